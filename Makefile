@@ -1,0 +1,26 @@
+# Session Lens: every target bootstraps .venv (and Qt's system libraries) on first use.
+SHELL := /bin/bash
+VENV  ?= .venv
+PY    := $(VENV)/bin/python
+STAMP := $(VENV)/.bootstrap-stamp
+export LANG := C.UTF-8
+
+.PHONY: run test bench bootstrap clean package package-test
+
+$(STAMP): pyproject.toml packaging/bootstrap.sh
+	bash packaging/bootstrap.sh "$(VENV)"
+	touch $(STAMP)
+
+bootstrap: $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m app $(ARGS)
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(PY) bench/run.py $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Fresh-machine set-up: Qt's system libraries (Debian/Ubuntu, when root), then .venv with the project.
+set -euo pipefail
+VENV="${1:-.venv}"
+APT_PKGS=(libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 libxcb-render-util0 libxcb-shape0
+          libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libxkbcommon0 libegl1 libgl1 libfontconfig1
+          libdbus-1-3 fonts-dejavu-core xvfb xauth)
+if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  missing=()
+  for p in "${APT_PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  # glib is named libglib2.0-0 on Debian 12 and libglib2.0-0t64 on Debian 13 / Ubuntu 24.04
+  if ! dpkg -s libglib2.0-0 >/dev/null 2>&1 && ! dpkg -s libglib2.0-0t64 >/dev/null 2>&1; then
+    if apt-cache show libglib2.0-0t64 >/dev/null 2>&1; then missing+=(libglib2.0-0t64); else missing+=(libglib2.0-0); fi
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "bootstrap: installing system packages: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+else
+  echo "bootstrap: not root or no apt-get; make sure Qt's XCB libraries are installed" >&2
+fi
+PYTHON="${PYTHON:-python3}"
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[dev]"
+echo "bootstrap: ready ($VENV)"
