@@ -1,0 +1,172 @@
+"""Attempts (spec §4): each model call's chunk run inside a step, and its outcome.
+
+An attempt is a run of ``assistant/chunk`` events of one ``(turn, step)``; it ends at a
+``finish`` chunk, at the ``assistant/message`` that cites it, or at a step/turn boundary.
+Failed attempts (``finish`` of kind error/aborted, not cited by a message) are hidden by
+default in the UI; the raw log keeps them.  ``llm/retry`` / ``llm/retry-started`` are
+linked to the failed attempt they retry.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from .model import Event
+
+FAILED_FINISH = ("error", "aborted")
+
+
+@dataclass(slots=True)
+class Attempt:
+    turn: Optional[int]
+    step: Optional[int]
+    first_seq: int
+    last_seq: int
+    chunks: int = 0
+    finish: Optional[dict] = None           # the finish chunk's reason
+    usage: Optional[dict] = None
+    message_seq: Optional[int] = None       # the assistant/message citing it
+    interrupted: bool = False               # message carries interrupted:true
+    retry_seq: Optional[int] = None         # llm/retry scheduled after this failure
+    retry_started_seq: Optional[int] = None
+    retry_number: Optional[int] = None
+    closed: bool = False
+    text: list = field(default_factory=list)   # text deltas (bounded), for previews of failed attempts
+
+    @property
+    def finish_kind(self) -> Optional[str]:
+        return (self.finish or {}).get("kind") if isinstance(self.finish, dict) else None
+
+    @property
+    def failed(self) -> bool:
+        return self.message_seq is None and self.finish_kind in FAILED_FINISH
+
+    @property
+    def hidden_by_default(self) -> bool:
+        return self.failed
+
+    @property
+    def failure(self) -> Optional[dict]:
+        f = self.finish or {}
+        return f.get("failure") if isinstance(f, dict) else None
+
+    @property
+    def status(self) -> str:
+        if self.message_seq is not None:
+            return "interrupted" if self.interrupted else "committed"
+        if self.failed:
+            return "failed"
+        if self.finish is not None:
+            return "finished"            # finished but no message (yet)
+        return "closed" if self.closed else "in-flight"
+
+    def covers(self, seq: int) -> bool:
+        return self.first_seq <= seq <= self.last_seq
+
+    def failure_reason(self) -> str:
+        f = self.failure or {}
+        code = f.get("code") or self.finish_kind or "?"
+        msg = f.get("message") or ""
+        return f"{code}: {msg}" if msg else str(code)
+
+    def to_dict(self) -> dict:
+        return {"turn": self.turn, "step": self.step, "firstSeq": self.first_seq, "lastSeq": self.last_seq,
+                "chunks": self.chunks, "status": self.status, "finish": self.finish, "usage": self.usage,
+                "messageSeq": self.message_seq, "retrySeq": self.retry_seq,
+                "retryStartedSeq": self.retry_started_seq, "hiddenByDefault": self.hidden_by_default}
+
+
+_TEXT_KEEP = 4096
+
+
+class AttemptTracker:
+    """Streaming attempt grouping; ``attempts`` in order of first chunk."""
+
+    def __init__(self, keep_text: bool = True):
+        self.attempts: list[Attempt] = []
+        self._open: dict[tuple, Attempt] = {}       # (turn, step) -> open attempt
+        self._last: dict[tuple, Attempt] = {}       # (turn, step) -> last attempt
+        self.keep_text = keep_text
+
+    def apply(self, ev: Event) -> None:
+        t = ev.type
+        if t == "assistant/chunk":
+            d = ev.data if isinstance(ev.data, dict) else {}
+            key = (d.get("turn"), d.get("step"))
+            a = self._open.get(key)
+            if a is None:
+                a = Attempt(turn=key[0], step=key[1], first_seq=ev.seq, last_seq=ev.seq)
+                self.attempts.append(a)
+                self._open[key] = a
+                self._last[key] = a
+            a.last_seq = ev.seq
+            a.chunks += 1
+            c = d.get("chunk") if isinstance(d.get("chunk"), dict) else {}
+            ct = c.get("type")
+            if ct == "finish":
+                a.finish = c.get("reason") if isinstance(c.get("reason"), dict) else {"kind": str(c.get("reason"))}
+                del self._open[key]
+            elif ct == "usage":
+                a.usage = c.get("usage")
+            elif ct in ("text-delta", "reasoning-delta") and self.keep_text:
+                if sum(map(len, a.text)) < _TEXT_KEEP:
+                    a.text.append(str(c.get("text", "")))
+        elif t == "assistant/message":
+            d = ev.data if isinstance(ev.data, dict) else {}
+            key = (d.get("turn"), d.get("step"))
+            cited = ev.source_event_seqs
+            target = None
+            if cited:
+                lo = min(cited)
+                for a in reversed(self.attempts):
+                    if a.covers(lo):
+                        target = a
+                        break
+                    if a.last_seq < lo:
+                        break
+            elif cited is None:
+                a = self._last.get(key)
+                if a is not None and a.message_seq is None and not a.failed:
+                    target = a
+            if target is not None:
+                target.message_seq = ev.seq
+                target.interrupted = bool(d.get("interrupted"))
+                self._open.pop((target.turn, target.step), None)
+        elif t in ("llm/retry", "llm/retry-started"):
+            d = ev.data if isinstance(ev.data, dict) else {}
+            a = self._last.get((d.get("turn"), d.get("step")))
+            if a is not None:
+                if t == "llm/retry":
+                    a.retry_seq = ev.seq
+                    a.retry_number = d.get("retry")
+                else:
+                    a.retry_started_seq = ev.seq
+        elif t in ("step/end", "turn/end", "turn/start", "step/start"):
+            d = ev.data if isinstance(ev.data, dict) else {}
+            turn = d.get("turn")
+            for key in [k for k in self._open if k[0] == turn or t.startswith("turn")]:
+                self._open.pop(key).closed = True
+
+    def attempt_of(self, seq: int) -> Optional[Attempt]:
+        # attempts are ordered by first_seq; binary search
+        lo, hi = 0, len(self.attempts)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.attempts[mid].first_seq <= seq:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo and self.attempts[lo - 1].covers(seq):
+            return self.attempts[lo - 1]
+        return None
+
+    @property
+    def failed(self) -> list[Attempt]:
+        return [a for a in self.attempts if a.failed]
+
+
+def find_attempts(events: Iterable[Event]) -> AttemptTracker:
+    tr = AttemptTracker()
+    for ev in events:
+        tr.apply(ev)
+    return tr

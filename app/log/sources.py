@@ -1,0 +1,253 @@
+"""Physical sources: the stored bytes of one log, read in segments (spec §1.3, §5).
+
+A *segment* is a run of complete stored rows (a block of JSONL lines, one zstd frame,
+a batch of SQLite rows) with the decoded text of those rows.  Sources read forwards
+from any segment start and backwards from any segment end, so a tail page never needs
+the whole file, and they never hold more than a bounded window in memory.
+
+Every source reads a *snapshot*: the size (or revision) captured when it was opened.
+Growth after that is picked up by :meth:`Source.refresh` (live follow); a file that
+shrinks or is replaced under the reader is reported, never papered over.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+from .model import Problem
+
+BLOCK = 1 << 20          # read granularity for raw JSONL
+
+
+@dataclass(slots=True)
+class Segment:
+    """Decoded text of consecutive stored rows.
+
+    ``pos``/``end``: physical extent (file offsets; for SQLite, seq range).
+    ``text_offset``: offset of ``data[0]`` in the decoded text of the whole log, -1 if unknown.
+    ``line0``: 1-based line number of the first row, None if unknown (backward reads).
+    ``torn``: the last row in ``data`` is incomplete (only ever the final segment).
+    ``rows``: for row-structured sources (SQLite), the rows already split (``data`` unused).
+    """
+    pos: int
+    end: int
+    data: bytes
+    text_offset: int = -1
+    line0: Optional[int] = None
+    torn: bool = False
+    rows: Optional[list] = None          # [(row_pos, raw_bytes)] when the source splits rows itself
+    bad: Optional[str] = None            # the whole segment is unreadable (e.g. corrupt frame): reason
+
+    def split_rows(self):
+        """Yield (row_pos, offset_in_text, line_no, raw, complete)."""
+        if self.rows is not None:
+            for p, raw in self.rows:
+                yield p, -1, None, raw, True
+            return
+        data = self.data
+        start = 0
+        line = self.line0
+        n = len(data)
+        while start < n:
+            nl = data.find(b"\n", start)
+            if nl < 0:
+                yield self.row_pos(start), self._abs(start), line, data[start:], False
+                return
+            yield self.row_pos(start), self._abs(start), line, data[start:nl], True
+            start = nl + 1
+            if line is not None:
+                line += 1
+
+    def _abs(self, off: int) -> int:
+        return self.text_offset + off if self.text_offset >= 0 else -1
+
+    def row_pos(self, off: int):
+        return self.pos + off
+
+
+class SourceChanged(Exception):
+    """The stored log changed in a way a reader cannot follow (shrunk, replaced)."""
+
+
+class Source:
+    """Interface of a physical source."""
+    kind = "?"
+    path: str
+    header_raw: bytes
+    header_end: int
+    size: int
+    problems: list
+
+    def forward(self, start: Optional[int] = None) -> Iterator[Segment]:
+        raise NotImplementedError
+
+    def backward(self, end: Optional[int] = None) -> Iterator[Segment]:
+        raise NotImplementedError
+
+    def refresh(self) -> bool:
+        """Re-stat; extend the snapshot if the log grew. True if it grew."""
+        raise NotImplementedError
+
+    def revision(self) -> str:
+        raise NotImplementedError
+
+    def stored_bytes(self) -> Iterator[bytes]:
+        """The file exactly as stored, in chunks (raw export)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+def file_revision(path: str) -> str:
+    st = os.stat(path)
+    return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+
+class RawJsonlSource(Source):
+    """``session.jsonl``: UTF-8 lines; line 1 is the header."""
+    kind = "jsonl"
+
+    def __init__(self, path: str, block: int = BLOCK):
+        self.path = path
+        self.block = block
+        self.problems: list = []
+        self._fd = os.open(path, os.O_RDONLY)
+        st = os.fstat(self._fd)
+        self._ino = (st.st_dev, st.st_ino)
+        self.size = st.st_size
+        self._read_header()
+
+    def _read_header(self):
+        buf = b""
+        at = 0
+        while True:
+            chunk = os.pread(self._fd, 65536, at)
+            if not chunk:
+                break
+            nl = chunk.find(b"\n")
+            if nl >= 0:
+                buf += chunk[:nl]
+                self.header_raw = buf
+                self.header_end = at + nl + 1
+                return
+            buf += chunk
+            at += len(chunk)
+        self.header_raw = buf
+        self.header_end = len(buf)
+        if buf:
+            self.problems.append(Problem(code="torn-header", message="the header line has no newline", line=1))
+
+    def _pread(self, n: int, at: int) -> bytes:
+        out = os.pread(self._fd, n, at)
+        if len(out) < n:
+            # the file shrank under us (repair/truncation by another process)
+            st = os.fstat(self._fd)
+            if st.st_size < at + n:
+                raise SourceChanged(f"{self.path} shrank from {self.size} to {st.st_size} bytes while reading")
+        return out
+
+    def forward(self, start: Optional[int] = None, line0: Optional[int] = None) -> Iterator[Segment]:
+        at = self.header_end if start is None else start
+        if start is None:
+            line0 = 2
+        end = self.size
+        carry = b""
+        carry_at = at
+        while at < end:
+            n = min(self.block, end - at)
+            chunk = self._pread(n, at)
+            at += len(chunk)
+            data = carry + chunk if carry else chunk
+            nl = data.rfind(b"\n")
+            if nl < 0 and at < end:
+                carry = data
+                continue
+            if at >= end:
+                cut = len(data)
+            else:
+                cut = nl + 1
+            seg = Segment(pos=carry_at, end=carry_at + cut, data=data[:cut], text_offset=carry_at, line0=line0,
+                          torn=(at >= end and not data.endswith(b"\n")))
+            if line0 is not None:
+                line0 += seg.data.count(b"\n")
+            yield seg
+            carry = data[cut:]
+            carry_at = carry_at + cut
+
+    def backward(self, end: Optional[int] = None) -> Iterator[Segment]:
+        e = self.size if end is None else end
+        lo = self.header_end
+        first = True
+        while e > lo:
+            want = self.block
+            while True:
+                s = max(lo, e - want)
+                data = self._pread(e - s, s)
+                if s == lo:
+                    cut = 0
+                    break
+                nl = data.find(b"\n")
+                if nl >= 0 and nl + 1 < len(data):
+                    cut = nl + 1
+                    break
+                want *= 2
+            seg_data = data[cut:]
+            torn = first and end is None and not seg_data.endswith(b"\n")
+            yield Segment(pos=s + cut, end=e, data=seg_data, text_offset=s + cut, line0=2 if s + cut == lo else None,
+                          torn=torn)
+            first = False
+            e = s + cut
+
+    def refresh(self) -> bool:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            raise SourceChanged(f"{self.path} was removed") from None
+        if (st.st_dev, st.st_ino) != self._ino:
+            raise SourceChanged(f"{self.path} was replaced by another file")
+        if st.st_size < self.size:
+            raise SourceChanged(f"{self.path} shrank from {self.size} to {st.st_size} bytes")
+        grew = st.st_size > self.size
+        self.size = st.st_size
+        if self.header_end == len(self.header_raw) and grew and not self.header_raw.endswith(b"\n"):
+            self._read_header()
+        return grew
+
+    def revision(self) -> str:
+        return file_revision(self.path)
+
+    def stored_bytes(self) -> Iterator[bytes]:
+        at = 0
+        while at < self.size:
+            chunk = os.pread(self._fd, min(self.block * 4, self.size - at), at)
+            if not chunk:
+                break
+            at += len(chunk)
+            yield chunk
+
+    def close(self) -> None:
+        try:
+            os.close(self._fd)
+        except OSError:
+            pass
+
+    def __del__(self):
+        self.close()
+
+
+def open_source(path: str) -> Source:
+    """Pick the source for a session file by its name/content."""
+    p = str(path)
+    if p.endswith(".zstd") or p.endswith(".zst"):
+        from .zstdsource import ZstdSource
+        return ZstdSource(p)
+    with open(p, "rb") as f:
+        magic = f.read(16)
+    if magic.startswith(b"\x28\xb5\x2f\xfd"):
+        from .zstdsource import ZstdSource
+        return ZstdSource(p)
+    if magic.startswith(b"SQLite format 3\x00"):
+        raise ValueError(f"{p} is a SQLite store: open it with app.store (one file holds many sessions)")
+    return RawJsonlSource(p)
