@@ -1,0 +1,347 @@
+"""``session-lens``: the command line over the same read faces as the app.
+
+Every subcommand takes ``--json``.  Errors exit 2 with one line on stderr; problems that
+still let a log open are listed in ``problems`` and exit 0.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Callable
+
+import msgspec
+
+from ..log.model import BadRow, Event, is_event
+
+# name -> (help, configure(parser), run(args)); feature modules add their own entries
+COMMANDS: dict[str, tuple[str, Callable, Callable]] = {}
+
+
+class CliError(Exception):
+    pass
+
+
+def emit(args, obj, text: Callable[[], str] | None = None) -> None:
+    if args.json or text is None:
+        sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=None if args.json else 2) + "\n")
+    else:
+        sys.stdout.write(text() + "\n")
+
+
+def _reader(args):
+    from ..store.faces import open_reader
+    r = open_reader(args.path, getattr(args, "session", None))
+    if r.fatal:
+        raise CliError(f"{args.path}: {r.fatal}")
+    return r
+
+
+def item_json(it, hidden: bool = False, attempt=None, view=None) -> dict:
+    if is_event(it):
+        out = {"event": it.envelope(), "row": {"line": it.line, "offset": it.offset if it.offset >= 0 else None}}
+        if it.packed:
+            out["row"]["packed"] = it.packed
+            out["row"]["member"] = it.member
+        if it.legacy:
+            out["legacy"] = it.legacy
+        if it.synthesized:
+            out["synthesized"] = True
+        if not it.known:
+            out["unknownType"] = True
+        if hidden:
+            out["hidden"] = True
+        if attempt is not None:
+            out["attempt"] = {"firstSeq": attempt.first_seq, "status": attempt.status}
+        if view is not None:
+            out["view"] = view
+        return out
+    return {"bad": {"kind": it.kind, "reason": it.reason, "line": it.line,
+                    "offset": it.offset if it.offset >= 0 else None,
+                    "raw": it.raw.decode("utf-8", errors="replace")}}
+
+
+# --------------------------------------------------------------------------- list
+
+def _cfg_list(p):
+    p.add_argument("path", nargs="?", help="Harness home, JSONL root, project folder, session file or SQLite store "
+                                           "(default: $DSH_HOME or ~/.dsh)")
+
+
+def _run_list(args):
+    from ..store.discovery import discover, harness_home, quick_title
+    path = args.path or str(harness_home())
+    listing = discover(path)
+    rows = []
+    for s in listing.sessions:
+        s.title = quick_title(s)
+        rows.append(s.to_dict())
+    obj = {"kind": listing.kind, "root": listing.root, "sessions": rows, "problems": listing.problems}
+
+    def text():
+        lines = [f"{listing.kind}: {listing.root} ({len(rows)} sessions)"]
+        for r in rows:
+            lin = f" <- {r['parentSession']}" if r["parentSession"] else ""
+            lines.append(f"  {r['id']}  {r['format']:5}  {r['size']:>10}  {r['title'] or '-'}{lin}\n    {r['path']}")
+        lines += [f"problem: {p}" for p in listing.problems]
+        return "\n".join(lines)
+    emit(args, obj, text)
+
+
+COMMANDS["list"] = ("list the sessions of a store", _cfg_list, _run_list)
+
+
+# --------------------------------------------------------------------------- inspect
+
+def _cfg_path(p):
+    p.add_argument("path", help="a session file (session.jsonl, session.jsonl.zstd) or a SQLite store")
+    p.add_argument("--session", help="session id inside a SQLite store")
+
+
+def _run_inspect(args):
+    from ..log.analysis import inspect
+    r = _reader(args)
+    obj = inspect(r)
+
+    def text():
+        keys = ["id", "format", "title", "events", "lastSeq", "turns", "messages", "attempts", "hiddenAttempts",
+                "openTail", "closure"]
+        lines = [f"{k:>15}: {obj.get(k)}" for k in keys]
+        lines += [f"        problem: {p}" for p in obj["problems"]]
+        return "\n".join(lines)
+    emit(args, obj, text)
+
+
+COMMANDS["inspect"] = ("summary facts of one session", _cfg_path, _run_inspect)
+
+
+# --------------------------------------------------------------------------- messages
+
+def _cfg_messages(p):
+    _cfg_path(p)
+    p.add_argument("--through", type=int, help="fold the prefix through this seq (inclusive)")
+    p.add_argument("--physical", action="store_true", help="without the logical closure")
+
+
+def _run_messages(args):
+    from ..log.analysis import messages
+    r = _reader(args)
+    msgs = messages(r, args.through, logical=not args.physical)
+
+    def text():
+        from ..log.model import message_text
+        out = []
+        for m in msgs:
+            body = message_text(m) or json.dumps(m.get("content"), ensure_ascii=False)[:200]
+            out.append(f"[{m.get('role')}] {body}")
+        return "\n".join(out)
+    emit(args, msgs, text)
+
+
+COMMANDS["messages"] = ("the derived model messages", _cfg_messages, _run_messages)
+
+
+# --------------------------------------------------------------------------- request
+
+def _cfg_request(p):
+    _cfg_path(p)
+    p.add_argument("--at", type=int, required=True, help="a seq of the attempt (first chunk, any chunk, its message)")
+
+
+def _run_request(args):
+    from ..log.analysis import RequestError, request_at
+    r = _reader(args)
+    try:
+        obj = request_at(r, args.at)
+    except RequestError as e:
+        raise CliError(str(e)) from None
+    emit(args, obj, None)
+
+
+COMMANDS["request"] = ("the exact request at a dispatch boundary", _cfg_request, _run_request)
+
+
+# --------------------------------------------------------------------------- page
+
+def _cfg_page(p):
+    _cfg_path(p)
+    p.add_argument("--before", type=int, help="page of events with seq < BEFORE")
+    p.add_argument("--limit", type=int, default=50, help="messages per page (default 50)")
+    face = p.add_mutually_exclusive_group()
+    face.add_argument("--logical", action="store_true", help="logical face (default): closure applied")
+    face.add_argument("--physical", action="store_true", help="the rows as stored, bad rows included")
+    p.add_argument("--attempts", action="store_true", help="include hidden (failed) attempts")
+
+
+def page_json(reader, page, physical: bool, attempts: bool) -> dict:
+    from ..log.attempts import find_attempts
+    items = page.items if physical else page.logical_items()
+    evs = [it for it in items if is_event(it)]
+    tracker = find_attempts(evs)
+    views = {}
+    try:
+        from ..presenters import views_for_page
+        views = views_for_page(evs)
+    except ImportError:
+        pass
+    out, hidden_ranges = [], []
+    for it in items:
+        a = tracker.attempt_of(it.seq) if is_event(it) and it.type == "assistant/chunk" else None
+        hidden = bool(a and a.hidden_by_default)
+        if hidden and not attempts:
+            if not hidden_ranges or hidden_ranges[-1]["firstSeq"] != a.first_seq:
+                hidden_ranges.append({"firstSeq": a.first_seq, "lastSeq": a.last_seq, "reason": a.failure_reason()})
+            continue
+        out.append(item_json(it, hidden=hidden, attempt=a if hidden else None,
+                             view=views.get(it.seq) if is_event(it) else None))
+    return {"face": "physical" if physical else "logical", "events": out, "hasMore": page.has_more,
+            "baseSeq": page.base_seq, "lastSeq": page.last_seq, "messages": page.messages, "tail": page.tail,
+            "hiddenAttempts": hidden_ranges,
+            "closure": [e.type for e in page.closure] if (page.tail and not physical) else [],
+            "droppedRows": len(page.dropped) if page.tail else 0}
+
+
+def _run_page(args):
+    r = _reader(args)
+    page = r.tail_page(args.limit) if args.before is None else r.page_before(args.before, args.limit)
+    obj = page_json(r, page, physical=args.physical, attempts=args.attempts)
+
+    def text():
+        lines = []
+        for e in obj["events"]:
+            if "bad" in e:
+                lines.append(f"  !! {e['bad']['kind']}: {e['bad']['reason']}  (line {e['bad']['line']}, byte {e['bad']['offset']})")
+                continue
+            ev = e["event"]
+            mark = " [synthesized]" if e.get("synthesized") else (" [hidden attempt]" if e.get("hidden") else "")
+            lines.append(f"{ev['seq']:>7} {ev['type']}{mark}")
+        lines.append(f"hasMore={obj['hasMore']} baseSeq={obj['baseSeq']} face={obj['face']}")
+        return "\n".join(lines)
+    emit(args, obj, text)
+
+
+COMMANDS["page"] = ("one history page, newest first by default", _cfg_page, _run_page)
+
+
+# --------------------------------------------------------------------------- export
+
+def _cfg_export(p):
+    _cfg_path(p)
+    p.add_argument("--raw", metavar="OUT", help="the stored bytes, identical")
+    p.add_argument("--logical", metavar="OUT", help="JSONL of the logical view (header + events + closure)")
+    p.add_argument("--force", action="store_true", help="overwrite OUT")
+
+
+def export_raw(reader, out: str, overwrite: bool = False) -> dict:
+    import hashlib
+    from ..store.publish import publish_file
+    h = hashlib.sha256()
+    n = 0
+
+    def chunks():
+        nonlocal n
+        for c in reader.source.stored_bytes():
+            h.update(c)
+            n += len(c)
+            yield c
+    publish_file(out, chunks(), overwrite=overwrite, mode=0o644)
+    return {"out": out, "bytes": n, "sha256": h.hexdigest()}
+
+
+def export_logical(reader, out: str, overwrite: bool = False) -> dict:
+    from ..store.publish import publish_file
+    enc = msgspec.json.Encoder()
+    count = 0
+
+    def chunks():
+        nonlocal count
+        yield reader.source.header_raw + b"\n"
+        buf = []
+        for ev in reader.iter_events(logical=True):
+            buf.append(enc.encode(ev.envelope()))
+            count += 1
+            if len(buf) >= 4096:
+                yield b"\n".join(buf) + b"\n"
+                buf = []
+        if buf:
+            yield b"\n".join(buf) + b"\n"
+    publish_file(out, chunks(), overwrite=overwrite, mode=0o644)
+    return {"out": out, "events": count}
+
+
+def _run_export(args):
+    if not args.raw and not args.logical:
+        raise CliError("export needs --raw OUT and/or --logical OUT")
+    r = _reader(args)
+    obj = {}
+    if args.raw:
+        obj["raw"] = export_raw(r, args.raw, args.force)
+    if args.logical:
+        obj["logical"] = export_logical(r, args.logical, args.force)
+    emit(args, obj, None)
+
+
+COMMANDS["export"] = ("raw or logical export of a session", _cfg_export, _run_export)
+
+
+# --------------------------------------------------------------------------- entry
+
+def _load_plugins():
+    """Subcommands living next to their features register themselves on import."""
+    import importlib
+    for mod in ("app.cli.gui_cmd", "app.cli.fork_cmd", "app.cli.live_cmd", "app.cli.audit_cmd"):
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as e:
+            if e.name != mod:
+                raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    _load_plugins()
+    parser = argparse.ArgumentParser(prog="session-lens", description="Browse dsh agent session logs.")
+    from .. import __version__
+    parser.add_argument("--version", action="version", version=f"session-lens {__version__}")
+    sub = parser.add_subparsers(dest="cmd")
+    for name, (help_, cfg, _run) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_)
+        cfg(p)
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.cmd:
+        if "gui" in COMMANDS:
+            args = parser.parse_args(["gui"] + list(argv or []))
+        else:
+            parser.print_help()
+            return 0
+    run = COMMANDS[args.cmd][2]
+    try:
+        rc = run(args)
+        return int(rc or 0)
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except (CliError, FileNotFoundError, ValueError) as e:
+        print(f"session-lens {args.cmd}: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # one clear line, never a traceback wall
+        from ..store.faces import OpenError
+        name = type(e).__name__
+        if isinstance(e, OpenError) or name in ("StoreError", "SourceChanged", "PublishError"):
+            print(f"session-lens {args.cmd}: {e}", file=sys.stderr)
+            return 2
+        if os.environ.get("SESSION_LENS_DEBUG"):
+            raise
+        print(f"session-lens {args.cmd}: internal error: {name}: {e}", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

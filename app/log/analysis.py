@@ -1,0 +1,154 @@
+"""Whole-log answers built from one streaming pass: inspect, messages, exact request."""
+from __future__ import annotations
+
+from typing import Optional
+
+from .attempts import AttemptTracker
+from .folds import HeaderFold, SurfaceFold, build_request
+from .model import Event, Problem
+from .reader import LogReader
+
+
+class RequestError(Exception):
+    pass
+
+
+def _dedupe(problems: list) -> list:
+    seen, out = set(), []
+    for p in problems:
+        k = (p.code, p.message, p.line, p.offset, p.seq)
+        if k not in seen:
+            seen.add(k)
+            out.append(p)
+    return out
+
+
+def inspect(reader: LogReader, progress=None) -> dict:
+    """Summary facts of a log (spec: ``inspect`` face), one forward pass."""
+    problems: list = list(reader.problems)
+    if reader.fatal:
+        return {"id": reader.header.id if reader.header else None, "format": reader.source.kind,
+                "problems": [str(p) for p in _dedupe(problems)], "fatal": str(reader.fatal)}
+    st = reader.tail_state()
+    sf = SurfaceFold(keep_events=False)
+    at = AttemptTracker(keep_text=False)
+    hf = HeaderFold()
+    turns = events = 0
+    last_seq = -1
+    expected = 0
+    types: dict = {}
+    title = None
+    for ev in reader.iter_events(logical=False, problems=problems, progress=progress):
+        events += 1
+        if ev.seq != expected:
+            problems.append(Problem(code="seq-gap" if ev.seq > expected else "seq-order",
+                                    message=f"seq {ev.seq} where {expected} was expected", seq=ev.seq, line=ev.line,
+                                    offset=ev.offset if ev.offset >= 0 else None))
+        expected = ev.seq + 1
+        last_seq = max(last_seq, ev.seq)
+        types[ev.type] = types.get(ev.type, 0) + 1
+        if ev.type == "turn/start":
+            turns += 1
+        elif ev.type == "session/title" and isinstance(ev.data, dict):
+            title = ev.data.get("title", title)
+        sf.apply(ev)
+        at.apply(ev)
+        hf.apply(ev)
+    for ev in st.closure:
+        sf.apply(ev)
+    problems.extend(sf.violations)
+    problems.extend(st.problems)
+    hidden = [a for a in at.attempts if a.hidden_by_default]
+    h = reader.header
+    return {
+        "id": h.id if h else None,
+        "format": reader.source.kind,
+        "path": reader.path,
+        "title": title,
+        "header": h.to_dict() if h else None,
+        "events": events,
+        "lastSeq": last_seq,
+        "turns": turns,
+        "messages": len(sf.message_seqs()),
+        "attempts": len(at.attempts),
+        "hiddenAttempts": len(hidden),
+        "failedAttempts": [a.to_dict() for a in hidden],
+        "openTail": st.is_open,
+        "closure": [e.type for e in st.closure],
+        "tornRows": len([d for d in st.dropped]),
+        "requestHeaders": [{"seq": s, "reason": r} for s, r in hf.history],
+        "types": dict(sorted(types.items())),
+        "problems": [str(p) for p in _dedupe(problems)],
+    }
+
+
+def messages(reader: LogReader, through: Optional[int] = None, logical: bool = True) -> list:
+    """Derived model messages of the prefix through ``through`` (inclusive)."""
+    sf = SurfaceFold()
+    for ev in reader.iter_events(logical=logical):
+        if through is not None and ev.seq > through:
+            break
+        sf.apply(ev)
+    return sf.messages()
+
+
+def dispatch_boundary(reader: LogReader, at_seq: int) -> tuple[int, dict]:
+    """The seq ``b`` of the first chunk of the attempt that ``at_seq`` names.
+
+    ``at_seq`` may be the attempt's first chunk, any of its chunks, the assistant/message
+    citing it, or an earlier event of the same step (then the step's next attempt).
+    """
+    at = AttemptTracker(keep_text=False)
+    target: Optional[Event] = None
+    for ev in reader.iter_events(logical=False):
+        if target is None:
+            at.apply(ev)
+            if ev.seq == at_seq:
+                target = ev
+                if ev.type == "assistant/chunk":
+                    a = at.attempt_of(ev.seq)
+                    return a.first_seq, a.to_dict()
+                if ev.type == "assistant/message":
+                    cited = ev.source_event_seqs or []
+                    if cited:
+                        b = min(cited)
+                        a = at.attempt_of(b)
+                        return b, a.to_dict() if a else {}
+            continue
+        # look forward for the next attempt of the same turn/step (or the next attempt at all)
+        tt, ts = target.turn_step()
+        if ev.type == "assistant/chunk":
+            d = ev.data if isinstance(ev.data, dict) else {}
+            if tt is None or (d.get("turn") == tt and (ts is None or d.get("step") == ts)):
+                at.apply(ev)
+                a = at.attempt_of(ev.seq)
+                return a.first_seq, a.to_dict()
+        if ev.type == "turn/end" and tt is not None and isinstance(ev.data, dict) and ev.data.get("turn") == tt:
+            break
+        at.apply(ev)
+    if target is None:
+        raise RequestError(f"seq {at_seq} is not in the log")
+    raise RequestError(f"no model dispatch at or after seq {at_seq} ({target.type}) in its turn")
+
+
+def request_at(reader: LogReader, at_seq: int) -> dict:
+    """The exact request at the dispatch boundary named by ``at_seq`` (spec §3)."""
+    b, attempt = dispatch_boundary(reader, at_seq)
+    sf = SurfaceFold()
+    hf = HeaderFold()
+    for ev in reader.iter_events(logical=False):
+        if ev.seq >= b:
+            break
+        sf.apply(ev)
+        hf.apply(ev)
+    sid = reader.header.id if reader.header else ""
+    return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
+            "request": build_request(hf.header, sf.messages(), sid)}
+
+
+def dispatches(events: list) -> list:
+    """Every attempt's dispatch boundary in an event list: [(first_chunk_seq, attempt)]."""
+    at = AttemptTracker(keep_text=False)
+    for ev in events:
+        at.apply(ev)
+    return [(a.first_seq, a) for a in at.attempts]

@@ -1,0 +1,452 @@
+"""LogReader: pages, tail, index and full scans over one physical source.
+
+* :meth:`LogReader.tail_page` reads backwards from the end only as far as the host
+  paging rule needs (spec §8): count back ``max_messages`` append-origin user/assistant
+  messages, then include from the oldest counted message's first cited event.
+* :meth:`LogReader.page_before` continues from a page's token (or a ``before_seq``).
+* :meth:`LogReader.tail_state` finds the physical tail (torn / malformed rows after the
+  last ``turn/end``) and the logical closure, reading back only to the last ``turn/end``.
+* :meth:`LogReader.build_index` is a forward scan that decodes only the envelope keys it
+  needs (seq, type, packed member count): a sparse seq -> segment index.
+* :meth:`LogReader.scan` streams every event (full decode) into consumers (folds,
+  attempt tracker, repair tracker) with bounded memory.
+Reading never writes.
+"""
+from __future__ import annotations
+
+import bisect
+from array import array
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Optional
+
+import msgspec
+
+from .codec import RowCodec, parse_header
+from .model import BadRow, Event, Header, Item, Problem, is_event
+from .repair import RepairTracker
+from .sources import Segment, Source, open_source
+
+MESSAGE_TYPES = ("user/message", "assistant/message")
+DEFAULT_MAX_MESSAGES = 50
+
+
+# --------------------------------------------------------------------------- results
+
+@dataclass
+class PageToken:
+    """Where the next older page continues: segments ending at ``end``, rows before ``pos``."""
+    end: Any
+    pos: Any
+
+
+@dataclass
+class Page:
+    items: list                        # Events and BadRows in stored order (physical)
+    has_more: bool
+    token: Optional[PageToken]         # continue older pages from here (None: nothing older)
+    tail: bool                         # the page ends at the end of the log
+    messages: int                      # append-origin user/assistant messages counted
+    closure: list = field(default_factory=list)    # synthesized closers (logical tail page)
+    dropped: list = field(default_factory=list)    # stored rows a repair would truncate (tail page)
+
+    @property
+    def events(self) -> list:
+        return [it for it in self.items if is_event(it)]
+
+    @property
+    def base_seq(self) -> Optional[int]:
+        for it in self.items:
+            if is_event(it):
+                return it.seq
+        return None
+
+    @property
+    def last_seq(self) -> Optional[int]:
+        for it in reversed(self.items):
+            if is_event(it):
+                return it.seq
+        return None
+
+    def logical_items(self) -> list:
+        """Events of the logical face: no bad rows, no truncated tail rows, closers appended."""
+        drop = {id(x) for x in self.dropped}
+        out = [it for it in self.items if is_event(it) and id(it) not in drop]
+        return out + list(self.closure)
+
+
+@dataclass
+class TailState:
+    open_turn: Optional[int]
+    closure: list                      # synthesized events (empty when the log ends between turns)
+    cut_pos: Any                       # pos of the first row a repair would drop (None: none)
+    dropped: list                      # stored rows at/after cut_pos (torn, malformed, out-of-order…)
+    last_seq: int                      # last kept event seq (-1: empty)
+    last_turn_end_seq: Optional[int]
+    problems: list
+
+    @property
+    def is_open(self) -> bool:
+        return self.open_turn is not None
+
+
+class SeqIndex:
+    """Sparse index: per segment its physical extent and seq range."""
+
+    def __init__(self):
+        self.seg_pos: list = []
+        self.seg_end: list = []
+        self.first_seq = array("q")
+        self.last_seq = array("q")
+        self.line0 = array("q")
+        self.rows = array("q")
+        self.monotonic = True
+        self.events = 0
+        self.last = -1
+
+    def add(self, pos, end, first, last, line0, rows, events):
+        if first >= 0:
+            if self.first_seq and first <= self.last:
+                self.monotonic = False
+            self.last = max(self.last, last)
+        self.seg_pos.append(pos)
+        self.seg_end.append(end)
+        self.first_seq.append(first)
+        self.last_seq.append(last)
+        self.line0.append(line0 if line0 is not None else -1)
+        self.rows.append(rows)
+        self.events += events
+
+    def __len__(self):
+        return len(self.seg_pos)
+
+    def locate(self, seq: int) -> Optional[int]:
+        """Index of the segment holding ``seq`` (None if no segment does)."""
+        if self.monotonic:
+            i = bisect.bisect_right(self._firsts(), seq) - 1
+            while i >= 0 and self.first_seq[i] < 0:
+                i -= 1
+            if i >= 0 and self.first_seq[i] <= seq <= self.last_seq[i]:
+                return i
+            return None
+        for i in range(len(self.seg_pos)):
+            if self.first_seq[i] <= seq <= self.last_seq[i]:
+                return i
+        return None
+
+    def _firsts(self):
+        # segments without events carry -1; replace by the previous first for bisect
+        if getattr(self, "_cache_n", -1) != len(self.first_seq):
+            out, prev = [], -1
+            for f in self.first_seq:
+                prev = f if f >= 0 else prev
+                out.append(prev)
+            self._cache, self._cache_n = out, len(self.first_seq)
+        return self._cache
+
+    def memory_bytes(self) -> int:
+        return sum(a.itemsize * len(a) for a in (self.first_seq, self.last_seq, self.line0, self.rows)) + \
+            16 * 2 * len(self.seg_pos)
+
+
+# fast envelope decoding for the index (payloads are skipped, not built)
+class _ScanData(msgspec.Struct):
+    dt: Optional[list] = None
+
+
+class _ScanRowFast(msgspec.Struct):
+    type: str
+    seq: Optional[int] = None
+    seq0: Optional[int] = None
+    data: Optional[_ScanData] = None
+
+
+_scan_lines_fast = msgspec.json.Decoder(list[_ScanRowFast]).decode_lines
+
+
+# --------------------------------------------------------------------------- reader
+
+class LogReader:
+    def __init__(self, source: Source):
+        self.source = source
+        self.header: Optional[Header]
+        self.header, hp = parse_header(source.header_raw)
+        self.problems: list[Problem] = list(source.problems) + hp
+        self.codec = RowCodec(self.header.id if self.header else "")
+        self.index: Optional[SeqIndex] = None
+        self._tail: Optional[tuple] = None        # (size, TailState)
+
+    @classmethod
+    def open(cls, path: str) -> "LogReader":
+        return cls(open_source(path))
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+    @property
+    def fatal(self) -> Optional[Problem]:
+        for p in self.problems:
+            if p.fatal:
+                return p
+        return None
+
+    def close(self):
+        self.source.close()
+
+    # ------------------------------------------------------------------ decoding
+    def decode_segment(self, seg: Segment, problems: Optional[list] = None) -> list:
+        items: list = []
+        if seg.bad:
+            items.append(BadRow(kind="corrupt-frame", reason=seg.bad, raw=seg.data, pos=seg.pos, offset=seg.text_offset))
+            return items
+        for pos, off, line, raw, complete in seg.split_rows():
+            if not complete:
+                if not raw:
+                    continue
+                reason = "torn last row (no newline): an interrupted write"
+                items.append(BadRow(kind="torn", reason=reason, raw=raw, pos=pos, offset=off, line=line))
+                if problems is not None:
+                    problems.append(Problem(code="torn-row", message=reason, line=line, offset=off))
+                continue
+            if not raw.strip():
+                reason = "empty line"
+                items.append(BadRow(kind="malformed", reason=reason, raw=raw, pos=pos, offset=off, line=line))
+                if problems is not None:
+                    problems.append(Problem(code="malformed", message=reason, line=line, offset=off))
+                continue
+            got, probs = self.codec.decode_row(raw, pos=pos, offset=off, line=line)
+            items.extend(got)
+            if problems is not None:
+                problems.extend(probs)
+        return items
+
+    def _backward_items(self, token: Optional[PageToken] = None) -> Iterator[tuple]:
+        """Yield (item, segment_end) newest first, starting before ``token``."""
+        end = token.end if token else None
+        limit = token.pos if token else None
+        for seg in self.source.backward(end):
+            items = self.decode_segment(seg)
+            for it in reversed(items):
+                if limit is not None and it.pos >= limit:
+                    continue
+                yield it, seg.end
+
+    def iter_items(self, start_end=None) -> Iterator[Item]:
+        """All stored rows' items, oldest first."""
+        for seg in self.source.forward():
+            yield from self.decode_segment(seg)
+
+    # ------------------------------------------------------------------ tail analysis
+    def tail_state(self) -> TailState:
+        """Physical tail and logical closure (reads back to the last ``turn/end`` only)."""
+        key = (self.source.size, getattr(self.source, "generation", 0))
+        if self._tail and self._tail[0] == key:
+            return self._tail[1]
+        region: list = []            # newest first
+        last_turn_end = None
+        for it, _ in self._backward_items():
+            if is_event(it) and it.type == "turn/end":
+                last_turn_end = it
+                break
+            region.append(it)
+        region.reverse()
+        problems: list = []
+        # first defect after the last turn/end ends the kept prefix (spec §5 physical tail)
+        prev = last_turn_end.seq if last_turn_end is not None else -1
+        cut = None
+        for i, it in enumerate(region):
+            if not is_event(it):
+                cut = i
+                problems.append(Problem(code="torn-tail", message=f"{it.kind} row after the last turn/end: {it.reason}",
+                                        line=it.line, offset=it.offset if it.offset >= 0 else None))
+                break
+            if it.seq != prev + 1:
+                cut = i
+                problems.append(Problem(code="torn-tail", message=f"seq {it.seq} after {prev} breaks contiguity "
+                                        "after the last turn/end", seq=it.seq, line=it.line))
+                break
+            prev = it.seq
+        kept = region if cut is None else region[:cut]
+        dropped = [] if cut is None else region[cut:]
+        if dropped:
+            n_ev = sum(1 for d in dropped if is_event(d))
+            problems.append(Problem(code="repair-would-truncate",
+                                    message=f"a repair would truncate {len(dropped)} stored row(s) "
+                                            f"({n_ev} decodable event(s)) from the tail; the physical view shows them"))
+        tr = RepairTracker()
+        if last_turn_end is not None:
+            tr.apply(last_turn_end)
+        for it in kept:
+            tr.apply(it)
+        closure = tr.closure()
+        st = TailState(open_turn=tr.open_turn, closure=closure, cut_pos=dropped[0].pos if dropped else None,
+                       dropped=dropped, last_seq=tr.last_seq, problems=problems,
+                       last_turn_end_seq=last_turn_end.seq if last_turn_end is not None else None)
+        self._tail = (key, st)
+        return st
+
+    # ------------------------------------------------------------------ pages
+    def tail_page(self, max_messages: int = DEFAULT_MAX_MESSAGES) -> Page:
+        return self._page(None, None, max_messages)
+
+    def page_before(self, ref, max_messages: int = DEFAULT_MAX_MESSAGES) -> Page:
+        """The page older than ``ref``: a Page, a PageToken, or a seq (``beforeSeq``)."""
+        if isinstance(ref, Page):
+            if ref.token is None:
+                return Page(items=[], has_more=False, token=None, tail=False, messages=0)
+            return self._page(ref.token, None, max_messages)
+        if isinstance(ref, PageToken):
+            return self._page(ref, None, max_messages)
+        return self._page(self._token_for_seq(int(ref)), int(ref), max_messages)
+
+    def _token_for_seq(self, seq: int) -> Optional[PageToken]:
+        idx = self.index or self.build_index()
+        i = idx.locate(seq)
+        if i is None:
+            # before_seq past the end or inside a gap: start at the first segment beyond it
+            for j in range(len(idx)):
+                if idx.first_seq[j] > seq:
+                    return PageToken(end=idx.seg_end[j], pos=idx.seg_end[j])
+            return None
+        return PageToken(end=idx.seg_end[i], pos=idx.seg_end[i])
+
+    def _page(self, token: Optional[PageToken], before_seq: Optional[int], max_messages: int) -> Page:
+        collected: list = []
+        ends: list = []
+        count = 0
+        cut = None
+        has_more = False
+        for it, seg_end in self._backward_items(token):
+            if is_event(it):
+                if before_seq is not None and it.seq >= before_seq:
+                    continue
+                if cut is not None and it.seq < cut:
+                    has_more = True
+                    break
+            collected.append(it)
+            ends.append(seg_end)
+            if is_event(it) and it.type in MESSAGE_TYPES and it.surface_op == "append":
+                count += 1
+                if count == max_messages:
+                    cited = [s for s in (it.source_event_seqs or ()) if isinstance(s, int)]
+                    cut = min([it.seq] + cited)
+        collected.reverse()
+        ends.reverse()
+        tail = token is None and before_seq is None
+        nxt = PageToken(end=ends[0], pos=collected[0].pos) if collected and has_more else None
+        page = Page(items=collected, has_more=has_more, token=nxt, tail=tail, messages=count)
+        if tail:
+            st = self.tail_state()
+            page.closure = st.closure
+            if st.dropped:
+                ids = {(d.pos, getattr(d, "member", None)) for d in st.dropped}
+                page.dropped = [it for it in collected if (it.pos, getattr(it, "member", None)) in ids]
+        return page
+
+    # ------------------------------------------------------------------ index
+    def build_index(self, progress: Optional[Callable[[int, int], None]] = None,
+                    problems: Optional[list] = None) -> SeqIndex:
+        """Forward scan decoding only seq/type/packed counts; contiguity problems recorded."""
+        idx = SeqIndex()
+        probs = problems if problems is not None else []
+        expected = 0
+        total = max(1, self._physical_total())
+        for seg in self.source.forward():
+            first, last, n_ev, n_rows = -1, -1, 0, 0
+            seqs = self._scan_segment_seqs(seg, probs)
+            for s, n in seqs:
+                n_rows += 1
+                if s is None:
+                    continue
+                if first < 0:
+                    first = s
+                if s != expected:
+                    probs.append(Problem(code="seq-gap" if s > expected else "seq-order",
+                                         message=f"seq {s} where {expected} was expected", seq=s))
+                last = s + n - 1
+                expected = last + 1
+                n_ev += n
+            idx.add(seg.pos, seg.end, first, last, seg.line0, n_rows, n_ev)
+            if progress:
+                progress(self._progress_of(seg.end), total)
+        self.index = idx
+        return idx
+
+    def _physical_total(self) -> int:
+        return self.source.size
+
+    def _progress_of(self, end) -> int:
+        return end if isinstance(end, int) else 0
+
+    def _scan_segment_seqs(self, seg: Segment, problems: list) -> list:
+        """[(first_seq, members)] per stored row, None for an unreadable row."""
+        if seg.bad:
+            problems.append(Problem(code="corrupt-frame", message=seg.bad, offset=seg.pos if isinstance(seg.pos, int) else None))
+            return [(None, 0)]
+        if seg.rows is None and not seg.torn:
+            try:
+                rows = _scan_lines_fast(seg.data)
+                return [self._row_extent(r) for r in rows]
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                pass
+        out = []
+        for it in self.decode_segment(seg, problems):
+            if is_event(it):
+                if it.member:
+                    s, n = out[-1]
+                    out[-1] = (s, n + 1)
+                else:
+                    out.append((it.seq, 1))
+            else:
+                out.append((None, 0))
+        return out
+
+    @staticmethod
+    def _row_extent(r) -> tuple:
+        if r.seq0 is not None and r.type.endswith("-chunks"):
+            n = (len(r.data.dt) + 1) if r.data is not None and r.data.dt is not None else 1
+            return r.seq0, n
+        return r.seq, 1
+
+    def event_at(self, seq: int) -> Optional[Event]:
+        idx = self.index or self.build_index()
+        i = idx.locate(seq)
+        if i is None:
+            return None
+        end = idx.seg_end[i]
+        for seg in self.source.backward(end):
+            for it in self.decode_segment(seg):
+                if is_event(it) and it.seq == seq:
+                    return it
+            break
+        return None
+
+    # ------------------------------------------------------------------ full scans
+    def iter_events(self, logical: bool = False, problems: Optional[list] = None,
+                    progress: Optional[Callable[[int, int], None]] = None) -> Iterator[Event]:
+        """Every event oldest first.  ``logical``: repair cut applied and closers appended."""
+        cut = None
+        st = None
+        if logical:
+            st = self.tail_state()
+            cut = st.cut_pos
+        total = max(1, self._physical_total())
+        for seg in self.source.forward():
+            for it in self.decode_segment(seg, problems):
+                if cut is not None and it.pos >= cut:
+                    break
+                if is_event(it):
+                    yield it
+            else:
+                if progress:
+                    progress(self._progress_of(seg.end), total)
+                continue
+            break
+        if logical and st is not None:
+            yield from st.closure
+
+    def events(self, logical: bool = False) -> list:
+        return list(self.iter_events(logical=logical))
+
+    def items(self) -> list:
+        return list(self.iter_items())

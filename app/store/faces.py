@@ -1,0 +1,48 @@
+"""Read faces over a store: open one session as a LogReader, whatever its backend."""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from ..log.reader import LogReader
+from ..log.sources import open_source
+from .discovery import SQLITE_SUFFIXES, SessionInfo, _is_sqlite
+
+
+class OpenError(Exception):
+    """A session could not be opened at all (one clear line)."""
+
+
+def open_reader(path: str, session_id: Optional[str] = None) -> LogReader:
+    """Open a session file, or one session of a SQLite store (``session_id`` or its only one)."""
+    p = os.path.expanduser(path)
+    if not os.path.exists(p):
+        raise OpenError(f"no such file: {path}")
+    if os.path.isdir(p):
+        for name in ("session.jsonl.zstd", "session.jsonl"):
+            if os.path.exists(os.path.join(p, name)):
+                return open_reader(os.path.join(p, name))
+        raise OpenError(f"{path} is a folder with no session.jsonl[.zstd]")
+    if p.endswith(SQLITE_SUFFIXES) or _is_sqlite(p):
+        from .sqlite_store import SqliteStore
+        store = SqliteStore.open(p)
+        ids = [h["id"] for h in store.list_sessions()]
+        if session_id is None:
+            if len(ids) != 1:
+                raise OpenError(f"{path} holds {len(ids)} sessions: name one with --session (ids: "
+                                f"{', '.join(ids[:5])}{'…' if len(ids) > 5 else ''})")
+            session_id = ids[0]
+        if session_id not in ids:
+            raise OpenError(f"{path} has no session {session_id!r}")
+        return LogReader(store.source(session_id))
+    try:
+        reader = LogReader(open_source(p))
+    except OSError as e:
+        raise OpenError(f"cannot read {path}: {e.strerror or e}") from None
+    return reader
+
+
+def open_info(info: SessionInfo) -> LogReader:
+    if info.format == "sqlite":
+        return open_reader(info.store or info.path, info.id)
+    return open_reader(info.path)

@@ -1,0 +1,65 @@
+"""Atomic publication of a file (spec §1.5): temp file, fsync, link (never clobbers), fsync dir."""
+from __future__ import annotations
+
+import os
+import secrets
+from typing import Iterable
+
+
+class PublishError(Exception):
+    pass
+
+
+def fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def make_dirs(path: str, mode: int = 0o700) -> None:
+    """mkdir -p with every created parent fsynced."""
+    path = os.path.abspath(path)
+    missing = []
+    p = path
+    while not os.path.isdir(p):
+        missing.append(p)
+        p = os.path.dirname(p)
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, mode)
+        except FileExistsError:
+            pass
+        fsync_dir(os.path.dirname(d))
+
+
+def publish_file(final: str, chunks: Iterable[bytes], overwrite: bool = False, mode: int = 0o600) -> str:
+    """Write ``chunks`` to ``final`` atomically; with ``overwrite=False`` an existing file is an error."""
+    final = os.path.abspath(final)
+    d = os.path.dirname(final)
+    make_dirs(d)
+    tmp = f"{final}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        with os.fdopen(fd, "wb", closefd=True) as f:
+            for c in chunks:
+                f.write(c)
+            f.flush()
+            os.fsync(f.fileno())
+        if overwrite:
+            os.replace(tmp, final)
+        else:
+            try:
+                os.link(tmp, final)
+            except FileExistsError:
+                raise PublishError(f"{final} already exists (refusing to overwrite)") from None
+            os.unlink(tmp)
+        fsync_dir(d)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return final
