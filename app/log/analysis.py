@@ -5,7 +5,9 @@ from typing import Optional
 
 from .attempts import AttemptTracker
 from .folds import HeaderFold, SurfaceFold, build_request
-from .model import Event, Problem
+import msgspec
+
+from .model import Event, Problem, typed
 from .reader import LogReader
 
 
@@ -51,6 +53,11 @@ def inspect(reader: LogReader, progress=None) -> dict:
             turns += 1
         elif ev.type == "session/title" and isinstance(ev.data, dict):
             title = ev.data.get("title", title)
+        try:
+            typed(ev)
+        except msgspec.ValidationError as e:
+            problems.append(Problem(code="bad-payload", message=f"{ev.type} payload: {e}", seq=ev.seq, line=ev.line,
+                                    offset=ev.offset if ev.offset >= 0 else None))
         sf.apply(ev)
         at.apply(ev)
         hf.apply(ev)

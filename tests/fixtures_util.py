@@ -1,0 +1,48 @@
+"""Paths to the shared dsh fixtures and small helpers for core tests."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO.parent / "shared" / "fixtures" / "dsh"
+
+
+def fixture(rel: str) -> Path:
+    p = FIXTURES / rel
+    assert p.exists(), f"missing fixture {p}"
+    return p
+
+
+def session_files() -> list[Path]:
+    """Every fixture file whose first line is a session header (stores, not event streams)."""
+    out = []
+    for p in sorted(FIXTURES.rglob("*.jsonl")):
+        with open(p, "rb") as f:
+            first = f.readline()
+        try:
+            if json.loads(first).get("type") == "session":
+                out.append(p)
+        except ValueError:
+            pass
+    return out
+
+
+def manifest_counts() -> dict:
+    """rel path -> (rows, events) from the corpus MANIFEST table."""
+    text = (FIXTURES / "MANIFEST.md").read_text(encoding="utf-8")
+    out = {}
+    for m in re.finditer(r"^\| `([^`]+)` \| (\d+) \| (\d+) \| (\d+) \|", text, re.M):
+        out[m.group(1)] = (int(m.group(3)), int(m.group(4)))
+    return out
+
+
+def rel(p: Path) -> str:
+    return str(p.relative_to(FIXTURES))
+
+
+def raw_rows(p: Path) -> list[dict]:
+    """The stored rows after the header, as JSON objects (fixtures are all valid JSON)."""
+    lines = p.read_bytes().split(b"\n")
+    return [json.loads(l) for l in lines[1:] if l.strip()]
