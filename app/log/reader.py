@@ -380,9 +380,16 @@ class LogReader:
 
     def _scan_segment_seqs(self, seg: Segment, problems: list) -> list:
         """[(first_seq, members)] per stored row, None for an unreadable row."""
+        return [(s, n) for _, s, n in self.scan_segment_rows(seg, problems)]
+
+    def scan_segment_rows(self, seg: Segment, problems: list) -> list:
+        """[(type, first_seq, members)] per stored row, (None, None, 0) for an unreadable one.
+
+        Decodes only ``type``/``seq``/``seq0`` and a packed row's ``dt`` length; payloads are skipped.
+        """
         if seg.bad:
             problems.append(Problem(code="corrupt-frame", message=seg.bad, offset=seg.pos if isinstance(seg.pos, int) else None))
-            return [(None, 0)]
+            return [(None, None, 0)]
         if seg.rows is None and not seg.torn:
             try:
                 rows = _scan_lines_fast(seg.data)
@@ -393,20 +400,26 @@ class LogReader:
         for it in self.decode_segment(seg, problems):
             if is_event(it):
                 if it.member:
-                    s, n = out[-1]
-                    out[-1] = (s, n + 1)
+                    t, s, n = out[-1]
+                    out[-1] = (t, s, n + 1)
                 else:
-                    out.append((it.seq, 1))
+                    out.append((it.packed or it.type, it.seq, 1))
             else:
-                out.append((None, 0))
+                out.append((None, None, 0))
         return out
+
+    def scan_rows(self, problems: Optional[list] = None) -> Iterator[tuple]:
+        """Fast forward scan: (segment, [(type, first_seq, members)]) per segment."""
+        probs = problems if problems is not None else []
+        for seg in self.source.forward():
+            yield seg, self.scan_segment_rows(seg, probs)
 
     @staticmethod
     def _row_extent(r) -> tuple:
         if r.seq0 is not None and r.type.endswith("-chunks"):
             n = (len(r.data.dt) + 1) if r.data is not None and r.data.dt is not None else 1
-            return r.seq0, n
-        return r.seq, 1
+            return r.type, r.seq0, n
+        return r.type, r.seq, 1
 
     def event_at(self, seq: int) -> Optional[Event]:
         idx = self.index or self.build_index()

@@ -1,0 +1,231 @@
+"""Fork planning (spec §7): core boundary rules and the host's message-anchor promotion.
+
+Pure decisions over a :class:`LogReader` (one fast row scan, payloads not decoded); the
+store layer (:mod:`app.store.forking`) copies the rows and publishes the child.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .model import Event, is_event
+from .reader import LogReader
+
+
+class ForkError(Exception):
+    """A refused fork; ``code`` as dsh names it (INVALID_BOUNDARY, OPEN_TURN, FORK_UNAVAILABLE)."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.reason = message
+
+
+@dataclass
+class ForkPlan:
+    source_id: str
+    boundary: int                 # last seq of the seed, inclusive (-1: empty seed)
+    stored_through: int           # last *stored* seq copied verbatim (< boundary when closers are added)
+    anchor: Optional[int]
+    closure: list = field(default_factory=list)     # synthesized closers copied into the seed
+    turns: int = 0                # completed turns in the seed
+    last_message_seq: Optional[int] = None
+    ends_with_end_seed: bool = False
+    note: str = ""
+    cut_segment: Optional[tuple] = None   # (pos, end) of the segment holding ``stored_through``
+    segments: list = field(default_factory=list, repr=False)
+
+    @property
+    def seed_length(self) -> int:
+        return self.boundary + 1
+
+    @property
+    def synthesized_seqs(self) -> list:
+        return [e.seq for e in self.closure]
+
+    def to_dict(self) -> dict:
+        return {"boundary": self.boundary, "storedThrough": self.stored_through, "anchor": self.anchor,
+                "seedLength": self.seed_length, "synthesized": self.synthesized_seqs, "turns": self.turns,
+                "lastMessageSeq": self.last_message_seq, "note": self.note}
+
+
+@dataclass
+class _Scan:
+    rows: list                    # (type, first_seq, members) for the stored rows, in order
+    contiguous_through: int       # highest seq s such that seqs 0..s are all present in order
+    segments: list                # (pos, end, first_seq, last_seq) of each physical segment
+
+
+def _scan(reader: LogReader) -> _Scan:
+    rows = []
+    segments = []
+    expected = 0
+    contiguous = -1
+    broken = False
+    for seg, seg_rows in reader.scan_rows():
+        seqs = [(s, n) for _, s, n in seg_rows if s is not None]
+        segments.append((seg.pos, seg.end, seqs[0][0] if seqs else -1,
+                         max(s + n - 1 for s, n in seqs) if seqs else -1))
+        for typ, seq, n in seg_rows:
+            rows.append((typ, seq, n))
+            if broken or seq is None:
+                broken = True
+                continue
+            if seq != expected:
+                broken = True
+                continue
+            expected = seq + n
+            contiguous = expected - 1
+    return _Scan(rows=rows, contiguous_through=contiguous, segments=segments)
+
+
+def _event_types(rows: list, limit: Optional[int] = None):
+    """(seq, type) for every event in rows (packed rows expand to assistant/chunk)."""
+    for typ, seq, n in rows:
+        if seq is None:
+            continue
+        if n > 1 or (typ or "").endswith("-chunks"):
+            for k in range(n):
+                if limit is not None and seq + k > limit:
+                    return
+                yield seq + k, "assistant/chunk"
+        else:
+            if limit is not None and seq > limit:
+                return
+            yield seq, typ
+
+
+def check_core_boundary(types: list, b: int, contiguous_through: int) -> None:
+    """Core ``fork`` rules: ``events[b].seq == b`` and no open turn at ``b``."""
+    if b < 0:
+        return
+    if b > contiguous_through:
+        raise ForkError("INVALID_BOUNDARY", f"seq {b} is not a contiguous stored event (seqs are contiguous only "
+                                            f"through {contiguous_through})")
+    last = None
+    for seq, typ in types:
+        if seq > b:
+            break
+        if typ in ("turn/start", "turn/end"):
+            last = (seq, typ)
+    if last and last[1] == "turn/start":
+        raise ForkError("OPEN_TURN", f"seq {b} lies inside turn started at seq {last[0]}, which has no turn/end "
+                                     "by then")
+
+
+def plan_fork(reader: LogReader, at_seq: Optional[int] = None, live: bool = False) -> ForkPlan:
+    """The host fork: promote the anchor to its whole completed turn (spec §7 Host).
+
+    ``live``: the source is being written: an open turn refuses.  Otherwise a crashed
+    source forks from its logical view, the closers copied into the seed.
+    """
+    sid = reader.header.id if reader.header else ""
+    scan = _scan(reader)
+    st = reader.tail_state()
+    limit = None
+    if not live and st.dropped:
+        first_dropped = next((d.seq for d in st.dropped if is_event(d)), None)
+        limit = st.last_seq if first_dropped is None else min(st.last_seq, first_dropped - 1)
+    types = list(_event_types(scan.rows, limit))
+    if not types and not st.closure:
+        return ForkPlan(source_id=sid, boundary=-1, stored_through=-1, anchor=at_seq, note="empty source")
+    last_seq = types[-1][0] if types else -1
+    turn_ends = [s for s, t in types if t == "turn/end"]
+    closure = [] if live else list(st.closure)
+    if closure:
+        # the logical view ends with the synthesized turn/end
+        turn_ends.append(closure[-1].seq)
+    if at_seq is not None and at_seq < 0:
+        raise ForkError("INVALID_BOUNDARY", f"anchor {at_seq} is negative")
+    if at_seq is None or at_seq > (closure[-1].seq if closure else last_seq):
+        if not turn_ends:
+            raise ForkError("FORK_UNAVAILABLE", "the log has no completed turn to fork from")
+        b_end = turn_ends[-1]
+    else:
+        after = [s for s in turn_ends if s >= at_seq]
+        if not after:
+            turn_start = max((s for s, t in types if t == "turn/start" and s <= at_seq), default=None)
+            raise ForkError("OPEN_TURN", f"the anchor seq {at_seq} is in an open turn"
+                                         f"{f' (started at seq {turn_start})' if turn_start is not None else ''}: "
+                                         "it has no turn/end yet; wait until the turn completes")
+        b_end = after[0]
+    # the cut extends through the following events up to (not including) the next turn/start
+    use_closure = bool(closure) and b_end == closure[-1].seq
+    if use_closure:
+        boundary = closure[-1].seq
+        stored_through = closure[0].seq - 1
+    else:
+        nxt = next((s for s, t in types if t == "turn/start" and s > b_end), None)
+        boundary = (nxt - 1) if nxt is not None else last_seq
+        stored_through = boundary
+        closure = []
+    if use_closure:
+        # the seed is the logical view: stored rows through stored_through, then the closers
+        if stored_through > scan.contiguous_through:
+            raise ForkError("INVALID_BOUNDARY", f"the stored log is not contiguous through seq {stored_through}")
+        check_core_boundary(types + [(e.seq, e.type) for e in closure], boundary, boundary)
+    else:
+        check_core_boundary(types, stored_through, scan.contiguous_through)
+    turns = sum(1 for s, t in types if t == "turn/end" and s <= stored_through) + (1 if use_closure else 0)
+    last_msg = max((s for s, t in types if t == "assistant/message" and s <= stored_through), default=None)
+    last_type = next((t for s, t in reversed(types) if s == stored_through), None)
+    cut_seg = next(((p, e) for p, e, f, l in scan.segments if f <= stored_through <= l), None)
+    return ForkPlan(source_id=sid, boundary=boundary, stored_through=stored_through, anchor=at_seq,
+                    closure=closure, turns=turns, last_message_seq=last_msg, cut_segment=cut_seg,
+                    segments=scan.segments,
+                    ends_with_end_seed=(last_type == "session/end-seed" and not closure),
+                    note="forked from the logical view: closers of the crashed turn are copied" if use_closure else "")
+
+
+def child_header(parent: dict, child_id: str, seed_length: int, created_at: int) -> dict:
+    h = {"type": "session", "version": 0, "id": child_id, "createdAt": created_at}
+    if parent.get("cwd") is not None:
+        h["cwd"] = parent["cwd"]
+    h["parentSession"] = parent["id"]
+    h["seedLength"] = seed_length
+    h["delegationDepth"] = parent.get("delegationDepth") or 0
+    if parent.get("agentPreset") is not None:
+        h["agentPreset"] = parent["agentPreset"]
+    return h
+
+
+def end_seed(seq: int, time_ms: int) -> dict:
+    return {"type": "session/end-seed", "seq": seq, "time": time_ms, "data": {}}
+
+
+def eligibility(events: list, tail_closure: Optional[list] = None, live: bool = False) -> dict:
+    """For UI: seq -> (eligible, reason) for every assistant/message in ``events`` (stored order).
+
+    Eligible: content-bearing and the last assistant message of a turn that has ended
+    (a crashed turn counts as ended in the logical view unless the session is live).
+    """
+    out: dict = {}
+    turn_of_msg: dict = {}
+    ended: set = set()
+    last_msg_of_turn: dict = {}
+    for ev in list(events) + list(tail_closure or []):
+        d = ev.data if isinstance(ev.data, dict) else {}
+        if ev.type == "assistant/message":
+            turn_of_msg[ev.seq] = d.get("turn")
+            content = (d.get("message") or {}).get("content") if isinstance(d.get("message"), dict) else None
+            if content:
+                last_msg_of_turn[d.get("turn")] = ev.seq
+        elif ev.type == "turn/end":
+            if not (live and ev.synthesized):
+                ended.add(d.get("turn"))
+    for ev in events:
+        if ev.type != "assistant/message":
+            continue
+        d = ev.data if isinstance(ev.data, dict) else {}
+        content = (d.get("message") or {}).get("content") if isinstance(d.get("message"), dict) else None
+        turn = turn_of_msg.get(ev.seq)
+        if not content:
+            out[ev.seq] = (False, "empty message: nothing to fork from")
+        elif turn not in ended:
+            out[ev.seq] = (False, f"turn {turn} is still open: fork once it completes")
+        elif last_msg_of_turn.get(turn) != ev.seq:
+            out[ev.seq] = (False, f"not the last reply of turn {turn}: fork from the turn's final message "
+                                  f"(seq {last_msg_of_turn.get(turn)}) — a fork keeps whole turns")
+        else:
+            out[ev.seq] = (True, f"fork after turn {turn}")
+    return out

@@ -1,0 +1,51 @@
+"""JSONL tree layout (spec §1.2): project keys and id segments."""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+_LITERAL = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+def _utf16_units(s: str):
+    b = s.encode("utf-16-le", errors="surrogatepass")
+    for i in range(0, len(b), 2):
+        yield b[i] | (b[i + 1] << 8)
+
+
+def _escape(s: str, separators: bool) -> str:
+    out = []
+    prev_dash = False
+    for u in _utf16_units(s):
+        ch = chr(u) if u < 0xD800 or u > 0xDFFF else None
+        if separators and ch in ("/", "\\", ":"):
+            if not prev_dash:
+                out.append("-")
+            prev_dash = True
+            continue
+        prev_dash = False
+        if ch is not None and ch in _LITERAL and not (not separators and ch == "."):
+            out.append(ch)
+        else:
+            out.append("~%04X" % u)
+    return "".join(out)
+
+
+def project_key(cwd: Optional[str]) -> str:
+    """``/home/u/proj`` -> ``--home-u-proj--`` (lossy by design); no cwd -> ``_no-cwd``."""
+    if not cwd:
+        return "_no-cwd"
+    k = _escape(cwd, separators=True).lstrip("-")
+    if not k:
+        k = "root"
+    return f"--{k[:251]}--"
+
+
+def id_segment(session_id: str) -> str:
+    """Injective escape of a session id (``.`` -> ``~002E``)."""
+    return _escape(session_id, separators=False)
+
+
+def session_path(root: str, session_id: str, cwd: Optional[str], compressed: bool) -> str:
+    name = "session.jsonl.zstd" if compressed else "session.jsonl"
+    return os.path.join(root, project_key(cwd), id_segment(session_id), name)
