@@ -128,6 +128,9 @@ def plan_fork(reader: LogReader, at_seq: Optional[int] = None, live: bool = Fals
         limit = st.last_seq if first_dropped is None else min(st.last_seq, first_dropped - 1)
     types = list(_event_types(scan.rows, limit))
     if not types and not st.closure:
+        if scan.rows:
+            raise ForkError("FORK_UNAVAILABLE", "the log has no completed turn to fork from (its stored rows do not "
+                                                "form a valid prefix: see the physical view)")
         return ForkPlan(source_id=sid, boundary=-1, stored_through=-1, anchor=at_seq, note="empty source")
     last_seq = types[-1][0] if types else -1
     turn_ends = [s for s, t in types if t == "turn/end"]

@@ -10,6 +10,17 @@ class PublishError(Exception):
     pass
 
 
+PUBLISH_STEPS = ("tmp-created", "tmp-partly-written", "tmp-written", "tmp-fsynced", "linked", "dir-fsynced", "tmp-unlinked")
+
+
+def fault(step: str) -> None:
+    """Crash-injection hook for tests: SIGKILL this process at a named step."""
+    want = os.environ.get("SESSION_LENS_FAULT_STEP")
+    if want and want == step:
+        import signal
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def fsync_dir(path: str) -> None:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
@@ -42,19 +53,32 @@ def publish_file(final: str, chunks: Iterable[bytes], overwrite: bool = False, m
     tmp = f"{final}.{secrets.token_hex(6)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
+        fault("tmp-created")
         with os.fdopen(fd, "wb", closefd=True) as f:
+            first = True
             for c in chunks:
                 f.write(c)
+                if first:
+                    f.flush()
+                    fault("tmp-partly-written")
+                    first = False
             f.flush()
+            fault("tmp-written")
             os.fsync(f.fileno())
+        fault("tmp-fsynced")
         if overwrite:
             os.replace(tmp, final)
+            fault("linked")
         else:
             try:
                 os.link(tmp, final)
             except FileExistsError:
                 raise PublishError(f"{final} already exists (refusing to overwrite)") from None
+            fault("linked")
+            fsync_dir(d)
+            fault("dir-fsynced")
             os.unlink(tmp)
+            fault("tmp-unlinked")
         fsync_dir(d)
     except BaseException:
         try:

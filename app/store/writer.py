@@ -20,7 +20,7 @@ import time
 from typing import Iterable, Optional, Union
 
 from ..log.codec import encode_row, pack_events
-from .publish import fsync_dir, make_dirs, publish_file
+from .publish import fault, make_dirs, publish_file
 
 Row = Union[dict, bytes]
 
@@ -29,12 +29,7 @@ class WriterError(Exception):
     pass
 
 
-def _fault(step: str) -> None:
-    """Crash-injection hook for tests: SIGKILL ourselves at a named publication step."""
-    want = os.environ.get("SESSION_LENS_FAULT_STEP")
-    if want and want == step:
-        import signal
-        os.kill(os.getpid(), signal.SIGKILL)
+_fault = fault
 
 
 def _frame(text: bytes) -> bytes:
