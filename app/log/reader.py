@@ -160,7 +160,7 @@ class _ScanRowFast(msgspec.Struct):
     data: Optional[_ScanData] = None
 
 
-_scan_lines_fast = msgspec.json.Decoder(list[_ScanRowFast]).decode_lines
+_scan_lines_fast = msgspec.json.Decoder(_ScanRowFast).decode_lines
 
 
 # --------------------------------------------------------------------------- reader
