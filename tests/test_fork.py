@@ -280,3 +280,20 @@ def test_sigkill_at_random_times_many_times(tmp_path):
         else:
             outcomes["killed-after" if seen else "killed-before"] += 1
     assert outcomes["killed-before"] > 0, outcomes
+
+
+def test_zstd_fork_mid_session_copies_frames_and_reframes_the_cut(tmp_path):
+    from app.store.writer import write_session
+    lines = fixture(MULTI).read_bytes().rstrip(b"\n").split(b"\n")
+    body = lines[1:]
+    src = tmp_path / "store" / "session.jsonl.zstd"
+    write_session(str(src), json.loads(lines[0]), [body[i:i + 5] for i in range(0, len(body), 5)], fmt="zstd")
+    before = sha(src)
+    parent = LogReader.open(str(src))
+    assert parent.source.kind == "zstd"
+    res = fork(parent, 34)
+    assert res["format"] == "zstd" and res["child"].endswith(".jsonl.zstd") and res["seedLength"] == 38
+    child = LogReader.open(res["child"])
+    ce, pe = child.events(), parent.events()
+    assert [e.raw for e in ce[:38]] == [e.raw for e in pe[:38]] and ce[38].type == "session/end-seed"
+    assert sha(src) == before

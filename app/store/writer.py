@@ -230,7 +230,8 @@ class RawFrames:
 def _stream_frame(chunks, level: int = 3):
     """Compress a stream of plaintext chunks into ONE frame (content checksum on)."""
     from backports import zstd
-    c = zstd.ZstdCompressor(level=level, options={zstd.CompressionParameter.checksum_flag: 1})
+    c = zstd.ZstdCompressor(options={zstd.CompressionParameter.compression_level: level,
+                                     zstd.CompressionParameter.checksum_flag: 1})
     for ch in chunks:
         out = c.compress(ch)
         if out:
