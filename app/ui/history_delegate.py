@@ -1,0 +1,288 @@
+"""Painting history rows: one QTextDocument per row, built with QTextCursor.insertText.
+
+Transcript text is only ever *inserted as text* (no setHtml, no markup parsing), so a
+row holding ``<script>`` or ``<b>`` shows those characters literally.  Documents are
+cached per (row, width, theme, search state); the list view stays virtualized (the
+delegate paints rows, there is no widget per row).
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Optional
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QFontDatabase, QPainter, QPalette, QPen,
+                           QTextBlockFormat, QTextCharFormat, QTextCursor, QTextDocument, QTextOption)
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate
+
+from .history_model import ROW_ROLE
+from .rows import Content, Row
+from .theme import Theme
+
+PAD_X = 12
+PAD_Y = 7
+MARGIN_X = 8
+MARGIN_Y = 3
+STRIPE = 4
+
+ACCENT = {
+    "user": "accent_user", "assistant": "accent_assistant", "tool-call": "accent_tool",
+    "tool-result": "accent_result", "streaming": "accent_assistant", "attempt-failed": "accent_error",
+    "attempt-open": "accent_error", "bad": "accent_error", "notice": "warn",
+}
+PILL = {"synth": ("synth_bg", "synth_fg"), "hidden": ("hidden_bg", "hidden_fg"), "bad": ("bad_bg", "bad_fg"),
+        "dropped": ("bad_bg", "bad_fg"), "legacy": ("mono_bg", "dim"), "warn": ("synth_bg", "synth_fg"),
+        "card": ("mono_bg", "dim")}
+
+
+def mono_font(size_pt: Optional[float] = None) -> QFont:
+    f = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    if size_pt:
+        f.setPointSizeF(size_pt)
+    return f
+
+
+class DocBuilder:
+    """Content -> QTextDocument (text inserted as text, never parsed as markup)."""
+
+    def __init__(self, theme: Theme, font: QFont):
+        self.theme = theme
+        self.font = QFont(font)
+        base = self.font.pointSizeF() if self.font.pointSizeF() > 0 else 10.0
+        self.small = max(7.0, base - 1.5)
+        self.mono = mono_font(max(7.5, base - 1.0))
+
+    def fmt(self, color: str, bold=False, italic=False, size=None, mono=False, bg: Optional[str] = None):
+        f = QTextCharFormat()
+        if mono:
+            f.setFont(self.mono)
+        f.setForeground(QColor(getattr(self.theme, color, color)))
+        if bold:
+            f.setFontWeight(QFont.Weight.Bold)
+        if italic:
+            f.setFontItalic(True)
+        if size:
+            f.setFontPointSize(size)
+        if bg:
+            f.setBackground(QColor(getattr(self.theme, bg, bg)))
+        return f
+
+    def new_doc(self, width: float) -> QTextDocument:
+        doc = QTextDocument()
+        doc.setDocumentMargin(0)
+        doc.setDefaultFont(self.font)
+        opt = QTextOption()
+        opt.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        doc.setDefaultTextOption(opt)
+        doc.setUndoRedoEnabled(False)
+        doc.setTextWidth(max(60.0, width))
+        return doc
+
+    def build(self, c: Content, kind: str, width: float, search: str = "", current: bool = False) -> QTextDocument:
+        doc = self.new_doc(width)
+        cur = QTextCursor(doc)
+        self.header(cur, c, kind)
+        for b in c.blocks:
+            self.block(cur, b)
+        if search:
+            self.highlight(doc, search, current)
+        return doc
+
+    def header(self, cur: QTextCursor, c: Content, kind: str):
+        th = self.theme
+        accent = ACCENT.get(kind, "dim")
+        if c.status == "error":
+            accent = "err"
+        if kind == "turn-start":
+            cur.insertText(c.title, self.fmt("fg", bold=True, size=self.font.pointSizeF() + 1))
+        elif kind in ("step-start", "step-end", "turn-end"):
+            col = "err" if c.status == "error" else ("ok" if c.status == "ok" else "boundary")
+            cur.insertText(c.title, self.fmt(col, bold=kind == "turn-end", size=self.small))
+        else:
+            cur.insertText(c.badge, self.fmt(accent, bold=True, size=self.small))
+            cur.insertText("  ", self.fmt("fg"))
+            cur.insertText(c.title, self.fmt("fg", bold=kind not in ("event",)))
+        for text, pk in c.pills:
+            bg, fg = PILL.get(pk, ("mono_bg", "dim"))
+            cur.insertText("  ", self.fmt("fg", size=self.small))
+            cur.insertText(f"\u2009{text}\u2009", self.fmt(fg, bold=True, size=self.small, bg=bg))
+        if c.status in ("ok", "error", "running") and kind in ("tool-result", "tool-call"):
+            sym = {"ok": "✓", "error": "✗", "running": "…"}[c.status]
+            col = {"ok": "ok", "error": "err", "running": "warn"}[c.status]
+            cur.insertText("  " + sym, self.fmt(col, bold=True))
+        if c.meta:
+            cur.insertText("    " + c.meta, self.fmt("dim", size=self.small))
+
+    def _new_block(self, cur: QTextCursor, bg: Optional[str] = None, indent: float = 0, top: float = 3):
+        bf = QTextBlockFormat()
+        bf.setTopMargin(top)
+        if bg:
+            bf.setBackground(QColor(getattr(self.theme, bg)))
+        if indent:
+            bf.setLeftMargin(indent)
+        cur.insertBlock(bf)
+
+    def block(self, cur: QTextCursor, b):
+        if b.label:
+            self._new_block(cur, top=5)
+            cur.insertText(b.label, self.fmt("dim", bold=True, size=self.small))
+        style = b.style
+        if style in ("mono", "diff"):
+            for i, line in enumerate(b.text.split("\n")):
+                self._new_block(cur, bg="mono_bg", indent=4, top=2 if i == 0 else 0)
+                col = "fg"
+                if style == "diff":
+                    if line.startswith("+") and not line.startswith("+++"):
+                        col = "diff_add"
+                    elif line.startswith("-") and not line.startswith("---"):
+                        col = "diff_del"
+                    elif line.startswith("@@"):
+                        col = "dim"
+                if line.startswith("… ") and "(full text in the inspector)" in line:
+                    col = "dim"
+                cur.insertText(line or " ", self.fmt(col, mono=True))
+            return
+        self._new_block(cur, top=4 if style in ("text", "reasoning") else 2)
+        f = {
+            "text": lambda: self.fmt("fg"),
+            "reasoning": lambda: self.fmt("dim", italic=True),
+            "dim": lambda: self.fmt("dim", size=self.small),
+            "error": lambda: self.fmt("err", bold=True),
+            "usage": lambda: self.fmt("dim", size=self.small),
+            "note": lambda: self.fmt("warn", italic=True, size=self.small),
+        }.get(style, lambda: self.fmt("fg"))()
+        cur.insertText(b.text, f)
+
+    def highlight(self, doc: QTextDocument, term: str, current: bool):
+        fmt = QTextCharFormat()
+        fmt.setBackground(QColor(self.theme.current_match_bg if current else self.theme.match_bg))
+        fmt.setForeground(QColor(self.theme.match_fg))
+        cur = QTextCursor(doc)
+        n = 0
+        while n < 200:
+            cur = doc.find(term, cur)
+            if cur.isNull():
+                break
+            cur.mergeCharFormat(fmt)
+            n += 1
+
+
+class HistoryDelegate(QStyledItemDelegate):
+    """Paints a Row: background by kind, accent stripe, its document; no editors."""
+
+    def __init__(self, view, theme: Theme):
+        super().__init__(view)
+        self.view = view
+        self.theme = theme
+        self._cache: OrderedDict = OrderedDict()
+        self.max_cache = 1500
+        self.builder = DocBuilder(theme, view.font())
+        self.first_paint_cb = None
+
+    def set_theme(self, theme: Theme):
+        self.theme = theme
+        self.builder = DocBuilder(theme, self.view.font())
+        self._cache.clear()
+
+    def clear_cache(self):
+        self._cache.clear()
+
+    def content_width(self) -> float:
+        return max(120, self.view.viewport().width() - 2 * MARGIN_X - 2 * PAD_X - STRIPE)
+
+    def _pads(self, row: Row) -> tuple[int, int]:
+        if row.is_boundary:
+            return 3, 2 if row.kind != "turn-start" else 8
+        return PAD_Y, MARGIN_Y
+
+    def document(self, row: Row, index=None) -> QTextDocument:
+        model = self.view.model()
+        term = getattr(model, "search_term", "")
+        i = index.row() if index is not None else model.row_index(row)
+        match = bool(term) and term in row.search_text()
+        current = match and getattr(model, "current_match_row", None) == i
+        width = self.content_width()
+        key = (id(row), row.key, int(width), self.theme.generation, term if match else "", current)
+        doc = self._cache.get(key)
+        if doc is not None:
+            self._cache.move_to_end(key)
+            return doc
+        doc = self.builder.build(row.content(), row.kind, width, term if match else "", current)
+        self._cache[key] = doc
+        if len(self._cache) > self.max_cache:
+            self._cache.popitem(last=False)
+        return doc
+
+    def sizeHint(self, option, index) -> QSize:
+        row: Row = index.data(ROW_ROLE)
+        if row is None:
+            return QSize(100, 20)
+        doc = self.document(row, index)
+        pad, margin = self._pads(row)
+        h = int(doc.size().height() + 0.999) + 2 * pad + 2 * margin
+        return QSize(self.view.viewport().width(), h)
+
+    def paint(self, painter: QPainter, option, index) -> None:
+        row: Row = index.data(ROW_ROLE)
+        if row is None:
+            return
+        th = self.theme
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        pad, margin = self._pads(row)
+        r = QRectF(option.rect).adjusted(MARGIN_X, margin, -MARGIN_X, -margin)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        if row.is_boundary:
+            if selected:
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(QColor(th.selected_bg))
+                painter.drawRoundedRect(r, 4, 4)
+            if row.kind == "turn-start":
+                painter.setPen(QPen(QColor(th.boundary), 1))
+                y = r.top() + 1
+                painter.drawLine(QPointF(r.left(), y), QPointF(r.right(), y))
+            if "synthesized" in row.marks:
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(QColor(th.synth_bg))
+                painter.drawRoundedRect(r, 4, 4)
+        else:
+            bg = th.row_bg
+            if row.kind == "user":
+                bg = th.user_bg
+            elif row.is_card:
+                bg = th.card_bg
+            elif row.kind == "bad" or "dropped" in row.marks:
+                bg = th.bad_bg
+            elif "synthesized" in row.marks:
+                bg = th.synth_bg
+            elif "hidden" in row.marks:
+                bg = th.hidden_bg
+            elif row.kind in ("event", "notice"):
+                bg = th.base
+            painter.setBrush(QColor(th.selected_bg if selected else bg))
+            border = th.selected if selected else (th.bad_fg if row.kind == "bad" else th.card_border)
+            pen = QPen(QColor(border), 2 if selected or row.kind == "bad" else 1)
+            if "synthesized" in row.marks and not selected:
+                pen.setStyle(Qt.PenStyle.DashLine)
+                pen.setColor(QColor(th.synth_fg))
+            if row.kind in ("event", "notice") and not selected:
+                pen = QPen(Qt.PenStyle.NoPen)
+            painter.setPen(pen)
+            painter.drawRoundedRect(r, 5, 5)
+            accent = ACCENT.get(row.kind)
+            if accent:
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(QColor(getattr(th, accent)))
+                painter.drawRoundedRect(QRectF(r.left(), r.top(), STRIPE, r.height()), 2, 2)
+        doc = self.document(row, index)
+        painter.translate(r.left() + STRIPE + PAD_X, r.top() + pad)
+        ctx = QAbstractTextDocumentLayout.PaintContext()
+        ctx.palette.setColor(QPalette.ColorRole.Text, QColor(th.fg))
+        clip = QRectF(0, 0, doc.textWidth() + 2, r.height())
+        ctx.clip = clip
+        painter.setClipRect(clip)
+        doc.documentLayout().draw(painter, ctx)
+        painter.restore()
+        if self.first_paint_cb is not None:
+            cb, self.first_paint_cb = self.first_paint_cb, None
+            cb()

@@ -1,0 +1,521 @@
+"""The history view model: a virtualized QAbstractListModel over raw history pages.
+
+Files -> core (LogReader pages) -> this model (rows) -> the list view + delegate.
+No widgets are imported here.
+
+* ``open(path)`` reads the tail page in a worker and installs it (newest row last).
+* Older pages come in through ``canFetchMore``/``fetchMore``: Qt's own automatic
+  fetching is bottom-based, so the model only answers ``canFetchMore`` while the view
+  asked for older rows (``request_older()``: the user scrolled to the top, a link or a
+  search needs an older seq).  Prepended rows arrive through ``beginInsertRows(0, k)``
+  so the view can keep its scroll anchor.
+* The sparse seq index builds in a worker on its own reader (progress signals), so
+  ``event_at`` for a row that is not loaded does not scan on the UI thread.
+* Faces: logical (``Page.logical_items``: closure rows appended, tail rows a repair
+  would drop removed) or physical (``Page.items``: exactly the stored rows, bad rows
+  included).  Hidden (failed) attempts appear only when ``show_attempts`` is on.
+"""
+from __future__ import annotations
+
+import bisect
+import time
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, Signal
+
+from ..log.attempts import find_attempts
+from ..log.model import is_event
+from .rows import Row, build_rows
+from .workers import Jobs
+
+ROW_ROLE = Qt.ItemDataRole.UserRole + 1
+KIND_ROLE = Qt.ItemDataRole.UserRole + 2
+SEQ_ROLE = Qt.ItemDataRole.UserRole + 3
+MATCH_ROLE = Qt.ItemDataRole.UserRole + 4
+
+DEFAULT_PAGE_SIZE = 50
+
+
+def compute_views(events: list) -> dict:
+    """Presenter views for one page ({seq: view}); a missing or failing presenter -> {}."""
+    try:
+        from ..presenters import views_for_page
+    except ImportError:
+        return {}
+    try:
+        return dict(views_for_page(events) or {})
+    except Exception:  # a presenter bug must not hide the page: generic cards instead
+        return {}
+
+
+@dataclass
+class LoadedPage:
+    page: Any                 # app.log.reader.Page
+    views: dict
+    elapsed: float            # seconds in the worker
+
+
+# --------------------------------------------------------------------------- worker bodies
+
+def _open_job(job, path: str, session_id: Optional[str], page_size: int):
+    from ..store.faces import open_reader
+    t0 = time.perf_counter()
+    reader = open_reader(path, session_id)
+    job.check()
+    page = reader.tail_page(page_size)
+    evs = [it for it in page.items if is_event(it)] + list(page.closure)
+    views = compute_views(evs)
+    return reader, LoadedPage(page, views, time.perf_counter() - t0)
+
+
+def _older_job(job, reader, page, page_size: int):
+    t0 = time.perf_counter()
+    older = reader.page_before(page, page_size)
+    views = compute_views([it for it in older.items if is_event(it)])
+    return LoadedPage(older, views, time.perf_counter() - t0)
+
+
+def _index_job(job, path: str, session_id: Optional[str]):
+    from ..store.faces import open_reader
+    t0 = time.perf_counter()
+    r = open_reader(path, session_id)
+    try:
+        idx = r.build_index(progress=lambda done, total: job.report(done, total))
+    finally:
+        r.close()
+    return idx, time.perf_counter() - t0
+
+
+def _event_at_job(job, path: str, session_id: Optional[str], index, seq: int):
+    from ..store.faces import open_reader
+    r = open_reader(path, session_id)
+    try:
+        if index is not None:
+            r.index = index
+        return r.event_at(seq)
+    finally:
+        r.close()
+
+
+# --------------------------------------------------------------------------- the model
+
+class HistoryModel(QAbstractListModel):
+    opened = Signal()                    # reader ready and tail page installed
+    openFailed = Signal(str)
+    tailInstalled = Signal()
+    olderInstalled = Signal(int)         # rows prepended
+    loadingChanged = Signal(bool)
+    pageFailed = Signal(str)
+    indexProgress = Signal(int, int)
+    indexReady = Signal()
+    faceChanged = Signal()
+    statsChanged = Signal()
+    searchChanged = Signal()
+    eventFetched = Signal(int, object)   # seq, Event|None (event_at for a row not loaded)
+
+    def __init__(self, jobs: Optional[Jobs] = None, page_size: int = DEFAULT_PAGE_SIZE, parent=None):
+        super().__init__(parent)
+        self.jobs = jobs or Jobs(self)
+        self.page_size = max(1, int(page_size))
+        self.physical = False
+        self.show_attempts = False
+        self._reset_state()
+
+    def _reset_state(self):
+        self.reader = None
+        self.path: Optional[str] = None
+        self.session_id: Optional[str] = None
+        self.pages: list[LoadedPage] = []        # oldest first
+        self.rows: list[Row] = []
+        self._row_cache: dict = {}
+        self._seq_rows: list = []               # sorted [(first_seq, last_seq, row)]
+        self._seq_firsts: list = []
+        self._row_pos: dict = {}
+        self._key_pos: dict = {}
+        self._events: dict = {}                 # seq -> Event for every loaded event (both faces)
+        self._tracker = None
+        self.loading = False
+        self._older_wanted = False
+        self._jobs_open = []
+        self.index = None
+        self.index_state = "none"               # none | building | ready | failed
+        self.index_elapsed = 0.0
+        self.open_error: Optional[str] = None
+        self.search_term = ""
+        self._matches: list = []
+        self.current_match_row: Optional[int] = None
+        self.opened_at = 0.0
+        self.tail_elapsed = 0.0
+
+    # ------------------------------------------------------------------ Qt model API
+    def rowCount(self, parent=QModelIndex()):
+        return 0 if parent.isValid() else len(self.rows)
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or not (0 <= index.row() < len(self.rows)):
+            return None
+        row = self.rows[index.row()]
+        if role == ROW_ROLE:
+            return row
+        if role == Qt.ItemDataRole.DisplayRole:
+            c = row.content()
+            return f"{c.badge} {c.title}"
+        if role == KIND_ROLE:
+            return row.kind
+        if role == SEQ_ROLE:
+            return row.seq
+        if role == MATCH_ROLE:
+            return bool(self.search_term) and self.search_term in row.search_text()
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return row.content().meta
+        return None
+
+    def flags(self, index):
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def canFetchMore(self, parent=QModelIndex()):
+        if parent.isValid():
+            return False
+        return self._older_wanted and self.has_more and not self.loading and self.reader is not None
+
+    def fetchMore(self, parent=QModelIndex()):
+        if parent.isValid() or not (self.has_more and not self.loading and self.reader is not None):
+            return
+        self._older_wanted = False
+        self._set_loading(True)
+        oldest = self.pages[0].page
+        self._jobs_open.append(self.jobs.submit(
+            _older_job, self.reader, oldest, self.page_size, serial=True, name="older-page",
+            on_done=self._install_older, on_error=self._page_error))
+
+    def request_older(self) -> bool:
+        """The view (or a navigation) wants older rows: fetch one page if there is one."""
+        self._older_wanted = True
+        if self.canFetchMore():
+            self.fetchMore()
+            return True
+        return False
+
+    # ------------------------------------------------------------------ opening
+    def open(self, path: str, session_id: Optional[str] = None) -> None:
+        self.close()
+        self.path, self.session_id = path, session_id
+        self.opened_at = time.perf_counter()
+        self._set_loading(True)
+        self._jobs_open.append(self.jobs.submit(
+            _open_job, path, session_id, self.page_size, serial=True, name="open",
+            on_done=self._install_tail, on_error=self._open_error))
+        self.statsChanged.emit()
+
+    def close(self) -> None:
+        for j in self._jobs_open:
+            j.cancel()
+        self.beginResetModel()
+        reader = self.reader
+        self._reset_state()
+        self.endResetModel()
+        if reader is not None:
+            try:
+                reader.close()
+            except Exception:
+                pass
+        self.statsChanged.emit()
+
+    def reload(self) -> None:
+        if self.path:
+            self.open(self.path, self.session_id)
+
+    def _open_error(self, msg: str):
+        self._set_loading(False)
+        self.open_error = msg
+        self.openFailed.emit(msg)
+        self.statsChanged.emit()
+
+    def _page_error(self, msg: str):
+        self._set_loading(False)
+        self.pageFailed.emit(msg)
+
+    def _install_tail(self, result):
+        reader, lp = result
+        self.reader = reader
+        self.tail_elapsed = time.perf_counter() - self.opened_at
+        self.beginResetModel()
+        self.pages = [lp]
+        self._rebuild()
+        self.endResetModel()
+        self._set_loading(False)
+        self.tailInstalled.emit()
+        self.opened.emit()
+        self.statsChanged.emit()
+        self._start_index()
+
+    def _install_older(self, lp: LoadedPage):
+        self._set_loading(False)
+        if not lp.page.items:
+            self.pages[0].page.has_more = False
+            self.statsChanged.emit()
+            return
+        old_rows = self.rows
+        self.pages.insert(0, lp)
+        new_rows, seq_rows, events, tracker = self._compute_rows()
+        k = len(new_rows) - len(old_rows)
+        suffix_same = k >= 0 and all(a is b for a, b in zip(new_rows[k:], old_rows))
+        if suffix_same:
+            if k:
+                self.beginInsertRows(QModelIndex(), 0, k - 1)
+            self._apply_rows(new_rows, seq_rows, events, tracker)
+            if k:
+                self.endInsertRows()
+        else:
+            # a row of the already shown range changed (e.g. a result now finds its call):
+            # reset; the view restores its anchor by row key
+            self.beginResetModel()
+            self._apply_rows(new_rows, seq_rows, events, tracker)
+            self.endResetModel()
+            k = max(0, k)
+        if self.current_match_row is not None and suffix_same:
+            self.current_match_row += k
+        self.olderInstalled.emit(k)
+        self.statsChanged.emit()
+
+    def _set_loading(self, on: bool):
+        if self.loading != on:
+            self.loading = on
+            self.loadingChanged.emit(on)
+
+    # ------------------------------------------------------------------ index
+    def _start_index(self):
+        if self.path is None:
+            return
+        self.index_state = "building"
+        self._jobs_open.append(self.jobs.submit(
+            _index_job, self.path, self.session_id, name="index",
+            on_done=self._index_done, on_error=self._index_failed,
+            on_progress=lambda d, t: self.indexProgress.emit(d, t)))
+        self.statsChanged.emit()
+
+    def _index_done(self, result):
+        idx, elapsed = result
+        self.index = idx
+        self.index_elapsed = elapsed
+        self.index_state = "ready"
+        if self.reader is not None and self.reader.index is None:
+            self.reader.index = idx
+        self.indexReady.emit()
+        self.statsChanged.emit()
+
+    def _index_failed(self, msg: str):
+        self.index_state = "failed"
+        self.statsChanged.emit()
+
+    def fetch_event(self, seq: int) -> None:
+        """event_at in a worker, for a seq that is not loaded (result: eventFetched)."""
+        if self.path is None:
+            return
+        self._jobs_open.append(self.jobs.submit(
+            _event_at_job, self.path, self.session_id, self.index, seq, name="event-at",
+            on_done=lambda ev: self.eventFetched.emit(seq, ev),
+            on_error=lambda msg: self.eventFetched.emit(seq, None)))
+
+    # ------------------------------------------------------------------ faces
+    def set_physical(self, on: bool) -> None:
+        if bool(on) != self.physical:
+            self.physical = bool(on)
+            self._reset_rows()
+            self.faceChanged.emit()
+
+    def set_show_attempts(self, on: bool) -> None:
+        if bool(on) != self.show_attempts:
+            self.show_attempts = bool(on)
+            self._reset_rows()
+            self.faceChanged.emit()
+
+    def set_page_size(self, n: int) -> None:
+        self.page_size = max(1, int(n))
+
+    def _reset_rows(self):
+        self.beginResetModel()
+        self._row_cache.clear()
+        self._rebuild()
+        self.endResetModel()
+        self.statsChanged.emit()
+
+    # ------------------------------------------------------------------ rows
+    def _items(self) -> list:
+        out: list = []
+        n = len(self.pages)
+        for i, lp in enumerate(self.pages):
+            p = lp.page
+            if self.physical:
+                out.extend(p.items)
+            elif i == n - 1 and p.tail:
+                out.extend(p.logical_items())
+            else:
+                out.extend(it for it in p.items if is_event(it))
+        return out
+
+    def _compute_rows(self):
+        items = self._items()
+        evs = [it for it in items if is_event(it)]
+        tracker = find_attempts(evs)
+        views: dict = {}
+        for lp in self.pages:
+            views.update(lp.views)
+        dropped = set()
+        if self.physical and self.pages and self.pages[-1].page.tail:
+            dropped = {(d.pos, getattr(d, "member", None)) for d in self.pages[-1].page.dropped if is_event(d)}
+        rows = build_rows(items, tracker, views, self.show_attempts, dropped, self._row_cache)
+        events = {}
+        for lp in self.pages:
+            for it in lp.page.items:
+                if is_event(it):
+                    events.setdefault(it.seq, it)
+        if self.pages and self.pages[-1].page.tail:
+            for ev in self.pages[-1].page.closure:
+                events.setdefault(ev.seq, ev)
+        seq_rows = []
+        for r in rows:
+            if r.seq is None:
+                continue
+            lo = r.first_seq if r.first_seq is not None else r.seq
+            hi = max(r.seq, r.last_seq if r.last_seq is not None else r.seq)
+            seq_rows.append((lo, hi, r))
+        seq_rows.sort(key=lambda x: (x[0], x[1] - x[0]))
+        return rows, seq_rows, events, tracker
+
+    def _apply_rows(self, rows, seq_rows, events, tracker):
+        self.rows = rows
+        self._seq_rows = seq_rows
+        self._seq_firsts = [x[0] for x in seq_rows]
+        self._events = events
+        self._tracker = tracker
+        self._row_pos = {id(r): i for i, r in enumerate(rows)}
+        self._key_pos = {r.key: i for i, r in enumerate(rows)}
+        self._recompute_matches()
+
+    def _rebuild(self):
+        self._apply_rows(*self._compute_rows())
+
+    # ------------------------------------------------------------------ lookups
+    @property
+    def has_more(self) -> bool:
+        return bool(self.pages) and self.pages[0].page.has_more
+
+    @property
+    def base_seq(self) -> Optional[int]:
+        return self.pages[0].page.base_seq if self.pages else None
+
+    @property
+    def tracker(self):
+        return self._tracker
+
+    def row_at(self, i: int) -> Optional[Row]:
+        return self.rows[i] if 0 <= i < len(self.rows) else None
+
+    def row_index(self, row: Row) -> Optional[int]:
+        return self._row_pos.get(id(row))
+
+    def row_for_key(self, key) -> Optional[int]:
+        return self._key_pos.get(key)
+
+    def row_for_seq(self, seq: int) -> Optional[int]:
+        """Row showing ``seq`` (a collapsed chunk maps to its attempt/message row)."""
+        i = bisect.bisect_right(self._seq_firsts, seq) - 1
+        best = None
+        j = i
+        while j >= 0 and j > i - 64:
+            lo, hi, r = self._seq_rows[j]
+            if lo <= seq <= hi:
+                if r.seq == seq:
+                    return self._row_pos.get(id(r))
+                if best is None:
+                    best = r
+            j -= 1
+        if best is not None:
+            # an assistant row covers its chunks; prefer the row whose own range is tightest
+            return self._row_pos.get(id(best))
+        return None
+
+    def event_for_seq(self, seq: int):
+        return self._events.get(seq)
+
+    def is_loaded(self, seq: int) -> bool:
+        return seq in self._events
+
+    def hidden_attempt_of(self, seq: int):
+        tr = self._tracker
+        if tr is None:
+            return None
+        a = tr.attempt_of(seq)
+        return a if a is not None and a.hidden_by_default else None
+
+    def turn_rows(self) -> list:
+        return [i for i, r in enumerate(self.rows) if r.kind == "turn-start"]
+
+    # ------------------------------------------------------------------ search
+    def set_search(self, term: str) -> None:
+        term = (term or "").casefold()
+        if term == self.search_term:
+            return
+        self.search_term = term
+        self.current_match_row = None
+        self._recompute_matches()
+        if self.rows:
+            self.dataChanged.emit(self.index_of(0), self.index_of(len(self.rows) - 1), [MATCH_ROLE])
+        self.searchChanged.emit()
+
+    def _recompute_matches(self):
+        t = self.search_term
+        self._matches = [i for i, r in enumerate(self.rows) if t and t in r.search_text()] if t else []
+
+    @property
+    def matches(self) -> list:
+        return self._matches
+
+    def find(self, from_row: Optional[int], forward: bool) -> Optional[int]:
+        """Next match after (forward) or before ``from_row`` in the loaded rows; no wrap."""
+        m = self._matches
+        if not m:
+            return None
+        if from_row is None:
+            return m[-1] if not forward else m[0]
+        if forward:
+            i = bisect.bisect_right(m, from_row)
+            return m[i] if i < len(m) else None
+        i = bisect.bisect_left(m, from_row) - 1
+        return m[i] if i >= 0 else None
+
+    def set_current_match(self, row: Optional[int]) -> None:
+        old = self.current_match_row
+        self.current_match_row = row
+        for r in (old, row):
+            if r is not None and 0 <= r < len(self.rows):
+                ix = self.index_of(r)
+                self.dataChanged.emit(ix, ix, [MATCH_ROLE])
+        self.searchChanged.emit()
+
+    def index_of(self, row: int) -> QModelIndex:
+        return self.index(row, 0)
+
+    # ------------------------------------------------------------------ status
+    def stats(self) -> dict:
+        events_loaded = sum(1 for _ in self._events)
+        hidden = 0
+        if self._tracker is not None:
+            hidden = sum(1 for a in self._tracker.attempts if a.hidden_by_default)
+        tail = self.pages[-1].page if self.pages else None
+        return {
+            "rows": len(self.rows), "events": events_loaded, "pages": len(self.pages),
+            "hasMore": self.has_more, "baseSeq": self.base_seq,
+            "face": "physical" if self.physical else "logical",
+            "format": getattr(getattr(self.reader, "source", None), "kind", None),
+            "hiddenAttempts": hidden, "showAttempts": self.show_attempts,
+            "closure": len(tail.closure) if tail is not None and tail.tail else 0,
+            "dropped": len(tail.dropped) if tail is not None and tail.tail else 0,
+            "index": self.index_state,
+            "indexedEvents": self.index.events if self.index is not None else None,
+            "loading": self.loading, "matches": len(self._matches),
+        }

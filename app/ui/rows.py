@@ -1,0 +1,735 @@
+"""Display rows of a history: pure Python (no Qt), built from core pages.
+
+Data flow: core pages (Event / BadRow items) -> :func:`build_rows` -> ``Row`` objects ->
+``Row.content()`` (badge, title, meta, text blocks).  The Qt model serves rows, the
+delegate turns a row's content into a plain-text document.  Nothing here interprets
+markup: every string is transcript text, rendered as text.
+
+Collapsing (spec §4): all ``assistant/chunk`` events of an attempt become one row.  A
+committed attempt is represented by its ``assistant/message`` row; a failed attempt is
+hidden unless "show hidden attempts" is on (then one marked row at its first chunk, with
+its failure reason); an attempt still streaming on the tail is a "streaming" row.
+"""
+from __future__ import annotations
+
+import json
+import time as _time
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+from ..log.model import BadRow, Event, is_event
+
+# limits for the list (the inspector shows everything)
+MAX_LINES = 18
+MAX_CHARS = 2400
+MAX_MONO_LINES = 14
+MAX_REASONING_LINES = 6
+
+BOUNDARY_KINDS = frozenset({"turn-start", "turn-end", "step-start", "step-end"})
+CARD_KINDS = frozenset({"tool-call", "tool-result"})
+
+
+@dataclass
+class Block:
+    style: str                    # text | reasoning | mono | diff | dim | error | label | usage | note
+    text: str
+    label: Optional[str] = None
+    lang: Optional[str] = None
+
+
+@dataclass
+class Content:
+    badge: str
+    title: str
+    meta: str = ""
+    blocks: list = field(default_factory=list)
+    status: Optional[str] = None  # ok | error | running | None
+    pills: list = field(default_factory=list)   # [(text, kind)] kind: synth | hidden | bad | dropped | legacy | warn
+
+    def plain_text(self) -> str:
+        parts = [f"{self.badge} {self.title}".strip()]
+        for b in self.blocks:
+            parts.append(f"{b.label}:\n{b.text}" if b.label else b.text)
+        return "\n".join(p for p in parts if p)
+
+
+@dataclass(eq=False)
+class Row:
+    key: tuple
+    kind: str                     # user | assistant | tool-call | tool-result | turn-start | turn-end |
+                                  # step-start | step-end | streaming | attempt-failed | attempt-open |
+                                  # bad | event | notice
+    seq: Optional[int]            # the event the row stands for (None: bad row)
+    first_seq: Optional[int] = None
+    last_seq: Optional[int] = None
+    event: Optional[Event] = None
+    bad: Optional[BadRow] = None
+    attempt: Any = None
+    view: Optional[dict] = None
+    marks: frozenset = frozenset()
+    chunks: list = field(default_factory=list)     # chunk events collapsed into this row
+    call: Optional[Event] = None                    # a tool/result's tool/call (same loaded range)
+    _content: Optional[Content] = None
+    _search: Optional[str] = None
+
+    @property
+    def synthesized(self) -> bool:
+        return "synthesized" in self.marks
+
+    @property
+    def is_boundary(self) -> bool:
+        return self.kind in BOUNDARY_KINDS
+
+    @property
+    def is_card(self) -> bool:
+        return self.kind in CARD_KINDS
+
+    @property
+    def turn(self) -> Optional[int]:
+        ev = self.event
+        if ev is not None and isinstance(ev.data, dict):
+            t = ev.data.get("turn")
+            return t if isinstance(t, int) else None
+        return getattr(self.attempt, "turn", None)
+
+    def content(self) -> Content:
+        if self._content is None:
+            self._content = _content_of(self)
+        return self._content
+
+    def search_text(self) -> str:
+        if self._search is None:
+            c = self.content()
+            full = [c.badge, c.title]
+            full += [b.text for b in c.blocks]
+            full += [b.label or "" for b in c.blocks]
+            self._search = "\n".join(full).casefold()
+        return self._search
+
+    def copy_text(self) -> str:
+        """What Ctrl+C copies: the message text (untruncated) or the row's plain text."""
+        ev = self.event
+        if self.bad is not None:
+            return self.bad.raw.decode("utf-8", errors="replace")
+        if ev is not None and self.kind in ("user", "assistant", "tool-result"):
+            msg = _message_of(ev)
+            if msg is not None:
+                texts = [_block_plain(b, full=True) for b in msg.get("content") or []]
+                out = "\n\n".join(t for t in texts if t)
+                if out:
+                    return out
+        if self.kind in ("streaming", "attempt-failed", "attempt-open"):
+            text, reasoning = _chunk_texts(self.chunks)
+            return text or reasoning
+        if ev is not None and self.kind == "tool-call" and isinstance(ev.data, dict):
+            return f"{ev.data.get('name', '')} {ev.data.get('arguments', '')}".strip()
+        return self.content().plain_text()
+
+
+# --------------------------------------------------------------------------- building
+
+def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropped: set,
+               cache: Optional[dict] = None) -> list:
+    """Rows for ``items`` (events and bad rows, oldest first).
+
+    ``tracker``: an AttemptTracker over the events of ``items``; ``views``: seq -> presenter
+    view; ``dropped``: keys ``(pos, member)`` of stored rows a repair would truncate (only
+    passed for the physical face); ``cache``: rows reused across rebuilds.
+    """
+    items = list(items)
+    loaded = {it.seq: it for it in items if is_event(it) and not it.synthesized}
+    out: list = []
+    chunks_of: dict = {}
+    calls: dict = {}
+    for it in items:
+        if is_event(it) and it.type == "tool/call" and isinstance(it.data, dict):
+            calls[it.data.get("callId")] = it
+        if is_event(it) and it.type == "assistant/chunk":
+            a = tracker.attempt_of(it.seq)
+            if a is not None:
+                chunks_of.setdefault(a.first_seq, []).append(it)
+    for it in items:
+        if not is_event(it):
+            out.append(_cached(cache, ("bad", it.pos, it.offset), lambda it=it: Row(
+                key=("bad", it.pos, it.offset), kind="bad", seq=None, bad=it, marks=frozenset({"bad"}))))
+            continue
+        ev: Event = it
+        marks = set()
+        if ev.synthesized:
+            marks.add("synthesized")
+        if dropped and (ev.pos, ev.member) in dropped:
+            marks.add("dropped")
+        if ev.legacy:
+            marks.add("legacy")
+        if not ev.known:
+            marks.add("unknown")
+        t = ev.type
+        if t == "assistant/chunk":
+            a = tracker.attempt_of(ev.seq)
+            if a is None:
+                row_kind = "event"
+            else:
+                if ev.seq != a.first_seq:
+                    continue
+                if a.message_seq is not None and a.message_seq in loaded:
+                    continue                      # the assistant/message row represents it
+                if a.failed:
+                    if not show_attempts:
+                        continue
+                    marks.add("hidden")
+                    row_kind = "attempt-failed"
+                elif a.status in ("in-flight", "finished"):
+                    marks.add("streaming")
+                    row_kind = "streaming"
+                else:
+                    row_kind = "attempt-open"
+                chunks = chunks_of.get(a.first_seq, [])
+                key = ("a", a.first_seq, a.status)
+                out.append(_cached(cache, key + (frozenset(marks),), lambda: Row(
+                    key=key, kind=row_kind, seq=a.first_seq, first_seq=a.first_seq, last_seq=a.last_seq,
+                    event=ev, attempt=a, marks=frozenset(marks), chunks=chunks)))
+                continue
+        elif t == "user/message":
+            row_kind = "user"
+        elif t == "assistant/message":
+            row_kind = "assistant"
+            if isinstance(ev.data, dict) and ev.data.get("interrupted"):
+                marks.add("interrupted")
+        elif t == "tool/call":
+            row_kind = "tool-call"
+        elif t == "tool/result":
+            row_kind = "tool-result"
+        elif t == "turn/start":
+            row_kind = "turn-start"
+        elif t == "turn/end":
+            row_kind = "turn-end"
+        elif t == "step/start":
+            row_kind = "step-start"
+        elif t == "step/end":
+            row_kind = "step-end"
+        elif t in ("llm/retry", "llm/retry-started"):
+            row_kind = "notice"
+        else:
+            row_kind = "event"
+        attempt = None
+        chunks = []
+        first = last = ev.seq
+        if row_kind == "assistant":
+            cited = [s for s in (ev.source_event_seqs or []) if isinstance(s, int)]
+            if cited:
+                attempt = tracker.attempt_of(min(cited))
+            if attempt is None:
+                for a in reversed(tracker.attempts):
+                    if a.message_seq == ev.seq:
+                        attempt = a
+                        break
+            if attempt is not None:
+                chunks = chunks_of.get(attempt.first_seq, [])
+                first = min(first, attempt.first_seq)
+        view = views.get(ev.seq) if row_kind in CARD_KINDS else None
+        call = calls.get(result_call_id(ev)) if row_kind == "tool-result" else None
+        key = ("s" if ev.synthesized else "e", ev.seq)
+        out.append(_cached(cache, key + (row_kind, frozenset(marks), id(view), id(call)), lambda: Row(
+            key=key, kind=row_kind, seq=ev.seq, first_seq=first, last_seq=last, event=ev, attempt=attempt,
+            view=view, marks=frozenset(marks), chunks=chunks, call=call)))
+    return out
+
+
+def result_call_id(ev: Event) -> Optional[str]:
+    d = ev.data if isinstance(ev.data, dict) else {}
+    if d.get("callId"):
+        return d.get("callId")
+    msg = d.get("message") if isinstance(d.get("message"), dict) else {}
+    src = msg.get("source") if isinstance(msg.get("source"), dict) else {}
+    if src.get("callId"):
+        return src.get("callId")
+    for b in msg.get("content") or []:
+        if isinstance(b, dict) and b.get("toolCallId"):
+            return b.get("toolCallId")
+    return None
+
+
+def _cached(cache, ckey, make):
+    if cache is None:
+        return make()
+    r = cache.get(ckey)
+    if r is None:
+        r = cache[ckey] = make()
+    return r
+
+
+# --------------------------------------------------------------------------- content
+
+def fmt_time(ms) -> str:
+    if not isinstance(ms, (int, float)) or ms <= 0:
+        return ""
+    try:
+        return _time.strftime("%H:%M:%S", _time.localtime(ms / 1000))
+    except (OverflowError, OSError, ValueError):
+        return ""
+
+
+def fmt_datetime(ms) -> str:
+    if not isinstance(ms, (int, float)) or ms <= 0:
+        return ""
+    try:
+        return _time.strftime("%Y-%m-%d %H:%M", _time.localtime(ms / 1000))
+    except (OverflowError, OSError, ValueError):
+        return ""
+
+
+def clip(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) -> str:
+    """Shorten for the list; says how much was left out."""
+    text = str(text)
+    extra_chars = 0
+    if len(text) > max_chars:
+        extra_chars = len(text) - max_chars
+        text = text[:max_chars]
+    lines = text.split("\n")
+    note = ""
+    if len(lines) > max_lines:
+        hidden = len(lines) - max_lines
+        text = "\n".join(lines[:max_lines])
+        note = f"… {hidden} more line{'s' if hidden != 1 else ''}"
+    elif extra_chars:
+        note = f"… {extra_chars} more characters"
+    if note:
+        text = text.rstrip("\n") + "\n" + note + " (full text in the inspector)"
+    return text
+
+
+def compact_json(obj, limit: int = 180) -> str:
+    try:
+        s = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        s = repr(obj)
+    return s if len(s) <= limit else s[:limit] + "…"
+
+
+def pretty_json(obj) -> str:
+    try:
+        return json.dumps(obj, ensure_ascii=False, indent=2)
+    except (TypeError, ValueError):
+        return repr(obj)
+
+
+def _n(x) -> str:
+    return f"{x:,}" if isinstance(x, int) else str(x)
+
+
+def usage_text(u) -> str:
+    if not isinstance(u, dict):
+        return ""
+    parts = [f"in {_n(u.get('inputTokens', 0))}", f"out {_n(u.get('outputTokens', 0))}"]
+    for k, name in (("cacheReadTokens", "cache read"), ("cacheWriteTokens", "cache write"),
+                    ("reasoningTokens", "reasoning")):
+        if u.get(k):
+            parts.append(f"{name} {_n(u[k])}")
+    return "tokens: " + " · ".join(parts)
+
+
+def _message_of(ev: Event) -> Optional[dict]:
+    d = ev.data
+    if not isinstance(d, dict):
+        return None
+    if ev.type == "user/message":
+        return d
+    m = d.get("message")
+    return m if isinstance(m, dict) else None
+
+
+def _block_plain(b, full: bool = False) -> str:
+    if not isinstance(b, dict):
+        return str(b)
+    t = b.get("type")
+    if t in ("text", "reasoning"):
+        return str(b.get("text", ""))
+    if t == "tool-call":
+        return f"{b.get('name', '')}({b.get('arguments', '')})"
+    if t == "tool-result":
+        return "\n".join(_block_plain(x, full) for x in b.get("content") or [])
+    if t == "image":
+        return _image_text(b)
+    return compact_json(b, 10**9 if full else 400)
+
+
+def _image_text(b: dict) -> str:
+    a = b.get("attachment") if isinstance(b.get("attachment"), dict) else {}
+    dims = f" {a.get('width')}×{a.get('height')}" if a.get("width") and a.get("height") else ""
+    size = f", {_n(a.get('bytes'))} bytes" if a.get("bytes") else ""
+    return f"[image {a.get('mediaType', '?')}{dims}{size}]"
+
+
+def _message_blocks(msg: dict, out: list) -> None:
+    for b in msg.get("content") or []:
+        if not isinstance(b, dict):
+            out.append(Block("mono", clip(compact_json(b, 2000), MAX_MONO_LINES)))
+            continue
+        t = b.get("type")
+        if t == "text":
+            txt = str(b.get("text", ""))
+            if txt.strip():
+                out.append(Block("text", clip(txt)))
+        elif t == "reasoning":
+            txt = str(b.get("text", ""))
+            if txt.strip():
+                out.append(Block("reasoning", clip(txt, MAX_REASONING_LINES, 900), label="Reasoning"))
+        elif t == "tool-call":
+            args = str(b.get("arguments", ""))
+            out.append(Block("dim", f"→ calls {b.get('name', '?')}  {args[:160]}{'…' if len(args) > 160 else ''}"))
+        elif t == "tool-result":
+            inner = "\n".join(_block_plain(x) for x in b.get("content") or [])
+            style = "error" if b.get("isError") else "mono"
+            out.append(Block(style, clip(inner, MAX_MONO_LINES)))
+        elif t == "image":
+            out.append(Block("dim", _image_text(b)))
+        else:
+            out.append(Block("mono", clip(compact_json(b, 2000), MAX_MONO_LINES), label=f"{t} block"))
+
+
+def _chunk_texts(chunks: list) -> tuple[str, str]:
+    text, reasoning = [], []
+    for c in chunks:
+        d = c.data if isinstance(c.data, dict) else {}
+        ch = d.get("chunk") if isinstance(d.get("chunk"), dict) else {}
+        if ch.get("type") == "text-delta":
+            text.append(str(ch.get("text", "")))
+        elif ch.get("type") == "reasoning-delta":
+            reasoning.append(str(ch.get("text", "")))
+    return "".join(text), "".join(reasoning)
+
+
+def _chunk_calls(chunks: list) -> list:
+    calls: dict = {}
+    for c in chunks:
+        d = c.data if isinstance(c.data, dict) else {}
+        ch = d.get("chunk") if isinstance(d.get("chunk"), dict) else {}
+        if ch.get("type") == "tool-call-delta":
+            k = ch.get("id") or ch.get("index")
+            ent = calls.setdefault(k, {"name": ch.get("name"), "args": []})
+            if ch.get("name"):
+                ent["name"] = ch.get("name")
+            ent["args"].append(str(ch.get("argumentsDelta", "")))
+    return [(v["name"] or "?", "".join(v["args"])) for v in calls.values()]
+
+
+def _meta(row: Row) -> str:
+    ev = row.event
+    parts = []
+    if row.kind in ("streaming", "attempt-failed", "attempt-open") or (row.kind == "assistant" and row.chunks):
+        lo = row.first_seq
+        hi = row.last_seq if row.kind != "assistant" else row.seq
+        parts.append(f"seq {lo}–{hi}" if lo != hi else f"seq {lo}")
+    elif row.seq is not None:
+        parts.append(f"seq {row.seq}")
+    if ev is not None and isinstance(ev.data, dict) and row.kind not in ("turn-start", "turn-end"):
+        t, s = ev.data.get("turn"), ev.data.get("step")
+        if isinstance(t, int):
+            parts.append(f"turn {t}" + (f" · step {s}" if isinstance(s, int) else ""))
+    if ev is not None:
+        tm = fmt_time(ev.time)
+        if tm:
+            parts.append(tm)
+    if row.bad is not None:
+        b = row.bad
+        if b.line:
+            parts.append(f"line {b.line}")
+        if b.offset is not None and b.offset >= 0:
+            parts.append(f"byte {b.offset}")
+    return " · ".join(parts)
+
+
+def _pills(row: Row) -> list:
+    out = []
+    m = row.marks
+    if "synthesized" in m:
+        out.append(("synthesized · not on disk", "synth"))
+    if "dropped" in m:
+        out.append(("a repair would drop this row", "dropped"))
+    if "hidden" in m:
+        out.append(("hidden attempt", "hidden"))
+    if "interrupted" in m:
+        out.append(("interrupted", "warn"))
+    if "streaming" in m:
+        out.append(("streaming", "warn"))
+    if "legacy" in m:
+        out.append(("legacy shape", "legacy"))
+    if "unknown" in m:
+        out.append(("unknown type", "warn"))
+    return out
+
+
+def _content_of(row: Row) -> Content:
+    c = _content_body(row)
+    c.meta = c.meta or _meta(row)
+    c.pills = _pills(row) + c.pills
+    return c
+
+
+def _content_body(row: Row) -> Content:
+    k = row.kind
+    ev = row.event
+    d = ev.data if ev is not None and isinstance(ev.data, dict) else {}
+    if k == "bad":
+        b = row.bad
+        raw = b.raw.decode("utf-8", errors="replace")
+        return Content(badge=b.kind.upper(), title=b.reason, status="error",
+                       pills=[(f"{b.kind} row", "bad")],
+                       blocks=[Block("mono", clip(raw, MAX_MONO_LINES, 4000), label="stored text")])
+    if k == "user":
+        src = d.get("source") if isinstance(d.get("source"), dict) else {}
+        kind = src.get("kind")
+        who = "User" if kind in (None, "user") else (f"Plugin · {src.get('plugin')}" if kind == "plugin"
+                                                    else str(kind).capitalize())
+        blocks: list = []
+        _message_blocks(d, blocks)
+        if ev.is_replace:
+            op = ev.surface_op
+            blocks.insert(0, Block("note", f"replaces surface nodes {op.get('start')}–{op.get('end')} "
+                                           f"(model-only copy)"))
+        return Content(badge="USER", title=who, blocks=blocks or [Block("dim", "(empty message)")])
+    if k == "assistant":
+        msg = d.get("message") if isinstance(d.get("message"), dict) else {}
+        src = msg.get("source") if isinstance(msg.get("source"), dict) else {}
+        model = "/".join(str(x) for x in (src.get("provider"), src.get("model")) if x)
+        blocks = []
+        _message_blocks(msg, blocks)
+        if not msg.get("content"):
+            blocks.append(Block("dim", "(no content — max-tokens step, excluded from the model messages)"))
+        u = usage_text(d.get("usage"))
+        if u:
+            blocks.append(Block("usage", u))
+        a = row.attempt
+        if a is not None and getattr(a, "retry_number", None):
+            pass
+        return Content(badge="ASSISTANT", title=model or "assistant", blocks=blocks)
+    if k in ("streaming", "attempt-failed", "attempt-open"):
+        a = row.attempt
+        text, reasoning = _chunk_texts(row.chunks)
+        blocks = []
+        if reasoning.strip():
+            blocks.append(Block("reasoning", clip(reasoning, MAX_REASONING_LINES, 900), label="Reasoning"))
+        if text.strip():
+            blocks.append(Block("text", clip(text)))
+        for name, args in _chunk_calls(row.chunks):
+            blocks.append(Block("dim", f"→ calls {name}  {args[:160]}{'…' if len(args) > 160 else ''}"))
+        u = usage_text(getattr(a, "usage", None))
+        n = getattr(a, "chunks", len(row.chunks))
+        if k == "attempt-failed":
+            blocks.insert(0, Block("error", f"failed: {a.failure_reason()}"))
+            if getattr(a, "retry_seq", None) is not None:
+                blocks.append(Block("dim", f"retried (llm/retry at seq {a.retry_seq})"))
+            if not text.strip() and not reasoning.strip():
+                blocks.append(Block("dim", f"({n} chunk{'s' if n != 1 else ''}, no text)"))
+            if u:
+                blocks.append(Block("usage", u))
+            return Content(badge="ATTEMPT", title="failed model call", status="error", blocks=blocks)
+        if k == "streaming":
+            if not blocks:
+                blocks.append(Block("dim", f"({n} chunk{'s' if n != 1 else ''} so far)"))
+            return Content(badge="STREAMING", title="model call in flight", status="running", blocks=blocks)
+        blocks.append(Block("dim", f"attempt ended without a message ({a.status}, {n} chunks)"))
+        return Content(badge="ATTEMPT", title="incomplete model call", blocks=blocks)
+    if k == "tool-call":
+        return _card(row, d, call=True)
+    if k == "tool-result":
+        return _card(row, d, call=False)
+    if k == "turn-start":
+        return Content(badge="TURN", title=f"Turn {d.get('turn', '?')}")
+    if k == "turn-end":
+        return _turn_end(d)
+    if k == "step-start":
+        return Content(badge="STEP", title=f"Step {d.get('step', '?')} started")
+    if k == "step-end":
+        return Content(badge="STEP", title=f"Step {d.get('step', '?')} ended")
+    if k == "notice":
+        return _notice(ev, d)
+    return _generic_event(ev, d)
+
+
+def _turn_end(d: dict) -> Content:
+    r = d.get("reason")
+    kind = r.get("kind") if isinstance(r, dict) else (r if isinstance(r, str) else None)
+    t = d.get("turn", "?")
+    if kind == "completed":
+        return Content(badge="TURN", title=f"Turn {t} completed", status="ok")
+    if kind == "error":
+        err = r.get("error") if isinstance(r.get("error"), dict) else {}
+        return Content(badge="TURN", title=f"Turn {t} ended with an error", status="error",
+                       blocks=[Block("error", f"{err.get('code', '?')}: {err.get('message', '')}")])
+    if kind == "aborted":
+        why = r.get("reason")
+        why = why.get("kind") if isinstance(why, dict) else why
+        return Content(badge="TURN", title=f"Turn {t} aborted ({why or '?'})", status="error")
+    if kind == "interrupted":
+        return Content(badge="TURN", title=f"Turn {t} interrupted (crash repair closes it)", status="error")
+    if kind is None:
+        return Content(badge="TURN", title=f"Turn {t} ended (no reason recorded)")
+    return Content(badge="TURN", title=f"Turn {t} ended: {kind}")
+
+
+def _notice(ev: Event, d: dict) -> Content:
+    if ev.type == "llm/retry":
+        f = d.get("failure") if isinstance(d.get("failure"), dict) else {}
+        of = f"/{d.get('maxRetries')}" if d.get("maxRetries") is not None else ""
+        return Content(badge="RETRY", title=f"retry {d.get('retry', '?')}{of} scheduled in {d.get('delayMs', '?')} ms",
+                       blocks=[Block("dim", f"after {f.get('code', '?')}: {f.get('message', '')}".rstrip(": "))],
+                       status="running")
+    return Content(badge="RETRY", title=f"retry {d.get('retry', '?')} started")
+
+
+def _generic_event(ev: Event, d: dict) -> Content:
+    t = ev.type
+    data = ev.data
+    if t == "request/header":
+        h = d.get("header") if isinstance(d.get("header"), dict) else {}
+        cfg = h.get("config") if isinstance(h.get("config"), dict) else {}
+        model = "/".join(str(x) for x in (cfg.get("provider"), cfg.get("model")) if x)
+        tools = h.get("tools")
+        extra = []
+        if isinstance(tools, list):
+            extra.append(f"{len(tools)} tools")
+        elif isinstance(tools, str):
+            extra.append(f"tools {tools}")
+        if h.get("system"):
+            extra.append("system prompt")
+        return Content(badge="REQUEST", title=f"request header ({d.get('reason', '?')}) {model}".rstrip(),
+                       blocks=[Block("dim", " · ".join(extra))] if extra else [])
+    if t == "request/context":
+        model = "/".join(str(x) for x in (d.get("provider"), d.get("model")) if x)
+        win = f" · context window {_n(d.get('contextWindow'))}" if d.get("contextWindow") else ""
+        return Content(badge="CONTEXT", title=f"{model}{win}")
+    if t == "session/title":
+        return Content(badge="TITLE", title=str(d.get("title", "")))
+    if t == "todo/write":
+        marks = {"completed": "☑", "in_progress": "◐", "pending": "☐"}
+        lines = [f"{marks.get(x.get('status'), '·')} {x.get('content', '')}" for x in d.get("todos") or []
+                 if isinstance(x, dict)]
+        return Content(badge="TODO", title=f"{len(lines)} item{'s' if len(lines) != 1 else ''}",
+                       blocks=[Block("text", clip("\n".join(lines)))] if lines else [])
+    if t == "session/end-seed":
+        return Content(badge="SEED", title="end of the fork seed: this lifecycle starts here")
+    if t == "compaction/summary":
+        return Content(badge="COMPACTION", title="summary",
+                       blocks=[Block("text", clip(str(d.get("summary", ""))))])
+    if t == "approval/asked":
+        return Content(badge="APPROVAL", title=f"asked: {d.get('toolName', '?')}",
+                       blocks=[Block("dim", str(d.get("reason")))] if d.get("reason") else [])
+    if t == "approval/decided":
+        return Content(badge="APPROVAL", title=f"decided: {compact_json(d.get('outcome'), 120)}")
+    if t == "command/run":
+        return Content(badge="COMMAND", title=f"/{d.get('name', '?')} {compact_json(d.get('args'), 100) if d.get('args') else ''}".rstrip())
+    if t == "assistant/chunk":
+        return Content(badge="CHUNK", title=compact_json(d.get("chunk"), 160))
+    badge = t.split("/")[0].upper()[:12] or "EVENT"
+    return Content(badge=badge, title=t, blocks=[Block("dim", compact_json(data, 220))] if data not in ({}, None) else [])
+
+
+def _tool_name(row: Row, d: dict) -> str:
+    if row.kind == "tool-call":
+        return str(d.get("name", "?"))
+    v = row.view or {}
+    if v.get("tool"):
+        return str(v["tool"])
+    if row.call is not None and isinstance(row.call.data, dict) and row.call.data.get("name"):
+        return str(row.call.data["name"])
+    msg = d.get("message") if isinstance(d.get("message"), dict) else {}
+    for b in msg.get("content") or []:
+        if isinstance(b, dict) and b.get("toolName"):
+            return str(b["toolName"])
+    return "tool"
+
+
+def _result_content(d: dict) -> tuple[str, bool]:
+    msg = d.get("message") if isinstance(d.get("message"), dict) else {}
+    texts, err = [], False
+    for b in msg.get("content") or []:
+        if isinstance(b, dict) and b.get("type") == "tool-result":
+            err = err or bool(b.get("isError"))
+            texts.append("\n".join(_block_plain(x) for x in b.get("content") or []))
+        else:
+            texts.append(_block_plain(b))
+    return "\n".join(texts), err
+
+
+def _card(row: Row, d: dict, call: bool) -> Content:
+    v = row.view if isinstance(row.view, dict) else None
+    name = _tool_name(row, d)
+    badge = "TOOL CALL" if call else "RESULT"
+    status = None
+    err = d.get("error") if isinstance(d.get("error"), dict) else None
+    if not call:
+        _, is_err = _result_content(d)
+        status = "error" if (is_err or err) else "ok"
+    if v is None or v.get("fallback") or v.get("card") in (None, "generic") and not v.get("sections"):
+        return _generic_card(row, d, call, name, badge, status, err, v)
+    blocks: list = []
+    card = v.get("card")
+    title = str(v.get("title") or name)
+    if v.get("status"):
+        s = str(v.get("status")).lower()
+        status = "error" if s in ("error", "failed", "failure", "denied") else ("running" if s in ("running", "pending") else "ok")
+    if v.get("summary"):
+        blocks.append(Block("dim", clip(str(v["summary"]), 4, 400)))
+    if v.get("command"):
+        blocks.append(Block("mono", clip("$ " + str(v["command"]), 6, 800)))
+    if v.get("path") and str(v.get("path")) not in title:
+        blocks.append(Block("dim", str(v["path"])))
+    if v.get("query") and str(v.get("query")) not in title:
+        blocks.append(Block("dim", f"query: {v['query']}"))
+    if v.get("agent"):
+        blocks.append(Block("dim", f"agent: {v['agent']}"))
+    items = v.get("items")
+    if isinstance(items, list) and items:
+        lines = []
+        for x in items[:MAX_LINES]:
+            if isinstance(x, dict):
+                if card == "todo" and "content" in x:
+                    mark = {"completed": "☑", "in_progress": "◐", "pending": "☐"}.get(x.get("status"), "·")
+                    lines.append(f"{mark} {x.get('content')}")
+                else:
+                    label = x.get("title") or x.get("path") or x.get("url") or x.get("name") or x.get("text")
+                    lines.append(f"• {label}" if label else f"• {compact_json(x, 160)}")
+            else:
+                lines.append(f"• {x}")
+        if len(items) > MAX_LINES:
+            lines.append(f"… {len(items) - MAX_LINES} more")
+        blocks.append(Block("text", "\n".join(lines)))
+    for s in v.get("sections") or []:
+        if not isinstance(s, dict):
+            continue
+        text = str(s.get("text", ""))
+        lang = s.get("lang")
+        style = "diff" if (lang == "diff" or (card == "diff" and s.get("mono"))) else ("mono" if s.get("mono") else "text")
+        blocks.append(Block(style, clip(text, MAX_MONO_LINES if style != "text" else MAX_LINES),
+                            label=str(s.get("label")) if s.get("label") else None, lang=lang))
+    if v.get("exitCode") is not None:
+        ec = v.get("exitCode")
+        blocks.append(Block("error" if ec not in (0, "0") else "dim", f"exit code {ec}"))
+        if ec not in (0, "0"):
+            status = "error"
+    if err:
+        blocks.append(Block("error", f"{err.get('code', '?')} ({err.get('name', '')})"))
+    return Content(badge=badge, title=f"{name} · {title}" if title != name else name, blocks=blocks, status=status,
+                   pills=[(card, "card")] if card else [])
+
+
+def _generic_card(row, d, call, name, badge, status, err, v) -> Content:
+    blocks = []
+    if call:
+        args = d.get("arguments")
+        try:
+            parsed = json.loads(args) if isinstance(args, str) else args
+            text = pretty_json(parsed)
+        except ValueError:
+            text = str(args)
+        blocks.append(Block("mono", clip(text, MAX_MONO_LINES), label="arguments"))
+    else:
+        text, _ = _result_content(d)
+        blocks.append(Block("error" if status == "error" else "mono", clip(text or "(empty)", MAX_MONO_LINES),
+                            label="content"))
+        if err:
+            blocks.append(Block("error", f"{err.get('code', '?')} ({err.get('name', '')})"))
+    if v and v.get("summary"):
+        blocks.insert(0, Block("dim", clip(str(v["summary"]), 3, 300)))
+    return Content(badge=badge, title=name, blocks=blocks, status=status, pills=[("generic", "card")])

@@ -1,0 +1,128 @@
+"""Background work for the UI: every file read runs here, never on the UI thread.
+
+``Jobs.submit(fn, *args)`` runs ``fn(job, *args)`` on a QThreadPool and delivers the
+result, error or progress back on the UI thread through Qt signals (queued
+connections: the :class:`Job` object lives on the UI thread, emission happens on the
+worker).  ``serial=True`` jobs share one single-thread pool per ``Jobs`` instance so
+that e.g. history pages of one reader arrive in request order.
+
+A job can be cancelled: its callbacks are then never called, and long functions that
+poll ``job.check()`` (or report progress) stop early by raising :class:`Cancelled`.
+"""
+from __future__ import annotations
+
+import time
+import traceback
+from typing import Any, Callable, Optional
+
+from PySide6.QtCore import QObject, QThreadPool, Signal
+
+
+class Cancelled(Exception):
+    """Raised inside a worker when its job was cancelled."""
+
+
+class Job(QObject):
+    done = Signal(object)
+    failed = Signal(str)
+    progress = Signal(int, int)
+    partial = Signal(object)          # streamed intermediate results
+
+    def __init__(self, name: str, parent: Optional[QObject] = None):
+        super().__init__(parent)
+        self.name = name
+        self.cancelled = False
+        self.finished = False
+        self._last_progress = 0.0
+        self.started_at = time.perf_counter()
+
+    # ---- worker side
+    def check(self) -> None:
+        if self.cancelled:
+            raise Cancelled(self.name)
+
+    def report(self, done: int, total: int, min_interval: float = 0.04) -> None:
+        """Progress from the worker (throttled); also a cancellation point."""
+        self.check()
+        now = time.perf_counter()
+        if now - self._last_progress >= min_interval or done >= total:
+            self._last_progress = now
+            self.progress.emit(int(min(done, 2**31 - 1)), int(min(total, 2**31 - 1)))
+
+    def stream(self, obj: Any) -> None:
+        self.check()
+        self.partial.emit(obj)
+
+    # ---- UI side
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class Jobs(QObject):
+    """Submits jobs; keeps them alive until their result has been delivered."""
+
+    def __init__(self, parent: Optional[QObject] = None, max_threads: int = 4):
+        super().__init__(parent)
+        self.pool = QThreadPool(self)
+        self.pool.setMaxThreadCount(max_threads)
+        self.serial_pool = QThreadPool(self)
+        self.serial_pool.setMaxThreadCount(1)
+        self._live: set[Job] = set()
+
+    def submit(self, fn: Callable, *args, on_done: Optional[Callable] = None,
+               on_error: Optional[Callable] = None, on_progress: Optional[Callable] = None,
+               on_partial: Optional[Callable] = None, serial: bool = False, name: str = "") -> Job:
+        job = Job(name or getattr(fn, "__name__", "job"))
+        self._live.add(job)
+
+        def deliver(result, job=job):
+            job.finished = True
+            self._live.discard(job)
+            if not job.cancelled and on_done is not None:
+                on_done(result)
+
+        def deliver_error(msg, job=job):
+            job.finished = True
+            self._live.discard(job)
+            if not job.cancelled and on_error is not None:
+                on_error(msg)
+
+        job.done.connect(deliver)
+        job.failed.connect(deliver_error)
+        if on_progress is not None:
+            job.progress.connect(lambda d, t, job=job: None if job.cancelled else on_progress(d, t))
+        if on_partial is not None:
+            job.partial.connect(lambda o, job=job: None if job.cancelled else on_partial(o))
+
+        def body(job=job):
+            try:
+                if job.cancelled:
+                    raise Cancelled(job.name)
+                result = fn(job, *args)
+            except Cancelled:
+                job.failed.emit("cancelled")
+            except Exception as e:  # delivered as one line; details for debugging
+                msg = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+                if not msg.strip():
+                    msg = traceback.format_exc(limit=3)
+                job.failed.emit(msg)
+            else:
+                job.done.emit(result)
+
+        (self.serial_pool if serial else self.pool).start(body)
+        return job
+
+    @property
+    def busy(self) -> int:
+        return len(self._live)
+
+    def cancel_all(self) -> None:
+        for j in list(self._live):
+            j.cancel()
+
+    def shutdown(self, timeout_ms: int = 5000) -> bool:
+        """Cancel everything and wait for the threads (window close, test teardown)."""
+        self.cancel_all()
+        a = self.pool.waitForDone(timeout_ms)
+        b = self.serial_pool.waitForDone(timeout_ms)
+        return a and b
