@@ -61,6 +61,8 @@ def inspect(reader: LogReader, progress=None) -> dict:
         sf.apply(ev)
         at.apply(ev)
         hf.apply(ev)
+        if ev.type == "turn/end":
+            at.prune()
     for ev in st.closure:
         sf.apply(ev)
     problems.extend(sf.violations)
@@ -77,7 +79,7 @@ def inspect(reader: LogReader, progress=None) -> dict:
         "lastSeq": last_seq,
         "turns": turns,
         "messages": len(sf.message_seqs()),
-        "attempts": len(at.attempts),
+        "attempts": at.count,
         "hiddenAttempts": len(hidden),
         "failedAttempts": [a.to_dict() for a in hidden],
         "openTail": st.is_open,

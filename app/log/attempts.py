@@ -87,6 +87,18 @@ class AttemptTracker:
         self._open: dict[tuple, Attempt] = {}       # (turn, step) -> open attempt
         self._last: dict[tuple, Attempt] = {}       # (turn, step) -> last attempt
         self.keep_text = keep_text
+        self.pruned = 0                              # settled, non-failed attempts dropped by prune()
+
+    @property
+    def count(self) -> int:
+        return self.pruned + len(self.attempts)
+
+    def prune(self) -> None:
+        """Forget settled attempts that did not fail (bounded memory on huge logs); keep failed ones."""
+        keep = [a for a in self.attempts if a.failed or (a.turn, a.step) in self._open]
+        self.pruned += len(self.attempts) - len(keep)
+        self.attempts = keep
+        self._last = {k: a for k, a in self._last.items() if k in self._open or a.failed}
 
     def apply(self, ev: Event) -> None:
         t = ev.type

@@ -33,7 +33,6 @@ class ForkPlan:
     ends_with_end_seed: bool = False
     note: str = ""
     cut_segment: Optional[tuple] = None   # (pos, end) of the segment holding ``stored_through``
-    segments: list = field(default_factory=list, repr=False)
 
     @property
     def seed_length(self) -> int:
@@ -49,53 +48,7 @@ class ForkPlan:
                 "lastMessageSeq": self.last_message_seq, "note": self.note}
 
 
-@dataclass
-class _Scan:
-    rows: list                    # (type, first_seq, members) for the stored rows, in order
-    contiguous_through: int       # highest seq s such that seqs 0..s are all present in order
-    segments: list                # (pos, end, first_seq, last_seq) of each physical segment
-
-
-def _scan(reader: LogReader) -> _Scan:
-    rows = []
-    segments = []
-    expected = 0
-    contiguous = -1
-    broken = False
-    for seg, seg_rows in reader.scan_rows():
-        seqs = [(s, n) for _, s, n in seg_rows if s is not None]
-        segments.append((seg.pos, seg.end, seqs[0][0] if seqs else -1,
-                         max(s + n - 1 for s, n in seqs) if seqs else -1))
-        for typ, seq, n in seg_rows:
-            rows.append((typ, seq, n))
-            if broken or seq is None:
-                broken = True
-                continue
-            if seq != expected:
-                broken = True
-                continue
-            expected = seq + n
-            contiguous = expected - 1
-    return _Scan(rows=rows, contiguous_through=contiguous, segments=segments)
-
-
-def _event_types(rows: list, limit: Optional[int] = None):
-    """(seq, type) for every event in rows (packed rows expand to assistant/chunk)."""
-    for typ, seq, n in rows:
-        if seq is None:
-            continue
-        if n > 1 or (typ or "").endswith("-chunks"):
-            for k in range(n):
-                if limit is not None and seq + k > limit:
-                    return
-                yield seq + k, "assistant/chunk"
-        else:
-            if limit is not None and seq > limit:
-                return
-            yield seq, typ
-
-
-def check_core_boundary(types: list, b: int, contiguous_through: int) -> None:
+def check_core_boundary(marks: list, b: int, contiguous_through: int) -> None:
     """Core ``fork`` rules: ``events[b].seq == b`` and no open turn at ``b``."""
     if b < 0:
         return
@@ -103,7 +56,7 @@ def check_core_boundary(types: list, b: int, contiguous_through: int) -> None:
         raise ForkError("INVALID_BOUNDARY", f"seq {b} is not a contiguous stored event (seqs are contiguous only "
                                             f"through {contiguous_through})")
     last = None
-    for seq, typ in types:
+    for seq, typ in marks:
         if seq > b:
             break
         if typ in ("turn/start", "turn/end"):
@@ -117,27 +70,28 @@ def plan_fork(reader: LogReader, at_seq: Optional[int] = None, live: bool = Fals
     """The host fork: promote the anchor to its whole completed turn (spec §7 Host).
 
     ``live``: the source is being written: an open turn refuses.  Otherwise a crashed
-    source forks from its logical view, the closers copied into the seed.
+    source forks from its logical view, the closers copied into the seed.  Works from the
+    reader's index (built here if missing): turn boundaries and messages are index marks,
+    so no payload is decoded.
     """
     sid = reader.header.id if reader.header else ""
-    scan = _scan(reader)
+    idx = reader.index or reader.build_index()
     st = reader.tail_state()
-    limit = None
+    limit = idx.last
     if not live and st.dropped:
         first_dropped = next((d.seq for d in st.dropped if is_event(d)), None)
         limit = st.last_seq if first_dropped is None else min(st.last_seq, first_dropped - 1)
-    types = list(_event_types(scan.rows, limit))
-    if not types and not st.closure:
-        if scan.rows:
+    closure = [] if live else list(st.closure)
+    marks = list(idx.marks(-1, limit))
+    if limit < 0 and not closure:
+        if idx.events or sum(idx.rows):
             raise ForkError("FORK_UNAVAILABLE", "the log has no completed turn to fork from (its stored rows do not "
                                                 "form a valid prefix: see the physical view)")
         return ForkPlan(source_id=sid, boundary=-1, stored_through=-1, anchor=at_seq, note="empty source")
-    last_seq = types[-1][0] if types else -1
-    turn_ends = [s for s, t in types if t == "turn/end"]
-    closure = [] if live else list(st.closure)
+    last_seq = limit
+    turn_ends = [s for s, t in marks if t == "turn/end"]
     if closure:
-        # the logical view ends with the synthesized turn/end
-        turn_ends.append(closure[-1].seq)
+        turn_ends.append(closure[-1].seq)      # the logical view ends with the synthesized turn/end
     if at_seq is not None and at_seq < 0:
         raise ForkError("INVALID_BOUNDARY", f"anchor {at_seq} is negative")
     if at_seq is None or at_seq > (closure[-1].seq if closure else last_seq):
@@ -147,36 +101,32 @@ def plan_fork(reader: LogReader, at_seq: Optional[int] = None, live: bool = Fals
     else:
         after = [s for s in turn_ends if s >= at_seq]
         if not after:
-            turn_start = max((s for s, t in types if t == "turn/start" and s <= at_seq), default=None)
+            turn_start = max((s for s, t in marks if t == "turn/start" and s <= at_seq), default=None)
             raise ForkError("OPEN_TURN", f"the anchor seq {at_seq} is in an open turn"
                                          f"{f' (started at seq {turn_start})' if turn_start is not None else ''}: "
                                          "it has no turn/end yet; wait until the turn completes")
         b_end = after[0]
-    # the cut extends through the following events up to (not including) the next turn/start
     use_closure = bool(closure) and b_end == closure[-1].seq
     if use_closure:
         boundary = closure[-1].seq
         stored_through = closure[0].seq - 1
+        if stored_through > idx.contiguous_through:
+            raise ForkError("INVALID_BOUNDARY", f"the stored log is not contiguous through seq {stored_through}")
+        check_core_boundary(marks + [(e.seq, e.type) for e in closure], boundary, boundary)
     else:
-        nxt = next((s for s, t in types if t == "turn/start" and s > b_end), None)
+        # the cut extends through the following events up to (not including) the next turn/start
+        nxt = next((s for s, t in marks if t == "turn/start" and s > b_end), None)
         boundary = (nxt - 1) if nxt is not None else last_seq
         stored_through = boundary
         closure = []
-    if use_closure:
-        # the seed is the logical view: stored rows through stored_through, then the closers
-        if stored_through > scan.contiguous_through:
-            raise ForkError("INVALID_BOUNDARY", f"the stored log is not contiguous through seq {stored_through}")
-        check_core_boundary(types + [(e.seq, e.type) for e in closure], boundary, boundary)
-    else:
-        check_core_boundary(types, stored_through, scan.contiguous_through)
-    turns = sum(1 for s, t in types if t == "turn/end" and s <= stored_through) + (1 if use_closure else 0)
-    last_msg = max((s for s, t in types if t == "assistant/message" and s <= stored_through), default=None)
-    last_type = next((t for s, t in reversed(types) if s == stored_through), None)
-    cut_seg = next(((p, e) for p, e, f, l in scan.segments if f <= stored_through <= l), None)
+        check_core_boundary(marks, stored_through, idx.contiguous_through)
+    turns = sum(1 for s, t in marks if t == "turn/end" and s <= stored_through) + (1 if use_closure else 0)
+    last_msg = max((s for s, t in marks if t == "assistant/message" and s <= stored_through), default=None)
+    i = idx.locate(stored_through) if stored_through >= 0 else None
     return ForkPlan(source_id=sid, boundary=boundary, stored_through=stored_through, anchor=at_seq,
-                    closure=closure, turns=turns, last_message_seq=last_msg, cut_segment=cut_seg,
-                    segments=scan.segments,
-                    ends_with_end_seed=(last_type == "session/end-seed" and not closure),
+                    closure=closure, turns=turns, last_message_seq=last_msg,
+                    cut_segment=(idx.seg_pos[i], idx.seg_end[i]) if i is not None else None,
+                    ends_with_end_seed=((stored_through, "session/end-seed") in marks and not use_closure),
                     note="forked from the logical view: closers of the crashed turn are copied" if use_closure else "")
 
 

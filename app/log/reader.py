@@ -27,6 +27,9 @@ from .repair import RepairTracker
 from .sources import Segment, Source, open_source
 
 MESSAGE_TYPES = ("user/message", "assistant/message")
+MARK_NAMES = ("turn/start", "turn/end", "assistant/message", "session/end-seed")
+MARK_CODES = {t: i for i, t in enumerate(MARK_NAMES)}
+MARK_TYPES = frozenset(MARK_NAMES)
 DEFAULT_MAX_MESSAGES = 50
 
 
@@ -102,6 +105,22 @@ class SeqIndex:
         self.monotonic = True
         self.events = 0
         self.last = -1
+        self.contiguous_through = -1     # seqs 0..this are all present, in order
+        self.mark_seq = array("q")        # seqs of MARK_TYPES rows, in stored order
+        self.mark_code = array("b")       # their MARK_CODES
+
+    def marks(self, lo: int = -1, hi: Optional[int] = None):
+        """(seq, type) of turn boundaries, assistant messages and end-seeds with lo <= seq <= hi."""
+        i = bisect.bisect_left(self.mark_seq, lo) if self.monotonic else 0
+        n = len(self.mark_seq)
+        while i < n:
+            s = self.mark_seq[i]
+            if hi is not None and s > hi:
+                if self.monotonic:
+                    return
+            elif s >= lo:
+                yield s, MARK_NAMES[self.mark_code[i]]
+            i += 1
 
     def add(self, pos, end, first, last, line0, rows, events):
         if first >= 0:
@@ -144,7 +163,8 @@ class SeqIndex:
         return self._cache
 
     def memory_bytes(self) -> int:
-        return sum(a.itemsize * len(a) for a in (self.first_seq, self.last_seq, self.line0, self.rows)) + \
+        return sum(a.itemsize * len(a) for a in (self.first_seq, self.last_seq, self.line0, self.rows,
+                                                 self.mark_seq, self.mark_code)) + \
             16 * 2 * len(self.seg_pos)
 
 
@@ -346,26 +366,37 @@ class LogReader:
     # ------------------------------------------------------------------ index
     def build_index(self, progress: Optional[Callable[[int, int], None]] = None,
                     problems: Optional[list] = None) -> SeqIndex:
-        """Forward scan decoding only seq/type/packed counts; contiguity problems recorded."""
+        """Forward scan decoding only seq/type/packed counts; contiguity problems recorded.
+
+        Besides the seq ranges it keeps, per segment, the seqs of turn boundaries and
+        assistant messages (few), so forks and turn navigation need no further full scan.
+        """
         idx = SeqIndex()
         probs = problems if problems is not None else []
         expected = 0
+        broken = False
         total = max(1, self._physical_total())
         for seg in self.source.forward():
             first, last, n_ev, n_rows = -1, -1, 0, 0
-            seqs = self._scan_segment_seqs(seg, probs)
-            for s, n in seqs:
+            for typ, s, n in self.scan_segment_rows(seg, probs):
                 n_rows += 1
                 if s is None:
+                    broken = True
                     continue
                 if first < 0:
                     first = s
                 if s != expected:
                     probs.append(Problem(code="seq-gap" if s > expected else "seq-order",
                                          message=f"seq {s} where {expected} was expected", seq=s))
+                    broken = True
+                if typ in MARK_CODES:
+                    idx.mark_seq.append(s)
+                    idx.mark_code.append(MARK_CODES[typ])
                 last = s + n - 1
                 expected = last + 1
                 n_ev += n
+                if not broken:
+                    idx.contiguous_through = last
             idx.add(seg.pos, seg.end, first, last, seg.line0, n_rows, n_ev)
             if progress:
                 progress(self._progress_of(seg.end), total)
