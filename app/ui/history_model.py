@@ -138,7 +138,7 @@ class HistoryModel(QAbstractListModel):
         self.loading = False
         self._older_wanted = False
         self._jobs_open = []
-        self.index = None
+        self.seq_index = None
         self.index_state = "none"               # none | building | ready | failed
         self.index_elapsed = 0.0
         self.open_error: Optional[str] = None
@@ -299,7 +299,7 @@ class HistoryModel(QAbstractListModel):
 
     def _index_done(self, result):
         idx, elapsed = result
-        self.index = idx
+        self.seq_index = idx
         self.index_elapsed = elapsed
         self.index_state = "ready"
         if self.reader is not None and self.reader.index is None:
@@ -316,7 +316,7 @@ class HistoryModel(QAbstractListModel):
         if self.path is None:
             return
         self._jobs_open.append(self.jobs.submit(
-            _event_at_job, self.path, self.session_id, self.index, seq, name="event-at",
+            _event_at_job, self.path, self.session_id, self.seq_index, seq, name="event-at",
             on_done=lambda ev: self.eventFetched.emit(seq, ev),
             on_error=lambda msg: self.eventFetched.emit(seq, None)))
 
@@ -516,6 +516,6 @@ class HistoryModel(QAbstractListModel):
             "closure": len(tail.closure) if tail is not None and tail.tail else 0,
             "dropped": len(tail.dropped) if tail is not None and tail.tail else 0,
             "index": self.index_state,
-            "indexedEvents": self.index.events if self.index is not None else None,
+            "indexedEvents": self.seq_index.events if self.seq_index is not None else None,
             "loading": self.loading, "matches": len(self._matches),
         }

@@ -260,8 +260,11 @@ def _cached(cache, ckey, make):
 
 # --------------------------------------------------------------------------- content
 
+PLAUSIBLE_MS = 946_684_800_000      # 2000-01-01: earlier values are placeholders (fixtures hold 0, 7 …)
+
+
 def fmt_time(ms) -> str:
-    if not isinstance(ms, (int, float)) or ms <= 0:
+    if not isinstance(ms, (int, float)) or ms < PLAUSIBLE_MS:
         return ""
     try:
         return _time.strftime("%H:%M:%S", _time.localtime(ms / 1000))
@@ -270,7 +273,7 @@ def fmt_time(ms) -> str:
 
 
 def fmt_datetime(ms) -> str:
-    if not isinstance(ms, (int, float)) or ms <= 0:
+    if not isinstance(ms, (int, float)) or ms < PLAUSIBLE_MS:
         return ""
     try:
         return _time.strftime("%Y-%m-%d %H:%M", _time.localtime(ms / 1000))

@@ -1,0 +1,122 @@
+"""Entry point of the desktop app (qasync event loop over Qt).
+
+``run_gui(path, …)`` opens ``path`` (Harness home, project folder, session file) or the
+demo store; with ``screenshot`` it waits until the tail page is installed (and an
+optional ``select`` seq is shown), saves a PNG of the window and exits.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Optional
+
+os.environ.setdefault("QT_API", "pyside6")
+
+from PySide6.QtCore import QTimer  # noqa: E402  (PySide6 before qasync)
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+SCREENSHOT_TIMEOUT_S = 120.0
+
+
+def make_app(argv=None) -> QApplication:
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(list(argv or sys.argv[:1]))
+    app.setApplicationName("Session Lens")
+    app.setOrganizationName("session-lens")
+    app.setStyle("Fusion")
+    return app
+
+
+def parse_size(text: Optional[str]) -> Optional[tuple[int, int]]:
+    if not text:
+        return None
+    w, _, h = text.lower().partition("x")
+    return max(320, int(w)), max(240, int(h))
+
+
+async def _wait_signal(signals, timeout: float):
+    """Wait for the first of ``signals`` to fire (returns its args) or the timeout (None)."""
+    loop = asyncio.get_event_loop()
+    fut = loop.create_future()
+
+    def fire(*args):
+        if not fut.done():
+            fut.set_result(args)
+    # (no disconnect afterwards: disconnecting a Python closure from a Qt signal trips a
+    # PySide6 refcount bug at exit; a fired-after-done callback is a no-op)
+    for s in signals:
+        s.connect(fire)
+    try:
+        return await asyncio.wait_for(fut, timeout)
+    except asyncio.TimeoutError:
+        return None
+
+
+async def _settle(app, ms: int = 150):
+    for _ in range(3):
+        app.processEvents()
+        await asyncio.sleep(ms / 3000)
+
+
+async def _main(app, path, screenshot, physical, attempts, select, size, page_size, theme, request):
+    from .main_window import MainWindow
+    win = MainWindow(page_size=page_size, theme_mode=theme)
+    if size:
+        win.resize(*size)
+    win.act_physical.setChecked(bool(physical))
+    win.act_attempts.setChecked(bool(attempts))
+    win.show()
+    done = asyncio.get_event_loop().create_future()
+    app.lastWindowClosed.connect(lambda: done.done() or done.set_result(0))
+    waiters = [win.sessionLoaded, win.storeFailed]
+    if path:
+        QTimer.singleShot(0, lambda: win.open_store(path))
+    else:
+        QTimer.singleShot(0, win.open_default)
+    if screenshot:
+        rc = 0
+        from .main_window import demo_store
+        if path or (demo_store().exists() and any(demo_store().iterdir())):
+            got = await _wait_signal(waiters, SCREENSHOT_TIMEOUT_S)
+            if got is None:
+                print("session-lens gui: timed out waiting for the tail page", file=sys.stderr)
+                rc = 1
+        await _settle(app)
+        if select is not None and rc == 0:
+            QTimer.singleShot(0, lambda: win.goto_seq(int(select)))
+            if await _wait_signal([win.seqSelected], SCREENSHOT_TIMEOUT_S) is None:
+                print(f"session-lens gui: timed out selecting seq {select}", file=sys.stderr)
+                rc = 1
+            if request:
+                win.show_request_tab()
+                await _wait_signal([win.request_view.computed, win.request_view.failed], SCREENSHOT_TIMEOUT_S)
+        await _settle(app, 300)
+        img = win.grab()
+        ok = img.save(screenshot)
+        win.shutdown()
+        win.close()
+        if not ok:
+            print(f"session-lens gui: could not write {screenshot}", file=sys.stderr)
+            return 1
+        print(screenshot)
+        return rc
+    rc = await done
+    win.shutdown()
+    return rc
+
+
+def run_gui(path: Optional[str] = None, screenshot: Optional[str] = None, physical: bool = False,
+            attempts: bool = False, select: Optional[int] = None, size: Optional[str] = None,
+            page_size: int = 50, theme: str = "auto", request: bool = False) -> int:
+    os.environ.setdefault("LANG", "C.UTF-8")
+    app = make_app()
+    app.setQuitOnLastWindowClosed(False)
+    import qasync  # noqa: F401  (after PySide6)
+    return int(qasync.run(_main(app, path, screenshot, physical, attempts, select, parse_size(size),
+                                page_size, theme, request)) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(run_gui(sys.argv[1] if len(sys.argv) > 1 else None))

@@ -1,0 +1,211 @@
+"""The history list: a QListView (virtualized) with a row delegate.
+
+* Newest row at the bottom; scrolling near the top asks the model for an older page.
+* When rows are prepended (or the model is reset by a face toggle) the view keeps the
+  row that was at the top of the viewport at the same pixel position, so the content
+  does not jump; a view that was at the bottom stays at the bottom on a reset.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QListView, QMenu
+
+from .history_delegate import HistoryDelegate
+from .history_model import ROW_ROLE, HistoryModel
+from .theme import Theme
+
+
+class HistoryView(QListView):
+    rowsPainted = Signal()            # first paint after a tail install
+    copyRequested = Signal(str)       # what = text | raw | seq
+    rowActivated = Signal(int)
+
+    def __init__(self, theme: Theme, parent=None):
+        super().__init__(parent)
+        self.setObjectName("history")
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setUniformItemSizes(False)
+        self.setLayoutMode(QListView.LayoutMode.SinglePass)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setWordWrap(True)
+        self.setSpacing(0)
+        self.setMouseTracking(False)
+        self.verticalScrollBar().setSingleStep(24)
+        self.delegate = HistoryDelegate(self, theme)
+        self.setItemDelegate(self.delegate)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._context_menu)
+        self._anchor = None
+        self._painted = True
+        self._follow_bottom = True
+        self.verticalScrollBar().valueChanged.connect(self._on_scroll)
+        self._fill_timer = QTimer(self)
+        self._fill_timer.setSingleShot(True)
+        self._fill_timer.setInterval(0)
+        self._fill_timer.timeout.connect(self._maybe_fetch_older)
+
+    # ------------------------------------------------------------------ model hookup
+    def setModel(self, model: HistoryModel) -> None:
+        super().setModel(model)
+        model.rowsAboutToBeInserted.connect(self._before_insert)
+        model.rowsInserted.connect(self._after_insert)
+        model.modelAboutToBeReset.connect(self._before_reset)
+        model.modelReset.connect(self._after_reset)
+        model.tailInstalled.connect(self._on_tail)
+
+    def hmodel(self) -> HistoryModel:
+        return self.model()
+
+    def set_theme(self, theme: Theme) -> None:
+        self.delegate.set_theme(theme)
+        self.relayout()
+
+    def relayout(self) -> None:
+        self.delegate.clear_cache()
+        self.scheduleDelayedItemsLayout()
+        self.viewport().update()
+
+    def resizeEvent(self, e):
+        at_bottom = self.at_bottom()
+        super().resizeEvent(e)
+        if at_bottom:
+            QTimer.singleShot(0, self.scrollToBottom)
+
+    # ------------------------------------------------------------------ anchors
+    def at_bottom(self) -> bool:
+        sb = self.verticalScrollBar()
+        return sb.value() >= sb.maximum() - 2
+
+    def _top_anchor(self):
+        m = self.model()
+        if m is None or m.rowCount() == 0:
+            return None
+        idx = self.indexAt(QPoint(8, 2))
+        if not idx.isValid():
+            idx = self.indexAt(QPoint(8, self.viewport().height() // 2))
+        if not idx.isValid():
+            return None
+        row = idx.data(ROW_ROLE)
+        return (row.key, self.visualRect(idx).top())
+
+    def _before_insert(self, parent: QModelIndex, first: int, last: int):
+        if first == 0:
+            self._anchor = ("prepend", self._top_anchor(), self.at_bottom())
+
+    def _after_insert(self, parent: QModelIndex, first: int, last: int):
+        if first == 0 and self._anchor is not None:
+            self._restore(self._anchor)
+            self._anchor = None
+
+    def _before_reset(self):
+        sel = self.currentIndex()
+        sel_key = sel.data(ROW_ROLE).key if sel.isValid() and sel.data(ROW_ROLE) is not None else None
+        self._anchor = ("reset", self._top_anchor(), self.at_bottom(), sel_key)
+
+    def _after_reset(self):
+        a = self._anchor
+        self._anchor = None
+        if a is None:
+            return
+        m = self.hmodel()
+        sel_key = a[3] if len(a) > 3 else None
+        if sel_key is not None:
+            r = m.row_for_key(sel_key)
+            if r is not None:
+                self.setCurrentIndex(m.index(r, 0))
+        self._restore(a)
+
+    def _restore(self, a):
+        kind, top, at_bottom = a[0], a[1], a[2]
+        self.doItemsLayout()
+        if kind == "reset" and at_bottom:
+            self.scrollToBottom()
+            return
+        if top is None:
+            return
+        key, y = top
+        r = self.hmodel().row_for_key(key)
+        if r is None:
+            return
+        rect = self.visualRect(self.model().index(r, 0))
+        sb = self.verticalScrollBar()
+        sb.setValue(sb.value() + rect.top() - y)
+        self._fill_timer.start()
+
+    def _on_tail(self):
+        self._painted = False
+        self.doItemsLayout()
+        self.scrollToBottom()
+        self._fill_timer.start()
+
+    # ------------------------------------------------------------------ older pages
+    def _threshold(self) -> int:
+        return max(120, self.viewport().height() // 3)
+
+    def _on_scroll(self, value: int):
+        if value <= self._threshold():
+            self._fill_timer.start()
+
+    def _maybe_fetch_older(self):
+        m = self.model()
+        if m is None or not m.has_more or m.loading:
+            return
+        if self.verticalScrollBar().value() <= self._threshold():
+            m.request_older()
+
+    # ------------------------------------------------------------------ paint hook
+    def paintEvent(self, e):
+        super().paintEvent(e)
+        if not self._painted and self.model() is not None and self.model().rowCount() > 0:
+            self._painted = True
+            self.rowsPainted.emit()
+
+    # ------------------------------------------------------------------ keys / menu
+    def keyPressEvent(self, e):
+        if e.matches(QKeySequence.StandardKey.Copy):
+            self.copy_current("text")
+            return
+        super().keyPressEvent(e)
+
+    def current_row(self):
+        idx = self.currentIndex()
+        return idx.data(ROW_ROLE) if idx.isValid() else None
+
+    def copy_current(self, what: str = "text") -> Optional[str]:
+        row = self.current_row()
+        if row is None:
+            return None
+        if what == "raw":
+            if row.bad is not None:
+                text = row.bad.raw.decode("utf-8", errors="replace")
+            elif row.event is not None and row.event.raw:
+                text = row.event.raw.decode("utf-8", errors="replace")
+            elif row.event is not None:
+                import json
+                text = json.dumps(row.event.envelope(), ensure_ascii=False)
+            else:
+                text = ""
+        elif what == "seq":
+            text = "" if row.seq is None else str(row.seq)
+        else:
+            text = row.copy_text()
+        QApplication.clipboard().setText(text)
+        self.copyRequested.emit(what)
+        return text
+
+    def _context_menu(self, pos: QPoint):
+        idx = self.indexAt(pos)
+        if not idx.isValid():
+            return
+        self.setCurrentIndex(idx)
+        menu = QMenu(self)
+        for label, what in (("Copy text", "text"), ("Copy raw JSON row", "raw"), ("Copy seq", "seq")):
+            act = QAction(label, menu)
+            act.triggered.connect(lambda _=False, w=what: self.copy_current(w))
+            menu.addAction(act)
+        menu.exec(self.viewport().mapToGlobal(pos))

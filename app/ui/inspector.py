@@ -1,0 +1,215 @@
+"""Event inspector: the selected row's seq, links, presenter view and raw JSON.
+
+Raw JSON is pretty-printed from the row's stored bytes (a packed row shows the stored
+packed row and the expanded member).  All transcript text is plain text: the only
+rich-text label holds links this module generates from integers.
+"""
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextEdit, QVBoxLayout, QWidget
+
+from .history_delegate import DocBuilder, mono_font
+from .rows import Block, Content, Row, pretty_json
+from .theme import Theme
+
+MAX_RAW_DISPLAY = 400_000
+
+
+def pretty_raw(raw: bytes) -> str:
+    """Stored row bytes pretty-printed (or as text when they are not JSON)."""
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        return json.dumps(json.loads(text), ensure_ascii=False, indent=2)
+    except ValueError:
+        return text
+
+
+def view_content(view: dict) -> Content:
+    """A presenter view, unabridged, for the inspector."""
+    blocks = []
+    for k in ("summary", "status", "command", "exitCode", "path", "query", "agent"):
+        if view.get(k) is not None and view.get(k) != "":
+            blocks.append(Block("mono" if k == "command" else "text", str(view[k]), label=k))
+    if isinstance(view.get("items"), list) and view["items"]:
+        blocks.append(Block("mono", pretty_json(view["items"]), label="items"))
+    for s in view.get("sections") or []:
+        if isinstance(s, dict):
+            style = "diff" if s.get("lang") == "diff" else ("mono" if s.get("mono") else "text")
+            blocks.append(Block(style, str(s.get("text", "")), label=str(s.get("label") or "section")))
+    badge = f"{view.get('for', '?').upper()} VIEW"
+    title = f"{view.get('card', '?')} card · {view.get('tool', '')} · {view.get('title', '')}".strip(" ·")
+    pills = [("fallback (generic card)", "warn")] if view.get("fallback") else []
+    return Content(badge=badge, title=title, blocks=blocks, pills=pills)
+
+
+class EventInspector(QWidget):
+    seqLinkActivated = Signal(int)
+
+    def __init__(self, theme: Theme, parent=None):
+        super().__init__(parent)
+        self.theme = theme
+        self.row: Optional[Row] = None
+        self.focus_seq: Optional[int] = None
+        self.shown_event = None
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        self.title = QLabel("No row selected")
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        self.title.setWordWrap(True)
+        f = self.title.font()
+        f.setBold(True)
+        self.title.setFont(f)
+        lay.addWidget(self.title)
+        self.where = QLabel("")
+        self.where.setTextFormat(Qt.TextFormat.PlainText)
+        self.where.setWordWrap(True)
+        lay.addWidget(self.where)
+        # links: rich text, but built only from integers (never transcript text)
+        self.links = QLabel("")
+        self.links.setTextFormat(Qt.TextFormat.RichText)
+        self.links.setWordWrap(True)
+        self.links.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse |
+                                           Qt.TextInteractionFlag.LinksAccessibleByKeyboard)
+        self.links.linkActivated.connect(self._on_link)
+        lay.addWidget(self.links)
+        split = QSplitter(Qt.Orientation.Vertical)
+        self.view_box = QTextEdit()
+        self.view_box.setReadOnly(True)
+        self.view_box.setAcceptRichText(False)
+        self.view_box.setObjectName("presenterView")
+        split.addWidget(self.view_box)
+        self.raw = QPlainTextEdit()
+        self.raw.setReadOnly(True)
+        self.raw.setObjectName("rawJson")
+        self.raw.setFont(mono_font())
+        self.raw.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        split.addWidget(self.raw)
+        split.setSizes([220, 400])
+        lay.addWidget(split, 1)
+        self.view_box.hide()
+        self.link_seqs: list = []
+
+    def set_theme(self, theme: Theme):
+        self.theme = theme
+        if self.row is not None or self.shown_event is not None:
+            self.show_row(self.row, self.focus_seq, self.shown_event)
+
+    def clear(self):
+        self.row = None
+        self.shown_event = None
+        self.focus_seq = None
+        self.title.setText("No row selected")
+        self.where.setText("")
+        self.links.setText("")
+        self.link_seqs = []
+        self.view_box.clear()
+        self.view_box.hide()
+        self.raw.setPlainText("")
+
+    def _on_link(self, href: str):
+        if href.startswith("seq:"):
+            try:
+                self.seqLinkActivated.emit(int(href[4:]))
+            except ValueError:
+                pass
+
+    def _set_links(self, groups: list):
+        """groups: [(label, [seq…])] (labels are fixed strings of this module)."""
+        parts = []
+        self.link_seqs = []
+        for label, seqs in groups:
+            seqs = [int(s) for s in seqs if isinstance(s, int)]
+            if not seqs:
+                continue
+            self.link_seqs.extend(seqs)
+            shown = seqs[:200]
+            links = " ".join(f'<a href="seq:{s}">{s}</a>' for s in shown)
+            more = f" … (+{len(seqs) - len(shown)})" if len(seqs) > len(shown) else ""
+            parts.append(f"{label}: {links}{more}")
+        self.links.setText("<br>".join(parts))
+
+    def show_row(self, row: Optional[Row], focus_seq: Optional[int] = None, event=None, note: str = ""):
+        """Show ``row`` (or, for a seq with no row, ``event``); ``focus_seq`` picks a member."""
+        self.row, self.focus_seq, self.shown_event = row, focus_seq, event
+        ev = event
+        if ev is None and row is not None:
+            ev = row.event
+            if focus_seq is not None and row.chunks and focus_seq != row.seq:
+                for c in row.chunks:
+                    if c.seq == focus_seq:
+                        ev = c
+                        break
+        if row is not None and row.bad is not None:
+            b = row.bad
+            self.title.setText(f"{b.kind} row — not an event")
+            where = [f"line {b.line}" if b.line else None, f"byte {b.offset}" if b.offset is not None and b.offset >= 0 else None]
+            self.where.setText(" · ".join(w for w in where if w) + f"\n{b.reason}")
+            self._set_links([])
+            self.view_box.hide()
+            self._set_raw(b.raw.decode("utf-8", errors="replace"))
+            return
+        if ev is None:
+            self.clear()
+            return
+        self.title.setText(f"{ev.type} · seq {ev.seq}" + (f"  ({note})" if note else ""))
+        where = []
+        if ev.synthesized:
+            where.append("synthesized by the logical closure — not on disk")
+        else:
+            if ev.line:
+                where.append(f"line {ev.line}")
+            if ev.offset is not None and ev.offset >= 0:
+                where.append(f"byte {ev.offset}")
+            if ev.packed:
+                where.append(f"packed {ev.packed} row, member {ev.member}")
+        if ev.legacy:
+            where.append(f"legacy shape converted in memory: {ev.legacy}")
+        if not ev.known:
+            where.append("unknown event type")
+        if row is not None and "dropped" in row.marks:
+            where.append("a repair would truncate this row")
+        if row is not None and row.attempt is not None:
+            a = row.attempt
+            where.append(f"attempt seq {a.first_seq}–{a.last_seq}: {a.status}"
+                         + (f" — {a.failure_reason()}" if a.failed else ""))
+        self.where.setText(" · ".join(where))
+        groups = []
+        if ev.source_event_seqs:
+            groups.append(("sourceEventSeqs", list(ev.source_event_seqs)))
+        if ev.is_replace:
+            op = ev.surface_op
+            groups.append(("replaces", [op.get("start"), op.get("end")]))
+        if row is not None and row.call is not None and ev is row.event:
+            groups.append(("tool call", [row.call.seq]))
+        if row is not None and row.chunks and (row.kind != "assistant" or ev is row.event):
+            seqs = [c.seq for c in row.chunks]
+            groups.append(("chunks", seqs if len(seqs) <= 12 else [seqs[0], seqs[-1]]))
+        if row is not None and row.attempt is not None and getattr(row.attempt, "retry_seq", None) is not None:
+            groups.append(("retry", [row.attempt.retry_seq]))
+        self._set_links(groups)
+        view = row.view if (row is not None and ev is row.event) else None
+        if isinstance(view, dict):
+            b = DocBuilder(self.theme, self.view_box.font())
+            doc = b.build(view_content(view), "tool-call" if view.get("for") == "call" else "tool-result",
+                          max(200, self.view_box.viewport().width() - 8))
+            doc.setParent(self.view_box)
+            self.view_box.setDocument(doc)
+            self.view_box.show()
+        else:
+            self.view_box.hide()
+        if ev.synthesized or not ev.raw:
+            self._set_raw("// synthesized (not stored): the logical event\n" + pretty_json(ev.envelope()))
+        elif ev.packed:
+            self._set_raw(f"// stored row (packed {ev.packed}; this event is member {ev.member})\n"
+                          + pretty_raw(ev.raw) + "\n\n// expanded logical event\n" + pretty_json(ev.envelope()))
+        else:
+            self._set_raw(pretty_raw(ev.raw))
+
+    def _set_raw(self, text: str):
+        if len(text) > MAX_RAW_DISPLAY:
+            text = text[:MAX_RAW_DISPLAY] + f"\n… ({len(text) - MAX_RAW_DISPLAY:,} more characters; Copy raw JSON row has all)"
+        self.raw.setPlainText(text)

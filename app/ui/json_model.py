@@ -1,0 +1,125 @@
+"""A lazy tree model over decoded JSON (children are made when first asked for).
+
+Used by the request inspector: a request can hold thousands of messages, so nothing is
+expanded up front.  Values are shown as plain text (Qt item views never parse markup in
+DisplayRole strings).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
+
+PREVIEW = 160
+
+
+class _Node:
+    __slots__ = ("key", "value", "parent", "row", "_kids")
+
+    def __init__(self, key, value, parent, row):
+        self.key, self.value, self.parent, self.row = key, value, parent, row
+        self._kids: Optional[list] = None
+
+    @property
+    def kids(self) -> list:
+        if self._kids is None:
+            v = self.value
+            if isinstance(v, dict):
+                self._kids = [_Node(k, x, self, i) for i, (k, x) in enumerate(v.items())]
+            elif isinstance(v, list):
+                self._kids = [_Node(i, x, self, i) for i, x in enumerate(v)]
+            else:
+                self._kids = []
+        return self._kids
+
+    def has_kids(self) -> bool:
+        v = self.value
+        return isinstance(v, (dict, list)) and len(v) > 0
+
+
+def preview(v: Any) -> str:
+    if isinstance(v, dict):
+        if "role" in v and "content" in v:
+            text = ""
+            for b in v.get("content") or []:
+                if isinstance(b, dict) and b.get("type") == "text":
+                    text = str(b.get("text", ""))
+                    break
+            first = text.split("\n", 1)[0]
+            return f"{v.get('role')}: {first[:PREVIEW]}" if first else f"{v.get('role')} · {len(v.get('content') or [])} blocks"
+        return f"{{{len(v)} keys}}"
+    if isinstance(v, list):
+        return f"[{len(v)} items]"
+    if isinstance(v, str):
+        first = v.split("\n", 1)[0]
+        more = "…" if len(first) > PREVIEW or "\n" in v else ""
+        return json.dumps(first[:PREVIEW], ensure_ascii=False)[:-1] + more + '"'
+    return json.dumps(v, ensure_ascii=False)
+
+
+class JsonTreeModel(QAbstractItemModel):
+    def __init__(self, value: Any = None, parent=None):
+        super().__init__(parent)
+        self._root = _Node("", value, None, 0)
+
+    def set_value(self, value: Any) -> None:
+        self.beginResetModel()
+        self._root = _Node("", value, None, 0)
+        self.endResetModel()
+
+    def node(self, index: QModelIndex) -> _Node:
+        return index.internalPointer() if index.isValid() else self._root
+
+    def value_at(self, index: QModelIndex) -> Any:
+        return self.node(index).value
+
+    def path_of(self, index: QModelIndex) -> str:
+        parts = []
+        n = self.node(index)
+        while n is not None and n.parent is not None:
+            parts.append(f"[{n.key}]" if isinstance(n.key, int) else f".{n.key}")
+            n = n.parent
+        return "".join(reversed(parts)) or "(request)"
+
+    def index(self, row, column, parent=QModelIndex()):
+        p = self.node(parent)
+        kids = p.kids
+        if not (0 <= row < len(kids)) or not (0 <= column < 2):
+            return QModelIndex()
+        return self.createIndex(row, column, kids[row])
+
+    def parent(self, index=QModelIndex()):
+        if not index.isValid():
+            return QModelIndex()
+        n: _Node = index.internalPointer()
+        p = n.parent
+        if p is None or p is self._root:
+            return QModelIndex()
+        return self.createIndex(p.row, 0, p)
+
+    def rowCount(self, parent=QModelIndex()):
+        if parent.isValid() and parent.column() != 0:
+            return 0
+        return len(self.node(parent).kids)
+
+    def hasChildren(self, parent=QModelIndex()):
+        return self.node(parent).has_kids() if parent.isValid() else bool(self._root.kids)
+
+    def columnCount(self, parent=QModelIndex()):
+        return 2
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        n: _Node = index.internalPointer()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return str(n.key) if index.column() == 0 else preview(n.value)
+        if role == Qt.ItemDataRole.ToolTipRole and index.column() == 1 and isinstance(n.value, str):
+            return None
+        return None
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return ("key", "value")[section]
+        return None

@@ -1,0 +1,165 @@
+"""Request inspector: the exact request at a row's dispatch boundary (spec §3).
+
+``request_at`` folds the prefix from seq 0, so it always runs in a worker on its own
+reader; stale answers (the selection moved on) are dropped.
+"""
+from __future__ import annotations
+
+import json
+import time
+from typing import Optional
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter, QTreeView,
+                               QVBoxLayout, QWidget, QApplication)
+
+from .history_delegate import mono_font
+from .json_model import JsonTreeModel
+from .workers import Jobs
+
+REQUEST_KINDS = ("assistant", "streaming", "attempt-failed", "attempt-open", "step-start", "step-end")
+
+
+def _request_job(job, path: str, session_id: Optional[str], seq: int):
+    from ..log.analysis import request_at
+    from ..store.faces import open_reader
+    t0 = time.perf_counter()
+    r = open_reader(path, session_id)
+    try:
+        out = request_at(r, seq)
+    finally:
+        r.close()
+    out["elapsed"] = time.perf_counter() - t0
+    return out
+
+
+def request_seq_for(row) -> Optional[int]:
+    """The seq naming the dispatch of a row (None: no request for this kind of row)."""
+    if row is None or row.kind not in REQUEST_KINDS or row.seq is None:
+        return None
+    if row.synthesized:
+        return None
+    if row.kind in ("streaming", "attempt-failed", "attempt-open"):
+        return row.first_seq
+    return row.seq
+
+
+class RequestView(QWidget):
+    computed = Signal(int)          # seq whose request is shown
+    failed = Signal(int, str)
+
+    def __init__(self, jobs: Jobs, parent=None):
+        super().__init__(parent)
+        self.jobs = jobs
+        self._job = None
+        self._want: Optional[tuple] = None
+        self.result: Optional[dict] = None
+        self.shown_seq: Optional[int] = None
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        self.status = QLabel("Select an assistant or step row to see the exact request sent at its dispatch.")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setWordWrap(True)
+        lay.addWidget(self.status)
+        self.summary = QLabel("")
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        self.summary.setWordWrap(True)
+        lay.addWidget(self.summary)
+        split = QSplitter(Qt.Orientation.Vertical)
+        self.tree = QTreeView()
+        self.tree.setUniformRowHeights(True)
+        self.tree_model = JsonTreeModel(None, self)
+        self.tree.setModel(self.tree_model)
+        self.tree.setColumnWidth(0, 150)
+        self.tree.selectionModel().currentChanged.connect(self._on_node)
+        split.addWidget(self.tree)
+        self.detail = QPlainTextEdit()
+        self.detail.setReadOnly(True)
+        self.detail.setFont(mono_font())
+        self.detail.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        split.addWidget(self.detail)
+        split.setSizes([300, 200])
+        lay.addWidget(split, 1)
+        row = QHBoxLayout()
+        self.copy_btn = QPushButton("Copy request JSON")
+        self.copy_btn.setEnabled(False)
+        self.copy_btn.clicked.connect(self._copy)
+        row.addStretch(1)
+        row.addWidget(self.copy_btn)
+        lay.addLayout(row)
+
+    def clear(self, message: str = "") -> None:
+        if self._job is not None:
+            self._job.cancel()
+            self._job = None
+        self._want = None
+        self.result = None
+        self.shown_seq = None
+        self.tree_model.set_value(None)
+        self.detail.setPlainText("")
+        self.summary.setText("")
+        self.copy_btn.setEnabled(False)
+        self.status.setText(message or "Select an assistant or step row to see the exact request sent at its dispatch.")
+
+    def compute(self, path: str, session_id: Optional[str], seq: int) -> None:
+        want = (path, session_id, seq)
+        if want == self._want:
+            return
+        self.clear()
+        self._want = want
+        self.status.setText(f"Computing the request at seq {seq} (folding the log prefix)…")
+        self._job = self.jobs.submit(_request_job, path, session_id, seq, name="request",
+                                     on_done=lambda res, s=seq: self._done(s, res),
+                                     on_error=lambda msg, s=seq: self._fail(s, msg))
+
+    def _done(self, seq: int, res: dict):
+        self._job = None
+        self.result = res
+        self.shown_seq = seq
+        req = res.get("request") or {}
+        msgs = req.get("messages") or []
+        tools = req.get("tools")
+        ntools = len(tools) if isinstance(tools, list) else (tools if isinstance(tools, str) else 0)
+        cfg = {k: v for k, v in req.items() if k not in ("messages", "system", "tools", "sessionId")}
+        self.status.setText(f"Request at the dispatch boundary seq {res.get('boundary')} "
+                            f"(asked for seq {seq}; computed in {res.get('elapsed', 0) * 1000:.0f} ms)")
+        self.summary.setText(f"header from seq {res.get('headerSeq')} · {len(msgs)} messages · tools: {ntools} · "
+                             f"system: {'yes' if req.get('system') else 'no'} · config: "
+                             + json.dumps(cfg, ensure_ascii=False)[:300])
+        ordered = {}
+        for k in ("provider", "model"):
+            if k in req:
+                ordered[k] = req[k]
+        ordered.update(cfg)
+        for k in ("system", "tools", "messages", "sessionId"):
+            if k in req:
+                ordered[k] = req[k]
+        self.tree_model.set_value(ordered)
+        for r in range(self.tree_model.rowCount()):
+            ix = self.tree_model.index(r, 0)
+            if self.tree_model.node(ix).key == "messages":
+                self.tree.expand(ix)
+        self.detail.setPlainText(json.dumps(cfg, ensure_ascii=False, indent=2))
+        self.copy_btn.setEnabled(True)
+        self.computed.emit(seq)
+
+    def _fail(self, seq: int, msg: str):
+        self._job = None
+        self._want = None
+        self.status.setText(f"No request for seq {seq}: {msg}")
+        self.failed.emit(seq, msg)
+
+    def _on_node(self, cur, prev):
+        if not cur.isValid():
+            return
+        ix = cur.sibling(cur.row(), 0)
+        v = self.tree_model.value_at(ix)
+        path = self.tree_model.path_of(ix)
+        text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, indent=2)
+        if len(text) > 500_000:
+            text = text[:500_000] + "\n… (truncated for display; Copy request JSON has everything)"
+        self.detail.setPlainText(f"{path}\n\n{text}")
+
+    def _copy(self):
+        if self.result is not None:
+            QApplication.clipboard().setText(json.dumps(self.result.get("request"), ensure_ascii=False, indent=2))

@@ -1,0 +1,103 @@
+"""Session list panel: filter box + lineage tree (fork and subagent children under parents)."""
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QLineEdit, QTreeView, QVBoxLayout, QWidget
+
+from .session_model import INFO_ROLE, SessionFilterModel, SessionTreeModel
+
+
+class SessionPanel(QWidget):
+    sessionActivated = Signal(object)     # SessionInfo
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.model = SessionTreeModel(self)
+        self.proxy = SessionFilterModel(self)
+        self.proxy.setSourceModel(self.model)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.setSpacing(4)
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter sessions (title, id, folder)")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.setObjectName("sessionFilter")
+        self._filter_timer = QTimer(self)
+        self._filter_timer.setSingleShot(True)
+        self._filter_timer.setInterval(120)
+        self._filter_timer.timeout.connect(self._apply_filter)
+        self.filter.textChanged.connect(lambda _t: self._filter_timer.start())
+        lay.addWidget(self.filter)
+        self.tree = QTreeView()
+        self.tree.setObjectName("sessionTree")
+        self.tree.setModel(self.proxy)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideRight)
+        h = self.tree.header()
+        h.setStretchLastSection(True)
+        h.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        self.tree.setColumnWidth(0, 230)
+        self.tree.setColumnWidth(1, 120)
+        self.tree.selectionModel().currentChanged.connect(self._on_current)
+        lay.addWidget(self.tree, 1)
+        self.count = QLabel("")
+        self.count.setTextFormat(Qt.TextFormat.PlainText)
+        lay.addWidget(self.count)
+        self.model.modelReset.connect(self._update_count)
+
+    def _apply_filter(self):
+        self.proxy.set_needle(self.filter.text())
+        if self.filter.text():
+            self.tree.expandAll()
+        self._update_count()
+
+    def _update_count(self):
+        n = self.model.session_count
+        lst = self.model.listing
+        kind = f" · {lst.kind}" if lst is not None else ""
+        shown = ""
+        if self.filter.text():
+            shown = f" · filter: {self._visible_count()} shown"
+        self.count.setText(f"{n} session{'s' if n != 1 else ''}{kind}{shown}")
+
+    def _visible_count(self) -> int:
+        def count(parent):
+            c = 0
+            for r in range(self.proxy.rowCount(parent)):
+                ix = self.proxy.index(r, 0, parent)
+                c += 1 + count(ix)
+            return c
+        return count(QModelIndex())
+
+    def set_listing(self, listing, tree):
+        self.model.set_listing(listing, tree)
+        self.tree.expandToDepth(2)
+        self._update_count()
+
+    def _on_current(self, cur, prev):
+        if not cur.isValid():
+            return
+        info = self.proxy.data(cur.sibling(cur.row(), 0), INFO_ROLE)
+        if info is not None:
+            self.sessionActivated.emit(info)
+
+    def select_first(self):
+        ix = self.proxy.index(0, 0)
+        if ix.isValid():
+            self.tree.setCurrentIndex(ix)
+
+    def select_key(self, key) -> bool:
+        src = self.model.index_for_key(key)
+        if not src.isValid():
+            return False
+        ix = self.proxy.mapFromSource(src)
+        if ix.isValid():
+            self.tree.setCurrentIndex(ix)
+            return True
+        return False
+
+    def current_info(self):
+        cur = self.tree.currentIndex()
+        return self.proxy.data(cur.sibling(cur.row(), 0), INFO_ROLE) if cur.isValid() else None

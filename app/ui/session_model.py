@@ -1,0 +1,221 @@
+"""Session list view model: the lineage tree of a store (headers only), titles filled later.
+
+``discover`` (header reads only) and ``quick_title`` (a bounded tail window per file)
+run in workers; this model only holds their results.  No widgets here.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Optional
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QSortFilterProxyModel, Qt
+
+from .rows import fmt_datetime
+
+INFO_ROLE = Qt.ItemDataRole.UserRole + 1
+FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
+COLUMNS = ("Session", "Created", "Folder")
+
+
+def discover_job(job, path: str):
+    from ..store.discovery import discover
+    t0 = time.perf_counter()
+    listing = discover(path)
+    tree = listing.tree()
+    return listing, tree, time.perf_counter() - t0
+
+
+def titles_job(job, sessions: list):
+    """quick_title for each session, streamed in batches (UI updates as they come)."""
+    from ..store.discovery import quick_title
+    batch: dict = {}
+    last = time.perf_counter()
+    for i, info in enumerate(sessions):
+        job.check()
+        try:
+            t = quick_title(info)
+        except Exception:
+            t = None
+        if t:
+            batch[info.key] = t
+        now = time.perf_counter()
+        if batch and (now - last > 0.1 or len(batch) >= 200):
+            job.stream(batch)
+            batch, last = {}, now
+    if batch:
+        job.stream(batch)
+    return len(sessions)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+class _Node:
+    __slots__ = ("info", "parent", "row", "kids")
+
+    def __init__(self, info, parent, row):
+        self.info, self.parent, self.row = info, parent, row
+        self.kids: list = []
+
+
+class SessionTreeModel(QAbstractItemModel):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._root = _Node(None, None, 0)
+        self._by_key: dict = {}
+        self.titles: dict = {}
+        self.listing = None
+
+    def set_listing(self, listing, tree) -> None:
+        self.beginResetModel()
+        self.listing = listing
+        self._root = _Node(None, None, 0)
+        self._by_key = {}
+        self.titles = {}
+
+        def add(parent, subtree):
+            for i, (info, kids) in enumerate(subtree):
+                n = _Node(info, parent, i)
+                parent.kids.append(n)
+                self._by_key[info.key] = n
+                if info.title:
+                    self.titles[info.key] = info.title
+                add(n, kids)
+        add(self._root, tree)
+        self.endResetModel()
+
+    def clear(self) -> None:
+        self.set_listing(None, [])
+
+    @property
+    def session_count(self) -> int:
+        return len(self._by_key)
+
+    def sessions(self) -> list:
+        """All SessionInfo in display order (depth first)."""
+        out = []
+
+        def walk(n):
+            for k in n.kids:
+                out.append(k.info)
+                walk(k)
+        walk(self._root)
+        return out
+
+    def set_titles(self, titles: dict) -> None:
+        for key, t in titles.items():
+            n = self._by_key.get(key)
+            if n is None:
+                continue
+            self.titles[key] = t
+            n.info.title = t
+            ix = self.createIndex(n.row, 0, n)
+            self.dataChanged.emit(ix, ix, [Qt.ItemDataRole.DisplayRole, FILTER_ROLE])
+
+    def index_for_key(self, key) -> QModelIndex:
+        n = self._by_key.get(key)
+        return self.createIndex(n.row, 0, n) if n is not None else QModelIndex()
+
+    def first_index(self) -> QModelIndex:
+        return self.index(0, 0) if self._root.kids else QModelIndex()
+
+    # ---- Qt API
+    def _node(self, index) -> _Node:
+        return index.internalPointer() if index.isValid() else self._root
+
+    def index(self, row, column, parent=QModelIndex()):
+        p = self._node(parent)
+        if 0 <= row < len(p.kids) and 0 <= column < len(COLUMNS):
+            return self.createIndex(row, column, p.kids[row])
+        return QModelIndex()
+
+    def parent(self, index=QModelIndex()):
+        if not index.isValid():
+            return QModelIndex()
+        p = index.internalPointer().parent
+        if p is None or p is self._root:
+            return QModelIndex()
+        return self.createIndex(p.row, 0, p)
+
+    def rowCount(self, parent=QModelIndex()):
+        if parent.isValid() and parent.column() != 0:
+            return 0
+        return len(self._node(parent).kids)
+
+    def columnCount(self, parent=QModelIndex()):
+        return len(COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def label(self, info) -> str:
+        t = self.titles.get(info.key) or info.title
+        base = t if t else f"{info.id[:12]}{'…' if len(info.id) > 12 else ''}"
+        h = info.header or {}
+        if info.parent:
+            if h.get("origin") == "subagent":
+                base = f"⤷ subagent · {base}"
+            elif h.get("seedLength") is not None:
+                base = f"⑂ fork · {base}"
+            else:
+                base = f"⤷ {base}"
+        if info.live:
+            base += "  ● live"
+        return base
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        info = index.internalPointer().info
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == 0:
+                return self.label(info)
+            if col == 1:
+                return fmt_datetime(info.created_at) or "—"
+            if col == 2:
+                return info.cwd or "—"
+        if role == INFO_ROLE:
+            return info
+        if role == FILTER_ROLE:
+            return " ".join(str(x) for x in (self.titles.get(info.key) or "", info.id, info.cwd or "",
+                                             os.path.basename(os.path.dirname(info.path)))).casefold()
+        if role == Qt.ItemDataRole.ToolTipRole:
+            lines = [f"id: {info.id}", f"file: {info.path}", f"format: {info.format} · {_size(info.size)}"]
+            if info.parent:
+                lines.append(f"parent: {info.parent}")
+            if (info.header or {}).get("seedLength") is not None:
+                lines.append(f"fork seed: {info.header['seedLength']} events")
+            for p in info.problems or []:
+                lines.append(f"problem: {p}")
+            return "\n".join(lines)
+        return None
+
+
+class SessionFilterModel(QSortFilterProxyModel):
+    """Case-insensitive filter on title, id and cwd; a match keeps its ancestors visible."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setRecursiveFilteringEnabled(True)
+        self.setFilterRole(FILTER_ROLE)
+        self._needle = ""
+
+    def set_needle(self, text: str) -> None:
+        self._needle = (text or "").casefold().strip()
+        self.invalidateFilter()
+
+    def filterAcceptsRow(self, source_row, source_parent):
+        if not self._needle:
+            return True
+        ix = self.sourceModel().index(source_row, 0, source_parent)
+        hay = self.sourceModel().data(ix, FILTER_ROLE) or ""
+        return all(w in hay for w in self._needle.split())
