@@ -32,7 +32,7 @@ def test_bash_call_and_blocked_result():
 
 
 def test_edit_yields_a_diff_and_todo_items():
-    evs = LogReader.open(str(fixture("examples/acp-agent/tests/snapshots/workspace-edit/session.jsonl"))).events()
+    evs = LogReader.open(str(fixture("examples/acp-agent/tests/snapshots/fs-edit/session.jsonl"))).events()
     views = views_for_page(evs)
     diffs = [views[e.seq] for e in evs if e.type == "tool/call" and views[e.seq]["card"] == "diff"]
     assert diffs and diffs[0]["path"] and diffs[0]["sections"][0]["text"].startswith("--- a/")
