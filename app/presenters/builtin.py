@@ -19,7 +19,7 @@ def _first_line(s: str, n: int = 100) -> str:
 def shell_call(a):
     cmd = a.get("command") or a.get("text") or ""
     v = {"card": "terminal", "title": f"$ {_first_line(cmd)}", "summary": a.get("description") or "",
-         "command": cmd, "sections": [section("command", cmd)]}
+         "command": cmd, "sections": []}
     if a.get("run_in_background"):
         v["summary"] = (v["summary"] + " (background)").strip()
     return v
