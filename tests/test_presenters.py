@@ -55,7 +55,7 @@ def test_result_whose_call_is_on_another_page_is_generic():
 def test_hostile_and_broken_inputs_stay_plain_text():
     hostile = "<script>alert(1)</script><b>x</b>"
     v = present_call("bash", json.dumps({"command": hostile}))
-    assert v["command"] == hostile and v["sections"][0]["text"] == hostile
+    assert v["command"] == hostile and v["title"] == "$ " + hostile
     assert present_call("bash", "{not json")["fallback"] == "bad-json"
     assert present_call("no_such_tool", "{}")["fallback"] == "unknown-tool"
     big = present_call("write", json.dumps({"file_path": "/x", "content": "y" * 200_000}))
