@@ -15,7 +15,6 @@ from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QFontData
                            QTextBlockFormat, QTextCharFormat, QTextCursor, QTextDocument, QTextOption)
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate
 
-from .history_model import ROW_ROLE
 from .rows import Content, Row
 from .theme import Theme
 
@@ -40,6 +39,17 @@ def mono_font(size_pt: Optional[float] = None) -> QFont:
     if size_pt:
         f.setPointSizeF(size_pt)
     return f
+
+
+def row_of(index):
+    """The Row of an index, read from the model directly.
+
+    (Not ``index.data(role)``: in PySide6 6.12 a Python model answering None through
+    ``QModelIndex.data`` called from Python over-releases None, crashing at exit.)
+    """
+    if not index.isValid():
+        return None
+    return index.model().row_at(index.row())
 
 
 class DocBuilder:
@@ -214,7 +224,7 @@ class HistoryDelegate(QStyledItemDelegate):
         return doc
 
     def sizeHint(self, option, index) -> QSize:
-        row: Row = index.data(ROW_ROLE)
+        row: Row = row_of(index)
         if row is None:
             return QSize(100, 20)
         doc = self.document(row, index)
@@ -223,7 +233,7 @@ class HistoryDelegate(QStyledItemDelegate):
         return QSize(self.view.viewport().width(), h)
 
     def paint(self, painter: QPainter, option, index) -> None:
-        row: Row = index.data(ROW_ROLE)
+        row: Row = row_of(index)
         if row is None:
             return
         th = self.theme

@@ -13,8 +13,8 @@ from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QListView, QMenu
 
-from .history_delegate import HistoryDelegate
-from .history_model import ROW_ROLE, HistoryModel
+from .history_delegate import HistoryDelegate, row_of
+from .history_model import HistoryModel
 from .theme import Theme
 
 
@@ -28,6 +28,8 @@ class HistoryView(QListView):
         self.setObjectName("history")
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # always on: a scroll bar appearing would re-wrap every row and move the anchor
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.setResizeMode(QListView.ResizeMode.Adjust)
         self.setUniformItemSizes(False)
         self.setLayoutMode(QListView.LayoutMode.SinglePass)
@@ -48,6 +50,10 @@ class HistoryView(QListView):
         self._fill_timer.setSingleShot(True)
         self._fill_timer.setInterval(0)
         self._fill_timer.timeout.connect(self._maybe_fetch_older)
+        self._bottom_timer = QTimer(self)
+        self._bottom_timer.setSingleShot(True)
+        self._bottom_timer.setInterval(0)
+        self._bottom_timer.timeout.connect(self.scrollToBottom)
 
     # ------------------------------------------------------------------ model hookup
     def setModel(self, model: HistoryModel) -> None:
@@ -74,7 +80,12 @@ class HistoryView(QListView):
         at_bottom = self.at_bottom()
         super().resizeEvent(e)
         if at_bottom:
-            QTimer.singleShot(0, self.scrollToBottom)
+            self._bottom_timer.start()
+
+    def settled(self) -> bool:
+        """No page load, older-page check or stick-to-bottom pending (tests, screenshots)."""
+        m = self.model()
+        return not (self._fill_timer.isActive() or self._bottom_timer.isActive() or (m is not None and m.loading))
 
     # ------------------------------------------------------------------ anchors
     def at_bottom(self) -> bool:
@@ -90,7 +101,7 @@ class HistoryView(QListView):
             idx = self.indexAt(QPoint(8, self.viewport().height() // 2))
         if not idx.isValid():
             return None
-        row = idx.data(ROW_ROLE)
+        row = row_of(idx)
         return (row.key, self.visualRect(idx).top())
 
     def _before_insert(self, parent: QModelIndex, first: int, last: int):
@@ -104,7 +115,8 @@ class HistoryView(QListView):
 
     def _before_reset(self):
         sel = self.currentIndex()
-        sel_key = sel.data(ROW_ROLE).key if sel.isValid() and sel.data(ROW_ROLE) is not None else None
+        sel_row = row_of(sel)
+        sel_key = sel_row.key if sel_row is not None else None
         self._anchor = ("reset", self._top_anchor(), self.at_bottom(), sel_key)
 
     def _after_reset(self):
@@ -174,7 +186,7 @@ class HistoryView(QListView):
 
     def current_row(self):
         idx = self.currentIndex()
-        return idx.data(ROW_ROLE) if idx.isValid() else None
+        return row_of(idx)
 
     def copy_current(self, what: str = "text") -> Optional[str]:
         row = self.current_row()

@@ -153,7 +153,7 @@ class MainWindow(QMainWindow):
         self.split.setStretchFactor(0, 0)
         self.split.setStretchFactor(1, 1)
         self.split.setStretchFactor(2, 0)
-        self.split.setSizes([300, 700, 400])
+        self.split.setSizes([340, 660, 400])
         self.stack.addWidget(self.split)
         # status bar
         sb = self.statusBar()

@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QLineEdit, QTreeView, QVBoxLayout, QWidget
 
-from .session_model import INFO_ROLE, SessionFilterModel, SessionTreeModel
+from .session_model import SessionFilterModel, SessionTreeModel
 
 
 class SessionPanel(QWidget):
@@ -79,9 +79,16 @@ class SessionPanel(QWidget):
     def _on_current(self, cur, prev):
         if not cur.isValid():
             return
-        info = self.proxy.data(cur.sibling(cur.row(), 0), INFO_ROLE)
+        info = self._info(cur)
         if info is not None:
             self.sessionActivated.emit(info)
+
+    def _info(self, proxy_index):
+        """SessionInfo behind a proxy index (read from the node, not via ``.data()``)."""
+        if not proxy_index.isValid():
+            return None
+        src = self.proxy.mapToSource(proxy_index)
+        return self.model.info_at(src)
 
     def select_first(self):
         ix = self.proxy.index(0, 0)
@@ -100,4 +107,4 @@ class SessionPanel(QWidget):
 
     def current_info(self):
         cur = self.tree.currentIndex()
-        return self.proxy.data(cur.sibling(cur.row(), 0), INFO_ROLE) if cur.isValid() else None
+        return self._info(cur)

@@ -122,6 +122,9 @@ class SessionTreeModel(QAbstractItemModel):
         n = self._by_key.get(key)
         return self.createIndex(n.row, 0, n) if n is not None else QModelIndex()
 
+    def info_at(self, index):
+        return index.internalPointer().info if index.isValid() else None
+
     def first_index(self) -> QModelIndex:
         return self.index(0, 0) if self._root.kids else QModelIndex()
 
@@ -164,7 +167,7 @@ class SessionTreeModel(QAbstractItemModel):
             if h.get("origin") == "subagent":
                 base = f"⤷ subagent · {base}"
             elif h.get("seedLength") is not None:
-                base = f"⑂ fork · {base}"
+                base = f"↳ fork · {base}"
             else:
                 base = f"⤷ {base}"
         if info.live:
@@ -216,6 +219,7 @@ class SessionFilterModel(QSortFilterProxyModel):
     def filterAcceptsRow(self, source_row, source_parent):
         if not self._needle:
             return True
-        ix = self.sourceModel().index(source_row, 0, source_parent)
-        hay = self.sourceModel().data(ix, FILTER_ROLE) or ""
+        src = self.sourceModel()
+        ix = src.index(source_row, 0, source_parent)
+        hay = src.data(ix, FILTER_ROLE) or ""     # a direct Python call (see history_delegate.row_of)
         return all(w in hay for w in self._needle.split())

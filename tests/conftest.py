@@ -1,0 +1,39 @@
+"""Shared test helpers: where the dsh fixture corpus lives.
+
+``fixtures_dir`` (pytest fixture) is the corpus root; ``fixture(rel)`` (plain function,
+also offered as the ``fixture_path`` pytest fixture) resolves one file and fails clearly
+when it is missing.  Importing this conftest also applies the PySide6/None work-around of
+``app.ui.qtcompat`` for every Qt test.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+try:  # PySide6 6.12 on Python < 3.12 drops a None reference per void Qt call: see app/ui/qtcompat.py
+    from app.ui.qtcompat import keep_none_alive
+
+    keep_none_alive()
+except ImportError:
+    pass
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FIXTURES_DIR = REPO_ROOT.parent / "shared" / "fixtures" / "dsh"
+
+
+def fixture(rel: str) -> Path:
+    p = FIXTURES_DIR / rel
+    if not p.exists():
+        pytest.fail(f"missing fixture {p}")
+    return p
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    return FIXTURES_DIR
+
+
+@pytest.fixture
+def fixture_path():
+    return fixture
