@@ -138,7 +138,7 @@ class DocBuilder:
             cur.insertText(b.label, self.fmt("dim", bold=True, size=self.small))
         style = b.style
         if style in ("mono", "diff"):
-            for i, line in enumerate(b.text.split("\n")):
+            for i, line in enumerate(b.text.rstrip("\n").split("\n")):
                 self._new_block(cur, bg="mono_bg", indent=4, top=2 if i == 0 else 0)
                 col = "fg"
                 if style == "diff":
@@ -155,6 +155,7 @@ class DocBuilder:
         self._new_block(cur, top=4 if style in ("text", "reasoning") else 2)
         f = {
             "text": lambda: self.fmt("fg"),
+            "heading": lambda: self.fmt("fg", bold=True),
             "reasoning": lambda: self.fmt("dim", italic=True),
             "dim": lambda: self.fmt("dim", size=self.small),
             "error": lambda: self.fmt("err", bold=True),

@@ -31,6 +31,8 @@ def pretty_raw(raw: bytes) -> str:
 def view_content(view: dict) -> Content:
     """A presenter view, unabridged, for the inspector."""
     blocks = []
+    if isinstance(view.get("fallback"), str) and view.get("fallback"):
+        blocks.append(Block("note", f"generic card because: {view['fallback']}"))
     for k in ("summary", "status", "command", "exitCode", "path", "query", "agent"):
         if view.get(k) is not None and view.get(k) != "":
             blocks.append(Block("mono" if k == "command" else "text", str(view[k]), label=k))
@@ -42,7 +44,7 @@ def view_content(view: dict) -> Content:
             blocks.append(Block(style, str(s.get("text", "")), label=str(s.get("label") or "section")))
     badge = f"{view.get('for', '?').upper()} VIEW"
     title = f"{view.get('card', '?')} card · {view.get('tool', '')} · {view.get('title', '')}".strip(" ·")
-    pills = [("fallback (generic card)", "warn")] if view.get("fallback") else []
+    pills = [("fallback: generic card", "warn")] if view.get("fallback") else []
     return Content(badge=badge, title=title, blocks=blocks, pills=pills)
 
 

@@ -31,7 +31,7 @@ CARD_KINDS = frozenset({"tool-call", "tool-result"})
 
 @dataclass
 class Block:
-    style: str                    # text | reasoning | mono | diff | dim | error | label | usage | note
+    style: str                    # text | heading | reasoning | mono | diff | dim | error | usage | note
     text: str
     label: Optional[str] = None
     lang: Optional[str] = None
@@ -672,10 +672,15 @@ def _card(row: Row, d: dict, call: bool) -> Content:
     if v.get("status"):
         s = str(v.get("status")).lower()
         status = "error" if s in ("error", "failed", "failure", "denied") else ("running" if s in ("running", "pending") else "ok")
+    command = str(v.get("command") or "")
+    # the view title is a heading line under the header (header: badge, tool, pills, meta);
+    # a terminal title that is just "$ command" is shown by the command block instead
+    if title != name and not (command and title.startswith("$ ") and command.startswith(title[2:].rstrip("…").rstrip())):
+        blocks.append(Block("heading", clip(title, 3, 400)))
     if v.get("summary"):
         blocks.append(Block("dim", clip(str(v["summary"]), 4, 400)))
-    if v.get("command"):
-        blocks.append(Block("mono", clip("$ " + str(v["command"]), 6, 800)))
+    if command:
+        blocks.append(Block("mono", clip("$ " + command, 6, 800)))
     if v.get("path") and str(v.get("path")) not in title:
         blocks.append(Block("dim", str(v["path"])))
     if v.get("query") and str(v.get("query")) not in title:
@@ -713,8 +718,7 @@ def _card(row: Row, d: dict, call: bool) -> Content:
             status = "error"
     if err:
         blocks.append(Block("error", f"{err.get('code', '?')} ({err.get('name', '')})"))
-    return Content(badge=badge, title=f"{name} · {title}" if title != name else name, blocks=blocks, status=status,
-                   pills=[(card, "card")] if card else [])
+    return Content(badge=badge, title=name, blocks=blocks, status=status, pills=[(card, "card")] if card else [])
 
 
 def _generic_card(row, d, call, name, badge, status, err, v) -> Content:
@@ -733,6 +737,9 @@ def _generic_card(row, d, call, name, badge, status, err, v) -> Content:
                             label="content"))
         if err:
             blocks.append(Block("error", f"{err.get('code', '?')} ({err.get('name', '')})"))
-    if v and v.get("summary"):
-        blocks.insert(0, Block("dim", clip(str(v["summary"]), 3, 300)))
-    return Content(badge=badge, title=name, blocks=blocks, status=status, pills=[("generic", "card")])
+    summ = str(v.get("summary") or "").strip() if v else ""
+    if summ and len(summ) > 2 and not blocks[0].text.lstrip().startswith(summ):
+        blocks.insert(0, Block("dim", clip(summ, 3, 300)))
+    why = v.get("fallback") if v else None
+    pill = f"generic · {why}" if isinstance(why, str) and why else "generic"
+    return Content(badge=badge, title=name, blocks=blocks, status=status, pills=[(pill, "card")])

@@ -164,10 +164,10 @@ class SessionTreeModel(QAbstractItemModel):
         base = t if t else f"{info.id[:12]}{'…' if len(info.id) > 12 else ''}"
         h = info.header or {}
         if info.parent:
-            if h.get("origin") == "subagent":
-                base = f"⤷ subagent · {base}"
-            elif h.get("seedLength") is not None:
-                base = f"↳ fork · {base}"
+            sub, fork = h.get("origin") == "subagent", h.get("seedLength") is not None
+            kind = "subagent fork" if sub and fork else ("subagent" if sub else ("fork" if fork else ""))
+            if kind:
+                base = f"⤷ {kind} · {base}"
             else:
                 base = f"⤷ {base}"
         if info.live:
