@@ -213,7 +213,7 @@ class HistoryDelegate(QStyledItemDelegate):
         match = bool(term) and term in row.search_text()
         current = match and getattr(model, "current_match_row", None) == i
         width = self.content_width()
-        key = (id(row), row.key, int(width), self.theme.generation, term if match else "", current)
+        key = (id(row), row.key, row.version, int(width), self.theme.generation, term if match else "", current)
         doc = self._cache.get(key)
         if doc is not None:
             self._cache.move_to_end(key)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import bisect
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, Signal
@@ -54,11 +54,70 @@ class LoadedPage:
     page: Any                 # app.log.reader.Page
     views: dict
     elapsed: float            # seconds in the worker
+    faces: dict = field(default_factory=dict)    # (physical, show_attempts) -> PageRows
+    events: dict = field(default_factory=dict)   # seq -> Event (stored events and closure rows)
+
+    def rows_for(self, physical: bool, show_attempts: bool) -> "PageRows":
+        key = (physical, show_attempts)
+        pr = self.faces.get(key)
+        if pr is None:
+            pr = self.faces[key] = build_page_rows(self, physical, show_attempts)
+        return pr
+
+
+@dataclass
+class PageRows:
+    rows: list
+    tracker: Any
+    seq_rows: list            # [(first_seq, last_seq, row)] sorted
+
+
+def page_items(page, physical: bool) -> list:
+    if physical:
+        return list(page.items)
+    if page.tail:
+        return page.logical_items()
+    return [it for it in page.items if is_event(it)]
+
+
+def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> PageRows:
+    """Rows of one page in one face (pure; runs in the page worker for the current face).
+
+    Attempts never straddle pages (a page starts at a message's first cited chunk), so
+    per-page attempt tracking equals whole-log tracking for the rows shown."""
+    p = lp.page
+    items = page_items(p, physical)
+    tracker = find_attempts([it for it in items if is_event(it)])
+    dropped = set()
+    if physical and p.tail:
+        dropped = {(d.pos, getattr(d, "member", None)) for d in p.dropped if is_event(d)}
+    rows = build_rows(items, tracker, lp.views, show_attempts, dropped)
+    seq_rows = []
+    for r in rows:
+        if r.seq is None:
+            continue
+        lo = r.first_seq if r.first_seq is not None else r.seq
+        hi = max(r.seq, r.last_seq if r.last_seq is not None else r.seq)
+        seq_rows.append((lo, hi, r))
+    seq_rows.sort(key=lambda x: (x[0], x[1] - x[0]))
+    return PageRows(rows, tracker, seq_rows)
+
+
+def _loaded(page, views, elapsed, physical, show_attempts) -> LoadedPage:
+    lp = LoadedPage(page, views, elapsed)
+    for it in page.items:
+        if is_event(it):
+            lp.events.setdefault(it.seq, it)
+    if page.tail:
+        for ev in page.closure:
+            lp.events.setdefault(ev.seq, ev)
+    lp.rows_for(physical, show_attempts)
+    return lp
 
 
 # --------------------------------------------------------------------------- worker bodies
 
-def _open_job(job, path: str, session_id: Optional[str], page_size: int):
+def _open_job(job, path: str, session_id: Optional[str], page_size: int, physical: bool, show_attempts: bool):
     from ..store.faces import open_reader
     t0 = time.perf_counter()
     reader = open_reader(path, session_id)
@@ -66,14 +125,14 @@ def _open_job(job, path: str, session_id: Optional[str], page_size: int):
     page = reader.tail_page(page_size)
     evs = [it for it in page.items if is_event(it)] + list(page.closure)
     views = compute_views(evs)
-    return reader, LoadedPage(page, views, time.perf_counter() - t0)
+    return reader, _loaded(page, views, time.perf_counter() - t0, physical, show_attempts)
 
 
-def _older_job(job, reader, page, page_size: int):
+def _older_job(job, reader, page, page_size: int, physical: bool, show_attempts: bool):
     t0 = time.perf_counter()
     older = reader.page_before(page, page_size)
     views = compute_views([it for it in older.items if is_event(it)])
-    return LoadedPage(older, views, time.perf_counter() - t0)
+    return _loaded(older, views, time.perf_counter() - t0, physical, show_attempts)
 
 
 def _index_job(job, path: str, session_id: Optional[str]):
@@ -128,13 +187,12 @@ class HistoryModel(QAbstractListModel):
         self.session_id: Optional[str] = None
         self.pages: list[LoadedPage] = []        # oldest first
         self.rows: list[Row] = []
-        self._row_cache: dict = {}
         self._seq_rows: list = []               # sorted [(first_seq, last_seq, row)]
         self._seq_firsts: list = []
         self._row_pos: dict = {}
         self._key_pos: dict = {}
         self._events: dict = {}                 # seq -> Event for every loaded event (both faces)
-        self._tracker = None
+        self._trackers: list = []
         self.loading = False
         self._older_wanted = False
         self._jobs_open = []
@@ -188,7 +246,8 @@ class HistoryModel(QAbstractListModel):
         self._set_loading(True)
         oldest = self.pages[0].page
         self._jobs_open.append(self.jobs.submit(
-            _older_job, self.reader, oldest, self.page_size, serial=True, name="older-page",
+            _older_job, self.reader, oldest, self.page_size, self.physical, self.show_attempts,
+            serial=True, name="older-page",
             on_done=self._install_older, on_error=self._page_error))
 
     def request_older(self) -> bool:
@@ -206,7 +265,8 @@ class HistoryModel(QAbstractListModel):
         self.opened_at = time.perf_counter()
         self._set_loading(True)
         self._jobs_open.append(self.jobs.submit(
-            _open_job, path, session_id, self.page_size, serial=True, name="open",
+            _open_job, path, session_id, self.page_size, self.physical, self.show_attempts,
+            serial=True, name="open",
             on_done=self._install_tail, on_error=self._open_error))
         self.statsChanged.emit()
 
@@ -244,7 +304,8 @@ class HistoryModel(QAbstractListModel):
         self.tail_elapsed = time.perf_counter() - self.opened_at
         self.beginResetModel()
         self.pages = [lp]
-        self._rebuild()
+        self._events = dict(lp.events)
+        self._apply_rows()
         self.endResetModel()
         self._set_loading(False)
         self.tailInstalled.emit()
@@ -258,28 +319,45 @@ class HistoryModel(QAbstractListModel):
             self.pages[0].page.has_more = False
             self.statsChanged.emit()
             return
-        old_rows = self.rows
         self.pages.insert(0, lp)
-        new_rows, seq_rows, events, tracker = self._compute_rows()
-        k = len(new_rows) - len(old_rows)
-        suffix_same = k >= 0 and all(a is b for a, b in zip(new_rows[k:], old_rows))
-        if suffix_same:
-            if k:
-                self.beginInsertRows(QModelIndex(), 0, k - 1)
-            self._apply_rows(new_rows, seq_rows, events, tracker)
-            if k:
-                self.endInsertRows()
-        else:
-            # a row of the already shown range changed (e.g. a result now finds its call):
-            # reset; the view restores its anchor by row key
-            self.beginResetModel()
-            self._apply_rows(new_rows, seq_rows, events, tracker)
-            self.endResetModel()
-            k = max(0, k)
-        if self.current_match_row is not None and suffix_same:
+        pr = lp.rows_for(self.physical, self.show_attempts)
+        k = len(pr.rows)
+        if k:
+            self.beginInsertRows(QModelIndex(), 0, k - 1)
+        self._events.update(lp.events)
+        self._apply_rows()
+        if k:
+            self.endInsertRows()
+        if self.current_match_row is not None:
             self.current_match_row += k
+        self._link_calls(lp, pr)
         self.olderInstalled.emit(k)
         self.statsChanged.emit()
+
+    def _link_calls(self, lp: LoadedPage, pr: PageRows) -> None:
+        """Results on the next newer page whose tool/call just arrived learn the tool name
+        (their presenter view stays generic: the host looks calls up in the same page only)."""
+        if len(self.pages) < 2:
+            return
+        calls = {ev.data.get("callId"): ev for ev in lp.events.values()
+                 if ev.type == "tool/call" and isinstance(ev.data, dict)}
+        if not calls:
+            return
+        from .rows import result_call_id
+        changed = []
+        for face in self.pages[1].faces.values():
+            for r in face.rows:
+                if r.kind == "tool-result" and r.call is None:
+                    c = calls.get(result_call_id(r.event))
+                    if c is not None:
+                        r.call = c
+                        r.touch()
+                        changed.append(r)
+        for r in changed:
+            i = self.row_index(r)
+            if i is not None:
+                ix = self.index(i, 0)
+                self.dataChanged.emit(ix, ix)
 
     def _set_loading(self, on: bool):
         if self.loading != on:
@@ -338,66 +416,28 @@ class HistoryModel(QAbstractListModel):
 
     def _reset_rows(self):
         self.beginResetModel()
-        self._row_cache.clear()
-        self._rebuild()
+        self._apply_rows()
         self.endResetModel()
         self.statsChanged.emit()
 
     # ------------------------------------------------------------------ rows
-    def _items(self) -> list:
-        out: list = []
-        n = len(self.pages)
-        for i, lp in enumerate(self.pages):
-            p = lp.page
-            if self.physical:
-                out.extend(p.items)
-            elif i == n - 1 and p.tail:
-                out.extend(p.logical_items())
-            else:
-                out.extend(it for it in p.items if is_event(it))
-        return out
-
-    def _compute_rows(self):
-        items = self._items()
-        evs = [it for it in items if is_event(it)]
-        tracker = find_attempts(evs)
-        views: dict = {}
+    def _apply_rows(self):
+        """Concatenate the pages' rows for the current face (pages are oldest first)."""
+        rows: list = []
+        seq_rows: list = []
+        trackers: list = []
         for lp in self.pages:
-            views.update(lp.views)
-        dropped = set()
-        if self.physical and self.pages and self.pages[-1].page.tail:
-            dropped = {(d.pos, getattr(d, "member", None)) for d in self.pages[-1].page.dropped if is_event(d)}
-        rows = build_rows(items, tracker, views, self.show_attempts, dropped, self._row_cache)
-        events = {}
-        for lp in self.pages:
-            for it in lp.page.items:
-                if is_event(it):
-                    events.setdefault(it.seq, it)
-        if self.pages and self.pages[-1].page.tail:
-            for ev in self.pages[-1].page.closure:
-                events.setdefault(ev.seq, ev)
-        seq_rows = []
-        for r in rows:
-            if r.seq is None:
-                continue
-            lo = r.first_seq if r.first_seq is not None else r.seq
-            hi = max(r.seq, r.last_seq if r.last_seq is not None else r.seq)
-            seq_rows.append((lo, hi, r))
-        seq_rows.sort(key=lambda x: (x[0], x[1] - x[0]))
-        return rows, seq_rows, events, tracker
-
-    def _apply_rows(self, rows, seq_rows, events, tracker):
+            pr = lp.rows_for(self.physical, self.show_attempts)
+            rows.extend(pr.rows)
+            seq_rows.extend(pr.seq_rows)
+            trackers.append(pr.tracker)
         self.rows = rows
         self._seq_rows = seq_rows
         self._seq_firsts = [x[0] for x in seq_rows]
-        self._events = events
-        self._tracker = tracker
+        self._trackers = trackers
         self._row_pos = {id(r): i for i, r in enumerate(rows)}
         self._key_pos = {r.key: i for i, r in enumerate(rows)}
         self._recompute_matches()
-
-    def _rebuild(self):
-        self._apply_rows(*self._compute_rows())
 
     # ------------------------------------------------------------------ lookups
     @property
@@ -409,8 +449,8 @@ class HistoryModel(QAbstractListModel):
         return self.pages[0].page.base_seq if self.pages else None
 
     @property
-    def tracker(self):
-        return self._tracker
+    def trackers(self) -> list:
+        return self._trackers
 
     def row_at(self, i: int) -> Optional[Row]:
         return self.rows[i] if 0 <= i < len(self.rows) else None
@@ -446,11 +486,11 @@ class HistoryModel(QAbstractListModel):
         return seq in self._events
 
     def hidden_attempt_of(self, seq: int):
-        tr = self._tracker
-        if tr is None:
-            return None
-        a = tr.attempt_of(seq)
-        return a if a is not None and a.hidden_by_default else None
+        for tr in self._trackers:
+            a = tr.attempt_of(seq)
+            if a is not None:
+                return a if a.hidden_by_default else None
+        return None
 
     def turn_rows(self) -> list:
         return [i for i, r in enumerate(self.rows) if r.kind == "turn-start"]
@@ -502,10 +542,8 @@ class HistoryModel(QAbstractListModel):
 
     # ------------------------------------------------------------------ status
     def stats(self) -> dict:
-        events_loaded = sum(1 for _ in self._events)
-        hidden = 0
-        if self._tracker is not None:
-            hidden = sum(1 for a in self._tracker.attempts if a.hidden_by_default)
+        events_loaded = len(self._events)
+        hidden = sum(1 for tr in self._trackers for a in tr.attempts if a.hidden_by_default)
         tail = self.pages[-1].page if self.pages else None
         return {
             "rows": len(self.rows), "events": events_loaded, "pages": len(self.pages),

@@ -69,8 +69,15 @@ class Row:
     marks: frozenset = frozenset()
     chunks: list = field(default_factory=list)     # chunk events collapsed into this row
     call: Optional[Event] = None                    # a tool/result's tool/call (same loaded range)
+    version: int = 0
     _content: Optional[Content] = None
     _search: Optional[str] = None
+
+    def touch(self) -> None:
+        """Forget derived content after a change (the delegate keys documents by version)."""
+        self.version += 1
+        self._content = None
+        self._search = None
 
     @property
     def synthesized(self) -> bool:

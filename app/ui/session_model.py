@@ -213,8 +213,13 @@ class SessionFilterModel(QSortFilterProxyModel):
         self._needle = ""
 
     def set_needle(self, text: str) -> None:
-        self._needle = (text or "").casefold().strip()
-        self.invalidateFilter()
+        if hasattr(self, "beginFilterChange"):         # Qt >= 6.9
+            self.beginFilterChange()
+            self._needle = (text or "").casefold().strip()
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:
+            self._needle = (text or "").casefold().strip()
+            self.invalidateRowsFilter()
 
     def filterAcceptsRow(self, source_row, source_parent):
         if not self._needle:
