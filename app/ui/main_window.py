@@ -71,6 +71,8 @@ class MainWindow(QMainWindow):
         except AttributeError:
             pass
         self._update_status()
+        from .fork_action import ForkAction
+        self.fork_action = ForkAction(self)
 
     # ------------------------------------------------------------------ UI
     def _build_ui(self):
