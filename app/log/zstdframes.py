@@ -1,0 +1,195 @@
+"""Zstandard frames of a ``session.jsonl.zstd`` file (spec §1.3), as pure functions.
+
+A zstd session file is a concatenation of independent frames, each with a content
+checksum: frame 1 holds exactly the header line, every later frame one durable append
+batch of complete ``\\n``-terminated lines.  The concatenated plaintext is the raw file.
+
+* :func:`scan_frame` classifies the frame at an offset as ``complete``, ``torn`` or
+  ``corrupt`` without decompressing (the spec's header/block walk; libzstd's
+  ``get_frame_size`` is the fast path).
+* :func:`walk_frame` is the same walk over any ``read(offset, n)`` callable, so a
+  reader can classify a frame on disk without loading it.
+* :func:`encode_frame` / :func:`encode_session` write frames as dsh does;
+  :func:`decode_frame` decodes one complete frame (checksum verified);
+  :func:`decode_torn` recovers the complete records of a torn final frame.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from backports import zstd
+
+MAGIC = b"\x28\xb5\x2f\xfd"            # 0xFD2FB528 little-endian
+MAGIC_INT = 0xFD2FB528
+MAX_HEADER = 18                        # magic + descriptor + window + dict id + FCS
+COMPLETE, TORN, CORRUPT = "complete", "torn", "corrupt"
+
+_DICT_BYTES = (0, 1, 2, 4)
+_OPTIONS_CACHE: dict = {}
+
+ZstdError = zstd.ZstdError
+
+
+class FrameError(zstd.ZstdError):
+    """A frame that does not decode as one complete, verified zstd frame."""
+
+
+# --------------------------------------------------------------------------- scanning
+
+def header_size(descriptor: int):
+    """Frame header size for a descriptor byte, or None when the descriptor is corrupt."""
+    if descriptor & 0x18:
+        return None
+    fcs_flag = descriptor >> 6
+    single = descriptor & 0x20
+    fcs = (1 if single else 0) if fcs_flag == 0 else 1 << fcs_flag
+    return 5 + (0 if single else 1) + _DICT_BYTES[descriptor & 3] + fcs
+
+
+def walk_frame(read: Callable[[int, int], bytes], at: int, limit: int):
+    """The spec §1.3 frame walk over ``read(offset, n)`` for bytes in ``[at, limit)``.
+
+    Returns ``(kind, end)``: ``complete`` with the frame's end offset; ``torn`` with
+    ``end == limit`` (the frame runs past ``limit``); ``corrupt`` with ``end`` = the
+    offset of the offending byte (the frame's extent is unknown).
+    """
+    if limit - at < 4:
+        return TORN, limit
+    if bytes(read(at, 4)) != MAGIC:
+        return CORRUPT, at            # also rejects skippable frames
+    if limit - at < 5:
+        return TORN, limit
+    d = read(at + 4, 1)[0]
+    hs = header_size(d)
+    if hs is None:
+        return CORRUPT, at + 4
+    p = at + hs
+    if p > limit:
+        return TORN, limit
+    while True:
+        if p + 3 > limit:
+            return TORN, limit
+        h = int.from_bytes(read(p, 3), "little")
+        btype = (h >> 1) & 3
+        if btype == 3:
+            return CORRUPT, p
+        p += 3 + (1 if btype == 1 else h >> 3)
+        if p > limit:
+            return TORN, limit
+        if h & 1:
+            break
+    if d & 4:
+        p += 4
+        if p > limit:
+            return TORN, limit
+    return COMPLETE, p
+
+
+def scan_frame(buf, at: int = 0):
+    """Classify the frame starting at ``buf[at]`` without decompressing it.
+
+    ``buf`` is bytes-like and ends where the data ends (end of file, or of the region
+    being scanned).  Returns ``(kind, end)`` as :func:`walk_frame` (offsets in ``buf``).
+    """
+    n = len(buf)
+    if n - at >= 5 and buf[at:at + 4] == MAGIC and not (buf[at + 4] & 0x18):
+        try:
+            size = zstd.get_frame_size(memoryview(buf)[at:])
+        except zstd.ZstdError:
+            pass
+        else:
+            if at + size <= n:
+                return COMPLETE, at + size
+    mv = memoryview(buf)
+    return walk_frame(lambda o, k: mv[o:o + k], at, n)
+
+
+def iter_frames(buf, at: int = 0):
+    """Yield ``(kind, start, end)`` for consecutive frames of ``buf`` (stops at the first
+    torn or corrupt frame, which is yielded too)."""
+    n = len(buf)
+    while at < n:
+        kind, end = scan_frame(buf, at)
+        yield kind, at, end
+        if kind != COMPLETE:
+            return
+        at = end
+
+
+# --------------------------------------------------------------------------- encoding
+
+def _options(level: int) -> dict:
+    opts = _OPTIONS_CACHE.get(level)
+    if opts is None:
+        P = zstd.CompressionParameter
+        opts = {P.compression_level: level, P.checksum_flag: 1, P.content_size_flag: 1}
+        _OPTIONS_CACHE[level] = opts
+    return opts
+
+
+def encode_frame(text: bytes, level: int = zstd.COMPRESSION_LEVEL_DEFAULT) -> bytes:
+    """One independent frame with content size and content checksum."""
+    return zstd.compress(bytes(text), options=_options(level))
+
+
+def encode_session(header_line: bytes, batches: Iterable[bytes], level: int = zstd.COMPRESSION_LEVEL_DEFAULT) -> bytes:
+    """A whole ``session.jsonl.zstd``: frame 1 = the header line (with its ``\\n``), then
+    one frame per batch of complete lines."""
+    header_line = bytes(header_line)
+    if not header_line.endswith(b"\n"):
+        header_line += b"\n"
+    if header_line.count(b"\n") != 1:
+        raise ValueError("the header line must be exactly one line")
+    out = [encode_frame(header_line, level)]
+    for batch in batches:
+        batch = bytes(batch)
+        if not batch or not batch.endswith(b"\n"):
+            raise ValueError("a batch must be non-empty complete lines ending with \\n")
+        out.append(encode_frame(batch, level))
+    return b"".join(out)
+
+
+# --------------------------------------------------------------------------- decoding
+
+def decode_frame(buf) -> bytes:
+    """Decode exactly one complete frame; the content checksum and size are verified.
+
+    Raises :class:`FrameError` (a ``ZstdError``) when ``buf`` is not exactly one valid frame.
+    """
+    n = len(buf)
+    if n < 5 or buf[:4] != MAGIC:
+        raise FrameError("no zstd frame magic")
+    if buf[4] & 0x18:
+        raise FrameError("reserved bits set in the frame descriptor")
+    try:
+        size = zstd.get_frame_size(buf)
+    except zstd.ZstdError as e:
+        raise FrameError(f"frame structure: {e}") from None
+    if size != n:
+        raise FrameError(f"frame is {size} bytes, {n - size} trailing bytes")
+    try:
+        return zstd.decompress(buf)
+    except zstd.ZstdError as e:
+        raise FrameError(str(e)) from None
+
+
+def decode_partial(buf, chunk: int = 1 << 16) -> bytes:
+    """Everything that decodes from the start of a (possibly incomplete) frame."""
+    d = zstd.ZstdDecompressor()
+    out = []
+    mv = memoryview(buf)
+    for i in range(0, len(mv), chunk):
+        try:
+            out.append(d.decompress(mv[i:i + chunk]))
+        except zstd.ZstdError:
+            break
+        if d.eof:
+            break
+    return b"".join(out)
+
+
+def decode_torn(buf) -> bytes:
+    """Records recovered from a torn final frame: the decodable plaintext cut after its
+    last ``\\n`` (no end-of-frame requirement; an incomplete record is dropped)."""
+    data = decode_partial(buf)
+    return data[:data.rfind(b"\n") + 1]
