@@ -100,8 +100,8 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     if not plan.ends_with_end_seed:
         tail_rows.append(end_seed(plan.boundary + 1, now))
     if src.kind == "sqlite":
-        from .sqlite_fork import fork_sqlite      # the SQLite store copies rows inside one transaction
-        return fork_sqlite(reader, plan, header, tail_rows, rev_before)
+        raise ForkError("FORK_UNAVAILABLE", "forking a session of a SQLite store is not supported yet "
+                                            "(export it as JSONL, then fork the export)")
     path = child_location(reader, child_id, out_store)
     crc = [0]
     copied = (0, 0)
