@@ -187,6 +187,8 @@ class HistoryDelegate(QStyledItemDelegate):
         self.theme = theme
         self._cache: OrderedDict = OrderedDict()
         self.max_cache = 1500
+        self._heights: dict = {}            # (id(row), version, width, theme) -> height
+        self._vp = view.viewport()
         self.builder = DocBuilder(theme, view.font())
         self.first_paint_cb = None
 
@@ -194,12 +196,14 @@ class HistoryDelegate(QStyledItemDelegate):
         self.theme = theme
         self.builder = DocBuilder(theme, self.view.font())
         self._cache.clear()
+        self._heights.clear()
 
     def clear_cache(self):
         self._cache.clear()
+        self._heights.clear()
 
     def content_width(self) -> float:
-        return max(120, self.view.viewport().width() - 2 * MARGIN_X - 2 * PAD_X - STRIPE)
+        return max(120, self._vp.width() - 2 * MARGIN_X - 2 * PAD_X - STRIPE)
 
     def _pads(self, row: Row) -> tuple[int, int]:
         if row.is_boundary:
@@ -225,13 +229,21 @@ class HistoryDelegate(QStyledItemDelegate):
         return doc
 
     def sizeHint(self, option, index) -> QSize:
+        """Row height from a cache (search highlights do not change heights)."""
         row: Row = row_of(index)
+        vw = self._vp.width()
         if row is None:
-            return QSize(100, 20)
-        doc = self.document(row, index)
-        pad, margin = self._pads(row)
-        h = int(doc.size().height() + 0.999) + 2 * pad + 2 * margin
-        return QSize(self.view.viewport().width(), h)
+            return QSize(vw, 20)
+        hk = (id(row), row.version, vw, self.theme.generation)
+        h = self._heights.get(hk)
+        if h is None:
+            doc = self.document(row, index)
+            pad, margin = self._pads(row)
+            h = int(doc.size().height() + 0.999) + 2 * pad + 2 * margin
+            if len(self._heights) > 200_000:
+                self._heights.clear()
+            self._heights[hk] = h
+        return QSize(vw, h)
 
     def paint(self, painter: QPainter, option, index) -> None:
         row: Row = row_of(index)

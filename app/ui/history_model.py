@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
 from ..log.attempts import find_attempts
 from ..log.model import is_event
@@ -35,6 +35,8 @@ SEQ_ROLE = Qt.ItemDataRole.UserRole + 3
 MATCH_ROLE = Qt.ItemDataRole.UserRole + 4
 
 DEFAULT_PAGE_SIZE = 50
+FIRST_ROWS = 40          # rows of the tail page shown for the first paint; the rest follow
+EXPOSE_CHUNK = 40        # rows exposed per event-loop turn when older rows are wanted
 
 
 def compute_views(events: list) -> dict:
@@ -57,11 +59,33 @@ class LoadedPage:
     faces: dict = field(default_factory=dict)    # (physical, show_attempts) -> PageRows
     events: dict = field(default_factory=dict)   # seq -> Event (stored events and closure rows)
 
+    @property
+    def face_neutral(self) -> bool:
+        """Physical and logical rows are the same (no closure, no dropped or bad rows)."""
+        p = self.page
+        if p.tail and (p.closure or p.dropped):
+            return False
+        return all(is_event(it) for it in p.items)
+
     def rows_for(self, physical: bool, show_attempts: bool) -> "PageRows":
         key = (physical, show_attempts)
         pr = self.faces.get(key)
+        if pr is not None:
+            return pr
+        # reuse an equivalent face (same Row objects, so painted documents stay cached)
+        neutral = self.face_neutral
+        other_face = self.faces.get((not physical, show_attempts)) if neutral else None
+        if other_face is not None:
+            pr = other_face
+        else:
+            for k in ((physical, not show_attempts), (not physical, not show_attempts) if neutral else None):
+                o = self.faces.get(k) if k else None
+                if o is not None and not any(a.hidden_by_default for a in o.tracker.attempts):
+                    pr = o
+                    break
         if pr is None:
-            pr = self.faces[key] = build_page_rows(self, physical, show_attempts)
+            pr = build_page_rows(self, physical, show_attempts)
+        self.faces[key] = pr
         return pr
 
 
@@ -186,11 +210,14 @@ class HistoryModel(QAbstractListModel):
         self.path: Optional[str] = None
         self.session_id: Optional[str] = None
         self.pages: list[LoadedPage] = []        # oldest first
-        self.rows: list[Row] = []
+        self.rows: list[Row] = []                # exposed rows (what the view sees)
+        self._all_rows: list = []               # every loaded row; the first _hidden are not exposed yet
+        self._hidden = 0
+        self._all_pos: dict = {}
+        self._all_key: dict = {}
+        self._expose_pending = False
         self._seq_rows: list = []               # sorted [(first_seq, last_seq, row)]
         self._seq_firsts: list = []
-        self._row_pos: dict = {}
-        self._key_pos: dict = {}
         self._events: dict = {}                 # seq -> Event for every loaded event (both faces)
         self._trackers: list = []
         self.loading = False
@@ -244,6 +271,11 @@ class HistoryModel(QAbstractListModel):
             return
         self._older_wanted = False
         self._set_loading(True)
+        if self._hidden:
+            # loaded rows not shown yet: expose a chunk on the next loop turn (bounded work)
+            self._expose_pending = True
+            QTimer.singleShot(0, self._expose_chunk)
+            return
         oldest = self.pages[0].page
         self._jobs_open.append(self.jobs.submit(
             _older_job, self.reader, oldest, self.page_size, self.physical, self.show_attempts,
@@ -305,7 +337,8 @@ class HistoryModel(QAbstractListModel):
         self.beginResetModel()
         self.pages = [lp]
         self._events = dict(lp.events)
-        self._apply_rows()
+        n = len(lp.rows_for(self.physical, self.show_attempts).rows)
+        self._apply_rows(hidden=max(0, n - FIRST_ROWS))
         self.endResetModel()
         self._set_loading(False)
         self.tailInstalled.emit()
@@ -321,18 +354,34 @@ class HistoryModel(QAbstractListModel):
             return
         self.pages.insert(0, lp)
         pr = lp.rows_for(self.physical, self.show_attempts)
-        k = len(pr.rows)
-        if k:
-            self.beginInsertRows(QModelIndex(), 0, k - 1)
         self._events.update(lp.events)
-        self._apply_rows()
-        if k:
-            self.endInsertRows()
-        if self.current_match_row is not None:
-            self.current_match_row += k
+        self._apply_rows(hidden=self._hidden + len(pr.rows))
         self._link_calls(lp, pr)
-        self.olderInstalled.emit(k)
+        self._set_loading(True)
+        self._expose_chunk()
+
+    def _expose_chunk(self, n: int = EXPOSE_CHUNK) -> int:
+        """Show up to ``n`` more of the loaded-but-hidden rows (prepended)."""
+        self._expose_pending = False
+        c = min(n, self._hidden)
+        if c:
+            self.beginInsertRows(QModelIndex(), 0, c - 1)
+            self._hidden -= c
+            self.rows = self._all_rows[self._hidden:]
+            if self.current_match_row is not None:
+                self.current_match_row += c
+            self._recompute_matches()
+            self.endInsertRows()
+        self._set_loading(False)
+        self.olderInstalled.emit(c)
         self.statsChanged.emit()
+        return c
+
+    def expose_all(self) -> int:
+        """Show every loaded row now (navigation to a loaded but hidden seq)."""
+        if not self._hidden:
+            return 0
+        return self._expose_chunk(self._hidden)
 
     def _link_calls(self, lp: LoadedPage, pr: PageRows) -> None:
         """Results on the next newer page whose tool/call just arrived learn the tool name
@@ -415,13 +464,28 @@ class HistoryModel(QAbstractListModel):
         self.page_size = max(1, int(n))
 
     def _reset_rows(self):
+        first = None
+        for r in self.rows:
+            if r.seq is not None:
+                first = r.first_seq if r.first_seq is not None else r.seq
+                break
         self.beginResetModel()
-        self._apply_rows()
+        self._apply_rows(hidden=0)
+        if first is not None:
+            hidden = 0
+            for r in self._all_rows:
+                lo = r.first_seq if r.first_seq is not None else r.seq
+                if lo is None or lo >= first:
+                    break
+                hidden += 1
+            self._hidden = hidden
+            self.rows = self._all_rows[hidden:]
+            self._recompute_matches()
         self.endResetModel()
         self.statsChanged.emit()
 
     # ------------------------------------------------------------------ rows
-    def _apply_rows(self):
+    def _apply_rows(self, hidden: int = 0):
         """Concatenate the pages' rows for the current face (pages are oldest first)."""
         rows: list = []
         seq_rows: list = []
@@ -431,18 +495,25 @@ class HistoryModel(QAbstractListModel):
             rows.extend(pr.rows)
             seq_rows.extend(pr.seq_rows)
             trackers.append(pr.tracker)
-        self.rows = rows
+        self._all_rows = rows
+        self._hidden = min(hidden, len(rows))
+        self.rows = rows[self._hidden:]
         self._seq_rows = seq_rows
         self._seq_firsts = [x[0] for x in seq_rows]
         self._trackers = trackers
-        self._row_pos = {id(r): i for i, r in enumerate(rows)}
-        self._key_pos = {r.key: i for i, r in enumerate(rows)}
+        self._all_pos = {id(r): i for i, r in enumerate(rows)}
+        self._all_key = {r.key: i for i, r in enumerate(rows)}
         self._recompute_matches()
 
     # ------------------------------------------------------------------ lookups
     @property
     def has_more(self) -> bool:
-        return bool(self.pages) and self.pages[0].page.has_more
+        """Older rows exist: hidden loaded rows, or pages not read yet."""
+        return bool(self.pages) and (self._hidden > 0 or self.pages[0].page.has_more)
+
+    @property
+    def hidden_rows(self) -> int:
+        return self._hidden
 
     @property
     def base_seq(self) -> Optional[int]:
@@ -455,14 +526,25 @@ class HistoryModel(QAbstractListModel):
     def row_at(self, i: int) -> Optional[Row]:
         return self.rows[i] if 0 <= i < len(self.rows) else None
 
+    def _exposed(self, i_all: Optional[int], expose: bool) -> Optional[int]:
+        if i_all is None:
+            return None
+        if i_all < self._hidden:
+            if not expose:
+                return None
+            self.expose_all()
+        return i_all - self._hidden
+
     def row_index(self, row: Row) -> Optional[int]:
-        return self._row_pos.get(id(row))
+        return self._exposed(self._all_pos.get(id(row)), False)
 
     def row_for_key(self, key) -> Optional[int]:
-        return self._key_pos.get(key)
+        return self._exposed(self._all_key.get(key), False)
 
-    def row_for_seq(self, seq: int) -> Optional[int]:
-        """Row showing ``seq`` (a collapsed chunk maps to its attempt/message row)."""
+    def row_for_seq(self, seq: int, expose: bool = True) -> Optional[int]:
+        """Row showing ``seq`` (a collapsed chunk maps to its attempt/message row).
+
+        A loaded row that is not exposed yet is exposed (with everything newer)."""
         i = bisect.bisect_right(self._seq_firsts, seq) - 1
         best = None
         j = i
@@ -470,13 +552,13 @@ class HistoryModel(QAbstractListModel):
             lo, hi, r = self._seq_rows[j]
             if lo <= seq <= hi:
                 if r.seq == seq:
-                    return self._row_pos.get(id(r))
+                    return self._exposed(self._all_pos.get(id(r)), expose)
                 if best is None:
                     best = r
             j -= 1
         if best is not None:
             # an assistant row covers its chunks; prefer the row whose own range is tightest
-            return self._row_pos.get(id(best))
+            return self._exposed(self._all_pos.get(id(best)), expose)
         return None
 
     def event_for_seq(self, seq: int):
@@ -546,7 +628,7 @@ class HistoryModel(QAbstractListModel):
         hidden = sum(1 for tr in self._trackers for a in tr.attempts if a.hidden_by_default)
         tail = self.pages[-1].page if self.pages else None
         return {
-            "rows": len(self.rows), "events": events_loaded, "pages": len(self.pages),
+            "rows": len(self.rows), "hiddenRows": self._hidden, "events": events_loaded, "pages": len(self.pages),
             "hasMore": self.has_more, "baseSeq": self.base_seq,
             "face": "physical" if self.physical else "logical",
             "format": getattr(getattr(self.reader, "source", None), "kind", None),

@@ -1,14 +1,16 @@
 """Work-arounds for the Qt binding installed here.
 
-PySide6 6.12 on CPython < 3.12: every call of a Qt method returning ``void`` drops one
-reference to ``None`` (the wheels treat ``None`` as immortal, which it only is from 3.12,
-PEP 683).  After some tens of thousands of calls - a few seconds of painting - CPython
-aborts with "Fatal Python error: none_dealloc".  Measured on this machine:
-``QColor.setRed`` x1000 -> ``sys.getrefcount(None)`` down by 1000.
+PySide6 6.12 on CPython < 3.12 treats ``None``, ``True`` and ``False`` as immortal (they
+only are from 3.12, PEP 683) and returns them without a new reference: every call of a
+Qt method returning ``void`` drops one reference to ``None``, every ``Signal.emit`` one
+to ``True``.  After some tens of thousands of calls - seconds of painting - CPython
+aborts with "Fatal Python error: none_dealloc" (or ``bool_dealloc``).  Measured here:
+``QColor.setRed`` x1000 -> ``sys.getrefcount(None)`` down by 1000; ``sig.emit(5)`` x1000
+-> ``sys.getrefcount(True)`` down by 1000.
 
-:func:`keep_none_alive` gives ``None`` a reference count no program can exhaust, which
-is what 3.12+ does by design.  ``None`` is a static object that CPython never frees,
-so this changes nothing else.  Call it before creating widgets (``app.ui`` does on
+:func:`keep_none_alive` gives these three singletons reference counts no program can
+exhaust, which is what 3.12+ does by design.  They are static objects CPython never
+frees, so this changes nothing else.  Call it before creating widgets (``app.ui`` does on
 import; the test conftest does too).
 """
 from __future__ import annotations
@@ -29,16 +31,18 @@ def none_leaks_per_void_call() -> int:
 
 
 def keep_none_alive() -> bool:
-    """Make ``None`` effectively immortal on CPython < 3.12 (idempotent). True if applied."""
+    """Make None/True/False effectively immortal on CPython < 3.12 (idempotent). True if applied."""
     global _DONE
     if _DONE or sys.version_info >= (3, 12) or sys.implementation.name != "cpython":
         return False
     if hasattr(sys, "gettotalrefcount"):       # debug build: different object header layout
         return False
     import ctypes
-    ref = ctypes.c_ssize_t.from_address(id(None))
-    if abs(ref.value - sys.getrefcount(None)) > 4:
-        return False                            # not the layout we expect: leave it alone
-    ref.value += 1 << 42
+    for obj in (None, True, False):
+        ref = ctypes.c_ssize_t.from_address(id(obj))
+        if abs(ref.value - sys.getrefcount(obj)) > 4:
+            return False                        # not the layout we expect: leave it alone
+    for obj in (None, True, False):
+        ctypes.c_ssize_t.from_address(id(obj)).value += 1 << 42
     _DONE = True
     return True

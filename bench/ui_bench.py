@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""UI benchmark: time to the first painted tail page, and event-loop stalls.
+
+    .venv/bin/python bench/ui_bench.py [--size 1GB] [--seed 7] [--input PATH] [--pages 40] [--json]
+
+* Input: a synthetic session from app/tools/synth.py (``write_jsonl``), generated once
+  under bench/data/ (git-ignored) unless ``--input`` names a file.
+* First paint: from the call that opens the store (``MainWindow.open_store``: listing,
+  session pick, tail page in a worker, rows, layout) to the first paint of the history
+  view with tail rows in it.  Measured cold (the file's pages dropped from the OS cache
+  with posix_fadvise DONTNEED, only for this file) and warm.
+* Stalls: a 5 ms QTimer measures its own lateness; the longest lateness is the longest
+  the UI thread was blocked.  Phases: while the index builds in its worker *and* the
+  user scrolls up (older pages fetched), then scrolling alone once the index is ready.
+* Targets: first tail paint < 300 ms on 1 GB; no stall over 50 ms.
+
+Runs offscreen unless DISPLAY is set (use xvfb-run for a real X server).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+DATA = REPO / "bench" / "data"
+
+TARGET_FIRST_PAINT_MS = 300.0
+TARGET_STALL_MS = 50.0
+
+
+def parse_size(s: str) -> int:
+    s = s.strip().upper()
+    for suf, mul in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if s.endswith(suf):
+            return int(float(s[:-len(suf)]) * mul)
+    return int(s)
+
+
+def ensure_input(size: str, seed: int) -> Path:
+    path = DATA / f"ui-bench-{size.upper()}-s{seed}.jsonl"
+    if path.exists() and path.stat().st_size >= parse_size(size) * 0.95:
+        return path
+    from app.tools.synth import SessionSynth, write_jsonl
+    print(f"generating {path} ({size}) …", file=sys.stderr)
+    t0 = time.perf_counter()
+    tmp = path.with_suffix(".tmp")
+    stats = write_jsonl(str(tmp), SessionSynth(seed), target_bytes=parse_size(size))
+    os.replace(tmp, path)
+    print(f"  {stats} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return path
+
+
+def drop_cache(path: Path) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+        return True
+    except (AttributeError, OSError):
+        return False
+
+
+class StallMeter:
+    """A 5 ms timer; lateness of each tick = time the event loop could not run it."""
+
+    def __init__(self, interval_ms: int = 5):
+        from PySide6.QtCore import Qt, QTimer
+        self.interval = interval_ms / 1000
+        self.timer = QTimer()
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.timer.setInterval(interval_ms)
+        self.timer.timeout.connect(self._tick)
+        self.phase = "idle"
+        self.late: dict = {}
+        self._last = None
+
+    def start(self, phase: str):
+        self.phase = phase
+        self._last = time.perf_counter()
+        self.timer.start()
+
+    def set_phase(self, phase: str):
+        self.phase = phase
+
+    def _tick(self):
+        now = time.perf_counter()
+        if self._last is not None:
+            self.late.setdefault(self.phase, []).append(max(0.0, now - self._last - self.interval))
+        self._last = now
+
+    def stop(self):
+        self.timer.stop()
+
+    def summary(self) -> dict:
+        out = {}
+        for ph, xs in self.late.items():
+            xs_ms = sorted(x * 1000 for x in xs)
+            out[ph] = {"ticks": len(xs_ms), "max_ms": round(xs_ms[-1], 1) if xs_ms else 0.0,
+                       "p99_ms": round(xs_ms[int(0.99 * (len(xs_ms) - 1))], 1) if xs_ms else 0.0,
+                       "median_ms": round(statistics.median(xs_ms), 2) if xs_ms else 0.0,
+                       "over_50ms": sum(1 for x in xs_ms if x > 50)}
+        return out
+
+
+def run(args) -> dict:
+    if not os.environ.get("DISPLAY") and not os.environ.get("QT_QPA_PLATFORM"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    os.environ.setdefault("SESSION_LENS_CONFIG_DIR", str(DATA / "ui-bench-config"))
+    path = Path(args.input) if args.input else ensure_input(args.size, args.seed)
+    from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtWidgets import QApplication
+    import app.ui  # noqa: F401  (PySide6 work-around)
+    from app.ui.main_window import MainWindow
+
+    qapp = QApplication.instance() or QApplication([sys.argv[0]])
+    qapp.setStyle("Fusion")
+
+    def spin_until(pred, timeout: float) -> bool:
+        end = time.perf_counter() + timeout
+        while not pred():
+            if time.perf_counter() > end:
+                return False
+            loop = QEventLoop()
+            QTimer.singleShot(2, loop.quit)
+            loop.exec()
+        return True
+
+    result = {"input": str(path), "bytes": path.stat().st_size, "platform": qapp.platformName(),
+              "pageSize": args.page_size}
+
+    def first_paint(cold: bool) -> dict:
+        win = MainWindow(page_size=args.page_size, theme_mode="light")
+        win.resize(1400, 900)
+        win.show()
+        spin_until(lambda: win.isVisible(), 5)
+        if cold:
+            result["coldCache"] = drop_cache(path)
+        painted = {}
+        win.view.rowsPainted.connect(lambda: painted.setdefault("t", time.perf_counter()))
+        tail = {}
+        win.history.tailInstalled.connect(lambda: tail.setdefault("t", time.perf_counter()))
+        t0 = time.perf_counter()
+        win.open_store(str(path))
+        ok = spin_until(lambda: "t" in painted, 60)
+        out = {"ok": ok, "first_paint_ms": round((painted.get("t", time.perf_counter()) - t0) * 1000, 1),
+               "tail_installed_ms": round((tail.get("t", t0) - t0) * 1000, 1),
+               "tail_worker_ms": round(win.history.pages[0].elapsed * 1000, 1) if win.history.pages else None,
+               "rows": len(win.history.rows)}
+        return win, out
+
+    win, cold = first_paint(cold=True)
+    result["firstPaintCold"] = cold
+    # stalls while the index builds and the user scrolls up
+    meter = StallMeter()
+    meter.start("indexing+scrolling")
+    sb = win.view.verticalScrollBar()
+    steps = {"n": 0}
+
+    def scroll_step():
+        steps["n"] += 1
+        sb.setValue(max(0, sb.value() - 240))          # a wheel flick upwards every 16 ms
+    scroller = QTimer()
+    scroller.setInterval(16)
+    scroller.timeout.connect(scroll_step)
+    scroller.start()
+    t_idx = time.perf_counter()
+    spin_until(lambda: win.history.index_state in ("ready", "failed"), 600)
+    result["index"] = {"state": win.history.index_state, "seconds": round(win.history.index_elapsed, 2),
+                       "events": win.history.seq_index.events if win.history.seq_index else None,
+                       "wall_s": round(time.perf_counter() - t_idx, 2)}
+    pages_during_index = len(win.history.pages)
+    meter.set_phase("scrolling")
+    target_pages = pages_during_index + args.pages
+    spin_until(lambda: len(win.history.pages) >= target_pages or not win.history.has_more, 300)
+    scroller.stop()
+    # a face toggle and a search over everything loaded (user actions, CPU only)
+    meter.set_phase("toggles+search")
+    win.act_attempts.trigger()
+    win.act_physical.trigger()
+    win.open_search()
+    win.search_edit.setText("error")
+    spin_until(lambda: win.history.search_term == "error", 10)
+    spin_until(lambda: win.view.settled(), 10)
+    meter.stop()
+    result["pages"] = {"during_index": pages_during_index, "total": len(win.history.pages),
+                       "rows": len(win.history.rows), "events_loaded": len(win.history._events),
+                       "scroll_steps": steps["n"]}
+    result["stalls"] = meter.summary()
+    win.shutdown()
+    win.close()
+    # warm: the same open again, pages in the OS cache
+    win2, warm = first_paint(cold=False)
+    result["firstPaintWarm"] = warm
+    win2.shutdown()
+    win2.close()
+    worst = max((v["max_ms"] for v in result["stalls"].values()), default=0.0)
+    result["verdict"] = {
+        "first_paint_cold_ms": cold["first_paint_ms"], "first_paint_warm_ms": warm["first_paint_ms"],
+        "first_paint_target_ms": TARGET_FIRST_PAINT_MS,
+        "first_paint_ratio": round(cold["first_paint_ms"] / TARGET_FIRST_PAINT_MS, 2),
+        "worst_stall_ms": worst, "stall_target_ms": TARGET_STALL_MS,
+        "stall_ratio": round(worst / TARGET_STALL_MS, 2),
+        "pass": cold["first_paint_ms"] < TARGET_FIRST_PAINT_MS and worst <= TARGET_STALL_MS,
+    }
+    return result
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size", default="1GB")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--input", help="use this session file instead of generating one")
+    ap.add_argument("--page-size", type=int, default=50)
+    ap.add_argument("--pages", type=int, default=40, help="older pages to scroll through after indexing")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    res = run(args)
+    if args.json:
+        print(json.dumps(res, indent=2))
+        return 0
+    v = res["verdict"]
+    print(f"input: {res['input']} ({res['bytes'] / (1 << 20):,.0f} MiB), platform {res['platform']}, "
+          f"page size {res['pageSize']} messages")
+    c, w = res["firstPaintCold"], res["firstPaintWarm"]
+    print(f"first tail paint: cold {c['first_paint_ms']:.0f} ms (tail worker {c['tail_worker_ms']} ms, "
+          f"{c['rows']} rows), warm {w['first_paint_ms']:.0f} ms   target {v['first_paint_target_ms']:.0f} ms "
+          f"-> ratio {v['first_paint_ratio']:.2f}")
+    ix = res["index"]
+    print(f"index: {ix['events']:,} events in {ix['seconds']} s (worker), while scrolling")
+    p = res["pages"]
+    print(f"pages: {p['during_index']} loaded while indexing, {p['total']} in all, {p['rows']:,} rows, "
+          f"{p['events_loaded']:,} events in memory")
+    for ph, s in res["stalls"].items():
+        print(f"stall [{ph}]: max {s['max_ms']} ms, p99 {s['p99_ms']} ms, median {s['median_ms']} ms, "
+              f"{s['over_50ms']} over 50 ms ({s['ticks']} ticks)")
+    print(f"worst stall {v['worst_stall_ms']} ms, target {v['stall_target_ms']:.0f} ms -> ratio {v['stall_ratio']:.2f}")
+    print("PASS" if v["pass"] else "MISS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
