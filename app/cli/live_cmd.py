@@ -1,0 +1,249 @@
+"""``session-lens follow`` and ``session-lens simulate``: live sessions from the command line.
+
+``follow PATH [--json] [--idle S] [--from-start] [--session ID]``
+    Default: print the tail page (spec §8 paging), then every event as it is written, stitched
+    exactly like the client does (:mod:`app.log.stitch`): no duplicate, no gap.  With
+    ``--from-start`` every stored event from seq 0, then live ones.  ``--json``: one line per
+    event, the event envelope (``{"type","seq","time","data",…}``).  A torn last line or frame is
+    held until complete.  With ``--idle S`` it exits after S seconds without a new row (waiting
+    for a not-yet-published file counts); records a cold reader recovers from a torn zstd
+    frame are printed then.  The end is reported on stderr: ``complete`` (last turn closed),
+    ``open`` (open turn or torn tail: the writer is busy, idle or dead).
+
+``simulate OUT [--events N] [--rate R] [--crash-at SEQ] [--zstd] [--seed S] [--batch-delay-ms MS]``
+    Write a realistic session (:class:`app.tools.synth.SessionSynth`: streams, retries, tool
+    calls) live through :class:`app.store.writer.SessionWriter` at R events/s, in bursts of
+    1..``--max-burst`` events, flushing at some turn ends.  Whole turns until at least N
+    events.  ``--crash-at SEQ``: flush everything before SEQ, then die by SIGKILL (an open
+    tail, mid-turn when SEQ is); ``--torn`` additionally leaves half of the next batch's
+    bytes (a torn line / frame) before dying.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sys
+import time
+
+from .main import COMMANDS, CliError
+
+
+def _line(ev) -> str:
+    return json.dumps(ev.envelope(), ensure_ascii=False, separators=(",", ":"))
+
+
+def _text(ev) -> str:
+    d = ev.data if isinstance(ev.data, dict) else {}
+    extra = ""
+    if ev.type == "assistant/chunk" and isinstance(d.get("chunk"), dict):
+        c = d["chunk"]
+        extra = c.get("type", "")
+        t = c.get("text") or c.get("argumentsDelta")
+        if isinstance(t, str):
+            extra += " " + json.dumps(t[:60], ensure_ascii=False)
+    elif ev.type in ("tool/call",):
+        extra = str(d.get("name", ""))
+    elif ev.type in ("turn/start", "turn/end", "step/start", "step/end"):
+        extra = f"turn {d.get('turn')}" + (f" step {d.get('step')}" if "step" in d else "")
+    return f"{ev.seq:>8}  {ev.type:<22} {extra}".rstrip()
+
+
+# --------------------------------------------------------------------------- follow
+
+def _cfg_follow(p):
+    p.add_argument("path", help="session file or folder (may not exist yet), or SQLite store with --session")
+    p.add_argument("--session", help="session id inside a SQLite store")
+    p.add_argument("--idle", type=float, default=None, help="exit after this many seconds without a new row")
+    p.add_argument("--from-start", action="store_true", help="print every stored event, then follow")
+    p.add_argument("--max-messages", type=int, default=50, help="tail page size in messages (default 50)")
+    p.add_argument("--poll-ms", type=float, default=100.0, help="stat poll interval (default 100 ms)")
+    p.add_argument("--no-inotify", action="store_true", help="poll only")
+
+
+def _run_follow(args):
+    from ..log.stitch import Stitcher
+    from ..store.faces import open_reader
+    from ..store.watch import Follower
+
+    out = sys.stdout
+    fmt = _line if args.json else _text
+    printed = [-1]
+
+    def emit(events):
+        for ev in events:
+            out.write(fmt(ev) + "\n")
+            printed[0] = ev.seq
+        if events:
+            out.flush()
+
+    f = Follower(args.path, args.session, from_start=args.from_start, poll_interval=args.poll_ms / 1000.0,
+                 use_inotify=not args.no_inotify)
+    start = time.monotonic()
+    last_row = start
+    try:
+        while not f.open():
+            if args.idle is not None and time.monotonic() - start >= args.idle:
+                _report(args, f, "waiting")
+                return 0
+            f.wait(0.25)
+        if f.sqlite and args.session is None:
+            args.session = f.session_id
+        stitcher = None
+        reader = None
+        if not args.from_start:
+            reader = open_reader(f.path, args.session)
+            if reader.fatal:
+                raise CliError(f"{args.path}: {reader.fatal}")
+            stitcher = Stitcher()
+            stitcher.subscribed(f.subscribed_last)
+            stitcher.begin_load()
+
+            def load(step=None):
+                while True:
+                    reader.source.refresh()
+                    page = reader.tail_page(args.max_messages)
+                    st = stitcher.install(page.events)
+                    if st.reinstall is not None:
+                        fresh = [e for e in st.reinstall if e.seq > printed[0]]
+                        if printed[0] >= 0 and fresh and fresh[0].seq != printed[0] + 1:
+                            print(f"session-lens follow: gap before seq {fresh[0].seq} (log rewritten?)",
+                                  file=sys.stderr)
+                        emit(fresh)
+                    emit(st.appended)
+                    if not st.refetch:
+                        return
+            load()
+        while True:
+            evs = f.poll()
+            if f.resets and stitcher is not None and f.resets != getattr(stitcher, "_seen_resets", 0):
+                stitcher._seen_resets = f.resets
+                stitcher.reset()
+            if evs:
+                last_row = time.monotonic()
+                if stitcher is None:
+                    emit(evs)
+                else:
+                    st = stitcher.offer(evs)
+                    emit(st.appended)
+                    if st.refetch:
+                        load()
+                continue
+            if args.idle is not None and time.monotonic() - last_row >= args.idle:
+                break
+            left = 0.5 if args.idle is None else max(0.001, args.idle - (time.monotonic() - last_row))
+            f.wait(min(0.5, left))
+        tail = f.finish()
+        if tail:
+            emit(tail if stitcher is None else stitcher.offer(tail).appended)
+        _report(args, f, "end")
+        return 0
+    finally:
+        f.close()
+
+
+def _report(args, f, why):
+    info = {"follow": why, "state": f.state(), "lastSeq": f.last_seq, "openTurn": f.open_turn,
+            "heldBytes": f.held, "badRows": len(f.bad), "recovered": f.recovered, "resets": f.resets}
+    if args.json:
+        print(json.dumps(info), file=sys.stderr)
+    else:
+        tail = "open tail (turn open or torn): the writer is busy, idle or dead" if f.open_tail else \
+            "last turn closed"
+        print(f"session-lens follow: {why} at seq {f.last_seq}; {tail}", file=sys.stderr)
+
+
+COMMANDS["follow"] = ("print a session's events as they are written", _cfg_follow, _run_follow)
+
+
+# --------------------------------------------------------------------------- simulate
+
+def _cfg_simulate(p):
+    p.add_argument("out", help="session file to create (.jsonl or .jsonl.zstd), or a folder for session.jsonl[.zstd]")
+    p.add_argument("--events", type=int, default=2000, help="at least this many events, whole turns (default 2000)")
+    p.add_argument("--rate", type=float, default=200.0, help="events per second (0: as fast as possible)")
+    p.add_argument("--crash-at", type=int, default=None, help="die (SIGKILL) before writing this seq")
+    p.add_argument("--torn", action="store_true", help="with --crash-at: leave half a batch (torn tail)")
+    p.add_argument("--zstd", action="store_true", help="zstd frames (session.jsonl.zstd)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--batch-delay-ms", type=int, default=200, help="write-behind window (default 200, as dsh)")
+    p.add_argument("--max-burst", type=int, default=8, help="events per append call: random 1..N (default 8)")
+    p.add_argument("--no-pack", action="store_true", help="do not pack delta runs")
+
+
+def _sim_events(synth, n: int, crash_at):
+    evs: list = []
+    for turn in synth.turns():
+        evs.extend(turn)
+        if len(evs) >= n and (crash_at is None or len(evs) > crash_at):
+            break
+    return evs
+
+
+def _run_simulate(args):
+    from ..log.codec import encode_row, pack_events
+    from ..store.writer import SessionWriter
+    from ..tools.synth import SessionSynth
+
+    out = os.path.abspath(args.out)
+    if os.path.isdir(out) or out.endswith(os.sep):
+        out = os.path.join(out, "session.jsonl.zstd" if args.zstd else "session.jsonl")
+    fmt = "zstd" if args.zstd or out.endswith((".zstd", ".zst")) else "jsonl"
+    if os.path.exists(out):
+        raise CliError(f"{out} exists; simulate never overwrites")
+    synth = SessionSynth(args.seed)
+    events = _sim_events(synth, max(1, args.events), args.crash_at)
+    rng = random.Random(args.seed * 7919 + 1)
+    w = SessionWriter(out, synth.header(), fmt=fmt, batch_delay_ms=args.batch_delay_ms, pack=not args.no_pack)
+    t0 = time.monotonic()
+    rate = args.rate
+    i = 0
+    flushes = 0
+    crash = args.crash_at
+    while i < len(events):
+        if crash is not None and i >= crash:
+            break
+        k = rng.randint(1, max(1, args.max_burst))
+        burst = events[i:i + k]
+        if crash is not None:
+            burst = [e for e in burst if e["seq"] < crash]
+        if rate > 0:
+            due = t0 + i / rate
+            d = due - time.monotonic()
+            if d > 0:
+                time.sleep(d)
+        w.append(burst)
+        i += len(burst)
+        if any(e["type"] == "turn/end" for e in burst) and rng.random() < 0.5:
+            w.flush()
+            flushes += 1
+    if crash is not None and crash < len(events):
+        w.flush()                                  # what was written so far is durable
+        if args.torn:
+            nxt = events[crash:crash + max(2, args.max_burst)]
+            rows = pack_events(nxt) if not args.no_pack else nxt
+            blob = b"".join(encode_row(r) + b"\n" for r in rows)
+            if fmt == "zstd":
+                from ..log.zstdframes import encode_frame
+                blob = encode_frame(blob)
+            fd = os.open(out, os.O_WRONLY | os.O_APPEND)
+            os.write(fd, blob[:max(1, len(blob) // 2)])
+            os.fsync(fd)
+            os.close(fd)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+        os._exit(137)                              # not reached
+    w.close()
+    info = {"path": out, "format": fmt, "events": len(events), "lastSeq": len(events) - 1,
+            "batches": w.batches_written, "flushes": flushes, "seconds": round(time.monotonic() - t0, 3)}
+    if args.json:
+        print(json.dumps(info))
+    else:
+        print(f"wrote {info['events']} events in {info['batches']} batches to {out} ({info['seconds']} s)")
+    return 0
+
+
+COMMANDS["simulate"] = ("write a synthetic session live (tests, demos, benchmarks)", _cfg_simulate,
+                        _run_simulate)

@@ -1,0 +1,683 @@
+"""Follow a session log while an agent writes it (spec §1.3, §1.5, §5, §6, §8 "Live").
+
+* :class:`Watcher` wakes a waiting reader when a file (or its directory) changes: inotify
+  through ctypes on Linux (``IN_MODIFY|IN_CLOSE_WRITE|IN_MOVED_TO|IN_CREATE`` on the file's
+  directory, plus the file itself once it exists), and **always** a stat poll every
+  ``poll_interval`` seconds, so correctness never depends on inotify (other OSes, network
+  file systems, a missed event, a watch limit).  Notifications are only hints; every wake
+  re-stats.
+* :class:`Follower` yields newly complete events of one log (JSONL, zstd, or one session of a
+  SQLite store).  It keeps the physical position just after the last complete stored row
+  (JSONL: byte after its newline; zstd: start of the next frame; SQLite: next seq) and
+  decodes only the bytes past it.  A torn last line or torn last frame is **held**: nothing
+  of it is emitted until it is complete (a write in progress looks exactly like that).
+  It copes with the file appearing later (atomic publish of a new session: the path is
+  watched before it exists), and tells how the writer is doing: ``live`` (grew within
+  ``idle_after`` seconds), ``complete`` (quiet and the last turn is closed: the writer
+  finished its turn), ``idle`` (quiet, open turn or torn tail, e.g. a long tool call),
+  ``crashed`` (open turn or torn tail, quiet for ``crash_after`` seconds: the writer died).
+  A file that shrinks or is replaced (repair, restore) is re-read from the start; rows
+  already emitted are not emitted again (``resets`` counts these).
+* :func:`live_state` is the session list's cheap view of the same: ``"live" | "idle" |
+  "crashed" | "complete"`` from the file's modification time and the log's tail state.
+
+No module here writes anything.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import select
+import struct
+import sys
+import threading
+import time
+from typing import Callable, Iterator, Optional
+
+from ..log.model import BadRow, Event, is_event
+from ..log.reader import LogReader
+from ..log.sources import Segment, Source, SourceChanged
+
+SESSION_NAMES = ("session.jsonl.zstd", "session.jsonl")
+SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+
+IDLE_AFTER_S = 3.0          # no growth for this long: no longer "live"
+CRASH_AFTER_S = 30.0        # open tail quiet for this long: the writer is presumed dead
+LIST_LIVE_WINDOW_S = 15.0   # session list: modified this recently = live
+LIST_CRASH_AFTER_S = 120.0  # session list: open tail older than this = crashed
+
+
+# =========================================================================== inotify
+
+IN_MODIFY = 0x00000002
+IN_ATTRIB = 0x00000004
+IN_CLOSE_WRITE = 0x00000008
+IN_MOVED_FROM = 0x00000040
+IN_MOVED_TO = 0x00000080
+IN_CREATE = 0x00000100
+IN_DELETE = 0x00000200
+IN_DELETE_SELF = 0x00000400
+IN_MOVE_SELF = 0x00000800
+IN_IGNORED = 0x00008000
+IN_NONBLOCK = 0o4000
+IN_CLOEXEC = 0o2000000
+
+FILE_MASK = IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF
+DIR_MASK = (IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_MOVED_FROM | IN_DELETE |
+            IN_DELETE_SELF | IN_MOVE_SELF)
+_EVENT = struct.Struct("iIII")
+
+_libc = None
+
+
+def _inotify_libc():
+    global _libc
+    if _libc is None:
+        _libc = False
+        if sys.platform.startswith("linux"):
+            try:
+                lib = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+                lib.inotify_init1.argtypes = [ctypes.c_int]
+                lib.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+                lib.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
+                _libc = lib
+            except (OSError, AttributeError):
+                _libc = False
+    return _libc or None
+
+
+def inotify_available() -> bool:
+    return _inotify_libc() is not None
+
+
+class Watcher:
+    """Wait for changes to ``path`` (which may not exist yet) or to the names in ``extra``
+    (siblings in the same directory, e.g. a SQLite ``-wal``).
+
+    :meth:`wait` returns True when a notification (or :meth:`wake`) arrived, False on
+    timeout.  Without inotify it simply sleeps ``min(timeout, poll_interval)``: the caller
+    re-stats after every return, so polling is the always-correct floor.
+    """
+
+    def __init__(self, path: str, poll_interval: float = 0.1, use_inotify: bool = True,
+                 extra: tuple = ()):
+        self.path = os.path.abspath(path)
+        self.dir = os.path.dirname(self.path)
+        self.names = {os.fsencode(os.path.basename(self.path))} | {os.fsencode(n) for n in extra}
+        self.poll_interval = max(0.001, float(poll_interval))
+        self._lock = threading.Lock()
+        self._rd, self._wr = os.pipe()
+        os.set_blocking(self._rd, False)
+        os.set_blocking(self._wr, False)
+        self._fd = -1
+        self._wds: dict[int, str] = {}      # wd -> "dir" | "file" | "ancestor"
+        self._armed: Optional[tuple] = None
+        self.notifications = 0
+        lib = _inotify_libc() if use_inotify else None
+        if lib is not None:
+            fd = lib.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+            if fd >= 0:
+                self._fd = fd
+                self._lib = lib
+                self._arm()
+
+    @property
+    def uses_inotify(self) -> bool:
+        return self._fd >= 0
+
+    # ------------------------------------------------------------------ watches
+    def _add(self, path: str, mask: int, role: str) -> bool:
+        wd = self._lib.inotify_add_watch(self._fd, os.fsencode(path), mask)
+        if wd < 0:
+            return False
+        self._wds[wd] = role
+        return True
+
+    def _arm(self) -> None:
+        """(Re)place the watches: the directory if it exists (else its nearest existing
+        ancestor, to see it appear), and the file itself if it exists."""
+        if self._fd < 0:
+            return
+        d_exists = os.path.isdir(self.dir)
+        f_ino = None
+        try:
+            st = os.stat(self.path)
+            f_ino = (st.st_dev, st.st_ino)
+        except OSError:
+            pass
+        key = (d_exists, f_ino)
+        if key == self._armed:
+            return
+        for wd in list(self._wds):
+            self._lib.inotify_rm_watch(self._fd, wd)
+        self._wds.clear()
+        if d_exists:
+            self._add(self.dir, DIR_MASK, "dir")
+            if f_ino is not None:
+                self._add(self.path, FILE_MASK, "file")
+        else:
+            p = self.dir
+            while p and not os.path.isdir(p):
+                parent = os.path.dirname(p)
+                if parent == p:
+                    break
+                p = parent
+            if p and os.path.isdir(p):
+                self._add(p, IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF, "ancestor")
+        self._armed = key
+
+    def _drain(self) -> bool:
+        """Read pending inotify events; True if one concerns us."""
+        hit = False
+        while True:
+            try:
+                buf = os.read(self._fd, 65536)
+            except BlockingIOError:
+                break
+            except OSError as e:
+                if e.errno == errno.EINTR:
+                    continue
+                break
+            if not buf:
+                break
+            i = 0
+            while i + _EVENT.size <= len(buf):
+                wd, mask, _cookie, n = _EVENT.unpack_from(buf, i)
+                name = buf[i + _EVENT.size:i + _EVENT.size + n].rstrip(b"\0")
+                i += _EVENT.size + n
+                role = self._wds.get(wd)
+                if role is None:
+                    continue                        # a watch we removed ourselves
+                if mask & IN_IGNORED:               # the kernel dropped it (file/dir gone): re-arm
+                    self._wds.pop(wd, None)
+                    self._armed = None
+                    hit = True
+                    continue
+                if role == "dir":
+                    if name in self.names or mask & (IN_DELETE_SELF | IN_MOVE_SELF):
+                        hit = True
+                    if name in self.names and mask & (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM):
+                        self._armed = None          # the file appeared/changed identity: re-arm
+                else:
+                    hit = True
+                    if role == "ancestor" or mask & (IN_DELETE_SELF | IN_MOVE_SELF):
+                        self._armed = None
+        return hit
+
+    # ------------------------------------------------------------------ waiting
+    def wait(self, timeout: float) -> bool:
+        """Block up to ``timeout`` seconds (at most ``poll_interval`` without inotify)."""
+        with self._lock:
+            if self._fd >= 0:
+                self._arm()
+        if self._fd < 0:
+            t = max(0.0, min(timeout, self.poll_interval))
+            r, _, _ = select.select([self._rd], [], [], t)
+        else:
+            r, _, _ = select.select([self._fd, self._rd], [], [], max(0.0, timeout))
+        woke = False
+        if self._rd in r:
+            try:
+                while os.read(self._rd, 4096):
+                    pass
+            except BlockingIOError:
+                pass
+            woke = True
+        if self._fd >= 0 and self._fd in r:
+            with self._lock:
+                if self._drain():
+                    self.notifications += 1
+                    woke = True
+        return woke
+
+    def wake(self) -> None:
+        """Make a concurrent :meth:`wait` return now (thread-safe)."""
+        try:
+            os.write(self._wr, b"x")
+        except (BlockingIOError, OSError):
+            pass
+
+    def close(self) -> None:
+        for fd in (self._fd, self._rd, self._wr):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._fd = self._rd = self._wr = -1
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+# =========================================================================== follower
+
+def _is_sqlite_path(path: str) -> bool:
+    if path.endswith(SQLITE_SUFFIXES):
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+class Follower:
+    """Newly complete events of one log, as they are written.
+
+    ``from_start``: emit every stored event from seq 0 (True), or only those written after
+    the follower first opened the log (False; ``subscribed_last`` is then the last seq that
+    was already stored, like dsh's ``session/subscribed.lastSeq``, and a tail page read
+    *after* :meth:`open` covers everything before the first emitted row).
+
+    ``path``: a session file, a session directory (either transcript name, waited for), or a
+    SQLite store with ``session_id``.  Use :meth:`poll` (non-blocking) with :meth:`wait`,
+    or the :meth:`follow` generator.  Not thread-safe except :meth:`wake`.
+    """
+
+    def __init__(self, path: str, session_id: Optional[str] = None, *, from_start: bool = True,
+                 poll_interval: float = 0.1, use_inotify: bool = True, idle_after: float = IDLE_AFTER_S,
+                 crash_after: float = CRASH_AFTER_S, clock: Callable[[], float] = time.monotonic):
+        self.given_path = os.path.abspath(os.path.expanduser(path))
+        self.session_id = session_id
+        self.from_start = from_start
+        self.idle_after = idle_after
+        self.crash_after = crash_after
+        self.clock = clock
+        self.path = self._resolve()
+        self.sqlite = session_id is not None or (os.path.exists(self.path) and _is_sqlite_path(self.path))
+        extra = (os.path.basename(self.path) + "-wal", os.path.basename(self.path) + "-journal") if self.sqlite else ()
+        if os.path.isdir(self.given_path) or self.path != self.given_path:
+            extra = extra + SESSION_NAMES
+        self.watcher = Watcher(self.path, poll_interval=poll_interval, use_inotify=use_inotify, extra=extra)
+        self.src: Optional[Source] = None
+        self.reader: Optional[LogReader] = None
+        self.pos = None                  # physical position after the last complete row
+        self.line: Optional[int] = None  # JSONL line number at ``pos`` when known
+        self.last_seq = -1               # last emitted (or, from the end, already stored) seq
+        self.subscribed_last: Optional[int] = None
+        self.open_turn: Optional[int] = None
+        self.held = 0                    # bytes of a torn last row / frame being held
+        self.bad: list[BadRow] = []      # complete rows that could not be decoded
+        self.resets = 0
+        self.emitted = 0
+        self.recovered = 0               # records released from a torn zstd frame by finish()
+        self._skip_through = -1          # after a reset/recovery: drop seqs <= this
+        self._dirty = False
+        self._last_growth = clock()
+        self._closed = False
+
+    # ------------------------------------------------------------------ opening
+    def _resolve(self) -> str:
+        p = self.given_path
+        if os.path.isdir(p) and self.session_id is None:
+            for n in SESSION_NAMES:
+                if os.path.exists(os.path.join(p, n)):
+                    return os.path.join(p, n)
+            return os.path.join(p, SESSION_NAMES[0])
+        return p
+
+    @property
+    def kind(self) -> Optional[str]:
+        return self.src.kind if self.src is not None else None
+
+    def open(self) -> bool:
+        """Open the log if it exists and its header is complete.  True once open."""
+        if self.src is not None:
+            return True
+        if os.path.isdir(self.given_path) and self.session_id is None:
+            self.path = self._resolve()      # same directory: the watcher already covers both names
+        if not os.path.exists(self.path):
+            return False
+        try:
+            src = self._open_source()
+        except FileNotFoundError:
+            return False
+        except Exception as e:
+            if type(e).__name__ == "StoreError" and "no session" in str(e):
+                return False             # the store exists, the session is not in it yet
+            raise
+        if src is None:
+            return False
+        reader = LogReader(src)
+        if reader.header is None or any(p.code in ("torn-header", "torn-header-frame") for p in reader.problems):
+            src.close()                  # a header still being written (non-atomic writer)
+            return False
+        self.src, self.reader = src, reader
+        self._init_position()
+        return True
+
+    def _open_source(self) -> Optional[Source]:
+        if self.sqlite or _is_sqlite_path(self.path):
+            self.sqlite = True
+            from .sqlite_store import SqliteSource, SqliteStore
+            if self.session_id is None:
+                store = SqliteStore.open(self.path)
+                ids = [h["id"] for h in store.list_sessions()]
+                store.close()
+                if len(ids) != 1:
+                    raise ValueError(f"{self.path} holds {len(ids)} sessions: name one")
+                self.session_id = ids[0]
+            return SqliteSource.open(self.path, self.session_id)
+        from ..log.sources import open_source
+        with open(self.path, "rb") as f:
+            if not f.read(1):
+                return None              # empty file: not published yet
+        return open_source(self.path)
+
+    def _init_position(self) -> None:
+        src = self.src
+        if self.from_start or self.resets:
+            self.pos = src.header_end if src.kind != "sqlite" else 0
+            self.line = 2 if src.kind == "jsonl" else None
+            self._dirty = True
+            if self.subscribed_last is None:
+                self.subscribed_last = -1
+        else:
+            self.pos, self.held, last = self._end_position()
+            self.last_seq = last
+            self.subscribed_last = last
+            st = self.reader.tail_state()
+            self.open_turn = st.open_turn
+            self._dirty = self.held > 0
+        try:
+            age = max(0.0, time.time() - self._mtime())
+        except OSError:
+            age = 0.0
+        self._last_growth = self.clock() - age
+
+    def _mtime(self) -> float:
+        m = os.stat(self.path).st_mtime
+        if self.sqlite:
+            for suf in ("-wal", "-journal"):
+                try:
+                    m = max(m, os.stat(self.path + suf).st_mtime)
+                except OSError:
+                    pass
+        return m
+
+    def _end_position(self) -> tuple:
+        """(pos, held bytes, last stored seq) at the end of the current snapshot."""
+        src = self.src
+        if src.kind == "sqlite":
+            last = -1
+            for seg in src.backward():
+                evs = [it for it in self.reader.decode_segment(seg) if is_event(it)]
+                if evs:
+                    last = max(e.seq for e in evs)
+                    break
+            return src.size, 0, last
+        pos = held = None
+        last = -1
+        for seg in src.backward():
+            if pos is None:
+                if seg.torn:
+                    if src.kind == "zstd":
+                        pos, held = seg.pos, src.size - seg.pos
+                        continue
+                    nl = seg.data.rfind(b"\n")
+                    pos, held = seg.pos + nl + 1, len(seg.data) - nl - 1
+                    seg = Segment(pos=seg.pos, end=seg.pos + nl + 1, data=seg.data[:nl + 1],
+                                  text_offset=seg.text_offset, line0=seg.line0)
+                else:
+                    pos, held = seg.end, 0
+            evs = [it for it in self.reader.decode_segment(seg) if is_event(it)]
+            if evs:
+                last = max(e.seq for e in evs)
+                break
+        if pos is None:
+            pos, held = src.header_end, 0
+        return pos, held, last
+
+    # ------------------------------------------------------------------ reading
+    def poll(self) -> list:
+        """Events completed since the last call (non-blocking; [] when nothing new)."""
+        if self._closed:
+            return []
+        if self.src is None:
+            if not self.open():
+                return []
+            if not self._dirty:
+                return []
+        try:
+            grew = self.src.refresh()
+        except SourceChanged:
+            return self._reset()
+        if grew:
+            self._last_growth = self.clock()
+        if not grew and not self._dirty:
+            return []
+        self._dirty = False
+        try:
+            return self._read_new()
+        except SourceChanged:
+            return self._reset()
+
+    def _reset(self) -> list:
+        """The log shrank or was replaced: re-read it, emitting only seqs not yet emitted."""
+        self.resets += 1
+        self._skip_through = max(self._skip_through, self.last_seq)
+        try:
+            if self.src is not None:
+                self.src.close()
+        finally:
+            self.src = self.reader = None
+        self.held = 0
+        self._last_growth = self.clock()
+        if not self.open():
+            return []
+        return self._read_new()
+
+    def _read_new(self) -> list:
+        src, reader = self.src, self.reader
+        out: list = []
+        held = 0
+        if src.kind == "jsonl":
+            segs = src.forward(self.pos, line0=self.line)
+        else:
+            segs = src.forward(self.pos)
+        for seg in segs:
+            if seg.bad:
+                self._take(reader.decode_segment(seg), out)
+                self.pos = seg.end
+                continue
+            if seg.torn:
+                if src.kind != "jsonl":
+                    held = src.size - seg.pos      # a frame still being written: hold it whole
+                    break
+                nl = seg.data.rfind(b"\n")
+                held = len(seg.data) - nl - 1
+                if nl < 0:
+                    break
+                seg = Segment(pos=seg.pos, end=seg.pos + nl + 1, data=seg.data[:nl + 1],
+                              text_offset=seg.text_offset, line0=seg.line0)
+                self._take(reader.decode_segment(seg), out)
+                self._advance(seg)
+                break
+            self._take(reader.decode_segment(seg), out)
+            self._advance(seg)
+        self.held = held
+        return out
+
+    def _advance(self, seg: Segment) -> None:
+        self.pos = seg.end
+        if self.line is not None:
+            self.line += seg.data.count(b"\n")
+
+    def _take(self, items: list, out: list) -> None:
+        n0 = len(out)
+        for it in items:
+            if not is_event(it):
+                if it.kind != "torn":
+                    self.bad.append(it)
+                continue
+            if it.seq <= self._skip_through:
+                continue
+            out.append(it)
+            if it.seq > self.last_seq:
+                self.last_seq = it.seq
+            if it.type == "turn/start":
+                d = it.data if isinstance(it.data, dict) else {}
+                self.open_turn = d.get("turn", 0) if isinstance(d.get("turn"), int) else 0
+            elif it.type == "turn/end":
+                self.open_turn = None
+        self.emitted += len(out) - n0
+
+    def finish(self) -> list:
+        """The writer is gone: release what a cold reader recovers from a torn zstd frame
+        (its complete records, spec §1.3 step 5).  A torn JSONL line stays unreadable.
+        If the frame is completed later after all, its rows are not emitted twice."""
+        out = self.poll()
+        if self.src is None or self.src.kind != "zstd" or not self.held:
+            return out
+        for seg in self.src.forward(self.pos):
+            if seg.torn:
+                got: list = []
+                self._take(self.reader.decode_segment(seg), got)
+                self.recovered += len(got)
+                self._skip_through = max(self._skip_through, self.last_seq)
+                out.extend(got)
+        return out
+
+    # ------------------------------------------------------------------ waiting / state
+    def wait(self, timeout: float) -> bool:
+        return self.watcher.wait(timeout)
+
+    def wake(self) -> None:
+        self.watcher.wake()
+
+    @property
+    def quiet_for(self) -> float:
+        return max(0.0, self.clock() - self._last_growth)
+
+    @property
+    def open_tail(self) -> bool:
+        return self.open_turn is not None or self.held > 0
+
+    def state(self) -> str:
+        """``waiting`` | ``live`` | ``idle`` | ``complete`` | ``crashed`` (see the module doc)."""
+        if self.src is None:
+            return "waiting"
+        quiet = self.quiet_for
+        if quiet < self.idle_after:
+            return "live"
+        if not self.open_tail:
+            return "complete"
+        return "crashed" if quiet >= self.crash_after else "idle"
+
+    def follow(self, idle: Optional[float] = None, stop: Optional[threading.Event] = None,
+               tick: float = 0.5) -> Iterator[list]:
+        """Yield non-empty lists of new events until ``stop`` is set or ``idle`` seconds pass
+        without a new row (the wait for a file to appear counts as idle time)."""
+        last_row = self.clock()
+        while not self._closed and not (stop is not None and stop.is_set()):
+            evs = self.poll()
+            if evs:
+                last_row = self.clock()
+                yield evs
+                continue
+            if idle is not None and self.clock() - last_row >= idle:
+                return
+            left = tick if idle is None else min(tick, max(0.0, idle - (self.clock() - last_row)))
+            self.wait(max(0.001, left))
+
+    def close(self) -> None:
+        self._closed = True
+        self.watcher.wake()
+        self.watcher.close()
+        if self.src is not None:
+            self.src.close()
+            self.src = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+# =========================================================================== list state
+
+_state_cache: dict = {}
+
+
+def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[float] = None,
+               live_window: float = LIST_LIVE_WINDOW_S, crash_after: float = LIST_CRASH_AFTER_S) -> str:
+    """``"live" | "idle" | "crashed" | "complete"`` for the session list.
+
+    * ``live``: the file was modified within ``live_window`` seconds (SQLite: the session's
+      newest event time, or its revision changed since the previous call, within the window;
+      the store's mtime is shared by all its sessions);
+    * ``complete``: quiet, and the log ends between turns (no open turn, no torn tail);
+    * ``idle``: quiet, open turn or torn tail, for less than ``crash_after`` seconds;
+    * ``crashed``: open turn or torn tail, quiet for ``crash_after`` seconds or more.
+    The tail analysis is cached per (path, session) and redone only when the revision moves.
+    Raises FileNotFoundError / OpenError when the log cannot be opened.
+    """
+    from .faces import open_reader
+    now = time.time() if now is None else now
+    p = os.path.abspath(os.path.expanduser(path))
+    if os.path.isdir(p):
+        for n in SESSION_NAMES:
+            if os.path.exists(os.path.join(p, n)):
+                p = os.path.join(p, n)
+                break
+    sqlite = session_id is not None or _is_sqlite_path(p)
+    key = (p, session_id)
+    st = os.stat(p)
+    stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    if sqlite:
+        for suf in ("-wal",):
+            try:
+                s2 = os.stat(p + suf)
+                stamp += (s2.st_size, s2.st_mtime_ns)
+            except OSError:
+                pass
+    cached = _state_cache.get(key)
+    if cached is not None and cached["stamp"] == stamp:
+        info = cached
+    else:
+        r = open_reader(p, session_id)
+        try:
+            if sqlite:
+                rev = r.source.revision()
+                if cached is not None and cached.get("rev") == rev:
+                    info = dict(cached, stamp=stamp)
+                    _state_cache[key] = info
+                    return _classify(info, now, live_window, crash_after)
+            else:
+                rev = None
+            ts = r.tail_state()
+            last_time = None
+            for seg in r.source.backward():
+                evs = [it for it in r.decode_segment(seg) if is_event(it)]
+                if evs:
+                    last_time = evs[-1].time / 1000.0
+                    break
+            open_ = ts.is_open or bool(ts.dropped)
+        finally:
+            r.close()
+        changed_at = now if (sqlite and cached is not None and cached.get("rev") != rev) else None
+        info = {"stamp": stamp, "rev": rev, "open": open_, "mtime": st.st_mtime, "last_time": last_time,
+                "sqlite": sqlite, "changed_at": changed_at or (cached or {}).get("changed_at")}
+        _state_cache[key] = info
+    return _classify(info, now, live_window, crash_after)
+
+
+def _classify(info: dict, now: float, live_window: float, crash_after: float) -> str:
+    if info["sqlite"]:
+        marks = [t for t in (info.get("last_time"), info.get("changed_at")) if t is not None]
+        last = max(marks) if marks else info["mtime"]
+    else:
+        last = info["mtime"]
+    age = now - last
+    if age < live_window:
+        return "live"
+    if not info["open"]:
+        return "complete"
+    return "crashed" if age >= crash_after else "idle"
