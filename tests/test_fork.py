@@ -297,3 +297,20 @@ def test_zstd_fork_mid_session_copies_frames_and_reframes_the_cut(tmp_path):
     ce, pe = child.events(), parent.events()
     assert [e.raw for e in ce[:38]] == [e.raw for e in pe[:38]] and ce[38].type == "session/end-seed"
     assert sha(src) == before
+
+
+def test_sqlite_fork_in_one_transaction(tmp_path):
+    from app.store.faces import open_reader
+    from app.store.sqlite_store import jsonl_to_sqlite
+    db = tmp_path / "store.sqlite"
+    jsonl_to_sqlite(str(fixture(MULTI)), str(db))
+    parent = open_reader(str(db))
+    rev = parent.source.revision()
+    res = fork(parent, 34, child_id="child-sql")
+    assert res["format"] == "sqlite" and res["seedLength"] == 38
+    child = open_reader(str(db), "child-sql")
+    assert child.header.parentSession == parent.header.id and child.header.seedLength == 38
+    ce, pe = child.events(), open_reader(str(db), parent.header.id).events()
+    assert [e.envelope() for e in ce[:38]] == [e.envelope() for e in pe[:38]]
+    assert ce[38].type == "session/end-seed" and len(ce) == 39
+    assert open_reader(str(db), parent.header.id).source.revision() == rev

@@ -100,8 +100,7 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     if not plan.ends_with_end_seed:
         tail_rows.append(end_seed(plan.boundary + 1, now))
     if src.kind == "sqlite":
-        raise ForkError("FORK_UNAVAILABLE", "forking a session of a SQLite store is not supported yet "
-                                            "(export it as JSONL, then fork the export)")
+        return _fork_sqlite(reader, plan, header, tail_rows, rev_before, at_seq)
     path = child_location(reader, child_id, out_store)
     crc = [0]
     copied = (0, 0)
@@ -147,6 +146,47 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
             "boundary": plan.boundary, "anchor": at_seq, "synthesized": plan.synthesized_seqs,
             "turns": plan.turns, "format": src.kind, "sourceRevision": rev_before,
             "crc32": f"{crc[0]:08x}", "bytesCopied": copied[1] - copied[0]}
+
+
+def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict, tail_rows: list, rev_before: str,
+                 at_seq) -> dict:
+    """SQLite: the seed rows (as stored, packed rows stay packed) and the closers in ONE transaction."""
+    import msgspec
+    from .sqlite_store import append_batch
+    src = reader.source
+    rows: list = []
+    crc = 0
+    for seg in src.forward():
+        for _pos, raw in seg.rows or []:
+            obj = msgspec.json.decode(raw)
+            first = obj.get("seq0", obj.get("seq"))
+            if first is None or first > plan.stored_through:
+                break
+            n = len(obj["data"]["dt"]) + 1 if "seq0" in obj else 1
+            if first + n - 1 > plan.stored_through:
+                raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} is inside a packed row")
+            crc = zlib.crc32(raw, crc)
+            rows.append(obj)
+        else:
+            continue
+        break
+    append_batch(src.path, header, rows + tail_rows)    # BEGIN IMMEDIATE … COMMIT: all or nothing
+    if src.revision() != rev_before:
+        raise ForkVerifyError("the source session changed during the fork")
+    from .faces import open_reader
+    child = open_reader(src.path, header["id"])
+    got = 0
+    for seg in child.source.forward():
+        for _pos, raw in seg.rows or []:
+            obj = msgspec.json.decode(raw)
+            if obj.get("seq0", obj.get("seq")) <= plan.stored_through:
+                got = zlib.crc32(raw, got)
+    if got != crc:
+        raise ForkVerifyError("the child's rows differ from the source's")
+    return {"child": src.path, "id": header["id"], "parentSession": reader.header.id,
+            "seedLength": plan.seed_length, "boundary": plan.boundary, "anchor": at_seq,
+            "synthesized": plan.synthesized_seqs, "turns": plan.turns, "format": "sqlite",
+            "sourceRevision": rev_before, "crc32": f"{crc:08x}", "bytesCopied": None}
 
 
 def _child_seed_start(path: str, kind: str) -> int:
