@@ -474,3 +474,26 @@ def test_refresh_growth_shrink_replace(tmp_path):
 def test_open_source_by_magic(tmp_path):
     path, blob, _ = make_session(tmp_path, 2, name="session.bin")
     assert isinstance(open_source(path), ZstdSource)
+
+
+def test_no_valid_frame_after_header_falls_back(tmp_path):
+    blob = encode_frame(HEADER) + b"garbage without any frame magic"
+    src = ZstdSource(write(tmp_path, blob, "g.jsonl.zstd"))
+    fwd = assert_consistent(src)
+    assert len(fwd) == 1 and fwd[0].bad and (fwd[0].pos, fwd[0].end) == (len(blob) - 31, len(blob))
+    assert src.header_raw == HEADER[:-1]
+
+
+def test_torn_final_frame_after_structurally_corrupt_frame(tmp_path):
+    path, blob, batches = make_session(tmp_path, 8, seed=4, big_last=True)
+    frames = frame_starts(blob)
+    s, e = frames[-2]
+    bad = bytearray(blob)
+    bad[s + header_size(bad[s + 4])] |= 0x06   # block type 3 in the frame before the last
+    last_s, last_e = frames[-1]
+    cut = (last_s + last_e) // 2
+    src = ZstdSource(write(tmp_path, bytes(bad[:cut]), "ct.jsonl.zstd"))
+    fwd = assert_consistent(src)
+    assert [x.data for x in fwd[:-2]] == batches[:-2]
+    assert fwd[-2].bad and (fwd[-2].pos, fwd[-2].end) == (s, e)
+    assert fwd[-1].torn and fwd[-1].pos == last_s and batches[-1].startswith(fwd[-1].data) and fwd[-1].data
