@@ -217,7 +217,8 @@ class LogReader:
     def decode_segment(self, seg: Segment, problems: Optional[list] = None) -> list:
         items: list = []
         if seg.bad:
-            items.append(BadRow(kind="corrupt-frame", reason=seg.bad, raw=seg.data, pos=seg.pos, offset=seg.text_offset))
+            items.append(BadRow(kind="corrupt-frame", reason=seg.bad, raw=seg.data, pos=seg.row_pos(0),
+                                offset=seg.text_offset))
             return items
         for pos, off, line, raw, complete in seg.split_rows():
             if not complete:
