@@ -257,3 +257,26 @@ def test_cli_page_messages_request_export(tmp_path):
     assert exp["logical"]["events"] == 21
     res = run_cli("export", f, "--raw", str(out))
     assert res.returncode == 2 and "exists" in res.stderr          # never clobbers
+
+
+def test_corrupt_zstd_frame_mid_file_is_reported_and_the_rest_read(tmp_path):
+    from app.store.writer import write_session
+    lines = lines_of("examples/acp-agent/tests/snapshots/multi-turn/session.jsonl")
+    p = tmp_path / "session.jsonl.zstd"
+    write_session(str(p), json.loads(lines[0]), [lines[1:][i:i + 5] for i in range(0, len(lines) - 1, 5)], fmt="zstd")
+    b = bytearray(p.read_bytes())
+    mid = len(b) // 2
+    b[mid] ^= 0xFF
+    b[mid + 1] ^= 0xFF
+    p.write_bytes(bytes(b))
+    r = LogReader.open(str(p))
+    info = analysis.inspect(r)
+    assert any(x.startswith("corrupt-frame") for x in info["problems"])
+    assert any(x.startswith("seq-gap") for x in info["problems"])
+    assert 60 <= info["events"] < 71                    # only that frame's rows are missing
+    assert [i.kind for i in r.items() if not is_event(i)] == ["corrupt-frame"]
+    # paging across the corrupt frame works in both directions
+    pages = [r.tail_page(3)]
+    while pages[-1].has_more:
+        pages.append(r.page_before(pages[-1], 3))
+    assert sum(len(pg.events) for pg in pages) == info["events"]

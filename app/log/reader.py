@@ -219,6 +219,9 @@ class LogReader:
         if seg.bad:
             items.append(BadRow(kind="corrupt-frame", reason=seg.bad, raw=seg.data, pos=seg.row_pos(0),
                                 offset=seg.text_offset))
+            if problems is not None:
+                problems.append(Problem(code="corrupt-frame", message=seg.bad,
+                                        offset=seg.pos if isinstance(seg.pos, int) else None))
             return items
         for pos, off, line, raw, complete in seg.split_rows():
             if not complete:
