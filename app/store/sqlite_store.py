@@ -24,7 +24,7 @@ Side files (``-wal``/``-shm``): SQLite's WAL reader needs the ``-shm`` index and
 a store whose header says WAL but which has **no** ``-wal`` file (so every committed page is in
 the main file, e.g. a cleanly closed store) is opened with ``immutable=1``, which reads without
 locks or side files.  Because such a read has no locking, every read transaction is guarded by
-a stamp of the main file (inode, size, mtime) and the absence of ``-wal``, taken before and
+a stamp of the main file (inode, size, mtime, ctime) and of ``-wal``/``-shm`` presence, taken before and
 after (and compared with the previous transaction's, since an immutable connection caches
 pages); if it changed, the transaction is discarded and redone on a fresh connection: immutable
 again when the writer has gone (``-wal`` removed), else a normal ``mode=ro`` connection, to which
