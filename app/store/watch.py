@@ -135,38 +135,46 @@ class Watcher:
         self._wds[wd] = role
         return True
 
-    def _arm(self) -> None:
+    def _target(self) -> tuple:
+        """What should be watched now: ("dir", file identity) or ("ancestor", nearest existing dir)."""
+        if os.path.isdir(self.dir):
+            try:
+                st = os.stat(self.path)
+                return ("dir", (st.st_dev, st.st_ino))
+            except OSError:
+                return ("dir", None)
+        p = self.dir
+        while p and not os.path.isdir(p):
+            parent = os.path.dirname(p)
+            if parent == p:
+                break
+            p = parent
+        return ("ancestor", p if os.path.isdir(p) else None)
+
+    def _arm(self) -> bool:
         """(Re)place the watches: the directory if it exists (else its nearest existing
-        ancestor, to see it appear), and the file itself if it exists."""
+        ancestor, to see the path appear level by level), and the file itself if it exists.
+        True if the watches changed (something moved since the last look: re-stat now)."""
         if self._fd < 0:
-            return
-        d_exists = os.path.isdir(self.dir)
-        f_ino = None
-        try:
-            st = os.stat(self.path)
-            f_ino = (st.st_dev, st.st_ino)
-        except OSError:
-            pass
-        key = (d_exists, f_ino)
-        if key == self._armed:
-            return
-        for wd in list(self._wds):
-            self._lib.inotify_rm_watch(self._fd, wd)
-        self._wds.clear()
-        if d_exists:
-            self._add(self.dir, DIR_MASK, "dir")
-            if f_ino is not None:
-                self._add(self.path, FILE_MASK, "file")
-        else:
-            p = self.dir
-            while p and not os.path.isdir(p):
-                parent = os.path.dirname(p)
-                if parent == p:
-                    break
-                p = parent
-            if p and os.path.isdir(p):
-                self._add(p, IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF, "ancestor")
-        self._armed = key
+            return False
+        changed = False
+        for _ in range(64):                     # until the target is stable (dirs created meanwhile)
+            key = self._target()
+            if key == self._armed:
+                return changed
+            changed = True
+            for wd in list(self._wds):
+                self._lib.inotify_rm_watch(self._fd, wd)
+            self._wds.clear()
+            kind, what = key
+            if kind == "dir":
+                self._add(self.dir, DIR_MASK, "dir")
+                if what is not None:
+                    self._add(self.path, FILE_MASK, "file")
+            elif what is not None:
+                self._add(what, IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF, "ancestor")
+            self._armed = key
+        return changed
 
     def _drain(self) -> bool:
         """Read pending inotify events; True if one concerns us."""
@@ -210,8 +218,8 @@ class Watcher:
     def wait(self, timeout: float) -> bool:
         """Block up to ``timeout`` seconds (at most ``poll_interval`` without inotify)."""
         with self._lock:
-            if self._fd >= 0:
-                self._arm()
+            if self._fd >= 0 and self._arm():
+                return True                     # the path moved under us: let the caller re-stat
         if self._fd < 0:
             t = max(0.0, min(timeout, self.poll_interval))
             r, _, _ = select.select([self._rd], [], [], t)

@@ -131,7 +131,13 @@ class LiveFollower(QObject):
 
     # ------------------------------------------------------------------ worker thread
     def _run(self, gen: int, stop: threading.Event) -> None:
-        post = lambda kind, payload: self._bridge.posted.emit(gen, kind, payload)  # noqa: E731
+        bridge = self._bridge
+
+        def post(kind, payload):
+            try:
+                bridge.posted.emit(gen, kind, payload)
+            except RuntimeError:            # the Qt side was destroyed without stop(): end quietly
+                stop.set()
         f = Follower(self.path, self.session_id, from_start=False, poll_interval=self.poll_interval,
                      use_inotify=self.use_inotify, idle_after=self.idle_after, crash_after=self.crash_after)
         self._follower = f
