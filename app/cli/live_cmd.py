@@ -78,8 +78,10 @@ def _run_follow(args):
         if events:
             out.flush()
 
+    from ..store.watch import IDLE_AFTER_S
     f = Follower(args.path, args.session, from_start=args.from_start, poll_interval=args.poll_ms / 1000.0,
-                 use_inotify=not args.no_inotify)
+                 use_inotify=not args.no_inotify,
+                 idle_after=IDLE_AFTER_S if args.idle is None else min(IDLE_AFTER_S, args.idle))
     start = time.monotonic()
     last_row = start
     try:
