@@ -679,7 +679,8 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
 
 def _classify(info: dict, now: float, live_window: float, crash_after: float) -> str:
     if info["sqlite"]:
-        marks = [t for t in (info.get("last_time"), info.get("changed_at")) if t is not None]
+        # event times are the writer's wall clock: one from the future (skew, synthetic logs) is ignored
+        marks = [t for t in (info.get("last_time"), info.get("changed_at")) if t is not None and t <= now + 5]
         last = max(marks) if marks else info["mtime"]
     else:
         last = info["mtime"]
