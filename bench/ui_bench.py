@@ -118,7 +118,9 @@ def run(args) -> dict:
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
     import app.ui  # noqa: F401  (PySide6 work-around)
+    from app.ui.app import configure_runtime
     from app.ui.main_window import MainWindow
+    configure_runtime()                        # as the app does (GIL switch interval)
 
     qapp = QApplication.instance() or QApplication([sys.argv[0]])
     qapp.setStyle("Fusion")
@@ -134,7 +136,8 @@ def run(args) -> dict:
         return True
 
     result = {"input": str(path), "bytes": path.stat().st_size, "platform": qapp.platformName(),
-              "pageSize": args.page_size}
+              "pageSize": args.page_size, "switchInterval": sys.getswitchinterval(),
+              "loadavg": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
 
     def first_paint(cold: bool) -> dict:
         win = MainWindow(page_size=args.page_size, theme_mode="light")

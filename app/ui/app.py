@@ -17,6 +17,21 @@ from PySide6.QtCore import QTimer  # noqa: E402  (PySide6 before qasync)
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 SCREENSHOT_TIMEOUT_S = 120.0
+SWITCH_INTERVAL_S = 0.0005
+
+
+def configure_runtime() -> None:
+    """Interpreter settings for a UI with Python worker threads.
+
+    The UI thread re-enters Python for every paint/size callback; while a worker decodes
+    pages it must win the GIL each time, and CPython makes a waiting thread wait up to the
+    switch interval (5 ms by default) - per callback.  0.5 ms keeps frames short at a
+    small cost to worker throughput.  The cyclic GC runs less often (loaded pages are
+    moved out of its reach with gc.freeze, see workers.freeze_heap): a full collection
+    over a page being decoded took 20-30 ms."""
+    import gc
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    gc.set_threshold(20_000, 20, 50)
 
 
 def make_app(argv=None) -> QApplication:
@@ -111,6 +126,7 @@ def run_gui(path: Optional[str] = None, screenshot: Optional[str] = None, physic
             attempts: bool = False, select: Optional[int] = None, size: Optional[str] = None,
             page_size: int = 50, theme: str = "auto", request: bool = False) -> int:
     os.environ.setdefault("LANG", "C.UTF-8")
+    configure_runtime()
     app = make_app()
     app.setQuitOnLastWindowClosed(False)
     import qasync  # noqa: F401  (after PySide6)

@@ -187,8 +187,9 @@ class HistoryDelegate(QStyledItemDelegate):
         self.theme = theme
         self._cache: OrderedDict = OrderedDict()
         self.max_cache = 1500
-        self._heights: dict = {}            # (id(row), version, width, theme) -> height
+        self._sizes: dict = {}              # id(row) -> (row, version, width, QSize)
         self._vp = view.viewport()
+        self._vw = self._vp.width()
         self.builder = DocBuilder(theme, view.font())
         self.first_paint_cb = None
 
@@ -196,14 +197,14 @@ class HistoryDelegate(QStyledItemDelegate):
         self.theme = theme
         self.builder = DocBuilder(theme, self.view.font())
         self._cache.clear()
-        self._heights.clear()
+        self._sizes.clear()
 
     def clear_cache(self):
         self._cache.clear()
-        self._heights.clear()
+        self._sizes.clear()
 
     def content_width(self) -> float:
-        return max(120, self._vp.width() - 2 * MARGIN_X - 2 * PAD_X - STRIPE)
+        return max(120, self._vw - 2 * MARGIN_X - 2 * PAD_X - STRIPE)
 
     def _pads(self, row: Row) -> tuple[int, int]:
         if row.is_boundary:
@@ -229,21 +230,26 @@ class HistoryDelegate(QStyledItemDelegate):
         return doc
 
     def sizeHint(self, option, index) -> QSize:
-        """Row height from a cache (search highlights do not change heights)."""
-        row: Row = row_of(index)
-        vw = self._vp.width()
-        if row is None:
-            return QSize(vw, 20)
-        hk = (id(row), row.version, vw, self.theme.generation)
-        h = self._heights.get(hk)
-        if h is None:
-            doc = self.document(row, index)
-            pad, margin = self._pads(row)
-            h = int(doc.size().height() + 0.999) + 2 * pad + 2 * margin
-            if len(self._heights) > 200_000:
-                self._heights.clear()
-            self._heights[hk] = h
-        return QSize(vw, h)
+        """Row height, cached per row (QListView asks for every row at each layout, so the
+        hit path is kept minimal; search highlights never change heights)."""
+        try:
+            row: Row = self._model_rows()[index.row()]
+        except (IndexError, TypeError):
+            return QSize(self._vw, 20)
+        e = self._sizes.get(id(row))
+        if e is not None and e[0] is row and e[1] == row.version and e[2] == self._vw:
+            return e[3]
+        doc = self.document(row, index)
+        pad, margin = self._pads(row)
+        size = QSize(self._vw, int(doc.size().height() + 0.999) + 2 * pad + 2 * margin)
+        self._sizes[id(row)] = (row, row.version, self._vw, size)
+        return size
+
+    def _model_rows(self):
+        return self.view.model().rows
+
+    def viewport_resized(self, width: int) -> None:
+        self._vw = width
 
     def paint(self, painter: QPainter, option, index) -> None:
         row: Row = row_of(index)

@@ -27,7 +27,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 from ..log.attempts import find_attempts
 from ..log.model import is_event
 from .rows import Row, build_rows
-from .workers import Jobs
+from .workers import Jobs, freeze_heap, thaw_heap
 
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 KIND_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -36,7 +36,10 @@ MATCH_ROLE = Qt.ItemDataRole.UserRole + 4
 
 DEFAULT_PAGE_SIZE = 50
 FIRST_ROWS = 40          # rows of the tail page shown for the first paint; the rest follow
-EXPOSE_CHUNK = 40        # rows exposed per event-loop turn when older rows are wanted
+EXPOSE_CHUNK = 40        # rows exposed per event-loop turn when older/newer rows are wanted
+FACE_SYNC_EVENTS = 20_000  # a face toggle building rows for more loaded events runs in a worker
+MAX_EXPOSED = 800        # rows the view holds at once (QListView re-lays out all of them on
+                         # every insert, ~14 µs a row here): a window sliding over loaded rows
 
 
 def compute_views(events: list) -> dict:
@@ -58,6 +61,8 @@ class LoadedPage:
     elapsed: float            # seconds in the worker
     faces: dict = field(default_factory=dict)    # (physical, show_attempts) -> PageRows
     events: dict = field(default_factory=dict)   # seq -> Event (stored events and closure rows)
+    trackers: dict = field(default_factory=dict)  # physical -> AttemptTracker (same for both attempt settings)
+    row_cache: dict = field(default_factory=dict)  # rows shared between faces (documents stay cached)
 
     @property
     def face_neutral(self) -> bool:
@@ -111,11 +116,13 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
     per-page attempt tracking equals whole-log tracking for the rows shown."""
     p = lp.page
     items = page_items(p, physical)
-    tracker = find_attempts([it for it in items if is_event(it)])
+    tracker = lp.trackers.get(physical)
+    if tracker is None:
+        tracker = lp.trackers[physical] = find_attempts([it for it in items if is_event(it)])
     dropped = set()
     if physical and p.tail:
         dropped = {(d.pos, getattr(d, "member", None)) for d in p.dropped if is_event(d)}
-    rows = build_rows(items, tracker, lp.views, show_attempts, dropped)
+    rows = build_rows(items, tracker, lp.views, show_attempts, dropped, lp.row_cache)
     seq_rows = []
     for r in rows:
         if r.seq is None:
@@ -188,6 +195,7 @@ class HistoryModel(QAbstractListModel):
     openFailed = Signal(str)
     tailInstalled = Signal()
     olderInstalled = Signal(int)         # rows prepended
+    newerInstalled = Signal(int)         # rows appended (window slid down)
     loadingChanged = Signal(bool)
     pageFailed = Signal(str)
     indexProgress = Signal(int, int)
@@ -211,8 +219,9 @@ class HistoryModel(QAbstractListModel):
         self.session_id: Optional[str] = None
         self.pages: list[LoadedPage] = []        # oldest first
         self.rows: list[Row] = []                # exposed rows (what the view sees)
-        self._all_rows: list = []               # every loaded row; the first _hidden are not exposed yet
-        self._hidden = 0
+        self._all_rows: list = []               # every loaded row
+        self._hidden = 0                        # loaded rows above the exposed window
+        self._bottom = 0                        # loaded rows below the exposed window
         self._all_pos: dict = {}
         self._all_key: dict = {}
         self._expose_pending = False
@@ -314,6 +323,7 @@ class HistoryModel(QAbstractListModel):
                 reader.close()
             except Exception:
                 pass
+            thaw_heap()
         self.statsChanged.emit()
 
     def reload(self) -> None:
@@ -341,6 +351,7 @@ class HistoryModel(QAbstractListModel):
         self._apply_rows(hidden=max(0, n - FIRST_ROWS))
         self.endResetModel()
         self._set_loading(False)
+        freeze_heap()
         self.tailInstalled.emit()
         self.opened.emit()
         self.statsChanged.emit()
@@ -355,33 +366,94 @@ class HistoryModel(QAbstractListModel):
         self.pages.insert(0, lp)
         pr = lp.rows_for(self.physical, self.show_attempts)
         self._events.update(lp.events)
-        self._apply_rows(hidden=self._hidden + len(pr.rows))
+        self._apply_rows(hidden=self._hidden + len(pr.rows), bottom=self._bottom)
         self._link_calls(lp, pr)
+        freeze_heap()
         self._set_loading(True)
         self._expose_chunk()
 
+    def _set_window(self, top: int, bottom: int) -> None:
+        self._hidden, self._bottom = top, bottom
+        n = len(self._all_rows)
+        self.rows = self._all_rows[top:n - bottom]
+
     def _expose_chunk(self, n: int = EXPOSE_CHUNK) -> int:
-        """Show up to ``n`` more of the loaded-but-hidden rows (prepended)."""
+        """Show up to ``n`` more older rows (prepended); trim the window's newest rows."""
         self._expose_pending = False
         c = min(n, self._hidden)
         if c:
             self.beginInsertRows(QModelIndex(), 0, c - 1)
-            self._hidden -= c
-            self.rows = self._all_rows[self._hidden:]
+            self._set_window(self._hidden - c, self._bottom)
             if self.current_match_row is not None:
                 self.current_match_row += c
             self._recompute_matches()
             self.endInsertRows()
+            extra = len(self.rows) - MAX_EXPOSED
+            if extra > 0:
+                k = len(self.rows)
+                self.beginRemoveRows(QModelIndex(), k - extra, k - 1)
+                self._set_window(self._hidden, self._bottom + extra)
+                if self.current_match_row is not None and self.current_match_row >= len(self.rows):
+                    self.current_match_row = None
+                self._recompute_matches()
+                self.endRemoveRows()
         self._set_loading(False)
         self.olderInstalled.emit(c)
         self.statsChanged.emit()
         return c
 
+    def request_newer(self) -> int:
+        """The view reached the bottom of the window: show newer loaded rows (trim the top)."""
+        c = min(EXPOSE_CHUNK, self._bottom)
+        if not c:
+            return 0
+        k = len(self.rows)
+        self.beginInsertRows(QModelIndex(), k, k + c - 1)
+        self._set_window(self._hidden, self._bottom - c)
+        self._recompute_matches()
+        self.endInsertRows()
+        extra = len(self.rows) - MAX_EXPOSED
+        if extra > 0:
+            self.beginRemoveRows(QModelIndex(), 0, extra - 1)
+            self._set_window(self._hidden + extra, self._bottom)
+            if self.current_match_row is not None:
+                self.current_match_row = self.current_match_row - extra if self.current_match_row >= extra else None
+            self._recompute_matches()
+            self.endRemoveRows()
+        self.newerInstalled.emit(c)
+        self.statsChanged.emit()
+        return c
+
+    @property
+    def newer_hidden(self) -> int:
+        return self._bottom
+
+    def show_around(self, i_all: int) -> None:
+        """Re-centre the window on loaded row ``i_all`` (navigation to a row outside it)."""
+        n = len(self._all_rows)
+        top = max(0, min(i_all - MAX_EXPOSED // 2, n - MAX_EXPOSED))
+        bottom = max(0, n - top - MAX_EXPOSED)
+        if (top, bottom) == (self._hidden, self._bottom):
+            return
+        self.beginResetModel()
+        self._set_window(top, bottom)
+        self.current_match_row = None
+        self._recompute_matches()
+        self.endResetModel()
+        freeze_heap()
+        self.statsChanged.emit()
+
+    def show_tail(self) -> None:
+        """Window on the newest rows (Ctrl+Down / end of log)."""
+        if self._bottom:
+            self.show_around(len(self._all_rows) - 1)
+
     def expose_all(self) -> int:
-        """Show every loaded row now (navigation to a loaded but hidden seq)."""
+        """Compatibility: bring the oldest loaded row into the window."""
         if not self._hidden:
             return 0
-        return self._expose_chunk(self._hidden)
+        self.show_around(0)
+        return 1
 
     def _link_calls(self, lp: LoadedPage, pr: PageRows) -> None:
         """Results on the next newer page whose tool/call just arrived learn the tool name
@@ -448,17 +520,51 @@ class HistoryModel(QAbstractListModel):
             on_error=lambda msg: self.eventFetched.emit(seq, None)))
 
     # ------------------------------------------------------------------ faces
+    @property
+    def wanted_face(self) -> tuple:
+        """(physical, show_attempts) last asked for (the shown face may still be building)."""
+        return getattr(self, "_want_face", None) or (self.physical, self.show_attempts)
+
     def set_physical(self, on: bool) -> None:
-        if bool(on) != self.physical:
-            self.physical = bool(on)
-            self._reset_rows()
-            self.faceChanged.emit()
+        if bool(on) != self.wanted_face[0]:
+            self._switch_face(bool(on), self.wanted_face[1])
 
     def set_show_attempts(self, on: bool) -> None:
-        if bool(on) != self.show_attempts:
-            self.show_attempts = bool(on)
+        if bool(on) != self.wanted_face[1]:
+            self._switch_face(self.wanted_face[0], bool(on))
+
+    def _switch_face(self, physical: bool, show_attempts: bool) -> None:
+        """Rows for the new face: at once when little must be built, else in the page
+        worker (the old rows stay up meanwhile; the newest request wins)."""
+        key = (physical, show_attempts)
+        self._want_face = key
+        todo = [lp for lp in self.pages if key not in lp.faces]
+        work = sum(len(lp.events) for lp in todo)
+        self._face_gen = getattr(self, "_face_gen", 0) + 1
+        if work <= FACE_SYNC_EVENTS:
+            self.physical, self.show_attempts = physical, show_attempts
             self._reset_rows()
             self.faceChanged.emit()
+            return
+        gen = self._face_gen
+        self._set_loading(True)
+
+        def build(job, pages=list(self.pages)):
+            for lp in pages:
+                job.check()
+                lp.rows_for(physical, show_attempts)
+            return gen
+
+        def done(g):
+            self._set_loading(False)
+            if g != self._face_gen:
+                return
+            self.physical, self.show_attempts = physical, show_attempts
+            self._reset_rows()
+            self.faceChanged.emit()
+        self._jobs_open.append(self.jobs.submit(build, serial=True, name="face", on_done=done,
+                                                on_error=lambda msg: self._set_loading(False)))
+        self.statsChanged.emit()
 
     def set_page_size(self, n: int) -> None:
         self.page_size = max(1, int(n))
@@ -469,23 +575,25 @@ class HistoryModel(QAbstractListModel):
             if r.seq is not None:
                 first = r.first_seq if r.first_seq is not None else r.seq
                 break
+        keep = max(len(self.rows), FIRST_ROWS)
         self.beginResetModel()
         self._apply_rows(hidden=0)
+        top = 0
         if first is not None:
-            hidden = 0
             for r in self._all_rows:
                 lo = r.first_seq if r.first_seq is not None else r.seq
                 if lo is None or lo >= first:
                     break
-                hidden += 1
-            self._hidden = hidden
-            self.rows = self._all_rows[hidden:]
-            self._recompute_matches()
+                top += 1
+        n = len(self._all_rows)
+        top = min(top, max(0, n - keep))
+        self._set_window(top, max(0, n - top - min(keep, MAX_EXPOSED)))
+        self._recompute_matches()
         self.endResetModel()
         self.statsChanged.emit()
 
     # ------------------------------------------------------------------ rows
-    def _apply_rows(self, hidden: int = 0):
+    def _apply_rows(self, hidden: int = 0, bottom: int = 0):
         """Concatenate the pages' rows for the current face (pages are oldest first)."""
         rows: list = []
         seq_rows: list = []
@@ -496,8 +604,8 @@ class HistoryModel(QAbstractListModel):
             seq_rows.extend(pr.seq_rows)
             trackers.append(pr.tracker)
         self._all_rows = rows
-        self._hidden = min(hidden, len(rows))
-        self.rows = rows[self._hidden:]
+        hidden = min(hidden, len(rows))
+        self._set_window(hidden, min(bottom, len(rows) - hidden))
         self._seq_rows = seq_rows
         self._seq_firsts = [x[0] for x in seq_rows]
         self._trackers = trackers
@@ -529,10 +637,10 @@ class HistoryModel(QAbstractListModel):
     def _exposed(self, i_all: Optional[int], expose: bool) -> Optional[int]:
         if i_all is None:
             return None
-        if i_all < self._hidden:
+        if i_all < self._hidden or i_all >= len(self._all_rows) - self._bottom:
             if not expose:
                 return None
-            self.expose_all()
+            self.show_around(i_all)
         return i_all - self._hidden
 
     def row_index(self, row: Row) -> Optional[int]:
@@ -598,17 +706,37 @@ class HistoryModel(QAbstractListModel):
         return self._matches
 
     def find(self, from_row: Optional[int], forward: bool) -> Optional[int]:
-        """Next match after (forward) or before ``from_row`` in the loaded rows; no wrap."""
+        """Next match after (forward) or before ``from_row``: in the window, then in the
+        loaded rows outside it (the window moves there); None: read older pages. No wrap."""
         m = self._matches
-        if not m:
-            return None
-        if from_row is None:
-            return m[-1] if not forward else m[0]
-        if forward:
-            i = bisect.bisect_right(m, from_row)
-            return m[i] if i < len(m) else None
-        i = bisect.bisect_left(m, from_row) - 1
-        return m[i] if i >= 0 else None
+        r = None
+        if m:
+            if from_row is None:
+                r = m[-1] if not forward else m[0]
+            elif forward:
+                i = bisect.bisect_right(m, from_row)
+                r = m[i] if i < len(m) else None
+            else:
+                i = bisect.bisect_left(m, from_row) - 1
+                r = m[i] if i >= 0 else None
+        if r is not None or not self.search_term:
+            return r
+        t = self.search_term
+        n = len(self._all_rows)
+        span = range(n - self._bottom, n) if forward else range(self._hidden - 1, -1, -1)
+        for i_all in span:
+            if t in self._all_rows[i_all].search_text():
+                return self._exposed(i_all, True)
+        return None
+
+    def turn_beyond(self, forward: bool) -> Optional[int]:
+        """The nearest turn start outside the window (the window moves there)."""
+        n = len(self._all_rows)
+        span = range(n - self._bottom, n) if forward else range(self._hidden - 1, -1, -1)
+        for i_all in span:
+            if self._all_rows[i_all].kind == "turn-start":
+                return self._exposed(i_all, True)
+        return None
 
     def set_current_match(self, row: Optional[int]) -> None:
         old = self.current_match_row
@@ -628,7 +756,7 @@ class HistoryModel(QAbstractListModel):
         hidden = sum(1 for tr in self._trackers for a in tr.attempts if a.hidden_by_default)
         tail = self.pages[-1].page if self.pages else None
         return {
-            "rows": len(self.rows), "hiddenRows": self._hidden, "events": events_loaded, "pages": len(self.pages),
+            "rows": len(self.rows), "hiddenRows": self._hidden + self._bottom, "events": events_loaded, "pages": len(self.pages),
             "hasMore": self.has_more, "baseSeq": self.base_seq,
             "face": "physical" if self.physical else "logical",
             "format": getattr(getattr(self.reader, "source", None), "kind", None),

@@ -54,12 +54,18 @@ class HistoryView(QListView):
         self._bottom_timer.setSingleShot(True)
         self._bottom_timer.setInterval(0)
         self._bottom_timer.timeout.connect(self.scrollToBottom)
+        self._newer_timer = QTimer(self)
+        self._newer_timer.setSingleShot(True)
+        self._newer_timer.setInterval(0)
+        self._newer_timer.timeout.connect(self._maybe_show_newer)
 
     # ------------------------------------------------------------------ model hookup
     def setModel(self, model: HistoryModel) -> None:
         super().setModel(model)
         model.rowsAboutToBeInserted.connect(self._before_insert)
         model.rowsInserted.connect(self._after_insert)
+        model.rowsAboutToBeRemoved.connect(self._before_insert)
+        model.rowsRemoved.connect(self._after_insert)
         model.modelAboutToBeReset.connect(self._before_reset)
         model.modelReset.connect(self._after_reset)
         model.tailInstalled.connect(self._on_tail)
@@ -78,6 +84,7 @@ class HistoryView(QListView):
 
     def resizeEvent(self, e):
         at_bottom = self.at_bottom()
+        self.delegate.viewport_resized(self.viewport().width())
         super().resizeEvent(e)
         if at_bottom:
             self._bottom_timer.start()
@@ -85,7 +92,8 @@ class HistoryView(QListView):
     def settled(self) -> bool:
         """No page load, older-page check or stick-to-bottom pending (tests, screenshots)."""
         m = self.model()
-        return not (self._fill_timer.isActive() or self._bottom_timer.isActive() or (m is not None and m.loading))
+        return not (self._fill_timer.isActive() or self._bottom_timer.isActive() or self._newer_timer.isActive()
+                    or (m is not None and m.loading))
 
     # ------------------------------------------------------------------ anchors
     def at_bottom(self) -> bool:
@@ -162,6 +170,18 @@ class HistoryView(QListView):
     def _on_scroll(self, value: int):
         if value <= self._threshold():
             self._fill_timer.start()
+        m = self.model()
+        if m is not None and m.newer_hidden and value >= self.verticalScrollBar().maximum() - self._threshold():
+            self._newer_timer.start()
+
+    def _maybe_show_newer(self):
+        m = self.model()
+        if m is None or not m.newer_hidden:
+            return
+        sb = self.verticalScrollBar()
+        if sb.value() >= sb.maximum() - self._threshold():
+            m.request_newer()
+            self._newer_timer.start()       # keep filling while the user stays at the bottom
 
     def _maybe_fetch_older(self):
         m = self.model()
@@ -169,6 +189,16 @@ class HistoryView(QListView):
             return
         if self.verticalScrollBar().value() <= self._threshold():
             m.request_older()
+
+    # ------------------------------------------------------------------ GIL-friendly layout
+    def doItemsLayout(self):
+        """Enter layouts through Python: the many nested sizeHint calls then run with the
+        GIL already held instead of re-acquiring it per row (a busy worker thread would
+        make every acquisition wait up to the interpreter's switch interval)."""
+        super().doItemsLayout()
+
+    def updateGeometries(self):
+        super().updateGeometries()
 
     # ------------------------------------------------------------------ paint hook
     def paintEvent(self, e):

@@ -626,7 +626,12 @@ class MainWindow(QMainWindow):
                 self.select_row(cands[-1])
                 self.view.scrollTo(h.index(cands[-1], 0), HistoryView.ScrollHint.PositionAtTop)
                 return
-            if h.has_more and budget > 0:
+            r = h.turn_beyond(False)
+            if r is not None:
+                self.select_row(r)
+                self.view.scrollTo(h.index(r, 0), HistoryView.ScrollHint.PositionAtTop)
+                return
+            if h.pages and h.pages[0].page.has_more and budget > 0:
                 self._pending_turn = (direction, budget)
                 h.request_older()
                 return
@@ -634,10 +639,13 @@ class MainWindow(QMainWindow):
                 self.select_row(0)
         else:
             cands = [t for t in turns if t > cur]
-            if cands:
-                self.select_row(cands[0])
-                self.view.scrollTo(h.index(cands[0], 0), HistoryView.ScrollHint.PositionAtTop)
-            elif h.rowCount():
+            r = cands[0] if cands else h.turn_beyond(True)
+            if r is not None:
+                self.select_row(r)
+                self.view.scrollTo(h.index(r, 0), HistoryView.ScrollHint.PositionAtTop)
+                return
+            h.show_tail()
+            if h.rowCount():
                 self.select_row(h.rowCount() - 1)
 
     # ------------------------------------------------------------------ search
@@ -706,7 +714,7 @@ class MainWindow(QMainWindow):
         if r is not None:
             self._set_match(r)
             return
-        if not forward and h.has_more and budget > 0:
+        if not forward and h.pages and h.pages[0].page.has_more and budget > 0:
             self._pending_search = (forward, budget)
             self.search_count.setText("searching older pages…")
             if not h.request_older():
