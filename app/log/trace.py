@@ -1,0 +1,270 @@
+"""Query trace (spec §9 ``traceEvent`` / ``traceSession``), extended for auditing.
+
+Pure: no Qt.  :func:`trace_event` makes one forward pass over the logical events and
+answers, for one seq, where it stands on the model surface, what it replaced or what
+replaced it (and through which compaction), which events it cites and which cite it,
+which attempt a chunk belongs to, and at which dispatch boundaries it was part of the
+request (it was a message of ``deriveMessages(events[0..b-1])``).
+
+:func:`trace_session` walks ``parentSession`` lineage over a discovery listing.
+"""
+from __future__ import annotations
+
+import os
+from typing import Iterable, Optional
+
+from .attempts import AttemptTracker
+from .folds import SurfaceFold
+from .model import SURFACE_TYPES, Event
+
+DEFAULT_REQUEST_CAP = 50
+
+
+class TraceError(Exception):
+    """A refused query; ``code`` as dsh names it (SESSION_QUERY_*)."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.reason = message
+
+
+def _summary(ev: Event) -> dict:
+    t, s = ev.turn_step()
+    out = {"seq": ev.seq, "type": ev.type, "time": ev.time}
+    if t is not None:
+        out["turn"] = t
+    if s is not None:
+        out["step"] = s
+    if ev.surface_op is not None:
+        out["surfaceOp"] = ev.surface_op
+    if ev.synthesized:
+        out["synthesized"] = True
+    return out
+
+
+def _attempt_json(a) -> dict:
+    d = a.to_dict()
+    d["failure"] = a.failure
+    d["retryNumber"] = a.retry_number
+    return d
+
+
+def trace_event(reader_or_events, seq: int, request_cap: int = DEFAULT_REQUEST_CAP) -> dict:
+    """The trace of one event.  ``reader_or_events``: a LogReader or an event iterable."""
+    events: Iterable[Event]
+    if hasattr(reader_or_events, "iter_events"):
+        events = reader_or_events.iter_events(logical=True)
+    else:
+        events = reader_or_events
+    sf = SurfaceFold(keep_events=False)
+    at = AttemptTracker(keep_text=False)
+    target: Optional[Event] = None
+    derived: list = []
+    boundaries: list = []
+    n_boundaries = 0
+    n_attempts = 0
+    open_compactions: dict = {}            # compactionId -> {startSeq, summarySeq, turn}
+    compaction_of: dict = {}               # replacing seq -> compaction record
+    last_compaction: Optional[dict] = None
+    by_seq_type: dict = {}                 # seq -> type (for chain summaries)
+    for ev in events:
+        by_seq_type[ev.seq] = ev.type
+        if ev.seq == seq and target is None:
+            target = ev
+        if target is not None and ev.seq != seq and ev.source_event_seqs and seq in ev.source_event_seqs:
+            derived.append(ev.seq)
+        t = ev.type
+        d = ev.data if isinstance(ev.data, dict) else {}
+        if t == "compaction/start":
+            cid = d.get("compactionId")
+            rec = {"compactionId": cid, "startSeq": ev.seq, "summarySeq": None, "endSeq": None,
+                   "turn": d.get("turn"), "replacementSeqs": []}
+            open_compactions[cid] = rec
+            last_compaction = rec
+        elif t == "compaction/summary":
+            rec = open_compactions.get(d.get("compactionId"))
+            if rec is not None:
+                rec["summarySeq"] = ev.seq
+        elif t == "compaction/end":
+            rec = open_compactions.pop(d.get("compactionId"), None)
+            if rec is not None:
+                rec["endSeq"] = ev.seq
+        if t in SURFACE_TYPES and ev.is_replace:
+            before = dict(sf.replaced)
+            sf.apply(ev)
+            if ev.seq in sf.replaced and ev.seq not in before:
+                rec = None
+                if open_compactions:
+                    rec = list(open_compactions.values())[-1]
+                elif last_compaction is not None and last_compaction["endSeq"] is None:
+                    rec = last_compaction
+                if rec is not None:
+                    rec["replacementSeqs"].append(ev.seq)
+                    compaction_of[ev.seq] = (rec, dict(ev.surface_op))
+        else:
+            sf.apply(ev)
+        before_n = len(at.attempts)
+        at.apply(ev)
+        if len(at.attempts) != before_n:          # a new attempt: its first chunk is a dispatch boundary
+            n_attempts += 1
+            if target is not None and seq in sf.message_seqs():
+                n_boundaries += 1
+                if len(boundaries) < request_cap:
+                    boundaries.append(ev.seq)
+    if target is None:
+        raise TraceError("SESSION_QUERY_EVENT_NOT_FOUND", f"seq {seq} is not in the log")
+
+    # surface status
+    if target.type in SURFACE_TYPES and target.surface_op is not None:
+        if seq in sf.replaced_by:
+            surface = "shadowed"
+        elif seq in sf.nodes:
+            surface = "current"
+        else:
+            surface = "log-only"            # a rejected (violating) surface event
+    else:
+        surface = "log-only"
+    chain: list = []
+    cur = sf.replaced_by.get(seq)
+    seen = set()
+    while cur is not None and cur not in seen:
+        seen.add(cur)
+        chain.append(cur)
+        cur = sf.replaced_by.get(cur)
+
+    out: dict = {
+        "target": _summary(target),
+        "surface": surface,
+        "replacedBy": sf.replaced_by.get(seq),
+        "replacementChain": chain,
+        "replacedEventSeqs": list(sf.replaced.get(seq, [])),
+        "sourceEventSeqs": list(target.source_event_seqs or []),
+        "derivedEventSeqs": derived,
+    }
+    # attempt
+    attempt = None
+    if target.type == "assistant/chunk":
+        attempt = at.attempt_of(seq)
+    elif target.type == "assistant/message":
+        attempt = next((a for a in at.attempts if a.message_seq == seq), None)
+    elif target.type in ("llm/retry", "llm/retry-started"):
+        attempt = next((a for a in at.attempts if seq in (a.retry_seq, a.retry_started_seq)), None)
+    out["attempt"] = _attempt_json(attempt) if attempt is not None else None
+    # compaction: through which the target was shadowed, or which the target performed / belongs to
+    comp = None
+    via = None
+    if chain and chain[0] in compaction_of:
+        via = chain[0]
+    elif seq in compaction_of:
+        via = seq
+    if via is not None:
+        rec, op = compaction_of[via]
+        comp = {"compactionId": rec["compactionId"], "startSeq": rec["startSeq"], "summarySeq": rec["summarySeq"],
+                "endSeq": rec["endSeq"], "replacementSeq": via,
+                "shadowedRange": {"start": op.get("start"), "end": op.get("end")},
+                "shadowedSeqs": list(sf.replaced.get(via, []))}
+    elif target.type.startswith("compaction/") and isinstance(target.data, dict):
+        cid = target.data.get("compactionId")
+        for rec, op in compaction_of.values():
+            if rec["compactionId"] == cid:
+                comp = {"compactionId": cid, "startSeq": rec["startSeq"], "summarySeq": rec["summarySeq"],
+                        "endSeq": rec["endSeq"], "replacementSeq": rec["replacementSeqs"][0],
+                        "shadowedRange": {"start": op.get("start"), "end": op.get("end")},
+                        "shadowedSeqs": list(sf.replaced.get(rec["replacementSeqs"][0], []))}
+                break
+    out["compaction"] = comp
+    out["requests"] = {"boundaries": boundaries, "count": n_boundaries, "capped": n_boundaries > len(boundaries),
+                       "dispatches": n_attempts}
+    return out
+
+
+# --------------------------------------------------------------------------- session lineage
+
+def _sort_key(s) -> tuple:
+    c = s.created_at
+    return (c if isinstance(c, (int, float)) else 0, s.id)
+
+
+def trace_session(path: str, listing=None) -> dict:
+    """Ancestors (parent outward) and descendants (trees by parentSession) of the session at ``path``.
+
+    ``listing`` defaults to the discovery listing of the file's folder (siblings such as
+    ``session.1.jsonl``).  Raises :class:`TraceError` ``SESSION_QUERY_INVALID_LINEAGE`` on a cycle.
+    """
+    from ..store.discovery import discover, session_info
+    p = os.path.abspath(path)
+    if os.path.isdir(p):
+        for name in ("session.jsonl.zstd", "session.jsonl"):
+            if os.path.exists(os.path.join(p, name)):
+                p = os.path.join(p, name)
+                break
+    if listing is None:
+        listing = discover(os.path.dirname(p))
+    target = next((s for s in listing.sessions if os.path.abspath(s.path) == p), None)
+    if target is None:
+        target = session_info(p)
+        if target is None:
+            raise TraceError("SESSION_QUERY_NOT_FOUND", f"{path} is not a session")
+    by_id: dict = {}
+    for s in listing.sessions:
+        by_id.setdefault(s.id, []).append(s)
+
+    def pick(ids_list, near):
+        same = [c for c in ids_list if os.path.dirname(c.path) == os.path.dirname(near.path)]
+        return (same or ids_list)[0]
+
+    def brief(s) -> dict:
+        return {"id": s.id, "path": s.path, "createdAt": s.created_at, "parentSession": s.parent,
+                "seedLength": s.header.get("seedLength"), "origin": s.header.get("origin")}
+
+    ancestors: list = []
+    seen = {target.id}
+    cur = target
+    complete, root, unresolved = True, target.id, None
+    while cur.parent:
+        if cur.parent in seen:
+            raise TraceError("SESSION_QUERY_INVALID_LINEAGE",
+                             f"parentSession cycle through {cur.parent} (from {target.id})")
+        cands = [c for c in by_id.get(cur.parent, []) if c is not cur]
+        if not cands:
+            complete, unresolved, root = False, cur.parent, None
+            break
+        cur = pick(cands, cur)
+        seen.add(cur.id)
+        ancestors.append(brief(cur))
+        root = cur.id
+
+    children: dict = {}
+    for s in listing.sessions:
+        if s.parent:
+            children.setdefault(s.parent, []).append(s)
+
+    def tree(s, path_ids: set) -> dict:
+        node = brief(s)
+        kids = []
+        for c in sorted(children.get(s.id, []), key=_sort_key):
+            if c is s:
+                continue
+            if c.id in path_ids:
+                raise TraceError("SESSION_QUERY_INVALID_LINEAGE", f"parentSession cycle through {c.id}")
+            kids.append(tree(c, path_ids | {c.id}))
+        node["children"] = kids
+        return node
+
+    desc = tree(target, {target.id})["children"]
+    out = {"target": brief(target), "ancestors": ancestors, "descendants": desc, "complete": complete}
+    if complete:
+        out["root"] = root
+    else:
+        out["unresolvedParentId"] = unresolved
+    return out
+
+
+def flatten_descendants(trees: list) -> list:
+    """Depth-first list of descendant nodes (the export order of spec §9)."""
+    out = []
+    for t in trees:
+        out.append(t)
+        out.extend(flatten_descendants(t.get("children", [])))
+    return out
