@@ -1,0 +1,188 @@
+"""Per-step and per-turn statistics (pure, no Qt): tokens, latency, tool calls, retries, errors.
+
+Tokens: each attempt's ``usage`` chunk (the only accounting of a failed attempt, spec §4);
+an attempt without one falls back to its ``assistant/message`` ``usage``.  Latency: from
+``step/start`` to the step's last ``finish`` chunk (else its ``assistant/message``, else
+``step/end``).  Fixture times are not monotonic (and sometimes 0): a latency is reported
+only when both times are positive and the difference is not negative; otherwise it is
+``None`` and counted in ``latencyUnknown`` (so is a span over 6 h, a clock mix-up).
+"""
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from .attempts import AttemptTracker
+from .model import Event
+
+MAX_PLAUSIBLE_LATENCY_MS = 6 * 3600 * 1000   # longer spans are clock mix-ups in recorded fixtures
+TOKEN_KEYS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRead", "cacheReadTokens"),
+              ("cacheWrite", "cacheWriteTokens"), ("reasoning", "reasoningTokens"))
+
+
+def _zero_tokens() -> dict:
+    return {k: 0 for k, _ in TOKEN_KEYS}
+
+
+def _add_usage(acc: dict, usage) -> None:
+    if not isinstance(usage, dict):
+        return
+    for k, src in TOKEN_KEYS:
+        v = usage.get(src)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            acc[k] += int(v)
+
+
+def _tool_outcome(data: dict) -> str:
+    err = data.get("error")
+    if isinstance(err, dict):
+        return f"error:{err.get('code') or err.get('kind') or 'ERROR'}"
+    if err:
+        return "error"
+    m = data.get("message") if isinstance(data.get("message"), dict) else {}
+    for b in m.get("content") or []:
+        if isinstance(b, dict) and b.get("type") == "tool-result" and b.get("isError"):
+            return "error"
+    return "ok"
+
+
+def _new_step(turn, step) -> dict:
+    return {"turn": turn, "step": step, "startSeq": None, "startTime": None, "finishTime": None, "latencyMs": None,
+            "latencyNote": None, "tokens": _zero_tokens(), "attempts": 0, "failedAttempts": 0, "retries": 0,
+            "errors": [], "toolCalls": {}, "toolOutcomes": {}}
+
+
+def compute_stats(src) -> dict:
+    """``src``: a LogReader (logical events) or an event iterable."""
+    events: Iterable[Event] = src.iter_events(logical=True) if hasattr(src, "iter_events") else src
+    at = AttemptTracker(keep_text=False)
+    steps: dict = {}
+    order: list = []
+    turns: dict = {}
+    call_names: dict = {}          # callId -> name
+    message_usage: dict = {}       # message seq -> usage
+    finish_time: dict = {}         # (turn, step) -> time of last finish chunk
+    msg_time: dict = {}
+    end_time: dict = {}
+
+    def step_of(t, s) -> dict:
+        k = (t, s)
+        if k not in steps:
+            steps[k] = _new_step(t, s)
+            order.append(k)
+        return steps[k]
+
+    for ev in events:
+        at.apply(ev)
+        d = ev.data if isinstance(ev.data, dict) else {}
+        t, s = d.get("turn"), d.get("step")
+        typ = ev.type
+        if typ == "turn/start":
+            turns.setdefault(t, {"turn": t, "startTime": ev.time, "endReason": None})
+        elif typ == "turn/end":
+            tr = turns.setdefault(t, {"turn": t, "startTime": None, "endReason": None})
+            reason = d.get("reason") if isinstance(d.get("reason"), dict) else {}
+            tr["endReason"] = reason.get("kind")
+            if reason.get("error"):
+                e = reason.get("error")
+                tr["error"] = e.get("code") if isinstance(e, dict) else str(e)
+        elif typ == "step/start":
+            st = step_of(t, s)
+            st["startSeq"], st["startTime"] = ev.seq, ev.time
+        elif typ == "step/end":
+            end_time[(t, s)] = ev.time
+        elif typ == "assistant/chunk":
+            c = d.get("chunk") if isinstance(d.get("chunk"), dict) else {}
+            if c.get("type") == "finish":
+                finish_time[(t, s)] = ev.time
+        elif typ == "assistant/message":
+            step_of(t, s)
+            if isinstance(d.get("usage"), dict):
+                message_usage[ev.seq] = d["usage"]
+            msg_time[(t, s)] = ev.time
+        elif typ == "tool/call":
+            st = step_of(t, s)
+            name = str(d.get("name") or "?")
+            call_names[d.get("callId")] = name
+            st["toolCalls"][name] = st["toolCalls"].get(name, 0) + 1
+        elif typ == "tool/result" and ev.is_append:
+            st = step_of(t, s)
+            m = d.get("message") if isinstance(d.get("message"), dict) else {}
+            cid = (m.get("source") or {}).get("callId") if isinstance(m.get("source"), dict) else None
+            name = call_names.get(cid, "?")
+            oc = _tool_outcome(d)
+            st["toolOutcomes"].setdefault(name, {})
+            st["toolOutcomes"][name][oc] = st["toolOutcomes"][name].get(oc, 0) + 1
+        elif typ == "llm/retry":
+            step_of(t, s)["retries"] += 1
+
+    for a in at.attempts:
+        st = step_of(a.turn, a.step)
+        st["attempts"] += 1
+        if a.usage is not None:
+            _add_usage(st["tokens"], a.usage)
+        elif a.message_seq is not None:
+            _add_usage(st["tokens"], message_usage.get(a.message_seq))
+        if a.failed:
+            st["failedAttempts"] += 1
+            f = a.failure or {}
+            st["errors"].append(f.get("code") or a.finish_kind or "error")
+    for k in order:
+        st = steps[k]
+        start = st["startTime"]
+        fin = finish_time.get(k) or msg_time.get(k) or end_time.get(k)
+        st["finishTime"] = fin
+        if isinstance(start, int) and isinstance(fin, int) and start > 0 and fin > 0:
+            dt = fin - start
+            if dt > MAX_PLAUSIBLE_LATENCY_MS:
+                st["latencyNote"] = f"implausible ({dt} ms): times come from different clocks"
+            elif dt >= 0:
+                st["latencyMs"] = dt
+            else:
+                st["latencyNote"] = f"negative ({dt} ms): times are not monotonic"
+        else:
+            st["latencyNote"] = "time missing (0)"
+
+    step_list = [steps[k] for k in order]
+    turn_list = []
+    for t in sorted({k[0] for k in order if k[0] is not None} | {t for t in turns if t is not None}):
+        ss = [x for x in step_list if x["turn"] == t]
+        tk = _zero_tokens()
+        for x in ss:
+            for kk in tk:
+                tk[kk] += x["tokens"][kk]
+        lat = [x["latencyMs"] for x in ss if x["latencyMs"] is not None]
+        tools: dict = {}
+        for x in ss:
+            for n, c in x["toolCalls"].items():
+                tools[n] = tools.get(n, 0) + c
+        info = turns.get(t, {})
+        turn_list.append({"turn": t, "steps": len([x for x in ss if x["step"] is not None]), "tokens": tk,
+                          "latencyMs": sum(lat) if lat else None,
+                          "toolCalls": tools, "retries": sum(x["retries"] for x in ss),
+                          "failedAttempts": sum(x["failedAttempts"] for x in ss),
+                          "errors": [e for x in ss for e in x["errors"]] + ([info["error"]] if info.get("error") else []),
+                          "endReason": info.get("endReason")})
+    total = _zero_tokens()
+    for x in step_list:
+        for kk in total:
+            total[kk] += x["tokens"][kk]
+    tools_total: dict = {}
+    outcomes_total: dict = {}
+    for x in step_list:
+        for n, c in x["toolCalls"].items():
+            tools_total[n] = tools_total.get(n, 0) + c
+        for n, ocs in x["toolOutcomes"].items():
+            for oc, c in ocs.items():
+                outcomes_total.setdefault(n, {})
+                outcomes_total[n][oc] = outcomes_total[n].get(oc, 0) + c
+    return {"steps": step_list, "turns": turn_list,
+            "totals": {"tokens": total, "steps": len(step_list), "turns": len(turn_list),
+                       "attempts": len(at.attempts), "failedAttempts": len(at.failed),
+                       "retries": sum(x["retries"] for x in step_list),
+                       "toolCalls": tools_total, "toolOutcomes": outcomes_total,
+                       "errors": sum(len(x["errors"]) for x in step_list),
+                       "latencyUnknown": sum(1 for x in step_list if x["latencyMs"] is None)}}
+
+
+def step_label(st: dict) -> str:
+    return f"{st.get('turn')}.{st.get('step')}"
