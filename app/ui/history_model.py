@@ -25,8 +25,14 @@ from typing import Any, Optional
 from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
 from ..log.attempts import find_attempts
+from ..store.faces import open_reader
+
+try:  # presenters are optional: without them every tool row gets the generic card
+    from ..presenters import views_for_page
+except ImportError:  # pragma: no cover
+    views_for_page = None
 from ..log.model import is_event
-from .rows import Row, build_rows
+from .rows import Row, build_rows, result_call_id
 from .workers import Jobs, freeze_heap, thaw_heap
 
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -36,7 +42,7 @@ MATCH_ROLE = Qt.ItemDataRole.UserRole + 4
 
 DEFAULT_PAGE_SIZE = 50
 FIRST_ROWS = 40          # rows of the tail page shown for the first paint; the rest follow
-EXPOSE_CHUNK = 40        # rows exposed per event-loop turn when older/newer rows are wanted
+EXPOSE_CHUNK = 20        # rows exposed per event-loop turn when older/newer rows are wanted
 FACE_SYNC_EVENTS = 20_000  # a face toggle building rows for more loaded events runs in a worker
 MAX_EXPOSED = 800        # rows the view holds at once (QListView re-lays out all of them on
                          # every insert, ~14 µs a row here): a window sliding over loaded rows
@@ -44,9 +50,7 @@ MAX_EXPOSED = 800        # rows the view holds at once (QListView re-lays out al
 
 def compute_views(events: list) -> dict:
     """Presenter views for one page ({seq: view}); a missing or failing presenter -> {}."""
-    try:
-        from ..presenters import views_for_page
-    except ImportError:
+    if views_for_page is None:
         return {}
     try:
         return dict(views_for_page(events) or {})
@@ -149,7 +153,6 @@ def _loaded(page, views, elapsed, physical, show_attempts) -> LoadedPage:
 # --------------------------------------------------------------------------- worker bodies
 
 def _open_job(job, path: str, session_id: Optional[str], page_size: int, physical: bool, show_attempts: bool):
-    from ..store.faces import open_reader
     t0 = time.perf_counter()
     reader = open_reader(path, session_id)
     job.check()
@@ -167,7 +170,6 @@ def _older_job(job, reader, page, page_size: int, physical: bool, show_attempts:
 
 
 def _index_job(job, path: str, session_id: Optional[str]):
-    from ..store.faces import open_reader
     t0 = time.perf_counter()
     r = open_reader(path, session_id)
     try:
@@ -178,7 +180,6 @@ def _index_job(job, path: str, session_id: Optional[str]):
 
 
 def _event_at_job(job, path: str, session_id: Optional[str], index, seq: int):
-    from ..store.faces import open_reader
     r = open_reader(path, session_id)
     try:
         if index is not None:
@@ -464,7 +465,6 @@ class HistoryModel(QAbstractListModel):
                  if ev.type == "tool/call" and isinstance(ev.data, dict)}
         if not calls:
             return
-        from .rows import result_call_id
         changed = []
         for face in self.pages[1].faces.values():
             for r in face.rows:

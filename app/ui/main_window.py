@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QApplication, QFileDialog, QHBoxLayout, QLabel, Q
                                QProgressBar, QPushButton, QSplitter, QStackedWidget, QTabWidget, QToolBar,
                                QToolButton, QVBoxLayout, QWidget)
 
+from ..store.discovery import harness_home
 from . import recent
 from .history_model import DEFAULT_PAGE_SIZE, HistoryModel
 from .history_view import HistoryView
@@ -390,7 +391,6 @@ class MainWindow(QMainWindow):
     def _dialog_dir(self) -> str:
         if self.store_path:
             return os.path.dirname(self.store_path) if os.path.isfile(self.store_path) else self.store_path
-        from ..store.discovery import harness_home
         h = harness_home()
         return str(h if h.exists() else Path.home())
 

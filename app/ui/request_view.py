@@ -13,6 +13,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter, QTreeView,
                                QVBoxLayout, QWidget, QApplication)
 
+from ..log.analysis import request_at
+from ..store.faces import open_reader
 from .history_delegate import mono_font
 from .json_model import JsonTreeModel
 from .workers import Jobs
@@ -21,8 +23,6 @@ REQUEST_KINDS = ("assistant", "streaming", "attempt-failed", "attempt-open", "st
 
 
 def _request_job(job, path: str, session_id: Optional[str], seq: int):
-    from ..log.analysis import request_at
-    from ..store.faces import open_reader
     t0 = time.perf_counter()
     r = open_reader(path, session_id)
     try:

@@ -11,6 +11,7 @@ from typing import Optional
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QSortFilterProxyModel, Qt
 
+from ..store.discovery import discover, quick_title
 from .rows import fmt_datetime
 
 INFO_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -19,7 +20,6 @@ COLUMNS = ("Session", "Created", "Folder")
 
 
 def discover_job(job, path: str):
-    from ..store.discovery import discover
     t0 = time.perf_counter()
     listing = discover(path)
     tree = listing.tree()
@@ -28,7 +28,6 @@ def discover_job(job, path: str):
 
 def titles_job(job, sessions: list):
     """quick_title for each session, streamed in batches (UI updates as they come)."""
-    from ..store.discovery import quick_title
     batch: dict = {}
     last = time.perf_counter()
     for i, info in enumerate(sessions):
