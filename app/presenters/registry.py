@@ -1,158 +1,398 @@
 """Presenter registry (spec §8 "Tool views"): plain functions of events, by tool name.
 
-Views are computed on the fly and never stored.  A view is a JSON-able dict:
-``{"for": "call"|"result", "card", "tool", "title", "summary", "status", "sections":
-[{"label", "text", "mono", "lang"}], ...card fields}``; every text value is plain text.
+Views are computed on the fly and never stored.  A view is a JSON-able dict::
+
+    {"for": "call"|"result",
+     "card": "terminal"|"diff"|"read"|"write"|"search"|"web"|"todo"|"subagent"|"generic",
+     "tool": name, "title": one-line str, "summary": short str, "status": "ok"|"error"|None,
+     "sections": [{"label": str, "text": str, "mono": bool, "lang": "diff"|"json"|None}],
+     # optional card fields
+     "command", "exitCode", "path", "range", "query", "items", "agent",
+     "fallback"}          # generic fallback cards only: why no presenter view
+
+Every text value is a plain string (the UI renders text, never HTML); a section's text is
+clipped to 64 KiB with a ``… (N more bytes)`` marker.
+
+A presenter is ``present_call(args) -> view`` and/or ``present_result(args, result) -> view``
+with ``result = {"content": [blocks], "isError": bool, "meta": Any|None, "error": dict|None}``
+(``error`` is the tool/result's ``{name, code}``, an addition to the host's shape).
+The dispatchers (:func:`present_call`, :func:`present_result`, :func:`views_for_page`) never
+raise: a bad argument string, an unknown tool, a missing presenter or a presenter that throws
+give a generic card with a ``fallback`` reason.
 """
 from __future__ import annotations
 
 import json
-from typing import Callable, Optional
+import re
+from typing import Any, Callable, Iterable, Optional
 
-MAX_SECTION = 64 * 1024
+MAX_SECTION = 64 * 1024          # bytes of text kept per section / long field
+MAX_TITLE = 200                  # characters of a title
+MAX_SUMMARY = 160                # characters of a summary
+MAX_ITEMS = 1000                 # items kept in a card's item list
+
+CARDS = frozenset({"terminal", "diff", "read", "write", "search", "web", "todo", "subagent", "generic"})
+LANGS = (None, "diff", "json")
+
+_CLIPPED = re.compile(r"\n… \(\d+ more bytes\)\Z")
 
 _CALL: dict = {}
 _RESULT: dict = {}
 
 
+# --------------------------------------------------------------------------- registration
+
+def _names(names) -> list:
+    return [names] if isinstance(names, str) else list(names)
+
+
 def register(names, *, call: Optional[Callable] = None, result: Optional[Callable] = None):
-    """Register presenters for one tool name or several."""
-    for n in ([names] if isinstance(names, str) else names):
+    """Register presenters for one tool name or several.
+
+    ``register("bash", call=f, result=g)`` registers directly; ``@register("bash")`` as a
+    decorator registers a call presenter, ``@register("bash", result=True)`` a result one.
+    Returns the decorator (direct use) or the decorated function.
+    """
+    def decorate(fn):
+        for n in _names(names):
+            if result is True:
+                _RESULT[n] = fn
+            else:
+                _CALL[n] = fn
+        return fn
+
+    if call is None and (result is None or result is True):
+        return decorate
+    for n in _names(names):
         if call is not None:
             _CALL[n] = call
         if result is not None:
             _RESULT[n] = result
+    return decorate
+
+
+def unregister(names) -> None:
+    for n in _names(names):
+        _CALL.pop(n, None)
+        _RESULT.pop(n, None)
 
 
 def registered() -> list:
+    """Tool names with at least one presenter."""
     return sorted(set(_CALL) | set(_RESULT))
 
 
-def clip(text: str, limit: int = MAX_SECTION) -> str:
-    text = "" if text is None else str(text)
-    b = text.encode("utf-8", errors="replace")
+def _lookup(table: dict, name: str):
+    fn = table.get(name)
+    if fn is None and isinstance(name, str) and name.lower() != name:
+        fn = table.get(name.lower())
+    return fn
+
+
+def _known(name: str) -> bool:
+    return _lookup(_CALL, name) is not None or _lookup(_RESULT, name) is not None
+
+
+# --------------------------------------------------------------------------- text helpers
+
+def clip(text: Any, limit: int = MAX_SECTION) -> str:
+    """``text`` as a str of at most ``limit`` UTF-8 bytes, with a ``… (N more bytes)`` marker."""
+    text = "" if text is None else (text if isinstance(text, str) else str(text))
+    if len(text) <= limit // 4:                      # cannot exceed the limit
+        return text
+    b = text.encode("utf-8", errors="surrogatepass")
     if len(b) <= limit:
         return text
-    return b[:limit].decode("utf-8", errors="ignore") + f"\n… ({len(b) - limit} more bytes)"
+    m = _CLIPPED.search(text)
+    if m and len(b) - len(m.group(0).encode("utf-8")) <= limit:
+        return text                                  # already clipped (idempotent)
+    head = b[:limit].decode("utf-8", errors="ignore")
+    kept = len(head.encode("utf-8", errors="surrogatepass"))
+    return head + f"\n… ({len(b) - kept} more bytes)"
 
 
-def section(label: str, text, mono: bool = True, lang: Optional[str] = None) -> dict:
-    return {"label": label, "text": clip(text), "mono": mono, "lang": lang}
+def one_line(text: Any, limit: int = MAX_TITLE) -> str:
+    """The first non-empty line of ``text`` (``…`` when more follows or it is cut)."""
+    s = "" if text is None else (text if isinstance(text, str) else str(text))
+    lines = [ln.strip() for ln in s.strip().splitlines()]
+    lines = [ln for ln in lines if ln]
+    if not lines:
+        return ""
+    first = lines[0]
+    more = len(lines) > 1
+    if len(first) > limit:
+        return first[:limit].rstrip() + "…"
+    return first + (" …" if more else "")
+
+
+def section(label: str, text: Any, mono: bool = True, lang: Optional[str] = None) -> dict:
+    return {"label": str(label), "text": clip(text), "mono": bool(mono), "lang": lang if lang in LANGS else None}
+
+
+def pretty_json(value: Any) -> str:
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def compact_json(value: Any, limit: int = MAX_SUMMARY) -> str:
+    """One-line JSON, cut to ``limit`` characters."""
+    try:
+        s = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    except (TypeError, ValueError):
+        s = str(value)
+    s = " ".join(s.split())
+    return s if len(s) <= limit else s[:limit - 1] + "…"
+
+
+def pretty_arguments(arguments_json: Any) -> tuple:
+    """(text, lang) for showing raw arguments: pretty JSON when it parses, else verbatim."""
+    if isinstance(arguments_json, (dict, list)):
+        return pretty_json(arguments_json), "json"
+    try:
+        return pretty_json(json.loads(arguments_json)), "json"
+    except (TypeError, ValueError):
+        return ("" if arguments_json is None else str(arguments_json)), None
+
+
+def block_text(b: Any) -> str:
+    """Plain text of one tool-result content block."""
+    if isinstance(b, dict):
+        t = b.get("type")
+        if t == "text":
+            return str(b.get("text", ""))
+        if t == "image":
+            att = b.get("attachment") if isinstance(b.get("attachment"), dict) else {}
+            bits = [str(att.get("name") or ""), str(att.get("mediaType") or "")]
+            if att.get("width") is not None and att.get("height") is not None:
+                bits.append(f"{att.get('width')}x{att.get('height')}")
+            if att.get("bytes") is not None:
+                bits.append(f"{att.get('bytes')} bytes")
+            return "[image " + " ".join(x for x in bits if x) + "]"
+    return pretty_json(b)
 
 
 def result_text(result: dict) -> str:
-    out = []
-    for b in result.get("content") or []:
-        if isinstance(b, dict) and b.get("type") == "text":
-            out.append(str(b.get("text", "")))
-        elif isinstance(b, dict) and b.get("type") == "image":
-            att = b.get("attachment") or {}
-            out.append(f"[image {att.get('mediaType', '')} {att.get('width', '?')}x{att.get('height', '?')}]")
-        else:
-            out.append(json.dumps(b, ensure_ascii=False))
-    return "\n".join(out)
+    """The text of a result's content blocks (images described, unknown blocks as JSON)."""
+    content = result.get("content") if isinstance(result, dict) else None
+    if isinstance(content, str):
+        return content
+    return "\n".join(block_text(b) for b in (content or []))
 
 
-def generic_view(for_: str, tool: str, payload: str, fallback: Optional[str], status=None, label=None) -> dict:
-    return {"for": for_, "card": "generic", "tool": tool, "title": tool or "(unknown tool)",
-            "summary": (payload or "").strip().splitlines()[0][:120] if (payload or "").strip() else "",
-            "status": status, "sections": [section(label or ("arguments" if for_ == "call" else "content"), payload)],
+# --------------------------------------------------------------------------- event helpers
+
+def _data(event) -> dict:
+    d = getattr(event, "data", event)
+    return d if isinstance(d, dict) else {}
+
+
+def tool_result_of(event) -> dict:
+    """The presenter input of a tool/result event (or its data dict):
+    ``{"content", "isError", "meta", "error"}``, content = the tool-result block's content."""
+    d = _data(event)
+    m = d.get("message") if isinstance(d.get("message"), dict) else {}
+    err = d.get("error") if isinstance(d.get("error"), dict) else None
+    blocks = m.get("content") if isinstance(m.get("content"), list) else []
+    for b in blocks:
+        if isinstance(b, dict) and b.get("type") == "tool-result":
+            content = b.get("content")
+            if not isinstance(content, list):
+                content = [] if content is None else [{"type": "text", "text": str(content)}]
+            return {"content": content, "isError": bool(b.get("isError")) or err is not None,
+                    "meta": d.get("meta"), "error": err}
+    # no tool-result block: show whatever the message holds
+    return {"content": list(blocks), "isError": err is not None, "meta": d.get("meta"), "error": err}
+
+
+def call_id_of_result(event) -> Optional[str]:
+    """data.message.source.callId, else the tool-result block's toolCallId."""
+    d = _data(event)
+    m = d.get("message") if isinstance(d.get("message"), dict) else {}
+    src = m.get("source") if isinstance(m.get("source"), dict) else {}
+    if isinstance(src.get("callId"), str) and src.get("callId"):
+        return src["callId"]
+    for b in m.get("content") if isinstance(m.get("content"), list) else []:
+        if isinstance(b, dict) and b.get("type") == "tool-result" and isinstance(b.get("toolCallId"), str):
+            return b["toolCallId"]
+    return None
+
+
+# --------------------------------------------------------------------------- views
+
+def _status_of(result: dict) -> str:
+    return "error" if result.get("isError") or result.get("error") else "ok"
+
+
+def generic_view(for_: str, tool: Any, payload: Any, fallback: Optional[str], status: Optional[str] = None,
+                 label: Optional[str] = None, lang: Optional[str] = None, extra_sections: Iterable = (),
+                 summary: Optional[str] = None, **fields) -> dict:
+    """The generic card: tool name + the raw arguments (call) or raw content (result)."""
+    tool = tool if isinstance(tool, str) else ("" if tool is None else str(tool))
+    text = "" if payload is None else str(payload)
+    if summary is None:
+        summary = one_line(text, MAX_SUMMARY)
+        if lang == "json":
+            try:
+                summary = compact_json(json.loads(text))
+            except ValueError:
+                pass
+    view = {"for": for_, "card": "generic", "tool": tool, "title": one_line(tool) or "(unknown tool)",
+            "summary": summary, "status": status,
+            "sections": [section(label or ("arguments" if for_ == "call" else "content"), text, True, lang)]
+            + list(extra_sections),
             "fallback": fallback}
+    view.update(fields)
+    return view
 
 
-def _parse(arguments_json):
+def _result_fallback(name: str, res: dict, fallback: str, **fields) -> dict:
+    extra = []
+    if res.get("meta") is not None:
+        extra.append(section("meta", pretty_json(res["meta"]), True, "json"))
+    if res.get("error"):
+        e = res["error"]
+        extra.append(section("error code", f"{e.get('code', '')} ({e.get('name', '')})", True))
+    text = result_text(res)
+    return generic_view("result", name, text if text else "(empty)", fallback, _status_of(res),
+                        label="error" if res.get("isError") else "content", extra_sections=extra, **fields)
+
+
+def _s(v: Any, limit: int = MAX_SECTION) -> str:
+    return clip(v if isinstance(v, str) else ("" if v is None else str(v)), limit)
+
+
+def _finish(view: Any, for_: str, name: str, status: Optional[str]) -> dict:
+    """Normalize a presenter's view: required keys, plain strings, clipped text, JSON-able."""
+    if not isinstance(view, dict):
+        raise TypeError(f"presenter returned {type(view).__name__}, not a dict")
+    v = dict(view)
+    v["for"] = for_
+    v["tool"] = name
+    card = v.get("card")
+    v["card"] = card if card in CARDS else "generic"
+    v["title"] = one_line(v.get("title")) or name
+    v["summary"] = one_line(v.get("summary"), MAX_SUMMARY)
+    st = v.get("status")
+    if for_ == "call":
+        v["status"] = st if st in ("ok", "error") else None
+    else:
+        v["status"] = st if st in ("ok", "error") else status
+    sections = []
+    for s in v.get("sections") or []:
+        if isinstance(s, dict):
+            sections.append(section(s.get("label") or "", s.get("text", ""), s.get("mono", True), s.get("lang")))
+        elif s is not None:
+            sections.append(section("", s))
+    v["sections"] = sections
+    for k in ("command", "path", "query", "agent"):
+        if k in v and v[k] is not None:
+            v[k] = _s(v[k])
+    if "exitCode" in v and not (v["exitCode"] is None or isinstance(v["exitCode"], int)):
+        v["exitCode"] = None
+    if "items" in v:
+        items = v["items"] if isinstance(v["items"], list) else []
+        v["items"] = [{str(k): (x if isinstance(x, (int, float, bool)) or x is None else _s(x, 4096))
+                       for k, x in it.items()} for it in items[:MAX_ITEMS] if isinstance(it, dict)]
+    v.pop("fallback", None)
+    json.dumps(v)                                   # JSON-able, or the presenter is at fault
+    return v
+
+
+def _parse_args(arguments_json: Any):
     if isinstance(arguments_json, dict):
         return arguments_json
+    if not isinstance(arguments_json, (str, bytes, bytearray)):
+        return None
     try:
         v = json.loads(arguments_json)
-    except (TypeError, ValueError):
+    except ValueError:
         return None
     return v if isinstance(v, dict) else None
 
 
-def _pretty(arguments_json) -> str:
-    try:
-        return json.dumps(json.loads(arguments_json), indent=2, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(arguments_json)
-
-
-def present_call(name: str, arguments_json) -> dict:
-    args = _parse(arguments_json)
-    if args is None:
-        return generic_view("call", name, str(arguments_json), "bad-json")
-    fn = _CALL.get(name)
+def present_call(name: str, arguments_json: Any) -> dict:
+    """The call view of tool ``name`` with its raw ``arguments`` JSON string."""
+    name = name if isinstance(name, str) else ("" if name is None else str(name))
+    raw, lang = pretty_arguments(arguments_json)
+    if not name or not _known(name):
+        return generic_view("call", name, raw, "unknown-tool", lang=lang)
+    fn = _lookup(_CALL, name)
     if fn is None:
-        return generic_view("call", name, _pretty(arguments_json), "unknown-tool" if name not in _RESULT else "no-presenter")
+        return generic_view("call", name, raw, "no-presenter", lang=lang)
+    args = _parse_args(arguments_json)
+    if args is None:
+        return generic_view("call", name, "" if arguments_json is None else str(arguments_json), "bad-json")
     try:
-        view = fn(args)
-        view.setdefault("for", "call")
-        view.setdefault("tool", name)
-        view.setdefault("status", None)
-        return view
+        return _finish(fn(args), "call", name, None)
     except Exception as e:  # a presenter must never break the history
-        return generic_view("call", name, _pretty(arguments_json), f"presenter-error: {type(e).__name__}: {e}")
+        return generic_view("call", name, raw, f"presenter-error: {type(e).__name__}: {e}", lang=lang)
 
 
-def tool_result_of(event) -> dict:
-    d = event.data if isinstance(event.data, dict) else {}
-    m = d.get("message") if isinstance(d.get("message"), dict) else {}
-    for b in m.get("content") or []:
-        if isinstance(b, dict) and b.get("type") == "tool-result":
-            return {"content": b.get("content") or [], "isError": bool(b.get("isError")), "meta": d.get("meta"),
-                    "error": d.get("error")}
-    return {"content": [], "isError": bool(d.get("error")), "meta": d.get("meta"), "error": d.get("error")}
-
-
-def present_result(name: str, arguments_json, event) -> dict:
-    res = tool_result_of(event)
-    status = "error" if res["isError"] else "ok"
-    args = _parse(arguments_json)
-    if args is None:
-        return generic_view("result", name, result_text(res), "bad-json", status)
-    fn = _RESULT.get(name)
-    if fn is None:
-        return generic_view("result", name, result_text(res), "unknown-tool" if name not in _CALL else "no-presenter",
-                            status)
+def present_result(name: str, arguments_json: Any, tool_result_event) -> dict:
+    """The result view of a tool/result event whose call was tool ``name`` with ``arguments``."""
+    name = name if isinstance(name, str) else ("" if name is None else str(name))
     try:
-        view = fn(args, res)
-        view.setdefault("for", "result")
-        view.setdefault("tool", name)
-        view.setdefault("status", status)
-        return view
+        res = tool_result_of(tool_result_event)
     except Exception as e:
-        return generic_view("result", name, result_text(res), f"presenter-error: {type(e).__name__}: {e}", status)
+        return generic_view("result", name, "", f"presenter-error: {type(e).__name__}: {e}", "error")
+    if not name or not _known(name):
+        return _result_fallback(name, res, "unknown-tool")
+    fn = _lookup(_RESULT, name)
+    if fn is None:
+        return _result_fallback(name, res, "no-presenter")
+    args = _parse_args(arguments_json)
+    if args is None:
+        return _result_fallback(name, res, "bad-json")
+    try:
+        return _finish(fn(args, res), "result", name, _status_of(res))
+    except Exception as e:
+        return _result_fallback(name, res, f"presenter-error: {type(e).__name__}: {e}")
 
 
-def call_id_of_result(event) -> Optional[str]:
-    d = event.data if isinstance(event.data, dict) else {}
-    m = d.get("message") if isinstance(d.get("message"), dict) else {}
-    src = m.get("source") if isinstance(m.get("source"), dict) else {}
-    if src.get("callId"):
-        return src["callId"]
-    for b in m.get("content") or []:
-        if isinstance(b, dict) and b.get("type") == "tool-result":
-            return b.get("toolCallId")
-    return d.get("callId")
+def views_for_page(events: list, scope: Any = None) -> dict:
+    """seq -> view for the tool/call and tool/result events of one page.
 
-
-def views_for_page(events, scope=None) -> dict:
-    """seq -> view for the tool/call and tool/result events of one page (the host rule:
-    a result's call is looked up by callId in the same page only)."""
-    calls: dict = {}
+    The host rule (spec §8): every tool/call gets its call view; a tool/result is matched to
+    its tool/call by callId **in this list only** (the nearest earlier call with that id,
+    else a later one); a result whose call is not in the list gets a generic card with
+    fallback ``call-not-on-page`` showing the raw result content.  ``scope`` (the presenter
+    scope: live agent / agent preset) is accepted for the future and ignored: presenters are
+    global here.
+    """
+    calls: dict = {}                 # callId -> [(index, event)]
+    evs = list(events or [])
+    for i, ev in enumerate(evs):
+        if getattr(ev, "type", None) == "tool/call":
+            d = _data(ev)
+            cid = d.get("callId")
+            if isinstance(cid, str):
+                calls.setdefault(cid, []).append((i, ev))
     views: dict = {}
-    for ev in events:
-        if ev.type == "tool/call" and isinstance(ev.data, dict):
-            calls[ev.data.get("callId")] = ev
-            views[ev.seq] = present_call(str(ev.data.get("name")), ev.data.get("arguments"))
-    for ev in events:
-        if ev.type != "tool/result":
+    for i, ev in enumerate(evs):
+        t = getattr(ev, "type", None)
+        if t not in ("tool/call", "tool/result"):
             continue
-        call = calls.get(call_id_of_result(ev))
-        if call is None:
-            res = tool_result_of(ev)
-            views[ev.seq] = generic_view("result", "", result_text(res), "call-not-on-page",
-                                         "error" if res["isError"] else "ok")
-            continue
-        views[ev.seq] = present_result(str(call.data.get("name")), call.data.get("arguments"), ev)
+        d = _data(ev)
+        try:
+            if t == "tool/call":
+                views[ev.seq] = present_call(d.get("name"), d.get("arguments"))
+                continue
+            cid = call_id_of_result(ev)
+            cands = calls.get(cid) if cid is not None else None
+            call = None
+            if cands:
+                before = [c for j, c in cands if j < i]
+                call = before[-1] if before else cands[0][1]
+            if call is None:
+                views[ev.seq] = _result_fallback("", tool_result_of(ev), "call-not-on-page",
+                                                 summary=f"the call {cid} is not on this page" if cid
+                                                 else "the result names no call")
+                continue
+            cd = _data(call)
+            views[ev.seq] = present_result(cd.get("name"), cd.get("arguments"), ev)
+        except Exception as e:          # belt and braces: a page always gets its views
+            views[ev.seq] = generic_view("call" if t == "tool/call" else "result", d.get("name"), "",
+                                         f"presenter-error: {type(e).__name__}: {e}")
     return views
