@@ -548,7 +548,7 @@ def export_zip(reader, out: str, home: Optional[str] = None, redact: bool = Fals
     try:
         with zipfile.ZipFile(spool, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=level) as zf:
             for name, r in members:
-                with zf.open(zipfile.ZipInfo(name, date_time=_zip_time()), "w", force_zip64=True) as w:
+                with zf.open(_zinfo(name, level), "w", force_zip64=True) as w:
                     if red:
                         for c in _redacted_raw(r, red):
                             w.write(c)
@@ -568,9 +568,7 @@ def export_zip(reader, out: str, home: Optional[str] = None, redact: bool = Fals
                 # attachment_object only resolves ``sha256:<64 hex>`` ids, so the name is safe as is
                 name = f"media/{aid}.{ext}"
                 with open(path, "rb") as f:
-                    zi = zipfile.ZipInfo(name, date_time=_zip_time())
-                    zi.compress_type = zipfile.ZIP_DEFLATED
-                    zf.writestr(zi, f.read(), compress_type=zipfile.ZIP_DEFLATED, compresslevel=level)
+                    zf.writestr(_zinfo(name, level), f.read())
                 names.append(name)
         spool.seek(0)
 
@@ -594,6 +592,17 @@ def export_zip(reader, out: str, home: Optional[str] = None, redact: bool = Fals
         res["redaction"] = red.report()
         res["report"] = _write_report(out, red, overwrite)
     return res
+
+
+def _zinfo(name: str, level: int) -> zipfile.ZipInfo:
+    zi = zipfile.ZipInfo(name, date_time=_zip_time())
+    zi.compress_type = zipfile.ZIP_DEFLATED
+    for attr in ("compress_level", "_compresslevel"):   # 3.13+ / 3.11-3.12 spelling
+        if attr in getattr(zipfile.ZipInfo, "__slots__", ()) or hasattr(zi, attr):
+            setattr(zi, attr, level)
+            break
+    zi.external_attr = 0o644 << 16
+    return zi
 
 
 def _zip_time() -> tuple:
