@@ -395,3 +395,61 @@ def test_hostile_markup_is_shown_as_text(qtbot, make_window, tmp_path):
     # the window title shows the session title as plain text too (titles come from a worker)
     qtbot.waitUntil(lambda: bool(win.sessions.model.titles), timeout=WAIT)
     assert "<b>title</b><script>x()</script>" in win.sessions.model.label(win.sessions.model.sessions()[0])
+
+
+# --------------------------------------------------------------------------- row window
+
+def test_row_window_slides_over_loaded_rows(qtbot, make_window, monkeypatch):
+    """The view holds at most MAX_EXPOSED rows; older/newer loaded rows slide in and out."""
+    import app.ui.history_model as hm
+    monkeypatch.setattr(hm, "MAX_EXPOSED", 60)
+    monkeypatch.setattr(hm, "EXPOSE_CHUNK", 15)
+    win = make_window(page_size=2)
+    h = open_and_wait(qtbot, win, fixture(BIG))
+    view, sb = win.view, win.view.verticalScrollBar()
+    newest = h.rows[-1].key
+    for _ in range(200):
+        if not h.has_more:
+            break
+        idle(qtbot, h, view)
+        sb.setValue(0)
+        qtbot.waitUntil(lambda: not h.loading, timeout=WAIT)
+    idle(qtbot, h, view)
+    assert not h.has_more and len(h.rows) <= 60 and h.newer_hidden > 0
+    assert h.row_for_key(newest) is None, "the newest rows left the window"
+    assert h.stats()["events"] == 2098, "but stay loaded"
+    # navigation to a row outside the window re-centres it
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+        win.goto_seq(2097)
+    assert win.view.current_row().seq == 2097 and len(h.rows) <= 60
+    # scrolling to the top again and back down slides newer rows back in
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+        win.goto_seq(5)
+    assert h.newer_hidden > 0
+    before = h.newer_hidden
+    sb.setValue(sb.maximum())
+    qtbot.waitUntil(lambda: h.newer_hidden < before, timeout=WAIT)
+    # turn navigation and search find rows beyond the window
+    win.view.setFocus()
+    seen = []
+    for _ in range(5):
+        qtbot.keyClick(win.view, Qt.Key.Key_Down, Qt.KeyboardModifier.ControlModifier)
+        seen.append(win.view.current_row().kind)
+        if win.view.current_row().key == newest:
+            break
+    assert win.view.current_row().key == newest and h.newer_hidden == 0
+    assert "turn-start" in seen, "Ctrl+Down stops at the next turn first"
+    win.open_search()
+    with qtbot.waitSignal(win.searchMoved, timeout=WAIT):
+        win.search_edit.setText("get_goal")
+    seqs = [h.rows[h.current_match_row].seq]
+    for _ in range(20):
+        with qtbot.waitSignal(win.searchMoved, timeout=WAIT):
+            win.search_step(forward=False)
+        s = h.rows[h.current_match_row].seq if h.current_match_row is not None else None
+        if s is None or s == seqs[-1]:
+            break
+        seqs.append(s)
+    assert seqs == sorted(seqs, reverse=True) and len(seqs) >= 3
+    assert seqs[0] - seqs[-1] > 1000, "older matches were found outside the window"
+    assert all("get_goal" in r.search_text() for r in [h.rows[h.current_match_row]])

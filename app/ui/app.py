@@ -31,7 +31,7 @@ def configure_runtime() -> None:
     over a page being decoded took 20-30 ms."""
     import gc
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    gc.set_threshold(20_000, 20, 50)
+    gc.set_threshold(2_000, 20, 50)
 
 
 def make_app(argv=None) -> QApplication:

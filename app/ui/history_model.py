@@ -223,8 +223,9 @@ class HistoryModel(QAbstractListModel):
         self._all_rows: list = []               # every loaded row
         self._hidden = 0                        # loaded rows above the exposed window
         self._bottom = 0                        # loaded rows below the exposed window
-        self._all_pos: dict = {}
-        self._all_key: dict = {}
+        self._all_pos: dict = {}                # id(row) -> ordinal (index = ordinal - _origin)
+        self._all_key: dict = {}                # row key -> ordinal
+        self._origin = 0
         self._expose_pending = False
         self._seq_rows: list = []               # sorted [(first_seq, last_seq, row)]
         self._seq_firsts: list = []
@@ -367,7 +368,7 @@ class HistoryModel(QAbstractListModel):
         self.pages.insert(0, lp)
         pr = lp.rows_for(self.physical, self.show_attempts)
         self._events.update(lp.events)
-        self._apply_rows(hidden=self._hidden + len(pr.rows), bottom=self._bottom)
+        self._prepend_rows(pr)
         self._link_calls(lp, pr)
         freeze_heap()
         self._set_loading(True)
@@ -609,6 +610,7 @@ class HistoryModel(QAbstractListModel):
         self._seq_rows = seq_rows
         self._seq_firsts = [x[0] for x in seq_rows]
         self._trackers = trackers
+        self._origin = 0
         self._all_pos = {id(r): i for i, r in enumerate(rows)}
         self._all_key = {r.key: i for i, r in enumerate(rows)}
         self._recompute_matches()
@@ -634,9 +636,24 @@ class HistoryModel(QAbstractListModel):
     def row_at(self, i: int) -> Optional[Row]:
         return self.rows[i] if 0 <= i < len(self.rows) else None
 
+    def _prepend_rows(self, pr: "PageRows") -> None:
+        """Add an older page's rows above everything loaded (indices shift, ordinals do not)."""
+        k = len(pr.rows)
+        self._origin -= k
+        o = self._origin
+        for i, r in enumerate(pr.rows):
+            self._all_pos[id(r)] = o + i
+            self._all_key[r.key] = o + i
+        self._all_rows = pr.rows + self._all_rows
+        self._seq_rows = pr.seq_rows + self._seq_rows
+        self._seq_firsts = [x[0] for x in pr.seq_rows] + self._seq_firsts
+        self._trackers.insert(0, pr.tracker)
+        self._set_window(self._hidden + k, self._bottom)
+
     def _exposed(self, i_all: Optional[int], expose: bool) -> Optional[int]:
         if i_all is None:
             return None
+        i_all -= self._origin
         if i_all < self._hidden or i_all >= len(self._all_rows) - self._bottom:
             if not expose:
                 return None
@@ -726,7 +743,7 @@ class HistoryModel(QAbstractListModel):
         span = range(n - self._bottom, n) if forward else range(self._hidden - 1, -1, -1)
         for i_all in span:
             if t in self._all_rows[i_all].search_text():
-                return self._exposed(i_all, True)
+                return self._exposed(i_all + self._origin, True)
         return None
 
     def turn_beyond(self, forward: bool) -> Optional[int]:
@@ -735,7 +752,7 @@ class HistoryModel(QAbstractListModel):
         span = range(n - self._bottom, n) if forward else range(self._hidden - 1, -1, -1)
         for i_all in span:
             if self._all_rows[i_all].kind == "turn-start":
-                return self._exposed(i_all, True)
+                return self._exposed(i_all + self._origin, True)
         return None
 
     def set_current_match(self, row: Optional[int]) -> None:
