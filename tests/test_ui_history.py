@@ -453,3 +453,37 @@ def test_row_window_slides_over_loaded_rows(qtbot, make_window, monkeypatch):
     assert seqs == sorted(seqs, reverse=True) and len(seqs) >= 3
     assert seqs[0] - seqs[-1] > 1000, "older matches were found outside the window"
     assert all("get_goal" in r.search_text() for r in [h.rows[h.current_match_row]])
+
+
+def streaming_session(tmp_path):
+    d = tmp_path / "streaming"
+    d.mkdir()
+    t = 1783352137161
+    rows = [
+        {"type": "session", "version": 0, "id": "stream-1", "createdAt": t, "cwd": "/tmp/x", "delegationDepth": 0},
+        {"type": "turn/start", "seq": 0, "time": t, "data": {"turn": 1}},
+        {"type": "user/message", "seq": 1, "time": t, "surfaceOp": "append",
+         "data": {"id": "m1", "role": "user", "content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}}},
+        {"type": "step/start", "seq": 2, "time": t, "data": {"turn": 1, "step": 1}},
+    ]
+    for i, w in enumerate(["Hel", "lo ", "wor"]):
+        rows.append({"type": "assistant/chunk", "seq": 3 + i, "time": t, "data": {
+            "turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": w}}})
+    p = d / "session.jsonl"
+    p.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows), encoding="utf-8")
+    return p
+
+
+def test_in_flight_chunks_collapse_into_one_streaming_row(qtbot, make_window, tmp_path):
+    win = make_window()
+    h = open_and_wait(qtbot, win, streaming_session(tmp_path))
+    win.set_physical(True)                         # the stored rows: an attempt still streaming
+    st = rows_of(h, "streaming")
+    assert len(st) == 1 and (st[0].first_seq, st[0].last_seq) == (3, 5)
+    assert "Hello wor" in st[0].content().plain_text() and ("streaming", "warn") in st[0].content().pills
+    assert not [r for r in h.rows if r.event is not None and r.event.type == "assistant/chunk" and r.kind != "streaming"]
+    win.set_physical(False)                        # logical: the closure ends the step, the attempt is cut off
+    assert not rows_of(h, "streaming")
+    cut = rows_of(h, "attempt-open")
+    assert len(cut) == 1 and "Hello wor" in cut[0].content().plain_text()
+    assert [r.kind for r in h.rows[-2:]] == ["step-end", "turn-end"] and all(r.synthesized for r in h.rows[-2:])

@@ -745,7 +745,8 @@ def _generic_card(row, d, call, name, badge, status, err, v) -> Content:
         if err:
             blocks.append(Block("error", f"{err.get('code', '?')} ({err.get('name', '')})"))
     summ = str(v.get("summary") or "").strip() if v else ""
-    if summ and len(summ) > 2 and not blocks[0].text.lstrip().startswith(summ):
+    squash = "".join(summ.split())
+    if summ and len(summ) > 2 and squash not in "".join(blocks[0].text.split()):
         blocks.insert(0, Block("dim", clip(summ, 3, 300)))
     why = v.get("fallback") if v else None
     pill = f"generic · {why}" if isinstance(why, str) and why else "generic"
