@@ -24,3 +24,13 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache
+
+# ---- packages (Linux x86_64): dist/session-lens-<version>-linux-x86_64.tar.gz and dist/session-lens_<version>_amd64.deb
+.PHONY: package package-test
+
+package: $(STAMP)
+	$(PY) -m pip install -q --disable-pip-version-check pyinstaller
+	bash packaging/build.sh "$(VENV)"
+
+package-test: package
+	bash packaging/package_test.sh "$(VENV)"

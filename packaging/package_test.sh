@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# Test the built packages:  packaging/package_test.sh [VENV]
+#  1. unpack dist/session-lens-<v>-linux-x86_64.tar.gz, install it with install.sh into a temporary prefix
+#  2. check the installed layout, validate the installed desktop entry and metainfo, check the MIME database
+#     maps session.jsonl / *.jsonl.zstd to our types, and that no bundled library has an unresolved dependency
+#  3. launch the INSTALLED binary (clean environment, empty HOME, offscreen) on the demo store and on a
+#     .jsonl.zstd file passed the way the desktop entry does (session-lens FILE), with --screenshot; fail when
+#     the PNG is missing, empty or one flat colour; also under Xvfb (xcb) when xvfb-run exists
+#  4. dpkg-deb --info / --contents checks of dist/session-lens_<v>_amd64.deb, and run its binary unpacked
+# Prints sizes and start-up times.  KEEP=1 keeps the temporary folder.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV="${1:-.venv}"
+PY="$VENV/bin/python"
+export LANG=C.UTF-8
+APP_ID=io.sessionlens.SessionLens
+VERSION="$("$PY" -c 'import app; print(app.__version__)')"
+NAME="session-lens-$VERSION-linux-x86_64"
+TAR="dist/$NAME.tar.gz"
+DEB="dist/session-lens_${VERSION}_amd64.deb"
+SIZES=(16 32 48 64 128 256 512)
+fail() { echo "package-test: FAIL: $*" >&2; exit 1; }
+ok() { echo "package-test: ok: $*"; }
+[ -f "$TAR" ] || fail "$TAR is missing (run make package)"
+[ -f "$DEB" ] || fail "$DEB is missing (run make package)"
+
+T="$(mktemp -d /tmp/session-lens-pkgtest.XXXXXX)"
+[ -n "${KEEP:-}" ] && echo "package-test: keeping $T" || trap 'rm -rf "$T"' EXIT
+mkdir -p "$T/unpack" "$T/home" "$T/out"
+PREFIX="$T/prefix"
+
+# ------------------------------------------------------------------ 1. install
+tar -C "$T/unpack" -xzf "$TAR"
+"$T/unpack/$NAME/install.sh" --prefix "$PREFIX" > "$T/install.log" || { cat "$T/install.log"; fail "install.sh"; }
+BIN="$PREFIX/bin/session-lens"
+[ -L "$BIN" ] && [ -x "$BIN" ] || fail "$BIN is not an executable symlink"
+[ "$(readlink "$BIN")" = "../lib/session-lens/session-lens" ] || fail "bin/session-lens points at $(readlink "$BIN")"
+ok "installed into a temporary prefix ($(readlink "$BIN"))"
+
+# ------------------------------------------------------------------ 2. layout, validation, MIME, libraries
+S="$PREFIX/share"
+for f in "applications/$APP_ID.desktop" "metainfo/$APP_ID.metainfo.xml" mime/packages/session-lens.xml \
+         "icons/hicolor/scalable/apps/$APP_ID.svg"; do
+  [ -s "$S/$f" ] || fail "share/$f is missing"
+done
+for n in "${SIZES[@]}"; do [ -s "$S/icons/hicolor/${n}x${n}/apps/$APP_ID.png" ] || fail "icon ${n}x${n} missing"; done
+grep -q "^Exec=$BIN %F$" "$S/applications/$APP_ID.desktop" || fail "installed desktop Exec is not $BIN %F"
+if command -v desktop-file-validate >/dev/null; then
+  out="$(desktop-file-validate "$S/applications/$APP_ID.desktop" 2>&1)" && [ -z "$out" ] || fail "desktop-file-validate: $out"
+  ok "desktop-file-validate (installed entry)"
+fi
+if command -v appstreamcli >/dev/null; then
+  appstreamcli validate --no-net "$S/metainfo/$APP_ID.metainfo.xml" > "$T/as.log" 2>&1 || { cat "$T/as.log"; fail "appstreamcli validate"; }
+  ok "appstreamcli validate --no-net: $(tail -1 "$T/as.log" | sed 's/^[^A-Za-z]*//')"
+fi
+if command -v update-mime-database >/dev/null; then
+  G="$S/mime/globs2"
+  [ -f "$G" ] || fail "install.sh did not build the MIME database"
+  grep -q ':application/x-dsh-session-jsonl:session.jsonl$' "$G" || fail "session.jsonl glob not in $G"
+  grep -q ':application/x-dsh-session-jsonl:\*.jsonl$' "$G" || fail "*.jsonl glob not in $G"
+  grep -q ':application/x-dsh-session-zstd:\*.jsonl.zstd$' "$G" || fail "*.jsonl.zstd glob not in $G"
+  ok "MIME database: session.jsonl, *.jsonl, *.jsonl.zstd"
+fi
+if command -v update-desktop-database >/dev/null; then
+  C="$S/applications/mimeinfo.cache"
+  grep -q "^application/x-dsh-session-jsonl=.*$APP_ID.desktop" "$C" && grep -q "^application/x-dsh-session-zstd=.*$APP_ID.desktop" "$C" \
+    || fail "mimeinfo.cache does not associate the session types with $APP_ID.desktop"
+  ok "desktop database associates both session types with $APP_ID.desktop"
+fi
+LIB="$PREFIX/lib/session-lens"
+missing="$(find "$LIB" -name '*.so*' -type f -print0 | xargs -0 -n 50 ldd 2>/dev/null | grep 'not found' | sort -u || true)"
+[ -z "$missing" ] || fail "unresolved libraries in the bundle:
+$missing"
+ok "every bundled library resolves (ldd)"
+
+# ------------------------------------------------------------------ 3. launch the installed binary
+# a clean environment: no venv on PATH, no PYTHONPATH, an empty HOME (no Harness home, no settings)
+RUN_ENV=(env -i PATH=/usr/bin:/bin HOME="$T/home" LANG=C.UTF-8 XDG_RUNTIME_DIR="$T/home")
+chmod 700 "$T/home"
+evict() {   # drop the installed bundle from the page cache (only these files) for a cold start
+  "$PY" - "$LIB" <<'PYX' || true
+import os, sys
+for d, _, fs in os.walk(sys.argv[1]):
+    for f in fs:
+        try:
+            fd = os.open(os.path.join(d, f), os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            os.close(fd)
+        except OSError:
+            pass
+PYX
+}
+check_png() {   # $1: png; not missing, not empty, not a single flat colour
+  [ -s "$1" ] || fail "screenshot $1 is missing or empty"
+  QT_QPA_PLATFORM=offscreen "$PY" - "$1" <<'PYX' || fail "screenshot $1 is not a real picture"
+import sys
+from PySide6.QtGui import QGuiApplication, QImage
+app = QGuiApplication([])
+img = QImage(sys.argv[1])
+assert not img.isNull() and img.width() >= 320 and img.height() >= 240, (img.width(), img.height())
+colours = {img.pixel(x, y) for x in range(0, img.width(), 7) for y in range(0, img.height(), 7)}
+assert len(colours) > 16, f"only {len(colours)} colours"
+print(f"  {sys.argv[1]}: {img.width()}x{img.height()}, {len(colours)} colours sampled", file=sys.stderr)
+PYX
+}
+ms() { date +%s%N | cut -c1-13; }
+launch() {  # $1: label, $2: png, rest: args; prints wall ms
+  local label="$1" png="$2"; shift 2
+  local t0 t1
+  t0=$(ms)
+  "${RUN_ENV[@]}" "$@" > "$T/out/$label.log" 2>&1 || { cat "$T/out/$label.log"; fail "$label: the installed binary exited non-zero"; }
+  t1=$(ms)
+  check_png "$png"
+  echo $((t1 - t0))
+}
+"${RUN_ENV[@]}" "$BIN" --version | grep -q "session-lens $VERSION" || fail "--version"
+evict
+t_ver_cold=$( { t0=$(ms); "${RUN_ENV[@]}" "$BIN" --version >/dev/null; echo $(( $(ms) - t0 )); } )
+evict
+t_cold=$(launch demo-cold "$T/out/demo-cold.png" QT_QPA_PLATFORM=offscreen "$BIN" gui --screenshot "$T/out/demo-cold.png")
+ok "installed binary, demo store, cold: ${t_cold} ms (wall, --screenshot)"
+warm=()
+for i in 1 2 3; do
+  warm+=("$(launch "demo-warm$i" "$T/out/demo-warm$i.png" QT_QPA_PLATFORM=offscreen "$BIN" gui --screenshot "$T/out/demo-warm$i.png")")
+done
+ok "installed binary, demo store, warm: ${warm[*]} ms"
+ZST="$(find "$LIB" -name 'session.jsonl.zstd' | head -1)"
+[ -n "$ZST" ] || fail "no .jsonl.zstd in the installed demo store"
+cp "$ZST" "$T/home/opened-by-file-manager.jsonl.zstd"
+t_file=$(launch zstd-file "$T/out/zstd-file.png" QT_QPA_PLATFORM=offscreen "$BIN" "$T/home/opened-by-file-manager.jsonl.zstd" --screenshot "$T/out/zstd-file.png")
+ok "installed binary opens a .jsonl.zstd the way the desktop entry passes it (session-lens FILE): ${t_file} ms"
+if command -v xvfb-run >/dev/null; then
+  t_xcb=$(launch xcb "$T/out/xcb.png" xvfb-run -a -s "-screen 0 1600x1000x24" env QT_QPA_PLATFORM=xcb "$BIN" gui --screenshot "$T/out/xcb.png")
+  ok "installed binary under Xvfb (xcb platform plugin): ${t_xcb} ms"
+fi
+if [ -n "${SHOT_OUT:-}" ]; then cp "$T/out/demo-cold.png" "$SHOT_OUT"; echo "package-test: screenshot copied to $SHOT_OUT"; fi
+
+# ------------------------------------------------------------------ 4. the .deb
+dpkg-deb --info "$DEB" > "$T/deb-info.txt" || fail "dpkg-deb --info"
+for want in "Package: session-lens" "Version: $VERSION" "Architecture: amd64" "Depends: libc6 (>= 2.34)"; do
+  grep -q "^ $want" "$T/deb-info.txt" || fail "deb control lacks '$want'"
+done
+dpkg-deb --contents "$DEB" > "$T/deb-contents.txt" || fail "dpkg-deb --contents"
+grep -Eq '^lrwxrwxrwx root/root .* \./usr/bin/session-lens -> /opt/session-lens/session-lens$' "$T/deb-contents.txt" \
+  || fail "deb: /usr/bin/session-lens symlink"
+for f in ./opt/session-lens/session-lens "./usr/share/applications/$APP_ID.desktop" "./usr/share/metainfo/$APP_ID.metainfo.xml" \
+         ./usr/share/mime/packages/session-lens.xml "./usr/share/icons/hicolor/scalable/apps/$APP_ID.svg" \
+         ./usr/share/doc/session-lens/copyright; do
+  grep -q " $f\$" "$T/deb-contents.txt" || fail "deb lacks $f"
+done
+for n in "${SIZES[@]}"; do grep -q " ./usr/share/icons/hicolor/${n}x${n}/apps/$APP_ID.png$" "$T/deb-contents.txt" || fail "deb lacks icon $n"; done
+grep -vq ' root/root ' "$T/deb-contents.txt" && fail "deb has files not owned by root/root"
+grep -q "^Exec=session-lens %F$" <(dpkg-deb --fsys-tarfile "$DEB" | tar -xO "./usr/share/applications/$APP_ID.desktop") || fail "deb desktop Exec"
+mkdir -p "$T/deb"
+dpkg-deb -x "$DEB" "$T/deb"
+"${RUN_ENV[@]}" "$T/deb/opt/session-lens/session-lens" --version | grep -q "session-lens $VERSION" || fail "deb binary --version"
+t_deb=$(launch deb "$T/out/deb.png" QT_QPA_PLATFORM=offscreen "$T/deb/opt/session-lens/session-lens" gui --screenshot "$T/out/deb.png")
+ok "deb: control, $(wc -l < "$T/deb-contents.txt") entries owned by root/root, unpacked binary renders (${t_deb} ms)"
+
+# ------------------------------------------------------------------ summary
+echo
+echo "package-test: PASS"
+printf '  %-34s %s\n' "bundle folder (installed):" "$(du -sh "$LIB" | cut -f1)" \
+  "tarball $(basename "$TAR"):" "$(du -h "$TAR" | cut -f1)" \
+  "deb $(basename "$DEB"):" "$(du -h "$DEB" | cut -f1)" \
+  "--version, cold:" "${t_ver_cold} ms" \
+  "demo store to screenshot, cold:" "${t_cold} ms" \
+  "demo store to screenshot, warm:" "${warm[*]} ms" \
+  ".jsonl.zstd file to screenshot:" "${t_file} ms"
+echo "  (a --screenshot run includes 0.45 s of fixed settle delays after the tail page is shown)"
