@@ -160,3 +160,41 @@ def _run_stats(args):
 
 
 COMMANDS["stats"] = ("per-step and per-turn tokens, latency, tool calls, retries, errors", _cfg_path, _run_stats)
+
+
+# --------------------------------------------------------------------------- audit window
+
+def _cfg_audit(p):
+    _cfg_path(p)
+    p.add_argument("--seq", type=int, help="trace this seq first")
+    p.add_argument("--tab", choices=("trace", "diff", "plots", "stats"), default="trace")
+    p.add_argument("--diff", type=int, default=0, help="index of the comparison shown in the diff tab (negative: from the end)")
+    p.add_argument("--screenshot", metavar="PNG", help="render the window, save it as PNG and exit")
+    p.add_argument("--size", default="980x640", help="window size WxH (default 980x640)")
+
+
+def _run_audit(args):
+    from PySide6.QtWidgets import QApplication
+    from ..ui.audit import open_audit_window, save_screenshot
+    r = _reader(args)
+    app = QApplication.instance() or QApplication(["session-lens"])
+    w = open_audit_window(r, args.seq, show=True)
+    try:
+        wd, ht = (int(x) for x in args.size.lower().split("x", 1))
+        w.resize(wd, ht)
+    except ValueError:
+        raise CliError(f"bad --size {args.size!r} (want WxH)") from None
+    w.select_tab(args.tab)
+    n = w.diff_view.chooser.count()
+    if args.tab == "diff" and n and -n <= args.diff < n:
+        w.diff_view.chooser.setCurrentIndex(args.diff % n)
+    if args.screenshot:
+        save_screenshot(w, args.screenshot)
+        emit(args, {"screenshot": args.screenshot, "tab": args.tab}, None)
+        w.close()
+        return 0
+    return app.exec()
+
+
+COMMANDS["audit"] = ("the audit window: trace, diffs, plots and stats (--screenshot PNG to render and exit)",
+                     _cfg_audit, _run_audit)

@@ -1,0 +1,67 @@
+"""Stats panel: per-step table and totals of :func:`app.log.stats.compute_stats` (plain data)."""
+from __future__ import annotations
+
+from typing import Optional
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+
+COLUMNS = ("step", "input", "output", "cache read", "reasoning", "latency", "attempts", "failed", "retries",
+           "tool calls", "tool outcomes", "errors")
+
+
+def _num(v) -> QTableWidgetItem:
+    it = QTableWidgetItem("" if v is None else str(v))
+    it.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+    if isinstance(v, (int, float)):
+        it.setData(Qt.UserRole, v)
+    return it
+
+
+def step_row(s: dict) -> list:
+    tk = s["tokens"]
+    lat = f"{s['latencyMs']} ms" if s.get("latencyMs") is not None else "?"
+    tools = ", ".join(f"{n}×{c}" for n, c in sorted(s.get("toolCalls", {}).items()))
+    outs = ", ".join(f"{n}: " + " ".join(f"{k}×{c}" for k, c in sorted(v.items()))
+                     for n, v in sorted(s.get("toolOutcomes", {}).items()))
+    return [f"{s.get('turn')}.{s.get('step')}", tk["input"], tk["output"], tk["cacheRead"], tk["reasoning"], lat,
+            s["attempts"], s["failedAttempts"], s["retries"], tools, outs, ", ".join(s.get("errors", []))]
+
+
+class StatsPanel(QWidget):
+    def __init__(self, stats: Optional[dict] = None, parent=None):
+        super().__init__(parent)
+        v = QVBoxLayout(self)
+        v.setContentsMargins(8, 8, 8, 8)
+        self.totals = QLabel()
+        self.totals.setTextFormat(Qt.PlainText)
+        self.totals.setWordWrap(True)
+        v.addWidget(self.totals)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        v.addWidget(self.table, 1)
+        if stats is not None:
+            self.set_stats(stats)
+
+    def set_stats(self, stats: dict) -> None:
+        steps = stats.get("steps", [])
+        self.table.setRowCount(len(steps))
+        for r, s in enumerate(steps):
+            for c, val in enumerate(step_row(s)):
+                it = _num(val) if isinstance(val, (int, float)) else QTableWidgetItem(str(val))
+                if s.get("latencyNote") and COLUMNS[c] == "latency":
+                    it.setToolTip(s["latencyNote"])
+                self.table.setItem(r, c, it)
+        t = stats.get("totals", {})
+        tk = t.get("tokens", {})
+        self.totals.setText(
+            f"{t.get('turns', 0)} turns · {t.get('steps', 0)} steps · {t.get('attempts', 0)} attempts "
+            f"({t.get('failedAttempts', 0)} failed) · {t.get('retries', 0)} retries · tokens in {tk.get('input', 0)} / "
+            f"out {tk.get('output', 0)} / cache read {tk.get('cacheRead', 0)} / reasoning {tk.get('reasoning', 0)} · "
+            f"tool calls {sum(t.get('toolCalls', {}).values())} · latency unknown for {t.get('latencyUnknown', 0)} "
+            f"step(s) (times in logs are not monotonic)")
