@@ -150,6 +150,11 @@ ZST="$(find "$LIB" -name 'session.jsonl.zstd' | head -1)"
 cp "$ZST" "$T/home/opened-by-file-manager.jsonl.zstd"
 t_file=$(launch zstd-file "$T/out/zstd-file.png" QT_QPA_PLATFORM=offscreen "$BIN" "$T/home/opened-by-file-manager.jsonl.zstd" --screenshot "$T/out/zstd-file.png")
 ok "installed binary opens a .jsonl.zstd the way the desktop entry passes it (session-lens FILE): ${t_file} ms"
+launch crash "$T/out/crash.png" QT_QPA_PLATFORM=offscreen SESSION_LENS_CRASH_TEST=1 "$BIN" gui --screenshot "$T/out/crash.png" >/dev/null
+CRASH_LOG="$(find "$T/home/.local/state/session-lens/log" -name 'crash-*.log' 2>/dev/null | head -1)"
+[ -n "$CRASH_LOG" ] && grep -q "deliberate crash from a Qt slot" "$CRASH_LOG" && grep -q "^PySide6" "$CRASH_LOG" \
+  || fail "the installed binary did not write a crash log under ~/.local/state/session-lens/log"
+ok "installed binary reports an exception from a Qt slot: ${CRASH_LOG#"$T/home/"}"
 if command -v xvfb-run >/dev/null; then
   t_xcb=$(launch xcb "$T/out/xcb.png" xvfb-run -a -s "-screen 0 1600x1000x24" env QT_QPA_PLATFORM=xcb "$BIN" gui --screenshot "$T/out/xcb.png")
   ok "installed binary under Xvfb (xcb platform plugin): ${t_xcb} ms"
