@@ -27,6 +27,11 @@ rm -rf "$BUILD/pyinstaller"
       --workpath "$BUILD/pyinstaller/work" packaging/pyinstaller/session-lens.spec
 BUNDLE="$BUILD/pyinstaller/dist/session-lens"
 "$BUNDLE/session-lens" --version
+# the newest glibc symbol any bundled binary needs (the build machine's libstdc++ etc. are bundled)
+MIN_GLIBC="$(find "$BUNDLE" -type f \( -name '*.so*' -o -name session-lens \) -print0 | xargs -0 objdump -T 2>/dev/null \
+             | grep -o 'GLIBC_2\.[0-9]*' | sed 's/GLIBC_//' | sort -uV | tail -1)"
+[ -n "$MIN_GLIBC" ] || { echo "build: cannot determine the glibc the bundle needs (objdump from binutils?)" >&2; exit 1; }
+echo "build: the bundle needs glibc >= $MIN_GLIBC"
 
 # ------------------------------------------------------------------ shared data tree (share/)
 stage_share() {   # $1: destination share/ folder
@@ -47,8 +52,9 @@ cp -a "$BUNDLE" "$TSTAGE/app"
 stage_share "$TSTAGE/share"
 install -m755 packaging/install.sh "$TSTAGE/install.sh"
 echo "$VERSION" > "$TSTAGE/VERSION"
+echo "$MIN_GLIBC" > "$TSTAGE/MIN_GLIBC"
 cat > "$TSTAGE/README.txt" <<TXT
-Session Lens $VERSION for Linux x86_64 (glibc >= 2.34)
+Session Lens $VERSION for Linux x86_64 (glibc >= $MIN_GLIBC)
 
   ./install.sh                      install for this user (~/.local) or, as root, into /usr/local
   ./install.sh --prefix DIR         install into DIR (DIR/bin/session-lens, DIR/share/...)
@@ -70,7 +76,7 @@ stage_share "$DSTAGE/usr/share"
 install -m644 packaging/debian/copyright "$DSTAGE/usr/share/doc/session-lens/copyright"
 gzip -9n -c packaging/debian/changelog > "$DSTAGE/usr/share/doc/session-lens/changelog.gz"
 SIZE_KB=$(du -sk --exclude=DEBIAN "$DSTAGE" | cut -f1)
-sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$DEB_ARCH/" -e "s/@INSTALLED_SIZE@/$SIZE_KB/" \
+sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$DEB_ARCH/" -e "s/@INSTALLED_SIZE@/$SIZE_KB/" -e "s/@MIN_GLIBC@/$MIN_GLIBC/" \
     packaging/debian/control.in > "$DSTAGE/DEBIAN/control"
 find "$DSTAGE" -type d -exec chmod 755 {} +
 dpkg-deb --build --root-owner-group -Zxz "$DSTAGE" "dist/$DEB.deb" >/dev/null

@@ -51,9 +51,11 @@ if [ "$MODE" = uninstall ]; then
 fi
 
 [ -x "$HERE/app/session-lens" ] || { echo "install.sh: $HERE/app/session-lens is missing; run me from the unpacked tarball" >&2; exit 1; }
+NEED="$(cat "$HERE/MIN_GLIBC" 2>/dev/null || echo 2.34)"
 GLIBC="$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')"
-if [ -n "$GLIBC" ] && [ "$(printf '%s\n2.34\n' "$GLIBC" | sort -V | head -1)" != 2.34 ]; then
-  echo "install.sh: warning: glibc $GLIBC is older than 2.34; the bundled Qt will not start" >&2
+if [ -n "$GLIBC" ] && [ "$(printf '%s\n%s\n' "$GLIBC" "$NEED" | sort -V | head -1)" != "$NEED" ]; then
+  echo "install.sh: this system has glibc $GLIBC; Session Lens needs glibc >= $NEED" >&2
+  [ -n "${FORCE:-}" ] || { echo "install.sh: not installed (FORCE=1 installs anyway)" >&2; exit 1; }
 fi
 
 # the bundle: copy to a fresh folder, then swap it in (a running copy keeps its files)

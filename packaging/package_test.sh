@@ -163,7 +163,8 @@ if [ -n "${SHOT_DIR:-}" ]; then mkdir -p "$SHOT_DIR"; cp "$T"/out/*.png "$SHOT_D
 
 # ------------------------------------------------------------------ 4. the .deb
 dpkg-deb --info "$DEB" > "$T/deb-info.txt" || fail "dpkg-deb --info"
-for want in "Package: session-lens" "Version: $VERSION" "Architecture: amd64" "Depends: libc6 (>= 2.34)"; do
+NEED="$(cat "$T/unpack/$NAME/MIN_GLIBC")"
+for want in "Package: session-lens" "Version: $VERSION" "Architecture: amd64" "Depends: libc6 (>= $NEED)"; do
   grep -q "^ $want" "$T/deb-info.txt" || fail "deb control lacks '$want'"
 done
 dpkg-deb --contents "$DEB" > "$T/deb-contents.txt" || fail "dpkg-deb --contents"
@@ -189,6 +190,7 @@ echo "package-test: PASS"
 printf '  %-50s %s\n' "bundle folder (installed):" "$(du -sh "$LIB" | cut -f1)" \
   "tarball $(basename "$TAR"):" "$(du -h "$TAR" | cut -f1)" \
   "deb $(basename "$DEB"):" "$(du -h "$DEB" | cut -f1)" \
+  "needs glibc >=" "$NEED" \
   "--version, cold:" "${t_ver_cold} ms" \
   "cold start to first window (installed, offscreen):" "${t_first} ms" \
   "demo store to screenshot, cold:" "${t_cold} ms" \
