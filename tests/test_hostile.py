@@ -280,3 +280,13 @@ def test_corrupt_zstd_frame_mid_file_is_reported_and_the_rest_read(tmp_path):
     while pages[-1].has_more:
         pages.append(r.page_before(pages[-1], 3))
     assert sum(len(pg.events) for pg in pages) == info["events"]
+
+
+def test_cli_path_without_subcommand_means_gui():
+    from app.cli.main import build_parser, COMMANDS
+    build_parser()
+    assert "gui" in COMMANDS
+    res = run_cli("--version")
+    assert res.returncode == 0 and "session-lens" in res.stdout
+    res = run_cli(str(REPO / "no-such-file.jsonl"), "--screenshot", "/dev/null")
+    assert "invalid choice" not in res.stderr

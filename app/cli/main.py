@@ -313,10 +313,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
+        argv = ["gui"] + argv          # `session-lens PATH [--screenshot …]` opens the window
     args = parser.parse_args(argv)
     if not args.cmd:
         if "gui" in COMMANDS:
-            args = parser.parse_args(["gui"] + list(argv or []))
+            args = parser.parse_args(["gui"])
         else:
             parser.print_help()
             return 0
