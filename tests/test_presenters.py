@@ -5,6 +5,8 @@ raises, the host's same-page rule holds, hostile and huge inputs stay plain (cli
 """
 from __future__ import annotations
 
+from fixtures_util import session_files  # noqa: E402  (shared corpus discovery)
+
 import copy
 import json
 import re
@@ -25,19 +27,6 @@ FIXTURES = REPO_ROOT.parent / "shared" / "fixtures" / "dsh"
 
 CARDS = {"terminal", "diff", "read", "write", "search", "web", "todo", "subagent", "generic"}
 FALLBACKS = re.compile(r"^(bad-json|unknown-tool|no-presenter|call-not-on-page|presenter-error: .+)$", re.S)
-
-
-def session_paths() -> list:
-    out = []
-    for p in sorted(FIXTURES.rglob("*.jsonl")):
-        with open(p, "rb") as f:
-            first = f.readline()
-        try:
-            if json.loads(first).get("type") == "session":
-                out.append(p)
-        except ValueError:
-            pass
-    return out
 
 
 @lru_cache(maxsize=None)
@@ -109,7 +98,7 @@ def all_text(v: dict) -> str:
 
 # --------------------------------------------------------------------------- whole corpus
 
-SESSIONS = session_paths()
+SESSIONS = session_files()
 
 
 def test_corpus_is_there():

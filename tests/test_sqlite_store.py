@@ -1,6 +1,8 @@
 """SQLite backend (spec §1.6, §1.8): fixture round-trip, varints, hostile stores, read-only."""
 from __future__ import annotations
 
+from fixtures_util import session_files  # noqa: E402  (shared corpus discovery)
+
 import hashlib
 import json
 import os
@@ -28,20 +30,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT.parent / "shared" / "fixtures" / "dsh"
 
 
-def _session_files() -> list[Path]:
-    out = []
-    for p in sorted(FIXTURES.rglob("*.jsonl")):
-        with open(p, "rb") as f:
-            first = f.readline()
-        try:
-            if json.loads(first).get("type") == "session":
-                out.append(p)
-        except ValueError:
-            pass
-    return out
-
-
-SESSION_FILES = _session_files()
+SESSION_FILES = session_files()
 REVISION_RE = re.compile(r"^file:\d+:\d+:\d+:store:[0-9a-f-]{36}:incarnation:[0-9a-f-]{36}:revision:\d+$")
 
 

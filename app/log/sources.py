@@ -105,7 +105,55 @@ def file_revision(path: str) -> str:
     return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
 
-class RawJsonlSource(Source):
+class FileSource(Source):
+    """A source backed by one file read with ``os.pread``: snapshot refresh, revision, raw bytes."""
+    block = BLOCK
+    _fd = -1
+
+    def _header_needs_reread(self) -> bool:
+        """The header was incomplete when last read (subclasses say how they know)."""
+        return False
+
+    def refresh(self) -> bool:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            raise SourceChanged(f"{self.path} was removed") from None
+        if (st.st_dev, st.st_ino) != self._ino:
+            raise SourceChanged(f"{self.path} was replaced by another file")
+        if st.st_size < self.size:
+            raise SourceChanged(f"{self.path} shrank from {self.size} to {st.st_size} bytes")
+        grew = st.st_size > self.size
+        self.size = st.st_size
+        if grew and self._header_needs_reread():
+            self._read_header()
+        return grew
+
+    def revision(self) -> str:
+        return file_revision(self.path)
+
+    def stored_bytes(self) -> Iterator[bytes]:
+        at = 0
+        while at < self.size:
+            chunk = os.pread(self._fd, min(self.block * 4, self.size - at), at)
+            if not chunk:
+                break
+            at += len(chunk)
+            yield chunk
+
+    def close(self) -> None:
+        fd, self._fd = getattr(self, "_fd", -1), -1
+        if fd >= 0:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def __del__(self):
+        self.close()
+
+
+class RawJsonlSource(FileSource):
     """``session.jsonl``: UTF-8 lines; line 1 is the header."""
     kind = "jsonl"
 
@@ -200,41 +248,8 @@ class RawJsonlSource(Source):
             first = False
             e = s + cut
 
-    def refresh(self) -> bool:
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            raise SourceChanged(f"{self.path} was removed") from None
-        if (st.st_dev, st.st_ino) != self._ino:
-            raise SourceChanged(f"{self.path} was replaced by another file")
-        if st.st_size < self.size:
-            raise SourceChanged(f"{self.path} shrank from {self.size} to {st.st_size} bytes")
-        grew = st.st_size > self.size
-        self.size = st.st_size
-        if self.header_end == len(self.header_raw) and grew and not self.header_raw.endswith(b"\n"):
-            self._read_header()
-        return grew
-
-    def revision(self) -> str:
-        return file_revision(self.path)
-
-    def stored_bytes(self) -> Iterator[bytes]:
-        at = 0
-        while at < self.size:
-            chunk = os.pread(self._fd, min(self.block * 4, self.size - at), at)
-            if not chunk:
-                break
-            at += len(chunk)
-            yield chunk
-
-    def close(self) -> None:
-        try:
-            os.close(self._fd)
-        except OSError:
-            pass
-
-    def __del__(self):
-        self.close()
+    def _header_needs_reread(self) -> bool:
+        return self.header_end == len(self.header_raw) and not self.header_raw.endswith(b"\n")
 
 
 def open_source(path: str) -> Source:

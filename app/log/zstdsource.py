@@ -20,7 +20,7 @@ from typing import Iterator, Optional
 from backports import zstd
 
 from .model import Problem
-from .sources import Segment, Source, SourceChanged, file_revision
+from .sources import FileSource, Segment, SourceChanged
 from .zstdframes import (COMPLETE, CORRUPT, MAGIC, MAX_HEADER, TORN, FrameError, decode_frame, decode_torn,
                          scan_frame, walk_frame)
 
@@ -46,7 +46,7 @@ class _Cache:
         self.at = 0
 
 
-class ZstdSource(Source):
+class ZstdSource(FileSource):
     """``session.jsonl.zstd``: concatenated independent zstd frames; frame 1 is the header line."""
     kind = "zstd"
 
@@ -352,41 +352,7 @@ class ZstdSource(Source):
             yield self._head_rest
 
     # ------------------------------------------------------------------ snapshot
-    def refresh(self) -> bool:
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            raise SourceChanged(f"{self.path} was removed") from None
-        if (st.st_dev, st.st_ino) != self._ino:
-            raise SourceChanged(f"{self.path} was replaced by another file")
-        if st.st_size < self.size:
-            raise SourceChanged(f"{self.path} shrank from {self.size} to {st.st_size} bytes")
-        grew = st.st_size > self.size
-        self.size = st.st_size
-        if grew and (self._header_torn or self.header_end == 0):
-            self._read_header()
-        return grew
+    def _header_needs_reread(self) -> bool:
+        return self._header_torn or self.header_end == 0
 
-    def revision(self) -> str:
-        return file_revision(self.path)
-
-    def stored_bytes(self) -> Iterator[bytes]:
-        at = 0
-        while at < self.size:
-            chunk = os.pread(self._fd, min(self.block * 4, self.size - at), at)
-            if not chunk:
-                break
-            at += len(chunk)
-            yield chunk
-
-    def close(self) -> None:
-        fd, self._fd = getattr(self, "_fd", -1), -1
-        if fd >= 0:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-    def __del__(self):
-        self.close()
 
