@@ -86,6 +86,29 @@ class StallMeter:
         self.phase = phase
         self._last = time.perf_counter()
         self.timer.start()
+        if os.environ.get("UI_BENCH_DIAGNOSE"):
+            self._start_watchdog()
+
+    def _start_watchdog(self, threshold: float = 0.03):
+        """UI_BENCH_DIAGNOSE=1: a thread samples the UI thread's Python stack whenever a
+        tick is over ``threshold`` late; the most frequent stacks are printed at the end."""
+        import collections
+        import threading
+        import traceback
+        main_id = threading.main_thread().ident
+        self.samples = collections.Counter()
+
+        def watch():
+            while self.timer.isActive() or self._last is None:
+                time.sleep(0.005)
+                last = self._last
+                if last is not None and time.perf_counter() - last > threshold:
+                    frame = sys._current_frames().get(main_id)
+                    if frame is not None:
+                        st = traceback.extract_stack(frame)[-8:]
+                        key = " <- ".join(f"{Path(f.filename).name}:{f.lineno}:{f.name}" for f in reversed(st))
+                        self.samples[(self.phase, key)] += 1
+        threading.Thread(target=watch, daemon=True).start()
 
     def set_phase(self, phase: str):
         self.phase = phase
@@ -98,6 +121,8 @@ class StallMeter:
 
     def stop(self):
         self.timer.stop()
+        for (ph, key), n in getattr(self, "samples", {}).most_common(12) if hasattr(self, "samples") else []:
+            print(f"  stalled [{ph}] x{n}: {key}", file=sys.stderr)
 
     def summary(self) -> dict:
         out = {}
@@ -176,7 +201,8 @@ def run(args) -> dict:
     scroller.start()
     t_idx = time.perf_counter()
     spin_until(lambda: win.history.index_state in ("ready", "failed"), 600)
-    result["index"] = {"state": win.history.index_state, "seconds": round(win.history.index_elapsed, 2),
+    result["index"] = {"state": win.history.index_state, "mode": win.history.index_mode,
+                       "seconds": round(win.history.index_elapsed, 2),
                        "events": win.history.seq_index.events if win.history.seq_index else None,
                        "wall_s": round(time.perf_counter() - t_idx, 2)}
     pages_during_index = len(win.history.pages)

@@ -26,6 +26,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
 from ..log.attempts import find_attempts
 from ..store.faces import open_reader
+from ..store.indexer import build_index_isolated
 
 try:  # presenters are optional: without them every tool row gets the generic card
     from ..presenters import views_for_page
@@ -33,7 +34,7 @@ except ImportError:  # pragma: no cover
     views_for_page = None
 from ..log.model import is_event
 from .rows import Row, build_rows, result_call_id
-from .workers import Jobs, freeze_heap, thaw_heap
+from .workers import Cancelled, Jobs, freeze_heap, thaw_heap
 
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 KIND_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -170,13 +171,16 @@ def _older_job(job, reader, page, page_size: int, physical: bool, show_attempts:
 
 
 def _index_job(job, path: str, session_id: Optional[str]):
+    """The seq index, scanned in a child process (app.store.indexer) so the scan does not
+    compete with the UI thread for the GIL; this worker thread only waits on a pipe."""
     t0 = time.perf_counter()
-    r = open_reader(path, session_id)
     try:
-        idx = r.build_index(progress=lambda done, total: job.report(done, total))
-    finally:
-        r.close()
-    return idx, time.perf_counter() - t0
+        idx, mode = build_index_isolated(path, session_id,
+                                         progress=lambda done, total: job.report(done, total),
+                                         cancelled=lambda: job.cancelled)
+    except InterruptedError:
+        raise Cancelled(job.name)
+    return idx, time.perf_counter() - t0, mode
 
 
 def _event_at_job(job, path: str, session_id: Optional[str], index, seq: int):
@@ -237,6 +241,7 @@ class HistoryModel(QAbstractListModel):
         self.seq_index = None
         self.index_state = "none"               # none | building | ready | failed
         self.index_elapsed = 0.0
+        self.index_mode = None                  # "process" (child scan) | "thread" (fallback)
         self.open_error: Optional[str] = None
         self.search_term = ""
         self._matches: list = []
@@ -498,9 +503,10 @@ class HistoryModel(QAbstractListModel):
         self.statsChanged.emit()
 
     def _index_done(self, result):
-        idx, elapsed = result
+        idx, elapsed, mode = result
         self.seq_index = idx
         self.index_elapsed = elapsed
+        self.index_mode = mode
         self.index_state = "ready"
         if self.reader is not None and self.reader.index is None:
             self.reader.index = idx
@@ -781,6 +787,7 @@ class HistoryModel(QAbstractListModel):
             "closure": len(tail.closure) if tail is not None and tail.tail else 0,
             "dropped": len(tail.dropped) if tail is not None and tail.tail else 0,
             "index": self.index_state,
+            "indexMode": self.index_mode,
             "indexedEvents": self.seq_index.events if self.seq_index is not None else None,
             "loading": self.loading, "matches": len(self._matches),
         }

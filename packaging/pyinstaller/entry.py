@@ -45,6 +45,10 @@ def install_crash_reports():
 
 
 def main():
+    from app.store.indexer import CHILD_FLAG
+    if sys.argv[1:2] == [CHILD_FLAG]:          # the GUI's index scan runs in a child process
+        from app.store.indexer import child_main
+        return child_main(sys.argv[2:])
     os.environ.setdefault("LANG", "C.UTF-8")
     os.environ.setdefault("QT_API", "pyside6")
     from app.cli.main import main as cli_main
