@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Fresh-machine set-up: Qt's system libraries (Debian/Ubuntu, when root), then .venv with the project.
+# Fresh-machine set-up: Qt's system libraries and the packaging validators (Debian/Ubuntu, when root),
+# then .venv with the project.
 set -euo pipefail
 VENV="${1:-.venv}"
 APT_PKGS=(libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 libxcb-render-util0 libxcb-shape0
           libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libxkbcommon0 libegl1 libgl1 libfontconfig1
-          libdbus-1-3 fonts-dejavu-core xvfb xauth)
+          libdbus-1-3 fonts-dejavu-core xvfb xauth
+          # packaging checks (tests/test_packaging.py, make package / package-test): desktop-file-validate and
+          # update-desktop-database, appstreamcli, update-mime-database, objdump (the bundle's glibc floor)
+          desktop-file-utils appstream shared-mime-info binutils)
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   missing=()
   for p in "${APT_PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
