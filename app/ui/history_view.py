@@ -250,4 +250,8 @@ class HistoryView(QListView):
             act = QAction(label, menu)
             act.triggered.connect(lambda _=False, w=what: self.copy_current(w))
             menu.addAction(act)
+        extra = [a for a in self.actions() if a.property("contextMenu")]   # e.g. Trace this row (audit_action)
+        if extra:
+            menu.addSeparator()
+            menu.addActions(extra)
         menu.exec(self.viewport().mapToGlobal(pos))

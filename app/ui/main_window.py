@@ -74,6 +74,8 @@ class MainWindow(QMainWindow):
         self._update_status()
         from .fork_action import ForkAction
         self.fork_action = ForkAction(self)
+        from .audit_action import AuditAction
+        self.audit_action = AuditAction(self)
 
     # ------------------------------------------------------------------ UI
     def _build_ui(self):
