@@ -11,6 +11,8 @@ def _cfg_gui(p):
     p.add_argument("--attempts", action="store_true", help="show hidden (failed/retried) attempts")
     p.add_argument("--select", type=int, metavar="SEQ", help="select the row of this seq after loading")
     p.add_argument("--request", action="store_true", help="with --select: show the Request inspector tab")
+    p.add_argument("--wait-index", action="store_true",
+                   help="with --screenshot: also wait for the seq index of the session and print how it was built")
     p.add_argument("--size", metavar="WxH", help="window size, e.g. 1400x860")
     p.add_argument("--page-size", type=int, default=50, metavar="N", help="messages per history page (default 50)")
     p.add_argument("--theme", choices=("auto", "light", "dark"), default="auto",
@@ -21,7 +23,7 @@ def _run_gui(args):
     from ..ui.app import run_gui
     return run_gui(args.path, screenshot=args.screenshot, physical=args.physical, attempts=args.attempts,
                    select=args.select, size=args.size, page_size=args.page_size, theme=args.theme,
-                   request=args.request)
+                   request=args.request, wait_index=args.wait_index)
 
 
 COMMANDS["gui"] = ("the desktop history browser", _cfg_gui, _run_gui)

@@ -2,7 +2,13 @@
 
 ``run_gui(path, …)`` opens ``path`` (Harness home, project folder, session file) or the
 demo store; with ``screenshot`` it waits until the tail page is installed (and an
-optional ``select`` seq is shown), saves a PNG of the window and exits.
+optional ``select`` seq is shown), saves a PNG of the window and exits; ``wait_index``
+also waits for the seq index of the open session and prints how it was built.
+
+The crash handler (app.ui.first_run) is installed for the whole GUI run, from source
+(``python -m app``, ``make run``) as in the packaged binary: an unexpected exception in a
+Qt slot, a thread or an asyncio task writes a crash log and shows a dialog.
+``SESSION_LENS_CRASH_TEST=1`` raises once from a Qt timer after start-up (to check that).
 """
 from __future__ import annotations
 
@@ -75,8 +81,31 @@ async def _settle(app, ms: int = 150):
         await asyncio.sleep(ms / 3000)
 
 
-async def _main(app, path, screenshot, physical, attempts, select, size, page_size, theme, request):
-    from .main_window import MainWindow
+def _crash_test() -> None:
+    raise RuntimeError("SESSION_LENS_CRASH_TEST: deliberate crash from a Qt slot")
+
+
+async def _wait_index(win, timeout: float) -> int:
+    """Wait until the open session's seq index is built; print one line saying how (0) or why not (1)."""
+    h = win.history
+    loop = asyncio.get_event_loop()
+    end = loop.time() + timeout
+    while h.index_state not in ("ready", "failed") and loop.time() < end:
+        await asyncio.sleep(0.02)
+    s = h.stats()
+    if h.index_state != "ready":
+        print(f"session-lens gui: index {h.index_state} (mode {h.index_mode})", file=sys.stderr)
+        return 1
+    print(f"index: ready, mode {h.index_mode}, {s['indexedEvents']} events, {h.index_elapsed * 1000:.0f} ms")
+    return 0
+
+
+async def _main(app, crash, path, screenshot, physical, attempts, select, size, page_size, theme, request,
+                wait_index=False):
+    crash.attach_loop(asyncio.get_event_loop())
+    if os.environ.get("SESSION_LENS_CRASH_TEST"):
+        QTimer.singleShot(0, _crash_test)
+    from .main_window import MainWindow, demo_available
     win = MainWindow(page_size=page_size, theme_mode=theme)
     if size:
         win.resize(*size)
@@ -92,12 +121,13 @@ async def _main(app, path, screenshot, physical, attempts, select, size, page_si
         QTimer.singleShot(0, win.open_default)
     if screenshot:
         rc = 0
-        from .main_window import demo_store
-        if path or (demo_store().exists() and any(demo_store().iterdir())):
+        if path or demo_available():
             got = await _wait_signal(waiters, SCREENSHOT_TIMEOUT_S)
             if got is None:
                 print("session-lens gui: timed out waiting for the tail page", file=sys.stderr)
                 rc = 1
+            elif wait_index:
+                rc = max(rc, await _wait_index(win, SCREENSHOT_TIMEOUT_S))
         await _settle(app)
         if select is not None and rc == 0:
             QTimer.singleShot(0, lambda: win.goto_seq(int(select)))
@@ -124,14 +154,23 @@ async def _main(app, path, screenshot, physical, attempts, select, size, page_si
 
 def run_gui(path: Optional[str] = None, screenshot: Optional[str] = None, physical: bool = False,
             attempts: bool = False, select: Optional[int] = None, size: Optional[str] = None,
-            page_size: int = 50, theme: str = "auto", request: bool = False) -> int:
+            page_size: int = 50, theme: str = "auto", request: bool = False, wait_index: bool = False) -> int:
     os.environ.setdefault("LANG", "C.UTF-8")
     configure_runtime()
     app = make_app()
     app.setQuitOnLastWindowClosed(False)
+    from .first_run import install_crash_handler
+    crash = install_crash_handler(app)
     import qasync  # noqa: F401  (after PySide6)
-    return int(qasync.run(_main(app, path, screenshot, physical, attempts, select, parse_size(size),
-                                page_size, theme, request)) or 0)
+    try:
+        return int(qasync.run(_main(app, crash, path, screenshot, physical, attempts, select, parse_size(size),
+                                    page_size, theme, request, wait_index)) or 0)
+    except Exception:
+        crash.show_dialog = False          # the loop is gone: log it, then let the traceback through
+        crash.handle(*sys.exc_info(), where="event loop")
+        raise
+    finally:
+        crash.uninstall()
 
 
 if __name__ == "__main__":

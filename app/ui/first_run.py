@@ -4,11 +4,13 @@ For the main window:
 
     from .first_run import WelcomeView, show_about, install_crash_handler
 
-    install_crash_handler(app)              # once, after the QApplication exists (loop= for asyncio)
-    welcome = WelcomeView()                 # put it on the empty page; connect its signals:
-    welcome.openPathRequested.connect(win.open_store)      # the Harness home (or the demo store)
+    h = install_crash_handler(app)          # once, after the QApplication exists (app.ui.app.run_gui does)
+    h.attach_loop(loop)                     # and the asyncio (qasync) loop's unhandled task exceptions
+    welcome = WelcomeView(lazy=True)        # the main window's welcome page; connect its signals:
+    welcome.openPathRequested.connect(win.open_store)      # the Harness home
     welcome.openFileRequested.connect(win.open_file_dialog)
-    show_about(parent)                      # Help > About
+    welcome.set_message("why the page is shown"); welcome.refresh()   # MainWindow.show_welcome
+    show_about(parent)                      # Help > About Session Lens
 
 ``find_harness_home()`` is the Qt-free part of the welcome view (``$DSH_HOME``, else ``~/.dsh``,
 through ``app.store.discovery.harness_home``).  ``install_crash_handler`` replaces
@@ -161,13 +163,19 @@ def welcome_text(h: HarnessHome) -> str:
 
 
 class WelcomeView(QWidget):
-    """The first-run page: the Harness home and its latest sessions, or how to open a file."""
+    """The first-run page: the Harness home and its latest sessions, or how to open a file.
+
+    ``notice`` (``set_message``) sits above that text: why the page is shown (the demo store is
+    missing, a path could not be opened).  ``lazy=True`` defers the Harness home lookup to the
+    first ``refresh()`` (the main window refreshes when it shows the page)."""
 
     openPathRequested = Signal(str)     # a Harness home or the demo store
     openFileRequested = Signal()        # the window's File > Open dialog
+    openFolderRequested = Signal()      # the window's File > Open folder dialog
     openDemoRequested = Signal()
 
-    def __init__(self, parent: Optional[QWidget] = None, explicit_home: Optional[str] = None, demo: bool = True):
+    def __init__(self, parent: Optional[QWidget] = None, explicit_home: Optional[str] = None, demo: bool = True,
+                 lazy: bool = False):
         super().__init__(parent)
         self.setObjectName("firstRunWelcome")
         self._explicit = explicit_home
@@ -183,6 +191,17 @@ class WelcomeView(QWidget):
         self.title.setFont(f)
         self.title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         lay.addWidget(self.title)
+        self.notice = QLabel("")
+        self.notice.setObjectName("firstRunNotice")
+        self.notice.setTextFormat(Qt.TextFormat.PlainText)
+        self.notice.setWordWrap(True)
+        self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        nf = self.notice.font()
+        nf.setBold(True)
+        self.notice.setFont(nf)
+        self.notice.hide()
+        lay.addWidget(self.notice)
         self.body = QLabel("")
         self.body.setObjectName("firstRunBody")
         self.body.setTextFormat(Qt.TextFormat.PlainText)
@@ -194,17 +213,21 @@ class WelcomeView(QWidget):
         row.addStretch(1)
         self.btn_home = QPushButton("Open Harness home")
         self.btn_home.clicked.connect(lambda: self.home and self.openPathRequested.emit(str(self.home.path)))
-        self.btn_file = QPushButton("Open file or folder…")
+        self.btn_file = QPushButton("Open session file…")
         self.btn_file.clicked.connect(self.openFileRequested.emit)
+        self.btn_folder = QPushButton("Open folder…")
+        self.btn_folder.clicked.connect(self.openFolderRequested.emit)
         self.btn_demo = QPushButton("Open the demo store")
         self.btn_demo.clicked.connect(self.openDemoRequested.emit)
         self.btn_demo.setVisible(demo)
-        for b in (self.btn_home, self.btn_file, self.btn_demo):
+        for b in (self.btn_home, self.btn_file, self.btn_folder, self.btn_demo):
             row.addWidget(b)
         row.addStretch(1)
         lay.addLayout(row)
         lay.addStretch(2)
-        self.refresh()
+        self.btn_home.setVisible(False)
+        if not lazy:
+            self.refresh()
 
     def refresh(self) -> HarnessHome:
         self.home = find_harness_home(self._explicit)
@@ -214,8 +237,17 @@ class WelcomeView(QWidget):
         self.btn_file.setDefault(not self.home.found)
         return self.home
 
+    def set_message(self, message: str = "") -> None:
+        """Why the page is shown (empty: no notice)."""
+        self.notice.setText(message)
+        self.notice.setVisible(bool(message))
+
+    def set_demo_available(self, available: bool) -> None:
+        self.btn_demo.setVisible(available)
+
     def text(self) -> str:
-        return self.body.text()
+        """The notice (when set) and the Harness home / how-to-open text, as shown."""
+        return "\n\n".join(t for t in (self.notice.text(), self.body.text()) if t)
 
 
 # --------------------------------------------------------------------------- about
@@ -360,6 +392,14 @@ class CrashHandler:
         threading.excepthook = self._thread_hook
         if loop is not None:
             loop.set_exception_handler(self._loop_handler)
+
+    def attach_loop(self, loop) -> None:
+        """Also report unhandled exceptions of ``loop``'s tasks and callbacks (once the loop exists)."""
+        if self._loop is not None:
+            self._loop.set_exception_handler(self._prev_loop_handler)
+        self._loop = loop
+        self._prev_loop_handler = loop.get_exception_handler()
+        loop.set_exception_handler(self._loop_handler)
 
     # hooks ----------------------------------------------------------------
     def _excepthook(self, exc_type, exc, tb):

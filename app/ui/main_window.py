@@ -12,11 +12,12 @@ from typing import Optional
 from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QApplication, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
-                               QProgressBar, QPushButton, QSplitter, QStackedWidget, QTabWidget, QToolBar,
+                               QProgressBar, QSplitter, QStackedWidget, QTabWidget, QToolBar,
                                QToolButton, QVBoxLayout, QWidget)
 
 from ..store.discovery import harness_home
 from . import recent
+from .first_run import AboutDialog, WelcomeView, show_about
 from .history_model import DEFAULT_PAGE_SIZE, HistoryModel
 from .history_view import HistoryView
 from .inspector import EventInspector
@@ -33,6 +34,11 @@ SEARCH_PAGE_BUDGET = 40      # older pages fetched per search step
 
 def demo_store() -> Path:
     return Path(__file__).resolve().parents[2] / "resources" / "demo"
+
+
+def demo_available() -> bool:
+    d = demo_store()
+    return d.is_dir() and any(d.iterdir())
 
 
 class MainWindow(QMainWindow):
@@ -81,34 +87,13 @@ class MainWindow(QMainWindow):
     def _build_ui(self):
         self.stack = QStackedWidget()
         self.setCentralWidget(self.stack)
-        # welcome
-        w = QWidget()
-        wl = QVBoxLayout(w)
-        wl.addStretch(1)
-        self.welcome_title = QLabel(APP_NAME)
-        self.welcome_title.setTextFormat(Qt.TextFormat.PlainText)
-        f = self.welcome_title.font()
-        f.setPointSizeF(f.pointSizeF() * 1.8)
-        f.setBold(True)
-        self.welcome_title.setFont(f)
-        self.welcome_title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        wl.addWidget(self.welcome_title)
-        self.welcome = QLabel("")
-        self.welcome.setObjectName("welcome")
-        self.welcome.setTextFormat(Qt.TextFormat.PlainText)
-        self.welcome.setWordWrap(True)
-        self.welcome.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        wl.addWidget(self.welcome)
-        btns = QHBoxLayout()
-        btns.addStretch(1)
-        for label, slot in (("Open session file…", self.open_file_dialog), ("Open folder…", self.open_folder_dialog)):
-            b = QPushButton(label)
-            b.clicked.connect(slot)
-            btns.addWidget(b)
-        btns.addStretch(1)
-        wl.addLayout(btns)
-        wl.addStretch(2)
-        self.stack.addWidget(w)
+        # welcome: the first-run view (Harness home, or how to open a file), filled by show_welcome
+        self.welcome = WelcomeView(lazy=True, demo=False)
+        self.welcome.openPathRequested.connect(self.open_store)
+        self.welcome.openFileRequested.connect(self.open_file_dialog)
+        self.welcome.openFolderRequested.connect(self.open_folder_dialog)
+        self.welcome.openDemoRequested.connect(lambda: self.open_store(str(demo_store()), remember=False))
+        self.stack.addWidget(self.welcome)
         # main
         self.split = QSplitter(Qt.Orientation.Horizontal)
         self.sessions = SessionPanel()
@@ -240,7 +225,24 @@ class MainWindow(QMainWindow):
         tb.addAction(self.act_next_turn)
         self.addToolBar(tb)
         self.toolbar = tb
+        self._build_help_menu(m)
         self._label_switches()
+
+    def _build_help_menu(self, m):
+        hm = m.addMenu("&Help")
+        self.act_about = QAction(f"&About {APP_NAME}", self, triggered=self.show_about)
+        self.act_about.setMenuRole(QAction.MenuRole.AboutRole)
+        hm.addAction(self.act_about)
+        self.help_menu = hm
+
+    def show_about(self) -> AboutDialog:
+        """Help > About: versions of Session Lens, Python, PySide6/Qt, msgspec, qasync (one dialog at a time)."""
+        for dlg in self.findChildren(AboutDialog):
+            if dlg.isVisible():
+                dlg.raise_()
+                dlg.activateWindow()
+                return dlg
+        return show_about(self)
 
     def _label_switches(self):
         self.act_physical.setText("Tail: physical" if self.act_physical.isChecked() else "Tail: logical")
@@ -292,18 +294,18 @@ class MainWindow(QMainWindow):
         self.banner.setStyleSheet(f"QLabel#banner {{ background: {bg}; color: {fg}; }}")
 
     # ------------------------------------------------------------------ stores
-    def show_welcome(self, message: str):
-        self.welcome.setText(message)
+    def show_welcome(self, message: str = ""):
+        """The welcome page: ``message`` says why, then the Harness home found (or how to open a file)."""
+        self.welcome.set_message(message)
+        self.welcome.set_demo_available(demo_available())
+        self.welcome.refresh()
         self.stack.setCurrentIndex(0)
 
     def open_default(self):
-        d = demo_store()
-        if d.exists() and any(d.iterdir()):
-            self.open_store(str(d), remember=False)
+        if demo_available():
+            self.open_store(str(demo_store()), remember=False)
         else:
-            self.show_welcome("The demo store (resources/demo) is not installed.\n\n"
-                              "Open a Harness home (~/.dsh), a project folder or a single session file with "
-                              "File > Open, or drop it on this window.")
+            self.show_welcome("The demo store (resources/demo) is not installed.")
 
     def open_store(self, path: str, remember: bool = True, select_path: Optional[str] = None):
         p = os.path.abspath(os.path.expanduser(path))

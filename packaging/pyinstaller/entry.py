@@ -23,27 +23,6 @@ def route(argv):
     return ["gui", argv[0], *argv[i:]]
 
 
-def install_crash_reports():
-    """The GUI reports unexpected exceptions (crash dialog + log under user_log_dir) instead of vanishing.
-
-    SESSION_LENS_CRASH_TEST=1 raises once from a Qt timer after start-up (package_test.sh checks the log)."""
-    from app.ui import first_run
-    first_run.install_crash_handler()
-    if os.environ.get("SESSION_LENS_CRASH_TEST"):
-        import app.ui.app as ui_app
-        make_app = ui_app.make_app
-
-        def make_app_then_crash(*a, **k):
-            qapp = make_app(*a, **k)
-            from PySide6.QtCore import QTimer
-
-            def boom():
-                raise RuntimeError("SESSION_LENS_CRASH_TEST: deliberate crash from a Qt slot")
-            QTimer.singleShot(0, boom)
-            return qapp
-        ui_app.make_app = make_app_then_crash
-
-
 def main():
     from app.store.indexer import CHILD_FLAG
     if sys.argv[1:2] == [CHILD_FLAG]:          # the GUI's index scan runs in a child process
@@ -52,10 +31,8 @@ def main():
     os.environ.setdefault("LANG", "C.UTF-8")
     os.environ.setdefault("QT_API", "pyside6")
     from app.cli.main import main as cli_main
-    argv = route(sys.argv[1:])
-    if not argv or argv[0] == "gui" or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
-        install_crash_reports()
-    return cli_main(argv)
+    # the GUI installs the crash handler itself (app.ui.app.run_gui), as when run from source
+    return cli_main(route(sys.argv[1:]))
 
 
 if __name__ == "__main__":
