@@ -23,7 +23,7 @@ import msgspec
 
 from .codec import RowCodec, parse_header
 from .model import BadRow, Event, Header, Item, Problem, is_event
-from .repair import RepairTracker
+from .repair import TailTracker
 from .sources import Segment, Source, open_source
 
 MESSAGE_TYPES = ("user/message", "assistant/message")
@@ -51,6 +51,7 @@ class Page:
     messages: int                      # append-origin user/assistant messages counted
     closure: list = field(default_factory=list)    # synthesized closers (logical tail page)
     dropped: list = field(default_factory=list)    # stored rows a repair would truncate (tail page)
+    tail_state: Any = None                          # the TailState behind closure/dropped (tail page)
 
     @property
     def events(self) -> list:
@@ -86,10 +87,98 @@ class TailState:
     last_seq: int                      # last kept event seq (-1: empty)
     last_turn_end_seq: Optional[int]
     problems: list
+    tracker: Any = None                # the TailTracker behind it (copy it before feeding more rows)
 
     @property
     def is_open(self) -> bool:
         return self.open_turn is not None
+
+
+def tail_state_of(tt: TailTracker) -> TailState:
+    """A TailState (with problems) from a fed :class:`~app.log.repair.TailTracker`."""
+    problems: list = []
+    for it, why in tt.defects[:1]:
+        if why == "bad":
+            problems.append(Problem(code="torn-tail", message=f"{it.kind} row after the last turn/end: {it.reason}",
+                                    line=it.line, offset=it.offset if it.offset >= 0 else None))
+        else:
+            prev = tt.prev
+            problems.append(Problem(code="torn-tail", message=f"seq {it.seq} after {prev} breaks contiguity "
+                                    "after the last turn/end", seq=it.seq, line=it.line))
+    dropped = list(tt.dropped)
+    if dropped:
+        n_ev = sum(1 for d in dropped if is_event(d))
+        problems.append(Problem(code="repair-would-truncate",
+                                message=f"a repair would truncate {len(dropped)} stored row(s) "
+                                        f"({n_ev} decodable event(s)) from the tail; the physical view shows them"))
+    end = tt.last_turn_end
+    return TailState(open_turn=tt.open_turn, closure=tt.closure(), cut_pos=dropped[0].pos if dropped else None,
+                     dropped=dropped, last_seq=tt.last_seq, problems=problems,
+                     last_turn_end_seq=end.seq if end is not None else None, tracker=tt)
+
+
+def _row_key(it) -> tuple:
+    return (it.pos, getattr(it, "member", None))
+
+
+def extend_tail_page(page: Page, tracker: TailTracker, rows: Iterable) -> Page:
+    """The tail page after ``rows`` (stored rows, in order) were appended to the log.
+
+    ``tracker`` is the page's tail tracker (``page.tail_state.tracker.copy()``, owned by the
+    caller and fed here).  A torn last row of ``page`` (a write in progress when it was
+    read) is forgotten: its complete row is among ``rows``.  Closure and dropped rows are
+    those of the grown log, as :meth:`LogReader.tail_page` would give them."""
+    items = list(page.items)
+    removed = tracker.retract_trailing_bad()
+    if removed:
+        gone = {_row_key(x) for x in removed}
+        while items and not is_event(items[-1]) and _row_key(items[-1]) in gone:
+            items.pop()
+    messages = page.messages
+    for it in rows:
+        tracker.apply(it)
+        items.append(it)
+        if is_event(it) and it.type in MESSAGE_TYPES and it.surface_op == "append":
+            messages += 1
+    st = tail_state_of(tracker)
+    drop = {_row_key(d) for d in st.dropped}
+    return Page(items=items, has_more=page.has_more, token=page.token, tail=True, messages=messages,
+                closure=st.closure, dropped=[it for it in items if _row_key(it) in drop] if drop else [],
+                tail_state=st)
+
+
+def split_page(page: Page, max_messages: int) -> Optional[tuple]:
+    """Cut a page that grew past ``max_messages`` the way the host pages (spec §8): the newer
+    part holds the last ``max_messages`` append-origin messages from the first event the
+    oldest of them cites.  Returns (older, newer) or None when it needs no cut."""
+    count = 0
+    cut = None
+    for it in reversed(page.items):
+        if is_event(it) and it.type in MESSAGE_TYPES and it.surface_op == "append":
+            count += 1
+            if count == max_messages:
+                cited = [s for s in (it.source_event_seqs or ()) if isinstance(s, int)]
+                cut = min([it.seq] + cited)
+                break
+    if cut is None:
+        return None
+    j = None
+    for i in range(len(page.items) - 1, -1, -1):
+        it = page.items[i]
+        if is_event(it) and it.seq < cut:
+            j = i
+            break
+    if j is None:
+        return None
+    older_items, newer_items = page.items[:j + 1], page.items[j + 1:]
+    n_old = sum(1 for it in older_items if is_event(it) and it.type in MESSAGE_TYPES and it.surface_op == "append")
+    older = Page(items=older_items, has_more=page.has_more, token=page.token, tail=False, messages=n_old)
+    newer = Page(items=newer_items, has_more=True, token=None,
+                 tail=page.tail, messages=page.messages - n_old, closure=page.closure, tail_state=page.tail_state)
+    if page.tail and page.dropped:
+        keep = {_row_key(it) for it in newer_items}
+        newer.dropped = [d for d in page.dropped if _row_key(d) in keep]
+    return older, newer
 
 
 class SeqIndex:
@@ -273,39 +362,12 @@ class LogReader:
                 last_turn_end = it
                 break
             region.append(it)
-        region.reverse()
-        problems: list = []
-        # first defect after the last turn/end ends the kept prefix (spec §5 physical tail)
-        prev = last_turn_end.seq if last_turn_end is not None else -1
-        cut = None
-        for i, it in enumerate(region):
-            if not is_event(it):
-                cut = i
-                problems.append(Problem(code="torn-tail", message=f"{it.kind} row after the last turn/end: {it.reason}",
-                                        line=it.line, offset=it.offset if it.offset >= 0 else None))
-                break
-            if it.seq != prev + 1:
-                cut = i
-                problems.append(Problem(code="torn-tail", message=f"seq {it.seq} after {prev} breaks contiguity "
-                                        "after the last turn/end", seq=it.seq, line=it.line))
-                break
-            prev = it.seq
-        kept = region if cut is None else region[:cut]
-        dropped = [] if cut is None else region[cut:]
-        if dropped:
-            n_ev = sum(1 for d in dropped if is_event(d))
-            problems.append(Problem(code="repair-would-truncate",
-                                    message=f"a repair would truncate {len(dropped)} stored row(s) "
-                                            f"({n_ev} decodable event(s)) from the tail; the physical view shows them"))
-        tr = RepairTracker()
+        tt = TailTracker()
         if last_turn_end is not None:
-            tr.apply(last_turn_end)
-        for it in kept:
-            tr.apply(it)
-        closure = tr.closure()
-        st = TailState(open_turn=tr.open_turn, closure=closure, cut_pos=dropped[0].pos if dropped else None,
-                       dropped=dropped, last_seq=tr.last_seq, problems=problems,
-                       last_turn_end_seq=last_turn_end.seq if last_turn_end is not None else None)
+            tt.apply(last_turn_end)
+        for it in reversed(region):
+            tt.apply(it)
+        st = tail_state_of(tt)
         self._tail = (key, st)
         return st
 
@@ -361,6 +423,7 @@ class LogReader:
         page = Page(items=collected, has_more=has_more, token=nxt, tail=tail, messages=count)
         if tail:
             st = self.tail_state()
+            page.tail_state = st
             page.closure = st.closure
             if st.dropped:
                 ids = {(d.pos, getattr(d, "member", None)) for d in st.dropped}

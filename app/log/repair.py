@@ -113,3 +113,96 @@ def closure_of(events: Iterable[Event]) -> list[Event]:
     for ev in events:
         tr.apply(ev)
     return tr.closure()
+
+
+class TailTracker:
+    """The physical tail and the logical closure, kept up to date row by row (spec §5).
+
+    Fed the stored rows in order from (at least) the last ``turn/end``: a ``turn/end``
+    starts a fresh region; after it, the first row that is not a decodable event with
+    seq = previous + 1 (torn, malformed, out of order) ends the kept prefix, and it and
+    every later row are ``dropped`` (what a repair would truncate) until the next
+    ``turn/end``.  :meth:`closure` is the repair of the kept rows.
+
+    :class:`~app.log.reader.LogReader.tail_state` reads back to the last ``turn/end`` and
+    feeds this; a live view keeps a :meth:`copy` of it and feeds appended rows, so the
+    logical tail follows the log without re-reading it.  Items are Events or BadRows.
+    """
+
+    def __init__(self):
+        self.repair = RepairTracker()
+        self.last_turn_end: Optional[Event] = None
+        self.region: list = []          # rows after the last turn/end, stored order
+        self.dropped: list = []         # rows of the region at and after the first defect
+        self.defects: list = []         # (item, reason) of the first defect, for problems
+        self.prev = -1                  # seq of the last kept event (or of the turn/end)
+
+    def apply(self, it) -> None:
+        if isinstance(it, Event) and it.type == "turn/end":
+            self._restart(it)           # a defect before the last turn/end is not a tail defect
+            return
+        self.region.append(it)
+        if self.dropped:
+            self.dropped.append(it)
+            return
+        if not isinstance(it, Event):
+            self.dropped.append(it)
+            self.defects.append((it, "bad"))
+            return
+        if it.seq != self.prev + 1:
+            self.dropped.append(it)
+            self.defects.append((it, "order"))
+            return
+        self.prev = it.seq
+        self.repair.apply(it)
+
+    def _restart(self, turn_end: Event) -> None:
+        self.repair = RepairTracker()
+        self.repair.apply(turn_end)
+        self.last_turn_end = turn_end
+        self.region = []
+        self.dropped = []
+        self.defects = []
+        self.prev = turn_end.seq
+
+    def retract_trailing_bad(self) -> list:
+        """Forget bad rows at the very end (a torn last line that a writer has since
+        completed: the complete row arrives as an event).  Returns the rows removed."""
+        k = len(self.region)
+        while k and not isinstance(self.region[k - 1], Event):
+            k -= 1
+        if k == len(self.region):
+            return []
+        removed = self.region[k:]
+        kept = self.region[:k]
+        end = self.last_turn_end
+        self.__init__()
+        if end is not None:
+            self._restart(end)
+        for it in kept:
+            self.apply(it)
+        return removed
+
+    def copy(self) -> "TailTracker":
+        c = TailTracker.__new__(TailTracker)
+        r = RepairTracker.__new__(RepairTracker)
+        r.__dict__.update(self.repair.__dict__)
+        r.pending = dict(self.repair.pending)
+        c.repair = r
+        c.last_turn_end = self.last_turn_end
+        c.region = list(self.region)
+        c.dropped = list(self.dropped)
+        c.defects = list(self.defects)
+        c.prev = self.prev
+        return c
+
+    @property
+    def open_turn(self) -> Optional[int]:
+        return self.repair.open_turn
+
+    @property
+    def last_seq(self) -> int:
+        return self.repair.last_seq
+
+    def closure(self) -> list[Event]:
+        return self.repair.closure()
