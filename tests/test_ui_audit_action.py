@@ -240,3 +240,28 @@ def test_export_zip_and_markdown_from_the_window(qtbot, tmp_path):
         assert z.read("session.jsonl") == src.read_bytes()
     assert "Recovered." in (tmp_path / "t.md").read_text()
     w.shutdown()
+
+
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="xvfb-run not installed")
+def test_xvfb_screenshot_audit_from_main():
+    """Main window with the audit window opened from it (Tools > Audit session… on seq 4), under Xvfb."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    from PySide6.QtGui import QImage
+    repo = Path(__file__).resolve().parents[1]
+    out = repo / "tests" / "artifacts" / "audit-from-main.png"
+    env = dict(os.environ)
+    env.pop("QT_QPA_PLATFORM", None)            # a real X server (Xvfb), not offscreen
+    r = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", sys.executable,
+                        str(repo / "tests" / "shot_audit_from_main.py"), str(fixture(COMPACTION)), "4", str(out)],
+                       capture_output=True, text=True, timeout=180, env=env, cwd=repo)
+    assert r.returncode == 0, r.stderr
+    info = json.loads(r.stdout.strip().splitlines()[-1])
+    assert info["loadingPageShown"] and info["traceEvent"] == "seq 4 · user/message"
+    assert info["status"].startswith("Audit window:")
+    img = QImage(str(out))
+    assert (img.width(), img.height()) == (1600, 1000)
+    colors = {img.pixel(x, y) for y in range(0, 1000, 9) for x in range(0, 1600, 9)}
+    assert len(colors) > 20

@@ -215,7 +215,7 @@ class AuditAction(QObject):
         if w is None:
             w = AuditWindow(None, parent=self.win, jobs=self.win.jobs)
             w.setWindowFlag(Qt.WindowType.Window, True)
-            w.loaded.connect(lambda: self.opened.emit(self.window))
+            w.loaded.connect(self._on_loaded)
             w.loadFailed.connect(lambda msg: self.win.statusBar().showMessage(f"Audit failed: {msg}", 10000))
             self.window = w
         live = bool(getattr(getattr(self.win, "session", None), "live", False))
@@ -234,6 +234,14 @@ class AuditAction(QObject):
             self.win.statusBar().showMessage("Opening the audit window (decoding the log in the background) …", 4000)
             w.load(path, sid, seq, tab=tab)
         return w
+
+    def _on_loaded(self):
+        w = self.window
+        d = w.data
+        self.win.statusBar().showMessage(
+            f"Audit window: {len(d.events)} events, {len(d.diffs)} comparison(s); "
+            + (f"trace of seq {d.seq}" if d.seq is not None else "nothing to trace"), 6000)
+        self.opened.emit(w)
 
     # ------------------------------------------------------------------ exports
     def _default_dir(self) -> str:

@@ -79,7 +79,7 @@ class AuditWindow(QWidget):
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)
         self.progress.setTextVisible(False)
-        self.progress.setMaximumWidth(420)
+        self.progress.setFixedWidth(420)
         lv.addWidget(self.progress, 0, Qt.AlignHCenter)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.clicked.connect(self.cancel_load)

@@ -13,8 +13,8 @@ from typing import Optional
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QTextCursor, QTextFormat
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QSplitter, QTextEdit, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QSizePolicy, QSplitter, QTextEdit,
+                               QVBoxLayout, QWidget)
 
 DEL_BG = QColor("#ffd7d5")
 ADD_BG = QColor("#ccffd8")
@@ -62,7 +62,9 @@ class DiffView(QWidget):
             lv = QVBoxLayout(w)
             lv.setContentsMargins(0, 0, 0, 0)
             title.setTextFormat(Qt.PlainText)
-            title.setWordWrap(True)
+            title.setWordWrap(False)          # one line each: both panes start at the same height (full text: tooltip)
+            title.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+            title.setContentsMargins(0, 0, 8, 0)
             title.setStyleSheet("font-weight:600")
             lv.addWidget(title)
             lv.addWidget(pane, 1)
@@ -89,6 +91,8 @@ class DiffView(QWidget):
                   summary: str = "") -> None:
         self.left_title.setText(left_title)
         self.right_title.setText(right_title)
+        self.left_title.setToolTip(left_title)
+        self.right_title.setToolTip(right_title)
         self.summary.setText(summary)
         self.left.setPlainText(left_text)
         self.right.setPlainText(right_text)

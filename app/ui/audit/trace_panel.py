@@ -124,7 +124,9 @@ class TracePanel(QWidget):
         f.setStyleHint(f.StyleHint.Monospace)
         self.json.setFont(f)
         split.addWidget(self.json)
-        split.setSizes([300, 200])
+        split.setStretchFactor(0, 0)              # the form keeps its height, the JSON takes the rest
+        split.setStretchFactor(1, 1)
+        split.setSizes([top.sizeHint().height(), 10000])
         v.addWidget(split, 1)
         self.trace: Optional[dict] = None
         if trace is not None:
