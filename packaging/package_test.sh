@@ -5,7 +5,8 @@
 #     maps session.jsonl / *.jsonl.zstd to our types, and that no bundled library has an unresolved dependency
 #  3. launch the INSTALLED binary (clean environment, empty HOME, offscreen) on the demo store and on a
 #     .jsonl.zstd file passed the way the desktop entry does (session-lens FILE), with --screenshot; fail when
-#     the PNG is missing, empty or one flat colour; also under Xvfb (xcb) when xvfb-run exists
+#     the PNG is missing, empty or one flat colour; also under Xvfb (xcb) when xvfb-run exists; the seq index
+#     of the opened file must be built by the binary run as its own child process (gui --wait-index)
 #  4. dpkg-deb --info / --contents checks of dist/session-lens_<v>_amd64.deb, and run its binary unpacked
 # Prints sizes and start-up times.  KEEP=1 keeps the temporary folder; SHOT_DIR=DIR keeps the screenshots.
 set -euo pipefail
@@ -148,8 +149,12 @@ ok "installed binary, demo store, warm: ${warm[*]} ms"
 ZST="$(find "$LIB" -name 'session.jsonl.zstd' | head -1)"
 [ -n "$ZST" ] || fail "no .jsonl.zstd in the installed demo store"
 cp "$ZST" "$T/home/opened-by-file-manager.jsonl.zstd"
-t_file=$(launch zstd-file "$T/out/zstd-file.png" QT_QPA_PLATFORM=offscreen "$BIN" "$T/home/opened-by-file-manager.jsonl.zstd" --screenshot "$T/out/zstd-file.png")
+t_file=$(launch zstd-file "$T/out/zstd-file.png" QT_QPA_PLATFORM=offscreen "$BIN" "$T/home/opened-by-file-manager.jsonl.zstd" --screenshot "$T/out/zstd-file.png" --wait-index)
 ok "installed binary opens a .jsonl.zstd the way the desktop entry passes it (session-lens FILE): ${t_file} ms"
+# the seq index is scanned by the frozen binary run as its own child (--session-lens-index-child), not in a thread
+idx_line="$(grep '^index: ' "$T/out/zstd-file.log" || true)"
+[[ "$idx_line" == "index: ready, mode process, "* ]] || { cat "$T/out/zstd-file.log"; fail "index of the .jsonl.zstd not built by a child process: ${idx_line:-no index line}"; }
+ok "installed binary builds the seq index in a child process (${idx_line#index: ready, mode process, })"
 launch crash "$T/out/crash.png" QT_QPA_PLATFORM=offscreen SESSION_LENS_CRASH_TEST=1 "$BIN" gui --screenshot "$T/out/crash.png" >/dev/null
 CRASH_LOG="$(find "$T/home/.local/state/session-lens/log" -name 'crash-*.log' 2>/dev/null | head -1)"
 [ -n "$CRASH_LOG" ] && grep -q "deliberate crash from a Qt slot" "$CRASH_LOG" && grep -q "^PySide6" "$CRASH_LOG" \
@@ -181,8 +186,9 @@ grep -q "^Exec=session-lens %F$" <(dpkg-deb --fsys-tarfile "$DEB" | tar -xO "./u
 mkdir -p "$T/deb"
 dpkg-deb -x "$DEB" "$T/deb"
 "${RUN_ENV[@]}" "$T/deb/opt/session-lens/session-lens" --version | grep -q "session-lens $VERSION" || fail "deb binary --version"
-t_deb=$(launch deb "$T/out/deb.png" QT_QPA_PLATFORM=offscreen "$T/deb/opt/session-lens/session-lens" gui --screenshot "$T/out/deb.png")
-ok "deb: control, $(wc -l < "$T/deb-contents.txt") entries owned by root/root, unpacked binary renders (${t_deb} ms)"
+t_deb=$(launch deb "$T/out/deb.png" QT_QPA_PLATFORM=offscreen "$T/deb/opt/session-lens/session-lens" gui --screenshot "$T/out/deb.png" --wait-index)
+grep -q '^index: ready, mode process, ' "$T/out/deb.log" || { cat "$T/out/deb.log"; fail "deb binary: index not built by a child process"; }
+ok "deb: control, $(wc -l < "$T/deb-contents.txt") entries owned by root/root, unpacked binary renders and indexes (${t_deb} ms)"
 
 # ------------------------------------------------------------------ summary
 echo
