@@ -39,7 +39,8 @@ def settle(ms: int = 300) -> None:
 def main(argv) -> int:
     session, seq, out = argv[1], int(argv[2]), argv[3]
     tab = argv[4] if len(argv) > 4 else "trace"
-    os.environ.setdefault("SESSION_LENS_CONFIG_DIR", os.path.join(os.path.dirname(os.path.abspath(out)), ".shot-config"))
+    import tempfile
+    os.environ.setdefault("SESSION_LENS_CONFIG_DIR", tempfile.mkdtemp(prefix="session-lens-shot-"))   # no recent.json
     qapp = QApplication.instance() or QApplication(["session-lens"])
     from app.ui.main_window import MainWindow
     w = MainWindow(page_size=200, theme_mode="light")
