@@ -115,6 +115,43 @@ def test_audit_session_opens_at_the_selected_row(qtbot, tmp_path):
     w.shutdown()
 
 
+def test_audit_work_runs_off_the_ui_thread(qtbot, tmp_path, monkeypatch):
+    """Decoding, tracing, comparing and exporting all happen on worker threads."""
+    import threading
+    from app.log.reader import LogReader
+    from app.ui.audit import data as audit_data
+    from app.store import export as export_mod
+    w, aa = window(qtbot, fixture(COMPACTION))
+    calls = []
+
+    def spy(name, fn):
+        def wrapper(*a, **k):
+            calls.append((name, threading.current_thread() is threading.main_thread()))
+            return fn(*a, **k)
+        return wrapper
+    monkeypatch.setattr(LogReader, "iter_events", spy("iter_events", LogReader.iter_events))
+    monkeypatch.setattr(audit_data, "trace_event", spy("trace", audit_data.trace_event))
+    monkeypatch.setattr(audit_data, "request_diff", spy("request_diff", audit_data.request_diff))
+    monkeypatch.setattr(audit_data, "compute_stats", spy("stats", audit_data.compute_stats))
+    monkeypatch.setattr(export_mod, "export_raw", spy("export_raw", export_mod.export_raw))
+    w.select_row(row_index(w, 4))
+    with qtbot.waitSignal(aa.opened, timeout=WAIT):
+        aa.trace_row()
+    aw = aa.window
+    with qtbot.waitSignal(aw.traceShown, timeout=WAIT):
+        aw.show_trace(21)
+    items = [aw.diff_view.chooser.itemText(i) for i in range(aw.diff_view.chooser.count())]
+    with qtbot.waitSignal(aw.diffShown, timeout=WAIT):
+        aw.diff_view.chooser.setCurrentIndex(items.index("requests of steps 1.1 → 1.2"))
+    aa.ask_path = lambda *a: str(tmp_path / "x.jsonl")
+    with qtbot.waitSignal(aa.exported, timeout=WAIT):
+        aa.export_actions["raw"].trigger()
+    names = {n for n, _ in calls}
+    assert {"iter_events", "trace", "request_diff", "stats", "export_raw"} <= names
+    assert not [c for c in calls if c[1]], calls          # none on the UI thread
+    w.shutdown()
+
+
 def test_trace_this_row_from_the_context_menu(qtbot, tmp_path):
     w, aa = window(qtbot, fixture(RETRY))
     idx = w.history.index(row_index(w, 4), 0)

@@ -20,6 +20,10 @@ Widgets:
   request_view.py      request inspector (request_at in a worker)
   session_list.py      session panel (filter box + tree)
   main_window.py       window, menus, search, navigation, drops, status bar
+  fork_action.py       "Fork from here" (eligibility, preview, fork in a worker)
+  audit_action.py      Tools menu (audit window, Trace this row), File > Export (exports in workers)
+  audit/               audit window: trace panel, side-by-side diffs, QPainter plots, stats;
+                       audit/data.py computes what it shows without widgets (in a worker)
   app.py               qasync entry point, screenshot mode
 """
 from .qtcompat import keep_none_alive as _keep_none_alive

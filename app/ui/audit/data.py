@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ...log.diff import attempt_diff, find_parent_path, fork_diff, request_diff, resolve_boundary
+from ...log.attempts import AttemptTracker
+from ...log.diff import attempt_diff, find_parent_path, fork_diff, request_diff
 from ...log.stats import compute_stats
 from ...log.trace import TraceError, trace_event
 from .diff_view import attempt_sides, event_lines, fork_sides, request_sides
@@ -43,13 +44,14 @@ class AuditData:
     first_sides: Optional[tuple] = None  # the sides of diffs[0]
     stats: Optional[dict] = None
     stats_error: Optional[str] = None
+    seqs: frozenset = frozenset()        # every seq in ``events``
 
     @property
     def title(self) -> str:
         return f"Audit — {self.header.id if self.header is not None else '?'}"
 
     def has_seq(self, seq: Optional[int]) -> bool:
-        return seq is None or any(ev.seq == seq for ev in self.events)
+        return seq is None or seq in self.seqs
 
 
 def default_seq(events: list) -> Optional[int]:
@@ -73,6 +75,14 @@ def trace_of(events: list, seq: Optional[int]) -> tuple:
         return None, str(e)
 
 
+def dispatch_attempts(events: list) -> list:
+    """Every model dispatch (attempt) of the log, one pass."""
+    at = AttemptTracker(keep_text=False)
+    for ev in events:
+        at.apply(ev)
+    return at.attempts
+
+
 def diff_specs(events: list, header, path: Optional[str], find_parent: bool = True) -> list:
     """[(label, spec)]: failed attempts vs committed, consecutive steps' requests, fork vs parent."""
     out: list = []
@@ -82,17 +92,16 @@ def diff_specs(events: list, header, path: Optional[str], find_parent: bool = Tr
                 code = (f.get("failure") or {}).get("code") or f.get("finishKind")
                 out.append((f"attempt {f['firstSeq']}–{f['lastSeq']} ({code}) vs committed, step "
                             f"{step['turn']}.{step['step']}", (ATTEMPT, step, i)))
+        # steps with a model dispatch (what resolve_boundary accepts), in log order: one pass, not one per step
+        dispatched = {(a.turn, a.step) for a in dispatch_attempts(events)}
         steps, seen = [], set()
         for ev in events:
             if ev.type == "step/start":
                 t, s = ev.turn_step()
                 if (t, s) not in seen:
                     seen.add((t, s))
-                    try:
-                        resolve_boundary(events, f"{t}.{s}")
+                    if (t, s) in dispatched:
                         steps.append(f"{t}.{s}")
-                    except Exception:
-                        pass
         for a, b in zip(steps, steps[1:]):
             out.append((f"requests of steps {a} → {b}", (REQUEST, a, b)))
         if find_parent and header is not None and header.parentSession and path:
@@ -138,7 +147,8 @@ def compute_audit(reader, seq: Optional[int] = None, progress: Optional[Callable
     events = list(reader.iter_events(logical=True, progress=progress))
     header = reader.header
     data = AuditData(path=reader.path, session_id=session_id, header=header, events=events,
-                     seq=seq if seq is not None else default_seq(events))
+                     seq=seq if seq is not None else default_seq(events),
+                     seqs=frozenset(ev.seq for ev in events))
     if phase:
         phase(f"tracing seq {data.seq}…" if data.seq is not None else "tracing…")
     data.trace, data.trace_error = trace_of(events, data.seq)
