@@ -104,12 +104,15 @@ def diff_specs(events: list, header, path: Optional[str], find_parent: bool = Tr
                         steps.append(f"{t}.{s}")
         for a, b in zip(steps, steps[1:]):
             out.append((f"requests of steps {a} → {b}", (REQUEST, a, b)))
-        if find_parent and header is not None and header.parentSession and path:
-            pp = find_parent_path(path)
-            if pp:
-                out.append(("fork child vs parent", (FORK, pp)))
     except Exception as e:  # keep the window usable
         out.append((f"error: {e}", (ERROR, str(e))))
+    if find_parent and header is not None and header.parentSession and path:
+        try:
+            pp = find_parent_path(path)
+        except Exception:       # e.g. a session inside a SQLite store: no sibling files to search
+            pp = None
+        if pp:
+            out.append(("fork child vs parent", (FORK, pp)))
     return out
 
 
