@@ -1,0 +1,69 @@
+"""Screenshots of the first-run views (not a test; run under Xvfb to refresh tests/artifacts/):
+
+    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python tests/first_run_shots.py [OUT_DIR]
+
+welcome-no-home.png   the main window's welcome page: no demo store, $DSH_HOME an empty folder
+welcome-home.png      the same page with a Harness home found ($DSH_HOME = a copy of the demo store)
+about.png             Help > About Session Lens over the main window
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import app.ui  # noqa: E402,F401  (PySide6 refcount work-around before any Qt code)
+from PySide6.QtGui import QGuiApplication  # noqa: E402
+
+
+def settle(app, n: int = 20) -> None:
+    import time
+    for _ in range(n):
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def main(out: Path) -> int:
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="sl-shots-"))
+    os.environ["SESSION_LENS_CONFIG_DIR"] = str(tmp / "config")
+    os.environ["HOME"] = str(tmp / "home")
+    from app.ui.app import make_app
+    qapp = make_app()
+    import app.ui.main_window as mw
+    real_demo = mw.demo_store()
+    mw.demo_store = lambda: tmp / "no-demo"          # as when the demo store is not installed
+    win = mw.MainWindow(theme_mode="light")
+    win.resize(1100, 700)
+    win.show()
+    empty = tmp / "empty-dsh"
+    empty.mkdir()
+    os.environ["DSH_HOME"] = str(empty)
+    win.open_default()
+    settle(qapp)
+    win.grab().save(str(out / "welcome-no-home.png"))
+    home = tmp / "dsh"
+    shutil.copytree(real_demo, home)
+    os.environ["DSH_HOME"] = str(home)
+    win.open_default()
+    settle(qapp)
+    win.grab().save(str(out / "welcome-home.png"))
+    win.act_about.trigger()
+    settle(qapp, 30)
+    screen = QGuiApplication.primaryScreen()
+    g = win.frameGeometry()
+    screen.grabWindow(0, g.x(), g.y(), g.width(), g.height()).save(str(out / "about.png"))
+    for name in ("welcome-no-home.png", "welcome-home.png", "about.png"):
+        print(out / name)
+    win.shutdown()
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "tests" / "artifacts"))
