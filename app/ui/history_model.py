@@ -25,6 +25,7 @@ from typing import Any, Optional
 from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
 from ..log.attempts import find_attempts
+from ..log.reader import extend_tail_page, split_page
 from ..store.faces import open_reader
 from ..store.indexer import build_index_isolated
 
@@ -139,8 +140,10 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
     return PageRows(rows, tracker, seq_rows)
 
 
-def _loaded(page, views, elapsed, physical, show_attempts) -> LoadedPage:
+def _loaded(page, views, elapsed, physical, show_attempts, row_cache: Optional[dict] = None) -> LoadedPage:
     lp = LoadedPage(page, views, elapsed)
+    if row_cache is not None:
+        lp.row_cache = row_cache
     for it in page.items:
         if is_event(it):
             lp.events.setdefault(it.seq, it)
@@ -193,6 +196,41 @@ def _event_at_job(job, path: str, session_id: Optional[str], index, seq: int):
         r.close()
 
 
+def _stale_live_row(key: tuple, row, region_start: int) -> bool:
+    """Rows a live append may change: synthesized closers, and attempt/assistant rows of
+    the turn still being written (their attempt gains chunks, a finish, a retry)."""
+    if key[0] == "s":
+        return True
+    if key[0] == "a" or (key[0] == "e" and len(key) > 2 and key[2] == "assistant"):
+        return row.seq is None or row.seq >= region_start or (row.first_seq or 0) >= region_start
+    return False
+
+
+def _live_job(job, lp: LoadedPage, rows: list, physical: bool, show_attempts: bool, page_size: int):
+    """The tail page grown by live rows (one or two LoadedPages: it is cut like the host
+    pages once it holds more than twice the page size).  Rows of settled events are the
+    same Row objects as before, so the model only touches what changed."""
+    t0 = time.perf_counter()
+    p = lp.page
+    old_tt = p.tail_state.tracker
+    region_start = old_tt.last_turn_end.seq if old_tt.last_turn_end is not None else -1
+    newp = extend_tail_page(p, old_tt.copy(), rows)
+    job.check()
+    old_closure = {e.seq for e in p.closure}
+    views = {s: v for s, v in lp.views.items() if s not in old_closure}
+    calls = [e for e in p.items if is_event(e) and e.type == "tool/call"]
+    for s, v in compute_views(calls + [e for e in rows if is_event(e)] + list(newp.closure)).items():
+        views.setdefault(s, v)
+    cache = {k: r for k, r in lp.row_cache.items() if not _stale_live_row(k, r, region_start)}
+    parts = [newp]
+    if newp.messages > 2 * page_size:
+        sp = split_page(newp, page_size)
+        if sp is not None:
+            parts = list(sp)
+    elapsed = time.perf_counter() - t0
+    return [_loaded(part, views, elapsed, physical, show_attempts, cache) for part in parts]
+
+
 # --------------------------------------------------------------------------- the model
 
 class HistoryModel(QAbstractListModel):
@@ -209,13 +247,20 @@ class HistoryModel(QAbstractListModel):
     statsChanged = Signal()
     searchChanged = Signal()
     eventFetched = Signal(int, object)   # seq, Event|None (event_at for a row not loaded)
+    liveStateChanged = Signal(str)       # waiting | loading | live | idle | complete | crashed | changed | error: …
+    liveAboutToAppend = Signal()         # live rows are about to change the newest rows
+    liveAppended = Signal(int)           # live rows applied (rows added to the loaded rows)
 
-    def __init__(self, jobs: Optional[Jobs] = None, page_size: int = DEFAULT_PAGE_SIZE, parent=None):
+    def __init__(self, jobs: Optional[Jobs] = None, page_size: int = DEFAULT_PAGE_SIZE, parent=None,
+                 follow_live: bool = True, live_options: Optional[dict] = None):
         super().__init__(parent)
         self.jobs = jobs or Jobs(self)
         self.page_size = max(1, int(page_size))
         self.physical = False
         self.show_attempts = False
+        self.follow_live = follow_live           # follow the open log as it grows (LiveFollower)
+        self.live_options = dict(live_options or {})
+        self.live = None
         self._reset_state()
 
     def _reset_state(self):
@@ -248,6 +293,10 @@ class HistoryModel(QAbstractListModel):
         self.current_match_row: Optional[int] = None
         self.opened_at = 0.0
         self.tail_elapsed = 0.0
+        self.live_state: Optional[str] = None
+        self._live_queue: list = []
+        self._live_job = None
+        self.live_stats = {"batches": 0, "events": 0, "splits": 0, "resets": 0}
 
     # ------------------------------------------------------------------ Qt model API
     def rowCount(self, parent=QModelIndex()):
@@ -319,6 +368,7 @@ class HistoryModel(QAbstractListModel):
         self.statsChanged.emit()
 
     def close(self) -> None:
+        self.stop_live()
         for j in self._jobs_open:
             j.cancel()
         self.beginResetModel()
@@ -363,6 +413,7 @@ class HistoryModel(QAbstractListModel):
         self.opened.emit()
         self.statsChanged.emit()
         self._start_index()
+        self._start_live(lp.page)
 
     def _install_older(self, lp: LoadedPage):
         self._set_loading(False)
@@ -490,6 +541,195 @@ class HistoryModel(QAbstractListModel):
         if self.loading != on:
             self.loading = on
             self.loadingChanged.emit(on)
+
+    # ------------------------------------------------------------------ live
+    def _start_live(self, page) -> None:
+        """Follow the open log: rows written after the tail page arrive through a
+        LiveFollower (its own thread and reader), are stitched (no duplicate, no gap) and
+        grow the tail page in the page worker."""
+        if not self.follow_live or self.reader is None or page.tail_state is None:
+            return
+        from .live import LiveFollower
+        opts = {"poll_interval": 0.25, **self.live_options}
+        live = LiveFollower(self.reader, parent=self, page=page, session_id=self.session_id,
+                            max_messages=self.page_size, **opts)
+        live.rows_appended.connect(self._on_live_rows)
+        live.tail_reinstalled.connect(self._on_live_reinstall)
+        live.state_changed.connect(self._on_live_state)
+        self.live = live
+        live.start()
+
+    def stop_live(self) -> None:
+        live, self.live = self.live, None
+        if live is not None:
+            live.stop()
+            live.deleteLater()
+
+    def _on_live_state(self, state: str) -> None:
+        if self.live is None or self.sender() is not self.live:
+            return
+        if state == "stopped":
+            return
+        self.live_state = state
+        self.liveStateChanged.emit(state)
+        self.statsChanged.emit()
+
+    def _on_live_reinstall(self, page) -> None:
+        """The log was replaced or shrank (repair, restore): read it again from its tail."""
+        if self.live is None or self.sender() is not self.live or self.path is None:
+            return
+        self.live_stats["resets"] += 1
+        self.open(self.path, self.session_id)
+
+    def _on_live_rows(self, events: list) -> None:
+        if self.live is None or self.sender() is not self.live:
+            return
+        self._live_queue.extend(events)
+        self.live_stats["events"] += len(events)
+        self._pump_live()
+
+    def _pump_live(self) -> None:
+        if self._live_job is not None or not self._live_queue or not self.pages:
+            return
+        lp = self.pages[-1]
+        if not lp.page.tail or lp.page.tail_state is None:
+            return
+        rows, self._live_queue = self._live_queue, []
+        self._live_job = job = self.jobs.submit(
+            _live_job, lp, rows, self.physical, self.show_attempts, self.page_size,
+            serial=True, name="live",
+            on_done=lambda new, lp=lp: self._live_done(lp, new),
+            on_error=self._live_failed)
+        self._jobs_open.append(job)
+
+    def _live_failed(self, msg: str) -> None:
+        self._live_job = None
+        self.pageFailed.emit(f"live rows: {msg}")
+
+    def _live_done(self, old: LoadedPage, new: list) -> None:
+        self._live_job = None
+        if not self.pages or self.pages[-1] is not old:
+            return                                   # reopened meanwhile
+        self._apply_live(old, new)
+        self._pump_live()
+
+    def _apply_live(self, old: LoadedPage, new: list) -> None:
+        """Replace the newest page's rows by the grown page's rows, touching only what changed:
+        rows equal by identity stay, rows with the same key are updated in place, the rest
+        are removed and inserted at the end.  A window that does not reach the end of the
+        log only grows its hidden bottom; one that does gets the new rows (trimmed at the
+        top to MAX_EXPOSED)."""
+        face = (self.physical, self.show_attempts)
+        old_pr = old.rows_for(*face)
+        new_prs = [lp.rows_for(*face) for lp in new]
+        old_rows = old_pr.rows
+        new_rows = [r for pr in new_prs for r in pr.rows]
+        n = len(self._all_rows)
+        base = n - len(old_rows)
+        m = min(len(old_rows), len(new_rows))
+        k = 0
+        while k < m and old_rows[k] is new_rows[k]:
+            k += 1
+        k2 = k
+        while k2 < m and old_rows[k2].key == new_rows[k2].key:
+            k2 += 1
+        c = base + k2                                  # first row removed / inserted (all-rows index)
+        n2 = base + len(new_rows)
+        h, b = self._hidden, self._bottom
+        self.liveAboutToAppend.emit()
+        # bookkeeping shared by every case
+        for r in old_rows[k:]:
+            self._all_pos.pop(id(r), None)
+            if self._all_key.get(r.key) is not None and self._all_key[r.key] >= base + k + self._origin:
+                self._all_key.pop(r.key, None)
+        self.pages[-1:] = new
+        for ev in old.page.closure:
+            if self._events.get(ev.seq) is ev:
+                del self._events[ev.seq]
+        for lp in new:
+            for seq, ev in lp.events.items():
+                if not ev.synthesized or seq not in self._events:
+                    self._events[seq] = ev
+        n_old_seq = len(old_pr.seq_rows)
+        if n_old_seq:
+            del self._seq_rows[-n_old_seq:]
+            del self._seq_firsts[-n_old_seq:]
+        for pr in new_prs:
+            self._seq_rows.extend(pr.seq_rows)
+            self._seq_firsts.extend(x[0] for x in pr.seq_rows)
+        if self._trackers:
+            self._trackers.pop()
+        self._trackers.extend(pr.tracker for pr in new_prs)
+
+        def index_rows(lo: int):
+            for i in range(lo, len(self._all_rows)):
+                r = self._all_rows[i]
+                self._all_pos[id(r)] = i + self._origin
+                self._all_key[r.key] = i + self._origin
+
+        exposed_end = n - b
+        if c < h:
+            # the change reaches above the window (a very long tail page): rebuild the window
+            self.beginResetModel()
+            self._all_rows[base + k:] = new_rows[k:]
+            index_rows(base + k)
+            if b == 0:                                 # the window keeps reaching the end
+                nh, nb = max(h, n2 - MAX_EXPOSED), 0
+            else:                                      # same top, same end (clipped)
+                nh = min(h, n2)
+                nb = n2 - max(nh, min(exposed_end, n2))
+            self._set_window(nh, nb)
+            self.current_match_row = None
+            self._recompute_matches()
+            self.endResetModel()
+        else:
+            # in place: same keys at the same places
+            self._all_rows[base + k:base + k2] = new_rows[k:k2]
+            self._set_window(h, b)
+            lo, hi = max(base + k, h), min(base + k2, exposed_end)
+            if lo < hi:
+                self.dataChanged.emit(self.index(lo - h, 0), self.index(hi - h - 1, 0))
+            if c >= exposed_end and b > 0:
+                # everything that changes is below the window
+                self._all_rows[c:] = new_rows[k2:]
+                self._set_window(h, b + (n2 - n))
+            else:
+                if exposed_end > c:
+                    self.beginRemoveRows(QModelIndex(), c - h, exposed_end - h - 1)
+                    del self._all_rows[c:]
+                    self._set_window(h, 0)
+                    if self.current_match_row is not None and self.current_match_row >= c - h:
+                        self.current_match_row = None
+                    self.endRemoveRows()
+                else:
+                    del self._all_rows[c:]
+                    self._set_window(h, 0)
+                add = new_rows[k2:]
+                shown = len(add) if b == 0 else min(len(add), exposed_end - c)
+                if shown:
+                    self.beginInsertRows(QModelIndex(), c - h, c - h + shown - 1)
+                    self._all_rows.extend(add)
+                    self._set_window(h, len(add) - shown)
+                    self.endInsertRows()
+                else:
+                    self._all_rows.extend(add)
+                    self._set_window(h, len(add))
+                extra = len(self.rows) - MAX_EXPOSED
+                if extra > 0 and self._bottom == 0:
+                    self.beginRemoveRows(QModelIndex(), 0, extra - 1)
+                    self._set_window(self._hidden + extra, 0)
+                    if self.current_match_row is not None:
+                        self.current_match_row = (self.current_match_row - extra
+                                                  if self.current_match_row >= extra else None)
+                    self.endRemoveRows()
+            index_rows(base + k)
+            self._recompute_matches()
+        self.live_stats["batches"] += 1
+        if len(new) > 1:
+            self.live_stats["splits"] += 1
+        freeze_heap()
+        self.liveAppended.emit(n2 - n)
+        self.statsChanged.emit()
 
     # ------------------------------------------------------------------ index
     def _start_index(self):
@@ -790,4 +1030,5 @@ class HistoryModel(QAbstractListModel):
             "indexMode": self.index_mode,
             "indexedEvents": self.seq_index.events if self.seq_index is not None else None,
             "loading": self.loading, "matches": len(self._matches),
+            "live": self.live_state,
         }

@@ -45,6 +45,7 @@ class HistoryView(QListView):
         self._anchor = None
         self._painted = True
         self._follow_bottom = True
+        self._live_follow = False
         self.verticalScrollBar().valueChanged.connect(self._on_scroll)
         self._fill_timer = QTimer(self)
         self._fill_timer.setSingleShot(True)
@@ -69,6 +70,8 @@ class HistoryView(QListView):
         model.modelAboutToBeReset.connect(self._before_reset)
         model.modelReset.connect(self._after_reset)
         model.tailInstalled.connect(self._on_tail)
+        model.liveAboutToAppend.connect(self._live_before)
+        model.liveAppended.connect(self._live_after)
 
     def hmodel(self) -> HistoryModel:
         return self.model()
@@ -112,8 +115,21 @@ class HistoryView(QListView):
         row = row_of(idx)
         return (row.key, self.visualRect(idx).top())
 
+    # ------------------------------------------------------------------ live rows
+    def _live_before(self):
+        """Live rows are coming: a reader at the bottom keeps following, anyone else stays
+        exactly where they are reading."""
+        m = self.model()
+        self._live_follow = self.at_bottom() and m is not None and not m.newer_hidden
+
+    def _live_after(self, _added: int):
+        follow, self._live_follow = self._live_follow, False
+        if follow:
+            self.doItemsLayout()
+            self.scrollToBottom()
+
     def _before_insert(self, parent: QModelIndex, first: int, last: int):
-        if first == 0:
+        if first == 0 and not self._live_follow:
             self._anchor = ("prepend", self._top_anchor(), self.at_bottom())
 
     def _after_insert(self, parent: QModelIndex, first: int, last: int):

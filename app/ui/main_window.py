@@ -23,13 +23,15 @@ from .history_view import HistoryView
 from .inspector import EventInspector
 from .request_view import RequestView, request_seq_for
 from .session_list import SessionPanel
-from .session_model import discover_job, titles_job
+from .session_model import discover_job, live_states_job, titles_job
 from .theme import Theme, apply_palette
 from .workers import Jobs
 
 APP_NAME = "Session Lens"
 GOTO_PAGE_BUDGET = 40        # older pages fetched to reach a linked seq before falling back to event_at
 SEARCH_PAGE_BUDGET = 40      # older pages fetched per search step
+STATES_POLL_MS = 4000        # session list: writer states refreshed this often
+LIVE_STATUS = {"live": "● live", "idle": "◌ writer idle", "complete": "finished", "crashed": "✕ writer gone"}
 
 
 def demo_store() -> Path:
@@ -48,7 +50,8 @@ class MainWindow(QMainWindow):
     seqSelected = Signal(int)         # a goto_seq finished (row selected or event shown)
     searchMoved = Signal(object)      # row index of the current match (None: no match)
 
-    def __init__(self, page_size: int = DEFAULT_PAGE_SIZE, theme_mode: str = "auto", parent=None):
+    def __init__(self, page_size: int = DEFAULT_PAGE_SIZE, theme_mode: str = "auto", parent=None,
+                 live_options: Optional[dict] = None):
         super().__init__(parent)
         self.setWindowTitle(APP_NAME)
         self.setAcceptDrops(True)
@@ -68,7 +71,8 @@ class MainWindow(QMainWindow):
         self._focus_seq: Optional[int] = None
         self._select_key_after_open = None
 
-        self.history = HistoryModel(self.jobs, page_size, self)
+        self.history = HistoryModel(self.jobs, page_size, self, live_options=live_options)
+        self._states_job = None
         self._build_ui()
         self._build_actions()
         self._wire()
@@ -251,6 +255,11 @@ class MainWindow(QMainWindow):
     def _wire(self):
         h = self.history
         h.tailInstalled.connect(self._on_tail)
+        h.liveStateChanged.connect(self._on_live_state)
+        h.liveAppended.connect(lambda _n: self._update_banner())
+        self._states_timer = QTimer(self)
+        self._states_timer.setInterval(STATES_POLL_MS)
+        self._states_timer.timeout.connect(self._poll_states)
         h.olderInstalled.connect(self._on_older)
         h.openFailed.connect(self._on_open_failed)
         h.pageFailed.connect(lambda msg: self.statusBar().showMessage(f"Could not read an older page: {msg}", 8000))
@@ -348,6 +357,8 @@ class MainWindow(QMainWindow):
             self.banner.show()
         self._titles_job = self.jobs.submit(titles_job, self.sessions.model.sessions(), name="titles",
                                             on_partial=self.sessions.model.set_titles)
+        self._poll_states()
+        self._states_timer.start()
         self.storeLoaded.emit(self.store_path or "")
 
     def _on_store_failed(self, msg: str):
@@ -452,6 +463,14 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ history events
     def _on_tail(self):
+        self._update_banner()
+        s = self.history.stats()
+        self.statusBar().showMessage(f"Tail page: {s['rows']} rows in {self.history.tail_elapsed * 1000:.0f} ms", 5000)
+        if self.search_edit.text():
+            self._apply_search()
+        self.sessionLoaded.emit()
+
+    def _update_banner(self):
         r = self.history.reader
         probs = [p for p in (r.problems if r else [])]
         st = self.history.pages[-1].page if self.history.pages else None
@@ -461,8 +480,12 @@ class MainWindow(QMainWindow):
             lines.append(f"This log is not valid: {fatal}. Its stored rows are shown as read.")
         if st is not None and st.tail:
             if st.closure and not self.history.physical:
-                lines.append(f"The last turn is open: {len(st.closure)} closure row(s) are synthesized in memory "
-                             "(marked). Switch to the physical tail to see only stored rows.")
+                if self.history.live_state in ("live", "idle"):
+                    lines.append(f"The writer is still in this turn: the {len(st.closure)} closure row(s) at the end "
+                                 "(marked) are what a repair would add if it stopped now.")
+                else:
+                    lines.append(f"The last turn is open: {len(st.closure)} closure row(s) are synthesized in memory "
+                                 "(marked). Switch to the physical tail to see only stored rows.")
             if st.dropped:
                 lines.append(f"{len(st.dropped)} stored row(s) at the tail are torn or unreadable; a repair would "
                              "truncate them (shown in the physical tail).")
@@ -475,11 +498,6 @@ class MainWindow(QMainWindow):
             self.banner.show()
         else:
             self.banner.hide()
-        s = self.history.stats()
-        self.statusBar().showMessage(f"Tail page: {s['rows']} rows in {self.history.tail_elapsed * 1000:.0f} ms", 5000)
-        if self.search_edit.text():
-            self._apply_search()
-        self.sessionLoaded.emit()
 
     def _on_open_failed(self, msg: str):
         self.banner.setText(f"Cannot open this session: {msg}")
@@ -537,7 +555,34 @@ class MainWindow(QMainWindow):
             extra = f" (+{s['closure']} synthesized)"
         if face == "physical" and s["dropped"]:
             extra = f" ({s['dropped']} bad/torn tail rows)"
-        self.status_face.setText(f"face: {face}{extra} · format: {s['format'] or '?'}")
+        live = LIVE_STATUS.get(s["live"] or "", "")
+        self.status_face.setText(f"face: {face}{extra} · format: {s['format'] or '?'}" + (f" · {live}" if live else ""))
+
+    # ------------------------------------------------------------------ writer states
+    def _on_live_state(self, state: str):
+        if self.session is not None and state in LIVE_STATUS:
+            self.sessions.model.set_states({self.session.key: state})
+        if state.startswith("error"):
+            self.statusBar().showMessage(f"Live follow stopped: {state[6:].strip()}", 8000)
+        self._update_status()
+        self._update_banner()
+
+    def _poll_states(self):
+        """Which listed sessions a writer is touching (stat + tail of recent files, in a worker)."""
+        if self._states_job is not None or not self.sessions.model.session_count:
+            return
+        prev = dict(self.sessions.model.states)
+
+        def done(states):
+            self._states_job = None
+            if self.session is not None and self.history.live_state in LIVE_STATUS:
+                states.pop(self.session.key, None)      # the follower knows better
+            self.sessions.model.set_states(states)
+
+        def failed(_msg):
+            self._states_job = None
+        self._states_job = self.jobs.submit(live_states_job, self.sessions.model.sessions(), prev,
+                                            name="live-states", on_done=done, on_error=failed)
 
     # ------------------------------------------------------------------ selection / inspector
     def _on_current_row(self, cur: QModelIndex, prev: QModelIndex):
@@ -734,6 +779,8 @@ class MainWindow(QMainWindow):
         super().closeEvent(e)
 
     def shutdown(self):
+        self._states_timer.stop()
+        self.history.stop_live()
         if self._titles_job is not None:
             self._titles_job.cancel()
         self.jobs.shutdown(10000)

@@ -19,6 +19,46 @@ FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
 COLUMNS = ("Session", "Created", "Folder")
 
 
+LIVE_BADGES = {"live": "● live", "idle": "◌ idle", "crashed": "✕ crashed"}
+RECENT_S = 600.0            # sessions modified this recently get a writer state in the list
+MAX_STATES = 300            # tail reads per poll, at most (the newest files first)
+
+
+def live_states_job(job, sessions: list, prev: dict) -> dict:
+    """``{key: state}`` ("live" | "idle" | "crashed" | "complete") for the sessions a writer
+    touched lately (modified within RECENT_S, or not "complete" at the previous poll).
+    Only stats files; the tail is read (``live_state``, cached per revision) for those."""
+    from ..store.watch import live_state
+    now = time.time()
+    todo = []
+    for info in sessions:
+        job.check()
+        f = info.store if info.format == "sqlite" and info.store else info.path
+        try:
+            mtime = os.stat(f).st_mtime
+            if info.format == "sqlite":
+                try:
+                    mtime = max(mtime, os.stat(f + "-wal").st_mtime)
+                except OSError:
+                    pass
+        except OSError:
+            continue
+        if now - mtime < RECENT_S or prev.get(info.key) not in (None, "complete"):
+            todo.append((mtime, info))
+    todo.sort(key=lambda x: -x[0])
+    out = {}
+    for _, info in todo[:MAX_STATES]:
+        job.check()
+        try:
+            if info.format == "sqlite":
+                out[info.key] = live_state(info.store or info.path, info.id, now=now)
+            else:
+                out[info.key] = live_state(info.path, now=now)
+        except Exception:
+            continue
+    return out
+
+
 def discover_job(job, path: str):
     t0 = time.perf_counter()
     listing = discover(path)
@@ -69,6 +109,7 @@ class SessionTreeModel(QAbstractItemModel):
         self._root = _Node(None, None, 0)
         self._by_key: dict = {}
         self.titles: dict = {}
+        self.states: dict = {}      # key -> writer state (live | idle | crashed | complete)
         self.listing = None
 
     def set_listing(self, listing, tree) -> None:
@@ -77,6 +118,7 @@ class SessionTreeModel(QAbstractItemModel):
         self._root = _Node(None, None, 0)
         self._by_key = {}
         self.titles = {}
+        self.states = {}
 
         def add(parent, subtree):
             for i, (info, kids) in enumerate(subtree):
@@ -116,6 +158,22 @@ class SessionTreeModel(QAbstractItemModel):
             n.info.title = t
             ix = self.createIndex(n.row, 0, n)
             self.dataChanged.emit(ix, ix, [Qt.ItemDataRole.DisplayRole, FILTER_ROLE])
+
+    def set_states(self, states: dict) -> None:
+        """Writer states from the live poll or the open session's follower."""
+        for key, st in states.items():
+            n = self._by_key.get(key)
+            if n is None or self.states.get(key) == st:
+                continue
+            self.states[key] = st
+            ix = self.createIndex(n.row, 0, n)
+            self.dataChanged.emit(ix, ix, [Qt.ItemDataRole.DisplayRole])
+
+    def state_of(self, info) -> Optional[str]:
+        st = self.states.get(info.key)
+        if st is None and info.live:
+            st = "live"
+        return st
 
     def index_for_key(self, key) -> QModelIndex:
         n = self._by_key.get(key)
@@ -169,8 +227,9 @@ class SessionTreeModel(QAbstractItemModel):
                 base = f"⤷ {kind} · {base}"
             else:
                 base = f"⤷ {base}"
-        if info.live:
-            base += "  ● live"
+        badge = LIVE_BADGES.get(self.state_of(info))
+        if badge:
+            base += "  " + badge
         return base
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
@@ -196,6 +255,12 @@ class SessionTreeModel(QAbstractItemModel):
                 lines.append(f"parent: {info.parent}")
             if (info.header or {}).get("seedLength") is not None:
                 lines.append(f"fork seed: {info.header['seedLength']} events")
+            st = self.state_of(info)
+            if st:
+                lines.append("writer: " + {"live": "live (the log grew in the last seconds)",
+                                           "idle": "idle (quiet, last turn still open)",
+                                           "crashed": "crashed (open turn, quiet for long: the writer died)",
+                                           "complete": "finished (last turn closed)"}.get(st, st))
             for p in info.problems or []:
                 lines.append(f"problem: {p}")
             return "\n".join(lines)
