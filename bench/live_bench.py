@@ -7,7 +7,9 @@ file with
 
 * ``Follower`` (inotify wake-ups; then again poll-only at 100 ms), rows timed when ``poll()``
   returns them;
-* the Qt ``LiveFollower`` (offscreen), rows timed in the UI-thread slot of ``rows_appended``.
+* the Qt ``LiveFollower`` (offscreen), rows timed in the UI-thread slot of ``rows_appended``;
+* the history view model (``HistoryModel`` following the log as the app does: stitched rows
+  grow the tail page in the page worker), rows timed when ``liveAppended`` says they are in.
 
 Latency = arrival − flush (CLOCK_MONOTONIC is system-wide, so both processes share it).  It
 can be slightly negative: a reader may see the bytes after ``write()`` and before ``fsync()``
@@ -132,6 +134,39 @@ def follow_qt(path, n) -> dict:
     return arrivals
 
 
+def follow_model(path, n) -> dict:
+    """The history view model (app.ui.history_model): a row counts as arrived when the
+    model has it in its loaded pages (``liveAppended``, on the UI thread)."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    import app.ui  # noqa: F401  (PySide6 work-around)
+    from app.ui.history_model import HistoryModel
+    qapp = QApplication.instance() or QApplication([])
+    while not path.exists() or path.stat().st_size == 0:
+        time.sleep(0.002)
+    m = HistoryModel(page_size=50, live_options={"poll_interval": 0.1})
+    arrivals: dict = {}
+
+    def mark():
+        t = time.monotonic()
+        for lp in m.pages[-2:]:
+            for seq, ev in lp.events.items():
+                if not ev.synthesized:
+                    arrivals.setdefault(seq, t)
+        if len(arrivals) >= n:
+            qapp.quit()
+
+    m.tailInstalled.connect(mark)
+    m.liveAppended.connect(lambda _k: mark())
+    QTimer.singleShot(120_000, qapp.quit)
+    m.open(str(path))
+    qapp.exec()
+    m.close()
+    return arrivals
+
+
 # --------------------------------------------------------------------------- report
 
 def pct(xs, p):
@@ -151,6 +186,8 @@ def run(mode, args, tmp) -> dict:
     box: dict = {}
     if mode == "qt":
         box["a"] = follow_qt(path, n)
+    elif mode == "model":
+        box["a"] = follow_model(path, n)
     else:
         t = threading.Thread(target=lambda: box.__setitem__("a", follow_plain(path, n, mode == "inotify")))
         t.start()
@@ -186,7 +223,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--start-delay", type=float, default=0.3)
     ap.add_argument("--zstd", action="store_true")
-    ap.add_argument("--modes", default="inotify,poll,qt")
+    ap.add_argument("--modes", default="inotify,poll,qt,model")
     args = ap.parse_args()
     if args.writer:
         return writer_main(args)
@@ -202,7 +239,7 @@ def main():
             for mode in args.modes.split(","):
                 r = run(mode, args, tmp)
                 label = {"inotify": "Follower (inotify)", "poll": "Follower (poll 100ms)",
-                         "qt": "Qt LiveFollower"}[mode]
+                         "qt": "Qt LiveFollower", "model": "history view model"}[mode]
                 ok = "" if r["arrived"] >= r["events"] else f"  (only {r['arrived']} arrived)"
                 print(f"  {label:<22}{r['events']:>7}{r['batches']:>8}  {r['flush_median']:>21.2f}"
                       f"{r['flush_p99']:>8.2f}{r['flush_max']:>8.2f}   {r['e2e_median']:>18.1f}{r['e2e_p99']:>8.1f}{ok}")

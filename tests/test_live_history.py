@@ -52,7 +52,10 @@ def _settled(m: HistoryModel, last_seq: int) -> bool:
 
 
 @pytest.mark.parametrize("seed,crash", [(21, False), (22, True), (23, False)])
-def test_model_grown_by_live_rows_equals_a_fresh_read(qtbot, tmp_path, seed, crash):
+def test_model_grown_by_live_rows_equals_a_fresh_read(qtbot, tmp_path, monkeypatch, seed, crash):
+    import app.ui.history_model as hm
+    monkeypatch.setattr(hm, "LIVE_SPLIT", 6)          # small live pages: many cuts in a short log
+    monkeypatch.setattr(hm, "LIVE_KEEP", 3)
     lines = _synth_lines(tmp_path, seed, 220_000, crash)
     path = tmp_path / "p" / "session.jsonl"
     path.parent.mkdir()

@@ -46,6 +46,8 @@ DEFAULT_PAGE_SIZE = 50
 FIRST_ROWS = 40          # rows of the tail page shown for the first paint; the rest follow
 EXPOSE_CHUNK = 20        # rows exposed per event-loop turn when older/newer rows are wanted
 FACE_SYNC_EVENTS = 20_000  # a face toggle building rows for more loaded events runs in a worker
+LIVE_SPLIT = 24          # a live tail page holding more messages than this is cut ...
+LIVE_KEEP = 12           # ... keeping this many in the newest page
 MAX_EXPOSED = 800        # rows the view holds at once (QListView re-lays out all of them on
                          # every insert, ~14 µs a row here): a window sliding over loaded rows
 
@@ -206,10 +208,13 @@ def _stale_live_row(key: tuple, row, region_start: int) -> bool:
     return False
 
 
-def _live_job(job, lp: LoadedPage, rows: list, physical: bool, show_attempts: bool, page_size: int):
-    """The tail page grown by live rows (one or two LoadedPages: it is cut like the host
-    pages once it holds more than twice the page size).  Rows of settled events are the
-    same Row objects as before, so the model only touches what changed."""
+def _live_job(job, lp: LoadedPage, rows: list, physical: bool, show_attempts: bool, prev_calls: list):
+    """The tail page grown by live rows: one LoadedPage, or two once it holds more than
+    LIVE_SPLIT messages (cut like the host pages, the newer part keeping LIVE_KEEP): each
+    batch rebuilds only a short page, so its cost does not grow with the session.  Rows of
+    settled events are the same Row objects as before, so the model only touches what
+    changed.  Presenter views of new results see the calls of this page and the previous
+    one (live rows get their view, as the host sends one with each live event)."""
     t0 = time.perf_counter()
     p = lp.page
     old_tt = p.tail_state.tracker
@@ -218,13 +223,13 @@ def _live_job(job, lp: LoadedPage, rows: list, physical: bool, show_attempts: bo
     job.check()
     old_closure = {e.seq for e in p.closure}
     views = {s: v for s, v in lp.views.items() if s not in old_closure}
-    calls = [e for e in p.items if is_event(e) and e.type == "tool/call"]
+    calls = prev_calls + [e for e in p.items if is_event(e) and e.type == "tool/call"]
     for s, v in compute_views(calls + [e for e in rows if is_event(e)] + list(newp.closure)).items():
         views.setdefault(s, v)
     cache = {k: r for k, r in lp.row_cache.items() if not _stale_live_row(k, r, region_start)}
     parts = [newp]
-    if newp.messages > 2 * page_size:
-        sp = split_page(newp, page_size)
+    if newp.messages > LIVE_SPLIT:
+        sp = split_page(newp, LIVE_KEEP)
         if sp is not None:
             parts = list(sp)
     elapsed = time.perf_counter() - t0
@@ -595,8 +600,9 @@ class HistoryModel(QAbstractListModel):
         if not lp.page.tail or lp.page.tail_state is None:
             return
         rows, self._live_queue = self._live_queue, []
+        prev_calls = [e for e in self.pages[-2].events.values() if e.type == "tool/call"] if len(self.pages) > 1 else []
         self._live_job = job = self.jobs.submit(
-            _live_job, lp, rows, self.physical, self.show_attempts, self.page_size,
+            _live_job, lp, rows, self.physical, self.show_attempts, prev_calls,
             serial=True, name="live",
             on_done=lambda new, lp=lp: self._live_done(lp, new),
             on_error=self._live_failed)
