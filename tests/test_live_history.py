@@ -158,3 +158,52 @@ def test_window_follows_at_bottom_and_keeps_a_readers_place(qtbot, tmp_path, mon
     assert h.pages[-1].page.closure, "a crashed turn is closed in the logical face"
     assert "crashed" in w.sessions.model.label(w.session)
     w.shutdown()
+
+
+def test_session_list_states_from_the_poll(qtbot, tmp_path):
+    """live_states_job: recent files get a writer state, old ones are skipped, and a
+    session that was not complete keeps being checked."""
+    import os
+    import time
+
+    from app.store.discovery import discover
+    from app.ui.session_model import LIVE_BADGES, RECENT_S, SessionTreeModel, live_states_job
+    from test_live import _header_and_rows
+    from app.log.codec import encode_row
+
+    hdr, evs = _header_and_rows(3000)
+    end = [e["seq"] for e in evs if e["type"] == "turn/end"][0]
+    body = [encode_row(e) + b"\n" for e in evs]
+    home = tmp_path / "home" / "sessions" / "--proj--"
+    now = time.time()
+
+    def put(name, n, age):
+        p = home / name / "session.jsonl"
+        p.parent.mkdir(parents=True)
+        h = dict(hdr, id=name)
+        p.write_bytes(encode_row(h) + b"\n" + b"".join(body[:n]))
+        os.utime(p, (now - age, now - age))
+        return p
+    put("writing", end + 5, 1)              # open turn, just grew
+    put("died", end + 5, 300)               # open turn, quiet for 5 minutes
+    put("done", end + 1, 60)                # closed turn
+    put("ancient", end + 5, RECENT_S * 3)   # open turn but long ago: not polled
+    listing = discover(str(tmp_path / "home"))
+    infos = listing.sessions
+
+    class Job:
+        def check(self):
+            pass
+    states = live_states_job(Job(), infos, {})
+    by_id = {i.id: states.get(i.key) for i in infos}
+    assert by_id == {"writing": "live", "died": "crashed", "done": "complete", "ancient": None}
+    # a previously non-complete session is re-checked even when old
+    ancient = next(i for i in infos if i.id == "ancient")
+    assert live_states_job(Job(), infos, {ancient.key: "idle"})[ancient.key] == "crashed"
+    # the list shows the badges
+    m = SessionTreeModel()
+    m.set_listing(listing, listing.tree())
+    m.set_states(states)
+    labels = {i.id: m.label(i) for i in infos}
+    assert LIVE_BADGES["live"] in labels["writing"] and LIVE_BADGES["crashed"] in labels["died"]
+    assert not any(b in labels["done"] for b in LIVE_BADGES.values())
