@@ -1034,7 +1034,10 @@ class HistoryModel(QAbstractListModel):
             "dropped": len(tail.dropped) if tail is not None and tail.tail else 0,
             "index": self.index_state,
             "indexMode": self.index_mode,
-            "indexedEvents": self.seq_index.events if self.seq_index is not None else None,
+            # the index is a snapshot: a log that grew since has at least its newest seq + 1 events
+            "indexedEvents": (max(self.seq_index.events, (tail.last_seq if tail is not None and tail.last_seq
+                                                          is not None else -1) + 1)
+                              if self.seq_index is not None else None),
             "loading": self.loading, "matches": len(self._matches),
             "live": self.live_state,
         }

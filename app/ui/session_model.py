@@ -228,9 +228,7 @@ class SessionTreeModel(QAbstractItemModel):
             else:
                 base = f"⤷ {base}"
         badge = LIVE_BADGES.get(self.state_of(info))
-        if badge:
-            base += "  " + badge
-        return base
+        return f"{badge} · {base}" if badge else base      # in front: a long title elides, not the state
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
