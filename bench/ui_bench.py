@@ -84,12 +84,13 @@ class StallMeter:
 
     def start(self, phase: str):
         self.phase = phase
-        self._last = time.perf_counter()
+        self._last = self.t0 = time.perf_counter()
+        self._cpu = time.thread_time()
         self.timer.start()
         if os.environ.get("UI_BENCH_DIAGNOSE"):
             self._start_watchdog()
 
-    def _start_watchdog(self, threshold: float = 0.03):
+    def _start_watchdog(self, threshold: float = float(os.environ.get("UI_BENCH_DIAGNOSE_MS", "30")) / 1000):
         """UI_BENCH_DIAGNOSE=1: a thread samples the UI thread's Python stack whenever a
         tick is over ``threshold`` late; the most frequent stacks are printed at the end."""
         import collections
@@ -109,6 +110,19 @@ class StallMeter:
                         key = " <- ".join(f"{Path(f.filename).name}:{f.lineno}:{f.name}" for f in reversed(st))
                         self.samples[(self.phase, key)] += 1
         threading.Thread(target=watch, daemon=True).start()
+        import gc
+        started: dict = {}
+
+        def gc_cb(phase, info):
+            tid = threading.get_ident()
+            if phase == "start":
+                started[tid] = time.perf_counter()
+                return
+            d = time.perf_counter() - started.pop(tid, time.perf_counter())
+            if d > 0.01:
+                where = "UI" if tid == main_id else "worker"
+                self.samples[(self.phase, f"gc gen{info['generation']} {d * 1000:.0f} ms on the {where} thread")] += 1
+        gc.callbacks.append(gc_cb)
 
     def set_phase(self, phase: str):
         self.phase = phase
@@ -116,8 +130,14 @@ class StallMeter:
     def _tick(self):
         now = time.perf_counter()
         if self._last is not None:
-            self.late.setdefault(self.phase, []).append(max(0.0, now - self._last - self.interval))
+            late = max(0.0, now - self._last - self.interval)
+            self.late.setdefault(self.phase, []).append(late)
+            if late > 0.05 and os.environ.get("UI_BENCH_DIAGNOSE"):
+                cpu = time.thread_time() - self._cpu
+                print(f"  tick {late * 1000:.0f} ms late at {now - self.t0:.3f} s [{self.phase}], "
+                      f"UI thread on the CPU {cpu * 1000:.0f} ms of it", file=sys.stderr)
         self._last = now
+        self._cpu = time.thread_time()
 
     def stop(self):
         self.timer.stop()
@@ -133,6 +153,29 @@ class StallMeter:
                        "median_ms": round(statistics.median(xs_ms), 2) if xs_ms else 0.0,
                        "over_50ms": sum(1 for x in xs_ms if x > 50)}
         return out
+
+
+def _time_slow_calls(win, meter, ms: float = 20.0) -> None:
+    """UI_BENCH_DIAGNOSE: print UI-thread calls of the history model/view over ``ms``."""
+    import functools
+    targets = [(win.history, n) for n in ("_install_older", "_expose_chunk", "request_newer", "_apply_live",
+                                           "_reset_rows", "show_around", "_index_done", "stats")]
+    targets += [(win.view, n) for n in ("_restore", "doItemsLayout", "_maybe_fetch_older")]
+    targets += [(win, n) for n in ("_update_status", "_on_index_progress", "_on_older")]
+    for obj, name in targets:
+        fn = getattr(obj, name)
+
+        @functools.wraps(fn)
+        def timed(*a, fn=fn, name=name, **k):
+            t0, c0 = time.perf_counter(), time.thread_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                d = time.perf_counter() - t0
+                if d * 1000 > ms:
+                    print(f"  {name} {d * 1000:.0f} ms (cpu {(time.thread_time() - c0) * 1000:.0f}) "
+                          f"at {time.perf_counter() - meter.t0:.3f} s", file=sys.stderr)
+        setattr(obj, name, timed)
 
 
 def run(args) -> dict:
@@ -199,6 +242,27 @@ def run(args) -> dict:
     scroller.setInterval(16)
     scroller.timeout.connect(scroll_step)
     scroller.start()
+    if os.environ.get("UI_BENCH_DIAGNOSE"):
+        _time_slow_calls(win, meter)
+        from PySide6.QtCore import QObject
+
+        class Gap(QObject):
+            """The event delivered before a long gap between two events is the slow one."""
+            last = None
+
+            def eventFilter(self, obj, ev):
+                now = time.perf_counter()
+                if self.last is not None and now - self.last[0] > 0.04:
+                    print(f"  event {self.last[1]} to {self.last[2]} took ~{(now - self.last[0]) * 1000:.0f} ms "
+                          f"at {self.last[0] - meter.t0:.3f} s", file=sys.stderr)
+                self.last = (now, ev.type().name, type(obj).__name__)
+                return False
+        gap = Gap()
+        qapp.installEventFilter(gap)
+        result["_gap"] = gap
+        for sig, what in ((win.history.indexReady, "index ready"), (win.history.olderInstalled, "older rows")):
+            sig.connect(lambda *a, what=what: print(f"  {what} at {time.perf_counter() - meter.t0:.3f} s",
+                                                    file=sys.stderr))
     t_idx = time.perf_counter()
     spin_until(lambda: win.history.index_state in ("ready", "failed"), 600)
     result["index"] = {"state": win.history.index_state, "mode": win.history.index_mode,
@@ -210,18 +274,22 @@ def run(args) -> dict:
     target_pages = pages_during_index + args.pages
     spin_until(lambda: len(win.history.pages) >= target_pages or not win.history.has_more, 300)
     scroller.stop()
-    # a face toggle and a search over everything loaded (user actions, CPU only)
-    meter.set_phase("toggles+search")
-    win.act_attempts.trigger()
-    win.act_physical.trigger()
-    win.open_search()
-    win.search_edit.setText("error")
-    spin_until(lambda: win.history.search_term == "error", 10)
-    spin_until(lambda: win.view.settled(), 10)
+    # user actions over everything loaded, one at a time as a user makes them (each one
+    # settles before the next; CPU only): the two face toggles, then a search
+    actions = [("toggle-attempts", win.act_attempts.trigger), ("toggle-physical", win.act_physical.trigger),
+               ("search", lambda: (win.open_search(), win.search_edit.setText("error")))]
+    for phase, act in actions:
+        meter.set_phase(phase)
+        act()
+        spin_until(lambda: not win.history.loading and win.view.settled()
+                   and (phase != "search" or win.history.search_term == "error"), 30)
+        t_end = time.perf_counter() + 0.25
+        spin_until(lambda: time.perf_counter() > t_end, 1)
     meter.stop()
     result["pages"] = {"during_index": pages_during_index, "total": len(win.history.pages),
                        "rows": len(win.history.rows), "events_loaded": len(win.history._events),
                        "scroll_steps": steps["n"]}
+    result.pop("_gap", None)
     result["stalls"] = meter.summary()
     win.shutdown()
     win.close()

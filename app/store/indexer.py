@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 PROGRESS_INTERVAL = 0.04
+CHILD_NICE = 10
 CHILD_FLAG = "--session-lens-index-child"      # argv[1] of a frozen binary running as the child
 
 
@@ -34,6 +35,10 @@ def child_main(argv: list) -> int:
     """The child: scan ``argv[0]`` (session id ``argv[1]`` or "") and write pickled
     ("progress", done, total) ... ("done", index) | ("error", text) to stdout."""
     out = sys.stdout.buffer
+    try:
+        os.nice(CHILD_NICE)    # background work: on a busy machine the UI thread gets the CPU first
+    except (AttributeError, OSError):
+        pass
     path, sid = argv[0], (argv[1] if len(argv) > 1 and argv[1] else None)
 
     def send(msg) -> None:

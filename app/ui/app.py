@@ -23,7 +23,7 @@ from PySide6.QtCore import QTimer  # noqa: E402  (PySide6 before qasync)
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 SCREENSHOT_TIMEOUT_S = 120.0
-SWITCH_INTERVAL_S = 0.0005
+SWITCH_INTERVAL_S = 0.0002
 
 
 def configure_runtime() -> None:
@@ -37,7 +37,7 @@ def configure_runtime() -> None:
     over a page being decoded took 20-30 ms."""
     import gc
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    gc.set_threshold(2_000, 20, 50)
+    gc.set_threshold(2_000, 5, 50)
 
 
 def make_app(argv=None) -> QApplication:

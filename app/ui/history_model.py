@@ -44,11 +44,11 @@ MATCH_ROLE = Qt.ItemDataRole.UserRole + 4
 
 DEFAULT_PAGE_SIZE = 50
 FIRST_ROWS = 40          # rows of the tail page shown for the first paint; the rest follow
-EXPOSE_CHUNK = 20        # rows exposed per event-loop turn when older/newer rows are wanted
+EXPOSE_CHUNK = 10        # rows exposed per event-loop turn when older/newer rows are wanted
 FACE_SYNC_EVENTS = 20_000  # a face toggle building rows for more loaded events runs in a worker
 LIVE_SPLIT = 24          # a live tail page holding more messages than this is cut ...
 LIVE_KEEP = 12           # ... keeping this many in the newest page
-MAX_EXPOSED = 800        # rows the view holds at once (QListView re-lays out all of them on
+MAX_EXPOSED = 300        # rows the view holds at once (QListView re-lays out all of them on
                          # every insert, ~14 µs a row here): a window sliding over loaded rows
 
 
@@ -962,8 +962,9 @@ class HistoryModel(QAbstractListModel):
         self.search_term = term
         self.current_match_row = None
         self._recompute_matches()
-        if self.rows:
-            self.dataChanged.emit(self.index_of(0), self.index_of(len(self.rows) - 1), [MATCH_ROLE])
+        # no dataChanged over every row: QListView would re-lay out the whole window (heights
+        # never change with a search); the delegate reads the term when it paints, so views
+        # only repaint (searchChanged)
         self.searchChanged.emit()
 
     def _recompute_matches(self):

@@ -70,6 +70,7 @@ class HistoryView(QListView):
         model.modelAboutToBeReset.connect(self._before_reset)
         model.modelReset.connect(self._after_reset)
         model.tailInstalled.connect(self._on_tail)
+        model.searchChanged.connect(self.viewport().update)
         model.liveAboutToAppend.connect(self._live_before)
         model.liveAppended.connect(self._live_after)
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Optional
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QPainter, QPalette, QShortcut
 from PySide6.QtWidgets import (QApplication, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
-                               QProgressBar, QSplitter, QStackedWidget, QTabWidget, QToolBar,
+                               QSplitter, QStackedWidget, QTabWidget, QToolBar,
                                QToolButton, QVBoxLayout, QWidget)
 
 from ..store.discovery import harness_home
@@ -41,6 +41,52 @@ def demo_store() -> Path:
 def demo_available() -> bool:
     d = demo_store()
     return d.is_dir() and any(d.iterdir())
+
+
+class LazyProgress(QWidget):
+    """A status-bar progress bar that repaints with the next frame.
+
+    QProgressBar.setValue repaints synchronously whenever its percentage changes, and a
+    synchronous repaint flushes every dirty region of the window - the history list
+    included - from inside the progress slot: 25 extra full paints a second while a log
+    indexes.  This one only schedules an update()."""
+
+    def __init__(self, label: str, parent=None):
+        super().__init__(parent)
+        self.label = label
+        self._value = 0
+        self._max = 1000
+        self.setFixedWidth(180)
+        self.setMinimumHeight(self.fontMetrics().height() + 4)
+
+    def value(self) -> int:
+        return self._value
+
+    def maximum(self) -> int:
+        return self._max
+
+    def setValue(self, v: int) -> None:
+        v = max(0, min(self._max, int(v)))
+        if v * 100 // self._max != self._value * 100 // self._max:
+            self.update()
+        self._value = v
+
+    def text(self) -> str:
+        return f"{self.label} {self._value * 100 // self._max}%"
+
+    def paintEvent(self, _e):
+        p = QPainter(self)
+        pal = self.palette()
+        r = self.rect().adjusted(0, 1, -1, -2)
+        p.setPen(pal.color(QPalette.ColorRole.Mid))
+        p.setBrush(pal.color(QPalette.ColorRole.Base))
+        p.drawRect(r)
+        done = r.adjusted(1, 1, 0, 0)
+        done.setWidth(int((r.width() - 1) * self._value / self._max))
+        p.fillRect(done, pal.color(QPalette.ColorRole.Highlight))
+        p.setPen(pal.color(QPalette.ColorRole.Text))
+        p.drawText(r, Qt.AlignmentFlag.AlignCenter, self.text())
+        p.end()
 
 
 class MainWindow(QMainWindow):
@@ -156,11 +202,10 @@ class MainWindow(QMainWindow):
         self.status_face = QLabel("")
         self.status_face.setTextFormat(Qt.TextFormat.PlainText)
         self.status_face.setObjectName("faceLabel")
-        self.progress = QProgressBar()
-        self.progress.setMaximumWidth(180)
-        self.progress.setMaximum(1000)
-        self.progress.setFormat("indexing %p%")
-        self.progress.setTextVisible(True)
+        self.progress = LazyProgress("indexing")
+        sp = self.progress.sizePolicy()
+        sp.setRetainSizeWhenHidden(True)      # showing it must not re-lay out (and repaint) the window
+        self.progress.setSizePolicy(sp)
         self.progress.hide()
         sb.addPermanentWidget(self.status_counts)
         sb.addPermanentWidget(self.progress)
@@ -726,7 +771,8 @@ class MainWindow(QMainWindow):
             older = [i for i in m if i < start]
             self._set_match(older[-1] if older else m[-1])
         else:
-            self.searchMoved.emit(None)
+            # nothing in the rows on screen: look through the other loaded rows, then older pages
+            self._search_step(False, SEARCH_PAGE_BUDGET)
 
     def _update_search_count(self):
         m = self.history.matches
