@@ -31,10 +31,11 @@ def configure_runtime() -> None:
 
     The UI thread re-enters Python for every paint/size callback; while a worker decodes
     pages it must win the GIL each time, and CPython makes a waiting thread wait up to the
-    switch interval (5 ms by default) - per callback.  0.5 ms keeps frames short at a
-    small cost to worker throughput.  The cyclic GC runs less often (loaded pages are
-    moved out of its reach with gc.freeze, see workers.freeze_heap): a full collection
-    over a page being decoded took 20-30 ms."""
+    switch interval (5 ms by default) - per callback.  0.2 ms keeps frames short at a
+    small cost to worker throughput (measured with bench/ui_bench.py).  The cyclic GC runs
+    less often for old objects (loaded pages are moved out of its reach with gc.freeze, see
+    workers.freeze_heap) and in smaller middle-generation steps (5 young collections, not
+    20): a generation-1 collection in a worker held the GIL for 10-14 ms."""
     import gc
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     gc.set_threshold(2_000, 5, 50)

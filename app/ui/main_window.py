@@ -575,7 +575,11 @@ class MainWindow(QMainWindow):
 
     def _update_status(self):
         s = self.history.stats()
-        if self.history.path is None:
+        has_session = self.history.path is not None
+        for a in (self.act_find, self.act_find_older, self.act_find_newer, self.act_prev_turn, self.act_next_turn,
+                  self.act_copy, self.act_reload):
+            a.setEnabled(has_session)
+        if not has_session:
             self.status_counts.setText("")
             self.status_face.setText("")
             return
