@@ -37,3 +37,15 @@ def fixtures_dir() -> Path:
 @pytest.fixture
 def fixture_path():
     return fixture
+
+
+@pytest.fixture
+def win(qtbot):
+    """A shown main window (page size 20, light theme), shut down after the test."""
+    from app.ui.main_window import MainWindow
+    w = MainWindow(page_size=20, theme_mode="light")
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    w.show()
+    yield w
+    w.shutdown()

@@ -26,17 +26,6 @@ def _isolated(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def win(qtbot):
-    from app.ui.main_window import MainWindow
-    w = MainWindow(page_size=20, theme_mode="light")
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
-    yield w
-    w.shutdown()
-
-
-@pytest.fixture
 def no_demo(monkeypatch, tmp_path):
     import app.ui.main_window as mw
     monkeypatch.setattr(mw, "demo_store", lambda: tmp_path / "no-demo")

@@ -24,17 +24,6 @@ def _config_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path / "config"))
 
 
-@pytest.fixture
-def win(qtbot):
-    from app.ui.main_window import MainWindow
-    w = MainWindow(page_size=20, theme_mode="light")
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
-    yield w
-    w.shutdown()
-
-
 def test_folder_store_lists_lineage_tree_and_filters(qtbot, win):
     with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
         win.open_store(str(fixture(FORK_DIR)))

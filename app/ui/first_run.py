@@ -162,6 +162,17 @@ def welcome_text(h: HarnessHome) -> str:
     return head + "\n\n" + HOW_TO_OPEN
 
 
+def _centred_text(name: str) -> QLabel:
+    """A wrapped, centred, selectable plain-text label (never rich text: paths are untrusted)."""
+    lb = QLabel("")
+    lb.setObjectName(name)
+    lb.setTextFormat(Qt.TextFormat.PlainText)
+    lb.setWordWrap(True)
+    lb.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    lb.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return lb
+
+
 class WelcomeView(QWidget):
     """The first-run page: the Harness home and its latest sessions, or how to open a file.
 
@@ -191,23 +202,13 @@ class WelcomeView(QWidget):
         self.title.setFont(f)
         self.title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         lay.addWidget(self.title)
-        self.notice = QLabel("")
-        self.notice.setObjectName("firstRunNotice")
-        self.notice.setTextFormat(Qt.TextFormat.PlainText)
-        self.notice.setWordWrap(True)
-        self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notice = _centred_text("firstRunNotice")
         nf = self.notice.font()
         nf.setBold(True)
         self.notice.setFont(nf)
         self.notice.hide()
         lay.addWidget(self.notice)
-        self.body = QLabel("")
-        self.body.setObjectName("firstRunBody")
-        self.body.setTextFormat(Qt.TextFormat.PlainText)
-        self.body.setWordWrap(True)
-        self.body.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.body = _centred_text("firstRunBody")
         lay.addWidget(self.body)
         row = QHBoxLayout()
         row.addStretch(1)
