@@ -567,7 +567,7 @@ class HistoryModel(QAbstractListModel):
     def stop_live(self) -> None:
         live, self.live = self.live, None
         if live is not None:
-            live.stop()
+            live.stop(timeout=0.2)      # not joined for long on the UI thread: a late row is dropped
             live.deleteLater()
 
     def _on_live_state(self, state: str) -> None:
