@@ -161,19 +161,34 @@ def _time_slow_calls(win, meter, ms: float = 20.0) -> None:
     targets = [(win.history, n) for n in ("_install_older", "_expose_chunk", "request_newer", "_apply_live",
                                            "_reset_rows", "show_around", "_index_done", "stats")]
     targets += [(win.view, n) for n in ("_restore", "doItemsLayout", "_maybe_fetch_older")]
+    builder = win.view.delegate.builder
+    build = builder.build
+    builds = {"n": 0}
+
+    def counted(*a, **k):
+        builds["n"] += 1
+        return build(*a, **k)
+    builder.build = counted
+    meter.builds = builds
     targets += [(win, n) for n in ("_update_status", "_on_index_progress", "_on_older")]
     for obj, name in targets:
         fn = getattr(obj, name)
 
         @functools.wraps(fn)
         def timed(*a, fn=fn, name=name, **k):
-            t0, c0 = time.perf_counter(), time.thread_time()
+            import resource
+            ru0 = resource.getrusage(resource.RUSAGE_THREAD)
+            t0, c0, b0 = time.perf_counter(), time.thread_time(), builds["n"]
             try:
                 return fn(*a, **k)
             finally:
                 d = time.perf_counter() - t0
                 if d * 1000 > ms:
-                    print(f"  {name} {d * 1000:.0f} ms (cpu {(time.thread_time() - c0) * 1000:.0f}) "
+                    print(f"  {name} {d * 1000:.0f} ms (cpu {(time.thread_time() - c0) * 1000:.0f}, "
+                          f"{builds['n'] - b0} documents built, {win.history.rowCount()} rows, "
+                          f"sys {(resource.getrusage(resource.RUSAGE_THREAD).ru_stime - ru0.ru_stime) * 1000:.0f} ms, "
+                          f"{resource.getrusage(resource.RUSAGE_THREAD).ru_minflt - ru0.ru_minflt} faults, "
+                          f"{resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw - ru0.ru_nivcsw} preemptions) "
                           f"at {time.perf_counter() - meter.t0:.3f} s", file=sys.stderr)
         setattr(obj, name, timed)
 

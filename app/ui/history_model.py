@@ -62,6 +62,15 @@ def compute_views(events: list) -> dict:
         return {}
 
 
+def hidden_attempts(tracker) -> int:
+    """Failed attempts a page hides by default (a page's tracker never changes once built:
+    counted once, not at every status update)."""
+    n = getattr(tracker, "_hidden_count", None)
+    if n is None:
+        n = tracker._hidden_count = sum(1 for a in tracker.attempts if a.hidden_by_default)
+    return n
+
+
 @dataclass
 class LoadedPage:
     page: Any                 # app.log.reader.Page
@@ -93,7 +102,7 @@ class LoadedPage:
         else:
             for k in ((physical, not show_attempts), (not physical, not show_attempts) if neutral else None):
                 o = self.faces.get(k) if k else None
-                if o is not None and not any(a.hidden_by_default for a in o.tracker.attempts):
+                if o is not None and not hidden_attempts(o.tracker):
                     pr = o
                     break
         if pr is None:
@@ -1023,7 +1032,7 @@ class HistoryModel(QAbstractListModel):
     # ------------------------------------------------------------------ status
     def stats(self) -> dict:
         events_loaded = len(self._events)
-        hidden = sum(1 for tr in self._trackers for a in tr.attempts if a.hidden_by_default)
+        hidden = sum(map(hidden_attempts, self._trackers))
         tail = self.pages[-1].page if self.pages else None
         return {
             "rows": len(self.rows), "hiddenRows": self._hidden + self._bottom, "events": events_loaded, "pages": len(self.pages),
