@@ -51,16 +51,22 @@ def _settled(m: HistoryModel, last_seq: int) -> bool:
     return (p is not None and p.last_seq == last_seq and m._live_job is None and not m._live_queue)
 
 
-@pytest.mark.parametrize("seed,crash", [(21, False), (22, True), (23, False)])
-def test_model_grown_by_live_rows_equals_a_fresh_read(qtbot, tmp_path, monkeypatch, seed, crash):
+@pytest.mark.parametrize("seed,crash,fmt", [(21, False, "jsonl"), (22, True, "jsonl"), (23, False, "jsonl"),
+                                             (24, True, "zstd")])
+def test_model_grown_by_live_rows_equals_a_fresh_read(qtbot, tmp_path, monkeypatch, seed, crash, fmt):
     import app.ui.history_model as hm
     monkeypatch.setattr(hm, "LIVE_SPLIT", 6)          # small live pages: many cuts in a short log
     monkeypatch.setattr(hm, "LIVE_KEEP", 3)
     lines = _synth_lines(tmp_path, seed, 220_000, crash)
-    path = tmp_path / "p" / "session.jsonl"
+    zstd = fmt == "zstd"
+    path = tmp_path / "p" / ("session.jsonl.zstd" if zstd else "session.jsonl")
     path.parent.mkdir()
     first = max(2, len(lines) // 4)
-    path.write_bytes(b"".join(lines[:first]))
+    if zstd:       # one frame for the header, one per write batch (as the write-behind writer does)
+        from app.log.zstdframes import encode_frame
+        path.write_bytes(encode_frame(lines[0]) + encode_frame(b"".join(lines[1:first])))
+    else:
+        path.write_bytes(b"".join(lines[:first]))
     m = HistoryModel(Jobs(), page_size=4, live_options=FAST)
     with qtbot.waitSignal(m.tailInstalled, timeout=WAIT):
         m.open(str(path))
@@ -71,6 +77,8 @@ def test_model_grown_by_live_rows_equals_a_fresh_read(qtbot, tmp_path, monkeypat
         while i < len(lines):
             k = rnd.randint(1, 25)
             chunk = b"".join(lines[i:i + k])
+            if zstd:
+                chunk = encode_frame(chunk)
             i += k
             if rnd.random() < 0.3 and len(chunk) > 4:        # a write caught half-way
                 cut = rnd.randrange(1, len(chunk) - 1)
