@@ -97,7 +97,8 @@ class TailState:
 def tail_state_of(tt: TailTracker) -> TailState:
     """A TailState (with problems) from a fed :class:`~app.log.repair.TailTracker`."""
     problems: list = []
-    for it, why in tt.defects[:1]:
+    if tt.defect is not None:
+        it, why = tt.defect
         if why == "bad":
             problems.append(Problem(code="torn-tail", message=f"{it.kind} row after the last turn/end: {it.reason}",
                                     line=it.line, offset=it.offset if it.offset >= 0 else None))
@@ -117,7 +118,9 @@ def tail_state_of(tt: TailTracker) -> TailState:
                      last_turn_end_seq=end.seq if end is not None else None, tracker=tt)
 
 
-def _row_key(it) -> tuple:
+def row_key(it) -> tuple:
+    """A stored row's physical identity (position, packed member): the same row read twice,
+    by two readers or two reads, has the same key."""
     return (it.pos, getattr(it, "member", None))
 
 
@@ -131,8 +134,8 @@ def extend_tail_page(page: Page, tracker: TailTracker, rows: Iterable) -> Page:
     items = list(page.items)
     removed = tracker.retract_trailing_bad()
     if removed:
-        gone = {_row_key(x) for x in removed}
-        while items and not is_event(items[-1]) and _row_key(items[-1]) in gone:
+        gone = {row_key(x) for x in removed}
+        while items and not is_event(items[-1]) and row_key(items[-1]) in gone:
             items.pop()
     messages = page.messages
     for it in rows:
@@ -141,9 +144,9 @@ def extend_tail_page(page: Page, tracker: TailTracker, rows: Iterable) -> Page:
         if is_event(it) and it.type in MESSAGE_TYPES and it.surface_op == "append":
             messages += 1
     st = tail_state_of(tracker)
-    drop = {_row_key(d) for d in st.dropped}
+    drop = {row_key(d) for d in st.dropped}
     return Page(items=items, has_more=page.has_more, token=page.token, tail=True, messages=messages,
-                closure=st.closure, dropped=[it for it in items if _row_key(it) in drop] if drop else [],
+                closure=st.closure, dropped=[it for it in items if row_key(it) in drop] if drop else [],
                 tail_state=st)
 
 
@@ -176,8 +179,8 @@ def split_page(page: Page, max_messages: int) -> Optional[tuple]:
     newer = Page(items=newer_items, has_more=True, token=None,
                  tail=page.tail, messages=page.messages - n_old, closure=page.closure, tail_state=page.tail_state)
     if page.tail and page.dropped:
-        keep = {_row_key(it) for it in newer_items}
-        newer.dropped = [d for d in page.dropped if _row_key(d) in keep]
+        keep = {row_key(it) for it in newer_items}
+        newer.dropped = [d for d in page.dropped if row_key(d) in keep]
     return older, newer
 
 
@@ -426,8 +429,8 @@ class LogReader:
             page.tail_state = st
             page.closure = st.closure
             if st.dropped:
-                ids = {(d.pos, getattr(d, "member", None)) for d in st.dropped}
-                page.dropped = [it for it in collected if (it.pos, getattr(it, "member", None)) in ids]
+                ids = {row_key(d) for d in st.dropped}
+                page.dropped = [it for it in collected if row_key(it) in ids]
         return page
 
     # ------------------------------------------------------------------ index

@@ -134,7 +134,7 @@ class TailTracker:
         self.last_turn_end: Optional[Event] = None
         self.region: list = []          # rows after the last turn/end, stored order
         self.dropped: list = []         # rows of the region at and after the first defect
-        self.defects: list = []         # (item, reason) of the first defect, for problems
+        self.defect: Optional[tuple] = None   # (item, "bad" | "order"): the first defect, for problems
         self.prev = -1                  # seq of the last kept event (or of the turn/end)
 
     def apply(self, it) -> None:
@@ -147,11 +147,11 @@ class TailTracker:
             return
         if not isinstance(it, Event):
             self.dropped.append(it)
-            self.defects.append((it, "bad"))
+            self.defect = (it, "bad")
             return
         if it.seq != self.prev + 1:
             self.dropped.append(it)
-            self.defects.append((it, "order"))
+            self.defect = (it, "order")
             return
         self.prev = it.seq
         self.repair.apply(it)
@@ -162,7 +162,7 @@ class TailTracker:
         self.last_turn_end = turn_end
         self.region = []
         self.dropped = []
-        self.defects = []
+        self.defect = None
         self.prev = turn_end.seq
 
     def retract_trailing_bad(self) -> list:
@@ -192,7 +192,7 @@ class TailTracker:
         c.last_turn_end = self.last_turn_end
         c.region = list(self.region)
         c.dropped = list(self.dropped)
-        c.defects = list(self.defects)
+        c.defect = self.defect
         c.prev = self.prev
         return c
 

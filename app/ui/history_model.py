@@ -25,7 +25,7 @@ from typing import Any, Optional
 from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
 from ..log.attempts import find_attempts
-from ..log.reader import extend_tail_page, split_page
+from ..log.reader import extend_tail_page, row_key, split_page
 from ..store.faces import open_reader
 from ..store.indexer import build_index_isolated
 
@@ -138,7 +138,7 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
         tracker = lp.trackers[physical] = find_attempts([it for it in items if is_event(it)])
     dropped = set()
     if physical and p.tail:
-        dropped = {(d.pos, getattr(d, "member", None)) for d in p.dropped if is_event(d)}
+        dropped = {row_key(d) for d in p.dropped if is_event(d)}
     rows = build_rows(items, tracker, lp.views, show_attempts, dropped, lp.row_cache)
     seq_rows = []
     for r in rows:
@@ -655,8 +655,8 @@ class HistoryModel(QAbstractListModel):
         # bookkeeping shared by every case
         for r in old_rows[k:]:
             self._all_pos.pop(id(r), None)
-            if self._all_key.get(r.key) is not None and self._all_key[r.key] >= base + k + self._origin:
-                self._all_key.pop(r.key, None)
+            if self._all_key.get(r.key, -1) >= base + k + self._origin:   # not a key an older page holds
+                del self._all_key[r.key]
         self.pages[-1:] = new
         for ev in old.page.closure:
             if self._events.get(ev.seq) is ev:
