@@ -45,12 +45,16 @@ def main(out: Path) -> int:
     empty.mkdir()
     os.environ["DSH_HOME"] = str(empty)
     win.open_default()
+    while win._home_job is not None:          # the Harness home is looked for in a worker
+        qapp.processEvents()
     settle(qapp)
     win.grab().save(str(out / "welcome-no-home.png"))
     home = tmp / "dsh"
     shutil.copytree(real_demo, home)
     os.environ["DSH_HOME"] = str(home)
     win.open_default()
+    while win._home_job is not None:          # the Harness home is looked for in a worker
+        qapp.processEvents()
     settle(qapp)
     win.grab().save(str(out / "welcome-home.png"))
     win.act_about.trigger()

@@ -56,7 +56,8 @@ def test_welcome_page_without_harness_home_or_demo(qtbot, win, tmp_path, monkeyp
     empty = tmp_path / "empty-dsh"
     empty.mkdir()
     monkeypatch.setenv("DSH_HOME", str(empty))
-    win.open_default()
+    with qtbot.waitSignal(win.welcomeReady, timeout=WAIT):
+        win.open_default()
     assert win.stack.currentIndex() == 0 and win.stack.currentWidget() is win.welcome
     assert isinstance(win.welcome, WelcomeView)
     text = win.welcome.text()
@@ -68,7 +69,8 @@ def test_welcome_page_without_harness_home_or_demo(qtbot, win, tmp_path, monkeyp
     assert w.btn_file.isVisibleTo(w) and w.btn_folder.isVisibleTo(w)
     # $DSH_HOME unset and no ~/.dsh: the default place is named
     monkeypatch.delenv("DSH_HOME")
-    win.open_default()
+    with qtbot.waitSignal(win.welcomeReady, timeout=WAIT):
+        win.open_default()
     assert "No Harness home found" in win.welcome.text()
     assert str(tmp_path / "home" / ".dsh") in win.welcome.text()
 
@@ -80,7 +82,8 @@ def test_welcome_page_offers_the_harness_home(qtbot, win, tmp_path, monkeypatch,
     home = tmp_path / "dsh"
     shutil.copytree(demo, home)
     monkeypatch.setenv("DSH_HOME", str(home))
-    win.open_store(str(tmp_path / "missing.jsonl"))             # no store open yet: the welcome page says why
+    with qtbot.waitSignal(win.welcomeReady, timeout=WAIT):
+        win.open_store(str(tmp_path / "missing.jsonl"))         # no store open yet: the welcome page says why
     assert win.stack.currentIndex() == 0
     text = win.welcome.text()
     assert "No such file or folder" in text and f"Harness home: {home}" in text
@@ -93,7 +96,7 @@ def test_welcome_page_offers_the_harness_home(qtbot, win, tmp_path, monkeypatch,
 def test_welcome_page_when_the_store_cannot_be_opened(qtbot, win, tmp_path, no_demo):
     bad = tmp_path / "not-a-store.sqlite"
     bad.write_bytes(b"this is not sqlite" * 10)
-    with qtbot.waitSignal(win.storeFailed, timeout=WAIT):
+    with qtbot.waitSignals([win.storeFailed, win.welcomeReady], timeout=WAIT):
         win.open_store(str(bad))
     if win.stack.currentIndex() != 0:
         pytest.skip("this file is listed as a store, not refused")

@@ -231,12 +231,22 @@ class WelcomeView(QWidget):
             self.refresh()
 
     def refresh(self) -> HarnessHome:
-        self.home = find_harness_home(self._explicit)
-        self.body.setText(welcome_text(self.home))
-        self.btn_home.setVisible(self.home.found)
-        self.btn_home.setDefault(self.home.found)
-        self.btn_file.setDefault(not self.home.found)
-        return self.home
+        """Look for the Harness home now (reads its session headers: the main window runs
+        ``find_harness_home`` in a worker and calls :meth:`show_home` instead)."""
+        return self.show_home(find_harness_home(self._explicit))
+
+    def show_home(self, home: HarnessHome) -> HarnessHome:
+        self.home = home
+        self.body.setText(welcome_text(home))
+        self.btn_home.setVisible(home.found)
+        self.btn_home.setDefault(home.found)
+        self.btn_file.setDefault(not home.found)
+        return home
+
+    def show_looking(self) -> None:
+        """While the Harness home is being looked for."""
+        self.body.setText("Looking for your Harness home …\n\n" + HOW_TO_OPEN)
+        self.btn_home.setVisible(False)
 
     def set_message(self, message: str = "") -> None:
         """Why the page is shown (empty: no notice)."""

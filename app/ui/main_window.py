@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QApplication, QFileDialog, QHBoxLayout, QLabel, Q
 
 from ..store.discovery import harness_home
 from . import recent
-from .first_run import AboutDialog, WelcomeView, show_about
+from .first_run import AboutDialog, HarnessHome, WelcomeView, find_harness_home, show_about
 from .history_model import DEFAULT_PAGE_SIZE, HistoryModel
 from .history_view import HistoryView
 from .inspector import EventInspector
@@ -41,6 +41,10 @@ def demo_store() -> Path:
 def demo_available() -> bool:
     d = demo_store()
     return d.is_dir() and any(d.iterdir())
+
+
+def _find_home_job(job, explicit: Optional[str]):
+    return find_harness_home(explicit)
 
 
 class LazyProgress(QWidget):
@@ -95,6 +99,7 @@ class MainWindow(QMainWindow):
     sessionLoaded = Signal()          # tail page of the selected session installed
     seqSelected = Signal(int)         # a goto_seq finished (row selected or event shown)
     searchMoved = Signal(object)      # row index of the current match (None: no match)
+    welcomeReady = Signal()           # the welcome page shows the Harness home lookup's result
 
     def __init__(self, page_size: int = DEFAULT_PAGE_SIZE, theme_mode: str = "auto", parent=None,
                  live_options: Optional[dict] = None):
@@ -119,6 +124,7 @@ class MainWindow(QMainWindow):
 
         self.history = HistoryModel(self.jobs, page_size, self, live_options=live_options)
         self._states_job = None
+        self._home_job = None
         self._build_ui()
         self._build_actions()
         self._wire()
@@ -349,11 +355,27 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ stores
     def show_welcome(self, message: str = ""):
-        """The welcome page: ``message`` says why, then the Harness home found (or how to open a file)."""
+        """The welcome page: ``message`` says why, then the Harness home found (or how to open a
+        file).  The home is looked for in a worker (it reads session headers); ``welcomeReady``
+        fires when the page shows what was found."""
         self.welcome.set_message(message)
         self.welcome.set_demo_available(demo_available())
-        self.welcome.refresh()
+        self.welcome.show_looking()
         self.stack.setCurrentIndex(0)
+        if self._home_job is not None:
+            self._home_job.cancel()
+        self._home_job = self.jobs.submit(_find_home_job, self.welcome._explicit, name="harness-home",
+                                          on_done=self._on_home_found, on_error=self._on_home_failed)
+
+    def _on_home_found(self, home):
+        self._home_job = None
+        self.welcome.show_home(home)
+        self.welcomeReady.emit()
+
+    def _on_home_failed(self, msg: str):
+        self._home_job = None
+        self.welcome.show_home(HarnessHome(path=Path("~/.dsh"), exists=False, problem=msg))
+        self.welcomeReady.emit()
 
     def open_default(self):
         if demo_available():
