@@ -17,9 +17,10 @@ from PySide6.QtWidgets import (QApplication, QFileDialog, QHBoxLayout, QLabel, Q
 
 from ..store.discovery import harness_home
 from . import recent
-from .first_run import AboutDialog, HarnessHome, WelcomeView, find_harness_home, show_about
-from .history_model import DEFAULT_PAGE_SIZE, HistoryModel
-from .history_view import HistoryView
+from .about import AboutDialog, show_about
+from .welcome import HarnessHome, WelcomeView, find_harness_home
+from .history.model import DEFAULT_PAGE_SIZE, HistoryModel
+from .history.view import HistoryView
 from .inspector import EventInspector
 from .request_view import RequestView, request_seq_for
 from .session_list import SessionPanel

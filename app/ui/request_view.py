@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
 
 from ..log.analysis import request_at
 from ..store.faces import open_reader
-from .history_delegate import mono_font
+from .history.delegate import mono_font
 from .json_model import JsonTreeModel
 from .workers import Jobs
 

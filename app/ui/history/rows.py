@@ -17,7 +17,7 @@ import time as _time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
-from ..log.model import BadRow, Event, is_event
+from ...log.model import BadRow, Event, is_event
 
 # limits for the list (the inspector shows everything)
 MAX_LINES = 18
