@@ -30,8 +30,6 @@ class FileActions(QObject):
     def __init__(self, win):
         super().__init__(win)
         self.win = win
-        self._titles_job = None
-        self._store_job = None
         self.home_job = None
         self._select_key_after_open: Optional[str] = None
         w = win.welcome
@@ -126,13 +124,12 @@ class FileActions(QObject):
             recent.add(p)
             self.fill_recent()
         win.statusBar().showMessage(f"Listing {p} …")
-        self._store_job = win.jobs.submit(discover_job, p, name="discover", group="discover",
+        win.jobs.submit(discover_job, p, name="discover", group="discover",
                                           on_done=self._on_store, on_error=self._on_store_failed)
 
     def _on_store(self, result):
         win = self.win
         listing, tree, elapsed = result
-        self._store_job = None
         win.stack.setCurrentIndex(1)
         win.sessions.set_listing(listing, tree)
         n = len(listing.sessions)
@@ -146,14 +143,13 @@ class FileActions(QObject):
             win.history.close()
             win.inspector.clear()
             win.show_banner(f"No sessions found under {listing.root}")
-        self._titles_job = win.jobs.submit(titles_job, win.sessions.model.sessions(), name="titles",
+        win.jobs.submit(titles_job, win.sessions.model.sessions(), name="titles",
                                            group="titles", on_partial=win.sessions.model.set_titles)
         win.live_actions.store_listed()
         win.storeLoaded.emit(win.store_path or "")
 
     def _on_store_failed(self, msg: str):
         win = self.win
-        self._store_job = None
         win.statusBar().showMessage(f"Cannot open {win.store_path}: {msg}", 10000)
         if win.stack.currentIndex() == 0 or win.session is None:
             self.show_welcome(f"Cannot open {win.store_path}:\n{msg}")

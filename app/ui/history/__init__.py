@@ -6,7 +6,9 @@
   window.py      RowWindow: loaded rows, the exposed window, paging, live merge, face switch,
                  match positions; returns change records; no Qt (tests/test_row_window.py)
   model.py       HistoryModel: the thin QAbstractListModel applying the window's records,
-                 page/index/live jobs, signals (QtCore only)
+                 page jobs, faces, signals (QtCore only)
+  live_feed.py   LiveFeed: live rows from the LiveFollower, grown pages in the ``live`` job group
+  seq_index.py   SeqIndex: the seq index build and event_at for rows not loaded (workers)
   delegate.py    row painting (QTextDocument built with insertText only)
   view.py        HistoryView: QListView with scroll anchoring, older/newer loading, copy, menu
   controller.py  HistoryController: search, go-to (seq, turn) and selection over model + view

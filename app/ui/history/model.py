@@ -28,7 +28,9 @@ from typing import Optional
 from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
 from ..workers import Jobs, freeze_heap, thaw_heap
-from .pages import LoadedPage, _event_at_job, _index_job, _live_job, _older_job, _open_job
+from .live_feed import LiveFeed
+from .pages import LoadedPage, _older_job, _open_job
+from .seq_index import SeqIndex
 from .rows import Row
 from .window import Changed, Inserted, Removed, Reset, RowWindow
 
@@ -66,8 +68,8 @@ class HistoryModel(QAbstractListModel):
         self.page_size = max(1, int(page_size))
         self.window = RowWindow()
         self.follow_live = follow_live           # follow the open log as it grows (LiveFollower)
-        self.live_options = dict(live_options or {})
-        self.live = None
+        self.feed = LiveFeed(self, live_options)
+        self.indexer = SeqIndex(self)
         self._want_face: Optional[tuple] = None
         self._reset_state()
 
@@ -80,17 +82,11 @@ class HistoryModel(QAbstractListModel):
         self.loading = False
         self._older_wanted = False
         self._expose_pending = False
-        self.seq_index = None
-        self.index_state = "none"               # none | building | ready | failed
-        self.index_elapsed = 0.0
-        self.index_mode = None                  # "process" (child scan) | "thread" (fallback)
+        self.indexer.reset()
         self.open_error: Optional[str] = None
         self.opened_at = 0.0
         self.tail_elapsed = 0.0
-        self.live_state: Optional[str] = None
-        self._live_queue: list = []
-        self._live_job = None
-        self.live_stats = {"batches": 0, "events": 0, "splits": 0, "resets": 0}
+        self.feed.reset()
 
     # ------------------------------------------------------------------ window state
     physical = property(lambda self: self.window.physical)
@@ -217,10 +213,6 @@ class HistoryModel(QAbstractListModel):
             thaw_heap()
         self.statsChanged.emit()
 
-    def reload(self) -> None:
-        if self.path:
-            self.open(self.path, self.session_id)
-
     def _open_error(self, msg: str):
         self._set_loading(False)
         self.open_error = msg
@@ -241,8 +233,9 @@ class HistoryModel(QAbstractListModel):
         self.tailInstalled.emit()
         self.opened.emit()
         self.statsChanged.emit()
-        self._start_index()
-        self._start_live(lp.page)
+        self.indexer.start()
+        if self.follow_live:
+            self.feed.start(lp.page)
 
     def _install_older(self, lp: LoadedPage):
         self._set_loading(False)
@@ -288,129 +281,30 @@ class HistoryModel(QAbstractListModel):
         if self.window.bottom:
             self.show_around(len(self.window.all_rows) - 1)
 
-    def expose_all(self) -> int:
-        """Compatibility: bring the oldest loaded row into the window."""
-        if not self.window.hidden:
-            return 0
-        self.show_around(0)
-        return 1
-
     def _set_loading(self, on: bool):
         if self.loading != on:
             self.loading = on
             self.loadingChanged.emit(on)
 
-    # ------------------------------------------------------------------ live
-    def _start_live(self, page) -> None:
-        """Follow the open log: rows written after the tail page arrive through a
-        LiveFollower (its own thread and reader), are stitched (no duplicate, no gap) and
-        grow the tail page in the page worker."""
-        if not self.follow_live or self.reader is None or page.tail_state is None:
-            return
-        from ..live import LiveFollower
-        opts = {"poll_interval": 0.25, **self.live_options}
-        live = LiveFollower(self.reader, parent=self, page=page, session_id=self.session_id,
-                            max_messages=self.page_size, **opts)
-        live.rows_appended.connect(self._on_live_rows)
-        live.tail_reinstalled.connect(self._on_live_reinstall)
-        live.state_changed.connect(self._on_live_state)
-        self.live = live
-        live.start()
+    # ------------------------------------------------------------------ live (LiveFeed)
+    live = property(lambda self: self.feed.follower)
+    live_state = property(lambda self: self.feed.state)
+    live_stats = property(lambda self: self.feed.stats)
+    _live_job = property(lambda self: self.feed.job)
+    _live_queue = property(lambda self: self.feed.queue)
 
     def stop_live(self) -> None:
-        live, self.live = self.live, None
-        if live is not None:
-            live.stop(timeout=0.2)      # not joined for long on the UI thread: a late row is dropped
-            live.deleteLater()
+        self.feed.stop()
 
-    def _on_live_state(self, state: str) -> None:
-        if self.live is None or self.sender() is not self.live:
-            return
-        if state == "stopped":
-            return
-        self.live_state = state
-        self.liveStateChanged.emit(state)
-        self.statsChanged.emit()
-
-    def _on_live_reinstall(self, page) -> None:
-        """The log was replaced or shrank (repair, restore): read it again from its tail."""
-        if self.live is None or self.sender() is not self.live or self.path is None:
-            return
-        self.live_stats["resets"] += 1
-        self.open(self.path, self.session_id)
-
-    def _on_live_rows(self, events: list) -> None:
-        if self.live is None or self.sender() is not self.live:
-            return
-        self._live_queue.extend(events)
-        self.live_stats["events"] += len(events)
-        self._pump_live()
-
-    def _pump_live(self) -> None:
-        if self._live_job is not None or not self._live_queue or not self.pages:
-            return
-        lp = self.pages[-1]
-        if not lp.page.tail or lp.page.tail_state is None:
-            return
-        rows, self._live_queue = self._live_queue, []
-        prev_calls = [e for e in self.pages[-2].events.values() if e.type == "tool/call"] if len(self.pages) > 1 else []
-        self._live_job = self.jobs.submit(
-            _live_job, lp, rows, self.physical, self.show_attempts, prev_calls,
-            serial=True, name="live", group=self._group("live"),
-            on_done=lambda new, lp=lp: self._live_done(lp, new),
-            on_error=self._live_failed)
-
-    def _live_failed(self, msg: str) -> None:
-        self._live_job = None
-        self.pageFailed.emit(f"live rows: {msg}")
-
-    def _live_done(self, old: LoadedPage, new: list) -> None:
-        self._live_job = None
-        if not self.pages or self.pages[-1] is not old:
-            return                                   # reopened meanwhile
-        self.liveAboutToAppend.emit()
-        added, changes = self.window.apply_live(old, new)
-        self._apply(changes)
-        self.live_stats["batches"] += 1
-        if len(new) > 1:
-            self.live_stats["splits"] += 1
-        freeze_heap()
-        self.liveAppended.emit(added)
-        self.statsChanged.emit()
-        self._pump_live()
-
-    # ------------------------------------------------------------------ index
-    def _start_index(self):
-        if self.path is None:
-            return
-        self.index_state = "building"
-        self.jobs.submit(_index_job, self.path, self.session_id, name="index", group=self._group("index"),
-                         on_done=self._index_done, on_error=self._index_failed,
-                         on_progress=lambda d, t: self.indexProgress.emit(d, t))
-        self.statsChanged.emit()
-
-    def _index_done(self, result):
-        idx, elapsed, mode = result
-        self.seq_index = idx
-        self.index_elapsed = elapsed
-        self.index_mode = mode
-        self.index_state = "ready"
-        if self.reader is not None and self.reader.index is None:
-            self.reader.index = idx
-        self.indexReady.emit()
-        self.statsChanged.emit()
-
-    def _index_failed(self, msg: str):
-        self.index_state = "failed"
-        self.statsChanged.emit()
+    # ------------------------------------------------------------------ seq index (SeqIndex)
+    seq_index = property(lambda self: self.indexer.index)
+    index_state = property(lambda self: self.indexer.state)     # none | building | ready | failed
+    index_elapsed = property(lambda self: self.indexer.elapsed)
+    index_mode = property(lambda self: self.indexer.mode)       # "process" (child scan) | "thread" (fallback)
 
     def fetch_event(self, seq: int) -> None:
         """event_at in a worker, for a seq that is not loaded (result: eventFetched)."""
-        if self.path is None:
-            return
-        self.jobs.submit(_event_at_job, self.path, self.session_id, self.seq_index, seq, name="event-at",
-                         on_done=lambda ev: self.eventFetched.emit(seq, ev),
-                         on_error=lambda msg: self.eventFetched.emit(seq, None))
+        self.indexer.fetch_event(seq)
 
     # ------------------------------------------------------------------ faces
     @property
@@ -457,9 +351,6 @@ class HistoryModel(QAbstractListModel):
         self._apply(self.window.set_face(physical, show_attempts))
         self.statsChanged.emit()
         self.faceChanged.emit()
-
-    def set_page_size(self, n: int) -> None:
-        self.page_size = max(1, int(n))
 
     # ------------------------------------------------------------------ lookups
     def row_at(self, i: int) -> Optional[Row]:
