@@ -152,3 +152,29 @@ def test_json_model_under_the_model_tester(qtbot, tester):
     m.set_value([{"a": 1}, "text"])
     m.set_value(None)
     m.set_value(rows[0])
+
+
+def test_a_newer_face_switch_supersedes_one_still_building(qtbot, tester, monkeypatch):
+    import app.ui.history.model as hm
+    m = HistoryModel(Jobs(), page_size=40, follow_live=False)
+    tester(m)
+    with qtbot.waitSignal(m.tailInstalled, timeout=WAIT):
+        m.open(str(fixture(RETRY)))
+    logical = [r.key for r in m.rows]
+    monkeypatch.setattr(hm, "FACE_SYNC_EVENTS", -1)     # every switch builds in the face job group
+    faces = []
+    m.faceChanged.connect(lambda: faces.append((m.physical, m.show_attempts)))
+    m.set_show_attempts(True)
+    m.set_physical(True)
+    m.set_physical(False)
+    m.set_show_attempts(False)                          # back where it started: only this one lands
+    assert m.loading
+    qtbot.waitUntil(lambda: not m.loading, timeout=WAIT)
+    qtbot.wait(100)
+    assert faces == [(False, False)]
+    assert [r.key for r in m.rows] == logical
+    monkeypatch.setattr(hm, "FACE_SYNC_EVENTS", 20_000)
+    m.set_show_attempts(True)                           # small: at once
+    assert faces[-1] == (False, True) and not m.loading
+    assert len(m.rows) > len(logical)
+    m.close()

@@ -329,8 +329,8 @@ class HistoryModel(QAbstractListModel):
         work = sum(len(lp.events) for lp in todo)
         group = self._group("face")
         if work <= FACE_SYNC_EVENTS:
-            self.jobs.cancel_group(group)
-            self._set_loading(False) if self.jobs.group_busy(group) else None
+            if self.jobs.cancel_group(group):         # a slower switch still building: superseded
+                self._set_loading(False)
             self._set_face(physical, show_attempts)
             return
         self._set_loading(True)
