@@ -128,6 +128,7 @@ class Header(msgspec.Struct, kw_only=True, omit_defaults=True):
     origin: Optional[str] = None
     delegationDepth: Optional[int] = None
     agentPreset: Optional[str] = None
+    isSeeded: Optional[bool] = None     # v2+ headers (the inherited cut is the last tagged end-seed)
 
     def to_dict(self) -> dict:
         return msgspec.to_builtins(self)
