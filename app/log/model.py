@@ -270,7 +270,7 @@ def event_message(event: Event) -> Optional[dict]:
         return None
     if event.type == "user/message":
         return d
-    if event.type in ("assistant/message", "tool/result"):
+    if event.type in ("assistant/message", "tool/result", "system/message", "developer/message"):
         m = d.get("message")
         return m if isinstance(m, dict) else None
     return None

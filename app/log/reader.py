@@ -415,7 +415,7 @@ class LogReader:
                 last_turn_end = it
                 break
             region.append(it)
-        tt = TailTracker()
+        tt = TailTracker(self.version)
         if last_turn_end is not None:
             tt.apply(last_turn_end)
         for it in reversed(region):
