@@ -484,3 +484,59 @@ def test_crash_cut_v3_keeps_the_user_wrapper_shape(tmp_path):
     m = res.data["message"]
     assert m["role"] == "user" and m["content"][0]["type"] == "tool-result" and "toolCallId" not in m
     assert m["id"] == f"interrupted-tool-result-{call.data['callId']}-{call.seq + 1}"
+
+
+# --------------------------------------------------------------------------- history rows (v2+ streams)
+
+def test_history_rows_hide_a_v2_attempt_and_show_embedded_chunks():
+    from app.log.attempts import find_attempts
+    from app.ui.rows import build_rows
+    r = LogReader.open(str(find("suite/plain-turn/session.v2.jsonl")))
+    items = r.items()
+    tr = find_attempts(r.events())
+    rows = build_rows(items, tr, {}, False, set())
+    assert [x.seq for x in rows] == [0, 1, 2]                  # the attempt (seq 3) is hidden
+    rows = build_rows(items, tr, {}, True, set())
+    (row,) = [x for x in rows if x.kind == "attempt-failed"]
+    assert row.seq == 3 and "hidden" in row.marks and row.copy_text() == "hi"
+    assert "abandoned" in row.search_text() or "without a message" in row.search_text()
+    # a v4 assistant message row carries its embedded chunks (text and reasoning as streamed)
+    r = LogReader.open(str(find("f4a32dbd0a/snapshots/session/tool-call-turn/session.v4.jsonl")))
+    evs = r.events()
+    rows = build_rows(r.items(), find_attempts(evs), {}, False, set())
+    arows = [x for x in rows if x.kind == "assistant"]
+    assert len(arows) == 2
+    for x in arows:
+        streamed = "".join(c.data["chunk"].get("text", "") for c in x.chunks
+                           if c.data["chunk"]["type"] in ("text-delta", "reasoning-delta"))
+        stored = "".join(b.get("text", "") for b in x.event.data["message"]["content"]
+                         if b["type"] in ("text", "reasoning"))
+        assert x.chunks and streamed == stored and all(c.seq == x.seq for c in x.chunks)
+
+
+def test_v1_reads_as_v0_with_range_encoded_source_seqs(tmp_path):
+    """v1 has no real log (spec §1): a v0 log relabelled v1, with one sourceEventSeqs run
+    written as a [start,end] pair, derives the same messages as the v0 original."""
+    from fixtures_util import fixture
+    src = fixture("examples/headless-agent/tests/snapshots/compaction-recovery/session.jsonl")
+    lines = src.read_bytes().split(b"\n")
+    hdr = json.loads(lines[0])
+    hdr["version"] = 1
+    out, changed = [json.dumps(hdr).encode()], 0
+    for ln in lines[1:]:
+        if ln and b'"sourceEventSeqs"' in ln:
+            row = json.loads(ln)
+            ses = row["sourceEventSeqs"]
+            if len(ses) >= 3 and ses == list(range(ses[0], ses[0] + len(ses))):
+                row["sourceEventSeqs"] = [[ses[0], ses[-1]]]
+                ln = json.dumps(row).encode()
+                changed += 1
+        out.append(ln)
+    v1 = tmp_path / "session.v1.jsonl"
+    v1.write_bytes(b"\n".join(out))
+    r0, r1 = LogReader.open(str(src)), LogReader.open(str(v1))
+    assert r1.format_version == 1 and r1.fatal is None
+    assert analysis.messages(r1) == analysis.messages(r0)
+    e0, e1 = r0.events(), r1.events()
+    assert [e.source_event_seqs for e in e1] == [e.source_event_seqs for e in e0]
+    assert len(e0) == len(e1) and changed == 2
