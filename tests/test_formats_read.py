@@ -540,3 +540,40 @@ def test_v1_reads_as_v0_with_range_encoded_source_seqs(tmp_path):
     e0, e1 = r0.events(), r1.events()
     assert [e.source_event_seqs for e in e1] == [e.source_event_seqs for e in e0]
     assert len(e0) == len(e1) and changed == 2
+
+
+# --------------------------------------------------------------------------- synth v4
+
+@pytest.mark.parametrize("seed", [3, 8])
+def test_synth_v4_is_the_v0_session_in_v4_shape(seed, tmp_path):
+    from app.tools.synth import SessionSynth, write_jsonl
+    p4, p0 = tmp_path / "session.v4.jsonl", tmp_path / "session.jsonl"
+    s4 = write_jsonl(str(p4), SessionSynth(seed, version=4), turns=25)
+    s0 = write_jsonl(str(p0), SessionSynth(seed), turns=25)
+    r4, r0 = LogReader.open(str(p4)), LogReader.open(str(p0))
+    i4, i0 = analysis.inspect(r4), analysis.inspect(r0)
+    assert i4["formatVersion"] == 4 and i4["problems"] == [] and s4["rows"] == s4["events"] == i4["events"]
+    for k in ("turns", "attempts", "hiddenAttempts"):
+        assert i4[k] == i0[k]
+    assert all(json.loads(x).get("type") not in ("assistant/chunk", "text-chunks", "reasoning-chunks",
+                                                 "tool-call-chunks") for x in p4.read_text().splitlines()[1:])
+    m4, m0 = analysis.messages(r4), analysis.messages(r0)
+    assert [m for m in m4 if m["role"] == "system"][0]["content"][0]["text"] == \
+        json.loads(p0.read_text().splitlines()[next(i for i, x in enumerate(p0.read_text().splitlines())
+                                                     if '"request/header"' in x)])["data"]["header"]["system"]
+    def norm(m):        # a v0 tool result (role user + tool-result wrapper) vs v4 role:"tool"
+        if m["role"] == "user" and (m.get("source") or {}).get("kind") == "tool":
+            (blk,) = m["content"]
+            return ("tool", m["id"], blk["toolCallId"], blk["content"], bool(blk.get("isError")))
+        if m["role"] == "tool":
+            return ("tool", m["id"], m["toolCallId"], m["content"], m["isError"])
+        return (m["role"], m["id"], m["content"])
+    assert [norm(m) for m in m4 if m["role"] != "system"] == [norm(m) for m in m0]
+    assert any(m["role"] == "tool" for m in m4)
+    # a crash of the v4 log gives v4 closers
+    pc = tmp_path / "crash.v4.jsonl"
+    write_jsonl(str(pc), SessionSynth(seed, version=4), turns=6, crash="torn")
+    rc = LogReader.open(str(pc))
+    evs = rc.events()
+    st = rc.tail_state()
+    assert st.closure and [e.envelope() for e in st.closure] == _expected_closers(evs, 4)
