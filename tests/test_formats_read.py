@@ -600,3 +600,22 @@ def test_inspect_inherited_cut_and_seed_marker_check(tmp_path):
     assert any(p.startswith("seed-marker") and "169" in p for p in i["problems"])
     i = analysis.inspect(LogReader.open(str(find("rec-child/session.1.v3.jsonl"))))
     assert i["inheritedEvents"] == 0 and not [p for p in i["problems"] if p.startswith("seed-marker")]
+
+
+def test_diffs_on_newer_formats():
+    from app.log.diff import attempt_diff, fork_diff, request_diff
+    r = LogReader.open(str(find("f4a32dbd0a/scripts/snapshots/python-sdk-single-exe/advanced/session.v4.jsonl")))
+    (step,) = [d for d in attempt_diff(r) if d["failed"]]
+    assert step["failed"][0]["firstSeq"] == 17 and step["failed"][0]["failure"]["code"] == "IMAGE_OFFLOAD_REQUIRED"
+    assert step["committed"]["streamed"]["toolCalls"] == step["committed"]["toolCalls"]   # stream = message
+    bounds = [b for b, _ in analysis.dispatches(r.events())]
+    d = request_diff(r, bounds[0], bounds[1])
+    assert d["requests"]["a"] == analysis.request_at(r, bounds[0])["request"]
+    assert d["requests"]["b"] == analysis.request_at(r, bounds[1])["request"]
+    assert "toolHistory" in d["requests"]["a"] and d["messages"]["changed"]          # the offloaded image
+    child = LogReader.open(str(find("preview-architecture-review/session.v3.jsonl")))
+    parent = LogReader.open(str(find("30f71de5f3/packages/experimental/webworker-runtime/tests/fixtures/vfs-example/"
+                                     "home/sessions/--dsh-workspace--/preview-showcase/session.v3.jsonl")))
+    fd = fork_diff(child, parent)
+    assert fd["seedLength"] == fd["endSeedSeq"] == 169 and fd["seedLengthOk"] and fd["endSeedOk"]
+    assert fd["commonPrefix"] == 169 and not fd["problems"]
