@@ -619,3 +619,46 @@ def test_diffs_on_newer_formats():
     fd = fork_diff(child, parent)
     assert fd["seedLength"] == fd["endSeedSeq"] == 169 and fd["seedLengthOk"] and fd["endSeedOk"]
     assert fd["commonPrefix"] == 169 and not fd["problems"]
+
+
+def test_stats_v4_equal_the_v0_twin_and_fixture_outcomes(tmp_path):
+    from app.tools.synth import SessionSynth, write_jsonl
+    p4, p0 = tmp_path / "session.v4.jsonl", tmp_path / "session.jsonl"
+    write_jsonl(str(p4), SessionSynth(5, version=4), turns=20)
+    write_jsonl(str(p0), SessionSynth(5), turns=20)
+    s4, s0 = compute_stats(LogReader.open(str(p4))), compute_stats(LogReader.open(str(p0)))
+
+    def strip(s):       # seqs differ (one event per row); tokens, latencies, outcomes must not
+        return [{k: v for k, v in st.items() if k != "startSeq"} for st in s["steps"]]
+    assert strip(s4) == strip(s0) and s4["totals"] == s0["totals"] and s4["turns"] == s0["turns"]
+    st = compute_stats(LogReader.open(str(find("cancel-tool-calls/session.v4.jsonl"))))
+    outs = [x["toolOutcomes"] for x in st["steps"] if x["toolOutcomes"]]
+    assert outs == [{"bash": {"error:ABORTED": 1, "error:ABORTED_BEFORE_DISPATCH": 1}}]
+    st = compute_stats(LogReader.open(str(find("f4a32dbd0a/scripts/snapshots/python-sdk-single-exe/advanced/"
+                                                "session.v4.jsonl"))))
+    assert st["steps"][0]["errors"] == ["IMAGE_OFFLOAD_REQUIRED"] and st["steps"][0]["failedAttempts"] == 1
+
+
+def test_trace_v4_matches_the_v0_twin(tmp_path):
+    """The same synthetic session in v0 and v4: every message is part of as many requests,
+    and has the same surface status, whatever the seqs are."""
+    from app.tools.synth import SessionSynth, write_jsonl
+    p4, p0 = tmp_path / "session.v4.jsonl", tmp_path / "session.jsonl"
+    write_jsonl(str(p4), SessionSynth(9, version=4), turns=8)
+    write_jsonl(str(p0), SessionSynth(9), turns=8)
+    r4, r0 = LogReader.open(str(p4)), LogReader.open(str(p0))
+
+    def by_id(r):
+        out = {}
+        for e in r.events():
+            m = e.data if e.type == "user/message" else (e.data.get("message") if e.type in (
+                "assistant/message", "tool/result") else None)
+            if isinstance(m, dict) and m.get("id"):
+                out[m["id"]] = e.seq
+        return out
+    i4, i0 = by_id(r4), by_id(r0)
+    assert set(i4) == set(i0) and len(i4) > 20
+    for mid in list(i4)[::3]:
+        t4, t0 = trace_event(r4, i4[mid]), trace_event(r0, i0[mid])
+        assert t4["surface"] == t0["surface"] and t4["requests"]["count"] == t0["requests"]["count"], mid
+        assert t4["requests"]["dispatches"] == t0["requests"]["dispatches"]
