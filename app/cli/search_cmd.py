@@ -8,7 +8,9 @@ from .main import COMMANDS, CliError, _reader, emit
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+    if n == 1:
+        return f"1 {word}"
+    return f"{n:,} {word}{'es' if word.endswith(('ch', 'sh', 's', 'x')) else 's'}"
 
 
 # --------------------------------------------------------------------------- find
