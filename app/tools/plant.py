@@ -10,6 +10,8 @@ stays a normal synth log (same writer, packed rows), so it is written with
 from __future__ import annotations
 
 import json
+import os
+import random
 from typing import Optional
 
 from .synth import SessionSynth
@@ -84,3 +86,95 @@ class PlantingSynth(SessionSynth):
 
 _KIND = {"tool-output-line-700": "tool-output", "user-nonascii": "user", "tool-argument": "tool-call",
          "reasoning": "reasoning", "assistant": "assistant"}
+
+
+# =========================================================================== generated homes
+
+def _new_id(rng) -> str:
+    h = "%032x" % rng.getrandbits(128)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def fixture_sessions(fixtures: str) -> list:
+    """(path, bytes) of every fixture file whose first line is a session header."""
+    out = []
+    for dirpath, _dirs, names in os.walk(fixtures):
+        for n in sorted(names):
+            if not n.endswith(".jsonl"):
+                continue
+            p = os.path.join(dirpath, n)
+            with open(p, "rb") as f:
+                data = f.read()
+            first = data.split(b"\n", 1)[0]
+            try:
+                ok = json.loads(first).get("type") == "session"
+            except (ValueError, AttributeError):
+                ok = False
+            if ok:
+                out.append((p, data))
+    out.sort()
+    return out
+
+
+def with_new_id(data: bytes, sid: str) -> bytes:
+    """The session bytes with its header's id replaced (rows kept byte for byte)."""
+    first, _, rest = data.partition(b"\n")
+    h = json.loads(first)
+    h["id"] = sid
+    return json.dumps(h, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n" + rest
+
+
+def make_home(root: str, fixtures: str, copies: int = 2, planted: int = 5, projects=("alpha", "beta", "gamma"),
+              seed: int = 1, synth_turns: int = 4, zstd_every: int = 0) -> dict:
+    """A Harness home under ``root`` (``root/sessions/--home-dev-<project>--/<id>/session.jsonl``):
+    ``copies`` copies of every fixture session with new ids, plus ``planted`` synth sessions each
+    planting its own words (``plantN…``).  ``zstd_every``: every Nth copy written as
+    ``session.jsonl.zstd`` (one frame per row batch).  -> {"sessions": {id: path}, "planted":
+    {word: (id, seq, kind)}, "project": {id: project dir}}."""
+    rng = random.Random(seed)
+    base = os.path.join(root, "sessions")
+    out = {"sessions": {}, "planted": {}, "project": {}}
+    fx = fixture_sessions(fixtures)
+    encode_frame = None
+    if zstd_every:
+        from ..log.zstdframes import encode_frame
+    k = 0
+    for c in range(copies):
+        for p, data in fx:
+            sid = _new_id(rng)
+            proj = f"--home-dev-{projects[k % len(projects)]}--"
+            d = os.path.join(base, proj, sid)
+            os.makedirs(d, exist_ok=True)
+            body = with_new_id(data, sid)
+            k += 1
+            if zstd_every and k % zstd_every == 0:
+                path = os.path.join(d, "session.jsonl.zstd")
+                lines = body.split(b"\n")
+                frames = [encode_frame(lines[0] + b"\n")]
+                rows = [ln + b"\n" for ln in lines[1:] if ln]
+                for i in range(0, len(rows), 7):
+                    frames.append(encode_frame(b"".join(rows[i:i + 7])))
+                with open(path, "wb") as f:
+                    f.write(b"".join(frames))
+            else:
+                path = os.path.join(d, "session.jsonl")
+                with open(path, "wb") as f:
+                    f.write(body)
+            out["sessions"][sid] = path
+            out["project"][sid] = proj
+    from .synth import write_jsonl
+    for i in range(planted):
+        sid = _new_id(rng)
+        proj = f"--home-dev-{projects[i % len(projects)]}--"
+        words = {f"plant{i}output": "tool-output-line-700", f"plant{i}grüße": "user-nonascii",
+                 f'plant{i} "quoted" arg': "tool-argument", f"plant{i}reason": "reasoning",
+                 f"plant{i}text": "assistant"}
+        s = PlantingSynth(seed=seed * 1000 + i, session_id=sid, plants=words, at_turn=2,
+                          created_at=1_790_000_000_000 + i * 86_400_000 * 20)
+        path = os.path.join(base, proj, sid, "session.jsonl")
+        write_jsonl(path, s, turns=synth_turns)
+        for w, (seq, _turn, kind) in s.planted.items():
+            out["planted"][w] = (sid, seq, kind)
+        out["sessions"][sid] = path
+        out["project"][sid] = proj
+    return out
