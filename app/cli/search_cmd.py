@@ -76,6 +76,7 @@ def _cfg_search(p):
 
 
 def _run_search(args):
+    from ..log.textview import plain
     from ..store.fulltext import FullTextIndex, QueryError
     if not args.query and not args.rebuild:
         raise CliError("give a QUERY (or --rebuild)")
@@ -107,8 +108,6 @@ def _run_search(args):
 
     def text():
         lines = []
-        if rep is not None and rep.problems:
-            lines += [f"problem: {p}" for p in rep.problems]
         if args.query:
             if res.fallback:
                 lines.append(f"note: {res.fallback}")
@@ -130,6 +129,9 @@ def _run_search(args):
                                      f"{h.kind:<11}  {h.snippet}")
         else:
             lines.append(f"index rebuilt: {_plural(obj['indexed'], 'session')} indexed")
+        if rep is not None and rep.problems:
+            lines.append(f"{_plural(len(rep.problems), 'problem')} (not indexed):")
+            lines += [f"  {plain(p)}" for p in rep.problems]
         return "\n".join(lines)
     emit(args, obj, text)
 

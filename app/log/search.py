@@ -46,6 +46,7 @@ class FindOptions:
     case: bool = False               # case-sensitive
     word: bool = False               # whole words only
     kinds: Optional[frozenset] = None  # restrict to these textview kinds (None: all)
+    also: tuple = ()                 # further compiled patterns the same field must match (AND)
 
     def __post_init__(self):
         if self.kinds is not None:
@@ -186,13 +187,16 @@ def build_prefilter(opts: FindOptions) -> Optional[Prefilter]:
     return Prefilter([lit.lower().encode("ascii")], lower=True)
 
 
-def match_fields(fields, matcher, kinds=None) -> Iterator[tuple]:
-    """(field, first match, number of matches) for each field of ``fields`` that matches."""
+def match_fields(fields, matcher, kinds=None, also=()) -> Iterator[tuple]:
+    """(field, first match, number of matches) for each field of ``fields`` that matches
+    (and matches every pattern of ``also``)."""
     for f in fields:
         if kinds is not None and f.kind not in kinds:
             continue
         m = matcher.search(f.text)
         if m is None:
+            continue
+        if also and not all(a.search(f.text) for a in also):
             continue
         n = 1
         for _ in matcher.finditer(f.text, m.end() if m.end() > m.start() else m.end() + 1):
@@ -218,7 +222,6 @@ def find(reader, opts: FindOptions, *, cancel=None, progress: Optional[Callable[
     st = stats if stats is not None else FindStats()
     matcher = compile_matcher(opts)
     pre = build_prefilter(opts)
-    kinds = opts.kinds
     src = reader.source
     codec = reader.codec
     st.bytes_total = getattr(src, "size", 0) or 0
@@ -242,7 +245,7 @@ def find(reader, opts: FindOptions, *, cancel=None, progress: Optional[Callable[
                         turn = t
                 if pre is not None and not pre.hit(raw):
                     continue
-                for h in _row_hits(codec, raw, p, -1, None, matcher, kinds, turn, st):
+                for h in _row_hits(codec, raw, p, -1, None, matcher, opts, turn, st):
                     yield h
                     if limit is not None and st.hits >= limit:
                         return
@@ -277,7 +280,7 @@ def find(reader, opts: FindOptions, *, cancel=None, progress: Optional[Callable[
                 raw = data[rs:re_]
                 if not raw.strip():
                     continue
-                for h in _row_hits(codec, raw, seg.row_pos(rs), seg._abs(rs), line, matcher, kinds,
+                for h in _row_hits(codec, raw, seg.row_pos(rs), seg._abs(rs), line, matcher, opts,
                                    lambda rs=rs: tb.before(rs), st):
                     yield h
                     if limit is not None and st.hits >= limit:
@@ -386,7 +389,8 @@ def _last_turn_in(codec, data: bytes, end: int, st: FindStats, stop: int = 0) ->
             return None
 
 
-def _row_hits(codec, raw: bytes, pos, offset: int, line, matcher, kinds, turn, st: FindStats) -> Iterator[Hit]:
+def _row_hits(codec, raw: bytes, pos, offset: int, line, matcher, opts: FindOptions, turn,
+              st: FindStats) -> Iterator[Hit]:
     """Hits of one stored row; ``turn``: the current turn, or a callable giving it (lazily)."""
     st.rows_decoded += 1
     items, _probs = codec.decode_row(raw, pos=pos, offset=offset, line=line)
@@ -397,7 +401,7 @@ def _row_hits(codec, raw: bytes, pos, offset: int, line, matcher, kinds, turn, s
         if not fields:
             continue
         t = None
-        for f, m, n in match_fields(fields, matcher, kinds):
+        for f, m, n in match_fields(fields, matcher, opts.kinds, opts.also):
             if t is None:
                 t = event_turn(ev)
                 if t is None:

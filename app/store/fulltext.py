@@ -568,7 +568,9 @@ class FullTextIndex:
             (_k, sid, dev, ino, size, _mt, _rev, done_pos, done_line, done_text, done_crc, turn, calls,
              status, _prob) = row
             st = f.st
-            if (dev, ino) == (st.st_dev, st.st_ino) and st.st_size >= size and status == "ok" and done_pos \
+            # same file, grown (a log is append-only): resume when the bytes before the stop point are
+            # the ones indexed; same size but a new mtime means a rewrite: index it again
+            if (dev, ino) == (st.st_dev, st.st_ino) and st.st_size > size and status == "ok" and done_pos \
                     and _crc_before(f.path, done_pos) == done_crc:
                 resume = (sid, done_pos, done_line, done_text, turn, json.loads(calls) if calls else {})
         if f.fmt == "sqlite":
@@ -768,8 +770,9 @@ class FullTextIndex:
         words = [t for t, _, _ in pq.terms]
         if not words and not pq.kinds:
             raise QueryError("give words to look for")
-        pat = "".join(f"(?=[\\s\\S]*{_word_re(t, p)})" for t, p, _ in pq.terms) + "[\\s\\S]"
-        opts = FindOptions(pat if words else ".", regex=True, kinds=pq.kinds or None)
+        pats = [_word_re(t, p) for t, p, _ in pq.terms]
+        opts = FindOptions(pats[0] if pats else ".", regex=True, kinds=pq.kinds or None,
+                           also=tuple(re.compile(x, re.IGNORECASE) for x in pats[1:]))
         hits, groups = [], []
         listing = discover(self.root)
         from .faces import open_info
