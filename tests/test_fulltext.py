@@ -35,7 +35,8 @@ def _tree_digest(root) -> dict:
 
 
 def _build_home(root):
-    m = make_home(str(root), str(FIXTURES), copies=2, planted=5, zstd_every=9)
+    m = make_home(str(root), str(FIXTURES), copies=2, planted=5, zstd_every=9,
+                  extra=[str(FIXTURES.parent / "dsh-next")])
     base = os.path.join(str(root), "sessions")
     # a SQLite store inside the home, holding a planted session
     from app.store.sqlite_store import jsonl_to_sqlite
@@ -143,6 +144,25 @@ def test_filters(home):
         ix.search("after:yesterday plant0")
     with pytest.raises(QueryError):
         ix.search("session:abc")
+
+
+def test_v2_v4_sessions_are_indexed(home):
+    from app.log.reader import LogReader
+    from app.log.search import FindOptions, find_all
+    ix = home["ix"]
+    v4 = [sid for sid, o in home["origin"].items() if "cancel-tool-calls/session.v4" in o]
+    assert len(v4) == 1
+    path = home["sessions"][v4[0]]
+    want = [(h.seq, h.kind) for h in find_all(LogReader.open(path), FindOptions("ABORTED_BEFORE_DISPATCH"))[0]]
+    res = ix.search(f"ABORTED_BEFORE_DISPATCH kind:error session:{v4[0]}")
+    assert [(h.seq, h.kind) for h in res.hits] == want and want
+    res = ix.search("authored image budget failure kind:error")
+    assert res.hits and {home["origin"][h.session].split("dsh-next/")[1] for h in res.hits} == \
+        {"0217po+deepseek-harness@f4a32dbd0a/scripts/snapshots/python-sdk-single-exe/advanced/session.v4.jsonl"}
+    versions = {o.rsplit(".v", 1)[-1][:1] for o in home["origin"].values() if ".v" in os.path.basename(o)}
+    assert {"2", "3", "4"} <= versions
+    bad = [k for k, _ in ix.session_problems()]
+    assert not [sid for sid in home["origin"] if home["sessions"][sid] in bad]   # every copy indexed
 
 
 def test_ranking_prefers_more_matches(home):

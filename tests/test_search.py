@@ -333,3 +333,54 @@ def test_cli_find_no_match_says_so(planted, capsys):
 def test_plain_strips_control_characters():
     s = plain("a\x1b[31mred\x1b[0m\tb\nc\u2028d\x85e")
     assert not _CONTROL.search(s) and "red" in s and "\u2028" not in s
+
+
+# --------------------------------------------------------------------------- formats v1-v4 (dsh-next)
+
+NEXT = FIXTURES.parent / "dsh-next"
+
+
+def _next_logs():
+    return sorted(p for p in NEXT.rglob("*.jsonl"))
+
+
+def test_find_equals_a_full_decode_on_every_v2_v4_fixture():
+    files = _next_logs()
+    assert len(files) >= 25
+    versions = set()
+    for p in files:
+        r = LogReader.open(str(p))
+        assert r.fatal is None, (p, r.fatal)
+        versions.add(r.version)
+        for q in QUERIES + [FindOptions("aborted"), FindOptions("{{system}}", case=True),
+                            FindOptions("IMAGE_OFFLOAD", kinds=["error"])]:
+            got = [(h.seq, h.kind) for h in find(r, q)]
+            assert got == _naive(r, q), (p, q)
+    assert {2, 3, 4} <= versions
+
+
+def test_v4_errors_attempts_and_system_messages_are_found():
+    cancel = next(p for p in _next_logs() if "cancel-tool-calls" in str(p))
+    r = LogReader.open(str(cancel))
+    hits, _ = find_all(r, FindOptions("ABORTED_BEFORE_DISPATCH", case=True))
+    assert [h.kind for h in hits] == ["error"]
+    ev = r.event_at(hits[0].seq)
+    assert ev.type == "tool/result" and ev.data["message"]["role"] == "tool"
+    adv = next(p for p in _next_logs() if p.name == "session.v4.jsonl" and "python-sdk-single-exe" in str(p))
+    r = LogReader.open(str(adv))
+    hits, _ = find_all(r, FindOptions("authored image budget failure"))
+    assert [(r.event_at(h.seq).type, h.kind) for h in hits] == [("assistant/attempt", "error")]
+    o = build_outline(r)
+    assert any(t.errors for t in o.turns)
+    dyn = next(p for p in _next_logs() if "dynamic-tool-prompt-updates" in str(p))
+    r = LogReader.open(str(dyn))
+    sys_hits = find_all(r, FindOptions("snapshot_ping", kinds=["system"]))[0]
+    assert sys_hits and {r.event_at(h.seq).type for h in sys_hits} <= {"system/message", "developer/message"}
+
+
+@pytest.mark.parametrize("p", _next_logs(), ids=lambda p: p.parent.name + "/" + p.name)
+def test_outline_of_every_v2_v4_fixture(p):
+    o = build_outline(LogReader.open(str(p)))
+    want = _raw_turns(p)
+    assert [t.turn for t in o.turns] == [w[0] for w in want]
+    assert [t.prompt for t in o.turns] == [w if len(w) <= 200 else w[:199] + "…" for _, w in want]

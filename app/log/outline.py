@@ -22,7 +22,7 @@ import msgspec
 
 from .folds import SurfaceFold
 from .model import Problem, typed
-from .textview import content_text
+from .textview import content_text, event_fields
 
 PROMPT_CHARS = 200
 
@@ -160,6 +160,9 @@ def build_outline(reader, progress: Optional[Callable[[int, int], None]] = None,
                 r = c.get("reason")
                 if isinstance(r, dict) and r.get("kind") == "error":
                     cur.errors += 1
+        elif typ == "assistant/attempt":           # v2+: a log-only attempt; its stream may end in failure
+            if any(f.kind == "error" for f in event_fields(ev)):
+                cur.errors += 1
         elif typ == "assistant/message":
             if d.get("interrupted") is True:
                 cur.interrupted = True

@@ -240,7 +240,7 @@ def find(reader, opts: FindOptions, *, cancel=None, progress: Optional[Callable[
             st.bytes_scanned += sum(len(r) for _, r in rows)
             for p, raw in rows:
                 if _TURN_START in raw:
-                    t = _turn_of_row(codec, raw, st)
+                    t = _turn_of_row(codec, raw, st, p)
                     if t is not None:
                         turn = t
                 if pre is not None and not pre.hit(raw):
@@ -259,7 +259,7 @@ def find(reader, opts: FindOptions, *, cancel=None, progress: Optional[Callable[
                 cands = pre.positions(data)
                 if not cands:
                     st.segments_skipped += 1
-                    t = _last_turn_in(codec, data, len(data), st)
+                    t = _last_turn_in(codec, seg, len(data), st)
                     if t is not None:
                         turn = t
                     if progress:
@@ -270,7 +270,7 @@ def find(reader, opts: FindOptions, *, cancel=None, progress: Optional[Callable[
                 starts = None
             line = seg.line0
             counted = 0
-            tb = _TurnTracker(codec, data, turn, st)
+            tb = _TurnTracker(codec, seg, turn, st)
             for rs, re_ in _row_spans(data, starts):
                 if line is not None:
                     line += data.count(b"\n", counted, rs)
@@ -298,8 +298,8 @@ class _TurnTracker:
     """The current turn at any row of a segment, found lazily (rows asked in order): forward
     ``find`` of ``"turn/start"`` between asks, each byte looked at once."""
 
-    def __init__(self, codec, data: bytes, turn: Optional[int], st: FindStats):
-        self.codec, self.data, self.turn, self.st = codec, data, turn, st
+    def __init__(self, codec, seg, turn: Optional[int], st: FindStats):
+        self.codec, self.seg, self.data, self.turn, self.st = codec, seg, seg.data, turn, st
         self.at = 0
 
     def before(self, rs: int) -> Optional[int]:
@@ -312,7 +312,7 @@ class _TurnTracker:
             s = data.rfind(b"\n", 0, i) + 1
             e = data.find(b"\n", i)
             e = len(data) if e < 0 else e
-            t = _turn_of_row(self.codec, data[s:e], self.st)
+            t = _turn_of_row(self.codec, data[s:e], self.st, self.seg.row_pos(s))
             if t is not None:
                 self.turn = t
             self.at = e + 1
@@ -321,7 +321,7 @@ class _TurnTracker:
     def at_end(self) -> Optional[int]:
         n = len(self.data)
         if self.at < n:
-            t = _last_turn_in(self.codec, self.data, n, self.st, stop=self.at)
+            t = _last_turn_in(self.codec, self.seg, n, self.st, stop=self.at)
             if t is not None:
                 self.turn = t
             self.at = n
@@ -359,9 +359,9 @@ def _row_spans(data: bytes, starts: Optional[list]) -> Iterator[tuple]:
         yield s, (n if e < 0 else e)
 
 
-def _turn_of_row(codec, raw: bytes, st: FindStats) -> Optional[int]:
+def _turn_of_row(codec, raw: bytes, st: FindStats, pos=None) -> Optional[int]:
     st.rows_decoded += 1
-    items, _ = codec.decode_row(raw)
+    items, _ = codec.decode_row(raw, pos=pos)
     for it in items:
         if is_event(it) and it.type == "turn/start":
             t = event_turn(it)
@@ -370,8 +370,9 @@ def _turn_of_row(codec, raw: bytes, st: FindStats) -> Optional[int]:
     return None
 
 
-def _last_turn_in(codec, data: bytes, end: int, st: FindStats, stop: int = 0) -> Optional[int]:
-    """The turn of the last ``turn/start`` row of ``data[stop:end]`` (None: there is none)."""
+def _last_turn_in(codec, seg, end: int, st: FindStats, stop: int = 0) -> Optional[int]:
+    """The turn of the last ``turn/start`` row of ``seg.data[stop:end]`` (None: there is none)."""
+    data = seg.data
     j = end
     while True:
         i = data.rfind(_TURN_START, stop, j)
@@ -381,7 +382,7 @@ def _last_turn_in(codec, data: bytes, end: int, st: FindStats, stop: int = 0) ->
         e = data.find(b"\n", i)
         e = len(data) if e < 0 else e
         if e <= end:
-            t = _turn_of_row(codec, data[s:e], st)
+            t = _turn_of_row(codec, data[s:e], st, seg.row_pos(s))
             if t is not None:
                 return t
         j = s

@@ -15,7 +15,12 @@ Kinds (``KINDS``):
 * ``tool-output`` the whole tool output (never clipped);
 * ``error``       tool errors, failed attempts (``finish`` with an error), provider retries,
   error turn ends;
-* ``title``       session titles.
+* ``title``       session titles;
+* ``system``      system and developer messages of the history (formats v3/v4).
+
+Formats v0–v4 (as :mod:`app.log.codec` / :mod:`app.log.versions` decode them): v4 tool results
+(``role:"tool"``, top-level ``toolCallId``), v2+ ``assistant/attempt`` (its embedded stream's
+failure is an ``error`` field), v3+ ``system/message``, v4 ``developer/message``.
 
 Streaming ``assistant/chunk`` deltas are not fields: the committed ``assistant/message`` holds
 the same text whole (a word split across deltas would never match a delta).  A failed
@@ -26,19 +31,20 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple, Optional
 
-USER, ASSISTANT, REASONING, TOOL_CALL, TOOL_OUTPUT, ERROR, TITLE = (
-    "user", "assistant", "reasoning", "tool-call", "tool-output", "error", "title")
-KINDS = (USER, ASSISTANT, REASONING, TOOL_CALL, TOOL_OUTPUT, ERROR, TITLE)
+USER, ASSISTANT, REASONING, TOOL_CALL, TOOL_OUTPUT, ERROR, TITLE, SYSTEM = (
+    "user", "assistant", "reasoning", "tool-call", "tool-output", "error", "title", "system")
+KINDS = (USER, ASSISTANT, REASONING, TOOL_CALL, TOOL_OUTPUT, ERROR, TITLE, SYSTEM)
 # aliases a user may type (CLI --kind, query kind:…)
 KIND_ALIASES = {"tool": TOOL_CALL, "call": TOOL_CALL, "toolcall": TOOL_CALL, "tool-call": TOOL_CALL,
                 "output": TOOL_OUTPUT, "result": TOOL_OUTPUT, "tooloutput": TOOL_OUTPUT,
                 "tool-output": TOOL_OUTPUT, "tool-result": TOOL_OUTPUT, "errors": ERROR, "err": ERROR,
                 "think": REASONING, "thinking": REASONING, "message": ASSISTANT, "prompt": USER,
-                "titles": TITLE}
+                "titles": TITLE, "developer": SYSTEM}
 
 # event types that can carry text (anything else yields no field; lets callers skip decoding)
 TEXT_TYPES = frozenset({"user/message", "assistant/message", "tool/call", "tool/result", "turn/end",
-                        "assistant/chunk", "llm/retry", "session/title", "compaction/summary"})
+                        "assistant/chunk", "llm/retry", "session/title", "compaction/summary",
+                        "assistant/attempt", "system/message", "developer/message"})
 
 
 class Field(NamedTuple):
@@ -171,6 +177,8 @@ def event_fields(ev, tool_names: Optional[dict] = None) -> list:
         if tool_names is not None:
             cid = (m.get("source") or {}).get("callId") if isinstance(m.get("source"), dict) else None
             if cid is None:
+                cid = m.get("toolCallId")          # v4: the tool message names its call
+            if cid is None:
                 for b in m.get("content") or []:
                     if isinstance(b, dict) and b.get("type") == "tool-result":
                         cid = b.get("toolCallId")
@@ -191,6 +199,18 @@ def event_fields(ev, tool_names: Optional[dict] = None) -> list:
             r = c.get("reason")
             if isinstance(r, dict) and r.get("kind") == "error":
                 out.append(Field(ERROR, error_text(r.get("failure") or r.get("error"))))
+    elif typ == "assistant/attempt":
+        from .versions import stream_chunks
+        for _t, c in stream_chunks(d.get("stream")):
+            if isinstance(c, dict) and c.get("type") == "finish":
+                r = c.get("reason")
+                if isinstance(r, dict) and r.get("kind") == "error":
+                    out.append(Field(ERROR, error_text(r.get("failure") or r.get("error"))))
+    elif typ in ("system/message", "developer/message"):
+        m = _message(d) or {}
+        t = content_text(m.get("content"))
+        if t:
+            out.append(Field(SYSTEM, t))
     elif typ == "llm/retry":
         f = d.get("failure")
         if f is not None:

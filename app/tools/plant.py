@@ -125,22 +125,24 @@ def with_new_id(data: bytes, sid: str) -> bytes:
 
 
 def make_home(root: str, fixtures: str, copies: int = 2, planted: int = 5, projects=("alpha", "beta", "gamma"),
-              seed: int = 1, synth_turns: int = 4, zstd_every: int = 0) -> dict:
+              seed: int = 1, synth_turns: int = 4, zstd_every: int = 0, extra=()) -> dict:
     """A Harness home under ``root`` (``root/sessions/--home-dev-<project>--/<id>/session.jsonl``):
     ``copies`` copies of every fixture session with new ids, plus ``planted`` synth sessions each
-    planting its own words (``plantN…``).  ``zstd_every``: every Nth copy written as
+    planting its own words (``plantN…``), plus one copy of each session of the ``extra`` fixture
+    folders (e.g. the v2–v4 corpus).  ``zstd_every``: every Nth copy written as
     ``session.jsonl.zstd`` (one frame per row batch).  -> {"sessions": {id: path}, "planted":
     {word: (id, seq, kind)}, "project": {id: project dir}}."""
     rng = random.Random(seed)
     base = os.path.join(root, "sessions")
     out = {"sessions": {}, "planted": {}, "project": {}}
     fx = fixture_sessions(fixtures)
+    more = [x for d in extra for x in fixture_sessions(d)]
     encode_frame = None
     if zstd_every:
         from ..log.zstdframes import encode_frame
     k = 0
-    for c in range(copies):
-        for p, data in fx:
+    for c in range(copies + (1 if more else 0)):
+        for p, data in (fx if c < copies else more):
             sid = _new_id(rng)
             proj = f"--home-dev-{projects[k % len(projects)]}--"
             d = os.path.join(base, proj, sid)
@@ -162,6 +164,7 @@ def make_home(root: str, fixtures: str, copies: int = 2, planted: int = 5, proje
                     f.write(body)
             out["sessions"][sid] = path
             out["project"][sid] = proj
+            out.setdefault("origin", {})[sid] = p
     from .synth import write_jsonl
     for i in range(planted):
         sid = _new_id(rng)
