@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, Optional
 
 from .model import Problem, is_event
+from .sources import RawJsonlSource
 from .textview import KINDS, event_fields, event_turn, normalize_kind, snippet
 
 try:                                 # Python 3.11+: the regex parser moved to re._parser
@@ -147,19 +148,23 @@ def _regex_literal(pattern: str, flags: int) -> Optional[str]:
 
 @dataclass
 class Prefilter:
-    """Byte needles a candidate row must contain (any of them); ``lower``: compare ASCII-lowercased."""
+    """Byte needles a candidate row must contain (any of them); ``lower``: compare ASCII-lowercased.
+    ``gate``: one needle every form contains (a run no encoder escapes): a segment is searched
+    for it alone, and the rows holding it are then checked for the needles (one pass, not three)."""
     needles: list
     lower: bool
+    gate: Optional[bytes] = None
 
-    def positions(self, data: bytes) -> list:
-        hay = data.lower() if self.lower else data
+    def positions(self, data: bytes, lim: Optional[int] = None) -> list:
+        lim = len(data) if lim is None else lim
+        hay = data[:lim].lower() if self.lower else data
         out = []
-        for n in self.needles:
-            i = hay.find(n)
+        for n in ([self.gate] if self.gate is not None else self.needles):
+            i = hay.find(n, 0, lim)
             while i >= 0:
                 out.append(i)
-                i = hay.find(n, i + len(n))
-        if len(self.needles) > 1:
+                i = hay.find(n, i + len(n), lim)
+        if len(self.needles) > 1 and self.gate is None:
             out.sort()
         return out
 
@@ -174,7 +179,14 @@ def build_prefilter(opts: FindOptions) -> Optional[Prefilter]:
     if not opts.regex and opts.case:
         once = json.dumps(text, ensure_ascii=False)[1:-1]
         forms = {once, json.dumps(text)[1:-1], json.dumps(once, ensure_ascii=False)[1:-1]}
-        return Prefilter(sorted({f.encode("utf-8") for f in forms}), lower=False)
+        needles = sorted({f.encode("utf-8") for f in forms})
+        gate = None
+        if len(needles) > 1:
+            runs = _safe_runs(text)
+            best = max(runs, key=len) if runs else ""
+            if len(best) >= 4:
+                gate = best.encode("ascii")
+        return Prefilter(needles, lower=False, gate=gate)
     if opts.regex:
         lit = _regex_literal(text, 0 if opts.case else re.IGNORECASE)
     else:
@@ -226,7 +238,8 @@ def find(reader, opts: FindOptions, *, cancel=None, progress: Optional[Callable[
     codec = reader.codec
     st.bytes_total = getattr(src, "size", 0) or 0
     turn = None                       # turn of the last turn/start before the current segment
-    for seg in src.forward():
+    fast = pre is not None and isinstance(src, RawJsonlSource)
+    for seg in (_jsonl_windows(src) if fast else src.forward()):
         if _cancelled(cancel):
             st.cancelled = True
             return
@@ -254,31 +267,34 @@ def find(reader, opts: FindOptions, *, cancel=None, progress: Optional[Callable[
                     return
         else:
             data = seg.data
-            st.bytes_scanned += len(data)
+            lim = getattr(seg, "limit", None) or len(data)
+            st.bytes_scanned += lim
             if pre is not None:
-                cands = pre.positions(data)
+                cands = pre.positions(data, lim)
                 if not cands:
                     st.segments_skipped += 1
-                    t = _last_turn_in(codec, seg, len(data), st)
+                    t = _last_turn_in(codec, seg, lim, st)
                     if t is not None:
                         turn = t
                     if progress:
                         progress(seg.end if isinstance(seg.end, int) else 0, st.bytes_total)
                     continue
-                starts = _row_starts(data, cands)
+                starts = _row_starts(data, cands, lim)
             else:
                 starts = None
             line = seg.line0
             counted = 0
-            tb = _TurnTracker(codec, seg, turn, st)
-            for rs, re_ in _row_spans(data, starts):
+            tb = _TurnTracker(codec, seg, turn, st, lim)
+            for rs, re_ in _row_spans(data, starts, lim):
                 if line is not None:
                     line += data.count(b"\n", counted, rs)
                     counted = rs
-                if re_ >= len(data) and seg.torn:
+                if re_ >= lim and seg.torn:
                     continue                      # a torn last row: not an event yet
                 raw = data[rs:re_]
                 if not raw.strip():
+                    continue
+                if pre is not None and pre.gate is not None and not pre.hit(raw):
                     continue
                 for h in _row_hits(codec, raw, seg.row_pos(rs), seg._abs(rs), line, matcher, opts,
                                    lambda rs=rs: tb.before(rs), st):
@@ -294,13 +310,57 @@ def find(reader, opts: FindOptions, *, cancel=None, progress: Optional[Callable[
     st.complete = True
 
 
+class _Win:
+    """A window of a raw JSONL file: ``data[:limit]`` are complete rows (the bytes after it are
+    the start of the next row, read again with the next window: no copy to cut them off)."""
+    __slots__ = ("pos", "end", "data", "limit", "torn", "line0", "text_offset", "bad", "rows")
+
+    def __init__(self, pos: int, data: bytes, limit: int, torn: bool):
+        self.pos, self.data, self.limit, self.torn = pos, data, limit, torn
+        self.end = pos + limit
+        self.line0 = None                 # line numbers are not counted on this path (seq is the key)
+        self.text_offset = pos
+        self.bad = None
+        self.rows = None
+
+    def row_pos(self, off: int) -> int:
+        return self.pos + off
+
+    def _abs(self, off: int) -> int:
+        return self.pos + off
+
+
+WINDOW = 1 << 21
+
+
+def _jsonl_windows(src) -> Iterator[_Win]:
+    """Bounded reads of a raw JSONL snapshot (``src.size``): one copy from the kernel, no joins."""
+    at, end = src.header_end, src.size
+    while at < end:
+        want = getattr(src, "block", WINDOW) or WINDOW
+        while True:
+            chunk = src._pread(min(want, end - at), at)
+            if at + len(chunk) >= end:
+                cut = len(chunk)
+                torn = not chunk.endswith(b"\n")
+                break
+            nl = chunk.rfind(b"\n")
+            if nl >= 0:
+                cut, torn = nl + 1, False
+                break
+            want *= 2                      # a row longer than the window: read more of it
+        yield _Win(at, chunk, cut, torn)
+        at += cut
+
+
 class _TurnTracker:
     """The current turn at any row of a segment, found lazily (rows asked in order): forward
     ``find`` of ``"turn/start"`` between asks, each byte looked at once."""
 
-    def __init__(self, codec, seg, turn: Optional[int], st: FindStats):
+    def __init__(self, codec, seg, turn: Optional[int], st: FindStats, lim: int):
         self.codec, self.seg, self.data, self.turn, self.st = codec, seg, seg.data, turn, st
         self.at = 0
+        self.lim = lim
 
     def before(self, rs: int) -> Optional[int]:
         data = self.data
@@ -310,8 +370,8 @@ class _TurnTracker:
                 self.at = rs
                 break
             s = data.rfind(b"\n", 0, i) + 1
-            e = data.find(b"\n", i)
-            e = len(data) if e < 0 else e
+            e = data.find(b"\n", i, self.lim)
+            e = self.lim if e < 0 else e
             t = _turn_of_row(self.codec, data[s:e], self.st, self.seg.row_pos(s))
             if t is not None:
                 self.turn = t
@@ -319,7 +379,7 @@ class _TurnTracker:
         return self.turn
 
     def at_end(self) -> Optional[int]:
-        n = len(self.data)
+        n = self.lim
         if self.at < n:
             t = _last_turn_in(self.codec, self.seg, n, self.st, stop=self.at)
             if t is not None:
@@ -328,34 +388,35 @@ class _TurnTracker:
         return self.turn
 
 
-def _row_starts(data: bytes, cands: list) -> list:
+def _row_starts(data: bytes, cands: list, lim: int) -> list:
     """Start offsets of the rows holding the candidate positions (sorted, unique)."""
     out = []
     last_end = -1
     for c in cands:
         if c < last_end:
             continue
+        if c >= lim:
+            break
         s = data.rfind(b"\n", 0, c) + 1
-        e = data.find(b"\n", c)
-        last_end = len(data) if e < 0 else e
+        e = data.find(b"\n", c, lim)
+        last_end = lim if e < 0 else e
         out.append(s)
     return out
 
 
-def _row_spans(data: bytes, starts: Optional[list]) -> Iterator[tuple]:
-    """(start, end) of rows at ``starts`` (None: every row)."""
-    n = len(data)
+def _row_spans(data: bytes, starts: Optional[list], n: int) -> Iterator[tuple]:
+    """(start, end) of rows at ``starts`` (None: every row) within ``data[:n]``."""
     if starts is None:
         s = 0
         while s < n:
-            e = data.find(b"\n", s)
+            e = data.find(b"\n", s, n)
             if e < 0:
                 e = n
             yield s, e
             s = e + 1
         return
     for s in starts:
-        e = data.find(b"\n", s)
+        e = data.find(b"\n", s, n)
         yield s, (n if e < 0 else e)
 
 
@@ -379,8 +440,8 @@ def _last_turn_in(codec, seg, end: int, st: FindStats, stop: int = 0) -> Optiona
         if i < 0:
             return None
         s = data.rfind(b"\n", 0, i) + 1
-        e = data.find(b"\n", i)
-        e = len(data) if e < 0 else e
+        e = data.find(b"\n", i, end)
+        e = end if e < 0 else e
         if e <= end:
             t = _turn_of_row(codec, data[s:e], st, seg.row_pos(s))
             if t is not None:
