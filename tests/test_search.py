@@ -384,3 +384,16 @@ def test_outline_of_every_v2_v4_fixture(p):
     want = _raw_turns(p)
     assert [t.turn for t in o.turns] == [w[0] for w in want]
     assert [t.prompt for t in o.turns] == [w if len(w) <= 200 else w[:199] + "…" for _, w in want]
+
+
+def test_a_log_written_with_ascii_escapes_and_spaces(tmp_path, planted):
+    """Another writer (Python's json.dumps defaults: \\uXXXX for non-ASCII, ", " and ": ")."""
+    lines = open(planted["jsonl"], "rb").read().split(b"\n")
+    p = tmp_path / "session.jsonl"
+    p.write_bytes(b"\n".join(json.dumps(json.loads(ln)).encode() for ln in lines if ln) + b"\n")
+    assert b"\\u00fc" in p.read_bytes() and "ü".encode() not in p.read_bytes()
+    r = LogReader.open(str(p))
+    for word, (seq, turn, kind) in planted["planted"].items():
+        for case in (True, False):
+            hits, _ = find_all(r, FindOptions(word, case=case))
+            assert [(h.seq, h.turn, h.kind) for h in hits] == [(seq, turn, kind)], (word, case)

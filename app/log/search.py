@@ -159,7 +159,16 @@ class Prefilter:
         lim = len(data) if lim is None else lim
         hay = data[:lim].lower() if self.lower else data
         out = []
-        for n in ([self.gate] if self.gate is not None else self.needles):
+        needles = [self.gate] if self.gate is not None else self.needles
+        if self.gate is None and len(needles) > 1 and not self.lower:
+            # a needle with raw UTF-8 cannot occur in ASCII-only bytes; and a writer that stores
+            # raw UTF-8 (dsh, JSON.stringify) does not also \u-escape letters: one pass, not two
+            region = data if lim == len(data) else data[:lim]
+            if region.isascii():
+                needles = [n for n in needles if n.isascii()]
+            else:
+                needles = [n for n in needles if not n.isascii()] or needles
+        for n in needles:
             i = hay.find(n, 0, lim)
             while i >= 0:
                 out.append(i)
