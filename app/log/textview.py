@@ -29,6 +29,7 @@ attempt's error (its ``finish`` chunk) is a field.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, NamedTuple, Optional
 
 USER, ASSISTANT, REASONING, TOOL_CALL, TOOL_OUTPUT, ERROR, TITLE, SYSTEM = (
@@ -236,14 +237,12 @@ def event_turn(ev) -> Optional[int]:
     return None
 
 
-_CONTROL = {c: " " for c in range(32)}
-_CONTROL.update({0x7f: " ", 0x2028: " ", 0x2029: " "})
-_CONTROL.update({c: " " for c in range(0x80, 0xa0)})
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def plain(text: str) -> str:
     """One line of terminal-safe text: control characters (newlines too) become spaces."""
-    return text.translate(_CONTROL)
+    return _CONTROL_RE.sub(" ", text)
 
 
 def snippet(text: str, start: int, end: int, width: int = 160) -> tuple:

@@ -44,6 +44,7 @@ HIT_OPEN, HIT_CLOSE = "«", "»"               # plain-text marks in returned sn
 _KIND_TOKEN = {k: k.replace("-", "") for k in KINDS}
 _TOKEN_KIND = {v: k for k, v in _KIND_TOKEN.items()}
 _TEXT_TYPES_B = frozenset(t.encode() for t in TEXT_TYPES) | {b"turn/start"}
+_ERROR_ONLY_B = frozenset({b"assistant/chunk", b"turn/end"})
 _COMMIT_BYTES = 8 << 20
 _COMMIT_SESSIONS = 200
 
@@ -395,6 +396,7 @@ class FullTextIndex:
         keeps what was committed."""
         t0 = time.perf_counter()
         rep = UpdateReport()
+        self._next_rowid = None
         if not self.fts5:
             rep.fallback = FTS5_MISSING
         c = self.conn
@@ -506,11 +508,13 @@ class FullTextIndex:
                 try:
                     n = self._index_one(f, row, rep, cancel)
                 except _Cancelled:
+                    self._next_rowid = None
                     c.execute("ROLLBACK TO s")
                     c.execute("RELEASE s")
                     rep.cancelled = True
                     break
                 except Exception as e:  # one unreadable session must not stop the others
+                    self._next_rowid = None
                     c.execute("ROLLBACK TO s")
                     c.execute("RELEASE s")
                     rep.skipped += 1
@@ -633,7 +637,9 @@ class FullTextIndex:
             segs = src.forward(start, line0=line0, text_offset=text0)
         else:
             segs = src.forward(start, line0=line0)
-        nxt = c.execute("SELECT coalesce(max(rowid), 0) + 1 FROM entries").fetchone()[0]
+        nxt = self._next_rowid
+        if nxt is None:
+            nxt = c.execute("SELECT coalesce(max(rowid), 0) + 1 FROM entries").fetchone()[0]
         ent, fts = [], []
         nbytes = 0
         title = None
@@ -663,8 +669,11 @@ class FullTextIndex:
                     torn_at = (p, line, off)
                     break
                 t = _row_type(raw)
-                if t is not None and t not in _TEXT_TYPES_B:
-                    continue
+                if t is not None:
+                    if t not in _TEXT_TYPES_B:
+                        continue
+                    if t in _ERROR_ONLY_B and b'"error"' not in raw:
+                        continue                  # a chunk / turn end without an error has no text
                 items, _ = codec.decode_row(raw, pos=p, offset=-1 if off is None else off, line=line)
                 for ev in items:
                     if not is_event(ev):
@@ -699,6 +708,7 @@ class FullTextIndex:
             if len(ent) >= 2048:
                 _flush(c, ent, fts)
         _flush(c, ent, fts)
+        self._next_rowid = nxt
         rep.entries += entries
         self._last_entries = entries
         return nbytes, (done_pos, done_line, done_text, turn, title)
@@ -871,13 +881,22 @@ def _crc_before(path: str, pos: int) -> Optional[int]:
 def _split(seg) -> list:
     """[(pos, raw|None, line, offset)] of a text segment's rows; raw None = the torn last row."""
     out = []
-    for pos, off, line, raw, complete in seg.split_rows():
-        if not complete:
-            if raw:
-                out.append((pos, None, line, off if off >= 0 else None))
-            continue
-        if raw.strip():
-            out.append((pos, raw, line, off if off >= 0 else None))
+    parts = seg.data.split(b"\n")
+    last = len(parts) - 1
+    at = 0
+    line = seg.line0
+    t0 = seg.text_offset
+    row_pos = seg.row_pos
+    for i, raw in enumerate(parts):
+        if i == last:
+            if raw:                                   # no newline after it: torn
+                out.append((row_pos(at), None, line, t0 + at if t0 >= 0 else None))
+            break
+        if raw and not raw.isspace():
+            out.append((row_pos(at), raw, line, t0 + at if t0 >= 0 else None))
+        at += len(raw) + 1
+        if line is not None:
+            line += 1
     return out
 
 
