@@ -290,7 +290,8 @@ COMMANDS["export"] = ("raw or logical export of a session", _cfg_export, _run_ex
 def _load_plugins():
     """Subcommands living next to their features register themselves on import."""
     import importlib
-    for mod in ("app.cli.gui_cmd", "app.cli.fork_cmd", "app.cli.live_cmd", "app.cli.audit_cmd"):
+    for mod in ("app.cli.gui_cmd", "app.cli.fork_cmd", "app.cli.live_cmd", "app.cli.audit_cmd",
+                "app.cli.search_cmd"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:
