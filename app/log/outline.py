@@ -37,6 +37,7 @@ class TurnEntry:
     steps: int = 0
     tools: dict = field(default_factory=dict)     # name -> calls, in first-call order
     errors: int = 0
+    error_seqs: list = field(default_factory=list)   # seqs of the errors (failed tools, failed attempts, error end)
     retries: int = 0
     interrupted: bool = False
     end: Optional[str] = None          # turn/end reason kind (None: open)
@@ -154,15 +155,18 @@ def build_outline(reader, progress: Optional[Callable[[int, int], None]] = None,
         elif typ == "tool/result":
             if d.get("error") is not None:
                 cur.errors += 1
+                cur.error_seqs.append(ev.seq)
         elif typ == "assistant/chunk":
             c = d.get("chunk")
             if isinstance(c, dict) and c.get("type") == "finish":
                 r = c.get("reason")
                 if isinstance(r, dict) and r.get("kind") == "error":
                     cur.errors += 1
+                    cur.error_seqs.append(ev.seq)
         elif typ == "assistant/attempt":           # v2+: a log-only attempt; its stream may end in failure
             if any(f.kind == "error" for f in event_fields(ev)):
                 cur.errors += 1
+                cur.error_seqs.append(ev.seq)
         elif typ == "assistant/message":
             if d.get("interrupted") is True:
                 cur.interrupted = True
@@ -175,6 +179,7 @@ def build_outline(reader, progress: Optional[Callable[[int, int], None]] = None,
             cur.open = False
             if kind == "error":
                 cur.errors += 1
+                cur.error_seqs.append(ev.seq)
             elif kind in ("aborted", "interrupted"):
                 cur.interrupted = True
             cur = None

@@ -143,18 +143,33 @@ class HistoryActions(QObject):
     def close_search(self):
         self.search_bar.hide()
         self.search_edit.clear()
+        self._search_timer.stop()
+        fa = getattr(self.win, "find_actions", None)
+        if fa is not None:
+            fa.run("")
         self.win.history.set_search("")
         self.win.view.setFocus()
 
     def _apply_search(self):
         self._search_timer.stop()
-        self.controller.apply_search(self.search_edit.text())
+        fa = getattr(self.win, "find_actions", None)
+        if fa is not None:                        # whole-log search (find_actions.py)
+            fa.run(self.search_edit.text())
+        else:
+            self.controller.apply_search(self.search_edit.text())
 
     def _search_return(self):
         mods = QApplication.keyboardModifiers()
         self.search_step(forward=bool(mods & Qt.KeyboardModifier.ShiftModifier))
 
     def search_step(self, forward: bool):
+        fa = getattr(self.win, "find_actions", None)
+        if fa is not None:
+            if self._search_timer.isActive() or (self.search_edit.text() and fa.query is None):
+                self._apply_search()
+                return
+            fa.step(forward)
+            return
         if self._search_timer.isActive() or self.win.history.search_term != self.search_edit.text().casefold():
             self._apply_search()
             return

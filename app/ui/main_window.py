@@ -116,6 +116,8 @@ class MainWindow(QMainWindow):
         self.file_actions = FileActions(self)
         self.history_actions = HistoryActions(self, self._history_column)
         self.live_actions = LiveActions(self)
+        from .find_actions import FindActions
+        self.find_actions = FindActions(self)
         self._build_help_menu()
         self._wire()
         self.resize(1400, 860)
@@ -189,8 +191,30 @@ class MainWindow(QMainWindow):
         self.addToolBar(tb)
         self.toolbar = tb
 
+    def menu(self, title: str):
+        """The top-level menu called ``title`` (``&`` ignored), created before Help when it does
+        not exist yet: every controller adds its entries through this."""
+        key = title.replace("&", "")
+        help_action = None
+        for a in self.menuBar().actions():
+            m = a.menu()
+            if m is None:
+                continue
+            t = a.text().replace("&", "")
+            if t == key:
+                return m
+            if t == "Help":
+                help_action = a
+        from PySide6.QtWidgets import QMenu
+        m = QMenu(title, self.menuBar())
+        if help_action is not None:
+            self.menuBar().insertMenu(help_action, m)
+        else:
+            self.menuBar().addMenu(m)
+        return m
+
     def _build_help_menu(self):
-        hm = self.menuBar().addMenu("&Help")
+        hm = self.menu("&Help")
         self.act_about = QAction(f"&About {APP_NAME}", self, triggered=self.show_about)
         self.act_about.setMenuRole(QAction.MenuRole.AboutRole)
         hm.addAction(self.act_about)
@@ -346,9 +370,19 @@ class MainWindow(QMainWindow):
             if st.dropped:
                 lines.append(f"{len(st.dropped)} stored row(s) at the tail are torn or unreadable; a repair would "
                              "truncate them (shown in the physical tail).")
-        others = [str(p) for p in probs if not p.fatal][:3]
-        if others:
-            lines.append("Problems: " + "; ".join(others))
+        fa = getattr(self, "find_actions", None)
+        n = fa.problem_count() if fa is not None else None
+        if n:                                   # every problem of the log (outline pass): count, panel
+            codes: dict = {}
+            for p in fa.outline.problems:
+                codes[p.code] = codes.get(p.code, 0) + 1
+            top = ", ".join(f"{k} ×{v}" if v > 1 else k for k, v in sorted(codes.items(), key=lambda x: -x[1])[:4])
+            lines.append(f"{n:,} problem{'s' if n != 1 else ''} in this log ({top}): "
+                         "View › Problems (Ctrl+Shift+R) lists them all with line, byte offset and a jump.")
+        else:
+            others = [str(p) for p in probs if not p.fatal][:3]
+            if others:
+                lines.append("Problems: " + "; ".join(others))
         if lines:
             self.banner.setText("\n".join(lines))
             self._style_banner(bool(fatal))
@@ -373,6 +407,8 @@ class MainWindow(QMainWindow):
         s = self.history.stats()
         has_session = self.history.path is not None
         self.history_actions.set_enabled(has_session)
+        if getattr(self, "find_actions", None) is not None:
+            self.find_actions.set_enabled(has_session)
         self.file_actions.act_reload.setEnabled(has_session)
         if not has_session:
             self.status_counts.setText("")

@@ -34,7 +34,10 @@ class HistoryController(QObject):
         self._pending_goto: Optional[tuple] = None       # (seq, pages_left)
         self._pending_search: Optional[tuple] = None     # (forward, pages_left)
         self._pending_turn: Optional[tuple] = None
+        self._pending_jump: Optional[int] = None         # seq a jump page is being read for
+        self._start_wanted = False
         model.olderInstalled.connect(self._on_older)
+        model.jumped.connect(self._on_jumped)
         model.eventFetched.connect(self._on_event_fetched)
         view.selectionModel().currentChanged.connect(self._on_current_row)
 
@@ -42,6 +45,7 @@ class HistoryController(QObject):
         self._pending_goto = None
         self._pending_search = None
         self._pending_turn = None
+        self._pending_jump = None
 
     def _on_older(self, _n: int) -> None:
         if self._pending_goto is not None:
@@ -103,9 +107,16 @@ class HistoryController(QObject):
         if ev is not None:
             a = h.hidden_attempt_of(seq)
             note = "in a hidden failed attempt — turn on “Hidden attempts” to see its row" if a else "no row in this face"
+            near = h.row_near_seq(seq)
+            if near is not None:            # the list shows where it is: the nearest row after it
+                self.select_row(near)
             self.inspector.show_row(None, seq, ev, note=note)
             self.message(f"seq {seq}: {note}", 6000)
             self.seqSelected.emit(seq)
+            return
+        if h.jump_to(seq):             # read the page around it directly (seq index)
+            self._pending_jump = seq
+            self.message(f"Reading the page around seq {seq} …")
             return
         base = h.base_seq
         if base is not None and seq < base and h.has_more and budget > 0:
@@ -117,6 +128,42 @@ class HistoryController(QObject):
             return
         self.message(f"seq {seq} is not loaded: reading it by index …", 4000)
         h.fetch_event(seq)
+
+    def _on_jumped(self, seq: int) -> None:
+        if self._pending_jump != seq:
+            return
+        self._pending_jump = None
+        if seq == 0 and self._start_wanted:
+            self._start_wanted = False
+            if self.model.rowCount():
+                self.select_row(0)
+                self.view.scrollToTop()
+            self.seqSelected.emit(0)
+            return
+        self._goto(seq, 0)
+
+    # ------------------------------------------------------------------ start / end
+    def goto_start(self) -> None:
+        """The true start of the log (read directly once the seq index is built)."""
+        h = self.model
+        if h.show_start():
+            self._pending_jump = 0
+            self._start_wanted = True
+            self.message("Reading the start of the log …")
+            return
+        if not h.has_more:
+            if h.rowCount():
+                self.select_row(0)
+                self.view.scrollToTop()
+            return
+        self._goto(0, 10_000)           # no index yet: walk older pages
+
+    def goto_end(self) -> None:
+        h = self.model
+        h.show_tail()
+        if h.rowCount():
+            self.select_row(h.rowCount() - 1)
+            self.view.scrollToBottom()
 
     def _on_event_fetched(self, seq: int, ev) -> None:
         if ev is None:

@@ -80,11 +80,13 @@ class LiveFeed(QObject):
         m = self.model
         if self.job is not None or not self.queue or not m.pages:
             return
-        lp = m.pages[-1]
+        lp = m.window.newest_page          # after a jump: the pages kept aside for the log's end
         if not lp.page.tail or lp.page.tail_state is None:
             return
         rows, self.queue = self.queue, []
-        prev_calls = [e for e in m.pages[-2].events.values() if e.type == "tool/call"] if len(m.pages) > 1 else []
+        prev = m.window.tail_pages[-2] if len(m.window.tail_pages) > 1 else (
+            m.pages[-2] if lp is m.pages[-1] and len(m.pages) > 1 else None)
+        prev_calls = [e for e in prev.events.values() if e.type == "tool/call"] if prev is not None else []
         self.job = m.jobs.submit(
             _live_job, lp, rows, m.physical, m.show_attempts, prev_calls,
             serial=True, name="live", group=m._group("live"),
@@ -98,6 +100,11 @@ class LiveFeed(QObject):
     def _done(self, old: LoadedPage, new: list) -> None:
         self.job = None
         m = self.model
+        if m.window.apply_live_detached(old, new):   # the window is elsewhere (a jump)
+            self.stats["batches"] += 1
+            m.statsChanged.emit()
+            self._pump()
+            return
         if not m.pages or m.pages[-1] is not old:
             return                                   # reopened meanwhile
         m.liveAboutToAppend.emit()

@@ -12,6 +12,7 @@ loaded pages and :class:`~app.ui.history.model.HistoryModel` submits the jobs.
 """
 from __future__ import annotations
 
+import bisect
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -224,3 +225,105 @@ def _live_job(job, lp: LoadedPage, rows: list, physical: bool, show_attempts: bo
             parts = list(sp)
     elapsed = time.perf_counter() - t0
     return [_loaded(part, views, elapsed, physical, show_attempts, cache) for part in parts]
+
+
+# --------------------------------------------------------------------------- jumps (pages read by range)
+
+_TURN_START = 0          # MARK_CODES of app.log.reader: turn/start, turn/end, assistant/message, end-seed
+_MESSAGE = 2
+
+
+def _marks(index):
+    return index.mark_seq, index.mark_code
+
+
+def bound_before(index, seq: int, want: int) -> int:
+    """A page start at or before ``seq``, about ``want`` assistant messages back: the nearest
+    turn start once ``want`` messages are collected (within ``want`` more), else just after
+    a message (chunks of a message never straddle it).  0: the start of the log."""
+    ms, mc = _marks(index)
+    i = bisect.bisect_right(ms, seq) - 1
+    n = 0
+    msg_bound = None
+    while i >= 0:
+        s, c = ms[i], mc[i]
+        if c == _TURN_START and n >= want:
+            return s
+        if c == _MESSAGE and s < seq:
+            n += 1
+            if n == want:
+                msg_bound = s + 1
+            elif n >= 2 * want and msg_bound is not None:
+                return msg_bound
+        i -= 1
+    return 0
+
+
+def bound_after(index, seq: int, want: int) -> Optional[int]:
+    """A page end (exclusive) after ``seq``, about ``want`` assistant messages on: the next
+    turn start once ``want`` messages are passed (within ``want`` more), else just after a
+    message.  None: the end of the log."""
+    ms, mc = _marks(index)
+    i = bisect.bisect_right(ms, seq)
+    n = 0
+    msg_bound = None
+    while i < len(ms):
+        s, c = ms[i], mc[i]
+        if c == _TURN_START and n >= want:
+            return s
+        if c == _MESSAGE:
+            n += 1
+            if n == want:
+                msg_bound = s + 1
+            elif n >= 2 * want and msg_bound is not None:
+                return msg_bound
+        i += 1
+    return None
+
+
+def range_around(index, seq: int, page_size: int) -> tuple:
+    """[lo, hi) of a page holding ``seq`` with about ``page_size`` messages around it
+    (hi None: to the end of the log)."""
+    half = max(1, page_size // 2)
+    return bound_before(index, seq, half), bound_after(index, seq, half)
+
+
+def read_range(reader, lo: int, hi: Optional[int]):
+    """A :class:`~app.log.reader.Page` of the stored rows with ``lo <= seq < hi`` (bad rows
+    between them included), read backward from the segment holding ``hi`` through the
+    index: no page in between is read.  Its token continues older pages as usual."""
+    from ...log.reader import MESSAGE_TYPES, Page, PageToken
+    token = reader._token_for_seq(hi) if hi is not None else None
+    collected: list = []
+    ends: list = []
+    has_more = False
+    count = 0
+    for it, seg_end in reader._backward_items(token):
+        if is_event(it):
+            if hi is not None and it.seq >= hi:
+                continue
+            if it.seq < lo:
+                has_more = True
+                break
+            if it.type in MESSAGE_TYPES and it.surface_op == "append":
+                count += 1
+        elif not collected:
+            continue                 # bad rows after the range's last event belong to the next page
+        collected.append(it)
+        ends.append(seg_end)
+    while collected and not is_event(collected[-1]):   # bad rows before the range's first event: older
+        collected.pop()
+        ends.pop()
+        has_more = True
+    collected.reverse()
+    ends.reverse()
+    token = PageToken(end=ends[0], pos=collected[0].pos) if collected and has_more else None
+    return Page(items=collected, has_more=has_more, token=token, tail=False, messages=count)
+
+
+def _range_job(job, reader, lo: int, hi: Optional[int], physical: bool, show_attempts: bool):
+    t0 = time.perf_counter()
+    page = read_range(reader, lo, hi)
+    job.check()
+    views = compute_views([it for it in page.items if is_event(it)])
+    return _loaded(page, views, time.perf_counter() - t0, physical, show_attempts)

@@ -1,0 +1,194 @@
+"""View models of the find panels (QtCore only, no widgets): whole-log search results, the
+outline (one row per turn) and the problems of the log.
+
+All three are flat ``QAbstractTableModel``/``QAbstractListModel`` over lists the core built in
+a worker (:func:`app.log.search.find` hits, :func:`app.log.outline.build_outline`); a view
+asks only for the rows it shows (uniform row heights), so a 1 GB log's 30,000 turns or
+100,000 hits cost nothing until scrolled to.  Transcript text is shown as plain one-line text.
+Each row knows the seq to jump to (``SEQ_ROLE``).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, Qt
+
+SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
+_CTRL = {i: " " for i in range(32)}
+
+
+def one_line(text: str, limit: int = 240) -> str:
+    """Plain one-line text (control characters -> spaces), clipped."""
+    s = str(text).translate(_CTRL)
+    return s if len(s) <= limit else s[:limit - 1] + "…"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else ("es" if word.endswith("ch") else "s"))
+
+
+class FindResultsModel(QAbstractTableModel):
+    """Hits of a whole-log search (seq, turn, kind, snippet), appended as they stream in."""
+    HEADERS = ("seq", "turn", "kind", "match")
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.hits: list = []
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self.hits = []
+        self.endResetModel()
+
+    def append(self, hits: list) -> None:
+        if not hits:
+            return
+        n = len(self.hits)
+        self.beginInsertRows(QModelIndex(), n, n + len(hits) - 1)
+        self.hits.extend(hits)
+        self.endInsertRows()
+
+    def rowCount(self, parent=QModelIndex()):
+        return 0 if parent.isValid() else len(self.hits)
+
+    def columnCount(self, parent=QModelIndex()):
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
+                and 0 <= section < len(self.HEADERS):
+            return self.HEADERS[section]
+        return None
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or not (0 <= index.row() < len(self.hits)):
+            return None
+        h = self.hits[index.row()]
+        c = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if c == 0:
+                return str(h.seq)
+            if c == 1:
+                return "" if h.turn is None else str(h.turn)
+            if c == 2:
+                return h.kind + (f" · {h.tool}" if h.tool else "")
+            if c == 3:
+                return one_line(h.snippet) + (f"   (+{h.matches - 1} more here)" if h.matches > 1 else "")
+        if role == SEQ_ROLE:
+            return h.seq
+        if role == Qt.ItemDataRole.ToolTipRole and c == 3:
+            return one_line(h.snippet, 400)
+        if role == Qt.ItemDataRole.TextAlignmentRole and c in (0, 1):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def row_for_seq(self, seq: int, forward: bool) -> Optional[int]:
+        """Index of the first hit after (forward) or the last before ``seq`` (hits are oldest first)."""
+        import bisect
+        seqs = [h.seq for h in self.hits]
+        if forward:
+            i = bisect.bisect_right(seqs, seq)
+            return i if i < len(seqs) else None
+        i = bisect.bisect_left(seqs, seq) - 1
+        return i if i >= 0 else None
+
+
+def search_wording(n: int, complete: bool, cancelled: bool, turns: Optional[int], done: int = 0,
+                   total: int = 0, limit_hit: bool = False) -> str:
+    """What was searched, exactly: "12 matches in 3,261 turns", "no match in the whole log"."""
+    where = f"{turns:,} turn{'s' if turns != 1 else ''}" if turns is not None else "the whole log"
+    if complete:
+        return f"no match in {where}" if n == 0 else f"{_count(n, 'match')} in {where}"
+    pct = f"{100 * done / total:.0f}%" if total else "part"
+    if limit_hit:
+        return f"first {_count(n, 'match')} (limit reached at {pct} of the log)"
+    if cancelled:
+        return (f"cancelled: no match in the first {pct} of the log" if n == 0
+                else f"cancelled: {_count(n, 'match')} in the first {pct} of the log")
+    return f"{_count(n, 'match')} so far, {pct} of the log searched…"
+
+
+class OutlineModel(QAbstractListModel):
+    """One row per turn of the log: number, first line of the prompt, steps, tools, markers."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.turns: list = []
+
+    def set_turns(self, turns: list) -> None:
+        self.beginResetModel()
+        self.turns = list(turns)
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()):
+        return 0 if parent.isValid() else len(self.turns)
+
+    @staticmethod
+    def label(t) -> str:
+        marks = {"error": "⚠ error", "retry": "↻ retry", "interrupted": "⏹ interrupted", "open": "… open"}
+        tools = ", ".join(f"{k}×{v}" if v > 1 else k for k, v in list(t.tools.items())[:4])
+        if len(t.tools) > 4:
+            tools += ", …"
+        head = f"Turn {t.turn}: {one_line(t.prompt, 120) or '(no prompt)'}"
+        tail = [_count(t.steps, "step")]
+        if tools:
+            tail.append(tools)
+        tail += [marks[m] for m in t.markers if m in marks]
+        return head + "\n    " + " · ".join(tail)
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or not (0 <= index.row() < len(self.turns)):
+            return None
+        t = self.turns[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.label(t)
+        if role == SEQ_ROLE:
+            return t.first_seq
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"seq {t.first_seq}–{t.last_seq}" + (f" · ended: {t.end}" if t.end else " · open")
+        return None
+
+    def row_for_seq(self, seq: int) -> Optional[int]:
+        import bisect
+        i = bisect.bisect_right([t.first_seq for t in self.turns], seq) - 1
+        return i if i >= 0 else None
+
+
+class ProblemsModel(QAbstractTableModel):
+    """Every problem of the log: code, line, byte offset, seq, message."""
+    HEADERS = ("problem", "line", "offset", "seq", "details")
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.problems: list = []
+
+    def set_problems(self, problems: list) -> None:
+        self.beginResetModel()
+        self.problems = list(problems)
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()):
+        return 0 if parent.isValid() else len(self.problems)
+
+    def columnCount(self, parent=QModelIndex()):
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
+                and 0 <= section < len(self.HEADERS):
+            return self.HEADERS[section]
+        return None
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or not (0 <= index.row() < len(self.problems)):
+            return None
+        p = self.problems[index.row()]
+        c = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            v = (p.code, p.line, p.offset, p.seq, one_line(p.message, 400))[c]
+            return "" if v is None else (f"{v:,}" if c == 2 and isinstance(v, int) else str(v))
+        if role == SEQ_ROLE:
+            return p.seq
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return one_line(str(p), 600)
+        return None

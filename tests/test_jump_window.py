@@ -1,0 +1,129 @@
+"""Jumps and filters of the row window, without Qt, on generated logs of many pages: a page
+read around any seq through the seq index (no page in between), then grown in both
+directions until it meets the log's end again; view filters by row kind."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import app.ui.history.window as W
+from app.log.reader import LogReader
+from app.tools.synth import SessionSynth, write_jsonl
+from app.ui.history.pages import _older_job, _open_job, _range_job, range_around, read_range, bound_after
+from app.ui.history.window import FILTERS, RowWindow, apply_changes, row_category, row_is_error
+
+from test_row_window import JOB, Shadow, _read_all
+
+
+@pytest.fixture(autouse=True)
+def _small_window(monkeypatch):
+    monkeypatch.setattr(W, "MAX_EXPOSED", 40)
+
+
+@pytest.fixture(scope="module")
+def long_log(tmp_path_factory):
+    path = tmp_path_factory.mktemp("jump") / "session.jsonl"
+    write_jsonl(str(path), SessionSynth(seed=7), turns=60)
+    return str(path)
+
+
+def _tail(path, page_size=4):
+    reader, lp = _open_job(JOB, path, None, page_size, False, False)
+    reader.index = reader.build_index()
+    w = RowWindow()
+    sh = Shadow(w)
+    sh.apply(w.install_tail(lp))
+    return reader, sh
+
+
+def _covers(r, seq):
+    lo = r.first_seq if r.first_seq is not None else r.seq
+    return lo <= seq <= max(r.seq, r.last_seq if r.last_seq is not None else r.seq)
+
+
+def test_range_pages_tile_the_log_like_a_full_read(long_log):
+    reader = LogReader.open(long_log)
+    idx = reader.build_index()
+    all_seqs = [e.seq for e in reader.iter_events()]
+    # ranges chained from the start cover every seq once, in order, each page bounded
+    lo, got, pages = 0, [], 0
+    while True:
+        hi = bound_after(idx, lo, 3)
+        p = read_range(reader, lo, hi)
+        got += [e.seq for e in p.events]
+        pages += 1
+        if hi is None:
+            break
+        assert p.events and p.events[-1].seq < hi <= all_seqs[-1] + 1
+        lo = hi
+    assert got == all_seqs and pages > 10
+
+
+def test_jump_reads_the_page_around_a_seq_and_grows_both_ways(long_log):
+    reader, sh = _tail(long_log)
+    w = sh.w
+    full = RowWindow()
+    r2, sh2 = _tail(long_log)
+    _read_all(r2, sh2, 4)
+    r2.close()
+    want_keys = [r.key for r in sh2.w.all_rows]
+    rnd = random.Random(3)
+    for seq in rnd.sample(range(0, max(w.events) // 2), 5):
+        if seq not in sh2.w.events:
+            continue
+        lo, hi = range_around(reader.index, seq, 4)
+        assert lo <= seq and (hi is None or seq < hi)
+        lp = _range_job(JOB, reader, lo, hi, False, False)
+        assert lp.page.base_seq == lo and not lp.page.tail
+        sh.apply(w.install_range(lp, seq))
+        assert w.has_newer and not w.attached and w.tail_pages
+        o = w.seq_ordinal(seq)
+        i = w.exposed_index(o)
+        assert i is not None and _covers(w.rows[i], seq), "the jump lands on the row"
+        assert len(w.pages) == 1, "no page in between was read"
+    # grow older to the start and newer to the end: the rows equal a full read
+    _read_all(reader, sh, 4)
+    while w.has_newer:
+        _f, last = w.loaded_range()
+        tb = w.tail_base_seq
+        if last + 1 >= tb:
+            sh.apply(w.attach_tail())
+            break
+        hi = min(bound_after(reader.index, last, 4) or tb, tb)
+        sh.apply(w.add_newer_page(_range_job(JOB, reader, last + 1, hi, False, False)))
+        while w.bottom:
+            sh.apply(w.expose_newer())
+    assert w.attached and w.pages[-1].page.tail
+    assert [r.key for r in w.all_rows] == want_keys
+    # back to the end: jump_to_tail puts the kept tail pages on screen
+    seq = min(w.events) + 5
+    lo, hi = range_around(reader.index, seq, 4)
+    sh.apply(w.install_range(_range_job(JOB, reader, lo, hi, False, False), seq))
+    sh.apply(w.jump_to_tail())
+    assert w.attached and w.pages[-1].page.tail and w.rows[-1].key == want_keys[-1]
+    reader.close()
+
+
+def test_filters_hide_and_show_the_right_kinds(long_log):
+    reader, sh = _tail(long_log, page_size=30)
+    w = sh.w
+    _read_all(reader, sh, 30)
+    reader.close()
+    every = list(w.all_rows)
+    cats = {row_category(r) for r in every}
+    assert {"user", "assistant", "tools", "turns"} <= cats
+    for hide in FILTERS:
+        sh.apply(w.set_filter({hide}))
+        assert all(row_category(r) != hide for r in w.all_rows)
+        assert [r.key for r in w.all_rows] == [r.key for r in every if row_category(r) != hide]
+        for seq in list(w.events)[::97]:
+            o = w.seq_ordinal(seq)
+            assert o is None or row_category(w.all_rows[o - w.origin]) != hide
+    sh.apply(w.set_filter(frozenset(), errors_only=True))
+    errs = [r for r in every if row_is_error(r)]
+    assert errs, "the synth log has failed tools"
+    assert [r.key for r in w.all_rows] == [r.key for r in errs]
+    assert all(r.kind in ("tool-result", "attempt-failed", "turn-end", "bad", "gap") for r in w.all_rows)
+    sh.apply(w.set_filter())
+    assert [r.key for r in w.all_rows] == [r.key for r in every]

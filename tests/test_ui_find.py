@@ -1,0 +1,276 @@
+"""Find anything in a long session, in the real window (pytest-qt, offscreen): whole-log search
+with a results pane, go to (seq, turn, start, end) on logs of many pages, the outline, view
+filters, next error, the problems panel.  Generated logs with planted words and shared fixtures."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from PySide6.QtCore import Qt
+
+from app.log.analysis import inspect
+from app.log.reader import LogReader
+from app.tools.plant import PLANTS, PlantingSynth
+from app.tools.synth import SessionSynth, write_jsonl
+from app.ui.find_actions import parse_goto
+from app.ui.find_models import FindResultsModel, OutlineModel, ProblemsModel, search_wording
+from app.ui.history.window import row_category, row_is_error
+
+from conftest import fixture
+from test_ui_history import WAIT, idle, make_window, open_and_wait  # noqa: F401 (fixtures)
+
+BIG = "apps/web/tests/snapshots/goal-multi-turn-actions/session.jsonl"
+TURNS4 = "apps/web/tests/snapshots/permission-policy-context/session.jsonl"   # 4 turns
+CORDIS = "apps/web/tests/snapshots/cordis-tool-round/session.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def _config_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path / "config"))
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    d = tmp_path_factory.mktemp("planted-ui")
+    s = PlantingSynth(seed=11, at_turn=3)
+    path = d / "session.jsonl"
+    write_jsonl(str(path), s, turns=9)
+    assert set(s.planted) == set(PLANTS)
+    return str(path), dict(s.planted)
+
+
+@pytest.fixture(scope="module")
+def long_log(tmp_path_factory):
+    path = tmp_path_factory.mktemp("long-ui") / "session.jsonl"
+    write_jsonl(str(path), SessionSynth(seed=5), turns=40)
+    return str(path)
+
+
+def _covers(r, seq):
+    if r is None or r.seq is None:
+        return False
+    lo = r.first_seq if r.first_seq is not None else r.seq
+    return lo <= seq <= max(r.seq, r.last_seq if r.last_seq is not None else r.seq)
+
+
+def _index_ready(qtbot, h):
+    qtbot.waitUntil(lambda: h.index_state == "ready", timeout=WAIT * 2)
+
+
+def _search(qtbot, win, text):
+    fa = win.find_actions
+    win.open_search()
+    with qtbot.waitSignal(fa.searchFinished, timeout=WAIT * 2) as blocker:
+        win.search_edit.setText(text)
+    return blocker.args[0]
+
+
+def test_planted_words_found_by_the_window_with_exact_seq_and_the_jump_lands(qtbot, make_window, planted):
+    path, where = planted
+    win = make_window(page_size=3)
+    h = open_and_wait(qtbot, win, path)
+    _index_ready(qtbot, h)
+    fa = win.find_actions
+    total_turns = sum(1 for e in LogReader.open(path).iter_events() if e.type == "turn/start")
+    for word, (seq, turn, kind) in where.items():
+        status = _search(qtbot, win, word)
+        hits = fa.results.hits
+        assert any(x.seq == seq and x.kind == kind for x in hits), (word, seq, [(x.seq, x.kind) for x in hits])
+        n = len(hits)
+        assert status == f"{n:,} match{'es' if n != 1 else ''} in {total_turns:,} turns"
+        assert fa.results_dock.isVisible() and fa.result_view.model().rowCount() == n
+        i = next(i for i, x in enumerate(hits) if x.seq == seq)
+        with qtbot.waitSignal(win.searchMoved, timeout=WAIT):
+            fa.goto_hit(i)
+        idle(qtbot, h)
+        row = win.view.current_row()
+        assert _covers(row, seq), (word, seq, row and (row.kind, row.first_seq, row.seq))
+        assert h.current_match_row == win.view.currentIndex().row()
+        # the results pane row says seq, turn, kind and the snippet holds the word
+        m = fa.results
+        assert m.index(i, 0).data() == str(seq) and m.index(i, 1).data() == str(turn)
+        assert m.index(i, 2).data().startswith(kind)
+        assert word.casefold() in m.index(i, 3).data().casefold()
+    status = _search(qtbot, win, "okapiwombatnowhere")
+    assert status == f"no match in {total_turns:,} turns" and fa.results.rowCount() == 0
+    assert "not searched" not in win.history_actions.search_count.text()
+    assert win.history_actions.search_count.text() == status
+
+
+def test_search_is_cancellable_and_a_new_query_replaces_the_old(qtbot, make_window, long_log):
+    win = make_window()
+    open_and_wait(qtbot, win, long_log)
+    fa = win.find_actions
+    win.open_search()
+    win.search_edit.setText("zzzz-never")
+    fa.run("zzzz-never")
+    assert fa.running
+    with qtbot.waitSignal(fa.searchFinished, timeout=WAIT) as b:
+        fa.cancel()
+    assert b.args[0].startswith("cancelled") and not fa.running
+    # a bad regular expression says so instead of searching
+    fa.opt_regex.setChecked(True)
+    fa.run("(unclosed")
+    assert "regular expression" in fa.status and not fa.running
+    fa.opt_regex.setChecked(False)
+
+
+def test_outline_of_a_fixture_lists_every_turn_with_its_prompt(qtbot, make_window, qtmodeltester):
+    win = make_window(page_size=2)
+    fa = win.find_actions
+    with qtbot.waitSignal(fa.outlineReady, timeout=WAIT * 2):
+        open_and_wait(qtbot, win, fixture(TURNS4))
+    # independently: every turn/start and the first line of the first user message after it
+    want = []
+    for ev in LogReader.open(str(fixture(TURNS4))).iter_events():
+        if ev.type == "turn/start":
+            want.append([ev.data["turn"], ev.seq, None])
+        elif ev.type == "user/message" and want and want[-1][2] is None:
+            c = ev.data.get("content")
+            text = c if isinstance(c, str) else "".join(b.get("text", "") for b in c if isinstance(b, dict))
+            want[-1][2] = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    m = fa.outline_model
+    assert m.rowCount() == len(want) > 3
+    for i, (turn, seq, prompt) in enumerate(want):
+        label = m.index(i, 0).data()
+        assert label.startswith(f"Turn {turn}: ") and prompt[:100] in label
+        assert m.index(i, 0).data(Qt.ItemDataRole.UserRole + 1) == seq
+    qtmodeltester.check(m)
+    # selecting an entry jumps there (the first turn: older than the tail page)
+    fa.outline_dock.show()
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+        fa.outline_view.clicked.emit(m.index(0, 0))
+    assert _covers(win.view.current_row(), want[0][1])
+
+
+def test_go_to_seq_turn_start_and_end_in_a_log_of_many_pages(qtbot, make_window, long_log):
+    win = make_window(page_size=3)
+    h = open_and_wait(qtbot, win, long_log)
+    _index_ready(qtbot, h)
+    r = LogReader.open(long_log)
+    evs = list(r.iter_events())
+    last = evs[-1].seq
+    for seq in (evs[len(evs) // 3].seq, evs[40].seq, evs[len(evs) * 2 // 3].seq):
+        with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+            win.goto_seq(seq)
+        idle(qtbot, h)
+        assert _covers(win.view.current_row(), seq) or h.event_for_seq(seq) is not None
+        assert len(h.pages) <= 2, "the page around the seq was read directly, not every page before it"
+    # Ctrl+Home: the true start; Ctrl+End: the true end
+    win.view.setFocus()
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+        qtbot.keyClick(win.view, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
+    idle(qtbot, h)
+    assert win.view.currentIndex().row() == 0 and h.rows[0].seq == 0 and not h.has_more
+    qtbot.keyClick(win.view, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+    idle(qtbot, h)
+    assert win.view.current_row().seq == last or _covers(win.view.current_row(), last)
+    assert h.window.attached
+    # scrolling down from a jump reads newer pages until the log's end joins again
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+        win.goto_seq(evs[len(evs) // 2].seq)
+    idle(qtbot, h)
+    assert h.window.has_newer
+    for _ in range(400):
+        if h.window.attached and not h.newer_hidden:
+            break
+        h.request_newer()
+        idle(qtbot, h)
+    assert h.window.attached and h.window.pages[-1].page.tail
+    seqs = [x.seq for x in h.window.all_rows if x.seq is not None]
+    assert seqs == sorted(seqs), "pages joined in order, no duplicate"
+    # Ctrl+G: seq or turn
+    fa = win.find_actions
+    qtbot.waitUntil(lambda: fa.outline is not None, timeout=WAIT * 2)
+    t5 = next(t for t in fa.outline.turns if t.turn == 5)
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+        assert fa.goto_text("turn 5")
+    idle(qtbot, h)
+    assert _covers(win.view.current_row(), t5.first_seq)
+    assert parse_goto("t12") == ("turn", 12) and parse_goto(" 1234 ") == ("seq", 1234)
+    assert parse_goto("seq #7") == ("seq", 7) and parse_goto("abc") is None
+
+
+def test_filters_and_next_error_over_the_whole_log(qtbot, make_window, long_log):
+    win = make_window(page_size=6)
+    h = open_and_wait(qtbot, win, long_log)
+    fa = win.find_actions
+    qtbot.waitUntil(lambda: fa.outline is not None, timeout=WAIT * 2)
+    _index_ready(qtbot, h)
+    before = {row_category(r) for r in h.window.all_rows}
+    assert {"user", "assistant", "tools", "turns"} <= before
+    fa.filter_actions["tools"].setChecked(False)
+    assert h.window.all_rows and all(row_category(r) != "tools" for r in h.window.all_rows)
+    fa.filter_actions["tools"].setChecked(True)
+    assert {row_category(r) for r in h.window.all_rows} == before
+    fa.act_errors_only.setChecked(True)
+    assert all(row_is_error(r) for r in h.window.all_rows)
+    fa.act_errors_only.setChecked(False)
+    # F8 from the start: the first error of the whole log, then the next ones, in order
+    errs = fa.error_seqs
+    assert len(errs) >= 3
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+        fa.ctl.goto_start()
+    idle(qtbot, h)
+    got = []
+    for _ in range(3):
+        with qtbot.waitSignal(win.seqSelected, timeout=WAIT) as b:
+            qtbot.keyClick(win.view, Qt.Key.Key_F8)
+        idle(qtbot, h)
+        seq = b.args[0]
+        got.append(seq)
+        # the row showing it is selected, or (a hidden failed attempt) the inspector shows it
+        assert _covers(win.view.current_row(), seq) or h.hidden_attempt_of(seq) is not None
+    assert got == errs[:3]
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT) as b:
+        qtbot.keyClick(win.view, Qt.Key.Key_F8, Qt.KeyboardModifier.ShiftModifier)
+    assert b.args[0] == errs[1]
+
+
+def test_every_problem_of_cordis_tool_round_is_in_the_problems_panel(qtbot, make_window, qtmodeltester):
+    path = str(fixture(CORDIS))
+    win = make_window()
+    fa = win.find_actions
+    with qtbot.waitSignal(fa.outlineReady, timeout=WAIT * 2):
+        open_and_wait(qtbot, win, path)
+    m = fa.problems_model
+    tips = [m.index(i, 0).data(Qt.ItemDataRole.ToolTipRole) for i in range(m.rowCount())]
+    for p in inspect(LogReader.open(path))["problems"]:
+        assert p in tips, p
+    # every seq gap, found independently, is a row with its seq and line
+    prev = None
+    gaps = []
+    for ev in LogReader.open(path).iter_events():
+        if prev is not None and ev.seq != prev + 1:
+            gaps.append((ev.seq, ev.line))
+        prev = ev.seq
+    assert len(gaps) >= 2
+    rows = {(m.index(i, 3).data(), m.index(i, 1).data()) for i in range(m.rowCount()) if m.index(i, 0).data() == "seq-gap"}
+    assert rows == {(str(s), str(ln)) for s, ln in gaps}
+    # the banner counts them and a click opens the panel; a row jumps to its seq
+    assert f"{m.rowCount()} problem" in win.banner.text()
+    assert not fa.problems_dock.isVisible()
+    qtbot.mouseClick(win.banner, Qt.MouseButton.LeftButton)
+    assert fa.problems_dock.isVisible()
+    i = next(i for i in range(m.rowCount()) if m.index(i, 0).data() == "seq-gap")
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+        fa.goto_problem(i)
+    assert _covers(win.view.current_row(), gaps[0][0])
+    qtmodeltester.check(m)
+
+
+def test_results_model_and_wording(qtmodeltester):
+    from app.log.search import Hit
+    m = FindResultsModel()
+    qtmodeltester.check(m)
+    m.append([Hit(seq=s, turn=s // 10, kind="tool-output", snippet=f"x\x1b[31m{s}\ny", span=(0, 1), start=0, end=1,
+                  matches=1) for s in (5, 17, 40)])
+    qtmodeltester.check(m)
+    assert m.index(1, 3).data() == "x [31m17 y", "control characters never reach the view"
+    assert m.row_for_seq(17, True) == 2 and m.row_for_seq(17, False) == 0 and m.row_for_seq(40, True) is None
+    assert search_wording(12, True, False, 3261) == "12 matches in 3,261 turns"
+    assert search_wording(1, True, False, 1) == "1 match in 1 turn"
+    assert search_wording(0, True, False, None) == "no match in the whole log"
+    assert search_wording(0, False, True, None, 50, 200) == "cancelled: no match in the first 25% of the log"
+    qtmodeltester.check(OutlineModel())
+    qtmodeltester.check(ProblemsModel())
