@@ -107,6 +107,8 @@ class FindActions(QObject):
         self._cur_hit: Optional[int] = None
         self._want_seq: Optional[int] = None
         self._pending_step: Optional[bool] = None
+        self._auto = False                  # the first hit to show is still to be chosen
+        self._ref_seq: Optional[int] = None
         self._build_docks()
         self._build_search_options()
         self._build_menus()
@@ -365,6 +367,9 @@ class FindActions(QObject):
             return
         self.query = opts
         self._progress = (0, 0)
+        row = self.win.view.current_row()
+        self._ref_seq = row.seq if row is not None and row.seq is not None else None   # None: the end
+        self._auto = True
         self.started_at = time.perf_counter()
         self.results_dock.show()
         self.results_dock.raise_()
@@ -383,12 +388,18 @@ class FindActions(QObject):
 
     def _hits(self, batch: list) -> None:
         first = not self.results.hits
+        n0 = len(self.results.hits)
         self.results.append(batch)
         if first and batch:
             self.first_hit_at = time.perf_counter()
-            # the first hit goes on screen at once: the oldest hit at or after the current row
-            # would need the whole scan; the newest hit so far is the nearest guess
-            self.goto_hit(0, select_result=True)
+        if self._auto:
+            # the hit to show first: the newest at or before the current row (Enter goes on to
+            # older ones); known as soon as a hit after the row streams in
+            for k, x in enumerate(batch):
+                if self._ref_seq is not None and x.seq > self._ref_seq:
+                    self._auto = False
+                    self.goto_hit(max(0, n0 + k - 1))
+                    break
         d, t = self._progress
         self._set_status(search_wording(len(self.results.hits), False, False, None, d, t))
 
@@ -400,6 +411,9 @@ class FindActions(QObject):
         txt = search_wording(n, st.complete, st.cancelled, self.turn_count(), st.bytes_scanned, st.bytes_total,
                              limit_hit=not st.complete and not st.cancelled)
         self._set_status(txt)
+        if self._auto and n:
+            self._auto = False
+            self.goto_hit(n - 1)
         self.searchFinished.emit(txt)
         if n == 0:
             self.ctl.searchMoved.emit(None)
@@ -413,6 +427,9 @@ class FindActions(QObject):
     def cancel(self) -> None:
         if self.win.jobs.cancel_group(self._group("find")):
             d, t = self._progress
+            if self._auto and self.results.hits:
+                self._auto = False
+                self.goto_hit(len(self.results.hits) - 1)
             self.result_progress.hide()
             self.cancel_button.hide()
             txt = search_wording(len(self.results.hits), False, True, None, d, t)
@@ -466,8 +483,12 @@ class FindActions(QObject):
                 self.win.statusBar().showMessage(self.status or "no search", 4000)
                 self.ctl.searchMoved.emit(None)
             return
+        self._auto = False
         if self._cur_hit is not None:
-            i = self._cur_hit + (1 if forward else -1)
+            d = 1 if forward else -1
+            i = self._cur_hit + d
+            while 0 <= i < len(hits) and hits[i].seq == hits[self._cur_hit].seq:
+                i += d                      # another field of the same event: the same row
         else:
             row = self.win.view.current_row()
             seq = row.seq if row is not None and row.seq is not None else None
