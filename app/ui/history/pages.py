@@ -22,7 +22,7 @@ from ...log.model import is_event
 from ...log.reader import extend_tail_page, row_key, split_page
 from ...store.faces import open_reader
 from ...store.indexer import build_index_isolated
-from .rows import build_rows
+from .rows import Row, build_rows
 
 try:  # presenters are optional: without them every tool row gets the generic card
     from ...presenters import views_for_page
@@ -121,6 +121,7 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
     if physical and p.tail:
         dropped = {row_key(d) for d in p.dropped if is_event(d)}
     rows = build_rows(items, tracker, lp.views, show_attempts, dropped, lp.row_cache)
+    rows = with_gap_rows(rows, [it for it in items if is_event(it) and not it.synthesized], lp.row_cache)
     seq_rows = []
     for r in rows:
         if r.seq is None:
@@ -130,6 +131,33 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
         seq_rows.append((lo, hi, r))
     seq_rows.sort(key=lambda x: (x[0], x[1] - x[0]))
     return PageRows(rows, tracker, seq_rows)
+
+
+def with_gap_rows(rows: list, events: list, cache: dict) -> list:
+    """A ``gap`` row where the page's stored seqs skip (before the first row at or after the
+    seq that follows the gap)."""
+    gaps = []
+    prev = None
+    for ev in events:
+        if prev is not None and ev.seq > prev + 1:
+            gaps.append((prev + 1, ev.seq - 1))
+        prev = ev.seq if prev is None else max(prev, ev.seq)
+    if not gaps:
+        return rows
+    out: list = []
+    gi = 0
+    for r in rows:
+        lo = r.first_seq if r.first_seq is not None else r.seq
+        while gi < len(gaps) and lo is not None and lo > gaps[gi][1]:
+            a, b = gaps[gi]
+            key = ("gap", a)
+            g = cache.get(key)
+            if g is None:
+                g = cache[key] = Row(key=key, kind="gap", seq=None, first_seq=a, last_seq=b)
+            out.append(g)
+            gi += 1
+        out.append(r)
+    return out
 
 
 def _loaded(page, views, elapsed, physical, show_attempts, row_cache: Optional[dict] = None) -> LoadedPage:
@@ -284,7 +312,7 @@ def bound_after(index, seq: int, want: int) -> Optional[int]:
 def range_around(index, seq: int, page_size: int) -> tuple:
     """[lo, hi) of a page holding ``seq`` with about ``page_size`` messages around it
     (hi None: to the end of the log)."""
-    half = max(1, page_size // 2)
+    half = max(2, page_size // 4)     # a jump's page is half a page: the window grows as the user scrolls
     return bound_before(index, seq, half), bound_after(index, seq, half)
 
 

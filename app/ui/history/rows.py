@@ -59,7 +59,7 @@ class Row:
     key: tuple
     kind: str                     # user | assistant | tool-call | tool-result | turn-start | turn-end |
                                   # step-start | step-end | streaming | attempt-failed | attempt-open |
-                                  # bad | event | notice
+                                  # bad | event | notice | gap (seqs missing: first_seq..last_seq)
     seq: Optional[int]            # the event the row stands for (None: bad row)
     first_seq: Optional[int] = None
     last_seq: Optional[int] = None
@@ -494,6 +494,14 @@ def _content_body(row: Row) -> Content:
     k = row.kind
     ev = row.event
     d = ev.data if ev is not None and isinstance(ev.data, dict) else {}
+    if k == "gap":
+        lo, hi = row.first_seq, row.last_seq
+        n = hi - lo + 1
+        return Content(badge="GAP", title=f"{n:,} seq{'s' if n != 1 else ''} missing: "
+                                          + (f"{lo}" if n == 1 else f"{lo}–{hi}"), status="error",
+                       pills=[("seq gap", "bad")],
+                       blocks=[Block("note", "The log skips these seqs here: events were lost, or the file was "
+                                             "cut and joined. View › Problems lists every gap.")])
     if k == "bad":
         b = row.bad
         raw = b.raw.decode("utf-8", errors="replace")

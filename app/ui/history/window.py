@@ -266,10 +266,14 @@ class RowWindow:
         self.current_match_row = None
         self._apply_rows()
         o = self.seq_ordinal(at_seq) if at_seq is not None else None
+        if o is None and at_seq is not None:
+            o = self.near_ordinal(at_seq)
         n = len(self.all_rows)
         i = (o - self.origin) if o is not None else 0
-        top = max(0, min(i - MAX_EXPOSED // 2, n - MAX_EXPOSED))
-        self._set_window(top, max(0, n - top - MAX_EXPOSED))
+        # a first paint as small as the tail's (FIRST_ROWS): the view lays out every exposed
+        # row; the rest slides in as the user scrolls
+        top = max(0, min(i - FIRST_ROWS // 2, n - FIRST_ROWS))
+        self._set_window(top, max(0, n - top - FIRST_ROWS))
         self._recompute_matches()
         return [RESET]
 
