@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 
 from app.log.analysis import inspect
 from app.log.reader import LogReader
@@ -86,6 +86,24 @@ def test_planted_words_found_by_the_window_with_exact_seq_and_the_jump_lands(qtb
         row = win.view.current_row()
         assert _covers(row, seq), (word, seq, row and (row.kind, row.first_seq, row.seq))
         assert h.current_match_row == win.view.currentIndex().row()
+        if word == "zebraquokka":
+            # line 700 of a 900-line output: the row expanded in place, the highlight on the word,
+            # the word on screen
+            assert row.expanded
+            ix = win.view.currentIndex()
+            doc = win.view.delegate.document(row, ix)
+            from PySide6.QtGui import QTextCursor  # noqa: F401
+            cur = doc.find(word)
+            assert not cur.isNull()
+            assert cur.charFormat().background().color().name() == win.theme.current_match_bg
+            y = doc.documentLayout().blockBoundingRect(cur.block()).top() + win.view.visualRect(ix).top()
+            assert 0 <= y <= win.view.viewport().height()
+            # Space collapses it again, and expands it
+            win.view.setFocus()
+            qtbot.keyClick(win.view, Qt.Key.Key_Space)
+            assert not row.expanded and row.clipped
+            qtbot.keyClick(win.view, Qt.Key.Key_Space)
+            assert row.expanded and "zebraquokka" in row.search_text()
         # the results pane row says seq, turn, kind and the snippet holds the word
         m = fa.results
         assert m.index(i, 0).data() == str(seq) and m.index(i, 1).data() == str(turn)
@@ -274,3 +292,29 @@ def test_results_model_and_wording(qtmodeltester):
     assert search_wording(0, False, True, None, 50, 200) == "cancelled: no match in the first 25% of the log"
     qtmodeltester.check(OutlineModel())
     qtmodeltester.check(ProblemsModel())
+
+
+def test_clipped_output_expands_and_collapses_by_click(qtbot, make_window, long_log):
+    win = make_window()
+    h = open_and_wait(qtbot, win, long_log)
+    view = win.view
+    i = next(i for i in range(len(h.rows) - 1, -1, -1) if h.rows[i].clipped)
+    row = h.rows[i]
+    ix = h.index(i, 0)
+    view.scrollTo(ix, view.ScrollHint.PositionAtTop)
+    hidden = row.content().blocks
+    assert any("more line" in b.text for b in hidden)
+    rect = view.visualRect(ix)
+    h0 = rect.height()
+    y = min(rect.bottom() - 6, view.viewport().height() - 2)
+    if y < rect.bottom() - 40:                        # the note is below the viewport: use the key
+        view.setCurrentIndex(ix)
+        qtbot.keyClick(view, Qt.Key.Key_Space)
+    else:
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.bottomLeft() + QPoint(40, -6))
+    assert row.expanded and not any("more line" in b.text for b in row.content().blocks)
+    view.doItemsLayout()
+    assert view.visualRect(h.index(i, 0)).height() > h0, "the row grew in place"
+    view.setCurrentIndex(ix)
+    qtbot.keyClick(view, Qt.Key.Key_Space)
+    assert not row.expanded and row.clipped

@@ -471,8 +471,15 @@ class FindActions(QObject):
         r = self.h.row_at(row) if row is not None else None
         ok = r is not None and r.first_seq is not None and (r.first_seq <= seq <= max(r.seq or 0, r.last_seq or 0)) \
             or (r is not None and r.seq == seq)
+        term = self.h.search_term
+        view = self.win.view
+        if ok and term and term not in r.search_text() and r.clipped:
+            # the match is in the clipped part ("… N more lines"): expand the row in place
+            view.toggle_expanded(self.h.index(row, 0), True)
         self.h.set_current_match(row if ok else None)
-        self.win.view.viewport().update()
+        if ok and term and r.expanded:
+            view.scroll_to_text(self.h.index(row, 0), term)
+        view.viewport().update()
         self.ctl.searchMoved.emit(row if ok else None)
 
     def step(self, forward: bool) -> None:

@@ -13,6 +13,7 @@ its failure reason); an attempt still streaming on the tail is a "streaming" row
 from __future__ import annotations
 
 import json
+import threading
 import time as _time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
@@ -25,6 +26,10 @@ MAX_LINES = 18
 MAX_CHARS = 2400
 MAX_MONO_LINES = 14
 MAX_REASONING_LINES = 6
+EXPANDED_LINES = 5000            # an expanded row (Space, or a click on "… N more lines") shows this much
+EXPANDED_CHARS = 400_000
+CLIP_NOTE = " — Space or click: expand (full text in the inspector)"
+_clip_state = threading.local()  # .expanded: the content being built is an expanded row's
 
 BOUNDARY_KINDS = frozenset({"turn-start", "turn-end", "step-start", "step-end"})
 CARD_KINDS = frozenset({"tool-call", "tool-result"})
@@ -71,6 +76,7 @@ class Row:
     chunks: list = field(default_factory=list)     # chunk events collapsed into this row
     call: Optional[Event] = None                    # a tool/result's tool/call (same loaded range)
     version: int = 0
+    expanded: bool = False         # clipped blocks shown whole (up to EXPANDED_LINES)
     _content: Optional[Content] = None
     _search: Optional[str] = None
 
@@ -102,8 +108,26 @@ class Row:
 
     def content(self) -> Content:
         if self._content is None:
-            self._content = _content_of(self)
+            _clip_state.expanded = self.expanded
+            try:
+                self._content = _content_of(self)
+            finally:
+                _clip_state.expanded = False
         return self._content
+
+    @property
+    def clipped(self) -> bool:
+        """Some block of the row is shortened ("… N more lines")."""
+        return any(b.text.endswith(CLIP_NOTE) for b in self.content().blocks)
+
+    def set_expanded(self, on: bool) -> bool:
+        """Show clipped blocks whole (or clip them again); False when nothing changes."""
+        on = bool(on)
+        if on == self.expanded or (on and not self.clipped):
+            return False
+        self.expanded = on
+        self.touch()
+        return True
 
     def search_text(self) -> str:
         if self._search is None:
@@ -305,6 +329,8 @@ def fmt_datetime(ms) -> str:
 def clip(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) -> str:
     """Shorten for the list; says how much was left out."""
     text = str(text)
+    if getattr(_clip_state, "expanded", False):
+        max_lines, max_chars = max(max_lines, EXPANDED_LINES), max(max_chars, EXPANDED_CHARS)
     extra_chars = 0
     if len(text) > max_chars:
         extra_chars = len(text) - max_chars
@@ -318,7 +344,7 @@ def clip(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) -> s
     elif extra_chars:
         note = f"… {extra_chars} more characters"
     if note:
-        text = text.rstrip("\n") + "\n" + note + " (full text in the inspector)"
+        text = text.rstrip("\n") + "\n" + note + CLIP_NOTE
     return text
 
 
@@ -485,6 +511,8 @@ def _pills(row: Row) -> list:
 
 def _content_of(row: Row) -> Content:
     c = _content_body(row)
+    if row.expanded:
+        c.blocks.append(Block("dim", "▲ expanded — Space or a click here collapses it"))
     c.meta = c.meta or _meta(row)
     c.pills = _pills(row) + c.pills
     return c

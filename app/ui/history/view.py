@@ -229,7 +229,50 @@ class HistoryView(QListView):
         if e.matches(QKeySequence.StandardKey.Copy):
             self.copy_current("text")
             return
+        if e.key() == Qt.Key.Key_Space and not e.modifiers() and self.toggle_expanded(self.currentIndex()):
+            return
         super().keyPressEvent(e)
+
+    def toggle_expanded(self, ix, on: Optional[bool] = None) -> bool:
+        """Expand a clipped row in place ("… N more lines"), or collapse an expanded one."""
+        row = row_of(ix)
+        if row is None:
+            return False
+        if not row.set_expanded((not row.expanded) if on is None else on):
+            return False
+        self.itemDelegate().sizeHintChanged.emit(ix)
+        self.viewport().update()
+        return True
+
+    def mouseReleaseEvent(self, e):
+        # a click on the last lines of a clipped (or expanded) row: the "… N more lines" note
+        ix = self.indexAt(e.position().toPoint())
+        row = row_of(ix)
+        if e.button() == Qt.MouseButton.LeftButton and row is not None and (row.expanded or row.clipped):
+            rect = self.visualRect(ix)
+            if rect.bottom() - e.position().y() <= 2.2 * self.fontMetrics().height() + 12:
+                super().mouseReleaseEvent(e)
+                self.toggle_expanded(ix)
+                return
+        super().mouseReleaseEvent(e)
+
+    def scroll_to_text(self, ix, text: str) -> bool:
+        """Scroll so that the first occurrence of ``text`` inside row ``ix`` is in the middle of
+        the viewport (a match deep inside an expanded tool output)."""
+        row = row_of(ix)
+        if row is None or not text:
+            return False
+        doc = self.itemDelegate().document(row, ix)
+        from PySide6.QtGui import QTextDocument
+        cur = doc.find(text, 0, QTextDocument.FindFlag(0))
+        if cur.isNull():
+            return False
+        y = doc.documentLayout().blockBoundingRect(cur.block()).top()
+        self.doItemsLayout()
+        rect = self.visualRect(ix)
+        sb = self.verticalScrollBar()
+        sb.setValue(int(sb.value() + rect.top() + y - self.viewport().height() / 2))
+        return True
 
     def current_row(self):
         idx = self.currentIndex()

@@ -1,0 +1,76 @@
+"""Screenshots of the find panels (not a test; run under Xvfb to refresh tests/artifacts/):
+
+    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python tests/find_shots.py [LOG] [OUT_DIR]
+
+find-results.png    the whole-log search results pane over a large generated log (bench/data)
+find-outline.png    the outline dock of the same log, scrolled to the middle
+find-problems.png   the problems panel of the v0 fixture cordis-tool-round (seq gaps), a gap row in the history
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import app.ui  # noqa: E402,F401
+
+CORDIS = ROOT.parent / "shared" / "fixtures" / "dsh" / "apps/web/tests/snapshots/cordis-tool-round/session.jsonl"
+
+
+def wait(app, cond, timeout: float = 120.0) -> None:
+    end = time.time() + timeout
+    while time.time() < end and not cond():
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def settle(app, n: int = 30) -> None:
+    for _ in range(n):
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def main() -> int:
+    log = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "bench" / "data" / "search-100MB.jsonl")
+    out = Path(sys.argv[2] if len(sys.argv) > 2 else ROOT / "tests" / "artifacts")
+    os.environ.setdefault("SESSION_LENS_CONFIG_DIR", "/tmp/find-shots-config")
+    from PySide6.QtWidgets import QApplication
+    from app.ui.main_window import MainWindow
+    qapp = QApplication.instance() or QApplication([sys.argv[0]])
+    win = MainWindow(theme_mode="light")
+    win.resize(1600, 1000)
+    win.show()
+    h, fa = win.history, win.find_actions
+    win.open_store(log)
+    wait(qapp, lambda: h.rows and h.index_state == "ready" and fa.outline is not None, 600)
+    win.open_search()
+    win.search_edit.setText("timeout")
+    wait(qapp, lambda: fa.query is not None and not fa.running and fa.status.endswith("turns"), 600)
+    wait(qapp, lambda: not h.loading)
+    settle(qapp)
+    win.grab().save(str(out / "find-results.png"))
+    fa.outline_dock.show()
+    fa.outline_view.scrollTo(fa.outline_model.index(fa.outline_model.rowCount() // 2, 0))
+    settle(qapp)
+    win.grab().save(str(out / "find-outline.png"))
+    fa.outline_dock.hide()
+    win.close_search()
+    win.open_store(str(CORDIS))
+    wait(qapp, lambda: h.rows and fa.outline is not None and not h.loading)
+    win.history_actions.controller.goto_seq(87)
+    wait(qapp, lambda: not h.loading)
+    settle(qapp)
+    fa.show_problems()
+    settle(qapp)
+    win.grab().save(str(out / "find-problems.png"))
+    print(fa.status, fa.outline_label.text(), fa.problems_label.text())
+    win.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
