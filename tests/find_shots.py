@@ -59,8 +59,10 @@ def main() -> int:
     win.grab().save(str(out / "find-outline.png"))
     fa.outline_dock.hide()
     win.close_search()
+    loaded = []
+    win.sessionLoaded.connect(lambda: loaded.append(1))
     win.open_store(str(CORDIS))
-    wait(qapp, lambda: h.rows and fa.outline is not None and not h.loading)
+    wait(qapp, lambda: loaded and h.rows and fa.outline is not None and not h.loading)
     win.history_actions.controller.goto_seq(87)
     wait(qapp, lambda: not h.loading)
     settle(qapp)

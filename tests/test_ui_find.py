@@ -12,7 +12,7 @@ from app.log.analysis import inspect
 from app.log.reader import LogReader
 from app.tools.plant import PLANTS, PlantingSynth
 from app.tools.synth import SessionSynth, write_jsonl
-from app.ui.find_actions import parse_goto
+from app.ui.go_actions import parse_goto
 from app.ui.find_models import FindResultsModel, OutlineModel, ProblemsModel, search_wording
 from app.ui.history.window import row_category, row_is_error
 
@@ -59,6 +59,7 @@ def _index_ready(qtbot, h):
 
 def _search(qtbot, win, text):
     fa = win.find_actions
+    ga = win.go_actions
     win.open_search()
     with qtbot.waitSignal(fa.searchFinished, timeout=WAIT * 2) as blocker:
         win.search_edit.setText(text)
@@ -71,6 +72,7 @@ def test_planted_words_found_by_the_window_with_exact_seq_and_the_jump_lands(qtb
     h = open_and_wait(qtbot, win, path)
     _index_ready(qtbot, h)
     fa = win.find_actions
+    ga = win.go_actions
     total_turns = sum(1 for e in LogReader.open(path).iter_events() if e.type == "turn/start")
     for word, (seq, turn, kind) in where.items():
         status = _search(qtbot, win, word)
@@ -119,6 +121,7 @@ def test_search_is_cancellable_and_a_new_query_replaces_the_old(qtbot, make_wind
     win = make_window()
     open_and_wait(qtbot, win, long_log)
     fa = win.find_actions
+    ga = win.go_actions
     win.open_search()
     win.search_edit.setText("zzzz-never")
     fa.run("zzzz-never")
@@ -136,7 +139,8 @@ def test_search_is_cancellable_and_a_new_query_replaces_the_old(qtbot, make_wind
 def test_outline_of_a_fixture_lists_every_turn_with_its_prompt(qtbot, make_window, qtmodeltester):
     win = make_window(page_size=2)
     fa = win.find_actions
-    with qtbot.waitSignal(fa.outlineReady, timeout=WAIT * 2):
+    ga = win.go_actions
+    with qtbot.waitSignal(ga.outlineReady, timeout=WAIT * 2):
         open_and_wait(qtbot, win, fixture(TURNS4))
     # independently: every turn/start and the first line of the first user message after it
     want = []
@@ -147,7 +151,7 @@ def test_outline_of_a_fixture_lists_every_turn_with_its_prompt(qtbot, make_windo
             c = ev.data.get("content")
             text = c if isinstance(c, str) else "".join(b.get("text", "") for b in c if isinstance(b, dict))
             want[-1][2] = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    m = fa.outline_model
+    m = ga.outline_model
     assert m.rowCount() == len(want) > 3
     for i, (turn, seq, prompt) in enumerate(want):
         label = m.index(i, 0).data()
@@ -155,9 +159,9 @@ def test_outline_of_a_fixture_lists_every_turn_with_its_prompt(qtbot, make_windo
         assert m.index(i, 0).data(Qt.ItemDataRole.UserRole + 1) == seq
     qtmodeltester.check(m)
     # selecting an entry jumps there (the first turn: older than the tail page)
-    fa.outline_dock.show()
+    ga.outline_dock.show()
     with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
-        fa.outline_view.clicked.emit(m.index(0, 0))
+        ga.outline_view.clicked.emit(m.index(0, 0))
     assert _covers(win.view.current_row(), want[0][1])
 
 
@@ -199,10 +203,11 @@ def test_go_to_seq_turn_start_and_end_in_a_log_of_many_pages(qtbot, make_window,
     assert seqs == sorted(seqs), "pages joined in order, no duplicate"
     # Ctrl+G: seq or turn
     fa = win.find_actions
-    qtbot.waitUntil(lambda: fa.outline is not None, timeout=WAIT * 2)
-    t5 = next(t for t in fa.outline.turns if t.turn == 5)
+    ga = win.go_actions
+    qtbot.waitUntil(lambda: ga.outline is not None, timeout=WAIT * 2)
+    t5 = next(t for t in ga.outline.turns if t.turn == 5)
     with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
-        assert fa.goto_text("turn 5")
+        assert ga.goto_text("turn 5")
     idle(qtbot, h)
     assert _covers(win.view.current_row(), t5.first_seq)
     assert parse_goto("t12") == ("turn", 12) and parse_goto(" 1234 ") == ("seq", 1234)
@@ -213,22 +218,23 @@ def test_filters_and_next_error_over_the_whole_log(qtbot, make_window, long_log)
     win = make_window(page_size=6)
     h = open_and_wait(qtbot, win, long_log)
     fa = win.find_actions
-    qtbot.waitUntil(lambda: fa.outline is not None, timeout=WAIT * 2)
+    ga = win.go_actions
+    qtbot.waitUntil(lambda: ga.outline is not None, timeout=WAIT * 2)
     _index_ready(qtbot, h)
     before = {row_category(r) for r in h.window.all_rows}
     assert {"user", "assistant", "tools", "turns"} <= before
-    fa.filter_actions["tools"].setChecked(False)
+    ga.filter_actions["tools"].setChecked(False)
     assert h.window.all_rows and all(row_category(r) != "tools" for r in h.window.all_rows)
-    fa.filter_actions["tools"].setChecked(True)
+    ga.filter_actions["tools"].setChecked(True)
     assert {row_category(r) for r in h.window.all_rows} == before
-    fa.act_errors_only.setChecked(True)
+    ga.act_errors_only.setChecked(True)
     assert all(row_is_error(r) for r in h.window.all_rows)
-    fa.act_errors_only.setChecked(False)
+    ga.act_errors_only.setChecked(False)
     # F8 from the start: the first error of the whole log, then the next ones, in order
-    errs = fa.error_seqs
+    errs = ga.error_seqs
     assert len(errs) >= 3
     with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
-        fa.ctl.goto_start()
+        ga.ctl.goto_start()
     idle(qtbot, h)
     got = []
     for _ in range(3):
@@ -249,9 +255,10 @@ def test_every_problem_of_cordis_tool_round_is_in_the_problems_panel(qtbot, make
     path = str(fixture(CORDIS))
     win = make_window()
     fa = win.find_actions
-    with qtbot.waitSignal(fa.outlineReady, timeout=WAIT * 2):
+    ga = win.go_actions
+    with qtbot.waitSignal(ga.outlineReady, timeout=WAIT * 2):
         open_and_wait(qtbot, win, path)
-    m = fa.problems_model
+    m = ga.problems_model
     tips = [m.index(i, 0).data(Qt.ItemDataRole.ToolTipRole) for i in range(m.rowCount())]
     for p in inspect(LogReader.open(path))["problems"]:
         assert p in tips, p
@@ -267,12 +274,12 @@ def test_every_problem_of_cordis_tool_round_is_in_the_problems_panel(qtbot, make
     assert rows == {(str(s), str(ln)) for s, ln in gaps}
     # the banner counts them and a click opens the panel; a row jumps to its seq
     assert f"{m.rowCount()} problem" in win.banner.text()
-    assert not fa.problems_dock.isVisible()
+    assert not ga.problems_dock.isVisible()
     qtbot.mouseClick(win.banner, Qt.MouseButton.LeftButton)
-    assert fa.problems_dock.isVisible()
+    assert ga.problems_dock.isVisible()
     i = next(i for i in range(m.rowCount()) if m.index(i, 0).data() == "seq-gap")
     with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
-        fa.goto_problem(i)
+        ga.goto_problem(i)
     assert _covers(win.view.current_row(), gaps[0][0])
     qtmodeltester.check(m)
 

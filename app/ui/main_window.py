@@ -117,7 +117,9 @@ class MainWindow(QMainWindow):
         self.history_actions = HistoryActions(self, self._history_column)
         self.live_actions = LiveActions(self)
         from .find_actions import FindActions
+        from .go_actions import GoActions
         self.find_actions = FindActions(self)
+        self.go_actions = GoActions(self)
         self._build_help_menu()
         self._wire()
         self.resize(1400, 860)
@@ -370,7 +372,7 @@ class MainWindow(QMainWindow):
             if st.dropped:
                 lines.append(f"{len(st.dropped)} stored row(s) at the tail are torn or unreadable; a repair would "
                              "truncate them (shown in the physical tail).")
-        fa = getattr(self, "find_actions", None)
+        fa = getattr(self, "go_actions", None)
         n = fa.problem_count() if fa is not None else None
         if n:                                   # every problem of the log (outline pass): count, panel
             codes: dict = {}
@@ -378,7 +380,8 @@ class MainWindow(QMainWindow):
                 codes[p.code] = codes.get(p.code, 0) + 1
             top = ", ".join(f"{k} ×{v}" if v > 1 else k for k, v in sorted(codes.items(), key=lambda x: -x[1])[:4])
             lines.append(f"{n:,} problem{'s' if n != 1 else ''} in this log ({top}): "
-                         "View › Problems (Ctrl+Shift+R) lists them all with line, byte offset and a jump.")
+                         "click here (or Ctrl+Shift+R) for the Problems panel: each one with its line, byte offset "
+                         "and a jump.")
         else:
             others = [str(p) for p in probs if not p.fatal][:3]
             if others:
@@ -407,8 +410,8 @@ class MainWindow(QMainWindow):
         s = self.history.stats()
         has_session = self.history.path is not None
         self.history_actions.set_enabled(has_session)
-        if getattr(self, "find_actions", None) is not None:
-            self.find_actions.set_enabled(has_session)
+        if getattr(self, "go_actions", None) is not None:
+            self.go_actions.set_enabled(has_session)
         self.file_actions.act_reload.setEnabled(has_session)
         if not has_session:
             self.status_counts.setText("")

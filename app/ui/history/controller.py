@@ -107,14 +107,14 @@ class HistoryController(QObject):
         if ev is not None:
             a = h.hidden_attempt_of(seq)
             note = "in a hidden failed attempt — turn on “Hidden attempts” to see its row" if a else "no row in this face"
-            near = h.row_near_seq(seq)
+            near = h.jumps.near_row(seq)
             if near is not None:            # the list shows where it is: the nearest row after it
                 self.select_row(near)
             self.inspector.show_row(None, seq, ev, note=note)
             self.message(f"seq {seq}: {note}", 6000)
             self.seqSelected.emit(seq)
             return
-        if h.jump_to(seq):             # read the page around it directly (seq index)
+        if h.jumps.jump_to(seq):             # read the page around it directly (seq index)
             self._pending_jump = seq
             self.message(f"Reading the page around seq {seq} …")
             return
@@ -146,7 +146,7 @@ class HistoryController(QObject):
     def goto_start(self) -> None:
         """The true start of the log (read directly once the seq index is built)."""
         h = self.model
-        if h.show_start():
+        if h.jumps.show_start():
             self._pending_jump = 0
             self._start_wanted = True
             self.message("Reading the start of the log …")

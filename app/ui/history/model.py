@@ -29,7 +29,8 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
 from ..workers import Jobs, freeze_heap, thaw_heap
 from .live_feed import LiveFeed
-from .pages import LoadedPage, _older_job, _open_job, _range_job, bound_after, range_around
+from .jumps import PageJumps
+from .pages import LoadedPage, _older_job, _open_job
 from .seq_index import SeqIndex
 from .rows import Row
 from .window import Changed, Inserted, Removed, Reset, RowWindow
@@ -60,8 +61,7 @@ class HistoryModel(QAbstractListModel):
     liveStateChanged = Signal(str)       # waiting | loading | live | idle | complete | crashed | changed | error: …
     liveAboutToAppend = Signal()         # live rows are about to change the newest rows
     liveAppended = Signal(int)           # live rows applied (rows added to the loaded rows)
-    jumped = Signal(int)                 # a page read around this seq was installed (jump_to)
-    filterChanged = Signal()
+    jumped = Signal(int)                 # a page read around this seq was installed (jumps.jump_to)
 
     def __init__(self, jobs: Optional[Jobs] = None, page_size: int = DEFAULT_PAGE_SIZE, parent=None,
                  follow_live: bool = True, live_options: Optional[dict] = None):
@@ -72,6 +72,7 @@ class HistoryModel(QAbstractListModel):
         self.follow_live = follow_live           # follow the open log as it grows (LiveFollower)
         self.feed = LiveFeed(self, live_options)
         self.indexer = SeqIndex(self)
+        self.jumps = PageJumps(self)
         self._want_face: Optional[tuple] = None
         self._reset_state()
 
@@ -99,7 +100,6 @@ class HistoryModel(QAbstractListModel):
     current_match_row = property(lambda self: self.window.current_match_row)
     has_more = property(lambda self: self.window.has_more)
     hidden_rows = property(lambda self: self.window.hidden)
-    # loaded rows below the window, or (after a jump) newer pages not read yet
     newer_hidden = property(lambda self: self.window.bottom or int(self.window.has_newer))
     base_seq = property(lambda self: self.window.base_seq)
     trackers = property(lambda self: self.window.trackers)
@@ -262,106 +262,15 @@ class HistoryModel(QAbstractListModel):
         return c
 
     def request_newer(self) -> int:
-        """The view reached the bottom of the window: show newer loaded rows (trim the top);
-        after a jump, read the next newer page when no loaded row is left below."""
+        """Show newer loaded rows (trim the top), or after a jump read the next newer page."""
         c, changes = self.window.expose_newer()
         if not c:
-            if self.window.has_newer:
-                self.fetch_newer()
+            self.jumps.fetch_newer()         # after a jump: the next newer page, if any
             return 0
         self._apply(changes)
         self.newerInstalled.emit(c)
         self.statsChanged.emit()
         return c
-
-    # ------------------------------------------------------------------ jumps
-    def can_jump(self) -> bool:
-        """Pages can be read around any seq (the seq index is built, seqs in order)."""
-        return self.reader is not None and self.seq_index is not None and self.seq_index.monotonic
-
-    def jump_to(self, seq: int) -> bool:
-        """Load the page holding ``seq`` directly (page bounds from the seq index), without
-        reading the pages in between; ``jumped`` is emitted once it is installed.  A seq in
-        the pages ending the log puts the window back on them.  False: no index yet, or the
-        seq is loaded already (the caller selects it)."""
-        w = self.window
-        if not self.can_jump():
-            return False
-        if w.seq_ordinal(seq) is not None or seq in w.events:
-            return False
-        tb = w.tail_base_seq
-        if w.has_newer and tb is not None and seq >= tb:
-            self._apply(w.jump_to_tail())
-            freeze_heap()
-            self.statsChanged.emit()
-            self.jumped.emit(seq)
-            return True
-        lo, hi = range_around(self.seq_index, seq, self.page_size)
-        first, _last = w.loaded_range()
-        if w.attached and first is not None and (hi is None or hi >= first):
-            hi = first                 # reaches the loaded pages: read only what is older (contiguous)
-            contiguous = True
-        else:
-            contiguous = False
-            if tb is not None and (hi is None or hi > tb):
-                hi = tb
-        self._set_loading(True)
-        self.jobs.submit(_range_job, self.reader, lo, hi, self.physical, self.show_attempts,
-                         serial=True, name="jump-page", group=self._group("pages"),
-                         on_done=lambda lp: self._install_jump(lp, seq, contiguous), on_error=self._page_error)
-        return True
-
-    def _install_jump(self, lp: LoadedPage, seq: int, contiguous: bool) -> None:
-        self._set_loading(False)
-        if contiguous:
-            if lp.page.items:
-                self._apply(self.window.add_older_page(lp))
-                ordinal = self.window.seq_ordinal(seq)
-                if ordinal is not None:
-                    self.show_around(ordinal - self.window.origin)
-        else:
-            self._apply(self.window.install_range(lp, seq))
-        freeze_heap()
-        self.statsChanged.emit()
-        self.jumped.emit(seq)
-
-    def fetch_newer(self) -> bool:
-        """After a jump: read the page after the newest loaded one (up to the pages ending the
-        log, which then join the window)."""
-        w = self.window
-        if not w.has_newer or self.loading or not self.can_jump():
-            return False
-        _first, last = w.loaded_range()
-        tb = w.tail_base_seq
-        if last is None or tb is None or last + 1 >= tb:
-            self._apply(w.attach_tail())
-            self.request_newer()
-            self.statsChanged.emit()
-            return True
-        hi = bound_after(self.seq_index, last, self.page_size)
-        if hi is None or hi > tb:
-            hi = tb
-        self._set_loading(True)
-        self.jobs.submit(_range_job, self.reader, last + 1, hi, self.physical, self.show_attempts,
-                         serial=True, name="newer-page", group=self._group("pages"),
-                         on_done=self._install_newer, on_error=self._page_error)
-        return True
-
-    def _install_newer(self, lp: LoadedPage) -> None:
-        self._set_loading(False)
-        self._apply(self.window.add_newer_page(lp))
-        freeze_heap()
-        self.request_newer()
-        self.statsChanged.emit()
-
-    def show_start(self) -> bool:
-        """The true start of the log (a jump when it is not loaded)."""
-        w = self.window
-        if not w.has_more:
-            if w.hidden:
-                self.show_around(0)
-            return False
-        return self.jump_to(0) if self.can_jump() else False
 
     def show_around(self, i_all: int) -> None:
         """Re-centre the window on loaded row ``i_all`` (navigation to a row outside it)."""
@@ -372,12 +281,8 @@ class HistoryModel(QAbstractListModel):
             self.statsChanged.emit()
 
     def show_tail(self) -> None:
-        """Window on the newest rows (Ctrl+Down / end of log); after a jump, the pages that
-        end the log again."""
-        if self.window.has_newer:
-            self._apply(self.window.jump_to_tail())
-            freeze_heap()
-            self.statsChanged.emit()
+        """Window on the newest rows (Ctrl+Down / end of log), also after a jump."""
+        if self.jumps.to_tail():
             return
         if self.window.bottom:
             self.show_around(len(self.window.all_rows) - 1)
@@ -448,14 +353,6 @@ class HistoryModel(QAbstractListModel):
                          on_error=lambda msg: self._set_loading(False))
         self.statsChanged.emit()
 
-    def set_filter(self, hidden_kinds=frozenset(), errors_only: bool = False) -> None:
-        """View filters (``window.FILTERS`` categories hidden, or errors only)."""
-        changes = self.window.set_filter(hidden_kinds, errors_only)
-        if changes:
-            self._apply(changes)
-            self.statsChanged.emit()
-            self.filterChanged.emit()
-
     def _set_face(self, physical: bool, show_attempts: bool) -> None:
         self._apply(self.window.set_face(physical, show_attempts))
         self.statsChanged.emit()
@@ -486,11 +383,6 @@ class HistoryModel(QAbstractListModel):
 
         A loaded row that is not exposed yet is exposed (the window moves there)."""
         return self._exposed(self.window.seq_ordinal(seq), expose)
-
-    def row_near_seq(self, seq: int) -> Optional[int]:
-        """Exposed row of the first loaded row starting after ``seq`` (else the last before it):
-        where an event without a row of its own (a hidden attempt, a filtered row) sits."""
-        return self._exposed(self.window.near_ordinal(seq), True)
 
     def event_for_seq(self, seq: int):
         return self.window.events.get(seq)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .pages import LoadedPage, hidden_attempts
+from .navigation import FILTER_LABELS, FILTERS, WindowNavigation, row_category, row_is_error, row_visible  # noqa: F401
 from .rows import Row, result_call_id
 
 FIRST_ROWS = 40          # rows of the tail page shown for the first paint; the rest follow
@@ -82,52 +83,13 @@ def apply_changes(rows: list, changes: list, window: "RowWindow") -> None:
             rows[c.at:c.at + len(c.rows)] = c.rows
 
 
-# --------------------------------------------------------------------------- filters
-
-FILTERS = ("user", "assistant", "tools", "turns", "log")      # categories a view filter can hide
-FILTER_LABELS = {"user": "User messages", "assistant": "Assistant text and attempts",
-                 "tools": "Tool calls and results", "turns": "Turn and step boundaries",
-                 "log": "Log-only events and bad rows"}
-_CATEGORY = {"user": "user", "assistant": "assistant", "streaming": "assistant", "attempt-failed": "assistant",
-             "attempt-open": "assistant", "tool-call": "tools", "tool-result": "tools", "turn-start": "turns",
-             "turn-end": "turns", "step-start": "turns", "step-end": "turns"}
-
-
-def row_category(r: Row) -> str:
-    """The filter category of a row (``FILTERS``); bad rows, notices, gaps and other events: ``log``."""
-    return _CATEGORY.get(r.kind, "log")
-
-
-def row_is_error(r: Row) -> bool:
-    """A failed tool, a failed attempt, an error turn end, a bad stored row or a seq gap."""
-    k = r.kind
-    if k in ("attempt-failed", "bad", "gap"):
-        return True
-    ev = r.event
-    d = ev.data if ev is not None and isinstance(ev.data, dict) else None
-    if d is None:
-        return False
-    if k == "tool-result":
-        return d.get("error") is not None or d.get("isError") is True
-    if k == "turn-end":
-        rs = d.get("reason")
-        return (rs.get("kind") if isinstance(rs, dict) else rs) == "error"
-    return False
-
-
-def row_visible(r: Row, hidden: frozenset, errors_only: bool) -> bool:
-    if errors_only:
-        return row_is_error(r)
-    return not hidden or row_category(r) not in hidden
-
-
 def _lo(r: Row) -> Optional[int]:
     return r.first_seq if r.first_seq is not None else r.seq
 
 
 # --------------------------------------------------------------------------- the window
 
-class RowWindow:
+class RowWindow(WindowNavigation):
     def __init__(self, physical: bool = False, show_attempts: bool = False):
         self.physical = physical
         self.show_attempts = show_attempts
@@ -138,8 +100,7 @@ class RowWindow:
 
     def clear(self) -> list:
         self.pages: list[LoadedPage] = []        # oldest first
-        self.tail_pages: list[LoadedPage] = []   # the pages ending the log while the window does not
-                                                 # reach them (a jump): the live feed grows them
+        self.tail_pages: list[LoadedPage] = []   # pages ending the log, kept aside after a jump
         self.rows: list[Row] = []                # exposed rows (what the view sees)
         self.all_rows: list[Row] = []            # every loaded row
         self.hidden = 0                          # loaded rows above the exposed window
@@ -165,23 +126,6 @@ class RowWindow:
     def _recompute_matches(self) -> None:
         t = self.search_term
         self.matches = [i for i, r in enumerate(self.rows) if t in r.search_text()] if t else []
-
-    @property
-    def filtered(self) -> bool:
-        return bool(self.hidden_kinds) or self.errors_only
-
-    def _rows_of(self, pr) -> list:
-        """A page's rows for the current face that pass the view filters."""
-        if not self.filtered:
-            return pr.rows
-        h, e = self.hidden_kinds, self.errors_only
-        return [r for r in pr.rows if row_visible(r, h, e)]
-
-    def _seq_rows_of(self, pr) -> list:
-        if not self.filtered:
-            return pr.seq_rows
-        h, e = self.hidden_kinds, self.errors_only
-        return [x for x in pr.seq_rows if row_visible(x[2], h, e)]
 
     def _apply_rows(self, hidden: int = 0, bottom: int = 0) -> None:
         """Concatenate the pages' rows for the current face (pages are oldest first)."""
@@ -213,138 +157,6 @@ class RowWindow:
         n = len(self._rows_of(lp.rows_for(self.physical, self.show_attempts)))
         self._apply_rows(hidden=max(0, n - FIRST_ROWS))
         return [RESET]
-
-    # ------------------------------------------------------------------ jumps
-    @property
-    def attached(self) -> bool:
-        """The loaded pages reach the end of the log."""
-        return not self.tail_pages
-
-    @property
-    def has_newer(self) -> bool:
-        """Newer rows exist that are not loaded (the window was moved by a jump)."""
-        return bool(self.tail_pages)
-
-    @property
-    def newest_page(self) -> Optional[LoadedPage]:
-        """The page ending the log (loaded, or kept aside for the live feed)."""
-        if self.tail_pages:
-            return self.tail_pages[-1]
-        return self.pages[-1] if self.pages else None
-
-    @property
-    def tail_base_seq(self) -> Optional[int]:
-        """First seq of the pages that end the log (loaded or kept aside)."""
-        pages = self.tail_pages or self.pages
-        for lp in pages:
-            if lp.page.base_seq is not None:
-                return lp.page.base_seq
-        return None
-
-    def loaded_range(self) -> tuple:
-        """(first seq, last seq) of the loaded pages (None, None: nothing)."""
-        first = last = None
-        for lp in self.pages:
-            b = lp.page.base_seq
-            if b is not None:
-                first = b if first is None else min(first, b)
-        for lp in reversed(self.pages):
-            e = lp.page.last_seq
-            if e is not None:
-                last = e
-                break
-        return first, last
-
-    def install_range(self, lp: LoadedPage, at_seq: Optional[int] = None) -> list:
-        """A page read around a far seq replaces the loaded pages (a jump).  The pages that
-        end the log are kept aside (``tail_pages``) until newer pages reach them again; the
-        window is centred on ``at_seq``'s row."""
-        if self.attached and self.pages and self.pages[-1].page.tail:
-            self.tail_pages = [self.pages[-1]]
-        self.pages = [lp]
-        self.events = dict(lp.events)
-        self.current_match_row = None
-        self._apply_rows()
-        o = self.seq_ordinal(at_seq) if at_seq is not None else None
-        if o is None and at_seq is not None:
-            o = self.near_ordinal(at_seq)
-        n = len(self.all_rows)
-        i = (o - self.origin) if o is not None else 0
-        # a first paint as small as the tail's (FIRST_ROWS): the view lays out every exposed
-        # row; the rest slides in as the user scrolls
-        top = max(0, min(i - FIRST_ROWS // 2, n - FIRST_ROWS))
-        self._set_window(top, max(0, n - top - FIRST_ROWS))
-        self._recompute_matches()
-        return [RESET]
-
-    def attach_tail(self) -> list:
-        """The window reached the pages that end the log: they join as newer pages."""
-        out: list = []
-        pages, self.tail_pages = self.tail_pages, []
-        for lp in pages:
-            out += self.add_newer_page(lp)
-        return out
-
-    def jump_to_tail(self) -> list:
-        """The window on the pages that end the log again (go to end after a jump)."""
-        if self.attached:
-            return []
-        pages, self.tail_pages = self.tail_pages, []
-        self.pages = list(pages)
-        self.events = {}
-        for lp in pages:
-            self.events.update(lp.events)
-        self.current_match_row = None
-        self._apply_rows()
-        n = len(self.all_rows)
-        self._set_window(max(0, n - FIRST_ROWS), 0)
-        self._recompute_matches()
-        return [RESET]
-
-    def add_newer_page(self, lp: LoadedPage) -> list:
-        """A newer page's rows go below everything loaded (hidden at the bottom: expose them
-        with :meth:`expose_newer`); its results learn their calls from the page before."""
-        pr = lp.rows_for(self.physical, self.show_attempts)
-        rows = self._rows_of(pr)
-        prev = self.pages[-1] if self.pages else None
-        self.pages.append(lp)
-        self.events.update(lp.events)
-        o = self.origin + len(self.all_rows)
-        for i, r in enumerate(rows):
-            self._all_pos[id(r)] = o + i
-            self._all_key[r.key] = o + i
-        self.all_rows = self.all_rows + rows
-        srows = self._seq_rows_of(pr)
-        self._seq_rows = self._seq_rows + srows
-        self._seq_firsts = self._seq_firsts + [x[0] for x in srows]
-        self.trackers.append(pr.tracker)
-        self._set_window(self.hidden, self.bottom + len(rows))
-        if prev is None:
-            return []
-        calls = {ev.data.get("callId"): ev for ev in prev.events.values()
-                 if ev.type == "tool/call" and isinstance(ev.data, dict)}
-        out = []
-        for face in lp.faces.values():
-            for r in face.rows:
-                if r.kind == "tool-result" and r.call is None:
-                    c = calls.get(result_call_id(r.event))
-                    if c is not None:
-                        r.call = c
-                        r.touch()
-                        i = self.row_index(r)
-                        if i is not None:
-                            out.append(Changed(i, (r,)))
-        return out
-
-    # ------------------------------------------------------------------ filters
-    def set_filter(self, hidden_kinds=frozenset(), errors_only: bool = False) -> list:
-        """Hide row categories (``FILTERS``) or show errors only; the first seq shown stays
-        at the top of the window."""
-        hidden_kinds = frozenset(hidden_kinds)
-        if (hidden_kinds, bool(errors_only)) == (self.hidden_kinds, self.errors_only):
-            return []
-        self.hidden_kinds, self.errors_only = hidden_kinds, bool(errors_only)
-        return self.set_face(self.physical, self.show_attempts)
 
     def add_older_page(self, lp: LoadedPage) -> list:
         """An older page's rows go above everything loaded (hidden: expose them with
@@ -574,14 +386,6 @@ class RowWindow:
         self.trackers.extend(pr.tracker for pr in new_prs)
 
     # ------------------------------------------------------------------ lookups
-    def apply_live_detached(self, old: LoadedPage, new: list) -> bool:
-        """Live rows grew the log's end while the window is elsewhere (after a jump): the
-        kept-aside tail pages follow; nothing on screen changes.  False: ``old`` is not it."""
-        if not self.tail_pages or self.tail_pages[-1] is not old:
-            return False
-        self.tail_pages[-1:] = new
-        return True
-
     @property
     def has_more(self) -> bool:
         """Older rows exist: hidden loaded rows, or pages not read yet."""
@@ -626,14 +430,6 @@ class RowWindow:
             # an assistant row covers its chunks; prefer the row whose own range is tightest
             return self._all_pos.get(id(best))
         return None
-
-    def near_ordinal(self, seq: int) -> Optional[int]:
-        """Ordinal of the first loaded row starting after ``seq``, else of the last one."""
-        if not self._seq_rows:
-            return None
-        i = bisect.bisect_right(self._seq_firsts, seq)
-        r = self._seq_rows[min(i, len(self._seq_rows) - 1)][2]
-        return self._all_pos.get(id(r))
 
     def hidden_attempt_of(self, seq: int) -> Any:
         for tr in self.trackers:

@@ -1,0 +1,139 @@
+"""Jumps and view filters of the history model: a page read around any seq through the seq index, newer
+pages after a jump, the true start of the log (``HistoryModel.jump_to`` and friends).
+
+Page bounds come from the seq index's marks (``pages.range_around``/``bound_after``); the
+page is read in the model's ``pages`` job group (``pages._range_job``, serial with the older
+pages on the same reader) and installed by :class:`~app.ui.history.window.RowWindow`
+(``install_range``, ``add_older_page`` when it touches the loaded pages, ``add_newer_page``).
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QObject
+
+from ..workers import freeze_heap
+from .pages import LoadedPage, _range_job, bound_after, range_around
+
+
+class PageJumps(QObject):
+    def __init__(self, model):
+        super().__init__(model)
+        self.model = model
+
+    def can_jump(self) -> bool:
+        """Pages can be read around any seq (the seq index is built, seqs in order)."""
+        m = self.model
+        return m.reader is not None and m.seq_index is not None and m.seq_index.monotonic
+
+    def jump_to(self, seq: int) -> bool:
+        """Load the page holding ``seq`` directly (page bounds from the seq index), without
+        reading the pages in between; ``jumped`` is emitted once it is installed.  A seq in
+        the pages ending the log puts the window back on them.  False: no index yet, or the
+        seq is loaded already (the caller selects it)."""
+        m = self.model
+        w = m.window
+        if not self.can_jump():
+            return False
+        if w.seq_ordinal(seq) is not None or seq in w.events:
+            return False
+        tb = w.tail_base_seq
+        if w.has_newer and tb is not None and seq >= tb:
+            m._apply(w.jump_to_tail())
+            freeze_heap()
+            m.statsChanged.emit()
+            m.jumped.emit(seq)
+            return True
+        lo, hi = range_around(m.seq_index, seq, m.page_size)
+        first, _last = w.loaded_range()
+        if w.attached and first is not None and (hi is None or hi >= first):
+            hi = first                 # reaches the loaded pages: read only what is older (contiguous)
+            contiguous = True
+        else:
+            contiguous = False
+            if tb is not None and (hi is None or hi > tb):
+                hi = tb
+        m._set_loading(True)
+        m.jobs.submit(_range_job, m.reader, lo, hi, m.physical, m.show_attempts,
+                      serial=True, name="jump-page", group=m._group("pages"),
+                      on_done=lambda lp: self._install_jump(lp, seq, contiguous), on_error=m._page_error)
+        return True
+
+    def _install_jump(self, lp: LoadedPage, seq: int, contiguous: bool) -> None:
+        m = self.model
+        m._set_loading(False)
+        if contiguous:
+            if lp.page.items:
+                m._apply(m.window.add_older_page(lp))
+                ordinal = m.window.seq_ordinal(seq)
+                if ordinal is not None:
+                    m.show_around(ordinal - m.window.origin)
+        else:
+            m._apply(m.window.install_range(lp, seq))
+        freeze_heap()
+        m.statsChanged.emit()
+        m.jumped.emit(seq)
+
+    def fetch_newer(self) -> bool:
+        """After a jump: read the page after the newest loaded one (up to the pages ending the
+        log, which then join the window)."""
+        m = self.model
+        w = m.window
+        if not w.has_newer or m.loading or not self.can_jump():
+            return False
+        _first, last = w.loaded_range()
+        tb = w.tail_base_seq
+        if last is None or tb is None or last + 1 >= tb:
+            m._apply(w.attach_tail())
+            m.request_newer()
+            m.statsChanged.emit()
+            return True
+        hi = bound_after(m.seq_index, last, m.page_size)
+        if hi is None or hi > tb:
+            hi = tb
+        m._set_loading(True)
+        m.jobs.submit(_range_job, m.reader, last + 1, hi, m.physical, m.show_attempts,
+                      serial=True, name="newer-page", group=m._group("pages"),
+                      on_done=self._install_newer, on_error=m._page_error)
+        return True
+
+    def _install_newer(self, lp: LoadedPage) -> None:
+        m = self.model
+        m._set_loading(False)
+        m._apply(m.window.add_newer_page(lp))
+        freeze_heap()
+        m.request_newer()
+        m.statsChanged.emit()
+
+    def show_start(self) -> bool:
+        """The true start of the log (a jump when it is not loaded)."""
+        m = self.model
+        w = m.window
+        if not w.has_more:
+            if w.hidden:
+                m.show_around(0)
+            return False
+        return self.jump_to(0) if self.can_jump() else False
+
+
+    def to_tail(self) -> bool:
+        """After a jump: the window on the pages that end the log again (False: it is there)."""
+        m = self.model
+        if not m.window.has_newer:
+            return False
+        m._apply(m.window.jump_to_tail())
+        freeze_heap()
+        m.statsChanged.emit()
+        return True
+
+    def set_filter(self, hidden_kinds=frozenset(), errors_only: bool = False) -> None:
+        """View filters (``navigation.FILTERS`` categories hidden, or errors only)."""
+        m = self.model
+        changes = m.window.set_filter(hidden_kinds, errors_only)
+        if changes:
+            m._apply(changes)
+            m.statsChanged.emit()
+
+    def near_row(self, seq: int):
+        """Exposed row of the first loaded row starting after ``seq`` (else the last before it):
+        where an event without a row of its own (a hidden attempt, a filtered row) sits."""
+        m = self.model
+        return m._exposed(m.window.near_ordinal(seq), True)
