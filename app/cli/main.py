@@ -186,6 +186,8 @@ def page_json(reader, page, physical: bool, attempts: bool) -> dict:
     except ImportError:
         pass
     out, hidden_ranges = [], []
+    from ..log.surface import compaction_group, index_for, row_surface
+    sidx = index_for(reader)
     for it in items:
         a = tracker.attempt_of(it.seq) if is_event(it) and it.type == "assistant/chunk" else None
         hidden = bool(a and a.hidden_by_default)
@@ -193,11 +195,26 @@ def page_json(reader, page, physical: bool, attempts: bool) -> dict:
             if not hidden_ranges or hidden_ranges[-1]["firstSeq"] != a.first_seq:
                 hidden_ranges.append({"firstSeq": a.first_seq, "lastSeq": a.last_seq, "reason": a.failure_reason()})
             continue
-        out.append(item_json(it, hidden=hidden, attempt=a if hidden else None,
-                             view=views.get(it.seq) if is_event(it) else None))
+        entry = item_json(it, hidden=hidden, attempt=a if hidden else None,
+                          view=views.get(it.seq) if is_event(it) else None)
+        if is_event(it):
+            st = row_surface(sidx, it)
+            entry["surface"] = st.pop("surface")
+            if st:
+                entry["surfaceDetail"] = st
+        out.append(entry)
+    seqs = [it.seq for it in items if is_event(it)]
+    groups = []
+    if seqs:
+        lo, hi = min(seqs), max(seqs)
+        for rec in sidx.compactions:
+            end = rec["endSeq"] if rec["endSeq"] is not None else sidx.last_seq
+            if rec["startSeq"] <= hi and end >= lo:
+                groups.append(compaction_group(sidx, rec["compactionId"] if rec["compactionId"] is not None
+                                               else rec["startSeq"]))
     return {"face": "physical" if physical else "logical", "events": out, "hasMore": page.has_more,
             "baseSeq": page.base_seq, "lastSeq": page.last_seq, "messages": page.messages, "tail": page.tail,
-            "hiddenAttempts": hidden_ranges,
+            "hiddenAttempts": hidden_ranges, "compactions": groups,
             "closure": [e.type for e in page.closure] if (page.tail and not physical) else [],
             "droppedRows": len(page.dropped) if page.tail else 0}
 
