@@ -99,21 +99,39 @@ def _cfg_path(p):
     p.add_argument("--session", help="session id inside a SQLite store")
 
 
+def _cfg_inspect(p):
+    _cfg_path(p)
+    p.add_argument("--live-window", type=float, help="without a writer lock: grown within this many seconds = "
+                                                     "live (default 15)")
+    p.add_argument("--crash-after", type=float, help="without a writer lock: an open tail quiet this long = "
+                                                     "crashed (default 120)")
+
+
 def _run_inspect(args):
     from ..log.analysis import inspect
+    from ..store.writerlock import writer_state
     r = _reader(args)
-    obj = inspect(r)
+    ws = None
+    if not r.fatal:
+        ws = writer_state(r.source.path if getattr(args, "session", None) is None else args.path,
+                          getattr(args, "session", None), live_window=args.live_window, crash_after=args.crash_after)
+    live = bool(ws and ws["writer"] == "live")
+    obj = inspect(r, live=live)
+    if ws is not None:
+        obj["writer"] = ws["writer"]
+        obj["writerState"] = ws
 
     def text():
-        keys = ["id", "format", "title", "events", "lastSeq", "turns", "messages", "attempts", "hiddenAttempts",
-                "openTail", "closure"]
+        keys = ["id", "format", "title", "writer", "events", "lastSeq", "turns", "messages", "attempts",
+                "hiddenAttempts", "openTail", "closure"] + (["inFlight"] if "inFlight" in obj else [])
         lines = [f"{k:>15}: {obj.get(k)}" for k in keys]
         lines += [f"        problem: {p}" for p in obj["problems"]]
         return "\n".join(lines)
     emit(args, obj, text)
 
 
-COMMANDS["inspect"] = ("summary facts of one session", _cfg_path, _run_inspect)
+COMMANDS["inspect"] = ("summary facts of one session (writer live/idle/crashed/complete)", _cfg_inspect,
+                       _run_inspect)
 
 
 # --------------------------------------------------------------------------- messages

@@ -25,8 +25,11 @@ def _dedupe(problems: list) -> list:
     return out
 
 
-def inspect(reader: LogReader, progress=None) -> dict:
-    """Summary facts of a log (spec: ``inspect`` face), one forward pass."""
+def inspect(reader: LogReader, progress=None, live: bool = False) -> dict:
+    """Summary facts of a log (spec: ``inspect`` face), one forward pass.
+
+    ``live``: a writer is alive, so an open turn is in flight, not crashed: no closure is
+    synthesized (``closure`` is empty) and ``inFlight`` says what is open instead."""
     problems: list = list(reader.problems)
     if reader.fatal:
         return {"id": reader.header.id if reader.header else None, "format": reader.source.kind,
@@ -63,7 +66,8 @@ def inspect(reader: LogReader, progress=None) -> dict:
         hf.apply(ev)
         if ev.type == "turn/end":
             at.prune()
-    for ev in st.closure:
+    closure = [] if live else st.closure
+    for ev in closure:
         sf.apply(ev)
     problems.extend(sf.violations)
     problems.extend(st.problems)
@@ -83,12 +87,18 @@ def inspect(reader: LogReader, progress=None) -> dict:
         "hiddenAttempts": len(hidden),
         "failedAttempts": [a.to_dict() for a in hidden],
         "openTail": st.is_open,
-        "closure": [e.type for e in st.closure],
+        "closure": [e.type for e in closure],
         "tornRows": len([d for d in st.dropped]),
         "requestHeaders": [{"seq": s, "reason": r} for s, r in hf.history],
         "types": dict(sorted(types.items())),
         "problems": [str(p) for p in _dedupe(problems)],
+        **({"inFlight": _in_flight(st)} if live else {}),
     }
+
+
+def _in_flight(st) -> dict:
+    from .inflight import in_flight
+    return in_flight(st.tracker) if st.tracker is not None else None
 
 
 def messages(reader: LogReader, through: Optional[int] = None, logical: bool = True) -> list:
