@@ -241,13 +241,17 @@ def fork_diff(child, parent) -> dict:
         n += 1
     seed_length = ch.seedLength if ch is not None else None
     divergence = ce[n].seq if n < len(ce) else (pe[n].seq if n < len(pe) else None)
-    end_seed = next((e.seq for e in ce if e.type == "session/end-seed"), None)
+    # the last end-seed is this lifecycle's (a fork of a fork inherits its parent's, spec §7)
+    end_seed = next((e.seq for e in reversed(ce) if e.type == "session/end-seed"), None)
     problems = []
     if ch is not None and ph is not None and ch.parentSession and ch.parentSession != ph.id:
         problems.append(f"child parentSession {ch.parentSession} is not the parent id {ph.id}")
     if seed_length is not None and seed_length != n:
         problems.append(f"seedLength {seed_length} but the common prefix is {n} events")
-    if end_seed is not None and seed_length is not None and end_seed != seed_length:
+    # at seedLength, or the seed's own last event when the seed already ended with one (spec §7)
+    end_ok = end_seed is None or seed_length is None or end_seed == seed_length or \
+        (end_seed == seed_length - 1 and n >= seed_length)
+    if not end_ok:
         problems.append(f"session/end-seed at {end_seed}, expected at seedLength {seed_length}")
     return {"child": {"id": ch.id if ch else None, "parentSession": ch.parentSession if ch else None,
                       "events": len(ce), "afterPrefix": len(ce) - n},
@@ -256,18 +260,13 @@ def fork_diff(child, parent) -> dict:
             "childAtDivergence": ce[n].type if n < len(ce) else None,
             "parentAtDivergence": pe[n].type if n < len(pe) else None,
             "seedLength": seed_length, "seedLengthOk": seed_length is None or seed_length == n,
-            "endSeedSeq": end_seed, "endSeedOk": end_seed is None or seed_length is None or end_seed == seed_length,
+            "endSeedSeq": end_seed, "endSeedOk": end_ok,
             "problems": problems}
 
 
 def find_parent_path(child_path: str) -> Optional[str]:
-    """The file of the child's parentSession among its folder's sessions (None if not found)."""
-    import os
-    from ..store.discovery import discover, session_info
-    info = session_info(os.path.abspath(child_path))
-    if info is None or not info.parent:
-        return None
-    for s in discover(os.path.dirname(os.path.abspath(child_path))).sessions:
-        if s.id == info.parent and os.path.abspath(s.path) != os.path.abspath(child_path):
-            return s.path
-    return None
+    """Deprecated here (the log core does not look at stores): use
+    :func:`app.store.lineage.find_parent`, which searches the whole store, and pass the parent
+    to :func:`fork_diff`.  Kept only until the audit window's data module imports it from there."""
+    from ..store.lineage import find_parent
+    return find_parent(child_path)

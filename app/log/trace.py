@@ -189,10 +189,11 @@ def _sort_key(s) -> tuple:
 def trace_session(path: str, listing=None) -> dict:
     """Ancestors (parent outward) and descendants (trees by parentSession) of the session at ``path``.
 
-    ``listing`` defaults to the discovery listing of the file's folder (siblings such as
-    ``session.1.jsonl``).  Raises :class:`TraceError` ``SESSION_QUERY_INVALID_LINEAGE`` on a cycle.
+    ``listing`` is the store's discovery listing: pass it in (:func:`app.store.lineage.lineage`
+    lists the whole store the file belongs to, across project folders).  Without one, the
+    file's own folder is listed (siblings such as ``session.1.jsonl``).  Raises
+    :class:`TraceError` ``SESSION_QUERY_INVALID_LINEAGE`` on a cycle.
     """
-    from ..store.discovery import discover, session_info
     p = os.path.abspath(path)
     if os.path.isdir(p):
         for name in ("session.jsonl.zstd", "session.jsonl"):
@@ -200,9 +201,11 @@ def trace_session(path: str, listing=None) -> dict:
                 p = os.path.join(p, name)
                 break
     if listing is None:
-        listing = discover(os.path.dirname(p))
+        from ..store.lineage import store_listing      # compatibility: callers should pass a listing
+        listing = store_listing(p)
     target = next((s for s in listing.sessions if os.path.abspath(s.path) == p), None)
     if target is None:
+        from ..store.discovery import session_info
         target = session_info(p)
         if target is None:
             raise TraceError("SESSION_QUERY_NOT_FOUND", f"{path} is not a session")
@@ -211,8 +214,10 @@ def trace_session(path: str, listing=None) -> dict:
         by_id.setdefault(s.id, []).append(s)
 
     def pick(ids_list, near):
+        # same folder (fixture siblings), then same project folder (a Harness home), then anywhere
         same = [c for c in ids_list if os.path.dirname(c.path) == os.path.dirname(near.path)]
-        return (same or ids_list)[0]
+        proj = [c for c in ids_list if c.project is not None and c.project == near.project]
+        return (same or proj or ids_list)[0]
 
     def brief(s) -> dict:
         return {"id": s.id, "path": s.path, "createdAt": s.created_at, "parentSession": s.parent,

@@ -524,8 +524,9 @@ def attachment_object(home: Optional[str], attachment_id: str) -> Optional[str]:
 def export_zip(reader, out: str, home: Optional[str] = None, redact: bool = False, level: int = 6,
                include_descendants: bool = True, overwrite: bool = False) -> dict:
     """The dsh session export bundle (spec §9)."""
-    from ..log.trace import flatten_descendants, trace_session
+    from ..log.trace import flatten_descendants
     from .faces import open_reader
+    from .lineage import lineage as store_lineage
     sid = reader.header.id if reader.header else "session"
     if out.endswith(os.sep) or os.path.isdir(out):
         out = os.path.join(out, f"dsh-session-{sanitize_id(sid)}.zip")
@@ -536,7 +537,7 @@ def export_zip(reader, out: str, home: Optional[str] = None, redact: bool = Fals
     opened = []
     if include_descendants:
         try:
-            lineage = trace_session(reader.path)
+            lineage = store_lineage(reader.path)
             seen = {sid}
             for node in flatten_descendants(lineage["descendants"]):
                 if node["id"] in seen:

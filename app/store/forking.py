@@ -1,7 +1,9 @@
 """Executing a fork: copy the seed rows verbatim, publish the child atomically, verify.
 
-The call returns only after the child is durable (fsync of file and directory through
-the write-behind writer's flush barrier) and the source is unchanged: its revision is
+The call returns only after both sides are durable — the parent's copied range first
+(:func:`parent_durable`: fdatasync of the source and its directory, before the child is
+linked), then the child (fsync of file and directory through the write-behind writer's
+flush barrier) — and the source is unchanged: its revision is
 the same before and after, and the child's copied bytes have the CRC-32 computed while
 reading them from the source.
 """
@@ -60,6 +62,17 @@ def _cut_offsets(reader: LogReader, plan: ForkPlan):
                 return seg, local + len(raw) + 1
         break
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
+
+
+def parent_durable(fd: int, path: str) -> None:
+    """The fork's first barrier: force the parent's bytes (the range the child copies among them)
+    to disk before the child is published, so no crash leaves a durable child whose seed the
+    parent lost (dsh's known asymmetric window).  A flush of what is already in the file
+    (fdatasync, else fsync) and of its directory entry: nothing is written to the parent."""
+    sync = getattr(os, "fdatasync", os.fsync)
+    sync(fd)
+    from .publish import fsync_dir
+    fsync_dir(os.path.dirname(os.path.abspath(path)))
 
 
 def _raw_range(fd: int, start: int, stop: int, crc: list):
@@ -124,6 +137,7 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
             else:
                 raise ForkError("FORK_UNAVAILABLE", f"cannot fork a {src.kind} source")
         batch.extend(tail_rows)
+        parent_durable(fd, src.path)      # barrier 1: the parent's copied range is on disk before the child exists
         w = SessionWriter(path, header, fmt=src.kind, pack=False, batch_delay_ms=1, exists=False)
         try:
             w.append(batch)

@@ -1,0 +1,127 @@
+"""Session lineage in a real Harness home: parents and children across project folders.
+
+A fork child lives in its own session folder, often in another project folder than its parent
+(``<home>/sessions/--project--/<id>/session.jsonl``), so looking beside the file is not
+enough.  :func:`store_listing` finds the store a session file belongs to (the JSONL root above
+its project folder, else its own folder for loose files such as the fixtures) and lists it by
+headers only (cached per root while no folder of it changed); :func:`lineage` is the
+``parentSession`` tree over that listing (ancestors outward, descendants at any depth),
+:func:`find_parent` the parent's file and :func:`descendants` the children, grandchildren… in
+export order.
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+from typing import Optional
+
+from ..log.lineage import child_title
+from ..log.trace import flatten_descendants, trace_session
+from .discovery import Listing, discover, quick_title, session_info
+
+_PROJECT_RE = re.compile(r"^--.*--$|^_no-cwd$")
+_cache: dict = {}            # root -> (stamp, Listing)
+_lock = threading.Lock()
+
+
+def _resolve_file(path: str) -> str:
+    p = os.path.abspath(os.path.expanduser(path))
+    if os.path.isdir(p):
+        for name in sorted(os.listdir(p), reverse=True):      # session.vN… sort after session.jsonl
+            if name.startswith("session") and name.endswith((".jsonl", ".jsonl.zstd")) and \
+                    not name.endswith(".tmp") and os.path.isfile(os.path.join(p, name)):
+                return os.path.join(p, name)
+    return p
+
+
+def store_root(path: str) -> str:
+    """The folder to list for ``path``'s lineage: the JSONL root holding its project folder
+    (``<home>/sessions``), else the file's own folder."""
+    p = _resolve_file(path)
+    d = os.path.dirname(p)
+    for _ in range(3):                          # session folder, project folder, root
+        if _PROJECT_RE.match(os.path.basename(d)):
+            return os.path.dirname(d)
+        up = os.path.dirname(d)
+        if up == d:
+            break
+        d = up
+    return os.path.dirname(p)
+
+
+def _stamp(root: str) -> tuple:
+    out = []
+    try:
+        st = os.stat(root)
+        out.append(st.st_mtime_ns)
+        with os.scandir(root) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    out.append((e.name, e.stat().st_mtime_ns))
+    except OSError:
+        pass
+    return tuple(sorted(out, key=str))
+
+
+def store_listing(path: str) -> Listing:
+    root = store_root(path)
+    stamp = _stamp(root)
+    with _lock:
+        hit = _cache.get(root)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+    listing = discover(root)
+    with _lock:
+        _cache[root] = (stamp, listing)
+    return listing
+
+
+def lineage(path: str) -> dict:
+    """``trace_session`` over the whole store: ancestors, descendants (any depth), completeness."""
+    p = _resolve_file(path)
+    return trace_session(p, listing=store_listing(p))
+
+
+def find_parent(path: str) -> Optional[str]:
+    """The file of the session's ``parentSession`` anywhere in its store (None if not found)."""
+    p = _resolve_file(path)
+    info = session_info(p)
+    if info is None or not info.parent:
+        return None
+    lin = lineage(p)
+    anc = lin.get("ancestors") or []
+    return anc[0]["path"] if anc else None
+
+
+def descendants(path: str) -> list:
+    """Children, grandchildren… of the session (depth first, export order): brief dicts with a
+    ``depth`` (1 = child)."""
+    out = []
+
+    def walk(nodes, depth):
+        for n in nodes:
+            out.append({k: v for k, v in n.items() if k != "children"} | {"depth": depth})
+            walk(n.get("children", []), depth + 1)
+    walk(lineage(path)["descendants"], 1)
+    return out
+
+
+def fork_child_title(parent_path: str) -> Optional[str]:
+    """The title a new fork of ``parent_path`` gets under dsh's rule, given the titles in its store."""
+    info = session_info(_resolve_file(parent_path))
+    if info is None:
+        return None
+    listing = store_listing(parent_path)
+    titles = []
+    parent_title = None
+    for s in listing.sessions:
+        t = quick_title(s)
+        if s.id == info.id:
+            parent_title = t
+        titles.append(t)
+    return child_title(parent_title, titles)
+
+
+__all__ = ["store_root", "store_listing", "lineage", "find_parent", "descendants", "fork_child_title",
+           "flatten_descendants"]

@@ -1,0 +1,107 @@
+"""Fork double barrier (the parent's copied range is durable before the child is published) and
+dsh's child title rule."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.log.lineage import child_title, title_base
+from app.store.faces import open_reader
+from app.store.forking import fork
+
+repo_root = Path(__file__).resolve().parents[1]
+DEMO = repo_root / "resources/demo/sessions/--home-dev-demo-project--"
+
+
+def _fd_path(fd: int) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return f"fd:{fd}"
+
+
+@pytest.fixture
+def trace(monkeypatch):
+    """Every fsync / fdatasync (with the file it flushed) and link, in order."""
+    calls: list = []
+    real_fsync, real_fdatasync, real_link = os.fsync, getattr(os, "fdatasync", None), os.link
+
+    def fsync(fd):
+        calls.append(("fsync", _fd_path(fd)))
+        return real_fsync(fd)
+
+    def fdatasync(fd):
+        calls.append(("fdatasync", _fd_path(fd)))
+        return real_fdatasync(fd)
+
+    def link(src, dst, *a, **k):
+        r = real_link(src, dst, *a, **k)
+        calls.append(("link", os.path.abspath(dst)))
+        return r
+    monkeypatch.setattr(os, "fsync", fsync)
+    if real_fdatasync is not None:
+        monkeypatch.setattr(os, "fdatasync", fdatasync)
+    monkeypatch.setattr(os, "link", link)
+    return calls
+
+
+def _sha(p) -> str:
+    return hashlib.sha256(Path(p).read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("name", ["demo-long-goal/session.jsonl", "demo-zstd/session.jsonl.zstd"])
+def test_parent_range_durable_before_child_published(tmp_path, trace, name):
+    src_dir = tmp_path / "sessions" / "--home-dev-demo-project--" / Path(name).parent
+    src_dir.mkdir(parents=True)
+    parent = src_dir / Path(name).name
+    shutil.copyfile(DEMO / name, parent)
+    before = (_sha(parent), os.stat(parent).st_mtime_ns, os.stat(parent).st_size)
+    r = open_reader(str(parent))
+    trace.clear()
+    res = fork(r, None, child_id="child-barrier")
+    child = os.path.abspath(res["child"])
+    assert res["bytesCopied"] > 0
+    ops = list(trace)
+    # the parent file and its folder were flushed …
+    p_sync = [i for i, (op, p) in enumerate(ops) if op in ("fsync", "fdatasync") and p == str(parent)]
+    d_sync = [i for i, (op, p) in enumerate(ops) if op == "fsync" and p == str(src_dir)]
+    assert p_sync and d_sync, ops
+    # … before the child's name exists (the link that publishes it): no moment with a durable
+    # child whose seed the parent could still lose
+    (i_link,) = [i for i, (op, p) in enumerate(ops) if op == "link" and p == child]
+    assert p_sync[0] < i_link and d_sync[0] < i_link
+    # the child itself: its temp file flushed before the link, its folder after
+    tmp_sync = [i for i, (op, p) in enumerate(ops[:i_link]) if op == "fsync" and
+                os.path.basename(p).startswith(os.path.basename(child)) and p.endswith(".tmp")]
+    assert tmp_sync, ops
+    assert any(op == "fsync" and p == os.path.dirname(child) for op, p in ops[i_link:])
+    # a flush, not a write: the parent is byte-identical and untouched
+    assert (_sha(parent), os.stat(parent).st_mtime_ns, os.stat(parent).st_size) == before
+
+
+def test_child_title_rule():
+    assert child_title("Fix the parser", []) == "Fix the parser (1)"
+    assert child_title("Fix the parser", ["Fix the parser", "Fix the parser (1)"]) == "Fix the parser (2)"
+    # forking a child continues the same counter, never "X (1) (1)"
+    assert child_title("Fix the parser (1)", ["Fix the parser", "Fix the parser (1)"]) == "Fix the parser (2)"
+    assert child_title("Fix the parser", ["Fix the parser (1)", "Fix the parser (7)", "Other (9)"]) == \
+        "Fix the parser (8)"
+    assert child_title("X", ["X (0)", "X (01)", "Xy (3)"]) == "X (1)"    # not counters of "X"
+    assert child_title(None) is None and child_title("  ") is None
+    assert title_base("Plan (2)") == "Plan" and title_base("(2)") == "(2)"
+
+
+def test_fork_child_title_in_a_store(tmp_path):
+    from app.store.lineage import fork_child_title
+    home = tmp_path / "home"
+    shutil.copytree(repo_root / "resources/demo", home)
+    parent = home / "sessions/--home-dev-demo-project--/demo-todo/session.jsonl"
+    from app.store.discovery import quick_title, session_info
+    t = quick_title(session_info(str(parent)))
+    assert t
+    assert fork_child_title(str(parent)) == f"{t} (1)"
