@@ -170,3 +170,21 @@ def test_fresh_fork_child_is_not_live(tmp_path):
     assert time.time() - os.stat(child).st_mtime < 15        # just written…
     assert live_state(child) == "complete"                   # …yet a seed at rest, not a live writer
     assert writer_state(child)["seedOnly"] is True
+
+
+@pytest.mark.parametrize("from_start", [True, False])
+def test_fresh_fork_child_not_live_in_follower_and_list(tmp_path, capsys, from_start):
+    from app.store.faces import open_reader
+    from app.store.forking import fork
+    from app.store.watch import Follower
+    home = tmp_path / "home"
+    src = _copy(COMPLETE, home / "sessions" / "--home-dev-demo-project--" / "demo-todo")
+    child = fork(open_reader(str(src)), None, child_id="fresh-child")["child"]
+    with Follower(child, from_start=from_start) as f:
+        assert f.open()
+        f.poll()
+        assert f.quiet_for < 3.0                     # growth alone would call it live
+        assert f.state() == "complete"
+    assert cli(["list", str(home), "--json"]) == 0
+    rows = {r["id"]: r for r in json.loads(capsys.readouterr().out)["sessions"]}
+    assert rows["fresh-child"]["live"] is False and rows["fresh-child"]["writer"] == "complete"

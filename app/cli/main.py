@@ -76,7 +76,15 @@ def _run_list(args):
     rows = []
     for s in listing.sessions:
         s.title = quick_title(s)
-        rows.append(s.to_dict())
+        row = s.to_dict()
+        if row.get("live"):              # modified recently: ask the writer state (lock, fresh fork seed, growth)
+            try:
+                from ..store.watch import live_state
+                row["writer"] = live_state(s.path, s.id if s.format == "sqlite" else None)
+                row["live"] = row["writer"] == "live"
+            except Exception:            # an unreadable log keeps the cheap answer
+                pass
+        rows.append(row)
     obj = {"kind": listing.kind, "root": listing.root, "sessions": rows, "problems": listing.problems}
 
     def text():

@@ -316,6 +316,7 @@ class Follower:
         self.emitted = 0
         self.recovered = 0               # records released from a torn zstd frame by finish()
         self._skip_through = -1          # after a reset/recovery: drop seqs <= this
+        self.last_type: Optional[str] = None   # type of the last event seen (a fork seed ends with end-seed)
         self._dirty = False
         self._last_growth = clock()
         self._closed = False
@@ -437,6 +438,7 @@ class Follower:
             evs = [it for it in self.reader.decode_segment(seg) if is_event(it)]
             if evs:
                 last = max(e.seq for e in evs)
+                self.last_type = evs[-1].type
                 break
         if pos is None:
             pos, held = src.header_end, 0
@@ -527,6 +529,7 @@ class Follower:
             if it.seq <= self._skip_through:
                 continue
             out.append(it)
+            self.last_type = it.type
             if it.seq > self.last_seq:
                 self.last_seq = it.seq
             if it.type == "turn/start":
@@ -576,6 +579,8 @@ class Follower:
             sig = lock_signal(self.path)
             if sig is not None:             # v1+: the writer's session.lock decides
                 return "live" if sig else ("crashed" if self.open_tail else "complete")
+        if self.last_type == "session/end-seed" and not self.open_tail:
+            return "complete"               # a fork child as published: a seed at rest, not a live writer
         quiet = self.quiet_for
         if quiet < self.idle_after:
             return "live"
