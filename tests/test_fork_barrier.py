@@ -105,3 +105,25 @@ def test_fork_child_title_in_a_store(tmp_path):
     t = quick_title(session_info(str(parent)))
     assert t
     assert fork_child_title(str(parent)) == f"{t} (1)"
+    # two forks later (their logs still carry the inherited title): they read as (1) and (2), the next is (3)
+    from app.store.lineage import display_titles, store_listing
+    ids = []
+    for _ in range(2):
+        res = fork(open_reader(str(parent)), None)
+        ids.append(res["id"])
+    assert fork_child_title(str(parent)) == f"{t} (3)"
+    listing = store_listing(str(parent))
+    titles = {s.key: quick_title(s) for s in listing.sessions}
+    disp = display_titles(listing, titles)
+    shown = {s.id: disp.get(s.key) for s in listing.sessions if s.id in ids}
+    assert sorted(shown.values()) == [f"{t} (1)", f"{t} (2)"]
+    # the demo's own fork, which kept its parent's title, reads as "<parent title> (1)" too
+    fk = next(s for s in listing.sessions if s.id == "ada8966c-9fa3-441b-8721-37ff1e795e6a")
+    assert disp[fk.key].endswith(" (1)")
+    # the CLI reports the title a fork gets
+    from app.cli.main import main as cli
+    import io, contextlib
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert cli(["fork", str(parent), "--preview", "--json"]) == 0
+    assert json.loads(buf.getvalue())["title"] == f"{t} (3)"

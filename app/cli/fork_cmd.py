@@ -20,6 +20,13 @@ def _run(args):
     from ..log.fork import ForkError
     from ..store.forking import ForkVerifyError, fork, preview
     r = _reader(args)
+    title = None
+    if r.source.kind != "sqlite":
+        try:
+            from ..store.lineage import fork_child_title
+            title = fork_child_title(r.source.path)     # dsh's rule, from the titles in the store now
+        except Exception:
+            title = None
     try:
         if args.preview:
             obj = preview(r, args.at, live=args.live)
@@ -27,6 +34,7 @@ def _run(args):
             obj = fork(r, args.at, out_store=args.out, child_id=args.child_id, live=args.live)
     except (ForkError, ForkVerifyError) as e:
         raise CliError(str(e)) from None
+    obj["title"] = title
 
     def text():
         if args.preview:

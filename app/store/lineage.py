@@ -108,20 +108,52 @@ def descendants(path: str) -> list:
 
 
 def fork_child_title(parent_path: str) -> Optional[str]:
-    """The title a new fork of ``parent_path`` gets under dsh's rule, given the titles in its store."""
-    info = session_info(_resolve_file(parent_path))
+    """The title a new fork of ``parent_path`` gets under dsh's rule, given the titles in its store.
+
+    A fork child's log holds its parent's ``session/title`` (copied with the seed) until it is
+    renamed, so children still carrying that inherited title count as ``"X (1)"``, ``"X (2)"`` …
+    in creation order (their display titles), besides any title that already has a counter."""
+    p = _resolve_file(parent_path)
+    info = session_info(p)
     if info is None:
         return None
-    listing = store_listing(parent_path)
-    titles = []
-    parent_title = None
+    listing = store_listing(p)
+    titles: dict = {}
     for s in listing.sessions:
-        t = quick_title(s)
-        if s.id == info.id:
-            parent_title = t
-        titles.append(t)
-    return child_title(parent_title, titles)
+        titles[s.key] = quick_title(s)
+    parent = next((s for s in listing.sessions if os.path.abspath(s.path) == p), info)
+    parent_title = titles.get(parent.key) if parent is not info else quick_title(info)
+    taken = list(titles.values())
+    display = display_titles(listing, titles)
+    taken.extend(display.values())
+    return child_title(parent_title, taken)
+
+
+def display_titles(listing: Listing, titles: dict) -> dict:
+    """``{session key: title}`` for fork children whose title is still the inherited one:
+    ``"X (1)"``, ``"X (2)"`` … per parent in creation order (dsh's rule for a child's title)."""
+    by_id = {}
+    for s in listing.sessions:
+        by_id.setdefault(s.id, s)
+    kids: dict = {}
+    for s in listing.sessions:
+        par = by_id.get(s.parent) if s.parent else None
+        if par is None or par is s:
+            continue
+        pt, ct = titles.get(par.key), titles.get(s.key)
+        if pt and ct == pt:
+            kids.setdefault(par.key, []).append(s)
+    out = {}
+    for pk, ks in kids.items():
+        ks.sort(key=lambda s: (s.created_at if isinstance(s.created_at, (int, float)) else 0, s.id))
+        taken: list = [t for t in titles.values() if t]
+        for s in ks:
+            t = child_title(titles[pk], taken)
+            out[s.key] = t
+            taken.append(t)
+    return out
 
 
 __all__ = ["store_root", "store_listing", "lineage", "find_parent", "descendants", "fork_child_title",
+           "display_titles",
            "flatten_descendants"]
