@@ -267,6 +267,40 @@ def _run_page(args):
 COMMANDS["page"] = ("one history page, newest first by default", _cfg_page, _run_page)
 
 
+# --------------------------------------------------------------------------- tails
+
+def _cfg_tails(p):
+    _cfg_path(p)
+    p.add_argument("--limit", type=int, default=50, help="messages in the tail page (default 50)")
+
+
+def _run_tails(args):
+    from ..log.tails import TRUTHS, align_tails
+    r = _reader(args)
+    page = r.tail_page(args.limit)
+    rows = [row.to_dict() for row in align_tails(page)]
+    obj = {"physical": {"name": TRUTHS["physical"][0], "contract": TRUTHS["physical"][1]},
+           "logical": {"name": TRUTHS["logical"][0], "contract": TRUTHS["logical"][1]},
+           "rows": rows, "openTail": bool(page.tail_state and page.tail_state.is_open)}
+
+    def text():
+        def cell(side, mark):
+            if side is None:
+                return "-"
+            body = f"{side['seq']} {side['type']}" if "seq" in side else f"!! {side['bad']}: {side['reason']}"
+            return body + (f" [{mark}]" if mark else "")
+        lines = [f"{'Everything on disk':<48} | Logical history (crash closed in memory)"]
+        for row in rows:
+            m = row["marks"]
+            lines.append(f"{cell(row['physical'], m.get('physical'))[:48]:<48} | "
+                         f"{cell(row['logical'], m.get('logical'))}")
+        return "\n".join(lines)
+    emit(args, obj, text)
+
+
+COMMANDS["tails"] = ("the physical and logical tails side by side, aligned by seq", _cfg_tails, _run_tails)
+
+
 # --------------------------------------------------------------------------- export
 
 def _cfg_export(p):
