@@ -29,6 +29,7 @@ def _page(capsys, path, *extra) -> dict:
 
 def test_page_json_compaction_recovery(capsys):
     obj = _page(capsys, COMPACTION, "--limit", "200")
+    assert obj["truth"]["name"] == "Logical history (crash closed in memory)"
     by = {e["event"]["seq"]: e for e in obj["events"]}
     # seq 4 (the original prompt) is no longer in the model's view since seq 21 (the compaction checkpoint)
     assert by[4]["surface"] == "shadowed"

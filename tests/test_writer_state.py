@@ -70,6 +70,7 @@ def test_lock_held_by_another_process_means_live(tmp_path, holder, capsys):
     assert lock_held(str(log)) is True
     obj = _inspect(capsys, log)
     assert obj["writer"] == "live" and obj["writerState"]["signal"] == "lock"
+    assert obj["truth"]["name"] == "Live snapshot"
     assert obj["closure"] == [] and obj["openTail"]
     fl = obj["inFlight"]
     assert fl["openTurn"] is not None and fl["openStep"] is not None
@@ -80,6 +81,7 @@ def test_lock_held_by_another_process_means_live(tmp_path, holder, capsys):
     assert lock_held(str(log)) is False                 # the kernel released it with the process
     obj = _inspect(capsys, log)
     assert obj["writer"] == "crashed" and obj["writerState"]["lockHeld"] is False
+    assert obj["truth"]["name"] == "Logical history (crash closed in memory)"
     assert obj["closure"] == ["tool/result", "step/end", "turn/end"] and "inFlight" not in obj
 
 

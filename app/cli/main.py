@@ -128,6 +128,9 @@ def _run_inspect(args):
     if ws is not None:
         obj["writer"] = ws["writer"]
         obj["writerState"] = ws
+        from ..log.tails import TRUTHS
+        face = "live" if live else "logical"
+        obj["truth"] = {"name": TRUTHS[face][0], "contract": TRUTHS[face][1]}
 
     def text():
         keys = ["id", "format", "title", "writer", "events", "lastSeq", "turns", "messages", "attempts",
@@ -238,7 +241,10 @@ def page_json(reader, page, physical: bool, attempts: bool) -> dict:
             if rec["startSeq"] <= hi and end >= lo:
                 groups.append(compaction_group(sidx, rec["compactionId"] if rec["compactionId"] is not None
                                                else rec["startSeq"]))
-    return {"face": "physical" if physical else "logical", "events": out, "hasMore": page.has_more,
+    from ..log.tails import TRUTHS
+    face = "physical" if physical else "logical"
+    return {"face": face, "truth": {"name": TRUTHS[face][0], "contract": TRUTHS[face][1]},
+            "events": out, "hasMore": page.has_more,
             "baseSeq": page.base_seq, "lastSeq": page.last_seq, "messages": page.messages, "tail": page.tail,
             "hiddenAttempts": hidden_ranges, "compactions": groups,
             "closure": [e.type for e in page.closure] if (page.tail and not physical) else [],
