@@ -168,3 +168,12 @@ def test_v4_compaction_fixture_if_readable(capsys):
     assert st8["surface"] == st9["surface"] == "shadowed" and st8["since"] == st9["since"]
     g = compaction_group(idx, st8["since"])
     assert g["replacedCount"] == 2 and g["shadowedSeqs"] == [8, 9]
+
+
+def test_page_text_names_shadowed_rows_and_compaction(capsys):
+    assert cli(["page", str(COMPACTION), "--limit", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "      4 user/message [not in the model's view since seq 21]" in out
+    assert "     21 user/message [replaces seqs 4]" in out
+    assert "seq 19–22: Compaction: 1 item replaced · ~" in out
+    assert "The request established a durable compaction premise." in out and "[{" not in out

@@ -264,7 +264,16 @@ def _run_page(args):
                 continue
             ev = e["event"]
             mark = " [synthesized]" if e.get("synthesized") else (" [hidden attempt]" if e.get("hidden") else "")
+            sd = e.get("surfaceDetail") or {}
+            if e.get("surface") == "shadowed":
+                mark += f" [not in the model's view since seq {sd.get('since')}]"
+            elif sd.get("replaces"):
+                mark += f" [replaces seqs {', '.join(map(str, sd['replaces']))}]"
             lines.append(f"{ev['seq']:>7} {ev['type']}{mark}")
+        from ..log.surface import compaction_line
+        for g in obj["compactions"]:
+            lines.append(f"  seq {g['startSeq']}–{g['endSeq'] if g['endSeq'] is not None else '…'}: "
+                         f"{compaction_line(g)}")
         lines.append(f"hasMore={obj['hasMore']} baseSeq={obj['baseSeq']} face={obj['face']}")
         return "\n".join(lines)
     emit(args, obj, text)
