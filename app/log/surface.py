@@ -80,7 +80,8 @@ class SurfaceIndex:
         self.rejected: dict = {}            # seq -> violation message (a surface event the fold refused)
         self.compactions: list = []         # bracket records, log order
         self._open: dict = {}               # compactionId -> record
-        self._by_replacement: dict = {}     # replacing seq -> record
+        self.replacing: dict = {}           # replacing seq -> the compaction record it belongs to
+        self.replace_ops: dict = {}         # replacing seq -> its surfaceOp (in a compaction)
         self._est: dict = {}                # current node seq -> estimated tokens
         self.context_tokens = 0             # estimated tokens of the current surface
 
@@ -100,7 +101,7 @@ class SurfaceIndex:
         t = ev.type
         if t.startswith("compaction/"):
             self._compaction(ev)
-        if t not in SURFACE_TYPES and ev.surface_op is None:
+        if t not in SURFACE_TYPES and ev.surface_op is None and ev.source_event_seqs is None:
             return
         fold = self.fold
         nv = len(fold.violations)
@@ -126,7 +127,8 @@ class SurfaceIndex:
                 if rec["tokensBefore"] is None:
                     rec["tokensBefore"] = before
                 rec["tokensAfter"] = self.context_tokens
-                self._by_replacement[ev.seq] = rec
+                self.replacing[ev.seq] = rec
+                self.replace_ops[ev.seq] = ev.surface_op
         elif len(fold.nodes) > nodes_before:
             self._est[ev.seq] = est
             self.context_tokens += est
@@ -168,12 +170,12 @@ class SurfaceIndex:
 
     def compaction_of(self, seq: int) -> Optional[dict]:
         """The bracket that shadowed ``seq``, performed its replacement, or contains it."""
-        rec = self._by_replacement.get(seq)
+        rec = self.replacing.get(seq)
         if rec is not None:
             return rec
         by = self.fold.replaced_by.get(seq)
-        if by is not None and by in self._by_replacement:
-            return self._by_replacement[by]
+        if by is not None and by in self.replacing:
+            return self.replacing[by]
         for rec in self.compactions:
             end = rec["endSeq"] if rec["endSeq"] is not None else self.last_seq
             if rec["startSeq"] <= seq <= end:
@@ -201,7 +203,7 @@ def row_surface(index: SurfaceIndex, ev) -> dict:
     by = index.fold.replaced_by.get(seq) if not ev.synthesized else None
     if by is not None:
         out = {"surface": "shadowed", "since": by, "replacedBy": by, "chain": index.replacement_chain(seq)}
-        rec = index._by_replacement.get(by)
+        rec = index.replacing.get(by)
         if rec is not None:
             out["compaction"] = _compaction_ref(rec)
         return out
@@ -212,7 +214,7 @@ def row_surface(index: SurfaceIndex, ev) -> dict:
     out = {"surface": "current"}
     if ev.is_replace:
         out["replaces"] = list(index.fold.replaced.get(seq, []))
-        rec = index._by_replacement.get(seq)
+        rec = index.replacing.get(seq)
         if rec is not None:
             out["compaction"] = _compaction_ref(rec)
     return out
