@@ -148,6 +148,12 @@ def test_simulated_live_writer_then_killed(tmp_path, capsys, lock):
                 assert obj["writerState"]["signal"] == ("lock" if lock else "growth")
             time.sleep(0.2)
         assert seen_live >= 4
+        # the tail page while live: the live face, no synthesized rows
+        assert cli(["page", str(log), "--json", "--limit", "5", "--live-window", "2", "--crash-after", "3"]) == 0
+        pg = json.loads(capsys.readouterr().out)
+        if pg["writer"] == "live":
+            assert pg["face"] == "live" and pg["truth"]["name"] == "Live snapshot" and pg["closure"] == []
+            assert not any(e.get("synthesized") for e in pg["events"])
     finally:
         p.send_signal(signal.SIGKILL)
         p.wait()
@@ -156,8 +162,14 @@ def test_simulated_live_writer_then_killed(tmp_path, capsys, lock):
     else:
         time.sleep(3.5)                                 # killed and quiet past the crash threshold
         obj = _inspect(capsys, log, "--live-window", "2", "--crash-after", "3")
+    assert cli(["page", str(log), "--json", "--limit", "5", "--live-window", "2", "--crash-after", "3"]) == 0
+    pg = json.loads(capsys.readouterr().out)
+    assert pg["face"] == "logical" and "inFlight" not in pg
     if obj["openTail"]:
         assert obj["writer"] == "crashed" and obj["closure"] and obj["closure"][-1] == "turn/end"
+        # closed once the writer is gone: the synthesized closers are rows of the logical page
+        assert pg["closure"] == obj["closure"]
+        assert [e["event"]["type"] for e in pg["events"] if e.get("synthesized")] == obj["closure"]
     else:                                               # killed exactly between turns
         assert obj["writer"] == "complete" and obj["closure"] == []
     assert "inFlight" not in obj

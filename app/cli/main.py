@@ -109,6 +109,10 @@ def _cfg_path(p):
 
 def _cfg_inspect(p):
     _cfg_path(p)
+    _cfg_writer(p)
+
+
+def _cfg_writer(p):
     p.add_argument("--live-window", type=float, help="without a writer lock: grown within this many seconds = "
                                                      "live (default 15)")
     p.add_argument("--crash-after", type=float, help="without a writer lock: an open tail quiet this long = "
@@ -201,11 +205,15 @@ def _cfg_page(p):
     face.add_argument("--logical", action="store_true", help="logical face (default): closure applied")
     face.add_argument("--physical", action="store_true", help="the rows as stored, bad rows included")
     p.add_argument("--attempts", action="store_true", help="include hidden (failed) attempts")
+    _cfg_writer(p)
 
 
-def page_json(reader, page, physical: bool, attempts: bool) -> dict:
+def page_json(reader, page, physical: bool, attempts: bool, live: bool = False) -> dict:
+    """``live``: a writer is alive, so the tail page is the live face (no crash closure)."""
     from ..log.attempts import find_attempts
-    items = page.items if physical else page.logical_items()
+    from ..log.inflight import live_items
+    live = live and page.tail and not physical
+    items = page.items if physical else (live_items(page) if live else page.logical_items())
     evs = [it for it in items if is_event(it)]
     tracker = find_attempts(evs)
     views = {}
@@ -242,19 +250,34 @@ def page_json(reader, page, physical: bool, attempts: bool) -> dict:
                 groups.append(compaction_group(sidx, rec["compactionId"] if rec["compactionId"] is not None
                                                else rec["startSeq"]))
     from ..log.tails import TRUTHS
-    face = "physical" if physical else "logical"
-    return {"face": face, "truth": {"name": TRUTHS[face][0], "contract": TRUTHS[face][1]},
+    face = "physical" if physical else ("live" if live else "logical")
+    extra = {}
+    if live and page.tail_state is not None and page.tail_state.tracker is not None:
+        from ..log.inflight import in_flight
+        extra["inFlight"] = in_flight(page.tail_state.tracker)
+    return {**extra, "face": face, "truth": {"name": TRUTHS[face][0], "contract": TRUTHS[face][1]},
             "events": out, "hasMore": page.has_more,
             "baseSeq": page.base_seq, "lastSeq": page.last_seq, "messages": page.messages, "tail": page.tail,
             "hiddenAttempts": hidden_ranges, "compactions": groups,
-            "closure": [e.type for e in page.closure] if (page.tail and not physical) else [],
+            "closure": [e.type for e in page.closure] if (page.tail and not physical and not live) else [],
             "droppedRows": len(page.dropped) if page.tail else 0}
 
 
 def _run_page(args):
     r = _reader(args)
     page = r.tail_page(args.limit) if args.before is None else r.page_before(args.before, args.limit)
-    obj = page_json(r, page, physical=args.physical, attempts=args.attempts)
+    writer = None
+    if page.tail and not args.physical:
+        try:
+            from ..store.writerlock import writer_state
+            writer = writer_state(r.source.path if getattr(args, "session", None) is None else args.path,
+                                  getattr(args, "session", None), live_window=args.live_window,
+                                  crash_after=args.crash_after)["writer"]
+        except Exception:           # no writer state (e.g. an unreadable store): the logical face as before
+            writer = None
+    obj = page_json(r, page, physical=args.physical, attempts=args.attempts, live=writer == "live")
+    if writer is not None:
+        obj["writer"] = writer
 
     def text():
         lines = []

@@ -74,3 +74,11 @@ def in_flight(tracker) -> Optional[dict]:
         "heldRows": torn,
         "note": WRITE_BEHIND_NOTE,
     }
+
+
+def live_items(page) -> list:
+    """The live face of a page: its stored events as they stand (the open turn in flight), no
+    crash closure, without the rows a repair would drop (a torn last row is a write in progress)."""
+    from .reader import row_key
+    drop = {row_key(x) for x in (page.dropped or [])}
+    return [it for it in page.items if is_event(it) and row_key(it) not in drop]
