@@ -177,3 +177,29 @@ def test_page_text_names_shadowed_rows_and_compaction(capsys):
     assert "     21 user/message [replaces seqs 4]" in out
     assert "seq 19–22: Compaction: 1 item replaced · ~" in out
     assert "The request established a durable compaction premise." in out and "[{" not in out
+
+
+def test_describe_surface_words():
+    from app.log.surface import describe_surface
+    r = LogReader.open(str(COMPACTION))
+    idx = index_for(r)
+    assert describe_surface(row_surface(idx, r.event_at(4))) == \
+        "Not in the model's view since seq 21 (replaced by seq 21, compaction at seqs 19–22)"
+    assert describe_surface(row_surface(idx, r.event_at(21))) == "In the model's view; replaces seq 4 by compaction"
+    assert describe_surface(row_surface(idx, r.event_at(13))) == "In the model's view"
+    assert describe_surface(row_surface(idx, r.event_at(19))) == "Log only: not a model message"
+    p = LogReader.open(str(PLUGIN_REPLACE))
+    assert describe_surface(row_surface(index_for(p), p.event_at(5))) == \
+        "Not in the model's view since seq 17 (replaced by seq 17)"
+
+
+def test_describe_chain(synth_log):
+    from app.log.surface import describe_surface
+    r = LogReader.open(str(synth_log))
+    idx = index_for(r)
+    s = next(s for s in idx.fold.replaced_by if len(idx.replacement_chain(s)) >= 2)
+    ev = next(e for e in r.iter_events() if e.seq == s)
+    text = describe_surface(row_surface(idx, ev))
+    chain = idx.replacement_chain(s)
+    assert text.startswith(f"Not in the model's view since seq {chain[0]} (replaced by seq {chain[0]}, compaction at")
+    assert "replaced in turn by seq" in text and str(chain[-1]) in text

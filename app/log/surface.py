@@ -220,6 +220,34 @@ def row_surface(index: SurfaceIndex, ev) -> dict:
     return out
 
 
+def _seqs(xs) -> str:
+    xs = list(xs)
+    if len(xs) > 2 and xs == list(range(xs[0], xs[-1] + 1)):
+        return f"{xs[0]}–{xs[-1]}"
+    return ", ".join(map(str, xs))
+
+
+def describe_surface(status: dict) -> str:
+    """A row's surface status in words (the label of a dimmed row, the inspector's "why")."""
+    st = status.get("surface")
+    comp = status.get("compaction")
+    if st == "shadowed":
+        how = f"replaced by seq {status['replacedBy']}"
+        if comp:
+            how += f", compaction at seqs {comp['startSeq']}–{comp['endSeq'] if comp['endSeq'] is not None else '…'}"
+        later = status.get("chain", [])[1:]
+        if later:
+            how += f"; that replacement was replaced in turn by seq {_seqs(later)}"
+        return f"Not in the model's view since seq {status['since']} ({how})"
+    if st == "current":
+        if status.get("replaces"):
+            via = " by compaction" if comp else ""
+            return f"In the model's view; replaces seq {_seqs(status['replaces'])}{via}"
+        return "In the model's view"
+    why = status.get("why")
+    return "Log only: not a model message" + (f" ({why})" if why else "")
+
+
 def page_surface(index: SurfaceIndex, items: Iterable) -> dict:
     """``{seq: status}`` for the events among ``items`` (a page, logical or physical)."""
     return {it.seq: row_surface(index, it) for it in items if is_event(it)}
