@@ -84,6 +84,26 @@ def test_parent_range_durable_before_child_published(tmp_path, trace, name):
     assert (_sha(parent), os.stat(parent).st_mtime_ns, os.stat(parent).st_size) == before
 
 
+def test_sqlite_parent_flushed_before_the_child_transaction(tmp_path, trace, monkeypatch):
+    import app.store.sqlite_store as sq
+    db = tmp_path / "store.sqlite"
+    sq.jsonl_to_sqlite(str(DEMO / "demo-todo/session.jsonl"), str(db))
+    parent = open_reader(str(db))
+    real = sq.append_batch
+
+    def append_batch(*a, **k):                      # the child's one transaction
+        trace.append(("child-transaction", str(db)))
+        return real(*a, **k)
+    monkeypatch.setattr(sq, "append_batch", append_batch)
+    trace.clear()
+    res = fork(parent, None, child_id="child-sql")
+    assert res["format"] == "sqlite"
+    (i_child,) = [i for i, (op, _) in enumerate(trace) if op == "child-transaction"]
+    synced = [p for op, p in trace[:i_child] if op in ("fsync", "fdatasync")]
+    assert str(db) in synced and str(tmp_path) in synced
+    assert open_reader(str(db), "child-sql").header.parentSession == parent.header.id
+
+
 def test_child_title_rule():
     assert child_title("Fix the parser", []) == "Fix the parser (1)"
     assert child_title("Fix the parser", ["Fix the parser", "Fix the parser (1)"]) == "Fix the parser (2)"

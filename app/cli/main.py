@@ -76,16 +76,10 @@ def _run_list(args):
     rows = []
     for s in listing.sessions:
         s.title = quick_title(s)
-        row = s.to_dict()
-        if row.get("live"):              # modified recently: ask the writer state (lock, fresh fork seed, growth)
-            try:
-                from ..store.watch import live_state
-                row["writer"] = live_state(s.path, s.id if s.format == "sqlite" else None)
-                row["live"] = row["writer"] == "live"
-            except Exception:            # an unreadable log keeps the cheap answer
-                pass
-        rows.append(row)
+        rows.append(s.to_dict())
     obj = {"kind": listing.kind, "root": listing.root, "sessions": rows, "problems": listing.problems}
+    from .truth_cmd import list_writers
+    list_writers(rows, listing.sessions)          # a fresh fork seed or a released lock is not "live"
 
     def text():
         lines = [f"{listing.kind}: {listing.root} ({len(rows)} sessions)"]
@@ -107,42 +101,27 @@ def _cfg_path(p):
     p.add_argument("--session", help="session id inside a SQLite store")
 
 
-def _cfg_inspect(p):
-    _cfg_path(p)
-    _cfg_writer(p)
-
-
-def _cfg_writer(p):
-    p.add_argument("--live-window", type=float, help="without a writer lock: grown within this many seconds = "
-                                                     "live (default 15)")
-    p.add_argument("--crash-after", type=float, help="without a writer lock: an open tail quiet this long = "
-                                                     "crashed (default 120)")
-
-
 def _run_inspect(args):
     from ..log.analysis import inspect
-    from ..store.writerlock import writer_state
+    from .truth_cmd import add_writer, is_live, writer_of
     r = _reader(args)
-    ws = None
-    if not r.fatal:
-        ws = writer_state(r.source.path if getattr(args, "session", None) is None else args.path,
-                          getattr(args, "session", None), live_window=args.live_window, crash_after=args.crash_after)
-    live = bool(ws and ws["writer"] == "live")
-    obj = inspect(r, live=live)
-    if ws is not None:
-        obj["writer"] = ws["writer"]
-        obj["writerState"] = ws
-        from ..log.tails import TRUTHS
-        face = "live" if live else "logical"
-        obj["truth"] = {"name": TRUTHS[face][0], "contract": TRUTHS[face][1]}
+    ws = writer_of(args, r)                       # live writer: no synthesized closure, inFlight instead
+    obj = add_writer(inspect(r, live=is_live(ws)), ws)
 
     def text():
-        keys = ["id", "format", "title", "writer", "events", "lastSeq", "turns", "messages", "attempts",
-                "hiddenAttempts", "openTail", "closure"] + (["inFlight"] if "inFlight" in obj else [])
+        keys = ["id", "format", "title", "events", "lastSeq", "turns", "messages", "attempts", "hiddenAttempts",
+                "openTail", "closure"]
+        keys += [k for k in ("writer", "inFlight") if k in obj]
         lines = [f"{k:>15}: {obj.get(k)}" for k in keys]
         lines += [f"        problem: {p}" for p in obj["problems"]]
         return "\n".join(lines)
     emit(args, obj, text)
+
+
+def _cfg_inspect(p):
+    from .truth_cmd import cfg_writer
+    _cfg_path(p)
+    cfg_writer(p)
 
 
 COMMANDS["inspect"] = ("summary facts of one session (writer live/idle/crashed/complete)", _cfg_inspect,
@@ -205,15 +184,15 @@ def _cfg_page(p):
     face.add_argument("--logical", action="store_true", help="logical face (default): closure applied")
     face.add_argument("--physical", action="store_true", help="the rows as stored, bad rows included")
     p.add_argument("--attempts", action="store_true", help="include hidden (failed) attempts")
-    _cfg_writer(p)
+    from .truth_cmd import cfg_writer
+    cfg_writer(p)
 
 
 def page_json(reader, page, physical: bool, attempts: bool, live: bool = False) -> dict:
     """``live``: a writer is alive, so the tail page is the live face (no crash closure)."""
     from ..log.attempts import find_attempts
-    from ..log.inflight import live_items
-    live = live and page.tail and not physical
-    items = page.items if physical else (live_items(page) if live else page.logical_items())
+    from .truth_cmd import annotate_page, page_items
+    items = page_items(page, physical, live)
     evs = [it for it in items if is_event(it)]
     tracker = find_attempts(evs)
     views = {}
@@ -223,61 +202,31 @@ def page_json(reader, page, physical: bool, attempts: bool, live: bool = False) 
     except ImportError:
         pass
     out, hidden_ranges = [], []
-    from ..log.surface import compaction_group, index_for, row_surface
-    sidx = index_for(reader)
     for it in items:
-        a = tracker.attempt_of(it.seq) if is_event(it) and it.type == "assistant/chunk" else None
+        a = tracker.attempt_of(it.seq) if is_event(it) and it.type in ("assistant/chunk", "assistant/attempt") else None
         hidden = bool(a and a.hidden_by_default)
         if hidden and not attempts:
             if not hidden_ranges or hidden_ranges[-1]["firstSeq"] != a.first_seq:
                 hidden_ranges.append({"firstSeq": a.first_seq, "lastSeq": a.last_seq, "reason": a.failure_reason()})
             continue
-        entry = item_json(it, hidden=hidden, attempt=a if hidden else None,
-                          view=views.get(it.seq) if is_event(it) else None)
-        if is_event(it):
-            st = row_surface(sidx, it)
-            entry["surface"] = st.pop("surface")
-            if st:
-                entry["surfaceDetail"] = st
-        out.append(entry)
-    seqs = [it.seq for it in items if is_event(it)]
-    groups = []
-    if seqs:
-        lo, hi = min(seqs), max(seqs)
-        for rec in sidx.compactions:
-            end = rec["endSeq"] if rec["endSeq"] is not None else sidx.last_seq
-            if rec["startSeq"] <= hi and end >= lo:
-                groups.append(compaction_group(sidx, rec["compactionId"] if rec["compactionId"] is not None
-                                               else rec["startSeq"]))
-    from ..log.tails import TRUTHS
-    face = "physical" if physical else ("live" if live else "logical")
-    extra = {}
-    if live and page.tail_state is not None and page.tail_state.tracker is not None:
-        from ..log.inflight import in_flight
-        extra["inFlight"] = in_flight(page.tail_state.tracker)
-    return {**extra, "face": face, "truth": {"name": TRUTHS[face][0], "contract": TRUTHS[face][1]},
-            "events": out, "hasMore": page.has_more,
-            "baseSeq": page.base_seq, "lastSeq": page.last_seq, "messages": page.messages, "tail": page.tail,
-            "hiddenAttempts": hidden_ranges, "compactions": groups,
-            "closure": [e.type for e in page.closure] if (page.tail and not physical and not live) else [],
-            "droppedRows": len(page.dropped) if page.tail else 0}
+        out.append(item_json(it, hidden=hidden, attempt=a if hidden else None,
+                             view=views.get(it.seq) if is_event(it) else None))
+    obj = {"face": "physical" if physical else "logical", "events": out, "hasMore": page.has_more,
+           "baseSeq": page.base_seq, "lastSeq": page.last_seq, "messages": page.messages, "tail": page.tail,
+           "hiddenAttempts": hidden_ranges,
+           "closure": [e.type for e in page.closure] if (page.tail and not physical) else [],
+           "droppedRows": len(page.dropped) if page.tail else 0}
+    return annotate_page(reader, page, items, out, obj, live, physical)   # surface, compactions, truth
 
 
 def _run_page(args):
     r = _reader(args)
     page = r.tail_page(args.limit) if args.before is None else r.page_before(args.before, args.limit)
-    writer = None
-    if page.tail and not args.physical:
-        try:
-            from ..store.writerlock import writer_state
-            writer = writer_state(r.source.path if getattr(args, "session", None) is None else args.path,
-                                  getattr(args, "session", None), live_window=args.live_window,
-                                  crash_after=args.crash_after)["writer"]
-        except Exception:           # no writer state (e.g. an unreadable store): the logical face as before
-            writer = None
-    obj = page_json(r, page, physical=args.physical, attempts=args.attempts, live=writer == "live")
-    if writer is not None:
-        obj["writer"] = writer
+    from .truth_cmd import entry_marks, compaction_lines, is_live, writer_of
+    ws = writer_of(args, r) if page.tail and not args.physical else None
+    obj = page_json(r, page, physical=args.physical, attempts=args.attempts, live=is_live(ws))
+    if ws is not None:
+        obj["writer"] = ws["writer"]
 
     def text():
         lines = []
@@ -287,56 +236,15 @@ def _run_page(args):
                 continue
             ev = e["event"]
             mark = " [synthesized]" if e.get("synthesized") else (" [hidden attempt]" if e.get("hidden") else "")
-            sd = e.get("surfaceDetail") or {}
-            if e.get("surface") == "shadowed":
-                mark += f" [not in the model's view since seq {sd.get('since')}]"
-            elif sd.get("replaces"):
-                mark += f" [replaces seqs {', '.join(map(str, sd['replaces']))}]"
+            mark += entry_marks(e)
             lines.append(f"{ev['seq']:>7} {ev['type']}{mark}")
-        from ..log.surface import compaction_line
-        for g in obj["compactions"]:
-            lines.append(f"  seq {g['startSeq']}–{g['endSeq'] if g['endSeq'] is not None else '…'}: "
-                         f"{compaction_line(g)}")
+        lines += compaction_lines(obj)
         lines.append(f"hasMore={obj['hasMore']} baseSeq={obj['baseSeq']} face={obj['face']}")
         return "\n".join(lines)
     emit(args, obj, text)
 
 
 COMMANDS["page"] = ("one history page, newest first by default", _cfg_page, _run_page)
-
-
-# --------------------------------------------------------------------------- tails
-
-def _cfg_tails(p):
-    _cfg_path(p)
-    p.add_argument("--limit", type=int, default=50, help="messages in the tail page (default 50)")
-
-
-def _run_tails(args):
-    from ..log.tails import TRUTHS, align_tails
-    r = _reader(args)
-    page = r.tail_page(args.limit)
-    rows = [row.to_dict() for row in align_tails(page)]
-    obj = {"physical": {"name": TRUTHS["physical"][0], "contract": TRUTHS["physical"][1]},
-           "logical": {"name": TRUTHS["logical"][0], "contract": TRUTHS["logical"][1]},
-           "rows": rows, "openTail": bool(page.tail_state and page.tail_state.is_open)}
-
-    def text():
-        def cell(side, mark):
-            if side is None:
-                return "-"
-            body = f"{side['seq']} {side['type']}" if "seq" in side else f"!! {side['bad']}: {side['reason']}"
-            return body + (f" [{mark}]" if mark else "")
-        lines = [f"{'Everything on disk':<48} | Logical history (crash closed in memory)"]
-        for row in rows:
-            m = row["marks"]
-            lines.append(f"{cell(row['physical'], m.get('physical'))[:48]:<48} | "
-                         f"{cell(row['logical'], m.get('logical'))}")
-        return "\n".join(lines)
-    emit(args, obj, text)
-
-
-COMMANDS["tails"] = ("the physical and logical tails side by side, aligned by seq", _cfg_tails, _run_tails)
 
 
 # --------------------------------------------------------------------------- export
@@ -405,7 +313,8 @@ COMMANDS["export"] = ("raw or logical export of a session", _cfg_export, _run_ex
 def _load_plugins():
     """Subcommands living next to their features register themselves on import."""
     import importlib
-    for mod in ("app.cli.gui_cmd", "app.cli.fork_cmd", "app.cli.live_cmd", "app.cli.audit_cmd"):
+    for mod in ("app.cli.gui_cmd", "app.cli.fork_cmd", "app.cli.live_cmd", "app.cli.audit_cmd",
+                "app.cli.truth_cmd"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:

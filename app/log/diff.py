@@ -241,9 +241,11 @@ def fork_diff(child, parent) -> dict:
         n += 1
     seed_length = ch.seedLength if ch is not None else None
     divergence = ce[n].seq if n < len(ce) else (pe[n].seq if n < len(pe) else None)
-    # the last end-seed is this lifecycle's (a fork of a fork inherits its parent's, spec §7)
-    end_seed = next((e.seq for e in reversed(ce) if e.type == "session/end-seed"), None)
+    end_seed = next((e.seq for e in ce if e.type == "session/end-seed"), None)
     problems = []
+    if end_seed is not None and ch is not None and ch.seedLength is not None:
+        # the last end-seed is this lifecycle's: a fork of a fork inherits its parent's (spec §7)
+        end_seed = next(e.seq for e in reversed(ce) if e.type == "session/end-seed")
     if ch is not None and ph is not None and ch.parentSession and ch.parentSession != ph.id:
         problems.append(f"child parentSession {ch.parentSession} is not the parent id {ph.id}")
     if seed_length is not None and seed_length != n:
@@ -265,8 +267,13 @@ def fork_diff(child, parent) -> dict:
 
 
 def find_parent_path(child_path: str) -> Optional[str]:
-    """Deprecated here (the log core does not look at stores): use
-    :func:`app.store.lineage.find_parent`, which searches the whole store, and pass the parent
-    to :func:`fork_diff`.  Kept only until the audit window's data module imports it from there."""
-    from ..store.lineage import find_parent
-    return find_parent(child_path)
+    """The file of the child's parentSession among its folder's sessions (None if not found)."""
+    import os
+    from ..store.discovery import discover, session_info
+    info = session_info(os.path.abspath(child_path))
+    if info is None or not info.parent:
+        return None
+    for s in discover(os.path.dirname(os.path.abspath(child_path))).sessions:
+        if s.id == info.parent and os.path.abspath(s.path) != os.path.abspath(child_path):
+            return s.path
+    return None

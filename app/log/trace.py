@@ -14,8 +14,8 @@ import os
 from typing import Iterable, Optional
 
 from .attempts import AttemptTracker
+from .folds import SurfaceFold
 from .model import SURFACE_TYPES, Event
-from .surface import SurfaceIndex, _op_range, row_surface
 
 DEFAULT_REQUEST_CAP = 50
 
@@ -57,20 +57,53 @@ def trace_event(reader_or_events, seq: int, request_cap: int = DEFAULT_REQUEST_C
         events = reader_or_events.iter_events(logical=True)
     else:
         events = reader_or_events
-    si = SurfaceIndex()                    # the surface fold, its replacement chains and compaction brackets
-    sf = si.fold
+    sf = SurfaceFold(keep_events=False)
     at = AttemptTracker(keep_text=False)
     target: Optional[Event] = None
     derived: list = []
     boundaries: list = []
     n_boundaries = 0
     n_attempts = 0
+    open_compactions: dict = {}            # compactionId -> {startSeq, summarySeq, turn}
+    compaction_of: dict = {}               # replacing seq -> compaction record
+    last_compaction: Optional[dict] = None
+    by_seq_type: dict = {}                 # seq -> type (for chain summaries)
     for ev in events:
+        by_seq_type[ev.seq] = ev.type
         if ev.seq == seq and target is None:
             target = ev
         if target is not None and ev.seq != seq and ev.source_event_seqs and seq in ev.source_event_seqs:
             derived.append(ev.seq)
-        si.apply(ev)
+        t = ev.type
+        d = ev.data if isinstance(ev.data, dict) else {}
+        if t == "compaction/start":
+            cid = d.get("compactionId")
+            rec = {"compactionId": cid, "startSeq": ev.seq, "summarySeq": None, "endSeq": None,
+                   "turn": d.get("turn"), "replacementSeqs": []}
+            open_compactions[cid] = rec
+            last_compaction = rec
+        elif t == "compaction/summary":
+            rec = open_compactions.get(d.get("compactionId"))
+            if rec is not None:
+                rec["summarySeq"] = ev.seq
+        elif t == "compaction/end":
+            rec = open_compactions.pop(d.get("compactionId"), None)
+            if rec is not None:
+                rec["endSeq"] = ev.seq
+        if t in SURFACE_TYPES and ev.is_replace:
+            before = dict(sf.replaced)
+            sf.apply(ev)
+            if ev.seq in sf.replaced and ev.seq not in before:
+                rec = None
+                if open_compactions:
+                    rec = list(open_compactions.values())[-1]
+                elif last_compaction is not None and last_compaction["endSeq"] is None:
+                    rec = last_compaction
+                if rec is not None:
+                    rec["replacementSeqs"].append(ev.seq)
+                    compaction_of[ev.seq] = (rec, dict(ev.surface_op))
+        else:
+            sf.apply(ev)
         before_n = len(at.attempts)
         at.apply(ev)
         if len(at.attempts) != before_n:          # a new attempt: its first chunk is a dispatch boundary
@@ -82,12 +115,23 @@ def trace_event(reader_or_events, seq: int, request_cap: int = DEFAULT_REQUEST_C
     if target is None:
         raise TraceError("SESSION_QUERY_EVENT_NOT_FOUND", f"seq {seq} is not in the log")
 
-    # surface status (a surface event the fold refused is log-only)
+    # surface status
     if target.type in SURFACE_TYPES and target.surface_op is not None:
-        surface = row_surface(si, target)["surface"]
+        if seq in sf.replaced_by:
+            surface = "shadowed"
+        elif seq in sf.nodes:
+            surface = "current"
+        else:
+            surface = "log-only"            # a rejected (violating) surface event
     else:
         surface = "log-only"
-    chain = si.replacement_chain(seq)
+    chain: list = []
+    cur = sf.replaced_by.get(seq)
+    seen = set()
+    while cur is not None and cur not in seen:
+        seen.add(cur)
+        chain.append(cur)
+        cur = sf.replaced_by.get(cur)
 
     out: dict = {
         "target": _summary(target),
@@ -107,25 +151,28 @@ def trace_event(reader_or_events, seq: int, request_cap: int = DEFAULT_REQUEST_C
     elif target.type in ("llm/retry", "llm/retry-started"):
         attempt = next((a for a in at.attempts if seq in (a.retry_seq, a.retry_started_seq)), None)
     out["attempt"] = _attempt_json(attempt) if attempt is not None else None
-    # compaction: through which the target was shadowed, which the target performed / belongs to
+    # compaction: through which the target was shadowed, or which the target performed / belongs to
     comp = None
     via = None
-    if chain and chain[0] in si.replacing:
+    if chain and chain[0] in compaction_of:
         via = chain[0]
-    elif seq in si.replacing:
+    elif seq in compaction_of:
         via = seq
-    elif target.type.startswith("compaction/") and isinstance(target.data, dict):
-        cid = target.data.get("compactionId")
-        rec = next((r for r in si.compactions if r["compactionId"] == cid and r["replacementSeqs"]), None)
-        if rec is not None:
-            via = rec["replacementSeqs"][0]
     if via is not None:
-        rec = si.replacing[via]
-        start, end = _op_range(si.replace_ops.get(via))
+        rec, op = compaction_of[via]
         comp = {"compactionId": rec["compactionId"], "startSeq": rec["startSeq"], "summarySeq": rec["summarySeq"],
                 "endSeq": rec["endSeq"], "replacementSeq": via,
-                "shadowedRange": {"start": start, "end": end},
+                "shadowedRange": {"start": op.get("start"), "end": op.get("end")},
                 "shadowedSeqs": list(sf.replaced.get(via, []))}
+    elif target.type.startswith("compaction/") and isinstance(target.data, dict):
+        cid = target.data.get("compactionId")
+        for rec, op in compaction_of.values():
+            if rec["compactionId"] == cid:
+                comp = {"compactionId": cid, "startSeq": rec["startSeq"], "summarySeq": rec["summarySeq"],
+                        "endSeq": rec["endSeq"], "replacementSeq": rec["replacementSeqs"][0],
+                        "shadowedRange": {"start": op.get("start"), "end": op.get("end")},
+                        "shadowedSeqs": list(sf.replaced.get(rec["replacementSeqs"][0], []))}
+                break
     out["compaction"] = comp
     out["requests"] = {"boundaries": boundaries, "count": n_boundaries, "capped": n_boundaries > len(boundaries),
                        "dispatches": n_attempts}
@@ -142,11 +189,10 @@ def _sort_key(s) -> tuple:
 def trace_session(path: str, listing=None) -> dict:
     """Ancestors (parent outward) and descendants (trees by parentSession) of the session at ``path``.
 
-    ``listing`` is the store's discovery listing: pass it in (:func:`app.store.lineage.lineage`
-    lists the whole store the file belongs to, across project folders).  Without one, the
-    file's own folder is listed (siblings such as ``session.1.jsonl``).  Raises
-    :class:`TraceError` ``SESSION_QUERY_INVALID_LINEAGE`` on a cycle.
+    ``listing`` defaults to the discovery listing of the file's folder (siblings such as
+    ``session.1.jsonl``).  Raises :class:`TraceError` ``SESSION_QUERY_INVALID_LINEAGE`` on a cycle.
     """
+    from ..store.discovery import discover, session_info
     p = os.path.abspath(path)
     if os.path.isdir(p):
         for name in ("session.jsonl.zstd", "session.jsonl"):
@@ -154,11 +200,9 @@ def trace_session(path: str, listing=None) -> dict:
                 p = os.path.join(p, name)
                 break
     if listing is None:
-        from ..store.lineage import store_listing      # compatibility: callers should pass a listing
-        listing = store_listing(p)
+        listing = discover(os.path.dirname(p))
     target = next((s for s in listing.sessions if os.path.abspath(s.path) == p), None)
     if target is None:
-        from ..store.discovery import session_info
         target = session_info(p)
         if target is None:
             raise TraceError("SESSION_QUERY_NOT_FOUND", f"{path} is not a session")
@@ -167,10 +211,8 @@ def trace_session(path: str, listing=None) -> dict:
         by_id.setdefault(s.id, []).append(s)
 
     def pick(ids_list, near):
-        # same folder (fixture siblings), then same project folder (a Harness home), then anywhere
         same = [c for c in ids_list if os.path.dirname(c.path) == os.path.dirname(near.path)]
-        proj = [c for c in ids_list if c.project is not None and c.project == near.project]
-        return (same or proj or ids_list)[0]
+        return (same or ids_list)[0]
 
     def brief(s) -> dict:
         return {"id": s.id, "path": s.path, "createdAt": s.created_at, "parentSession": s.parent,

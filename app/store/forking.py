@@ -1,9 +1,7 @@
 """Executing a fork: copy the seed rows verbatim, publish the child atomically, verify.
 
-The call returns only after both sides are durable — the parent's copied range first
-(:func:`parent_durable`: fdatasync of the source and its directory, before the child is
-linked), then the child (fsync of file and directory through the write-behind writer's
-flush barrier) — and the source is unchanged: its revision is
+The call returns only after the child is durable (fsync of file and directory through
+the write-behind writer's flush barrier) and the source is unchanged: its revision is
 the same before and after, and the child's copied bytes have the CRC-32 computed while
 reading them from the source.
 """
@@ -64,17 +62,6 @@ def _cut_offsets(reader: LogReader, plan: ForkPlan):
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
 
-def parent_durable(fd: int, path: str) -> None:
-    """The fork's first barrier: force the parent's bytes (the range the child copies among them)
-    to disk before the child is published, so no crash leaves a durable child whose seed the
-    parent lost (dsh's known asymmetric window).  A flush of what is already in the file
-    (fdatasync, else fsync) and of its directory entry: nothing is written to the parent."""
-    sync = getattr(os, "fdatasync", os.fsync)
-    sync(fd)
-    from .publish import fsync_dir
-    fsync_dir(os.path.dirname(os.path.abspath(path)))
-
-
 def _raw_range(fd: int, start: int, stop: int, crc: list):
     at = start
     while at < stop:
@@ -104,6 +91,7 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
         raise ForkError("FORK_UNAVAILABLE", "the source has no readable header")
     src = reader.source
     rev_before = src.revision()
+    parent_durable(src.path)              # barrier 1 of 2: see parent_durable (the child is barrier 2)
     plan = plan or plan_fork(reader, at_seq, live=live)
     child_id = child_id or f"session-{uuid.uuid4()}"
     now = int(time.time() * 1000)
@@ -137,7 +125,6 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
             else:
                 raise ForkError("FORK_UNAVAILABLE", f"cannot fork a {src.kind} source")
         batch.extend(tail_rows)
-        parent_durable(fd, src.path)      # barrier 1: the parent's copied range is on disk before the child exists
         w = SessionWriter(path, header, fmt=src.kind, pack=False, batch_delay_ms=1, exists=False)
         try:
             w.append(batch)
@@ -223,3 +210,24 @@ def preview(reader: LogReader, at_seq: Optional[int], live: bool = False) -> dic
             from ..log.model import event_message, message_text
             last = message_text(event_message(ev) or {})
     return {**plan.to_dict(), "lastMessage": last, "parentSession": reader.header.id if reader.header else None}
+
+
+def parent_durable(path: str) -> None:
+    """The fork's first barrier: force the parent's bytes — the range the child copies among
+    them — to disk before the child is published (the child's flush is the second barrier), so
+    no crash leaves a durable child whose seed the parent lost (the asymmetric window dsh leaves
+    open).  A flush of what is already in the file (fdatasync, else fsync) and of its directory
+    entry: nothing is written to the parent.  The fork then checks that the source did not change
+    (its revision), so the synced bytes are the copied ones.  A SQLite store: the database file
+    and its write-ahead log, where the parent's newest committed rows may still be."""
+    from .publish import fsync_dir
+    for p in (path, path + "-wal"):
+        try:
+            fd = os.open(p, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            continue                      # no write-ahead log (or not a SQLite store)
+        try:
+            getattr(os, "fdatasync", os.fsync)(fd)
+        finally:
+            os.close(fd)
+    fsync_dir(os.path.dirname(os.path.abspath(path)))

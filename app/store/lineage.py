@@ -17,7 +17,8 @@ import threading
 from typing import Optional
 
 from ..log.lineage import child_title
-from ..log.trace import flatten_descendants, trace_session
+from ..log.trace import flatten_descendants
+from ..log.trace import trace_session as _walk
 from .discovery import Listing, discover, quick_title, session_info
 
 _PROJECT_RE = re.compile(r"^--.*--$|^_no-cwd$")
@@ -77,10 +78,16 @@ def store_listing(path: str) -> Listing:
     return listing
 
 
-def lineage(path: str) -> dict:
-    """``trace_session`` over the whole store: ancestors, descendants (any depth), completeness."""
+def trace_session(path: str, listing: Optional[Listing] = None) -> dict:
+    """Ancestors (parent outward) and descendants (any depth) of the session at ``path`` (a file or
+    its folder) over ``listing``, by default the whole store it belongs to (:func:`store_listing`)."""
     p = _resolve_file(path)
-    return trace_session(p, listing=store_listing(p))
+    return _walk(p, listing=listing if listing is not None else store_listing(p))
+
+
+def lineage(path: str) -> dict:
+    """:func:`trace_session` over the whole store: ancestors, descendants (any depth), completeness."""
+    return trace_session(path)
 
 
 def find_parent(path: str) -> Optional[str]:
@@ -92,6 +99,9 @@ def find_parent(path: str) -> Optional[str]:
     lin = lineage(p)
     anc = lin.get("ancestors") or []
     return anc[0]["path"] if anc else None
+
+
+find_parent_path = find_parent
 
 
 def descendants(path: str) -> list:
@@ -154,6 +164,5 @@ def display_titles(listing: Listing, titles: dict) -> dict:
     return out
 
 
-__all__ = ["store_root", "store_listing", "lineage", "find_parent", "descendants", "fork_child_title",
-           "display_titles",
-           "flatten_descendants"]
+__all__ = ["store_root", "store_listing", "trace_session", "lineage", "find_parent", "find_parent_path", "descendants",
+           "fork_child_title", "display_titles", "flatten_descendants"]
