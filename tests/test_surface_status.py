@@ -158,16 +158,38 @@ def test_markdown_export_prints_summary_as_text(tmp_path):
     assert "[{'type'" not in md and '[{"type"' not in md
 
 
-def test_v4_compaction_fixture_if_readable(capsys):
+def test_v4_compaction_two_rows_replaced():
     p = NEXT / "0217po+deepseek-harness@321a6fa740/snapshots/session/compaction-output-reserve/session.v4.jsonl"
     r = LogReader.open(str(p))
-    if r.fatal:
-        pytest.skip(f"v4 not readable on this branch yet: {r.fatal}")
+    assert not r.fatal
     idx = index_for(r)
     st8, st9 = (row_surface(idx, r.event_at(s)) for s in (8, 9))
     assert st8["surface"] == st9["surface"] == "shadowed" and st8["since"] == st9["since"]
     g = compaction_group(idx, st8["since"])
-    assert g["replacedCount"] == 2 and g["shadowedSeqs"] == [8, 9]
+    assert g["replacedCount"] == 2 and g["shadowedSeqs"] == [8, 9] and g["replacementSeqs"] == [st8["since"]]
+    assert g["summary"] and "[{" not in g["summary"]
+
+
+def test_v4_image_compaction_page(capsys):
+    p = NEXT / "0217po+deepseek-harness@321a6fa740/snapshots/acp/image-compaction/session.v4.jsonl"
+    obj = _page(capsys, p, "--limit", "200")
+    by = {e["event"]["seq"]: e for e in obj["events"]}
+    assert by[8]["surface"] == "shadowed" and by[8]["surfaceDetail"]["since"] == 22
+    assert by[8]["surfaceDetail"]["compaction"]["startSeq"] == 19
+    assert by[7]["surface"] == "current" and by[7]["event"]["type"] == "system/message"   # a v3+ surface type
+    assert by[22]["surfaceDetail"]["replaces"] == [8]
+    (g,) = obj["compactions"]
+    assert g["replacedCount"] == 1 and g["tokensBefore"] > g["tokensAfter"]
+
+
+def test_v3_system_head_replacement():
+    p = NEXT / ("zsagi1368+deepseek-harness-zDSH@30f71de5f3/packages/test-support/session-snapshot/tests/fixtures/"
+                "suite/pin-turn/session.v3.jsonl")
+    r = LogReader.open(str(p))
+    idx = index_for(r)
+    assert row_surface(idx, r.event_at(2)) == {"surface": "shadowed", "since": 6, "replacedBy": 6, "chain": [6]}
+    assert row_surface(idx, r.event_at(6)) == {"surface": "current", "replaces": [2]}
+    assert idx.compactions == []
 
 
 def test_page_text_names_shadowed_rows_and_compaction(capsys):

@@ -26,9 +26,11 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from .folds import SurfaceFold
-from .model import SURFACE_TYPES, Event, is_event
+from .folds import SurfaceFold, is_surface_type
+from .model import Event, is_event
+from .versions import replace_bounds
 
+_FOLD_ALSO = frozenset({"step/start", "step/end", "image/offload"})   # non-surface events the v4 fold reads
 TOKEN_CHARS = 4          # estimated tokens = stored characters of a message / 4 (a rough, stable rule)
 
 
@@ -51,14 +53,6 @@ def summary_text(summary) -> str:
     return str(summary)
 
 
-def _op_range(op) -> tuple:
-    if not isinstance(op, dict):
-        return None, None
-    start = op.get("start", op.get("startSeq"))
-    end = op.get("end", op.get("endSeq"))
-    return start, end
-
-
 def _estimate(ev: Event) -> int:
     n = len(ev.raw) if ev.raw else 0
     if not n:
@@ -73,8 +67,8 @@ def _estimate(ev: Event) -> int:
 class SurfaceIndex:
     """What the surface fold says about every seq, kept small (see the module doc)."""
 
-    def __init__(self):
-        self.fold = SurfaceFold(keep_events=False)
+    def __init__(self, version: int = 0):
+        self.fold = SurfaceFold(keep_events=False, version=version)
         self.last_seq = -1
         self.events = 0
         self.rejected: dict = {}            # seq -> violation message (a surface event the fold refused)
@@ -101,17 +95,18 @@ class SurfaceIndex:
         t = ev.type
         if t.startswith("compaction/"):
             self._compaction(ev)
-        if t not in SURFACE_TYPES and ev.surface_op is None and ev.source_event_seqs is None:
+        surface = is_surface_type(ev)
+        if not surface and ev.surface_op is None and ev.source_event_seqs is None and t not in _FOLD_ALSO:
             return
         fold = self.fold
         nv = len(fold.violations)
         nodes_before = len(fold.nodes)
         fold.apply(ev)
         if len(fold.violations) != nv:
-            if t in SURFACE_TYPES:
+            if surface:
                 self.rejected[ev.seq] = fold.violations[-1].message
             return
-        if t not in SURFACE_TYPES:
+        if not surface:
             return
         est = _estimate(ev)
         if ev.is_replace and ev.seq in fold.replaced:
@@ -197,7 +192,7 @@ def row_surface(index: SurfaceIndex, ev) -> dict:
     """The surface status of one row (an Event; a bad row is ``log-only``)."""
     if not is_event(ev):
         return {"surface": "log-only", "why": "not a readable event"}
-    if ev.type not in SURFACE_TYPES:
+    if not is_surface_type(ev):
         return {"surface": "log-only"}
     seq = ev.seq
     by = index.fold.replaced_by.get(seq) if not ev.synthesized else None
@@ -285,8 +280,8 @@ def compaction_line(group: dict) -> str:
     return f"Compaction: {n} item{'s' if n != 1 else ''} replaced{tok}{state} — {head}"
 
 
-def build_index(events: Iterable) -> SurfaceIndex:
-    return SurfaceIndex().feed(events)
+def build_index(events: Iterable, version: int = 0) -> SurfaceIndex:
+    return SurfaceIndex(version).feed(events)
 
 
 def index_for(reader) -> SurfaceIndex:
@@ -299,7 +294,7 @@ def index_for(reader) -> SurfaceIndex:
         return cached[1]
     st = reader.tail_state()
     cut = st.cut_pos
-    idx = SurfaceIndex()
+    idx = SurfaceIndex(getattr(reader, "version", 0) or 0)
     for ev in reader.iter_events(logical=False):
         if cut is not None and ev.pos is not None and ev.pos >= cut:
             break
