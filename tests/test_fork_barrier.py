@@ -147,3 +147,7 @@ def test_fork_child_title_in_a_store(tmp_path):
     with contextlib.redirect_stdout(buf):
         assert cli(["fork", str(parent), "--preview", "--json"]) == 0
     assert json.loads(buf.getvalue())["title"] == f"{t} (3)"
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert cli(["fork", str(parent), "--json"]) == 0
+    assert json.loads(buf.getvalue())["title"] == f"{t} (3)"        # the published child's title

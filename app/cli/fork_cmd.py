@@ -20,13 +20,6 @@ def _run(args):
     from ..log.fork import ForkError
     from ..store.forking import ForkVerifyError, fork, preview
     r = _reader(args)
-    title = None
-    if r.source.kind != "sqlite":
-        try:
-            from ..store.lineage import fork_child_title
-            title = fork_child_title(r.source.path)     # dsh's rule, from the titles in the store now
-        except Exception:
-            title = None
     try:
         if args.preview:
             obj = preview(r, args.at, live=args.live)
@@ -34,14 +27,14 @@ def _run(args):
             obj = fork(r, args.at, out_store=args.out, child_id=args.child_id, live=args.live)
     except (ForkError, ForkVerifyError) as e:
         raise CliError(str(e)) from None
-    obj["title"] = title
 
     def text():
         if args.preview:
             return (f"child would hold seq 0..{obj['boundary']} ({obj['turns']} turns), then session/end-seed; "
                     f"last message: {(obj.get('lastMessage') or '-')[:120]}")
         return f"forked {obj['parentSession']} -> {obj['id']}\n  {obj['child']}\n  seedLength {obj['seedLength']}"
-    emit(args, obj, text)
+    from .truth_cmd import with_fork_title
+    emit(args, with_fork_title(r, obj, args.preview), text)
 
 
 COMMANDS["fork"] = ("fork a session from a message (durable before success)", _cfg, _run)

@@ -61,6 +61,25 @@ def list_writers(rows: list, sessions: list) -> None:
             pass
 
 
+# --------------------------------------------------------------------------- fork title
+
+def with_fork_title(reader, obj: dict, preview: bool) -> dict:
+    """``title``: the title the fork child gets under dsh's rule ("X" -> "X (1)" -> "X (2)"), from
+    the titles in the store (a preview: the next child's; a fork: the published child's)."""
+    obj["title"] = None
+    if reader.source.kind == "sqlite":
+        return obj
+    try:
+        from ..store import lineage
+        if preview:
+            obj["title"] = lineage.fork_child_title(reader.source.path)
+        else:
+            obj["title"] = lineage.display_title(obj["child"])
+    except Exception:                # the title is a courtesy: a lineage problem never fails the fork
+        obj["title"] = None
+    return obj
+
+
 # --------------------------------------------------------------------------- page
 
 def page_items(page, physical: bool, live: bool) -> list:

@@ -139,6 +139,19 @@ def fork_child_title(parent_path: str) -> Optional[str]:
     return child_title(parent_title, taken)
 
 
+def display_title(path: str) -> Optional[str]:
+    """A session's title as the list shows it: its own, or for a fork child still carrying its
+    parent's title, that title with the child's counter (:func:`display_titles`)."""
+    p = _resolve_file(path)
+    listing = store_listing(p)
+    titles = {s.key: quick_title(s) for s in listing.sessions}
+    me = next((s for s in listing.sessions if os.path.abspath(s.path) == p), None)
+    if me is None:
+        info = session_info(p)
+        return quick_title(info) if info is not None else None
+    return display_titles(listing, titles).get(me.key, titles.get(me.key))
+
+
 def display_titles(listing: Listing, titles: dict) -> dict:
     """``{session key: title}`` for fork children whose title is still the inherited one:
     ``"X (1)"``, ``"X (2)"`` … per parent in creation order (dsh's rule for a child's title)."""
@@ -165,4 +178,4 @@ def display_titles(listing: Listing, titles: dict) -> dict:
 
 
 __all__ = ["store_root", "store_listing", "trace_session", "lineage", "find_parent", "find_parent_path", "descendants",
-           "fork_child_title", "display_titles", "flatten_descendants"]
+           "fork_child_title", "display_title", "display_titles", "flatten_descendants"]
