@@ -106,7 +106,7 @@ def _run_inspect(args):
     from .truth_cmd import add_writer, is_live, writer_of
     r = _reader(args)
     ws = writer_of(args, r)                       # live writer: no synthesized closure, inFlight instead
-    obj = add_writer(inspect(r, live=is_live(ws)), ws)
+    obj = add_writer(inspect(r, live=is_live(ws)), ws, r)
 
     def text():
         keys = ["id", "format", "title", "events", "lastSeq", "turns", "messages", "attempts", "hiddenAttempts",

@@ -37,14 +37,19 @@ def is_live(ws: Optional[dict]) -> bool:
     return bool(ws and ws["writer"] == "live")
 
 
-def add_writer(obj: dict, ws: Optional[dict]) -> dict:
-    """``writer``, ``writerState`` and the truth an ``inspect`` answer shows."""
+def add_writer(obj: dict, ws: Optional[dict], reader=None) -> dict:
+    """``writer``, ``writerState``, the truth an ``inspect`` answer shows and, while the writer
+    is live, ``inFlight`` (what the open turn has so far) instead of a synthesized closure."""
     from ..log.tails import TRUTHS
     if ws is not None:
         obj["writer"] = ws["writer"]
         obj["writerState"] = ws
         face = "live" if is_live(ws) else "logical"
         obj["truth"] = {"name": TRUTHS[face][0], "contract": TRUTHS[face][1]}
+        if is_live(ws) and reader is not None:
+            from ..log.inflight import in_flight
+            st = reader.tail_state()
+            obj["inFlight"] = in_flight(st.tracker) if st.tracker is not None else None
     return obj
 
 

@@ -29,7 +29,7 @@ def inspect(reader: LogReader, progress=None, live: bool = False) -> dict:
     """Summary facts of a log (spec: ``inspect`` face), one forward pass.
 
     ``live``: a writer is alive, so an open turn is in flight, not crashed: no closure is
-    synthesized (``closure`` is empty) and ``inFlight`` says what is open instead."""
+    synthesized (``closure`` is empty; :func:`app.log.inflight.in_flight` says what is open)."""
     problems: list = list(reader.problems)
     if reader.fatal:
         return {"id": reader.header.id if reader.header else None, "format": reader.source.kind,
@@ -102,13 +102,7 @@ def inspect(reader: LogReader, progress=None, live: bool = False) -> dict:
         "requestHeaders": [{"seq": s, "reason": r} for s, r in hf.history],
         "types": dict(sorted(types.items())),
         "problems": [str(p) for p in _dedupe(problems)],
-        **({"inFlight": _in_flight(st)} if live else {}),
     }
-
-
-def _in_flight(st) -> dict:
-    from .inflight import in_flight
-    return in_flight(st.tracker) if st.tracker is not None else None
 
 
 def messages(reader: LogReader, through: Optional[int] = None, logical: bool = True) -> list:
