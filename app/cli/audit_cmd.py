@@ -22,14 +22,14 @@ def _cfg_trace(p):
 
 def _run_trace(args):
     from ..log.trace import TraceError, trace_event
-    from ..store.lineage import lineage
+    from ..store.lineage import trace_session
     obj: dict = {}
     try:
         if args.seq is not None:
             r = _reader(args)
             obj = trace_event(r, args.seq, request_cap=args.cap)
         if args.seq is None or args.session_lineage:
-            obj["session"] = lineage(args.path)
+            obj["session"] = trace_session(args.path)
     except TraceError as e:
         raise CliError(str(e)) from None
 
@@ -108,8 +108,8 @@ def _ref(s: str):
 
 def _run_diff(args):
     from ..log.diff import DiffError, attempt_diff, fork_diff, request_diff
+    from ..store.lineage import find_parent_path
     from ..store.faces import open_reader
-    from ..store.lineage import find_parent
     r = _reader(args)
     obj: dict = {}
     try:
@@ -124,7 +124,7 @@ def _run_diff(args):
                 t, s = (int(x) for x in args.step.split(".", 1))
             obj["attempts"] = attempt_diff(r, t, s)
         if args.fork:
-            pp = args.parent or find_parent(args.path)
+            pp = args.parent or find_parent_path(args.path)
             if not pp:
                 raise CliError(f"{args.path}: parent session not found (give --parent)")
             obj["fork"] = fork_diff(r, open_reader(pp))

@@ -526,8 +526,8 @@ def export_zip(reader, out: str, home: Optional[str] = None, redact: bool = Fals
                include_descendants: bool = True, overwrite: bool = False) -> dict:
     """The dsh session export bundle (spec §9)."""
     from ..log.trace import flatten_descendants
+    from .lineage import trace_session
     from .faces import open_reader
-    from .lineage import lineage as store_lineage
     sid = reader.header.id if reader.header else "session"
     if out.endswith(os.sep) or os.path.isdir(out):
         out = os.path.join(out, f"dsh-session-{sanitize_id(sid)}.zip")
@@ -538,7 +538,7 @@ def export_zip(reader, out: str, home: Optional[str] = None, redact: bool = Fals
     opened = []
     if include_descendants:
         try:
-            lineage = store_lineage(reader.path)
+            lineage = trace_session(reader.path)
             seen = {sid}
             for node in flatten_descendants(lineage["descendants"]):
                 if node["id"] in seen:

@@ -17,8 +17,13 @@ import threading
 from typing import Optional
 
 from ..log.lineage import child_title
-from ..log.trace import flatten_descendants
-from ..log.trace import trace_session as _walk
+from ..log.trace import TraceError, flatten_descendants
+
+try:                                   # the core's pure walk over discovery entries, where it has one
+    from ..log.trace import session_lineage as _pure_walk
+except ImportError:                    # older core: its trace_session walks a listing it is given
+    _pure_walk = None
+    from ..log.trace import trace_session as _walk
 from .discovery import Listing, discover, quick_title, session_info
 
 _PROJECT_RE = re.compile(r"^--.*--$|^_no-cwd$")
@@ -82,7 +87,13 @@ def trace_session(path: str, listing: Optional[Listing] = None) -> dict:
     """Ancestors (parent outward) and descendants (any depth) of the session at ``path`` (a file or
     its folder) over ``listing``, by default the whole store it belongs to (:func:`store_listing`)."""
     p = _resolve_file(path)
-    return _walk(p, listing=listing if listing is not None else store_listing(p))
+    listing = listing if listing is not None else store_listing(p)
+    if _pure_walk is None:
+        return _walk(p, listing=listing)
+    target = next((s for s in listing.sessions if os.path.abspath(s.path) == p), None) or session_info(p)
+    if target is None:
+        raise TraceError("SESSION_QUERY_NOT_FOUND", f"{path} is not a session")
+    return _pure_walk(target, listing.sessions)
 
 
 def lineage(path: str) -> dict:
