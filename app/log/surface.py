@@ -284,20 +284,50 @@ def build_index(events: Iterable, version: int = 0) -> SurfaceIndex:
     return SurfaceIndex(version).feed(events)
 
 
-def index_for(reader) -> SurfaceIndex:
+# a stored row the surface index must read holds one of these byte strings; every other row (a
+# packed chunk run, a tool call record, a header…) cannot change the surface, so it is not decoded
+_NEEDLES = (b'"surfaceOp"', b'"sourceEventSeqs"', b'"compaction/', b'"step/', b'"image/offload"')
+
+
+def _surface_rows(reader, cut):
+    """The stored events the surface index reads, oldest first, up to the repair cut: only the
+    rows whose bytes can hold a surface event, a compaction marker, a step boundary or an image
+    offload are decoded (the codec decodes each row on its own, so skipping rows is exact)."""
+    codec = reader.codec
+    for seg in reader.source.forward():
+        if seg.bad:
+            continue
+        for pos, off, line, raw, complete in seg.split_rows():
+            if cut is not None and pos >= cut:
+                return
+            if not complete or not any(n in raw for n in _NEEDLES):
+                continue
+            got, _ = codec.decode_row(raw, pos=pos, offset=off, line=line)
+            for ev in got:
+                if is_event(ev):
+                    yield ev
+
+
+def index_for(reader, exact: bool = False) -> SurfaceIndex:
     """The reader's surface index, built once per source state (one streaming pass over the
-    stored events; the closure is not folded in: closers are appends, always current)."""
+    stored rows, decoding only those that can matter; ``exact``: decode every row instead, as
+    a check).  The closure is not folded in: closers are appends, always current."""
     src = reader.source
-    key = (getattr(src, "size", None), getattr(src, "generation", 0))
+    key = (getattr(src, "size", None), getattr(src, "generation", 0), exact)
     cached = getattr(reader, "_surface_index", None)
     if cached is not None and cached[0] == key:
         return cached[1]
     st = reader.tail_state()
     cut = st.cut_pos
     idx = SurfaceIndex(getattr(reader, "version", 0) or 0)
-    for ev in reader.iter_events(logical=False):
-        if cut is not None and ev.pos is not None and ev.pos >= cut:
-            break
-        idx.apply(ev)
+    if exact:
+        for ev in reader.iter_events(logical=False):
+            if cut is not None and ev.pos is not None and ev.pos >= cut:
+                break
+            idx.apply(ev)
+    else:
+        for ev in _surface_rows(reader, cut):
+            idx.apply(ev)
+        idx.last_seq = max(idx.last_seq, st.last_seq)
     reader._surface_index = (key, idx)
     return idx
