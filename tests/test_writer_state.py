@@ -202,3 +202,21 @@ def test_fresh_fork_child_not_live_in_follower_and_list(tmp_path, capsys, from_s
     assert cli(["list", str(home), "--json"]) == 0
     rows = {r["id"]: r for r in json.loads(capsys.readouterr().out)["sessions"]}
     assert rows["fresh-child"]["live"] is False and rows["fresh-child"]["writer"] == "complete"
+
+
+def test_follower_last_batch_for_the_live_status(tmp_path):
+    """The live status line: events and stored bytes the newest poll brought (a torn row is held, not counted)."""
+    from app.store.watch import Follower
+    lines = COMPLETE.read_bytes().split(b"\n")
+    p = tmp_path / "session.jsonl"
+    p.write_bytes(b"\n".join(lines[:5]) + b"\n" + lines[5][:7])
+    with Follower(str(p), poll_interval=0.02) as f:
+        got = f.poll()
+        assert f.last_batch["events"] == len(got) == 4
+        assert f.last_batch["bytes"] == sum(len(x) + 1 for x in lines[1:5])
+        assert (f.last_batch["firstSeq"], f.last_batch["lastSeq"]) == (got[0].seq, got[-1].seq)
+        with open(p, "ab") as fh:
+            fh.write(lines[5][7:] + b"\n" + lines[6] + b"\n")
+        got = f.poll()
+        assert f.last_batch["events"] == len(got) == 2
+        assert f.last_batch["bytes"] == len(lines[5]) + len(lines[6]) + 2

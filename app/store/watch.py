@@ -317,6 +317,7 @@ class Follower:
         self.recovered = 0               # records released from a torn zstd frame by finish()
         self._skip_through = -1          # after a reset/recovery: drop seqs <= this
         self.last_type: Optional[str] = None   # type of the last event seen (a fork seed ends with end-seed)
+        self.last_batch: Optional[dict] = None # the newest rows a poll brought: events, bytes, seqs, wall time
         self._dirty = False
         self._last_growth = clock()
         self._closed = False
@@ -463,10 +464,20 @@ class Follower:
         if not grew and not self._dirty:
             return []
         self._dirty = False
+        pos0 = self.pos
         try:
-            return self._read_new()
+            out = self._read_new()
         except SourceChanged:
             return self._reset()
+        if out:
+            self._note_batch(out, pos0)
+        return out
+
+    def _note_batch(self, out: list, pos0) -> None:
+        """What the last poll brought (the live status line): events, stored bytes, when."""
+        nbytes = self.pos - pos0 if isinstance(self.pos, int) and isinstance(pos0, int) else None
+        self.last_batch = {"events": len(out), "bytes": nbytes, "firstSeq": out[0].seq, "lastSeq": out[-1].seq,
+                           "at": time.time()}
 
     def _reset(self) -> list:
         """The log shrank or was replaced: re-read it, emitting only seqs not yet emitted."""
