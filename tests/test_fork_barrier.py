@@ -142,7 +142,8 @@ def test_fork_child_title_in_a_store(tmp_path):
     assert disp[fk.key].endswith(" (1)")
     # the CLI reports the title a fork gets
     from app.cli.main import main as cli
-    import io, contextlib
+    import io
+    import contextlib
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         assert cli(["fork", str(parent), "--preview", "--json"]) == 0

@@ -5,7 +5,7 @@ The ``page``, ``inspect`` and ``list`` commands of :mod:`app.cli.main` call thes
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from .main import COMMANDS, _cfg_path, _reader, emit
 
@@ -19,7 +19,7 @@ def cfg_writer(p) -> None:
                                                      "crashed (default 120)")
 
 
-def writer_of(args, reader) -> Optional[dict]:
+def writer_of(args, reader) -> Optional[dict[Any, Any]]:
     """The writer state of the session ``args`` name (None when it cannot be told)."""
     if reader.fatal:
         return None
@@ -33,11 +33,11 @@ def writer_of(args, reader) -> Optional[dict]:
         return None
 
 
-def is_live(ws: Optional[dict]) -> bool:
+def is_live(ws: Optional[dict[Any, Any]]) -> bool:
     return bool(ws and ws["writer"] == "live")
 
 
-def add_writer(obj: dict, ws: Optional[dict], reader=None) -> dict:
+def add_writer(obj: dict[Any, Any], ws: Optional[dict[Any, Any]], reader=None) -> dict[Any, Any]:
     """``writer``, ``writerState``, the truth an ``inspect`` answer shows and, while the writer
     is live, ``inFlight`` (what the open turn has so far) instead of a synthesized closure."""
     from ..log.tails import TRUTHS
@@ -53,7 +53,7 @@ def add_writer(obj: dict, ws: Optional[dict], reader=None) -> dict:
     return obj
 
 
-def list_writers(rows: list, sessions: list) -> None:
+def list_writers(rows: list[Any], sessions: list[Any]) -> None:
     """Recently modified sessions of a listing: their writer state (lock, fresh fork seed, growth)."""
     from ..store.watch import live_state
     for row, s in zip(rows, sessions):
@@ -68,7 +68,7 @@ def list_writers(rows: list, sessions: list) -> None:
 
 # --------------------------------------------------------------------------- fork title
 
-def with_fork_title(reader, obj: dict, preview: bool) -> dict:
+def with_fork_title(reader, obj: dict[Any, Any], preview: bool) -> dict[Any, Any]:
     """``title``: the title the fork child gets under dsh's rule ("X" -> "X (1)" -> "X (2)"), from
     the titles in the store (a preview: the next child's; a fork: the published child's)."""
     obj["title"] = None
@@ -87,7 +87,7 @@ def with_fork_title(reader, obj: dict, preview: bool) -> dict:
 
 # --------------------------------------------------------------------------- page
 
-def page_items(page, physical: bool, live: bool) -> list:
+def page_items(page, physical: bool, live: bool) -> list[Any]:
     """The rows of a page for its face: stored rows, the live face (no closure), or the logical face."""
     from ..log.inflight import live_items
     if physical:
@@ -95,7 +95,7 @@ def page_items(page, physical: bool, live: bool) -> list:
     return live_items(page) if live and page.tail else page.logical_items()
 
 
-def annotate_page(reader, page, items: list, entries: list, obj: dict, live: bool, physical: bool) -> dict:
+def annotate_page(reader, page, items: list[Any], entries: list[Any], obj: dict[Any, Any], live: bool, physical: bool) -> dict[Any, Any]:
     """Surface status on each event entry (``entries`` parallel to the events kept of ``items``),
     the page's compaction groups, the truth it shows, and the in-flight summary when live."""
     from ..log.inflight import in_flight
@@ -132,7 +132,7 @@ def annotate_page(reader, page, items: list, entries: list, obj: dict, live: boo
     return obj
 
 
-def entry_marks(e: dict) -> str:
+def entry_marks(e: dict[Any, Any]) -> str:
     """Text-mode marks of a page entry: shadowed since which seq, what a replacement replaces."""
     sd = e.get("surfaceDetail") or {}
     if e.get("surface") == "shadowed":
@@ -142,7 +142,7 @@ def entry_marks(e: dict) -> str:
     return ""
 
 
-def compaction_lines(obj: dict) -> list:
+def compaction_lines(obj: dict[Any, Any]) -> list[Any]:
     from ..log.surface import compaction_line
     return [f"  seq {g['startSeq']}–{g['endSeq'] if g['endSeq'] is not None else '…'}: {compaction_line(g)}"
             for g in obj.get("compactions") or []]

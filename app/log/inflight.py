@@ -11,7 +11,7 @@ gone; while it is alive these rows are simply not written yet.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from .model import is_event
 
@@ -19,17 +19,17 @@ WRITE_BEHIND_NOTE = ("the file lags the writer's memory by its write-behind wind
                      "200 ms by default), so the newest events may not be on disk yet")
 
 
-def in_flight(tracker) -> Optional[dict]:
+def in_flight(tracker: Any) -> Optional[dict[str, Any]]:
     """The in-flight summary of a tail (None when the log ends between turns and is not torn)."""
     rep = tracker.repair
     region = [it for it in tracker.region if is_event(it)]
     torn = len(tracker.dropped)
     if rep.open_turn is None and not torn:
         return None
-    calls: dict = {}
+    calls: dict[Any, Any] = {}
     text = reasoning = chunks = 0
-    finished = None
-    attempt_first = None
+    finished: Optional[str] = None
+    attempt_first: Optional[int] = None
     for ev in region:
         d = ev.data if isinstance(ev.data, dict) else {}
         t = ev.type
@@ -37,7 +37,8 @@ def in_flight(tracker) -> Optional[dict]:
             text = reasoning = chunks = 0
             finished = attempt_first = None
         elif t == "assistant/chunk":
-            c = d.get("chunk") if isinstance(d.get("chunk"), dict) else {}
+            raw_chunk = d.get("chunk")
+            c: dict[str, Any] = raw_chunk if isinstance(raw_chunk, dict) else {}
             ct = c.get("type")
             if finished is not None:                 # a new attempt after a finished one (retry)
                 text = reasoning = chunks = 0
@@ -54,7 +55,8 @@ def in_flight(tracker) -> Optional[dict]:
                 finished = r.get("kind") if isinstance(r, dict) else str(r)
         elif t == "tool/call":
             calls[d.get("callId")] = {"callId": d.get("callId"), "name": d.get("name"), "seq": ev.seq}
-    running, requested = [], []
+    running: list[dict[str, Any]] = []
+    requested: list[dict[str, Any]] = []
     for cid, call_seq in rep.pending.items():
         if call_seq is not None:
             running.append(calls.get(cid) or {"callId": cid, "name": None, "seq": call_seq})
@@ -76,7 +78,7 @@ def in_flight(tracker) -> Optional[dict]:
     }
 
 
-def live_items(page) -> list:
+def live_items(page: Any) -> list[Any]:
     """The live face of a page: its stored events as they stand (the open turn in flight), no
     crash closure, without the rows a repair would drop (a torn last row is a write in progress)."""
     from .reader import row_key

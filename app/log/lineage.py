@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional
+from typing import Optional
+from collections.abc import Iterable
 
 _COUNTER = re.compile(r"^(?P<base>.*?) \((?P<n>[1-9][0-9]*)\)$", re.S)
 

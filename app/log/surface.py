@@ -24,25 +24,26 @@ instead of rebuilding it.
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Any, Optional
+from collections.abc import Iterable, Iterator
 
 from .folds import SurfaceFold, is_surface_type
 from .model import Event, is_event
-from .versions import replace_bounds
 
 _FOLD_ALSO = frozenset({"step/start", "step/end", "image/offload"})   # non-surface events the v4 fold reads
 TOKEN_CHARS = 4          # estimated tokens = stored characters of a message / 4 (a rough, stable rule)
 
 
-def summary_text(summary) -> str:
+def summary_text(summary: Any) -> str:
     """A compaction summary (string, content block, list of blocks) as plain text."""
     if summary is None:
         return ""
     if isinstance(summary, str):
         return summary
     if isinstance(summary, dict):
-        if isinstance(summary.get("text"), str):
-            return summary["text"]
+        text = summary.get("text")
+        if isinstance(text, str):
+            return text
         if "content" in summary:
             return summary_text(summary.get("content"))
         t = summary.get("type")
@@ -71,16 +72,16 @@ class SurfaceIndex:
         self.fold = SurfaceFold(keep_events=False, version=version)
         self.last_seq = -1
         self.events = 0
-        self.rejected: dict = {}            # seq -> violation message (a surface event the fold refused)
-        self.compactions: list = []         # bracket records, log order
-        self._open: dict = {}               # compactionId -> record
-        self.replacing: dict = {}           # replacing seq -> the compaction record it belongs to
-        self.replace_ops: dict = {}         # replacing seq -> its surfaceOp (in a compaction)
-        self._est: dict = {}                # current node seq -> estimated tokens
+        self.rejected: dict[int, str] = {}            # seq -> violation message (a surface event the fold refused)
+        self.compactions: list[dict[str, Any]] = []         # bracket records, log order
+        self._open: dict[Any, dict[str, Any]] = {}               # compactionId -> record
+        self.replacing: dict[int, dict[str, Any]] = {}           # replacing seq -> the compaction record it belongs to
+        self.replace_ops: dict[Any, Any] = {}         # replacing seq -> its surfaceOp (in a compaction)
+        self._est: dict[int, int] = {}                # current node seq -> estimated tokens
         self.context_tokens = 0             # estimated tokens of the current surface
 
     # ------------------------------------------------------------------ feeding
-    def feed(self, events: Iterable) -> "SurfaceIndex":
+    def feed(self, events: Iterable[Any]) -> SurfaceIndex:
         for ev in events:
             if is_event(ev):
                 self.apply(ev)
@@ -128,15 +129,17 @@ class SurfaceIndex:
             self._est[ev.seq] = est
             self.context_tokens += est
 
-    def _bracket_for_replacement(self) -> Optional[dict]:
+    def _bracket_for_replacement(self) -> Optional[dict[str, Any]]:
         if self._open:
-            return list(self._open.values())[-1]
+            rec: dict[str, Any] = list(self._open.values())[-1]
+            return rec
         return None
 
     def _compaction(self, ev: Event) -> None:
         d = ev.data if isinstance(ev.data, dict) else {}
         cid = d.get("compactionId")
         t = ev.type
+        rec: Optional[dict[str, Any]]
         if t == "compaction/start":
             rec = {"compactionId": cid, "turn": d.get("turn"), "startSeq": ev.seq, "summarySeq": None,
                    "endSeq": None, "summary": "", "replacementSeqs": [], "shadowedSeqs": [],
@@ -154,7 +157,7 @@ class SurfaceIndex:
                 rec["endSeq"] = ev.seq
 
     # ------------------------------------------------------------------ queries
-    def replacement_chain(self, seq: int) -> list:
+    def replacement_chain(self, seq: int) -> list[Any]:
         chain, seen = [], set()
         cur = self.fold.replaced_by.get(seq)
         while cur is not None and cur not in seen:
@@ -163,7 +166,7 @@ class SurfaceIndex:
             cur = self.fold.replaced_by.get(cur)
         return chain
 
-    def compaction_of(self, seq: int) -> Optional[dict]:
+    def compaction_of(self, seq: int) -> Optional[dict[str, Any]]:
         """The bracket that shadowed ``seq``, performed its replacement, or contains it."""
         rec = self.replacing.get(seq)
         if rec is not None:
@@ -177,18 +180,18 @@ class SurfaceIndex:
                 return rec
         return None
 
-    def status(self, ev) -> dict:
+    def status(self, ev: Any) -> dict[Any, Any]:
         return row_surface(self, ev)
 
 
-def _compaction_ref(rec: Optional[dict]) -> Optional[dict]:
+def _compaction_ref(rec: Optional[dict[Any, Any]]) -> Optional[dict[Any, Any]]:
     if rec is None:
         return None
     return {"compactionId": rec["compactionId"], "startSeq": rec["startSeq"], "summarySeq": rec["summarySeq"],
             "endSeq": rec["endSeq"]}
 
 
-def row_surface(index: SurfaceIndex, ev) -> dict:
+def row_surface(index: SurfaceIndex, ev: Any) -> dict[Any, Any]:
     """The surface status of one row (an Event; a bad row is ``log-only``)."""
     if not is_event(ev):
         return {"surface": "log-only", "why": "not a readable event"}
@@ -215,14 +218,14 @@ def row_surface(index: SurfaceIndex, ev) -> dict:
     return out
 
 
-def _seqs(xs) -> str:
+def _seqs(xs: Iterable[int]) -> str:
     xs = list(xs)
     if len(xs) > 2 and xs == list(range(xs[0], xs[-1] + 1)):
         return f"{xs[0]}–{xs[-1]}"
     return ", ".join(map(str, xs))
 
 
-def describe_surface(status: dict) -> str:
+def describe_surface(status: dict[Any, Any]) -> str:
     """A row's surface status in words (the label of a dimmed row, the inspector's "why")."""
     st = status.get("surface")
     comp = status.get("compaction")
@@ -243,12 +246,12 @@ def describe_surface(status: dict) -> str:
     return "Log only: not a model message" + (f" ({why})" if why else "")
 
 
-def page_surface(index: SurfaceIndex, items: Iterable) -> dict:
+def page_surface(index: SurfaceIndex, items: Iterable[Any]) -> dict[Any, Any]:
     """``{seq: status}`` for the events among ``items`` (a page, logical or physical)."""
     return {it.seq: row_surface(index, it) for it in items if is_event(it)}
 
 
-def compaction_group(index: SurfaceIndex, key) -> Optional[dict]:
+def compaction_group(index: SurfaceIndex, key: Any) -> Optional[dict[Any, Any]]:
     """One compaction as a collapsed row: ``key`` is its compactionId or any seq inside its bracket."""
     rec = None
     if isinstance(key, str):
@@ -267,7 +270,7 @@ def compaction_group(index: SurfaceIndex, key) -> Optional[dict]:
             "summary": rec["summary"], "rows": sorted(rows), "complete": rec["endSeq"] is not None}
 
 
-def compaction_line(group: dict) -> str:
+def compaction_line(group: dict[Any, Any]) -> str:
     """One line for a collapsed compaction row (plain text)."""
     n = group["replacedCount"]
     b, a = group.get("tokensBefore"), group.get("tokensAfter")
@@ -280,7 +283,7 @@ def compaction_line(group: dict) -> str:
     return f"Compaction: {n} item{'s' if n != 1 else ''} replaced{tok}{state} — {head}"
 
 
-def build_index(events: Iterable, version: int = 0) -> SurfaceIndex:
+def build_index(events: Iterable[Any], version: int = 0) -> SurfaceIndex:
     return SurfaceIndex(version).feed(events)
 
 
@@ -289,7 +292,7 @@ def build_index(events: Iterable, version: int = 0) -> SurfaceIndex:
 _NEEDLES = (b'"surfaceOp"', b'"sourceEventSeqs"', b'"compaction/', b'"step/', b'"image/offload"')
 
 
-def _surface_rows(reader, cut):
+def _surface_rows(reader: Any, cut: Any) -> Iterator[Event]:
     """The stored events the surface index reads, oldest first, up to the repair cut: only the
     rows whose bytes can hold a surface event, a compaction marker, a step boundary or an image
     offload are decoded (the codec decodes each row on its own, so skipping rows is exact)."""
@@ -308,7 +311,7 @@ def _surface_rows(reader, cut):
                     yield ev
 
 
-def index_for(reader, exact: bool = False) -> SurfaceIndex:
+def index_for(reader: Any, exact: bool = False) -> SurfaceIndex:
     """The reader's surface index, built once per source state (one streaming pass over the
     stored rows, decoding only those that can matter; ``exact``: decode every row instead, as
     a check).  The closure is not folded in: closers are appends, always current."""
@@ -316,7 +319,8 @@ def index_for(reader, exact: bool = False) -> SurfaceIndex:
     key = (getattr(src, "size", None), getattr(src, "generation", 0), exact)
     cached = getattr(reader, "_surface_index", None)
     if cached is not None and cached[0] == key:
-        return cached[1]
+        hit: SurfaceIndex = cached[1]
+        return hit
     st = reader.tail_state()
     cut = st.cut_pos
     idx = SurfaceIndex(getattr(reader, "version", 0) or 0)

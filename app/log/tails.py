@@ -15,7 +15,7 @@ Pure (no Qt, no store).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 from .model import is_event
 
@@ -41,7 +41,7 @@ def truth_label(key: str, seq: Optional[int] = None) -> str:
     return name.replace("seq N", f"seq {seq}") if seq is not None else name
 
 
-def legend() -> list:
+def legend() -> list[Any]:
     """[(name, what it shows)] for Help."""
     return [(n, w) for n, w in TRUTHS.values()]
 
@@ -51,10 +51,10 @@ class TailRow:
     seq: Optional[int]                 # None for an unreadable stored row
     physical: object = None            # stored item (Event or BadRow) or None
     logical: object = None             # logical Event or None
-    marks: dict = field(default_factory=dict)   # {"physical": mark, "logical": mark}
+    marks: dict[Any, Any] = field(default_factory=dict)   # {"physical": mark, "logical": mark}
 
-    def to_dict(self) -> dict:
-        def side(it):
+    def to_dict(self) -> dict[Any, Any]:
+        def side(it: Any) -> Optional[dict[str, Any]]:
             if it is None:
                 return None
             if is_event(it):
@@ -65,12 +65,12 @@ class TailRow:
                 "marks": dict(self.marks)}
 
 
-def align_tails(page) -> list:
+def align_tails(page: Any) -> list[TailRow]:
     """[TailRow] of a page (the tail page carries closure and dropped rows), oldest first."""
     from .reader import row_key
     dropped = {row_key(d) for d in (page.dropped or [])}
-    rows: list = []
-    at: dict = {}                      # seq -> index of its row
+    rows: list[Any] = []
+    at: dict[Any, Any] = {}                      # seq -> index of its row
     for it in page.items:
         if not is_event(it):
             rows.append(TailRow(seq=None, physical=it,
@@ -83,7 +83,7 @@ def align_tails(page) -> list:
         if it.seq not in at:
             at[it.seq] = len(rows)
         rows.append(r)
-    extra: list = []                   # closers with no stored row at their seq
+    extra: list[Any] = []                   # closers with no stored row at their seq
     for ev in page.closure or []:
         i = at.get(ev.seq)
         if i is not None and rows[i].logical is None:
@@ -94,7 +94,7 @@ def align_tails(page) -> list:
     if not extra:
         return rows
     # each closer goes just before the first stored row with a higher seq (bad rows keep their place)
-    out: list = []
+    out: list[Any] = []
     k = 0
     for row in rows:
         while k < len(extra) and row.seq is not None and extra[k].seq < row.seq:

@@ -14,20 +14,18 @@ from __future__ import annotations
 import os
 import re
 import threading
-from typing import Optional
+from typing import Any, Optional
 
 from ..log.lineage import child_title
+from ..log import trace as _trace
 from ..log.trace import TraceError, flatten_descendants
-
-try:                                   # the core's pure walk over discovery entries, where it has one
-    from ..log.trace import session_lineage as _pure_walk
-except ImportError:                    # older core: its trace_session walks a listing it is given
-    _pure_walk = None
-    from ..log.trace import trace_session as _walk
 from .discovery import Listing, discover, quick_title, session_info
 
+# the core's pure walk over discovery entries where it has one, else its trace_session over a listing
+_pure_walk: Any = getattr(_trace, "session_lineage", None)
+_walk: Any = getattr(_trace, "trace_session", None)
 _PROJECT_RE = re.compile(r"^--.*--$|^_no-cwd$")
-_cache: dict = {}            # root -> (stamp, Listing)
+_cache: dict[Any, Any] = {}            # root -> (stamp, Listing)
 _lock = threading.Lock()
 
 
@@ -56,8 +54,8 @@ def store_root(path: str) -> str:
     return os.path.dirname(p)
 
 
-def _stamp(root: str) -> tuple:
-    out = []
+def _stamp(root: str) -> tuple[Any, ...]:
+    out: list[Any] = []
     try:
         st = os.stat(root)
         out.append(st.st_mtime_ns)
@@ -76,27 +74,31 @@ def store_listing(path: str) -> Listing:
     with _lock:
         hit = _cache.get(root)
         if hit is not None and hit[0] == stamp:
-            return hit[1]
+            cached: Listing = hit[1]
+            return cached
     listing = discover(root)
     with _lock:
         _cache[root] = (stamp, listing)
     return listing
 
 
-def trace_session(path: str, listing: Optional[Listing] = None) -> dict:
+def trace_session(path: str, listing: Optional[Listing] = None) -> dict[Any, Any]:
     """Ancestors (parent outward) and descendants (any depth) of the session at ``path`` (a file or
     its folder) over ``listing``, by default the whole store it belongs to (:func:`store_listing`)."""
     p = _resolve_file(path)
     listing = listing if listing is not None else store_listing(p)
+    out: dict[str, Any]
     if _pure_walk is None:
-        return _walk(p, listing=listing)
+        out = _walk(p, listing=listing)
+        return out
     target = next((s for s in listing.sessions if os.path.abspath(s.path) == p), None) or session_info(p)
     if target is None:
         raise TraceError("SESSION_QUERY_NOT_FOUND", f"{path} is not a session")
-    return _pure_walk(target, listing.sessions)
+    out = _pure_walk(target, listing.sessions)
+    return out
 
 
-def lineage(path: str) -> dict:
+def lineage(path: str) -> dict[Any, Any]:
     """:func:`trace_session` over the whole store: ancestors, descendants (any depth), completeness."""
     return trace_session(path)
 
@@ -115,12 +117,12 @@ def find_parent(path: str) -> Optional[str]:
 find_parent_path = find_parent
 
 
-def descendants(path: str) -> list:
+def descendants(path: str) -> list[Any]:
     """Children, grandchildren… of the session (depth first, export order): brief dicts with a
     ``depth`` (1 = child)."""
-    out = []
+    out: list[dict[str, Any]] = []
 
-    def walk(nodes, depth):
+    def walk(nodes: list[dict[str, Any]], depth: int) -> None:
         for n in nodes:
             out.append({k: v for k, v in n.items() if k != "children"} | {"depth": depth})
             walk(n.get("children", []), depth + 1)
@@ -139,7 +141,7 @@ def fork_child_title(parent_path: str) -> Optional[str]:
     if info is None:
         return None
     listing = store_listing(p)
-    titles: dict = {}
+    titles: dict[Any, Any] = {}
     for s in listing.sessions:
         titles[s.key] = quick_title(s)
     parent = next((s for s in listing.sessions if os.path.abspath(s.path) == p), info)
@@ -163,13 +165,13 @@ def display_title(path: str) -> Optional[str]:
     return display_titles(listing, titles).get(me.key, titles.get(me.key))
 
 
-def display_titles(listing: Listing, titles: dict) -> dict:
+def display_titles(listing: Listing, titles: dict[Any, Any]) -> dict[Any, Any]:
     """``{session key: title}`` for fork children whose title is still the inherited one:
     ``"X (1)"``, ``"X (2)"`` … per parent in creation order (dsh's rule for a child's title)."""
-    by_id = {}
+    by_id: dict[str, Any] = {}
     for s in listing.sessions:
         by_id.setdefault(s.id, s)
-    kids: dict = {}
+    kids: dict[Any, Any] = {}
     for s in listing.sessions:
         par = by_id.get(s.parent) if s.parent else None
         if par is None or par is s:
@@ -180,7 +182,7 @@ def display_titles(listing: Listing, titles: dict) -> dict:
     out = {}
     for pk, ks in kids.items():
         ks.sort(key=lambda s: (s.created_at if isinstance(s.created_at, (int, float)) else 0, s.id))
-        taken: list = [t for t in titles.values() if t]
+        taken: list[Any] = [t for t in titles.values() if t]
         for s in ks:
             t = child_title(titles[pk], taken)
             out[s.key] = t

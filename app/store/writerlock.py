@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from typing import Optional
+from typing import Any, Optional
 
 LOCK_NAME = "session.lock"
 _GEN_RE = re.compile(r"^session\.v([1-9][0-9]*)\.jsonl(\.zstd)?$")
@@ -43,7 +43,7 @@ def generation_of(path: str) -> int:
 
 def _held_proc(st: os.stat_result) -> Optional[bool]:
     try:
-        with open(_PROC_LOCKS, "r", encoding="ascii", errors="replace") as f:
+        with open(_PROC_LOCKS, encoding="ascii", errors="replace") as f:
             text = f.read()
     except OSError:
         return None
@@ -109,7 +109,7 @@ def lock_signal(path: str) -> Optional[bool]:
 
 
 def writer_state(path: str, session_id: Optional[str] = None, *, now: Optional[float] = None,
-                 live_window: Optional[float] = None, crash_after: Optional[float] = None) -> dict:
+                 live_window: Optional[float] = None, crash_after: Optional[float] = None) -> dict[Any, Any]:
     """``{"writer": "live"|"idle"|"crashed"|"complete", "signal": "lock"|"growth"|"sqlite", ...}``
     (:func:`app.store.watch.live_state` with the facts behind its answer)."""
     from . import watch
@@ -119,7 +119,7 @@ def writer_state(path: str, session_id: Optional[str] = None, *, now: Optional[f
         kw["live_window"] = live_window
     if crash_after is not None:
         kw["crash_after"] = crash_after
-    info: dict = {}
+    info: dict[Any, Any] = {}
     state = watch.live_state(path, session_id, now=now, details=info, **kw)
     out = {"writer": state, "signal": "sqlite" if info.get("sqlite") else ("lock" if "lock" in info else "growth"),
            "lastAppendAge": round(max(0.0, now - info["mtime"]), 3) if info.get("mtime") else None,
