@@ -255,3 +255,13 @@ def test_row_skipping_index_equals_the_full_decode(tmp_path):
         assert page_surface(a, evs) == page_surface(b, evs), p
         compared += 1
     assert compared > 150
+
+
+def test_history_row_prints_the_summary_as_text():
+    from app.ui.history.rows import _generic_event
+    r = LogReader.open(str(COMPACTION))
+    ev = r.event_at(20)
+    assert ev.type == "compaction/summary"
+    c = _generic_event(ev, ev.data)
+    assert c.badge == "COMPACTION"
+    assert [b.text for b in c.blocks] == ["The request established a durable compaction premise."]
