@@ -87,7 +87,8 @@ def plan_fork(reader: LogReader, at_seq: Optional[int] = None, live: bool = Fals
         if idx.events or sum(idx.rows):
             raise ForkError("FORK_UNAVAILABLE", "the log has no completed turn to fork from (its stored rows do not "
                                                 "form a valid prefix: see the physical view)")
-        return ForkPlan(source_id=sid, boundary=-1, stored_through=-1, anchor=at_seq, note="empty source")
+        # as the dsh host: no turn/end, nothing to fork (never an empty child)
+        raise ForkError("FORK_UNAVAILABLE", "the session has no completed turn to fork from (it holds no events)")
     last_seq = limit
     turn_ends = [s for s, t in marks if t == "turn/end"]
     if closure:
@@ -136,7 +137,7 @@ def child_header(parent: dict, child_id: str, seed_length: int, created_at: int)
         h["cwd"] = parent["cwd"]
     h["parentSession"] = parent["id"]
     h["seedLength"] = seed_length
-    h["delegationDepth"] = parent.get("delegationDepth") or 0
+    h["delegationDepth"] = 0          # a fork is a top-level session (dsh writes no origin, depth 0)
     if parent.get("agentPreset") is not None:
         h["agentPreset"] = parent["agentPreset"]
     return h

@@ -23,6 +23,7 @@ import msgspec
 
 from .codec import RowCodec, parse_header
 from .model import BadRow, Event, Header, Item, Problem, is_event
+from .integrity import holds_turn_end
 from .repair import TailTracker
 from .sources import Segment, Source, open_source
 
@@ -361,7 +362,7 @@ class LogReader:
         region: list = []            # newest first
         last_turn_end = None
         for it, _ in self._backward_items():
-            if is_event(it) and it.type == "turn/end":
+            if holds_turn_end(it):       # also a turn/end row with a bad envelope (dsh's scanner)
                 last_turn_end = it
                 break
             region.append(it)

@@ -46,19 +46,78 @@ def child_location(reader: LogReader, child_id: str, out_store: Optional[str] = 
     return os.path.join(sess_dir, id_segment(child_id), name)          # a loose file: beside it
 
 
-def _cut_offsets(reader: LogReader, plan: ForkPlan):
-    """(segment start, byte offset in the segment's decoded text just after the boundary row, segment)."""
-    pos, end = plan.cut_segment
-    for seg in reader.source.backward(end):
-        for rpos, off, line, raw, complete in seg.split_rows():
-            items, _ = reader.codec.decode_row(raw, pos=rpos)
-            evs = [i for i in items if is_event(i)]
-            if evs and evs[0].seq <= plan.stored_through <= evs[-1].seq:
-                if evs[-1].seq != plan.stored_through:
-                    raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} is inside a packed row")
-                local = (rpos - seg.pos) if isinstance(rpos, int) else rpos[1]
-                return seg, local + len(raw) + 1
-        break
+# byte strings one of which every row that reads in a legacy shape (spec §1.7) contains
+_LEGACY_HINTS = (b"steering/message", b"user/message", b"provenance", b"tool/result", b"trigger", b"turn/end")
+
+
+def _converted_rows(reader: LogReader, data: bytes, upto: int) -> list:
+    """[(start, stop, converted bytes)] of the rows in ``data[:upto]`` that read in a legacy
+    shape: dsh's host forks from the converted events, so the child stores them converted
+    (ids such as ``legacy-message:<parent id>:<seq>`` keep the parent's id)."""
+    spans = set()
+    for hint in _LEGACY_HINTS:
+        i = data.find(hint, 0, upto)
+        while i >= 0:
+            a = data.rfind(b"\n", 0, i) + 1
+            b = data.find(b"\n", i, upto)
+            if b < 0:
+                break
+            spans.add((a, b))
+            i = data.find(hint, b, upto)
+    out = []
+    for a, b in sorted(spans):
+        items, _ = reader.codec.decode_row(data[a:b])
+        if len(items) == 1 and is_event(items[0]) and items[0].legacy:
+            out.append((a, b, encode_row(items[0].envelope())))
+    return out
+
+
+def _cut_in(reader: LogReader, seg, stored_through: int) -> Optional[int]:
+    """Offset in ``seg.data`` just after the row ending at ``stored_through`` (None: not here)."""
+    for rpos, off, line, raw, complete in seg.split_rows():
+        if not complete:
+            break
+        items, _ = reader.codec.decode_row(raw, pos=rpos)
+        evs = [i for i in items if is_event(i)]
+        if evs and evs[0].seq <= stored_through <= evs[-1].seq:
+            if evs[-1].seq != stored_through:
+                raise ForkError("INVALID_BOUNDARY", f"seq {stored_through} is inside a packed row")
+            local = (rpos - seg.pos) if isinstance(rpos, int) else rpos[1]
+            return local + len(raw) + 1
+    return None
+
+
+def _seed_pieces(reader: LogReader, plan: ForkPlan, text_crc: list):
+    """The seed's stored rows as pieces, oldest first: ("frames", start, stop) whole zstd frames
+    copied as stored, or ("text", bytes) rows (verbatim, or converted from a legacy shape).
+    ``text_crc`` = [CRC-32, length] of the seed's plain text, kept up to date."""
+    cut_pos = plan.cut_segment[0]
+    for seg in reader.source.forward():
+        if seg.bad:
+            raise ForkError("INVALID_BOUNDARY", f"an unreadable segment lies inside the seed: {seg.bad}")
+        data = seg.data
+        upto = len(data)
+        last = False
+        if seg.pos >= cut_pos or seg.end > cut_pos:
+            cut = _cut_in(reader, seg, plan.stored_through)
+            if cut is not None:
+                upto, last = cut, True
+        conv = _converted_rows(reader, data, upto)
+        if reader.source.kind == "zstd" and not conv and not last and seg.pos >= reader.source.header_end:
+            text_crc[0] = zlib.crc32(data, text_crc[0])
+            text_crc[1] += len(data)
+            yield ("frames", seg.pos, seg.end)
+        else:
+            at = 0
+            for a, b, row in conv + [(upto, upto, b"")]:
+                for chunk in (data[at:a], row + b"\n" if row else b""):
+                    if chunk:
+                        text_crc[0] = zlib.crc32(chunk, text_crc[0])
+                        text_crc[1] += len(chunk)
+                        yield ("text", chunk)
+                at = b + 1 if row else b
+        if last:
+            return
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
 
@@ -84,6 +143,45 @@ def _crc_of(path: str, start: int, stop: int) -> int:
         os.close(fd)
 
 
+def _runs(pieces):
+    """Group consecutive pieces of one kind: ("frames", [(start, stop)…]) / ("text", [bytes…])."""
+    kind, run = None, []
+    for p in pieces:
+        k = p[0]
+        if k != kind and run:
+            yield kind, run
+            run = []
+        kind = k
+        run.append(p[1:] if k == "frames" else p[1])
+    if run:
+        yield kind, run
+
+
+def _frames_of(fd: int, run: list, crc: list, copied: list):
+    """The stored bytes of whole frames, CRC'd as they are read."""
+    for start, stop in run:
+        for chunk in _raw_range(fd, start, stop, crc):
+            copied[0] += len(chunk)
+            yield chunk
+
+
+def _child_text_crc(path: str, length: int) -> int:
+    """CRC-32 of the first ``length`` bytes of a zstd child's text after its header line."""
+    from ..log.sources import open_source
+    src = open_source(path)
+    try:
+        got, left = 0, length
+        for seg in src.forward():
+            part = seg.data[:left]
+            got = zlib.crc32(part, got)
+            left -= len(part)
+            if left <= 0:
+                break
+        return got
+    finally:
+        src.close()
+
+
 def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[str] = None,
          child_id: Optional[str] = None, live: bool = False, plan: Optional[ForkPlan] = None) -> dict:
     """Host fork of ``reader``'s session at message anchor ``at_seq``; returns the child's facts."""
@@ -102,27 +200,35 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     if src.kind == "sqlite":
         return _fork_sqlite(reader, plan, header, tail_rows, rev_before, at_seq)
     path = child_location(reader, child_id, out_store)
-    crc = [0]
-    copied = (0, 0)
+    if src.kind not in ("jsonl", "zstd"):
+        raise ForkError("FORK_UNAVAILABLE", f"cannot fork a {src.kind} source")
+    crc = [0]          # of the seed bytes as they are written (jsonl) / of the copied frames (zstd)
+    text_crc = [0, 0]  # of the seed's plain text and its length (zstd, when frames are re-framed mid-seed)
+    copied = [0]
+    state = {"reframed_before_frames": False, "text_seen": False}
     batch: list = []
     fd = os.open(src.path, os.O_RDONLY)
     try:
         if plan.stored_through >= 0:
-            seg, cut = _cut_offsets(reader, plan)
+            pieces = _seed_pieces(reader, plan, text_crc)
             if src.kind == "jsonl":
-                start, stop = src.header_end, seg.pos + cut
-                batch.append(RawText(_raw_range(fd, start, stop, crc)))
-                copied = (start, stop)
-            elif src.kind == "zstd":
-                # whole frames before the cut frame are copied as stored; the cut frame is re-framed
-                start, stop = src.header_end, seg.pos
-                if stop > start:
-                    batch.append(RawFrames(_raw_range(fd, start, stop, crc)))
-                copied = (start, stop)
-                partial = seg.data[:cut]
-                batch.append(RawText([partial]))
+                def text_chunks():
+                    for _kind, chunk in pieces:
+                        crc[0] = zlib.crc32(chunk, crc[0])
+                        copied[0] += len(chunk)
+                        yield chunk
+                batch.append(RawText(text_chunks()))
             else:
-                raise ForkError("FORK_UNAVAILABLE", f"cannot fork a {src.kind} source")
+                # runs of whole frames are copied as stored; rows of a re-framed frame (the cut
+                # frame, a frame holding converted rows) are written as one new frame per run
+                for run_kind, run in _runs(pieces):
+                    if run_kind == "frames":
+                        if state["text_seen"]:
+                            state["reframed_before_frames"] = True
+                        batch.append(RawFrames(_frames_of(fd, run, crc, copied)))
+                    else:
+                        state["text_seen"] = True
+                        batch.append(RawText(run))
         batch.extend(tail_rows)
         w = SessionWriter(path, header, fmt=src.kind, pack=False, batch_delay_ms=1, exists=False)
         try:
@@ -137,15 +243,19 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     if rev_after != rev_before:
         raise ForkVerifyError(f"the source changed during the fork ({rev_before} -> {rev_after}); "
                               f"the child {path} was published from the earlier state")
-    if copied[1] > copied[0]:
+    if src.kind == "zstd" and state["reframed_before_frames"]:
+        got = _child_text_crc(path, text_crc[1])
+        if got != text_crc[0]:
+            raise ForkVerifyError(f"child {path} does not hold the seed text (crc {got:#x} != {text_crc[0]:#x})")
+    elif copied[0]:
         child_start = _child_seed_start(path, src.kind)
-        got = _crc_of(path, child_start, child_start + (copied[1] - copied[0]))
+        got = _crc_of(path, child_start, child_start + copied[0])
         if got != crc[0]:
             raise ForkVerifyError(f"child {path} does not hold the copied bytes (crc {got:#x} != {crc[0]:#x})")
     return {"child": path, "id": child_id, "parentSession": reader.header.id, "seedLength": plan.seed_length,
             "boundary": plan.boundary, "anchor": at_seq, "synthesized": plan.synthesized_seqs,
             "turns": plan.turns, "format": src.kind, "sourceRevision": rev_before,
-            "crc32": f"{crc[0]:08x}", "bytesCopied": copied[1] - copied[0]}
+            "crc32": f"{crc[0]:08x}", "bytesCopied": copied[0]}
 
 
 def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict, tail_rows: list, rev_before: str,
