@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .attempts import AttemptTracker
+from .attempts import AttemptTracker, embedded_stream
 from .folds import HeaderFold, SurfaceFold, build_request
 import msgspec
 
@@ -72,6 +72,7 @@ def inspect(reader: LogReader, progress=None) -> dict:
     return {
         "id": h.id if h else None,
         "format": reader.source.kind,
+        "formatVersion": reader.version,
         "path": reader.path,
         "title": title,
         "header": h.to_dict() if h else None,
@@ -93,7 +94,7 @@ def inspect(reader: LogReader, progress=None) -> dict:
 
 def messages(reader: LogReader, through: Optional[int] = None, logical: bool = True) -> list:
     """Derived model messages of the prefix through ``through`` (inclusive)."""
-    sf = SurfaceFold()
+    sf = SurfaceFold(version=reader.version)
     for ev in reader.iter_events(logical=logical):
         if through is not None and ev.seq > through:
             break
@@ -114,6 +115,9 @@ def dispatch_boundary(reader: LogReader, at_seq: int) -> tuple[int, dict]:
             at.apply(ev)
             if ev.seq == at_seq:
                 target = ev
+                if embedded_stream(ev) is not None:          # v2+: the settlement is the attempt
+                    a = at.attempt_of(ev.seq)
+                    return ev.seq, a.to_dict() if a else {}
                 if ev.type == "assistant/chunk":
                     a = at.attempt_of(ev.seq)
                     return a.first_seq, a.to_dict()
@@ -126,7 +130,7 @@ def dispatch_boundary(reader: LogReader, at_seq: int) -> tuple[int, dict]:
             continue
         # look forward for the next attempt of the same turn/step (or the next attempt at all)
         tt, ts = target.turn_step()
-        if ev.type == "assistant/chunk":
+        if ev.type == "assistant/chunk" or embedded_stream(ev) is not None:
             d = ev.data if isinstance(ev.data, dict) else {}
             if tt is None or (d.get("turn") == tt and (ts is None or d.get("step") == ts)):
                 at.apply(ev)
@@ -143,7 +147,7 @@ def dispatch_boundary(reader: LogReader, at_seq: int) -> tuple[int, dict]:
 def request_at(reader: LogReader, at_seq: int) -> dict:
     """The exact request at the dispatch boundary named by ``at_seq`` (spec §3)."""
     b, attempt = dispatch_boundary(reader, at_seq)
-    sf = SurfaceFold()
+    sf = SurfaceFold(version=reader.version)
     hf = HeaderFold()
     for ev in reader.iter_events(logical=False):
         if ev.seq >= b:
@@ -152,7 +156,8 @@ def request_at(reader: LogReader, at_seq: int) -> dict:
         hf.apply(ev)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
-            "request": build_request(hf.header, sf.messages(), sid)}
+            "request": build_request(hf.header, sf.messages(), sid,
+                                     hf.tool_history.snapshot() if reader.version >= 4 else None)}
 
 
 def dispatches(events: list) -> list:
