@@ -20,6 +20,14 @@ UNKNOWN_TEXT = ("The tool call was interrupted after it was recorded, but no res
 NOT_STARTED_TEXT = ("The tool call was interrupted before the Harness recorded it as started. "
                     "Retry it if it is still needed.")
 
+_FORKED_ADVICE = ("Decide whether to retry from the tool semantics: retry only if the operation is read-only or "
+                  "idempotent; if it may have side effects, first verify external state or ask the user. "
+                  "Do not retry blindly.")
+FORKED_TEXTS = ("The history inherited by this branch records this tool call starting but does not include its "
+                "result. The parent session may have completed it after the fork point. " + _FORKED_ADVICE,
+                "The history inherited by this branch has no record of this tool call starting. The parent "
+                "session may have executed it after the fork point. " + _FORKED_ADVICE)
+
 
 def _result_call_id(ev: Event) -> Optional[str]:
     d = ev.data if isinstance(ev.data, dict) else {}
@@ -111,16 +119,19 @@ class RepairTracker:
     def is_open(self) -> bool:
         return self.open_turn is not None
 
-    def closure(self) -> list[Event]:
+    def closure(self, cause: str = "interrupted") -> list[Event]:
+        """The closers of an open last turn: ``interrupted`` (crash repair) or ``forked``
+        (a fork seed cut inside a turn, v4 line; spec-versions §5)."""
         if self.open_turn is None:
             return []
+        texts = FORKED_TEXTS if cause == "forked" else (UNKNOWN_TEXT, NOT_STARTED_TEXT)
         out: list[Event] = []
         seq = self.last_seq + 1
         turn = self.open_turn
         step = self.open_step[1] if self.open_step else None
         for cid, call_seq in self.pending.items():
             logged = call_seq is not None
-            msg = closer_message(self.version, cid, seq, UNKNOWN_TEXT if logged else NOT_STARTED_TEXT)
+            msg = closer_message(self.version, cid, seq, texts[0] if logged else texts[1], cause)
             c_turn, c_step = (self.call_at.get(cid, (turn, step)) if self.version >= 4 else (turn, step))
             data = {"turn": c_turn, "step": c_step, "message": msg,
                     "error": ({"name": "ToolOutcomeUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"} if logged
@@ -133,7 +144,7 @@ class RepairTracker:
                              data={"turn": self.open_step[0], "step": self.open_step[1]}, synthesized=True))
             seq += 1
         out.append(Event(seq=seq, type="turn/end", time=self.last_time,
-                         data={"turn": turn, "reason": {"kind": "interrupted"}}, synthesized=True))
+                         data={"turn": turn, "reason": {"kind": cause}}, synthesized=True))
         for ev in out:
             ev.raw = encode_row(ev.envelope())
         return out

@@ -14,10 +14,10 @@ import zlib
 from typing import Optional
 
 from ..log.codec import encode_row
-from ..log.fork import ForkError, ForkPlan, child_header, end_seed, plan_fork
+from ..log.fork import ForkError, ForkPlan, child_header, plan_fork, seed_tail
 from ..log.model import is_event
 from ..log.reader import LogReader
-from .layout import id_segment, project_key, session_path
+from .layout import generation_name, id_segment, project_key, session_path
 from .writer import RawFrames, RawText, SessionWriter
 
 COPY_CHUNK = 8 << 20
@@ -30,13 +30,14 @@ class ForkVerifyError(Exception):
 def child_location(reader: LogReader, child_id: str, out_store: Optional[str] = None) -> str:
     src = reader.source
     compressed = src.kind == "zstd"
-    name = "session.jsonl.zstd" if compressed else "session.jsonl"
+    version = getattr(reader, "version", 0) or 0
+    name = generation_name(version, compressed)          # the child is written in the source's format
     cwd = reader.header.cwd if reader.header else None
     if out_store:
         root = out_store
         if os.path.isdir(os.path.join(out_store, "sessions")):
             root = os.path.join(out_store, "sessions")
-        return session_path(root, child_id, cwd, compressed)
+        return session_path(root, child_id, cwd, compressed, version)
     p = os.path.abspath(src.path)
     sess_dir = os.path.dirname(p)
     proj_dir = os.path.dirname(sess_dir)
@@ -72,6 +73,30 @@ def _converted_rows(reader: LogReader, data: bytes, upto: int) -> list:
     return out
 
 
+def _enveloped_rows(reader: LogReader, seg, upto: int) -> list:
+    """Rows of an envelope-free snapshot (spec-versions §0.1) with the envelope dsh's readers
+    restore (seq = logical index, time 0): a fork child is a store, so it gets them."""
+    import msgspec
+    seqs = reader.codec.envelope_seqs or {}
+    out = []
+    for rpos, off, line, raw, complete in seg.split_rows():
+        a = (rpos - seg.pos) if isinstance(rpos, int) else rpos[1]
+        if a >= upto or not complete:
+            break
+        if rpos not in seqs or not raw.strip():
+            continue
+        obj = msgspec.json.decode(raw)
+        if not isinstance(obj, dict) or "seq" in obj or "seq0" in obj:
+            continue
+        if obj.get("type") in ("text-chunks", "reasoning-chunks", "tool-call-chunks"):
+            head = {"type": obj["type"], "seq0": seqs[rpos], "time0": 0}
+        else:
+            head = {"type": obj.get("type"), "seq": seqs[rpos], "time": 0}
+        head.update((k, v) for k, v in obj.items() if k != "type")
+        out.append((a, a + len(raw), encode_row(head)))
+    return out
+
+
 def _cut_in(reader: LogReader, seg, stored_through: int) -> Optional[int]:
     """Offset in ``seg.data`` just after the row ending at ``stored_through`` (None: not here)."""
     for rpos, off, line, raw, complete in seg.split_rows():
@@ -102,7 +127,8 @@ def _seed_pieces(reader: LogReader, plan: ForkPlan, text_crc: list):
             cut = _cut_in(reader, seg, plan.stored_through)
             if cut is not None:
                 upto, last = cut, True
-        conv = _converted_rows(reader, data, upto)
+        conv = _enveloped_rows(reader, seg, upto) if getattr(reader, "envelope_free", False) else \
+            _converted_rows(reader, data, upto)
         if reader.source.kind == "zstd" and not conv and not last and seg.pos >= reader.source.header_end:
             text_crc[0] = zlib.crc32(data, text_crc[0])
             text_crc[1] += len(data)
@@ -193,10 +219,13 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     child_id = child_id or f"session-{uuid.uuid4()}"
     now = int(time.time() * 1000)
     parent_hdr = reader.header.to_dict()
-    header = child_header(parent_hdr, child_id, plan.seed_length, now)
-    tail_rows = [e.envelope() for e in plan.closure]
-    if not plan.ends_with_end_seed:
-        tail_rows.append(end_seed(plan.boundary + 1, now))
+    version = getattr(reader, "version", 0) or 0
+    header = child_header(parent_hdr, child_id, plan.seed_length, now, version)
+    last_time = 0
+    if version >= 2 and plan.boundary >= 0:
+        last = plan.closure[-1] if plan.closure else reader.event_at(plan.stored_through)
+        last_time = last.time if last is not None else 0
+    tail_rows = seed_tail(plan, version, last_time, now, tracker=getattr(plan, "open_tracker", None))
     if src.kind == "sqlite":
         return _fork_sqlite(reader, plan, header, tail_rows, rev_before, at_seq)
     path = child_location(reader, child_id, out_store)

@@ -1,0 +1,167 @@
+"""Forks in the source's format (issue 12 item 3; spec-versions §7.1, §5): a fork of a vN
+session writes a vN child (``isSeeded``, the tagged ``session/end-seed {inherited:true}`` at
+the inherited count, ``forked`` closers after it when the cut is inside a turn), with every v0
+guarantee: the inclusive prefix as stored, atomic publication, never clobbering."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.log import analysis
+from app.log.fork import ForkError, plan_core_fork
+from app.log.reader import LogReader
+from app.log.versions import inherited_count
+from app.store.forking import fork
+from app.store.writer import SessionWriter
+
+from fixtures_util import REPO
+
+NEXT = REPO.parent / "shared" / "fixtures" / "dsh-next"
+LOGS = sorted(p for p in NEXT.rglob("*.jsonl") if ".v" in p.name)
+IDS = [str(p.relative_to(NEXT)).split("/", 1)[0].split("@")[1] + ":" + "/".join(p.parts[-2:]) for p in LOGS]
+CANCEL = NEXT / "Hebilicious+deepseek-harness@4934042113/snapshots/acp/cancel-tool-calls/session.v4.jsonl"
+FORKED_STARTED = ("The history inherited by this branch records this tool call starting but does not include its "
+                  "result. The parent session may have completed it after the fork point. Decide whether to retry "
+                  "from the tool semantics: retry only if the operation is read-only or idempotent; if it may have "
+                  "side effects, first verify external state or ask the user. Do not retry blindly.")
+FORKED_NOT_STARTED = ("The history inherited by this branch has no record of this tool call starting. The parent "
+                      "session may have executed it after the fork point. Decide whether to retry from the tool "
+                      "semantics: retry only if the operation is read-only or idempotent; if it may have side "
+                      "effects, first verify external state or ask the user. Do not retry blindly.")
+
+
+def copy(tmp_path, src: Path) -> Path:
+    d = tmp_path / "store"
+    d.mkdir(exist_ok=True)
+    p = d / src.name
+    shutil.copy(src, p)
+    return p
+
+
+def check_child(parent: LogReader, res: dict) -> LogReader:
+    child = LogReader.open(res["child"])
+    b = res["boundary"]
+    assert child.fatal is None, child.fatal
+    assert child.version == parent.version >= 2
+    raw_hdr = json.loads(child.source.header_raw)
+    assert list(raw_hdr) == ["type", "version", "id", "createdAt"] + (["cwd"] if "cwd" in raw_hdr else []) + \
+        ["parentSession", "isSeeded", "delegationDepth"] + (["agentPreset"] if "agentPreset" in raw_hdr else [])
+    assert raw_hdr["isSeeded"] is True and raw_hdr["delegationDepth"] == 0 and "origin" not in raw_hdr
+    assert raw_hdr["parentSession"] == parent.header.id and "seedLength" not in raw_hdr
+    pe, ce = parent.events(logical=True), child.events()
+    assert not child.envelope_free                       # a child is a store: every row has its envelope
+    assert [e.envelope() for e in ce[:b + 1]] == [e.envelope() for e in pe[:b + 1]]
+    marker = ce[b + 1]
+    assert (marker.seq, marker.type, marker.data, marker.time) == (b + 1, "session/end-seed", {"inherited": True},
+                                                                    pe[b].time)
+    assert inherited_count(ce, child.header) == b + 1 == res["seedLength"]
+    # the child re-reads with the parent's derived messages through the boundary, in its version
+    assert analysis.messages(child, through=b) == analysis.messages(parent, through=b)
+    return child
+
+
+@pytest.mark.parametrize("path", LOGS, ids=IDS)
+def test_fork_of_every_v2_v4_log_is_a_child_in_the_same_version(tmp_path, path):
+    p = copy(tmp_path, path)
+    before = p.read_bytes()
+    parent = LogReader.open(str(p))
+    try:
+        res = fork(parent)
+    except ForkError as e:
+        assert e.code == "FORK_UNAVAILABLE"
+        assert not any(x.type == "turn/end" for x in parent.events(logical=True))
+        return
+    child = check_child(parent, res)
+    assert os.path.basename(res["child"]) == f"session.v{parent.version}.jsonl"
+    assert p.read_bytes() == before
+    # a crashed (open) source is forked from its logical view: its closers are copied, marked child-owned
+    # after the marker only when the cut was inside a turn, which a host fork never leaves
+    assert child.events()[-1].type == "session/end-seed"
+
+
+def test_child_file_name_is_the_versions_generation_name(tmp_path):
+    p = copy(tmp_path, CANCEL)
+    res = fork(LogReader.open(str(p)))
+    assert os.path.basename(res["child"]) == "session.v4.jsonl"
+
+
+def test_core_fork_inside_a_v4_turn_gets_forked_closers_after_the_marker(tmp_path):
+    p = copy(tmp_path, CANCEL)
+    parent = LogReader.open(str(p))
+    pe = parent.events()
+    assert (pe[14].type, pe[15].type, pe[16].type) == ("assistant/message", "tool/call", "tool/result")
+    plan = plan_core_fork(parent, 15)                  # call_wait started, call_skipped never started
+    res = fork(parent, plan=plan)
+    child = LogReader.open(res["child"])
+    ce = child.events()
+    assert [e.envelope() for e in ce[:16]] == [e.envelope() for e in pe[:16]]
+    assert (ce[16].type, ce[16].data, ce[16].time) == ("session/end-seed", {"inherited": True}, pe[15].time)
+    rows = [json.loads(x) for x in open(res["child"], "rb").read().splitlines()[18:]]
+    assert [r["type"] for r in rows] == ["tool/result", "tool/result", "step/end", "turn/end"]
+    wait, skipped = rows[0], rows[1]
+    assert wait["data"]["message"] == {"id": "forked-tool-result-call_wait-17", "role": "tool",
+                                       "toolCallId": "call_wait", "isError": True,
+                                       "source": {"kind": "tool", "callId": "call_wait"},
+                                       "content": [{"type": "text", "text": FORKED_STARTED}]}
+    assert wait["data"]["error"] == {"name": "ToolOutcomeUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"}
+    assert wait["sourceEventSeqs"] == [15] and wait["surfaceOp"] == "append" and wait["seq"] == 17
+    assert skipped["data"]["message"]["id"] == "forked-tool-result-call_skipped-18"
+    assert skipped["data"]["message"]["content"][0]["text"] == FORKED_NOT_STARTED
+    assert skipped["data"]["error"]["code"] == "TOOL_NOT_STARTED" and "sourceEventSeqs" not in skipped
+    assert rows[2]["data"] == {"turn": 1, "step": 1} and rows[3]["data"] == {"turn": 1, "reason": {"kind": "forked"}}
+    assert all(r["time"] == pe[15].time for r in rows)
+    assert inherited_count(ce, child.header) == 16
+    # the child's turn is closed: its own messages are the parent's prefix plus the two closers
+    msgs = analysis.messages(child)
+    assert msgs[:-2] == analysis.messages(parent, through=15)
+    assert [m["id"] for m in msgs[-2:]] == ["forked-tool-result-call_wait-17", "forked-tool-result-call_skipped-18"]
+
+
+def test_core_fork_refused_on_v0(tmp_path):
+    v0 = NEXT / "zsagi1368+deepseek-harness-zDSH@3a10855f19/packages/test-support/session-snapshot/tests/fixtures/suite/pin-turn/session.jsonl"
+    with pytest.raises(ForkError) as e:
+        plan_core_fork(LogReader.open(str(copy(tmp_path, v0))), 2)
+    assert e.value.code == "INVALID_BOUNDARY"
+
+
+def zstd_store(tmp_path, src: Path, name="session.v4.jsonl.zstd") -> Path:
+    """A real (enveloped) zstd v4 store holding ``src``'s events, one frame per few events."""
+    r = LogReader.open(str(src))
+    hdr = json.loads(r.source.header_raw)
+    out = tmp_path / "zstore" / "--p--" / "s" / name
+    w = SessionWriter(str(out), hdr, fmt="zstd", pack=False, batch_delay_ms=1, exists=False)
+    evs = [e.envelope() for e in r.events()]
+    try:
+        for i in range(0, len(evs), 4):
+            w.append(evs[i:i + 4])
+            w.flush()
+    finally:
+        w.close()
+    return out
+
+
+def test_zstd_v4_fork_copies_whole_frames_and_verifies(tmp_path):
+    p = zstd_store(tmp_path, CANCEL)
+    before = p.read_bytes()
+    parent = LogReader.open(str(p))
+    assert parent.source.kind == "zstd" and parent.version == 4
+    res = fork(parent)
+    assert res["child"].endswith("session.v4.jsonl.zstd") and res["format"] == "zstd" and res["bytesCopied"] > 0
+    check_child(parent, res)
+    assert p.read_bytes() == before
+
+
+def test_fork_never_clobbers_an_existing_v4_child(tmp_path):
+    p = copy(tmp_path, CANCEL)
+    parent = LogReader.open(str(p))
+    res = fork(parent, child_id="kid")
+    first = open(res["child"], "rb").read()
+    try:                                   # refusing an existing --id is the hardening branch's; here:
+        fork(parent, child_id="kid")       # whatever happens, the existing child is never clobbered
+    except Exception:
+        pass
+    assert open(res["child"], "rb").read() == first
