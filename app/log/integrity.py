@@ -20,6 +20,7 @@ import msgspec
 
 from .codec import DecodeError, decode_json
 from .model import BadRow, Event, Problem, is_event
+from .versions import decode_seq_ranges
 
 _decode_type = msgspec.json.Decoder().decode
 
@@ -129,15 +130,10 @@ def _expand_seqs(v) -> Optional[list]:
     """Logical list of a stored ``sourceEventSeqs`` (numbers and inclusive [start, end] pairs)."""
     if not isinstance(v, list):
         return None
-    out = []
-    for m in v:
-        if type(m) is int:
-            out.append(m)
-        elif isinstance(m, list) and len(m) == 2 and all(type(x) is int for x in m) and m[0] <= m[1]:
-            out.extend(range(m[0], m[1] + 1))
-        else:
-            return None
-    return out
+    seqs, why = decode_seq_ranges(v)
+    if why or not all(type(s) is int for s in seqs):
+        return None
+    return seqs
 
 
 class EventChecks:
