@@ -20,6 +20,21 @@ from .model import Event
 from .versions import stream_summary
 
 
+def embedded_chunks(ev: Event) -> list:
+    """The chunks of a v2+ settlement's embedded stream as ``assistant/chunk``-shaped events
+    (for display next to v0 chunk rows): seq = the settlement's, ``member`` = chunk index,
+    ``packed`` = "embedded".  They are views of the one stored row (``raw`` is that row)."""
+    from .versions import stream_chunks
+    stream = embedded_stream(ev)
+    if stream is None:
+        return []
+    d = ev.data
+    return [Event(seq=ev.seq, type="assistant/chunk", time=t if type(t) is int else 0,
+                  data={"turn": d.get("turn"), "step": d.get("step"), "chunk": c}, raw=ev.raw, pos=ev.pos,
+                  offset=ev.offset, line=ev.line, member=k, packed="embedded")
+            for k, (t, c) in enumerate(stream_chunks(stream))]
+
+
 def embedded_stream(ev: Event):
     """The embedded chunk stream of a v2+ settlement event, else None."""
     if ev.type in ("assistant/message", "assistant/attempt") and isinstance(ev.data, dict):

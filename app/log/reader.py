@@ -301,14 +301,20 @@ class LogReader:
         """A dsh test snapshot omits seq/time on every row (spec-versions §0.1): restore them as
         dsh's test readers do (seq = running logical index, time = 0).  Only when NO event row
         has an envelope; a store with some bad rows keeps the store rules."""
-        first = None
-        for seg in self.source.forward():
-            for pos, off, line, raw, complete in seg.split_rows():
-                if raw.strip():
-                    first = raw
-                    break
-            break
-        if first is None or b'"seq' in first:
+        src = self.source
+        if getattr(src, "kind", None) != "jsonl" or src.size <= src.header_end:
+            return                              # snapshots are plain JSONL; stores always have envelopes
+        first = src._pread(min(65536, src.size - src.header_end), src.header_end)
+        first = first.split(b"\n", 1)[0].strip()
+        if b'"seq' in first[:160]:
+            return                              # dsh writes type, seq, time, data: an envelope
+        if not first:
+            return
+        try:
+            head = msgspec.json.decode(first)
+        except msgspec.DecodeError:
+            return                              # a first row longer than 64 KiB or not JSON: not a snapshot
+        if not isinstance(head, dict) or "seq" in head or "seq0" in head:
             return
         seqs: dict = {}
         nxt = 0
