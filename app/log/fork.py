@@ -119,6 +119,8 @@ def plan_fork(reader: LogReader, at_seq: Optional[int] = None, live: bool = Fals
         # the cut extends through the following events up to (not including) the next turn/start
         nxt = next((s for s, t in marks if t == "turn/start" and s > b_end), None)
         boundary = (nxt - 1) if nxt is not None else last_seq
+        if b_end <= idx.contiguous_through < boundary:
+            boundary = idx.contiguous_through     # a seq gap after the turn: the cut stops before it
         stored_through = boundary
         closure = []
         check_core_boundary(marks, stored_through, idx.contiguous_through)
