@@ -242,6 +242,12 @@ def fork_diff(child, parent) -> dict:
     seed_length = ch.seedLength if ch is not None else None
     divergence = ce[n].seq if n < len(ce) else (pe[n].seq if n < len(pe) else None)
     end_seed = next((e.seq for e in ce if e.type == "session/end-seed"), None)
+    if ch is not None and (ch.version or 0) >= 2:
+        # v2+: no seedLength; the inherited count is the seq of the last tagged end-seed (spec-versions §7)
+        tagged = [e.seq for e in ce if e.type == "session/end-seed" and isinstance(e.data, dict)
+                  and e.data.get("inherited") is True]
+        seed_length = tagged[-1] if tagged and ch.isSeeded else None
+        end_seed = tagged[-1] if tagged else end_seed
     problems = []
     if ch is not None and ph is not None and ch.parentSession and ch.parentSession != ph.id:
         problems.append(f"child parentSession {ch.parentSession} is not the parent id {ph.id}")
