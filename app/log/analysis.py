@@ -42,6 +42,7 @@ def inspect(reader: LogReader, progress=None) -> dict:
     expected = 0
     types: dict = {}
     title = None
+    inherited = None                 # v2+: seq of the last tagged session/end-seed (the inherited cut)
     for ev in reader.iter_events(logical=False, problems=problems, progress=progress):
         events += 1
         if ev.seq != expected:
@@ -55,6 +56,8 @@ def inspect(reader: LogReader, progress=None) -> dict:
             turns += 1
         elif ev.type == "session/title" and isinstance(ev.data, dict):
             title = ev.data.get("title", title)
+        elif ev.type == "session/end-seed" and isinstance(ev.data, dict) and ev.data.get("inherited") is True:
+            inherited = ev.seq
         try:
             typed(ev)
         except msgspec.ValidationError as e:
@@ -68,6 +71,11 @@ def inspect(reader: LogReader, progress=None) -> dict:
             at.prune()
     for ev in st.closure:
         sf.apply(ev)
+    h = reader.header
+    if reader.version >= 2 and h is not None and h.isSeeded is not None and h.isSeeded != (inherited is not None):
+        problems.append(Problem(code="seed-marker", message=(
+            "header isSeeded but no session/end-seed {inherited:true}" if h.isSeeded else
+            f"session/end-seed {{inherited:true}} at seq {inherited} but the header is not isSeeded")))
     problems.extend(sf.violations)
     problems.extend(st.problems)
     problems.extend(checks.problems)
@@ -79,6 +87,7 @@ def inspect(reader: LogReader, progress=None) -> dict:
         "id": h.id if h else None,
         "format": reader.source.kind,
         "formatVersion": reader.version,
+        "inheritedEvents": (inherited or 0) if reader.version >= 2 else ((h.seedLength or 0) if h else 0),
         "path": reader.path,
         "title": title,
         "header": h.to_dict() if h else None,

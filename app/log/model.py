@@ -60,7 +60,8 @@ class Event(msgspec.Struct, kw_only=True, dict=True):
     # ---- convenience
     @property
     def is_surface(self) -> bool:
-        return self.type in SURFACE_TYPES and self.surface_op is not None
+        return (self.type in SURFACE_TYPES or (self.type in ("system/message", "developer/message") and self.known)) \
+            and self.surface_op is not None
 
     @property
     def is_append(self) -> bool:
