@@ -153,3 +153,31 @@ def test_zstd_v4_fork_copies_whole_frames_and_verifies(tmp_path):
     assert res["child"].endswith("session.v4.jsonl.zstd") and res["format"] == "zstd" and res["bytesCopied"] > 0
     check_child(parent, res)
     assert p.read_bytes() == before
+
+
+@pytest.mark.parametrize("zst", [False, True], ids=["jsonl", "zstd"])
+def test_large_v4_fork_copies_the_prefix_as_stored(tmp_path, zst):
+    """A multi-block / multi-frame v4 store: the rows before the cut are copied as stored
+    (byte range / whole frames, not re-read), the cut block through the boundary row."""
+    from app.log.zstdframes import encode_session
+    from app.tools.synth import SessionSynth, write_jsonl
+    raw = tmp_path / "gen" / "session.v4.jsonl"
+    raw.parent.mkdir()
+    write_jsonl(str(raw), SessionSynth(seed=7, version=4), target_bytes=3_000_000)
+    p = raw
+    if zst:
+        head, body = raw.read_bytes().split(b"\n", 1)
+        rows = body.split(b"\n")[:-1]
+        p = tmp_path / "z" / "session.v4.jsonl.zstd"
+        p.parent.mkdir()
+        p.write_bytes(encode_session(head + b"\n", [b"\n".join(rows[i:i + 64]) + b"\n"
+                                                    for i in range(0, len(rows), 64)]))
+    parent = LogReader.open(str(p))
+    pe = parent.events()
+    ends = [e.seq for e in pe if e.type == "turn/end"]
+    anchor = next(e.seq for e in pe if e.type == "assistant/message" and e.seq > ends[len(ends) // 2])
+    res = fork(parent, anchor)
+    assert res["bytesCopied"] > (100_000 if zst else 1_000_000)   # most of the seed copied without decoding
+    child = check_child(parent, res)
+    b = res["boundary"]
+    assert [e.raw for e in child.events()[:b + 1]] == [e.raw for e in pe[:b + 1]]

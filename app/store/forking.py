@@ -47,7 +47,7 @@ def child_location(reader: LogReader, child_id: str, out_store: Optional[str] = 
     return os.path.join(sess_dir, id_segment(child_id), name)          # a loose file: beside it
 
 
-# byte strings one of which every row that reads in a legacy shape (spec §1.7) contains
+# one of these byte strings is in every row that reads in a legacy shape (spec §1.7)
 _LEGACY_HINTS = (b"steering/message", b"user/message", b"provenance", b"tool/result", b"trigger", b"turn/end")
 
 
@@ -55,7 +55,7 @@ def _converted_rows(reader: LogReader, data: bytes, upto: int) -> list:
     """[(start, stop, converted bytes)] of the rows in ``data[:upto]`` that read in a legacy
     shape: dsh's host forks from the converted events, so the child stores them converted
     (ids such as ``legacy-message:<parent id>:<seq>`` keep the parent's id)."""
-    spans = set()
+    found = set()
     for hint in _LEGACY_HINTS:
         i = data.find(hint, 0, upto)
         while i >= 0:
@@ -63,10 +63,11 @@ def _converted_rows(reader: LogReader, data: bytes, upto: int) -> list:
             b = data.find(b"\n", i, upto)
             if b < 0:
                 break
-            spans.add((a, b))
+            found.add((a, b))
             i = data.find(hint, b, upto)
+    spans = sorted(found)
     out = []
-    for a, b in sorted(spans):
+    for a, b in spans:
         items, _ = reader.codec.decode_row(data[a:b])
         if len(items) == 1 and is_event(items[0]) and items[0].legacy:
             out.append((a, b, encode_row(items[0].envelope())))
@@ -112,10 +113,37 @@ def _cut_in(reader: LogReader, seg, stored_through: int) -> Optional[int]:
     return None
 
 
+def _needs_row_pass(reader: LogReader) -> bool:
+    """Whether seed rows may need rewriting: v0/v1 legacy shapes, or an envelope-free snapshot.
+    Otherwise the seed is copied as stored without reading it (ranges / whole frames)."""
+    return (getattr(reader, "version", 0) or 0) < 2 or bool(getattr(reader, "envelope_free", False))
+
+
+def _seed_pieces_as_stored(reader: LogReader, plan: ForkPlan, text_crc: list):
+    """The seed as stored (v2+ store): everything before the cut segment as one byte range /
+    run of whole frames, then the cut segment's rows through the boundary."""
+    src = reader.source
+    _pos, end = plan.cut_segment
+    for seg in src.backward(end):               # the segment holding the boundary row
+        cut = _cut_in(reader, seg, plan.stored_through)
+        if cut is None:
+            break
+        if seg.pos > src.header_end:            # rows before it: copied as stored, not read
+            yield ("frames" if src.kind == "zstd" else "range", src.header_end, seg.pos)
+        text_crc[0] = zlib.crc32(seg.data[:cut], text_crc[0])
+        text_crc[1] += cut
+        yield ("text", seg.data[:cut])
+        return
+    raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
+
+
 def _seed_pieces(reader: LogReader, plan: ForkPlan, text_crc: list):
     """The seed's stored rows as pieces, oldest first: ("frames", start, stop) whole zstd frames
     copied as stored, or ("text", bytes) rows (verbatim, or converted from a legacy shape).
     ``text_crc`` = [CRC-32, length] of the seed's plain text, kept up to date."""
+    if not _needs_row_pass(reader):
+        yield from _seed_pieces_as_stored(reader, plan, text_crc)
+        return
     cut_pos = plan.cut_segment[0]
     for seg in reader.source.forward():
         if seg.bad:
@@ -242,10 +270,12 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
             pieces = _seed_pieces(reader, plan, text_crc)
             if src.kind == "jsonl":
                 def text_chunks():
-                    for _kind, chunk in pieces:
-                        crc[0] = zlib.crc32(chunk, crc[0])
-                        copied[0] += len(chunk)
-                        yield chunk
+                    for piece in pieces:
+                        chunks = _raw_range(fd, piece[1], piece[2], [0]) if piece[0] == "range" else (piece[1],)
+                        for chunk in chunks:
+                            crc[0] = zlib.crc32(chunk, crc[0])
+                            copied[0] += len(chunk)
+                            yield chunk
                 batch.append(RawText(text_chunks()))
             else:
                 # runs of whole frames are copied as stored; rows of a re-framed frame (the cut
