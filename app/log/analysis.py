@@ -12,6 +12,10 @@ from .model import Event, Problem, typed
 from .reader import LogReader
 
 
+_ROW_DEFECTS = frozenset({"malformed", "bad-utf8", "bad-envelope", "bad-packed", "corrupt-frame", "torn-row",
+                          "seq-gap", "seq-order"})
+
+
 class RequestError(Exception):
     pass
 
@@ -79,7 +83,9 @@ def inspect(reader: LogReader, progress=None) -> dict:
     problems.extend(sf.violations)
     problems.extend(st.problems)
     problems.extend(checks.problems)
-    refusals = dsh_refusals(reader) + checks.refusing
+    # the scanner's verdict needs a second (envelope-only) pass only when some row is defective
+    defective = any(p.code in _ROW_DEFECTS for p in problems) or bool(st.dropped)
+    refusals = (dsh_refusals(reader) if defective else []) + checks.refusing
     problems.extend(p for p in refusals if p.code == "dsh-would-refuse")
     hidden = [a for a in at.attempts if a.hidden_by_default]
     h = reader.header
