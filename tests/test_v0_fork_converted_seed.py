@@ -7,6 +7,7 @@ import json
 
 from app.log import analysis
 from app.log.reader import LogReader
+from app.log.zstdframes import iter_frames
 from app.store.forking import fork
 
 from fixtures_util import ev, write_log
@@ -57,13 +58,20 @@ def test_zstd_parent_with_legacy_rows(tmp_path):
     rows = [json.loads(e.raw) for e in src.events()]
     w = SessionWriter(str(out), hdr, fmt="zstd", pack=False, batch_delay_ms=1, exists=False)
     try:
-        for i in range(0, 6, 2):                          # three frames, legacy rows in the first and last
-            w.append(rows[i:i + 2])
+        for i in range(6):                                # one frame per row: legacy, legacy, clean, legacy,
+            w.append(rows[i:i + 1])                       # clean, legacy
             w.flush()
     finally:
         w.close()
     parent = LogReader.open(str(out))
     res = fork(parent, child_id="zchild")
+    # frames without a legacy-shape row were copied as stored, the others re-framed converted
+    assert list(parent.index.legacy) == [1, 1, 0, 1, 0, 1]
+    data = out.read_bytes()
+    frames = [(a, b) for _k, a, b in iter_frames(data)]       # header frame, then one per row
+    child_frames = [open(res["child"], "rb").read()[a:b] for _k, a, b in iter_frames(open(res["child"], "rb").read())]
+    assert data[slice(*frames[3])] in child_frames and data[slice(*frames[5])] in child_frames
+    assert data[slice(*frames[2])] not in child_frames          # a legacy row's frame is re-framed
     child = LogReader.open(res["child"])
     assert child.source.kind == "zstd" and not any(e.legacy for e in child.events())
     assert analysis.messages(child, through=5) == analysis.messages(parent, through=5)

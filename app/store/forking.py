@@ -17,6 +17,7 @@ from ..log.codec import encode_row
 from ..log.fork import ForkError, ForkPlan, child_header, plan_fork, seed_tail
 from ..log.model import is_event
 from ..log.reader import LogReader
+from ..log.sources import Segment
 from .layout import generation_name, id_segment, project_key, session_path
 from .writer import RawFrames, RawText, SessionWriter
 
@@ -137,12 +138,59 @@ def _seed_pieces_as_stored(reader: LogReader, plan: ForkPlan, text_crc: list):
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
 
+def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx, flags, text_crc: list):
+    """v0/v1 with the index's legacy flags: segments without a legacy-shape row are copied as
+    stored, unread (byte ranges / whole frames); flagged ones are read and their legacy rows
+    stored converted; the cut segment is read through the boundary row."""
+    from backports import zstd
+    src = reader.source
+    zst = src.kind == "zstd"
+    fd = os.open(src.path, os.O_RDONLY)
+    try:
+        run_start = None
+        for i in range(len(idx)):
+            pos, end = idx.seg_pos[i], idx.seg_end[i]
+            last = pos <= plan.cut_segment[0] < end or pos == plan.cut_segment[0]
+            if not flags[i] and not last:
+                if run_start is None:
+                    run_start = pos
+                continue
+            if run_start is not None:
+                yield ("frames" if zst else "range", run_start, pos)
+                run_start = None
+            blob = b"".join(_raw_range(fd, pos, end, [0]))
+            text = zstd.decompress(blob) if zst else blob
+            upto = len(text)
+            if last:
+                seg = Segment(pos=pos, end=end, data=text)
+                cut = _cut_in(reader, seg, plan.stored_through)
+                if cut is None:
+                    raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
+                upto = cut
+            at = 0
+            for a, b, row in _converted_rows(reader, text, upto) + [(upto, upto, b"")]:
+                for chunk in (text[at:a], row + b"\n" if row else b""):
+                    if chunk:
+                        yield ("text", chunk)
+                at = b + 1 if row else b
+            if last:
+                return
+    finally:
+        os.close(fd)
+    raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
+
+
 def _seed_pieces(reader: LogReader, plan: ForkPlan, text_crc: list):
     """The seed's stored rows as pieces, oldest first: ("frames", start, stop) whole zstd frames
     copied as stored, or ("text", bytes) rows (verbatim, or converted from a legacy shape).
     ``text_crc`` = [CRC-32, length] of the seed's plain text, kept up to date."""
     if not _needs_row_pass(reader):
         yield from _seed_pieces_as_stored(reader, plan, text_crc)
+        return
+    idx = reader.index
+    flags = getattr(idx, "legacy", None) if idx is not None else None
+    if flags is not None and len(flags) == len(idx) and all(p >= reader.source.header_end for p in idx.seg_pos[:1]):
+        yield from _seed_pieces_by_index(reader, plan, idx, flags, text_crc)
         return
     cut_pos = plan.cut_segment[0]
     for seg in reader.source.forward():
@@ -211,29 +259,44 @@ def _runs(pieces):
         yield kind, run
 
 
-def _frames_of(fd: int, run: list, crc: list, copied: list):
-    """The stored bytes of whole frames, CRC'd as they are read."""
+def _frames_of(fd: int, run: list, acc: list, copied: list, crc: list):
+    """The stored bytes of whole frames; ``acc`` = [CRC-32, bytes] of this run, ``crc`` of all
+    frames copied so far."""
     for start, stop in run:
-        for chunk in _raw_range(fd, start, stop, crc):
+        for chunk in _raw_range(fd, start, stop, acc):
+            acc[1] += len(chunk)
             copied[0] += len(chunk)
+            crc[0] = zlib.crc32(chunk, crc[0])
             yield chunk
 
 
-def _child_text_crc(path: str, length: int) -> int:
-    """CRC-32 of the first ``length`` bytes of a zstd child's text after its header line."""
-    from ..log.sources import open_source
-    src = open_source(path)
-    try:
-        got, left = 0, length
-        for seg in src.forward():
-            part = seg.data[:left]
-            got = zlib.crc32(part, got)
-            left -= len(part)
-            if left <= 0:
-                break
-        return got
-    finally:
-        src.close()
+def _verify_frames(path: str, layout: list) -> None:
+    """A zstd child holds its seed as planned: each run of copied frames byte for byte (same
+    CRC-32 and length), each re-framed run as exactly one frame whose text has the CRC-32 and
+    length written.  Frames are located by their headers; only re-framed ones are decoded."""
+    import mmap
+    from ..log.zstdframes import COMPLETE, decode_frame, scan_frame
+    with open(path, "rb") as f:
+        at = _child_seed_start(path, "zstd")
+        if not layout:
+            return
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            for kind, (want_crc, want_n) in layout:
+                if kind == "frames":
+                    stop = at
+                    while stop - at < want_n:
+                        k, stop = scan_frame(mm, stop)
+                        if k != COMPLETE:
+                            raise ForkVerifyError(f"child {path}: a copied frame is not complete at byte {at}")
+                    got = zlib.crc32(mm[at:stop])
+                    if stop - at != want_n or got != want_crc:
+                        raise ForkVerifyError(f"child {path} does not hold the copied frames at byte {at}")
+                else:
+                    k, stop = scan_frame(mm, at)
+                    text = decode_frame(mm[at:stop]) if k == COMPLETE else b""
+                    if len(text) != want_n or zlib.crc32(text) != want_crc:
+                        raise ForkVerifyError(f"child {path} does not hold the seed rows written at byte {at}")
+                at = stop
 
 
 def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[str] = None,
@@ -260,9 +323,9 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     if src.kind not in ("jsonl", "zstd"):
         raise ForkError("FORK_UNAVAILABLE", f"cannot fork a {src.kind} source")
     crc = [0]          # of the seed bytes as they are written (jsonl) / of the copied frames (zstd)
-    text_crc = [0, 0]  # of the seed's plain text and its length (zstd, when frames are re-framed mid-seed)
+    text_crc = [0, 0]  # of the seed's plain text and its length, where it was read
     copied = [0]
-    state = {"reframed_before_frames": False, "text_seen": False}
+    layout: list = []  # zstd: the child's seed in order, ("frames", [crc, bytes]) / ("text", [crc, length])
     batch: list = []
     fd = os.open(src.path, os.O_RDONLY)
     try:
@@ -282,12 +345,13 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
                 # frame, a frame holding converted rows) are written as one new frame per run
                 for run_kind, run in _runs(pieces):
                     if run_kind == "frames":
-                        if state["text_seen"]:
-                            state["reframed_before_frames"] = True
-                        batch.append(RawFrames(_frames_of(fd, run, crc, copied)))
+                        acc = [0, 0]                      # crc, bytes of this run as read
+                        layout.append(("frames", acc))
+                        batch.append(RawFrames(_frames_of(fd, run, acc, copied, crc)))
                     else:
-                        state["text_seen"] = True
-                        batch.append(RawText(run))
+                        text = b"".join(run)
+                        layout.append(("text", [zlib.crc32(text), len(text)]))
+                        batch.append(RawText([text]))
         batch.extend(tail_rows)
         w = SessionWriter(path, header, fmt=src.kind, pack=False, batch_delay_ms=1, exists=False)
         try:
@@ -302,10 +366,8 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     if rev_after != rev_before:
         raise ForkVerifyError(f"the source changed during the fork ({rev_before} -> {rev_after}); "
                               f"the child {path} was published from the earlier state")
-    if src.kind == "zstd" and state["reframed_before_frames"]:
-        got = _child_text_crc(path, text_crc[1])
-        if got != text_crc[0]:
-            raise ForkVerifyError(f"child {path} does not hold the seed text (crc {got:#x} != {text_crc[0]:#x})")
+    if src.kind == "zstd":
+        _verify_frames(path, layout)
     elif copied[0]:
         child_start = _child_seed_start(path, src.kind)
         got = _crc_of(path, child_start, child_start + copied[0])
