@@ -1,9 +1,14 @@
-"""Executing a fork: copy the seed rows verbatim, publish the child atomically, verify.
+"""Executing a fork: copy the seed rows, publish the child atomically, verify.
+
+The child is written in the source's format (a vN source gives a ``session.vN.jsonl[.zstd]``
+child).  Seed rows are copied as stored (byte ranges, whole zstd frames) except rows that the
+dsh host would hand over converted: legacy-shape v0 rows (spec §1.7) and the rows of an
+envelope-free snapshot, which are written as their converted events.
 
 The call returns only after the child is durable (fsync of file and directory through
 the write-behind writer's flush barrier) and the source is unchanged: its revision is
 the same before and after, and the child's copied bytes have the CRC-32 computed while
-reading them from the source.
+reading them from the source (zstd: each copied frame run, and each re-framed run by its text).
 """
 from __future__ import annotations
 
@@ -120,7 +125,7 @@ def _needs_row_pass(reader: LogReader) -> bool:
     return (getattr(reader, "version", 0) or 0) < 2 or bool(getattr(reader, "envelope_free", False))
 
 
-def _seed_pieces_as_stored(reader: LogReader, plan: ForkPlan, text_crc: list):
+def _seed_pieces_as_stored(reader: LogReader, plan: ForkPlan):
     """The seed as stored (v2+ store): everything before the cut segment as one byte range /
     run of whole frames, then the cut segment's rows through the boundary."""
     src = reader.source
@@ -131,14 +136,12 @@ def _seed_pieces_as_stored(reader: LogReader, plan: ForkPlan, text_crc: list):
             break
         if seg.pos > src.header_end:            # rows before it: copied as stored, not read
             yield ("frames" if src.kind == "zstd" else "range", src.header_end, seg.pos)
-        text_crc[0] = zlib.crc32(seg.data[:cut], text_crc[0])
-        text_crc[1] += cut
         yield ("text", seg.data[:cut])
         return
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
 
-def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx, flags, text_crc: list):
+def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx, flags):
     """v0/v1 with the index's legacy flags: segments without a legacy-shape row are copied as
     stored, unread (byte ranges / whole frames); flagged ones are read and their legacy rows
     stored converted; the cut segment is read through the boundary row."""
@@ -180,17 +183,17 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx, flags, text_cr
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
 
-def _seed_pieces(reader: LogReader, plan: ForkPlan, text_crc: list):
+def _seed_pieces(reader: LogReader, plan: ForkPlan):
     """The seed's stored rows as pieces, oldest first: ("frames", start, stop) whole zstd frames
-    copied as stored, or ("text", bytes) rows (verbatim, or converted from a legacy shape).
-    ``text_crc`` = [CRC-32, length] of the seed's plain text, kept up to date."""
+    copied as stored, ("range", start, stop) raw JSONL bytes copied as stored, or ("text", bytes)
+    rows (verbatim, converted from a legacy shape, or with a snapshot's envelope restored)."""
     if not _needs_row_pass(reader):
-        yield from _seed_pieces_as_stored(reader, plan, text_crc)
+        yield from _seed_pieces_as_stored(reader, plan)
         return
     idx = reader.index
     flags = getattr(idx, "legacy", None) if idx is not None else None
     if flags is not None and len(flags) == len(idx) and all(p >= reader.source.header_end for p in idx.seg_pos[:1]):
-        yield from _seed_pieces_by_index(reader, plan, idx, flags, text_crc)
+        yield from _seed_pieces_by_index(reader, plan, idx, flags)
         return
     cut_pos = plan.cut_segment[0]
     for seg in reader.source.forward():
@@ -206,16 +209,12 @@ def _seed_pieces(reader: LogReader, plan: ForkPlan, text_crc: list):
         conv = _enveloped_rows(reader, seg, upto) if getattr(reader, "envelope_free", False) else \
             _converted_rows(reader, data, upto)
         if reader.source.kind == "zstd" and not conv and not last and seg.pos >= reader.source.header_end:
-            text_crc[0] = zlib.crc32(data, text_crc[0])
-            text_crc[1] += len(data)
             yield ("frames", seg.pos, seg.end)
         else:
             at = 0
             for a, b, row in conv + [(upto, upto, b"")]:
                 for chunk in (data[at:a], row + b"\n" if row else b""):
                     if chunk:
-                        text_crc[0] = zlib.crc32(chunk, text_crc[0])
-                        text_crc[1] += len(chunk)
                         yield ("text", chunk)
                 at = b + 1 if row else b
         if last:
@@ -323,14 +322,13 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     if src.kind not in ("jsonl", "zstd"):
         raise ForkError("FORK_UNAVAILABLE", f"cannot fork a {src.kind} source")
     crc = [0]          # of the seed bytes as they are written (jsonl) / of the copied frames (zstd)
-    text_crc = [0, 0]  # of the seed's plain text and its length, where it was read
     copied = [0]
     layout: list = []  # zstd: the child's seed in order, ("frames", [crc, bytes]) / ("text", [crc, length])
     batch: list = []
     fd = os.open(src.path, os.O_RDONLY)
     try:
         if plan.stored_through >= 0:
-            pieces = _seed_pieces(reader, plan, text_crc)
+            pieces = _seed_pieces(reader, plan)
             if src.kind == "jsonl":
                 def text_chunks():
                     for piece in pieces:
