@@ -181,3 +181,34 @@ def test_large_v4_fork_copies_the_prefix_as_stored(tmp_path, zst):
     child = check_child(parent, res)
     b = res["boundary"]
     assert [e.raw for e in child.events()[:b + 1]] == [e.raw for e in pe[:b + 1]]
+
+
+def test_v4_fork_killed_at_every_publication_step_is_complete_or_absent(tmp_path):
+    """Durable before success, never a half child: SIGKILL at each step of the child's
+    publication leaves either no child or a complete v4 child (the v0 guarantee)."""
+    import signal
+    import subprocess
+    import sys
+    from app.store.discovery import discover
+    from app.store.publish import PUBLISH_STEPS
+    p = copy(tmp_path, CANCEL)
+    before = p.read_bytes()
+    steps = ("before-publish",) + PUBLISH_STEPS + ("after-publish",)
+    parent = LogReader.open(str(p))
+    for i, step in enumerate(steps + (None,)):
+        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+        if step:
+            env["SESSION_LENS_FAULT_STEP"] = step
+        res = subprocess.run([sys.executable, "-m", "app", "fork", str(p), "--id", f"k{i}", "--json"],
+                             capture_output=True, text=True, cwd=REPO, env=env)
+        assert res.returncode == (-signal.SIGKILL if step else 0), (step, res.stderr)
+        assert p.read_bytes() == before
+        kids = {s.id: s for s in discover(str(p.parent)).sessions if s.id != parent.header.id}
+        published = step is None or steps.index(step) >= steps.index("linked")
+        assert (f"k{i}" in kids) == published, step
+        for s in kids.values():
+            child = LogReader.open(s.path)
+            assert child.version == 4 and all(type(x).__name__ == "Event" for x in child.items())
+            ce = child.events()
+            assert ce[-1].data == {"inherited": True} and inherited_count(ce, child.header) == len(ce) - 1
+            assert analysis.messages(child, through=len(ce) - 2) == analysis.messages(parent, through=len(ce) - 2)
