@@ -54,12 +54,16 @@ def _sha(p) -> str:
     return hashlib.sha256(Path(p).read_bytes()).hexdigest()
 
 
-@pytest.mark.parametrize("name", ["demo-long-goal/session.jsonl", "demo-zstd/session.jsonl.zstd"])
+V4 = repo_root.parent / "shared/fixtures/dsh-next/0217po+deepseek-harness@f4a32dbd0a/snapshots/session/tool-call-turn"
+
+
+@pytest.mark.parametrize("name", ["demo-long-goal/session.jsonl", "demo-zstd/session.jsonl.zstd",
+                                  "tool-call-turn/session.v4.jsonl"])
 def test_parent_range_durable_before_child_published(tmp_path, trace, name):
     src_dir = tmp_path / "sessions" / "--home-dev-demo-project--" / Path(name).parent
     src_dir.mkdir(parents=True)
     parent = src_dir / Path(name).name
-    shutil.copyfile(DEMO / name, parent)
+    shutil.copyfile((V4.parent if name.startswith("tool-call-turn") else DEMO) / name, parent)
     before = (_sha(parent), os.stat(parent).st_mtime_ns, os.stat(parent).st_size)
     r = open_reader(str(parent))
     trace.clear()
