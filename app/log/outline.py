@@ -20,6 +20,7 @@ from typing import Callable, Optional
 
 import msgspec
 
+from .analysis import _dedupe
 from .folds import SurfaceFold
 from .model import Problem, typed
 from .textview import content_text, event_fields
@@ -87,16 +88,6 @@ def first_line(text: str, limit: int = PROMPT_CHARS) -> str:
         if s:
             return s if len(s) <= limit else s[:limit - 1] + "…"
     return ""
-
-
-def _dedupe(problems: list) -> list:
-    seen, out = set(), []
-    for p in problems:
-        k = (p.code, p.message, p.line, p.offset, p.seq)
-        if k not in seen:
-            seen.add(k)
-            out.append(p)
-    return out
 
 
 def build_outline(reader, progress: Optional[Callable[[int, int], None]] = None, cancel=None) -> Outline:
