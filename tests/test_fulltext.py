@@ -401,3 +401,20 @@ def test_cli_search(home, capsys):
     assert obj["indexed"] == ix.indexed_count() and obj["update"]["indexed"] == obj["indexed"]
     assert cli(["search", home["root"], "kind:bogus"]) == 2
     assert _tree_digest(home["root"]) == home["before"]
+
+
+def test_only_the_newest_generation_of_a_session_is_indexed(tmp_path, monkeypatch):
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    d = tmp_path / "home" / "sessions" / "--p--" / "s1"
+    d.mkdir(parents=True)
+    v0 = PlantingSynth(seed=3, session_id="s1", plants={"oldgenword": "assistant"}, at_turn=1)
+    write_jsonl(str(d / "session.jsonl"), v0, turns=2)
+    v4 = PlantingSynth(seed=3, session_id="s1", plants={"newgenword": "assistant"}, at_turn=1, version=4)
+    write_jsonl(str(d / "session.v4.jsonl"), v4, turns=2)
+    with FullTextIndex(str(tmp_path / "home")) as ix:
+        rep = ix.update()
+        assert rep.sessions == 1 and not rep.problems
+        assert ix.search("oldgenword").hits == []
+        hits = ix.search("newgenword").hits
+        assert [(h.session, h.seq, h.path) for h in hits] == [("s1", v4.planted["newgenword"][0],
+                                                                str(d / "session.v4.jsonl"))]

@@ -397,3 +397,11 @@ def test_a_log_written_with_ascii_escapes_and_spaces(tmp_path, planted):
         for case in (True, False):
             hits, _ = find_all(r, FindOptions(word, case=case))
             assert [(h.seq, h.turn, h.kind) for h in hits] == [(seq, turn, kind)], (word, case)
+
+
+@pytest.mark.parametrize("p", session_files()[::7] + _next_logs(), ids=lambda p: p.name)
+def test_outline_problems_include_everything_inspect_reports(p):
+    r = LogReader.open(str(p))
+    if r.fatal:
+        return
+    assert set(inspect(LogReader.open(str(p)))["problems"]) <= {str(x) for x in build_outline(r).problems}

@@ -20,7 +20,9 @@ from typing import Callable, Optional
 
 import msgspec
 
+from .analysis import _ROW_DEFECTS, _dedupe
 from .folds import SurfaceFold
+from .integrity import EventChecks, dsh_refusals
 from .model import Problem, typed
 from .textview import content_text, event_fields
 
@@ -90,16 +92,6 @@ def first_line(text: str, limit: int = PROMPT_CHARS) -> str:
     return ""
 
 
-def _dedupe(problems: list) -> list:
-    seen, out = set(), []
-    for p in problems:
-        k = (p.code, p.message, p.line, p.offset, p.seq)
-        if k not in seen:
-            seen.add(k)
-            out.append(p)
-    return out
-
-
 def build_outline(reader, progress: Optional[Callable[[int, int], None]] = None, cancel=None) -> Outline:
     """Outline (turns) and every problem of the log of ``reader``, one forward pass."""
     problems: list = list(reader.problems)
@@ -107,6 +99,8 @@ def build_outline(reader, progress: Optional[Callable[[int, int], None]] = None,
     if reader.fatal:
         return Outline(turns=turns, problems=_dedupe(problems))
     sf = SurfaceFold(keep_events=False)
+    checks = EventChecks()
+    inherited = None                  # v2+: seq of the last tagged session/end-seed
     cur: Optional[TurnEntry] = None
     expected = 0
     events = 0
@@ -130,8 +124,11 @@ def build_outline(reader, progress: Optional[Callable[[int, int], None]] = None,
             problems.append(Problem(code="bad-payload", message=f"{ev.type} payload: {e}", seq=ev.seq, line=ev.line,
                                     offset=ev.offset if ev.offset >= 0 else None))
         sf.apply(ev)
+        checks.apply(ev)
         typ = ev.type
         d = ev.data if isinstance(ev.data, dict) else {}
+        if typ == "session/end-seed" and d.get("inherited") is True:
+            inherited = ev.seq
         if typ == "turn/start":
             t = d.get("turn")
             cur = TurnEntry(turn=t if type(t) is int else len(turns) + 1, first_seq=ev.seq, last_seq=ev.seq)
@@ -187,8 +184,17 @@ def build_outline(reader, progress: Optional[Callable[[int, int], None]] = None,
         st = reader.tail_state()
         for ev in st.closure:
             sf.apply(ev)
+        h = reader.header
+        if reader.version >= 2 and h is not None and h.isSeeded is not None and h.isSeeded != (inherited is not None):
+            problems.append(Problem(code="seed-marker", message=(
+                "header isSeeded but no session/end-seed {inherited:true}" if h.isSeeded else
+                f"session/end-seed {{inherited:true}} at seq {inherited} but the header is not isSeeded")))
         problems.extend(sf.violations)
         problems.extend(st.problems)
+        problems.extend(checks.problems)
+        defective = any(p.code in _ROW_DEFECTS for p in problems) or bool(st.dropped)
+        refusals = (dsh_refusals(reader) if defective else []) + checks.refusing
+        problems.extend(p for p in refusals if p.code == "dsh-would-refuse")
     return Outline(turns=turns, problems=_dedupe(problems), events=events, last_seq=last_seq, complete=complete)
 
 

@@ -35,7 +35,7 @@ from ..log.model import is_event
 from ..log.reader import LogReader
 from ..log.sources import RawJsonlSource, open_source
 from ..log.textview import KINDS, TEXT_TYPES, event_fields, event_turn, normalize_kind, plain
-from .discovery import SQLITE_SUFFIXES, _PROJECT_RE, _is_sqlite, _walk, read_header_bytes
+from .discovery import SQLITE_SUFFIXES, _PROJECT_RE, _older_generations, _walk, read_header_bytes
 
 SCHEMA = 1
 CRC_WINDOW = 4096
@@ -363,6 +363,10 @@ class FullTextIndex:
             rel = os.path.relpath(p, base).split(os.sep)
             project = rel[0] if kind in ("root", "home") and len(rel) >= 3 and _PROJECT_RE.match(rel[0]) else None
             files.append((p, st, project))
+        # a session folder may hold one file per format version: the newest generation is the session
+        hidden = _older_generations([p for p, _, _ in files])
+        if hidden:
+            files = [f for f in files if f[0] not in hidden]
         return files, stores
 
     def behind(self) -> int:
