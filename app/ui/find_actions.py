@@ -277,7 +277,6 @@ class FindActions(QObject):
         if self._cur_hit is not None and self.results.hits:
             pos = f"{self._cur_hit + 1:,}/"
         self.win.history_actions.search_count.setText(pos + text if pos and text[:1].isdigit() else text)
-        self.ctl.searchStatus.emit(text)
 
     def goto_hit(self, i: int, select_result: bool = True) -> None:
         hits = self.results.hits
