@@ -325,3 +325,27 @@ def test_clipped_output_expands_and_collapses_by_click(qtbot, make_window, long_
     view.setCurrentIndex(ix)
     qtbot.keyClick(view, Qt.Key.Key_Space)
     assert not row.expanded and row.clipped
+
+
+def test_reasoning_collapses_by_default_with_a_count_and_expands(qtbot, make_window, long_log):
+    win = make_window()
+    h = open_and_wait(qtbot, win, long_log)
+
+    def reasoning_of(r):
+        msg = r.event.data.get("message") if r.event is not None and isinstance(r.event.data, dict) else None
+        for b in (msg or {}).get("content") or []:
+            if isinstance(b, dict) and b.get("type") == "reasoning":
+                return b["text"]
+        return None
+    cands = [(i, r, reasoning_of(r)) for i, r in enumerate(h.rows) if r.kind == "assistant"]
+    i, row, full = next((i, r, t) for i, r, t in cands if t and len(t.strip("\n").split("\n")) > 2)
+    lines = full.strip("\n").split("\n")
+    n = len(lines) - 1
+    (rb,) = [b for b in row.content().blocks if b.style == "reasoning"]
+    assert rb.text.startswith(lines[0][:100]) and lines[-1] not in rb.text
+    assert f"… {n} more lines of reasoning hidden" in rb.text and row.clipped
+    win.view.setCurrentIndex(h.index(i, 0))
+    win.view.setFocus()
+    qtbot.keyClick(win.view, Qt.Key.Key_Space)
+    (rb,) = [b for b in row.content().blocks if b.style == "reasoning"]
+    assert row.expanded and lines[-1] in rb.text and "hidden" not in rb.text

@@ -349,6 +349,19 @@ def clip(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) -> s
     return text
 
 
+def fold(text: str, what: str) -> str:
+    """Collapsed by default (reasoning, context injected by the runtime): the first line and
+    how many lines are hidden; an expanded row shows the text (clipped as usual)."""
+    if getattr(_clip_state, "expanded", False):
+        return clip(text, MAX_LINES, MAX_CHARS)
+    lines = str(text).strip("\n").split("\n")
+    first = lines[0] if len(lines[0]) <= 160 else lines[0][:159] + "…"
+    n = len(lines) - 1
+    if n <= 0:
+        return first
+    return f"{first}\n… {n} more line{'s' if n != 1 else ''} of {what} hidden{CLIP_NOTE}"
+
+
 def compact_json(obj, limit: int = 180) -> str:
     try:
         s = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
@@ -424,7 +437,7 @@ def _message_blocks(msg: dict, out: list) -> None:
         elif t == "reasoning":
             txt = str(b.get("text", ""))
             if txt.strip():
-                out.append(Block("reasoning", clip(txt, MAX_REASONING_LINES, 900), label="Reasoning"))
+                out.append(Block("reasoning", fold(txt, "reasoning"), label="Reasoning"))
         elif t == "tool-call":
             args = str(b.get("arguments", ""))
             out.append(Block("dim", f"→ calls {b.get('name', '?')}  {args[:160]}{'…' if len(args) > 160 else ''}"))
@@ -544,6 +557,10 @@ def _content_body(row: Row) -> Content:
                                                     else str(kind).capitalize())
         blocks: list = []
         _message_blocks(d, blocks)
+        if kind not in (None, "user"):          # context injected by the runtime or a plugin: folded
+            for b in blocks:
+                if b.style == "text":
+                    b.text = fold(b.text, "injected context")
         if ev.is_replace:
             op = ev.surface_op
             blocks.insert(0, Block("note", f"replaces surface nodes {op.get('start')}–{op.get('end')} "
@@ -569,7 +586,7 @@ def _content_body(row: Row) -> Content:
         text, reasoning = _chunk_texts(row.chunks)
         blocks = []
         if reasoning.strip():
-            blocks.append(Block("reasoning", clip(reasoning, MAX_REASONING_LINES, 900), label="Reasoning"))
+            blocks.append(Block("reasoning", fold(reasoning, "reasoning"), label="Reasoning"))
         if text.strip():
             blocks.append(Block("text", clip(text)))
         for name, args in _chunk_calls(row.chunks):
