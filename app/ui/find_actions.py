@@ -17,17 +17,15 @@ from __future__ import annotations
 import time
 from typing import Optional
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDockWidget, QHBoxLayout, QHeaderView,
                                QLabel, QProgressBar, QPushButton, QTableView, QVBoxLayout, QWidget)
 
-from ..log.search import FindOptions, FindStats, compile_matcher, find
+from ..log.search import FindOptions, FindStats, compile_matcher
 from ..log.textview import KINDS
-from ..store.faces import open_reader
 from .find_models import FindResultsModel, search_wording
 
 HIT_LIMIT = 100_000          # hits kept for the results pane (the count says when it was reached)
-STREAM_EVERY = 0.08          # seconds between batches of streamed hits
 
 
 def dock(win, title: str, name: str, widget: QWidget, area) -> QDockWidget:
@@ -43,25 +41,21 @@ def dock(win, title: str, name: str, widget: QWidget, area) -> QDockWidget:
 # --------------------------------------------------------------------------- worker body (no Qt)
 
 def find_job(job, path: str, session_id: Optional[str], opts: FindOptions, limit: int = HIT_LIMIT):
-    """The whole-log search in a worker: hits streamed in batches, FindStats returned."""
-    reader = open_reader(path, session_id)
+    """The whole-log search, scanned in a child process (app.store.scan_child: the scan does
+    not compete with the UI thread for the GIL); hits streamed in batches, FindStats returned."""
+    from ..store.scan_child import run_isolated
+    from .workers import Cancelled
+
+    def on_message(msg):
+        if msg[0] == "hits":
+            job.stream(msg[1])
+        elif msg[0] == "progress":
+            job.report(msg[1], msg[2])
     try:
-        st = FindStats()
-        batch: list = []
-        last = time.perf_counter()
-        for h in find(reader, opts, cancel=lambda: job.cancelled, stats=st, limit=limit,
-                      progress=lambda d, t: job.report(d, t)):
-            batch.append(h)
-            now = time.perf_counter()
-            if now - last >= STREAM_EVERY or len(batch) >= 2000 or len(batch) == 1 and st.hits == 1:
-                job.stream(batch)
-                batch, last = [], now
-        if batch:
-            job.stream(batch)
-        job.check()
-        return st
-    finally:
-        reader.close()
+        return run_isolated("find", path, session_id, {"opts": opts, "limit": limit}, on_message,
+                            lambda: job.cancelled)
+    except InterruptedError:
+        raise Cancelled(job.name) from None
 
 
 class FindActions(QObject):

@@ -24,19 +24,23 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QInputDialog, QLabel, QListView, QTableView,
                                QVBoxLayout, QWidget)
 
-from ..store.faces import open_reader
 from .find_actions import dock
 from .find_models import SEQ_ROLE, OutlineModel, ProblemsModel
 from .history.window import FILTER_LABELS, FILTERS
 
 
 def outline_job(job, path: str, session_id: Optional[str]):
-    from ..log.outline import build_outline
-    reader = open_reader(path, session_id)
+    """Outline and problems of the whole log, built in a child process (app.store.scan_child)."""
+    from ..store.scan_child import run_isolated
+    from .workers import Cancelled
+
+    def on_message(msg):
+        if msg[0] == "progress":
+            job.report(msg[1], msg[2])
     try:
-        return build_outline(reader, progress=lambda d, t: job.report(d, t), cancel=lambda: job.cancelled)
-    finally:
-        reader.close()
+        return run_isolated("outline", path, session_id, {}, on_message, lambda: job.cancelled)
+    except InterruptedError:
+        raise Cancelled(job.name) from None
 
 
 def parse_goto(text: str) -> Optional[tuple]:

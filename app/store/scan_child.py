@@ -1,0 +1,137 @@
+"""Whole-log scans of the window (search, outline) in a separate process.
+
+Like the seq index (:mod:`app.store.indexer`): a scan of a 1 GB log is CPU-bound Python and
+long C calls (``bytes.find``, regex, msgspec) that hold the GIL; run in a thread of the GUI
+process they stall its UI thread for 50-170 ms at a time.  In a child process the scan has
+a core of its own; the GUI's worker thread only waits on a pipe (which releases the GIL).
+
+The child writes pickled messages to stdout: ``("progress", done, total)``, ``("hits",
+[Hit, ...])`` (search, in batches), then ``("done", result)`` (FindStats or Outline) or
+``("error", text)``.  :func:`run_isolated` reads them, calls back in the caller's thread,
+and kills the child when ``cancelled()`` turns true.  It falls back to running the scan in
+the calling thread when no child can be started, in a frozen build (its entry point runs
+only the index child), or with ``SESSION_LENS_SCAN_INPROC=1``.  The store is only read.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+PROGRESS_INTERVAL = 0.04
+HITS_INTERVAL = 0.05
+CHILD_NICE = 5
+
+
+class ScanFailed(RuntimeError):
+    """The scan process reported an error or died."""
+
+
+def scan(task: str, path: str, session_id: Optional[str], args: dict, send: Callable, cancelled=None):
+    """Run ``task`` ("find": args {"opts": FindOptions, "limit": N}; "outline") over the
+    session, reporting through ``send(message)``; returns the result."""
+    from app.store.faces import open_reader
+    r = open_reader(path, session_id)
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_INTERVAL or done >= total:
+            last[0] = now
+            send(("progress", done, total))
+    try:
+        if task == "outline":
+            from app.log.outline import build_outline
+            return build_outline(r, progress=progress, cancel=cancelled)
+        from app.log.search import FindStats, find
+        st = FindStats()
+        batch: list = []
+        t = time.monotonic()
+        for h in find(r, args["opts"], cancel=cancelled, stats=st, limit=args.get("limit"), progress=progress):
+            batch.append(h)
+            now = time.monotonic()
+            if st.hits == 1 or now - t >= HITS_INTERVAL or len(batch) >= 2000:
+                send(("hits", batch))
+                batch, t = [], now
+        if batch:
+            send(("hits", batch))
+        return st
+    finally:
+        r.close()
+
+
+def child_main() -> int:
+    """The child: reads (task, path, session_id, args) pickled on stdin."""
+    out = sys.stdout.buffer
+    try:
+        os.nice(CHILD_NICE)
+    except (AttributeError, OSError):
+        pass
+
+    def send(msg) -> None:
+        pickle.dump(msg, out, protocol=pickle.HIGHEST_PROTOCOL)
+        out.flush()
+    try:
+        task, path, sid, args = pickle.load(sys.stdin.buffer)
+        send(("done", scan(task, path, sid, args, send)))
+        return 0
+    except BrokenPipeError:
+        return 1
+    except BaseException as e:  # noqa: BLE001 - everything is reported to the parent
+        try:
+            send(("error", f"{type(e).__name__}: {e}"))
+        except Exception:
+            pass
+        return 1
+
+
+def run_isolated(task: str, path: str, session_id: Optional[str], args: dict,
+                 on_message: Callable, cancelled: Callable[[], bool]):
+    """The result of ``task`` scanned in a child process; ``on_message(msg)`` gets every
+    progress/hits message in the caller's thread.  Raises InterruptedError when cancelled."""
+    if os.environ.get("SESSION_LENS_SCAN_INPROC") == "1" or getattr(sys, "frozen", False):
+        return scan(task, path, session_id, args, on_message, cancelled)
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    err = tempfile.TemporaryFile()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "app.store.scan_child"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=err, env=env, close_fds=True)
+    except OSError:
+        err.close()
+        return scan(task, path, session_id, args, on_message, cancelled)
+    try:
+        pickle.dump((task, path, session_id, args), proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        proc.stdin.close()
+        while True:
+            if cancelled():
+                raise InterruptedError(f"{task} cancelled")
+            try:
+                msg = pickle.load(proc.stdout)         # blocks in read(): the GIL is released
+            except EOFError:
+                code = proc.wait(5)
+                err.seek(0)
+                tail = err.read()[-600:].decode("utf-8", "replace").strip()
+                raise ScanFailed(f"{task} process ended without a result (exit code {code})"
+                                 + (f": {tail.splitlines()[-1]}" if tail else ""))
+            if msg[0] == "done":
+                return msg[1]
+            if msg[0] == "error":
+                raise ScanFailed(msg[1])
+            on_message(msg)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+        proc.wait(5)
+        err.close()
+
+
+if __name__ == "__main__":
+    sys.exit(child_main())
