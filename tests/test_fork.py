@@ -162,7 +162,6 @@ def test_eligibility_rules_on_fixtures():
     evs = r.events()
     # a crashed (open) tail: cut the turn/end and the message's turn is open when live
     cut = [e for e in evs if e.type != "turn/end"]
-    closure = [] if True else None
     el_live = eligibility(cut, tail_closure=[], live=True)
     msg = next(e.seq for e in cut if e.type == "assistant/message")
     assert el_live[msg][0] is False and "still open" in el_live[msg][1]

@@ -175,7 +175,7 @@ def test_follow_cli_from_start_and_tail(tmp_path, fmt):
     got = [x["seq"] for x in lines]
     assert got and got[-1] == final[-1]
     assert got == final[got[0]:], "tail then follow: duplicate or gap"
-    assert 0 < got[0]                                         # started from a tail page, not seq 0
+    assert got[0] > 0                                         # started from a tail page, not seq 0
     assert set(lines[0]) >= {"type", "seq", "time", "data"}
     status = json.loads(m_err.decode().strip().splitlines()[-1])
     assert status["follow"] == "end" and status["openTurn"] is None and status["lastSeq"] == final[-1]

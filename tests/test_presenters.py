@@ -10,7 +10,7 @@ from fixtures_util import session_files  # noqa: E402  (shared corpus discovery)
 import copy
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -29,7 +29,7 @@ CARDS = {"terminal", "diff", "read", "write", "search", "web", "todo", "subagent
 FALLBACKS = re.compile(r"^(bad-json|unknown-tool|no-presenter|call-not-on-page|presenter-error: .+)$", re.S)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _events(rel: str) -> tuple:
     return tuple(LogReader.open(str(FIXTURES / rel)).events())
 

@@ -9,11 +9,11 @@ import argparse
 import json
 import os
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 import msgspec
 
-from ..log.model import BadRow, Event, is_event
+from ..log.model import is_event
 
 # name -> (help, configure(parser), run(args)); feature modules add their own entries
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {}

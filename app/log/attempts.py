@@ -9,7 +9,8 @@ linked to the failed attempt they retry.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Optional
+from collections.abc import Iterable
 
 from .model import Event
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import difflib
 import json
-from typing import Iterable, Optional, Union
+from typing import Optional, Union
+from collections.abc import Iterable
 
 from .attempts import AttemptTracker
 from .folds import HeaderFold, SurfaceFold, build_request

@@ -6,7 +6,8 @@ folding incrementally are the same computation; ``fold_*`` helpers reduce a list
 from __future__ import annotations
 
 import copy
-from typing import Iterable, Optional
+from typing import Optional
+from collections.abc import Iterable
 
 from .model import SURFACE_TYPES, Event, Problem, event_message
 
@@ -84,7 +85,7 @@ class SurfaceFold:
                 out.append(m)
         return out
 
-    def copy(self) -> "SurfaceFold":
+    def copy(self) -> SurfaceFold:
         c = SurfaceFold(self.keep_events)
         c.nodes = list(self.nodes)
         c.events = dict(self.events)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .model import Event, is_event
+from .model import is_event
 from .reader import LogReader
 
 

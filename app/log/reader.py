@@ -17,7 +17,8 @@ from __future__ import annotations
 import bisect
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Optional
+from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
 
@@ -288,7 +289,7 @@ class LogReader:
         self._tail: Optional[tuple] = None        # (size, TailState)
 
     @classmethod
-    def open(cls, path: str) -> "LogReader":
+    def open(cls, path: str) -> LogReader:
         return cls(open_source(path))
 
     @property

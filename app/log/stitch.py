@@ -36,7 +36,8 @@ Items only need a ``seq`` attribute (``Event``) or key (event dicts).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
+from collections.abc import Iterable
 
 
 def seq_of(ev: Any) -> int:

@@ -11,7 +11,8 @@ request (it was a message of ``deriveMessages(events[0..b-1])``).
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional
+from typing import Optional
+from collections.abc import Iterable
 
 from .attempts import AttemptTracker
 from .folds import SurfaceFold

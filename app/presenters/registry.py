@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Optional
+from collections.abc import Callable, Iterable
 
 MAX_SECTION = 64 * 1024          # bytes of text kept per section / long field
 MAX_TITLE = 200                  # characters of a title

@@ -13,7 +13,6 @@ import uuid
 import zlib
 from typing import Optional
 
-from ..log.codec import encode_row
 from ..log.fork import ForkError, ForkPlan, child_header, end_seed, plan_fork
 from ..log.model import is_event
 from ..log.reader import LogReader
@@ -50,7 +49,7 @@ def _cut_offsets(reader: LogReader, plan: ForkPlan):
     """(segment start, byte offset in the segment's decoded text just after the boundary row, segment)."""
     pos, end = plan.cut_segment
     for seg in reader.source.backward(end):
-        for rpos, off, line, raw, complete in seg.split_rows():
+        for rpos, _off, _line, raw, _complete in seg.split_rows():
             items, _ = reader.codec.decode_row(raw, pos=rpos)
             evs = [i for i in items if is_event(i)]
             if evs and evs[0].seq <= plan.stored_through <= evs[-1].seq:

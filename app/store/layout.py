@@ -27,7 +27,7 @@ def _escape(s: str, separators: bool) -> str:
         if ch is not None and ch in _LITERAL and not (not separators and ch == "."):
             out.append(ch)
         else:
-            out.append("~%04X" % u)
+            out.append(f"~{u:04X}")
     return "".join(out)
 
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import time as _time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
+from collections.abc import Iterable
 
 from ..log.model import BadRow, Event, is_event
 

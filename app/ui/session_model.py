@@ -70,7 +70,7 @@ def titles_job(job, sessions: list):
     """quick_title for each session, streamed in batches (UI updates as they come)."""
     batch: dict = {}
     last = time.perf_counter()
-    for i, info in enumerate(sessions):
+    for _i, info in enumerate(sessions):
         job.check()
         try:
             t = quick_title(info)

@@ -10,7 +10,8 @@ them in a worker when it has a :class:`app.ui.workers.Jobs`, inline otherwise (t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 from ...log.attempts import AttemptTracker
 from ...log.diff import attempt_diff, find_parent_path, fork_diff, request_diff

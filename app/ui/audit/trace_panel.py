@@ -143,7 +143,7 @@ class TracePanel(QWidget):
             self.spin.blockSignals(True)
             self.spin.setValue(t["seq"])
             self.spin.blockSignals(False)
-        for name, lab in self.fields.items():
+        for lab in self.fields.values():
             lab.setText("—")
         for name, text in describe(trace):
             if name in self.fields:
