@@ -21,7 +21,8 @@ import re
 import shlex
 from typing import Any, Optional
 
-from .registry import block_text, compact_json, one_line, pretty_json, register, result_text, section
+from ..textutil import compact_json, pretty_json
+from .registry import block_text, one_line, register, result_text, section
 
 # --------------------------------------------------------------------------- helpers
 

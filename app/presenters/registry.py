@@ -23,9 +23,10 @@ give a generic card with a ``fallback`` reason.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Optional
 from collections.abc import Callable, Iterable
+
+from ..textutil import clip_bytes, compact_json, pretty_json
 
 MAX_SECTION = 64 * 1024          # bytes of text kept per section / long field
 MAX_TITLE = 200                  # characters of a title
@@ -35,7 +36,6 @@ MAX_ITEMS = 1000                 # items kept in a card's item list
 CARDS = frozenset({"terminal", "diff", "read", "write", "search", "web", "todo", "subagent", "generic"})
 LANGS = (None, "diff", "json")
 
-_CLIPPED = re.compile(r"\n… \(\d+ more bytes\)\Z")
 
 _CALL: dict = {}
 _RESULT: dict = {}
@@ -96,22 +96,6 @@ def _known(name: str) -> bool:
 
 # --------------------------------------------------------------------------- text helpers
 
-def clip(text: Any, limit: int = MAX_SECTION) -> str:
-    """``text`` as a str of at most ``limit`` UTF-8 bytes, with a ``… (N more bytes)`` marker."""
-    text = "" if text is None else (text if isinstance(text, str) else str(text))
-    if len(text) <= limit // 4:                      # cannot exceed the limit
-        return text
-    b = text.encode("utf-8", errors="surrogatepass")
-    if len(b) <= limit:
-        return text
-    m = _CLIPPED.search(text)
-    if m and len(b) - len(m.group(0).encode("utf-8")) <= limit:
-        return text                                  # already clipped (idempotent)
-    head = b[:limit].decode("utf-8", errors="ignore")
-    kept = len(head.encode("utf-8", errors="surrogatepass"))
-    return head + f"\n… ({len(b) - kept} more bytes)"
-
-
 def one_line(text: Any, limit: int = MAX_TITLE) -> str:
     """The first non-empty line of ``text`` (``…`` when more follows or it is cut)."""
     s = "" if text is None else (text if isinstance(text, str) else str(text))
@@ -127,24 +111,7 @@ def one_line(text: Any, limit: int = MAX_TITLE) -> str:
 
 
 def section(label: str, text: Any, mono: bool = True, lang: Optional[str] = None) -> dict:
-    return {"label": str(label), "text": clip(text), "mono": bool(mono), "lang": lang if lang in LANGS else None}
-
-
-def pretty_json(value: Any) -> str:
-    try:
-        return json.dumps(value, indent=2, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def compact_json(value: Any, limit: int = MAX_SUMMARY) -> str:
-    """One-line JSON, cut to ``limit`` characters."""
-    try:
-        s = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    except (TypeError, ValueError):
-        s = str(value)
-    s = " ".join(s.split())
-    return s if len(s) <= limit else s[:limit - 1] + "…"
+    return {"label": str(label), "text": clip_bytes(text, MAX_SECTION), "mono": bool(mono), "lang": lang if lang in LANGS else None}
 
 
 def pretty_arguments(arguments_json: Any) -> tuple:
@@ -261,7 +228,7 @@ def _result_fallback(name: str, res: dict, fallback: str, **fields) -> dict:
 
 
 def _s(v: Any, limit: int = MAX_SECTION) -> str:
-    return clip(v if isinstance(v, str) else ("" if v is None else str(v)), limit)
+    return clip_bytes(v if isinstance(v, str) else ("" if v is None else str(v)), limit)
 
 
 def _finish(view: Any, for_: str, name: str, status: Optional[str]) -> dict:

@@ -518,7 +518,8 @@ def attachment_object(home: Optional[str], attachment_id: str) -> Optional[str]:
 def export_zip(reader, out: str, home: Optional[str] = None, redact: bool = False, level: int = 6,
                include_descendants: bool = True, overwrite: bool = False) -> dict:
     """The dsh session export bundle (spec §9)."""
-    from ..log.trace import flatten_descendants, trace_session
+    from ..log.trace import flatten_descendants
+    from .lineage import trace_session
     from .faces import open_reader
     sid = reader.header.id if reader.header else "session"
     if out.endswith(os.sep) or os.path.isdir(out):
