@@ -49,8 +49,8 @@ def seq_of(ev: Any) -> int:
 
 @dataclass
 class Step:
-    reinstall: Optional[list] = None          # new view contents (tail page events), or None
-    appended: list = field(default_factory=list)
+    reinstall: Optional[list[Any]] = None          # new view contents (tail page events), or None
+    appended: list[Any] = field(default_factory=list)
     refetch: bool = False
 
     def __bool__(self) -> bool:
@@ -82,7 +82,7 @@ class Stitcher:
         return "ready" if self.installed else "idle"
 
     @property
-    def missing(self) -> Optional[tuple]:
+    def missing(self) -> Optional[tuple[int, int]]:
         """(first missing seq, first buffered seq) while rows are missing, else None."""
         if not self.buffer:
             return None

@@ -50,10 +50,6 @@ def _meta(r: dict) -> dict:
     return m if isinstance(m, dict) else {}
 
 
-def _status(r: dict) -> str:
-    return "error" if _is_error(r) else "ok"
-
-
 def _error_sections(r: dict, text: Optional[str] = None) -> list:
     text = result_text(r) if text is None else text
     out = [section("error", text or "(no message)")]

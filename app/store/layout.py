@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Optional
 
 _LITERAL = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
-def _utf16_units(s: str):
+def _utf16_units(s: str) -> Iterator[int]:
     b = s.encode("utf-16-le", errors="surrogatepass")
     for i in range(0, len(b), 2):
         yield b[i] | (b[i + 1] << 8)

@@ -8,7 +8,7 @@ store imports (tests/test_layering.py), so the file-system part lives here and t
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Any, Optional
 
 from ..log.trace import TraceError, session_lineage
 from .discovery import Listing, discover, session_info
@@ -23,7 +23,7 @@ def _session_file(path: str) -> str:
     return p
 
 
-def trace_session(path: str, listing: Optional[Listing] = None) -> dict:
+def trace_session(path: str, listing: Optional[Listing] = None) -> dict[str, Any]:
     """Ancestors and descendants of the session at ``path`` (a file, or a folder holding ``session.jsonl``).
 
     ``listing`` defaults to the discovery listing of the file's folder (siblings such as
@@ -49,5 +49,5 @@ def find_parent_path(child_path: str) -> Optional[str]:
         return None
     for s in discover(os.path.dirname(child)).sessions:
         if s.id == info.parent and os.path.abspath(s.path) != child:
-            return s.path
+            return str(s.path)
     return None

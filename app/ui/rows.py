@@ -23,7 +23,6 @@ from ..textutil import clip, compact_json, pretty_json
 
 # limits for the list (the inspector shows everything)
 MAX_LINES = 18
-MAX_CHARS = 2400
 MAX_MONO_LINES = 14
 MAX_REASONING_LINES = 6
 

@@ -182,9 +182,6 @@ class SessionTreeModel(QAbstractItemModel):
     def info_at(self, index):
         return index.internalPointer().info if index.isValid() else None
 
-    def first_index(self) -> QModelIndex:
-        return self.index(0, 0) if self._root.kids else QModelIndex()
-
     # ---- Qt API
     def _node(self, index) -> _Node:
         return index.internalPointer() if index.isValid() else self._root

@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QApplication, QLabel, QProgressBar, QPushButton, QStackedWidget, QTabWidget,
                                QVBoxLayout, QWidget)
 
-from .data import (AuditData, EventsWithHeader, compute_audit, diff_job, diff_sides, is_cheap, load_audit_job,
+from .data import (AuditData, compute_audit, diff_job, diff_sides, is_cheap, load_audit_job,
                    trace_job, trace_of)
 from .diff_view import DiffView
 from .plots import BarChart, StatsPlots
@@ -219,9 +219,6 @@ class AuditWindow(QWidget):
         self.tabs.setCurrentIndex(max(0, cur))
         self.stack.setCurrentIndex(1)
         self.traceShown.emit(data.seq)
-
-    def events_src(self):
-        return EventsWithHeader(self.events, self.header)
 
     def has_seq(self, seq: Optional[int]) -> bool:
         return self.data is not None and self.data.has_seq(seq)

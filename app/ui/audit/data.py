@@ -10,7 +10,7 @@ them in a worker when it has a :class:`app.ui.workers.Jobs`, inline otherwise (t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 from collections.abc import Callable
 
 from ...log.attempts import AttemptTracker
@@ -37,7 +37,7 @@ class AuditData:
     """One session's audit, ready for the panels (plain data)."""
     path: Optional[str]
     session_id: Optional[str]
-    header: object
+    header: Any                          # the session header (app.log.model.Header), None when unreadable
     events: list
     seq: Optional[int]                   # the seq traced first
     trace: Optional[dict] = None         # its trace, or

@@ -31,10 +31,6 @@ def nice_axis(v: float, ticks: int = 4) -> tuple:
     return step * n, step, n
 
 
-def nice_max(v: float) -> float:
-    return nice_axis(v)[0]
-
-
 def fmt_num(v: float) -> str:
     if v >= 1_000_000:
         return f"{v / 1_000_000:.1f}M"
