@@ -46,3 +46,15 @@ def raw_rows(p: Path) -> list[dict]:
     """The stored rows after the header, as JSON objects (fixtures are all valid JSON)."""
     lines = p.read_bytes().split(b"\n")
     return [json.loads(l) for l in lines[1:] if l.strip()]
+
+
+def fast_sample(cases: list, keep: int = 1, every: int = 0) -> list:
+    """``cases`` as pytest params where only a sample runs in ``make test-fast``: the first ``keep`` and,
+    with ``every``, each ``every``-th; the rest are marked slow (the full suite runs them all)."""
+    import pytest
+    out = []
+    for i, c in enumerate(cases):
+        fast = i < keep or (every and i % every == 0)
+        values = c if isinstance(c, tuple) else (c,)
+        out.append(pytest.param(*values, marks=() if fast else pytest.mark.slow))
+    return out

@@ -13,6 +13,7 @@ from app.log.reader import LogReader  # noqa: E402
 from app.ui.live import LiveFollower  # noqa: E402
 
 from test_live import cold_seqs, first_mid_turn_seq, simulate  # noqa: E402
+from fixtures_util import fast_sample  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -50,7 +51,7 @@ def _wait_file(path, timeout=10):
 CASES = [("jsonl", None, 2500, 12), ("zstd", None, 2000, 6), ("jsonl", 800, 1500, 20), ("zstd", 700, 3000, 4)]
 
 
-@pytest.mark.parametrize("fmt,crash,rate,burst", CASES, ids=[f"{c[0]}-crash{c[1]}-r{c[2]}" for c in CASES])
+@pytest.mark.parametrize("fmt,crash,rate,burst", fast_sample(CASES), ids=[f"{c[0]}-crash{c[1]}-r{c[2]}" for c in CASES])
 def test_live_follower_equals_file(qtbot, tmp_path, fmt, crash, rate, burst):
     name = "session.jsonl.zstd" if fmt == "zstd" else "session.jsonl"
     path = tmp_path / "p" / name

@@ -593,6 +593,7 @@ arg_keys = st.sampled_from(["command", "file_path", "path", "content", "old_stri
 TOOL_NAMES = sorted(set(registered()) | {"write_remote", "nope"})
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(TOOL_NAMES), args=st.dictionaries(arg_keys, json_values, max_size=6),
        content=st.lists(json_values | st.builds(lambda t: {"type": "text", "text": t}, st.text(max_size=60)),
