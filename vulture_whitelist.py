@@ -97,3 +97,7 @@ exhausted
 _.installs
 no_demo  # tests/test_first_run.py: a fixture requested for its effect
 _._follow_bottom  # app/ui/history_view.py (being split on branch ui-split)
+
+# app/log/versions.py (formats v1-v4): public helpers of the version table, kept for readers of the module
+ALL_SURFACE_TYPES
+is_supported

@@ -183,18 +183,26 @@ def tool_result_of(event: Any) -> dict[str, Any]:
                 content = [] if content is None else [{"type": "text", "text": str(content)}]
             return {"content": content, "isError": bool(b.get("isError")) or err is not None,
                     "meta": d.get("meta"), "error": err}
+    if m.get("role") == "tool":
+        # v4: the tool message itself is the result (top-level toolCallId / isError)
+        return {"content": list(blocks), "isError": m.get("isError") is True or err is not None,
+                "meta": d.get("meta"), "error": err}
     # no tool-result block: show whatever the message holds
     return {"content": list(blocks), "isError": err is not None, "meta": d.get("meta"), "error": err}
 
 
 def call_id_of_result(event: Any) -> Optional[str]:
-    """data.message.source.callId, else the tool-result block's toolCallId."""
+    """data.message.source.callId, else the v4 message's toolCallId, else the tool-result
+    block's toolCallId."""
     d = _data(event)
     m: dict[str, Any] = _as_dict(d.get("message"))
     src: dict[str, Any] = _as_dict(m.get("source"))
     cid = src.get("callId")
     if isinstance(cid, str) and cid:
         return cid
+    tcid = m.get("toolCallId")
+    if isinstance(tcid, str) and tcid:
+        return tcid
     blocks: list[Any] = _as_list(m.get("content"))
     for b in blocks:
         if isinstance(b, dict) and b.get("type") == "tool-result" and isinstance(b.get("toolCallId"), str):
