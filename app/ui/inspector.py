@@ -12,8 +12,9 @@ from typing import Optional
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextEdit, QVBoxLayout, QWidget
 
-from .history_delegate import DocBuilder, mono_font
-from .rows import Block, Content, Row, pretty_json
+from .history.delegate import DocBuilder, mono_font
+from ..textutil import pretty_json
+from .history.rows import Block, Content, Row
 from .theme import Theme
 
 MAX_RAW_DISPLAY = 400_000
