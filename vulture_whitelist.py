@@ -96,9 +96,12 @@ _result
 repl_r
 exhausted
 _.installs
+normalize  # tests/test_fork.py helper (formats-read's tests; review)
+gap_at  # tests/test_v0_dsh_would_refuse.py helper parameter
 no_demo  # tests/test_first_run.py: a fixture requested for its effect
 _._follow_bottom  # app/ui/history/view.py
 
 # app/log/versions.py (formats v1-v4): public helpers of the version table, kept for readers of the module
 ALL_SURFACE_TYPES
 is_supported
+parse_generation_name  # app/store/layout.py, the inverse of generation_name (formats §2)

@@ -1,7 +1,7 @@
 """``session-lens fork``: the host fork, durable before it reports success."""
 from __future__ import annotations
 
-from .main import COMMANDS, CliError, _cfg_path, _reader, emit
+from .main import COMMANDS, CliError, _cfg_path, _reader, dsh_refusal, emit
 
 
 def _cfg(p):
@@ -27,6 +27,10 @@ def _run(args):
             obj = fork(r, args.at, out_store=args.out, child_id=args.child_id, live=args.live)
     except (ForkError, ForkVerifyError) as e:
         raise CliError(str(e)) from None
+    refusal = dsh_refusal(args, r)
+    obj["dshWouldRefuse"] = bool(refusal)
+    if refusal:
+        obj["problems"] = refusal
 
     def text():
         if args.preview:

@@ -100,13 +100,27 @@ def _cfg_path(p):
 
 def _run_inspect(args):
     from ..log.analysis import inspect
+    from ..store.discovery import generation_facts
     r = _reader(args)
     obj = inspect(r)
+    obj.setdefault("formatVersion", getattr(r, "version", 0))
+    if r.source.kind != "sqlite":
+        gf = generation_facts(r.path)
+        obj["generation"] = gf["generation"]            # the generation file read
+        obj["generations"] = gf["generations"]          # the other generations in its folder
+        if gf["generation"] and not gf["readsNewest"]:
+            obj["problems"].append(f"older-generation: {gf['generation']} is not the generation dsh reads (a newer "
+                                   "one is present); opened as asked")
+        obj["problems"].extend(gf.get("generationProblems") or [])
+    else:
+        obj["generation"], obj["generations"] = None, []
+    obj.setdefault("dshWouldRefuse", False)
 
     def text():
-        keys = ["id", "format", "title", "events", "lastSeq", "turns", "messages", "attempts", "hiddenAttempts",
-                "openTail", "closure"]
+        keys = ["id", "format", "formatVersion", "generation", "title", "events", "lastSeq", "turns", "messages",
+                "attempts", "hiddenAttempts", "openTail", "closure", "dshWouldRefuse"]
         lines = [f"{k:>15}: {obj.get(k)}" for k in keys]
+        lines += [f"     generation: {g['name']} (v{g['version']}, not read)" for g in obj.get("generations") or []]
         lines += [f"        problem: {p}" for p in obj["problems"]]
         return "\n".join(lines)
     emit(args, obj, text)
@@ -123,10 +137,25 @@ def _cfg_messages(p):
     p.add_argument("--physical", action="store_true", help="without the logical closure")
 
 
+def dsh_refusal(args, reader, checks=None) -> list:
+    """Why dsh would refuse to load this log (a corrupt committed row, an envelope it rejects):
+    [] when it would load it; else the reasons, and one warning line on stderr.  The command
+    still answers (issue 12)."""
+    from ..log.integrity import dsh_refusals
+    probs = [str(p) for p in dsh_refusals(reader) + (list(checks.refusing) if checks is not None else [])]
+    if probs:
+        print(f"session-lens {args.cmd}: warning: dsh would refuse to load this log ({probs[0]}); "
+              "answering from the rows that read", file=sys.stderr)
+    return probs
+
+
 def _run_messages(args):
     from ..log.analysis import messages
+    from ..log.integrity import EventChecks
     r = _reader(args)
-    msgs = messages(r, args.through, logical=not args.physical)
+    checks = EventChecks()
+    msgs = messages(r, args.through, logical=not args.physical, checks=checks)
+    refusal = dsh_refusal(args, r, checks)
 
     def text():
         from ..log.model import message_text
@@ -135,7 +164,8 @@ def _run_messages(args):
             body = message_text(m) or json.dumps(m.get("content"), ensure_ascii=False)[:200]
             out.append(f"[{m.get('role')}] {body}")
         return "\n".join(out)
-    emit(args, msgs, text)
+    # a log dsh would refuse: an object that says so (a plain list otherwise)
+    emit(args, {"messages": msgs, "problems": refusal, "dshWouldRefuse": True} if refusal else msgs, text)
 
 
 COMMANDS["messages"] = ("the derived model messages", _cfg_messages, _run_messages)
@@ -150,11 +180,17 @@ def _cfg_request(p):
 
 def _run_request(args):
     from ..log.analysis import RequestError, request_at
+    from ..log.integrity import EventChecks
     r = _reader(args)
+    checks = EventChecks()
     try:
-        obj = request_at(r, args.at)
+        obj = request_at(r, args.at, checks=checks)
     except RequestError as e:
         raise CliError(str(e)) from None
+    refusal = dsh_refusal(args, r, checks)
+    obj["dshWouldRefuse"] = bool(refusal)
+    if refusal:
+        obj["problems"] = refusal
     emit(args, obj, None)
 
 
