@@ -309,6 +309,12 @@ def build_transcript(reader, redact: Optional[Redactor] = None) -> tuple:
             entries.append(Entry("note", ev.seq, role="system", turn=t, step=s, time=ev.time,
                                  label=f"retry {d.get('retry')} scheduled after {f.get('code') or 'failure'}"
                                        f" (delay {d.get('delayMs')} ms)"))
+        elif typ == "compaction/summary":
+            from ..log.surface import summary_text
+            text = summary_text(d.get("summary"))
+            entries.append(Entry("note", ev.seq, role="system", turn=t, time=ev.time,
+                                 label=f"compaction summary {d.get('compactionId', '')}",
+                                 blocks=[("text", text)] if text else []))
         elif typ.startswith("compaction/") and typ in ("compaction/start", "compaction/end"):
             entries.append(Entry("note", ev.seq, role="system", turn=t, time=ev.time,
                                  label=f"{typ} {d.get('compactionId', '')}"))
