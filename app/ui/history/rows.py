@@ -12,25 +12,20 @@ its failure reason); an attempt still streaming on the tail is a "streaming" row
 """
 from __future__ import annotations
 
-import json
-import threading
 import time as _time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
+from collections.abc import Iterable
 
 from ...log.attempts import embedded_chunks
 from ...log.model import BadRow, Event, is_event
 from ...log.surface import summary_text
+from ...textutil import CLIP_HINT, clip, compact_json, expanded, unclipped
 
 # limits for the list (the inspector shows everything)
 MAX_LINES = 18
-MAX_CHARS = 2400
 MAX_MONO_LINES = 14
 MAX_REASONING_LINES = 6
-EXPANDED_LINES = 5000            # an expanded row (Space, or a click on "… N more lines") shows this much
-EXPANDED_CHARS = 400_000
-CLIP_NOTE = " — Space or click: expand (full text in the inspector)"
-_clip_state = threading.local()  # .expanded: the content being built is an expanded row's
 
 BOUNDARY_KINDS = frozenset({"turn-start", "turn-end", "step-start", "step-end"})
 CARD_KINDS = frozenset({"tool-call", "tool-result"})
@@ -77,7 +72,7 @@ class Row:
     chunks: list = field(default_factory=list)     # chunk events collapsed into this row
     call: Optional[Event] = None                    # a tool/result's tool/call (same loaded range)
     version: int = 0
-    expanded: bool = False         # clipped blocks shown whole (up to EXPANDED_LINES)
+    expanded: bool = False         # clipped blocks shown whole (textutil.EXPANDED_LINES at most)
     _content: Optional[Content] = None
     _search: Optional[str] = None
 
@@ -109,17 +104,17 @@ class Row:
 
     def content(self) -> Content:
         if self._content is None:
-            _clip_state.expanded = self.expanded
-            try:
+            if self.expanded:
+                with unclipped():
+                    self._content = _content_of(self)
+            else:
                 self._content = _content_of(self)
-            finally:
-                _clip_state.expanded = False
         return self._content
 
     @property
     def clipped(self) -> bool:
         """Some block of the row is shortened ("… N more lines")."""
-        return any(b.text.endswith(CLIP_NOTE) for b in self.content().blocks)
+        return any(b.text.endswith(CLIP_HINT) for b in self.content().blocks)
 
     def set_expanded(self, on: bool) -> bool:
         """Show clipped blocks whole (or clip them again); False when nothing changes."""
@@ -327,56 +322,6 @@ def fmt_datetime(ms) -> str:
         return ""
 
 
-def clip(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) -> str:
-    """Shorten for the list; says how much was left out."""
-    text = str(text)
-    if getattr(_clip_state, "expanded", False):
-        max_lines, max_chars = max(max_lines, EXPANDED_LINES), max(max_chars, EXPANDED_CHARS)
-    extra_chars = 0
-    if len(text) > max_chars:
-        extra_chars = len(text) - max_chars
-        text = text[:max_chars]
-    lines = text.split("\n")
-    note = ""
-    if len(lines) > max_lines:
-        hidden = len(lines) - max_lines
-        text = "\n".join(lines[:max_lines])
-        note = f"… {hidden} more line{'s' if hidden != 1 else ''}"
-    elif extra_chars:
-        note = f"… {extra_chars} more characters"
-    if note:
-        text = text.rstrip("\n") + "\n" + note + CLIP_NOTE
-    return text
-
-
-def fold(text: str, what: str) -> str:
-    """Collapsed by default (reasoning, context injected by the runtime): the first line and
-    how many lines are hidden; an expanded row shows the text (clipped as usual)."""
-    if getattr(_clip_state, "expanded", False):
-        return clip(text, MAX_LINES, MAX_CHARS)
-    lines = str(text).strip("\n").split("\n")
-    first = lines[0] if len(lines[0]) <= 160 else lines[0][:159] + "…"
-    n = len(lines) - 1
-    if n <= 0:
-        return first
-    return f"{first}\n… {n} more line{'s' if n != 1 else ''} of {what} hidden{CLIP_NOTE}"
-
-
-def compact_json(obj, limit: int = 180) -> str:
-    try:
-        s = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError):
-        s = repr(obj)
-    return s if len(s) <= limit else s[:limit] + "…"
-
-
-def pretty_json(obj) -> str:
-    try:
-        return json.dumps(obj, ensure_ascii=False, indent=2)
-    except (TypeError, ValueError):
-        return repr(obj)
-
-
 def _n(x) -> str:
     return f"{x:,}" if isinstance(x, int) else str(x)
 
@@ -521,6 +466,19 @@ def _pills(row: Row) -> list:
     if "unknown" in m:
         out.append(("unknown type", "warn"))
     return out
+
+
+def fold(text: str, what: str) -> str:
+    """Collapsed by default (reasoning, context injected by the runtime): the first line and
+    how many lines are hidden; an expanded row shows the text (clipped as usual)."""
+    if expanded():
+        return clip(text, MAX_LINES)
+    lines = str(text).strip("\n").split("\n")
+    first = lines[0] if len(lines[0]) <= 160 else lines[0][:159] + "…"
+    n = len(lines) - 1
+    if n <= 0:
+        return first
+    return f"{first}\n… {n} more line{'s' if n != 1 else ''} of {what} hidden{CLIP_HINT}"
 
 
 def _content_of(row: Row) -> Content:
