@@ -10,8 +10,8 @@ import pytest
 import app.ui.history.window as W
 from app.log.reader import LogReader
 from app.tools.synth import SessionSynth, write_jsonl
-from app.ui.history.pages import _older_job, _open_job, _range_job, range_around, read_range, bound_after
-from app.ui.history.window import FILTERS, RowWindow, apply_changes, row_category, row_is_error
+from app.ui.history.pages import _open_job, _range_job, range_around, read_range, bound_after
+from app.ui.history.window import FILTERS, RowWindow, row_category, row_is_error
 
 from test_row_window import JOB, Shadow, _read_all
 
@@ -63,7 +63,6 @@ def test_range_pages_tile_the_log_like_a_full_read(long_log):
 def test_jump_reads_the_page_around_a_seq_and_grows_both_ways(long_log):
     reader, sh = _tail(long_log)
     w = sh.w
-    full = RowWindow()
     r2, sh2 = _tail(long_log)
     _read_all(r2, sh2, 4)
     r2.close()

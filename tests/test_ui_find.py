@@ -3,7 +3,6 @@ with a results pane, go to (seq, turn, start, end) on logs of many pages, the ou
 filters, next error, the problems panel.  Generated logs with planted words and shared fixtures."""
 from __future__ import annotations
 
-import json
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
@@ -59,20 +58,18 @@ def _index_ready(qtbot, h):
 
 def _search(qtbot, win, text):
     fa = win.find_actions
-    ga = win.go_actions
     win.open_search()
     with qtbot.waitSignal(fa.searchFinished, timeout=WAIT * 2) as blocker:
         win.search_edit.setText(text)
     return blocker.args[0]
 
 
-def test_planted_words_found_by_the_window_with_exact_seq_and_the_jump_lands(qtbot, make_window, planted):
+def test_planted_words_found_by_the_window_with_exact_seq_and_the_jump_lands(qtbot, make_window, planted):  # noqa: F811 (the shared fixture)
     path, where = planted
     win = make_window(page_size=3)
     h = open_and_wait(qtbot, win, path)
     _index_ready(qtbot, h)
     fa = win.find_actions
-    ga = win.go_actions
     total_turns = sum(1 for e in LogReader.open(path).iter_events() if e.type == "turn/start")
     for word, (seq, turn, kind) in where.items():
         status = _search(qtbot, win, word)
@@ -117,11 +114,10 @@ def test_planted_words_found_by_the_window_with_exact_seq_and_the_jump_lands(qtb
     assert win.history_actions.search_count.text() == status
 
 
-def test_search_is_cancellable_and_a_new_query_replaces_the_old(qtbot, make_window, long_log):
+def test_search_is_cancellable_and_a_new_query_replaces_the_old(qtbot, make_window, long_log):  # noqa: F811 (the shared fixture)
     win = make_window()
     open_and_wait(qtbot, win, long_log)
     fa = win.find_actions
-    ga = win.go_actions
     win.open_search()
     win.search_edit.setText("zzzz-never")
     fa.run("zzzz-never")
@@ -136,9 +132,8 @@ def test_search_is_cancellable_and_a_new_query_replaces_the_old(qtbot, make_wind
     fa.opt_regex.setChecked(False)
 
 
-def test_outline_of_a_fixture_lists_every_turn_with_its_prompt(qtbot, make_window, qtmodeltester):
+def test_outline_of_a_fixture_lists_every_turn_with_its_prompt(qtbot, make_window, qtmodeltester):  # noqa: F811 (the shared fixture)
     win = make_window(page_size=2)
-    fa = win.find_actions
     ga = win.go_actions
     with qtbot.waitSignal(ga.outlineReady, timeout=WAIT * 2):
         open_and_wait(qtbot, win, fixture(TURNS4))
@@ -165,7 +160,7 @@ def test_outline_of_a_fixture_lists_every_turn_with_its_prompt(qtbot, make_windo
     assert _covers(win.view.current_row(), want[0][1])
 
 
-def test_go_to_seq_turn_start_and_end_in_a_log_of_many_pages(qtbot, make_window, long_log):
+def test_go_to_seq_turn_start_and_end_in_a_log_of_many_pages(qtbot, make_window, long_log):  # noqa: F811 (the shared fixture)
     win = make_window(page_size=3)
     h = open_and_wait(qtbot, win, long_log)
     _index_ready(qtbot, h)
@@ -202,7 +197,6 @@ def test_go_to_seq_turn_start_and_end_in_a_log_of_many_pages(qtbot, make_window,
     seqs = [x.seq for x in h.window.all_rows if x.seq is not None]
     assert seqs == sorted(seqs), "pages joined in order, no duplicate"
     # Ctrl+G: seq or turn
-    fa = win.find_actions
     ga = win.go_actions
     qtbot.waitUntil(lambda: ga.outline is not None, timeout=WAIT * 2)
     t5 = next(t for t in ga.outline.turns if t.turn == 5)
@@ -214,10 +208,9 @@ def test_go_to_seq_turn_start_and_end_in_a_log_of_many_pages(qtbot, make_window,
     assert parse_goto("seq #7") == ("seq", 7) and parse_goto("abc") is None
 
 
-def test_filters_and_next_error_over_the_whole_log(qtbot, make_window, long_log):
+def test_filters_and_next_error_over_the_whole_log(qtbot, make_window, long_log):  # noqa: F811 (the shared fixture)
     win = make_window(page_size=6)
     h = open_and_wait(qtbot, win, long_log)
-    fa = win.find_actions
     ga = win.go_actions
     qtbot.waitUntil(lambda: ga.outline is not None, timeout=WAIT * 2)
     _index_ready(qtbot, h)
@@ -251,10 +244,9 @@ def test_filters_and_next_error_over_the_whole_log(qtbot, make_window, long_log)
     assert b.args[0] == errs[1]
 
 
-def test_every_problem_of_cordis_tool_round_is_in_the_problems_panel(qtbot, make_window, qtmodeltester):
+def test_every_problem_of_cordis_tool_round_is_in_the_problems_panel(qtbot, make_window, qtmodeltester):  # noqa: F811 (the shared fixture)
     path = str(fixture(CORDIS))
     win = make_window()
-    fa = win.find_actions
     ga = win.go_actions
     with qtbot.waitSignal(ga.outlineReady, timeout=WAIT * 2):
         open_and_wait(qtbot, win, path)
@@ -301,7 +293,7 @@ def test_results_model_and_wording(qtmodeltester):
     qtmodeltester.check(ProblemsModel())
 
 
-def test_clipped_output_expands_and_collapses_by_click(qtbot, make_window, long_log):
+def test_clipped_output_expands_and_collapses_by_click(qtbot, make_window, long_log):  # noqa: F811 (the shared fixture)
     win = make_window()
     h = open_and_wait(qtbot, win, long_log)
     view = win.view
@@ -327,7 +319,7 @@ def test_clipped_output_expands_and_collapses_by_click(qtbot, make_window, long_
     assert not row.expanded and row.clipped
 
 
-def test_reasoning_collapses_by_default_with_a_count_and_expands(qtbot, make_window, long_log):
+def test_reasoning_collapses_by_default_with_a_count_and_expands(qtbot, make_window, long_log):  # noqa: F811 (the shared fixture)
     win = make_window()
     h = open_and_wait(qtbot, win, long_log)
 

@@ -20,8 +20,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Optional
 
 PROGRESS_INTERVAL = 0.04
 HITS_INTERVAL = 0.05
@@ -32,7 +33,8 @@ class ScanFailed(RuntimeError):
     """The scan process reported an error or died."""
 
 
-def scan(task: str, path: str, session_id: Optional[str], args: dict, send: Callable, cancelled=None):
+def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], send: Callable[[Any], None],
+         cancelled: Optional[Callable[[], bool]] = None) -> Any:
     """Run ``task`` ("find": args {"opts": FindOptions, "limit": N}; "outline") over the
     session, reporting through ``send(message)``; returns the result."""
     from app.store.faces import open_reader
@@ -50,7 +52,7 @@ def scan(task: str, path: str, session_id: Optional[str], args: dict, send: Call
             return build_outline(r, progress=progress, cancel=cancelled)
         from app.log.search import FindStats, find
         st = FindStats()
-        batch: list = []
+        batch: list[Any] = []
         t = time.monotonic()
         for h in find(r, args["opts"], cancel=cancelled, stats=st, limit=args.get("limit"), progress=progress):
             batch.append(h)
@@ -62,7 +64,7 @@ def scan(task: str, path: str, session_id: Optional[str], args: dict, send: Call
             send(("hits", batch))
         return st
     finally:
-        r.close()
+        r.close()  # type: ignore[no-untyped-call]
 
 
 def child_main() -> int:
@@ -73,7 +75,7 @@ def child_main() -> int:
     except (AttributeError, OSError):
         pass
 
-    def send(msg) -> None:
+    def send(msg: Any) -> None:
         pickle.dump(msg, out, protocol=pickle.HIGHEST_PROTOCOL)
         out.flush()
     try:
@@ -90,8 +92,8 @@ def child_main() -> int:
         return 1
 
 
-def run_isolated(task: str, path: str, session_id: Optional[str], args: dict,
-                 on_message: Callable, cancelled: Callable[[], bool]):
+def run_isolated(task: str, path: str, session_id: Optional[str], args: dict[str, Any],
+                 on_message: Callable[[Any], None], cancelled: Callable[[], bool]) -> Any:
     """The result of ``task`` scanned in a child process; ``on_message(msg)`` gets every
     progress/hits message in the caller's thread.  Raises InterruptedError when cancelled."""
     if os.environ.get("SESSION_LENS_SCAN_INPROC") == "1" or getattr(sys, "frozen", False):
@@ -106,14 +108,16 @@ def run_isolated(task: str, path: str, session_id: Optional[str], args: dict,
     except OSError:
         err.close()
         return scan(task, path, session_id, args, on_message, cancelled)
+    stdin, stdout = proc.stdin, proc.stdout
+    assert stdin is not None and stdout is not None
     try:
-        pickle.dump((task, path, session_id, args), proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-        proc.stdin.close()
+        pickle.dump((task, path, session_id, args), stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        stdin.close()
         while True:
             if cancelled():
                 raise InterruptedError(f"{task} cancelled")
             try:
-                msg = pickle.load(proc.stdout)         # blocks in read(): the GIL is released
+                msg = pickle.load(stdout)              # blocks in read(): the GIL is released
             except EOFError:
                 code = proc.wait(5)
                 err.seek(0)
@@ -128,7 +132,7 @@ def run_isolated(task: str, path: str, session_id: Optional[str], args: dict,
     finally:
         if proc.poll() is None:
             proc.kill()
-        proc.stdout.close()
+        stdout.close()
         proc.wait(5)
         err.close()
 

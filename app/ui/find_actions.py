@@ -295,11 +295,11 @@ class FindActions(QObject):
             or (r is not None and r.seq == seq)
         term = self.h.search_term
         view = self.win.view
-        if ok and term and term not in r.search_text() and r.clipped:
+        if ok and r is not None and term and term not in r.search_text() and r.clipped:
             # the match is in the clipped part ("… N more lines"): expand the row in place
             view.toggle_expanded(self.h.index(row, 0), True)
         self.h.set_current_match(row if ok else None)
-        if ok and term and r.expanded:
+        if ok and r is not None and term and r.expanded:
             view.scroll_to_text(self.h.index(row, 0), term)
         view.viewport().update()
         self.ctl.searchMoved.emit(row if ok else None)
@@ -313,6 +313,7 @@ class FindActions(QObject):
                 self.ctl.searchMoved.emit(None)
             return
         self._auto = False
+        i: Optional[int]
         if self._cur_hit is not None:
             d = 1 if forward else -1
             i = self._cur_hit + d

@@ -43,6 +43,21 @@ def outline_job(job, path: str, session_id: Optional[str]):
         raise Cancelled(job.name) from None
 
 
+def action(text: str, parent, shortcut: Optional[str] = None, triggered=None, toggled=None,
+           checkable: bool = False, checked: bool = False) -> QAction:
+    a = QAction(text, parent)
+    if shortcut:
+        a.setShortcut(QKeySequence(shortcut))
+    if checkable:
+        a.setCheckable(True)
+        a.setChecked(checked)
+    if triggered is not None:
+        a.triggered.connect(triggered)
+    if toggled is not None:
+        a.toggled.connect(toggled)
+    return a
+
+
 def parse_goto(text: str) -> Optional[tuple]:
     """"1234" / "seq 1234" -> ("seq", 1234); "t12" / "turn 12" -> ("turn", 12); else None."""
     m = re.fullmatch(r"\s*(seq|s|turn|t)?\s*#?\s*(\d+)\s*", text or "", re.IGNORECASE)
@@ -121,19 +136,18 @@ class GoActions(QObject):
         win = self.win
         gm = win.menu("&Go")
         ha = win.history_actions
-        self.act_start = QAction("&Start of log", win, shortcut=QKeySequence("Ctrl+Home"), triggered=self.ctl.goto_start)
-        self.act_end = QAction("&End of log", win, shortcut=QKeySequence("Ctrl+End"), triggered=self.ctl.goto_end)
-        self.act_goto = QAction("&Go to seq / turn…", win, shortcut=QKeySequence("Ctrl+G"), triggered=self.goto_dialog)
-        self.act_next_error = QAction("Next &error", win, shortcut=QKeySequence("F8"),
+        self.act_start = action("&Start of log", win, shortcut="Ctrl+Home", triggered=self.ctl.goto_start)
+        self.act_end = action("&End of log", win, shortcut="Ctrl+End", triggered=self.ctl.goto_end)
+        self.act_goto = action("&Go to seq / turn…", win, shortcut="Ctrl+G", triggered=self.goto_dialog)
+        self.act_next_error = action("Next &error", win, shortcut="F8",
                                       triggered=lambda: self.goto_error(True))
-        self.act_prev_error = QAction("Previous e&rror", win, shortcut=QKeySequence("Shift+F8"),
+        self.act_prev_error = action("Previous e&rror", win, shortcut="Shift+F8",
                                       triggered=lambda: self.goto_error(False))
         for a in (self.act_start, self.act_end, self.act_goto, None, ha.act_prev_turn, ha.act_next_turn, None,
                   self.act_next_error, self.act_prev_error):
             gm.addSeparator() if a is None else gm.addAction(a)
         for a in (self.act_start, self.act_end, self.act_goto, self.act_next_error, self.act_prev_error):
             win.addAction(a)
-        self.go_menu = gm
         # View: panels and filters
         vm = ha.view_menu
         vm.addSeparator()
@@ -148,14 +162,13 @@ class GoActions(QObject):
         fm = vm.addMenu("Show &rows")
         self.filter_actions = {}
         for k in FILTERS:
-            a = QAction(FILTER_LABELS[k], win, checkable=True, checked=True, toggled=lambda _on: self._apply_filter())
+            a = action(FILTER_LABELS[k], win, checkable=True, checked=True, toggled=lambda _on: self._apply_filter())
             fm.addAction(a)
             self.filter_actions[k] = a
         fm.addSeparator()
-        self.act_errors_only = QAction("&Errors only", win, checkable=True, shortcut=QKeySequence("Ctrl+Shift+E"),
+        self.act_errors_only = action("&Errors only", win, checkable=True, shortcut="Ctrl+Shift+E",
                                        toggled=lambda _on: self._apply_filter())
         fm.addAction(self.act_errors_only)
-        self.filter_menu = fm
 
     def eventFilter(self, obj, e):
         from PySide6.QtCore import QEvent

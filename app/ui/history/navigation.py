@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import bisect
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from .pages import LoadedPage
 from .rows import Row, result_call_id
@@ -60,6 +60,33 @@ def row_visible(r: Row, hidden: frozenset, errors_only: bool) -> bool:
 
 class WindowNavigation:
     """Mixed into RowWindow (its state: pages, all_rows, hidden/bottom, ordinals, tail_pages)."""
+
+    # the host's state (RowWindow)
+    physical: bool
+    show_attempts: bool
+    pages: list
+    tail_pages: list
+    all_rows: list
+    hidden: int
+    bottom: int
+    origin: int
+    events: dict
+    trackers: list
+    current_match_row: Optional[int]
+    hidden_kinds: frozenset
+    errors_only: bool
+    _all_pos: dict
+    _all_key: dict
+    _seq_rows: list
+    _seq_firsts: list
+
+    if TYPE_CHECKING:
+        def _set_window(self, top: int, bottom: int) -> None: ...
+        def _recompute_matches(self) -> None: ...
+        def _apply_rows(self, hidden: int = 0, bottom: int = 0) -> None: ...
+        def seq_ordinal(self, seq: int) -> Optional[int]: ...
+        def row_index(self, row: Row) -> Optional[int]: ...
+        def set_face(self, physical: bool, show_attempts: bool) -> list: ...
 
     @property
     def filtered(self) -> bool:
@@ -198,9 +225,9 @@ class WindowNavigation:
                     if c is not None:
                         r.call = c
                         r.touch()
-                        i = self.row_index(r)
-                        if i is not None:
-                            out.append(W.Changed(i, (r,)))
+                        at = self.row_index(r)
+                        if at is not None:
+                            out.append(W.Changed(at, (r,)))
         return out
 
     # ------------------------------------------------------------------ filters

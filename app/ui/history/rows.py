@@ -25,7 +25,6 @@ from ...textutil import CLIP_HINT, clip, compact_json, expanded, unclipped
 # limits for the list (the inspector shows everything)
 MAX_LINES = 18
 MAX_MONO_LINES = 14
-MAX_REASONING_LINES = 6
 
 BOUNDARY_KINDS = frozenset({"turn-start", "turn-end", "step-start", "step-end"})
 CARD_KINDS = frozenset({"tool-call", "tool-result"})
