@@ -282,9 +282,7 @@ class HistoryModel(QAbstractListModel):
 
     def show_tail(self) -> None:
         """Window on the newest rows (Ctrl+Down / end of log), also after a jump."""
-        if self.jumps.to_tail():
-            return
-        if self.window.bottom:
+        if not self.jumps.to_tail() and self.window.bottom:
             self.show_around(len(self.window.all_rows) - 1)
 
     def _set_loading(self, on: bool):
