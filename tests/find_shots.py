@@ -1,4 +1,4 @@
-"""Screenshots of the find panels (not a test; run under Xvfb to refresh tests/artifacts/):
+"""Screenshots of the find panels (not a test; run under Xvfb to refresh docs/screenshots/):
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python tests/find_shots.py [LOG] [OUT_DIR]
 
@@ -36,7 +36,7 @@ def settle(app, n: int = 30) -> None:
 
 def main() -> int:
     log = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "bench" / "data" / "search-100MB.jsonl")
-    out = Path(sys.argv[2] if len(sys.argv) > 2 else ROOT / "tests" / "artifacts")
+    out = Path(sys.argv[2] if len(sys.argv) > 2 else ROOT / "docs" / "screenshots")
     os.environ.setdefault("SESSION_LENS_CONFIG_DIR", "/tmp/find-shots-config")
     from PySide6.QtWidgets import QApplication
     from app.ui.main_window import MainWindow
