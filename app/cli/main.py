@@ -30,11 +30,15 @@ def emit(args, obj, text: Callable[[], str] | None = None) -> None:
         sys.stdout.write(text() + "\n")
 
 
-def _reader(args):
+def _reader(args, indexed: bool = False):
+    """The session named on the command line; ``indexed``: with its seq index (persistent cache)."""
     from ..store.faces import open_reader
     r = open_reader(args.path, getattr(args, "session", None))
     if r.fatal:
         raise CliError(f"{args.path}: {r.fatal}")
+    if indexed:
+        from ..store.indexcache import cached_index
+        cached_index(r)
     return r
 
 
@@ -203,7 +207,7 @@ def page_json(reader, page, physical: bool, attempts: bool) -> dict:
 
 
 def _run_page(args):
-    r = _reader(args)
+    r = _reader(args, indexed=args.before is not None)
     page = r.tail_page(args.limit) if args.before is None else r.page_before(args.before, args.limit)
     obj = page_json(r, page, physical=args.physical, attempts=args.attempts)
 
@@ -290,7 +294,7 @@ COMMANDS["export"] = ("raw or logical export of a session", _cfg_export, _run_ex
 def _load_plugins():
     """Subcommands living next to their features register themselves on import."""
     import importlib
-    for mod in ("app.cli.gui_cmd", "app.cli.fork_cmd", "app.cli.live_cmd", "app.cli.audit_cmd"):
+    for mod in ("app.cli.gui_cmd", "app.cli.fork_cmd", "app.cli.live_cmd", "app.cli.audit_cmd", "app.cli.index_cmd"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:
