@@ -180,16 +180,20 @@ def _saved_view(b: IndexBuilder, snaps: _Snapshots) -> tuple:
 
 
 def cached_index(reader, progress: Optional[Callable[[int, int], None]] = None,
-                 problems: Optional[list] = None) -> tuple:
+                 problems: Optional[list] = None, max_scan: Optional[int] = None) -> tuple:
     """``(SeqIndex, status)`` for ``reader``; also sets ``reader.index``.
 
     status: "hit" (saved index used as is), "extended" (saved index + the newly appended
     bytes), "built" (scanned from the start, then saved) or "uncached" (no cache: a SQLite
-    session, caching turned off, or a cache folder that cannot be written)."""
+    session, caching turned off, or a cache folder that cannot be written).
+    ``max_scan``: only a saved index needing at most that many new bytes scanned, else
+    ``(None, "miss")`` (the window asks this before starting a child to scan)."""
     src = reader.source
     root = cache_root()
     ident = _identity(src) if root is not None else None
     if ident is None:
+        if max_scan is not None:
+            return None, "miss"
         probs = problems if problems is not None else []
         return reader.build_index(progress=progress, problems=probs), "uncached"
     path = cache_file(ident, root)
@@ -216,6 +220,8 @@ def cached_index(reader, progress: Optional[Callable[[int, int], None]] = None,
     if builder is None:
         builder = IndexBuilder(problems=[])
         start = None
+    if max_scan is not None and (start is None or src.size - start["pos"] > max_scan):
+        return None, "miss"
     if start is None:
         segments = src.forward()
         snaps = _Snapshots({"pos": src.header_end, "line0": None, "text_offset": -1})

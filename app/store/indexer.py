@@ -8,7 +8,9 @@ finished index (a few arrays, well under a millisecond per MB of marks).
 
 ``build_index_isolated`` falls back to an in-process scan when a child cannot be started
 (the interpreter cannot be executed) or when
-``SESSION_LENS_INDEX_INPROC=1`` is set (benchmarks compare both).  A child that dies or
+``SESSION_LENS_INDEX_INPROC=1`` is set (benchmarks compare both).  Both use the persistent
+index (:mod:`app.store.indexcache`); a saved index that is current (or needs only a few MB
+appended since) is taken in-process without starting a child at all (mode "cache").  A child that dies or
 reports an error becomes an ``IndexFailed`` with the reason; the store is only read.
 """
 from __future__ import annotations
@@ -24,7 +26,8 @@ from typing import Callable, Optional
 
 PROGRESS_INTERVAL = 0.04
 CHILD_NICE = 10
-CHILD_FLAG = "--session-lens-index-child"      # argv[1] of a frozen binary running as the child
+CHILD_FLAG = "--session-lens-index-child"
+CACHE_SCAN_IN_PROCESS = 4 << 20   # a saved index needing at most this much new log scanned is used in-process      # argv[1] of a frozen binary running as the child
 
 
 class IndexFailed(RuntimeError):
@@ -55,7 +58,8 @@ def child_main(argv: list) -> int:
                 last[0] = now
                 send(("progress", done, total))
         try:
-            idx = r.build_index(progress=progress)
+            from app.store.indexcache import cached_index
+            idx, _status = cached_index(r, progress=progress)
         finally:
             r.close()
         send(("done", idx))
@@ -81,7 +85,24 @@ def build_index_inproc(path: str, session_id: Optional[str],
     from app.store.faces import open_reader
     r = open_reader(path, session_id)
     try:
-        return r.build_index(progress=progress)
+        from .indexcache import cached_index
+        return cached_index(r, progress=progress)[0]
+    finally:
+        r.close()
+
+
+def cached_only(path: str, session_id: Optional[str], max_scan: int = CACHE_SCAN_IN_PROCESS):
+    """The saved index of ``path`` when it needs at most ``max_scan`` new bytes scanned (else None)."""
+    from .faces import open_reader
+    from .indexcache import cached_index
+    try:
+        r = open_reader(path, session_id)
+    except Exception:
+        return None
+    try:
+        return cached_index(r, max_scan=max_scan)[0]
+    except Exception:           # a cache problem is only a cache miss: the child scans
+        return None
     finally:
         r.close()
 
@@ -97,6 +118,9 @@ def build_index_isolated(path: str, session_id: Optional[str] = None,
     "thread" (the in-process fallback)."""
     if os.environ.get("SESSION_LENS_INDEX_INPROC") == "1":
         return build_index_inproc(path, session_id, progress), "thread"
+    idx = cached_only(path, session_id)
+    if idx is not None:
+        return idx, "cache"
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")

@@ -300,7 +300,7 @@ class HistoryModel(QAbstractListModel):
         self.seq_index = None
         self.index_state = "none"               # none | building | ready | failed
         self.index_elapsed = 0.0
-        self.index_mode = None                  # "process" (child scan) | "thread" (fallback)
+        self.index_mode = None                  # "process" (child scan) | "thread" (fallback) | "cache" (saved)
         self.open_error: Optional[str] = None
         self.search_term = ""
         self._matches: list = []
