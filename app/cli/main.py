@@ -74,13 +74,15 @@ def _cfg_list(p):
 
 
 def _run_list(args):
-    from ..store.discovery import discover, harness_home, quick_title
+    from ..store import titles
+    from ..store.discovery import discover, harness_home
     path = args.path or str(harness_home())
     listing = discover(path)
     rows = []
     for s in listing.sessions:
-        s.title = quick_title(s)
+        s.title = titles.session_title(s)
         rows.append(s.to_dict())
+    titles.save()
     obj = {"kind": listing.kind, "root": listing.root, "sessions": rows, "problems": listing.problems}
 
     def text():
