@@ -154,21 +154,33 @@ class _Snapshots:
 
     def on_segment(self, seg, b: IndexBuilder) -> None:
         idx = b.idx
-        self.before = (dict(self.resume), len(idx.seg_pos), len(idx.mark_seq), b.expected, b.broken,
+        self.before = (self.resume if self.resume is not None else self.last_seg, len(idx.seg_pos), len(idx.mark_seq), b.expected, b.broken,
                        idx.contiguous_through, idx.events, idx.last, idx.monotonic, len(b.problems))
         self.last_seg = seg
-        line0 = seg.line0 + seg.data.count(b"\n") if seg.line0 is not None else None
-        text = seg.text_offset + len(seg.data) if seg.text_offset is not None and seg.text_offset >= 0 else -1
-        self.resume = {"pos": seg.end, "line0": line0, "text_offset": text}
+        self.resume = None                    # after ``seg``: worked out only when saved
+
+    def resume_after(self) -> dict:
+        if self.resume is None:
+            self.resume = _resume_of(self.last_seg)
+        return self.resume
+
+
+def _resume_of(seg) -> dict:
+    """Where a scan continues after ``seg`` (position, line number, decoded text offset)."""
+    line0 = seg.line0 + seg.data.count(b"\n") if seg.line0 is not None else None
+    text = seg.text_offset + len(seg.data) if seg.text_offset is not None and seg.text_offset >= 0 else -1
+    return {"pos": seg.end, "line0": line0, "text_offset": text}
 
 
 def _saved_view(b: IndexBuilder, snaps: _Snapshots) -> tuple:
     """(index, state) to save: everything, or everything before a torn/bad final segment."""
     seg = snaps.last_seg
     if seg is None or not (seg.torn or seg.bad):
-        return b.idx, {"expected": b.expected, "broken": b.broken, "resume": snaps.resume,
+        return b.idx, {"expected": b.expected, "broken": b.broken, "resume": snaps.resume_after(),
                        "problems": [msgspec.to_builtins(p) for p in b.problems]}
     resume, nseg, nmark, expected, broken, contig, events, last, mono, nprob = snaps.before
+    if not isinstance(resume, dict):
+        resume = _resume_of(resume)           # (the segment before the left-out one)
     src = b.idx
     idx = SeqIndex()
     for name, _ in _ARRAYS:
