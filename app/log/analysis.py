@@ -101,7 +101,7 @@ def messages(reader: LogReader, through: Optional[int] = None, logical: bool = T
     return sf.messages()
 
 
-def dispatch_boundary(reader: LogReader, at_seq: int) -> tuple[int, dict]:
+def dispatch_boundary(reader: LogReader, at_seq: int, events=None) -> tuple[int, dict]:
     """The seq ``b`` of the first chunk of the attempt that ``at_seq`` names.
 
     ``at_seq`` may be the attempt's first chunk, any of its chunks, the assistant/message
@@ -109,7 +109,7 @@ def dispatch_boundary(reader: LogReader, at_seq: int) -> tuple[int, dict]:
     """
     at = AttemptTracker(keep_text=False)
     target: Optional[Event] = None
-    for ev in reader.iter_events(logical=False):
+    for ev in (reader.iter_events(logical=False) if events is None else events):   # (events: from a turn start)
         if target is None:
             at.apply(ev)
             if ev.seq == at_seq:

@@ -1,0 +1,79 @@
+"""Fold checkpoints: folds and requests from the nearest checkpoint equal the from-scratch ones."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from app.log import analysis
+from app.log.checkpoints import build_checkpoints, folds_at, request_at
+from app.log.folds import HeaderFold, SurfaceFold
+from app.log.reader import LogReader
+from app.log.sources import RawJsonlSource
+from app.tools.synth import SessionSynth, write_jsonl
+from fixtures_util import rel, session_files
+
+CONTIGUOUS = [p for p in session_files() if not any(s in rel(p) for s in ("cordis-tool-round", "authored-error",
+                                                                             "blocked-log"))]
+
+
+def scratch(events, b):
+    sf, hf = SurfaceFold(), HeaderFold()
+    for ev in events:
+        if ev.seq >= b:
+            break
+        sf.apply(ev)
+        hf.apply(ev)
+    return sf, hf
+
+
+def same_folds(a, b):
+    (sa, ha), (sb, hb) = a, b
+    return sa.nodes == sb.nodes and sa.messages() == sb.messages() and sa.replaced_by == sb.replaced_by \
+        and [str(v) for v in sa.violations] == [str(v) for v in sb.violations] \
+        and (ha.header, ha.seq, ha.reason, ha.history) == (hb.header, hb.seq, hb.reason, hb.history)
+
+
+def small_segments(path):
+    r = LogReader(RawJsonlSource(str(path), block=1024))        # a checkpoint at (nearly) every segment
+    r.build_index()
+    return r
+
+
+@pytest.mark.parametrize("path", CONTIGUOUS, ids=rel)
+def test_folds_from_checkpoints_equal_scratch_at_every_boundary(path):
+    r = small_segments(path)
+    cps = build_checkpoints(r, every=0)
+    events = r.events()
+    assert len(cps.points) >= (1 if events else 0)
+    for b in range(0, len(events) + 1, max(1, len(events) // 60)):
+        assert same_folds(folds_at(r, cps, b), scratch(events, b)), b
+    for cp in cps.points:                                        # exactly at each checkpoint, and next to it
+        for b in (cp.seq, cp.seq + 1):
+            assert same_folds(folds_at(r, cps, b), scratch(events, b)), b
+
+
+@pytest.fixture(scope="module")
+def synth_reader(tmp_path_factory):
+    p = tmp_path_factory.mktemp("cp") / "session.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=21), target_bytes=1_500_000)
+    r = LogReader(RawJsonlSource(str(p), block=1 << 15))
+    r.build_index()
+    return r, build_checkpoints(r, every=100_000), r.events()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(frac=st.floats(min_value=0, max_value=1))
+def test_synthetic_folds_from_checkpoints_at_any_position(synth_reader, frac):
+    r, cps, events = synth_reader
+    b = int(frac * len(events))
+    assert len(cps.points) > 5
+    assert same_folds(folds_at(r, cps, b), scratch(events, b))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(frac=st.floats(min_value=0, max_value=1))
+def test_request_from_checkpoints_equals_the_full_pass(synth_reader, frac):
+    r, cps, events = synth_reader
+    msgs = [e.seq for e in events if e.type == "assistant/message" and e.source_event_seqs]
+    at = msgs[int(frac * (len(msgs) - 1))]
+    assert request_at(r, at, cps) == analysis.request_at(r, at)
