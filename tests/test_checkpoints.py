@@ -77,3 +77,29 @@ def test_request_from_checkpoints_equals_the_full_pass(synth_reader, frac):
     msgs = [e.seq for e in events if e.type == "assistant/message" and e.source_event_seqs]
     at = msgs[int(frac * (len(msgs) - 1))]
     assert request_at(r, at, cps) == analysis.request_at(r, at)
+
+
+def test_request_command_uses_saved_checkpoints(tmp_path, monkeypatch, capsys):
+    import json
+    from app.cli.main import main
+    from app.store.indexcache import cached_checkpoints
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    p = tmp_path / "session.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=9), target_bytes=1_000_000)
+    r = LogReader.open(str(p))
+    events = r.events()
+    at = [e.seq for e in events if e.type == "assistant/message" and e.source_event_seqs][-2]
+    want = analysis.request_at(LogReader.open(str(p)), at)
+    outs = []
+    for _ in range(2):
+        assert main(["request", str(p), "--at", str(at), "--json"]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0] == outs[1] == json.loads(json.dumps(want))
+    assert cached_checkpoints(LogReader.open(str(p)), every=8 << 20)[1] == "hit"
+    # a grown log keeps them (append-only); a rewritten one does not
+    with open(p, "ab") as f:
+        f.write(b"\n")
+    assert cached_checkpoints(LogReader.open(str(p)), every=8 << 20)[1] == "hit"
+    data = p.read_bytes()
+    p.write_bytes(data[:len(data) // 2])
+    assert cached_checkpoints(LogReader.open(str(p)), every=8 << 20)[1] == "built"

@@ -157,9 +157,14 @@ def _cfg_request(p):
 
 def _run_request(args):
     from ..log.analysis import RequestError, request_at
-    r = _reader(args)
+    r = _reader(args, indexed=True)
     try:
-        obj = request_at(r, args.at)
+        if r.header is not None and r.header.version in (0, None) and r.source.kind in ("jsonl", "zstd"):
+            from ..log import checkpoints
+            from ..store.indexcache import cached_checkpoints
+            obj = checkpoints.request_at(r, args.at, cached_checkpoints(r)[0])   # nearest checkpoint + replay
+        else:
+            obj = request_at(r, args.at)
     except RequestError as e:
         raise CliError(str(e)) from None
     emit(args, obj, None)

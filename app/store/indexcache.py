@@ -270,3 +270,48 @@ def index_summary(reader, progress=None) -> dict:
     return {"seconds": round(secs, 6), "bytes": reader.source.size, "cached": status in ("hit", "extended"),
             "status": status, "events": idx.events, "turns": turns, "segments": len(idx),
             "lastSeq": idx.last, "contiguousThrough": idx.contiguous_through}
+
+
+# --------------------------------------------------------------------------- fold checkpoints
+
+def cached_checkpoints(reader, every: Optional[int] = None):
+    """The log's fold checkpoints (:mod:`app.log.checkpoints`), saved beside its index.
+
+    Built by one full pass the first time (or when the log was replaced, truncated or
+    rewritten), then reused: a grown log keeps its checkpoints (dsh logs are append-only;
+    the bytes before the last checkpoint must be unchanged, checked as for the index) and
+    replays from the last one.  -> (Checkpoints, status "hit" | "built" | "uncached")."""
+    from ..log.checkpoints import EVERY, Checkpoints, build_checkpoints
+    every = EVERY if every is None else every
+    src = reader.source
+    root = cache_root()
+    ident = _identity(src) if root is not None else None
+    if ident is None:
+        return build_checkpoints(reader, every), "uncached"
+    path = cache_file(ident, root).with_suffix(".folds")
+    header_hash = hashlib.sha256(src.header_raw).hexdigest()
+    try:
+        blob = path.read_bytes()
+        body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
+        if hashlib.blake2b(body, digest_size=_DIGEST).digest() == digest and body.startswith(MAGIC):
+            meta = msgspec.json.decode(body[len(MAGIC):])
+            upto = meta.get("upto")
+            if meta.get("format") == FORMAT and meta.get("every") == every and meta.get("header") == header_hash \
+                    and all(meta.get(k) == ident[k] for k in ("path", "dev", "ino", "kind")) \
+                    and isinstance(upto, int) and upto <= src.size \
+                    and meta.get("tail") == _tail_hash(src._fd, src.header_end, upto) \
+                    and ((meta.get("size"), meta.get("mtime_ns")) == (ident["size"], ident["mtime_ns"])
+                         or ident["size"] > (meta.get("size") or 0)):
+                return Checkpoints.from_builtins(meta["points"]), "hit"
+    except (OSError, msgspec.DecodeError, TypeError, KeyError, AttributeError):
+        pass
+    cps = build_checkpoints(reader, every)
+    upto = max([p.pos for p in cps.points], default=src.header_end)
+    meta = {"format": FORMAT, **ident, "every": every, "header": header_hash, "upto": upto,
+            "tail": _tail_hash(src._fd, src.header_end, upto), "points": cps.to_builtins()}
+    body = MAGIC + msgspec.json.encode(meta)
+    try:
+        _write_atomic(path, body + hashlib.blake2b(body, digest_size=_DIGEST).digest())
+    except OSError:
+        pass
+    return cps, "built"
