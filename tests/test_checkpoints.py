@@ -95,11 +95,11 @@ def test_request_command_uses_saved_checkpoints(tmp_path, monkeypatch, capsys):
         assert main(["request", str(p), "--at", str(at), "--json"]) == 0
         outs.append(json.loads(capsys.readouterr().out))
     assert outs[0] == outs[1] == json.loads(json.dumps(want))
-    assert cached_checkpoints(LogReader.open(str(p)), every=8 << 20)[1] == "hit"
+    assert cached_checkpoints(LogReader.open(str(p)))[1] == "hit"
     # a grown log keeps them (append-only); a rewritten one does not
     with open(p, "ab") as f:
         f.write(b"\n")
-    assert cached_checkpoints(LogReader.open(str(p)), every=8 << 20)[1] == "hit"
+    assert cached_checkpoints(LogReader.open(str(p)))[1] == "hit"
     data = p.read_bytes()
     p.write_bytes(data[:len(data) // 2])
-    assert cached_checkpoints(LogReader.open(str(p)), every=8 << 20)[1] == "built"
+    assert cached_checkpoints(LogReader.open(str(p)))[1] == "built"

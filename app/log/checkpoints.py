@@ -20,7 +20,7 @@ import msgspec
 from .folds import HeaderFold, SurfaceFold
 from .model import Problem, is_event
 
-EVERY = 8 << 20
+EVERY = 2 << 20
 
 
 @dataclass
@@ -175,8 +175,13 @@ def request_at(reader, at_seq: int, cps: Checkpoints) -> dict:
     from .folds import build_request
     idx = reader.index or reader.build_index()
     ts = turn_start_before(idx, at_seq)
-    cp = cps.nearest(ts)
-    b, attempt = dispatch_boundary(reader, at_seq, events=(e for e in events_from(reader, cp) if e.seq >= ts))
+    i = idx.locate(ts) if idx.contiguous_through >= ts else None
+    if i is not None:                  # read from the index segment holding the turn's start
+        start = Checkpoint(seq=ts, pos=idx.seg_pos[i], line0=idx.line0[i] if idx.line0[i] >= 0 else None,
+                           text_offset=-1, surface={}, header={})
+    else:
+        start = cps.nearest(ts)
+    b, attempt = dispatch_boundary(reader, at_seq, events=(e for e in events_from(reader, start) if e.seq >= ts))
     sf, hf = folds_at(reader, cps, b)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
