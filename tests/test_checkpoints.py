@@ -103,3 +103,49 @@ def test_request_command_uses_saved_checkpoints(tmp_path, monkeypatch, capsys):
     data = p.read_bytes()
     p.write_bytes(data[:len(data) // 2])
     assert cached_checkpoints(LogReader.open(str(p)))[1] == "built"
+
+
+RETRY = "examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"
+COMPACTION = "examples/headless-agent/tests/snapshots/compaction-recovery/session.jsonl"
+
+
+@pytest.mark.parametrize("name", [RETRY, COMPACTION])
+def test_window_request_equals_the_full_pass_and_reuses_the_saved_checkpoints(tmp_path, monkeypatch, name):
+    import shutil
+    from app.store.requests import exact_request
+    from fixtures_util import fixture
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    p = tmp_path / "session.jsonl"
+    shutil.copy(fixture(name), p)
+    events = LogReader.open(str(p)).events()
+    seqs = [e.seq for e in events if e.type in ("assistant/chunk", "assistant/message", "step/start")]
+    modes = []
+    for at in seqs[::max(1, len(seqs) // 8)]:
+        want = analysis.request_at(LogReader.open(str(p)), at)
+        got = exact_request(str(p), None, at)
+        modes.append(got.pop("mode"))
+        assert got == want, at
+    assert modes[0] == "built" and set(modes[1:]) == {"saved"}
+
+
+def test_window_request_is_cancelled_while_checkpoints_are_built(tmp_path, monkeypatch):
+    from app.store.requests import exact_request
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    p = tmp_path / "session.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=12), target_bytes=3_000_000)
+    at = max(e.seq for e in LogReader.open(str(p)).events() if e.type == "assistant/message")
+    with pytest.raises(InterruptedError):
+        exact_request(str(p), None, at, cancelled=lambda: True)
+
+    class Stop(Exception):
+        pass
+    calls = []
+
+    def check():
+        calls.append(1)
+        if len(calls) > 2:
+            raise Stop
+    got = exact_request(str(p), None, at)                  # builds; then a replay that is stopped midway
+    assert got["mode"] == "built"
+    with pytest.raises(Stop):
+        exact_request(str(p), None, at, check=check)

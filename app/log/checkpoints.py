@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import msgspec
 
@@ -111,7 +111,7 @@ def build_checkpoints(reader, every: int = EVERY) -> Checkpoints:
     return cps
 
 
-def events_by_seq(reader, seqs: set) -> dict:
+def events_by_seq(reader, seqs: set, check: Optional[Callable[[], None]] = None) -> dict:
     """{seq: Event} for ``seqs``, decoding only the index segments that hold them."""
     idx = reader.index or reader.build_index()
     by_seg: dict = {}
@@ -121,6 +121,8 @@ def events_by_seq(reader, seqs: set) -> dict:
             by_seg.setdefault(i, set()).add(s)
     out: dict = {}
     for i in sorted(by_seg):
+        if check is not None:
+            check()
         want = by_seg[i]
         end = idx.seg_end[i]
         for seg in reader.source.forward(idx.seg_pos[i], **({"line0": idx.line0[i] if idx.line0[i] >= 0 else None})):
@@ -132,26 +134,29 @@ def events_by_seq(reader, seqs: set) -> dict:
     return out
 
 
-def events_from(reader, cp: Optional[Checkpoint]) -> Iterator:
-    """Stored events from the checkpoint's seq on (from seq 0 without one)."""
+def events_from(reader, cp: Optional[Checkpoint], check: Optional[Callable[[], None]] = None) -> Iterator:
+    """Stored events from the checkpoint's seq on (from seq 0 without one); ``check()`` runs
+    before each segment (it raises to cancel)."""
     first = cp.seq if cp is not None else 0
     segs = _segments_from(reader, cp.pos if cp is not None else None, cp.line0 if cp else None,
                           cp.text_offset if cp else -1)
     for seg in segs:
+        if check is not None:
+            check()
         for it in reader.decode_segment(seg):
             if is_event(it) and it.seq >= first:
                 yield it
 
 
-def folds_at(reader, cps: Checkpoints, b: int) -> tuple:
+def folds_at(reader, cps: Checkpoints, b: int, check: Optional[Callable[[], None]] = None) -> tuple:
     """(SurfaceFold, HeaderFold) of the stored events with seq < ``b``: nearest checkpoint + replay."""
     cp = cps.nearest(b)
     if cp is not None:
-        sf = restore_surface(cp.surface, lambda seqs: events_by_seq(reader, seqs))
+        sf = restore_surface(cp.surface, lambda seqs: events_by_seq(reader, seqs, check))
         hf = restore_header(cp.header)
     else:
         sf, hf = SurfaceFold(), HeaderFold()
-    for ev in events_from(reader, cp):
+    for ev in events_from(reader, cp, check):
         if ev.seq >= b:
             break
         sf.apply(ev)
@@ -168,7 +173,7 @@ def turn_start_before(idx, seq: int) -> int:
     return best
 
 
-def request_at(reader, at_seq: int, cps: Checkpoints) -> dict:
+def request_at(reader, at_seq: int, cps: Checkpoints, check: Optional[Callable[[], None]] = None) -> dict:
     """:func:`app.log.analysis.request_at` from checkpoints: the attempt is found from its turn's
     start, the folds from the nearest checkpoint; neither reads the log from seq 0."""
     from .analysis import dispatch_boundary
@@ -181,8 +186,9 @@ def request_at(reader, at_seq: int, cps: Checkpoints) -> dict:
                            text_offset=-1, surface={}, header={})
     else:
         start = cps.nearest(ts)
-    b, attempt = dispatch_boundary(reader, at_seq, events=(e for e in events_from(reader, start) if e.seq >= ts))
-    sf, hf = folds_at(reader, cps, b)
+    b, attempt = dispatch_boundary(reader, at_seq, events=(e for e in events_from(reader, start, check)
+                                                            if e.seq >= ts))
+    sf, hf = folds_at(reader, cps, b, check)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
             "request": build_request(hf.header, sf.messages(), sid)}

@@ -274,20 +274,21 @@ def index_summary(reader, progress=None) -> dict:
 
 # --------------------------------------------------------------------------- fold checkpoints
 
-def cached_checkpoints(reader, every: Optional[int] = None):
+def cached_checkpoints(reader, every: Optional[int] = None, build: bool = True):
     """The log's fold checkpoints (:mod:`app.log.checkpoints`), saved beside its index.
 
     Built by one full pass the first time (or when the log was replaced, truncated or
     rewritten), then reused: a grown log keeps its checkpoints (dsh logs are append-only;
     the bytes before the last checkpoint must be unchanged, checked as for the index) and
-    replays from the last one.  -> (Checkpoints, status "hit" | "built" | "uncached")."""
+    replays from the last one.  -> (Checkpoints, status "hit" | "built" | "uncached"); with
+    ``build=False``, (None, "miss") instead of building."""
     from ..log.checkpoints import EVERY, Checkpoints, build_checkpoints
     every = EVERY if every is None else every
     src = reader.source
     root = cache_root()
     ident = _identity(src) if root is not None else None
     if ident is None:
-        return build_checkpoints(reader, every), "uncached"
+        return (build_checkpoints(reader, every), "uncached") if build else (None, "miss")
     path = cache_file(ident, root).with_suffix(".folds")
     header_hash = hashlib.sha256(src.header_raw).hexdigest()
     try:
@@ -305,6 +306,8 @@ def cached_checkpoints(reader, every: Optional[int] = None):
                 return Checkpoints.from_builtins(meta["points"]), "hit"
     except (OSError, msgspec.DecodeError, TypeError, KeyError, AttributeError):
         pass
+    if not build:
+        return None, "miss"
     cps = build_checkpoints(reader, every)
     upto = max([p.pos for p in cps.points], default=src.header_end)
     meta = {"format": FORMAT, **ident, "every": every, "header": header_hash, "upto": upto,
