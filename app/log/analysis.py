@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .attempts import AttemptTracker
+from .lazyrows import PackedBlock, iter_lazy
 from .folds import HeaderFold, SurfaceFold, build_request
 import msgspec
 
@@ -26,7 +27,7 @@ def _dedupe(problems: list) -> list:
 
 
 def inspect(reader: LogReader, progress=None) -> dict:
-    """Summary facts of a log (spec: ``inspect`` face), one forward pass."""
+    """Summary facts of a log (spec: ``inspect`` face), one forward pass (packed rows not expanded)."""
     problems: list = list(reader.problems)
     if reader.fatal:
         return {"id": reader.header.id if reader.header else None, "format": reader.source.kind,
@@ -40,7 +41,18 @@ def inspect(reader: LogReader, progress=None) -> dict:
     expected = 0
     types: dict = {}
     title = None
-    for ev in reader.iter_events(logical=False, problems=problems, progress=progress):
+    for ev in iter_lazy(reader, problems=problems, progress=progress):
+        if type(ev) is PackedBlock:            # packed deltas, counted and grouped without their events
+            if ev.seq0 != expected:
+                problems.append(Problem(code="seq-gap" if ev.seq0 > expected else "seq-order",
+                                        message=f"seq {ev.seq0} where {expected} was expected", seq=ev.seq0,
+                                        line=ev.line, offset=ev.offset if ev.offset >= 0 else None))
+            events += ev.n
+            expected = ev.seq0 + ev.n
+            last_seq = max(last_seq, expected - 1)
+            types["assistant/chunk"] = types.get("assistant/chunk", 0) + ev.n
+            at.apply_deltas(ev.turn, ev.step, ev.seq0, ev.n)
+            continue
         events += 1
         if ev.seq != expected:
             problems.append(Problem(code="seq-gap" if ev.seq > expected else "seq-order",
