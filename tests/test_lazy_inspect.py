@@ -66,3 +66,62 @@ def test_lazy_inspect_equals_the_event_by_event_pass(tmp_path, kind):
     blocks = sum(1 for x in iter_lazy(r) if type(x) is PackedBlock)
     assert blocks > 20                                                # packed rows really stay packed
     assert lazy_facts(LogReader.open(str(p))) == eager_facts(LogReader.open(str(p)))
+
+
+# --------------------------------------------------------------------------- messages, flat memory
+
+from app.log.lazyrows import iter_messages  # noqa: E402
+from fixtures_util import rel, session_files  # noqa: E402
+
+
+@pytest.mark.parametrize("path", session_files(), ids=rel)
+def test_streamed_messages_equal_the_fold_on_every_fixture(path):
+    r = LogReader.open(str(path))
+    n = len(r.events())
+    for logical in (True, False):
+        for through in (None, n // 3, n - 2):
+            assert list(iter_messages(LogReader.open(str(path)), through, logical)) == \
+                analysis.messages(LogReader.open(str(path)), through, logical), (logical, through)
+
+
+@pytest.mark.parametrize("crash", [False, "torn"])
+def test_streamed_messages_of_generated_jsonl_and_zstd(tmp_path, crash):
+    from test_index_cache import synth_zstd
+    p = tmp_path / "session.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=41), target_bytes=1_500_000, crash=crash)
+    z = synth_zstd(tmp_path / "session.jsonl.zstd", 1_000_000, seed=42, torn=bool(crash))
+    for f in (p, z):
+        want = analysis.messages(LogReader.open(str(f)))
+        assert len(want) > 50
+        assert list(iter_messages(LogReader.open(str(f)))) == want
+        mid = LogReader.open(str(f)).build_index().events // 2
+        assert list(iter_messages(LogReader.open(str(f)), mid)) == analysis.messages(LogReader.open(str(f)), mid)
+
+
+def test_messages_memory_stays_flat(tmp_path):
+    import tracemalloc
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    write_jsonl(str(small), SessionSynth(seed=5), target_bytes=1_000_000)
+    write_jsonl(str(big), SessionSynth(seed=5), target_bytes=8_000_000)
+    list(iter_messages(LogReader.open(str(small))))            # (one-time imports and caches)
+    peaks = []
+    for f in (small, big, big):
+        tracemalloc.start()
+        if len(peaks) < 2:
+            n = sum(1 for _ in iter_messages(LogReader.open(str(f))))
+        else:
+            n = len(analysis.messages(LogReader.open(str(f))))   # the list the old command built
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        assert n > 100
+    # 8x the log, not 8x the memory: only the surface structure grows, not the messages
+    assert peaks[1] < 2 * peaks[0] + (4 << 20), peaks
+    assert peaks[1] * 2 < peaks[2], peaks
+
+
+def test_messages_command_streams_the_same_json(tmp_path, capsys):
+    from app.cli.main import main
+    p = tmp_path / "session.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=6), target_bytes=400_000)
+    assert main(["messages", str(p), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(analysis.messages(LogReader.open(str(p)))))

@@ -131,18 +131,25 @@ def _cfg_messages(p):
 
 
 def _run_messages(args):
-    from ..log.analysis import messages
+    from ..log.lazyrows import iter_messages
+    from ..log.model import message_text
     r = _reader(args)
-    msgs = messages(r, args.through, logical=not args.physical)
-
-    def text():
-        from ..log.model import message_text
-        out = []
-        for m in msgs:
+    out = sys.stdout
+    # streamed: one message at a time (flat memory however long the log; same JSON as a list dump)
+    first = True
+    if args.json:
+        out.write("[")
+    for m in iter_messages(r, args.through, logical=not args.physical):
+        if args.json:
+            out.write(("" if first else ", ") + json.dumps(m, ensure_ascii=False))
+        else:
             body = message_text(m) or json.dumps(m.get("content"), ensure_ascii=False)[:200]
-            out.append(f"[{m.get('role')}] {body}")
-        return "\n".join(out)
-    emit(args, msgs, text)
+            out.write(f"[{m.get('role')}] {body}\n")
+        first = False
+    if args.json:
+        out.write("]\n")
+    elif first:
+        out.write("\n")
 
 
 COMMANDS["messages"] = ("the derived model messages", _cfg_messages, _run_messages)

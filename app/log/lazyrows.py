@@ -26,15 +26,20 @@ class PackedBlock:
 
 
 def iter_lazy(reader, problems: Optional[list] = None,
-              progress: Optional[Callable[[int, int], None]] = None) -> Iterator:
-    """Every stored event oldest first, a packed row as one :class:`PackedBlock` (physical face)."""
+              progress: Optional[Callable[[int, int], None]] = None, cut=None) -> Iterator:
+    """Every stored event oldest first, a packed row as one :class:`PackedBlock` (physical face;
+    ``cut``: stop at the first row at or after that position, as the logical face does)."""
     codec = reader.codec
     total = max(1, reader.source.size)
     for seg in reader.source.forward():
         if seg.bad:
+            if cut is not None and seg.row_pos(0) >= cut:
+                return
             reader.decode_segment(seg, problems)       # (the corrupt-frame problem)
             continue
         for pos, off, line, raw, complete in seg.split_rows():
+            if cut is not None and pos >= cut:
+                return
             if not complete:
                 if raw and problems is not None:
                     problems.append(Problem(code="torn-row", message="torn last row (no newline): an interrupted "
@@ -61,3 +66,94 @@ def iter_lazy(reader, problems: Optional[list] = None,
                     yield it
         if progress:
             progress(seg.end if isinstance(seg.end, int) else 0, total)
+
+
+# --------------------------------------------------------------------------- messages, flat memory
+
+class _Node:
+    """What the surface fold keeps of an event it may have to show later: its type and where it is."""
+    __slots__ = ("type", "seq", "pos")
+
+    def __init__(self, type_, seq, pos):
+        self.type, self.seq, self.pos = type_, seq, pos
+
+
+class RowReader:
+    """Random access to a stored row by its position (raw: file offset; zstd: (frame, offset))."""
+
+    def __init__(self, reader):
+        self.reader = reader
+        self._frame = None                   # (frame pos, FrameSegment) of the last zstd frame decoded
+
+    def raw_at(self, pos) -> bytes:
+        src = self.reader.source
+        if isinstance(pos, tuple):
+            fpos, off = pos
+            if self._frame is None or self._frame[0] != fpos:
+                seg = next(iter(src.forward(fpos)))
+                self._frame = (fpos, seg)
+            seg = self._frame[1]
+            start = off - getattr(seg, "base", 0)
+            end = seg.data.find(b"\n", start)
+            return seg.data[start:end if end >= 0 else len(seg.data)]
+        want, buf = 1 << 16, b""
+        while True:
+            buf = src._pread(min(want, src.size - pos), pos) if pos < src.size else b""
+            nl = buf.find(b"\n")
+            if nl >= 0 or pos + len(buf) >= src.size:
+                return buf[:nl] if nl >= 0 else buf
+            want *= 4
+
+    def event(self, node: _Node):
+        raw = self.raw_at(node.pos)
+        items, _ = self.reader.codec.decode_row(raw, pos=node.pos)
+        for it in items:
+            if is_event(it) and it.seq == node.seq:
+                return it
+        raise RuntimeError(f"seq {node.seq} is no longer at its stored position (the log changed)")
+
+
+def iter_messages(reader, through: Optional[int] = None, logical: bool = True) -> Iterator[dict]:
+    """``analysis.messages`` as a stream, in flat memory: the surface fold keeps each node's type
+    and position only (packed rows are not even decoded), and every message is read back from
+    its row when it is produced."""
+    from .folds import SurfaceFold
+    from .model import SURFACE_TYPES, event_message
+    sf = SurfaceFold(keep_events=True)
+    st = reader.tail_state() if logical else None
+    cut = st.cut_pos if st is not None else None
+    kept: dict = {}                          # synthesized closers: kept as they are (not on disk)
+
+    def fold(ev):
+        sf.apply(ev)
+        if ev.seq in sf.events and ev.type in SURFACE_TYPES:
+            if ev.synthesized:
+                kept[ev.seq] = ev
+            else:
+                sf.events[ev.seq] = _Node(ev.type, ev.seq, ev.pos)
+            for s in sf.replaced.get(ev.seq, ()):          # shadowed: never looked up again
+                sf.events.pop(s, None)
+
+    done = False
+    for ev in iter_lazy(reader, cut=cut):
+        if type(ev) is PackedBlock:
+            if through is not None and ev.seq0 > through:
+                done = True
+                break
+            continue
+        if through is not None and ev.seq > through:
+            done = True
+            break
+        fold(ev)
+    if st is not None and not done:
+        for ev in st.closure:
+            if through is not None and ev.seq > through:
+                break
+            fold(ev)
+    rows = RowReader(reader)
+    for s in sf.message_seqs():
+        node = sf.events[s]
+        ev = kept.get(s) if type(node) is not _Node else rows.event(node)
+        m = event_message(ev)
+        if m is not None:
+            yield m
