@@ -18,6 +18,7 @@ from typing import Callable, Iterator, Optional
 import msgspec
 
 from .folds import HeaderFold, SurfaceFold
+from .lazyrows import PackedBlock, lazy_segment
 from .model import Problem, is_event
 
 EVERY = 2 << 20
@@ -101,13 +102,17 @@ def build_checkpoints(reader, every: int = EVERY) -> Checkpoints:
             cps.points.append(Checkpoint(seq=nxt, pos=seg.pos, line0=seg.line0, text_offset=seg.text_offset,
                                          surface=surface_state(sf), header=header_state(hf)))
             last_at = seg.pos
-        for it in reader.decode_segment(seg):
-            if is_event(it):
-                if it.seq != nxt:            # not contiguous: no checkpoint can stand for a prefix after this
+        for it in lazy_segment(reader, seg):          # packed deltas fold into nothing: not decoded
+            if type(it) is PackedBlock:
+                if it.seq0 != nxt:
                     return cps
-                sf.apply(it)
-                hf.apply(it)
-                nxt = it.seq + 1
+                nxt = it.seq0 + it.n
+                continue
+            if it.seq != nxt:                # not contiguous: no checkpoint can stand for a prefix after this
+                return cps
+            sf.apply(it)
+            hf.apply(it)
+            nxt = it.seq + 1
     return cps
 
 
@@ -126,25 +131,29 @@ def events_by_seq(reader, seqs: set, check: Optional[Callable[[], None]] = None)
         want = by_seg[i]
         end = idx.seg_end[i]
         for seg in reader.source.forward(idx.seg_pos[i], **({"line0": idx.line0[i] if idx.line0[i] >= 0 else None})):
-            for it in reader.decode_segment(seg):
-                if is_event(it) and it.seq in want:
+            for it in lazy_segment(reader, seg):       # (surface events are never packed)
+                if type(it) is not PackedBlock and it.seq in want:
                     out[it.seq] = it
             if seg.end >= end:
                 break
     return out
 
 
-def events_from(reader, cp: Optional[Checkpoint], check: Optional[Callable[[], None]] = None) -> Iterator:
+def events_from(reader, cp: Optional[Checkpoint], check: Optional[Callable[[], None]] = None,
+                lazy: bool = False) -> Iterator:
     """Stored events from the checkpoint's seq on (from seq 0 without one); ``check()`` runs
-    before each segment (it raises to cancel)."""
+    before each segment (it raises to cancel).  ``lazy``: packed rows as :class:`PackedBlock`."""
     first = cp.seq if cp is not None else 0
     segs = _segments_from(reader, cp.pos if cp is not None else None, cp.line0 if cp else None,
                           cp.text_offset if cp else -1)
     for seg in segs:
         if check is not None:
             check()
-        for it in reader.decode_segment(seg):
-            if is_event(it) and it.seq >= first:
+        for it in (lazy_segment(reader, seg) if lazy else reader.decode_segment(seg)):
+            if type(it) is PackedBlock:
+                if it.seq0 + it.n > first:
+                    yield it
+            elif is_event(it) and it.seq >= first:
                 yield it
 
 
@@ -156,7 +165,11 @@ def folds_at(reader, cps: Checkpoints, b: int, check: Optional[Callable[[], None
         hf = restore_header(cp.header)
     else:
         sf, hf = SurfaceFold(), HeaderFold()
-    for ev in events_from(reader, cp, check):
+    for ev in events_from(reader, cp, check, lazy=True):
+        if type(ev) is PackedBlock:
+            if ev.seq0 >= b:
+                break
+            continue
         if ev.seq >= b:
             break
         sf.apply(ev)

@@ -29,43 +29,55 @@ def iter_lazy(reader, problems: Optional[list] = None,
               progress: Optional[Callable[[int, int], None]] = None, cut=None) -> Iterator:
     """Every stored event oldest first, a packed row as one :class:`PackedBlock` (physical face;
     ``cut``: stop at the first row at or after that position, as the logical face does)."""
-    codec = reader.codec
     total = max(1, reader.source.size)
     for seg in reader.source.forward():
-        if seg.bad:
-            if cut is not None and seg.row_pos(0) >= cut:
+        if seg.bad and cut is not None and seg.row_pos(0) >= cut:
+            return
+        for it in lazy_segment(reader, seg, problems, cut):
+            if it is _CUT:
                 return
-            reader.decode_segment(seg, problems)       # (the corrupt-frame problem)
-            continue
-        for pos, off, line, raw, complete in seg.split_rows():
-            if cut is not None and pos >= cut:
-                return
-            if not complete:
-                if raw and problems is not None:
-                    problems.append(Problem(code="torn-row", message="torn last row (no newline): an interrupted "
-                                            "write", line=line, offset=off))
-                continue
-            if not raw.strip():
-                if problems is not None:
-                    problems.append(Problem(code="malformed", message="empty line", line=line, offset=off))
-                continue
-            if raw.startswith(_PACKED_PREFIXES):
-                try:
-                    obj, replaced = decode_json(raw)
-                    if not replaced and isinstance(obj, dict):
-                        turn, step, seq0, n = packed_extent(obj)
-                        yield PackedBlock(turn, step, seq0, n, line, off)
-                        continue
-                except DecodeError:
-                    pass                                   # the codec says why, below
-            items, probs = codec.decode_row(raw, pos=pos, offset=off, line=line)
-            if problems is not None:
-                problems.extend(probs)
-            for it in items:
-                if is_event(it):
-                    yield it
+            yield it
         if progress:
             progress(seg.end if isinstance(seg.end, int) else 0, total)
+
+
+_CUT = object()
+
+
+def lazy_segment(reader, seg, problems: Optional[list] = None, cut=None) -> Iterator:
+    """The events of one segment, a packed row as a :class:`PackedBlock` (``_CUT`` at ``cut``)."""
+    codec = reader.codec
+    if seg.bad:
+        reader.decode_segment(seg, problems)           # (the corrupt-frame problem)
+        return
+    for pos, off, line, raw, complete in seg.split_rows():
+        if cut is not None and pos >= cut:
+            yield _CUT
+            return
+        if not complete:
+            if raw and problems is not None:
+                problems.append(Problem(code="torn-row", message="torn last row (no newline): an interrupted "
+                                        "write", line=line, offset=off))
+            continue
+        if not raw.strip():
+            if problems is not None:
+                problems.append(Problem(code="malformed", message="empty line", line=line, offset=off))
+            continue
+        if raw.startswith(_PACKED_PREFIXES):
+            try:
+                obj, replaced = decode_json(raw)
+                if not replaced and isinstance(obj, dict):
+                    turn, step, seq0, n = packed_extent(obj)
+                    yield PackedBlock(turn, step, seq0, n, line, off)
+                    continue
+            except DecodeError:
+                pass                                   # the codec says why, below
+        items, probs = codec.decode_row(raw, pos=pos, offset=off, line=line)
+        if problems is not None:
+            problems.extend(probs)
+        for it in items:
+            if is_event(it):
+                yield it
 
 
 # --------------------------------------------------------------------------- messages, flat memory
