@@ -64,25 +64,25 @@ def save() -> None:
 
 
 def title_in(blob: bytes) -> Optional[str]:
-    """The title of the last complete ``session/title`` row in ``blob`` (None: none there)."""
-    end = len(blob)
-    while True:
-        i = blob.rfind(_NEEDLE, 0, end)
-        if i < 0:
-            return None
+    """The title of the last complete ``session/title`` row in ``blob`` (None: none there).
+
+    Searched forwards (``bytes.find`` skips ahead by the needle's length; ``rfind`` does not)."""
+    found, i = None, blob.find(_NEEDLE)
+    while i >= 0:
         lo = blob.rfind(b"\n", 0, i) + 1
         hi = blob.find(b"\n", i)
-        end = i
-        if lo == 0 or hi < 0:
-            continue                       # a row cut by the window's edge: look further back
-        try:
-            obj = msgspec.json.decode(blob[lo:hi])
-        except msgspec.DecodeError:
-            continue
-        if isinstance(obj, dict) and obj.get("type") == "session/title":
-            t = (obj.get("data") or {}).get("title") if isinstance(obj.get("data"), dict) else None
-            if isinstance(t, str):
-                return t
+        if hi < 0:
+            break                          # a row cut by the window's end
+        if lo > 0:                         # (a row cut by the window's start is passed over)
+            try:
+                obj = msgspec.json.decode(blob[lo:hi])
+            except msgspec.DecodeError:
+                obj = None
+            if isinstance(obj, dict) and obj.get("type") == "session/title" and isinstance(obj.get("data"), dict) \
+                    and isinstance(obj["data"].get("title"), str):
+                found = obj["data"]["title"]
+        i = blob.find(_NEEDLE, hi)
+    return found
 
 
 def read_title(path: str, size: int, window: int = WINDOW) -> Optional[str]:
