@@ -9,12 +9,14 @@ before, so problems and bad rows are the same as with :meth:`LogReader.iter_even
 """
 from __future__ import annotations
 
+import re
 from typing import Callable, Iterator, Optional
 
 from .codec import DecodeError, decode_json, packed_extent
 from .model import Problem, is_event
 
 _PACKED_PREFIXES = (b'{"type":"text-chunks"', b'{"type":"reasoning-chunks"', b'{"type":"tool-call-chunks"')
+_SEQ0_RE = re.compile(rb'\{"type":"[a-z-]+-chunks","seq0":(\d+),')
 
 
 class PackedBlock:
@@ -26,14 +28,14 @@ class PackedBlock:
 
 
 def iter_lazy(reader, problems: Optional[list] = None,
-              progress: Optional[Callable[[int, int], None]] = None, cut=None) -> Iterator:
+              progress: Optional[Callable[[int, int], None]] = None, cut=None, unchecked: bool = False) -> Iterator:
     """Every stored event oldest first, a packed row as one :class:`PackedBlock` (physical face;
     ``cut``: stop at the first row at or after that position, as the logical face does)."""
     total = max(1, reader.source.size)
     for seg in reader.source.forward():
         if seg.bad and cut is not None and seg.row_pos(0) >= cut:
             return
-        for it in lazy_segment(reader, seg, problems, cut):
+        for it in lazy_segment(reader, seg, problems, cut, unchecked):
             if it is _CUT:
                 return
             yield it
@@ -44,8 +46,11 @@ def iter_lazy(reader, problems: Optional[list] = None,
 _CUT = object()
 
 
-def lazy_segment(reader, seg, problems: Optional[list] = None, cut=None) -> Iterator:
-    """The events of one segment, a packed row as a :class:`PackedBlock` (``_CUT`` at ``cut``)."""
+def lazy_segment(reader, seg, problems: Optional[list] = None, cut=None, unchecked: bool = False) -> Iterator:
+    """The events of one segment, a packed row as a :class:`PackedBlock` (``_CUT`` at ``cut``).
+
+    ``unchecked``: for passes that ignore chunks and problems alike (``messages``), a packed row
+    written in the writer's key order is not decoded at all: its block has ``seq0`` and ``n=None``."""
     codec = reader.codec
     if seg.bad:
         reader.decode_segment(seg, problems)           # (the corrupt-frame problem)
@@ -64,6 +69,11 @@ def lazy_segment(reader, seg, problems: Optional[list] = None, cut=None) -> Iter
                 problems.append(Problem(code="malformed", message="empty line", line=line, offset=off))
             continue
         if raw.startswith(_PACKED_PREFIXES):
+            if unchecked:
+                m = _SEQ0_RE.match(raw)
+                if m is not None:
+                    yield PackedBlock(None, None, int(m.group(1)), None, line, off)
+                    continue
             try:
                 obj, replaced = decode_json(raw)
                 if not replaced and isinstance(obj, dict):
@@ -147,7 +157,7 @@ def iter_messages(reader, through: Optional[int] = None, logical: bool = True) -
                 sf.events.pop(s, None)
 
     done = False
-    for ev in iter_lazy(reader, cut=cut):
+    for ev in iter_lazy(reader, cut=cut, unchecked=True):
         if type(ev) is PackedBlock:
             if through is not None and ev.seq0 > through:
                 done = True
