@@ -149,7 +149,8 @@ class IndexBuilder:
 def fast_applicable(reader) -> bool:
     """The byte-level scan knows the v0 row shapes of raw and zstd files only."""
     h = reader.header
-    return reader.source.kind in ("jsonl", "zstd") and h is not None and h.version in (0, None)
+    return reader.source.kind in ("jsonl", "zstd") and h is not None and h.version in (0, None) \
+        and not getattr(reader, "envelope_free", False)
 
 
 def scan(reader, builder: IndexBuilder, segments, progress: Optional[Callable[[int, int], None]] = None,

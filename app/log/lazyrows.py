@@ -141,6 +141,10 @@ def iter_messages(reader, through: Optional[int] = None, logical: bool = True) -
     its row when it is produced."""
     from .folds import SurfaceFold
     from .model import SURFACE_TYPES, event_message
+    if getattr(reader, "version", 0) != 0:        # v2+ folds project messages (v4): the whole fold
+        from .analysis import messages
+        yield from messages(reader, through, logical)
+        return
     sf = SurfaceFold(keep_events=True)
     st = reader.tail_state() if logical else None
     cut = st.cut_pos if st is not None else None

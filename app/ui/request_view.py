@@ -124,7 +124,7 @@ class RequestView(QWidget):
         self.status.setText(f"Request at the dispatch boundary seq {res.get('boundary')} "
                             f"(asked for seq {seq}; computed in {res.get('elapsed', 0) * 1000:.0f} ms)")
         self.summary.setText(f"header from seq {res.get('headerSeq')} · {len(msgs)} messages · tools: {ntools} · "
-                             f"system: {'yes' if req.get('system') else 'no'} · config: "
+                             f"system: {_system_note(req)} · config: "
                              + json.dumps(cfg, ensure_ascii=False)[:300])
         ordered = {}
         for k in ("provider", "model"):
@@ -163,3 +163,11 @@ class RequestView(QWidget):
     def _copy(self):
         if self.result is not None:
             QApplication.clipboard().setText(json.dumps(self.result.get("request"), ensure_ascii=False, indent=2))
+
+
+def _system_note(req: dict) -> str:
+    """v0–v2 requests carry ``system``; v3+ carry the live system message(s) in ``messages``."""
+    if req.get("system"):
+        return "yes"
+    n = sum(1 for m in req.get("messages") or [] if isinstance(m, dict) and m.get("role") == "system")
+    return f"{n} system message{'s' if n != 1 else ''}" if n else "no"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 from ..log.model import BadRow, Event, is_event
+from ..log.attempts import embedded_chunks
 
 # limits for the list (the inspector shows everything)
 MAX_LINES = 18
@@ -196,6 +197,19 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
                     key=key, kind=row_kind, seq=a.first_seq, first_seq=a.first_seq, last_seq=a.last_seq,
                     event=ev, attempt=a, marks=frozenset(marks), chunks=chunks)))
                 continue
+        elif t == "assistant/attempt":
+            # v2+: a log-only attempt (its chunks embedded); hidden by default like a failed v0 run
+            a = tracker.attempt_of(ev.seq)
+            if a is not None and a.failed:
+                if not show_attempts:
+                    continue
+                marks.add("hidden")
+                key = ("a", a.first_seq, a.status)
+                out.append(_cached(cache, key + (frozenset(marks),), lambda: Row(
+                    key=key, kind="attempt-failed", seq=a.first_seq, first_seq=a.first_seq, last_seq=a.last_seq,
+                    event=ev, attempt=a, marks=frozenset(marks), chunks=embedded_chunks(ev))))
+                continue
+            row_kind = "event"
         elif t == "user/message":
             row_kind = "user"
         elif t == "assistant/message":
@@ -231,7 +245,7 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
                         attempt = a
                         break
             if attempt is not None:
-                chunks = chunks_of.get(attempt.first_seq, [])
+                chunks = chunks_of.get(attempt.first_seq, []) or embedded_chunks(ev)
                 first = min(first, attempt.first_seq)
         view = views.get(ev.seq) if row_kind in CARD_KINDS else None
         call = calls.get(result_call_id(ev)) if row_kind == "tool-result" else None
