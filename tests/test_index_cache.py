@@ -302,3 +302,19 @@ def test_index_command_reports_and_reuses(tmp_path, monkeypatch, capsys):
         assert set(obj) >= {"seconds", "bytes", "cached", "events", "turns"}
         assert (obj["bytes"], obj["events"], obj["turns"]) == (os.path.getsize(p), ref.events, turns)
     assert (first["cached"], second["cached"]) == (False, True)
+
+
+NEXT = sorted((REPO_ROOT := __import__("pathlib").Path(__file__).resolve().parents[1]).parent.joinpath(
+    "shared", "fixtures", "dsh-next").rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", NEXT, ids=lambda p: "/".join(p.parts[-3:]))
+def test_saved_index_of_v1_to_v4_logs_equals_the_exact_scan(tmp_path, monkeypatch, path):
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    p = tmp_path / path.name
+    shutil.copy(path, p)
+    ref = LogReader.open(str(p)).build_index_exact()
+    first = cached_index(LogReader.open(str(p)))
+    again = cached_index(LogReader.open(str(p)))
+    assert (first[1], again[1]) == ("built", "hit")
+    assert same_index(first[0], ref) and same_index(again[0], ref)
