@@ -28,7 +28,8 @@ def scratch(events, b):
 
 def same_folds(a, b):
     (sa, ha), (sb, hb) = a, b
-    return sa.nodes == sb.nodes and sa.messages() == sb.messages() and sa.replaced_by == sb.replaced_by \
+    return sa.nodes == sb.nodes and sa.messages() == sb.messages() \
+        and sa.message_seqs() == sb.message_seqs() \
         and [str(v) for v in sa.violations] == [str(v) for v in sb.violations] \
         and (ha.header, ha.seq, ha.reason, ha.history) == (hb.header, hb.seq, hb.reason, hb.history)
 
@@ -149,3 +150,11 @@ def test_window_request_is_cancelled_while_checkpoints_are_built(tmp_path, monke
     assert got["mode"] == "built"
     with pytest.raises(Stop):
         exact_request(str(p), None, at, check=check)
+
+
+def test_checkpoints_take_about_the_room_of_one_fold(synth_reader):
+    r, cps, events = synth_reader
+    stored = sum(len(p.add) for p in cps.points)
+    nodes = [len(cps.state(i)[0]) for i in range(len(cps.points))]
+    assert len(cps.points) > 5 and stored <= max(nodes) + sum(1 for p in cps.points if p.keep == 0) * max(nodes)
+    assert stored < sum(nodes) / 2                   # not one full node list per checkpoint

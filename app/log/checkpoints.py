@@ -26,21 +26,45 @@ EVERY = 2 << 20
 
 @dataclass
 class Checkpoint:
+    """The folds of the stored events with seq < ``seq``, as a change against the previous checkpoint
+    (so that a log's checkpoints together take about as much room as one fold, not one per point)."""
     seq: int                 # first seq NOT folded in (the folds cover seqs < seq)
     pos: int                 # physical start of the segment holding ``seq``
     line0: Optional[int]
     text_offset: int
-    surface: dict
-    header: dict
+    keep: int                # surface nodes: the previous point's first ``keep`` nodes ...
+    add: list                # ... then these
+    empty: list              # nodes that are empty assistant messages (no model message)
+    violations: list         # surface violations found since the previous point
+    header: Optional[dict]   # header fold (None: the previous point's)
+    history: list            # header history entries since the previous point
 
 
 @dataclass
 class Checkpoints:
     points: list = field(default_factory=list)
 
+    def nearest_index(self, seq: int) -> int:
+        return bisect.bisect_right([p.seq for p in self.points], seq) - 1
+
     def nearest(self, seq: int) -> Optional[Checkpoint]:
-        i = bisect.bisect_right([p.seq for p in self.points], seq) - 1
+        i = self.nearest_index(seq)
         return self.points[i] if i >= 0 else None
+
+    def state(self, i: int) -> tuple:
+        """(nodes, empty, violations, header dict, history) of point ``i`` (replayed from point 0)."""
+        nodes: list = []
+        viol: list = []
+        hist: list = []
+        header = {"header": None, "seq": None, "reason": None}
+        for p in self.points[:i + 1]:
+            del nodes[p.keep:]
+            nodes.extend(p.add)
+            viol.extend(p.violations)
+            hist.extend(p.history)
+            if p.header is not None:
+                header = p.header
+        return nodes, self.points[i].empty, viol, header, hist
 
     def to_builtins(self) -> list:
         return [msgspec.to_builtins(p.__dict__) for p in self.points]
@@ -50,31 +74,20 @@ class Checkpoints:
         return cls([Checkpoint(**r) for r in rows])
 
 
-def surface_state(sf: SurfaceFold) -> dict:
-    return {"nodes": list(sf.nodes), "replaced_by": [[k, v] for k, v in sf.replaced_by.items()],
-            "replaced": [[k, list(v)] for k, v in sf.replaced.items()], "empty": sorted(sf._empty_assistant),
-            "violations": [msgspec.to_builtins(p) for p in sf.violations]}
-
-
-def header_state(hf: HeaderFold) -> dict:
-    return {"header": hf.header, "seq": hf.seq, "reason": hf.reason, "history": [list(x) for x in hf.history]}
-
-
-def restore_header(st: dict) -> HeaderFold:
+def restore_header(header: dict, history: list) -> HeaderFold:
     hf = HeaderFold()
-    hf.header, hf.seq, hf.reason = st["header"], st["seq"], st["reason"]
-    hf.history = [tuple(x) for x in st["history"]]
+    hf.header, hf.seq, hf.reason = header["header"], header["seq"], header["reason"]
+    hf.history = [tuple(x) for x in history]
     return hf
 
 
-def restore_surface(st: dict, events_of) -> SurfaceFold:
-    """A SurfaceFold(keep_events=True) in the snapshot's state; ``events_of(seqs)`` -> {seq: Event}."""
+def restore_surface(nodes: list, empty: list, violations: list, events_of) -> SurfaceFold:
+    """A SurfaceFold(keep_events=True) with these nodes; ``events_of(seqs)`` -> {seq: Event}.
+    (The replacement history, ``replaced``/``replaced_by``, is not kept in checkpoints.)"""
     sf = SurfaceFold(keep_events=True)
-    sf.nodes = list(st["nodes"])
-    sf.replaced_by = {k: v for k, v in st["replaced_by"]}
-    sf.replaced = {k: list(v) for k, v in st["replaced"]}
-    sf._empty_assistant = set(st["empty"])
-    sf.violations = [Problem(**p) for p in st["violations"]]
+    sf.nodes = list(nodes)
+    sf._empty_assistant = set(empty)
+    sf.violations = [Problem(**p) for p in violations]
     sf.events = events_of(set(sf.nodes)) if sf.nodes else {}
     return sf
 
@@ -95,12 +108,23 @@ def build_checkpoints(reader, every: int = EVERY) -> Checkpoints:
     cps = Checkpoints()
     last_at = None
     nxt = 0
+    prev_len, dirty = 0, 0              # nodes before ``dirty`` are unchanged since the previous point
+    n_viol = n_hist = 0
+    prev_hseq = object()
     for seg in reader.source.forward():
         if isinstance(seg.pos, int) and (last_at is None or seg.pos - last_at >= every) and not seg.bad \
                 and seg.line0 is not None:
             sf.events = {k: sf.events[k] for k in sf.nodes if k in sf.events}   # only nodes are looked up again
-            cps.points.append(Checkpoint(seq=nxt, pos=seg.pos, line0=seg.line0, text_offset=seg.text_offset,
-                                         surface=surface_state(sf), header=header_state(hf)))
+            keep = min(dirty, prev_len)
+            node_set = set(sf.nodes)
+            cps.points.append(Checkpoint(
+                seq=nxt, pos=seg.pos, line0=seg.line0, text_offset=seg.text_offset, keep=keep,
+                add=sf.nodes[keep:], empty=sorted(x for x in sf._empty_assistant if x in node_set),
+                violations=[msgspec.to_builtins(p) for p in sf.violations[n_viol:]],
+                header=None if hf.seq == prev_hseq else {"header": hf.header, "seq": hf.seq, "reason": hf.reason},
+                history=[list(x) for x in hf.history[n_hist:]]))
+            prev_len = dirty = len(sf.nodes)
+            n_viol, n_hist, prev_hseq = len(sf.violations), len(hf.history), hf.seq
             last_at = seg.pos
         for it in lazy_segment(reader, seg):          # packed deltas fold into nothing: not decoded
             if type(it) is PackedBlock:
@@ -111,6 +135,8 @@ def build_checkpoints(reader, every: int = EVERY) -> Checkpoints:
             if it.seq != nxt:                # not contiguous: no checkpoint can stand for a prefix after this
                 return cps
             sf.apply(it)
+            if isinstance(it.surface_op, dict) and it.seq in sf.events:     # a replacement took its place
+                dirty = min(dirty, sf.nodes.index(it.seq))
             hf.apply(it)
             nxt = it.seq + 1
     return cps
@@ -159,10 +185,12 @@ def events_from(reader, cp: Optional[Checkpoint], check: Optional[Callable[[], N
 
 def folds_at(reader, cps: Checkpoints, b: int, check: Optional[Callable[[], None]] = None) -> tuple:
     """(SurfaceFold, HeaderFold) of the stored events with seq < ``b``: nearest checkpoint + replay."""
-    cp = cps.nearest(b)
+    i = cps.nearest_index(b)
+    cp = cps.points[i] if i >= 0 else None
     if cp is not None:
-        sf = restore_surface(cp.surface, lambda seqs: events_by_seq(reader, seqs, check))
-        hf = restore_header(cp.header)
+        nodes, empty, viol, header, hist = cps.state(i)
+        sf = restore_surface(nodes, empty, viol, lambda seqs: events_by_seq(reader, seqs, check))
+        hf = restore_header(header, hist)
     else:
         sf, hf = SurfaceFold(), HeaderFold()
     for ev in events_from(reader, cp, check, lazy=True):
@@ -196,7 +224,7 @@ def request_at(reader, at_seq: int, cps: Checkpoints, check: Optional[Callable[[
     i = idx.locate(ts) if idx.contiguous_through >= ts else None
     if i is not None:                  # read from the index segment holding the turn's start
         start = Checkpoint(seq=ts, pos=idx.seg_pos[i], line0=idx.line0[i] if idx.line0[i] >= 0 else None,
-                           text_offset=-1, surface={}, header={})
+                           text_offset=-1, keep=0, add=[], empty=[], violations=[], header=None, history=[])
     else:
         start = cps.nearest(ts)
     b, attempt = dispatch_boundary(reader, at_seq, events=(e for e in events_from(reader, start, check)
