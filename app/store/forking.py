@@ -128,6 +128,9 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
         raise ForkError("FORK_UNAVAILABLE", "the source has no readable header")
     src = reader.source
     rev_before = src.revision()
+    if plan is None and reader.index is None:
+        from .indexcache import cached_index
+        cached_index(reader)                 # the saved index (extended or built and saved if need be)
     plan = plan or plan_fork(reader, at_seq, live=live)
     child_id = child_id or f"session-{uuid.uuid4()}"
     now = int(time.time() * 1000)
@@ -244,6 +247,9 @@ def _child_seed_start(path: str, kind: str) -> int:
 
 def preview(reader: LogReader, at_seq: Optional[int], live: bool = False) -> dict:
     """What the child will contain (for the UI's confirmation), without writing anything."""
+    if reader.index is None:
+        from .indexcache import cached_index
+        cached_index(reader)
     plan = plan_fork(reader, at_seq, live=live)
     last = None
     if plan.last_message_seq is not None:
