@@ -13,7 +13,7 @@ Rows (target in brackets):
                [>= 0.8x of cp && sync]
   list         ``session-lens list HOME`` of a 10,000-session home; reference ``find`` + ``head -1`` of
                every session [<= 1 s]
-  inspect      (--inspect SIZE) ``session-lens inspect F`` MB/s [>= 100 MB/s], peak RSS [<= 250 MB]
+  inspect      (--inspect SIZE) ``session-lens inspect F`` MB/s [>= 100 MB/s], peak RSS [<= 250 MB]; messages too
   request      (--request) ``session-lens request F --at SEQ`` near the end, first and saved [<= 1 s, 250 MB]
 Generated inputs live in bench/data (git-ignored); the cache of every run is a temporary folder.
 """
@@ -137,6 +137,9 @@ def bench_file(path: Path, runs: int, do_inspect: bool, do_request: bool) -> lis
             t, rss = wall_rss(CLI + ["inspect", str(path), "--json"], env)
             out.append(row(f"inspect {label}", mb / t, "MB/s", target=">= 100 MB/s"))
             out.append(row(f"inspect {label} peak RSS", rss, "MB", target="<= 250 MB"))
+            t, rss = wall_rss(CLI + ["messages", str(path), "--json"], env)
+            out.append(row(f"messages {label}", mb / t, "MB/s", target="linear time"))
+            out.append(row(f"messages {label} peak RSS", rss, "MB", target="<= 250 MB"))
         if do_request:
             from app.log.reader import LogReader
             r = LogReader.open(str(path))
