@@ -496,7 +496,7 @@ def test_crash_cut_v3_keeps_the_user_wrapper_shape(tmp_path):
 
 def test_history_rows_hide_a_v2_attempt_and_show_embedded_chunks():
     from app.log.attempts import find_attempts
-    from app.ui.rows import build_rows
+    from app.ui.history.rows import build_rows
     r = LogReader.open(str(find("suite/plain-turn/session.v2.jsonl")))
     items = r.items()
     tr = find_attempts(r.events())

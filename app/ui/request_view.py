@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
                                QVBoxLayout, QWidget, QApplication)
 
 from ..store.requests import exact_request
-from .history_delegate import mono_font
+from .history.delegate import mono_font
 from .json_model import JsonTreeModel
 from .workers import Cancelled, Jobs
 
@@ -52,6 +52,7 @@ class RequestView(QWidget):
         super().__init__(parent)
         self.jobs = jobs
         self._job = None
+        self._group = f"request-{id(self)}"      # a new request supersedes the one in flight
         self._want: Optional[tuple] = None
         self.result: Optional[dict] = None
         self.shown_seq: Optional[int] = None
@@ -89,9 +90,8 @@ class RequestView(QWidget):
         lay.addLayout(row)
 
     def clear(self, message: str = "") -> None:
-        if self._job is not None:
-            self._job.cancel()
-            self._job = None
+        self.jobs.cancel_group(self._group)
+        self._job = None
         self._want = None
         self.result = None
         self.shown_seq = None
@@ -108,7 +108,7 @@ class RequestView(QWidget):
         self.clear()
         self._want = want
         self.status.setText(f"Computing the request at seq {seq} (folding the log prefix)…")
-        self._job = self.jobs.submit(_request_job, path, session_id, seq, name="request",
+        self._job = self.jobs.submit(_request_job, path, session_id, seq, name="request", group=self._group,
                                      on_done=lambda res, s=seq: self._done(s, res),
                                      on_error=lambda msg, s=seq: self._fail(s, msg))
 

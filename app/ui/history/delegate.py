@@ -16,7 +16,7 @@ from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QFontData
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate
 
 from .rows import Content, Row
-from .theme import Theme
+from ..theme import Theme
 
 PAD_X = 12
 PAD_Y = 7
