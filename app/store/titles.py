@@ -7,8 +7,8 @@ window (and a head window only when the tail has none) and finds the row with ``
 the bytes (C speed); only that one row is decoded.
 
 Titles are cached in ``<cache>/titles.json`` (the cache folder of :mod:`app.store.indexcache`)
-keyed by path and revision (device, inode, size, mtime), so listing a home again reads no
-session whose file did not change.  :func:`save` writes the cache atomically.
+keyed by path and revision (size and mtime, as the listing's own stat gives them), so listing a
+home again reads no session whose file did not change.  :func:`save` writes the cache atomically.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ WINDOW = 256 << 10
 _NEEDLE = b'"type":"session/title"'
 _FORMAT = 1
 _lock = threading.Lock()
-_cache: Optional[dict] = None          # path -> [dev, ino, size, mtime_ns, title]
+_cache: Optional[dict] = None          # path -> [0, 0, size, mtime_ns, title]
 _dirty = False
 
 
@@ -104,17 +104,20 @@ def session_title(info) -> Optional[str]:
     global _dirty
     if info.format != "jsonl":
         return None
-    try:
-        st = os.stat(info.path)
-    except OSError:
-        return None
-    rev = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+    size, mtime = getattr(info, "size", None), getattr(info, "mtime", None)
+    if not size or not mtime:                    # (a listing already stat'ed the file: no second stat)
+        try:
+            st = os.stat(info.path)
+        except OSError:
+            return None
+        size, mtime = st.st_size, st.st_mtime
+    rev = [0, 0, size, int(mtime * 1e9)]
     with _lock:
         hit = _load().get(info.path)
     if isinstance(hit, list) and len(hit) == 5 and hit[:4] == rev:
         return hit[4]
     try:
-        t = read_title(info.path, st.st_size)
+        t = read_title(info.path, size)
     except OSError:
         return None
     with _lock:
