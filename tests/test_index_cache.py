@@ -318,3 +318,14 @@ def test_saved_index_of_v1_to_v4_logs_equals_the_exact_scan(tmp_path, monkeypatc
     again = cached_index(LogReader.open(str(p)))
     assert (first[1], again[1]) == ("built", "hit")
     assert same_index(first[0], ref) and same_index(again[0], ref)
+
+
+@pytest.mark.parametrize("path", session_files(), ids=rel)
+def test_legacy_flags_of_the_byte_level_scan_equal_the_probe(path):
+    """Segments that may hold a legacy-shape row (a fork stores those rows converted, copies the rest)."""
+    r = LogReader(RawJsonlSource(str(path), block=2048))
+    fast = scan(r, IndexBuilder(legacy=[]), r.source.forward())
+    probe: list = []
+    for seg in r.source.forward():
+        r.scan_segment_rows(seg, [], probe)
+    assert list(fast.idx.legacy) == [bool(x) for x in probe]

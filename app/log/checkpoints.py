@@ -38,6 +38,7 @@ class Checkpoint:
     violations: list         # surface violations found since the previous point
     header: Optional[dict]   # header fold (None: the previous point's)
     history: list            # header history entries since the previous point
+    checks: list = field(default_factory=list)   # [problem, refusing] found by EventChecks since the previous point
 
 
 @dataclass
@@ -52,19 +53,21 @@ class Checkpoints:
         return self.points[i] if i >= 0 else None
 
     def state(self, i: int) -> tuple:
-        """(nodes, empty, violations, header dict, history) of point ``i`` (replayed from point 0)."""
+        """(nodes, empty, violations, header dict, history, checks) of point ``i`` (replayed from point 0)."""
         nodes: list = []
         viol: list = []
         hist: list = []
+        chk: list = []
         header = {"header": None, "seq": None, "reason": None}
         for p in self.points[:i + 1]:
             del nodes[p.keep:]
             nodes.extend(p.add)
             viol.extend(p.violations)
             hist.extend(p.history)
+            chk.extend(p.checks)
             if p.header is not None:
                 header = p.header
-        return nodes, self.points[i].empty, viol, header, hist
+        return nodes, self.points[i].empty, viol, header, hist, chk
 
     def to_builtins(self) -> list:
         return [msgspec.to_builtins(p.__dict__) for p in self.points]
@@ -104,9 +107,11 @@ def _segments_from(reader, pos: Optional[int], line0, text_offset):
 
 def build_checkpoints(reader, every: int = EVERY) -> Checkpoints:
     """One forward pass over the stored events: snapshots at segment starts every ``every`` bytes."""
-    sf, hf = SurfaceFold(keep_events=True), HeaderFold()
+    from .integrity import EventChecks
+    sf, hf, checks = SurfaceFold(keep_events=True), HeaderFold(), EventChecks()
     cps = Checkpoints()
     last_at = None
+    n_chk = 0
     nxt = 0
     prev_len, dirty = 0, 0              # nodes before ``dirty`` are unchanged since the previous point
     n_viol = n_hist = 0
@@ -122,7 +127,10 @@ def build_checkpoints(reader, every: int = EVERY) -> Checkpoints:
                 add=sf.nodes[keep:], empty=sorted(x for x in sf._empty_assistant if x in node_set),
                 violations=[msgspec.to_builtins(p) for p in sf.violations[n_viol:]],
                 header=None if hf.seq == prev_hseq else {"header": hf.header, "seq": hf.seq, "reason": hf.reason},
-                history=[list(x) for x in hf.history[n_hist:]]))
+                history=[list(x) for x in hf.history[n_hist:]],
+                checks=[[msgspec.to_builtins(q), any(q is r for r in checks.refusing)]
+                        for q in checks.problems[n_chk:]]))
+            n_chk = len(checks.problems)
             prev_len = dirty = len(sf.nodes)
             n_viol, n_hist, prev_hseq = len(sf.violations), len(hf.history), hf.seq
             last_at = seg.pos
@@ -138,6 +146,7 @@ def build_checkpoints(reader, every: int = EVERY) -> Checkpoints:
             if isinstance(it.surface_op, dict) and it.seq in sf.events:     # a replacement took its place
                 dirty = min(dirty, sf.nodes.index(it.seq))
             hf.apply(it)
+            checks.apply(it)
             nxt = it.seq + 1
     return cps
 
@@ -183,14 +192,22 @@ def events_from(reader, cp: Optional[Checkpoint], check: Optional[Callable[[], N
                 yield it
 
 
-def folds_at(reader, cps: Checkpoints, b: int, check: Optional[Callable[[], None]] = None) -> tuple:
-    """(SurfaceFold, HeaderFold) of the stored events with seq < ``b``: nearest checkpoint + replay."""
+def folds_at(reader, cps: Checkpoints, b: int, check: Optional[Callable[[], None]] = None,
+             checks=None) -> tuple:
+    """(SurfaceFold, HeaderFold) of the stored events with seq < ``b``: nearest checkpoint + replay.
+    ``checks`` (an empty :class:`~app.log.integrity.EventChecks`) ends as if it had seen them all."""
     i = cps.nearest_index(b)
     cp = cps.points[i] if i >= 0 else None
     if cp is not None:
-        nodes, empty, viol, header, hist = cps.state(i)
+        nodes, empty, viol, header, hist, chk = cps.state(i)
         sf = restore_surface(nodes, empty, viol, lambda seqs: events_by_seq(reader, seqs, check))
         hf = restore_header(header, hist)
+        if checks is not None:
+            for q, refusing in chk:
+                prob = Problem(**q)
+                checks.problems.append(prob)
+                if refusing:
+                    checks.refusing.append(prob)
     else:
         sf, hf = SurfaceFold(), HeaderFold()
     for ev in events_from(reader, cp, check, lazy=True):
@@ -202,6 +219,8 @@ def folds_at(reader, cps: Checkpoints, b: int, check: Optional[Callable[[], None
             break
         sf.apply(ev)
         hf.apply(ev)
+        if checks is not None:
+            checks.apply(ev)
     return sf, hf
 
 
@@ -214,7 +233,8 @@ def turn_start_before(idx, seq: int) -> int:
     return best
 
 
-def request_at(reader, at_seq: int, cps: Checkpoints, check: Optional[Callable[[], None]] = None) -> dict:
+def request_at(reader, at_seq: int, cps: Checkpoints, check: Optional[Callable[[], None]] = None,
+               checks=None) -> dict:
     """:func:`app.log.analysis.request_at` from checkpoints: the attempt is found from its turn's
     start, the folds from the nearest checkpoint; neither reads the log from seq 0."""
     from .analysis import dispatch_boundary
@@ -229,7 +249,7 @@ def request_at(reader, at_seq: int, cps: Checkpoints, check: Optional[Callable[[
         start = cps.nearest(ts)
     b, attempt = dispatch_boundary(reader, at_seq, events=(e for e in events_from(reader, start, check)
                                                             if e.seq >= ts))
-    sf, hf = folds_at(reader, cps, b, check)
+    sf, hf = folds_at(reader, cps, b, check, checks)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
             "request": build_request(hf.header, sf.messages(), sid)}

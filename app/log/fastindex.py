@@ -28,8 +28,10 @@ from array import array
 from itertools import chain
 from typing import Callable, Optional
 
+import msgspec
+
 from .model import Problem
-from .reader import MARK_CODES, SeqIndex
+from .reader import _LEGACY_TYPES, MARK_CODES, SeqIndex, _maybe_legacy, _ProbeRow
 
 # rows are split at C speed; the head of each row (its first bytes) says its type and seq in the
 # writer's key order, and a packed row's dt length (read from the row itself) its member count
@@ -39,21 +41,30 @@ _DT_RE = re.compile(rb',"time0":-?\d+,"data":\{"turn":-?\d+,"step":-?\d+,"index"
 _KINDS = frozenset({b"turn/start", b"turn/end", b"assistant/message", b"session/end-seed", b"text-chunks",
                     b"reasoning-chunks", b"tool-call-chunks"})
 _PACKED = frozenset({b"text-chunks", b"reasoning-chunks", b"tool-call-chunks"})
+_LEGACY_HEADS = frozenset(t.encode() for t in _LEGACY_TYPES)
+_probe = msgspec.json.Decoder(_ProbeRow).decode
 
 
 class IndexBuilder:
     """Incremental index construction: feed segments oldest first; state can be saved/resumed."""
 
     def __init__(self, idx: Optional[SeqIndex] = None, expected: int = 0, broken: bool = False,
-                 problems: Optional[list] = None):
+                 problems: Optional[list] = None, legacy: Optional[list] = None):
         self.idx = idx if idx is not None else SeqIndex()
         self.expected = expected
         self.broken = broken
         self.problems = problems if problems is not None else []
+        # v0/v1: per segment, whether it may hold a legacy-shape row (a fork stores those converted
+        # and copies the other segments as stored); None: not kept
+        self.legacy = legacy
         self.fast_segments = 0
         self.exact_segments = 0
 
     # ------------------------------------------------------------------ exact (row by row)
+    def add_exact(self, reader, seg) -> None:
+        """One segment by the exact envelope scan (with its legacy flag when kept)."""
+        self.add_rows(seg, reader.scan_segment_rows(seg, self.problems, self.legacy))
+
     def add_rows(self, seg, rows) -> None:
         """One segment from its exact rows [(type, first_seq, members)] (None seq: unreadable)."""
         idx = self.idx
@@ -129,6 +140,12 @@ class IndexBuilder:
         # every row's seq, exactly: the stored seq column equals the one a contiguous log has
         if b"\n".join([h[2] for h in heads]) != "\n".join(map(str, chain.from_iterable(ranges))).encode():
             return False
+        flag = None
+        if self.legacy is not None:          # the rows that may be in a legacy shape, probed exactly
+            try:
+                flag = any(_maybe_legacy(_probe(rows[i])) for i, h in enumerate(heads) if h[0] in _LEGACY_HEADS)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                return False
         # marks must sit where the contiguous seqs put them (they are rows of the seq column)
         idx = self.idx
         if marks_s:
@@ -138,6 +155,8 @@ class IndexBuilder:
         if not self.broken:
             idx.contiguous_through = last
         idx.add(seg.pos, seg.end, first, last, seg.line0, n_rows, last - first + 1)
+        if flag is not None:
+            self.legacy.append(flag)
         self.fast_segments += 1
         return True
 
@@ -162,10 +181,17 @@ def scan(reader, builder: IndexBuilder, segments, progress: Optional[Callable[[i
         if on_segment is not None:
             on_segment(seg, builder)
         if not (fast and builder.try_fast(seg)):
-            builder.add_rows(seg, reader.scan_segment_rows(seg, builder.problems))
+            builder.add_exact(reader, seg)
         if progress:
             progress(seg.end if isinstance(seg.end, int) else 0, total)
+    if builder.legacy is not None and len(builder.legacy) == len(builder.idx):
+        builder.idx.legacy = array("b", builder.legacy)
     return builder
+
+
+def wants_legacy(reader) -> bool:
+    """v0/v1 logs keep per-segment legacy flags in their index (see :mod:`app.store.forking`)."""
+    return (getattr(reader, "version", 0) or 0) < 2 and reader.source.kind in ("jsonl", "zstd")
 
 
 def fast_index(reader, progress: Optional[Callable[[int, int], None]] = None,
@@ -173,5 +199,6 @@ def fast_index(reader, progress: Optional[Callable[[int, int], None]] = None,
     """The reader's SeqIndex by the byte-level scan (None when it does not apply)."""
     if not fast_applicable(reader):
         return None
-    b = scan(reader, IndexBuilder(problems=problems), reader.source.forward(), progress)
+    b = scan(reader, IndexBuilder(problems=problems, legacy=[] if wants_legacy(reader) else None),
+             reader.source.forward(), progress)
     return b.idx

@@ -135,15 +135,16 @@ class RowReader:
         raise RuntimeError(f"seq {node.seq} is no longer at its stored position (the log changed)")
 
 
-def iter_messages(reader, through: Optional[int] = None, logical: bool = True) -> Iterator[dict]:
+def iter_messages(reader, through: Optional[int] = None, logical: bool = True, checks=None) -> Iterator[dict]:
     """``analysis.messages`` as a stream, in flat memory: the surface fold keeps each node's type
     and position only (packed rows are not even decoded), and every message is read back from
-    its row when it is produced."""
+    its row when it is produced.  ``checks`` (:class:`~app.log.integrity.EventChecks`) sees every
+    event folded (packed deltas carry nothing it checks) and is complete before the first message."""
     from .folds import SurfaceFold
     from .model import SURFACE_TYPES, event_message
     if getattr(reader, "version", 0) != 0:        # v2+ folds project messages (v4): the whole fold
         from .analysis import messages
-        yield from messages(reader, through, logical)
+        yield from messages(reader, through, logical, checks=checks)
         return
     sf = SurfaceFold(keep_events=True)
     st = reader.tail_state() if logical else None
@@ -152,6 +153,8 @@ def iter_messages(reader, through: Optional[int] = None, logical: bool = True) -
 
     def fold(ev):
         sf.apply(ev)
+        if checks is not None:
+            checks.apply(ev)
         if ev.seq in sf.events and ev.type in SURFACE_TYPES:
             if ev.synthesized:
                 kept[ev.seq] = ev

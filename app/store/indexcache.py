@@ -33,12 +33,12 @@ from typing import Callable, Optional
 
 import msgspec
 
-from ..log.fastindex import IndexBuilder, scan
+from ..log.fastindex import IndexBuilder, scan, wants_legacy
 from ..log.model import Problem
 from ..log.reader import SeqIndex
 
-MAGIC = b"SLIDX\x00\x02\n"
-FORMAT = 2
+MAGIC = b"SLIDX\x00\x03\n"
+FORMAT = 3
 TAIL_CHECK = 4096
 _DIGEST = 32
 _ARRAYS = (("seg_pos", "q"), ("seg_end", "q"), ("first_seq", "q"), ("last_seq", "q"), ("line0", "q"),
@@ -89,6 +89,8 @@ def dump(idx: SeqIndex, meta: dict) -> bytes:
     meta["lengths"] = [len(getattr(idx, name)) for name, _ in _ARRAYS]
     meta["monotonic"], meta["events"], meta["last"] = idx.monotonic, idx.events, idx.last
     meta["contiguous_through"] = idx.contiguous_through
+    leg = getattr(idx, "legacy", None)
+    meta["legacy"] = list(leg) if leg is not None and len(leg) == len(idx) else None
     head = msgspec.json.encode(meta)
     body = MAGIC + struct.pack("<I", len(head)) + head + b"".join(arrays)
     return body + hashlib.blake2b(body, digest_size=_DIGEST).digest()
@@ -121,6 +123,8 @@ def load(blob: bytes) -> Optional[tuple]:
             return None
         idx.monotonic, idx.events, idx.last = bool(meta["monotonic"]), int(meta["events"]), int(meta["last"])
         idx.contiguous_through = int(meta["contiguous_through"])
+        leg = meta.get("legacy")
+        idx.legacy = array("b", leg) if isinstance(leg, list) and len(leg) == len(idx) else None
         return idx, meta
     except (msgspec.DecodeError, KeyError, TypeError, ValueError, struct.error):
         return None
@@ -187,6 +191,8 @@ def _saved_view(b: IndexBuilder, snaps: _Snapshots) -> tuple:
         a = getattr(src, name)
         setattr(idx, name, a[:nmark] if name.startswith("mark_") else a[:nseg])
     idx.contiguous_through, idx.events, idx.last, idx.monotonic = contig, events, last, mono
+    leg = getattr(src, "legacy", None)
+    idx.legacy = leg[:nseg] if leg is not None and len(leg) == len(src) else None
     return idx, {"expected": expected, "broken": broken, "resume": resume,
                  "problems": [msgspec.to_builtins(p) for p in b.problems[:nprob]]}
 
@@ -225,12 +231,16 @@ def cached_index(reader, progress: Optional[Callable[[int, int], None]] = None,
         grew = ident["size"] > (meta.get("size") or 0)
         if same_file and (unchanged or grew) and meta.get("tail") == _tail_hash(src._fd, src.header_end, end):
             probs = [Problem(**p) for p in meta.get("problems", [])]
-            builder = IndexBuilder(idx=idx, expected=int(meta["expected"]), broken=bool(meta["broken"]),
-                                   problems=probs)
-            start = meta["resume"]
-            status = "hit" if unchanged else "extended"
+            leg = list(idx.legacy) if getattr(idx, "legacy", None) is not None else None
+            if wants_legacy(reader) and leg is None:
+                loaded = None                  # saved without the flags a fork needs: build afresh
+            else:
+                builder = IndexBuilder(idx=idx, expected=int(meta["expected"]), broken=bool(meta["broken"]),
+                                       problems=probs, legacy=leg if wants_legacy(reader) else None)
+                start = meta["resume"]
+                status = "hit" if unchanged else "extended"
     if builder is None:
-        builder = IndexBuilder(problems=[])
+        builder = IndexBuilder(problems=[], legacy=[] if wants_legacy(reader) else None)
         start = None
     if max_scan is not None and (start is None or src.size - start["pos"] > max_scan):
         return None, "miss"
