@@ -73,8 +73,8 @@ def cat_s(path: Path, runs: int) -> float:
 
 
 def exact_scan_s(path: Path) -> float:
-    code = ("import sys,time;sys.path.insert(0,%r);from app.store.faces import open_reader as o;"
-            "r=o(%r);t=time.perf_counter();r.build_index_exact();print(time.perf_counter()-t)") % (str(REPO), str(path))
+    code = (f"import sys,time;sys.path.insert(0,{str(REPO)!r});from app.store.faces import open_reader as o;"
+            f"r=o({str(path)!r});t=time.perf_counter();r.build_index_exact();print(time.perf_counter()-t)")
     return float(wall([sys.executable, "-c", code])[1])
 
 
@@ -122,7 +122,7 @@ def bench_file(path: Path, runs: int, do_inspect: bool, do_request: bool) -> lis
         out.append(row(f"page --before middle {label} (fresh process, index saved)", pg, "s", target="<= 0.5 s"))
         # fork at the end vs cp && sync
         cps, forks = [], []
-        for i in range(runs):
+        for _i in range(runs):
             d = Path(tempfile.mkdtemp(prefix="sl-fork-", dir=path.parent))
             try:
                 cps.append(wall(f"cp '{path}' '{d}/copy' && sync", shell=True)[0])

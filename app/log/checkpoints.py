@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional
+from typing import Optional
+from collections.abc import Callable, Iterator
 
 import msgspec
 
@@ -73,7 +74,7 @@ class Checkpoints:
         return [msgspec.to_builtins(p.__dict__) for p in self.points]
 
     @classmethod
-    def from_builtins(cls, rows: list) -> "Checkpoints":
+    def from_builtins(cls, rows: list) -> Checkpoints:
         return cls([Checkpoint(**r) for r in rows])
 
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 import re
 from array import array
 from itertools import chain
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 import msgspec
 

@@ -10,7 +10,8 @@ before, so problems and bad rows are the same as with :meth:`LogReader.iter_even
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator, Optional
+from typing import Optional
+from collections.abc import Callable, Iterator
 
 from .codec import DecodeError, decode_json, packed_extent
 from .model import Problem, is_event

@@ -29,7 +29,8 @@ import tempfile
 import time
 from array import array
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 import msgspec
 

@@ -9,7 +9,8 @@ child (which is then killed) and between segments of the short replay afterwards
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 from ..log.analysis import request_at as request_from_scratch
 from .faces import open_reader
