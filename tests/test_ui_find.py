@@ -95,8 +95,10 @@ def test_planted_words_found_by_the_window_with_exact_seq_and_the_jump_lands(qtb
             cur = doc.find(word)
             assert not cur.isNull()
             assert cur.charFormat().background().color().name() == win.theme.current_match_bg
-            y = doc.documentLayout().blockBoundingRect(cur.block()).top() + win.view.visualRect(ix).top()
-            assert 0 <= y <= win.view.viewport().height()
+            def word_y():
+                ix = win.view.currentIndex()
+                return doc.documentLayout().blockBoundingRect(cur.block()).top() + win.view.visualRect(ix).top()
+            qtbot.waitUntil(lambda: 0 <= word_y() <= win.view.viewport().height(), timeout=5000)
             # Space collapses it again, and expands it
             win.view.setFocus()
             qtbot.keyClick(win.view, Qt.Key.Key_Space)

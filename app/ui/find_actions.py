@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import Optional
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDockWidget, QHBoxLayout, QHeaderView,
                                QLabel, QProgressBar, QPushButton, QTableView, QVBoxLayout, QWidget)
 
@@ -300,7 +300,16 @@ class FindActions(QObject):
             view.toggle_expanded(self.h.index(row, 0), True)
         self.h.set_current_match(row if ok else None)
         if ok and r is not None and term and r.expanded:
-            view.scroll_to_text(self.h.index(row, 0), term)
+            # the word, not the top of a very tall row, goes to the middle; again once the
+            # view has settled (rows exposed above it move the scroll position)
+            key = r.key
+
+            def scroll_to_word():
+                i = self.h.row_for_key(key)
+                if i is not None and self.h.search_term == term:
+                    view.scroll_to_text(self.h.index(i, 0), term)
+            scroll_to_word()
+            QTimer.singleShot(120, scroll_to_word)
         view.viewport().update()
         self.ctl.searchMoved.emit(row if ok else None)
 
