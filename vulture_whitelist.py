@@ -24,6 +24,11 @@ _.is_surface  # app/log/model.py Event property (spec §3 vocabulary)
 MARK_TYPES  # app/log/reader.py public constant beside MARK_NAMES
 MAGIC_INT  # app/log/zstdframes.py the zstd magic as an int, beside MAGIC
 
+# TypedDict keys of JSON written out (the index cache file's meta, `session-lens index --json`)
+mtime_ns  # app/store/indexcache.py Identity
+lastSeq  # app/store/indexcache.py IndexSummary
+contiguousThrough  # app/store/indexcache.py IndexSummary
+
 # Spec-named core operations kept as the core's public API (spec §3, §6; used from the REPL and by support)
 derive_messages  # app/log/folds.py deriveMessages
 header_equals  # app/log/folds.py

@@ -298,11 +298,11 @@ class HeaderFold:
     """``foldRequestHeader``: the canonical last ``request/header`` (last wins); for v4
     also the ``toolHistory`` (:attr:`tool_history`)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.header: Optional[dict] = None
         self.seq: Optional[int] = None
         self.reason: Optional[str] = None
-        self.history: list[tuple[int, str]] = []      # (seq, reason)
+        self.history: list[tuple[int, Optional[str]]] = []      # (seq, reason)
         self.tool_history = ToolHistoryFold()
 
     def apply(self, ev: Event) -> None:

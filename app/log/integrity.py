@@ -146,7 +146,7 @@ class EventChecks:
     """Per-event load checks: ``sourceEventSeqs`` strictly backwards; request config names
     provider and model.  ``refusing`` lists the problems that make dsh refuse the log."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.problems: list[Problem] = []
         self.refusing: list[Problem] = []
 

@@ -189,9 +189,9 @@ def split_page(page: Page, max_messages: int) -> Optional[tuple]:
 class SeqIndex:
     """Sparse index: per segment its physical extent and seq range."""
 
-    def __init__(self):
-        self.seg_pos: list = []
-        self.seg_end: list = []
+    def __init__(self) -> None:
+        self.seg_pos: list[int] = []
+        self.seg_end: list[int] = []
         self.first_seq = array("q")
         self.last_seq = array("q")
         self.line0 = array("q")
@@ -202,7 +202,7 @@ class SeqIndex:
         self.contiguous_through = -1     # seqs 0..this are all present, in order
         self.mark_seq = array("q")        # seqs of MARK_TYPES rows, in stored order
         self.mark_code = array("b")       # their MARK_CODES
-        self.legacy = None                # v0/v1: per segment, 1 if it may hold a legacy-shape row (None: unknown)
+        self.legacy: Optional[array[int]] = None   # v0/v1: per segment, 1 if it may hold a legacy-shape row (None: unknown)
 
     def marks(self, lo: int = -1, hi: Optional[int] = None):
         """(seq, type) of turn boundaries, assistant messages and end-seeds with lo <= seq <= hi."""
@@ -217,7 +217,7 @@ class SeqIndex:
                 yield s, MARK_NAMES[self.mark_code[i]]
             i += 1
 
-    def add(self, pos, end, first, last, line0, rows, events):
+    def add(self, pos: int, end: int, first: int, last: int, line0: Optional[int], rows: int, events: int) -> None:
         if first >= 0:
             if self.first_seq and first <= self.last:
                 self.monotonic = False
@@ -412,7 +412,7 @@ class LogReader:
                 return p
         return None
 
-    def close(self):
+    def close(self) -> None:
         self.source.close()
 
     # ------------------------------------------------------------------ decoding

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Union
 from collections.abc import Iterator
 
 from .model import Problem
+
+# a stored row's position: a file offset (raw JSONL; SQLite: its seq) or (frame pos, offset in frame) (zstd)
+RowPos = Union[int, tuple[int, int]]
 
 BLOCK = 1 << 20          # read granularity for raw JSONL
 
@@ -40,7 +43,7 @@ class Segment:
     rows: Optional[list] = None          # [(row_pos, raw_bytes)] when the source splits rows itself
     bad: Optional[str] = None            # the whole segment is unreadable (e.g. corrupt frame): reason
 
-    def split_rows(self):
+    def split_rows(self) -> Iterator[tuple[RowPos, int, Optional[int], bytes, bool]]:
         """Yield (row_pos, offset_in_text, line_no, raw, complete)."""
         if self.rows is not None:
             for p, raw in self.rows:
@@ -63,7 +66,7 @@ class Segment:
     def _abs(self, off: int) -> int:
         return self.text_offset + off if self.text_offset >= 0 else -1
 
-    def row_pos(self, off: int):
+    def row_pos(self, off: int) -> RowPos:
         return self.pos + off
 
 

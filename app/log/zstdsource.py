@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from backports import zstd
 
 from .model import Problem
-from .sources import FileSource, Segment, SourceChanged
+from .sources import FileSource, RowPos, Segment, SourceChanged
 from .zstdframes import (COMPLETE, CORRUPT, MAGIC, MAX_HEADER, TORN, FrameError, decode_frame, decode_torn,
                          scan_frame, walk_frame)
 
@@ -35,7 +35,7 @@ class FrameSegment(Segment):
     """A decoded frame; ``base`` is the offset of ``data[0]`` inside the frame's plaintext."""
     base: int = 0
 
-    def row_pos(self, off: int):
+    def row_pos(self, off: int) -> RowPos:
         return (self.pos, self.base + off)
 
 
