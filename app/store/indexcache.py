@@ -37,7 +37,8 @@ import msgspec
 from ..log.fastindex import IndexBuilder, scan, wants_legacy
 from ..log.model import Problem
 from ..log.reader import SeqIndex
-from ..log.sources import FileSource, Segment
+from ..log.sources import FileSource, RawJsonlSource, Segment
+from ..log.surface import SurfaceIndex, SurfaceState
 
 if TYPE_CHECKING:
     from ..log.checkpoints import Checkpoints
@@ -419,3 +420,83 @@ def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
     except OSError:
         pass
     return cps, "built"
+
+
+# --------------------------------------------------------------------------- surface status index
+
+class _SurfaceFile(msgspec.Struct):
+    """``<key>.surface``: a log's surface index (:mod:`app.log.surface`) and how far it read."""
+    format: int
+    path: str
+    dev: int
+    ino: int
+    kind: str
+    size: int
+    mtime_ns: int
+    header: str               # hash of the header row
+    upto: int                 # position of the first stored row not folded in (the cut, a torn row, the end)
+    line: Optional[int]       # its line number
+    tail: str                 # hash of the bytes before ``upto`` (see _tail_hash)
+    state: SurfaceState
+
+
+def cached_surface(reader: LogReader) -> tuple[SurfaceIndex, str]:
+    """The log's surface status index, saved beside its seq index and made the reader's
+    (:func:`app.log.surface.remember`), so that a page labels its rows without a pass over the log.
+
+    Built by one pass the first time (or when the log was replaced, truncated or rewritten), then
+    reused; a grown log (append-only, spec §1.5: the bytes before ``upto`` are checked as for the
+    index) is extended from where the saved pass stopped (the repair cut or a torn last row, which
+    are read again).  Raw JSONL files only (others: the in-memory index, "uncached").
+    -> (SurfaceIndex, "hit" | "extended" | "built" | "uncached")."""
+    from ..log.surface import ScanEnd, extend_index, index_for, remember
+    fsrc = _file_source(reader)
+    src = fsrc if isinstance(fsrc, RawJsonlSource) else None
+    root = cache_root()
+    ident = _identity(src) if src is not None else None
+    if src is None or ident is None or root is None:
+        return index_for(reader), "uncached"
+    path = cache_file(ident, root).with_suffix(".surface")
+    header_hash = hashlib.sha256(src.header_raw).hexdigest()
+    saved: Optional[_SurfaceFile] = None
+    try:
+        blob = path.read_bytes()
+        body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
+        if hashlib.blake2b(body, digest_size=_DIGEST).digest() == digest and body.startswith(MAGIC):
+            saved = msgspec.json.decode(body[len(MAGIC):], type=_SurfaceFile)
+    except (OSError, msgspec.DecodeError):
+        saved = None
+    cut = reader.tail_state().cut_pos
+    if saved is not None:
+        same = saved.format == FORMAT and saved.header == header_hash and \
+            (saved.path, saved.dev, saved.ino, saved.kind) == (ident["path"], ident["dev"], ident["ino"], ident["kind"])
+        grown_or_same = (saved.size, saved.mtime_ns) == (ident["size"], ident["mtime_ns"]) or ident["size"] > saved.size
+        if not (same and grown_or_same and src.header_end <= saved.upto <= src.size
+                and (cut is None or (isinstance(cut, int) and cut >= saved.upto))
+                and saved.tail == _tail_hash(src._fd, src.header_end, saved.upto)):
+            saved = None
+    end = ScanEnd()
+    if saved is not None:
+        idx = SurfaceIndex.from_state(saved.state)
+        status = "hit"
+        unchanged = (saved.size, saved.mtime_ns) == (ident["size"], ident["mtime_ns"])
+        if saved.upto < src.size and not unchanged:        # (unchanged: the same cut or torn row stops it)
+            extend_index(reader, idx, src.forward(saved.upto, line0=saved.line), end)
+            status = "extended"
+        else:
+            end.pos, end.line = saved.upto, saved.line
+    else:
+        idx = extend_index(reader, SurfaceIndex(reader.version), None, end)
+        status = "built"
+    remember(reader, idx)
+    upto = end.pos if isinstance(end.pos, int) else src.header_end
+    if status != "hit" and (saved is None or upto != saved.upto):
+        out = _SurfaceFile(format=FORMAT, path=ident["path"], dev=ident["dev"], ino=ident["ino"], kind=ident["kind"],
+                           size=ident["size"], mtime_ns=ident["mtime_ns"], header=header_hash, upto=upto,
+                           line=end.line, tail=_tail_hash(src._fd, src.header_end, upto), state=idx.to_state())
+        body = MAGIC + msgspec.json.encode(out)
+        try:
+            _write_atomic(path, body + hashlib.blake2b(body, digest_size=_DIGEST).digest())
+        except OSError:
+            pass
+    return idx, status
