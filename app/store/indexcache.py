@@ -425,7 +425,7 @@ def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
 # --------------------------------------------------------------------------- surface status index
 
 class _SurfaceFile(msgspec.Struct):
-    """``<key>.surface``: a log's surface index (:mod:`app.log.surface`) and how far it read."""
+    """``<key>.surface`` (MessagePack): a log's surface index (:mod:`app.log.surface`) and how far it read."""
     format: int
     path: str
     dev: int
@@ -463,15 +463,16 @@ def cached_surface(reader: LogReader) -> tuple[SurfaceIndex, str]:
         blob = path.read_bytes()
         body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
         if hashlib.blake2b(body, digest_size=_DIGEST).digest() == digest and body.startswith(MAGIC):
-            saved = msgspec.json.decode(body[len(MAGIC):], type=_SurfaceFile)
+            saved = msgspec.msgpack.decode(body[len(MAGIC):], type=_SurfaceFile)
     except (OSError, msgspec.DecodeError):
         saved = None
-    cut = reader.tail_state().cut_pos
+    unchanged = saved is not None and (saved.size, saved.mtime_ns) == (ident["size"], ident["mtime_ns"])
     if saved is not None:
+        # (the repair cut only matters when the log changed: unchanged, it is where the saved pass stopped)
+        cut = None if unchanged else reader.tail_state().cut_pos
         same = saved.format == FORMAT and saved.header == header_hash and \
             (saved.path, saved.dev, saved.ino, saved.kind) == (ident["path"], ident["dev"], ident["ino"], ident["kind"])
-        grown_or_same = (saved.size, saved.mtime_ns) == (ident["size"], ident["mtime_ns"]) or ident["size"] > saved.size
-        if not (same and grown_or_same and src.header_end <= saved.upto <= src.size
+        if not (same and (unchanged or ident["size"] > saved.size) and src.header_end <= saved.upto <= src.size
                 and (cut is None or (isinstance(cut, int) and cut >= saved.upto))
                 and saved.tail == _tail_hash(src._fd, src.header_end, saved.upto)):
             saved = None
@@ -479,7 +480,6 @@ def cached_surface(reader: LogReader) -> tuple[SurfaceIndex, str]:
     if saved is not None:
         idx = SurfaceIndex.from_state(saved.state)
         status = "hit"
-        unchanged = (saved.size, saved.mtime_ns) == (ident["size"], ident["mtime_ns"])
         if saved.upto < src.size and not unchanged:        # (unchanged: the same cut or torn row stops it)
             extend_index(reader, idx, src.forward(saved.upto, line0=saved.line), end)
             status = "extended"
@@ -494,7 +494,7 @@ def cached_surface(reader: LogReader) -> tuple[SurfaceIndex, str]:
         out = _SurfaceFile(format=FORMAT, path=ident["path"], dev=ident["dev"], ino=ident["ino"], kind=ident["kind"],
                            size=ident["size"], mtime_ns=ident["mtime_ns"], header=header_hash, upto=upto,
                            line=end.line, tail=_tail_hash(src._fd, src.header_end, upto), state=idx.to_state())
-        body = MAGIC + msgspec.json.encode(out)
+        body = MAGIC + msgspec.msgpack.encode(out)
         try:
             _write_atomic(path, body + hashlib.blake2b(body, digest_size=_DIGEST).digest())
         except OSError:

@@ -101,6 +101,17 @@ async def _wait_index(win, timeout: float) -> int:
     return 0
 
 
+def _mark_first_paint(win) -> None:
+    """``SESSION_LENS_MARK_FIRST_PAINT=1`` (bench/launch.py): paint the window with its first tail page
+    now and print the wall-clock time of that, once."""
+    if getattr(win, "_first_paint_marked", False):
+        return
+    win._first_paint_marked = True
+    win.repaint()
+    import time
+    print(f"first-paint {time.time():.6f}", flush=True)
+
+
 async def _main(app, crash, path, screenshot, physical, attempts, select, size, page_size, theme, request,
                 wait_index=False):
     crash.attach_loop(asyncio.get_event_loop())
@@ -116,6 +127,8 @@ async def _main(app, crash, path, screenshot, physical, attempts, select, size, 
     done = asyncio.get_event_loop().create_future()
     app.lastWindowClosed.connect(lambda: done.done() or done.set_result(0))
     waiters = [win.sessionLoaded, win.storeFailed]
+    if os.environ.get("SESSION_LENS_MARK_FIRST_PAINT"):
+        win.sessionLoaded.connect(lambda: _mark_first_paint(win))
     if path:
         QTimer.singleShot(0, lambda: win.open_store(path))
     else:
