@@ -10,7 +10,6 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMessageBox
 
-from ..log.fork import eligibility
 
 
 def _preview_job(job, path: str, session_id: Optional[str], seq: int, live: bool) -> dict:
@@ -71,6 +70,7 @@ class ForkAction(QObject):
         if row is None or row.event is None or row.kind != "assistant" or row.event.type != "assistant/message":
             return False, "Fork from here works on an assistant message of a completed turn"
         evs = [r.event for r in self.win.history.rows if r.event is not None]
+        from ..log.fork import eligibility
         el = eligibility(evs, live=self._live())
         return el.get(row.event.seq, (False, "not an assistant message"))
 
