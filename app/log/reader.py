@@ -22,7 +22,8 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 import msgspec
 
 from .codec import RowCodec, parse_header
-from .model import BadRow, Event, Header, Item, Problem, is_event
+from .limits import MAX_PACKED_MEMBERS
+from .model import MAX_SAFE_INT, BadRow, Event, Header, Item, Problem, is_event
 from .repair import TailTracker
 from .sources import Segment, Source, open_source
 
@@ -309,10 +310,10 @@ class LogReader:
     def decode_segment(self, seg: Segment, problems: Optional[list] = None) -> list:
         items: list = []
         if seg.bad:
-            items.append(BadRow(kind="corrupt-frame", reason=seg.bad, raw=seg.data, pos=seg.row_pos(0),
-                                offset=seg.text_offset))
+            items.append(BadRow(kind=seg.bad_kind, reason=seg.bad, raw=seg.data, pos=seg.row_pos(0),
+                                offset=seg.text_offset, line=seg.line0))
             if problems is not None:
-                problems.append(Problem(code="corrupt-frame", message=seg.bad,
+                problems.append(Problem(code=seg.bad_kind, message=seg.bad, line=seg.line0,
                                         offset=seg.pos if isinstance(seg.pos, int) else None))
             return items
         for pos, off, line, raw, complete in seg.split_rows():
@@ -395,9 +396,11 @@ class LogReader:
             # before_seq past the end or inside a gap: start at the first segment beyond it
             for j in range(len(idx)):
                 if idx.first_seq[j] > seq:
-                    return PageToken(end=idx.seg_end[j], pos=idx.seg_end[j])
+                    return PageToken(end=idx.seg_end[j], pos=None)
             return None
-        return PageToken(end=idx.seg_end[i], pos=idx.seg_end[i])
+        # every row of the segments ending at seg_end (pos None: a row position is a tuple in
+        # a zstd file, an int in a JSONL file; the seq filter of page_before does the cut)
+        return PageToken(end=idx.seg_end[i], pos=None)
 
     def _page(self, token: Optional[PageToken], before_seq: Optional[int], max_messages: int) -> Page:
         collected: list = []
@@ -489,13 +492,14 @@ class LogReader:
         Decodes only ``type``/``seq``/``seq0`` and a packed row's ``dt`` length; payloads are skipped.
         """
         if seg.bad:
-            problems.append(Problem(code="corrupt-frame", message=seg.bad, offset=seg.pos if isinstance(seg.pos, int) else None))
+            problems.append(Problem(code=seg.bad_kind, message=seg.bad, line=seg.line0,
+                                    offset=seg.pos if isinstance(seg.pos, int) else None))
             return [(None, None, 0)]
         if seg.rows is None and not seg.torn:
             try:
                 rows = _scan_lines_fast(seg.data)
                 return [self._row_extent(r) for r in rows]
-            except (msgspec.DecodeError, msgspec.ValidationError):
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 pass
         out = []
         for it in self.decode_segment(seg, problems):
@@ -519,7 +523,11 @@ class LogReader:
     def _row_extent(r) -> tuple:
         if r.seq0 is not None and r.type.endswith("-chunks"):
             n = (len(r.data.dt) + 1) if r.data is not None and r.data.dt is not None else 1
+            if n > MAX_PACKED_MEMBERS or not 0 <= r.seq0 <= MAX_SAFE_INT - n:
+                return None, None, 0              # the codec reads it as a bad row too
             return r.type, r.seq0, n
+        if r.seq is not None and not 0 <= r.seq <= MAX_SAFE_INT:
+            return None, None, 0
         return r.type, r.seq, 1
 
     def event_at(self, seq: int) -> Optional[Event]:

@@ -62,6 +62,22 @@ def _cut_offsets(reader: LogReader, plan: ForkPlan):
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
 
+def _frame_prefix(src, seg, cut: int) -> bytes:
+    """The first ``cut`` bytes of the plaintext of the zstd frame holding ``seg`` (a big frame
+    is read in several windows; ``seg.base`` is the window's offset in the frame)."""
+    base = getattr(seg, "base", 0)
+    if base == 0:
+        return seg.data[:cut]
+    parts = []
+    for s in src.forward(start=seg.pos):
+        if s.pos != seg.pos or s.base >= base:
+            break
+        if s.bad:
+            raise ForkError("FORK_UNAVAILABLE", f"the frame to cut holds an unreadable part: {s.bad}")
+        parts.append(s.data)
+    return b"".join(parts) + seg.data[:cut - base]
+
+
 def _raw_range(fd: int, start: int, stop: int, crc: list):
     at = start
     while at < stop:
@@ -119,7 +135,7 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
                 if stop > start:
                     batch.append(RawFrames(_raw_range(fd, start, stop, crc)))
                 copied = (start, stop)
-                partial = seg.data[:cut]
+                partial = _frame_prefix(src, seg, cut)
                 batch.append(RawText([partial]))
             else:
                 raise ForkError("FORK_UNAVAILABLE", f"cannot fork a {src.kind} source")
