@@ -334,10 +334,17 @@ def main(argv=None) -> int:
     except (CliError, FileNotFoundError, ValueError) as e:
         print(f"session-lens {args.cmd}: {e}", file=sys.stderr)
         return 2
+    except OSError as e:      # expected: a read-only folder, a full disk, a refused special file
+        what = e.strerror or str(e)
+        where = f"{os.fsdecode(e.filename)}: " if e.filename and os.fsdecode(e.filename) not in what else ""
+        print(f"session-lens {args.cmd}: {where}{what}", file=sys.stderr)
+        return 2
     except Exception as e:  # one clear line, never a traceback wall
         from ..store.faces import OpenError
         name = type(e).__name__
-        if isinstance(e, OpenError) or name in ("StoreError", "SourceChanged", "PublishError"):
+        if isinstance(e, OpenError) or name in ("StoreError", "SourceChanged", "PublishError", "WriterError",
+                                                "ForkVerifyError", "ForkError", "OperationalError",
+                                                "DatabaseError", "OverflowError"):
             print(f"session-lens {args.cmd}: {e}", file=sys.stderr)
             return 2
         if os.environ.get("SESSION_LENS_DEBUG"):

@@ -18,6 +18,7 @@ from ..log.fork import ForkError, ForkPlan, child_header, end_seed, plan_fork
 from ..log.model import is_event
 from ..log.reader import LogReader
 from .layout import id_segment, project_key, session_path
+from .publish import make_dirs
 from .writer import RawFrames, RawText, SessionWriter
 
 COPY_CHUNK = 8 << 20
@@ -116,8 +117,12 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     if not plan.ends_with_end_seed:
         tail_rows.append(end_seed(plan.boundary + 1, now))
     if src.kind == "sqlite":
-        return _fork_sqlite(reader, plan, header, tail_rows, rev_before, at_seq)
+        return _fork_sqlite(reader, plan, header, tail_rows, rev_before, at_seq, out_store)
     path = child_location(reader, child_id, out_store)
+    if os.path.lexists(path) or os.path.lexists(os.path.join(os.path.dirname(path), "session.jsonl")) or \
+            os.path.lexists(os.path.join(os.path.dirname(path), "session.jsonl.zstd")):
+        raise ForkError("SESSION_EXISTS", f"a session {child_id!r} already exists ({os.path.dirname(path)}); "
+                                          "a fork never writes into an existing session: choose another --id")
     crc = [0]
     copied = (0, 0)
     batch: list = []
@@ -164,12 +169,41 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
             "crc32": f"{crc[0]:08x}", "bytesCopied": copied[1] - copied[0]}
 
 
+def _sqlite_target(src_path: str, out_store: Optional[str]) -> str:
+    """The SQLite file a SQLite session's child goes into: the source's store, or ``--out``
+    when it names a SQLite store (created when missing); anything else is refused."""
+    if not out_store:
+        return src_path
+    out = os.path.abspath(os.path.expanduser(out_store))
+    if os.path.exists(out) and os.path.samefile(out, src_path):
+        return src_path
+    from .discovery import SQLITE_SUFFIXES, _is_sqlite
+    if os.path.isfile(out) and _is_sqlite(out):
+        return out
+    if not os.path.exists(out) and out.endswith(SQLITE_SUFFIXES):
+        from .sqlite_store import create_store
+        make_dirs(os.path.dirname(out))
+        create_store(out)
+        return out
+    raise ForkError("FORK_UNAVAILABLE", f"--out {out_store} is not a SQLite store: a session of a SQLite store "
+                                        "forks into a SQLite store (an existing one, or a new FILE.sqlite)")
+
+
 def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict, tail_rows: list, rev_before: str,
-                 at_seq) -> dict:
+                 at_seq, out_store: Optional[str] = None) -> dict:
     """SQLite: the seed rows (as stored, packed rows stay packed) and the closers in ONE transaction."""
     import msgspec
-    from .sqlite_store import append_batch
+    from .sqlite_store import SqliteStore, append_batch
     src = reader.source
+    target = _sqlite_target(src.path, out_store)
+    existing = SqliteStore.open(target)
+    try:
+        taken = header["id"] in {h["id"] for h in existing.list_sessions()}
+    finally:
+        getattr(existing, "close", lambda: None)()
+    if taken:
+        raise ForkError("SESSION_EXISTS", f"{target} already holds a session {header['id']!r}; a fork never "
+                                          "writes into an existing session: choose another --id")
     rows: list = []
     crc = 0
     for seg in src.forward():
@@ -186,11 +220,11 @@ def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict, tail_rows: lis
         else:
             continue
         break
-    append_batch(src.path, header, rows + tail_rows)    # BEGIN IMMEDIATE … COMMIT: all or nothing
+    append_batch(target, header, rows + tail_rows)    # BEGIN IMMEDIATE … COMMIT: all or nothing
     if src.revision() != rev_before:
         raise ForkVerifyError("the source session changed during the fork")
     from .faces import open_reader
-    child = open_reader(src.path, header["id"])
+    child = open_reader(target, header["id"])
     got = 0
     for seg in child.source.forward():
         for _pos, raw in seg.rows or []:
@@ -199,7 +233,7 @@ def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict, tail_rows: lis
                 got = zlib.crc32(raw, got)
     if got != crc:
         raise ForkVerifyError("the child's rows differ from the source's")
-    return {"child": src.path, "id": header["id"], "parentSession": reader.header.id,
+    return {"child": target, "id": header["id"], "parentSession": reader.header.id,
             "seedLength": plan.seed_length, "boundary": plan.boundary, "anchor": at_seq,
             "synthesized": plan.synthesized_seqs, "turns": plan.turns, "format": "sqlite",
             "sourceRevision": rev_before, "crc32": f"{crc:08x}", "bytesCopied": None}
