@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from ..log.codec import parse_header
+from ..log.limits import open_regular, read_head
 
 SESSION_SUFFIXES = (".jsonl", ".jsonl.zstd", ".jsonl.zst")
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -131,7 +132,7 @@ class Listing:
 def read_header_bytes(path: str, limit: int = 1 << 20) -> tuple[Optional[bytes], Optional[str]]:
     """The header line of a session file (frame 1 for zstd), or (None, reason)."""
     try:
-        with open(path, "rb") as f:
+        with os.fdopen(open_regular(path), "rb") as f:
             head = f.read(65536)
             if head.startswith(_ZSTD_MAGIC):
                 from backports import zstd  # noqa: WPS433 (optional at import time)
@@ -167,10 +168,14 @@ def read_header_bytes(path: str, limit: int = 1 << 20) -> tuple[Optional[bytes],
         return None, f"cannot read: {e.strerror or e}"
 
 
-def session_info(path: str, project: Optional[str] = None) -> Optional[SessionInfo]:
-    """Header facts of one session file; None when it is not a session file."""
+def session_info(path: str, project: Optional[str] = None,
+                 problems: Optional[list] = None) -> Optional[SessionInfo]:
+    """Header facts of one session file; None when it is not a session file (``problems``
+    gets a line when it could not even be read: permissions, not a regular file)."""
     raw, why = read_header_bytes(path)
     if raw is None:
+        if problems is not None and why and why.startswith("cannot read"):
+            problems.append(f"{path}: {why}")
         return None
     hdr, probs = parse_header(raw)
     if hdr is None:
@@ -190,14 +195,16 @@ def _is_session_name(name: str) -> bool:
     return name.endswith(SESSION_SUFFIXES)
 
 
-def _walk(root: str, max_depth: int = 8) -> Iterator[str]:
+def _walk(root: str, max_depth: int = 8, problems: Optional[list] = None) -> Iterator[str]:
     stack = [(root, 0)]
     while stack:
         d, depth = stack.pop()
         try:
             with os.scandir(d) as it:
                 entries = sorted(it, key=lambda e: e.name)
-        except OSError:
+        except OSError as e:
+            if problems is not None:
+                problems.append(f"{d}: cannot list the folder: {e.strerror or e}")
             continue
         for e in entries:
             if e.name.startswith(".") and e.name not in (".sessions", ".dsh"):
@@ -208,6 +215,10 @@ def _walk(root: str, max_depth: int = 8) -> Iterator[str]:
                         stack.append((e.path, depth + 1))
                 elif e.is_file() and (_is_session_name(e.name) or e.name.endswith(SQLITE_SUFFIXES)):
                     yield e.path
+                elif (_is_session_name(e.name) or e.name.endswith(SQLITE_SUFFIXES)) and problems is not None \
+                        and not e.is_dir():
+                    problems.append(f"{e.path}: not a regular file (FIFO, device, socket or dangling link): "
+                                    "skipped")
             except OSError:
                 continue
 
@@ -220,6 +231,8 @@ def discover(path: str) -> Listing:
     p = os.path.abspath(os.path.expanduser(path))
     if not os.path.exists(p):
         raise FileNotFoundError(f"no such file or folder: {path}")
+    if not os.path.isdir(p):
+        read_head(p, 0)            # refuses a FIFO, a device, a link to /dev/zero (NotRegularFile)
     if os.path.isfile(p):
         if p.endswith(SQLITE_SUFFIXES) or _is_sqlite(p):
             return _sqlite_listing(p)
@@ -237,7 +250,7 @@ def discover(path: str) -> Listing:
         kind = "project"
     sessions, problems = [], []
     seen_ids: dict = {}
-    for f in _walk(root):
+    for f in _walk(root, problems=problems):
         if f.endswith(SQLITE_SUFFIXES):
             if _is_sqlite(f):
                 try:
@@ -247,7 +260,7 @@ def discover(path: str) -> Listing:
             continue
         rel = os.path.relpath(f, root).split(os.sep)
         project = rel[0] if kind in ("root", "home") and len(rel) >= 3 and _PROJECT_RE.match(rel[0]) else None
-        info = session_info(f, project)
+        info = session_info(f, project, problems)
         if info is None:
             continue
         if kind in ("root", "home", "project"):
@@ -267,8 +280,7 @@ def _safe_listdir(p: str) -> list:
 
 def _is_sqlite(p: str) -> bool:
     try:
-        with open(p, "rb") as f:
-            return f.read(16) == b"SQLite format 3\x00"
+        return read_head(p, 16) == b"SQLite format 3\x00"
     except OSError:
         return False
 
@@ -298,7 +310,7 @@ def quick_title(info: SessionInfo, window: int = 262144) -> Optional[str]:
         return None
     import msgspec
     try:
-        with open(info.path, "rb") as f:
+        with os.fdopen(open_regular(info.path), "rb") as f:
             size = info.size
             f.seek(max(0, size - window))
             tail = f.read(window)
