@@ -119,6 +119,8 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     if src.kind == "sqlite":
         return _fork_sqlite(reader, plan, header, tail_rows, rev_before, at_seq, out_store)
     path = child_location(reader, child_id, out_store)
+    from .publish import clean_stale_temps
+    clean_stale_temps(os.path.dirname(os.path.dirname(path)), depth=1)   # interrupted forks' leftovers
     if os.path.lexists(path) or os.path.lexists(os.path.join(os.path.dirname(path), "session.jsonl")) or \
             os.path.lexists(os.path.join(os.path.dirname(path), "session.jsonl.zstd")):
         raise ForkError("SESSION_EXISTS", f"a session {child_id!r} already exists ({os.path.dirname(path)}); "

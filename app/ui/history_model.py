@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from .plaintext import tooltip
 from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
 from ..log.attempts import find_attempts
@@ -332,7 +333,7 @@ class HistoryModel(QAbstractListModel):
         if role == MATCH_ROLE:
             return bool(self.search_term) and self.search_term in row.search_text()
         if role == Qt.ItemDataRole.ToolTipRole:
-            return row.content().meta
+            return tooltip(row.content().meta)
         return None
 
     def flags(self, index):

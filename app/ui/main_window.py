@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Optional
 
+from .plaintext import isolate
 from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QPainter, QPalette, QShortcut
 from PySide6.QtWidgets import (QApplication, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
@@ -444,7 +445,7 @@ class MainWindow(QMainWindow):
         path = info.store or info.path if info.format == "sqlite" else info.path
         sid = info.id if info.format == "sqlite" else None
         title = self.sessions.model.titles.get(info.key) or info.title or info.id
-        self.setWindowTitle(f"{title} — {APP_NAME}")
+        self.setWindowTitle(f"{isolate(title)} — {APP_NAME}")
         self.history.open(path, sid)
         self.statusBar().showMessage(f"Opening {info.path} …")
 
