@@ -335,9 +335,18 @@ def _fmt_time(ms) -> str:
 
 # --------------------------------------------------------------------------- markdown
 
+_MD_LINK = re.compile(r"([\[\]])")
+
+
 def _md_text(s: str) -> str:
-    # transcripts are untrusted: neutralise inline HTML for Markdown renderers
-    return html.escape(s, quote=False)
+    # transcripts are untrusted: neutralise inline HTML for Markdown renderers, and make
+    # links and images inert (``[x](javascript:…)``, ``![i](http://…)``: the brackets escaped)
+    return _MD_LINK.sub(r"\\\1", html.escape(s, quote=False))
+
+
+def _md_inline(s) -> str:
+    """One-line Markdown text (header fields, labels): a newline cannot start a heading or list."""
+    return _md_text(" ".join(str(s).split("\n")).replace("\r", " "))
 
 
 def _fence(s: str) -> str:
@@ -347,26 +356,26 @@ def _fence(s: str) -> str:
 
 def render_markdown(header: dict, title, entries: list) -> str:
     sid = str(header.get("id", ""))
-    out = [f"# {_md_text(str(title or 'Session ' + sid))}", ""]
-    out.append(f"- session: `{sid.replace('`', '')}`")
+    out = [f"# {_md_inline(str(title or 'Session ' + sid))}", ""]
+    out.append(f"- session: `{_md_inline(sid).replace('`', '')}`")
     for k in ("createdAt", "cwd", "parentSession", "origin", "seedLength"):
         if header.get(k) is not None:
             v = _fmt_time(header[k]) or header[k] if k == "createdAt" else header[k]
-            out.append(f"- {k}: {_md_text(str(v))}")
+            out.append(f"- {k}: {_md_inline(str(v))}")
     out.append("")
     for e in entries:
         if e.kind == "turn":
-            out += [f"## {_md_text(e.label)}", ""]
+            out += [f"## {_md_inline(e.label)}", ""]
             continue
         where = f"seq {e.seq}" + (f" · step {e.turn}.{e.step}" if e.step is not None else "")
         if e.kind == "note":
-            out.append(f"> **{_md_text(e.label)}** ({where})")
+            out.append(f"> **{_md_inline(e.label)}** ({where})")
             for k, txt in e.blocks:
                 for line in (txt or "").splitlines() or [""]:
                     out.append(f"> {_md_text(line)}")
             out.append("")
             continue
-        out += [f"### {_md_text(e.label)} · {where}", ""]
+        out += [f"### {_md_inline(e.label)} · {where}", ""]
         for k, txt in e.blocks:
             if k == "text":
                 out += [_md_text(txt), ""]

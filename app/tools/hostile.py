@@ -200,7 +200,7 @@ def zstd_mutants(header: bytes, rows: list, seed: int, count: int) -> Iterator[t
             fs[j] = b"\0\0\0\0" + fs[j][4:]
             lost.add(j)
         elif k == "bomb-rows" or k == "bomb-line":
-            bomb = zstd_bomb(header, 96 << 20 if k == "bomb-line" else 48 << 20,
+            bomb = zstd_bomb(header, 96 << 20 if k == "bomb-line" else 4 << 20,
                              "line" if k == "bomb-line" else "rows")
             # keep only the bomb frame itself (skip its header frame and its trailing frame)
             from ..log.zstdframes import iter_frames
