@@ -6,6 +6,8 @@ VENV="${1:-.venv}"
 APT_PKGS=(libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 libxcb-render-util0 libxcb-shape0
           libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libxkbcommon0 libegl1 libgl1 libfontconfig1
           libdbus-1-3 fonts-dejavu-core xvfb xauth
+          # transcripts hold emoji and CJK text: without these fonts Qt draws boxes
+          fonts-noto-color-emoji fonts-noto-cjk
           # packaging checks (tests/test_packaging.py, make package / package-test): desktop-file-validate and
           # update-desktop-database, appstreamcli, update-mime-database, objdump (the bundle's glibc floor)
           desktop-file-utils appstream shared-mime-info binutils)
