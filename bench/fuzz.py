@@ -17,7 +17,7 @@ def main() -> int:
     nj = int(sys.argv[1]) if len(sys.argv) > 1 else 60
     nz = int(sys.argv[2]) if len(sys.argv) > 2 else 28
     with tempfile.TemporaryDirectory() as d:
-        stats = run_campaign(Path(d), nj, nz, seed=int(sys.argv[3]) if len(sys.argv) > 3 else 1414)
+        stats = run_campaign(Path(d), nj, nz, n_sqlite=nz, seed=int(sys.argv[3]) if len(sys.argv) > 3 else 1414)
     print(f"fuzz: {stats['mutants']} mutants x {stats['faces']} faces = {stats['runs']} runs in {stats['seconds']} s; "
           f"peak RSS {stats['peak_mb']} MB")
     return 0

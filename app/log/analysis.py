@@ -7,6 +7,7 @@ from .attempts import AttemptTracker
 from .folds import HeaderFold, SurfaceFold, build_request
 import msgspec
 
+from .limits import ProblemList
 from .model import Event, Problem, typed
 from .reader import LogReader
 
@@ -27,10 +28,10 @@ def _dedupe(problems: list) -> list:
 
 def inspect(reader: LogReader, progress=None) -> dict:
     """Summary facts of a log (spec: ``inspect`` face), one forward pass."""
-    problems: list = list(reader.problems)
+    problems: list = ProblemList(reader.problems)
     if reader.fatal:
         return {"id": reader.header.id if reader.header else None, "format": reader.source.kind,
-                "problems": [str(p) for p in _dedupe(problems)], "fatal": str(reader.fatal)}
+                "problems": [str(p) for p in _dedupe(list(problems) + problems.summary())], "fatal": str(reader.fatal)}
     st = reader.tail_state()
     sf = SurfaceFold(keep_events=False)
     at = AttemptTracker(keep_text=False)
@@ -87,7 +88,7 @@ def inspect(reader: LogReader, progress=None) -> dict:
         "tornRows": len([d for d in st.dropped]),
         "requestHeaders": [{"seq": s, "reason": r} for s, r in hf.history],
         "types": dict(sorted(types.items())),
-        "problems": [str(p) for p in _dedupe(problems)],
+        "problems": [str(p) for p in _dedupe(list(problems) + problems.summary())],
     }
 
 

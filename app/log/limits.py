@@ -17,6 +17,9 @@ MAX_FRAME_BYTES = 1 << 30         # plaintext read from one zstd frame (streamed
 ZSTD_BACK_BUDGET = 64 << 20       # plaintext held when a big frame is read newest-first (re-streamed)
 ZSTD_WINDOW_LOG_MAX = 24          # largest zstd window accepted (16 MiB; dsh/zstd levels 1-19 use <= 8 MiB)
 ZSTD_OUT_WINDOW = 8 << 20         # plaintext decoded per step when streaming a frame
+MAX_TAIL_ROWS = 100_000           # rows held while reading back to the last turn/end (else: streamed)
+MAX_PAGE_ROWS = 100_000           # rows in one history page (cut at a row boundary; has_more)
+MAX_PROBLEMS_PER_CODE = 1000      # problems listed per code in one answer; the rest are counted
 PEAK_RSS_BOUND = 512 << 20        # what the tests hold every read face to, whatever the input
 
 
@@ -55,6 +58,33 @@ def check_row(raw) -> None:
         raise LimitError(f"row of {n} bytes is over the {MAX_ROW_BYTES >> 20} MiB row limit")
     if nesting_depth(bytes(raw)) > MAX_DEPTH:
         raise LimitError(f"row is nested deeper than {MAX_DEPTH} levels")
+
+
+class ProblemList(list):
+    """A list of problems that keeps at most :data:`MAX_PROBLEMS_PER_CODE` of each code
+    (a log of a million bad rows must not yield a million problems); :meth:`summary`
+    says how many were left out."""
+
+    def __init__(self, items=()):
+        super().__init__()
+        self.counts: dict = {}
+        self.extend(items)
+
+    def append(self, p) -> None:
+        code = getattr(p, "code", None)
+        n = self.counts.get(code, 0) + 1
+        self.counts[code] = n
+        if n <= MAX_PROBLEMS_PER_CODE:
+            super().append(p)
+
+    def extend(self, items) -> None:
+        for p in items:
+            self.append(p)
+
+    def summary(self) -> list:
+        from .model import Problem
+        return [Problem(code=code, message=f"{n - MAX_PROBLEMS_PER_CODE} more {code} problem(s) not listed")
+                for code, n in self.counts.items() if n > MAX_PROBLEMS_PER_CODE]
 
 
 # ----------------------------------------------------------------------------- special files

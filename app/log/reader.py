@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 import msgspec
 
 from .codec import RowCodec, parse_header
-from .limits import MAX_PACKED_MEMBERS
+from .limits import MAX_PACKED_MEMBERS, MAX_PAGE_ROWS, MAX_TAIL_ROWS
 from .model import MAX_SAFE_INT, BadRow, Event, Header, Item, Problem, is_event
 from .repair import TailTracker
 from .sources import Segment, Source, open_source
@@ -117,6 +117,23 @@ def tail_state_of(tt: TailTracker) -> TailState:
     return TailState(open_turn=tt.open_turn, closure=tt.closure(), cut_pos=dropped[0].pos if dropped else None,
                      dropped=dropped, last_seq=tt.last_seq, problems=problems,
                      last_turn_end_seq=end.seq if end is not None else None, tracker=tt)
+
+
+class _LeanTail(TailTracker):
+    """A TailTracker fed a whole log that holds no region and a bounded ``dropped`` list."""
+
+    over = 0
+
+    def apply(self, it) -> None:
+        super().apply(it)
+        self.region.clear()
+        if len(self.dropped) > MAX_TAIL_ROWS:
+            self.dropped.pop()
+            self.over += 1
+
+    def _restart(self, turn_end) -> None:
+        super()._restart(turn_end)
+        self.over = 0
 
 
 def row_key(it) -> tuple:
@@ -366,12 +383,25 @@ class LogReader:
                 last_turn_end = it
                 break
             region.append(it)
-        tt = TailTracker()
-        if last_turn_end is not None:
-            tt.apply(last_turn_end)
-        for it in reversed(region):
-            tt.apply(it)
+            if len(region) > MAX_TAIL_ROWS:
+                break
+        if len(region) > MAX_TAIL_ROWS:
+            # a tail too long to hold: one forward pass with a tracker that keeps no rows
+            region = []
+            tt = _LeanTail()
+            for it in self.iter_items():
+                tt.apply(it)
+        else:
+            tt = TailTracker()
+            if last_turn_end is not None:
+                tt.apply(last_turn_end)
+            for it in reversed(region):
+                tt.apply(it)
         st = tail_state_of(tt)
+        if isinstance(tt, _LeanTail) and tt.over:
+            st.problems.append(Problem(code="tail-over-limit",
+                                       message=f"{tt.over} more row(s) after the first tail defect are not "
+                                               f"listed (over the {MAX_TAIL_ROWS} row limit)"))
         self._tail = (key, st)
         return st
 
@@ -409,6 +439,9 @@ class LogReader:
         cut = None
         has_more = False
         for it, seg_end in self._backward_items(token):
+            if len(collected) >= MAX_PAGE_ROWS and it.pos != collected[-1].pos:
+                has_more = True               # a page holds a bounded number of rows (whole rows)
+                break
             if is_event(it):
                 if before_seq is not None and it.seq >= before_seq:
                     continue

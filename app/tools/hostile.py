@@ -225,3 +225,37 @@ def zstd_mutants(header: bytes, rows: list, seed: int, count: int) -> Iterator[t
         else:
             kept = [r for x, b in enumerate(batches) if x not in lost for r in b]
         yield f"{k}-{i}", head + b"".join(fs), kept
+
+
+def sqlite_mutants(header: dict, rows: list, seed: int, count: int, workdir: str) -> Iterator[tuple]:
+    """(name, bytes, []) mutants of a SQLite store holding one session: flipped bytes in random
+    pages, a zeroed page, a truncated file (SQLite pages are not row-aligned: nothing is promised
+    about which events survive, only that reading fails cleanly)."""
+    from ..store.sqlite_store import append_batch, create_store
+    rng = random.Random(seed)
+    base = os.path.join(workdir, f"clean-{seed}.sqlite")
+    if not os.path.exists(base):
+        create_store(base, journal_mode="DELETE")
+        append_batch(base, header, rows)
+    clean = open(base, "rb").read()
+    page = int.from_bytes(clean[16:18], "big") or 65536
+    n_pages = max(1, len(clean) // page)
+    kinds = ["flip-page", "zero-page", "truncate", "flip-header"]
+    for i in range(count):
+        k = kinds[i % len(kinds)]
+        b = bytearray(clean)
+        if k == "flip-page":
+            pg = rng.randrange(1, n_pages) if n_pages > 1 else 0
+            for _ in range(rng.randint(1, 16)):
+                p = pg * page + rng.randrange(page)
+                if p < len(b):
+                    b[p] ^= 1 << rng.randrange(8)
+        elif k == "zero-page":
+            pg = rng.randrange(1, n_pages) if n_pages > 1 else 0
+            b[pg * page:(pg + 1) * page] = bytes(page)
+        elif k == "truncate":
+            b = b[:rng.randrange(100, len(b))]
+        else:
+            p = rng.randrange(16, 100)
+            b[p] ^= 0xFF
+        yield f"sqlite-{k}-{i}", bytes(b), []
