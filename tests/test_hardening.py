@@ -63,6 +63,11 @@ def test_fork_never_writes_into_an_existing_session(tmp_path):
     r = cli("fork", src, "--id", "kid", "--out", out)
     assert r.returncode == 2 and b"already exists" in r.stderr and r.stderr.count(b"\n") == 1
     assert hashlib.sha256(child.read_bytes()).hexdigest() == before
+    for args in (("export", src, "--format", "markdown", "--out", src, "--force"),
+                 ("export", src, "--format", "raw", "--out", src, "--force")):
+        r = cli(*args)                                     # an export never replaces its source
+        assert r.returncode == 2 and b"never replaces its source" in r.stderr
+    assert src.read_bytes() == fixture(GOAL).read_bytes()
     from app.store.writer import SessionWriter, WriterError
     with pytest.raises(WriterError):
         SessionWriter(str(child), {"type": "session", "id": "x"})

@@ -115,3 +115,20 @@ def test_plaintext_helper_units():
         assert not any(0x80 <= ord(c) < 0xA0 for c in clean(t))
     assert isolate("plain ascii") == "plain ascii"
     assert isolate("\u202eabc") == "\u2068\u202eabc\u2069"
+
+
+def test_window_refuses_special_files_without_blocking(qtbot, win, tmp_path):
+    import os
+    import time
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    link = tmp_path / "z.jsonl"
+    link.symlink_to("/dev/zero")
+    for p in (fifo, link):
+        t0 = time.monotonic()
+        win.open_store(str(p))
+        qtbot.waitUntil(lambda: "regular file" in win.statusBar().currentMessage()
+                        or "regular file" in win.banner.text()
+                        or "regular file" in getattr(getattr(win, "welcome", None), "notice", win.banner).text(),
+                        timeout=WAIT)
+        assert time.monotonic() - t0 < 10

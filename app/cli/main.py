@@ -281,6 +281,10 @@ def _run_export(args):
     if not args.raw and not args.logical:
         raise CliError("export needs --raw OUT and/or --logical OUT")
     r = _reader(args)
+    from ..store.export import refuse_source
+    for out in (args.raw, args.logical):
+        if out:
+            refuse_source(r, out)
     obj = {}
     if args.raw:
         obj["raw"] = export_raw(r, args.raw, args.force)

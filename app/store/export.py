@@ -621,7 +621,20 @@ def _zip_time() -> tuple:
 
 # --------------------------------------------------------------------------- dispatcher
 
+def refuse_source(reader, out: str) -> None:
+    """An export never replaces the log it reads (even with ``--force``)."""
+    from .publish import PublishError
+    src = getattr(reader.source, "path", None)
+    try:
+        same = bool(src) and os.path.exists(out) and os.path.samefile(out, src)
+    except OSError:
+        same = False
+    if same:
+        raise PublishError(f"{out} is the session being exported: an export never replaces its source")
+
+
 def export(reader, fmt: str, out: str, redact: bool = False, overwrite: bool = False, home: Optional[str] = None) -> dict:
+    refuse_source(reader, out)
     if fmt == "raw":
         return export_raw(reader, out, redact=redact, overwrite=overwrite)
     if fmt == "logical":
