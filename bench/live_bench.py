@@ -135,14 +135,14 @@ def follow_qt(path, n) -> dict:
 
 
 def follow_model(path, n) -> dict:
-    """The history view model (app.ui.history_model): a row counts as arrived when the
+    """The history view model (app.ui.history.model): a row counts as arrived when the
     model has it in its loaded pages (``liveAppended``, on the UI thread)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     import app.ui  # noqa: F401  (PySide6 work-around)
-    from app.ui.history_model import HistoryModel
+    from app.ui.history.model import HistoryModel
     qapp = QApplication.instance() or QApplication([])
     while not path.exists() or path.stat().st_size == 0:
         time.sleep(0.002)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Core benchmarks: raw read vs index speed, time to the first tail page, peak RSS, fork vs copy.
 
-    python bench/run.py [--sizes 10MB,100MB,1GB] [--data bench/data] [--zstd]
+    python bench/run.py [--sizes 10MB,100MB,1GB] [--data bench/data] [--zstd] [--v4]
 
 Generates realistic sessions with app/tools/synth.py when missing (git-ignored under bench/data),
 then measures each file in this one run.  Page-cache warm figures: the raw read is the physical
@@ -33,7 +33,7 @@ def parse_size(s: str) -> int:
     return int(s)
 
 
-def ensure(path: Path, size: int, zstd: bool) -> Path:
+def ensure(path: Path, size: int, zstd: bool, version: int = 0) -> Path:
     if path.exists() and path.stat().st_size > 0:
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -41,7 +41,7 @@ def ensure(path: Path, size: int, zstd: bool) -> Path:
     t = time.perf_counter()
     raw = path if not zstd else path.with_suffix("")
     if not raw.exists():
-        stats = write_jsonl(str(raw), SessionSynth(seed=42), target_bytes=size)
+        stats = write_jsonl(str(raw), SessionSynth(seed=42, version=version), target_bytes=size)
         print(f"  generated {raw.name}: {stats['bytes'] / 1e6:.0f} MB, {stats['events']} events "
               f"in {time.perf_counter() - t:.1f} s", flush=True)
     if zstd:
@@ -129,6 +129,7 @@ def main():
     ap.add_argument("--data", default=str(REPO / "bench" / "data"))
     ap.add_argument("--zstd", action="store_true", help="also measure zstd-framed copies")
     ap.add_argument("--no-fork", action="store_true")
+    ap.add_argument("--v4", action="store_true", help="also measure the same sessions written in format v4")
     args = ap.parse_args()
     sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
     data = Path(args.data)
@@ -137,8 +138,12 @@ def main():
         variants = [("jsonl", data / f"session-{s}.jsonl")]
         if args.zstd:
             variants.append(("zstd", data / f"session-{s}.jsonl.zstd"))
+        if args.v4:
+            variants.append(("v4", data / f"session-{s}.v4.jsonl"))
+            if args.zstd:
+                variants.append(("v4z", data / f"session-{s}.v4.jsonl.zstd"))
         for fmt, p in variants:
-            ensure(p, parse_size(s), fmt == "zstd")
+            ensure(p, parse_size(s), fmt in ("zstd", "v4z"), 4 if fmt.startswith("v4") else 0)
             size = p.stat().st_size
             raw_read(p)                                    # warm the page cache
             rr = min(raw_read(p) for _ in range(3))
@@ -162,6 +167,13 @@ def main():
         print(f"{r['size']:>6} {r['format']:>5} {r['raw_MBps']:9.0f} {r['index_MBps']:10.0f} {r['index_ratio']:8.2f} "
               f"{r['tail_ms']:8.1f} {r['inspect_MBps']:12.1f} {r['maxrss_index_mb']:10.0f} {r['maxrss_mb']:10.0f} "
               f"{r.get('fork_vs_copy', float('nan')):9.2f} {r.get('fork_warm_vs_copy', float('nan')):9.2f}")
+    for r in rows:
+        if r["format"].startswith("v4"):
+            ref = next(x for x in rows if x["size"] == r["size"] and x["format"] == ("jsonl" if r["format"] == "v4"
+                                                                                     else "zstd"))
+            print(f"tail page {r['size']} {r['format']}: {r['tail_ms']:.1f} ms vs v0 {ref['format']} "
+                  f"{ref['tail_ms']:.1f} ms = {r['tail_ms'] / ref['tail_ms']:.2f}x (same bytes: "
+                  f"{r['bytes'] / ref['bytes']:.2f}x)")
     j = [r for r in rows if r["format"] == "jsonl"]
     if len(j) >= 2:
         print(f"tail page time, largest/smallest: {j[-1]['tail_ms'] / j[0]['tail_ms']:.2f}x "

@@ -33,7 +33,7 @@ def no_demo(monkeypatch, tmp_path):
 
 def test_help_menu_opens_about_with_versions(qtbot, win):
     from app import __version__
-    from app.ui.first_run import AboutDialog
+    from app.ui.about import AboutDialog
     menus = {a.text(): a.menu() for a in win.menuBar().actions() if a.menu() is not None}
     assert "&Help" in menus and list(menus)[-1] == "&Help"
     about = next(a for a in menus["&Help"].actions() if a.text() == "&About Session Lens")
@@ -52,7 +52,7 @@ def test_help_menu_opens_about_with_versions(qtbot, win):
 
 
 def test_welcome_page_without_harness_home_or_demo(qtbot, win, tmp_path, monkeypatch, no_demo):
-    from app.ui.first_run import WelcomeView
+    from app.ui.welcome import WelcomeView
     empty = tmp_path / "empty-dsh"
     empty.mkdir()
     monkeypatch.setenv("DSH_HOME", str(empty))
@@ -107,7 +107,7 @@ def test_welcome_page_when_the_store_cannot_be_opened(qtbot, win, tmp_path, no_d
 @pytest.mark.qt_no_exception_capture
 def test_crash_handler_logs_an_exception_from_a_qt_slot(qtbot, tmp_path):
     from PySide6.QtWidgets import QApplication
-    from app.ui.first_run import CrashDialog, install_crash_handler
+    from app.ui.crash import CrashDialog, install_crash_handler
     logdir = tmp_path / "logs"
     h = install_crash_handler(QApplication.instance())
 

@@ -216,8 +216,9 @@ def test_cli_errors_are_one_line_and_nonzero(tmp_path):
     notlog.write_text("hello\n")
     res = run_cli("inspect", str(notlog), "--json")
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "header" in res.stderr
+    # v1–v4 are read (issue 12); a version newer than this reader is still refused
     v = tmp_path / "v.jsonl"
-    v.write_text('{"type":"session","version":3,"id":"x","createdAt":0,"delegationDepth":0}\n')
+    v.write_text('{"type":"session","version":5,"id":"x","createdAt":0,"delegationDepth":0}\n')
     res = run_cli("inspect", str(v))
     assert res.returncode == 2 and "upgrade" in res.stderr
 

@@ -9,7 +9,7 @@ import pytest
 
 import app.ui  # noqa: F401  (PySide6 work-around first)
 from app.tools.synth import SessionSynth, write_jsonl
-from app.ui.history_model import HistoryModel
+from app.ui.history.model import HistoryModel
 from app.ui.workers import Jobs
 
 from test_live import first_mid_turn_seq, simulate
@@ -54,7 +54,7 @@ def _settled(m: HistoryModel, last_seq: int) -> bool:
 @pytest.mark.parametrize("seed,crash,fmt", [(21, False, "jsonl"), (22, True, "jsonl"), (23, False, "jsonl"),
                                              (24, True, "zstd")])
 def test_model_grown_by_live_rows_equals_a_fresh_read(qtbot, tmp_path, monkeypatch, seed, crash, fmt):
-    import app.ui.history_model as hm
+    import app.ui.history.pages as hm
     monkeypatch.setattr(hm, "LIVE_SPLIT", 6)          # small live pages: many cuts in a short log
     monkeypatch.setattr(hm, "LIVE_KEEP", 3)
     lines = _synth_lines(tmp_path, seed, 220_000, crash)

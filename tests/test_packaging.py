@@ -109,7 +109,7 @@ def logdir(tmp_path, monkeypatch):
 
 
 def test_crash_handler_writes_log(qtbot, logdir):
-    from app.ui.first_run import CrashDialog, install_crash_handler
+    from app.ui.crash import CrashDialog, install_crash_handler
     from PySide6.QtWidgets import QApplication
     h = install_crash_handler(QApplication.instance())
     try:
@@ -136,7 +136,7 @@ def test_crash_handler_writes_log(qtbot, logdir):
 
 def test_crash_handler_catches_worker_threads(qtbot, logdir):
     import threading
-    from app.ui.first_run import install_crash_handler
+    from app.ui.crash import install_crash_handler
     h = install_crash_handler(show_dialog=False)
     try:
         def work():
@@ -152,7 +152,7 @@ def test_crash_handler_catches_worker_threads(qtbot, logdir):
 
 
 def test_about_lists_versions(qtbot):
-    from app.ui.first_run import AboutDialog, versions
+    from app.ui.about import AboutDialog, versions
     v = versions()
     for k in ("Session Lens", "Python", "PySide6", "Qt", "msgspec", "qasync"):
         assert v.get(k) and v[k] != "not installed", (k, v)
@@ -162,7 +162,7 @@ def test_about_lists_versions(qtbot):
 
 
 def test_welcome_without_harness_home(qtbot, tmp_path, monkeypatch):
-    from app.ui.first_run import WelcomeView
+    from app.ui.welcome import WelcomeView
     home = tmp_path / "emptyhome"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
@@ -175,7 +175,7 @@ def test_welcome_without_harness_home(qtbot, tmp_path, monkeypatch):
 
 
 def test_welcome_lists_harness_home(qtbot, tmp_path, monkeypatch):
-    from app.ui.first_run import WelcomeView
+    from app.ui.welcome import WelcomeView
     demo = ROOT / "resources" / "demo"
     if not (demo / "sessions").is_dir():
         pytest.skip("demo store not present")

@@ -277,7 +277,7 @@ def test_search_highlights_and_steps_into_older_pages(qtbot, make_window):
     with qtbot.waitSignal(win.searchMoved, timeout=WAIT):
         win.search_edit.setText(term)
     assert h.matches and h.current_match_row in h.matches
-    from app.ui.history_model import MATCH_ROLE
+    from app.ui.history.model import MATCH_ROLE
     ix = h.index(h.current_match_row, 0)
     assert ix.data(MATCH_ROLE) is True
     doc = win.view.delegate.document(h.rows[h.current_match_row], ix)
@@ -401,7 +401,7 @@ def test_hostile_markup_is_shown_as_text(qtbot, make_window, tmp_path):
 
 def test_row_window_slides_over_loaded_rows(qtbot, make_window, monkeypatch):
     """The view holds at most MAX_EXPOSED rows; older/newer loaded rows slide in and out."""
-    import app.ui.history_model as hm
+    import app.ui.history.window as hm
     monkeypatch.setattr(hm, "MAX_EXPOSED", 60)
     monkeypatch.setattr(hm, "EXPOSE_CHUNK", 15)
     win = make_window(page_size=2)

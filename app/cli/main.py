@@ -194,7 +194,7 @@ def page_json(reader, page, physical: bool, attempts: bool) -> dict:
         pass
     out, hidden_ranges = [], []
     for it in items:
-        a = tracker.attempt_of(it.seq) if is_event(it) and it.type == "assistant/chunk" else None
+        a = tracker.attempt_of(it.seq) if is_event(it) and it.type in ("assistant/chunk", "assistant/attempt") else None
         hidden = bool(a and a.hidden_by_default)
         if hidden and not attempts:
             if not hidden_ranges or hidden_ranges[-1]["firstSeq"] != a.first_seq:

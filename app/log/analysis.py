@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .attempts import AttemptTracker
+from .attempts import AttemptTracker, embedded_stream
 from .folds import HeaderFold, SurfaceFold, build_request
 import msgspec
 
@@ -41,6 +41,7 @@ def inspect(reader: LogReader, progress=None) -> dict:
     expected = 0
     types: dict = {}
     title = None
+    inherited = None                 # v2+: seq of the last tagged session/end-seed (the inherited cut)
     for ev in reader.iter_events(logical=False, problems=problems, progress=progress):
         events += 1
         if ev.seq != expected:
@@ -54,6 +55,8 @@ def inspect(reader: LogReader, progress=None) -> dict:
             turns += 1
         elif ev.type == "session/title" and isinstance(ev.data, dict):
             title = ev.data.get("title", title)
+        elif ev.type == "session/end-seed" and isinstance(ev.data, dict) and ev.data.get("inherited") is True:
+            inherited = ev.seq
         try:
             typed(ev)
         except msgspec.ValidationError as e:
@@ -66,6 +69,11 @@ def inspect(reader: LogReader, progress=None) -> dict:
             at.prune()
     for ev in st.closure:
         sf.apply(ev)
+    h = reader.header
+    if reader.version >= 2 and h is not None and h.isSeeded is not None and h.isSeeded != (inherited is not None):
+        problems.append(Problem(code="seed-marker", message=(
+            "header isSeeded but no session/end-seed {inherited:true}" if h.isSeeded else
+            f"session/end-seed {{inherited:true}} at seq {inherited} but the header is not isSeeded")))
     problems.extend(sf.violations)
     problems.extend(st.problems)
     hidden = [a for a in at.attempts if a.hidden_by_default]
@@ -73,6 +81,8 @@ def inspect(reader: LogReader, progress=None) -> dict:
     return {
         "id": h.id if h else None,
         "format": reader.source.kind,
+        "formatVersion": reader.version,
+        "inheritedEvents": (inherited or 0) if reader.version >= 2 else ((h.seedLength or 0) if h else 0),
         "path": reader.path,
         "title": title,
         "header": h.to_dict() if h else None,
@@ -94,7 +104,7 @@ def inspect(reader: LogReader, progress=None) -> dict:
 
 def messages(reader: LogReader, through: Optional[int] = None, logical: bool = True) -> list:
     """Derived model messages of the prefix through ``through`` (inclusive)."""
-    sf = SurfaceFold()
+    sf = SurfaceFold(version=reader.version)
     for ev in reader.iter_events(logical=logical):
         if through is not None and ev.seq > through:
             break
@@ -115,6 +125,9 @@ def dispatch_boundary(reader: LogReader, at_seq: int) -> tuple[int, dict]:
             at.apply(ev)
             if ev.seq == at_seq:
                 target = ev
+                if embedded_stream(ev) is not None:          # v2+: the settlement is the attempt
+                    a = at.attempt_of(ev.seq)
+                    return ev.seq, a.to_dict() if a else {}
                 if ev.type == "assistant/chunk":
                     a = at.attempt_of(ev.seq)
                     return a.first_seq, a.to_dict()
@@ -127,7 +140,7 @@ def dispatch_boundary(reader: LogReader, at_seq: int) -> tuple[int, dict]:
             continue
         # look forward for the next attempt of the same turn/step (or the next attempt at all)
         tt, ts = target.turn_step()
-        if ev.type == "assistant/chunk":
+        if ev.type == "assistant/chunk" or embedded_stream(ev) is not None:
             d = ev.data if isinstance(ev.data, dict) else {}
             if tt is None or (d.get("turn") == tt and (ts is None or d.get("step") == ts)):
                 at.apply(ev)
@@ -144,7 +157,7 @@ def dispatch_boundary(reader: LogReader, at_seq: int) -> tuple[int, dict]:
 def request_at(reader: LogReader, at_seq: int) -> dict:
     """The exact request at the dispatch boundary named by ``at_seq`` (spec §3)."""
     b, attempt = dispatch_boundary(reader, at_seq)
-    sf = SurfaceFold()
+    sf = SurfaceFold(version=reader.version)
     hf = HeaderFold()
     for ev in reader.iter_events(logical=False):
         if ev.seq >= b:
@@ -153,7 +166,8 @@ def request_at(reader: LogReader, at_seq: int) -> dict:
         hf.apply(ev)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
-            "request": build_request(hf.header, sf.messages(), sid)}
+            "request": build_request(hf.header, sf.messages(), sid,
+                                     hf.tool_history.snapshot() if reader.version >= 4 else None)}
 
 
 def dispatches(events: list) -> list:

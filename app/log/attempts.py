@@ -5,6 +5,11 @@ An attempt is a run of ``assistant/chunk`` events of one ``(turn, step)``; it en
 Failed attempts (``finish`` of kind error/aborted, not cited by a message) are hidden by
 default in the UI; the raw log keeps them.  ``llm/retry`` / ``llm/retry-started`` are
 linked to the failed attempt they retry.
+
+v2+ logs embed each attempt's chunks in its settlement (``assistant/message.data.stream``
+or the log-only ``assistant/attempt``): such an attempt is that one event (first = last =
+its seq); an ``assistant/attempt`` never produced a message, so it is hidden by default
+with its reason (the failure, or "abandoned" when the stream has no finish).
 """
 from __future__ import annotations
 
@@ -12,6 +17,31 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from .model import Event
+from .versions import stream_summary
+
+
+def embedded_chunks(ev: Event) -> list:
+    """The chunks of a v2+ settlement's embedded stream as ``assistant/chunk``-shaped events
+    (for display next to v0 chunk rows): seq = the settlement's, ``member`` = chunk index,
+    ``packed`` = "embedded".  They are views of the one stored row (``raw`` is that row)."""
+    from .versions import stream_chunks
+    stream = embedded_stream(ev)
+    if stream is None:
+        return []
+    d = ev.data
+    return [Event(seq=ev.seq, type="assistant/chunk", time=t if type(t) is int else 0,
+                  data={"turn": d.get("turn"), "step": d.get("step"), "chunk": c}, raw=ev.raw, pos=ev.pos,
+                  offset=ev.offset, line=ev.line, member=k, packed="embedded")
+            for k, (t, c) in enumerate(stream_chunks(stream))]
+
+
+def embedded_stream(ev: Event):
+    """The embedded chunk stream of a v2+ settlement event, else None."""
+    if ev.type in ("assistant/message", "assistant/attempt") and isinstance(ev.data, dict):
+        s = ev.data.get("stream")
+        if isinstance(s, list):
+            return s
+    return None
 
 FAILED_FINISH = ("error", "aborted")
 
@@ -32,6 +62,7 @@ class Attempt:
     retry_number: Optional[int] = None
     closed: bool = False
     text: list = field(default_factory=list)   # text deltas (bounded), for previews of failed attempts
+    log_only: bool = False                  # a v2+ ``assistant/attempt``: settled without a message
 
     @property
     def finish_kind(self) -> Optional[str]:
@@ -39,7 +70,7 @@ class Attempt:
 
     @property
     def failed(self) -> bool:
-        return self.message_seq is None and self.finish_kind in FAILED_FINISH
+        return self.message_seq is None and (self.finish_kind in FAILED_FINISH or self.log_only)
 
     @property
     def hidden_by_default(self) -> bool:
@@ -65,6 +96,8 @@ class Attempt:
 
     def failure_reason(self) -> str:
         f = self.failure or {}
+        if self.log_only and not f and self.finish_kind not in FAILED_FINISH:
+            return f"abandoned ({self.finish_kind or 'no finish'})"
         code = f.get("code") or self.finish_kind or "?"
         msg = f.get("message") or ""
         return f"{code}: {msg}" if msg else str(code)
@@ -102,6 +135,10 @@ class AttemptTracker:
 
     def apply(self, ev: Event) -> None:
         t = ev.type
+        stream = embedded_stream(ev) if t in ("assistant/message", "assistant/attempt") else None
+        if stream is not None:
+            self._settle_embedded(ev, stream)
+            return
         if t == "assistant/chunk":
             d = ev.data if isinstance(ev.data, dict) else {}
             key = (d.get("turn"), d.get("step"))
@@ -158,6 +195,30 @@ class AttemptTracker:
             turn = d.get("turn")
             for key in [k for k in self._open if k[0] == turn or t.startswith("turn")]:
                 self._open.pop(key).closed = True
+
+    def _settle_embedded(self, ev: Event, stream: list) -> None:
+        d = ev.data
+        key = (d.get("turn"), d.get("step"))
+        summ = stream_summary(stream)
+        a = Attempt(turn=key[0], step=key[1], first_seq=ev.seq, last_seq=ev.seq, chunks=summ["chunks"],
+                    finish=summ["finish"], usage=summ["usage"] if summ["usage"] is not None else d.get("usage"),
+                    closed=True)
+        if ev.type == "assistant/message":
+            a.message_seq = ev.seq
+            a.interrupted = bool(d.get("interrupted"))
+        else:
+            a.log_only = True
+        if self.keep_text:
+            txt, n = [], 0
+            for x in summ["text"]:
+                if n >= _TEXT_KEEP:
+                    break
+                txt.append(x)
+                n += len(x)
+            a.text = txt
+        self._open.pop(key, None)
+        self.attempts.append(a)
+        self._last[key] = a
 
     def attempt_of(self, seq: int) -> Optional[Attempt]:
         # attempts are ordered by first_seq; binary search

@@ -15,6 +15,7 @@ import msgspec
 from .limits import MAX_PACKED_MEMBERS, LimitError, check_row
 from .model import (KNOWN_TYPES, MAX_SAFE_INT, PACKED_TAGS, SURFACE_TYPES, BadRow, Event,
                     Header, Problem)
+from .versions import decode_seq_ranges, known_types, version_problem
 
 _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
@@ -78,11 +79,9 @@ def parse_header(raw: bytes) -> tuple[Optional[Header], list[Problem]]:
     if version is None:
         problems.append(Problem(code="no-version", message="header has no version (read as 0)", line=1))
     elif version != 0:
-        direction = "newer than this reader: upgrade the harness / Session Lens" if (
-            _is_int(version) and version > 0) else "not a known format version"
-        problems.append(Problem(code="format-unsupported",
-                                message=f"session format version {version!r} is {direction}",
-                                line=1, fatal=True))
+        vp = version_problem(version)
+        if vp is not None:
+            problems.append(vp)
     sid = obj.get("id")
     if not isinstance(sid, str):
         problems.append(Problem(code="bad-header", message="header has no string id", line=1))
@@ -112,6 +111,15 @@ def parse_header(raw: bytes) -> tuple[Optional[Header], list[Problem]]:
                  parentSession=opt("parentSession", str), seedLength=opt("seedLength", int),
                  origin=opt("origin", str), delegationDepth=opt("delegationDepth", int),
                  agentPreset=opt("agentPreset", str))
+    if _is_int(version) and version >= 2:
+        seeded = obj.get("isSeeded")
+        if isinstance(seeded, bool):
+            hdr.isSeeded = seeded
+        else:
+            problems.append(Problem(code="bad-header", message=f"v{version} header has no boolean isSeeded", line=1))
+        if "seedLength" in obj:
+            problems.append(Problem(code="bad-header", message=f"v{version} header holds seedLength (v0/v1 only)",
+                                    line=1))
     return hdr, problems
 
 
@@ -120,8 +128,12 @@ def parse_header(raw: bytes) -> tuple[Optional[Header], list[Problem]]:
 class RowCodec:
     """Decodes rows of one session (the session id names legacy message ids)."""
 
-    def __init__(self, session_id: str = ""):
+    def __init__(self, session_id: str = "", version: int = 0, envelope_seqs: Optional[dict] = None):
         self.session_id = session_id
+        self.version = version if _is_int(version) else 0
+        self.known = known_types(self.version)
+        # envelope-free snapshot (spec-versions §0.1): row pos -> restored seq; time restored as 0
+        self.envelope_seqs = envelope_seqs
 
     def decode_row(self, raw: bytes, *, pos=None, offset: int = -1, line: Optional[int] = None):
         """-> (items, problems); items are Events (several for a packed row) or one BadRow."""
@@ -142,6 +154,16 @@ class RowCodec:
             return [BadRow(kind="bad-envelope", reason=reason, raw=raw, pos=pos, offset=offset, line=line)], \
                 problems + [Problem(code="bad-envelope", message=reason, line=line, offset=offset)]
         typ = obj["type"]
+        if self.envelope_seqs is not None and "seq" not in obj and "seq0" not in obj and pos in self.envelope_seqs:
+            if typ in PACKED_TAGS:
+                obj = {"type": typ, "seq0": self.envelope_seqs[pos], "time0": 0,
+                       **{k: v for k, v in obj.items() if k != "type"}}
+            else:
+                obj = dict(obj, seq=self.envelope_seqs[pos])
+        if typ in PACKED_TAGS and self.version >= 2:
+            reason = f"packed {typ} row in a v{self.version} log (packed rows are v0/v1 only)"
+            return [BadRow(kind="bad-packed", reason=reason, raw=raw, pos=pos, offset=offset, line=line)], \
+                problems + [Problem(code="bad-packed", message=reason, line=line, offset=offset)]
         if typ in PACKED_TAGS:
             try:
                 events = expand_packed(obj)
@@ -174,11 +196,17 @@ class RowCodec:
         if "data" not in obj:
             problems.append(Problem(code="no-data", message="event has no data", line=line, offset=offset,
                                     seq=seq))
+        ses = obj.get("sourceEventSeqs")
+        if self.version >= 1 and isinstance(ses, list):
+            ses, why = decode_seq_ranges(ses, seq)
+            if why:
+                problems.append(Problem(code="bad-source-seqs", message=why, line=line, offset=offset, seq=seq))
         ev = Event(seq=seq, type=typ, time=t, data=obj.get("data"), surface_op=obj.get("surfaceOp"),
-                   source_event_seqs=obj.get("sourceEventSeqs"), ignorable=obj.get("ignorable"),
+                   source_event_seqs=ses, ignorable=obj.get("ignorable"),
                    raw=raw, pos=pos, offset=offset, line=line)
-        self._legacy(ev, problems)
-        if ev.type not in KNOWN_TYPES:
+        if self.version < 2:
+            self._legacy(ev, problems)
+        if ev.type not in self.known:
             ev.known = False
             if ev.ignorable is True:
                 problems.append(Problem(code="unknown-ignorable", message=f"unknown ignorable event type {typ!r}",

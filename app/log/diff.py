@@ -13,9 +13,10 @@ import difflib
 import json
 from typing import Iterable, Optional, Union
 
-from .attempts import AttemptTracker
+from .attempts import AttemptTracker, embedded_chunks
 from .folds import HeaderFold, SurfaceFold, build_request
 from .model import Event, message_text
+from .versions import inherited_count
 
 
 class DiffError(Exception):
@@ -31,6 +32,10 @@ def _events(src) -> list:
 def _sid(src) -> str:
     h = getattr(src, "header", None)
     return h.id if h is not None else ""
+
+
+def _version(src) -> int:
+    return getattr(src, "version", 0) or 0
 
 
 # --------------------------------------------------------------------------- attempt content
@@ -101,6 +106,9 @@ def attempt_diff(src, turn: Optional[int] = None, step: Optional[int] = None) ->
         committed = next((a for a in atts if a.message_seq is not None), None)
 
         def chunks_of(a):
+            if a.first_seq == a.last_seq and by_seq.get(a.first_seq) is not None and \
+                    by_seq[a.first_seq].type in ("assistant/message", "assistant/attempt"):
+                return embedded_chunks(by_seq[a.first_seq])        # v2+: the settlement holds its stream
             return [by_seq[q] for q in range(a.first_seq, a.last_seq + 1)
                     if q in by_seq and by_seq[q].type == "assistant/chunk" and by_seq[q].turn_step() == (t, s)]
         com = None
@@ -152,21 +160,24 @@ def resolve_boundary(events: list, ref: Union[str, int]) -> tuple:
     raise DiffError(f"seq {q} is not a dispatch boundary (no attempt starts at, covers or is cited by it)")
 
 
-def _requests_at(events: list, bounds: list, sid: str) -> dict:
+def _requests_at(events: list, bounds: list, sid: str, version: int = 0) -> dict:
     want = sorted(set(bounds))
     out = {}
-    sf, hf = SurfaceFold(), HeaderFold()
+    sf, hf = SurfaceFold(version=version), HeaderFold()
+
+    def req():
+        return build_request(hf.header, sf.messages(), sid, hf.tool_history.snapshot() if version >= 4 else None)
     i = 0
     for ev in events:
         while i < len(want) and ev.seq >= want[i]:
-            out[want[i]] = (build_request(hf.header, sf.messages(), sid), list(sf.message_seqs()), hf.seq)
+            out[want[i]] = (req(), list(sf.message_seqs()), hf.seq)
             i += 1
         if i >= len(want):
             break
         sf.apply(ev)
         hf.apply(ev)
     while i < len(want):
-        out[want[i]] = (build_request(hf.header, sf.messages(), sid), list(sf.message_seqs()), hf.seq)
+        out[want[i]] = (req(), list(sf.message_seqs()), hf.seq)
         i += 1
     return out
 
@@ -181,7 +192,7 @@ def request_diff(src, a: Union[str, int], b: Union[str, int]) -> dict:
     events = _events(src)
     ba, atta = resolve_boundary(events, a)
     bb, attb = resolve_boundary(events, b)
-    reqs = _requests_at(events, [ba, bb], _sid(src))
+    reqs = _requests_at(events, [ba, bb], _sid(src), _version(src))
     (ra, sa, ha), (rb, sb, hb) = reqs[ba], reqs[bb]
     skip = {"messages", "system", "tools", "sessionId"}
     ca = {k: v for k, v in ra.items() if k not in skip}
@@ -242,6 +253,10 @@ def fork_diff(child, parent) -> dict:
     seed_length = ch.seedLength if ch is not None else None
     divergence = ce[n].seq if n < len(ce) else (pe[n].seq if n < len(pe) else None)
     end_seed = next((e.seq for e in ce if e.type == "session/end-seed"), None)
+    if _version(child) >= 2 and ch is not None:
+        # v2+: no seedLength; the inherited count is the seq of the last tagged end-seed
+        seed_length = inherited_count(ce, ch) if ch.isSeeded else None
+        end_seed = seed_length if ch.isSeeded else end_seed
     problems = []
     if ch is not None and ph is not None and ch.parentSession and ch.parentSession != ph.id:
         problems.append(f"child parentSession {ch.parentSession} is not the parent id {ph.id}")

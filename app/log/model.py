@@ -60,7 +60,8 @@ class Event(msgspec.Struct, kw_only=True, dict=True):
     # ---- convenience
     @property
     def is_surface(self) -> bool:
-        return self.type in SURFACE_TYPES and self.surface_op is not None
+        return (self.type in SURFACE_TYPES or (self.type in ("system/message", "developer/message") and self.known)) \
+            and self.surface_op is not None
 
     @property
     def is_append(self) -> bool:
@@ -128,6 +129,7 @@ class Header(msgspec.Struct, kw_only=True, omit_defaults=True):
     origin: Optional[str] = None
     delegationDepth: Optional[int] = None
     agentPreset: Optional[str] = None
+    isSeeded: Optional[bool] = None     # v2+ headers (the inherited cut is the last tagged end-seed)
 
     def to_dict(self) -> dict:
         return msgspec.to_builtins(self)
@@ -269,7 +271,7 @@ def event_message(event: Event) -> Optional[dict]:
         return None
     if event.type == "user/message":
         return d
-    if event.type in ("assistant/message", "tool/result"):
+    if event.type in ("assistant/message", "tool/result", "system/message", "developer/message"):
         m = d.get("message")
         return m if isinstance(m, dict) else None
     return None

@@ -26,14 +26,32 @@ def _result_call_id(ev: Event) -> Optional[str]:
     src = m.get("source") if isinstance(m.get("source"), dict) else {}
     if src.get("callId"):
         return src["callId"]
+    if m.get("toolCallId") is not None:          # v4 role:"tool" result
+        return m["toolCallId"]
     for b in m.get("content") or []:
         if isinstance(b, dict) and b.get("type") == "tool-result":
             return b.get("toolCallId")
     return d.get("callId")
 
 
+def closer_message(version: int, cid, seq: int, text: str, cause: str = "interrupted") -> dict:
+    """The recovery tool-result message in the shape of format ``version`` (spec-versions §5.2)."""
+    mid = f"{cause}-tool-result-{cid}-{seq}"
+    if version >= 4:
+        return {"id": mid, "role": "tool", "toolCallId": cid, "isError": True,
+                "source": {"kind": "tool", "callId": cid}, "content": [{"type": "text", "text": text}]}
+    block = {"type": "tool-result", "toolCallId": cid, "isError": True, "content": [{"type": "text", "text": text}]}
+    return {"id": mid, "role": "user", "source": {"kind": "tool", "callId": cid}, "content": [block]}
+
+
 class RepairTracker:
-    def __init__(self):
+    """Crash closure of format ``version``: v0–v3 closers hold ``role:"user"`` tool-result
+    wrappers; v4 closers are ``role:"tool"`` results, and a v4 result resolves a pending call
+    only when it is appended in the call's own turn and step (dsh's v4 recovery)."""
+
+    def __init__(self, version: int = 0):
+        self.version = version or 0
+        self.call_at: dict = {}                          # callId -> (turn, step) of its assistant message
         self.open_turn: Optional[int] = None
         self.open_step: Optional[tuple] = None
         self.pending: dict[str, Optional[int]] = {}     # callId -> tool/call seq (insertion-ordered)
@@ -51,27 +69,41 @@ class RepairTracker:
             self.turn_start_seq = ev.seq
             self.open_step = None
             self.pending.clear()
+            self.call_at = {}
         elif t == "turn/end":
             self.open_turn = None
             self.open_step = None
             self.pending.clear()
+            self.call_at = {}
         elif t == "step/start":
             self.open_step = (d.get("turn"), d.get("step"))
         elif t == "step/end":
             self.open_step = None
             self.pending.clear()
+            self.call_at = {}
         elif t == "assistant/message":
             m = d.get("message") if isinstance(d.get("message"), dict) else {}
             for b in m.get("content") or []:
                 if isinstance(b, dict) and b.get("type") == "tool-call" and b.get("id") is not None:
-                    self.pending.setdefault(b["id"], None)
+                    if self.version >= 4:
+                        self.pending[b["id"]] = None
+                        self.call_at[b["id"]] = (d.get("turn"), d.get("step"))
+                    else:
+                        self.pending.setdefault(b["id"], None)
         elif t == "tool/call":
             cid = d.get("callId")
-            if cid is not None:
+            if self.version >= 4:
+                if cid in self.pending:
+                    self.pending[cid] = ev.seq
+            elif cid is not None:
                 self.pending[cid] = ev.seq
         elif t == "tool/result":
             cid = _result_call_id(ev)
-            if cid is not None:
+            if self.version >= 4:
+                if cid in self.pending and ev.surface_op == "append" and \
+                        self.call_at.get(cid) == (d.get("turn"), d.get("step")):
+                    self.pending.pop(cid, None)
+            elif cid is not None:
                 self.pending.pop(cid, None)
 
     @property
@@ -87,11 +119,9 @@ class RepairTracker:
         step = self.open_step[1] if self.open_step else None
         for cid, call_seq in self.pending.items():
             logged = call_seq is not None
-            block = {"type": "tool-result", "toolCallId": cid, "isError": True,
-                     "content": [{"type": "text", "text": UNKNOWN_TEXT if logged else NOT_STARTED_TEXT}]}
-            msg = {"id": f"interrupted-tool-result-{cid}-{seq}", "role": "user",
-                   "source": {"kind": "tool", "callId": cid}, "content": [block]}
-            data = {"turn": turn, "step": step, "message": msg,
+            msg = closer_message(self.version, cid, seq, UNKNOWN_TEXT if logged else NOT_STARTED_TEXT)
+            c_turn, c_step = (self.call_at.get(cid, (turn, step)) if self.version >= 4 else (turn, step))
+            data = {"turn": c_turn, "step": c_step, "message": msg,
                     "error": ({"name": "ToolOutcomeUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"} if logged
                               else {"name": "ToolNotStartedError", "code": "TOOL_NOT_STARTED"})}
             out.append(Event(seq=seq, type="tool/result", time=self.last_time, data=data, surface_op="append",
@@ -108,8 +138,8 @@ class RepairTracker:
         return out
 
 
-def closure_of(events: Iterable[Event]) -> list[Event]:
-    tr = RepairTracker()
+def closure_of(events: Iterable[Event], version: int = 0) -> list[Event]:
+    tr = RepairTracker(version)
     for ev in events:
         tr.apply(ev)
     return tr.closure()
@@ -129,8 +159,9 @@ class TailTracker:
     logical tail follows the log without re-reading it.  Items are Events or BadRows.
     """
 
-    def __init__(self):
-        self.repair = RepairTracker()
+    def __init__(self, version: int = 0):
+        self.version = version or 0
+        self.repair = RepairTracker(self.version)
         self.last_turn_end: Optional[Event] = None
         self.region: list = []          # rows after the last turn/end, stored order
         self.dropped: list = []         # rows of the region at and after the first defect
@@ -157,7 +188,7 @@ class TailTracker:
         self.repair.apply(it)
 
     def _restart(self, turn_end: Event) -> None:
-        self.repair = RepairTracker()
+        self.repair = RepairTracker(self.version)
         self.repair.apply(turn_end)
         self.last_turn_end = turn_end
         self.region = []
@@ -176,7 +207,7 @@ class TailTracker:
         removed = self.region[k:]
         kept = self.region[:k]
         end = self.last_turn_end
-        self.__init__()
+        self.__init__(self.version)
         if end is not None:
             self._restart(end)
         for it in kept:
@@ -188,7 +219,9 @@ class TailTracker:
         r = RepairTracker.__new__(RepairTracker)
         r.__dict__.update(self.repair.__dict__)
         r.pending = dict(self.repair.pending)
+        r.call_at = dict(self.repair.call_at)
         c.repair = r
+        c.version = self.version
         c.last_turn_end = self.last_turn_end
         c.region = list(self.region)
         c.dropped = list(self.dropped)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from .attempts import AttemptTracker
+from .attempts import AttemptTracker, embedded_stream
 from .model import Event
+from .versions import stream_chunks
 
 MAX_PLAUSIBLE_LATENCY_MS = 6 * 3600 * 1000   # longer spans are clock mix-ups in recorded fixtures
 TOKEN_KEYS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRead", "cacheReadTokens"),
@@ -39,6 +40,8 @@ def _tool_outcome(data: dict) -> str:
     if err:
         return "error"
     m = data.get("message") if isinstance(data.get("message"), dict) else {}
+    if m.get("role") == "tool" and m.get("isError") is True:      # v4 result shape
+        return "error"
     for b in m.get("content") or []:
         if isinstance(b, dict) and b.get("type") == "tool-result" and b.get("isError"):
             return "error"
@@ -94,7 +97,13 @@ def compute_stats(src) -> dict:
             c = d.get("chunk") if isinstance(d.get("chunk"), dict) else {}
             if c.get("type") == "finish":
                 finish_time[(t, s)] = ev.time
-        elif typ == "assistant/message":
+        elif typ in ("assistant/message", "assistant/attempt"):
+            for ct, c in stream_chunks(embedded_stream(ev)):          # v2+: chunks embedded, timed
+                if c.get("type") == "finish":
+                    finish_time[(t, s)] = ct
+            if typ == "assistant/attempt":
+                step_of(t, s)
+                continue
             step_of(t, s)
             if isinstance(d.get("usage"), dict):
                 message_usage[ev.seq] = d["usage"]
@@ -108,6 +117,8 @@ def compute_stats(src) -> dict:
             st = step_of(t, s)
             m = d.get("message") if isinstance(d.get("message"), dict) else {}
             cid = (m.get("source") or {}).get("callId") if isinstance(m.get("source"), dict) else None
+            if cid is None:
+                cid = m.get("toolCallId")
             name = call_names.get(cid, "?")
             oc = _tool_outcome(d)
             st["toolOutcomes"].setdefault(name, {})

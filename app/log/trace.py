@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 from typing import Iterable, Optional
 
-from .attempts import AttemptTracker
-from .folds import SurfaceFold
-from .model import SURFACE_TYPES, Event
+from .attempts import AttemptTracker, embedded_stream
+from .folds import SurfaceFold, is_surface_type
+from .model import Event
+from .versions import replace_bounds
 
 DEFAULT_REQUEST_CAP = 50
 
@@ -90,7 +91,9 @@ def trace_event(reader_or_events, seq: int, request_cap: int = DEFAULT_REQUEST_C
             rec = open_compactions.pop(d.get("compactionId"), None)
             if rec is not None:
                 rec["endSeq"] = ev.seq
-        if t in SURFACE_TYPES and ev.is_replace:
+        # v2+: the settlement is the dispatch boundary and not part of its own request
+        in_request = (target is not None and seq in sf.message_seqs()) if embedded_stream(ev) is not None else None
+        if is_surface_type(ev) and ev.is_replace:
             before = dict(sf.replaced)
             sf.apply(ev)
             if ev.seq in sf.replaced and ev.seq not in before:
@@ -108,7 +111,7 @@ def trace_event(reader_or_events, seq: int, request_cap: int = DEFAULT_REQUEST_C
         at.apply(ev)
         if len(at.attempts) != before_n:          # a new attempt: its first chunk is a dispatch boundary
             n_attempts += 1
-            if target is not None and seq in sf.message_seqs():
+            if in_request if in_request is not None else (target is not None and seq in sf.message_seqs()):
                 n_boundaries += 1
                 if len(boundaries) < request_cap:
                     boundaries.append(ev.seq)
@@ -116,7 +119,7 @@ def trace_event(reader_or_events, seq: int, request_cap: int = DEFAULT_REQUEST_C
         raise TraceError("SESSION_QUERY_EVENT_NOT_FOUND", f"seq {seq} is not in the log")
 
     # surface status
-    if target.type in SURFACE_TYPES and target.surface_op is not None:
+    if is_surface_type(target) and target.surface_op is not None:
         if seq in sf.replaced_by:
             surface = "shadowed"
         elif seq in sf.nodes:
@@ -148,6 +151,8 @@ def trace_event(reader_or_events, seq: int, request_cap: int = DEFAULT_REQUEST_C
         attempt = at.attempt_of(seq)
     elif target.type == "assistant/message":
         attempt = next((a for a in at.attempts if a.message_seq == seq), None)
+    elif target.type == "assistant/attempt":
+        attempt = at.attempt_of(seq)
     elif target.type in ("llm/retry", "llm/retry-started"):
         attempt = next((a for a in at.attempts if seq in (a.retry_seq, a.retry_started_seq)), None)
     out["attempt"] = _attempt_json(attempt) if attempt is not None else None
@@ -162,7 +167,7 @@ def trace_event(reader_or_events, seq: int, request_cap: int = DEFAULT_REQUEST_C
         rec, op = compaction_of[via]
         comp = {"compactionId": rec["compactionId"], "startSeq": rec["startSeq"], "summarySeq": rec["summarySeq"],
                 "endSeq": rec["endSeq"], "replacementSeq": via,
-                "shadowedRange": {"start": op.get("start"), "end": op.get("end")},
+                "shadowedRange": dict(zip(("start", "end"), replace_bounds(op))),
                 "shadowedSeqs": list(sf.replaced.get(via, []))}
     elif target.type.startswith("compaction/") and isinstance(target.data, dict):
         cid = target.data.get("compactionId")
@@ -170,7 +175,7 @@ def trace_event(reader_or_events, seq: int, request_cap: int = DEFAULT_REQUEST_C
             if rec["compactionId"] == cid:
                 comp = {"compactionId": cid, "startSeq": rec["startSeq"], "summarySeq": rec["summarySeq"],
                         "endSeq": rec["endSeq"], "replacementSeq": rec["replacementSeqs"][0],
-                        "shadowedRange": {"start": op.get("start"), "end": op.get("end")},
+                        "shadowedRange": dict(zip(("start", "end"), replace_bounds(op))),
                         "shadowedSeqs": list(sf.replaced.get(rec["replacementSeqs"][0], []))}
                 break
     out["compaction"] = comp

@@ -202,17 +202,24 @@ def tool_result_of(event) -> dict:
                 content = [] if content is None else [{"type": "text", "text": str(content)}]
             return {"content": content, "isError": bool(b.get("isError")) or err is not None,
                     "meta": d.get("meta"), "error": err}
+    if m.get("role") == "tool":
+        # v4: the tool message itself is the result (top-level toolCallId / isError)
+        return {"content": list(blocks), "isError": m.get("isError") is True or err is not None,
+                "meta": d.get("meta"), "error": err}
     # no tool-result block: show whatever the message holds
     return {"content": list(blocks), "isError": err is not None, "meta": d.get("meta"), "error": err}
 
 
 def call_id_of_result(event) -> Optional[str]:
-    """data.message.source.callId, else the tool-result block's toolCallId."""
+    """data.message.source.callId, else the v4 message's toolCallId, else the tool-result
+    block's toolCallId."""
     d = _data(event)
     m = d.get("message") if isinstance(d.get("message"), dict) else {}
     src = m.get("source") if isinstance(m.get("source"), dict) else {}
     if isinstance(src.get("callId"), str) and src.get("callId"):
         return src["callId"]
+    if isinstance(m.get("toolCallId"), str) and m.get("toolCallId"):
+        return m["toolCallId"]
     for b in m.get("content") if isinstance(m.get("content"), list) else []:
         if isinstance(b, dict) and b.get("type") == "tool-result" and isinstance(b.get("toolCallId"), str):
             return b["toolCallId"]

@@ -33,6 +33,7 @@ import msgspec
 
 from ..log.attempts import AttemptTracker
 from ..log.model import Event, is_event
+from ..log.versions import replace_bounds
 from .publish import publish_file
 
 FORMATS = ("raw", "logical", "markdown", "html", "zip")
@@ -294,7 +295,7 @@ def build_transcript(reader, redact: Optional[Redactor] = None) -> tuple:
             if ev.is_replace:
                 op = ev.surface_op
                 entries.append(Entry("note", ev.seq, role="model-only", turn=t, step=s, time=ev.time,
-                                     label=f"model-only replacement of seqs {op.get('start')}–{op.get('end')} ({role})",
+                                     label=f"model-only replacement of seqs {'–'.join(map(str, replace_bounds(op)))} ({role})",
                                      blocks=_blocks_of(msg)))
                 continue
             if typ == "assistant/message" and d.get("interrupted"):

@@ -451,7 +451,7 @@ class SessionSynth:
                  created_at: Optional[int] = None, *, parent_session: Optional[str] = None,
                  seed_length: Optional[int] = None, origin: Optional[str] = None, delegation_depth: int = 0,
                  agent_preset: Optional[str] = None, provider: str = "deepseek-official",
-                 model: str = "deepseek-v4-flash", mix: Optional[Mix] = None, **kw):
+                 model: str = "deepseek-v4-flash", mix: Optional[Mix] = None, version: int = 0, **kw):
         bad = set(kw) - _MIX_FIELDS
         if bad:
             raise TypeError(f"unknown SessionSynth options: {sorted(bad)}")
@@ -488,9 +488,26 @@ class SessionSynth:
         self._tool_cum = list(accumulate(tw[k] for k in self._tool_names))
         self._system = self._mk_system()
         self._tools = self._mk_tools()
+        if version not in (0, 4):
+            raise ValueError(f"SessionSynth writes format v0 or v4, not v{version}")
+        self.version = version
+        self._v4 = _V4Writer(self) if version == 4 else None
 
     # ------------------------------------------------------------------ public API
     def header(self) -> dict:
+        if self.version == 4:
+            h = {"type": "session", "version": 4, "id": self.session_id, "createdAt": self.created_at}
+            if self.cwd is not None:
+                h["cwd"] = self.cwd
+            if self.parent_session is not None:
+                h["parentSession"] = self.parent_session
+            h["isSeeded"] = False
+            if self.origin is not None:
+                h["origin"] = self.origin
+            h["delegationDepth"] = self.delegation_depth
+            if self.agent_preset is not None:
+                h["agentPreset"] = self.agent_preset
+            return h
         h = {"type": "session", "version": 0, "id": self.session_id, "createdAt": self.created_at}
         if self.cwd is not None:
             h["cwd"] = self.cwd
@@ -510,7 +527,7 @@ class SessionSynth:
 
     @property
     def next_seq(self) -> int:
-        return self._seq
+        return self._v4.seq if self._v4 is not None else self._seq
 
     @property
     def turn(self) -> int:
@@ -518,7 +535,10 @@ class SessionSynth:
         return self._turn
 
     def turn_items(self) -> list:
-        """The next turn as items (event dicts and :class:`DeltaRun`s), continuing the log."""
+        """The next turn as items (event dicts and :class:`DeltaRun`s), continuing the log
+        (format v4: event dicts only, chunks embedded in their settlements)."""
+        if self._v4 is not None:
+            return self._v4.convert(expand_items(self._gen_turn()))
         return self._gen_turn()
 
     def turns(self, n: Optional[int] = None) -> Iterator[list[dict]]:
@@ -529,7 +549,7 @@ class SessionSynth:
         rename): concatenated, the lists are the log, seq contiguous from the current seq."""
         i = 0
         while n is None or i < n:
-            yield expand_items(self._gen_turn())
+            yield expand_items(self.turn_items())
             i += 1
 
     def events(self, turns: Optional[int] = None) -> Iterator[dict]:
@@ -1196,6 +1216,170 @@ class SessionSynth:
                 data["meta"] = res["meta"]
             items.append(self._surface("tool/result", data, [cseq]))
             self._add_ctx(len(res["text"]) // 4 + 10)
+
+
+# =========================================================================== format v4
+
+def encode_seq_ranges(seqs: list) -> list:
+    """dsh's stored ``sourceEventSeqs``: in a strictly increasing list, runs of >= 3
+    consecutive seqs become ``[start, end]`` (spec-versions §3.3); other lists stay verbatim."""
+    if any(b <= a for a, b in zip(seqs, seqs[1:])):
+        return list(seqs)
+    out, i = [], 0
+    while i < len(seqs):
+        j = i
+        while j + 1 < len(seqs) and seqs[j + 1] == seqs[j] + 1:
+            j += 1
+        if j - i >= 2:
+            out.append([seqs[i], seqs[j]])
+        else:
+            out.extend(seqs[i:j + 1])
+        i = j + 1
+    return out
+
+
+def stream_records(chunks: list) -> list:
+    """Embedded stream records (spec-versions §3.4) of ``[(time, chunk)]``: consecutive deltas
+    of one block become a run, anything else a ``chunk`` record."""
+    out: list = []
+    run = None
+    for t, c in chunks:
+        ct = c.get("type")
+        tag = _TAG_OF.get(ct)
+        key = (ct, c.get("index"), c.get("id"), c.get("name")) if tag else None
+        if tag and run is not None and run[0] == key:
+            rec = run[1]
+            rec["dt"].append(t - run[2])
+            rec["args" if ct == "tool-call-delta" else "texts"].append(
+                c["argumentsDelta"] if ct == "tool-call-delta" else c["text"])
+            run[2] = t
+            continue
+        if tag:
+            rec = {"type": tag, "time0": t, "index": c.get("index"), "dt": []}
+            if ct == "tool-call-delta":
+                rec["id"] = c.get("id")
+                if "name" in c:
+                    rec["name"] = c["name"]
+                rec["args"] = [c["argumentsDelta"]]
+            else:
+                rec["texts"] = [c["text"]]
+            out.append(rec)
+            run = [key, rec, t]
+        else:
+            out.append({"type": "chunk", "time": t, "chunk": c})
+            run = None
+    return out
+
+
+class _V4Writer:
+    """Turns the generator's v0 events into the v4 shape as dsh writes it: one event per row,
+    chunks embedded in ``assistant/message.data.stream`` (failed runs: ``assistant/attempt``),
+    the system prompt as a ``system/message`` surface head, ``role:"tool"`` results,
+    ``{op, startSeq, endSeq}`` replacements, range-encoded ``sourceEventSeqs``; seqs dense."""
+
+    def __init__(self, synth: "SessionSynth"):
+        self.synth = synth
+        self.seq = 0
+        self.map: dict = {}                # v0 seq -> v4 seq (chunks -> their settlement)
+        self.buf: dict = {}                # (turn, step) -> [(v0 seq, time, chunk)]
+        self.system = None                 # prompt text of the head
+        self.head = None                   # v4 seq of the system head
+        self.n_sys = 0
+
+    def _emit(self, out, typ, time, data, src=None, op=None) -> dict:
+        e = {"type": typ, "seq": self.seq, "time": time, "data": data}
+        if src:
+            e["sourceEventSeqs"] = encode_seq_ranges(src)
+        if op is not None:
+            e["surfaceOp"] = op
+        out.append(e)
+        self.seq += 1
+        return e
+
+    def _refs(self, seqs) -> list:
+        got = []
+        for s in seqs or []:
+            n = self.map.get(s)
+            if n is not None and n not in got:
+                got.append(n)
+        return got
+
+    def convert(self, events: list) -> list:
+        out: list = []
+        sid = self.synth.session_id
+        for e in events:
+            typ, d, t = e["type"], e["data"], e["time"]
+            key = (d.get("turn"), d.get("step")) if isinstance(d, dict) else (None, None)
+            if typ == "assistant/chunk":
+                self.buf.setdefault(key, []).append((e["seq"], t, d["chunk"]))
+                c = d["chunk"]
+                if c.get("type") == "finish" and (c.get("reason") or {}).get("kind") in ("error", "aborted"):
+                    run = self.buf.pop(key)
+                    a = self._emit(out, "assistant/attempt", t, {"turn": key[0], "step": key[1],
+                                   "stream": stream_records([(x[1], x[2]) for x in run])})
+                    for x in run:
+                        self.map[x[0]] = a["seq"]
+                continue
+            if typ in ("step/end", "turn/end", "turn/start"):
+                for k in [k for k in self.buf if typ == "turn/start" or k == key or k[0] == key[0]]:
+                    self.buf.pop(k)                  # v2+: an unsettled attempt leaves no trace
+            if typ == "request/header":
+                hdr = dict(d["header"])
+                text = hdr.pop("system", None)
+                if text and text != self.system:
+                    self.n_sys += 1
+                    msg = {"id": f"system-{sid}-{self.n_sys}", "role": "system",
+                           "content": [{"type": "text", "text": text}], "source": {"kind": "system-prompt"}}
+                    data = {"turn": self.synth._turn, "step": 1, "message": msg}
+                    if self.head is None:
+                        h = self._emit(out, "system/message", t, data, op="append")
+                    else:
+                        h = self._emit(out, "system/message", t, data, src=[self.head],
+                                       op={"op": "replace", "startSeq": self.head, "endSeq": self.head})
+                    self.head, self.system = h["seq"], text
+                if not hdr.get("tools"):
+                    hdr.pop("tools", None)
+                d = dict(d, header=hdr)
+            elif typ == "assistant/message":
+                run = self.buf.pop(key, [])
+                d = dict(d)
+                d["stream"] = stream_records([(x[1], x[2]) for x in run])
+                order = ("turn", "step", "message", "stream", "usage", "interrupted")
+                d = {k: d[k] for k in order if k in d}
+                n = self._emit(out, typ, t, d, op=e.get("surfaceOp"))
+                self.map[e["seq"]] = n["seq"]
+                for x in run:
+                    self.map[x[0]] = n["seq"]
+                continue
+            elif typ == "tool/result":
+                m = d["message"]
+                blk = next((b for b in m.get("content") or [] if b.get("type") == "tool-result"), None)
+                if blk is not None:
+                    cid = blk.get("toolCallId")
+                    nm = {"role": "tool", "source": m.get("source") or {"kind": "tool", "callId": cid},
+                          "toolCallId": cid, "content": blk.get("content") or [],
+                          "isError": bool(blk.get("isError"))}
+                    if "id" in m:
+                        nm["id"] = m["id"]
+                    d = dict(d, message=nm)
+            elif typ == "compaction/summary" or typ == "compaction/prune":
+                d = dict(d)
+                if isinstance(d.get("shadowedRange"), dict):
+                    r = d["shadowedRange"]
+                    d["shadowedRange"] = {"start": self.map.get(r.get("start")), "end": self.map.get(r.get("end"))}
+                if isinstance(d.get("shadowedSeqs"), list):
+                    d["shadowedSeqs"] = self._refs(d["shadowedSeqs"])
+            elif typ in ("session/title", "session/title-llm-request") and isinstance(d.get("messageSeqs"), list):
+                d = dict(d, messageSeqs=self._refs(d["messageSeqs"]))
+            elif typ == "command/done" and d.get("sourceEventSeq") is not None:
+                d = dict(d, sourceEventSeq=self.map.get(d["sourceEventSeq"]))
+            op = e.get("surfaceOp")
+            if isinstance(op, dict):
+                op = {"op": "replace", "startSeq": self.map.get(op.get("start")),
+                      "endSeq": self.map.get(op.get("end"))}
+            n = self._emit(out, typ, t, d, src=self._refs(e.get("sourceEventSeqs")), op=op)
+            self.map[e["seq"]] = n["seq"]
+        return out
 
 
 # =========================================================================== crash tails

@@ -5,7 +5,7 @@ demo store; with ``screenshot`` it waits until the tail page is installed (and a
 optional ``select`` seq is shown), saves a PNG of the window and exits; ``wait_index``
 also waits for the seq index of the open session and prints how it was built.
 
-The crash handler (app.ui.first_run) is installed for the whole GUI run, from source
+The crash handler (app.ui.crash) is installed for the whole GUI run, from source
 (``python -m app``, ``make run``) as in the packaged binary: an unexpected exception in a
 Qt slot, a thread or an asyncio task writes a crash log and shows a dialog.
 ``SESSION_LENS_CRASH_TEST=1`` raises once from a Qt timer after start-up (to check that).
@@ -160,7 +160,7 @@ def run_gui(path: Optional[str] = None, screenshot: Optional[str] = None, physic
     configure_runtime()
     app = make_app()
     app.setQuitOnLastWindowClosed(False)
-    from .first_run import install_crash_handler
+    from .crash import install_crash_handler
     crash = install_crash_handler(app)
     import qasync  # noqa: F401  (after PySide6)
     try:

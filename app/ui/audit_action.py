@@ -97,13 +97,6 @@ def describe_export(res: dict) -> str:
     return f"Exported {name} to {out} ({'; '.join(bits)})"
 
 
-def _find_menu(window, name: str) -> Optional[QMenu]:
-    for a in window.menuBar().actions():
-        if a.menu() is not None and a.text().replace("&", "") == name:
-            return a.menu()
-    return None
-
-
 class AuditAction(QObject):
     """Attach to a MainWindow: Tools menu, "Trace this row" in the row menu, File > Export."""
     opened = Signal(object)           # the AuditWindow, once its data is installed
@@ -136,11 +129,7 @@ class AuditAction(QObject):
         tm.setObjectName("toolsMenu")
         for a in (self.act_audit, self.act_trace, None, self.act_diffs, self.act_plots):
             tm.addSeparator() if a is None else tm.addAction(a)
-        help_menu = next((a for a in window.menuBar().actions() if a.text().replace("&", "") == "Help"), None)
-        if help_menu is not None:
-            window.menuBar().insertMenu(help_menu, tm)
-        else:
-            window.menuBar().addMenu(tm)
+        window.menuBar().insertMenu(window.help_menu.menuAction(), tm)     # Tools goes before Help
         self.tools_menu = tm
 
         em = QMenu("&Export", window)
@@ -156,18 +145,7 @@ class AuditAction(QObject):
             em.addAction(a)
             self.export_actions[fmt] = a
         self.export_menu = em
-        fm = _find_menu(window, "File")
-        if fm is not None:
-            acts = fm.actions()
-            quit_i = next((i for i, a in enumerate(acts) if a.text().replace("&", "") == "Quit"), len(acts))
-            before = acts[quit_i - 1] if 0 < quit_i <= len(acts) and acts[quit_i - 1].isSeparator() else (
-                acts[quit_i] if quit_i < len(acts) else None)
-            if before is not None:
-                fm.insertSeparator(fm.insertMenu(before, em))
-            else:
-                fm.addMenu(em)
-        else:
-            window.menuBar().addMenu(em)
+        window.file_actions.add_submenu(em)                                 # File > Export, above Quit
 
         window.view.selectionModel().currentChanged.connect(lambda *_: self.update())
         window.history.modelReset.connect(self.update)

@@ -12,8 +12,8 @@ from typing import Optional
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextEdit, QVBoxLayout, QWidget
 
-from .history_delegate import DocBuilder, mono_font
-from .rows import Block, Content, Row, pretty_json
+from .history.delegate import DocBuilder, mono_font
+from .history.rows import Block, Content, Row, pretty_json
 from .theme import Theme
 
 MAX_RAW_DISPLAY = 400_000

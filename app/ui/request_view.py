@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
 
 from ..log.analysis import request_at
 from ..store.faces import open_reader
-from .history_delegate import mono_font
+from .history.delegate import mono_font
 from .json_model import JsonTreeModel
 from .workers import Jobs
 
@@ -52,6 +52,7 @@ class RequestView(QWidget):
         super().__init__(parent)
         self.jobs = jobs
         self._job = None
+        self._group = f"request-{id(self)}"      # a new request supersedes the one in flight
         self._want: Optional[tuple] = None
         self.result: Optional[dict] = None
         self.shown_seq: Optional[int] = None
@@ -89,9 +90,8 @@ class RequestView(QWidget):
         lay.addLayout(row)
 
     def clear(self, message: str = "") -> None:
-        if self._job is not None:
-            self._job.cancel()
-            self._job = None
+        self.jobs.cancel_group(self._group)
+        self._job = None
         self._want = None
         self.result = None
         self.shown_seq = None
@@ -108,7 +108,7 @@ class RequestView(QWidget):
         self.clear()
         self._want = want
         self.status.setText(f"Computing the request at seq {seq} (folding the log prefix)…")
-        self._job = self.jobs.submit(_request_job, path, session_id, seq, name="request",
+        self._job = self.jobs.submit(_request_job, path, session_id, seq, name="request", group=self._group,
                                      on_done=lambda res, s=seq: self._done(s, res),
                                      on_error=lambda msg, s=seq: self._fail(s, msg))
 
@@ -124,7 +124,7 @@ class RequestView(QWidget):
         self.status.setText(f"Request at the dispatch boundary seq {res.get('boundary')} "
                             f"(asked for seq {seq}; computed in {res.get('elapsed', 0) * 1000:.0f} ms)")
         self.summary.setText(f"header from seq {res.get('headerSeq')} · {len(msgs)} messages · tools: {ntools} · "
-                             f"system: {'yes' if req.get('system') else 'no'} · config: "
+                             f"system: {_system_note(req)} · config: "
                              + json.dumps(cfg, ensure_ascii=False)[:300])
         ordered = {}
         for k in ("provider", "model"):
@@ -163,3 +163,11 @@ class RequestView(QWidget):
     def _copy(self):
         if self.result is not None:
             QApplication.clipboard().setText(json.dumps(self.result.get("request"), ensure_ascii=False, indent=2))
+
+
+def _system_note(req: dict) -> str:
+    """v0–v2 requests carry ``system``; v3+ carry the live system message(s) in ``messages``."""
+    if req.get("system"):
+        return "yes"
+    n = sum(1 for m in req.get("messages") or [] if isinstance(m, dict) and m.get("role") == "system")
+    return f"{n} system message{'s' if n != 1 else ''}" if n else "no"

@@ -13,7 +13,7 @@ from .plaintext import isolate, tooltip
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QSortFilterProxyModel, Qt
 
 from ..store.discovery import discover, quick_title
-from .rows import fmt_datetime
+from .history.rows import fmt_datetime
 
 INFO_ROLE = Qt.ItemDataRole.UserRole + 1
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -289,5 +289,5 @@ class SessionFilterModel(QSortFilterProxyModel):
             return True
         src = self.sourceModel()
         ix = src.index(source_row, 0, source_parent)
-        hay = src.data(ix, FILTER_ROLE) or ""     # a direct Python call (see history_delegate.row_of)
+        hay = src.data(ix, FILTER_ROLE) or ""     # a direct Python call (see history.delegate.row_of)
         return all(w in hay for w in self._needle.split())

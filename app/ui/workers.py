@@ -8,6 +8,16 @@ that e.g. history pages of one reader arrive in request order.
 
 A job can be cancelled: its callbacks are then never called, and long functions that
 poll ``job.check()`` (or report progress) stop early by raising :class:`Cancelled`.
+
+Named groups replace generation counters and "is this result still wanted?" checks:
+``submit(..., group="face")`` cancels the jobs already in group ``face`` before starting
+(a new request supersedes the old one; its result is never delivered), and
+``cancel_group("face")`` drops them all (closing a session).  ``exclusive=False`` only
+tracks the job in the group (several may run; ``cancel_group`` still drops them).
+
+Errors: a job without ``on_error`` does not fail silently; its error goes to the crash
+handler's reporter (:func:`set_error_sink`, installed by ``app.ui.crash``), with the job's
+name.  Cancelled jobs report nothing.
 """
 from __future__ import annotations
 
@@ -68,24 +78,42 @@ class Jobs(QObject):
         self.serial_pool = QThreadPool(self)
         self.serial_pool.setMaxThreadCount(1)
         self._live: set[Job] = set()
+        self._groups: dict[str, list[Job]] = {}
 
     def submit(self, fn: Callable, *args, on_done: Optional[Callable] = None,
                on_error: Optional[Callable] = None, on_progress: Optional[Callable] = None,
-               on_partial: Optional[Callable] = None, serial: bool = False, name: str = "") -> Job:
+               on_partial: Optional[Callable] = None, serial: bool = False, name: str = "",
+               group: Optional[str] = None, exclusive: bool = True) -> Job:
         job = Job(name or getattr(fn, "__name__", "job"))
         self._live.add(job)
+        if group is not None:
+            if exclusive:
+                self.cancel_group(group)
+            self._groups.setdefault(group, []).append(job)
 
-        def deliver(result, job=job):
+        def settle(job=job):
             job.finished = True
             self._live.discard(job)
+            if group is not None:
+                members = self._groups.get(group)
+                if members is not None and job in members:
+                    members.remove(job)
+                    if not members:
+                        del self._groups[group]
+
+        def deliver(result, job=job):
+            settle()
             if not job.cancelled and on_done is not None:
                 on_done(result)
 
         def deliver_error(msg, job=job):
-            job.finished = True
-            self._live.discard(job)
-            if not job.cancelled and on_error is not None:
+            settle()
+            if job.cancelled:
+                return
+            if on_error is not None:
                 on_error(msg)
+            elif _error_sink is not None:
+                _error_sink(job.name, msg)
 
         job.done.connect(deliver)
         job.failed.connect(deliver_error)
@@ -116,6 +144,16 @@ class Jobs(QObject):
     def busy(self) -> int:
         return len(self._live)
 
+    def cancel_group(self, group: str) -> int:
+        """Cancel the unfinished jobs of ``group`` (their callbacks never run); how many."""
+        members = self._groups.pop(group, [])
+        for j in members:
+            j.cancel()
+        return len(members)
+
+    def group_busy(self, group: str) -> int:
+        return len(self._groups.get(group, ()))
+
     def cancel_all(self) -> None:
         for j in list(self._live):
             j.cancel()
@@ -126,6 +164,16 @@ class Jobs(QObject):
         a = self.pool.waitForDone(timeout_ms)
         b = self.serial_pool.waitForDone(timeout_ms)
         return a and b
+
+
+_error_sink: Optional[Callable[[str, str], None]] = None
+
+
+def set_error_sink(sink: Optional[Callable[[str, str], None]]) -> None:
+    """Where errors of jobs without ``on_error`` go: ``sink(job_name, message)`` on the UI
+    thread (the crash handler installs its reporter; None: they are dropped)."""
+    global _error_sink
+    _error_sink = sink
 
 
 def freeze_heap() -> None:

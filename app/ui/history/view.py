@@ -13,9 +13,9 @@ from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QListView, QMenu
 
-from .history_delegate import HistoryDelegate, row_of
-from .history_model import HistoryModel
-from .theme import Theme
+from .delegate import HistoryDelegate, row_of
+from .model import HistoryModel
+from ..theme import Theme
 
 
 class HistoryView(QListView):

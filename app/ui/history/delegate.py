@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Optional
 
-from .plaintext import isolate
+from ..plaintext import isolate
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QFontDatabase, QPainter, QPalette, QPen,
                            QTextBlockFormat, QTextCharFormat, QTextCursor, QTextDocument, QTextOption)
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate
 
 from .rows import Content, Row
-from .theme import Theme
+from ..theme import Theme
 
 PAD_X = 12
 PAD_Y = 7

@@ -1,0 +1,221 @@
+"""Session format versions v0–v4 read as one model (spec dsh-format-versions.md §3, §8).
+
+Entry points (pure, no I/O besides :func:`file_version`):
+
+* :func:`header_version` — the format version (0–4) of a header (raw line bytes or dict);
+  a header without ``version`` is a pre-strict v0 header (0).  Versions this reader does not
+  know (> :data:`LATEST`) are returned as stored; :func:`is_supported` says whether it reads them.
+* :func:`file_version` — the same for a session file (raw JSONL or zstd), header line only.
+* :func:`decode_row` — one stored row of a given version -> project events (``app.log.model.Event``),
+  ``(items, problems)`` exactly like :meth:`app.log.codec.RowCodec.decode_row`.
+* :func:`codec_for` — the :class:`~app.log.codec.RowCodec` of a version (reuse it for many rows).
+
+How newer rows map into the model (no seq is renumbered: one generation file is shown as stored):
+
+* v1: the v0 physical language (packed rows, ``seedLength``) with ``version`` 1; range-encoded
+  ``sourceEventSeqs`` accepted.
+* v2+: one event per row; ``sourceEventSeqs`` range pairs ``[start, end]`` expanded in memory
+  (``Event.source_event_seqs``; the stored bytes stay in ``Event.raw``); ``assistant/message`` and
+  ``assistant/attempt`` carry their chunk stream in ``data.stream`` (see :func:`stream_chunks`).
+* v3+: ``system/message`` is a surface type; replacements are ``{op, startSeq, endSeq}``;
+  ``tool/ptc-dispatch*`` replace ``tool/code-dispatch*``.
+* v4: ``tool/result`` messages are ``role:"tool"`` with a top-level ``toolCallId``;
+  ``developer/message`` is surface; ``image/offload`` projects earlier images.
+"""
+from __future__ import annotations
+
+import os
+from typing import Iterator, Optional, Union
+
+from .model import (KNOWN_TYPES, MAX_SAFE_INT, Event, Problem)
+
+LATEST = 4
+SUPPORTED = (0, 1, 2, 3, 4)
+
+# event types known per version (v0 list is the model's; newer ones per spec §3.5)
+_V2_ADDED = frozenset({"assistant/attempt", "feedback/message-put", "feedback/message-delete",
+                       "workspace/changes", "model/selection", "deliverables/presented",
+                       "subagent/catalog-unknown", "subagent/model-selection-policy"})
+_V3_ADDED = frozenset({"system/message", "tool/ptc-dispatch", "tool/ptc-dispatch-start",
+                       "session-log-deepseek/delivery-accepted", "compaction/prune"})
+_V4_ADDED = frozenset({"developer/message", "image/offload", "subagent/catalog", "agent/harness"})
+_GONE_V2 = frozenset({"assistant/chunk"})
+_GONE_V3 = frozenset({"tool/code-dispatch", "tool/code-dispatch-start"})
+
+_V2_TYPES = (KNOWN_TYPES - _GONE_V2) | _V2_ADDED
+_V3_TYPES = (_V2_TYPES - _GONE_V3) | _V3_ADDED
+_V4_TYPES = _V3_TYPES | _V4_ADDED
+KNOWN_BY_VERSION = {0: KNOWN_TYPES, 1: KNOWN_TYPES, 2: _V2_TYPES, 3: _V3_TYPES, 4: _V4_TYPES}
+
+SURFACE_BY_VERSION = {
+    0: frozenset({"user/message", "assistant/message", "tool/result"}),
+    1: frozenset({"user/message", "assistant/message", "tool/result"}),
+    2: frozenset({"user/message", "assistant/message", "tool/result"}),
+    3: frozenset({"system/message", "user/message", "assistant/message", "tool/result"}),
+    4: frozenset({"system/message", "developer/message", "user/message", "assistant/message", "tool/result"}),
+}
+# every surface type of any version (the folds accept each only where its version has it)
+ALL_SURFACE_TYPES = SURFACE_BY_VERSION[4]
+
+STREAM_RUN_TYPES = {"text-chunks": "text-delta", "reasoning-chunks": "reasoning-delta",
+                    "tool-call-chunks": "tool-call-delta"}
+
+
+def known_types(version: Optional[int]) -> frozenset:
+    return KNOWN_BY_VERSION.get(version or 0, _V4_TYPES)
+
+
+def is_supported(version: Optional[int]) -> bool:
+    return version is None or version in SUPPORTED
+
+
+def header_version(header: Union[bytes, str, dict, None]) -> Optional[int]:
+    """The ``version`` of a header (raw first line or parsed dict); 0 when absent; None when
+    the line is not a session header or the version is not an integer."""
+    if header is None:
+        return None
+    obj = header
+    if isinstance(header, (bytes, str)):
+        from .codec import DecodeError, decode_json
+        try:
+            obj, _ = decode_json(header.encode() if isinstance(header, str) else header)
+        except DecodeError:
+            return None
+    if hasattr(obj, "version") and not isinstance(obj, dict):      # a model Header
+        v = obj.version
+        return 0 if v is None else v
+    if not isinstance(obj, dict) or obj.get("type") != "session":
+        return None
+    v = obj.get("version", 0)
+    return v if type(v) is int else None
+
+
+def file_version(path: str) -> Optional[int]:
+    """The header version of a session file (reads only its header line / first frame)."""
+    from .sources import open_source
+    src = open_source(os.fspath(path))
+    try:
+        return header_version(src.header_raw)
+    finally:
+        src.close()
+
+
+def codec_for(version: Optional[int], session_id: str = ""):
+    from .codec import RowCodec
+    return RowCodec(session_id, version=version or 0)
+
+
+def decode_row(raw: bytes, version: Optional[int] = 0, session_id: str = "", **where):
+    """One stored row of format ``version`` -> ``(items, problems)`` (see module doc)."""
+    return codec_for(version, session_id).decode_row(raw, **where)
+
+
+# --------------------------------------------------------------------------- helpers
+
+def decode_seq_ranges(value, seq: Optional[int] = None) -> tuple[Optional[list], Optional[str]]:
+    """Expand a stored ``sourceEventSeqs`` (numbers and inclusive ``[start, end]`` pairs).
+
+    Returns (list, problem text or None).  A value that is not a list is returned as is."""
+    if not isinstance(value, list):
+        return value, None
+    if not any(isinstance(x, list) for x in value):
+        return value, None
+    out: list = []
+    for x in value:
+        if isinstance(x, list):
+            if len(x) != 2 or not all(type(v) is int for v in x) or x[0] > x[1]:
+                return value, f"bad seq range {x!r}"
+            if x[1] - x[0] > MAX_SAFE_INT or x[1] - x[0] > 10_000_000:
+                return value, f"seq range {x!r} too long"
+            out.extend(range(x[0], x[1] + 1))
+        else:
+            out.append(x)
+    if any(not (type(a) is int and type(b) is int and a < b) for a, b in zip(out, out[1:])):
+        return out, "range-encoded sourceEventSeqs are not strictly increasing"
+    return out, None
+
+
+def replace_bounds(op) -> tuple:
+    """(start, end) of a replacement surfaceOp in either shape (v0–v2 ``start``/``end``,
+    v3+ ``startSeq``/``endSeq``)."""
+    if not isinstance(op, dict):
+        return None, None
+    if "startSeq" in op or "endSeq" in op:
+        return op.get("startSeq"), op.get("endSeq")
+    return op.get("start"), op.get("end")
+
+
+def stream_chunks(stream) -> Iterator[tuple]:
+    """Expand an embedded v2+ stream to ``(time, chunk)`` pairs in order (spec §3.4)."""
+    if not isinstance(stream, list):
+        return
+    for rec in stream:
+        if not isinstance(rec, dict):
+            continue
+        rt = rec.get("type")
+        if rt == "chunk":
+            c = rec.get("chunk")
+            if isinstance(c, dict):
+                yield rec.get("time", 0), c
+            continue
+        delta = STREAM_RUN_TYPES.get(rt)
+        if delta is None:
+            continue
+        t = rec.get("time0", 0) if type(rec.get("time0")) is int else 0
+        dt = rec.get("dt") if isinstance(rec.get("dt"), list) else []
+        index = rec.get("index")
+        payload = rec.get("args") if rt == "tool-call-chunks" else rec.get("texts")
+        for k, p in enumerate(payload if isinstance(payload, list) else []):
+            if k and k - 1 < len(dt) and type(dt[k - 1]) is int:
+                t += dt[k - 1]
+            if rt == "tool-call-chunks":
+                c = {"type": delta, "index": index, "id": rec.get("id")}
+                if "name" in rec:
+                    c["name"] = rec.get("name")
+                c["argumentsDelta"] = p
+            else:
+                c = {"type": delta, "index": index, "text": p}
+            yield t, c
+
+
+def stream_summary(stream) -> dict:
+    """Members, finish reason, usage and text of an embedded stream."""
+    out = {"chunks": 0, "finish": None, "usage": None, "text": [], "time0": None, "time1": None}
+    for t, c in stream_chunks(stream):
+        out["chunks"] += 1
+        if out["time0"] is None:
+            out["time0"] = t
+        out["time1"] = t
+        ct = c.get("type")
+        if ct == "finish":
+            r = c.get("reason")
+            out["finish"] = r if isinstance(r, dict) else {"kind": str(r)}
+        elif ct == "usage":
+            out["usage"] = c.get("usage")
+        elif ct in ("text-delta", "reasoning-delta"):
+            out["text"].append(str(c.get("text", "")))
+    return out
+
+
+def inherited_count(events, header=None) -> int:
+    """Inherited event count: v0/v1 ``seedLength``; v2+ the seq of the last tagged
+    ``session/end-seed {inherited:true}`` (spec §3.1, §7)."""
+    v = header_version(header) if header is not None else 0
+    if (v or 0) < 2:
+        sl = getattr(header, "seedLength", None) if header is not None and not isinstance(header, dict) \
+            else (header or {}).get("seedLength")
+        return sl or 0
+    n = 0
+    for ev in events:
+        if ev.type == "session/end-seed" and isinstance(ev.data, dict) and ev.data.get("inherited") is True:
+            n = ev.seq
+    return n
+
+
+def version_problem(version) -> Optional[Problem]:
+    if version is None or version in SUPPORTED:
+        return None
+    direction = "newer than this reader: upgrade the harness / Session Lens" if (
+        type(version) is int and version > LATEST) else "not a known format version"
+    return Problem(code="format-unsupported", message=f"session format version {version!r} is {direction}",
+                   line=1, fatal=True)

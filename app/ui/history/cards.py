@@ -1,0 +1,127 @@
+"""Tool call / result cards of a history row: a presenter view laid out as blocks, or the
+generic card (arguments or content as JSON / text).  Pure Python, no Qt; called by
+``Row.content()`` (:mod:`app.ui.history.rows`).  Every string is transcript text.
+"""
+from __future__ import annotations
+
+import json
+
+from .rows import MAX_LINES, MAX_MONO_LINES, Block, Content, Row, _block_plain, clip, compact_json, pretty_json
+
+
+def _tool_name(row: Row, d: dict) -> str:
+    if row.kind == "tool-call":
+        return str(d.get("name", "?"))
+    v = row.view or {}
+    if v.get("tool"):
+        return str(v["tool"])
+    if row.call is not None and isinstance(row.call.data, dict) and row.call.data.get("name"):
+        return str(row.call.data["name"])
+    msg = d.get("message") if isinstance(d.get("message"), dict) else {}
+    for b in msg.get("content") or []:
+        if isinstance(b, dict) and b.get("toolName"):
+            return str(b["toolName"])
+    return "tool"
+
+
+def _result_content(d: dict) -> tuple[str, bool]:
+    msg = d.get("message") if isinstance(d.get("message"), dict) else {}
+    texts, err = [], False
+    for b in msg.get("content") or []:
+        if isinstance(b, dict) and b.get("type") == "tool-result":
+            err = err or bool(b.get("isError"))
+            texts.append("\n".join(_block_plain(x) for x in b.get("content") or []))
+        else:
+            texts.append(_block_plain(b))
+    return "\n".join(texts), err
+
+
+def card(row: Row, d: dict, call: bool) -> Content:
+    v = row.view if isinstance(row.view, dict) else None
+    name = _tool_name(row, d)
+    badge = "TOOL CALL" if call else "RESULT"
+    status = None
+    err = d.get("error") if isinstance(d.get("error"), dict) else None
+    if not call:
+        _, is_err = _result_content(d)
+        status = "error" if (is_err or err) else "ok"
+    if v is None or v.get("fallback") or v.get("card") in (None, "generic") and not v.get("sections"):
+        return _generic_card(row, d, call, name, badge, status, err, v)
+    blocks: list = []
+    card = v.get("card")
+    title = str(v.get("title") or name)
+    if v.get("status"):
+        s = str(v.get("status")).lower()
+        status = "error" if s in ("error", "failed", "failure", "denied") else ("running" if s in ("running", "pending") else "ok")
+    command = str(v.get("command") or "")
+    # the view title is a heading line under the header (header: badge, tool, pills, meta);
+    # a terminal title that is just "$ command" is shown by the command block instead
+    if title != name and not (command and title.startswith("$ ") and command.startswith(title[2:].rstrip("…").rstrip())):
+        blocks.append(Block("heading", clip(title, 3, 400)))
+    if v.get("summary"):
+        blocks.append(Block("dim", clip(str(v["summary"]), 4, 400)))
+    if command:
+        blocks.append(Block("mono", clip("$ " + command, 6, 800)))
+    if v.get("path") and str(v.get("path")) not in title:
+        blocks.append(Block("dim", str(v["path"])))
+    if v.get("query") and str(v.get("query")) not in title:
+        blocks.append(Block("dim", f"query: {v['query']}"))
+    if v.get("agent"):
+        blocks.append(Block("dim", f"agent: {v['agent']}"))
+    items = v.get("items")
+    if isinstance(items, list) and items:
+        lines = []
+        for x in items[:MAX_LINES]:
+            if isinstance(x, dict):
+                if card == "todo" and "content" in x:
+                    mark = {"completed": "☑", "in_progress": "◐", "pending": "☐"}.get(x.get("status"), "·")
+                    lines.append(f"{mark} {x.get('content')}")
+                else:
+                    label = x.get("title") or x.get("path") or x.get("url") or x.get("name") or x.get("text")
+                    lines.append(f"• {label}" if label else f"• {compact_json(x, 160)}")
+            else:
+                lines.append(f"• {x}")
+        if len(items) > MAX_LINES:
+            lines.append(f"… {len(items) - MAX_LINES} more")
+        blocks.append(Block("text", "\n".join(lines)))
+    for s in v.get("sections") or []:
+        if not isinstance(s, dict):
+            continue
+        text = str(s.get("text", ""))
+        lang = s.get("lang")
+        style = "diff" if (lang == "diff" or (card == "diff" and s.get("mono"))) else ("mono" if s.get("mono") else "text")
+        blocks.append(Block(style, clip(text, MAX_MONO_LINES if style != "text" else MAX_LINES),
+                            label=str(s.get("label")) if s.get("label") else None, lang=lang))
+    if v.get("exitCode") is not None:
+        ec = v.get("exitCode")
+        blocks.append(Block("error" if ec not in (0, "0") else "dim", f"exit code {ec}"))
+        if ec not in (0, "0"):
+            status = "error"
+    if err:
+        blocks.append(Block("error", f"{err.get('code', '?')} ({err.get('name', '')})"))
+    return Content(badge=badge, title=name, blocks=blocks, status=status, pills=[(card, "card")] if card else [])
+
+
+def _generic_card(row, d, call, name, badge, status, err, v) -> Content:
+    blocks = []
+    if call:
+        args = d.get("arguments")
+        try:
+            parsed = json.loads(args) if isinstance(args, str) else args
+            text = pretty_json(parsed)
+        except ValueError:
+            text = str(args)
+        blocks.append(Block("mono", clip(text, MAX_MONO_LINES), label="arguments"))
+    else:
+        text, _ = _result_content(d)
+        blocks.append(Block("error" if status == "error" else "mono", clip(text or "(empty)", MAX_MONO_LINES),
+                            label="content"))
+        if err:
+            blocks.append(Block("error", f"{err.get('code', '?')} ({err.get('name', '')})"))
+    summ = str(v.get("summary") or "").strip() if v else ""
+    squash = "".join(summ.split())
+    if summ and len(summ) > 2 and squash not in "".join(blocks[0].text.split()):
+        blocks.insert(0, Block("dim", clip(summ, 3, 300)))
+    why = v.get("fallback") if v else None
+    pill = f"generic · {why}" if isinstance(why, str) and why else "generic"
+    return Content(badge=badge, title=name, blocks=blocks, status=status, pills=[(pill, "card")])

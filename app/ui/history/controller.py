@@ -1,0 +1,219 @@
+"""The history controller: search, go-to (a seq, a turn) and selection over model + view.
+
+Navigation may need rows that are not loaded yet: it then asks the model for older pages
+(within a page budget) and continues when they are installed (``olderInstalled``); a seq
+still not loaded is read by index in a worker (``HistoryModel.fetch_event``).  The
+controller owns no widgets: the window gives it the list view, the event inspector and a
+``message(text, ms)`` callback for the status bar; the search bar reads ``searchStatus``.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from PySide6.QtCore import QModelIndex, QObject, QPoint, Signal
+
+from .model import HistoryModel
+
+GOTO_PAGE_BUDGET = 40        # older pages fetched to reach a linked seq before falling back to event_at
+SEARCH_PAGE_BUDGET = 40      # older pages fetched per search step
+
+
+class HistoryController(QObject):
+    seqSelected = Signal(int)         # a goto_seq finished (row selected or event shown)
+    searchMoved = Signal(object)      # row index of the current match (None: no match)
+    searchStatus = Signal(str)        # "2/14 in loaded rows", "searching older pages…"
+    rowSelected = Signal()            # the current row (or its focus seq) changed
+
+    def __init__(self, model: HistoryModel, view, inspector, message: Callable[..., None], parent=None):
+        super().__init__(parent)
+        self.model = model
+        self.view = view
+        self.inspector = inspector
+        self.message = message
+        self.focus_seq: Optional[int] = None
+        self._pending_goto: Optional[tuple] = None       # (seq, pages_left)
+        self._pending_search: Optional[tuple] = None     # (forward, pages_left)
+        self._pending_turn: Optional[tuple] = None
+        model.olderInstalled.connect(self._on_older)
+        model.eventFetched.connect(self._on_event_fetched)
+        view.selectionModel().currentChanged.connect(self._on_current_row)
+
+    def close_pending(self) -> None:
+        self._pending_goto = None
+        self._pending_search = None
+        self._pending_turn = None
+
+    def _on_older(self, _n: int) -> None:
+        if self._pending_goto is not None:
+            seq, left = self._pending_goto
+            self._pending_goto = None
+            self._goto(seq, left - 1)
+        if self._pending_search is not None:
+            fwd, left = self._pending_search
+            self._pending_search = None
+            self._search_step(fwd, left - 1)
+        if self._pending_turn is not None:
+            d, left = self._pending_turn
+            self._pending_turn = None
+            self._goto_turn(d, left - 1)
+
+    # ------------------------------------------------------------------ selection
+    def _on_current_row(self, cur: QModelIndex, prev: QModelIndex) -> None:
+        row = self.view.current_row()
+        f = self.focus_seq
+        keep = (row is not None and f is not None and row.first_seq is not None
+                and row.first_seq <= f <= max(row.seq or 0, row.last_seq or 0))
+        self.focus_seq = f if keep else None
+        self.inspector.show_row(row, self.focus_seq)
+        self.rowSelected.emit()
+
+    def refresh_inspector(self) -> None:
+        row = self.view.current_row()
+        if row is not None:
+            self.inspector.show_row(row, self.focus_seq)
+
+    def current_row_index(self) -> Optional[int]:
+        ix = self.view.currentIndex()
+        if ix.isValid():
+            return ix.row()
+        top = self.view.indexAt(QPoint(8, 4))
+        return top.row() if top.isValid() else None
+
+    def select_row(self, r: int, focus_seq: Optional[int] = None) -> None:
+        self.focus_seq = focus_seq
+        ix = self.model.index(r, 0)
+        self.view.setCurrentIndex(ix)
+        self.view.scrollTo(ix, self.view.ScrollHint.PositionAtCenter)
+        if focus_seq is not None:
+            self.inspector.show_row(self.model.row_at(r), focus_seq)
+
+    # ------------------------------------------------------------------ go to a seq
+    def goto_seq(self, seq: int) -> None:
+        """Select the row showing ``seq`` (fetch older pages as needed, else event_at)."""
+        self._goto(int(seq), GOTO_PAGE_BUDGET)
+
+    def _goto(self, seq: int, budget: int) -> None:
+        h = self.model
+        r = h.row_for_seq(seq)
+        if r is not None:
+            self.select_row(r, seq)
+            self.seqSelected.emit(seq)
+            return
+        ev = h.event_for_seq(seq)
+        if ev is not None:
+            a = h.hidden_attempt_of(seq)
+            note = "in a hidden failed attempt — turn on “Hidden attempts” to see its row" if a else "no row in this face"
+            self.inspector.show_row(None, seq, ev, note=note)
+            self.message(f"seq {seq}: {note}", 6000)
+            self.seqSelected.emit(seq)
+            return
+        base = h.base_seq
+        if base is not None and seq < base and h.has_more and budget > 0:
+            self._pending_goto = (seq, budget)
+            self.message(f"Loading older pages to reach seq {seq} …")
+            if not h.request_older() and not h.loading:
+                self._pending_goto = None
+                h.fetch_event(seq)
+            return
+        self.message(f"seq {seq} is not loaded: reading it by index …", 4000)
+        h.fetch_event(seq)
+
+    def _on_event_fetched(self, seq: int, ev) -> None:
+        if ev is None:
+            self.message(f"seq {seq} is not in this log", 6000)
+        else:
+            self.inspector.show_row(None, seq, ev, note="not loaded in the list; read by index")
+        self.seqSelected.emit(seq)
+
+    # ------------------------------------------------------------------ turns
+    def goto_turn(self, direction: int) -> None:
+        self._goto_turn(direction, GOTO_PAGE_BUDGET)
+
+    def _select_turn(self, r: int) -> None:
+        self.select_row(r)
+        self.view.scrollTo(self.model.index(r, 0), self.view.ScrollHint.PositionAtTop)
+
+    def _goto_turn(self, direction: int, budget: int) -> None:
+        h = self.model
+        turns = h.turn_rows()
+        cur = self.current_row_index()
+        if cur is None:
+            cur = h.rowCount()
+        if direction < 0:
+            cands = [t for t in turns if t < cur]
+            r = cands[-1] if cands else h.turn_beyond(False)
+            if r is not None:
+                self._select_turn(r)
+                return
+            if h.pages and h.pages[0].page.has_more and budget > 0:
+                self._pending_turn = (direction, budget)
+                h.request_older()
+                return
+            if h.rowCount():
+                self.select_row(0)
+        else:
+            cands = [t for t in turns if t > cur]
+            r = cands[0] if cands else h.turn_beyond(True)
+            if r is not None:
+                self._select_turn(r)
+                return
+            h.show_tail()
+            if h.rowCount():
+                self.select_row(h.rowCount() - 1)
+
+    # ------------------------------------------------------------------ search
+    def apply_search(self, term: str) -> None:
+        """A new term: highlight it and jump to the newest match at or above the current row."""
+        self.model.set_search(term)
+        self.view.viewport().update()
+        if not term:
+            self.searchStatus.emit("")
+            return
+        self._update_search_status()
+        m = self.model.matches
+        if m:
+            cur = self.current_row_index()
+            start = (cur + 1) if cur is not None else self.model.rowCount()
+            older = [i for i in m if i < start]
+            self._set_match(older[-1] if older else m[-1])
+        else:
+            # nothing in the rows on screen: look through the other loaded rows, then older pages
+            self._search_step(False, SEARCH_PAGE_BUDGET)
+
+    def _update_search_status(self) -> None:
+        m = self.model.matches
+        cur = self.model.current_match_row
+        pos = f"{m.index(cur) + 1}/" if cur in m else ""
+        more = " (older pages not searched yet)" if self.model.has_more else ""
+        self.searchStatus.emit(f"{pos}{len(m)} in loaded rows{more}" if m else f"no match in loaded rows{more}")
+
+    def _set_match(self, r: Optional[int]) -> None:
+        self.model.set_current_match(r)
+        if r is not None:
+            self.select_row(r)
+        self._update_search_status()
+        self.searchMoved.emit(r)
+
+    def search_step(self, forward: bool) -> None:
+        self._search_step(forward, SEARCH_PAGE_BUDGET)
+
+    def _search_step(self, forward: bool, budget: int) -> None:
+        h = self.model
+        if not h.search_term:
+            return
+        start = h.current_match_row if h.current_match_row is not None else self.current_row_index()
+        if start is None:
+            start = h.rowCount()
+        r = h.find(start, forward)
+        if r is not None:
+            self._set_match(r)
+            return
+        if not forward and h.pages and h.pages[0].page.has_more and budget > 0:
+            self._pending_search = (forward, budget)
+            self.searchStatus.emit("searching older pages…")
+            if not h.request_older():
+                self._pending_search = None if not h.loading else self._pending_search
+            return
+        self.message("No more matches" + (" (newest reached)" if forward else " (start of log reached)"), 4000)
+        self._update_search_status()
+        self.searchMoved.emit(h.current_match_row)

@@ -1,0 +1,441 @@
+"""The history view model: a thin QAbstractListModel over a :class:`RowWindow`.
+
+Files -> core (LogReader pages) -> :class:`~app.ui.history.window.RowWindow` (rows) -> this
+model -> the list view + delegate.  No widgets are imported here.
+
+This class owns what needs Qt: the page jobs (``app.ui.workers``), the live follower, the
+signals, and the Qt model protocol.  Every row change is decided by the window, which
+returns change records; :meth:`HistoryModel._apply` turns them into
+``beginInsertRows``/``endInsertRows`` (and remove/reset/dataChanged) around its own copy of
+the exposed rows, so views never see the rows change outside a begin/end pair.
+
+* ``open(path)`` reads the tail page in a worker and installs it (newest row last).
+* Older pages come in through ``canFetchMore``/``fetchMore``: Qt's own automatic
+  fetching is bottom-based, so the model only answers ``canFetchMore`` while the view
+  asked for older rows (``request_older()``: the user scrolled to the top, a link or a
+  search needs an older seq).  Prepended rows arrive through ``beginInsertRows(0, k)``
+  so the view can keep its scroll anchor.
+* The sparse seq index builds in a worker on its own reader (progress signals), so
+  ``event_at`` for a row that is not loaded does not scan on the UI thread.
+* A face switch that must build rows for many events runs in the ``face`` job group: a
+  newer switch cancels the older one.
+"""
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
+
+from ..plaintext import tooltip
+from ..workers import Jobs, freeze_heap, thaw_heap
+from .live_feed import LiveFeed
+from .pages import LoadedPage, _older_job, _open_job
+from .seq_index import SeqIndex
+from .rows import Row
+from .window import Changed, Inserted, Removed, Reset, RowWindow
+
+ROW_ROLE = Qt.ItemDataRole.UserRole + 1
+KIND_ROLE = Qt.ItemDataRole.UserRole + 2
+SEQ_ROLE = Qt.ItemDataRole.UserRole + 3
+MATCH_ROLE = Qt.ItemDataRole.UserRole + 4
+
+DEFAULT_PAGE_SIZE = 50
+FACE_SYNC_EVENTS = 20_000  # a face toggle building rows for more loaded events runs in a worker
+
+
+class HistoryModel(QAbstractListModel):
+    opened = Signal()                    # reader ready and tail page installed
+    openFailed = Signal(str)
+    tailInstalled = Signal()
+    olderInstalled = Signal(int)         # rows prepended
+    newerInstalled = Signal(int)         # rows appended (window slid down)
+    loadingChanged = Signal(bool)
+    pageFailed = Signal(str)
+    indexProgress = Signal(int, int)
+    indexReady = Signal()
+    faceChanged = Signal()
+    statsChanged = Signal()
+    searchChanged = Signal()
+    eventFetched = Signal(int, object)   # seq, Event|None (event_at for a row not loaded)
+    liveStateChanged = Signal(str)       # waiting | loading | live | idle | complete | crashed | changed | error: …
+    liveAboutToAppend = Signal()         # live rows are about to change the newest rows
+    liveAppended = Signal(int)           # live rows applied (rows added to the loaded rows)
+
+    def __init__(self, jobs: Optional[Jobs] = None, page_size: int = DEFAULT_PAGE_SIZE, parent=None,
+                 follow_live: bool = True, live_options: Optional[dict] = None):
+        super().__init__(parent)
+        self.jobs = jobs or Jobs(self)
+        self.page_size = max(1, int(page_size))
+        self.window = RowWindow()
+        self.follow_live = follow_live           # follow the open log as it grows (LiveFollower)
+        self.feed = LiveFeed(self, live_options)
+        self.indexer = SeqIndex(self)
+        self._want_face: Optional[tuple] = None
+        self._reset_state()
+
+    def _reset_state(self):
+        self.reader = None
+        self.path: Optional[str] = None
+        self.session_id: Optional[str] = None
+        self.window.clear()
+        self.rows: list[Row] = []                # exposed rows, kept equal to window.rows by _apply
+        self.loading = False
+        self._older_wanted = False
+        self._expose_pending = False
+        self.indexer.reset()
+        self.open_error: Optional[str] = None
+        self.opened_at = 0.0
+        self.tail_elapsed = 0.0
+        self.feed.reset()
+
+    # ------------------------------------------------------------------ window state
+    physical = property(lambda self: self.window.physical)
+    show_attempts = property(lambda self: self.window.show_attempts)
+    pages = property(lambda self: self.window.pages)
+    search_term = property(lambda self: self.window.search_term)
+    matches = property(lambda self: self.window.matches)
+    current_match_row = property(lambda self: self.window.current_match_row)
+    has_more = property(lambda self: self.window.has_more)
+    hidden_rows = property(lambda self: self.window.hidden)
+    newer_hidden = property(lambda self: self.window.bottom)
+    base_seq = property(lambda self: self.window.base_seq)
+    trackers = property(lambda self: self.window.trackers)
+    # the window's internals under their former names (tests and benchmarks read them)
+    _all_rows = property(lambda self: self.window.all_rows)
+    _hidden = property(lambda self: self.window.hidden)
+    _bottom = property(lambda self: self.window.bottom)
+    _events = property(lambda self: self.window.events)
+
+    def _apply(self, changes: list) -> None:
+        """Apply the window's change records to the exposed rows, each inside its begin/end."""
+        root = QModelIndex()
+        for c in changes:
+            if isinstance(c, Reset):
+                self.beginResetModel()
+                self.rows = list(self.window.rows)
+                self.endResetModel()
+            elif isinstance(c, Inserted):
+                self.beginInsertRows(root, c.at, c.at + len(c.rows) - 1)
+                self.rows[c.at:c.at] = c.rows
+                self.endInsertRows()
+            elif isinstance(c, Removed):
+                self.beginRemoveRows(root, c.at, c.at + c.count - 1)
+                del self.rows[c.at:c.at + c.count]
+                self.endRemoveRows()
+            elif isinstance(c, Changed):
+                self.rows[c.at:c.at + len(c.rows)] = c.rows
+                self.dataChanged.emit(self.index(c.at, 0), self.index(c.at + len(c.rows) - 1, 0))
+
+    # ------------------------------------------------------------------ Qt model API
+    def rowCount(self, parent=QModelIndex()):
+        return 0 if parent.isValid() else len(self.rows)
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or not (0 <= index.row() < len(self.rows)):
+            return None
+        row = self.rows[index.row()]
+        if role == ROW_ROLE:
+            return row
+        if role == Qt.ItemDataRole.DisplayRole:
+            c = row.content()
+            return f"{c.badge} {c.title}"
+        if role == KIND_ROLE:
+            return row.kind
+        if role == SEQ_ROLE:
+            return row.seq
+        if role == MATCH_ROLE:
+            return bool(self.search_term) and self.search_term in row.search_text()
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return tooltip(row.content().meta)
+        return None
+
+    def flags(self, index):
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def canFetchMore(self, parent=QModelIndex()):
+        if parent.isValid():
+            return False
+        return self._older_wanted and self.has_more and not self.loading and self.reader is not None
+
+    def fetchMore(self, parent=QModelIndex()):
+        if parent.isValid() or not (self.has_more and not self.loading and self.reader is not None):
+            return
+        self._older_wanted = False
+        self._set_loading(True)
+        if self.window.hidden:
+            # loaded rows not shown yet: expose a chunk on the next loop turn (bounded work)
+            self._expose_pending = True
+            QTimer.singleShot(0, self._expose_chunk)
+            return
+        oldest = self.pages[0].page
+        self.jobs.submit(_older_job, self.reader, oldest, self.page_size, self.physical, self.show_attempts,
+                         serial=True, name="older-page", group=self._group("pages"),
+                         on_done=self._install_older, on_error=self._page_error)
+
+    def request_older(self) -> bool:
+        """The view (or a navigation) wants older rows: fetch one page if there is one."""
+        self._older_wanted = True
+        if self.canFetchMore():
+            self.fetchMore()
+            return True
+        return False
+
+    # ------------------------------------------------------------------ opening
+    def _group(self, name: str) -> str:
+        """Job groups of this model (several models may share one Jobs)."""
+        return f"history-{id(self)}-{name}"
+
+    def open(self, path: str, session_id: Optional[str] = None) -> None:
+        self.close()
+        self.path, self.session_id = path, session_id
+        self.opened_at = time.perf_counter()
+        self._set_loading(True)
+        self.jobs.submit(_open_job, path, session_id, self.page_size, self.physical, self.show_attempts,
+                         serial=True, name="open", group=self._group("open"),
+                         on_done=self._install_tail, on_error=self._open_error)
+        self.statsChanged.emit()
+
+    def close(self) -> None:
+        self.stop_live()
+        for g in ("open", "pages", "index", "event-at", "face", "live"):
+            self.jobs.cancel_group(self._group(g))
+        self.beginResetModel()
+        reader = self.reader
+        self._reset_state()
+        self.endResetModel()
+        if reader is not None:
+            try:
+                reader.close()
+            except Exception:
+                pass
+            thaw_heap()
+        self.statsChanged.emit()
+
+    def _open_error(self, msg: str):
+        self._set_loading(False)
+        self.open_error = msg
+        self.openFailed.emit(msg)
+        self.statsChanged.emit()
+
+    def _page_error(self, msg: str):
+        self._set_loading(False)
+        self.pageFailed.emit(msg)
+
+    def _install_tail(self, result):
+        reader, lp = result
+        self.reader = reader
+        self.tail_elapsed = time.perf_counter() - self.opened_at
+        self._apply(self.window.install_tail(lp))
+        self._set_loading(False)
+        freeze_heap()
+        self.tailInstalled.emit()
+        self.opened.emit()
+        self.statsChanged.emit()
+        self.indexer.start()
+        if self.follow_live:
+            self.feed.start(lp.page)
+
+    def _install_older(self, lp: LoadedPage):
+        self._set_loading(False)
+        if not lp.page.items:
+            self.pages[0].page.has_more = False
+            self.statsChanged.emit()
+            return
+        self._apply(self.window.add_older_page(lp))
+        freeze_heap()
+        self._set_loading(True)
+        self._expose_chunk()
+
+    def _expose_chunk(self) -> int:
+        """Show more older rows (prepended); the window trims its newest rows."""
+        self._expose_pending = False
+        c, changes = self.window.expose_older()
+        self._apply(changes)
+        self._set_loading(False)
+        self.olderInstalled.emit(c)
+        self.statsChanged.emit()
+        return c
+
+    def request_newer(self) -> int:
+        """The view reached the bottom of the window: show newer loaded rows (trim the top)."""
+        c, changes = self.window.expose_newer()
+        if not c:
+            return 0
+        self._apply(changes)
+        self.newerInstalled.emit(c)
+        self.statsChanged.emit()
+        return c
+
+    def show_around(self, i_all: int) -> None:
+        """Re-centre the window on loaded row ``i_all`` (navigation to a row outside it)."""
+        changes = self.window.show_around(i_all)
+        if changes:
+            self._apply(changes)
+            freeze_heap()
+            self.statsChanged.emit()
+
+    def show_tail(self) -> None:
+        """Window on the newest rows (Ctrl+Down / end of log)."""
+        if self.window.bottom:
+            self.show_around(len(self.window.all_rows) - 1)
+
+    def _set_loading(self, on: bool):
+        if self.loading != on:
+            self.loading = on
+            self.loadingChanged.emit(on)
+
+    # ------------------------------------------------------------------ live (LiveFeed)
+    live = property(lambda self: self.feed.follower)
+    live_state = property(lambda self: self.feed.state)
+    live_stats = property(lambda self: self.feed.stats)
+    _live_job = property(lambda self: self.feed.job)
+    _live_queue = property(lambda self: self.feed.queue)
+
+    def stop_live(self) -> None:
+        self.feed.stop()
+
+    # ------------------------------------------------------------------ seq index (SeqIndex)
+    seq_index = property(lambda self: self.indexer.index)
+    index_state = property(lambda self: self.indexer.state)     # none | building | ready | failed
+    index_elapsed = property(lambda self: self.indexer.elapsed)
+    index_mode = property(lambda self: self.indexer.mode)       # "process" (child scan) | "thread" (fallback)
+
+    def fetch_event(self, seq: int) -> None:
+        """event_at in a worker, for a seq that is not loaded (result: eventFetched)."""
+        self.indexer.fetch_event(seq)
+
+    # ------------------------------------------------------------------ faces
+    @property
+    def wanted_face(self) -> tuple:
+        """(physical, show_attempts) last asked for (the shown face may still be building)."""
+        return self._want_face or (self.physical, self.show_attempts)
+
+    def set_physical(self, on: bool) -> None:
+        if bool(on) != self.wanted_face[0]:
+            self._switch_face(bool(on), self.wanted_face[1])
+
+    def set_show_attempts(self, on: bool) -> None:
+        if bool(on) != self.wanted_face[1]:
+            self._switch_face(self.wanted_face[0], bool(on))
+
+    def _switch_face(self, physical: bool, show_attempts: bool) -> None:
+        """Rows for the new face: at once when little must be built, else in the ``face``
+        job group (the old rows stay up meanwhile; a newer switch cancels this one)."""
+        key = (physical, show_attempts)
+        self._want_face = key
+        todo = [lp for lp in self.pages if key not in lp.faces]
+        work = sum(len(lp.events) for lp in todo)
+        group = self._group("face")
+        if work <= FACE_SYNC_EVENTS:
+            if self.jobs.cancel_group(group):         # a slower switch still building: superseded
+                self._set_loading(False)
+            self._set_face(physical, show_attempts)
+            return
+        self._set_loading(True)
+
+        def build(job, pages=list(self.pages)):
+            for lp in pages:
+                job.check()
+                lp.rows_for(physical, show_attempts)
+
+        def done(_):
+            self._set_loading(False)
+            self._set_face(physical, show_attempts)
+        self.jobs.submit(build, serial=True, name="face", group=group, on_done=done,
+                         on_error=lambda msg: self._set_loading(False))
+        self.statsChanged.emit()
+
+    def _set_face(self, physical: bool, show_attempts: bool) -> None:
+        self._apply(self.window.set_face(physical, show_attempts))
+        self.statsChanged.emit()
+        self.faceChanged.emit()
+
+    # ------------------------------------------------------------------ lookups
+    def row_at(self, i: int) -> Optional[Row]:
+        return self.rows[i] if 0 <= i < len(self.rows) else None
+
+    def _exposed(self, ordinal: Optional[int], expose: bool) -> Optional[int]:
+        """Exposed index of a loaded row; with ``expose`` the window moves to a row outside it."""
+        if ordinal is None:
+            return None
+        i = self.window.exposed_index(ordinal)
+        if i is None and expose:
+            self.show_around(ordinal - self.window.origin)
+            i = self.window.exposed_index(ordinal)
+        return i
+
+    def row_index(self, row: Row) -> Optional[int]:
+        return self.window.row_index(row)
+
+    def row_for_key(self, key) -> Optional[int]:
+        return self._exposed(self.window.key_ordinal(key), False)
+
+    def row_for_seq(self, seq: int, expose: bool = True) -> Optional[int]:
+        """Row showing ``seq`` (a collapsed chunk maps to its attempt/message row).
+
+        A loaded row that is not exposed yet is exposed (the window moves there)."""
+        return self._exposed(self.window.seq_ordinal(seq), expose)
+
+    def event_for_seq(self, seq: int):
+        return self.window.events.get(seq)
+
+    def is_loaded(self, seq: int) -> bool:
+        return seq in self.window.events
+
+    def hidden_attempt_of(self, seq: int):
+        return self.window.hidden_attempt_of(seq)
+
+    def turn_rows(self) -> list:
+        return [i for i, r in enumerate(self.rows) if r.kind == "turn-start"]
+
+    # ------------------------------------------------------------------ search
+    def set_search(self, term: str) -> None:
+        # no dataChanged over every row: QListView would re-lay out the whole window (heights
+        # never change with a search); the delegate reads the term when it paints, so views
+        # only repaint (searchChanged)
+        if self.window.set_search(term):
+            self.searchChanged.emit()
+
+    def find(self, from_row: Optional[int], forward: bool) -> Optional[int]:
+        """Next match after (forward) or before ``from_row``: in the window, then in the
+        loaded rows outside it (the window moves there); None: read older pages. No wrap."""
+        row, ordinal = self.window.find(from_row, forward)
+        return row if row is not None else self._exposed(ordinal, True)
+
+    def turn_beyond(self, forward: bool) -> Optional[int]:
+        """The nearest turn start outside the window (the window moves there)."""
+        return self._exposed(self.window.turn_beyond(forward), True)
+
+    def set_current_match(self, row: Optional[int]) -> None:
+        for r in self.window.set_current_match(row):
+            ix = self.index_of(r)
+            self.dataChanged.emit(ix, ix, [MATCH_ROLE])
+        self.searchChanged.emit()
+
+    def index_of(self, row: int) -> QModelIndex:
+        return self.index(row, 0)
+
+    # ------------------------------------------------------------------ status
+    def stats(self) -> dict:
+        w = self.window
+        tail = self.pages[-1].page if self.pages else None
+        return {
+            "rows": len(self.rows), "hiddenRows": w.hidden + w.bottom, "events": len(w.events),
+            "pages": len(self.pages), "hasMore": self.has_more, "baseSeq": self.base_seq,
+            "face": "physical" if self.physical else "logical",
+            "format": getattr(getattr(self.reader, "source", None), "kind", None),
+            "hiddenAttempts": w.hidden_attempt_count(), "showAttempts": self.show_attempts,
+            "closure": len(tail.closure) if tail is not None and tail.tail else 0,
+            "dropped": len(tail.dropped) if tail is not None and tail.tail else 0,
+            "index": self.index_state,
+            "indexMode": self.index_mode,
+            # the index is a snapshot: a log that grew since has at least its newest seq + 1 events
+            "indexedEvents": (max(self.seq_index.events, (tail.last_seq if tail is not None and tail.last_seq
+                                                          is not None else -1) + 1)
+                              if self.seq_index is not None else None),
+            "loading": self.loading, "matches": len(self.matches),
+            "live": self.live_state,
+        }

@@ -1,0 +1,226 @@
+"""History pages: a page read from the log, its rows per face, and the worker bodies.
+
+Pure (no Qt): the page jobs run in :mod:`app.ui.workers` threads and only poll
+``job.check()`` / ``job.report()``; :class:`~app.ui.history.window.RowWindow` holds the
+loaded pages and :class:`~app.ui.history.model.HistoryModel` submits the jobs.
+
+* Faces: logical (``Page.logical_items``: closure rows appended, tail rows a repair would
+  drop removed) or physical (``Page.items``: exactly the stored rows, bad rows included).
+  Hidden (failed) attempts appear only when ``show_attempts`` is on.
+* Live: a tail page grown by live rows is cut once it holds more than ``LIVE_SPLIT``
+  messages (the newer part keeping ``LIVE_KEEP``), like the host pages.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ...log.attempts import find_attempts
+from ...log.model import is_event
+from ...log.reader import extend_tail_page, row_key, split_page
+from ...store.faces import open_reader
+from ...store.indexer import build_index_isolated
+from .rows import build_rows
+
+try:  # presenters are optional: without them every tool row gets the generic card
+    from ...presenters import views_for_page
+except ImportError:  # pragma: no cover
+    views_for_page = None
+
+LIVE_SPLIT = 24          # a live tail page holding more messages than this is cut ...
+LIVE_KEEP = 12           # ... keeping this many in the newest page
+
+
+def compute_views(events: list) -> dict:
+    """Presenter views for one page ({seq: view}); a missing or failing presenter -> {}."""
+    if views_for_page is None:
+        return {}
+    try:
+        return dict(views_for_page(events) or {})
+    except Exception:  # a presenter bug must not hide the page: generic cards instead
+        return {}
+
+
+def hidden_attempts(tracker) -> int:
+    """Failed attempts a page hides by default (a page's tracker never changes once built:
+    counted once, not at every status update)."""
+    n = getattr(tracker, "_hidden_count", None)
+    if n is None:
+        n = tracker._hidden_count = sum(1 for a in tracker.attempts if a.hidden_by_default)
+    return n
+
+
+@dataclass
+class LoadedPage:
+    page: Any                 # app.log.reader.Page
+    views: dict
+    elapsed: float            # seconds in the worker
+    faces: dict = field(default_factory=dict)    # (physical, show_attempts) -> PageRows
+    events: dict = field(default_factory=dict)   # seq -> Event (stored events and closure rows)
+    trackers: dict = field(default_factory=dict)  # physical -> AttemptTracker (same for both attempt settings)
+    row_cache: dict = field(default_factory=dict)  # rows shared between faces (documents stay cached)
+
+    @property
+    def face_neutral(self) -> bool:
+        """Physical and logical rows are the same (no closure, no dropped or bad rows)."""
+        p = self.page
+        if p.tail and (p.closure or p.dropped):
+            return False
+        return all(is_event(it) for it in p.items)
+
+    def rows_for(self, physical: bool, show_attempts: bool) -> "PageRows":
+        key = (physical, show_attempts)
+        pr = self.faces.get(key)
+        if pr is not None:
+            return pr
+        # reuse an equivalent face (same Row objects, so painted documents stay cached)
+        neutral = self.face_neutral
+        other_face = self.faces.get((not physical, show_attempts)) if neutral else None
+        if other_face is not None:
+            pr = other_face
+        else:
+            for k in ((physical, not show_attempts), (not physical, not show_attempts) if neutral else None):
+                o = self.faces.get(k) if k else None
+                if o is not None and not hidden_attempts(o.tracker):
+                    pr = o
+                    break
+        if pr is None:
+            pr = build_page_rows(self, physical, show_attempts)
+        self.faces[key] = pr
+        return pr
+
+
+@dataclass
+class PageRows:
+    rows: list
+    tracker: Any
+    seq_rows: list            # [(first_seq, last_seq, row)] sorted
+
+
+def page_items(page, physical: bool) -> list:
+    if physical:
+        return list(page.items)
+    if page.tail:
+        return page.logical_items()
+    return [it for it in page.items if is_event(it)]
+
+
+def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> PageRows:
+    """Rows of one page in one face (pure; runs in the page worker for the current face).
+
+    Attempts never straddle pages (a page starts at a message's first cited chunk), so
+    per-page attempt tracking equals whole-log tracking for the rows shown."""
+    p = lp.page
+    items = page_items(p, physical)
+    tracker = lp.trackers.get(physical)
+    if tracker is None:
+        tracker = lp.trackers[physical] = find_attempts([it for it in items if is_event(it)])
+    dropped = set()
+    if physical and p.tail:
+        dropped = {row_key(d) for d in p.dropped if is_event(d)}
+    rows = build_rows(items, tracker, lp.views, show_attempts, dropped, lp.row_cache)
+    seq_rows = []
+    for r in rows:
+        if r.seq is None:
+            continue
+        lo = r.first_seq if r.first_seq is not None else r.seq
+        hi = max(r.seq, r.last_seq if r.last_seq is not None else r.seq)
+        seq_rows.append((lo, hi, r))
+    seq_rows.sort(key=lambda x: (x[0], x[1] - x[0]))
+    return PageRows(rows, tracker, seq_rows)
+
+
+def _loaded(page, views, elapsed, physical, show_attempts, row_cache: Optional[dict] = None) -> LoadedPage:
+    lp = LoadedPage(page, views, elapsed)
+    if row_cache is not None:
+        lp.row_cache = row_cache
+    for it in page.items:
+        if is_event(it):
+            lp.events.setdefault(it.seq, it)
+    if page.tail:
+        for ev in page.closure:
+            lp.events.setdefault(ev.seq, ev)
+    lp.rows_for(physical, show_attempts)
+    return lp
+
+
+# --------------------------------------------------------------------------- worker bodies
+
+def _open_job(job, path: str, session_id: Optional[str], page_size: int, physical: bool, show_attempts: bool):
+    t0 = time.perf_counter()
+    reader = open_reader(path, session_id)
+    job.check()
+    page = reader.tail_page(page_size)
+    evs = [it for it in page.items if is_event(it)] + list(page.closure)
+    views = compute_views(evs)
+    return reader, _loaded(page, views, time.perf_counter() - t0, physical, show_attempts)
+
+
+def _older_job(job, reader, page, page_size: int, physical: bool, show_attempts: bool):
+    t0 = time.perf_counter()
+    older = reader.page_before(page, page_size)
+    views = compute_views([it for it in older.items if is_event(it)])
+    return _loaded(older, views, time.perf_counter() - t0, physical, show_attempts)
+
+
+def _index_job(job, path: str, session_id: Optional[str]):
+    """The seq index, scanned in a child process (app.store.indexer) so the scan does not
+    compete with the UI thread for the GIL; this worker thread only waits on a pipe."""
+    t0 = time.perf_counter()
+    try:
+        idx, mode = build_index_isolated(path, session_id,
+                                         progress=lambda done, total: job.report(done, total),
+                                         cancelled=lambda: job.cancelled)
+    except InterruptedError:
+        from ..workers import Cancelled
+        raise Cancelled(job.name)
+    return idx, time.perf_counter() - t0, mode
+
+
+def _event_at_job(job, path: str, session_id: Optional[str], index, seq: int):
+    r = open_reader(path, session_id)
+    try:
+        if index is not None:
+            r.index = index
+        return r.event_at(seq)
+    finally:
+        r.close()
+
+
+def _stale_live_row(key: tuple, row, region_start: int) -> bool:
+    """Rows a live append may change: synthesized closers, and attempt/assistant rows of
+    the turn still being written (their attempt gains chunks, a finish, a retry)."""
+    if key[0] == "s":
+        return True
+    if key[0] == "a" or (key[0] == "e" and len(key) > 2 and key[2] == "assistant"):
+        return row.seq is None or row.seq >= region_start or (row.first_seq or 0) >= region_start
+    return False
+
+
+def _live_job(job, lp: LoadedPage, rows: list, physical: bool, show_attempts: bool, prev_calls: list):
+    """The tail page grown by live rows: one LoadedPage, or two once it holds more than
+    LIVE_SPLIT messages (cut like the host pages, the newer part keeping LIVE_KEEP): each
+    batch rebuilds only a short page, so its cost does not grow with the session.  Rows of
+    settled events are the same Row objects as before, so the model only touches what
+    changed.  Presenter views of new results see the calls of this page and the previous
+    one (live rows get their view, as the host sends one with each live event)."""
+    t0 = time.perf_counter()
+    p = lp.page
+    old_tt = p.tail_state.tracker
+    region_start = old_tt.last_turn_end.seq if old_tt.last_turn_end is not None else -1
+    newp = extend_tail_page(p, old_tt.copy(), rows)
+    job.check()
+    old_closure = {e.seq for e in p.closure}
+    views = {s: v for s, v in lp.views.items() if s not in old_closure}
+    calls = prev_calls + [e for e in p.items if is_event(e) and e.type == "tool/call"]
+    for s, v in compute_views(calls + [e for e in rows if is_event(e)] + list(newp.closure)).items():
+        views.setdefault(s, v)
+    cache = {k: r for k, r in lp.row_cache.items() if not _stale_live_row(k, r, region_start)}
+    parts = [newp]
+    if newp.messages > LIVE_SPLIT:
+        sp = split_page(newp, LIVE_KEEP)
+        if sp is not None:
+            parts = list(sp)
+    elapsed = time.perf_counter() - t0
+    return [_loaded(part, views, elapsed, physical, show_attempts, cache) for part in parts]

@@ -1,0 +1,56 @@
+"""The sparse seq index of the open log, built in the model's ``index`` job group (the scan
+runs in a child process, ``pages._index_job``), and ``event_at`` for a seq that is not
+loaded (``event-at`` jobs, which use the index once it is ready)."""
+from __future__ import annotations
+
+from typing import Optional
+
+from PySide6.QtCore import QObject
+
+from .pages import _event_at_job, _index_job
+
+
+class SeqIndex(QObject):
+    def __init__(self, model):
+        super().__init__(model)
+        self.model = model
+        self.reset()
+
+    def reset(self) -> None:
+        self.index = None
+        self.state = "none"               # none | building | ready | failed
+        self.elapsed = 0.0
+        self.mode: Optional[str] = None   # "process" (child scan) | "thread" (fallback)
+
+    def start(self) -> None:
+        m = self.model
+        if m.path is None:
+            return
+        self.state = "building"
+        m.jobs.submit(_index_job, m.path, m.session_id, name="index", group=m._group("index"),
+                      on_done=self._done, on_error=self._failed,
+                      on_progress=lambda d, t: m.indexProgress.emit(d, t))
+        m.statsChanged.emit()
+
+    def _done(self, result) -> None:
+        m = self.model
+        self.index, self.elapsed, self.mode = result
+        self.state = "ready"
+        if m.reader is not None and m.reader.index is None:
+            m.reader.index = self.index
+        m.indexReady.emit()
+        m.statsChanged.emit()
+
+    def _failed(self, msg: str) -> None:
+        self.state = "failed"
+        self.model.statsChanged.emit()
+
+    def fetch_event(self, seq: int) -> None:
+        """event_at in a worker, for a seq that is not loaded (result: model.eventFetched)."""
+        m = self.model
+        if m.path is None:
+            return
+        m.jobs.submit(_event_at_job, m.path, m.session_id, self.index, seq, name="event-at",
+                      group=m._group("event-at"), exclusive=False,
+                      on_done=lambda ev: m.eventFetched.emit(seq, ev),
+                      on_error=lambda msg: m.eventFetched.emit(seq, None))

@@ -1,0 +1,477 @@
+"""The row window: every loaded history row, and the slice of them the list view holds.
+
+Pure state machine (no Qt, no I/O, no clock), after the pattern of ``app.log.stitch``:
+the Qt list model (:mod:`app.ui.history.model`) calls it and applies the **change
+records** each call returns to its own copy of the exposed rows, inside the matching
+``begin*/end*`` calls.  Applying the records of every call, in order, to a list that
+started equal to :attr:`RowWindow.rows` keeps it equal to :attr:`RowWindow.rows`
+(tested without Qt in ``tests/test_row_window.py``).
+
+* Pages (:class:`~app.ui.history.pages.LoadedPage`) are kept oldest first; their rows for
+  the current face are concatenated into ``all_rows``.  Rows are addressed by *ordinal*,
+  which does not move when an older page is prepended (index = ordinal - ``origin``).
+* The view holds at most ``MAX_EXPOSED`` rows (QListView re-lays out all of them on every
+  insert): ``hidden`` loaded rows sit above the window, ``bottom`` below it.  Older rows
+  slide in by ``EXPOSE_CHUNK`` at the top, newer ones at the bottom; navigation to a row
+  outside the window re-centres it (one reset).
+* The live merge (:meth:`RowWindow.apply_live`) replaces the newest page's rows by the
+  grown page's rows touching only what changed.
+* The face switch (:meth:`RowWindow.set_face`) keeps the first visible seq at the top.
+* Search: the exposed rows matching the term (``matches``) and the current match.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from .pages import LoadedPage, hidden_attempts
+from .rows import Row, result_call_id
+
+FIRST_ROWS = 40          # rows of the tail page shown for the first paint; the rest follow
+EXPOSE_CHUNK = 10        # rows exposed per event-loop turn when older/newer rows are wanted
+MAX_EXPOSED = 300        # rows the view holds at once (QListView re-lays out all of them on
+                         # every insert, ~14 µs a row here): a window sliding over loaded rows
+
+
+# --------------------------------------------------------------------------- change records
+
+@dataclass(frozen=True)
+class Reset:
+    """Everything may have changed: take :attr:`RowWindow.rows` again."""
+
+
+@dataclass(frozen=True)
+class Inserted:
+    at: int          # exposed index of the first new row
+    rows: tuple      # the rows inserted there
+
+
+@dataclass(frozen=True)
+class Removed:
+    at: int
+    count: int
+
+
+@dataclass(frozen=True)
+class Changed:
+    """Rows replaced in place (same keys) or updated: repaint them."""
+    at: int
+    rows: tuple
+
+
+RESET = Reset()
+
+
+def apply_changes(rows: list, changes: list, window: "RowWindow") -> None:
+    """Apply change records to a plain list (what the Qt model does between begin/end)."""
+    for c in changes:
+        if isinstance(c, Reset):
+            rows[:] = window.rows
+        elif isinstance(c, Inserted):
+            rows[c.at:c.at] = c.rows
+        elif isinstance(c, Removed):
+            del rows[c.at:c.at + c.count]
+        elif isinstance(c, Changed):
+            rows[c.at:c.at + len(c.rows)] = c.rows
+
+
+def _lo(r: Row) -> Optional[int]:
+    return r.first_seq if r.first_seq is not None else r.seq
+
+
+# --------------------------------------------------------------------------- the window
+
+class RowWindow:
+    def __init__(self, physical: bool = False, show_attempts: bool = False):
+        self.physical = physical
+        self.show_attempts = show_attempts
+        self.search_term = ""
+        self.clear()
+
+    def clear(self) -> list:
+        self.pages: list[LoadedPage] = []        # oldest first
+        self.rows: list[Row] = []                # exposed rows (what the view sees)
+        self.all_rows: list[Row] = []            # every loaded row
+        self.hidden = 0                          # loaded rows above the exposed window
+        self.bottom = 0                          # loaded rows below the exposed window
+        self.origin = 0                          # ordinal of all_rows[0]
+        self._all_pos: dict = {}                 # id(row) -> ordinal
+        self._all_key: dict = {}                 # row key -> ordinal
+        self._seq_rows: list = []                # sorted [(first_seq, last_seq, row)]
+        self._seq_firsts: list = []
+        self.events: dict = {}                   # seq -> Event for every loaded event (both faces)
+        self.trackers: list = []
+        self.search_term = ""
+        self.matches: list[int] = []
+        self.current_match_row: Optional[int] = None
+        return [RESET]
+
+    # ------------------------------------------------------------------ bookkeeping
+    def _set_window(self, top: int, bottom: int) -> None:
+        self.hidden, self.bottom = top, bottom
+        n = len(self.all_rows)
+        self.rows = self.all_rows[top:n - bottom]
+
+    def _recompute_matches(self) -> None:
+        t = self.search_term
+        self.matches = [i for i, r in enumerate(self.rows) if t in r.search_text()] if t else []
+
+    def _apply_rows(self, hidden: int = 0, bottom: int = 0) -> None:
+        """Concatenate the pages' rows for the current face (pages are oldest first)."""
+        rows: list = []
+        seq_rows: list = []
+        trackers: list = []
+        for lp in self.pages:
+            pr = lp.rows_for(self.physical, self.show_attempts)
+            rows.extend(pr.rows)
+            seq_rows.extend(pr.seq_rows)
+            trackers.append(pr.tracker)
+        self.all_rows = rows
+        hidden = min(hidden, len(rows))
+        self._set_window(hidden, min(bottom, len(rows) - hidden))
+        self._seq_rows = seq_rows
+        self._seq_firsts = [x[0] for x in seq_rows]
+        self.trackers = trackers
+        self.origin = 0
+        self._all_pos = {id(r): i for i, r in enumerate(rows)}
+        self._all_key = {r.key: i for i, r in enumerate(rows)}
+        self._recompute_matches()
+
+    # ------------------------------------------------------------------ pages
+    def install_tail(self, lp: LoadedPage) -> list:
+        """The tail page opens the log: its newest ``FIRST_ROWS`` rows are exposed."""
+        self.pages = [lp]
+        self.events = dict(lp.events)
+        n = len(lp.rows_for(self.physical, self.show_attempts).rows)
+        self._apply_rows(hidden=max(0, n - FIRST_ROWS))
+        return [RESET]
+
+    def add_older_page(self, lp: LoadedPage) -> list:
+        """An older page's rows go above everything loaded (hidden: expose them with
+        :meth:`expose_older`); results of the next newer page learn their call."""
+        pr = lp.rows_for(self.physical, self.show_attempts)
+        self.pages.insert(0, lp)
+        self.events.update(lp.events)
+        k = len(pr.rows)
+        self.origin -= k
+        o = self.origin
+        for i, r in enumerate(pr.rows):
+            self._all_pos[id(r)] = o + i
+            self._all_key[r.key] = o + i
+        self.all_rows = pr.rows + self.all_rows
+        self._seq_rows = pr.seq_rows + self._seq_rows
+        self._seq_firsts = [x[0] for x in pr.seq_rows] + self._seq_firsts
+        self.trackers.insert(0, pr.tracker)
+        self._set_window(self.hidden + k, self.bottom)
+        return self._link_calls(lp)
+
+    def _link_calls(self, lp: LoadedPage) -> list:
+        """Results on the next newer page whose tool/call just arrived learn the tool name
+        (their presenter view stays generic: the host looks calls up in the same page only)."""
+        if len(self.pages) < 2:
+            return []
+        calls = {ev.data.get("callId"): ev for ev in lp.events.values()
+                 if ev.type == "tool/call" and isinstance(ev.data, dict)}
+        if not calls:
+            return []
+        changed = []
+        for face in self.pages[1].faces.values():
+            for r in face.rows:
+                if r.kind == "tool-result" and r.call is None:
+                    c = calls.get(result_call_id(r.event))
+                    if c is not None:
+                        r.call = c
+                        r.touch()
+                        changed.append(r)
+        out = []
+        for r in changed:
+            i = self.row_index(r)
+            if i is not None:
+                out.append(Changed(i, (r,)))
+        return out
+
+    # ------------------------------------------------------------------ sliding
+    def expose_older(self, n: int = EXPOSE_CHUNK) -> tuple[int, list]:
+        """Show up to ``n`` more older rows (prepended); trim the window's newest rows."""
+        c = min(n, self.hidden)
+        out: list = []
+        if c:
+            out.append(Inserted(0, tuple(self.all_rows[self.hidden - c:self.hidden])))
+            self._set_window(self.hidden - c, self.bottom)
+            if self.current_match_row is not None:
+                self.current_match_row += c
+            extra = len(self.rows) - MAX_EXPOSED
+            if extra > 0:
+                k = len(self.rows)
+                out.append(Removed(k - extra, extra))
+                self._set_window(self.hidden, self.bottom + extra)
+                if self.current_match_row is not None and self.current_match_row >= len(self.rows):
+                    self.current_match_row = None
+            self._recompute_matches()
+        return c, out
+
+    def expose_newer(self) -> tuple[int, list]:
+        """Show newer loaded rows at the bottom (trim the top)."""
+        c = min(EXPOSE_CHUNK, self.bottom)
+        if not c:
+            return 0, []
+        n = len(self.all_rows)
+        out: list = [Inserted(len(self.rows), tuple(self.all_rows[n - self.bottom:n - self.bottom + c]))]
+        self._set_window(self.hidden, self.bottom - c)
+        extra = len(self.rows) - MAX_EXPOSED
+        if extra > 0:
+            out.append(Removed(0, extra))
+            self._set_window(self.hidden + extra, self.bottom)
+            if self.current_match_row is not None:
+                self.current_match_row = self.current_match_row - extra if self.current_match_row >= extra else None
+        self._recompute_matches()
+        return c, out
+
+    def show_around(self, i_all: int) -> list:
+        """Re-centre the window on loaded row ``i_all`` (navigation to a row outside it)."""
+        n = len(self.all_rows)
+        top = max(0, min(i_all - MAX_EXPOSED // 2, n - MAX_EXPOSED))
+        bottom = max(0, n - top - MAX_EXPOSED)
+        if (top, bottom) == (self.hidden, self.bottom):
+            return []
+        self._set_window(top, bottom)
+        self.current_match_row = None
+        self._recompute_matches()
+        return [RESET]
+
+    def reveal(self, ordinal: int) -> list:
+        """Bring the row at ``ordinal`` into the window (nothing when it is in it)."""
+        if self.exposed_index(ordinal) is not None:
+            return []
+        return self.show_around(ordinal - self.origin)
+
+    # ------------------------------------------------------------------ faces
+    def set_face(self, physical: bool, show_attempts: bool) -> list:
+        """Rows of another face; the first seq shown stays at the top of the window."""
+        first = None
+        for r in self.rows:
+            if r.seq is not None:
+                first = _lo(r)
+                break
+        keep = max(len(self.rows), FIRST_ROWS)
+        self.physical, self.show_attempts = physical, show_attempts
+        self._apply_rows(hidden=0)
+        top = 0
+        if first is not None:
+            for r in self.all_rows:
+                lo = _lo(r)
+                if lo is None or lo >= first:
+                    break
+                top += 1
+        n = len(self.all_rows)
+        top = min(top, max(0, n - keep))
+        self._set_window(top, max(0, n - top - min(keep, MAX_EXPOSED)))
+        self._recompute_matches()
+        return [RESET]
+
+    # ------------------------------------------------------------------ live
+    def apply_live(self, old: LoadedPage, new: list) -> tuple[int, list]:
+        """Replace the newest page's rows by the grown page's rows, touching only what changed:
+        rows equal by identity stay, rows with the same key are updated in place, the rest
+        are removed and inserted at the end.  A window that does not reach the end of the
+        log only grows its hidden bottom; one that does gets the new rows (trimmed at the
+        top to MAX_EXPOSED).  Returns (rows added to the loaded rows, changes)."""
+        face = (self.physical, self.show_attempts)
+        old_pr = old.rows_for(*face)
+        new_prs = [lp.rows_for(*face) for lp in new]
+        old_rows = old_pr.rows
+        new_rows = [r for pr in new_prs for r in pr.rows]
+        n = len(self.all_rows)
+        base = n - len(old_rows)
+        m = min(len(old_rows), len(new_rows))
+        k = 0
+        while k < m and old_rows[k] is new_rows[k]:
+            k += 1
+        k2 = k
+        while k2 < m and old_rows[k2].key == new_rows[k2].key:
+            k2 += 1
+        c = base + k2                                  # first row removed / inserted (all-rows index)
+        n2 = base + len(new_rows)
+        h, b = self.hidden, self.bottom
+        self._live_bookkeeping(old, old_pr, old_rows, new, new_prs, base, k)
+        out: list = []
+        exposed_end = n - b
+        if c < h:
+            # the change reaches above the window (a very long tail page): rebuild the window
+            self.all_rows[base + k:] = new_rows[k:]
+            if b == 0:                                 # the window keeps reaching the end
+                nh, nb = max(h, n2 - MAX_EXPOSED), 0
+            else:                                      # same top, same end (clipped)
+                nh = min(h, n2)
+                nb = n2 - max(nh, min(exposed_end, n2))
+            self._set_window(nh, nb)
+            self.current_match_row = None
+            out.append(RESET)
+        else:
+            # in place: same keys at the same places
+            self.all_rows[base + k:base + k2] = new_rows[k:k2]
+            self._set_window(h, b)
+            lo, hi = max(base + k, h), min(base + k2, exposed_end)
+            if lo < hi:
+                out.append(Changed(lo - h, tuple(self.all_rows[lo:hi])))
+            if c >= exposed_end and b > 0:
+                # everything that changes is below the window
+                self.all_rows[c:] = new_rows[k2:]
+                self._set_window(h, b + (n2 - n))
+            else:
+                if exposed_end > c:
+                    out.append(Removed(c - h, exposed_end - c))
+                    if self.current_match_row is not None and self.current_match_row >= c - h:
+                        self.current_match_row = None
+                del self.all_rows[c:]
+                self._set_window(h, 0)
+                add = new_rows[k2:]
+                shown = len(add) if b == 0 else min(len(add), exposed_end - c)
+                if shown:
+                    out.append(Inserted(c - h, tuple(add[:shown])))
+                self.all_rows.extend(add)
+                self._set_window(h, len(add) - shown)
+                extra = len(self.rows) - MAX_EXPOSED
+                if extra > 0 and self.bottom == 0:
+                    out.append(Removed(0, extra))
+                    self._set_window(self.hidden + extra, 0)
+                    if self.current_match_row is not None:
+                        self.current_match_row = (self.current_match_row - extra
+                                                  if self.current_match_row >= extra else None)
+        for i in range(base + k, len(self.all_rows)):
+            r = self.all_rows[i]
+            self._all_pos[id(r)] = i + self.origin
+            self._all_key[r.key] = i + self.origin
+        self._recompute_matches()
+        return n2 - n, out
+
+    def _live_bookkeeping(self, old, old_pr, old_rows, new, new_prs, base, k) -> None:
+        """Positions, events, seq ranges and trackers of the replaced newest page."""
+        for r in old_rows[k:]:
+            self._all_pos.pop(id(r), None)
+            if self._all_key.get(r.key, -1) >= base + k + self.origin:   # not a key an older page holds
+                del self._all_key[r.key]
+        self.pages[-1:] = new
+        for ev in old.page.closure:
+            if self.events.get(ev.seq) is ev:
+                del self.events[ev.seq]
+        for lp in new:
+            for seq, ev in lp.events.items():
+                if not ev.synthesized or seq not in self.events:
+                    self.events[seq] = ev
+        n_old_seq = len(old_pr.seq_rows)
+        if n_old_seq:
+            del self._seq_rows[-n_old_seq:]
+            del self._seq_firsts[-n_old_seq:]
+        for pr in new_prs:
+            self._seq_rows.extend(pr.seq_rows)
+            self._seq_firsts.extend(x[0] for x in pr.seq_rows)
+        if self.trackers:
+            self.trackers.pop()
+        self.trackers.extend(pr.tracker for pr in new_prs)
+
+    # ------------------------------------------------------------------ lookups
+    @property
+    def has_more(self) -> bool:
+        """Older rows exist: hidden loaded rows, or pages not read yet."""
+        return bool(self.pages) and (self.hidden > 0 or self.pages[0].page.has_more)
+
+    @property
+    def base_seq(self) -> Optional[int]:
+        return self.pages[0].page.base_seq if self.pages else None
+
+    def exposed_index(self, ordinal: Optional[int]) -> Optional[int]:
+        """Exposed row index of ``ordinal``; None when it is outside the window."""
+        if ordinal is None:
+            return None
+        i_all = ordinal - self.origin
+        if i_all < self.hidden or i_all >= len(self.all_rows) - self.bottom:
+            return None
+        return i_all - self.hidden
+
+    def row_ordinal(self, row: Row) -> Optional[int]:
+        return self._all_pos.get(id(row))
+
+    def key_ordinal(self, key) -> Optional[int]:
+        return self._all_key.get(key)
+
+    def row_index(self, row: Row) -> Optional[int]:
+        return self.exposed_index(self._all_pos.get(id(row)))
+
+    def seq_ordinal(self, seq: int) -> Optional[int]:
+        """Ordinal of the row showing ``seq`` (a collapsed chunk maps to its attempt/message row)."""
+        i = bisect.bisect_right(self._seq_firsts, seq) - 1
+        best = None
+        j = i
+        while j >= 0 and j > i - 64:
+            lo, hi, r = self._seq_rows[j]
+            if lo <= seq <= hi:
+                if r.seq == seq:
+                    return self._all_pos.get(id(r))
+                if best is None:
+                    best = r
+            j -= 1
+        if best is not None:
+            # an assistant row covers its chunks; prefer the row whose own range is tightest
+            return self._all_pos.get(id(best))
+        return None
+
+    def hidden_attempt_of(self, seq: int) -> Any:
+        for tr in self.trackers:
+            a = tr.attempt_of(seq)
+            if a is not None:
+                return a if a.hidden_by_default else None
+        return None
+
+    def hidden_attempt_count(self) -> int:
+        return sum(map(hidden_attempts, self.trackers))
+
+    # ------------------------------------------------------------------ search
+    def set_search(self, term: str) -> bool:
+        """A new term (casefolded); False when it is the current one."""
+        term = (term or "").casefold()
+        if term == self.search_term:
+            return False
+        self.search_term = term
+        self.current_match_row = None
+        self._recompute_matches()
+        return True
+
+    def find(self, from_row: Optional[int], forward: bool) -> tuple[Optional[int], Optional[int]]:
+        """Next match after (forward) or before ``from_row``: (exposed row, None) in the
+        window, else (None, ordinal) of the nearest loaded match outside it, else (None, None).
+        No wrap."""
+        m = self.matches
+        r = None
+        if m:
+            if from_row is None:
+                r = m[-1] if not forward else m[0]
+            elif forward:
+                i = bisect.bisect_right(m, from_row)
+                r = m[i] if i < len(m) else None
+            else:
+                i = bisect.bisect_left(m, from_row) - 1
+                r = m[i] if i >= 0 else None
+        if r is not None or not self.search_term:
+            return r, None
+        t = self.search_term
+        return None, self._beyond(forward, lambda row: t in row.search_text())
+
+    def turn_beyond(self, forward: bool) -> Optional[int]:
+        """Ordinal of the nearest turn start outside the window."""
+        return self._beyond(forward, lambda row: row.kind == "turn-start")
+
+    def _beyond(self, forward: bool, pred) -> Optional[int]:
+        n = len(self.all_rows)
+        span = range(n - self.bottom, n) if forward else range(self.hidden - 1, -1, -1)
+        for i_all in span:
+            if pred(self.all_rows[i_all]):
+                return i_all + self.origin
+        return None
+
+    def set_current_match(self, row: Optional[int]) -> list:
+        """The current match moves: exposed rows to repaint (old and new)."""
+        old = self.current_match_row
+        self.current_match_row = row
+        return [r for r in (old, row) if r is not None and 0 <= r < len(self.rows)]

@@ -1,0 +1,167 @@
+"""History actions of the main window: the View menu (faces, hidden attempts, find, turns,
+copy), their toolbar buttons, the search bar, and the ``[``/``]`` keys on the list.
+
+Places its own entries (View menu after File, toolbar section, search bar above the list);
+the navigation itself is :class:`app.ui.history.controller.HistoryController`.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
+
+from .history.controller import HistoryController
+
+SEARCH_DEBOUNCE_MS = 150
+
+
+class HistoryActions(QObject):
+    def __init__(self, win, column):
+        super().__init__(win)
+        self.win = win
+        self.controller = HistoryController(win.history, win.view, win.inspector,
+                                            lambda text, ms=0: win.statusBar().showMessage(text, ms), self)
+        self._build_search_bar(column)
+        self._build_menu()
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DEBOUNCE_MS)
+        self._search_timer.timeout.connect(self._apply_search)
+        self.search_edit.textChanged.connect(lambda _t: self._search_timer.start())
+        self.search_edit.returnPressed.connect(self._search_return)
+        self.search_prev.clicked.connect(lambda: self.search_step(forward=False))
+        self.search_next.clicked.connect(lambda: self.search_step(forward=True))
+        self.controller.searchStatus.connect(self.search_count.setText)
+        win.inspector.seqLinkActivated.connect(self.controller.goto_seq)
+
+    def _build_search_bar(self, column):
+        self.search_bar = QWidget()
+        sl = QHBoxLayout(self.search_bar)
+        sl.setContentsMargins(6, 4, 6, 4)
+        self.search_edit = QLineEdit()
+        self.search_edit.setObjectName("search")
+        self.search_edit.setPlaceholderText("Find in session (Enter: older match, Shift+Enter: newer)")
+        self.search_edit.setClearButtonEnabled(True)
+        sl.addWidget(self.search_edit, 1)
+        self.search_prev = QToolButton()
+        self.search_prev.setText("↑ Older")
+        self.search_next = QToolButton()
+        self.search_next.setText("↓ Newer")
+        self.search_count = QLabel("")
+        self.search_count.setTextFormat(Qt.TextFormat.PlainText)
+        close = QToolButton()
+        close.setText("✕")
+        close.clicked.connect(self.close_search)
+        for x in (self.search_prev, self.search_next, self.search_count, close):
+            sl.addWidget(x)
+        self.search_bar.hide()
+        column.insertWidget(column.indexOf(self.win.view), self.search_bar)
+
+    def _build_menu(self):
+        win = self.win
+        vm = win.menuBar().addMenu("&View")
+        self.act_physical = QAction("&Physical tail (stored rows)", win, checkable=True,
+                                    shortcut=QKeySequence("Ctrl+Shift+P"), toggled=self.set_physical)
+        self.act_physical.setToolTip("Off: logical face (closure rows added, torn tail removed). "
+                                     "On: exactly the stored rows, bad rows included.")
+        self.act_attempts = QAction("Show &hidden attempts", win, checkable=True,
+                                    shortcut=QKeySequence("Ctrl+Shift+A"), toggled=self.set_show_attempts)
+        self.act_attempts.setToolTip("Failed / retried model calls, in place, with their failure reason")
+        self.act_find = QAction("&Find…", win, shortcut=QKeySequence.StandardKey.Find, triggered=self.open_search)
+        self.act_find_older = QAction("Find older match", win, shortcut=QKeySequence("F3"),
+                                      triggered=lambda: self.search_step(forward=False))
+        self.act_find_newer = QAction("Find newer match", win, shortcut=QKeySequence("Shift+F3"),
+                                      triggered=lambda: self.search_step(forward=True))
+        self.act_prev_turn = QAction("Previous turn", win, shortcut=QKeySequence("Ctrl+Up"),
+                                     triggered=lambda: self.controller.goto_turn(-1))
+        self.act_next_turn = QAction("Next turn", win, shortcut=QKeySequence("Ctrl+Down"),
+                                     triggered=lambda: self.controller.goto_turn(+1))
+        self.act_copy = QAction("&Copy message", win, triggered=lambda: win.view.copy_current("text"))
+        for a in (self.act_physical, self.act_attempts, None, self.act_find, self.act_find_older,
+                  self.act_find_newer, None, self.act_prev_turn, self.act_next_turn, self.act_copy):
+            vm.addSeparator() if a is None else vm.addAction(a)
+        self.view_menu = vm
+        win.addAction(self.act_find_older)
+        win.addAction(self.act_find_newer)
+        # [ and ] navigate turns while the history list has focus (not while typing)
+        for key, d in (("[", -1), ("]", +1)):
+            sc = QShortcut(QKeySequence(key), win.view)
+            sc.setContext(Qt.ShortcutContext.WidgetShortcut)
+            sc.activated.connect(lambda d=d: self.controller.goto_turn(d))
+        esc = QShortcut(QKeySequence("Escape"), self.search_bar)
+        esc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        esc.activated.connect(self.close_search)
+        tb = win.toolbar
+        tb.addSeparator()
+        tb.addAction(self.act_physical)
+        tb.addAction(self.act_attempts)
+        tb.addSeparator()
+        tb.addAction(self.act_find)
+        tb.addAction(self.act_prev_turn)
+        tb.addAction(self.act_next_turn)
+        self._label_switches()
+
+    def set_enabled(self, has_session: bool) -> None:
+        for a in (self.act_find, self.act_find_older, self.act_find_newer, self.act_prev_turn, self.act_next_turn,
+                  self.act_copy):
+            a.setEnabled(has_session)
+
+    # ------------------------------------------------------------------ faces
+    def _label_switches(self):
+        self.act_physical.setText("Tail: physical" if self.act_physical.isChecked() else "Tail: logical")
+        self.act_attempts.setText("Hidden attempts: shown" if self.act_attempts.isChecked() else "Hidden attempts: off")
+
+    def set_physical(self, on: bool):
+        if self.act_physical.isChecked() != on:
+            self.act_physical.setChecked(on)
+            return
+        self.win.history.set_physical(on)
+        self._label_switches()
+        self.controller.refresh_inspector()
+
+    def set_show_attempts(self, on: bool):
+        if self.act_attempts.isChecked() != on:
+            self.act_attempts.setChecked(on)
+            return
+        self.win.history.set_show_attempts(on)
+        self._label_switches()
+        self.controller.refresh_inspector()
+
+    # ------------------------------------------------------------------ search
+    def on_tail(self):
+        """A session's tail page is in: a search term still typed applies to it."""
+        if self.search_edit.text():
+            self._apply_search()
+
+    def open_search(self):
+        self.search_bar.show()
+        self.search_edit.setFocus()
+        self.search_edit.selectAll()
+
+    def close_search(self):
+        self.search_bar.hide()
+        self.search_edit.clear()
+        self.win.history.set_search("")
+        self.win.view.setFocus()
+
+    def _apply_search(self):
+        self._search_timer.stop()
+        self.controller.apply_search(self.search_edit.text())
+
+    def _search_return(self):
+        mods = QApplication.keyboardModifiers()
+        self.search_step(forward=bool(mods & Qt.KeyboardModifier.ShiftModifier))
+
+    def search_step(self, forward: bool):
+        if self._search_timer.isActive() or self.win.history.search_term != self.search_edit.text().casefold():
+            self._apply_search()
+            return
+        self.controller.search_step(forward)
+
+    def goto_seq(self, seq: int) -> None:
+        self.controller.goto_seq(seq)
+
+    def select_row(self, r: int, focus_seq: Optional[int] = None) -> None:
+        self.controller.select_row(r, focus_seq)
