@@ -91,6 +91,13 @@ def test_limits_become_bad_rows_and_the_rest_reads(tmp_path):
     from app.store.faces import open_reader
     bad = [it for it in open_reader(str(p)).iter_items() if not hasattr(it, "seq")]
     assert sorted(b.kind for b in bad) == ["bad-packed", "over-limit", "over-limit"]
+    # an envelope-free snapshot (rows without seq) with a deep row: still no RecursionError
+    q = tmp_path / "snapshot.jsonl"
+    q.write_bytes(b'{"type":"session","version":0,"id":"e","delegationDepth":0}\n'
+                  b'{"type":"session/title","data":{"title":"t"}}\n'
+                  b'{"type":"x","data":' + b"[" * 50_000 + b"]" * 50_000 + b"}\n")
+    for res in probe_many(("inspect", "messages", "page", "events"), q):
+        assert res["rc"] == 0, res
 
 
 @pytest.mark.parametrize("kind", ["line", "rows"])

@@ -329,7 +329,7 @@ class LogReader:
             return
         try:
             head = msgspec.json.decode(first)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             return                              # a first row longer than 64 KiB or not JSON: not a snapshot
         if not isinstance(head, dict) or "seq" in head or "seq0" in head:
             return
@@ -341,7 +341,7 @@ class LogReader:
                     continue
                 try:
                     obj = msgspec.json.decode(raw)
-                except msgspec.DecodeError:
+                except (msgspec.DecodeError, RecursionError):     # a row nested too deeply: a bad row
                     continue
                 if not isinstance(obj, dict):
                     continue
