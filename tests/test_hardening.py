@@ -421,3 +421,16 @@ def test_opening_hostile_input_writes_nothing(tmp_path):
         r = cli(*args, "--json")
         assert r.returncode in (0, 2), (args, r.stderr)
     assert _snapshot(d) == before and sorted(os.listdir(d)) == listing
+
+
+def test_header_frame_bomb_is_a_bad_header_not_a_memory_blowup(tmp_path):
+    from backports import zstd
+    c = zstd.ZstdCompressor()
+    blob = c.compress(b'{"type":"session","version":0,"id":"') + b"".join(
+        c.compress(b"A" * (1 << 20)) for _ in range(512)) + c.compress(b'"}\n') + c.flush(c.FLUSH_FRAME)
+    d = tmp_path / "home"
+    d.mkdir()
+    (d / "session.jsonl.zstd").write_bytes(blob)
+    res = probe_many(("list", "inspect", "page"), d / "session.jsonl.zstd")
+    assert [r["rc"] for r in res] == [2, 2, 2] and max(r["peak_mb"] for r in res) < RSS_BOUND_MB, res
+    assert "header frame" in res[1]["stderr"]

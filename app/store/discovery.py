@@ -147,7 +147,8 @@ def read_header_bytes(path: str, limit: int = 1 << 20) -> tuple[Optional[bytes],
                             return None, "the zstd header frame is incomplete or corrupt"
                         data += more
                 try:
-                    text = zstd.decompress(data[:n])
+                    from ..log.zstdframes import decode_bounded
+                    text = decode_bounded(data[:n], limit)      # a bomb in the header frame stays a bad header
                 except zstd.ZstdError as e:
                     return None, f"the zstd header frame does not decode: {e}"
                 if text.count(b"\n") != 1 or not text.endswith(b"\n"):
