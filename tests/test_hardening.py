@@ -434,3 +434,35 @@ def test_header_frame_bomb_is_a_bad_header_not_a_memory_blowup(tmp_path):
     res = probe_many(("list", "inspect", "page"), d / "session.jsonl.zstd")
     assert [r["rc"] for r in res] == [2, 2, 2] and max(r["peak_mb"] for r in res) < RSS_BOUND_MB, res
     assert "header frame" in res[1]["stderr"]
+
+
+@pytest.mark.parametrize("window", [4096, 1 << 20])
+@pytest.mark.parametrize("rel", [GOAL, "apps/web/tests/snapshots/code-mode-round/session.jsonl"])  # 2nd: legacy rows
+def test_fork_of_a_frame_read_in_several_windows(tmp_path, monkeypatch, window, rel):
+    """A zstd frame bigger than the decoding window is read in windows; fork, pages and the
+    index see each row exactly once (the seed copies none twice)."""
+    from app.log.zstdframes import encode_frame
+    from app.store.faces import open_reader
+    from app.store.forking import fork
+    monkeypatch.setattr(limits, "ZSTD_OUT_WINDOW", window)
+    lines = [ln for ln in fixture(rel).read_bytes().split(b"\n") if ln]
+    p = tmp_path / "src" / "session.jsonl.zstd"
+    p.parent.mkdir()
+    body = lines[1:]
+    k = len(body) // 3
+    p.write_bytes(encode_frame(lines[0] + b"\n") + encode_frame(b"\n".join(body[:k]) + b"\n")
+                  + encode_frame(b"\n".join(body[k:]) + b"\n"))
+    r = open_reader(str(p))
+    src = [(e.seq, e.type) for e in r.iter_events()]
+    ref = [(e.seq, e.type) for e in open_reader(str(fixture(rel))).iter_events()]
+    assert src == ref
+    page = r.tail_page(10 ** 6)
+    assert [e.seq for e in page.events] == [s for s, _ in ref]
+    msgs = [s for s, t in src if t == "assistant/message"]
+    for at in (msgs[len(msgs) // 3], None):
+        r = open_reader(str(p))
+        res = fork(r, at, out_store=str(tmp_path / "out"))
+        child = [(e.seq, e.type) for e in open_reader(res["child"]).iter_events()]
+        b = res["boundary"]
+        assert child[:b + 1] == src[:b + 1], at
+        assert child[b + 1][1] == "session/end-seed" or child[-1][1] == "session/end-seed"
