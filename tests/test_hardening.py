@@ -162,6 +162,7 @@ def test_corrupt_middle_frame_every_face_reads_past_it_and_agrees(tmp_path):
     r = cli("export", p, "--logical", out, "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["logical"]["events"] >= len(fwd)
     msgs = json.loads(cli("messages", p, "--json").stdout)
+    msgs = msgs["messages"] if isinstance(msgs, dict) else msgs
     assert len(msgs) > 10
 
 
