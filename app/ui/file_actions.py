@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu
 from ..store.discovery import harness_home
 from . import recent
 from .about import APP_NAME
+from .plaintext import isolate
 from .session_model import discover_job, titles_job
 from .welcome import HarnessHome, find_harness_home
 
@@ -165,7 +166,7 @@ class FileActions(QObject):
         path = info.store or info.path if info.format == "sqlite" else info.path
         sid = info.id if info.format == "sqlite" else None
         title = win.sessions.model.titles.get(info.key) or info.title or info.id
-        win.setWindowTitle(f"{title} — {APP_NAME}")
+        win.setWindowTitle(f"{isolate(title)} — {APP_NAME}")
         win.history.open(path, sid)
         win.statusBar().showMessage(f"Opening {info.path} …")
 

@@ -9,6 +9,7 @@ import os
 import time
 from typing import Optional
 
+from .plaintext import isolate, tooltip
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QSortFilterProxyModel, Qt
 
 from ..store.discovery import discover
@@ -217,7 +218,7 @@ class SessionTreeModel(QAbstractItemModel):
 
     def label(self, info) -> str:
         t = self.titles.get(info.key) or info.title
-        base = t if t else f"{info.id[:12]}{'…' if len(info.id) > 12 else ''}"
+        base = isolate(t) if t else isolate(f"{info.id[:12]}{'…' if len(info.id) > 12 else ''}")
         h = info.header or {}
         if info.parent:
             sub, fork = h.get("origin") == "subagent", h.get("seedLength") is not None
@@ -240,7 +241,7 @@ class SessionTreeModel(QAbstractItemModel):
             if col == 1:
                 return fmt_datetime(info.created_at) or "—"
             if col == 2:
-                return info.cwd or "—"
+                return isolate(info.cwd) or "—"
         if role == INFO_ROLE:
             return info
         if role == FILTER_ROLE:
@@ -260,7 +261,7 @@ class SessionTreeModel(QAbstractItemModel):
                                            "complete": "finished (last turn closed)"}.get(st, st))
             for p in info.problems or []:
                 lines.append(f"problem: {p}")
-            return "\n".join(lines)
+            return tooltip("\n".join(lines))
         return None
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Optional
 
+from ..plaintext import isolate
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QFontDatabase, QPainter, QPalette, QPen,
                            QTextBlockFormat, QTextCharFormat, QTextCursor, QTextDocument, QTextOption)
@@ -103,14 +104,14 @@ class DocBuilder:
         if c.status == "error":
             accent = "err"
         if kind == "turn-start":
-            cur.insertText(c.title, self.fmt("fg", bold=True, size=self.font.pointSizeF() + 1))
+            cur.insertText(isolate(c.title), self.fmt("fg", bold=True, size=self.font.pointSizeF() + 1))
         elif kind in ("step-start", "step-end", "turn-end"):
             col = "err" if c.status == "error" else ("ok" if c.status == "ok" else "boundary")
-            cur.insertText(c.title, self.fmt(col, bold=kind == "turn-end", size=self.small))
+            cur.insertText(isolate(c.title), self.fmt(col, bold=kind == "turn-end", size=self.small))
         else:
             cur.insertText(c.badge, self.fmt(accent, bold=True, size=self.small))
             cur.insertText("  ", self.fmt("fg"))
-            cur.insertText(c.title, self.fmt("fg", bold=kind not in ("event",)))
+            cur.insertText(isolate(c.title), self.fmt("fg", bold=kind not in ("event",)))
         for text, pk in c.pills:
             bg, fg = PILL.get(pk, ("mono_bg", "dim"))
             cur.insertText("  ", self.fmt("fg", size=self.small))

@@ -27,6 +27,7 @@ from typing import Optional
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
+from ..plaintext import tooltip
 from ..workers import Jobs, freeze_heap, thaw_heap
 from .live_feed import LiveFeed
 from .pages import LoadedPage, _older_job, _open_job
@@ -146,7 +147,7 @@ class HistoryModel(QAbstractListModel):
         if role == MATCH_ROLE:
             return bool(self.search_term) and self.search_term in row.search_text()
         if role == Qt.ItemDataRole.ToolTipRole:
-            return row.content().meta
+            return tooltip(row.content().meta)
         return None
 
     def flags(self, index):
