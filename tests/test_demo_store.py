@@ -84,7 +84,7 @@ def test_every_demo_file_opens_through_every_face(path, tmp_path):
                              and e.type in ("user/message", "assistant/message", "system/message"))
     bounds = analysis.dispatches(r.events())
     assert len(bounds) == info["attempts"]
-    step = max(1, len(bounds) // 40)                       # the long session: a sample, and its last
+    step = 1 if len(bounds) <= 60 else len(bounds) // 8                     # the long session: a sample, and its last
     for b, _a in bounds[::step] + bounds[-1:]:
         req = analysis.request_at(r, b)
         assert req["boundary"] == b and "messages" in req["request"]
@@ -97,7 +97,7 @@ def test_every_demo_file_opens_through_every_face(path, tmp_path):
             break
         page = r.page_before(page, max_messages=20)
     assert seen == list(range(info["events"]))
-    tstep = max(1, len(evs) // 200)
+    tstep = 1 if len(evs) <= 1200 else len(evs) // 40
     for e in evs[::tstep]:
         assert trace_event(r, e.seq)["target"]["seq"] == e.seq
     assert compute_stats(r) is not None
