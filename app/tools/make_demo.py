@@ -148,10 +148,14 @@ def _replace(o, ids: dict, sid: str):
     return o
 
 
-def normalize(lines: list, ids: dict, created_at: int) -> tuple[dict, list]:
-    """An envelope-free snapshot log -> (header, [row dicts]) with seq/time and real values."""
+def normalize(lines: list, ids: dict, created_at: int, born: dict) -> tuple[dict, list]:
+    """An envelope-free snapshot log -> (header, [row dicts]) with seq/time and real values.
+
+    ``born``: child id -> creation time, filled from the parent's ``subagent/catalog`` rows (whose
+    zeroed ``childCreatedAt`` gets the catalog row's time) and used as the child's createdAt."""
     header = json.loads(lines[0])
     sid = _replace(header["id"], ids, "demo")
+    created_at = born.get(sid, created_at)
     header = _replace(header, ids, sid)
     rows = [_replace(json.loads(x), ids, sid) for x in lines[1:] if x.strip()]
     real = [t for r in rows if (t := _stream_end(r.get("data")))]
@@ -166,6 +170,9 @@ def normalize(lines: list, ids: dict, created_at: int) -> tuple[dict, list]:
         r.pop("time", None)
         r["seq"] = i
         r["time"] = t
+        d = r.get("data")
+        if r["type"] == "subagent/catalog" and isinstance(d, dict) and d.get("childCreatedAt") == 0:
+            d["childCreatedAt"] = born[d.get("childId")] = t - 300
     return header, rows
 
 
@@ -204,15 +211,23 @@ def _fork(parent_path: Path, nth_message: int, child_id: str, now: int) -> Path:
     return Path(res["child"])
 
 
+def _created(h: dict, first_row: bytes) -> None:
+    """A v0 snapshot header with createdAt 0 is created just before its first event."""
+    if not h.get("createdAt"):
+        h["createdAt"] = json.loads(first_row)["time"] - 2_000
+    h.setdefault("delegationDepth", 0)
+
+
 def build(fixtures: Path, out: Path) -> None:
     root = out / "sessions"
     if out.exists():
         shutil.rmtree(out)
     root.mkdir(parents=True)
     # dsh's own v2-v4 snapshot logs, normalized
+    born: dict = {}
     for k, (rel, ids, name) in enumerate(SNAPSHOTS):
         lines = (fixtures / NEXT / rel).read_bytes().decode("utf-8").split("\n")
-        header, rows = normalize(lines, ids, T0 + k * HOUR)
+        header, rows = normalize(lines, ids, T0 + k * HOUR, born)
         header["cwd"] = CWD if header.get("cwd") in (None, "/rec/plain-cwd") else header["cwd"]
         body = [_dump(r) + b"\n" for r in rows]
         per_turn, cur = [], []
@@ -249,8 +264,7 @@ def build(fixtures: Path, out: Path) -> None:
         lines = (fixtures / V0 / rel).read_bytes().split(b"\n")
         h = json.loads(lines[0])
         h["id"], h["cwd"] = sid, CWD
-        h.setdefault("createdAt", T0 - (90 - k) * 24 * HOUR)
-        h.setdefault("delegationDepth", 0)
+        _created(h, lines[1])
         dst = _session_file(root, h, "session.jsonl")
         dst.parent.mkdir(parents=True, exist_ok=True)
         dst.write_bytes(b"\n".join([_dump(h)] + lines[1:]))
@@ -258,8 +272,7 @@ def build(fixtures: Path, out: Path) -> None:
     lines = (fixtures / V0 / rel).read_bytes().rstrip(b"\n").split(b"\n")
     h = json.loads(lines[0])
     h["id"], h["cwd"] = sid, CWD
-    h.setdefault("createdAt", T0 - 80 * 24 * HOUR)
-    h.setdefault("delegationDepth", 0)
+    _created(h, lines[1])
     body = [x + b"\n" for x in lines[1:]]
     _write(_session_file(root, h, "session.jsonl.zstd"), _dump(h) + b"\n",
            [body[i:i + 8] for i in range(0, len(body), 8)])
