@@ -29,6 +29,7 @@ clocks and seeds, so two builds are byte-identical.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -39,6 +40,7 @@ from unittest import mock
 from ..log.reader import LogReader
 from ..log.zstdframes import encode_session
 from ..store import forking
+from ..store.discovery import session_info
 from ..store.layout import session_path
 from .synth import SessionSynth, batches
 
@@ -278,6 +280,12 @@ def build(fixtures: Path, out: Path) -> None:
            [body[i:i + 8] for i in range(0, len(body), 8)])
     _fork(_session_file(root, {"id": "demo-long-goal", "cwd": CWD}, "session.jsonl"), 0, "demo-long-goal-fork",
           T0 - 60 * 24 * HOUR)
+    # modification times an hour after creation (a fresh build must not list open tails as live
+    # writers; a git checkout has its own times)
+    for f in sorted(root.rglob("session*.jsonl*")):
+        info = session_info(str(f))
+        t = info.created_at / 1000 + 3600
+        os.utime(f, (t, t))
 
 
 def main(argv=None) -> int:
