@@ -37,7 +37,8 @@ def _run(args):
             return (f"child would hold seq 0..{obj['boundary']} ({obj['turns']} turns), then session/end-seed; "
                     f"last message: {(obj.get('lastMessage') or '-')[:120]}")
         return f"forked {obj['parentSession']} -> {obj['id']}\n  {obj['child']}\n  seedLength {obj['seedLength']}"
-    emit(args, obj, text)
+    from .truth_cmd import with_fork_title
+    emit(args, with_fork_title(r, obj, args.preview), text)
 
 
 COMMANDS["fork"] = ("fork a session from a message (durable before success)", _cfg, _run)

@@ -78,6 +78,8 @@ def _run_list(args):
         s.title = quick_title(s)
         rows.append(s.to_dict())
     obj = {"kind": listing.kind, "root": listing.root, "sessions": rows, "problems": listing.problems}
+    from .truth_cmd import list_writers
+    list_writers(rows, listing.sessions)          # a fresh fork seed or a released lock is not "live"
 
     def text():
         lines = [f"{listing.kind}: {listing.root} ({len(rows)} sessions)"]
@@ -102,8 +104,10 @@ def _cfg_path(p):
 def _run_inspect(args):
     from ..log.analysis import inspect
     from ..store.discovery import generation_facts
+    from .truth_cmd import add_writer, is_live, writer_of
     r = _reader(args)
-    obj = inspect(r)
+    ws = writer_of(args, r)                       # live writer: no synthesized closure, inFlight instead
+    obj = add_writer(inspect(r, live=is_live(ws)), ws, r)
     obj.setdefault("formatVersion", getattr(r, "version", 0))
     if r.source.kind != "sqlite":
         gf = generation_facts(r.path)
@@ -120,6 +124,7 @@ def _run_inspect(args):
     def text():
         keys = ["id", "format", "formatVersion", "generation", "title", "events", "lastSeq", "turns", "messages",
                 "attempts", "hiddenAttempts", "openTail", "closure", "dshWouldRefuse"]
+        keys += [k for k in ("writer", "inFlight") if k in obj]
         lines = [f"{k:>15}: {obj.get(k)}" for k in keys]
         lines += [f"     generation: {g['name']} (v{g['version']}, not read)" for g in obj.get("generations") or []]
         lines += [f"        problem: {p}" for p in obj["problems"]]
@@ -127,7 +132,14 @@ def _run_inspect(args):
     emit(args, obj, text)
 
 
-COMMANDS["inspect"] = ("summary facts of one session", _cfg_path, _run_inspect)
+def _cfg_inspect(p):
+    from .truth_cmd import cfg_writer
+    _cfg_path(p)
+    cfg_writer(p)
+
+
+COMMANDS["inspect"] = ("summary facts of one session (writer live/idle/crashed/complete)", _cfg_inspect,
+                       _run_inspect)
 
 
 # --------------------------------------------------------------------------- messages
@@ -208,11 +220,15 @@ def _cfg_page(p):
     face.add_argument("--logical", action="store_true", help="logical face (default): closure applied")
     face.add_argument("--physical", action="store_true", help="the rows as stored, bad rows included")
     p.add_argument("--attempts", action="store_true", help="include hidden (failed) attempts")
+    from .truth_cmd import cfg_writer
+    cfg_writer(p)
 
 
-def page_json(reader, page, physical: bool, attempts: bool) -> dict:
+def page_json(reader, page, physical: bool, attempts: bool, live: bool = False) -> dict:
+    """``live``: a writer is alive, so the tail page is the live face (no crash closure)."""
     from ..log.attempts import find_attempts
-    items = page.items if physical else page.logical_items()
+    from .truth_cmd import annotate_page, page_items
+    items = page_items(page, physical, live)
     evs = [it for it in items if is_event(it)]
     tracker = find_attempts(evs)
     views = {}
@@ -231,17 +247,22 @@ def page_json(reader, page, physical: bool, attempts: bool) -> dict:
             continue
         out.append(item_json(it, hidden=hidden, attempt=a if hidden else None,
                              view=views.get(it.seq) if is_event(it) else None))
-    return {"face": "physical" if physical else "logical", "events": out, "hasMore": page.has_more,
-            "baseSeq": page.base_seq, "lastSeq": page.last_seq, "messages": page.messages, "tail": page.tail,
-            "hiddenAttempts": hidden_ranges,
-            "closure": [e.type for e in page.closure] if (page.tail and not physical) else [],
-            "droppedRows": len(page.dropped) if page.tail else 0}
+    obj = {"face": "physical" if physical else "logical", "events": out, "hasMore": page.has_more,
+           "baseSeq": page.base_seq, "lastSeq": page.last_seq, "messages": page.messages, "tail": page.tail,
+           "hiddenAttempts": hidden_ranges,
+           "closure": [e.type for e in page.closure] if (page.tail and not physical) else [],
+           "droppedRows": len(page.dropped) if page.tail else 0}
+    return annotate_page(reader, page, items, out, obj, live, physical)   # surface, compactions, truth
 
 
 def _run_page(args):
     r = _reader(args)
     page = r.tail_page(args.limit) if args.before is None else r.page_before(args.before, args.limit)
-    obj = page_json(r, page, physical=args.physical, attempts=args.attempts)
+    from .truth_cmd import entry_marks, compaction_lines, is_live, writer_of
+    ws = writer_of(args, r) if page.tail and not args.physical else None
+    obj = page_json(r, page, physical=args.physical, attempts=args.attempts, live=is_live(ws))
+    if ws is not None:
+        obj["writer"] = ws["writer"]
 
     def text():
         lines = []
@@ -251,7 +272,9 @@ def _run_page(args):
                 continue
             ev = e["event"]
             mark = " [synthesized]" if e.get("synthesized") else (" [hidden attempt]" if e.get("hidden") else "")
+            mark += entry_marks(e)
             lines.append(f"{ev['seq']:>7} {ev['type']}{mark}")
+        lines += compaction_lines(obj)
         lines.append(f"hasMore={obj['hasMore']} baseSeq={obj['baseSeq']} face={obj['face']}")
         return "\n".join(lines)
     emit(args, obj, text)
@@ -326,7 +349,8 @@ COMMANDS["export"] = ("raw or logical export of a session", _cfg_export, _run_ex
 def _load_plugins():
     """Subcommands living next to their features register themselves on import."""
     import importlib
-    for mod in ("app.cli.gui_cmd", "app.cli.fork_cmd", "app.cli.live_cmd", "app.cli.audit_cmd"):
+    for mod in ("app.cli.gui_cmd", "app.cli.fork_cmd", "app.cli.live_cmd", "app.cli.audit_cmd",
+                "app.cli.truth_cmd"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:

@@ -30,8 +30,11 @@ def _dedupe(problems: list) -> list:
     return out
 
 
-def inspect(reader: LogReader, progress=None) -> dict:
-    """Summary facts of a log (spec: ``inspect`` face), one forward pass."""
+def inspect(reader: LogReader, progress=None, live: bool = False) -> dict:
+    """Summary facts of a log (spec: ``inspect`` face), one forward pass.
+
+    ``live``: a writer is alive, so an open turn is in flight, not crashed: no closure is
+    synthesized (``closure`` is empty; :func:`app.log.inflight.in_flight` says what is open)."""
     problems: list = list(reader.problems)
     if reader.fatal:
         return {"id": reader.header.id if reader.header else None, "format": reader.source.kind,
@@ -73,7 +76,8 @@ def inspect(reader: LogReader, progress=None) -> dict:
         checks.apply(ev)
         if ev.type == "turn/end":
             at.prune()
-    for ev in st.closure:
+    closure = [] if live else st.closure
+    for ev in closure:
         sf.apply(ev)
     h = reader.header
     if reader.version >= 2 and h is not None and h.isSeeded is not None and h.isSeeded != (inherited is not None):
@@ -105,7 +109,7 @@ def inspect(reader: LogReader, progress=None) -> dict:
         "hiddenAttempts": len(hidden),
         "failedAttempts": [a.to_dict() for a in hidden],
         "openTail": st.is_open,
-        "closure": [e.type for e in st.closure],
+        "closure": [e.type for e in closure],
         "tornRows": len([d for d in st.dropped]),
         "requestHeaders": [{"seq": s, "reason": r} for s, r in hf.history],
         "types": dict(sorted(types.items())),

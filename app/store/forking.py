@@ -305,6 +305,7 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
         raise ForkError("FORK_UNAVAILABLE", "the source has no readable header")
     src = reader.source
     rev_before = src.revision()
+    parent_durable(src.path)              # barrier 1 of 2: see parent_durable (the child is barrier 2)
     plan = plan or plan_fork(reader, at_seq, live=live)
     child_id = child_id or f"session-{uuid.uuid4()}"
     now = int(time.time() * 1000)
@@ -438,3 +439,24 @@ def preview(reader: LogReader, at_seq: Optional[int], live: bool = False) -> dic
             from ..log.model import event_message, message_text
             last = message_text(event_message(ev) or {})
     return {**plan.to_dict(), "lastMessage": last, "parentSession": reader.header.id if reader.header else None}
+
+
+def parent_durable(path: str) -> None:
+    """The fork's first barrier: force the parent's bytes — the range the child copies among
+    them — to disk before the child is published (the child's flush is the second barrier), so
+    no crash leaves a durable child whose seed the parent lost (the asymmetric window dsh leaves
+    open).  A flush of what is already in the file (fdatasync, else fsync) and of its directory
+    entry: nothing is written to the parent.  The fork then checks that the source did not change
+    (its revision), so the synced bytes are the copied ones.  A SQLite store: the database file
+    and its write-ahead log, where the parent's newest committed rows may still be."""
+    from .publish import fsync_dir
+    for p in (path, path + "-wal"):
+        try:
+            fd = os.open(p, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            continue                      # no write-ahead log (or not a SQLite store)
+        try:
+            getattr(os, "fdatasync", os.fsync)(fd)
+        finally:
+            os.close(fd)
+    fsync_dir(os.path.dirname(os.path.abspath(path)))
