@@ -17,7 +17,7 @@ formats dsh writes today:
 - Older homes: a session folder with an older generation beside the newest (v0 ``session.jsonl``
   + ``session.v4.jsonl`` of the same synthesized session; dsh's own v2 + v3 of ``plain-turn``;
   the ``preview-*`` v2 + v3 home files), v3 sessions, and a few v0 sessions kept as legacy
-  (``demo-long-goal`` with its Session Lens fork, ``demo-todo``, ``demo-zstd``).
+  (``demo-long-goal`` with its Session Lens fork, ``demo-todo``, ``demo-zstd``, ``demo-crashed``).
 
 Stored rows of files with full envelopes are copied byte for byte.  dsh's snapshot fixtures are
 envelope-free and normalized: they get ``seq`` (row index - 1) and a real ``time`` (following
@@ -103,6 +103,9 @@ LEGACY = [
     ("apps/web/tests/snapshots/goal-multi-turn-actions/session.jsonl", "demo-long-goal"),
 ]
 LEGACY_ZSTD = ("examples/acp-agent/tests/snapshots/parallel-tool-calls/session.jsonl", "demo-zstd")
+# a v0 crash: header + seq 0..4 of dsh's checkpoint snapshot (a tool call with no result, turn open)
+LEGACY_CRASH = ("examples/headless-agent/tests/semantic-checkpoint-snapshots/tool-outcome-unknown/"
+                "session.expected.jsonl", "demo-crashed", 6)
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Za-z0-9:_-]+)\}\}")
 
@@ -213,10 +216,12 @@ def _fork(parent_path: Path, nth_message: int, child_id: str, now: int) -> Path:
     return Path(res["child"])
 
 
-def _created(h: dict, first_row: bytes) -> None:
-    """A v0 snapshot header with createdAt 0 is created just before its first event."""
+def _created(h: dict, first_row: bytes, fallback: int = T0) -> None:
+    """A v0 snapshot header with createdAt 0 is created just before its first event (or at
+    ``fallback`` when its events have no real clock either)."""
     if not h.get("createdAt"):
-        h["createdAt"] = json.loads(first_row)["time"] - 2_000
+        t = json.loads(first_row).get("time")
+        h["createdAt"] = t - 2_000 if isinstance(t, int) and t >= 10 ** 12 else fallback
     h.setdefault("delegationDepth", 0)
 
 
@@ -270,6 +275,14 @@ def build(fixtures: Path, out: Path) -> None:
         dst = _session_file(root, h, "session.jsonl")
         dst.parent.mkdir(parents=True, exist_ok=True)
         dst.write_bytes(b"\n".join([_dump(h)] + lines[1:]))
+    rel, sid, keep = LEGACY_CRASH
+    lines = (fixtures / V0 / rel).read_bytes().split(b"\n")
+    h = json.loads(lines[0])
+    h["id"], h["cwd"] = sid, CWD
+    _created(h, lines[1], T0 + 20 * HOUR)
+    dst = _session_file(root, h, "session.jsonl")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_bytes(b"\n".join([_dump(h)] + lines[1:keep]) + b"\n")
     rel, sid = LEGACY_ZSTD
     lines = (fixtures / V0 / rel).read_bytes().rstrip(b"\n").split(b"\n")
     h = json.loads(lines[0])
