@@ -13,7 +13,6 @@ import pytest
 
 from app.log import analysis
 from app.log.attempts import find_attempts
-from app.log.reader import LogReader
 from app.log.stats import compute_stats
 from app.log.trace import trace_event
 from app.log.versions import file_version, header_version
@@ -180,7 +179,7 @@ def _first_request(sid: str, infos: dict, pred) -> dict:
 
 
 def test_demo_requests_carry_system_and_developer_messages():
-    _listing_, infos = _listing()
+    _, infos = _listing()
     # v3: the system prompt is the live system/message at the head of the request (not a header field)
     rq = _first_request("demo-v3-team-targets", infos, lambda rq: True)
     assert rq["messages"][0]["role"] == "system" and "system" not in rq

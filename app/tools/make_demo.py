@@ -97,15 +97,17 @@ HOME_FILES = [
     _Z + "a18d8a996c/" + _VFS + "preview-follow-up-builder/session.v3.jsonl",
     _Z + "d128b28263/" + _VFS + "preview-architecture-review/session.v3.jsonl",
 ]
-# v0 sessions kept as legacy (dsh 0.1.0-0.1.1 homes)
+# v0 sessions kept as legacy (dsh 0.1.0-0.1.1 homes): (fixture under dsh, id, file, rows kept, createdAt
+# when neither the header nor the events have a real clock)
 LEGACY = [
-    ("examples/acp-agent/tests/snapshots/todo-write/session.jsonl", "demo-todo"),
-    ("apps/web/tests/snapshots/goal-multi-turn-actions/session.jsonl", "demo-long-goal"),
+    ("examples/acp-agent/tests/snapshots/todo-write/session.jsonl", "demo-todo", "session.jsonl", None, T0),
+    ("apps/web/tests/snapshots/goal-multi-turn-actions/session.jsonl", "demo-long-goal", "session.jsonl", None, T0),
+    ("examples/acp-agent/tests/snapshots/parallel-tool-calls/session.jsonl", "demo-zstd", "session.jsonl.zstd",
+     None, T0),
+    # a v0 crash: header + seq 0..4 of dsh's checkpoint snapshot (a tool call with no result, turn open)
+    ("examples/headless-agent/tests/semantic-checkpoint-snapshots/tool-outcome-unknown/session.expected.jsonl",
+     "demo-crashed", "session.jsonl", 6, T0 + 20 * HOUR),
 ]
-LEGACY_ZSTD = ("examples/acp-agent/tests/snapshots/parallel-tool-calls/session.jsonl", "demo-zstd")
-# a v0 crash: header + seq 0..4 of dsh's checkpoint snapshot (a tool call with no result, turn open)
-LEGACY_CRASH = ("examples/headless-agent/tests/semantic-checkpoint-snapshots/tool-outcome-unknown/"
-                "session.expected.jsonl", "demo-crashed", 6)
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Za-z0-9:_-]+)\}\}")
 
@@ -216,7 +218,7 @@ def _fork(parent_path: Path, nth_message: int, child_id: str, now: int) -> Path:
     return Path(res["child"])
 
 
-def _created(h: dict, first_row: bytes, fallback: int = T0) -> None:
+def _created(h: dict, first_row: bytes, fallback: int) -> None:
     """A v0 snapshot header with createdAt 0 is created just before its first event (or at
     ``fallback`` when its events have no real clock either)."""
     if not h.get("createdAt"):
@@ -267,30 +269,13 @@ def build(fixtures: Path, out: Path) -> None:
     # a fork made by Session Lens, in v4 (zstd like its parent), after the long session's 5th answer
     _fork(long_path, 4, "demo-v4-long-fork", T0 + 22 * HOUR)
     # v0 legacy sessions
-    for k, (rel, sid) in enumerate(LEGACY):
-        lines = (fixtures / V0 / rel).read_bytes().split(b"\n")
+    for rel, sid, name, keep, fallback in LEGACY:
+        lines = (fixtures / V0 / rel).read_bytes().rstrip(b"\n").split(b"\n")
         h = json.loads(lines[0])
         h["id"], h["cwd"] = sid, CWD
-        _created(h, lines[1])
-        dst = _session_file(root, h, "session.jsonl")
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        dst.write_bytes(b"\n".join([_dump(h)] + lines[1:]))
-    rel, sid, keep = LEGACY_CRASH
-    lines = (fixtures / V0 / rel).read_bytes().split(b"\n")
-    h = json.loads(lines[0])
-    h["id"], h["cwd"] = sid, CWD
-    _created(h, lines[1], T0 + 20 * HOUR)
-    dst = _session_file(root, h, "session.jsonl")
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    dst.write_bytes(b"\n".join([_dump(h)] + lines[1:keep]) + b"\n")
-    rel, sid = LEGACY_ZSTD
-    lines = (fixtures / V0 / rel).read_bytes().rstrip(b"\n").split(b"\n")
-    h = json.loads(lines[0])
-    h["id"], h["cwd"] = sid, CWD
-    _created(h, lines[1])
-    body = [x + b"\n" for x in lines[1:]]
-    _write(_session_file(root, h, "session.jsonl.zstd"), _dump(h) + b"\n",
-           [body[i:i + 8] for i in range(0, len(body), 8)])
+        _created(h, lines[1], fallback)
+        body = [x + b"\n" for x in lines[1:keep]]
+        _write(_session_file(root, h, name), _dump(h) + b"\n", [body[i:i + 8] for i in range(0, len(body), 8)])
     _fork(_session_file(root, {"id": "demo-long-goal", "cwd": CWD}, "session.jsonl"), 0, "demo-long-goal-fork",
           T0 - 60 * 24 * HOUR)
     # modification times an hour after creation (a fresh build must not list open tails as live

@@ -108,7 +108,8 @@ class FileActions(QObject):
     def open_demo(self, remember: bool = True):
         """The demo store, opened on its showcase session (a current-format v4 session)."""
         start = self.demo_store() / DEMO_START
-        self.open_store(str(self.demo_store()), remember=remember, select_path=str(start) if start.is_file() else None)
+        self.open_store(str(self.demo_store()), remember=remember,
+                        select_path=str(start) if start.is_file() else None)
 
     def open_default(self):
         if self.demo_available():
