@@ -270,11 +270,11 @@ def build(fixtures: Path, out: Path) -> None:
     _fork(long_path, 4, "demo-v4-long-fork", T0 + 22 * HOUR)
     # v0 legacy sessions
     for rel, sid, name, keep, fallback in LEGACY:
-        lines = (fixtures / V0 / rel).read_bytes().rstrip(b"\n").split(b"\n")
-        h = json.loads(lines[0])
+        rows0 = (fixtures / V0 / rel).read_bytes().rstrip(b"\n").split(b"\n")
+        h = json.loads(rows0[0])
         h["id"], h["cwd"] = sid, CWD
-        _created(h, lines[1], fallback)
-        body = [x + b"\n" for x in lines[1:keep]]
+        _created(h, rows0[1], fallback)
+        body = [x + b"\n" for x in rows0[1:keep]]
         _write(_session_file(root, h, name), _dump(h) + b"\n", [body[i:i + 8] for i in range(0, len(body), 8)])
     _fork(_session_file(root, {"id": "demo-long-goal", "cwd": CWD}, "session.jsonl"), 0, "demo-long-goal-fork",
           T0 - 60 * 24 * HOUR)
@@ -282,7 +282,8 @@ def build(fixtures: Path, out: Path) -> None:
     # writers; a git checkout has its own times)
     for f in sorted(root.rglob("session*.jsonl*")):
         info = session_info(str(f))
-        t = info.created_at / 1000 + 3600
+        created = info.created_at if info is not None else None
+        t = (created if isinstance(created, int) else T0) / 1000 + 3600
         os.utime(f, (t, t))
 
 
