@@ -23,6 +23,10 @@ from .session_model import discover_job, titles_job
 from .welcome import HarnessHome, find_harness_home
 
 
+# the demo session selected when the demo store opens: dsh's current format, many capabilities
+DEMO_START = "sessions/--home-dev-demo-project--/demo-v4-advanced/session.v4.jsonl.zstd"
+
+
 def _find_home_job(job, explicit: Optional[str]):
     return find_harness_home(explicit)
 
@@ -37,7 +41,7 @@ class FileActions(QObject):
         w.openPathRequested.connect(self.open_store)
         w.openFileRequested.connect(self.open_file_dialog)
         w.openFolderRequested.connect(self.open_folder_dialog)
-        w.openDemoRequested.connect(lambda: self.open_store(str(self.demo_store()), remember=False))
+        w.openDemoRequested.connect(lambda: self.open_demo(remember=False))
         win.sessions.sessionActivated.connect(self.open_session)
         self._build_menu()
 
@@ -61,7 +65,7 @@ class FileActions(QObject):
                                     shortcut=QKeySequence("Ctrl+Shift+O"), triggered=self.open_folder_dialog)
         self.recent_menu = fm.addMenu("Open &recent")
         self.act_reload = QAction("&Reload session", win, shortcut=QKeySequence("F5"), triggered=self.reload)
-        self.act_demo = QAction("Open the &demo store", win, triggered=lambda: self.open_store(str(self.demo_store())))
+        self.act_demo = QAction("Open the &demo store", win, triggered=lambda: self.open_demo())
         self.act_quit = QAction("&Quit", win, shortcut=QKeySequence.StandardKey.Quit, triggered=win.close)
         fm.insertAction(self.recent_menu.menuAction(), self.act_open)
         fm.insertAction(self.recent_menu.menuAction(), self.act_open_dir)
@@ -102,9 +106,15 @@ class FileActions(QObject):
         self.win.welcome.show_home(HarnessHome(path=Path("~/.dsh"), exists=False, problem=msg))
         self.win.welcomeReady.emit()
 
+    def open_demo(self, remember: bool = True):
+        """The demo store, opened on its showcase session (a current-format v4 session)."""
+        start = self.demo_store() / DEMO_START
+        self.open_store(str(self.demo_store()), remember=remember,
+                        select_path=str(start) if start.is_file() else None)
+
     def open_default(self):
         if self.demo_available():
-            self.open_store(str(self.demo_store()), remember=False)
+            self.open_demo(remember=False)
         else:
             self.show_welcome("The demo store (resources/demo) is not installed.")
 

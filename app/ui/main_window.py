@@ -6,6 +6,7 @@ its named controllers, each placing its own menu entries:
   AuditAction      (audit_action.py)     Tools menu, "Trace this row", File > Export
   ForkAction       (fork_action.py)      "Fork from here" (toolbar, row menu)
   LiveActions      (live_actions.py)     follower state, writer states of the listed sessions
+  GenerationActions (generation_actions.py) the open session's generations: info line, File > Open generation
 
 Everything that touches files goes through workers (discover, titles, pages, index,
 event_at, request).  The window only wires view models to widgets.
@@ -128,6 +129,8 @@ class MainWindow(QMainWindow):
         self.fork_action = ForkAction(self)
         from .audit_action import AuditAction
         self.audit_action = AuditAction(self)
+        from .generation_actions import GenerationActions
+        self.generation_actions = GenerationActions(self)
 
     # ------------------------------------------------------------------ UI
     def _build_ui(self):
