@@ -53,7 +53,7 @@ class FileActions(QObject):
 
     def _build_menu(self):
         win = self.win
-        fm = win.menuBar().addMenu("&File")
+        fm = win.menu("File")
         self.act_open = QAction("&Open session file…", win, shortcut=QKeySequence.StandardKey.Open,
                                 triggered=self.open_file_dialog)
         self.act_open_dir = QAction("Open &folder (Harness home, project)…", win,
@@ -118,6 +118,8 @@ class FileActions(QObject):
             win.storeFailed.emit(f"no such file or folder: {path}")
             return
         win.jobs.cancel_group("titles")
+        # a filter typed for the previous store would hide what is being opened
+        win.sessions.clear_filter()
         win.store_path = p
         self._select_key_after_open = select_path
         if remember:
@@ -161,11 +163,12 @@ class FileActions(QObject):
         win.history_actions.controller.close_pending()
         win.inspector.clear()
         win.request_view.clear()
-        win.banner.hide()
+        win.hide_banner()
         path = info.store or info.path if info.format == "sqlite" else info.path
         sid = info.id if info.format == "sqlite" else None
-        title = win.sessions.model.titles.get(info.key) or info.title or info.id
-        win.setWindowTitle(f"{title} — {APP_NAME}")
+        win.update_title()
+        win.history.close()
+        win.history_actions.new_session()        # no stale find; faces reset unless kept on purpose
         win.history.open(path, sid)
         win.statusBar().showMessage(f"Opening {info.path} …")
 

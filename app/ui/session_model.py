@@ -16,7 +16,64 @@ from .history.rows import fmt_datetime
 
 INFO_ROLE = Qt.ItemDataRole.UserRole + 1
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
-COLUMNS = ("Session", "Created", "Folder")
+COLUMNS = ("Session", "Updated", "Project", "Format")
+
+
+def is_placeholder(text) -> bool:
+    """A template id such as ``{{sessionId}}`` (fixtures): not something to show as a name."""
+    t = str(text or "").strip()
+    return not t or ("{{" in t and "}}" in t)
+
+
+def display_title(info, titles: Optional[dict] = None) -> str:
+    """The session's title, else a short id, else its folder: never a raw template id."""
+    t = (titles or {}).get(info.key) or info.title
+    if t and not is_placeholder(t):
+        return " ".join(str(t).split())
+    if not is_placeholder(info.id):
+        return f"{info.id[:12]}{'…' if len(info.id) > 12 else ''}"
+    folder = os.path.basename(os.path.dirname(info.path)) if info.format != "sqlite" else ""
+    return f"session in {folder}" if folder else "untitled session"
+
+
+def store_label(info, store_path: Optional[str] = None) -> str:
+    """Where the session lives, short: the SQLite file, the project folder, or the file's folder."""
+    if info.format == "sqlite":
+        return os.path.basename(info.store or info.path)
+    if info.project:
+        return project_name(info.project)
+    return os.path.basename(os.path.dirname(info.path)) or os.path.basename(store_path or "")
+
+
+def window_title(info, titles: dict, store_path: Optional[str], app: str) -> str:
+    if info is None:
+        return app
+    parts = [display_title(info, titles), store_label(info, store_path)]
+    return " · ".join(p for p in parts if p) + f" · {app}"
+
+
+def project_name(key: Optional[str]) -> str:
+    """A JSONL tree's project key ``--home-me-proj--`` as ``proj`` (the folder's last part)."""
+    k = str(key or "").strip("-")
+    parts = [p for p in k.split("-") if p]
+    return parts[-1] if parts else str(key or "")
+
+
+def format_version(info) -> str:
+    v = getattr(info, "version", None)
+    if not isinstance(v, int):
+        v = (info.header or {}).get("version")
+    v = v if isinstance(v, int) else 0
+    kind = {"jsonl": "", "zstd": " zstd", "sqlite": " SQLite"}.get(info.format, f" {info.format}")
+    return f"v{v}{kind}"
+
+
+def updated_ms(info) -> Optional[float]:
+    """When the session last changed: its file's mtime (a SQLite store's newest event, when known)."""
+    last = getattr(info, "updated_at", None) or getattr(info, "last_time", None)
+    if isinstance(last, (int, float)) and last > 0:
+        return float(last)
+    return info.mtime * 1000 if info.mtime else None
 
 
 LIVE_BADGES = {"live": "● live", "idle": "◌ idle", "crashed": "✕ crashed"}
@@ -217,8 +274,7 @@ class SessionTreeModel(QAbstractItemModel):
         return None
 
     def label(self, info) -> str:
-        t = self.titles.get(info.key) or info.title
-        base = t if t else f"{info.id[:12]}{'…' if len(info.id) > 12 else ''}"
+        base = display_title(info, self.titles)
         h = info.header or {}
         if info.parent:
             sub, fork = h.get("origin") == "subagent", h.get("seedLength") is not None
@@ -239,16 +295,27 @@ class SessionTreeModel(QAbstractItemModel):
             if col == 0:
                 return self.label(info)
             if col == 1:
-                return fmt_datetime(info.created_at) or "—"
+                return fmt_datetime(updated_ms(info)) or fmt_datetime(info.created_at) or "—"
             if col == 2:
-                return info.cwd or "—"
+                if info.project:
+                    return project_name(info.project)
+                return os.path.basename((info.cwd or "").rstrip("/")) or os.path.basename(os.path.dirname(info.path))
+            if col == 3:
+                return format_version(info)
         if role == INFO_ROLE:
             return info
         if role == FILTER_ROLE:
             return " ".join(str(x) for x in (self.titles.get(info.key) or "", info.id, info.cwd or "",
                                              os.path.basename(os.path.dirname(info.path)))).casefold()
         if role == Qt.ItemDataRole.ToolTipRole:
-            lines = [f"id: {info.id}", f"file: {info.path}", f"format: {info.format} · {_size(info.size)}"]
+            lines = [f"title: {display_title(info, self.titles)}", f"id: {info.id}", f"file: {info.path}",
+                     f"format: {format_version(info)} · {_size(info.size)}"]
+            if fmt_datetime(info.created_at):
+                lines.append(f"created: {fmt_datetime(info.created_at)}")
+            if fmt_datetime(updated_ms(info)):
+                lines.append(f"updated: {fmt_datetime(updated_ms(info))}")
+            if info.cwd:
+                lines.append(f"folder: {info.cwd}")
             if info.parent:
                 lines.append(f"parent: {info.parent}")
             if (info.header or {}).get("seedLength") is not None:
