@@ -19,6 +19,7 @@ from ..store.discovery import harness_home
 from . import recent
 from .about import APP_NAME
 from .session_model import discover_job, titles_job
+from .status import humane_error
 from .welcome import HarnessHome, find_harness_home
 
 
@@ -152,13 +153,17 @@ class FileActions(QObject):
 
     def _on_store_failed(self, msg: str):
         win = self.win
-        win.statusBar().showMessage(f"Cannot open {win.store_path}: {msg}", 10000)
+        summary, _ = humane_error(msg)
         if win.stack.currentIndex() == 0 or win.session is None:
-            self.show_welcome(f"Cannot open {win.store_path}:\n{msg}")
+            win.statusBar().showMessage(f"Cannot open {win.store_path}: {summary}", 10000)
+            self.show_welcome(f"Cannot open {win.store_path}:\n{summary}")
+        else:
+            win.show_error(f"Cannot open {win.store_path}", msg)
         win.storeFailed.emit(msg)
 
     def open_session(self, info):
         win = self.win
+        switching = win.session is not None and win.session.key != info.key and win.history.path is not None
         win.session = info
         win.history_actions.controller.close_pending()
         win.inspector.clear()
@@ -168,7 +173,7 @@ class FileActions(QObject):
         sid = info.id if info.format == "sqlite" else None
         win.update_title()
         win.history.close()
-        win.history_actions.new_session()        # no stale find; faces reset unless kept on purpose
+        win.history_actions.new_session(switching)   # no stale find; faces reset unless kept on purpose
         win.history.open(path, sid)
         win.statusBar().showMessage(f"Opening {info.path} …")
 

@@ -116,9 +116,10 @@ class HistoryActions(QObject):
     def _label_switches(self):
         """Toggles show their state as a checked button; the text stays the same."""
 
-    def new_session(self) -> None:
-        """Another session is opening (the model is closed): the find bar starts empty, and
-        the faces go back to logical / attempts off unless the user chose to keep them."""
+    def new_session(self, switching: bool = True) -> None:
+        """A session is opening (the model is closed): the find bar starts empty; when it
+        replaces another session the faces go back to logical / attempts off unless the user
+        chose to keep them (the first session opens on the faces set before it, e.g. --physical)."""
         self._search_timer.stop()
         self.search_edit.blockSignals(True)
         self.search_edit.clear()
@@ -127,8 +128,8 @@ class HistoryActions(QObject):
         self.search_bar.hide()
         kept = [name for act, name in ((self.act_physical, "physical tail"), (self.act_attempts, "hidden attempts shown"))
                 if act.isChecked()]
-        if self.act_keep_faces.isChecked():
-            if kept:
+        if self.act_keep_faces.isChecked() or not switching:
+            if kept and switching:
                 self._kept_note = "Kept from the previous session: " + ", ".join(kept) + \
                                   " (View › Keep face choices for the next session)"
             return

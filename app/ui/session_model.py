@@ -217,10 +217,16 @@ class SessionTreeModel(QAbstractItemModel):
             self.dataChanged.emit(ix, ix, [Qt.ItemDataRole.DisplayRole, FILTER_ROLE])
 
     def set_states(self, states: dict) -> None:
-        """Writer states from the live poll or the open session's follower."""
+        """Writer states from the live poll or the open session's follower.
+
+        A session marked crashed stays crashed until its log grows (``live``) or its last turn
+        is closed (``complete``): the follower's shorter "idle" clock and the list poll's longer
+        crash delay must not make "✕ crashed" come and go between polls."""
         for key, st in states.items():
             n = self._by_key.get(key)
             if n is None or self.states.get(key) == st:
+                continue
+            if self.states.get(key) == "crashed" and st not in ("live", "complete"):
                 continue
             self.states[key] = st
             ix = self.createIndex(n.row, 0, n)

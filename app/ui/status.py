@@ -55,11 +55,9 @@ def humane_error(msg: str) -> tuple[str, str]:
         rest = (m.group(3) or "").strip()
     if not parts:
         return (text or "Something went wrong"), text
+    rest = re.sub(r"^\[Errno \d+\]\s*", "", rest)
     lead = next((_PLAIN[p] for p in parts if p in _PLAIN), None)
-    if rest and lead and rest.casefold() not in lead.casefold():
-        summary = f"{lead}: {rest}"
-    else:
-        summary = rest or lead or "Something went wrong"
+    summary = rest or lead or "Something went wrong"     # the message itself says it best
     summary = summary[:1].upper() + summary[1:]
     return summary, text
 
