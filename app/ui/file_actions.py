@@ -166,6 +166,7 @@ class FileActions(QObject):
         switching = win.session is not None and win.session.key != info.key and win.history.path is not None
         win.session = info
         win.history_actions.controller.close_pending()
+        win.inspector.set_summary("")
         win.inspector.clear()
         win.request_view.clear()
         win.hide_banner()

@@ -188,6 +188,14 @@ class FrameActions(QObject):
         (self.opener or QDesktopServices.openUrl)(QUrl(href))
         return True
 
+    def update_summary(self):
+        """The inspector's session summary (shown while no row is selected)."""
+        from .session_model import display_title
+        from .summary import session_summary
+        win = self.win
+        title = display_title(win.session, win.sessions.model.titles) if win.session is not None else ""
+        win.inspector.set_summary(session_summary(win.history, win.session, title))
+
     # ------------------------------------------------------------------ geometry
     def restore_geometry(self):
         g = settings.load().get("geometry")

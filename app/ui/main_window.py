@@ -374,6 +374,7 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ history events
     def _on_tail(self):
+        self.frame_actions.update_summary()
         self.update_banner()
         self.update_empty_state()
         s = self.history.stats()
@@ -412,6 +413,7 @@ class MainWindow(QMainWindow):
 
     def _on_index_ready(self):
         self.progress.hide()
+        self.frame_actions.update_summary()
         self.update_status()
 
     def update_status(self):

@@ -19,6 +19,16 @@ FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
 COLUMNS = ("Session", "Updated", "Project", "Format")
 
 
+def plain_tooltip(text: str) -> str:
+    """A tooltip that shows ``text`` as written: Qt renders a tooltip that looks like markup
+    as rich text, so such text is escaped inside a pre-wrapped paragraph."""
+    from PySide6.QtGui import Qt as GuiQt
+    if not GuiQt.mightBeRichText(text):
+        return text
+    import html
+    return "<p style='white-space:pre-wrap'>" + html.escape(text, quote=False) + "</p>"
+
+
 def is_placeholder(text) -> bool:
     """A template id such as ``{{sessionId}}`` (fixtures): not something to show as a name."""
     t = str(text or "").strip()
@@ -48,8 +58,8 @@ def store_label(info, store_path: Optional[str] = None) -> str:
 def window_title(info, titles: dict, store_path: Optional[str], app: str) -> str:
     if info is None:
         return app
-    parts = [display_title(info, titles), store_label(info, store_path)]
-    return " · ".join(p for p in parts if p) + f" · {app}"
+    title, store = display_title(info, titles), store_label(info, store_path)
+    return " · ".join(p for p in (title, store if store not in title else "") if p) + f" · {app}"
 
 
 def project_name(key: Optional[str]) -> str:
@@ -334,7 +344,7 @@ class SessionTreeModel(QAbstractItemModel):
                                            "complete": "finished (last turn closed)"}.get(st, st))
             for p in info.problems or []:
                 lines.append(f"problem: {p}")
-            return "\n".join(lines)
+            return plain_tooltip("\n".join(lines))
         return None
 
 
