@@ -35,6 +35,7 @@ def _private_config_dir(tmp_path_factory, monkeypatch):
     import os
     if not os.environ.get("SESSION_LENS_CONFIG_DIR"):
         monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
+    monkeypatch.setenv("SESSION_LENS_NO_TOUR", "1")       # the first-run tour has its own test
 
 
 @pytest.fixture

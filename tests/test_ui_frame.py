@@ -139,6 +139,11 @@ def test_markdown_row_document_loads_nothing_and_holds_no_html(qtbot, win, tmp_p
         b = b.next()
     assert anchors == ["https://example.com/docs", "javascript:alert(1)", "file:///etc/passwd"]
     assert _Spy.loads == [], "a transcript made the document load a resource"
+    control = _Spy()                           # the spy does see loads (a document given HTML would load)
+    control.setHtml('<img src="file:///etc/hostname">')
+    control.size()
+    assert _Spy.loads, "control: an <img> in HTML is loaded"
+    _Spy.loads = []
     # raw toggle: the text as written
     win.frame_actions.act_markdown.setChecked(False)
     raw = win.view.delegate.document(row, idx).toPlainText()
@@ -360,3 +365,40 @@ def test_window_geometry_is_remembered(qtbot, tmp_path, monkeypatch):
     qtbot.addWidget(w2)
     assert (w2.width(), w2.height()) == (1010, 707)
     w2.shutdown()
+
+
+def test_first_run_tour_three_hints_once(qtbot, tmp_path, monkeypatch):
+    from app.ui.main_window import MainWindow
+    from app.ui.tour import HINTS
+    monkeypatch.delenv("SESSION_LENS_NO_TOUR")
+    monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path / "cfg"))
+    w = MainWindow(page_size=20, theme_mode="light")
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    w.show()
+    open_and_wait(qtbot, w, fixture(RETRY))
+    t = w.tour
+    assert t is not None and t.isVisible() and len(HINTS) == 3
+    seen = []
+    for _ in range(3):
+        seen.append(t.title.text())
+        assert t.body.textFormat() == Qt.TextFormat.PlainText
+        t.next.click()
+    assert seen == [h[0] for h in HINTS] and w.tour is None
+    w.shutdown()
+    # remembered: the next window (and the next session) shows no tour
+    w2 = MainWindow(page_size=20, theme_mode="light")
+    qtbot.addWidget(w2)
+    w2.show()
+    open_and_wait(qtbot, w2, fixture(RETRY))
+    assert w2.tour is None
+    w2.shutdown()
+    # dismissible at the first hint
+    monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path / "cfg2"))
+    w3 = MainWindow(page_size=20, theme_mode="light")
+    qtbot.addWidget(w3)
+    w3.show()
+    open_and_wait(qtbot, w3, fixture(RETRY))
+    w3.tour.skip.click()
+    assert w3.tour is None and json.loads((tmp_path / "cfg2" / "settings.json").read_text())["tourSeen"] is True
+    w3.shutdown()

@@ -107,7 +107,13 @@ async def _main(app, crash, path, screenshot, physical, attempts, select, size, 
     if os.environ.get("SESSION_LENS_CRASH_TEST"):
         QTimer.singleShot(0, _crash_test)
     from .main_window import MainWindow, demo_available
+    if theme == "auto":                       # View › Theme, as chosen last time
+        from . import settings
+        saved = settings.load().get("theme")
+        theme = saved if saved in ("auto", "light", "dark") else theme
     win = MainWindow(page_size=page_size, theme_mode=theme)
+    if screenshot:
+        win.frame_actions.tour_enabled = False
     if size:
         win.resize(*size)
     win.act_physical.setChecked(bool(physical))

@@ -8,6 +8,8 @@ other controllers add to the same Edit / View / Go menus without looking them up
 """
 from __future__ import annotations
 
+import os
+
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QHeaderView, QStyle, QTableWidget,
@@ -85,6 +87,10 @@ class FrameActions(QObject):
         self.confirm = confirm_link            # replaceable (tests)
         self.opener = None                     # replaceable (tests); default QDesktopServices.openUrl
         win.view.linkRequested.connect(self.open_link)
+        win.tour = None
+        # the first session opened starts the tour (once ever; SESSION_LENS_NO_TOUR=1: never)
+        self.tour_enabled = not os.environ.get("SESSION_LENS_NO_TOUR")
+        win.sessionLoaded.connect(self._maybe_tour)
         font = self.prefs.get("fontSize")
         if isinstance(font, (int, float)):
             self.set_font_size(float(font), save=False)
@@ -178,6 +184,12 @@ class FrameActions(QObject):
         self.win.view.delegate.set_markdown(bool(on))
         self.win.view.relayout()
         settings.update(markdown=bool(on))
+
+    def _maybe_tour(self):
+        if self.tour_enabled and self.win.history.reader is not None and self.win.isVisible():
+            from .tour import maybe_start
+            ha = self.win.history_actions
+            maybe_start(self.win, [ha.act_physical, ha.act_attempts, self.act_request])
 
     def open_link(self, href: str) -> bool:
         """A link clicked in a message: opened only after the confirmation shows its target."""
