@@ -46,3 +46,22 @@ def raw_rows(p: Path) -> list[dict]:
     """The stored rows after the header, as JSON objects (fixtures are all valid JSON)."""
     lines = p.read_bytes().split(b"\n")
     return [json.loads(l) for l in lines[1:] if l.strip()]
+
+
+def write_log(path, rows, header=None, session_id: str = "s0", trailing: bool = True) -> Path:
+    """A minimal v0 session file built by a test: ``rows`` are dicts (JSON-encoded compactly)
+    or bytes (written as is); the header defaults to a top-level v0 header."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    hdr = header if header is not None else {"type": "session", "version": 0, "id": session_id,
+                                             "createdAt": 1, "delegationDepth": 0}
+    lines = [json.dumps(hdr, separators=(",", ":")).encode()]
+    for r in rows:
+        lines.append(r if isinstance(r, bytes) else json.dumps(r, separators=(",", ":")).encode())
+    path.write_bytes(b"\n".join(lines) + (b"\n" if trailing else b""))
+    return path
+
+
+def ev(seq: int, typ: str, data, **extra) -> dict:
+    """One v0 event row."""
+    return {"type": typ, "seq": seq, "time": 1000 + seq, "data": data, **extra}

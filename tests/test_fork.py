@@ -85,11 +85,13 @@ def test_every_anchor_rereads_to_the_parents_messages(tmp_path, path):
         b = res["boundary"]
         ce = child.events()
         logical = parent.events(logical=True)
-        # stored rows byte-for-byte, closers as the logical view has them
-        assert [e.raw if not l.synthesized else e.envelope() for e, l in zip(ce[:b + 1], logical[:b + 1])] == \
-            [l.raw if not l.synthesized else l.envelope() for l in logical[:b + 1]]
-        assert normalize(analysis.messages(child, through=b), child) == \
-            normalize(analysis.messages(parent, through=b), parent)
+        # stored rows byte-for-byte, legacy-shape rows in their converted form (as the dsh host
+        # forks from converted events), closers as the logical view has them
+        assert [e.envelope() if (l.synthesized or l.legacy) else e.raw for e, l in zip(ce[:b + 1], logical[:b + 1])] == \
+            [l.envelope() if (l.synthesized or l.legacy) else l.raw for l in logical[:b + 1]]
+        assert not any(e.legacy for e in ce[:b + 1])
+        # legacy ids keep the parent's id: the child's messages are the parent's, exactly
+        assert analysis.messages(child, through=b) == analysis.messages(parent, through=b)
         if a is not None:
             # the boundary is the first turn/end at or after the anchor, extended to the next turn/start
             te = next(e.seq for e in logical if e.type == "turn/end" and e.seq >= a)
@@ -128,11 +130,14 @@ def test_cold_crashed_source_copies_marked_closers_and_leaves_parent(tmp_path):
     assert sha(p) == before
 
 
-def test_empty_source_gives_empty_child_with_lineage(tmp_path):
+def test_empty_source_is_refused_like_the_dsh_host(tmp_path):
+    # (was: an empty child; the dsh host refuses a session without a completed turn, issue 12)
     p = copy_fixture(tmp_path, "examples/acp-agent/tests/snapshots/reject-extra-dirs/session.jsonl")
-    res = fork(LogReader.open(str(p)))
-    ce = LogReader.open(res["child"]).events()
-    assert res["seedLength"] == 0 and [(e.seq, e.type) for e in ce] == [(0, "session/end-seed")]
+    before = sorted(os.listdir(tmp_path / "store"))
+    with pytest.raises(ForkError) as e:
+        fork(LogReader.open(str(p)))
+    assert e.value.code == "FORK_UNAVAILABLE" and "no completed turn" in e.value.reason
+    assert sorted(os.listdir(tmp_path / "store")) == before
 
 
 def test_seed_ending_with_end_seed_gets_no_second_one(tmp_path):

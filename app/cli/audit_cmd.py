@@ -21,7 +21,8 @@ def _cfg_trace(p):
 
 
 def _run_trace(args):
-    from ..log.trace import TraceError, trace_event, trace_session
+    from ..log.trace import TraceError, trace_event
+    from ..store.lineage import trace_session
     obj: dict = {}
     try:
         if args.seq is not None:
@@ -106,7 +107,8 @@ def _ref(s: str):
 
 
 def _run_diff(args):
-    from ..log.diff import DiffError, attempt_diff, find_parent_path, fork_diff, request_diff
+    from ..log.diff import DiffError, attempt_diff, fork_diff, request_diff
+    from ..store.lineage import find_parent_path
     from ..store.faces import open_reader
     r = _reader(args)
     obj: dict = {}

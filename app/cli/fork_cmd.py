@@ -1,7 +1,7 @@
 """``session-lens fork``: the host fork, durable before it reports success."""
 from __future__ import annotations
 
-from .main import COMMANDS, CliError, _cfg_path, _reader, emit
+from .main import COMMANDS, CliError, _cfg_path, _reader, dsh_refusal, emit
 
 
 def _cfg(p):
@@ -27,13 +27,18 @@ def _run(args):
             obj = fork(r, args.at, out_store=args.out, child_id=args.child_id, live=args.live)
     except (ForkError, ForkVerifyError) as e:
         raise CliError(str(e)) from None
+    refusal = dsh_refusal(args, r)
+    obj["dshWouldRefuse"] = bool(refusal)
+    if refusal:
+        obj["problems"] = refusal
 
     def text():
         if args.preview:
             return (f"child would hold seq 0..{obj['boundary']} ({obj['turns']} turns), then session/end-seed; "
                     f"last message: {(obj.get('lastMessage') or '-')[:120]}")
         return f"forked {obj['parentSession']} -> {obj['id']}\n  {obj['child']}\n  seedLength {obj['seedLength']}"
-    emit(args, obj, text)
+    from .truth_cmd import with_fork_title
+    emit(args, with_fork_title(r, obj, args.preview), text)
 
 
 COMMANDS["fork"] = ("fork a session from a message (durable before success)", _cfg, _run)

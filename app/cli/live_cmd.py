@@ -172,6 +172,8 @@ def _cfg_simulate(p):
     p.add_argument("--batch-delay-ms", type=int, default=200, help="write-behind window (default 200, as dsh)")
     p.add_argument("--max-burst", type=int, default=8, help="events per append call: random 1..N (default 8)")
     p.add_argument("--no-pack", action="store_true", help="do not pack delta runs")
+    p.add_argument("--lock", action="store_true", help="hold session.lock (flock) beside the log while writing, "
+                                                      "as a v1+ dsh writer does")
 
 
 def _sim_events(synth, n: int, crash_at):
@@ -194,6 +196,12 @@ def _run_simulate(args):
     fmt = "zstd" if args.zstd or out.endswith((".zstd", ".zst")) else "jsonl"
     if os.path.exists(out):
         raise CliError(f"{out} exists; simulate never overwrites")
+    lock_fd = None
+    if getattr(args, "lock", False):
+        import fcntl
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        lock_fd = os.open(os.path.join(os.path.dirname(out), "session.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)       # held until this process ends (or is killed)
     synth = SessionSynth(args.seed)
     events = _sim_events(synth, max(1, args.events), args.crash_at)
     rng = random.Random(args.seed * 7919 + 1)

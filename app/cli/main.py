@@ -78,6 +78,8 @@ def _run_list(args):
         s.title = quick_title(s)
         rows.append(s.to_dict())
     obj = {"kind": listing.kind, "root": listing.root, "sessions": rows, "problems": listing.problems}
+    from .truth_cmd import list_writers
+    list_writers(rows, listing.sessions)          # a fresh fork seed or a released lock is not "live"
 
     def text():
         lines = [f"{listing.kind}: {listing.root} ({len(rows)} sessions)"]
@@ -101,19 +103,43 @@ def _cfg_path(p):
 
 def _run_inspect(args):
     from ..log.analysis import inspect
+    from ..store.discovery import generation_facts
+    from .truth_cmd import add_writer, is_live, writer_of
     r = _reader(args)
-    obj = inspect(r)
+    ws = writer_of(args, r)                       # live writer: no synthesized closure, inFlight instead
+    obj = add_writer(inspect(r, live=is_live(ws)), ws, r)
+    obj.setdefault("formatVersion", getattr(r, "version", 0))
+    if r.source.kind != "sqlite":
+        gf = generation_facts(r.path)
+        obj["generation"] = gf["generation"]            # the generation file read
+        obj["generations"] = gf["generations"]          # the other generations in its folder
+        if gf["generation"] and not gf["readsNewest"]:
+            obj["problems"].append(f"older-generation: {gf['generation']} is not the generation dsh reads (a newer "
+                                   "one is present); opened as asked")
+        obj["problems"].extend(gf.get("generationProblems") or [])
+    else:
+        obj["generation"], obj["generations"] = None, []
+    obj.setdefault("dshWouldRefuse", False)
 
     def text():
-        keys = ["id", "format", "title", "events", "lastSeq", "turns", "messages", "attempts", "hiddenAttempts",
-                "openTail", "closure"]
+        keys = ["id", "format", "formatVersion", "generation", "title", "events", "lastSeq", "turns", "messages",
+                "attempts", "hiddenAttempts", "openTail", "closure", "dshWouldRefuse"]
+        keys += [k for k in ("writer", "inFlight") if k in obj]
         lines = [f"{k:>15}: {obj.get(k)}" for k in keys]
+        lines += [f"     generation: {g['name']} (v{g['version']}, not read)" for g in obj.get("generations") or []]
         lines += [f"        problem: {p}" for p in obj["problems"]]
         return "\n".join(lines)
     emit(args, obj, text)
 
 
-COMMANDS["inspect"] = ("summary facts of one session", _cfg_path, _run_inspect)
+def _cfg_inspect(p):
+    from .truth_cmd import cfg_writer
+    _cfg_path(p)
+    cfg_writer(p)
+
+
+COMMANDS["inspect"] = ("summary facts of one session (writer live/idle/crashed/complete)", _cfg_inspect,
+                       _run_inspect)
 
 
 # --------------------------------------------------------------------------- messages
@@ -124,10 +150,25 @@ def _cfg_messages(p):
     p.add_argument("--physical", action="store_true", help="without the logical closure")
 
 
+def dsh_refusal(args, reader, checks=None) -> list:
+    """Why dsh would refuse to load this log (a corrupt committed row, an envelope it rejects):
+    [] when it would load it; else the reasons, and one warning line on stderr.  The command
+    still answers (issue 12)."""
+    from ..log.integrity import dsh_refusals
+    probs = [str(p) for p in dsh_refusals(reader) + (list(checks.refusing) if checks is not None else [])]
+    if probs:
+        print(f"session-lens {args.cmd}: warning: dsh would refuse to load this log ({probs[0]}); "
+              "answering from the rows that read", file=sys.stderr)
+    return probs
+
+
 def _run_messages(args):
     from ..log.analysis import messages
+    from ..log.integrity import EventChecks
     r = _reader(args)
-    msgs = messages(r, args.through, logical=not args.physical)
+    checks = EventChecks()
+    msgs = messages(r, args.through, logical=not args.physical, checks=checks)
+    refusal = dsh_refusal(args, r, checks)
 
     def text():
         from ..log.model import message_text
@@ -136,7 +177,8 @@ def _run_messages(args):
             body = message_text(m) or json.dumps(m.get("content"), ensure_ascii=False)[:200]
             out.append(f"[{m.get('role')}] {body}")
         return "\n".join(out)
-    emit(args, msgs, text)
+    # a log dsh would refuse: an object that says so (a plain list otherwise)
+    emit(args, {"messages": msgs, "problems": refusal, "dshWouldRefuse": True} if refusal else msgs, text)
 
 
 COMMANDS["messages"] = ("the derived model messages", _cfg_messages, _run_messages)
@@ -151,11 +193,17 @@ def _cfg_request(p):
 
 def _run_request(args):
     from ..log.analysis import RequestError, request_at
+    from ..log.integrity import EventChecks
     r = _reader(args)
+    checks = EventChecks()
     try:
-        obj = request_at(r, args.at)
+        obj = request_at(r, args.at, checks=checks)
     except RequestError as e:
         raise CliError(str(e)) from None
+    refusal = dsh_refusal(args, r, checks)
+    obj["dshWouldRefuse"] = bool(refusal)
+    if refusal:
+        obj["problems"] = refusal
     emit(args, obj, None)
 
 
@@ -172,11 +220,15 @@ def _cfg_page(p):
     face.add_argument("--logical", action="store_true", help="logical face (default): closure applied")
     face.add_argument("--physical", action="store_true", help="the rows as stored, bad rows included")
     p.add_argument("--attempts", action="store_true", help="include hidden (failed) attempts")
+    from .truth_cmd import cfg_writer
+    cfg_writer(p)
 
 
-def page_json(reader, page, physical: bool, attempts: bool) -> dict:
+def page_json(reader, page, physical: bool, attempts: bool, live: bool = False) -> dict:
+    """``live``: a writer is alive, so the tail page is the live face (no crash closure)."""
     from ..log.attempts import find_attempts
-    items = page.items if physical else page.logical_items()
+    from .truth_cmd import annotate_page, page_items
+    items = page_items(page, physical, live)
     evs = [it for it in items if is_event(it)]
     tracker = find_attempts(evs)
     views = {}
@@ -195,17 +247,22 @@ def page_json(reader, page, physical: bool, attempts: bool) -> dict:
             continue
         out.append(item_json(it, hidden=hidden, attempt=a if hidden else None,
                              view=views.get(it.seq) if is_event(it) else None))
-    return {"face": "physical" if physical else "logical", "events": out, "hasMore": page.has_more,
-            "baseSeq": page.base_seq, "lastSeq": page.last_seq, "messages": page.messages, "tail": page.tail,
-            "hiddenAttempts": hidden_ranges,
-            "closure": [e.type for e in page.closure] if (page.tail and not physical) else [],
-            "droppedRows": len(page.dropped) if page.tail else 0}
+    obj = {"face": "physical" if physical else "logical", "events": out, "hasMore": page.has_more,
+           "baseSeq": page.base_seq, "lastSeq": page.last_seq, "messages": page.messages, "tail": page.tail,
+           "hiddenAttempts": hidden_ranges,
+           "closure": [e.type for e in page.closure] if (page.tail and not physical) else [],
+           "droppedRows": len(page.dropped) if page.tail else 0}
+    return annotate_page(reader, page, items, out, obj, live, physical)   # surface, compactions, truth
 
 
 def _run_page(args):
     r = _reader(args)
     page = r.tail_page(args.limit) if args.before is None else r.page_before(args.before, args.limit)
-    obj = page_json(r, page, physical=args.physical, attempts=args.attempts)
+    from .truth_cmd import entry_marks, compaction_lines, is_live, writer_of
+    ws = writer_of(args, r) if page.tail and not args.physical else None
+    obj = page_json(r, page, physical=args.physical, attempts=args.attempts, live=is_live(ws))
+    if ws is not None:
+        obj["writer"] = ws["writer"]
 
     def text():
         lines = []
@@ -215,7 +272,9 @@ def _run_page(args):
                 continue
             ev = e["event"]
             mark = " [synthesized]" if e.get("synthesized") else (" [hidden attempt]" if e.get("hidden") else "")
+            mark += entry_marks(e)
             lines.append(f"{ev['seq']:>7} {ev['type']}{mark}")
+        lines += compaction_lines(obj)
         lines.append(f"hasMore={obj['hasMore']} baseSeq={obj['baseSeq']} face={obj['face']}")
         return "\n".join(lines)
     emit(args, obj, text)
@@ -290,7 +349,8 @@ COMMANDS["export"] = ("raw or logical export of a session", _cfg_export, _run_ex
 def _load_plugins():
     """Subcommands living next to their features register themselves on import."""
     import importlib
-    for mod in ("app.cli.gui_cmd", "app.cli.fork_cmd", "app.cli.live_cmd", "app.cli.audit_cmd"):
+    for mod in ("app.cli.gui_cmd", "app.cli.fork_cmd", "app.cli.live_cmd", "app.cli.audit_cmd",
+                "app.cli.truth_cmd"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:

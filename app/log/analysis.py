@@ -5,10 +5,15 @@ from typing import Optional
 
 from .attempts import AttemptTracker, embedded_stream
 from .folds import HeaderFold, SurfaceFold, build_request
+from .integrity import EventChecks, dsh_refusals
 import msgspec
 
 from .model import Event, Problem, typed
 from .reader import LogReader
+
+
+_ROW_DEFECTS = frozenset({"malformed", "bad-utf8", "bad-envelope", "bad-packed", "corrupt-frame", "torn-row",
+                          "seq-gap", "seq-order"})
 
 
 class RequestError(Exception):
@@ -25,13 +30,17 @@ def _dedupe(problems: list) -> list:
     return out
 
 
-def inspect(reader: LogReader, progress=None) -> dict:
-    """Summary facts of a log (spec: ``inspect`` face), one forward pass."""
+def inspect(reader: LogReader, progress=None, live: bool = False) -> dict:
+    """Summary facts of a log (spec: ``inspect`` face), one forward pass.
+
+    ``live``: a writer is alive, so an open turn is in flight, not crashed: no closure is
+    synthesized (``closure`` is empty; :func:`app.log.inflight.in_flight` says what is open)."""
     problems: list = list(reader.problems)
     if reader.fatal:
         return {"id": reader.header.id if reader.header else None, "format": reader.source.kind,
                 "problems": [str(p) for p in _dedupe(problems)], "fatal": str(reader.fatal)}
     st = reader.tail_state()
+    checks = EventChecks()
     sf = SurfaceFold(keep_events=False)
     at = AttemptTracker(keep_text=False)
     hf = HeaderFold()
@@ -64,9 +73,11 @@ def inspect(reader: LogReader, progress=None) -> dict:
         sf.apply(ev)
         at.apply(ev)
         hf.apply(ev)
+        checks.apply(ev)
         if ev.type == "turn/end":
             at.prune()
-    for ev in st.closure:
+    closure = [] if live else st.closure
+    for ev in closure:
         sf.apply(ev)
     h = reader.header
     if reader.version >= 2 and h is not None and h.isSeeded is not None and h.isSeeded != (inherited is not None):
@@ -75,6 +86,11 @@ def inspect(reader: LogReader, progress=None) -> dict:
             f"session/end-seed {{inherited:true}} at seq {inherited} but the header is not isSeeded")))
     problems.extend(sf.violations)
     problems.extend(st.problems)
+    problems.extend(checks.problems)
+    # the scanner's verdict needs a second (envelope-only) pass only when some row is defective
+    defective = any(p.code in _ROW_DEFECTS for p in problems) or bool(st.dropped)
+    refusals = (dsh_refusals(reader) if defective else []) + checks.refusing
+    problems.extend(p for p in refusals if p.code == "dsh-would-refuse")
     hidden = [a for a in at.attempts if a.hidden_by_default]
     h = reader.header
     return {
@@ -93,21 +109,26 @@ def inspect(reader: LogReader, progress=None) -> dict:
         "hiddenAttempts": len(hidden),
         "failedAttempts": [a.to_dict() for a in hidden],
         "openTail": st.is_open,
-        "closure": [e.type for e in st.closure],
+        "closure": [e.type for e in closure],
         "tornRows": len([d for d in st.dropped]),
         "requestHeaders": [{"seq": s, "reason": r} for s, r in hf.history],
         "types": dict(sorted(types.items())),
         "problems": [str(p) for p in _dedupe(problems)],
+        "dshWouldRefuse": bool(refusals),
     }
 
 
-def messages(reader: LogReader, through: Optional[int] = None, logical: bool = True) -> list:
-    """Derived model messages of the prefix through ``through`` (inclusive)."""
+def messages(reader: LogReader, through: Optional[int] = None, logical: bool = True,
+             checks: Optional[EventChecks] = None) -> list:
+    """Derived model messages of the prefix through ``through`` (inclusive); ``checks`` (an
+    :class:`~app.log.integrity.EventChecks`) sees every event read."""
     sf = SurfaceFold(version=reader.version)
     for ev in reader.iter_events(logical=logical):
         if through is not None and ev.seq > through:
             break
         sf.apply(ev)
+        if checks is not None:
+            checks.apply(ev)
     return sf.messages()
 
 
@@ -153,7 +174,7 @@ def dispatch_boundary(reader: LogReader, at_seq: int) -> tuple[int, dict]:
     raise RequestError(f"no model dispatch at or after seq {at_seq} ({target.type}) in its turn")
 
 
-def request_at(reader: LogReader, at_seq: int) -> dict:
+def request_at(reader: LogReader, at_seq: int, checks: Optional[EventChecks] = None) -> dict:
     """The exact request at the dispatch boundary named by ``at_seq`` (spec §3)."""
     b, attempt = dispatch_boundary(reader, at_seq)
     sf = SurfaceFold(version=reader.version)
@@ -163,6 +184,8 @@ def request_at(reader: LogReader, at_seq: int) -> dict:
             break
         sf.apply(ev)
         hf.apply(ev)
+        if checks is not None:
+            checks.apply(ev)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
             "request": build_request(hf.header, sf.messages(), sid,

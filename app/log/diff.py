@@ -258,11 +258,17 @@ def fork_diff(child, parent) -> dict:
         seed_length = inherited_count(ce, ch) if ch.isSeeded else None
         end_seed = seed_length if ch.isSeeded else end_seed
     problems = []
+    if end_seed is not None and ch is not None and ch.seedLength is not None:
+        # the last end-seed is this lifecycle's: a fork of a fork inherits its parent's (spec §7)
+        end_seed = next(e.seq for e in reversed(ce) if e.type == "session/end-seed")
     if ch is not None and ph is not None and ch.parentSession and ch.parentSession != ph.id:
         problems.append(f"child parentSession {ch.parentSession} is not the parent id {ph.id}")
     if seed_length is not None and seed_length != n:
         problems.append(f"seedLength {seed_length} but the common prefix is {n} events")
-    if end_seed is not None and seed_length is not None and end_seed != seed_length:
+    # at seedLength, or the seed's own last event when the seed already ended with one (spec §7)
+    end_ok = end_seed is None or seed_length is None or end_seed == seed_length or \
+        (end_seed == seed_length - 1 and n >= seed_length)
+    if not end_ok:
         problems.append(f"session/end-seed at {end_seed}, expected at seedLength {seed_length}")
     return {"child": {"id": ch.id if ch else None, "parentSession": ch.parentSession if ch else None,
                       "events": len(ce), "afterPrefix": len(ce) - n},
@@ -271,7 +277,7 @@ def fork_diff(child, parent) -> dict:
             "childAtDivergence": ce[n].type if n < len(ce) else None,
             "parentAtDivergence": pe[n].type if n < len(pe) else None,
             "seedLength": seed_length, "seedLengthOk": seed_length is None or seed_length == n,
-            "endSeedSeq": end_seed, "endSeedOk": end_seed is None or seed_length is None or end_seed == seed_length,
+            "endSeedSeq": end_seed, "endSeedOk": end_ok,
             "problems": problems}
 
 

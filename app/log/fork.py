@@ -33,6 +33,7 @@ class ForkPlan:
     ends_with_end_seed: bool = False
     note: str = ""
     cut_segment: Optional[tuple] = None   # (pos, end) of the segment holding ``stored_through``
+    open_tracker: object = None   # core fork cut inside a turn (v2+): RepairTracker fed the seed
 
     @property
     def seed_length(self) -> int:
@@ -87,7 +88,8 @@ def plan_fork(reader: LogReader, at_seq: Optional[int] = None, live: bool = Fals
         if idx.events or sum(idx.rows):
             raise ForkError("FORK_UNAVAILABLE", "the log has no completed turn to fork from (its stored rows do not "
                                                 "form a valid prefix: see the physical view)")
-        return ForkPlan(source_id=sid, boundary=-1, stored_through=-1, anchor=at_seq, note="empty source")
+        # as the dsh host: no turn/end, nothing to fork (never an empty child)
+        raise ForkError("FORK_UNAVAILABLE", "the session has no completed turn to fork from (it holds no events)")
     last_seq = limit
     turn_ends = [s for s, t in marks if t == "turn/end"]
     if closure:
@@ -117,6 +119,8 @@ def plan_fork(reader: LogReader, at_seq: Optional[int] = None, live: bool = Fals
         # the cut extends through the following events up to (not including) the next turn/start
         nxt = next((s for s, t in marks if t == "turn/start" and s > b_end), None)
         boundary = (nxt - 1) if nxt is not None else last_seq
+        if b_end <= idx.contiguous_through < boundary:
+            boundary = idx.contiguous_through     # a seq gap after the turn: the cut stops before it
         stored_through = boundary
         closure = []
         check_core_boundary(marks, stored_through, idx.contiguous_through)
@@ -130,20 +134,71 @@ def plan_fork(reader: LogReader, at_seq: Optional[int] = None, live: bool = Fals
                     note="forked from the logical view: closers of the crashed turn are copied" if use_closure else "")
 
 
-def child_header(parent: dict, child_id: str, seed_length: int, created_at: int) -> dict:
-    h = {"type": "session", "version": 0, "id": child_id, "createdAt": created_at}
+def plan_core_fork(reader: LogReader, boundary: int) -> ForkPlan:
+    """dsh's core ``fork(source, boundary)`` (spec-versions §7.1) on a v2+ log: the seed is the
+    stored events ``0..boundary`` whatever turn is open there; the child then closes an open
+    turn with ``forked`` closers after the tagged marker."""
+    from .repair import RepairTracker
+    version = getattr(reader, "version", 0) or 0
+    if version < 2:
+        raise ForkError("INVALID_BOUNDARY", "a core fork inside a turn is a v2+ operation (v0 refuses OPEN_TURN)")
+    idx = reader.index or reader.build_index()
+    if boundary < 0 or boundary > idx.contiguous_through:
+        raise ForkError("INVALID_BOUNDARY", f"seq {boundary} is not a contiguous stored event")
+    tracker = RepairTracker(version)
+    for ev in reader.iter_events():
+        if ev.seq > boundary:
+            break
+        tracker.apply(ev)
+    i = idx.locate(boundary)
+    marks = list(idx.marks(-1, boundary))
+    return ForkPlan(source_id=reader.header.id if reader.header else "", boundary=boundary, stored_through=boundary,
+                    anchor=boundary, turns=sum(1 for _s, t in marks if t == "turn/end"),
+                    last_message_seq=max((s for s, t in marks if t == "assistant/message"), default=None),
+                    cut_segment=(idx.seg_pos[i], idx.seg_end[i]),
+                    open_tracker=tracker if tracker.is_open else None,
+                    note="core fork: a turn open at the cut gets forked closers" if tracker.is_open else "")
+
+
+def child_header(parent: dict, child_id: str, seed_length: int, created_at: int, version: int = 0) -> dict:
+    """The child's header in the source's format: v0/v1 ``seedLength``; v2+ ``isSeeded`` (the
+    inherited cut is the tagged end-seed).  Top level as dsh writes a fork: ``delegationDepth``
+    0 and no ``origin``."""
+    h = {"type": "session", "version": version or 0, "id": child_id, "createdAt": created_at}
     if parent.get("cwd") is not None:
         h["cwd"] = parent["cwd"]
     h["parentSession"] = parent["id"]
-    h["seedLength"] = seed_length
-    h["delegationDepth"] = parent.get("delegationDepth") or 0
+    if (version or 0) >= 2:
+        h["isSeeded"] = True
+    else:
+        h["seedLength"] = seed_length
+    h["delegationDepth"] = 0          # a fork is a top-level session (dsh writes no origin, depth 0)
     if parent.get("agentPreset") is not None:
         h["agentPreset"] = parent["agentPreset"]
     return h
 
 
-def end_seed(seq: int, time_ms: int) -> dict:
-    return {"type": "session/end-seed", "seq": seq, "time": time_ms, "data": {}}
+def end_seed(seq: int, time_ms: int, inherited: bool = False) -> dict:
+    """``session/end-seed``: v0/v1 ``{}`` (the child's first lifecycle); v2+ the tagged inherited
+    marker ``{inherited:true}`` at the inherited count, with the time of the last seed event."""
+    return {"type": "session/end-seed", "seq": seq, "time": time_ms, "data": {"inherited": True} if inherited else {}}
+
+
+def seed_tail(plan: ForkPlan, version: int, last_time: int, now_ms: int, tracker=None) -> list:
+    """Rows after the seed's stored rows: the logical closers the plan copies, then the marker
+    (v2+: always the tagged one at ``boundary + 1``, time of event ``boundary``; v0/v1: ``{}``
+    unless the seed already ends with one), then for v2+ the ``forked`` closers of a turn still
+    open at the cut (``tracker``: a RepairTracker fed the seed, spec-versions §7.1)."""
+    rows = [e.envelope() for e in plan.closure]
+    if (version or 0) >= 2:
+        rows.append(end_seed(plan.boundary + 1, last_time, inherited=True))
+        if tracker is not None:
+            marker = Event(seq=plan.boundary + 1, type="session/end-seed", time=last_time, data={"inherited": True})
+            tracker.apply(marker)
+            rows.extend(e.envelope() for e in tracker.closure("forked"))
+    elif not plan.ends_with_end_seed:
+        rows.append(end_seed(plan.boundary + 1, now_ms))
+    return rows
 
 
 def eligibility(events: list, tail_closure: Optional[list] = None, live: bool = False) -> dict:

@@ -17,12 +17,13 @@ from __future__ import annotations
 import bisect
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
 import msgspec
 
 from .codec import RowCodec, parse_header
 from .model import BadRow, Event, Header, Item, Problem, is_event
+from .integrity import holds_turn_end
 from .repair import TailTracker
 from .sources import Segment, Source, open_source
 
@@ -200,6 +201,7 @@ class SeqIndex:
         self.contiguous_through = -1     # seqs 0..this are all present, in order
         self.mark_seq = array("q")        # seqs of MARK_TYPES rows, in stored order
         self.mark_code = array("b")       # their MARK_CODES
+        self.legacy = None                # v0/v1: per segment, 1 if it may hold a legacy-shape row (None: unknown)
 
     def marks(self, lo: int = -1, hi: Optional[int] = None):
         """(seq, type) of turn boundaries, assistant messages and end-seeds with lo <= seq <= hi."""
@@ -273,6 +275,57 @@ class _ScanRowFast(msgspec.Struct):
 
 
 _scan_lines_fast = msgspec.json.Decoder(_ScanRowFast).decode_lines
+
+
+# v0/v1 only: the same envelope scan, plus the data keys that tell a legacy-shape row (spec §1.7),
+# so a fork knows which segments hold rows it must store converted without reading the others
+_RawOrUnset = Union[msgspec.Raw, msgspec.UnsetType]
+
+
+class _ProbeData(msgspec.Struct):
+    dt: Optional[list] = None
+    id: _RawOrUnset = msgspec.UNSET
+    message: _RawOrUnset = msgspec.UNSET
+    content: _RawOrUnset = msgspec.UNSET
+    callId: _RawOrUnset = msgspec.UNSET
+    trigger: _RawOrUnset = msgspec.UNSET
+    reason: _RawOrUnset = msgspec.UNSET
+
+
+class _ProbeRow(msgspec.Struct):
+    type: str
+    seq: Optional[int] = None
+    seq0: Optional[int] = None
+    data: Optional[_ProbeData] = None
+
+
+_scan_lines_probe = msgspec.json.Decoder(_ProbeRow).decode_lines
+
+
+_LEGACY_TYPES = frozenset({"steering/message", "user/message", "assistant/message", "tool/result", "turn/start",
+                           "turn/end"})
+
+
+def _maybe_legacy(r) -> bool:
+    """A row that may read in a legacy shape (over-approximate; the codec decides)."""
+    t, d = r.type, r.data
+    if t == "steering/message":
+        return True
+    if d is None:
+        return False
+    if t == "user/message":
+        return d.id is msgspec.UNSET
+    if t == "assistant/message":
+        return d.message is msgspec.UNSET and d.content is not msgspec.UNSET
+    if t == "tool/result":
+        return d.message is msgspec.UNSET and d.callId is not msgspec.UNSET
+    if t == "turn/start":
+        return d.trigger is not msgspec.UNSET
+    if t == "turn/end":
+        reason = d.reason
+        return reason is msgspec.UNSET or not bytes(reason).startswith(b"{") or any(
+            k in bytes(reason) for k in (b"aborted", b"disposed", b"error"))
+    return False
 
 
 # --------------------------------------------------------------------------- reader
@@ -417,7 +470,7 @@ class LogReader:
         region: list = []            # newest first
         last_turn_end = None
         for it, _ in self._backward_items():
-            if is_event(it) and it.type == "turn/end":
+            if holds_turn_end(it):       # also a turn/end row with a bad envelope (dsh's scanner)
                 last_turn_end = it
                 break
             region.append(it)
@@ -502,9 +555,13 @@ class LogReader:
         expected = 0
         broken = False
         total = max(1, self._physical_total())
+        # v0/v1 zstd: note which frames may hold legacy-shape rows, so a fork copies the others
+        # as stored without decompressing them again (costs ~15% of the scan; raw JSONL forks
+        # find those rows while copying instead)
+        flags: Optional[list] = [] if (self.version or 0) < 2 and self.source.kind == "zstd" else None
         for seg in self.source.forward():
             first, last, n_ev, n_rows = -1, -1, 0, 0
-            for typ, s, n in self.scan_segment_rows(seg, probs):
+            for typ, s, n in self.scan_segment_rows(seg, probs, flags):
                 n_rows += 1
                 if s is None:
                     broken = True
@@ -526,6 +583,8 @@ class LogReader:
             idx.add(seg.pos, seg.end, first, last, seg.line0, n_rows, n_ev)
             if progress:
                 progress(self._progress_of(seg.end), total)
+        if flags is not None and len(flags) == len(idx):
+            idx.legacy = array("b", flags)
         self.index = idx
         return idx
 
@@ -539,22 +598,31 @@ class LogReader:
         """[(first_seq, members)] per stored row, None for an unreadable row."""
         return [(s, n) for _, s, n in self.scan_segment_rows(seg, problems)]
 
-    def scan_segment_rows(self, seg: Segment, problems: list) -> list:
+    def scan_segment_rows(self, seg: Segment, problems: list, legacy: Optional[list] = None) -> list:
         """[(type, first_seq, members)] per stored row, (None, None, 0) for an unreadable one.
 
         Decodes only ``type``/``seq``/``seq0`` and a packed row's ``dt`` length; payloads are skipped.
+        ``legacy`` (v0/v1): gets one flag appended, whether the segment may hold a legacy-shape row.
         """
         if seg.bad:
             problems.append(Problem(code="corrupt-frame", message=seg.bad, offset=seg.pos if isinstance(seg.pos, int) else None))
+            if legacy is not None:
+                legacy.append(True)
             return [(None, None, 0)]
         if seg.rows is None and not seg.torn and not self.envelope_free:
             try:
-                rows = _scan_lines_fast(seg.data)
+                if legacy is not None:
+                    rows = _scan_lines_probe(seg.data)
+                    legacy.append(any(_maybe_legacy(r) for r in rows if r.type in _LEGACY_TYPES))
+                else:
+                    rows = _scan_lines_fast(seg.data)
                 return [self._row_extent(r) for r in rows]
             except (msgspec.DecodeError, msgspec.ValidationError):
                 pass
         out = []
+        seg_legacy = False
         for it in self.decode_segment(seg, problems):
+            seg_legacy = seg_legacy or not is_event(it) or bool(it.legacy)
             if is_event(it):
                 if it.member:
                     t, s, n = out[-1]
@@ -563,6 +631,8 @@ class LogReader:
                     out.append((it.packed or it.type, it.seq, 1))
             else:
                 out.append((None, None, 0))
+        if legacy is not None:
+            legacy.append(seg_legacy)
         return out
 
     def scan_rows(self, problems: Optional[list] = None) -> Iterator[tuple]:

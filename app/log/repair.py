@@ -9,15 +9,24 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from .codec import encode_row
+from .codec import DecodeError, decode_json, encode_row
+from .integrity import holds_turn_end
 from .model import Event
 
 UNKNOWN_TEXT = ("The tool call was interrupted after it was recorded, but no result was durably recorded. "
                 "Its outcome is unknown. Decide whether to retry from the tool semantics: retry only if the "
                 "operation is read-only or idempotent; if it may have side effects, first verify external state "
                 "or ask the user. Do not retry blindly.")
-NOT_STARTED_TEXT = ("The tool call was interrupted before it was recorded as started; it did not run. "
-                    "It is safe to issue it again if it is still needed.")
+NOT_STARTED_TEXT = ("The tool call was interrupted before the Harness recorded it as started. "
+                    "Retry it if it is still needed.")
+
+_FORKED_ADVICE = ("Decide whether to retry from the tool semantics: retry only if the operation is read-only or "
+                  "idempotent; if it may have side effects, first verify external state or ask the user. "
+                  "Do not retry blindly.")
+FORKED_TEXTS = ("The history inherited by this branch records this tool call starting but does not include its "
+                "result. The parent session may have completed it after the fork point. " + _FORKED_ADVICE,
+                "The history inherited by this branch has no record of this tool call starting. The parent "
+                "session may have executed it after the fork point. " + _FORKED_ADVICE)
 
 
 def _result_call_id(ev: Event) -> Optional[str]:
@@ -110,16 +119,19 @@ class RepairTracker:
     def is_open(self) -> bool:
         return self.open_turn is not None
 
-    def closure(self) -> list[Event]:
+    def closure(self, cause: str = "interrupted") -> list[Event]:
+        """The closers of an open last turn: ``interrupted`` (crash repair) or ``forked``
+        (a fork seed cut inside a turn, v4 line; spec-versions §5)."""
         if self.open_turn is None:
             return []
+        texts = FORKED_TEXTS if cause == "forked" else (UNKNOWN_TEXT, NOT_STARTED_TEXT)
         out: list[Event] = []
         seq = self.last_seq + 1
         turn = self.open_turn
         step = self.open_step[1] if self.open_step else None
         for cid, call_seq in self.pending.items():
             logged = call_seq is not None
-            msg = closer_message(self.version, cid, seq, UNKNOWN_TEXT if logged else NOT_STARTED_TEXT)
+            msg = closer_message(self.version, cid, seq, texts[0] if logged else texts[1], cause)
             c_turn, c_step = (self.call_at.get(cid, (turn, step)) if self.version >= 4 else (turn, step))
             data = {"turn": c_turn, "step": c_step, "message": msg,
                     "error": ({"name": "ToolOutcomeUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"} if logged
@@ -132,7 +144,7 @@ class RepairTracker:
                              data={"turn": self.open_step[0], "step": self.open_step[1]}, synthesized=True))
             seq += 1
         out.append(Event(seq=seq, type="turn/end", time=self.last_time,
-                         data={"turn": turn, "reason": {"kind": "interrupted"}}, synthesized=True))
+                         data={"turn": turn, "reason": {"kind": cause}}, synthesized=True))
         for ev in out:
             ev.raw = encode_row(ev.envelope())
         return out
@@ -166,11 +178,15 @@ class TailTracker:
         self.region: list = []          # rows after the last turn/end, stored order
         self.dropped: list = []         # rows of the region at and after the first defect
         self.defect: Optional[tuple] = None   # (item, "bad" | "order"): the first defect, for problems
-        self.prev = -1                  # seq of the last kept event (or of the turn/end)
+        self.prev = -1                  # seq of the last kept event (or of the turn/end); None: unknown
+        self.restart_row = None         # the row the region starts after (a turn/end, maybe a bad one)
 
     def apply(self, it) -> None:
         if isinstance(it, Event) and it.type == "turn/end":
             self._restart(it)           # a defect before the last turn/end is not a tail defect
+            return
+        if not isinstance(it, Event) and holds_turn_end(it):
+            self._restart_bad(it)       # so is one before a turn/end row with a bad envelope (corruption)
             return
         self.region.append(it)
         if self.dropped:
@@ -180,7 +196,7 @@ class TailTracker:
             self.dropped.append(it)
             self.defect = (it, "bad")
             return
-        if it.seq != self.prev + 1:
+        if self.prev is not None and it.seq != self.prev + 1:
             self.dropped.append(it)
             self.defect = (it, "order")
             return
@@ -191,10 +207,30 @@ class TailTracker:
         self.repair = RepairTracker(self.version)
         self.repair.apply(turn_end)
         self.last_turn_end = turn_end
+        self.restart_row = turn_end
         self.region = []
         self.dropped = []
         self.defect = None
         self.prev = turn_end.seq
+
+    def _restart_bad(self, row) -> None:
+        """A stored row that holds a turn/end but is not a valid event: the turn is over, and
+        the seq of the next kept event is the row's own seq + 1 when it has an integer one."""
+        self.repair = RepairTracker(self.version)
+        self.last_turn_end = None
+        self.restart_row = row
+        self.region = []
+        self.dropped = []
+        self.defect = None
+        seq = None
+        try:
+            obj, _ = decode_json(row.raw)
+            seq = obj.get("seq") if isinstance(obj, dict) and type(obj.get("seq")) is int else None
+        except DecodeError:
+            pass
+        self.prev = seq
+        if seq is not None:
+            self.repair.last_seq = seq
 
     def retract_trailing_bad(self) -> list:
         """Forget bad rows at the very end (a torn last line that a writer has since
@@ -206,10 +242,10 @@ class TailTracker:
             return []
         removed = self.region[k:]
         kept = self.region[:k]
-        end = self.last_turn_end
+        end = self.restart_row
         self.__init__(self.version)
         if end is not None:
-            self._restart(end)
+            self.apply(end)
         for it in kept:
             self.apply(it)
         return removed
@@ -223,6 +259,7 @@ class TailTracker:
         c.repair = r
         c.version = self.version
         c.last_turn_end = self.last_turn_end
+        c.restart_row = self.restart_row
         c.region = list(self.region)
         c.dropped = list(self.dropped)
         c.defect = self.defect

@@ -41,6 +41,14 @@ class SessionInfo:
     store: Optional[str] = None       # the SQLite file, for sqlite sessions
     problems: list = field(default_factory=list)
     title: Optional[str] = None
+    generation: Optional[str] = None  # the generation file read (session.v4.jsonl …), when in a session folder
+    generations: list = field(default_factory=list)   # the other generations present (dicts, newest first)
+
+    @property
+    def version(self) -> Optional[int]:
+        """The stored format version of the file read (its header's ``version``)."""
+        v = self.header.get("version", 0)
+        return v if type(v) is int else None
 
     @property
     def key(self) -> str:
@@ -68,7 +76,9 @@ class SessionInfo:
                 "createdAt": self.created_at, "cwd": self.cwd, "parentSession": self.parent,
                 "seedLength": self.header.get("seedLength"), "origin": self.header.get("origin"),
                 "delegationDepth": self.header.get("delegationDepth"), "size": self.size,
-                "mtime": self.mtime, "live": self.live, "problems": self.problems}
+                "mtime": self.mtime, "live": self.live, "problems": self.problems,
+                "formatVersion": self.version, "isSeeded": self.header.get("isSeeded"),
+                "generation": self.generation, "generations": self.generations}
 
 
 @dataclass
@@ -186,6 +196,142 @@ def session_info(path: str, project: Optional[str] = None) -> Optional[SessionIn
                        project=project, problems=[str(p) for p in probs if p.fatal])
 
 
+# --------------------------------------------------------------------------- generations (spec-versions §2)
+# A session folder may hold one file per format version: session.jsonl, session.v2.jsonl, …
+# (test fixtures also name children session.1.jsonl / session.1.v3.jsonl: the stem groups them).
+_GEN_RE = re.compile(r"^(session(?:\.[0-9]+)?)(?:\.v([1-9][0-9]*))?\.jsonl(\.zstd)?$")
+
+
+def parse_generation(name: str) -> Optional[tuple]:
+    """(stem, version, compressed) of a generation file name, else None (``session.v0.jsonl``,
+    ``session.v02.jsonl``, ``session.V2.jsonl``, ``*.tmp`` and migration stages are not generations)."""
+    m = _GEN_RE.match(name)
+    if not m:
+        return None
+    return m.group(1), (int(m.group(2)) if m.group(2) else 0), bool(m.group(3))
+
+
+def generation_files(directory: str, stem: str = "session") -> list:
+    """[(version, compressed, path)] of one session's generations in ``directory``, newest first."""
+    out = []
+    for name in _safe_listdir(directory):
+        g = parse_generation(name)
+        if g is None or g[0] != stem:
+            continue
+        full = os.path.join(directory, name)
+        if os.path.isfile(full):
+            out.append((g[1], g[2], full))
+    out.sort(key=lambda t: (-t[0], t[1]))
+    return out
+
+
+def select_generation(directory: str, stem: str = "session") -> tuple[Optional[str], list, list]:
+    """The generation dsh reads (the numerically highest), the others, and problems.
+
+    No fallback: a damaged or too-new highest generation is still the one selected (opening
+    it says why), never silently an older one.  Both encodings in one folder is reported, as
+    dsh refuses such a lookup (one root, one encoding)."""
+    gens = generation_files(directory, stem)
+    if not gens:
+        return None, [], []
+    problems = []
+    if len({c for _v, c, _p in gens}) > 1:
+        problems.append("generations in both encodings (session.*.jsonl and session.*.jsonl.zstd) in one folder: "
+                        "dsh refuses this session (one root holds one encoding)")
+    return gens[0][2], [g[2] for g in gens[1:]], problems
+
+
+def _older_generations(files: list) -> set:
+    """Paths of generations that a newer generation of the same session (folder + stem) hides."""
+    groups: dict = {}
+    for f in files:
+        g = parse_generation(os.path.basename(f))
+        if g is not None:
+            groups.setdefault((os.path.dirname(f), g[0]), []).append((g[1], g[2], f))
+    hidden = set()
+    for gens in groups.values():
+        if len(gens) > 1:
+            gens.sort(key=lambda t: (-t[0], t[1]))
+            hidden.update(f for _v, _c, f in gens[1:])
+    return hidden
+
+
+def _gen_entry(path: str) -> dict:
+    g = parse_generation(os.path.basename(path))
+    raw, why = read_header_bytes(path)
+    hv = None
+    if raw is not None:
+        from ..log.versions import header_version
+        hv = header_version(raw)
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        size = None
+    return {"path": path, "name": os.path.basename(path), "version": g[1] if g else None,
+            "compressed": g[2] if g else path.endswith((".zstd", ".zst")), "headerVersion": hv, "size": size,
+            "problem": why if raw is None else None}
+
+
+def _describe_generations(info: SessionInfo, explicit: bool = False) -> None:
+    """Fill ``generation``/``generations`` and the generation problems of a listed file."""
+    name = os.path.basename(info.path)
+    g = parse_generation(name)
+    if g is None:
+        return
+    info.generation = name
+    if g[1] != info.version and info.version is not None:
+        info.problems.append(f"generation-mismatch: the file name {name} says v{g[1]} but its header says "
+                             f"v{info.version} (dsh refuses this generation)")
+    selected, others, probs = select_generation(os.path.dirname(info.path), g[0])
+    info.generations = [_gen_entry(p) for p in ([selected] + others) if p != info.path]
+    if explicit and selected is not None and selected != info.path:
+        info.problems.append(f"older-generation: {name} is not the generation dsh reads "
+                             f"({os.path.basename(selected)} is newer); opened as asked, read-only")
+    info.problems.extend(probs)
+
+
+def generation_facts(path: str) -> dict:
+    """For ``inspect``: the generation file read, whether dsh would read it, the others present."""
+    name = os.path.basename(path)
+    g = parse_generation(name)
+    if g is None:
+        return {"generation": None, "generations": [], "readsNewest": None}
+    selected, others, probs = select_generation(os.path.dirname(os.path.abspath(path)), g[0])
+    allg = ([selected] if selected else []) + others
+    return {"generation": name,
+            "generations": [_gen_entry(o) for o in allg if os.path.abspath(o) != os.path.abspath(path)],
+            "readsNewest": selected is not None and os.path.abspath(selected) == os.path.abspath(path),
+            "generationProblems": probs}
+
+
+def generation_info(path: str, project: Optional[str] = None) -> Optional[SessionInfo]:
+    """The session of the newest generation ``path``: its header facts, the other generations,
+    and a problem when it is damaged (never an older generation instead)."""
+    info = session_info(path, project)
+    if info is not None:
+        _describe_generations(info)
+        return info
+    g = parse_generation(os.path.basename(path))
+    if g is None:
+        return None
+    _sel, others, probs = select_generation(os.path.dirname(path), g[0])
+    older = [o for o in others if session_info(o) is not None]
+    if not older:
+        return None
+    raw, why = read_header_bytes(path)
+    base = session_info(older[0], project)
+    info = SessionInfo(path=path, format="zstd" if path.endswith((".zstd", ".zst")) else "jsonl", id=base.id,
+                       header={**base.header, "version": g[1]}, size=os.path.getsize(path),
+                       mtime=os.path.getmtime(path), project=project, title=None)
+    info.generation = os.path.basename(path)
+    info.generations = [_gen_entry(o) for o in others]
+    info.problems.append(f"generation-damaged: the newest generation {info.generation} cannot be read "
+                         f"({why or 'its first line is not a session header'}); dsh refuses this session and does "
+                         f"not fall back to {os.path.basename(older[0])} (open that file explicitly to read it)")
+    info.problems.extend(probs)
+    return info
+
+
 def _is_session_name(name: str) -> bool:
     return name.endswith(SESSION_SUFFIXES)
 
@@ -226,6 +372,7 @@ def discover(path: str) -> Listing:
         info = session_info(p)
         if info is None:
             raise ValueError(f"{path} is not a session file (its first line is not a session header)")
+        _describe_generations(info, explicit=True)
         return Listing(kind="file", root=p, sessions=[info])
     kind = "folder"
     root = p
@@ -237,7 +384,11 @@ def discover(path: str) -> Listing:
         kind = "project"
     sessions, problems = [], []
     seen_ids: dict = {}
-    for f in _walk(root):
+    files = list(_walk(root))
+    hidden = _older_generations(files)
+    for f in files:
+        if f in hidden:
+            continue
         if f.endswith(SQLITE_SUFFIXES):
             if _is_sqlite(f):
                 try:
@@ -247,7 +398,7 @@ def discover(path: str) -> Listing:
             continue
         rel = os.path.relpath(f, root).split(os.sep)
         project = rel[0] if kind in ("root", "home") and len(rel) >= 3 and _PROJECT_RE.match(rel[0]) else None
-        info = session_info(f, project)
+        info = generation_info(f, project)
         if info is None:
             continue
         if kind in ("root", "home", "project"):

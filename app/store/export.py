@@ -309,6 +309,12 @@ def build_transcript(reader, redact: Optional[Redactor] = None) -> tuple:
             entries.append(Entry("note", ev.seq, role="system", turn=t, step=s, time=ev.time,
                                  label=f"retry {d.get('retry')} scheduled after {f.get('code') or 'failure'}"
                                        f" (delay {d.get('delayMs')} ms)"))
+        elif typ == "compaction/summary":
+            from ..log.surface import summary_text
+            text = summary_text(d.get("summary"))
+            entries.append(Entry("note", ev.seq, role="system", turn=t, time=ev.time,
+                                 label=f"compaction summary {d.get('compactionId', '')}",
+                                 blocks=[("text", text)] if text else []))
         elif typ.startswith("compaction/") and typ in ("compaction/start", "compaction/end"):
             entries.append(Entry("note", ev.seq, role="system", turn=t, time=ev.time,
                                  label=f"{typ} {d.get('compactionId', '')}"))
@@ -519,7 +525,8 @@ def attachment_object(home: Optional[str], attachment_id: str) -> Optional[str]:
 def export_zip(reader, out: str, home: Optional[str] = None, redact: bool = False, level: int = 6,
                include_descendants: bool = True, overwrite: bool = False) -> dict:
     """The dsh session export bundle (spec §9)."""
-    from ..log.trace import flatten_descendants, trace_session
+    from ..log.trace import flatten_descendants
+    from .lineage import trace_session
     from .faces import open_reader
     sid = reader.header.id if reader.header else "session"
     if out.endswith(os.sep) or os.path.isdir(out):

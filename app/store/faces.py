@@ -6,7 +6,7 @@ from typing import Optional
 
 from ..log.reader import LogReader
 from ..log.sources import open_source
-from .discovery import SQLITE_SUFFIXES, SessionInfo, _is_sqlite
+from .discovery import SQLITE_SUFFIXES, SessionInfo, _is_sqlite, select_generation
 
 
 class OpenError(Exception):
@@ -19,10 +19,11 @@ def open_reader(path: str, session_id: Optional[str] = None) -> LogReader:
     if not os.path.exists(p):
         raise OpenError(f"no such file: {path}")
     if os.path.isdir(p):
-        for name in ("session.jsonl.zstd", "session.jsonl"):
-            if os.path.exists(os.path.join(p, name)):
-                return open_reader(os.path.join(p, name))
-        raise OpenError(f"{path} is a folder with no session.jsonl[.zstd]")
+        # a session folder: the newest generation, as dsh selects it (never an older one instead)
+        selected, _others, _probs = select_generation(p)
+        if selected is None:
+            raise OpenError(f"{path} is a folder with no session generation (session[.vN].jsonl[.zstd])")
+        return open_reader(selected)
     if p.endswith(SQLITE_SUFFIXES) or _is_sqlite(p):
         from .sqlite_store import SqliteStore
         store = SqliteStore.open(p)
@@ -39,7 +40,23 @@ def open_reader(path: str, session_id: Optional[str] = None) -> LogReader:
         reader = LogReader(open_source(p))
     except OSError as e:
         raise OpenError(f"cannot read {path}: {e.strerror or e}") from None
+    _check_generation_name(reader)
     return reader
+
+
+def _check_generation_name(reader: LogReader) -> None:
+    """A file path opens exactly that file; a generation name that disagrees with the header's
+    version is reported (dsh refuses such a generation: "filename identifies vN, header vM")."""
+    from .discovery import parse_generation
+    g = parse_generation(os.path.basename(reader.path))
+    if g is None or reader.header is None or reader.fatal is not None:
+        return
+    hv = reader.header.version or 0
+    if g[1] != hv:
+        from ..log.model import Problem
+        reader.problems.append(Problem(code="generation-mismatch",
+                                       message=f"the file name says v{g[1]} but the header says v{hv}; dsh refuses "
+                                               "this generation (read as its header says)", line=1))
 
 
 def open_info(info: SessionInfo) -> LogReader:

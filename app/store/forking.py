@@ -1,9 +1,14 @@
-"""Executing a fork: copy the seed rows verbatim, publish the child atomically, verify.
+"""Executing a fork: copy the seed rows, publish the child atomically, verify.
+
+The child is written in the source's format (a vN source gives a ``session.vN.jsonl[.zstd]``
+child).  Seed rows are copied as stored (byte ranges, whole zstd frames) except rows that the
+dsh host would hand over converted: legacy-shape v0 rows (spec §1.7) and the rows of an
+envelope-free snapshot, which are written as their converted events.
 
 The call returns only after the child is durable (fsync of file and directory through
 the write-behind writer's flush barrier) and the source is unchanged: its revision is
 the same before and after, and the child's copied bytes have the CRC-32 computed while
-reading them from the source.
+reading them from the source (zstd: each copied frame run, and each re-framed run by its text).
 """
 from __future__ import annotations
 
@@ -14,10 +19,11 @@ import zlib
 from typing import Optional
 
 from ..log.codec import encode_row
-from ..log.fork import ForkError, ForkPlan, child_header, end_seed, plan_fork
+from ..log.fork import ForkError, ForkPlan, child_header, plan_fork, seed_tail
 from ..log.model import is_event
 from ..log.reader import LogReader
-from .layout import id_segment, project_key, session_path
+from ..log.sources import Segment
+from .layout import generation_name, id_segment, project_key, session_path
 from .writer import RawFrames, RawText, SessionWriter
 
 COPY_CHUNK = 8 << 20
@@ -30,13 +36,14 @@ class ForkVerifyError(Exception):
 def child_location(reader: LogReader, child_id: str, out_store: Optional[str] = None) -> str:
     src = reader.source
     compressed = src.kind == "zstd"
-    name = "session.jsonl.zstd" if compressed else "session.jsonl"
+    version = getattr(reader, "version", 0) or 0
+    name = generation_name(version, compressed)          # the child is written in the source's format
     cwd = reader.header.cwd if reader.header else None
     if out_store:
         root = out_store
         if os.path.isdir(os.path.join(out_store, "sessions")):
             root = os.path.join(out_store, "sessions")
-        return session_path(root, child_id, cwd, compressed)
+        return session_path(root, child_id, cwd, compressed, version)
     p = os.path.abspath(src.path)
     sess_dir = os.path.dirname(p)
     proj_dir = os.path.dirname(sess_dir)
@@ -46,19 +53,172 @@ def child_location(reader: LogReader, child_id: str, out_store: Optional[str] = 
     return os.path.join(sess_dir, id_segment(child_id), name)          # a loose file: beside it
 
 
-def _cut_offsets(reader: LogReader, plan: ForkPlan):
-    """(segment start, byte offset in the segment's decoded text just after the boundary row, segment)."""
-    pos, end = plan.cut_segment
-    for seg in reader.source.backward(end):
-        for rpos, off, line, raw, complete in seg.split_rows():
-            items, _ = reader.codec.decode_row(raw, pos=rpos)
-            evs = [i for i in items if is_event(i)]
-            if evs and evs[0].seq <= plan.stored_through <= evs[-1].seq:
-                if evs[-1].seq != plan.stored_through:
-                    raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} is inside a packed row")
-                local = (rpos - seg.pos) if isinstance(rpos, int) else rpos[1]
-                return seg, local + len(raw) + 1
-        break
+# one of these byte strings is in every row that reads in a legacy shape (spec §1.7)
+_LEGACY_HINTS = (b"steering/message", b"user/message", b"provenance", b"tool/result", b"trigger", b"turn/end")
+
+
+def _converted_rows(reader: LogReader, data: bytes, upto: int) -> list:
+    """[(start, stop, converted bytes)] of the rows in ``data[:upto]`` that read in a legacy
+    shape: dsh's host forks from the converted events, so the child stores them converted
+    (ids such as ``legacy-message:<parent id>:<seq>`` keep the parent's id)."""
+    found = set()
+    for hint in _LEGACY_HINTS:
+        i = data.find(hint, 0, upto)
+        while i >= 0:
+            a = data.rfind(b"\n", 0, i) + 1
+            b = data.find(b"\n", i, upto)
+            if b < 0:
+                break
+            found.add((a, b))
+            i = data.find(hint, b, upto)
+    spans = sorted(found)
+    out = []
+    for a, b in spans:
+        items, _ = reader.codec.decode_row(data[a:b])
+        if len(items) == 1 and is_event(items[0]) and items[0].legacy:
+            out.append((a, b, encode_row(items[0].envelope())))
+    return out
+
+
+def _enveloped_rows(reader: LogReader, seg, upto: int) -> list:
+    """Rows of an envelope-free snapshot (spec-versions §0.1) with the envelope dsh's readers
+    restore (seq = logical index, time 0): a fork child is a store, so it gets them."""
+    import msgspec
+    seqs = reader.codec.envelope_seqs or {}
+    out = []
+    for rpos, off, line, raw, complete in seg.split_rows():
+        a = (rpos - seg.pos) if isinstance(rpos, int) else rpos[1]
+        if a >= upto or not complete:
+            break
+        if rpos not in seqs or not raw.strip():
+            continue
+        obj = msgspec.json.decode(raw)
+        if not isinstance(obj, dict) or "seq" in obj or "seq0" in obj:
+            continue
+        if obj.get("type") in ("text-chunks", "reasoning-chunks", "tool-call-chunks"):
+            head = {"type": obj["type"], "seq0": seqs[rpos], "time0": 0}
+        else:
+            head = {"type": obj.get("type"), "seq": seqs[rpos], "time": 0}
+        head.update((k, v) for k, v in obj.items() if k != "type")
+        out.append((a, a + len(raw), encode_row(head)))
+    return out
+
+
+def _cut_in(reader: LogReader, seg, stored_through: int) -> Optional[int]:
+    """Offset in ``seg.data`` just after the row ending at ``stored_through`` (None: not here)."""
+    for rpos, off, line, raw, complete in seg.split_rows():
+        if not complete:
+            break
+        items, _ = reader.codec.decode_row(raw, pos=rpos)
+        evs = [i for i in items if is_event(i)]
+        if evs and evs[0].seq <= stored_through <= evs[-1].seq:
+            if evs[-1].seq != stored_through:
+                raise ForkError("INVALID_BOUNDARY", f"seq {stored_through} is inside a packed row")
+            local = (rpos - seg.pos) if isinstance(rpos, int) else rpos[1]
+            return local + len(raw) + 1
+    return None
+
+
+def _needs_row_pass(reader: LogReader) -> bool:
+    """Whether seed rows may need rewriting: v0/v1 legacy shapes, or an envelope-free snapshot.
+    Otherwise the seed is copied as stored without reading it (ranges / whole frames)."""
+    return (getattr(reader, "version", 0) or 0) < 2 or bool(getattr(reader, "envelope_free", False))
+
+
+def _seed_pieces_as_stored(reader: LogReader, plan: ForkPlan):
+    """The seed as stored (v2+ store): everything before the cut segment as one byte range /
+    run of whole frames, then the cut segment's rows through the boundary."""
+    src = reader.source
+    _pos, end = plan.cut_segment
+    for seg in src.backward(end):               # the segment holding the boundary row
+        cut = _cut_in(reader, seg, plan.stored_through)
+        if cut is None:
+            break
+        if seg.pos > src.header_end:            # rows before it: copied as stored, not read
+            yield ("frames" if src.kind == "zstd" else "range", src.header_end, seg.pos)
+        yield ("text", seg.data[:cut])
+        return
+    raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
+
+
+def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx, flags):
+    """v0/v1 with the index's legacy flags: segments without a legacy-shape row are copied as
+    stored, unread (byte ranges / whole frames); flagged ones are read and their legacy rows
+    stored converted; the cut segment is read through the boundary row."""
+    from backports import zstd
+    src = reader.source
+    zst = src.kind == "zstd"
+    fd = os.open(src.path, os.O_RDONLY)
+    try:
+        run_start = None
+        for i in range(len(idx)):
+            pos, end = idx.seg_pos[i], idx.seg_end[i]
+            last = pos <= plan.cut_segment[0] < end or pos == plan.cut_segment[0]
+            if not flags[i] and not last:
+                if run_start is None:
+                    run_start = pos
+                continue
+            if run_start is not None:
+                yield ("frames" if zst else "range", run_start, pos)
+                run_start = None
+            blob = b"".join(_raw_range(fd, pos, end, [0]))
+            text = zstd.decompress(blob) if zst else blob
+            upto = len(text)
+            if last:
+                seg = Segment(pos=pos, end=end, data=text)
+                cut = _cut_in(reader, seg, plan.stored_through)
+                if cut is None:
+                    raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
+                upto = cut
+            at = 0
+            for a, b, row in _converted_rows(reader, text, upto) + [(upto, upto, b"")]:
+                for chunk in (text[at:a], row + b"\n" if row else b""):
+                    if chunk:
+                        yield ("text", chunk)
+                at = b + 1 if row else b
+            if last:
+                return
+    finally:
+        os.close(fd)
+    raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
+
+
+def _seed_pieces(reader: LogReader, plan: ForkPlan):
+    """The seed's stored rows as pieces, oldest first: ("frames", start, stop) whole zstd frames
+    copied as stored, ("range", start, stop) raw JSONL bytes copied as stored, or ("text", bytes)
+    rows (verbatim, converted from a legacy shape, or with a snapshot's envelope restored)."""
+    if not _needs_row_pass(reader):
+        yield from _seed_pieces_as_stored(reader, plan)
+        return
+    idx = reader.index
+    flags = getattr(idx, "legacy", None) if idx is not None else None
+    if flags is not None and len(flags) == len(idx) and all(p >= reader.source.header_end for p in idx.seg_pos[:1]):
+        yield from _seed_pieces_by_index(reader, plan, idx, flags)
+        return
+    cut_pos = plan.cut_segment[0]
+    for seg in reader.source.forward():
+        if seg.bad:
+            raise ForkError("INVALID_BOUNDARY", f"an unreadable segment lies inside the seed: {seg.bad}")
+        data = seg.data
+        upto = len(data)
+        last = False
+        if seg.pos >= cut_pos or seg.end > cut_pos:
+            cut = _cut_in(reader, seg, plan.stored_through)
+            if cut is not None:
+                upto, last = cut, True
+        conv = _enveloped_rows(reader, seg, upto) if getattr(reader, "envelope_free", False) else \
+            _converted_rows(reader, data, upto)
+        if reader.source.kind == "zstd" and not conv and not last and seg.pos >= reader.source.header_end:
+            yield ("frames", seg.pos, seg.end)
+        else:
+            at = 0
+            for a, b, row in conv + [(upto, upto, b"")]:
+                for chunk in (data[at:a], row + b"\n" if row else b""):
+                    if chunk:
+                        yield ("text", chunk)
+                at = b + 1 if row else b
+        if last:
+            return
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
 
@@ -84,6 +244,60 @@ def _crc_of(path: str, start: int, stop: int) -> int:
         os.close(fd)
 
 
+def _runs(pieces):
+    """Group consecutive pieces of one kind: ("frames", [(start, stop)…]) / ("text", [bytes…])."""
+    kind, run = None, []
+    for p in pieces:
+        k = p[0]
+        if k != kind and run:
+            yield kind, run
+            run = []
+        kind = k
+        run.append(p[1:] if k == "frames" else p[1])
+    if run:
+        yield kind, run
+
+
+def _frames_of(fd: int, run: list, acc: list, copied: list, crc: list):
+    """The stored bytes of whole frames; ``acc`` = [CRC-32, bytes] of this run, ``crc`` of all
+    frames copied so far."""
+    for start, stop in run:
+        for chunk in _raw_range(fd, start, stop, acc):
+            acc[1] += len(chunk)
+            copied[0] += len(chunk)
+            crc[0] = zlib.crc32(chunk, crc[0])
+            yield chunk
+
+
+def _verify_frames(path: str, layout: list) -> None:
+    """A zstd child holds its seed as planned: each run of copied frames byte for byte (same
+    CRC-32 and length), each re-framed run as exactly one frame whose text has the CRC-32 and
+    length written.  Frames are located by their headers; only re-framed ones are decoded."""
+    import mmap
+    from ..log.zstdframes import COMPLETE, decode_frame, scan_frame
+    with open(path, "rb") as f:
+        at = _child_seed_start(path, "zstd")
+        if not layout:
+            return
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            for kind, (want_crc, want_n) in layout:
+                if kind == "frames":
+                    stop = at
+                    while stop - at < want_n:
+                        k, stop = scan_frame(mm, stop)
+                        if k != COMPLETE:
+                            raise ForkVerifyError(f"child {path}: a copied frame is not complete at byte {at}")
+                    got = zlib.crc32(mm[at:stop])
+                    if stop - at != want_n or got != want_crc:
+                        raise ForkVerifyError(f"child {path} does not hold the copied frames at byte {at}")
+                else:
+                    k, stop = scan_frame(mm, at)
+                    text = decode_frame(mm[at:stop]) if k == COMPLETE else b""
+                    if len(text) != want_n or zlib.crc32(text) != want_crc:
+                        raise ForkVerifyError(f"child {path} does not hold the seed rows written at byte {at}")
+                at = stop
+
+
 def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[str] = None,
          child_id: Optional[str] = None, live: bool = False, plan: Optional[ForkPlan] = None) -> dict:
     """Host fork of ``reader``'s session at message anchor ``at_seq``; returns the child's facts."""
@@ -91,38 +305,52 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
         raise ForkError("FORK_UNAVAILABLE", "the source has no readable header")
     src = reader.source
     rev_before = src.revision()
+    parent_durable(src.path)              # barrier 1 of 2: see parent_durable (the child is barrier 2)
     plan = plan or plan_fork(reader, at_seq, live=live)
     child_id = child_id or f"session-{uuid.uuid4()}"
     now = int(time.time() * 1000)
     parent_hdr = reader.header.to_dict()
-    header = child_header(parent_hdr, child_id, plan.seed_length, now)
-    tail_rows = [e.envelope() for e in plan.closure]
-    if not plan.ends_with_end_seed:
-        tail_rows.append(end_seed(plan.boundary + 1, now))
+    version = getattr(reader, "version", 0) or 0
+    header = child_header(parent_hdr, child_id, plan.seed_length, now, version)
+    last_time = 0
+    if version >= 2 and plan.boundary >= 0:
+        last = plan.closure[-1] if plan.closure else reader.event_at(plan.stored_through)
+        last_time = last.time if last is not None else 0
+    tail_rows = seed_tail(plan, version, last_time, now, tracker=getattr(plan, "open_tracker", None))
     if src.kind == "sqlite":
         return _fork_sqlite(reader, plan, header, tail_rows, rev_before, at_seq)
     path = child_location(reader, child_id, out_store)
-    crc = [0]
-    copied = (0, 0)
+    if src.kind not in ("jsonl", "zstd"):
+        raise ForkError("FORK_UNAVAILABLE", f"cannot fork a {src.kind} source")
+    crc = [0]          # of the seed bytes as they are written (jsonl) / of the copied frames (zstd)
+    copied = [0]
+    layout: list = []  # zstd: the child's seed in order, ("frames", [crc, bytes]) / ("text", [crc, length])
     batch: list = []
     fd = os.open(src.path, os.O_RDONLY)
     try:
         if plan.stored_through >= 0:
-            seg, cut = _cut_offsets(reader, plan)
+            pieces = _seed_pieces(reader, plan)
             if src.kind == "jsonl":
-                start, stop = src.header_end, seg.pos + cut
-                batch.append(RawText(_raw_range(fd, start, stop, crc)))
-                copied = (start, stop)
-            elif src.kind == "zstd":
-                # whole frames before the cut frame are copied as stored; the cut frame is re-framed
-                start, stop = src.header_end, seg.pos
-                if stop > start:
-                    batch.append(RawFrames(_raw_range(fd, start, stop, crc)))
-                copied = (start, stop)
-                partial = seg.data[:cut]
-                batch.append(RawText([partial]))
+                def text_chunks():
+                    for piece in pieces:
+                        chunks = _raw_range(fd, piece[1], piece[2], [0]) if piece[0] == "range" else (piece[1],)
+                        for chunk in chunks:
+                            crc[0] = zlib.crc32(chunk, crc[0])
+                            copied[0] += len(chunk)
+                            yield chunk
+                batch.append(RawText(text_chunks()))
             else:
-                raise ForkError("FORK_UNAVAILABLE", f"cannot fork a {src.kind} source")
+                # runs of whole frames are copied as stored; rows of a re-framed frame (the cut
+                # frame, a frame holding converted rows) are written as one new frame per run
+                for run_kind, run in _runs(pieces):
+                    if run_kind == "frames":
+                        acc = [0, 0]                      # crc, bytes of this run as read
+                        layout.append(("frames", acc))
+                        batch.append(RawFrames(_frames_of(fd, run, acc, copied, crc)))
+                    else:
+                        text = b"".join(run)
+                        layout.append(("text", [zlib.crc32(text), len(text)]))
+                        batch.append(RawText([text]))
         batch.extend(tail_rows)
         w = SessionWriter(path, header, fmt=src.kind, pack=False, batch_delay_ms=1, exists=False)
         try:
@@ -137,15 +365,17 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     if rev_after != rev_before:
         raise ForkVerifyError(f"the source changed during the fork ({rev_before} -> {rev_after}); "
                               f"the child {path} was published from the earlier state")
-    if copied[1] > copied[0]:
+    if src.kind == "zstd":
+        _verify_frames(path, layout)
+    elif copied[0]:
         child_start = _child_seed_start(path, src.kind)
-        got = _crc_of(path, child_start, child_start + (copied[1] - copied[0]))
+        got = _crc_of(path, child_start, child_start + copied[0])
         if got != crc[0]:
             raise ForkVerifyError(f"child {path} does not hold the copied bytes (crc {got:#x} != {crc[0]:#x})")
     return {"child": path, "id": child_id, "parentSession": reader.header.id, "seedLength": plan.seed_length,
             "boundary": plan.boundary, "anchor": at_seq, "synthesized": plan.synthesized_seqs,
             "turns": plan.turns, "format": src.kind, "sourceRevision": rev_before,
-            "crc32": f"{crc[0]:08x}", "bytesCopied": copied[1] - copied[0]}
+            "crc32": f"{crc[0]:08x}", "bytesCopied": copied[0]}
 
 
 def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict, tail_rows: list, rev_before: str,
@@ -209,3 +439,24 @@ def preview(reader: LogReader, at_seq: Optional[int], live: bool = False) -> dic
             from ..log.model import event_message, message_text
             last = message_text(event_message(ev) or {})
     return {**plan.to_dict(), "lastMessage": last, "parentSession": reader.header.id if reader.header else None}
+
+
+def parent_durable(path: str) -> None:
+    """The fork's first barrier: force the parent's bytes — the range the child copies among
+    them — to disk before the child is published (the child's flush is the second barrier), so
+    no crash leaves a durable child whose seed the parent lost (the asymmetric window dsh leaves
+    open).  A flush of what is already in the file (fdatasync, else fsync) and of its directory
+    entry: nothing is written to the parent.  The fork then checks that the source did not change
+    (its revision), so the synced bytes are the copied ones.  A SQLite store: the database file
+    and its write-ahead log, where the parent's newest committed rows may still be."""
+    from .publish import fsync_dir
+    for p in (path, path + "-wal"):
+        try:
+            fd = os.open(p, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            continue                      # no write-ahead log (or not a SQLite store)
+        try:
+            getattr(os, "fdatasync", os.fsync)(fd)
+        finally:
+            os.close(fd)
+    fsync_dir(os.path.dirname(os.path.abspath(path)))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Optional
 
 _LITERAL = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
@@ -46,6 +47,25 @@ def id_segment(session_id: str) -> str:
     return _escape(session_id, separators=False)
 
 
-def session_path(root: str, session_id: str, cwd: Optional[str], compressed: bool) -> str:
-    name = "session.jsonl.zstd" if compressed else "session.jsonl"
-    return os.path.join(root, project_key(cwd), id_segment(session_id), name)
+def generation_name(version: int, compressed: bool) -> str:
+    """dsh's file name of one generation (spec-versions §2.1): ``session.jsonl`` for v0,
+    ``session.v<N>.jsonl`` for N >= 1, plus ``.zstd`` when compressed."""
+    base = "session.jsonl" if not version else f"session.v{version}.jsonl"
+    return base + (".zstd" if compressed else "")
+
+
+# canonical generation names only: lower-case v, decimal without leading zero, never v0
+_GENERATION_RE = re.compile(r"^session(?:\.v([1-9][0-9]*))?\.jsonl(\.zstd)?$")
+
+
+def parse_generation_name(name: str) -> Optional[tuple]:
+    """(version, compressed) of a canonical generation file name, else None (``session.v0.jsonl``,
+    ``session.v01.jsonl``, ``session.V2.jsonl``, temporaries and migration stages are not)."""
+    m = _GENERATION_RE.match(name)
+    if not m:
+        return None
+    return (int(m.group(1)) if m.group(1) else 0), bool(m.group(2))
+
+
+def session_path(root: str, session_id: str, cwd: Optional[str], compressed: bool, version: int = 0) -> str:
+    return os.path.join(root, project_key(cwd), id_segment(session_id), generation_name(version, compressed))

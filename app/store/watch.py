@@ -316,6 +316,8 @@ class Follower:
         self.emitted = 0
         self.recovered = 0               # records released from a torn zstd frame by finish()
         self._skip_through = -1          # after a reset/recovery: drop seqs <= this
+        self.last_type: Optional[str] = None   # type of the last event seen (a fork seed ends with end-seed)
+        self.last_batch: Optional[dict] = None # the newest rows a poll brought: events, bytes, seqs, wall time
         self._dirty = False
         self._last_growth = clock()
         self._closed = False
@@ -437,6 +439,7 @@ class Follower:
             evs = [it for it in self.reader.decode_segment(seg) if is_event(it)]
             if evs:
                 last = max(e.seq for e in evs)
+                self.last_type = evs[-1].type
                 break
         if pos is None:
             pos, held = src.header_end, 0
@@ -461,10 +464,20 @@ class Follower:
         if not grew and not self._dirty:
             return []
         self._dirty = False
+        pos0 = self.pos
         try:
-            return self._read_new()
+            out = self._read_new()
         except SourceChanged:
             return self._reset()
+        if out:
+            self._note_batch(out, pos0)
+        return out
+
+    def _note_batch(self, out: list, pos0) -> None:
+        """What the last poll brought (the live status line): events, stored bytes, when."""
+        nbytes = self.pos - pos0 if isinstance(self.pos, int) and isinstance(pos0, int) else None
+        self.last_batch = {"events": len(out), "bytes": nbytes, "firstSeq": out[0].seq, "lastSeq": out[-1].seq,
+                           "at": time.time()}
 
     def _reset(self) -> list:
         """The log shrank or was replaced: re-read it, emitting only seqs not yet emitted."""
@@ -527,6 +540,7 @@ class Follower:
             if it.seq <= self._skip_through:
                 continue
             out.append(it)
+            self.last_type = it.type
             if it.seq > self.last_seq:
                 self.last_seq = it.seq
             if it.type == "turn/start":
@@ -571,6 +585,13 @@ class Follower:
         """``waiting`` | ``live`` | ``idle`` | ``complete`` | ``crashed`` (see the module doc)."""
         if self.src is None:
             return "waiting"
+        if not self.sqlite:
+            from .writerlock import lock_signal
+            sig = lock_signal(self.path)
+            if sig is not None:             # v1+: the writer's session.lock decides
+                return "live" if sig else ("crashed" if self.open_tail else "complete")
+        if self.last_type == "session/end-seed" and not self.open_tail:
+            return "complete"               # a fork child as published: a seed at rest, not a live writer
         quiet = self.quiet_for
         if quiet < self.idle_after:
             return "live"
@@ -615,7 +636,8 @@ _state_cache: dict = {}
 
 
 def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[float] = None,
-               live_window: float = LIST_LIVE_WINDOW_S, crash_after: float = LIST_CRASH_AFTER_S) -> str:
+               live_window: float = LIST_LIVE_WINDOW_S, crash_after: float = LIST_CRASH_AFTER_S,
+               details: Optional[dict] = None) -> str:
     """``"live" | "idle" | "crashed" | "complete"`` for the session list.
 
     * ``live``: the file was modified within ``live_window`` seconds (SQLite: the session's
@@ -625,6 +647,9 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
     * ``idle``: quiet, open turn or torn tail, for less than ``crash_after`` seconds;
     * ``crashed``: open turn or torn tail, quiet for ``crash_after`` seconds or more.
     The tail analysis is cached per (path, session) and redone only when the revision moves.
+    A v1+ session's ``session.lock`` overrides the growth rule (:mod:`app.store.writerlock`), and
+    a log that ends with its fork seed (``session/end-seed``, nothing after it) is a fresh child
+    at rest, never live.  ``details`` (a dict) receives the facts behind the answer.
     Raises FileNotFoundError / OpenError when the log cannot be opened.
     """
     from .faces import open_reader
@@ -657,27 +682,43 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
                 if cached is not None and cached.get("rev") == rev:
                     info = dict(cached, stamp=stamp)
                     _state_cache[key] = info
+                    if details is not None:
+                        details.update(info)
                     return _classify(info, now, live_window, crash_after)
             else:
                 rev = None
             ts = r.tail_state()
             last_time = None
+            last_type = None
             for seg in r.source.backward():
                 evs = [it for it in r.decode_segment(seg) if is_event(it)]
                 if evs:
                     last_time = evs[-1].time / 1000.0
+                    last_type = evs[-1].type
                     break
             open_ = ts.is_open or bool(ts.dropped)
         finally:
             r.close()
         changed_at = now if (sqlite and cached is not None and cached.get("rev") != rev) else None
         info = {"stamp": stamp, "rev": rev, "open": open_, "mtime": st.st_mtime, "last_time": last_time,
-                "sqlite": sqlite, "changed_at": changed_at or (cached or {}).get("changed_at")}
+                "sqlite": sqlite, "changed_at": changed_at or (cached or {}).get("changed_at"),
+                "seed_only": last_type == "session/end-seed"}
         _state_cache[key] = info
+    if details is not None:
+        details.update(info)
+    if not sqlite:
+        from .writerlock import lock_signal
+        sig = lock_signal(p)
+        if sig is not None:
+            if details is not None:
+                details.update(lock=sig)
+            return "live" if sig else ("crashed" if info["open"] else "complete")
     return _classify(info, now, live_window, crash_after)
 
 
 def _classify(info: dict, now: float, live_window: float, crash_after: float) -> str:
+    if info.get("seed_only") and not info["open"]:
+        return "complete"               # a fork child as published: its seed, no writer has resumed it
     if info["sqlite"]:
         # event times are the writer's wall clock: one from the future (skew, synthetic logs) is ignored
         marks = [t for t in (info.get("last_time"), info.get("changed_at")) if t is not None and t <= now + 5]

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Optional
 
 from ...log.attempts import embedded_chunks
 from ...log.model import BadRow, Event, is_event
+from ...log.surface import summary_text
 
 # limits for the list (the inspector shows everything)
 MAX_LINES = 18
@@ -635,7 +636,7 @@ def _generic_event(ev: Event, d: dict) -> Content:
         return Content(badge="SEED", title="end of the fork seed: this lifecycle starts here")
     if t == "compaction/summary":
         return Content(badge="COMPACTION", title="summary",
-                       blocks=[Block("text", clip(str(d.get("summary", ""))))])
+                       blocks=[Block("text", clip(summary_text(d.get("summary"))))])   # text, not a list repr
     if t == "approval/asked":
         return Content(badge="APPROVAL", title=f"asked: {d.get('toolName', '?')}",
                        blocks=[Block("dim", str(d.get("reason")))] if d.get("reason") else [])

@@ -1,0 +1,337 @@
+"""Surface status of every row: is it in the model's view now, and if not, since when and why.
+
+Pure (no Qt, no store).  One streaming pass over a log's events (:class:`SurfaceIndex`,
+built on :class:`~app.log.folds.SurfaceFold` so the replacement rules live in one place)
+keeps only what a page needs to label its rows afterwards: which seqs were shadowed, by
+which replacing seq, the replacement chain, the rejected surface events, and the
+compaction brackets (with estimated context size before and after).  Its size is
+proportional to the number of replacements and surface nodes, not to the log.
+
+* :func:`row_surface` — the status of one row given an index:
+  ``{"surface": "current" | "shadowed" | "log-only", ...}``; a shadowed row also carries
+  ``since`` (the seq from which it is no longer in the model's view = the seq that
+  replaced it), ``replacedBy``, ``chain`` (every later replacement of the replacement) and
+  ``compaction`` (the bracket it was compacted by, when it was).
+* :func:`page_surface` — ``{seq: status}`` for the events of a page.
+* :func:`compaction_group` — the compact description of one compaction for a collapsed
+  row: replaced item count, estimated tokens before/after, the summary as text.
+* :func:`summary_text` — a ``compaction/summary.summary`` (a string or a list of content
+  blocks) as plain text, never a Python list repr.
+
+``index_for(reader)`` (in this module, duck-typed on the reader) caches one index per
+reader and source revision; a live view may :meth:`SurfaceIndex.feed` appended rows
+instead of rebuilding it.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+from collections.abc import Iterable, Iterator
+
+from .folds import SurfaceFold, is_surface_type
+from .model import Event, is_event
+
+_FOLD_ALSO = frozenset({"step/start", "step/end", "image/offload"})   # non-surface events the v4 fold reads
+TOKEN_CHARS = 4          # estimated tokens = stored characters of a message / 4 (a rough, stable rule)
+
+
+def summary_text(summary: Any) -> str:
+    """A compaction summary (string, content block, list of blocks) as plain text."""
+    if summary is None:
+        return ""
+    if isinstance(summary, str):
+        return summary
+    if isinstance(summary, dict):
+        text = summary.get("text")
+        if isinstance(text, str):
+            return text
+        if "content" in summary:
+            return summary_text(summary.get("content"))
+        t = summary.get("type")
+        return f"[{t}]" if t else ""
+    if isinstance(summary, (list, tuple)):
+        parts = [summary_text(b) for b in summary]
+        return "\n\n".join(p for p in parts if p)
+    return str(summary)
+
+
+def _estimate(ev: Event) -> int:
+    n = len(ev.raw) if ev.raw else 0
+    if not n:
+        import msgspec
+        try:
+            n = len(msgspec.json.encode(ev.data))
+        except (TypeError, msgspec.EncodeError):
+            n = 0
+    return max(1, n // TOKEN_CHARS)
+
+
+class SurfaceIndex:
+    """What the surface fold says about every seq, kept small (see the module doc)."""
+
+    def __init__(self, version: int = 0):
+        self.fold = SurfaceFold(keep_events=False, version=version)
+        self.last_seq = -1
+        self.events = 0
+        self.rejected: dict[int, str] = {}            # seq -> violation message (a surface event the fold refused)
+        self.compactions: list[dict[str, Any]] = []         # bracket records, log order
+        self._open: dict[Any, dict[str, Any]] = {}               # compactionId -> record
+        self.replacing: dict[int, dict[str, Any]] = {}           # replacing seq -> the compaction record it belongs to
+        self.replace_ops: dict[Any, Any] = {}         # replacing seq -> its surfaceOp (in a compaction)
+        self._est: dict[int, int] = {}                # current node seq -> estimated tokens
+        self.context_tokens = 0             # estimated tokens of the current surface
+
+    # ------------------------------------------------------------------ feeding
+    def feed(self, events: Iterable[Any]) -> SurfaceIndex:
+        for ev in events:
+            if is_event(ev):
+                self.apply(ev)
+        return self
+
+    def apply(self, ev: Event) -> None:
+        if ev.synthesized:
+            return                          # closers are appends past the stored log; never fold them in
+        self.events += 1
+        if ev.seq > self.last_seq:
+            self.last_seq = ev.seq
+        t = ev.type
+        if t.startswith("compaction/"):
+            self._compaction(ev)
+        surface = is_surface_type(ev)
+        if not surface and ev.surface_op is None and ev.source_event_seqs is None and t not in _FOLD_ALSO:
+            return
+        fold = self.fold
+        nv = len(fold.violations)
+        nodes_before = len(fold.nodes)
+        fold.apply(ev)
+        if len(fold.violations) != nv:
+            if surface:
+                self.rejected[ev.seq] = fold.violations[-1].message
+            return
+        if not surface:
+            return
+        est = _estimate(ev)
+        if ev.is_replace and ev.seq in fold.replaced:
+            shadowed = fold.replaced[ev.seq]
+            before = self.context_tokens
+            removed = sum(self._est.pop(s, 0) for s in shadowed)
+            self._est[ev.seq] = est
+            self.context_tokens = before - removed + est
+            rec = self._bracket_for_replacement()
+            if rec is not None:
+                rec["replacementSeqs"].append(ev.seq)
+                rec["shadowedSeqs"].extend(shadowed)
+                if rec["tokensBefore"] is None:
+                    rec["tokensBefore"] = before
+                rec["tokensAfter"] = self.context_tokens
+                self.replacing[ev.seq] = rec
+                self.replace_ops[ev.seq] = ev.surface_op
+        elif len(fold.nodes) > nodes_before:
+            self._est[ev.seq] = est
+            self.context_tokens += est
+
+    def _bracket_for_replacement(self) -> Optional[dict[str, Any]]:
+        if self._open:
+            rec: dict[str, Any] = list(self._open.values())[-1]
+            return rec
+        return None
+
+    def _compaction(self, ev: Event) -> None:
+        d = ev.data if isinstance(ev.data, dict) else {}
+        cid = d.get("compactionId")
+        t = ev.type
+        rec: Optional[dict[str, Any]]
+        if t == "compaction/start":
+            rec = {"compactionId": cid, "turn": d.get("turn"), "startSeq": ev.seq, "summarySeq": None,
+                   "endSeq": None, "summary": "", "replacementSeqs": [], "shadowedSeqs": [],
+                   "tokensBefore": None, "tokensAfter": None}
+            self._open[cid] = rec
+            self.compactions.append(rec)
+        elif t == "compaction/summary":
+            rec = self._open.get(cid)
+            if rec is not None:
+                rec["summarySeq"] = ev.seq
+                rec["summary"] = summary_text(d.get("summary"))
+        elif t == "compaction/end":
+            rec = self._open.pop(cid, None)
+            if rec is not None:
+                rec["endSeq"] = ev.seq
+
+    # ------------------------------------------------------------------ queries
+    def replacement_chain(self, seq: int) -> list[Any]:
+        chain, seen = [], set()
+        cur = self.fold.replaced_by.get(seq)
+        while cur is not None and cur not in seen:
+            seen.add(cur)
+            chain.append(cur)
+            cur = self.fold.replaced_by.get(cur)
+        return chain
+
+    def compaction_of(self, seq: int) -> Optional[dict[str, Any]]:
+        """The bracket that shadowed ``seq``, performed its replacement, or contains it."""
+        rec = self.replacing.get(seq)
+        if rec is not None:
+            return rec
+        by = self.fold.replaced_by.get(seq)
+        if by is not None and by in self.replacing:
+            return self.replacing[by]
+        for rec in self.compactions:
+            end = rec["endSeq"] if rec["endSeq"] is not None else self.last_seq
+            if rec["startSeq"] <= seq <= end:
+                return rec
+        return None
+
+    def status(self, ev: Any) -> dict[Any, Any]:
+        return row_surface(self, ev)
+
+
+def _compaction_ref(rec: Optional[dict[Any, Any]]) -> Optional[dict[Any, Any]]:
+    if rec is None:
+        return None
+    return {"compactionId": rec["compactionId"], "startSeq": rec["startSeq"], "summarySeq": rec["summarySeq"],
+            "endSeq": rec["endSeq"]}
+
+
+def row_surface(index: SurfaceIndex, ev: Any) -> dict[Any, Any]:
+    """The surface status of one row (an Event; a bad row is ``log-only``)."""
+    if not is_event(ev):
+        return {"surface": "log-only", "why": "not a readable event"}
+    if not is_surface_type(ev):
+        return {"surface": "log-only"}
+    seq = ev.seq
+    by = index.fold.replaced_by.get(seq) if not ev.synthesized else None
+    if by is not None:
+        out = {"surface": "shadowed", "since": by, "replacedBy": by, "chain": index.replacement_chain(seq)}
+        rec = index.replacing.get(by)
+        if rec is not None:
+            out["compaction"] = _compaction_ref(rec)
+        return out
+    if seq in index.rejected and not ev.synthesized:
+        return {"surface": "log-only", "why": f"refused by the surface fold: {index.rejected[seq]}"}
+    if ev.surface_op is None:
+        return {"surface": "log-only", "why": "no surfaceOp"}
+    out = {"surface": "current"}
+    if ev.is_replace:
+        out["replaces"] = list(index.fold.replaced.get(seq, []))
+        rec = index.replacing.get(seq)
+        if rec is not None:
+            out["compaction"] = _compaction_ref(rec)
+    return out
+
+
+def _seqs(xs: Iterable[int]) -> str:
+    xs = list(xs)
+    if len(xs) > 2 and xs == list(range(xs[0], xs[-1] + 1)):
+        return f"{xs[0]}–{xs[-1]}"
+    return ", ".join(map(str, xs))
+
+
+def describe_surface(status: dict[Any, Any]) -> str:
+    """A row's surface status in words (the label of a dimmed row, the inspector's "why")."""
+    st = status.get("surface")
+    comp = status.get("compaction")
+    if st == "shadowed":
+        how = f"replaced by seq {status['replacedBy']}"
+        if comp:
+            how += f", compaction at seqs {comp['startSeq']}–{comp['endSeq'] if comp['endSeq'] is not None else '…'}"
+        later = status.get("chain", [])[1:]
+        if later:
+            how += f"; that replacement was replaced in turn by seq {_seqs(later)}"
+        return f"Not in the model's view since seq {status['since']} ({how})"
+    if st == "current":
+        if status.get("replaces"):
+            via = " by compaction" if comp else ""
+            return f"In the model's view; replaces seq {_seqs(status['replaces'])}{via}"
+        return "In the model's view"
+    why = status.get("why")
+    return "Log only: not a model message" + (f" ({why})" if why else "")
+
+
+def page_surface(index: SurfaceIndex, items: Iterable[Any]) -> dict[Any, Any]:
+    """``{seq: status}`` for the events among ``items`` (a page, logical or physical)."""
+    return {it.seq: row_surface(index, it) for it in items if is_event(it)}
+
+
+def compaction_group(index: SurfaceIndex, key: Any) -> Optional[dict[Any, Any]]:
+    """One compaction as a collapsed row: ``key`` is its compactionId or any seq inside its bracket."""
+    rec = None
+    if isinstance(key, str):
+        rec = next((r for r in index.compactions if r["compactionId"] == key), None)
+    elif isinstance(key, int):
+        rec = index.compaction_of(key)
+    if rec is None:
+        return None
+    rows = [s for s in (rec["startSeq"], rec["summarySeq"], *rec["replacementSeqs"], rec["endSeq"]) if s is not None]
+    return {"compactionId": rec["compactionId"], "turn": rec["turn"], "startSeq": rec["startSeq"],
+            "summarySeq": rec["summarySeq"], "endSeq": rec["endSeq"],
+            "replacementSeqs": list(rec["replacementSeqs"]), "replacedCount": len(rec["shadowedSeqs"]),
+            "shadowedSeqs": list(rec["shadowedSeqs"]),
+            "tokensBefore": rec["tokensBefore"], "tokensAfter": rec["tokensAfter"],
+            "tokenEstimate": f"stored characters / {TOKEN_CHARS}",
+            "summary": rec["summary"], "rows": sorted(rows), "complete": rec["endSeq"] is not None}
+
+
+def compaction_line(group: dict[Any, Any]) -> str:
+    """One line for a collapsed compaction row (plain text)."""
+    n = group["replacedCount"]
+    b, a = group.get("tokensBefore"), group.get("tokensAfter")
+    tok = f" · ~{b:,} → ~{a:,} tokens" if isinstance(b, int) and isinstance(a, int) else ""
+    first = (group.get("summary") or "").strip().splitlines()
+    head = first[0] if first else "(no summary)"
+    if len(head) > 160:
+        head = head[:159] + "…"
+    state = "" if group.get("complete") else " · not closed"
+    return f"Compaction: {n} item{'s' if n != 1 else ''} replaced{tok}{state} — {head}"
+
+
+def build_index(events: Iterable[Any], version: int = 0) -> SurfaceIndex:
+    return SurfaceIndex(version).feed(events)
+
+
+# a stored row the surface index must read holds one of these byte strings; every other row (a
+# packed chunk run, a tool call record, a header…) cannot change the surface, so it is not decoded
+_NEEDLES = (b'"surfaceOp"', b'"sourceEventSeqs"', b'"compaction/', b'"step/', b'"image/offload"')
+
+
+def _surface_rows(reader: Any, cut: Any) -> Iterator[Event]:
+    """The stored events the surface index reads, oldest first, up to the repair cut: only the
+    rows whose bytes can hold a surface event, a compaction marker, a step boundary or an image
+    offload are decoded (the codec decodes each row on its own, so skipping rows is exact)."""
+    codec = reader.codec
+    for seg in reader.source.forward():
+        if seg.bad:
+            continue
+        for pos, off, line, raw, complete in seg.split_rows():
+            if cut is not None and pos >= cut:
+                return
+            if not complete or not any(n in raw for n in _NEEDLES):
+                continue
+            got, _ = codec.decode_row(raw, pos=pos, offset=off, line=line)
+            for ev in got:
+                if is_event(ev):
+                    yield ev
+
+
+def index_for(reader: Any, exact: bool = False) -> SurfaceIndex:
+    """The reader's surface index, built once per source state (one streaming pass over the
+    stored rows, decoding only those that can matter; ``exact``: decode every row instead, as
+    a check).  The closure is not folded in: closers are appends, always current."""
+    src = reader.source
+    key = (getattr(src, "size", None), getattr(src, "generation", 0), exact)
+    cached = getattr(reader, "_surface_index", None)
+    if cached is not None and cached[0] == key:
+        hit: SurfaceIndex = cached[1]
+        return hit
+    st = reader.tail_state()
+    cut = st.cut_pos
+    idx = SurfaceIndex(getattr(reader, "version", 0) or 0)
+    if exact:
+        for ev in reader.iter_events(logical=False):
+            if cut is not None and ev.pos is not None and ev.pos >= cut:
+                break
+            idx.apply(ev)
+    else:
+        for ev in _surface_rows(reader, cut):
+            idx.apply(ev)
+        idx.last_seq = max(idx.last_seq, st.last_seq)
+    reader._surface_index = (key, idx)
+    return idx
