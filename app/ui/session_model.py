@@ -75,7 +75,8 @@ def format_version(info) -> str:
         v = (info.header or {}).get("version")
     v = v if isinstance(v, int) else 0
     kind = {"jsonl": "", "zstd": " zstd", "sqlite": " SQLite"}.get(info.format, f" {info.format}")
-    return f"v{v}{kind}"
+    more = len(getattr(info, "generations", None) or [])
+    return f"v{v}{kind}" + (f" +{more}" if more else "")     # +N: older generations beside it
 
 
 def updated_ms(info) -> Optional[float]:
@@ -315,7 +316,8 @@ class SessionTreeModel(QAbstractItemModel):
             if col == 2:
                 if info.project:
                     return project_name(info.project)
-                return os.path.basename((info.cwd or "").rstrip("/")) or os.path.basename(os.path.dirname(info.path))
+                cwd = "" if is_placeholder(info.cwd) else os.path.basename((info.cwd or "").rstrip("/"))
+                return cwd or os.path.basename(os.path.dirname(info.path))
             if col == 3:
                 return format_version(info)
         if role == INFO_ROLE:

@@ -215,7 +215,7 @@ class DocBuilder:
                     cur.insertText(line, self.fmt("fg", mono=True, bold=i == 0))
                     if i == 0:
                         self._new_block(cur, bg="mono_bg", indent=4, top=0)
-                        cur.insertText("─┼─".join("─" * w for w in widths), self.fmt("dim", mono=True))
+                        cur.insertText("─┼─".join("─" * w for w in widths), self.fmt("boundary", mono=True))
             elif k == "rule":
                 self._new_block(cur, top=4)
                 cur.insertText("─" * 24, self.fmt("dim"))
