@@ -69,7 +69,7 @@ def shortcut_rows(win) -> list:
     out += [("[ / ]", "Previous / next turn (history list focused)", "History list"),
             ("Enter / Shift+Enter", "Older / newer match (find bar)", "Find bar"),
             ("Esc", "Close the find bar", "Find bar"),
-            ("Ctrl+C", "Copy the selected message", "History list")]
+            ("Shift/Ctrl+click", "Select several rows (for Copy as Markdown)", "History list")]
     return out
 
 

@@ -83,8 +83,8 @@ class HistoryActions(QObject):
         self.act_keep_faces.setToolTip("Off: each session opens on the logical tail with hidden attempts off. "
                                        "On: the physical tail / hidden attempts switches stay as set (said in the "
                                        "status bar when a session opens).")
-        for a in (self.act_physical, self.act_attempts, self.act_keep_faces, None, self.act_find, self.act_find_older,
-                  self.act_find_newer, None, self.act_prev_turn, self.act_next_turn):
+        # find sits in Edit, turns in Go (frame_actions.py); the View menu keeps the faces
+        for a in (self.act_physical, self.act_attempts, self.act_keep_faces):
             vm.addSeparator() if a is None else vm.addAction(a)
         self.view_menu = vm
         win.addAction(self.act_find_older)

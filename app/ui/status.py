@@ -174,6 +174,7 @@ def empty_state_text(reader) -> str:
     hdr = getattr(reader, "header", None)
     when = fmt_datetime(getattr(hdr, "createdAt", None))
     cwd = getattr(hdr, "cwd", None)
+    cwd = None if cwd and "{{" in cwd else cwd          # a template placeholder is no place
     return "\n".join(["This session has no events yet.", "",
                       "Only its header was written" + (f" ({when})" if when else "") + ": the session was created"
                       + (f" in {cwd}" if cwd else "") + " but no turn was ever logged, or the writer has not "
