@@ -402,3 +402,22 @@ def test_first_run_tour_three_hints_once(qtbot, tmp_path, monkeypatch):
     w3.tour.skip.click()
     assert w3.tour is None and json.loads((tmp_path / "cfg2" / "settings.json").read_text())["tourSeen"] is True
     w3.shutdown()
+
+
+def test_sqlite_sessions_show_titles_and_dates(qtbot, win, tmp_path):
+    from app.store.sqlite_store import jsonl_to_sqlite
+    db = tmp_path / "store.db"
+    for rel in (RETRY, "examples/acp-agent/tests/snapshots/session-sandbox-root/session.jsonl"):
+        jsonl_to_sqlite(fixture(rel), str(db))
+    before = db.stat().st_mtime_ns
+    open_and_wait(qtbot, win, db)
+    m = win.sessions.model
+    qtbot.waitUntil(lambda: len(m.titles) == 2, timeout=WAIT)
+    rows = [[m.data(m.index(r, c)) for c in range(4)] for r in range(m.rowCount())]
+    titles = {r[0] for r in rows}
+    assert "This prompt first receives an" in titles and "Use the write tool (NOT" in titles
+    # the newest event's time, not the shared store file's mtime
+    assert len({r[1] for r in rows}) == 2, "each session its own date (the store file's mtime is shared)"
+    assert all(r[3] == "v0 SQLite" for r in rows)
+    assert "{{" not in win.windowTitle() and "store.db" in win.windowTitle()
+    assert db.stat().st_mtime_ns == before, "listing a store never changes it"

@@ -153,8 +153,23 @@ class FrameActions(QObject):
         self.act_markdown.setChecked(bool(self.prefs.get("markdown", True)))
         vm.addAction(self.act_markdown)
 
+    def _tint_arrows(self):
+        """The standard arrow icons are black: drawn in the theme's text colour instead, so
+        they stay visible on a dark toolbar."""
+        from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
+        st, P = self.win.style(), QStyle.StandardPixmap
+        for act, px in ((self.win.history_actions.act_prev_turn, P.SP_ArrowUp),
+                        (self.win.history_actions.act_next_turn, P.SP_ArrowDown)):
+            pm = QPixmap(st.standardIcon(px).pixmap(32, 32))
+            p = QPainter(pm)
+            p.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceIn)
+            p.fillRect(pm.rect(), QColor(self.win.theme.fg))
+            p.end()
+            act.setIcon(QIcon(pm))
+
     def set_theme(self, mode: str):
         self.win.set_theme_mode(mode)
+        self._tint_arrows()
         for m, a in self.theme_actions.items():
             a.setChecked(m == mode)
         settings.update(theme=mode)
@@ -296,6 +311,7 @@ class FrameActions(QObject):
             icons.append((fork, P.SP_FileDialogNewFolder))
         for act, px in icons:
             act.setIcon(st.standardIcon(px))
+        self._tint_arrows()
         win.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         win.toolbar.addAction(self.act_request)
 

@@ -134,12 +134,58 @@ def discover_job(job, path: str):
     return listing, tree, time.perf_counter() - t0
 
 
+def sqlite_titles(store_path: str, ids: list) -> dict:
+    """{id: (title | None, last event time ms | None)} of a SQLite store's sessions: the last
+    ``session/title`` event and the newest event time, by the primary-key index (read-only)."""
+    import msgspec
+    from ..store.sqlite_store import SqliteStore
+    out: dict = {}
+    store = SqliteStore.open(store_path)
+    try:
+        def q(c):
+            for sid in ids:
+                row = c.execute("SELECT data FROM events WHERE session_id = CAST(? AS TEXT) AND type = "
+                                "'session/title' ORDER BY seq DESC LIMIT 1", (sid,)).fetchone()
+                last = c.execute("SELECT time FROM events WHERE session_id = CAST(? AS TEXT) "
+                                 "ORDER BY seq DESC LIMIT 1", (sid,)).fetchone()
+                title = None
+                if row is not None:
+                    try:
+                        d = msgspec.json.decode(row[0] if isinstance(row[0], (bytes, str)) else bytes(row[0]))
+                        title = d.get("title") if isinstance(d, dict) else None
+                    except (msgspec.DecodeError, TypeError):
+                        title = None
+                out[sid] = (title if isinstance(title, str) else None, last[0] if last else None)
+        store._read(q)
+    finally:
+        store.close()
+    return out
+
+
 def titles_job(job, sessions: list):
-    """quick_title for each session, streamed in batches (UI updates as they come)."""
+    """quick_title for each session, streamed in batches (UI updates as they come); SQLite
+    sessions get their title and newest event time from one query per session."""
     batch: dict = {}
     last = time.perf_counter()
+    stores: dict = {}
+    for info in sessions:
+        if info.format == "sqlite" and info.store:
+            stores.setdefault(info.store, []).append(info)
+    for store, infos in stores.items():
+        job.check()
+        try:
+            got = sqlite_titles(store, [i.id for i in infos])
+        except Exception:
+            continue
+        for info in infos:
+            t, when = got.get(info.id, (None, None))
+            if isinstance(when, int) and when > 0:
+                info.updated_at = when
+            batch[info.key] = t          # None: no title event, the row still repaints its date
     for i, info in enumerate(sessions):
         job.check()
+        if info.format == "sqlite":
+            continue
         try:
             t = quick_title(info)
         except Exception:
@@ -222,10 +268,12 @@ class SessionTreeModel(QAbstractItemModel):
             n = self._by_key.get(key)
             if n is None:
                 continue
-            self.titles[key] = t
-            n.info.title = t
+            if t:
+                self.titles[key] = t
+                n.info.title = t
             ix = self.createIndex(n.row, 0, n)
-            self.dataChanged.emit(ix, ix, [Qt.ItemDataRole.DisplayRole, FILTER_ROLE])
+            self.dataChanged.emit(ix, self.createIndex(n.row, len(COLUMNS) - 1, n),
+                                  [Qt.ItemDataRole.DisplayRole, FILTER_ROLE])
 
     def set_states(self, states: dict) -> None:
         """Writer states from the live poll or the open session's follower.
