@@ -421,3 +421,25 @@ def test_sqlite_sessions_show_titles_and_dates(qtbot, win, tmp_path):
     assert all(r[3] == "v0 SQLite" for r in rows)
     assert "{{" not in win.windowTitle() and "store.db" in win.windowTitle()
     assert db.stat().st_mtime_ns == before, "listing a store never changes it"
+
+
+def test_file_dialog_follows_the_platform_and_remembers_the_folder(qtbot, win, monkeypatch):
+    from app.ui.app import platform_theme
+    assert platform_theme({"QT_QPA_PLATFORMTHEME": "kde"}) is None                      # the user's choice
+    assert platform_theme({"FLATPAK_ID": "x", "XDG_CURRENT_DESKTOP": "GNOME"}) == "xdgdesktopportal"
+    assert platform_theme({"XDG_CURRENT_DESKTOP": "ubuntu:GNOME"}) == "gtk3"
+    assert platform_theme({"XDG_CURRENT_DESKTOP": "KDE", "DBUS_SESSION_BUS_ADDRESS": "unix:x"}) == "xdgdesktopportal"
+    assert platform_theme({}) is None
+    # the dialogs are the platform's (no DontUseNativeDialog) and start where the last store was
+    from PySide6.QtWidgets import QFileDialog
+    calls = []
+
+    def fake_open(parent, caption, directory, flt="", *a, **kw):
+        calls.append((directory, kw.get("options")))
+        return "", ""
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(fake_open))
+    open_and_wait(qtbot, win, fixture(RETRY))
+    win.store_path = None
+    win.open_file_dialog()
+    assert calls[-1][0] == str(fixture(RETRY).parent)
+    assert calls[-1][1] is None or not (calls[-1][1] & QFileDialog.Option.DontUseNativeDialog)

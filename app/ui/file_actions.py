@@ -126,6 +126,8 @@ class FileActions(QObject):
         if remember:
             recent.add(p)
             self.fill_recent()
+            from . import settings
+            settings.update(lastDir=p if os.path.isdir(p) else os.path.dirname(p))
         win.statusBar().showMessage(f"Listing {p} …")
         win.jobs.submit(discover_job, p, name="discover", group="discover",
                                           on_done=self._on_store, on_error=self._on_store_failed)
@@ -199,6 +201,10 @@ class FileActions(QObject):
         sp = self.win.store_path
         if sp:
             return os.path.dirname(sp) if os.path.isfile(sp) else sp
+        from . import settings
+        last = settings.load().get("lastDir")
+        if isinstance(last, str) and os.path.isdir(last):
+            return last
         h = harness_home()
         return str(h if h.exists() else Path.home())
 
