@@ -156,18 +156,22 @@ class MainWindow(QMainWindow):
         self.banner.setWordWrap(True)
         self.banner.setContentsMargins(8, 4, 8, 4)
         self.banner.hide()
-        # "Details…" sits inside the banner (hidden with it): an error's full text on demand
-        bl = QHBoxLayout(self.banner)
-        bl.setContentsMargins(0, 0, 6, 0)
-        bl.addStretch(1)
+        # "Details…" beside the banner (shown with an error only): the error's full text on demand
+        self.banner_row = QWidget()
+        self.banner_row.setObjectName("bannerRow")
+        self.banner_row.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        bl = QHBoxLayout(self.banner_row)
+        bl.setContentsMargins(0, 0, 0, 0)
+        bl.setSpacing(0)
+        bl.addWidget(self.banner, 1)
         self.banner_details = QToolButton()
         self.banner_details.setText("Details…")
         self.banner_details.setObjectName("bannerDetails")
         self.banner_details.clicked.connect(self.show_error_details)
         self.banner_details.hide()
-        bl.addWidget(self.banner_details, 0, Qt.AlignmentFlag.AlignTop)
+        bl.addWidget(self.banner_details, 0, Qt.AlignmentFlag.AlignVCenter)
         self._error_details = ""
-        cl.addWidget(self.banner)
+        cl.addWidget(self.banner_row)
         self.view = HistoryView(self.theme)
         self.view.setModel(self.history)
         cl.addWidget(self.view, 1)
@@ -347,7 +351,7 @@ class MainWindow(QMainWindow):
     def _style_banner(self, fatal: bool = False):
         th = self.theme
         bg, fg = (th.bad_bg, th.bad_fg) if fatal else (th.synth_bg, th.synth_fg)
-        self.banner.setStyleSheet(f"QLabel#banner {{ background: {bg}; color: {fg}; }}")
+        self.banner_row.setStyleSheet(f"QWidget#bannerRow, QLabel#banner {{ background: {bg}; color: {fg}; }}")
 
     def show_banner(self, text: str, fatal: bool = False, details: str = ""):
         self.banner.setText(text)
