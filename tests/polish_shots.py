@@ -1,4 +1,5 @@
-"""Screenshots of the frame (issue 19), light and dark (not a test; run under Xvfb to refresh):
+"""Screenshots of the frame (issue 19), light and dark (not a test; run under Xvfb; written to
+tests/artifacts/, the README uses copies in docs/screenshots/):
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python tests/polish_shots.py [OUT_DIR]
 

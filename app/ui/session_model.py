@@ -182,7 +182,7 @@ def titles_job(job, sessions: list):
             if isinstance(when, int) and when > 0:
                 info.updated_at = when
             batch[info.key] = t          # None: no title event, the row still repaints its date
-    for i, info in enumerate(sessions):
+    for info in sessions:
         job.check()
         if info.format == "sqlite":
             continue
@@ -303,9 +303,6 @@ class SessionTreeModel(QAbstractItemModel):
 
     def info_at(self, index):
         return index.internalPointer().info if index.isValid() else None
-
-    def first_index(self) -> QModelIndex:
-        return self.index(0, 0) if self._root.kids else QModelIndex()
 
     # ---- Qt API
     def _node(self, index) -> _Node:
