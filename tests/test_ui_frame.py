@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFont, QFontDatabase, QFontMetrics, QTextDocument
 from PySide6.QtGui import Qt as GuiQt
-from PySide6.QtWidgets import (QAbstractButton, QApplication, QLabel, QLineEdit, QPlainTextEdit, QTextBrowser,
+from PySide6.QtWidgets import (QApplication, QLabel, QTextBrowser,
                                QTextEdit, QWidget)
 
 from conftest import fixture
@@ -434,8 +433,8 @@ def test_file_dialog_follows_the_platform_and_remembers_the_folder(qtbot, win, m
     from PySide6.QtWidgets import QFileDialog
     calls = []
 
-    def fake_open(parent, caption, directory, flt="", *a, **kw):
-        calls.append((directory, kw.get("options")))
+    def fake_open(*args, **kw):               # (parent, caption, directory, filter)
+        calls.append((args[2], kw.get("options")))
         return "", ""
     monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(fake_open))
     open_and_wait(qtbot, win, fixture(RETRY))

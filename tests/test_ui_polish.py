@@ -4,14 +4,13 @@ Every test opens real fixtures (or files derived from them) in the real window.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import time
 
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from conftest import fixture
@@ -51,7 +50,7 @@ def test_open_with_a_filter_typed_still_opens(qtbot, win, tmp_path):
     for rel in (RETRY, PIN):                  # and every later Open too
         h = open_and_wait(qtbot, win, fixture(rel))
         assert h.path == str(fixture(rel)) and h.rowCount() > 0
-        assert win.sessions.current_info().path == str(fixture(rel))
+        assert win.session.path == str(fixture(rel))
         assert win.sessions.filter.text() == ""
 
 

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import QFileDialog, QMenu
 
 from ..store.discovery import harness_home
 from . import recent
-from .about import APP_NAME
 from .session_model import discover_job, titles_job
 from .status import humane_error
 from .welcome import HarnessHome, find_harness_home

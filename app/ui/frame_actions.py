@@ -21,6 +21,19 @@ from .markdown_copy import rows_markdown
 FONT_MIN, FONT_MAX = 7.0, 22.0
 
 
+def action(text: str, parent, slot=None, shortcut=None, checkable: bool = False, toggled=None) -> QAction:
+    """A QAction wired by signal (the typed stubs take no ``triggered=`` keyword)."""
+    a = QAction(text, parent)
+    a.setCheckable(checkable)
+    if shortcut is not None:
+        a.setShortcut(QKeySequence(shortcut))
+    if slot is not None:
+        a.triggered.connect(slot)
+    if toggled is not None:
+        a.toggled.connect(toggled)
+    return a
+
+
 class ShortcutsDialog(QDialog):
     """Help › Keyboard shortcuts: every action of the window that has one (plain text)."""
 
@@ -104,8 +117,7 @@ class FrameActions(QObject):
         self.act_copy.setText("&Copy")
         self.act_copy.setShortcut(QKeySequence.StandardKey.Copy)
         self.act_copy.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.act_copy_md = QAction("Copy as &Markdown", win, shortcut=QKeySequence("Ctrl+Shift+C"),
-                                   triggered=self.copy_markdown)
+        self.act_copy_md = action("Copy as &Markdown", win, self.copy_markdown, "Ctrl+Shift+C")
         self.act_copy_md.setStatusTip("The selected rows (or the current message) as Markdown")
         self.act_copy_md.setProperty("contextMenu", True)
         win.view.addAction(self.act_copy_md)
@@ -131,23 +143,19 @@ class FrameActions(QObject):
         group = QActionGroup(win)
         self.theme_actions = {}
         for mode, label in (("auto", "&System"), ("light", "&Light"), ("dark", "&Dark")):
-            a = QAction(label, win, checkable=True)
+            a = action(label, win, checkable=True)
             a.setChecked(win.theme_mode == mode)
             a.triggered.connect(lambda _=False, m=mode: self.set_theme(m))
             group.addAction(a)
             tm.addAction(a)
             self.theme_actions[mode] = a
-        self.act_bigger = QAction("&Bigger text", win, shortcut=QKeySequence.StandardKey.ZoomIn,
-                                  triggered=lambda: self.step_font(+1))
-        self.act_smaller = QAction("&Smaller text", win, shortcut=QKeySequence.StandardKey.ZoomOut,
-                                   triggered=lambda: self.step_font(-1))
-        self.act_font_reset = QAction("&Normal text size", win, shortcut=QKeySequence("Ctrl+0"),
-                                      triggered=lambda: self.set_font_size(None))
+        self.act_bigger = action("&Bigger text", win, lambda: self.step_font(+1), QKeySequence.StandardKey.ZoomIn)
+        self.act_smaller = action("&Smaller text", win, lambda: self.step_font(-1), QKeySequence.StandardKey.ZoomOut)
+        self.act_font_reset = action("&Normal text size", win, lambda: self.set_font_size(None), "Ctrl+0")
         for a in (self.act_bigger, self.act_smaller, self.act_font_reset):
             vm.addAction(a)
         vm.addSeparator()
-        self.act_markdown = QAction("Render &Markdown in messages", win, checkable=True,
-                                    shortcut=QKeySequence("Ctrl+M"), toggled=self.set_markdown)
+        self.act_markdown = action("Render &Markdown in messages", win, None, "Ctrl+M", True, self.set_markdown)
         self.act_markdown.setToolTip("On: headings, lists, emphasis, code and tables drawn (no HTML, no images; "
                                      "links open only after you confirm). Off: the raw text.")
         self.act_markdown.setChecked(bool(self.prefs.get("markdown", True)))
@@ -243,9 +251,8 @@ class FrameActions(QObject):
         gm = win.menu("Go")
         have = {a.text().replace("&", "") for a in gm.actions()}
         ha = win.history_actions
-        self.act_start = QAction("&Start of log", win, shortcut=QKeySequence("Ctrl+Home"),
-                                 triggered=lambda: win.goto_seq(0))
-        self.act_end = QAction("&End of log", win, shortcut=QKeySequence("Ctrl+End"), triggered=self.goto_end)
+        self.act_start = action("&Start of log", win, lambda: win.goto_seq(0), "Ctrl+Home")
+        self.act_end = action("&End of log", win, self.goto_end, "Ctrl+End")
         for a in (self.act_start, self.act_end):
             if a.text().replace("&", "") not in have:           # the find/outline work may add them first
                 gm.addAction(a)
@@ -263,8 +270,7 @@ class FrameActions(QObject):
     # ------------------------------------------------------------------ Help
     def _build_help(self):
         win = self.win
-        self.act_shortcuts = QAction("&Keyboard shortcuts", win, shortcut=QKeySequence("F1"),
-                                     triggered=self.show_shortcuts)
+        self.act_shortcuts = action("&Keyboard shortcuts", win, self.show_shortcuts, "F1")
         win.help_menu.insertAction(win.act_about, self.act_shortcuts)
 
     def show_shortcuts(self) -> ShortcutsDialog:
@@ -279,8 +285,7 @@ class FrameActions(QObject):
     # ------------------------------------------------------------------ Show request
     def _build_request(self):
         win = self.win
-        self.act_request = QAction("Show &request", win, shortcut=QKeySequence("Ctrl+R"),
-                                   triggered=self.show_request)
+        self.act_request = action("Show &request", win, self.show_request, "Ctrl+R")
         self.act_request.setStatusTip("The exact request sent at this row's dispatch boundary")
         self.act_request.setProperty("contextMenu", True)
         win.view.addAction(self.act_request)

@@ -116,7 +116,7 @@ class StatusBar(QStatusBar):
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.clearMessage)
 
-    def showMessage(self, text: str, timeout: int = 0) -> None:       # noqa: N802 (Qt name)
+    def showMessage(self, text: str, timeout: Optional[int] = 0) -> None:       # noqa: N802 (Qt name)
         self.message_label.set_full_text(strip_exception_names(text))
         if timeout:
             self._timer.start(int(timeout))

@@ -37,7 +37,8 @@ def session_summary(history, info=None, title: str = "") -> str:
         if ev.type == "tool/call":
             calls += 1
         elif ev.type == "tool/result":
-            msg = d.get("message") if isinstance(d.get("message"), dict) else {}
+            m = d.get("message")
+            msg = m if isinstance(m, dict) else {}
             if any(isinstance(b, dict) and b.get("isError") for b in msg.get("content") or []):
                 errors += 1
         elif ev.type == "assistant/message" and isinstance(d.get("usage"), dict) and not ev.synthesized:

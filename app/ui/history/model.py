@@ -312,8 +312,7 @@ class HistoryModel(QAbstractListModel):
         """(physical, show_attempts) last asked for (the shown face may still be building)."""
         return self._want_face or (self.physical, self.show_attempts)
 
-    def reset_face(self, physical: bool = False, show_attempts: bool = False) -> None:   # for the next open()
-        self.jobs.cancel_group(self._group("face"))
+    def reset_face(self, physical: bool = False, show_attempts: bool = False) -> None:   # after close(), for open()
         self._want_face, self.window.physical, self.window.show_attempts = None, bool(physical), bool(show_attempts)
 
     def set_physical(self, on: bool) -> None:
@@ -427,10 +426,9 @@ class HistoryModel(QAbstractListModel):
     def stats(self) -> dict:
         w = self.window
         tail = self.pages[-1].page if self.pages else None
-        closure = tail.closure if tail is not None and tail.tail else ()
         last = tail.last_seq if tail is not None and tail.last_seq is not None else -1
         return {
-            "storedEvents": len(w.events) - sum(1 for ev in closure if w.events.get(ev.seq) is ev),  # no closure rows
+            "storedEvents": w.stored_event_count(),
             "rows": len(self.rows), "hiddenRows": w.hidden + w.bottom, "events": len(w.events),
             "pages": len(self.pages), "hasMore": self.has_more, "baseSeq": self.base_seq,
             "face": "physical" if self.physical else "logical",

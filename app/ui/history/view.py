@@ -236,7 +236,7 @@ class HistoryView(QListView):
     def selected_rows(self) -> list:
         """Selected rows oldest first; the current row when nothing else is selected."""
         m = self.model()
-        idx = sorted((i.row() for i in self.selectionModel().selectedIndexes()))
+        idx = sorted(i.row() for i in self.selectionModel().selectedIndexes())
         rows = [m.row_at(i) for i in idx]
         rows = [r for r in rows if r is not None]
         if not rows and self.current_row() is not None:
