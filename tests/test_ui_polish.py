@@ -111,10 +111,11 @@ def test_status_bar_messages_elide_and_counters_agree(qtbot, win):
     assert mg.right() < cg.left(), "the message never runs into the counters"
     # a big log: the index count and the loaded count speak of the same events
     win.history.page_size = 200
-    with qtbot.waitSignal(win.history.indexReady, timeout=WAIT):
-        win.open_store(str(fixture(BIG)))
+    win.open_store(str(fixture(BIG)))
+    qtbot.waitUntil(lambda: win.history.path == str(fixture(BIG)) and win.history.index_state == "ready"
+                    and not win.history.loading, timeout=WAIT)
     s = win.history.stats()
-    assert f"{s['storedEvents']:,} of 2,098 events loaded" in win.status_counts.text()
+    qtbot.waitUntil(lambda: f"{s['storedEvents']:,} of 2,098 events loaded" in win.status_counts.text(), timeout=WAIT)
 
 
 # --------------------------------------------------------------------------- bug 4
