@@ -1,6 +1,6 @@
 """Session list view model: the lineage tree of a store (headers only), titles filled later.
 
-``discover`` (header reads only) and ``quick_title`` (a bounded tail window per file)
+``discover`` (header reads only) and ``session_title`` (a bounded tail window per file, cached by revision)
 run in workers; this model only holds their results.  No widgets here.
 """
 from __future__ import annotations
@@ -11,7 +11,8 @@ from typing import Optional
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QSortFilterProxyModel, Qt
 
-from ..store.discovery import discover, quick_title
+from ..store.discovery import discover
+from ..store.titles import save as titles_save, session_title
 from .history.rows import fmt_datetime
 
 INFO_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -163,8 +164,8 @@ def sqlite_titles(store_path: str, ids: list) -> dict:
 
 
 def titles_job(job, sessions: list):
-    """quick_title for each session, streamed in batches (UI updates as they come); SQLite
-    sessions get their title and newest event time from one query per session."""
+    """The title of each session (cached by revision), streamed in batches (UI updates as they come);
+    SQLite sessions get their title and newest event time from one query per session."""
     batch: dict = {}
     last = time.perf_counter()
     stores: dict = {}
@@ -187,7 +188,7 @@ def titles_job(job, sessions: list):
         if info.format == "sqlite":
             continue
         try:
-            t = quick_title(info)
+            t = session_title(info)
         except Exception:
             t = None
         if t:
@@ -198,6 +199,7 @@ def titles_job(job, sessions: list):
             batch, last = {}, now
     if batch:
         job.stream(batch)
+    titles_save()
     return len(sessions)
 
 
