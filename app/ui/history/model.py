@@ -171,7 +171,7 @@ class HistoryModel(QAbstractListModel):
             return
         oldest = self.pages[0].page
         self.jobs.submit(_older_job, self.reader, oldest, self.page_size, self.physical, self.show_attempts,
-                         serial=True, name="older-page", group=self._group("pages"),
+                         self.window.expanded, serial=True, name="older-page", group=self._group("pages"),
                          on_done=self._install_older, on_error=self._page_error)
 
     def request_older(self) -> bool:
@@ -193,7 +193,7 @@ class HistoryModel(QAbstractListModel):
         self.opened_at = time.perf_counter()
         self._set_loading(True)
         self.jobs.submit(_open_job, path, session_id, self.page_size, self.physical, self.show_attempts,
-                         serial=True, name="open", group=self._group("open"),
+                         self.window.expanded, serial=True, name="open", group=self._group("open"),
                          on_done=self._install_tail, on_error=self._open_error)
         self.statsChanged.emit()
 
@@ -352,6 +352,20 @@ class HistoryModel(QAbstractListModel):
         self.statsChanged.emit()
         self.faceChanged.emit()
 
+    # ------------------------------------------------------------------ compactions, live face
+    def toggle_compaction(self, cid) -> None:
+        """Expand or collapse one compaction row (its four underlying rows)."""
+        self._apply(self.window.toggle_compaction(cid))
+        self.statsChanged.emit()
+
+    def set_live_face(self, live: bool) -> None:
+        """The writer is live (the open turn drawn in flight) or gone (the crash closure)."""
+        changes = self.window.set_live(live)
+        if changes:
+            self._apply(changes)
+            self.faceChanged.emit()
+            self.statsChanged.emit()
+
     # ------------------------------------------------------------------ lookups
     def row_at(self, i: int) -> Optional[Row]:
         return self.rows[i] if 0 <= i < len(self.rows) else None
@@ -437,4 +451,5 @@ class HistoryModel(QAbstractListModel):
                               if self.seq_index is not None else None),
             "loading": self.loading, "matches": len(self.matches),
             "live": self.live_state,
+            "liveFace": bool(self.window.live),
         }

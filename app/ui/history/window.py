@@ -18,6 +18,10 @@ started equal to :attr:`RowWindow.rows` keeps it equal to :attr:`RowWindow.rows`
   grown page's rows touching only what changed.
 * The face switch (:meth:`RowWindow.set_face`) keeps the first visible seq at the top.
 * Search: the exposed rows matching the term (``matches``) and the current match.
+* Compactions (:meth:`RowWindow.toggle_compaction`): a bracket is one collapsed row; expanding
+  it inserts its underlying rows after it (``app.ui.history.compaction``).
+* The live face (:meth:`RowWindow.set_live`): while the writer is live the tail page's
+  logical rows are the open turn in flight (no crash closure); when it is gone, the closure.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from .compaction import toggled
 from .pages import LoadedPage, hidden_attempts
 from .rows import Row, result_call_id
 
@@ -87,9 +92,13 @@ class RowWindow:
         self.physical = physical
         self.show_attempts = show_attempts
         self.search_term = ""
+        self.expanded: set = set()               # compactionIds shown expanded (shared with the pages)
+        self.live: Optional[bool] = None         # the writer is live (the tail's live face), None: unknown
         self.clear()
 
     def clear(self) -> list:
+        self.expanded = set()
+        self.live = None
         self.pages: list[LoadedPage] = []        # oldest first
         self.rows: list[Row] = []                # exposed rows (what the view sees)
         self.all_rows: list[Row] = []            # every loaded row
@@ -142,6 +151,8 @@ class RowWindow:
     def install_tail(self, lp: LoadedPage) -> list:
         """The tail page opens the log: its newest ``FIRST_ROWS`` rows are exposed."""
         self.pages = [lp]
+        self.live = lp.live
+        self._adopt(lp)
         self.events = dict(lp.events)
         n = len(lp.rows_for(self.physical, self.show_attempts).rows)
         self._apply_rows(hidden=max(0, n - FIRST_ROWS))
@@ -150,6 +161,7 @@ class RowWindow:
     def add_older_page(self, lp: LoadedPage) -> list:
         """An older page's rows go above everything loaded (hidden: expose them with
         :meth:`expose_older`); results of the next newer page learn their call."""
+        self._adopt(lp)
         pr = lp.rows_for(self.physical, self.show_attempts)
         self.pages.insert(0, lp)
         self.events.update(lp.events)
@@ -278,6 +290,8 @@ class RowWindow:
         log only grows its hidden bottom; one that does gets the new rows (trimmed at the
         top to MAX_EXPOSED).  Returns (rows added to the loaded rows, changes)."""
         face = (self.physical, self.show_attempts)
+        for lp in new:
+            self._adopt(lp)
         old_pr = old.rows_for(*face)
         new_prs = [lp.rows_for(*face) for lp in new]
         old_rows = old_pr.rows
@@ -370,6 +384,60 @@ class RowWindow:
         if self.trackers:
             self.trackers.pop()
         self.trackers.extend(pr.tracker for pr in new_prs)
+
+    # ------------------------------------------------------------------ compactions, live face
+    def _adopt(self, lp: LoadedPage) -> None:
+        """A page built in a worker takes this window's expanded set and live face."""
+        if lp.expanded is not self.expanded:
+            lp.expanded = self.expanded
+            if lp.compactions:
+                lp.faces.clear()
+        if self.live is not None and lp.page.tail and lp.live != self.live:
+            lp.live = self.live
+            lp.faces.clear()
+            lp.trackers.clear()
+
+    def group_row(self, cid) -> Optional[Row]:
+        for r in self.all_rows:
+            if r.kind == "compaction" and r.group and r.group.get("compactionId") == cid:
+                return r
+        return None
+
+    def toggle_compaction(self, cid) -> list:
+        """Expand (or collapse) one compaction: its underlying rows are inserted after (removed
+        from after) its row; the rest of the window stays where it is."""
+        head = self.group_row(cid)
+        at = self.row_index(head) if head is not None else None
+        is_open = toggled(self.expanded, cid)
+        for lp in self.pages:
+            if cid in lp.compactions:
+                lp.faces.clear()
+        self._apply_rows(hidden=self.hidden, bottom=self.bottom)
+        new_head = self.group_row(cid)
+        new_at = self.row_index(new_head) if new_head is not None else None
+        if at is None or new_at != at or head is None:
+            return [RESET]
+        n = len(head.children)
+        if is_open:
+            return [Changed(at, (new_head,)), Inserted(at + 1, tuple(self.rows[at + 1:at + 1 + n]))]
+        return [Changed(at, (new_head,)), Removed(at + 1, n)]
+
+    def set_live(self, on: bool) -> list:
+        """The writer came (live: the open turn in flight) or went (the crash closure)."""
+        on = bool(on)
+        if self.live == on:
+            return []
+        self.live = on
+        touched = False
+        for lp in self.pages:
+            if lp.page.tail and lp.live != on:
+                lp.live = on
+                lp.faces.clear()
+                lp.trackers.clear()
+                touched = True
+        if not touched:
+            return []
+        return self.set_face(self.physical, self.show_attempts)
 
     # ------------------------------------------------------------------ lookups
     @property
