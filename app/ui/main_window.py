@@ -128,6 +128,8 @@ class MainWindow(QMainWindow):
         self.fork_action = ForkAction(self)
         from .audit_action import AuditAction
         self.audit_action = AuditAction(self)
+        from .truth_views import TruthActions
+        self.truth_actions = TruthActions(self)
 
     # ------------------------------------------------------------------ UI
     def _build_ui(self):
