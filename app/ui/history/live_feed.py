@@ -60,8 +60,8 @@ class LiveFeed(QObject):
         if not self._current() or state == "stopped":
             return
         self.state = state
-        if state in ("live", "idle"):
-            self.model.set_live_face(True)          # the open turn in flight, no closure
+        if state == "live" and self.last_batch is not None:
+            self.model.set_live_face(True)          # growth seen: the open turn in flight, no closure
         elif state in ("crashed", "complete"):
             self.model.set_live_face(False)         # the writer is gone: the crash closure
         self.model.liveStateChanged.emit(state)
@@ -70,6 +70,8 @@ class LiveFeed(QObject):
     def _on_batch(self, batch) -> None:
         if self._current() and isinstance(batch, dict):
             self.last_batch = dict(batch)
+            if self.state in ("live", "idle", "waiting", "loading", None):
+                self.model.set_live_face(True)      # the writer is appending: the live face
             self.model.statsChanged.emit()
 
     def _on_reinstall(self, page) -> None:

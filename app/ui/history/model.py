@@ -451,5 +451,5 @@ class HistoryModel(QAbstractListModel):
                               if self.seq_index is not None else None),
             "loading": self.loading, "matches": len(self.matches),
             "live": self.live_state,
-            "liveFace": bool(self.window.live),
+            "liveFace": self.window.live is True,
         }

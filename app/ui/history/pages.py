@@ -64,7 +64,8 @@ class LoadedPage:
     row_cache: dict = field(default_factory=dict)  # rows shared between faces (documents stay cached)
     surface: dict = field(default_factory=dict)   # seq -> surface status (app.log.surface.row_surface)
     compactions: dict = field(default_factory=dict)  # compactionId -> compaction_group (brackets on this page)
-    live: bool = False          # the writer is live: the tail's logical face is the live face (no closure)
+    live: Optional[bool] = None  # the writer: True live (the tail's logical face is the live face, no
+                                 # closure), False gone (a call it left streaming is cut off), None unknown
     expanded: Any = None        # the window's set of expanded compactionIds (shared; None: all collapsed)
     sindex: Any = None          # the SurfaceIndex the statuses came from (fed by live rows in the live job)
 
@@ -110,7 +111,7 @@ def page_items(page, physical: bool, live: bool = False) -> list:
         return list(page.items)
     if page.tail:
         # the live face: the open turn as it stands (in flight), no crash closure
-        return live_items(page) if live else page.logical_items()
+        return live_items(page) if live is True else page.logical_items()
     return [it for it in page.items if is_event(it)]
 
 
@@ -128,7 +129,7 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
     if physical and p.tail:
         dropped = {row_key(d) for d in p.dropped if is_event(d)}
     rows = build_rows(items, tracker, lp.views, show_attempts, dropped, lp.row_cache)
-    if p.tail and not lp.live and p.closure:
+    if p.tail and lp.live is False and p.closure:
         # the writer is gone: a call it left streaming is not "in flight" any more (both faces)
         rows = [_writer_gone(r, lp.row_cache) if r.kind == "streaming" else r for r in rows]
     for r in rows:
@@ -162,7 +163,7 @@ def _writer_gone(r, cache: dict):
 
 
 def _loaded(page, views, elapsed, physical, show_attempts, row_cache: Optional[dict] = None,
-            sindex: Any = None, live: bool = False, expanded: Any = None) -> LoadedPage:
+            sindex: Any = None, live: Optional[bool] = None, expanded: Any = None) -> LoadedPage:
     lp = LoadedPage(page, views, elapsed)
     lp.live, lp.expanded, lp.sindex = live, expanded, sindex
     if row_cache is not None:
@@ -181,13 +182,17 @@ def _loaded(page, views, elapsed, physical, show_attempts, row_cache: Optional[d
 
 # --------------------------------------------------------------------------- worker bodies
 
-def writer_is_live(path: str, session_id: Optional[str]) -> bool:
-    """The writer is live (or idle inside a turn): the tail opens in the live face."""
+def writer_is_live(path: str, session_id: Optional[str]) -> Optional[bool]:
+    """A writer holds the session's lock (v1+): the tail opens in the live face.  Without lock
+    semantics (v0, SQLite) a recent file time proves nothing (a copy is recent too): the live
+    face waits for growth the follower observes (:class:`~app.ui.history.live_feed.LiveFeed`)."""
+    if session_id is not None:
+        return None
     try:
-        from ...store.writerlock import writer_state
-        return writer_state(path, session_id)["writer"] in ("live", "idle")
+        from ...store.writerlock import lock_signal
+        return lock_signal(path)      # True held, False nobody holds it (the writer is gone), None no lock
     except Exception:        # no answer: the crash closure (the reader's default)
-        return False
+        return None
 
 
 def surface_index(reader) -> Any:

@@ -422,9 +422,8 @@ class RowWindow:
             return [Changed(at, (new_head,)), Inserted(at + 1, tuple(self.rows[at + 1:at + 1 + n]))]
         return [Changed(at, (new_head,)), Removed(at + 1, n)]
 
-    def set_live(self, on: bool) -> list:
-        """The writer came (live: the open turn in flight) or went (the crash closure)."""
-        on = bool(on)
+    def set_live(self, on: Optional[bool]) -> list:
+        """The writer came (True: the open turn in flight) or went (False: the crash closure)."""
         if self.live == on:
             return []
         self.live = on
