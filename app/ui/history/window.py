@@ -408,19 +408,29 @@ class RowWindow:
         from after) its row; the rest of the window stays where it is."""
         head = self.group_row(cid)
         at = self.row_index(head) if head is not None else None
-        is_open = toggled(self.expanded, cid)
+        old_rows = list(self.rows)
+        toggled(self.expanded, cid)
         for lp in self.pages:
             if cid in lp.compactions:
                 lp.faces.clear()
         self._apply_rows(hidden=self.hidden, bottom=self.bottom)
-        new_head = self.group_row(cid)
-        new_at = self.row_index(new_head) if new_head is not None else None
-        if at is None or new_at != at or head is None:
+        if at is None:
             return [RESET]
-        n = len(head.children)
-        if is_open:
-            return [Changed(at, (new_head,)), Inserted(at + 1, tuple(self.rows[at + 1:at + 1 + n]))]
-        return [Changed(at, (new_head,)), Removed(at + 1, n)]
+        # the rows outside the bracket are the same objects: one removal and one insertion
+        new_rows = self.rows
+        n, m = len(old_rows), len(new_rows)
+        p = 0
+        while p < min(n, m) and old_rows[p] is new_rows[p]:
+            p += 1
+        q = 0
+        while q < min(n, m) - p and old_rows[n - 1 - q] is new_rows[m - 1 - q]:
+            q += 1
+        out: list = []
+        if n - q > p:
+            out.append(Removed(p, n - q - p))
+        if m - q > p:
+            out.append(Inserted(p, tuple(new_rows[p:m - q])))
+        return out
 
     def set_live(self, on: Optional[bool]) -> list:
         """The writer came (True: the open turn in flight) or went (False: the crash closure)."""
