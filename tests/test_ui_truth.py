@@ -315,7 +315,16 @@ def _simulate(out: Path, *extra: str) -> subprocess.Popen:
 def test_live_writer_in_flight_then_closed_once_killed(qtbot, win, tmp_path):
     out = tmp_path / "live" / "session.jsonl"
     out.parent.mkdir()
-    proc = _simulate(out, "--events", "20000", "--rate", "150", "--lock", "--seed", "7", "--no-pack")
+    # the writer dies by itself (SIGKILL) before a chunk in the middle of a turn, ~5 s in
+    from app.tools.synth import SessionSynth
+    evs: list = []
+    for turn in SessionSynth(7).turns():
+        evs.extend(turn)
+        if len(evs) > 2000:
+            break
+    crash = next(e["seq"] for e in evs[1500:] if e["type"] == "assistant/chunk")
+    proc = _simulate(out, "--events", "20000", "--rate", "300", "--lock", "--seed", "7", "--no-pack",
+                     "--crash-at", str(crash))
     try:
         deadline = time.time() + 20
         while not (out.exists() and out.stat().st_size > 4000) and time.time() < deadline:
@@ -335,12 +344,19 @@ def test_live_writer_in_flight_then_closed_once_killed(qtbot, win, tmp_path):
         assert "writer live" in text and "since the previous batch" in text and "write-behind" in text
         assert "write-behind window" in win.truth_actions.live_label.toolTip()
     finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
+        try:
+            rc = proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    assert rc == -signal.SIGKILL
     # the writer is gone (its lock released): the crash closure, at once
     qtbot.waitUntil(lambda: h.live_state in ("crashed", "complete"), timeout=WAIT)
     qtbot.waitUntil(lambda: h.window.live is False and not h.loading and h.feed.job is None and not h.feed.queue,
                     timeout=WAIT)
+    tail = h.pages[-1].page
+    assert h.live_state == "crashed"          # killed inside a turn: the released lock says gone at once
+    qtbot.waitUntil(lambda: h.pages[-1].page.last_seq == crash - 1, timeout=WAIT)
     tail = h.pages[-1].page
     if h.live_state == "crashed":
         assert tail.closure
