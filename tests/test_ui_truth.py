@@ -365,3 +365,47 @@ def test_live_writer_in_flight_then_closed_once_killed(qtbot, win, tmp_path):
         assert [r for r in h.window.all_rows if r.synthesized]
         assert "Logical history (crash closed in memory)" in win.truth_actions.chip.text()
     assert win.truth_actions.live_label.text() == ""
+
+
+# --------------------------------------------------------------------------- lineage in a real home layout
+
+def _home_with_forks(tmp_path) -> tuple[Path, Path, str]:
+    """The demo's store as a Harness home, its fork child moved to another project folder, and a
+    grandchild forked from that child: (parent, child, grandchild path)."""
+    from app.store.faces import open_reader
+    from app.store.forking import fork
+    demo = Path(__file__).resolve().parents[1] / "resources" / "demo" / "sessions"
+    home = tmp_path / "home" / "sessions"
+    shutil.copytree(demo, home)
+    (home / "--other-project--").mkdir()
+    shutil.move(str(home / "--home-dev-demo-project--" / "demo-long-goal-fork"), str(home / "--other-project--"))
+    parent = home / "--home-dev-demo-project--" / "demo-long-goal" / "session.jsonl"
+    child = home / "--other-project--" / "demo-long-goal-fork" / "session.jsonl"
+    r = open_reader(str(child))
+    grand = fork(r, None)["child"]
+    r.close()
+    return parent, child, grand
+
+
+def test_lineage_view_and_audit_parent_across_project_folders(qtbot, win, tmp_path):
+    parent, child, grand = _home_with_forks(tmp_path)
+    # the audit window's fork diff finds the parent in the other project folder
+    from app.log.reader import LogReader
+    from app.ui.audit.data import FORK, diff_specs
+    r = LogReader.open(str(child))
+    specs = dict(diff_specs(list(r.iter_events()), r.header, str(child)))
+    r.close()
+    assert specs["fork child vs parent"] == (FORK, str(parent))
+    h = _open(qtbot, win, child)
+    assert h.path is not None
+    d = win.truth_actions.show_lineage()
+    qtbot.waitUntil(lambda: d.result is not None, timeout=WAIT)
+    t = d.tree
+    root = t.topLevelItem(0)
+    assert root.text(0) == "demo-long-goal" and root.data(0, 256) == str(parent)
+    me = root.child(0)
+    assert me.text(0) == "▶ demo-long-goal-fork" and me.text(3) == "--other-project--"
+    kid = me.child(0)
+    assert kid.data(0, 256) == grand and kid.text(2)                 # a grandchild, with its seed length
+    assert "1 ancestor" in d.status.text() and "1 descendant" in d.status.text()
+    d.close()

@@ -13,6 +13,8 @@ compare them.
   :func:`app.log.trace.trace_event` in a worker, with links to the seqs;
 * clicks in the history: a shadowed row's "go to replacement" pill jumps to the replacement, a
   compaction row expands / collapses;
+* View › **Session lineage** (:class:`LineageDialog`): ancestors outward and descendants at any
+  depth across the store's project folders (:func:`app.store.lineage.lineage`, in a worker);
 * the **live status** in the status bar: the last append, events and bytes since the previous
   batch, and the write-behind note (:data:`app.log.inflight.WRITE_BEHIND_NOTE`).
 
@@ -27,7 +29,7 @@ from typing import Any, Optional
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt
 from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout)
+                               QTreeWidget, QTreeWidgetItem, QVBoxLayout)
 
 from ..log.inflight import WRITE_BEHIND_NOTE
 from ..log.surface import describe_surface
@@ -156,7 +158,98 @@ def _side_text(it: Any) -> str:
 GUTTER = {"synthesized": "＋ synth", "torn": "✂ torn", "malformed": "✗ bad", "bad": "✗ bad", "dropped": "− drop"}
 
 
+def _lineage_job(job, path: str) -> dict:
+    """Ancestors and descendants of a session over its whole store, with display titles."""
+    from ..store.lineage import display_title, lineage
+    lin = lineage(path)
+    nodes = [lin["target"], *lin.get("ancestors", [])]
+
+    def walk(ns):
+        for n in ns:
+            nodes.append(n)
+            walk(n.get("children", []))
+    walk(lin.get("descendants", []))
+    titles = {}
+    for n in nodes:
+        job.check()
+        try:
+            titles[n["path"]] = display_title(n["path"])
+        except Exception:
+            titles[n["path"]] = None
+    lin["titles"] = titles
+    return lin
+
+
 # --------------------------------------------------------------------------- dialogs
+
+class LineageDialog(QDialog):
+    """The session's lineage: ancestors (outward), the session, its descendants at any depth.
+    Double-click a session to open it."""
+
+    def __init__(self, win, path: str):
+        super().__init__(win)
+        self.win = win
+        self.result: Optional[dict] = None
+        self.setWindowTitle("Session lineage")
+        self.resize(820, 420)
+        lay = QVBoxLayout(self)
+        self.status = QLabel("Reading the store's headers…")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        lay.addWidget(self.status)
+        self.tree = QTreeWidget()
+        self.tree.setObjectName("lineageTree")
+        self.tree.setHeaderLabels(["Session", "Title", "Seed length", "Folder"])
+        self.tree.itemDoubleClicked.connect(self._open)
+        lay.addWidget(self.tree, 1)
+        bb = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        bb.rejected.connect(self.reject)
+        lay.addWidget(bb)
+        win.jobs.submit(_lineage_job, path, name="lineage", group=f"lineage-{id(self)}", on_done=self.set_lineage,
+                        on_error=lambda m: self.status.setText(f"No lineage: {m}"))
+
+    def _item(self, parent, n: dict, titles: dict, mark: str = "") -> QTreeWidgetItem:
+        import os
+        sl = n.get("seedLength")
+        it = QTreeWidgetItem([mark + str(n.get("id")), str(titles.get(n.get("path")) or ""),
+                              "" if sl is None else str(sl),
+                              os.path.basename(os.path.dirname(os.path.dirname(n.get("path") or "")))])
+        it.setData(0, Qt.ItemDataRole.UserRole, n.get("path"))
+        if parent is None:
+            self.tree.addTopLevelItem(it)
+        else:
+            parent.addChild(it)
+        return it
+
+    def set_lineage(self, lin: dict) -> None:
+        self.result = lin
+        titles = lin.get("titles", {})
+        parent = None
+        for a in reversed(lin.get("ancestors", [])):            # the root first
+            parent = self._item(parent, a, titles)
+        me = self._item(parent, lin["target"], titles, "▶ ")
+
+        def walk(item, ns):
+            for n in ns:
+                walk(self._item(item, n, titles), n.get("children", []))
+        walk(me, lin.get("descendants", []))
+        self.tree.expandAll()
+        for c in range(4):
+            self.tree.resizeColumnToContents(c)
+        depth = len(lin.get("ancestors", []))
+        self.status.setText(f"{depth} ancestor{'s' if depth != 1 else ''} · "
+                            f"{self.count(lin.get('descendants', []))} descendant(s), any depth"
+                            + ("" if lin.get("complete", True) else " · some ancestors are not in this store"))
+
+    @staticmethod
+    def count(ns: list) -> int:
+        return sum(1 + LineageDialog.count(n.get("children", [])) for n in ns)
+
+    def _open(self, item, _col):
+        path = item.data(0, Qt.ItemDataRole.UserRole)
+        if path:
+            from ..store.lineage import store_root
+            self.win.open_store(store_root(path), remember=False, select_path=path)
+
 
 class TailsDialog(QDialog):
     """Logical vs physical tails, two aligned columns keyed by seq, marks in the gutters."""
@@ -300,10 +393,13 @@ class TruthActions(QObject):
         # menus
         self.act_tails = QAction("Logical vs physical tails (side by side)…", win, triggered=self.show_tails)
         self.act_tails.setEnabled(False)
+        self.act_lineage = QAction("Session lineage…", win, triggered=self.show_lineage)
+        self.act_lineage.setEnabled(False)
         vm = getattr(win.history_actions, "view_menu", None)
         if vm is not None:
             vm.addSeparator()
             vm.addAction(self.act_tails)
+            vm.addAction(self.act_lineage)
         self.act_legend = QAction("What each view shows…", win, triggered=self.show_legend)
         hm = getattr(win, "help_menu", None)
         if hm is not None:
@@ -323,6 +419,7 @@ class TruthActions(QObject):
         win = self.win
         has = win.history.path is not None
         self.act_tails.setEnabled(has)
+        self.act_lineage.setEnabled(has and win.history.session_id is None)
         if not has:
             self.chip.hide()
             self.live_label.setText("")
@@ -430,6 +527,15 @@ class TruthActions(QObject):
         title = getattr(self.win.session, "title", "") or ""
         d = TailsDialog(self.win.jobs, h.path, h.session_id, str(title), parent=self.win)
         self.tails_dialog = d
+        d.show()
+        return d
+
+    def show_lineage(self) -> Optional[LineageDialog]:
+        h = self.win.history
+        if h.path is None or h.session_id is not None:
+            return None
+        d = LineageDialog(self.win, h.path)
+        self.lineage_dialog = d
         d.show()
         return d
 
