@@ -1,0 +1,494 @@
+"""Whole-log search: every stored row, matched on the text a user sees (pure core, no Qt).
+
+:func:`find` reads the stored bytes segment by segment (1 MiB blocks of JSONL, zstd frames,
+batches of SQLite rows: the reader's source, so memory stays bounded whatever the log's size),
+prefilters on the raw bytes and decodes only the rows that may match:
+
+* a literal is looked for as it is stored: its JSON-escaped form (as dsh writes it, non-ASCII
+  as UTF-8), its ``\\uXXXX`` form, and its doubly-escaped form (text inside a JSON string
+  inside JSON, e.g. tool arguments).  A segment holding none of them is skipped unparsed;
+* case-insensitive and regular-expression searches prefilter conservatively on the longest
+  run of characters that no JSON encoder escapes (ASCII letters, digits, spaces, most
+  punctuation), ASCII-lowercased; a pattern with no such run decodes every row;
+* a candidate row is decoded (:class:`~app.log.codec.RowCodec`) and its events' fields
+  (:func:`app.log.textview.event_fields`) are matched as decoded text, so quotes, newlines
+  and non-ASCII words are found as the user reads them.
+
+Results stream as :class:`Hit` (one per matching field of an event: seq, turn, kind, a plain
+one-line snippet, the match's span in the field's text).  ``cancel`` (a callable or a
+``threading.Event``) stops the scan between rows; ``progress(done, total)`` reports physical
+bytes.  :class:`FindStats` counts what was read.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Optional
+
+from .model import Problem, is_event
+from .sources import RawJsonlSource
+from .textview import KINDS, event_fields, event_turn, normalize_kind, snippet
+
+try:                                 # Python 3.11+: the regex parser moved to re._parser
+    from re import _parser as _sre_parse  # type: ignore[attr-defined]
+except ImportError:                  # pragma: no cover
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+
+# characters every JSON encoder writes literally (no escaping variants): safe for a byte prefilter
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 !#$%()*+,-.:;=?@[]^_`{|}~")
+_TURN_START = b'"turn/start"'
+
+
+@dataclass
+class FindOptions:
+    text: str
+    regex: bool = False
+    case: bool = False               # case-sensitive
+    word: bool = False               # whole words only
+    kinds: Optional[frozenset] = None  # restrict to these textview kinds (None: all)
+    also: tuple = ()                 # further compiled patterns the same field must match (AND)
+
+    def __post_init__(self):
+        if self.kinds is not None:
+            self.kinds = frozenset(normalize_kind(k) for k in self.kinds)
+
+
+@dataclass
+class Hit:
+    seq: int
+    turn: Optional[int]
+    kind: str
+    snippet: str                     # one plain line around the first match
+    span: tuple                      # (start, end) of the match inside ``snippet``
+    start: int                       # first match's character offsets inside the field's whole text
+    end: int
+    matches: int                     # matches in this field
+    tool: Optional[str] = None
+    line: Optional[int] = None       # 1-based line of the stored row (JSONL, zstd), when known
+    offset: Optional[int] = None     # byte offset of the row in the decoded text, when known
+    member: Optional[int] = None     # member of a packed row
+
+    def to_dict(self) -> dict:
+        return {"seq": self.seq, "turn": self.turn, "kind": self.kind, "snippet": self.snippet}
+
+
+@dataclass
+class FindStats:
+    bytes_scanned: int = 0           # decoded text bytes looked at (file bytes for raw JSONL)
+    bytes_total: int = 0             # physical size of the log
+    segments: int = 0
+    segments_skipped: int = 0        # no candidate in the segment: never split into rows
+    rows_decoded: int = 0            # rows decoded (candidates + turn lookups)
+    hits: int = 0
+    cancelled: bool = False
+    complete: bool = False           # the whole log was searched (not cancelled, no limit hit)
+    problems: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"bytesScanned": self.bytes_scanned, "bytesTotal": self.bytes_total,
+                "rowsDecoded": self.rows_decoded, "segments": self.segments,
+                "segmentsSkipped": self.segments_skipped, "cancelled": self.cancelled,
+                "complete": self.complete}
+
+
+# --------------------------------------------------------------------------- matching
+
+def compile_matcher(opts: FindOptions) -> "re.Pattern":
+    """The str pattern matched against decoded field text (raises ValueError on a bad regex)."""
+    if not opts.text:
+        raise ValueError("empty search text")
+    p = opts.text if opts.regex else re.escape(opts.text)
+    if opts.word:
+        p = r"(?<!\w)(?:" + p + r")(?!\w)"
+    try:
+        return re.compile(p, 0 if opts.case else re.IGNORECASE)
+    except re.error as e:
+        raise ValueError(f"bad regular expression: {e}") from None
+
+
+def _safe_runs(s: str) -> list:
+    runs, cur = [], []
+    for ch in s:
+        if ch in _SAFE:
+            cur.append(ch)
+        else:
+            if cur:
+                runs.append("".join(cur))
+            cur = []
+    if cur:
+        runs.append("".join(cur))
+    return runs
+
+
+def _regex_literal(pattern: str, flags: int) -> Optional[str]:
+    """The longest run of literal characters every match must contain (top level only)."""
+    try:
+        parsed = _sre_parse.parse(pattern, flags)
+    except Exception:
+        return None
+    lit = _sre_parse.LITERAL
+    runs, cur = [], []
+    for op, av in parsed:
+        if op is lit:
+            cur.append(chr(av))
+        else:
+            if cur:
+                runs.append("".join(cur))
+            cur = []
+    if cur:
+        runs.append("".join(cur))
+    best = ""
+    for r in runs:
+        for s in _safe_runs(r):
+            if len(s) > len(best):
+                best = s
+    return best or None
+
+
+@dataclass
+class Prefilter:
+    """Byte needles a candidate row must contain (any of them); ``lower``: compare ASCII-lowercased.
+    ``gate``: one needle every form contains (a run no encoder escapes): a segment is searched
+    for it alone, and the rows holding it are then checked for the needles (one pass, not three)."""
+    needles: list
+    lower: bool
+    gate: Optional[bytes] = None
+
+    def positions(self, data: bytes, lim: Optional[int] = None) -> list:
+        lim = len(data) if lim is None else lim
+        hay = data[:lim].lower() if self.lower else data
+        out = []
+        needles = [self.gate] if self.gate is not None else self.needles
+        if self.gate is None and len(needles) > 1 and not self.lower:
+            # a needle with raw UTF-8 cannot occur in ASCII-only bytes; and a writer that stores
+            # raw UTF-8 (dsh, JSON.stringify) does not also \u-escape letters: one pass, not two
+            region = data if lim == len(data) else data[:lim]
+            if region.isascii():
+                needles = [n for n in needles if n.isascii()]
+            else:
+                needles = [n for n in needles if not n.isascii()] or needles
+        for n in needles:
+            i = hay.find(n, 0, lim)
+            while i >= 0:
+                out.append(i)
+                i = hay.find(n, i + len(n), lim)
+        if len(self.needles) > 1 and self.gate is None:
+            out.sort()
+        return out
+
+    def hit(self, raw: bytes) -> bool:
+        hay = raw.lower() if self.lower else raw
+        return any(n in hay for n in self.needles)
+
+
+def build_prefilter(opts: FindOptions) -> Optional[Prefilter]:
+    """The conservative byte prefilter of a search (None: every row must be decoded)."""
+    text = opts.text
+    if not opts.regex and opts.case:
+        once = json.dumps(text, ensure_ascii=False)[1:-1]
+        forms = {once, json.dumps(text)[1:-1], json.dumps(once, ensure_ascii=False)[1:-1]}
+        needles = sorted({f.encode("utf-8") for f in forms})
+        gate = None
+        if len(needles) > 1:
+            runs = _safe_runs(text)
+            best = max(runs, key=len) if runs else ""
+            if len(best) >= 4:
+                gate = best.encode("ascii")
+        return Prefilter(needles, lower=False, gate=gate)
+    if opts.regex:
+        lit = _regex_literal(text, 0 if opts.case else re.IGNORECASE)
+    else:
+        runs = _safe_runs(text)
+        lit = max(runs, key=len) if runs else None
+    if not lit or len(lit) < 2:
+        return None
+    if opts.case:
+        return Prefilter([lit.encode("ascii")], lower=False)
+    return Prefilter([lit.lower().encode("ascii")], lower=True)
+
+
+def match_fields(fields, matcher, kinds=None, also=()) -> Iterator[tuple]:
+    """(field, first match, number of matches) for each field of ``fields`` that matches
+    (and matches every pattern of ``also``)."""
+    for f in fields:
+        if kinds is not None and f.kind not in kinds:
+            continue
+        m = matcher.search(f.text)
+        if m is None:
+            continue
+        if also and not all(a.search(f.text) for a in also):
+            continue
+        n = 1
+        for _ in matcher.finditer(f.text, m.end() if m.end() > m.start() else m.end() + 1):
+            n += 1
+        yield f, m, n
+
+
+# --------------------------------------------------------------------------- scan
+
+def _cancelled(cancel) -> bool:
+    if cancel is None:
+        return False
+    is_set = getattr(cancel, "is_set", None)
+    return bool(is_set() if is_set is not None else cancel())
+
+
+def find(reader, opts: FindOptions, *, cancel=None, progress: Optional[Callable[[int, int], None]] = None,
+         stats: Optional[FindStats] = None, limit: Optional[int] = None) -> Iterator[Hit]:
+    """Stream every match of ``opts`` in the whole stored log of ``reader`` (a LogReader).
+
+    Yields :class:`Hit` oldest first.  ``stats`` (a FindStats) is filled as the scan goes;
+    ``stats.complete`` is True only when the whole log was searched."""
+    st = stats if stats is not None else FindStats()
+    matcher = compile_matcher(opts)
+    pre = build_prefilter(opts)
+    src = reader.source
+    codec = reader.codec
+    st.bytes_total = getattr(src, "size", 0) or 0
+    turn = None                       # turn of the last turn/start before the current segment
+    fast = pre is not None and isinstance(src, RawJsonlSource)
+    for seg in (_jsonl_windows(src) if fast else src.forward()):
+        if _cancelled(cancel):
+            st.cancelled = True
+            return
+        st.segments += 1
+        if seg.bad:
+            st.problems.append(Problem(code="corrupt-frame", message=seg.bad,
+                                       offset=seg.pos if isinstance(seg.pos, int) else None))
+            continue
+        if seg.rows is not None:
+            rows = seg.rows
+            st.bytes_scanned += sum(len(r) for _, r in rows)
+            for p, raw in rows:
+                if _TURN_START in raw:
+                    t = _turn_of_row(codec, raw, st, p)
+                    if t is not None:
+                        turn = t
+                if pre is not None and not pre.hit(raw):
+                    continue
+                for h in _row_hits(codec, raw, p, -1, None, matcher, opts, turn, st):
+                    yield h
+                    if limit is not None and st.hits >= limit:
+                        return
+                if _cancelled(cancel):
+                    st.cancelled = True
+                    return
+        else:
+            data = seg.data
+            lim = getattr(seg, "limit", None) or len(data)
+            st.bytes_scanned += lim
+            if pre is not None:
+                cands = pre.positions(data, lim)
+                if not cands:
+                    st.segments_skipped += 1
+                    t = _last_turn_in(codec, seg, lim, st)
+                    if t is not None:
+                        turn = t
+                    if progress:
+                        progress(seg.end if isinstance(seg.end, int) else 0, st.bytes_total)
+                    continue
+                starts = _row_starts(data, cands, lim)
+            else:
+                starts = None
+            line = seg.line0
+            counted = 0
+            tb = _TurnTracker(codec, seg, turn, st, lim)
+            for rs, re_ in _row_spans(data, starts, lim):
+                if line is not None:
+                    line += data.count(b"\n", counted, rs)
+                    counted = rs
+                if re_ >= lim and seg.torn:
+                    continue                      # a torn last row: not an event yet
+                raw = data[rs:re_]
+                if not raw.strip():
+                    continue
+                if pre is not None and pre.gate is not None and not pre.hit(raw):
+                    continue
+                for h in _row_hits(codec, raw, seg.row_pos(rs), seg._abs(rs), line, matcher, opts,
+                                   lambda rs=rs: tb.before(rs), st):
+                    yield h
+                    if limit is not None and st.hits >= limit:
+                        return
+                if _cancelled(cancel):
+                    st.cancelled = True
+                    return
+            turn = tb.at_end()
+        if progress:
+            progress(seg.end if isinstance(seg.end, int) else 0, st.bytes_total)
+    st.complete = True
+
+
+class _Win:
+    """A window of a raw JSONL file: ``data[:limit]`` are complete rows (the bytes after it are
+    the start of the next row, read again with the next window: no copy to cut them off)."""
+    __slots__ = ("pos", "end", "data", "limit", "torn", "line0", "text_offset", "bad", "rows")
+
+    def __init__(self, pos: int, data: bytes, limit: int, torn: bool):
+        self.pos, self.data, self.limit, self.torn = pos, data, limit, torn
+        self.end = pos + limit
+        self.line0 = None                 # line numbers are not counted on this path (seq is the key)
+        self.text_offset = pos
+        self.bad = None
+        self.rows = None
+
+    def row_pos(self, off: int) -> int:
+        return self.pos + off
+
+    def _abs(self, off: int) -> int:
+        return self.pos + off
+
+
+WINDOW = 1 << 21
+
+
+def _jsonl_windows(src) -> Iterator[_Win]:
+    """Bounded reads of a raw JSONL snapshot (``src.size``): one copy from the kernel, no joins."""
+    at, end = src.header_end, src.size
+    while at < end:
+        want = getattr(src, "block", WINDOW) or WINDOW
+        while True:
+            chunk = src._pread(min(want, end - at), at)
+            if at + len(chunk) >= end:
+                cut = len(chunk)
+                torn = not chunk.endswith(b"\n")
+                break
+            nl = chunk.rfind(b"\n")
+            if nl >= 0:
+                cut, torn = nl + 1, False
+                break
+            want *= 2                      # a row longer than the window: read more of it
+        yield _Win(at, chunk, cut, torn)
+        at += cut
+
+
+class _TurnTracker:
+    """The current turn at any row of a segment, found lazily (rows asked in order): forward
+    ``find`` of ``"turn/start"`` between asks, each byte looked at once."""
+
+    def __init__(self, codec, seg, turn: Optional[int], st: FindStats, lim: int):
+        self.codec, self.seg, self.data, self.turn, self.st = codec, seg, seg.data, turn, st
+        self.at = 0
+        self.lim = lim
+
+    def before(self, rs: int) -> Optional[int]:
+        data = self.data
+        while self.at < rs:
+            i = data.find(_TURN_START, self.at, rs)
+            if i < 0:
+                self.at = rs
+                break
+            s = data.rfind(b"\n", 0, i) + 1
+            e = data.find(b"\n", i, self.lim)
+            e = self.lim if e < 0 else e
+            t = _turn_of_row(self.codec, data[s:e], self.st, self.seg.row_pos(s))
+            if t is not None:
+                self.turn = t
+            self.at = e + 1
+        return self.turn
+
+    def at_end(self) -> Optional[int]:
+        n = self.lim
+        if self.at < n:
+            t = _last_turn_in(self.codec, self.seg, n, self.st, stop=self.at)
+            if t is not None:
+                self.turn = t
+            self.at = n
+        return self.turn
+
+
+def _row_starts(data: bytes, cands: list, lim: int) -> list:
+    """Start offsets of the rows holding the candidate positions (sorted, unique)."""
+    out = []
+    last_end = -1
+    for c in cands:
+        if c < last_end:
+            continue
+        if c >= lim:
+            break
+        s = data.rfind(b"\n", 0, c) + 1
+        e = data.find(b"\n", c, lim)
+        last_end = lim if e < 0 else e
+        out.append(s)
+    return out
+
+
+def _row_spans(data: bytes, starts: Optional[list], n: int) -> Iterator[tuple]:
+    """(start, end) of rows at ``starts`` (None: every row) within ``data[:n]``."""
+    if starts is None:
+        s = 0
+        while s < n:
+            e = data.find(b"\n", s, n)
+            if e < 0:
+                e = n
+            yield s, e
+            s = e + 1
+        return
+    for s in starts:
+        e = data.find(b"\n", s, n)
+        yield s, (n if e < 0 else e)
+
+
+def _turn_of_row(codec, raw: bytes, st: FindStats, pos=None) -> Optional[int]:
+    st.rows_decoded += 1
+    items, _ = codec.decode_row(raw, pos=pos)
+    for it in items:
+        if is_event(it) and it.type == "turn/start":
+            t = event_turn(it)
+            if t is not None:
+                return t
+    return None
+
+
+def _last_turn_in(codec, seg, end: int, st: FindStats, stop: int = 0) -> Optional[int]:
+    """The turn of the last ``turn/start`` row of ``seg.data[stop:end]`` (None: there is none)."""
+    data = seg.data
+    j = end
+    while True:
+        i = data.rfind(_TURN_START, stop, j)
+        if i < 0:
+            return None
+        s = data.rfind(b"\n", 0, i) + 1
+        e = data.find(b"\n", i, end)
+        e = end if e < 0 else e
+        if e <= end:
+            t = _turn_of_row(codec, data[s:e], st, seg.row_pos(s))
+            if t is not None:
+                return t
+        j = s
+        if j <= stop:
+            return None
+
+
+def _row_hits(codec, raw: bytes, pos, offset: int, line, matcher, opts: FindOptions, turn,
+              st: FindStats) -> Iterator[Hit]:
+    """Hits of one stored row; ``turn``: the current turn, or a callable giving it (lazily)."""
+    st.rows_decoded += 1
+    items, _probs = codec.decode_row(raw, pos=pos, offset=offset, line=line)
+    for ev in items:
+        if not is_event(ev):
+            continue
+        fields = event_fields(ev)
+        if not fields:
+            continue
+        t = None
+        for f, m, n in match_fields(fields, matcher, opts.kinds, opts.also):
+            if t is None:
+                t = event_turn(ev)
+                if t is None:
+                    t = turn() if callable(turn) else turn
+            snip, a, b = snippet(f.text, m.start(), m.end())
+            st.hits += 1
+            yield Hit(seq=ev.seq, turn=t, kind=f.kind, snippet=snip, span=(a, b), start=m.start(), end=m.end(),
+                      matches=n, tool=f.tool, line=ev.line, offset=ev.offset if ev.offset >= 0 else None,
+                      member=ev.member)
+
+
+def find_all(reader, opts: FindOptions, **kw) -> tuple:
+    """(hits list, stats): :func:`find` collected (tests, CLI)."""
+    stats = kw.pop("stats", None) or FindStats()
+    hits = list(find(reader, opts, stats=stats, **kw))
+    return hits, stats
+
+
+__all__ = ["FindOptions", "Hit", "FindStats", "find", "find_all", "compile_matcher", "build_prefilter", "KINDS"]

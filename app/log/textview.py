@@ -1,0 +1,265 @@
+"""The text a user sees in one event, by kind: the single event -> searchable-text function.
+
+Pure Python (no Qt, no SQLite, no I/O): both searches use it (the whole-log search,
+:mod:`app.log.search`, and the home full-text index, :mod:`app.store.fulltext`), and it is
+meant to feed any other engine the same way (a shared search service, an external indexer):
+give it decoded :class:`~app.log.model.Event` objects, take the :class:`Field` tuples.
+
+Kinds (``KINDS``):
+
+* ``user``        user message text (image blocks described by name);
+* ``assistant``   assistant message text;
+* ``reasoning``   assistant reasoning blocks;
+* ``tool-call``   tool name, then the arguments (a JSON object shown as ``key: value`` lines,
+  string values unescaped, so a quote or newline inside an argument is plain text);
+* ``tool-output`` the whole tool output (never clipped);
+* ``error``       tool errors, failed attempts (``finish`` with an error), provider retries,
+  error turn ends;
+* ``title``       session titles;
+* ``system``      system and developer messages of the history (formats v3/v4).
+
+Formats v0–v4 (as :mod:`app.log.codec` / :mod:`app.log.versions` decode them): v4 tool results
+(``role:"tool"``, top-level ``toolCallId``), v2+ ``assistant/attempt`` (its embedded stream's
+failure is an ``error`` field), v3+ ``system/message``, v4 ``developer/message``.
+
+Streaming ``assistant/chunk`` deltas are not fields: the committed ``assistant/message`` holds
+the same text whole (a word split across deltas would never match a delta).  A failed
+attempt's error (its ``finish`` chunk) is a field.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, NamedTuple, Optional
+
+USER, ASSISTANT, REASONING, TOOL_CALL, TOOL_OUTPUT, ERROR, TITLE, SYSTEM = (
+    "user", "assistant", "reasoning", "tool-call", "tool-output", "error", "title", "system")
+KINDS = (USER, ASSISTANT, REASONING, TOOL_CALL, TOOL_OUTPUT, ERROR, TITLE, SYSTEM)
+# aliases a user may type (CLI --kind, query kind:…)
+KIND_ALIASES = {"tool": TOOL_CALL, "call": TOOL_CALL, "toolcall": TOOL_CALL, "tool-call": TOOL_CALL,
+                "output": TOOL_OUTPUT, "result": TOOL_OUTPUT, "tooloutput": TOOL_OUTPUT,
+                "tool-output": TOOL_OUTPUT, "tool-result": TOOL_OUTPUT, "errors": ERROR, "err": ERROR,
+                "think": REASONING, "thinking": REASONING, "message": ASSISTANT, "prompt": USER,
+                "titles": TITLE, "developer": SYSTEM}
+
+# event types that can carry text (anything else yields no field; lets callers skip decoding)
+TEXT_TYPES = frozenset({"user/message", "assistant/message", "tool/call", "tool/result", "turn/end",
+                        "assistant/chunk", "llm/retry", "session/title", "compaction/summary",
+                        "assistant/attempt", "system/message", "developer/message"})
+
+
+class Field(NamedTuple):
+    kind: str
+    text: str
+    tool: Optional[str] = None        # tool name (tool-call; tool-output/error when the call is known)
+
+
+def normalize_kind(k: str) -> str:
+    """A kind name from user input (``tool``, ``output``, ``errors``…) -> one of ``KINDS``."""
+    s = (k or "").strip().lower()
+    if s in KINDS:
+        return s
+    if s in KIND_ALIASES:
+        return KIND_ALIASES[s]
+    raise ValueError(f"unknown kind {k!r} (one of: {', '.join(KINDS)})")
+
+
+def _str(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, str):
+        return v
+    try:
+        return json.dumps(v, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def block_text(b: Any) -> str:
+    """Plain text of one content block (text, reasoning, image described, nested tool-result)."""
+    if isinstance(b, str):
+        return b
+    if not isinstance(b, dict):
+        return _str(b)
+    t = b.get("type")
+    if t in ("text", "reasoning"):
+        return _str(b.get("text"))
+    if t == "image":
+        att = b.get("attachment") if isinstance(b.get("attachment"), dict) else {}
+        name = att.get("name") or att.get("mediaType") or ""
+        return f"[image {name}]".replace(" ]", "]")
+    if t == "tool-result":
+        return content_text(b.get("content"))
+    if "text" in b and isinstance(b.get("text"), str):
+        return b["text"]
+    return _str(b)
+
+
+def content_text(content: Any) -> str:
+    """Text of a content list (blocks joined by newlines) or a bare string."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return _str(content) if content is not None else ""
+    return "\n".join(t for t in (block_text(b) for b in content) if t)
+
+
+def arguments_text(arguments: Any) -> str:
+    """Tool arguments as a user reads them: ``key: value`` lines for a JSON object
+    (string values unescaped), else the arguments verbatim."""
+    obj = arguments
+    if isinstance(arguments, str):
+        try:
+            obj = json.loads(arguments)
+        except ValueError:
+            return arguments
+    if isinstance(obj, dict):
+        lines = []
+        for k, v in obj.items():
+            lines.append(f"{k}: {v if isinstance(v, str) else _str(v)}")
+        return "\n".join(lines)
+    return _str(obj)
+
+
+def error_text(err: Any) -> str:
+    """``CODE: message`` of an error/failure object (or its string)."""
+    if isinstance(err, dict):
+        code = err.get("code")
+        msg = err.get("message")
+        if msg is None and code is None:
+            return _str(err)
+        return f"{code}: {_str(msg)}" if code else _str(msg)
+    return _str(err)
+
+
+def _message(d: dict) -> Optional[dict]:
+    m = d.get("message")
+    return m if isinstance(m, dict) else None
+
+
+def event_fields(ev, tool_names: Optional[dict] = None) -> list:
+    """The fields (kind, text, tool) a user sees in one decoded event, in display order.
+
+    ``ev`` is an :class:`~app.log.model.Event` (anything with ``type`` and ``data``).
+    ``tool_names``: callId -> tool name, when the caller tracks calls (a tool output is then
+    labelled with its tool); tool calls add themselves to it.  Empty list: nothing to see."""
+    typ = ev.type
+    d = ev.data
+    if typ not in TEXT_TYPES or not isinstance(d, dict):
+        return []
+    out: list = []
+    if typ == "user/message":
+        t = content_text(d.get("content"))
+        if t:
+            out.append(Field(USER, t))
+    elif typ == "assistant/message":
+        m = _message(d) or {}
+        texts, reasons = [], []
+        for b in m.get("content") or []:
+            if isinstance(b, dict):
+                bt = b.get("type")
+                if bt == "reasoning":
+                    reasons.append(_str(b.get("text")))
+                elif bt == "text":
+                    texts.append(_str(b.get("text")))
+        if reasons and any(reasons):
+            out.append(Field(REASONING, "\n".join(reasons)))
+        if texts and any(texts):
+            out.append(Field(ASSISTANT, "\n".join(texts)))
+    elif typ == "tool/call":
+        name = _str(d.get("name"))
+        if tool_names is not None and d.get("callId") is not None:
+            tool_names[d.get("callId")] = name
+        args = arguments_text(d.get("arguments"))
+        out.append(Field(TOOL_CALL, f"{name}\n{args}" if args else name, name or None))
+    elif typ == "tool/result":
+        m = _message(d) or {}
+        name = None
+        if tool_names is not None:
+            cid = (m.get("source") or {}).get("callId") if isinstance(m.get("source"), dict) else None
+            if cid is None:
+                cid = m.get("toolCallId")          # v4: the tool message names its call
+            if cid is None:
+                for b in m.get("content") or []:
+                    if isinstance(b, dict) and b.get("type") == "tool-result":
+                        cid = b.get("toolCallId")
+                        break
+            name = tool_names.get(cid)
+        t = content_text(m.get("content"))
+        if t:
+            out.append(Field(TOOL_OUTPUT, t, name))
+        if d.get("error") is not None:
+            out.append(Field(ERROR, error_text(d.get("error")), name))
+    elif typ == "turn/end":
+        r = d.get("reason")
+        if isinstance(r, dict) and r.get("kind") == "error":
+            out.append(Field(ERROR, error_text(r.get("error"))))
+    elif typ == "assistant/chunk":
+        c = d.get("chunk")
+        if isinstance(c, dict) and c.get("type") == "finish":
+            r = c.get("reason")
+            if isinstance(r, dict) and r.get("kind") == "error":
+                out.append(Field(ERROR, error_text(r.get("failure") or r.get("error"))))
+    elif typ == "assistant/attempt":
+        from .versions import stream_chunks
+        for _t, c in stream_chunks(d.get("stream")):
+            if isinstance(c, dict) and c.get("type") == "finish":
+                r = c.get("reason")
+                if isinstance(r, dict) and r.get("kind") == "error":
+                    out.append(Field(ERROR, error_text(r.get("failure") or r.get("error"))))
+    elif typ in ("system/message", "developer/message"):
+        m = _message(d) or {}
+        t = content_text(m.get("content"))
+        if t:
+            out.append(Field(SYSTEM, t))
+    elif typ == "llm/retry":
+        f = d.get("failure")
+        if f is not None:
+            out.append(Field(ERROR, error_text(f)))
+    elif typ == "session/title":
+        t = _str(d.get("title"))
+        if t:
+            out.append(Field(TITLE, t))
+    elif typ == "compaction/summary":
+        t = content_text(d.get("summary") if "summary" in d else d.get("content"))
+        if t:
+            out.append(Field(ASSISTANT, t))
+    return out
+
+
+def event_turn(ev) -> Optional[int]:
+    """The turn an event names in its payload (None: it names none; track turn/start)."""
+    d = ev.data
+    if isinstance(d, dict):
+        t = d.get("turn")
+        if type(t) is int:
+            return t
+    return None
+
+
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def plain(text: str) -> str:
+    """One line of terminal-safe text: control characters (newlines too) become spaces."""
+    return _CONTROL_RE.sub(" ", text)
+
+
+def snippet(text: str, start: int, end: int, width: int = 160) -> tuple:
+    """(snippet, s, e): about ``width`` characters of ``text`` around ``[start, end)`` on one
+    plain line, and the match's span inside the snippet."""
+    ctx = max(10, (width - (end - start)) // 2)
+    a = max(0, start - ctx)
+    b = min(len(text), end + ctx)
+    # prefer to start after a line break / space near the cut
+    if a > 0:
+        sp = text.rfind("\n", a, start)
+        if sp < 0:
+            sp = text.rfind(" ", a, max(a, start - ctx // 2))
+        if sp >= 0:
+            a = sp + 1
+    pre = "…" if a > 0 else ""
+    post = "…" if b < len(text) else ""
+    s = pre + plain(text[a:start])
+    m = plain(text[start:end])
+    return s + m + plain(text[end:b]) + post, len(s), len(s) + len(m)
