@@ -101,6 +101,7 @@ def test_rows_carry_surface_status_and_compaction_collapses(path, shadowed, sinc
     apply_changes(mirror, ch, w)
     assert mirror == w.rows and len(w.rows) == before + 4
     at = w.rows.index(next(r for r in w.rows if r.kind == "compaction"))
+    assert w.rows[at] is head                  # the same header object: a selection on it stays
     after = [r.seq for r in w.rows[at + 1:] if r.kind != "compaction"]
     assert [s for s in after if s in group] == group and after[0] == group[0] and "expanded" in w.rows[at].marks
     assert after[:len(group) + 1] == sorted(after[:len(group) + 1])          # in log order

@@ -338,7 +338,9 @@ class MainWindow(QMainWindow):
         if fatal:
             lines.append(f"This log is not valid: {fatal}. Its stored rows are shown as read.")
         if st is not None and st.tail:
-            if st.closure and not self.history.physical:
+            if st.closure and not self.history.physical and self.history.window.live is True:
+                pass            # the live face: the open turn is drawn in flight, nothing is closed
+            elif st.closure and not self.history.physical:
                 if self.history.live_state in ("live", "idle"):
                     lines.append(f"The writer is still in this turn: the {len(st.closure)} closure row(s) at the end "
                                  "(marked) are what a repair would add if it stopped now.")
@@ -397,7 +399,7 @@ class MainWindow(QMainWindow):
         self.status_counts.setText(" · ".join(parts))
         face = s["face"]
         extra = ""
-        if face == "logical" and s["closure"]:
+        if face == "logical" and s["closure"] and not s.get("liveFace"):
             extra = f" (+{s['closure']} synthesized)"
         if face == "physical" and s["dropped"]:
             extra = f" ({s['dropped']} bad/torn tail rows)"

@@ -276,11 +276,16 @@ class TailsDialog(QDialog):
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         h = self.table.horizontalHeader()
-        for c, mode in enumerate((QHeaderView.ResizeMode.ResizeToContents, QHeaderView.ResizeMode.Stretch,
-                                  QHeaderView.ResizeMode.ResizeToContents, QHeaderView.ResizeMode.Stretch,
-                                  QHeaderView.ResizeMode.ResizeToContents)):
+        for c, mode in enumerate((QHeaderView.ResizeMode.Fixed, QHeaderView.ResizeMode.Stretch,
+                                  QHeaderView.ResizeMode.Fixed, QHeaderView.ResizeMode.Stretch,
+                                  QHeaderView.ResizeMode.Fixed)):
             h.setSectionResizeMode(c, mode)
+        fm = self.fontMetrics()
+        for c, sample in ((0, "✂ torn  "), (2, " 0000000 "), (4, "＋ synth  ")):
+            self.table.setColumnWidth(c, fm.horizontalAdvance(sample) + 12)
         lay.addWidget(self.table, 1)
         bb = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         bb.rejected.connect(self.reject)
@@ -409,6 +414,7 @@ class TruthActions(QObject):
         h = win.history
         h.statsChanged.connect(self.update)
         h.faceChanged.connect(self.update)
+        h.faceChanged.connect(win.update_banner)        # the live face comes and goes with the writer
         win.view.selectionModel().currentChanged.connect(self._on_current)
         h.modelReset.connect(self._on_current)
         win.view.viewport().installEventFilter(self)
@@ -427,7 +433,9 @@ class TruthActions(QObject):
         s = win.history.stats()
         self.chip.setText(chip_text(s))
         self.chip.show()
-        self.live_label.setText(live_status_text(s.get("live"), win.history.feed.last_batch))
+        # only once the writer is shown live (its lock, or growth seen): a recent file time alone is no writer
+        self.live_label.setText(live_status_text(s.get("live"), win.history.feed.last_batch) if s.get("liveFace")
+                                else "")
 
     def _on_request(self, seq: int):
         self.request_chip.setText(f"{truth_label('request', seq)} — {TRUTHS['request'][1]}")

@@ -67,18 +67,22 @@ def group_compactions(rows: list, groups: dict, expanded: Iterable = (), cache: 
             g = groups[cid]
             kids = tuple(children[cid])
             is_open = cid in expanded
-            ckey = group_key(g) + (is_open, tuple(id(k) for k in kids), g["complete"], g["tokensAfter"])
+            # one header object per bracket (expanding only re-marks it: the view keeps its selection)
+            ckey = group_key(g) + (tuple(id(k) for k in kids), g["complete"], g["tokensAfter"])
             head = cache.get(ckey) if cache is not None else None
             if head is None:
                 first = kids[0]
                 head = Row(key=group_key(g), kind="compaction", seq=first.seq,
                            first_seq=min(k.first_seq if k.first_seq is not None else k.seq for k in kids),
-                           last_seq=max(k.seq for k in kids), event=first.event,
-                           marks=frozenset({"expanded"} if is_open else ()))
+                           last_seq=max(k.seq for k in kids), event=first.event)
                 head.group = g
                 head.children = list(kids)
                 if cache is not None:
                     cache[ckey] = head
+            marks = frozenset({"expanded"} if is_open else ())
+            if head.marks != marks:
+                head.marks = marks
+                head.touch()
             out.append(head)
         if cid in expanded:
             out.append(r)

@@ -557,9 +557,9 @@ def _content_body(row: Row) -> Content:
         blocks: list = []
         _message_blocks(d, blocks)
         if ev.is_replace:
-            op = ev.surface_op
-            blocks.insert(0, Block("note", f"replaces surface nodes {op.get('start')}–{op.get('end')} "
-                                           f"(model-only copy)"))
+            from ...log.versions import replace_bounds
+            lo, hi = replace_bounds(ev.surface_op)            # v0–v2 start/end, v3+ startSeq/endSeq
+            blocks.insert(0, Block("note", f"replaces surface nodes {lo}–{hi} (model-only copy)"))
         return Content(badge="USER", title=who, blocks=blocks or [Block("dim", "(empty message)")])
     if k == "assistant":
         msg = d.get("message") if isinstance(d.get("message"), dict) else {}

@@ -426,6 +426,8 @@ class RowWindow:
         while q < min(n, m) - p and old_rows[n - 1 - q] is new_rows[m - 1 - q]:
             q += 1
         out: list = []
+        if head is not None and p > at and new_rows[at] is head:
+            out.append(Changed(at, (head,)))            # its own text changes (▸ / ▾)
         if n - q > p:
             out.append(Removed(p, n - q - p))
         if m - q > p:
