@@ -410,3 +410,28 @@ def test_lineage_view_and_audit_parent_across_project_folders(qtbot, win, tmp_pa
     assert kid.data(0, 256) == grand and kid.text(2)                 # a grandchild, with its seed length
     assert "1 ancestor" in d.status.text() and "1 descendant" in d.status.text()
     d.close()
+
+
+def test_session_list_titles_fork_children_by_dsh_rule(qtbot, win, tmp_path):
+    """Two forks of one parent (the children copy its title): listed as "X (1)" and "X (2)"."""
+    from app.store.faces import open_reader
+    from app.store.forking import fork
+    from app.store.discovery import quick_title, session_info
+    store = tmp_path / "store"
+    store.mkdir()
+    src = store / "session.jsonl"
+    shutil.copy(fixture(MULTI), src)
+    kids = []
+    for _ in range(2):
+        r = open_reader(str(src))
+        kids.append(fork(r, 34)["child"])
+        r.close()
+        time.sleep(0.01)
+    _open(qtbot, win, store)
+    title = quick_title(session_info(str(src)))
+    m = win.sessions.model
+    keys = {os.path.abspath(s.path): s.key for s in m.sessions()}
+    qtbot.waitUntil(lambda: m.titles.get(keys[os.path.abspath(kids[1])], "").endswith("(2)"), timeout=WAIT)
+    assert m.titles[keys[os.path.abspath(str(src))]] == title
+    assert m.titles[keys[os.path.abspath(kids[0])]] == f"{title} (1)"
+    assert m.titles[keys[os.path.abspath(kids[1])]] == f"{title} (2)"

@@ -69,6 +69,7 @@ def discover_job(job, path: str):
 def titles_job(job, sessions: list):
     """quick_title for each session, streamed in batches (UI updates as they come)."""
     batch: dict = {}
+    every: dict = {}
     last = time.perf_counter()
     for i, info in enumerate(sessions):
         job.check()
@@ -77,11 +78,18 @@ def titles_job(job, sessions: list):
         except Exception:
             t = None
         if t:
-            batch[info.key] = t
+            batch[info.key] = every[info.key] = t
         now = time.perf_counter()
         if batch and (now - last > 0.1 or len(batch) >= 200):
             job.stream(batch)
             batch, last = {}, now
+    # fork children still carrying their parent's title get dsh's counter: "X (1)", "X (2)" …
+    try:
+        from types import SimpleNamespace
+        from ..store.lineage import display_titles
+        batch.update(display_titles(SimpleNamespace(sessions=sessions), every))
+    except Exception:
+        pass
     if batch:
         job.stream(batch)
     return len(sessions)
