@@ -43,13 +43,19 @@ class _Job:
         pass
 
 
-def _window(path, expanded=None):
-    from app.ui.history.pages import _open_job
+def _window(path, page_size=500):
+    """A RowWindow over the whole log (older pages read until none is left), every row exposed."""
+    from app.ui.history.pages import _older_job, _open_job
     from app.ui.history.window import RowWindow
     w = RowWindow()
-    reader, lp = _open_job(_Job(), str(path), None, 500, False, False, w.expanded)
-    reader.close()
+    reader, lp = _open_job(_Job(), str(path), None, page_size, False, False, w.expanded)
     w.install_tail(lp)
+    while w.pages[0].page.has_more:
+        older = _older_job(_Job(), reader, w.pages[0].page, page_size, False, False, w.expanded)
+        if not older.page.items:
+            break
+        w.add_older_page(older)
+    reader.close()
     w._set_window(0, 0)
     return w
 
@@ -435,3 +441,32 @@ def test_session_list_titles_fork_children_by_dsh_rule(qtbot, win, tmp_path):
     assert m.titles[keys[os.path.abspath(str(src))]] == title
     assert m.titles[keys[os.path.abspath(kids[0])]] == f"{title} (1)"
     assert m.titles[keys[os.path.abspath(kids[1])]] == f"{title} (2)"
+
+
+def test_a_live_compaction_shadows_rows_loaded_before_it(tmp_path):
+    """The compaction arrives while the session is open: seq 4, loaded as current, turns shadowed
+    (the index is fed by the live job; older loaded rows are repainted, records exact)."""
+    from app.store.faces import open_reader
+    from app.ui.history.pages import _live_job
+    from app.ui.history.window import apply_changes
+    src = fixture(COMPACTION)
+    lines = src.read_bytes().splitlines(keepends=True)
+    p = tmp_path / "s" / "session.jsonl"
+    p.parent.mkdir()
+    cut = next(i for i, ln in enumerate(lines) if b'"compaction/start"' in ln)
+    p.write_bytes(b"".join(lines[:cut]))
+    w = _window(p, page_size=1)
+    assert len(w.pages) > 1 and 4 not in w.pages[-1].events      # seq 4 is on an older page
+    mirror = list(w.rows)
+    assert _by_seq(w.rows)[4].surface["surface"] == "current"
+    p.write_bytes(b"".join(lines))
+    r = open_reader(str(p))
+    rest = [e for e in r.iter_events() if e.seq > w.pages[-1].page.last_seq]
+    r.close()
+    new = _live_job(_Job(), w.pages[-1], rest, False, False, [])
+    added, ch = w.apply_live(w.pages[-1], new)
+    apply_changes(mirror, ch, w)
+    assert mirror == w.rows
+    st = _by_seq(w.all_rows)[4].surface
+    assert st["surface"] == "shadowed" and st["since"] == 21
+    assert [r for r in w.all_rows if r.kind == "compaction"]

@@ -97,6 +97,7 @@ class RowWindow:
         self.clear()
 
     def clear(self) -> list:
+        self._n_replaced = 0                     # replacements the surface index held at the last refresh
         self.expanded = set()
         self.live = None
         self.pages: list[LoadedPage] = []        # oldest first
@@ -152,6 +153,7 @@ class RowWindow:
         """The tail page opens the log: its newest ``FIRST_ROWS`` rows are exposed."""
         self.pages = [lp]
         self.live = lp.live
+        self._n_replaced = len(lp.sindex.fold.replaced) if lp.sindex is not None else 0
         self._adopt(lp)
         self.events = dict(lp.events)
         n = len(lp.rows_for(self.physical, self.show_attempts).rows)
@@ -357,8 +359,43 @@ class RowWindow:
             r = self.all_rows[i]
             self._all_pos[id(r)] = i + self.origin
             self._all_key[r.key] = i + self.origin
+        out.extend(self._refresh_surface(new))
         self._recompute_matches()
         return n2 - n, out
+
+    def _refresh_surface(self, new: list) -> list:
+        """A live replacement (a compaction while the session is open) shadows rows of pages
+        loaded before it: their statuses are taken again (rare: only when the index gained a
+        replacement), and the exposed rows whose status changed are repainted."""
+        sindex = new[-1].sindex if new else None
+        if sindex is None:
+            return []
+        n = len(sindex.fold.replaced)
+        if n == self._n_replaced:
+            return []
+        self._n_replaced = n
+        from .compaction import page_groups, page_surface_of
+        changed: list = []
+        for lp in self.pages[:-len(new)]:
+            surf = page_surface_of(sindex, lp.page)
+            if surf == lp.surface:
+                continue
+            lp.surface = surf
+            lp.compactions = page_groups(sindex, lp.page)
+            for pr in lp.faces.values():
+                for r in pr.rows:
+                    st = surf.get(r.seq) if r.event is not None and not r.synthesized and r.kind != "compaction" \
+                        else r.surface
+                    if st != r.surface:
+                        r.surface = st
+                        r.touch()
+                        changed.append(r)
+        out = []
+        for r in dict.fromkeys(changed):
+            i = self.row_index(r)
+            if i is not None:
+                out.append(Changed(i, (r,)))
+        return out
 
     def _live_bookkeeping(self, old, old_pr, old_rows, new, new_prs, base, k) -> None:
         """Positions, events, seq ranges and trackers of the replaced newest page."""
