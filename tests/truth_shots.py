@@ -15,11 +15,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
 import app.ui  # noqa: E402,F401  (PySide6 refcount work-around before any Qt code)
 
@@ -27,17 +27,7 @@ FIX = ROOT.parent / "shared" / "fixtures" / "dsh"
 NEXT = ROOT.parent / "shared" / "fixtures" / "dsh-next"
 
 
-def settle(app, n: int = 25) -> None:
-    for _ in range(n):
-        app.processEvents()
-        time.sleep(0.02)
-
-
-def wait(app, cond, timeout: float = 30.0) -> None:
-    end = time.time() + timeout
-    while time.time() < end and not cond():
-        app.processEvents()
-        time.sleep(0.02)
+from formats_shots import settle, wait  # noqa: E402  (the shared event-loop helpers of the shot scripts)
 
 
 def main(out: Path) -> int:
