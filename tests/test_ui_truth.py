@@ -45,13 +45,15 @@ class _Job:
 
 def _window(path, page_size=500):
     """A RowWindow over the whole log (older pages read until none is left), every row exposed."""
-    from app.ui.history.pages import _older_job, _open_job
+    from app.ui.history.pages import _older_job, _open_job, _surface_job
     from app.ui.history.window import RowWindow
     w = RowWindow()
     reader, lp = _open_job(_Job(), str(path), None, page_size, False, False, w.expanded)
     w.install_tail(lp)
+    assert not [r for r in w.rows if r.surface or r.kind == "compaction"]     # the first paint does not wait
+    w.set_surface(_surface_job(_Job(), str(path), None))
     while w.pages[0].page.has_more:
-        older = _older_job(_Job(), reader, w.pages[0].page, page_size, False, False, w.expanded)
+        older = _older_job(_Job(), reader, w.pages[0].page, page_size, False, False, w.expanded, w.sindex)
         if not older.page.items:
             break
         w.add_older_page(older)
@@ -150,7 +152,7 @@ def test_live_face_on_a_crashed_tail_and_back(tmp_path):
 def _open(qtbot, win, path):
     with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
         win.open_store(str(path))
-    qtbot.waitUntil(lambda: not win.history.loading, timeout=WAIT)
+    qtbot.waitUntil(lambda: not win.history.loading and win.history.window.sindex is not None, timeout=WAIT)
     return win.history
 
 

@@ -29,7 +29,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
 from ..workers import Jobs, freeze_heap, thaw_heap
 from .live_feed import LiveFeed
-from .pages import LoadedPage, _older_job, _open_job
+from .pages import LoadedPage, _older_job, _open_job, _surface_job
 from .seq_index import SeqIndex
 from .rows import Row
 from .window import Changed, Inserted, Removed, Reset, RowWindow
@@ -60,6 +60,7 @@ class HistoryModel(QAbstractListModel):
     liveStateChanged = Signal(str)       # waiting | loading | live | idle | complete | crashed | changed | error: …
     liveAboutToAppend = Signal()         # live rows are about to change the newest rows
     liveAppended = Signal(int)           # live rows applied (rows added to the loaded rows)
+    surfaceReady = Signal()              # every loaded row has its surface status (the index is built)
 
     def __init__(self, jobs: Optional[Jobs] = None, page_size: int = DEFAULT_PAGE_SIZE, parent=None,
                  follow_live: bool = True, live_options: Optional[dict] = None):
@@ -171,7 +172,7 @@ class HistoryModel(QAbstractListModel):
             return
         oldest = self.pages[0].page
         self.jobs.submit(_older_job, self.reader, oldest, self.page_size, self.physical, self.show_attempts,
-                         self.window.expanded, serial=True, name="older-page", group=self._group("pages"),
+                         self.window.expanded, self.window.sindex, serial=True, name="older-page", group=self._group("pages"),
                          on_done=self._install_older, on_error=self._page_error)
 
     def request_older(self) -> bool:
@@ -199,7 +200,7 @@ class HistoryModel(QAbstractListModel):
 
     def close(self) -> None:
         self.stop_live()
-        for g in ("open", "pages", "index", "event-at", "face", "live"):
+        for g in ("open", "pages", "index", "event-at", "face", "live", "surface"):
             self.jobs.cancel_group(self._group(g))
         self.beginResetModel()
         reader = self.reader
@@ -234,8 +235,20 @@ class HistoryModel(QAbstractListModel):
         self.opened.emit()
         self.statsChanged.emit()
         self.indexer.start()
+        self.jobs.submit(_surface_job, self.path, self.session_id, name="surface", group=self._group("surface"),
+                         on_done=self._install_surface, on_error=lambda msg: None)   # no index: rows show no status
         if self.follow_live:
             self.feed.start(lp.page)
+
+    def _install_surface(self, sindex) -> None:
+        if not self.pages:
+            return
+        changes = self.window.set_surface(sindex)
+        self._apply(changes)
+        if any(isinstance(c, Reset) for c in changes):
+            self.faceChanged.emit()
+        self.surfaceReady.emit()
+        self.statsChanged.emit()
 
     def _install_older(self, lp: LoadedPage):
         self._set_loading(False)
@@ -452,4 +465,5 @@ class HistoryModel(QAbstractListModel):
             "loading": self.loading, "matches": len(self.matches),
             "live": self.live_state,
             "liveFace": self.window.live is True,
+            "surface": "ready" if self.window.sindex is not None else "building",
         }

@@ -195,13 +195,17 @@ def writer_is_live(path: str, session_id: Optional[str]) -> Optional[bool]:
         return None
 
 
-def surface_index(reader) -> Any:
-    """The reader's surface index (None when it cannot be built: rows show no status)."""
+def _surface_job(job, path: str, session_id: Optional[str]) -> Any:
+    """The surface index of the log (one streaming pass decoding only the rows that can change
+    the surface), on its own reader, after the tail page is shown: the first paint does not wait
+    for it (RowWindow.set_surface applies it to every loaded page)."""
+    from ...log.surface import index_for
+    r = open_reader(path, session_id)
     try:
-        from ...log.surface import index_for
-        return index_for(reader)
-    except Exception:
-        return None
+        job.check()
+        return index_for(r)
+    finally:
+        r.close()
 
 
 def _open_job(job, path: str, session_id: Optional[str], page_size: int, physical: bool, show_attempts: bool,
@@ -212,19 +216,19 @@ def _open_job(job, path: str, session_id: Optional[str], page_size: int, physica
     live = writer_is_live(path, session_id)
     page = reader.tail_page(page_size)
     job.check()
-    sindex = surface_index(reader)
     evs = [it for it in page.items if is_event(it)] + list(page.closure)
     views = compute_views(evs)
     return reader, _loaded(page, views, time.perf_counter() - t0, physical, show_attempts,
-                           sindex=sindex, live=live, expanded=expanded)
+                           live=live, expanded=expanded)
 
 
-def _older_job(job, reader, page, page_size: int, physical: bool, show_attempts: bool, expanded: Any = None):
+def _older_job(job, reader, page, page_size: int, physical: bool, show_attempts: bool, expanded: Any = None,
+               sindex: Any = None):
     t0 = time.perf_counter()
     older = reader.page_before(page, page_size)
     views = compute_views([it for it in older.items if is_event(it)])
-    return _loaded(older, views, time.perf_counter() - t0, physical, show_attempts,
-                   sindex=surface_index(reader), expanded=expanded)
+    return _loaded(older, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex,
+                   expanded=expanded)
 
 
 def _index_job(job, path: str, session_id: Optional[str]):

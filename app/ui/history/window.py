@@ -29,7 +29,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .compaction import toggled
+from .compaction import page_groups, page_surface_of, toggled
 from .pages import LoadedPage, hidden_attempts
 from .rows import Row, result_call_id
 
@@ -97,6 +97,7 @@ class RowWindow:
         self.clear()
 
     def clear(self) -> list:
+        self.sindex = None                       # the log's SurfaceIndex once built (set_surface)
         self._n_replaced = 0                     # replacements the surface index held at the last refresh
         self.expanded = set()
         self.live = None
@@ -153,7 +154,6 @@ class RowWindow:
         """The tail page opens the log: its newest ``FIRST_ROWS`` rows are exposed."""
         self.pages = [lp]
         self.live = lp.live
-        self._n_replaced = len(lp.sindex.fold.replaced) if lp.sindex is not None else 0
         self._adopt(lp)
         self.events = dict(lp.events)
         n = len(lp.rows_for(self.physical, self.show_attempts).rows)
@@ -367,35 +367,21 @@ class RowWindow:
         """A live replacement (a compaction while the session is open) shadows rows of pages
         loaded before it: their statuses are taken again (rare: only when the index gained a
         replacement), and the exposed rows whose status changed are repainted."""
-        sindex = new[-1].sindex if new else None
+        sindex = self.sindex
         if sindex is None:
             return []
         n = len(sindex.fold.replaced)
         if n == self._n_replaced:
             return []
         self._n_replaced = n
-        from .compaction import page_groups, page_surface_of
         changed: list = []
         for lp in self.pages[:-len(new)]:
             surf = page_surface_of(sindex, lp.page)
             if surf == lp.surface:
                 continue
             lp.surface = surf
-            lp.compactions = page_groups(sindex, lp.page)
-            for pr in lp.faces.values():
-                for r in pr.rows:
-                    st = surf.get(r.seq) if r.event is not None and not r.synthesized and r.kind != "compaction" \
-                        else r.surface
-                    if st != r.surface:
-                        r.surface = st
-                        r.touch()
-                        changed.append(r)
-        out = []
-        for r in dict.fromkeys(changed):
-            i = self.row_index(r)
-            if i is not None:
-                out.append(Changed(i, (r,)))
-        return out
+            changed.extend(self._restatus(lp, surf))
+        return self._repaint(changed)
 
     def _live_bookkeeping(self, old, old_pr, old_rows, new, new_prs, base, k) -> None:
         """Positions, events, seq ranges and trackers of the replaced newest page."""
@@ -429,10 +415,68 @@ class RowWindow:
             lp.expanded = self.expanded
             if lp.compactions:
                 lp.faces.clear()
+        if self.sindex is not None and lp.sindex is not self.sindex:
+            self._feed(lp.events.values())
+            lp.sindex = self.sindex
+            lp.surface = page_surface_of(self.sindex, lp.page)
+            lp.compactions = page_groups(self.sindex, lp.page)
+            lp.faces.clear()
         if self.live is not None and lp.page.tail and lp.live != self.live:
             lp.live = self.live
             lp.faces.clear()
             lp.trackers.clear()
+
+    def _feed(self, events) -> None:
+        """Stored events newer than the index's snapshot (loaded meanwhile) go into it, in order."""
+        idx = self.sindex
+        newer = sorted((e for e in events if not e.synthesized and e.seq > idx.last_seq), key=lambda e: e.seq)
+        idx.feed(newer)
+
+    def set_surface(self, sindex) -> list:
+        """The surface index is ready: every loaded row gets its status, compactions fold.  Rows
+        whose status changed are repainted; a page with a compaction is rebuilt (one reset that
+        keeps the first seq shown at the top)."""
+        self.sindex = sindex
+        self._feed(self.events.values())
+        self._n_replaced = len(sindex.fold.replaced)
+        regroup = False
+        changed: list = []
+        for lp in self.pages:
+            lp.sindex = sindex
+            surf = page_surface_of(sindex, lp.page)
+            groups = page_groups(sindex, lp.page)
+            lp.surface = surf
+            if groups != lp.compactions:
+                lp.compactions = groups
+                lp.faces.clear()
+                regroup = True
+                continue
+            changed.extend(self._restatus(lp, surf))
+        if regroup:
+            return self.set_face(self.physical, self.show_attempts)
+        return self._repaint(changed)
+
+    @staticmethod
+    def _restatus(lp: LoadedPage, surf: dict) -> list:
+        out = []
+        for pr in lp.faces.values():
+            for r in pr.rows:
+                if r.kind == "compaction":
+                    continue
+                st = surf.get(r.seq) if r.event is not None and not r.synthesized else None
+                if st != r.surface:
+                    r.surface = st
+                    r.touch()
+                    out.append(r)
+        return out
+
+    def _repaint(self, rows: list) -> list:
+        out = []
+        for r in dict.fromkeys(rows):
+            i = self.row_index(r)
+            if i is not None:
+                out.append(Changed(i, (r,)))
+        return out
 
     def group_row(self, cid) -> Optional[Row]:
         for r in self.all_rows:
