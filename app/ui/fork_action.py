@@ -7,7 +7,8 @@ change (the choice is put in the preview as ``outStore`` and passed to the fork)
 from __future__ import annotations
 
 import os
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
