@@ -243,7 +243,7 @@ def test_side_by_side_tails_align_seqs(qtbot, win, tmp_path):
     """A crashed tail with a torn last row: the stored rows left, the logical rows right, one line
     per seq; the closers sit in the logical column, marked; the torn row in the physical gutter."""
     src = crashed_log(tmp_path, torn=True)
-    h = _open(qtbot, win, src)
+    _open(qtbot, win, src)
     d = win.truth_actions.show_tails()
     qtbot.waitUntil(lambda: bool(d.rows), timeout=WAIT)
     from app.log.reader import LogReader
@@ -408,7 +408,7 @@ def test_lineage_view_and_audit_parent_across_project_folders(qtbot, win, tmp_pa
     h = _open(qtbot, win, child)
     assert h.path is not None
     d = win.truth_actions.show_lineage()
-    qtbot.waitUntil(lambda: d.result is not None, timeout=WAIT)
+    qtbot.waitUntil(lambda: d.lineage is not None, timeout=WAIT)
     t = d.tree
     root = t.topLevelItem(0)
     assert root.text(0) == "demo-long-goal" and root.data(0, 256) == str(parent)

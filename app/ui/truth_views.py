@@ -147,8 +147,8 @@ def _side_text(it: Any) -> str:
             r = d.get("reason")
             extra = f" ({r.get('kind') if isinstance(r, dict) else r})"
         elif t == "assistant/chunk":
-            c = d.get("chunk") if isinstance(d.get("chunk"), dict) else {}
-            extra = f" ({c.get('type')})"
+            c = d.get("chunk")
+            extra = f" ({c.get('type')})" if isinstance(c, dict) else ""
         elif t in ("tool/call", "tool/result") and d.get("name"):
             extra = f" ({d.get('name')})"
         return f"{t}{extra}"
@@ -189,7 +189,7 @@ class LineageDialog(QDialog):
     def __init__(self, win, path: str):
         super().__init__(win)
         self.win = win
-        self.result: Optional[dict] = None
+        self.lineage: Optional[dict] = None
         self.setWindowTitle("Session lineage")
         self.resize(820, 420)
         lay = QVBoxLayout(self)
@@ -221,7 +221,7 @@ class LineageDialog(QDialog):
         return it
 
     def set_lineage(self, lin: dict) -> None:
-        self.result = lin
+        self.lineage = lin
         titles = lin.get("titles", {})
         parent = None
         for a in reversed(lin.get("ancestors", [])):            # the root first
@@ -352,8 +352,7 @@ class TruthActions(QObject):
         super().__init__(win)
         self.win = win
         self._why_seq: Optional[int] = None
-        self.tails_dialog: Optional[TailsDialog] = None
-        self.legend_dialog: Optional[LegendDialog] = None
+        self.dialogs: dict = {}             # kind -> the open dialog of that kind (one at a time)
         # the chip above the history
         self.chip = QLabel("")
         self.chip.setObjectName("truthChip")
@@ -396,16 +395,16 @@ class TruthActions(QObject):
         self.live_label.setToolTip("While a writer is live: " + WRITE_BEHIND_NOTE)
         win.statusBar().addPermanentWidget(self.live_label)
         # menus
-        self.act_tails = QAction("Logical vs physical tails (side by side)…", win, triggered=self.show_tails)
+        self.act_tails = self._action("Logical vs physical tails (side by side)…", self.show_tails)
         self.act_tails.setEnabled(False)
-        self.act_lineage = QAction("Session lineage…", win, triggered=self.show_lineage)
+        self.act_lineage = self._action("Session lineage…", self.show_lineage)
         self.act_lineage.setEnabled(False)
         vm = getattr(win.history_actions, "view_menu", None)
         if vm is not None:
             vm.addSeparator()
             vm.addAction(self.act_tails)
             vm.addAction(self.act_lineage)
-        self.act_legend = QAction("What each view shows…", win, triggered=self.show_legend)
+        self.act_legend = self._action("What each view shows…", self.show_legend)
         hm = getattr(win, "help_menu", None)
         if hm is not None:
             first = hm.actions()[0] if hm.actions() else None
@@ -419,6 +418,11 @@ class TruthActions(QObject):
         h.modelReset.connect(self._on_current)
         win.view.viewport().installEventFilter(self)
         self.update()
+
+    def _action(self, text: str, slot) -> QAction:
+        act = QAction(text, self.win)
+        act.triggered.connect(slot)
+        return act
 
     # ------------------------------------------------------------------ chips, status
     def update(self, *_):
@@ -475,7 +479,7 @@ class TruthActions(QObject):
             links = " ".join(f'<a href="seq:{int(s)}">{int(s)}</a>' for s in seqs[:60] if isinstance(s, int))
             esc = sentence.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             parts.append(f"{esc} {links}".strip())
-        self.why.setText("<b>Why</b> (trace of seq %d):<br>" % int(seq) + "<br>".join(parts))
+        self.why.setText(f"<b>Why</b> (trace of seq {int(seq)}):<br>" + "<br>".join(parts))
 
     def _trace_failed(self, seq: int, msg: str):
         if seq == self._why_seq:
@@ -533,22 +537,22 @@ class TruthActions(QObject):
         if h.path is None:
             return None
         title = getattr(self.win.session, "title", "") or ""
-        d = TailsDialog(self.win.jobs, h.path, h.session_id, str(title), parent=self.win)
-        self.tails_dialog = d
-        d.show()
-        return d
+        return self._show("tails", TailsDialog(self.win.jobs, h.path, h.session_id, str(title), parent=self.win))
 
     def show_lineage(self) -> Optional[LineageDialog]:
         h = self.win.history
         if h.path is None or h.session_id is not None:
             return None
-        d = LineageDialog(self.win, h.path)
-        self.lineage_dialog = d
-        d.show()
-        return d
+        return self._show("lineage", LineageDialog(self.win, h.path))
 
     def show_legend(self) -> LegendDialog:
-        d = LegendDialog(self.win)
-        self.legend_dialog = d
+        return self._show("legend", LegendDialog(self.win))
+
+    def _show(self, kind: str, d: Any) -> Any:
+        """Show a dialog, closing the one of the same kind shown before."""
+        old = self.dialogs.get(kind)
+        if old is not None:
+            old.close()
+        self.dialogs[kind] = d
         d.show()
         return d

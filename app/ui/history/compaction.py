@@ -13,7 +13,8 @@
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any, Optional
 
 from ...log.model import is_event
 from ...log.surface import compaction_group, page_surface

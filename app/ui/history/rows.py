@@ -464,10 +464,6 @@ def _content_of(row: Row) -> Content:
     return c
 
 
-def is_shadowed(row: Row) -> bool:
-    return bool(row.surface) and row.surface.get("surface") == "shadowed"
-
-
 def _surface_marks(row: Row, c: Content) -> None:
     """A shadowed row says since when the model no longer sees it (a link to the replacement);
     a replacement says what it replaced."""
