@@ -472,3 +472,33 @@ def test_a_live_compaction_shadows_rows_loaded_before_it(tmp_path):
     st = _by_seq(w.all_rows)[4].surface
     assert st["surface"] == "shadowed" and st["since"] == 21
     assert [r for r in w.all_rows if r.kind == "compaction"]
+
+
+def test_live_face_draws_a_tool_call_without_result_as_running(tmp_path):
+    """A log that ends right after a tool/call (the tool is running): live, the call row is
+    marked running and no synthesized TOOL_OUTCOME_UNKNOWN result is shown; once the writer is
+    gone, the crash closure brings that result and the mark goes."""
+    from app.log.inflight import in_flight
+    from app.tools.synth import SessionSynth, write_jsonl
+    full = tmp_path / "full.jsonl"
+    write_jsonl(str(full), SessionSynth(33), target_bytes=200_000, batch_events=(1, 8), pack=False)
+    lines = full.read_bytes().splitlines(keepends=True)
+    cut = [i for i, ln in enumerate(lines) if b'"type":"tool/call"' in ln][-1]
+    p = tmp_path / "s" / "session.jsonl"
+    p.parent.mkdir()
+    p.write_bytes(b"".join(lines[:cut + 1]))
+    w = _window(p)
+    call_seq = w.pages[-1].page.last_seq
+    tail = w.pages[-1].page
+    assert [c["seq"] for c in in_flight(tail.tail_state.tracker)["runningTools"]] == [call_seq]
+    closers = [r for r in w.all_rows if r.synthesized]
+    assert any(r.kind == "tool-result" for r in closers)
+    w.set_live(True)
+    (call,) = [r for r in w.all_rows if r.seq == call_seq]
+    assert "running" in call.marks and call.content().status == "running"
+    assert ("running · no result yet", "warn") in call.content().pills
+    assert not [r for r in w.all_rows if r.synthesized]
+    w.set_live(False)
+    (call,) = [r for r in w.all_rows if r.seq == call_seq]
+    assert "running" not in call.marks
+    assert [r.key for r in w.all_rows if r.synthesized] == [r.key for r in closers]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ...log.attempts import find_attempts
-from ...log.inflight import live_items
+from ...log.inflight import in_flight, live_items
 from ...log.model import is_event
 from ...log.reader import extend_tail_page, row_key, split_page
 from ...store.faces import open_reader
@@ -132,6 +132,13 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
     if p.tail and lp.live is False and p.closure:
         # the writer is gone: a call it left streaming is not "in flight" any more (both faces)
         rows = [_writer_gone(r, lp.row_cache) if r.kind == "streaming" else r for r in rows]
+    elif p.tail and lp.live is True and p.tail_state is not None:
+        # the live face: tool calls with no result yet are running
+        fl = in_flight(p.tail_state.tracker)
+        running = {c.get("seq") for c in (fl or {}).get("runningTools", [])}
+        if running:
+            rows = [_marked(r, "running", lp.row_cache) if r.kind == "tool-call" and r.seq in running else r
+                    for r in rows]
     for r in rows:
         st = lp.surface.get(r.seq) if r.event is not None and not r.synthesized else None
         if st != r.surface:
@@ -148,6 +155,18 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
         seq_rows.append((lo, hi, r))
     seq_rows.sort(key=lambda x: (x[0], x[1] - x[0]))
     return PageRows(rows, tracker, seq_rows)
+
+
+def _marked(r, mark: str, cache: dict):
+    """The same row with one more mark (cached: documents stay cached)."""
+    from .rows import Row
+    key = (mark,) + r.key + (id(r),)
+    got = cache.get(key)
+    if got is None:
+        got = cache[key] = Row(key=r.key, kind=r.kind, seq=r.seq, first_seq=r.first_seq, last_seq=r.last_seq,
+                               event=r.event, attempt=r.attempt, view=r.view, marks=r.marks | {mark},
+                               chunks=r.chunks, call=r.call)
+    return got
 
 
 def _writer_gone(r, cache: dict):

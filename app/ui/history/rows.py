@@ -449,6 +449,8 @@ def _pills(row: Row) -> list:
         out.append(("streaming", "warn"))
     if "stopped" in m:
         out.append(("writer gone · never finished", "warn"))
+    if "running" in m:
+        out.append(("running · no result yet", "warn"))
     if "legacy" in m:
         out.append(("legacy shape", "legacy"))
     if "unknown" in m:
@@ -460,6 +462,8 @@ def _content_of(row: Row) -> Content:
     c = _content_body(row)
     c.meta = c.meta or _meta(row)
     c.pills = _pills(row) + c.pills
+    if "running" in row.marks and c.status is None:
+        c.status = "running"
     _surface_marks(row, c)
     return c
 
