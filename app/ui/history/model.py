@@ -29,7 +29,8 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
 from ..workers import Jobs, freeze_heap, thaw_heap
 from .live_feed import LiveFeed
-from .pages import LoadedPage, _older_job, _open_job, _surface_job
+from .model_truth import TruthModel
+from .pages import LoadedPage, _older_job, _open_job
 from .seq_index import SeqIndex
 from .rows import Row
 from .window import Changed, Inserted, Removed, Reset, RowWindow
@@ -43,7 +44,7 @@ DEFAULT_PAGE_SIZE = 50
 FACE_SYNC_EVENTS = 20_000  # a face toggle building rows for more loaded events runs in a worker
 
 
-class HistoryModel(QAbstractListModel):
+class HistoryModel(TruthModel, QAbstractListModel):
     opened = Signal()                    # reader ready and tail page installed
     openFailed = Signal(str)
     tailInstalled = Signal()
@@ -235,20 +236,9 @@ class HistoryModel(QAbstractListModel):
         self.opened.emit()
         self.statsChanged.emit()
         self.indexer.start()
-        self.jobs.submit(_surface_job, self.path, self.session_id, name="surface", group=self._group("surface"),
-                         on_done=self._install_surface, on_error=lambda msg: None)   # no index: rows show no status
+        self.start_surface()
         if self.follow_live:
             self.feed.start(lp.page)
-
-    def _install_surface(self, sindex) -> None:
-        if not self.pages:
-            return
-        changes = self.window.set_surface(sindex)
-        self._apply(changes)
-        if any(isinstance(c, Reset) for c in changes):
-            self.faceChanged.emit()
-        self.surfaceReady.emit()
-        self.statsChanged.emit()
 
     def _install_older(self, lp: LoadedPage):
         self._set_loading(False)
@@ -367,20 +357,6 @@ class HistoryModel(QAbstractListModel):
         self.statsChanged.emit()
         self.faceChanged.emit()
 
-    # ------------------------------------------------------------------ compactions, live face
-    def toggle_compaction(self, cid) -> None:
-        """Expand or collapse one compaction row (its four underlying rows)."""
-        self._apply(self.window.toggle_compaction(cid))
-        self.statsChanged.emit()
-
-    def set_live_face(self, live: bool) -> None:
-        """The writer is live (the open turn drawn in flight) or gone (the crash closure)."""
-        changes = self.window.set_live(live)
-        if changes:
-            self._apply(changes)
-            self.faceChanged.emit()
-            self.statsChanged.emit()
-
     # ------------------------------------------------------------------ lookups
     def row_at(self, i: int) -> Optional[Row]:
         return self.rows[i] if 0 <= i < len(self.rows) else None
@@ -466,6 +442,5 @@ class HistoryModel(QAbstractListModel):
                               if self.seq_index is not None else None),
             "loading": self.loading, "matches": len(self.matches),
             "live": self.live_state,
-            "liveFace": self.window.live is True,
-            "surface": "ready" if self.window.sindex is not None else "building",
+            "liveFace": self.window.live is True, "surface": "ready" if self.window.sindex is not None else "building",
         }
