@@ -137,6 +137,8 @@ class MainWindow(QMainWindow):
         self.frame_actions = FrameActions(self)
         self.sessions.model.dataChanged.connect(lambda *_: self.update_title())
         self.frame_actions.restore_geometry()
+        from .truth_views import TruthActions
+        self.truth_actions = TruthActions(self)
 
     # ------------------------------------------------------------------ UI
     def _build_ui(self):
@@ -456,7 +458,7 @@ class MainWindow(QMainWindow):
         self.status_counts.setToolTip("\n".join(tip))
         face = s["face"]
         extra = ""
-        if face == "logical" and s["closure"]:
+        if face == "logical" and s["closure"] and not s.get("liveFace"):
             extra = f" (+{s['closure']} synthesized)"
         if face == "physical" and s["dropped"]:
             extra = f" ({s['dropped']} bad/torn tail rows)"
