@@ -6,6 +6,7 @@ its named controllers, each placing its own menu entries:
   AuditAction      (audit_action.py)     Tools menu, "Trace this row", File > Export
   ForkAction       (fork_action.py)      "Fork from here" (toolbar, row menu)
   LiveActions      (live_actions.py)     follower state, writer states of the listed sessions
+  HomeSearch       (home_search.py)      search box above the session list: every session of the home
 
 Everything that touches files goes through workers (discover, titles, pages, index,
 event_at, request).  The window only wires view models to widgets.
@@ -128,6 +129,8 @@ class MainWindow(QMainWindow):
         self.fork_action = ForkAction(self)
         from .audit_action import AuditAction
         self.audit_action = AuditAction(self)
+        from .home_search import HomeSearch
+        self.home_search = HomeSearch(self)
 
     # ------------------------------------------------------------------ UI
     def _build_ui(self):
@@ -423,6 +426,7 @@ class MainWindow(QMainWindow):
         super().closeEvent(e)
 
     def shutdown(self):
+        self.home_search.shutdown()
         self.live_actions.shutdown()
         self.file_actions.shutdown()
         self.jobs.shutdown(10000)
