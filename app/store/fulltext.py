@@ -47,6 +47,7 @@ _TEXT_TYPES_B = frozenset(t.encode() for t in TEXT_TYPES) | {b"turn/start"}
 _ERROR_ONLY_B = frozenset({b"assistant/chunk", b"turn/end"})
 _COMMIT_BYTES = 8 << 20
 _COMMIT_SESSIONS = 200
+_MEMORY_BYTES = 16 << 20      # a session's text kept in memory before it is written in a savepoint
 
 
 class QueryError(ValueError):
@@ -294,6 +295,10 @@ class FullTextIndex:
             raise FileNotFoundError(f"no such file or folder: {root}")
         self.db_path = db_path or index_path_for(self.root)
         self.fts5 = fts5_available()
+        self._next_rowid = self._next_sid = self._pre = None
+        self._sp_open = self._writing = False
+        self._pending: tuple = ([], [])
+        self._batch: tuple = ([], [])
         os.makedirs(os.path.dirname(self.db_path), exist_ok=True)
         self.conn = sqlite3.connect(self.db_path, isolation_level=None, timeout=10.0, check_same_thread=False)
         c = self.conn
@@ -497,8 +502,13 @@ class FullTextIndex:
         except BaseException:
             c.execute("ROLLBACK")
             raise
-        # index the work list, several sessions per transaction, one savepoint each
+        # index the work list, several sessions per transaction.  A session's rows are kept in
+        # memory and written once it was read whole (nothing to undo when reading fails); one
+        # too big for that is written in a savepoint as it is read (FTS5 flushes its pending
+        # terms to a new segment at every savepoint: one per session made small sessions slow)
         done = 0
+        self._next_sid = None
+        self._batch = ([], [])        # rows of sessions read whole, written at the next commit
         pending_bytes = 0
         pending_sessions = 0
         file_sig = {r[0]: r for r in file_rows}
@@ -508,25 +518,31 @@ class FullTextIndex:
                 if _cancelled(cancel):
                     rep.cancelled = True
                     break
-                c.execute("SAVEPOINT s")
+                self._sp_open = False         # this session's savepoint (big sessions only)
+                self._writing = False         # its rows are being written outside a savepoint
                 try:
                     n = self._index_one(f, row, rep, cancel)
                 except _Cancelled:
-                    self._next_rowid = None
-                    c.execute("ROLLBACK TO s")
-                    c.execute("RELEASE s")
+                    self._next_rowid = self._next_sid = None
+                    if self._sp_open:
+                        c.execute("ROLLBACK TO s")
+                        c.execute("RELEASE s")
                     rep.cancelled = True
                     break
                 except Exception as e:  # one unreadable session must not stop the others
-                    self._next_rowid = None
-                    c.execute("ROLLBACK TO s")
-                    c.execute("RELEASE s")
+                    if self._writing:           # a write failed half-way: not one session's problem
+                        raise
+                    self._next_rowid = self._next_sid = None
+                    if self._sp_open:
+                        c.execute("ROLLBACK TO s")
+                        c.execute("RELEASE s")
                     rep.skipped += 1
                     rep.problems.append(f"{f.key}: {type(e).__name__}: {e}")
                     self._record_error(f, f"{type(e).__name__}: {e}")
                     n = 0
                 else:
-                    c.execute("RELEASE s")
+                    if self._sp_open:
+                        c.execute("RELEASE s")
                 if f.fmt != "sqlite" and f.path in file_sig:
                     _upsert_file(c, file_sig.pop(f.path))
                 done += 1
@@ -535,12 +551,14 @@ class FullTextIndex:
                 if progress:
                     progress(done, len(work), rep.bytes_read)
                 if pending_bytes >= _COMMIT_BYTES or pending_sessions >= _COMMIT_SESSIONS:
+                    _flush(c, *self._batch)
                     c.execute("COMMIT")
                     c.execute("BEGIN IMMEDIATE")
                     pending_bytes = pending_sessions = 0
             if not rep.cancelled:
                 for r in file_sig.values():    # stores, non-session files, bad files
                     _upsert_file(c, r)
+            _flush(c, *self._batch)
             c.execute("COMMIT")
         except BaseException:
             if c.in_transaction:
@@ -567,6 +585,7 @@ class FullTextIndex:
                   (f.key, (f.header or {}).get("id") if f.header else None, f.path, f.store, f.fmt, f.project,
                    st.st_dev if st else None, st.st_ino if st else None, st.st_size if st else None,
                    st.st_mtime_ns if st else None, f.revision, "error", why))
+        self._next_sid = None             # that row took the next free sid
 
     def _index_one(self, f: _Found, row, rep: UpdateReport, cancel) -> int:
         """Index one session (inside the caller's savepoint).  -> text bytes written."""
@@ -597,23 +616,39 @@ class FullTextIndex:
             h = reader.header
             if resume is None:
                 old = c.execute("SELECT sid FROM sessions WHERE key = ?", (f.key,)).fetchone()
-                if old is not None:
-                    self._delete_session(old[0])
+                if self._next_sid is None:
+                    self._next_sid = c.execute("SELECT coalesce(max(sid), 0) + 1 FROM sessions").fetchone()[0]
+                sid = self._next_sid
+                self._next_sid += 1
                 st = f.st
-                cur = c.execute(
-                    "INSERT INTO sessions(key, id, path, store, format, project, cwd, created, dev, ino, size, "
-                    "mtime_ns, revision, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?, 'ok')",
-                    (f.key, h.id, f.path, f.store, f.fmt, f.project, h.cwd, h.createdAt, st.st_dev, st.st_ino,
-                     st.st_size, st.st_mtime_ns, f.revision))
-                sid = cur.lastrowid
+
+                def pre(old=old, sid=sid, st=st, h=h):
+                    if old is not None:
+                        self._delete_session(old[0])
+                    c.execute(
+                        "INSERT INTO sessions(sid, key, id, path, store, format, project, cwd, created, dev, ino, "
+                        "size, mtime_ns, revision, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'ok')",
+                        (sid, f.key, h.id, f.path, f.store, f.fmt, f.project, h.cwd, h.createdAt, st.st_dev,
+                         st.st_ino, st.st_size, st.st_mtime_ns, f.revision))
+                self._pre = pre
                 start = None
                 line0 = text0 = None
                 turn, calls = None, {}
                 rep.indexed += 1
             else:
                 sid, start, line0, text0, turn, calls = resume
+                self._pre = None
                 rep.grown += 1
             n, state = self._feed(reader, sid, start, line0, text0, turn, calls, rep, cancel)
+            if not self._sp_open:                 # read whole: write it now (no savepoint needed)
+                self._writing = True
+                if self._pre is not None:
+                    self._pre()
+                be, bf = self._batch
+                be += self._pending[0]
+                bf += self._pending[1]
+                if len(be) >= 4096:
+                    _flush(c, be, bf)
             done_pos, done_line, done_text, turn, title = state
             crc = _crc_before(f.path, done_pos) if f.fmt != "sqlite" and done_pos else None
             st = f.st
@@ -626,6 +661,7 @@ class FullTextIndex:
                 sets += ", title = ?"
                 args.append(title)
             c.execute(f"UPDATE sessions SET {sets} WHERE sid = ?", (*args, sid))
+            self._writing = False
             return n
         finally:
             reader.close()
@@ -709,9 +745,16 @@ class FullTextIndex:
                     done_pos, done_line, done_text = seg.pos, seg.line0, seg.text_offset if seg.text_offset >= 0 else None
             else:
                 done_pos, done_line, done_text = seg_done
-            if len(ent) >= 2048:
+            if len(ent) >= 2048 and (self._sp_open or nbytes >= _MEMORY_BYTES):
+                if not self._sp_open:             # too big to keep: write it in a savepoint as it is read
+                    c.execute("SAVEPOINT s")
+                    self._sp_open = True
+                    if self._pre is not None:
+                        self._pre()
                 _flush(c, ent, fts)
-        _flush(c, ent, fts)
+        if self._sp_open:
+            _flush(c, ent, fts)
+        self._pending = (ent, fts)
         self._next_rowid = nxt
         rep.entries += entries
         self._last_entries = entries
