@@ -207,3 +207,13 @@ def test_first_query_builds_the_index_in_the_background(qtbot, win, home):
     assert seen[0].startswith("indexing")
     qtbot.waitUntil(lambda: hs.model.result is not None and hs.model.result.total == 1, timeout=WAIT)
     assert [(h.session, h.seq) for h in hs.model.result.hits] == [(sid, seq)]
+
+
+def test_snippet_is_cut_so_the_match_shows():
+    from app.ui.home_search import fit_first_mark
+    text = "x" * 300 + " needle tail"
+    a = text.index("needle")
+    t, marks = fit_first_mark(text, [(a, a + 6)], len, 80)     # one unit per character
+    (x, y), = marks
+    assert t.startswith("…") and t[x:y] == "needle" and y <= 80
+    assert fit_first_mark("short needle", [(6, 12)], len, 80) == ("short needle", [(6, 12)])

@@ -108,6 +108,7 @@ class HitDelegate(QStyledItemDelegate):
         p.drawText(int(x), int(y), label)
         x += fm.horizontalAdvance(label)
         right = r.right()
+        snippet, marks = fit_first_mark(snippet, marks, fm.horizontalAdvance, right - x)
         at = 0
         pieces = []
         for a, b in marks:
@@ -131,6 +132,21 @@ class HitDelegate(QStyledItemDelegate):
             p.drawText(int(x), int(y), text)
             x += w
         p.restore()
+
+
+def fit_first_mark(text: str, marks: list, advance, width: float) -> tuple:
+    """(text, marks) cut at the start so the first matched word shows within ``width``
+    (a leading "…" says text was cut); unchanged when it already fits."""
+    if not marks or width <= 0:
+        return text, marks
+    a, b = marks[0]
+    if advance(text[:b]) <= width:
+        return text, marks
+    s = a
+    while s > 0 and advance(text[s - 1:b]) < width * 0.6:
+        s -= 1
+    cut = s - 1                                    # "…" takes one character
+    return "…" + text[s:], [(x - cut, y - cut) for x, y in marks if x >= s]
 
 
 class HomeSearchPanel(QWidget):
@@ -222,8 +238,12 @@ class HomeSearch(QObject):
         self.ready_root: Optional[str] = None     # root whose index was updated in this run
         self._pending_hit = None                  # (session_key, seq, word) waiting for the session
         self._last_query = ""
-        self.panel = HomeSearchPanel(win.sessions, self.model)
-        win.split.replaceWidget(0, self.panel)
+        split = win.split
+        at, sizes = split.indexOf(win.sessions), split.sizes()
+        self.panel = HomeSearchPanel(win.sessions, self.model)      # takes the session list out of the splitter
+        split.insertWidget(max(0, at), self.panel)
+        split.setStretchFactor(max(0, at), 0)
+        split.setSizes(sizes)
         th = getattr(win, "theme", None)
         if th is not None and getattr(th, "match_bg", None):
             self.panel.delegate.match_bg = QColor(th.match_bg)
