@@ -47,6 +47,7 @@ _TEXT_TYPES_B = frozenset(t.encode() for t in TEXT_TYPES) | {b"turn/start"}
 _ERROR_ONLY_B = frozenset({b"assistant/chunk", b"turn/end"})
 _COMMIT_BYTES = 8 << 20
 _COMMIT_SESSIONS = 200
+_FLUSH_ROWS = 2048            # rows written at a time by a session written as it is read
 _MEMORY_BYTES = 16 << 20      # a session's text kept in memory before it is written in a savepoint
 
 
@@ -298,7 +299,7 @@ class FullTextIndex:
         self._next_rowid = self._next_sid = self._pre = None
         self._sp_open = self._writing = False
         self._pending: tuple = ([], [])
-        self._batch: tuple = ([], [])
+        self._batch: tuple = ([], [], [], [])
         os.makedirs(os.path.dirname(self.db_path), exist_ok=True)
         self.conn = sqlite3.connect(self.db_path, isolation_level=None, timeout=10.0, check_same_thread=False)
         c = self.conn
@@ -508,7 +509,7 @@ class FullTextIndex:
         # terms to a new segment at every savepoint: one per session made small sessions slow)
         done = 0
         self._next_sid = None
-        self._batch = ([], [])        # rows of sessions read whole, written at the next commit
+        self._batch = ([], [], [], [])   # entries, fts, sessions, files rows written at the next commit
         pending_bytes = 0
         pending_sessions = 0
         file_sig = {r[0]: r for r in file_rows}
@@ -523,7 +524,7 @@ class FullTextIndex:
                 try:
                     n = self._index_one(f, row, rep, cancel)
                 except _Cancelled:
-                    self._next_rowid = self._next_sid = None
+                    # rowids and sids handed out stay taken (rows of the batch hold the ones before)
                     if self._sp_open:
                         c.execute("ROLLBACK TO s")
                         c.execute("RELEASE s")
@@ -532,7 +533,6 @@ class FullTextIndex:
                 except Exception as e:  # one unreadable session must not stop the others
                     if self._writing:           # a write failed half-way: not one session's problem
                         raise
-                    self._next_rowid = self._next_sid = None
                     if self._sp_open:
                         c.execute("ROLLBACK TO s")
                         c.execute("RELEASE s")
@@ -544,21 +544,21 @@ class FullTextIndex:
                     if self._sp_open:
                         c.execute("RELEASE s")
                 if f.fmt != "sqlite" and f.path in file_sig:
-                    _upsert_file(c, file_sig.pop(f.path))
+                    self._batch[3].append(file_sig.pop(f.path))
                 done += 1
                 pending_bytes += n
                 pending_sessions += 1
                 if progress:
                     progress(done, len(work), rep.bytes_read)
                 if pending_bytes >= _COMMIT_BYTES or pending_sessions >= _COMMIT_SESSIONS:
-                    _flush(c, *self._batch)
+                    self._flush_batch()
                     c.execute("COMMIT")
                     c.execute("BEGIN IMMEDIATE")
                     pending_bytes = pending_sessions = 0
             if not rep.cancelled:
                 for r in file_sig.values():    # stores, non-session files, bad files
                     _upsert_file(c, r)
-            _flush(c, *self._batch)
+            self._flush_batch()
             c.execute("COMMIT")
         except BaseException:
             if c.in_transaction:
@@ -580,12 +580,30 @@ class FullTextIndex:
         if r is not None:
             self._delete_session(r[0])
         st = f.st
-        c.execute("INSERT INTO sessions(key, id, path, store, format, project, dev, ino, size, mtime_ns, revision, "
-                  "status, problem) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                  (f.key, (f.header or {}).get("id") if f.header else None, f.path, f.store, f.fmt, f.project,
+        if self._next_sid is None:
+            self._next_sid = c.execute("SELECT coalesce(max(sid), 0) + 1 FROM sessions").fetchone()[0]
+        sid = self._next_sid                # rows of the batch may hold the next sids: take one too
+        self._next_sid += 1
+        c.execute("INSERT INTO sessions(sid, key, id, path, store, format, project, dev, ino, size, mtime_ns, "
+                  "revision, status, problem) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                  (sid, f.key, (f.header or {}).get("id") if f.header else None, f.path, f.store, f.fmt, f.project,
                    st.st_dev if st else None, st.st_ino if st else None, st.st_size if st else None,
                    st.st_mtime_ns if st else None, f.revision, "error", why))
-        self._next_sid = None             # that row took the next free sid
+
+    def _flush_batch(self) -> None:
+        c = self.conn
+        ent, fts, sess, files = self._batch
+        if sess:
+            c.executemany(
+                "INSERT INTO sessions(sid, key, id, path, store, format, project, cwd, created, dev, ino, size, "
+                "mtime_ns, revision, done_pos, done_line, done_text, done_crc, turn, calls, entries, title, status) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'ok')", sess)
+            sess.clear()
+        if files:
+            c.executemany("INSERT OR REPLACE INTO files(path, dev, ino, size, mtime_ns, kind, problem) "
+                          "VALUES (?,?,?,?,?,?,?)", files)
+            files.clear()
+        _flush(c, ent, fts)
 
     def _index_one(self, f: _Found, row, rep: UpdateReport, cancel) -> int:
         """Index one session (inside the caller's savepoint).  -> text bytes written."""
@@ -614,6 +632,7 @@ class FullTextIndex:
                 self._record_error(f, why)
                 return 0
             h = reader.header
+            old = None
             if resume is None:
                 old = c.execute("SELECT sid FROM sessions WHERE key = ?", (f.key,)).fetchone()
                 if self._next_sid is None:
@@ -640,18 +659,26 @@ class FullTextIndex:
                 self._pre = None
                 rep.grown += 1
             n, state = self._feed(reader, sid, start, line0, text0, turn, calls, rep, cancel)
-            if not self._sp_open:                 # read whole: write it now (no savepoint needed)
-                self._writing = True
-                if self._pre is not None:
-                    self._pre()
-                be, bf = self._batch
-                be += self._pending[0]
-                bf += self._pending[1]
-                if len(be) >= 4096:
-                    _flush(c, be, bf)
             done_pos, done_line, done_text, turn, title = state
             crc = _crc_before(f.path, done_pos) if f.fmt != "sqlite" and done_pos else None
             st = f.st
+            if not self._sp_open:                 # read whole: write it now (no savepoint needed)
+                self._writing = True
+                be, bf, bs, _bfiles = self._batch
+                be += self._pending[0]
+                bf += self._pending[1]
+                if self._pre is not None:         # a new session: one row, written with the batch
+                    if old is not None:
+                        self._delete_session(old[0])
+                    bs.append((sid, f.key, h.id, f.path, f.store, f.fmt, f.project, h.cwd, h.createdAt, st.st_dev,
+                               st.st_ino, st.st_size, st.st_mtime_ns, f.revision, done_pos, done_line, done_text,
+                               crc, turn, json.dumps(calls) if calls else None, self._last_entries, title))
+                    if len(be) >= 4096:
+                        self._flush_batch()
+                    self._writing = False
+                    return n
+                if len(be) >= 4096:
+                    self._flush_batch()
             sets = ("size = ?, mtime_ns = ?, dev = ?, ino = ?, done_pos = ?, done_line = ?, done_text = ?, "
                     "done_crc = ?, turn = ?, calls = ?, status = 'ok', problem = NULL, revision = ?, "
                     "entries = entries + ?")
@@ -745,7 +772,7 @@ class FullTextIndex:
                     done_pos, done_line, done_text = seg.pos, seg.line0, seg.text_offset if seg.text_offset >= 0 else None
             else:
                 done_pos, done_line, done_text = seg_done
-            if len(ent) >= 2048 and (self._sp_open or nbytes >= _MEMORY_BYTES):
+            if len(ent) >= _FLUSH_ROWS and (self._sp_open or nbytes >= _MEMORY_BYTES):
                 if not self._sp_open:             # too big to keep: write it in a savepoint as it is read
                     c.execute("SAVEPOINT s")
                     self._sp_open = True
