@@ -5,7 +5,7 @@ PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.bootstrap-stamp
 export LANG := C.UTF-8
 
-.PHONY: run test bench bootstrap clean package package-test
+.PHONY: run test test-fast check bench bootstrap clean package package-test
 
 $(STAMP): pyproject.toml packaging/bootstrap.sh
 	bash packaging/bootstrap.sh "$(VENV)"
@@ -18,6 +18,18 @@ run: $(STAMP)
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)
+
+# the fast lane (under a minute): everything but the tests marked slow
+test-fast: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
+# lint, types, dead code, layers (configuration in pyproject.toml; see CONTRIBUTING.md)
+check: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+	$(PY) .ci/mypy_backlog.py
+	$(VENV)/bin/vulture app tests bench vulture_whitelist.py --ignore-decorators "@pytest.fixture"
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/test_layering.py
 
 bench: $(STAMP)
 	$(PY) bench/run.py $(BENCH_ARGS)

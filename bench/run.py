@@ -57,7 +57,7 @@ def ensure(path: Path, size: int, zstd: bool, version: int = 0) -> Path:
 def raw_read(path: Path) -> float:
     fd = os.open(path, os.O_RDONLY)
     t = time.perf_counter()
-    at, n = 0, 0
+    at = 0
     while True:
         b = os.pread(fd, 8 << 20, at)
         if not b:

@@ -87,7 +87,7 @@ def time_find(word: str, path: str, case: bool = True) -> tuple:
 
 
 def bench_find(sizes, runs):
-    print("== find vs grep -c (same word, same file, warm cache; medians of %d)" % runs)
+    print(f"== find vs grep -c (same word, same file, warm cache; medians of {runs})")
     for size in sizes:
         path, planted = gen_log(size)
         mb = os.path.getsize(path) / 1e6
@@ -95,7 +95,7 @@ def bench_find(sizes, runs):
             while f.read(1 << 24):
                 pass
         print(f"-- {size}: {mb:.0f} MB")
-        for word, (seq, turn, kind) in list(planted.items())[:3] + [("wordnotinthelog", (None, None, None))]:
+        for word, (seq, _turn, _kind) in list(planted.items())[:3] + [("wordnotinthelog", (None, None, None))]:
             g = [time_grep(word, path) for _ in range(runs)]
             fr = [time_find(word, path) for _ in range(runs)]
             gt, ft = med([x[0] for x in g]), med([x[0] for x in fr])

@@ -65,3 +65,15 @@ def write_log(path, rows, header=None, session_id: str = "s0", trailing: bool = 
 def ev(seq: int, typ: str, data, **extra) -> dict:
     """One v0 event row."""
     return {"type": typ, "seq": seq, "time": 1000 + seq, "data": data, **extra}
+
+
+def fast_sample(cases: list, keep: int = 1, every: int = 0) -> list:
+    """``cases`` as pytest params where only a sample runs in ``make test-fast``: the first ``keep`` and,
+    with ``every``, each ``every``-th; the rest are marked slow (the full suite runs them all)."""
+    import pytest
+    out = []
+    for i, c in enumerate(cases):
+        fast = i < keep or (every and i % every == 0)
+        values = c if isinstance(c, tuple) else (c,)
+        out.append(pytest.param(*values, marks=() if fast else pytest.mark.slow))
+    return out

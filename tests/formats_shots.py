@@ -1,4 +1,4 @@
-"""Screenshots of newer-format sessions (not a test; run under Xvfb to refresh tests/artifacts/):
+"""Screenshots of newer-format sessions (not a test; run under Xvfb; writes tests/artifacts/ (ignored; copy a new reference into docs/screenshots/ by hand)):
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python tests/formats_shots.py [OUT_DIR]
 

@@ -1,4 +1,4 @@
-"""Screenshots of the home search (not a test; run under Xvfb to refresh tests/artifacts/):
+"""Screenshots of the home search (not a test; run under Xvfb; writes tests/artifacts/ (ignored; copy a new reference into docs/screenshots/ by hand)):
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python tests/home_search_shots.py [OUT_DIR]
 

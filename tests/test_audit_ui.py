@@ -120,6 +120,7 @@ SHOTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="xvfb-run not installed")
 @pytest.mark.parametrize("name,path,extra", SHOTS, ids=[s[0] for s in SHOTS])
 def test_xvfb_screenshots(name, path, extra):

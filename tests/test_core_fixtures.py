@@ -7,11 +7,11 @@ import pytest
 
 from app.log import analysis
 from app.log.attempts import find_attempts
-from app.log.codec import RowCodec, expand_packed, pack_events
+from app.log.codec import expand_packed, pack_events
 from app.log.folds import exact_request, fold_request_header, fold_surface
 from app.log.model import PACKED_TAGS, is_event, typed
 from app.log.reader import LogReader
-from fixtures_util import FIXTURES, fixture, manifest_counts, raw_rows, rel, session_files
+from fixtures_util import fixture, manifest_counts, raw_rows, rel, session_files
 
 SESSIONS = session_files()
 COUNTS = manifest_counts()

@@ -8,7 +8,8 @@ import pytest
 
 from app.cli.main import main as cli
 from app.log.analysis import request_at
-from app.log.diff import DiffError, attempt_diff, find_parent_path, fork_diff, request_diff
+from app.log.diff import DiffError, attempt_diff, fork_diff, request_diff
+from app.store.lineage import find_parent_path
 from app.log.reader import LogReader
 from app.log.stats import compute_stats
 

@@ -76,7 +76,7 @@ def test_every_face_opens(path, tmp_path):
     # request at every dispatch boundary: v2+ the settlement is the attempt; never its own response
     bounds = analysis.dispatches(r.events())
     assert len(bounds) == info["attempts"]
-    for b, a in bounds:
+    for b, _a in bounds:
         req = analysis.request_at(r, b)
         assert req["boundary"] == b
         rq = req["request"]
@@ -555,7 +555,7 @@ def test_synth_v4_is_the_v0_session_in_v4_shape(seed, tmp_path):
     from app.tools.synth import SessionSynth, write_jsonl
     p4, p0 = tmp_path / "session.v4.jsonl", tmp_path / "session.jsonl"
     s4 = write_jsonl(str(p4), SessionSynth(seed, version=4), turns=25)
-    s0 = write_jsonl(str(p0), SessionSynth(seed), turns=25)
+    write_jsonl(str(p0), SessionSynth(seed), turns=25)
     r4, r0 = LogReader.open(str(p4)), LogReader.open(str(p0))
     i4, i0 = analysis.inspect(r4), analysis.inspect(r0)
     assert i4["formatVersion"] == 4 and i4["problems"] == [] and s4["rows"] == s4["events"] == i4["events"]

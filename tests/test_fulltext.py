@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import pytest
 
@@ -127,7 +127,7 @@ def test_filters(home):
     assert {h.session for h in res.hits} == {home["planted"]["plant2output"][0]}
     # after/before: planted session i was created on day 1_790_000_000_000 + 20*i days
     def day(i):
-        return datetime.fromtimestamp((1_790_000_000_000 + i * 86_400_000 * 20) / 1000, timezone.utc)
+        return datetime.fromtimestamp((1_790_000_000_000 + i * 86_400_000 * 20) / 1000, UTC)
     after = day(3).strftime("%Y-%m-%d")
     res = ix.search(f"plant* after:{after}", limit=100)
     want = {home["planted"][f"plant{i}output"][0] for i in (3, 4)}

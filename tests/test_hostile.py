@@ -14,7 +14,7 @@ from app.log import analysis
 from app.log.model import is_event
 from app.log.reader import LogReader
 from app.log.sources import RawJsonlSource, SourceChanged
-from fixtures_util import REPO, fixture, session_files
+from fixtures_util import REPO, fixture
 
 BASE = "examples/acp-agent/tests/snapshots/packed-chunks/session.jsonl"
 
@@ -104,10 +104,8 @@ def test_invalid_utf8_is_read_with_replacement(tmp_path):
 
 def test_unknown_type_is_kept_raw(tmp_path):
     lines = lines_of(BASE)
-    rows = [json.loads(l) for l in lines[1:]]
     # shift: insert an unknown event as seq 5 and renumber after it
     out = [lines[0]]
-    from app.log.codec import RowCodec
     seq_shift = 0
     for k, l in enumerate(lines[1:]):
         obj = json.loads(l)

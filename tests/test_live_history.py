@@ -13,6 +13,7 @@ from app.ui.history.model import HistoryModel
 from app.ui.workers import Jobs
 
 from test_live import first_mid_turn_seq, simulate
+from fixtures_util import fast_sample
 
 WAIT = 20_000
 FAST = {"poll_interval": 0.05, "idle_after": 0.3, "crash_after": 1.0}
@@ -51,8 +52,8 @@ def _settled(m: HistoryModel, last_seq: int) -> bool:
     return (p is not None and p.last_seq == last_seq and m._live_job is None and not m._live_queue)
 
 
-@pytest.mark.parametrize("seed,crash,fmt", [(21, False, "jsonl"), (22, True, "jsonl"), (23, False, "jsonl"),
-                                             (24, True, "zstd")])
+@pytest.mark.parametrize("seed,crash,fmt", fast_sample([(21, False, "jsonl"), (22, True, "jsonl"), (23, False, "jsonl"),
+                                                         (24, True, "zstd")]))
 def test_model_grown_by_live_rows_equals_a_fresh_read(qtbot, tmp_path, monkeypatch, seed, crash, fmt):
     import app.ui.history.pages as hm
     monkeypatch.setattr(hm, "LIVE_SPLIT", 6)          # small live pages: many cuts in a short log
@@ -120,6 +121,7 @@ def _window(qtbot, tmp_path, monkeypatch):
     return w
 
 
+@pytest.mark.slow
 def test_window_follows_at_bottom_and_keeps_a_readers_place(qtbot, tmp_path, monkeypatch):
     seed = 5
     path = tmp_path / "home" / "sessions" / "--proj--" / "live-1" / "session.jsonl"

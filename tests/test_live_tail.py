@@ -41,9 +41,7 @@ def _grow(tmp_path, lines, cut, max_messages=50):
     try:
         rest = []
         for it in r.iter_items():
-            if is_event(it) and it.seq > (page.last_seq if page.last_seq is not None else -1):
-                rest.append(it)
-            elif not is_event(it) and it.offset >= sum(len(x) for x in lines[:cut]):
+            if is_event(it) and it.seq > (page.last_seq if page.last_seq is not None else -1) or not is_event(it) and it.offset >= sum(len(x) for x in lines[:cut]):
                 rest.append(it)
         fresh_page = r.tail_page(max_messages)
         fresh_st = r.tail_state()

@@ -10,7 +10,7 @@ from fixtures_util import session_files  # noqa: E402  (shared corpus discovery)
 import copy
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -29,7 +29,7 @@ CARDS = {"terminal", "diff", "read", "write", "search", "web", "todo", "subagent
 FALLBACKS = re.compile(r"^(bad-json|unknown-tool|no-presenter|call-not-on-page|presenter-error: .+)$", re.S)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _events(rel: str) -> tuple:
     return tuple(LogReader.open(str(FIXTURES / rel)).events())
 
@@ -593,6 +593,7 @@ arg_keys = st.sampled_from(["command", "file_path", "path", "content", "old_stri
 TOOL_NAMES = sorted(set(registered()) | {"write_remote", "nope"})
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(TOOL_NAMES), args=st.dictionaries(arg_keys, json_values, max_size=6),
        content=st.lists(json_values | st.builds(lambda t: {"type": "text", "text": t}, st.text(max_size=60)),

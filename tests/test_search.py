@@ -11,7 +11,6 @@ import pytest
 
 from app.cli.main import main as cli
 from app.log.analysis import inspect
-from app.log.model import is_event
 from app.log.outline import build_outline
 from app.log.reader import LogReader
 from app.log.search import FindOptions, FindStats, build_prefilter, find, find_all
@@ -238,7 +237,7 @@ def test_outline_lists_every_turn_with_its_prompt(relpath):
     assert len(want) >= 1
     got = [(t.turn, t.prompt) for t in o.turns]
     assert [g[0] for g in got] == [w[0] for w in want]
-    for (gt, gp), (wt, wp) in zip(got, want):
+    for (_gt, gp), (_wt, wp) in zip(got, want):
         assert gp == (wp if len(wp) <= 200 else wp[:199] + "…")
 
 

@@ -1,7 +1,7 @@
 """SQLite backend (spec §1.6, §1.8): fixture round-trip, varints, hostile stores, read-only."""
 from __future__ import annotations
 
-from fixtures_util import session_files  # noqa: E402  (shared corpus discovery)
+from fixtures_util import fast_sample, session_files  # noqa: E402  (shared corpus discovery)
 
 import hashlib
 import json
@@ -74,7 +74,7 @@ def test_corpus_present():
     assert len(SESSION_FILES) >= 160, f"expected the dsh fixture corpus under {FIXTURES}"
 
 
-@pytest.mark.parametrize("path", SESSION_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
+@pytest.mark.parametrize("path", fast_sample(SESSION_FILES, every=8), ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_fixture_roundtrip(path: Path, tmp_path):
     db = tmp_path / "store.db"                       # one store per fixture: ids collide across fixtures
     info = jsonl_to_sqlite(path, db, batch_rows=7)

@@ -1,6 +1,7 @@
 """Client stitch (spec §8): the view equals the true log exactly, whatever the live stream does."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -125,6 +126,7 @@ def test_events_with_seq_attribute():
 
 # --------------------------------------------------------------------------- property
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_view_equals_true_log(data):

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from app.cli.main import main as cli
 from app.log.reader import LogReader
-from app.log.trace import TraceError, trace_event, trace_session
+from app.log.trace import TraceError, trace_event
+from app.store.lineage import trace_session
 
 repo_root = Path(__file__).resolve().parents[1]
 fixtures = repo_root.parent / "shared" / "fixtures" / "dsh"

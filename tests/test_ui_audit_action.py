@@ -279,6 +279,7 @@ def test_export_zip_and_markdown_from_the_window(qtbot, tmp_path):
     w.shutdown()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="xvfb-run not installed")
 def test_xvfb_screenshot_audit_from_main():
     """Main window with the audit window opened from it (Tools > Audit session… on seq 4), under Xvfb."""

@@ -283,7 +283,6 @@ def test_search_highlights_and_steps_into_older_pages(qtbot, make_window):
     doc = win.view.delegate.document(h.rows[h.current_match_row], ix)
     assert term in doc.toPlainText().casefold()
     # the highlight is a character background on the match
-    from PySide6.QtGui import QTextCursor
     cur = doc.find(term)
     assert not cur.isNull() and cur.charFormat().background().color().name() in (
         win.theme.match_bg, win.theme.current_match_bg)

@@ -1,7 +1,7 @@
 """Audit subcommands: ``trace``, ``export`` (all formats), ``diff``, ``stats``.
 
-Imported by :mod:`app.cli.main` when present; ``export`` is re-registered here with
-``--format raw|logical|markdown|html|zip [--redact] --out OUT`` while the older
+Imported by :mod:`app.cli.main` when present; ``export`` (registered only here) takes
+``--format raw|logical|markdown|html|zip [--redact] --out OUT``; the older
 ``--raw OUT`` / ``--logical OUT`` options keep working.
 """
 from __future__ import annotations

@@ -9,11 +9,10 @@ import argparse
 import json
 import os
 import sys
-from typing import Callable
+from collections.abc import Callable
 
-import msgspec
 
-from ..log.model import BadRow, Event, is_event
+from ..log.model import is_event
 
 # name -> (help, configure(parser), run(args)); feature modules add their own entries
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {}
@@ -281,67 +280,6 @@ def _run_page(args):
 
 
 COMMANDS["page"] = ("one history page, newest first by default", _cfg_page, _run_page)
-
-
-# --------------------------------------------------------------------------- export
-
-def _cfg_export(p):
-    _cfg_path(p)
-    p.add_argument("--raw", metavar="OUT", help="the stored bytes, identical")
-    p.add_argument("--logical", metavar="OUT", help="JSONL of the logical view (header + events + closure)")
-    p.add_argument("--force", action="store_true", help="overwrite OUT")
-
-
-def export_raw(reader, out: str, overwrite: bool = False) -> dict:
-    import hashlib
-    from ..store.publish import publish_file
-    h = hashlib.sha256()
-    n = 0
-
-    def chunks():
-        nonlocal n
-        for c in reader.source.stored_bytes():
-            h.update(c)
-            n += len(c)
-            yield c
-    publish_file(out, chunks(), overwrite=overwrite, mode=0o644)
-    return {"out": out, "bytes": n, "sha256": h.hexdigest()}
-
-
-def export_logical(reader, out: str, overwrite: bool = False) -> dict:
-    from ..store.publish import publish_file
-    enc = msgspec.json.Encoder()
-    count = 0
-
-    def chunks():
-        nonlocal count
-        yield reader.source.header_raw + b"\n"
-        buf = []
-        for ev in reader.iter_events(logical=True):
-            buf.append(enc.encode(ev.envelope()))
-            count += 1
-            if len(buf) >= 4096:
-                yield b"\n".join(buf) + b"\n"
-                buf = []
-        if buf:
-            yield b"\n".join(buf) + b"\n"
-    publish_file(out, chunks(), overwrite=overwrite, mode=0o644)
-    return {"out": out, "events": count}
-
-
-def _run_export(args):
-    if not args.raw and not args.logical:
-        raise CliError("export needs --raw OUT and/or --logical OUT")
-    r = _reader(args)
-    obj = {}
-    if args.raw:
-        obj["raw"] = export_raw(r, args.raw, args.force)
-    if args.logical:
-        obj["logical"] = export_logical(r, args.logical, args.force)
-    emit(args, obj, None)
-
-
-COMMANDS["export"] = ("raw or logical export of a session", _cfg_export, _run_export)
 
 
 # --------------------------------------------------------------------------- entry

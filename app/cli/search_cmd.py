@@ -2,7 +2,6 @@
 full-text index).  Plain output holds no control characters (snippets are one plain line)."""
 from __future__ import annotations
 
-import sys
 
 from .main import COMMANDS, CliError, _reader, emit
 

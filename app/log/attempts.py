@@ -14,7 +14,8 @@ with its reason (the failure, or "abandoned" when the stream has no finish).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Optional
+from collections.abc import Iterable
 
 from .model import Event
 from .versions import stream_summary

@@ -8,11 +8,12 @@
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Optional
+from collections.abc import Iterable
 
 import msgspec
 
-from .model import (KNOWN_TYPES, MAX_SAFE_INT, PACKED_TAGS, SURFACE_TYPES, BadRow, Event,
+from .model import (MAX_SAFE_INT, PACKED_TAGS, BadRow, Event,
                     Header, Problem)
 from .versions import decode_seq_ranges, known_types, version_problem
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import difflib
 import json
-from typing import Iterable, Optional, Union
+from typing import Optional, Union
+from collections.abc import Iterable
 
 from .attempts import AttemptTracker, embedded_chunks
 from .folds import HeaderFold, SurfaceFold, build_request
@@ -279,16 +280,3 @@ def fork_diff(child, parent) -> dict:
             "seedLength": seed_length, "seedLengthOk": seed_length is None or seed_length == n,
             "endSeedSeq": end_seed, "endSeedOk": end_ok,
             "problems": problems}
-
-
-def find_parent_path(child_path: str) -> Optional[str]:
-    """The file of the child's parentSession among its folder's sessions (None if not found)."""
-    import os
-    from ..store.discovery import discover, session_info
-    info = session_info(os.path.abspath(child_path))
-    if info is None or not info.parent:
-        return None
-    for s in discover(os.path.dirname(os.path.abspath(child_path))).sessions:
-        if s.id == info.parent and os.path.abspath(s.path) != os.path.abspath(child_path):
-            return s.path
-    return None

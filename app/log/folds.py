@@ -6,7 +6,8 @@ folding incrementally are the same computation; ``fold_*`` helpers reduce a list
 from __future__ import annotations
 
 import copy
-from typing import Iterable, Optional
+from typing import Optional
+from collections.abc import Iterable
 
 from .model import SURFACE_TYPES, Event, Problem, event_message
 from .versions import replace_bounds
@@ -179,7 +180,7 @@ class SurfaceFold:
             out.append(m)
         return out
 
-    def copy(self) -> "SurfaceFold":
+    def copy(self) -> SurfaceFold:
         c = SurfaceFold(self.keep_events, self.version)
         c.nodes = list(self.nodes)
         c.projected = dict(self.projected)

@@ -16,7 +16,8 @@ a few ints per surface message) and returns
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 import msgspec
 

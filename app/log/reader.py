@@ -17,7 +17,8 @@ from __future__ import annotations
 import bisect
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Optional, Union
+from typing import Any, Optional, Union
+from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
 
@@ -371,7 +372,7 @@ class LogReader:
         seqs: dict = {}
         nxt = 0
         for seg in self.source.forward():
-            for pos, off, line, raw, complete in seg.split_rows():
+            for pos, _off, _line, raw, complete in seg.split_rows():
                 if not complete or not raw.strip():
                     continue
                 try:
@@ -397,7 +398,7 @@ class LogReader:
                                              "index and time as 0, as dsh's test readers do"))
 
     @classmethod
-    def open(cls, path: str) -> "LogReader":
+    def open(cls, path: str) -> LogReader:
         return cls(open_source(path))
 
     @property

@@ -7,7 +7,8 @@ Each is marked ``synthesized``.  Reading never writes.
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Optional
+from collections.abc import Iterable
 
 from .codec import DecodeError, decode_json, encode_row
 from .integrity import holds_turn_end
@@ -250,7 +251,7 @@ class TailTracker:
             self.apply(it)
         return removed
 
-    def copy(self) -> "TailTracker":
+    def copy(self) -> TailTracker:
         c = TailTracker.__new__(TailTracker)
         r = RepairTracker.__new__(RepairTracker)
         r.__dict__.update(self.repair.__dict__)

@@ -24,7 +24,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional
+from typing import Optional
+from collections.abc import Callable, Iterator
 
 from .model import Problem, is_event
 from .sources import RawJsonlSource
@@ -94,7 +95,7 @@ class FindStats:
 
 # --------------------------------------------------------------------------- matching
 
-def compile_matcher(opts: FindOptions) -> "re.Pattern":
+def compile_matcher(opts: FindOptions) -> re.Pattern:
     """The str pattern matched against decoded field text (raises ValueError on a bad regex)."""
     if not opts.text:
         raise ValueError("empty search text")

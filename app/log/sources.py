@@ -12,8 +12,9 @@ shrinks or is replaced under the reader is reported, never papered over.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from dataclasses import dataclass
+from typing import Optional
+from collections.abc import Iterator
 
 from .model import Problem
 

@@ -9,7 +9,7 @@ only when both times are positive and the difference is not negative; otherwise 
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 from .attempts import AttemptTracker, embedded_stream
 from .model import Event

@@ -36,7 +36,8 @@ Items only need a ``seq`` attribute (``Event``) or key (event dicts).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
+from collections.abc import Iterable
 
 
 def seq_of(ev: Any) -> int:
@@ -48,8 +49,8 @@ def seq_of(ev: Any) -> int:
 
 @dataclass
 class Step:
-    reinstall: Optional[list] = None          # new view contents (tail page events), or None
-    appended: list = field(default_factory=list)
+    reinstall: Optional[list[Any]] = None          # new view contents (tail page events), or None
+    appended: list[Any] = field(default_factory=list)
     refetch: bool = False
 
     def __bool__(self) -> bool:
@@ -81,7 +82,7 @@ class Stitcher:
         return "ready" if self.installed else "idle"
 
     @property
-    def missing(self) -> Optional[tuple]:
+    def missing(self) -> Optional[tuple[int, int]]:
         """(first missing seq, first buffered seq) while rows are missing, else None."""
         if not self.buffer:
             return None

@@ -6,12 +6,14 @@ replaced it (and through which compaction), which events it cites and which cite
 which attempt a chunk belongs to, and at which dispatch boundaries it was part of the
 request (it was a message of ``deriveMessages(events[0..b-1])``).
 
-:func:`trace_session` walks ``parentSession`` lineage over a discovery listing.
+:func:`session_lineage` walks ``parentSession`` lineage over discovery entries (the store layer finds
+them: :mod:`app.store.lineage`).
 """
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional
+from typing import Optional
+from collections.abc import Iterable
 
 from .attempts import AttemptTracker, embedded_stream
 from .folds import SurfaceFold, is_surface_type
@@ -191,28 +193,15 @@ def _sort_key(s) -> tuple:
     return (c if isinstance(c, (int, float)) else 0, s.id)
 
 
-def trace_session(path: str, listing=None) -> dict:
-    """Ancestors (parent outward) and descendants (trees by parentSession) of the session at ``path``.
+def session_lineage(target, sessions: list) -> dict:
+    """Ancestors (parent outward) and descendants (trees by parentSession) of ``target`` among ``sessions``.
 
-    ``listing`` defaults to the discovery listing of the file's folder (siblings such as
-    ``session.1.jsonl``).  Raises :class:`TraceError` ``SESSION_QUERY_INVALID_LINEAGE`` on a cycle.
+    ``target`` and ``sessions`` are discovery entries (``id``, ``path``, ``parent``, ``created_at``,
+    ``header``); finding them on disk is the store layer's job (:func:`app.store.lineage.trace_session`).
+    Raises :class:`TraceError` ``SESSION_QUERY_INVALID_LINEAGE`` on a cycle.
     """
-    from ..store.discovery import discover, session_info
-    p = os.path.abspath(path)
-    if os.path.isdir(p):
-        for name in ("session.jsonl.zstd", "session.jsonl"):
-            if os.path.exists(os.path.join(p, name)):
-                p = os.path.join(p, name)
-                break
-    if listing is None:
-        listing = discover(os.path.dirname(p))
-    target = next((s for s in listing.sessions if os.path.abspath(s.path) == p), None)
-    if target is None:
-        target = session_info(p)
-        if target is None:
-            raise TraceError("SESSION_QUERY_NOT_FOUND", f"{path} is not a session")
     by_id: dict = {}
-    for s in listing.sessions:
+    for s in sessions:
         by_id.setdefault(s.id, []).append(s)
 
     def pick(ids_list, near):
@@ -241,7 +230,7 @@ def trace_session(path: str, listing=None) -> dict:
         root = cur.id
 
     children: dict = {}
-    for s in listing.sessions:
+    for s in sessions:
         if s.parent:
             children.setdefault(s.parent, []).append(s)
 

@@ -25,9 +25,10 @@ How newer rows map into the model (no seq is renumbered: one generation file is 
 from __future__ import annotations
 
 import os
-from typing import Iterator, Optional, Union
+from typing import Optional, Union
+from collections.abc import Iterator
 
-from .model import (KNOWN_TYPES, MAX_SAFE_INT, Event, Problem)
+from .model import (KNOWN_TYPES, MAX_SAFE_INT, Problem)
 
 LATEST = 4
 SUPPORTED = (0, 1, 2, 3, 4)

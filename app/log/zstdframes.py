@@ -15,7 +15,7 @@ batch of complete ``\\n``-terminated lines.  The concatenated plaintext is the r
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from backports import zstd
 

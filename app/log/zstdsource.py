@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Optional
+from collections.abc import Iterator
 
 from backports import zstd
 
@@ -333,7 +334,8 @@ class ZstdSource(FileSource):
         e = self.size if end is None else min(end, self.size)
         while e > lo:
             found = self._anchor(e)
-            known = (lambda c: (self._text0, self._line0) if c == lo else (-1, None))
+            def known(c):
+                return (self._text0, self._line0) if c == lo else (-1, None)
             if found is None:
                 c = lo                       # nothing validates: scan the region forward
                 segs = list(self._scan(c, e, *known(c)))

@@ -19,9 +19,13 @@ import difflib
 import json
 import re
 import shlex
+from collections.abc import Callable, Iterable
 from typing import Any, Optional
 
-from .registry import block_text, compact_json, one_line, pretty_json, register, result_text, section
+from ..textutil import compact_json, pretty_json
+from .registry import block_text, one_line, register, result_text, section
+
+PresenterPair = tuple[Callable[[dict[str, Any]], dict[str, Any]], Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]]
 
 # --------------------------------------------------------------------------- helpers
 
@@ -32,7 +36,7 @@ def _str(v: Any) -> str:
     return v if isinstance(v, str) else (pretty_json(v) if isinstance(v, (dict, list)) else str(v))
 
 
-def _first(a: dict, *keys, default=None):
+def _first(a: dict[str, Any], *keys: str, default: Any = None) -> Any:
     for k in keys:
         v = a.get(k)
         if v is not None and v != "":
@@ -40,20 +44,16 @@ def _first(a: dict, *keys, default=None):
     return default
 
 
-def _is_error(r: dict) -> bool:
+def _is_error(r: dict[str, Any]) -> bool:
     return bool(r.get("isError") or r.get("error"))
 
 
-def _meta(r: dict) -> dict:
+def _meta(r: dict[str, Any]) -> dict[str, Any]:
     m = r.get("meta")
     return m if isinstance(m, dict) else {}
 
 
-def _status(r: dict) -> str:
-    return "error" if _is_error(r) else "ok"
-
-
-def _error_sections(r: dict, text: Optional[str] = None) -> list:
+def _error_sections(r: dict[str, Any], text: Optional[str] = None) -> list[Any]:
     text = result_text(r) if text is None else text
     out = [section("error", text or "(no message)")]
     e = r.get("error")
@@ -62,7 +62,7 @@ def _error_sections(r: dict, text: Optional[str] = None) -> list:
     return out
 
 
-def _meta_section(r: dict, skip=()) -> list:
+def _meta_section(r: dict[str, Any], skip: Iterable[str] = ()) -> list[Any]:
     m = r.get("meta")
     if m is None or m == {} or (isinstance(m, dict) and set(m) <= set(skip)):
         return []
@@ -94,22 +94,22 @@ _EXIT_LINE = re.compile(r"^\[(?:exit code|exit status|exit):\s*(-?\d+)\]$|^\[she
 _FAILED_NOTE = re.compile(r"^\[status: ((?:killed|failed|error|timed.out|timeout|aborted|crashed)\b[^\]]*)\]$", re.I)
 
 
-def _command_of(a: dict) -> str:
+def _command_of(a: dict[str, Any]) -> str:
     c = _first(a, "command", "cmd", "script", "commands", "input", "text")
     if isinstance(c, list):
         if all(isinstance(x, str) for x in c):
             # ["bash", "-lc", "…"] -> the script; other argv lists -> a shell-quoted line
             if len(c) == 3 and c[1] in ("-c", "-lc", "-Command", "/c"):
-                return c[2]
+                return str(c[2])
             return shlex.join(c)
         return pretty_json(c)
     return _str(c)
 
 
-def parse_shell_output(text: str) -> dict:
+def parse_shell_output(text: str) -> dict[str, Any]:
     """Split dsh shell tool text into stdout / stderr / trailer notes and an exit code."""
     lines = (text or "").split("\n")
-    notes = []
+    notes: list[str] = []
     while lines and _TRAILER.match(lines[-1].strip() or "-"):
         notes.insert(0, lines.pop().strip())
     body = "\n".join(lines)
@@ -127,7 +127,7 @@ def parse_shell_output(text: str) -> dict:
     return {"stdout": stdout, "stderr": stderr, "notes": notes, "exitCode": code}
 
 
-def _exit_from_meta(m: dict) -> Optional[int]:
+def _exit_from_meta(m: dict[str, Any]) -> Optional[int]:
     for k in ("exitCode", "exit_code", "code", "status"):
         v = m.get(k)
         if isinstance(v, int) and not isinstance(v, bool):
@@ -135,7 +135,7 @@ def _exit_from_meta(m: dict) -> Optional[int]:
     return None
 
 
-def _shell_flags(a: dict) -> str:
+def _shell_flags(a: dict[str, Any]) -> str:
     bits = []
     if a.get("description"):
         bits.append(_str(a["description"]))
@@ -148,9 +148,9 @@ def _shell_flags(a: dict) -> str:
     return " ".join(bits)
 
 
-def shell_call(a: dict) -> dict:
+def shell_call(a: dict[str, Any]) -> dict[str, Any]:
     cmd = _command_of(a)
-    v = {"card": "terminal", "title": "$ " + one_line(cmd), "summary": _shell_flags(a), "command": cmd,
+    v: dict[str, Any] = {"card": "terminal", "title": "$ " + one_line(cmd), "summary": _shell_flags(a), "command": cmd,
          "sections": []}
     if a.get("justification"):
         v["sections"].append(section("justification", _str(a["justification"]), mono=False))
@@ -160,7 +160,7 @@ def shell_call(a: dict) -> dict:
     return v
 
 
-def _terminal_output(r: dict, title: str, command: Optional[str] = None, base: Optional[dict] = None) -> dict:
+def _terminal_output(r: dict[str, Any], title: str, command: Optional[str] = None, base: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     text = result_text(r)
     meta = _meta(r)
     p = parse_shell_output(text)
@@ -199,20 +199,20 @@ def _terminal_output(r: dict, title: str, command: Optional[str] = None, base: O
     return v
 
 
-def shell_result(a: dict, r: dict) -> dict:
+def shell_result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     cmd = _command_of(a)
     return _terminal_output(r, "$ " + one_line(cmd), cmd)
 
 
 # background jobs and persistent terminals (PTY) ------------------------------
 
-def _job_title(name: str, a: dict) -> str:
+def _job_title(name: str, a: dict[str, Any]) -> str:
     job = _str(_first(a, "job_id", "jobId", "id", default="?"))
     return {"job_output": f"job {job} output" + (" (wait)" if a.get("wait") else ""),
             "job_kill": f"kill job {job}"}.get(name, f"{name} {job}")
 
 
-def _pty_title(name: str, a: dict) -> str:
+def _pty_title(name: str, a: dict[str, Any]) -> str:
     sid = _str(_first(a, "sessionId", "session_id", "id", default="?"))
     if name == "terminal_open":
         t = _str(_first(a, "name", default=""))
@@ -234,16 +234,16 @@ def _pty_title(name: str, a: dict) -> str:
     return f"{name} {sid}"
 
 
-def _aux_terminal(titler, name: str, command_key: Optional[tuple] = None):
-    def call(a):
-        v = {"card": "terminal", "title": titler(name, a), "summary": _str(a.get("reason", "")), "sections": []}
+def _aux_terminal(titler: Callable[..., Any], name: str, command_key: Optional[tuple[str, ...]] = None) -> PresenterPair:
+    def call(a: dict[str, Any]) -> dict[str, Any]:
+        v: dict[str, Any] = {"card": "terminal", "title": titler(name, a), "summary": _str(a.get("reason", "")), "sections": []}
         if command_key:
             c = _first(a, *command_key)
             if c is not None:
                 v["command"] = _str(c)
         return v
 
-    def result(a, r):
+    def result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
         c = _first(a, *command_key) if command_key else None
         return _terminal_output(r, titler(name, a), None if c is None else _str(c))
     return call, result
@@ -256,12 +256,12 @@ READ_TOOLS = ("read", "read_file", "view_file", "open_file", "cat", "read_image"
 _WRAPPED = re.compile(r"\A<path>(.*?)</path>\n<type>(.*?)</type>\n<content>\n?(.*?)\n?</content>\s*\Z", re.S)
 
 
-def _path_of(a: dict) -> str:
+def _path_of(a: dict[str, Any]) -> str:
     return _str(_first(a, "file_path", "path", "filePath", "filename", "file", "target_file", "notebook_path",
                        "absolute_path", default=""))
 
 
-def _range_of(a: dict) -> Optional[dict]:
+def _range_of(a: dict[str, Any]) -> Optional[dict[str, Any]]:
     offset = _first(a, "offset", "start_line", "startLine", "line_start")
     limit = _first(a, "limit", "count", "lines")
     end = _first(a, "end_line", "endLine", "line_end")
@@ -270,7 +270,7 @@ def _range_of(a: dict) -> Optional[dict]:
         offset, end = vr
     if offset is None and limit is None and end is None:
         return None
-    out = {}
+    out: dict[str, Any] = {}
     for k, x in (("offset", offset), ("limit", limit), ("end", end)):
         if isinstance(x, int) and not isinstance(x, bool):
             out[k] = x
@@ -279,7 +279,7 @@ def _range_of(a: dict) -> Optional[dict]:
     return out
 
 
-def _range_text(rng: Optional[dict]) -> str:
+def _range_text(rng: Optional[dict[str, Any]]) -> str:
     if not rng:
         return ""
     o, lim, end = rng.get("offset"), rng.get("limit"), rng.get("end")
@@ -297,16 +297,16 @@ def _range_text(rng: Optional[dict]) -> str:
     return ", ".join(bits)
 
 
-def read_call(a: dict) -> dict:
+def read_call(a: dict[str, Any]) -> dict[str, Any]:
     p = _path_of(a)
     rng = _range_of(a)
-    v = {"card": "read", "title": f"read {p}", "path": p, "summary": _range_text(rng), "sections": []}
+    v: dict[str, Any] = {"card": "read", "title": f"read {p}", "path": p, "summary": _range_text(rng), "sections": []}
     if rng:
         v["range"] = rng
     return v
 
 
-def read_result(a: dict, r: dict) -> dict:
+def read_result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     v = read_call(a)
     meta = _meta(r)
     if _is_error(r):
@@ -366,13 +366,13 @@ def unified_diff(path: str, old: Any, new: Any, context: int = 3) -> str:
     return "\n".join(lines)
 
 
-def _diff_stats(diff: str) -> tuple:
+def _diff_stats(diff: str) -> tuple[Any, ...]:
     add = sum(1 for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++"))
     rem = sum(1 for ln in diff.splitlines() if ln.startswith("-") and not ln.startswith("---"))
     return add, rem
 
 
-def _meta_diffs(r: dict, default_path: str) -> list:
+def _meta_diffs(r: dict[str, Any], default_path: str) -> list[Any]:
     out = []
     for d in _meta(r).get("diffs") or []:
         if isinstance(d, dict) and ("oldText" in d or "newText" in d):
@@ -381,9 +381,9 @@ def _meta_diffs(r: dict, default_path: str) -> list:
     return out
 
 
-def _diff_view(title: str, path: str, diff: str, extra: Optional[dict] = None) -> dict:
+def _diff_view(title: str, path: str, diff: str, extra: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     add, rem = _diff_stats(diff)
-    v = {"card": "diff", "title": title, "path": path, "summary": f"+{add} −{rem}",
+    v: dict[str, Any] = {"card": "diff", "title": title, "path": path, "summary": f"+{add} −{rem}",
          "sections": [section("diff", diff if diff else "(no change)", True, "diff")]}
     if extra:
         v.update(extra)
@@ -395,10 +395,10 @@ def _diff_view(title: str, path: str, diff: str, extra: Optional[dict] = None) -
 WRITE_TOOLS = ("write", "write_file", "create_file", "writefile", "save_file")
 
 
-def write_call(a: dict) -> dict:
+def write_call(a: dict[str, Any]) -> dict[str, Any]:
     p = _path_of(a)
     c = _str(_first(a, "content", "contents", "file_text", "text", "data", default=""))
-    v = {"card": "write", "title": f"write {p}", "path": p,
+    v: dict[str, Any] = {"card": "write", "title": f"write {p}", "path": p,
          "summary": f"{_plural(_n_lines(c), 'line')}, {_plural(len(c.encode('utf-8', 'replace')), 'byte')}",
          "sections": [section("content", c)]}
     if a.get("justification"):
@@ -408,7 +408,7 @@ def write_call(a: dict) -> dict:
     return v
 
 
-def write_result(a: dict, r: dict) -> dict:
+def write_result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     v = write_call(a)
     content_sections = [s for s in v["sections"] if s["label"] == "content"]
     if _is_error(r):
@@ -441,13 +441,13 @@ EDITOR_TOOLS = ("str_replace_editor", "str_replace_based_edit_tool", "text_edito
 PATCH_TOOLS = ("apply_patch", "patch", "apply_diff")
 
 
-def _old_new(a: dict) -> tuple:
+def _old_new(a: dict[str, Any]) -> tuple[Any, ...]:
     old = _first(a, "old_string", "old_str", "oldText", "old_text", "search", "old", default="")
     new = _first(a, "new_string", "new_str", "newText", "new_text", "replace", "new", default="")
     return _str(old), _str(new)
 
 
-def edit_call(a: dict) -> dict:
+def edit_call(a: dict[str, Any]) -> dict[str, Any]:
     p = _path_of(a)
     old, new = _old_new(a)
     v = _diff_view(f"edit {p}", p, unified_diff(p, old, new))
@@ -456,7 +456,7 @@ def edit_call(a: dict) -> dict:
     return v
 
 
-def _edit_result_from(call_view: dict, a: dict, r: dict) -> dict:
+def _edit_result_from(call_view: dict[str, Any], a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     v = dict(call_view)
     text = result_text(r)
     if _is_error(r):
@@ -477,11 +477,11 @@ def _edit_result_from(call_view: dict, a: dict, r: dict) -> dict:
     return v
 
 
-def edit_result(a: dict, r: dict) -> dict:
+def edit_result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     return _edit_result_from(edit_call(a), a, r)
 
 
-def multi_edit_call(a: dict) -> dict:
+def multi_edit_call(a: dict[str, Any]) -> dict[str, Any]:
     p = _path_of(a)
     edits = [e for e in (a.get("edits") or []) if isinstance(e, dict)]
     diffs = []
@@ -493,11 +493,11 @@ def multi_edit_call(a: dict) -> dict:
     return v
 
 
-def multi_edit_result(a: dict, r: dict) -> dict:
+def multi_edit_result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     return _edit_result_from(multi_edit_call(a), a, r)
 
 
-def editor_call(a: dict) -> dict:
+def editor_call(a: dict[str, Any]) -> dict[str, Any]:
     cmd = _str(a.get("command", ""))
     p = _path_of(a)
     if cmd == "view":
@@ -520,7 +520,7 @@ def editor_call(a: dict) -> dict:
     return v
 
 
-def editor_result(a: dict, r: dict) -> dict:
+def editor_result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     cmd = _str(a.get("command", ""))
     if cmd == "view":
         v = read_call(a)
@@ -542,11 +542,11 @@ def editor_result(a: dict, r: dict) -> dict:
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\+\+\+ (?:b/)?(.+)$", re.M)
 
 
-def _patch_text(a: dict) -> str:
+def _patch_text(a: dict[str, Any]) -> str:
     return _str(_first(a, "patch", "input", "diff", "patch_text", "patchText", "content", default=""))
 
 
-def patch_paths(patch: str) -> list:
+def patch_paths(patch: str) -> list[Any]:
     out = []
     for m in _PATCH_FILE.finditer(patch or ""):
         p = (m.group(1) or m.group(2) or "").strip()
@@ -555,7 +555,7 @@ def patch_paths(patch: str) -> list:
     return out
 
 
-def patch_call(a: dict) -> dict:
+def patch_call(a: dict[str, Any]) -> dict[str, Any]:
     patch = _patch_text(a)
     paths = patch_paths(patch) or ([_path_of(a)] if _path_of(a) else [])
     p = paths[0] if paths else ""
@@ -567,7 +567,7 @@ def patch_call(a: dict) -> dict:
     return v
 
 
-def patch_result(a: dict, r: dict) -> dict:
+def patch_result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     return _edit_result_from(patch_call(a), a, r)
 
 
@@ -580,18 +580,18 @@ FETCH_TOOLS = ("web_fetch", "webfetch", "fetch", "fetch_url", "browse", "open_ur
 _URL = re.compile(r"https?://[^\s<>\"'`\])]+")
 
 
-def _queries(a: dict) -> str:
+def _queries(a: dict[str, Any]) -> str:
     q = _first(a, "query", "queries", "q", "search_term", "search_query", "term", "prompt")
     if isinstance(q, list):
         return " | ".join(_str(x) for x in q)
     return _str(q)
 
 
-def _item(title: Any, url: Any, snippet: Any) -> dict:
+def _item(title: Any, url: Any, snippet: Any) -> dict[str, Any]:
     return {"title": _str(title).strip(), "url": _str(url).strip(), "snippet": _str(snippet).strip()[:500]}
 
 
-def _items_from_json(data: Any) -> Optional[list]:
+def _items_from_json(data: Any) -> Optional[list[Any]]:
     rows = None
     if isinstance(data, list):
         rows = data
@@ -617,13 +617,13 @@ def _items_from_json(data: Any) -> Optional[list]:
     return out
 
 
-def items_from_text(text: str) -> list:
+def items_from_text(text: str) -> list[Any]:
     """Search hits from plain/markdown text: each line holding a URL starts an item; its
     title is the line's other text (or the previous line), its snippet the lines after."""
     lines = (text or "").splitlines()
-    items: list = []
+    items: list[Any] = []
     prev = ""
-    snippet: list = []
+    snippet: list[Any] = []
     for ln in lines:
         urls = _URL.findall(ln)
         if urls:
@@ -652,9 +652,9 @@ def items_from_text(text: str) -> list:
     return items
 
 
-def search_call(a: dict) -> dict:
+def search_call(a: dict[str, Any]) -> dict[str, Any]:
     q = _queries(a)
-    v = {"card": "search", "title": f"search: {one_line(q)}" if q else "search", "query": q, "summary": "",
+    v: dict[str, Any] = {"card": "search", "title": f"search: {one_line(q)}" if q else "search", "query": q, "summary": "",
          "items": [], "sections": []}
     extra = {k: x for k, x in a.items() if k not in ("query", "queries", "q", "search_term", "search_query")}
     if extra:
@@ -662,7 +662,7 @@ def search_call(a: dict) -> dict:
     return v
 
 
-def search_result(a: dict, r: dict) -> dict:
+def search_result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     v = search_call(a)
     text = result_text(r)
     if _is_error(r):
@@ -687,16 +687,16 @@ def search_result(a: dict, r: dict) -> dict:
 _FETCHED = re.compile(r"\AFetched (\S+)(?: \((?:HTTP )?(\d{3})\))?\s*\n+", re.I)
 
 
-def fetch_call(a: dict) -> dict:
+def fetch_call(a: dict[str, Any]) -> dict[str, Any]:
     url = _str(_first(a, "url", "uri", "href", "link", default=""))
-    v = {"card": "web", "title": f"fetch {url}" if url else "fetch", "query": url, "summary": "", "items": [],
+    v: dict[str, Any] = {"card": "web", "title": f"fetch {url}" if url else "fetch", "query": url, "summary": "", "items": [],
          "sections": []}
     if a.get("prompt"):
         v["sections"].append(section("prompt", _str(a["prompt"]), mono=False))
     return v
 
 
-def fetch_result(a: dict, r: dict) -> dict:
+def fetch_result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     v = fetch_call(a)
     text = result_text(r)
     meta = _meta(r)
@@ -737,7 +737,7 @@ _STATUS = {"completed": "completed", "complete": "completed", "done": "completed
 _MARK = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]", "cancelled": "[-]"}
 
 
-def todo_items(a: dict) -> list:
+def todo_items(a: dict[str, Any]) -> list[Any]:
     rows = _first(a, "todos", "items", "plan", "tasks", "steps", default=[])
     out = []
     for t in rows if isinstance(rows, list) else []:
@@ -753,7 +753,7 @@ def todo_items(a: dict) -> list:
     return out
 
 
-def todo_call(a: dict) -> dict:
+def todo_call(a: dict[str, Any]) -> dict[str, Any]:
     items = todo_items(a)
     done = sum(1 for t in items if t["status"] == "completed")
     doing = sum(1 for t in items if t["status"] == "in_progress")
@@ -764,7 +764,7 @@ def todo_call(a: dict) -> dict:
             "sections": [section("todos", text or "(empty list)", mono=True)]}
 
 
-def todo_result(a: dict, r: dict) -> dict:
+def todo_result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     v = todo_call(a)
     text = result_text(r)
     if _is_error(r):
@@ -783,7 +783,7 @@ SUBAGENT_TOOLS = ("subagent", "subagent_codex", "subagent_claude", "subagent_for
 MESSAGE_TOOLS = ("send_message", "send_input", "message_agent")
 
 
-def _agent_name(tool: str, a: dict) -> str:
+def _agent_name(tool: str, a: dict[str, Any]) -> str:
     """The agent a spawn call names: an explicit argument, else the tool's suffix
     (``subagent_codex`` -> ``codex``), else the tool name itself."""
     n = _first(a, "subagent_type", "agent", "agent_type", "agent_name", "agentPreset", "preset", "subagent_id",
@@ -795,8 +795,8 @@ def _agent_name(tool: str, a: dict) -> str:
     return tool
 
 
-def _agent_views(tool: str):
-    def call(a):
+def _agent_views(tool: str) -> PresenterPair:
+    def call(a: dict[str, Any]) -> dict[str, Any]:
         desc = _str(_first(a, "description", "title", "task", default=""))
         prompt = _str(_first(a, "prompt", "message", "instructions", "input", "query", default=""))
         agent = _agent_name(tool, a)
@@ -809,7 +809,7 @@ def _agent_views(tool: str):
         return {"card": "subagent", "title": title, "agent": agent, "summary": ", ".join(bits),
                 "sections": [section("prompt", prompt or "(no prompt)", mono=False)]}
 
-    def result(a, r):
+    def result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
         v = call(a)
         text = result_text(r)
         if _is_error(r):
@@ -823,14 +823,14 @@ def _agent_views(tool: str):
     return call, result
 
 
-def _message_views(tool: str):
-    def call(a):
+def _message_views(tool: str) -> PresenterPair:
+    def call(a: dict[str, Any]) -> dict[str, Any]:
         target = _str(_first(a, "subagent_id", "agent_id", "to", "target", "recipient", "id", default="?"))
         msg = _str(_first(a, "message", "text", "content", "input", "prompt", default=""))
         return {"card": "subagent", "title": f"message to {target}", "agent": target, "summary": one_line(msg),
                 "sections": [section("message", msg, mono=False)]}
 
-    def result(a, r):
+    def result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
         v = call(a)
         text = result_text(r)
         if _is_error(r):
@@ -841,13 +841,13 @@ def _message_views(tool: str):
     return call, result
 
 
-def report_call(a: dict) -> dict:
+def report_call(a: dict[str, Any]) -> dict[str, Any]:
     out = _str(_first(a, "output", "report", "result", "message", "text", default=""))
     return {"card": "subagent", "title": "report to parent", "agent": "parent", "summary": one_line(out),
             "sections": [section("report", out, mono=False)]}
 
 
-def report_result(a: dict, r: dict) -> dict:
+def report_result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     v = report_call(a)
     text = result_text(r)
     if _is_error(r):
@@ -857,12 +857,12 @@ def report_result(a: dict, r: dict) -> dict:
     return v
 
 
-def list_agents_call(a: dict) -> dict:
+def list_agents_call(a: dict[str, Any]) -> dict[str, Any]:
     return {"card": "subagent", "title": "list agents", "summary": "",
             "sections": [section("arguments", pretty_json(a), True, "json")] if a else []}
 
 
-def list_agents_result(a: dict, r: dict) -> dict:
+def list_agents_result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     v = list_agents_call(a)
     text = result_text(r)
     if _is_error(r):
@@ -873,8 +873,9 @@ def list_agents_result(a: dict, r: dict) -> dict:
     return v
 
 
-def workflow_call(a: dict) -> dict:
-    meta = a.get("meta") if isinstance(a.get("meta"), dict) else {}
+def workflow_call(a: dict[str, Any]) -> dict[str, Any]:
+    m = a.get("meta")
+    meta: dict[str, Any] = m if isinstance(m, dict) else {}
     name = _str(_first(meta, "name", default="") or _first(a, "name", default="workflow"))
     desc = _str(_first(meta, "description", default="") or a.get("description", ""))
     script = _str(_first(a, "script", "code", "source", default=""))
@@ -882,7 +883,7 @@ def workflow_call(a: dict) -> dict:
             "sections": [section("script", script)]}
 
 
-def workflow_result(a: dict, r: dict) -> dict:
+def workflow_result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     v = workflow_call(a)
     text = result_text(r)
     if _is_error(r):
@@ -894,11 +895,11 @@ def workflow_result(a: dict, r: dict) -> dict:
 
 # --------------------------------------------------------------------------- file search (glob/grep/ls)
 
-def _find_views(tool: str):
-    def call(a):
+def _find_views(tool: str) -> PresenterPair:
+    def call(a: dict[str, Any]) -> dict[str, Any]:
         pat = _str(_first(a, "pattern", "query", "regex", "glob", "name", default=""))
         p = _str(_first(a, "path", "dir", "directory", "cwd", default=""))
-        v = {"card": "search", "title": f"{tool} {pat}" + (f" in {p}" if p else ""), "query": pat,
+        v: dict[str, Any] = {"card": "search", "title": f"{tool} {pat}" + (f" in {p}" if p else ""), "query": pat,
              "summary": "", "items": [], "sections": []}
         if p:
             v["path"] = p
@@ -907,7 +908,7 @@ def _find_views(tool: str):
             v["sections"].append(section("options", pretty_json(extra), True, "json"))
         return v
 
-    def result(a, r):
+    def result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
         v = call(a)
         text = result_text(r)
         if _is_error(r):
@@ -930,17 +931,18 @@ def _find_views(tool: str):
 
 # --------------------------------------------------------------------------- other known tools (generic cards)
 
-def _simple(title_of, body_of=None, card: str = "generic", result_lang_json: bool = True):
+def _simple(title_of: Callable[..., Any], body_of: Optional[Callable[..., Any]] = None, card: str = "generic",
+            result_lang_json: bool = True) -> PresenterPair:
     """A generic card (no fallback) with a readable title and the arguments/result shown."""
-    def call(a):
-        v = {"card": card, "title": title_of(a), "summary": "", "sections": []}
+    def call(a: dict[str, Any]) -> dict[str, Any]:
+        v: dict[str, Any] = {"card": card, "title": title_of(a), "summary": "", "sections": []}
         if body_of is not None:
             v["sections"] = body_of(a)
         elif a:
             v["sections"] = [section("arguments", pretty_json(a), True, "json")]
         return v
 
-    def result(a, r):
+    def result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
         v = call(a)
         text = result_text(r)
         if _is_error(r):
@@ -960,7 +962,7 @@ def _simple(title_of, body_of=None, card: str = "generic", result_lang_json: boo
     return call, result
 
 
-def _code_body(a):
+def _code_body(a: dict[str, Any]) -> list[Any]:
     out = [section("code", _str(_first(a, "code", "source", "script", default="")))]
     rest = {k: x for k, x in a.items() if k not in ("code", "source", "script", "description")}
     if rest:
@@ -968,7 +970,7 @@ def _code_body(a):
     return out
 
 
-def _questions_body(a):
+def _questions_body(a: dict[str, Any]) -> list[Any]:
     lines = []
     for q in a.get("questions") or []:
         if not isinstance(q, dict):
@@ -986,12 +988,12 @@ def _questions_body(a):
     return [section("questions", "\n".join(lines) or pretty_json(a), mono=False)]
 
 
-def _plan_body(a):
+def _plan_body(a: dict[str, Any]) -> list[Any]:
     return [section("plan", _str(_first(a, "plan", "text", default="")), mono=False)]
 
 
-def _cordis_title(name):
-    def title(a):
+def _cordis_title(name: str) -> Callable[[dict[str, Any]], str]:
+    def title(a: dict[str, Any]) -> str:
         label = _first(a, "name", "pluginId", "id", "what", "method")
         if name == "cordis_define" and isinstance(a.get("plugin"), dict):
             label = label or a["plugin"].get("id")

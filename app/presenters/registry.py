@@ -23,8 +23,13 @@ give a generic card with a ``fallback`` reason.
 from __future__ import annotations
 
 import json
-import re
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Optional
+from collections.abc import Callable, Iterable
+
+from ..textutil import clip_bytes, compact_json, pretty_json
+
+View = dict[str, Any]                 # a tool view (the shape above)
+Presenter = Callable[..., Any]        # present_call(args) / present_result(args, result) -> view
 
 MAX_SECTION = 64 * 1024          # bytes of text kept per section / long field
 MAX_TITLE = 200                  # characters of a title
@@ -34,26 +39,26 @@ MAX_ITEMS = 1000                 # items kept in a card's item list
 CARDS = frozenset({"terminal", "diff", "read", "write", "search", "web", "todo", "subagent", "generic"})
 LANGS = (None, "diff", "json")
 
-_CLIPPED = re.compile(r"\n… \(\d+ more bytes\)\Z")
 
-_CALL: dict = {}
-_RESULT: dict = {}
+_CALL: dict[str, Presenter] = {}
+_RESULT: dict[str, Presenter] = {}
 
 
 # --------------------------------------------------------------------------- registration
 
-def _names(names) -> list:
+def _names(names: str | Iterable[str]) -> list[str]:
     return [names] if isinstance(names, str) else list(names)
 
 
-def register(names, *, call: Optional[Callable] = None, result: Optional[Callable] = None):
+def register(names: str | Iterable[str], *, call: Optional[Presenter] = None,
+             result: Presenter | bool | None = None) -> Callable[[Presenter], Presenter]:
     """Register presenters for one tool name or several.
 
     ``register("bash", call=f, result=g)`` registers directly; ``@register("bash")`` as a
     decorator registers a call presenter, ``@register("bash", result=True)`` a result one.
     Returns the decorator (direct use) or the decorated function.
     """
-    def decorate(fn):
+    def decorate(fn: Presenter) -> Presenter:
         for n in _names(names):
             if result is True:
                 _RESULT[n] = fn
@@ -66,23 +71,23 @@ def register(names, *, call: Optional[Callable] = None, result: Optional[Callabl
     for n in _names(names):
         if call is not None:
             _CALL[n] = call
-        if result is not None:
+        if result is not None and result is not True and result is not False:
             _RESULT[n] = result
     return decorate
 
 
-def unregister(names) -> None:
+def unregister(names: str | Iterable[str]) -> None:
     for n in _names(names):
         _CALL.pop(n, None)
         _RESULT.pop(n, None)
 
 
-def registered() -> list:
+def registered() -> list[str]:
     """Tool names with at least one presenter."""
     return sorted(set(_CALL) | set(_RESULT))
 
 
-def _lookup(table: dict, name: str):
+def _lookup(table: dict[str, Presenter], name: str) -> Optional[Presenter]:
     fn = table.get(name)
     if fn is None and isinstance(name, str) and name.lower() != name:
         fn = table.get(name.lower())
@@ -94,22 +99,6 @@ def _known(name: str) -> bool:
 
 
 # --------------------------------------------------------------------------- text helpers
-
-def clip(text: Any, limit: int = MAX_SECTION) -> str:
-    """``text`` as a str of at most ``limit`` UTF-8 bytes, with a ``… (N more bytes)`` marker."""
-    text = "" if text is None else (text if isinstance(text, str) else str(text))
-    if len(text) <= limit // 4:                      # cannot exceed the limit
-        return text
-    b = text.encode("utf-8", errors="surrogatepass")
-    if len(b) <= limit:
-        return text
-    m = _CLIPPED.search(text)
-    if m and len(b) - len(m.group(0).encode("utf-8")) <= limit:
-        return text                                  # already clipped (idempotent)
-    head = b[:limit].decode("utf-8", errors="ignore")
-    kept = len(head.encode("utf-8", errors="surrogatepass"))
-    return head + f"\n… ({len(b) - kept} more bytes)"
-
 
 def one_line(text: Any, limit: int = MAX_TITLE) -> str:
     """The first non-empty line of ``text`` (``…`` when more follows or it is cut)."""
@@ -125,28 +114,11 @@ def one_line(text: Any, limit: int = MAX_TITLE) -> str:
     return first + (" …" if more else "")
 
 
-def section(label: str, text: Any, mono: bool = True, lang: Optional[str] = None) -> dict:
-    return {"label": str(label), "text": clip(text), "mono": bool(mono), "lang": lang if lang in LANGS else None}
+def section(label: str, text: Any, mono: bool = True, lang: Optional[str] = None) -> dict[str, Any]:
+    return {"label": str(label), "text": clip_bytes(text, MAX_SECTION), "mono": bool(mono), "lang": lang if lang in LANGS else None}
 
 
-def pretty_json(value: Any) -> str:
-    try:
-        return json.dumps(value, indent=2, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def compact_json(value: Any, limit: int = MAX_SUMMARY) -> str:
-    """One-line JSON, cut to ``limit`` characters."""
-    try:
-        s = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    except (TypeError, ValueError):
-        s = str(value)
-    s = " ".join(s.split())
-    return s if len(s) <= limit else s[:limit - 1] + "…"
-
-
-def pretty_arguments(arguments_json: Any) -> tuple:
+def pretty_arguments(arguments_json: Any) -> tuple[str, Optional[str]]:
     """(text, lang) for showing raw arguments: pretty JSON when it parses, else verbatim."""
     if isinstance(arguments_json, (dict, list)):
         return pretty_json(arguments_json), "json"
@@ -163,7 +135,7 @@ def block_text(b: Any) -> str:
         if t == "text":
             return str(b.get("text", ""))
         if t == "image":
-            att = b.get("attachment") if isinstance(b.get("attachment"), dict) else {}
+            att: dict[str, Any] = _as_dict(b.get("attachment"))
             bits = [str(att.get("name") or ""), str(att.get("mediaType") or "")]
             if att.get("width") is not None and att.get("height") is not None:
                 bits.append(f"{att.get('width')}x{att.get('height')}")
@@ -173,7 +145,7 @@ def block_text(b: Any) -> str:
     return pretty_json(b)
 
 
-def result_text(result: dict) -> str:
+def result_text(result: dict[str, Any]) -> str:
     """The text of a result's content blocks (images described, unknown blocks as JSON)."""
     content = result.get("content") if isinstance(result, dict) else None
     if isinstance(content, str):
@@ -183,18 +155,27 @@ def result_text(result: dict) -> str:
 
 # --------------------------------------------------------------------------- event helpers
 
-def _data(event) -> dict:
+def _as_dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _as_list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _data(event: Any) -> dict[str, Any]:
     d = getattr(event, "data", event)
     return d if isinstance(d, dict) else {}
 
 
-def tool_result_of(event) -> dict:
+def tool_result_of(event: Any) -> dict[str, Any]:
     """The presenter input of a tool/result event (or its data dict):
     ``{"content", "isError", "meta", "error"}``, content = the tool-result block's content."""
     d = _data(event)
-    m = d.get("message") if isinstance(d.get("message"), dict) else {}
-    err = d.get("error") if isinstance(d.get("error"), dict) else None
-    blocks = m.get("content") if isinstance(m.get("content"), list) else []
+    m: dict[str, Any] = _as_dict(d.get("message"))
+    e = d.get("error")
+    err: Optional[dict[str, Any]] = e if isinstance(e, dict) else None
+    blocks: list[Any] = _as_list(m.get("content"))
     for b in blocks:
         if isinstance(b, dict) and b.get("type") == "tool-result":
             content = b.get("content")
@@ -210,31 +191,34 @@ def tool_result_of(event) -> dict:
     return {"content": list(blocks), "isError": err is not None, "meta": d.get("meta"), "error": err}
 
 
-def call_id_of_result(event) -> Optional[str]:
+def call_id_of_result(event: Any) -> Optional[str]:
     """data.message.source.callId, else the v4 message's toolCallId, else the tool-result
     block's toolCallId."""
     d = _data(event)
-    m = d.get("message") if isinstance(d.get("message"), dict) else {}
-    src = m.get("source") if isinstance(m.get("source"), dict) else {}
-    if isinstance(src.get("callId"), str) and src.get("callId"):
-        return src["callId"]
-    if isinstance(m.get("toolCallId"), str) and m.get("toolCallId"):
-        return m["toolCallId"]
-    for b in m.get("content") if isinstance(m.get("content"), list) else []:
+    m: dict[str, Any] = _as_dict(d.get("message"))
+    src: dict[str, Any] = _as_dict(m.get("source"))
+    cid = src.get("callId")
+    if isinstance(cid, str) and cid:
+        return cid
+    tcid = m.get("toolCallId")
+    if isinstance(tcid, str) and tcid:
+        return tcid
+    blocks: list[Any] = _as_list(m.get("content"))
+    for b in blocks:
         if isinstance(b, dict) and b.get("type") == "tool-result" and isinstance(b.get("toolCallId"), str):
-            return b["toolCallId"]
+            return str(b["toolCallId"])
     return None
 
 
 # --------------------------------------------------------------------------- views
 
-def _status_of(result: dict) -> str:
+def _status_of(result: dict[str, Any]) -> str:
     return "error" if result.get("isError") or result.get("error") else "ok"
 
 
 def generic_view(for_: str, tool: Any, payload: Any, fallback: Optional[str], status: Optional[str] = None,
-                 label: Optional[str] = None, lang: Optional[str] = None, extra_sections: Iterable = (),
-                 summary: Optional[str] = None, **fields) -> dict:
+                 label: Optional[str] = None, lang: Optional[str] = None, extra_sections: Iterable[dict[str, Any]] = (),
+                 summary: Optional[str] = None, **fields: Any) -> View:
     """The generic card: tool name + the raw arguments (call) or raw content (result)."""
     tool = tool if isinstance(tool, str) else ("" if tool is None else str(tool))
     text = "" if payload is None else str(payload)
@@ -245,7 +229,7 @@ def generic_view(for_: str, tool: Any, payload: Any, fallback: Optional[str], st
                 summary = compact_json(json.loads(text))
             except ValueError:
                 pass
-    view = {"for": for_, "card": "generic", "tool": tool, "title": one_line(tool) or "(unknown tool)",
+    view: View = {"for": for_, "card": "generic", "tool": tool, "title": one_line(tool) or "(unknown tool)",
             "summary": summary, "status": status,
             "sections": [section(label or ("arguments" if for_ == "call" else "content"), text, True, lang)]
             + list(extra_sections),
@@ -254,8 +238,8 @@ def generic_view(for_: str, tool: Any, payload: Any, fallback: Optional[str], st
     return view
 
 
-def _result_fallback(name: str, res: dict, fallback: str, **fields) -> dict:
-    extra = []
+def _result_fallback(name: str, res: dict[str, Any], fallback: str, **fields: Any) -> View:
+    extra: list[dict[str, Any]] = []
     if res.get("meta") is not None:
         extra.append(section("meta", pretty_json(res["meta"]), True, "json"))
     if res.get("error"):
@@ -267,14 +251,14 @@ def _result_fallback(name: str, res: dict, fallback: str, **fields) -> dict:
 
 
 def _s(v: Any, limit: int = MAX_SECTION) -> str:
-    return clip(v if isinstance(v, str) else ("" if v is None else str(v)), limit)
+    return clip_bytes(v if isinstance(v, str) else ("" if v is None else str(v)), limit)
 
 
-def _finish(view: Any, for_: str, name: str, status: Optional[str]) -> dict:
+def _finish(view: Any, for_: str, name: str, status: Optional[str]) -> View:
     """Normalize a presenter's view: required keys, plain strings, clipped text, JSON-able."""
     if not isinstance(view, dict):
         raise TypeError(f"presenter returned {type(view).__name__}, not a dict")
-    v = dict(view)
+    v: View = dict(view)
     v["for"] = for_
     v["tool"] = name
     card = v.get("card")
@@ -307,7 +291,7 @@ def _finish(view: Any, for_: str, name: str, status: Optional[str]) -> dict:
     return v
 
 
-def _parse_args(arguments_json: Any):
+def _parse_args(arguments_json: Any) -> Optional[dict[str, Any]]:
     if isinstance(arguments_json, dict):
         return arguments_json
     if not isinstance(arguments_json, (str, bytes, bytearray)):
@@ -319,7 +303,7 @@ def _parse_args(arguments_json: Any):
     return v if isinstance(v, dict) else None
 
 
-def present_call(name: str, arguments_json: Any) -> dict:
+def present_call(name: Any, arguments_json: Any) -> View:
     """The call view of tool ``name`` with its raw ``arguments`` JSON string."""
     name = name if isinstance(name, str) else ("" if name is None else str(name))
     raw, lang = pretty_arguments(arguments_json)
@@ -337,7 +321,7 @@ def present_call(name: str, arguments_json: Any) -> dict:
         return generic_view("call", name, raw, f"presenter-error: {type(e).__name__}: {e}", lang=lang)
 
 
-def present_result(name: str, arguments_json: Any, tool_result_event) -> dict:
+def present_result(name: Any, arguments_json: Any, tool_result_event: Any) -> View:
     """The result view of a tool/result event whose call was tool ``name`` with ``arguments``."""
     name = name if isinstance(name, str) else ("" if name is None else str(name))
     try:
@@ -358,7 +342,7 @@ def present_result(name: str, arguments_json: Any, tool_result_event) -> dict:
         return _result_fallback(name, res, f"presenter-error: {type(e).__name__}: {e}")
 
 
-def views_for_page(events: list, scope: Any = None) -> dict:
+def views_for_page(events: list[Any], scope: Any = None) -> dict[int, View]:
     """seq -> view for the tool/call and tool/result events of one page.
 
     The host rule (spec §8): every tool/call gets its call view; a tool/result is matched to
@@ -368,7 +352,7 @@ def views_for_page(events: list, scope: Any = None) -> dict:
     scope: live agent / agent preset) is accepted for the future and ignored: presenters are
     global here.
     """
-    calls: dict = {}                 # callId -> [(index, event)]
+    calls: dict[str, list[tuple[int, Any]]] = {}      # callId -> [(index, event)]
     evs = list(events or [])
     for i, ev in enumerate(evs):
         if getattr(ev, "type", None) == "tool/call":
@@ -376,7 +360,7 @@ def views_for_page(events: list, scope: Any = None) -> dict:
             cid = d.get("callId")
             if isinstance(cid, str):
                 calls.setdefault(cid, []).append((i, ev))
-    views: dict = {}
+    views: dict[int, View] = {}
     for i, ev in enumerate(evs):
         t = getattr(ev, "type", None)
         if t not in ("tool/call", "tool/result"):

@@ -12,7 +12,8 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
+from collections.abc import Iterator
 
 from ..log.codec import parse_header
 

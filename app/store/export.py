@@ -19,20 +19,20 @@ from __future__ import annotations
 
 import hashlib
 import html
-import io
 import json
 import os
 import re
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Iterable, Iterator, Optional
+from datetime import datetime, UTC
+from typing import Optional
+from collections.abc import Iterator
 
 import msgspec
 
 from ..log.attempts import AttemptTracker
-from ..log.model import Event, is_event
+from ..log.model import is_event
 from ..log.versions import replace_bounds
 from .publish import publish_file
 
@@ -335,7 +335,7 @@ def _fmt_time(ms) -> str:
     if not isinstance(ms, (int, float)) or ms <= 0:
         return ""
     try:
-        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     except (OverflowError, OSError, ValueError):
         return ""
 
@@ -368,7 +368,7 @@ def render_markdown(header: dict, title, entries: list) -> str:
         where = f"seq {e.seq}" + (f" · step {e.turn}.{e.step}" if e.step is not None else "")
         if e.kind == "note":
             out.append(f"> **{_md_text(e.label)}** ({where})")
-            for k, txt in e.blocks:
+            for _k, txt in e.blocks:
                 for line in (txt or "").splitlines() or [""]:
                     out.append(f"> {_md_text(line)}")
             out.append("")
@@ -428,7 +428,7 @@ def render_html(header: dict, title, entries: list) -> str:
         if en.kind == "note":
             cls = "note model-only" if en.role == "model-only" else "note"
             parts.append(f"<div class=\"{cls}\"><b>{e_(en.label)}</b> <span>({e_(where)})</span>")
-            for k, txt in en.blocks:
+            for _k, txt in en.blocks:
                 parts.append(f"<div class=\"b\">{e_(txt or '')}</div>")
             parts.append("</div>")
             continue

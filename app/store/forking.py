@@ -86,7 +86,7 @@ def _enveloped_rows(reader: LogReader, seg, upto: int) -> list:
     import msgspec
     seqs = reader.codec.envelope_seqs or {}
     out = []
-    for rpos, off, line, raw, complete in seg.split_rows():
+    for rpos, _off, _line, raw, complete in seg.split_rows():
         a = (rpos - seg.pos) if isinstance(rpos, int) else rpos[1]
         if a >= upto or not complete:
             break
@@ -106,7 +106,7 @@ def _enveloped_rows(reader: LogReader, seg, upto: int) -> list:
 
 def _cut_in(reader: LogReader, seg, stored_through: int) -> Optional[int]:
     """Offset in ``seg.data`` just after the row ending at ``stored_through`` (None: not here)."""
-    for rpos, off, line, raw, complete in seg.split_rows():
+    for rpos, _off, _line, raw, complete in seg.split_rows():
         if not complete:
             break
         items, _ = reader.codec.decode_row(raw, pos=rpos)

@@ -28,12 +28,13 @@ import sqlite3
 import time
 import zlib
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Callable, Iterator, Optional
+from datetime import datetime, UTC
+from typing import Optional
+from collections.abc import Callable
 
 from ..log.model import is_event
 from ..log.reader import LogReader
-from ..log.sources import RawJsonlSource, open_source
+from ..log.sources import open_source
 from ..log.textview import KINDS, TEXT_TYPES, event_fields, event_turn, normalize_kind, plain
 from .discovery import SQLITE_SUFFIXES, _PROJECT_RE, _older_generations, _walk, read_header_bytes
 
@@ -190,7 +191,7 @@ def _date_ms(s: str, what: str) -> int:
     s = s.strip()
     for fmt in ("%Y-%m-%d", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m"):
         try:
-            d = datetime.strptime(s, fmt).replace(tzinfo=timezone.utc)
+            d = datetime.strptime(s, fmt).replace(tzinfo=UTC)
             return int(d.timestamp() * 1000)
         except ValueError:
             continue
@@ -321,7 +322,7 @@ class FullTextIndex:
                   (str(SCHEMA), self.root))
 
     @classmethod
-    def for_home(cls, home: Optional[str] = None) -> "FullTextIndex":
+    def for_home(cls, home: Optional[str] = None) -> FullTextIndex:
         from .discovery import harness_home
         return cls(str(harness_home(home)))
 

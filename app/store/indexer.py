@@ -20,7 +20,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 PROGRESS_INTERVAL = 0.04
 CHILD_NICE = 10

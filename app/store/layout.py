@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from typing import Optional
 
 _LITERAL = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
-def _utf16_units(s: str):
+def _utf16_units(s: str) -> Iterator[int]:
     b = s.encode("utf-16-le", errors="surrogatepass")
     for i in range(0, len(b), 2):
         yield b[i] | (b[i + 1] << 8)
@@ -28,7 +29,7 @@ def _escape(s: str, separators: bool) -> str:
         if ch is not None and ch in _LITERAL and not (not separators and ch == "."):
             out.append(ch)
         else:
-            out.append("~%04X" % u)
+            out.append(f"~{u:04X}")
     return "".join(out)
 
 
@@ -58,7 +59,7 @@ def generation_name(version: int, compressed: bool) -> str:
 _GENERATION_RE = re.compile(r"^session(?:\.v([1-9][0-9]*))?\.jsonl(\.zstd)?$")
 
 
-def parse_generation_name(name: str) -> Optional[tuple]:
+def parse_generation_name(name: str) -> Optional[tuple[int, bool]]:
     """(version, compressed) of a canonical generation file name, else None (``session.v0.jsonl``,
     ``session.v01.jsonl``, ``session.V2.jsonl``, temporaries and migration stages are not)."""
     m = _GENERATION_RE.match(name)

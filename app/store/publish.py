@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from typing import Iterable
+from collections.abc import Iterable
 
 
 class PublishError(Exception):

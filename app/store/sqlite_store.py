@@ -46,7 +46,8 @@ import sys
 import threading
 import urllib.parse
 import uuid
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Optional, Union
+from collections.abc import Iterator
 
 import msgspec
 from backports import zstd
@@ -340,7 +341,7 @@ class SqliteStore:
 
     # ---------------------------------------------------------------- opening
     @classmethod
-    def open(cls, path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> "SqliteStore":
+    def open(cls, path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> SqliteStore:
         """Open read-only and check the identity; StoreError (naming the file) when unusable."""
         p = os.path.abspath(os.fspath(path))
         if not os.path.exists(p):
@@ -533,7 +534,7 @@ class SqliteStore:
     def session_ids(self) -> list[str]:
         return self._read(lambda c: [_text(r[0]) for r in c.execute("SELECT id FROM sessions ORDER BY id")])
 
-    def source(self, session_id: str, *, batch_rows: int = BATCH_ROWS) -> "SqliteSource":
+    def source(self, session_id: str, *, batch_rows: int = BATCH_ROWS) -> SqliteSource:
         return SqliteSource(self, session_id, batch_rows=batch_rows)
 
 
@@ -695,7 +696,7 @@ class SqliteSource(Source):
         self._install(snap)
 
     @classmethod
-    def open(cls, path, session_id: str, **kw) -> "SqliteSource":
+    def open(cls, path, session_id: str, **kw) -> SqliteSource:
         """A source that owns its own store connection (closed by :meth:`close`)."""
         store = SqliteStore.open(path)
         try:

@@ -34,9 +34,10 @@ import struct
 import sys
 import threading
 import time
-from typing import Callable, Iterator, Optional
+from typing import Optional
+from collections.abc import Callable, Iterator
 
-from ..log.model import BadRow, Event, is_event
+from ..log.model import BadRow, is_event
 from ..log.reader import LogReader
 from ..log.sources import Segment, Source, SourceChanged
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Iterable, Optional, Union
+from typing import Optional, Union
+from collections.abc import Iterable
 
 from ..log.codec import encode_row, pack_events
 from .publish import fault, make_dirs, publish_file

@@ -10,7 +10,6 @@ session and a fork made by Session Lens itself.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 from pathlib import Path

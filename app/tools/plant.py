@@ -91,7 +91,7 @@ _KIND = {"tool-output-line-700": "tool-output", "user-nonascii": "user", "tool-a
 # =========================================================================== generated homes
 
 def _new_id(rng) -> str:
-    h = "%032x" % rng.getrandbits(128)
+    h = f"{rng.getrandbits(128):032x}"
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 

@@ -35,7 +35,8 @@ import os
 import random
 from dataclasses import dataclass, field, fields
 from itertools import accumulate
-from typing import Iterable, Iterator, Optional, Union
+from typing import Optional, Union
+from collections.abc import Iterable, Iterator
 
 import msgspec
 
@@ -76,10 +77,10 @@ class DeltaRun:
     def __len__(self):
         return len(self.texts)
 
-    def _with(self, seq0, ts, texts) -> "DeltaRun":
+    def _with(self, seq0, ts, texts) -> DeltaRun:
         return DeltaRun(self.kind, self.turn, self.step, self.index, seq0, ts, texts, self.cid, self.name)
 
-    def split(self, k: int) -> tuple["DeltaRun", "DeltaRun"]:
+    def split(self, k: int) -> tuple[DeltaRun, DeltaRun]:
         return (self._with(self.seq0, self.ts[:k], self.texts[:k]),
                 self._with(self.seq0 + k, self.ts[k:], self.texts[k:]))
 
@@ -351,7 +352,7 @@ def _tokenize(text: str) -> list[str]:
 
 class _Pools:
     """Precomputed, seed-independent text pools (built once per process)."""
-    _inst: Optional["_Pools"] = None
+    _inst: Optional[_Pools] = None
 
     def __init__(self):
         rng = random.Random(0x5E55)
@@ -387,7 +388,7 @@ class _Pools:
                           n=rng.choice([2, 3, 4, 7, 12, 31, 118, 402, 1024, 4096]))
 
     @classmethod
-    def get(cls) -> "_Pools":
+    def get(cls) -> _Pools:
         if cls._inst is None:
             cls._inst = _Pools()
         return cls._inst
@@ -435,7 +436,7 @@ _MIX_FIELDS = {f.name for f in fields(Mix)}
 
 
 def _uuid(rng: random.Random) -> str:
-    h = "%032x" % rng.getrandbits(128)
+    h = f"{rng.getrandbits(128):032x}"
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
 
 
@@ -814,7 +815,7 @@ class SessionSynth:
             q = self._words(rng.randint(2, 7))
             args = {"query": q}
             results = []
-            for j in range(rng.randint(3, 10)):
+            for _j in range(rng.randint(3, 10)):
                 w = rng.choice(_WORDS)
                 results.append({"title": self._words(rng.randint(3, 9)).title(),
                                  "url": f"https://{w}.example.org/{rng.choice(_WORDS)}/{rng.getrandbits(24):06x}",
@@ -1277,7 +1278,7 @@ class _V4Writer:
     the system prompt as a ``system/message`` surface head, ``role:"tool"`` results,
     ``{op, startSeq, endSeq}`` replacements, range-encoded ``sourceEventSeqs``; seqs dense."""
 
-    def __init__(self, synth: "SessionSynth"):
+    def __init__(self, synth: SessionSynth):
         self.synth = synth
         self.seq = 0
         self.map: dict = {}                # v0 seq -> v4 seq (chunks -> their settlement)
@@ -1443,9 +1444,7 @@ class _Budget:
     def more(self, crash=False) -> bool:
         if self.turns is not None and self.turns_done >= self.turns - (1 if crash else 0):
             return False
-        if self.target is not None and self.bytes >= self.target:
-            return False
-        return True
+        return self.target is None or self.bytes < self.target
 
 
 def _item_stream(synth: SessionSynth, budget: _Budget, crash, crash_rng: random.Random) -> Iterator[Item]:

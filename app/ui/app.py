@@ -72,7 +72,7 @@ async def _wait_signal(signals, timeout: float):
         s.connect(fire)
     try:
         return await asyncio.wait_for(fut, timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return None
 
 

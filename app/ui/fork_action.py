@@ -3,7 +3,8 @@ in a worker (durable before it reports), and the child opened selected under its
 from __future__ import annotations
 
 import os
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence

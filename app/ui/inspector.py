@@ -13,7 +13,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextEdit, QVBoxLayout, QWidget
 
 from .history.delegate import DocBuilder, mono_font
-from .history.rows import Block, Content, Row, pretty_json
+from ..textutil import pretty_json
+from .history.rows import Block, Content, Row
 from .theme import Theme
 
 MAX_RAW_DISPLAY = 400_000

@@ -104,7 +104,3 @@ class SessionPanel(QWidget):
             self.tree.setCurrentIndex(ix)
             return True
         return False
-
-    def current_info(self):
-        cur = self.tree.currentIndex()
-        return self._info(cur)

@@ -70,7 +70,7 @@ def titles_job(job, sessions: list):
     """quick_title for each session, streamed in batches (UI updates as they come)."""
     batch: dict = {}
     last = time.perf_counter()
-    for i, info in enumerate(sessions):
+    for _i, info in enumerate(sessions):
         job.check()
         try:
             t = quick_title(info)
@@ -181,9 +181,6 @@ class SessionTreeModel(QAbstractItemModel):
 
     def info_at(self, index):
         return index.internalPointer().info if index.isValid() else None
-
-    def first_index(self) -> QModelIndex:
-        return self.index(0, 0) if self._root.kids else QModelIndex()
 
     # ---- Qt API
     def _node(self, index) -> _Node:

@@ -56,15 +56,7 @@ class Theme:
         return QColor(getattr(self, name))
 
     @staticmethod
-    def light() -> "Theme":
-        return LIGHT
-
-    @staticmethod
-    def dark_theme() -> "Theme":
-        return DARK
-
-    @staticmethod
-    def current(force: str = "auto") -> "Theme":
+    def current(force: str = "auto") -> Theme:
         return DARK if is_dark(force) else LIGHT
 
 

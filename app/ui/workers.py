@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import time
 import traceback
-from typing import Any, Callable, Optional
+from typing import Any, Optional
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 

@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QApplication, QLabel, QProgressBar, QPushButton, QStackedWidget, QTabWidget,
                                QVBoxLayout, QWidget)
 
-from .data import (AuditData, EventsWithHeader, compute_audit, diff_job, diff_sides, is_cheap, load_audit_job,
+from .data import (AuditData, compute_audit, diff_job, diff_sides, is_cheap, load_audit_job,
                    trace_job, trace_of)
 from .diff_view import DiffView
 from .plots import BarChart, StatsPlots
@@ -34,9 +34,9 @@ TABS = ("trace", "diff", "plots", "stats")
 
 def _error_label(text: str) -> QLabel:
     lab = QLabel(text)
-    lab.setTextFormat(Qt.PlainText)
+    lab.setTextFormat(Qt.TextFormat.PlainText)
     lab.setWordWrap(True)
-    lab.setAlignment(Qt.AlignCenter)
+    lab.setAlignment(Qt.AlignmentFlag.AlignCenter)
     return lab
 
 
@@ -56,7 +56,7 @@ class AuditWindow(QWidget):
         self.data: Optional[AuditData] = None
         self.events: list = []
         self.header = None
-        self.stats = None
+        self.stats: Optional[dict] = None
         self._diffs: list = []
         self._sides: dict = {}          # comparison index -> sides (computed)
         self._load_job = None
@@ -80,10 +80,10 @@ class AuditWindow(QWidget):
         self.progress.setRange(0, 0)
         self.progress.setTextVisible(False)
         self.progress.setFixedWidth(420)
-        lv.addWidget(self.progress, 0, Qt.AlignHCenter)
+        lv.addWidget(self.progress, 0, Qt.AlignmentFlag.AlignHCenter)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.clicked.connect(self.cancel_load)
-        lv.addWidget(self.cancel_button, 0, Qt.AlignHCenter)
+        lv.addWidget(self.cancel_button, 0, Qt.AlignmentFlag.AlignHCenter)
         lv.addStretch(2)
         self.stack.addWidget(page)
 
@@ -207,7 +207,8 @@ class AuditWindow(QWidget):
         for i in (3, 2):
             w = self.tabs.widget(i)
             self.tabs.removeTab(i)
-            w.deleteLater()
+            if w is not None:
+                w.deleteLater()
         if data.stats is not None:
             self.plots = StatsPlots(data.stats)
             self.stats_panel = StatsPanel(data.stats)
@@ -219,9 +220,6 @@ class AuditWindow(QWidget):
         self.tabs.setCurrentIndex(max(0, cur))
         self.stack.setCurrentIndex(1)
         self.traceShown.emit(data.seq)
-
-    def events_src(self):
-        return EventsWithHeader(self.events, self.header)
 
     def has_seq(self, seq: Optional[int]) -> bool:
         return self.data is not None and self.data.has_seq(seq)
@@ -301,6 +299,7 @@ def open_audit_window(reader, seq: Optional[int] = None, show: bool = True) -> Q
 def save_screenshot(widget: QWidget, path: str) -> str:
     """Grab ``widget`` (after pending paints) into a PNG at ``path``."""
     app = QApplication.instance()
+    assert app is not None, "save_screenshot needs a QApplication"
     for _ in range(3):
         app.processEvents()
     pix = widget.grab()

@@ -5,18 +5,20 @@ initial trace, the list of comparisons (with the sides of the first one), and th
 :func:`diff_sides` and :func:`trace_of` compute the rest on demand; the window runs
 them in a worker when it has a :class:`app.ui.workers.Jobs`, inline otherwise (the
 ``session-lens audit --screenshot`` path).  Nothing here creates a widget; the helpers of
-:mod:`.diff_view` used here are plain functions of plain data.
+:mod:`.sides` used here are plain functions of plain data.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Optional
+from collections.abc import Callable
 
 from ...log.attempts import AttemptTracker
-from ...log.diff import attempt_diff, find_parent_path, fork_diff, request_diff
+from ...log.diff import attempt_diff, fork_diff, request_diff
 from ...log.stats import compute_stats
 from ...log.trace import TraceError, trace_event
-from .diff_view import attempt_sides, event_lines, fork_sides, request_sides
+from ...store.lineage import find_parent_path
+from .sides import attempt_sides, event_lines, fork_sides, request_sides
 
 # the kinds of comparison (the second item of a ``DiffSpec``)
 ATTEMPT, REQUEST, FORK, ERROR = "attempt", "request", "fork", "error"
@@ -35,7 +37,7 @@ class AuditData:
     """One session's audit, ready for the panels (plain data)."""
     path: Optional[str]
     session_id: Optional[str]
-    header: object
+    header: Any                          # the session header (app.log.model.Header), None when unreadable
     events: list
     seq: Optional[int]                   # the seq traced first
     trace: Optional[dict] = None         # its trace, or

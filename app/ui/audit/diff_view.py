@@ -1,15 +1,12 @@
 """Side-by-side diff view (plain text only).
 
 :class:`DiffView` shows two read-only ``QPlainTextEdit`` panes with differing lines
-highlighted (``difflib`` opcodes, extra selections) and a summary line.  Helpers turn
-the plain dicts of :mod:`app.log.diff` into the two sides:
-:func:`attempt_sides`, :func:`request_sides`, :func:`fork_sides`.
+highlighted (``difflib`` opcodes, extra selections) and a summary line.  The two sides
+come from :mod:`.sides` (plain functions of the plain dicts of :mod:`app.log.diff`).
 """
 from __future__ import annotations
 
 import difflib
-import json
-from typing import Optional
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QTextCursor, QTextFormat
@@ -21,15 +18,10 @@ ADD_BG = QColor("#ccffd8")
 CHG_BG = QColor("#fff5b1")
 
 
-def _clip(s: str, n: int = 160) -> str:
-    s = s.replace("\r", "")
-    return s if len(s) <= n else s[:n] + f"… (+{len(s) - n} chars)"
-
-
 def _pane() -> QPlainTextEdit:
     e = QPlainTextEdit()
     e.setReadOnly(True)
-    e.setLineWrapMode(QPlainTextEdit.NoWrap)      # one line per block: highlights cover whole lines
+    e.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)      # one line per block: highlights cover whole lines
     f = e.font()
     f.setFamily("monospace")
     f.setStyleHint(f.StyleHint.Monospace)
@@ -46,24 +38,24 @@ class DiffView(QWidget):
         self.chooser = QComboBox()
         self.chooser.setMinimumContentsLength(30)
         cmp_label = QLabel("Compare")
-        cmp_label.setTextFormat(Qt.PlainText)
+        cmp_label.setTextFormat(Qt.TextFormat.PlainText)
         top.addWidget(cmp_label)
         top.addWidget(self.chooser, 1)
         v.addLayout(top)
         self.summary = QLabel()
-        self.summary.setTextFormat(Qt.PlainText)
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)
         self.summary.setWordWrap(True)
         v.addWidget(self.summary)
-        split = QSplitter(Qt.Horizontal)
+        split = QSplitter(Qt.Orientation.Horizontal)
         self.left_title, self.right_title = QLabel(), QLabel()
         self.left, self.right = _pane(), _pane()
         for title, pane in ((self.left_title, self.left), (self.right_title, self.right)):
             w = QWidget()
             lv = QVBoxLayout(w)
             lv.setContentsMargins(0, 0, 0, 0)
-            title.setTextFormat(Qt.PlainText)
+            title.setTextFormat(Qt.TextFormat.PlainText)
             title.setWordWrap(False)          # one line each: both panes start at the same height (full text: tooltip)
-            title.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+            title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
             title.setContentsMargins(0, 0, 8, 0)
             title.setStyleSheet("font-weight:600")
             lv.addWidget(title)
@@ -119,130 +111,8 @@ class DiffView(QWidget):
                 continue
             sel = QTextEdit.ExtraSelection()
             sel.format.setBackground(color)
-            sel.format.setProperty(QTextFormat.FullWidthSelection, True)
+            sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
             cur = QTextCursor(block)
             sel.cursor = cur
             sels.append(sel)
         edit.setExtraSelections(sels)
-
-
-# --------------------------------------------------------------------------- sides from plain diff data
-
-def _content_text(c: dict) -> str:
-    out = []
-    if c.get("reasoning"):
-        out += ["[reasoning]", c["reasoning"], ""]
-    out += ["[text]", c.get("text") or "(none)"]
-    for tc in c.get("toolCalls") or []:
-        out += ["", f"[tool call {tc.get('name')} {tc.get('id')}]", str(tc.get("arguments", ""))]
-    return "\n".join(out)
-
-
-def attempt_sides(step: dict, index: int = 0) -> tuple:
-    """(left title, left, right title, right, summary) for a failed attempt vs the committed message."""
-    failed = step.get("failed") or []
-    f = failed[index] if failed else {}
-    com = step.get("committed") or {}
-    fail = f.get("failure") or {}
-    left = _content_text(f) + "\n\n" + "\n".join([
-        "[finish]", json.dumps(f.get("finish"), ensure_ascii=False),
-        "[usage]", json.dumps(f.get("usage"), ensure_ascii=False)])
-    right = _content_text(com) + "\n\n" + "\n".join([
-        "[finish]", json.dumps((com.get("streamed") or {}).get("finish"), ensure_ascii=False),
-        "[usage]", json.dumps(com.get("usage") or (com.get("streamed") or {}).get("usage"), ensure_ascii=False)])
-    summary = (f"step {step.get('turn')}.{step.get('step')}: {len(failed)} failed attempt(s); "
-               f"failed {f.get('firstSeq')}–{f.get('lastSeq')} {fail.get('code') or f.get('finishKind')}"
-               + (f" (retry scheduled at {f.get('retrySeq')}, started {f.get('retryStartedSeq')})"
-                  if f.get("retrySeq") is not None else "")
-               + (f"; committed attempt {com.get('attemptFirstSeq')}–{com.get('attemptLastSeq')} → message "
-                  f"{com.get('messageSeq')}" if com else "; no committed message"))
-    return (f"failed attempt {f.get('firstSeq')}–{f.get('lastSeq')}: {fail.get('code', '')} {fail.get('message', '')}",
-            left, f"committed message {com.get('messageSeq', '—')}", right if com else "(no committed message)",
-            summary)
-
-
-def _request_text(req: dict, seqs: list) -> str:
-    out = []
-    cfg = {k: v for k, v in req.items() if k not in ("messages", "system", "tools", "sessionId")}
-    out.append("config: " + json.dumps(cfg, ensure_ascii=False, sort_keys=True))
-    sysv = req.get("system")
-    out.append("system: " + (_clip(sysv, 120) if isinstance(sysv, str) else _clip(json.dumps(sysv), 120)))
-    tools = req.get("tools")
-    if isinstance(tools, list):
-        out.append("tools: " + ", ".join(str(t.get("name") if isinstance(t, dict) else t) for t in tools))
-    else:
-        out.append("tools: " + str(tools))
-    out.append("")
-    for i, m in enumerate(req.get("messages") or []):
-        seq = seqs[i] if i < len(seqs) else "?"
-        parts = []
-        for b in m.get("content") or []:
-            if isinstance(b, dict):
-                t = b.get("type")
-                if t in ("text", "reasoning"):
-                    parts.append(("" if t == "text" else "[reasoning] ") + str(b.get("text", "")))
-                elif t == "tool-call":
-                    parts.append(f"[tool-call {b.get('name')}] {b.get('arguments', '')}")
-                elif t == "tool-result":
-                    inner = " ".join(str(c.get("text", "")) for c in b.get("content") or [] if isinstance(c, dict))
-                    parts.append(f"[tool-result{' error' if b.get('isError') else ''}] {inner}")
-                else:
-                    parts.append(f"[{t}]")
-        role = m.get("role") or (m.get("source") or {}).get("kind") or "?"
-        out.append(f"#{i} {role} (seq {seq}): " + _clip(" ".join(parts).replace("\n", " ")))
-    return "\n".join(out)
-
-
-def request_sides(d: dict) -> tuple:
-    a, b = d["a"], d["b"]
-    reqs = d.get("requests") or {}
-    m = d["messages"]
-    bits = [f"messages {m['countA']} → {m['countB']}: common prefix {m['commonPrefix']}"]
-    if m["added"]:
-        bits.append(f"added #{', #'.join(map(str, m['added']))}")
-    if m["removed"]:
-        bits.append(f"removed #{', #'.join(map(str, m['removed']))}")
-    if m["changed"]:
-        bits.append(f"changed #{', #'.join(map(str, m['changed']))}")
-    bits.append("system changed" if d["system"]["changed"] else "system same")
-    t = d["tools"]
-    bits.append("tools changed" + (f" (+{t['added']} -{t['removed']})" if t["added"] or t["removed"] else "")
-                if t["changed"] else "tools same")
-    c = d["config"]
-    if c["added"] or c["removed"] or c["changed"]:
-        bits.append("config: " + ", ".join([f"+{k}" for k in c["added"]] + [f"-{k}" for k in c["removed"]]
-                                             + [f"~{k}" for k in c["changed"]]))
-    else:
-        bits.append("config same")
-    return (f"request at {a['boundary']} (step {a['turn']}.{a['step']})",
-            _request_text(reqs.get("a", {}), a.get("messageSeqs", [])),
-            f"request at {b['boundary']} (step {b['turn']}.{b['step']})",
-            _request_text(reqs.get("b", {}), b.get("messageSeqs", [])), "; ".join(bits))
-
-
-def fork_sides(d: dict, parent_lines: list, child_lines: list) -> tuple:
-    ok = "ok" if d.get("seedLengthOk") and d.get("endSeedOk") else "MISMATCH"
-    summary = (f"common prefix {d['commonPrefix']} events; diverge at seq {d.get('divergenceSeq')} "
-               f"(parent {d.get('parentAtDivergence')}, child {d.get('childAtDivergence')}); seedLength "
-               f"{d.get('seedLength')}, end-seed at {d.get('endSeedSeq')}: {ok}")
-    if d.get("problems"):
-        summary += " — " + "; ".join(d["problems"])
-    return (f"parent {d['parent'].get('id')}", "\n".join(parent_lines),
-            f"fork child {d['child'].get('id')}", "\n".join(child_lines), summary)
-
-
-def event_lines(events: list, around: Optional[int] = None, before: int = 6, after: int = 14) -> list:
-    """``seq  type  short payload`` lines near ``around`` (all when None)."""
-    out = []
-    for ev in events:
-        if around is not None and not (around - before <= ev.seq <= around + after):
-            continue
-        d = ev.data if isinstance(ev.data, dict) else {}
-        extra = ""
-        if ev.type == "assistant/chunk" and isinstance(d.get("chunk"), dict):
-            c = d["chunk"]
-            extra = c.get("type", "") + (" " + _clip(str(c.get("text", "")), 40) if c.get("text") else "")
-        elif ev.type in ("turn/start", "turn/end", "step/start", "step/end"):
-            extra = " ".join(f"{k}={d[k]}" for k in ("turn", "step") if k in d)
-        out.append(f"{ev.seq:>5}  {ev.type:<22} {extra}".rstrip())
-    return out

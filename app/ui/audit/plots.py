@@ -7,7 +7,8 @@ per turn and tool calls by name/outcome.  All labels are drawn as plain text.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
+from collections.abc import Sequence
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
@@ -28,10 +29,6 @@ def nice_axis(v: float, ticks: int = 4) -> tuple:
         step = 1.0
     n = max(1, math.ceil(v / step - 1e-9))
     return step * n, step, n
-
-
-def nice_max(v: float) -> float:
-    return nice_axis(v)[0]
 
 
 def fmt_num(v: float) -> str:
@@ -56,7 +53,7 @@ class BarChart(QWidget):
         self.colors: dict = {}
         self._bars: list = []          # (QRectF, tooltip)
         self.setMinimumSize(260, 180)
-        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMouseTracking(True)
         self.set_data(labels, series or {})
 
@@ -80,7 +77,7 @@ class BarChart(QWidget):
 
     def paintEvent(self, _ev) -> None:
         p = QPainter(self)
-        p.setRenderHint(QPainter.Antialiasing)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
         pal = self.palette()
         fg = pal.color(pal.ColorRole.WindowText)
         dim = QColor(fg)
@@ -94,7 +91,7 @@ class BarChart(QWidget):
         tf.setBold(True)
         p.setFont(tf)
         p.setPen(fg)
-        p.drawText(QRectF(8, 4, self.width() - 16, fm.height() + 4), Qt.AlignLeft | Qt.AlignVCenter, self.title)
+        p.drawText(QRectF(8, 4, self.width() - 16, fm.height() + 4), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self.title)
         p.setFont(f)
         # legend (right-aligned on the title line)
         x = self.width() - 12
@@ -103,7 +100,7 @@ class BarChart(QWidget):
                 w = fm.horizontalAdvance(name) + 4
                 x -= w
                 p.setPen(fg)
-                p.drawText(QRectF(x, 4, w + 4, fm.height() + 4), Qt.AlignLeft | Qt.AlignVCenter, name)
+                p.drawText(QRectF(x, 4, w + 4, fm.height() + 4), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
                 x -= 14
                 p.fillRect(QRectF(x, 4 + (fm.height() + 4 - 10) / 2, 10, 10), self.colors[name])
                 x -= 10
@@ -121,12 +118,12 @@ class BarChart(QWidget):
             p.setPen(QPen(grid, 1))
             p.drawLine(int(plot.left()), int(y), int(plot.right()), int(y))
             p.setPen(dim)
-            p.drawText(QRectF(0, y - fm.height() / 2, left - 4, fm.height()), Qt.AlignRight | Qt.AlignVCenter,
+            p.drawText(QRectF(0, y - fm.height() / 2, left - 4, fm.height()), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
                        fmt_num(v) + self.unit)
         n = len(self.labels)
         if n == 0 or not self.series:
             p.setPen(dim)
-            p.drawText(plot, Qt.AlignCenter, "no data")
+            p.drawText(plot, Qt.AlignmentFlag.AlignCenter, "no data")
             p.end()
             return
         slot = plot.width() / n
@@ -151,7 +148,7 @@ class BarChart(QWidget):
                     total += v
                 if total > 0 and bw >= 14:
                     p.setPen(dim)
-                    p.drawText(QRectF(cx - slot / 2, y - fm.height() - 1, slot, fm.height()), Qt.AlignCenter,
+                    p.drawText(QRectF(cx - slot / 2, y - fm.height() - 1, slot, fm.height()), Qt.AlignmentFlag.AlignCenter,
                                fmt_num(total))
             else:
                 gw = bw / len(names)
@@ -165,17 +162,17 @@ class BarChart(QWidget):
                     if i in self.missing.get(name, ()):
                         p.setPen(dim)
                         p.drawText(QRectF(r.center().x() - slot / 2, plot.bottom() - fm.height() - 2, slot,
-                                          fm.height()), Qt.AlignCenter, "n/a")
+                                          fm.height()), Qt.AlignmentFlag.AlignCenter, "n/a")
                         self._bars.append((QRectF(r.x(), plot.bottom() - fm.height(), max(gw, 8), fm.height()),
                                            f"{lab} {name}: unknown"))
                     elif v > 0 and gw >= 14:
                         p.setPen(dim)
                         p.drawText(QRectF(r.center().x() - slot / 2, r.top() - fm.height() - 1, slot, fm.height()),
-                                   Qt.AlignCenter, fmt_num(v))
+                                   Qt.AlignmentFlag.AlignCenter, fmt_num(v))
             if i % step_every == 0:
                 p.setPen(fg)
                 p.drawText(QRectF(cx - slot * step_every / 2, plot.bottom() + 3, slot * step_every, fm.height()),
-                           Qt.AlignHCenter | Qt.AlignTop, fm.elidedText(lab, Qt.ElideRight, int(slot * step_every)))
+                           Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, fm.elidedText(lab, Qt.TextElideMode.ElideRight, int(slot * step_every)))
         p.setPen(QPen(dim, 1))
         p.drawLine(int(plot.left()), int(plot.bottom()), int(plot.right()), int(plot.bottom()))
         p.end()

@@ -12,9 +12,9 @@ COLUMNS = ("step", "input", "output", "cache read", "reasoning", "latency", "att
 
 def _num(v) -> QTableWidgetItem:
     it = QTableWidgetItem("" if v is None else str(v))
-    it.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+    it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     if isinstance(v, (int, float)):
-        it.setData(Qt.UserRole, v)
+        it.setData(Qt.ItemDataRole.UserRole, v)
     return it
 
 
@@ -34,15 +34,15 @@ class StatsPanel(QWidget):
         v = QVBoxLayout(self)
         v.setContentsMargins(8, 8, 8, 8)
         self.totals = QLabel()
-        self.totals.setTextFormat(Qt.PlainText)
+        self.totals.setTextFormat(Qt.TextFormat.PlainText)
         self.totals.setWordWrap(True)
         v.addWidget(self.totals)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setAlternatingRowColors(True)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         v.addWidget(self.table, 1)
         if stats is not None:

@@ -2,27 +2,27 @@
 
 Takes plain data (the trace dict); emits :attr:`TracePanel.seqRequested` when the user
 asks for another seq (the spin box, or a click on a linked seq).  Transcript-derived
-text is never rendered as rich text: labels use ``Qt.PlainText``, the JSON view is a
+text is never rendered as rich text: labels use ``Qt.TextFormat.PlainText``, the JSON view is a
 ``QPlainTextEdit``.
 """
 from __future__ import annotations
 
 import json
-from typing import Optional
+from typing import Any, Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QFormLayout, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSpinBox,
                                QSplitter, QVBoxLayout, QWidget)
 
-SURFACE_COLORS = {"current": ("#1a7f37", "#dafbe1"), "shadowed": ("#9a6700", "#fff8c5"),
+SURFACE_COLORS: dict[Any, tuple[str, str]] = {"current": ("#1a7f37", "#dafbe1"), "shadowed": ("#9a6700", "#fff8c5"),
                   "log-only": ("#57606a", "#eaeef2")}
 
 
 def _plain(text: str = "") -> QLabel:
     lab = QLabel(text)
-    lab.setTextFormat(Qt.PlainText)
+    lab.setTextFormat(Qt.TextFormat.PlainText)
     lab.setWordWrap(True)
-    lab.setTextInteractionFlags(Qt.TextSelectableByMouse)
+    lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     return lab
 
 
@@ -102,10 +102,10 @@ class TracePanel(QWidget):
         self.error.setStyleSheet("color:#cf222e")
         bar.addWidget(self.error)
         v.addLayout(bar)
-        split = QSplitter(Qt.Vertical)
+        split = QSplitter(Qt.Orientation.Vertical)
         top = QFrame()
         self.form = QFormLayout(top)
-        self.form.setLabelAlignment(Qt.AlignRight)
+        self.form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         self.fields: dict = {}
         for name in ("event", "surface", "surfaceOp", "replaced by", "replacement chain", "replaced events",
                      "cites (sourceEventSeqs)", "cited by (derived)", "attempt", "compaction", "part of requests at"):
@@ -118,7 +118,7 @@ class TracePanel(QWidget):
         split.addWidget(top)
         self.json = QPlainTextEdit()
         self.json.setReadOnly(True)
-        self.json.setLineWrapMode(QPlainTextEdit.NoWrap)
+        self.json.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         f = self.json.font()
         f.setFamily("monospace")
         f.setStyleHint(f.StyleHint.Monospace)
@@ -143,7 +143,7 @@ class TracePanel(QWidget):
             self.spin.blockSignals(True)
             self.spin.setValue(t["seq"])
             self.spin.blockSignals(False)
-        for name, lab in self.fields.items():
+        for lab in self.fields.values():
             lab.setText("—")
         for name, text in describe(trace):
             if name in self.fields:

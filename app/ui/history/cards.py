@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 
-from .rows import MAX_LINES, MAX_MONO_LINES, Block, Content, Row, _block_plain, clip, compact_json, pretty_json
+from ...textutil import clip, compact_json, pretty_json
+from .rows import MAX_LINES, MAX_MONO_LINES, Block, Content, Row, _block_plain
 
 
 def _tool_name(row: Row, d: dict) -> str:

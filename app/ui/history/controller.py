@@ -8,7 +8,8 @@ controller owns no widgets: the window gives it the list view, the event inspect
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 from PySide6.QtCore import QModelIndex, QObject, QPoint, Signal
 

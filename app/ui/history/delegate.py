@@ -99,7 +99,6 @@ class DocBuilder:
         return doc
 
     def header(self, cur: QTextCursor, c: Content, kind: str):
-        th = self.theme
         accent = ACCENT.get(kind, "dim")
         if c.status == "error":
             accent = "err"

@@ -335,7 +335,9 @@ class HistoryModel(QAbstractListModel):
             return
         self._set_loading(True)
 
-        def build(job, pages=list(self.pages)):
+        pages = list(self.pages)                     # the pages as of this switch (the worker's snapshot)
+
+        def build(job):
             for lp in pages:
                 job.check()
                 lp.rows_for(physical, show_attempts)

@@ -69,7 +69,7 @@ class LoadedPage:
             return False
         return all(is_event(it) for it in p.items)
 
-    def rows_for(self, physical: bool, show_attempts: bool) -> "PageRows":
+    def rows_for(self, physical: bool, show_attempts: bool) -> PageRows:
         key = (physical, show_attempts)
         pr = self.faces.get(key)
         if pr is not None:

@@ -12,18 +12,18 @@ its failure reason); an attempt still streaming on the tail is a "streaming" row
 """
 from __future__ import annotations
 
-import json
 import time as _time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
+from collections.abc import Iterable
 
 from ...log.attempts import embedded_chunks
 from ...log.model import BadRow, Event, is_event
 from ...log.surface import summary_text
+from ...textutil import clip, compact_json
 
 # limits for the list (the inspector shows everything)
 MAX_LINES = 18
-MAX_CHARS = 2400
 MAX_MONO_LINES = 14
 MAX_REASONING_LINES = 6
 
@@ -301,41 +301,6 @@ def fmt_datetime(ms) -> str:
         return _time.strftime("%Y-%m-%d %H:%M", _time.localtime(ms / 1000))
     except (OverflowError, OSError, ValueError):
         return ""
-
-
-def clip(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) -> str:
-    """Shorten for the list; says how much was left out."""
-    text = str(text)
-    extra_chars = 0
-    if len(text) > max_chars:
-        extra_chars = len(text) - max_chars
-        text = text[:max_chars]
-    lines = text.split("\n")
-    note = ""
-    if len(lines) > max_lines:
-        hidden = len(lines) - max_lines
-        text = "\n".join(lines[:max_lines])
-        note = f"… {hidden} more line{'s' if hidden != 1 else ''}"
-    elif extra_chars:
-        note = f"… {extra_chars} more characters"
-    if note:
-        text = text.rstrip("\n") + "\n" + note + " (full text in the inspector)"
-    return text
-
-
-def compact_json(obj, limit: int = 180) -> str:
-    try:
-        s = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError):
-        s = repr(obj)
-    return s if len(s) <= limit else s[:limit] + "…"
-
-
-def pretty_json(obj) -> str:
-    try:
-        return json.dumps(obj, ensure_ascii=False, indent=2)
-    except (TypeError, ValueError):
-        return repr(obj)
 
 
 def _n(x) -> str:

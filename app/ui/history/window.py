@@ -63,7 +63,7 @@ class Changed:
 RESET = Reset()
 
 
-def apply_changes(rows: list, changes: list, window: "RowWindow") -> None:
+def apply_changes(rows: list, changes: list, window: RowWindow) -> None:
     """Apply change records to a plain list (what the Qt model does between begin/end)."""
     for c in changes:
         if isinstance(c, Reset):

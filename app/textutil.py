@@ -1,0 +1,78 @@
+"""Shortening text and showing JSON: the one place for ``clip``, ``pretty_json`` and ``compact_json``.
+
+Pure standard library; every layer may import it (the core, the store, presenters, view models, the CLI).
+
+- :func:`clip` cuts by lines and characters for a list row, and says how much was left out;
+- :func:`clip_bytes` cuts to a UTF-8 byte budget (presenter sections, long fields), idempotently;
+- :func:`clip_line` cuts one line for side-by-side text (diffs);
+- :func:`pretty_json` is indented JSON for reading, :func:`compact_json` one line for titles and summaries.
+  Values JSON cannot encode come out as their ``repr``.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+CLIP_HINT = " (full text in the inspector)"
+_CLIPPED_BYTES = re.compile(r"\n… \(\d+ more bytes\)\Z")
+
+
+def clip(text: Any, max_lines: int = 18, max_chars: int = 2400, hint: str = CLIP_HINT) -> str:
+    """At most ``max_chars`` characters and ``max_lines`` lines, then ``… N more lines`` (or characters) + ``hint``."""
+    text = str(text)
+    extra_chars = 0
+    if len(text) > max_chars:
+        extra_chars = len(text) - max_chars
+        text = text[:max_chars]
+    lines = text.split("\n")
+    note = ""
+    if len(lines) > max_lines:
+        hidden = len(lines) - max_lines
+        text = "\n".join(lines[:max_lines])
+        note = f"… {hidden} more line{'s' if hidden != 1 else ''}"
+    elif extra_chars:
+        note = f"… {extra_chars} more characters"
+    if note:
+        text = text.rstrip("\n") + "\n" + note + hint
+    return text
+
+
+def clip_bytes(text: Any, limit: int) -> str:
+    """``text`` as a str of at most ``limit`` UTF-8 bytes, with a ``… (N more bytes)`` marker (idempotent)."""
+    text = "" if text is None else (text if isinstance(text, str) else str(text))
+    if len(text) <= limit // 4:                      # cannot exceed the limit
+        return text
+    b = text.encode("utf-8", errors="surrogatepass")
+    if len(b) <= limit:
+        return text
+    m = _CLIPPED_BYTES.search(text)
+    if m and len(b) - len(m.group(0).encode("utf-8")) <= limit:
+        return text                                  # already clipped
+    head = b[:limit].decode("utf-8", errors="ignore")
+    kept = len(head.encode("utf-8", errors="surrogatepass"))
+    return head + f"\n… ({len(b) - kept} more bytes)"
+
+
+def clip_line(text: Any, limit: int = 160) -> str:
+    """One line's worth: carriage returns dropped, cut at ``limit`` characters with ``… (+N chars)``."""
+    s = str(text).replace("\r", "")
+    return s if len(s) <= limit else s[:limit] + f"… (+{len(s) - limit} chars)"
+
+
+def pretty_json(value: Any) -> str:
+    """Indented JSON (non-ASCII kept), or ``repr`` when it is not JSON."""
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def compact_json(value: Any, limit: int = 160) -> str:
+    """One-line JSON of at most ``limit`` characters (``…`` when cut; runs of spaces folded)."""
+    try:
+        s = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    except (TypeError, ValueError):
+        s = repr(value)
+    s = " ".join(s.split())
+    return s if len(s) <= limit else s[:limit - 1] + "…"
