@@ -43,9 +43,9 @@ def main(out: Path) -> int:
     os.environ["SESSION_LENS_CACHE_DIR"] = str(tmp / "cache")
     os.environ["HOME"] = str(tmp / "home")
     from app.tools.plant import make_home
-    # the same planted words in several sessions: "zebraquokka" in three planted sessions
+    # the default planted words (axolotltext, pangolinreason...) in three more sessions
     home = tmp / "dsh"
-    m = make_home(str(home), str(FIXTURES), copies=1, planted=4, synth_turns=6)
+    make_home(str(home), str(FIXTURES), copies=1, planted=4, synth_turns=6)
     from app.tools.plant import PlantingSynth
     from app.tools.synth import write_jsonl
     for i in range(3):

@@ -13,7 +13,10 @@ proves the prefix is the same); a replaced, shrunk or rewritten one is indexed a
 store is listed when the file changed and a session whose revision changed is indexed again.
 
 Crash-safe: WAL journal, each session's rows and its bookkeeping row are written in one
-transaction (savepoint), so a crash leaves every session either as before or fully updated.
+transaction, so a crash leaves every session either as before or fully updated.  A session's rows
+are kept in memory until it was read whole and written with those of the next sessions at the
+commit (every 200 sessions or 8 MB); one too big for memory is written as it is read, inside a
+savepoint (a savepoint per session made FTS5 flush a segment per session).
 It never writes into the store: sources are opened read-only (JSONL/zstd by ``os.pread``,
 SQLite ``mode=ro``).  Where the Python build lacks FTS5, :func:`fts5_available` says so and
 searches fall back to scanning the sessions (:mod:`app.log.search`).

@@ -236,8 +236,7 @@ class HomeSearch(QObject):
         self.problems = 0
         self.building: Optional[tuple] = None
         self.ready_root: Optional[str] = None     # root whose index was updated in this run
-        self._pending_hit = None                  # (session_key, seq, word) waiting for the session
-        self._last_query = ""
+        self._pending_hit: Optional[tuple] = None  # (session_key, seq, word) waiting for the session
         split = win.split
         at, sizes = split.indexOf(win.sessions), split.sizes()
         self.panel = HomeSearchPanel(win.sessions, self.model)      # takes the session list out of the splitter
@@ -264,8 +263,8 @@ class HomeSearch(QObject):
         esc = QShortcut(QKeySequence("Escape"), p)
         esc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         esc.activated.connect(self.close_results)
-        self.action = QAction("Search &all sessions…", win, shortcut=QKeySequence("Ctrl+Shift+F"),
-                              triggered=self.focus)
+        self.action = QAction("Search &all sessions…", win, shortcut=QKeySequence("Ctrl+Shift+F"))
+        self.action.triggered.connect(self.focus)
         self.action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         win.addAction(self.action)
         vm = getattr(win.history_actions, "view_menu", None)
@@ -309,6 +308,7 @@ class HomeSearch(QObject):
         if self.root is None or self.win.jobs.group_busy("home-index"):
             return
         self.building = (0, 0)
+        self.win.jobs.cancel_group("home-behind")      # a count from before the update would be stale
         self._show_status()
         self.win.jobs.submit(index_job, self.root, self.db_path, name="home-index", group="home-index",
                              on_done=self._on_indexed, on_error=self._on_index_failed,
@@ -345,8 +345,8 @@ class HomeSearch(QObject):
 
     def poll_behind(self) -> None:
         """How many sessions changed since the index was updated (stat only, in a worker)."""
-        if self.root is None or self.building is not None or self.win.jobs.group_busy("home-behind"):
-            return
+        if self.root is None or self.building is not None:
+            return                    # (a newer poll supersedes one still running: exclusive group)
         self.win.jobs.submit(behind_job, self.root, self.db_path, name="home-behind", group="home-behind",
                              on_done=self._on_behind, on_error=lambda _m: None)
 
@@ -386,7 +386,6 @@ class HomeSearch(QObject):
             return
         if self.ready_root != self.root and not self.win.jobs.group_busy("home-index"):
             self.update_index()       # results from what is indexed so far; again when it is done
-        self._last_query = q
         self.panel.show_results(True)
         self.panel.summary.setText("searching…")
         self.win.jobs.submit(query_job, self.root, self.db_path, q, RESULT_LIMIT, name="home-query",

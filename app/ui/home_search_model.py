@@ -7,10 +7,12 @@ replaced one for one by spaces so the ranges stay valid.
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Optional
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+
+AnyIndex = QModelIndex | QPersistentModelIndex
 
 HIT_ROLE = Qt.ItemDataRole.UserRole + 1        # SearchHit (hit rows)
 GROUP_ROLE = Qt.ItemDataRole.UserRole + 2      # SessionGroup (session rows)
@@ -30,7 +32,7 @@ def fmt_date(ms) -> str:
     if not isinstance(ms, (int, float)) or isinstance(ms, bool):
         return ""
     try:
-        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+        return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
     except (OverflowError, OSError, ValueError):
         return ""
 
@@ -133,7 +135,7 @@ class HomeSearchModel(QAbstractItemModel):
         return QModelIndex()
 
     # ------------------------------------------------------------------ QAbstractItemModel
-    def index(self, row: int, column: int = 0, parent: QModelIndex = QModelIndex()) -> QModelIndex:
+    def index(self, row: int, column: int = 0, parent: AnyIndex = QModelIndex()) -> QModelIndex:
         if column != 0 or row < 0:
             return QModelIndex()
         if not parent.isValid():
@@ -147,30 +149,30 @@ class HomeSearchModel(QAbstractItemModel):
             return self.createIndex(row, 0, g)
         return QModelIndex()
 
-    def parent(self, index: QModelIndex = QModelIndex()) -> QModelIndex:   # type: ignore[override]
+    def parent(self, index: AnyIndex = QModelIndex()) -> QModelIndex:   # type: ignore[override]
         if not index.isValid() or index.internalId() == _GROUP:
             return QModelIndex()
         return self.createIndex(index.internalId(), 0, _GROUP)
 
-    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:
         if not parent.isValid():
             return len(self.groups)
         if parent.column() != 0 or parent.internalId() != _GROUP:
             return 0
         return len(self.groups[parent.row()][1])
 
-    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:
         return 1
 
-    def hasChildren(self, parent: QModelIndex = QModelIndex()) -> bool:
+    def hasChildren(self, parent: AnyIndex = QModelIndex()) -> bool:
         return self.rowCount(parent) > 0
 
-    def flags(self, index: QModelIndex):
+    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
-    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
             return None
         if index.internalId() == _GROUP:
