@@ -957,7 +957,9 @@ def _crc_before(path: str, pos: int) -> Optional[int]:
 
 
 def _split(seg) -> list:
-    """[(pos, raw|None, line, offset)] of a text segment's rows; raw None = the torn last row."""
+    """[(pos, raw|None, line, offset)] of a text segment's rows that may hold text; raw None = the
+    torn last row.  Rows written the dsh way whose type carries no text are left out here (most
+    rows of a long session are streamed chunks)."""
     out = []
     parts = seg.data.split(b"\n")
     last = len(parts) - 1
@@ -965,11 +967,20 @@ def _split(seg) -> list:
     line = seg.line0
     t0 = seg.text_offset
     row_pos = seg.row_pos
+    text_types, error_only = _TEXT_TYPES_B, _ERROR_ONLY_B
     for i, raw in enumerate(parts):
         if i == last:
             if raw:                                   # no newline after it: torn
                 out.append((row_pos(at), None, line, t0 + at if t0 >= 0 else None))
             break
+        if raw.startswith(b'{"type":"'):
+            e = raw.find(b'"', 9)
+            t = raw[9:e] if e > 9 else None
+            if t is not None and (t not in text_types or (t in error_only and b'"error"' not in raw)):
+                at += len(raw) + 1
+                if line is not None:
+                    line += 1
+                continue
         if raw and not raw.isspace():
             out.append((row_pos(at), raw, line, t0 + at if t0 >= 0 else None))
         at += len(raw) + 1
