@@ -104,3 +104,25 @@ def test_a_session_failing_half_way_leaves_nothing_behind(small_home, tmp_path, 
         _check(ix)
         with FullTextIndex(root, db_path=str(tmp_path / "ref.sqlite")) as ref:
             assert _entries(ix) == _entries(ref)
+
+
+def test_opening_a_built_index_does_not_wait_for_a_writer(small_home, tmp_path):
+    """A search opens the index while a build holds the write lock: opening writes nothing."""
+    import sqlite3
+    import time
+    root, m = small_home
+    db = str(tmp_path / "ix.sqlite")
+    with FullTextIndex(root, db_path=db) as ix:
+        ix.update()
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("UPDATE meta SET value = value WHERE key = 'schema'")
+    try:
+        t0 = time.perf_counter()
+        with FullTextIndex(root, db_path=db) as ix2:
+            sid, seq, _ = m["planted"]["plant0reason"]
+            assert [(h.session, h.seq) for h in ix2.search("plant0reason").hits] == [(sid, seq)]
+        assert time.perf_counter() - t0 < 5.0          # the busy timeout is 10 s
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()

@@ -318,11 +318,18 @@ class FullTextIndex:
             pass
         if ver is not None and ver != SCHEMA:
             self._drop_all()
-        c.executescript(_DDL)
-        if self.fts5:
-            c.execute(_FTS_DDL)
-        c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?), ('root', ?)",
-                  (str(SCHEMA), self.root))
+            ver = None
+        # an index already set up is opened without writing (a search does not wait for a build)
+        have = {r[0] for r in c.execute("SELECT name FROM sqlite_master")}
+        if ver is None or not {"meta", "sessions", "files", "entries", "entries_sid"} <= have \
+                or (self.fts5 and "fts" not in have):
+            c.executescript(_DDL)
+            if self.fts5:
+                c.execute(_FTS_DDL)
+        r = c.execute("SELECT value FROM meta WHERE key='root'").fetchone()
+        if ver is None or r is None or r[0] != self.root:
+            c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?), ('root', ?)",
+                      (str(SCHEMA), self.root))
 
     @classmethod
     def for_home(cls, home: Optional[str] = None) -> FullTextIndex:
