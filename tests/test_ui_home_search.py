@@ -217,3 +217,16 @@ def test_snippet_is_cut_so_the_match_shows():
     (x, y), = marks
     assert t.startswith("…") and t[x:y] == "needle" and y <= 80
     assert fit_first_mark("short needle", [(6, 12)], len, 80) == ("short needle", [(6, 12)])
+
+
+def test_activating_a_session_row_opens_its_first_hit(qtbot, win, home):
+    _open_home(qtbot, win, home)
+    _build(qtbot, win)
+    sid, seq, _ = home["planted"]["plant1output"]
+    hs = _search(qtbot, win, "plant1output OR plant1text")
+    assert hs.model.rowCount() == 1
+    g = hs.model.index(0, 0)
+    first = hs.model.hit_at(hs.model.index(0, 0, g))
+    with qtbot.waitSignal(hs.hitOpened, timeout=WAIT) as sig:
+        hs.activate(g)
+    assert sig.args == [first.seq] and win.session.id == sid

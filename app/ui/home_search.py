@@ -257,8 +257,7 @@ class HomeSearch(QObject):
         p.back.clicked.connect(self.close_results)
         p.update_btn.clicked.connect(self.update_index)
         p.cancel_btn.clicked.connect(self.cancel_index)
-        p.results.activated.connect(self.activate)
-        p.results.doubleClicked.connect(self.activate)
+        p.results.activated.connect(self.activate)          # Enter, and a click or double click per style
         from PySide6.QtGui import QShortcut
         esc = QShortcut(QKeySequence("Escape"), p)
         esc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -409,9 +408,11 @@ class HomeSearch(QObject):
     # ------------------------------------------------------------------ opening a hit
     def activate(self, index: QModelIndex) -> None:
         hit = self.model.hit_at(index)
-        if hit is None:
-            return
-        self.open_hit(hit)
+        if hit is None and index.isValid():            # a session row: its first hit shown
+            first = self.model.index(0, 0, index)
+            hit = self.model.hit_at(first) if first.isValid() else None
+        if hit is not None:
+            self.open_hit(hit)
 
     def open_hit(self, hit) -> None:
         """Open the hit's session (unless shown) and select the row of its seq, match highlighted."""
