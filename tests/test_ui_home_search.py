@@ -20,9 +20,9 @@ WAIT = 30000
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
     root = tmp_path / "home"
-    # planted synth sessions of 6 turns: the planted words sit in turn 2, pages of 20 rows away
+    # planted synth sessions of 12 turns: the planted words sit in turn 2, pages of 20 messages away
     # from the tail, so opening a hit has to load older pages
-    m = make_home(str(root), str(FIXTURES), copies=1, planted=3, synth_turns=6)
+    m = make_home(str(root), str(FIXTURES), copies=1, planted=3, synth_turns=12)
     m["root"] = str(root)
     return m
 
@@ -75,6 +75,7 @@ def test_hit_opens_the_right_session_at_the_right_row(qtbot, win, home):
             hs.activate(ix)
         assert sig.args == [seq]
         assert win.session.id == sid
+        assert win.history.stats()["pages"] > 1            # older pages were loaded to reach it
         row = win.view.current_row()
         assert row is not None and row.first_seq is not None
         assert row.first_seq <= seq <= max(row.seq or 0, row.last_seq or 0)

@@ -419,12 +419,19 @@ class HomeSearch(QObject):
         word = hit.text[hit.marks[0][0]:hit.marks[0][1]] if hit.marks else ""
         win = self.win
         cur = win.session
-        if cur is not None and cur.key == hit.session_key and win.history.path is not None \
-                and not win.history.loading:
+        if cur is not None and cur.key == hit.session_key and win.history.path is not None:
             self._pending_hit = (hit.session_key, hit.seq, word)
-            win.history_actions.controller.goto_seq(hit.seq)
-            return
+            if win.history.pages:          # shown: go there (older pages are loaded as needed)
+                win.history_actions.controller.goto_seq(hit.seq)
+            return                         # else its tail is on the way: sessionLoaded goes there
         self._pending_hit = (hit.session_key, hit.seq, word)
+        # a term left in the in-session search would be applied to the new session's tail (and
+        # walk older pages for it) before the jump: the hit's word replaces it once there
+        ha = win.history_actions
+        ha.search_edit.blockSignals(True)
+        ha.search_edit.clear()
+        ha.search_edit.blockSignals(False)
+        ha.controller.close_pending()
         sp = win.sessions
         info = None
         src = sp.model.index_for_key(hit.session_key)
