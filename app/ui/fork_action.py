@@ -141,7 +141,7 @@ class ForkAction(QObject):
         self.win = window
         self.confirm = confirm
         self.action = QAction("Fork from here", window)
-        self.action.setShortcut(QKeySequence("Ctrl+Shift+F"))
+        self.action.setShortcut(QKeySequence("Ctrl+Alt+F"))   # Ctrl+Shift+F: search all sessions
         self.action.setEnabled(False)
         self.action.triggered.connect(self.trigger)
         window.toolbar.addSeparator()

@@ -7,6 +7,7 @@ its named controllers, each placing its own menu entries:
   ForkAction       (fork_action.py)      "Fork from here" (toolbar, row menu)
   LiveActions      (live_actions.py)     follower state, writer states of the listed sessions
   GenerationActions (generation_actions.py) the open session's generations: info line, File > Open generation
+  HomeSearch       (home_search.py)      search box above the session list: every session of the home
 
 Everything that touches files goes through workers (discover, titles, pages, index,
 event_at, request).  The window only wires view models to widgets.
@@ -139,6 +140,8 @@ class MainWindow(QMainWindow):
         self.frame_actions.restore_geometry()
         from .truth_views import TruthActions
         self.truth_actions = TruthActions(self)
+        from .home_search import HomeSearch
+        self.home_search = HomeSearch(self)
 
     # ------------------------------------------------------------------ UI
     def _build_ui(self):
@@ -492,6 +495,7 @@ class MainWindow(QMainWindow):
         super().closeEvent(e)
 
     def shutdown(self):
+        self.home_search.shutdown()
         self.live_actions.shutdown()
         self.file_actions.shutdown()
         self.jobs.shutdown(10000)
