@@ -203,7 +203,7 @@ class MainWindow(QMainWindow):
         self.split.setStretchFactor(0, 0)
         self.split.setStretchFactor(1, 1)
         self.split.setStretchFactor(2, 0)
-        self.split.setSizes([340, 660, 400])
+        self.split.setSizes([440, 620, 340])      # the session list needs room for a title beside its 3 columns
         self.stack.addWidget(self.split)
         # status bar: temporary messages elide in their own label, left of the counters
         self.setStatusBar(StatusBar(self))

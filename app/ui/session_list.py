@@ -12,6 +12,7 @@ class SessionPanel(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
+        self.setMinimumWidth(340)            # a title column beside Updated, Project and Format
         self.model = SessionTreeModel(self)
         self.proxy = SessionFilterModel(self)
         self.proxy.setSourceModel(self.model)
@@ -38,7 +39,7 @@ class SessionPanel(QWidget):
         h = self.tree.header()
         h.setStretchLastSection(False)
         h.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for c, w in ((1, 118), (2, 90), (3, 64)):
+        for c, w in ((1, 84), (2, 64), (3, 56)):
             h.setSectionResizeMode(c, QHeaderView.ResizeMode.Interactive)
             self.tree.setColumnWidth(c, w)
         self.tree.selectionModel().currentChanged.connect(self._on_current)

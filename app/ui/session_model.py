@@ -21,6 +21,12 @@ FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
 COLUMNS = ("Session", "Updated", "Project", "Format")
 
 
+def short_datetime(ms) -> str:
+    """``fmt_datetime`` without the year when it is this year (the list column stays narrow)."""
+    full = fmt_datetime(ms)
+    return full[5:] if full[:4] == time.strftime("%Y") else full
+
+
 def is_placeholder(text) -> bool:
     """A template id such as ``{{sessionId}}`` (fixtures): not something to show as a name."""
     t = str(text or "").strip()
@@ -358,7 +364,7 @@ class SessionTreeModel(QAbstractItemModel):
             if col == 0:
                 return self.label(info)
             if col == 1:
-                return fmt_datetime(updated_ms(info)) or fmt_datetime(info.created_at) or "—"
+                return short_datetime(updated_ms(info)) or short_datetime(info.created_at) or "—"
             if col == 2:
                 if info.project:
                     return isolate(project_name(info.project))
