@@ -73,6 +73,7 @@ _.columnCount
 _.headerData
 _.filterAcceptsRow
 _.eventFilter
+_.loadResource  # tests/test_ui_frame.py: a QTextDocument that records resource loads
 rowActivated  # app/ui/history/view.py signal
 
 # Theme colours, read by name through Theme.color(name) / getattr
@@ -114,3 +115,10 @@ parse_generation_name  # app/store/layout.py, the inverse of generation_name (fo
 # landed from search before this check: review
 neg  # app/store/fulltext.py parse_query unpacks a leading "-" and never uses it (is negation meant to work?)
 zadded  # tests/test_fulltext.py unpacked, unused
+
+# landed on main unused (app/ui/plaintext.py plain-text helpers, from the hardening/ui merges): listed by the perf2
+# merge so `make check` passes; review (delete if nothing is meant to call them). (Its unused message_box, which
+# imported QtWidgets into a module view models import, was deleted: the layering test failed on it.)
+has_bidi_controls  # app/ui/plaintext.py
+set_plain  # app/ui/plaintext.py
+set_title  # app/ui/plaintext.py (its one caller was message_box)

@@ -27,8 +27,10 @@ from typing import Optional
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
+from ..plaintext import tooltip
 from ..workers import Jobs, freeze_heap, thaw_heap
 from .live_feed import LiveFeed
+from .model_truth import TruthModel
 from .pages import LoadedPage, _older_job, _open_job
 from .seq_index import SeqIndex
 from .rows import Row
@@ -43,7 +45,7 @@ DEFAULT_PAGE_SIZE = 50
 FACE_SYNC_EVENTS = 20_000  # a face toggle building rows for more loaded events runs in a worker
 
 
-class HistoryModel(QAbstractListModel):
+class HistoryModel(TruthModel, QAbstractListModel):
     opened = Signal()                    # reader ready and tail page installed
     openFailed = Signal(str)
     tailInstalled = Signal()
@@ -60,6 +62,7 @@ class HistoryModel(QAbstractListModel):
     liveStateChanged = Signal(str)       # waiting | loading | live | idle | complete | crashed | changed | error: …
     liveAboutToAppend = Signal()         # live rows are about to change the newest rows
     liveAppended = Signal(int)           # live rows applied (rows added to the loaded rows)
+    surfaceReady = Signal()              # every loaded row has its surface status (the index is built)
 
     def __init__(self, jobs: Optional[Jobs] = None, page_size: int = DEFAULT_PAGE_SIZE, parent=None,
                  follow_live: bool = True, live_options: Optional[dict] = None):
@@ -146,7 +149,7 @@ class HistoryModel(QAbstractListModel):
         if role == MATCH_ROLE:
             return bool(self.search_term) and self.search_term in row.search_text()
         if role == Qt.ItemDataRole.ToolTipRole:
-            return row.content().meta
+            return tooltip(row.content().meta)
         return None
 
     def flags(self, index):
@@ -171,7 +174,7 @@ class HistoryModel(QAbstractListModel):
             return
         oldest = self.pages[0].page
         self.jobs.submit(_older_job, self.reader, oldest, self.page_size, self.physical, self.show_attempts,
-                         serial=True, name="older-page", group=self._group("pages"),
+                         self.window.expanded, self.window.sindex, serial=True, name="older-page", group=self._group("pages"),
                          on_done=self._install_older, on_error=self._page_error)
 
     def request_older(self) -> bool:
@@ -193,13 +196,13 @@ class HistoryModel(QAbstractListModel):
         self.opened_at = time.perf_counter()
         self._set_loading(True)
         self.jobs.submit(_open_job, path, session_id, self.page_size, self.physical, self.show_attempts,
-                         serial=True, name="open", group=self._group("open"),
+                         self.window.expanded, serial=True, name="open", group=self._group("open"),
                          on_done=self._install_tail, on_error=self._open_error)
         self.statsChanged.emit()
 
     def close(self) -> None:
         self.stop_live()
-        for g in ("open", "pages", "index", "event-at", "face", "live"):
+        for g in ("open", "pages", "index", "event-at", "face", "live", "surface"):
             self.jobs.cancel_group(self._group(g))
         self.beginResetModel()
         reader = self.reader
@@ -234,6 +237,7 @@ class HistoryModel(QAbstractListModel):
         self.opened.emit()
         self.statsChanged.emit()
         self.indexer.start()
+        self.start_surface()
         if self.follow_live:
             self.feed.start(lp.page)
 
@@ -311,6 +315,9 @@ class HistoryModel(QAbstractListModel):
     def wanted_face(self) -> tuple:
         """(physical, show_attempts) last asked for (the shown face may still be building)."""
         return self._want_face or (self.physical, self.show_attempts)
+
+    def reset_face(self, physical: bool = False, show_attempts: bool = False) -> None:   # after close(), for open()
+        self._want_face, self.window.physical, self.window.show_attempts = None, bool(physical), bool(show_attempts)
 
     def set_physical(self, on: bool) -> None:
         if bool(on) != self.wanted_face[0]:
@@ -423,7 +430,9 @@ class HistoryModel(QAbstractListModel):
     def stats(self) -> dict:
         w = self.window
         tail = self.pages[-1].page if self.pages else None
+        last = tail.last_seq if tail is not None and tail.last_seq is not None else -1
         return {
+            "storedEvents": w.stored_event_count(),
             "rows": len(self.rows), "hiddenRows": w.hidden + w.bottom, "events": len(w.events),
             "pages": len(self.pages), "hasMore": self.has_more, "baseSeq": self.base_seq,
             "face": "physical" if self.physical else "logical",
@@ -434,9 +443,8 @@ class HistoryModel(QAbstractListModel):
             "index": self.index_state,
             "indexMode": self.index_mode,
             # the index is a snapshot: a log that grew since has at least its newest seq + 1 events
-            "indexedEvents": (max(self.seq_index.events, (tail.last_seq if tail is not None and tail.last_seq
-                                                          is not None else -1) + 1)
-                              if self.seq_index is not None else None),
+            "indexedEvents": max(self.seq_index.events, last + 1) if self.seq_index is not None else None,
             "loading": self.loading, "matches": len(self.matches),
             "live": self.live_state,
+            "liveFace": self.window.live is True, "surface": "ready" if self.window.sindex is not None else "building",
         }
