@@ -105,7 +105,8 @@ def _file_source(reader: LogReader) -> Optional[FileSource]:
 
 
 def cache_file(ident: Identity, root: Path) -> Path:
-    key = hashlib.sha256(f"{ident['path']}\0{ident['dev']}\0{ident['ino']}".encode()).hexdigest()[:40]
+    # (os.fsencode: a path that is not UTF-8 has lone surrogates in its str)
+    key = hashlib.sha256(os.fsencode(ident["path"]) + f"\0{ident['dev']}\0{ident['ino']}".encode()).hexdigest()[:40]
     return root / "index" / f"{key}.idx"
 
 
@@ -335,8 +336,8 @@ def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None
                                   "tail": _tail_hash(src._fd, src.header_end, state["resume"]["pos"]), **state}
         try:
             _write_atomic(path, dump(saved, out))
-        except OSError:
-            pass                   # a read-only or full cache folder never stops a log from opening
+        except (OSError, ValueError):
+            pass                   # a read-only or full cache folder (or a path that is no Unicode) never stops a log from opening
     return idx, status
 
 
@@ -412,12 +413,12 @@ def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
         return None, "miss"
     cps = build_checkpoints(reader, every)
     upto = max([p.pos for p in cps.points], default=src.header_end)
-    body = MAGIC + msgspec.json.encode({"format": FORMAT, **ident, "every": every, "header": header_hash, "upto": upto,
-                                        "tail": _tail_hash(src._fd, src.header_end, upto),
-                                        "points": cps.to_builtins()})
     try:
+        body = MAGIC + msgspec.json.encode({"format": FORMAT, **ident, "every": every, "header": header_hash,
+                                            "upto": upto, "tail": _tail_hash(src._fd, src.header_end, upto),
+                                            "points": cps.to_builtins()})
         _write_atomic(path, body + hashlib.blake2b(body, digest_size=_DIGEST).digest())
-    except OSError:
+    except (OSError, ValueError):          # (ValueError: a path or log text that is no Unicode: not saved)
         pass
     return cps, "built"
 
@@ -494,9 +495,9 @@ def cached_surface(reader: LogReader) -> tuple[SurfaceIndex, str]:
         out = _SurfaceFile(format=FORMAT, path=ident["path"], dev=ident["dev"], ino=ident["ino"], kind=ident["kind"],
                            size=ident["size"], mtime_ns=ident["mtime_ns"], header=header_hash, upto=upto,
                            line=end.line, tail=_tail_hash(src._fd, src.header_end, upto), state=idx.to_state())
-        body = MAGIC + msgspec.msgpack.encode(out)
         try:
+            body = MAGIC + msgspec.msgpack.encode(out)
             _write_atomic(path, body + hashlib.blake2b(body, digest_size=_DIGEST).digest())
-        except OSError:
+        except (OSError, ValueError):      # (ValueError: log text that is no Unicode, e.g. a lone surrogate: not saved)
             pass
     return idx, status

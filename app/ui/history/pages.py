@@ -217,12 +217,13 @@ def writer_is_live(path: str, session_id: Optional[str]) -> Optional[bool]:
 def _surface_job(job, path: str, session_id: Optional[str]) -> Any:
     """The surface index of the log (one streaming pass decoding only the rows that can change
     the surface), on its own reader, after the tail page is shown: the first paint does not wait
-    for it (RowWindow.set_surface applies it to every loaded page)."""
-    from ...log.surface import index_for
+    for it (RowWindow.set_surface applies it to every loaded page).  Saved in the index cache
+    (:func:`~app.store.indexcache.cached_surface`): a log opened before needs no pass, a grown one only its new rows."""
+    from ...store.indexcache import cached_surface
     r = open_reader(path, session_id)
     try:
         job.check()
-        return index_for(r)
+        return cached_surface(r)[0]
     finally:
         r.close()
 
