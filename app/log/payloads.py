@@ -63,3 +63,7 @@ def blocks(message: object) -> list[JsonObj]:
     """The content blocks of a model message that are objects (others are skipped)."""
     return [b for b in items(message.get("content") if isinstance(message, dict) else None)
             if isinstance(b, dict)]
+
+# A tool-call id as logged.  dsh writes strings, but the log is untrusted: ids are kept exactly as
+# read (never coerced, so a call and its result still pair up) and only compared and used as keys.
+CallId: TypeAlias = Any
