@@ -186,7 +186,7 @@ grep -q "^Exec=session-lens %F$" <(dpkg-deb --fsys-tarfile "$DEB" | tar -xO "./u
 mkdir -p "$T/deb"
 dpkg-deb -x "$DEB" "$T/deb"
 "${RUN_ENV[@]}" "$T/deb/opt/session-lens/session-lens" --version | grep -q "session-lens $VERSION" || fail "deb binary --version"
-t_deb=$(launch deb "$T/out/deb.png" QT_QPA_PLATFORM=offscreen "$T/deb/opt/session-lens/session-lens" gui --screenshot "$T/out/deb.png" --wait-index)
+t_deb=$(launch deb "$T/out/deb.png" QT_QPA_PLATFORM=offscreen SESSION_LENS_CACHE_DIR="$T/deb-cache" "$T/deb/opt/session-lens/session-lens" gui --screenshot "$T/out/deb.png" --wait-index)
 grep -q '^index: ready, mode process, ' "$T/out/deb.log" || { cat "$T/out/deb.log"; fail "deb binary: index not built by a child process"; }
 ok "deb: control, $(wc -l < "$T/deb-contents.txt") entries owned by root/root, unpacked binary renders and indexes (${t_deb} ms)"
 

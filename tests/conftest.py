@@ -7,6 +7,8 @@ when it is missing.  Importing this conftest also applies the PySide6/None work-
 """
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -49,3 +51,12 @@ def win(qtbot):
     w.show()
     yield w
     w.shutdown()
+
+
+# The persistent index cache (app/store/indexcache.py) of every test, and of every process a
+# test starts, lives in a temporary folder: tests never read or write the user's cache.
+if not os.environ.get("SESSION_LENS_CACHE_DIR"):
+    import atexit
+    import shutil
+    os.environ["SESSION_LENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="session-lens-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["SESSION_LENS_CACHE_DIR"], True)

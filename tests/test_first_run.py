@@ -131,7 +131,8 @@ def test_gui_from_source_installs_crash_handler_and_indexes(tmp_path):
     SESSION_LENS_LOG_DIR, the window still renders, and the seq index is built in a child process."""
     png = tmp_path / "shot.png"
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "SESSION_LENS_CRASH_TEST": "1",
-           "SESSION_LENS_NO_CRASH_DIALOG": "1", "SESSION_LENS_INDEX_INPROC": ""}
+           "SESSION_LENS_NO_CRASH_DIALOG": "1", "SESSION_LENS_INDEX_INPROC": "",
+           "SESSION_LENS_CACHE_DIR": str(tmp_path / "cache")}          # no saved index: a child scans
     r = subprocess.run([sys.executable, "-m", "app", str(fixture(RETRY)), "--screenshot", str(png), "--wait-index"],
                        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr

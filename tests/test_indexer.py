@@ -12,6 +12,12 @@ INDEX_FIELDS = ("seg_pos", "seg_end", "first_seq", "last_seq", "line0", "rows", 
                 "last", "contiguous_through", "mark_seq", "mark_code")
 
 
+@pytest.fixture(autouse=True)
+def _empty_index_cache(tmp_path, monkeypatch):
+    """No saved index: every build below is a scan (the saved one is tested in test_index_cache)."""
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+
+
 def _fields(idx) -> dict:
     return {k: (list(v) if not isinstance(v, (int, bool)) else v) for k, v in
             ((k, getattr(idx, k)) for k in INDEX_FIELDS)}
@@ -60,3 +66,12 @@ def test_inproc_switch(tmp_path, monkeypatch):
     path = session_files()[0]
     idx, mode = build_index_isolated(str(path))
     assert mode == "thread" and idx.events > 0
+
+
+def test_a_saved_index_is_taken_without_a_child(tmp_path):
+    p = tmp_path / "session.jsonl"
+    write_jsonl(str(p), SessionSynth(4), target_bytes=1 << 20)
+    first, mode1 = build_index_isolated(str(p))
+    again, mode2 = build_index_isolated(str(p))
+    assert (mode1, mode2) == ("process", "cache")
+    assert _fields(first) == _fields(again) == _fields(build_index_inproc(str(p), None))

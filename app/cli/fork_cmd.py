@@ -19,7 +19,7 @@ def _cfg(p):
 def _run(args):
     from ..log.fork import ForkError
     from ..store.forking import ForkVerifyError, fork, preview
-    r = _reader(args)
+    r = _reader(args, indexed=True)
     try:
         if args.preview:
             obj = preview(r, args.at, live=args.live)

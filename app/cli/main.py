@@ -29,11 +29,15 @@ def emit(args, obj, text: Callable[[], str] | None = None) -> None:
         sys.stdout.write(text() + "\n")
 
 
-def _reader(args):
+def _reader(args, indexed: bool = False):
+    """The session named on the command line; ``indexed``: with its seq index (persistent cache)."""
     from ..store.faces import open_reader
     r = open_reader(args.path, getattr(args, "session", None))
     if r.fatal:
         raise CliError(f"{args.path}: {r.fatal}")
+    if indexed:
+        from ..store.indexcache import cached_index
+        cached_index(r)
     return r
 
 
@@ -69,13 +73,15 @@ def _cfg_list(p):
 
 
 def _run_list(args):
-    from ..store.discovery import discover, harness_home, quick_title
+    from ..store import titles
+    from ..store.discovery import discover, harness_home
     path = args.path or str(harness_home())
     listing = discover(path)
     rows = []
     for s in listing.sessions:
-        s.title = quick_title(s)
+        s.title = titles.session_title(s)
         rows.append(s.to_dict())
+    titles.save()
     obj = {"kind": listing.kind, "root": listing.root, "sessions": rows, "problems": listing.problems}
     from .truth_cmd import list_writers
     list_writers(rows, listing.sessions)          # a fresh fork seed or a released lock is not "live"
@@ -162,22 +168,38 @@ def dsh_refusal(args, reader, checks=None) -> list:
 
 
 def _run_messages(args):
-    from ..log.analysis import messages
     from ..log.integrity import EventChecks
+    from ..log.lazyrows import iter_messages
+    from ..log.model import message_text
     r = _reader(args)
     checks = EventChecks()
-    msgs = messages(r, args.through, logical=not args.physical, checks=checks)
+    # streamed, one message at a time (flat memory however long the log); the fold and its checks
+    # are complete when the first message comes, so the refusal is known before anything is written
+    msgs = iter_messages(r, args.through, logical=not args.physical, checks=checks)
+    first = next(msgs, None)
     refusal = dsh_refusal(args, r, checks)
-
-    def text():
-        from ..log.model import message_text
-        out = []
-        for m in msgs:
+    out = sys.stdout
+    if args.json:
+        # a log dsh would refuse: an object that says so (a plain list otherwise)
+        out.write('{"messages": [' if refusal else "[")
+    n = 0
+    for m in (_chain_first(first, msgs) if first is not None else ()):
+        if args.json:
+            out.write(("" if n == 0 else ", ") + json.dumps(m, ensure_ascii=False))
+        else:
             body = message_text(m) or json.dumps(m.get("content"), ensure_ascii=False)[:200]
-            out.append(f"[{m.get('role')}] {body}")
-        return "\n".join(out)
-    # a log dsh would refuse: an object that says so (a plain list otherwise)
-    emit(args, {"messages": msgs, "problems": refusal, "dshWouldRefuse": True} if refusal else msgs, text)
+            out.write(f"[{m.get('role')}] {body}\n")
+        n += 1
+    if args.json:
+        out.write(("], " + json.dumps({"problems": refusal, "dshWouldRefuse": True})[1:] if refusal else "]")
+                  + "\n")
+    elif n == 0:
+        out.write("\n")
+
+
+def _chain_first(first, rest):
+    yield first
+    yield from rest
 
 
 COMMANDS["messages"] = ("the derived model messages", _cfg_messages, _run_messages)
@@ -193,10 +215,15 @@ def _cfg_request(p):
 def _run_request(args):
     from ..log.analysis import RequestError, request_at
     from ..log.integrity import EventChecks
-    r = _reader(args)
+    r = _reader(args, indexed=True)
     checks = EventChecks()
     try:
-        obj = request_at(r, args.at, checks=checks)
+        if r.version == 0 and not r.envelope_free and r.source.kind in ("jsonl", "zstd"):
+            from ..log import checkpoints
+            from ..store.indexcache import cached_checkpoints
+            obj = checkpoints.request_at(r, args.at, cached_checkpoints(r)[0], checks=checks)   # nearest + replay
+        else:
+            obj = request_at(r, args.at, checks=checks)
     except RequestError as e:
         raise CliError(str(e)) from None
     refusal = dsh_refusal(args, r, checks)
@@ -255,7 +282,7 @@ def page_json(reader, page, physical: bool, attempts: bool, live: bool = False) 
 
 
 def _run_page(args):
-    r = _reader(args)
+    r = _reader(args, indexed=args.before is not None)
     page = r.tail_page(args.limit) if args.before is None else r.page_before(args.before, args.limit)
     from .truth_cmd import entry_marks, compaction_lines, is_live, writer_of
     ws = writer_of(args, r) if page.tail and not args.physical else None
@@ -288,7 +315,7 @@ def _load_plugins():
     """Subcommands living next to their features register themselves on import."""
     import importlib
     for mod in ("app.cli.gui_cmd", "app.cli.fork_cmd", "app.cli.live_cmd", "app.cli.audit_cmd",
-                "app.cli.truth_cmd", "app.cli.search_cmd"):
+                "app.cli.truth_cmd", "app.cli.search_cmd", "app.cli.index_cmd"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:

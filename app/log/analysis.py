@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .attempts import AttemptTracker, embedded_stream
+from .lazyrows import PackedBlock, iter_lazy
 from .folds import HeaderFold, SurfaceFold, build_request
 from .integrity import EventChecks, dsh_refusals
 import msgspec
@@ -31,7 +32,7 @@ def _dedupe(problems: list) -> list:
 
 
 def inspect(reader: LogReader, progress=None, live: bool = False) -> dict:
-    """Summary facts of a log (spec: ``inspect`` face), one forward pass.
+    """Summary facts of a log (spec: ``inspect`` face), one forward pass (packed rows not expanded).
 
     ``live``: a writer is alive, so an open turn is in flight, not crashed: no closure is
     synthesized (``closure`` is empty; :func:`app.log.inflight.in_flight` says what is open)."""
@@ -50,7 +51,18 @@ def inspect(reader: LogReader, progress=None, live: bool = False) -> dict:
     types: dict = {}
     title = None
     inherited = None                 # v2+: seq of the last tagged session/end-seed (the inherited cut)
-    for ev in reader.iter_events(logical=False, problems=problems, progress=progress):
+    for ev in iter_lazy(reader, problems=problems, progress=progress):
+        if type(ev) is PackedBlock:            # packed deltas, counted and grouped without their events
+            if ev.seq0 != expected:
+                problems.append(Problem(code="seq-gap" if ev.seq0 > expected else "seq-order",
+                                        message=f"seq {ev.seq0} where {expected} was expected", seq=ev.seq0,
+                                        line=ev.line, offset=ev.offset if ev.offset >= 0 else None))
+            events += ev.n
+            expected = ev.seq0 + ev.n
+            last_seq = max(last_seq, expected - 1)
+            types["assistant/chunk"] = types.get("assistant/chunk", 0) + ev.n
+            at.apply_deltas(ev.turn, ev.step, ev.seq0, ev.n)
+            continue
         events += 1
         if ev.seq != expected:
             problems.append(Problem(code="seq-gap" if ev.seq > expected else "seq-order",
@@ -132,7 +144,7 @@ def messages(reader: LogReader, through: Optional[int] = None, logical: bool = T
     return sf.messages()
 
 
-def dispatch_boundary(reader: LogReader, at_seq: int) -> tuple[int, dict]:
+def dispatch_boundary(reader: LogReader, at_seq: int, events=None) -> tuple[int, dict]:
     """The seq ``b`` of the first chunk of the attempt that ``at_seq`` names.
 
     ``at_seq`` may be the attempt's first chunk, any of its chunks, the assistant/message
@@ -140,7 +152,7 @@ def dispatch_boundary(reader: LogReader, at_seq: int) -> tuple[int, dict]:
     """
     at = AttemptTracker(keep_text=False)
     target: Optional[Event] = None
-    for ev in reader.iter_events(logical=False):
+    for ev in (reader.iter_events(logical=False) if events is None else events):   # (events: from a turn start)
         if target is None:
             at.apply(ev)
             if ev.seq == at_seq:

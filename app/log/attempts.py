@@ -197,6 +197,21 @@ class AttemptTracker:
             for key in [k for k in self._open if k[0] == turn or t.startswith("turn")]:
                 self._open.pop(key).closed = True
 
+    def apply_deltas(self, turn, step, seq0: int, n: int) -> None:
+        """``apply`` of ``n`` consecutive delta chunks (a packed row, seqs ``seq0..seq0+n-1``)
+        when text is not kept: the attempt bookkeeping without building the events."""
+        if self.keep_text:
+            raise ValueError("apply_deltas keeps no text: use apply() per event")
+        key = (turn, step)
+        a = self._open.get(key)
+        if a is None:
+            a = Attempt(turn=turn, step=step, first_seq=seq0, last_seq=seq0)
+            self.attempts.append(a)
+            self._open[key] = a
+            self._last[key] = a
+        a.last_seq = seq0 + n - 1
+        a.chunks += n
+
     def _settle_embedded(self, ev: Event, stream: list) -> None:
         d = ev.data
         key = (d.get("turn"), d.get("step"))

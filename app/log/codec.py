@@ -278,8 +278,16 @@ class RowCodec:
 
 # --------------------------------------------------------------------------- packed rows
 
-def expand_packed(row: dict) -> list[Event]:
-    """Expand a packed chunk row to its ``assistant/chunk`` events (spec §1.4)."""
+def packed_extent(row: dict) -> tuple:
+    """``(turn, step, seq0, members)`` of a packed chunk row, checked exactly as
+    :func:`expand_packed` checks it (raises :class:`DecodeError`), without building its events."""
+    tag, seq0, time0, data, payload, dt = _check_packed(row)
+    if tag != "tool-call-chunks" and abs(time0 + sum(dt)) > MAX_SAFE_INT:
+        raise DecodeError("time beyond 2^53-1")
+    return data["turn"], data["step"], seq0, len(payload)
+
+
+def _check_packed(row: dict) -> tuple:
     tag = row.get("type")
     if set(row) != _PACKED_ROW_KEYS:
         raise DecodeError(f"row keys {sorted(row)} are not exactly {sorted(_PACKED_ROW_KEYS)}")
@@ -308,6 +316,13 @@ def expand_packed(row: dict) -> list[Event]:
                           f"{len(payload)} members (needs members-1 integers)")
     if seq0 + len(payload) - 1 > MAX_SAFE_INT:
         raise DecodeError("seq beyond 2^53-1")
+    return tag, seq0, time0, data, payload, dt
+
+
+def expand_packed(row: dict) -> list[Event]:
+    """Expand a packed chunk row to its ``assistant/chunk`` events (spec §1.4)."""
+    tag, seq0, time0, data, payload, dt = _check_packed(row)
+    turn, step, index = data["turn"], data["step"], data["index"]
     delta = PACKED_TAGS[tag]
     events = []
     t = time0

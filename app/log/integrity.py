@@ -60,7 +60,13 @@ def dsh_refusals(reader) -> list[Problem]:
     """Problems (code ``dsh-would-refuse``) when dsh would refuse to load the log, else [].
 
     Segments without a defect are checked with the envelope-only scan; only the segment
-    holding the first defect is split row by row to name it."""
+    holding the first defect is split row by row to name it.  A reader whose seq index shows
+    every stored row readable and contiguous (an unreadable row stops ``contiguous_through``
+    before any later row) has no defect but perhaps its last row, which alone is never a
+    refusal: no scan."""
+    idx = getattr(reader, "index", None)
+    if idx is not None and idx.events and idx.contiguous_through == idx.last:
+        return []
     expected = 0
     first: Optional[_Defect] = None
     corrupt_by: Optional[_Defect] = None

@@ -551,6 +551,16 @@ class LogReader:
         Besides the seq ranges it keeps, per segment, the seqs of turn boundaries and
         assistant messages (few), so forks and turn navigation need no further full scan.
         """
+        from .fastindex import fast_index
+        fast = fast_index(self, progress, problems)
+        if fast is not None:
+            self.index = fast
+            return fast
+        return self.build_index_exact(progress, problems)
+
+    def build_index_exact(self, progress: Optional[Callable[[int, int], None]] = None,
+                          problems: Optional[list] = None) -> SeqIndex:
+        """:meth:`build_index` decoding every row's envelope (the reference for the byte-level scan)."""
         idx = SeqIndex()
         probs = problems if problems is not None else []
         expected = 0

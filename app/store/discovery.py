@@ -143,7 +143,7 @@ def read_header_bytes(path: str, limit: int = 1 << 20) -> tuple[Optional[bytes],
     """The header line of a session file (frame 1 for zstd), or (None, reason)."""
     try:
         with open(path, "rb") as f:
-            head = f.read(65536)
+            head = f.read(8192)                 # a header line is a few hundred bytes (grown below if not)
             if head.startswith(_ZSTD_MAGIC):
                 from backports import zstd  # noqa: WPS433 (optional at import time)
                 data = head
@@ -397,7 +397,7 @@ def discover(path: str) -> Listing:
                 except Exception as e:  # a broken store must not hide the others
                     problems.append(f"{f}: {e}")
             continue
-        rel = os.path.relpath(f, root).split(os.sep)
+        rel = (f[len(root) + 1:] if f.startswith(root + os.sep) else os.path.relpath(f, root)).split(os.sep)
         project = rel[0] if kind in ("root", "home") and len(rel) >= 3 and _PROJECT_RE.match(rel[0]) else None
         info = generation_info(f, project)
         if info is None:

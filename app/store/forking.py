@@ -7,8 +7,14 @@ envelope-free snapshot, which are written as their converted events.
 
 The call returns only after the child is durable (fsync of file and directory through
 the write-behind writer's flush barrier) and the source is unchanged: its revision is
-the same before and after, and the child's copied bytes have the CRC-32 computed while
-reading them from the source (zstd: each copied frame run, and each re-framed run by its text).
+the same before and after.  JSONL: the seed's stored byte ranges are copied by the kernel
+(``os.copy_file_range``, else ``sendfile``, else read/write: :class:`~app.store.publish.FileRange`),
+never through Python, and verified without a second pass over the whole source: the child's
+bytes must equal the source's at the start and end of each copied range and at evenly spread
+windows, compared byte for byte, and rows written as text exactly (``verify="full"``: every
+byte, and the CRC-32).  zstd: the child's copied bytes have the CRC-32 computed while reading
+them from the source (each copied frame run, and each re-framed run by its text).  The plan
+comes from the seq index, which is taken from the persistent cache (app/store/indexcache.py).
 """
 from __future__ import annotations
 
@@ -24,9 +30,12 @@ from ..log.model import is_event
 from ..log.reader import LogReader
 from ..log.sources import Segment
 from .layout import generation_name, id_segment, project_key, session_path
+from .publish import FileRange
 from .writer import RawFrames, RawText, SessionWriter
 
 COPY_CHUNK = 8 << 20
+VERIFY_WINDOW = 64 << 10
+VERIFY_WINDOWS = 16
 
 
 class ForkVerifyError(Exception):
@@ -298,14 +307,46 @@ def _verify_frames(path: str, layout: list) -> None:
                 at = stop
 
 
+def _verify_copy(src_path: str, child_path: str, start: int, stop: int, child_start: int, full: bool) -> str:
+    """The child's bytes at ``child_start`` equal the source's ``[start, stop)``: every byte
+    (``full``), or the first and last windows and evenly spread ones. -> what was compared."""
+    n = stop - start
+    if full or n <= VERIFY_WINDOW * (VERIFY_WINDOWS + 2):
+        spots = [(0, n)]
+    else:
+        step = (n - VERIFY_WINDOW) // (VERIFY_WINDOWS + 1)
+        spots = [(0, VERIFY_WINDOW)] + [(k * step, VERIFY_WINDOW) for k in range(1, VERIFY_WINDOWS + 1)] + \
+            [(n - VERIFY_WINDOW, VERIFY_WINDOW)]
+    a, b = os.open(src_path, os.O_RDONLY), os.open(child_path, os.O_RDONLY)
+    try:
+        compared = 0
+        for off, length in spots:
+            at = 0
+            while at < length:
+                k = min(COPY_CHUNK, length - at)
+                if os.pread(a, k, start + off + at) != os.pread(b, k, child_start + off + at):
+                    raise ForkVerifyError(f"child {child_path} differs from the source within bytes "
+                                          f"{start + off + at}..{start + off + at + k}")
+                at += k
+            compared += length
+        return "all bytes" if compared == n else f"{compared} of {n} bytes at {len(spots)} places"
+    finally:
+        os.close(a)
+        os.close(b)
+
+
 def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[str] = None,
-         child_id: Optional[str] = None, live: bool = False, plan: Optional[ForkPlan] = None) -> dict:
+         child_id: Optional[str] = None, live: bool = False, plan: Optional[ForkPlan] = None,
+         verify: str = "sample") -> dict:
     """Host fork of ``reader``'s session at message anchor ``at_seq``; returns the child's facts."""
     if reader.header is None:
         raise ForkError("FORK_UNAVAILABLE", "the source has no readable header")
     src = reader.source
     rev_before = src.revision()
     parent_durable(src.path)              # barrier 1 of 2: see parent_durable (the child is barrier 2)
+    if plan is None and reader.index is None:
+        from .indexcache import cached_index
+        cached_index(reader)                 # the saved index (extended or built and saved if need be)
     plan = plan or plan_fork(reader, at_seq, live=live)
     child_id = child_id or f"session-{uuid.uuid4()}"
     now = int(time.time() * 1000)
@@ -331,14 +372,17 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
         if plan.stored_through >= 0:
             pieces = _seed_pieces(reader, plan)
             if src.kind == "jsonl":
-                def text_chunks():
-                    for piece in pieces:
-                        chunks = _raw_range(fd, piece[1], piece[2], [0]) if piece[0] == "range" else (piece[1],)
-                        for chunk in chunks:
-                            crc[0] = zlib.crc32(chunk, crc[0])
-                            copied[0] += len(chunk)
-                            yield chunk
-                batch.append(RawText(text_chunks()))
+                chunks = []
+                for piece in pieces:          # stored ranges copied by the kernel, converted rows as text
+                    if piece[0] == "range":
+                        chunks.append(FileRange(fd, piece[1], piece[2]))
+                        layout.append(("range", piece[1], piece[2], copied[0]))
+                        copied[0] += piece[2] - piece[1]
+                    else:
+                        chunks.append(piece[1])
+                        layout.append(("text", piece[1], copied[0]))
+                        copied[0] += len(piece[1])
+                batch.append(RawText(chunks))
             else:
                 # runs of whole frames are copied as stored; rows of a re-framed frame (the cut
                 # frame, a frame holding converted rows) are written as one new frame per run
@@ -365,17 +409,32 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     if rev_after != rev_before:
         raise ForkVerifyError(f"the source changed during the fork ({rev_before} -> {rev_after}); "
                               f"the child {path} was published from the earlier state")
+    verified = "nothing copied"
     if src.kind == "zstd":
         _verify_frames(path, layout)
+        verified = "crc of every copied byte"
     elif copied[0]:
         child_start = _child_seed_start(path, src.kind)
-        got = _crc_of(path, child_start, child_start + copied[0])
-        if got != crc[0]:
-            raise ForkVerifyError(f"child {path} does not hold the copied bytes (crc {got:#x} != {crc[0]:#x})")
+        if os.path.getsize(path) < child_start + copied[0]:
+            raise ForkVerifyError(f"child {path} is shorter than the copied seed")
+        full = verify == "full"
+        parts = []
+        with open(path, "rb") as f:
+            for item in layout:
+                if item[0] == "range":
+                    parts.append(_verify_copy(src.path, path, item[1], item[2], child_start + item[3], full))
+                else:
+                    f.seek(child_start + item[2])
+                    if f.read(len(item[1])) != item[1]:
+                        raise ForkVerifyError(f"child {path} does not hold the converted seed rows")
+        verified = parts[0] if len(parts) == 1 else "; ".join(parts) or "converted rows"
+        if full:
+            crc[0] = _crc_of(path, child_start, child_start + copied[0])
     return {"child": path, "id": child_id, "parentSession": reader.header.id, "seedLength": plan.seed_length,
             "boundary": plan.boundary, "anchor": at_seq, "synthesized": plan.synthesized_seqs,
             "turns": plan.turns, "format": src.kind, "sourceRevision": rev_before,
-            "crc32": f"{crc[0]:08x}", "bytesCopied": copied[0]}
+            "crc32": f"{crc[0]:08x}" if (src.kind == "zstd" or verify == "full") else None,
+            "verified": verified, "bytesCopied": copied[0]}
 
 
 def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict, tail_rows: list, rev_before: str,
@@ -431,6 +490,9 @@ def _child_seed_start(path: str, kind: str) -> int:
 
 def preview(reader: LogReader, at_seq: Optional[int], live: bool = False) -> dict:
     """What the child will contain (for the UI's confirmation), without writing anything."""
+    if reader.index is None:
+        from .indexcache import cached_index
+        cached_index(reader)
     plan = plan_fork(reader, at_seq, live=live)
     last = None
     if plan.last_message_seq is not None:

@@ -8,7 +8,9 @@ finished index (a few arrays, well under a millisecond per MB of marks).
 
 ``build_index_isolated`` falls back to an in-process scan when a child cannot be started
 (the interpreter cannot be executed) or when
-``SESSION_LENS_INDEX_INPROC=1`` is set (benchmarks compare both).  A child that dies or
+``SESSION_LENS_INDEX_INPROC=1`` is set (benchmarks compare both).  Both use the persistent
+index (:mod:`app.store.indexcache`); a saved index that is current (or needs only a few MB
+appended since) is taken in-process without starting a child at all (mode "cache").  A child that dies or
 reports an error becomes an ``IndexFailed`` with the reason; the store is only read.
 """
 from __future__ import annotations
@@ -26,6 +28,7 @@ from collections.abc import Callable
 PROGRESS_INTERVAL = 0.04
 CHILD_NICE = 10
 CHILD_FLAG = "--session-lens-index-child"      # argv[1] of a frozen binary running as the child
+CACHE_SCAN_IN_PROCESS = 4 << 20   # a saved index needing at most this much new log scanned is used in-process
 
 
 class IndexFailed(RuntimeError):
@@ -41,6 +44,7 @@ def child_main(argv: list) -> int:
     except (AttributeError, OSError):
         pass
     path, sid = argv[0], (argv[1] if len(argv) > 1 and argv[1] else None)
+    what = argv[2] if len(argv) > 2 else "index"      # "checkpoints": also the fold checkpoints (saved only)
 
     def send(msg) -> None:
         pickle.dump(msg, out, protocol=pickle.HIGHEST_PROTOCOL)
@@ -56,7 +60,11 @@ def child_main(argv: list) -> int:
                 last[0] = now
                 send(("progress", done, total))
         try:
-            idx = r.build_index(progress=progress)
+            from app.store.indexcache import cached_checkpoints, cached_index
+            idx, _status = cached_index(r, progress=progress)
+            if what == "checkpoints":
+                cached_checkpoints(r)
+                idx = None                     # the caller reads both from the cache
         finally:
             r.close()
         send(("done", idx))
@@ -71,10 +79,11 @@ def child_main(argv: list) -> int:
         return 1
 
 
-def child_command(path: str, session_id: Optional[str]) -> list:
+def child_command(path: str, session_id: Optional[str], what: str = "index") -> list:
+    extra = [] if what == "index" else [what]
     if getattr(sys, "frozen", False):           # the packaged binary runs itself (entry.py)
-        return [sys.executable, CHILD_FLAG, path, session_id or ""]
-    return [sys.executable, "-m", "app.store.indexer", path, session_id or ""]
+        return [sys.executable, CHILD_FLAG, path, session_id or ""] + extra
+    return [sys.executable, "-m", "app.store.indexer", path, session_id or ""] + extra
 
 
 def build_index_inproc(path: str, session_id: Optional[str],
@@ -82,14 +91,42 @@ def build_index_inproc(path: str, session_id: Optional[str],
     from app.store.faces import open_reader
     r = open_reader(path, session_id)
     try:
-        return r.build_index(progress=progress)
+        from .indexcache import cached_index
+        return cached_index(r, progress=progress)[0]
+    finally:
+        r.close()
+
+
+def _checkpoints_inproc(path: str, session_id: Optional[str]) -> None:
+    from .faces import open_reader
+    from .indexcache import cached_checkpoints, cached_index
+    r = open_reader(path, session_id)
+    try:
+        cached_index(r)
+        cached_checkpoints(r)
+    finally:
+        r.close()
+
+
+def cached_only(path: str, session_id: Optional[str], max_scan: int = CACHE_SCAN_IN_PROCESS):
+    """The saved index of ``path`` when it needs at most ``max_scan`` new bytes scanned (else None)."""
+    from .faces import open_reader
+    from .indexcache import cached_index
+    try:
+        r = open_reader(path, session_id)
+    except Exception:
+        return None
+    try:
+        return cached_index(r, max_scan=max_scan)[0]
+    except Exception:           # a cache problem is only a cache miss: the child scans
+        return None
     finally:
         r.close()
 
 
 def build_index_isolated(path: str, session_id: Optional[str] = None,
                          progress: Optional[Callable[[int, int], None]] = None,
-                         cancelled: Optional[Callable[[], bool]] = None):
+                         cancelled: Optional[Callable[[], bool]] = None, what: str = "index"):
     """The SeqIndex of the session at ``path``, scanned in a child process.
 
     ``progress(done, total)`` is called in the caller's thread; ``cancelled()`` is checked
@@ -97,16 +134,24 @@ def build_index_isolated(path: str, session_id: Optional[str] = None,
     ``InterruptedError`` raised.  Returns ``(index, mode)`` with mode "process" or
     "thread" (the in-process fallback)."""
     if os.environ.get("SESSION_LENS_INDEX_INPROC") == "1":
+        if what == "checkpoints":
+            return _checkpoints_inproc(path, session_id), "thread"
         return build_index_inproc(path, session_id, progress), "thread"
+    if what == "index":
+        idx = cached_only(path, session_id)
+        if idx is not None:
+            return idx, "cache"
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     err = tempfile.TemporaryFile()
     try:
-        proc = subprocess.Popen(child_command(path, session_id), stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen(child_command(path, session_id, what), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=err, env=env, close_fds=True)
     except OSError:
         err.close()
+        if what == "checkpoints":
+            return _checkpoints_inproc(path, session_id), "thread"
         return build_index_inproc(path, session_id, progress), "thread"
     try:
         while True:

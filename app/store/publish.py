@@ -45,8 +45,50 @@ def make_dirs(path: str, mode: int = 0o700) -> None:
         fsync_dir(os.path.dirname(d))
 
 
+class FileRange:
+    """A chunk given as a byte range of an open file: copied by the kernel, never through Python.
+
+    ``os.copy_file_range`` (reflinks or in-kernel copies), else ``os.sendfile``, else a
+    read/write loop.  A source that ends early (shrank under the copy) raises ``PublishError``."""
+
+    def __init__(self, fd: int, start: int, stop: int):
+        self.fd, self.start, self.stop = fd, start, stop
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def copy_into(self, out_fd: int) -> str:
+        at, stop = self.start, self.stop
+        how = "copy_file_range"
+        while at < stop:
+            n = min(stop - at, 1 << 30)
+            k = None
+            if how == "copy_file_range":
+                try:
+                    k = os.copy_file_range(self.fd, out_fd, n, at)
+                except (OSError, AttributeError):
+                    how = "sendfile"
+            if k is None and how == "sendfile":
+                try:
+                    k = os.sendfile(out_fd, self.fd, at, n)
+                except (OSError, AttributeError):
+                    how = "read-write"
+            if k is None:
+                chunk = os.pread(self.fd, min(n, 8 << 20), at)
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(out_fd, view):]
+                k = len(chunk)
+            if k == 0:
+                raise PublishError(f"the source ended at byte {at} while {stop - at} more bytes were being copied")
+            at += k
+        return how
+
+
 def publish_file(final: str, chunks: Iterable[bytes], overwrite: bool = False, mode: int = 0o600) -> str:
-    """Write ``chunks`` to ``final`` atomically; with ``overwrite=False`` an existing file is an error."""
+    """Write ``chunks`` to ``final`` atomically; with ``overwrite=False`` an existing file is an error.
+
+    A chunk may be a :class:`FileRange` (copied by the kernel at the current end of the file)."""
     final = os.path.abspath(final)
     d = os.path.dirname(final)
     make_dirs(d)
@@ -57,7 +99,11 @@ def publish_file(final: str, chunks: Iterable[bytes], overwrite: bool = False, m
         with os.fdopen(fd, "wb", closefd=True) as f:
             first = True
             for c in chunks:
-                f.write(c)
+                if isinstance(c, FileRange):
+                    f.flush()
+                    c.copy_into(f.fileno())
+                else:
+                    f.write(c)
                 if first:
                     f.flush()
                     fault("tmp-partly-written")

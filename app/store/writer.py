@@ -21,7 +21,7 @@ from typing import Optional, Union
 from collections.abc import Iterable
 
 from ..log.codec import encode_row, pack_events
-from .publish import fault, make_dirs, publish_file
+from .publish import FileRange, fault, make_dirs, publish_file
 
 Row = Union[dict, bytes]
 
@@ -200,6 +200,9 @@ class SessionWriter:
             try:
                 _fault("before-append")
                 for c in self._batch_chunks(batch):
+                    if isinstance(c, FileRange):
+                        c.copy_into(fd)
+                        continue
                     view = memoryview(c)
                     while view:
                         n = os.write(fd, view)

@@ -1,7 +1,9 @@
 """Request inspector: the exact request at a row's dispatch boundary (spec §3).
 
-``request_at`` folds the prefix from seq 0, so it always runs in a worker on its own
-reader; stale answers (the selection moved on) are dropped.
+It runs in a worker on its own reader (:func:`app.store.requests.exact_request`): from the
+saved fold checkpoints plus a short replay, the checkpoints built first by a child process
+when missing; a request no longer wanted is cancelled (child killed, replay stopped) and
+stale answers (the selection moved on) are dropped.
 """
 from __future__ import annotations
 
@@ -13,22 +15,20 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter, QTreeView,
                                QVBoxLayout, QWidget, QApplication)
 
-from ..log.analysis import request_at
-from ..store.faces import open_reader
+from ..store.requests import exact_request
 from .history.delegate import mono_font
 from .json_model import JsonTreeModel
-from .workers import Jobs
+from .workers import Cancelled, Jobs
 
 REQUEST_KINDS = ("assistant", "streaming", "attempt-failed", "attempt-open", "step-start", "step-end")
 
 
 def _request_job(job, path: str, session_id: Optional[str], seq: int):
     t0 = time.perf_counter()
-    r = open_reader(path, session_id)
     try:
-        out = request_at(r, seq)
-    finally:
-        r.close()
+        out = exact_request(path, session_id, seq, cancelled=lambda: job.cancelled, check=job.check)
+    except InterruptedError:
+        raise Cancelled(job.name)
     out["elapsed"] = time.perf_counter() - t0
     return out
 

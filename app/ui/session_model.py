@@ -1,6 +1,6 @@
 """Session list view model: the lineage tree of a store (headers only), titles filled later.
 
-``discover`` (header reads only) and ``quick_title`` (a bounded tail window per file)
+``discover`` (header reads only) and ``session_title`` (a bounded tail window per file, cached by revision)
 run in workers; this model only holds their results.  No widgets here.
 """
 from __future__ import annotations
@@ -11,7 +11,8 @@ from typing import Optional
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QSortFilterProxyModel, Qt
 
-from ..store.discovery import discover, quick_title
+from ..store.discovery import discover
+from ..store.titles import save as titles_save, session_title
 from .history.rows import fmt_datetime
 
 INFO_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -67,13 +68,13 @@ def discover_job(job, path: str):
 
 
 def titles_job(job, sessions: list):
-    """quick_title for each session, streamed in batches (UI updates as they come)."""
+    """The title of each session (cached by revision), streamed in batches (UI updates as they come)."""
     batch: dict = {}
     last = time.perf_counter()
     for _i, info in enumerate(sessions):
         job.check()
         try:
-            t = quick_title(info)
+            t = session_title(info)
         except Exception:
             t = None
         if t:
@@ -84,6 +85,7 @@ def titles_job(job, sessions: list):
             batch, last = {}, now
     if batch:
         job.stream(batch)
+    titles_save()
     return len(sessions)
 
 

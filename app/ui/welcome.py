@@ -40,7 +40,8 @@ class HarnessHome:
 
 def find_harness_home(explicit: Optional[str] = None, limit: int = MAX_LISTED) -> HarnessHome:
     """The user's Harness home (``$DSH_HOME``, else ``~/.dsh``) and what it holds (header reads only)."""
-    from ..store.discovery import discover, harness_home, quick_title
+    from ..store.discovery import discover, harness_home
+    from ..store.titles import session_title
     try:
         home = harness_home(explicit)
     except RuntimeError as e:          # Path.home() without HOME / passwd entry
@@ -55,7 +56,7 @@ def find_harness_home(explicit: Optional[str] = None, limit: int = MAX_LISTED) -
     recent = []
     for s in sessions[:limit]:
         try:
-            title = quick_title(s)
+            title = session_title(s)
         except Exception:
             title = None
         recent.append((s.id, title, s.project, s.path))

@@ -300,7 +300,7 @@ class HistoryModel(QAbstractListModel):
     seq_index = property(lambda self: self.indexer.index)
     index_state = property(lambda self: self.indexer.state)     # none | building | ready | failed
     index_elapsed = property(lambda self: self.indexer.elapsed)
-    index_mode = property(lambda self: self.indexer.mode)       # "process" (child scan) | "thread" (fallback)
+    index_mode = property(lambda self: self.indexer.mode)       # "process" (child scan) | "thread" (fallback) | "cache" (saved)
 
     def fetch_event(self, seq: int) -> None:
         """event_at in a worker, for a seq that is not loaded (result: eventFetched)."""

@@ -1,0 +1,256 @@
+"""Fold checkpoints: the surface fold and the header fold saved every few MB of a log.
+
+The exact request at a dispatch boundary ``b`` and the messages through a seq need the
+folds of the whole prefix (spec §3).  :func:`build_checkpoints` makes one forward pass and
+snapshots both folds at segment starts every ``every`` bytes; :func:`folds_at` then restores
+the nearest snapshot at or before a seq and replays only the events after it.  A snapshot
+keeps the fold's structure (surface nodes, who shadowed whom, the header) and no payloads:
+the events of the surviving surface nodes are read back from the log through the seq index
+when a snapshot is restored.  Results equal the from-scratch folds (tests check every
+boundary of every fixture).
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Optional
+from collections.abc import Callable, Iterator
+
+import msgspec
+
+from .folds import HeaderFold, SurfaceFold
+from .lazyrows import PackedBlock, lazy_segment
+from .model import Problem, is_event
+
+EVERY = 2 << 20
+
+
+@dataclass
+class Checkpoint:
+    """The folds of the stored events with seq < ``seq``, as a change against the previous checkpoint
+    (so that a log's checkpoints together take about as much room as one fold, not one per point)."""
+    seq: int                 # first seq NOT folded in (the folds cover seqs < seq)
+    pos: int                 # physical start of the segment holding ``seq``
+    line0: Optional[int]
+    text_offset: int
+    keep: int                # surface nodes: the previous point's first ``keep`` nodes ...
+    add: list                # ... then these
+    empty: list              # nodes that are empty assistant messages (no model message)
+    violations: list         # surface violations found since the previous point
+    header: Optional[dict]   # header fold (None: the previous point's)
+    history: list            # header history entries since the previous point
+    checks: list = field(default_factory=list)   # [problem, refusing] found by EventChecks since the previous point
+
+
+@dataclass
+class Checkpoints:
+    points: list = field(default_factory=list)
+
+    def nearest_index(self, seq: int) -> int:
+        return bisect.bisect_right([p.seq for p in self.points], seq) - 1
+
+    def nearest(self, seq: int) -> Optional[Checkpoint]:
+        i = self.nearest_index(seq)
+        return self.points[i] if i >= 0 else None
+
+    def state(self, i: int) -> tuple:
+        """(nodes, empty, violations, header dict, history, checks) of point ``i`` (replayed from point 0)."""
+        nodes: list = []
+        viol: list = []
+        hist: list = []
+        chk: list = []
+        header = {"header": None, "seq": None, "reason": None}
+        for p in self.points[:i + 1]:
+            del nodes[p.keep:]
+            nodes.extend(p.add)
+            viol.extend(p.violations)
+            hist.extend(p.history)
+            chk.extend(p.checks)
+            if p.header is not None:
+                header = p.header
+        return nodes, self.points[i].empty, viol, header, hist, chk
+
+    def to_builtins(self) -> list:
+        return [msgspec.to_builtins(p.__dict__) for p in self.points]
+
+    @classmethod
+    def from_builtins(cls, rows: list) -> Checkpoints:
+        return cls([Checkpoint(**r) for r in rows])
+
+
+def restore_header(header: dict, history: list) -> HeaderFold:
+    hf = HeaderFold()
+    hf.header, hf.seq, hf.reason = header["header"], header["seq"], header["reason"]
+    hf.history = [tuple(x) for x in history]
+    return hf
+
+
+def restore_surface(nodes: list, empty: list, violations: list, events_of) -> SurfaceFold:
+    """A SurfaceFold(keep_events=True) with these nodes; ``events_of(seqs)`` -> {seq: Event}.
+    (The replacement history, ``replaced``/``replaced_by``, is not kept in checkpoints.)"""
+    sf = SurfaceFold(keep_events=True)
+    sf.nodes = list(nodes)
+    sf._empty_assistant = set(empty)
+    sf.violations = [Problem(**p) for p in violations]
+    sf.events = events_of(set(sf.nodes)) if sf.nodes else {}
+    return sf
+
+
+def _segments_from(reader, pos: Optional[int], line0, text_offset):
+    src = reader.source
+    if pos is None:
+        return src.forward()
+    kw = {"line0": line0}
+    if src.kind == "zstd":
+        kw["text_offset"] = text_offset
+    return src.forward(pos, **kw)
+
+
+def build_checkpoints(reader, every: int = EVERY) -> Checkpoints:
+    """One forward pass over the stored events: snapshots at segment starts every ``every`` bytes."""
+    from .integrity import EventChecks
+    sf, hf, checks = SurfaceFold(keep_events=True), HeaderFold(), EventChecks()
+    cps = Checkpoints()
+    last_at = None
+    n_chk = 0
+    nxt = 0
+    prev_len, dirty = 0, 0              # nodes before ``dirty`` are unchanged since the previous point
+    n_viol = n_hist = 0
+    prev_hseq = object()
+    for seg in reader.source.forward():
+        if isinstance(seg.pos, int) and (last_at is None or seg.pos - last_at >= every) and not seg.bad \
+                and seg.line0 is not None:
+            sf.events = {k: sf.events[k] for k in sf.nodes if k in sf.events}   # only nodes are looked up again
+            keep = min(dirty, prev_len)
+            node_set = set(sf.nodes)
+            cps.points.append(Checkpoint(
+                seq=nxt, pos=seg.pos, line0=seg.line0, text_offset=seg.text_offset, keep=keep,
+                add=sf.nodes[keep:], empty=sorted(x for x in sf._empty_assistant if x in node_set),
+                violations=[msgspec.to_builtins(p) for p in sf.violations[n_viol:]],
+                header=None if hf.seq == prev_hseq else {"header": hf.header, "seq": hf.seq, "reason": hf.reason},
+                history=[list(x) for x in hf.history[n_hist:]],
+                checks=[[msgspec.to_builtins(q), any(q is r for r in checks.refusing)]
+                        for q in checks.problems[n_chk:]]))
+            n_chk = len(checks.problems)
+            prev_len = dirty = len(sf.nodes)
+            n_viol, n_hist, prev_hseq = len(sf.violations), len(hf.history), hf.seq
+            last_at = seg.pos
+        for it in lazy_segment(reader, seg):          # packed deltas fold into nothing: not decoded
+            if type(it) is PackedBlock:
+                if it.seq0 != nxt:
+                    return cps
+                nxt = it.seq0 + it.n
+                continue
+            if it.seq != nxt:                # not contiguous: no checkpoint can stand for a prefix after this
+                return cps
+            sf.apply(it)
+            if isinstance(it.surface_op, dict) and it.seq in sf.events:     # a replacement took its place
+                dirty = min(dirty, sf.nodes.index(it.seq))
+            hf.apply(it)
+            checks.apply(it)
+            nxt = it.seq + 1
+    return cps
+
+
+def events_by_seq(reader, seqs: set, check: Optional[Callable[[], None]] = None) -> dict:
+    """{seq: Event} for ``seqs``, decoding only the index segments that hold them."""
+    idx = reader.index or reader.build_index()
+    by_seg: dict = {}
+    for s in seqs:
+        i = idx.locate(s)
+        if i is not None:
+            by_seg.setdefault(i, set()).add(s)
+    out: dict = {}
+    for i in sorted(by_seg):
+        if check is not None:
+            check()
+        want = by_seg[i]
+        end = idx.seg_end[i]
+        for seg in reader.source.forward(idx.seg_pos[i], **({"line0": idx.line0[i] if idx.line0[i] >= 0 else None})):
+            for it in lazy_segment(reader, seg):       # (surface events are never packed)
+                if type(it) is not PackedBlock and it.seq in want:
+                    out[it.seq] = it
+            if seg.end >= end:
+                break
+    return out
+
+
+def events_from(reader, cp: Optional[Checkpoint], check: Optional[Callable[[], None]] = None,
+                lazy: bool = False) -> Iterator:
+    """Stored events from the checkpoint's seq on (from seq 0 without one); ``check()`` runs
+    before each segment (it raises to cancel).  ``lazy``: packed rows as :class:`PackedBlock`."""
+    first = cp.seq if cp is not None else 0
+    segs = _segments_from(reader, cp.pos if cp is not None else None, cp.line0 if cp else None,
+                          cp.text_offset if cp else -1)
+    for seg in segs:
+        if check is not None:
+            check()
+        for it in (lazy_segment(reader, seg) if lazy else reader.decode_segment(seg)):
+            if type(it) is PackedBlock:
+                if it.seq0 + it.n > first:
+                    yield it
+            elif is_event(it) and it.seq >= first:
+                yield it
+
+
+def folds_at(reader, cps: Checkpoints, b: int, check: Optional[Callable[[], None]] = None,
+             checks=None) -> tuple:
+    """(SurfaceFold, HeaderFold) of the stored events with seq < ``b``: nearest checkpoint + replay.
+    ``checks`` (an empty :class:`~app.log.integrity.EventChecks`) ends as if it had seen them all."""
+    i = cps.nearest_index(b)
+    cp = cps.points[i] if i >= 0 else None
+    if cp is not None:
+        nodes, empty, viol, header, hist, chk = cps.state(i)
+        sf = restore_surface(nodes, empty, viol, lambda seqs: events_by_seq(reader, seqs, check))
+        hf = restore_header(header, hist)
+        if checks is not None:
+            for q, refusing in chk:
+                prob = Problem(**q)
+                checks.problems.append(prob)
+                if refusing:
+                    checks.refusing.append(prob)
+    else:
+        sf, hf = SurfaceFold(), HeaderFold()
+    for ev in events_from(reader, cp, check, lazy=True):
+        if type(ev) is PackedBlock:
+            if ev.seq0 >= b:
+                break
+            continue
+        if ev.seq >= b:
+            break
+        sf.apply(ev)
+        hf.apply(ev)
+        if checks is not None:
+            checks.apply(ev)
+    return sf, hf
+
+
+def turn_start_before(idx, seq: int) -> int:
+    """Seq of the last turn/start at or before ``seq`` (0 if none), from the index marks."""
+    best = 0
+    for s, t in idx.marks(-1, seq):
+        if t == "turn/start" and s <= seq:
+            best = s
+    return best
+
+
+def request_at(reader, at_seq: int, cps: Checkpoints, check: Optional[Callable[[], None]] = None,
+               checks=None) -> dict:
+    """:func:`app.log.analysis.request_at` from checkpoints: the attempt is found from its turn's
+    start, the folds from the nearest checkpoint; neither reads the log from seq 0."""
+    from .analysis import dispatch_boundary
+    from .folds import build_request
+    idx = reader.index or reader.build_index()
+    ts = turn_start_before(idx, at_seq)
+    i = idx.locate(ts) if idx.contiguous_through >= ts else None
+    if i is not None:                  # read from the index segment holding the turn's start
+        start = Checkpoint(seq=ts, pos=idx.seg_pos[i], line0=idx.line0[i] if idx.line0[i] >= 0 else None,
+                           text_offset=-1, keep=0, add=[], empty=[], violations=[], header=None, history=[])
+    else:
+        start = cps.nearest(ts)
+    b, attempt = dispatch_boundary(reader, at_seq, events=(e for e in events_from(reader, start, check)
+                                                            if e.seq >= ts))
+    sf, hf = folds_at(reader, cps, b, check, checks)
+    sid = reader.header.id if reader.header else ""
+    return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
+            "request": build_request(hf.header, sf.messages(), sid)}

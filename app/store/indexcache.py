@@ -1,0 +1,331 @@
+"""The persistent seq index: kept in the user cache folder, reused and extended across runs.
+
+A log's :class:`~app.log.reader.SeqIndex` is saved to ``<cache>/index/<key>.idx`` where
+``<cache>`` is ``platformdirs.user_cache_dir("session-lens")`` (``$SESSION_LENS_CACHE_DIR``
+overrides it; ``SESSION_LENS_INDEX_CACHE=0`` turns the cache off) and ``<key>`` hashes the
+store identity (real path, device, inode; spec §1.6).  The file records the revision it was
+built from (size, mtime) and how far it indexed, with a hash of the last bytes it covered.
+
+On open (:func:`cached_index`):
+
+* same size and mtime: the saved index is used as is (*hit*);
+* the log grew (dsh logs are append-only, spec §1.5): if the header and the last indexed
+  bytes are still the same, the scan resumes where the saved one stopped (*extended*);
+* anything else (another file at the path, a shrunk, truncated, rewritten or repaired log,
+  a corrupt, foreign or older index file): the index is built afresh (*built*).
+
+A torn last row (or torn last zstd frame) is indexed but never saved: the saved index ends
+at the last complete segment, so a write in progress is read again next time.  Files are
+written atomically (temp file in the cache folder, then rename) and carry a checksum, so a
+crash while saving leaves the old file or none.  Reading a log never writes to it; the
+cache is only ever a copy of what a scan would give (tests compare the two).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+import tempfile
+import time
+from array import array
+from pathlib import Path
+from typing import Optional
+from collections.abc import Callable
+
+import msgspec
+
+from ..log.fastindex import IndexBuilder, scan, wants_legacy
+from ..log.model import Problem
+from ..log.reader import SeqIndex
+
+MAGIC = b"SLIDX\x00\x03\n"
+FORMAT = 3
+TAIL_CHECK = 4096
+_DIGEST = 32
+_ARRAYS = (("seg_pos", "q"), ("seg_end", "q"), ("first_seq", "q"), ("last_seq", "q"), ("line0", "q"),
+           ("rows", "q"), ("mark_seq", "q"), ("mark_code", "b"))
+
+
+def cache_root() -> Optional[Path]:
+    """The cache folder (None: caching is off)."""
+    if os.environ.get("SESSION_LENS_INDEX_CACHE") == "0":
+        return None
+    env = os.environ.get("SESSION_LENS_CACHE_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+    return Path(platformdirs.user_cache_dir("session-lens", appauthor=False))
+
+
+def _identity(source) -> Optional[dict]:
+    """dev/ino/size/mtime of the source's open file (the snapshot the reader reads)."""
+    fd = getattr(source, "_fd", -1)
+    if fd is None or fd < 0 or source.kind not in ("jsonl", "zstd"):
+        return None
+    st = os.fstat(fd)
+    return {"path": os.path.realpath(source.path), "dev": st.st_dev, "ino": st.st_ino, "size": source.size,
+            "mtime_ns": st.st_mtime_ns, "kind": source.kind}
+
+
+def cache_file(ident: dict, root: Path) -> Path:
+    key = hashlib.sha256(f"{ident['path']}\0{ident['dev']}\0{ident['ino']}".encode()).hexdigest()[:40]
+    return root / "index" / f"{key}.idx"
+
+
+def _tail_hash(fd: int, start: int, end: int) -> str:
+    lo = max(start, end - TAIL_CHECK)
+    data = os.pread(fd, end - lo, lo) if end > lo else b""
+    return hashlib.sha256(data).hexdigest()
+
+
+# --------------------------------------------------------------------------- (de)serialization
+
+def dump(idx: SeqIndex, meta: dict) -> bytes:
+    meta = dict(meta)
+    arrays = []
+    for name, code in _ARRAYS:
+        a = getattr(idx, name)
+        a = a if isinstance(a, array) else array(code, a)
+        arrays.append(a.tobytes())
+    meta["lengths"] = [len(getattr(idx, name)) for name, _ in _ARRAYS]
+    meta["monotonic"], meta["events"], meta["last"] = idx.monotonic, idx.events, idx.last
+    meta["contiguous_through"] = idx.contiguous_through
+    leg = getattr(idx, "legacy", None)
+    meta["legacy"] = list(leg) if leg is not None and len(leg) == len(idx) else None
+    head = msgspec.json.encode(meta)
+    body = MAGIC + struct.pack("<I", len(head)) + head + b"".join(arrays)
+    return body + hashlib.blake2b(body, digest_size=_DIGEST).digest()
+
+
+def load(blob: bytes) -> Optional[tuple]:
+    """(SeqIndex, meta) from a cache file's bytes; None when it is not a sound index file."""
+    if len(blob) < len(MAGIC) + 4 + _DIGEST or not blob.startswith(MAGIC):
+        return None
+    body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
+    if hashlib.blake2b(body, digest_size=_DIGEST).digest() != digest:
+        return None
+    try:
+        (n,) = struct.unpack_from("<I", body, len(MAGIC))
+        at = len(MAGIC) + 4
+        meta = msgspec.json.decode(body[at:at + n])
+        at += n
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            return None
+        idx = SeqIndex()
+        for (name, code), length in zip(_ARRAYS, meta["lengths"]):
+            a = array(code)
+            size = a.itemsize * length
+            a.frombytes(body[at:at + size])
+            if len(a) != length:
+                return None
+            at += size
+            setattr(idx, name, list(a) if name in ("seg_pos", "seg_end") else a)
+        if at != len(body):
+            return None
+        idx.monotonic, idx.events, idx.last = bool(meta["monotonic"]), int(meta["events"]), int(meta["last"])
+        idx.contiguous_through = int(meta["contiguous_through"])
+        leg = meta.get("legacy")
+        idx.legacy = array("b", leg) if isinstance(leg, list) and len(leg) == len(idx) else None
+        return idx, meta
+    except (msgspec.DecodeError, KeyError, TypeError, ValueError, struct.error):
+        return None
+
+
+def _write_atomic(path: Path, blob: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# --------------------------------------------------------------------------- the cached index
+
+class _Snapshots:
+    """What to save: the builder's state before the segment being fed (a torn or bad final
+    segment is left out of the saved index)."""
+
+    def __init__(self, start: dict):
+        self.resume = start                   # {"pos", "line0", "text_offset"} after the last fed segment
+        self.before = None                    # (resume, lengths and builder state) before the last segment
+        self.last_seg = None
+
+    def on_segment(self, seg, b: IndexBuilder) -> None:
+        idx = b.idx
+        self.before = (self.resume if self.resume is not None else self.last_seg, len(idx.seg_pos), len(idx.mark_seq), b.expected, b.broken,
+                       idx.contiguous_through, idx.events, idx.last, idx.monotonic, len(b.problems))
+        self.last_seg = seg
+        self.resume = None                    # after ``seg``: worked out only when saved
+
+    def resume_after(self) -> dict:
+        if self.resume is None:
+            self.resume = _resume_of(self.last_seg)
+        return self.resume
+
+
+def _resume_of(seg) -> dict:
+    """Where a scan continues after ``seg`` (position, line number, decoded text offset)."""
+    line0 = seg.line0 + seg.data.count(b"\n") if seg.line0 is not None else None
+    text = seg.text_offset + len(seg.data) if seg.text_offset is not None and seg.text_offset >= 0 else -1
+    return {"pos": seg.end, "line0": line0, "text_offset": text}
+
+
+def _saved_view(b: IndexBuilder, snaps: _Snapshots) -> tuple:
+    """(index, state) to save: everything, or everything before a torn/bad final segment."""
+    seg = snaps.last_seg
+    if seg is None or not (seg.torn or seg.bad):
+        return b.idx, {"expected": b.expected, "broken": b.broken, "resume": snaps.resume_after(),
+                       "problems": [msgspec.to_builtins(p) for p in b.problems]}
+    resume, nseg, nmark, expected, broken, contig, events, last, mono, nprob = snaps.before
+    if not isinstance(resume, dict):
+        resume = _resume_of(resume)           # (the segment before the left-out one)
+    src = b.idx
+    idx = SeqIndex()
+    for name, _ in _ARRAYS:
+        a = getattr(src, name)
+        setattr(idx, name, a[:nmark] if name.startswith("mark_") else a[:nseg])
+    idx.contiguous_through, idx.events, idx.last, idx.monotonic = contig, events, last, mono
+    leg = getattr(src, "legacy", None)
+    idx.legacy = leg[:nseg] if leg is not None and len(leg) == len(src) else None
+    return idx, {"expected": expected, "broken": broken, "resume": resume,
+                 "problems": [msgspec.to_builtins(p) for p in b.problems[:nprob]]}
+
+
+def cached_index(reader, progress: Optional[Callable[[int, int], None]] = None,
+                 problems: Optional[list] = None, max_scan: Optional[int] = None) -> tuple:
+    """``(SeqIndex, status)`` for ``reader``; also sets ``reader.index``.
+
+    status: "hit" (saved index used as is), "extended" (saved index + the newly appended
+    bytes), "built" (scanned from the start, then saved) or "uncached" (no cache: a SQLite
+    session, caching turned off, or a cache folder that cannot be written).
+    ``max_scan``: only a saved index needing at most that many new bytes scanned, else
+    ``(None, "miss")`` (the window asks this before starting a child to scan)."""
+    src = reader.source
+    root = cache_root()
+    ident = _identity(src) if root is not None else None
+    if ident is None:
+        if max_scan is not None:
+            return None, "miss"
+        probs = problems if problems is not None else []
+        return reader.build_index(progress=progress, problems=probs), "uncached"
+    path = cache_file(ident, root)
+    header_hash = hashlib.sha256(src.header_raw).hexdigest()
+    loaded = None
+    try:
+        loaded = load(path.read_bytes())
+    except OSError:
+        loaded = None
+    builder, status, start = None, "built", None
+    if loaded is not None:
+        idx, meta = loaded
+        end = meta.get("resume", {}).get("pos")
+        same_file = all(meta.get(k) == ident[k] for k in ("path", "dev", "ino", "kind")) and \
+            meta.get("header") == header_hash and isinstance(end, int) and src.header_end <= end <= src.size
+        unchanged = meta.get("size") == ident["size"] and meta.get("mtime_ns") == ident["mtime_ns"]
+        grew = ident["size"] > (meta.get("size") or 0)
+        if same_file and (unchanged or grew) and meta.get("tail") == _tail_hash(src._fd, src.header_end, end):
+            probs = [Problem(**p) for p in meta.get("problems", [])]
+            leg = list(idx.legacy) if getattr(idx, "legacy", None) is not None else None
+            if wants_legacy(reader) and leg is None:
+                loaded = None                  # saved without the flags a fork needs: build afresh
+            else:
+                builder = IndexBuilder(idx=idx, expected=int(meta["expected"]), broken=bool(meta["broken"]),
+                                       problems=probs, legacy=leg if wants_legacy(reader) else None)
+                start = meta["resume"]
+                status = "hit" if unchanged else "extended"
+    if builder is None:
+        builder = IndexBuilder(problems=[], legacy=[] if wants_legacy(reader) else None)
+        start = None
+    if max_scan is not None and (start is None or src.size - start["pos"] > max_scan):
+        return None, "miss"
+    if start is None:
+        segments = src.forward()
+        snaps = _Snapshots({"pos": src.header_end, "line0": None, "text_offset": -1})
+    else:
+        kw = {"line0": start.get("line0")}
+        if src.kind == "zstd":
+            kw["text_offset"] = start.get("text_offset", -1)
+        segments = src.forward(start["pos"], **kw) if start["pos"] < src.size else iter(())
+        snaps = _Snapshots(dict(start))
+    scan(reader, builder, segments, progress, on_segment=snaps.on_segment)
+    idx = builder.idx
+    reader.index = idx
+    if problems is not None:
+        problems.extend(builder.problems)
+    saved, state = _saved_view(builder, snaps)
+    changed = status != "hit" or state["resume"]["pos"] != (start or {}).get("pos")
+    if changed:
+        meta = {"format": FORMAT, **ident, "header": header_hash, "saved_at": time.time(),
+                "tail": _tail_hash(src._fd, src.header_end, state["resume"]["pos"]), **state}
+        try:
+            _write_atomic(path, dump(saved, meta))
+        except OSError:
+            pass                   # a read-only or full cache folder never stops a log from opening
+    return idx, status
+
+
+def index_summary(reader, progress=None) -> dict:
+    """``session-lens index``: build or reuse the index; what it cost and what it holds."""
+    t = time.perf_counter()
+    idx, status = cached_index(reader, progress)
+    secs = time.perf_counter() - t
+    from ..log.reader import MARK_CODES
+    turns = sum(1 for c in idx.mark_code if c == MARK_CODES["turn/start"])
+    return {"seconds": round(secs, 6), "bytes": reader.source.size, "cached": status in ("hit", "extended"),
+            "status": status, "events": idx.events, "turns": turns, "segments": len(idx),
+            "lastSeq": idx.last, "contiguousThrough": idx.contiguous_through}
+
+
+# --------------------------------------------------------------------------- fold checkpoints
+
+def cached_checkpoints(reader, every: Optional[int] = None, build: bool = True):
+    """The log's fold checkpoints (:mod:`app.log.checkpoints`), saved beside its index.
+
+    Built by one full pass the first time (or when the log was replaced, truncated or
+    rewritten), then reused: a grown log keeps its checkpoints (dsh logs are append-only;
+    the bytes before the last checkpoint must be unchanged, checked as for the index) and
+    replays from the last one.  -> (Checkpoints, status "hit" | "built" | "uncached"); with
+    ``build=False``, (None, "miss") instead of building."""
+    from ..log.checkpoints import EVERY, Checkpoints, build_checkpoints
+    every = EVERY if every is None else every
+    src = reader.source
+    root = cache_root()
+    ident = _identity(src) if root is not None else None
+    if ident is None:
+        return (build_checkpoints(reader, every), "uncached") if build else (None, "miss")
+    path = cache_file(ident, root).with_suffix(".folds")
+    header_hash = hashlib.sha256(src.header_raw).hexdigest()
+    try:
+        blob = path.read_bytes()
+        body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
+        if hashlib.blake2b(body, digest_size=_DIGEST).digest() == digest and body.startswith(MAGIC):
+            meta = msgspec.json.decode(body[len(MAGIC):])
+            upto = meta.get("upto")
+            if meta.get("format") == FORMAT and meta.get("every") == every and meta.get("header") == header_hash \
+                    and all(meta.get(k) == ident[k] for k in ("path", "dev", "ino", "kind")) \
+                    and isinstance(upto, int) and upto <= src.size \
+                    and meta.get("tail") == _tail_hash(src._fd, src.header_end, upto) \
+                    and ((meta.get("size"), meta.get("mtime_ns")) == (ident["size"], ident["mtime_ns"])
+                         or ident["size"] > (meta.get("size") or 0)):
+                return Checkpoints.from_builtins(meta["points"]), "hit"
+    except (OSError, msgspec.DecodeError, TypeError, KeyError, AttributeError):
+        pass
+    if not build:
+        return None, "miss"
+    cps = build_checkpoints(reader, every)
+    upto = max([p.pos for p in cps.points], default=src.header_end)
+    meta = {"format": FORMAT, **ident, "every": every, "header": header_hash, "upto": upto,
+            "tail": _tail_hash(src._fd, src.header_end, upto), "points": cps.to_builtins()}
+    body = MAGIC + msgspec.json.encode(meta)
+    try:
+        _write_atomic(path, body + hashlib.blake2b(body, digest_size=_DIGEST).digest())
+    except OSError:
+        pass
+    return cps, "built"

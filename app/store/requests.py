@@ -1,0 +1,47 @@
+"""The exact request at a dispatch boundary for the window: cancellable, never from seq 0 in-process.
+
+:func:`exact_request` (run in a worker thread) uses the saved seq index and fold checkpoints
+(:mod:`app.store.indexcache`).  When either is missing it has them built by a child process
+(:func:`app.store.indexer.build_index_isolated`, ``what="checkpoints"``), so the long first pass
+neither holds the GIL of the window (opening another session stays responsive) nor keeps
+running once the request is no longer wanted: ``cancelled()`` is polled while waiting on the
+child (which is then killed) and between segments of the short replay afterwards.
+"""
+from __future__ import annotations
+
+from typing import Optional
+from collections.abc import Callable
+
+from ..log.analysis import request_at as request_from_scratch
+from .faces import open_reader
+
+
+def exact_request(path: str, session_id: Optional[str], seq: int,
+                  cancelled: Optional[Callable[[], bool]] = None,
+                  check: Optional[Callable[[], None]] = None) -> dict:
+    """``request_at`` for the window: -> the request dict plus ``"mode"`` ("saved" | "built" | "scratch")."""
+    from ..log import checkpoints
+    from .indexcache import cached_checkpoints, cached_index
+    from .indexer import CACHE_SCAN_IN_PROCESS, build_index_isolated
+    r = open_reader(path, session_id)
+    try:
+        v0_file = r.header is not None and r.header.version in (0, None) and r.source.kind in ("jsonl", "zstd")
+        if not v0_file:
+            out = request_from_scratch(r, seq)
+            out["mode"] = "scratch"
+            return out
+        idx, _ = cached_index(r, max_scan=CACHE_SCAN_IN_PROCESS)
+        cps, _ = cached_checkpoints(r, build=False) if idx is not None else (None, "miss")
+        mode = "saved"
+        if idx is None or cps is None:
+            build_index_isolated(path, session_id, cancelled=cancelled, what="checkpoints")
+            mode = "built"
+            r.close()
+            r = open_reader(path, session_id)
+            idx, _ = cached_index(r)
+            cps, _ = cached_checkpoints(r)
+        out = checkpoints.request_at(r, seq, cps, check=check)
+        out["mode"] = mode
+        return out
+    finally:
+        r.close()
