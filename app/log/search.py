@@ -256,7 +256,8 @@ def _cancelled(cancel: Cancel) -> bool:
     return bool(cast(Callable[[], object], cancel)())     # no is_set: the callable form
 
 
-def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None, progress: Optional[Callable[[int, int], None]] = None,
+def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None,
+         progress: Optional[Callable[[int, int], None]] = None,
          stats: Optional[FindStats] = None, limit: Optional[int] = None) -> Iterator[Hit]:
     """Stream every match of ``opts`` in the whole stored log of ``reader`` (a LogReader).
 
