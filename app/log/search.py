@@ -63,7 +63,7 @@ class FindOptions:
     regex: bool = False
     case: bool = False               # case-sensitive
     word: bool = False               # whole words only
-    kinds: Optional[frozenset[str]] = None  # restrict to these textview kinds (None: all)
+    kinds: Optional[Collection[str]] = None  # only these textview kinds (None: all); a frozenset once built
     also: tuple[re.Pattern[str], ...] = ()  # further compiled patterns the same field must match (AND)
 
     def __post_init__(self) -> None:
