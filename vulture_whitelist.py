@@ -109,3 +109,18 @@ parse_generation_name  # app/store/layout.py, the inverse of generation_name (fo
 # landed from search before this check: review
 neg  # app/store/fulltext.py parse_query unpacks a leading "-" and never uses it (is negation meant to work?)
 zadded  # tests/test_fulltext.py unpacked, unused
+
+# TypedDict keys of JSON-ready records (written as dict literals, read by key string: trace/stats/--json)
+compactionId  # app/log/trace.py _Compaction
+startSeq  # app/log/trace.py _Compaction, app/log/stats.py StepStats
+summarySeq  # app/log/trace.py _Compaction
+endSeq  # app/log/trace.py _Compaction
+replacementSeqs  # app/log/trace.py _Compaction
+startTime  # app/log/stats.py StepStats, _TurnInfo
+finishTime  # app/log/stats.py StepStats
+latencyMs  # app/log/stats.py StepStats
+latencyNote  # app/log/stats.py StepStats
+failedAttempts  # app/log/stats.py StepStats
+toolCalls  # app/log/stats.py StepStats
+toolOutcomes  # app/log/stats.py StepStats
+endReason  # app/log/stats.py _TurnInfo
