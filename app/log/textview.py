@@ -144,7 +144,7 @@ def _message(d: JsonObj) -> Optional[JsonObj]:
 def event_fields(ev: Event, tool_names: Optional[dict[Any, str]] = None) -> list[Field]:
     """The fields (kind, text, tool) a user sees in one decoded event, in display order.
 
-    ``ev`` is an :class:`~app.log.model.Event` (anything with ``type`` and ``data``).
+    ``ev`` is an :class:`~app.log.model.Event` (only its ``type`` and ``data`` are read).
     ``tool_names``: callId -> tool name, when the caller tracks calls (a tool output is then
     labelled with its tool); tool calls add themselves to it.  Empty list: nothing to see."""
     typ = ev.type
