@@ -68,6 +68,7 @@ _.columnCount
 _.headerData
 _.filterAcceptsRow
 _.eventFilter
+_.loadResource  # tests/test_ui_frame.py: a QTextDocument that records resource loads
 rowActivated  # app/ui/history/view.py signal
 
 # Theme colours, read by name through Theme.color(name) / getattr

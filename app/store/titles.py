@@ -47,6 +47,14 @@ def _load() -> dict:
     return _cache
 
 
+def _encodable(x: object) -> bool:
+    try:
+        msgspec.json.encode(x)
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 def save() -> None:
     """Write the title cache if it changed (atomically; errors are ignored: it is a cache)."""
     global _dirty
@@ -54,7 +62,11 @@ def save() -> None:
         f = _file()
         if not _dirty or f is None or _cache is None:
             return
-        blob = msgspec.json.encode({"format": _FORMAT, "titles": _cache})
+        try:
+            blob = msgspec.json.encode({"format": _FORMAT, "titles": _cache})
+        except UnicodeEncodeError:        # a path that is not valid UTF-8 (surrogate-escaped): not cached
+            keep = {k: v for k, v in _cache.items() if _encodable(k) and _encodable(v)}
+            blob = msgspec.json.encode({"format": _FORMAT, "titles": keep})
         try:
             from .indexcache import _write_atomic
             _write_atomic(f, blob)

@@ -41,9 +41,33 @@ def configure_runtime() -> None:
     gc.set_threshold(2_000, 5, 50)
 
 
+PORTAL_DESKTOPS = ("KDE", "LXQT", "DEEPIN", "BUDGIE", "HYPRLAND", "SWAY", "WLROOTS")
+GTK_DESKTOPS = ("GNOME", "UNITY", "XFCE", "CINNAMON", "MATE", "PANTHEON", "X-CINNAMON")
+
+
+def platform_theme(env) -> Optional[str]:
+    """Qt platform theme giving the desktop's own file dialogs: the user's choice when set;
+    the XDG portal when sandboxed (Flatpak, Snap) or on desktops whose native dialogs the
+    bundled Qt cannot load (KDE, LXQt, tiling Wayland compositors: the portal serves their
+    dialog); GTK on GNOME-like desktops.  None: leave Qt's default (no desktop at all)."""
+    if env.get("QT_QPA_PLATFORMTHEME"):
+        return None
+    if env.get("FLATPAK_ID") or env.get("SNAP"):
+        return "xdgdesktopportal"
+    desk = env.get("XDG_CURRENT_DESKTOP", "").upper().split(":")
+    if any(d in GTK_DESKTOPS for d in desk):
+        return "gtk3"
+    if env.get("DBUS_SESSION_BUS_ADDRESS") and any(d in PORTAL_DESKTOPS for d in desk):
+        return "xdgdesktopportal"
+    return None
+
+
 def make_app(argv=None) -> QApplication:
     app = QApplication.instance()
     if app is None:
+        theme = platform_theme(os.environ)
+        if theme:
+            os.environ["QT_QPA_PLATFORMTHEME"] = theme       # read when the application starts
         app = QApplication(list(argv or sys.argv[:1]))
     app.setApplicationName("Session Lens")
     app.setOrganizationName("session-lens")
@@ -107,7 +131,13 @@ async def _main(app, crash, path, screenshot, physical, attempts, select, size, 
     if os.environ.get("SESSION_LENS_CRASH_TEST"):
         QTimer.singleShot(0, _crash_test)
     from .main_window import MainWindow, demo_available
+    if theme == "auto":                       # View › Theme, as chosen last time
+        from . import settings
+        saved = settings.load().get("theme")
+        theme = saved if saved in ("auto", "light", "dark") else theme
     win = MainWindow(page_size=page_size, theme_mode=theme)
+    if screenshot:
+        win.frame_actions.tour_enabled = False
     if size:
         win.resize(*size)
     win.act_physical.setChecked(bool(physical))

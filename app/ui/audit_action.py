@@ -126,11 +126,9 @@ class AuditAction(QObject):
                                  triggered=lambda: self.open_audit(self.current_seq(), tab="plots"))
         window.view.addAction(self.act_trace)
 
-        tm = QMenu("&Tools", window)
-        tm.setObjectName("toolsMenu")
+        tm = window.menu("Tools")
         for a in (self.act_audit, self.act_trace, None, self.act_diffs, self.act_plots):
             tm.addSeparator() if a is None else tm.addAction(a)
-        window.menuBar().insertMenu(window.help_menu.menuAction(), tm)     # Tools goes before Help
         self.tools_menu = tm
 
         em = QMenu("&Export", window)

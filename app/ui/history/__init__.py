@@ -9,7 +9,8 @@
                  page jobs, faces, signals (QtCore only)
   live_feed.py   LiveFeed: live rows from the LiveFollower, grown pages in the ``live`` job group
   seq_index.py   SeqIndex: the seq index build and event_at for rows not loaded (workers)
-  delegate.py    row painting (QTextDocument built with insertText only)
+  delegate.py    row painting (QTextDocument built with insertText only; Markdown from markdown.py)
+  markdown.py    a small Markdown reader returning plain data (no HTML, images as text); no Qt
   view.py        HistoryView: QListView with scroll anchoring, older/newer loading, copy, menu
   controller.py  HistoryController: search, go-to (seq, turn) and selection over model + view
 

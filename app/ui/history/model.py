@@ -27,6 +27,7 @@ from typing import Optional
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
+from ..plaintext import tooltip
 from ..workers import Jobs, freeze_heap, thaw_heap
 from .live_feed import LiveFeed
 from .pages import LoadedPage, _older_job, _open_job
@@ -146,7 +147,7 @@ class HistoryModel(QAbstractListModel):
         if role == MATCH_ROLE:
             return bool(self.search_term) and self.search_term in row.search_text()
         if role == Qt.ItemDataRole.ToolTipRole:
-            return row.content().meta
+            return tooltip(row.content().meta)
         return None
 
     def flags(self, index):
@@ -312,6 +313,9 @@ class HistoryModel(QAbstractListModel):
         """(physical, show_attempts) last asked for (the shown face may still be building)."""
         return self._want_face or (self.physical, self.show_attempts)
 
+    def reset_face(self, physical: bool = False, show_attempts: bool = False) -> None:   # after close(), for open()
+        self._want_face, self.window.physical, self.window.show_attempts = None, bool(physical), bool(show_attempts)
+
     def set_physical(self, on: bool) -> None:
         if bool(on) != self.wanted_face[0]:
             self._switch_face(bool(on), self.wanted_face[1])
@@ -423,7 +427,9 @@ class HistoryModel(QAbstractListModel):
     def stats(self) -> dict:
         w = self.window
         tail = self.pages[-1].page if self.pages else None
+        last = tail.last_seq if tail is not None and tail.last_seq is not None else -1
         return {
+            "storedEvents": w.stored_event_count(),
             "rows": len(self.rows), "hiddenRows": w.hidden + w.bottom, "events": len(w.events),
             "pages": len(self.pages), "hasMore": self.has_more, "baseSeq": self.base_seq,
             "face": "physical" if self.physical else "logical",
@@ -434,9 +440,7 @@ class HistoryModel(QAbstractListModel):
             "index": self.index_state,
             "indexMode": self.index_mode,
             # the index is a snapshot: a log that grew since has at least its newest seq + 1 events
-            "indexedEvents": (max(self.seq_index.events, (tail.last_seq if tail is not None and tail.last_seq
-                                                          is not None else -1) + 1)
-                              if self.seq_index is not None else None),
+            "indexedEvents": max(self.seq_index.events, last + 1) if self.seq_index is not None else None,
             "loading": self.loading, "matches": len(self.matches),
             "live": self.live_state,
         }

@@ -427,6 +427,12 @@ class RowWindow:
     def hidden_attempt_count(self) -> int:
         return sum(map(hidden_attempts, self.trackers))
 
+    def stored_event_count(self) -> int:
+        """Loaded events read from the log (the tail's synthesized closure rows not counted)."""
+        tail = self.pages[-1].page if self.pages else None
+        closure = tail.closure if tail is not None and tail.tail else ()
+        return len(self.events) - sum(1 for ev in closure if self.events.get(ev.seq) is ev)
+
     # ------------------------------------------------------------------ search
     def set_search(self, term: str) -> bool:
         """A new term (casefolded); False when it is the current one."""
