@@ -7,6 +7,7 @@ its named controllers, each placing its own menu entries:
   ForkAction       (fork_action.py)      "Fork from here" (toolbar, row menu)
   LiveActions      (live_actions.py)     follower state, writer states of the listed sessions
   GenerationActions (generation_actions.py) the open session's generations: info line, File > Open generation
+  HomeSearch       (home_search.py)      search box above the session list: every session of the home
 
 Everything that touches files goes through workers (discover, titles, pages, index,
 event_at, request).  The window only wires view models to widgets.
@@ -137,6 +138,10 @@ class MainWindow(QMainWindow):
         self.frame_actions = FrameActions(self)
         self.sessions.model.dataChanged.connect(lambda *_: self.update_title())
         self.frame_actions.restore_geometry()
+        from .truth_views import TruthActions
+        self.truth_actions = TruthActions(self)
+        from .home_search import HomeSearch
+        self.home_search = HomeSearch(self)
 
     # ------------------------------------------------------------------ UI
     def _build_ui(self):
@@ -456,7 +461,7 @@ class MainWindow(QMainWindow):
         self.status_counts.setToolTip("\n".join(tip))
         face = s["face"]
         extra = ""
-        if face == "logical" and s["closure"]:
+        if face == "logical" and s["closure"] and not s.get("liveFace"):
             extra = f" (+{s['closure']} synthesized)"
         if face == "physical" and s["dropped"]:
             extra = f" ({s['dropped']} bad/torn tail rows)"
@@ -490,6 +495,7 @@ class MainWindow(QMainWindow):
         super().closeEvent(e)
 
     def shutdown(self):
+        self.home_search.shutdown()
         self.live_actions.shutdown()
         self.file_actions.shutdown()
         self.jobs.shutdown(10000)

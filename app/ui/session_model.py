@@ -158,6 +158,7 @@ def titles_job(job, sessions: list):
     """The title of each session (cached by revision), streamed in batches (UI updates as they come);
     SQLite sessions get their title and newest event time from one query per session."""
     batch: dict = {}
+    every: dict = {}
     last = time.perf_counter()
     stores: dict = {}
     for info in sessions:
@@ -183,11 +184,18 @@ def titles_job(job, sessions: list):
         except Exception:
             t = None
         if t:
-            batch[info.key] = t
+            batch[info.key] = every[info.key] = t
         now = time.perf_counter()
         if batch and (now - last > 0.1 or len(batch) >= 200):
             job.stream(batch)
             batch, last = {}, now
+    # fork children still carrying their parent's title get dsh's counter: "X (1)", "X (2)" …
+    try:
+        from types import SimpleNamespace
+        from ..store.lineage import display_titles
+        batch.update(display_titles(SimpleNamespace(sessions=sessions), every))
+    except Exception:
+        pass
     if batch:
         job.stream(batch)
     titles_save()

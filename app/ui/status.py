@@ -147,7 +147,10 @@ def banner_lines(history) -> tuple:
     if st is not None and st.tail:
         n = len(st.closure or [])
         writing = history.live_state in ("live", "idle")
-        if n and not history.physical:
+        live_face = getattr(getattr(history, "window", None), "live", None) is True
+        if n and not history.physical and live_face:
+            pass            # the live face: the open turn is drawn in flight, nothing is closed
+        elif n and not history.physical:
             if writing:
                 lines.append(f"The writer is still in this turn: the {n} closure row(s) at the end "
                              "(marked) are what a repair would add if it stopped now.")

@@ -5,6 +5,9 @@
   pages.py       a loaded page, its rows per face, and the page/index/live worker bodies; no Qt
   window.py      RowWindow: loaded rows, the exposed window, paging, live merge, face switch,
                  match positions; returns change records; no Qt (tests/test_row_window.py)
+  compaction.py  surface statuses of a page's rows, compaction groups folded into one row; no Qt
+  window_truth.py  RowWindow's mixin: set_surface, toggle_compaction, set_live (live face); no Qt
+  model_truth.py   HistoryModel's mixin: the surface index job, compaction toggles, the live face
   model.py       HistoryModel: the thin QAbstractListModel applying the window's records,
                  page jobs, faces, signals (QtCore only)
   live_feed.py   LiveFeed: live rows from the LiveFollower, grown pages in the ``live`` job group

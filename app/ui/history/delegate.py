@@ -29,11 +29,12 @@ STRIPE = 4
 ACCENT = {
     "user": "accent_user", "assistant": "accent_assistant", "tool-call": "accent_tool",
     "tool-result": "accent_result", "streaming": "accent_assistant", "attempt-failed": "accent_error",
-    "attempt-open": "accent_error", "bad": "accent_error", "notice": "warn",
+    "attempt-open": "accent_error", "bad": "accent_error", "notice": "warn", "compaction": "boundary",
 }
 PILL = {"synth": ("synth_bg", "synth_fg"), "hidden": ("hidden_bg", "hidden_fg"), "bad": ("bad_bg", "bad_fg"),
         "dropped": ("bad_bg", "bad_fg"), "legacy": ("mono_bg", "dim"), "warn": ("synth_bg", "synth_fg"),
-        "card": ("mono_bg", "dim")}
+        "card": ("mono_bg", "dim"), "shadow": ("hidden_bg", "hidden_fg"), "surface": ("mono_bg", "dim")}
+SHADOW_OPACITY = 0.55     # a row the model no longer sees (shadowed by a replacement) is drawn dimmed
 
 
 def mono_font(size_pt: Optional[float] = None) -> QFont:
@@ -117,7 +118,13 @@ class DocBuilder:
         for text, pk in c.pills:
             bg, fg = PILL.get(pk, ("mono_bg", "dim"))
             cur.insertText("  ", self.fmt("fg", size=self.small))
-            cur.insertText(f"\u2009{text}\u2009", self.fmt(fg, bold=True, size=self.small, bg=bg))
+            f = self.fmt(fg, bold=True, size=self.small, bg=bg)
+            if pk == "shadow" and c.link is not None:
+                # a link to the replacement: an anchor in the character format (no markup parsed)
+                f.setAnchor(True)
+                f.setAnchorHref(f"seq:{int(c.link)}")
+                f.setFontUnderline(True)
+            cur.insertText(f"\u2009{text}\u2009", f)
         if c.status in ("ok", "error", "running") and kind in ("tool-result", "tool-call"):
             sym = {"ok": "✓", "error": "✗", "running": "…"}[c.status]
             col = {"ok": "ok", "error": "err", "running": "warn"}[c.status]
@@ -332,6 +339,8 @@ class HistoryDelegate(QStyledItemDelegate):
         th = self.theme
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        if row.surface and row.surface.get("surface") == "shadowed":
+            painter.setOpacity(SHADOW_OPACITY)
         pad, margin = self._pads(row)
         r = QRectF(option.rect).adjusted(MARGIN_X, margin, -MARGIN_X, -margin)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)

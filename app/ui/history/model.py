@@ -30,6 +30,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 from ..plaintext import tooltip
 from ..workers import Jobs, freeze_heap, thaw_heap
 from .live_feed import LiveFeed
+from .model_truth import TruthModel
 from .pages import LoadedPage, _older_job, _open_job
 from .seq_index import SeqIndex
 from .rows import Row
@@ -44,7 +45,7 @@ DEFAULT_PAGE_SIZE = 50
 FACE_SYNC_EVENTS = 20_000  # a face toggle building rows for more loaded events runs in a worker
 
 
-class HistoryModel(QAbstractListModel):
+class HistoryModel(TruthModel, QAbstractListModel):
     opened = Signal()                    # reader ready and tail page installed
     openFailed = Signal(str)
     tailInstalled = Signal()
@@ -61,6 +62,7 @@ class HistoryModel(QAbstractListModel):
     liveStateChanged = Signal(str)       # waiting | loading | live | idle | complete | crashed | changed | error: …
     liveAboutToAppend = Signal()         # live rows are about to change the newest rows
     liveAppended = Signal(int)           # live rows applied (rows added to the loaded rows)
+    surfaceReady = Signal()              # every loaded row has its surface status (the index is built)
 
     def __init__(self, jobs: Optional[Jobs] = None, page_size: int = DEFAULT_PAGE_SIZE, parent=None,
                  follow_live: bool = True, live_options: Optional[dict] = None):
@@ -172,7 +174,7 @@ class HistoryModel(QAbstractListModel):
             return
         oldest = self.pages[0].page
         self.jobs.submit(_older_job, self.reader, oldest, self.page_size, self.physical, self.show_attempts,
-                         serial=True, name="older-page", group=self._group("pages"),
+                         self.window.expanded, self.window.sindex, serial=True, name="older-page", group=self._group("pages"),
                          on_done=self._install_older, on_error=self._page_error)
 
     def request_older(self) -> bool:
@@ -194,13 +196,13 @@ class HistoryModel(QAbstractListModel):
         self.opened_at = time.perf_counter()
         self._set_loading(True)
         self.jobs.submit(_open_job, path, session_id, self.page_size, self.physical, self.show_attempts,
-                         serial=True, name="open", group=self._group("open"),
+                         self.window.expanded, serial=True, name="open", group=self._group("open"),
                          on_done=self._install_tail, on_error=self._open_error)
         self.statsChanged.emit()
 
     def close(self) -> None:
         self.stop_live()
-        for g in ("open", "pages", "index", "event-at", "face", "live"):
+        for g in ("open", "pages", "index", "event-at", "face", "live", "surface"):
             self.jobs.cancel_group(self._group(g))
         self.beginResetModel()
         reader = self.reader
@@ -235,6 +237,7 @@ class HistoryModel(QAbstractListModel):
         self.opened.emit()
         self.statsChanged.emit()
         self.indexer.start()
+        self.start_surface()
         if self.follow_live:
             self.feed.start(lp.page)
 
@@ -443,4 +446,5 @@ class HistoryModel(QAbstractListModel):
             "indexedEvents": max(self.seq_index.events, last + 1) if self.seq_index is not None else None,
             "loading": self.loading, "matches": len(self.matches),
             "live": self.live_state,
+            "liveFace": self.window.live is True, "surface": "ready" if self.window.sindex is not None else "building",
         }

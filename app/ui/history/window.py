@@ -18,6 +18,10 @@ started equal to :attr:`RowWindow.rows` keeps it equal to :attr:`RowWindow.rows`
   grown page's rows touching only what changed.
 * The face switch (:meth:`RowWindow.set_face`) keeps the first visible seq at the top.
 * Search: the exposed rows matching the term (``matches``) and the current match.
+* Compactions (:meth:`RowWindow.toggle_compaction`): a bracket is one collapsed row; expanding
+  it inserts its underlying rows after it (``app.ui.history.compaction``).
+* The live face (:meth:`RowWindow.set_live`): while the writer is live the tail page's
+  logical rows are the open turn in flight (no crash closure); when it is gone, the closure.
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from typing import Any, Optional
 
 from .pages import LoadedPage, hidden_attempts
 from .rows import Row, result_call_id
+from .window_truth import TruthWindow
 
 FIRST_ROWS = 40          # rows of the tail page shown for the first paint; the rest follow
 EXPOSE_CHUNK = 10        # rows exposed per event-loop turn when older/newer rows are wanted
@@ -82,7 +87,7 @@ def _lo(r: Row) -> Optional[int]:
 
 # --------------------------------------------------------------------------- the window
 
-class RowWindow:
+class RowWindow(TruthWindow):
     def __init__(self, physical: bool = False, show_attempts: bool = False):
         self.physical = physical
         self.show_attempts = show_attempts
@@ -90,6 +95,7 @@ class RowWindow:
         self.clear()
 
     def clear(self) -> list:
+        self._clear_truth()                      # surface index, expanded compactions, live face
         self.pages: list[LoadedPage] = []        # oldest first
         self.rows: list[Row] = []                # exposed rows (what the view sees)
         self.all_rows: list[Row] = []            # every loaded row
@@ -142,6 +148,8 @@ class RowWindow:
     def install_tail(self, lp: LoadedPage) -> list:
         """The tail page opens the log: its newest ``FIRST_ROWS`` rows are exposed."""
         self.pages = [lp]
+        self.live = lp.live
+        self._adopt(lp)
         self.events = dict(lp.events)
         n = len(lp.rows_for(self.physical, self.show_attempts).rows)
         self._apply_rows(hidden=max(0, n - FIRST_ROWS))
@@ -150,6 +158,7 @@ class RowWindow:
     def add_older_page(self, lp: LoadedPage) -> list:
         """An older page's rows go above everything loaded (hidden: expose them with
         :meth:`expose_older`); results of the next newer page learn their call."""
+        self._adopt(lp)
         pr = lp.rows_for(self.physical, self.show_attempts)
         self.pages.insert(0, lp)
         self.events.update(lp.events)
@@ -278,6 +287,8 @@ class RowWindow:
         log only grows its hidden bottom; one that does gets the new rows (trimmed at the
         top to MAX_EXPOSED).  Returns (rows added to the loaded rows, changes)."""
         face = (self.physical, self.show_attempts)
+        for lp in new:
+            self._adopt(lp)
         old_pr = old.rows_for(*face)
         new_prs = [lp.rows_for(*face) for lp in new]
         old_rows = old_pr.rows
@@ -343,6 +354,7 @@ class RowWindow:
             r = self.all_rows[i]
             self._all_pos[id(r)] = i + self.origin
             self._all_key[r.key] = i + self.origin
+        out.extend(self._refresh_surface(new))
         self._recompute_matches()
         return n2 - n, out
 
