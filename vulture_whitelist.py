@@ -122,3 +122,17 @@ zadded  # tests/test_fulltext.py unpacked, unused
 has_bidi_controls  # app/ui/plaintext.py
 set_plain  # app/ui/plaintext.py
 set_title  # app/ui/plaintext.py (its one caller was message_box)
+# TypedDict keys of JSON-ready records (written as dict literals, read by key string: trace/stats/--json)
+compactionId  # app/log/trace.py _Compaction
+startSeq  # app/log/trace.py _Compaction, app/log/stats.py StepStats
+summarySeq  # app/log/trace.py _Compaction
+endSeq  # app/log/trace.py _Compaction
+replacementSeqs  # app/log/trace.py _Compaction
+startTime  # app/log/stats.py StepStats, _TurnInfo
+finishTime  # app/log/stats.py StepStats
+latencyMs  # app/log/stats.py StepStats
+latencyNote  # app/log/stats.py StepStats
+failedAttempts  # app/log/stats.py StepStats
+toolCalls  # app/log/stats.py StepStats
+toolOutcomes  # app/log/stats.py StepStats
+endReason  # app/log/stats.py _TurnInfo
