@@ -93,7 +93,7 @@ def dsh_refusals(reader: LogReader) -> list[Problem]:
             first, corrupt_by, expected = _locate(reader, seg, expected)
         elif not seg.bad and (seg.rows is not None or b"turn/end" in seg.data):
             # Segment.split_rows is annotated by the sources typing pass (perf2 branch)
-            for _pos, off, line, raw, complete in seg.split_rows():  # type: ignore[no-untyped-call]
+            for _pos, off, line, raw, complete in seg.split_rows():
                 if complete and _row_holds_turn_end_raw(raw):
                     corrupt_by = _Defect("turn/end", line=line, offset=off if off >= 0 else None)
                     break
@@ -114,7 +114,7 @@ def _locate(reader: LogReader, seg: Segment, expected: int) -> tuple[Optional[_D
     """(first defect, a later turn/end in the same segment or None, expected seq) of one segment."""
     first: Optional[_Defect] = None
     # Segment.split_rows is annotated by the sources typing pass (perf2 branch)
-    for pos, off, line, raw, complete in seg.split_rows():  # type: ignore[no-untyped-call]
+    for pos, off, line, raw, complete in seg.split_rows():
         o = off if off >= 0 else None
         if first is not None:
             if complete and _row_holds_turn_end_raw(raw):
