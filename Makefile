@@ -5,7 +5,7 @@ PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.bootstrap-stamp
 export LANG := C.UTF-8
 
-.PHONY: run test test-fast check bench bootstrap clean package package-test
+.PHONY: run test test-fast check bench fuzz bootstrap clean package package-test
 
 $(STAMP): pyproject.toml packaging/bootstrap.sh
 	bash packaging/bootstrap.sh "$(VENV)"
@@ -33,6 +33,9 @@ check: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py $(BENCH_ARGS)
+
+fuzz: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) bench/fuzz.py $(FUZZ_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache

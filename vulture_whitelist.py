@@ -24,6 +24,11 @@ _.is_surface  # app/log/model.py Event property (spec §3 vocabulary)
 MARK_TYPES  # app/log/reader.py public constant beside MARK_NAMES
 MAGIC_INT  # app/log/zstdframes.py the zstd magic as an int, beside MAGIC
 
+# TypedDict keys of JSON written out (the index cache file's meta, `session-lens index --json`)
+mtime_ns  # app/store/indexcache.py Identity
+lastSeq  # app/store/indexcache.py IndexSummary
+contiguousThrough  # app/store/indexcache.py IndexSummary
+
 # Spec-named core operations kept as the core's public API (spec §3, §6; used from the REPL and by support)
 derive_messages  # app/log/folds.py deriveMessages
 header_equals  # app/log/folds.py
@@ -68,6 +73,7 @@ _.columnCount
 _.headerData
 _.filterAcceptsRow
 _.eventFilter
+_.loadResource  # tests/test_ui_frame.py: a QTextDocument that records resource loads
 rowActivated  # app/ui/history/view.py signal
 
 # Theme colours, read by name through Theme.color(name) / getattr
@@ -109,3 +115,24 @@ parse_generation_name  # app/store/layout.py, the inverse of generation_name (fo
 # landed from search before this check: review
 neg  # app/store/fulltext.py parse_query unpacks a leading "-" and never uses it (is negation meant to work?)
 zadded  # tests/test_fulltext.py unpacked, unused
+
+# landed on main unused (app/ui/plaintext.py plain-text helpers, from the hardening/ui merges): listed by the perf2
+# merge so `make check` passes; review (delete if nothing is meant to call them). (Its unused message_box, which
+# imported QtWidgets into a module view models import, was deleted: the layering test failed on it.)
+has_bidi_controls  # app/ui/plaintext.py
+set_plain  # app/ui/plaintext.py
+set_title  # app/ui/plaintext.py (its one caller was message_box)
+# TypedDict keys of JSON-ready records (written as dict literals, read by key string: trace/stats/--json)
+compactionId  # app/log/trace.py _Compaction
+startSeq  # app/log/trace.py _Compaction, app/log/stats.py StepStats
+summarySeq  # app/log/trace.py _Compaction
+endSeq  # app/log/trace.py _Compaction
+replacementSeqs  # app/log/trace.py _Compaction
+startTime  # app/log/stats.py StepStats, _TurnInfo
+finishTime  # app/log/stats.py StepStats
+latencyMs  # app/log/stats.py StepStats
+latencyNote  # app/log/stats.py StepStats
+failedAttempts  # app/log/stats.py StepStats
+toolCalls  # app/log/stats.py StepStats
+toolOutcomes  # app/log/stats.py StepStats
+endReason  # app/log/stats.py _TurnInfo

@@ -101,3 +101,31 @@ def compact_json(value: Any, limit: int = 160) -> str:
         s = repr(value)
     s = " ".join(s.split())
     return s if len(s) <= limit else s[:limit - 1] + "…"
+
+
+def fold(text: str, what: str, max_lines: int = 18) -> str:
+    """Collapsed by default (reasoning, context injected by the runtime): the first line and
+    how many lines are hidden; an expanded row shows the text (clipped as usual)."""
+    if expanded():
+        return clip(text, max_lines)
+    lines = str(text).strip("\n").split("\n")
+    first = lines[0] if len(lines[0]) <= 160 else lines[0][:159] + "…"
+    n = len(lines) - 1
+    if n <= 0:
+        return first
+    return f"{first}\n… {n} more line{'s' if n != 1 else ''} of {what} hidden{CLIP_HINT}"
+
+
+def thousands(x) -> str:
+    return f"{x:,}" if isinstance(x, int) else str(x)
+
+
+def usage_text(u) -> str:
+    if not isinstance(u, dict):
+        return ""
+    parts = [f"in {thousands(u.get('inputTokens', 0))}", f"out {thousands(u.get('outputTokens', 0))}"]
+    for k, name in (("cacheReadTokens", "cache read"), ("cacheWriteTokens", "cache write"),
+                    ("reasoningTokens", "reasoning")):
+        if u.get(k):
+            parts.append(f"{name} {thousands(u[k])}")
+    return "tokens: " + " · ".join(parts)

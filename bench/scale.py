@@ -8,7 +8,9 @@ Rows (target in brackets):
   index        ``session-lens index F`` on an empty cache: in-process seconds; reference warm ``cat F``
                [>= 0.35x of cat]; also the exact envelope scan it replaces
   index warm   the same on the saved index (fresh process) [instant]
-  page         ``session-lens page F --before MIDDLE`` fresh process, index saved [<= 0.5 s]
+  page         ``session-lens page F --before MIDDLE`` fresh process, index and surface index saved [<= 0.5 s];
+               first open (surface index built) and, as reference, the page with only the seq index saved
+               (the surface status folded from the whole log, as before it was cached); ``--page-only``: these rows
   fork         ``session-lens fork F`` at the end, fresh process, index saved; reference ``cp F X && sync``
                [>= 0.8x of cp && sync]
   list         ``session-lens list HOME`` of a 10,000-session home; reference ``find`` + ``head -1`` of
@@ -89,11 +91,40 @@ def row(name, value, unit, ref=None, ref_name="", ratio=None, target=""):
     return out
 
 
-def bench_file(path: Path, runs: int, do_inspect: bool, do_request: bool) -> list:
+def bench_page(path: Path, runs: int, env: dict, cache: str, label: str) -> list:
+    """page --before the middle seq: first open, then saved (median of ``runs`` fresh processes); reference:
+    the same page with the surface index removed before each run (every page folds the whole log)."""
+    wall(CLI + ["index", str(path)], env)
+    events = json.loads(wall(CLI + ["index", str(path), "--json"], env)[1])["events"]
+    page = CLI + ["page", str(path), "--before", str(events // 2), "--json"]
+    idx_s = med([json.loads(wall(CLI + ["index", str(path), "--json"], env)[1])["seconds"] for _ in range(runs)])
+    proc = med([wall(CLI + ["index", str(path), "--json"], env)[0] for _ in range(runs)])
+    first = wall(page, env)[0]
+    pg = med([wall(page, env)[0] for _ in range(runs)])
+    ref = []
+    for _ in range(max(1, runs - 1)):
+        for f in Path(cache, "index").glob("*.surface"):
+            f.unlink()
+        ref.append(wall(page, env)[0])
+    r = med(ref)
+    return [row(f"index {label} saved: fresh process (in-process {idx_s:.3f} s)", proc, "s", target="(floor)"),
+            row(f"page --before middle {label}, first open (surface index built)", first, "s", target="(once)"),
+            row(f"page --before middle {label} (fresh process, index saved)", pg, "s", r,
+                "page with the seq index only s", r / pg, "<= 0.5 s")]
+
+
+def bench_file(path: Path, runs: int, do_inspect: bool, do_request: bool, page_only: bool = False) -> list:
     size = path.stat().st_size
     mb = size / 1e6
     label = f"{mb:.0f} MB"
     out = []
+    if page_only:
+        cache = tempfile.mkdtemp(prefix="sl-cache-")
+        try:
+            cat_s(path, 1)
+            return bench_page(path, runs, cli_env(cache), cache, label)
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
     cat = cat_s(path, runs)
     # index on an empty cache (each run its own empty cache folder), then warm
     cold, warm = [], []
@@ -115,11 +146,7 @@ def bench_file(path: Path, runs: int, do_inspect: bool, do_request: bool) -> lis
     cache = tempfile.mkdtemp(prefix="sl-cache-")
     try:
         env = cli_env(cache)
-        wall(CLI + ["index", str(path)], env)
-        events = json.loads(wall(CLI + ["index", str(path), "--json"], env)[1])["events"]
-        mid = events // 2
-        pg = med([wall(CLI + ["page", str(path), "--before", str(mid), "--json"], env)[0] for _ in range(runs)])
-        out.append(row(f"page --before middle {label} (fresh process, index saved)", pg, "s", target="<= 0.5 s"))
+        out += bench_page(path, runs, env, cache, label)
         # fork at the end vs cp && sync
         cps, forks = [], []
         for _i in range(runs):
@@ -211,13 +238,14 @@ def main():
     ap.add_argument("--data", default=str(REPO / "bench" / "data"))
     ap.add_argument("--inspect", default="0", help="also inspect logs up to this size (e.g. 100MB)")
     ap.add_argument("--request", action="store_true")
+    ap.add_argument("--page-only", action="store_true", help="only the page rows (and no session list)")
     a = ap.parse_args()
     data = Path(a.data)
     rows = []
     for s in [x for x in a.sizes.split(",") if x]:
         p = ensure(data / f"session-{s}.jsonl", parse_size(s), False)
-        rows += bench_file(p, a.runs, parse_size(a.inspect) if a.inspect != "0" else 0, a.request)
-    if a.sessions:
+        rows += bench_file(p, a.runs, parse_size(a.inspect) if a.inspect != "0" else 0, a.request, a.page_only)
+    if a.sessions and not a.page_only:
         rows += bench_list(make_home(data, a.sessions), a.sessions, a.runs)
     print()
     print(f"{'row':58} {'value':>10} {'unit':6} {'reference':>10} {'ratio':>7}  target")

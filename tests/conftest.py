@@ -31,6 +31,15 @@ def fixture(rel: str) -> Path:
     return p
 
 
+@pytest.fixture(autouse=True)
+def _private_config_dir(tmp_path_factory, monkeypatch):
+    """Settings, recent stores and the tour's state go to a temporary dir, never the user's."""
+    import os
+    if not os.environ.get("SESSION_LENS_CONFIG_DIR"):
+        monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
+    monkeypatch.setenv("SESSION_LENS_NO_TOUR", "1")       # the first-run tour has its own test
+
+
 @pytest.fixture
 def fixtures_dir() -> Path:
     return FIXTURES_DIR

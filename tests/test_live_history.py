@@ -92,6 +92,11 @@ def test_model_grown_by_live_rows_equals_a_fresh_read(qtbot, tmp_path, monkeypat
     fresh = _fresh(qtbot, path, 4)
     last = fresh.pages[-1].page.last_seq
     qtbot.waitUntil(lambda: _settled(m, last), timeout=WAIT)
+    # while the writer appends, the open turn is drawn in flight (no closure); the fresh read's
+    # crash closure is what the live model shows once the writer is gone (quiet past crash_after)
+    qtbot.waitUntil(lambda: m.live_state in ("crashed", "complete"), timeout=WAIT)
+    assert m.window.live is False
+    fresh.set_live_face(False)          # the fresh read has no follower: it is told the writer is gone too
     assert m.live_stats["batches"] > 3 and m.live_stats["splits"] > 0
     _load_everything(qtbot, m)
     for physical in (False, True):

@@ -99,7 +99,11 @@ def test_audit_session_opens_at_the_selected_row(qtbot, tmp_path):
     with qtbot.waitSignal(aw.diffShown, timeout=WAIT) as b:
         aw.diff_view.chooser.setCurrentIndex(req)
     assert b.args[0] == req and "messages 1 → 3: common prefix 0" in aw.diff_view.summary.text()
-    # a second row: the same window, the trace computed in a worker
+    # a second row: the same window, the trace computed in a worker (the replacement is one of
+    # the rows a collapsed compaction folds: expanded first)
+    qtbot.waitUntil(lambda: w.history.window.sindex is not None, timeout=WAIT)      # statuses in a worker
+    comp = next(r for r in w.history.rows if r.kind == "compaction")
+    w.history.toggle_compaction(comp.group["compactionId"])
     w.select_row(row_index(w, 21))
     with qtbot.waitSignal(aw.traceShown, timeout=WAIT) as b2:
         aa.act_audit.trigger()

@@ -177,10 +177,11 @@ def _cfg_audit(p):
 
 def _run_audit(args):
     from PySide6.QtWidgets import QApplication
-    from ..ui.audit import open_audit_window, save_screenshot
+    from ..ui.audit import AuditWindow, open_audit_window, save_screenshot
     r = _reader(args)
     app = QApplication.instance() or QApplication(["session-lens"])
     w = open_audit_window(r, args.seq, show=True)
+    assert isinstance(w, AuditWindow)         # open_audit_window is typed as returning a QWidget
     try:
         wd, ht = (int(x) for x in args.size.lower().split("x", 1))
         w.resize(wd, ht)

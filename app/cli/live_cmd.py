@@ -67,8 +67,9 @@ def _run_follow(args):
     from ..store.faces import open_reader
     from ..store.watch import Follower
 
+    from .termtext import json_safe, term_safe
     out = sys.stdout
-    fmt = _line if args.json else _text
+    fmt = (lambda ev: json_safe(_line(ev))) if args.json else (lambda ev: term_safe(_text(ev)))
     printed = [-1]
 
     def emit(events):

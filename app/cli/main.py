@@ -23,10 +23,17 @@ class CliError(Exception):
 
 
 def emit(args, obj, text: Callable[[], str] | None = None) -> None:
+    from .termtext import json_safe, term_safe, write_out
     if args.json or text is None:
-        sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=None if args.json else 2) + "\n")
+        write_out(json_safe(json.dumps(obj, ensure_ascii=False, indent=None if args.json else 2)) + "\n")
     else:
-        sys.stdout.write(text() + "\n")
+        write_out(term_safe(text()) + "\n")
+
+
+def say(line: str) -> None:
+    """One line on stderr (an error message may quote log text: neutralised)."""
+    from .termtext import term_safe, write_out
+    write_out(term_safe(line) + "\n", sys.stderr)
 
 
 def _reader(args, indexed: bool = False):
@@ -178,7 +185,13 @@ def _run_messages(args):
     msgs = iter_messages(r, args.through, logical=not args.physical, checks=checks)
     first = next(msgs, None)
     refusal = dsh_refusal(args, r, checks)
-    out = sys.stdout
+    from .termtext import json_safe, term_safe, write_out
+
+    class _Out:                                   # every piece neutralised for the terminal, UTF-8
+        @staticmethod
+        def write(text: str) -> None:
+            write_out(json_safe(text) if args.json else term_safe(text))
+    out = _Out()
     if args.json:
         # a log dsh would refuse: an object that says so (a plain list otherwise)
         out.write('{"messages": [' if refusal else "[")
@@ -357,17 +370,24 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         return 130
     except (CliError, FileNotFoundError, ValueError) as e:
-        print(f"session-lens {args.cmd}: {e}", file=sys.stderr)
+        say(f"session-lens {args.cmd}: {e}")
+        return 2
+    except OSError as e:      # expected: a read-only folder, a full disk, a refused special file
+        what = e.strerror or str(e)
+        where = f"{os.fsdecode(e.filename)}: " if e.filename and os.fsdecode(e.filename) not in what else ""
+        say(f"session-lens {args.cmd}: {where}{what}")
         return 2
     except Exception as e:  # one clear line, never a traceback wall
         from ..store.faces import OpenError
         name = type(e).__name__
-        if isinstance(e, OpenError) or name in ("StoreError", "SourceChanged", "PublishError"):
-            print(f"session-lens {args.cmd}: {e}", file=sys.stderr)
+        if isinstance(e, OpenError) or name in ("StoreError", "SourceChanged", "PublishError", "WriterError",
+                                                "ForkVerifyError", "ForkError", "OperationalError",
+                                                "DatabaseError", "OverflowError"):
+            say(f"session-lens {args.cmd}: {e}")
             return 2
         if os.environ.get("SESSION_LENS_DEBUG"):
             raise
-        print(f"session-lens {args.cmd}: internal error: {name}: {e}", file=sys.stderr)
+        say(f"session-lens {args.cmd}: internal error: {name}: {e}")
         return 3
 
 

@@ -76,7 +76,7 @@ def _cfg_search(p):
 
 def _run_search(args):
     from ..log.textview import plain
-    from ..store.fulltext import FullTextIndex, QueryError
+    from ..store.fulltext import FullTextIndex, QueryError, SearchHit
     if not args.query and not args.rebuild:
         raise CliError("give a QUERY (or --rebuild)")
     with FullTextIndex.for_home(args.home) as ix:
@@ -115,7 +115,7 @@ def _run_search(args):
             else:
                 lines.append(f"{_plural(res.total, 'match')} in {_plural(len(res.sessions), 'session')} "
                              f"({_plural(obj['indexed'], 'session')} indexed)")
-                by = {}
+                by: dict[str, list[SearchHit]] = {}
                 for h in res.hits:
                     by.setdefault(h.session_key, []).append(h)
                 for g in res.sessions:

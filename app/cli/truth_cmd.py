@@ -100,9 +100,10 @@ def annotate_page(reader, page, items: list[Any], entries: list[Any], obj: dict[
     the page's compaction groups, the truth it shows, and the in-flight summary when live."""
     from ..log.inflight import in_flight
     from ..log.model import is_event
-    from ..log.surface import compaction_group, index_for, row_surface
+    from ..log.surface import compaction_group, row_surface
     from ..log.tails import TRUTHS
-    sidx = index_for(reader)
+    from ..store.indexcache import cached_surface
+    sidx, _ = cached_surface(reader)          # saved beside the seq index: no pass over the log once warm
     by_seq = {it.seq: it for it in items if is_event(it)}
     for e in entries:
         ev = by_seq.get(e["event"]["seq"]) if "event" in e else None

@@ -9,6 +9,7 @@ from .folds import HeaderFold, SurfaceFold, build_request
 from .integrity import EventChecks, dsh_refusals
 import msgspec
 
+from .limits import ProblemList
 from .model import Event, Problem, typed
 from .reader import LogReader
 
@@ -36,10 +37,10 @@ def inspect(reader: LogReader, progress=None, live: bool = False) -> dict:
 
     ``live``: a writer is alive, so an open turn is in flight, not crashed: no closure is
     synthesized (``closure`` is empty; :func:`app.log.inflight.in_flight` says what is open)."""
-    problems: list = list(reader.problems)
+    problems: list = ProblemList(reader.problems)
     if reader.fatal:
         return {"id": reader.header.id if reader.header else None, "format": reader.source.kind,
-                "problems": [str(p) for p in _dedupe(problems)], "fatal": str(reader.fatal)}
+                "problems": [str(p) for p in _dedupe(list(problems) + problems.summary())], "fatal": str(reader.fatal)}
     st = reader.tail_state()
     checks = EventChecks()
     sf = SurfaceFold(keep_events=False)
@@ -125,7 +126,7 @@ def inspect(reader: LogReader, progress=None, live: bool = False) -> dict:
         "tornRows": len([d for d in st.dropped]),
         "requestHeaders": [{"seq": s, "reason": r} for s, r in hf.history],
         "types": dict(sorted(types.items())),
-        "problems": [str(p) for p in _dedupe(problems)],
+        "problems": [str(p) for p in _dedupe(list(problems) + problems.summary())],
         "dshWouldRefuse": bool(refusals),
     }
 

@@ -13,16 +13,31 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Optional
-from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Optional, TypedDict
+from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
 
 from .folds import HeaderFold, SurfaceFold
-from .lazyrows import PackedBlock, lazy_segment
-from .model import Problem, is_event
+from .lazyrows import Lazy, PackedBlock, lazy_segment
+from .model import Event, Problem, is_event
+
+if TYPE_CHECKING:
+    from .integrity import EventChecks
+    from .reader import LogReader, SeqIndex
+    from .sources import Segment
 
 EVERY = 2 << 20
+
+
+class HeaderState(TypedDict):
+    """The header fold's result: the canonical header (a JSON object), its seq and reason."""
+    header: Optional[dict[str, Any]]
+    seq: Optional[int]
+    reason: Optional[str]
+
+
+HistoryEntry = tuple[int, Optional[str]]         # (seq, reason) of a request/header
 
 
 @dataclass
@@ -34,17 +49,17 @@ class Checkpoint:
     line0: Optional[int]
     text_offset: int
     keep: int                # surface nodes: the previous point's first ``keep`` nodes ...
-    add: list                # ... then these
-    empty: list              # nodes that are empty assistant messages (no model message)
-    violations: list         # surface violations found since the previous point
-    header: Optional[dict]   # header fold (None: the previous point's)
-    history: list            # header history entries since the previous point
-    checks: list = field(default_factory=list)   # [problem, refusing] found by EventChecks since the previous point
+    add: list[int]           # ... then these
+    empty: list[int]         # nodes that are empty assistant messages (no model message)
+    violations: list[Problem]             # surface violations found since the previous point
+    header: Optional[HeaderState]         # header fold (None: the previous point's)
+    history: list[HistoryEntry]           # header history entries since the previous point
+    checks: list[tuple[Problem, bool]] = field(default_factory=list)   # (problem, refusing) found by EventChecks since the previous point
 
 
 @dataclass
 class Checkpoints:
-    points: list = field(default_factory=list)
+    points: list[Checkpoint] = field(default_factory=list)
 
     def nearest_index(self, seq: int) -> int:
         return bisect.bisect_right([p.seq for p in self.points], seq) - 1
@@ -53,13 +68,14 @@ class Checkpoints:
         i = self.nearest_index(seq)
         return self.points[i] if i >= 0 else None
 
-    def state(self, i: int) -> tuple:
+    def state(self, i: int) -> tuple[list[int], list[int], list[Problem], HeaderState, list[HistoryEntry],
+                                     list[tuple[Problem, bool]]]:
         """(nodes, empty, violations, header dict, history, checks) of point ``i`` (replayed from point 0)."""
-        nodes: list = []
-        viol: list = []
-        hist: list = []
-        chk: list = []
-        header = {"header": None, "seq": None, "reason": None}
+        nodes: list[int] = []
+        viol: list[Problem] = []
+        hist: list[HistoryEntry] = []
+        chk: list[tuple[Problem, bool]] = []
+        header: HeaderState = {"header": None, "seq": None, "reason": None}
         for p in self.points[:i + 1]:
             del nodes[p.keep:]
             nodes.extend(p.add)
@@ -70,53 +86,56 @@ class Checkpoints:
                 header = p.header
         return nodes, self.points[i].empty, viol, header, hist, chk
 
-    def to_builtins(self) -> list:
-        return [msgspec.to_builtins(p.__dict__) for p in self.points]
+    def to_builtins(self) -> list[object]:
+        out: list[object] = msgspec.to_builtins(self.points)
+        return out
 
     @classmethod
-    def from_builtins(cls, rows: list) -> Checkpoints:
-        return cls([Checkpoint(**r) for r in rows])
+    def from_builtins(cls, rows: object) -> Checkpoints:
+        """From :meth:`to_builtins`'s output (raises ``msgspec.ValidationError`` on any other shape)."""
+        return cls(msgspec.convert(rows, list[Checkpoint]))
 
 
-def restore_header(header: dict, history: list) -> HeaderFold:
+def restore_header(header: HeaderState, history: Iterable[HistoryEntry]) -> HeaderFold:
     hf = HeaderFold()
     hf.header, hf.seq, hf.reason = header["header"], header["seq"], header["reason"]
-    hf.history = [tuple(x) for x in history]
+    hf.history = list(history)
     return hf
 
 
-def restore_surface(nodes: list, empty: list, violations: list, events_of) -> SurfaceFold:
+def restore_surface(nodes: list[int], empty: list[int], violations: list[Problem],
+                    events_of: Callable[[set[int]], dict[int, Event]]) -> SurfaceFold:
     """A SurfaceFold(keep_events=True) with these nodes; ``events_of(seqs)`` -> {seq: Event}.
     (The replacement history, ``replaced``/``replaced_by``, is not kept in checkpoints.)"""
     sf = SurfaceFold(keep_events=True)
     sf.nodes = list(nodes)
     sf._empty_assistant = set(empty)
-    sf.violations = [Problem(**p) for p in violations]
+    sf.violations = [msgspec.structs.replace(p) for p in violations]
     sf.events = events_of(set(sf.nodes)) if sf.nodes else {}
     return sf
 
 
-def _segments_from(reader, pos: Optional[int], line0, text_offset):
+def _segments_from(reader: LogReader, pos: Optional[int], line0: Optional[int], text_offset: int) -> Iterator[Segment]:
     src = reader.source
     if pos is None:
         return src.forward()
-    kw = {"line0": line0}
+    kw: dict[str, Optional[int]] = {"line0": line0}
     if src.kind == "zstd":
         kw["text_offset"] = text_offset
     return src.forward(pos, **kw)
 
 
-def build_checkpoints(reader, every: int = EVERY) -> Checkpoints:
+def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
     """One forward pass over the stored events: snapshots at segment starts every ``every`` bytes."""
     from .integrity import EventChecks
     sf, hf, checks = SurfaceFold(keep_events=True), HeaderFold(), EventChecks()
     cps = Checkpoints()
-    last_at = None
+    last_at: Optional[int] = None
     n_chk = 0
     nxt = 0
     prev_len, dirty = 0, 0              # nodes before ``dirty`` are unchanged since the previous point
     n_viol = n_hist = 0
-    prev_hseq = object()
+    prev_hseq: object = object()
     for seg in reader.source.forward():
         if isinstance(seg.pos, int) and (last_at is None or seg.pos - last_at >= every) and not seg.bad \
                 and seg.line0 is not None:
@@ -126,18 +145,18 @@ def build_checkpoints(reader, every: int = EVERY) -> Checkpoints:
             cps.points.append(Checkpoint(
                 seq=nxt, pos=seg.pos, line0=seg.line0, text_offset=seg.text_offset, keep=keep,
                 add=sf.nodes[keep:], empty=sorted(x for x in sf._empty_assistant if x in node_set),
-                violations=[msgspec.to_builtins(p) for p in sf.violations[n_viol:]],
+                violations=[msgspec.structs.replace(p) for p in sf.violations[n_viol:]],
                 header=None if hf.seq == prev_hseq else {"header": hf.header, "seq": hf.seq, "reason": hf.reason},
-                history=[list(x) for x in hf.history[n_hist:]],
-                checks=[[msgspec.to_builtins(q), any(q is r for r in checks.refusing)]
+                history=hf.history[n_hist:],
+                checks=[(msgspec.structs.replace(q), any(q is r for r in checks.refusing))
                         for q in checks.problems[n_chk:]]))
             n_chk = len(checks.problems)
             prev_len = dirty = len(sf.nodes)
             n_viol, n_hist, prev_hseq = len(sf.violations), len(hf.history), hf.seq
             last_at = seg.pos
         for it in lazy_segment(reader, seg):          # packed deltas fold into nothing: not decoded
-            if type(it) is PackedBlock:
-                if it.seq0 != nxt:
+            if isinstance(it, PackedBlock):
+                if it.n is None or it.seq0 != nxt:
                     return cps
                 nxt = it.seq0 + it.n
                 continue
@@ -152,31 +171,31 @@ def build_checkpoints(reader, every: int = EVERY) -> Checkpoints:
     return cps
 
 
-def events_by_seq(reader, seqs: set, check: Optional[Callable[[], None]] = None) -> dict:
+def events_by_seq(reader: LogReader, seqs: set[int], check: Optional[Callable[[], None]] = None) -> dict[int, Event]:
     """{seq: Event} for ``seqs``, decoding only the index segments that hold them."""
     idx = reader.index or reader.build_index()
-    by_seg: dict = {}
+    by_seg: dict[int, set[int]] = {}
     for s in seqs:
         i = idx.locate(s)
         if i is not None:
             by_seg.setdefault(i, set()).add(s)
-    out: dict = {}
+    out: dict[int, Event] = {}
     for i in sorted(by_seg):
         if check is not None:
             check()
         want = by_seg[i]
         end = idx.seg_end[i]
-        for seg in reader.source.forward(idx.seg_pos[i], **({"line0": idx.line0[i] if idx.line0[i] >= 0 else None})):
+        for seg in _segments_from(reader, idx.seg_pos[i], idx.line0[i] if idx.line0[i] >= 0 else None, -1):
             for it in lazy_segment(reader, seg):       # (surface events are never packed)
-                if type(it) is not PackedBlock and it.seq in want:
+                if isinstance(it, Event) and it.seq in want:
                     out[it.seq] = it
             if seg.end >= end:
                 break
     return out
 
 
-def events_from(reader, cp: Optional[Checkpoint], check: Optional[Callable[[], None]] = None,
-                lazy: bool = False) -> Iterator:
+def events_from(reader: LogReader, cp: Optional[Checkpoint], check: Optional[Callable[[], None]] = None,
+                lazy: bool = False) -> Iterator[Lazy]:
     """Stored events from the checkpoint's seq on (from seq 0 without one); ``check()`` runs
     before each segment (it raises to cancel).  ``lazy``: packed rows as :class:`PackedBlock`."""
     first = cp.seq if cp is not None else 0
@@ -186,15 +205,15 @@ def events_from(reader, cp: Optional[Checkpoint], check: Optional[Callable[[], N
         if check is not None:
             check()
         for it in (lazy_segment(reader, seg) if lazy else reader.decode_segment(seg)):
-            if type(it) is PackedBlock:
-                if it.seq0 + it.n > first:
+            if isinstance(it, PackedBlock):
+                if it.n is None or it.seq0 + it.n > first:
                     yield it
             elif is_event(it) and it.seq >= first:
                 yield it
 
 
-def folds_at(reader, cps: Checkpoints, b: int, check: Optional[Callable[[], None]] = None,
-             checks=None) -> tuple:
+def folds_at(reader: LogReader, cps: Checkpoints, b: int, check: Optional[Callable[[], None]] = None,
+             checks: Optional[EventChecks] = None) -> tuple[SurfaceFold, HeaderFold]:
     """(SurfaceFold, HeaderFold) of the stored events with seq < ``b``: nearest checkpoint + replay.
     ``checks`` (an empty :class:`~app.log.integrity.EventChecks`) ends as if it had seen them all."""
     i = cps.nearest_index(b)
@@ -205,14 +224,14 @@ def folds_at(reader, cps: Checkpoints, b: int, check: Optional[Callable[[], None
         hf = restore_header(header, hist)
         if checks is not None:
             for q, refusing in chk:
-                prob = Problem(**q)
+                prob = msgspec.structs.replace(q)
                 checks.problems.append(prob)
                 if refusing:
                     checks.refusing.append(prob)
     else:
         sf, hf = SurfaceFold(), HeaderFold()
     for ev in events_from(reader, cp, check, lazy=True):
-        if type(ev) is PackedBlock:
+        if isinstance(ev, PackedBlock):
             if ev.seq0 >= b:
                 break
             continue
@@ -225,7 +244,7 @@ def folds_at(reader, cps: Checkpoints, b: int, check: Optional[Callable[[], None
     return sf, hf
 
 
-def turn_start_before(idx, seq: int) -> int:
+def turn_start_before(idx: SeqIndex, seq: int) -> int:
     """Seq of the last turn/start at or before ``seq`` (0 if none), from the index marks."""
     best = 0
     for s, t in idx.marks(-1, seq):
@@ -234,8 +253,8 @@ def turn_start_before(idx, seq: int) -> int:
     return best
 
 
-def request_at(reader, at_seq: int, cps: Checkpoints, check: Optional[Callable[[], None]] = None,
-               checks=None) -> dict:
+def request_at(reader: LogReader, at_seq: int, cps: Checkpoints, check: Optional[Callable[[], None]] = None,
+               checks: Optional[EventChecks] = None) -> dict[str, object]:
     """:func:`app.log.analysis.request_at` from checkpoints: the attempt is found from its turn's
     start, the folds from the nearest checkpoint; neither reads the log from seq 0."""
     from .analysis import dispatch_boundary
@@ -243,13 +262,14 @@ def request_at(reader, at_seq: int, cps: Checkpoints, check: Optional[Callable[[
     idx = reader.index or reader.build_index()
     ts = turn_start_before(idx, at_seq)
     i = idx.locate(ts) if idx.contiguous_through >= ts else None
+    start: Optional[Checkpoint]
     if i is not None:                  # read from the index segment holding the turn's start
         start = Checkpoint(seq=ts, pos=idx.seg_pos[i], line0=idx.line0[i] if idx.line0[i] >= 0 else None,
                            text_offset=-1, keep=0, add=[], empty=[], violations=[], header=None, history=[])
     else:
         start = cps.nearest(ts)
     b, attempt = dispatch_boundary(reader, at_seq, events=(e for e in events_from(reader, start, check)
-                                                            if e.seq >= ts))
+                                                            if isinstance(e, Event) and e.seq >= ts))
     sf, hf = folds_at(reader, cps, b, check, checks)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,

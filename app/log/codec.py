@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 import msgspec
 
+from .limits import MAX_PACKED_MEMBERS, LimitError, check_row
 from .model import (MAX_SAFE_INT, PACKED_TAGS, BadRow, Event,
                     Header, Problem)
 from .versions import decode_seq_ranges, known_types, version_problem
@@ -38,10 +39,16 @@ def _is_int(v) -> bool:
 def decode_json(raw: bytes):
     """Decode JSON bytes; on invalid UTF-8 retry with replacement characters.
 
-    Returns (value, replaced: bool).  Raises DecodeError when not JSON at all.
+    Returns (value, replaced: bool).  Raises DecodeError when not JSON at all, or when the
+    row is over a limit of :mod:`app.log.limits` (size, nesting depth).
     """
     try:
+        check_row(raw)
         return _decode(raw), False
+    except LimitError as e:
+        raise DecodeError(str(e)) from None
+    except RecursionError:
+        raise DecodeError("nested too deeply to decode") from None
     except msgspec.DecodeError as e:
         try:
             text = raw.decode("utf-8")
@@ -135,7 +142,8 @@ class RowCodec:
         try:
             obj, replaced = decode_json(raw)
         except DecodeError as e:
-            kind = "bad-utf8" if "UTF-8" in str(e) else "malformed"
+            kind = "bad-utf8" if "UTF-8" in str(e) else (
+                "over-limit" if ("limit" in str(e) or "nested" in str(e)) else "malformed")
             reason = f"not a JSON row: {e}"
             return [BadRow(kind=kind, reason=reason, raw=raw, pos=pos, offset=offset, line=line)], [
                 Problem(code=kind, message=reason, line=line, offset=offset)]
@@ -309,6 +317,8 @@ def _check_packed(row: dict) -> tuple:
     turn, step, index = data["turn"], data["step"], data["index"]
     if not (_is_int(turn) and _is_int(step) and _is_int(index)):
         raise DecodeError("turn/step/index must be integers")
+    if isinstance(payload, list) and len(payload) > MAX_PACKED_MEMBERS:
+        raise DecodeError(f"{len(payload)} members, over the limit of {MAX_PACKED_MEMBERS} per packed row")
     if not isinstance(payload, list) or not payload or not all(isinstance(p, str) for p in payload):
         raise DecodeError("payload must be a non-empty list of strings")
     if not isinstance(dt, list) or not all(_is_int(x) for x in dt) or len(dt) != len(payload) - 1:

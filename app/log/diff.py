@@ -11,45 +11,52 @@ from __future__ import annotations
 
 import difflib
 import json
-from typing import Optional, Union
+from typing import Any, Optional, Union
 from collections.abc import Iterable
 
-from .attempts import AttemptTracker, embedded_chunks
+from .attempts import Attempt, AttemptTracker, embedded_chunks
 from .folds import HeaderFold, SurfaceFold, build_request
-from .model import Event, message_text
+from .model import Event, Header, message_text
+from .payloads import JsonObj, as_obj, blocks
+from .trace import EventSource
 from .versions import inherited_count
+
+# a LogReader (its ``header`` and ``version`` are read when present) or the logical events themselves
+Source = Union[EventSource, Iterable[Event]]
 
 
 class DiffError(Exception):
     pass
 
 
-def _events(src) -> list:
+def _events(src: Source) -> list[Event]:
     if hasattr(src, "iter_events"):
         return list(src.iter_events(logical=True))
     return list(src)
 
 
-def _sid(src) -> str:
-    h = getattr(src, "header", None)
+def _sid(src: Source) -> str:
+    h: Optional[Header] = getattr(src, "header", None)
     return h.id if h is not None else ""
 
 
-def _version(src) -> int:
-    return getattr(src, "version", 0) or 0
+def _version(src: Source) -> int:
+    v: Optional[int] = getattr(src, "version", 0)
+    return v or 0
 
 
 # --------------------------------------------------------------------------- attempt content
 
-def streamed_content(chunks: Iterable[Event]) -> dict:
+def streamed_content(chunks: Iterable[Event]) -> JsonObj:
     """What an attempt streamed: text, reasoning, tool calls, usage, finish."""
-    text: list = []
-    reasoning: list = []
-    calls: dict = {}
-    usage = finish = None
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls: dict[Any, JsonObj] = {}       # call id (else chunk index) -> {id, name, arguments}
+    usage: Any = None
+    finish: Any = None
     for ev in chunks:
-        c = (ev.data or {}).get("chunk") if isinstance(ev.data, dict) else None
-        if not isinstance(c, dict):
+        c = as_obj((ev.data or {}).get("chunk") if isinstance(ev.data, dict) else None)
+        if c is None:
             continue
         ct = c.get("type")
         if ct == "text-delta":
@@ -62,8 +69,7 @@ def streamed_content(chunks: Iterable[Event]) -> dict:
             if c.get("name"):
                 tc["name"] = c.get("name")
             tc["arguments"] += str(c.get("argumentsDelta", ""))
-        elif ct == "block-end" and isinstance(c.get("block"), dict):
-            b = c["block"]
+        elif ct == "block-end" and (b := as_obj(c.get("block"))) is not None:
             if b.get("type") == "tool-call":
                 k = b.get("id") or c.get("index")
                 calls[k] = {"id": b.get("id"), "name": b.get("name"), "arguments": b.get("arguments", "")}
@@ -75,29 +81,29 @@ def streamed_content(chunks: Iterable[Event]) -> dict:
             "usage": usage, "finish": finish}
 
 
-def message_content(message: Optional[dict]) -> dict:
+def message_content(message: Optional[JsonObj]) -> JsonObj:
     m = message or {}
     calls = [{"id": b.get("id"), "name": b.get("name"), "arguments": b.get("arguments", "")}
-             for b in m.get("content") or [] if isinstance(b, dict) and b.get("type") == "tool-call"]
+             for b in blocks(m) if b.get("type") == "tool-call"]
     return {"text": message_text(m), "reasoning": message_text(m, ("reasoning",)), "toolCalls": calls}
 
 
-def _line_diff(a: str, b: str, a_name: str, b_name: str) -> list:
+def _line_diff(a: str, b: str, a_name: str, b_name: str) -> list[str]:
     return list(difflib.unified_diff(a.splitlines(), b.splitlines(), a_name, b_name, lineterm=""))
 
 
-def attempt_diff(src, turn: Optional[int] = None, step: Optional[int] = None) -> list:
+def attempt_diff(src: Source, turn: Optional[int] = None, step: Optional[int] = None) -> list[JsonObj]:
     """For every step with a failed attempt (or the named step): failed attempts beside the committed one."""
     events = _events(src)
     at = AttemptTracker(keep_text=False)
-    by_seq = {}
+    by_seq: dict[int, Event] = {}
     for ev in events:
         at.apply(ev)
         by_seq[ev.seq] = ev
-    steps: dict = {}
+    steps: dict[tuple[Optional[int], Optional[int]], list[Attempt]] = {}
     for a in at.attempts:
         steps.setdefault((a.turn, a.step), []).append(a)
-    out = []
+    out: list[JsonObj] = []
     for (t, s), atts in steps.items():
         if turn is not None and (t != turn or (step is not None and s != step)):
             continue
@@ -106,22 +112,22 @@ def attempt_diff(src, turn: Optional[int] = None, step: Optional[int] = None) ->
             continue
         committed = next((a for a in atts if a.message_seq is not None), None)
 
-        def chunks_of(a):
+        def chunks_of(a: Attempt) -> list[Event]:
             if a.first_seq == a.last_seq and by_seq.get(a.first_seq) is not None and \
                     by_seq[a.first_seq].type in ("assistant/message", "assistant/attempt"):
                 return embedded_chunks(by_seq[a.first_seq])        # v2+: the settlement holds its stream
             return [by_seq[q] for q in range(a.first_seq, a.last_seq + 1)
                     if q in by_seq and by_seq[q].type == "assistant/chunk" and by_seq[q].turn_step() == (t, s)]
-        com = None
+        com: Optional[JsonObj] = None
         if committed is not None:
-            mev = by_seq.get(committed.message_seq)
+            mev = by_seq.get(committed.message_seq) if committed.message_seq is not None else None
             msg = (mev.data or {}).get("message") if mev is not None and isinstance(mev.data, dict) else None
             com = {"attemptFirstSeq": committed.first_seq, "attemptLastSeq": committed.last_seq,
                    "messageSeq": committed.message_seq, "status": committed.status,
                    "usage": (mev.data or {}).get("usage") if mev is not None else None,
                    **message_content(msg)}
             com["streamed"] = streamed_content(chunks_of(committed))
-        fl = []
+        fl: list[JsonObj] = []
         for a in failed:
             sc = streamed_content(chunks_of(a))
             fl.append({"firstSeq": a.first_seq, "lastSeq": a.last_seq, "failure": a.failure,
@@ -136,14 +142,14 @@ def attempt_diff(src, turn: Optional[int] = None, step: Optional[int] = None) ->
 
 # --------------------------------------------------------------------------- request diff
 
-def _boundaries(events: list) -> list:
+def _boundaries(events: list[Event]) -> list[Attempt]:
     at = AttemptTracker(keep_text=False)
     for ev in events:
         at.apply(ev)
     return at.attempts
 
 
-def resolve_boundary(events: list, ref: Union[str, int]) -> tuple:
+def resolve_boundary(events: list[Event], ref: Union[str, int]) -> tuple[int, Attempt]:
     """``"turn.step"`` -> the first chunk seq of the step's committed (else last) attempt;
     a seq -> the boundary of the attempt it is in / the message citing it / itself if a boundary."""
     atts = _boundaries(events)
@@ -161,12 +167,14 @@ def resolve_boundary(events: list, ref: Union[str, int]) -> tuple:
     raise DiffError(f"seq {q} is not a dispatch boundary (no attempt starts at, covers or is cited by it)")
 
 
-def _requests_at(events: list, bounds: list, sid: str, version: int = 0) -> dict:
+def _requests_at(events: list[Event], bounds: list[int], sid: str,
+                 version: int = 0) -> dict[int, tuple[JsonObj, list[int], Optional[int]]]:
+    """boundary -> (the exact request, its message seqs, the seq of the header in force)."""
     want = sorted(set(bounds))
-    out = {}
+    out: dict[int, tuple[JsonObj, list[int], Optional[int]]] = {}
     sf, hf = SurfaceFold(version=version), HeaderFold()
 
-    def req():
+    def req() -> JsonObj:
         return build_request(hf.header, sf.messages(), sid, hf.tool_history.snapshot() if version >= 4 else None)
     i = 0
     for ev in events:
@@ -183,13 +191,13 @@ def _requests_at(events: list, bounds: list, sid: str, version: int = 0) -> dict
     return out
 
 
-def _tool_names(tools) -> list:
+def _tool_names(tools: object) -> list[Any]:
     if isinstance(tools, list):
         return [t.get("name") if isinstance(t, dict) else str(t) for t in tools]
     return []
 
 
-def request_diff(src, a: Union[str, int], b: Union[str, int]) -> dict:
+def request_diff(src: Source, a: Union[str, int], b: Union[str, int]) -> JsonObj:
     events = _events(src)
     ba, atta = resolve_boundary(events, a)
     bb, attb = resolve_boundary(events, b)
@@ -202,14 +210,14 @@ def request_diff(src, a: Union[str, int], b: Union[str, int]) -> dict:
               "removed": {k: ca[k] for k in ca if k not in cb},
               "changed": {k: {"from": ca[k], "to": cb[k]} for k in ca if k in cb and ca[k] != cb[k]}}
     sys_a, sys_b = ra.get("system"), rb.get("system")
-    system = {"changed": sys_a != sys_b}
+    system: JsonObj = {"changed": sys_a != sys_b}
     if sys_a != sys_b:
-        ta = sys_a if isinstance(sys_a, str) else json.dumps(sys_a, ensure_ascii=False, indent=1)
-        tb = sys_b if isinstance(sys_b, str) else json.dumps(sys_b, ensure_ascii=False, indent=1)
-        system["diff"] = _line_diff(ta or "", tb or "", "system@A", "system@B")
+        txt_a = sys_a if isinstance(sys_a, str) else json.dumps(sys_a, ensure_ascii=False, indent=1)
+        txt_b = sys_b if isinstance(sys_b, str) else json.dumps(sys_b, ensure_ascii=False, indent=1)
+        system["diff"] = _line_diff(txt_a or "", txt_b or "", "system@A", "system@B")
     ta, tb = ra.get("tools"), rb.get("tools")
     na, nb = _tool_names(ta), _tool_names(tb)
-    tools = {"changed": ta != tb, "added": [n for n in nb if n not in na], "removed": [n for n in na if n not in nb]}
+    tools: JsonObj = {"changed": ta != tb, "added": [n for n in nb if n not in na], "removed": [n for n in na if n not in nb]}
     if isinstance(ta, list) and isinstance(tb, list):
         da = {(t.get("name") if isinstance(t, dict) else str(t)): t for t in ta}
         db = {(t.get("name") if isinstance(t, dict) else str(t)): t for t in tb}
@@ -243,11 +251,11 @@ def _key(ev: Event) -> bytes:
     return msgspec.json.encode(ev.envelope())
 
 
-def fork_diff(child, parent) -> dict:
+def fork_diff(child: Source, parent: Source) -> JsonObj:
     """Compare a fork child's logical events with its parent's (readers or event lists)."""
     ce, pe = _events(child), _events(parent)
-    ch = getattr(child, "header", None)
-    ph = getattr(parent, "header", None)
+    ch: Optional[Header] = getattr(child, "header", None)
+    ph: Optional[Header] = getattr(parent, "header", None)
     n = 0
     while n < min(len(ce), len(pe)) and ce[n].seq == pe[n].seq and _key(ce[n]) == _key(pe[n]):
         n += 1
@@ -258,7 +266,7 @@ def fork_diff(child, parent) -> dict:
         # v2+: no seedLength; the inherited count is the seq of the last tagged end-seed
         seed_length = inherited_count(ce, ch) if ch.isSeeded else None
         end_seed = seed_length if ch.isSeeded else end_seed
-    problems = []
+    problems: list[str] = []
     if end_seed is not None and ch is not None and ch.seedLength is not None:
         # the last end-seed is this lifecycle's: a fork of a fork inherits its parent's (spec §7)
         end_seed = next(e.seq for e in reversed(ce) if e.type == "session/end-seed")

@@ -26,13 +26,20 @@ from __future__ import annotations
 import re
 from array import array
 from itertools import chain
-from typing import Optional
-from collections.abc import Callable
+from typing import TYPE_CHECKING, Optional
+from collections.abc import Callable, Iterable
 
 import msgspec
 
 from .model import Problem
 from .reader import _LEGACY_TYPES, MARK_CODES, SeqIndex, _maybe_legacy, _ProbeRow
+
+if TYPE_CHECKING:
+    from .reader import LogReader
+    from .sources import Segment
+
+# (type, first seq, members) of one stored row, as LogReader.scan_segment_rows gives them
+Row = tuple[Optional[str], Optional[int], int]
 
 # rows are split at C speed; the head of each row (its first bytes) says its type and seq in the
 # writer's key order, and a packed row's dt length (read from the row itself) its member count
@@ -50,7 +57,7 @@ class IndexBuilder:
     """Incremental index construction: feed segments oldest first; state can be saved/resumed."""
 
     def __init__(self, idx: Optional[SeqIndex] = None, expected: int = 0, broken: bool = False,
-                 problems: Optional[list] = None, legacy: Optional[list] = None):
+                 problems: Optional[list[Problem]] = None, legacy: Optional[list[int]] = None) -> None:
         self.idx = idx if idx is not None else SeqIndex()
         self.expected = expected
         self.broken = broken
@@ -62,11 +69,11 @@ class IndexBuilder:
         self.exact_segments = 0
 
     # ------------------------------------------------------------------ exact (row by row)
-    def add_exact(self, reader, seg) -> None:
+    def add_exact(self, reader: LogReader, seg: Segment) -> None:
         """One segment by the exact envelope scan (with its legacy flag when kept)."""
         self.add_rows(seg, reader.scan_segment_rows(seg, self.problems, self.legacy))
 
-    def add_rows(self, seg, rows) -> None:
+    def add_rows(self, seg: Segment, rows: Iterable[Row]) -> None:
         """One segment from its exact rows [(type, first_seq, members)] (None seq: unreadable)."""
         idx = self.idx
         first, last, n_ev, n_rows = -1, -1, 0, 0
@@ -93,7 +100,7 @@ class IndexBuilder:
         self.exact_segments += 1
 
     # ------------------------------------------------------------------ fast (byte level)
-    def try_fast(self, seg) -> bool:
+    def try_fast(self, seg: Segment) -> bool:
         """Index ``seg`` from its bytes; False (nothing changed) when it needs the exact scan."""
         if seg.bad or seg.torn or seg.rows is not None:
             return False
@@ -111,12 +118,14 @@ class IndexBuilder:
         first = int(heads[0][2])
         if first != self.expected:
             return False
-        marks_s, marks_c, ranges = [], [], []
+        marks_s: list[int] = []
+        marks_c: list[int] = []
+        ranges: list[range] = []
         cur = first
         done_rows = 0                                  # rows accounted for by ``ranges``
         for i in [i for i, h in enumerate(heads) if h[0] in _KINDS]:
-            kind, zero, s = heads[i]
-            s = int(s)
+            kind, zero, s_raw = heads[i]
+            s = int(s_raw)
             if kind in _PACKED:
                 d = _DT_RE.match(rows[i], len(kind) + len(heads[i][2]) + 18) if zero else None
                 if d is None:
@@ -156,25 +165,26 @@ class IndexBuilder:
         if not self.broken:
             idx.contiguous_through = last
         idx.add(seg.pos, seg.end, first, last, seg.line0, n_rows, last - first + 1)
-        if flag is not None:
+        if flag is not None and self.legacy is not None:
             self.legacy.append(flag)
         self.fast_segments += 1
         return True
 
     # ------------------------------------------------------------------ state
-    def state(self) -> dict:
+    def state(self) -> dict[str, object]:
         return {"expected": self.expected, "broken": self.broken}
 
 
-def fast_applicable(reader) -> bool:
+def fast_applicable(reader: LogReader) -> bool:
     """The byte-level scan knows the v0 row shapes of raw and zstd files only."""
     h = reader.header
     return reader.source.kind in ("jsonl", "zstd") and h is not None and h.version in (0, None) \
         and not getattr(reader, "envelope_free", False)
 
 
-def scan(reader, builder: IndexBuilder, segments, progress: Optional[Callable[[int, int], None]] = None,
-         on_segment: Optional[Callable] = None) -> IndexBuilder:
+def scan(reader: LogReader, builder: IndexBuilder, segments: Iterable[Segment],
+         progress: Optional[Callable[[int, int], None]] = None,
+         on_segment: Optional[Callable[[Segment, IndexBuilder], None]] = None) -> IndexBuilder:
     """Feed ``segments`` into ``builder``: fast where possible, exact otherwise."""
     total = max(1, reader.source.size)
     fast = fast_applicable(reader)
@@ -190,13 +200,13 @@ def scan(reader, builder: IndexBuilder, segments, progress: Optional[Callable[[i
     return builder
 
 
-def wants_legacy(reader) -> bool:
+def wants_legacy(reader: LogReader) -> bool:
     """v0/v1 logs keep per-segment legacy flags in their index (see :mod:`app.store.forking`)."""
     return (getattr(reader, "version", 0) or 0) < 2 and reader.source.kind in ("jsonl", "zstd")
 
 
-def fast_index(reader, progress: Optional[Callable[[int, int], None]] = None,
-               problems: Optional[list] = None) -> Optional[SeqIndex]:
+def fast_index(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
+               problems: Optional[list[Problem]] = None) -> Optional[SeqIndex]:
     """The reader's SeqIndex by the byte-level scan (None when it does not apply)."""
     if not fast_applicable(reader):
         return None

@@ -6,10 +6,11 @@ folding incrementally are the same computation; ``fold_*`` helpers reduce a list
 from __future__ import annotations
 
 import copy
-from typing import Optional
+from typing import Any, Optional
 from collections.abc import Iterable
 
 from .model import SURFACE_TYPES, Event, Problem, event_message
+from .payloads import JsonList, JsonObj, as_obj, blocks, items, obj
 from .versions import replace_bounds
 
 # surface types that only newer formats know (v3 system/message, v4 developer/message): an
@@ -28,12 +29,12 @@ class SurfaceFold:
     def __init__(self, keep_events: bool = True, version: int = 0):
         self.version = version or 0
         self.nodes: list[int] = []
-        self.projected: dict[int, dict] = {}    # seq -> message after image/offload projections (v4)
-        self._step_mark: Optional[tuple] = None  # (type, seq) of the last step/start or step/end
+        self.projected: dict[int, JsonObj] = {}    # seq -> message after image/offload projections (v4)
+        self._step_mark: Optional[tuple[str, int]] = None  # (type, seq) of the last step/start or step/end
         self.keep_events = keep_events
         self.events: dict[int, Event] = {}      # seq -> surface event (when keep_events)
         self.replaced_by: dict[int, int] = {}   # shadowed seq -> replacing seq
-        self.replaced: dict[int, list] = {}     # replacing seq -> seqs it shadowed
+        self.replaced: dict[int, list[int]] = {}     # replacing seq -> seqs it shadowed
         self.violations: list[Problem] = []
         self._empty_assistant: set[int] = set()
 
@@ -130,7 +131,7 @@ class SurfaceFold:
         """Seqs of nodes that yield a model message (empty assistant messages excluded)."""
         return [s for s in self.nodes if s not in self._empty_assistant]
 
-    def messages(self) -> list[dict]:
+    def messages(self) -> list[JsonObj]:
         if not self.keep_events:
             raise RuntimeError("SurfaceFold(keep_events=False) cannot derive messages")
         out = []
@@ -142,12 +143,12 @@ class SurfaceFold:
             out = self._without_unanswerable(out)
         return out
 
-    def _without_unanswerable(self, msgs: list) -> list:
+    def _without_unanswerable(self, msgs: list[JsonObj]) -> list[JsonObj]:
         """v4 (spec-versions §6.1 rule 4): tool calls of a closed step that no tool message
         answers in time are removed from their assistant messages (the log is unchanged)."""
         seqs = [s for s in self.message_seqs() if (self.projected.get(s) or event_message(self.events[s]))]
-        open_: dict = {}
-        cand: dict = {}
+        open_: dict[Any, int] = {}       # open tool-call id -> seq of its assistant message
+        cand: dict[Any, int] = {}
         for s, m in zip(seqs, msgs):
             role = m.get("role")
             if role == "assistant":
@@ -200,14 +201,14 @@ def fold_surface(events: Iterable[Event], keep_events: bool = True, version: int
     return f
 
 
-def derive_messages(events: Iterable[Event], version: int = 0) -> list[dict]:
+def derive_messages(events: Iterable[Event], version: int = 0) -> list[JsonObj]:
     """``deriveMessages``: the model messages of a log prefix."""
     return fold_surface(events, version=version).messages()
 
 
 # --------------------------------------------------------------------------- request header
 
-def canonical_header(header: dict) -> dict:
+def canonical_header(header: Optional[JsonObj]) -> JsonObj:
     """Drop empty ``system``/``tools``, and ``adapterDefaults`` unless a marker is true."""
     h = dict(header or {})
     if h.get("system") in (None, "", []):
@@ -220,7 +221,7 @@ def canonical_header(header: dict) -> dict:
     return h
 
 
-def _tool_name(tool):
+def _tool_name(tool: object) -> object:
     return tool.get("name") if isinstance(tool, dict) else tool
 
 
@@ -230,23 +231,23 @@ class ToolHistoryFold:
     tool updates made since; when the latest header's tools and the reconstructed names
     disagree (logs written before tool updates were logged), the latest header's tools."""
 
-    def __init__(self):
-        self.headers: dict = {}           # header seq -> tools list
-        self.declared: dict = {}          # name -> definition in this series
-        self.active: list = []
-        self.available: set = set()
+    def __init__(self) -> None:
+        self.headers: dict[int, JsonList] = {}   # header seq -> tools list
+        self.declared: dict[object, Any] = {}    # name -> definition in this series
+        self.active: JsonList = []
+        self.available: set[object] = set()
         self.baseline: Optional[int] = None
-        self.tools: list = []
-        self.updates: list = []
-        self.problems: list = []
+        self.tools: JsonList = []
+        self.updates: list[JsonObj] = []
+        self.problems: list[Problem] = []
 
     def apply(self, ev: Event) -> None:
-        d = ev.data if isinstance(ev.data, dict) else None
+        d = as_obj(ev.data)
         if d is None:
             return
         if ev.type == "request/header":
-            h = d.get("header") if isinstance(d.get("header"), dict) else {}
-            tools = h.get("tools") if isinstance(h.get("tools"), list) else []
+            h = obj(d.get("header"))
+            tools = items(h.get("tools"))
             self.headers[ev.seq] = tools
             redeclared = any(_tool_name(t) in self.declared and _json(self.declared[_tool_name(t)]) != _json(t)
                              for t in tools)
@@ -258,13 +259,13 @@ class ToolHistoryFold:
                 self.available = {_tool_name(t) for t in tools}
             self.active = tools
         elif ev.type == "developer/message" and ev.known:
-            msg = d.get("message") if isinstance(d.get("message"), dict) else {}
-            hseq = d.get("headerSeq")
+            msg = obj(d.get("message"))
+            hseq: Any = d.get("headerSeq")
             if hseq is not None and hseq == self.baseline:
                 return
             defs = self.headers.get(hseq, []) if hseq is not None else []
-            additions = []
-            content = [b for b in msg.get("content") or [] if isinstance(b, dict)]
+            additions: JsonList = []
+            content = blocks(msg)
             for b in content:
                 if b.get("type") == "tool-addition":
                     found = [t for t in defs if _tool_name(t) == b.get("toolName")]
@@ -282,14 +283,14 @@ class ToolHistoryFold:
                     self.available.discard(b.get("toolName"))
             self.updates = self.updates + [{"messageId": msg.get("id"), "additions": additions}]
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> JsonObj:
         names = [_tool_name(t) for t in self.active]
         if len(names) != len(self.available) or any(n not in self.available for n in names):
             return {"tools": copy.deepcopy(self.active), "updates": []}
         return {"tools": copy.deepcopy(self.tools), "updates": copy.deepcopy(self.updates)}
 
 
-def _json(v) -> str:
+def _json(v: object) -> str:
     import json
     return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
 
@@ -298,11 +299,11 @@ class HeaderFold:
     """``foldRequestHeader``: the canonical last ``request/header`` (last wins); for v4
     also the ``toolHistory`` (:attr:`tool_history`)."""
 
-    def __init__(self):
-        self.header: Optional[dict] = None
+    def __init__(self) -> None:
+        self.header: Optional[JsonObj] = None
         self.seq: Optional[int] = None
         self.reason: Optional[str] = None
-        self.history: list[tuple[int, str]] = []      # (seq, reason)
+        self.history: list[tuple[int, Optional[str]]] = []      # (seq, reason)
         self.tool_history = ToolHistoryFold()
 
     def apply(self, ev: Event) -> None:
@@ -319,19 +320,19 @@ class HeaderFold:
         self.history.append((ev.seq, self.reason))
 
 
-def fold_request_header(events: Iterable[Event]) -> Optional[dict]:
+def fold_request_header(events: Iterable[Event]) -> Optional[JsonObj]:
     f = HeaderFold()
     for ev in events:
         f.apply(ev)
     return f.header
 
 
-def header_equals(a: Optional[dict], b: Optional[dict]) -> bool:
+def header_equals(a: Optional[JsonObj], b: Optional[JsonObj]) -> bool:
     return canonical_header(a or {}) == canonical_header(b or {})
 
 
-def build_request(header: Optional[dict], messages: list, session_id: str,
-                  tool_history: Optional[dict] = None) -> dict:
+def build_request(header: Optional[JsonObj], messages: list[JsonObj], session_id: str,
+                  tool_history: Optional[JsonObj] = None) -> JsonObj:
     """``buildRequest``: ``{...config, messages, system?, tools?, sessionId}``; v3+ headers have
     no ``system`` (the prompt is a message); v4 adds ``toolHistory`` after ``messages``."""
     h = header or {}
@@ -347,7 +348,7 @@ def build_request(header: Optional[dict], messages: list, session_id: str,
     return req
 
 
-def exact_request(prefix: Iterable[Event], session_id: str, version: int = 0) -> dict:
+def exact_request(prefix: Iterable[Event], session_id: str, version: int = 0) -> JsonObj:
     """The request dispatched after ``prefix`` (= events[0..b-1], b the attempt's first chunk;
     v2+: the events before the attempt's settlement)."""
     sf = SurfaceFold(version=version)

@@ -6,10 +6,14 @@ store layer (:mod:`app.store.forking`) copies the rows and publishes the child.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from .model import Event, is_event
+from .payloads import JsonObj, obj
 from .reader import LogReader
+
+if TYPE_CHECKING:
+    from .repair import RepairTracker
 
 
 class ForkError(Exception):
@@ -27,29 +31,29 @@ class ForkPlan:
     boundary: int                 # last seq of the seed, inclusive (-1: empty seed)
     stored_through: int           # last *stored* seq copied verbatim (< boundary when closers are added)
     anchor: Optional[int]
-    closure: list = field(default_factory=list)     # synthesized closers copied into the seed
+    closure: list[Event] = field(default_factory=list)     # synthesized closers copied into the seed
     turns: int = 0                # completed turns in the seed
     last_message_seq: Optional[int] = None
     ends_with_end_seed: bool = False
     note: str = ""
-    cut_segment: Optional[tuple] = None   # (pos, end) of the segment holding ``stored_through``
-    open_tracker: object = None   # core fork cut inside a turn (v2+): RepairTracker fed the seed
+    cut_segment: Optional[tuple[Any, Any]] = None   # (pos, end) of the segment holding ``stored_through``
+    open_tracker: Optional[RepairTracker] = None   # core fork cut inside a turn (v2+): RepairTracker fed the seed
 
     @property
     def seed_length(self) -> int:
         return self.boundary + 1
 
     @property
-    def synthesized_seqs(self) -> list:
+    def synthesized_seqs(self) -> list[int]:
         return [e.seq for e in self.closure]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"boundary": self.boundary, "storedThrough": self.stored_through, "anchor": self.anchor,
                 "seedLength": self.seed_length, "synthesized": self.synthesized_seqs, "turns": self.turns,
                 "lastMessageSeq": self.last_message_seq, "note": self.note}
 
 
-def check_core_boundary(marks: list, b: int, contiguous_through: int) -> None:
+def check_core_boundary(marks: list[tuple[int, str]], b: int, contiguous_through: int) -> None:
     """Core ``fork`` rules: ``events[b].seq == b`` and no open turn at ``b``."""
     if b < 0:
         return
@@ -151,6 +155,8 @@ def plan_core_fork(reader: LogReader, boundary: int) -> ForkPlan:
             break
         tracker.apply(ev)
     i = idx.locate(boundary)
+    if i is None:                     # not reached: a contiguous stored seq lies in a segment
+        raise ForkError("INVALID_BOUNDARY", f"seq {boundary} is in no stored segment")
     marks = list(idx.marks(-1, boundary))
     return ForkPlan(source_id=reader.header.id if reader.header else "", boundary=boundary, stored_through=boundary,
                     anchor=boundary, turns=sum(1 for _s, t in marks if t == "turn/end"),
@@ -160,11 +166,11 @@ def plan_core_fork(reader: LogReader, boundary: int) -> ForkPlan:
                     note="core fork: a turn open at the cut gets forked closers" if tracker.is_open else "")
 
 
-def child_header(parent: dict, child_id: str, seed_length: int, created_at: int, version: int = 0) -> dict:
+def child_header(parent: JsonObj, child_id: str, seed_length: int, created_at: int, version: int = 0) -> JsonObj:
     """The child's header in the source's format: v0/v1 ``seedLength``; v2+ ``isSeeded`` (the
     inherited cut is the tagged end-seed).  Top level as dsh writes a fork: ``delegationDepth``
     0 and no ``origin``."""
-    h = {"type": "session", "version": version or 0, "id": child_id, "createdAt": created_at}
+    h: JsonObj = {"type": "session", "version": version or 0, "id": child_id, "createdAt": created_at}
     if parent.get("cwd") is not None:
         h["cwd"] = parent["cwd"]
     h["parentSession"] = parent["id"]
@@ -178,13 +184,14 @@ def child_header(parent: dict, child_id: str, seed_length: int, created_at: int,
     return h
 
 
-def end_seed(seq: int, time_ms: int, inherited: bool = False) -> dict:
+def end_seed(seq: int, time_ms: int, inherited: bool = False) -> JsonObj:
     """``session/end-seed``: v0/v1 ``{}`` (the child's first lifecycle); v2+ the tagged inherited
     marker ``{inherited:true}`` at the inherited count, with the time of the last seed event."""
     return {"type": "session/end-seed", "seq": seq, "time": time_ms, "data": {"inherited": True} if inherited else {}}
 
 
-def seed_tail(plan: ForkPlan, version: int, last_time: int, now_ms: int, tracker=None) -> list:
+def seed_tail(plan: ForkPlan, version: int, last_time: int, now_ms: int,
+              tracker: Optional[RepairTracker] = None) -> list[JsonObj]:
     """Rows after the seed's stored rows: the logical closers the plan copies, then the marker
     (v2+: always the tagged one at ``boundary + 1``, time of event ``boundary``; v0/v1: ``{}``
     unless the seed already ends with one), then for v2+ the ``forked`` closers of a turn still
@@ -201,18 +208,19 @@ def seed_tail(plan: ForkPlan, version: int, last_time: int, now_ms: int, tracker
     return rows
 
 
-def eligibility(events: list, tail_closure: Optional[list] = None, live: bool = False) -> dict:
+def eligibility(events: list[Event], tail_closure: Optional[list[Event]] = None,
+                live: bool = False) -> dict[int, tuple[bool, str]]:
     """For UI: seq -> (eligible, reason) for every assistant/message in ``events`` (stored order).
 
     Eligible: content-bearing and the last assistant message of a turn that has ended
     (a crashed turn counts as ended in the logical view unless the session is live).
     """
-    out: dict = {}
-    turn_of_msg: dict = {}
-    ended: set = set()
-    last_msg_of_turn: dict = {}
+    out: dict[int, tuple[bool, str]] = {}
+    turn_of_msg: dict[int, Any] = {}          # message seq -> its turn (as logged)
+    ended: set[Any] = set()
+    last_msg_of_turn: dict[Any, int] = {}
     for ev in list(events) + list(tail_closure or []):
-        d = ev.data if isinstance(ev.data, dict) else {}
+        d = obj(ev.data)
         if ev.type == "assistant/message":
             turn_of_msg[ev.seq] = d.get("turn")
             content = (d.get("message") or {}).get("content") if isinstance(d.get("message"), dict) else None
@@ -224,7 +232,7 @@ def eligibility(events: list, tail_closure: Optional[list] = None, live: bool = 
     for ev in events:
         if ev.type != "assistant/message":
             continue
-        d = ev.data if isinstance(ev.data, dict) else {}
+        d = obj(ev.data)
         content = (d.get("message") or {}).get("content") if isinstance(d.get("message"), dict) else None
         turn = turn_of_msg.get(ev.seq)
         if not content:

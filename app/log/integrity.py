@@ -14,35 +14,40 @@ provider/model).
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 
 from .codec import DecodeError, decode_json
-from .model import BadRow, Event, Problem, is_event
+from .model import BadRow, Event, Item, Problem
 from .versions import decode_seq_ranges
+
+if TYPE_CHECKING:
+    from .reader import LogReader
+    from .sources import Segment
 
 _decode_type = msgspec.json.Decoder().decode
 
 
-def holds_turn_end(row) -> bool:
+def holds_turn_end(row: Item) -> bool:
     """A row that holds a ``turn/end``: a decoded turn/end event, or a bad row whose JSON
     is an object with ``type: "turn/end"`` (its envelope may be bad)."""
-    if is_event(row):
+    if type(row) is Event:
         return row.type == "turn/end"
     if isinstance(row, BadRow) and row.kind in ("bad-envelope", "bad-utf8"):
         try:
             obj, _ = decode_json(row.raw)
         except DecodeError:
             return False
-        return isinstance(obj, dict) and obj.get("type") == "turn/end"
+        return isinstance(obj, dict) and bool(obj.get("type") == "turn/end")
     return False
 
 
 class _Defect:
     __slots__ = ("why", "line", "offset", "seq")
 
-    def __init__(self, why: str, line=None, offset=None, seq=None):
+    def __init__(self, why: str, line: Optional[int] = None, offset: Optional[int] = None,
+                 seq: Optional[int] = None):
         self.why, self.line, self.offset, self.seq = why, line, offset, seq
 
 
@@ -56,7 +61,7 @@ def _row_holds_turn_end_raw(raw: bytes) -> bool:
     return isinstance(obj, dict) and obj.get("type") == "turn/end"
 
 
-def dsh_refusals(reader) -> list[Problem]:
+def dsh_refusals(reader: LogReader) -> list[Problem]:
     """Problems (code ``dsh-would-refuse``) when dsh would refuse to load the log, else [].
 
     Segments without a defect are checked with the envelope-only scan; only the segment
@@ -87,6 +92,7 @@ def dsh_refusals(reader) -> list[Problem]:
                 continue
             first, corrupt_by, expected = _locate(reader, seg, expected)
         elif not seg.bad and (seg.rows is not None or b"turn/end" in seg.data):
+            # Segment.split_rows is annotated by the sources typing pass (perf2 branch)
             for _pos, off, line, raw, complete in seg.split_rows():
                 if complete and _row_holds_turn_end_raw(raw):
                     corrupt_by = _Defect("turn/end", line=line, offset=off if off >= 0 else None)
@@ -104,9 +110,10 @@ def dsh_refusals(reader) -> list[Problem]:
                     line=first.line, offset=first.offset, seq=first.seq)]
 
 
-def _locate(reader, seg, expected: int):
+def _locate(reader: LogReader, seg: Segment, expected: int) -> tuple[Optional[_Defect], Optional[_Defect], int]:
     """(first defect, a later turn/end in the same segment or None, expected seq) of one segment."""
-    first = None
+    first: Optional[_Defect] = None
+    # Segment.split_rows is annotated by the sources typing pass (perf2 branch)
     for pos, off, line, raw, complete in seg.split_rows():
         o = off if off >= 0 else None
         if first is not None:
@@ -120,9 +127,10 @@ def _locate(reader, seg, expected: int):
         if not raw.strip():
             first = _Defect("empty line", line=line, offset=o)
             continue
+        items: list[Item]
         items, _ = reader.codec.decode_row(raw, pos=pos, offset=off, line=line)
         for it in items:
-            if not is_event(it):
+            if isinstance(it, BadRow):
                 first = _Defect(f"{it.kind} row: {it.reason}", line=line, offset=o)
                 break
             if it.seq != expected:
@@ -132,10 +140,11 @@ def _locate(reader, seg, expected: int):
     return first, None, expected
 
 
-def _expand_seqs(v) -> Optional[list]:
+def _expand_seqs(v: object) -> Optional[list[int]]:
     """Logical list of a stored ``sourceEventSeqs`` (numbers and inclusive [start, end] pairs)."""
     if not isinstance(v, list):
         return None
+    seqs: list[Any]
     seqs, why = decode_seq_ranges(v)
     if why or not all(type(s) is int for s in seqs):
         return None
@@ -146,7 +155,7 @@ class EventChecks:
     """Per-event load checks: ``sourceEventSeqs`` strictly backwards; request config names
     provider and model.  ``refusing`` lists the problems that make dsh refuse the log."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.problems: list[Problem] = []
         self.refusing: list[Problem] = []
 

@@ -10,11 +10,18 @@ before, so problems and bad rows are the same as with :meth:`LogReader.iter_even
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, Union
 from collections.abc import Callable, Iterator
 
 from .codec import DecodeError, decode_json, packed_extent
-from .model import Problem, is_event
+from .model import Event, Problem, is_event
+from .sources import RowPos
+
+if TYPE_CHECKING:
+    from .integrity import EventChecks
+    from .reader import LogReader
+    from .sources import Segment
+
 
 _PACKED_PREFIXES = (b'{"type":"text-chunks"', b'{"type":"reasoning-chunks"', b'{"type":"tool-call-chunks"')
 _SEQ0_RE = re.compile(rb'\{"type":"[a-z-]+-chunks","seq0":(\d+),')
@@ -24,31 +31,49 @@ class PackedBlock:
     """``n`` consecutive delta chunks of (turn, step) from seq ``seq0`` (one stored packed row)."""
     __slots__ = ("turn", "step", "seq0", "n", "line", "offset")
 
-    def __init__(self, turn, step, seq0, n, line, offset):
+    def __init__(self, turn: Optional[int], step: Optional[int], seq0: int, n: Optional[int],
+                 line: Optional[int], offset: int) -> None:
         self.turn, self.step, self.seq0, self.n, self.line, self.offset = turn, step, seq0, n, line, offset
 
 
-def iter_lazy(reader, problems: Optional[list] = None,
-              progress: Optional[Callable[[int, int], None]] = None, cut=None, unchecked: bool = False) -> Iterator:
+Lazy = Union[Event, PackedBlock]
+
+
+class Cut:
+    """Where a logical pass stops: the first row at or after ``pos``; ``hit`` once it is reached."""
+    __slots__ = ("pos", "hit")
+
+    def __init__(self, pos: RowPos) -> None:
+        self.pos = pos
+        self.hit = False
+
+    def reached_by(self, pos: RowPos) -> bool:
+        """``pos`` is at or after the cut (positions of one source are all offsets or all (frame, offset))."""
+        if isinstance(pos, tuple):
+            return isinstance(self.pos, tuple) and pos >= self.pos
+        return isinstance(self.pos, int) and pos >= self.pos
+
+
+def iter_lazy(reader: LogReader, problems: Optional[list[Problem]] = None,
+              progress: Optional[Callable[[int, int], None]] = None, cut: Optional[RowPos] = None,
+              unchecked: bool = False) -> Iterator[Lazy]:
     """Every stored event oldest first, a packed row as one :class:`PackedBlock` (physical face;
     ``cut``: stop at the first row at or after that position, as the logical face does)."""
     total = max(1, reader.source.size)
+    stop = Cut(cut) if cut is not None else None
     for seg in reader.source.forward():
-        if seg.bad and cut is not None and seg.row_pos(0) >= cut:
+        if seg.bad and stop is not None and stop.reached_by(seg.row_pos(0)):
             return
-        for it in lazy_segment(reader, seg, problems, cut, unchecked):
-            if it is _CUT:
-                return
-            yield it
+        yield from lazy_segment(reader, seg, problems, stop, unchecked)
+        if stop is not None and stop.hit:
+            return
         if progress:
             progress(seg.end if isinstance(seg.end, int) else 0, total)
 
 
-_CUT = object()
-
-
-def lazy_segment(reader, seg, problems: Optional[list] = None, cut=None, unchecked: bool = False) -> Iterator:
-    """The events of one segment, a packed row as a :class:`PackedBlock` (``_CUT`` at ``cut``).
+def lazy_segment(reader: LogReader, seg: Segment, problems: Optional[list[Problem]] = None,
+                 cut: Optional[Cut] = None, unchecked: bool = False) -> Iterator[Lazy]:
+    """The events of one segment, a packed row as a :class:`PackedBlock` (ends at ``cut``, setting ``cut.hit``).
 
     ``unchecked``: for passes that ignore chunks and problems alike (``messages``), a packed row
     written in the writer's key order is not decoded at all: its block has ``seq0`` and ``n=None``."""
@@ -57,8 +82,8 @@ def lazy_segment(reader, seg, problems: Optional[list] = None, cut=None, uncheck
         reader.decode_segment(seg, problems)           # (the corrupt-frame problem)
         return
     for pos, off, line, raw, complete in seg.split_rows():
-        if cut is not None and pos >= cut:
-            yield _CUT
+        if cut is not None and cut.reached_by(pos):
+            cut.hit = True
             return
         if not complete:
             if raw and problems is not None:
@@ -93,32 +118,32 @@ def lazy_segment(reader, seg, problems: Optional[list] = None, cut=None, uncheck
 
 # --------------------------------------------------------------------------- messages, flat memory
 
-class _Node:
-    """What the surface fold keeps of an event it may have to show later: its type and where it is."""
-    __slots__ = ("type", "seq", "pos")
-
-    def __init__(self, type_, seq, pos):
-        self.type, self.seq, self.pos = type_, seq, pos
+def _stand_in(ev: Event) -> Event:
+    """What the surface fold keeps of an event it may have to show later: its type and where it
+    is, no payload (:meth:`RowReader.event` reads it back from its row)."""
+    return Event(seq=ev.seq, type=ev.type, time=ev.time, data=None, pos=ev.pos, line=ev.line, offset=ev.offset)
 
 
 class RowReader:
     """Random access to a stored row by its position (raw: file offset; zstd: (frame, offset))."""
 
-    def __init__(self, reader):
+    def __init__(self, reader: LogReader) -> None:
         self.reader = reader
-        self._frame = None                   # (frame pos, FrameSegment) of the last zstd frame decoded
+        self._frame: Optional[tuple[int, Segment]] = None   # (frame pos, FrameSegment) of the last zstd frame decoded
 
-    def raw_at(self, pos) -> bytes:
+    def raw_at(self, pos: RowPos) -> bytes:
+        from .sources import RawJsonlSource
         src = self.reader.source
         if isinstance(pos, tuple):
             fpos, off = pos
             if self._frame is None or self._frame[0] != fpos:
-                seg = next(iter(src.forward(fpos)))
-                self._frame = (fpos, seg)
+                self._frame = (fpos, next(iter(src.forward(fpos))))
             seg = self._frame[1]
             start = off - getattr(seg, "base", 0)
             end = seg.data.find(b"\n", start)
             return seg.data[start:end if end >= 0 else len(seg.data)]
+        if not isinstance(src, RawJsonlSource):
+            raise TypeError(f"rows of a {src.kind} source are not read by file offset")
         want, buf = 1 << 16, b""
         while True:
             buf = src._pread(min(want, src.size - pos), pos) if pos < src.size else b""
@@ -127,16 +152,17 @@ class RowReader:
                 return buf[:nl] if nl >= 0 else buf
             want *= 4
 
-    def event(self, node: _Node):
+    def event(self, node: Event) -> Event:
         raw = self.raw_at(node.pos)
         items, _ = self.reader.codec.decode_row(raw, pos=node.pos)
         for it in items:
-            if is_event(it) and it.seq == node.seq:
+            if isinstance(it, Event) and it.seq == node.seq:
                 return it
         raise RuntimeError(f"seq {node.seq} is no longer at its stored position (the log changed)")
 
 
-def iter_messages(reader, through: Optional[int] = None, logical: bool = True, checks=None) -> Iterator[dict]:
+def iter_messages(reader: LogReader, through: Optional[int] = None, logical: bool = True,
+                  checks: Optional[EventChecks] = None) -> Iterator[dict[str, object]]:
     """``analysis.messages`` as a stream, in flat memory: the surface fold keeps each node's type
     and position only (packed rows are not even decoded), and every message is read back from
     its row when it is produced.  ``checks`` (:class:`~app.log.integrity.EventChecks`) sees every
@@ -150,23 +176,23 @@ def iter_messages(reader, through: Optional[int] = None, logical: bool = True, c
     sf = SurfaceFold(keep_events=True)
     st = reader.tail_state() if logical else None
     cut = st.cut_pos if st is not None else None
-    kept: dict = {}                          # synthesized closers: kept as they are (not on disk)
+    on_disk: set[int] = set()                # nodes kept as stand-ins (read back from their rows)
 
-    def fold(ev):
+    def fold(ev: Event) -> None:
         sf.apply(ev)
         if checks is not None:
             checks.apply(ev)
         if ev.seq in sf.events and ev.type in SURFACE_TYPES:
-            if ev.synthesized:
-                kept[ev.seq] = ev
-            else:
-                sf.events[ev.seq] = _Node(ev.type, ev.seq, ev.pos)
+            if not ev.synthesized:           # (synthesized closers are not on disk: kept as they are)
+                sf.events[ev.seq] = _stand_in(ev)
+                on_disk.add(ev.seq)
             for s in sf.replaced.get(ev.seq, ()):          # shadowed: never looked up again
                 sf.events.pop(s, None)
+                on_disk.discard(s)
 
     done = False
     for ev in iter_lazy(reader, cut=cut, unchecked=True):
-        if type(ev) is PackedBlock:
+        if isinstance(ev, PackedBlock):
             if through is not None and ev.seq0 > through:
                 done = True
                 break
@@ -183,7 +209,6 @@ def iter_messages(reader, through: Optional[int] = None, logical: bool = True, c
     rows = RowReader(reader)
     for s in sf.message_seqs():
         node = sf.events[s]
-        ev = kept.get(s) if type(node) is not _Node else rows.event(node)
-        m = event_message(ev)
+        m = event_message(rows.event(node) if s in on_disk else node)
         if m is not None:
             yield m

@@ -91,7 +91,7 @@ class Event(msgspec.Struct, kw_only=True, dict=True):
 
 class BadRow(msgspec.Struct, kw_only=True):
     """A stored row that could not be read as an event: kept, shown, reported."""
-    kind: Literal["torn", "malformed", "bad-packed", "bad-envelope", "bad-utf8", "corrupt-frame"]
+    kind: Literal["torn", "malformed", "bad-packed", "bad-envelope", "bad-utf8", "corrupt-frame", "over-limit"]
     reason: str
     raw: bytes
     pos: Any = None

@@ -16,7 +16,7 @@ a few ints per surface message) and returns
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional, cast
 from collections.abc import Callable
 
 import msgspec
@@ -25,7 +25,12 @@ from .analysis import _ROW_DEFECTS, _dedupe
 from .folds import SurfaceFold
 from .integrity import EventChecks, dsh_refusals
 from .model import Problem, typed
+from .payloads import obj
+from .search import Cancel
 from .textview import content_text, event_fields
+
+if TYPE_CHECKING:
+    from .reader import LogReader
 
 PROMPT_CHARS = 200
 
@@ -38,16 +43,18 @@ class TurnEntry:
     prompt: str = ""                  # first line of the turn's user prompt
     prompt_seq: Optional[int] = None
     steps: int = 0
-    tools: dict = field(default_factory=dict)     # name -> calls, in first-call order
+    tools: dict[str, int] = field(default_factory=dict)     # name -> calls, in first-call order
     errors: int = 0
-    error_seqs: list = field(default_factory=list)   # seqs of the errors (failed tools, failed attempts, error end)
+    error_seqs: list[int] = field(default_factory=list)   # seqs of the errors (failed tools, failed attempts, error end)
     retries: int = 0
     interrupted: bool = False
     end: Optional[str] = None          # turn/end reason kind (None: open)
     open: bool = True
+    # a turn's prompt may first come from a non-user source (runtime context); a user prompt wins
+    prompt_kind_weak: bool = field(default=False, repr=False, compare=False)
 
     @property
-    def markers(self) -> list:
+    def markers(self) -> list[str]:
         out = []
         if self.errors:
             out.append("error")
@@ -59,7 +66,7 @@ class TurnEntry:
             out.append("open")
         return out
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"turn": self.turn, "firstSeq": self.first_seq, "lastSeq": self.last_seq, "prompt": self.prompt,
                 "promptSeq": self.prompt_seq, "steps": self.steps, "tools": dict(self.tools),
                 "errors": self.errors, "retries": self.retries, "interrupted": self.interrupted,
@@ -68,18 +75,18 @@ class TurnEntry:
 
 @dataclass
 class Outline:
-    turns: list
-    problems: list
+    turns: list[TurnEntry]
+    problems: list[Problem]
     events: int = 0
     last_seq: int = -1
     complete: bool = True              # False: cancelled before the end
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"turns": [t.to_dict() for t in self.turns], "events": self.events, "lastSeq": self.last_seq,
                 "problems": [problem_dict(p) for p in self.problems], "complete": self.complete}
 
 
-def problem_dict(p: Problem) -> dict:
+def problem_dict(p: Problem) -> dict[str, Any]:
     return {"code": p.code, "message": p.message, "line": p.line,
             "offset": p.offset if p.offset is not None and p.offset >= 0 else None, "seq": p.seq,
             "fatal": p.fatal, "text": str(p)}
@@ -93,15 +100,16 @@ def first_line(text: str, limit: int = PROMPT_CHARS) -> str:
     return ""
 
 
-def build_outline(reader, progress: Optional[Callable[[int, int], None]] = None, cancel=None) -> Outline:
+def build_outline(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
+                  cancel: Cancel = None) -> Outline:
     """Outline (turns) and every problem of the log of ``reader``, one forward pass."""
-    problems: list = list(reader.problems)
-    turns: list = []
+    problems: list[Problem] = list(reader.problems)
+    turns: list[TurnEntry] = []
     if reader.fatal:
         return Outline(turns=turns, problems=_dedupe(problems))
     sf = SurfaceFold(keep_events=False)
     checks = EventChecks()
-    inherited = None                  # v2+: seq of the last tagged session/end-seed
+    inherited: Optional[int] = None   # v2+: seq of the last tagged session/end-seed
     cur: Optional[TurnEntry] = None
     expected = 0
     events = 0
@@ -109,7 +117,7 @@ def build_outline(reader, progress: Optional[Callable[[int, int], None]] = None,
     complete = True
     is_set = getattr(cancel, "is_set", None) if cancel is not None else None
     for ev in reader.iter_events(logical=False, problems=problems, progress=progress):
-        if cancel is not None and (is_set() if is_set is not None else cancel()):
+        if cancel is not None and (is_set() if is_set is not None else cast(Callable[[], object], cancel)()):
             complete = False
             break
         events += 1
@@ -127,7 +135,7 @@ def build_outline(reader, progress: Optional[Callable[[int, int], None]] = None,
         sf.apply(ev)
         checks.apply(ev)
         typ = ev.type
-        d = ev.data if isinstance(ev.data, dict) else {}
+        d = obj(ev.data)
         if typ == "session/end-seed" and d.get("inherited") is True:
             inherited = ev.seq
         if typ == "turn/start":
@@ -139,7 +147,7 @@ def build_outline(reader, progress: Optional[Callable[[int, int], None]] = None,
             continue
         cur.last_seq = ev.seq
         if typ == "user/message":
-            src = d.get("source") if isinstance(d.get("source"), dict) else {}
+            src = obj(d.get("source"))
             if cur.prompt_seq is None or (src.get("kind") == "user" and cur.prompt_kind_weak):
                 line = first_line(content_text(d.get("content")))
                 if line:
@@ -198,6 +206,3 @@ def build_outline(reader, progress: Optional[Callable[[int, int], None]] = None,
         problems.extend(p for p in refusals if p.code == "dsh-would-refuse")
     return Outline(turns=turns, problems=_dedupe(problems), events=events, last_seq=last_seq, complete=complete)
 
-
-# a turn's prompt may first come from a non-user source (runtime context); a user prompt wins
-TurnEntry.prompt_kind_weak = False

@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterable, Iterator
 import msgspec
 
 from .codec import RowCodec, parse_header
-from .model import BadRow, Event, Header, Item, Problem, is_event
+from .limits import MAX_PACKED_MEMBERS, MAX_PAGE_ROWS, MAX_TAIL_ROWS
+from .model import MAX_SAFE_INT, BadRow, Event, Header, Item, Problem, is_event
 from .integrity import holds_turn_end
 from .repair import TailTracker
 from .sources import Segment, Source, open_source
@@ -120,6 +121,23 @@ def tail_state_of(tt: TailTracker) -> TailState:
                      last_turn_end_seq=end.seq if end is not None else None, tracker=tt)
 
 
+class _LeanTail(TailTracker):
+    """A TailTracker fed a whole log that holds no region and a bounded ``dropped`` list."""
+
+    over = 0
+
+    def apply(self, it) -> None:
+        super().apply(it)
+        self.region.clear()
+        if len(self.dropped) > MAX_TAIL_ROWS:
+            self.dropped.pop()
+            self.over += 1
+
+    def _restart(self, turn_end) -> None:
+        super()._restart(turn_end)
+        self.over = 0
+
+
 def row_key(it) -> tuple:
     """A stored row's physical identity (position, packed member): the same row read twice,
     by two readers or two reads, has the same key."""
@@ -189,9 +207,9 @@ def split_page(page: Page, max_messages: int) -> Optional[tuple]:
 class SeqIndex:
     """Sparse index: per segment its physical extent and seq range."""
 
-    def __init__(self):
-        self.seg_pos: list = []
-        self.seg_end: list = []
+    def __init__(self) -> None:
+        self.seg_pos: list[int] = []
+        self.seg_end: list[int] = []
         self.first_seq = array("q")
         self.last_seq = array("q")
         self.line0 = array("q")
@@ -202,7 +220,7 @@ class SeqIndex:
         self.contiguous_through = -1     # seqs 0..this are all present, in order
         self.mark_seq = array("q")        # seqs of MARK_TYPES rows, in stored order
         self.mark_code = array("b")       # their MARK_CODES
-        self.legacy = None                # v0/v1: per segment, 1 if it may hold a legacy-shape row (None: unknown)
+        self.legacy: Optional[array[int]] = None   # v0/v1: per segment, 1 if it may hold a legacy-shape row (None: unknown)
 
     def marks(self, lo: int = -1, hi: Optional[int] = None):
         """(seq, type) of turn boundaries, assistant messages and end-seeds with lo <= seq <= hi."""
@@ -217,7 +235,7 @@ class SeqIndex:
                 yield s, MARK_NAMES[self.mark_code[i]]
             i += 1
 
-    def add(self, pos, end, first, last, line0, rows, events):
+    def add(self, pos: int, end: int, first: int, last: int, line0: Optional[int], rows: int, events: int) -> None:
         if first >= 0:
             if self.first_seq and first <= self.last:
                 self.monotonic = False
@@ -365,7 +383,7 @@ class LogReader:
             return
         try:
             head = msgspec.json.decode(first)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             return                              # a first row longer than 64 KiB or not JSON: not a snapshot
         if not isinstance(head, dict) or "seq" in head or "seq0" in head:
             return
@@ -377,7 +395,7 @@ class LogReader:
                     continue
                 try:
                     obj = msgspec.json.decode(raw)
-                except msgspec.DecodeError:
+                except (msgspec.DecodeError, RecursionError):     # a row nested too deeply: a bad row
                     continue
                 if not isinstance(obj, dict):
                     continue
@@ -412,17 +430,17 @@ class LogReader:
                 return p
         return None
 
-    def close(self):
+    def close(self) -> None:
         self.source.close()
 
     # ------------------------------------------------------------------ decoding
     def decode_segment(self, seg: Segment, problems: Optional[list] = None) -> list:
         items: list = []
         if seg.bad:
-            items.append(BadRow(kind="corrupt-frame", reason=seg.bad, raw=seg.data, pos=seg.row_pos(0),
-                                offset=seg.text_offset))
+            items.append(BadRow(kind=seg.bad_kind, reason=seg.bad, raw=seg.data, pos=seg.row_pos(0),
+                                offset=seg.text_offset, line=seg.line0))
             if problems is not None:
-                problems.append(Problem(code="corrupt-frame", message=seg.bad,
+                problems.append(Problem(code=seg.bad_kind, message=seg.bad, line=seg.line0,
                                         offset=seg.pos if isinstance(seg.pos, int) else None))
             return items
         for pos, off, line, raw, complete in seg.split_rows():
@@ -475,12 +493,25 @@ class LogReader:
                 last_turn_end = it
                 break
             region.append(it)
-        tt = TailTracker(self.version)
-        if last_turn_end is not None:
-            tt.apply(last_turn_end)
-        for it in reversed(region):
-            tt.apply(it)
+            if len(region) > MAX_TAIL_ROWS:
+                break
+        if len(region) > MAX_TAIL_ROWS:
+            # a tail too long to hold: one forward pass with a tracker that keeps no rows
+            region = []
+            tt = _LeanTail(self.version)
+            for it in self.iter_items():
+                tt.apply(it)
+        else:
+            tt = TailTracker(self.version)
+            if last_turn_end is not None:
+                tt.apply(last_turn_end)
+            for it in reversed(region):
+                tt.apply(it)
         st = tail_state_of(tt)
+        if isinstance(tt, _LeanTail) and tt.over:
+            st.problems.append(Problem(code="tail-over-limit",
+                                       message=f"{tt.over} more row(s) after the first tail defect are not "
+                                               f"listed (over the {MAX_TAIL_ROWS} row limit)"))
         self._tail = (key, st)
         return st
 
@@ -505,9 +536,11 @@ class LogReader:
             # before_seq past the end or inside a gap: start at the first segment beyond it
             for j in range(len(idx)):
                 if idx.first_seq[j] > seq:
-                    return PageToken(end=idx.seg_end[j], pos=idx.seg_end[j])
+                    return PageToken(end=idx.seg_end[j], pos=None)
             return None
-        return PageToken(end=idx.seg_end[i], pos=idx.seg_end[i])
+        # every row of the segments ending at seg_end (pos None: a row position is a tuple in
+        # a zstd file, an int in a JSONL file; the seq filter of page_before does the cut)
+        return PageToken(end=idx.seg_end[i], pos=None)
 
     def _page(self, token: Optional[PageToken], before_seq: Optional[int], max_messages: int) -> Page:
         collected: list = []
@@ -516,6 +549,9 @@ class LogReader:
         cut = None
         has_more = False
         for it, seg_end in self._backward_items(token):
+            if len(collected) >= MAX_PAGE_ROWS and it.pos != collected[-1].pos:
+                has_more = True               # a page holds a bounded number of rows (whole rows)
+                break
             if is_event(it):
                 if before_seq is not None and it.seq >= before_seq:
                     continue
@@ -616,7 +652,8 @@ class LogReader:
         ``legacy`` (v0/v1): gets one flag appended, whether the segment may hold a legacy-shape row.
         """
         if seg.bad:
-            problems.append(Problem(code="corrupt-frame", message=seg.bad, offset=seg.pos if isinstance(seg.pos, int) else None))
+            problems.append(Problem(code=seg.bad_kind, message=seg.bad, line=seg.line0,
+                                    offset=seg.pos if isinstance(seg.pos, int) else None))
             if legacy is not None:
                 legacy.append(True)
             return [(None, None, 0)]
@@ -628,7 +665,7 @@ class LogReader:
                 else:
                     rows = _scan_lines_fast(seg.data)
                 return [self._row_extent(r) for r in rows]
-            except (msgspec.DecodeError, msgspec.ValidationError):
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 pass
         out = []
         seg_legacy = False
@@ -656,7 +693,11 @@ class LogReader:
     def _row_extent(r) -> tuple:
         if r.seq0 is not None and r.type.endswith("-chunks"):
             n = (len(r.data.dt) + 1) if r.data is not None and r.data.dt is not None else 1
+            if n > MAX_PACKED_MEMBERS or not 0 <= r.seq0 <= MAX_SAFE_INT - n:
+                return None, None, 0              # the codec reads it as a bad row too
             return r.type, r.seq0, n
+        if r.seq is not None and not 0 <= r.seq <= MAX_SAFE_INT:
+            return None, None, 0
         return r.type, r.seq, 1
 
     def event_at(self, seq: int) -> Optional[Event]:

@@ -7,12 +7,13 @@ Each is marked ``synthesized``.  Reading never writes.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 from collections.abc import Iterable
 
 from .codec import DecodeError, decode_json, encode_row
 from .integrity import holds_turn_end
-from .model import Event
+from .model import BadRow, Event, Item
+from .payloads import CallId, JsonObj, blocks, obj
 
 UNKNOWN_TEXT = ("The tool call was interrupted after it was recorded, but no result was durably recorded. "
                 "Its outcome is unknown. Decide whether to retry from the tool semantics: retry only if the "
@@ -30,21 +31,21 @@ FORKED_TEXTS = ("The history inherited by this branch records this tool call sta
                 "session may have executed it after the fork point. " + _FORKED_ADVICE)
 
 
-def _result_call_id(ev: Event) -> Optional[str]:
-    d = ev.data if isinstance(ev.data, dict) else {}
-    m = d.get("message") if isinstance(d.get("message"), dict) else {}
-    src = m.get("source") if isinstance(m.get("source"), dict) else {}
+def _result_call_id(ev: Event) -> Optional[CallId]:
+    d = obj(ev.data)
+    m = obj(d.get("message"))
+    src = obj(m.get("source"))
     if src.get("callId"):
         return src["callId"]
     if m.get("toolCallId") is not None:          # v4 role:"tool" result
         return m["toolCallId"]
-    for b in m.get("content") or []:
-        if isinstance(b, dict) and b.get("type") == "tool-result":
+    for b in blocks(m):
+        if b.get("type") == "tool-result":
             return b.get("toolCallId")
     return d.get("callId")
 
 
-def closer_message(version: int, cid, seq: int, text: str, cause: str = "interrupted") -> dict:
+def closer_message(version: int, cid: CallId, seq: int, text: str, cause: str = "interrupted") -> JsonObj:
     """The recovery tool-result message in the shape of format ``version`` (spec-versions §5.2)."""
     mid = f"{cause}-tool-result-{cid}-{seq}"
     if version >= 4:
@@ -61,10 +62,10 @@ class RepairTracker:
 
     def __init__(self, version: int = 0):
         self.version = version or 0
-        self.call_at: dict = {}                          # callId -> (turn, step) of its assistant message
+        self.call_at: dict[CallId, tuple[Any, Any]] = {}   # callId -> (turn, step) of its assistant message
         self.open_turn: Optional[int] = None
-        self.open_step: Optional[tuple] = None
-        self.pending: dict[str, Optional[int]] = {}     # callId -> tool/call seq (insertion-ordered)
+        self.open_step: Optional[tuple[Any, Any]] = None   # (turn, step) as logged
+        self.pending: dict[CallId, Optional[int]] = {}  # callId -> tool/call seq (insertion-ordered)
         self.last_seq: int = -1
         self.last_time: int = 0
         self.turn_start_seq: Optional[int] = None
@@ -73,7 +74,7 @@ class RepairTracker:
         self.last_seq = max(self.last_seq, ev.seq)
         self.last_time = ev.time
         t = ev.type
-        d = ev.data if isinstance(ev.data, dict) else {}
+        d = obj(ev.data)
         if t == "turn/start":
             self.open_turn = d.get("turn")
             self.turn_start_seq = ev.seq
@@ -92,9 +93,8 @@ class RepairTracker:
             self.pending.clear()
             self.call_at = {}
         elif t == "assistant/message":
-            m = d.get("message") if isinstance(d.get("message"), dict) else {}
-            for b in m.get("content") or []:
-                if isinstance(b, dict) and b.get("type") == "tool-call" and b.get("id") is not None:
+            for b in blocks(d.get("message")):
+                if b.get("type") == "tool-call" and b.get("id") is not None:
                     if self.version >= 4:
                         self.pending[b["id"]] = None
                         self.call_at[b["id"]] = (d.get("turn"), d.get("step"))
@@ -176,13 +176,13 @@ class TailTracker:
         self.version = version or 0
         self.repair = RepairTracker(self.version)
         self.last_turn_end: Optional[Event] = None
-        self.region: list = []          # rows after the last turn/end, stored order
-        self.dropped: list = []         # rows of the region at and after the first defect
-        self.defect: Optional[tuple] = None   # (item, "bad" | "order"): the first defect, for problems
-        self.prev = -1                  # seq of the last kept event (or of the turn/end); None: unknown
-        self.restart_row = None         # the row the region starts after (a turn/end, maybe a bad one)
+        self.region: list[Item] = []    # rows after the last turn/end, stored order
+        self.dropped: list[Item] = []   # rows of the region at and after the first defect
+        self.defect: Optional[tuple[Item, str]] = None   # (item, "bad" | "order"): the first defect, for problems
+        self.prev: Optional[int] = -1   # seq of the last kept event (or of the turn/end); None: unknown
+        self.restart_row: Optional[Item] = None   # the row the region starts after (a turn/end, maybe a bad one)
 
-    def apply(self, it) -> None:
+    def apply(self, it: Item) -> None:
         if isinstance(it, Event) and it.type == "turn/end":
             self._restart(it)           # a defect before the last turn/end is not a tail defect
             return
@@ -214,7 +214,7 @@ class TailTracker:
         self.defect = None
         self.prev = turn_end.seq
 
-    def _restart_bad(self, row) -> None:
+    def _restart_bad(self, row: BadRow) -> None:
         """A stored row that holds a turn/end but is not a valid event: the turn is over, and
         the seq of the next kept event is the row's own seq + 1 when it has an integer one."""
         self.repair = RepairTracker(self.version)
@@ -223,7 +223,7 @@ class TailTracker:
         self.region = []
         self.dropped = []
         self.defect = None
-        seq = None
+        seq: Optional[int] = None
         try:
             obj, _ = decode_json(row.raw)
             seq = obj.get("seq") if isinstance(obj, dict) and type(obj.get("seq")) is int else None
@@ -233,7 +233,7 @@ class TailTracker:
         if seq is not None:
             self.repair.last_seq = seq
 
-    def retract_trailing_bad(self) -> list:
+    def retract_trailing_bad(self) -> list[Item]:
         """Forget bad rows at the very end (a torn last line that a writer has since
         completed: the complete row arrives as an event).  Returns the rows removed."""
         k = len(self.region)
@@ -244,7 +244,7 @@ class TailTracker:
         removed = self.region[k:]
         kept = self.region[:k]
         end = self.restart_row
-        self.__init__(self.version)
+        TailTracker.__init__(self, self.version)
         if end is not None:
             self.apply(end)
         for it in kept:

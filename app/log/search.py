@@ -24,17 +24,33 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Optional
-from collections.abc import Callable, Iterator
+from functools import partial
+from typing import TYPE_CHECKING, Any, Optional, Protocol, Union, cast
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 
-from .model import Problem, is_event
-from .sources import RawJsonlSource
-from .textview import KINDS, event_fields, event_turn, normalize_kind, snippet
+from .model import Event, Item, Problem
+from .sources import RawJsonlSource, Segment
+from .textview import KINDS, Field, event_fields, event_turn, normalize_kind, snippet
 
-try:                                 # Python 3.11+: the regex parser moved to re._parser
-    from re import _parser as _sre_parse  # type: ignore[attr-defined]
-except ImportError:                  # pragma: no cover
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
+if TYPE_CHECKING:
+    import sre_parse as _sre_parse   # typeshed has stubs for this name of the module only
+    from .codec import RowCodec
+    from .reader import LogReader
+else:
+    try:                             # Python 3.11+: the regex parser moved to re._parser
+        from re import _parser as _sre_parse
+    except ImportError:              # pragma: no cover
+        import sre_parse as _sre_parse
+
+
+class _Flag(Protocol):
+    def is_set(self) -> bool: ...
+
+
+# what stops a scan: a ``threading.Event``-like flag or a callable answering "cancelled?"
+Cancel = Union[_Flag, Callable[[], object], None]
+# the turn of a row, or a callable finding it lazily
+TurnRef = Union[Optional[int], Callable[[], Optional[int]]]
 
 # characters every JSON encoder writes literally (no escaping variants): safe for a byte prefilter
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 !#$%()*+,-.:;=?@[]^_`{|}~")
@@ -47,10 +63,10 @@ class FindOptions:
     regex: bool = False
     case: bool = False               # case-sensitive
     word: bool = False               # whole words only
-    kinds: Optional[frozenset] = None  # restrict to these textview kinds (None: all)
-    also: tuple = ()                 # further compiled patterns the same field must match (AND)
+    kinds: Optional[Collection[str]] = None  # only these textview kinds (None: all); a frozenset once built
+    also: tuple[re.Pattern[str], ...] = ()  # further compiled patterns the same field must match (AND)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kinds is not None:
             self.kinds = frozenset(normalize_kind(k) for k in self.kinds)
 
@@ -61,7 +77,7 @@ class Hit:
     turn: Optional[int]
     kind: str
     snippet: str                     # one plain line around the first match
-    span: tuple                      # (start, end) of the match inside ``snippet``
+    span: tuple[int, int]            # (start, end) of the match inside ``snippet``
     start: int                       # first match's character offsets inside the field's whole text
     end: int
     matches: int                     # matches in this field
@@ -70,7 +86,7 @@ class Hit:
     offset: Optional[int] = None     # byte offset of the row in the decoded text, when known
     member: Optional[int] = None     # member of a packed row
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"seq": self.seq, "turn": self.turn, "kind": self.kind, "snippet": self.snippet}
 
 
@@ -84,9 +100,9 @@ class FindStats:
     hits: int = 0
     cancelled: bool = False
     complete: bool = False           # the whole log was searched (not cancelled, no limit hit)
-    problems: list = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"bytesScanned": self.bytes_scanned, "bytesTotal": self.bytes_total,
                 "rowsDecoded": self.rows_decoded, "segments": self.segments,
                 "segmentsSkipped": self.segments_skipped, "cancelled": self.cancelled,
@@ -95,7 +111,7 @@ class FindStats:
 
 # --------------------------------------------------------------------------- matching
 
-def compile_matcher(opts: FindOptions) -> re.Pattern:
+def compile_matcher(opts: FindOptions) -> re.Pattern[str]:
     """The str pattern matched against decoded field text (raises ValueError on a bad regex)."""
     if not opts.text:
         raise ValueError("empty search text")
@@ -108,8 +124,9 @@ def compile_matcher(opts: FindOptions) -> re.Pattern:
         raise ValueError(f"bad regular expression: {e}") from None
 
 
-def _safe_runs(s: str) -> list:
-    runs, cur = [], []
+def _safe_runs(s: str) -> list[str]:
+    runs: list[str] = []
+    cur: list[str] = []
     for ch in s:
         if ch in _SAFE:
             cur.append(ch)
@@ -129,9 +146,10 @@ def _regex_literal(pattern: str, flags: int) -> Optional[str]:
     except Exception:
         return None
     lit = _sre_parse.LITERAL
-    runs, cur = [], []
-    for op, av in parsed:
-        if op is lit:
+    runs: list[str] = []
+    cur: list[str] = []
+    for op, av in parsed.data:
+        if op is lit and isinstance(av, int):        # a LITERAL's argument is its code point
             cur.append(chr(av))
         else:
             if cur:
@@ -152,14 +170,14 @@ class Prefilter:
     """Byte needles a candidate row must contain (any of them); ``lower``: compare ASCII-lowercased.
     ``gate``: one needle every form contains (a run no encoder escapes): a segment is searched
     for it alone, and the rows holding it are then checked for the needles (one pass, not three)."""
-    needles: list
+    needles: list[bytes]
     lower: bool
     gate: Optional[bytes] = None
 
-    def positions(self, data: bytes, lim: Optional[int] = None) -> list:
+    def positions(self, data: bytes, lim: Optional[int] = None) -> list[int]:
         lim = len(data) if lim is None else lim
         hay = data[:lim].lower() if self.lower else data
-        out = []
+        out: list[int] = []
         needles = [self.gate] if self.gate is not None else self.needles
         if self.gate is None and len(needles) > 1 and not self.lower:
             # a needle with raw UTF-8 cannot occur in ASCII-only bytes; and a writer that stores
@@ -209,7 +227,8 @@ def build_prefilter(opts: FindOptions) -> Optional[Prefilter]:
     return Prefilter([lit.lower().encode("ascii")], lower=True)
 
 
-def match_fields(fields, matcher, kinds=None, also=()) -> Iterator[tuple]:
+def match_fields(fields: Iterable[Field], matcher: re.Pattern[str], kinds: Optional[Collection[str]] = None,
+                 also: Sequence[re.Pattern[str]] = ()) -> Iterator[tuple[Field, re.Match[str], int]]:
     """(field, first match, number of matches) for each field of ``fields`` that matches
     (and matches every pattern of ``also``)."""
     for f in fields:
@@ -228,14 +247,17 @@ def match_fields(fields, matcher, kinds=None, also=()) -> Iterator[tuple]:
 
 # --------------------------------------------------------------------------- scan
 
-def _cancelled(cancel) -> bool:
+def _cancelled(cancel: Cancel) -> bool:
     if cancel is None:
         return False
     is_set = getattr(cancel, "is_set", None)
-    return bool(is_set() if is_set is not None else cancel())
+    if is_set is not None:
+        return bool(is_set())
+    return bool(cast(Callable[[], object], cancel)())     # no is_set: the callable form
 
 
-def find(reader, opts: FindOptions, *, cancel=None, progress: Optional[Callable[[int, int], None]] = None,
+def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None,
+         progress: Optional[Callable[[int, int], None]] = None,
          stats: Optional[FindStats] = None, limit: Optional[int] = None) -> Iterator[Hit]:
     """Stream every match of ``opts`` in the whole stored log of ``reader`` (a LogReader).
 
@@ -247,9 +269,13 @@ def find(reader, opts: FindOptions, *, cancel=None, progress: Optional[Callable[
     src = reader.source
     codec = reader.codec
     st.bytes_total = getattr(src, "size", 0) or 0
-    turn = None                       # turn of the last turn/start before the current segment
-    fast = pre is not None and isinstance(src, RawJsonlSource)
-    for seg in (_jsonl_windows(src) if fast else src.forward()):
+    turn: Optional[int] = None        # turn of the last turn/start before the current segment
+    segs: Iterator[Union[_Win, Segment]]
+    if pre is not None and isinstance(src, RawJsonlSource):
+        segs = _jsonl_windows(src)
+    else:
+        segs = src.forward()
+    for seg in segs:
         if _cancelled(cancel):
             st.cancelled = True
             return
@@ -289,7 +315,7 @@ def find(reader, opts: FindOptions, *, cancel=None, progress: Optional[Callable[
                     if progress:
                         progress(seg.end if isinstance(seg.end, int) else 0, st.bytes_total)
                     continue
-                starts = _row_starts(data, cands, lim)
+                starts: Optional[list[int]] = _row_starts(data, cands, lim)
             else:
                 starts = None
             line = seg.line0
@@ -307,7 +333,7 @@ def find(reader, opts: FindOptions, *, cancel=None, progress: Optional[Callable[
                 if pre is not None and pre.gate is not None and not pre.hit(raw):
                     continue
                 for h in _row_hits(codec, raw, seg.row_pos(rs), seg._abs(rs), line, matcher, opts,
-                                   lambda rs=rs: tb.before(rs), st):
+                                   partial(tb.before, rs), st):
                     yield h
                     if limit is not None and st.hits >= limit:
                         return
@@ -328,10 +354,10 @@ class _Win:
     def __init__(self, pos: int, data: bytes, limit: int, torn: bool):
         self.pos, self.data, self.limit, self.torn = pos, data, limit, torn
         self.end = pos + limit
-        self.line0 = None                 # line numbers are not counted on this path (seq is the key)
+        self.line0: Optional[int] = None  # line numbers are not counted on this path (seq is the key)
         self.text_offset = pos
-        self.bad = None
-        self.rows = None
+        self.bad: Optional[str] = None
+        self.rows: Optional[list[tuple[int, bytes]]] = None
 
     def row_pos(self, off: int) -> int:
         return self.pos + off
@@ -343,11 +369,11 @@ class _Win:
 WINDOW = 1 << 21
 
 
-def _jsonl_windows(src) -> Iterator[_Win]:
+def _jsonl_windows(src: RawJsonlSource) -> Iterator[_Win]:
     """Bounded reads of a raw JSONL snapshot (``src.size``): one copy from the kernel, no joins."""
     at, end = src.header_end, src.size
     while at < end:
-        want = getattr(src, "block", WINDOW) or WINDOW
+        want: int = getattr(src, "block", WINDOW) or WINDOW
         while True:
             chunk = src._pread(min(want, end - at), at)
             if at + len(chunk) >= end:
@@ -367,7 +393,7 @@ class _TurnTracker:
     """The current turn at any row of a segment, found lazily (rows asked in order): forward
     ``find`` of ``"turn/start"`` between asks, each byte looked at once."""
 
-    def __init__(self, codec, seg, turn: Optional[int], st: FindStats, lim: int):
+    def __init__(self, codec: RowCodec, seg: Union[_Win, Segment], turn: Optional[int], st: FindStats, lim: int):
         self.codec, self.seg, self.data, self.turn, self.st = codec, seg, seg.data, turn, st
         self.at = 0
         self.lim = lim
@@ -398,9 +424,9 @@ class _TurnTracker:
         return self.turn
 
 
-def _row_starts(data: bytes, cands: list, lim: int) -> list:
+def _row_starts(data: bytes, cands: list[int], lim: int) -> list[int]:
     """Start offsets of the rows holding the candidate positions (sorted, unique)."""
-    out = []
+    out: list[int] = []
     last_end = -1
     for c in cands:
         if c < last_end:
@@ -414,7 +440,7 @@ def _row_starts(data: bytes, cands: list, lim: int) -> list:
     return out
 
 
-def _row_spans(data: bytes, starts: Optional[list], n: int) -> Iterator[tuple]:
+def _row_spans(data: bytes, starts: Optional[list[int]], n: int) -> Iterator[tuple[int, int]]:
     """(start, end) of rows at ``starts`` (None: every row) within ``data[:n]``."""
     if starts is None:
         s = 0
@@ -430,18 +456,20 @@ def _row_spans(data: bytes, starts: Optional[list], n: int) -> Iterator[tuple]:
         yield s, (n if e < 0 else e)
 
 
-def _turn_of_row(codec, raw: bytes, st: FindStats, pos=None) -> Optional[int]:
+def _turn_of_row(codec: RowCodec, raw: bytes, st: FindStats, pos: object = None) -> Optional[int]:
     st.rows_decoded += 1
+    items: list[Item]
     items, _ = codec.decode_row(raw, pos=pos)
     for it in items:
-        if is_event(it) and it.type == "turn/start":
+        if type(it) is Event and it.type == "turn/start":
             t = event_turn(it)
             if t is not None:
                 return t
     return None
 
 
-def _last_turn_in(codec, seg, end: int, st: FindStats, stop: int = 0) -> Optional[int]:
+def _last_turn_in(codec: RowCodec, seg: Union[_Win, Segment], end: int, st: FindStats,
+                  stop: int = 0) -> Optional[int]:
     """The turn of the last ``turn/start`` row of ``seg.data[stop:end]`` (None: there is none)."""
     data = seg.data
     j = end
@@ -461,13 +489,14 @@ def _last_turn_in(codec, seg, end: int, st: FindStats, stop: int = 0) -> Optiona
             return None
 
 
-def _row_hits(codec, raw: bytes, pos, offset: int, line, matcher, opts: FindOptions, turn,
-              st: FindStats) -> Iterator[Hit]:
+def _row_hits(codec: RowCodec, raw: bytes, pos: object, offset: int, line: Optional[int],
+              matcher: re.Pattern[str], opts: FindOptions, turn: TurnRef, st: FindStats) -> Iterator[Hit]:
     """Hits of one stored row; ``turn``: the current turn, or a callable giving it (lazily)."""
     st.rows_decoded += 1
+    items: list[Item]
     items, _probs = codec.decode_row(raw, pos=pos, offset=offset, line=line)
     for ev in items:
-        if not is_event(ev):
+        if type(ev) is not Event:
             continue
         fields = event_fields(ev)
         if not fields:
@@ -485,7 +514,7 @@ def _row_hits(codec, raw: bytes, pos, offset: int, line, matcher, opts: FindOpti
                       member=ev.member)
 
 
-def find_all(reader, opts: FindOptions, **kw) -> tuple:
+def find_all(reader: LogReader, opts: FindOptions, **kw: Any) -> tuple[list[Hit], FindStats]:
     """(hits list, stats): :func:`find` collected (tests, CLI)."""
     stats = kw.pop("stats", None) or FindStats()
     hits = list(find(reader, opts, stats=stats, **kw))

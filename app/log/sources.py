@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Union
 from collections.abc import Iterator
 
+from .limits import MAX_ROW_BYTES, open_regular, read_head
 from .model import Problem
+
+# a stored row's position: a file offset (raw JSONL; SQLite: its seq) or (frame pos, offset in frame) (zstd)
+RowPos = Union[int, tuple[int, int]]
 
 BLOCK = 1 << 20          # read granularity for raw JSONL
 
@@ -39,8 +43,9 @@ class Segment:
     torn: bool = False
     rows: Optional[list] = None          # [(row_pos, raw_bytes)] when the source splits rows itself
     bad: Optional[str] = None            # the whole segment is unreadable (e.g. corrupt frame): reason
+    bad_kind: str = "corrupt-frame"      # the BadRow kind / problem code for ``bad``
 
-    def split_rows(self):
+    def split_rows(self) -> Iterator[tuple[RowPos, int, Optional[int], bytes, bool]]:
         """Yield (row_pos, offset_in_text, line_no, raw, complete)."""
         if self.rows is not None:
             for p, raw in self.rows:
@@ -63,7 +68,7 @@ class Segment:
     def _abs(self, off: int) -> int:
         return self.text_offset + off if self.text_offset >= 0 else -1
 
-    def row_pos(self, off: int):
+    def row_pos(self, off: int) -> RowPos:
         return self.pos + off
 
 
@@ -162,7 +167,7 @@ class RawJsonlSource(FileSource):
         self.path = path
         self.block = block
         self.problems: list = []
-        self._fd = os.open(path, os.O_RDONLY)
+        self._fd = open_regular(path)
         st = os.fstat(self._fd)
         self._ino = (st.st_dev, st.st_ino)
         self.size = st.st_size
@@ -197,22 +202,60 @@ class RawJsonlSource(FileSource):
                 raise SourceChanged(f"{self.path} shrank from {self.size} to {st.st_size} bytes while reading")
         return out
 
+    def _oversized(self, start: int, end: int, line0, torn: bool) -> Segment:
+        """A row over :data:`MAX_ROW_BYTES`: one bad segment (never loaded into memory)."""
+        n = end - start - (0 if torn else 1)
+        reason = f"row of {n} bytes is over the {MAX_ROW_BYTES >> 20} MiB row limit (skipped)"
+        return Segment(pos=start, end=end, data=b"", text_offset=start, line0=line0, torn=torn, bad=reason,
+                       bad_kind="over-limit")
+
+    def _find_newline(self, at: int, end: int) -> int:
+        """Offset just past the next newline at or after ``at`` (``end`` if none)."""
+        while at < end:
+            chunk = self._pread(min(self.block, end - at), at)
+            i = chunk.find(b"\n")
+            if i >= 0:
+                return at + i + 1
+            at += len(chunk)
+        return end
+
+    def _rfind_newline(self, lo: int, e: int) -> int:
+        """Offset just past the last newline in ``[lo, e)`` (``lo`` if none)."""
+        while e > lo:
+            s = max(lo, e - self.block)
+            i = self._pread(e - s, s).rfind(b"\n")
+            if i >= 0:
+                return s + i + 1
+            e = s
+        return lo
+
     def forward(self, start: Optional[int] = None, line0: Optional[int] = None) -> Iterator[Segment]:
         at = self.header_end if start is None else start
         if start is None:
             line0 = 2
         end = self.size
-        carry = b""
+        carry: list = []
+        carry_n = 0
         carry_at = at
         while at < end:
             n = min(self.block, end - at)
             chunk = self._pread(n, at)
             at += len(chunk)
-            data = carry + chunk if carry else chunk
-            nl = data.rfind(b"\n")
+            nl = chunk.rfind(b"\n")
             if nl < 0 and at < end:
-                carry = data
+                carry.append(chunk)
+                carry_n += len(chunk)
+                if carry_n > MAX_ROW_BYTES:          # one row over the limit: skip to its end
+                    stop = self._find_newline(at, end)
+                    torn = stop >= end and self._pread(1, end - 1) != b"\n"
+                    yield self._oversized(carry_at, stop, line0, torn)
+                    if line0 is not None:
+                        line0 += 1
+                    carry, carry_n, carry_at, at = [], 0, stop, stop
                 continue
+            data = b"".join(carry) + chunk if carry else chunk
+            nl = len(data) - len(chunk) + nl if nl >= 0 else -1
+            carry, carry_n = [], 0
             if at >= end:
                 cut = len(data)
             else:
@@ -222,7 +265,8 @@ class RawJsonlSource(FileSource):
             if line0 is not None:
                 line0 += seg.data.count(b"\n")
             yield seg
-            carry = data[cut:]
+            if cut < len(data):
+                carry, carry_n = [data[cut:]], len(data) - cut
             carry_at = carry_at + cut
 
     def backward(self, end: Optional[int] = None) -> Iterator[Segment]:
@@ -231,8 +275,12 @@ class RawJsonlSource(FileSource):
         first = True
         while e > lo:
             want = self.block
+            oversized = False
             while True:
                 s = max(lo, e - want)
+                if e - s > MAX_ROW_BYTES + self.block:
+                    oversized = True
+                    break
                 data = self._pread(e - s, s)
                 if s == lo:
                     cut = 0
@@ -242,6 +290,16 @@ class RawJsonlSource(FileSource):
                     cut = nl + 1
                     break
                 want *= 2
+            torn_end = first and end is None and self._pread(1, e - 1) != b"\n"
+            if oversized:
+                # the row ending at e is over the limit: find its start without loading it
+                start = self._rfind_newline(lo, e - 1)
+                if e - start - 1 > MAX_ROW_BYTES:
+                    yield self._oversized(start, e, 2 if start == lo else None, torn_end)
+                    first = False
+                    e = start
+                    continue
+                data, s, cut = self._pread(e - start, start), start, 0
             seg_data = data[cut:]
             torn = first and end is None and not seg_data.endswith(b"\n")
             yield Segment(pos=s + cut, end=e, data=seg_data, text_offset=s + cut, line0=2 if s + cut == lo else None,
@@ -259,8 +317,7 @@ def open_source(path: str) -> Source:
     if p.endswith(".zstd") or p.endswith(".zst"):
         from .zstdsource import ZstdSource
         return ZstdSource(p)
-    with open(p, "rb") as f:
-        magic = f.read(16)
+    magic = read_head(p, 16)
     if magic.startswith(b"\x28\xb5\x2f\xfd"):
         from .zstdsource import ZstdSource
         return ZstdSource(p)

@@ -9,10 +9,13 @@ only when both times are positive and the difference is not negative; otherwise 
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from typing import Any, Optional, TypedDict, Union
+from collections.abc import Iterable, Mapping
 
 from .attempts import AttemptTracker, embedded_stream
 from .model import Event
+from .payloads import JsonObj, as_obj, blocks, obj
+from .trace import EventSource
 from .versions import stream_chunks
 
 MAX_PLAUSIBLE_LATENCY_MS = 6 * 3600 * 1000   # longer spans are clock mix-ups in recorded fixtures
@@ -20,11 +23,39 @@ TOKEN_KEYS = (("input", "inputTokens"), ("output", "outputTokens"), ("cacheRead"
               ("cacheWrite", "cacheWriteTokens"), ("reasoning", "reasoningTokens"))
 
 
-def _zero_tokens() -> dict:
+StepKey = tuple[Any, Any]      # (turn, step) as logged (JSON values, normally ints)
+
+
+class StepStats(TypedDict):
+    """One step's figures (the ``steps`` list of :func:`compute_stats`)."""
+    turn: Any
+    step: Any
+    startSeq: Optional[int]
+    startTime: Optional[int]
+    finishTime: Optional[int]
+    latencyMs: Optional[int]
+    latencyNote: Optional[str]
+    tokens: dict[str, int]                     # input, output, cacheRead, cacheWrite, reasoning
+    attempts: int
+    failedAttempts: int
+    retries: int
+    errors: list[Any]                          # error codes (else finish kinds)
+    toolCalls: dict[str, int]                  # tool name -> calls
+    toolOutcomes: dict[str, dict[str, int]]    # tool name -> outcome (ok | error | error:CODE) -> results
+
+
+class _TurnInfo(TypedDict, total=False):
+    turn: Any
+    startTime: Optional[int]
+    endReason: Any
+    error: Any
+
+
+def _zero_tokens() -> dict[str, int]:
     return {k: 0 for k, _ in TOKEN_KEYS}
 
 
-def _add_usage(acc: dict, usage) -> None:
+def _add_usage(acc: dict[str, int], usage: object) -> None:
     if not isinstance(usage, dict):
         return
     for k, src in TOKEN_KEYS:
@@ -33,41 +64,41 @@ def _add_usage(acc: dict, usage) -> None:
             acc[k] += int(v)
 
 
-def _tool_outcome(data: dict) -> str:
+def _tool_outcome(data: JsonObj) -> str:
     err = data.get("error")
     if isinstance(err, dict):
         return f"error:{err.get('code') or err.get('kind') or 'ERROR'}"
     if err:
         return "error"
-    m = data.get("message") if isinstance(data.get("message"), dict) else {}
+    m = obj(data.get("message"))
     if m.get("role") == "tool" and m.get("isError") is True:      # v4 result shape
         return "error"
-    for b in m.get("content") or []:
-        if isinstance(b, dict) and b.get("type") == "tool-result" and b.get("isError"):
+    for b in blocks(m):
+        if b.get("type") == "tool-result" and b.get("isError"):
             return "error"
     return "ok"
 
 
-def _new_step(turn, step) -> dict:
+def _new_step(turn: Any, step: Any) -> StepStats:
     return {"turn": turn, "step": step, "startSeq": None, "startTime": None, "finishTime": None, "latencyMs": None,
             "latencyNote": None, "tokens": _zero_tokens(), "attempts": 0, "failedAttempts": 0, "retries": 0,
             "errors": [], "toolCalls": {}, "toolOutcomes": {}}
 
 
-def compute_stats(src) -> dict:
+def compute_stats(src: Union[EventSource, Iterable[Event]]) -> JsonObj:
     """``src``: a LogReader (logical events) or an event iterable."""
     events: Iterable[Event] = src.iter_events(logical=True) if hasattr(src, "iter_events") else src
     at = AttemptTracker(keep_text=False)
-    steps: dict = {}
-    order: list = []
-    turns: dict = {}
-    call_names: dict = {}          # callId -> name
-    message_usage: dict = {}       # message seq -> usage
-    finish_time: dict = {}         # (turn, step) -> time of last finish chunk
-    msg_time: dict = {}
-    end_time: dict = {}
+    steps: dict[StepKey, StepStats] = {}
+    order: list[StepKey] = []
+    turns: dict[Any, _TurnInfo] = {}
+    call_names: dict[Any, str] = {}      # callId -> name
+    message_usage: dict[int, JsonObj] = {}   # message seq -> usage
+    finish_time: dict[StepKey, Any] = {}  # (turn, step) -> time of last finish chunk
+    msg_time: dict[StepKey, int] = {}
+    end_time: dict[StepKey, int] = {}
 
-    def step_of(t, s) -> dict:
+    def step_of(t: Any, s: Any) -> StepStats:
         k = (t, s)
         if k not in steps:
             steps[k] = _new_step(t, s)
@@ -76,14 +107,14 @@ def compute_stats(src) -> dict:
 
     for ev in events:
         at.apply(ev)
-        d = ev.data if isinstance(ev.data, dict) else {}
+        d = obj(ev.data)
         t, s = d.get("turn"), d.get("step")
         typ = ev.type
         if typ == "turn/start":
             turns.setdefault(t, {"turn": t, "startTime": ev.time, "endReason": None})
         elif typ == "turn/end":
             tr = turns.setdefault(t, {"turn": t, "startTime": None, "endReason": None})
-            reason = d.get("reason") if isinstance(d.get("reason"), dict) else {}
+            reason = obj(d.get("reason"))
             tr["endReason"] = reason.get("kind")
             if reason.get("error"):
                 e = reason.get("error")
@@ -94,7 +125,7 @@ def compute_stats(src) -> dict:
         elif typ == "step/end":
             end_time[(t, s)] = ev.time
         elif typ == "assistant/chunk":
-            c = d.get("chunk") if isinstance(d.get("chunk"), dict) else {}
+            c = obj(d.get("chunk"))
             if c.get("type") == "finish":
                 finish_time[(t, s)] = ev.time
         elif typ in ("assistant/message", "assistant/attempt"):
@@ -105,8 +136,8 @@ def compute_stats(src) -> dict:
                 step_of(t, s)
                 continue
             step_of(t, s)
-            if isinstance(d.get("usage"), dict):
-                message_usage[ev.seq] = d["usage"]
+            if (u := as_obj(d.get("usage"))) is not None:
+                message_usage[ev.seq] = u
             msg_time[(t, s)] = ev.time
         elif typ == "tool/call":
             st = step_of(t, s)
@@ -115,7 +146,7 @@ def compute_stats(src) -> dict:
             st["toolCalls"][name] = st["toolCalls"].get(name, 0) + 1
         elif typ == "tool/result" and ev.is_append:
             st = step_of(t, s)
-            m = d.get("message") if isinstance(d.get("message"), dict) else {}
+            m = obj(d.get("message"))
             cid = (m.get("source") or {}).get("callId") if isinstance(m.get("source"), dict) else None
             if cid is None:
                 cid = m.get("toolCallId")
@@ -154,7 +185,7 @@ def compute_stats(src) -> dict:
             st["latencyNote"] = "time missing (0)"
 
     step_list = [steps[k] for k in order]
-    turn_list = []
+    turn_list: list[JsonObj] = []
     for t in sorted({k[0] for k in order if k[0] is not None} | {t for t in turns if t is not None}):
         ss = [x for x in step_list if x["turn"] == t]
         tk = _zero_tokens()
@@ -162,11 +193,11 @@ def compute_stats(src) -> dict:
             for kk in tk:
                 tk[kk] += x["tokens"][kk]
         lat = [x["latencyMs"] for x in ss if x["latencyMs"] is not None]
-        tools: dict = {}
+        tools: dict[str, int] = {}
         for x in ss:
-            for n, c in x["toolCalls"].items():
-                tools[n] = tools.get(n, 0) + c
-        info = turns.get(t, {})
+            for n, cnt in x["toolCalls"].items():
+                tools[n] = tools.get(n, 0) + cnt
+        info: _TurnInfo = turns.get(t, {})
         turn_list.append({"turn": t, "steps": len([x for x in ss if x["step"] is not None]), "tokens": tk,
                           "latencyMs": sum(lat) if lat else None,
                           "toolCalls": tools, "retries": sum(x["retries"] for x in ss),
@@ -177,15 +208,15 @@ def compute_stats(src) -> dict:
     for x in step_list:
         for kk in total:
             total[kk] += x["tokens"][kk]
-    tools_total: dict = {}
-    outcomes_total: dict = {}
+    tools_total: dict[str, int] = {}
+    outcomes_total: dict[str, dict[str, int]] = {}
     for x in step_list:
-        for n, c in x["toolCalls"].items():
-            tools_total[n] = tools_total.get(n, 0) + c
+        for n, cnt in x["toolCalls"].items():
+            tools_total[n] = tools_total.get(n, 0) + cnt
         for n, ocs in x["toolOutcomes"].items():
-            for oc, c in ocs.items():
+            for oc, cnt in ocs.items():
                 outcomes_total.setdefault(n, {})
-                outcomes_total[n][oc] = outcomes_total[n].get(oc, 0) + c
+                outcomes_total[n][oc] = outcomes_total[n].get(oc, 0) + cnt
     return {"steps": step_list, "turns": turn_list,
             "totals": {"tokens": total, "steps": len(step_list), "turns": len(turn_list),
                        "attempts": len(at.attempts), "failedAttempts": len(at.failed),
@@ -195,5 +226,5 @@ def compute_stats(src) -> dict:
                        "latencyUnknown": sum(1 for x in step_list if x["latencyMs"] is None)}}
 
 
-def step_label(st: dict) -> str:
+def step_label(st: Mapping[str, object]) -> str:
     return f"{st.get('turn')}.{st.get('step')}"

@@ -27,8 +27,10 @@ from __future__ import annotations
 from typing import Any, Optional
 from collections.abc import Iterable, Iterator
 
+import msgspec
+
 from .folds import SurfaceFold, is_surface_type
-from .model import Event, is_event
+from .model import Event, Problem, is_event
 
 _FOLD_ALSO = frozenset({"step/start", "step/end", "image/offload"})   # non-surface events the v4 fold reads
 TOKEN_CHARS = 4          # estimated tokens = stored characters of a message / 4 (a rough, stable rule)
@@ -183,6 +185,54 @@ class SurfaceIndex:
     def status(self, ev: Any) -> dict[Any, Any]:
         return row_surface(self, ev)
 
+    # ------------------------------------------------------------------ saving (the index cache)
+    def to_state(self) -> SurfaceState:
+        """Everything the index holds, as plain data (compaction records shared between its maps
+        are named by their position in :attr:`compactions`)."""
+        f = self.fold
+        at = {id(rec): i for i, rec in enumerate(self.compactions)}
+        return SurfaceState(
+            version=f.version, nodes=list(f.nodes), replaced_by=dict(f.replaced_by),
+            replaced={k: list(v) for k, v in f.replaced.items()}, violations=list(f.violations),
+            empty_assistant=sorted(f._empty_assistant), step_mark=f._step_mark,
+            last_seq=self.last_seq, events=self.events, rejected=dict(self.rejected),
+            compactions=self.compactions, open=[(cid, at[id(rec)]) for cid, rec in self._open.items()],
+            replacing={k: at[id(rec)] for k, rec in self.replacing.items()}, replace_ops=dict(self.replace_ops),
+            est=dict(self._est), context_tokens=self.context_tokens)
+
+    @classmethod
+    def from_state(cls, st: SurfaceState) -> SurfaceIndex:
+        idx = cls(st.version)
+        f = idx.fold
+        f.nodes, f.replaced_by, f.replaced = st.nodes, st.replaced_by, st.replaced
+        f.violations, f._empty_assistant, f._step_mark = st.violations, set(st.empty_assistant), st.step_mark
+        idx.last_seq, idx.events, idx.rejected = st.last_seq, st.events, st.rejected
+        idx.compactions = st.compactions
+        idx._open = {cid: st.compactions[i] for cid, i in st.open}
+        idx.replacing = {k: st.compactions[i] for k, i in st.replacing.items()}
+        idx.replace_ops, idx._est, idx.context_tokens = st.replace_ops, st.est, st.context_tokens
+        return idx
+
+
+class SurfaceState(msgspec.Struct):
+    """A :class:`SurfaceIndex` as plain data (:meth:`SurfaceIndex.to_state`), JSON-encodable with msgspec."""
+    version: int
+    nodes: list[int]
+    replaced_by: dict[int, int]
+    replaced: dict[int, list[int]]
+    violations: list[Problem]
+    empty_assistant: list[int]
+    step_mark: Optional[tuple[str, int]]
+    last_seq: int
+    events: int
+    rejected: dict[int, str]
+    compactions: list[dict[str, Any]]        # bracket records (JSON objects)
+    open: list[tuple[Any, int]]              # (compactionId, record position) of open brackets
+    replacing: dict[int, int]                # replacing seq -> record position
+    replace_ops: dict[int, Any]              # replacing seq -> its surfaceOp (a JSON value)
+    est: dict[int, int]
+    context_tokens: int
+
 
 def _compaction_ref(rec: Optional[dict[Any, Any]]) -> Optional[dict[Any, Any]]:
     if rec is None:
@@ -292,31 +342,72 @@ def build_index(events: Iterable[Any], version: int = 0) -> SurfaceIndex:
 _NEEDLES = (b'"surfaceOp"', b'"sourceEventSeqs"', b'"compaction/', b'"step/', b'"image/offload"')
 
 
-def _surface_rows(reader: Any, cut: Any) -> Iterator[Event]:
+class ScanEnd:
+    """Where a surface scan stopped: ``pos`` and ``line`` of the first stored row it did not read
+    (the repair cut, a torn last row, or the end of the log)."""
+
+    def __init__(self) -> None:
+        self.pos: Any = None
+        self.line: Optional[int] = None
+
+
+def _surface_rows(reader: Any, cut: Any, segments: Optional[Iterable[Any]] = None,
+                  end: Optional[ScanEnd] = None) -> Iterator[Event]:
     """The stored events the surface index reads, oldest first, up to the repair cut: only the
     rows whose bytes can hold a surface event, a compaction marker, a step boundary or an image
-    offload are decoded (the codec decodes each row on its own, so skipping rows is exact)."""
+    offload are decoded (the codec decodes each row on its own, so skipping rows is exact).
+    ``segments``: from there on (default: the whole log); ``end`` gets where the scan stopped."""
     codec = reader.codec
-    for seg in reader.source.forward():
+    for seg in (reader.source.forward() if segments is None else segments):
         if seg.bad:
             continue
         for pos, off, line, raw, complete in seg.split_rows():
             if cut is not None and pos >= cut:
+                if end is not None:
+                    end.pos, end.line = pos, line
                 return
-            if not complete or not any(n in raw for n in _NEEDLES):
+            if not complete:
+                if end is not None:
+                    end.pos, end.line = pos, line
+                continue
+            if not any(n in raw for n in _NEEDLES):
                 continue
             got, _ = codec.decode_row(raw, pos=pos, offset=off, line=line)
             for ev in got:
                 if is_event(ev):
                     yield ev
+        if end is not None and not seg.torn:
+            end.pos = seg.end
+            end.line = seg.line0 + seg.data.count(b"\n") if seg.line0 is not None else None
+
+
+def index_key(reader: Any, exact: bool = False) -> tuple[Any, Any, bool]:
+    """What a reader's surface index is cached under (the source's size and generation)."""
+    src = reader.source
+    return (getattr(src, "size", None), getattr(src, "generation", 0), exact)
+
+
+def remember(reader: Any, idx: SurfaceIndex) -> None:
+    """Make ``idx`` the reader's surface index for its current source state (what :func:`index_for`
+    returns from now on); the persistent cache (:mod:`app.store.indexcache`) hands its index over so."""
+    reader._surface_index = (index_key(reader), idx)
+
+
+def extend_index(reader: Any, idx: SurfaceIndex, segments: Optional[Iterable[Any]] = None,
+                 end: Optional[ScanEnd] = None) -> SurfaceIndex:
+    """Fold the stored rows of ``segments`` (default: the whole log) into ``idx``, up to the repair cut."""
+    st = reader.tail_state()
+    for ev in _surface_rows(reader, st.cut_pos, segments, end):
+        idx.apply(ev)
+    idx.last_seq = max(idx.last_seq, st.last_seq)
+    return idx
 
 
 def index_for(reader: Any, exact: bool = False) -> SurfaceIndex:
     """The reader's surface index, built once per source state (one streaming pass over the
     stored rows, decoding only those that can matter; ``exact``: decode every row instead, as
     a check).  The closure is not folded in: closers are appends, always current."""
-    src = reader.source
-    key = (getattr(src, "size", None), getattr(src, "generation", 0), exact)
+    key = index_key(reader, exact)
     cached = getattr(reader, "_surface_index", None)
     if cached is not None and cached[0] == key:
         hit: SurfaceIndex = cached[1]
@@ -330,8 +421,6 @@ def index_for(reader: Any, exact: bool = False) -> SurfaceIndex:
                 break
             idx.apply(ev)
     else:
-        for ev in _surface_rows(reader, cut):
-            idx.apply(ev)
-        idx.last_seq = max(idx.last_seq, st.last_seq)
+        extend_index(reader, idx)
     reader._surface_index = (key, idx)
     return idx

@@ -30,7 +30,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional
+
+from .payloads import JsonObj, as_obj, obj
+
+if TYPE_CHECKING:
+    from .model import Event
 
 USER, ASSISTANT, REASONING, TOOL_CALL, TOOL_OUTPUT, ERROR, TITLE, SYSTEM = (
     "user", "assistant", "reasoning", "tool-call", "tool-output", "error", "title", "system")
@@ -85,13 +90,13 @@ def block_text(b: Any) -> str:
     if t in ("text", "reasoning"):
         return _str(b.get("text"))
     if t == "image":
-        att = b.get("attachment") if isinstance(b.get("attachment"), dict) else {}
+        att = obj(b.get("attachment"))
         name = att.get("name") or att.get("mediaType") or ""
         return f"[image {name}]".replace(" ]", "]")
     if t == "tool-result":
         return content_text(b.get("content"))
-    if "text" in b and isinstance(b.get("text"), str):
-        return b["text"]
+    if "text" in b and isinstance(text := b.get("text"), str):
+        return text
     return _str(b)
 
 
@@ -132,29 +137,29 @@ def error_text(err: Any) -> str:
     return _str(err)
 
 
-def _message(d: dict) -> Optional[dict]:
-    m = d.get("message")
-    return m if isinstance(m, dict) else None
+def _message(d: JsonObj) -> Optional[JsonObj]:
+    return as_obj(d.get("message"))
 
 
-def event_fields(ev, tool_names: Optional[dict] = None) -> list:
+def event_fields(ev: Event, tool_names: Optional[dict[Any, str]] = None) -> list[Field]:
     """The fields (kind, text, tool) a user sees in one decoded event, in display order.
 
-    ``ev`` is an :class:`~app.log.model.Event` (anything with ``type`` and ``data``).
+    ``ev`` is an :class:`~app.log.model.Event` (only its ``type`` and ``data`` are read).
     ``tool_names``: callId -> tool name, when the caller tracks calls (a tool output is then
     labelled with its tool); tool calls add themselves to it.  Empty list: nothing to see."""
     typ = ev.type
     d = ev.data
     if typ not in TEXT_TYPES or not isinstance(d, dict):
         return []
-    out: list = []
+    out: list[Field] = []
     if typ == "user/message":
         t = content_text(d.get("content"))
         if t:
             out.append(Field(USER, t))
     elif typ == "assistant/message":
         m = _message(d) or {}
-        texts, reasons = [], []
+        texts: list[str] = []
+        reasons: list[str] = []
         for b in m.get("content") or []:
             if isinstance(b, dict):
                 bt = b.get("type")
@@ -227,7 +232,7 @@ def event_fields(ev, tool_names: Optional[dict] = None) -> list:
     return out
 
 
-def event_turn(ev) -> Optional[int]:
+def event_turn(ev: Event) -> Optional[int]:
     """The turn an event names in its payload (None: it names none; track turn/start)."""
     d = ev.data
     if isinstance(d, dict):
@@ -245,7 +250,7 @@ def plain(text: str) -> str:
     return _CONTROL_RE.sub(" ", text)
 
 
-def snippet(text: str, start: int, end: int, width: int = 160) -> tuple:
+def snippet(text: str, start: int, end: int, width: int = 160) -> tuple[str, int, int]:
     """(snippet, s, e): about ``width`` characters of ``text`` around ``[start, end)`` on one
     plain line, and the match's span inside the snippet."""
     ctx = max(10, (width - (end - start)) // 2)

@@ -12,15 +12,47 @@ them: :mod:`app.store.lineage`).
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Any, Optional, Protocol, TypedDict, Union
 from collections.abc import Iterable
 
-from .attempts import AttemptTracker, embedded_stream
+from .attempts import Attempt, AttemptTracker, embedded_stream
 from .folds import SurfaceFold, is_surface_type
 from .model import Event
+from .payloads import JsonObj, obj
 from .versions import replace_bounds
 
 DEFAULT_REQUEST_CAP = 50
+
+
+class EventSource(Protocol):
+    """What :func:`trace_event` needs of a reader (a :class:`~app.log.reader.LogReader`)."""
+
+    def iter_events(self, logical: bool = ...) -> Iterable[Event]: ...
+
+
+class LineageEntry(Protocol):
+    """What :func:`session_lineage` reads of a discovery entry (``app.store.discovery.SessionInfo``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def parent(self) -> Optional[str]: ...
+    @property
+    def created_at(self) -> Optional[int]: ...
+    @property
+    def header(self) -> JsonObj: ...
+
+
+class _Compaction(TypedDict):
+    """A compaction seen in the pass (``compaction/start`` .. ``compaction/end``)."""
+    compactionId: Any            # as logged (JSON)
+    startSeq: int
+    summarySeq: Optional[int]
+    endSeq: Optional[int]
+    turn: Any
+    replacementSeqs: list[int]
 
 
 class TraceError(Exception):
@@ -32,9 +64,9 @@ class TraceError(Exception):
         self.reason = message
 
 
-def _summary(ev: Event) -> dict:
+def _summary(ev: Event) -> JsonObj:
     t, s = ev.turn_step()
-    out = {"seq": ev.seq, "type": ev.type, "time": ev.time}
+    out: JsonObj = {"seq": ev.seq, "type": ev.type, "time": ev.time}
     if t is not None:
         out["turn"] = t
     if s is not None:
@@ -46,14 +78,15 @@ def _summary(ev: Event) -> dict:
     return out
 
 
-def _attempt_json(a) -> dict:
+def _attempt_json(a: Attempt) -> JsonObj:
     d = a.to_dict()
     d["failure"] = a.failure
     d["retryNumber"] = a.retry_number
     return d
 
 
-def trace_event(reader_or_events, seq: int, request_cap: int = DEFAULT_REQUEST_CAP) -> dict:
+def trace_event(reader_or_events: Union[EventSource, Iterable[Event]], seq: int,
+                request_cap: int = DEFAULT_REQUEST_CAP) -> JsonObj:
     """The trace of one event.  ``reader_or_events``: a LogReader or an event iterable."""
     events: Iterable[Event]
     if hasattr(reader_or_events, "iter_events"):
@@ -63,14 +96,14 @@ def trace_event(reader_or_events, seq: int, request_cap: int = DEFAULT_REQUEST_C
     sf = SurfaceFold(keep_events=False)
     at = AttemptTracker(keep_text=False)
     target: Optional[Event] = None
-    derived: list = []
-    boundaries: list = []
+    derived: list[int] = []
+    boundaries: list[int] = []
     n_boundaries = 0
     n_attempts = 0
-    open_compactions: dict = {}            # compactionId -> {startSeq, summarySeq, turn}
-    compaction_of: dict = {}               # replacing seq -> compaction record
-    last_compaction: Optional[dict] = None
-    by_seq_type: dict = {}                 # seq -> type (for chain summaries)
+    open_compactions: dict[Any, _Compaction] = {}    # compactionId -> record
+    compaction_of: dict[int, tuple[_Compaction, JsonObj]] = {}   # replacing seq -> (record, its surfaceOp)
+    last_compaction: Optional[_Compaction] = None
+    by_seq_type: dict[int, str] = {}                 # seq -> type (for chain summaries)
     for ev in events:
         by_seq_type[ev.seq] = ev.type
         if ev.seq == seq and target is None:
@@ -78,7 +111,8 @@ def trace_event(reader_or_events, seq: int, request_cap: int = DEFAULT_REQUEST_C
         if target is not None and ev.seq != seq and ev.source_event_seqs and seq in ev.source_event_seqs:
             derived.append(ev.seq)
         t = ev.type
-        d = ev.data if isinstance(ev.data, dict) else {}
+        d = obj(ev.data)
+        rec: Optional[_Compaction]
         if t == "compaction/start":
             cid = d.get("compactionId")
             rec = {"compactionId": cid, "startSeq": ev.seq, "summarySeq": None, "endSeq": None,
@@ -130,15 +164,15 @@ def trace_event(reader_or_events, seq: int, request_cap: int = DEFAULT_REQUEST_C
             surface = "log-only"            # a rejected (violating) surface event
     else:
         surface = "log-only"
-    chain: list = []
+    chain: list[int] = []
     cur = sf.replaced_by.get(seq)
-    seen = set()
+    seen: set[int] = set()
     while cur is not None and cur not in seen:
         seen.add(cur)
         chain.append(cur)
         cur = sf.replaced_by.get(cur)
 
-    out: dict = {
+    out: JsonObj = {
         "target": _summary(target),
         "surface": surface,
         "replacedBy": sf.replaced_by.get(seq),
@@ -159,8 +193,8 @@ def trace_event(reader_or_events, seq: int, request_cap: int = DEFAULT_REQUEST_C
         attempt = next((a for a in at.attempts if seq in (a.retry_seq, a.retry_started_seq)), None)
     out["attempt"] = _attempt_json(attempt) if attempt is not None else None
     # compaction: through which the target was shadowed, or which the target performed / belongs to
-    comp = None
-    via = None
+    comp: Optional[JsonObj] = None
+    via: Optional[int] = None
     if chain and chain[0] in compaction_of:
         via = chain[0]
     elif seq in compaction_of:
@@ -188,34 +222,36 @@ def trace_event(reader_or_events, seq: int, request_cap: int = DEFAULT_REQUEST_C
 
 # --------------------------------------------------------------------------- session lineage
 
-def _sort_key(s) -> tuple:
+def _sort_key(s: LineageEntry) -> tuple[float, str]:
     c = s.created_at
     return (c if isinstance(c, (int, float)) else 0, s.id)
 
 
-def session_lineage(target, sessions: list) -> dict:
+def session_lineage(target: LineageEntry, sessions: list[LineageEntry]) -> JsonObj:
     """Ancestors (parent outward) and descendants (trees by parentSession) of ``target`` among ``sessions``.
 
     ``target`` and ``sessions`` are discovery entries (``id``, ``path``, ``parent``, ``created_at``,
     ``header``); finding them on disk is the store layer's job (:func:`app.store.lineage.trace_session`).
     Raises :class:`TraceError` ``SESSION_QUERY_INVALID_LINEAGE`` on a cycle.
     """
-    by_id: dict = {}
+    by_id: dict[str, list[LineageEntry]] = {}
     for s in sessions:
         by_id.setdefault(s.id, []).append(s)
 
-    def pick(ids_list, near):
+    def pick(ids_list: list[LineageEntry], near: LineageEntry) -> LineageEntry:
         same = [c for c in ids_list if os.path.dirname(c.path) == os.path.dirname(near.path)]
         return (same or ids_list)[0]
 
-    def brief(s) -> dict:
+    def brief(s: LineageEntry) -> JsonObj:
         return {"id": s.id, "path": s.path, "createdAt": s.created_at, "parentSession": s.parent,
                 "seedLength": s.header.get("seedLength"), "origin": s.header.get("origin")}
 
-    ancestors: list = []
+    ancestors: list[JsonObj] = []
     seen = {target.id}
     cur = target
-    complete, root, unresolved = True, target.id, None
+    complete = True
+    root: Optional[str] = target.id
+    unresolved: Optional[str] = None
     while cur.parent:
         if cur.parent in seen:
             raise TraceError("SESSION_QUERY_INVALID_LINEAGE",
@@ -229,14 +265,14 @@ def session_lineage(target, sessions: list) -> dict:
         ancestors.append(brief(cur))
         root = cur.id
 
-    children: dict = {}
+    children: dict[str, list[LineageEntry]] = {}
     for s in sessions:
         if s.parent:
             children.setdefault(s.parent, []).append(s)
 
-    def tree(s, path_ids: set) -> dict:
+    def tree(s: LineageEntry, path_ids: set[str]) -> JsonObj:
         node = brief(s)
-        kids = []
+        kids: list[JsonObj] = []
         for c in sorted(children.get(s.id, []), key=_sort_key):
             if c is s:
                 continue
@@ -247,7 +283,7 @@ def session_lineage(target, sessions: list) -> dict:
         return node
 
     desc = tree(target, {target.id})["children"]
-    out = {"target": brief(target), "ancestors": ancestors, "descendants": desc, "complete": complete}
+    out: JsonObj = {"target": brief(target), "ancestors": ancestors, "descendants": desc, "complete": complete}
     if complete:
         out["root"] = root
     else:
@@ -255,9 +291,9 @@ def session_lineage(target, sessions: list) -> dict:
     return out
 
 
-def flatten_descendants(trees: list) -> list:
+def flatten_descendants(trees: list[JsonObj]) -> list[JsonObj]:
     """Depth-first list of descendant nodes (the export order of spec §9)."""
-    out = []
+    out: list[JsonObj] = []
     for t in trees:
         out.append(t)
         out.extend(flatten_descendants(t.get("children", [])))

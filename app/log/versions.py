@@ -25,10 +25,14 @@ How newer rows map into the model (no seq is renumbered: one generation file is 
 from __future__ import annotations
 
 import os
-from typing import Optional, Union
-from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Optional, Union
+from collections.abc import Iterable, Iterator
 
-from .model import (KNOWN_TYPES, MAX_SAFE_INT, Problem)
+from .model import (KNOWN_TYPES, MAX_SAFE_INT, Event, Header, Item, Problem)
+from .payloads import JsonObj, as_obj, items
+
+if TYPE_CHECKING:
+    from .codec import RowCodec
 
 LATEST = 4
 SUPPORTED = (0, 1, 2, 3, 4)
@@ -62,7 +66,7 @@ STREAM_RUN_TYPES = {"text-chunks": "text-delta", "reasoning-chunks": "reasoning-
                     "tool-call-chunks": "tool-call-delta"}
 
 
-def known_types(version: Optional[int]) -> frozenset:
+def known_types(version: Optional[int]) -> frozenset[str]:
     return KNOWN_BY_VERSION.get(version or 0, _V4_TYPES)
 
 
@@ -70,12 +74,12 @@ def is_supported(version: Optional[int]) -> bool:
     return version is None or version in SUPPORTED
 
 
-def header_version(header: Union[bytes, str, dict, None]) -> Optional[int]:
+def header_version(header: Union[bytes, str, JsonObj, Header, None]) -> Optional[int]:
     """The ``version`` of a header (raw first line or parsed dict); 0 when absent; None when
     the line is not a session header or the version is not an integer."""
     if header is None:
         return None
-    obj = header
+    obj: object = header
     if isinstance(header, (bytes, str)):
         from .codec import DecodeError, decode_json
         try:
@@ -83,8 +87,8 @@ def header_version(header: Union[bytes, str, dict, None]) -> Optional[int]:
         except DecodeError:
             return None
     if hasattr(obj, "version") and not isinstance(obj, dict):      # a model Header
-        v = obj.version
-        return 0 if v is None else v
+        hv: Optional[int] = obj.version
+        return 0 if hv is None else hv
     if not isinstance(obj, dict) or obj.get("type") != "session":
         return None
     v = obj.get("version", 0)
@@ -101,27 +105,32 @@ def file_version(path: str) -> Optional[int]:
         src.close()
 
 
-def codec_for(version: Optional[int], session_id: str = ""):
+def codec_for(version: Optional[int], session_id: str = "") -> RowCodec:
     from .codec import RowCodec
     return RowCodec(session_id, version=version or 0)
 
 
-def decode_row(raw: bytes, version: Optional[int] = 0, session_id: str = "", **where):
+def decode_row(raw: bytes, version: Optional[int] = 0, session_id: str = "",
+               **where: Any) -> tuple[list[Item], list[Problem]]:
     """One stored row of format ``version`` -> ``(items, problems)`` (see module doc)."""
-    return codec_for(version, session_id).decode_row(raw, **where)
+    rows: list[Item]
+    problems: list[Problem]
+    rows, problems = codec_for(version, session_id).decode_row(raw, **where)
+    return rows, problems
 
 
 # --------------------------------------------------------------------------- helpers
 
-def decode_seq_ranges(value, seq: Optional[int] = None) -> tuple[Optional[list], Optional[str]]:
+def decode_seq_ranges(value: Any, seq: Optional[int] = None) -> tuple[Any, Optional[str]]:
     """Expand a stored ``sourceEventSeqs`` (numbers and inclusive ``[start, end]`` pairs).
 
-    Returns (list, problem text or None).  A value that is not a list is returned as is."""
+    Returns (list, problem text or None).  A value that is not a list is returned as is (so the
+    first item is the stored JSON value when it is not a range-encoded list)."""
     if not isinstance(value, list):
         return value, None
     if not any(isinstance(x, list) for x in value):
         return value, None
-    out: list = []
+    out: list[Any] = []
     for x in value:
         if isinstance(x, list):
             if len(x) != 2 or not all(type(v) is int for v in x) or x[0] > x[1]:
@@ -136,7 +145,7 @@ def decode_seq_ranges(value, seq: Optional[int] = None) -> tuple[Optional[list],
     return out, None
 
 
-def replace_bounds(op) -> tuple:
+def replace_bounds(op: object) -> tuple[Any, Any]:
     """(start, end) of a replacement surfaceOp in either shape (v0–v2 ``start``/``end``,
     v3+ ``startSeq``/``endSeq``)."""
     if not isinstance(op, dict):
@@ -146,7 +155,7 @@ def replace_bounds(op) -> tuple:
     return op.get("start"), op.get("end")
 
 
-def stream_chunks(stream) -> Iterator[tuple]:
+def stream_chunks(stream: object) -> Iterator[tuple[Any, JsonObj]]:
     """Expand an embedded v2+ stream to ``(time, chunk)`` pairs in order (spec §3.4)."""
     if not isinstance(stream, list):
         return
@@ -155,20 +164,21 @@ def stream_chunks(stream) -> Iterator[tuple]:
             continue
         rt = rec.get("type")
         if rt == "chunk":
-            c = rec.get("chunk")
-            if isinstance(c, dict):
-                yield rec.get("time", 0), c
+            chunk = as_obj(rec.get("chunk"))
+            if chunk is not None:
+                yield rec.get("time", 0), chunk
             continue
-        delta = STREAM_RUN_TYPES.get(rt)
+        delta = STREAM_RUN_TYPES.get(rt) if rt is not None else None
         if delta is None:
             continue
         t = rec.get("time0", 0) if type(rec.get("time0")) is int else 0
-        dt = rec.get("dt") if isinstance(rec.get("dt"), list) else []
+        dt = items(rec.get("dt"))
         index = rec.get("index")
         payload = rec.get("args") if rt == "tool-call-chunks" else rec.get("texts")
         for k, p in enumerate(payload if isinstance(payload, list) else []):
             if k and k - 1 < len(dt) and type(dt[k - 1]) is int:
                 t += dt[k - 1]
+            c: JsonObj
             if rt == "tool-call-chunks":
                 c = {"type": delta, "index": index, "id": rec.get("id")}
                 if "name" in rec:
@@ -179,31 +189,36 @@ def stream_chunks(stream) -> Iterator[tuple]:
             yield t, c
 
 
-def stream_summary(stream) -> dict:
+def stream_summary(stream: object) -> JsonObj:
     """Members, finish reason, usage and text of an embedded stream."""
-    out = {"chunks": 0, "finish": None, "usage": None, "text": [], "time0": None, "time1": None}
+    chunks = 0
+    finish: Optional[JsonObj] = None
+    usage: Any = None
+    text: list[str] = []
+    time0: Any = None
+    time1: Any = None
     for t, c in stream_chunks(stream):
-        out["chunks"] += 1
-        if out["time0"] is None:
-            out["time0"] = t
-        out["time1"] = t
+        chunks += 1
+        if time0 is None:
+            time0 = t
+        time1 = t
         ct = c.get("type")
         if ct == "finish":
             r = c.get("reason")
-            out["finish"] = r if isinstance(r, dict) else {"kind": str(r)}
+            finish = r if isinstance(r, dict) else {"kind": str(r)}
         elif ct == "usage":
-            out["usage"] = c.get("usage")
+            usage = c.get("usage")
         elif ct in ("text-delta", "reasoning-delta"):
-            out["text"].append(str(c.get("text", "")))
-    return out
+            text.append(str(c.get("text", "")))
+    return {"chunks": chunks, "finish": finish, "usage": usage, "text": text, "time0": time0, "time1": time1}
 
 
-def inherited_count(events, header=None) -> int:
+def inherited_count(events: Iterable[Event], header: Union[Header, JsonObj, None] = None) -> int:
     """Inherited event count: v0/v1 ``seedLength``; v2+ the seq of the last tagged
     ``session/end-seed {inherited:true}`` (spec §3.1, §7)."""
     v = header_version(header) if header is not None else 0
     if (v or 0) < 2:
-        sl = getattr(header, "seedLength", None) if header is not None and not isinstance(header, dict) \
+        sl: Optional[int] = getattr(header, "seedLength", None) if header is not None and not isinstance(header, dict) \
             else (header or {}).get("seedLength")
         return sl or 0
     n = 0
@@ -213,7 +228,7 @@ def inherited_count(events, header=None) -> int:
     return n
 
 
-def version_problem(version) -> Optional[Problem]:
+def version_problem(version: object) -> Optional[Problem]:
     if version is None or version in SUPPORTED:
         return None
     direction = "newer than this reader: upgrade the harness / Session Lens" if (

@@ -167,29 +167,78 @@ def decode_frame(buf) -> bytes:
         raise FrameError(f"frame structure: {e}") from None
     if size != n:
         raise FrameError(f"frame is {size} bytes, {n - size} trailing bytes")
-    try:
-        return zstd.decompress(buf)
-    except zstd.ZstdError as e:
-        raise FrameError(str(e)) from None
+    from .limits import MAX_FRAME_BYTES
+    return decode_bounded(buf, MAX_FRAME_BYTES)
 
 
-def decode_partial(buf, chunk: int = 1 << 16) -> bytes:
-    """Everything that decodes from the start of a (possibly incomplete) frame."""
-    d = zstd.ZstdDecompressor()
-    out = []
+def decompressor():
+    """A streaming decompressor that refuses frames needing a window over the limit."""
+    from .limits import ZSTD_WINDOW_LOG_MAX
+    return zstd.ZstdDecompressor(options={zstd.DecompressionParameter.window_log_max: ZSTD_WINDOW_LOG_MAX})
+
+
+def iter_plain(buf, window: int = 0):
+    """Stream the plaintext of one frame (complete or torn) in pieces of at most ``window``
+    bytes: memory stays bounded whatever the frame expands to.  Yields ``bytes``; returns
+    (StopIteration value) ``(eof, error)``: ``eof`` when the frame ended (checksum verified),
+    ``error`` the decoder's message when it failed (pieces before it are good)."""
+    from .limits import ZSTD_OUT_WINDOW
+    window = window or ZSTD_OUT_WINDOW
+    d = decompressor()
     mv = memoryview(buf)
-    for i in range(0, len(mv), chunk):
+    data = mv
+    while True:
         try:
-            out.append(d.decompress(mv[i:i + chunk]))
-        except zstd.ZstdError:
-            break
+            out = d.decompress(data, max_length=window)
+        except zstd.ZstdError as e:
+            return False, str(e)
+        data = b""
+        if out:
+            yield out
         if d.eof:
+            return True, None
+        if d.needs_input and not out:
+            return False, None          # input exhausted mid-frame (torn)
+
+
+def decode_bounded(buf, limit: int) -> bytes:
+    """Decode one complete frame whose plaintext must not exceed ``limit`` bytes (FrameError)."""
+    out, n = [], 0
+    it = iter_plain(buf)
+    while True:
+        try:
+            piece = next(it)
+        except StopIteration as stop:
+            eof, err = stop.value
+            break
+        n += len(piece)
+        if n > limit:
+            raise FrameError(f"frame expands past {limit} bytes")
+        out.append(piece)
+    if err is not None:
+        raise FrameError(err)
+    if not eof:
+        raise FrameError("frame is incomplete")
+    return b"".join(out)
+
+
+def decode_partial(buf, chunk: int = 1 << 16, limit: int = 0) -> bytes:
+    """What decodes from the start of a (possibly incomplete) frame, at most ``limit`` bytes
+    (default: the frame limit of :mod:`app.log.limits`)."""
+    from .limits import MAX_FRAME_BYTES
+    limit = limit or MAX_FRAME_BYTES
+    out, n = [], 0
+    it = iter_plain(buf)
+    for piece in it:
+        out.append(piece[:limit - n])
+        n += len(out[-1])
+        if n >= limit:
             break
     return b"".join(out)
 
 
-def decode_torn(buf) -> bytes:
+def decode_torn(buf, limit: int = 0) -> bytes:
     """Records recovered from a torn final frame: the decodable plaintext cut after its
     last ``\\n`` (no end-of-frame requirement; an incomplete record is dropped)."""
-    data = decode_partial(buf)
+    data = decode_partial(buf, limit=limit)
     return data[:data.rfind(b"\n") + 1]

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import Optional
 from collections.abc import Iterator
 
-from backports import zstd
 
+from .limits import MAX_FRAME_BYTES, MAX_ROW_BYTES, ZSTD_BACK_BUDGET, open_regular
 from .model import Problem
-from .sources import FileSource, Segment, SourceChanged
-from .zstdframes import (COMPLETE, CORRUPT, MAGIC, MAX_HEADER, TORN, FrameError, decode_frame, decode_torn,
-                         scan_frame, walk_frame)
+from .sources import FileSource, RowPos, Segment, SourceChanged
+from .zstdframes import (COMPLETE, CORRUPT, MAGIC, MAX_HEADER, TORN, FrameError, decode_bounded, decode_torn,
+                         iter_plain, scan_frame, walk_frame)
 
 BLOCK = 1 << 20            # forward read granularity
 BACK_CHUNK = 1 << 16       # first backward search window
@@ -35,7 +35,7 @@ class FrameSegment(Segment):
     """A decoded frame; ``base`` is the offset of ``data[0]`` inside the frame's plaintext."""
     base: int = 0
 
-    def row_pos(self, off: int):
+    def row_pos(self, off: int) -> RowPos:
         return (self.pos, self.base + off)
 
 
@@ -57,7 +57,7 @@ class ZstdSource(FileSource):
         self.problems: list = []
         self._seen: set = set()
         self._header_problems: list = []
-        self._fd = os.open(self.path, os.O_RDONLY)
+        self._fd = open_regular(self.path)
         st = os.fstat(self._fd)
         self._ino = (st.st_dev, st.st_ino)
         self.size = st.st_size
@@ -109,7 +109,7 @@ class ZstdSource(FileSource):
         kind, end, view = self._classify(_Cache(), 0, self.size)
         if kind == COMPLETE:
             try:
-                data = decode_frame(view)
+                data = decode_bounded(view, MAX_ROW_BYTES + 1)
             except FrameError as e:
                 self._problem("bad-header-frame", f"the zstd header frame does not decode: {e}", 0, fatal=True)
                 self.header_end = self._resync(0, self.size, hint=end)
@@ -130,7 +130,7 @@ class ZstdSource(FileSource):
                         self._head_rest = FrameSegment(pos=0, end=end, data=data[nl + 1:], text_offset=nl + 1,
                                                        line0=2, base=nl + 1)
         elif kind == TORN:
-            data = decode_torn(view) if view is not None else b""
+            data = decode_torn(view, MAX_ROW_BYTES + 1) if view is not None else b""
             nl = data.find(b"\n")
             self.header_raw = data[:nl] if nl >= 0 else b""
             self.header_end = self.size
@@ -175,18 +175,14 @@ class ZstdSource(FileSource):
     def _valid_start(self, c: int, stop: int) -> bool:
         """A resync candidate: a frame that decodes (or a decodable torn final frame)."""
         kind, fend = walk_frame(self._read, c, stop)
-        if kind == COMPLETE:
+        if kind == COMPLETE or (kind == TORN and stop == self.size):
+            # the frame starts decoding (bounded: a bomb is not expanded to validate it)
+            it = iter_plain(self._pread(min(fend - c, 1 << 20), c), window=1 << 16)
             try:
-                decode_frame(self._pread(fend - c, c))
+                next(it)
                 return True
-            except FrameError:
-                return False
-        if kind == TORN and stop == self.size:
-            try:
-                zstd.ZstdDecompressor().decompress(self._pread(min(stop - c, 1 << 16), c))
-                return True
-            except zstd.ZstdError:
-                return False
+            except StopIteration as stop_:
+                return stop_.value[1] is None and kind == COMPLETE
         return False
 
     def _resync(self, at: int, stop: int, hint: Optional[int] = None) -> int:
@@ -216,15 +212,118 @@ class ZstdSource(FileSource):
         self._problem("corrupt-frame", f"zstd frame at byte {at}: {reason}", at)
         return FrameSegment(pos=at, end=end, data=b"", bad=f"corrupt zstd frame at byte {at}: {reason}")
 
-    def _decode_complete(self, at: int, end: int, view, text_offset: int, line0):
-        """-> (segment, None) or (None, reason)."""
-        try:
-            data = decode_frame(view)
-        except FrameError as e:
-            return None, str(e)
-        if data and not data.endswith(b"\n"):
-            return None, "plaintext does not end at a record boundary"
-        return FrameSegment(pos=at, end=end, data=data, text_offset=text_offset, line0=line0), None
+    def _windows(self, at: int, end: int, view, text_offset: int, line0, torn: bool = False,
+                 state: Optional[dict] = None) -> Iterator[FrameSegment]:
+        """The decoded rows of the frame ``[at, end)``, streamed in bounded windows.
+
+        Each window is cut after its last newline (``base`` = its offset in the frame's
+        plaintext).  A row over :data:`MAX_ROW_BYTES` is skipped as an ``over-limit`` bad
+        segment; plaintext past :data:`MAX_FRAME_BYTES` and a decoding error become a final
+        bad segment.  ``torn``: a torn final frame (its incomplete last record is dropped).
+        ``state`` receives ``good`` (the whole frame decoded as rows), ``error`` (the reason
+        when nothing decoded at all), ``n`` (plaintext bytes), ``lines``."""
+        st = state if state is not None else {}
+        st.update(good=True, error=None, n=0, lines=0)
+        pending = b""             # incomplete last record carried to the next window
+        skip_from = None          # plaintext offset of an over-limit record being skipped
+        base = 0                  # plaintext offset of pending[0]
+        lines = 0
+
+        def seg(data, b, bad=None, kind="corrupt-frame"):
+            return FrameSegment(pos=at, end=end, data=data, base=b,
+                                text_offset=text_offset + b if text_offset >= 0 else -1,
+                                line0=line0 + lines if line0 is not None else None, torn=torn and bad is None,
+                                bad=bad, bad_kind=kind)
+
+        it = iter_plain(view)
+        eof, err = False, None
+        yielded = False
+        while True:
+            try:
+                piece = next(it)
+            except StopIteration as stop_:
+                eof, err = stop_.value
+                break
+            st["n"] += len(piece)
+            if skip_from is not None:
+                nl = piece.find(b"\n")
+                if nl < 0:
+                    base += len(piece)
+                else:
+                    base += nl + 1
+                    yield seg(b"", skip_from, f"row of {base - skip_from - 1} bytes in the zstd frame at byte "
+                                              f"{at} is over the {MAX_ROW_BYTES >> 20} MiB row limit (skipped)",
+                              "over-limit")
+                    yielded = True
+                    lines += 1
+                    skip_from = None
+                    pending = piece[nl + 1:]
+            else:
+                pending = pending + piece if pending else piece
+            if skip_from is None:
+                cut = pending.rfind(b"\n") + 1
+                if cut:
+                    yield seg(pending[:cut], base)
+                    yielded = True
+                    lines += pending.count(b"\n", 0, cut)
+                    base += cut
+                    pending = pending[cut:]
+                if len(pending) > MAX_ROW_BYTES:
+                    skip_from, base, pending = base, base + len(pending), b""
+            if st["n"] > MAX_FRAME_BYTES:
+                st["good"] = False
+                yield seg(b"", base if skip_from is None else skip_from,
+                          f"zstd frame at byte {at} expands past the {MAX_FRAME_BYTES >> 20} MiB frame limit; "
+                          "the rest of the frame is skipped")
+                it.close()
+                self._problem("frame-over-limit", f"zstd frame at byte {at} expands past the frame limit", at)
+                st["lines"] = lines
+                return
+        st["lines"] = lines
+        if torn:
+            if skip_from is not None:
+                yield seg(b"", skip_from, f"torn row over the {MAX_ROW_BYTES >> 20} MiB row limit (skipped)",
+                          "over-limit")
+            elif not yielded:
+                yield seg(b"", base)
+            return
+        if err is not None or not eof or pending or skip_from is not None:
+            reason = (err or ("the frame is incomplete" if not eof else
+                              "plaintext does not end at a record boundary"))
+            st["good"] = False
+            if not yielded:
+                st["error"] = reason
+                return
+            b = skip_from if skip_from is not None else base
+            self._problem("corrupt-frame", f"zstd frame at byte {at}: {reason} (after {b} good bytes)", at)
+            yield seg(b"", b, f"corrupt zstd frame at byte {at}: {reason} (the rows before byte {b} of its "
+                              "plaintext are read)")
+        elif not yielded:
+            yield seg(b"", 0)        # an empty frame: one empty segment, as before
+
+    def _frame_backward(self, at: int, end: int, view, text_offset: int, line0) -> Iterator[FrameSegment]:
+        """The segments of one complete frame newest first, holding at most about
+        :data:`ZSTD_BACK_BUDGET` of plaintext: a big frame is re-streamed for older windows."""
+        hi = None                         # windows with index < hi remain to be yielded
+        while hi is None or hi > 0:
+            st: dict = {}
+            ring: list = []
+            held = 0
+            for i, sg in enumerate(self._windows(at, end, view, text_offset, line0, state=st)):
+                if hi is not None and i >= hi:
+                    break
+                ring.append((i, sg))
+                held += len(sg.data)
+                while held > ZSTD_BACK_BUDGET and len(ring) > 1:
+                    held -= len(ring.pop(0)[1].data)
+            if st.get("error") is not None and not ring:
+                yield self._bad(at, end, st["error"])
+                return
+            if not ring:
+                return
+            for _, sg in reversed(ring):
+                yield sg
+            hi = ring[0][0]
 
     def _scan(self, start: int, stop: int, text_offset: int = -1, line0: Optional[int] = None
               ) -> Iterator[FrameSegment]:
@@ -233,23 +332,39 @@ class ZstdSource(FileSource):
         at = start
         while at < stop:
             kind, end, view = self._classify(cache, at, stop)
+            if kind == TORN and stop >= self.size:
+                # a torn final frame, unless a readable frame starts after it: then it is a
+                # corrupt middle frame whose size fields point past the end of the file
+                nxt = self._resync(at, stop)
+                if nxt >= stop:
+                    yield from self._windows(at, stop, view, text_offset, line0, torn=True)
+                    return
+                kind, reason = CORRUPT, "the frame's block sizes run past the next frame"
+                yield self._bad(at, nxt, reason)
+                text_offset, line0 = -1, None
+                at = nxt
+                continue
             if kind == COMPLETE:
-                seg, reason = self._decode_complete(at, end, view, text_offset, line0)
-                if seg is not None:
-                    yield seg
-                    if text_offset >= 0:
-                        text_offset += len(seg.data)
-                    if line0 is not None:
-                        line0 += seg.data.count(b"\n")
+                st: dict = {}
+                it = self._windows(at, end, view, text_offset, line0, state=st)
+                first = next(it, None)
+                if st["error"] is None:
+                    if first is not None:
+                        yield first
+                        yield from it
+                    if st["good"]:
+                        if text_offset >= 0:
+                            text_offset += st["n"]
+                        if line0 is not None:
+                            line0 += st["lines"]
+                    else:
+                        text_offset, line0 = -1, None
                     at = end
                     continue
+                reason = st["error"]
                 nxt = self._resync(at, stop, hint=end)
                 if nxt < end:
                     reason = "the frame runs past the start of the next frame"
-            elif kind == TORN and stop >= self.size:
-                yield FrameSegment(pos=at, end=stop, data=decode_torn(view), text_offset=text_offset,
-                                   line0=line0, torn=True)
-                return
             elif kind == TORN:
                 # runs past ``stop``, a known frame boundary: its extent is wrong
                 reason = "the frame runs past the start of the next frame"
@@ -344,10 +459,10 @@ class ZstdSource(FileSource):
                 if exact:
                     if view is None:
                         view = self._pread(e - c, c)
-                    seg, reason = self._decode_complete(c, e, view, *known(c))
-                    segs = [seg if seg is not None else self._bad(c, e, reason)]
-                else:
-                    segs = list(self._scan(c, e, *known(c)))
+                    yield from self._frame_backward(c, e, view, *known(c))
+                    e = c
+                    continue
+                segs = list(self._scan(c, e, *known(c)))
             yield from reversed(segs)
             e = c
         if self._head_rest is not None and (end is None or end >= lo):

@@ -16,6 +16,7 @@ from typing import Optional
 from collections.abc import Iterator
 
 from ..log.codec import parse_header
+from ..log.limits import open_regular, read_head
 
 SESSION_SUFFIXES = (".jsonl", ".jsonl.zstd", ".jsonl.zst")
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -142,7 +143,7 @@ class Listing:
 def read_header_bytes(path: str, limit: int = 1 << 20) -> tuple[Optional[bytes], Optional[str]]:
     """The header line of a session file (frame 1 for zstd), or (None, reason)."""
     try:
-        with open(path, "rb") as f:
+        with os.fdopen(open_regular(path), "rb") as f:
             head = f.read(8192)                 # a header line is a few hundred bytes (grown below if not)
             if head.startswith(_ZSTD_MAGIC):
                 from backports import zstd  # noqa: WPS433 (optional at import time)
@@ -157,7 +158,8 @@ def read_header_bytes(path: str, limit: int = 1 << 20) -> tuple[Optional[bytes],
                             return None, "the zstd header frame is incomplete or corrupt"
                         data += more
                 try:
-                    text = zstd.decompress(data[:n])
+                    from ..log.zstdframes import decode_bounded
+                    text = decode_bounded(data[:n], limit)      # a bomb in the header frame stays a bad header
                 except zstd.ZstdError as e:
                     return None, f"the zstd header frame does not decode: {e}"
                 if text.count(b"\n") != 1 or not text.endswith(b"\n"):
@@ -178,10 +180,14 @@ def read_header_bytes(path: str, limit: int = 1 << 20) -> tuple[Optional[bytes],
         return None, f"cannot read: {e.strerror or e}"
 
 
-def session_info(path: str, project: Optional[str] = None) -> Optional[SessionInfo]:
-    """Header facts of one session file; None when it is not a session file."""
+def session_info(path: str, project: Optional[str] = None,
+                 problems: Optional[list] = None) -> Optional[SessionInfo]:
+    """Header facts of one session file; None when it is not a session file (``problems``
+    gets a line when it could not even be read: permissions, not a regular file)."""
     raw, why = read_header_bytes(path)
     if raw is None:
+        if problems is not None and why and why.startswith("cannot read"):
+            problems.append(f"{path}: {why}")
         return None
     hdr, probs = parse_header(raw)
     if hdr is None:
@@ -305,10 +311,12 @@ def generation_facts(path: str) -> dict:
             "generationProblems": probs}
 
 
-def generation_info(path: str, project: Optional[str] = None) -> Optional[SessionInfo]:
+def generation_info(path: str, project: Optional[str] = None,
+                    problems: Optional[list] = None) -> Optional[SessionInfo]:
     """The session of the newest generation ``path``: its header facts, the other generations,
-    and a problem when it is damaged (never an older generation instead)."""
-    info = session_info(path, project)
+    and a problem when it is damaged (never an older generation instead).  ``problems`` gets
+    a line when ``path`` cannot be read at all (permissions, not a regular file)."""
+    info = session_info(path, project, problems)
     if info is not None:
         _describe_generations(info)
         return info
@@ -337,14 +345,16 @@ def _is_session_name(name: str) -> bool:
     return name.endswith(SESSION_SUFFIXES)
 
 
-def _walk(root: str, max_depth: int = 8) -> Iterator[str]:
+def _walk(root: str, max_depth: int = 8, problems: Optional[list] = None) -> Iterator[str]:
     stack = [(root, 0)]
     while stack:
         d, depth = stack.pop()
         try:
             with os.scandir(d) as it:
                 entries = sorted(it, key=lambda e: e.name)
-        except OSError:
+        except OSError as e:
+            if problems is not None:
+                problems.append(f"{d}: cannot list the folder: {e.strerror or e}")
             continue
         for e in entries:
             if e.name.startswith(".") and e.name not in (".sessions", ".dsh"):
@@ -355,6 +365,10 @@ def _walk(root: str, max_depth: int = 8) -> Iterator[str]:
                         stack.append((e.path, depth + 1))
                 elif e.is_file() and (_is_session_name(e.name) or e.name.endswith(SQLITE_SUFFIXES)):
                     yield e.path
+                elif (_is_session_name(e.name) or e.name.endswith(SQLITE_SUFFIXES)) and problems is not None \
+                        and not e.is_dir():
+                    problems.append(f"{e.path}: not a regular file (FIFO, device, socket or dangling link): "
+                                    "skipped")
             except OSError:
                 continue
 
@@ -367,6 +381,8 @@ def discover(path: str) -> Listing:
     p = os.path.abspath(os.path.expanduser(path))
     if not os.path.exists(p):
         raise FileNotFoundError(f"no such file or folder: {path}")
+    if not os.path.isdir(p):
+        read_head(p, 0)            # refuses a FIFO, a device, a link to /dev/zero (NotRegularFile)
     if os.path.isfile(p):
         if p.endswith(SQLITE_SUFFIXES) or _is_sqlite(p):
             return _sqlite_listing(p)
@@ -385,7 +401,7 @@ def discover(path: str) -> Listing:
         kind = "project"
     sessions, problems = [], []
     seen_ids: dict = {}
-    files = list(_walk(root))
+    files = list(_walk(root, problems=problems))
     hidden = _older_generations(files)
     for f in files:
         if f in hidden:
@@ -399,7 +415,7 @@ def discover(path: str) -> Listing:
             continue
         rel = (f[len(root) + 1:] if f.startswith(root + os.sep) else os.path.relpath(f, root)).split(os.sep)
         project = rel[0] if kind in ("root", "home") and len(rel) >= 3 and _PROJECT_RE.match(rel[0]) else None
-        info = generation_info(f, project)
+        info = generation_info(f, project, problems)
         if info is None:
             continue
         if kind in ("root", "home", "project"):
@@ -419,8 +435,7 @@ def _safe_listdir(p: str) -> list:
 
 def _is_sqlite(p: str) -> bool:
     try:
-        with open(p, "rb") as f:
-            return f.read(16) == b"SQLite format 3\x00"
+        return read_head(p, 16) == b"SQLite format 3\x00"
     except OSError:
         return False
 
@@ -450,7 +465,7 @@ def quick_title(info: SessionInfo, window: int = 262144) -> Optional[str]:
         return None
     import msgspec
     try:
-        with open(info.path, "rb") as f:
+        with os.fdopen(open_regular(info.path), "rb") as f:
             size = info.size
             f.seek(max(0, size - window))
             tail = f.read(window)

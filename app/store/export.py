@@ -342,9 +342,18 @@ def _fmt_time(ms) -> str:
 
 # --------------------------------------------------------------------------- markdown
 
+_MD_LINK = re.compile(r"([\[\]])")
+
+
 def _md_text(s: str) -> str:
-    # transcripts are untrusted: neutralise inline HTML for Markdown renderers
-    return html.escape(s, quote=False)
+    # transcripts are untrusted: neutralise inline HTML for Markdown renderers, and make
+    # links and images inert (``[x](javascript:…)``, ``![i](http://…)``: the brackets escaped)
+    return _MD_LINK.sub(r"\\\1", html.escape(s, quote=False))
+
+
+def _md_inline(s) -> str:
+    """One-line Markdown text (header fields, labels): a newline cannot start a heading or list."""
+    return _md_text(" ".join(str(s).split("\n")).replace("\r", " "))
 
 
 def _fence(s: str) -> str:
@@ -354,26 +363,26 @@ def _fence(s: str) -> str:
 
 def render_markdown(header: dict, title, entries: list) -> str:
     sid = str(header.get("id", ""))
-    out = [f"# {_md_text(str(title or 'Session ' + sid))}", ""]
-    out.append(f"- session: `{sid.replace('`', '')}`")
+    out = [f"# {_md_inline(str(title or 'Session ' + sid))}", ""]
+    out.append(f"- session: `{_md_inline(sid).replace('`', '')}`")
     for k in ("createdAt", "cwd", "parentSession", "origin", "seedLength"):
         if header.get(k) is not None:
             v = _fmt_time(header[k]) or header[k] if k == "createdAt" else header[k]
-            out.append(f"- {k}: {_md_text(str(v))}")
+            out.append(f"- {k}: {_md_inline(str(v))}")
     out.append("")
     for e in entries:
         if e.kind == "turn":
-            out += [f"## {_md_text(e.label)}", ""]
+            out += [f"## {_md_inline(e.label)}", ""]
             continue
         where = f"seq {e.seq}" + (f" · step {e.turn}.{e.step}" if e.step is not None else "")
         if e.kind == "note":
-            out.append(f"> **{_md_text(e.label)}** ({where})")
+            out.append(f"> **{_md_inline(e.label)}** ({where})")
             for _k, txt in e.blocks:
                 for line in (txt or "").splitlines() or [""]:
                     out.append(f"> {_md_text(line)}")
             out.append("")
             continue
-        out += [f"### {_md_text(e.label)} · {where}", ""]
+        out += [f"### {_md_inline(e.label)} · {where}", ""]
         for k, txt in e.blocks:
             if k == "text":
                 out += [_md_text(txt), ""]
@@ -620,7 +629,20 @@ def _zip_time() -> tuple:
 
 # --------------------------------------------------------------------------- dispatcher
 
+def refuse_source(reader, out: str) -> None:
+    """An export never replaces the log it reads (even with ``--force``)."""
+    from .publish import PublishError
+    src = getattr(reader.source, "path", None)
+    try:
+        same = bool(src) and os.path.exists(out) and os.path.samefile(out, src)
+    except OSError:
+        same = False
+    if same:
+        raise PublishError(f"{out} is the session being exported: an export never replaces its source")
+
+
 def export(reader, fmt: str, out: str, redact: bool = False, overwrite: bool = False, home: Optional[str] = None) -> dict:
+    refuse_source(reader, out)
     if fmt == "raw":
         return export_raw(reader, out, redact=redact, overwrite=overwrite)
     if fmt == "logical":

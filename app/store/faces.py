@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
+from ..log.limits import read_head
 from ..log.reader import LogReader
 from ..log.sources import open_source
 from .discovery import SQLITE_SUFFIXES, SessionInfo, _is_sqlite, select_generation
@@ -18,6 +19,11 @@ def open_reader(path: str, session_id: Optional[str] = None) -> LogReader:
     p = os.path.expanduser(path)
     if not os.path.exists(p):
         raise OpenError(f"no such file: {path}")
+    if not os.path.isdir(p):
+        try:
+            read_head(p, 0)        # never block on a FIFO or a device: refuse what is not a regular file
+        except OSError as e:
+            raise OpenError(f"cannot read {path}: {e.strerror or e}") from None
     if os.path.isdir(p):
         # a session folder: the newest generation, as dsh selects it (never an older one instead)
         selected, _others, _probs = select_generation(p)

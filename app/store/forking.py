@@ -30,7 +30,7 @@ from ..log.model import is_event
 from ..log.reader import LogReader
 from ..log.sources import Segment
 from .layout import generation_name, id_segment, project_key, session_path
-from .publish import FileRange
+from .publish import FileRange, make_dirs
 from .writer import RawFrames, RawText, SessionWriter
 
 COPY_CHUNK = 8 << 20
@@ -123,7 +123,7 @@ def _cut_in(reader: LogReader, seg, stored_through: int) -> Optional[int]:
         if evs and evs[0].seq <= stored_through <= evs[-1].seq:
             if evs[-1].seq != stored_through:
                 raise ForkError("INVALID_BOUNDARY", f"seq {stored_through} is inside a packed row")
-            local = (rpos - seg.pos) if isinstance(rpos, int) else rpos[1]
+            local = (rpos - seg.pos) if isinstance(rpos, int) else rpos[1] - getattr(seg, "base", 0)
             return local + len(raw) + 1
     return None
 
@@ -145,7 +145,7 @@ def _seed_pieces_as_stored(reader: LogReader, plan: ForkPlan):
             break
         if seg.pos > src.header_end:            # rows before it: copied as stored, not read
             yield ("frames" if src.kind == "zstd" else "range", src.header_end, seg.pos)
-        yield ("text", seg.data[:cut])
+        yield ("text", _frame_prefix(src, seg, cut))
         return
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
@@ -154,7 +154,7 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx, flags):
     """v0/v1 with the index's legacy flags: segments without a legacy-shape row are copied as
     stored, unread (byte ranges / whole frames); flagged ones are read and their legacy rows
     stored converted; the cut segment is read through the boundary row."""
-    from backports import zstd
+    from ..log.zstdframes import decode_frame
     src = reader.source
     zst = src.kind == "zstd"
     fd = os.open(src.path, os.O_RDONLY)
@@ -162,8 +162,11 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx, flags):
         run_start = None
         for i in range(len(idx)):
             pos, end = idx.seg_pos[i], idx.seg_end[i]
+            if i and idx.seg_pos[i - 1] == pos:
+                continue                        # another window of the same frame (read whole below)
+            flag = any(flags[j] for j in range(i, len(idx)) if idx.seg_pos[j] == pos) if zst else flags[i]
             last = pos <= plan.cut_segment[0] < end or pos == plan.cut_segment[0]
-            if not flags[i] and not last:
+            if not flag and not last:
                 if run_start is None:
                     run_start = pos
                 continue
@@ -171,7 +174,7 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx, flags):
                 yield ("frames" if zst else "range", run_start, pos)
                 run_start = None
             blob = b"".join(_raw_range(fd, pos, end, [0]))
-            text = zstd.decompress(blob) if zst else blob
+            text = decode_frame(blob) if zst else blob      # bounded (app.log.limits.MAX_FRAME_BYTES)
             upto = len(text)
             if last:
                 seg = Segment(pos=pos, end=end, data=text)
@@ -205,7 +208,12 @@ def _seed_pieces(reader: LogReader, plan: ForkPlan):
         yield from _seed_pieces_by_index(reader, plan, idx, flags)
         return
     cut_pos = plan.cut_segment[0]
-    for seg in reader.source.forward():
+    segs = reader.source.forward()
+    nxt = next(segs, None)
+    while nxt is not None:
+        seg, nxt = nxt, next(segs, None)
+        # a frame read in several windows is re-framed from its rows, never copied once per window
+        multi = getattr(seg, "base", 0) > 0 or (nxt is not None and nxt.pos == seg.pos)
         if seg.bad:
             raise ForkError("INVALID_BOUNDARY", f"an unreadable segment lies inside the seed: {seg.bad}")
         data = seg.data
@@ -217,7 +225,8 @@ def _seed_pieces(reader: LogReader, plan: ForkPlan):
                 upto, last = cut, True
         conv = _enveloped_rows(reader, seg, upto) if getattr(reader, "envelope_free", False) else \
             _converted_rows(reader, data, upto)
-        if reader.source.kind == "zstd" and not conv and not last and seg.pos >= reader.source.header_end:
+        if reader.source.kind == "zstd" and not conv and not last and not multi and \
+                seg.pos >= reader.source.header_end:
             yield ("frames", seg.pos, seg.end)
         else:
             at = 0
@@ -229,6 +238,23 @@ def _seed_pieces(reader: LogReader, plan: ForkPlan):
         if last:
             return
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
+
+
+def _frame_prefix(src, seg, cut: int) -> bytes:
+    """The plaintext of ``seg``'s zstd frame up to ``seg.data[:cut]``: a big frame is read in
+    several windows (``seg.base`` is the window's offset in the frame); the earlier ones are
+    read again."""
+    base = getattr(seg, "base", 0)
+    if base == 0:
+        return seg.data[:cut]
+    parts = []
+    for s in src.forward(start=seg.pos):
+        if s.pos != seg.pos or s.base >= base:
+            break
+        if s.bad:
+            raise ForkError("FORK_UNAVAILABLE", f"the frame to cut holds an unreadable part: {s.bad}")
+        parts.append(s.data)
+    return b"".join(parts) + seg.data[:cut]
 
 
 def _raw_range(fd: int, start: int, stop: int, crc: list):
@@ -359,8 +385,13 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
         last_time = last.time if last is not None else 0
     tail_rows = seed_tail(plan, version, last_time, now, tracker=getattr(plan, "open_tracker", None))
     if src.kind == "sqlite":
-        return _fork_sqlite(reader, plan, header, tail_rows, rev_before, at_seq)
+        return _fork_sqlite(reader, plan, header, tail_rows, rev_before, at_seq, out_store)
     path = child_location(reader, child_id, out_store)
+    from .publish import clean_stale_temps
+    clean_stale_temps(os.path.dirname(os.path.dirname(path)), depth=1)   # interrupted forks' leftovers
+    if _session_exists(path):
+        raise ForkError("SESSION_EXISTS", f"a session {child_id!r} already exists ({os.path.dirname(path)}); "
+                                          "a fork never writes into an existing session: choose another --id")
     if src.kind not in ("jsonl", "zstd"):
         raise ForkError("FORK_UNAVAILABLE", f"cannot fork a {src.kind} source")
     crc = [0]          # of the seed bytes as they are written (jsonl) / of the copied frames (zstd)
@@ -437,12 +468,52 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
             "verified": verified, "bytesCopied": copied[0]}
 
 
+def _session_exists(path: str) -> bool:
+    """A session file (any generation, any format) is already at ``path`` or in its folder."""
+    if os.path.lexists(path):
+        return True
+    d = os.path.dirname(path)
+    try:
+        return any(n.startswith("session") and ".jsonl" in n and not n.endswith(".tmp") for n in os.listdir(d))
+    except OSError:
+        return False
+
+
+def _sqlite_target(src_path: str, out_store: Optional[str]) -> str:
+    """The SQLite file a SQLite session's child goes into: the source's store, or ``--out``
+    when it names a SQLite store (created when missing); anything else is refused."""
+    if not out_store:
+        return src_path
+    out = os.path.abspath(os.path.expanduser(out_store))
+    if os.path.exists(out) and os.path.samefile(out, src_path):
+        return src_path
+    from .discovery import SQLITE_SUFFIXES, _is_sqlite
+    if os.path.isfile(out) and _is_sqlite(out):
+        return out
+    if not os.path.exists(out) and out.endswith(SQLITE_SUFFIXES):
+        from .sqlite_store import create_store
+        make_dirs(os.path.dirname(out))
+        create_store(out)
+        return out
+    raise ForkError("FORK_UNAVAILABLE", f"--out {out_store} is not a SQLite store: a session of a SQLite store "
+                                        "forks into a SQLite store (an existing one, or a new FILE.sqlite)")
+
+
 def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict, tail_rows: list, rev_before: str,
-                 at_seq) -> dict:
+                 at_seq, out_store: Optional[str] = None) -> dict:
     """SQLite: the seed rows (as stored, packed rows stay packed) and the closers in ONE transaction."""
     import msgspec
-    from .sqlite_store import append_batch
+    from .sqlite_store import SqliteStore, append_batch
     src = reader.source
+    target = _sqlite_target(src.path, out_store)
+    existing = SqliteStore.open(target)
+    try:
+        taken = header["id"] in {h["id"] for h in existing.list_sessions()}
+    finally:
+        getattr(existing, "close", lambda: None)()
+    if taken:
+        raise ForkError("SESSION_EXISTS", f"{target} already holds a session {header['id']!r}; a fork never "
+                                          "writes into an existing session: choose another --id")
     rows: list = []
     crc = 0
     for seg in src.forward():
@@ -459,11 +530,11 @@ def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict, tail_rows: lis
         else:
             continue
         break
-    append_batch(src.path, header, rows + tail_rows)    # BEGIN IMMEDIATE … COMMIT: all or nothing
+    append_batch(target, header, rows + tail_rows)    # BEGIN IMMEDIATE … COMMIT: all or nothing
     if src.revision() != rev_before:
         raise ForkVerifyError("the source session changed during the fork")
     from .faces import open_reader
-    child = open_reader(src.path, header["id"])
+    child = open_reader(target, header["id"])
     got = 0
     for seg in child.source.forward():
         for _pos, raw in seg.rows or []:
@@ -472,7 +543,7 @@ def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict, tail_rows: lis
                 got = zlib.crc32(raw, got)
     if got != crc:
         raise ForkVerifyError("the child's rows differ from the source's")
-    return {"child": src.path, "id": header["id"], "parentSession": reader.header.id,
+    return {"child": target, "id": header["id"], "parentSession": reader.header.id,
             "seedLength": plan.seed_length, "boundary": plan.boundary, "anchor": at_seq,
             "synthesized": plan.synthesized_seqs, "turns": plan.turns, "format": "sqlite",
             "sourceRevision": rev_before, "crc32": f"{crc:08x}", "bytesCopied": None}

@@ -13,7 +13,10 @@ proves the prefix is the same); a replaced, shrunk or rewritten one is indexed a
 store is listed when the file changed and a session whose revision changed is indexed again.
 
 Crash-safe: WAL journal, each session's rows and its bookkeeping row are written in one
-transaction (savepoint), so a crash leaves every session either as before or fully updated.
+transaction, so a crash leaves every session either as before or fully updated.  A session's rows
+are kept in memory until it was read whole and written with those of the next sessions at the
+commit (every 200 sessions or 8 MB); one too big for memory is written as it is read, inside a
+savepoint (a savepoint per session made FTS5 flush a segment per session).
 It never writes into the store: sources are opened read-only (JSONL/zstd by ``os.pread``,
 SQLite ``mode=ro``).  Where the Python build lacks FTS5, :func:`fts5_available` says so and
 searches fall back to scanning the sessions (:mod:`app.log.search`).
@@ -48,6 +51,8 @@ _TEXT_TYPES_B = frozenset(t.encode() for t in TEXT_TYPES) | {b"turn/start"}
 _ERROR_ONLY_B = frozenset({b"assistant/chunk", b"turn/end"})
 _COMMIT_BYTES = 8 << 20
 _COMMIT_SESSIONS = 200
+_FLUSH_ROWS = 2048            # rows written at a time by a session written as it is read
+_MEMORY_BYTES = 16 << 20      # a session's text kept in memory before it is written in a savepoint
 
 
 class QueryError(ValueError):
@@ -295,6 +300,10 @@ class FullTextIndex:
             raise FileNotFoundError(f"no such file or folder: {root}")
         self.db_path = db_path or index_path_for(self.root)
         self.fts5 = fts5_available()
+        self._next_rowid = self._next_sid = self._pre = None
+        self._sp_open = self._writing = False
+        self._pending: tuple = ([], [])
+        self._batch: tuple = ([], [], [], [])
         os.makedirs(os.path.dirname(self.db_path), exist_ok=True)
         self.conn = sqlite3.connect(self.db_path, isolation_level=None, timeout=10.0, check_same_thread=False)
         c = self.conn
@@ -309,11 +318,18 @@ class FullTextIndex:
             pass
         if ver is not None and ver != SCHEMA:
             self._drop_all()
-        c.executescript(_DDL)
-        if self.fts5:
-            c.execute(_FTS_DDL)
-        c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?), ('root', ?)",
-                  (str(SCHEMA), self.root))
+            ver = None
+        # an index already set up is opened without writing (a search does not wait for a build)
+        have = {r[0] for r in c.execute("SELECT name FROM sqlite_master")}
+        if ver is None or not {"meta", "sessions", "files", "entries", "entries_sid"} <= have \
+                or (self.fts5 and "fts" not in have):
+            c.executescript(_DDL)
+            if self.fts5:
+                c.execute(_FTS_DDL)
+        r = c.execute("SELECT value FROM meta WHERE key='root'").fetchone()
+        if ver is None or r is None or r[0] != self.root:
+            c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?), ('root', ?)",
+                      (str(SCHEMA), self.root))
 
     @classmethod
     def for_home(cls, home: Optional[str] = None) -> FullTextIndex:
@@ -498,8 +514,13 @@ class FullTextIndex:
         except BaseException:
             c.execute("ROLLBACK")
             raise
-        # index the work list, several sessions per transaction, one savepoint each
+        # index the work list, several sessions per transaction.  A session's rows are kept in
+        # memory and written once it was read whole (nothing to undo when reading fails); one
+        # too big for that is written in a savepoint as it is read (FTS5 flushes its pending
+        # terms to a new segment at every savepoint: one per session made small sessions slow)
         done = 0
+        self._next_sid = None
+        self._batch = ([], [], [], [])   # entries, fts, sessions, files rows written at the next commit
         pending_bytes = 0
         pending_sessions = 0
         file_sig = {r[0]: r for r in file_rows}
@@ -509,39 +530,46 @@ class FullTextIndex:
                 if _cancelled(cancel):
                     rep.cancelled = True
                     break
-                c.execute("SAVEPOINT s")
+                self._sp_open = False         # this session's savepoint (big sessions only)
+                self._writing = False         # its rows are being written outside a savepoint
                 try:
                     n = self._index_one(f, row, rep, cancel)
                 except _Cancelled:
-                    self._next_rowid = None
-                    c.execute("ROLLBACK TO s")
-                    c.execute("RELEASE s")
+                    # rowids and sids handed out stay taken (rows of the batch hold the ones before)
+                    if self._sp_open:
+                        c.execute("ROLLBACK TO s")
+                        c.execute("RELEASE s")
                     rep.cancelled = True
                     break
                 except Exception as e:  # one unreadable session must not stop the others
-                    self._next_rowid = None
-                    c.execute("ROLLBACK TO s")
-                    c.execute("RELEASE s")
+                    if self._writing:           # a write failed half-way: not one session's problem
+                        raise
+                    if self._sp_open:
+                        c.execute("ROLLBACK TO s")
+                        c.execute("RELEASE s")
                     rep.skipped += 1
                     rep.problems.append(f"{f.key}: {type(e).__name__}: {e}")
                     self._record_error(f, f"{type(e).__name__}: {e}")
                     n = 0
                 else:
-                    c.execute("RELEASE s")
+                    if self._sp_open:
+                        c.execute("RELEASE s")
                 if f.fmt != "sqlite" and f.path in file_sig:
-                    _upsert_file(c, file_sig.pop(f.path))
+                    self._batch[3].append(file_sig.pop(f.path))
                 done += 1
                 pending_bytes += n
                 pending_sessions += 1
                 if progress:
                     progress(done, len(work), rep.bytes_read)
                 if pending_bytes >= _COMMIT_BYTES or pending_sessions >= _COMMIT_SESSIONS:
+                    self._flush_batch()
                     c.execute("COMMIT")
                     c.execute("BEGIN IMMEDIATE")
                     pending_bytes = pending_sessions = 0
             if not rep.cancelled:
                 for r in file_sig.values():    # stores, non-session files, bad files
                     _upsert_file(c, r)
+            self._flush_batch()
             c.execute("COMMIT")
         except BaseException:
             if c.in_transaction:
@@ -563,11 +591,30 @@ class FullTextIndex:
         if r is not None:
             self._delete_session(r[0])
         st = f.st
-        c.execute("INSERT INTO sessions(key, id, path, store, format, project, dev, ino, size, mtime_ns, revision, "
-                  "status, problem) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                  (f.key, (f.header or {}).get("id") if f.header else None, f.path, f.store, f.fmt, f.project,
+        if self._next_sid is None:
+            self._next_sid = c.execute("SELECT coalesce(max(sid), 0) + 1 FROM sessions").fetchone()[0]
+        sid = self._next_sid                # rows of the batch may hold the next sids: take one too
+        self._next_sid += 1
+        c.execute("INSERT INTO sessions(sid, key, id, path, store, format, project, dev, ino, size, mtime_ns, "
+                  "revision, status, problem) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                  (sid, f.key, (f.header or {}).get("id") if f.header else None, f.path, f.store, f.fmt, f.project,
                    st.st_dev if st else None, st.st_ino if st else None, st.st_size if st else None,
                    st.st_mtime_ns if st else None, f.revision, "error", why))
+
+    def _flush_batch(self) -> None:
+        c = self.conn
+        ent, fts, sess, files = self._batch
+        if sess:
+            c.executemany(
+                "INSERT INTO sessions(sid, key, id, path, store, format, project, cwd, created, dev, ino, size, "
+                "mtime_ns, revision, done_pos, done_line, done_text, done_crc, turn, calls, entries, title, status) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'ok')", sess)
+            sess.clear()
+        if files:
+            c.executemany("INSERT OR REPLACE INTO files(path, dev, ino, size, mtime_ns, kind, problem) "
+                          "VALUES (?,?,?,?,?,?,?)", files)
+            files.clear()
+        _flush(c, ent, fts)
 
     def _index_one(self, f: _Found, row, rep: UpdateReport, cancel) -> int:
         """Index one session (inside the caller's savepoint).  -> text bytes written."""
@@ -596,28 +643,53 @@ class FullTextIndex:
                 self._record_error(f, why)
                 return 0
             h = reader.header
+            old = None
             if resume is None:
                 old = c.execute("SELECT sid FROM sessions WHERE key = ?", (f.key,)).fetchone()
-                if old is not None:
-                    self._delete_session(old[0])
+                if self._next_sid is None:
+                    self._next_sid = c.execute("SELECT coalesce(max(sid), 0) + 1 FROM sessions").fetchone()[0]
+                sid = self._next_sid
+                self._next_sid += 1
                 st = f.st
-                cur = c.execute(
-                    "INSERT INTO sessions(key, id, path, store, format, project, cwd, created, dev, ino, size, "
-                    "mtime_ns, revision, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?, 'ok')",
-                    (f.key, h.id, f.path, f.store, f.fmt, f.project, h.cwd, h.createdAt, st.st_dev, st.st_ino,
-                     st.st_size, st.st_mtime_ns, f.revision))
-                sid = cur.lastrowid
+
+                def pre(old=old, sid=sid, st=st, h=h):
+                    if old is not None:
+                        self._delete_session(old[0])
+                    c.execute(
+                        "INSERT INTO sessions(sid, key, id, path, store, format, project, cwd, created, dev, ino, "
+                        "size, mtime_ns, revision, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'ok')",
+                        (sid, f.key, h.id, f.path, f.store, f.fmt, f.project, h.cwd, h.createdAt, st.st_dev,
+                         st.st_ino, st.st_size, st.st_mtime_ns, f.revision))
+                self._pre = pre
                 start = None
                 line0 = text0 = None
                 turn, calls = None, {}
                 rep.indexed += 1
             else:
                 sid, start, line0, text0, turn, calls = resume
+                self._pre = None
                 rep.grown += 1
             n, state = self._feed(reader, sid, start, line0, text0, turn, calls, rep, cancel)
             done_pos, done_line, done_text, turn, title = state
             crc = _crc_before(f.path, done_pos) if f.fmt != "sqlite" and done_pos else None
             st = f.st
+            if not self._sp_open:                 # read whole: write it now (no savepoint needed)
+                self._writing = True
+                be, bf, bs, _bfiles = self._batch
+                be += self._pending[0]
+                bf += self._pending[1]
+                if self._pre is not None:         # a new session: one row, written with the batch
+                    if old is not None:
+                        self._delete_session(old[0])
+                    bs.append((sid, f.key, h.id, f.path, f.store, f.fmt, f.project, h.cwd, h.createdAt, st.st_dev,
+                               st.st_ino, st.st_size, st.st_mtime_ns, f.revision, done_pos, done_line, done_text,
+                               crc, turn, json.dumps(calls) if calls else None, self._last_entries, title))
+                    if len(be) >= 4096:
+                        self._flush_batch()
+                    self._writing = False
+                    return n
+                if len(be) >= 4096:
+                    self._flush_batch()
             sets = ("size = ?, mtime_ns = ?, dev = ?, ino = ?, done_pos = ?, done_line = ?, done_text = ?, "
                     "done_crc = ?, turn = ?, calls = ?, status = 'ok', problem = NULL, revision = ?, "
                     "entries = entries + ?")
@@ -627,6 +699,7 @@ class FullTextIndex:
                 sets += ", title = ?"
                 args.append(title)
             c.execute(f"UPDATE sessions SET {sets} WHERE sid = ?", (*args, sid))
+            self._writing = False
             return n
         finally:
             reader.close()
@@ -710,9 +783,16 @@ class FullTextIndex:
                     done_pos, done_line, done_text = seg.pos, seg.line0, seg.text_offset if seg.text_offset >= 0 else None
             else:
                 done_pos, done_line, done_text = seg_done
-            if len(ent) >= 2048:
+            if len(ent) >= _FLUSH_ROWS and (self._sp_open or nbytes >= _MEMORY_BYTES):
+                if not self._sp_open:             # too big to keep: write it in a savepoint as it is read
+                    c.execute("SAVEPOINT s")
+                    self._sp_open = True
+                    if self._pre is not None:
+                        self._pre()
                 _flush(c, ent, fts)
-        _flush(c, ent, fts)
+        if self._sp_open:
+            _flush(c, ent, fts)
+        self._pending = (ent, fts)
         self._next_rowid = nxt
         rep.entries += entries
         self._last_entries = entries
@@ -884,7 +964,9 @@ def _crc_before(path: str, pos: int) -> Optional[int]:
 
 
 def _split(seg) -> list:
-    """[(pos, raw|None, line, offset)] of a text segment's rows; raw None = the torn last row."""
+    """[(pos, raw|None, line, offset)] of a text segment's rows that may hold text; raw None = the
+    torn last row.  Rows written the dsh way whose type carries no text are left out here (most
+    rows of a long session are streamed chunks)."""
     out = []
     parts = seg.data.split(b"\n")
     last = len(parts) - 1
@@ -892,11 +974,20 @@ def _split(seg) -> list:
     line = seg.line0
     t0 = seg.text_offset
     row_pos = seg.row_pos
+    text_types, error_only = _TEXT_TYPES_B, _ERROR_ONLY_B
     for i, raw in enumerate(parts):
         if i == last:
             if raw:                                   # no newline after it: torn
                 out.append((row_pos(at), None, line, t0 + at if t0 >= 0 else None))
             break
+        if raw.startswith(b'{"type":"'):
+            e = raw.find(b'"', 9)
+            t = raw[9:e] if e > 9 else None
+            if t is not None and (t not in text_types or (t in error_only and b'"error"' not in raw)):
+                at += len(raw) + 1
+                if line is not None:
+                    line += 1
+                continue
         if raw and not raw.isspace():
             out.append((row_pos(at), raw, line, t0 + at if t0 >= 0 else None))
         at += len(raw) + 1

@@ -29,14 +29,20 @@ import tempfile
 import time
 from array import array
 from pathlib import Path
-from typing import Optional
-from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional, TypedDict, Union, overload
+from collections.abc import Callable, Iterator
 
 import msgspec
 
 from ..log.fastindex import IndexBuilder, scan, wants_legacy
 from ..log.model import Problem
 from ..log.reader import SeqIndex
+from ..log.sources import FileSource, RawJsonlSource, Segment
+from ..log.surface import SurfaceIndex, SurfaceState
+
+if TYPE_CHECKING:
+    from ..log.checkpoints import Checkpoints
+    from ..log.reader import LogReader
 
 MAGIC = b"SLIDX\x00\x03\n"
 FORMAT = 3
@@ -57,9 +63,34 @@ def cache_root() -> Optional[Path]:
     return Path(platformdirs.user_cache_dir("session-lens", appauthor=False))
 
 
-def _identity(source) -> Optional[dict]:
+class Identity(TypedDict):
+    """Which file a cache entry belongs to, and the revision it was made from."""
+    path: str
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    kind: str
+
+
+class Resume(TypedDict):
+    """Where a scan continues: position, line number, decoded text offset (-1: unknown)."""
+    pos: int
+    line0: Optional[int]
+    text_offset: int
+
+
+class SavedState(TypedDict):
+    """The builder state saved with an index."""
+    expected: int
+    broken: bool
+    resume: Resume
+    problems: list[object]
+
+
+def _identity(source: FileSource) -> Optional[Identity]:
     """dev/ino/size/mtime of the source's open file (the snapshot the reader reads)."""
-    fd = getattr(source, "_fd", -1)
+    fd = source._fd
     if fd is None or fd < 0 or source.kind not in ("jsonl", "zstd"):
         return None
     st = os.fstat(fd)
@@ -67,8 +98,15 @@ def _identity(source) -> Optional[dict]:
             "mtime_ns": st.st_mtime_ns, "kind": source.kind}
 
 
-def cache_file(ident: dict, root: Path) -> Path:
-    key = hashlib.sha256(f"{ident['path']}\0{ident['dev']}\0{ident['ino']}".encode()).hexdigest()[:40]
+def _file_source(reader: LogReader) -> Optional[FileSource]:
+    """The reader's source when its index can be cached (a raw or zstd file, caching on)."""
+    src = reader.source
+    return src if isinstance(src, FileSource) and cache_root() is not None else None
+
+
+def cache_file(ident: Identity, root: Path) -> Path:
+    # (os.fsencode: a path that is not UTF-8 has lone surrogates in its str)
+    key = hashlib.sha256(os.fsencode(ident["path"]) + f"\0{ident['dev']}\0{ident['ino']}".encode()).hexdigest()[:40]
     return root / "index" / f"{key}.idx"
 
 
@@ -80,7 +118,7 @@ def _tail_hash(fd: int, start: int, end: int) -> str:
 
 # --------------------------------------------------------------------------- (de)serialization
 
-def dump(idx: SeqIndex, meta: dict) -> bytes:
+def dump(idx: SeqIndex, meta: dict[str, object]) -> bytes:
     meta = dict(meta)
     arrays = []
     for name, code in _ARRAYS:
@@ -97,7 +135,7 @@ def dump(idx: SeqIndex, meta: dict) -> bytes:
     return body + hashlib.blake2b(body, digest_size=_DIGEST).digest()
 
 
-def load(blob: bytes) -> Optional[tuple]:
+def load(blob: bytes) -> Optional[tuple[SeqIndex, dict[str, Any]]]:
     """(SeqIndex, meta) from a cache file's bytes; None when it is not a sound index file."""
     if len(blob) < len(MAGIC) + 4 + _DIGEST or not blob.startswith(MAGIC):
         return None
@@ -107,7 +145,7 @@ def load(blob: bytes) -> Optional[tuple]:
     try:
         (n,) = struct.unpack_from("<I", body, len(MAGIC))
         at = len(MAGIC) + 4
-        meta = msgspec.json.decode(body[at:at + n])
+        meta: dict[str, Any] = msgspec.json.decode(body[at:at + n])     # (a JSON object: checked below)
         at += n
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             return None
@@ -148,43 +186,60 @@ def _write_atomic(path: Path, blob: bytes) -> None:
 
 # --------------------------------------------------------------------------- the cached index
 
+class _Before(NamedTuple):
+    """Where to resume and the builder's lengths and state before the last segment fed."""
+    resume: Union[Resume, Segment]            # (or the segment before it, to work it out from)
+    nseg: int
+    nmark: int
+    expected: int
+    broken: bool
+    contiguous_through: int
+    events: int
+    last: int
+    monotonic: bool
+    nprob: int
+
+
 class _Snapshots:
     """What to save: the builder's state before the segment being fed (a torn or bad final
     segment is left out of the saved index)."""
 
-    def __init__(self, start: dict):
-        self.resume = start                   # {"pos", "line0", "text_offset"} after the last fed segment
-        self.before = None                    # (resume, lengths and builder state) before the last segment
-        self.last_seg = None
+    def __init__(self, start: Resume) -> None:
+        self.resume: Optional[Resume] = start            # after the last fed segment
+        self.before: Optional[_Before] = None            # before the last segment
+        self.last_seg: Optional[Segment] = None
 
-    def on_segment(self, seg, b: IndexBuilder) -> None:
+    def on_segment(self, seg: Segment, b: IndexBuilder) -> None:
         idx = b.idx
-        self.before = (self.resume if self.resume is not None else self.last_seg, len(idx.seg_pos), len(idx.mark_seq), b.expected, b.broken,
-                       idx.contiguous_through, idx.events, idx.last, idx.monotonic, len(b.problems))
+        at: Union[Resume, Segment, None] = self.resume if self.resume is not None else self.last_seg
+        assert at is not None                 # (resume is only None after a segment was fed)
+        self.before = _Before(at, len(idx.seg_pos), len(idx.mark_seq), b.expected, b.broken,
+                              idx.contiguous_through, idx.events, idx.last, idx.monotonic, len(b.problems))
         self.last_seg = seg
         self.resume = None                    # after ``seg``: worked out only when saved
 
-    def resume_after(self) -> dict:
+    def resume_after(self) -> Resume:
         if self.resume is None:
+            assert self.last_seg is not None
             self.resume = _resume_of(self.last_seg)
         return self.resume
 
 
-def _resume_of(seg) -> dict:
+def _resume_of(seg: Segment) -> Resume:
     """Where a scan continues after ``seg`` (position, line number, decoded text offset)."""
     line0 = seg.line0 + seg.data.count(b"\n") if seg.line0 is not None else None
     text = seg.text_offset + len(seg.data) if seg.text_offset is not None and seg.text_offset >= 0 else -1
     return {"pos": seg.end, "line0": line0, "text_offset": text}
 
 
-def _saved_view(b: IndexBuilder, snaps: _Snapshots) -> tuple:
+def _saved_view(b: IndexBuilder, snaps: _Snapshots) -> tuple[SeqIndex, SavedState]:
     """(index, state) to save: everything, or everything before a torn/bad final segment."""
-    seg = snaps.last_seg
-    if seg is None or not (seg.torn or seg.bad):
+    seg, before = snaps.last_seg, snaps.before
+    if seg is None or before is None or not (seg.torn or seg.bad):
         return b.idx, {"expected": b.expected, "broken": b.broken, "resume": snaps.resume_after(),
                        "problems": [msgspec.to_builtins(p) for p in b.problems]}
-    resume, nseg, nmark, expected, broken, contig, events, last, mono, nprob = snaps.before
-    if not isinstance(resume, dict):
+    resume, nseg, nmark, expected, broken, contig, events, last, mono, nprob = before
+    if isinstance(resume, Segment):
         resume = _resume_of(resume)           # (the segment before the left-out one)
     src = b.idx
     idx = SeqIndex()
@@ -198,8 +253,19 @@ def _saved_view(b: IndexBuilder, snaps: _Snapshots) -> tuple:
                  "problems": [msgspec.to_builtins(p) for p in b.problems[:nprob]]}
 
 
-def cached_index(reader, progress: Optional[Callable[[int, int], None]] = None,
-                 problems: Optional[list] = None, max_scan: Optional[int] = None) -> tuple:
+@overload
+def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
+                 problems: Optional[list[Problem]] = None, max_scan: None = None) -> tuple[SeqIndex, str]: ...
+
+
+@overload
+def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
+                 problems: Optional[list[Problem]] = None, *, max_scan: int) -> tuple[Optional[SeqIndex], str]: ...
+
+
+def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
+                 problems: Optional[list[Problem]] = None,
+                 max_scan: Optional[int] = None) -> tuple[Optional[SeqIndex], str]:
     """``(SeqIndex, status)`` for ``reader``; also sets ``reader.index``.
 
     status: "hit" (saved index used as is), "extended" (saved index + the newly appended
@@ -207,10 +273,10 @@ def cached_index(reader, progress: Optional[Callable[[int, int], None]] = None,
     session, caching turned off, or a cache folder that cannot be written).
     ``max_scan``: only a saved index needing at most that many new bytes scanned, else
     ``(None, "miss")`` (the window asks this before starting a child to scan)."""
-    src = reader.source
+    src = _file_source(reader)
     root = cache_root()
-    ident = _identity(src) if root is not None else None
-    if ident is None:
+    ident = _identity(src) if src is not None else None
+    if src is None or ident is None or root is None:
         if max_scan is not None:
             return None, "miss"
         probs = problems if problems is not None else []
@@ -222,7 +288,9 @@ def cached_index(reader, progress: Optional[Callable[[int, int], None]] = None,
         loaded = load(path.read_bytes())
     except OSError:
         loaded = None
-    builder, status, start = None, "built", None
+    builder: Optional[IndexBuilder] = None
+    status = "built"
+    start: Optional[Resume] = None
     if loaded is not None:
         idx, meta = loaded
         end = meta.get("resume", {}).get("pos")
@@ -232,46 +300,60 @@ def cached_index(reader, progress: Optional[Callable[[int, int], None]] = None,
         grew = ident["size"] > (meta.get("size") or 0)
         if same_file and (unchanged or grew) and meta.get("tail") == _tail_hash(src._fd, src.header_end, end):
             probs = [Problem(**p) for p in meta.get("problems", [])]
-            leg = list(idx.legacy) if getattr(idx, "legacy", None) is not None else None
+            leg = list(idx.legacy) if idx.legacy is not None else None
             if wants_legacy(reader) and leg is None:
                 loaded = None                  # saved without the flags a fork needs: build afresh
             else:
                 builder = IndexBuilder(idx=idx, expected=int(meta["expected"]), broken=bool(meta["broken"]),
                                        problems=probs, legacy=leg if wants_legacy(reader) else None)
-                start = meta["resume"]
+                start = {"pos": int(meta["resume"]["pos"]), "line0": meta["resume"].get("line0"),
+                         "text_offset": int(meta["resume"].get("text_offset", -1))}
                 status = "hit" if unchanged else "extended"
     if builder is None:
         builder = IndexBuilder(problems=[], legacy=[] if wants_legacy(reader) else None)
         start = None
     if max_scan is not None and (start is None or src.size - start["pos"] > max_scan):
         return None, "miss"
+    segments: Iterator[Segment]
     if start is None:
         segments = src.forward()
         snaps = _Snapshots({"pos": src.header_end, "line0": None, "text_offset": -1})
     else:
-        kw = {"line0": start.get("line0")}
+        kw: dict[str, Optional[int]] = {"line0": start["line0"]}
         if src.kind == "zstd":
-            kw["text_offset"] = start.get("text_offset", -1)
+            kw["text_offset"] = start["text_offset"]
         segments = src.forward(start["pos"], **kw) if start["pos"] < src.size else iter(())
-        snaps = _Snapshots(dict(start))
+        snaps = _Snapshots(Resume(pos=start["pos"], line0=start["line0"], text_offset=start["text_offset"]))
     scan(reader, builder, segments, progress, on_segment=snaps.on_segment)
     idx = builder.idx
     reader.index = idx
     if problems is not None:
         problems.extend(builder.problems)
     saved, state = _saved_view(builder, snaps)
-    changed = status != "hit" or state["resume"]["pos"] != (start or {}).get("pos")
+    changed = status != "hit" or start is None or state["resume"]["pos"] != start["pos"]
     if changed:
-        meta = {"format": FORMAT, **ident, "header": header_hash, "saved_at": time.time(),
-                "tail": _tail_hash(src._fd, src.header_end, state["resume"]["pos"]), **state}
+        out: dict[str, object] = {"format": FORMAT, **ident, "header": header_hash, "saved_at": time.time(),
+                                  "tail": _tail_hash(src._fd, src.header_end, state["resume"]["pos"]), **state}
         try:
-            _write_atomic(path, dump(saved, meta))
-        except OSError:
-            pass                   # a read-only or full cache folder never stops a log from opening
+            _write_atomic(path, dump(saved, out))
+        except (OSError, ValueError):
+            pass                   # a read-only or full cache folder (or a path that is no Unicode) never stops a log from opening
     return idx, status
 
 
-def index_summary(reader, progress=None) -> dict:
+class IndexSummary(TypedDict):
+    seconds: float
+    bytes: int
+    cached: bool
+    status: str
+    events: int
+    turns: int
+    segments: int
+    lastSeq: int
+    contiguousThrough: int
+
+
+def index_summary(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None) -> IndexSummary:
     """``session-lens index``: build or reuse the index; what it cost and what it holds."""
     t = time.perf_counter()
     idx, status = cached_index(reader, progress)
@@ -285,7 +367,17 @@ def index_summary(reader, progress=None) -> dict:
 
 # --------------------------------------------------------------------------- fold checkpoints
 
-def cached_checkpoints(reader, every: Optional[int] = None, build: bool = True):
+@overload
+def cached_checkpoints(reader: LogReader, every: Optional[int] = None) -> tuple[Checkpoints, str]: ...
+
+
+@overload
+def cached_checkpoints(reader: LogReader, every: Optional[int] = None, *,
+                       build: bool) -> tuple[Optional[Checkpoints], str]: ...
+
+
+def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
+                       build: bool = True) -> tuple[Optional[Checkpoints], str]:
     """The log's fold checkpoints (:mod:`app.log.checkpoints`), saved beside its index.
 
     Built by one full pass the first time (or when the log was replaced, truncated or
@@ -295,10 +387,10 @@ def cached_checkpoints(reader, every: Optional[int] = None, build: bool = True):
     ``build=False``, (None, "miss") instead of building."""
     from ..log.checkpoints import EVERY, Checkpoints, build_checkpoints
     every = EVERY if every is None else every
-    src = reader.source
+    src = _file_source(reader)
     root = cache_root()
-    ident = _identity(src) if root is not None else None
-    if ident is None:
+    ident = _identity(src) if src is not None else None
+    if src is None or ident is None or root is None:
         return (build_checkpoints(reader, every), "uncached") if build else (None, "miss")
     path = cache_file(ident, root).with_suffix(".folds")
     header_hash = hashlib.sha256(src.header_raw).hexdigest()
@@ -306,7 +398,7 @@ def cached_checkpoints(reader, every: Optional[int] = None, build: bool = True):
         blob = path.read_bytes()
         body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
         if hashlib.blake2b(body, digest_size=_DIGEST).digest() == digest and body.startswith(MAGIC):
-            meta = msgspec.json.decode(body[len(MAGIC):])
+            meta: dict[str, Any] = msgspec.json.decode(body[len(MAGIC):])    # (a JSON object, else AttributeError)
             upto = meta.get("upto")
             if meta.get("format") == FORMAT and meta.get("every") == every and meta.get("header") == header_hash \
                     and all(meta.get(k) == ident[k] for k in ("path", "dev", "ino", "kind")) \
@@ -321,11 +413,91 @@ def cached_checkpoints(reader, every: Optional[int] = None, build: bool = True):
         return None, "miss"
     cps = build_checkpoints(reader, every)
     upto = max([p.pos for p in cps.points], default=src.header_end)
-    meta = {"format": FORMAT, **ident, "every": every, "header": header_hash, "upto": upto,
-            "tail": _tail_hash(src._fd, src.header_end, upto), "points": cps.to_builtins()}
-    body = MAGIC + msgspec.json.encode(meta)
     try:
+        body = MAGIC + msgspec.json.encode({"format": FORMAT, **ident, "every": every, "header": header_hash,
+                                            "upto": upto, "tail": _tail_hash(src._fd, src.header_end, upto),
+                                            "points": cps.to_builtins()})
         _write_atomic(path, body + hashlib.blake2b(body, digest_size=_DIGEST).digest())
-    except OSError:
+    except (OSError, ValueError):          # (ValueError: a path or log text that is no Unicode: not saved)
         pass
     return cps, "built"
+
+
+# --------------------------------------------------------------------------- surface status index
+
+class _SurfaceFile(msgspec.Struct):
+    """``<key>.surface`` (MessagePack): a log's surface index (:mod:`app.log.surface`) and how far it read."""
+    format: int
+    path: str
+    dev: int
+    ino: int
+    kind: str
+    size: int
+    mtime_ns: int
+    header: str               # hash of the header row
+    upto: int                 # position of the first stored row not folded in (the cut, a torn row, the end)
+    line: Optional[int]       # its line number
+    tail: str                 # hash of the bytes before ``upto`` (see _tail_hash)
+    state: SurfaceState
+
+
+def cached_surface(reader: LogReader) -> tuple[SurfaceIndex, str]:
+    """The log's surface status index, saved beside its seq index and made the reader's
+    (:func:`app.log.surface.remember`), so that a page labels its rows without a pass over the log.
+
+    Built by one pass the first time (or when the log was replaced, truncated or rewritten), then
+    reused; a grown log (append-only, spec §1.5: the bytes before ``upto`` are checked as for the
+    index) is extended from where the saved pass stopped (the repair cut or a torn last row, which
+    are read again).  Raw JSONL files only (others: the in-memory index, "uncached").
+    -> (SurfaceIndex, "hit" | "extended" | "built" | "uncached")."""
+    from ..log.surface import ScanEnd, extend_index, index_for, remember
+    fsrc = _file_source(reader)
+    src = fsrc if isinstance(fsrc, RawJsonlSource) else None
+    root = cache_root()
+    ident = _identity(src) if src is not None else None
+    if src is None or ident is None or root is None:
+        return index_for(reader), "uncached"
+    path = cache_file(ident, root).with_suffix(".surface")
+    header_hash = hashlib.sha256(src.header_raw).hexdigest()
+    saved: Optional[_SurfaceFile] = None
+    try:
+        blob = path.read_bytes()
+        body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
+        if hashlib.blake2b(body, digest_size=_DIGEST).digest() == digest and body.startswith(MAGIC):
+            saved = msgspec.msgpack.decode(body[len(MAGIC):], type=_SurfaceFile)
+    except (OSError, msgspec.DecodeError):
+        saved = None
+    unchanged = saved is not None and (saved.size, saved.mtime_ns) == (ident["size"], ident["mtime_ns"])
+    if saved is not None:
+        # (the repair cut only matters when the log changed: unchanged, it is where the saved pass stopped)
+        cut = None if unchanged else reader.tail_state().cut_pos
+        same = saved.format == FORMAT and saved.header == header_hash and \
+            (saved.path, saved.dev, saved.ino, saved.kind) == (ident["path"], ident["dev"], ident["ino"], ident["kind"])
+        if not (same and (unchanged or ident["size"] > saved.size) and src.header_end <= saved.upto <= src.size
+                and (cut is None or (isinstance(cut, int) and cut >= saved.upto))
+                and saved.tail == _tail_hash(src._fd, src.header_end, saved.upto)):
+            saved = None
+    end = ScanEnd()
+    if saved is not None:
+        idx = SurfaceIndex.from_state(saved.state)
+        status = "hit"
+        if saved.upto < src.size and not unchanged:        # (unchanged: the same cut or torn row stops it)
+            extend_index(reader, idx, src.forward(saved.upto, line0=saved.line), end)
+            status = "extended"
+        else:
+            end.pos, end.line = saved.upto, saved.line
+    else:
+        idx = extend_index(reader, SurfaceIndex(reader.version), None, end)
+        status = "built"
+    remember(reader, idx)
+    upto = end.pos if isinstance(end.pos, int) else src.header_end
+    if status != "hit" and (saved is None or upto != saved.upto):
+        out = _SurfaceFile(format=FORMAT, path=ident["path"], dev=ident["dev"], ino=ident["ino"], kind=ident["kind"],
+                           size=ident["size"], mtime_ns=ident["mtime_ns"], header=header_hash, upto=upto,
+                           line=end.line, tail=_tail_hash(src._fd, src.header_end, upto), state=idx.to_state())
+        try:
+            body = MAGIC + msgspec.msgpack.encode(out)
+            _write_atomic(path, body + hashlib.blake2b(body, digest_size=_DIGEST).digest())
+        except (OSError, ValueError):      # (ValueError: log text that is no Unicode, e.g. a lone surrogate: not saved)
+            pass
+    return idx, status

@@ -1,8 +1,11 @@
 """Atomic publication of a file (spec §1.5): temp file, fsync, link (never clobbers), fsync dir."""
 from __future__ import annotations
 
+import fcntl
 import os
+import re
 import secrets
+import time
 from collections.abc import Iterable
 
 
@@ -85,15 +88,76 @@ class FileRange:
         return how
 
 
+STALE_AFTER_S = 600.0
+_TMP_RE = re.compile(r"^(.+)\.[0-9a-f]{12}\.tmp$")
+
+
+def clean_stale_temps(root: str, depth: int = 1, older_than: float = STALE_AFTER_S) -> list[str]:
+    """Remove temporaries left by an interrupted publication under ``root`` (and ``depth``
+    levels of sub-folders); returns the removed paths.
+
+    Safe by construction: only names of our own pattern ``<final>.<12 hex>.tmp``, only
+    regular files not modified for ``older_than`` seconds, and only when no writer holds the
+    lock every publication keeps on its temporary while it writes.  A folder that held
+    nothing but such a temporary (an interrupted fork's child folder) is removed too."""
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return removed
+    now = time.time()
+    for e in entries:
+        try:
+            if e.is_dir(follow_symlinks=False):
+                if depth > 0:
+                    got = clean_stale_temps(e.path, depth - 1, older_than)
+                    removed += got
+                    if got:
+                        try:
+                            os.rmdir(e.path)          # only succeeds when it is now empty
+                        except OSError:
+                            pass
+                continue
+            if not _TMP_RE.match(e.name) or not e.is_file(follow_symlinks=False):
+                continue
+            if now - e.stat(follow_symlinks=False).st_mtime < older_than:
+                continue
+            fd = os.open(e.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+            try:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    continue                          # a live writer holds it
+                os.unlink(e.path)
+                removed.append(e.path)
+            finally:
+                os.close(fd)
+        except OSError:
+            continue
+    if removed:
+        try:
+            fsync_dir(root)
+        except OSError:
+            pass
+    return removed
+
+
 def publish_file(final: str, chunks: Iterable[bytes], overwrite: bool = False, mode: int = 0o600) -> str:
     """Write ``chunks`` to ``final`` atomically; with ``overwrite=False`` an existing file is an error.
 
-    A chunk may be a :class:`FileRange` (copied by the kernel at the current end of the file)."""
+    A chunk may be a :class:`FileRange` (copied by the kernel at the current end of the file).
+    The temporary is locked (``flock``) while it exists, so :func:`clean_stale_temps`
+    never takes a live writer's temporary for a stale one."""
     final = os.path.abspath(final)
     d = os.path.dirname(final)
     make_dirs(d)
+    clean_stale_temps(d, depth=0)
     tmp = f"{final}.{secrets.token_hex(6)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        pass
     try:
         fault("tmp-created")
         with os.fdopen(fd, "wb", closefd=True) as f:

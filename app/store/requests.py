@@ -18,7 +18,7 @@ from .faces import open_reader
 
 def exact_request(path: str, session_id: Optional[str], seq: int,
                   cancelled: Optional[Callable[[], bool]] = None,
-                  check: Optional[Callable[[], None]] = None) -> dict:
+                  check: Optional[Callable[[], None]] = None) -> dict[str, object]:
     """``request_at`` for the window: -> the request dict plus ``"mode"`` ("saved" | "built" | "scratch")."""
     from ..log import checkpoints
     from .indexcache import cached_checkpoints, cached_index

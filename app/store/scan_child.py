@@ -64,7 +64,7 @@ def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], 
             send(("hits", batch))
         return st
     finally:
-        r.close()  # type: ignore[no-untyped-call]
+        r.close()
 
 
 def child_main() -> int:

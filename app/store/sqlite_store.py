@@ -46,8 +46,8 @@ import sys
 import threading
 import urllib.parse
 import uuid
-from typing import Any, Optional, Union
-from collections.abc import Iterator
+from typing import Any, Optional, TypedDict, TypeVar, Union
+from collections.abc import Callable, Iterator
 
 import msgspec
 from backports import zstd
@@ -70,6 +70,14 @@ _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
 _decode_raw = msgspec.json.Decoder(msgspec.Raw).decode
 _decode_raw_fields = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
+
+
+_T = TypeVar("_T")
+StrPath = Union[str, "os.PathLike[str]"]
+# a sqlite_master row as compared: (type, name, tbl_name, normalized sql)
+SchemaRow = tuple[Any, Any, Any, Optional[str]]
+# a fetched row: sqlite3 rows are tuples of column values (bytes for TEXT: ``text_factory = bytes``)
+DbRow = tuple[Any, ...]
 
 
 class StoreError(Exception):
@@ -211,12 +219,12 @@ def normalize_sql(sql: str) -> str:
     return s[:-1] if s.endswith(";") else s
 
 
-_CANONICAL: Optional[frozenset] = None
+_CANONICAL: Optional[frozenset[SchemaRow]] = None
 
 
-def _schema_rows(conn: sqlite3.Connection) -> frozenset:
+def _schema_rows(conn: sqlite3.Connection) -> frozenset[SchemaRow]:
     rows = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
-    out = set()
+    out: set[SchemaRow] = set()
     for typ, name, tbl, sql in rows:
         dec = [x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in (typ, name, tbl, sql)]
         out.add((dec[0], dec[1].lower() if dec[1] else dec[1], dec[2].lower() if dec[2] else dec[2],
@@ -224,7 +232,7 @@ def _schema_rows(conn: sqlite3.Connection) -> frozenset:
     return frozenset(out)
 
 
-def canonical_schema() -> frozenset:
+def canonical_schema() -> frozenset[SchemaRow]:
     """(type, name, tbl_name, normalized sql) of every sqlite_master row of a canonical store."""
     global _CANONICAL
     if _CANONICAL is None:
@@ -280,7 +288,7 @@ def birthtime_ns(path: str) -> int:
             return 0
         if not buf.stx_mask & 0x800:
             return 0
-        return buf.stx_btime.tv_sec * 1_000_000_000 + buf.stx_btime.tv_nsec
+        return int(buf.stx_btime.tv_sec * 1_000_000_000 + buf.stx_btime.tv_nsec)
     except (AttributeError, OSError, TypeError):
         _statx_fn = False if _statx_fn is None else _statx_fn
         return 0
@@ -314,7 +322,8 @@ _ROW_COLS = ("seq, type, time, typeof(data), data, typeof(source_event_seqs), so
 _FP_COLS = "seq, type, time, typeof(data), length(data), source_event_seqs, surface_op, ignorable"
 
 
-def _text(v, problems: Optional[list] = None, what: str = "") -> Any:
+def _text(v: Any, problems: Optional[list[Problem]] = None, what: str = "") -> Any:
+    """A cell as text (bytes decoded as UTF-8, a bad one replaced and reported); other values as they are."""
     if isinstance(v, bytes):
         try:
             return v.decode("utf-8")
@@ -323,6 +332,20 @@ def _text(v, problems: Optional[list] = None, what: str = "") -> Any:
                 problems.append(Problem(code="bad-utf8", message=f"{what} is not valid UTF-8 (replaced)"))
             return v.decode("utf-8", "replace")
     return v
+
+
+# (-wal exists, inode, size, mtime ns, ctime ns, -shm exists) of the main file: see the module doc
+_Stamp = tuple[bool, int, int, int, int, bool]
+
+
+class _Snapshot(TypedDict):
+    """What a :class:`SqliteSource` reads once per snapshot (the ``sessions`` row and the last event)."""
+    header: dict[str, Any]
+    inc: str                         # incarnation
+    rev: int                         # revision
+    last: Optional[DbRow]            # the last event row's fingerprint columns (None: no events)
+    size: int                        # last seq + its members (0: no events)
+    problems: list[Problem]
 
 
 class SqliteStore:
@@ -336,12 +359,12 @@ class SqliteStore:
         self._lock = threading.RLock()
         self.store_id = ""
         self._file_id = ""
-        self._last_stamp = None
-        self.problems: list = []
+        self._last_stamp: Optional[_Stamp] = None
+        self.problems: list[Problem] = []
 
     # ---------------------------------------------------------------- opening
     @classmethod
-    def open(cls, path, *, busy_timeout: float = BUSY_TIMEOUT_S) -> SqliteStore:
+    def open(cls, path: StrPath, *, busy_timeout: float = BUSY_TIMEOUT_S) -> SqliteStore:
         """Open read-only and check the identity; StoreError (naming the file) when unusable."""
         p = os.path.abspath(os.fspath(path))
         if not os.path.exists(p):
@@ -381,7 +404,7 @@ class SqliteStore:
     def _check_identity(self) -> None:
         p = self.path
 
-        def check(c: sqlite3.Connection):
+        def check(c: sqlite3.Connection) -> None:
             app_id = c.execute("PRAGMA application_id").fetchone()[0]
             ver = c.execute("PRAGMA user_version").fetchone()[0]
             if app_id != APPLICATION_ID:
@@ -421,7 +444,7 @@ class SqliteStore:
         self._file_id = f"file:{st.st_dev}:{st.st_ino}:{birthtime_ns(p)}:store:{self.store_id}"
 
     # ---------------------------------------------------------------- transactions
-    def _stamp(self):
+    def _stamp(self) -> Optional[_Stamp]:
         try:
             st = os.stat(self.path)
             return (os.path.exists(self.path + "-wal"), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns,
@@ -444,11 +467,11 @@ class SqliteStore:
         self._immutable = False
         self._conn = self._connect(self.path, False, self._busy_timeout)
 
-    def _read(self, fn):
+    def _read(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run ``fn(conn)`` inside BEGIN…COMMIT; sqlite errors become StoreError."""
         with self._lock:
             while True:
-                before = None
+                before: Optional[_Stamp] = None
                 if self._immutable:
                     before = self._stamp()
                     if before is None or before[0]:
@@ -484,10 +507,10 @@ class SqliteStore:
             except sqlite3.Error:
                 pass
 
-    def __enter__(self):
+    def __enter__(self) -> SqliteStore:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # ---------------------------------------------------------------- sessions
@@ -495,12 +518,12 @@ class SqliteStore:
         """Spec §1.6: ``file:<dev>:<ino>:<birthtimeNs>:store:<store_id>:incarnation:<uuid>:revision:<n>``."""
         return f"{self._file_id}:incarnation:{incarnation}:revision:{revision}"
 
-    def list_sessions(self) -> list[dict]:
+    def list_sessions(self) -> list[dict[str, Any]]:
         """Header dicts (NULL = absent) newest first, plus ``revision`` (spec §1.6), ``lastSeq``
         (-1 when empty) and ``events`` (= lastSeq + 1: dsh logs satisfy ``events[i].seq == i``;
         a gap shows when the log is read).  Uses the primary-key index only; the data of the
         last row is read only when it is a packed row, to count its members."""
-        def q(c):
+        def q(c: sqlite3.Connection) -> list[dict[str, Any]]:
             out = []
             rows = c.execute(f"SELECT {', '.join(_SESSION_COLS)} FROM sessions "
                              "ORDER BY created_at DESC, id").fetchall()
@@ -522,9 +545,9 @@ class SqliteStore:
             return out
         return self._read(q)
 
-    def _header_of(self, r, problems: Optional[list] = None) -> tuple[dict, str, int]:
+    def _header_of(self, r: DbRow, problems: Optional[list[Problem]] = None) -> tuple[dict[str, Any], str, int]:
         vals = dict(zip(_SESSION_COLS, r))
-        h: dict = {"type": "session"}
+        h: dict[str, Any] = {"type": "session"}
         for key, col in _HEADER_KEYS:
             v = vals[col]
             if v is not None:
@@ -575,8 +598,9 @@ class _Undecodable(Exception):
     pass
 
 
-def _row_json(dtype: bytes, data) -> bytes:
+def _row_json(dtype: bytes, data: bytes) -> bytes:
     """The JSON bytes of a ``data`` cell (TEXT, or a zstd BLOB), validated: strict UTF-8, one value."""
+    jb: bytes
     if dtype == b"text":
         jb = data
     elif dtype == b"blob":
@@ -615,8 +639,8 @@ def _unzstd(blob: bytes) -> bytes:
     return out
 
 
-def reconstruct_row(seq: int, typ: bytes, time: int, dtype: bytes, data, stype: Optional[bytes], seqs,
-                    surface_op, ignorable) -> tuple[bytes, int]:
+def reconstruct_row(seq: int, typ: bytes, time: int, dtype: bytes, data: bytes, stype: bytes, seqs: Optional[bytes],
+                    surface_op: Optional[bytes], ignorable: Optional[int]) -> tuple[bytes, int]:
     """(JSON row bytes as the JSONL writer stores them, members); raises _Undecodable."""
     try:
         t = typ.decode("utf-8") if isinstance(typ, bytes) else str(typ)
@@ -628,7 +652,7 @@ def reconstruct_row(seq: int, typ: bytes, time: int, dtype: bytes, data, stype: 
             raise _Undecodable(f"ignorable=0 marks a packed row but type {t!r} is not a chunk tag")
         if seqs is not None or surface_op is not None:
             raise _Undecodable("packed row (ignorable=0) has surface columns")
-        obj = {"type": t, "seq0": seq, "time0": time, "data": msgspec.Raw(jb)}
+        obj: dict[str, Any] = {"type": t, "seq0": seq, "time0": time, "data": msgspec.Raw(jb)}
         members = 1
         try:
             m = _decode_members(jb)
@@ -656,7 +680,7 @@ def reconstruct_row(seq: int, typ: bytes, time: int, dtype: bytes, data, stype: 
     return _encode(obj), 1
 
 
-def undecodable_marker(seq, reason: str) -> bytes:
+def undecodable_marker(seq: object, reason: str) -> bytes:
     """Stand-in bytes of a row that cannot be reconstructed: deliberately not JSON."""
     return f"<undecodable sqlite row seq={seq}: {reason}>".encode("utf-8", "replace")
 
@@ -685,18 +709,18 @@ class SqliteSource(Source):
         self.session_id = session_id
         self.batch_rows = max(1, int(batch_rows))
         self.owns_store = owns_store
-        self.problems: list = []
+        self.problems: list[Problem] = []
         self.header_end = 0
         self.generation = 0
-        self._reported: set = set()
-        self._snap = None
+        self._reported: set[int] = set()
+        self._snap: _Snapshot            # set by _install below (the constructor fails without one)
         snap = store._read(self._read_snapshot)
         if snap is None:
             raise StoreError(f"{self.path}: no session {session_id!r} in this store")
         self._install(snap)
 
     @classmethod
-    def open(cls, path, session_id: str, **kw) -> SqliteSource:
+    def open(cls, path: StrPath, session_id: str, **kw: Any) -> SqliteSource:
         """A source that owns its own store connection (closed by :meth:`close`)."""
         store = SqliteStore.open(path)
         try:
@@ -706,12 +730,12 @@ class SqliteSource(Source):
             raise
 
     # ---------------------------------------------------------------- snapshot
-    def _read_snapshot(self, c: sqlite3.Connection):
+    def _read_snapshot(self, c: sqlite3.Connection) -> Optional[_Snapshot]:
         r = c.execute(f"SELECT {', '.join(_SESSION_COLS)} FROM sessions WHERE id = ?",
                       (self.session_id,)).fetchone()
         if r is None:
             return None
-        probs: list = []
+        probs: list[Problem] = []
         header, inc, rev = self.store._header_of(r, probs)
         last = c.execute(f"SELECT {_FP_COLS} FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
                          (self.session_id,)).fetchone()
@@ -725,7 +749,7 @@ class SqliteSource(Source):
             size = last[0] + members
         return {"header": header, "inc": inc, "rev": rev, "last": last, "size": size, "problems": probs}
 
-    def _install(self, snap) -> None:
+    def _install(self, snap: _Snapshot) -> None:
         self._snap = snap
         self.header_raw = _encode(snap["header"])
         self.header = snap["header"]
@@ -734,7 +758,7 @@ class SqliteSource(Source):
             if p.message not in {q.message for q in self.problems}:
                 self.problems.append(p)
 
-    def _check_snapshot(self, c: sqlite3.Connection) -> Optional[tuple]:
+    def _check_snapshot(self, c: sqlite3.Connection) -> tuple[str, int]:
         """Raise SourceChanged when the snapshot no longer holds; return the current (inc, rev)."""
         r = c.execute("SELECT incarnation, revision FROM sessions WHERE id = ?", (self.session_id,)).fetchone()
         snap = self._snap
@@ -752,11 +776,11 @@ class SqliteSource(Source):
         return inc, rev
 
     # ---------------------------------------------------------------- reading
-    def _fetch(self, lo: Optional[int], hi: int, descending: bool) -> list:
-        def q(c):
+    def _fetch(self, lo: Optional[int], hi: int, descending: bool) -> list[DbRow]:
+        def q(c: sqlite3.Connection) -> list[DbRow]:
             self._check_snapshot(c)
             where = "session_id = ? AND seq <= ?"
-            args: list = [self.session_id, hi]
+            args: list[object] = [self.session_id, hi]
             if lo is not None:
                 where += " AND seq >= ?"
                 args.append(lo)
@@ -768,9 +792,9 @@ class SqliteSource(Source):
             rows.reverse()
         return rows
 
-    def _segment(self, rows: list) -> Segment:
-        out = []
-        end = None
+    def _segment(self, rows: list[DbRow]) -> Segment:
+        out: list[tuple[int, bytes]] = []
+        end: Optional[int] = None
         for r in rows:
             seq = r[0]
             try:
@@ -784,8 +808,9 @@ class SqliteSource(Source):
                                                  message=f"{self.path}: session {self.session_id} row seq {seq}: "
                                                          f"{reason}"))
             out.append((seq, raw))
-            e = seq + members
-            end = e if end is None else max(end, e)
+            stop = seq + members
+            end = stop if end is None else max(end, stop)
+        assert end is not None                # callers never pass an empty batch
         return Segment(pos=rows[0][0], end=end, data=b"", rows=out)
 
     def forward(self, start: Optional[int] = None) -> Iterator[Segment]:
@@ -820,12 +845,12 @@ class SqliteSource(Source):
     def rows(self, start: Optional[int] = None) -> Iterator[tuple[int, bytes]]:
         """All (seq, raw) rows of the snapshot from ``start`` on."""
         for seg in self.forward(start):
-            yield from seg.rows
+            yield from seg.rows or ()
 
     # ---------------------------------------------------------------- live / identity
     def refresh(self) -> bool:
         """Re-read the revision; extend the snapshot when rows were appended.  True if it grew."""
-        def q(c):
+        def q(c: sqlite3.Connection) -> Optional[_Snapshot]:
             inc, rev = self._check_snapshot(c)
             if rev == self._snap["rev"]:
                 return None
@@ -844,7 +869,7 @@ class SqliteSource(Source):
 
     def revision(self) -> str:
         """The stored revision now (spec §1.6 format)."""
-        def q(c):
+        def q(c: sqlite3.Connection) -> tuple[str, int]:
             r = c.execute("SELECT incarnation, revision FROM sessions WHERE id = ?", (self.session_id,)).fetchone()
             if r is None:
                 raise SourceChanged(f"{self.path}: session {self.session_id} was deleted")
@@ -859,7 +884,7 @@ class SqliteSource(Source):
         appear as their non-JSON marker lines."""
         yield self.header_raw + b"\n"
         for seg in self.forward():
-            yield b"".join(raw + b"\n" for _, raw in seg.rows)
+            yield b"".join(raw + b"\n" for _, raw in seg.rows or ())
 
     def close(self) -> None:
         if self.owns_store:
@@ -868,7 +893,7 @@ class SqliteSource(Source):
 
 # =========================================================================== writer
 
-def create_store(path, *, journal_mode: str = "WAL") -> None:
+def create_store(path: StrPath, *, journal_mode: str = "WAL") -> None:
     """Create a new, empty store: canonical schema, identity PRAGMAs, WAL, a uuid4 store_id.
 
     Refuses to touch an existing file (FileExistsError)."""
@@ -899,7 +924,7 @@ def create_store(path, *, journal_mode: str = "WAL") -> None:
     conn.close()
 
 
-def open_writer(path, *, busy_timeout: float = 5.0) -> sqlite3.Connection:
+def open_writer(path: StrPath, *, busy_timeout: float = 5.0) -> sqlite3.Connection:
     """A read-write connection to an existing store (identity checked) for :func:`append_batch`."""
     p = os.fspath(path)
     if not os.path.exists(p):
@@ -926,11 +951,11 @@ def open_writer(path, *, busy_timeout: float = 5.0) -> sqlite3.Connection:
     return conn
 
 
-def _json_bytes(v) -> bytes:
+def _json_bytes(v: object) -> bytes:
     return bytes(v) if isinstance(v, msgspec.Raw) else _encode(v)
 
 
-def _json_text(v) -> str:
+def _json_text(v: object) -> str:
     b = _json_bytes(v)
     try:
         return b.decode("utf-8")
@@ -938,7 +963,7 @@ def _json_text(v) -> str:
         raise ValueError("JSON value is not valid UTF-8") from None
 
 
-def _int_of(v, what: str) -> int:
+def _int_of(v: object, what: str) -> int:
     if isinstance(v, msgspec.Raw):
         v = _decode(bytes(v))
     if type(v) is not int:
@@ -946,7 +971,7 @@ def _int_of(v, what: str) -> int:
     return v
 
 
-def _data_cell(v) -> Union[str, bytes]:
+def _data_cell(v: object) -> Union[str, bytes]:
     jb = _json_bytes(v)
     try:
         text = jb.decode("utf-8")
@@ -959,7 +984,8 @@ def _data_cell(v) -> Union[str, bytes]:
     return text
 
 
-def row_columns(row: dict) -> tuple:
+def row_columns(row: dict[str, Any]) -> tuple[int, str, int, Union[str, bytes], Optional[bytes], Optional[str],
+                                             Optional[int]]:
     """(seq, type, time, data, source_event_seqs, surface_op, ignorable) of one storage row.
 
     Values may be Python JSON values or ``msgspec.Raw`` (stored verbatim)."""
@@ -1006,13 +1032,13 @@ def row_columns(row: dict) -> tuple:
             1 if ign is True else None)
 
 
-def _session_cells(header: dict) -> dict:
+def _session_cells(header: dict[str, Any]) -> dict[str, Any]:
     extra = set(header) - {"type"} - {k for k, _ in _HEADER_KEYS}
     if extra:
         raise ValueError(f"header keys SQLite cannot store: {sorted(extra)}")
     if header.get("type", "session") != "session":
         raise ValueError("header type must be 'session'")
-    cells = {}
+    cells: dict[str, Any] = {}
     for key, col in _HEADER_KEYS:
         v = header.get(key)
         if key in ("id", "cwd", "parentSession", "origin", "agentPreset"):
@@ -1027,14 +1053,17 @@ def _session_cells(header: dict) -> dict:
     return cells
 
 
-def append_batch(path_or_conn, header: dict, rows: list[dict]) -> int:
+def append_batch(path_or_conn: Union[StrPath, sqlite3.Connection], header: dict[str, Any],
+                 rows: list[dict[str, Any]]) -> int:
     """Append one batch of storage rows to a session in one ``BEGIN IMMEDIATE`` transaction.
 
     The first batch creates the ``sessions`` row (fresh uuid4 incarnation); every batch adds 1 to
     ``revision``.  A header that differs from the stored row is refused (ValueError).  Returns the
     new revision."""
-    own = not isinstance(path_or_conn, sqlite3.Connection)
-    conn = open_writer(path_or_conn) if own else path_or_conn
+    if isinstance(path_or_conn, sqlite3.Connection):
+        own, conn = False, path_or_conn
+    else:
+        own, conn = True, open_writer(path_or_conn)
     try:
         cells = _session_cells(header)
         cols = [row_columns(r) for r in rows]
@@ -1058,7 +1087,7 @@ def append_batch(path_or_conn, header: dict, rows: list[dict]) -> int:
                              "surface_op, ignorable) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                              [(cells["id"],) + c for c in cols])
             conn.execute("UPDATE sessions SET revision = revision + 1 WHERE id = ?", (cells["id"],))
-            rev = conn.execute("SELECT revision FROM sessions WHERE id = ?", (cells["id"],)).fetchone()[0]
+            rev: int = conn.execute("SELECT revision FROM sessions WHERE id = ?", (cells["id"],)).fetchone()[0]
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -1070,14 +1099,15 @@ def append_batch(path_or_conn, header: dict, rows: list[dict]) -> int:
             conn.close()
 
 
-def _raw_row(line: bytes, lineno: int, path: str) -> dict:
+def _raw_row(line: bytes, lineno: int, path: str) -> dict[str, msgspec.Raw]:
     try:
         return _decode_raw_fields(line)
     except msgspec.DecodeError as e:
         raise ValueError(f"{path}: line {lineno} is not a JSON object row: {e}") from None
 
 
-def jsonl_to_sqlite(jsonl_path, db_path, batch_rows: int = 50, *, default_version: Optional[int] = 0) -> dict:
+def jsonl_to_sqlite(jsonl_path: StrPath, db_path: StrPath, batch_rows: int = 50, *,
+                    default_version: Optional[int] = 0) -> dict[str, Any]:
     """Append a raw JSONL session file (header + rows as stored) to a SQLite store.
 
     Rows are stored as they are (packed rows stay packed rows with ignorable=0; ``data`` and

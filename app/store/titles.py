@@ -14,37 +14,56 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional, Union
 
 import msgspec
+
+if TYPE_CHECKING:
+    from .discovery import SessionInfo
 
 WINDOW = 256 << 10
 _NEEDLE = b'"type":"session/title"'
 _FORMAT = 1
 _lock = threading.Lock()
-_cache: Optional[dict] = None          # path -> [0, 0, size, mtime_ns, title]
+# path -> [0, 0, size, mtime_ns, title]
+_cache: Optional[dict[str, list[Union[int, str, None]]]] = None
 _dirty = False
 
 
-def _file():
+class _CacheFile(msgspec.Struct):
+    """``titles.json``: the format and the cached titles."""
+    format: int
+    titles: dict[str, list[Union[int, str, None]]]
+
+
+def _file() -> Optional[Path]:
     from .indexcache import cache_root
     root = cache_root()
     return None if root is None else root / "titles.json"
 
 
-def _load() -> dict:
+def _load() -> dict[str, list[Union[int, str, None]]]:
     global _cache
     if _cache is None:
         _cache = {}
         f = _file()
         if f is not None:
             try:
-                obj = msgspec.json.decode(f.read_bytes())
-                if isinstance(obj, dict) and obj.get("format") == _FORMAT and isinstance(obj.get("titles"), dict):
-                    _cache = obj["titles"]
-            except (OSError, msgspec.DecodeError):
+                obj = msgspec.json.decode(f.read_bytes(), type=_CacheFile)
+                if obj.format == _FORMAT:
+                    _cache = obj.titles
+            except (OSError, msgspec.DecodeError):          # (ValidationError: a foreign shape)
                 pass                       # missing, corrupt or foreign: start empty
     return _cache
+
+
+def _encodable(x: object) -> bool:
+    try:
+        msgspec.json.encode(x)
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 def save() -> None:
@@ -54,7 +73,11 @@ def save() -> None:
         f = _file()
         if not _dirty or f is None or _cache is None:
             return
-        blob = msgspec.json.encode({"format": _FORMAT, "titles": _cache})
+        try:
+            blob = msgspec.json.encode({"format": _FORMAT, "titles": _cache})
+        except UnicodeEncodeError:        # a path that is not valid UTF-8 (surrogate-escaped): not cached
+            keep = {k: v for k, v in _cache.items() if _encodable(k) and _encodable(v)}
+            blob = msgspec.json.encode({"format": _FORMAT, "titles": keep})
         try:
             from .indexcache import _write_atomic
             _write_atomic(f, blob)
@@ -99,7 +122,7 @@ def read_title(path: str, size: int, window: int = WINDOW) -> Optional[str]:
         return title_in(f.read(window))
 
 
-def session_title(info) -> Optional[str]:
+def session_title(info: SessionInfo) -> Optional[str]:
     """The title of a listed session (:class:`~app.store.discovery.SessionInfo`), cached by revision."""
     global _dirty
     if info.format != "jsonl":
@@ -111,10 +134,10 @@ def session_title(info) -> Optional[str]:
         except OSError:
             return None
         size, mtime = st.st_size, st.st_mtime
-    rev = [0, 0, size, int(mtime * 1e9)]
+    rev: list[Union[int, str, None]] = [0, 0, size, int(mtime * 1e9)]
     with _lock:
         hit = _load().get(info.path)
-    if isinstance(hit, list) and len(hit) == 5 and hit[:4] == rev:
+    if isinstance(hit, list) and len(hit) == 5 and hit[:4] == rev and (hit[4] is None or isinstance(hit[4], str)):
         return hit[4]
     try:
         t = read_title(info.path, size)

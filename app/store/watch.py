@@ -270,8 +270,8 @@ def _is_sqlite_path(path: str) -> bool:
     if path.endswith(SQLITE_SUFFIXES):
         return True
     try:
-        with open(path, "rb") as f:
-            return f.read(16) == b"SQLite format 3\x00"
+        from ..log.limits import read_head
+        return read_head(path, 16) == b"SQLite format 3\x00"
     except OSError:
         return False
 
@@ -376,9 +376,9 @@ class Follower:
                 self.session_id = ids[0]
             return SqliteSource.open(self.path, self.session_id)
         from ..log.sources import open_source
-        with open(self.path, "rb") as f:
-            if not f.read(1):
-                return None              # empty file: not published yet
+        from ..log.limits import read_head
+        if not read_head(self.path, 1):  # (a FIFO or a device is refused, never blocks)
+            return None              # empty file: not published yet
         return open_source(self.path)
 
     def _init_position(self) -> None:

@@ -50,7 +50,12 @@ class SessionWriter:
         self.fmt = fmt
         self.delay = batch_delay_ms / 1000.0
         self.pack = pack
-        self._published = exists or os.path.exists(self.path)
+        # a new session is never written into an existing file; ``exists=True`` appends to one
+        if not exists and os.path.lexists(self.path):
+            raise WriterError(f"{self.path} already exists: a new session is never written into an existing one")
+        if exists and not os.path.isfile(self.path):
+            raise WriterError(f"{self.path} is not an existing session file to append to")
+        self._published = exists
         self._pending: list = []
         self._deadline: Optional[float] = None
         self._cv = threading.Condition()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
-from typing import Optional
+from typing import Any, Optional
 
 from .synth import SessionSynth
 
@@ -134,12 +134,9 @@ def make_home(root: str, fixtures: str, copies: int = 2, planted: int = 5, proje
     {word: (id, seq, kind)}, "project": {id: project dir}}."""
     rng = random.Random(seed)
     base = os.path.join(root, "sessions")
-    out = {"sessions": {}, "planted": {}, "project": {}}
+    out: dict[str, dict[str, Any]] = {"sessions": {}, "planted": {}, "project": {}}
     fx = fixture_sessions(fixtures)
     more = [x for d in extra for x in fixture_sessions(d)]
-    encode_frame = None
-    if zstd_every:
-        from ..log.zstdframes import encode_frame
     k = 0
     for c in range(copies + (1 if more else 0)):
         for p, data in (fx if c < copies else more):
@@ -150,6 +147,7 @@ def make_home(root: str, fixtures: str, copies: int = 2, planted: int = 5, proje
             body = with_new_id(data, sid)
             k += 1
             if zstd_every and k % zstd_every == 0:
+                from ..log.zstdframes import encode_frame      # zstd only when asked for
                 path = os.path.join(d, "session.jsonl.zstd")
                 lines = body.split(b"\n")
                 frames = [encode_frame(lines[0] + b"\n")]

@@ -35,7 +35,7 @@ import os
 import random
 from dataclasses import dataclass, field, fields
 from itertools import accumulate
-from typing import Optional, Union
+from typing import Any, Optional, Union, final
 from collections.abc import Iterable, Iterator
 
 import msgspec
@@ -55,6 +55,7 @@ PLUGIN_SYSTEM_PROMPT = "@deepseek-ai/dsh-system-prompt"
 
 # =========================================================================== delta runs
 
+@final                                # (so `type(it) is DeltaRun` narrows an Item both ways)
 class DeltaRun:
     """A run of consecutive exactly-shaped delta chunks of one block (one packable run).
 
@@ -362,8 +363,8 @@ class _Pools:
         toks += [" `" + n + "`" for n in _NAMES] + [" " + n for n in _NAMES]
         self.tokens = toks
         # each sentence twice: after a space/newline (no leading space) and inline (leading space)
-        sents = [_tokenize(self._fill(rng, rng.choice(_SENTENCES))) for _ in range(3000)]
-        sents = [(t, [" " + t[0]] + t[1:]) for t in sents]
+        plain = [_tokenize(self._fill(rng, rng.choice(_SENTENCES))) for _ in range(3000)]
+        sents = [(t, [" " + t[0]] + t[1:]) for t in plain]
         brk = [(["\n\n"], ["\n\n"])] * 300 + [(["\n- "], ["\n- "])] * 120 + \
             [(["\n\n**", "Summary", "**\n\n"], ["\n\n**", "Summary", "**\n\n"])] * 20
         self.sentences = sents + brk
@@ -480,8 +481,8 @@ class SessionSynth:
         self._turn_ctx = 0                  # tokens added by the current turn
         self._last_prompt = 0
         self._header_sent = False
-        self._prompt_seq = None
-        self._first_msg_seq = None
+        self._prompt_seq: Optional[int] = None
+        self._first_msg_seq: Optional[int] = None
         self._todos: list[dict] = []
         self._dt = self._p.dt_skew if self.mix.time_skew else self._p.dt
         tw = self.mix.tool_weights
@@ -738,6 +739,8 @@ class SessionSynth:
         rng = self._rng
         name = self._pick_tool()
         cid = self._call_id(i)
+        args: dict[str, Any]
+        res: dict[str, Any]
         err = rng.random() < self.mix.p_tool_error
         p = self._p
         cwd = self.cwd or "/workspace"
@@ -998,8 +1001,8 @@ class SessionSynth:
         if turn > 1:
             lo, hi = m.think_ms
             self._t += int(lo * (hi / lo) ** rng.random()) if lo > 0 else rng.randint(0, hi)
-        prompt = {"content": [{"type": "text", "text": self._prompt_text()}], "source": {"kind": "user"},
-                  "role": "user", "id": _uuid(rng)}
+        prompt: dict[str, Any] = {"content": [{"type": "text", "text": self._prompt_text()}],
+                                  "source": {"kind": "user"}, "role": "user", "id": _uuid(rng)}
         items.append(self._ev("agent/inbox/spliced", {"target": "next-turn", "start": 0, "inserted": [prompt]}))
         self._t += rng.randint(1, 40)
         items.append(self._ev("turn/start", {"turn": turn}))
@@ -1038,7 +1041,7 @@ class SessionSynth:
         elif rng.random() < m.p_resume:
             header_reason = "resume"
 
-        turn_reason = {"kind": "completed"}
+        turn_reason: dict[str, Any] = {"kind": "completed"}
         for step in range(1, nsteps + 1):
             self._t += rng.randint(2, 12)
             if m.time_skew and rng.random() < 0.01:
@@ -1091,7 +1094,7 @@ class SessionSynth:
 
             # the winning (or cancelled) attempt
             self._t += rng.randint(250, 2500)             # time to first token
-            blocks = []
+            blocks: list[tuple[str, Any]] = []
             reasoning = rng.random() < m.p_reasoning
             if reasoning:
                 blocks.append(("reasoning", self._tokens(self._lognorm(m.reasoning_tokens))))
@@ -1508,6 +1511,7 @@ def _batch_items(stream: Iterator[Item], rng: random.Random, batch_events, batch
                     yield batch
                     batch, rem = [], rng.randint(lo, hi)
                 break
+            assert type(it) is DeltaRun       # a single event always fits (rem >= 1)
             head, it = it.split(rem)
             batch.append(head)
             yield batch

@@ -14,6 +14,10 @@ View models and helpers (no widgets):
                     queued signals to the UI thread, unhandled errors to the crash handler
   theme.py          light/dark colours following QStyleHints.colorScheme
   recent.py         recent stores (platformdirs config dir)
+  settings.py       window preferences (theme, text size, Markdown, geometry, tour seen)
+  summary.py        the inspector's session summary (nothing selected)
+  markdown_copy.py  Copy as Markdown of rows
+  status.py         status bar (eliding messages), error wording, banner text, ensure_menu
   qtcompat.py       PySide6 6.12 / CPython 3.11 None/True/False refcount work-around
 Widgets:
   history/delegate.py, history/view.py, history/controller.py
@@ -27,6 +31,9 @@ Widgets:
   history_actions.py     View menu, search bar, faces (navigation: history/controller.py)
   live_actions.py        follower state, writer states of the listed sessions
   fork_action.py         "Fork from here" (eligibility, preview, fork in a worker)
+  frame_actions.py       Edit / View (theme, text size, Markdown) / Go / Help › Keyboard shortcuts,
+                         Show request, toolbar icons, link confirmation, geometry, summary
+  tour.py              first-run tour (three hints, once)
   audit_action.py        Tools menu (audit window, Trace this row), File > Export (exports in workers)
   audit/               audit window: trace panel, side-by-side diffs, QPainter plots, stats;
                        audit/data.py computes what it shows without widgets (in a worker)

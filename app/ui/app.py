@@ -41,9 +41,33 @@ def configure_runtime() -> None:
     gc.set_threshold(2_000, 5, 50)
 
 
+PORTAL_DESKTOPS = ("KDE", "LXQT", "DEEPIN", "BUDGIE", "HYPRLAND", "SWAY", "WLROOTS")
+GTK_DESKTOPS = ("GNOME", "UNITY", "XFCE", "CINNAMON", "MATE", "PANTHEON", "X-CINNAMON")
+
+
+def platform_theme(env) -> Optional[str]:
+    """Qt platform theme giving the desktop's own file dialogs: the user's choice when set;
+    the XDG portal when sandboxed (Flatpak, Snap) or on desktops whose native dialogs the
+    bundled Qt cannot load (KDE, LXQt, tiling Wayland compositors: the portal serves their
+    dialog); GTK on GNOME-like desktops.  None: leave Qt's default (no desktop at all)."""
+    if env.get("QT_QPA_PLATFORMTHEME"):
+        return None
+    if env.get("FLATPAK_ID") or env.get("SNAP"):
+        return "xdgdesktopportal"
+    desk = env.get("XDG_CURRENT_DESKTOP", "").upper().split(":")
+    if any(d in GTK_DESKTOPS for d in desk):
+        return "gtk3"
+    if env.get("DBUS_SESSION_BUS_ADDRESS") and any(d in PORTAL_DESKTOPS for d in desk):
+        return "xdgdesktopportal"
+    return None
+
+
 def make_app(argv=None) -> QApplication:
     app = QApplication.instance()
     if app is None:
+        theme = platform_theme(os.environ)
+        if theme:
+            os.environ["QT_QPA_PLATFORMTHEME"] = theme       # read when the application starts
         app = QApplication(list(argv or sys.argv[:1]))
     app.setApplicationName("Session Lens")
     app.setOrganizationName("session-lens")
@@ -101,13 +125,30 @@ async def _wait_index(win, timeout: float) -> int:
     return 0
 
 
+def _mark_first_paint(win) -> None:
+    """``SESSION_LENS_MARK_FIRST_PAINT=1`` (bench/launch.py): paint the window with its first tail page
+    now and print the wall-clock time of that, once."""
+    if getattr(win, "_first_paint_marked", False):
+        return
+    win._first_paint_marked = True
+    win.repaint()
+    import time
+    print(f"first-paint {time.time():.6f}", flush=True)
+
+
 async def _main(app, crash, path, screenshot, physical, attempts, select, size, page_size, theme, request,
                 wait_index=False):
     crash.attach_loop(asyncio.get_event_loop())
     if os.environ.get("SESSION_LENS_CRASH_TEST"):
         QTimer.singleShot(0, _crash_test)
     from .main_window import MainWindow, demo_available
+    if theme == "auto":                       # View › Theme, as chosen last time
+        from . import settings
+        saved = settings.load().get("theme")
+        theme = saved if saved in ("auto", "light", "dark") else theme
     win = MainWindow(page_size=page_size, theme_mode=theme)
+    if screenshot:
+        win.frame_actions.tour_enabled = False
     if size:
         win.resize(*size)
     win.act_physical.setChecked(bool(physical))
@@ -116,6 +157,8 @@ async def _main(app, crash, path, screenshot, physical, attempts, select, size, 
     done = asyncio.get_event_loop().create_future()
     app.lastWindowClosed.connect(lambda: done.done() or done.set_result(0))
     waiters = [win.sessionLoaded, win.storeFailed]
+    if os.environ.get("SESSION_LENS_MARK_FIRST_PAINT"):
+        win.sessionLoaded.connect(lambda: _mark_first_paint(win))
     if path:
         QTimer.singleShot(0, lambda: win.open_store(path))
     else:

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu
 
-from ..store.export import sanitize_id
-from .audit import AuditWindow
+if TYPE_CHECKING:                     # (imported when first opened: not on the way to the first page painted)
+    from .audit import AuditWindow
 
 # format -> (menu text, default suffix, dialog filter)
 EXPORTS = {
@@ -40,6 +40,7 @@ def save_dialog(parent, title: str, default: str, filters: str) -> str:
 
 
 def default_name(session_id: Optional[str], fmt: str, redact: bool, source: Optional[str] = None) -> str:
+    from ..store.export import sanitize_id
     sid = sanitize_id(session_id or "session") or "session"
     suffix = EXPORTS[fmt][1]
     if fmt == "raw" and source and source.endswith((".zstd", ".zst")) and not redact:
@@ -126,11 +127,9 @@ class AuditAction(QObject):
                                  triggered=lambda: self.open_audit(self.current_seq(), tab="plots"))
         window.view.addAction(self.act_trace)
 
-        tm = QMenu("&Tools", window)
-        tm.setObjectName("toolsMenu")
+        tm = window.menu("Tools")
         for a in (self.act_audit, self.act_trace, None, self.act_diffs, self.act_plots):
             tm.addSeparator() if a is None else tm.addAction(a)
-        window.menuBar().insertMenu(window.help_menu.menuAction(), tm)     # Tools goes before Help
         self.tools_menu = tm
 
         em = QMenu("&Export", window)
@@ -192,6 +191,7 @@ class AuditAction(QObject):
         key = (path, sid)
         w = self.window
         if w is None:
+            from .audit import AuditWindow
             w = AuditWindow(None, parent=self.win, jobs=self.win.jobs)
             w.setWindowFlag(Qt.WindowType.Window, True)
             w.loaded.connect(self._on_loaded)

@@ -17,9 +17,13 @@ from PySide6.QtWidgets import QFileDialog, QMenu
 
 from ..store.discovery import harness_home
 from . import recent
-from .about import APP_NAME
 from .session_model import discover_job, titles_job
+from .status import humane_error
 from .welcome import HarnessHome, find_harness_home
+
+
+# the demo session selected when the demo store opens: dsh's current format, many capabilities
+DEMO_START = "sessions/--home-dev-demo-project--/demo-v4-advanced/session.v4.jsonl.zstd"
 
 
 def _find_home_job(job, explicit: Optional[str]):
@@ -36,7 +40,7 @@ class FileActions(QObject):
         w.openPathRequested.connect(self.open_store)
         w.openFileRequested.connect(self.open_file_dialog)
         w.openFolderRequested.connect(self.open_folder_dialog)
-        w.openDemoRequested.connect(lambda: self.open_store(str(self.demo_store()), remember=False))
+        w.openDemoRequested.connect(lambda: self.open_demo(remember=False))
         win.sessions.sessionActivated.connect(self.open_session)
         self._build_menu()
 
@@ -53,14 +57,14 @@ class FileActions(QObject):
 
     def _build_menu(self):
         win = self.win
-        fm = win.menuBar().addMenu("&File")
+        fm = win.menu("File")
         self.act_open = QAction("&Open session file…", win, shortcut=QKeySequence.StandardKey.Open,
                                 triggered=self.open_file_dialog)
         self.act_open_dir = QAction("Open &folder (Harness home, project)…", win,
                                     shortcut=QKeySequence("Ctrl+Shift+O"), triggered=self.open_folder_dialog)
         self.recent_menu = fm.addMenu("Open &recent")
         self.act_reload = QAction("&Reload session", win, shortcut=QKeySequence("F5"), triggered=self.reload)
-        self.act_demo = QAction("Open the &demo store", win, triggered=lambda: self.open_store(str(self.demo_store())))
+        self.act_demo = QAction("Open the &demo store", win, triggered=lambda: self.open_demo())
         self.act_quit = QAction("&Quit", win, shortcut=QKeySequence.StandardKey.Quit, triggered=win.close)
         fm.insertAction(self.recent_menu.menuAction(), self.act_open)
         fm.insertAction(self.recent_menu.menuAction(), self.act_open_dir)
@@ -101,9 +105,15 @@ class FileActions(QObject):
         self.win.welcome.show_home(HarnessHome(path=Path("~/.dsh"), exists=False, problem=msg))
         self.win.welcomeReady.emit()
 
+    def open_demo(self, remember: bool = True):
+        """The demo store, opened on its showcase session (a current-format v4 session)."""
+        start = self.demo_store() / DEMO_START
+        self.open_store(str(self.demo_store()), remember=remember,
+                        select_path=str(start) if start.is_file() else None)
+
     def open_default(self):
         if self.demo_available():
-            self.open_store(str(self.demo_store()), remember=False)
+            self.open_demo(remember=False)
         else:
             self.show_welcome("The demo store (resources/demo) is not installed.")
 
@@ -118,11 +128,15 @@ class FileActions(QObject):
             win.storeFailed.emit(f"no such file or folder: {path}")
             return
         win.jobs.cancel_group("titles")
+        # a filter typed for the previous store would hide what is being opened
+        win.sessions.clear_filter()
         win.store_path = p
         self._select_key_after_open = select_path
         if remember:
             recent.add(p)
             self.fill_recent()
+            from . import settings
+            settings.update(lastDir=p if os.path.isdir(p) else os.path.dirname(p))
         win.statusBar().showMessage(f"Listing {p} …")
         win.jobs.submit(discover_job, p, name="discover", group="discover",
                                           on_done=self._on_store, on_error=self._on_store_failed)
@@ -150,22 +164,28 @@ class FileActions(QObject):
 
     def _on_store_failed(self, msg: str):
         win = self.win
-        win.statusBar().showMessage(f"Cannot open {win.store_path}: {msg}", 10000)
+        summary, _ = humane_error(msg)
         if win.stack.currentIndex() == 0 or win.session is None:
-            self.show_welcome(f"Cannot open {win.store_path}:\n{msg}")
+            win.statusBar().showMessage(f"Cannot open {win.store_path}: {summary}", 10000)
+            self.show_welcome(f"Cannot open {win.store_path}:\n{summary}")
+        else:
+            win.show_error(f"Cannot open {win.store_path}", msg)
         win.storeFailed.emit(msg)
 
     def open_session(self, info):
         win = self.win
+        switching = win.session is not None and win.session.key != info.key and win.history.path is not None
         win.session = info
         win.history_actions.controller.close_pending()
+        win.inspector.set_summary("")
         win.inspector.clear()
         win.request_view.clear()
-        win.banner.hide()
+        win.hide_banner()
         path = info.store or info.path if info.format == "sqlite" else info.path
         sid = info.id if info.format == "sqlite" else None
-        title = win.sessions.model.titles.get(info.key) or info.title or info.id
-        win.setWindowTitle(f"{title} — {APP_NAME}")
+        win.update_title()
+        win.history.close()
+        win.history_actions.new_session(switching)   # no stale find; faces reset unless kept on purpose
         win.history.open(path, sid)
         win.statusBar().showMessage(f"Opening {info.path} …")
 
@@ -190,6 +210,10 @@ class FileActions(QObject):
         sp = self.win.store_path
         if sp:
             return os.path.dirname(sp) if os.path.isfile(sp) else sp
+        from . import settings
+        last = settings.load().get("lastDir")
+        if isinstance(last, str) and os.path.isdir(last):
+            return last
         h = harness_home()
         return str(h if h.exists() else Path.home())
 

@@ -1,45 +1,133 @@
 """"Fork from here": eligibility on the selected row, a preview before confirming, the fork
-in a worker (durable before it reports), and the child opened selected under its parent."""
+in a worker (durable before it reports), and the child opened selected under its parent.
+
+The confirmation (:class:`ForkDialog`) names the child's title (dsh's rule, "X" -> "X (1)",
+:func:`app.store.lineage.fork_child_title`) and its destination folder, which the user may
+change (the choice is put in the preview as ``outStore`` and passed to the fork)."""
 from __future__ import annotations
 
 import os
 from typing import Optional
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QHBoxLayout, QLabel, QPushButton,
+                               QVBoxLayout)
 
-from ..log.fork import eligibility
+
+
+CHILD_ID_PLACEHOLDER = "session-<new id>"
 
 
 def _preview_job(job, path: str, session_id: Optional[str], seq: int, live: bool) -> dict:
     from ..store.faces import open_reader
-    from ..store.forking import preview
-    return preview(open_reader(path, session_id), seq, live=live)
+    from ..store.forking import child_location, preview
+    reader = open_reader(path, session_id)
+    pv = preview(reader, seq, live=live)
+    pv["childPath"] = child_location(reader, CHILD_ID_PLACEHOLDER)
+    pv["childTitle"] = None
+    try:
+        from ..store.lineage import fork_child_title
+        pv["childTitle"] = fork_child_title(path) if reader.source.kind != "sqlite" else None
+    except Exception:                    # no title rule answer: the dialog says the child keeps the parent's
+        pass
+    h = reader.header
+    pv["cwd"] = h.cwd if h is not None else None
+    pv["compressed"] = reader.source.kind == "zstd"
+    pv["version"] = getattr(reader, "version", 0) or 0
+    pv["sqlite"] = reader.source.kind == "sqlite"
+    return pv
 
 
-def _fork_job(job, path: str, session_id: Optional[str], seq: int, live: bool) -> dict:
+def _fork_job(job, path: str, session_id: Optional[str], seq: int, live: bool, out_store: Optional[str] = None) -> dict:
     from ..store.faces import open_reader
     from ..store.forking import fork
-    return fork(open_reader(path, session_id), seq, live=live)
+    return fork(open_reader(path, session_id), seq, live=live, out_store=out_store)
+
+
+def destination_folder(pv: dict, out_store: Optional[str] = None) -> str:
+    """The folder the child's session folder is created in (the child's own folder is named by its id)."""
+    if out_store:
+        from ..store.layout import session_path
+        root = os.path.join(out_store, "sessions") if os.path.isdir(os.path.join(out_store, "sessions")) else out_store
+        p = session_path(root, CHILD_ID_PLACEHOLDER, pv.get("cwd"), bool(pv.get("compressed")), pv.get("version") or 0)
+    else:
+        p = pv.get("childPath") or ""
+    return os.path.dirname(os.path.dirname(p)) if p else ""
+
+
+class ForkDialog(QDialog):
+    """What the child will contain, its title and its destination folder (changeable)."""
+
+    def __init__(self, parent, pv: dict):
+        super().__init__(parent)
+        self.pv = pv
+        self.out_store: Optional[str] = None
+        self.setWindowTitle("Fork from here")
+        self.setMinimumWidth(620)
+        lay = QVBoxLayout(self)
+
+        def label(text: str, name: str = "") -> QLabel:
+            lb = QLabel(text)
+            lb.setTextFormat(Qt.TextFormat.PlainText)        # log text: never markup
+            lb.setWordWrap(True)
+            if name:
+                lb.setObjectName(name)
+            lay.addWidget(lb)
+            return lb
+        last = (pv.get("lastMessage") or "").strip().replace("\n", " ")
+        label(f"Create a child session with seq 0–{pv['boundary']} of {pv.get('parentSession')}: "
+              f"{pv['turns']} completed turn(s), then a session/end-seed marker (the Fork seed).")
+        label(f"Last message: {last[:300] or '—'}")
+        if pv.get("synthesized"):
+            label(f"Closers of the crashed turn are copied: seq {pv['synthesized']}.")
+        title = pv.get("childTitle")
+        self.title_label = label(f"Child title: {title}" if title else "Child title: the parent's (it has none)",
+                                 "forkTitle")
+        self.folder_label = label("", "forkFolder")
+        row = QHBoxLayout()
+        self.choose = QPushButton("Choose folder…")
+        self.choose.setEnabled(not pv.get("sqlite"))
+        self.choose.clicked.connect(self._choose)
+        self.reset_btn = QPushButton("Beside the parent")
+        self.reset_btn.clicked.connect(lambda: self.set_folder(None))
+        row.addWidget(self.choose)
+        row.addWidget(self.reset_btn)
+        row.addStretch(1)
+        lay.addLayout(row)
+        label("The child is written once, durably (the parent's copied range is flushed first), into a new "
+              "folder; nothing existing is changed. A fresh child is a seed at rest, not a live session.")
+        bb = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        bb.button(QDialogButtonBox.StandardButton.Ok).setText("Fork")
+        bb.accepted.connect(self.accept)
+        bb.rejected.connect(self.reject)
+        lay.addWidget(bb)
+        self.set_folder(None)
+
+    def folder(self) -> str:
+        return destination_folder(self.pv, self.out_store)
+
+    def set_folder(self, out_store: Optional[str]) -> None:
+        self.out_store = out_store or None
+        where = "the SQLite store itself" if self.pv.get("sqlite") else self.folder()
+        self.folder_label.setText(f"Destination folder: {where}\n(the child gets its own folder there, named by its id)"
+                                  + ("" if out_store is None else "  — chosen"))
+        self.reset_btn.setEnabled(out_store is not None)
+
+    def _choose(self) -> None:
+        d = QFileDialog.getExistingDirectory(self, "Fork destination (a store or any folder)", self.folder())
+        if d:
+            self.set_folder(d)
 
 
 def confirm_dialog(parent, pv: dict) -> bool:
-    """Ask before writing: what the child will contain."""
-    box = QMessageBox(parent)
-    box.setWindowTitle("Fork from here")
-    box.setTextFormat(__import__("PySide6.QtCore", fromlist=["Qt"]).Qt.TextFormat.PlainText)
-    last = (pv.get("lastMessage") or "").strip().replace("\n", " ")
-    box.setText(f"Create a child session with seq 0–{pv['boundary']} of {pv.get('parentSession')}:\n"
-                f"{pv['turns']} completed turn(s), then a session/end-seed marker.")
-    info = f"Last message: {last[:300] or '—'}"
-    if pv.get("synthesized"):
-        info += f"\nClosers of the crashed turn are copied: seq {pv['synthesized']}."
-    box.setInformativeText(info)
-    box.setStandardButtons(QMessageBox.StandardButton.Ok | QMessageBox.StandardButton.Cancel)
-    box.button(QMessageBox.StandardButton.Ok).setText("Fork")
-    return box.exec() == QMessageBox.StandardButton.Ok
+    """Ask before writing: what the child will contain, its title, where it goes (``pv["outStore"]``)."""
+    dlg = ForkDialog(parent, pv)
+    ok = dlg.exec() == QDialog.DialogCode.Accepted
+    if ok and dlg.out_store:
+        pv["outStore"] = dlg.out_store
+    return ok
 
 
 class ForkAction(QObject):
@@ -52,7 +140,7 @@ class ForkAction(QObject):
         self.win = window
         self.confirm = confirm
         self.action = QAction("Fork from here", window)
-        self.action.setShortcut(QKeySequence("Ctrl+Shift+F"))
+        self.action.setShortcut(QKeySequence("Ctrl+Alt+F"))   # Ctrl+Shift+F: search all sessions
         self.action.setEnabled(False)
         self.action.triggered.connect(self.trigger)
         window.toolbar.addSeparator()
@@ -61,6 +149,8 @@ class ForkAction(QObject):
         window.view.selectionModel().currentChanged.connect(lambda *_: self.update())
         window.history.modelReset.connect(self.update)
         self.reason = "select an assistant message"
+        self.preview: Optional[dict] = None
+        self._out_store: Optional[str] = None
         self.update()
 
     def _live(self) -> bool:
@@ -71,6 +161,7 @@ class ForkAction(QObject):
         if row is None or row.event is None or row.kind != "assistant" or row.event.type != "assistant/message":
             return False, "Fork from here works on an assistant message of a completed turn"
         evs = [r.event for r in self.win.history.rows if r.event is not None]
+        from ..log.fork import eligibility
         el = eligibility(evs, live=self._live())
         return el.get(row.event.seq, (False, "not an assistant message"))
 
@@ -95,17 +186,21 @@ class ForkAction(QObject):
                              on_error=self._error)
 
     def _confirmed(self, pv: dict, seq: int, live: bool):
+        self.preview = pv
         if not self.confirm(self.win, pv):
             self.win.statusBar().showMessage("Fork cancelled", 3000)
             return
         h = self.win.history
+        self._out_store = pv.get("outStore")
         self.win.statusBar().showMessage("Forking… (the child is reported only once it is durable)")
-        self.win.jobs.submit(_fork_job, h.path, h.session_id, seq, live, name="fork", serial=True,
+        self.win.jobs.submit(_fork_job, h.path, h.session_id, seq, live, pv.get("outStore"), name="fork", serial=True,
                              on_done=self._done, on_error=self._error)
 
     def _done(self, res: dict):
         self.win.statusBar().showMessage(f"Forked: {res['id']} (seedLength {res['seedLength']})", 8000)
         store = self.win.store_path
+        if self._out_store:                    # a chosen folder: list it, the child selected
+            store = self._out_store
         if store and os.path.isfile(store) and not store.endswith((".sqlite", ".sqlite3", ".db")):
             store = os.path.dirname(store)     # a single-file store: list its folder, parent and child
         if store:

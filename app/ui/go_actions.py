@@ -135,7 +135,7 @@ class GoActions(QObject):
 
     def _build_menus(self):
         win = self.win
-        gm = win.menu("&Go")
+        gm = win.menu("Go")
         ha = win.history_actions
         self.act_start = action("&Start of log", win, shortcut="Ctrl+Home", triggered=self.ctl.goto_start)
         self.act_end = action("&End of log", win, shortcut="Ctrl+End", triggered=self.ctl.goto_end)

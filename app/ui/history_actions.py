@@ -61,12 +61,12 @@ class HistoryActions(QObject):
 
     def _build_menu(self):
         win = self.win
-        vm = win.menuBar().addMenu("&View")
-        self.act_physical = QAction("&Physical tail (stored rows)", win, checkable=True,
+        vm = win.menu("View")
+        self.act_physical = QAction("&Physical tail", win, checkable=True,
                                     shortcut=QKeySequence("Ctrl+Shift+P"), toggled=self.set_physical)
         self.act_physical.setToolTip("Off: logical face (closure rows added, torn tail removed). "
                                      "On: exactly the stored rows, bad rows included.")
-        self.act_attempts = QAction("Show &hidden attempts", win, checkable=True,
+        self.act_attempts = QAction("&Hidden attempts", win, checkable=True,
                                     shortcut=QKeySequence("Ctrl+Shift+A"), toggled=self.set_show_attempts)
         self.act_attempts.setToolTip("Failed / retried model calls, in place, with their failure reason")
         self.act_find = QAction("&Find…", win, shortcut=QKeySequence.StandardKey.Find, triggered=self.open_search)
@@ -79,8 +79,12 @@ class HistoryActions(QObject):
         self.act_next_turn = QAction("Next turn", win, shortcut=QKeySequence("Ctrl+Down"),
                                      triggered=lambda: self.controller.goto_turn(+1))
         self.act_copy = QAction("&Copy message", win, triggered=lambda: win.view.copy_current("text"))
-        for a in (self.act_physical, self.act_attempts, None, self.act_find, self.act_find_older,
-                  self.act_find_newer, None, self.act_prev_turn, self.act_next_turn, self.act_copy):
+        self.act_keep_faces = QAction("&Keep face choices for the next session", win, checkable=True)
+        self.act_keep_faces.setToolTip("Off: each session opens on the logical tail with hidden attempts off. "
+                                       "On: the physical tail / hidden attempts switches stay as set (said in the "
+                                       "status bar when a session opens).")
+        # find sits in Edit, turns in Go (frame_actions.py); the View menu keeps the faces
+        for a in (self.act_physical, self.act_attempts, self.act_keep_faces):
             vm.addSeparator() if a is None else vm.addAction(a)
         self.view_menu = vm
         win.addAction(self.act_find_older)
@@ -110,8 +114,31 @@ class HistoryActions(QObject):
 
     # ------------------------------------------------------------------ faces
     def _label_switches(self):
-        self.act_physical.setText("Tail: physical" if self.act_physical.isChecked() else "Tail: logical")
-        self.act_attempts.setText("Hidden attempts: shown" if self.act_attempts.isChecked() else "Hidden attempts: off")
+        """Toggles show their state as a checked button; the text stays the same."""
+
+    def new_session(self, switching: bool = True) -> None:
+        """A session is opening (the model is closed): the find bar starts empty; when it
+        replaces another session the faces go back to logical / attempts off unless the user
+        chose to keep them (the first session opens on the faces set before it, e.g. --physical)."""
+        self._search_timer.stop()
+        self.search_edit.blockSignals(True)
+        self.search_edit.clear()
+        self.search_edit.blockSignals(False)
+        self.search_count.setText("")
+        self.search_bar.hide()
+        kept = [name for act, name in ((self.act_physical, "physical tail"), (self.act_attempts, "hidden attempts shown"))
+                if act.isChecked()]
+        if self.act_keep_faces.isChecked() or not switching:
+            if kept and switching:
+                self._kept_note = "Kept from the previous session: " + ", ".join(kept) + \
+                                  " (View › Keep face choices for the next session)"
+            return
+        self._kept_note = ""
+        for act in (self.act_physical, self.act_attempts):
+            act.blockSignals(True)
+            act.setChecked(False)
+            act.blockSignals(False)
+        self.win.history.reset_face(False, False)
 
     def set_physical(self, on: bool):
         if self.act_physical.isChecked() != on:
@@ -130,8 +157,13 @@ class HistoryActions(QObject):
         self.controller.refresh_inspector()
 
     # ------------------------------------------------------------------ search
+    _kept_note = ""
+
     def on_tail(self):
         """A session's tail page is in: a search term still typed applies to it."""
+        if self._kept_note:
+            self.win.statusBar().showMessage(self._kept_note, 8000)
+            self._kept_note = ""
         if self.search_edit.text():
             self._apply_search()
 

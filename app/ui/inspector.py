@@ -101,6 +101,13 @@ class EventInspector(QWidget):
         if self.row is not None or self.shown_event is not None:
             self.show_row(self.row, self.focus_seq, self.shown_event)
 
+    summary = ""          # the session summary shown while no row is selected (plain text)
+
+    def set_summary(self, text: str) -> None:
+        self.summary = text or ""
+        if self.row is None and self.shown_event is None:
+            self.clear()
+
     def clear(self):
         self.row = None
         self.shown_event = None
@@ -111,7 +118,9 @@ class EventInspector(QWidget):
         self.link_seqs = []
         self.view_box.clear()
         self.view_box.hide()
-        self.raw.setPlainText("")
+        self.raw.setPlainText(self.summary)
+        if self.summary:
+            self.title.setText("Session summary (no row selected)")
 
     def _on_link(self, href: str):
         if href.startswith("seq:"):

@@ -53,6 +53,7 @@ class LiveFollower(QObject):
     rows_appended = Signal(list)
     tail_reinstalled = Signal(object)
     state_changed = Signal(str)
+    batch_noted = Signal(object)             # Follower.last_batch after a poll that brought rows
 
     def __init__(self, reader: LogReader, parent: Optional[QObject] = None, *, page: Optional[Page] = None,
                  session_id: Optional[str] = None, max_messages: int = DEFAULT_MAX_MESSAGES,
@@ -128,6 +129,8 @@ class LiveFollower(QObject):
             self.tail_reinstalled.emit(payload)
         elif kind == "state":
             self._set_state(payload)
+        elif kind == "batch":
+            self.batch_noted.emit(payload)
 
     # ------------------------------------------------------------------ worker thread
     def _run(self, gen: int, stop: threading.Event) -> None:
@@ -200,6 +203,8 @@ class LiveFollower(QObject):
                         reader = None
                     load()
                 if evs:
+                    if f.last_batch is not None:
+                        post("batch", dict(f.last_batch))
                     st = stitcher.offer(evs)
                     if st.appended:
                         post("rows", st.appended)

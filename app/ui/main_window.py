@@ -6,6 +6,8 @@ its named controllers, each placing its own menu entries:
   AuditAction      (audit_action.py)     Tools menu, "Trace this row", File > Export
   ForkAction       (fork_action.py)      "Fork from here" (toolbar, row menu)
   LiveActions      (live_actions.py)     follower state, writer states of the listed sessions
+  GenerationActions (generation_actions.py) the open session's generations: info line, File > Open generation
+  HomeSearch       (home_search.py)      search box above the session list: every session of the home
 
 Everything that touches files goes through workers (discover, titles, pages, index,
 event_at, request).  The window only wires view models to widgets.
@@ -17,8 +19,8 @@ from typing import Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QPainter, QPalette
-from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QSplitter, QStackedWidget, QTabWidget, QToolBar,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QMainWindow, QMenu, QMessageBox, QSplitter,
+                               QStackedWidget, QTabWidget, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
 from .about import APP_NAME, AboutDialog, show_about
 from .file_actions import FileActions
@@ -29,6 +31,8 @@ from .inspector import EventInspector
 from .live_actions import LIVE_STATUS, LiveActions
 from .request_view import RequestView, request_seq_for
 from .session_list import SessionPanel
+from .status import (StatusBar, banner_lines, count_text, empty_state_text, ensure_menu, error_details_box,
+                     humane_error, status_texts)
 from .theme import Theme, apply_palette
 from .welcome import WelcomeView
 from .workers import Jobs
@@ -132,6 +136,16 @@ class MainWindow(QMainWindow):
         self.fork_action = ForkAction(self)
         from .audit_action import AuditAction
         self.audit_action = AuditAction(self)
+        from .generation_actions import GenerationActions
+        self.generation_actions = GenerationActions(self)
+        from .frame_actions import FrameActions
+        self.frame_actions = FrameActions(self)
+        self.sessions.model.dataChanged.connect(lambda *_: self.update_title())
+        self.frame_actions.restore_geometry()
+        from .truth_views import TruthActions
+        self.truth_actions = TruthActions(self)
+        from .home_search import HomeSearch
+        self.home_search = HomeSearch(self)
 
     # ------------------------------------------------------------------ UI
     def _build_ui(self):
@@ -154,10 +168,34 @@ class MainWindow(QMainWindow):
         self.banner.setWordWrap(True)
         self.banner.setContentsMargins(8, 4, 8, 4)
         self.banner.hide()
-        cl.addWidget(self.banner)
+        # "Details…" beside the banner (shown with an error only): the error's full text on demand
+        self.banner_row = QWidget()
+        self.banner_row.setObjectName("bannerRow")
+        self.banner_row.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        bl = QHBoxLayout(self.banner_row)
+        bl.setContentsMargins(0, 0, 0, 0)
+        bl.setSpacing(0)
+        bl.addWidget(self.banner, 1)
+        self.banner_details = QToolButton()
+        self.banner_details.setText("Details…")
+        self.banner_details.setObjectName("bannerDetails")
+        self.banner_details.clicked.connect(self.show_error_details)
+        self.banner_details.hide()
+        bl.addWidget(self.banner_details, 0, Qt.AlignmentFlag.AlignVCenter)
+        self._error_details = ""
+        cl.addWidget(self.banner_row)
         self.view = HistoryView(self.theme)
         self.view.setModel(self.history)
         cl.addWidget(self.view, 1)
+        # the empty state: a session with a header and no events yet
+        self.empty_state = QLabel("")
+        self.empty_state.setObjectName("emptyState")
+        self.empty_state.setTextFormat(Qt.TextFormat.PlainText)
+        self.empty_state.setWordWrap(True)
+        self.empty_state.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_state.setContentsMargins(40, 40, 40, 40)
+        self.empty_state.hide()
+        cl.addWidget(self.empty_state, 1)
         self._history_column = cl
         self.split.addWidget(col)
         self.tabs = QTabWidget()
@@ -169,9 +207,10 @@ class MainWindow(QMainWindow):
         self.split.setStretchFactor(0, 0)
         self.split.setStretchFactor(1, 1)
         self.split.setStretchFactor(2, 0)
-        self.split.setSizes([340, 660, 400])
+        self.split.setSizes([440, 620, 340])      # the session list needs room for a title beside its 3 columns
         self.stack.addWidget(self.split)
-        # status bar
+        # status bar: temporary messages elide in their own label, left of the counters
+        self.setStatusBar(StatusBar(self))
         sb = self.statusBar()
         self.status_counts = QLabel("")
         self.status_counts.setTextFormat(Qt.TextFormat.PlainText)
@@ -193,30 +232,13 @@ class MainWindow(QMainWindow):
         self.addToolBar(tb)
         self.toolbar = tb
 
-    def menu(self, title: str):
-        """The top-level menu called ``title`` (``&`` ignored), created before Help when it does
-        not exist yet: every controller adds its entries through this."""
-        key = title.replace("&", "")
-        help_action = None
-        for a in self.menuBar().actions():
-            m = a.menu()
-            if m is None:
-                continue
-            t = a.text().replace("&", "")
-            if t == key:
-                return m
-            if t == "Help":
-                help_action = a
-        from PySide6.QtWidgets import QMenu
-        m = QMenu(title, self.menuBar())
-        if help_action is not None:
-            self.menuBar().insertMenu(help_action, m)
-        else:
-            self.menuBar().addMenu(m)
-        return m
+    def menu(self, name: str) -> QMenu:
+        """The menu bar's ``name`` menu (File, Edit, View, Go, Tools, Help), created on first
+        use in that order: every controller adds its entries through here."""
+        return ensure_menu(self.menuBar(), name)
 
     def _build_help_menu(self):
-        hm = self.menu("&Help")
+        hm = self.menu("Help")
         self.act_about = QAction(f"&About {APP_NAME}", self, triggered=self.show_about)
         self.act_about.setMenuRole(QAction.MenuRole.AboutRole)
         hm.addAction(self.act_about)
@@ -240,6 +262,9 @@ class MainWindow(QMainWindow):
         h.indexProgress.connect(self._on_index_progress)
         h.indexReady.connect(self._on_index_ready)
         h.loadingChanged.connect(lambda _b: self.update_status())
+        h.faceChanged.connect(self.update_banner)          # the banner speaks of the face on screen
+        h.liveAppended.connect(lambda _n: self.update_empty_state())
+        h.modelReset.connect(self.update_empty_state)
         ctl = self.history_actions.controller
         ctl.rowSelected.connect(self._update_request)
         ctl.seqSelected.connect(self.seqSelected)
@@ -338,64 +363,64 @@ class MainWindow(QMainWindow):
     def _style_banner(self, fatal: bool = False):
         th = self.theme
         bg, fg = (th.bad_bg, th.bad_fg) if fatal else (th.synth_bg, th.synth_fg)
-        self.banner.setStyleSheet(f"QLabel#banner {{ background: {bg}; color: {fg}; }}")
+        self.banner_row.setStyleSheet(f"QWidget#bannerRow, QLabel#banner {{ background: {bg}; color: {fg}; }}")
 
-    def show_banner(self, text: str, fatal: bool = False):
+    def show_banner(self, text: str, fatal: bool = False, details: str = ""):
         self.banner.setText(text)
         self._style_banner(fatal)
+        self._error_details = details
+        self.banner_details.setVisible(bool(details))
         self.banner.show()
+
+    def hide_banner(self):
+        self._error_details = ""
+        self.banner_details.hide()
+        self.banner.hide()
+
+    def show_error_details(self) -> Optional[QMessageBox]:
+        """The error's full text (as the worker reported it), plain text, copyable."""
+        return error_details_box(self, self.banner.text(), self._error_details) if self._error_details else None
+
+    def show_error(self, what: str, msg: str, fatal: bool = True) -> str:
+        """An error in words (banner, with the worker's text behind "Details…"); returns the summary."""
+        summary, details = humane_error(msg)
+        self.show_banner(f"{what}: {summary}", fatal, details)
+        self.statusBar().showMessage(f"{what}: {summary}", 10000)
+        return summary
 
     # ------------------------------------------------------------------ history events
     def _on_tail(self):
+        self.frame_actions.update_summary()
         self.update_banner()
+        self.update_empty_state()
         s = self.history.stats()
-        self.statusBar().showMessage(f"Tail page: {s['rows']} rows in {self.history.tail_elapsed * 1000:.0f} ms", 5000)
+        self.statusBar().showMessage(f"Tail page: {count_text(s['rows'], 'row')} in "
+                                     f"{self.history.tail_elapsed * 1000:.0f} ms", 5000)
         self.history_actions.on_tail()
         self.sessionLoaded.emit()
 
+    def update_empty_state(self):
+        """A session that opened with no rows at all (a header-only log) explains itself."""
+        h = self.history
+        empty = (h.path is not None and h.reader is not None and not h.loading and h.rowCount() == 0
+                 and not h.has_more and not h.open_error)
+        if empty:
+            self.empty_state.setText(empty_state_text(h.reader))
+        self.empty_state.setVisible(empty)
+        self.view.setVisible(not empty)
+
     def update_banner(self):
-        r = self.history.reader
-        probs = [p for p in (r.problems if r else [])]
-        st = self.history.pages[-1].page if self.history.pages else None
-        lines = []
-        fatal = r.fatal if r else None
-        if fatal:
-            lines.append(f"This log is not valid: {fatal}. Its stored rows are shown as read.")
-        if st is not None and st.tail:
-            if st.closure and not self.history.physical:
-                if self.history.live_state in ("live", "idle"):
-                    lines.append(f"The writer is still in this turn: the {len(st.closure)} closure row(s) at the end "
-                                 "(marked) are what a repair would add if it stopped now.")
-                else:
-                    lines.append(f"The last turn is open: {len(st.closure)} closure row(s) are synthesized in memory "
-                                 "(marked). Switch to the physical tail to see only stored rows.")
-            if st.dropped:
-                lines.append(f"{len(st.dropped)} stored row(s) at the tail are torn or unreadable; a repair would "
-                             "truncate them (shown in the physical tail).")
-        fa = getattr(self, "go_actions", None)
-        n = fa.problem_count() if fa is not None else None
-        if n:                                   # every problem of the log (outline pass): count, panel
-            codes: dict = {}
-            for p in fa.outline.problems:
-                codes[p.code] = codes.get(p.code, 0) + 1
-            top = ", ".join(f"{k} ×{v}" if v > 1 else k for k, v in sorted(codes.items(), key=lambda x: -x[1])[:4])
-            lines.append(f"{n:,} problem{'s' if n != 1 else ''} in this log ({top}): "
-                         "click here (or Ctrl+Shift+R) for the Problems panel: each one with its line, byte offset "
-                         "and a jump.")
-        else:
-            others = [str(p) for p in probs if not p.fatal][:3]
-            if others:
-                lines.append("Problems: " + "; ".join(others))
+        """What the user should know about the log, for the face on screen (called on open,
+        on every face switch and as live rows arrive)."""
+        lines, fatal = banner_lines(self.history, getattr(self, "go_actions", None))
         if lines:
-            self.banner.setText("\n".join(lines))
-            self._style_banner(bool(fatal))
-            self.banner.show()
-        else:
-            self.banner.hide()
+            self.show_banner("\n".join(lines), bool(fatal))
+        elif self.history.open_error is None:
+            self.hide_banner()
 
     def _on_open_failed(self, msg: str):
-        self.show_banner(f"Cannot open this session: {msg}", True)
-        self.statusBar().showMessage(f"Cannot open: {msg}", 10000)
+        self.show_error("Cannot open this session", msg)
+        self.update_empty_state()
         self.sessionLoaded.emit()
 
     def _on_index_progress(self, done: int, total: int):
@@ -404,9 +429,12 @@ class MainWindow(QMainWindow):
 
     def _on_index_ready(self):
         self.progress.hide()
+        self.frame_actions.update_summary()
         self.update_status()
 
     def update_status(self):
+        """Short permanent counters (details in their tooltip); one count of stored events,
+        the closure rows are counted apart in the face label."""
         s = self.history.stats()
         has_session = self.history.path is not None
         self.history_actions.set_enabled(has_session)
@@ -415,31 +443,14 @@ class MainWindow(QMainWindow):
         self.file_actions.act_reload.setEnabled(has_session)
         if not has_session:
             self.status_counts.setText("")
+            self.status_counts.setToolTip("")
             self.status_face.setText("")
             return
-        parts = [f"{s['rows']} rows", f"{s['events']} events loaded", f"{s['pages']} page{'s' if s['pages'] != 1 else ''}"]
-        if s["hasMore"]:
-            parts.append(f"older from seq {s['baseSeq']}")
-        else:
-            parts.append("whole log loaded")
-        if s["indexedEvents"] is not None:
-            parts.append(f"{s['indexedEvents']:,} events in log")
-        if s["hiddenAttempts"]:
-            parts.append(f"{s['hiddenAttempts']} hidden attempt{'s' if s['hiddenAttempts'] != 1 else ''}"
-                         + (" (shown)" if s["showAttempts"] else ""))
-        if s["matches"]:
-            parts.append(f"{s['matches']} matches")
-        if s["loading"]:
-            parts.append("loading…")
-        self.status_counts.setText(" · ".join(parts))
-        face = s["face"]
-        extra = ""
-        if face == "logical" and s["closure"]:
-            extra = f" (+{s['closure']} synthesized)"
-        if face == "physical" and s["dropped"]:
-            extra = f" ({s['dropped']} bad/torn tail rows)"
+        counts, tip, face = status_texts(s)
+        self.status_counts.setText(counts)
+        self.status_counts.setToolTip(tip)
         live = LIVE_STATUS.get(s["live"] or "", "")
-        self.status_face.setText(f"face: {face}{extra} · format: {s['format'] or '?'}" + (f" · {live}" if live else ""))
+        self.status_face.setText(face + (f" · {live}" if live else ""))
 
     # ------------------------------------------------------------------ request inspector
     def _update_request(self):
@@ -457,11 +468,18 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(self.request_view)
 
     # ------------------------------------------------------------------ teardown
+    def update_title(self):
+        """Session title · store · Session Lens (a template id like {{sessionId}} is never shown)."""
+        from .session_model import window_title
+        self.setWindowTitle(window_title(self.session, self.sessions.model.titles, self.store_path, APP_NAME))
+
     def closeEvent(self, e):
+        self.frame_actions.save_geometry()
         self.shutdown()
         super().closeEvent(e)
 
     def shutdown(self):
+        self.home_search.shutdown()
         self.live_actions.shutdown()
         self.file_actions.shutdown()
         self.jobs.shutdown(10000)

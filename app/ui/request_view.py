@@ -15,7 +15,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter, QTreeView,
                                QVBoxLayout, QWidget, QApplication)
 
-from ..store.requests import exact_request
 from .history.delegate import mono_font
 from .json_model import JsonTreeModel
 from .workers import Cancelled, Jobs
@@ -26,6 +25,7 @@ REQUEST_KINDS = ("assistant", "streaming", "attempt-failed", "attempt-open", "st
 def _request_job(job, path: str, session_id: Optional[str], seq: int):
     t0 = time.perf_counter()
     try:
+        from ..store.requests import exact_request      # (in the worker: not on the way to the first paint)
         out = exact_request(path, session_id, seq, cancelled=lambda: job.cancelled, check=job.check)
     except InterruptedError:
         raise Cancelled(job.name)

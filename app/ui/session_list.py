@@ -12,6 +12,7 @@ class SessionPanel(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
+        self.setMinimumWidth(340)            # a title column beside Updated, Project and Format
         self.model = SessionTreeModel(self)
         self.proxy = SessionFilterModel(self)
         self.proxy.setSourceModel(self.model)
@@ -34,18 +35,28 @@ class SessionPanel(QWidget):
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.tree.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)     # a long title keeps its start and end
         h = self.tree.header()
-        h.setStretchLastSection(True)
-        h.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-        self.tree.setColumnWidth(0, 230)
-        self.tree.setColumnWidth(1, 120)
+        h.setStretchLastSection(False)
+        h.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for c, w in ((1, 84), (2, 64), (3, 56)):
+            h.setSectionResizeMode(c, QHeaderView.ResizeMode.Interactive)
+            self.tree.setColumnWidth(c, w)
         self.tree.selectionModel().currentChanged.connect(self._on_current)
         lay.addWidget(self.tree, 1)
         self.count = QLabel("")
         self.count.setTextFormat(Qt.TextFormat.PlainText)
         lay.addWidget(self.count)
         self.model.modelReset.connect(self._update_count)
+
+    def clear_filter(self) -> None:
+        """No filter (a newly opened store must show the session just opened)."""
+        self._filter_timer.stop()
+        self.filter.blockSignals(True)
+        self.filter.clear()
+        self.filter.blockSignals(False)
+        self.proxy.set_needle("")
+        self._update_count()
 
     def _apply_filter(self):
         self.proxy.set_needle(self.filter.text())

@@ -9,6 +9,7 @@ import os
 import time
 from typing import Optional
 
+from .plaintext import isolate, tooltip
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QSortFilterProxyModel, Qt
 
 from ..store.discovery import discover
@@ -17,7 +18,71 @@ from .history.rows import fmt_datetime
 
 INFO_ROLE = Qt.ItemDataRole.UserRole + 1
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
-COLUMNS = ("Session", "Created", "Folder")
+COLUMNS = ("Session", "Updated", "Project", "Format")
+
+
+def short_datetime(ms) -> str:
+    """``fmt_datetime`` without the year when it is this year (the list column stays narrow)."""
+    full = fmt_datetime(ms)
+    return full[5:] if full[:4] == time.strftime("%Y") else full
+
+
+def is_placeholder(text) -> bool:
+    """A template id such as ``{{sessionId}}`` (fixtures): not something to show as a name."""
+    t = str(text or "").strip()
+    return not t or ("{{" in t and "}}" in t)
+
+
+def display_title(info, titles: Optional[dict] = None) -> str:
+    """The session's title, else a short id, else its folder: never a raw template id."""
+    t = (titles or {}).get(info.key) or info.title
+    if t and not is_placeholder(t):
+        return " ".join(str(t).split())
+    if not is_placeholder(info.id):
+        return f"{info.id[:12]}{'…' if len(info.id) > 12 else ''}"
+    folder = os.path.basename(os.path.dirname(info.path)) if info.format != "sqlite" else ""
+    return f"session in {folder}" if folder else "untitled session"
+
+
+def store_label(info, store_path: Optional[str] = None) -> str:
+    """Where the session lives, short: the SQLite file, the project folder, or the file's folder."""
+    if info.format == "sqlite":
+        return os.path.basename(info.store or info.path)
+    if info.project:
+        return project_name(info.project)
+    return os.path.basename(os.path.dirname(info.path)) or os.path.basename(store_path or "")
+
+
+def window_title(info, titles: dict, store_path: Optional[str], app: str) -> str:
+    if info is None:
+        return app
+    title, store = isolate(display_title(info, titles)), isolate(store_label(info, store_path))
+    return " · ".join(p for p in (title, store if store not in title else "") if p) + f" · {app}"
+
+
+def project_name(key: Optional[str]) -> str:
+    """A JSONL tree's project key ``--home-me-proj--`` as ``proj`` (the folder's last part)."""
+    k = str(key or "").strip("-")
+    parts = [p for p in k.split("-") if p]
+    return parts[-1] if parts else str(key or "")
+
+
+def format_version(info) -> str:
+    v = getattr(info, "version", None)
+    if not isinstance(v, int):
+        v = (info.header or {}).get("version")
+    v = v if isinstance(v, int) else 0
+    kind = {"jsonl": "", "zstd": " zstd", "sqlite": " SQLite"}.get(info.format, f" {info.format}")
+    more = len(getattr(info, "generations", None) or [])
+    return f"v{v}{kind}" + (f" +{more}" if more else "")     # +N: older generations beside it
+
+
+def updated_ms(info) -> Optional[float]:
+    """When the session last changed: its file's mtime (a SQLite store's newest event, when known)."""
+    last = getattr(info, "updated_at", None) or getattr(info, "last_time", None)
+    if isinstance(last, (int, float)) and last > 0:
+        return float(last)
+    return info.mtime * 1000 if info.mtime else None
 
 
 LIVE_BADGES = {"live": "● live", "idle": "◌ idle", "crashed": "✕ crashed"}
@@ -67,22 +132,76 @@ def discover_job(job, path: str):
     return listing, tree, time.perf_counter() - t0
 
 
+def sqlite_titles(store_path: str, ids: list) -> dict:
+    """{id: (title | None, last event time ms | None)} of a SQLite store's sessions: the last
+    ``session/title`` event and the newest event time, by the primary-key index (read-only)."""
+    import msgspec
+    from ..store.sqlite_store import SqliteStore
+    out: dict = {}
+    store = SqliteStore.open(store_path)
+    try:
+        def q(c):
+            for sid in ids:
+                row = c.execute("SELECT data FROM events WHERE session_id = CAST(? AS TEXT) AND type = "
+                                "'session/title' ORDER BY seq DESC LIMIT 1", (sid,)).fetchone()
+                last = c.execute("SELECT time FROM events WHERE session_id = CAST(? AS TEXT) "
+                                 "ORDER BY seq DESC LIMIT 1", (sid,)).fetchone()
+                title = None
+                if row is not None:
+                    try:
+                        d = msgspec.json.decode(row[0] if isinstance(row[0], (bytes, str)) else bytes(row[0]))
+                        title = d.get("title") if isinstance(d, dict) else None
+                    except (msgspec.DecodeError, TypeError):
+                        title = None
+                out[sid] = (title if isinstance(title, str) else None, last[0] if last else None)
+        store._read(q)
+    finally:
+        store.close()
+    return out
+
+
 def titles_job(job, sessions: list):
-    """The title of each session (cached by revision), streamed in batches (UI updates as they come)."""
+    """The title of each session (cached by revision), streamed in batches (UI updates as they come);
+    SQLite sessions get their title and newest event time from one query per session."""
     batch: dict = {}
+    every: dict = {}
     last = time.perf_counter()
-    for _i, info in enumerate(sessions):
+    stores: dict = {}
+    for info in sessions:
+        if info.format == "sqlite" and info.store:
+            stores.setdefault(info.store, []).append(info)
+    for store, infos in stores.items():
         job.check()
+        try:
+            got = sqlite_titles(store, [i.id for i in infos])
+        except Exception:
+            continue
+        for info in infos:
+            t, when = got.get(info.id, (None, None))
+            if isinstance(when, int) and when > 0:
+                info.updated_at = when
+            batch[info.key] = t          # None: no title event, the row still repaints its date
+    for info in sessions:
+        job.check()
+        if info.format == "sqlite":
+            continue
         try:
             t = session_title(info)
         except Exception:
             t = None
         if t:
-            batch[info.key] = t
+            batch[info.key] = every[info.key] = t
         now = time.perf_counter()
         if batch and (now - last > 0.1 or len(batch) >= 200):
             job.stream(batch)
             batch, last = {}, now
+    # fork children still carrying their parent's title get dsh's counter: "X (1)", "X (2)" …
+    try:
+        from types import SimpleNamespace
+        from ..store.lineage import display_titles
+        batch.update(display_titles(SimpleNamespace(sessions=sessions), every))
+    except Exception:
+        pass
     if batch:
         job.stream(batch)
     titles_save()
@@ -156,16 +275,24 @@ class SessionTreeModel(QAbstractItemModel):
             n = self._by_key.get(key)
             if n is None:
                 continue
-            self.titles[key] = t
-            n.info.title = t
+            if t:
+                self.titles[key] = t
+                n.info.title = t
             ix = self.createIndex(n.row, 0, n)
-            self.dataChanged.emit(ix, ix, [Qt.ItemDataRole.DisplayRole, FILTER_ROLE])
+            self.dataChanged.emit(ix, self.createIndex(n.row, len(COLUMNS) - 1, n),
+                                  [Qt.ItemDataRole.DisplayRole, FILTER_ROLE])
 
     def set_states(self, states: dict) -> None:
-        """Writer states from the live poll or the open session's follower."""
+        """Writer states from the live poll or the open session's follower.
+
+        A session marked crashed stays crashed until its log grows (``live``) or its last turn
+        is closed (``complete``): the follower's shorter "idle" clock and the list poll's longer
+        crash delay must not make "✕ crashed" come and go between polls."""
         for key, st in states.items():
             n = self._by_key.get(key)
             if n is None or self.states.get(key) == st:
+                continue
+            if self.states.get(key) == "crashed" and st not in ("live", "complete"):
                 continue
             self.states[key] = st
             ix = self.createIndex(n.row, 0, n)
@@ -216,8 +343,7 @@ class SessionTreeModel(QAbstractItemModel):
         return None
 
     def label(self, info) -> str:
-        t = self.titles.get(info.key) or info.title
-        base = t if t else f"{info.id[:12]}{'…' if len(info.id) > 12 else ''}"
+        base = isolate(display_title(info, self.titles))
         h = info.header or {}
         if info.parent:
             sub, fork = h.get("origin") == "subagent", h.get("seedLength") is not None
@@ -238,16 +364,28 @@ class SessionTreeModel(QAbstractItemModel):
             if col == 0:
                 return self.label(info)
             if col == 1:
-                return fmt_datetime(info.created_at) or "—"
+                return short_datetime(updated_ms(info)) or short_datetime(info.created_at) or "—"
             if col == 2:
-                return info.cwd or "—"
+                if info.project:
+                    return isolate(project_name(info.project))
+                cwd = "" if is_placeholder(info.cwd) else os.path.basename((info.cwd or "").rstrip("/"))
+                return isolate(cwd or os.path.basename(os.path.dirname(info.path)))
+            if col == 3:
+                return format_version(info)
         if role == INFO_ROLE:
             return info
         if role == FILTER_ROLE:
             return " ".join(str(x) for x in (self.titles.get(info.key) or "", info.id, info.cwd or "",
                                              os.path.basename(os.path.dirname(info.path)))).casefold()
         if role == Qt.ItemDataRole.ToolTipRole:
-            lines = [f"id: {info.id}", f"file: {info.path}", f"format: {info.format} · {_size(info.size)}"]
+            lines = [f"title: {display_title(info, self.titles)}", f"id: {info.id}", f"file: {info.path}",
+                     f"format: {format_version(info)} · {_size(info.size)}"]
+            if fmt_datetime(info.created_at):
+                lines.append(f"created: {fmt_datetime(info.created_at)}")
+            if fmt_datetime(updated_ms(info)):
+                lines.append(f"updated: {fmt_datetime(updated_ms(info))}")
+            if info.cwd:
+                lines.append(f"folder: {info.cwd}")
             if info.parent:
                 lines.append(f"parent: {info.parent}")
             if (info.header or {}).get("seedLength") is not None:
@@ -260,7 +398,7 @@ class SessionTreeModel(QAbstractItemModel):
                                            "complete": "finished (last turn closed)"}.get(st, st))
             for p in info.problems or []:
                 lines.append(f"problem: {p}")
-            return "\n".join(lines)
+            return tooltip("\n".join(lines))
         return None
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
+from ..plaintext import isolate
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QApplication, QLabel, QProgressBar, QPushButton, QStackedWidget, QTabWidget,
                                QVBoxLayout, QWidget)
@@ -184,7 +185,7 @@ class AuditWindow(QWidget):
         self.data = data
         self.events = data.events
         self.header = data.header
-        self.setWindowTitle(data.title)
+        self.setWindowTitle(isolate(data.title))
         if data.trace is not None:
             self.trace_panel.set_trace(data.trace)
         else:

@@ -110,7 +110,9 @@ def diff_specs(events: list, header, path: Optional[str], find_parent: bool = Tr
         out.append((f"error: {e}", (ERROR, str(e))))
     if find_parent and header is not None and header.parentSession and path:
         try:
-            pp = find_parent_path(path)
+            # the parent anywhere in the child's store (real Harness home: another project folder too)
+            from ...store.lineage import find_parent as parent_in_store
+            pp = parent_in_store(path) or find_parent_path(path)
         except Exception:       # e.g. a session inside a SQLite store: no sibling files to search
             pp = None
         if pp:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 
+from ..plaintext import tooltip
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QTextCursor, QTextFormat
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QSizePolicy, QSplitter, QTextEdit,
@@ -83,8 +84,8 @@ class DiffView(QWidget):
                   summary: str = "") -> None:
         self.left_title.setText(left_title)
         self.right_title.setText(right_title)
-        self.left_title.setToolTip(left_title)
-        self.right_title.setToolTip(right_title)
+        self.left_title.setToolTip(tooltip(left_title))
+        self.right_title.setToolTip(tooltip(right_title))
         self.summary.setText(summary)
         self.left.setPlainText(left_text)
         self.right.setPlainText(right_text)

@@ -100,7 +100,60 @@ def card(row: Row, d: dict, call: bool) -> Content:
             status = "error"
     if err:
         blocks.append(Block("error", f"{err.get('code', '?')} ({err.get('name', '')})"))
-    return Content(badge=badge, title=name, blocks=blocks, status=status, pills=[(card, "card")] if card else [])
+    if not call:
+        blocks = _without_call_echo(row, blocks)
+    return Content(badge=badge, title=name, blocks=_dedupe(blocks), status=status,
+                   pills=[(card, "card")] if card else [])
+
+
+def _squash(text: str) -> str:
+    t = "".join(str(text).split())
+    return t[:-1] if t.endswith("…") else t
+
+
+def _dedupe(blocks: list) -> list:
+    """Each text once: a summary, error line or section whose text another block already
+    holds (a one-line summary of the result, the error repeated as a section) is left out;
+    of two equal texts the labelled section stays, then the earlier one."""
+    sq = [_squash(b.text) for b in blocks]
+
+    def rank(b):
+        return 0 if b.style == "dim" else (1 if b.style == "error" and not b.label else 2)
+
+    def dominated(i):
+        s = sq[i]
+        if len(s) <= 2 or blocks[i].style == "heading":
+            return False
+        for j, o in enumerate(sq):
+            if j == i or blocks[j].style == "heading" or s not in o:
+                continue
+            if len(o) > len(s) or rank(blocks[j]) > rank(blocks[i]) or (rank(blocks[j]) == rank(blocks[i]) and j < i):
+                return True
+        return False
+    return [b for i, b in enumerate(blocks) if not dominated(i)]
+
+
+def _without_call_echo(row: Row, blocks: list) -> list:
+    """A result section that only repeats an argument of its call (the written content of a
+    write shown again under the result) is replaced by a pointer to the call row."""
+    call = row.call
+    if call is None or not isinstance(call.data, dict):
+        return blocks
+    args = call.data.get("arguments")
+    try:
+        args = json.loads(args) if isinstance(args, str) else args
+    except ValueError:
+        return blocks
+    if not isinstance(args, dict):
+        return blocks
+    said = {_squash(v) for v in args.values() if isinstance(v, str) and len(v.strip()) > 2}
+    out = []
+    for b in blocks:
+        if b.label and _squash(b.text) in said:
+            out.append(Block("dim", f"{b.label}: as in the call (seq {call.seq})"))
+        else:
+            out.append(b)
+    return out
 
 
 def _generic_card(row, d, call, name, badge, status, err, v) -> Content:
@@ -120,9 +173,9 @@ def _generic_card(row, d, call, name, badge, status, err, v) -> Content:
         if err:
             blocks.append(Block("error", f"{err.get('code', '?')} ({err.get('name', '')})"))
     summ = str(v.get("summary") or "").strip() if v else ""
-    squash = "".join(summ.split())
-    if summ and len(summ) > 2 and squash not in "".join(blocks[0].text.split()):
+    if summ and len(summ) > 2 and _squash(summ) not in _squash(blocks[0].text):
         blocks.insert(0, Block("dim", clip(summ, 3, 300)))
+    blocks = _dedupe(blocks)
     why = v.get("fallback") if v else None
     pill = f"generic · {why}" if isinstance(why, str) and why else "generic"
     return Content(badge=badge, title=name, blocks=blocks, status=status, pills=[(pill, "card")])

@@ -262,6 +262,12 @@ class HistoryController(QObject):
             if not h.request_older():
                 self._pending_search = None if not h.loading else self._pending_search
             return
-        self.message("No more matches" + (" (newest reached)" if forward else " (start of log reached)"), 4000)
+        if forward:
+            where = " (newest reached)"
+        elif h.has_more:      # the page budget ran out: say so, the same way as the find bar
+            where = " in the pages searched (older pages not searched yet: press Enter to go on)"
+        else:
+            where = " (start of log reached)"
+        self.message("No more matches" + where, 4000)
         self._update_search_status()
         self.searchMoved.emit(h.current_match_row)

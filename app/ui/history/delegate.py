@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Optional
 
+from ..plaintext import isolate
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QFontDatabase, QPainter, QPalette, QPen,
                            QTextBlockFormat, QTextCharFormat, QTextCursor, QTextDocument, QTextOption)
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate
 
+from . import markdown as md
 from .rows import Content, Row
 from ..theme import Theme
 
@@ -27,11 +29,12 @@ STRIPE = 4
 ACCENT = {
     "user": "accent_user", "assistant": "accent_assistant", "tool-call": "accent_tool",
     "tool-result": "accent_result", "streaming": "accent_assistant", "attempt-failed": "accent_error",
-    "attempt-open": "accent_error", "bad": "accent_error", "notice": "warn",
+    "attempt-open": "accent_error", "bad": "accent_error", "notice": "warn", "compaction": "boundary",
 }
 PILL = {"synth": ("synth_bg", "synth_fg"), "hidden": ("hidden_bg", "hidden_fg"), "bad": ("bad_bg", "bad_fg"),
         "dropped": ("bad_bg", "bad_fg"), "legacy": ("mono_bg", "dim"), "warn": ("synth_bg", "synth_fg"),
-        "card": ("mono_bg", "dim")}
+        "card": ("mono_bg", "dim"), "shadow": ("hidden_bg", "hidden_fg"), "surface": ("mono_bg", "dim")}
+SHADOW_OPACITY = 0.55     # a row the model no longer sees (shadowed by a replacement) is drawn dimmed
 
 
 def mono_font(size_pt: Optional[float] = None) -> QFont:
@@ -55,8 +58,9 @@ def row_of(index):
 class DocBuilder:
     """Content -> QTextDocument (text inserted as text, never parsed as markup)."""
 
-    def __init__(self, theme: Theme, font: QFont):
+    def __init__(self, theme: Theme, font: QFont, markdown: bool = False):
         self.theme = theme
+        self.markdown = markdown          # message text drawn from a Markdown parse (never as HTML)
         self.font = QFont(font)
         base = self.font.pointSizeF() if self.font.pointSizeF() > 0 else 10.0
         self.small = max(7.0, base - 1.5)
@@ -103,18 +107,24 @@ class DocBuilder:
         if c.status == "error":
             accent = "err"
         if kind == "turn-start":
-            cur.insertText(c.title, self.fmt("fg", bold=True, size=self.font.pointSizeF() + 1))
+            cur.insertText(isolate(c.title), self.fmt("fg", bold=True, size=self.font.pointSizeF() + 1))
         elif kind in ("step-start", "step-end", "turn-end"):
             col = "err" if c.status == "error" else ("ok" if c.status == "ok" else "boundary")
-            cur.insertText(c.title, self.fmt(col, bold=kind == "turn-end", size=self.small))
+            cur.insertText(isolate(c.title), self.fmt(col, bold=kind == "turn-end", size=self.small))
         else:
             cur.insertText(c.badge, self.fmt(accent, bold=True, size=self.small))
             cur.insertText("  ", self.fmt("fg"))
-            cur.insertText(c.title, self.fmt("fg", bold=kind not in ("event",)))
+            cur.insertText(isolate(c.title), self.fmt("fg", bold=kind not in ("event",)))
         for text, pk in c.pills:
             bg, fg = PILL.get(pk, ("mono_bg", "dim"))
             cur.insertText("  ", self.fmt("fg", size=self.small))
-            cur.insertText(f"\u2009{text}\u2009", self.fmt(fg, bold=True, size=self.small, bg=bg))
+            f = self.fmt(fg, bold=True, size=self.small, bg=bg)
+            if pk == "shadow" and c.link is not None:
+                # a link to the replacement: an anchor in the character format (no markup parsed)
+                f.setAnchor(True)
+                f.setAnchorHref(f"seq:{int(c.link)}")
+                f.setFontUnderline(True)
+            cur.insertText(f"\u2009{text}\u2009", f)
         if c.status in ("ok", "error", "running") and kind in ("tool-result", "tool-call"):
             sym = {"ok": "✓", "error": "✗", "running": "…"}[c.status]
             col = {"ok": "ok", "error": "err", "running": "warn"}[c.status]
@@ -151,6 +161,9 @@ class DocBuilder:
                     col = "dim"
                 cur.insertText(line or " ", self.fmt(col, mono=True))
             return
+        if style == "text" and self.markdown:
+            self.markdown_text(cur, b.text)
+            return
         self._new_block(cur, top=4 if style in ("text", "reasoning") else 2)
         f = {
             "text": lambda: self.fmt("fg"),
@@ -162,6 +175,57 @@ class DocBuilder:
             "note": lambda: self.fmt("warn", italic=True, size=self.small),
         }.get(style, lambda: self.fmt("fg"))()
         cur.insertText(b.text, f)
+
+    # ------------------------------------------------------------------ Markdown (parsed, drawn as text)
+    def _spans(self, cur: QTextCursor, spans: list, base: str = "fg", size=None, bold=False, italic=False):
+        for sp in spans:
+            if sp.href:
+                f = self.fmt("link", bold=bold or sp.bold, italic=italic or sp.italic, size=size)
+                f.setFontUnderline(True)
+                f.setAnchor(True)
+                f.setAnchorHref(sp.href)             # data only: the view asks before opening it
+                f.setToolTip(sp.href)
+            else:
+                f = self.fmt(base, bold=bold or sp.bold, italic=italic or sp.italic, size=size, mono=sp.code,
+                             bg="mono_bg" if sp.code else None)
+            cur.insertText(sp.text, f)
+
+    def markdown_text(self, cur: QTextCursor, text: str):
+        base = self.font.pointSizeF() if self.font.pointSizeF() > 0 else 10.0
+        for mb in md.parse(text):
+            k = mb.kind
+            if k == "heading":
+                self._new_block(cur, top=6)
+                self._spans(cur, mb.spans, size=base + max(0, 4 - mb.level) * 1.5, bold=True)
+            elif k == "para":
+                self._new_block(cur, top=4)
+                self._spans(cur, mb.spans)
+            elif k == "bullet":
+                self._new_block(cur, indent=14 * (mb.level + 1), top=1)
+                cur.insertText(mb.marker + " ", self.fmt("dim", bold=True))
+                self._spans(cur, mb.spans)
+            elif k == "quote":
+                self._new_block(cur, indent=12, top=2)
+                cur.insertText("│ ", self.fmt("dim"))
+                self._spans(cur, mb.spans, base="dim", italic=True)
+            elif k == "code":
+                for i, line in enumerate(mb.lines or [""]):
+                    self._new_block(cur, bg="mono_bg", indent=4, top=3 if i == 0 else 0)
+                    cur.insertText(line or " ", self.fmt("fg", mono=True))
+            elif k == "table":
+                n = max(len(r) for r in mb.rows)
+                rows = [r + [""] * (n - len(r)) for r in mb.rows]
+                widths = [min(40, max(len(r[c]) for r in rows)) for c in range(n)]
+                for i, r in enumerate(rows):
+                    self._new_block(cur, bg="mono_bg", indent=4, top=3 if i == 0 else 0)
+                    line = " │ ".join(c[:40].ljust(widths[j]) for j, c in enumerate(r))
+                    cur.insertText(line, self.fmt("fg", mono=True, bold=i == 0))
+                    if i == 0:
+                        self._new_block(cur, bg="mono_bg", indent=4, top=0)
+                        cur.insertText("─┼─".join("─" * w for w in widths), self.fmt("boundary", mono=True))
+            elif k == "rule":
+                self._new_block(cur, top=4)
+                cur.insertText("─" * 24, self.fmt("dim"))
 
     def highlight(self, doc: QTextDocument, term: str, current: bool):
         fmt = QTextCharFormat()
@@ -189,14 +253,32 @@ class HistoryDelegate(QStyledItemDelegate):
         self._sizes: dict = {}              # id(row) -> (row, version, width, QSize)
         self._vp = view.viewport()
         self._vw = self._vp.width()
+        self.markdown = False
         self.builder = DocBuilder(theme, view.font())
         self.first_paint_cb = None
 
     def set_theme(self, theme: Theme):
         self.theme = theme
-        self.builder = DocBuilder(theme, self.view.font())
+        self.builder = DocBuilder(theme, self.view.font(), self.markdown)
         self._cache.clear()
         self._sizes.clear()
+
+    def set_markdown(self, on: bool):
+        self.markdown = bool(on)
+        self.builder = DocBuilder(self.theme, self.view.font(), self.markdown)
+        self.clear_cache()
+
+    def anchor_at(self, index, pos) -> str:
+        """The link target under view position ``pos`` in row ``index`` ('' if none)."""
+        row = row_of(index)
+        if row is None:
+            return ""
+        pad, margin = self._pads(row)
+        rect = self.view.visualRect(index)
+        x = pos.x() - (rect.left() + MARGIN_X + STRIPE + PAD_X)
+        y = pos.y() - (rect.top() + margin + pad)
+        doc = self.document(row, index)
+        return doc.documentLayout().anchorAt(QPointF(x, y)) or ""
 
     def clear_cache(self):
         self._cache.clear()
@@ -257,6 +339,8 @@ class HistoryDelegate(QStyledItemDelegate):
         th = self.theme
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        if row.surface and row.surface.get("surface") == "shadowed":
+            painter.setOpacity(SHADOW_OPACITY)
         pad, margin = self._pads(row)
         r = QRectF(option.rect).adjusted(MARGIN_X, margin, -MARGIN_X, -margin)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)

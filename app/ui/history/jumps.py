@@ -53,7 +53,7 @@ class PageJumps(QObject):
                 hi = tb
         m._set_loading(True)
         m.jobs.submit(_range_job, m.reader, lo, hi, m.physical, m.show_attempts,
-                      serial=True, name="jump-page", group=m._group("pages"),
+                      m.window.expanded, m.window.sindex, serial=True, name="jump-page", group=m._group("pages"),
                       on_done=lambda lp: self._install_jump(lp, seq, contiguous), on_error=m._page_error)
         return True
 
@@ -91,7 +91,7 @@ class PageJumps(QObject):
             hi = tb
         m._set_loading(True)
         m.jobs.submit(_range_job, m.reader, last + 1, hi, m.physical, m.show_attempts,
-                      serial=True, name="newer-page", group=m._group("pages"),
+                      m.window.expanded, m.window.sindex, serial=True, name="newer-page", group=m._group("pages"),
                       on_done=self._install_newer, on_error=m._page_error)
         return True
 

@@ -29,6 +29,7 @@ class LiveFeed(QObject):
         self.queue: list = []
         self.job = None
         self.stats = {"batches": 0, "events": 0, "splits": 0, "resets": 0}
+        self.last_batch: Optional[dict] = None   # Follower.last_batch of the newest poll (events, bytes, at)
 
     def start(self, page) -> None:
         """Follow the open log from its installed tail page."""
@@ -42,6 +43,7 @@ class LiveFeed(QObject):
         live.rows_appended.connect(self._on_rows)
         live.tail_reinstalled.connect(self._on_reinstall)
         live.state_changed.connect(self._on_state)
+        live.batch_noted.connect(self._on_batch)
         self.follower = live
         live.start()
 
@@ -58,8 +60,19 @@ class LiveFeed(QObject):
         if not self._current() or state == "stopped":
             return
         self.state = state
+        if state == "live" and self.last_batch is not None:
+            self.model.set_live_face(True)          # growth seen: the open turn in flight, no closure
+        elif state in ("crashed", "complete"):
+            self.model.set_live_face(False)         # the writer is gone: the crash closure
         self.model.liveStateChanged.emit(state)
         self.model.statsChanged.emit()
+
+    def _on_batch(self, batch) -> None:
+        if self._current() and isinstance(batch, dict):
+            self.last_batch = dict(batch)
+            if self.state in ("live", "idle", "waiting", "loading", None):
+                self.model.set_live_face(True)      # the writer is appending: the live face
+            self.model.statsChanged.emit()
 
     def _on_reinstall(self, page) -> None:
         """The log was replaced or shrank (repair, restore): read it again from its tail."""

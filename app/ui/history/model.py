@@ -27,9 +27,11 @@ from typing import Optional
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
+from ..plaintext import tooltip
 from ..workers import Jobs, freeze_heap, thaw_heap
 from .live_feed import LiveFeed
 from .jumps import PageJumps
+from .model_truth import TruthModel
 from .pages import LoadedPage, _older_job, _open_job
 from .seq_index import SeqIndex
 from .rows import Row
@@ -44,7 +46,7 @@ DEFAULT_PAGE_SIZE = 50
 FACE_SYNC_EVENTS = 20_000  # a face toggle building rows for more loaded events runs in a worker
 
 
-class HistoryModel(QAbstractListModel):
+class HistoryModel(TruthModel, QAbstractListModel):
     opened = Signal()                    # reader ready and tail page installed
     openFailed = Signal(str)
     tailInstalled = Signal()
@@ -62,6 +64,7 @@ class HistoryModel(QAbstractListModel):
     liveAboutToAppend = Signal()         # live rows are about to change the newest rows
     liveAppended = Signal(int)           # live rows applied (rows added to the loaded rows)
     jumped = Signal(int)                 # a page read around this seq was installed (jumps.jump_to)
+    surfaceReady = Signal()              # every loaded row has its surface status (the index is built)
 
     def __init__(self, jobs: Optional[Jobs] = None, page_size: int = DEFAULT_PAGE_SIZE, parent=None,
                  follow_live: bool = True, live_options: Optional[dict] = None):
@@ -149,7 +152,7 @@ class HistoryModel(QAbstractListModel):
         if role == MATCH_ROLE:
             return bool(self.search_term) and self.search_term in row.search_text()
         if role == Qt.ItemDataRole.ToolTipRole:
-            return row.content().meta
+            return tooltip(row.content().meta)
         return None
 
     def flags(self, index):
@@ -174,7 +177,7 @@ class HistoryModel(QAbstractListModel):
             return
         oldest = self.pages[0].page
         self.jobs.submit(_older_job, self.reader, oldest, self.page_size, self.physical, self.show_attempts,
-                         serial=True, name="older-page", group=self._group("pages"),
+                         self.window.expanded, self.window.sindex, serial=True, name="older-page", group=self._group("pages"),
                          on_done=self._install_older, on_error=self._page_error)
 
     def request_older(self) -> bool:
@@ -196,13 +199,13 @@ class HistoryModel(QAbstractListModel):
         self.opened_at = time.perf_counter()
         self._set_loading(True)
         self.jobs.submit(_open_job, path, session_id, self.page_size, self.physical, self.show_attempts,
-                         serial=True, name="open", group=self._group("open"),
+                         self.window.expanded, serial=True, name="open", group=self._group("open"),
                          on_done=self._install_tail, on_error=self._open_error)
         self.statsChanged.emit()
 
     def close(self) -> None:
         self.stop_live()
-        for g in ("open", "pages", "index", "event-at", "face", "live"):
+        for g in ("open", "pages", "index", "event-at", "face", "live", "surface"):
             self.jobs.cancel_group(self._group(g))
         self.beginResetModel()
         reader = self.reader
@@ -237,6 +240,7 @@ class HistoryModel(QAbstractListModel):
         self.opened.emit()
         self.statsChanged.emit()
         self.indexer.start()
+        self.start_surface()
         if self.follow_live:
             self.feed.start(lp.page)
 
@@ -310,53 +314,7 @@ class HistoryModel(QAbstractListModel):
         """event_at in a worker, for a seq that is not loaded (result: eventFetched)."""
         self.indexer.fetch_event(seq)
 
-    # ------------------------------------------------------------------ faces
-    @property
-    def wanted_face(self) -> tuple:
-        """(physical, show_attempts) last asked for (the shown face may still be building)."""
-        return self._want_face or (self.physical, self.show_attempts)
-
-    def set_physical(self, on: bool) -> None:
-        if bool(on) != self.wanted_face[0]:
-            self._switch_face(bool(on), self.wanted_face[1])
-
-    def set_show_attempts(self, on: bool) -> None:
-        if bool(on) != self.wanted_face[1]:
-            self._switch_face(self.wanted_face[0], bool(on))
-
-    def _switch_face(self, physical: bool, show_attempts: bool) -> None:
-        """Rows for the new face: at once when little must be built, else in the ``face``
-        job group (the old rows stay up meanwhile; a newer switch cancels this one)."""
-        key = (physical, show_attempts)
-        self._want_face = key
-        todo = [lp for lp in self.pages if key not in lp.faces]
-        work = sum(len(lp.events) for lp in todo)
-        group = self._group("face")
-        if work <= FACE_SYNC_EVENTS:
-            if self.jobs.cancel_group(group):         # a slower switch still building: superseded
-                self._set_loading(False)
-            self._set_face(physical, show_attempts)
-            return
-        self._set_loading(True)
-
-        pages = list(self.pages)                     # the pages as of this switch (the worker's snapshot)
-
-        def build(job):
-            for lp in pages:
-                job.check()
-                lp.rows_for(physical, show_attempts)
-
-        def done(_):
-            self._set_loading(False)
-            self._set_face(physical, show_attempts)
-        self.jobs.submit(build, serial=True, name="face", group=group, on_done=done,
-                         on_error=lambda msg: self._set_loading(False))
-        self.statsChanged.emit()
-
-    def _set_face(self, physical: bool, show_attempts: bool) -> None:
-        self._apply(self.window.set_face(physical, show_attempts))
-        self.statsChanged.emit()
-        self.faceChanged.emit()
+    # faces (wanted_face, set_physical, set_show_attempts): TruthModel
 
     # ------------------------------------------------------------------ lookups
     def row_at(self, i: int) -> Optional[Row]:
@@ -427,7 +385,9 @@ class HistoryModel(QAbstractListModel):
     def stats(self) -> dict:
         w = self.window
         tail = self.pages[-1].page if self.pages else None
+        last = tail.last_seq if tail is not None and tail.last_seq is not None else -1
         return {
+            "storedEvents": w.stored_event_count(),
             "rows": len(self.rows), "hiddenRows": w.hidden + w.bottom, "events": len(w.events),
             "pages": len(self.pages), "hasMore": self.has_more, "baseSeq": self.base_seq,
             "face": "physical" if self.physical else "logical",
@@ -438,9 +398,8 @@ class HistoryModel(QAbstractListModel):
             "index": self.index_state,
             "indexMode": self.index_mode,
             # the index is a snapshot: a log that grew since has at least its newest seq + 1 events
-            "indexedEvents": (max(self.seq_index.events, (tail.last_seq if tail is not None and tail.last_seq
-                                                          is not None else -1) + 1)
-                              if self.seq_index is not None else None),
+            "indexedEvents": max(self.seq_index.events, last + 1) if self.seq_index is not None else None,
             "loading": self.loading, "matches": len(self.matches),
             "live": self.live_state,
+            "liveFace": self.window.live is True, "surface": "ready" if self.window.sindex is not None else "building",
         }

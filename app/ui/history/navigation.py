@@ -74,6 +74,8 @@ class WindowNavigation:
     trackers: list
     current_match_row: Optional[int]
     hidden_kinds: frozenset
+    search_term: str
+    matches: list
     errors_only: bool
     _all_pos: dict
     _all_key: dict
@@ -87,6 +89,7 @@ class WindowNavigation:
         def seq_ordinal(self, seq: int) -> Optional[int]: ...
         def row_index(self, row: Row) -> Optional[int]: ...
         def set_face(self, physical: bool, show_attempts: bool) -> list: ...
+        def _adopt(self, lp: LoadedPage) -> None: ...
 
     @property
     def filtered(self) -> bool:
@@ -153,6 +156,7 @@ class WindowNavigation:
         window is centred on ``at_seq``'s row."""
         if self.attached and self.pages and self.pages[-1].page.tail:
             self.tail_pages = [self.pages[-1]]
+        self._adopt(lp)
         self.pages = [lp]
         self.events = dict(lp.events)
         self.current_match_row = None
@@ -186,6 +190,7 @@ class WindowNavigation:
         self.pages = list(pages)
         self.events = {}
         for lp in pages:
+            self._adopt(lp)
             self.events.update(lp.events)
         self.current_match_row = None
         self._apply_rows()
@@ -198,6 +203,7 @@ class WindowNavigation:
         """A newer page's rows go below everything loaded (hidden at the bottom: expose them
         with :meth:`expose_newer`); its results learn their calls from the page before."""
         from . import window as W
+        self._adopt(lp)
         pr = lp.rows_for(self.physical, self.show_attempts)
         rows = self._rows_of(pr)
         prev = self.pages[-1] if self.pages else None
@@ -256,3 +262,45 @@ class WindowNavigation:
         r = self._seq_rows[min(i, len(self._seq_rows) - 1)][2]
         return self._all_pos.get(id(r))
 
+    # ------------------------------------------------------------------ search
+    def set_search(self, term: str) -> bool:
+        """A new term (casefolded); False when it is the current one."""
+        term = (term or "").casefold()
+        if term == self.search_term:
+            return False
+        self.search_term = term
+        self.current_match_row = None
+        self._recompute_matches()
+        return True
+
+    def find(self, from_row: Optional[int], forward: bool) -> tuple[Optional[int], Optional[int]]:
+        """Next match after (forward) or before ``from_row``: (exposed row, None) in the
+        window, else (None, ordinal) of the nearest loaded match outside it, else (None, None).
+        No wrap."""
+        m = self.matches
+        r = None
+        if m:
+            if from_row is None:
+                r = m[-1] if not forward else m[0]
+            elif forward:
+                i = bisect.bisect_right(m, from_row)
+                r = m[i] if i < len(m) else None
+            else:
+                i = bisect.bisect_left(m, from_row) - 1
+                r = m[i] if i >= 0 else None
+        if r is not None or not self.search_term:
+            return r, None
+        t = self.search_term
+        return None, self._beyond(forward, lambda row: t in row.search_text())
+
+    def turn_beyond(self, forward: bool) -> Optional[int]:
+        """Ordinal of the nearest turn start outside the window."""
+        return self._beyond(forward, lambda row: row.kind == "turn-start")
+
+    def _beyond(self, forward: bool, pred) -> Optional[int]:
+        n = len(self.all_rows)
+        span = range(n - self.bottom, n) if forward else range(self.hidden - 1, -1, -1)
+        for i_all in span:
+            if pred(self.all_rows[i_all]):
+                return i_all + self.origin
+        return None

@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ...log.attempts import find_attempts
+from ...log.inflight import in_flight, live_items
 from ...log.model import is_event
 from ...log.reader import extend_tail_page, row_key, split_page
 from ...store.faces import open_reader
 from ...store.indexer import build_index_isolated
 from .rows import Row, build_rows
+from .compaction import group_compactions, page_groups, page_surface_of
 
 try:  # presenters are optional: without them every tool row gets the generic card
     from ...presenters import views_for_page
@@ -61,6 +63,12 @@ class LoadedPage:
     events: dict = field(default_factory=dict)   # seq -> Event (stored events and closure rows)
     trackers: dict = field(default_factory=dict)  # physical -> AttemptTracker (same for both attempt settings)
     row_cache: dict = field(default_factory=dict)  # rows shared between faces (documents stay cached)
+    surface: dict = field(default_factory=dict)   # seq -> surface status (app.log.surface.row_surface)
+    compactions: dict = field(default_factory=dict)  # compactionId -> compaction_group (brackets on this page)
+    live: Optional[bool] = None  # the writer: True live (the tail's logical face is the live face, no
+                                 # closure), False gone (a call it left streaming is cut off), None unknown
+    expanded: Any = None        # the window's set of expanded compactionIds (shared; None: all collapsed)
+    sindex: Any = None          # the SurfaceIndex the statuses came from (fed by live rows in the live job)
 
     @property
     def face_neutral(self) -> bool:
@@ -99,11 +107,12 @@ class PageRows:
     seq_rows: list            # [(first_seq, last_seq, row)] sorted
 
 
-def page_items(page, physical: bool) -> list:
+def page_items(page, physical: bool, live: bool = False) -> list:
     if physical:
         return list(page.items)
     if page.tail:
-        return page.logical_items()
+        # the live face: the open turn as it stands (in flight), no crash closure
+        return live_items(page) if live is True else page.logical_items()
     return [it for it in page.items if is_event(it)]
 
 
@@ -113,7 +122,7 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
     Attempts never straddle pages (a page starts at a message's first cited chunk), so
     per-page attempt tracking equals whole-log tracking for the rows shown."""
     p = lp.page
-    items = page_items(p, physical)
+    items = page_items(p, physical, lp.live)
     tracker = lp.trackers.get(physical)
     if tracker is None:
         tracker = lp.trackers[physical] = find_attempts([it for it in items if is_event(it)])
@@ -122,6 +131,23 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
         dropped = {row_key(d) for d in p.dropped if is_event(d)}
     rows = build_rows(items, tracker, lp.views, show_attempts, dropped, lp.row_cache)
     rows = with_gap_rows(rows, [it for it in items if is_event(it) and not it.synthesized], lp.row_cache)
+    if p.tail and lp.live is False and p.closure:
+        # the writer is gone: a call it left streaming is not "in flight" any more (both faces)
+        rows = [_writer_gone(r, lp.row_cache) if r.kind == "streaming" else r for r in rows]
+    elif p.tail and lp.live is True and p.tail_state is not None:
+        # the live face: tool calls with no result yet are running
+        fl = in_flight(p.tail_state.tracker)
+        running = {c.get("seq") for c in (fl or {}).get("runningTools", [])}
+        if running:
+            rows = [_marked(r, "running", lp.row_cache) if r.kind == "tool-call" and r.seq in running else r
+                    for r in rows]
+    for r in rows:
+        st = lp.surface.get(r.seq) if r.event is not None and not r.synthesized else None
+        if st != r.surface:
+            r.surface = st
+            r.touch()
+    if lp.compactions:
+        rows = group_compactions(rows, lp.compactions, lp.expanded or (), lp.row_cache)
     seq_rows = []
     for r in rows:
         if r.seq is None:
@@ -160,10 +186,36 @@ def with_gap_rows(rows: list, events: list, cache: dict) -> list:
     return out
 
 
-def _loaded(page, views, elapsed, physical, show_attempts, row_cache: Optional[dict] = None) -> LoadedPage:
+def _marked(r, mark: str, cache: dict):
+    """The same row with one more mark (cached: documents stay cached)."""
+    key = (mark,) + r.key + (id(r),)
+    got = cache.get(key)
+    if got is None:
+        got = cache[key] = Row(key=r.key, kind=r.kind, seq=r.seq, first_seq=r.first_seq, last_seq=r.last_seq,
+                               event=r.event, attempt=r.attempt, view=r.view, marks=r.marks | {mark},
+                               chunks=r.chunks, call=r.call)
+    return got
+
+
+def _writer_gone(r, cache: dict):
+    """A streaming row whose writer is gone: the same row marked ``stopped``."""
+    key = ("stopped",) + r.key
+    got = cache.get(key)
+    if got is None:
+        got = cache[key] = Row(key=r.key, kind="streaming", seq=r.seq, first_seq=r.first_seq, last_seq=r.last_seq,
+                               event=r.event, attempt=r.attempt, view=r.view,
+                               marks=(r.marks - {"streaming"}) | {"stopped"}, chunks=r.chunks, call=r.call)
+    return got
+
+
+def _loaded(page, views, elapsed, physical, show_attempts, row_cache: Optional[dict] = None,
+            sindex: Any = None, live: Optional[bool] = None, expanded: Any = None) -> LoadedPage:
     lp = LoadedPage(page, views, elapsed)
+    lp.live, lp.expanded, lp.sindex = live, expanded, sindex
     if row_cache is not None:
         lp.row_cache = row_cache
+    if sindex is not None:
+        lp.surface, lp.compactions = page_surface_of(sindex, page), page_groups(sindex, page)
     for it in page.items:
         if is_event(it):
             lp.events.setdefault(it.seq, it)
@@ -176,21 +228,54 @@ def _loaded(page, views, elapsed, physical, show_attempts, row_cache: Optional[d
 
 # --------------------------------------------------------------------------- worker bodies
 
-def _open_job(job, path: str, session_id: Optional[str], page_size: int, physical: bool, show_attempts: bool):
+def writer_is_live(path: str, session_id: Optional[str]) -> Optional[bool]:
+    """A writer holds the session's lock (v1+): the tail opens in the live face.  Without lock
+    semantics (v0, SQLite) a recent file time proves nothing (a copy is recent too): the live
+    face waits for growth the follower observes (:class:`~app.ui.history.live_feed.LiveFeed`)."""
+    if session_id is not None:
+        return None
+    try:
+        from ...store.writerlock import lock_signal
+        return lock_signal(path)      # True held, False nobody holds it (the writer is gone), None no lock
+    except Exception:        # no answer: the crash closure (the reader's default)
+        return None
+
+
+def _surface_job(job, path: str, session_id: Optional[str]) -> Any:
+    """The surface index of the log (one streaming pass decoding only the rows that can change
+    the surface), on its own reader, after the tail page is shown: the first paint does not wait
+    for it (RowWindow.set_surface applies it to every loaded page).  Saved in the index cache
+    (:func:`~app.store.indexcache.cached_surface`): a log opened before needs no pass, a grown one only its new rows."""
+    from ...store.indexcache import cached_surface
+    r = open_reader(path, session_id)
+    try:
+        job.check()
+        return cached_surface(r)[0]
+    finally:
+        r.close()
+
+
+def _open_job(job, path: str, session_id: Optional[str], page_size: int, physical: bool, show_attempts: bool,
+              expanded: Any = None):
     t0 = time.perf_counter()
     reader = open_reader(path, session_id)
     job.check()
+    live = writer_is_live(path, session_id)
     page = reader.tail_page(page_size)
+    job.check()
     evs = [it for it in page.items if is_event(it)] + list(page.closure)
     views = compute_views(evs)
-    return reader, _loaded(page, views, time.perf_counter() - t0, physical, show_attempts)
+    return reader, _loaded(page, views, time.perf_counter() - t0, physical, show_attempts,
+                           live=live, expanded=expanded)
 
 
-def _older_job(job, reader, page, page_size: int, physical: bool, show_attempts: bool):
+def _older_job(job, reader, page, page_size: int, physical: bool, show_attempts: bool, expanded: Any = None,
+               sindex: Any = None):
     t0 = time.perf_counter()
     older = reader.page_before(page, page_size)
     views = compute_views([it for it in older.items if is_event(it)])
-    return _loaded(older, views, time.perf_counter() - t0, physical, show_attempts)
+    return _loaded(older, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex,
+                   expanded=expanded)
 
 
 def _index_job(job, path: str, session_id: Optional[str]):
@@ -251,8 +336,12 @@ def _live_job(job, lp: LoadedPage, rows: list, physical: bool, show_attempts: bo
         sp = split_page(newp, LIVE_KEEP)
         if sp is not None:
             parts = list(sp)
+    sindex = lp.sindex
+    if sindex is not None:           # the statuses of the new rows (an index fed, not rebuilt)
+        sindex.feed(e for e in rows if is_event(e) and not e.synthesized and e.seq > sindex.last_seq)
     elapsed = time.perf_counter() - t0
-    return [_loaded(part, views, elapsed, physical, show_attempts, cache) for part in parts]
+    return [_loaded(part, views, elapsed, physical, show_attempts, cache, sindex=sindex, live=lp.live,
+                    expanded=lp.expanded) for part in parts]
 
 
 # --------------------------------------------------------------------------- jumps (pages read by range)
@@ -349,9 +438,11 @@ def read_range(reader, lo: int, hi: Optional[int]):
     return Page(items=collected, has_more=has_more, token=token, tail=False, messages=count)
 
 
-def _range_job(job, reader, lo: int, hi: Optional[int], physical: bool, show_attempts: bool):
+def _range_job(job, reader, lo: int, hi: Optional[int], physical: bool, show_attempts: bool,
+               expanded: Any = None, sindex: Any = None):
     t0 = time.perf_counter()
     page = read_range(reader, lo, hi)
     job.check()
     views = compute_views([it for it in page.items if is_event(it)])
-    return _loaded(page, views, time.perf_counter() - t0, physical, show_attempts)
+    return _loaded(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex,
+                   expanded=expanded)

@@ -19,8 +19,8 @@ from collections.abc import Iterable
 
 from ...log.attempts import embedded_chunks
 from ...log.model import BadRow, Event, is_event
-from ...log.surface import summary_text
-from ...textutil import CLIP_HINT, clip, compact_json, expanded, unclipped
+from ...log.surface import compaction_line, describe_surface, summary_text
+from ...textutil import CLIP_HINT, clip, compact_json, fold, thousands, unclipped, usage_text
 
 # limits for the list (the inspector shows everything)
 MAX_LINES = 18
@@ -46,6 +46,8 @@ class Content:
     blocks: list = field(default_factory=list)
     status: Optional[str] = None  # ok | error | running | None
     pills: list = field(default_factory=list)   # [(text, kind)] kind: synth | hidden | bad | dropped | legacy | warn
+                                                # | shadow (a link to ``link``) | surface
+    link: Optional[int] = None    # the seq a "shadow" pill jumps to (the replacement)
 
     def plain_text(self) -> str:
         parts = [f"{self.badge} {self.title}".strip()]
@@ -70,6 +72,9 @@ class Row:
     marks: frozenset = frozenset()
     chunks: list = field(default_factory=list)     # chunk events collapsed into this row
     call: Optional[Event] = None                    # a tool/result's tool/call (same loaded range)
+    surface: Optional[dict] = None                  # app.log.surface.row_surface status (page worker)
+    group: Optional[dict] = None                    # kind "compaction": its compaction_group
+    children: list = field(default_factory=list)    # kind "compaction": the rows it folds
     version: int = 0
     expanded: bool = False         # clipped blocks shown whole (textutil.EXPANDED_LINES at most)
     _content: Optional[Content] = None
@@ -321,21 +326,6 @@ def fmt_datetime(ms) -> str:
         return ""
 
 
-def _n(x) -> str:
-    return f"{x:,}" if isinstance(x, int) else str(x)
-
-
-def usage_text(u) -> str:
-    if not isinstance(u, dict):
-        return ""
-    parts = [f"in {_n(u.get('inputTokens', 0))}", f"out {_n(u.get('outputTokens', 0))}"]
-    for k, name in (("cacheReadTokens", "cache read"), ("cacheWriteTokens", "cache write"),
-                    ("reasoningTokens", "reasoning")):
-        if u.get(k):
-            parts.append(f"{name} {_n(u[k])}")
-    return "tokens: " + " · ".join(parts)
-
-
 def _message_of(ev: Event) -> Optional[dict]:
     d = ev.data
     if not isinstance(d, dict):
@@ -364,7 +354,7 @@ def _block_plain(b, full: bool = False) -> str:
 def _image_text(b: dict) -> str:
     a = b.get("attachment") if isinstance(b.get("attachment"), dict) else {}
     dims = f" {a.get('width')}×{a.get('height')}" if a.get("width") and a.get("height") else ""
-    size = f", {_n(a.get('bytes'))} bytes" if a.get("bytes") else ""
+    size = f", {thousands(a.get('bytes'))} bytes" if a.get("bytes") else ""
     return f"[image {a.get('mediaType', '?')}{dims}{size}]"
 
 
@@ -460,24 +450,15 @@ def _pills(row: Row) -> list:
         out.append(("interrupted", "warn"))
     if "streaming" in m:
         out.append(("streaming", "warn"))
+    if "stopped" in m:
+        out.append(("writer gone · never finished", "warn"))
+    if "running" in m:
+        out.append(("running · no result yet", "warn"))
     if "legacy" in m:
         out.append(("legacy shape", "legacy"))
     if "unknown" in m:
         out.append(("unknown type", "warn"))
     return out
-
-
-def fold(text: str, what: str) -> str:
-    """Collapsed by default (reasoning, context injected by the runtime): the first line and
-    how many lines are hidden; an expanded row shows the text (clipped as usual)."""
-    if expanded():
-        return clip(text, MAX_LINES)
-    lines = str(text).strip("\n").split("\n")
-    first = lines[0] if len(lines[0]) <= 160 else lines[0][:159] + "…"
-    n = len(lines) - 1
-    if n <= 0:
-        return first
-    return f"{first}\n… {n} more line{'s' if n != 1 else ''} of {what} hidden{CLIP_HINT}"
 
 
 def _content_of(row: Row) -> Content:
@@ -486,7 +467,46 @@ def _content_of(row: Row) -> Content:
         c.blocks.append(Block("dim", "▲ expanded — Space or a click here collapses it"))
     c.meta = c.meta or _meta(row)
     c.pills = _pills(row) + c.pills
+    if "running" in row.marks and c.status is None:
+        c.status = "running"
+    _surface_marks(row, c)
     return c
+
+
+def _surface_marks(row: Row, c: Content) -> None:
+    """A shadowed row says since when the model no longer sees it (a link to the replacement);
+    a replacement says what it replaced."""
+    st = row.surface
+    if not st or row.kind == "compaction":
+        return
+    if st.get("surface") == "shadowed":
+        c.pills.insert(0, (f"not in the model's view since seq {st['since']} · go to replacement ›", "shadow"))
+        c.link = st.get("replacedBy")
+        c.blocks.insert(0, Block("note", describe_surface(st)))
+    elif st.get("surface") == "current" and st.get("replaces"):
+        c.pills.insert(0, (describe_surface(st), "surface"))
+
+
+def _compaction_row(row: Row) -> Content:
+    g = row.group or {}
+    open_ = "expanded" in row.marks
+    blocks = [Block("text", clip(g.get("summary") or "(no summary)"), label="Summary")]
+    shadowed = g.get("shadowedSeqs") or []
+    if shadowed:
+        blocks.append(Block("dim", "replaced seq " + ", ".join(map(str, shadowed[:12]))
+                            + (f" … (+{len(shadowed) - 12})" if len(shadowed) > 12 else "")
+                            + f" by seq {', '.join(map(str, g.get('replacementSeqs') or []))}"))
+    blocks.append(Block("dim", (f"▾ the {len(row.children)} underlying rows follow (click to collapse)" if open_
+                                else f"▸ {len(row.children)} rows folded (click to expand)")
+                        + f" · token estimates: {g.get('tokenEstimate', '')}"))
+    line = compaction_line(g) if g else "Compaction"
+    title = line.split(" — ", 1)[0].replace("Compaction: ", "", 1)
+    lo, hi = g.get("startSeq"), g.get("endSeq")
+    meta = f"seq {lo}–{hi if hi is not None else '…'}"
+    if isinstance(g.get("turn"), int):
+        meta += f" · turn {g['turn']}"
+    return Content(badge="COMPACTION", title=title, meta=meta, blocks=blocks,
+                   status=None if g.get("complete") else "running")
 
 
 def _content_body(row: Row) -> Content:
@@ -519,9 +539,9 @@ def _content_body(row: Row) -> Content:
                 if b.style == "text":
                     b.text = fold(b.text, "injected context")
         if ev.is_replace:
-            op = ev.surface_op
-            blocks.insert(0, Block("note", f"replaces surface nodes {op.get('start')}–{op.get('end')} "
-                                           f"(model-only copy)"))
+            from ...log.versions import replace_bounds
+            lo, hi = replace_bounds(ev.surface_op)            # v0–v2 start/end, v3+ startSeq/endSeq
+            blocks.insert(0, Block("note", f"replaces surface nodes {lo}–{hi} (model-only copy)"))
         return Content(badge="USER", title=who, blocks=blocks or [Block("dim", "(empty message)")])
     if k == "assistant":
         msg = d.get("message") if isinstance(d.get("message"), dict) else {}
@@ -562,9 +582,13 @@ def _content_body(row: Row) -> Content:
         if k == "streaming":
             if not blocks:
                 blocks.append(Block("dim", f"({n} chunk{'s' if n != 1 else ''} so far)"))
+            if "stopped" in row.marks:
+                return Content(badge="STREAMING", title="model call cut off: its writer is gone", blocks=blocks)
             return Content(badge="STREAMING", title="model call in flight", status="running", blocks=blocks)
         blocks.append(Block("dim", f"attempt ended without a message ({a.status}, {n} chunks)"))
         return Content(badge="ATTEMPT", title="incomplete model call", blocks=blocks)
+    if k == "compaction":
+        return _compaction_row(row)
     if k == "tool-call":
         return card(row, d, call=True)
     if k == "tool-result":
@@ -632,7 +656,7 @@ def _generic_event(ev: Event, d: dict) -> Content:
                        blocks=[Block("dim", " · ".join(extra))] if extra else [])
     if t == "request/context":
         model = "/".join(str(x) for x in (d.get("provider"), d.get("model")) if x)
-        win = f" · context window {_n(d.get('contextWindow'))}" if d.get("contextWindow") else ""
+        win = f" · context window {thousands(d.get('contextWindow'))}" if d.get("contextWindow") else ""
         return Content(badge="CONTEXT", title=f"{model}{win}")
     if t == "session/title":
         return Content(badge="TITLE", title=str(d.get("title", "")))

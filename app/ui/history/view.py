@@ -22,6 +22,7 @@ class HistoryView(QListView):
     rowsPainted = Signal()            # first paint after a tail install
     copyRequested = Signal(str)       # what = text | raw | seq
     rowActivated = Signal(int)
+    linkRequested = Signal(str)       # a Markdown link clicked (the window confirms before opening)
 
     def __init__(self, theme: Theme, parent=None):
         super().__init__(parent)
@@ -33,7 +34,8 @@ class HistoryView(QListView):
         self.setResizeMode(QListView.ResizeMode.Adjust)
         self.setUniformItemSizes(False)
         self.setLayoutMode(QListView.LayoutMode.SinglePass)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        # Shift/Ctrl-click select several rows (Copy as Markdown); a plain click selects one
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setWordWrap(True)
         self.setSpacing(0)
         self.setMouseTracking(False)
@@ -245,6 +247,13 @@ class HistoryView(QListView):
         return True
 
     def mouseReleaseEvent(self, e):
+        if e.button() == Qt.MouseButton.LeftButton and not e.modifiers():
+            idx = self.indexAt(e.position().toPoint())
+            href = self.delegate.anchor_at(idx, e.position().toPoint()) if idx.isValid() else ""
+            if href:
+                super().mouseReleaseEvent(e)
+                self.linkRequested.emit(href)
+                return
         # a click on the last lines of a clipped (or expanded) row: the "… N more lines" note
         ix = self.indexAt(e.position().toPoint())
         row = row_of(ix)
@@ -273,6 +282,16 @@ class HistoryView(QListView):
         sb = self.verticalScrollBar()
         sb.setValue(int(sb.value() + rect.top() + y - self.viewport().height() / 2))
         return True
+
+    def selected_rows(self) -> list:
+        """Selected rows oldest first; the current row when nothing else is selected."""
+        m = self.model()
+        idx = sorted(i.row() for i in self.selectionModel().selectedIndexes())
+        rows = [m.row_at(i) for i in idx]
+        rows = [r for r in rows if r is not None]
+        if not rows and self.current_row() is not None:
+            rows = [self.current_row()]
+        return rows
 
     def current_row(self):
         idx = self.currentIndex()

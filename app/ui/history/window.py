@@ -24,6 +24,10 @@ started equal to :attr:`RowWindow.rows` keeps it equal to :attr:`RowWindow.rows`
   (``tail_pages``, kept for the live feed) join again once the newer pages reach them.
 * Filters (:meth:`RowWindow.set_filter`): row categories hidden from the view (``FILTERS``),
   or errors only; every page's rows pass :func:`row_visible` before they are concatenated.
+* Compactions (:meth:`RowWindow.toggle_compaction`): a bracket is one collapsed row; expanding
+  it inserts its underlying rows after it (``app.ui.history.compaction``).
+* The live face (:meth:`RowWindow.set_live`): while the writer is live the tail page's
+  logical rows are the open turn in flight (no crash closure); when it is gone, the closure.
 """
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ from typing import Any, Optional
 from .pages import LoadedPage, hidden_attempts
 from .navigation import FILTER_LABELS, FILTERS, WindowNavigation, row_category, row_is_error, row_visible  # noqa: F401
 from .rows import Row, result_call_id
+from .window_truth import TruthWindow
 
 FIRST_ROWS = 40          # rows of the tail page shown for the first paint; the rest follow
 EXPOSE_CHUNK = 10        # rows exposed per event-loop turn when older/newer rows are wanted
@@ -89,7 +94,7 @@ def _lo(r: Row) -> Optional[int]:
 
 # --------------------------------------------------------------------------- the window
 
-class RowWindow(WindowNavigation):
+class RowWindow(TruthWindow, WindowNavigation):
     def __init__(self, physical: bool = False, show_attempts: bool = False):
         self.physical = physical
         self.show_attempts = show_attempts
@@ -99,6 +104,7 @@ class RowWindow(WindowNavigation):
         self.clear()
 
     def clear(self) -> list:
+        self._clear_truth()                      # surface index, expanded compactions, live face
         self.pages: list[LoadedPage] = []        # oldest first
         self.tail_pages: list[LoadedPage] = []   # pages ending the log, kept aside after a jump
         self.rows: list[Row] = []                # exposed rows (what the view sees)
@@ -153,6 +159,8 @@ class RowWindow(WindowNavigation):
         """The tail page opens the log: its newest ``FIRST_ROWS`` rows are exposed."""
         self.pages = [lp]
         self.tail_pages = []
+        self.live = lp.live
+        self._adopt(lp)
         self.events = dict(lp.events)
         n = len(self._rows_of(lp.rows_for(self.physical, self.show_attempts)))
         self._apply_rows(hidden=max(0, n - FIRST_ROWS))
@@ -161,6 +169,7 @@ class RowWindow(WindowNavigation):
     def add_older_page(self, lp: LoadedPage) -> list:
         """An older page's rows go above everything loaded (hidden: expose them with
         :meth:`expose_older`); results of the next newer page learn their call."""
+        self._adopt(lp)
         pr = lp.rows_for(self.physical, self.show_attempts)
         rows = self._rows_of(pr)
         srows = self._seq_rows_of(pr)
@@ -291,6 +300,8 @@ class RowWindow(WindowNavigation):
         log only grows its hidden bottom; one that does gets the new rows (trimmed at the
         top to MAX_EXPOSED).  Returns (rows added to the loaded rows, changes)."""
         face = (self.physical, self.show_attempts)
+        for lp in new:
+            self._adopt(lp)
         old_pr = old.rows_for(*face)
         new_prs = [lp.rows_for(*face) for lp in new]
         old_rows = self._rows_of(old_pr)
@@ -356,6 +367,7 @@ class RowWindow(WindowNavigation):
             r = self.all_rows[i]
             self._all_pos[id(r)] = i + self.origin
             self._all_key[r.key] = i + self.origin
+        out.extend(self._refresh_surface(new))
         self._recompute_matches()
         return n2 - n, out
 
@@ -441,49 +453,13 @@ class RowWindow(WindowNavigation):
     def hidden_attempt_count(self) -> int:
         return sum(map(hidden_attempts, self.trackers))
 
-    # ------------------------------------------------------------------ search
-    def set_search(self, term: str) -> bool:
-        """A new term (casefolded); False when it is the current one."""
-        term = (term or "").casefold()
-        if term == self.search_term:
-            return False
-        self.search_term = term
-        self.current_match_row = None
-        self._recompute_matches()
-        return True
+    def stored_event_count(self) -> int:
+        """Loaded events read from the log (the tail's synthesized closure rows not counted)."""
+        tail = self.pages[-1].page if self.pages else None
+        closure = tail.closure if tail is not None and tail.tail else ()
+        return len(self.events) - sum(1 for ev in closure if self.events.get(ev.seq) is ev)
 
-    def find(self, from_row: Optional[int], forward: bool) -> tuple[Optional[int], Optional[int]]:
-        """Next match after (forward) or before ``from_row``: (exposed row, None) in the
-        window, else (None, ordinal) of the nearest loaded match outside it, else (None, None).
-        No wrap."""
-        m = self.matches
-        r = None
-        if m:
-            if from_row is None:
-                r = m[-1] if not forward else m[0]
-            elif forward:
-                i = bisect.bisect_right(m, from_row)
-                r = m[i] if i < len(m) else None
-            else:
-                i = bisect.bisect_left(m, from_row) - 1
-                r = m[i] if i >= 0 else None
-        if r is not None or not self.search_term:
-            return r, None
-        t = self.search_term
-        return None, self._beyond(forward, lambda row: t in row.search_text())
-
-    def turn_beyond(self, forward: bool) -> Optional[int]:
-        """Ordinal of the nearest turn start outside the window."""
-        return self._beyond(forward, lambda row: row.kind == "turn-start")
-
-    def _beyond(self, forward: bool, pred) -> Optional[int]:
-        n = len(self.all_rows)
-        span = range(n - self.bottom, n) if forward else range(self.hidden - 1, -1, -1)
-        for i_all in span:
-            if pred(self.all_rows[i_all]):
-                return i_all + self.origin
-        return None
-
+    # ------------------------------------------------------------------ search (find: WindowNavigation)
     def set_current_match(self, row: Optional[int]) -> list:
         """The current match moves: exposed rows to repaint (old and new)."""
         old = self.current_match_row

@@ -1,0 +1,46 @@
+"""Text for a terminal: log text can never drive it (one helper for every CLI output).
+
+Log text is untrusted: an escape sequence in a title or a tool result must not clear the
+screen, retitle the window (OSC) or move the cursor.  :func:`term_safe` shows every C0
+control except newline and tab as its Unicode control picture (ESC -> ``␛``, so a whole
+escape or OSC sequence is inert), DEL as ``␡``, C1 controls as ``\\x9b``, and lone
+surrogates (undecodable file names) as ``\\udcXX``.  :func:`json_safe` keeps JSON valid and
+pure UTF-8: C1 controls and lone surrogates become ``\\u`` escapes.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Union
+
+_TEXT: dict[int, Union[int, str]] = {c: 0x2400 + c for c in range(32) if c not in (9, 10)}
+_TEXT[0x7F] = 0x2421
+_TEXT.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
+_TEXT.update({c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)})
+
+_JSON = {c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}
+_JSON.update({c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)})
+_JSON[0x2028] = "\\u2028"
+_JSON[0x2029] = "\\u2029"
+
+
+def term_safe(text: str) -> str:
+    """``text`` with every control character neutralised (newline and tab kept)."""
+    return text.translate(_TEXT)
+
+
+def json_safe(dumped: str) -> str:
+    """A ``json.dumps(…, ensure_ascii=False)`` result made terminal-safe and valid UTF-8
+    (only characters that can appear inside JSON strings are rewritten, as ``\\u`` escapes)."""
+    return dumped.translate(_JSON)
+
+
+def write_out(text: str, stream=None) -> None:
+    """Write already-neutralised text as UTF-8, whatever the locale of the stream."""
+    stream = stream or sys.stdout
+    buf = getattr(stream, "buffer", None)
+    if buf is None:
+        stream.write(text)
+        return
+    stream.flush()
+    buf.write(text.encode("utf-8", "backslashreplace"))
+    buf.flush()

@@ -1,0 +1,136 @@
+"""Explicit resource limits for reading untrusted logs (one place; the README quotes them).
+
+A row (or frame) over a limit is never a crash: it becomes a reported bad row and the rest
+of the log stays readable.  The limits are far above anything dsh writes (a packed row holds
+3–1024 members and <= 1 MiB of data; batches are a few hundred ms of events).
+"""
+from __future__ import annotations
+
+import os
+import re
+import stat
+from typing import TYPE_CHECKING, Union
+from collections.abc import Iterable
+
+if TYPE_CHECKING:
+    from .model import Problem
+
+StrPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+
+MAX_ROW_BYTES = 32 << 20          # one stored row (a JSONL line, a SQLite row's JSON)
+MAX_PACKED_MEMBERS = 4096         # members of one packed chunk row (dsh writes at most 1024)
+MAX_DEPTH = 256                   # JSON nesting of one row (arrays + objects)
+MAX_FRAME_BYTES = 1 << 30         # plaintext read from one zstd frame (streamed); the rest is a bad row
+ZSTD_BACK_BUDGET = 64 << 20       # plaintext held when a big frame is read newest-first (re-streamed)
+ZSTD_WINDOW_LOG_MAX = 24          # largest zstd window accepted (16 MiB; dsh/zstd levels 1-19 use <= 8 MiB)
+ZSTD_OUT_WINDOW = 8 << 20         # plaintext decoded per step when streaming a frame
+MAX_TAIL_ROWS = 100_000           # rows held while reading back to the last turn/end (else: streamed)
+MAX_PAGE_ROWS = 100_000           # rows in one history page (cut at a row boundary; has_more)
+MAX_PROBLEMS_PER_CODE = 1000      # problems listed per code in one answer; the rest are counted
+PEAK_RSS_BOUND = 512 << 20        # what the tests hold every read face to, whatever the input
+
+
+class LimitError(ValueError):
+    """A row or frame goes past one of the limits above."""
+
+
+# ----------------------------------------------------------------------------- nesting depth
+
+# possessive quantifiers: a long string is one step of the scanner, not one saved state per byte
+# (the backtracking form held ~20 bytes of regex stack per byte of a string)
+_TOKENS = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[\[\]{}]', re.S)
+
+
+def nesting_depth(raw: bytes, stop: int = MAX_DEPTH) -> int:
+    """Deepest array/object nesting of JSON text ``raw`` (strings skipped); stops counting at
+    ``stop + 1``.  Cheap when the row holds few brackets (the common case)."""
+    if raw.count(b"[") + raw.count(b"{") <= stop:
+        return 0
+    depth = worst = 0
+    for m in _TOKENS.finditer(raw):
+        c = raw[m.start()]
+        if c in (0x5B, 0x7B):          # [ {
+            depth += 1
+            if depth > worst:
+                worst = depth
+                if worst > stop:
+                    return worst
+        elif c in (0x5D, 0x7D):
+            depth -= 1
+    return worst
+
+
+def check_row(raw: Union[bytes, bytearray, memoryview]) -> None:
+    """Raise :class:`LimitError` when one row is too large or nested too deeply to decode."""
+    n = len(raw)
+    if n > MAX_ROW_BYTES:
+        raise LimitError(f"row of {n} bytes is over the {MAX_ROW_BYTES >> 20} MiB row limit")
+    if nesting_depth(bytes(raw)) > MAX_DEPTH:
+        raise LimitError(f"row is nested deeper than {MAX_DEPTH} levels")
+
+
+class ProblemList(list["Problem"]):
+    """A list of problems that keeps at most :data:`MAX_PROBLEMS_PER_CODE` of each code
+    (a log of a million bad rows must not yield a million problems); :meth:`summary`
+    says how many were left out."""
+
+    def __init__(self, items: Iterable[Problem] = ()) -> None:
+        super().__init__()
+        self.counts: dict[str, int] = {}
+        self.extend(items)
+
+    def append(self, p: Problem) -> None:
+        code = p.code
+        n = self.counts.get(code, 0) + 1
+        self.counts[code] = n
+        if n <= MAX_PROBLEMS_PER_CODE:
+            super().append(p)
+
+    def extend(self, items: Iterable[Problem]) -> None:
+        for p in items:
+            self.append(p)
+
+    def summary(self) -> list[Problem]:
+        from .model import Problem
+        return [Problem(code=code, message=f"{n - MAX_PROBLEMS_PER_CODE} more {code} problem(s) not listed")
+                for code, n in self.counts.items() if n > MAX_PROBLEMS_PER_CODE]
+
+
+# ----------------------------------------------------------------------------- special files
+
+class NotRegularFile(OSError):
+    """A path that is not a regular file (FIFO, device, socket, folder) where a log was expected."""
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_regular(path: StrPath) -> int:
+    """``os.open`` for reading that never blocks on a FIFO or device: refuses anything that is
+    not a regular file (symlinks are followed, so a link to ``/dev/zero`` is refused)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            what = _kind(st.st_mode)
+            raise NotRegularFile(21 if stat.S_ISDIR(st.st_mode) else 22,
+                                 f"{os.fsdecode(path)} is {what}, not a regular file: refused", os.fsdecode(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_head(path: StrPath, n: int) -> bytes:
+    """The first ``n`` bytes of a regular file (refusing special files)."""
+    fd = open_regular(path)
+    try:
+        return os.pread(fd, n, 0)
+    finally:
+        os.close(fd)

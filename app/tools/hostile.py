@@ -1,0 +1,261 @@
+"""Generators of hostile inputs (tests, ``bench/fuzz.py``): markup and control characters in
+log text, and mutants of real logs (truncations, flips, garbage, deep nesting, huge strings,
+zstd bombs, broken frames, corrupt SQLite pages).  Everything is derived from a seed."""
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections.abc import Iterator
+
+MARK = "HOSTILE"
+HOSTILE_TEXTS = [
+    f"<b>{MARK} bold</b> <a href='https://example.invalid/x'>{MARK} link</a>",
+    f"<img src='file:///etc/passwd'> {MARK} <i>img</i>",
+    f"\u202e{MARK} reversed title \u202d",
+    f"{MARK} \x1b]0;pwned\x07 \x1b[2J clear \x9b31m c1 \x00 nul",
+    f"[{MARK} click](javascript:alert(1)) ![{MARK}](http://example.invalid/t.png) <script>x</script>",
+]
+
+
+def hostile_session(src_lines: list, seed: int = 0) -> bytes:
+    """A real log (its lines) with every user text, the cwd and a new title made hostile."""
+    rng = random.Random(seed)
+    hdr = json.loads(src_lines[0])
+    hdr["cwd"] = "/tmp/" + MARK + "\n# injected heading\n<b>cwd</b>"
+    hdr["id"] = f"<b>{MARK}</b>-<img src='file:///etc/hosts'>-\u202eid"
+    dump = lambda o: json.dumps(o, separators=(",", ":"))  # noqa: E731 (dsh writes compact rows)
+    out = [dump(hdr)]
+    last = -1
+    for ln in src_lines[1:]:
+        if not ln.strip():
+            continue
+        row = json.loads(ln)
+        if row.get("type") == "user/message" and isinstance(row.get("data"), dict):
+            for block in row["data"].get("content") or []:
+                if isinstance(block, dict) and block.get("type") == "text":
+                    block["text"] = rng.choice(HOSTILE_TEXTS) + "\n" + "\n".join(HOSTILE_TEXTS)
+        s = row.get("seq", row.get("seq0"))
+        n = len(row["data"]["dt"]) + 1 if "seq0" in row else 1
+        if isinstance(s, int):
+            last = max(last, s + n - 1)
+        out.append(dump(row))
+    out.append(dump({"type": "session/title", "seq": last + 1, "time": 0,
+                           "data": {"title": HOSTILE_TEXTS[2] + " " + HOSTILE_TEXTS[0]}}))
+    return ("\n".join(out) + "\n").encode()
+
+
+# ----------------------------------------------------------------------------- big inputs
+
+def zstd_bomb(header_line: bytes, plain_bytes: int, kind: str = "line") -> bytes:
+    """A ``session.jsonl.zstd`` whose second frame expands to ``plain_bytes``: one huge line
+    (``kind="line"``) or many small rows (``kind="rows"``); then a normal small frame."""
+    from backports import zstd
+    from ..log.zstdframes import encode_frame
+    opts: dict[int, int] = {zstd.CompressionParameter.compression_level: 1, zstd.CompressionParameter.checksum_flag: 1}
+    c = zstd.ZstdCompressor(options=opts)
+    out = [encode_frame(header_line.rstrip(b"\n") + b"\n")]
+    parts = []
+    if kind == "line":
+        parts.append(c.compress(b'{"type":"x","seq":0,"time":0,"data":"'))
+        block = b"A" * (1 << 20)
+        for _ in range(plain_bytes >> 20):
+            parts.append(c.compress(block))
+        parts.append(c.compress(b'"}\n'))
+        first = 1
+    else:
+        row = b'{"type":"log/x","seq":%d,"time":0,"data":{}}\n'
+        n, seq = 0, 0
+        buf = []
+        while n < plain_bytes:
+            r = row % seq
+            buf.append(r)
+            n += len(r)
+            seq += 1
+            if len(buf) >= 4096:
+                parts.append(c.compress(b"".join(buf)))
+                buf = []
+        parts.append(c.compress(b"".join(buf)))
+        first = seq
+    parts.append(c.flush(zstd.ZstdCompressor.FLUSH_FRAME))
+    out.append(b"".join(parts))
+    out.append(encode_frame(b'{"type":"session/title","seq":%d,"time":0,"data":{"title":"after the bomb"}}\n' % first))
+    return b"".join(out)
+
+
+def long_line_file(path: str, header_line: bytes, size: int) -> None:
+    """A JSONL log with one line of ``size`` bytes between two good rows."""
+    with open(path, "wb") as f:
+        f.write(header_line.rstrip(b"\n") + b"\n")
+        f.write(b'{"type":"session/title","seq":0,"time":0,"data":{"title":"before"}}\n')
+        f.write(b'{"type":"x","seq":1,"time":0,"data":"')
+        block = b"B" * (1 << 20)
+        left = size
+        while left > 0:
+            f.write(block[:left])
+            left -= len(block)
+        f.write(b'"}\n')
+        f.write(b'{"type":"session/title","seq":2,"time":0,"data":{"title":"after"}}\n')
+
+
+# ----------------------------------------------------------------------------- mutants
+
+def deep_row(seq: int, depth: int) -> bytes:
+    return b'{"type":"x","seq":%d,"time":0,"data":' % seq + b"[" * depth + b"]" * depth + b"}"
+
+
+def packed_row(seq0: int, members: int) -> bytes:
+    return json.dumps({"type": "text-chunks", "seq0": seq0, "time0": 0,
+                       "data": {"turn": 0, "step": 0, "index": 0, "dt": [0] * (members - 1),
+                                "texts": ["x"] * members}}, separators=(",", ":")).encode()
+
+
+def jsonl_mutants(data: bytes, seed: int, count: int) -> Iterator[tuple]:
+    """(name, bytes, kept_lines) mutants of a raw JSONL log.  ``kept_lines`` are the row
+    lines (after the header) the mutant leaves intact: every event they hold must still be read."""
+    rng = random.Random(seed)
+    lines = data.split(b"\n")
+    header, rows = lines[0], [ln for ln in lines[1:] if ln]
+    kinds = ["truncate", "flip", "garbage", "duplicate", "reorder", "deep", "huge", "packed", "crlf", "nul"]
+    for i in range(count):
+        k = kinds[i % len(kinds)]
+        r = list(rows)
+        j = rng.randrange(len(r)) if r else 0
+        touched = set()
+        if not r:
+            continue
+        if k == "truncate":
+            cut = rng.randrange(1, len(r[j]) + 1)
+            r[j] = r[j][:cut]
+            touched.add(j)
+        elif k == "flip":
+            b = bytearray(r[j])
+            for _ in range(rng.randint(1, 4)):
+                p = rng.randrange(len(b))
+                b[p] ^= 1 << rng.randrange(8)
+            r[j] = bytes(b)
+            touched.add(j)
+        elif k == "garbage":
+            r.insert(j, os.urandom(rng.randint(1, 300)).replace(b"\n", b" "))
+            touched.add(j)
+            touched = {x + (1 if x > j else 0) for x in touched}
+        elif k == "duplicate":
+            r.insert(j, r[j])
+            touched.update({j, j + 1})
+        elif k == "reorder" and len(r) > 1:
+            a = rng.randrange(len(r) - 1)
+            r[a], r[a + 1] = r[a + 1], r[a]
+            touched.update({a, a + 1})
+        elif k == "deep":
+            r.insert(j, deep_row(10 ** 6, rng.choice([300, 5000, 100_000])))
+            touched.add(j)
+        elif k == "huge":
+            r.insert(j, b'{"type":"x","seq":999999,"time":0,"data":"' + b"H" * rng.choice([1 << 16, 1 << 22]) + b'"}')
+            touched.add(j)
+        elif k == "packed":
+            r.insert(j, packed_row(10 ** 6, rng.choice([5000, 200_000])))
+            touched.add(j)
+        elif k == "crlf":
+            r[j] = r[j] + b"\r"
+            touched.add(j)
+        elif k == "nul":
+            r[j] = r[j][:len(r[j]) // 2] + b"\0" + r[j][len(r[j]) // 2:]
+            touched.add(j)
+        kept = [ln for x, ln in enumerate(r) if x not in touched]
+        yield f"{k}-{i}", header + b"\n" + b"\n".join(r) + b"\n", kept
+
+
+def zstd_mutants(header: bytes, rows: list, seed: int, count: int) -> Iterator[tuple]:
+    """(name, bytes, kept_rows) mutants of a ``.jsonl.zstd`` built from ``rows`` in frames of 5."""
+    from ..log.zstdframes import encode_frame
+    rng = random.Random(seed)
+    batches = [rows[i:i + 5] for i in range(0, len(rows), 5)]
+    frames = [encode_frame(b"\n".join(b) + b"\n") for b in batches]
+    head = encode_frame(header + b"\n")
+    kinds = ["flip-middle", "truncate", "garbage-between", "drop-magic", "bomb-rows", "bomb-line", "size-runaway"]
+    for i in range(count):
+        k = kinds[i % len(kinds)]
+        fs = list(frames)
+        lost: set = set()
+        if not fs:
+            return
+        j = rng.randrange(len(fs))
+        if k == "flip-middle":
+            b = bytearray(fs[j])
+            p = rng.randrange(12, max(13, len(b) - 4))
+            b[min(p, len(b) - 1)] ^= 0xFF
+            fs[j] = bytes(b)
+            lost.add(j)
+        elif k == "truncate":
+            fs = fs[:j + 1]
+            fs[j] = fs[j][:rng.randrange(1, len(fs[j]))]
+            lost.add(j)
+        elif k == "garbage-between":
+            fs.insert(j, os.urandom(rng.randint(1, 200)))
+            lost = set()
+            kept = [r for b in batches for r in b]
+            yield f"{k}-{i}", head + b"".join(fs), kept
+            continue
+        elif k == "drop-magic":
+            fs[j] = b"\0\0\0\0" + fs[j][4:]
+            lost.add(j)
+        elif k == "bomb-rows" or k == "bomb-line":
+            bomb = zstd_bomb(header, 96 << 20 if k == "bomb-line" else 4 << 20,
+                             "line" if k == "bomb-line" else "rows")
+            # keep only the bomb frame itself (skip its header frame and its trailing frame)
+            from ..log.zstdframes import iter_frames
+            spans = list(iter_frames(bomb))
+            fs.insert(j, bomb[spans[1][1]:spans[1][2]])
+            yield f"{k}-{i}", head + b"".join(fs), [r for b in batches for r in b]
+            continue
+        elif k == "size-runaway":
+            # a block header of a middle frame claims a size that runs past the end of the file
+            b = bytearray(fs[j])
+            if len(b) > 12:
+                hs = 6 + (1 if not b[4] & 0x20 else 0)
+                from ..log.zstdframes import header_size
+                hs = header_size(b[4]) or 6
+                h = int.from_bytes(b[hs:hs + 3], "little")
+                h = (h & 7) | (((1 << 21) - 1) << 3)
+                b[hs:hs + 3] = h.to_bytes(3, "little")
+            fs[j] = bytes(b)
+            lost.add(j)
+        if k == "truncate":
+            kept = [r for x, b in enumerate(batches[:j]) for r in b]
+        else:
+            kept = [r for x, b in enumerate(batches) if x not in lost for r in b]
+        yield f"{k}-{i}", head + b"".join(fs), kept
+
+
+def sqlite_mutants(header: dict, rows: list, seed: int, count: int, workdir: str) -> Iterator[tuple]:
+    """(name, bytes, []) mutants of a SQLite store holding one session: flipped bytes in random
+    pages, a zeroed page, a truncated file (SQLite pages are not row-aligned: nothing is promised
+    about which events survive, only that reading fails cleanly)."""
+    from ..store.sqlite_store import append_batch, create_store
+    rng = random.Random(seed)
+    base = os.path.join(workdir, f"clean-{seed}.sqlite")
+    if not os.path.exists(base):
+        create_store(base, journal_mode="DELETE")
+        append_batch(base, header, rows)
+    clean = open(base, "rb").read()
+    page = int.from_bytes(clean[16:18], "big") or 65536
+    n_pages = max(1, len(clean) // page)
+    kinds = ["flip-page", "zero-page", "truncate", "flip-header"]
+    for i in range(count):
+        k = kinds[i % len(kinds)]
+        b = bytearray(clean)
+        if k == "flip-page":
+            pg = rng.randrange(1, n_pages) if n_pages > 1 else 0
+            for _ in range(rng.randint(1, 16)):
+                p = pg * page + rng.randrange(page)
+                if p < len(b):
+                    b[p] ^= 1 << rng.randrange(8)
+        elif k == "zero-page":
+            pg = rng.randrange(1, n_pages) if n_pages > 1 else 0
+            b[pg * page:(pg + 1) * page] = bytes(page)
+        elif k == "truncate":
+            b = b[:rng.randrange(100, len(b))]
+        else:
+            p = rng.randrange(16, 100)
+            b[p] ^= 0xFF
+        yield f"sqlite-{k}-{i}", bytes(b), []

@@ -1,0 +1,111 @@
+"""The history model's part for issue 16: the surface index job, compaction rows, the live face
+and the face switch (physical/logical tail, attempts).
+
+Mixed into :class:`~app.ui.history.model.HistoryModel` (its jobs, window, ``_apply`` and
+signals); no widgets.  The decisions are the window's (:mod:`app.ui.history.window_truth`).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .pages import _surface_job
+from .window import Reset
+
+
+class TruthModel:
+    # provided by HistoryModel (declared for the type checker)
+    jobs: Any
+    window: Any
+    path: Optional[str]
+    session_id: Optional[str]
+    pages: Any
+    _apply: Any
+    _group: Any
+    faceChanged: Any
+    statsChanged: Any
+    surfaceReady: Any
+    physical: bool
+    show_attempts: bool
+    _want_face: Optional[tuple]
+    _set_loading: Any
+
+    def start_surface(self) -> None:
+        """The surface index in its own worker, after the tail page is shown (the first paint
+        does not wait for it); no index: rows show no status."""
+        self.jobs.submit(_surface_job, self.path, self.session_id, name="surface", group=self._group("surface"),
+                         on_done=self._install_surface, on_error=lambda msg: None)
+
+    def _install_surface(self, sindex) -> None:
+        if not self.pages:
+            return
+        changes = self.window.set_surface(sindex)
+        self._apply(changes)
+        if any(isinstance(c, Reset) for c in changes):
+            self.faceChanged.emit()
+        self.surfaceReady.emit()
+        self.statsChanged.emit()
+
+    def toggle_compaction(self, cid) -> None:
+        """Expand or collapse one compaction row (its four underlying rows)."""
+        self._apply(self.window.toggle_compaction(cid))
+        self.statsChanged.emit()
+
+    def set_live_face(self, live: Optional[bool]) -> None:
+        """The writer is live (the open turn drawn in flight) or gone (the crash closure)."""
+        changes = self.window.set_live(live)
+        if changes:
+            self._apply(changes)
+            self.faceChanged.emit()
+            self.statsChanged.emit()
+
+    # ------------------------------------------------------------------ faces
+    @property
+    def wanted_face(self) -> tuple:
+        """(physical, show_attempts) last asked for (the shown face may still be building)."""
+        return self._want_face or (self.physical, self.show_attempts)
+
+    def reset_face(self, physical: bool = False, show_attempts: bool = False) -> None:   # after close(), for open()
+        self._want_face, self.window.physical, self.window.show_attempts = None, bool(physical), bool(show_attempts)
+
+    def set_physical(self, on: bool) -> None:
+        if bool(on) != self.wanted_face[0]:
+            self._switch_face(bool(on), self.wanted_face[1])
+
+    def set_show_attempts(self, on: bool) -> None:
+        if bool(on) != self.wanted_face[1]:
+            self._switch_face(self.wanted_face[0], bool(on))
+
+    def _switch_face(self, physical: bool, show_attempts: bool) -> None:
+        """Rows for the new face: at once when little must be built, else in the ``face``
+        job group (the old rows stay up meanwhile; a newer switch cancels this one)."""
+        from .model import FACE_SYNC_EVENTS          # read when called (the model module's setting)
+        key = (physical, show_attempts)
+        self._want_face = key
+        todo = [lp for lp in self.pages if key not in lp.faces]
+        work = sum(len(lp.events) for lp in todo)
+        group = self._group("face")
+        if work <= FACE_SYNC_EVENTS:
+            if self.jobs.cancel_group(group):         # a slower switch still building: superseded
+                self._set_loading(False)
+            self._set_face(physical, show_attempts)
+            return
+        self._set_loading(True)
+
+        pages = list(self.pages)                     # the pages as of this switch (the worker's snapshot)
+
+        def build(job):
+            for lp in pages:
+                job.check()
+                lp.rows_for(physical, show_attempts)
+
+        def done(_):
+            self._set_loading(False)
+            self._set_face(physical, show_attempts)
+        self.jobs.submit(build, serial=True, name="face", group=group, on_done=done,
+                         on_error=lambda msg: self._set_loading(False))
+        self.statsChanged.emit()
+
+    def _set_face(self, physical: bool, show_attempts: bool) -> None:
+        self._apply(self.window.set_face(physical, show_attempts))
+        self.statsChanged.emit()
+        self.faceChanged.emit()
