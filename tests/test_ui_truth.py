@@ -502,3 +502,34 @@ def test_live_face_draws_a_tool_call_without_result_as_running(tmp_path):
     (call,) = [r for r in w.all_rows if r.seq == call_seq]
     assert "running" not in call.marks
     assert [r.key for r in w.all_rows if r.synthesized] == [r.key for r in closers]
+
+
+@pytest.mark.parametrize("index_at", ["before the read", "during the read", "after the install"])
+def test_a_jump_page_carries_surface_status_and_the_shared_expanded_set(index_at):
+    """A page read around a far seq (Go to seq) shows the same truths as pages read in order:
+    the shadowed row's status, the window's expanded compactions; a page read before the surface
+    index was built takes it when installed."""
+    from app.ui.history.pages import _open_job, _range_job, _surface_job, range_around
+    from app.ui.history.window import RowWindow
+    path = fixture(COMPACTION)
+    w = RowWindow()
+    reader, lp = _open_job(_Job(), str(path), None, 2, False, False, w.expanded)
+    reader.index = reader.build_index()
+    w.install_tail(lp)
+    assert w.loaded_range()[0] > 4                       # seq 4 is not on the tail page
+    sindex = _surface_job(_Job(), str(path), None)
+    if index_at == "before the read":
+        w.set_surface(sindex)
+    lo, hi = range_around(reader.index, 4, 2)
+    page = _range_job(_Job(), reader, lo, hi, False, False, w.expanded, w.sindex)
+    assert page.expanded is w.expanded and page.sindex is w.sindex
+    if index_at == "during the read":
+        w.set_surface(sindex)                            # the page was read without it: adopted on install
+    w.install_range(page, 4)
+    if index_at == "after the install":
+        w.set_surface(sindex)
+    reader.close()
+    assert w.has_newer and page.sindex is sindex
+    row = next(r for r in w.all_rows if r.seq == 4)
+    assert row.surface["surface"] == "shadowed" and row.surface["since"] == 21
+    assert row.content().link == 21
