@@ -237,7 +237,8 @@ def sqlite_mutants(header: dict, rows: list, seed: int, count: int, workdir: str
     if not os.path.exists(base):
         create_store(base, journal_mode="DELETE")
         append_batch(base, header, rows)
-    clean = open(base, "rb").read()
+    with open(base, "rb") as f:
+        clean = f.read()
     page = int.from_bytes(clean[16:18], "big") or 65536
     n_pages = max(1, len(clean) // page)
     kinds = ["flip-page", "zero-page", "truncate", "flip-header"]
