@@ -22,6 +22,26 @@ class RequestError(Exception):
     pass
 
 
+def load_checks(reader: LogReader, problems: list[Problem], st, sf: SurfaceFold, checks: EventChecks,
+                inherited: Optional[int]) -> list[Problem]:
+    """The checks of a whole-log pass, appended to ``problems`` (inspect and the outline share
+    them): the seed marker against the header, fold violations, the tail's and the events'
+    problems, and dsh's refusals (returned; the one that refuses the log is appended)."""
+    h = reader.header
+    if reader.version >= 2 and h is not None and h.isSeeded is not None and h.isSeeded != (inherited is not None):
+        problems.append(Problem(code="seed-marker", message=(
+            "header isSeeded but no session/end-seed {inherited:true}" if h.isSeeded else
+            f"session/end-seed {{inherited:true}} at seq {inherited} but the header is not isSeeded")))
+    problems.extend(sf.violations)
+    problems.extend(st.problems)
+    problems.extend(checks.problems)
+    # the scanner's verdict needs a second (envelope-only) pass only when some row is defective
+    defective = any(p.code in _ROW_DEFECTS for p in problems) or bool(st.dropped)
+    refusals = (dsh_refusals(reader) if defective else []) + checks.refusing
+    problems.extend(p for p in refusals if p.code == "dsh-would-refuse")
+    return refusals
+
+
 def _dedupe(problems: list) -> list:
     seen, out = set(), []
     for p in problems:
@@ -92,18 +112,7 @@ def inspect(reader: LogReader, progress=None, live: bool = False) -> dict:
     closure = [] if live else st.closure
     for ev in closure:
         sf.apply(ev)
-    h = reader.header
-    if reader.version >= 2 and h is not None and h.isSeeded is not None and h.isSeeded != (inherited is not None):
-        problems.append(Problem(code="seed-marker", message=(
-            "header isSeeded but no session/end-seed {inherited:true}" if h.isSeeded else
-            f"session/end-seed {{inherited:true}} at seq {inherited} but the header is not isSeeded")))
-    problems.extend(sf.violations)
-    problems.extend(st.problems)
-    problems.extend(checks.problems)
-    # the scanner's verdict needs a second (envelope-only) pass only when some row is defective
-    defective = any(p.code in _ROW_DEFECTS for p in problems) or bool(st.dropped)
-    refusals = (dsh_refusals(reader) if defective else []) + checks.refusing
-    problems.extend(p for p in refusals if p.code == "dsh-would-refuse")
+    refusals = load_checks(reader, problems, st, sf, checks, inherited)
     hidden = [a for a in at.attempts if a.hidden_by_default]
     h = reader.header
     return {

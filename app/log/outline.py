@@ -21,9 +21,9 @@ from collections.abc import Callable
 
 import msgspec
 
-from .analysis import _ROW_DEFECTS, _dedupe
+from .analysis import _dedupe, load_checks
 from .folds import SurfaceFold
-from .integrity import EventChecks, dsh_refusals
+from .integrity import EventChecks
 from .model import Problem, typed
 from .payloads import obj
 from .search import Cancel
@@ -193,16 +193,6 @@ def build_outline(reader: LogReader, progress: Optional[Callable[[int, int], Non
         st = reader.tail_state()
         for ev in st.closure:
             sf.apply(ev)
-        h = reader.header
-        if reader.version >= 2 and h is not None and h.isSeeded is not None and h.isSeeded != (inherited is not None):
-            problems.append(Problem(code="seed-marker", message=(
-                "header isSeeded but no session/end-seed {inherited:true}" if h.isSeeded else
-                f"session/end-seed {{inherited:true}} at seq {inherited} but the header is not isSeeded")))
-        problems.extend(sf.violations)
-        problems.extend(st.problems)
-        problems.extend(checks.problems)
-        defective = any(p.code in _ROW_DEFECTS for p in problems) or bool(st.dropped)
-        refusals = (dsh_refusals(reader) if defective else []) + checks.refusing
-        problems.extend(p for p in refusals if p.code == "dsh-would-refuse")
+        load_checks(reader, problems, st, sf, checks, inherited)
     return Outline(turns=turns, problems=_dedupe(problems), events=events, last_seq=last_seq, complete=complete)
 
