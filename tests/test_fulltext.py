@@ -375,7 +375,9 @@ def test_query_parser():
     pq = parse_query('rm -rf "exact phrase" pref* tool:bash kind:errors session:ab12 project:"my proj" OR x')
     assert pq.tools == ["bash"] and pq.kinds == ["error"] and pq.sessions == ["ab12"]
     assert pq.projects == ["my proj"]
-    assert pq.fts() == '("rm" "rf" "exact phrase" "pref"* OR "x") AND {kind} : (error) AND {tool} : ("bash")'
+    # kind and tool are columns of the entries table now (SQL filters), not FTS columns; -rf leaves rf out
+    assert pq.fts() == '("rm" "exact phrase" "pref"* OR "x") NOT ("rf")'
+    assert pq.not_terms == [("rf", False, False)]
     with pytest.raises(QueryError):
         parse_query("kind:nonsense")
 
