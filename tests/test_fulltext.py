@@ -170,9 +170,17 @@ def test_ranking_prefers_more_matches(home):
     assert len(res.hits) > 20
     ranks = [h.rank for h in res.hits]
     assert ranks == sorted(ranks)
-    assert sum(g.count for g in res.sessions) == res.total >= len(res.hits)
     counts = [g.count for g in res.sessions]
     assert counts == sorted(counts, reverse=True)
+    # every session with a match, when asked for all of them
+    full = home["ix"].search("snapshot", limit=200, groups=None)
+    assert sum(g.count for g in full.sessions) == full.total == res.total >= len(res.hits)
+    assert len(full.sessions) == full.session_total == res.session_total > 200
+    # by default the 200 with the most matches, and every session holding a returned hit
+    assert {h.session_key for h in res.hits} <= {g.key for g in res.sessions}
+    top = sorted(full.sessions, key=lambda g: -g.count)[:200]
+    assert min(g.count for g in res.sessions) <= top[-1].count
+    assert {g.key for g in res.sessions} >= {g.key for g in top if g.count > top[-1].count}
 
 
 def test_corrupt_and_unsupported_sessions_are_skipped_with_a_problem(home):

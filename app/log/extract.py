@@ -277,3 +277,48 @@ def reader_entries(reader: LogReader) -> tuple[list[Entry], RowText]:
         for pos, raw, line in rows:
             rt.feed(raw, out, pos, -1, line)
     return out, rt
+
+
+# --------------------------------------------------------------------------- worker processes
+# A worker is ``python -c "from app.log.extract import serve; serve()"``: requests and answers are
+# length-prefixed pickles on its stdin/stdout (lists of paths in, lists of FileText out), so no
+# multiprocessing start method re-imports the caller's main module.
+
+WORKER_CODE = "from app.log.extract import serve; serve()"
+
+
+def _read_exact(f: Any, n: int) -> Optional[bytes]:
+    parts = []
+    while n > 0:
+        b = f.read(n)
+        if not b:
+            return None
+        parts.append(b)
+        n -= len(b)
+    return b"".join(parts)
+
+
+def read_frame(f: Any) -> Optional[bytes]:
+    """One length-prefixed message (None at the end of the stream)."""
+    head = _read_exact(f, 8)
+    if head is None:
+        return None
+    return _read_exact(f, int.from_bytes(head, "little"))
+
+
+def write_frame(f: Any, data: bytes) -> None:
+    f.write(len(data).to_bytes(8, "little") + data)
+    f.flush()
+
+
+def serve(inp: Any = None, out: Any = None) -> None:
+    """The worker loop: a list of paths in, their :func:`extract_many` out, until stdin closes."""
+    import pickle
+    import sys
+    inp = inp or sys.stdin.buffer
+    out = out or sys.stdout.buffer
+    while True:
+        req = read_frame(inp)
+        if req is None:
+            return
+        write_frame(out, pickle.dumps(extract_many(pickle.loads(req)), protocol=pickle.HIGHEST_PROTOCOL))

@@ -68,8 +68,9 @@ class SessionGroup:
 @dataclass
 class SearchResult:
     hits: list[SearchHit]
-    sessions: list[SessionGroup]   # most matches first
+    sessions: list[SessionGroup]   # most matches first (the ones with the most, and those of the hits)
     total: int                 # matches in all sessions
+    session_total: int = 0     # sessions with a match (``sessions`` may list fewer)
     fallback: Optional[str] = None
     seconds: float = 0.0
 

@@ -132,8 +132,10 @@ CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, dev INTEGER, ino INTEGER
   mtime_ns INTEGER, kind TEXT, problem TEXT);
 CREATE TABLE IF NOT EXISTS entries(rowid INTEGER PRIMARY KEY, sid INTEGER NOT NULL, seq INTEGER,
   turn INTEGER, time INTEGER, kind TEXT, tool TEXT);
-CREATE INDEX IF NOT EXISTS entries_sid ON entries(sid);
 """
+# an entry's rowid is (sid << 32) + its number in the session: a session's entries are one rowid
+# range (no index on sid to maintain) and per-session counts need only the rowids of the matches
+_SHIFT = 32
 # the text only: kind, tool and time are plain columns of ``entries`` (a filter is a join, not
 # FTS columns to tokenize); positions kept (detail=full) so "phrases" are exact
 _FTS_DDL = "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')"
@@ -183,30 +185,72 @@ def _chunks(paths: list[tuple[str, int]]) -> Iterator[list[str]]:
 
 
 def _extracted(paths: list[tuple[str, int]], workers: int) -> Generator[FileText, None, None]:
-    """extract_jsonl of each path, in order: inline, or by ``workers`` spawned processes (a bounded
-    number of chunks in flight, so memory stays flat while this process writes)."""
+    """extract_jsonl of each path, in order: inline, or by ``workers`` worker processes
+    (:func:`app.log.extract.serve`; chunks handed out in turn, two in flight per worker, so
+    memory stays flat while this process writes).  A worker that dies leaves the rest inline."""
     if workers <= 0:
-        for p, _ in paths:
-            yield from extract_many([p])
+        for path, _ in paths:
+            yield from extract_many([path])
         return
-    import multiprocessing
-    from concurrent.futures import Future, ProcessPoolExecutor
-    ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    import pickle
+    import subprocess
+    import app
+    from ..log.extract import WORKER_CODE, read_frame, write_frame
+    env = dict(os.environ)
+    top = os.path.dirname(os.path.dirname(os.path.abspath(app.__file__)))
+    env["PYTHONPATH"] = top + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    procs = [subprocess.Popen([sys.executable, "-c", WORKER_CODE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              env=env) for _ in range(workers)]
+    chunks = _chunks(paths)
+    pending: deque[tuple[subprocess.Popen[bytes], list[str]]] = deque()
+    turn = 0
+    broken = False
+
+    def submit() -> bool:
+        nonlocal turn
+        ch = next(chunks, None)
+        if ch is None:
+            return False
+        w = procs[turn % len(procs)]
+        turn += 1
+        try:
+            assert w.stdin is not None
+            write_frame(w.stdin, pickle.dumps(ch))
+        except OSError:
+            pass                                   # read back as a dead worker
+        pending.append((w, ch))
+        return True
     try:
-        chunks = _chunks(paths)
-        pending: deque[Future[list[FileText]]] = deque()
-        for ch in chunks:
-            pending.append(ex.submit(extract_many, ch))
-            if len(pending) >= 3 * workers:
+        for _ in range(2 * workers):
+            if not submit():
                 break
         while pending:
-            res = pending.popleft().result()
-            nxt = next(chunks, None)
-            if nxt is not None:
-                pending.append(ex.submit(extract_many, nxt))
-            yield from res
+            w, ch = pending.popleft()
+            got = None if broken or w.stdout is None else read_frame(w.stdout)
+            if got is None:                        # the worker died: this chunk and the rest inline
+                broken = True
+                yield from extract_many(ch)
+                continue
+            submit()
+            yield from pickle.loads(got)
+        if broken:
+            for ch in chunks:
+                yield from extract_many(ch)
     finally:
-        ex.shutdown(wait=True, cancel_futures=True)
+        for w in procs:
+            try:
+                if w.stdin is not None:
+                    w.stdin.close()
+            except OSError:
+                pass
+        for w in procs:
+            try:
+                w.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                w.kill()
+                w.wait()
+            if w.stdout is not None:
+                w.stdout.close()
 
 
 def _auto_workers(fast: list[tuple[str, int]]) -> int:
@@ -229,7 +273,6 @@ class FullTextIndex:
             raise FileNotFoundError(f"no such file or folder: {root}")
         self.db_path = db_path or index_path_for(self.root)
         self.fts5 = fts5_available()
-        self._next_rowid: Optional[int] = None
         self._next_sid: Optional[int] = None
         self._pre: Optional[Callable[[], None]] = None
         self._sp_open = self._writing = False
@@ -257,7 +300,7 @@ class FullTextIndex:
             ver = None
         # an index already set up is opened without writing (a search does not wait for a build)
         have = {r[0] for r in c.execute("SELECT name FROM sqlite_master")}
-        if ver is None or not {"meta", "sessions", "files", "entries", "entries_sid"} <= have \
+        if ver is None or not {"meta", "sessions", "files", "entries"} <= have \
                 or (self.fts5 and "fts" not in have):
             c.executescript(_DDL)
             if self.fts5:
@@ -388,7 +431,6 @@ class FullTextIndex:
         two when there is much to read, else none)."""
         t0 = time.perf_counter()
         rep = UpdateReport()
-        self._next_rowid = None
         if not self.fts5:
             rep.fallback = FTS5_MISSING
         c = self.conn
@@ -589,7 +631,7 @@ class FullTextIndex:
         if row is not None:
             self._delete_session(row[1])
         sid = self._take_sid()
-        nxt = self._take_rowids(len(res.entries))
+        nxt = sid << _SHIFT
         be, bf, bs, _bfiles = self._batch
         for i, (seq, turn, tm, kind, tool, body) in enumerate(res.entries, nxt):
             be.append((i, sid, seq, turn, tm, kind, tool))
@@ -613,18 +655,20 @@ class FullTextIndex:
         self._next_sid = sid + 1
         return sid
 
-    def _take_rowids(self, n: int) -> int:
-        if self._next_rowid is None:
-            self._next_rowid = self.conn.execute("SELECT coalesce(max(rowid), 0) + 1 FROM entries").fetchone()[0]
-        nxt = self._next_rowid
-        self._next_rowid = nxt + n
-        return nxt
+    def _rowid_base(self, sid: int, resume: bool) -> int:
+        """The next free rowid of session ``sid`` (its range starts at ``sid << 32``)."""
+        lo = sid << _SHIFT
+        if not resume:
+            return lo
+        r = self.conn.execute("SELECT max(rowid) FROM entries WHERE rowid BETWEEN ? AND ?",
+                              (lo, lo + (1 << _SHIFT) - 1)).fetchone()[0]
+        return lo if r is None else int(r) + 1
 
     def _delete_session(self, sid: int) -> None:
         c = self.conn
         if self.fts5:
-            c.execute("DELETE FROM fts WHERE rowid IN (SELECT rowid FROM entries WHERE sid = ?)", (sid,))
-        c.execute("DELETE FROM entries WHERE sid = ?", (sid,))
+            c.execute("DELETE FROM fts WHERE rowid BETWEEN ? AND ?", (sid << _SHIFT, ((sid + 1) << _SHIFT) - 1))
+        c.execute("DELETE FROM entries WHERE rowid BETWEEN ? AND ?", (sid << _SHIFT, ((sid + 1) << _SHIFT) - 1))
         c.execute("DELETE FROM sessions WHERE sid = ?", (sid,))
 
     def _record_error(self, f: _Found, why: str) -> None:
@@ -752,7 +796,7 @@ class FullTextIndex:
             segs = src.forward(start, line0=line0, text_offset=text0)
         else:
             segs = src.forward(start, line0=line0)
-        nxt = self._take_rowids(0)
+        nxt = self._rowid_base(sid, start is not None)
         ent: list[tuple[Any, ...]] = []
         fts: list[tuple[Any, ...]] = []
         done_pos, done_line, done_text = start, line0, text0
@@ -807,7 +851,6 @@ class FullTextIndex:
         if self._sp_open:
             _flush(c, ent, fts, self.fts5)
         self._pending = (ent, fts)
-        self._next_rowid = nxt
         rep.entries += entries
         self._last_entries = entries
         return rt.text_bytes, (done_pos, done_line, done_text, rt.turn, rt.title)
@@ -822,12 +865,14 @@ class FullTextIndex:
         out += [(p, why) for p, why in self.conn.execute("SELECT path, problem FROM files WHERE kind = 'bad'")]
         return out
 
-    def search(self, query: str, limit: int = 50, offset: int = 0) -> SearchResult:
+    def search(self, query: str, limit: int = 50, offset: int = 0, groups: Optional[int] = 200) -> SearchResult:
         """Ranked hits (bm25) with marked snippets, and per-session counts.
 
-        Three light queries instead of one heavy one: the ``limit`` best rowids (bm25 over the
-        matches, nothing else computed per match), their rows and snippets (only those), and the
-        per-session counts (the rowid-only path of the match, grouped)."""
+        Light queries instead of one heavy one: the ``limit`` best rowids (bm25 over the matches,
+        nothing else computed per match), their rows and snippets (for those only), and the
+        per-session counts (the rowid-only path of the match, grouped by session).  ``sessions``
+        holds the ``groups`` sessions with the most matches plus those of the hits (None: all);
+        ``session_total`` counts every session with a match."""
         t0 = time.perf_counter()
         pq = parse_query(query)
         if not self.fts5:
@@ -841,62 +886,82 @@ class FullTextIndex:
         conds, args, need_s = _filter_sql(pq)
         join_s = " JOIN sessions s ON s.sid = e.sid" if need_s else ""
         extra = "".join(" AND " + x for x in conds)
+        c = self.conn
         try:
             if match is not None:
                 if conds:
-                    top = self.conn.execute(
+                    top = c.execute(
                         f"SELECT fts.rowid, bm25(fts) AS r FROM fts JOIN entries e ON e.rowid = fts.rowid{join_s} "
                         f"WHERE fts MATCH ?{extra} ORDER BY r LIMIT ? OFFSET ?",
                         (match, *args, int(limit), int(offset))).fetchall()
                 else:
-                    top = self.conn.execute("SELECT rowid, bm25(fts) AS r FROM fts WHERE fts MATCH ? "
-                                            "ORDER BY r LIMIT ? OFFSET ?", (match, int(limit), int(offset))).fetchall()
-                counted = (f"SELECT e.sid AS sid, count(*) AS n FROM fts JOIN entries e ON e.rowid = fts.rowid"
-                           f"{join_s} WHERE fts MATCH ?{extra} GROUP BY e.sid")
-                cargs: tuple[Any, ...] = (match, *args)
+                    top = c.execute("SELECT rowid, bm25(fts) AS r FROM fts WHERE fts MATCH ? "
+                                    "ORDER BY r LIMIT ? OFFSET ?", (match, int(limit), int(offset))).fetchall()
+                if conds:
+                    counts = c.execute(f"SELECT e.sid, count(*) FROM fts JOIN entries e ON e.rowid = fts.rowid"
+                                       f"{join_s} WHERE fts MATCH ?{extra} GROUP BY e.sid", (match, *args)).fetchall()
+                else:                                 # the rowids alone say the session
+                    counts = c.execute(f"SELECT rowid >> {_SHIFT}, count(*) FROM fts WHERE fts MATCH ? GROUP BY 1",
+                                       (match,)).fetchall()
             else:
                 where = " AND ".join(conds)
-                top = self.conn.execute(f"SELECT e.rowid, 0.0 FROM entries e{join_s} WHERE {where} "
-                                        f"ORDER BY e.rowid LIMIT ? OFFSET ?", (*args, int(limit), int(offset))).fetchall()
-                counted = f"SELECT e.sid AS sid, count(*) AS n FROM entries e{join_s} WHERE {where} GROUP BY e.sid"
-                cargs = tuple(args)
-            groups = self.conn.execute(
-                f"SELECT s.key, s.id, s.path, s.title, s.created, s.store, g.n FROM ({counted}) g "
-                f"JOIN sessions s ON s.sid = g.sid ORDER BY g.n DESC, s.key", cargs).fetchall()
-            hits = self._hits(top, match)
+                top = c.execute(f"SELECT e.rowid, 0.0 FROM entries e{join_s} WHERE {where} "
+                                f"ORDER BY e.rowid LIMIT ? OFFSET ?", (*args, int(limit), int(offset))).fetchall()
+                counts = c.execute(f"SELECT e.sid, count(*) FROM entries e{join_s} WHERE {where} GROUP BY e.sid",
+                                   args).fetchall()
+            hits, hit_sids = self._hits(top, match)
+            total = sum(n for _, n in counts)
+            if groups is not None and len(counts) > groups:
+                counts.sort(key=lambda r: (-r[1], r[0]))
+                shown = counts[:groups] + [r for r in counts[groups:] if r[0] in hit_sids]
+            else:
+                shown = counts
+            n_of = dict(shown)
+            rows = []
+            ids = list(n_of)
+            for i in range(0, len(ids), 900):            # under SQLite's bound-parameter limit
+                part = ids[i:i + 900]
+                rows += c.execute(f"SELECT sid, key, id, path, title, created, store FROM sessions "
+                                  f"WHERE sid IN ({','.join('?' * len(part))})", part).fetchall()
         except sqlite3.OperationalError as e:
             raise QueryError(f"cannot run the query {query!r}: {e}") from None
-        sessions = [SessionGroup(key=k, session=i, path=p, title=t, created=cr, count=n, store=sto)
-                    for k, i, p, t, cr, sto, n in groups]
-        return SearchResult(hits=hits, sessions=sessions, total=sum(g.count for g in sessions),
+        sessions = [SessionGroup(key=k, session=i, path=p, title=t, created=cr, count=n_of[sid], store=sto)
+                    for sid, k, i, p, t, cr, sto in rows]
+        sessions.sort(key=lambda g: (-g.count, g.key))
+        return SearchResult(hits=hits, sessions=sessions, total=total, session_total=len(counts),
                             seconds=time.perf_counter() - t0)
 
-    def _hits(self, top: list[tuple[int, float]], match: Optional[str]) -> list[SearchHit]:
-        """Rows and snippets of the ranked rowids (snippets made for these only)."""
+    def _hits(self, top: list[tuple[int, float]], match: Optional[str]) -> tuple[list[SearchHit], set[int]]:
+        """Rows and snippets of the ranked rowids (snippets made for these only), and their sessions' sids."""
         if not top:
-            return []
+            return [], set()
         ids = [r for r, _ in top]
         marks = ",".join("?" * len(ids))
         rows = {r[0]: r[1:] for r in self.conn.execute(
-            f"SELECT e.rowid, s.key, s.id, s.path, s.store, e.seq, e.turn, e.kind, e.tool, e.time "
+            f"SELECT e.rowid, s.key, s.id, s.path, s.store, e.seq, e.turn, e.kind, e.tool, e.time, e.sid "
             f"FROM entries e JOIN sessions s ON s.sid = e.sid WHERE e.rowid IN ({marks})", ids)}
-        if match is not None:
-            snips = dict(self.conn.execute(
-                f"SELECT rowid, snippet(fts, 0, '{MARK_OPEN}', '{MARK_CLOSE}', '…', 24) FROM fts "
-                f"WHERE fts MATCH ? AND rowid IN ({marks})", (match, *ids)))
+        if match is not None:                 # one rowid at a time: FTS5 seeks to it
+            sql = (f"SELECT snippet(fts, 0, '{MARK_OPEN}', '{MARK_CLOSE}', '…', 24) FROM fts "
+                   f"WHERE fts MATCH ? AND rowid = ?")
+            snips = {}
+            for r in ids:
+                got = self.conn.execute(sql, (match, r)).fetchone()
+                snips[r] = got[0] if got else ""
         else:
             snips = {r: (b[:160] + ("…" if len(b) > 160 else "")) for r, b in self.conn.execute(
                 f"SELECT rowid, body FROM fts WHERE rowid IN ({marks})", ids)}
         hits = []
+        sids = set()
         for rowid, rank in top:
             got = rows.get(rowid)
             if got is None:
                 continue
-            key, sid, path, store, seq, turn, kind, tool, tm = got
+            key, sid, path, store, seq, turn, kind, tool, tm, isid = got
+            sids.add(isid)
             text, mk = split_marks(snips.get(rowid, ""))
             hits.append(SearchHit(session=sid, session_key=key, path=path, seq=seq, turn=turn, kind=kind, tool=tool,
                                   time=tm, snippet=with_marks(text, mk), marks=mk, text=text, rank=rank, store=store))
-        return hits
+        return hits, sids
 
     def _scan_search(self, pq: ParsedQuery, limit: int) -> SearchResult:
         """No FTS5: every session's entries (the same extraction as the index) checked one by one:
@@ -940,7 +1005,8 @@ class FullTextIndex:
                 groups.append(SessionGroup(key=info.key, session=info.id, path=info.path, title=info.title,
                                            created=info.created_at, count=n, store=info.store))
         groups.sort(key=lambda g: -g.count)
-        return SearchResult(hits=hits, sessions=groups, total=sum(g.count for g in groups), fallback=FTS5_MISSING)
+        return SearchResult(hits=hits, sessions=groups, total=sum(g.count for g in groups), session_total=len(groups),
+                            fallback=FTS5_MISSING)
 
 
 def _filter_sql(pq: ParsedQuery) -> tuple[list[str], list[Any], bool]:
