@@ -187,7 +187,7 @@ def _day(i: int) -> str:
     return datetime.fromtimestamp((1_790_000_000_000 + i * 86_400_000 * 20) / 1000, UTC).strftime("%Y-%m-%d")
 
 
-def _check_not_and_dates(ix, m):
+def _check_not(ix, m):
     p = m["planted"]
     every = {tuple(p[w]) for w in p if w.startswith("plant0")}       # (session, seq, kind)
     assert len(every) == 5
@@ -200,6 +200,10 @@ def _check_not_and_dates(ix, m):
     assert got == {"tool-output", "tool-call", "assistant"}
     with pytest.raises(QueryError):
         ix.search("-plant0output")
+
+
+def _check_dates(ix, m):
+    p = m["planted"]
     # after:/before: by the event's time (planted session i lives 20 days after session i-1)
     got = {h.session for h in ix.search(f"plant* after:{_day(3)}", limit=100).hits}
     assert got == {p[f"plant{i}output"][0] for i in (3, 4)}
@@ -214,15 +218,23 @@ def test_not_and_dates_in_the_index(small_home, tmp_path):
     with FullTextIndex(root, db_path=str(tmp_path / "ix.sqlite")) as ix:
         ix.update()
         assert ix.fts5
-        _check_not_and_dates(ix, m)
+        _check_not(ix, m)
+        _check_dates(ix, m)
 
 
-def test_not_and_dates_in_the_scan_without_fts5(small_home, tmp_path, monkeypatch):
+def test_dates_in_the_scan_without_fts5(small_home, tmp_path, monkeypatch):
+    root, m = small_home
+    monkeypatch.setattr(fulltext, "fts5_available", lambda: False)
+    with FullTextIndex(root, db_path=str(tmp_path / "nofts.sqlite")) as ix:
+        _check_dates(ix, m)
+
+
+def test_not_in_the_scan_without_fts5(small_home, tmp_path, monkeypatch):
     root, m = small_home
     monkeypatch.setattr(fulltext, "fts5_available", lambda: False)
     with FullTextIndex(root, db_path=str(tmp_path / "nofts.sqlite")) as ix:
         assert not ix.fts5
-        _check_not_and_dates(ix, m)
+        _check_not(ix, m)
         res = ix.search("plant2text")
         assert res.fallback and [h.seq for h in res.hits] == [m["planted"]["plant2text"][1]]
         assert "«plant2text»" in res.hits[0].snippet
