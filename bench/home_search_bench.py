@@ -207,13 +207,14 @@ def bench_build_big(runs: int, workers=None, n: int = 40, size: int = 2_500_000)
 def profile_build(root: Path, top: int = 25, workers=None):
     cache = tempfile.mkdtemp(prefix="sl-fts-prof-")
     try:
-        pr = cProfile.Profile()
+        pr = cProfile.Profile(time.process_time)       # CPU time: the wall clock mostly measures the load
         pr.enable()
         dt, _dc, rep, _ = build_once(str(root), cache, workers)
         pr.disable()
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    print(f"== cProfile of one build of {root.name}: {dt:.2f} s, {rep.bytes_read / 1e6:.1f} MB read")
+    print(f"== cProfile (CPU time) of one build of {root.name}: {dt:.2f} s wall, {rep.bytes_read / 1e6:.1f} MB read, "
+          f"{rep.workers} workers; {load()}")
     for key in ("cumulative", "tottime"):
         s = io.StringIO()
         pstats.Stats(pr, stream=s).sort_stats(key).print_stats(top)

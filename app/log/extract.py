@@ -18,8 +18,8 @@ Fast paths, each checked against the exact decoder (``tests/test_fulltext_extrac
 """
 from __future__ import annotations
 
-import json
 import os
+import re
 import zlib
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
@@ -142,6 +142,28 @@ class RowText:
                 self.title = fl.text
 
 
+def _candidates_re() -> re.Pattern[bytes]:
+    plain_types = sorted(t for t in TEXT_TYPES_B if t not in ERROR_ONLY_B)
+    alts = b"|".join(re.escape(t) for t in plain_types)
+    errs = b"|".join(re.escape(t) for t in sorted(ERROR_ONLY_B))
+    # a row that may hold text, with its newline: a text type written the dsh way, an error-only
+    # type holding "error", or any row not written the dsh way (decoded to learn its type)
+    return re.compile(rb'^(?:\{"type":"(?:' + alts + rb')"|\{"type":"(?:' + errs + rb')"(?=[^\n]*"error")'
+                      rb'|(?!\{"type":"))[^\n]*\n', re.M)
+
+
+_CANDIDATES = _candidates_re()
+
+
+def candidate_rows(data: bytes, base: int = 0) -> tuple[list[tuple[int, bytes]], int]:
+    """Complete rows of ``data`` (JSONL text at file offset ``base``) that may hold text, found by
+    one regex pass (rows of other types are never looked at from Python): ([(pos, raw)], end)
+    where ``end`` is the offset after the last complete row (a torn last row is left for later)."""
+    out = [(base + m.start(), m.group()[:-1]) for m in _CANDIDATES.finditer(data)]
+    out = [(p, raw) for p, raw in out if raw and not raw.isspace()]
+    return out, base + data.rfind(b"\n") + 1
+
+
 def split_rows(data: bytes, base: int = 0,
                line0: Optional[int] = None) -> tuple[list[tuple[int, bytes, Optional[int]]], int, Optional[int]]:
     """Rows of ``data`` (JSONL text starting at file offset ``base``, line ``line0``) that may hold
@@ -204,34 +226,31 @@ def extract_jsonl(path: str) -> FileText:
         st = os.fstat(fd)
         if st.st_size > FAST_MAX_BYTES:
             return FileText("fallback")
-        chunks = []
-        while True:
-            b = os.read(fd, max(st.st_size + 1, 65536))
-            if not b:
+        data = os.read(fd, st.st_size) if st.st_size else b""
+        while len(data) < st.st_size:               # a short read (rare): the rest
+            more = os.read(fd, st.st_size - len(data))
+            if not more:
                 break
-            chunks.append(b)
-        data = b"".join(chunks) if len(chunks) != 1 else chunks[0]
+            data += more
     finally:
         os.close(fd)
     sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     if len(data) != st.st_size:
-        return FileText("fallback")                  # changing while read: the reader copes
+        return FileText("fallback")                  # shrunk while read: the reader copes
     if not data:
         return FileText("not-session", why="empty file", sig=sig)
     nl = data.find(b"\n")
     if nl < 0 or nl > (1 << 20):
         return FileText("fallback")
     head = data[:nl]
-    try:
-        hdr_obj = json.loads(head)
-    except ValueError as e:
-        return FileText("not-session", why=f"the first line is not JSON: {e}", sig=sig)
-    if not (isinstance(hdr_obj, dict) and hdr_obj.get("type") == "session"):
-        return FileText("not-session", sig=sig)
     hdr, problems = parse_header(head)
     fatal = next((p for p in problems if p.fatal), None)
-    if fatal is not None or hdr is None:
-        return FileText("fatal", why=str(fatal), sig=sig, bytes_read=len(data))
+    if hdr is None:                                  # not JSON, or not a session header
+        msg = fatal.message if fatal is not None else ""
+        return FileText("not-session", why=f"the {msg}" if msg.startswith("first line is not JSON") else None,
+                        sig=sig)
+    if fatal is not None:
+        return FileText("fatal", why=str(fatal), header=(hdr.id, None, None), sig=sig, bytes_read=len(data))
     start = nl + 1
     first = data[start:start + 65536].split(b"\n", 1)[0].strip()
     if first and b'"seq' not in first[:160]:
@@ -239,10 +258,11 @@ def extract_jsonl(path: str) -> FileText:
     version = hdr.version or 0
     rt = RowText(RowCodec(hdr.id, version=version))
     out: list[Entry] = []
-    rows, end, end_line = split_rows(data[start:], base=start, line0=2)
+    rows, end = candidate_rows(data[start:], base=start)
     feed = rt.feed
-    for pos, raw, line in rows:
-        feed(raw, out, pos, pos, line)
+    for pos, raw in rows:
+        feed(raw, out, pos, pos)
+    end_line = 1 + data.count(b"\n", 0, end)
     crc = zlib.crc32(data[max(0, end - CRC_WINDOW):end]) if end else None
     return FileText("ok", header=(hdr.id, hdr.cwd, hdr.createdAt), entries=out, title=rt.title, turn=rt.turn,
                     calls=rt.calls, done_pos=end, done_line=end_line, done_crc=crc, bytes_read=len(data),
