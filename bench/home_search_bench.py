@@ -163,7 +163,7 @@ def bench_fts(n_sessions: int, runs: int, workers=None):
                 res = ix.search(q, limit=50)
                 ts.append(time.perf_counter() - t0)
             print(f"  query {q[:40]!r:44} {med(ts) * 1000:6.1f} ms  ({res.total} matches in "
-                  f"{len(res.sessions)} sessions)", flush=True)
+                  f"{res.session_total} sessions)", flush=True)
         t0 = time.perf_counter()
         rep = ix.update()
         print(f"  update with nothing changed: {(time.perf_counter() - t0) * 1000:.0f} ms "

@@ -13,7 +13,7 @@ from app.log import extract
 from app.log.extract import extract_jsonl, reader_entries
 from app.log.reader import LogReader
 from app.log.textview import event_fields, event_turn, plain
-from app.store import fulltext
+from app.store import ftsio, fulltext
 from app.store.fulltext import FullTextIndex, QueryError, parse_query
 from app.tools.plant import PlantingSynth, make_home
 from app.tools.synth import write_jsonl
@@ -251,8 +251,8 @@ def test_parse_query_negation():
 
 def test_a_big_home_uses_workers_by_default(tmp_path, monkeypatch):
     """Auto mode: worker processes only when there is much to read (else the inline path)."""
-    monkeypatch.setattr(fulltext, "_POOL_MIN_FILES", 3)
-    monkeypatch.setattr(fulltext, "_POOL_MIN_BYTES", 1)
+    monkeypatch.setattr(ftsio, "POOL_MIN_FILES", 3)
+    monkeypatch.setattr(ftsio, "POOL_MIN_BYTES", 1)
     root = tmp_path / "home"
     make_home(str(root), str(FIXTURES), copies=1, planted=2)
     with FullTextIndex(str(root), db_path=str(tmp_path / "ix.sqlite")) as ix:

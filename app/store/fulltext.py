@@ -34,22 +34,19 @@ import json
 import os
 import re
 import sqlite3
-import sys
 import time
-import zlib
-from collections import deque
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..log.extract import (CRC_WINDOW, ERROR_ONLY_B, FAST_MAX_BYTES, TEXT_TYPES_B, Entry, FileText, RowText,
-                           extract_jsonl, extract_many, may_hold_text, reader_entries)
+from ..log.extract import FAST_MAX_BYTES, Entry, FileText, RowText, may_hold_text
 from ..log.reader import LogReader
-from ..log.sources import Segment, open_source
+from ..log.sources import open_source
 from .discovery import SQLITE_SUFFIXES, _PROJECT_RE, _older_generations, _walk, read_header_bytes
-from .ftsquery import (FTS5_MISSING, MARK_CLOSE, MARK_OPEN, EntryMatcher, ParsedQuery, QueryError, SearchHit,
-                       SearchResult, SessionGroup, like_prefix, like_sub, parse_query, scan_snippet, split_marks,
-                       with_marks)
+from .ftsio import (auto_workers, crc_before, extracted, flush, list_store, looks_like_session, safe_listdir, split,
+                    upsert_file)
+from .ftsquery import FTS5_MISSING, QueryError, SearchHit, SearchResult, SessionGroup, parse_query
+from .ftssearch import SHIFT, IndexQueries
 
 __all__ = ["FullTextIndex", "QueryError", "SearchHit", "SearchResult", "SessionGroup", "UpdateReport",
            "fts5_available", "parse_query", "FTS5_MISSING"]
@@ -60,10 +57,6 @@ _COMMIT_SESSIONS = 200
 _FLUSH_ROWS = 2048            # rows written at a time by a session written as it is read
 _MEMORY_BYTES = 16 << 20      # a session's text kept in memory before it is written in a savepoint
 _FAST_BYTES = FAST_MAX_BYTES  # new JSONL sessions up to this size are read whole (extract_jsonl)
-_POOL_MIN_FILES = 200         # worker processes only when there is this much to read …
-_POOL_MIN_BYTES = 16 << 20    # … (starting one costs ~0.2 s)
-_CHUNK_BYTES = 2 << 20        # files handed to a worker at a time (up to this many bytes …)
-_CHUNK_FILES = 64             # … or files)
 Cancel = Optional[object]     # a callable returning True, or a threading.Event
 Progress = Optional[Callable[[int, int, int], None]]
 
@@ -133,9 +126,7 @@ CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, dev INTEGER, ino INTEGER
 CREATE TABLE IF NOT EXISTS entries(rowid INTEGER PRIMARY KEY, sid INTEGER NOT NULL, seq INTEGER,
   turn INTEGER, time INTEGER, kind TEXT, tool TEXT);
 """
-# an entry's rowid is (sid << 32) + its number in the session: a session's entries are one rowid
-# range (no index on sid to maintain) and per-session counts need only the rowids of the matches
-_SHIFT = 32
+_SHIFT = SHIFT
 # the text only: kind, tool and time are plain columns of ``entries`` (a filter is a join, not
 # FTS columns to tokenize); positions kept (detail=full) so "phrases" are exact
 _FTS_DDL = "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')"
@@ -171,97 +162,7 @@ def _cancelled(cancel: Cancel) -> bool:
     return bool(cancel()) if callable(cancel) else False
 
 
-def _chunks(paths: list[tuple[str, int]]) -> Iterator[list[str]]:
-    cur: list[str] = []
-    n = 0
-    for p, size in paths:
-        cur.append(p)
-        n += size
-        if n >= _CHUNK_BYTES or len(cur) >= _CHUNK_FILES:
-            yield cur
-            cur, n = [], 0
-    if cur:
-        yield cur
-
-
-def _extracted(paths: list[tuple[str, int]], workers: int) -> Generator[FileText, None, None]:
-    """extract_jsonl of each path, in order: inline, or by ``workers`` worker processes
-    (:func:`app.log.extract.serve`; chunks handed out in turn, two in flight per worker, so
-    memory stays flat while this process writes).  A worker that dies leaves the rest inline."""
-    if workers <= 0:
-        for path, _ in paths:
-            yield from extract_many([path])
-        return
-    import pickle
-    import subprocess
-    import app
-    from ..log.extract import WORKER_CODE, read_frame, write_frame
-    env = dict(os.environ)
-    top = os.path.dirname(os.path.dirname(os.path.abspath(app.__file__)))
-    env["PYTHONPATH"] = top + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    procs = [subprocess.Popen([sys.executable, "-c", WORKER_CODE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              env=env) for _ in range(workers)]
-    chunks = _chunks(paths)
-    pending: deque[tuple[subprocess.Popen[bytes], list[str]]] = deque()
-    turn = 0
-    broken = False
-
-    def submit() -> bool:
-        nonlocal turn
-        ch = next(chunks, None)
-        if ch is None:
-            return False
-        w = procs[turn % len(procs)]
-        turn += 1
-        try:
-            assert w.stdin is not None
-            write_frame(w.stdin, pickle.dumps(ch))
-        except OSError:
-            pass                                   # read back as a dead worker
-        pending.append((w, ch))
-        return True
-    try:
-        for _ in range(2 * workers):
-            if not submit():
-                break
-        while pending:
-            w, ch = pending.popleft()
-            got = None if broken or w.stdout is None else read_frame(w.stdout)
-            if got is None:                        # the worker died: this chunk and the rest inline
-                broken = True
-                yield from extract_many(ch)
-                continue
-            submit()
-            yield from pickle.loads(got)
-        if broken:
-            for ch in chunks:
-                yield from extract_many(ch)
-    finally:
-        for w in procs:
-            try:
-                if w.stdin is not None:
-                    w.stdin.close()
-            except OSError:
-                pass
-        for w in procs:
-            try:
-                w.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                w.kill()
-                w.wait()
-            if w.stdout is not None:
-                w.stdout.close()
-
-
-def _auto_workers(fast: list[tuple[str, int]]) -> int:
-    if getattr(sys, "frozen", False) or (os.cpu_count() or 1) < 2:
-        return 0
-    if len(fast) < _POOL_MIN_FILES or sum(n for _, n in fast) < _POOL_MIN_BYTES:
-        return 0
-    return 2
-
-
-class FullTextIndex:
+class FullTextIndex(IndexQueries):
     """The full-text index of one root (a home, JSONL tree, folder or SQLite store).
 
     ``update()`` brings it up to date incrementally, ``rebuild()`` from scratch, ``search()``
@@ -352,7 +253,7 @@ class FullTextIndex:
             kind = "folder"
             if os.path.isdir(os.path.join(root, "sessions")):
                 base, kind = os.path.join(root, "sessions"), "home"
-            elif any(_PROJECT_RE.match(n) for n in _safe_listdir(root)):
+            elif any(_PROJECT_RE.match(n) for n in safe_listdir(root)):
                 kind = "root"
             paths = _walk(base)
         for p in paths:
@@ -403,7 +304,7 @@ class FullTextIndex:
                      rep: UpdateReport) -> tuple[Any, ...]:
         """The files row of a file whose first line is no session header (reported when it is
         meant to be a session)."""
-        if _looks_like_session(p, self.root):
+        if looks_like_session(p, self.root):
             why = why or 'the first line is not a {"type":"session"} header'
             rep.problems.append(f"{p}: {why}")
             rep.skipped += 1
@@ -485,7 +386,7 @@ class FullTextIndex:
                 continue
             rep.files_opened += 1
             try:
-                listed = _list_store(p)
+                listed = list_store(p)
             except Exception as e:  # a broken store must not hide the others
                 rep.problems.append(f"{p}: {e}")
                 rep.skipped += 1
@@ -518,9 +419,9 @@ class FullTextIndex:
             c.execute("ROLLBACK")
             raise
         fast = [(f.path, f.st.st_size if f.st else 0) for f, _ in work if f.fast]
-        nworkers = _auto_workers(fast) if workers is None else (max(0, int(workers)) if fast else 0)
+        nworkers = auto_workers(fast) if workers is None else (max(0, int(workers)) if fast else 0)
         rep.workers = nworkers
-        results = _extracted(fast, nworkers)
+        results = extracted(fast, nworkers)
         try:
             self._index_work(work, results, file_rows, rep, progress, cancel)
         finally:
@@ -584,7 +485,7 @@ class FullTextIndex:
                     pending_bytes = pending_sessions = 0
             if not rep.cancelled:
                 for r in file_sig.values():    # stores, non-session files, bad files
-                    _upsert_file(c, r)
+                    upsert_file(c, r)
             self._flush_batch()
             c.execute("COMMIT")
         except BaseException:
@@ -695,7 +596,7 @@ class FullTextIndex:
             c.executemany("INSERT OR REPLACE INTO files(path, dev, ino, size, mtime_ns, kind, problem) "
                           "VALUES (?,?,?,?,?,?,?)", files)
             files.clear()
-        _flush(c, ent, fts, self.fts5)
+        flush(c, ent, fts, self.fts5)
 
     def _index_one(self, f: _Found, row: Optional[tuple[Any, ...]], rep: UpdateReport, cancel: Cancel) -> int:
         """Index one session through its reader (inside the caller's transaction).  -> text bytes written."""
@@ -709,7 +610,7 @@ class FullTextIndex:
             # same file, grown (a log is append-only): resume when the bytes before the stop point are
             # the ones indexed; same size but a new mtime means a rewrite: index it again
             if (dev, ino) == (st.st_dev, st.st_ino) and st.st_size > size and status == "ok" and done_pos \
-                    and _crc_before(f.path, done_pos) == done_crc:
+                    and crc_before(f.path, done_pos) == done_crc:
                 resume = (sid, done_pos, done_line, done_text, turn, json.loads(calls) if calls else {})
         reader: LogReader
         if f.fmt == "sqlite":
@@ -750,7 +651,7 @@ class FullTextIndex:
                 rep.grown += 1
             n, state = self._feed(reader, sid, start, line0, text0, RowText(reader.codec, turn, calls), rep, cancel)
             done_pos, done_line, done_text, turn, title = state
-            crc = _crc_before(f.path, done_pos) if f.fmt != "sqlite" and done_pos else None
+            crc = crc_before(f.path, done_pos) if f.fmt != "sqlite" and done_pos else None
             st = f.st
             assert st is not None
             if not self._sp_open:                 # read whole: write it now (no savepoint needed)
@@ -818,7 +719,7 @@ class FullTextIndex:
                 rep.bytes_read += sum(len(r) for _, r in seg.rows)
                 seg_done = (seg.end, None, None)
             else:
-                rows = _split(seg)
+                rows = split(seg)
                 rep.bytes_read += len(seg.data)
                 seg_done = (seg.end, (seg.line0 + seg.data.count(b"\n")) if seg.line0 is not None else None,
                             (seg.text_offset + len(seg.data)) if seg.text_offset >= 0 else None)
@@ -847,289 +748,10 @@ class FullTextIndex:
                     self._sp_open = True
                     if self._pre is not None:
                         self._pre()
-                _flush(c, ent, fts, self.fts5)
+                flush(c, ent, fts, self.fts5)
         if self._sp_open:
-            _flush(c, ent, fts, self.fts5)
+            flush(c, ent, fts, self.fts5)
         self._pending = (ent, fts)
         rep.entries += entries
         self._last_entries = entries
         return rt.text_bytes, (done_pos, done_line, done_text, rt.turn, rt.title)
-
-    # ------------------------------------------------------------------ queries
-    def indexed_count(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM sessions WHERE status = 'ok'").fetchone()[0])
-
-    def session_problems(self) -> list[tuple[str, str]]:
-        """[(key, problem)] of sessions that could not be indexed."""
-        out = [(k, p) for k, p in self.conn.execute("SELECT key, problem FROM sessions WHERE status = 'error'")]
-        out += [(p, why) for p, why in self.conn.execute("SELECT path, problem FROM files WHERE kind = 'bad'")]
-        return out
-
-    def search(self, query: str, limit: int = 50, offset: int = 0, groups: Optional[int] = 200) -> SearchResult:
-        """Ranked hits (bm25) with marked snippets, and per-session counts.
-
-        Light queries instead of one heavy one: the ``limit`` best rowids (bm25 over the matches,
-        nothing else computed per match), their rows and snippets (for those only), and the
-        per-session counts (the rowid-only path of the match, grouped by session).  ``sessions``
-        holds the ``groups`` sessions with the most matches plus those of the hits (None: all);
-        ``session_total`` counts every session with a match."""
-        t0 = time.perf_counter()
-        pq = parse_query(query)
-        if not self.fts5:
-            res = self._scan_search(pq, limit)
-            res.seconds = time.perf_counter() - t0
-            return res
-        match = pq.fts()
-        if match is None and (pq.not_terms or not (pq.kinds or pq.tools)):
-            raise QueryError("give words to look for (filters alone select nothing)" if not pq.not_terms
-                             else "give words to look for besides the ones to leave out")
-        conds, args, need_s = _filter_sql(pq)
-        join_s = " JOIN sessions s ON s.sid = e.sid" if need_s else ""
-        extra = "".join(" AND " + x for x in conds)
-        c = self.conn
-        try:
-            if match is not None:
-                if conds:
-                    top = c.execute(
-                        f"SELECT fts.rowid, bm25(fts) AS r FROM fts JOIN entries e ON e.rowid = fts.rowid{join_s} "
-                        f"WHERE fts MATCH ?{extra} ORDER BY r LIMIT ? OFFSET ?",
-                        (match, *args, int(limit), int(offset))).fetchall()
-                else:
-                    top = c.execute("SELECT rowid, bm25(fts) AS r FROM fts WHERE fts MATCH ? "
-                                    "ORDER BY r LIMIT ? OFFSET ?", (match, int(limit), int(offset))).fetchall()
-                if conds:
-                    counts = c.execute(f"SELECT e.sid, count(*) FROM fts JOIN entries e ON e.rowid = fts.rowid"
-                                       f"{join_s} WHERE fts MATCH ?{extra} GROUP BY e.sid", (match, *args)).fetchall()
-                else:                                 # the rowids alone say the session
-                    counts = c.execute(f"SELECT rowid >> {_SHIFT}, count(*) FROM fts WHERE fts MATCH ? GROUP BY 1",
-                                       (match,)).fetchall()
-            else:
-                where = " AND ".join(conds)
-                top = c.execute(f"SELECT e.rowid, 0.0 FROM entries e{join_s} WHERE {where} "
-                                f"ORDER BY e.rowid LIMIT ? OFFSET ?", (*args, int(limit), int(offset))).fetchall()
-                counts = c.execute(f"SELECT e.sid, count(*) FROM entries e{join_s} WHERE {where} GROUP BY e.sid",
-                                   args).fetchall()
-            hits, hit_sids = self._hits(top, match)
-            total = sum(n for _, n in counts)
-            if groups is not None and len(counts) > groups:
-                counts.sort(key=lambda r: (-r[1], r[0]))
-                shown = counts[:groups] + [r for r in counts[groups:] if r[0] in hit_sids]
-            else:
-                shown = counts
-            n_of = dict(shown)
-            rows = []
-            ids = list(n_of)
-            for i in range(0, len(ids), 900):            # under SQLite's bound-parameter limit
-                part = ids[i:i + 900]
-                rows += c.execute(f"SELECT sid, key, id, path, title, created, store FROM sessions "
-                                  f"WHERE sid IN ({','.join('?' * len(part))})", part).fetchall()
-        except sqlite3.OperationalError as e:
-            raise QueryError(f"cannot run the query {query!r}: {e}") from None
-        sessions = [SessionGroup(key=k, session=i, path=p, title=t, created=cr, count=n_of[sid], store=sto)
-                    for sid, k, i, p, t, cr, sto in rows]
-        sessions.sort(key=lambda g: (-g.count, g.key))
-        return SearchResult(hits=hits, sessions=sessions, total=total, session_total=len(counts),
-                            seconds=time.perf_counter() - t0)
-
-    def _hits(self, top: list[tuple[int, float]], match: Optional[str]) -> tuple[list[SearchHit], set[int]]:
-        """Rows and snippets of the ranked rowids (snippets made for these only), and their sessions' sids."""
-        if not top:
-            return [], set()
-        ids = [r for r, _ in top]
-        marks = ",".join("?" * len(ids))
-        rows = {r[0]: r[1:] for r in self.conn.execute(
-            f"SELECT e.rowid, s.key, s.id, s.path, s.store, e.seq, e.turn, e.kind, e.tool, e.time, e.sid "
-            f"FROM entries e JOIN sessions s ON s.sid = e.sid WHERE e.rowid IN ({marks})", ids)}
-        if match is not None:                 # one rowid at a time: FTS5 seeks to it
-            sql = (f"SELECT snippet(fts, 0, '{MARK_OPEN}', '{MARK_CLOSE}', '…', 24) FROM fts "
-                   f"WHERE fts MATCH ? AND rowid = ?")
-            snips = {}
-            for r in ids:
-                got = self.conn.execute(sql, (match, r)).fetchone()
-                snips[r] = got[0] if got else ""
-        else:
-            snips = {r: (b[:160] + ("…" if len(b) > 160 else "")) for r, b in self.conn.execute(
-                f"SELECT rowid, body FROM fts WHERE rowid IN ({marks})", ids)}
-        hits = []
-        sids = set()
-        for rowid, rank in top:
-            got = rows.get(rowid)
-            if got is None:
-                continue
-            key, sid, path, store, seq, turn, kind, tool, tm, isid = got
-            sids.add(isid)
-            text, mk = split_marks(snips.get(rowid, ""))
-            hits.append(SearchHit(session=sid, session_key=key, path=path, seq=seq, turn=turn, kind=kind, tool=tool,
-                                  time=tm, snippet=with_marks(text, mk), marks=mk, text=text, rank=rank, store=store))
-        return hits, sids
-
-    def _scan_search(self, pq: ParsedQuery, limit: int) -> SearchResult:
-        """No FTS5: every session's entries (the same extraction as the index) checked one by one:
-        words in one entry, -words left out, every filter (kind, tool, session, project, after, before)."""
-        from .discovery import discover
-        from .faces import open_info
-        em = EntryMatcher(pq)
-        hits: list[SearchHit] = []
-        groups: list[SessionGroup] = []
-        listing = discover(self.root)
-        for info in listing.sessions:
-            if not em.session_ok(info.id, f"{info.project or ''} {info.cwd or ''}"):
-                continue
-            entries: list[Entry] = []
-            res = extract_jsonl(info.path) if info.format == "jsonl" and not info.store else None
-            if res is not None and res.status == "ok":
-                entries = res.entries
-            else:
-                try:
-                    r = open_info(info)
-                except Exception:
-                    continue
-                try:
-                    if r.fatal:
-                        continue
-                    entries, _rt = reader_entries(r)
-                finally:
-                    r.close()
-            n = 0
-            for seq, turn, tm, kind, tool, text in entries:
-                span = em.match(kind, tool, tm, text)
-                if span is None:
-                    continue
-                n += 1
-                if len(hits) < limit:
-                    snip, mk = scan_snippet(text, span)
-                    hits.append(SearchHit(session=info.id, session_key=info.key, path=info.path, seq=seq, turn=turn,
-                                          kind=kind, tool=tool, time=tm, snippet=with_marks(snip, mk), marks=mk,
-                                          text=snip, store=info.store))
-            if n:
-                groups.append(SessionGroup(key=info.key, session=info.id, path=info.path, title=info.title,
-                                           created=info.created_at, count=n, store=info.store))
-        groups.sort(key=lambda g: -g.count)
-        return SearchResult(hits=hits, sessions=groups, total=sum(g.count for g in groups), session_total=len(groups),
-                            fallback=FTS5_MISSING)
-
-
-def _filter_sql(pq: ParsedQuery) -> tuple[list[str], list[Any], bool]:
-    """SQL conditions on entries ``e`` / sessions ``s`` for the query's filters: (conditions,
-    arguments, sessions needed)."""
-    conds: list[str] = []
-    args: list[Any] = []
-
-    def one_of(col: str, vals: list[str], neg: bool) -> None:
-        if vals:
-            conds.append(f"{col} {'NOT ' if neg else ''}IN ({','.join('?' * len(vals))})")
-            args.extend(vals)
-    one_of("e.kind", pq.kinds, False)
-    one_of("e.kind", pq.not_kinds, True)
-    one_of("lower(coalesce(e.tool, ''))", [t.lower() for t in pq.tools], False)
-    one_of("lower(coalesce(e.tool, ''))", [t.lower() for t in pq.not_tools], True)
-    need_s = False
-    for vals, neg in ((pq.sessions, False), (pq.not_sessions, True)):
-        if vals:
-            conds.append(("NOT " if neg else "") + "(" + " OR ".join("s.id LIKE ? ESCAPE '\\'" for _ in vals) + ")")
-            args += [like_prefix(x) for x in vals]
-            need_s = True
-    for vals, neg in ((pq.projects, False), (pq.not_projects, True)):
-        if vals:
-            conds.append(("NOT " if neg else "") + "(" + " OR ".join(
-                "(coalesce(s.project, '') LIKE ? ESCAPE '\\' OR coalesce(s.cwd, '') LIKE ? ESCAPE '\\')"
-                for _ in vals) + ")")
-            for x in vals:
-                args += [like_sub(x), like_sub(x)]
-            need_s = True
-    if pq.after is not None:
-        conds.append("e.time >= ?")
-        args.append(pq.after)
-    if pq.before is not None:
-        conds.append("e.time < ?")
-        args.append(pq.before)
-    return conds, args, need_s
-
-
-def _safe_listdir(p: str) -> list[str]:
-    try:
-        return os.listdir(p)
-    except OSError:
-        return []
-
-
-def _looks_like_session(p: str, root: str) -> bool:
-    """A file meant to be a session (reported when unreadable) rather than some other JSONL."""
-    name = os.path.basename(p)
-    if name.startswith("session.") or name.startswith("session-"):
-        return True
-    parts = os.path.relpath(p, root).split(os.sep)
-    return any(_PROJECT_RE.match(x) for x in parts[:-1])
-
-
-def _list_store(p: str) -> list[dict[str, Any]]:
-    from .sqlite_store import SqliteStore
-    store = SqliteStore.open(p)
-    try:
-        return list(store.list_sessions())
-    finally:
-        store.close()
-
-
-def _upsert_file(c: sqlite3.Connection, r: tuple[Any, ...]) -> None:
-    c.execute("INSERT OR REPLACE INTO files(path, dev, ino, size, mtime_ns, kind, problem) VALUES (?,?,?,?,?,?,?)",
-              r)
-
-
-def _crc_before(path: str, pos: int) -> Optional[int]:
-    """CRC-32 of the stored bytes just before ``pos`` (proves a prefix unchanged)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        a = max(0, pos - CRC_WINDOW)
-        data = os.pread(fd, pos - a, a)
-        if len(data) != pos - a:
-            return None
-        return zlib.crc32(data)
-    finally:
-        os.close(fd)
-
-
-def _split(seg: Segment) -> list[tuple[Any, Optional[bytes], Optional[int], Optional[int]]]:
-    """[(pos, raw|None, line, offset)] of a text segment's rows that may hold text; raw None = the
-    torn last row.  Rows written the dsh way whose type carries no text are left out here (most
-    rows of a long session are streamed chunks)."""
-    out: list[tuple[Any, Optional[bytes], Optional[int], Optional[int]]] = []
-    parts = seg.data.split(b"\n")
-    last = len(parts) - 1
-    at = 0
-    line = seg.line0
-    t0 = seg.text_offset
-    row_pos = seg.row_pos
-    text_types, error_only = TEXT_TYPES_B, ERROR_ONLY_B
-    for i, raw in enumerate(parts):
-        if i == last:
-            if raw:                                   # no newline after it: torn
-                out.append((row_pos(at), None, line, t0 + at if t0 >= 0 else None))
-            break
-        if raw.startswith(b'{"type":"'):
-            e = raw.find(b'"', 9)
-            t = raw[9:e] if e > 9 else None
-            if t is not None and (t not in text_types or (t in error_only and b'"error"' not in raw)):
-                at += len(raw) + 1
-                if line is not None:
-                    line += 1
-                continue
-        if raw and not raw.isspace():
-            out.append((row_pos(at), raw, line, t0 + at if t0 >= 0 else None))
-        at += len(raw) + 1
-        if line is not None:
-            line += 1
-    return out
-
-
-def _flush(c: sqlite3.Connection, ent: list[tuple[Any, ...]], fts: list[tuple[Any, ...]], fts5: bool) -> None:
-    if ent:
-        c.executemany("INSERT INTO entries(rowid, sid, seq, turn, time, kind, tool) VALUES (?,?,?,?,?,?,?)", ent)
-        ent.clear()
-    if fts:
-        if fts5:
-            c.executemany("INSERT INTO fts(rowid, body) VALUES (?,?)", fts)
-        fts.clear()
