@@ -259,3 +259,14 @@ def test_a_big_home_uses_workers_by_default(tmp_path, monkeypatch):
         rep = ix.update()
         assert rep.workers == (2 if (os.cpu_count() or 1) >= 2 else 0)
         assert rep.indexed > 20 and not rep.problems
+
+
+def test_the_extraction_imports_neither_qt_nor_sqlite():
+    """Item 5 of the issue: the extraction can feed another engine (a shared search service)."""
+    import subprocess
+    import sys
+    code = ("import sys, app.log.extract; "
+            "bad = [m for m in sys.modules if m == 'sqlite3' or m.startswith(('PySide6', 'app.store', 'app.ui'))]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr

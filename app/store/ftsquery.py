@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Optional
 
-from ..log.textview import KINDS, normalize_kind, snippet
+from ..log.textview import normalize_kind, snippet
 
 MARK_OPEN, MARK_CLOSE = "\x02", "\x03"        # snippet sentinels (the body holds no control chars)
 HIT_OPEN, HIT_CLOSE = "«", "»"               # plain-text marks in returned snippets
-KIND_TOKEN = {k: k.replace("-", "") for k in KINDS}
 FILTERS = ("tool", "kind", "session", "after", "before", "project")
 FTS5_MISSING = ("this Python's SQLite has no FTS5: searching by scanning every session "
                 "(slower; install a Python whose sqlite3 has FTS5 for the index)")
