@@ -15,8 +15,8 @@ from ..log.extract import CRC_WINDOW, ERROR_ONLY_B, TEXT_TYPES_B, FileText, extr
 from ..log.sources import Segment
 from .discovery import _PROJECT_RE
 
-POOL_MIN_FILES = 200          # worker processes only when there is this much to read …
-POOL_MIN_BYTES = 16 << 20     # … (starting one costs ~0.2 s)
+POOL_MIN_FILES = 4            # worker processes only for at least this many files …
+POOL_MIN_BYTES = 16 << 20     # … holding this much (starting one costs ~0.2 s of CPU)
 CHUNK_BYTES = 2 << 20         # files handed to a worker at a time (up to this many bytes …)
 CHUNK_FILES = 64              # … or files)
 
@@ -104,6 +104,8 @@ def extracted(paths: list[tuple[str, int]], workers: int) -> Generator[FileText,
 
 
 def auto_workers(fast: list[tuple[str, int]]) -> int:
+    """Two extraction processes for a big first build (2 cores: this process writes meanwhile),
+    none for a few sessions, a frozen app (its executable is not a Python) or one core."""
     if getattr(sys, "frozen", False) or (os.cpu_count() or 1) < 2:
         return 0
     if len(fast) < POOL_MIN_FILES or sum(n for _, n in fast) < POOL_MIN_BYTES:
