@@ -156,29 +156,33 @@ def bench_fts(n_sessions: int, runs: int, workers=None):
         queries = [words[0], f'"{words[2].replace(chr(34), "")}"', "plant1*", f"{words[5]} kind:user",
                    "snapshot", "snapshot tool:bash", "kind:error", "cordis project:alpha",
                    "snapshot after:2026-01-01", "snapshot -bash"]
+        print("  queries (median of 5; wall and this process's CPU time; limit 50):")
         for q in queries:
-            ts = []
+            ts, cs = [], []
             for _ in range(5):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 res = ix.search(q, limit=50)
                 ts.append(time.perf_counter() - t0)
-            print(f"  query {q[:40]!r:44} {med(ts) * 1000:6.1f} ms  ({res.total} matches in "
-                  f"{res.session_total} sessions)", flush=True)
-        t0 = time.perf_counter()
+                cs.append(time.process_time() - c0)
+            print(f"  query {q[:40]!r:44} {med(ts) * 1000:6.1f} ms  CPU {med(cs) * 1000:6.1f} ms  ({res.total} "
+                  f"matches in {res.session_total} sessions)", flush=True)
+        t0, c0 = time.perf_counter(), time.process_time()
         rep = ix.update()
-        print(f"  update with nothing changed: {(time.perf_counter() - t0) * 1000:.0f} ms "
-              f"(files opened {rep.files_opened})")
-        incs = []
+        print(f"  update with nothing changed: {(time.perf_counter() - t0) * 1000:.0f} ms, CPU "
+              f"{(time.process_time() - c0) * 1000:.0f} ms (files opened {rep.files_opened})")
+        incs, incc = [], []
         for i in range(3):
             word = f"benchgrowthword{i}"
             seq = _append_turn(path, word)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             rep = ix.update()
             incs.append(time.perf_counter() - t0)
+            incc.append(time.process_time() - c0)
             hits = ix.search(word).hits
             assert [(h.session, h.seq) for h in hits] == [(sid, seq)], hits
-        print(f"  incremental update after one session grew: median {med(incs) * 1000:.0f} ms "
-              f"(grown {rep.grown}, files opened {rep.files_opened}, {rep.bytes_read} bytes read)", flush=True)
+        print(f"  incremental update after one session grew: median {med(incs) * 1000:.0f} ms, CPU "
+              f"{med(incc) * 1000:.0f} ms (grown {rep.grown}, files opened {rep.files_opened}, {rep.bytes_read} "
+              f"bytes read)", flush=True)
         ix.close()
     finally:
         shutil.rmtree(cache, ignore_errors=True)
