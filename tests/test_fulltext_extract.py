@@ -270,3 +270,26 @@ def test_the_extraction_imports_neither_qt_nor_sqlite():
             "print(bad); sys.exit(1 if bad else 0)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_cancel_with_workers_stops_them_and_keeps_what_was_committed(small_home, tmp_path, monkeypatch):
+    import threading
+    import time
+    root, m = small_home
+    monkeypatch.setattr(ftsio, "CHUNK_FILES", 4)             # many chunks in flight
+    monkeypatch.setattr(fulltext, "_COMMIT_SESSIONS", 10)
+    ev = threading.Event()
+
+    def progress(done, total, nbytes):
+        if done == 25:
+            ev.set()
+    with FullTextIndex(root, db_path=str(tmp_path / "ix.sqlite")) as ix:
+        t0 = time.perf_counter()
+        rep = ix.update(progress=progress, cancel=ev, workers=2)
+        assert rep.cancelled and rep.workers == 2
+        assert time.perf_counter() - t0 < 60
+        assert 20 <= ix.indexed_count() <= 26
+        rep = ix.update(workers=2)
+        assert not rep.cancelled and ix.indexed_count() == len(m["sessions"])
+        sid, seq, _ = m["planted"]["plant4reason"]
+        assert [(h.session, h.seq) for h in ix.search("plant4reason").hits] == [(sid, seq)]

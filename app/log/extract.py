@@ -341,4 +341,7 @@ def serve(inp: Any = None, out: Any = None) -> None:
         req = read_frame(inp)
         if req is None:
             return
-        write_frame(out, pickle.dumps(extract_many(pickle.loads(req)), protocol=pickle.HIGHEST_PROTOCOL))
+        try:
+            write_frame(out, pickle.dumps(extract_many(pickle.loads(req)), protocol=pickle.HIGHEST_PROTOCOL))
+        except BrokenPipeError:                      # the indexer stopped (cancelled): nobody reads
+            return

@@ -86,21 +86,20 @@ def extracted(paths: list[tuple[str, int]], workers: int) -> Generator[FileText,
         if broken:
             for ch in chunks:
                 yield from extract_many(ch)
-    finally:
+    finally:                                       # end of input; an answer nobody reads ends it too (EPIPE)
         for w in procs:
-            try:
-                if w.stdin is not None:
-                    w.stdin.close()
-            except OSError:
-                pass
+            for pipe in (w.stdin, w.stdout):
+                try:
+                    if pipe is not None:
+                        pipe.close()
+                except OSError:
+                    pass
         for w in procs:
             try:
                 w.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 w.kill()
                 w.wait()
-            if w.stdout is not None:
-                w.stdout.close()
 
 
 def auto_workers(fast: list[tuple[str, int]]) -> int:
