@@ -200,6 +200,14 @@ def _check_not(ix, m):
     assert got == {"tool-output", "tool-call", "assistant"}
     with pytest.raises(QueryError):
         ix.search("-plant0output")
+    # tool: the exact name (any case) or a prefix*
+    tool = ix.search("plant0 quoted arg").hits[0].tool
+    assert tool and len(tool) > 2
+    want = {(h.session, h.seq) for h in ix.search("plant0*", limit=100).hits if h.tool == tool}
+    assert want and {(h.session, h.seq) for h in ix.search(f"plant0* tool:{tool.upper()}").hits} == want
+    assert {(h.session, h.seq) for h in ix.search(f"plant0* tool:{tool[:2]}*").hits} >= want
+    assert ix.search(f"plant0* tool:{tool[:2]}").hits == []
+    assert not {(h.session, h.seq) for h in ix.search(f"plant0* -tool:{tool}", limit=100).hits} & want
 
 
 def _check_dates(ix, m):

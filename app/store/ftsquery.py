@@ -253,8 +253,8 @@ class EntryMatcher:
         self.neg = [term_re(t) for t in pq.not_terms]
         self.kinds = set(pq.kinds)
         self.not_kinds = set(pq.not_kinds)
-        self.tools = set(pq.tools)
-        self.not_tools = set(pq.not_tools)
+        self.tools = [t.lower() for t in pq.tools]
+        self.not_tools = [t.lower() for t in pq.not_tools]
 
     def session_ok(self, sid: str, where: str) -> bool:
         pq = self.pq
@@ -273,7 +273,9 @@ class EntryMatcher:
         pq = self.pq
         if (self.kinds and kind not in self.kinds) or kind in self.not_kinds:
             return None
-        if (self.tools and (tool or "") not in self.tools) or (tool or "") in self.not_tools:
+        name = (tool or "").lower()
+        if (self.tools and not any(_tool_is(name, t) for t in self.tools)) or \
+                any(_tool_is(name, t) for t in self.not_tools):
             return None
         if pq.after is not None and (time is None or time < pq.after):
             return None
@@ -289,6 +291,11 @@ class EntryMatcher:
         if any(rx.search(text) for rx in self.neg):
             return None
         return span
+
+
+def _tool_is(name: str, want: str) -> bool:
+    """``tool:NAME`` is the exact name (any case); ``tool:PREFIX*`` a prefix."""
+    return name.startswith(want[:-1]) if want.endswith("*") else name == want
 
 
 def scan_snippet(text: str, span: tuple[int, int]) -> tuple[str, list[tuple[int, int]]]:

@@ -192,8 +192,12 @@ def _filter_sql(pq: ParsedQuery) -> tuple[list[str], list[Any], bool]:
             args.extend(vals)
     one_of("e.kind", pq.kinds, False)
     one_of("e.kind", pq.not_kinds, True)
-    one_of("lower(coalesce(e.tool, ''))", [t.lower() for t in pq.tools], False)
-    one_of("lower(coalesce(e.tool, ''))", [t.lower() for t in pq.not_tools], True)
+    for vals, neg in ((pq.tools, False), (pq.not_tools, True)):    # exact names, or name* a prefix
+        if vals:
+            conds.append(("NOT " if neg else "") + "(" + " OR ".join(
+                "lower(coalesce(e.tool, '')) LIKE ? ESCAPE '\\'" if t.endswith("*")
+                else "lower(coalesce(e.tool, '')) = ?" for t in vals) + ")")
+            args += [like_prefix(t[:-1].lower()) if t.endswith("*") else t.lower() for t in vals]
     need_s = False
     for vals, neg in ((pq.sessions, False), (pq.not_sessions, True)):
         if vals:
