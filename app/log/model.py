@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, Optional, Union, cast
 
 import msgspec
 
-from .payloads import JsonList, JsonObj
+from .payloads import JsonList, JsonObj, blocks, content_text
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs
@@ -269,12 +269,8 @@ def typed(event: Event) -> Optional[CorePayload]:
 # --------------------------------------------------------------------------- helpers
 
 def message_text(message: object, kinds: Collection[str] = ("text",)) -> str:
-    """Concatenated text of a message's blocks of the given kinds."""
-    out = []
-    for block in (message if isinstance(message, dict) else {}).get("content") or []:
-        if isinstance(block, dict) and block.get("type") in kinds:
-            out.append(str(block.get("text", "")))
-    return "".join(out)
+    """Concatenated text of a message's blocks of the given kinds (other blocks left out)."""
+    return content_text(blocks(message), kinds=kinds, image=None, nested=False, other=None, sep="")
 
 
 def event_message(event: Event) -> Optional[JsonObj]:
