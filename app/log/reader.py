@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Optional, Union
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import msgspec
@@ -86,7 +86,7 @@ class Page:
 class TailState:
     open_turn: Optional[int]
     closure: list[Event]               # synthesized events (empty when the log ends between turns)
-    cut_pos: Any                       # pos of the first row a repair would drop (None: none); compared with row pos
+    cut_pos: Optional[RowPos]          # pos of the first row a repair would drop (None: none)
     dropped: list[Item]                # stored rows at/after cut_pos (torn, malformed, out-of-order…)
     last_seq: int                      # last kept event seq (-1: empty)
     last_turn_end_seq: Optional[int]
