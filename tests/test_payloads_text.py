@@ -7,6 +7,7 @@ fields as written by dsh), never from the function under test."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -37,7 +38,7 @@ def _events(path) -> list[Event]:
 
 def _stored(path, seq: int) -> dict:
     """The stored row of ``seq`` as plain JSON (read without the app's reader)."""
-    for line in open(path, encoding="utf-8").read().splitlines()[1:]:
+    for line in Path(path).read_text(encoding="utf-8").splitlines()[1:]:
         row = json.loads(line)
         if row.get("seq") == seq:
             return row
