@@ -20,11 +20,12 @@ import re
 from typing import Optional
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QInputDialog, QLabel, QListView, QTableView,
                                QVBoxLayout, QWidget)
 
 from .find_actions import dock
+from .frame_actions import action
 from .find_models import SEQ_ROLE, OutlineModel, ProblemsModel
 from .history.window import FILTER_LABELS, FILTERS
 
@@ -41,21 +42,6 @@ def outline_job(job, path: str, session_id: Optional[str]):
         return run_isolated("outline", path, session_id, {}, on_message, lambda: job.cancelled)
     except InterruptedError:
         raise Cancelled(job.name) from None
-
-
-def action(text: str, parent, shortcut: Optional[str] = None, triggered=None, toggled=None,
-           checkable: bool = False, checked: bool = False) -> QAction:
-    a = QAction(text, parent)
-    if shortcut:
-        a.setShortcut(QKeySequence(shortcut))
-    if checkable:
-        a.setCheckable(True)
-        a.setChecked(checked)
-    if triggered is not None:
-        a.triggered.connect(triggered)
-    if toggled is not None:
-        a.toggled.connect(toggled)
-    return a
 
 
 def parse_goto(text: str) -> Optional[tuple]:

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
 
 from .history.delegate import mono_font
 from .json_model import JsonTreeModel
-from .workers import Cancelled, Jobs
+from .workers import Cancelled, Job, Jobs
 
 REQUEST_KINDS = ("assistant", "streaming", "attempt-failed", "attempt-open", "step-start", "step-end")
 
@@ -51,7 +51,7 @@ class RequestView(QWidget):
     def __init__(self, jobs: Jobs, parent=None):
         super().__init__(parent)
         self.jobs = jobs
-        self._job = None
+        self._job: Optional[Job] = None
         self._group = f"request-{id(self)}"      # a new request supersedes the one in flight
         self._want: Optional[tuple] = None
         self.result: Optional[dict] = None

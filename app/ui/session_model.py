@@ -197,9 +197,10 @@ def titles_job(job, sessions: list):
             batch, last = {}, now
     # fork children still carrying their parent's title get dsh's counter: "X (1)", "X (2)" …
     try:
-        from types import SimpleNamespace
+        from ..store.discovery import Listing
         from ..store.lineage import display_titles
-        batch.update(display_titles(SimpleNamespace(sessions=sessions), every))
+        # (display_titles reads only the listing's sessions)
+        batch.update(display_titles(Listing(kind="sessions", root="", sessions=list(sessions)), every))
     except Exception:
         pass
     if batch:
@@ -208,7 +209,7 @@ def titles_job(job, sessions: list):
     return len(sessions)
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -352,7 +353,8 @@ class SessionTreeModel(QAbstractItemModel):
                 base = f"⤷ {kind} · {base}"
             else:
                 base = f"⤷ {base}"
-        badge = LIVE_BADGES.get(self.state_of(info))
+        state = self.state_of(info)
+        badge = LIVE_BADGES.get(state) if state is not None else None
         return f"{badge} · {base}" if badge else base      # in front: a long title elides, not the state
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):

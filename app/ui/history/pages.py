@@ -26,19 +26,14 @@ from ...store.indexer import build_index_isolated
 from .rows import Row, build_rows
 from .compaction import group_compactions, page_groups, page_surface_of
 
-try:  # presenters are optional: without them every tool row gets the generic card
-    from ...presenters import views_for_page
-except ImportError:  # pragma: no cover
-    views_for_page = None
+from ...presenters.registry import views_for_page      # (the package registers the built-in presenters)
 
 LIVE_SPLIT = 24          # a live tail page holding more messages than this is cut ...
 LIVE_KEEP = 12           # ... keeping this many in the newest page
 
 
 def compute_views(events: list) -> dict:
-    """Presenter views for one page ({seq: view}); a missing or failing presenter -> {}."""
-    if views_for_page is None:
-        return {}
+    """Presenter views for one page ({seq: view}); a failing presenter -> {}."""
     try:
         return dict(views_for_page(events) or {})
     except Exception:  # a presenter bug must not hide the page: generic cards instead
@@ -107,7 +102,7 @@ class PageRows:
     seq_rows: list            # [(first_seq, last_seq, row)] sorted
 
 
-def page_items(page, physical: bool, live: bool = False) -> list:
+def page_items(page, physical: bool, live: Optional[bool] = False) -> list:
     if physical:
         return list(page.items)
     if page.tail:

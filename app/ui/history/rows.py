@@ -19,12 +19,14 @@ from collections.abc import Iterable
 
 from ...log.attempts import embedded_chunks
 from ...log.model import BadRow, Event, is_event
+from ...log.payloads import obj
 from ...log.surface import compaction_line, describe_surface, summary_text
 from ...textutil import CLIP_HINT, clip, compact_json, fold, thousands, unclipped, usage_text
 
 # limits for the list (the inspector shows everything)
 MAX_LINES = 18
 MAX_MONO_LINES = 14
+TODO_MARKS = {"completed": "☑", "in_progress": "◐", "pending": "☐"}   # a todo item's status
 
 BOUNDARY_KINDS = frozenset({"turn-start", "turn-end", "step-start", "step-end"})
 CARD_KINDS = frozenset({"tool-call", "tool-result"})
@@ -180,6 +182,7 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
             a = tracker.attempt_of(it.seq)
             if a is not None:
                 chunks_of.setdefault(a.first_seq, []).append(it)
+    key: tuple
     for it in items:
         if not is_event(it):
             out.append(_cached(cache, ("bad", it.pos, it.offset), lambda it=it: Row(
@@ -281,11 +284,11 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
 
 
 def result_call_id(ev: Event) -> Optional[str]:
-    d = ev.data if isinstance(ev.data, dict) else {}
+    d = obj(ev.data)
     if d.get("callId"):
         return d.get("callId")
-    msg = d.get("message") if isinstance(d.get("message"), dict) else {}
-    src = msg.get("source") if isinstance(msg.get("source"), dict) else {}
+    msg = obj(d.get("message"))
+    src = obj(msg.get("source"))
     if src.get("callId"):
         return src.get("callId")
     for b in msg.get("content") or []:
@@ -352,7 +355,7 @@ def _block_plain(b, full: bool = False) -> str:
 
 
 def _image_text(b: dict) -> str:
-    a = b.get("attachment") if isinstance(b.get("attachment"), dict) else {}
+    a = obj(b.get("attachment"))
     dims = f" {a.get('width')}×{a.get('height')}" if a.get("width") and a.get("height") else ""
     size = f", {thousands(a.get('bytes'))} bytes" if a.get("bytes") else ""
     return f"[image {a.get('mediaType', '?')}{dims}{size}]"
@@ -388,8 +391,8 @@ def _message_blocks(msg: dict, out: list) -> None:
 def _chunk_texts(chunks: list) -> tuple[str, str]:
     text, reasoning = [], []
     for c in chunks:
-        d = c.data if isinstance(c.data, dict) else {}
-        ch = d.get("chunk") if isinstance(d.get("chunk"), dict) else {}
+        d = obj(c.data)
+        ch = obj(d.get("chunk"))
         if ch.get("type") == "text-delta":
             text.append(str(ch.get("text", "")))
         elif ch.get("type") == "reasoning-delta":
@@ -400,8 +403,8 @@ def _chunk_texts(chunks: list) -> tuple[str, str]:
 def _chunk_calls(chunks: list) -> list:
     calls: dict = {}
     for c in chunks:
-        d = c.data if isinstance(c.data, dict) else {}
-        ch = d.get("chunk") if isinstance(d.get("chunk"), dict) else {}
+        d = obj(c.data)
+        ch = obj(d.get("chunk"))
         if ch.get("type") == "tool-call-delta":
             k = ch.get("id") or ch.get("index")
             ent = calls.setdefault(k, {"name": ch.get("name"), "args": []})
@@ -513,7 +516,7 @@ def _content_body(row: Row) -> Content:
     k = row.kind
     ev = row.event
     d = ev.data if ev is not None and isinstance(ev.data, dict) else {}
-    if k == "gap":
+    if k == "gap" and row.first_seq is not None and row.last_seq is not None:
         lo, hi = row.first_seq, row.last_seq
         n = hi - lo + 1
         return Content(badge="GAP", title=f"{n:,} seq{'s' if n != 1 else ''} missing: "
@@ -521,14 +524,14 @@ def _content_body(row: Row) -> Content:
                        pills=[("seq gap", "bad")],
                        blocks=[Block("note", "The log skips these seqs here: events were lost, or the file was "
                                              "cut and joined. View › Problems lists every gap.")])
-    if k == "bad":
+    if k == "bad" and row.bad is not None:
         b = row.bad
         raw = b.raw.decode("utf-8", errors="replace")
         return Content(badge=b.kind.upper(), title=b.reason, status="error",
                        pills=[(f"{b.kind} row", "bad")],
                        blocks=[Block("mono", clip(raw, MAX_MONO_LINES, 4000), label="stored text")])
     if k == "user":
-        src = d.get("source") if isinstance(d.get("source"), dict) else {}
+        src = obj(d.get("source"))
         kind = src.get("kind")
         who = "User" if kind in (None, "user") else (f"Plugin · {src.get('plugin')}" if kind == "plugin"
                                                     else str(kind).capitalize())
@@ -538,14 +541,14 @@ def _content_body(row: Row) -> Content:
             for b in blocks:
                 if b.style == "text":
                     b.text = fold(b.text, "injected context")
-        if ev.is_replace:
+        if ev is not None and ev.is_replace:
             from ...log.versions import replace_bounds
             lo, hi = replace_bounds(ev.surface_op)            # v0–v2 start/end, v3+ startSeq/endSeq
             blocks.insert(0, Block("note", f"replaces surface nodes {lo}–{hi} (model-only copy)"))
         return Content(badge="USER", title=who, blocks=blocks or [Block("dim", "(empty message)")])
     if k == "assistant":
-        msg = d.get("message") if isinstance(d.get("message"), dict) else {}
-        src = msg.get("source") if isinstance(msg.get("source"), dict) else {}
+        msg = obj(d.get("message"))
+        src = obj(msg.get("source"))
         model = "/".join(str(x) for x in (src.get("provider"), src.get("model")) if x)
         blocks = []
         _message_blocks(msg, blocks)
@@ -601,6 +604,8 @@ def _content_body(row: Row) -> Content:
         return Content(badge="STEP", title=f"Step {d.get('step', '?')} started")
     if k == "step-end":
         return Content(badge="STEP", title=f"Step {d.get('step', '?')} ended")
+    if ev is None:
+        return Content(badge=str(k).upper(), title=str(k))
     if k == "notice":
         return _notice(ev, d)
     return _generic_event(ev, d)
@@ -608,16 +613,17 @@ def _content_body(row: Row) -> Content:
 
 def _turn_end(d: dict) -> Content:
     r = d.get("reason")
-    kind = r.get("kind") if isinstance(r, dict) else (r if isinstance(r, str) else None)
+    rd = obj(r)
+    kind = rd.get("kind") if isinstance(r, dict) else (r if isinstance(r, str) else None)
     t = d.get("turn", "?")
     if kind == "completed":
         return Content(badge="TURN", title=f"Turn {t} completed", status="ok")
     if kind == "error":
-        err = r.get("error") if isinstance(r.get("error"), dict) else {}
+        err = obj(rd.get("error"))
         return Content(badge="TURN", title=f"Turn {t} ended with an error", status="error",
                        blocks=[Block("error", f"{err.get('code', '?')}: {err.get('message', '')}")])
     if kind == "aborted":
-        why = r.get("reason")
+        why = rd.get("reason")
         why = why.get("kind") if isinstance(why, dict) else why
         return Content(badge="TURN", title=f"Turn {t} aborted ({why or '?'})", status="error")
     if kind == "interrupted":
@@ -629,7 +635,7 @@ def _turn_end(d: dict) -> Content:
 
 def _notice(ev: Event, d: dict) -> Content:
     if ev.type == "llm/retry":
-        f = d.get("failure") if isinstance(d.get("failure"), dict) else {}
+        f = obj(d.get("failure"))
         of = f"/{d.get('maxRetries')}" if d.get("maxRetries") is not None else ""
         return Content(badge="RETRY", title=f"retry {d.get('retry', '?')}{of} scheduled in {d.get('delayMs', '?')} ms",
                        blocks=[Block("dim", f"after {f.get('code', '?')}: {f.get('message', '')}".rstrip(": "))],
@@ -641,8 +647,8 @@ def _generic_event(ev: Event, d: dict) -> Content:
     t = ev.type
     data = ev.data
     if t == "request/header":
-        h = d.get("header") if isinstance(d.get("header"), dict) else {}
-        cfg = h.get("config") if isinstance(h.get("config"), dict) else {}
+        h = obj(d.get("header"))
+        cfg = obj(h.get("config"))
         model = "/".join(str(x) for x in (cfg.get("provider"), cfg.get("model")) if x)
         tools = h.get("tools")
         extra = []
@@ -661,8 +667,7 @@ def _generic_event(ev: Event, d: dict) -> Content:
     if t == "session/title":
         return Content(badge="TITLE", title=str(d.get("title", "")))
     if t == "todo/write":
-        marks = {"completed": "☑", "in_progress": "◐", "pending": "☐"}
-        lines = [f"{marks.get(x.get('status'), '·')} {x.get('content', '')}" for x in d.get("todos") or []
+        lines = [f"{TODO_MARKS.get(str(x.get('status')), '·')} {x.get('content', '')}" for x in d.get("todos") or []
                  if isinstance(x, dict)]
         return Content(badge="TODO", title=f"{len(lines)} item{'s' if len(lines) != 1 else ''}",
                        blocks=[Block("text", clip("\n".join(lines)))] if lines else [])

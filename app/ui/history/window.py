@@ -379,8 +379,9 @@ class RowWindow(TruthWindow, WindowNavigation):
                 del self._all_key[r.key]
         self.pages[-1:] = new
         for ev in old.page.closure:
-            if self.events.get(ev.seq) is ev:
-                del self.events[ev.seq]
+            seq = ev.seq
+            if self.events.get(seq) is ev:
+                del self.events[seq]
         for lp in new:
             for seq, ev in lp.events.items():
                 if not ev.synthesized or seq not in self.events:
