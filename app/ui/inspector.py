@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextEdit, QVBo
 from .history.delegate import DocBuilder, mono_font
 from ..log.versions import replace_bounds
 from ..textutil import pretty_json
-from .history.rows import Block, Content, Row
+from .history.rows import Block, Content, Row, RowKind
 from .theme import Theme
 
 MAX_RAW_DISPLAY = 400_000
@@ -197,7 +197,7 @@ class EventInspector(QWidget):
             groups.append(("replaces", list(replace_bounds(ev.surface_op))))   # v0–v2 start/end, v3+ startSeq/endSeq
         if row is not None and row.call is not None and ev is row.event:
             groups.append(("tool call", [row.call.seq]))
-        if row is not None and row.chunks and (row.kind != "assistant" or ev is row.event):
+        if row is not None and row.chunks and (row.kind != RowKind.ASSISTANT or ev is row.event):
             seqs = [c.seq for c in row.chunks]
             groups.append(("chunks", seqs if len(seqs) <= 12 else [seqs[0], seqs[-1]]))
         if row is not None and row.attempt is not None and getattr(row.attempt, "retry_seq", None) is not None:
@@ -206,7 +206,7 @@ class EventInspector(QWidget):
         view = row.view if (row is not None and ev is row.event) else None
         if isinstance(view, dict):
             builder = DocBuilder(self.theme, self.view_box.font())
-            doc = builder.build(view_content(view), "tool-call" if view.get("for") == "call" else "tool-result",
+            doc = builder.build(view_content(view), RowKind.TOOL_CALL if view.get("for") == "call" else RowKind.TOOL_RESULT,
                           max(200, self.view_box.viewport().width() - 8))
             doc.setParent(self.view_box)
             self.view_box.setDocument(doc)

@@ -9,10 +9,11 @@ import json
 from ...log.payloads import obj
 from ...textutil import clip, compact_json, pretty_json
 from .rows import MAX_LINES, MAX_MONO_LINES, TODO_MARKS, Block, Content, Row, _block_plain
+from .row_kind import RowKind
 
 
 def _tool_name(row: Row, d: dict) -> str:
-    if row.kind == "tool-call":
+    if row.kind == RowKind.TOOL_CALL:
         return str(d.get("name", "?"))
     v = row.view or {}
     if v.get("tool"):

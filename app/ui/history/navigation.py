@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Optional
 
 from .pages import LoadedPage
 from .rows import Row, result_call_id
+from .row_kind import RowKind
 
 # --------------------------------------------------------------------------- filters
 
@@ -24,9 +25,10 @@ FILTERS = ("user", "assistant", "tools", "turns", "log")      # categories a vie
 FILTER_LABELS = {"user": "User messages", "assistant": "Assistant text and attempts",
                  "tools": "Tool calls and results", "turns": "Turn and step boundaries",
                  "log": "Log-only events and bad rows"}
-_CATEGORY = {"user": "user", "assistant": "assistant", "streaming": "assistant", "attempt-failed": "assistant",
-             "attempt-open": "assistant", "tool-call": "tools", "tool-result": "tools", "turn-start": "turns",
-             "turn-end": "turns", "step-start": "turns", "step-end": "turns"}
+_CATEGORY = {RowKind.USER: "user", RowKind.ASSISTANT: "assistant", RowKind.STREAMING: "assistant",
+             RowKind.ATTEMPT_FAILED: "assistant", RowKind.ATTEMPT_OPEN: "assistant", RowKind.TOOL_CALL: "tools",
+             RowKind.TOOL_RESULT: "tools", RowKind.TURN_START: "turns", RowKind.TURN_END: "turns",
+             RowKind.STEP_START: "turns", RowKind.STEP_END: "turns"}
 
 
 def row_category(r: Row) -> str:
@@ -37,15 +39,15 @@ def row_category(r: Row) -> str:
 def row_is_error(r: Row) -> bool:
     """A failed tool, a failed attempt, an error turn end, a bad stored row or a seq gap."""
     k = r.kind
-    if k in ("attempt-failed", "bad", "gap"):
+    if k in (RowKind.ATTEMPT_FAILED, RowKind.BAD, RowKind.GAP):
         return True
     ev = r.event
     d = ev.data if ev is not None and isinstance(ev.data, dict) else None
     if d is None:
         return False
-    if k == "tool-result":
+    if k == RowKind.TOOL_RESULT:
         return d.get("error") is not None or d.get("isError") is True
-    if k == "turn-end":
+    if k == RowKind.TURN_END:
         rs = d.get("reason")
         return (rs.get("kind") if isinstance(rs, dict) else rs) == "error"
     return False
@@ -226,7 +228,7 @@ class WindowNavigation:
         out = []
         for face in lp.faces.values():
             for r in face.rows:
-                if r.kind == "tool-result" and r.call is None:
+                if r.kind == RowKind.TOOL_RESULT and r.call is None:
                     c = calls.get(result_call_id(r.event))
                     if c is not None:
                         r.call = c
@@ -295,7 +297,7 @@ class WindowNavigation:
 
     def turn_beyond(self, forward: bool) -> Optional[int]:
         """Ordinal of the nearest turn start outside the window."""
-        return self._beyond(forward, lambda row: row.kind == "turn-start")
+        return self._beyond(forward, lambda row: row.kind == RowKind.TURN_START)
 
     def _beyond(self, forward: bool, pred) -> Optional[int]:
         n = len(self.all_rows)

@@ -24,6 +24,7 @@ from ...log.reader import extend_tail_page, row_key, split_page
 from ...store.faces import open_reader
 from ...store.indexer import build_index_isolated
 from .rows import Row, build_rows
+from .row_kind import RowKind
 from .compaction import group_compactions, page_groups, page_surface_of
 
 from ...presenters.registry import views_for_page      # (the package registers the built-in presenters)
@@ -128,13 +129,13 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
     rows = with_gap_rows(rows, [it for it in items if is_event(it) and not it.synthesized], lp.row_cache)
     if p.tail and lp.live is False and p.closure:
         # the writer is gone: a call it left streaming is not "in flight" any more (both faces)
-        rows = [_writer_gone(r, lp.row_cache) if r.kind == "streaming" else r for r in rows]
+        rows = [_writer_gone(r, lp.row_cache) if r.kind == RowKind.STREAMING else r for r in rows]
     elif p.tail and lp.live is True and p.tail_state is not None:
         # the live face: tool calls with no result yet are running
         fl = in_flight(p.tail_state.tracker)
         running = {c.get("seq") for c in (fl or {}).get("runningTools", [])}
         if running:
-            rows = [_marked(r, "running", lp.row_cache) if r.kind == "tool-call" and r.seq in running else r
+            rows = [_marked(r, "running", lp.row_cache) if r.kind == RowKind.TOOL_CALL and r.seq in running else r
                     for r in rows]
     for r in rows:
         st = lp.surface.get(r.seq) if r.event is not None and not r.synthesized else None
@@ -174,7 +175,7 @@ def with_gap_rows(rows: list, events: list, cache: dict) -> list:
             key = ("gap", a)
             g = cache.get(key)
             if g is None:
-                g = cache[key] = Row(key=key, kind="gap", seq=None, first_seq=a, last_seq=b)
+                g = cache[key] = Row(key=key, kind=RowKind.GAP, seq=None, first_seq=a, last_seq=b)
             out.append(g)
             gi += 1
         out.append(r)
@@ -197,7 +198,7 @@ def _writer_gone(r, cache: dict):
     key = ("stopped",) + r.key
     got = cache.get(key)
     if got is None:
-        got = cache[key] = Row(key=r.key, kind="streaming", seq=r.seq, first_seq=r.first_seq, last_seq=r.last_seq,
+        got = cache[key] = Row(key=r.key, kind=RowKind.STREAMING, seq=r.seq, first_seq=r.first_seq, last_seq=r.last_seq,
                                event=r.event, attempt=r.attempt, view=r.view,
                                marks=(r.marks - {"streaming"}) | {"stopped"}, chunks=r.chunks, call=r.call)
     return got
@@ -302,7 +303,7 @@ def _stale_live_row(key: tuple, row, region_start: int) -> bool:
     the turn still being written (their attempt gains chunks, a finish, a retry)."""
     if key[0] == "s":
         return True
-    if key[0] == "a" or (key[0] == "e" and len(key) > 2 and key[2] == "assistant"):
+    if key[0] == "a" or (key[0] == "e" and len(key) > 2 and key[2] == RowKind.ASSISTANT):
         return row.seq is None or row.seq >= region_start or (row.first_seq or 0) >= region_start
     return False
 

@@ -21,6 +21,7 @@ from ...log.attempts import embedded_chunks
 from ...log.model import BadRow, Event, is_event
 from ...log.payloads import obj
 from ...log.surface import compaction_line, describe_surface, summary_text
+from .row_kind import ATTEMPT_KINDS, BOUNDARY_KINDS, CARD_KINDS, RowKind
 from ...textutil import CLIP_HINT, clip, compact_json, fold, thousands, unclipped, usage_text
 
 # limits for the list (the inspector shows everything)
@@ -28,8 +29,6 @@ MAX_LINES = 18
 MAX_MONO_LINES = 14
 TODO_MARKS = {"completed": "☑", "in_progress": "◐", "pending": "☐"}   # a todo item's status
 
-BOUNDARY_KINDS = frozenset({"turn-start", "turn-end", "step-start", "step-end"})
-CARD_KINDS = frozenset({"tool-call", "tool-result"})
 
 
 @dataclass
@@ -61,9 +60,7 @@ class Content:
 @dataclass(eq=False)
 class Row:
     key: tuple
-    kind: str                     # user | assistant | tool-call | tool-result | turn-start | turn-end |
-                                  # step-start | step-end | streaming | attempt-failed | attempt-open |
-                                  # bad | event | notice | gap (seqs missing: first_seq..last_seq)
+    kind: RowKind                 # what the row stands for (app.ui.history.row_kind)
     seq: Optional[int]            # the event the row stands for (None: bad row)
     first_seq: Optional[int] = None
     last_seq: Optional[int] = None
@@ -145,17 +142,17 @@ class Row:
         ev = self.event
         if self.bad is not None:
             return self.bad.raw.decode("utf-8", errors="replace")
-        if ev is not None and self.kind in ("user", "assistant", "tool-result"):
+        if ev is not None and self.kind in (RowKind.USER, RowKind.ASSISTANT, RowKind.TOOL_RESULT):
             msg = _message_of(ev)
             if msg is not None:
                 texts = [_block_plain(b, full=True) for b in msg.get("content") or []]
                 out = "\n\n".join(t for t in texts if t)
                 if out:
                     return out
-        if self.kind in ("streaming", "attempt-failed", "attempt-open"):
+        if self.kind in ATTEMPT_KINDS:
             text, reasoning = _chunk_texts(self.chunks)
             return text or reasoning
-        if ev is not None and self.kind == "tool-call" and isinstance(ev.data, dict):
+        if ev is not None and self.kind == RowKind.TOOL_CALL and isinstance(ev.data, dict):
             return f"{ev.data.get('name', '')} {ev.data.get('arguments', '')}".strip()
         return self.content().plain_text()
 
@@ -186,7 +183,7 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
     for it in items:
         if not is_event(it):
             out.append(_cached(cache, ("bad", it.pos, it.offset), lambda it=it: Row(
-                key=("bad", it.pos, it.offset), kind="bad", seq=None, bad=it, marks=frozenset({"bad"}))))
+                key=("bad", it.pos, it.offset), kind=RowKind.BAD, seq=None, bad=it, marks=frozenset({"bad"}))))
             continue
         ev: Event = it
         marks = set()
@@ -202,7 +199,7 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
         if t == "assistant/chunk":
             a = tracker.attempt_of(ev.seq)
             if a is None:
-                row_kind = "event"
+                row_kind = RowKind.EVENT
             else:
                 if ev.seq != a.first_seq:
                     continue
@@ -212,12 +209,12 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
                     if not show_attempts:
                         continue
                     marks.add("hidden")
-                    row_kind = "attempt-failed"
+                    row_kind = RowKind.ATTEMPT_FAILED
                 elif a.status in ("in-flight", "finished"):
                     marks.add("streaming")
-                    row_kind = "streaming"
+                    row_kind = RowKind.STREAMING
                 else:
-                    row_kind = "attempt-open"
+                    row_kind = RowKind.ATTEMPT_OPEN
                 chunks = chunks_of.get(a.first_seq, [])
                 key = ("a", a.first_seq, a.status)
                 out.append(_cached(cache, key + (frozenset(marks),), lambda: Row(
@@ -233,36 +230,36 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
                 marks.add("hidden")
                 key = ("a", a.first_seq, a.status)
                 out.append(_cached(cache, key + (frozenset(marks),), lambda: Row(
-                    key=key, kind="attempt-failed", seq=a.first_seq, first_seq=a.first_seq, last_seq=a.last_seq,
+                    key=key, kind=RowKind.ATTEMPT_FAILED, seq=a.first_seq, first_seq=a.first_seq, last_seq=a.last_seq,
                     event=ev, attempt=a, marks=frozenset(marks), chunks=embedded_chunks(ev))))
                 continue
-            row_kind = "event"
+            row_kind = RowKind.EVENT
         elif t == "user/message":
-            row_kind = "user"
+            row_kind = RowKind.USER
         elif t == "assistant/message":
-            row_kind = "assistant"
+            row_kind = RowKind.ASSISTANT
             if isinstance(ev.data, dict) and ev.data.get("interrupted"):
                 marks.add("interrupted")
         elif t == "tool/call":
-            row_kind = "tool-call"
+            row_kind = RowKind.TOOL_CALL
         elif t == "tool/result":
-            row_kind = "tool-result"
+            row_kind = RowKind.TOOL_RESULT
         elif t == "turn/start":
-            row_kind = "turn-start"
+            row_kind = RowKind.TURN_START
         elif t == "turn/end":
-            row_kind = "turn-end"
+            row_kind = RowKind.TURN_END
         elif t == "step/start":
-            row_kind = "step-start"
+            row_kind = RowKind.STEP_START
         elif t == "step/end":
-            row_kind = "step-end"
+            row_kind = RowKind.STEP_END
         elif t in ("llm/retry", "llm/retry-started"):
-            row_kind = "notice"
+            row_kind = RowKind.NOTICE
         else:
-            row_kind = "event"
+            row_kind = RowKind.EVENT
         attempt = None
         chunks = []
         first = last = ev.seq
-        if row_kind == "assistant":
+        if row_kind == RowKind.ASSISTANT:
             cited = [s for s in (ev.source_event_seqs or []) if isinstance(s, int)]
             if cited:
                 attempt = tracker.attempt_of(min(cited))
@@ -275,7 +272,7 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
                 chunks = chunks_of.get(attempt.first_seq, []) or embedded_chunks(ev)
                 first = min(first, attempt.first_seq)
         view = views.get(ev.seq) if row_kind in CARD_KINDS else None
-        call = calls.get(result_call_id(ev)) if row_kind == "tool-result" else None
+        call = calls.get(result_call_id(ev)) if row_kind == RowKind.TOOL_RESULT else None
         key = ("s" if ev.synthesized else "e", ev.seq)
         out.append(_cached(cache, key + (row_kind, frozenset(marks), id(view), id(call)), lambda: Row(
             key=key, kind=row_kind, seq=ev.seq, first_seq=first, last_seq=last, event=ev, attempt=attempt,
@@ -417,13 +414,13 @@ def _chunk_calls(chunks: list) -> list:
 def _meta(row: Row) -> str:
     ev = row.event
     parts = []
-    if row.kind in ("streaming", "attempt-failed", "attempt-open") or (row.kind == "assistant" and row.chunks):
+    if row.kind in ATTEMPT_KINDS or (row.kind == RowKind.ASSISTANT and row.chunks):
         lo = row.first_seq
-        hi = row.last_seq if row.kind != "assistant" else row.seq
+        hi = row.last_seq if row.kind != RowKind.ASSISTANT else row.seq
         parts.append(f"seq {lo}–{hi}" if lo != hi else f"seq {lo}")
     elif row.seq is not None:
         parts.append(f"seq {row.seq}")
-    if ev is not None and isinstance(ev.data, dict) and row.kind not in ("turn-start", "turn-end"):
+    if ev is not None and isinstance(ev.data, dict) and row.kind not in (RowKind.TURN_START, RowKind.TURN_END):
         t, s = ev.data.get("turn"), ev.data.get("step")
         if isinstance(t, int):
             parts.append(f"turn {t}" + (f" · step {s}" if isinstance(s, int) else ""))
@@ -480,7 +477,7 @@ def _surface_marks(row: Row, c: Content) -> None:
     """A shadowed row says since when the model no longer sees it (a link to the replacement);
     a replacement says what it replaced."""
     st = row.surface
-    if not st or row.kind == "compaction":
+    if not st or row.kind == RowKind.COMPACTION:
         return
     if st.get("surface") == "shadowed":
         c.pills.insert(0, (f"not in the model's view since seq {st['since']} · go to replacement ›", "shadow"))
@@ -516,7 +513,7 @@ def _content_body(row: Row) -> Content:
     k = row.kind
     ev = row.event
     d = ev.data if ev is not None and isinstance(ev.data, dict) else {}
-    if k == "gap" and row.first_seq is not None and row.last_seq is not None:
+    if k == RowKind.GAP and row.first_seq is not None and row.last_seq is not None:
         lo, hi = row.first_seq, row.last_seq
         n = hi - lo + 1
         return Content(badge="GAP", title=f"{n:,} seq{'s' if n != 1 else ''} missing: "
@@ -524,13 +521,13 @@ def _content_body(row: Row) -> Content:
                        pills=[("seq gap", "bad")],
                        blocks=[Block("note", "The log skips these seqs here: events were lost, or the file was "
                                              "cut and joined. View › Problems lists every gap.")])
-    if k == "bad" and row.bad is not None:
+    if k == RowKind.BAD and row.bad is not None:
         b = row.bad
         raw = b.raw.decode("utf-8", errors="replace")
         return Content(badge=b.kind.upper(), title=b.reason, status="error",
                        pills=[(f"{b.kind} row", "bad")],
                        blocks=[Block("mono", clip(raw, MAX_MONO_LINES, 4000), label="stored text")])
-    if k == "user":
+    if k == RowKind.USER:
         src = obj(d.get("source"))
         kind = src.get("kind")
         who = "User" if kind in (None, "user") else (f"Plugin · {src.get('plugin')}" if kind == "plugin"
@@ -546,7 +543,7 @@ def _content_body(row: Row) -> Content:
             lo, hi = replace_bounds(ev.surface_op)            # v0–v2 start/end, v3+ startSeq/endSeq
             blocks.insert(0, Block("note", f"replaces surface nodes {lo}–{hi} (model-only copy)"))
         return Content(badge="USER", title=who, blocks=blocks or [Block("dim", "(empty message)")])
-    if k == "assistant":
+    if k == RowKind.ASSISTANT:
         msg = obj(d.get("message"))
         src = obj(msg.get("source"))
         model = "/".join(str(x) for x in (src.get("provider"), src.get("model")) if x)
@@ -561,7 +558,7 @@ def _content_body(row: Row) -> Content:
         if a is not None and getattr(a, "retry_number", None):
             pass
         return Content(badge="ASSISTANT", title=model or "assistant", blocks=blocks)
-    if k in ("streaming", "attempt-failed", "attempt-open"):
+    if k in ATTEMPT_KINDS:
         a = row.attempt
         text, reasoning = _chunk_texts(row.chunks)
         blocks = []
@@ -573,7 +570,7 @@ def _content_body(row: Row) -> Content:
             blocks.append(Block("dim", f"→ calls {name}  {args[:160]}{'…' if len(args) > 160 else ''}"))
         u = usage_text(getattr(a, "usage", None))
         n = getattr(a, "chunks", len(row.chunks))
-        if k == "attempt-failed":
+        if k == RowKind.ATTEMPT_FAILED:
             blocks.insert(0, Block("error", f"failed: {a.failure_reason()}"))
             if getattr(a, "retry_seq", None) is not None:
                 blocks.append(Block("dim", f"retried (llm/retry at seq {a.retry_seq})"))
@@ -582,7 +579,7 @@ def _content_body(row: Row) -> Content:
             if u:
                 blocks.append(Block("usage", u))
             return Content(badge="ATTEMPT", title="failed model call", status="error", blocks=blocks)
-        if k == "streaming":
+        if k == RowKind.STREAMING:
             if not blocks:
                 blocks.append(Block("dim", f"({n} chunk{'s' if n != 1 else ''} so far)"))
             if "stopped" in row.marks:
@@ -590,23 +587,23 @@ def _content_body(row: Row) -> Content:
             return Content(badge="STREAMING", title="model call in flight", status="running", blocks=blocks)
         blocks.append(Block("dim", f"attempt ended without a message ({a.status}, {n} chunks)"))
         return Content(badge="ATTEMPT", title="incomplete model call", blocks=blocks)
-    if k == "compaction":
+    if k == RowKind.COMPACTION:
         return _compaction_row(row)
-    if k == "tool-call":
+    if k == RowKind.TOOL_CALL:
         return card(row, d, call=True)
-    if k == "tool-result":
+    if k == RowKind.TOOL_RESULT:
         return card(row, d, call=False)
-    if k == "turn-start":
+    if k == RowKind.TURN_START:
         return Content(badge="TURN", title=f"Turn {d.get('turn', '?')}")
-    if k == "turn-end":
+    if k == RowKind.TURN_END:
         return _turn_end(d)
-    if k == "step-start":
+    if k == RowKind.STEP_START:
         return Content(badge="STEP", title=f"Step {d.get('step', '?')} started")
-    if k == "step-end":
+    if k == RowKind.STEP_END:
         return Content(badge="STEP", title=f"Step {d.get('step', '?')} ended")
     if ev is None:
         return Content(badge=str(k).upper(), title=str(k))
-    if k == "notice":
+    if k == RowKind.NOTICE:
         return _notice(ev, d)
     return _generic_event(ev, d)
 

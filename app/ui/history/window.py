@@ -38,6 +38,7 @@ from typing import Any, Optional
 from .pages import LoadedPage, hidden_attempts
 from .navigation import FILTER_LABELS, FILTERS, WindowNavigation, row_category, row_is_error, row_visible  # noqa: F401
 from .rows import Row, result_call_id
+from .row_kind import RowKind
 from .window_truth import TruthWindow
 
 FIRST_ROWS = 40          # rows of the tail page shown for the first paint; the rest follow
@@ -200,7 +201,7 @@ class RowWindow(TruthWindow, WindowNavigation):
         changed = []
         for face in self.pages[1].faces.values():
             for r in face.rows:
-                if r.kind == "tool-result" and r.call is None:
+                if r.kind == RowKind.TOOL_RESULT and r.call is None:
                     c = calls.get(result_call_id(r.event))
                     if c is not None:
                         r.call = c
