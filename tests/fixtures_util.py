@@ -9,6 +9,19 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO.parent / "shared" / "fixtures" / "dsh"
 
 
+class WorkerJob:
+    """What a worker body (``app.ui.history.pages._open_job`` …) sees of its job when a test calls
+    it directly, outside the job runner: never cancelled, progress ignored."""
+    name = "test"
+    cancelled = False
+
+    def check(self):
+        pass
+
+    def report(self, *progress):
+        pass
+
+
 def fixture(rel: str) -> Path:
     p = FIXTURES / rel
     assert p.exists(), f"missing fixture {p}"

@@ -10,21 +10,10 @@ from app.tools.synth import SessionSynth, write_jsonl
 from app.ui.history.pages import _older_job, _open_job
 from app.ui.history.row_kind import RowKind
 
-from fixtures_util import REPO, session_files
+from fixtures_util import REPO, WorkerJob, session_files
 
 NEXT = REPO.parent / "shared" / "fixtures" / "dsh-next"
 FACES = [(False, False), (False, True), (True, False), (True, True)]
-
-
-class _Job:
-    name = "test"
-    cancelled = False
-
-    def check(self):
-        pass
-
-    def report(self, done, total):
-        pass
 
 
 def _rows_of(lp):
@@ -36,7 +25,7 @@ def _rows_of(lp):
 
 def _all_rows(path: str):
     """Every row of every page of ``path`` in the four faces (pages read oldest-ward from the tail)."""
-    job = _Job()
+    job = WorkerJob()
     reader, lp = _open_job(job, path, None, 400, False, False)
     try:
         yield from _rows_of(lp)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING, Optional
 
-from .pages import LoadedPage
-from .rows import Row, result_call_id
+from .pages import LoadedPage, link_results
+from .rows import Row
 from .row_kind import RowKind
 
 # --------------------------------------------------------------------------- filters
@@ -223,19 +223,11 @@ class WindowNavigation:
         self._set_window(self.hidden, self.bottom + len(rows))
         if prev is None:
             return []
-        calls = {ev.data.get("callId"): ev for ev in prev.events.values()
-                 if ev.type == "tool/call" and isinstance(ev.data, dict)}
         out = []
-        for face in lp.faces.values():
-            for r in face.rows:
-                if r.kind == RowKind.TOOL_RESULT and r.call is None:
-                    c = calls.get(result_call_id(r.event))
-                    if c is not None:
-                        r.call = c
-                        r.touch()
-                        at = self.row_index(r)
-                        if at is not None:
-                            out.append(W.Changed(at, (r,)))
+        for r in link_results(prev, lp):
+            at = self.row_index(r)
+            if at is not None:
+                out.append(W.Changed(at, (r,)))
         return out
 
     # ------------------------------------------------------------------ filters

@@ -23,7 +23,7 @@ from ...log.model import is_event
 from ...log.reader import extend_tail_page, row_key, split_page
 from ...store.faces import open_reader
 from ...store.indexer import build_index_isolated
-from .rows import Row, build_rows
+from .rows import Row, build_rows, result_call_id
 from .row_kind import RowKind
 from .compaction import group_compactions, page_groups, page_surface_of
 
@@ -153,6 +153,25 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
         seq_rows.append((lo, hi, r))
     seq_rows.sort(key=lambda x: (x[0], x[1] - x[0]))
     return PageRows(rows, tracker, seq_rows)
+
+
+def link_results(calls_from: LoadedPage, results_in: LoadedPage) -> list:
+    """Tool results of ``results_in`` whose tool/call was not loaded with them learn it from
+    ``calls_from`` (the tool name on the card); returns the rows changed (touched)."""
+    calls = {ev.data.get("callId"): ev for ev in calls_from.events.values()
+             if ev.type == "tool/call" and isinstance(ev.data, dict)}
+    changed: list = []
+    if not calls:
+        return changed
+    for face in results_in.faces.values():
+        for r in face.rows:
+            if r.kind == RowKind.TOOL_RESULT and r.call is None and r.event is not None:
+                c = calls.get(result_call_id(r.event))
+                if c is not None:
+                    r.call = c
+                    r.touch()
+                    changed.append(r)
+    return changed
 
 
 def with_gap_rows(rows: list, events: list, cache: dict) -> list:

@@ -32,3 +32,12 @@ BOUNDARY_KINDS = frozenset({RowKind.TURN_START, RowKind.TURN_END, RowKind.STEP_S
 CARD_KINDS = frozenset({RowKind.TOOL_CALL, RowKind.TOOL_RESULT})
 # rows built from an attempt's chunks (no assistant/message for them on the page)
 ATTEMPT_KINDS = frozenset({RowKind.STREAMING, RowKind.ATTEMPT_FAILED, RowKind.ATTEMPT_OPEN})
+# event type -> the kind of its row (assistant/chunk and assistant/attempt rows depend on their attempt;
+# any other type is a generic ``EVENT`` row)
+EVENT_ROW_KINDS = {
+    "user/message": RowKind.USER, "assistant/message": RowKind.ASSISTANT,
+    "tool/call": RowKind.TOOL_CALL, "tool/result": RowKind.TOOL_RESULT,
+    "turn/start": RowKind.TURN_START, "turn/end": RowKind.TURN_END,
+    "step/start": RowKind.STEP_START, "step/end": RowKind.STEP_END,
+    "llm/retry": RowKind.NOTICE, "llm/retry-started": RowKind.NOTICE,
+}

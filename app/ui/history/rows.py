@@ -15,13 +15,13 @@ from __future__ import annotations
 import time as _time
 from dataclasses import dataclass, field
 from typing import Any, Optional
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ...log.attempts import embedded_chunks
 from ...log.model import BadRow, Event, is_event
 from ...log.payloads import obj
 from ...log.surface import compaction_line, describe_surface, summary_text
-from .row_kind import ATTEMPT_KINDS, BOUNDARY_KINDS, CARD_KINDS, RowKind
+from .row_kind import ATTEMPT_KINDS, BOUNDARY_KINDS, CARD_KINDS, EVENT_ROW_KINDS, RowKind
 from ...textutil import CLIP_HINT, clip, compact_json, fold, thousands, unclipped, usage_text
 
 # limits for the list (the inspector shows everything)
@@ -215,11 +215,7 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
                     row_kind = RowKind.STREAMING
                 else:
                     row_kind = RowKind.ATTEMPT_OPEN
-                chunks = chunks_of.get(a.first_seq, [])
-                key = ("a", a.first_seq, a.status)
-                out.append(_cached(cache, key + (frozenset(marks),), lambda: Row(
-                    key=key, kind=row_kind, seq=a.first_seq, first_seq=a.first_seq, last_seq=a.last_seq,
-                    event=ev, attempt=a, marks=frozenset(marks), chunks=chunks)))
+                out.append(_attempt_row(cache, ev, a, row_kind, marks, lambda: chunks_of.get(a.first_seq, [])))
                 continue
         elif t == "assistant/attempt":
             # v2+: a log-only attempt (its chunks embedded); hidden by default like a failed v0 run
@@ -228,36 +224,15 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
                 if not show_attempts:
                     continue
                 marks.add("hidden")
-                key = ("a", a.first_seq, a.status)
-                out.append(_cached(cache, key + (frozenset(marks),), lambda: Row(
-                    key=key, kind=RowKind.ATTEMPT_FAILED, seq=a.first_seq, first_seq=a.first_seq, last_seq=a.last_seq,
-                    event=ev, attempt=a, marks=frozenset(marks), chunks=embedded_chunks(ev))))
+                out.append(_attempt_row(cache, ev, a, RowKind.ATTEMPT_FAILED, marks, lambda: embedded_chunks(ev)))
                 continue
             row_kind = RowKind.EVENT
-        elif t == "user/message":
-            row_kind = RowKind.USER
-        elif t == "assistant/message":
-            row_kind = RowKind.ASSISTANT
-            if isinstance(ev.data, dict) and ev.data.get("interrupted"):
-                marks.add("interrupted")
-        elif t == "tool/call":
-            row_kind = RowKind.TOOL_CALL
-        elif t == "tool/result":
-            row_kind = RowKind.TOOL_RESULT
-        elif t == "turn/start":
-            row_kind = RowKind.TURN_START
-        elif t == "turn/end":
-            row_kind = RowKind.TURN_END
-        elif t == "step/start":
-            row_kind = RowKind.STEP_START
-        elif t == "step/end":
-            row_kind = RowKind.STEP_END
-        elif t in ("llm/retry", "llm/retry-started"):
-            row_kind = RowKind.NOTICE
         else:
-            row_kind = RowKind.EVENT
+            row_kind = EVENT_ROW_KINDS.get(t, RowKind.EVENT)
+            if row_kind == RowKind.ASSISTANT and isinstance(ev.data, dict) and ev.data.get("interrupted"):
+                marks.add("interrupted")
         attempt = None
-        chunks = []
+        chunks: list = []
         first = last = ev.seq
         if row_kind == RowKind.ASSISTANT:
             cited = [s for s in (ev.source_event_seqs or []) if isinstance(s, int)]
@@ -294,6 +269,15 @@ def result_call_id(ev: Event) -> Optional[str]:
     return None
 
 
+def _attempt_row(cache, ev: Event, a, kind: RowKind, marks: set, chunks: Callable[[], list]) -> Row:
+    """The one row standing for an attempt's chunks (streaming, failed or open), keyed by the attempt."""
+    key = ("a", a.first_seq, a.status)
+    fm = frozenset(marks)
+    return _cached(cache, key + (fm,), lambda: Row(
+        key=key, kind=kind, seq=a.first_seq, first_seq=a.first_seq, last_seq=a.last_seq,
+        event=ev, attempt=a, marks=fm, chunks=chunks()))
+
+
 def _cached(cache, ckey, make):
     if cache is None:
         return make()
@@ -308,22 +292,22 @@ def _cached(cache, ckey, make):
 PLAUSIBLE_MS = 946_684_800_000      # 2000-01-01: earlier values are placeholders (fixtures hold 0, 7 …)
 
 
-def fmt_time(ms) -> str:
+def _fmt_ms(ms, fmt: str) -> str:
+    """Epoch milliseconds as local time (``""`` for a placeholder or an impossible value)."""
     if not isinstance(ms, (int, float)) or ms < PLAUSIBLE_MS:
         return ""
     try:
-        return _time.strftime("%H:%M:%S", _time.localtime(ms / 1000))
+        return _time.strftime(fmt, _time.localtime(ms / 1000))
     except (OverflowError, OSError, ValueError):
         return ""
+
+
+def fmt_time(ms) -> str:
+    return _fmt_ms(ms, "%H:%M:%S")
 
 
 def fmt_datetime(ms) -> str:
-    if not isinstance(ms, (int, float)) or ms < PLAUSIBLE_MS:
-        return ""
-    try:
-        return _time.strftime("%Y-%m-%d %H:%M", _time.localtime(ms / 1000))
-    except (OverflowError, OSError, ValueError):
-        return ""
+    return _fmt_ms(ms, "%Y-%m-%d %H:%M")
 
 
 def _message_of(ev: Event) -> Optional[dict]:
@@ -373,8 +357,7 @@ def _message_blocks(msg: dict, out: list) -> None:
             if txt.strip():
                 out.append(Block("reasoning", fold(txt, "reasoning"), label="Reasoning"))
         elif t == "tool-call":
-            args = str(b.get("arguments", ""))
-            out.append(Block("dim", f"→ calls {b.get('name', '?')}  {args[:160]}{'…' if len(args) > 160 else ''}"))
+            out.append(_calls_block(b.get("name", "?"), str(b.get("arguments", ""))))
         elif t == "tool-result":
             inner = "\n".join(_block_plain(x) for x in b.get("content") or [])
             style = "error" if b.get("isError") else "mono"
@@ -385,11 +368,19 @@ def _message_blocks(msg: dict, out: list) -> None:
             out.append(Block("mono", clip(compact_json(b, 2000), MAX_MONO_LINES), label=f"{t} block"))
 
 
+def _calls_block(name, args: str) -> Block:
+    """One line for a tool call a model message (or its stream) makes: name and the start of its arguments."""
+    return Block("dim", f"→ calls {name}  {args[:160]}{'…' if len(args) > 160 else ''}")
+
+
+def _chunk_bodies(chunks: list) -> Iterable[dict]:
+    """The ``chunk`` object of each assistant/chunk event (empty for a malformed one)."""
+    return (obj(obj(c.data).get("chunk")) for c in chunks)
+
+
 def _chunk_texts(chunks: list) -> tuple[str, str]:
     text, reasoning = [], []
-    for c in chunks:
-        d = obj(c.data)
-        ch = obj(d.get("chunk"))
+    for ch in _chunk_bodies(chunks):
         if ch.get("type") == "text-delta":
             text.append(str(ch.get("text", "")))
         elif ch.get("type") == "reasoning-delta":
@@ -399,9 +390,7 @@ def _chunk_texts(chunks: list) -> tuple[str, str]:
 
 def _chunk_calls(chunks: list) -> list:
     calls: dict = {}
-    for c in chunks:
-        d = obj(c.data)
-        ch = obj(d.get("chunk"))
+    for ch in _chunk_bodies(chunks):
         if ch.get("type") == "tool-call-delta":
             k = ch.get("id") or ch.get("index")
             ent = calls.setdefault(k, {"name": ch.get("name"), "args": []})
@@ -437,28 +426,23 @@ def _meta(row: Row) -> str:
     return " · ".join(parts)
 
 
+# row mark -> (pill text, pill kind), in the order the pills are shown
+MARK_PILLS = {
+    "synthesized": ("synthesized · not on disk", "synth"),
+    "dropped": ("a repair would drop this row", "dropped"),
+    "hidden": ("hidden attempt", "hidden"),
+    "interrupted": ("interrupted", "warn"),
+    "streaming": ("streaming", "warn"),
+    "stopped": ("writer gone · never finished", "warn"),
+    "running": ("running · no result yet", "warn"),
+    "legacy": ("legacy shape", "legacy"),
+    "unknown": ("unknown type", "warn"),
+}
+
+
 def _pills(row: Row) -> list:
-    out = []
     m = row.marks
-    if "synthesized" in m:
-        out.append(("synthesized · not on disk", "synth"))
-    if "dropped" in m:
-        out.append(("a repair would drop this row", "dropped"))
-    if "hidden" in m:
-        out.append(("hidden attempt", "hidden"))
-    if "interrupted" in m:
-        out.append(("interrupted", "warn"))
-    if "streaming" in m:
-        out.append(("streaming", "warn"))
-    if "stopped" in m:
-        out.append(("writer gone · never finished", "warn"))
-    if "running" in m:
-        out.append(("running · no result yet", "warn"))
-    if "legacy" in m:
-        out.append(("legacy shape", "legacy"))
-    if "unknown" in m:
-        out.append(("unknown type", "warn"))
-    return out
+    return [pill for mark, pill in MARK_PILLS.items() if mark in m]
 
 
 def _content_of(row: Row) -> Content:
@@ -546,7 +530,7 @@ def _content_body(row: Row) -> Content:
     if k == RowKind.ASSISTANT:
         msg = obj(d.get("message"))
         src = obj(msg.get("source"))
-        model = "/".join(str(x) for x in (src.get("provider"), src.get("model")) if x)
+        model = _model_name(src)
         blocks = []
         _message_blocks(msg, blocks)
         if not msg.get("content"):
@@ -567,7 +551,7 @@ def _content_body(row: Row) -> Content:
         if text.strip():
             blocks.append(Block("text", clip(text)))
         for name, args in _chunk_calls(row.chunks):
-            blocks.append(Block("dim", f"→ calls {name}  {args[:160]}{'…' if len(args) > 160 else ''}"))
+            blocks.append(_calls_block(name, args))
         u = usage_text(getattr(a, "usage", None))
         n = getattr(a, "chunks", len(row.chunks))
         if k == RowKind.ATTEMPT_FAILED:
@@ -608,6 +592,11 @@ def _content_body(row: Row) -> Content:
     return _generic_event(ev, d)
 
 
+def _model_name(d: dict) -> str:
+    """``provider/model`` of a message source or a request configuration (either part may be missing)."""
+    return "/".join(str(x) for x in (d.get("provider"), d.get("model")) if x)
+
+
 def _turn_end(d: dict) -> Content:
     r = d.get("reason")
     rd = obj(r)
@@ -646,7 +635,7 @@ def _generic_event(ev: Event, d: dict) -> Content:
     if t == "request/header":
         h = obj(d.get("header"))
         cfg = obj(h.get("config"))
-        model = "/".join(str(x) for x in (cfg.get("provider"), cfg.get("model")) if x)
+        model = _model_name(cfg)
         tools = h.get("tools")
         extra = []
         if isinstance(tools, list):
@@ -658,7 +647,7 @@ def _generic_event(ev: Event, d: dict) -> Content:
         return Content(badge="REQUEST", title=f"request header ({d.get('reason', '?')}) {model}".rstrip(),
                        blocks=[Block("dim", " · ".join(extra))] if extra else [])
     if t == "request/context":
-        model = "/".join(str(x) for x in (d.get("provider"), d.get("model")) if x)
+        model = _model_name(d)
         win = f" · context window {thousands(d.get('contextWindow'))}" if d.get("contextWindow") else ""
         return Content(badge="CONTEXT", title=f"{model}{win}")
     if t == "session/title":
