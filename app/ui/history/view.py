@@ -80,7 +80,7 @@ class HistoryView(QListView):
 
     def hmodel(self) -> Optional[HistoryModel]:
         """The history model shown (None before one is set)."""
-        m = self.hmodel()
+        m = self.model()
         return m if isinstance(m, HistoryModel) else None
 
     def set_theme(self, theme: Theme) -> None:
