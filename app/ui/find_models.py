@@ -102,13 +102,8 @@ class FindResultsModel(_ItemsTableModel):
 
     def row_for_seq(self, seq: int, forward: bool) -> Optional[int]:
         """Index of the first hit after (forward) or the last before ``seq`` (hits are oldest first)."""
-        import bisect
-        seqs = [h.seq for h in self.hits]
-        if forward:
-            i = bisect.bisect_right(seqs, seq)
-            return i if i < len(seqs) else None
-        i = bisect.bisect_left(seqs, seq) - 1
-        return i if i >= 0 else None
+        from .history.navigation import neighbour_index
+        return neighbour_index([h.seq for h in self.hits], seq, forward)
 
 
 def search_wording(n: int, complete: bool, cancelled: bool, turns: Optional[int], done: int = 0,

@@ -10,11 +10,12 @@ import time
 from typing import Optional
 
 from .plaintext import isolate, tooltip
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt
 
 from ..store.discovery import discover
 from ..store.titles import save as titles_save, session_title
 from .history.rows import fmt_datetime
+from .tree_model import NodeTreeModel
 
 INFO_ROLE = Qt.ItemDataRole.UserRole + 1
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -225,7 +226,7 @@ class _Node:
         self.kids: list = []
 
 
-class SessionTreeModel(QAbstractItemModel):
+class SessionTreeModel(NodeTreeModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self._root = _Node(None, None, 0)
@@ -313,28 +314,6 @@ class SessionTreeModel(QAbstractItemModel):
         return index.internalPointer().info if index.isValid() else None
 
     # ---- Qt API
-    def _node(self, index) -> _Node:
-        return index.internalPointer() if index.isValid() else self._root
-
-    def index(self, row, column, parent=QModelIndex()):
-        p = self._node(parent)
-        if 0 <= row < len(p.kids) and 0 <= column < len(COLUMNS):
-            return self.createIndex(row, column, p.kids[row])
-        return QModelIndex()
-
-    def parent(self, index=QModelIndex()):
-        if not index.isValid():
-            return QModelIndex()
-        p = index.internalPointer().parent
-        if p is None or p is self._root:
-            return QModelIndex()
-        return self.createIndex(p.row, 0, p)
-
-    def rowCount(self, parent=QModelIndex()):
-        if parent.isValid() and parent.column() != 0:
-            return 0
-        return len(self._node(parent).kids)
-
     def columnCount(self, parent=QModelIndex()):
         return len(COLUMNS)
 

@@ -31,6 +31,16 @@ _CATEGORY = {RowKind.USER: "user", RowKind.ASSISTANT: "assistant", RowKind.STREA
              RowKind.STEP_START: "turns", RowKind.STEP_END: "turns"}
 
 
+def neighbour_index(values: list, x, forward: bool, hi=None) -> Optional[int]:
+    """Index in the sorted ``values`` of the first value after ``x`` (forward; after ``hi`` when
+    given, the end of a range starting at ``x``) or of the last value before ``x``; None past the end."""
+    if forward:
+        i = bisect.bisect_right(values, x if hi is None else hi)
+        return i if i < len(values) else None
+    i = bisect.bisect_left(values, x) - 1
+    return i if i >= 0 else None
+
+
 def row_category(r: Row) -> str:
     """The filter category of a row (``FILTERS``); bad rows, notices, gaps and other events: ``log``."""
     return _CATEGORY.get(r.kind, "log")
@@ -276,12 +286,9 @@ class WindowNavigation:
         if m:
             if from_row is None:
                 r = m[-1] if not forward else m[0]
-            elif forward:
-                i = bisect.bisect_right(m, from_row)
-                r = m[i] if i < len(m) else None
             else:
-                i = bisect.bisect_left(m, from_row) - 1
-                r = m[i] if i >= 0 else None
+                i = neighbour_index(m, from_row, forward)
+                r = m[i] if i is not None else None
         if r is not None or not self.search_term:
             return r, None
         t = self.search_term
