@@ -10,7 +10,7 @@ from app.log.folds import HeaderFold, SurfaceFold
 from app.log.reader import LogReader
 from app.log.sources import RawJsonlSource
 from app.tools.synth import SessionSynth, write_jsonl
-from fixtures_util import rel, session_files
+from fixtures_util import fast_sample, rel, session_files
 
 CONTIGUOUS = [p for p in session_files() if not any(s in rel(p) for s in ("cordis-tool-round", "authored-error",
                                                                              "blocked-log"))]
@@ -40,7 +40,7 @@ def small_segments(path):
     return r
 
 
-@pytest.mark.parametrize("path", CONTIGUOUS, ids=rel)
+@pytest.mark.parametrize("path", fast_sample(CONTIGUOUS, spread=3), ids=rel)
 def test_folds_from_checkpoints_equal_scratch_at_every_boundary(path):
     r = small_segments(path)
     cps = build_checkpoints(r, every=0)

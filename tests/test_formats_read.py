@@ -24,7 +24,7 @@ from app.log.versions import decode_row, file_version, header_version
 from app.presenters.registry import views_for_page
 from app.store.export import export
 
-from fixtures_util import REPO
+from fixtures_util import REPO, fast_sample
 
 NEXT = REPO.parent / "shared" / "fixtures" / "dsh-next"
 LOGS = sorted(p for p in NEXT.rglob("*.jsonl"))
@@ -57,7 +57,7 @@ def test_corpus_is_there():
 
 # --------------------------------------------------------------------------- every face, every log
 
-@pytest.mark.parametrize("path", LOGS, ids=IDS)
+@pytest.mark.parametrize("path", fast_sample(LOGS, spread=3), ids=IDS)
 def test_every_face_opens(path, tmp_path):
     want = name_version(path)
     assert file_version(path) == want
@@ -116,7 +116,7 @@ def test_every_face_opens(path, tmp_path):
         assert (tmp_path / name).exists(), res
 
 
-@pytest.mark.parametrize("path", LOGS, ids=IDS)
+@pytest.mark.parametrize("path", fast_sample(LOGS, spread=3), ids=IDS)
 def test_cli_faces(path):
     from app.cli.main import main
     want = name_version(path)
@@ -428,7 +428,7 @@ def test_unknown_text_is_dsh_text():
     assert UNKNOWN_TEXT == SPEC_UNKNOWN
 
 
-@pytest.mark.parametrize("path", [p for p in LOGS if name_version(p) >= 2], ids=[
+@pytest.mark.parametrize("path", fast_sample([p for p in LOGS if name_version(p) >= 2], spread=3), ids=[
     i for p, i in zip(LOGS, IDS) if name_version(p) >= 2])
 def test_crash_cuts_give_the_versions_closers(path, tmp_path):
     version = name_version(path)

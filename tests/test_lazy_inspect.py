@@ -71,10 +71,10 @@ def test_lazy_inspect_equals_the_event_by_event_pass(tmp_path, kind):
 # --------------------------------------------------------------------------- messages, flat memory
 
 from app.log.lazyrows import iter_messages  # noqa: E402
-from fixtures_util import rel, session_files  # noqa: E402
+from fixtures_util import fast_sample, rel, session_files  # noqa: E402
 
 
-@pytest.mark.parametrize("path", session_files(), ids=rel)
+@pytest.mark.parametrize("path", fast_sample(session_files(), spread=3), ids=rel)
 def test_streamed_messages_equal_the_fold_on_every_fixture(path):
     r = LogReader.open(str(path))
     n = len(r.events())
@@ -84,7 +84,7 @@ def test_streamed_messages_equal_the_fold_on_every_fixture(path):
                 analysis.messages(LogReader.open(str(path)), through, logical), (logical, through)
 
 
-@pytest.mark.parametrize("crash", [False, "torn"])
+@pytest.mark.parametrize("crash", fast_sample([False, "torn"]))
 def test_streamed_messages_of_generated_jsonl_and_zstd(tmp_path, crash):
     from test_index_cache import synth_zstd
     p = tmp_path / "session.jsonl"
@@ -98,6 +98,7 @@ def test_streamed_messages_of_generated_jsonl_and_zstd(tmp_path, crash):
         assert list(iter_messages(LogReader.open(str(f)), mid)) == analysis.messages(LogReader.open(str(f)), mid)
 
 
+@pytest.mark.slow
 def test_messages_memory_stays_flat(tmp_path):
     import tracemalloc
     small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"

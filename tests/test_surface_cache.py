@@ -51,6 +51,7 @@ def _synth(path: Path, turns: int = 30, version: int = 0) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_saved_equals_fresh_on_every_fixture(cache, tmp_path):
     paths = sorted(glob.glob(str(fixtures / "**/*.jsonl"), recursive=True))
     paths += sorted(glob.glob(str(NEXT / "**/*.jsonl"), recursive=True))
@@ -70,6 +71,7 @@ def test_saved_equals_fresh_on_every_fixture(cache, tmp_path):
 
 
 @pytest.mark.parametrize("frac", [0.2, 0.5, 0.83])
+@pytest.mark.slow
 def test_grown_log_extends_the_saved_index(cache, tmp_path, frac):
     full = _synth(tmp_path / "full.jsonl", turns=40)
     data = full.read_bytes()

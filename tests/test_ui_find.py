@@ -64,6 +64,7 @@ def _search(qtbot, win, text):
     return blocker.args[0]
 
 
+@pytest.mark.slow
 def test_planted_words_found_by_the_window_with_exact_seq_and_the_jump_lands(qtbot, make_window, planted):  # noqa: F811 (the shared fixture)
     path, where = planted
     win = make_window(page_size=3)
@@ -162,6 +163,7 @@ def test_outline_of_a_fixture_lists_every_turn_with_its_prompt(qtbot, make_windo
     assert _covers(win.view.current_row(), want[0][1])
 
 
+@pytest.mark.slow
 def test_go_to_seq_turn_start_and_end_in_a_log_of_many_pages(qtbot, make_window, long_log):  # noqa: F811 (the shared fixture)
     win = make_window(page_size=3)
     h = open_and_wait(qtbot, win, long_log)

@@ -120,6 +120,7 @@ def test_status_bar_messages_elide_and_counters_agree(qtbot, win):
 
 # --------------------------------------------------------------------------- bug 4
 
+@pytest.mark.slow
 def test_find_and_faces_do_not_leak_into_the_next_session(qtbot, win, tmp_path):
     store = tmp_path / "store"
     a = copy_to(store, RETRY, "a")

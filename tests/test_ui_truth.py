@@ -210,6 +210,7 @@ def test_compaction_row_click_expands(qtbot, win, tmp_path):
     assert h.rows[ic + 3].surface["replaces"] == [8, 9]
 
 
+@pytest.mark.slow
 def test_help_legend_and_request_chip(qtbot, win, tmp_path):
     from app.log.tails import TRUTHS
     assert win.truth_actions.act_legend in win.help_menu.actions()
@@ -259,6 +260,7 @@ def test_side_by_side_tails_align_seqs(qtbot, win, tmp_path):
     r.close()
 
 
+@pytest.mark.slow
 def test_fork_dialog_names_folder_and_title_and_can_move_it(qtbot, win, tmp_path, monkeypatch):
     from app.ui import fork_action as fa_mod
     store = tmp_path / "store"
@@ -312,6 +314,7 @@ def _simulate(out: Path, *extra: str) -> subprocess.Popen:
                             stderr=subprocess.DEVNULL)
 
 
+@pytest.mark.slow
 def test_live_writer_in_flight_then_closed_once_killed(qtbot, win, tmp_path):
     out = tmp_path / "live" / "session.jsonl"
     out.parent.mkdir()
