@@ -231,6 +231,7 @@ def _page_all(r, limit):
 
 
 @pytest.mark.parametrize("limit", [1, 3, 7, 50])
+@pytest.mark.slow
 def test_pages_tile_the_log_exactly(limit):
     path = fixture("apps/web/tests/snapshots/goal-multi-turn-actions/session.jsonl")
     r = LogReader.open(str(path))

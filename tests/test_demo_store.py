@@ -35,6 +35,7 @@ def _listing():
     return listing, {s.id: s for s in listing.sessions}
 
 
+@pytest.mark.slow
 def test_demo_is_what_make_demo_builds(tmp_path):
     """resources/demo is reproducible: a fresh build from the shared fixtures is byte-identical."""
     out = tmp_path / "demo"
@@ -122,6 +123,7 @@ def test_demo_cli_inspect_reports_the_generation():
     assert [g["name"] for g in out["generations"]] == ["session.jsonl"]
 
 
+@pytest.mark.slow
 def test_demo_store_covers_the_features():
     listing, infos = _listing()
     facts = {sid: analysis.inspect(open_info(s)) for sid, s in infos.items()}

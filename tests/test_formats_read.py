@@ -551,6 +551,7 @@ def test_v1_reads_as_v0_with_range_encoded_source_seqs(tmp_path):
 # --------------------------------------------------------------------------- synth v4
 
 @pytest.mark.parametrize("seed", [3, 8])
+@pytest.mark.slow
 def test_synth_v4_is_the_v0_session_in_v4_shape(seed, tmp_path):
     from app.tools.synth import SessionSynth, write_jsonl
     p4, p0 = tmp_path / "session.v4.jsonl", tmp_path / "session.jsonl"
@@ -639,6 +640,7 @@ def test_stats_v4_equal_the_v0_twin_and_fixture_outcomes(tmp_path):
     assert st["steps"][0]["errors"] == ["IMAGE_OFFLOAD_REQUIRED"] and st["steps"][0]["failedAttempts"] == 1
 
 
+@pytest.mark.slow
 def test_trace_v4_matches_the_v0_twin(tmp_path):
     """The same synthetic session in v0 and v4: every message is part of as many requests,
     and has the same surface status, whatever the seqs are."""

@@ -52,6 +52,7 @@ def _header(rel=GOAL) -> bytes:
 
 # ----------------------------------------------------------------------------- class 1
 
+@pytest.mark.slow
 def test_fork_never_writes_into_an_existing_session(tmp_path):
     src = tmp_path / "session.jsonl"
     src.write_bytes(fixture(GOAL).read_bytes())
@@ -75,6 +76,7 @@ def test_fork_never_writes_into_an_existing_session(tmp_path):
 
 # ----------------------------------------------------------------------------- classes 2, 3
 
+@pytest.mark.slow
 def test_limits_become_bad_rows_and_the_rest_reads(tmp_path):
     lines = fixture(GOAL).read_bytes().split(b"\n")
     extra = [hostile.deep_row(10 ** 6, 100_000), hostile.deep_row(10 ** 6 + 1, 300),
@@ -100,6 +102,7 @@ def test_limits_become_bad_rows_and_the_rest_reads(tmp_path):
 
 
 @pytest.mark.parametrize("kind", fast_sample(["line", "rows"]))
+@pytest.mark.slow
 def test_zstd_bomb_memory_is_bounded(tmp_path, kind):
     p = tmp_path / "bomb.jsonl.zstd"
     size = (1 << 30) if kind == "line" else (32 << 20)     # rows: ~690,000 rows in one frame, no turn/end
@@ -117,6 +120,7 @@ def test_zstd_bomb_memory_is_bounded(tmp_path, kind):
     print(f"bomb faces took {time.monotonic() - t0:.1f} s")
 
 
+@pytest.mark.slow
 def test_200mb_line_memory_is_bounded(tmp_path):
     p = tmp_path / "session.jsonl"
     hostile.long_line_file(str(p), _header(), 200 << 20)
@@ -139,6 +143,7 @@ def _zstd_of(rows, header, tmp_path, name="s.jsonl.zstd", mutate=None):
     return p
 
 
+@pytest.mark.slow
 def test_corrupt_middle_frame_every_face_reads_past_it_and_agrees(tmp_path):
     lines = [ln for ln in fixture(GOAL).read_bytes().split(b"\n") if ln]
     header, rows = lines[0], lines[1:]
@@ -232,6 +237,7 @@ def test_stale_temporaries_of_a_killed_fork_are_cleaned_safely(tmp_path):
 
 # ----------------------------------------------------------------------------- class 6
 
+@pytest.mark.slow
 def test_terminal_output_has_no_control_characters_and_json_is_utf8(tmp_path):
     d = tmp_path / "store"
     odd = os.fsdecode(b"odd-\xff\xfe")
@@ -256,6 +262,7 @@ def test_terminal_output_has_no_control_characters_and_json_is_utf8(tmp_path):
 
 # ----------------------------------------------------------------------------- class 7
 
+@pytest.mark.slow
 def test_special_files_are_refused_without_blocking(tmp_path):
     fifo = tmp_path / "session.jsonl"
     os.mkfifo(fifo)
@@ -277,6 +284,7 @@ def test_special_files_are_refused_without_blocking(tmp_path):
 
 # ----------------------------------------------------------------------------- class 8
 
+@pytest.mark.slow
 def test_sqlite_fork_honours_out_and_never_writes_the_source(tmp_path):
     from app.store.sqlite_store import append_batch, create_store
     lines = [json.loads(x) for x in fixture(RETRY).read_text().splitlines() if x.strip()]
@@ -318,6 +326,7 @@ def test_write_failures_exit_2_with_one_line(tmp_path):
         subprocess.run(["umount", str(mnt)])
 
 
+@pytest.mark.slow
 def test_huge_seq_and_page_before_on_zstd(tmp_path):
     lines = [ln for ln in fixture(GOAL).read_bytes().split(b"\n") if ln]
     big = tmp_path / "big.jsonl"

@@ -55,6 +55,7 @@ def _variants(lines):
 
 @pytest.mark.parametrize("kind", ["as-written", "bad-dt", "bad-member", "other-key-order", "bad-utf8",
                                   "gap-at-packed", "extra-key"])
+@pytest.mark.slow
 def test_lazy_inspect_equals_the_event_by_event_pass(tmp_path, kind):
     src = tmp_path / "src.jsonl"
     write_jsonl(str(src), SessionSynth(seed=31), target_bytes=600_000)
@@ -85,6 +86,7 @@ def test_streamed_messages_equal_the_fold_on_every_fixture(path):
 
 
 @pytest.mark.parametrize("crash", fast_sample([False, "torn"]))
+@pytest.mark.slow
 def test_streamed_messages_of_generated_jsonl_and_zstd(tmp_path, crash):
     from test_index_cache import synth_zstd
     p = tmp_path / "session.jsonl"

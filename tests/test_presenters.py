@@ -615,6 +615,7 @@ def test_presenters_never_raise_on_arbitrary_shapes(name, args, content, is_erro
 
 @settings(max_examples=100, deadline=None)
 @given(data=json_values, typ=st.sampled_from(["tool/call", "tool/result"]))
+@pytest.mark.slow
 def test_malformed_event_payloads_get_generic_views(data, typ):
     views = views_for_page([Event(seq=7, type=typ, time=0, data=data)])
     check_view(views[7], "call" if typ == "tool/call" else "result")

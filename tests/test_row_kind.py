@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import pytest
+
 from app.tools.synth import SessionSynth, write_jsonl
 from app.ui.history.pages import _older_job, _open_job
 from app.ui.history.row_kind import RowKind
@@ -40,6 +42,7 @@ def _all_rows(path: str):
         reader.close()
 
 
+@pytest.mark.slow
 def test_every_row_kind_built_on_the_fixtures_is_a_row_kind_member(tmp_path):
     logs = session_files() + sorted(p for p in NEXT.rglob("*.jsonl") if ".v" in p.name)
     assert len(logs) > 20

@@ -168,6 +168,7 @@ def test_face_switch_keeps_the_first_seq_on_top():
 
 
 @pytest.mark.parametrize("seed,crash", [(31, False), (32, True)])
+@pytest.mark.slow
 def test_live_merge_equals_a_fresh_read(tmp_path, monkeypatch, seed, crash):
     """A tail page grown batch by batch (the live job's body, split into short pages) gives
     the rows of a fresh read of the final file, in both faces; the records stay exact."""

@@ -180,6 +180,7 @@ QUERIES = [FindOptions("snapshot"), FindOptions("Snapshot", case=True), FindOpti
            FindOptions(r"^use\b", regex=True), FindOptions("{", case=True), FindOptions("\\", case=True)]
 
 
+@pytest.mark.slow
 def test_find_equals_a_full_decode_on_every_fixture():
     files = session_files()
     assert len(files) > 100
@@ -241,6 +242,7 @@ def test_outline_lists_every_turn_with_its_prompt(relpath):
         assert gp == (wp if len(wp) <= 200 else wp[:199] + "…")
 
 
+@pytest.mark.slow
 def test_outline_of_a_generated_log(planted):
     o = build_outline(LogReader.open(planted["jsonl"]))
     assert [t.turn for t in o.turns] == list(range(1, 10))

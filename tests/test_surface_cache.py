@@ -97,6 +97,7 @@ def test_grown_log_extends_the_saved_index(cache, tmp_path, frac):
     assert _cached(str(p))[1] == "hit"
 
 
+@pytest.mark.slow
 def test_truncated_or_replaced_log_is_indexed_afresh(cache, tmp_path):
     src = _synth(tmp_path / "a.jsonl", turns=40)
     p = tmp_path / "session.jsonl"
@@ -116,6 +117,7 @@ def test_truncated_or_replaced_log_is_indexed_afresh(cache, tmp_path):
     _same(idx, _fresh(str(p)), str(p))
 
 
+@pytest.mark.slow
 def test_same_size_rewrite_and_corrupt_cache_file(cache, tmp_path):
     p = _synth(tmp_path / "session.jsonl", turns=30)
     assert _cached(str(p))[1] == "built"

@@ -217,6 +217,7 @@ def test_describe_surface_words():
         "Not in the model's view since seq 17 (replaced by seq 17)"
 
 
+@pytest.mark.slow
 def test_describe_chain(synth_log):
     from app.log.surface import describe_surface
     r = LogReader.open(str(synth_log))

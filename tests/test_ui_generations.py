@@ -37,6 +37,7 @@ def test_no_argument_opens_the_demo_on_a_v4_session(qtbot, win):
     assert not win.generation_actions.menu.menuAction().isEnabled()
 
 
+@pytest.mark.slow
 def test_generation_line_and_submenu_open_the_older_generation(qtbot, win):
     newest, older = str(PROJ / "demo-migrated" / "session.v4.jsonl"), str(PROJ / "demo-migrated" / "session.jsonl")
     with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):

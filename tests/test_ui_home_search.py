@@ -111,6 +111,7 @@ def test_hit_in_the_open_session_selects_its_row(qtbot, win, home):
     assert row.first_seq <= other_seq <= max(row.seq or 0, row.last_seq or 0)
 
 
+@pytest.mark.slow
 def test_results_grouped_by_session_with_counts(qtbot, win, home, qtmodeltester):
     _open_home(qtbot, win, home)
     _build(qtbot, win)
@@ -196,6 +197,7 @@ def test_behind_shown_after_a_session_grows(qtbot, win, home):
     assert [(h.session, h.seq) for h in hs.model.result.hits] == [(sid, last["seq"] + 1)]
 
 
+@pytest.mark.slow
 def test_first_query_builds_the_index_in_the_background(qtbot, win, home):
     """Typing in the box before any index exists starts the build (progress shown), and the
     query runs again when it is done."""

@@ -231,6 +231,7 @@ def test_help_legend_and_request_chip(qtbot, win, tmp_path):
     assert win.truth_actions.request_chip.text().startswith(f"Exact request at seq {b.args[0]}")
 
 
+@pytest.mark.slow
 def test_side_by_side_tails_align_seqs(qtbot, win, tmp_path):
     """A crashed tail with a torn last row: the stored rows left, the logical rows right, one line
     per seq; the closers sit in the logical column, marked; the torn row in the physical gutter."""
