@@ -13,15 +13,13 @@ from typing import Any, Optional
 
 from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, Qt
 
-from .plaintext import clean
-
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
+_CTRL = {i: " " for i in (*range(32), *range(0x7F, 0xA0))}   # C0, DEL and C1 controls
 
 
 def one_line(text: str, limit: int = 240) -> str:
-    """Plain one-line text, clipped: line breaks and tabs as spaces, every other control character
-    (C0, DEL, C1) as a visible picture (:func:`app.ui.plaintext.clean`), never sent to Qt raw."""
-    s = clean(text).replace("\n", " ").replace("\t", " ")
+    """Plain one-line text (control characters -> spaces), clipped."""
+    s = str(text).translate(_CTRL)
     return s if len(s) <= limit else s[:limit - 1] + "…"
 
 
