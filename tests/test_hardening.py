@@ -434,6 +434,7 @@ def test_opening_hostile_input_writes_nothing(tmp_path):
     assert _snapshot(d) == before and sorted(os.listdir(d)) == listing
 
 
+@pytest.mark.slow
 def test_header_frame_bomb_is_a_bad_header_not_a_memory_blowup(tmp_path):
     from backports import zstd
     c = zstd.ZstdCompressor()

@@ -85,6 +85,7 @@ def test_welcome_view_when_demo_store_missing(qtbot, win, monkeypatch, tmp_path)
     assert "demo store" in win.welcome.text() and "not installed" in win.welcome.text()
 
 
+@pytest.mark.slow
 def test_default_opens_demo_store(qtbot, win):
     from app.ui.main_window import demo_store
     if not demo_store().exists():

@@ -158,6 +158,7 @@ def test_audit_work_runs_off_the_ui_thread(qtbot, tmp_path, monkeypatch):
     w.shutdown()
 
 
+@pytest.mark.slow
 def test_trace_this_row_from_the_context_menu(qtbot, tmp_path):
     w, aa = window(qtbot, fixture(RETRY))
     idx = w.history.index(row_index(w, 4), 0)

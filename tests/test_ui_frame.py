@@ -238,6 +238,7 @@ def test_widget_walk_no_log_text_as_rich_text(qtbot, win, tmp_path):
     assert not _rich_text_leaks(win, needles)
 
 
+@pytest.mark.slow
 def test_session_list_tooltip_is_plain_text(qtbot, win, tmp_path):
     p = hostile_session(tmp_path)
     lines = p.read_text(encoding="utf-8").splitlines()

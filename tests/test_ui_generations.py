@@ -23,6 +23,7 @@ def _menu_entries(win):
     return [(a.data(), a.isChecked()) for a in win.generation_actions.actions()]
 
 
+@pytest.mark.slow
 def test_no_argument_opens_the_demo_on_a_v4_session(qtbot, win):
     with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
         win.open_default()

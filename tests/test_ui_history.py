@@ -482,6 +482,7 @@ def streaming_session(tmp_path):
     return p
 
 
+@pytest.mark.slow
 def test_in_flight_chunks_collapse_into_one_streaming_row(qtbot, make_window, tmp_path):
     win = make_window()
     h = open_and_wait(qtbot, win, streaming_session(tmp_path))

@@ -154,6 +154,7 @@ def test_find_and_faces_do_not_leak_into_the_next_session(qtbot, win, tmp_path):
 
 # --------------------------------------------------------------------------- bug 5
 
+@pytest.mark.slow
 def test_crash_marker_does_not_flicker_between_polls(qtbot, win, tmp_path):
     store = tmp_path / "store"
     crashed = copy_to(store, PIN, "crashed")

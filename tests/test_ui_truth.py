@@ -194,6 +194,7 @@ def test_shadowed_row_link_why_and_chip(qtbot, win, tmp_path):
     assert 21 in [k.seq for k in view.current_row().children]
 
 
+@pytest.mark.slow
 def test_compaction_row_click_expands(qtbot, win, tmp_path):
     src = tmp_path / "s" / "session.v4.jsonl"
     src.parent.mkdir()
@@ -391,6 +392,7 @@ def _home_with_forks(tmp_path) -> tuple[Path, Path, str]:
     return parent, child, grand
 
 
+@pytest.mark.slow
 def test_lineage_view_and_audit_parent_across_project_folders(qtbot, win, tmp_path):
     parent, child, grand = _home_with_forks(tmp_path)
     # the audit window's fork diff finds the parent in the other project folder
