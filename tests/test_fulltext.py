@@ -340,6 +340,7 @@ ix.update(progress=progress)
 """
 
 
+@pytest.mark.slow
 def test_crash_mid_build_leaves_a_consistent_index(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(cache))

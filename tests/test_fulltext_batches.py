@@ -48,6 +48,7 @@ def _check(ix):
 
 
 @pytest.mark.parametrize("memory_bytes", [16 << 20, 64])
+@pytest.mark.slow
 def test_batched_and_savepoint_paths_give_the_same_index(small_home, tmp_path, monkeypatch, memory_bytes):
     root, m = small_home
     with FullTextIndex(root, db_path=str(tmp_path / "ref.sqlite")) as ref:
@@ -70,6 +71,7 @@ def test_batched_and_savepoint_paths_give_the_same_index(small_home, tmp_path, m
 
 
 @pytest.mark.parametrize("memory_bytes", [16 << 20, 64])
+@pytest.mark.slow
 def test_a_session_failing_half_way_leaves_nothing_behind(small_home, tmp_path, monkeypatch, memory_bytes):
     root, m = small_home
     victim_sid, _, _ = m["planted"]["plant2text"]
