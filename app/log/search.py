@@ -21,6 +21,7 @@ bytes.  :class:`FindStats` counts what was read.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -41,11 +42,18 @@ else:
         from re import _parser as _sre_parse
     except ImportError:              # pragma: no cover
         import sre_parse as _sre_parse
-try:                                 # re's case folding (simple lowercase, extra folds such as σ/ς): private, optional
-    import _sre
-    from re import _casefix
-except ImportError:                  # pragma: no cover
-    _sre = _casefix = None
+
+
+def _private_module(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError:              # pragma: no cover
+        return None
+
+
+# re's case folding (simple lowercase mappings, extra folds such as σ/ς): private modules, optional
+_sre: Any = _private_module("_sre")
+_casefix: Any = _private_module("re._casefix")
 
 
 class _Flag(Protocol):
