@@ -74,3 +74,133 @@ def test_caseless_nonascii_cli_matches_core(nonascii_logs, capsys):
     assert [h["seq"] for h in out["hits"]] == [nonascii_logs["seq"]]
     hits, _ = find_all(LogReader.open(nonascii_logs["raw"]), FindOptions("grüßeñandú", case=False))
     assert [h.seq for h in hits] == [nonascii_logs["seq"]]
+
+
+# --------------------------------------------------------------------------- in the window
+
+from PySide6.QtCore import Qt  # noqa: E402
+
+from app.tools.synth import SessionSynth  # noqa: E402
+from test_ui_history import WAIT, idle, make_window, open_and_wait  # noqa: E402,F401 (fixtures)
+
+
+@pytest.fixture(autouse=True)
+def _config_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path / "config"))
+
+
+def _covers(r, seq):
+    if r is None or r.seq is None:
+        return False
+    lo = r.first_seq if r.first_seq is not None else r.seq
+    return lo <= seq <= max(r.seq, r.last_seq if r.last_seq is not None else r.seq)
+
+
+def test_window_finds_a_nonascii_word_in_any_case(qtbot, make_window, nonascii_logs):  # noqa: F811
+    for form in ("raw", "escaped"):
+        win = make_window(page_size=3)
+        h = open_and_wait(qtbot, win, nonascii_logs[form])
+        qtbot.waitUntil(lambda: h.index_state == "ready", timeout=WAIT * 2)
+        fa = win.find_actions
+        assert not fa.opt_case.isChecked()            # the default: case-insensitive
+        win.open_search()
+        with qtbot.waitSignal(fa.searchFinished, timeout=WAIT * 2) as b:
+            win.search_edit.setText("grüßeñandú")
+        seq = nonascii_logs["seq"]
+        assert [x.seq for x in fa.results.hits] == [seq], (form, b.args)
+        assert b.args[0].startswith("1 match in ")
+        qtbot.waitUntil(lambda: _covers(win.view.current_row(), seq), timeout=WAIT)
+        assert WORD.casefold() in win.view.current_row().search_text()
+        win.close()
+
+
+@pytest.fixture(scope="module")
+def long_log(tmp_path_factory):
+    path = tmp_path_factory.mktemp("long-leftovers") / "session.jsonl"
+    write_jsonl(str(path), SessionSynth(seed=5), turns=40)
+    return str(path)
+
+
+def _reasoning_rows(h):
+    return [r for r in h.window.all_rows if r.kind == "assistant" and r.event is not None
+            and any(isinstance(b, dict) and b.get("type") == "reasoning" and str(b.get("text", "")).strip()
+                    for b in (r.event.data.get("message") or {}).get("content") or [])]
+
+
+def test_reasoning_filter_hides_reasoning_blocks_and_shows_them_again(qtbot, make_window, long_log):  # noqa: F811
+    win = make_window()
+    h = open_and_wait(qtbot, win, long_log)
+    ga = win.go_actions
+    assert "reasoning" in ga.filter_actions
+    labels = [a.text() for a in ga.filter_actions.values()]
+    assert any("Reasoning" in t for t in labels)
+    rows = _reasoning_rows(h)
+    assert rows, "the synth log has assistant rows with reasoning"
+    n_rows = len(h.window.all_rows)
+    view = win.view
+    r = rows[-1]
+    i = h.row_index(r)
+    assert i is not None
+    doc = view.delegate.document(r, h.index(i, 0))
+    assert "Reasoning" in doc.toPlainText()
+    ga.filter_actions["reasoning"].setChecked(False)
+    idle(qtbot, h)
+    # the same rows (nothing else hidden), none of them with a reasoning block; painted without it
+    assert len(h.window.all_rows) == n_rows
+    for x in _reasoning_rows(h):
+        assert not any(b.style == "reasoning" for b in x.content().blocks)
+    i = h.row_index(r)
+    assert i is not None and "Reasoning" not in view.delegate.document(r, h.index(i, 0)).toPlainText()
+    # other filters still work with it, and the newest page keeps it after an older page arrives
+    ga.filter_actions["tools"].setChecked(False)
+    assert all(x.kind not in ("tool-call", "tool-result") for x in h.window.all_rows)
+    ga.filter_actions["tools"].setChecked(True)
+    ga.filter_actions["reasoning"].setChecked(True)
+    idle(qtbot, h)
+    assert all(any(b.style == "reasoning" for b in x.content().blocks) for x in _reasoning_rows(h))
+    shown = [(i, x) for i, x in enumerate(h.rows) if x in set(_reasoning_rows(h))]
+    assert shown
+    i, x = shown[-1]
+    assert "Reasoning" in view.delegate.document(x, h.index(i, 0)).toPlainText()
+
+
+@pytest.fixture(scope="module")
+def malformed_log(tmp_path_factory):
+    """A generated log with one malformed row (bad JSON) in the middle: a problem with a line and a
+    byte offset and no seq."""
+    path = tmp_path_factory.mktemp("malformed") / "session.jsonl"
+    write_jsonl(str(path), SessionSynth(seed=9), turns=30)
+    lines = path.read_bytes().split(b"\n")
+    k = len(lines) // 2
+    lines.insert(k, b'{"type": "user/message", "seq": 12, "data": {broken')
+    path.write_bytes(b"\n".join(lines))
+    before = [e for e in LogReader.open(str(path)).iter_events() if e.line is not None and e.line < k + 1]
+    return str(path), k + 1, before[-1].seq
+
+
+def test_a_problem_without_seq_jumps_to_the_nearest_row(qtbot, make_window, malformed_log):  # noqa: F811
+    path, line, near = malformed_log
+    win = make_window(page_size=4)
+    ga = win.go_actions
+    with qtbot.waitSignal(ga.outlineReady, timeout=WAIT * 2):
+        h = open_and_wait(qtbot, win, path)
+    qtbot.waitUntil(lambda: h.index_state == "ready", timeout=WAIT * 2)
+    m = ga.problems_model
+    i = next(i for i, p in enumerate(m.problems) if p.seq is None and p.line == line)
+    p = m.problems[i]
+    assert p.offset is not None and p.offset > 0
+    assert not h.is_loaded(near), "far from the tail: the jump reads its page"
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT * 2) as b:
+        ga.goto_problem(i)
+    assert b.args[0] == near
+    idle(qtbot, h)
+    assert _covers(win.view.current_row(), near)
+    assert "nearest row" in win.statusBar().currentMessage()
+    # in the physical face the stored bad row itself is selected
+    win.act_physical.setChecked(True)
+    idle(qtbot, h)
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT * 2):
+        ga.goto_problem(i)
+    idle(qtbot, h)
+    cur = win.view.current_row()
+    assert cur is not None and cur.kind == "bad" and cur.bad.line == line

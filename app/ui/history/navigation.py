@@ -20,10 +20,13 @@ from .rows import Row, result_call_id
 
 # --------------------------------------------------------------------------- filters
 
-FILTERS = ("user", "assistant", "tools", "turns", "log")      # categories a view filter can hide
+FILTERS = ("user", "assistant", "reasoning", "tools", "turns", "log")   # what a view filter can hide
 FILTER_LABELS = {"user": "User messages", "assistant": "Assistant text and attempts",
+                 "reasoning": "Reasoning (inside assistant rows)",
                  "tools": "Tool calls and results", "turns": "Turn and step boundaries",
                  "log": "Log-only events and bad rows"}
+# "reasoning" is no row category: hidden, it drops the reasoning blocks of the rows that have them
+_REASONING_KINDS = frozenset({"assistant", "streaming", "attempt-failed", "attempt-open"})
 _CATEGORY = {"user": "user", "assistant": "assistant", "streaming": "assistant", "attempt-failed": "assistant",
              "attempt-open": "assistant", "tool-call": "tools", "tool-result": "tools", "turn-start": "turns",
              "turn-end": "turns", "step-start": "turns", "step-end": "turns"}
@@ -96,7 +99,13 @@ class WindowNavigation:
         return bool(self.hidden_kinds) or self.errors_only
 
     def _rows_of(self, pr) -> list:
-        """A page's rows for the current face that pass the view filters."""
+        """A page's rows for the current face that pass the view filters (reasoning blocks
+        dropped from them while the reasoning filter hides it)."""
+        hide_reasoning = "reasoning" in self.hidden_kinds
+        for r in pr.rows:
+            if r.hide_reasoning != hide_reasoning and r.kind in _REASONING_KINDS:
+                r.hide_reasoning = hide_reasoning
+                r.touch()
         if not self.filtered:
             return pr.rows
         h, e = self.hidden_kinds, self.errors_only

@@ -302,6 +302,43 @@ def _event_at_job(job, path: str, session_id: Optional[str], index, seq: int):
         r.close()
 
 
+def nearest_seq_job(job, path: str, session_id: Optional[str], index, offset: Optional[int], line: Optional[int]):
+    """The seq of the stored event nearest a place in the log that has no seq of its own (a
+    malformed row's byte offset or line, from the problems panel): the last event before it,
+    else the first one after it; None when the log has no event.  Reads backward from the
+    segment holding ``offset`` (raw JSONL with a seq index: one segment or two), else from the end."""
+    from ...log.model import is_event as _is_event
+    from ...log.reader import PageToken
+    from ...log.sources import RawJsonlSource
+    r = open_reader(path, session_id)
+    try:
+        token = None
+        if index is not None:
+            r.index = index
+            if offset is not None and isinstance(r.source, RawJsonlSource) and len(index):
+                i = bisect.bisect_right(index.seg_pos, offset) - 1
+                if 0 <= i < len(index):
+                    token = PageToken(end=index.seg_end[i], pos=None)
+
+        def after(ev) -> bool:
+            if offset is not None and ev.offset is not None and ev.offset >= 0:
+                return ev.offset >= offset
+            return line is not None and ev.line is not None and ev.line >= line
+        nearest = None
+        for k, (it, _end) in enumerate(r._backward_items(token)):
+            if k % 256 == 0:
+                job.check()
+            if not _is_event(it) or it.synthesized:
+                continue
+            if after(it):
+                nearest = it.seq                 # the oldest event after it so far
+                continue
+            return it.seq
+        return nearest
+    finally:
+        r.close()
+
+
 def _stale_live_row(key: tuple, row, region_start: int) -> bool:
     """Rows a live append may change: synthesized closers, and attempt/assistant rows of
     the turn still being written (their attempt gains chunks, a finish, a retry)."""
