@@ -78,7 +78,6 @@ def test_caseless_nonascii_cli_matches_core(nonascii_logs, capsys):
 
 # --------------------------------------------------------------------------- in the window
 
-from PySide6.QtCore import Qt  # noqa: E402
 
 from app.tools.synth import SessionSynth  # noqa: E402
 from test_ui_history import WAIT, idle, make_window, open_and_wait  # noqa: E402,F401 (fixtures)
