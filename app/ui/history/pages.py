@@ -21,6 +21,7 @@ from ...log.attempts import find_attempts
 from ...log.inflight import in_flight, live_items
 from ...log.model import is_event
 from ...log.reader import extend_tail_page, row_key, split_page
+from ...log.sources import RawJsonlSource
 from ...store.faces import open_reader
 from ...store.indexer import build_index_isolated
 from .rows import Row, build_rows
@@ -31,6 +32,9 @@ try:  # presenters are optional: without them every tool row gets the generic ca
 except ImportError:  # pragma: no cover
     views_for_page = None
 
+FIRST_MESSAGES = 10     # messages of the tail page painted first (the rest of the first page follows)
+PAINT_WAIT = 0.25       # seconds the rest waits for the first paint at most
+UI_READ_BLOCK = 1 << 17  # read/decode granularity of the window's JSONL reader (pages, tail)
 LIVE_SPLIT = 24          # a live tail page holding more messages than this is cut ...
 LIVE_KEEP = 12           # ... keeping this many in the newest page
 
@@ -257,16 +261,37 @@ def _surface_job(job, path: str, session_id: Optional[str]) -> Any:
 
 def _open_job(job, path: str, session_id: Optional[str], page_size: int, physical: bool, show_attempts: bool,
               expanded: Any = None):
+    """(reader, tail page of ``page_size`` messages)."""
+    reader, lp, _rest = _open_split_job(job, path, session_id, page_size, physical, show_attempts, expanded)
+    return reader, lp
+
+
+def _open_split_job(job, path: str, session_id: Optional[str], page_size: int, physical: bool,
+                    show_attempts: bool, expanded: Any = None, painted: Any = None):
+    """(reader, tail page, rest).  With ``painted`` (a threading.Event) the tail page holds
+    ``FIRST_MESSAGES`` messages and is streamed (``job.stream``) as soon as it is built, so the
+    window paints it; ``rest`` is the older page completing the first ``page_size`` messages, read
+    once ``painted`` is set (or after ``PAINT_WAIT`` seconds).  ``rest`` None: the tail page holds
+    the whole first page."""
     t0 = time.perf_counter()
     reader = open_reader(path, session_id)
+    if isinstance(reader.source, RawJsonlSource):
+        reader.source.block = UI_READ_BLOCK   # rows are decoded by whole blocks: small ones waste little
     job.check()
     live = writer_is_live(path, session_id)
-    page = reader.tail_page(page_size)
+    first = min(page_size, FIRST_MESSAGES) if painted is not None else page_size
+    page = reader.tail_page(first)
     job.check()
     evs = [it for it in page.items if is_event(it)] + list(page.closure)
     views = compute_views(evs)
-    return reader, _loaded(page, views, time.perf_counter() - t0, physical, show_attempts,
-                           live=live, expanded=expanded)
+    lp = _loaded(page, views, time.perf_counter() - t0, physical, show_attempts, live=live, expanded=expanded)
+    if first >= page_size or not page.has_more:
+        return reader, lp, None
+    job.stream((reader, lp))
+    painted.wait(PAINT_WAIT)                  # the first paint does not share the GIL with the rest
+    job.check()
+    rest = _older_job(job, reader, page, page_size - first, physical, show_attempts, expanded)
+    return reader, lp, rest
 
 
 def _older_job(job, reader, page, page_size: int, physical: bool, show_attempts: bool, expanded: Any = None,
