@@ -18,6 +18,9 @@ from .model import HistoryModel
 from ..theme import Theme
 
 
+WARM_ROWS = 30      # hidden rows on each side of the window whose documents are built in idle time
+
+
 class HistoryView(QListView):
     rowsPainted = Signal()            # first paint after a tail install
     copyRequested = Signal(str)       # what = text | raw | seq
@@ -61,6 +64,11 @@ class HistoryView(QListView):
         self._newer_timer.setSingleShot(True)
         self._newer_timer.setInterval(0)
         self._newer_timer.timeout.connect(self._maybe_show_newer)
+        # idle time: documents and heights of the loaded rows next to the window, built a few
+        # at a time, so exposing them (scrolling) lays out cached rows
+        self._warm_timer = QTimer(self)
+        self._warm_timer.setInterval(0)
+        self._warm_timer.timeout.connect(self._warm_step)
 
     # ------------------------------------------------------------------ model hookup
     def setModel(self, model: HistoryModel) -> None:
@@ -75,6 +83,8 @@ class HistoryView(QListView):
         model.searchChanged.connect(self.viewport().update)
         model.liveAboutToAppend.connect(self._live_before)
         model.liveAppended.connect(self._live_after)
+        for sig in (model.olderInstalled, model.newerInstalled, model.jumped, model.tailInstalled, model.opened):
+            sig.connect(lambda *_a: self._warm_timer.start())
 
     def hmodel(self) -> HistoryModel:
         return self.model()
@@ -208,6 +218,20 @@ class HistoryView(QListView):
             return
         if self.verticalScrollBar().value() <= self._threshold():
             m.request_older()
+
+    def _warm_step(self):
+        """Build a few documents of the hidden rows above and below the window (3 ms a turn)."""
+        m = self.model()
+        w = getattr(m, "window", None)
+        if w is None or (m.loading and not m.rows):
+            self._warm_timer.stop()
+            return
+        n = len(w.all_rows)
+        near = w.all_rows[max(0, w.hidden - WARM_ROWS):w.hidden][::-1] + \
+            w.all_rows[n - w.bottom:n - w.bottom + WARM_ROWS]
+        todo = [r for r in near if not self.delegate.has_size(r)]
+        if not todo or self.delegate.warm(todo, 0.003) >= len(todo):
+            self._warm_timer.stop()
 
     # ------------------------------------------------------------------ GIL-friendly layout
     def doItemsLayout(self):
