@@ -202,4 +202,4 @@ def test_a_problem_without_seq_jumps_to_the_nearest_row(qtbot, make_window, malf
         ga.goto_problem(i)
     idle(qtbot, h)
     cur = win.view.current_row()
-    assert cur is not None and cur.kind == "bad" and cur.bad.line == line
+    assert cur is not None and cur.kind == "bad" and cur.bad.offset == p.offset
