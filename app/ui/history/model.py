@@ -36,7 +36,7 @@ from .model_truth import TruthModel
 from .pages import LoadedPage, _older_job, _open_split_job
 from .seq_index import SeqIndex
 from .rows import Row
-from .window import FIRST_ROWS, Changed, Inserted, Removed, Reset, RowWindow
+from .window import FIRST_ROWS, PAINT_ROWS, Changed, Inserted, Removed, Reset, RowWindow
 
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 KIND_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -237,7 +237,7 @@ class HistoryModel(TruthModel, QAbstractListModel):
         reader, lp = result
         self.reader = reader
         self.tail_elapsed = time.perf_counter() - self.opened_at
-        self._apply(self.window.install_tail(lp))
+        self._apply(self.window.install_tail(lp, PAINT_ROWS))
         self.tailInstalled.emit()
         self.statsChanged.emit()
         # zero timers run after the posted layout and paint events: the rest goes on after the paint
@@ -249,10 +249,11 @@ class HistoryModel(TruthModel, QAbstractListModel):
             self._install_first((reader, lp))
         if rest is not None and rest.page.items:
             self._apply(self.window.add_older_page(rest))
-            if len(self.window.rows) < FIRST_ROWS:      # a short tail page: as many rows as one page shows
-                self._apply(self.window.expose_older(FIRST_ROWS - len(self.window.rows))[1])
         elif rest is not None:
             self.pages[0].page.has_more = False
+        if len(self.window.rows) < FIRST_ROWS and self.window.hidden:
+            # painted with PAINT_ROWS rows: the rest of a first window now (above the viewport)
+            self._apply(self.window.expose_older(FIRST_ROWS - len(self.window.rows))[1])
         self._set_loading(False)
         freeze_heap()
         self.opened.emit()
