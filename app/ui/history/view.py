@@ -19,6 +19,8 @@ from ..theme import Theme
 
 
 WARM_ROWS = 30      # hidden rows on each side of the window whose documents are built in idle time
+WARM_EVERY_MS = 12  # ... a step every this many ms
+WARM_BUDGET_S = 0.002  # ... of at most about this long (one document more)
 
 
 class HistoryView(QListView):
@@ -67,7 +69,7 @@ class HistoryView(QListView):
         # idle time: documents and heights of the loaded rows next to the window, built a few
         # at a time, so exposing them (scrolling) lays out cached rows
         self._warm_timer = QTimer(self)
-        self._warm_timer.setInterval(0)
+        self._warm_timer.setInterval(WARM_EVERY_MS)       # not every loop turn: input and paints first
         self._warm_timer.timeout.connect(self._warm_step)
 
     # ------------------------------------------------------------------ model hookup
@@ -220,7 +222,7 @@ class HistoryView(QListView):
             m.request_older()
 
     def _warm_step(self):
-        """Build a few documents of the hidden rows above and below the window (3 ms a turn)."""
+        """Build a few documents of the hidden rows above and below the window (2 ms every 12 ms)."""
         m = self.model()
         w = getattr(m, "window", None)
         if w is None or (m.loading and not m.rows):
@@ -230,7 +232,7 @@ class HistoryView(QListView):
         near = w.all_rows[max(0, w.hidden - WARM_ROWS):w.hidden][::-1] + \
             w.all_rows[n - w.bottom:n - w.bottom + WARM_ROWS]
         todo = [r for r in near if not self.delegate.has_size(r)]
-        if not todo or self.delegate.warm(todo, 0.003) >= len(todo):
+        if not todo or self.delegate.warm(todo, WARM_BUDGET_S) >= len(todo):
             self._warm_timer.stop()
 
     # ------------------------------------------------------------------ GIL-friendly layout
