@@ -85,8 +85,9 @@ class HistoryView(QListView):
         model.searchChanged.connect(self.viewport().update)
         model.liveAboutToAppend.connect(self._live_before)
         model.liveAppended.connect(self._live_after)
-        for sig in (model.olderInstalled, model.newerInstalled, model.jumped, model.tailInstalled, model.opened):
-            sig.connect(lambda *_a: self._warm_timer.start())
+        for sig in (model.olderInstalled, model.newerInstalled, model.jumped, model.tailInstalled, model.opened,
+                    model.surfaceReady, model.faceChanged, model.modelReset):
+            sig.connect(lambda *_a: self._warm_timer.start())        # rows new or touched
 
     def hmodel(self) -> HistoryModel:
         return self.model()
