@@ -232,12 +232,15 @@ class HistoryModel(TruthModel, QAbstractListModel):
         self._set_loading(False)
         self.pageFailed.emit(msg)
 
-    def _install_first(self, result) -> None:
-        """The tail page, painted first (the rest of the first page is read after the paint)."""
+    def _install_first(self, result, whole: bool = False) -> None:
+        """The tail page, painted first (the rest of the first page is read after the paint);
+        ``whole``: it is the whole first page (nothing follows: loading ends before tailInstalled)."""
         reader, lp = result
         self.reader = reader
         self.tail_elapsed = time.perf_counter() - self.opened_at
-        self._apply(self.window.install_tail(lp, PAINT_ROWS))
+        self._apply(self.window.install_tail(lp, FIRST_ROWS if whole else PAINT_ROWS))
+        if whole:
+            self._set_loading(False)
         self.tailInstalled.emit()
         self.statsChanged.emit()
         # zero timers run after the posted layout and paint events: the rest goes on after the paint
@@ -246,7 +249,7 @@ class HistoryModel(TruthModel, QAbstractListModel):
     def _install_tail(self, result):
         reader, lp, rest = result
         if self.reader is None:
-            self._install_first((reader, lp))
+            self._install_first((reader, lp), whole=rest is None)
         if rest is not None and rest.page.items:
             self._apply(self.window.add_older_page(rest))
         elif rest is not None:
