@@ -27,6 +27,7 @@ from .find_actions import dock
 from .frame_actions import action
 from .find_models import SEQ_ROLE, OutlineModel, ProblemsModel
 from .history.navigation import neighbour_index
+from .history.pages import nearest_seq_job
 from .history.window import FILTER_LABELS, FILTERS
 
 
@@ -70,8 +71,10 @@ class GoActions(QObject):
         self.error_seqs: list = []
         self._pending_step: Optional[bool] = None
         self._last_error: Optional[tuple] = None
+        self._near: Optional[tuple] = None     # (problem, seq): a jump to the row nearest a problem
         self._build_docks()
         self._build_menus()
+        self.ctl.seqSelected.connect(self._on_seq_selected)
         self.h.opened.connect(self._on_opened)
         self.h.openFailed.connect(lambda _m: self._reset())
 
@@ -232,11 +235,45 @@ class GoActions(QObject):
         p = self.problems_model.problems[i]
         if p.seq is not None:
             self.ctl.goto_seq(p.seq)
-        else:
-            where = ", ".join(x for x in (f"line {p.line}" if p.line is not None else "",
-                                          f"byte {p.offset:,}" if p.offset is not None else "") if x)
-            self.win.statusBar().showMessage(f"{p.code}: {where or 'no position'} (no event seq to go to; "
-                                             "the physical tail shows stored bad rows)", 8000)
+            return
+        where = ", ".join(x for x in (f"line {p.line}" if p.line is not None else "",
+                                      f"byte {p.offset:,}" if p.offset is not None and p.offset >= 0 else "") if x)
+        if not where or self.h.path is None:
+            self.win.statusBar().showMessage(f"{p.code}: no position in the log to go to", 8000)
+            return
+        # no seq (a malformed row): the nearest stored event, found from the byte offset or line
+        h = self.h
+        offset = p.offset if p.offset is not None and p.offset >= 0 else None
+        self.win.statusBar().showMessage(f"{p.code} at {where}: finding the nearest row…", 4000)
+        self.win.jobs.submit(nearest_seq_job, h.path, h.session_id, h.seq_index, offset, p.line,
+                             name="nearest-row", group=self._group("nearest"),
+                             on_done=lambda seq: self._goto_near(p, where, seq))
+
+    def _goto_near(self, p, where: str, seq: Optional[int]) -> None:
+        if seq is None:
+            self.win.statusBar().showMessage(f"{p.code} at {where}: the log has no event to go to", 8000)
+            return
+        self._near = (p, seq)
+        self.ctl.goto_seq(seq)
+        self.win.statusBar().showMessage(f"{p.code} at {where} has no seq: showing the nearest row, seq {seq}"
+                                         + ("" if self.h.physical else " (the physical face shows the bad row itself)"),
+                                         8000)
+
+    def _on_seq_selected(self, seq: int) -> None:
+        near, self._near = self._near, None
+        if near is not None and near[1] == seq:
+            self._select_bad_row(near[0])
+
+    def _select_bad_row(self, p) -> bool:
+        """The stored bad row of problem ``p`` when it is shown (physical face): select it."""
+        for i, r in enumerate(self.h.rows):
+            b = r.bad
+            if b is not None and ((p.offset is not None and b.offset == p.offset)
+                                  or (p.offset is None and p.line is not None and b.line == p.line)):
+                self.win.view.setCurrentIndex(self.h.index(i, 0))
+                self.win.view.scrollTo(self.h.index(i, 0))
+                return True
+        return False
 
     def goto_text(self, text: str) -> bool:
         """"seq 1234", "1234", "turn 12", "t12": go there; False when it does not parse or the

@@ -119,8 +119,16 @@ def _trace_job(job, path: str, session_id: Optional[str], seq: int) -> dict:
     from ..log.trace import trace_event
     from ..store.faces import open_reader
     r = open_reader(path, session_id)
+
+    def events():
+        # a whole-log pass: cancelled (a newer row selected, the session closed) between events,
+        # or stale traces of a 1 GB log keep decoding for minutes beside the UI thread
+        for k, ev in enumerate(r.iter_events(logical=True)):
+            if not k & 4095:
+                job.check()
+            yield ev
     try:
-        return trace_event(r, seq)
+        return trace_event(events(), seq)
     finally:
         r.close()
 

@@ -21,8 +21,9 @@ from .row_kind import RowKind
 
 # --------------------------------------------------------------------------- filters
 
-FILTERS = ("user", "assistant", "tools", "turns", "log")      # categories a view filter can hide
+FILTERS = ("user", "assistant", "reasoning", "tools", "turns", "log")   # what a view filter can hide
 FILTER_LABELS = {"user": "User messages", "assistant": "Assistant text and attempts",
+                 "reasoning": "Reasoning (inside assistant rows)",
                  "tools": "Tool calls and results", "turns": "Turn and step boundaries",
                  "log": "Log-only events and bad rows"}
 _CATEGORY = {RowKind.USER: "user", RowKind.ASSISTANT: "assistant", RowKind.STREAMING: "assistant",
@@ -39,6 +40,10 @@ def neighbour_index(values: list, x, forward: bool, hi=None) -> Optional[int]:
         return i if i < len(values) else None
     i = bisect.bisect_left(values, x) - 1
     return i if i >= 0 else None
+
+
+# "reasoning" is no row category: hidden, it drops the reasoning blocks of the rows that have them
+_REASONING_KINDS = frozenset({RowKind.ASSISTANT, RowKind.STREAMING, RowKind.ATTEMPT_FAILED, RowKind.ATTEMPT_OPEN})
 
 
 def row_category(r: Row) -> str:
@@ -108,7 +113,13 @@ class WindowNavigation:
         return bool(self.hidden_kinds) or self.errors_only
 
     def _rows_of(self, pr) -> list:
-        """A page's rows for the current face that pass the view filters."""
+        """A page's rows for the current face that pass the view filters (reasoning blocks
+        dropped from them while the reasoning filter hides it)."""
+        hide_reasoning = "reasoning" in self.hidden_kinds
+        for r in pr.rows:
+            if r.hide_reasoning != hide_reasoning and r.kind in _REASONING_KINDS:
+                r.hide_reasoning = hide_reasoning
+                r.touch()
         if not self.filtered:
             return pr.rows
         h, e = self.hidden_kinds, self.errors_only

@@ -21,6 +21,7 @@ from ...log.attempts import find_attempts
 from ...log.inflight import in_flight, live_items
 from ...log.model import is_event
 from ...log.reader import extend_tail_page, row_key, split_page
+from ...log.sources import RawJsonlSource
 from ...store.faces import open_reader
 from ...store.indexer import build_index_isolated
 from .rows import Row, build_rows, result_call_id
@@ -29,6 +30,9 @@ from .compaction import group_compactions, page_groups, page_surface_of
 
 from ...presenters.registry import views_for_page      # (the package registers the built-in presenters)
 
+FIRST_MESSAGES = 10     # messages of the tail page painted first (the rest of the first page follows)
+PAINT_WAIT = 0.25       # seconds the rest waits for the first paint at most
+UI_READ_BLOCK = 1 << 17  # read/decode granularity of the window's JSONL reader (pages, tail)
 LIVE_SPLIT = 24          # a live tail page holding more messages than this is cut ...
 LIVE_KEEP = 12           # ... keeping this many in the newest page
 
@@ -272,16 +276,37 @@ def _surface_job(job, path: str, session_id: Optional[str]) -> Any:
 
 def _open_job(job, path: str, session_id: Optional[str], page_size: int, physical: bool, show_attempts: bool,
               expanded: Any = None):
+    """(reader, tail page of ``page_size`` messages)."""
+    reader, lp, _rest = _open_split_job(job, path, session_id, page_size, physical, show_attempts, expanded)
+    return reader, lp
+
+
+def _open_split_job(job, path: str, session_id: Optional[str], page_size: int, physical: bool,
+                    show_attempts: bool, expanded: Any = None, painted: Any = None):
+    """(reader, tail page, rest).  With ``painted`` (a threading.Event) the tail page holds
+    ``FIRST_MESSAGES`` messages and is streamed (``job.stream``) as soon as it is built, so the
+    window paints it; ``rest`` is the older page completing the first ``page_size`` messages, read
+    once ``painted`` is set (or after ``PAINT_WAIT`` seconds).  ``rest`` None: the tail page holds
+    the whole first page."""
     t0 = time.perf_counter()
     reader = open_reader(path, session_id)
+    if isinstance(reader.source, RawJsonlSource):
+        reader.source.block = UI_READ_BLOCK   # rows are decoded by whole blocks: small ones waste little
     job.check()
     live = writer_is_live(path, session_id)
-    page = reader.tail_page(page_size)
+    first = min(page_size, FIRST_MESSAGES) if painted is not None else page_size
+    page = reader.tail_page(first)
     job.check()
     evs = [it for it in page.items if is_event(it)] + list(page.closure)
     views = compute_views(evs)
-    return reader, _loaded(page, views, time.perf_counter() - t0, physical, show_attempts,
-                           live=live, expanded=expanded)
+    lp = _loaded(page, views, time.perf_counter() - t0, physical, show_attempts, live=live, expanded=expanded)
+    if first >= page_size or not page.has_more:
+        return reader, lp, None
+    job.stream((reader, lp))
+    painted.wait(PAINT_WAIT)                  # the first paint does not share the GIL with the rest
+    job.check()
+    rest = _older_job(job, reader, page, page_size - first, physical, show_attempts, expanded)
+    return reader, lp, rest
 
 
 def _older_job(job, reader, page, page_size: int, physical: bool, show_attempts: bool, expanded: Any = None,
@@ -313,6 +338,43 @@ def _event_at_job(job, path: str, session_id: Optional[str], index, seq: int):
         if index is not None:
             r.index = index
         return r.event_at(seq)
+    finally:
+        r.close()
+
+
+def nearest_seq_job(job, path: str, session_id: Optional[str], index, offset: Optional[int], line: Optional[int]):
+    """The seq of the stored event nearest a place in the log that has no seq of its own (a
+    malformed row's byte offset or line, from the problems panel): the last event before it,
+    else the first one after it; None when the log has no event.  Reads backward from the
+    segment holding ``offset`` (raw JSONL with a seq index: one segment or two), else from the end."""
+    from ...log.model import is_event as _is_event
+    from ...log.reader import PageToken
+    from ...log.sources import RawJsonlSource
+    r = open_reader(path, session_id)
+    try:
+        token = None
+        if index is not None:
+            r.index = index
+            if offset is not None and isinstance(r.source, RawJsonlSource) and len(index):
+                i = bisect.bisect_right(index.seg_pos, offset) - 1
+                if 0 <= i < len(index):
+                    token = PageToken(end=index.seg_end[i], pos=None)
+
+        def after(ev) -> bool:
+            if offset is not None and ev.offset is not None and ev.offset >= 0:
+                return ev.offset >= offset
+            return line is not None and ev.line is not None and ev.line >= line
+        nearest = None
+        for k, (it, _end) in enumerate(r._backward_items(token)):
+            if k % 256 == 0:
+                job.check()
+            if not _is_event(it) or it.synthesized:
+                continue
+            if after(it):
+                nearest = it.seq                 # the oldest event after it so far
+                continue
+            return it.seq
+        return nearest
     finally:
         r.close()
 

@@ -76,6 +76,7 @@ class Row:
     children: list = field(default_factory=list)    # kind "compaction": the rows it folds
     version: int = 0
     expanded: bool = False         # clipped blocks shown whole (textutil.EXPANDED_LINES at most)
+    hide_reasoning: bool = False   # the view's reasoning filter: reasoning blocks left out
     _content: Optional[Content] = None
     _search: Optional[str] = None
 
@@ -112,6 +113,8 @@ class Row:
                     self._content = _content_of(self)
             else:
                 self._content = _content_of(self)
+            if self.hide_reasoning:
+                self._content.blocks = [b for b in self._content.blocks if b.style != "reasoning"]
         return self._content
 
     @property

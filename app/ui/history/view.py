@@ -18,6 +18,11 @@ from .model import HistoryModel
 from ..theme import Theme
 
 
+WARM_ROWS = 30      # hidden rows on each side of the window whose documents are built in idle time
+WARM_EVERY_MS = 12  # ... a step every this many ms
+WARM_BUDGET_S = 0.002  # ... of at most about this long (one document more)
+
+
 class HistoryView(QListView):
     rowsPainted = Signal()            # first paint after a tail install
     copyRequested = Signal(str)       # what = text | raw | seq
@@ -61,6 +66,11 @@ class HistoryView(QListView):
         self._newer_timer.setSingleShot(True)
         self._newer_timer.setInterval(0)
         self._newer_timer.timeout.connect(self._maybe_show_newer)
+        # idle time: documents and heights of the loaded rows next to the window, built a few
+        # at a time, so exposing them (scrolling) lays out cached rows
+        self._warm_timer = QTimer(self)
+        self._warm_timer.setInterval(WARM_EVERY_MS)       # not every loop turn: input and paints first
+        self._warm_timer.timeout.connect(self._warm_step)
 
     # ------------------------------------------------------------------ model hookup
     def setModel(self, model: Optional[QAbstractItemModel]) -> None:
@@ -77,6 +87,9 @@ class HistoryView(QListView):
         model.searchChanged.connect(self.viewport().update)
         model.liveAboutToAppend.connect(self._live_before)
         model.liveAppended.connect(self._live_after)
+        for sig in (model.olderInstalled, model.newerInstalled, model.jumped, model.tailInstalled, model.opened,
+                    model.surfaceReady, model.faceChanged, model.modelReset):
+            sig.connect(lambda *_a: self._warm_timer.start())        # rows new or touched
 
     def hmodel(self) -> Optional[HistoryModel]:
         """The history model shown (None before one is set)."""
@@ -213,6 +226,20 @@ class HistoryView(QListView):
             return
         if self.verticalScrollBar().value() <= self._threshold():
             m.request_older()
+
+    def _warm_step(self):
+        """Build a few documents of the hidden rows above and below the window (2 ms every 12 ms)."""
+        m = self.model()
+        w = getattr(m, "window", None)
+        if w is None or (m.loading and not m.rows):
+            self._warm_timer.stop()
+            return
+        n = len(w.all_rows)
+        near = w.all_rows[max(0, w.hidden - WARM_ROWS):w.hidden][::-1] + \
+            w.all_rows[n - w.bottom:n - w.bottom + WARM_ROWS]
+        todo = [r for r in near if not self.delegate.has_size(r)]
+        if not todo or self.delegate.warm(todo, WARM_BUDGET_S) >= len(todo):
+            self._warm_timer.stop()
 
     # ------------------------------------------------------------------ GIL-friendly layout
     def doItemsLayout(self):

@@ -40,7 +40,8 @@ from .navigation import FILTER_LABELS, FILTERS, WindowNavigation, row_category, 
 from .rows import Row
 from .window_truth import TruthWindow
 
-FIRST_ROWS = 40          # rows of the tail page shown for the first paint; the rest follow
+FIRST_ROWS = 40          # rows of the tail page shown once it is installed; the rest follow
+PAINT_ROWS = 16          # rows laid out for the very first paint (more are exposed right after it)
 EXPOSE_CHUNK = 10        # rows exposed per event-loop turn when older/newer rows are wanted
 MAX_EXPOSED = 300        # rows the view holds at once (QListView re-lays out all of them on
                          # every insert, ~14 µs a row here): a window sliding over loaded rows
@@ -155,15 +156,15 @@ class RowWindow(TruthWindow, WindowNavigation):
         self._recompute_matches()
 
     # ------------------------------------------------------------------ pages
-    def install_tail(self, lp: LoadedPage) -> list:
-        """The tail page opens the log: its newest ``FIRST_ROWS`` rows are exposed."""
+    def install_tail(self, lp: LoadedPage, first: int = FIRST_ROWS) -> list:
+        """The tail page opens the log: its newest ``first`` rows are exposed."""
         self.pages = [lp]
         self.tail_pages = []
         self.live = lp.live
         self._adopt(lp)
         self.events = dict(lp.events)
         n = len(self._rows_of(lp.rows_for(self.physical, self.show_attempts)))
-        self._apply_rows(hidden=max(0, n - FIRST_ROWS))
+        self._apply_rows(hidden=max(0, n - first))
         return [RESET]
 
     def add_older_page(self, lp: LoadedPage) -> list:
