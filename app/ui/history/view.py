@@ -229,9 +229,9 @@ class HistoryView(QListView):
 
     def _warm_step(self):
         """Build a few documents of the hidden rows above and below the window (2 ms every 12 ms)."""
-        m = self.model()
-        w = getattr(m, "window", None)
-        if w is None or (m.loading and not m.rows):
+        m = self.hmodel()
+        w = m.window if m is not None else None
+        if m is None or w is None or (m.loading and not m.rows):
             self._warm_timer.stop()
             return
         n = len(w.all_rows)
