@@ -257,7 +257,7 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
             problems.append(f"{path}: cannot read: {e.strerror or e}")
         return None
     try:
-        whole = title and fmt == "jsonl" and size <= 2 * titles.WINDOW
+        whole = title and fmt == "jsonl" and size <= max(titles.EXACT_BYTES, 2 * titles.WINDOW)
         try:
             head = os.pread(fd, size if whole else HEAD_READ, 0)
             raw, _why, end = _header_of(fd, head)

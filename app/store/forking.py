@@ -22,12 +22,15 @@ import os
 import time
 import uuid
 import zlib
-from typing import Optional
+from collections.abc import Iterator, Sequence
+from typing import Any, Optional, Union
+
+import msgspec
 
 from ..log.codec import encode_row
 from ..log.fork import ForkError, ForkPlan, child_header, plan_fork, seed_tail
 from ..log.model import is_event
-from ..log.reader import LogReader
+from ..log.reader import LogReader, SeqIndex
 from ..log.sources import Segment
 from .layout import generation_name, id_segment, project_key, session_path
 from .publish import FileRange, make_dirs
@@ -36,6 +39,11 @@ from .writer import RawFrames, RawText, SessionWriter
 COPY_CHUNK = 8 << 20
 VERIFY_WINDOW = 64 << 10
 VERIFY_WINDOWS = 16
+VERIFY_EDGE = 4 << 10          # bytes compared at each end of every copied range (when there are many)
+
+# a piece of the seed: ("range", start, stop) raw JSONL bytes copied as stored, ("frames", start, stop)
+# whole zstd frames copied as stored, ("text", bytes) rows written by us
+Piece = Union[tuple[str, int, int], tuple[str, bytes]]
 
 
 class ForkVerifyError(Exception):
@@ -62,14 +70,18 @@ def child_location(reader: LogReader, child_id: str, out_store: Optional[str] = 
     return os.path.join(sess_dir, id_segment(child_id), name)          # a loose file: beside it
 
 
-# one of these byte strings is in every row that reads in a legacy shape (spec §1.7)
-_LEGACY_HINTS = (b"steering/message", b"user/message", b"provenance", b"tool/result", b"trigger", b"turn/end")
+# one of these byte strings is in every row that may read in a legacy shape (spec §1.7)
+_LEGACY_HINTS = (b"steering/message", b"user/message", b"assistant/message", b"tool/result", b"turn/start",
+                 b"turn/end")
 
 
-def _converted_rows(reader: LogReader, data: bytes, upto: int) -> list:
+def _converted_rows(reader: LogReader, data: bytes, upto: int) -> list[tuple[int, int, bytes]]:
     """[(start, stop, converted bytes)] of the rows in ``data[:upto]`` that read in a legacy
     shape: dsh's host forks from the converted events, so the child stores them converted
-    (ids such as ``legacy-message:<parent id>:<seq>`` keep the parent's id)."""
+    (ids such as ``legacy-message:<parent id>:<seq>`` keep the parent's id).  ``stop`` is the
+    offset of the row's ``\n``.  Rows are found by byte search, probed by a typed decode that
+    skips their content (C speed), and only rows that may be legacy are decoded by the codec."""
+    from ..log.reader import _maybe_legacy, _scan_lines_probe
     found = set()
     for hint in _LEGACY_HINTS:
         i = data.find(hint, 0, upto)
@@ -80,10 +92,16 @@ def _converted_rows(reader: LogReader, data: bytes, upto: int) -> list:
                 break
             found.add((a, b))
             i = data.find(hint, b, upto)
-    spans = sorted(found)
     out = []
-    for a, b in spans:
-        items, _ = reader.codec.decode_row(data[a:b])
+    for a, b in sorted(found):
+        row = data[a:b]
+        try:
+            probes = _scan_lines_probe(row)
+            if len(probes) == 1 and not _maybe_legacy(probes[0]):
+                continue                    # a current-shape row: stored as it is
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            pass                            # the codec decides
+        items, _ = reader.codec.decode_row(row)
         if len(items) == 1 and is_event(items[0]) and items[0].legacy:
             out.append((a, b, encode_row(items[0].envelope())))
     return out
@@ -150,16 +168,19 @@ def _seed_pieces_as_stored(reader: LogReader, plan: ForkPlan):
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
 
-def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx, flags):
+def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flags: Sequence[int]) -> Iterator[Piece]:
     """v0/v1 with the index's legacy flags: segments without a legacy-shape row are copied as
-    stored, unread (byte ranges / whole frames); flagged ones are read and their legacy rows
-    stored converted; the cut segment is read through the boundary row."""
+    stored, unread (byte ranges / whole frames); flagged ones are read and only their legacy rows
+    are stored converted: the bytes between those rows stay byte ranges of the source (JSONL; a zstd
+    frame holding no converted row stays a whole frame); the cut segment is read through the
+    boundary row."""
     from ..log.zstdframes import decode_frame
     src = reader.source
     zst = src.kind == "zstd"
+    stored = "frames" if zst else "range"
     fd = os.open(src.path, os.O_RDONLY)
     try:
-        run_start = None
+        run_start: Optional[int] = None        # stored bytes from here on are not yielded yet
         for i in range(len(idx)):
             pos, end = idx.seg_pos[i], idx.seg_end[i]
             if i and idx.seg_pos[i - 1] == pos:
@@ -170,9 +191,6 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx, flags):
                 if run_start is None:
                     run_start = pos
                 continue
-            if run_start is not None:
-                yield ("frames" if zst else "range", run_start, pos)
-                run_start = None
             blob = b"".join(_raw_range(fd, pos, end, [0]))
             text = decode_frame(blob) if zst else blob      # bounded (app.log.limits.MAX_FRAME_BYTES)
             upto = len(text)
@@ -182,12 +200,35 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx, flags):
                 if cut is None:
                     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
                 upto = cut
-            at = 0
-            for a, b, row in _converted_rows(reader, text, upto) + [(upto, upto, b"")]:
-                for chunk in (text[at:a], row + b"\n" if row else b""):
-                    if chunk:
-                        yield ("text", chunk)
-                at = b + 1 if row else b
+            conv = _converted_rows(reader, text, upto)
+            if zst:
+                if not conv and not last:
+                    if run_start is None:
+                        run_start = pos         # a frame without converted rows: copied whole
+                    continue
+                if run_start is not None:
+                    yield (stored, run_start, pos)
+                    run_start = None
+                at = 0
+                for a, b, row in conv + [(upto, upto, b"")]:
+                    for chunk in (text[at:a], row + b"\n" if row else b""):
+                        if chunk:
+                            yield ("text", chunk)
+                    at = b + 1 if row else b
+            else:
+                at = 0
+                for a, b, row in conv:
+                    if run_start is None and a > at:
+                        run_start = pos + at
+                    if run_start is not None and pos + a > run_start:
+                        yield (stored, run_start, pos + a)
+                    run_start = None
+                    yield ("text", row + b"\n")
+                    at = b + 1
+                if run_start is None and (upto > at or not last):
+                    run_start = pos + at
+                if last and run_start is not None and pos + upto > run_start:
+                    yield (stored, run_start, pos + upto)
             if last:
                 return
     finally:
@@ -333,38 +374,66 @@ def _verify_frames(path: str, layout: list) -> None:
                 at = stop
 
 
+def _compare(a: int, b: int, src_at: int, child_at: int, length: int, child_path: str) -> None:
+    at = 0
+    while at < length:
+        k = min(COPY_CHUNK, length - at)
+        if os.pread(a, k, src_at + at) != os.pread(b, k, child_at + at):
+            raise ForkVerifyError(f"child {child_path} differs from the source within bytes "
+                                  f"{src_at + at}..{src_at + at + k}")
+        at += k
+
+
 def _verify_copy(src_path: str, child_path: str, start: int, stop: int, child_start: int, full: bool) -> str:
     """The child's bytes at ``child_start`` equal the source's ``[start, stop)``: every byte
     (``full``), or the first and last windows and evenly spread ones. -> what was compared."""
-    n = stop - start
+    return _verify_ranges(src_path, child_path, [(start, stop, child_start)], full)
+
+
+def _verify_ranges(src_path: str, child_path: str, ranges: list[tuple[int, int, int]], full: bool) -> str:
+    """The child holds each copied range ``(start, stop, child offset)`` of the source: every byte
+    (``full``), else both ends of every range (a whole window for one range, ``VERIFY_EDGE`` bytes
+    each when there are many) and ``VERIFY_WINDOWS`` windows spread evenly over all the copied
+    bytes, compared byte for byte.  -> what was compared."""
+    n = sum(stop - start for start, stop, _c in ranges)
+    edge = VERIFY_WINDOW if len(ranges) == 1 else VERIFY_EDGE
+    spots: list[tuple[int, int, int]] = []               # (source offset, child offset, length)
     if full or n <= VERIFY_WINDOW * (VERIFY_WINDOWS + 2):
-        spots = [(0, n)]
+        spots = [(start, c, stop - start) for start, stop, c in ranges]
     else:
+        for start, stop, c in ranges:
+            k = stop - start
+            if k <= 2 * edge:
+                spots.append((start, c, k))
+            else:
+                spots += [(start, c, edge), (stop - edge, c + k - edge, edge)]
         step = (n - VERIFY_WINDOW) // (VERIFY_WINDOWS + 1)
-        spots = [(0, VERIFY_WINDOW)] + [(k * step, VERIFY_WINDOW) for k in range(1, VERIFY_WINDOWS + 1)] + \
-            [(n - VERIFY_WINDOW, VERIFY_WINDOW)]
+        ri, base = 0, 0                                  # the range holding copied byte ``want``
+        for j in range(1, VERIFY_WINDOWS + 1):
+            want = j * step
+            while base + (ranges[ri][1] - ranges[ri][0]) <= want:
+                base += ranges[ri][1] - ranges[ri][0]
+                ri += 1
+            start, stop, c = ranges[ri]
+            off = want - base
+            spots.append((start + off, c + off, min(VERIFY_WINDOW, stop - start - off)))
     a, b = os.open(src_path, os.O_RDONLY), os.open(child_path, os.O_RDONLY)
     try:
-        compared = 0
-        for off, length in spots:
-            at = 0
-            while at < length:
-                k = min(COPY_CHUNK, length - at)
-                if os.pread(a, k, start + off + at) != os.pread(b, k, child_start + off + at):
-                    raise ForkVerifyError(f"child {child_path} differs from the source within bytes "
-                                          f"{start + off + at}..{start + off + at + k}")
-                at += k
-            compared += length
-        return "all bytes" if compared == n else f"{compared} of {n} bytes at {len(spots)} places"
+        for src_at, child_at, length in spots:
+            _compare(a, b, src_at, child_at, length, child_path)
     finally:
         os.close(a)
         os.close(b)
+    compared = sum(length for _s, _c, length in spots)
+    return "all bytes" if compared >= n and (full or len(spots) == len(ranges)) else \
+        f"{compared} of {n} bytes at {len(spots)} places"
 
 
 def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[str] = None,
          child_id: Optional[str] = None, live: bool = False, plan: Optional[ForkPlan] = None,
-         verify: str = "sample") -> dict:
-    """Host fork of ``reader``'s session at message anchor ``at_seq``; returns the child's facts."""
+         verify: str = "sample", strict_anchor: bool = False) -> dict[str, Any]:
+    """Host fork of ``reader``'s session at message anchor ``at_seq``; returns the child's facts
+    (``strict_anchor``: an anchor past the last event is refused, see :func:`plan_fork`)."""
     if reader.header is None:
         raise ForkError("FORK_UNAVAILABLE", "the source has no readable header")
     src = reader.source
@@ -373,7 +442,7 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     if plan is None and reader.index is None:
         from .indexcache import cached_index
         cached_index(reader)                 # the saved index (extended or built and saved if need be)
-    plan = plan or plan_fork(reader, at_seq, live=live)
+    plan = plan or plan_fork(reader, at_seq, live=live, strict_anchor=strict_anchor)
     child_id = child_id or f"session-{uuid.uuid4()}"
     now = int(time.time() * 1000)
     parent_hdr = reader.header.to_dict()
@@ -449,16 +518,18 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
         if os.path.getsize(path) < child_start + copied[0]:
             raise ForkVerifyError(f"child {path} is shorter than the copied seed")
         full = verify == "full"
-        parts = []
+        ranges = []
         with open(path, "rb") as f:
             for item in layout:
                 if item[0] == "range":
-                    parts.append(_verify_copy(src.path, path, item[1], item[2], child_start + item[3], full))
+                    ranges.append((item[1], item[2], child_start + item[3]))
                 else:
                     f.seek(child_start + item[2])
                     if f.read(len(item[1])) != item[1]:
                         raise ForkVerifyError(f"child {path} does not hold the converted seed rows")
-        verified = parts[0] if len(parts) == 1 else "; ".join(parts) or "converted rows"
+        verified = _verify_ranges(src.path, path, ranges, full) if ranges else "converted rows"
+        if ranges and len(ranges) < len(layout):
+            verified += f"; {len(layout) - len(ranges)} converted row run(s) in full"
         if full:
             crc[0] = _crc_of(path, child_start, child_start + copied[0])
     return {"child": path, "id": child_id, "parentSession": reader.header.id, "seedLength": plan.seed_length,
@@ -559,12 +630,13 @@ def _child_seed_start(path: str, kind: str) -> int:
         return zstd.get_frame_size(head)
 
 
-def preview(reader: LogReader, at_seq: Optional[int], live: bool = False) -> dict:
+def preview(reader: LogReader, at_seq: Optional[int], live: bool = False,
+            strict_anchor: bool = False) -> dict[str, Any]:
     """What the child will contain (for the UI's confirmation), without writing anything."""
     if reader.index is None:
         from .indexcache import cached_index
         cached_index(reader)
-    plan = plan_fork(reader, at_seq, live=live)
+    plan = plan_fork(reader, at_seq, live=live, strict_anchor=strict_anchor)
     last = None
     if plan.last_message_seq is not None:
         ev = reader.event_at(plan.last_message_seq)

@@ -1,10 +1,12 @@
 """Session titles for the session list: one bounded read per file, cached by revision.
 
-The title of a session is its last ``session/title`` event (spec §2.4, last wins).  dsh
-writes the provider's title after turn 1 and a user's rename between turns, so it is found
-near the end of the file, else near its start: :func:`session_title` reads a bounded tail
-window (and a head window only when the tail has none) and finds the row with ``rfind`` on
-the bytes (C speed); only that one row is decoded.
+The title of a session is its last ``session/title`` event (spec §2.4, last wins), found with
+``bytes.find`` (C speed); only the title rows are decoded.  A file of at most ``EXACT_BYTES`` on
+disk is read (zstd: decoded) whole, so its title is exactly the one ``inspect`` gives.  A bigger
+file is read in two bounded windows: dsh writes the provider's title after turn 1 and a user's
+rename between turns, so the last title is looked for in the tail window, else in the head
+window; a rename that lies only in the middle of a big log is not seen (the list then shows an
+earlier title) — the price of a list that never reads a whole big log.
 
 Titles are cached in ``<cache>/titles.json`` (the cache folder of :mod:`app.store.indexcache`)
 keyed by path and revision (size and mtime, as the listing's own stat gives them), with the
@@ -23,10 +25,12 @@ import msgspec
 if TYPE_CHECKING:
     from .discovery import SessionInfo
 
+EXACT_BYTES = 4 << 20              # a file up to this size on disk is searched whole: exactly inspect's title
 WINDOW = 256 << 10                 # raw JSONL: bytes read at the tail (and the head when the tail has no title)
 ZSTD_WINDOW = 64 << 10             # zstd: compressed bytes read at the tail (and the head); ~4x as much text
 ZSTD_PLAIN_LIMIT = 16 << 20        # plaintext decoded from one window at most (a bomb is passed over)
-_NEEDLE = b'"type":"session/title"'
+ZSTD_WHOLE_LIMIT = 64 << 20        # plaintext decoded from a whole file at most (else: the windows)
+_NEEDLE = b'"session/title"'          # the type value (any spacing around the key; rows are decoded to check)
 _FORMAT = 2
 _lock = threading.Lock()
 # path -> [0, 0, size, mtime_ns, title, head]; head: [header object, id, [fatal header problems]] or None
@@ -151,10 +155,10 @@ def remember(path: str, size: int, mtime: float, title: Optional[str],
 
 
 def title_of_jsonl(fd: int, size: int, head: bytes = b"", window: int = WINDOW) -> Optional[str]:
-    """The title of an open raw JSONL session file: the last title in the tail window, else in the
-    head window (a file of at most two windows is read whole).  ``head``: the bytes already read
-    from offset 0 (not read again)."""
-    if size <= 2 * window:
+    """The title of an open raw JSONL session file: a file of at most ``EXACT_BYTES`` is read whole
+    (its last title); a bigger one: the last title in the tail window, else in the head window.
+    ``head``: the bytes already read from offset 0 (not read again)."""
+    if size <= max(EXACT_BYTES, 2 * window):
         data = head if len(head) >= size else head + os.pread(fd, size - len(head), len(head))
         return title_in(data)
     tail = b"\n" + os.pread(fd, window, size - window)      # (a cut first row does not decode: passed over)
@@ -225,17 +229,19 @@ def _frames_text(buf: bytes, start: int, limit: int) -> Optional[bytes]:
 
 
 def title_of_zstd(fd: int, size: int, header_end: int, window: int = ZSTD_WINDOW) -> Optional[str]:
-    """The title of an open ``session.jsonl.zstd``: the last title in the frames of the tail
-    window (``window`` compressed bytes ending at the end of the file), else in the frames of
-    the head window (after the header frame); a file of at most two windows is decoded whole.
-    Frames are found by their headers and decoded one by one (checksums verified, bounded)."""
+    """The title of an open ``session.jsonl.zstd``: a file of at most ``EXACT_BYTES`` is decoded
+    whole (its last title; at most ``ZSTD_WHOLE_LIMIT`` of text); a bigger one: the last title in the
+    frames of the tail window (``window`` compressed bytes ending at the end of the file), else in
+    the frames of the head window (after the header frame).  Frames are found by their headers and
+    decoded with their checksums verified, bounded."""
     from ..log.zstdframes import MAGIC
     body = size - header_end
     if body <= 0:
         return None
-    if body <= 2 * window:
-        text = _frames_text(os.pread(fd, body, header_end), 0, ZSTD_PLAIN_LIMIT)
-        return title_in(b"\n" + text) if text else None
+    if size <= max(EXACT_BYTES, 2 * window + header_end):
+        text = _frames_text(os.pread(fd, body, header_end), 0, ZSTD_WHOLE_LIMIT)
+        if text is not None or body <= 2 * window:
+            return title_in(b"\n" + text) if text else None
     tail = os.pread(fd, window, size - window)
     i = tail.find(MAGIC)
     while i >= 0:                                  # the first frame start whose chain reaches the end
