@@ -79,11 +79,19 @@ def _converted_rows(reader: LogReader, data: bytes, upto: int) -> list[tuple[int
     """[(start, stop, converted bytes)] of the rows in ``data[:upto]`` that read in a legacy
     shape: dsh's host forks from the converted events, so the child stores them converted
     (ids such as ``legacy-message:<parent id>:<seq>`` keep the parent's id).  ``stop`` is the
-    offset of the row's ``\n``.  Rows are found by byte search, probed by a typed decode that
-    skips their content (C speed), and only rows that may be legacy are decoded by the codec."""
-    from ..log.reader import _maybe_legacy, _scan_lines_probe
-    found = set()
-    for hint in _LEGACY_HINTS:
+    offset of the row's ``\n``.  All rows are first probed by one typed decode that skips their
+    content (C speed); only the types found there are searched for as bytes, and only rows that
+    may be legacy are decoded by the codec (rows that do not probe: every hint is searched)."""
+    from ..log.reader import _LEGACY_TYPES, _maybe_legacy, _scan_lines_probe
+    hints: tuple[bytes, ...] = _LEGACY_HINTS
+    want = -1                               # rows the probe says may be legacy (-1: unknown)
+    try:
+        maybe = [r.type for r in _scan_lines_probe(data[:upto]) if r.type in _LEGACY_TYPES and _maybe_legacy(r)]
+        hints, want = tuple(sorted({b'"' + t.encode() + b'"' for t in maybe})), len(maybe)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        pass
+    found: set[tuple[int, int]] = set()
+    for hint in hints:
         i = data.find(hint, 0, upto)
         while i >= 0:
             a = data.rfind(b"\n", 0, i) + 1
@@ -92,18 +100,33 @@ def _converted_rows(reader: LogReader, data: bytes, upto: int) -> list[tuple[int
                 break
             found.add((a, b))
             i = data.find(hint, b, upto)
+    rows = _maybe_legacy_rows(data, sorted(found))
+    if want >= 0 and len(rows) < want:      # a type spelled with escapes: every row is looked at
+        at, every = 0, []
+        while at < upto and (b := data.find(b"\n", at, upto)) >= 0:
+            every.append((at, b))
+            at = b + 1
+        rows = _maybe_legacy_rows(data, every)
     out = []
-    for a, b in sorted(found):
-        row = data[a:b]
+    for a, b in rows:
+        items, _ = reader.codec.decode_row(data[a:b])
+        if len(items) == 1 and is_event(items[0]) and items[0].legacy:
+            out.append((a, b, encode_row(items[0].envelope())))
+    return out
+
+
+def _maybe_legacy_rows(data: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans whose row may read in a legacy shape (by the probe; a row that does not probe: maybe)."""
+    from ..log.reader import _maybe_legacy, _scan_lines_probe
+    out = []
+    for a, b in spans:
         try:
-            probes = _scan_lines_probe(row)
-            if len(probes) == 1 and not _maybe_legacy(probes[0]):
+            probe = _scan_lines_probe(data[a:b])
+            if len(probe) == 1 and not _maybe_legacy(probe[0]):
                 continue                    # a current-shape row: stored as it is
         except (msgspec.DecodeError, msgspec.ValidationError):
             pass                            # the codec decides
-        items, _ = reader.codec.decode_row(row)
-        if len(items) == 1 and is_event(items[0]) and items[0].legacy:
-            out.append((a, b, encode_row(items[0].envelope())))
+        out.append((a, b))
     return out
 
 
@@ -191,7 +214,7 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flag
                 if run_start is None:
                     run_start = pos
                 continue
-            blob = b"".join(_raw_range(fd, pos, end, [0]))
+            blob = _pread_all(fd, pos, end)
             text = decode_frame(blob) if zst else blob      # bounded (app.log.limits.MAX_FRAME_BYTES)
             upto = len(text)
             if last:
@@ -296,6 +319,16 @@ def _frame_prefix(src, seg, cut: int) -> bytes:
             raise ForkError("FORK_UNAVAILABLE", f"the frame to cut holds an unreadable part: {s.bad}")
         parts.append(s.data)
     return b"".join(parts) + seg.data[:cut]
+
+
+def _pread_all(fd: int, start: int, stop: int) -> bytes:
+    out = os.pread(fd, stop - start, start)
+    while len(out) < stop - start:
+        more = os.pread(fd, stop - start - len(out), start + len(out))
+        if not more:
+            raise ForkVerifyError("the source shrank while it was copied")
+        out += more
+    return out
 
 
 def _raw_range(fd: int, start: int, stop: int, crc: list):
