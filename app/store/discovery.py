@@ -39,15 +39,15 @@ class SessionInfo:
     path: str
     format: str                       # jsonl | zstd | sqlite
     id: str
-    header: dict
+    header: dict[str, Any]
     size: int = 0
     mtime: float = 0.0
     project: Optional[str] = None     # project directory name (--key--), when in a JSONL tree
     store: Optional[str] = None       # the SQLite file, for sqlite sessions
-    problems: list = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
     title: Optional[str] = None
     generation: Optional[str] = None  # the generation file read (session.v4.jsonl …), when in a session folder
-    generations: list = field(default_factory=list)   # the other generations present (dicts, newest first)
+    generations: list[dict[str, Any]] = field(default_factory=list)   # the other generations (newest first)
     title_read: bool = field(default=False, repr=False)   # ``title`` was read (None then means: none)
 
     @property
@@ -77,7 +77,7 @@ class SessionInfo:
     def live(self) -> bool:
         return self.format != "sqlite" and (time.time() - self.mtime) < LIVE_WINDOW_S
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "path": self.path, "format": self.format, "title": self.title,
                 "createdAt": self.created_at, "cwd": self.cwd, "parentSession": self.parent,
                 "seedLength": self.header.get("seedLength"), "origin": self.header.get("origin"),
@@ -87,29 +87,32 @@ class SessionInfo:
                 "generation": self.generation, "generations": self.generations}
 
 
+TreeNode = tuple[SessionInfo, list["TreeNode"]]     # a session and its children's subtrees
+
+
 @dataclass
 class Listing:
     kind: str                          # home | root | project | folder | file | sqlite
     root: str
-    sessions: list
-    problems: list = field(default_factory=list)
+    sessions: list[SessionInfo]
+    problems: list[str] = field(default_factory=list)
 
-    def children_of(self) -> dict:
+    def children_of(self) -> dict[str, list[SessionInfo]]:
         """parentSession id -> [SessionInfo]; resolution prefers a parent in the same folder."""
-        by_id: dict = {}
+        by_id: dict[str, list[SessionInfo]] = {}
         for s in self.sessions:
             by_id.setdefault(s.id, []).append(s)
-        out: dict = {}
+        out: dict[str, list[SessionInfo]] = {}
         for s in self.sessions:
             if s.parent:
                 out.setdefault(s.parent, []).append(s)
         return out
 
-    def tree(self) -> list:
+    def tree(self) -> list[TreeNode]:
         """[(SessionInfo, [subtrees])] roots first, children sorted by createdAt then id."""
         by_key = {s.key: s for s in self.sessions}
-        parent_key: dict = {}
-        ids: dict = {}
+        parent_key: dict[str, str] = {}
+        ids: dict[str, list[SessionInfo]] = {}
         for s in self.sessions:
             ids.setdefault(s.id, []).append(s)
         for s in self.sessions:
@@ -129,14 +132,14 @@ class Listing:
                     break
                 seen.add(cur)
                 cur = parent_key.get(cur)
-        kids: dict = {}
+        kids: dict[str, list[SessionInfo]] = {}
         for k, pk in parent_key.items():
             kids.setdefault(pk, []).append(by_key[k])
 
-        def order(xs):
+        def order(xs: list[SessionInfo]) -> list[SessionInfo]:
             return sorted(xs, key=lambda s: (s.created_at if isinstance(s.created_at, int) else 0, s.id, s.path))
 
-        def build(s):
+        def build(s: SessionInfo) -> TreeNode:
             return (s, [build(c) for c in order(kids.get(s.key, []))])
 
         roots = [s for s in self.sessions if s.key not in parent_key]
@@ -294,7 +297,7 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
 _GEN_RE = re.compile(r"^(session(?:\.[0-9]+)?)(?:\.v([1-9][0-9]*))?\.jsonl(\.zstd)?$")
 
 
-def parse_generation(name: str) -> Optional[tuple]:
+def parse_generation(name: str) -> Optional[tuple[str, int, bool]]:
     """(stem, version, compressed) of a generation file name, else None (``session.v0.jsonl``,
     ``session.v02.jsonl``, ``session.V2.jsonl``, ``*.tmp`` and migration stages are not generations)."""
     m = _GEN_RE.match(name)
@@ -447,16 +450,16 @@ def _is_session_name(name: str) -> bool:
     return name.endswith(SESSION_SUFFIXES)
 
 
-def _walk(root: str, max_depth: int = 8, problems: Optional[list] = None) -> Iterator[str]:
+def _walk(root: str, max_depth: int = 8, problems: Optional[list[str]] = None) -> Iterator[str]:
     stack = [(root, 0)]
     while stack:
         d, depth = stack.pop()
         try:
             with os.scandir(d) as it:
                 entries = sorted(it, key=lambda e: e.name)
-        except OSError as e:
+        except OSError as err:
             if problems is not None:
-                problems.append(f"{d}: cannot list the folder: {e.strerror or e}")
+                problems.append(f"{d}: cannot list the folder: {err.strerror or err}")
             continue
         for e in entries:
             if e.name.startswith(".") and e.name not in (".sessions", ".dsh"):
@@ -531,7 +534,7 @@ def discover(path: str, titles: bool = True) -> Listing:
     return Listing(kind=kind, root=root, sessions=sessions, problems=problems)
 
 
-def _safe_listdir(p: str) -> list:
+def _safe_listdir(p: str) -> list[str]:
     try:
         return os.listdir(p)
     except OSError:

@@ -22,8 +22,8 @@ import os
 import time
 import uuid
 import zlib
-from collections.abc import Iterator, Sequence
-from typing import Any, Optional, Union
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, NamedTuple, Optional, Union
 
 import msgspec
 
@@ -31,7 +31,7 @@ from ..log.codec import encode_row
 from ..log.fork import ForkError, ForkPlan, child_header, plan_fork, seed_tail
 from ..log.model import is_event
 from ..log.reader import LogReader, SeqIndex
-from ..log.sources import Segment
+from ..log.sources import Segment, Source
 from .layout import generation_name, id_segment, project_key, session_path
 from .publish import FileRange, make_dirs
 from .writer import RawFrames, RawText, SessionWriter
@@ -41,9 +41,24 @@ VERIFY_WINDOW = 64 << 10
 VERIFY_WINDOWS = 16
 VERIFY_EDGE = 4 << 10          # bytes compared at each end of every copied range (when there are many)
 
-# a piece of the seed: ("range", start, stop) raw JSONL bytes copied as stored, ("frames", start, stop)
-# whole zstd frames copied as stored, ("text", bytes) rows written by us
-Piece = Union[tuple[str, int, int], tuple[str, bytes]]
+
+
+class Piece(NamedTuple):
+    """A piece of the seed: ``range`` raw JSONL bytes ``[start, stop)`` copied as stored, ``frames``
+    whole zstd frames ``[start, stop)`` copied as stored, or ``text``: rows written by us (``data``)."""
+    kind: str
+    start: int = 0
+    stop: int = 0
+    data: bytes = b""
+
+
+def _text(data: bytes) -> Piece:
+    return Piece("text", data=data)
+
+Chunk = Union[bytes, FileRange]          # what a RawText carries into a JSONL child
+# the write-behind writer's batch items, as this module hands them over
+_raw_text: Callable[[list[Chunk]], RawText] = RawText
+_raw_frames: Callable[[Iterator[bytes]], RawFrames] = RawFrames
 
 
 class ForkVerifyError(Exception):
@@ -130,7 +145,7 @@ def _maybe_legacy_rows(data: bytes, spans: list[tuple[int, int]]) -> list[tuple[
     return out
 
 
-def _enveloped_rows(reader: LogReader, seg, upto: int) -> list:
+def _enveloped_rows(reader: LogReader, seg: Segment, upto: int) -> list[tuple[int, int, bytes]]:
     """Rows of an envelope-free snapshot (spec-versions §0.1) with the envelope dsh's readers
     restore (seq = logical index, time 0): a fork child is a store, so it gets them."""
     import msgspec
@@ -154,7 +169,7 @@ def _enveloped_rows(reader: LogReader, seg, upto: int) -> list:
     return out
 
 
-def _cut_in(reader: LogReader, seg, stored_through: int) -> Optional[int]:
+def _cut_in(reader: LogReader, seg: Segment, stored_through: int) -> Optional[int]:
     """Offset in ``seg.data`` just after the row ending at ``stored_through`` (None: not here)."""
     for rpos, _off, _line, raw, complete in seg.split_rows():
         if not complete:
@@ -169,24 +184,32 @@ def _cut_in(reader: LogReader, seg, stored_through: int) -> Optional[int]:
     return None
 
 
+def _cut_segment(plan: ForkPlan) -> tuple[int, int]:
+    """(pos, end) of the segment holding the plan's last stored seq."""
+    if plan.cut_segment is None:
+        raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} is in no segment of the index")
+    pos, end = plan.cut_segment
+    return int(pos), int(end)
+
+
 def _needs_row_pass(reader: LogReader) -> bool:
     """Whether seed rows may need rewriting: v0/v1 legacy shapes, or an envelope-free snapshot.
     Otherwise the seed is copied as stored without reading it (ranges / whole frames)."""
     return (getattr(reader, "version", 0) or 0) < 2 or bool(getattr(reader, "envelope_free", False))
 
 
-def _seed_pieces_as_stored(reader: LogReader, plan: ForkPlan):
+def _seed_pieces_as_stored(reader: LogReader, plan: ForkPlan) -> Iterator[Piece]:
     """The seed as stored (v2+ store): everything before the cut segment as one byte range /
     run of whole frames, then the cut segment's rows through the boundary."""
     src = reader.source
-    _pos, end = plan.cut_segment
+    _pos, end = _cut_segment(plan)
     for seg in src.backward(end):               # the segment holding the boundary row
         cut = _cut_in(reader, seg, plan.stored_through)
         if cut is None:
             break
         if seg.pos > src.header_end:            # rows before it: copied as stored, not read
-            yield ("frames" if src.kind == "zstd" else "range", src.header_end, seg.pos)
-        yield ("text", _frame_prefix(src, seg, cut))
+            yield Piece("frames" if src.kind == "zstd" else "range", src.header_end, seg.pos)
+        yield _text(_frame_prefix(src, seg, cut))
         return
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
@@ -201,6 +224,7 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flag
     src = reader.source
     zst = src.kind == "zstd"
     stored = "frames" if zst else "range"
+    cut_pos = _cut_segment(plan)[0]
     fd = os.open(src.path, os.O_RDONLY)
     try:
         run_start: Optional[int] = None        # stored bytes from here on are not yielded yet
@@ -209,7 +233,7 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flag
             if i and idx.seg_pos[i - 1] == pos:
                 continue                        # another window of the same frame (read whole below)
             flag = any(flags[j] for j in range(i, len(idx)) if idx.seg_pos[j] == pos) if zst else flags[i]
-            last = pos <= plan.cut_segment[0] < end or pos == plan.cut_segment[0]
+            last = pos <= cut_pos < end or pos == cut_pos
             if not flag and not last:
                 if run_start is None:
                     run_start = pos
@@ -230,13 +254,13 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flag
                         run_start = pos         # a frame without converted rows: copied whole
                     continue
                 if run_start is not None:
-                    yield (stored, run_start, pos)
+                    yield Piece(stored, run_start, pos)
                     run_start = None
                 at = 0
                 for a, b, row in conv + [(upto, upto, b"")]:
                     for chunk in (text[at:a], row + b"\n" if row else b""):
                         if chunk:
-                            yield ("text", chunk)
+                            yield _text(chunk)
                     at = b + 1 if row else b
             else:
                 at = 0
@@ -244,14 +268,14 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flag
                     if run_start is None and a > at:
                         run_start = pos + at
                     if run_start is not None and pos + a > run_start:
-                        yield (stored, run_start, pos + a)
+                        yield Piece(stored, run_start, pos + a)
                     run_start = None
-                    yield ("text", row + b"\n")
+                    yield _text(row + b"\n")
                     at = b + 1
                 if run_start is None and (upto > at or not last):
                     run_start = pos + at
                 if last and run_start is not None and pos + upto > run_start:
-                    yield (stored, run_start, pos + upto)
+                    yield Piece(stored, run_start, pos + upto)
             if last:
                 return
     finally:
@@ -259,7 +283,7 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flag
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
 
-def _seed_pieces(reader: LogReader, plan: ForkPlan):
+def _seed_pieces(reader: LogReader, plan: ForkPlan) -> Iterator[Piece]:
     """The seed's stored rows as pieces, oldest first: ("frames", start, stop) whole zstd frames
     copied as stored, ("range", start, stop) raw JSONL bytes copied as stored, or ("text", bytes)
     rows (verbatim, converted from a legacy shape, or with a snapshot's envelope restored)."""
@@ -267,11 +291,12 @@ def _seed_pieces(reader: LogReader, plan: ForkPlan):
         yield from _seed_pieces_as_stored(reader, plan)
         return
     idx = reader.index
-    flags = getattr(idx, "legacy", None) if idx is not None else None
-    if flags is not None and len(flags) == len(idx) and all(p >= reader.source.header_end for p in idx.seg_pos[:1]):
+    flags = idx.legacy if idx is not None else None
+    if idx is not None and flags is not None and len(flags) == len(idx) and \
+            all(p >= reader.source.header_end for p in idx.seg_pos[:1]):
         yield from _seed_pieces_by_index(reader, plan, idx, flags)
         return
-    cut_pos = plan.cut_segment[0]
+    cut_pos = _cut_segment(plan)[0]
     segs = reader.source.forward()
     nxt = next(segs, None)
     while nxt is not None:
@@ -291,20 +316,20 @@ def _seed_pieces(reader: LogReader, plan: ForkPlan):
             _converted_rows(reader, data, upto)
         if reader.source.kind == "zstd" and not conv and not last and not multi and \
                 seg.pos >= reader.source.header_end:
-            yield ("frames", seg.pos, seg.end)
+            yield Piece("frames", seg.pos, seg.end)
         else:
             at = 0
             for a, b, row in conv + [(upto, upto, b"")]:
                 for chunk in (data[at:a], row + b"\n" if row else b""):
                     if chunk:
-                        yield ("text", chunk)
+                        yield _text(chunk)
                 at = b + 1 if row else b
         if last:
             return
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
 
-def _frame_prefix(src, seg, cut: int) -> bytes:
+def _frame_prefix(src: Source, seg: Segment, cut: int) -> bytes:
     """The plaintext of ``seg``'s zstd frame up to ``seg.data[:cut]``: a big frame is read in
     several windows (``seg.base`` is the window's offset in the frame); the earlier ones are
     read again."""
@@ -313,7 +338,7 @@ def _frame_prefix(src, seg, cut: int) -> bytes:
         return seg.data[:cut]
     parts = []
     for s in src.forward(start=seg.pos):
-        if s.pos != seg.pos or s.base >= base:
+        if s.pos != seg.pos or getattr(s, "base", 0) >= base:
             break
         if s.bad:
             raise ForkError("FORK_UNAVAILABLE", f"the frame to cut holds an unreadable part: {s.bad}")
@@ -331,7 +356,7 @@ def _pread_all(fd: int, start: int, stop: int) -> bytes:
     return out
 
 
-def _raw_range(fd: int, start: int, stop: int, crc: list):
+def _raw_range(fd: int, start: int, stop: int, crc: list[int]) -> Iterator[bytes]:
     at = start
     while at < stop:
         chunk = os.pread(fd, min(COPY_CHUNK, stop - at), at)
@@ -353,32 +378,31 @@ def _crc_of(path: str, start: int, stop: int) -> int:
         os.close(fd)
 
 
-def _runs(pieces):
-    """Group consecutive pieces of one kind: ("frames", [(start, stop)…]) / ("text", [bytes…])."""
-    kind, run = None, []
+def _runs(pieces: Iterable[Piece]) -> Iterator[tuple[str, list[Piece]]]:
+    """Group consecutive pieces of one kind (frames / text)."""
+    kind, run = "", list[Piece]()
     for p in pieces:
-        k = p[0]
-        if k != kind and run:
+        if p.kind != kind and run:
             yield kind, run
             run = []
-        kind = k
-        run.append(p[1:] if k == "frames" else p[1])
+        kind = p.kind
+        run.append(p)
     if run:
         yield kind, run
 
 
-def _frames_of(fd: int, run: list, acc: list, copied: list, crc: list):
+def _frames_of(fd: int, run: list[Piece], acc: list[int], copied: list[int], crc: list[int]) -> Iterator[bytes]:
     """The stored bytes of whole frames; ``acc`` = [CRC-32, bytes] of this run, ``crc`` of all
     frames copied so far."""
-    for start, stop in run:
-        for chunk in _raw_range(fd, start, stop, acc):
+    for p in run:
+        for chunk in _raw_range(fd, p.start, p.stop, acc):
             acc[1] += len(chunk)
             copied[0] += len(chunk)
             crc[0] = zlib.crc32(chunk, crc[0])
             yield chunk
 
 
-def _verify_frames(path: str, layout: list) -> None:
+def _verify_frames(path: str, layout: list[tuple[str, list[int]]]) -> None:
     """A zstd child holds its seed as planned: each run of copied frames byte for byte (same
     CRC-32 and length), each re-framed run as exactly one frame whose text has the CRC-32 and
     length written.  Frames are located by their headers; only re-framed ones are decoded."""
@@ -498,24 +522,25 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
         raise ForkError("FORK_UNAVAILABLE", f"cannot fork a {src.kind} source")
     crc = [0]          # of the seed bytes as they are written (jsonl) / of the copied frames (zstd)
     copied = [0]
-    layout: list = []  # zstd: the child's seed in order, ("frames", [crc, bytes]) / ("text", [crc, length])
-    batch: list = []
+    layout: list[Any] = []  # jsonl: ("range", start, stop, at) / ("text", bytes, at); zstd: ("frames", [crc,
+    #                         bytes]) / ("text", [crc, length]), the child's seed in order
+    batch: list[Any] = []
     fd = os.open(src.path, os.O_RDONLY)
     try:
         if plan.stored_through >= 0:
             pieces = _seed_pieces(reader, plan)
             if src.kind == "jsonl":
-                chunks = []
+                chunks: list[Chunk] = []
                 for piece in pieces:          # stored ranges copied by the kernel, converted rows as text
-                    if piece[0] == "range":
-                        chunks.append(FileRange(fd, piece[1], piece[2]))
-                        layout.append(("range", piece[1], piece[2], copied[0]))
-                        copied[0] += piece[2] - piece[1]
+                    if piece.kind == "range":
+                        chunks.append(FileRange(fd, piece.start, piece.stop))
+                        layout.append(("range", piece.start, piece.stop, copied[0]))
+                        copied[0] += piece.stop - piece.start
                     else:
-                        chunks.append(piece[1])
-                        layout.append(("text", piece[1], copied[0]))
-                        copied[0] += len(piece[1])
-                batch.append(RawText(chunks))
+                        chunks.append(piece.data)
+                        layout.append(("text", piece.data, copied[0]))
+                        copied[0] += len(piece.data)
+                batch.append(_raw_text(chunks))
             else:
                 # runs of whole frames are copied as stored; rows of a re-framed frame (the cut
                 # frame, a frame holding converted rows) are written as one new frame per run
@@ -523,11 +548,11 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
                     if run_kind == "frames":
                         acc = [0, 0]                      # crc, bytes of this run as read
                         layout.append(("frames", acc))
-                        batch.append(RawFrames(_frames_of(fd, run, acc, copied, crc)))
+                        batch.append(_raw_frames(_frames_of(fd, run, acc, copied, crc)))
                     else:
-                        text = b"".join(run)
+                        text = b"".join(p.data for p in run)
                         layout.append(("text", [zlib.crc32(text), len(text)]))
-                        batch.append(RawText([text]))
+                        batch.append(_raw_text([text]))
         batch.extend(tail_rows)
         w = SessionWriter(path, header, fmt=src.kind, pack=False, batch_delay_ms=1, exists=False)
         try:
@@ -603,8 +628,8 @@ def _sqlite_target(src_path: str, out_store: Optional[str]) -> str:
                                         "forks into a SQLite store (an existing one, or a new FILE.sqlite)")
 
 
-def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict, tail_rows: list, rev_before: str,
-                 at_seq, out_store: Optional[str] = None) -> dict:
+def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict[str, Any], tail_rows: list[Any], rev_before: str,
+                 at_seq: Optional[int], out_store: Optional[str] = None) -> dict[str, Any]:
     """SQLite: the seed rows (as stored, packed rows stay packed) and the closers in ONE transaction."""
     import msgspec
     from .sqlite_store import SqliteStore, append_batch
@@ -618,7 +643,7 @@ def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict, tail_rows: lis
     if taken:
         raise ForkError("SESSION_EXISTS", f"{target} already holds a session {header['id']!r}; a fork never "
                                           "writes into an existing session: choose another --id")
-    rows: list = []
+    rows: list[Any] = []
     crc = 0
     for seg in src.forward():
         for _pos, raw in seg.rows or []:
@@ -647,7 +672,7 @@ def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict, tail_rows: lis
                 got = zlib.crc32(raw, got)
     if got != crc:
         raise ForkVerifyError("the child's rows differ from the source's")
-    return {"child": target, "id": header["id"], "parentSession": reader.header.id,
+    return {"child": target, "id": header["id"], "parentSession": reader.header.id if reader.header else None,
             "seedLength": plan.seed_length, "boundary": plan.boundary, "anchor": at_seq,
             "synthesized": plan.synthesized_seqs, "turns": plan.turns, "format": "sqlite",
             "sourceRevision": rev_before, "crc32": f"{crc:08x}", "bytesCopied": None}

@@ -190,7 +190,7 @@ def decode_frames(buf: bytes, start: int, stop: int, limit: int) -> bytes:
         # libzstd sizes a frame's buffers by its declared content size (bounded above) and refuses
         # a frame that outgrows it; only bigger declarations need the window limit (its setup
         # costs as much as decoding a small frame)
-        opts = None
+        opts: Optional[dict[int, int]] = None
         if total > 1 << ZSTD_WINDOW_LOG_MAX:
             opts = {zstd.DecompressionParameter.window_log_max: ZSTD_WINDOW_LOG_MAX}
         text = zstd.decompress(mv[start:stop], options=opts) if spans else b""
