@@ -54,7 +54,7 @@ def test_list_titles_agree_with_inspect_on_every_fixture_and_demo_session():
     """Every dsh, dsh-next and demo session (raw JSONL and zstd): the list's title is inspect's."""
     checked, titled, zst = 0, 0, 0
     for p in ALL_LOGS:
-        infos = [s for s in discover(str(p)).sessions if s.format != "sqlite"]
+        infos = [s for s in discover(str(p), titles=True).sessions if s.format != "sqlite"]
         if not infos:
             continue
         info, = infos
@@ -88,20 +88,20 @@ def test_zstd_titles_of_a_big_log_tail_head_and_middle(tmp_path, monkeypatch):
         p.write_bytes(encode_session(head, [b"\n".join(rows[i:i + 64]) + b"\n" for i in range(0, len(rows), 64)]))
     write(rows)
     assert p.stat().st_size > 4 * titles.ZSTD_WINDOW
-    assert discover(str(p)).sessions[0].title == "Head title" == _inspect_title(p)
+    assert discover(str(p), titles=True).sessions[0].title == "Head title" == _inspect_title(p)
     write(rows[:len(rows) // 2] + [_title_row("Middle")] + rows[len(rows) // 2:])
-    assert discover(str(p)).sessions[0].title == "Head title" and _inspect_title(p) == "Middle"
+    assert discover(str(p), titles=True).sessions[0].title == "Head title" and _inspect_title(p) == "Middle"
     monkeypatch.undo()
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
-    assert discover(str(p)).sessions[0].title == "Middle"       # within EXACT_BYTES: decoded whole
+    assert discover(str(p), titles=True).sessions[0].title == "Middle"       # within EXACT_BYTES: decoded whole
     monkeypatch.setattr(titles, "EXACT_BYTES", 1 << 10)
     write(rows + [_title_row("Renamed at the end")])
-    assert discover(str(p)).sessions[0].title == "Renamed at the end" == _inspect_title(p)
+    assert discover(str(p), titles=True).sessions[0].title == "Renamed at the end" == _inspect_title(p)
     # a torn last frame: its complete rows count (as a reader recovers them), the cut row does not
     from app.log.zstdframes import encode_frame
     with open(p, "ab") as f:
         f.write(encode_frame(_title_row("torn") + b"\n")[:-9])
-    assert discover(str(p)).sessions[0].title == "Renamed at the end"
+    assert discover(str(p), titles=True).sessions[0].title == "Renamed at the end"
 
 
 # --------------------------------------------------------------------------- one open per session
@@ -137,13 +137,13 @@ def test_list_opens_each_session_once_and_none_when_cached(tmp_path, monkeypatch
             opened.append(str(path))
         return real_open(path, *a, **k)
     monkeypatch.setattr(os, "open", counting_open)
-    first = discover(str(home))
+    first = discover(str(home), titles=True)
     assert len(first.sessions) == 24 and all(s.title for s in first.sessions)
     assert sorted(opened) == sorted(s.path for s in first.sessions)          # one open each, header + title
     titles.save()
     monkeypatch.setattr(titles, "_cache", None)                             # a new process: the saved cache
     opened.clear()
-    again = discover(str(home))
+    again = discover(str(home), titles=True)
     assert opened == []
     assert [(s.id, s.title, s.header, s.problems) for s in again.sessions] == \
         [(s.id, s.title, s.header, s.problems) for s in first.sessions]
@@ -154,8 +154,32 @@ def test_list_opens_each_session_once_and_none_when_cached(tmp_path, monkeypatch
         f.write(json.dumps({"type": "session/title", "seq": 10 ** 6, "time": 1,
                             "data": {"title": "New", "messageSeqs": [], "source": {"kind": "user"}}}).encode() + b"\n")
     opened.clear()
-    third = discover(str(home))
+    third = discover(str(home), titles=True)
     assert opened == [p] and third.sessions[k].title == "New"
+
+
+def test_window_listing_headers_first_then_titles_and_nothing_opened_once_cached(tmp_path, monkeypatch):
+    """The window's path (discover without titles, then session_title per session in a worker):
+    headers first; once the cache holds the revisions, neither step opens a session."""
+    home = _home(tmp_path, 8)
+    opened: list = []
+    real_open = os.open
+
+    def counting_open(path, *a, **k):
+        if "sessions" in str(path):
+            opened.append(str(path))
+        return real_open(path, *a, **k)
+    monkeypatch.setattr(os, "open", counting_open)
+    heads = discover(str(home))
+    assert len(opened) == 8 and all(not s.title_read for s in heads.sessions)
+    got = {s.path: titles.session_title(s) for s in heads.sessions}
+    assert all(got.values())
+    titles.save()
+    monkeypatch.setattr(titles, "_cache", None)
+    opened.clear()
+    again = discover(str(home))
+    assert {s.path: titles.session_title(s) for s in again.sessions} == got and opened == []
+    assert {s.path: s.title for s in discover(str(home), titles=True).sessions} == got and opened == []
 
 
 def test_list_cli_first_and_cached_give_the_same_rows(tmp_path):
@@ -171,7 +195,7 @@ def test_list_cli_first_and_cached_give_the_same_rows(tmp_path):
 
 def test_a_cache_entry_of_another_shape_is_ignored(tmp_path):
     home = _home(tmp_path, 3)
-    want = [(s.id, s.title) for s in discover(str(home)).sessions]
+    want = [(s.id, s.title) for s in discover(str(home), titles=True).sessions]
     titles.save()
     f = tmp_path / "cache" / "titles.json"
     obj = json.loads(f.read_bytes())
@@ -179,7 +203,7 @@ def test_a_cache_entry_of_another_shape_is_ignored(tmp_path):
         obj["titles"][k][5] = ["not", "a", "head"]
     f.write_text(json.dumps(obj))
     titles._cache = None
-    assert [(s.id, s.title) for s in discover(str(home)).sessions] == want
+    assert [(s.id, s.title) for s in discover(str(home), titles=True).sessions] == want
 
 
 # --------------------------------------------------------------------------- fork
@@ -259,5 +283,5 @@ def test_discovery_reads_a_header_bigger_than_the_first_read(tmp_path):
     p.parent.mkdir()
     hdr = {"type": "session", "version": 0, "id": "big", "cwd": "/x" * (discovery.HEAD_READ), "delegationDepth": 0}
     p.write_bytes(json.dumps(hdr).encode() + b"\n")
-    info = discover(str(p)).sessions[0]
+    info = discover(str(p), titles=True).sessions[0]
     assert info.id == "big" and info.cwd == hdr["cwd"] and info.title is None

@@ -235,13 +235,14 @@ def _fmt_of(path: str) -> str:
 
 
 def session_info(path: str, project: Optional[str] = None, problems: Optional[list[str]] = None,
-                 title: bool = False) -> Optional[SessionInfo]:
+                 title: bool = False, cached: bool = False) -> Optional[SessionInfo]:
     """Header facts of one session file; None when it is not a session file (``problems``
     gets a line when it could not even be read: permissions, not a regular file).
 
     One ``stat`` and at most one open per file.  ``title``: also the session's title, read in the
     same open (bounded tail and head windows, :mod:`app.store.titles`); the title and the header
-    facts are cached by revision, so a file whose revision is cached is not opened at all."""
+    facts are cached by revision, so with ``title`` or ``cached`` a file whose revision is cached
+    is not opened at all."""
     from . import titles
     fmt = _fmt_of(path)
     try:
@@ -249,9 +250,9 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
         if not stat.S_ISREG(st.st_mode):
             os.close(open_regular(path))          # raises NotRegularFile: the sentence says what it is
         size, mtime = st.st_size, st.st_mtime
-        cached = titles.lookup_head(path, size, mtime) if title else None
-        if cached is not None:
-            t, header, sid, probs = cached
+        hit = titles.lookup_head(path, size, mtime) if title or cached else None
+        if hit is not None:
+            t, header, sid, probs = hit
             return SessionInfo(path=path, format=fmt, id=sid, header=header, size=size, mtime=mtime,
                                project=project, problems=probs, title=t, title_read=True)
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -414,12 +415,13 @@ def generation_facts(path: str) -> dict[str, Any]:
 
 
 def generation_info(path: str, project: Optional[str] = None, problems: Optional[list[str]] = None,
-                    gens: Optional[Generations] = None, title: bool = False) -> Optional[SessionInfo]:
+                    gens: Optional[Generations] = None, title: bool = False,
+                    cached: bool = False) -> Optional[SessionInfo]:
     """The session of the newest generation ``path``: its header facts, the other generations,
     and a problem when it is damaged (never an older generation instead).  ``problems`` gets
     a line when ``path`` cannot be read at all (permissions, not a regular file).  ``gens``: the
     session's generations when the caller listed the folder; ``title``: read the title too."""
-    info = session_info(path, project, problems, title=title)
+    info = session_info(path, project, problems, title=title, cached=cached)
     if info is not None:
         _describe_generations(info, gens=gens)
         return info
@@ -481,9 +483,11 @@ def _walk(root: str, max_depth: int = 8, problems: Optional[list[str]] = None) -
 _PROJECT_RE = re.compile(r"^--.*--$|^_no-cwd$")
 
 
-def discover(path: str, titles: bool = True) -> Listing:
-    """List the sessions under ``path``: one open per session file reading its header and (``titles``)
-    its title together, the title taken from the cache when the file's revision is cached."""
+def discover(path: str, titles: bool = False) -> Listing:
+    """List the sessions under ``path``: at most one open per session file, reading its header and
+    (``titles``) its title together; a file whose revision is in the title cache is not opened
+    (its header facts and title come from there).  Without ``titles`` (the window: headers first,
+    titles streamed afterwards by :func:`app.store.titles.session_title`) only the header is read."""
     p = os.path.abspath(os.path.expanduser(path))
     if not os.path.exists(p):
         raise FileNotFoundError(f"no such file or folder: {path}")
@@ -523,7 +527,7 @@ def discover(path: str, titles: bool = True) -> Listing:
             continue
         rel = (f[len(root) + 1:] if f.startswith(root + os.sep) else os.path.relpath(f, root)).split(os.sep)
         project = rel[0] if kind in ("root", "home") and len(rel) >= 3 and _PROJECT_RE.match(rel[0]) else None
-        info = generation_info(f, project, problems, gens=gens, title=titles)
+        info = generation_info(f, project, problems, gens=gens, title=titles, cached=True)
         if info is None:
             continue
         if kind in ("root", "home", "project"):

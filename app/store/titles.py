@@ -292,5 +292,5 @@ def session_title(info: SessionInfo) -> Optional[str]:
             t = zstd_title(info.path)
     except OSError:
         return None
-    remember(info.path, size, mtime, t)
+    remember(info.path, size, mtime, t, (info.header, info.id, list(info.problems)))
     return t
