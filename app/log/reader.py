@@ -357,7 +357,7 @@ def _maybe_legacy(r: _ProbeRow) -> bool:
 
 
 class _ReasonProbe(msgspec.Struct):
-    kind: Any = None
+    kind: Optional[str] = None          # (another type: a validation error, so "maybe")
     reason: _RawOrUnset = msgspec.UNSET
     error: _RawOrUnset = msgspec.UNSET
 
