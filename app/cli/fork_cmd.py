@@ -6,8 +6,8 @@ from .main import COMMANDS, CliError, _cfg_path, _reader, dsh_refusal, emit
 
 def _cfg(p):
     _cfg_path(p)
-    p.add_argument("--at", type=int, help="message anchor seq (promoted to its whole completed turn); "
-                                          "default: after the last completed turn")
+    p.add_argument("--at", type=int, help="message anchor seq (promoted to its whole completed turn; a seq past "
+                                          "the last event is refused); default: after the last completed turn")
     p.add_argument("--out", metavar="STORE", help="JSONL root or Harness home to publish the child in "
                                                    "(default: the source's store)")
     p.add_argument("--live", action="store_true", help="treat the source as live: refuse an open turn instead "
@@ -22,9 +22,9 @@ def _run(args):
     r = _reader(args, indexed=True)
     try:
         if args.preview:
-            obj = preview(r, args.at, live=args.live)
+            obj = preview(r, args.at, live=args.live, strict_anchor=True)
         else:
-            obj = fork(r, args.at, out_store=args.out, child_id=args.child_id, live=args.live)
+            obj = fork(r, args.at, out_store=args.out, child_id=args.child_id, live=args.live, strict_anchor=True)
     except (ForkError, ForkVerifyError) as e:
         raise CliError(str(e)) from None
     refusal = dsh_refusal(args, r)

@@ -71,13 +71,16 @@ def check_core_boundary(marks: list[tuple[int, str]], b: int, contiguous_through
                                      "by then")
 
 
-def plan_fork(reader: LogReader, at_seq: Optional[int] = None, live: bool = False) -> ForkPlan:
+def plan_fork(reader: LogReader, at_seq: Optional[int] = None, live: bool = False,
+              strict_anchor: bool = False) -> ForkPlan:
     """The host fork: promote the anchor to its whole completed turn (spec §7 Host).
 
     ``live``: the source is being written: an open turn refuses.  Otherwise a crashed
     source forks from its logical view, the closers copied into the seed.  Works from the
     reader's index (built here if missing): turn boundaries and messages are index marks,
-    so no payload is decoded.
+    so no payload is decoded.  An anchor past the last event forks after the last turn, as
+    dsh's host does; ``strict_anchor`` refuses it instead (the CLI: a seq that is not in the
+    log is a mistake, not a request for the whole log).
     """
     sid = reader.header.id if reader.header else ""
     idx = reader.index or reader.build_index()
@@ -100,7 +103,11 @@ def plan_fork(reader: LogReader, at_seq: Optional[int] = None, live: bool = Fals
         turn_ends.append(closure[-1].seq)      # the logical view ends with the synthesized turn/end
     if at_seq is not None and at_seq < 0:
         raise ForkError("INVALID_BOUNDARY", f"anchor {at_seq} is negative")
-    if at_seq is None or at_seq > (closure[-1].seq if closure else last_seq):
+    end = closure[-1].seq if closure else last_seq
+    if strict_anchor and at_seq is not None and at_seq > end:
+        raise ForkError("INVALID_BOUNDARY", f"anchor seq {at_seq} is past the last event of the log (seq {end}); "
+                                            "give a seq in the log, or no anchor to fork after the last completed turn")
+    if at_seq is None or at_seq > end:
         if not turn_ends:
             raise ForkError("FORK_UNAVAILABLE", "the log has no completed turn to fork from")
         b_end = turn_ends[-1]

@@ -351,9 +351,26 @@ def _maybe_legacy(r: _ProbeRow) -> bool:
         return d.trigger is not msgspec.UNSET
     if t == "turn/end":
         reason = d.reason
-        return reason is msgspec.UNSET or not bytes(reason).startswith(b"{") or any(
-            k in bytes(reason) for k in (b"aborted", b"disposed", b"error"))
+        return reason is msgspec.UNSET or not bytes(reason).startswith(b"{") or (any(
+            k in bytes(reason) for k in (b"aborted", b"disposed", b"error")) and _legacy_reason(bytes(reason)))
     return False
+
+
+class _ReasonProbe(msgspec.Struct):
+    kind: Optional[str] = None          # (another type: a validation error, so "maybe")
+    reason: _RawOrUnset = msgspec.UNSET
+    error: _RawOrUnset = msgspec.UNSET
+
+
+def _legacy_reason(raw: bytes) -> bool:
+    """A ``turn/end`` reason object the codec converts (spec §1.7): ``aborted`` without its own
+    reason, ``disposed``, or ``error`` whose error is a string (anything undecodable: maybe)."""
+    try:
+        r = msgspec.json.decode(raw, type=_ReasonProbe)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return True
+    return (r.kind == "aborted" and r.reason is msgspec.UNSET) or r.kind == "disposed" or (
+        r.kind == "error" and r.error is not msgspec.UNSET and bytes(r.error).lstrip().startswith(b'"'))
 
 
 # --------------------------------------------------------------------------- reader

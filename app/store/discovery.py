@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 from collections.abc import Iterator
+
+import msgspec
 
 from ..log.codec import parse_header
 from ..log.limits import open_regular, read_head
@@ -36,15 +39,16 @@ class SessionInfo:
     path: str
     format: str                       # jsonl | zstd | sqlite
     id: str
-    header: dict
+    header: dict[str, Any]
     size: int = 0
     mtime: float = 0.0
     project: Optional[str] = None     # project directory name (--key--), when in a JSONL tree
     store: Optional[str] = None       # the SQLite file, for sqlite sessions
-    problems: list = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
     title: Optional[str] = None
     generation: Optional[str] = None  # the generation file read (session.v4.jsonl …), when in a session folder
-    generations: list = field(default_factory=list)   # the other generations present (dicts, newest first)
+    generations: list[dict[str, Any]] = field(default_factory=list)   # the other generations (newest first)
+    title_read: bool = field(default=False, repr=False)   # ``title`` was read (None then means: none)
 
     @property
     def version(self) -> Optional[int]:
@@ -73,7 +77,7 @@ class SessionInfo:
     def live(self) -> bool:
         return self.format != "sqlite" and (time.time() - self.mtime) < LIVE_WINDOW_S
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "path": self.path, "format": self.format, "title": self.title,
                 "createdAt": self.created_at, "cwd": self.cwd, "parentSession": self.parent,
                 "seedLength": self.header.get("seedLength"), "origin": self.header.get("origin"),
@@ -83,29 +87,32 @@ class SessionInfo:
                 "generation": self.generation, "generations": self.generations}
 
 
+TreeNode = tuple[SessionInfo, list["TreeNode"]]     # a session and its children's subtrees
+
+
 @dataclass
 class Listing:
     kind: str                          # home | root | project | folder | file | sqlite
     root: str
-    sessions: list
-    problems: list = field(default_factory=list)
+    sessions: list[SessionInfo]
+    problems: list[str] = field(default_factory=list)
 
-    def children_of(self) -> dict:
+    def children_of(self) -> dict[str, list[SessionInfo]]:
         """parentSession id -> [SessionInfo]; resolution prefers a parent in the same folder."""
-        by_id: dict = {}
+        by_id: dict[str, list[SessionInfo]] = {}
         for s in self.sessions:
             by_id.setdefault(s.id, []).append(s)
-        out: dict = {}
+        out: dict[str, list[SessionInfo]] = {}
         for s in self.sessions:
             if s.parent:
                 out.setdefault(s.parent, []).append(s)
         return out
 
-    def tree(self) -> list:
+    def tree(self) -> list[TreeNode]:
         """[(SessionInfo, [subtrees])] roots first, children sorted by createdAt then id."""
         by_key = {s.key: s for s in self.sessions}
-        parent_key: dict = {}
-        ids: dict = {}
+        parent_key: dict[str, str] = {}
+        ids: dict[str, list[SessionInfo]] = {}
         for s in self.sessions:
             ids.setdefault(s.id, []).append(s)
         for s in self.sessions:
@@ -125,14 +132,14 @@ class Listing:
                     break
                 seen.add(cur)
                 cur = parent_key.get(cur)
-        kids: dict = {}
+        kids: dict[str, list[SessionInfo]] = {}
         for k, pk in parent_key.items():
             kids.setdefault(pk, []).append(by_key[k])
 
-        def order(xs):
+        def order(xs: list[SessionInfo]) -> list[SessionInfo]:
             return sorted(xs, key=lambda s: (s.created_at if isinstance(s.created_at, int) else 0, s.id, s.path))
 
-        def build(s):
+        def build(s: SessionInfo) -> TreeNode:
             return (s, [build(c) for c in order(kids.get(s.key, []))])
 
         roots = [s for s in self.sessions if s.key not in parent_key]
@@ -140,67 +147,149 @@ class Listing:
         return [build(s) for s in roots]
 
 
-def read_header_bytes(path: str, limit: int = 1 << 20) -> tuple[Optional[bytes], Optional[str]]:
+HEAD_READ = 8192                      # a header line is a few hundred bytes (grown below if not)
+HEADER_LIMIT = 1 << 20
+
+
+def _open_file(path: str) -> tuple[int, os.stat_result]:
+    """An fd for reading that never blocks on a FIFO or device, and its stat (one ``fstat``)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        open_regular(path)                # raises NotRegularFile with the sentence saying what it is
+    return fd, st
+
+
+def _header_zstd(fd: int, data: bytes, limit: int) -> tuple[Optional[bytes], Optional[str], int]:
+    from backports import zstd
+    while True:
+        try:
+            n = zstd.get_frame_size(data)
+            break
+        except zstd.ZstdError:
+            more = os.pread(fd, 65536, len(data))
+            if not more or len(data) > limit:
+                return None, "the zstd header frame is incomplete or corrupt", 0
+            data += more
+    from ..log.zstdframes import FrameError
+    from .titles import decode_frames
+    try:
+        text = decode_frames(data, 0, n, limit)     # a bomb in the header frame stays a bad header
+    except (zstd.ZstdError, FrameError) as e:
+        return None, f"the zstd header frame does not decode: {e}", 0
+    if text.count(b"\n") != 1 or not text.endswith(b"\n"):
+        return None, "the zstd header frame is not exactly one line", 0
+    return text[:-1], None, n
+
+
+def _header_of(fd: int, head: bytes, limit: int = HEADER_LIMIT) -> tuple[Optional[bytes], Optional[str], int]:
+    """(header line, None, bytes it takes in the file) of an open session file whose first bytes
+    are ``head``; else (None, reason, 0)."""
+    if head.startswith(_ZSTD_MAGIC):
+        return _header_zstd(fd, head, limit)
+    data = head
+    while b"\n" not in data:
+        more = os.pread(fd, 65536, len(data))
+        if not more:
+            break
+        data += more
+        if len(data) > limit:
+            return None, "the first line is longer than 1 MiB", 0
+    if not data:
+        return None, "empty file", 0
+    line = data.split(b"\n", 1)[0]
+    return line, None, len(line) + 1
+
+
+def read_header_bytes(path: str, limit: int = HEADER_LIMIT) -> tuple[Optional[bytes], Optional[str]]:
     """The header line of a session file (frame 1 for zstd), or (None, reason)."""
     try:
-        with os.fdopen(open_regular(path), "rb") as f:
-            head = f.read(8192)                 # a header line is a few hundred bytes (grown below if not)
-            if head.startswith(_ZSTD_MAGIC):
-                from backports import zstd  # noqa: WPS433 (optional at import time)
-                data = head
-                while True:
-                    try:
-                        n = zstd.get_frame_size(data)
-                        break
-                    except zstd.ZstdError:
-                        more = f.read(65536)
-                        if not more or len(data) > limit:
-                            return None, "the zstd header frame is incomplete or corrupt"
-                        data += more
-                try:
-                    from ..log.zstdframes import decode_bounded
-                    text = decode_bounded(data[:n], limit)      # a bomb in the header frame stays a bad header
-                except zstd.ZstdError as e:
-                    return None, f"the zstd header frame does not decode: {e}"
-                if text.count(b"\n") != 1 or not text.endswith(b"\n"):
-                    return None, "the zstd header frame is not exactly one line"
-                return text[:-1], None
-            data = head
-            while b"\n" not in data:
-                more = f.read(65536)
-                if not more:
-                    break
-                data += more
-                if len(data) > limit:
-                    return None, "the first line is longer than 1 MiB"
-            if not data:
-                return None, "empty file"
-            return data.split(b"\n", 1)[0], None
+        fd, _st = _open_file(path)
+        try:
+            raw, why, _end = _header_of(fd, os.pread(fd, HEAD_READ, 0), limit)
+            return raw, why
+        finally:
+            os.close(fd)
     except OSError as e:
         return None, f"cannot read: {e.strerror or e}"
 
 
-def session_info(path: str, project: Optional[str] = None,
-                 problems: Optional[list] = None) -> Optional[SessionInfo]:
-    """Header facts of one session file; None when it is not a session file (``problems``
-    gets a line when it could not even be read: permissions, not a regular file)."""
-    raw, why = read_header_bytes(path)
-    if raw is None:
-        if problems is not None and why and why.startswith("cannot read"):
-            problems.append(f"{path}: {why}")
-        return None
-    hdr, probs = parse_header(raw)
-    if hdr is None:
-        return None
-    import msgspec
+def zstd_title(path: str) -> Optional[str]:
+    """The title of a ``session.jsonl.zstd`` (bounded tail and head windows, :mod:`app.store.titles`)."""
+    from . import titles
+    fd, st = _open_file(path)
     try:
-        header = msgspec.json.decode(raw)
-    except msgspec.DecodeError:
-        header = hdr.to_dict()
-    st = os.stat(path)
-    fmt = "zstd" if path.endswith((".zstd", ".zst")) else "jsonl"
-    return SessionInfo(path=path, format=fmt, id=hdr.id, header=header, size=st.st_size, mtime=st.st_mtime,
-                       project=project, problems=[str(p) for p in probs if p.fatal])
+        raw, _why, end = _header_of(fd, os.pread(fd, HEAD_READ, 0))
+        return titles.title_of_zstd(fd, st.st_size, end) if raw is not None else None
+    finally:
+        os.close(fd)
+
+
+def _fmt_of(path: str) -> str:
+    return "zstd" if path.endswith((".zstd", ".zst")) else "jsonl"
+
+
+def session_info(path: str, project: Optional[str] = None, problems: Optional[list[str]] = None,
+                 title: bool = False, cached: bool = False) -> Optional[SessionInfo]:
+    """Header facts of one session file; None when it is not a session file (``problems``
+    gets a line when it could not even be read: permissions, not a regular file).
+
+    One ``stat`` and at most one open per file.  ``title``: also the session's title, read in the
+    same open (bounded tail and head windows, :mod:`app.store.titles`); the title and the header
+    facts are cached by revision, so with ``title`` or ``cached`` a file whose revision is cached
+    is not opened at all."""
+    from . import titles
+    fmt = _fmt_of(path)
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(open_regular(path))          # raises NotRegularFile: the sentence says what it is
+        size, mtime = st.st_size, st.st_mtime
+        hit = titles.lookup_head(path, size, mtime) if title or cached else None
+        if hit is not None:
+            t, header, sid, probs = hit
+            return SessionInfo(path=path, format=fmt, id=sid, header=header, size=size, mtime=mtime,
+                               project=project, problems=probs, title=t, title_read=True)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        if problems is not None:
+            problems.append(f"{path}: cannot read: {e.strerror or e}")
+        return None
+    try:
+        whole = title and fmt == "jsonl" and size <= max(titles.EXACT_BYTES, 2 * titles.WINDOW)
+        try:
+            head = os.pread(fd, size if whole else HEAD_READ, 0)
+            raw, _why, end = _header_of(fd, head)
+        except OSError as e:
+            if problems is not None:
+                problems.append(f"{path}: cannot read: {e.strerror or e}")
+            return None
+        if raw is None:
+            return None
+        hdr, hprobs = parse_header(raw)
+        if hdr is None:
+            return None
+        try:
+            header = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            header = hdr.to_dict()
+        info = SessionInfo(path=path, format=fmt, id=hdr.id, header=header, size=size, mtime=mtime,
+                           project=project, problems=[str(p) for p in hprobs if p.fatal])
+        if title:
+            try:
+                t = titles.title_of_jsonl(fd, size, head) if fmt == "jsonl" else titles.title_of_zstd(fd, size, end)
+            except OSError:
+                t = None
+            titles.remember(path, size, mtime, t, (header, info.id, list(info.problems)))
+            info.title, info.title_read = t, True
+        return info
+    finally:
+        os.close(fd)
 
 
 # --------------------------------------------------------------------------- generations (spec-versions §2)
@@ -209,7 +298,7 @@ def session_info(path: str, project: Optional[str] = None,
 _GEN_RE = re.compile(r"^(session(?:\.[0-9]+)?)(?:\.v([1-9][0-9]*))?\.jsonl(\.zstd)?$")
 
 
-def parse_generation(name: str) -> Optional[tuple]:
+def parse_generation(name: str) -> Optional[tuple[str, int, bool]]:
     """(stem, version, compressed) of a generation file name, else None (``session.v0.jsonl``,
     ``session.v02.jsonl``, ``session.V2.jsonl``, ``*.tmp`` and migration stages are not generations)."""
     m = _GEN_RE.match(name)
@@ -218,7 +307,10 @@ def parse_generation(name: str) -> Optional[tuple]:
     return m.group(1), (int(m.group(2)) if m.group(2) else 0), bool(m.group(3))
 
 
-def generation_files(directory: str, stem: str = "session") -> list:
+Generations = list[tuple[int, bool, str]]      # [(version, compressed, path)], newest first
+
+
+def generation_files(directory: str, stem: str = "session") -> Generations:
     """[(version, compressed, path)] of one session's generations in ``directory``, newest first."""
     out = []
     for name in _safe_listdir(directory):
@@ -232,13 +324,16 @@ def generation_files(directory: str, stem: str = "session") -> list:
     return out
 
 
-def select_generation(directory: str, stem: str = "session") -> tuple[Optional[str], list, list]:
+def select_generation(directory: str, stem: str = "session") -> tuple[Optional[str], list[str], list[str]]:
     """The generation dsh reads (the numerically highest), the others, and problems.
 
     No fallback: a damaged or too-new highest generation is still the one selected (opening
     it says why), never silently an older one.  Both encodings in one folder is reported, as
     dsh refuses such a lookup (one root, one encoding)."""
-    gens = generation_files(directory, stem)
+    return _selection(generation_files(directory, stem))
+
+
+def _selection(gens: Generations) -> tuple[Optional[str], list[str], list[str]]:
     if not gens:
         return None, [], []
     problems = []
@@ -248,22 +343,28 @@ def select_generation(directory: str, stem: str = "session") -> tuple[Optional[s
     return gens[0][2], [g[2] for g in gens[1:]], problems
 
 
-def _older_generations(files: list) -> set:
-    """Paths of generations that a newer generation of the same session (folder + stem) hides."""
-    groups: dict = {}
+def _generation_groups(files: list[str]) -> dict[str, Generations]:
+    """path -> the generations of its session (folder + stem), newest first, for every
+    generation file among ``files`` (the walk already listed the folders: none is listed again)."""
+    groups: dict[tuple[str, str], Generations] = {}
     for f in files:
         g = parse_generation(os.path.basename(f))
         if g is not None:
             groups.setdefault((os.path.dirname(f), g[0]), []).append((g[1], g[2], f))
-    hidden = set()
+    out: dict[str, Generations] = {}
     for gens in groups.values():
-        if len(gens) > 1:
-            gens.sort(key=lambda t: (-t[0], t[1]))
-            hidden.update(f for _v, _c, f in gens[1:])
-    return hidden
+        gens.sort(key=lambda t: (-t[0], t[1]))
+        for _v, _c, f in gens:
+            out[f] = gens
+    return out
 
 
-def _gen_entry(path: str) -> dict:
+def _older_generations(files: list[str]) -> set[str]:
+    """Paths of generations that a newer generation of the same session (folder + stem) hides."""
+    return {f for f, gens in _generation_groups(files).items() if gens[0][2] != f}
+
+
+def _gen_entry(path: str) -> dict[str, Any]:
     g = parse_generation(os.path.basename(path))
     raw, why = read_header_bytes(path)
     hv = None
@@ -279,8 +380,9 @@ def _gen_entry(path: str) -> dict:
             "problem": why if raw is None else None}
 
 
-def _describe_generations(info: SessionInfo, explicit: bool = False) -> None:
-    """Fill ``generation``/``generations`` and the generation problems of a listed file."""
+def _describe_generations(info: SessionInfo, explicit: bool = False, gens: Optional[Generations] = None) -> None:
+    """Fill ``generation``/``generations`` and the generation problems of a listed file
+    (``gens``: its session's generations when the caller listed the folder already)."""
     name = os.path.basename(info.path)
     g = parse_generation(name)
     if g is None:
@@ -289,15 +391,16 @@ def _describe_generations(info: SessionInfo, explicit: bool = False) -> None:
     if g[1] != info.version and info.version is not None:
         info.problems.append(f"generation-mismatch: the file name {name} says v{g[1]} but its header says "
                              f"v{info.version} (dsh refuses this generation)")
-    selected, others, probs = select_generation(os.path.dirname(info.path), g[0])
-    info.generations = [_gen_entry(p) for p in ([selected] + others) if p != info.path]
+    selected, others, probs = select_generation(os.path.dirname(info.path), g[0]) if gens is None else \
+        _selection(gens)
+    info.generations = [_gen_entry(p) for p in ([selected] if selected else []) + others if p != info.path]
     if explicit and selected is not None and selected != info.path:
         info.problems.append(f"older-generation: {name} is not the generation dsh reads "
                              f"({os.path.basename(selected)} is newer); opened as asked, read-only")
     info.problems.extend(probs)
 
 
-def generation_facts(path: str) -> dict:
+def generation_facts(path: str) -> dict[str, Any]:
     """For ``inspect``: the generation file read, whether dsh would read it, the others present."""
     name = os.path.basename(path)
     g = parse_generation(name)
@@ -311,24 +414,28 @@ def generation_facts(path: str) -> dict:
             "generationProblems": probs}
 
 
-def generation_info(path: str, project: Optional[str] = None,
-                    problems: Optional[list] = None) -> Optional[SessionInfo]:
+def generation_info(path: str, project: Optional[str] = None, problems: Optional[list[str]] = None,
+                    gens: Optional[Generations] = None, title: bool = False,
+                    cached: bool = False) -> Optional[SessionInfo]:
     """The session of the newest generation ``path``: its header facts, the other generations,
     and a problem when it is damaged (never an older generation instead).  ``problems`` gets
-    a line when ``path`` cannot be read at all (permissions, not a regular file)."""
-    info = session_info(path, project, problems)
+    a line when ``path`` cannot be read at all (permissions, not a regular file).  ``gens``: the
+    session's generations when the caller listed the folder; ``title``: read the title too."""
+    info = session_info(path, project, problems, title=title, cached=cached)
     if info is not None:
-        _describe_generations(info)
+        _describe_generations(info, gens=gens)
         return info
     g = parse_generation(os.path.basename(path))
     if g is None:
         return None
-    _sel, others, probs = select_generation(os.path.dirname(path), g[0])
+    _sel, others, probs = select_generation(os.path.dirname(path), g[0]) if gens is None else _selection(gens)
     older = [o for o in others if session_info(o) is not None]
     if not older:
         return None
     raw, why = read_header_bytes(path)
     base = session_info(older[0], project)
+    if base is None:
+        return None
     info = SessionInfo(path=path, format="zstd" if path.endswith((".zstd", ".zst")) else "jsonl", id=base.id,
                        header={**base.header, "version": g[1]}, size=os.path.getsize(path),
                        mtime=os.path.getmtime(path), project=project, title=None)
@@ -345,16 +452,16 @@ def _is_session_name(name: str) -> bool:
     return name.endswith(SESSION_SUFFIXES)
 
 
-def _walk(root: str, max_depth: int = 8, problems: Optional[list] = None) -> Iterator[str]:
+def _walk(root: str, max_depth: int = 8, problems: Optional[list[str]] = None) -> Iterator[str]:
     stack = [(root, 0)]
     while stack:
         d, depth = stack.pop()
         try:
             with os.scandir(d) as it:
                 entries = sorted(it, key=lambda e: e.name)
-        except OSError as e:
+        except OSError as err:
             if problems is not None:
-                problems.append(f"{d}: cannot list the folder: {e.strerror or e}")
+                problems.append(f"{d}: cannot list the folder: {err.strerror or err}")
             continue
         for e in entries:
             if e.name.startswith(".") and e.name not in (".sessions", ".dsh"):
@@ -376,8 +483,11 @@ def _walk(root: str, max_depth: int = 8, problems: Optional[list] = None) -> Ite
 _PROJECT_RE = re.compile(r"^--.*--$|^_no-cwd$")
 
 
-def discover(path: str) -> Listing:
-    """List the sessions under ``path`` (header reads only)."""
+def discover(path: str, titles: bool = False) -> Listing:
+    """List the sessions under ``path``: at most one open per session file, reading its header and
+    (``titles``) its title together; a file whose revision is in the title cache is not opened
+    (its header facts and title come from there).  Without ``titles`` (the window: headers first,
+    titles streamed afterwards by :func:`app.store.titles.session_title`) only the header is read."""
     p = os.path.abspath(os.path.expanduser(path))
     if not os.path.exists(p):
         raise FileNotFoundError(f"no such file or folder: {path}")
@@ -386,7 +496,7 @@ def discover(path: str) -> Listing:
     if os.path.isfile(p):
         if p.endswith(SQLITE_SUFFIXES) or _is_sqlite(p):
             return _sqlite_listing(p)
-        info = session_info(p)
+        info = session_info(p, title=titles)
         if info is None:
             raise ValueError(f"{path} is not a session file (its first line is not a session header)")
         _describe_generations(info, explicit=True)
@@ -399,13 +509,15 @@ def discover(path: str) -> Listing:
         kind = "root"
     elif _PROJECT_RE.match(os.path.basename(p)):
         kind = "project"
-    sessions, problems = [], []
-    seen_ids: dict = {}
+    sessions: list[SessionInfo] = []
+    problems: list[str] = []
+    seen_ids: dict[str, str] = {}
     files = list(_walk(root, problems=problems))
-    hidden = _older_generations(files)
+    groups = _generation_groups(files)
     for f in files:
-        if f in hidden:
-            continue
+        gens = groups.get(f)
+        if gens is not None and gens[0][2] != f:
+            continue                       # an older generation: described with the newest
         if f.endswith(SQLITE_SUFFIXES):
             if _is_sqlite(f):
                 try:
@@ -415,7 +527,7 @@ def discover(path: str) -> Listing:
             continue
         rel = (f[len(root) + 1:] if f.startswith(root + os.sep) else os.path.relpath(f, root)).split(os.sep)
         project = rel[0] if kind in ("root", "home") and len(rel) >= 3 and _PROJECT_RE.match(rel[0]) else None
-        info = generation_info(f, project, problems)
+        info = generation_info(f, project, problems, gens=gens, title=titles, cached=True)
         if info is None:
             continue
         if kind in ("root", "home", "project"):
@@ -426,7 +538,7 @@ def discover(path: str) -> Listing:
     return Listing(kind=kind, root=root, sessions=sessions, problems=problems)
 
 
-def _safe_listdir(p: str) -> list:
+def _safe_listdir(p: str) -> list[str]:
     try:
         return os.listdir(p)
     except OSError:
@@ -456,33 +568,9 @@ def _sqlite_listing(p: str) -> Listing:
             close()
 
 
-_TITLE_RE = re.compile(rb'\{[^\n]*"type":"session/title"[^\n]*\n')
-
-
-def quick_title(info: SessionInfo, window: int = 262144) -> Optional[str]:
-    """The last ``session/title`` found in the head or tail window of a raw JSONL file."""
-    if info.format != "jsonl":
-        return None
-    import msgspec
-    try:
-        with os.fdopen(open_regular(info.path), "rb") as f:
-            size = info.size
-            f.seek(max(0, size - window))
-            tail = f.read(window)
-            f.seek(0)
-            head = f.read(window) if size > window else b""
-    except OSError:
-        return None
-    for blob in (tail, head):
-        found = None
-        for m in _TITLE_RE.finditer(blob):
-            try:
-                obj = msgspec.json.decode(m.group(0))
-                t = obj.get("data", {}).get("title")
-                if isinstance(t, str):
-                    found = t
-            except (msgspec.DecodeError, AttributeError):
-                continue
-        if found:
-            return found
-    return None
+def quick_title(info: SessionInfo) -> Optional[str]:
+    """The session's title as the list shows it: the last ``session/title`` of the bounded tail
+    window, else of the head window, raw JSONL and zstd alike (:mod:`app.store.titles`; cached by
+    revision).  The same title as ``inspect``'s whenever the last title row lies in those windows."""
+    from .titles import session_title
+    return session_title(info)

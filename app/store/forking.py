@@ -22,13 +22,16 @@ import os
 import time
 import uuid
 import zlib
-from typing import Optional
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, NamedTuple, Optional, Union
+
+import msgspec
 
 from ..log.codec import encode_row
 from ..log.fork import ForkError, ForkPlan, child_header, plan_fork, seed_tail
 from ..log.model import is_event
-from ..log.reader import LogReader
-from ..log.sources import Segment
+from ..log.reader import LogReader, SeqIndex
+from ..log.sources import Segment, Source
 from .layout import generation_name, id_segment, project_key, session_path
 from .publish import FileRange, make_dirs
 from .writer import RawFrames, RawText, SessionWriter
@@ -36,6 +39,26 @@ from .writer import RawFrames, RawText, SessionWriter
 COPY_CHUNK = 8 << 20
 VERIFY_WINDOW = 64 << 10
 VERIFY_WINDOWS = 16
+VERIFY_EDGE = 4 << 10          # bytes compared at each end of every copied range (when there are many)
+
+
+
+class Piece(NamedTuple):
+    """A piece of the seed: ``range`` raw JSONL bytes ``[start, stop)`` copied as stored, ``frames``
+    whole zstd frames ``[start, stop)`` copied as stored, or ``text``: rows written by us (``data``)."""
+    kind: str
+    start: int = 0
+    stop: int = 0
+    data: bytes = b""
+
+
+def _text(data: bytes) -> Piece:
+    return Piece("text", data=data)
+
+Chunk = Union[bytes, FileRange]          # what a RawText carries into a JSONL child
+# the write-behind writer's batch items, as this module hands them over
+_raw_text: Callable[[list[Chunk]], RawText] = RawText
+_raw_frames: Callable[[Iterator[bytes]], RawFrames] = RawFrames
 
 
 class ForkVerifyError(Exception):
@@ -62,16 +85,28 @@ def child_location(reader: LogReader, child_id: str, out_store: Optional[str] = 
     return os.path.join(sess_dir, id_segment(child_id), name)          # a loose file: beside it
 
 
-# one of these byte strings is in every row that reads in a legacy shape (spec §1.7)
-_LEGACY_HINTS = (b"steering/message", b"user/message", b"provenance", b"tool/result", b"trigger", b"turn/end")
+# one of these byte strings is in every row that may read in a legacy shape (spec §1.7)
+_LEGACY_HINTS = (b"steering/message", b"user/message", b"assistant/message", b"tool/result", b"turn/start",
+                 b"turn/end")
 
 
-def _converted_rows(reader: LogReader, data: bytes, upto: int) -> list:
+def _converted_rows(reader: LogReader, data: bytes, upto: int) -> list[tuple[int, int, bytes]]:
     """[(start, stop, converted bytes)] of the rows in ``data[:upto]`` that read in a legacy
     shape: dsh's host forks from the converted events, so the child stores them converted
-    (ids such as ``legacy-message:<parent id>:<seq>`` keep the parent's id)."""
-    found = set()
-    for hint in _LEGACY_HINTS:
+    (ids such as ``legacy-message:<parent id>:<seq>`` keep the parent's id).  ``stop`` is the
+    offset of the row's ``\n``.  All rows are first probed by one typed decode that skips their
+    content (C speed); only the types found there are searched for as bytes, and only rows that
+    may be legacy are decoded by the codec (rows that do not probe: every hint is searched)."""
+    from ..log.reader import _LEGACY_TYPES, _maybe_legacy, _scan_lines_probe
+    hints: tuple[bytes, ...] = _LEGACY_HINTS
+    want = -1                               # rows the probe says may be legacy (-1: unknown)
+    try:
+        maybe = [r.type for r in _scan_lines_probe(data[:upto]) if r.type in _LEGACY_TYPES and _maybe_legacy(r)]
+        hints, want = tuple(sorted({b'"' + t.encode() + b'"' for t in maybe})), len(maybe)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        pass
+    found: set[tuple[int, int]] = set()
+    for hint in hints:
         i = data.find(hint, 0, upto)
         while i >= 0:
             a = data.rfind(b"\n", 0, i) + 1
@@ -80,16 +115,37 @@ def _converted_rows(reader: LogReader, data: bytes, upto: int) -> list:
                 break
             found.add((a, b))
             i = data.find(hint, b, upto)
-    spans = sorted(found)
+    rows = _maybe_legacy_rows(data, sorted(found))
+    if want >= 0 and len(rows) < want:      # a type spelled with escapes: every row is looked at
+        at, every = 0, []
+        while at < upto and (b := data.find(b"\n", at, upto)) >= 0:
+            every.append((at, b))
+            at = b + 1
+        rows = _maybe_legacy_rows(data, every)
     out = []
-    for a, b in spans:
+    for a, b in rows:
         items, _ = reader.codec.decode_row(data[a:b])
         if len(items) == 1 and is_event(items[0]) and items[0].legacy:
             out.append((a, b, encode_row(items[0].envelope())))
     return out
 
 
-def _enveloped_rows(reader: LogReader, seg, upto: int) -> list:
+def _maybe_legacy_rows(data: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans whose row may read in a legacy shape (by the probe; a row that does not probe: maybe)."""
+    from ..log.reader import _maybe_legacy, _scan_lines_probe
+    out = []
+    for a, b in spans:
+        try:
+            probe = _scan_lines_probe(data[a:b])
+            if len(probe) == 1 and not _maybe_legacy(probe[0]):
+                continue                    # a current-shape row: stored as it is
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            pass                            # the codec decides
+        out.append((a, b))
+    return out
+
+
+def _enveloped_rows(reader: LogReader, seg: Segment, upto: int) -> list[tuple[int, int, bytes]]:
     """Rows of an envelope-free snapshot (spec-versions §0.1) with the envelope dsh's readers
     restore (seq = logical index, time 0): a fork child is a store, so it gets them."""
     import msgspec
@@ -113,7 +169,7 @@ def _enveloped_rows(reader: LogReader, seg, upto: int) -> list:
     return out
 
 
-def _cut_in(reader: LogReader, seg, stored_through: int) -> Optional[int]:
+def _cut_in(reader: LogReader, seg: Segment, stored_through: int) -> Optional[int]:
     """Offset in ``seg.data`` just after the row ending at ``stored_through`` (None: not here)."""
     for rpos, _off, _line, raw, complete in seg.split_rows():
         if not complete:
@@ -128,52 +184,61 @@ def _cut_in(reader: LogReader, seg, stored_through: int) -> Optional[int]:
     return None
 
 
+def _cut_segment(plan: ForkPlan) -> tuple[int, int]:
+    """(pos, end) of the segment holding the plan's last stored seq."""
+    if plan.cut_segment is None:
+        raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} is in no segment of the index")
+    pos, end = plan.cut_segment
+    return int(pos), int(end)
+
+
 def _needs_row_pass(reader: LogReader) -> bool:
     """Whether seed rows may need rewriting: v0/v1 legacy shapes, or an envelope-free snapshot.
     Otherwise the seed is copied as stored without reading it (ranges / whole frames)."""
     return (getattr(reader, "version", 0) or 0) < 2 or bool(getattr(reader, "envelope_free", False))
 
 
-def _seed_pieces_as_stored(reader: LogReader, plan: ForkPlan):
+def _seed_pieces_as_stored(reader: LogReader, plan: ForkPlan) -> Iterator[Piece]:
     """The seed as stored (v2+ store): everything before the cut segment as one byte range /
     run of whole frames, then the cut segment's rows through the boundary."""
     src = reader.source
-    _pos, end = plan.cut_segment
+    _pos, end = _cut_segment(plan)
     for seg in src.backward(end):               # the segment holding the boundary row
         cut = _cut_in(reader, seg, plan.stored_through)
         if cut is None:
             break
         if seg.pos > src.header_end:            # rows before it: copied as stored, not read
-            yield ("frames" if src.kind == "zstd" else "range", src.header_end, seg.pos)
-        yield ("text", _frame_prefix(src, seg, cut))
+            yield Piece("frames" if src.kind == "zstd" else "range", src.header_end, seg.pos)
+        yield _text(_frame_prefix(src, seg, cut))
         return
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
 
-def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx, flags):
+def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flags: Sequence[int]) -> Iterator[Piece]:
     """v0/v1 with the index's legacy flags: segments without a legacy-shape row are copied as
-    stored, unread (byte ranges / whole frames); flagged ones are read and their legacy rows
-    stored converted; the cut segment is read through the boundary row."""
+    stored, unread (byte ranges / whole frames); flagged ones are read and only their legacy rows
+    are stored converted: the bytes between those rows stay byte ranges of the source (JSONL; a zstd
+    frame holding no converted row stays a whole frame); the cut segment is read through the
+    boundary row."""
     from ..log.zstdframes import decode_frame
     src = reader.source
     zst = src.kind == "zstd"
+    stored = "frames" if zst else "range"
+    cut_pos = _cut_segment(plan)[0]
     fd = os.open(src.path, os.O_RDONLY)
     try:
-        run_start = None
+        run_start: Optional[int] = None        # stored bytes from here on are not yielded yet
         for i in range(len(idx)):
             pos, end = idx.seg_pos[i], idx.seg_end[i]
             if i and idx.seg_pos[i - 1] == pos:
                 continue                        # another window of the same frame (read whole below)
             flag = any(flags[j] for j in range(i, len(idx)) if idx.seg_pos[j] == pos) if zst else flags[i]
-            last = pos <= plan.cut_segment[0] < end or pos == plan.cut_segment[0]
+            last = pos <= cut_pos < end or pos == cut_pos
             if not flag and not last:
                 if run_start is None:
                     run_start = pos
                 continue
-            if run_start is not None:
-                yield ("frames" if zst else "range", run_start, pos)
-                run_start = None
-            blob = b"".join(_raw_range(fd, pos, end, [0]))
+            blob = _pread_all(fd, pos, end)
             text = decode_frame(blob) if zst else blob      # bounded (app.log.limits.MAX_FRAME_BYTES)
             upto = len(text)
             if last:
@@ -182,12 +247,35 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx, flags):
                 if cut is None:
                     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
                 upto = cut
-            at = 0
-            for a, b, row in _converted_rows(reader, text, upto) + [(upto, upto, b"")]:
-                for chunk in (text[at:a], row + b"\n" if row else b""):
-                    if chunk:
-                        yield ("text", chunk)
-                at = b + 1 if row else b
+            conv = _converted_rows(reader, text, upto)
+            if zst:
+                if not conv and not last:
+                    if run_start is None:
+                        run_start = pos         # a frame without converted rows: copied whole
+                    continue
+                if run_start is not None:
+                    yield Piece(stored, run_start, pos)
+                    run_start = None
+                at = 0
+                for a, b, row in conv + [(upto, upto, b"")]:
+                    for chunk in (text[at:a], row + b"\n" if row else b""):
+                        if chunk:
+                            yield _text(chunk)
+                    at = b + 1 if row else b
+            else:
+                at = 0
+                for a, b, row in conv:
+                    if run_start is None and a > at:
+                        run_start = pos + at
+                    if run_start is not None and pos + a > run_start:
+                        yield Piece(stored, run_start, pos + a)
+                    run_start = None
+                    yield _text(row + b"\n")
+                    at = b + 1
+                if run_start is None and (upto > at or not last):
+                    run_start = pos + at
+                if last and run_start is not None and pos + upto > run_start:
+                    yield Piece(stored, run_start, pos + upto)
             if last:
                 return
     finally:
@@ -195,7 +283,7 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx, flags):
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
 
-def _seed_pieces(reader: LogReader, plan: ForkPlan):
+def _seed_pieces(reader: LogReader, plan: ForkPlan) -> Iterator[Piece]:
     """The seed's stored rows as pieces, oldest first: ("frames", start, stop) whole zstd frames
     copied as stored, ("range", start, stop) raw JSONL bytes copied as stored, or ("text", bytes)
     rows (verbatim, converted from a legacy shape, or with a snapshot's envelope restored)."""
@@ -203,11 +291,12 @@ def _seed_pieces(reader: LogReader, plan: ForkPlan):
         yield from _seed_pieces_as_stored(reader, plan)
         return
     idx = reader.index
-    flags = getattr(idx, "legacy", None) if idx is not None else None
-    if flags is not None and len(flags) == len(idx) and all(p >= reader.source.header_end for p in idx.seg_pos[:1]):
+    flags = idx.legacy if idx is not None else None
+    if idx is not None and flags is not None and len(flags) == len(idx) and \
+            all(p >= reader.source.header_end for p in idx.seg_pos[:1]):
         yield from _seed_pieces_by_index(reader, plan, idx, flags)
         return
-    cut_pos = plan.cut_segment[0]
+    cut_pos = _cut_segment(plan)[0]
     segs = reader.source.forward()
     nxt = next(segs, None)
     while nxt is not None:
@@ -227,20 +316,20 @@ def _seed_pieces(reader: LogReader, plan: ForkPlan):
             _converted_rows(reader, data, upto)
         if reader.source.kind == "zstd" and not conv and not last and not multi and \
                 seg.pos >= reader.source.header_end:
-            yield ("frames", seg.pos, seg.end)
+            yield Piece("frames", seg.pos, seg.end)
         else:
             at = 0
             for a, b, row in conv + [(upto, upto, b"")]:
                 for chunk in (data[at:a], row + b"\n" if row else b""):
                     if chunk:
-                        yield ("text", chunk)
+                        yield _text(chunk)
                 at = b + 1 if row else b
         if last:
             return
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
 
-def _frame_prefix(src, seg, cut: int) -> bytes:
+def _frame_prefix(src: Source, seg: Segment, cut: int) -> bytes:
     """The plaintext of ``seg``'s zstd frame up to ``seg.data[:cut]``: a big frame is read in
     several windows (``seg.base`` is the window's offset in the frame); the earlier ones are
     read again."""
@@ -249,7 +338,7 @@ def _frame_prefix(src, seg, cut: int) -> bytes:
         return seg.data[:cut]
     parts = []
     for s in src.forward(start=seg.pos):
-        if s.pos != seg.pos or s.base >= base:
+        if s.pos != seg.pos or getattr(s, "base", 0) >= base:
             break
         if s.bad:
             raise ForkError("FORK_UNAVAILABLE", f"the frame to cut holds an unreadable part: {s.bad}")
@@ -257,7 +346,17 @@ def _frame_prefix(src, seg, cut: int) -> bytes:
     return b"".join(parts) + seg.data[:cut]
 
 
-def _raw_range(fd: int, start: int, stop: int, crc: list):
+def _pread_all(fd: int, start: int, stop: int) -> bytes:
+    out = os.pread(fd, stop - start, start)
+    while len(out) < stop - start:
+        more = os.pread(fd, stop - start - len(out), start + len(out))
+        if not more:
+            raise ForkVerifyError("the source shrank while it was copied")
+        out += more
+    return out
+
+
+def _raw_range(fd: int, start: int, stop: int, crc: list[int]) -> Iterator[bytes]:
     at = start
     while at < stop:
         chunk = os.pread(fd, min(COPY_CHUNK, stop - at), at)
@@ -279,32 +378,31 @@ def _crc_of(path: str, start: int, stop: int) -> int:
         os.close(fd)
 
 
-def _runs(pieces):
-    """Group consecutive pieces of one kind: ("frames", [(start, stop)…]) / ("text", [bytes…])."""
-    kind, run = None, []
+def _runs(pieces: Iterable[Piece]) -> Iterator[tuple[str, list[Piece]]]:
+    """Group consecutive pieces of one kind (frames / text)."""
+    kind, run = "", list[Piece]()
     for p in pieces:
-        k = p[0]
-        if k != kind and run:
+        if p.kind != kind and run:
             yield kind, run
             run = []
-        kind = k
-        run.append(p[1:] if k == "frames" else p[1])
+        kind = p.kind
+        run.append(p)
     if run:
         yield kind, run
 
 
-def _frames_of(fd: int, run: list, acc: list, copied: list, crc: list):
+def _frames_of(fd: int, run: list[Piece], acc: list[int], copied: list[int], crc: list[int]) -> Iterator[bytes]:
     """The stored bytes of whole frames; ``acc`` = [CRC-32, bytes] of this run, ``crc`` of all
     frames copied so far."""
-    for start, stop in run:
-        for chunk in _raw_range(fd, start, stop, acc):
+    for p in run:
+        for chunk in _raw_range(fd, p.start, p.stop, acc):
             acc[1] += len(chunk)
             copied[0] += len(chunk)
             crc[0] = zlib.crc32(chunk, crc[0])
             yield chunk
 
 
-def _verify_frames(path: str, layout: list) -> None:
+def _verify_frames(path: str, layout: list[tuple[str, list[int]]]) -> None:
     """A zstd child holds its seed as planned: each run of copied frames byte for byte (same
     CRC-32 and length), each re-framed run as exactly one frame whose text has the CRC-32 and
     length written.  Frames are located by their headers; only re-framed ones are decoded."""
@@ -333,38 +431,66 @@ def _verify_frames(path: str, layout: list) -> None:
                 at = stop
 
 
+def _compare(a: int, b: int, src_at: int, child_at: int, length: int, child_path: str) -> None:
+    at = 0
+    while at < length:
+        k = min(COPY_CHUNK, length - at)
+        if os.pread(a, k, src_at + at) != os.pread(b, k, child_at + at):
+            raise ForkVerifyError(f"child {child_path} differs from the source within bytes "
+                                  f"{src_at + at}..{src_at + at + k}")
+        at += k
+
+
 def _verify_copy(src_path: str, child_path: str, start: int, stop: int, child_start: int, full: bool) -> str:
     """The child's bytes at ``child_start`` equal the source's ``[start, stop)``: every byte
     (``full``), or the first and last windows and evenly spread ones. -> what was compared."""
-    n = stop - start
+    return _verify_ranges(src_path, child_path, [(start, stop, child_start)], full)
+
+
+def _verify_ranges(src_path: str, child_path: str, ranges: list[tuple[int, int, int]], full: bool) -> str:
+    """The child holds each copied range ``(start, stop, child offset)`` of the source: every byte
+    (``full``), else both ends of every range (a whole window for one range, ``VERIFY_EDGE`` bytes
+    each when there are many) and ``VERIFY_WINDOWS`` windows spread evenly over all the copied
+    bytes, compared byte for byte.  -> what was compared."""
+    n = sum(stop - start for start, stop, _c in ranges)
+    edge = VERIFY_WINDOW if len(ranges) == 1 else VERIFY_EDGE
+    spots: list[tuple[int, int, int]] = []               # (source offset, child offset, length)
     if full or n <= VERIFY_WINDOW * (VERIFY_WINDOWS + 2):
-        spots = [(0, n)]
+        spots = [(start, c, stop - start) for start, stop, c in ranges]
     else:
+        for start, stop, c in ranges:
+            k = stop - start
+            if k <= 2 * edge:
+                spots.append((start, c, k))
+            else:
+                spots += [(start, c, edge), (stop - edge, c + k - edge, edge)]
         step = (n - VERIFY_WINDOW) // (VERIFY_WINDOWS + 1)
-        spots = [(0, VERIFY_WINDOW)] + [(k * step, VERIFY_WINDOW) for k in range(1, VERIFY_WINDOWS + 1)] + \
-            [(n - VERIFY_WINDOW, VERIFY_WINDOW)]
+        ri, base = 0, 0                                  # the range holding copied byte ``want``
+        for j in range(1, VERIFY_WINDOWS + 1):
+            want = j * step
+            while base + (ranges[ri][1] - ranges[ri][0]) <= want:
+                base += ranges[ri][1] - ranges[ri][0]
+                ri += 1
+            start, stop, c = ranges[ri]
+            off = want - base
+            spots.append((start + off, c + off, min(VERIFY_WINDOW, stop - start - off)))
     a, b = os.open(src_path, os.O_RDONLY), os.open(child_path, os.O_RDONLY)
     try:
-        compared = 0
-        for off, length in spots:
-            at = 0
-            while at < length:
-                k = min(COPY_CHUNK, length - at)
-                if os.pread(a, k, start + off + at) != os.pread(b, k, child_start + off + at):
-                    raise ForkVerifyError(f"child {child_path} differs from the source within bytes "
-                                          f"{start + off + at}..{start + off + at + k}")
-                at += k
-            compared += length
-        return "all bytes" if compared == n else f"{compared} of {n} bytes at {len(spots)} places"
+        for src_at, child_at, length in spots:
+            _compare(a, b, src_at, child_at, length, child_path)
     finally:
         os.close(a)
         os.close(b)
+    compared = sum(length for _s, _c, length in spots)
+    return "all bytes" if compared >= n and (full or len(spots) == len(ranges)) else \
+        f"{compared} of {n} bytes at {len(spots)} places"
 
 
 def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[str] = None,
          child_id: Optional[str] = None, live: bool = False, plan: Optional[ForkPlan] = None,
-         verify: str = "sample") -> dict:
-    """Host fork of ``reader``'s session at message anchor ``at_seq``; returns the child's facts."""
+         verify: str = "sample", strict_anchor: bool = False) -> dict[str, Any]:
+    """Host fork of ``reader``'s session at message anchor ``at_seq``; returns the child's facts
+    (``strict_anchor``: an anchor past the last event is refused, see :func:`plan_fork`)."""
     if reader.header is None:
         raise ForkError("FORK_UNAVAILABLE", "the source has no readable header")
     src = reader.source
@@ -373,7 +499,7 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     if plan is None and reader.index is None:
         from .indexcache import cached_index
         cached_index(reader)                 # the saved index (extended or built and saved if need be)
-    plan = plan or plan_fork(reader, at_seq, live=live)
+    plan = plan or plan_fork(reader, at_seq, live=live, strict_anchor=strict_anchor)
     child_id = child_id or f"session-{uuid.uuid4()}"
     now = int(time.time() * 1000)
     parent_hdr = reader.header.to_dict()
@@ -396,24 +522,25 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
         raise ForkError("FORK_UNAVAILABLE", f"cannot fork a {src.kind} source")
     crc = [0]          # of the seed bytes as they are written (jsonl) / of the copied frames (zstd)
     copied = [0]
-    layout: list = []  # zstd: the child's seed in order, ("frames", [crc, bytes]) / ("text", [crc, length])
-    batch: list = []
+    layout: list[Any] = []  # jsonl: ("range", start, stop, at) / ("text", bytes, at); zstd: ("frames", [crc,
+    #                         bytes]) / ("text", [crc, length]), the child's seed in order
+    batch: list[Any] = []
     fd = os.open(src.path, os.O_RDONLY)
     try:
         if plan.stored_through >= 0:
             pieces = _seed_pieces(reader, plan)
             if src.kind == "jsonl":
-                chunks = []
+                chunks: list[Chunk] = []
                 for piece in pieces:          # stored ranges copied by the kernel, converted rows as text
-                    if piece[0] == "range":
-                        chunks.append(FileRange(fd, piece[1], piece[2]))
-                        layout.append(("range", piece[1], piece[2], copied[0]))
-                        copied[0] += piece[2] - piece[1]
+                    if piece.kind == "range":
+                        chunks.append(FileRange(fd, piece.start, piece.stop))
+                        layout.append(("range", piece.start, piece.stop, copied[0]))
+                        copied[0] += piece.stop - piece.start
                     else:
-                        chunks.append(piece[1])
-                        layout.append(("text", piece[1], copied[0]))
-                        copied[0] += len(piece[1])
-                batch.append(RawText(chunks))
+                        chunks.append(piece.data)
+                        layout.append(("text", piece.data, copied[0]))
+                        copied[0] += len(piece.data)
+                batch.append(_raw_text(chunks))
             else:
                 # runs of whole frames are copied as stored; rows of a re-framed frame (the cut
                 # frame, a frame holding converted rows) are written as one new frame per run
@@ -421,11 +548,11 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
                     if run_kind == "frames":
                         acc = [0, 0]                      # crc, bytes of this run as read
                         layout.append(("frames", acc))
-                        batch.append(RawFrames(_frames_of(fd, run, acc, copied, crc)))
+                        batch.append(_raw_frames(_frames_of(fd, run, acc, copied, crc)))
                     else:
-                        text = b"".join(run)
+                        text = b"".join(p.data for p in run)
                         layout.append(("text", [zlib.crc32(text), len(text)]))
-                        batch.append(RawText([text]))
+                        batch.append(_raw_text([text]))
         batch.extend(tail_rows)
         w = SessionWriter(path, header, fmt=src.kind, pack=False, batch_delay_ms=1, exists=False)
         try:
@@ -449,16 +576,18 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
         if os.path.getsize(path) < child_start + copied[0]:
             raise ForkVerifyError(f"child {path} is shorter than the copied seed")
         full = verify == "full"
-        parts = []
+        ranges = []
         with open(path, "rb") as f:
             for item in layout:
                 if item[0] == "range":
-                    parts.append(_verify_copy(src.path, path, item[1], item[2], child_start + item[3], full))
+                    ranges.append((item[1], item[2], child_start + item[3]))
                 else:
                     f.seek(child_start + item[2])
                     if f.read(len(item[1])) != item[1]:
                         raise ForkVerifyError(f"child {path} does not hold the converted seed rows")
-        verified = parts[0] if len(parts) == 1 else "; ".join(parts) or "converted rows"
+        verified = _verify_ranges(src.path, path, ranges, full) if ranges else "converted rows"
+        if ranges and len(ranges) < len(layout):
+            verified += f"; {len(layout) - len(ranges)} converted row run(s) in full"
         if full:
             crc[0] = _crc_of(path, child_start, child_start + copied[0])
     return {"child": path, "id": child_id, "parentSession": reader.header.id, "seedLength": plan.seed_length,
@@ -499,8 +628,8 @@ def _sqlite_target(src_path: str, out_store: Optional[str]) -> str:
                                         "forks into a SQLite store (an existing one, or a new FILE.sqlite)")
 
 
-def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict, tail_rows: list, rev_before: str,
-                 at_seq, out_store: Optional[str] = None) -> dict:
+def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict[str, Any], tail_rows: list[Any], rev_before: str,
+                 at_seq: Optional[int], out_store: Optional[str] = None) -> dict[str, Any]:
     """SQLite: the seed rows (as stored, packed rows stay packed) and the closers in ONE transaction."""
     import msgspec
     from .sqlite_store import SqliteStore, append_batch
@@ -514,7 +643,7 @@ def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict, tail_rows: lis
     if taken:
         raise ForkError("SESSION_EXISTS", f"{target} already holds a session {header['id']!r}; a fork never "
                                           "writes into an existing session: choose another --id")
-    rows: list = []
+    rows: list[Any] = []
     crc = 0
     for seg in src.forward():
         for _pos, raw in seg.rows or []:
@@ -543,7 +672,7 @@ def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict, tail_rows: lis
                 got = zlib.crc32(raw, got)
     if got != crc:
         raise ForkVerifyError("the child's rows differ from the source's")
-    return {"child": target, "id": header["id"], "parentSession": reader.header.id,
+    return {"child": target, "id": header["id"], "parentSession": reader.header.id if reader.header else None,
             "seedLength": plan.seed_length, "boundary": plan.boundary, "anchor": at_seq,
             "synthesized": plan.synthesized_seqs, "turns": plan.turns, "format": "sqlite",
             "sourceRevision": rev_before, "crc32": f"{crc:08x}", "bytesCopied": None}
@@ -559,12 +688,13 @@ def _child_seed_start(path: str, kind: str) -> int:
         return zstd.get_frame_size(head)
 
 
-def preview(reader: LogReader, at_seq: Optional[int], live: bool = False) -> dict:
+def preview(reader: LogReader, at_seq: Optional[int], live: bool = False,
+            strict_anchor: bool = False) -> dict[str, Any]:
     """What the child will contain (for the UI's confirmation), without writing anything."""
     if reader.index is None:
         from .indexcache import cached_index
         cached_index(reader)
-    plan = plan_fork(reader, at_seq, live=live)
+    plan = plan_fork(reader, at_seq, live=live, strict_anchor=strict_anchor)
     last = None
     if plan.last_message_seq is not None:
         ev = reader.event_at(plan.last_message_seq)

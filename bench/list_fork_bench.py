@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""The session list and the fork at scale (issue 15), each row with its reference from the same run.
+
+    python bench/list_fork_bench.py [--sessions 10000] [--fork-size 1GB] [--runs 3] [--no-list] [--no-fork]
+
+Rows (target in brackets):
+  list   ``session-lens list HOME --json`` of a generated home of ``--sessions`` sessions, a mix of v0 and v4,
+         raw JSONL and zstd (a quarter each), on an empty title cache (first run) and with the cache saved;
+         reference ``find`` + ``head -c 512`` of every session file [<= 1 s]
+  fork   ``session-lens fork F --json`` at the end, fresh process, index saved, for a v0 synth log, a v0 log
+         with legacy-shape rows (stored converted) in about half its segments, and a v4 log; reference
+         ``cp F X && sync`` [>= 0.8x of cp && sync]
+Every figure is the median of ``--runs`` fresh processes; ``uptime`` is printed first and last.
+Generated inputs live in bench/data (git-ignored); every run's cache is a temporary folder.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from run import ensure, parse_size  # noqa: E402
+
+CLI = [sys.executable, "-m", "app"]
+
+
+def wall(cmd, env=None, shell=False) -> tuple:
+    t = time.perf_counter()
+    r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, shell=shell)
+    dt = time.perf_counter() - t
+    if r.returncode:
+        raise SystemExit(f"{cmd}: exit {r.returncode}: {r.stderr[-2000:]}")
+    return dt, r.stdout
+
+
+def cli_env(cache: str) -> dict:
+    env = {**os.environ, "SESSION_LENS_CACHE_DIR": cache, "QT_QPA_PLATFORM": "offscreen"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def row(name, value, unit, ref=None, ref_name="", ratio=None, target=""):
+    out = {"row": name, "value": round(value, 4), "unit": unit}
+    if ref is not None:
+        out.update(reference=round(ref, 4), referenceName=ref_name)
+    if ratio is not None:
+        out["ratio"] = round(ratio, 3)
+    out["target"] = target
+    print(json.dumps(out), flush=True)
+    return out
+
+
+# --------------------------------------------------------------------------- the home
+
+def _proto(root: Path, k: int, version: int, zstd: bool) -> tuple:
+    """(header dict, body bytes) of one generated prototype; zstd bodies are whole frames."""
+    from app.tools.synth import SessionSynth, write_jsonl
+    p = root / f"proto-v{version}-{k}.jsonl"
+    if not p.exists():
+        write_jsonl(str(p), SessionSynth(seed=300 + k, version=version), turns=2 + k % 4)
+    head, rest = p.read_bytes().split(b"\n", 1)
+    if zstd:
+        from app.log.zstdframes import encode_frame
+        body = rest.split(b"\n")[:-1]
+        rest = b"".join(encode_frame(b"\n".join(body[i:i + 64]) + b"\n") for i in range(0, len(body), 64))
+    return json.loads(head), rest
+
+
+def make_mixed_home(root: Path, n: int) -> Path:
+    """A Harness home of ``n`` small sessions: v0 and v4, raw JSONL and zstd, a quarter each
+    (40 generated logs re-identified)."""
+    home = root / f"mixed-home-{n}"
+    if (home / ".complete").exists():
+        return home
+    shutil.rmtree(home, ignore_errors=True)
+    from app.log.zstdframes import encode_frame
+    from app.store.layout import session_path
+    kinds = [(0, False), (4, False), (0, True), (4, True)]
+    protos = {kz: [_proto(root, k, kz[0], kz[1]) for k in range(10)] for kz in kinds}
+    for i in range(n):
+        version, zst = kinds[i % 4]
+        hdr, rest = protos[(version, zst)][(i // 4) % 10]
+        sid = f"session-{i:05d}-{hdr['id'][:8]}"
+        h = dict(hdr, id=sid, cwd=f"/home/dev/project-{i % 37}")
+        line = json.dumps(h, separators=(",", ":")).encode() + b"\n"
+        path = Path(session_path(str(home / "sessions"), sid, h["cwd"], zst, version))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes((encode_frame(line) if zst else line) + rest)
+    (home / ".complete").write_text("ok")
+    return home
+
+
+def bench_list(home: Path, n: int, runs: int) -> list:
+    find = f"find '{home}/sessions' -name 'session*.jsonl*' -exec head -qc 512 {{}} + > /dev/null"
+    wall(find, shell=True)
+    ref = statistics.median([wall(find, shell=True)[0] for _ in range(runs)])
+    firsts, warm, titled = [], [], 0
+    for _ in range(runs):
+        cache = tempfile.mkdtemp(prefix="sl-cache-")
+        try:
+            env = cli_env(cache)
+            dt, out = wall(CLI + ["list", str(home), "--json"], env)
+            got = json.loads(out)
+            assert len(got["sessions"]) == n, len(got["sessions"])
+            titled = sum(1 for s in got["sessions"] if s["title"])
+            firsts.append(dt)
+            warm.append(wall(CLI + ["list", str(home), "--json"], env)[0])
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+    f, w = statistics.median(firsts), statistics.median(warm)
+    return [row(f"list {n}-session mixed home, first run ({titled} titled)", f, "s", ref, "find + head s",
+                ref / f, "<= 1 s"),
+            row(f"list {n}-session mixed home, titles cached", w, "s", ref, "find + head s", ref / w, "<= 1 s")]
+
+
+# --------------------------------------------------------------------------- fork
+
+def legacy_log(src: Path, dst: Path) -> Path:
+    """``src`` with one legacy-shape row (a turn/end whose reason is the string ``"aborted"``,
+    spec §1.7: a fork stores it converted) in every other ~2 MB stretch."""
+    if dst.exists():
+        return dst
+    step, at, done = 2 << 20, 0, set()
+    with open(src, "rb") as f, open(dst, "wb") as o:
+        for line in f:
+            k = at // step
+            if k % 2 == 0 and k not in done and line.startswith(b'{"type":"turn/end"'):
+                obj = json.loads(line)
+                obj["data"]["reason"] = "aborted"
+                line = json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+                done.add(k)
+            o.write(line)
+            at += len(line)
+    return dst
+
+
+def bench_fork(path: Path, runs: int, label: str) -> dict:
+    cache = tempfile.mkdtemp(prefix="sl-cache-")
+    try:
+        env = cli_env(cache)
+        wall(CLI + ["index", str(path)], env)
+        cps, forks = [], []
+        res = {}
+        for _ in range(runs):
+            d = Path(tempfile.mkdtemp(prefix="sl-fork-", dir=path.parent))
+            try:
+                cps.append(wall(f"cp '{path}' '{d}/copy' && sync", shell=True)[0])
+                os.unlink(d / "copy")
+                dt, out = wall(CLI + ["fork", str(path), "--out", str(d / "out"), "--json"], env)
+                forks.append(dt)
+                res = json.loads(out)
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+        cp, fk = statistics.median(cps), statistics.median(forks)
+        return row(f"fork at the end {label} ({res.get('verified', '')[:40]})", fk, "s", cp, "cp && sync s",
+                   cp / fk, ">= 0.8x cp && sync")
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sessions", type=int, default=10000)
+    ap.add_argument("--fork-size", default="1GB")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--data", default=str(REPO / "bench" / "data"))
+    ap.add_argument("--no-list", action="store_true")
+    ap.add_argument("--no-fork", action="store_true")
+    a = ap.parse_args()
+    data = Path(a.data)
+    data.mkdir(parents=True, exist_ok=True)
+    print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
+    rows = []
+    if not a.no_list:
+        rows += bench_list(make_mixed_home(data, a.sessions), a.sessions, a.runs)
+    if not a.no_fork:
+        s = a.fork_size
+        v0 = ensure(data / f"session-{s}.jsonl", parse_size(s), False)
+        rows.append(bench_fork(v0, a.runs, f"v0 {s}"))
+        rows.append(bench_fork(legacy_log(v0, data / f"session-{s}-legacy.jsonl"), a.runs, f"v0 {s} legacy rows"))
+        v4 = ensure(data / f"session-{s}.v4.jsonl", parse_size(s), False, version=4)
+        rows.append(bench_fork(v4, a.runs, f"v4 {s}"))
+    print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    print(f"\n{'row':64} {'value':>9} {'unit':5} {'reference':>9} {'ratio':>7}  target")
+    for r in rows:
+        ref = f"{r['reference']:9.3f}" if "reference" in r else " " * 9
+        ratio = f"{r['ratio']:7.3f}" if "ratio" in r else " " * 7
+        print(f"{r['row'][:64]:64} {r['value']:9.3f} {r['unit']:5} {ref} {ratio}  {r['target']}")
+
+
+if __name__ == "__main__":
+    main()

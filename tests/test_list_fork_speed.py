@@ -1,0 +1,287 @@
+"""Issue 15, list and fork: the session list opens each session once (header and title together)
+and not at all when its revision is cached; list titles agree with ``inspect`` on every fixture and
+demo session (zstd included); a v0 fork copies the unchanged bytes of segments holding legacy-shape
+rows as byte ranges (kernel copy), only the converted rows as text; ``fork --at`` past the end is
+refused."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+
+import pytest
+
+from app.cli.main import main
+from app.log.reader import LogReader
+from app.log.zstdframes import encode_session
+from app.store import discovery, forking, titles
+from app.store.discovery import discover, quick_title
+from app.store.indexcache import cached_index
+from app.tools.synth import SessionSynth, write_jsonl
+
+from fixtures_util import FIXTURES, REPO
+
+NEXT = REPO.parent / "shared" / "fixtures" / "dsh-next"
+DEMO = REPO / "resources" / "demo"
+ALL_LOGS = sorted(p for root in (FIXTURES, NEXT, DEMO) for p in root.rglob("session*.jsonl*"))
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(titles, "_cache", None)
+    monkeypatch.setattr(titles, "_dirty", False)
+
+
+def run(*argv) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main([str(a) for a in argv])
+    return rc, out.getvalue(), err.getvalue()
+
+
+def _inspect_title(path) -> object:
+    """The title ``session-lens inspect`` gives (None when it cannot open the file)."""
+    rc, out, _err = run("inspect", path, "--json")
+    return json.loads(out).get("title") if rc == 0 and out.startswith("{") else None
+
+
+# --------------------------------------------------------------------------- titles
+
+def test_list_titles_agree_with_inspect_on_every_fixture_and_demo_session():
+    """Every dsh, dsh-next and demo session (raw JSONL and zstd): the list's title is inspect's."""
+    checked, titled, zst = 0, 0, 0
+    for p in ALL_LOGS:
+        infos = [s for s in discover(str(p), titles=True).sessions if s.format != "sqlite"]
+        if not infos:
+            continue
+        info, = infos
+        want = _inspect_title(p)
+        assert info.title == want == quick_title(info), p
+        checked += 1
+        titled += want is not None
+        zst += info.format == "zstd" and want is not None
+    assert checked >= 60 and titled >= 25 and zst >= 8, (checked, titled, zst)
+
+
+def _title_row(text: str) -> bytes:
+    return json.dumps({"type": "session/title", "seq": 10 ** 7, "time": 1, "data": {
+        "title": text, "messageSeqs": [], "source": {"kind": "user"}}}, separators=(",", ":")).encode()
+
+
+def test_zstd_titles_of_a_big_log_tail_head_and_middle(tmp_path, monkeypatch):
+    """zstd bigger than EXACT_BYTES (lowered here): a title in the last frames wins; else the head
+    window's, which is inspect's unless a later title lies only in the middle (the documented
+    price of bounded reads: the list then shows the head's)."""
+    monkeypatch.setattr(titles, "EXACT_BYTES", 1 << 10)
+    src = tmp_path / "src.jsonl"
+    write_jsonl(str(src), SessionSynth(seed=5), target_bytes=3 << 20)
+    head, rest = src.read_bytes().split(b"\n", 1)
+    rows = [r for r in rest.split(b"\n")[:-1] if b'"type":"session/title"' not in r]
+    rows.insert(5, _title_row("Head title"))
+    p = tmp_path / "s" / "session.jsonl.zstd"
+    p.parent.mkdir()
+
+    def write(rows):
+        p.write_bytes(encode_session(head, [b"\n".join(rows[i:i + 64]) + b"\n" for i in range(0, len(rows), 64)]))
+    write(rows)
+    assert p.stat().st_size > 4 * titles.ZSTD_WINDOW
+    assert discover(str(p), titles=True).sessions[0].title == "Head title" == _inspect_title(p)
+    write(rows[:len(rows) // 2] + [_title_row("Middle")] + rows[len(rows) // 2:])
+    assert discover(str(p), titles=True).sessions[0].title == "Head title" and _inspect_title(p) == "Middle"
+    monkeypatch.undo()
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    assert discover(str(p), titles=True).sessions[0].title == "Middle"       # within EXACT_BYTES: decoded whole
+    monkeypatch.setattr(titles, "EXACT_BYTES", 1 << 10)
+    write(rows + [_title_row("Renamed at the end")])
+    assert discover(str(p), titles=True).sessions[0].title == "Renamed at the end" == _inspect_title(p)
+    # a torn last frame: its complete rows count (as a reader recovers them), the cut row does not
+    from app.log.zstdframes import encode_frame
+    with open(p, "ab") as f:
+        f.write(encode_frame(_title_row("torn") + b"\n")[:-9])
+    assert discover(str(p), titles=True).sessions[0].title == "Renamed at the end"
+
+
+# --------------------------------------------------------------------------- one open per session
+
+def _home(tmp_path, n=24):
+    home = tmp_path / "home"
+    for i in range(n):
+        src = tmp_path / f"proto{i % 4}.jsonl"
+        if not src.exists():
+            write_jsonl(str(src), SessionSynth(seed=50 + i % 4, version=4 if i % 2 else 0), turns=2)
+        head, rest = src.read_bytes().split(b"\n", 1)
+        hdr = json.loads(head)
+        hdr["id"] = f"s{i:03d}"
+        d = home / "sessions" / "--home-dev-p--" / hdr["id"]
+        d.mkdir(parents=True)
+        name = "session.v4.jsonl" if hdr["version"] == 4 else "session.jsonl"
+        line = json.dumps(hdr).encode()
+        if i % 3 == 0:
+            body = rest.split(b"\n")[:-1]
+            (d / (name + ".zstd")).write_bytes(encode_session(line, [b"\n".join(body) + b"\n"]))
+        else:
+            (d / name).write_bytes(line + b"\n" + rest)
+    return home
+
+
+def test_list_opens_each_session_once_and_none_when_cached(tmp_path, monkeypatch):
+    home = _home(tmp_path)
+    opened: list = []
+    real_open = os.open
+
+    def counting_open(path, *a, **k):
+        if "sessions" in str(path):
+            opened.append(str(path))
+        return real_open(path, *a, **k)
+    monkeypatch.setattr(os, "open", counting_open)
+    first = discover(str(home), titles=True)
+    assert len(first.sessions) == 24 and all(s.title for s in first.sessions)
+    assert sorted(opened) == sorted(s.path for s in first.sessions)          # one open each, header + title
+    titles.save()
+    monkeypatch.setattr(titles, "_cache", None)                             # a new process: the saved cache
+    opened.clear()
+    again = discover(str(home), titles=True)
+    assert opened == []
+    assert [(s.id, s.title, s.header, s.problems) for s in again.sessions] == \
+        [(s.id, s.title, s.header, s.problems) for s in first.sessions]
+    # a changed file is read again (its revision changed), the others are not
+    k = next(i for i, s in enumerate(first.sessions) if s.path.endswith(".jsonl"))
+    p = first.sessions[k].path
+    with open(p, "ab") as f:
+        f.write(json.dumps({"type": "session/title", "seq": 10 ** 6, "time": 1,
+                            "data": {"title": "New", "messageSeqs": [], "source": {"kind": "user"}}}).encode() + b"\n")
+    opened.clear()
+    third = discover(str(home), titles=True)
+    assert opened == [p] and third.sessions[k].title == "New"
+
+
+def test_window_listing_headers_first_then_titles_and_nothing_opened_once_cached(tmp_path, monkeypatch):
+    """The window's path (discover without titles, then session_title per session in a worker):
+    headers first; once the cache holds the revisions, neither step opens a session."""
+    home = _home(tmp_path, 8)
+    opened: list = []
+    real_open = os.open
+
+    def counting_open(path, *a, **k):
+        if "sessions" in str(path):
+            opened.append(str(path))
+        return real_open(path, *a, **k)
+    monkeypatch.setattr(os, "open", counting_open)
+    heads = discover(str(home))
+    assert len(opened) == 8 and all(not s.title_read for s in heads.sessions)
+    got = {s.path: titles.session_title(s) for s in heads.sessions}
+    assert all(got.values())
+    titles.save()
+    monkeypatch.setattr(titles, "_cache", None)
+    opened.clear()
+    again = discover(str(home))
+    assert {s.path: titles.session_title(s) for s in again.sessions} == got and opened == []
+    assert {s.path: s.title for s in discover(str(home), titles=True).sessions} == got and opened == []
+
+
+def test_list_cli_first_and_cached_give_the_same_rows(tmp_path):
+    home = _home(tmp_path, 12)
+    rc, out1, _ = run("list", home, "--json")
+    titles._cache = None
+    rc2, out2, _ = run("list", home, "--json")
+    assert rc == rc2 == 0
+    rows1, rows2 = json.loads(out1)["sessions"], json.loads(out2)["sessions"]
+    assert rows1 == rows2 and len(rows1) == 12 and all(r["title"] for r in rows1)
+    assert {r["format"] for r in rows1} == {"jsonl", "zstd"} and {r["formatVersion"] for r in rows1} == {0, 4}
+
+
+def test_a_cache_entry_of_another_shape_is_ignored(tmp_path):
+    home = _home(tmp_path, 3)
+    want = [(s.id, s.title) for s in discover(str(home), titles=True).sessions]
+    titles.save()
+    f = tmp_path / "cache" / "titles.json"
+    obj = json.loads(f.read_bytes())
+    for k in obj["titles"]:
+        obj["titles"][k][5] = ["not", "a", "head"]
+    f.write_text(json.dumps(obj))
+    titles._cache = None
+    assert [(s.id, s.title) for s in discover(str(home), titles=True).sessions] == want
+
+
+# --------------------------------------------------------------------------- fork
+
+def _legacy_log(tmp_path, size=6 << 20):
+    """A v0 synth log with a legacy-shape turn/end (reason "aborted", spec §1.7) every ~1 MB."""
+    src = tmp_path / "src.jsonl"
+    write_jsonl(str(src), SessionSynth(seed=21), target_bytes=size)
+    p = tmp_path / "store" / "session.jsonl"
+    p.parent.mkdir()
+    at, done, n = 0, set(), 0
+    with open(src, "rb") as f, open(p, "wb") as o:
+        for line in f:
+            k = at // (1 << 20)
+            if k not in done and line.startswith(b'{"type":"turn/end"'):
+                obj = json.loads(line)
+                obj["data"]["reason"] = "aborted"
+                line = json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+                done.add(k)
+                n += 1
+            o.write(line)
+            at += len(line)
+    return p, n
+
+
+def test_v0_fork_copies_the_bytes_around_legacy_rows_as_ranges(tmp_path, monkeypatch):
+    p, n = _legacy_log(tmp_path)
+    assert n >= 4
+    r = LogReader.open(str(p))
+    cached_index(r)
+    assert sum(r.index.legacy) >= n                       # those segments are flagged
+    copied = []
+    real = forking.FileRange
+
+    class Spy(real):
+        def copy_into(self, out_fd):
+            copied.append(len(self))
+            return super().copy_into(out_fd)
+    monkeypatch.setattr(forking, "FileRange", Spy)
+    res = forking.fork(r, None, child_id="child-ranges")
+    written = os.path.getsize(res["child"])
+    # everything but the converted rows (and the header and end-seed) went through the kernel copy
+    assert sum(copied) > written - 64 * 1024 and len(copied) >= n
+    assert "places" in res["verified"] and "converted row" in res["verified"]
+    # the child equals the one built row by row (the index's flags removed: every row read and written)
+    r2 = LogReader.open(str(p))
+    cached_index(r2)
+    r2.index.legacy = None
+    res2 = forking.fork(r2, None, out_store=str(tmp_path / "other"), child_id="child-ranges", verify="full")
+    a = open(res["child"], "rb").read().split(b"\n", 1)[1]
+    b = open(res2["child"], "rb").read().split(b"\n", 1)[1]
+    end_a, end_b = a.rsplit(b"\n", 2)[0], b.rsplit(b"\n", 2)[0]          # (the end-seed row has a time)
+    assert end_a == end_b and end_a.count(b'"reason":{"kind":"aborted","reason":{"kind":"legacy"}}') >= n
+    child = LogReader.open(res["child"])
+    parent = LogReader.open(str(p))
+    pe = {e.seq: e for e in parent.events()}
+    ce = child.events()[:res["seedLength"]]
+    assert [(e.seq, e.type, e.data) for e in ce] == [(s, pe[s].type, pe[s].data) for s in range(res["seedLength"])]
+
+
+def test_fork_at_past_the_last_seq_is_refused(tmp_path):
+    src = NEXT / "0217po+deepseek-harness@f4a32dbd0a" / "snapshots" / "session" / "tool-call-turn"
+    p = tmp_path / "s" / "session.v4.jsonl"
+    p.parent.mkdir()
+    shutil.copy(src / "session.v4.jsonl", p)
+    last = LogReader.open(str(p)).build_index().last
+    for extra in ([], ["--preview"]):
+        rc, out, err = run("fork", p, "--at", last + 1, "--out", tmp_path / "out", *extra)
+        assert rc == 2 and "past the last event" in err and f"(seq {last})" in err, (rc, out, err)
+    assert not (tmp_path / "out").exists()
+    rc, out, err = run("fork", p, "--at", last, "--out", tmp_path / "out", "--json")
+    assert rc == 0 and json.loads(out)["seedLength"] >= 1
+
+
+def test_discovery_reads_a_header_bigger_than_the_first_read(tmp_path):
+    p = tmp_path / "s" / "session.jsonl"
+    p.parent.mkdir()
+    hdr = {"type": "session", "version": 0, "id": "big", "cwd": "/x" * (discovery.HEAD_READ), "delegationDepth": 0}
+    p.write_bytes(json.dumps(hdr).encode() + b"\n")
+    info = discover(str(p), titles=True).sessions[0]
+    assert info.id == "big" and info.cwd == hdr["cwd"] and info.title is None
