@@ -38,7 +38,7 @@ import msgspec
 
 from ..log.attempts import AttemptTracker
 from ..log.model import Event
-from ..log.payloads import JsonObj
+from ..log.payloads import JsonObj, obj as _obj
 from ..log.reader import LogReader
 from ..log.versions import replace_bounds
 from .publish import publish_file
@@ -404,10 +404,6 @@ def _json_obj(raw: bytes) -> JsonObj:
     if not raw:
         return {}
     return _obj(json.loads(raw))
-
-
-def _obj(value: object) -> JsonObj:
-    return value if isinstance(value, dict) else {}
 
 
 def _fmt_time(ms: object) -> str:
