@@ -284,7 +284,7 @@ def _is_sqlite_path(path: str) -> bool:
 class LastBatch(TypedDict):
     """What the newest poll of a :class:`Follower` brought (the live status line)."""
     events: int
-    bytes: Optional[int]         # stored bytes read (None for SQLite: positions are seqs)
+    bytes: Optional[int]         # how far the stored position moved: bytes (SQLite: seqs); None when unknown
     firstSeq: int
     lastSeq: int
     at: float                    # wall-clock time.time()
