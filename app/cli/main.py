@@ -50,10 +50,11 @@ def _reader(args, indexed: bool = False):
 
 def item_json(it, hidden: bool = False, attempt=None, view=None) -> dict:
     if is_event(it):
-        out = {"event": it.envelope(), "row": {"line": it.line, "offset": it.offset if it.offset >= 0 else None}}
+        row: dict[str, object] = {"line": it.line, "offset": it.offset if it.offset >= 0 else None}
+        out: dict[str, object] = {"event": it.envelope(), "row": row}
         if it.packed:
-            out["row"]["packed"] = it.packed
-            out["row"]["member"] = it.member
+            row["packed"] = it.packed
+            row["member"] = it.member
         if it.legacy:
             out["legacy"] = it.legacy
         if it.synthesized:
