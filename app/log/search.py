@@ -21,6 +21,7 @@ bytes.  :class:`FindStats` counts what was read.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -41,6 +42,18 @@ else:
         from re import _parser as _sre_parse
     except ImportError:              # pragma: no cover
         import sre_parse as _sre_parse
+
+
+def _private_module(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError:              # pragma: no cover
+        return None
+
+
+# re's case folding (simple lowercase mappings, extra folds such as σ/ς): private modules, optional
+_sre: Any = _private_module("_sre")
+_casefix: Any = _private_module("re._casefix")
 
 
 class _Flag(Protocol):
@@ -176,13 +189,13 @@ class Prefilter:
 
     def positions(self, data: bytes, lim: Optional[int] = None) -> list[int]:
         lim = len(data) if lim is None else lim
-        hay = data[:lim].lower() if self.lower else data
+        region = data if lim == len(data) or not (self.lower or len(self.needles) > 1) else data[:lim]
+        hay = region.lower() if self.lower else data
         out: list[int] = []
         needles = [self.gate] if self.gate is not None else self.needles
-        if self.gate is None and len(needles) > 1 and not self.lower:
+        if self.gate is None and len(needles) > 1:
             # a needle with raw UTF-8 cannot occur in ASCII-only bytes; and a writer that stores
             # raw UTF-8 (dsh, JSON.stringify) does not also \u-escape letters: one pass, not two
-            region = data if lim == len(data) else data[:lim]
             if region.isascii():
                 needles = [n for n in needles if n.isascii()]
             else:
@@ -218,6 +231,10 @@ def build_prefilter(opts: FindOptions) -> Optional[Prefilter]:
     if opts.regex:
         lit = _regex_literal(text, 0 if opts.case else re.IGNORECASE)
     else:
+        if not opts.case:
+            pre = _caseless_prefilter(text)
+            if pre is not None:
+                return pre
         runs = _safe_runs(text)
         lit = max(runs, key=len) if runs else None
     if not lit or len(lit) < 2:
@@ -225,6 +242,70 @@ def build_prefilter(opts: FindOptions) -> Optional[Prefilter]:
     if opts.case:
         return Prefilter([lit.encode("ascii")], lower=False)
     return Prefilter([lit.lower().encode("ascii")], lower=True)
+
+
+_LOWER_OF: Optional[dict[int, list[int]]] = None   # simple lowercase -> the code points mapping to it
+
+
+def _case_variants(ch: str) -> list[str]:
+    """Every character a case-insensitive ``re`` pattern of ``ch`` matches (``re`` compares
+    simple lowercase mappings, plus its extra folds such as σ/ς), ``ch`` first."""
+    global _LOWER_OF
+    tolower: Callable[[int], int] = getattr(_sre, "unicode_tolower", None) or (
+        lambda x: ord(chr(x).lower()) if len(chr(x).lower()) == 1 else x)
+    if _LOWER_OF is None:
+        rev: dict[int, list[int]] = {}
+        for x in range(0x1F000):                 # every cased code point is below U+1F000
+            lx = tolower(x)
+            if lx != x:
+                rev.setdefault(lx, []).append(x)
+        _LOWER_OF = rev
+    low = tolower(ord(ch))
+    extra: dict[int, tuple[int, ...]] = getattr(_casefix, "_EXTRA_CASES", {}) if _casefix is not None else {}
+    group = [ord(ch)]
+    for lx in (low,) + tuple(extra.get(low, ())):
+        for x in [lx] + _LOWER_OF.get(lx, []):
+            if x not in group:
+                group.append(x)
+    pat = re.compile(re.escape(ch), re.IGNORECASE)
+    return [chr(x) for x in group if pat.fullmatch(chr(x))]
+
+
+def _caseless_prefilter(text: str, max_variants: int = 2) -> Optional[Prefilter]:
+    """The prefilter of a case-insensitive literal holding non-ASCII letters (None: the text has
+    none; the ASCII path then applies).  Non-ASCII characters are stored raw (UTF-8) by dsh and
+    ``JSON.stringify``, or ``\\uXXXX``-escaped by ASCII-only writers: the needles are the
+    case variants of the longest stretch of the text whose non-ASCII letters have at most
+    ``max_variants`` combinations (more needles cost a pass each), in both forms, compared with
+    the haystack ASCII-lowercased (which also folds the escapes' hex digits)."""
+    chars = [(ch, _case_variants(ch) if ord(ch) >= 0x80 else [ch]) for ch in text]
+    if text.isascii():
+        return None
+    best: tuple[int, int, int] = (0, 0, 0)             # (score: bytes, more when ending non-ASCII; start, end)
+    for i in range(len(chars)):
+        combos, nbytes = 1, 0
+        for j in range(i, len(chars)):
+            ch, vs = chars[j]
+            if not (ch in _SAFE or (ord(ch) >= 0xA0 and ch not in "\u2028\u2029")):
+                break                                   # a character some encoder escapes
+            combos *= len(vs)
+            if combos > max_variants:
+                break
+            nbytes += len(ch.encode("utf-8"))
+            # a needle ending in a non-ASCII character ends in a UTF-8 continuation byte, rare in
+            # most logs: bytes.find (which tests a needle's last byte first) skips along faster
+            score = nbytes + (8 if ord(ch) >= 0x80 and nbytes >= 4 else 0)
+            if score > best[0]:
+                best = (score, i, j + 1)
+    if best[0] < 3:
+        return None if max_variants >= 8 else _caseless_prefilter(text, max_variants * 2)
+    _n, i, j = best
+    words = [""]
+    for _ch, vs in chars[i:j]:
+        words = [w + v for w in words for v in vs]
+    needles = sorted({w.encode("utf-8").lower() for w in words} | {json.dumps(w)[1:-1].encode("ascii").lower()
+                                                                  for w in words})
+    return Prefilter(needles, lower=True)
 
 
 def match_fields(fields: Iterable[Field], matcher: re.Pattern[str], kinds: Optional[Collection[str]] = None,

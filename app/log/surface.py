@@ -270,7 +270,8 @@ def row_surface(index: SurfaceIndex, ev: Any) -> dict[Any, Any]:
 
 def _seqs(xs: Iterable[int]) -> str:
     xs = list(xs)
-    if len(xs) > 2 and xs == list(range(xs[0], xs[-1] + 1)):
+    # the span first: a list of a few seqs far apart must not build the range between them
+    if len(xs) > 2 and xs[-1] - xs[0] + 1 == len(xs) and xs == list(range(xs[0], xs[-1] + 1)):
         return f"{xs[0]}–{xs[-1]}"
     return ", ".join(map(str, xs))
 

@@ -15,17 +15,19 @@ attempts, error turn ends: the outline pass records their seqs), loading its pag
 """
 from __future__ import annotations
 
-import bisect
 import re
 from typing import Optional
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QInputDialog, QLabel, QListView, QTableView,
                                QVBoxLayout, QWidget)
 
 from .find_actions import dock
+from .frame_actions import action
 from .find_models import SEQ_ROLE, OutlineModel, ProblemsModel
+from .history.navigation import neighbour_index
+from .history.pages import nearest_seq_job
 from .history.window import FILTER_LABELS, FILTERS
 
 
@@ -41,21 +43,6 @@ def outline_job(job, path: str, session_id: Optional[str]):
         return run_isolated("outline", path, session_id, {}, on_message, lambda: job.cancelled)
     except InterruptedError:
         raise Cancelled(job.name) from None
-
-
-def action(text: str, parent, shortcut: Optional[str] = None, triggered=None, toggled=None,
-           checkable: bool = False, checked: bool = False) -> QAction:
-    a = QAction(text, parent)
-    if shortcut:
-        a.setShortcut(QKeySequence(shortcut))
-    if checkable:
-        a.setCheckable(True)
-        a.setChecked(checked)
-    if triggered is not None:
-        a.triggered.connect(triggered)
-    if toggled is not None:
-        a.toggled.connect(toggled)
-    return a
 
 
 def parse_goto(text: str) -> Optional[tuple]:
@@ -84,8 +71,10 @@ class GoActions(QObject):
         self.error_seqs: list = []
         self._pending_step: Optional[bool] = None
         self._last_error: Optional[tuple] = None
+        self._near: Optional[tuple] = None     # (problem, seq): a jump to the row nearest a problem
         self._build_docks()
         self._build_menus()
+        self.ctl.seqSelected.connect(self._on_seq_selected)
         self.h.opened.connect(self._on_opened)
         self.h.openFailed.connect(lambda _m: self._reset())
 
@@ -105,13 +94,7 @@ class GoActions(QObject):
         self.outline_view.setMinimumWidth(380)          # the first line of a prompt stays readable
         self.outline_view.activated.connect(lambda ix: self._jump_role(ix))
         self.outline_view.clicked.connect(lambda ix: self._jump_role(ix))
-        ow = QWidget()
-        ol = QVBoxLayout(ow)
-        ol.setContentsMargins(4, 2, 4, 2)
-        self.outline_label = QLabel("")
-        self.outline_label.setTextFormat(Qt.TextFormat.PlainText)
-        ol.addWidget(self.outline_label)
-        ol.addWidget(self.outline_view, 1)
+        ow, self.outline_label = self._panel(self.outline_view)
         self.outline_dock = self._dock("Outline", "outlineDock", ow, Qt.DockWidgetArea.LeftDockWidgetArea)
         # problems
         self.problems_view = QTableView()
@@ -123,15 +106,21 @@ class GoActions(QObject):
         self.problems_view.horizontalHeader().setStretchLastSection(True)
         self.problems_view.activated.connect(lambda ix: self.goto_problem(ix.row()))
         self.problems_view.clicked.connect(lambda ix: self.goto_problem(ix.row()))
-        pw = QWidget()
-        pl = QVBoxLayout(pw)
-        pl.setContentsMargins(4, 2, 4, 2)
-        self.problems_label = QLabel("")
-        self.problems_label.setTextFormat(Qt.TextFormat.PlainText)
-        pl.addWidget(self.problems_label)
-        pl.addWidget(self.problems_view, 1)
+        pw, self.problems_label = self._panel(self.problems_view)
         self.problems_dock = self._dock("Problems", "problemsDock", pw, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.win.tabifyDockWidget(self.win.find_actions.results_dock, self.problems_dock)
+
+    @staticmethod
+    def _panel(view: QWidget) -> tuple[QWidget, QLabel]:
+        """A dock's content: a plain-text status line over ``view``."""
+        w = QWidget()
+        lay = QVBoxLayout(w)
+        lay.setContentsMargins(4, 2, 4, 2)
+        label = QLabel("")
+        label.setTextFormat(Qt.TextFormat.PlainText)
+        lay.addWidget(label)
+        lay.addWidget(view, 1)
+        return w, label
 
     def _build_menus(self):
         win = self.win
@@ -246,11 +235,45 @@ class GoActions(QObject):
         p = self.problems_model.problems[i]
         if p.seq is not None:
             self.ctl.goto_seq(p.seq)
-        else:
-            where = ", ".join(x for x in (f"line {p.line}" if p.line is not None else "",
-                                          f"byte {p.offset:,}" if p.offset is not None else "") if x)
-            self.win.statusBar().showMessage(f"{p.code}: {where or 'no position'} (no event seq to go to; "
-                                             "the physical tail shows stored bad rows)", 8000)
+            return
+        where = ", ".join(x for x in (f"line {p.line}" if p.line is not None else "",
+                                      f"byte {p.offset:,}" if p.offset is not None and p.offset >= 0 else "") if x)
+        if not where or self.h.path is None:
+            self.win.statusBar().showMessage(f"{p.code}: no position in the log to go to", 8000)
+            return
+        # no seq (a malformed row): the nearest stored event, found from the byte offset or line
+        h = self.h
+        offset = p.offset if p.offset is not None and p.offset >= 0 else None
+        self.win.statusBar().showMessage(f"{p.code} at {where}: finding the nearest row…", 4000)
+        self.win.jobs.submit(nearest_seq_job, h.path, h.session_id, h.seq_index, offset, p.line,
+                             name="nearest-row", group=self._group("nearest"),
+                             on_done=lambda seq: self._goto_near(p, where, seq))
+
+    def _goto_near(self, p, where: str, seq: Optional[int]) -> None:
+        if seq is None:
+            self.win.statusBar().showMessage(f"{p.code} at {where}: the log has no event to go to", 8000)
+            return
+        self._near = (p, seq)
+        self.ctl.goto_seq(seq)
+        self.win.statusBar().showMessage(f"{p.code} at {where} has no seq: showing the nearest row, seq {seq}"
+                                         + ("" if self.h.physical else " (the physical face shows the bad row itself)"),
+                                         8000)
+
+    def _on_seq_selected(self, seq: int) -> None:
+        near, self._near = self._near, None
+        if near is not None and near[1] == seq:
+            self._select_bad_row(near[0])
+
+    def _select_bad_row(self, p) -> bool:
+        """The stored bad row of problem ``p`` when it is shown (physical face): select it."""
+        for i, r in enumerate(self.h.rows):
+            b = r.bad
+            if b is not None and ((p.offset is not None and b.offset == p.offset)
+                                  or (p.offset is None and p.line is not None and b.line == p.line)):
+                self.win.view.setCurrentIndex(self.h.index(i, 0))
+                self.win.view.scrollTo(self.h.index(i, 0))
+                return True
+        return False
 
     def goto_text(self, text: str) -> bool:
         """"seq 1234", "1234", "turn 12", "t12": go there; False when it does not parse or the
@@ -299,12 +322,9 @@ class GoActions(QObject):
             cur = hi = last[0]             # the last error had no row of its own (a hidden attempt)
         if cur is None:
             seq = errs[0] if forward else errs[-1]
-        elif forward:
-            i = bisect.bisect_right(errs, hi)
-            seq = errs[i] if i < len(errs) else None
         else:
-            i = bisect.bisect_left(errs, cur) - 1
-            seq = errs[i] if i >= 0 else None
+            i = neighbour_index(errs, cur, forward, hi)
+            seq = errs[i] if i is not None else None
         if seq is None:
             self.win.statusBar().showMessage("No more errors" + (" after this row" if forward else " before this row"),
                                              4000)

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QLabel, Q
 from ..log.inflight import WRITE_BEHIND_NOTE
 from ..log.surface import describe_surface
 from ..log.tails import TRUTHS, legend, truth_label
+from .history.row_kind import RowKind
 
 # --------------------------------------------------------------------------- pure helpers
 
@@ -118,8 +119,16 @@ def _trace_job(job, path: str, session_id: Optional[str], seq: int) -> dict:
     from ..log.trace import trace_event
     from ..store.faces import open_reader
     r = open_reader(path, session_id)
+
+    def events():
+        # a whole-log pass: cancelled (a newer row selected, the session closed) between events,
+        # or stale traces of a 1 GB log keep decoding for minutes beside the UI thread
+        for k, ev in enumerate(r.iter_events(logical=True)):
+            if not k & 4095:
+                job.check()
+            yield ev
     try:
-        return trace_event(r, seq)
+        return trace_event(events(), seq)
     finally:
         r.close()
 
@@ -448,7 +457,7 @@ class TruthActions(QObject):
     def _on_current(self, *_):
         row = self.win.view.current_row()
         st = getattr(row, "surface", None) if row is not None else None
-        if row is None or row.event is None or row.kind == "compaction" or not st:
+        if row is None or row.event is None or row.kind == RowKind.COMPACTION or not st:
             self.why_status.hide()
             self.why.hide()
             self._why_seq = None
@@ -501,7 +510,7 @@ class TruthActions(QObject):
         row = view.hmodel().row_at(ix.row()) if hasattr(view, "hmodel") else None
         if row is None:
             return None
-        if row.kind == "compaction":
+        if row.kind == RowKind.COMPACTION:
             return f"compaction:{ix.row()}"
         from .history import delegate as dl
         d = view.delegate

@@ -7,17 +7,19 @@ delegate paints rows, there is no widget per row).
 """
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from typing import Optional
 
 from ..plaintext import isolate
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QFontDatabase, QPainter, QPalette, QPen,
+from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QFontDatabase, QPainter, QPalette, QPen, QPixmap,
                            QTextBlockFormat, QTextCharFormat, QTextCursor, QTextDocument, QTextOption)
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate
 
 from . import markdown as md
 from .rows import Content, Row
+from .row_kind import CARD_KINDS, RowKind
 from ..theme import Theme
 
 PAD_X = 12
@@ -27,13 +29,16 @@ MARGIN_Y = 3
 STRIPE = 4
 
 ACCENT = {
-    "user": "accent_user", "assistant": "accent_assistant", "tool-call": "accent_tool",
-    "tool-result": "accent_result", "streaming": "accent_assistant", "attempt-failed": "accent_error",
-    "attempt-open": "accent_error", "bad": "accent_error", "notice": "warn", "compaction": "boundary",
+    RowKind.USER: "accent_user", RowKind.ASSISTANT: "accent_assistant", RowKind.TOOL_CALL: "accent_tool",
+    RowKind.TOOL_RESULT: "accent_result", RowKind.STREAMING: "accent_assistant", RowKind.ATTEMPT_FAILED: "accent_error",
+    RowKind.ATTEMPT_OPEN: "accent_error", RowKind.BAD: "accent_error", RowKind.NOTICE: "warn",
+    RowKind.COMPACTION: "boundary",
 }
 PILL = {"synth": ("synth_bg", "synth_fg"), "hidden": ("hidden_bg", "hidden_fg"), "bad": ("bad_bg", "bad_fg"),
         "dropped": ("bad_bg", "bad_fg"), "legacy": ("mono_bg", "dim"), "warn": ("synth_bg", "synth_fg"),
         "card": ("mono_bg", "dim"), "shadow": ("hidden_bg", "hidden_fg"), "surface": ("mono_bg", "dim")}
+PIXMAP_MAX_HEIGHT = 1600  # rows up to this tall (or two viewports) are painted from a cached pixmap
+PIXMAP_CACHE_BYTES = 96 << 20
 SHADOW_OPACITY = 0.55     # a row the model no longer sees (shadowed by a replacement) is drawn dimmed
 
 
@@ -92,7 +97,7 @@ class DocBuilder:
         doc.setTextWidth(max(60.0, width))
         return doc
 
-    def build(self, c: Content, kind: str, width: float, search: str = "", current: bool = False) -> QTextDocument:
+    def build(self, c: Content, kind: RowKind, width: float, search: str = "", current: bool = False) -> QTextDocument:
         doc = self.new_doc(width)
         cur = QTextCursor(doc)
         self.header(cur, c, kind)
@@ -102,19 +107,19 @@ class DocBuilder:
             self.highlight(doc, search, current)
         return doc
 
-    def header(self, cur: QTextCursor, c: Content, kind: str):
+    def header(self, cur: QTextCursor, c: Content, kind: RowKind):
         accent = ACCENT.get(kind, "dim")
         if c.status == "error":
             accent = "err"
-        if kind == "turn-start":
+        if kind == RowKind.TURN_START:
             cur.insertText(isolate(c.title), self.fmt("fg", bold=True, size=self.font.pointSizeF() + 1))
-        elif kind in ("step-start", "step-end", "turn-end"):
+        elif kind in (RowKind.STEP_START, RowKind.STEP_END, RowKind.TURN_END):
             col = "err" if c.status == "error" else ("ok" if c.status == "ok" else "boundary")
-            cur.insertText(isolate(c.title), self.fmt(col, bold=kind == "turn-end", size=self.small))
+            cur.insertText(isolate(c.title), self.fmt(col, bold=kind == RowKind.TURN_END, size=self.small))
         else:
             cur.insertText(c.badge, self.fmt(accent, bold=True, size=self.small))
             cur.insertText("  ", self.fmt("fg"))
-            cur.insertText(isolate(c.title), self.fmt("fg", bold=kind not in ("event",)))
+            cur.insertText(isolate(c.title), self.fmt("fg", bold=kind != RowKind.EVENT))
         for text, pk in c.pills:
             bg, fg = PILL.get(pk, ("mono_bg", "dim"))
             cur.insertText("  ", self.fmt("fg", size=self.small))
@@ -125,7 +130,7 @@ class DocBuilder:
                 f.setAnchorHref(f"seq:{int(c.link)}")
                 f.setFontUnderline(True)
             cur.insertText(f"\u2009{text}\u2009", f)
-        if c.status in ("ok", "error", "running") and kind in ("tool-result", "tool-call"):
+        if c.status in ("ok", "error", "running") and kind in CARD_KINDS:
             sym = {"ok": "✓", "error": "✗", "running": "…"}[c.status]
             col = {"ok": "ok", "error": "err", "running": "warn"}[c.status]
             cur.insertText("  " + sym, self.fmt(col, bold=True))
@@ -251,6 +256,8 @@ class HistoryDelegate(QStyledItemDelegate):
         self._cache: OrderedDict = OrderedDict()
         self.max_cache = 1500
         self._sizes: dict = {}              # id(row) -> (row, version, width, QSize)
+        self._pix: OrderedDict = OrderedDict()   # (id(doc), selected, w, h, theme) -> (doc, QPixmap), LRU
+        self._pix_bytes = 0
         self._vp = view.viewport()
         self._vw = self._vp.width()
         self.markdown = False
@@ -283,13 +290,15 @@ class HistoryDelegate(QStyledItemDelegate):
     def clear_cache(self):
         self._cache.clear()
         self._sizes.clear()
+        self._pix.clear()
+        self._pix_bytes = 0
 
     def content_width(self) -> float:
         return max(120, self._vw - 2 * MARGIN_X - 2 * PAD_X - STRIPE)
 
     def _pads(self, row: Row) -> tuple[int, int]:
         if row.is_boundary:
-            return 3, 2 if row.kind != "turn-start" else 8
+            return 3, 2 if row.kind != RowKind.TURN_START else 8
         return PAD_Y, MARGIN_Y
 
     def document(self, row: Row, index=None) -> QTextDocument:
@@ -317,6 +326,10 @@ class HistoryDelegate(QStyledItemDelegate):
             row: Row = self._model_rows()[index.row()]
         except (IndexError, TypeError):
             return QSize(self._vw, 20)
+        return self.row_size(row, index)
+
+    def row_size(self, row: Row, index=None) -> QSize:
+        """The row's height at the current width (its document built and cached on a miss)."""
         e = self._sizes.get(id(row))
         if e is not None and e[0] is row and e[1] == row.version and e[2] == self._vw:
             return e[3]
@@ -326,6 +339,21 @@ class HistoryDelegate(QStyledItemDelegate):
         self._sizes[id(row)] = (row, row.version, self._vw, size)
         return size
 
+    def has_size(self, row: Row) -> bool:
+        e = self._sizes.get(id(row))
+        return e is not None and e[0] is row and e[1] == row.version and e[2] == self._vw
+
+    def warm(self, rows, budget_s: float) -> int:
+        """Build the documents and heights of ``rows`` (loaded rows about to be exposed) until
+        ``budget_s`` seconds are spent: idle-time work that a later layout then finds cached.
+        Returns how many rows were done (all of them: ``len(rows)``)."""
+        end = time.perf_counter() + budget_s
+        for k, row in enumerate(rows):
+            if time.perf_counter() > end:
+                return k
+            self.row_size(row)
+        return len(rows)
+
     def _model_rows(self):
         return self.view.model().rows
 
@@ -333,23 +361,54 @@ class HistoryDelegate(QStyledItemDelegate):
         self._vw = width
 
     def paint(self, painter: QPainter, option, index) -> None:
+        """A row is rendered once into a pixmap (kept while it stays the same: same document,
+        size and selection) and blitted: scrolling repaints thin strips of the same rows many
+        times, and the antialiased cards and the text layout then cost nothing."""
         row: Row = row_of(index)
         if row is None:
             return
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        doc = self.document(row, index)
+        rect = option.rect
+        if rect.height() > max(PIXMAP_MAX_HEIGHT, 2 * self._vp.height()) or rect.width() <= 0:
+            self._paint_row(painter, QRectF(rect), row, doc, selected)     # tall rows: painted clipped
+        else:
+            key = (id(doc), selected, rect.width(), rect.height(), self.theme.generation)
+            got = self._pix.get(key)
+            if got is None:
+                dpr = self._vp.devicePixelRatioF()
+                pm = QPixmap(int(rect.width() * dpr + 0.5), int(rect.height() * dpr + 0.5))
+                pm.setDevicePixelRatio(dpr)
+                pm.fill(self._vp.palette().color(self._vp.backgroundRole()))
+                p = QPainter(pm)
+                self._paint_row(p, QRectF(0, 0, rect.width(), rect.height()), row, doc, selected)
+                p.end()
+                got = self._pix[key] = (doc, pm)            # the document held: its id stays unique
+                self._pix_bytes += pm.width() * pm.height() * 4
+                while self._pix_bytes > PIXMAP_CACHE_BYTES and len(self._pix) > 1:
+                    _k, (_d, old) = self._pix.popitem(last=False)
+                    self._pix_bytes -= old.width() * old.height() * 4
+            else:
+                self._pix.move_to_end(key)
+            painter.drawPixmap(rect.topLeft(), got[1])
+        if self.first_paint_cb is not None:
+            cb, self.first_paint_cb = self.first_paint_cb, None
+            cb()
+
+    def _paint_row(self, painter: QPainter, rect: QRectF, row: Row, doc: QTextDocument, selected: bool) -> None:
         th = self.theme
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         if row.surface and row.surface.get("surface") == "shadowed":
             painter.setOpacity(SHADOW_OPACITY)
         pad, margin = self._pads(row)
-        r = QRectF(option.rect).adjusted(MARGIN_X, margin, -MARGIN_X, -margin)
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        r = rect.adjusted(MARGIN_X, margin, -MARGIN_X, -margin)
         if row.is_boundary:
             if selected:
                 painter.setPen(Qt.PenStyle.NoPen)
                 painter.setBrush(QColor(th.selected_bg))
                 painter.drawRoundedRect(r, 4, 4)
-            if row.kind == "turn-start":
+            if row.kind == RowKind.TURN_START:
                 painter.setPen(QPen(QColor(th.boundary), 1))
                 y = r.top() + 1
                 painter.drawLine(QPointF(r.left(), y), QPointF(r.right(), y))
@@ -359,25 +418,25 @@ class HistoryDelegate(QStyledItemDelegate):
                 painter.drawRoundedRect(r, 4, 4)
         else:
             bg = th.row_bg
-            if row.kind == "user":
+            if row.kind == RowKind.USER:
                 bg = th.user_bg
             elif row.is_card:
                 bg = th.card_bg
-            elif row.kind == "bad" or "dropped" in row.marks:
+            elif row.kind == RowKind.BAD or "dropped" in row.marks:
                 bg = th.bad_bg
             elif "synthesized" in row.marks:
                 bg = th.synth_bg
             elif "hidden" in row.marks:
                 bg = th.hidden_bg
-            elif row.kind in ("event", "notice"):
+            elif row.kind in (RowKind.EVENT, RowKind.NOTICE):
                 bg = th.base
             painter.setBrush(QColor(th.selected_bg if selected else bg))
-            border = th.selected if selected else (th.bad_fg if row.kind == "bad" else th.card_border)
-            pen = QPen(QColor(border), 2 if selected or row.kind == "bad" else 1)
+            border = th.selected if selected else (th.bad_fg if row.kind == RowKind.BAD else th.card_border)
+            pen = QPen(QColor(border), 2 if selected or row.kind == RowKind.BAD else 1)
             if "synthesized" in row.marks and not selected:
                 pen.setStyle(Qt.PenStyle.DashLine)
                 pen.setColor(QColor(th.synth_fg))
-            if row.kind in ("event", "notice") and not selected:
+            if row.kind in (RowKind.EVENT, RowKind.NOTICE) and not selected:
                 pen = QPen(Qt.PenStyle.NoPen)
             painter.setPen(pen)
             painter.drawRoundedRect(r, 5, 5)
@@ -386,7 +445,6 @@ class HistoryDelegate(QStyledItemDelegate):
                 painter.setPen(Qt.PenStyle.NoPen)
                 painter.setBrush(QColor(getattr(th, accent)))
                 painter.drawRoundedRect(QRectF(r.left(), r.top(), STRIPE, r.height()), 2, 2)
-        doc = self.document(row, index)
         painter.translate(r.left() + STRIPE + PAD_X, r.top() + pad)
         ctx = QAbstractTextDocumentLayout.PaintContext()
         ctx.palette.setColor(QPalette.ColorRole.Text, QColor(th.fg))
@@ -395,6 +453,3 @@ class HistoryDelegate(QStyledItemDelegate):
         painter.setClipRect(clip)
         doc.documentLayout().draw(painter, ctx)
         painter.restore()
-        if self.first_paint_cb is not None:
-            cb, self.first_paint_cb = self.first_paint_cb, None
-            cb()

@@ -22,6 +22,7 @@ the exposed rows, so views never see the rows change outside a begin/end pair.
 """
 from __future__ import annotations
 
+import threading
 import time
 from typing import Optional
 
@@ -32,10 +33,11 @@ from ..workers import Jobs, freeze_heap, thaw_heap
 from .live_feed import LiveFeed
 from .jumps import PageJumps
 from .model_truth import TruthModel
-from .pages import LoadedPage, _older_job, _open_job
+from .pages import LoadedPage, _older_job, _open_split_job
 from .seq_index import SeqIndex
 from .rows import Row
-from .window import Changed, Inserted, Removed, Reset, RowWindow
+from .row_kind import RowKind
+from .window import FIRST_ROWS, PAINT_ROWS, Changed, Inserted, Removed, Reset, RowWindow
 
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 KIND_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -77,6 +79,7 @@ class HistoryModel(TruthModel, QAbstractListModel):
         self.indexer = SeqIndex(self)
         self.jumps = PageJumps(self)
         self._want_face: Optional[tuple] = None
+        self._painted = threading.Event()        # the open job's tail page is painted
         self._reset_state()
 
     def _reset_state(self):
@@ -198,9 +201,10 @@ class HistoryModel(TruthModel, QAbstractListModel):
         self.path, self.session_id = path, session_id
         self.opened_at = time.perf_counter()
         self._set_loading(True)
-        self.jobs.submit(_open_job, path, session_id, self.page_size, self.physical, self.show_attempts,
-                         self.window.expanded, serial=True, name="open", group=self._group("open"),
-                         on_done=self._install_tail, on_error=self._open_error)
+        self._painted = threading.Event()
+        self.jobs.submit(_open_split_job, path, session_id, self.page_size, self.physical, self.show_attempts,
+                         self.window.expanded, self._painted, serial=True, name="open", group=self._group("open"),
+                         on_partial=self._install_first, on_done=self._install_tail, on_error=self._open_error)
         self.statsChanged.emit()
 
     def close(self) -> None:
@@ -229,14 +233,33 @@ class HistoryModel(TruthModel, QAbstractListModel):
         self._set_loading(False)
         self.pageFailed.emit(msg)
 
-    def _install_tail(self, result):
+    def _install_first(self, result, whole: bool = False) -> None:
+        """The tail page, painted first (the rest of the first page is read after the paint);
+        ``whole``: it is the whole first page (nothing follows: loading ends before tailInstalled)."""
         reader, lp = result
         self.reader = reader
         self.tail_elapsed = time.perf_counter() - self.opened_at
-        self._apply(self.window.install_tail(lp))
+        self._apply(self.window.install_tail(lp, FIRST_ROWS if whole else PAINT_ROWS))
+        if whole:
+            self._set_loading(False)
+        self.tailInstalled.emit()
+        self.statsChanged.emit()
+        # zero timers run after the posted layout and paint events: the rest goes on after the paint
+        QTimer.singleShot(0, self._painted.set)
+
+    def _install_tail(self, result):
+        reader, lp, rest = result
+        if self.reader is None:
+            self._install_first((reader, lp), whole=rest is None)
+        if rest is not None and rest.page.items:
+            self._apply(self.window.add_older_page(rest))
+        elif rest is not None:
+            self.pages[0].page.has_more = False
+        if len(self.window.rows) < FIRST_ROWS and self.window.hidden:
+            # painted with PAINT_ROWS rows: the rest of a first window now (above the viewport)
+            self._apply(self.window.expose_older(FIRST_ROWS - len(self.window.rows))[1])
         self._set_loading(False)
         freeze_heap()
-        self.tailInstalled.emit()
         self.opened.emit()
         self.statsChanged.emit()
         self.indexer.start()
@@ -352,7 +375,7 @@ class HistoryModel(TruthModel, QAbstractListModel):
         return self.window.hidden_attempt_of(seq)
 
     def turn_rows(self) -> list:
-        return [i for i, r in enumerate(self.rows) if r.kind == "turn-start"]
+        return [i for i, r in enumerate(self.rows) if r.kind == RowKind.TURN_START]
 
     # ------------------------------------------------------------------ search
     def set_search(self, term: str) -> None:

@@ -21,24 +21,24 @@ from ...log.attempts import find_attempts
 from ...log.inflight import in_flight, live_items
 from ...log.model import is_event
 from ...log.reader import extend_tail_page, row_key, split_page
+from ...log.sources import RawJsonlSource
 from ...store.faces import open_reader
 from ...store.indexer import build_index_isolated
-from .rows import Row, build_rows
+from .rows import Row, build_rows, result_call_id
+from .row_kind import RowKind
 from .compaction import group_compactions, page_groups, page_surface_of
 
-try:  # presenters are optional: without them every tool row gets the generic card
-    from ...presenters import views_for_page
-except ImportError:  # pragma: no cover
-    views_for_page = None
+from ...presenters.registry import views_for_page      # (the package registers the built-in presenters)
 
+FIRST_MESSAGES = 10     # messages of the tail page painted first (the rest of the first page follows)
+PAINT_WAIT = 0.25       # seconds the rest waits for the first paint at most
+UI_READ_BLOCK = 1 << 17  # read/decode granularity of the window's JSONL reader (pages, tail)
 LIVE_SPLIT = 24          # a live tail page holding more messages than this is cut ...
 LIVE_KEEP = 12           # ... keeping this many in the newest page
 
 
 def compute_views(events: list) -> dict:
-    """Presenter views for one page ({seq: view}); a missing or failing presenter -> {}."""
-    if views_for_page is None:
-        return {}
+    """Presenter views for one page ({seq: view}); a failing presenter -> {}."""
     try:
         return dict(views_for_page(events) or {})
     except Exception:  # a presenter bug must not hide the page: generic cards instead
@@ -107,7 +107,7 @@ class PageRows:
     seq_rows: list            # [(first_seq, last_seq, row)] sorted
 
 
-def page_items(page, physical: bool, live: bool = False) -> list:
+def page_items(page, physical: bool, live: Optional[bool] = False) -> list:
     if physical:
         return list(page.items)
     if page.tail:
@@ -133,13 +133,13 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
     rows = with_gap_rows(rows, [it for it in items if is_event(it) and not it.synthesized], lp.row_cache)
     if p.tail and lp.live is False and p.closure:
         # the writer is gone: a call it left streaming is not "in flight" any more (both faces)
-        rows = [_writer_gone(r, lp.row_cache) if r.kind == "streaming" else r for r in rows]
+        rows = [_writer_gone(r, lp.row_cache) if r.kind == RowKind.STREAMING else r for r in rows]
     elif p.tail and lp.live is True and p.tail_state is not None:
         # the live face: tool calls with no result yet are running
         fl = in_flight(p.tail_state.tracker)
         running = {c.get("seq") for c in (fl or {}).get("runningTools", [])}
         if running:
-            rows = [_marked(r, "running", lp.row_cache) if r.kind == "tool-call" and r.seq in running else r
+            rows = [_marked(r, "running", lp.row_cache) if r.kind == RowKind.TOOL_CALL and r.seq in running else r
                     for r in rows]
     for r in rows:
         st = lp.surface.get(r.seq) if r.event is not None and not r.synthesized else None
@@ -157,6 +157,25 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
         seq_rows.append((lo, hi, r))
     seq_rows.sort(key=lambda x: (x[0], x[1] - x[0]))
     return PageRows(rows, tracker, seq_rows)
+
+
+def link_results(calls_from: LoadedPage, results_in: LoadedPage) -> list:
+    """Tool results of ``results_in`` whose tool/call was not loaded with them learn it from
+    ``calls_from`` (the tool name on the card); returns the rows changed (touched)."""
+    calls = {ev.data.get("callId"): ev for ev in calls_from.events.values()
+             if ev.type == "tool/call" and isinstance(ev.data, dict)}
+    changed: list = []
+    if not calls:
+        return changed
+    for face in results_in.faces.values():
+        for r in face.rows:
+            if r.kind == RowKind.TOOL_RESULT and r.call is None and r.event is not None:
+                c = calls.get(result_call_id(r.event))
+                if c is not None:
+                    r.call = c
+                    r.touch()
+                    changed.append(r)
+    return changed
 
 
 def with_gap_rows(rows: list, events: list, cache: dict) -> list:
@@ -179,7 +198,7 @@ def with_gap_rows(rows: list, events: list, cache: dict) -> list:
             key = ("gap", a)
             g = cache.get(key)
             if g is None:
-                g = cache[key] = Row(key=key, kind="gap", seq=None, first_seq=a, last_seq=b)
+                g = cache[key] = Row(key=key, kind=RowKind.GAP, seq=None, first_seq=a, last_seq=b)
             out.append(g)
             gi += 1
         out.append(r)
@@ -202,7 +221,7 @@ def _writer_gone(r, cache: dict):
     key = ("stopped",) + r.key
     got = cache.get(key)
     if got is None:
-        got = cache[key] = Row(key=r.key, kind="streaming", seq=r.seq, first_seq=r.first_seq, last_seq=r.last_seq,
+        got = cache[key] = Row(key=r.key, kind=RowKind.STREAMING, seq=r.seq, first_seq=r.first_seq, last_seq=r.last_seq,
                                event=r.event, attempt=r.attempt, view=r.view,
                                marks=(r.marks - {"streaming"}) | {"stopped"}, chunks=r.chunks, call=r.call)
     return got
@@ -257,16 +276,37 @@ def _surface_job(job, path: str, session_id: Optional[str]) -> Any:
 
 def _open_job(job, path: str, session_id: Optional[str], page_size: int, physical: bool, show_attempts: bool,
               expanded: Any = None):
+    """(reader, tail page of ``page_size`` messages)."""
+    reader, lp, _rest = _open_split_job(job, path, session_id, page_size, physical, show_attempts, expanded)
+    return reader, lp
+
+
+def _open_split_job(job, path: str, session_id: Optional[str], page_size: int, physical: bool,
+                    show_attempts: bool, expanded: Any = None, painted: Any = None):
+    """(reader, tail page, rest).  With ``painted`` (a threading.Event) the tail page holds
+    ``FIRST_MESSAGES`` messages and is streamed (``job.stream``) as soon as it is built, so the
+    window paints it; ``rest`` is the older page completing the first ``page_size`` messages, read
+    once ``painted`` is set (or after ``PAINT_WAIT`` seconds).  ``rest`` None: the tail page holds
+    the whole first page."""
     t0 = time.perf_counter()
     reader = open_reader(path, session_id)
+    if isinstance(reader.source, RawJsonlSource):
+        reader.source.block = UI_READ_BLOCK   # rows are decoded by whole blocks: small ones waste little
     job.check()
     live = writer_is_live(path, session_id)
-    page = reader.tail_page(page_size)
+    first = min(page_size, FIRST_MESSAGES) if painted is not None else page_size
+    page = reader.tail_page(first)
     job.check()
     evs = [it for it in page.items if is_event(it)] + list(page.closure)
     views = compute_views(evs)
-    return reader, _loaded(page, views, time.perf_counter() - t0, physical, show_attempts,
-                           live=live, expanded=expanded)
+    lp = _loaded(page, views, time.perf_counter() - t0, physical, show_attempts, live=live, expanded=expanded)
+    if first >= page_size or not page.has_more:
+        return reader, lp, None
+    job.stream((reader, lp))
+    painted.wait(PAINT_WAIT)                  # the first paint does not share the GIL with the rest
+    job.check()
+    rest = _older_job(job, reader, page, page_size - first, physical, show_attempts, expanded)
+    return reader, lp, rest
 
 
 def _older_job(job, reader, page, page_size: int, physical: bool, show_attempts: bool, expanded: Any = None,
@@ -302,12 +342,49 @@ def _event_at_job(job, path: str, session_id: Optional[str], index, seq: int):
         r.close()
 
 
+def nearest_seq_job(job, path: str, session_id: Optional[str], index, offset: Optional[int], line: Optional[int]):
+    """The seq of the stored event nearest a place in the log that has no seq of its own (a
+    malformed row's byte offset or line, from the problems panel): the last event before it,
+    else the first one after it; None when the log has no event.  Reads backward from the
+    segment holding ``offset`` (raw JSONL with a seq index: one segment or two), else from the end."""
+    from ...log.model import is_event as _is_event
+    from ...log.reader import PageToken
+    from ...log.sources import RawJsonlSource
+    r = open_reader(path, session_id)
+    try:
+        token = None
+        if index is not None:
+            r.index = index
+            if offset is not None and isinstance(r.source, RawJsonlSource) and len(index):
+                i = bisect.bisect_right(index.seg_pos, offset) - 1
+                if 0 <= i < len(index):
+                    token = PageToken(end=index.seg_end[i], pos=None)
+
+        def after(ev) -> bool:
+            if offset is not None and ev.offset is not None and ev.offset >= 0:
+                return ev.offset >= offset
+            return line is not None and ev.line is not None and ev.line >= line
+        nearest = None
+        for k, (it, _end) in enumerate(r._backward_items(token)):
+            if k % 256 == 0:
+                job.check()
+            if not _is_event(it) or it.synthesized:
+                continue
+            if after(it):
+                nearest = it.seq                 # the oldest event after it so far
+                continue
+            return it.seq
+        return nearest
+    finally:
+        r.close()
+
+
 def _stale_live_row(key: tuple, row, region_start: int) -> bool:
     """Rows a live append may change: synthesized closers, and attempt/assistant rows of
     the turn still being written (their attempt gains chunks, a finish, a retry)."""
     if key[0] == "s":
         return True
-    if key[0] == "a" or (key[0] == "e" and len(key) > 2 and key[2] == "assistant"):
+    if key[0] == "a" or (key[0] == "e" and len(key) > 2 and key[2] == RowKind.ASSISTANT):
         return row.seq is None or row.seq >= region_start or (row.first_seq or 0) >= region_start
     return False
 

@@ -1,0 +1,101 @@
+"""Speed work in the window (issue 15): the first paint shows a small tail page and the rest of the
+first page follows, rows are painted from cached pixmaps, and documents of the hidden rows next to
+the window are built in idle time.  Generated logs (app/tools/synth.py), offscreen."""
+from __future__ import annotations
+
+import pytest
+
+from app.log.model import is_event
+from app.log.reader import LogReader
+from app.tools.synth import SessionSynth, write_jsonl
+from app.ui.history import pages as P
+
+from test_ui_history import WAIT, make_window  # noqa: F401 (fixture)
+
+
+@pytest.fixture(autouse=True)
+def _config_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path / "config"))
+
+
+@pytest.fixture(scope="module")
+def long_log(tmp_path_factory):
+    path = tmp_path_factory.mktemp("speed") / "session.jsonl"
+    write_jsonl(str(path), SessionSynth(seed=21), turns=40)
+    return str(path)
+
+
+def test_first_paint_is_a_small_tail_page_and_the_rest_of_the_first_page_follows(qtbot, make_window, long_log):  # noqa: F811
+    win = make_window(page_size=50)
+    h = win.history
+    seen = {}
+
+    def on_tail():
+        seen["pages"] = len(h.pages)
+        seen["messages"] = h.pages[-1].page.messages
+        seen["rows"] = len(h.rows)
+        seen["loading"] = h.loading
+    h.tailInstalled.connect(on_tail)
+    painted = []
+    win.view.rowsPainted.connect(lambda: painted.append(len(h.pages)))
+    with qtbot.waitSignal(h.opened, timeout=WAIT):
+        win.open_store(long_log)
+    # painted from the small tail page, before the rest was read
+    assert seen["pages"] == 1 and seen["messages"] <= P.FIRST_MESSAGES and seen["loading"]
+    assert 0 < seen["rows"] <= 16
+    assert painted and painted[0] == 1
+    # then the first page is complete: the same events as a 50-message tail page read at once
+    qtbot.waitUntil(lambda: not h.loading, timeout=WAIT)
+    assert len(h.pages) == 2 and h.pages[-1].page.tail
+    r = LogReader.open(long_log)
+    want = [it.seq for it in r.tail_page(50).items if is_event(it)]
+    got = sorted(s for lp in h.pages for s, ev in lp.events.items() if not ev.synthesized)
+    assert got == sorted(want)
+    assert len(h.rows) == min(40, len(h.window.all_rows)), "a full first window once the rest is in"
+    assert h.rows[-1].seq == want[-1], "the newest stored event is the bottom row"
+    # the window's reader decodes small blocks
+    assert h.reader.source.block == P.UI_READ_BLOCK
+
+
+def test_hidden_rows_next_to_the_window_are_built_in_idle_time(qtbot, make_window, long_log):  # noqa: F811
+    win = make_window(page_size=50)
+    with qtbot.waitSignal(win.history.opened, timeout=WAIT):
+        win.open_store(long_log)
+    h = win.history
+    qtbot.waitUntil(lambda: not h.loading, timeout=WAIT)
+    w = h.window
+    assert w.hidden > 0
+    d = win.view.delegate
+    qtbot.waitUntil(lambda: w.sindex is not None, timeout=WAIT)     # surface statuses touch every row
+    above = w.all_rows[max(0, w.hidden - 10):w.hidden]
+    qtbot.waitUntil(lambda: all(d.has_size(r) for r in above), timeout=WAIT)
+    win.view.doItemsLayout()
+    # exposing them lays out cached rows: no document is built
+    built = []
+    orig = d.builder.build
+    d.builder.build = lambda *a, **k: built.append(1) or orig(*a, **k)
+    h.request_older()
+    qtbot.waitUntil(lambda: not h.loading, timeout=WAIT)
+    win.view.doItemsLayout()
+    assert len(built) <= 2, built
+
+
+def test_rows_are_painted_from_cached_pixmaps_and_repainted_when_selected(qtbot, make_window, long_log):  # noqa: F811
+    win = make_window(page_size=50)
+    with qtbot.waitSignal(win.history.opened, timeout=WAIT):
+        win.open_store(long_log)
+    h = win.history
+    qtbot.waitUntil(lambda: not h.loading, timeout=WAIT)
+    view, d = win.view, win.view.delegate
+    view.viewport().repaint()
+    n = len(d._pix)
+    assert n > 0 and d._pix_bytes > 0
+    before = view.viewport().grab().toImage()
+    view.viewport().repaint()
+    assert len(d._pix) == n, "a repaint of the same rows blits the cached pixmaps"
+    assert view.viewport().grab().toImage() == before
+    # selecting the last row paints it differently (a new pixmap), and the view shows it
+    view.setCurrentIndex(h.index(len(h.rows) - 1, 0))
+    view.viewport().repaint()
+    assert len(d._pix) > n
+    assert view.viewport().grab().toImage() != before
