@@ -136,3 +136,10 @@ failedAttempts  # app/log/stats.py StepStats
 toolCalls  # app/log/stats.py StepStats
 toolOutcomes  # app/log/stats.py StepStats
 endReason  # app/log/stats.py _TurnInfo
+# TypedDict keys of export results and live records (written as dict literals, read by key: --json, the status line)
+byteIdentical  # app/store/export.py RawExport
+redaction  # app/store/export.py *Export (NotRequired: set when redacting)
+firstSeq  # app/store/watch.py LastBatch
+seed_only  # app/store/watch.py _ListState
+# pytest reads a test module's marks from this name
+pytestmark  # tests/test_sqlite_store.py

@@ -97,8 +97,26 @@ def test_demo_subagent_child_in_zip(tmp_path):
     from app.store.export import export_zip
     parent = repo_root / "resources/demo/sessions" / PROJ / "demo-v4-advanced/session.v4.jsonl.zstd"
     res = export_zip(open_reader(str(parent)), str(tmp_path / "z.zip"))
-    assert {"subagents/demo-v4-advanced-child-1/session.jsonl",
-            "subagents/demo-v4-advanced-child-2/session.jsonl"} <= set(res["entries"])
+    assert {"subagents/demo-v4-advanced-child-1/session.v4.jsonl",
+            "subagents/demo-v4-advanced-child-2/session.v4.jsonl"} <= set(res["entries"])
+
+
+def test_zip_names_v4_generations_after_their_files(tmp_path):
+    """A v4 zstd parent and its v4 zstd children: each entry is named after its generation file
+    (``session.v4.jsonl``, the compression suffix off) and holds that file's decoded text."""
+    from backports import zstd
+    from app.store.export import export_zip
+    sessions = repo_root / "resources/demo/sessions" / PROJ
+    parent = sessions / "demo-v4-advanced/session.v4.jsonl.zstd"
+    res = export_zip(open_reader(str(parent)), str(tmp_path / "z.zip"))
+    kids = ["demo-v4-advanced-child-1", "demo-v4-advanced-child-2"]
+    assert res["entries"] == ["session.v4.jsonl"] + [f"subagents/{k}/session.v4.jsonl" for k in kids]
+    with zipfile.ZipFile(tmp_path / "z.zip") as z:
+        assert z.read("session.v4.jsonl") == zstd.decompress(parent.read_bytes())
+        for k in kids:
+            text = z.read(f"subagents/{k}/session.v4.jsonl")
+            assert text == zstd.decompress((sessions / k / "session.v4.jsonl.zstd").read_bytes())
+            assert json.loads(text.split(b"\n", 1)[0])["version"] == 4
 
 
 def test_fixture_folders_still_list_siblings():

@@ -29,6 +29,9 @@ from app.store.sqlite_store import (APPLICATION_ID, SCHEMA_SQL, SqliteSource, Sq
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT.parent / "shared" / "fixtures" / "dsh"
 
+# stores, connections, files and the lock-holder processes' pipes are all closed: a leak fails the test
+pytestmark = pytest.mark.filterwarnings("error::ResourceWarning", "error::pytest.PytestUnraisableExceptionWarning")
+
 
 SESSION_FILES = session_files()
 REVISION_RE = re.compile(r"^file:\d+:\d+:\d+:store:[0-9a-f-]{36}:incarnation:[0-9a-f-]{36}:revision:\d+$")
@@ -479,6 +482,7 @@ def _hold(db, begin, stmt=None):
 def _stop(proc):
     proc.kill()
     proc.wait(10)
+    proc.stdout.close()
 
 
 def test_exclusive_lock_delete_journal_times_out(tmp_path):

@@ -100,6 +100,7 @@ def _run_follow(args):
             if reader.fatal:
                 raise CliError(f"{args.path}: {reader.fatal}")
             stitcher = Stitcher()
+            assert f.subscribed_last is not None          # set when the follower opened the log
             stitcher.subscribed(f.subscribed_last)
             stitcher.begin_load()
 
@@ -118,10 +119,11 @@ def _run_follow(args):
                     if not st.refetch:
                         return
             load()
+        seen_resets = 0                 # the follower's resets the stitcher has been told of
         while True:
             evs = f.poll()
-            if f.resets and stitcher is not None and f.resets != getattr(stitcher, "_seen_resets", 0):
-                stitcher._seen_resets = f.resets
+            if f.resets and stitcher is not None and f.resets != seen_resets:
+                seen_resets = f.resets
                 stitcher.reset()
             if evs:
                 last_row = time.monotonic()

@@ -50,10 +50,11 @@ def _reader(args, indexed: bool = False):
 
 def item_json(it, hidden: bool = False, attempt=None, view=None) -> dict:
     if is_event(it):
-        out = {"event": it.envelope(), "row": {"line": it.line, "offset": it.offset if it.offset >= 0 else None}}
+        row: dict[str, object] = {"line": it.line, "offset": it.offset if it.offset >= 0 else None}
+        out: dict[str, object] = {"event": it.envelope(), "row": row}
         if it.packed:
-            out["row"]["packed"] = it.packed
-            out["row"]["member"] = it.member
+            row["packed"] = it.packed
+            row["member"] = it.member
         if it.legacy:
             out["legacy"] = it.legacy
         if it.synthesized:
@@ -272,15 +273,16 @@ def page_json(reader, page, physical: bool, attempts: bool, live: bool = False) 
     tracker = find_attempts(evs)
     views = {}
     try:
-        from ..presenters import views_for_page
+        from ..presenters.registry import views_for_page     # (the package registers the built-in presenters)
         views = views_for_page(evs)
     except ImportError:
         pass
-    out, hidden_ranges = [], []
+    out = []
+    hidden_ranges: list[dict[str, object]] = []
     for it in items:
         a = tracker.attempt_of(it.seq) if is_event(it) and it.type in ("assistant/chunk", "assistant/attempt") else None
         hidden = bool(a and a.hidden_by_default)
-        if hidden and not attempts:
+        if a is not None and hidden and not attempts:
             if not hidden_ranges or hidden_ranges[-1]["firstSeq"] != a.first_seq:
                 hidden_ranges.append({"firstSeq": a.first_seq, "lastSeq": a.last_seq, "reason": a.failure_reason()})
             continue

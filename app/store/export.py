@@ -11,6 +11,11 @@ Raw export: without ``redact`` the stored bytes, identical, plus ``<out>.sha256`
 stored row is decoded, its strings redacted and the row re-encoded as plain JSONL (a zstd
 store comes out decompressed; rows that are not JSON are redacted as text).
 
+ZIP bundle (spec §9): the session's decoded JSONL text, then every descendant's under
+``subagents/<id>/``, then each referenced image under ``media/``.  A text entry is named after its
+generation without the compression suffix (``session.jsonl`` for v0, ``session.v4.jsonl`` for a
+``session.v4.jsonl.zstd``), for the root and the descendants alike.
+
 HTML is self-contained: inline CSS in one ``<style>`` element, no scripts, a
 Content-Security-Policy that forbids them anyway, every piece of transcript text passed
 through :func:`html.escape`, images shown as text placeholders only.
@@ -26,19 +31,68 @@ import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, UTC
-from typing import Optional
-from collections.abc import Iterator
+from typing import Literal, NotRequired, Optional, TypedDict, Union, overload
+from collections.abc import Callable, Iterator
 
 import msgspec
 
 from ..log.attempts import AttemptTracker
-from ..log.model import is_event
-from ..log.payloads import JsonObj, content_text, obj
+from ..log.model import Event
+from ..log.payloads import JsonObj, content_text, obj as _obj
+from ..log.reader import LogReader
 from ..log.versions import replace_bounds
 from .publish import publish_file
 
 FORMATS = ("raw", "logical", "markdown", "html", "zip")
 _enc = msgspec.json.Encoder()
+
+
+# --------------------------------------------------------------------------- results
+
+class RedactionReport(TypedDict):
+    """What a redacting export masked (``<out>.redaction.json``): counts and masked examples per kind."""
+    total: int
+    counts: dict[str, int]
+    examples: dict[str, list[str]]
+    note: str
+
+
+class RawExport(TypedDict):
+    out: str
+    bytes: int
+    sha256: str
+    sidecar: str                 # ``<out>.sha256``
+    byteIdentical: bool
+    redaction: NotRequired[RedactionReport]
+    report: NotRequired[str]     # ``<out>.redaction.json``
+
+
+class LogicalExport(TypedDict):
+    out: str
+    events: int
+    redaction: NotRequired[RedactionReport]
+    report: NotRequired[str]
+
+
+class TranscriptExport(TypedDict):
+    out: str
+    format: str                  # "markdown" | "html"
+    entries: int
+    bytes: int
+    redaction: NotRequired[RedactionReport]
+    report: NotRequired[str]
+
+
+class ZipExport(TypedDict):
+    out: str
+    entries: list[str]           # names in the bundle, in order
+    images: int
+    problems: list[str]
+    redaction: NotRequired[RedactionReport]
+    report: NotRequired[str]
+
+
+ExportResult = Union[RawExport, LogicalExport, TranscriptExport, ZipExport]
 
 
 # --------------------------------------------------------------------------- redaction
@@ -50,13 +104,13 @@ def _mask(s: str, keep: int = 2) -> str:
 @dataclass
 class Redactor:
     """Masks secrets in strings; counts what it masked per kind (examples masked too)."""
-    counts: dict = field(default_factory=dict)
-    examples: dict = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, list[str]] = field(default_factory=dict)
     max_examples: int = 5
 
     # (kind, pattern, replacement function(match) -> (replacement, secret part))
-    def __post_init__(self):
-        self._rules = [
+    def __post_init__(self) -> None:
+        self._rules: list[tuple[str, re.Pattern[str], Callable[[re.Match[str]], tuple[str, str]]]] = [
             ("private-key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"),
              lambda m: ("[REDACTED:private-key]", m.group(0)[11:])),
             ("bearer-token", re.compile(r"(?i)\b(Bearer|Basic)(\s+)([A-Za-z0-9._~+/=-]{8,})"),
@@ -79,7 +133,8 @@ class Redactor:
         if not s or not isinstance(s, str):
             return s
         for kind, rx, fn in self._rules:
-            def sub(m, kind=kind, fn=fn):
+            def sub(m: re.Match[str], kind: str = kind,
+                    fn: Callable[[re.Match[str]], tuple[str, str]] = fn) -> str:
                 if "[REDACTED:" in m.group(0):
                     return m.group(0)
                 rep, secret = fn(m)
@@ -91,7 +146,14 @@ class Redactor:
             s = rx.sub(sub, s)
         return s
 
-    def obj(self, o):
+    @overload
+    def obj(self, o: JsonObj) -> JsonObj: ...
+
+    @overload
+    def obj(self, o: object) -> object: ...
+
+    def obj(self, o: object) -> object:
+        """``o`` (decoded JSON) with every string in it redacted (a new copy; other values as they are)."""
         if isinstance(o, str):
             return self.text(o)
         if isinstance(o, list):
@@ -107,7 +169,7 @@ class Redactor:
         except (msgspec.DecodeError, msgspec.ValidationError):
             return self.text(raw.decode("utf-8", errors="replace")).encode("utf-8")
 
-    def report(self) -> dict:
+    def report(self) -> RedactionReport:
         return {"total": sum(self.counts.values()), "counts": dict(sorted(self.counts.items())),
                 "examples": {k: list(v) for k, v in sorted(self.examples.items())},
                 "note": "examples are masked; the secrets themselves are never written"}
@@ -121,15 +183,15 @@ def _write_report(out: str, red: Redactor, overwrite: bool) -> str:
 
 # --------------------------------------------------------------------------- raw / logical
 
-def stored_rows(reader) -> Iterator[bytes]:
+def stored_rows(reader: LogReader) -> Iterator[bytes]:
     """Each stored row's bytes once (a packed row is one row), bad rows included, oldest first."""
     for it in reader.iter_items():
-        if is_event(it) and it.member:
+        if isinstance(it, Event) and it.member:
             continue
         yield it.raw
 
 
-def readraw_text(reader) -> Iterator[bytes]:
+def readraw_text(reader: LogReader) -> Iterator[bytes]:
     """The decoded JSONL text of a session (spec ``readRaw``): stored bytes for JSONL files,
     the decompressed frames for zstd, header + rows for other backends."""
     if reader.source.kind == "jsonl":
@@ -143,9 +205,9 @@ def readraw_text(reader) -> Iterator[bytes]:
     # (handled by callers via stored_rows when nothing but the header came out)
 
 
-def _redacted_raw(reader, red: Redactor) -> Iterator[bytes]:
+def _redacted_raw(reader: LogReader, red: Redactor) -> Iterator[bytes]:
     yield red.row(reader.source.header_raw) + b"\n"
-    buf = []
+    buf: list[bytes] = []
     for raw in stored_rows(reader):
         buf.append(red.row(raw))
         if len(buf) >= 2048:
@@ -155,13 +217,13 @@ def _redacted_raw(reader, red: Redactor) -> Iterator[bytes]:
         yield b"\n".join(buf) + b"\n"
 
 
-def export_raw(reader, out: str, redact: bool = False, overwrite: bool = False) -> dict:
+def export_raw(reader: LogReader, out: str, redact: bool = False, overwrite: bool = False) -> RawExport:
     h = hashlib.sha256()
     n = 0
     red = Redactor() if redact else None
     src = _redacted_raw(reader, red) if red else reader.source.stored_bytes()
 
-    def chunks():
+    def chunks() -> Iterator[bytes]:
         nonlocal n
         for c in src:
             h.update(c)
@@ -171,22 +233,22 @@ def export_raw(reader, out: str, redact: bool = False, overwrite: bool = False) 
     digest = h.hexdigest()
     side = out + ".sha256"
     publish_file(side, [f"{digest}  {os.path.basename(out)}\n".encode()], overwrite=overwrite, mode=0o644)
-    res = {"out": out, "bytes": n, "sha256": digest, "sidecar": side, "byteIdentical": not redact}
+    res: RawExport = {"out": out, "bytes": n, "sha256": digest, "sidecar": side, "byteIdentical": not redact}
     if red:
         res["redaction"] = red.report()
         res["report"] = _write_report(out, red, overwrite)
     return res
 
 
-def export_logical(reader, out: str, redact: bool = False, overwrite: bool = False) -> dict:
+def export_logical(reader: LogReader, out: str, redact: bool = False, overwrite: bool = False) -> LogicalExport:
     red = Redactor() if redact else None
     count = 0
 
-    def chunks():
+    def chunks() -> Iterator[bytes]:
         nonlocal count
         hdr = reader.source.header_raw
         yield (red.row(hdr) if red else hdr) + b"\n"
-        buf = []
+        buf: list[bytes] = []
         for ev in reader.iter_events(logical=True):
             env = ev.envelope()
             if red:
@@ -199,7 +261,7 @@ def export_logical(reader, out: str, redact: bool = False, overwrite: bool = Fal
         if buf:
             yield b"\n".join(buf) + b"\n"
     publish_file(out, chunks(), overwrite=overwrite, mode=0o644)
-    res = {"out": out, "events": count}
+    res: LogicalExport = {"out": out, "events": count}
     if red:
         res["redaction"] = red.report()
         res["report"] = _write_report(out, red, overwrite)
@@ -208,26 +270,30 @@ def export_logical(reader, out: str, redact: bool = False, overwrite: bool = Fal
 
 # --------------------------------------------------------------------------- transcript model
 
+BlockKind = Literal["text", "reasoning", "code", "image", "error"]
+Block = tuple[BlockKind, str]
+
+
 @dataclass
 class Entry:
-    kind: str                    # turn | message | note
+    kind: Literal["turn", "message", "note"]
     seq: int
     role: str = ""               # user | assistant | tool | model-only | system
     label: str = ""
-    turn: Optional[int] = None
-    step: Optional[int] = None
+    turn: object = None          # the payload's turn and step as logged (shown, never computed with)
+    step: object = None
     time: int = 0
-    blocks: list = field(default_factory=list)     # [(kind, text)]: text | reasoning | code | image | error
+    blocks: list[Block] = field(default_factory=list)
 
 
 def _result_image(c: JsonObj) -> str:
     """An image inside a tool result: ``[image name mediaType attachmentId]``."""
-    a = obj(c.get("attachment"))
+    a = _obj(c.get("attachment"))
     return f"[image {a.get('name') or ''} {a.get('mediaType') or ''} {a.get('attachmentId') or ''}]"
 
 
-def _blocks_of(message: dict) -> list:
-    out = []
+def _blocks_of(message: JsonObj) -> list[Block]:
+    out: list[Block] = []
     for b in (message or {}).get("content") or []:
         if not isinstance(b, dict):
             out.append(("text", str(b)))
@@ -258,18 +324,19 @@ def _blocks_of(message: dict) -> list:
     return out
 
 
-def build_transcript(reader, redact: Optional[Redactor] = None) -> tuple:
+def build_transcript(reader: LogReader, redact: Optional[Redactor] = None) -> tuple[JsonObj, object, list[Entry]]:
     """(header dict, title, [Entry]) of the readable transcript (append-origin surface events,
-    model-only replacements and failures/retries as notes)."""
-    header = json.loads(reader.source.header_raw or b"{}") if reader.source.header_raw else {}
+    model-only replacements and failures/retries as notes).  The title is the last
+    ``session/title`` payload's ``title`` as logged (None without one)."""
+    header = _json_obj(reader.source.header_raw)
     if redact:
         header = redact.obj(header)
-    entries: list = []
-    title = None
+    entries: list[Entry] = []
+    title: object = None
     at = AttemptTracker(keep_text=False)
     for ev in reader.iter_events(logical=True):
         at.apply(ev)
-        d = ev.data if isinstance(ev.data, dict) else {}
+        d: JsonObj = ev.data if isinstance(ev.data, dict) else {}
         if redact:
             d = redact.obj(d)
         t, s = d.get("turn"), d.get("step")
@@ -277,7 +344,7 @@ def build_transcript(reader, redact: Optional[Redactor] = None) -> tuple:
         if typ == "turn/start":
             entries.append(Entry("turn", ev.seq, label=f"Turn {t}", turn=t, time=ev.time))
         elif typ == "turn/end":
-            reason = d.get("reason") if isinstance(d.get("reason"), dict) else {}
+            reason = _obj(d.get("reason"))
             if reason.get("kind") not in (None, "completed") or reason.get("error"):
                 err = reason.get("error")
                 msg = err.get("message") if isinstance(err, dict) else (err or "")
@@ -286,9 +353,9 @@ def build_transcript(reader, redact: Optional[Redactor] = None) -> tuple:
         elif typ == "session/title":
             title = d.get("title", title)
         elif typ in ("user/message", "assistant/message", "tool/result") and ev.surface_op is not None:
-            msg = d if typ == "user/message" else (d.get("message") if isinstance(d.get("message"), dict) else {})
+            msg = d if typ == "user/message" else _obj(d.get("message"))
             role = {"user/message": "user", "assistant/message": "assistant", "tool/result": "tool"}[typ]
-            src = msg.get("source") if isinstance(msg.get("source"), dict) else {}
+            src = _obj(msg.get("source"))
             label = role
             if src.get("kind") and src.get("kind") not in ("user", "model", "tool"):
                 label += f" ({src.get('kind')}{':' + str(src.get('plugin')) if src.get('plugin') else ''})"
@@ -305,7 +372,7 @@ def build_transcript(reader, redact: Optional[Redactor] = None) -> tuple:
             entries.append(Entry("message", ev.seq, role=role, label=label, turn=t, step=s, time=ev.time,
                                  blocks=_blocks_of(msg)))
         elif typ == "llm/retry":
-            f = d.get("failure") if isinstance(d.get("failure"), dict) else {}
+            f = _obj(d.get("failure"))
             entries.append(Entry("note", ev.seq, role="system", turn=t, step=s, time=ev.time,
                                  label=f"retry {d.get('retry')} scheduled after {f.get('code') or 'failure'}"
                                        f" (delay {d.get('delayMs')} ms)"))
@@ -320,18 +387,25 @@ def build_transcript(reader, redact: Optional[Redactor] = None) -> tuple:
                                  label=f"{typ} {d.get('compactionId', '')}"))
     for a in at.attempts:
         if a.failed:
-            f = a.failure or {}
-            msg = f.get("message") or ""
+            fail = a.failure or {}
+            why = fail.get("message") or ""
             if redact:
-                msg = redact.text(msg)
+                why = redact.obj(why)
             entries.append(Entry("note", a.last_seq, role="system", turn=a.turn, step=a.step,
-                                 label=f"attempt {a.first_seq}–{a.last_seq} failed: {f.get('code') or a.finish_kind}",
-                                 blocks=[("error", str(msg))] if msg else []))
+                                 label=f"attempt {a.first_seq}–{a.last_seq} failed: {fail.get('code') or a.finish_kind}",
+                                 blocks=[("error", str(why))] if why else []))
     entries.sort(key=lambda e: (e.seq, 0 if e.kind == "turn" else 1))
     return header, title, entries
 
 
-def _fmt_time(ms) -> str:
+def _json_obj(raw: bytes) -> JsonObj:
+    """A stored header row as a dict (``{}`` when there is none)."""
+    if not raw:
+        return {}
+    return _obj(json.loads(raw))
+
+
+def _fmt_time(ms: object) -> str:
     if not isinstance(ms, (int, float)) or ms <= 0:
         return ""
     try:
@@ -351,7 +425,7 @@ def _md_text(s: str) -> str:
     return _MD_LINK.sub(r"\\\1", html.escape(s, quote=False))
 
 
-def _md_inline(s) -> str:
+def _md_inline(s: object) -> str:
     """One-line Markdown text (header fields, labels): a newline cannot start a heading or list."""
     return _md_text(" ".join(str(s).split("\n")).replace("\r", " "))
 
@@ -361,7 +435,7 @@ def _fence(s: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def render_markdown(header: dict, title, entries: list) -> str:
+def render_markdown(header: JsonObj, title: object, entries: list[Entry]) -> str:
     sid = str(header.get("id", ""))
     out = [f"# {_md_inline(str(title or 'Session ' + sid))}", ""]
     out.append(f"- session: `{_md_inline(sid).replace('`', '')}`")
@@ -417,7 +491,7 @@ pre.error{background:#ffebe9}
 """
 
 
-def render_html(header: dict, title, entries: list) -> str:
+def render_html(header: JsonObj, title: object, entries: list[Entry]) -> str:
     e_ = html.escape
     sid = str(header.get("id", ""))
     parts = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\">",
@@ -458,13 +532,14 @@ def render_html(header: dict, title, entries: list) -> str:
     return "\n".join(parts) + "\n"
 
 
-def export_transcript(reader, out: str, fmt: str = "markdown", redact: bool = False, overwrite: bool = False) -> dict:
+def export_transcript(reader: LogReader, out: str, fmt: str = "markdown", redact: bool = False,
+                      overwrite: bool = False) -> TranscriptExport:
     red = Redactor() if redact else None
     header, title, entries = build_transcript(reader, red)
     text = render_markdown(header, title, entries) if fmt == "markdown" else render_html(header, title, entries)
     data = text.encode("utf-8")
     publish_file(out, [data], overwrite=overwrite, mode=0o644)
-    res = {"out": out, "format": fmt, "entries": len(entries), "bytes": len(data)}
+    res: TranscriptExport = {"out": out, "format": fmt, "entries": len(entries), "bytes": len(data)}
     if red:
         res["redaction"] = red.report()
         res["report"] = _write_report(out, red, overwrite)
@@ -480,7 +555,8 @@ def sanitize_id(sid: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", sid or "")
 
 
-def _images_in(obj, out: dict) -> None:
+def _images_in(obj: object, out: dict[str, object]) -> None:
+    """Each image attachment under ``obj`` once: attachmentId -> mediaType as logged."""
     if isinstance(obj, dict):
         if obj.get("type") == "image" and isinstance(obj.get("attachment"), dict):
             a = obj["attachment"]
@@ -531,8 +607,23 @@ def attachment_object(home: Optional[str], attachment_id: str) -> Optional[str]:
     return None
 
 
-def export_zip(reader, out: str, home: Optional[str] = None, redact: bool = False, level: int = 6,
-               include_descendants: bool = True, overwrite: bool = False) -> dict:
+def bundle_name(reader: LogReader) -> str:
+    """The name of a session's text in the ZIP bundle: its generation's file name without the
+    compression suffix, since the entry holds the decoded JSONL text (dsh's ``readRaw``), so
+    ``session.v4.jsonl`` for ``session.v4.jsonl.zstd`` and ``session.jsonl`` for v0.  The version
+    is the file name's (``session.1.jsonl``-style sibling copies count as ``session.jsonl``), or
+    the header's when the log has no generation file name (a SQLite session, a renamed file)."""
+    from .discovery import parse_generation
+    g = parse_generation(os.path.basename(reader.path))
+    if g is not None:
+        version = int(g[1])
+    else:
+        version = (reader.header.version or 0) if reader.header is not None else 0
+    return "session.jsonl" if version == 0 else f"session.v{version}.jsonl"
+
+
+def export_zip(reader: LogReader, out: str, home: Optional[str] = None, redact: bool = False, level: int = 6,
+               include_descendants: bool = True, overwrite: bool = False) -> ZipExport:
     """The dsh session export bundle (spec §9)."""
     from ..log.trace import flatten_descendants
     from .lineage import trace_session
@@ -541,10 +632,10 @@ def export_zip(reader, out: str, home: Optional[str] = None, redact: bool = Fals
     if out.endswith(os.sep) or os.path.isdir(out):
         out = os.path.join(out, f"dsh-session-{sanitize_id(sid)}.zip")
     red = Redactor() if redact else None
-    members: list = []        # (name, reader)
-    problems: list = []
-    members.append(("session.jsonl", reader))
-    opened = []
+    members: list[tuple[str, LogReader]] = []
+    problems: list[str] = []
+    members.append((bundle_name(reader), reader))
+    opened: list[LogReader] = []
     if include_descendants:
         try:
             lineage = trace_session(reader.path)
@@ -555,13 +646,13 @@ def export_zip(reader, out: str, home: Optional[str] = None, redact: bool = Fals
                 seen.add(node["id"])
                 r = open_reader(node["path"])
                 opened.append(r)
-                members.append((f"subagents/{sanitize_id(node['id'])}/session.jsonl", r))
+                members.append((f"subagents/{sanitize_id(node['id'])}/{bundle_name(r)}", r))
         except Exception as e:  # lineage problems do not stop the root export
             problems.append(f"descendants: {e}")
     home = home or find_home(reader.path)
-    images: dict = {}
+    images: dict[str, object] = {}
     spool = tempfile.SpooledTemporaryFile(max_size=64 << 20)
-    names = []
+    names: list[str] = []
     try:
         with zipfile.ZipFile(spool, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=level) as zf:
             for name, r in members:
@@ -589,7 +680,7 @@ def export_zip(reader, out: str, home: Optional[str] = None, redact: bool = Fals
                 names.append(name)
         spool.seek(0)
 
-        def chunks():
+        def chunks() -> Iterator[bytes]:
             while True:
                 b = spool.read(1 << 20)
                 if not b:
@@ -603,8 +694,8 @@ def export_zip(reader, out: str, home: Optional[str] = None, redact: bool = Fals
                 r.close()
             except Exception:
                 pass
-    res = {"out": out, "entries": names, "images": len([n for n in names if n.startswith("media/")]),
-           "problems": problems}
+    res: ZipExport = {"out": out, "entries": names, "images": len([n for n in names if n.startswith("media/")]),
+                      "problems": problems}
     if red:
         res["redaction"] = red.report()
         res["report"] = _write_report(out, red, overwrite)
@@ -622,26 +713,27 @@ def _zinfo(name: str, level: int) -> zipfile.ZipInfo:
     return zi
 
 
-def _zip_time() -> tuple:
+def _zip_time() -> tuple[int, int, int, int, int, int]:
     t = datetime.now().timetuple()
     return (max(1980, t.tm_year), t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec)
 
 
 # --------------------------------------------------------------------------- dispatcher
 
-def refuse_source(reader, out: str) -> None:
+def refuse_source(reader: LogReader, out: str) -> None:
     """An export never replaces the log it reads (even with ``--force``)."""
     from .publish import PublishError
-    src = getattr(reader.source, "path", None)
+    src: Optional[str] = getattr(reader.source, "path", None)
     try:
-        same = bool(src) and os.path.exists(out) and os.path.samefile(out, src)
+        same = bool(src) and os.path.exists(out) and os.path.samefile(out, src or "")
     except OSError:
         same = False
     if same:
         raise PublishError(f"{out} is the session being exported: an export never replaces its source")
 
 
-def export(reader, fmt: str, out: str, redact: bool = False, overwrite: bool = False, home: Optional[str] = None) -> dict:
+def export(reader: LogReader, fmt: str, out: str, redact: bool = False, overwrite: bool = False,
+           home: Optional[str] = None) -> ExportResult:
     refuse_source(reader, out)
     if fmt == "raw":
         return export_raw(reader, out, redact=redact, overwrite=overwrite)

@@ -16,40 +16,33 @@ reports an error becomes an ``IndexFailed`` with the reason; the store is only r
 from __future__ import annotations
 
 import os
-import pickle
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional, overload
 from collections.abc import Callable
+
+from ..log.reader import SeqIndex
+from .childproc import ChildFailed, NoChild, Send, run_child, serve
 
 PROGRESS_INTERVAL = 0.04
 CHILD_NICE = 10
 CHILD_FLAG = "--session-lens-index-child"      # argv[1] of a frozen binary running as the child
 CACHE_SCAN_IN_PROCESS = 4 << 20   # a saved index needing at most this much new log scanned is used in-process
 
+What = Literal["index", "checkpoints"]
+Progress = Callable[[int, int], None]
 
-class IndexFailed(RuntimeError):
+
+class IndexFailed(ChildFailed):
     """The index process reported an error or died."""
 
 
-def child_main(argv: list) -> int:
+def child_main(argv: list[str]) -> int:
     """The child: scan ``argv[0]`` (session id ``argv[1]`` or "") and write pickled
     ("progress", done, total) ... ("done", index) | ("error", text) to stdout."""
-    out = sys.stdout.buffer
-    try:
-        os.nice(CHILD_NICE)    # background work: on a busy machine the UI thread gets the CPU first
-    except (AttributeError, OSError):
-        pass
-    path, sid = argv[0], (argv[1] if len(argv) > 1 and argv[1] else None)
-    what = argv[2] if len(argv) > 2 else "index"      # "checkpoints": also the fold checkpoints (saved only)
-
-    def send(msg) -> None:
-        pickle.dump(msg, out, protocol=pickle.HIGHEST_PROTOCOL)
-        out.flush()
-    try:
+    def body(send: Send) -> Optional[SeqIndex]:
+        path, sid = argv[0], (argv[1] if len(argv) > 1 and argv[1] else None)
+        what = argv[2] if len(argv) > 2 else "index"      # "checkpoints": also the fold checkpoints (saved only)
         from app.store.faces import open_reader
         r = open_reader(path, sid)
         last = [0.0]
@@ -61,33 +54,25 @@ def child_main(argv: list) -> int:
                 send(("progress", done, total))
         try:
             from app.store.indexcache import cached_checkpoints, cached_index
+            idx: Optional[SeqIndex]
             idx, _status = cached_index(r, progress=progress)
             if what == "checkpoints":
                 cached_checkpoints(r)
                 idx = None                     # the caller reads both from the cache
         finally:
             r.close()
-        send(("done", idx))
-        return 0
-    except BrokenPipeError:
-        return 1
-    except BaseException as e:  # noqa: BLE001 - everything is reported to the parent
-        try:
-            send(("error", f"{type(e).__name__}: {e}"))
-        except Exception:
-            pass
-        return 1
+        return idx
+    return serve(body, CHILD_NICE)
 
 
-def child_command(path: str, session_id: Optional[str], what: str = "index") -> list:
+def child_command(path: str, session_id: Optional[str], what: What = "index") -> list[str]:
     extra = [] if what == "index" else [what]
     if getattr(sys, "frozen", False):           # the packaged binary runs itself (entry.py)
         return [sys.executable, CHILD_FLAG, path, session_id or ""] + extra
     return [sys.executable, "-m", "app.store.indexer", path, session_id or ""] + extra
 
 
-def build_index_inproc(path: str, session_id: Optional[str],
-                       progress: Optional[Callable[[int, int], None]] = None):
+def build_index_inproc(path: str, session_id: Optional[str], progress: Optional[Progress] = None) -> SeqIndex:
     from app.store.faces import open_reader
     r = open_reader(path, session_id)
     try:
@@ -108,7 +93,7 @@ def _checkpoints_inproc(path: str, session_id: Optional[str]) -> None:
         r.close()
 
 
-def cached_only(path: str, session_id: Optional[str], max_scan: int = CACHE_SCAN_IN_PROCESS):
+def cached_only(path: str, session_id: Optional[str], max_scan: int = CACHE_SCAN_IN_PROCESS) -> Optional[SeqIndex]:
     """The saved index of ``path`` when it needs at most ``max_scan`` new bytes scanned (else None)."""
     from .faces import open_reader
     from .indexcache import cached_index
@@ -124,65 +109,54 @@ def cached_only(path: str, session_id: Optional[str], max_scan: int = CACHE_SCAN
         r.close()
 
 
-def build_index_isolated(path: str, session_id: Optional[str] = None,
-                         progress: Optional[Callable[[int, int], None]] = None,
-                         cancelled: Optional[Callable[[], bool]] = None, what: str = "index"):
+def _inproc(path: str, session_id: Optional[str], progress: Optional[Progress],
+            what: What) -> tuple[Optional[SeqIndex], str]:
+    if what == "checkpoints":
+        _checkpoints_inproc(path, session_id)
+        return None, "thread"
+    return build_index_inproc(path, session_id, progress), "thread"
+
+
+@overload
+def build_index_isolated(path: str, session_id: Optional[str] = None, progress: Optional[Progress] = None,
+                         cancelled: Optional[Callable[[], bool]] = None,
+                         what: Literal["index"] = "index") -> tuple[SeqIndex, str]: ...
+
+
+@overload
+def build_index_isolated(path: str, session_id: Optional[str] = None, progress: Optional[Progress] = None,
+                         cancelled: Optional[Callable[[], bool]] = None, *,
+                         what: Literal["checkpoints"]) -> tuple[None, str]: ...
+
+
+def build_index_isolated(path: str, session_id: Optional[str] = None, progress: Optional[Progress] = None,
+                         cancelled: Optional[Callable[[], bool]] = None,
+                         what: What = "index") -> tuple[Optional[SeqIndex], str]:
     """The SeqIndex of the session at ``path``, scanned in a child process.
 
     ``progress(done, total)`` is called in the caller's thread; ``cancelled()`` is checked
     at every message (about every 40 ms) and, when true, the child is killed and
     ``InterruptedError`` raised.  Returns ``(index, mode)`` with mode "process" or
-    "thread" (the in-process fallback)."""
+    "thread" (the in-process fallback); with ``what="checkpoints"`` the index and the fold
+    checkpoints are saved in the cache and the index returned is None."""
     if os.environ.get("SESSION_LENS_INDEX_INPROC") == "1":
-        if what == "checkpoints":
-            return _checkpoints_inproc(path, session_id), "thread"
-        return build_index_inproc(path, session_id, progress), "thread"
+        return _inproc(path, session_id, progress, what)
     if what == "index":
         idx = cached_only(path, session_id)
         if idx is not None:
             return idx, "cache"
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    err = tempfile.TemporaryFile()
+
+    def on_message(msg: tuple[object, ...]) -> None:
+        if msg[0] == "progress" and progress is not None:
+            done, total = msg[1], msg[2]
+            assert isinstance(done, int) and isinstance(total, int)
+            progress(done, total)
     try:
-        proc = subprocess.Popen(child_command(path, session_id, what), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=err, env=env, close_fds=True)
-    except OSError:
-        err.close()
-        if what == "checkpoints":
-            return _checkpoints_inproc(path, session_id), "thread"
-        return build_index_inproc(path, session_id, progress), "thread"
-    try:
-        while True:
-            if cancelled is not None and cancelled():
-                raise InterruptedError("index cancelled")
-            try:
-                msg = pickle.load(proc.stdout)         # blocks in read(): the GIL is released
-            except EOFError:
-                code = proc.wait(5)
-                err.seek(0)
-                tail = err.read()[-600:].decode("utf-8", "replace").strip()
-                raise IndexFailed(f"index process ended without a result (exit code {code})"
-                                  + (f": {tail.splitlines()[-1]}" if tail else ""))
-            kind = msg[0]
-            if kind == "progress":
-                if progress is not None:
-                    progress(msg[1], msg[2])
-            elif kind == "done":
-                try:
-                    proc.wait(2)
-                except subprocess.TimeoutExpired:
-                    pass
-                return msg[1], "process"
-            else:
-                raise IndexFailed(msg[1])
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.stdout.close()
-        proc.wait(5)
-        err.close()
+        res = run_child(child_command(path, session_id, what), None, on_message, cancelled, "index", IndexFailed)
+    except NoChild:
+        return _inproc(path, session_id, progress, what)
+    assert res is None or isinstance(res, SeqIndex)
+    return res, "process"
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import re
 import secrets
 import time
 from collections.abc import Iterable
+from typing import Union
 
 
 class PublishError(Exception):
@@ -142,7 +143,10 @@ def clean_stale_temps(root: str, depth: int = 1, older_than: float = STALE_AFTER
     return removed
 
 
-def publish_file(final: str, chunks: Iterable[bytes], overwrite: bool = False, mode: int = 0o600) -> str:
+# what publish_file (and the session writer) write: bytes, or a byte range of an open file
+Chunk = Union[bytes, FileRange]
+
+def publish_file(final: str, chunks: Iterable[Chunk], overwrite: bool = False, mode: int = 0o600) -> str:
     """Write ``chunks`` to ``final`` atomically; with ``overwrite=False`` an existing file is an error.
 
     A chunk may be a :class:`FileRange` (copied by the kernel at the current end of the file).

@@ -16,20 +16,19 @@ from __future__ import annotations
 
 import os
 import pickle
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Optional
+
+from .childproc import ChildFailed, NoChild, Send, run_child, serve
 
 PROGRESS_INTERVAL = 0.04
 HITS_INTERVAL = 0.05
 CHILD_NICE = 5
 
 
-class ScanFailed(RuntimeError):
+class ScanFailed(ChildFailed):
     """The scan process reported an error or died."""
 
 
@@ -69,27 +68,10 @@ def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], 
 
 def child_main() -> int:
     """The child: reads (task, path, session_id, args) pickled on stdin."""
-    out = sys.stdout.buffer
-    try:
-        os.nice(CHILD_NICE)
-    except (AttributeError, OSError):
-        pass
-
-    def send(msg: Any) -> None:
-        pickle.dump(msg, out, protocol=pickle.HIGHEST_PROTOCOL)
-        out.flush()
-    try:
+    def body(send: Send) -> Any:
         task, path, sid, args = pickle.load(sys.stdin.buffer)
-        send(("done", scan(task, path, sid, args, send)))
-        return 0
-    except BrokenPipeError:
-        return 1
-    except BaseException as e:  # noqa: BLE001 - everything is reported to the parent
-        try:
-            send(("error", f"{type(e).__name__}: {e}"))
-        except Exception:
-            pass
-        return 1
+        return scan(task, path, sid, args, send)
+    return serve(body, CHILD_NICE)
 
 
 def run_isolated(task: str, path: str, session_id: Optional[str], args: dict[str, Any],
@@ -98,43 +80,11 @@ def run_isolated(task: str, path: str, session_id: Optional[str], args: dict[str
     progress/hits message in the caller's thread.  Raises InterruptedError when cancelled."""
     if os.environ.get("SESSION_LENS_SCAN_INPROC") == "1" or getattr(sys, "frozen", False):
         return scan(task, path, session_id, args, on_message, cancelled)
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    err = tempfile.TemporaryFile()
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "app.store.scan_child"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=err, env=env, close_fds=True)
-    except OSError:
-        err.close()
+        return run_child([sys.executable, "-m", "app.store.scan_child"], (task, path, session_id, args),
+                         on_message, cancelled, task, ScanFailed)
+    except NoChild:
         return scan(task, path, session_id, args, on_message, cancelled)
-    stdin, stdout = proc.stdin, proc.stdout
-    assert stdin is not None and stdout is not None
-    try:
-        pickle.dump((task, path, session_id, args), stdin, protocol=pickle.HIGHEST_PROTOCOL)
-        stdin.close()
-        while True:
-            if cancelled():
-                raise InterruptedError(f"{task} cancelled")
-            try:
-                msg = pickle.load(stdout)              # blocks in read(): the GIL is released
-            except EOFError:
-                code = proc.wait(5)
-                err.seek(0)
-                tail = err.read()[-600:].decode("utf-8", "replace").strip()
-                raise ScanFailed(f"{task} process ended without a result (exit code {code})"
-                                 + (f": {tail.splitlines()[-1]}" if tail else ""))
-            if msg[0] == "done":
-                return msg[1]
-            if msg[0] == "error":
-                raise ScanFailed(msg[1])
-            on_message(msg)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        stdout.close()
-        proc.wait(5)
-        err.close()
 
 
 if __name__ == "__main__":

@@ -34,12 +34,12 @@ import struct
 import sys
 import threading
 import time
-from typing import Optional
-from collections.abc import Callable, Iterator
+from typing import Literal, Optional, TypedDict, Union
+from collections.abc import Callable, Iterable, Iterator
 
-from ..log.model import BadRow, is_event
+from ..log.model import BadRow, Event, Item
 from ..log.reader import LogReader
-from ..log.sources import Segment, Source, SourceChanged
+from ..log.sources import RawJsonlSource, Segment, Source, SourceChanged
 
 SESSION_NAMES = ("session.jsonl.zstd", "session.jsonl")
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -70,10 +70,10 @@ DIR_MASK = (IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_MOVED_FROM
             IN_DELETE_SELF | IN_MOVE_SELF)
 _EVENT = struct.Struct("iIII")
 
-_libc = None
+_libc: Union[ctypes.CDLL, Literal[False], None] = None     # None: not looked up yet; False: unavailable
 
 
-def _inotify_libc():
+def _inotify_libc() -> Optional[ctypes.CDLL]:
     global _libc
     if _libc is None:
         _libc = False
@@ -93,6 +93,11 @@ def inotify_available() -> bool:
     return _inotify_libc() is not None
 
 
+# what :class:`Watcher` watches: ("dir", the file's (st_dev, st_ino) or None while it does not
+# exist) or ("ancestor", the nearest existing ancestor directory or None)
+_Target = Union[tuple[Literal["dir"], Optional[tuple[int, int]]], tuple[Literal["ancestor"], Optional[str]]]
+
+
 class Watcher:
     """Wait for changes to ``path`` (which may not exist yet) or to the names in ``extra``
     (siblings in the same directory, e.g. a SQLite ``-wal``).
@@ -103,7 +108,7 @@ class Watcher:
     """
 
     def __init__(self, path: str, poll_interval: float = 0.1, use_inotify: bool = True,
-                 extra: tuple = ()):
+                 extra: tuple[str, ...] = ()) -> None:
         self.path = os.path.abspath(path)
         self.dir = os.path.dirname(self.path)
         self.names = {os.fsencode(os.path.basename(self.path))} | {os.fsencode(n) for n in extra}
@@ -114,7 +119,7 @@ class Watcher:
         os.set_blocking(self._wr, False)
         self._fd = -1
         self._wds: dict[int, str] = {}      # wd -> "dir" | "file" | "ancestor"
-        self._armed: Optional[tuple] = None
+        self._armed: Optional[_Target] = None
         self.notifications = 0
         lib = _inotify_libc() if use_inotify else None
         if lib is not None:
@@ -136,7 +141,7 @@ class Watcher:
         self._wds[wd] = role
         return True
 
-    def _target(self) -> tuple:
+    def _target(self) -> _Target:
         """What should be watched now: ("dir", file identity) or ("ancestor", nearest existing dir)."""
         if os.path.isdir(self.dir):
             try:
@@ -167,13 +172,13 @@ class Watcher:
             for wd in list(self._wds):
                 self._lib.inotify_rm_watch(self._fd, wd)
             self._wds.clear()
-            kind, what = key
-            if kind == "dir":
-                self._add(self.dir, DIR_MASK, "dir")
-                if what is not None:
-                    self._add(self.path, FILE_MASK, "file")
-            elif what is not None:
-                self._add(what, IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF, "ancestor")
+            match key:
+                case ("dir", ident):
+                    self._add(self.dir, DIR_MASK, "dir")
+                    if ident is not None:
+                        self._add(self.path, FILE_MASK, "file")
+                case ("ancestor", str(ancestor)):
+                    self._add(ancestor, IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF, "ancestor")
             self._armed = key
         return changed
 
@@ -257,7 +262,7 @@ class Watcher:
                     pass
         self._fd = self._rd = self._wr = -1
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
@@ -276,6 +281,15 @@ def _is_sqlite_path(path: str) -> bool:
         return False
 
 
+class LastBatch(TypedDict):
+    """What the newest poll of a :class:`Follower` brought (the live status line)."""
+    events: int
+    bytes: Optional[int]         # how far the stored position moved: bytes (SQLite: seqs); None when unknown
+    firstSeq: int
+    lastSeq: int
+    at: float                    # wall-clock time.time()
+
+
 class Follower:
     """Newly complete events of one log, as they are written.
 
@@ -291,7 +305,7 @@ class Follower:
 
     def __init__(self, path: str, session_id: Optional[str] = None, *, from_start: bool = True,
                  poll_interval: float = 0.1, use_inotify: bool = True, idle_after: float = IDLE_AFTER_S,
-                 crash_after: float = CRASH_AFTER_S, clock: Callable[[], float] = time.monotonic):
+                 crash_after: float = CRASH_AFTER_S, clock: Callable[[], float] = time.monotonic) -> None:
         self.given_path = os.path.abspath(os.path.expanduser(path))
         self.session_id = session_id
         self.from_start = from_start
@@ -300,13 +314,14 @@ class Follower:
         self.clock = clock
         self.path = self._resolve()
         self.sqlite = session_id is not None or (os.path.exists(self.path) and _is_sqlite_path(self.path))
-        extra = (os.path.basename(self.path) + "-wal", os.path.basename(self.path) + "-journal") if self.sqlite else ()
+        extra: tuple[str, ...] = ((os.path.basename(self.path) + "-wal", os.path.basename(self.path) + "-journal")
+                                  if self.sqlite else ())
         if os.path.isdir(self.given_path) or self.path != self.given_path:
             extra = extra + SESSION_NAMES
         self.watcher = Watcher(self.path, poll_interval=poll_interval, use_inotify=use_inotify, extra=extra)
         self.src: Optional[Source] = None
         self.reader: Optional[LogReader] = None
-        self.pos = None                  # physical position after the last complete row
+        self.pos: Optional[int] = None   # physical position after the last complete row
         self.line: Optional[int] = None  # JSONL line number at ``pos`` when known
         self.last_seq = -1               # last emitted (or, from the end, already stored) seq
         self.subscribed_last: Optional[int] = None
@@ -318,7 +333,7 @@ class Follower:
         self.recovered = 0               # records released from a torn zstd frame by finish()
         self._skip_through = -1          # after a reset/recovery: drop seqs <= this
         self.last_type: Optional[str] = None   # type of the last event seen (a fork seed ends with end-seed)
-        self.last_batch: Optional[dict] = None # the newest rows a poll brought: events, bytes, seqs, wall time
+        self.last_batch: Optional[LastBatch] = None   # the newest rows a poll brought: events, bytes, seqs, wall time
         self._dirty = False
         self._last_growth = clock()
         self._closed = False
@@ -381,8 +396,13 @@ class Follower:
             return None              # empty file: not published yet
         return open_source(self.path)
 
+    def _opened(self) -> tuple[Source, LogReader]:
+        """The open source and its reader (only called once :meth:`open` succeeded)."""
+        assert self.src is not None and self.reader is not None, "the log is not open"
+        return self.src, self.reader
+
     def _init_position(self) -> None:
-        src = self.src
+        src, reader = self._opened()
         if self.from_start or self.resets:
             self.pos = src.header_end if src.kind != "sqlite" else 0
             self.line = 2 if src.kind == "jsonl" else None
@@ -393,7 +413,7 @@ class Follower:
             self.pos, self.held, last = self._end_position()
             self.last_seq = last
             self.subscribed_last = last
-            st = self.reader.tail_state()
+            st = reader.tail_state()
             self.open_turn = st.open_turn
             self._dirty = self.held > 0
         try:
@@ -412,18 +432,19 @@ class Follower:
                     pass
         return m
 
-    def _end_position(self) -> tuple:
+    def _end_position(self) -> tuple[int, int, int]:
         """(pos, held bytes, last stored seq) at the end of the current snapshot."""
-        src = self.src
+        src, reader = self._opened()
         if src.kind == "sqlite":
             last = -1
             for seg in src.backward():
-                evs = [it for it in self.reader.decode_segment(seg) if is_event(it)]
+                evs = _events(reader.decode_segment(seg))
                 if evs:
                     last = max(e.seq for e in evs)
                     break
             return src.size, 0, last
-        pos = held = None
+        pos: Optional[int] = None
+        held = 0
         last = -1
         for seg in src.backward():
             if pos is None:
@@ -437,7 +458,7 @@ class Follower:
                                   text_offset=seg.text_offset, line0=seg.line0)
                 else:
                     pos, held = seg.end, 0
-            evs = [it for it in self.reader.decode_segment(seg) if is_event(it)]
+            evs = _events(reader.decode_segment(seg))
             if evs:
                 last = max(e.seq for e in evs)
                 self.last_type = evs[-1].type
@@ -447,7 +468,7 @@ class Follower:
         return pos, held, last
 
     # ------------------------------------------------------------------ reading
-    def poll(self) -> list:
+    def poll(self) -> list[Event]:
         """Events completed since the last call (non-blocking; [] when nothing new)."""
         if self._closed:
             return []
@@ -456,8 +477,9 @@ class Follower:
                 return []
             if not self._dirty:
                 return []
+        src, _reader = self._opened()
         try:
-            grew = self.src.refresh()
+            grew = src.refresh()
         except SourceChanged:
             return self._reset()
         if grew:
@@ -474,13 +496,13 @@ class Follower:
             self._note_batch(out, pos0)
         return out
 
-    def _note_batch(self, out: list, pos0) -> None:
+    def _note_batch(self, out: list[Event], pos0: Optional[int]) -> None:
         """What the last poll brought (the live status line): events, stored bytes, when."""
         nbytes = self.pos - pos0 if isinstance(self.pos, int) and isinstance(pos0, int) else None
         self.last_batch = {"events": len(out), "bytes": nbytes, "firstSeq": out[0].seq, "lastSeq": out[-1].seq,
                            "at": time.time()}
 
-    def _reset(self) -> list:
+    def _reset(self) -> list[Event]:
         """The log shrank or was replaced: re-read it, emitting only seqs not yet emitted."""
         self.resets += 1
         self._skip_through = max(self._skip_through, self.last_seq)
@@ -495,11 +517,11 @@ class Follower:
             return []
         return self._read_new()
 
-    def _read_new(self) -> list:
-        src, reader = self.src, self.reader
-        out: list = []
+    def _read_new(self) -> list[Event]:
+        src, reader = self._opened()
+        out: list[Event] = []
         held = 0
-        if src.kind == "jsonl":
+        if isinstance(src, RawJsonlSource):
             segs = src.forward(self.pos, line0=self.line)
         else:
             segs = src.forward(self.pos)
@@ -531,10 +553,10 @@ class Follower:
         if self.line is not None:
             self.line += seg.data.count(b"\n")
 
-    def _take(self, items: list, out: list) -> None:
+    def _take(self, items: Iterable[Item], out: list[Event]) -> None:
         n0 = len(out)
         for it in items:
-            if not is_event(it):
+            if not isinstance(it, Event):
                 if it.kind != "torn":
                     self.bad.append(it)
                 continue
@@ -551,17 +573,18 @@ class Follower:
                 self.open_turn = None
         self.emitted += len(out) - n0
 
-    def finish(self) -> list:
+    def finish(self) -> list[Event]:
         """The writer is gone: release what a cold reader recovers from a torn zstd frame
         (its complete records, spec §1.3 step 5).  A torn JSONL line stays unreadable.
         If the frame is completed later after all, its rows are not emitted twice."""
         out = self.poll()
         if self.src is None or self.src.kind != "zstd" or not self.held:
             return out
-        for seg in self.src.forward(self.pos):
+        src, reader = self._opened()
+        for seg in src.forward(self.pos):
             if seg.torn:
-                got: list = []
-                self._take(self.reader.decode_segment(seg), got)
+                got: list[Event] = []
+                self._take(reader.decode_segment(seg), got)
                 self.recovered += len(got)
                 self._skip_through = max(self._skip_through, self.last_seq)
                 out.extend(got)
@@ -601,7 +624,7 @@ class Follower:
         return "crashed" if quiet >= self.crash_after else "idle"
 
     def follow(self, idle: Optional[float] = None, stop: Optional[threading.Event] = None,
-               tick: float = 0.5) -> Iterator[list]:
+               tick: float = 0.5) -> Iterator[list[Event]]:
         """Yield non-empty lists of new events until ``stop`` is set or ``idle`` seconds pass
         without a new row (the wait for a file to appear counts as idle time)."""
         last_row = self.clock()
@@ -624,21 +647,37 @@ class Follower:
             self.src.close()
             self.src = None
 
-    def __enter__(self):
+    def __enter__(self) -> Follower:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _events(items: Iterable[Item]) -> list[Event]:
+    return [it for it in items if isinstance(it, Event)]
 
 
 # =========================================================================== list state
 
-_state_cache: dict = {}
+class _ListState(TypedDict):
+    """The cached facts behind :func:`live_state` for one (path, session)."""
+    stamp: tuple[int, ...]       # st_dev, st_ino, size, mtime_ns (SQLite: plus the -wal's size, mtime_ns)
+    rev: Optional[str]           # SQLite: the session's revision
+    open: bool                   # open turn or torn tail
+    mtime: float
+    last_time: Optional[float]   # the newest event's time (seconds)
+    sqlite: bool
+    changed_at: Optional[float]  # SQLite: when the revision was last seen to move
+    seed_only: bool              # the log ends with its fork seed
+
+
+_state_cache: dict[tuple[str, Optional[str]], _ListState] = {}
 
 
 def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[float] = None,
                live_window: float = LIST_LIVE_WINDOW_S, crash_after: float = LIST_CRASH_AFTER_S,
-               details: Optional[dict] = None) -> str:
+               details: Optional[dict[str, object]] = None) -> str:
     """``"live" | "idle" | "crashed" | "complete"`` for the session list.
 
     * ``live``: the file was modified within ``live_window`` seconds (SQLite: the session's
@@ -664,7 +703,7 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
     sqlite = session_id is not None or _is_sqlite_path(p)
     key = (p, session_id)
     st = os.stat(p)
-    stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    stamp: tuple[int, ...] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     if sqlite:
         for suf in ("-wal",):
             try:
@@ -681,7 +720,8 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
             if sqlite:
                 rev = r.source.revision()
                 if cached is not None and cached.get("rev") == rev:
-                    info = dict(cached, stamp=stamp)
+                    info = cached.copy()
+                    info["stamp"] = stamp
                     _state_cache[key] = info
                     if details is not None:
                         details.update(info)
@@ -692,7 +732,7 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
             last_time = None
             last_type = None
             for seg in r.source.backward():
-                evs = [it for it in r.decode_segment(seg) if is_event(it)]
+                evs = _events(r.decode_segment(seg))
                 if evs:
                     last_time = evs[-1].time / 1000.0
                     last_type = evs[-1].type
@@ -702,7 +742,7 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
             r.close()
         changed_at = now if (sqlite and cached is not None and cached.get("rev") != rev) else None
         info = {"stamp": stamp, "rev": rev, "open": open_, "mtime": st.st_mtime, "last_time": last_time,
-                "sqlite": sqlite, "changed_at": changed_at or (cached or {}).get("changed_at"),
+                "sqlite": sqlite, "changed_at": changed_at or (cached["changed_at"] if cached is not None else None),
                 "seed_only": last_type == "session/end-seed"}
         _state_cache[key] = info
     if details is not None:
@@ -717,7 +757,7 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
     return _classify(info, now, live_window, crash_after)
 
 
-def _classify(info: dict, now: float, live_window: float, crash_after: float) -> str:
+def _classify(info: _ListState, now: float, live_window: float, crash_after: float) -> str:
     if info.get("seed_only") and not info["open"]:
         return "complete"               # a fork child as published: its seed, no writer has resumed it
     if info["sqlite"]:

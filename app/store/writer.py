@@ -18,12 +18,14 @@ import os
 import threading
 import time
 from typing import Optional, Union
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from ..log.codec import encode_row, pack_events
-from .publish import FileRange, fault, make_dirs, publish_file
+from ..log.payloads import JsonObj
+from .publish import Chunk, FileRange, fault, make_dirs, publish_file
 
-Row = Union[dict, bytes]
+# an event (packed per batch), a stored row's bytes (copied verbatim), or runs of stored bytes
+Row = Union[JsonObj, bytes, bytearray, memoryview, "RawText", "RawFrames"]
 
 
 class WriterError(Exception):
@@ -39,8 +41,8 @@ def _frame(text: bytes) -> bytes:
 
 
 class SessionWriter:
-    def __init__(self, path: str, header: dict, fmt: str = "jsonl", batch_delay_ms: int = 200,
-                 pack: bool = True, exists: bool = False):
+    def __init__(self, path: str, header: JsonObj, fmt: str = "jsonl", batch_delay_ms: int = 200,
+                 pack: bool = True, exists: bool = False) -> None:
         if fmt not in ("jsonl", "zstd"):
             raise ValueError(f"unknown format {fmt!r}")
         if not 1 <= batch_delay_ms <= 2_147_483_647:
@@ -56,7 +58,7 @@ class SessionWriter:
         if exists and not os.path.isfile(self.path):
             raise WriterError(f"{self.path} is not an existing session file to append to")
         self._published = exists
-        self._pending: list = []
+        self._pending: list[Row] = []
         self._deadline: Optional[float] = None
         self._cv = threading.Condition()
         self._writing = False
@@ -141,19 +143,19 @@ class SessionWriter:
                         self._deadline = time.monotonic() + self.delay
                     self._cv.notify_all()
 
-    def _batch_chunks(self, batch: list):
+    def _batch_chunks(self, batch: list[Row]) -> Iterator[Chunk]:
         """The bytes of one batch in the file's format (raw lines, or zstd frames)."""
-        text: list = []
-        dicts: list = []
+        text: list[bytes] = []
+        dicts: list[JsonObj] = []
         zstd = self.fmt == "zstd"
 
-        def drain_dicts():
+        def drain_dicts() -> None:
             if dicts:
                 rows = pack_events(dicts) if self.pack else dicts
                 text.extend(encode_row(r) + b"\n" for r in rows)
                 dicts.clear()
 
-        def drain_text():
+        def drain_text() -> bytes:
             drain_dicts()
             if text:
                 blob = b"".join(text)
@@ -186,11 +188,11 @@ class SessionWriter:
         if tail:
             yield tail
 
-    def _write(self, batch: list) -> None:
+    def _write(self, batch: list[Row]) -> None:
         if not self._published:
             header = encode_row(self.header) + b"\n"
 
-            def chunks():
+            def chunks() -> Iterator[Chunk]:
                 yield _frame(header) if self.fmt == "zstd" else header
                 yield from self._batch_chunks(batch)
             make_dirs(os.path.dirname(self.path))
@@ -223,32 +225,35 @@ class SessionWriter:
 
 
 class RawText:
-    """Stored rows copied verbatim: an iterable of bytes chunks of complete ``\\n``-terminated rows."""
+    """Stored rows copied verbatim: an iterable of bytes chunks of complete ``\\n``-terminated rows
+    (in a JSONL session a chunk may also be a :class:`FileRange` of the source, copied by the kernel)."""
 
-    def __init__(self, chunks):
+    def __init__(self, chunks: Iterable[Chunk]) -> None:
         self.chunks = chunks
 
 
 class RawFrames:
     """Complete zstd frames copied verbatim into a zstd session."""
 
-    def __init__(self, chunks):
+    def __init__(self, chunks: Iterable[bytes]) -> None:
         self.chunks = chunks
 
 
-def _stream_frame(chunks, level: int = 3):
+def _stream_frame(chunks: Iterable[Chunk], level: int = 3) -> Iterator[bytes]:
     """Compress a stream of plaintext chunks into ONE frame (content checksum on)."""
     from backports import zstd
     c = zstd.ZstdCompressor(options={zstd.CompressionParameter.compression_level: level,
                                      zstd.CompressionParameter.checksum_flag: 1})
     for ch in chunks:
+        if isinstance(ch, FileRange):
+            raise WriterError("a FileRange can only be copied into a JSONL session")
         out = c.compress(ch)
         if out:
             yield out
     yield c.flush(zstd.ZstdCompressor.FLUSH_FRAME)
 
 
-def write_session(path: str, header: dict, batches: Iterable[list], fmt: str = "jsonl", pack: bool = True) -> str:
+def write_session(path: str, header: JsonObj, batches: Iterable[list[Row]], fmt: str = "jsonl", pack: bool = True) -> str:
     """Write a whole session now (each element of ``batches`` is one durable batch)."""
     w = SessionWriter(path, header, fmt=fmt, pack=pack, batch_delay_ms=1)
     try:

@@ -71,9 +71,7 @@ def export_job(job, path: str, session_id: Optional[str], fmt: str, out: str, re
         res = export(reader, fmt, out, redact=redact, overwrite=True)
     finally:
         reader.close()
-    res["format"] = fmt
-    res["redacted"] = redact
-    return res
+    return {**res, "format": fmt, "redacted": redact}
 
 
 def describe_export(res: dict) -> str:

@@ -1,0 +1,114 @@
+"""The child-process plumbing shared by the index scan (:mod:`app.store.indexer`) and the
+whole-log scans (:mod:`app.store.scan_child`).
+
+A child runs :func:`serve`: it lowers its priority, runs its body and writes pickled messages
+to stdout: any number of ``(kind, ...)`` progress messages sent by the body, then
+``("done", result)`` or ``("error", text)``.  The parent runs :func:`run_child`, which starts
+the child (with this tree on ``PYTHONPATH``), optionally pickles one request to its stdin,
+hands every other message to ``on_message`` in the caller's thread, returns the result of
+``done`` and kills the child when ``cancelled()`` turns true.  Reading the pipe blocks in
+``read()``, which releases the GIL: the waiting thread costs the GUI nothing.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Optional
+
+Send = Callable[[tuple[object, ...]], None]
+
+
+class ChildFailed(RuntimeError):
+    """A child process reported an error or ended without a result."""
+
+
+class NoChild(OSError):
+    """No child process could be started (the caller runs the work in-process instead)."""
+
+
+def serve(body: Callable[[Send], object], nice: int) -> int:
+    """The child's side: run ``body(send)`` and report its result or its error on stdout."""
+    out = sys.stdout.buffer
+    try:
+        os.nice(nice)    # background work: on a busy machine the UI thread gets the CPU first
+    except (AttributeError, OSError):
+        pass
+
+    def send(msg: tuple[object, ...]) -> None:
+        pickle.dump(msg, out, protocol=pickle.HIGHEST_PROTOCOL)
+        out.flush()
+    try:
+        send(("done", body(send)))
+        return 0
+    except BrokenPipeError:
+        return 1
+    except BaseException as e:  # noqa: BLE001 - everything is reported to the parent
+        try:
+            send(("error", f"{type(e).__name__}: {e}"))
+        except Exception:
+            pass
+        return 1
+
+
+def child_env() -> dict[str, str]:
+    """The environment of a child: ours, with this source tree first on ``PYTHONPATH``."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def run_child(argv: Sequence[str], request: object, on_message: Callable[[tuple[object, ...]], None],
+              cancelled: Optional[Callable[[], bool]], what: str,
+              failed: type[ChildFailed] = ChildFailed) -> object:
+    """The result a child (command ``argv``) reports with ``done``.
+
+    ``request`` (when not None) is pickled to the child's stdin.  Raises :class:`NoChild` when
+    the child cannot be started, ``failed(text)`` when it reports an error or ends without a
+    result (``what`` names it in the message) and ``InterruptedError`` when ``cancelled()``
+    turns true (checked before every message); the child never outlives the call."""
+    err = tempfile.TemporaryFile()
+    try:
+        proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL if request is None else subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=err, env=child_env(), close_fds=True)
+    except OSError as e:
+        err.close()
+        raise NoChild(str(e)) from e
+    stdout = proc.stdout
+    assert stdout is not None
+    try:
+        if request is not None:
+            assert proc.stdin is not None
+            pickle.dump(request, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            proc.stdin.close()
+        while True:
+            if cancelled is not None and cancelled():
+                raise InterruptedError(f"{what} cancelled")
+            try:
+                msg = pickle.load(stdout)         # blocks in read(): the GIL is released
+            except EOFError:
+                code = proc.wait(5)
+                err.seek(0)
+                tail = err.read()[-600:].decode("utf-8", "replace").strip()
+                raise failed(f"{what} process ended without a result (exit code {code})"
+                             + (f": {tail.splitlines()[-1]}" if tail else ""))
+            if msg[0] == "done":
+                try:
+                    proc.wait(2)
+                except subprocess.TimeoutExpired:
+                    pass
+                return msg[1]
+            if msg[0] == "error":
+                raise failed(msg[1])
+            on_message(msg)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        stdout.close()
+        proc.wait(5)
+        err.close()
