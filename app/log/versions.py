@@ -163,12 +163,15 @@ def stream_chunks(stream: object) -> Iterator[tuple[Any, JsonObj]]:
         if not isinstance(rec, dict):
             continue
         rt = rec.get("type")
+        if not isinstance(rt, str):             # a hostile record type (list, object, number): skipped
+            continue
         if rt == "chunk":
             chunk = as_obj(rec.get("chunk"))
             if chunk is not None:
-                yield rec.get("time", 0), chunk
+                tc = rec.get("time", 0)
+                yield (tc if type(tc) is int else 0), chunk
             continue
-        delta = STREAM_RUN_TYPES.get(rt) if rt is not None else None
+        delta = STREAM_RUN_TYPES.get(rt)
         if delta is None:
             continue
         t = rec.get("time0", 0) if type(rec.get("time0")) is int else 0

@@ -1303,10 +1303,10 @@ class _V4Writer:
         self.seq = 0
         self.map: dict = {}                # v0 seq -> v4 seq (chunks -> their settlement)
         self.buf: dict = {}                # (turn, step) -> [(v0 seq, time, chunk)]
-        self.system = None                 # prompt text of the head
-        self.head = None                   # v4 seq of the system head
+        self.system: Optional[str] = None  # prompt text of the head
+        self.head: Optional[int] = None    # v4 seq of the system head
         self.n_sys = 0
-        self.header = None                 # the last request header (v4 shape, for a series header)
+        self.header: Optional[dict] = None  # the last request header (v4 shape, for a series header)
 
     def _emit(self, out, typ, time, data, src=None, op=None) -> dict:
         e = {"type": typ, "seq": self.seq, "time": time, "data": data}
