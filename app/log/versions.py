@@ -192,6 +192,111 @@ def stream_chunks(stream: object) -> Iterator[tuple[Any, JsonObj]]:
             yield t, c
 
 
+# --------------------------------------------------------------------------- hostile field types
+
+# Fields the faces read, with the JSON types dsh writes there (``int``: an integer, not a bool;
+# ``scalar``: a string, number, bool; ``obj``/``list``/``str`` as named; ``|`` joins; null is
+# always accepted, as an absent field).  A path is read under ``data``; ``*`` is every item of
+# a list.  A field of another type (a list where a string is expected, an object as a turn
+# number, ...) is dropped from the event in memory (as if absent; the stored row is unchanged)
+# and reported as a ``bad-field`` problem of that row: one hostile row never stops a face.
+_ANY_TYPE = (
+    (("turn",), "int"), (("step",), "int"), (("index",), "int"), (("compactionId",), "scalar"),
+    (("callId",), "scalar"), (("toolCallId",), "scalar"), (("retryId",), "scalar"), (("id",), "scalar"),
+    (("role",), "str"), (("source",), "obj"), (("source", "callId"), "scalar"), (("content",), "list|str"),
+    (("message",), "obj"), (("message", "id"), "scalar"), (("message", "role"), "str"),
+    (("message", "toolCallId"), "scalar"), (("message", "source"), "obj"), (("message", "source", "callId"), "scalar"),
+    (("message", "content"), "list|str"), (("usage",), "obj"),
+    (("content", "*", "type"), "str"), (("content", "*", "id"), "scalar"), (("content", "*", "toolCallId"), "scalar"),
+    (("message", "content", "*", "type"), "str"), (("message", "content", "*", "id"), "scalar"),
+    (("message", "content", "*", "toolCallId"), "scalar"), (("headerSeq",), "int"),
+    (("sourceEventSeq",), "int"), (("title",), "str"), (("messageSeqs",), "list"), (("messageSeqs", "*"), "int"),
+    (("shadowedRange",), "obj"), (("shadowedRange", "start"), "int"), (("shadowedRange", "end"), "int"),
+    (("shadowedSeqs",), "list"), (("shadowedSeqs", "*"), "int"),
+    (("stream",), "list"), (("stream", "*"), "obj"), (("stream", "*", "type"), "str"),
+    (("stream", "*", "index"), "int"), (("stream", "*", "time"), "int"), (("stream", "*", "time0"), "int"),
+    (("stream", "*", "dt"), "list"), (("stream", "*", "id"), "scalar"), (("stream", "*", "chunk"), "obj"),
+    (("header",), "obj"), (("header", "config"), "obj"), (("header", "tools"), "list|str"),
+    (("header", "tools", "*"), "obj|str"), (("header", "tools", "*", "name"), "scalar"),
+    (("reason",), "obj|str"), (("name",), "scalar"), (("chunk",), "obj"), (("chunk", "type"), "str"),
+    (("chunk", "index"), "int"), (("chunk", "id"), "scalar"),
+)
+
+
+def _type_ok(v: object, kinds: str) -> bool:
+    if v is None:
+        return True
+    for k in kinds.split("|"):
+        if (k == "int" and type(v) is int) or (k == "str" and isinstance(v, str)) or \
+                (k == "obj" and isinstance(v, dict)) or (k == "list" and isinstance(v, list)) or \
+                (k == "scalar" and not isinstance(v, (list, dict))):
+            return True
+    return False
+
+
+def _drop_bad(node: Any, path: tuple[str, ...], kinds: str, where: str, out: list[str]) -> Any:
+    """``node`` with the values at ``path`` that are not of ``kinds`` dropped (copied on write)."""
+    key, rest = path[0], path[1:]
+    if key == "*":
+        if not isinstance(node, list):
+            return node
+        new: list[Any] = []
+        changed = False
+        for i, v in enumerate(node):
+            if not rest:
+                if _type_ok(v, kinds):
+                    new.append(v)
+                else:
+                    out.append(f"{where}[{i}] is {_json_type(v)}, not {kinds.replace('|', ' or ')}: dropped")
+                    changed = True
+                continue
+            nv = _drop_bad(v, rest, kinds, f"{where}[{i}]", out)
+            changed = changed or nv is not v
+            new.append(nv)
+        return new if changed else node
+    if not isinstance(node, dict) or key not in node:
+        return node
+    v = node[key]
+    if not rest:
+        if _type_ok(v, kinds):
+            return node
+        out.append(f"{where}.{key} is {_json_type(v)}, not {kinds.replace('|', ' or ')}: read as absent")
+        return {k: x for k, x in node.items() if k != key}
+    nv = _drop_bad(v, rest, kinds, f"{where}.{key}", out)
+    return node if nv is v else {**node, key: nv}
+
+
+def _json_type(v: object) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number"}.get(type(v), type(v).__name__)
+
+
+def field_problems(ev: Event) -> list[str]:
+    """Drop the fields of ``ev.data`` whose JSON type dsh never writes there (see the table
+    above; ``ev.data`` is replaced by a corrected copy, ``ev.raw`` keeps the stored bytes), and
+    a ``sourceEventSeqs`` that is not an array or a ``surfaceOp`` that is neither a string nor an
+    object (or has non-integer bounds); -> one reason per dropped field (empty when well-typed)."""
+    out: list[str] = []
+    ses = ev.source_event_seqs
+    if not _type_ok(ses, "list"):
+        out.append(f"sourceEventSeqs is {_json_type(ses)}, not an array: read as absent")
+        ev.source_event_seqs = None
+    op = ev.surface_op
+    if not _type_ok(op, "str|obj"):
+        out.append(f"surfaceOp is {_json_type(op)}, not a string or object: read as absent")
+        ev.surface_op = None
+    elif isinstance(op, dict):
+        for key in ("op", "start", "end", "startSeq", "endSeq"):
+            op = _drop_bad(op, (key,), "str" if key == "op" else "int", "surfaceOp", out)
+        ev.surface_op = op
+    d = ev.data
+    if isinstance(d, dict):
+        for path, kinds in _ANY_TYPE:
+            d = _drop_bad(d, path, kinds, "data", out)
+        ev.data = d
+    return out
+
+
 def stream_summary(stream: object) -> JsonObj:
     """Members, finish reason, usage and text of an embedded stream."""
     chunks = 0
