@@ -57,8 +57,8 @@ def test_a_stream_record_of_an_unhashable_type_is_a_problem_of_its_row():
     (ev,), probs = decode_row(json.dumps(row).encode(), 4, line=6)
     assert ev.seq == 4 and [(p.code, p.seq, p.line) for p in probs] == [("bad-field", 4, 6)] * 4
     assert [p.message.split(",")[0] for p in probs] == [
-        "data.stream[0].type is an array", "data.stream[1].type is an object", "data.stream[3].time is an object",
-        "data.stream[2].time0 is an array"]
+        "data.stream[0].type is an array", "data.stream[1].type is an object", "data.stream[2].time0 is an array",
+        "data.stream[3].time is an object"]
     assert list(stream_chunks(ev.data["stream"])) == list(stream_chunks(stream))    # the same chunks read
     assert b'"type":["text-chunks"]' in ev.raw.replace(b" ", b"")                    # the stored bytes kept
 

@@ -24,6 +24,7 @@ How newer rows map into the model (no seq is renumbered: one generation file is 
 """
 from __future__ import annotations
 
+import functools
 import os
 from typing import TYPE_CHECKING, Any, Optional, Union
 from collections.abc import Iterable, Iterator
@@ -223,52 +224,91 @@ _ANY_TYPE = (
 )
 
 
+_KIND_TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "str": (str,), "obj": (dict,), "list": (list,),
+                                            "scalar": (str, int, float, bool)}
+
+
+@functools.lru_cache(maxsize=None)
+def _types(kinds: str) -> frozenset[type]:
+    """The exact Python types of decoded JSON that ``kinds`` accepts (null always; a bool is no int)."""
+    return frozenset(t for k in kinds.split("|") for t in _KIND_TYPES[k]) | {type(None)}
+
+
 def _type_ok(v: object, kinds: str) -> bool:
-    if v is None:
-        return True
-    for k in kinds.split("|"):
-        if (k == "int" and type(v) is int) or (k == "str" and isinstance(v, str)) or \
-                (k == "obj" and isinstance(v, dict)) or (k == "list" and isinstance(v, list)) or \
-                (k == "scalar" and not isinstance(v, (list, dict))):
-            return True
-    return False
+    return type(v) in _types(kinds)
 
 
-def _drop_bad(node: Any, path: tuple[str, ...], kinds: str, where: str, out: list[str]) -> Any:
-    """``node`` with the values at ``path`` that are not of ``kinds`` dropped (copied on write)."""
-    key, rest = path[0], path[1:]
-    if key == "*":
-        if not isinstance(node, list):
+# the table as a tree: key -> (accepted types or None, kinds text, the tree under it); walked over the
+# keys an event has (a few per row), not over the table
+_Node = tuple[Optional[frozenset[type]], str, dict[str, Any]]
+
+
+def _tree(rules: Iterable[tuple[tuple[str, ...], str]]) -> dict[str, _Node]:
+    root: dict[str, _Node] = {}
+    for path, kinds in rules:
+        node = root
+        for i, key in enumerate(path):
+            t0, k0, sub = node.get(key, (None, "", {}))
+            node[key] = (_types(kinds), kinds, sub) if i == len(path) - 1 else (t0, k0, sub)
+            node = sub
+    return root
+
+
+def _checked(v: Any, spec: _Node, where: str, out: list[str]) -> tuple[bool, Any]:
+    """(keep, value): whether ``v`` stays, and ``v`` with its own bad fields dropped."""
+    types, kinds, sub = spec
+    if types is not None and type(v) not in types:
+        out.append(f"{where} is {_json_type(v)}, not {kinds.replace('|', ' or ')}: read as absent")
+        return False, v
+    return True, (_drop_bad(v, sub, where, out) if sub and isinstance(v, (dict, list)) else v)
+
+
+def _drop_bad(node: Any, tree: dict[str, _Node], where: str, out: list[str]) -> Any:
+    """``node`` with the values that ``tree`` says are of a wrong type dropped (copied on write)."""
+    if isinstance(node, list):
+        star = tree.get("*")
+        if star is None:
             return node
+        types, _k, sub = star
+        if types is not None and not sub and all(type(v) in types for v in node):
+            return node                                   # the common case: one pass, no copy
         new: list[Any] = []
         changed = False
         for i, v in enumerate(node):
-            if not rest:
-                if _type_ok(v, kinds):
-                    new.append(v)
-                else:
-                    out.append(f"{where}[{i}] is {_json_type(v)}, not {kinds.replace('|', ' or ')}: dropped")
-                    changed = True
-                continue
-            nv = _drop_bad(v, rest, kinds, f"{where}[{i}]", out)
-            changed = changed or nv is not v
-            new.append(nv)
+            keep, nv = _checked(v, star, f"{where}[{i}]", out)
+            changed = changed or not keep or nv is not v
+            if keep:
+                new.append(nv)
         return new if changed else node
-    if not isinstance(node, dict) or key not in node:
+    if not isinstance(node, dict):
         return node
-    v = node[key]
-    if not rest:
-        if _type_ok(v, kinds):
-            return node
-        out.append(f"{where}.{key} is {_json_type(v)}, not {kinds.replace('|', ' or ')}: read as absent")
-        return {k: x for k, x in node.items() if k != key}
-    nv = _drop_bad(v, rest, kinds, f"{where}.{key}", out)
-    return node if nv is v else {**node, key: nv}
+    copy: Optional[dict[str, Any]] = None
+    for key, v in node.items():
+        spec = tree.get(key)
+        if spec is None:
+            continue
+        if not spec[2] and type(v) in spec[0]:           # a well-typed leaf (most fields)
+            continue
+        keep, nv = _checked(v, spec, f"{where}.{key}", out)
+        if not keep or nv is not v:
+            if copy is None:
+                copy = dict(node)
+            if keep:
+                copy[key] = nv
+            else:
+                del copy[key]
+    return node if copy is None else copy
 
 
 def _json_type(v: object) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
             float: "a number"}.get(type(v), type(v).__name__)
+
+
+_TREE = _tree(_ANY_TYPE)
+_LIST_OR_NULL = _types("list")
+_OP_TYPES = _types("str|obj")
+_OP_TREE = _tree(((("op",), "str"),) + tuple(((k,), "int") for k in ("start", "end", "startSeq", "endSeq")))
 
 
 def field_problems(ev: Event) -> list[str]:
@@ -278,22 +318,17 @@ def field_problems(ev: Event) -> list[str]:
     object (or has non-integer bounds); -> one reason per dropped field (empty when well-typed)."""
     out: list[str] = []
     ses = ev.source_event_seqs
-    if not _type_ok(ses, "list"):
+    if type(ses) not in _LIST_OR_NULL:
         out.append(f"sourceEventSeqs is {_json_type(ses)}, not an array: read as absent")
         ev.source_event_seqs = None
     op = ev.surface_op
-    if not _type_ok(op, "str|obj"):
+    if type(op) not in _OP_TYPES:
         out.append(f"surfaceOp is {_json_type(op)}, not a string or object: read as absent")
         ev.surface_op = None
     elif isinstance(op, dict):
-        for key in ("op", "start", "end", "startSeq", "endSeq"):
-            op = _drop_bad(op, (key,), "str" if key == "op" else "int", "surfaceOp", out)
-        ev.surface_op = op
-    d = ev.data
-    if isinstance(d, dict):
-        for path, kinds in _ANY_TYPE:
-            d = _drop_bad(d, path, kinds, "data", out)
-        ev.data = d
+        ev.surface_op = _drop_bad(op, _OP_TREE, "surfaceOp", out)
+    if type(ev.data) is dict and ev.data:
+        ev.data = _drop_bad(ev.data, _TREE, "data", out)
     return out
 
 
