@@ -20,13 +20,13 @@ from app.log.attempts import find_attempts
 from app.log.diff import attempt_diff, request_diff
 from app.log.lazyrows import iter_messages
 from app.log.integrity import EventChecks
-from app.log.model import is_event
+from app.log.model import Event, is_event
 from app.log.search import FindOptions, find_all
 from app.log.stats import compute_stats
 from app.log.surface import index_for, page_surface
 from app.log.textview import event_fields
 from app.log.trace import TraceError, trace_event
-from app.log.versions import _ANY_TYPE, _type_ok, decode_row, stream_chunks, stream_summary
+from app.log.versions import _ANY_TYPE, _TREE, _drop_bad, _type_ok, decode_row, field_problems, stream_chunks, stream_summary
 from app.store.export import export
 from app.store.faces import open_reader
 
@@ -188,6 +188,15 @@ def test_hostile_field_types_are_problems_of_their_rows(m):
     # one bad row never hides the others: every untouched row is still read, with its seq
     want = [i - 1 if envelope_free else json.loads(clean[i])["seq"] for i in range(1, len(clean)) if i not in touched]
     assert set(want) <= set(got["seqs"]), (sorted(set(want) - set(got["seqs"])), touched)
+    # the fast check (msgspec) and the rule tree agree on every mutated row: a row the fast check
+    # passes has nothing for the tree to drop
+    for i in touched:
+        row = json.loads(lines[i])
+        if isinstance(row.get("data"), dict):
+            slow: list[str] = []
+            _drop_bad(row["data"], _TREE, "data", slow)
+            ev = Event(seq=i - 1, type=str(row.get("type")), time=0, data=row["data"])
+            assert [x for x in field_problems(ev) if x.startswith("data")] == slow
     # a field the faces read with a fixed type, or an envelope field, is reported on its row
     probs = got["inspect"]["problems"]
     for i, (path, value) in touched.items():

@@ -29,6 +29,8 @@ import os
 from typing import TYPE_CHECKING, Any, Optional, Union
 from collections.abc import Iterable, Iterator
 
+import msgspec
+
 from .model import (KNOWN_TYPES, MAX_SAFE_INT, Event, Header, Item, Problem)
 from .payloads import JsonObj, as_obj, items
 
@@ -308,6 +310,32 @@ def _json_type(v: object) -> str:
 _TREE = _tree(_ANY_TYPE)
 _LIST_OR_NULL = _types("list")
 _OP_TYPES = _types("str|obj")
+
+_PY = {"int": (int,), "str": (str,), "scalar": (str, int, float, bool)}
+
+
+def _annotation(kinds: str, sub: dict[str, _Node], name: str) -> Any:
+    """The msgspec type that accepts exactly the values the rules under one key accept (a
+    conservative copy of the tree: anything it accepts, the tree accepts unchanged)."""
+    named = {k: v for k, v in sub.items() if k != "*"}
+    star = sub.get("*")
+    parts: list[Any] = []
+    for k in (kinds.split("|") if kinds else ["obj" if named else "list" if star else ""]):
+        if k == "obj":
+            parts.append(_struct(named, name) if named else dict)
+        elif k == "list":
+            parts.append(list[_annotation(star[1], star[2], name + "_item")] if star is not None else list)  # type: ignore[misc]
+        elif k:
+            parts.extend(_PY[k])
+    return Union[tuple(parts) + (type(None),)]
+
+
+def _struct(tree: dict[str, _Node], name: str) -> Any:
+    return msgspec.defstruct(name, [(k, _annotation(spec[1], spec[2], f"{name}_{k}"), None)
+                                    for k, spec in tree.items() if k != "*"])
+
+
+_DATA_TYPE = _struct(_TREE, "_Data")         # one C-speed check for the common, well-typed row
 _OP_TREE = _tree(((("op",), "str"),) + tuple(((k,), "int") for k in ("start", "end", "startSeq", "endSeq")))
 
 
@@ -327,8 +355,12 @@ def field_problems(ev: Event) -> list[str]:
         ev.surface_op = None
     elif isinstance(op, dict):
         ev.surface_op = _drop_bad(op, _OP_TREE, "surfaceOp", out)
-    if type(ev.data) is dict and ev.data:
-        ev.data = _drop_bad(ev.data, _TREE, "data", out)
+    d = ev.data
+    if type(d) is dict and d:
+        try:
+            msgspec.convert(d, _DATA_TYPE)
+        except msgspec.ValidationError:
+            ev.data = _drop_bad(d, _TREE, "data", out)
     return out
 
 
