@@ -314,7 +314,7 @@ def test_v4_compaction_replaces_valid_ranges(seed, tmp_path):
     shadowed = {s for s, st in page_surface(si, evs).items() if st.get("surface") == "shadowed"}
     assert shadowed == {s for b in _compactions(evs) for s in b[1].data["shadowedSeqs"]}
     # the series header after each compaction (the surface changed)
-    for _s, _m, rep, end in _compactions(evs):
+    for _s, _m, _rep, end in _compactions(evs):
         nxt = next(e for e in evs if e.seq == end.seq + 1)
         assert nxt.type == "request/header" and nxt.data["reason"] == "series"
 

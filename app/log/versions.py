@@ -230,7 +230,7 @@ _KIND_TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "str": (str,), "obj":
                                             "scalar": (str, int, float, bool)}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _types(kinds: str) -> frozenset[type]:
     """The exact Python types of decoded JSON that ``kinds`` accepts (null always; a bool is no int)."""
     return frozenset(t for k in kinds.split("|") for t in _KIND_TYPES[k]) | {type(None)}
@@ -289,7 +289,8 @@ def _drop_bad(node: Any, tree: dict[str, _Node], where: str, out: list[str]) -> 
         spec = tree.get(key)
         if spec is None:
             continue
-        if not spec[2] and type(v) in spec[0]:           # a well-typed leaf (most fields)
+        types = spec[0]
+        if not spec[2] and types is not None and type(v) in types:     # a well-typed leaf (most fields)
             continue
         keep, nv = _checked(v, spec, f"{where}.{key}", out)
         if not keep or nv is not v:

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Optional, TypedDict, Union
+from typing import Optional, TypedDict
 from collections.abc import Iterator
 
 
 from .limits import MAX_FRAME_BYTES, MAX_FRAME_STORED, MAX_ROW_BYTES, ZSTD_BACK_BUDGET, open_regular
 from .model import Problem
 from .sources import FileSource, RowPos, Segment, SourceChanged
-from .zstdframes import (COMPLETE, CORRUPT, MAGIC, MAX_HEADER, TORN, Buf, FrameError, Plain, decode_bounded,
+from .zstdframes import (COMPLETE, CORRUPT, MAGIC, MAX_HEADER, TORN, Buf, FrameError, decode_bounded,
                          decode_torn, iter_plain, scan_frame, walk_frame)
 
 BLOCK = 1 << 20            # forward read granularity
