@@ -9,6 +9,9 @@ Entry points (pure, no I/O besides :func:`file_version`):
 * :func:`decode_row` — one stored row of a given version -> project events (``app.log.model.Event``),
   ``(items, problems)`` exactly like :meth:`app.log.codec.RowCodec.decode_row`.
 * :func:`codec_for` — the :class:`~app.log.codec.RowCodec` of a version (reuse it for many rows).
+* :func:`field_problems` — hostile field types of one decoded event (an array as a turn number, an
+  object as a stream record type …): dropped in memory, one ``bad-field`` reason each (the codec
+  reports them with the row's seq and line); the faces never see a type dsh does not write.
 
 How newer rows map into the model (no seq is renumbered: one generation file is shown as stored):
 
