@@ -209,7 +209,7 @@ def stream_chunks(stream: object) -> Iterator[tuple[Any, JsonObj]]:
 _ANY_TYPE = (
     (("turn",), "int"), (("step",), "int"), (("index",), "int"), (("compactionId",), "scalar"),
     (("callId",), "scalar"), (("toolCallId",), "scalar"), (("retryId",), "scalar"), (("id",), "scalar"),
-    (("role",), "str"), (("source",), "obj"), (("source", "callId"), "scalar"), (("content",), "list|str"),
+    (("role",), "str"), (("source",), "obj|str"), (("source", "callId"), "scalar"), (("content",), "list|str"),
     (("message",), "obj"), (("message", "id"), "scalar"), (("message", "role"), "str"),
     (("message", "toolCallId"), "scalar"), (("message", "source"), "obj"), (("message", "source", "callId"), "scalar"),
     (("message", "content"), "list|str"), (("usage",), "obj"),
