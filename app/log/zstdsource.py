@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 
 from .limits import MAX_FRAME_BYTES, MAX_FRAME_STORED, MAX_ROW_BYTES, ZSTD_BACK_BUDGET, open_regular
-from .model import Problem
+from .model import BadKind, Problem
 from .sources import FileSource, RowPos, Segment, SourceChanged
 from .zstdframes import (COMPLETE, CORRUPT, MAGIC, MAX_HEADER, TORN, Buf, FrameError, decode_bounded,
                          decode_torn, iter_plain, scan_frame, walk_frame)
@@ -258,7 +258,7 @@ class ZstdSource(FileSource):
         base = 0                  # plaintext offset of pending[0]
         lines = 0
 
-        def seg(data: bytes, b: int, bad: Optional[str] = None, kind: str = "corrupt-frame") -> FrameSegment:
+        def seg(data: bytes, b: int, bad: Optional[str] = None, kind: BadKind = "corrupt-frame") -> FrameSegment:
             return FrameSegment(pos=at, end=end, data=data, base=b,
                                 text_offset=text_offset + b if text_offset >= 0 else -1,
                                 line0=line0 + lines if line0 is not None else None, torn=torn and bad is None,
