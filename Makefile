@@ -27,7 +27,6 @@ test-fast: $(STAMP)
 check: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(PY) .ci/mypy_backlog.py
 	$(VENV)/bin/vulture app tests bench vulture_whitelist.py --ignore-decorators "@pytest.fixture"
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/test_layering.py
 

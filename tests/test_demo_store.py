@@ -145,7 +145,9 @@ def test_demo_store_covers_the_features():
     assert all(e.synthesized for e in st.closure)
     assert len(crashed.events(logical=True)) == len(crashed.events(logical=False)) + len(st.closure)
     # compaction with a shadowed message: the derived messages drop what the checkpoint replaced
-    for sid in ("demo-v4-image-compaction", "demo-v4-compaction"):
+    # (dsh's two real v4 logs, and the generated long session, which overflows its context window 3 times)
+    assert facts["demo-v4-long"]["types"]["compaction/start"] == 3
+    for sid in ("demo-v4-image-compaction", "demo-v4-compaction", "demo-v4-long"):
         r = open_info(infos[sid])
         summ = next(e for e in r.events() if e.type == "compaction/summary")
         shadowed = set(summ.data.get("shadowedSeqs") or [])

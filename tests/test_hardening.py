@@ -131,6 +131,30 @@ def test_200mb_line_memory_is_bounded(tmp_path):
     assert probe("events", p)["seqs"] == [0, 2]
 
 
+@pytest.mark.slow
+def test_huge_stored_zstd_frame_is_a_bad_frame_and_memory_is_bounded(tmp_path):
+    """A frame's *stored* size is bounded too (limits.MAX_FRAME_STORED): a 1.1 GiB frame (sparse
+    file) is never loaded; it becomes one reported bad frame and the frames around it read."""
+    p = tmp_path / "huge.jsonl.zstd"
+    at = hostile.huge_frame_file(str(p), _header(), (1 << 30) + (100 << 20))
+    assert p.stat().st_size > (1 << 30) + (100 << 20) > 16 * limits.MAX_FRAME_STORED
+    for res in probe_many(("inspect", "page", "messages"), p, timeout=180):
+        assert res["rc"] == 0 and res["peak_mb"] < RSS_BOUND_MB, res
+        print(f"huge stored zstd frame ({p.stat().st_size >> 20} MiB) {res['face']}: peak RSS {res['peak_mb']} MB")
+    got = probe("events", p, timeout=180)
+    assert got["rc"] == 0 and got["seqs"] == [0, 1] and got["peak_mb"] < RSS_BOUND_MB, got
+    # the problem says which frame and why, forward and backward (the tail page reads newest first)
+    from app.store.faces import open_reader
+    r = open_reader(str(p))
+    bad = [it for it in r.iter_items() if not hasattr(it, "seq")]
+    assert [b.kind for b in bad] == ["over-limit"] and f"byte {at}" in bad[0].reason
+    assert "stored frame limit" in bad[0].reason
+    page = r.tail_page(100)
+    assert [e.seq for e in page.events] == [0, 1]
+    codes = [x.code for x in r.source.problems]
+    assert codes.count("frame-over-limit") == 1, codes
+
+
 # ----------------------------------------------------------------------------- class 4
 
 def _zstd_of(rows, header, tmp_path, name="s.jsonl.zstd", mutate=None):

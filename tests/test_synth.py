@@ -248,3 +248,88 @@ def test_options():
                      delegation_depth=1).header()
     assert list(h) == ["type", "version", "id", "createdAt", "cwd", "parentSession", "seedLength", "origin",
                        "delegationDepth"]
+
+
+# --------------------------------------------------------------------------- v4 compaction
+
+DSH_COMPACTION = ("0217po+deepseek-harness@321a6fa740/snapshots/session/compaction-output-reserve/"
+                  "session.v4.jsonl")
+
+
+def _compactions(evs):
+    """(start, summary, replacement, end) events of every compaction bracket, log order."""
+    out, cur = [], {}
+    for e in evs:
+        if e.type.startswith("compaction/"):
+            cur[e.type] = e
+        elif e.type == "user/message" and isinstance(e.surface_op, dict) and "compaction/summary" in cur:
+            cur["replace"] = e
+        if e.type == "compaction/end":
+            out.append((cur["compaction/start"], cur["compaction/summary"], cur["replace"], e))
+            cur = {}
+    return out
+
+
+def _check_compaction_shape(evs):
+    """Every compaction replaces a run of current surface nodes exactly as dsh writes it; -> count."""
+    from app.log.folds import SurfaceFold
+    fold = SurfaceFold(keep_events=False, version=4)
+    brackets = {b[2].seq: b for b in _compactions(evs)}
+    for e in evs:
+        if e.seq in brackets:
+            start, summ, rep, _end = brackets[e.seq]
+            op = rep.surface_op
+            assert set(op) == {"op", "startSeq", "endSeq"} and op["op"] == "replace"
+            nodes = list(fold.nodes)
+            i, j = nodes.index(op["startSeq"]), nodes.index(op["endSeq"])
+            removed = nodes[i:j + 1]
+            assert i >= 1 and next(x for x in evs if x.seq == nodes[0]).type == "system/message"   # head kept
+            assert rep.source_event_seqs == [start.seq, summ.seq] + removed
+            assert summ.data["shadowedRange"] == {"start": op["startSeq"], "end": op["endSeq"]}
+            assert summ.data["shadowedSeqs"] == removed
+            assert rep.data["source"] == {"kind": "compact-checkpoint", "compactionId": start.data["compactionId"]}
+        n = len(fold.violations)
+        fold.apply(e)
+        assert len(fold.violations) == n, fold.violations[-1]
+    return len(brackets)
+
+
+def test_dsh_compaction_fixture_has_the_checked_shape():
+    from fixtures_util import REPO
+    r = LogReader.open(str(REPO.parent / "shared" / "fixtures" / "dsh-next" / DSH_COMPACTION))
+    assert _check_compaction_shape(r.events()) == 1
+
+
+@pytest.mark.parametrize("seed", [0, 1, 5])
+def test_v4_compaction_replaces_valid_ranges(seed, tmp_path):
+    """synth v4 writes compactions as dsh does: the system prompt is surface node 0 (right after the
+    first step/start), the replacement names a run of current nodes after it by startSeq/endSeq, and
+    the surface, request and messages faces agree with the same session written as v0."""
+    from app.log.integrity import dsh_refusals
+    from app.log.surface import index_for, page_surface
+    p4, p0 = tmp_path / "session.v4.jsonl", tmp_path / "session.jsonl"
+    kw = dict(context_window=6_000 + 500 * seed, p_retry=0.3)
+    write_jsonl(str(p4), SessionSynth(seed, version=4, **kw), turns=10)
+    write_jsonl(str(p0), SessionSynth(seed, **kw), turns=10)
+    r4, r0 = LogReader.open(str(p4)), LogReader.open(str(p0))
+    evs = r4.events()
+    assert _check_compaction_shape(evs) >= 1
+    assert analysis.inspect(r4)["problems"] == [] and dsh_refusals(r4) == []
+    si = index_for(r4, exact=True)
+    assert si.rejected == {}
+    shadowed = {s for s, st in page_surface(si, evs).items() if st.get("surface") == "shadowed"}
+    assert shadowed == {s for b in _compactions(evs) for s in b[1].data["shadowedSeqs"]}
+    # the series header after each compaction (the surface changed)
+    for _s, _m, _rep, end in _compactions(evs):
+        nxt = next(e for e in evs if e.seq == end.seq + 1)
+        assert nxt.type == "request/header" and nxt.data["reason"] == "series"
+
+    def ids(msgs):
+        return [m.get("id") for m in msgs if m.get("role") != "system"]
+    assert ids(analysis.messages(r4)) == ids(analysis.messages(r0))
+    b4 = [b for b, _a in analysis.dispatches(evs)]
+    b0 = [b for b, _a in analysis.dispatches(r0.events())]
+    assert len(b4) == len(b0)
+    for x4, x0 in zip(b4, b0):
+        q4, q0 = analysis.request_at(r4, x4)["request"], analysis.request_at(r0, x0)["request"]
+        assert q4["messages"][0]["role"] == "system" and ids(q4["messages"]) == ids(q0["messages"])

@@ -17,7 +17,7 @@ from .limits import MAX_PACKED_MEMBERS, LimitError, check_row
 from .model import (MAX_SAFE_INT, PACKED_TAGS, BadKind, BadRow, Event,
                     Header, Item, Problem)
 from .payloads import JsonObj
-from .versions import decode_seq_ranges, known_types, version_problem
+from .versions import decode_seq_ranges, field_problems, known_types, version_problem
 
 _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
@@ -211,6 +211,8 @@ class RowCodec:
                    raw=raw, pos=pos, offset=offset, line=line)
         if self.version < 2:
             self._legacy(ev, problems)
+        for why in field_problems(ev):      # a hostile field type: dropped in memory, reported (versions.py)
+            problems.append(Problem(code="bad-field", message=why, line=line, offset=offset, seq=seq))
         if ev.type not in self.known:
             ev.known = False
             if ev.ignorable is True:

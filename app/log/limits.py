@@ -21,6 +21,8 @@ MAX_ROW_BYTES = 32 << 20          # one stored row (a JSONL line, a SQLite row's
 MAX_PACKED_MEMBERS = 4096         # members of one packed chunk row (dsh writes at most 1024)
 MAX_DEPTH = 256                   # JSON nesting of one row (arrays + objects)
 MAX_FRAME_BYTES = 1 << 30         # plaintext read from one zstd frame (streamed); the rest is a bad row
+MAX_FRAME_STORED = 64 << 20       # stored (compressed) bytes of one zstd frame held to decode it; a bigger
+                                  # frame is a reported bad frame, never loaded (dsh: one batch per frame)
 ZSTD_BACK_BUDGET = 64 << 20       # plaintext held when a big frame is read newest-first (re-streamed)
 ZSTD_WINDOW_LOG_MAX = 24          # largest zstd window accepted (16 MiB; dsh/zstd levels 1-19 use <= 8 MiB)
 ZSTD_OUT_WINDOW = 8 << 20         # plaintext decoded per step when streaming a frame

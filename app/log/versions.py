@@ -9,6 +9,9 @@ Entry points (pure, no I/O besides :func:`file_version`):
 * :func:`decode_row` — one stored row of a given version -> project events (``app.log.model.Event``),
   ``(items, problems)`` exactly like :meth:`app.log.codec.RowCodec.decode_row`.
 * :func:`codec_for` — the :class:`~app.log.codec.RowCodec` of a version (reuse it for many rows).
+* :func:`field_problems` — hostile field types of one decoded event (an array as a turn number, an
+  object as a stream record type …): dropped in memory, one ``bad-field`` reason each (the codec
+  reports them with the row's seq and line); the faces never see a type dsh does not write.
 
 How newer rows map into the model (no seq is renumbered: one generation file is shown as stored):
 
@@ -24,9 +27,12 @@ How newer rows map into the model (no seq is renumbered: one generation file is 
 """
 from __future__ import annotations
 
+import functools
 import os
 from typing import TYPE_CHECKING, Any, Optional, Union
 from collections.abc import Iterable, Iterator
+
+import msgspec
 
 from .model import (KNOWN_TYPES, MAX_SAFE_INT, Event, Header, Item, Problem)
 from .payloads import JsonObj, as_obj, items
@@ -163,12 +169,15 @@ def stream_chunks(stream: object) -> Iterator[tuple[Any, JsonObj]]:
         if not isinstance(rec, dict):
             continue
         rt = rec.get("type")
+        if not isinstance(rt, str):             # a hostile record type (list, object, number): skipped
+            continue
         if rt == "chunk":
             chunk = as_obj(rec.get("chunk"))
             if chunk is not None:
-                yield rec.get("time", 0), chunk
+                tc = rec.get("time", 0)
+                yield (tc if type(tc) is int else 0), chunk
             continue
-        delta = STREAM_RUN_TYPES.get(rt) if rt is not None else None
+        delta = STREAM_RUN_TYPES.get(rt)
         if delta is None:
             continue
         t = rec.get("time0", 0) if type(rec.get("time0")) is int else 0
@@ -187,6 +196,176 @@ def stream_chunks(stream: object) -> Iterator[tuple[Any, JsonObj]]:
             else:
                 c = {"type": delta, "index": index, "text": p}
             yield t, c
+
+
+# --------------------------------------------------------------------------- hostile field types
+
+# Fields the faces read, with the JSON types dsh writes there (``int``: an integer, not a bool;
+# ``scalar``: a string, number, bool; ``obj``/``list``/``str`` as named; ``|`` joins; null is
+# always accepted, as an absent field).  A path is read under ``data``; ``*`` is every item of
+# a list.  A field of another type (a list where a string is expected, an object as a turn
+# number, ...) is dropped from the event in memory (as if absent; the stored row is unchanged)
+# and reported as a ``bad-field`` problem of that row: one hostile row never stops a face.
+_ANY_TYPE = (
+    (("turn",), "int"), (("step",), "int"), (("index",), "int"), (("compactionId",), "scalar"),
+    (("callId",), "scalar"), (("toolCallId",), "scalar"), (("retryId",), "scalar"), (("id",), "scalar"),
+    (("role",), "str"), (("source",), "obj|str"), (("source", "callId"), "scalar"), (("content",), "list|str"),
+    (("message",), "obj"), (("message", "id"), "scalar"), (("message", "role"), "str"),
+    (("message", "toolCallId"), "scalar"), (("message", "source"), "obj"), (("message", "source", "callId"), "scalar"),
+    (("message", "content"), "list|str"), (("usage",), "obj"),
+    (("content", "*", "type"), "str"), (("content", "*", "id"), "scalar"), (("content", "*", "toolCallId"), "scalar"),
+    (("message", "content", "*", "type"), "str"), (("message", "content", "*", "id"), "scalar"),
+    (("message", "content", "*", "toolCallId"), "scalar"), (("headerSeq",), "int"),
+    (("sourceEventSeq",), "int"), (("title",), "str"), (("messageSeqs",), "list"), (("messageSeqs", "*"), "int"),
+    (("shadowedRange",), "obj"), (("shadowedRange", "start"), "int"), (("shadowedRange", "end"), "int"),
+    (("shadowedSeqs",), "list"), (("shadowedSeqs", "*"), "int"),
+    (("stream",), "list"), (("stream", "*"), "obj"), (("stream", "*", "type"), "str"),
+    (("stream", "*", "index"), "int"), (("stream", "*", "time"), "int"), (("stream", "*", "time0"), "int"),
+    (("stream", "*", "dt"), "list"), (("stream", "*", "id"), "scalar"), (("stream", "*", "chunk"), "obj"),
+    (("header",), "obj"), (("header", "config"), "obj"), (("header", "tools"), "list|str"),
+    (("header", "tools", "*"), "obj|str"), (("header", "tools", "*", "name"), "scalar"),
+    (("reason",), "obj|str"), (("name",), "scalar"), (("chunk",), "obj"), (("chunk", "type"), "str"),
+    (("chunk", "index"), "int"), (("chunk", "id"), "scalar"),
+)
+
+
+_KIND_TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "str": (str,), "obj": (dict,), "list": (list,),
+                                            "scalar": (str, int, float, bool)}
+
+
+@functools.cache
+def _types(kinds: str) -> frozenset[type]:
+    """The exact Python types of decoded JSON that ``kinds`` accepts (null always; a bool is no int)."""
+    return frozenset(t for k in kinds.split("|") for t in _KIND_TYPES[k]) | {type(None)}
+
+
+def _type_ok(v: object, kinds: str) -> bool:
+    return type(v) in _types(kinds)
+
+
+# the table as a tree: key -> (accepted types or None, kinds text, the tree under it); walked over the
+# keys an event has (a few per row), not over the table
+_Node = tuple[Optional[frozenset[type]], str, dict[str, Any]]
+
+
+def _tree(rules: Iterable[tuple[tuple[str, ...], str]]) -> dict[str, _Node]:
+    root: dict[str, _Node] = {}
+    for path, kinds in rules:
+        node = root
+        for i, key in enumerate(path):
+            t0, k0, sub = node.get(key, (None, "", {}))
+            node[key] = (_types(kinds), kinds, sub) if i == len(path) - 1 else (t0, k0, sub)
+            node = sub
+    return root
+
+
+def _checked(v: Any, spec: _Node, where: str, out: list[str]) -> tuple[bool, Any]:
+    """(keep, value): whether ``v`` stays, and ``v`` with its own bad fields dropped."""
+    types, kinds, sub = spec
+    if types is not None and type(v) not in types:
+        out.append(f"{where} is {_json_type(v)}, not {kinds.replace('|', ' or ')}: read as absent")
+        return False, v
+    return True, (_drop_bad(v, sub, where, out) if sub and isinstance(v, (dict, list)) else v)
+
+
+def _drop_bad(node: Any, tree: dict[str, _Node], where: str, out: list[str]) -> Any:
+    """``node`` with the values that ``tree`` says are of a wrong type dropped (copied on write)."""
+    if isinstance(node, list):
+        star = tree.get("*")
+        if star is None:
+            return node
+        types, _k, sub = star
+        if types is not None and not sub and all(type(v) in types for v in node):
+            return node                                   # the common case: one pass, no copy
+        new: list[Any] = []
+        changed = False
+        for i, v in enumerate(node):
+            keep, nv = _checked(v, star, f"{where}[{i}]", out)
+            changed = changed or not keep or nv is not v
+            if keep:
+                new.append(nv)
+        return new if changed else node
+    if not isinstance(node, dict):
+        return node
+    copy: Optional[dict[str, Any]] = None
+    for key, v in node.items():
+        spec = tree.get(key)
+        if spec is None:
+            continue
+        types = spec[0]
+        if not spec[2] and types is not None and type(v) in types:     # a well-typed leaf (most fields)
+            continue
+        keep, nv = _checked(v, spec, f"{where}.{key}", out)
+        if not keep or nv is not v:
+            if copy is None:
+                copy = dict(node)
+            if keep:
+                copy[key] = nv
+            else:
+                del copy[key]
+    return node if copy is None else copy
+
+
+def _json_type(v: object) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number"}.get(type(v), type(v).__name__)
+
+
+_TREE = _tree(_ANY_TYPE)
+_LIST_OR_NULL = _types("list")
+_OP_TYPES = _types("str|obj")
+
+_PY = {"int": (int,), "str": (str,), "scalar": (str, int, float, bool)}
+
+
+def _annotation(kinds: str, sub: dict[str, _Node], name: str) -> Any:
+    """The msgspec type that accepts exactly the values the rules under one key accept (a
+    conservative copy of the tree: anything it accepts, the tree accepts unchanged)."""
+    named = {k: v for k, v in sub.items() if k != "*"}
+    star = sub.get("*")
+    parts: list[Any] = []
+    for k in (kinds.split("|") if kinds else ["obj" if named else "list" if star else ""]):
+        if k == "obj":
+            parts.append(_struct(named, name) if named else dict)
+        elif k == "list":
+            parts.append(list[_annotation(star[1], star[2], name + "_item")] if star is not None else list)  # type: ignore[misc]
+        elif k:
+            parts.extend(_PY[k])
+    return Union[tuple(parts) + (type(None),)]
+
+
+def _struct(tree: dict[str, _Node], name: str) -> Any:
+    return msgspec.defstruct(name, [(k, _annotation(spec[1], spec[2], f"{name}_{k}"), None)
+                                    for k, spec in tree.items() if k != "*"])
+
+
+_DATA_TYPE = _struct(_TREE, "_Data")         # one C-speed check for the common, well-typed row
+_OP_TREE = _tree(((("op",), "str"),) + tuple(((k,), "int") for k in ("start", "end", "startSeq", "endSeq")))
+
+
+def field_problems(ev: Event) -> list[str]:
+    """Drop the fields of ``ev.data`` whose JSON type dsh never writes there (see the table
+    above; ``ev.data`` is replaced by a corrected copy, ``ev.raw`` keeps the stored bytes), and
+    a ``sourceEventSeqs`` that is not an array or a ``surfaceOp`` that is neither a string nor an
+    object (or has non-integer bounds); -> one reason per dropped field (empty when well-typed)."""
+    out: list[str] = []
+    ses = ev.source_event_seqs
+    if type(ses) not in _LIST_OR_NULL:
+        out.append(f"sourceEventSeqs is {_json_type(ses)}, not an array: read as absent")
+        ev.source_event_seqs = None
+    op = ev.surface_op
+    if type(op) not in _OP_TYPES:
+        out.append(f"surfaceOp is {_json_type(op)}, not a string or object: read as absent")
+        ev.surface_op = None
+    elif isinstance(op, dict):
+        ev.surface_op = _drop_bad(op, _OP_TREE, "surfaceOp", out)
+    d = ev.data
+    if type(d) is dict and d:
+        try:
+            msgspec.convert(d, _DATA_TYPE)
+        except msgspec.ValidationError:
+            ev.data = _drop_bad(d, _TREE, "data", out)
+    return out
 
 
 def stream_summary(stream: object) -> JsonObj:

@@ -15,7 +15,9 @@ batch of complete ``\\n``-terminated lines.  The concatenated plaintext is the r
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import mmap
+from collections.abc import Callable, Generator, Iterable
+from typing import Optional, Union
 
 from backports import zstd
 
@@ -25,9 +27,15 @@ MAX_HEADER = 18                        # magic + descriptor + window + dict id +
 COMPLETE, TORN, CORRUPT = "complete", "torn", "corrupt"
 
 _DICT_BYTES = (0, 1, 2, 4)
-_OPTIONS_CACHE: dict = {}
+_OPTIONS_CACHE: dict[int, dict[int, int]] = {}
 
 ZstdError = zstd.ZstdError
+
+Buf = Union[bytes, bytearray, memoryview, mmap.mmap]     # frame bytes in memory (sliceable, sized)
+ReadAt = Callable[[int, int], Union[bytes, memoryview]]  # read(offset, n) -> up to n bytes at offset
+Walk = tuple[str, int]                                   # (COMPLETE | TORN | CORRUPT, end offset)
+# a frame's plaintext in pieces; returns (eof, error) when the pieces end (see iter_plain)
+Plain = Generator[bytes, None, tuple[bool, Optional[str]]]
 
 
 class FrameError(zstd.ZstdError):
@@ -36,7 +44,7 @@ class FrameError(zstd.ZstdError):
 
 # --------------------------------------------------------------------------- scanning
 
-def header_size(descriptor: int):
+def header_size(descriptor: int) -> Optional[int]:
     """Frame header size for a descriptor byte, or None when the descriptor is corrupt."""
     if descriptor & 0x18:
         return None
@@ -46,7 +54,7 @@ def header_size(descriptor: int):
     return 5 + (0 if single else 1) + _DICT_BYTES[descriptor & 3] + fcs
 
 
-def walk_frame(read: Callable[[int, int], bytes], at: int, limit: int):
+def walk_frame(read: ReadAt, at: int, limit: int) -> Walk:
     """The spec §1.3 frame walk over ``read(offset, n)`` for bytes in ``[at, limit)``.
 
     Returns ``(kind, end)``: ``complete`` with the frame's end offset; ``torn`` with
@@ -85,7 +93,7 @@ def walk_frame(read: Callable[[int, int], bytes], at: int, limit: int):
     return COMPLETE, p
 
 
-def scan_frame(buf, at: int = 0):
+def scan_frame(buf: Buf, at: int = 0) -> Walk:
     """Classify the frame starting at ``buf[at]`` without decompressing it.
 
     ``buf`` is bytes-like and ends where the data ends (end of file, or of the region
@@ -104,7 +112,7 @@ def scan_frame(buf, at: int = 0):
     return walk_frame(lambda o, k: mv[o:o + k], at, n)
 
 
-def iter_frames(buf, at: int = 0):
+def iter_frames(buf: Buf, at: int = 0) -> Iterable[tuple[str, int, int]]:
     """Yield ``(kind, start, end)`` for consecutive frames of ``buf`` (stops at the first
     torn or corrupt frame, which is yielded too)."""
     n = len(buf)
@@ -118,7 +126,7 @@ def iter_frames(buf, at: int = 0):
 
 # --------------------------------------------------------------------------- encoding
 
-def _options(level: int) -> dict:
+def _options(level: int) -> dict[int, int]:
     opts = _OPTIONS_CACHE.get(level)
     if opts is None:
         P = zstd.CompressionParameter
@@ -151,7 +159,7 @@ def encode_session(header_line: bytes, batches: Iterable[bytes], level: int = zs
 
 # --------------------------------------------------------------------------- decoding
 
-def decode_frame(buf) -> bytes:
+def decode_frame(buf: Buf) -> bytes:
     """Decode exactly one complete frame; the content checksum and size are verified.
 
     Raises :class:`FrameError` (a ``ZstdError``) when ``buf`` is not exactly one valid frame.
@@ -171,13 +179,13 @@ def decode_frame(buf) -> bytes:
     return decode_bounded(buf, MAX_FRAME_BYTES)
 
 
-def decompressor():
+def decompressor() -> zstd.ZstdDecompressor:
     """A streaming decompressor that refuses frames needing a window over the limit."""
     from .limits import ZSTD_WINDOW_LOG_MAX
     return zstd.ZstdDecompressor(options={zstd.DecompressionParameter.window_log_max: ZSTD_WINDOW_LOG_MAX})
 
 
-def iter_plain(buf, window: int = 0):
+def iter_plain(buf: Buf, window: int = 0) -> Plain:
     """Stream the plaintext of one frame (complete or torn) in pieces of at most ``window``
     bytes: memory stays bounded whatever the frame expands to.  Yields ``bytes``; returns
     (StopIteration value) ``(eof, error)``: ``eof`` when the frame ended (checksum verified),
@@ -185,8 +193,7 @@ def iter_plain(buf, window: int = 0):
     from .limits import ZSTD_OUT_WINDOW
     window = window or ZSTD_OUT_WINDOW
     d = decompressor()
-    mv = memoryview(buf)
-    data = mv
+    data: Union[memoryview, bytes] = memoryview(buf)
     while True:
         try:
             out = d.decompress(data, max_length=window)
@@ -201,9 +208,10 @@ def iter_plain(buf, window: int = 0):
             return False, None          # input exhausted mid-frame (torn)
 
 
-def decode_bounded(buf, limit: int) -> bytes:
+def decode_bounded(buf: Buf, limit: int) -> bytes:
     """Decode one complete frame whose plaintext must not exceed ``limit`` bytes (FrameError)."""
-    out, n = [], 0
+    out: list[bytes] = []
+    n = 0
     it = iter_plain(buf)
     while True:
         try:
@@ -222,12 +230,13 @@ def decode_bounded(buf, limit: int) -> bytes:
     return b"".join(out)
 
 
-def decode_partial(buf, chunk: int = 1 << 16, limit: int = 0) -> bytes:
+def decode_partial(buf: Buf, chunk: int = 1 << 16, limit: int = 0) -> bytes:
     """What decodes from the start of a (possibly incomplete) frame, at most ``limit`` bytes
     (default: the frame limit of :mod:`app.log.limits`)."""
     from .limits import MAX_FRAME_BYTES
     limit = limit or MAX_FRAME_BYTES
-    out, n = [], 0
+    out: list[bytes] = []
+    n = 0
     it = iter_plain(buf)
     for piece in it:
         out.append(piece[:limit - n])
@@ -237,7 +246,7 @@ def decode_partial(buf, chunk: int = 1 << 16, limit: int = 0) -> bytes:
     return b"".join(out)
 
 
-def decode_torn(buf, limit: int = 0) -> bytes:
+def decode_torn(buf: Buf, limit: int = 0) -> bytes:
     """Records recovered from a torn final frame: the decodable plaintext cut after its
     last ``\\n`` (no end-of-frame requirement; an incomplete record is dropped)."""
     data = decode_partial(buf, limit=limit)

@@ -15,19 +15,33 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, TypedDict
 from collections.abc import Iterator
 
 
-from .limits import MAX_FRAME_BYTES, MAX_ROW_BYTES, ZSTD_BACK_BUDGET, open_regular
-from .model import Problem
+from .limits import MAX_FRAME_BYTES, MAX_FRAME_STORED, MAX_ROW_BYTES, ZSTD_BACK_BUDGET, open_regular
+from .model import BadKind, Problem
 from .sources import FileSource, RowPos, Segment, SourceChanged
-from .zstdframes import (COMPLETE, CORRUPT, MAGIC, MAX_HEADER, TORN, FrameError, decode_bounded, decode_torn,
-                         iter_plain, scan_frame, walk_frame)
+from .zstdframes import (COMPLETE, CORRUPT, MAGIC, MAX_HEADER, TORN, Buf, FrameError, decode_bounded,
+                         decode_torn, iter_plain, scan_frame, walk_frame)
 
 BLOCK = 1 << 20            # forward read granularity
 BACK_CHUNK = 1 << 16       # first backward search window
 MAX_BACK_CHUNK = 1 << 23   # backward search windows grow up to this
+OVERSIZE = "oversize"      # a frame whose stored (compressed) bytes run past MAX_FRAME_STORED: never loaded
+
+# (kind, end, view) of a frame: see ZstdSource._classify
+Classified = tuple[str, int, Optional[memoryview]]
+# a validated backward anchor: (frame start, exactly one frame up to the region end, its bytes if at hand)
+Anchor = tuple[int, bool, Optional[memoryview]]
+
+
+class FrameState(TypedDict, total=False):
+    """What :meth:`ZstdSource._windows` says about the frame it streamed."""
+    good: bool                 # the whole frame decoded as rows
+    error: Optional[str]       # the reason when nothing decoded at all
+    n: int                     # plaintext bytes
+    lines: int                 # rows (lines) yielded
 
 
 @dataclass(slots=True)
@@ -42,7 +56,7 @@ class FrameSegment(Segment):
 class _Cache:
     __slots__ = ("buf", "at")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.buf = b""
         self.at = 0
 
@@ -51,12 +65,12 @@ class ZstdSource(FileSource):
     """``session.jsonl.zstd``: concatenated independent zstd frames; frame 1 is the header line."""
     kind = "zstd"
 
-    def __init__(self, path: str, block: int = BLOCK):
+    def __init__(self, path: str, block: int = BLOCK) -> None:
         self.path = str(path)
         self.block = max(int(block), 64)
-        self.problems: list = []
-        self._seen: set = set()
-        self._header_problems: list = []
+        self.problems: list[Problem] = []
+        self._seen: set[tuple[str, int]] = set()
+        self._header_problems: list[Problem] = []
         self._fd = open_regular(self.path)
         st = os.fstat(self._fd)
         self._ino = (st.st_dev, st.st_ino)
@@ -107,7 +121,7 @@ class ZstdSource(FileSource):
             return
         n0 = len(self.problems)
         kind, end, view = self._classify(_Cache(), 0, self.size)
-        if kind == COMPLETE:
+        if kind == COMPLETE and view is not None:
             try:
                 data = decode_bounded(view, MAX_ROW_BYTES + 1)
             except FrameError as e:
@@ -137,17 +151,20 @@ class ZstdSource(FileSource):
             self._header_torn = True
             self._problem("torn-header-frame", "the zstd header frame is incomplete", 0, fatal=True)
         else:
-            self._problem("bad-header-frame", f"the file does not start with a valid zstd frame (byte {end})",
-                          0, fatal=True)
+            why = (f"the zstd header frame stores over {MAX_FRAME_STORED >> 20} MiB (the stored frame limit)"
+                   if kind == OVERSIZE else f"the file does not start with a valid zstd frame (byte {end})")
+            self._problem("bad-header-frame", why, 0, fatal=True)
             self.header_end = self._resync(0, self.size)
         self._header_problems = self.problems[n0:]
 
     # ------------------------------------------------------------------ frame classification
-    def _classify(self, cache: _Cache, at: int, stop: int):
+    def _classify(self, cache: _Cache, at: int, stop: int) -> Classified:
         """(kind, end, view) of the frame at ``at`` within ``[at, stop)``.
 
         ``view`` is the frame's bytes for complete frames, ``[at, stop)`` for torn ones,
         None for corrupt ones.  ``end`` as in :func:`walk_frame` (absolute offsets).
+        A frame whose stored bytes run past :data:`MAX_FRAME_STORED` is ``OVERSIZE``, with
+        ``end`` where the bounded walk stopped and no view: it is never loaded.
         """
         need = min(at + MAX_HEADER, stop)
         if not (cache.at <= at and need <= cache.at + len(cache.buf)):
@@ -157,10 +174,14 @@ class ZstdSource(FileSource):
         kind, rel = scan_frame(region, at - cache.at)
         end = cache.at + rel
         if kind == TORN and cache.at + len(region) < stop:
-            # the frame runs past the cached chunk: walk it on disk, then load it whole
-            kind, end = walk_frame(self._read, at, stop)
+            # the frame runs past the cached chunk: walk it on disk (at most the stored frame
+            # limit), then load it whole
+            lim = min(stop, at + MAX_FRAME_STORED)
+            kind, end = walk_frame(self._read, at, lim)
             if kind == CORRUPT:
                 return kind, end, None
+            if kind == TORN and lim < stop:
+                return OVERSIZE, lim, None
             cache.buf = self._pread(end - at, at)
             cache.at = at
             region = memoryview(cache.buf)
@@ -212,8 +233,16 @@ class ZstdSource(FileSource):
         self._problem("corrupt-frame", f"zstd frame at byte {at}: {reason}", at)
         return FrameSegment(pos=at, end=end, data=b"", bad=f"corrupt zstd frame at byte {at}: {reason}")
 
-    def _windows(self, at: int, end: int, view, text_offset: int, line0, torn: bool = False,
-                 state: Optional[dict] = None) -> Iterator[FrameSegment]:
+    def _oversize(self, at: int, end: int) -> FrameSegment:
+        """The frame at ``at`` stores more than :data:`MAX_FRAME_STORED` bytes: skipped unread
+        (``end``: where the next readable frame starts)."""
+        why = (f"zstd frame at byte {at} stores over {MAX_FRAME_STORED >> 20} MiB, past the stored frame "
+               f"limit; its rows are skipped unread (bytes {at}-{end})")
+        self._problem("frame-over-limit", why, at)
+        return FrameSegment(pos=at, end=end, data=b"", bad=why, bad_kind="over-limit")
+
+    def _windows(self, at: int, end: int, view: Buf, text_offset: int, line0: Optional[int],
+                 torn: bool = False, state: Optional[FrameState] = None) -> Iterator[FrameSegment]:
         """The decoded rows of the frame ``[at, end)``, streamed in bounded windows.
 
         Each window is cut after its last newline (``base`` = its offset in the frame's
@@ -222,14 +251,14 @@ class ZstdSource(FileSource):
         bad segment.  ``torn``: a torn final frame (its incomplete last record is dropped).
         ``state`` receives ``good`` (the whole frame decoded as rows), ``error`` (the reason
         when nothing decoded at all), ``n`` (plaintext bytes), ``lines``."""
-        st = state if state is not None else {}
-        st.update(good=True, error=None, n=0, lines=0)
+        st: FrameState = state if state is not None else {}
+        st.update({"good": True, "error": None, "n": 0, "lines": 0})
         pending = b""             # incomplete last record carried to the next window
-        skip_from = None          # plaintext offset of an over-limit record being skipped
+        skip_from: Optional[int] = None   # plaintext offset of an over-limit record being skipped
         base = 0                  # plaintext offset of pending[0]
         lines = 0
 
-        def seg(data, b, bad=None, kind="corrupt-frame"):
+        def seg(data: bytes, b: int, bad: Optional[str] = None, kind: BadKind = "corrupt-frame") -> FrameSegment:
             return FrameSegment(pos=at, end=end, data=data, base=b,
                                 text_offset=text_offset + b if text_offset >= 0 else -1,
                                 line0=line0 + lines if line0 is not None else None, torn=torn and bad is None,
@@ -301,13 +330,14 @@ class ZstdSource(FileSource):
         elif not yielded:
             yield seg(b"", 0)        # an empty frame: one empty segment, as before
 
-    def _frame_backward(self, at: int, end: int, view, text_offset: int, line0) -> Iterator[FrameSegment]:
+    def _frame_backward(self, at: int, end: int, view: Buf, text_offset: int, line0: Optional[int]
+                        ) -> Iterator[FrameSegment]:
         """The segments of one complete frame newest first, holding at most about
         :data:`ZSTD_BACK_BUDGET` of plaintext: a big frame is re-streamed for older windows."""
-        hi = None                         # windows with index < hi remain to be yielded
+        hi: Optional[int] = None          # windows with index < hi remain to be yielded
         while hi is None or hi > 0:
-            st: dict = {}
-            ring: list = []
+            st: FrameState = {}
+            ring: list[tuple[int, FrameSegment]] = []
             held = 0
             for i, sg in enumerate(self._windows(at, end, view, text_offset, line0, state=st)):
                 if hi is not None and i >= hi:
@@ -316,8 +346,9 @@ class ZstdSource(FileSource):
                 held += len(sg.data)
                 while held > ZSTD_BACK_BUDGET and len(ring) > 1:
                     held -= len(ring.pop(0)[1].data)
-            if st.get("error") is not None and not ring:
-                yield self._bad(at, end, st["error"])
+            error = st.get("error")
+            if error is not None and not ring:
+                yield self._bad(at, end, error)
                 return
             if not ring:
                 return
@@ -337,15 +368,22 @@ class ZstdSource(FileSource):
                 # corrupt middle frame whose size fields point past the end of the file
                 nxt = self._resync(at, stop)
                 if nxt >= stop:
-                    yield from self._windows(at, stop, view, text_offset, line0, torn=True)
+                    yield from self._windows(at, stop, view if view is not None else b"", text_offset, line0,
+                                             torn=True)
                     return
                 kind, reason = CORRUPT, "the frame's block sizes run past the next frame"
                 yield self._bad(at, nxt, reason)
                 text_offset, line0 = -1, None
                 at = nxt
                 continue
-            if kind == COMPLETE:
-                st: dict = {}
+            if kind == OVERSIZE:
+                nxt = self._resync(at, stop)
+                yield self._oversize(at, nxt)
+                text_offset, line0 = -1, None
+                at = nxt
+                continue
+            if kind == COMPLETE and view is not None:
+                st: FrameState = {}
                 it = self._windows(at, end, view, text_offset, line0, state=st)
                 first = next(it, None)
                 if st["error"] is None:
@@ -392,7 +430,7 @@ class ZstdSource(FileSource):
         yield from self._scan(start, self.size, -1 if text_offset is None else text_offset, line0)
 
     # ------------------------------------------------------------------ backward
-    def _check(self, c: int, e: int, win: bytes, win_at: int, exact_only: bool):
+    def _check(self, c: int, e: int, win: bytes, win_at: int, exact_only: bool) -> Optional[Anchor]:
         """Validate candidate frame start ``c`` for the region ending at ``e``.
 
         -> None, or (c, exact, view): ``exact`` when ``[c, e)`` is exactly one frame.
@@ -418,7 +456,7 @@ class ZstdSource(FileSource):
                 return c, False, None
         return None
 
-    def _anchor(self, e: int, exact_only: bool = False):
+    def _anchor(self, e: int, exact_only: bool = False) -> Optional[Anchor]:
         """Nearest trustworthy frame start before ``e`` (searching the magic backwards)."""
         lo = self.header_end
         hi = e
@@ -449,7 +487,7 @@ class ZstdSource(FileSource):
         e = self.size if end is None else min(end, self.size)
         while e > lo:
             found = self._anchor(e)
-            def known(c):
+            def known(c: int) -> tuple[int, Optional[int]]:
                 return (self._text0, self._line0) if c == lo else (-1, None)
             if found is None:
                 c = lo                       # nothing validates: scan the region forward
@@ -457,8 +495,12 @@ class ZstdSource(FileSource):
             else:
                 c, exact, view = found
                 if exact:
+                    if e - c > MAX_FRAME_STORED:
+                        yield self._oversize(c, e)
+                        e = c
+                        continue
                     if view is None:
-                        view = self._pread(e - c, c)
+                        view = memoryview(self._pread(e - c, c))
                     yield from self._frame_backward(c, e, view, *known(c))
                     e = c
                     continue

@@ -98,6 +98,33 @@ def long_line_file(path: str, header_line: bytes, size: int) -> None:
         f.write(b'{"type":"session/title","seq":2,"time":0,"data":{"title":"after"}}\n')
 
 
+def huge_frame_file(path: str, header_line: bytes, stored_bytes: int) -> int:
+    """A ``session.jsonl.zstd`` whose third frame *stores* ``stored_bytes`` (raw blocks; a
+    zstd frame's compressed size is bounded by nothing but the file): header frame, a good
+    frame (seq 0), the huge frame, a good frame (seq 1).  The file is sparse: only the block
+    headers are written, so it costs a few MB of disk for a GiB frame.  -> the huge frame's offset."""
+    from ..log.zstdframes import MAGIC, encode_frame
+    block = 1 << 17                                  # the largest zstd block (window 128 KiB)
+    head = encode_frame(header_line.rstrip(b"\n") + b"\n")
+    before = encode_frame(b'{"type":"session/title","seq":0,"time":0,"data":{"title":"before"}}\n')
+    after = encode_frame(b'{"type":"session/title","seq":1,"time":0,"data":{"title":"after"}}\n')
+    with open(path, "wb") as f:
+        f.write(head + before)
+        at = f.tell()
+        f.write(MAGIC + bytes([0x00, 7 << 3]))       # no content size, no checksum; window 2^(10+7)
+        n = max(1, -(-stored_bytes // (block + 3)))
+        p = f.tell()
+        for i in range(n):
+            last = 1 if i == n - 1 else 0
+            f.seek(p)
+            f.write(((block << 3) | last).to_bytes(3, "little"))   # a raw block of zeros (a hole)
+            p += 3 + block
+        f.truncate(p)
+        f.seek(p)
+        f.write(after)
+    return at
+
+
 # ----------------------------------------------------------------------------- mutants
 
 def deep_row(seq: int, depth: int) -> bytes:

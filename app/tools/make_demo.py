@@ -254,10 +254,8 @@ def build(fixtures: Path, out: Path) -> None:
         dst.parent.mkdir(parents=True, exist_ok=True)
         dst.write_bytes(src.read_bytes())
     # generated v4 where no real log shows it
-    # (no compaction: synth's v4 compaction range spans the system head it inserts, a fold
-    # violation; the real v4 logs above show compaction)
-    long_synth = SessionSynth(41, "demo-v4-long", CWD, T0 - 30 * 24 * HOUR, version=4, result_scale=0.25,
-                              compaction=False)
+    # (the long session overflows its context window: compaction recovery as dsh writes it in v4)
+    long_synth = SessionSynth(41, "demo-v4-long", CWD, T0 - 30 * 24 * HOUR, version=4, result_scale=0.25)
     long_path = _synth(root, long_synth, "session.v4.jsonl.zstd", turns=250, batch_events=(24, 160))
     _synth(root, SessionSynth(12, "demo-v4-crashed", CWD, T0 + 20 * HOUR, version=4, p_retry=0.5),
            "session.v4.jsonl.zstd", turns=4, crash=True, batch_events=(4, 24))

@@ -1275,6 +1275,23 @@ def stream_records(chunks: list) -> list:
     return out
 
 
+# v4 direct source kinds of first-party plugin sources (spec-versions §4.4; the later v4 line)
+_V4_PLUGIN_KINDS = {"compact": "compact-checkpoint", "tools-code-mode": "ptc-mode", "tools-ptc": "ptc-mode",
+                    "dsh-compaction-basic": "compact-basic"}
+
+
+def _v4_source(src: dict, role: Optional[str]) -> dict:
+    """A v0 ``{kind:"plugin", plugin:P, …}`` message source as current dsh writes it in v4."""
+    if src.get("kind") != "plugin" or not isinstance(src.get("plugin"), str):
+        return src
+    p = src["plugin"]
+    if p == "@deepseek-ai/dsh-system-prompt":
+        kind = "system-prompt" if role == "system" else "runtime-context"
+    else:
+        kind = _V4_PLUGIN_KINDS.get(p, f"plugin:{p}")
+    return {"kind": kind, **{k: v for k, v in src.items() if k not in ("kind", "plugin")}}
+
+
 class _V4Writer:
     """Turns the generator's v0 events into the v4 shape as dsh writes it: one event per row,
     chunks embedded in ``assistant/message.data.stream`` (failed runs: ``assistant/attempt``),
@@ -1286,9 +1303,10 @@ class _V4Writer:
         self.seq = 0
         self.map: dict = {}                # v0 seq -> v4 seq (chunks -> their settlement)
         self.buf: dict = {}                # (turn, step) -> [(v0 seq, time, chunk)]
-        self.system = None                 # prompt text of the head
-        self.head = None                   # v4 seq of the system head
+        self.system: Optional[str] = None  # prompt text of the head
+        self.head: Optional[int] = None    # v4 seq of the system head
         self.n_sys = 0
+        self.header: Optional[dict] = None  # the last request header (v4 shape, for a series header)
 
     def _emit(self, out, typ, time, data, src=None, op=None) -> dict:
         e = {"type": typ, "seq": self.seq, "time": time, "data": data}
@@ -1329,6 +1347,7 @@ class _V4Writer:
                     self.buf.pop(k)                  # v2+: an unsettled attempt leaves no trace
             if typ == "request/header":
                 hdr = dict(d["header"])
+                self.header = hdr
                 text = hdr.pop("system", None)
                 if text and text != self.system:
                     self.n_sys += 1
@@ -1373,6 +1392,8 @@ class _V4Writer:
                     d["shadowedRange"] = {"start": self.map.get(r.get("start")), "end": self.map.get(r.get("end"))}
                 if isinstance(d.get("shadowedSeqs"), list):
                     d["shadowedSeqs"] = self._refs(d["shadowedSeqs"])
+            elif typ == "user/message" and isinstance(d.get("source"), dict):
+                d = dict(d, source=_v4_source(d["source"], d.get("role")))
             elif typ in ("session/title", "session/title-llm-request") and isinstance(d.get("messageSeqs"), list):
                 d = dict(d, messageSeqs=self._refs(d["messageSeqs"]))
             elif typ == "command/done" and d.get("sourceEventSeq") is not None:
@@ -1383,7 +1404,22 @@ class _V4Writer:
                       "endSeq": self.map.get(op.get("end"))}
             n = self._emit(out, typ, t, d, src=self._refs(e.get("sourceEventSeqs")), op=op)
             self.map[e["seq"]] = n["seq"]
+            if typ == "step/start" and self.head is None:
+                # dsh: the system prompt is surface node 0, appended right after the first step/start
+                # (before the step's user message), so a compaction range never spans it (spec §4.3)
+                self._head(out, t, d, self.synth._system)
+            elif typ == "compaction/end" and self.header is not None:
+                # the replacement changed the surface: the next request starts a series (spec §6)
+                self._emit(out, "request/header", t, {"header": dict(self.header), "reason": "series"})
         return out
+
+    def _head(self, out: list, t: int, step: dict, text: str) -> None:
+        self.n_sys += 1
+        msg = {"id": f"system-{self.synth.session_id}-{self.n_sys}", "role": "system",
+               "content": [{"type": "text", "text": text}] if text else [], "source": {"kind": "system-prompt"}}
+        self.head = self._emit(out, "system/message", t, {"turn": step.get("turn"), "step": step.get("step"),
+                                                          "message": msg}, op="append")["seq"]
+        self.system = text
 
 
 # =========================================================================== crash tails
