@@ -52,12 +52,15 @@ Buffer = Union[bytes, bytearray]
 _HEAD = 64                     # bytes of a row's head looked at
 _SLICE = _HEAD + 3             # per row in the heads string: NUL, the previous row's "}\n", the head
 _PAD = b" " * _HEAD            # after the last row of the file (every head slice has its full length)
-# every row: a packed chunk row's type and seq0, or any other row's seq
-_ROWS = re.compile(rb'\x00\}\n\{"type":"(?:(text-chunks|reasoning-chunks|tool-call-chunks)","seq0|[^"\\\n\x00]*","seq)'
+# every row's seq (a packed chunk row's seq0), in the writer's key order
+_ROWS = re.compile(rb'\x00\}\n\{"type":"(?:(?:text-chunks|reasoning-chunks|tool-call-chunks)","seq0|[^"\\\n\x00]*","seq)'
                    rb'":(\d+)[,}]')
+_PACKED = re.compile(rb'\x00\}\n\{"type":"(?:text-chunks|reasoning-chunks|tool-call-chunks)","seq0":\d+')
 _MARKS = re.compile(rb'\x00\}\n\{"type":"(turn/start|turn/end|assistant/message|session/end-seed)","seq":(\d+)[,}]')
-_LEGACY = re.compile(rb'\x00\}\n\{"type":"(?:steering/message|user/message|assistant/message|tool/result|'
-                     rb'turn/start|turn/end)","seq":')
+_LEGACY = re.compile(rb'\x00\}\n\{"type":"(?:steering/message|user/message|(assistant/message|tool/result)|'
+                     rb'turn/start|turn/end)","seq":\d+')
+# an assistant message or tool result whose data holds "message" (so not in a legacy shape)
+_HAS_MESSAGE = re.compile(rb',"time":-?\d+,"data":\{"turn":-?\d+,"step":-?\d+,"message":\{')
 _DT = re.compile(rb',"time0":-?\d+,"data":\{"turn":-?\d+,"step":-?\d+,"index":-?\d+,"dt":\[([-\d,]*)\]')
 _MARK_CODE = {k.encode(): v for k, v in MARK_CODES.items()}
 _probe = msgspec.json.Decoder(_ProbeRow).decode
@@ -107,29 +110,29 @@ def scan_block(buf: Buffer, a: int, b: int, expected: int, legacy: bool) -> Opti
     heads = b"\x00" + b"\x00".join([buf[s - 2:s + _HEAD] for s in starts])
     if heads.count(b"\x00") != n:                  # a NUL in a head: the slices would not line up
         return None
-    rows = _ROWS.findall(heads)
-    if len(rows) != n:
+    seqs = _ROWS.findall(heads)
+    if len(seqs) != n:
         return None                                # a row in another shape or key order, a blank line
-    first = int(rows[0][1])
+    first = int(seqs[0])
     if first != expected:
         return None
     # each row's member count (1; a packed row: its dt length + 1, read from the row itself)
-    pk = [k for k, r in enumerate(rows) if r[0]]
     counts = [1] * n
-    if pk:
-        match = _DT.match
-        for k in pk:
-            d = match(buf, starts[k] + 18 + len(rows[k][0]) + len(rows[k][1]))
-            if d is None:
-                return None
-            dt = d.group(1)
-            counts[k] = dt.count(b",") + 2 if dt else 1
-        if max(counts[k] for k in pk) > MAX_PACKED_MEMBERS:
+    top = 1
+    for m in _PACKED.finditer(heads):
+        k = m.start() // _SLICE
+        d = _DT.match(buf, starts[k] + m.end() - m.start() - 3)
+        if d is None:
             return None
-    seqs = list(accumulate(counts, initial=first))
-    last = seqs.pop() - 1
+        dt = d.group(1)
+        counts[k] = c = dt.count(b",") + 2 if dt else 1
+        top = max(top, c)
+    if top > MAX_PACKED_MEMBERS:
+        return None
+    col = list(accumulate(counts, initial=first))
+    last = col.pop() - 1
     # every row's seq, exactly: the stored seq column equals the one a contiguous log has
-    if b",".join([r[1] for r in rows]) != ",".join(map(str, seqs)).encode():
+    if b",".join(seqs) != ",".join(map(str, col)).encode():
         return None
     marks = _MARKS.findall(heads)
     flag: Optional[bool] = None
@@ -138,6 +141,8 @@ def scan_block(buf: Buffer, a: int, b: int, expected: int, legacy: bool) -> Opti
         try:
             for m in _LEGACY.finditer(heads):
                 k = m.start() // _SLICE
+                if m.group(1) and _HAS_MESSAGE.match(buf, starts[k] + m.end() - m.start() - 3):
+                    continue                       # data.message is there: not a legacy shape
                 end = starts[k + 1] - 1 if k + 1 < n else b - 1
                 if _maybe_legacy(_probe(buf[starts[k]:end])):
                     flag = True
