@@ -23,7 +23,7 @@ from app.tools.synth import SessionSynth, write_jsonl
 ARRAYS = ("seg_pos", "seg_end", "first_seq", "last_seq", "line0", "rows", "mark_seq", "mark_code")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rows(version: int, seed: int) -> tuple[bytes, tuple[bytes, ...]]:
     """(header line, stored rows) of a generated ~60 KB log."""
     import os

@@ -332,7 +332,7 @@ def scan(reader: LogReader, builder: IndexBuilder, segments: Optional[Iterable[S
         fed = _jsonl_feed(reader, builder, src, start, line0)
     else:
         if segments is None:
-            segments = src.forward(start, line0=line0) if start is not None else src.forward()
+            segments = src.forward(start, line0=line0) if isinstance(src, RawJsonlSource) else src.forward(start)
         fed = _feed_segments(reader, builder, segments, fast)
     for f in fed:
         if on_segment is not None:

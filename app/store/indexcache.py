@@ -323,6 +323,8 @@ def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None
         scan(reader, builder, segments, progress, on_segment=snaps.on_segment)
     else:
         if src.kind == "zstd":
+            from ..log.zstdsource import ZstdSource
+            assert isinstance(src, ZstdSource)
             segments = src.forward(start["pos"], line0=start["line0"], text_offset=start["text_offset"]) \
                 if start["pos"] < src.size else iter(())
         snaps = _Snapshots(Resume(pos=start["pos"], line0=start["line0"], text_offset=start["text_offset"]), builder)
