@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from typing import Optional
+from collections.abc import Callable, Iterable
 
-from .attempts import AttemptTracker, embedded_stream
+from .attempts import Attempt, AttemptTracker, embedded_stream
 from .lazyrows import PackedBlock, iter_lazy
 from .folds import HeaderFold, SurfaceFold, build_request
 from .integrity import EventChecks, dsh_refusals
@@ -11,7 +12,8 @@ import msgspec
 
 from .limits import ProblemList
 from .model import Event, Problem, typed
-from .reader import LogReader
+from .payloads import JsonObj
+from .reader import LogReader, TailState
 
 
 _ROW_DEFECTS = frozenset({"malformed", "bad-utf8", "bad-envelope", "bad-packed", "corrupt-frame", "torn-row",
@@ -22,7 +24,7 @@ class RequestError(Exception):
     pass
 
 
-def load_checks(reader: LogReader, problems: list[Problem], st, sf: SurfaceFold, checks: EventChecks,
+def load_checks(reader: LogReader, problems: list[Problem], st: TailState, sf: SurfaceFold, checks: EventChecks,
                 inherited: Optional[int]) -> list[Problem]:
     """The checks of a whole-log pass, appended to ``problems`` (inspect and the outline share
     them): the seed marker against the header, fold violations, the tail's and the events'
@@ -42,8 +44,9 @@ def load_checks(reader: LogReader, problems: list[Problem], st, sf: SurfaceFold,
     return refusals
 
 
-def _dedupe(problems: list) -> list:
-    seen, out = set(), []
+def _dedupe(problems: list[Problem]) -> list[Problem]:
+    seen: set[tuple[str, str, Optional[int], Optional[int], Optional[int]]] = set()
+    out: list[Problem] = []
     for p in problems:
         k = (p.code, p.message, p.line, p.offset, p.seq)
         if k not in seen:
@@ -52,12 +55,13 @@ def _dedupe(problems: list) -> list:
     return out
 
 
-def inspect(reader: LogReader, progress=None, live: bool = False) -> dict:
+def inspect(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
+            live: bool = False) -> JsonObj:
     """Summary facts of a log (spec: ``inspect`` face), one forward pass (packed rows not expanded).
 
     ``live``: a writer is alive, so an open turn is in flight, not crashed: no closure is
     synthesized (``closure`` is empty; :func:`app.log.inflight.in_flight` says what is open)."""
-    problems: list = ProblemList(reader.problems)
+    problems = ProblemList(reader.problems)
     if reader.fatal:
         return {"id": reader.header.id if reader.header else None, "format": reader.source.kind,
                 "problems": [str(p) for p in _dedupe(list(problems) + problems.summary())], "fatal": str(reader.fatal)}
@@ -69,11 +73,12 @@ def inspect(reader: LogReader, progress=None, live: bool = False) -> dict:
     turns = events = 0
     last_seq = -1
     expected = 0
-    types: dict = {}
-    title = None
-    inherited = None                 # v2+: seq of the last tagged session/end-seed (the inherited cut)
+    types: dict[str, int] = {}
+    title: object = None
+    inherited: Optional[int] = None                # v2+: seq of the last tagged session/end-seed (the inherited cut)
     for ev in iter_lazy(reader, problems=problems, progress=progress):
-        if type(ev) is PackedBlock:            # packed deltas, counted and grouped without their events
+        if isinstance(ev, PackedBlock):        # packed deltas, counted and grouped without their events
+            assert ev.n is not None            # a checked block (iter_lazy's default) counts its members
             if ev.seq0 != expected:
                 problems.append(Problem(code="seq-gap" if ev.seq0 > expected else "seq-order",
                                         message=f"seq {ev.seq0} where {expected} was expected", seq=ev.seq0,
@@ -109,7 +114,7 @@ def inspect(reader: LogReader, progress=None, live: bool = False) -> dict:
         checks.apply(ev)
         if ev.type == "turn/end":
             at.prune()
-    closure = [] if live else st.closure
+    closure: list[Event] = [] if live else st.closure
     for ev in closure:
         sf.apply(ev)
     refusals = load_checks(reader, problems, st, sf, checks, inherited)
@@ -141,7 +146,7 @@ def inspect(reader: LogReader, progress=None, live: bool = False) -> dict:
 
 
 def messages(reader: LogReader, through: Optional[int] = None, logical: bool = True,
-             checks: Optional[EventChecks] = None) -> list:
+             checks: Optional[EventChecks] = None) -> list[JsonObj]:
     """Derived model messages of the prefix through ``through`` (inclusive); ``checks`` (an
     :class:`~app.log.integrity.EventChecks`) sees every event read."""
     sf = SurfaceFold(version=reader.version)
@@ -154,7 +159,16 @@ def messages(reader: LogReader, through: Optional[int] = None, logical: bool = T
     return sf.messages()
 
 
-def dispatch_boundary(reader: LogReader, at_seq: int, events=None) -> tuple[int, dict]:
+def _attempt_at(at: AttemptTracker, seq: int) -> Attempt:
+    """The attempt holding ``seq`` (a chunk or settlement just applied to ``at``)."""
+    a = at.attempt_of(seq)
+    if a is None:
+        raise RequestError(f"no attempt holds seq {seq}")
+    return a
+
+
+def dispatch_boundary(reader: LogReader, at_seq: int,
+                      events: Optional[Iterable[Event]] = None) -> tuple[int, JsonObj]:
     """The seq ``b`` of the first chunk of the attempt that ``at_seq`` names.
 
     ``at_seq`` may be the attempt's first chunk, any of its chunks, the assistant/message
@@ -171,7 +185,7 @@ def dispatch_boundary(reader: LogReader, at_seq: int, events=None) -> tuple[int,
                     a = at.attempt_of(ev.seq)
                     return ev.seq, a.to_dict() if a else {}
                 if ev.type == "assistant/chunk":
-                    a = at.attempt_of(ev.seq)
+                    a = _attempt_at(at, ev.seq)
                     return a.first_seq, a.to_dict()
                 if ev.type == "assistant/message":
                     cited = ev.source_event_seqs or []
@@ -186,7 +200,7 @@ def dispatch_boundary(reader: LogReader, at_seq: int, events=None) -> tuple[int,
             d = ev.data if isinstance(ev.data, dict) else {}
             if tt is None or (d.get("turn") == tt and (ts is None or d.get("step") == ts)):
                 at.apply(ev)
-                a = at.attempt_of(ev.seq)
+                a = _attempt_at(at, ev.seq)
                 return a.first_seq, a.to_dict()
         if ev.type == "turn/end" and tt is not None and isinstance(ev.data, dict) and ev.data.get("turn") == tt:
             break
@@ -196,7 +210,7 @@ def dispatch_boundary(reader: LogReader, at_seq: int, events=None) -> tuple[int,
     raise RequestError(f"no model dispatch at or after seq {at_seq} ({target.type}) in its turn")
 
 
-def request_at(reader: LogReader, at_seq: int, checks: Optional[EventChecks] = None) -> dict:
+def request_at(reader: LogReader, at_seq: int, checks: Optional[EventChecks] = None) -> JsonObj:
     """The exact request at the dispatch boundary named by ``at_seq`` (spec §3)."""
     b, attempt = dispatch_boundary(reader, at_seq)
     sf = SurfaceFold(version=reader.version)
@@ -214,7 +228,7 @@ def request_at(reader: LogReader, at_seq: int, checks: Optional[EventChecks] = N
                                      hf.tool_history.snapshot() if reader.version >= 4 else None)}
 
 
-def dispatches(events: list) -> list:
+def dispatches(events: Iterable[Event]) -> list[tuple[int, Attempt]]:
     """Every attempt's dispatch boundary in an event list: [(first_chunk_seq, attempt)]."""
     at = AttemptTracker(keep_text=False)
     for ev in events:

@@ -14,14 +14,15 @@ with its reason (the failure, or "abandoned" when the stream has no finish).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 from collections.abc import Iterable
 
 from .model import Event
+from .payloads import JsonList, JsonObj, as_obj
 from .versions import stream_summary
 
 
-def embedded_chunks(ev: Event) -> list:
+def embedded_chunks(ev: Event) -> list[Event]:
     """The chunks of a v2+ settlement's embedded stream as ``assistant/chunk``-shaped events
     (for display next to v0 chunk rows): seq = the settlement's, ``member`` = chunk index,
     ``packed`` = "embedded".  They are views of the one stored row (``raw`` is that row)."""
@@ -36,7 +37,7 @@ def embedded_chunks(ev: Event) -> list:
             for k, (t, c) in enumerate(stream_chunks(stream))]
 
 
-def embedded_stream(ev: Event):
+def embedded_stream(ev: Event) -> Optional[JsonList]:
     """The embedded chunk stream of a v2+ settlement event, else None."""
     if ev.type in ("assistant/message", "assistant/attempt") and isinstance(ev.data, dict):
         s = ev.data.get("stream")
@@ -45,6 +46,8 @@ def embedded_stream(ev: Event):
     return None
 
 FAILED_FINISH = ("error", "aborted")
+# an attempt's (turn, step) as logged: JSON values, compared and hashed, never validated
+_StepKey = tuple[Any, Any]
 
 
 @dataclass(slots=True)
@@ -54,20 +57,21 @@ class Attempt:
     first_seq: int
     last_seq: int
     chunks: int = 0
-    finish: Optional[dict] = None           # the finish chunk's reason
-    usage: Optional[dict] = None
+    finish: Optional[JsonObj] = None        # the finish chunk's reason
+    usage: object = None                    # the usage as logged (a TokenUsage object when well-formed)
     message_seq: Optional[int] = None       # the assistant/message citing it
     interrupted: bool = False               # message carries interrupted:true
     retry_seq: Optional[int] = None         # llm/retry scheduled after this failure
     retry_started_seq: Optional[int] = None
     retry_number: Optional[int] = None
     closed: bool = False
-    text: list = field(default_factory=list)   # text deltas (bounded), for previews of failed attempts
+    text: list[str] = field(default_factory=list)   # text deltas (bounded), for previews of failed attempts
     log_only: bool = False                  # a v2+ ``assistant/attempt``: settled without a message
 
     @property
     def finish_kind(self) -> Optional[str]:
-        return (self.finish or {}).get("kind") if isinstance(self.finish, dict) else None
+        kind = self.finish.get("kind") if self.finish is not None else None
+        return kind if isinstance(kind, str) else None
 
     @property
     def failed(self) -> bool:
@@ -78,9 +82,9 @@ class Attempt:
         return self.failed
 
     @property
-    def failure(self) -> Optional[dict]:
-        f = self.finish or {}
-        return f.get("failure") if isinstance(f, dict) else None
+    def failure(self) -> Optional[JsonObj]:
+        """The finish reason's ``failure`` object (None when absent or not an object)."""
+        return as_obj(self.finish.get("failure")) if self.finish is not None else None
 
     @property
     def status(self) -> str:
@@ -103,7 +107,7 @@ class Attempt:
         msg = f.get("message") or ""
         return f"{code}: {msg}" if msg else str(code)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JsonObj:
         return {"turn": self.turn, "step": self.step, "firstSeq": self.first_seq, "lastSeq": self.last_seq,
                 "chunks": self.chunks, "status": self.status, "finish": self.finish, "usage": self.usage,
                 "messageSeq": self.message_seq, "retrySeq": self.retry_seq,
@@ -118,8 +122,8 @@ class AttemptTracker:
 
     def __init__(self, keep_text: bool = True):
         self.attempts: list[Attempt] = []
-        self._open: dict[tuple, Attempt] = {}       # (turn, step) -> open attempt
-        self._last: dict[tuple, Attempt] = {}       # (turn, step) -> last attempt
+        self._open: dict[_StepKey, Attempt] = {}    # (turn, step) -> open attempt
+        self._last: dict[_StepKey, Attempt] = {}    # (turn, step) -> last attempt
         self.keep_text = keep_text
         self.pruned = 0                              # settled, non-failed attempts dropped by prune()
         # prune() re-checks only what may have changed since the last one: attempts[:_stable] (and
@@ -170,7 +174,9 @@ class AttemptTracker:
                 self._last_new.add(key)
             a.last_seq = ev.seq
             a.chunks += 1
-            c = d.get("chunk") if isinstance(d.get("chunk"), dict) else {}
+            c = d.get("chunk")
+            if not isinstance(c, dict):
+                c = {}
             ct = c.get("type")
             if ct == "finish":
                 a.finish = c.get("reason") if isinstance(c.get("reason"), dict) else {"kind": str(c.get("reason"))}
@@ -219,7 +225,7 @@ class AttemptTracker:
             for key in [k for k in self._open if k[0] == turn or t.startswith("turn")]:
                 self._open.pop(key).closed = True
 
-    def apply_deltas(self, turn, step, seq0: int, n: int) -> None:
+    def apply_deltas(self, turn: Optional[int], step: Optional[int], seq0: int, n: int) -> None:
         """``apply`` of ``n`` consecutive delta chunks (a packed row, seqs ``seq0..seq0+n-1``)
         when text is not kept: the attempt bookkeeping without building the events."""
         if self.keep_text:
@@ -235,7 +241,7 @@ class AttemptTracker:
         a.last_seq = seq0 + n - 1
         a.chunks += n
 
-    def _settle_embedded(self, ev: Event, stream: list) -> None:
+    def _settle_embedded(self, ev: Event, stream: JsonList) -> None:
         d = ev.data
         key = (d.get("turn"), d.get("step"))
         summ = stream_summary(stream)

@@ -8,14 +8,15 @@
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional, TypeGuard, TypeVar
 from collections.abc import Iterable
 
 import msgspec
 
 from .limits import MAX_PACKED_MEMBERS, LimitError, check_row
-from .model import (MAX_SAFE_INT, PACKED_TAGS, BadRow, Event,
-                    Header, Problem)
+from .model import (MAX_SAFE_INT, PACKED_TAGS, BadKind, BadRow, Event,
+                    Header, Item, Problem)
+from .payloads import JsonObj
 from .versions import decode_seq_ranges, known_types, version_problem
 
 _decode = msgspec.json.Decoder().decode
@@ -32,11 +33,14 @@ class DecodeError(Exception):
     pass
 
 
-def _is_int(v) -> bool:
+_T = TypeVar("_T")
+
+
+def _is_int(v: object) -> TypeGuard[int]:
     return type(v) is int
 
 
-def decode_json(raw: bytes):
+def decode_json(raw: bytes) -> tuple[Any, bool]:
     """Decode JSON bytes; on invalid UTF-8 retry with replacement characters.
 
     Returns (value, replaced: bool).  Raises DecodeError when not JSON at all, or when the
@@ -95,13 +99,11 @@ def parse_header(raw: bytes) -> tuple[Optional[Header], list[Problem]]:
             problems.append(Problem(code="retired-header-key", message=f"header holds retired key {retired}",
                                     line=1))
 
-    def opt(name, kind):
+    def opt(name: str, kind: type[_T]) -> Optional[_T]:
         v = obj.get(name)
         if v is None:
             return None
-        if kind is int and _is_int(v):
-            return v
-        if kind is str and isinstance(v, str):
+        if isinstance(v, kind) and not isinstance(v, bool):     # an int is never a JSON boolean
             return v
         problems.append(Problem(code="bad-header", message=f"header {name} has an unexpected value {v!r}",
                                 line=1))
@@ -129,20 +131,22 @@ def parse_header(raw: bytes) -> tuple[Optional[Header], list[Problem]]:
 class RowCodec:
     """Decodes rows of one session (the session id names legacy message ids)."""
 
-    def __init__(self, session_id: str = "", version: int = 0, envelope_seqs: Optional[dict] = None):
+    def __init__(self, session_id: str = "", version: int = 0,
+                 envelope_seqs: Optional[dict[object, int]] = None):
         self.session_id = session_id
         self.version = version if _is_int(version) else 0
         self.known = known_types(self.version)
         # envelope-free snapshot (spec-versions §0.1): row pos -> restored seq; time restored as 0
         self.envelope_seqs = envelope_seqs
 
-    def decode_row(self, raw: bytes, *, pos=None, offset: int = -1, line: Optional[int] = None):
+    def decode_row(self, raw: bytes, *, pos: object = None, offset: int = -1,
+                   line: Optional[int] = None) -> tuple[list[Item], list[Problem]]:
         """-> (items, problems); items are Events (several for a packed row) or one BadRow."""
         problems: list[Problem] = []
         try:
             obj, replaced = decode_json(raw)
         except DecodeError as e:
-            kind = "bad-utf8" if "UTF-8" in str(e) else (
+            kind: BadKind = "bad-utf8" if "UTF-8" in str(e) else (
                 "over-limit" if ("limit" in str(e) or "nested" in str(e)) else "malformed")
             reason = f"not a JSON row: {e}"
             return [BadRow(kind=kind, reason=reason, raw=raw, pos=pos, offset=offset, line=line)], [
@@ -179,7 +183,7 @@ class RowCodec:
                 ev.offset = offset
                 ev.line = line
                 ev.member = i
-            return events, problems
+            return list[Item](events), problems
         seq = obj.get("seq")
         if not _is_int(seq) or seq < 0 or seq > MAX_SAFE_INT:
             reason = f"event row has no valid seq ({seq!r})"
@@ -219,7 +223,7 @@ class RowCodec:
         return [ev], problems
 
     # -- §1.7 in-memory conversions
-    def _legacy(self, ev: Event, problems: list) -> None:
+    def _legacy(self, ev: Event, problems: list[Problem]) -> None:
         d = ev.data
         if ev.type == "steering/message":
             ev.type = "user/message"
@@ -230,7 +234,9 @@ class RowCodec:
             ev.data = dict(d, id=f"legacy-message:{self.session_id}:{ev.seq}", role="user")
             ev.legacy = ev.legacy or "user-message-without-id"
         elif ev.type == "assistant/message" and "message" not in d and "content" in d:
-            prov = d.get("provenance") if isinstance(d.get("provenance"), dict) else {}
+            prov = d.get("provenance")
+            if not isinstance(prov, dict):
+                prov = {}
             msg = {"role": "assistant", "content": d.get("content") or [],
                    "source": {**prov, "kind": "model"}, "id": f"legacy-message:{self.session_id}:{ev.seq}"}
             new = {k: v for k, v in d.items() if k not in ("content", "provenance")}
@@ -239,7 +245,7 @@ class RowCodec:
             ev.legacy = "assistant-message-content-provenance"
         elif ev.type == "tool/result" and "message" not in d and "callId" in d:
             cid = d.get("callId")
-            block = {"type": "tool-result", "toolCallId": cid, "content": d.get("content") or []}
+            block: JsonObj = {"type": "tool-result", "toolCallId": cid, "content": d.get("content") or []}
             if "isError" in d:
                 block["isError"] = d.get("isError")
             msg = {"role": "user", "content": [block], "source": {"kind": "tool", "callId": cid},
@@ -253,7 +259,7 @@ class RowCodec:
             ev.legacy = "turn-start-trigger"
         elif ev.type == "turn/end":
             reason = d.get("reason")
-            new_reason = None
+            new_reason: Optional[JsonObj] = None
             if reason is None and "error" in d:
                 err = d.get("error")
                 if isinstance(err, dict):
@@ -286,7 +292,7 @@ class RowCodec:
 
 # --------------------------------------------------------------------------- packed rows
 
-def packed_extent(row: dict) -> tuple:
+def packed_extent(row: JsonObj) -> tuple[int, int, int, int]:
     """``(turn, step, seq0, members)`` of a packed chunk row, checked exactly as
     :func:`expand_packed` checks it (raises :class:`DecodeError`), without building its events."""
     tag, seq0, time0, data, payload, dt = _check_packed(row)
@@ -295,10 +301,16 @@ def packed_extent(row: dict) -> tuple:
     return data["turn"], data["step"], seq0, len(payload)
 
 
-def _check_packed(row: dict) -> tuple:
-    tag = row.get("type")
+# a checked packed row: (tag, seq0, time0, data, payload, dt)
+_Packed = tuple[str, int, int, JsonObj, list[str], list[int]]
+# a packable delta's run key: (chunk type, turn, step, index, call id, name, has name)
+_RunKey = tuple[str, object, object, object, object, object, bool]
+
+
+def _check_packed(row: JsonObj) -> _Packed:
     if set(row) != _PACKED_ROW_KEYS:
         raise DecodeError(f"row keys {sorted(row)} are not exactly {sorted(_PACKED_ROW_KEYS)}")
+    tag: str = row["type"]          # a packed tag: callers pick packed rows by it
     seq0, time0, data = row["seq0"], row["time0"], row["data"]
     if not (_is_int(seq0) and _is_int(time0)) or seq0 < 0:
         raise DecodeError("seq0/time0 must be integers")
@@ -329,19 +341,19 @@ def _check_packed(row: dict) -> tuple:
     return tag, seq0, time0, data, payload, dt
 
 
-def expand_packed(row: dict) -> list[Event]:
+def expand_packed(row: JsonObj) -> list[Event]:
     """Expand a packed chunk row to its ``assistant/chunk`` events (spec §1.4)."""
     tag, seq0, time0, data, payload, dt = _check_packed(row)
     turn, step, index = data["turn"], data["step"], data["index"]
     delta = PACKED_TAGS[tag]
-    events = []
+    events: list[Event] = []
     t = time0
     if tag == "tool-call-chunks":
         cid, name, has_name = data["id"], data.get("name"), "name" in data
         for k, arg in enumerate(payload):
             if k:
                 t += dt[k - 1]
-            chunk = {"type": delta, "index": index, "id": cid}
+            chunk: JsonObj = {"type": delta, "index": index, "id": cid}
             if has_name:
                 chunk["name"] = name
             chunk["argumentsDelta"] = arg
@@ -359,7 +371,7 @@ def expand_packed(row: dict) -> list[Event]:
     return events
 
 
-def _packable(ev: dict):
+def _packable(ev: JsonObj) -> Optional[tuple[_RunKey, str]]:
     """The (run key, payload) of an exactly-shaped delta event dict, else None."""
     if set(ev) != {"type", "seq", "time", "data"} or ev["type"] != "assistant/chunk":
         return None
@@ -384,12 +396,12 @@ def _packable(ev: dict):
     return None
 
 
-def pack_events(events: Iterable[dict], min_run: int = 3, max_run: int = 1024) -> list[dict]:
+def pack_events(events: Iterable[JsonObj], min_run: int = 3, max_run: int = 1024) -> list[JsonObj]:
     """Pack runs (>= min_run) of exactly-shaped consecutive deltas into packed rows."""
-    out: list[dict] = []
-    run: list[tuple] = []   # (event, key, payload)
+    out: list[JsonObj] = []
+    run: list[tuple[JsonObj, _RunKey, str]] = []   # (event, key, payload)
 
-    def flush():
+    def flush() -> None:
         if len(run) >= min_run:
             first = run[0][0]
             key = run[0][1]
@@ -397,7 +409,7 @@ def pack_events(events: Iterable[dict], min_run: int = 3, max_run: int = 1024) -
             dt = [run[i][0]["time"] - run[i - 1][0]["time"] for i in range(1, len(run))]
             payload = [r[2] for r in run]
             tag = _TAG_OF_DELTA[ct]
-            data = {"turn": turn, "step": step, "index": index, "dt": dt}
+            data: JsonObj = {"turn": turn, "step": step, "index": index, "dt": dt}
             if ct == "tool-call-delta":
                 data["id"] = cid
                 if has_name:
@@ -425,5 +437,5 @@ def pack_events(events: Iterable[dict], min_run: int = 3, max_run: int = 1024) -
     return out
 
 
-def encode_row(obj) -> bytes:
+def encode_row(obj: object) -> bytes:
     return _encode(obj)

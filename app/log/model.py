@@ -7,9 +7,15 @@ the known payloads are msgspec tagged structs (:func:`typed`).
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Optional, Union
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union, cast
 
 import msgspec
+
+from .payloads import JsonList, JsonObj, blocks, content_text
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
 
 # --------------------------------------------------------------------------- vocabulary
 
@@ -45,7 +51,7 @@ class Event(msgspec.Struct, kw_only=True, dict=True):
     time: int
     data: Any
     surface_op: Any = None            # "append" | {"op":"replace","start","end"} | None
-    source_event_seqs: Optional[list] = None
+    source_event_seqs: Optional[JsonList] = None   # as logged (v1+: ranges decoded to seqs)
     ignorable: Optional[bool] = None
     raw: bytes = b""                  # the stored row bytes (without the trailing newline)
     pos: Any = None                   # physical position of the row (source-specific, sortable)
@@ -65,21 +71,21 @@ class Event(msgspec.Struct, kw_only=True, dict=True):
 
     @property
     def is_append(self) -> bool:
-        return self.surface_op == "append"
+        return isinstance(self.surface_op, str) and self.surface_op == "append"
 
     @property
     def is_replace(self) -> bool:
         return isinstance(self.surface_op, dict) and self.surface_op.get("op") == "replace"
 
-    def turn_step(self) -> tuple:
+    def turn_step(self) -> tuple[object, object]:
         d = self.data
         if isinstance(d, dict):
             return d.get("turn"), d.get("step")
         return None, None
 
-    def envelope(self) -> dict:
+    def envelope(self) -> JsonObj:
         """The logical SessionEvent as JSON-ready dict (key order: type, seq, time, data, …)."""
-        out: dict = {"type": self.type, "seq": self.seq, "time": self.time, "data": self.data}
+        out: JsonObj = {"type": self.type, "seq": self.seq, "time": self.time, "data": self.data}
         if self.source_event_seqs is not None:
             out["sourceEventSeqs"] = self.source_event_seqs
         if self.surface_op is not None:
@@ -89,9 +95,12 @@ class Event(msgspec.Struct, kw_only=True, dict=True):
         return out
 
 
+BadKind = Literal["torn", "malformed", "bad-packed", "bad-envelope", "bad-utf8", "corrupt-frame", "over-limit"]
+
+
 class BadRow(msgspec.Struct, kw_only=True):
     """A stored row that could not be read as an event: kept, shown, reported."""
-    kind: Literal["torn", "malformed", "bad-packed", "bad-envelope", "bad-utf8", "corrupt-frame", "over-limit"]
+    kind: BadKind
     reason: str
     raw: bytes
     pos: Any = None
@@ -131,14 +140,15 @@ class Header(msgspec.Struct, kw_only=True, omit_defaults=True):
     agentPreset: Optional[str] = None
     isSeeded: Optional[bool] = None     # v2+ headers (the inherited cut is the last tagged end-seed)
 
-    def to_dict(self) -> dict:
-        return msgspec.to_builtins(self)
+    def to_dict(self) -> JsonObj:
+        # a Struct always converts to a dict (msgspec types the result as Any)
+        return cast(JsonObj, msgspec.to_builtins(self))
 
 
 Item = Union[Event, BadRow]
 
 
-def is_event(item) -> bool:
+def is_event(item: object) -> TypeIs[Event]:
     return type(item) is Event
 
 
@@ -152,9 +162,9 @@ class _Base(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
 
 class Message(_Base):
     role: str
-    content: list
+    content: JsonList
     id: Optional[str] = None
-    source: Optional[dict] = None
+    source: Optional[JsonObj] = None
 
 
 class Usage(_Base):
@@ -171,7 +181,7 @@ class TurnStart(_Base, tag="turn/start"):
 
 class TurnEnd(_Base, tag="turn/end"):
     turn: int
-    reason: dict
+    reason: JsonObj
 
 
 class StepStart(_Base, tag="step/start"):
@@ -191,7 +201,7 @@ class UserMessage(Message, tag="user/message"):
 class AssistantChunk(_Base, tag="assistant/chunk"):
     turn: int
     step: int
-    chunk: dict
+    chunk: JsonObj
 
 
 class AssistantMessage(_Base, tag="assistant/message"):
@@ -214,12 +224,12 @@ class ToolResult(_Base, tag="tool/result"):
     turn: int
     step: int
     message: Message
-    error: Optional[dict] = None
+    error: Optional[JsonObj] = None
     meta: Optional[Any] = None
 
 
 class RequestHeader(_Base, tag="request/header"):
-    header: dict
+    header: JsonObj
     reason: Optional[str] = None
 
 
@@ -230,19 +240,22 @@ class RequestContext(_Base, tag="request/context"):
 
 
 class TodoWrite(_Base, tag="todo/write"):
-    todos: list
+    todos: JsonList
 
 
 class EndSeed(_Base, tag="session/end-seed"):
     pass
 
 
-TYPED = {cls.__struct_config__.tag: cls for cls in (
+CorePayload = Union[TurnStart, TurnEnd, StepStart, StepEnd, UserMessage, AssistantChunk, AssistantMessage,
+                    ToolCall, ToolResult, RequestHeader, RequestContext, TodoWrite, EndSeed]
+_CORE_CLASSES: tuple[type[CorePayload], ...] = (
     TurnStart, TurnEnd, StepStart, StepEnd, UserMessage, AssistantChunk, AssistantMessage,
-    ToolCall, ToolResult, RequestHeader, RequestContext, TodoWrite, EndSeed)}
+    ToolCall, ToolResult, RequestHeader, RequestContext, TodoWrite, EndSeed)
+TYPED = {cls.__struct_config__.tag: cls for cls in _CORE_CLASSES}
 
 
-def typed(event: Event):
+def typed(event: Event) -> Optional[CorePayload]:
     """The payload of a known core event as its tagged struct; None for other types.
 
     Raises msgspec.ValidationError when the payload does not have the documented shape.
@@ -255,16 +268,12 @@ def typed(event: Event):
 
 # --------------------------------------------------------------------------- helpers
 
-def message_text(message: dict, kinds=("text",)) -> str:
-    """Concatenated text of a message's blocks of the given kinds."""
-    out = []
-    for block in (message or {}).get("content") or []:
-        if isinstance(block, dict) and block.get("type") in kinds:
-            out.append(str(block.get("text", "")))
-    return "".join(out)
+def message_text(message: object, kinds: Collection[str] = ("text",)) -> str:
+    """Concatenated text of a message's blocks of the given kinds (other blocks left out)."""
+    return content_text(blocks(message), kinds=kinds, image=None, nested=False, other=None, sep="")
 
 
-def event_message(event: Event) -> Optional[dict]:
+def event_message(event: Event) -> Optional[JsonObj]:
     """The model message an event carries (spec §3 deriveEventMessage), or None."""
     d = event.data
     if not isinstance(d, dict):

@@ -25,9 +25,9 @@ from .analysis import _dedupe, load_checks
 from .folds import SurfaceFold
 from .integrity import EventChecks
 from .model import Problem, typed
-from .payloads import obj
+from .payloads import content_text, obj
 from .search import Cancel
-from .textview import content_text, event_fields
+from .textview import event_fields
 
 if TYPE_CHECKING:
     from .reader import LogReader

@@ -17,8 +17,8 @@ from __future__ import annotations
 import bisect
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
-from collections.abc import Callable, Iterable, Iterator
+from typing import Optional, Union
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import msgspec
 
@@ -27,7 +27,8 @@ from .limits import MAX_PACKED_MEMBERS, MAX_PAGE_ROWS, MAX_TAIL_ROWS
 from .model import MAX_SAFE_INT, BadRow, Event, Header, Item, Problem, is_event
 from .integrity import holds_turn_end
 from .repair import TailTracker
-from .sources import Segment, Source, open_source
+from .payloads import JsonList
+from .sources import RawJsonlSource, RowPos, Segment, Source, open_source
 
 MESSAGE_TYPES = ("user/message", "assistant/message")
 MARK_NAMES = ("turn/start", "turn/end", "assistant/message", "session/end-seed")
@@ -41,23 +42,23 @@ DEFAULT_MAX_MESSAGES = 50
 @dataclass
 class PageToken:
     """Where the next older page continues: segments ending at ``end``, rows before ``pos``."""
-    end: Any
-    pos: Any
+    end: int                           # a segment end (file offset; SQLite: seq)
+    pos: Optional[RowPos]              # None: every row of those segments
 
 
 @dataclass
 class Page:
-    items: list                        # Events and BadRows in stored order (physical)
+    items: list[Item]                  # Events and BadRows in stored order (physical)
     has_more: bool
     token: Optional[PageToken]         # continue older pages from here (None: nothing older)
     tail: bool                         # the page ends at the end of the log
     messages: int                      # append-origin user/assistant messages counted
-    closure: list = field(default_factory=list)    # synthesized closers (logical tail page)
-    dropped: list = field(default_factory=list)    # stored rows a repair would truncate (tail page)
-    tail_state: Any = None                          # the TailState behind closure/dropped (tail page)
+    closure: list[Event] = field(default_factory=list)   # synthesized closers (logical tail page)
+    dropped: list[Item] = field(default_factory=list)    # stored rows a repair would truncate (tail page)
+    tail_state: Optional[TailState] = None               # the TailState behind closure/dropped (tail page)
 
     @property
-    def events(self) -> list:
+    def events(self) -> list[Event]:
         return [it for it in self.items if is_event(it)]
 
     @property
@@ -74,7 +75,7 @@ class Page:
                 return it.seq
         return None
 
-    def logical_items(self) -> list:
+    def logical_items(self) -> list[Event]:
         """Events of the logical face: no bad rows, no truncated tail rows, closers appended."""
         drop = {id(x) for x in self.dropped}
         out = [it for it in self.items if is_event(it) and id(it) not in drop]
@@ -84,13 +85,13 @@ class Page:
 @dataclass
 class TailState:
     open_turn: Optional[int]
-    closure: list                      # synthesized events (empty when the log ends between turns)
-    cut_pos: Any                       # pos of the first row a repair would drop (None: none)
-    dropped: list                      # stored rows at/after cut_pos (torn, malformed, out-of-order…)
+    closure: list[Event]               # synthesized events (empty when the log ends between turns)
+    cut_pos: Optional[RowPos]          # pos of the first row a repair would drop (None: none)
+    dropped: list[Item]                # stored rows at/after cut_pos (torn, malformed, out-of-order…)
     last_seq: int                      # last kept event seq (-1: empty)
     last_turn_end_seq: Optional[int]
-    problems: list
-    tracker: Any = None                # the TailTracker behind it (copy it before feeding more rows)
+    problems: list[Problem]
+    tracker: Optional[TailTracker] = None   # the TailTracker behind it (copy it before feeding more rows)
 
     @property
     def is_open(self) -> bool:
@@ -99,10 +100,10 @@ class TailState:
 
 def tail_state_of(tt: TailTracker) -> TailState:
     """A TailState (with problems) from a fed :class:`~app.log.repair.TailTracker`."""
-    problems: list = []
+    problems: list[Problem] = []
     if tt.defect is not None:
-        it, why = tt.defect
-        if why == "bad":
+        it, _why = tt.defect
+        if not is_event(it):                 # "bad": a stored row that is not an event
             problems.append(Problem(code="torn-tail", message=f"{it.kind} row after the last turn/end: {it.reason}",
                                     line=it.line, offset=it.offset if it.offset >= 0 else None))
         else:
@@ -126,25 +127,25 @@ class _LeanTail(TailTracker):
 
     over = 0
 
-    def apply(self, it) -> None:
+    def apply(self, it: Item) -> None:
         super().apply(it)
         self.region.clear()
         if len(self.dropped) > MAX_TAIL_ROWS:
             self.dropped.pop()
             self.over += 1
 
-    def _restart(self, turn_end) -> None:
+    def _restart(self, turn_end: Event) -> None:
         super()._restart(turn_end)
         self.over = 0
 
 
-def row_key(it) -> tuple:
+def row_key(it: Item) -> tuple[object, object]:
     """A stored row's physical identity (position, packed member): the same row read twice,
     by two readers or two reads, has the same key."""
     return (it.pos, getattr(it, "member", None))
 
 
-def extend_tail_page(page: Page, tracker: TailTracker, rows: Iterable) -> Page:
+def extend_tail_page(page: Page, tracker: TailTracker, rows: Iterable[Item]) -> Page:
     """The tail page after ``rows`` (stored rows, in order) were appended to the log.
 
     ``tracker`` is the page's tail tracker (``page.tail_state.tracker.copy()``, owned by the
@@ -170,7 +171,7 @@ def extend_tail_page(page: Page, tracker: TailTracker, rows: Iterable) -> Page:
                 tail_state=st)
 
 
-def split_page(page: Page, max_messages: int) -> Optional[tuple]:
+def split_page(page: Page, max_messages: int) -> Optional[tuple[Page, Page]]:
     """Cut a page that grew past ``max_messages`` the way the host pages (spec §8): the newer
     part holds the last ``max_messages`` append-origin messages from the first event the
     oldest of them cites.  Returns (older, newer) or None when it needs no cut."""
@@ -222,7 +223,7 @@ class SeqIndex:
         self.mark_code = array("b")       # their MARK_CODES
         self.legacy: Optional[array[int]] = None   # v0/v1: per segment, 1 if it may hold a legacy-shape row (None: unknown)
 
-    def marks(self, lo: int = -1, hi: Optional[int] = None):
+    def marks(self, lo: int = -1, hi: Optional[int] = None) -> Iterator[tuple[int, str]]:
         """(seq, type) of turn boundaries, assistant messages and end-seeds with lo <= seq <= hi."""
         i = bisect.bisect_left(self.mark_seq, lo) if self.monotonic else 0
         n = len(self.mark_seq)
@@ -248,7 +249,7 @@ class SeqIndex:
         self.rows.append(rows)
         self.events += events
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.seg_pos)
 
     def locate(self, seq: int) -> Optional[int]:
@@ -265,10 +266,14 @@ class SeqIndex:
                 return i
         return None
 
-    def _firsts(self):
+    _cache: list[int]                    # _firsts() of the first _cache_n segments
+    _cache_n: int
+
+    def _firsts(self) -> list[int]:
         # segments without events carry -1; replace by the previous first for bisect
         if getattr(self, "_cache_n", -1) != len(self.first_seq):
-            out, prev = [], -1
+            out: list[int] = []
+            prev = -1
             for f in self.first_seq:
                 prev = f if f >= 0 else prev
                 out.append(prev)
@@ -281,9 +286,13 @@ class SeqIndex:
             16 * 2 * len(self.seg_pos)
 
 
+# one stored row as the index scans it: (type or packed tag, first seq, members); (None, None, 0) unreadable
+RowExtent = tuple[Optional[str], Optional[int], int]
+
+
 # fast envelope decoding for the index (payloads are skipped, not built)
 class _ScanData(msgspec.Struct):
-    dt: Optional[list] = None
+    dt: Optional[JsonList] = None
 
 
 class _ScanRowFast(msgspec.Struct):
@@ -302,7 +311,7 @@ _RawOrUnset = Union[msgspec.Raw, msgspec.UnsetType]
 
 
 class _ProbeData(msgspec.Struct):
-    dt: Optional[list] = None
+    dt: Optional[JsonList] = None
     id: _RawOrUnset = msgspec.UNSET
     message: _RawOrUnset = msgspec.UNSET
     content: _RawOrUnset = msgspec.UNSET
@@ -325,7 +334,7 @@ _LEGACY_TYPES = frozenset({"steering/message", "user/message", "assistant/messag
                            "turn/end"})
 
 
-def _maybe_legacy(r) -> bool:
+def _maybe_legacy(r: _ProbeRow) -> bool:
     """A row that may read in a legacy shape (over-approximate; the codec decides)."""
     t, d = r.type, r.data
     if t == "steering/message":
@@ -358,7 +367,7 @@ class LogReader:
         self.version: int = (self.header.version or 0) if self.header else 0
         self.codec = RowCodec(self.header.id if self.header else "", version=self.version)
         self.index: Optional[SeqIndex] = None
-        self._tail: Optional[tuple] = None        # (size, TailState)
+        self._tail: Optional[tuple[tuple[int, object], TailState]] = None   # ((size, generation), TailState)
         self.envelope_free = False
         if self.fatal is None:
             self._detect_envelope_free()
@@ -373,7 +382,7 @@ class LogReader:
         dsh's test readers do (seq = running logical index, time = 0).  Only when NO event row
         has an envelope; a store with some bad rows keeps the store rules."""
         src = self.source
-        if getattr(src, "kind", None) != "jsonl" or src.size <= src.header_end:
+        if not isinstance(src, RawJsonlSource) or src.size <= src.header_end:
             return                              # snapshots are plain JSONL; stores always have envelopes
         first = src._pread(min(65536, src.size - src.header_end), src.header_end)
         first = first.split(b"\n", 1)[0].strip()
@@ -387,7 +396,7 @@ class LogReader:
             return                              # a first row longer than 64 KiB or not JSON: not a snapshot
         if not isinstance(head, dict) or "seq" in head or "seq0" in head:
             return
-        seqs: dict = {}
+        seqs: dict[object, int] = {}
         nxt = 0
         for seg in self.source.forward():
             for pos, _off, _line, raw, complete in seg.split_rows():
@@ -402,7 +411,9 @@ class LogReader:
                 if "seq" in obj or "seq0" in obj:
                     return                      # a store with envelopes: not a snapshot
                 seqs[pos] = nxt
-                d = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+                d = obj.get("data")
+                if not isinstance(d, dict):
+                    d = {}
                 payload = d.get("args") if obj.get("type") == "tool-call-chunks" else d.get("texts")
                 nxt += len(payload) if obj.get("type") in ("text-chunks", "reasoning-chunks",
                                                              "tool-call-chunks") and isinstance(payload, list) \
@@ -434,8 +445,8 @@ class LogReader:
         self.source.close()
 
     # ------------------------------------------------------------------ decoding
-    def decode_segment(self, seg: Segment, problems: Optional[list] = None) -> list:
-        items: list = []
+    def decode_segment(self, seg: Segment, problems: Optional[list[Problem]] = None) -> list[Item]:
+        items: list[Item] = []
         if seg.bad:
             items.append(BadRow(kind=seg.bad_kind, reason=seg.bad, raw=seg.data, pos=seg.row_pos(0),
                                 offset=seg.text_offset, line=seg.line0))
@@ -464,7 +475,7 @@ class LogReader:
                 problems.extend(probs)
         return items
 
-    def _backward_items(self, token: Optional[PageToken] = None) -> Iterator[tuple]:
+    def _backward_items(self, token: Optional[PageToken] = None) -> Iterator[tuple[Item, int]]:
         """Yield (item, segment_end) newest first, starting before ``token``."""
         end = token.end if token else None
         limit = token.pos if token else None
@@ -475,7 +486,7 @@ class LogReader:
                     continue
                 yield it, seg.end
 
-    def iter_items(self, start_end=None) -> Iterator[Item]:
+    def iter_items(self) -> Iterator[Item]:
         """All stored rows' items, oldest first."""
         for seg in self.source.forward():
             yield from self.decode_segment(seg)
@@ -486,8 +497,9 @@ class LogReader:
         key = (self.source.size, getattr(self.source, "generation", 0))
         if self._tail and self._tail[0] == key:
             return self._tail[1]
-        region: list = []            # newest first
-        last_turn_end = None
+        region: list[Item] = []      # newest first
+        last_turn_end: Optional[Item] = None
+        tt: TailTracker
         for it, _ in self._backward_items():
             if holds_turn_end(it):       # also a turn/end row with a bad envelope (dsh's scanner)
                 last_turn_end = it
@@ -519,7 +531,7 @@ class LogReader:
     def tail_page(self, max_messages: int = DEFAULT_MAX_MESSAGES) -> Page:
         return self._page(None, None, max_messages)
 
-    def page_before(self, ref, max_messages: int = DEFAULT_MAX_MESSAGES) -> Page:
+    def page_before(self, ref: Union[Page, PageToken, int], max_messages: int = DEFAULT_MAX_MESSAGES) -> Page:
         """The page older than ``ref``: a Page, a PageToken, or a seq (``beforeSeq``)."""
         if isinstance(ref, Page):
             if ref.token is None:
@@ -543,10 +555,10 @@ class LogReader:
         return PageToken(end=idx.seg_end[i], pos=None)
 
     def _page(self, token: Optional[PageToken], before_seq: Optional[int], max_messages: int) -> Page:
-        collected: list = []
-        ends: list = []
+        collected: list[Item] = []
+        ends: list[int] = []
         count = 0
-        cut = None
+        cut: Optional[int] = None
         has_more = False
         for it, seg_end in self._backward_items(token):
             if len(collected) >= MAX_PAGE_ROWS and it.pos != collected[-1].pos:
@@ -581,7 +593,7 @@ class LogReader:
 
     # ------------------------------------------------------------------ index
     def build_index(self, progress: Optional[Callable[[int, int], None]] = None,
-                    problems: Optional[list] = None) -> SeqIndex:
+                    problems: Optional[list[Problem]] = None) -> SeqIndex:
         """Forward scan decoding only seq/type/packed counts; contiguity problems recorded.
 
         Besides the seq ranges it keeps, per segment, the seqs of turn boundaries and
@@ -595,7 +607,7 @@ class LogReader:
         return self.build_index_exact(progress, problems)
 
     def build_index_exact(self, progress: Optional[Callable[[int, int], None]] = None,
-                          problems: Optional[list] = None) -> SeqIndex:
+                          problems: Optional[list[Problem]] = None) -> SeqIndex:
         """:meth:`build_index` decoding every row's envelope (the reference for the byte-level scan)."""
         idx = SeqIndex()
         probs = problems if problems is not None else []
@@ -605,7 +617,7 @@ class LogReader:
         # v0/v1 zstd: note which frames may hold legacy-shape rows, so a fork copies the others
         # as stored without decompressing them again (costs ~15% of the scan; raw JSONL forks
         # find those rows while copying instead)
-        flags: Optional[list] = [] if (self.version or 0) < 2 and self.source.kind == "zstd" else None
+        flags: Optional[list[int]] = [] if (self.version or 0) < 2 and self.source.kind == "zstd" else None
         for seg in self.source.forward():
             first, last, n_ev, n_rows = -1, -1, 0, 0
             for typ, s, n in self.scan_segment_rows(seg, probs, flags):
@@ -638,14 +650,15 @@ class LogReader:
     def _physical_total(self) -> int:
         return self.source.size
 
-    def _progress_of(self, end) -> int:
+    def _progress_of(self, end: object) -> int:
         return end if isinstance(end, int) else 0
 
-    def _scan_segment_seqs(self, seg: Segment, problems: list) -> list:
+    def _scan_segment_seqs(self, seg: Segment, problems: list[Problem]) -> list[tuple[Optional[int], int]]:
         """[(first_seq, members)] per stored row, None for an unreadable row."""
         return [(s, n) for _, s, n in self.scan_segment_rows(seg, problems)]
 
-    def scan_segment_rows(self, seg: Segment, problems: list, legacy: Optional[list] = None) -> list:
+    def scan_segment_rows(self, seg: Segment, problems: list[Problem],
+                          legacy: Optional[list[int]] = None) -> list[RowExtent]:
         """[(type, first_seq, members)] per stored row, (None, None, 0) for an unreadable one.
 
         Decodes only ``type``/``seq``/``seq0`` and a packed row's ``dt`` length; payloads are skipped.
@@ -659,15 +672,17 @@ class LogReader:
             return [(None, None, 0)]
         if seg.rows is None and not seg.torn and not self.envelope_free:
             try:
+                rows: Sequence[Union[_ScanRowFast, _ProbeRow]]
                 if legacy is not None:
-                    rows = _scan_lines_probe(seg.data)
-                    legacy.append(any(_maybe_legacy(r) for r in rows if r.type in _LEGACY_TYPES))
+                    probed = _scan_lines_probe(seg.data)
+                    legacy.append(any(_maybe_legacy(r) for r in probed if r.type in _LEGACY_TYPES))
+                    rows = probed
                 else:
                     rows = _scan_lines_fast(seg.data)
                 return [self._row_extent(r) for r in rows]
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 pass
-        out = []
+        out: list[RowExtent] = []
         seg_legacy = False
         for it in self.decode_segment(seg, problems):
             seg_legacy = seg_legacy or not is_event(it) or bool(it.legacy)
@@ -683,14 +698,14 @@ class LogReader:
             legacy.append(seg_legacy)
         return out
 
-    def scan_rows(self, problems: Optional[list] = None) -> Iterator[tuple]:
+    def scan_rows(self, problems: Optional[list[Problem]] = None) -> Iterator[tuple[Segment, list[RowExtent]]]:
         """Fast forward scan: (segment, [(type, first_seq, members)]) per segment."""
         probs = problems if problems is not None else []
         for seg in self.source.forward():
             yield seg, self.scan_segment_rows(seg, probs)
 
     @staticmethod
-    def _row_extent(r) -> tuple:
+    def _row_extent(r: Union[_ScanRowFast, _ProbeRow]) -> RowExtent:
         if r.seq0 is not None and r.type.endswith("-chunks"):
             n = (len(r.data.dt) + 1) if r.data is not None and r.data.dt is not None else 1
             if n > MAX_PACKED_MEMBERS or not 0 <= r.seq0 <= MAX_SAFE_INT - n:
@@ -714,7 +729,7 @@ class LogReader:
         return None
 
     # ------------------------------------------------------------------ full scans
-    def iter_events(self, logical: bool = False, problems: Optional[list] = None,
+    def iter_events(self, logical: bool = False, problems: Optional[list[Problem]] = None,
                     progress: Optional[Callable[[int, int], None]] = None) -> Iterator[Event]:
         """Every event oldest first.  ``logical``: repair cut applied and closers appended."""
         cut = None
@@ -737,8 +752,8 @@ class LogReader:
         if logical and st is not None:
             yield from st.closure
 
-    def events(self, logical: bool = False) -> list:
+    def events(self, logical: bool = False) -> list[Event]:
         return list(self.iter_events(logical=logical))
 
-    def items(self) -> list:
+    def items(self) -> list[Item]:
         return list(self.iter_items())

@@ -17,7 +17,7 @@ from typing import Optional, Union
 from collections.abc import Iterator
 
 from .limits import MAX_ROW_BYTES, open_regular, read_head
-from .model import Problem
+from .model import BadKind, Problem
 
 # a stored row's position: a file offset (raw JSONL; SQLite: its seq) or (frame pos, offset in frame) (zstd)
 RowPos = Union[int, tuple[int, int]]
@@ -41,9 +41,9 @@ class Segment:
     text_offset: int = -1
     line0: Optional[int] = None
     torn: bool = False
-    rows: Optional[list] = None          # [(row_pos, raw_bytes)] when the source splits rows itself
+    rows: Optional[list[tuple[int, bytes]]] = None   # [(row_pos, raw_bytes)] when the source splits rows itself
     bad: Optional[str] = None            # the whole segment is unreadable (e.g. corrupt frame): reason
-    bad_kind: str = "corrupt-frame"      # the BadRow kind / problem code for ``bad``
+    bad_kind: BadKind = "corrupt-frame"  # the BadRow kind / problem code for ``bad``
 
     def split_rows(self) -> Iterator[tuple[RowPos, int, Optional[int], bytes, bool]]:
         """Yield (row_pos, offset_in_text, line_no, raw, complete)."""
@@ -83,7 +83,7 @@ class Source:
     header_raw: bytes
     header_end: int
     size: int
-    problems: list
+    problems: list[Problem]
 
     def forward(self, start: Optional[int] = None) -> Iterator[Segment]:
         raise NotImplementedError
@@ -115,6 +115,11 @@ class FileSource(Source):
     """A source backed by one file read with ``os.pread``: snapshot refresh, revision, raw bytes."""
     block = BLOCK
     _fd = -1
+    _ino: tuple[int, int]                # (st_dev, st_ino) of the file opened
+
+    def _read_header(self) -> None:
+        """Read the header line (``header_raw``, ``header_end``) from the file (subclasses say how)."""
+        raise NotImplementedError
 
     def _header_needs_reread(self) -> bool:
         """The header was incomplete when last read (subclasses say how they know)."""
@@ -155,7 +160,7 @@ class FileSource(Source):
             except OSError:
                 pass
 
-    def __del__(self):
+    def __del__(self) -> None:
         self.close()
 
 
@@ -166,14 +171,14 @@ class RawJsonlSource(FileSource):
     def __init__(self, path: str, block: int = BLOCK):
         self.path = path
         self.block = block
-        self.problems: list = []
+        self.problems: list[Problem] = []
         self._fd = open_regular(path)
         st = os.fstat(self._fd)
         self._ino = (st.st_dev, st.st_ino)
         self.size = st.st_size
         self._read_header()
 
-    def _read_header(self):
+    def _read_header(self) -> None:
         buf = b""
         at = 0
         while True:
@@ -202,7 +207,7 @@ class RawJsonlSource(FileSource):
                 raise SourceChanged(f"{self.path} shrank from {self.size} to {st.st_size} bytes while reading")
         return out
 
-    def _oversized(self, start: int, end: int, line0, torn: bool) -> Segment:
+    def _oversized(self, start: int, end: int, line0: Optional[int], torn: bool) -> Segment:
         """A row over :data:`MAX_ROW_BYTES`: one bad segment (never loaded into memory)."""
         n = end - start - (0 if torn else 1)
         reason = f"row of {n} bytes is over the {MAX_ROW_BYTES >> 20} MiB row limit (skipped)"
@@ -234,7 +239,7 @@ class RawJsonlSource(FileSource):
         if start is None:
             line0 = 2
         end = self.size
-        carry: list = []
+        carry: list[bytes] = []
         carry_n = 0
         carry_at = at
         while at < end:

@@ -31,6 +31,7 @@ import msgspec
 
 from .folds import SurfaceFold, is_surface_type
 from .model import Event, Problem, is_event
+from .payloads import content_text
 
 _FOLD_ALSO = frozenset({"step/start", "step/end", "image/offload"})   # non-surface events the v4 fold reads
 TOKEN_CHARS = 4          # estimated tokens = stored characters of a message / 4 (a rough, stable rule)
@@ -51,8 +52,7 @@ def summary_text(summary: Any) -> str:
         t = summary.get("type")
         return f"[{t}]" if t else ""
     if isinstance(summary, (list, tuple)):
-        parts = [summary_text(b) for b in summary]
-        return "\n\n".join(p for p in parts if p)
+        return content_text(list(summary), kinds=(), image=None, nested=False, other=summary_text, sep="\n\n")
     return str(summary)
 
 

@@ -32,7 +32,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
-from .payloads import JsonObj, as_obj, obj
+from .payloads import JsonObj, as_obj, blocks, content_parts, content_text, value_text
 
 if TYPE_CHECKING:
     from .model import Event
@@ -69,46 +69,6 @@ def normalize_kind(k: str) -> str:
     raise ValueError(f"unknown kind {k!r} (one of: {', '.join(KINDS)})")
 
 
-def _str(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, str):
-        return v
-    try:
-        return json.dumps(v, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(v)
-
-
-def block_text(b: Any) -> str:
-    """Plain text of one content block (text, reasoning, image described, nested tool-result)."""
-    if isinstance(b, str):
-        return b
-    if not isinstance(b, dict):
-        return _str(b)
-    t = b.get("type")
-    if t in ("text", "reasoning"):
-        return _str(b.get("text"))
-    if t == "image":
-        att = obj(b.get("attachment"))
-        name = att.get("name") or att.get("mediaType") or ""
-        return f"[image {name}]".replace(" ]", "]")
-    if t == "tool-result":
-        return content_text(b.get("content"))
-    if "text" in b and isinstance(text := b.get("text"), str):
-        return text
-    return _str(b)
-
-
-def content_text(content: Any) -> str:
-    """Text of a content list (blocks joined by newlines) or a bare string."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return _str(content) if content is not None else ""
-    return "\n".join(t for t in (block_text(b) for b in content) if t)
-
-
 def arguments_text(arguments: Any) -> str:
     """Tool arguments as a user reads them: ``key: value`` lines for a JSON object
     (string values unescaped), else the arguments verbatim."""
@@ -121,9 +81,9 @@ def arguments_text(arguments: Any) -> str:
     if isinstance(obj, dict):
         lines = []
         for k, v in obj.items():
-            lines.append(f"{k}: {v if isinstance(v, str) else _str(v)}")
+            lines.append(f"{k}: {v if isinstance(v, str) else value_text(v)}")
         return "\n".join(lines)
-    return _str(obj)
+    return value_text(obj)
 
 
 def error_text(err: Any) -> str:
@@ -132,9 +92,9 @@ def error_text(err: Any) -> str:
         code = err.get("code")
         msg = err.get("message")
         if msg is None and code is None:
-            return _str(err)
-        return f"{code}: {_str(msg)}" if code else _str(msg)
-    return _str(err)
+            return value_text(err)
+        return f"{code}: {value_text(msg)}" if code else value_text(msg)
+    return value_text(err)
 
 
 def _message(d: JsonObj) -> Optional[JsonObj]:
@@ -158,21 +118,15 @@ def event_fields(ev: Event, tool_names: Optional[dict[Any, str]] = None) -> list
             out.append(Field(USER, t))
     elif typ == "assistant/message":
         m = _message(d) or {}
-        texts: list[str] = []
-        reasons: list[str] = []
-        for b in m.get("content") or []:
-            if isinstance(b, dict):
-                bt = b.get("type")
-                if bt == "reasoning":
-                    reasons.append(_str(b.get("text")))
-                elif bt == "text":
-                    texts.append(_str(b.get("text")))
+        reasons = content_parts(blocks(m), kinds=("reasoning",), image=None, nested=False, other=None,
+                                skip_empty=False)
+        texts = content_parts(blocks(m), kinds=("text",), image=None, nested=False, other=None, skip_empty=False)
         if reasons and any(reasons):
             out.append(Field(REASONING, "\n".join(reasons)))
         if texts and any(texts):
             out.append(Field(ASSISTANT, "\n".join(texts)))
     elif typ == "tool/call":
-        name = _str(d.get("name"))
+        name = value_text(d.get("name"))
         if tool_names is not None and d.get("callId") is not None:
             tool_names[d.get("callId")] = name
         args = arguments_text(d.get("arguments"))
@@ -222,7 +176,7 @@ def event_fields(ev: Event, tool_names: Optional[dict[Any, str]] = None) -> list
         if f is not None:
             out.append(Field(ERROR, error_text(f)))
     elif typ == "session/title":
-        t = _str(d.get("title"))
+        t = value_text(d.get("title"))
         if t:
             out.append(Field(TITLE, t))
     elif typ == "compaction/summary":

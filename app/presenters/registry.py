@@ -26,6 +26,7 @@ import json
 from typing import Any, Optional
 from collections.abc import Callable, Iterable
 
+from ..log.payloads import JsonObj, content_text
 from ..textutil import clip_bytes, compact_json, pretty_json
 
 View = dict[str, Any]                 # a tool view (the shape above)
@@ -128,29 +129,32 @@ def pretty_arguments(arguments_json: Any) -> tuple[str, Optional[str]]:
         return ("" if arguments_json is None else str(arguments_json)), None
 
 
+def image_label(b: JsonObj) -> str:
+    """``[image name mediaType WxH N bytes]`` (the parts the attachment has)."""
+    att: dict[str, Any] = _as_dict(b.get("attachment"))
+    bits = [str(att.get("name") or ""), str(att.get("mediaType") or "")]
+    if att.get("width") is not None and att.get("height") is not None:
+        bits.append(f"{att.get('width')}x{att.get('height')}")
+    if att.get("bytes") is not None:
+        bits.append(f"{att.get('bytes')} bytes")
+    return "[image " + " ".join(x for x in bits if x) + "]"
+
+
+def result_content_text(content: object) -> str:
+    """Tool-result content as presenters show it: text blocks as text, images described,
+    any other block (reasoning, a nested result, a bare string) as pretty JSON; one line per block."""
+    return content_text(content, kinds=("text",), image=image_label, nested=False, other=pretty_json,
+                        skip_empty=False)
+
+
 def block_text(b: Any) -> str:
     """Plain text of one tool-result content block."""
-    if isinstance(b, dict):
-        t = b.get("type")
-        if t == "text":
-            return str(b.get("text", ""))
-        if t == "image":
-            att: dict[str, Any] = _as_dict(b.get("attachment"))
-            bits = [str(att.get("name") or ""), str(att.get("mediaType") or "")]
-            if att.get("width") is not None and att.get("height") is not None:
-                bits.append(f"{att.get('width')}x{att.get('height')}")
-            if att.get("bytes") is not None:
-                bits.append(f"{att.get('bytes')} bytes")
-            return "[image " + " ".join(x for x in bits if x) + "]"
-    return pretty_json(b)
+    return result_content_text([b])
 
 
 def result_text(result: dict[str, Any]) -> str:
     """The text of a result's content blocks (images described, unknown blocks as JSON)."""
-    content = result.get("content") if isinstance(result, dict) else None
-    if isinstance(content, str):
-        return content
-    return "\n".join(block_text(b) for b in (content or []))
+    return result_content_text(result.get("content") if isinstance(result, dict) else None)
 
 
 # --------------------------------------------------------------------------- event helpers

@@ -33,6 +33,7 @@ import msgspec
 
 from ..log.attempts import AttemptTracker
 from ..log.model import is_event
+from ..log.payloads import JsonObj, content_text, obj
 from ..log.versions import replace_bounds
 from .publish import publish_file
 
@@ -219,6 +220,12 @@ class Entry:
     blocks: list = field(default_factory=list)     # [(kind, text)]: text | reasoning | code | image | error
 
 
+def _result_image(c: JsonObj) -> str:
+    """An image inside a tool result: ``[image name mediaType attachmentId]``."""
+    a = obj(c.get("attachment"))
+    return f"[image {a.get('name') or ''} {a.get('mediaType') or ''} {a.get('attachmentId') or ''}]"
+
+
 def _blocks_of(message: dict) -> list:
     out = []
     for b in (message or {}).get("content") or []:
@@ -239,16 +246,9 @@ def _blocks_of(message: dict) -> list:
                 pass
             out.append(("code", f"tool call {b.get('name')} ({b.get('id')})\n{args}"))
         elif t == "tool-result":
-            inner = []
-            for c in b.get("content") or []:
-                if isinstance(c, dict) and c.get("type") == "text":
-                    inner.append(str(c.get("text", "")))
-                elif isinstance(c, dict) and c.get("type") == "image":
-                    a = c.get("attachment") or {}
-                    inner.append(f"[image {a.get('name') or ''} {a.get('mediaType') or ''} {a.get('attachmentId') or ''}]")
-                else:
-                    inner.append(json.dumps(c, ensure_ascii=False))
-            out.append(("error" if b.get("isError") else "code", "\n".join(inner)))
+            inner = content_text(b.get("content"), kinds=("text",), image=_result_image, nested=False,
+                                 other=lambda c: json.dumps(c, ensure_ascii=False), skip_empty=False)
+            out.append(("error" if b.get("isError") else "code", inner))
         elif t == "image":
             a = b.get("attachment") or {}
             out.append(("image", f"[image {a.get('name') or ''} {a.get('mediaType') or ''} "

@@ -14,7 +14,7 @@ from typing import Optional
 from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, Qt
 
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
-_CTRL = {i: " " for i in range(32)}
+_CTRL = {i: " " for i in (*range(32), *range(0x7F, 0xA0))}   # C0, DEL and C1 controls
 
 
 def one_line(text: str, limit: int = 240) -> str:
