@@ -131,7 +131,7 @@ class AttemptTracker:
         # failed stays failed until a message commits it (which resets both)
         self._stable = 0
         self._last_stable = False
-        self._last_new: set[tuple] = set()
+        self._last_new: set[_StepKey] = set()
 
     @property
     def count(self) -> int:
