@@ -155,6 +155,8 @@ class AttemptTracker:
         if not self._open:                           # every attempt and _last entry kept is a failed one
             self._stable = len(self.attempts)
             self._last_stable = True
+        else:                                        # (entries kept for an open key: all re-checked next time)
+            self._last_stable = False
 
     def apply(self, ev: Event) -> None:
         t = ev.type
