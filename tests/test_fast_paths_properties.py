@@ -3,15 +3,21 @@
 * :func:`app.log.limits.nesting_depth` (strings cut out by one regex, the running depth summed
   with ``accumulate``) equals the token-by-token scan it replaced, on any bytes;
 * :func:`app.log.versions.stream_summary` (a run's members counted, not built) equals the
-  summary folded from :func:`app.log.versions.stream_chunks`, member by member.
+  summary folded from :func:`app.log.versions.stream_chunks`, member by member;
+* :meth:`app.log.attempts.AttemptTracker.prune` (re-checks only what can have changed) keeps
+  exactly what the full re-check keeps, on generated v0 and v4 logs with failed attempts.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from hypothesis import given, settings, strategies as st
 
+from app.log.attempts import AttemptTracker
 from app.log.limits import nesting_depth
+from app.log.reader import LogReader
+from app.tools.synth import SessionSynth, write_jsonl
 from app.log.versions import stream_chunks, stream_summary
 
 _TOKENS = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[\[\]{}]', re.S)
@@ -87,3 +93,45 @@ _chunk = st.fixed_dictionaries(
 @given(stream=st.one_of(_num, st.lists(st.one_of(_run, _chunk, _num), max_size=8)))
 def test_stream_summary_equals_the_member_by_member_fold(stream):
     assert stream_summary(stream) == summary_by_chunks(stream)
+
+
+class _FullPrune(AttemptTracker):
+    """The reference: every kept attempt and ``_last`` entry re-checked at every prune."""
+
+    def prune(self) -> None:
+        keep = [a for a in self.attempts if a.failed or (a.turn, a.step) in self._open]
+        self.pruned += len(self.attempts) - len(keep)
+        self.attempts = keep
+        self._last = {k: a for k, a in self._last.items() if k in self._open or a.failed}
+
+
+@functools.cache
+def _events(version: int, seed: int) -> tuple:
+    import os
+    import tempfile
+    fd, path = tempfile.mkstemp(suffix=".jsonl")
+    os.close(fd)
+    try:
+        write_jsonl(path, SessionSynth(seed=seed, version=version), target_bytes=400_000)
+        return tuple(LogReader.open(path).iter_events())
+    finally:
+        os.unlink(path)
+
+
+@settings(max_examples=30, deadline=None)
+@given(version=st.sampled_from([0, 4]), seed=st.integers(0, 2), extra=st.sets(st.integers(0, 5000), max_size=40))
+def test_incremental_prune_equals_the_full_one(version, seed, extra):
+    """At every turn end (as inspect prunes) and at arbitrary events (attempts still open)."""
+    fast, ref = AttemptTracker(keep_text=False), _FullPrune(keep_text=False)
+    failed = 0
+    for i, ev in enumerate(_events(version, seed)):
+        for tr in (fast, ref):
+            tr.apply(ev)
+            if ev.type == "turn/end" or i in extra:
+                tr.prune()
+        assert fast.count == ref.count
+        if ev.type == "turn/end":
+            assert [a.to_dict() for a in fast.attempts] == [a.to_dict() for a in ref.attempts]
+            assert {k: a.to_dict() for k, a in fast._last.items()} == {k: a.to_dict() for k, a in ref._last.items()}
+            failed = len(ref.failed)
+    assert failed > 0                                    # (the generated logs hold failed attempts)
