@@ -43,30 +43,15 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    if not os.environ.get("DISPLAY") and not os.environ.get("QT_QPA_PLATFORM"):
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from search_bench import gen_log
-    from ui_bench import DATA, StallMeter
-    os.environ.setdefault("SESSION_LENS_CONFIG_DIR", str(DATA / "ui-bench-config"))
+    from ui_bench import StallMeter, bench_app, spin_until as _spin
+    qapp = bench_app()
     path, planted = gen_log(args.size)
-    from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer
-    from PySide6.QtWidgets import QApplication
-    import app.ui  # noqa: F401
-    from app.ui.app import configure_runtime
+    from PySide6.QtCore import QEvent, QObject, QTimer
     from app.ui.main_window import MainWindow
-    configure_runtime()
-    qapp = QApplication.instance() or QApplication([sys.argv[0]])
-    qapp.setStyle("Fusion")
 
     def spin_until(pred, timeout: float) -> bool:
-        end = time.perf_counter() + timeout
-        while not pred():
-            if time.perf_counter() > end:
-                return False
-            loop = QEventLoop()
-            QTimer.singleShot(1, loop.quit)
-            loop.exec()
-        return True
+        return _spin(pred, timeout, step_ms=1)
 
     class Paints(QObject):
         """Time of the first viewport paint after ``arm`` for which ``pred`` holds."""

@@ -193,30 +193,39 @@ def _time_slow_calls(win, meter, ms: float = 20.0) -> None:
         setattr(obj, name, timed)
 
 
-def run(args) -> dict:
+def bench_app():
+    """The QApplication as the app sets it up (offscreen unless DISPLAY is set, the runtime's GIL
+    switch interval, Fusion), with its settings kept under bench/data (shared by the UI benches)."""
     if not os.environ.get("DISPLAY") and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     os.environ.setdefault("SESSION_LENS_CONFIG_DIR", str(DATA / "ui-bench-config"))
-    path = Path(args.input) if args.input else ensure_input(args.size, args.seed)
-    from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
     import app.ui  # noqa: F401  (PySide6 work-around)
     from app.ui.app import configure_runtime
-    from app.ui.main_window import MainWindow
     configure_runtime()                        # as the app does (GIL switch interval)
-
     qapp = QApplication.instance() or QApplication([sys.argv[0]])
     qapp.setStyle("Fusion")
+    return qapp
 
-    def spin_until(pred, timeout: float) -> bool:
-        end = time.perf_counter() + timeout
-        while not pred():
-            if time.perf_counter() > end:
-                return False
-            loop = QEventLoop()
-            QTimer.singleShot(2, loop.quit)
-            loop.exec()
-        return True
+
+def spin_until(pred, timeout: float, step_ms: int = 2) -> bool:
+    """Run the Qt event loop until ``pred()`` holds (True) or ``timeout`` seconds pass (False)."""
+    from PySide6.QtCore import QEventLoop, QTimer
+    end = time.perf_counter() + timeout
+    while not pred():
+        if time.perf_counter() > end:
+            return False
+        loop = QEventLoop()
+        QTimer.singleShot(step_ms, loop.quit)
+        loop.exec()
+    return True
+
+
+def run(args) -> dict:
+    qapp = bench_app()
+    path = Path(args.input) if args.input else ensure_input(args.size, args.seed)
+    from PySide6.QtCore import QTimer
+    from app.ui.main_window import MainWindow
 
     result = {"input": str(path), "bytes": path.stat().st_size, "platform": qapp.platformName(),
               "pageSize": args.page_size, "switchInterval": sys.getswitchinterval(),

@@ -10,28 +10,15 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import app.ui  # noqa: E402,F401
+from shots_util import settle, wait  # noqa: E402
 
 CORDIS = ROOT.parent / "shared" / "fixtures" / "dsh" / "apps/web/tests/snapshots/cordis-tool-round/session.jsonl"
-
-
-def wait(app, cond, timeout: float = 120.0) -> None:
-    end = time.time() + timeout
-    while time.time() < end and not cond():
-        app.processEvents()
-        time.sleep(0.02)
-
-
-def settle(app, n: int = 30) -> None:
-    for _ in range(n):
-        app.processEvents()
-        time.sleep(0.02)
 
 
 def main() -> int:

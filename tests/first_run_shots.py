@@ -11,28 +11,19 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import app.ui  # noqa: E402,F401  (PySide6 refcount work-around before any Qt code)
+from shots_util import finish, fresh_settings, settle  # noqa: E402
 from PySide6.QtGui import QGuiApplication  # noqa: E402
-
-
-def settle(app, n: int = 20) -> None:
-    import time
-    for _ in range(n):
-        app.processEvents()
-        time.sleep(0.02)
 
 
 def main(out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="sl-shots-"))
-    os.environ["SESSION_LENS_CONFIG_DIR"] = str(tmp / "config")
-    os.environ["HOME"] = str(tmp / "home")
+    tmp = fresh_settings("sl-shots-")
     from app.ui.app import make_app
     qapp = make_app()
     import app.ui.main_window as mw
@@ -62,11 +53,7 @@ def main(out: Path) -> int:
     screen = QGuiApplication.primaryScreen()
     g = win.frameGeometry()
     screen.grabWindow(0, g.x(), g.y(), g.width(), g.height()).save(str(out / "about.png"))
-    for name in ("welcome-no-home.png", "welcome-home.png", "about.png"):
-        print(out / name)
-    win.shutdown()
-    shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+    return finish(win, tmp, [out / name for name in ("welcome-no-home.png", "welcome-home.png", "about.png")])
 
 
 if __name__ == "__main__":

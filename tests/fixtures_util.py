@@ -9,6 +9,19 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO.parent / "shared" / "fixtures" / "dsh"
 
 
+class WorkerJob:
+    """What a worker body (``app.ui.history.pages._open_job`` …) sees of its job when a test calls
+    it directly, outside the job runner: never cancelled, progress ignored."""
+    name = "test"
+    cancelled = False
+
+    def check(self):
+        pass
+
+    def report(self, *progress):
+        pass
+
+
 def fixture(rel: str) -> Path:
     p = FIXTURES / rel
     assert p.exists(), f"missing fixture {p}"
@@ -67,13 +80,17 @@ def ev(seq: int, typ: str, data, **extra) -> dict:
     return {"type": typ, "seq": seq, "time": 1000 + seq, "data": data, **extra}
 
 
-def fast_sample(cases: list, keep: int = 1, every: int = 0) -> list:
-    """``cases`` as pytest params where only a sample runs in ``make test-fast``: the first ``keep`` and,
-    with ``every``, each ``every``-th; the rest are marked slow (the full suite runs them all)."""
+def fast_sample(cases: list, keep: int = 1, every: int = 0, spread: int = 0) -> list:
+    """``cases`` as pytest params where only a sample runs in ``make test-fast``: the first ``keep``,
+    with ``every`` each ``every``-th, with ``spread`` that many spread evenly over the list (the last
+    one included); the rest are marked slow (the full suite runs them all)."""
     import pytest
+    cases = list(cases)
+    n = len(cases)
+    picks = {round(k * (n - 1) / (spread - 1)) for k in range(spread)} if spread > 1 else set()
     out = []
     for i, c in enumerate(cases):
-        fast = i < keep or (every and i % every == 0)
+        fast = i < keep or (every and i % every == 0) or i in picks
         values = c if isinstance(c, tuple) else (c,)
         out.append(pytest.param(*values, marks=() if fast else pytest.mark.slow))
     return out

@@ -15,44 +15,21 @@ formats-generations.png       a session with an older generation beside the newe
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import app.ui  # noqa: E402,F401  (PySide6 refcount work-around before any Qt code)
+from shots_util import finish, settle, shot_window, wait  # noqa: E402
 
 PROJ = ROOT / "resources" / "demo" / "sessions" / "--home-dev-demo-project--"
 
 
-def settle(app, n: int = 25) -> None:
-    for _ in range(n):
-        app.processEvents()
-        time.sleep(0.02)
-
-
-def wait(app, cond, timeout: float = 20.0) -> None:
-    end = time.time() + timeout
-    while time.time() < end and not cond():
-        app.processEvents()
-        time.sleep(0.02)
-
-
 def main(out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="sl-fmt-shots-"))
-    os.environ["SESSION_LENS_CONFIG_DIR"] = str(tmp / "config")
-    os.environ["HOME"] = str(tmp / "home")
-    from app.ui.app import make_app
-    qapp = make_app()
-    import app.ui.main_window as mw
-    win = mw.MainWindow(theme_mode="light")
-    win.resize(1400, 860)
-    win.show()
+    tmp, qapp, win = shot_window("sl-fmt-shots-", 1400, 860)
 
     def loaded(p) -> bool:
         return (win.history.path is not None and os.path.samefile(win.history.path, p)
@@ -117,12 +94,8 @@ def main(out: Path) -> int:
     shot.copy(g.x(), g.y(), g.width(), g.height()).save(str(out / "formats-generations.png"))
     ga.menu.hide()
     fm.hide()
-    for name in ("formats-v4-session.png", "formats-v3-request.png", "formats-v2-hidden-attempt.png",
-                 "formats-generations.png"):
-        print(out / name)
-    win.shutdown()
-    shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+    return finish(win, tmp, [out / name for name in ("formats-v4-session.png", "formats-v3-request.png",
+                                                     "formats-v2-hidden-attempt.png", "formats-generations.png")])
 
 
 if __name__ == "__main__":

@@ -11,37 +11,21 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import app.ui  # noqa: E402,F401  (PySide6 refcount work-around before any Qt code)
+from shots_util import fresh_settings, settle, wait  # noqa: E402
 
 FIXTURES = ROOT.parent / "shared" / "fixtures" / "dsh"
 
 
-def settle(app, n: int = 25) -> None:
-    for _ in range(n):
-        app.processEvents()
-        time.sleep(0.02)
-
-
-def wait(app, cond, timeout: float = 60.0) -> None:
-    end = time.time() + timeout
-    while time.time() < end and not cond():
-        app.processEvents()
-        time.sleep(0.02)
-
-
 def main(out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="sl-home-search-shots-"))
-    os.environ["SESSION_LENS_CONFIG_DIR"] = str(tmp / "config")
+    tmp = fresh_settings("sl-home-search-shots-")
     os.environ["SESSION_LENS_CACHE_DIR"] = str(tmp / "cache")
-    os.environ["HOME"] = str(tmp / "home")
     from app.tools.plant import make_home
     # the default planted words (axolotltext, pangolinreason...) in three more sessions
     home = tmp / "dsh"

@@ -15,13 +15,13 @@ import json
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import app.ui  # noqa: E402,F401  (PySide6 refcount work-around before any Qt code)
+from shots_util import settle, wait  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "fixtures"
 BIG = SHARED / "dsh/apps/web/tests/snapshots/goal-multi-turn-actions/session.jsonl"
@@ -49,19 +49,6 @@ def closure(tail):
 
 > HTML such as <b>this</b> stays text. See [the spec](https://example.com/spec#tail).
 """
-
-
-def settle(app, n: int = 25) -> None:
-    for _ in range(n):
-        app.processEvents()
-        time.sleep(0.02)
-
-
-def wait(app, cond, timeout: float = 30.0) -> None:
-    end = time.time() + timeout
-    while time.time() < end and not cond():
-        app.processEvents()
-        time.sleep(0.02)
 
 
 def md_session(tmp: Path) -> Path:

@@ -10,7 +10,7 @@ from app.log.folds import HeaderFold, SurfaceFold
 from app.log.reader import LogReader
 from app.log.sources import RawJsonlSource
 from app.tools.synth import SessionSynth, write_jsonl
-from fixtures_util import rel, session_files
+from fixtures_util import fast_sample, rel, session_files
 
 CONTIGUOUS = [p for p in session_files() if not any(s in rel(p) for s in ("cordis-tool-round", "authored-error",
                                                                              "blocked-log"))]
@@ -40,7 +40,7 @@ def small_segments(path):
     return r
 
 
-@pytest.mark.parametrize("path", CONTIGUOUS, ids=rel)
+@pytest.mark.parametrize("path", fast_sample(CONTIGUOUS, spread=3), ids=rel)
 def test_folds_from_checkpoints_equal_scratch_at_every_boundary(path):
     r = small_segments(path)
     cps = build_checkpoints(r, every=0)
@@ -64,6 +64,7 @@ def synth_reader(tmp_path_factory):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(frac=st.floats(min_value=0, max_value=1))
+@pytest.mark.slow
 def test_synthetic_folds_from_checkpoints_at_any_position(synth_reader, frac):
     r, cps, events = synth_reader
     b = int(frac * len(events))
@@ -73,6 +74,7 @@ def test_synthetic_folds_from_checkpoints_at_any_position(synth_reader, frac):
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(frac=st.floats(min_value=0, max_value=1))
+@pytest.mark.slow
 def test_request_from_checkpoints_equals_the_full_pass(synth_reader, frac):
     r, cps, events = synth_reader
     msgs = [e.seq for e in events if e.type == "assistant/message" and e.source_event_seqs]
@@ -80,6 +82,7 @@ def test_request_from_checkpoints_equals_the_full_pass(synth_reader, frac):
     assert request_at(r, at, cps) == analysis.request_at(r, at)
 
 
+@pytest.mark.slow
 def test_request_command_uses_saved_checkpoints(tmp_path, monkeypatch, capsys):
     import json
     from app.cli.main import main
@@ -130,6 +133,7 @@ def test_window_request_equals_the_full_pass_and_reuses_the_saved_checkpoints(tm
     assert modes[0] == "built" and set(modes[1:]) == {"saved"}
 
 
+@pytest.mark.slow
 def test_window_request_is_cancelled_while_checkpoints_are_built(tmp_path, monkeypatch):
     from app.store.requests import exact_request
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))

@@ -16,7 +16,7 @@ from app.cli.main import main
 from app.log.analysis import dispatches
 from app.log.reader import LogReader
 
-from fixtures_util import REPO
+from fixtures_util import REPO, fast_sample
 
 NEXT = REPO.parent / "shared" / "fixtures" / "dsh-next"
 LOGS = sorted(p for p in NEXT.rglob("*.jsonl") if ".v" in p.name)
@@ -36,7 +36,7 @@ def name_version(p) -> int:
     return int(m.group(1)) if m else 0
 
 
-@pytest.mark.parametrize("path", LOGS, ids=IDS)
+@pytest.mark.parametrize("path", fast_sample(LOGS, spread=3), ids=IDS)
 def test_every_subcommand_on_every_v2_v4_log(tmp_path, path):
     p = tmp_path / "s" / path.name
     p.parent.mkdir()

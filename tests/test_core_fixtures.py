@@ -11,7 +11,7 @@ from app.log.codec import expand_packed, pack_events
 from app.log.folds import exact_request, fold_request_header, fold_surface
 from app.log.model import PACKED_TAGS, is_event, typed
 from app.log.reader import LogReader
-from fixtures_util import fixture, manifest_counts, raw_rows, rel, session_files
+from fixtures_util import fast_sample, fixture, manifest_counts, raw_rows, rel, session_files
 
 SESSIONS = session_files()
 COUNTS = manifest_counts()
@@ -21,7 +21,7 @@ def test_corpus_is_present():
     assert len(SESSIONS) == 169, "the corpus MANIFEST lists 169 session logs"
 
 
-@pytest.mark.parametrize("path", SESSIONS, ids=rel)
+@pytest.mark.parametrize("path", fast_sample(SESSIONS, spread=3), ids=rel)
 def test_every_fixture_opens_with_manifest_counts(path):
     r = LogReader.open(str(path))
     assert r.header is not None and r.fatal is None
@@ -231,6 +231,7 @@ def _page_all(r, limit):
 
 
 @pytest.mark.parametrize("limit", [1, 3, 7, 50])
+@pytest.mark.slow
 def test_pages_tile_the_log_exactly(limit):
     path = fixture("apps/web/tests/snapshots/goal-multi-turn-actions/session.jsonl")
     r = LogReader.open(str(path))

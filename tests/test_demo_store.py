@@ -21,7 +21,7 @@ from app.store.discovery import discover, parse_generation
 from app.store.export import export
 from app.store.faces import open_info, open_reader
 from app.tools.make_demo import build
-from fixtures_util import REPO
+from fixtures_util import REPO, fast_sample
 
 DEMO = REPO / "resources" / "demo"
 SESSIONS = DEMO / "sessions"
@@ -35,6 +35,7 @@ def _listing():
     return listing, {s.id: s for s in listing.sessions}
 
 
+@pytest.mark.slow
 def test_demo_is_what_make_demo_builds(tmp_path):
     """resources/demo is reproducible: a fresh build from the shared fixtures is byte-identical."""
     out = tmp_path / "demo"
@@ -66,7 +67,7 @@ def test_demo_is_light_and_mostly_todays_format():
     assert len(listing.sessions) == len(FILES) - sum(len(v) for v in with_older.values())
 
 
-@pytest.mark.parametrize("path", FILES, ids=IDS)
+@pytest.mark.parametrize("path", fast_sample(FILES, spread=3), ids=IDS)
 def test_every_demo_file_opens_through_every_face(path, tmp_path):
     want = parse_generation(path.name)[1]
     assert file_version(str(path)) == want
@@ -122,6 +123,7 @@ def test_demo_cli_inspect_reports_the_generation():
     assert [g["name"] for g in out["generations"]] == ["session.jsonl"]
 
 
+@pytest.mark.slow
 def test_demo_store_covers_the_features():
     listing, infos = _listing()
     facts = {sid: analysis.inspect(open_info(s)) for sid, s in infos.items()}

@@ -75,6 +75,7 @@ def test_welcome_page_without_harness_home_or_demo(qtbot, win, tmp_path, monkeyp
     assert str(tmp_path / "home" / ".dsh") in win.welcome.text()
 
 
+@pytest.mark.slow
 def test_welcome_page_offers_the_harness_home(qtbot, win, tmp_path, monkeypatch, no_demo):
     demo = REPO_ROOT / "resources" / "demo"
     if not (demo / "sessions").is_dir():
@@ -126,6 +127,7 @@ def test_crash_handler_logs_an_exception_from_a_qt_slot(qtbot, tmp_path):
         h.uninstall()
 
 
+@pytest.mark.slow
 def test_gui_from_source_installs_crash_handler_and_indexes(tmp_path):
     """`python -m app PATH` (what `make run` runs): a Qt slot's exception becomes a crash log under
     SESSION_LENS_LOG_DIR, the window still renders, and the seq index is built in a child process."""

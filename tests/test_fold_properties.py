@@ -1,6 +1,7 @@
 """Properties of the folds and the packed-row codec (hypothesis)."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from app.log.codec import RowCodec, encode_row, expand_packed, pack_events
@@ -68,6 +69,7 @@ def reference_messages(events):
 
 @settings(max_examples=300, deadline=None)
 @given(surface_logs())
+@pytest.mark.slow
 def test_fold_of_prefix_equals_prefix_of_incremental_fold(log):
     events, final_nodes = log
     inc = SurfaceFold()

@@ -69,6 +69,7 @@ FORKABLE = [p for p in session_files()
 
 
 @pytest.mark.parametrize("path", FORKABLE[::3], ids=rel)
+@pytest.mark.slow
 def test_every_anchor_rereads_to_the_parents_messages(tmp_path, path):
     p = tmp_path / "session.jsonl"
     shutil.copy(path, p)
@@ -243,6 +244,7 @@ def run_fork(path, at, child_id, step=None):
 WRITER_STEPS = ("before-publish",) + PUBLISH_STEPS + ("after-publish",)
 
 
+@pytest.mark.slow
 def test_sigkill_at_every_publication_step(tmp_path):
     p = make_big(tmp_path, times=20)
     psha = sha(p)

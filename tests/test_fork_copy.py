@@ -49,6 +49,7 @@ def test_file_range_refuses_a_source_that_ended_early(tmp_path):
         os.close(fd)
 
 
+@pytest.mark.slow
 def test_fork_of_a_large_log_is_copied_and_verified(tmp_path):
     p = tmp_path / "store" / "session.jsonl"
     write_jsonl(str(p), SessionSynth(8), target_bytes=6 << 20)

@@ -18,7 +18,7 @@ from app.log.versions import inherited_count
 from app.store.forking import fork
 from app.store.writer import SessionWriter
 
-from fixtures_util import REPO
+from fixtures_util import REPO, fast_sample
 
 NEXT = REPO.parent / "shared" / "fixtures" / "dsh-next"
 LOGS = sorted(p for p in NEXT.rglob("*.jsonl") if ".v" in p.name)
@@ -64,7 +64,7 @@ def check_child(parent: LogReader, res: dict) -> LogReader:
     return child
 
 
-@pytest.mark.parametrize("path", LOGS, ids=IDS)
+@pytest.mark.parametrize("path", fast_sample(LOGS, spread=3), ids=IDS)
 def test_fork_of_every_v2_v4_log_is_a_child_in_the_same_version(tmp_path, path):
     p = copy(tmp_path, path)
     before = p.read_bytes()
@@ -156,6 +156,7 @@ def test_zstd_v4_fork_copies_whole_frames_and_verifies(tmp_path):
 
 
 @pytest.mark.parametrize("zst", [False, True], ids=["jsonl", "zstd"])
+@pytest.mark.slow
 def test_large_v4_fork_copies_the_prefix_as_stored(tmp_path, zst):
     """A multi-block / multi-frame v4 store: the rows before the cut are copied as stored
     (byte range / whole frames, not re-read), the cut block through the boundary row."""
@@ -183,6 +184,7 @@ def test_large_v4_fork_copies_the_prefix_as_stored(tmp_path, zst):
     assert [e.raw for e in child.events()[:b + 1]] == [e.raw for e in pe[:b + 1]]
 
 
+@pytest.mark.slow
 def test_v4_fork_killed_at_every_publication_step_is_complete_or_absent(tmp_path):
     """Durable before success, never a half child: SIGKILL at each step of the child's
     publication leaves either no child or a complete v4 child (the v0 guarantee)."""

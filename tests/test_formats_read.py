@@ -24,7 +24,7 @@ from app.log.versions import decode_row, file_version, header_version
 from app.presenters.registry import views_for_page
 from app.store.export import export
 
-from fixtures_util import REPO
+from fixtures_util import REPO, fast_sample
 
 NEXT = REPO.parent / "shared" / "fixtures" / "dsh-next"
 LOGS = sorted(p for p in NEXT.rglob("*.jsonl"))
@@ -57,7 +57,7 @@ def test_corpus_is_there():
 
 # --------------------------------------------------------------------------- every face, every log
 
-@pytest.mark.parametrize("path", LOGS, ids=IDS)
+@pytest.mark.parametrize("path", fast_sample(LOGS, spread=3), ids=IDS)
 def test_every_face_opens(path, tmp_path):
     want = name_version(path)
     assert file_version(path) == want
@@ -116,7 +116,7 @@ def test_every_face_opens(path, tmp_path):
         assert (tmp_path / name).exists(), res
 
 
-@pytest.mark.parametrize("path", LOGS, ids=IDS)
+@pytest.mark.parametrize("path", fast_sample(LOGS, spread=3), ids=IDS)
 def test_cli_faces(path):
     from app.cli.main import main
     want = name_version(path)
@@ -428,7 +428,7 @@ def test_unknown_text_is_dsh_text():
     assert UNKNOWN_TEXT == SPEC_UNKNOWN
 
 
-@pytest.mark.parametrize("path", [p for p in LOGS if name_version(p) >= 2], ids=[
+@pytest.mark.parametrize("path", fast_sample([p for p in LOGS if name_version(p) >= 2], spread=3), ids=[
     i for p, i in zip(LOGS, IDS) if name_version(p) >= 2])
 def test_crash_cuts_give_the_versions_closers(path, tmp_path):
     version = name_version(path)
@@ -551,6 +551,7 @@ def test_v1_reads_as_v0_with_range_encoded_source_seqs(tmp_path):
 # --------------------------------------------------------------------------- synth v4
 
 @pytest.mark.parametrize("seed", [3, 8])
+@pytest.mark.slow
 def test_synth_v4_is_the_v0_session_in_v4_shape(seed, tmp_path):
     from app.tools.synth import SessionSynth, write_jsonl
     p4, p0 = tmp_path / "session.v4.jsonl", tmp_path / "session.jsonl"
@@ -639,6 +640,7 @@ def test_stats_v4_equal_the_v0_twin_and_fixture_outcomes(tmp_path):
     assert st["steps"][0]["errors"] == ["IMAGE_OFFLOAD_REQUIRED"] and st["steps"][0]["failedAttempts"] == 1
 
 
+@pytest.mark.slow
 def test_trace_v4_matches_the_v0_twin(tmp_path):
     """The same synthetic session in v0 and v4: every message is part of as many requests,
     and has the same surface status, whatever the seqs are."""

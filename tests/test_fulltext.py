@@ -170,9 +170,17 @@ def test_ranking_prefers_more_matches(home):
     assert len(res.hits) > 20
     ranks = [h.rank for h in res.hits]
     assert ranks == sorted(ranks)
-    assert sum(g.count for g in res.sessions) == res.total >= len(res.hits)
     counts = [g.count for g in res.sessions]
     assert counts == sorted(counts, reverse=True)
+    # every session with a match, when asked for all of them
+    full = home["ix"].search("snapshot", limit=200, groups=None)
+    assert sum(g.count for g in full.sessions) == full.total == res.total >= len(res.hits)
+    assert len(full.sessions) == full.session_total == res.session_total > 200
+    # by default the 200 with the most matches, and every session holding a returned hit
+    assert {h.session_key for h in res.hits} <= {g.key for g in res.sessions}
+    top = sorted(full.sessions, key=lambda g: -g.count)[:200]
+    assert min(g.count for g in res.sessions) <= top[-1].count
+    assert {g.key for g in res.sessions} >= {g.key for g in top if g.count > top[-1].count}
 
 
 def test_corrupt_and_unsupported_sessions_are_skipped_with_a_problem(home):
@@ -332,6 +340,7 @@ ix.update(progress=progress)
 """
 
 
+@pytest.mark.slow
 def test_crash_mid_build_leaves_a_consistent_index(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(cache))
@@ -375,7 +384,9 @@ def test_query_parser():
     pq = parse_query('rm -rf "exact phrase" pref* tool:bash kind:errors session:ab12 project:"my proj" OR x')
     assert pq.tools == ["bash"] and pq.kinds == ["error"] and pq.sessions == ["ab12"]
     assert pq.projects == ["my proj"]
-    assert pq.fts() == '("rm" "rf" "exact phrase" "pref"* OR "x") AND {kind} : (error) AND {tool} : ("bash")'
+    # kind and tool are columns of the entries table now (SQL filters), not FTS columns; -rf leaves rf out
+    assert pq.fts() == '("rm" "exact phrase" "pref"* OR "x") NOT ("rf")'
+    assert pq.not_terms == [("rf", False, False)]
     with pytest.raises(QueryError):
         parse_query("kind:nonsense")
 

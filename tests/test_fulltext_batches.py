@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.log import extract
 from app.store import fulltext
 from app.store.fulltext import FullTextIndex
 from app.tools.plant import make_home
@@ -47,11 +48,13 @@ def _check(ix):
 
 
 @pytest.mark.parametrize("memory_bytes", [16 << 20, 64])
+@pytest.mark.slow
 def test_batched_and_savepoint_paths_give_the_same_index(small_home, tmp_path, monkeypatch, memory_bytes):
     root, m = small_home
     with FullTextIndex(root, db_path=str(tmp_path / "ref.sqlite")) as ref:
         ref.update()
         want = _entries(ref)
+    monkeypatch.setattr(fulltext, "_FAST_BYTES", 0)              # every session through its reader
     monkeypatch.setattr(fulltext, "_MEMORY_BYTES", memory_bytes)   # 64: every synth session takes a savepoint
     monkeypatch.setattr(fulltext, "_FLUSH_ROWS", 8)
     spy = _savepoints(monkeypatch)
@@ -68,6 +71,7 @@ def test_batched_and_savepoint_paths_give_the_same_index(small_home, tmp_path, m
 
 
 @pytest.mark.parametrize("memory_bytes", [16 << 20, 64])
+@pytest.mark.slow
 def test_a_session_failing_half_way_leaves_nothing_behind(small_home, tmp_path, monkeypatch, memory_bytes):
     root, m = small_home
     victim_sid, _, _ = m["planted"]["plant2text"]
@@ -75,7 +79,7 @@ def test_a_session_failing_half_way_leaves_nothing_behind(small_home, tmp_path, 
     with FullTextIndex(root, db_path=str(tmp_path / "ref.sqlite")) as ref:
         ref.update()
         want = [e for e in _entries(ref) if e[0] != victim]
-    real = fulltext.event_fields
+    real = extract.event_fields
     seen = {"n": 0}
 
     def failing(ev, calls):
@@ -86,7 +90,9 @@ def test_a_session_failing_half_way_leaves_nothing_behind(small_home, tmp_path, 
             if seen["n"] == 2:
                 raise RuntimeError("planted failure")
         return out
-    monkeypatch.setattr(fulltext, "event_fields", failing)
+    monkeypatch.setattr(extract, "event_fields", failing)
+    if memory_bytes == 64:                                         # the reader path, in a savepoint
+        monkeypatch.setattr(fulltext, "_FAST_BYTES", 0)
     monkeypatch.setattr(fulltext, "_MEMORY_BYTES", memory_bytes)
     monkeypatch.setattr(fulltext, "_FLUSH_ROWS", 8)
     monkeypatch.setattr(fulltext, "_COMMIT_SESSIONS", 5)
@@ -97,7 +103,7 @@ def test_a_session_failing_half_way_leaves_nothing_behind(small_home, tmp_path, 
         assert _entries(ix) == want
         assert (victim, "RuntimeError: planted failure") in ix.session_problems()
         # fixed: the next update indexes it whole
-        monkeypatch.setattr(fulltext, "event_fields", real)
+        monkeypatch.setattr(extract, "event_fields", real)
         ix.conn.execute("UPDATE files SET size = -1 WHERE path = ?", (victim,))   # make it look changed
         rep = ix.update()
         assert rep.indexed == 1 and rep.skipped == 0

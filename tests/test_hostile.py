@@ -207,6 +207,7 @@ def run_cli(*args):
                           env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
 
 
+@pytest.mark.slow
 def test_cli_errors_are_one_line_and_nonzero(tmp_path):
     res = run_cli("inspect", str(tmp_path / "missing.jsonl"), "--json")
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "no such file" in res.stderr
@@ -221,6 +222,7 @@ def test_cli_errors_are_one_line_and_nonzero(tmp_path):
     assert res.returncode == 2 and "upgrade" in res.stderr
 
 
+@pytest.mark.slow
 def test_cli_inspect_every_fixture_in_one_process():
     # the documented JSON keys, through the real entry point, on every corpus file
     code = ("import json,sys; sys.path.insert(0,'tests'); from fixtures_util import session_files;"
@@ -237,6 +239,7 @@ def test_cli_inspect_every_fixture_in_one_process():
     assert res.stdout.strip() == "ok"
 
 
+@pytest.mark.slow
 def test_cli_page_messages_request_export(tmp_path):
     f = str(fixture("examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"))
     page = json.loads(run_cli("page", f, "--json").stdout)
@@ -281,6 +284,7 @@ def test_corrupt_zstd_frame_mid_file_is_reported_and_the_rest_read(tmp_path):
     assert sum(len(pg.events) for pg in pages) == info["events"]
 
 
+@pytest.mark.slow
 def test_cli_path_without_subcommand_means_gui():
     from app.cli.main import build_parser, COMMANDS
     build_parser()

@@ -15,7 +15,7 @@ from app.log.zstdframes import encode_frame
 from app.store import indexcache
 from app.store.indexcache import cached_index
 from app.tools.synth import SessionSynth, batches, write_jsonl
-from fixtures_util import rel, session_files
+from fixtures_util import fast_sample, rel, session_files
 
 ARRAYS = ("seg_pos", "seg_end", "first_seq", "last_seq", "line0", "rows", "mark_seq", "mark_code")
 
@@ -80,7 +80,7 @@ def synth_zstd(path, size=300_000, seed=5, torn=False):
 
 # --------------------------------------------------------------------------- fast == exact
 
-@pytest.mark.parametrize("path", session_files(), ids=rel)
+@pytest.mark.parametrize("path", fast_sample(session_files(), spread=3), ids=rel)
 def test_byte_level_index_equals_exact_scan_on_every_fixture(path):
     r = LogReader(RawJsonlSource(str(path), block=2048))       # several segments even for small logs
     exact, pa, b, pb = fast_and_exact(r)
@@ -182,6 +182,7 @@ def _grow(p, more: bytes):
 
 
 @pytest.mark.parametrize("torn_first", [False, True])
+@pytest.mark.slow
 def test_a_grown_log_extends_the_cached_index(tmp_path, monkeypatch, torn_first):
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
     full = synth_log(tmp_path / "full.jsonl", 1_200_000).read_bytes()
@@ -315,7 +316,7 @@ NEXT = sorted((REPO_ROOT := __import__("pathlib").Path(__file__).resolve().paren
     "shared", "fixtures", "dsh-next").rglob("*.jsonl"))
 
 
-@pytest.mark.parametrize("path", NEXT, ids=lambda p: "/".join(p.parts[-3:]))
+@pytest.mark.parametrize("path", fast_sample(NEXT, spread=3), ids=lambda p: "/".join(p.parts[-3:]))
 def test_saved_index_of_v1_to_v4_logs_equals_the_exact_scan(tmp_path, monkeypatch, path):
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
     p = tmp_path / path.name
@@ -327,7 +328,7 @@ def test_saved_index_of_v1_to_v4_logs_equals_the_exact_scan(tmp_path, monkeypatc
     assert same_index(first[0], ref) and same_index(again[0], ref)
 
 
-@pytest.mark.parametrize("path", session_files(), ids=rel)
+@pytest.mark.parametrize("path", fast_sample(session_files(), spread=3), ids=rel)
 def test_legacy_flags_of_the_byte_level_scan_equal_the_probe(path):
     """Segments that may hold a legacy-shape row (a fork stores those rows converted, copies the rest)."""
     r = LogReader(RawJsonlSource(str(path), block=2048))

@@ -24,6 +24,7 @@ def _fields(idx) -> dict:
 
 
 @pytest.mark.parametrize("path", session_files()[::17], ids=lambda p: p.parent.name + "/" + p.name)
+@pytest.mark.slow
 def test_child_index_equals_inprocess(path):
     idx, mode = build_index_isolated(str(path))
     assert mode == "process"

@@ -42,6 +42,7 @@ def _covers(r, seq):
     return lo <= seq <= max(r.seq, r.last_seq if r.last_seq is not None else r.seq)
 
 
+@pytest.mark.slow
 def test_range_pages_tile_the_log_like_a_full_read(long_log):
     reader = LogReader.open(long_log)
     idx = reader.build_index()
@@ -60,6 +61,7 @@ def test_range_pages_tile_the_log_like_a_full_read(long_log):
     assert got == all_seqs and pages > 10
 
 
+@pytest.mark.slow
 def test_jump_reads_the_page_around_a_seq_and_grows_both_ways(long_log):
     reader, sh = _tail(long_log)
     w = sh.w

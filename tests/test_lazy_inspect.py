@@ -55,6 +55,7 @@ def _variants(lines):
 
 @pytest.mark.parametrize("kind", ["as-written", "bad-dt", "bad-member", "other-key-order", "bad-utf8",
                                   "gap-at-packed", "extra-key"])
+@pytest.mark.slow
 def test_lazy_inspect_equals_the_event_by_event_pass(tmp_path, kind):
     src = tmp_path / "src.jsonl"
     write_jsonl(str(src), SessionSynth(seed=31), target_bytes=600_000)
@@ -71,10 +72,10 @@ def test_lazy_inspect_equals_the_event_by_event_pass(tmp_path, kind):
 # --------------------------------------------------------------------------- messages, flat memory
 
 from app.log.lazyrows import iter_messages  # noqa: E402
-from fixtures_util import rel, session_files  # noqa: E402
+from fixtures_util import fast_sample, rel, session_files  # noqa: E402
 
 
-@pytest.mark.parametrize("path", session_files(), ids=rel)
+@pytest.mark.parametrize("path", fast_sample(session_files(), spread=3), ids=rel)
 def test_streamed_messages_equal_the_fold_on_every_fixture(path):
     r = LogReader.open(str(path))
     n = len(r.events())
@@ -84,7 +85,8 @@ def test_streamed_messages_equal_the_fold_on_every_fixture(path):
                 analysis.messages(LogReader.open(str(path)), through, logical), (logical, through)
 
 
-@pytest.mark.parametrize("crash", [False, "torn"])
+@pytest.mark.parametrize("crash", fast_sample([False, "torn"]))
+@pytest.mark.slow
 def test_streamed_messages_of_generated_jsonl_and_zstd(tmp_path, crash):
     from test_index_cache import synth_zstd
     p = tmp_path / "session.jsonl"
@@ -98,6 +100,7 @@ def test_streamed_messages_of_generated_jsonl_and_zstd(tmp_path, crash):
         assert list(iter_messages(LogReader.open(str(f)), mid)) == analysis.messages(LogReader.open(str(f)), mid)
 
 
+@pytest.mark.slow
 def test_messages_memory_stays_flat(tmp_path):
     import tracemalloc
     small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"

@@ -54,6 +54,7 @@ def _settled(m: HistoryModel, last_seq: int) -> bool:
 
 @pytest.mark.parametrize("seed,crash,fmt", fast_sample([(21, False, "jsonl"), (22, True, "jsonl"), (23, False, "jsonl"),
                                                          (24, True, "zstd")]))
+@pytest.mark.slow
 def test_model_grown_by_live_rows_equals_a_fresh_read(qtbot, tmp_path, monkeypatch, seed, crash, fmt):
     import app.ui.history.pages as hm
     monkeypatch.setattr(hm, "LIVE_SPLIT", 6)          # small live pages: many cuts in a short log

@@ -89,6 +89,7 @@ def test_live_follower_equals_file(qtbot, tmp_path, fmt, crash, rate, burst):
     reader.close()
 
 
+@pytest.mark.slow
 def test_live_follower_continues_a_shown_page(qtbot, tmp_path):
     """The view already shows a tail page: no reinstall, rows continue from it (refetch-once rule)."""
     path = tmp_path / "s" / "session.jsonl"

@@ -100,6 +100,7 @@ def test_defect_then_turn_end_leaves_the_tail_clean():
     assert [e.type for e in c.closure()] == ["turn/end"]
 
 
+@pytest.mark.slow
 def test_split_page_cuts_like_the_host(tmp_path):
     p = tmp_path / "session.jsonl"
     write_jsonl(str(p), SessionSynth(4), target_bytes=300_000)

@@ -80,6 +80,7 @@ def test_history_model_under_the_model_tester(qtbot, tester, monkeypatch):
     assert m.rowCount() == 0
 
 
+@pytest.mark.slow
 def test_history_model_live_rows_under_the_model_tester(qtbot, tester, tmp_path, monkeypatch):
     import app.ui.history.pages as P
     monkeypatch.setattr(P, "LIVE_SPLIT", 6)
@@ -105,6 +106,7 @@ def test_history_model_live_rows_under_the_model_tester(qtbot, tester, tmp_path,
     m.close()
 
 
+@pytest.mark.slow
 def test_session_models_under_the_model_tester(qtbot, tester):
     from app.ui.session_model import SessionFilterModel, SessionTreeModel, discover_job, titles_job
     m = SessionTreeModel()

@@ -86,6 +86,7 @@ def test_icon_svg():
     assert root.tag.endswith("svg") and root.get("viewBox") == "0 0 512 512"
 
 
+@pytest.mark.slow
 def test_icon_script_matches_committed_svg(tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "packaging" / "make_icons.py"), str(tmp_path)],
                        capture_output=True, text=True, timeout=60, env={**__import__("os").environ,

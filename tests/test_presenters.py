@@ -5,7 +5,7 @@ raises, the host's same-page rule holds, hostile and huge inputs stay plain (cli
 """
 from __future__ import annotations
 
-from fixtures_util import session_files  # noqa: E402  (shared corpus discovery)
+from fixtures_util import fast_sample, session_files  # noqa: E402  (shared corpus discovery)
 
 import copy
 import json
@@ -110,7 +110,7 @@ def test_corpus_is_there():
     assert names - set(registered()) == {"write_remote"}, names - set(registered())
 
 
-@pytest.mark.parametrize("path", SESSIONS, ids=rel)
+@pytest.mark.parametrize("path", fast_sample(SESSIONS, spread=3), ids=rel)
 def test_every_tool_row_gets_a_view(path):
     evs = events(rel(path))
     before = [copy.deepcopy(e.data) for e in evs]
@@ -420,7 +420,7 @@ def test_result_whose_call_is_on_an_earlier_page_is_generic():
     assert all(full[e.seq]["card"] == "read" for e in page if e.type == "tool/result")
 
 
-@pytest.mark.parametrize("path", [p for p in SESSIONS if b'"tool/result"' in p.read_bytes()][:40], ids=rel)
+@pytest.mark.parametrize("path", fast_sample([p for p in SESSIONS if b'"tool/result"' in p.read_bytes()][:40], spread=3), ids=rel)
 def test_splitting_after_each_call(path):
     evs = events(rel(path))
     for k, c in enumerate(evs):
@@ -615,6 +615,7 @@ def test_presenters_never_raise_on_arbitrary_shapes(name, args, content, is_erro
 
 @settings(max_examples=100, deadline=None)
 @given(data=json_values, typ=st.sampled_from(["tool/call", "tool/result"]))
+@pytest.mark.slow
 def test_malformed_event_payloads_get_generic_views(data, typ):
     views = views_for_page([Event(seq=7, type=typ, time=0, data=data)])
     check_view(views[7], "call" if typ == "tool/call" else "result")

@@ -16,25 +16,13 @@ from app.tools.synth import SessionSynth, write_jsonl
 from app.ui.history.pages import _live_job, _older_job, _open_job
 from app.ui.history.window import RowWindow, apply_changes
 
-from fixtures_util import fixture
+from fixtures_util import WorkerJob, fixture
 
 BIG = "apps/web/tests/snapshots/goal-multi-turn-actions/session.jsonl"        # 2,098 events
 RETRY = "examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"
 
 
-class _Job:
-    """What a worker body sees of its job (never cancelled here)."""
-    name = "test"
-    cancelled = False
-
-    def check(self):
-        pass
-
-    def report(self, done, total):
-        pass
-
-
-JOB = _Job()
+JOB = WorkerJob()
 
 
 class Shadow:
@@ -180,6 +168,7 @@ def test_face_switch_keeps_the_first_seq_on_top():
 
 
 @pytest.mark.parametrize("seed,crash", [(31, False), (32, True)])
+@pytest.mark.slow
 def test_live_merge_equals_a_fresh_read(tmp_path, monkeypatch, seed, crash):
     """A tail page grown batch by batch (the live job's body, split into short pages) gives
     the rows of a fresh read of the final file, in both faces; the records stay exact."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from app.log.outline import build_outline
 from app.log.reader import LogReader
 from app.log.search import FindOptions, find_all
@@ -12,6 +14,7 @@ from app.tools.plant import PlantingSynth
 from app.tools.synth import write_jsonl
 
 
+@pytest.mark.slow
 def test_child_find_and_outline_equal_in_process(tmp_path):
     path = tmp_path / "session.jsonl"
     s = PlantingSynth(seed=3, at_turn=2)

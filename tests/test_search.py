@@ -18,7 +18,7 @@ from app.log.sources import RawJsonlSource
 from app.log.textview import event_fields, plain
 from app.tools.plant import PLANTS, PlantingSynth
 from app.tools.synth import write_jsonl
-from tests.fixtures_util import FIXTURES, rel, session_files
+from tests.fixtures_util import FIXTURES, fast_sample, rel, session_files
 
 CORDIS = "apps/web/tests/snapshots/cordis-tool-round/session.jsonl"
 
@@ -180,6 +180,7 @@ QUERIES = [FindOptions("snapshot"), FindOptions("Snapshot", case=True), FindOpti
            FindOptions(r"^use\b", regex=True), FindOptions("{", case=True), FindOptions("\\", case=True)]
 
 
+@pytest.mark.slow
 def test_find_equals_a_full_decode_on_every_fixture():
     files = session_files()
     assert len(files) > 100
@@ -241,6 +242,7 @@ def test_outline_lists_every_turn_with_its_prompt(relpath):
         assert gp == (wp if len(wp) <= 200 else wp[:199] + "…")
 
 
+@pytest.mark.slow
 def test_outline_of_a_generated_log(planted):
     o = build_outline(LogReader.open(planted["jsonl"]))
     assert [t.turn for t in o.turns] == list(range(1, 10))
@@ -377,7 +379,7 @@ def test_v4_errors_attempts_and_system_messages_are_found():
     assert sys_hits and {r.event_at(h.seq).type for h in sys_hits} <= {"system/message", "developer/message"}
 
 
-@pytest.mark.parametrize("p", _next_logs(), ids=lambda p: p.parent.name + "/" + p.name)
+@pytest.mark.parametrize("p", fast_sample(_next_logs(), spread=3), ids=lambda p: p.parent.name + "/" + p.name)
 def test_outline_of_every_v2_v4_fixture(p):
     o = build_outline(LogReader.open(str(p)))
     want = _raw_turns(p)
@@ -398,7 +400,7 @@ def test_a_log_written_with_ascii_escapes_and_spaces(tmp_path, planted):
             assert [(h.seq, h.turn, h.kind) for h in hits] == [(seq, turn, kind)], (word, case)
 
 
-@pytest.mark.parametrize("p", session_files()[::7] + _next_logs(), ids=lambda p: p.name)
+@pytest.mark.parametrize("p", fast_sample(session_files()[::7] + _next_logs(), spread=3), ids=lambda p: p.name)
 def test_outline_problems_include_everything_inspect_reports(p):
     r = LogReader.open(str(p))
     if r.fatal:

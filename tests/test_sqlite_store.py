@@ -75,6 +75,7 @@ def test_corpus_present():
 
 
 @pytest.mark.parametrize("path", fast_sample(SESSION_FILES, every=8), ids=lambda p: str(p.relative_to(FIXTURES)))
+@pytest.mark.slow
 def test_fixture_roundtrip(path: Path, tmp_path):
     db = tmp_path / "store.db"                       # one store per fixture: ids collide across fixtures
     info = jsonl_to_sqlite(path, db, batch_rows=7)
@@ -251,6 +252,7 @@ def test_varint_roundtrip(seqs):
 
 
 @given(st.lists(st.integers(min_value=0, max_value=300), max_size=40))
+@pytest.mark.slow
 def test_varint_roundtrip_small(seqs):
     assert decode_seqs(encode_seqs(seqs)) == seqs
 

@@ -227,6 +227,7 @@ def test_view_equals_true_log(data):
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 30), max_size=80), st.integers(1, 31))
+@pytest.mark.slow
 def test_offer_only_appends_successors(deliveries, tail_page):
     """Without refetches served, appended rows are always exactly tail+1, tail+2, …"""
     s, v = Stitcher(), View()

@@ -51,6 +51,7 @@ def _synth(path: Path, turns: int = 30, version: int = 0) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_saved_equals_fresh_on_every_fixture(cache, tmp_path):
     paths = sorted(glob.glob(str(fixtures / "**/*.jsonl"), recursive=True))
     paths += sorted(glob.glob(str(NEXT / "**/*.jsonl"), recursive=True))
@@ -70,6 +71,7 @@ def test_saved_equals_fresh_on_every_fixture(cache, tmp_path):
 
 
 @pytest.mark.parametrize("frac", [0.2, 0.5, 0.83])
+@pytest.mark.slow
 def test_grown_log_extends_the_saved_index(cache, tmp_path, frac):
     full = _synth(tmp_path / "full.jsonl", turns=40)
     data = full.read_bytes()
@@ -95,6 +97,7 @@ def test_grown_log_extends_the_saved_index(cache, tmp_path, frac):
     assert _cached(str(p))[1] == "hit"
 
 
+@pytest.mark.slow
 def test_truncated_or_replaced_log_is_indexed_afresh(cache, tmp_path):
     src = _synth(tmp_path / "a.jsonl", turns=40)
     p = tmp_path / "session.jsonl"
@@ -114,6 +117,7 @@ def test_truncated_or_replaced_log_is_indexed_afresh(cache, tmp_path):
     _same(idx, _fresh(str(p)), str(p))
 
 
+@pytest.mark.slow
 def test_same_size_rewrite_and_corrupt_cache_file(cache, tmp_path):
     p = _synth(tmp_path / "session.jsonl", turns=30)
     assert _cached(str(p))[1] == "built"

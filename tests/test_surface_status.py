@@ -82,6 +82,7 @@ def synth_log(tmp_path_factory):
     return p
 
 
+@pytest.mark.slow
 def test_synthetic_compactions_pages_and_chains(synth_log, capsys):
     r = LogReader.open(str(synth_log))
     idx = index_for(r)
@@ -128,6 +129,7 @@ def test_synthetic_compactions_pages_and_chains(synth_log, capsys):
         assert f"{g['replacedCount']} items replaced" in line and "[{" not in line
 
 
+@pytest.mark.slow
 def test_index_fed_incrementally_equals_built(synth_log):
     r = LogReader.open(str(synth_log))
     evs = list(r.iter_events(logical=False))
@@ -215,6 +217,7 @@ def test_describe_surface_words():
         "Not in the model's view since seq 17 (replaced by seq 17)"
 
 
+@pytest.mark.slow
 def test_describe_chain(synth_log):
     from app.log.surface import describe_surface
     r = LogReader.open(str(synth_log))
@@ -235,6 +238,7 @@ def _all_logs():
     return out
 
 
+@pytest.mark.slow
 def test_row_skipping_index_equals_the_full_decode(tmp_path):
     """The index decodes only rows that can matter; on every fixture, the demo store and synthetic v0
     and v4 logs with compactions it equals the index built from every decoded event."""

@@ -24,6 +24,7 @@ def _events(seed=5, turns=40, **kw):
     return list(SessionSynth(seed, **kw).events(turns))
 
 
+@pytest.mark.slow
 def test_deterministic_for_a_seed(tmp_path):
     assert _events(5, 15) == _events(5, 15)
     assert _events(5, 15) != _events(6, 15)
@@ -36,6 +37,7 @@ def test_deterministic_for_a_seed(tmp_path):
     assert list(SessionSynth(5).events(10)) == [ev for t in SessionSynth(5).turns(10) for ev in t]
 
 
+@pytest.mark.slow
 def test_contiguous_seq_and_turn_structure():
     evs = _events(7, 40, **BUSY)
     assert [e["seq"] for e in evs] == list(range(len(evs)))
@@ -56,6 +58,7 @@ def test_contiguous_seq_and_turn_structure():
     assert more[0]["seq"] == first[-1]["seq"] + 1 and more[0]["type"] == "agent/inbox/spliced"
 
 
+@pytest.mark.slow
 def test_messages_cite_their_own_chunks_and_results_cite_calls():
     evs = _events(11, 40, **BUSY)
     by_seq = {e["seq"]: e for e in evs}
@@ -119,6 +122,7 @@ def test_failed_attempts_are_followed_by_retry_in_the_same_step():
     assert aborted and all("usage" not in e["data"] for e in aborted)
 
 
+@pytest.mark.slow
 def test_reader_accepts_the_log(tmp_path):
     p = tmp_path / "s.jsonl"
     write_jsonl(str(p), SessionSynth(5, **BUSY), turns=40)
@@ -138,6 +142,7 @@ def test_reader_accepts_the_log(tmp_path):
 
 @pytest.mark.parametrize("kw", [dict(batch_events=(1, 64)), dict(batch_events=(200, 2000)),
                                 dict(batch_events=None), dict(batch_ms=200)])
+@pytest.mark.slow
 def test_packed_rows_expand_to_the_unpacked_events(tmp_path, kw):
     p = tmp_path / "s.jsonl"
     st = write_jsonl(str(p), SessionSynth(21, **BUSY), turns=12, **kw)
@@ -198,6 +203,7 @@ def test_crash_tail_leaves_an_open_turn(tmp_path):
     assert LogReader.open(str(t)).tail_state().is_open
 
 
+@pytest.mark.slow
 def test_shapes_mirror_the_fixtures():
     """Key order of each event kind (envelope, data, chunk) is the one dsh writes."""
     want: dict = {}

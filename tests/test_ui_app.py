@@ -23,6 +23,7 @@ def _config_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path / "config"))
 
 
+@pytest.mark.slow
 def test_folder_store_lists_lineage_tree_and_filters(qtbot, win):
     with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
         win.open_store(str(fixture(FORK_DIR)))
@@ -56,6 +57,7 @@ def test_folder_store_lists_lineage_tree_and_filters(qtbot, win):
     assert title is not None
 
 
+@pytest.mark.slow
 def test_many_sessions_listed_from_headers_only(qtbot, win, tmp_path):
     """A home with many sessions appears from headers; titles stream in afterwards."""
     home = tmp_path / "home"
@@ -83,6 +85,7 @@ def test_welcome_view_when_demo_store_missing(qtbot, win, monkeypatch, tmp_path)
     assert "demo store" in win.welcome.text() and "not installed" in win.welcome.text()
 
 
+@pytest.mark.slow
 def test_default_opens_demo_store(qtbot, win):
     from app.ui.main_window import demo_store
     if not demo_store().exists():
@@ -139,6 +142,7 @@ def _png_size(p: Path):
     return struct.unpack(">II", data[16:24])
 
 
+@pytest.mark.slow
 def test_cli_screenshot(tmp_path):
     out = tmp_path / "shot.png"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", LANG="C.UTF-8",

@@ -72,6 +72,7 @@ def test_menus_and_disabled_without_a_session(qtbot):
     w.shutdown()
 
 
+@pytest.mark.slow
 def test_audit_session_opens_at_the_selected_row(qtbot, tmp_path):
     src = copy_fixture(tmp_path, COMPACTION)
     before = sha(src)
@@ -119,6 +120,7 @@ def test_audit_session_opens_at_the_selected_row(qtbot, tmp_path):
     w.shutdown()
 
 
+@pytest.mark.slow
 def test_audit_work_runs_off_the_ui_thread(qtbot, tmp_path, monkeypatch):
     """Decoding, tracing, comparing and exporting all happen on worker threads."""
     import threading
@@ -156,6 +158,7 @@ def test_audit_work_runs_off_the_ui_thread(qtbot, tmp_path, monkeypatch):
     w.shutdown()
 
 
+@pytest.mark.slow
 def test_trace_this_row_from_the_context_menu(qtbot, tmp_path):
     w, aa = window(qtbot, fixture(RETRY))
     idx = w.history.index(row_index(w, 4), 0)
@@ -187,6 +190,7 @@ def test_trace_this_row_from_the_context_menu(qtbot, tmp_path):
     w.shutdown()
 
 
+@pytest.mark.slow
 def test_export_raw_identical_with_sha256_sidecar(qtbot, tmp_path):
     src = copy_fixture(tmp_path, RETRY)
     w, aa = window(qtbot, src)

@@ -64,6 +64,7 @@ def _search(qtbot, win, text):
     return blocker.args[0]
 
 
+@pytest.mark.slow
 def test_planted_words_found_by_the_window_with_exact_seq_and_the_jump_lands(qtbot, make_window, planted):  # noqa: F811 (the shared fixture)
     path, where = planted
     win = make_window(page_size=3)
@@ -116,6 +117,7 @@ def test_planted_words_found_by_the_window_with_exact_seq_and_the_jump_lands(qtb
     assert win.history_actions.search_count.text() == status
 
 
+@pytest.mark.slow
 def test_search_is_cancellable_and_a_new_query_replaces_the_old(qtbot, make_window, long_log):  # noqa: F811 (the shared fixture)
     win = make_window()
     open_and_wait(qtbot, win, long_log)
@@ -134,6 +136,7 @@ def test_search_is_cancellable_and_a_new_query_replaces_the_old(qtbot, make_wind
     fa.opt_regex.setChecked(False)
 
 
+@pytest.mark.slow
 def test_outline_of_a_fixture_lists_every_turn_with_its_prompt(qtbot, make_window, qtmodeltester):  # noqa: F811 (the shared fixture)
     win = make_window(page_size=2)
     ga = win.go_actions
@@ -162,6 +165,7 @@ def test_outline_of_a_fixture_lists_every_turn_with_its_prompt(qtbot, make_windo
     assert _covers(win.view.current_row(), want[0][1])
 
 
+@pytest.mark.slow
 def test_go_to_seq_turn_start_and_end_in_a_log_of_many_pages(qtbot, make_window, long_log):  # noqa: F811 (the shared fixture)
     win = make_window(page_size=3)
     h = open_and_wait(qtbot, win, long_log)
@@ -210,6 +214,7 @@ def test_go_to_seq_turn_start_and_end_in_a_log_of_many_pages(qtbot, make_window,
     assert parse_goto("seq #7") == ("seq", 7) and parse_goto("abc") is None
 
 
+@pytest.mark.slow
 def test_filters_and_next_error_over_the_whole_log(qtbot, make_window, long_log):  # noqa: F811 (the shared fixture)
     win = make_window(page_size=6)
     h = open_and_wait(qtbot, win, long_log)
@@ -246,6 +251,7 @@ def test_filters_and_next_error_over_the_whole_log(qtbot, make_window, long_log)
     assert b.args[0] == errs[1]
 
 
+@pytest.mark.slow
 def test_every_problem_of_cordis_tool_round_is_in_the_problems_panel(qtbot, make_window, qtmodeltester):  # noqa: F811 (the shared fixture)
     path = str(fixture(CORDIS))
     win = make_window()
@@ -295,6 +301,7 @@ def test_results_model_and_wording(qtmodeltester):
     qtmodeltester.check(ProblemsModel())
 
 
+@pytest.mark.slow
 def test_clipped_output_expands_and_collapses_by_click(qtbot, make_window, long_log):  # noqa: F811 (the shared fixture)
     win = make_window()
     h = open_and_wait(qtbot, win, long_log)
@@ -321,6 +328,7 @@ def test_clipped_output_expands_and_collapses_by_click(qtbot, make_window, long_
     assert not row.expanded and row.clipped
 
 
+@pytest.mark.slow
 def test_reasoning_collapses_by_default_with_a_count_and_expands(qtbot, make_window, long_log):  # noqa: F811 (the shared fixture)
     win = make_window()
     h = open_and_wait(qtbot, win, long_log)

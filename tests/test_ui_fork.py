@@ -36,6 +36,7 @@ def row_index(w, seq):
     return next(i for i, r in enumerate(w.history.rows) if r.event is not None and r.event.seq == seq)
 
 
+@pytest.mark.slow
 def test_fork_from_an_eligible_reply(qtbot, tmp_path):
     store = tmp_path / "store"
     store.mkdir()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFont, QFontDatabase, QFontMetrics, QTextDocument
 from PySide6.QtGui import Qt as GuiQt
@@ -150,6 +152,7 @@ def test_markdown_row_document_loads_nothing_and_holds_no_html(qtbot, win, tmp_p
     assert _Spy.loads == []
 
 
+@pytest.mark.slow
 def test_links_open_only_after_confirmation_showing_the_target(qtbot, win, tmp_path):
     fa = win.frame_actions
     asked, opened = [], []
@@ -235,6 +238,7 @@ def test_widget_walk_no_log_text_as_rich_text(qtbot, win, tmp_path):
     assert not _rich_text_leaks(win, needles)
 
 
+@pytest.mark.slow
 def test_session_list_tooltip_is_plain_text(qtbot, win, tmp_path):
     p = hostile_session(tmp_path)
     lines = p.read_text(encoding="utf-8").splitlines()
@@ -313,6 +317,7 @@ def test_copy_as_markdown_of_a_message_and_of_rows(qtbot, win, tmp_path):
     assert fence("a ``` b").startswith("````\n")
 
 
+@pytest.mark.slow
 def test_session_list_columns_and_window_title(qtbot, win):
     open_and_wait(qtbot, win, fixture(FORK_DIR))
     m = win.sessions.model
@@ -366,6 +371,7 @@ def test_window_geometry_is_remembered(qtbot, tmp_path, monkeypatch):
     w2.shutdown()
 
 
+@pytest.mark.slow
 def test_first_run_tour_three_hints_once(qtbot, tmp_path, monkeypatch):
     from app.ui.main_window import MainWindow
     from app.ui.tour import HINTS
@@ -403,6 +409,7 @@ def test_first_run_tour_three_hints_once(qtbot, tmp_path, monkeypatch):
     w3.shutdown()
 
 
+@pytest.mark.slow
 def test_sqlite_sessions_show_titles_and_dates(qtbot, win, tmp_path):
     from app.store.sqlite_store import jsonl_to_sqlite
     db = tmp_path / "store.db"

@@ -23,6 +23,7 @@ def _menu_entries(win):
     return [(a.data(), a.isChecked()) for a in win.generation_actions.actions()]
 
 
+@pytest.mark.slow
 def test_no_argument_opens_the_demo_on_a_v4_session(qtbot, win):
     with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
         win.open_default()
@@ -37,6 +38,7 @@ def test_no_argument_opens_the_demo_on_a_v4_session(qtbot, win):
     assert not win.generation_actions.menu.menuAction().isEnabled()
 
 
+@pytest.mark.slow
 def test_generation_line_and_submenu_open_the_older_generation(qtbot, win):
     newest, older = str(PROJ / "demo-migrated" / "session.v4.jsonl"), str(PROJ / "demo-migrated" / "session.jsonl")
     with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):

@@ -79,6 +79,7 @@ def test_open_session_file_shows_tail_newest_last(qtbot, make_window):
     assert "rows" in win.status_counts.text()
 
 
+@pytest.mark.slow
 def test_scroll_up_loads_older_pages_and_keeps_position(qtbot, make_window):
     win = make_window(page_size=2)
     h = open_and_wait(qtbot, win, fixture(BIG))
@@ -146,6 +147,7 @@ def torn_copy(tmp_path):
     return dst
 
 
+@pytest.mark.slow
 def test_physical_face_shows_torn_row_as_text(qtbot, make_window, tmp_path):
     win = make_window()
     h = open_and_wait(qtbot, win, torn_copy(tmp_path))
@@ -225,6 +227,7 @@ def test_select_tool_row_shows_presenter_view_and_raw_json(qtbot, make_window):
         assert "arguments" in r.content().plain_text()
 
 
+@pytest.mark.slow
 def test_source_event_links_select_rows_and_fetch_older(qtbot, make_window):
     win = make_window()
     h = open_and_wait(qtbot, win, fixture(RETRY))
@@ -268,6 +271,7 @@ def test_request_inspector_computes_in_worker(qtbot, make_window):
 
 # --------------------------------------------------------------------------- search, keys, copy
 
+@pytest.mark.slow
 def test_search_highlights_and_steps_into_older_pages(qtbot, make_window):
     win = make_window(page_size=2)
     h = open_and_wait(qtbot, win, fixture(BIG))
@@ -310,6 +314,7 @@ def test_search_highlights_and_steps_into_older_pages(qtbot, make_window):
     assert not win.search_bar.isVisible() and h.search_term == ""
 
 
+@pytest.mark.slow
 def test_turn_navigation_keys(qtbot, make_window):
     win = make_window()
     h = open_and_wait(qtbot, win, fixture(BIG))
@@ -401,6 +406,7 @@ def test_hostile_markup_is_shown_as_text(qtbot, make_window, tmp_path):
 
 # --------------------------------------------------------------------------- row window
 
+@pytest.mark.slow
 def test_row_window_slides_over_loaded_rows(qtbot, make_window, monkeypatch):
     """The view holds at most MAX_EXPOSED rows; older/newer loaded rows slide in and out."""
     import app.ui.history.window as hm
@@ -476,6 +482,7 @@ def streaming_session(tmp_path):
     return p
 
 
+@pytest.mark.slow
 def test_in_flight_chunks_collapse_into_one_streaming_row(qtbot, make_window, tmp_path):
     win = make_window()
     h = open_and_wait(qtbot, win, streaming_session(tmp_path))

@@ -56,6 +56,7 @@ def test_ctrl_shift_f_is_home_search_and_fork_moved(win):
     assert keys.count("Ctrl+Shift+F") == 1
 
 
+@pytest.mark.slow
 def test_hit_opens_the_right_session_at_the_right_row(qtbot, win, home):
     _open_home(qtbot, win, home)
     _build(qtbot, win)
@@ -92,6 +93,7 @@ def test_hit_opens_the_right_session_at_the_right_row(qtbot, win, home):
         assert not win.history_actions.search_bar.isHidden()
 
 
+@pytest.mark.slow
 def test_hit_in_the_open_session_selects_its_row(qtbot, win, home):
     _open_home(qtbot, win, home)
     _build(qtbot, win)
@@ -109,6 +111,7 @@ def test_hit_in_the_open_session_selects_its_row(qtbot, win, home):
     assert row.first_seq <= other_seq <= max(row.seq or 0, row.last_seq or 0)
 
 
+@pytest.mark.slow
 def test_results_grouped_by_session_with_counts(qtbot, win, home, qtmodeltester):
     _open_home(qtbot, win, home)
     _build(qtbot, win)
@@ -165,6 +168,7 @@ def test_snippets_are_plain_one_line_text(qtbot, qtmodeltester):
     assert "\n" not in m.index(0, 0).data() and "(1 shown)" in m.index(0, 0).data()
 
 
+@pytest.mark.slow
 def test_behind_shown_after_a_session_grows(qtbot, win, home):
     _open_home(qtbot, win, home)
     hs = _build(qtbot, win)
@@ -193,6 +197,7 @@ def test_behind_shown_after_a_session_grows(qtbot, win, home):
     assert [(h.session, h.seq) for h in hs.model.result.hits] == [(sid, last["seq"] + 1)]
 
 
+@pytest.mark.slow
 def test_first_query_builds_the_index_in_the_background(qtbot, win, home):
     """Typing in the box before any index exists starts the build (progress shown), and the
     query runs again when it is done."""
@@ -220,6 +225,7 @@ def test_snippet_is_cut_so_the_match_shows():
     assert fit_first_mark("short needle", [(6, 12)], len, 80) == ("short needle", [(6, 12)])
 
 
+@pytest.mark.slow
 def test_activating_a_session_row_opens_its_first_hit(qtbot, win, home):
     _open_home(qtbot, win, home)
     _build(qtbot, win)

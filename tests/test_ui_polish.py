@@ -42,6 +42,7 @@ def copy_to(tmp_path, rel, name="s"):
 
 # --------------------------------------------------------------------------- bug 1
 
+@pytest.mark.slow
 def test_open_with_a_filter_typed_still_opens(qtbot, win, tmp_path):
     """A session filter typed for the previous store must not hide the file being opened."""
     open_and_wait(qtbot, win, fixture("examples/acp-agent/tests/snapshots/subagent-fork-in-process"))
@@ -56,6 +57,7 @@ def test_open_with_a_filter_typed_still_opens(qtbot, win, tmp_path):
 
 # --------------------------------------------------------------------------- bug 2
 
+@pytest.mark.slow
 def test_crash_banner_follows_the_face(qtbot, win, make_physical_window):
     h = open_and_wait(qtbot, win, fixture(PIN))
     assert win.banner.isVisible() and "closure row" in win.banner.text() and "synthesized" in win.banner.text()
@@ -93,6 +95,7 @@ def make_physical_window(qtbot):
 
 # --------------------------------------------------------------------------- bug 3
 
+@pytest.mark.slow
 def test_status_bar_messages_elide_and_counters_agree(qtbot, win):
     h = open_and_wait(qtbot, win, fixture(PIN))
     # one count of stored events: the closure row is not counted as loaded from the log
@@ -120,6 +123,7 @@ def test_status_bar_messages_elide_and_counters_agree(qtbot, win):
 
 # --------------------------------------------------------------------------- bug 4
 
+@pytest.mark.slow
 def test_find_and_faces_do_not_leak_into_the_next_session(qtbot, win, tmp_path):
     store = tmp_path / "store"
     a = copy_to(store, RETRY, "a")
@@ -150,6 +154,7 @@ def test_find_and_faces_do_not_leak_into_the_next_session(qtbot, win, tmp_path):
 
 # --------------------------------------------------------------------------- bug 5
 
+@pytest.mark.slow
 def test_crash_marker_does_not_flicker_between_polls(qtbot, win, tmp_path):
     store = tmp_path / "store"
     crashed = copy_to(store, PIN, "crashed")
@@ -178,6 +183,7 @@ def test_crash_marker_does_not_flicker_between_polls(qtbot, win, tmp_path):
 
 # --------------------------------------------------------------------------- bug 6
 
+@pytest.mark.slow
 def test_errors_are_sentences_with_details_on_demand(qtbot, win, tmp_path):
     # a file that is not a session log, opened first: the welcome page says why, in words
     bad = tmp_path / "broken" / "session.jsonl.zstd"
@@ -221,6 +227,7 @@ def test_humane_error_drops_exception_names():
 
 # --------------------------------------------------------------------------- bug 7
 
+@pytest.mark.slow
 def test_header_only_session_has_an_empty_state(qtbot, win, tmp_path):
     src = fixture(RETRY).read_bytes().split(b"\n", 1)[0] + b"\n"
     p = tmp_path / "empty" / "session.jsonl"
@@ -242,6 +249,7 @@ def _card_rows(qtbot, win, rel):
     return [r for r in h.rows if r.kind == "tool-result"]
 
 
+@pytest.mark.slow
 def test_result_cards_say_each_thing_once(qtbot, win):
     def norm(t):
         return " ".join(t.split())
@@ -263,6 +271,7 @@ def test_result_cards_say_each_thing_once(qtbot, win):
 
 # --------------------------------------------------------------------------- bug 9
 
+@pytest.mark.slow
 def test_find_bar_and_status_bar_agree_when_the_page_budget_runs_out(qtbot, win, monkeypatch):
     # the in-session search reads the whole log in a child process (find_actions): with only
     # a few pages loaded, "no match" is said of the whole log, in the find bar and the status bar

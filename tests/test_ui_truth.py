@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import fixture
+from fixtures_util import WorkerJob
 
 WAIT = 20000
 NEXT = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "dsh-next"
@@ -33,27 +34,17 @@ def crashed_log(tmp_path, torn: bool = False) -> Path:
     return p
 
 
-class _Job:
-    cancelled = False
-
-    def check(self):
-        pass
-
-    def report(self, *a):
-        pass
-
-
 def _window(path, page_size=500):
     """A RowWindow over the whole log (older pages read until none is left), every row exposed."""
     from app.ui.history.pages import _older_job, _open_job, _surface_job
     from app.ui.history.window import RowWindow
     w = RowWindow()
-    reader, lp = _open_job(_Job(), str(path), None, page_size, False, False, w.expanded)
+    reader, lp = _open_job(WorkerJob(), str(path), None, page_size, False, False, w.expanded)
     w.install_tail(lp)
     assert not [r for r in w.rows if r.surface or r.kind == "compaction"]     # the first paint does not wait
-    w.set_surface(_surface_job(_Job(), str(path), None))
+    w.set_surface(_surface_job(WorkerJob(), str(path), None))
     while w.pages[0].page.has_more:
-        older = _older_job(_Job(), reader, w.pages[0].page, page_size, False, False, w.expanded, w.sindex)
+        older = _older_job(WorkerJob(), reader, w.pages[0].page, page_size, False, False, w.expanded, w.sindex)
         if not older.page.items:
             break
         w.add_older_page(older)
@@ -203,6 +194,7 @@ def test_shadowed_row_link_why_and_chip(qtbot, win, tmp_path):
     assert 21 in [k.seq for k in view.current_row().children]
 
 
+@pytest.mark.slow
 def test_compaction_row_click_expands(qtbot, win, tmp_path):
     src = tmp_path / "s" / "session.v4.jsonl"
     src.parent.mkdir()
@@ -219,6 +211,7 @@ def test_compaction_row_click_expands(qtbot, win, tmp_path):
     assert h.rows[ic + 3].surface["replaces"] == [8, 9]
 
 
+@pytest.mark.slow
 def test_help_legend_and_request_chip(qtbot, win, tmp_path):
     from app.log.tails import TRUTHS
     assert win.truth_actions.act_legend in win.help_menu.actions()
@@ -239,6 +232,7 @@ def test_help_legend_and_request_chip(qtbot, win, tmp_path):
     assert win.truth_actions.request_chip.text().startswith(f"Exact request at seq {b.args[0]}")
 
 
+@pytest.mark.slow
 def test_side_by_side_tails_align_seqs(qtbot, win, tmp_path):
     """A crashed tail with a torn last row: the stored rows left, the logical rows right, one line
     per seq; the closers sit in the logical column, marked; the torn row in the physical gutter."""
@@ -268,6 +262,7 @@ def test_side_by_side_tails_align_seqs(qtbot, win, tmp_path):
     r.close()
 
 
+@pytest.mark.slow
 def test_fork_dialog_names_folder_and_title_and_can_move_it(qtbot, win, tmp_path, monkeypatch):
     from app.ui import fork_action as fa_mod
     store = tmp_path / "store"
@@ -321,6 +316,7 @@ def _simulate(out: Path, *extra: str) -> subprocess.Popen:
                             stderr=subprocess.DEVNULL)
 
 
+@pytest.mark.slow
 def test_live_writer_in_flight_then_closed_once_killed(qtbot, win, tmp_path):
     out = tmp_path / "live" / "session.jsonl"
     out.parent.mkdir()
@@ -396,6 +392,7 @@ def _home_with_forks(tmp_path) -> tuple[Path, Path, str]:
     return parent, child, grand
 
 
+@pytest.mark.slow
 def test_lineage_view_and_audit_parent_across_project_folders(qtbot, win, tmp_path):
     parent, child, grand = _home_with_forks(tmp_path)
     # the audit window's fork diff finds the parent in the other project folder
@@ -465,7 +462,7 @@ def test_a_live_compaction_shadows_rows_loaded_before_it(tmp_path):
     r = open_reader(str(p))
     rest = [e for e in r.iter_events() if e.seq > w.pages[-1].page.last_seq]
     r.close()
-    new = _live_job(_Job(), w.pages[-1], rest, False, False, [])
+    new = _live_job(WorkerJob(), w.pages[-1], rest, False, False, [])
     added, ch = w.apply_live(w.pages[-1], new)
     apply_changes(mirror, ch, w)
     assert mirror == w.rows
@@ -513,15 +510,15 @@ def test_a_jump_page_carries_surface_status_and_the_shared_expanded_set(index_at
     from app.ui.history.window import RowWindow
     path = fixture(COMPACTION)
     w = RowWindow()
-    reader, lp = _open_job(_Job(), str(path), None, 2, False, False, w.expanded)
+    reader, lp = _open_job(WorkerJob(), str(path), None, 2, False, False, w.expanded)
     reader.index = reader.build_index()
     w.install_tail(lp)
     assert w.loaded_range()[0] > 4                       # seq 4 is not on the tail page
-    sindex = _surface_job(_Job(), str(path), None)
+    sindex = _surface_job(WorkerJob(), str(path), None)
     if index_at == "before the read":
         w.set_surface(sindex)
     lo, hi = range_around(reader.index, 4, 2)
-    page = _range_job(_Job(), reader, lo, hi, False, False, w.expanded, w.sindex)
+    page = _range_job(WorkerJob(), reader, lo, hi, False, False, w.expanded, w.sindex)
     assert page.expanded is w.expanded and page.sindex is w.sindex
     if index_at == "during the read":
         w.set_surface(sindex)                            # the page was read without it: adopted on install

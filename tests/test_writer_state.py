@@ -131,6 +131,7 @@ def _wait_for_open_tail(log: Path, timeout: float = 20.0):
 
 
 @pytest.mark.parametrize("lock", [False, True])
+@pytest.mark.slow
 def test_simulated_live_writer_then_killed(tmp_path, capsys, lock):
     log = tmp_path / "sim" / "session.jsonl"
     p = _simulate(log, *(["--lock"] if lock else []))

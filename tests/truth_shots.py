@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,25 +21,17 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import app.ui  # noqa: E402,F401  (PySide6 refcount work-around before any Qt code)
+from shots_util import finish, settle, shot_window, wait  # noqa: E402
 
 FIX = ROOT.parent / "shared" / "fixtures" / "dsh"
 NEXT = ROOT.parent / "shared" / "fixtures" / "dsh-next"
 
 
-from formats_shots import settle, wait  # noqa: E402  (the shared event-loop helpers of the shot scripts)
 
 
 def main(out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="sl-truth-shots-"))
-    os.environ["SESSION_LENS_CONFIG_DIR"] = str(tmp / "config")
-    os.environ["HOME"] = str(tmp / "home")
-    from app.ui.app import make_app
-    qapp = make_app()
-    import app.ui.main_window as mw
-    win = mw.MainWindow(theme_mode="light")
-    win.resize(1500, 900)
-    win.show()
+    tmp, qapp, win = shot_window("sl-truth-shots-", 1500, 900)
     ta = win.truth_actions
     h = win.history
 
@@ -129,12 +120,7 @@ def main(out: Path) -> int:
     fd.grab().save(str(out / "truth-fork-dialog.png"))
     fd.close()
     ta.show_legend().grab().save(str(out / "truth-legend.png"))
-    for name in sorted(os.listdir(out)):
-        if name.startswith("truth-"):
-            print(out / name)
-    win.shutdown()
-    shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+    return finish(win, tmp, [out / name for name in sorted(os.listdir(out)) if name.startswith("truth-")])
 
 
 if __name__ == "__main__":

@@ -92,7 +92,7 @@ def _run_search(args):
                 res = ix.search(args.query, limit=args.limit)
             except QueryError as e:
                 raise CliError(str(e)) from None
-            obj = {"hits": [h.to_dict() for h in res.hits], "sessions": len(res.sessions),
+            obj = {"hits": [h.to_dict() for h in res.hits], "sessions": res.session_total,
                    "indexed": ix.indexed_count(), "total": res.total,
                    "bySession": [{"session": g.session, "path": g.path, "title": g.title, "count": g.count}
                                  for g in res.sessions]}
@@ -113,7 +113,7 @@ def _run_search(args):
             if not res.hits:
                 lines.append(f"no match in {_plural(obj['indexed'], 'indexed session')}")
             else:
-                lines.append(f"{_plural(res.total, 'match')} in {_plural(len(res.sessions), 'session')} "
+                lines.append(f"{_plural(res.total, 'match')} in {_plural(res.session_total, 'session')} "
                              f"({_plural(obj['indexed'], 'session')} indexed)")
                 by: dict[str, list[SearchHit]] = {}
                 for h in res.hits:

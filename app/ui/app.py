@@ -63,8 +63,10 @@ def platform_theme(env) -> Optional[str]:
 
 
 def make_app(argv=None) -> QApplication:
-    app = QApplication.instance()
-    if app is None:
+    existing = QApplication.instance()
+    if isinstance(existing, QApplication):
+        app = existing
+    else:
         theme = platform_theme(os.environ)
         if theme:
             os.environ["QT_QPA_PLATFORMTHEME"] = theme       # read when the application starts
@@ -155,7 +157,11 @@ async def _main(app, crash, path, screenshot, physical, attempts, select, size, 
     win.act_attempts.setChecked(bool(attempts))
     win.show()
     done = asyncio.get_event_loop().create_future()
-    app.lastWindowClosed.connect(lambda: done.done() or done.set_result(0))
+
+    def last_closed() -> None:
+        if not done.done():
+            done.set_result(0)
+    app.lastWindowClosed.connect(last_closed)
     waiters = [win.sessionLoaded, win.storeFailed]
     if os.environ.get("SESSION_LENS_MARK_FIRST_PAINT"):
         win.sessionLoaded.connect(lambda: _mark_first_paint(win))
@@ -211,7 +217,8 @@ def run_gui(path: Optional[str] = None, screenshot: Optional[str] = None, physic
                                     page_size, theme, request, wait_index)) or 0)
     except Exception:
         crash.show_dialog = False          # the loop is gone: log it, then let the traceback through
-        crash.handle(*sys.exc_info(), where="event loop")
+        exc_type, exc, tb = sys.exc_info()
+        crash.handle(exc_type, exc, tb, where="event loop")
         raise
     finally:
         crash.uninstall()

@@ -19,6 +19,8 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu
 
+from .frame_actions import action
+
 if TYPE_CHECKING:                     # (imported when first opened: not on the way to the first page painted)
     from .audit import AuditWindow
 
@@ -110,21 +112,21 @@ class AuditAction(QObject):
         self.win = window
         self.ask_path = ask_path
         self.window: Optional[AuditWindow] = None
-        self._window_key = None
+        self._window_key: Optional[tuple] = None
         self.export_dir: Optional[str] = None
         self._exporting = 0
 
-        self.act_audit = QAction("&Audit session…", window, shortcut=QKeySequence("Ctrl+Shift+T"),
-                                 triggered=lambda: self.open_audit(self.current_seq(), tab="trace"))
+        self.act_audit = action("&Audit session…", window, shortcut=QKeySequence("Ctrl+Shift+T"),
+                                triggered=lambda: self.open_audit(self.current_seq(), tab="trace"))
         self.act_audit.setStatusTip("Trace, diffs, plots and stats of this session (the trace of the selected row)")
-        self.act_trace = QAction("&Trace this row", window, triggered=self.trace_row)
+        self.act_trace = action("&Trace this row", window, triggered=self.trace_row)
         self.act_trace.setStatusTip("Why this row is or is not in the model's view, where it came from, "
                                     "which requests it was part of")
         self.act_trace.setProperty("contextMenu", True)        # listed in the history view's row menu
-        self.act_diffs = QAction("&Diffs (attempts, steps, fork)…", window,
-                                 triggered=lambda: self.open_audit(self.current_seq(), tab="diff"))
-        self.act_plots = QAction("&Plots and stats…", window,
-                                 triggered=lambda: self.open_audit(self.current_seq(), tab="plots"))
+        self.act_diffs = action("&Diffs (attempts, steps, fork)…", window,
+                                triggered=lambda: self.open_audit(self.current_seq(), tab="diff"))
+        self.act_plots = action("&Plots and stats…", window,
+                                triggered=lambda: self.open_audit(self.current_seq(), tab="plots"))
         window.view.addAction(self.act_trace)
 
         tm = window.menu("Tools")
@@ -141,7 +143,7 @@ class AuditAction(QObject):
         em.addSeparator()
         self.export_actions: dict = {}
         for fmt, (text, _, _) in EXPORTS.items():
-            a = QAction(text, window, triggered=lambda _=False, f=fmt: self.export(f))
+            a = action(text, window, triggered=lambda _=False, f=fmt: self.export(f))
             em.addAction(a)
             self.export_actions[fmt] = a
         self.export_menu = em
@@ -216,7 +218,9 @@ class AuditAction(QObject):
 
     def _on_loaded(self):
         w = self.window
-        d = w.data
+        d = w.data if w is not None else None
+        if d is None:                 # (loaded is emitted once the data is installed)
+            return
         self.win.statusBar().showMessage(
             f"Audit window: {len(d.events)} events, {len(d.diffs)} comparison(s); "
             + (f"trace of seq {d.seq}" if d.seq is not None else "nothing to trace"), 6000)

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Optional
 
 from PySide6.QtCore import QObject
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu
 
 from ..store.discovery import harness_home
 from . import recent
+from .frame_actions import action
 from .session_model import discover_job, titles_job
 from .status import humane_error
 from .welcome import HarnessHome, find_harness_home
@@ -58,14 +59,14 @@ class FileActions(QObject):
     def _build_menu(self):
         win = self.win
         fm = win.menu("File")
-        self.act_open = QAction("&Open session file…", win, shortcut=QKeySequence.StandardKey.Open,
-                                triggered=self.open_file_dialog)
-        self.act_open_dir = QAction("Open &folder (Harness home, project)…", win,
-                                    shortcut=QKeySequence("Ctrl+Shift+O"), triggered=self.open_folder_dialog)
+        self.act_open = action("&Open session file…", win, shortcut=QKeySequence.StandardKey.Open,
+                               triggered=self.open_file_dialog)
+        self.act_open_dir = action("Open &folder (Harness home, project)…", win,
+                                   shortcut=QKeySequence("Ctrl+Shift+O"), triggered=self.open_folder_dialog)
         self.recent_menu = fm.addMenu("Open &recent")
-        self.act_reload = QAction("&Reload session", win, shortcut=QKeySequence("F5"), triggered=self.reload)
-        self.act_demo = QAction("Open the &demo store", win, triggered=lambda: self.open_demo())
-        self.act_quit = QAction("&Quit", win, shortcut=QKeySequence.StandardKey.Quit, triggered=win.close)
+        self.act_reload = action("&Reload session", win, shortcut=QKeySequence("F5"), triggered=self.reload)
+        self.act_demo = action("Open the &demo store", win, triggered=lambda: self.open_demo())
+        self.act_quit = action("&Quit", win, shortcut=QKeySequence.StandardKey.Quit, triggered=win.close)
         fm.insertAction(self.recent_menu.menuAction(), self.act_open)
         fm.insertAction(self.recent_menu.menuAction(), self.act_open_dir)
         fm.addAction(self.act_reload)
@@ -229,7 +230,11 @@ class FileActions(QObject):
             a = m.addAction(p)
             a.triggered.connect(lambda _=False, p=p: self.open_store(p))
         m.addSeparator()
-        m.addAction("Clear list", lambda: (recent.clear(), self.fill_recent()))
+        m.addAction("Clear list", self.clear_recent)
+
+    def clear_recent(self) -> None:
+        recent.clear()
+        self.fill_recent()
 
     def accepts_drop(self, e) -> bool:
         return e.mimeData().hasUrls() and any(u.isLocalFile() for u in e.mimeData().urls())

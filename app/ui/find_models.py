@@ -9,7 +9,7 @@ Each row knows the seq to jump to (``SEQ_ROLE``).
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, Qt
 
@@ -27,29 +27,27 @@ def _count(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else ("es" if word.endswith("ch") else "s"))
 
 
-class FindResultsModel(QAbstractTableModel):
-    """Hits of a whole-log search (seq, turn, kind, snippet), appended as they stream in."""
-    HEADERS = ("seq", "turn", "kind", "match")
+class _ItemsTableModel(QAbstractTableModel):
+    """A flat table over a list the core built: one item a row, ``HEADERS`` the columns."""
+    HEADERS: tuple[str, ...] = ()
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.hits: list = []
+        self.items: list = []
 
-    def clear(self) -> None:
+    def set_items(self, items: list) -> None:
         self.beginResetModel()
-        self.hits = []
+        self.items = list(items)
         self.endResetModel()
 
-    def append(self, hits: list) -> None:
-        if not hits:
-            return
-        n = len(self.hits)
-        self.beginInsertRows(QModelIndex(), n, n + len(hits) - 1)
-        self.hits.extend(hits)
-        self.endInsertRows()
+    def item(self, index: QModelIndex) -> Any:
+        """The item of ``index``'s row (None for an invalid index or one out of range)."""
+        if not index.isValid() or not (0 <= index.row() < len(self.items)):
+            return None
+        return self.items[index.row()]
 
     def rowCount(self, parent=QModelIndex()):
-        return 0 if parent.isValid() else len(self.hits)
+        return 0 if parent.isValid() else len(self.items)
 
     def columnCount(self, parent=QModelIndex()):
         return 0 if parent.isValid() else len(self.HEADERS)
@@ -60,10 +58,30 @@ class FindResultsModel(QAbstractTableModel):
             return self.HEADERS[section]
         return None
 
+
+class FindResultsModel(_ItemsTableModel):
+    """Hits of a whole-log search (seq, turn, kind, snippet), appended as they stream in."""
+    HEADERS = ("seq", "turn", "kind", "match")
+
+    @property
+    def hits(self) -> list:
+        return self.items
+
+    def clear(self) -> None:
+        self.set_items([])
+
+    def append(self, hits: list) -> None:
+        if not hits:
+            return
+        n = len(self.items)
+        self.beginInsertRows(QModelIndex(), n, n + len(hits) - 1)
+        self.items.extend(hits)
+        self.endInsertRows()
+
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        if not index.isValid() or not (0 <= index.row() < len(self.hits)):
+        h = self.item(index)
+        if h is None:
             return None
-        h = self.hits[index.row()]
         c = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if c == 0:
@@ -84,13 +102,8 @@ class FindResultsModel(QAbstractTableModel):
 
     def row_for_seq(self, seq: int, forward: bool) -> Optional[int]:
         """Index of the first hit after (forward) or the last before ``seq`` (hits are oldest first)."""
-        import bisect
-        seqs = [h.seq for h in self.hits]
-        if forward:
-            i = bisect.bisect_right(seqs, seq)
-            return i if i < len(seqs) else None
-        i = bisect.bisect_left(seqs, seq) - 1
-        return i if i >= 0 else None
+        from .history.navigation import neighbour_index
+        return neighbour_index([h.seq for h in self.hits], seq, forward)
 
 
 def search_wording(n: int, complete: bool, cancelled: bool, turns: Optional[int], done: int = 0,
@@ -154,35 +167,21 @@ class OutlineModel(QAbstractListModel):
         return i if i >= 0 else None
 
 
-class ProblemsModel(QAbstractTableModel):
+class ProblemsModel(_ItemsTableModel):
     """Every problem of the log: code, line, byte offset, seq, message."""
     HEADERS = ("problem", "line", "offset", "seq", "details")
 
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.problems: list = []
+    @property
+    def problems(self) -> list:
+        return self.items
 
     def set_problems(self, problems: list) -> None:
-        self.beginResetModel()
-        self.problems = list(problems)
-        self.endResetModel()
-
-    def rowCount(self, parent=QModelIndex()):
-        return 0 if parent.isValid() else len(self.problems)
-
-    def columnCount(self, parent=QModelIndex()):
-        return 0 if parent.isValid() else len(self.HEADERS)
-
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(self.HEADERS):
-            return self.HEADERS[section]
-        return None
+        self.set_items(problems)
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        if not index.isValid() or not (0 <= index.row() < len(self.problems)):
+        p = self.item(index)
+        if p is None:
             return None
-        p = self.problems[index.row()]
         c = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             v = (p.code, p.line, p.offset, p.seq, one_line(p.message, 400))[c]

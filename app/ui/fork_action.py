@@ -15,6 +15,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QHBoxLayout, QLabel, QPushButton,
                                QVBoxLayout)
 
+from .history.row_kind import RowKind
+
 
 
 CHILD_ID_PLACEHOLDER = "session-<new id>"
@@ -158,7 +160,7 @@ class ForkAction(QObject):
         return bool(getattr(info, "live", False))
 
     def eligible(self, row) -> tuple:
-        if row is None or row.event is None or row.kind != "assistant" or row.event.type != "assistant/message":
+        if row is None or row.event is None or row.kind != RowKind.ASSISTANT or row.event.type != "assistant/message":
             return False, "Fork from here works on an assistant message of a completed turn"
         evs = [r.event for r in self.win.history.rows if r.event is not None]
         from ..log.fork import eligibility

@@ -9,6 +9,8 @@ other controllers add to the same Edit / View / Go menus without looking them up
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Optional, Union
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
@@ -21,14 +23,19 @@ from .markdown_copy import rows_markdown
 FONT_MIN, FONT_MAX = 7.0, 22.0
 
 
-def action(text: str, parent, slot=None, shortcut=None, checkable: bool = False, toggled=None) -> QAction:
-    """A QAction wired by signal (the typed stubs take no ``triggered=`` keyword)."""
+def action(text: str, parent: QObject, triggered: Optional[Callable[..., object]] = None,
+           shortcut: Union[str, QKeySequence, QKeySequence.StandardKey, None] = None, checkable: bool = False,
+           toggled: Optional[Callable[[bool], object]] = None, checked: bool = False) -> QAction:
+    """A QAction wired by signal: the one way the controllers make their menu entries (the
+    typed stubs take no ``triggered=`` / ``toggled=`` keyword in the QAction constructor)."""
     a = QAction(text, parent)
-    a.setCheckable(checkable)
+    if checkable:
+        a.setCheckable(True)
+        a.setChecked(checked)
     if shortcut is not None:
         a.setShortcut(QKeySequence(shortcut))
-    if slot is not None:
-        a.triggered.connect(slot)
+    if triggered is not None:
+        a.triggered.connect(triggered)
     if toggled is not None:
         a.toggled.connect(toggled)
     return a

@@ -15,17 +15,18 @@ attempts, error turn ends: the outline pass records their seqs), loading its pag
 """
 from __future__ import annotations
 
-import bisect
 import re
 from typing import Optional
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QInputDialog, QLabel, QListView, QTableView,
                                QVBoxLayout, QWidget)
 
 from .find_actions import dock
+from .frame_actions import action
 from .find_models import SEQ_ROLE, OutlineModel, ProblemsModel
+from .history.navigation import neighbour_index
 from .history.window import FILTER_LABELS, FILTERS
 
 
@@ -41,21 +42,6 @@ def outline_job(job, path: str, session_id: Optional[str]):
         return run_isolated("outline", path, session_id, {}, on_message, lambda: job.cancelled)
     except InterruptedError:
         raise Cancelled(job.name) from None
-
-
-def action(text: str, parent, shortcut: Optional[str] = None, triggered=None, toggled=None,
-           checkable: bool = False, checked: bool = False) -> QAction:
-    a = QAction(text, parent)
-    if shortcut:
-        a.setShortcut(QKeySequence(shortcut))
-    if checkable:
-        a.setCheckable(True)
-        a.setChecked(checked)
-    if triggered is not None:
-        a.triggered.connect(triggered)
-    if toggled is not None:
-        a.toggled.connect(toggled)
-    return a
 
 
 def parse_goto(text: str) -> Optional[tuple]:
@@ -105,13 +91,7 @@ class GoActions(QObject):
         self.outline_view.setMinimumWidth(380)          # the first line of a prompt stays readable
         self.outline_view.activated.connect(lambda ix: self._jump_role(ix))
         self.outline_view.clicked.connect(lambda ix: self._jump_role(ix))
-        ow = QWidget()
-        ol = QVBoxLayout(ow)
-        ol.setContentsMargins(4, 2, 4, 2)
-        self.outline_label = QLabel("")
-        self.outline_label.setTextFormat(Qt.TextFormat.PlainText)
-        ol.addWidget(self.outline_label)
-        ol.addWidget(self.outline_view, 1)
+        ow, self.outline_label = self._panel(self.outline_view)
         self.outline_dock = self._dock("Outline", "outlineDock", ow, Qt.DockWidgetArea.LeftDockWidgetArea)
         # problems
         self.problems_view = QTableView()
@@ -123,15 +103,21 @@ class GoActions(QObject):
         self.problems_view.horizontalHeader().setStretchLastSection(True)
         self.problems_view.activated.connect(lambda ix: self.goto_problem(ix.row()))
         self.problems_view.clicked.connect(lambda ix: self.goto_problem(ix.row()))
-        pw = QWidget()
-        pl = QVBoxLayout(pw)
-        pl.setContentsMargins(4, 2, 4, 2)
-        self.problems_label = QLabel("")
-        self.problems_label.setTextFormat(Qt.TextFormat.PlainText)
-        pl.addWidget(self.problems_label)
-        pl.addWidget(self.problems_view, 1)
+        pw, self.problems_label = self._panel(self.problems_view)
         self.problems_dock = self._dock("Problems", "problemsDock", pw, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.win.tabifyDockWidget(self.win.find_actions.results_dock, self.problems_dock)
+
+    @staticmethod
+    def _panel(view: QWidget) -> tuple[QWidget, QLabel]:
+        """A dock's content: a plain-text status line over ``view``."""
+        w = QWidget()
+        lay = QVBoxLayout(w)
+        lay.setContentsMargins(4, 2, 4, 2)
+        label = QLabel("")
+        label.setTextFormat(Qt.TextFormat.PlainText)
+        lay.addWidget(label)
+        lay.addWidget(view, 1)
+        return w, label
 
     def _build_menus(self):
         win = self.win
@@ -299,12 +285,9 @@ class GoActions(QObject):
             cur = hi = last[0]             # the last error had no row of its own (a hidden attempt)
         if cur is None:
             seq = errs[0] if forward else errs[-1]
-        elif forward:
-            i = bisect.bisect_right(errs, hi)
-            seq = errs[i] if i < len(errs) else None
         else:
-            i = bisect.bisect_left(errs, cur) - 1
-            seq = errs[i] if i >= 0 else None
+            i = neighbour_index(errs, cur, forward, hi)
+            seq = errs[i] if i is not None else None
         if seq is None:
             self.win.statusBar().showMessage("No more errors" + (" after this row" if forward else " before this row"),
                                              4000)

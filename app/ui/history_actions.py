@@ -12,6 +12,7 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
+from .frame_actions import action
 from .history.controller import HistoryController
 
 SEARCH_DEBOUNCE_MS = 150
@@ -62,23 +63,23 @@ class HistoryActions(QObject):
     def _build_menu(self):
         win = self.win
         vm = win.menu("View")
-        self.act_physical = QAction("&Physical tail", win, checkable=True,
-                                    shortcut=QKeySequence("Ctrl+Shift+P"), toggled=self.set_physical)
+        self.act_physical = action("&Physical tail", win, checkable=True,
+                                   shortcut=QKeySequence("Ctrl+Shift+P"), toggled=self.set_physical)
         self.act_physical.setToolTip("Off: logical face (closure rows added, torn tail removed). "
                                      "On: exactly the stored rows, bad rows included.")
-        self.act_attempts = QAction("&Hidden attempts", win, checkable=True,
-                                    shortcut=QKeySequence("Ctrl+Shift+A"), toggled=self.set_show_attempts)
+        self.act_attempts = action("&Hidden attempts", win, checkable=True,
+                                   shortcut=QKeySequence("Ctrl+Shift+A"), toggled=self.set_show_attempts)
         self.act_attempts.setToolTip("Failed / retried model calls, in place, with their failure reason")
-        self.act_find = QAction("&Find…", win, shortcut=QKeySequence.StandardKey.Find, triggered=self.open_search)
-        self.act_find_older = QAction("Find older match", win, shortcut=QKeySequence("F3"),
-                                      triggered=lambda: self.search_step(forward=False))
-        self.act_find_newer = QAction("Find newer match", win, shortcut=QKeySequence("Shift+F3"),
-                                      triggered=lambda: self.search_step(forward=True))
-        self.act_prev_turn = QAction("Previous turn", win, shortcut=QKeySequence("Ctrl+Up"),
-                                     triggered=lambda: self.controller.goto_turn(-1))
-        self.act_next_turn = QAction("Next turn", win, shortcut=QKeySequence("Ctrl+Down"),
-                                     triggered=lambda: self.controller.goto_turn(+1))
-        self.act_copy = QAction("&Copy message", win, triggered=lambda: win.view.copy_current("text"))
+        self.act_find = action("&Find…", win, shortcut=QKeySequence.StandardKey.Find, triggered=self.open_search)
+        self.act_find_older = action("Find older match", win, shortcut=QKeySequence("F3"),
+                                     triggered=lambda: self.search_step(forward=False))
+        self.act_find_newer = action("Find newer match", win, shortcut=QKeySequence("Shift+F3"),
+                                     triggered=lambda: self.search_step(forward=True))
+        self.act_prev_turn = action("Previous turn", win, shortcut=QKeySequence("Ctrl+Up"),
+                                    triggered=lambda: self.controller.goto_turn(-1))
+        self.act_next_turn = action("Next turn", win, shortcut=QKeySequence("Ctrl+Down"),
+                                    triggered=lambda: self.controller.goto_turn(+1))
+        self.act_copy = action("&Copy message", win, triggered=lambda: win.view.copy_current("text"))
         self.act_keep_faces = QAction("&Keep face choices for the next session", win, checkable=True)
         self.act_keep_faces.setToolTip("Off: each session opens on the logical tail with hidden attempts off. "
                                        "On: the physical tail / hidden attempts switches stay as set (said in the "

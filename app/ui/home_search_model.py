@@ -107,7 +107,7 @@ class HomeSearchModel(QAbstractItemModel):
     def summary(self) -> str:
         if self.result is None:
             return ""
-        n, s = self.total, len(self.groups)
+        n, s = self.total, self.result.session_total or len(self.groups)
         if not n:
             return f"no match for {_flat(self.query)[:60]!r}"
         shown = sum(len(h) for _, h in self.groups)

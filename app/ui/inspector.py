@@ -13,8 +13,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextEdit, QVBoxLayout, QWidget
 
 from .history.delegate import DocBuilder, mono_font
+from ..log.versions import replace_bounds
 from ..textutil import pretty_json
-from .history.rows import Block, Content, Row
+from .history.rows import Block, Content, Row, RowKind
 from .theme import Theme
 
 MAX_RAW_DISPLAY = 400_000
@@ -158,8 +159,8 @@ class EventInspector(QWidget):
         if row is not None and row.bad is not None:
             b = row.bad
             self.title.setText(f"{b.kind} row — not an event")
-            where = [f"line {b.line}" if b.line else None, f"byte {b.offset}" if b.offset is not None and b.offset >= 0 else None]
-            self.where.setText(" · ".join(w for w in where if w) + f"\n{b.reason}")
+            at = [f"line {b.line}" if b.line else None, f"byte {b.offset}" if b.offset is not None and b.offset >= 0 else None]
+            self.where.setText(" · ".join(w for w in at if w) + f"\n{b.reason}")
             self._set_links([])
             self.view_box.hide()
             self._set_raw(b.raw.decode("utf-8", errors="replace"))
@@ -193,11 +194,10 @@ class EventInspector(QWidget):
         if ev.source_event_seqs:
             groups.append(("sourceEventSeqs", list(ev.source_event_seqs)))
         if ev.is_replace:
-            op = ev.surface_op
-            groups.append(("replaces", [op.get("start"), op.get("end")]))
+            groups.append(("replaces", list(replace_bounds(ev.surface_op))))   # v0–v2 start/end, v3+ startSeq/endSeq
         if row is not None and row.call is not None and ev is row.event:
             groups.append(("tool call", [row.call.seq]))
-        if row is not None and row.chunks and (row.kind != "assistant" or ev is row.event):
+        if row is not None and row.chunks and (row.kind != RowKind.ASSISTANT or ev is row.event):
             seqs = [c.seq for c in row.chunks]
             groups.append(("chunks", seqs if len(seqs) <= 12 else [seqs[0], seqs[-1]]))
         if row is not None and row.attempt is not None and getattr(row.attempt, "retry_seq", None) is not None:
@@ -205,8 +205,8 @@ class EventInspector(QWidget):
         self._set_links(groups)
         view = row.view if (row is not None and ev is row.event) else None
         if isinstance(view, dict):
-            b = DocBuilder(self.theme, self.view_box.font())
-            doc = b.build(view_content(view), "tool-call" if view.get("for") == "call" else "tool-result",
+            builder = DocBuilder(self.theme, self.view_box.font())
+            doc = builder.build(view_content(view), RowKind.TOOL_CALL if view.get("for") == "call" else RowKind.TOOL_RESULT,
                           max(200, self.view_box.viewport().width() - 8))
             doc.setParent(self.view_box)
             self.view_box.setDocument(doc)

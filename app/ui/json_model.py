@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, Qt
+
+from .tree_model import NodeTreeModel
 
 PREVIEW = 160
 
@@ -58,7 +60,7 @@ def preview(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False)
 
 
-class JsonTreeModel(QAbstractItemModel):
+class JsonTreeModel(NodeTreeModel):
     def __init__(self, value: Any = None, parent=None):
         super().__init__(parent)
         self._root = _Node("", value, None, 0)
@@ -67,9 +69,6 @@ class JsonTreeModel(QAbstractItemModel):
         self.beginResetModel()
         self._root = _Node("", value, None, 0)
         self.endResetModel()
-
-    def node(self, index: QModelIndex) -> _Node:
-        return index.internalPointer() if index.isValid() else self._root
 
     def value_at(self, index: QModelIndex) -> Any:
         return self.node(index).value
@@ -81,27 +80,6 @@ class JsonTreeModel(QAbstractItemModel):
             parts.append(f"[{n.key}]" if isinstance(n.key, int) else f".{n.key}")
             n = n.parent
         return "".join(reversed(parts)) or "(request)"
-
-    def index(self, row, column, parent=QModelIndex()):
-        p = self.node(parent)
-        kids = p.kids
-        if not (0 <= row < len(kids)) or not (0 <= column < 2):
-            return QModelIndex()
-        return self.createIndex(row, column, kids[row])
-
-    def parent(self, index=QModelIndex()):
-        if not index.isValid():
-            return QModelIndex()
-        n: _Node = index.internalPointer()
-        p = n.parent
-        if p is None or p is self._root:
-            return QModelIndex()
-        return self.createIndex(p.row, 0, p)
-
-    def rowCount(self, parent=QModelIndex()):
-        if parent.isValid() and parent.column() != 0:
-            return 0
-        return len(self.node(parent).kids)
 
     def hasChildren(self, parent=QModelIndex()):
         return self.node(parent).has_kids() if parent.isValid() else bool(self._root.kids)

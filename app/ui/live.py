@@ -71,7 +71,7 @@ class LiveFollower(QObject):
         self.tick = tick
         self._initial = page
         self._bridge = _Bridge()
-        self._bridge.posted.connect(self._on_posted, Qt.QueuedConnection)
+        self._bridge.posted.connect(self._on_posted, Qt.ConnectionType.QueuedConnection)
         self._gen = 0
         self._thread: Optional[threading.Thread] = None
         self._stop = threading.Event()
@@ -162,7 +162,8 @@ class LiveFollower(QObject):
             stitcher = Stitcher()
             if self._initial is not None:
                 stitcher.install(self._initial.events)       # the view already shows it
-            stitcher.subscribed(f.subscribed_last)
+            sub_last = f.subscribed_last if f.subscribed_last is not None else -1   # (set once open)
+            stitcher.subscribed(sub_last)
             resets = 0
             released = False
 
@@ -188,7 +189,7 @@ class LiveFollower(QObject):
                     if not st.refetch or stop.is_set():
                         return
 
-            if self._initial is None or stitcher.loading or stitcher.subscribed_last > stitcher.tail_seq:
+            if self._initial is None or stitcher.loading or sub_last > stitcher.tail_seq:
                 stitcher.begin_load()
                 load()
             while not stop.is_set():

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QMainWindow, Q
 
 from .about import APP_NAME, AboutDialog, show_about
 from .file_actions import FileActions
+from .frame_actions import action
 from .history.model import DEFAULT_PAGE_SIZE, HistoryModel
 from .history.view import HistoryView
 from .history_actions import HistoryActions
@@ -239,7 +240,7 @@ class MainWindow(QMainWindow):
 
     def _build_help_menu(self):
         hm = self.menu("Help")
-        self.act_about = QAction(f"&About {APP_NAME}", self, triggered=self.show_about)
+        self.act_about = action(f"&About {APP_NAME}", self, triggered=self.show_about)
         self.act_about.setMenuRole(QAction.MenuRole.AboutRole)
         hm.addAction(self.act_about)
         self.help_menu = hm

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from .history.row_kind import RowKind
+
 
 def fence(text: str, lang: str = "") -> str:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
@@ -20,10 +22,10 @@ def row_markdown(row) -> str:
     head = f"**{c.badge}** {c.title}".strip()
     if c.meta:
         head += f" _({c.meta})_"
-    if row.kind in ("user", "assistant"):
+    if row.kind in (RowKind.USER, RowKind.ASSISTANT):
         body = row.copy_text().strip()
         return f"### {c.badge.capitalize()} · {c.title}\n\n{body}" if body else f"### {c.badge.capitalize()} · {c.title}"
-    if row.kind in ("turn-start",):
+    if row.kind in (RowKind.TURN_START,):
         return f"## {c.title}"
     if row.is_boundary:
         return f"_{c.title}_"

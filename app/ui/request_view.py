@@ -16,10 +16,11 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
                                QVBoxLayout, QWidget, QApplication)
 
 from .history.delegate import mono_font
+from .history.row_kind import ATTEMPT_KINDS, RowKind
 from .json_model import JsonTreeModel
-from .workers import Cancelled, Jobs
+from .workers import Cancelled, Job, Jobs
 
-REQUEST_KINDS = ("assistant", "streaming", "attempt-failed", "attempt-open", "step-start", "step-end")
+REQUEST_KINDS = frozenset({RowKind.ASSISTANT, RowKind.STEP_START, RowKind.STEP_END}) | ATTEMPT_KINDS
 
 
 def _request_job(job, path: str, session_id: Optional[str], seq: int):
@@ -39,7 +40,7 @@ def request_seq_for(row) -> Optional[int]:
         return None
     if row.synthesized:
         return None
-    if row.kind in ("streaming", "attempt-failed", "attempt-open"):
+    if row.kind in ATTEMPT_KINDS:
         return row.first_seq
     return row.seq
 
@@ -51,7 +52,7 @@ class RequestView(QWidget):
     def __init__(self, jobs: Jobs, parent=None):
         super().__init__(parent)
         self.jobs = jobs
-        self._job = None
+        self._job: Optional[Job] = None
         self._group = f"request-{id(self)}"      # a new request supersedes the one in flight
         self._want: Optional[tuple] = None
         self.result: Optional[dict] = None

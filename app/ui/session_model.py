@@ -10,11 +10,12 @@ import time
 from typing import Optional
 
 from .plaintext import isolate, tooltip
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt
 
 from ..store.discovery import discover
 from ..store.titles import save as titles_save, session_title
 from .history.rows import fmt_datetime
+from .tree_model import NodeTreeModel
 
 INFO_ROLE = Qt.ItemDataRole.UserRole + 1
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -197,9 +198,10 @@ def titles_job(job, sessions: list):
             batch, last = {}, now
     # fork children still carrying their parent's title get dsh's counter: "X (1)", "X (2)" …
     try:
-        from types import SimpleNamespace
+        from ..store.discovery import Listing
         from ..store.lineage import display_titles
-        batch.update(display_titles(SimpleNamespace(sessions=sessions), every))
+        # (display_titles reads only the listing's sessions)
+        batch.update(display_titles(Listing(kind="sessions", root="", sessions=list(sessions)), every))
     except Exception:
         pass
     if batch:
@@ -208,7 +210,7 @@ def titles_job(job, sessions: list):
     return len(sessions)
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -224,7 +226,7 @@ class _Node:
         self.kids: list = []
 
 
-class SessionTreeModel(QAbstractItemModel):
+class SessionTreeModel(NodeTreeModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self._root = _Node(None, None, 0)
@@ -312,28 +314,6 @@ class SessionTreeModel(QAbstractItemModel):
         return index.internalPointer().info if index.isValid() else None
 
     # ---- Qt API
-    def _node(self, index) -> _Node:
-        return index.internalPointer() if index.isValid() else self._root
-
-    def index(self, row, column, parent=QModelIndex()):
-        p = self._node(parent)
-        if 0 <= row < len(p.kids) and 0 <= column < len(COLUMNS):
-            return self.createIndex(row, column, p.kids[row])
-        return QModelIndex()
-
-    def parent(self, index=QModelIndex()):
-        if not index.isValid():
-            return QModelIndex()
-        p = index.internalPointer().parent
-        if p is None or p is self._root:
-            return QModelIndex()
-        return self.createIndex(p.row, 0, p)
-
-    def rowCount(self, parent=QModelIndex()):
-        if parent.isValid() and parent.column() != 0:
-            return 0
-        return len(self._node(parent).kids)
-
     def columnCount(self, parent=QModelIndex()):
         return len(COLUMNS)
 
@@ -352,7 +332,8 @@ class SessionTreeModel(QAbstractItemModel):
                 base = f"⤷ {kind} · {base}"
             else:
                 base = f"⤷ {base}"
-        badge = LIVE_BADGES.get(self.state_of(info))
+        state = self.state_of(info)
+        badge = LIVE_BADGES.get(state) if state is not None else None
         return f"{badge} · {base}" if badge else base      # in front: a long title elides, not the state
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):

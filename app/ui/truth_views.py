@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QLabel, Q
 from ..log.inflight import WRITE_BEHIND_NOTE
 from ..log.surface import describe_surface
 from ..log.tails import TRUTHS, legend, truth_label
+from .history.row_kind import RowKind
 
 # --------------------------------------------------------------------------- pure helpers
 
@@ -448,7 +449,7 @@ class TruthActions(QObject):
     def _on_current(self, *_):
         row = self.win.view.current_row()
         st = getattr(row, "surface", None) if row is not None else None
-        if row is None or row.event is None or row.kind == "compaction" or not st:
+        if row is None or row.event is None or row.kind == RowKind.COMPACTION or not st:
             self.why_status.hide()
             self.why.hide()
             self._why_seq = None
@@ -501,7 +502,7 @@ class TruthActions(QObject):
         row = view.hmodel().row_at(ix.row()) if hasattr(view, "hmodel") else None
         if row is None:
             return None
-        if row.kind == "compaction":
+        if row.kind == RowKind.COMPACTION:
             return f"compaction:{ix.row()}"
         from .history import delegate as dl
         d = view.delegate

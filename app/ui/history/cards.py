@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import json
 
+from ...log.payloads import obj
 from ...textutil import clip, compact_json, pretty_json
-from .rows import MAX_LINES, MAX_MONO_LINES, Block, Content, Row, _block_plain
+from .rows import MAX_LINES, MAX_MONO_LINES, TODO_MARKS, Block, Content, Row, _block_plain
+from .row_kind import RowKind
 
 
 def _tool_name(row: Row, d: dict) -> str:
-    if row.kind == "tool-call":
+    if row.kind == RowKind.TOOL_CALL:
         return str(d.get("name", "?"))
     v = row.view or {}
     if v.get("tool"):
         return str(v["tool"])
     if row.call is not None and isinstance(row.call.data, dict) and row.call.data.get("name"):
         return str(row.call.data["name"])
-    msg = d.get("message") if isinstance(d.get("message"), dict) else {}
+    msg = obj(d.get("message"))
     for b in msg.get("content") or []:
         if isinstance(b, dict) and b.get("toolName"):
             return str(b["toolName"])
@@ -26,7 +28,7 @@ def _tool_name(row: Row, d: dict) -> str:
 
 
 def _result_content(d: dict) -> tuple[str, bool]:
-    msg = d.get("message") if isinstance(d.get("message"), dict) else {}
+    msg = obj(d.get("message"))
     texts, err = [], False
     for b in msg.get("content") or []:
         if isinstance(b, dict) and b.get("type") == "tool-result":
@@ -75,7 +77,7 @@ def card(row: Row, d: dict, call: bool) -> Content:
         for x in items[:MAX_LINES]:
             if isinstance(x, dict):
                 if card == "todo" and "content" in x:
-                    mark = {"completed": "☑", "in_progress": "◐", "pending": "☐"}.get(x.get("status"), "·")
+                    mark = TODO_MARKS.get(str(x.get("status")), "·")
                     lines.append(f"{mark} {x.get('content')}")
                 else:
                     label = x.get("title") or x.get("path") or x.get("url") or x.get("name") or x.get("text")

@@ -18,6 +18,7 @@ from typing import Any, Optional
 
 from ...log.model import is_event
 from ...log.surface import compaction_group, page_surface
+from .row_kind import RowKind
 
 
 def page_surface_of(sindex: Any, page: Any) -> dict:
@@ -73,7 +74,7 @@ def group_compactions(rows: list, groups: dict, expanded: Iterable = (), cache: 
             head = cache.get(ckey) if cache is not None else None
             if head is None:
                 first = kids[0]
-                head = Row(key=group_key(g), kind="compaction", seq=first.seq,
+                head = Row(key=group_key(g), kind=RowKind.COMPACTION, seq=first.seq,
                            first_seq=min(k.first_seq if k.first_seq is not None else k.seq for k in kids),
                            last_seq=max(k.seq for k in kids), event=first.event)
                 head.group = g

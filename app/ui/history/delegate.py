@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate
 
 from . import markdown as md
 from .rows import Content, Row
+from .row_kind import CARD_KINDS, RowKind
 from ..theme import Theme
 
 PAD_X = 12
@@ -27,9 +28,10 @@ MARGIN_Y = 3
 STRIPE = 4
 
 ACCENT = {
-    "user": "accent_user", "assistant": "accent_assistant", "tool-call": "accent_tool",
-    "tool-result": "accent_result", "streaming": "accent_assistant", "attempt-failed": "accent_error",
-    "attempt-open": "accent_error", "bad": "accent_error", "notice": "warn", "compaction": "boundary",
+    RowKind.USER: "accent_user", RowKind.ASSISTANT: "accent_assistant", RowKind.TOOL_CALL: "accent_tool",
+    RowKind.TOOL_RESULT: "accent_result", RowKind.STREAMING: "accent_assistant", RowKind.ATTEMPT_FAILED: "accent_error",
+    RowKind.ATTEMPT_OPEN: "accent_error", RowKind.BAD: "accent_error", RowKind.NOTICE: "warn",
+    RowKind.COMPACTION: "boundary",
 }
 PILL = {"synth": ("synth_bg", "synth_fg"), "hidden": ("hidden_bg", "hidden_fg"), "bad": ("bad_bg", "bad_fg"),
         "dropped": ("bad_bg", "bad_fg"), "legacy": ("mono_bg", "dim"), "warn": ("synth_bg", "synth_fg"),
@@ -92,7 +94,7 @@ class DocBuilder:
         doc.setTextWidth(max(60.0, width))
         return doc
 
-    def build(self, c: Content, kind: str, width: float, search: str = "", current: bool = False) -> QTextDocument:
+    def build(self, c: Content, kind: RowKind, width: float, search: str = "", current: bool = False) -> QTextDocument:
         doc = self.new_doc(width)
         cur = QTextCursor(doc)
         self.header(cur, c, kind)
@@ -102,19 +104,19 @@ class DocBuilder:
             self.highlight(doc, search, current)
         return doc
 
-    def header(self, cur: QTextCursor, c: Content, kind: str):
+    def header(self, cur: QTextCursor, c: Content, kind: RowKind):
         accent = ACCENT.get(kind, "dim")
         if c.status == "error":
             accent = "err"
-        if kind == "turn-start":
+        if kind == RowKind.TURN_START:
             cur.insertText(isolate(c.title), self.fmt("fg", bold=True, size=self.font.pointSizeF() + 1))
-        elif kind in ("step-start", "step-end", "turn-end"):
+        elif kind in (RowKind.STEP_START, RowKind.STEP_END, RowKind.TURN_END):
             col = "err" if c.status == "error" else ("ok" if c.status == "ok" else "boundary")
-            cur.insertText(isolate(c.title), self.fmt(col, bold=kind == "turn-end", size=self.small))
+            cur.insertText(isolate(c.title), self.fmt(col, bold=kind == RowKind.TURN_END, size=self.small))
         else:
             cur.insertText(c.badge, self.fmt(accent, bold=True, size=self.small))
             cur.insertText("  ", self.fmt("fg"))
-            cur.insertText(isolate(c.title), self.fmt("fg", bold=kind not in ("event",)))
+            cur.insertText(isolate(c.title), self.fmt("fg", bold=kind != RowKind.EVENT))
         for text, pk in c.pills:
             bg, fg = PILL.get(pk, ("mono_bg", "dim"))
             cur.insertText("  ", self.fmt("fg", size=self.small))
@@ -125,7 +127,7 @@ class DocBuilder:
                 f.setAnchorHref(f"seq:{int(c.link)}")
                 f.setFontUnderline(True)
             cur.insertText(f"\u2009{text}\u2009", f)
-        if c.status in ("ok", "error", "running") and kind in ("tool-result", "tool-call"):
+        if c.status in ("ok", "error", "running") and kind in CARD_KINDS:
             sym = {"ok": "✓", "error": "✗", "running": "…"}[c.status]
             col = {"ok": "ok", "error": "err", "running": "warn"}[c.status]
             cur.insertText("  " + sym, self.fmt(col, bold=True))
@@ -289,7 +291,7 @@ class HistoryDelegate(QStyledItemDelegate):
 
     def _pads(self, row: Row) -> tuple[int, int]:
         if row.is_boundary:
-            return 3, 2 if row.kind != "turn-start" else 8
+            return 3, 2 if row.kind != RowKind.TURN_START else 8
         return PAD_Y, MARGIN_Y
 
     def document(self, row: Row, index=None) -> QTextDocument:
@@ -349,7 +351,7 @@ class HistoryDelegate(QStyledItemDelegate):
                 painter.setPen(Qt.PenStyle.NoPen)
                 painter.setBrush(QColor(th.selected_bg))
                 painter.drawRoundedRect(r, 4, 4)
-            if row.kind == "turn-start":
+            if row.kind == RowKind.TURN_START:
                 painter.setPen(QPen(QColor(th.boundary), 1))
                 y = r.top() + 1
                 painter.drawLine(QPointF(r.left(), y), QPointF(r.right(), y))
@@ -359,25 +361,25 @@ class HistoryDelegate(QStyledItemDelegate):
                 painter.drawRoundedRect(r, 4, 4)
         else:
             bg = th.row_bg
-            if row.kind == "user":
+            if row.kind == RowKind.USER:
                 bg = th.user_bg
             elif row.is_card:
                 bg = th.card_bg
-            elif row.kind == "bad" or "dropped" in row.marks:
+            elif row.kind == RowKind.BAD or "dropped" in row.marks:
                 bg = th.bad_bg
             elif "synthesized" in row.marks:
                 bg = th.synth_bg
             elif "hidden" in row.marks:
                 bg = th.hidden_bg
-            elif row.kind in ("event", "notice"):
+            elif row.kind in (RowKind.EVENT, RowKind.NOTICE):
                 bg = th.base
             painter.setBrush(QColor(th.selected_bg if selected else bg))
-            border = th.selected if selected else (th.bad_fg if row.kind == "bad" else th.card_border)
-            pen = QPen(QColor(border), 2 if selected or row.kind == "bad" else 1)
+            border = th.selected if selected else (th.bad_fg if row.kind == RowKind.BAD else th.card_border)
+            pen = QPen(QColor(border), 2 if selected or row.kind == RowKind.BAD else 1)
             if "synthesized" in row.marks and not selected:
                 pen.setStyle(Qt.PenStyle.DashLine)
                 pen.setColor(QColor(th.synth_fg))
-            if row.kind in ("event", "notice") and not selected:
+            if row.kind in (RowKind.EVENT, RowKind.NOTICE) and not selected:
                 pen = QPen(Qt.PenStyle.NoPen)
             painter.setPen(pen)
             painter.drawRoundedRect(r, 5, 5)

@@ -8,12 +8,15 @@ or shrank (repair, restore) is opened again from its tail.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from PySide6.QtCore import QObject
 
 from ..workers import freeze_heap
 from .pages import LoadedPage, _live_job
+
+if TYPE_CHECKING:                     # (imported when the first live tail is followed)
+    from ..live import LiveFollower
 
 
 class LiveFeed(QObject):
@@ -21,7 +24,7 @@ class LiveFeed(QObject):
         super().__init__(model)
         self.model = model
         self.options = dict(options or {})
-        self.follower = None
+        self.follower: Optional[LiveFollower] = None
         self.reset()
 
     def reset(self) -> None:

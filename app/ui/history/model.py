@@ -35,6 +35,7 @@ from .model_truth import TruthModel
 from .pages import LoadedPage, _older_job, _open_job
 from .seq_index import SeqIndex
 from .rows import Row
+from .row_kind import RowKind
 from .window import Changed, Inserted, Removed, Reset, RowWindow
 
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -352,7 +353,7 @@ class HistoryModel(TruthModel, QAbstractListModel):
         return self.window.hidden_attempt_of(seq)
 
     def turn_rows(self) -> list:
-        return [i for i, r in enumerate(self.rows) if r.kind == "turn-start"]
+        return [i for i, r in enumerate(self.rows) if r.kind == RowKind.TURN_START]
 
     # ------------------------------------------------------------------ search
     def set_search(self, term: str) -> None:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING, Optional
 
-from .pages import LoadedPage
-from .rows import Row, result_call_id
+from .pages import LoadedPage, link_results
+from .rows import Row
+from .row_kind import RowKind
 
 # --------------------------------------------------------------------------- filters
 
@@ -24,9 +25,20 @@ FILTERS = ("user", "assistant", "tools", "turns", "log")      # categories a vie
 FILTER_LABELS = {"user": "User messages", "assistant": "Assistant text and attempts",
                  "tools": "Tool calls and results", "turns": "Turn and step boundaries",
                  "log": "Log-only events and bad rows"}
-_CATEGORY = {"user": "user", "assistant": "assistant", "streaming": "assistant", "attempt-failed": "assistant",
-             "attempt-open": "assistant", "tool-call": "tools", "tool-result": "tools", "turn-start": "turns",
-             "turn-end": "turns", "step-start": "turns", "step-end": "turns"}
+_CATEGORY = {RowKind.USER: "user", RowKind.ASSISTANT: "assistant", RowKind.STREAMING: "assistant",
+             RowKind.ATTEMPT_FAILED: "assistant", RowKind.ATTEMPT_OPEN: "assistant", RowKind.TOOL_CALL: "tools",
+             RowKind.TOOL_RESULT: "tools", RowKind.TURN_START: "turns", RowKind.TURN_END: "turns",
+             RowKind.STEP_START: "turns", RowKind.STEP_END: "turns"}
+
+
+def neighbour_index(values: list, x, forward: bool, hi=None) -> Optional[int]:
+    """Index in the sorted ``values`` of the first value after ``x`` (forward; after ``hi`` when
+    given, the end of a range starting at ``x``) or of the last value before ``x``; None past the end."""
+    if forward:
+        i = bisect.bisect_right(values, x if hi is None else hi)
+        return i if i < len(values) else None
+    i = bisect.bisect_left(values, x) - 1
+    return i if i >= 0 else None
 
 
 def row_category(r: Row) -> str:
@@ -37,15 +49,15 @@ def row_category(r: Row) -> str:
 def row_is_error(r: Row) -> bool:
     """A failed tool, a failed attempt, an error turn end, a bad stored row or a seq gap."""
     k = r.kind
-    if k in ("attempt-failed", "bad", "gap"):
+    if k in (RowKind.ATTEMPT_FAILED, RowKind.BAD, RowKind.GAP):
         return True
     ev = r.event
     d = ev.data if ev is not None and isinstance(ev.data, dict) else None
     if d is None:
         return False
-    if k == "tool-result":
+    if k == RowKind.TOOL_RESULT:
         return d.get("error") is not None or d.get("isError") is True
-    if k == "turn-end":
+    if k == RowKind.TURN_END:
         rs = d.get("reason")
         return (rs.get("kind") if isinstance(rs, dict) else rs) == "error"
     return False
@@ -221,19 +233,11 @@ class WindowNavigation:
         self._set_window(self.hidden, self.bottom + len(rows))
         if prev is None:
             return []
-        calls = {ev.data.get("callId"): ev for ev in prev.events.values()
-                 if ev.type == "tool/call" and isinstance(ev.data, dict)}
         out = []
-        for face in lp.faces.values():
-            for r in face.rows:
-                if r.kind == "tool-result" and r.call is None:
-                    c = calls.get(result_call_id(r.event))
-                    if c is not None:
-                        r.call = c
-                        r.touch()
-                        at = self.row_index(r)
-                        if at is not None:
-                            out.append(W.Changed(at, (r,)))
+        for r in link_results(prev, lp):
+            at = self.row_index(r)
+            if at is not None:
+                out.append(W.Changed(at, (r,)))
         return out
 
     # ------------------------------------------------------------------ filters
@@ -282,12 +286,9 @@ class WindowNavigation:
         if m:
             if from_row is None:
                 r = m[-1] if not forward else m[0]
-            elif forward:
-                i = bisect.bisect_right(m, from_row)
-                r = m[i] if i < len(m) else None
             else:
-                i = bisect.bisect_left(m, from_row) - 1
-                r = m[i] if i >= 0 else None
+                i = neighbour_index(m, from_row, forward)
+                r = m[i] if i is not None else None
         if r is not None or not self.search_term:
             return r, None
         t = self.search_term
@@ -295,7 +296,7 @@ class WindowNavigation:
 
     def turn_beyond(self, forward: bool) -> Optional[int]:
         """Ordinal of the nearest turn start outside the window."""
-        return self._beyond(forward, lambda row: row.kind == "turn-start")
+        return self._beyond(forward, lambda row: row.kind == RowKind.TURN_START)
 
     def _beyond(self, forward: bool, pred) -> Optional[int]:
         n = len(self.all_rows)

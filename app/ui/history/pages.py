@@ -23,22 +23,18 @@ from ...log.model import is_event
 from ...log.reader import extend_tail_page, row_key, split_page
 from ...store.faces import open_reader
 from ...store.indexer import build_index_isolated
-from .rows import Row, build_rows
+from .rows import Row, build_rows, result_call_id
+from .row_kind import RowKind
 from .compaction import group_compactions, page_groups, page_surface_of
 
-try:  # presenters are optional: without them every tool row gets the generic card
-    from ...presenters import views_for_page
-except ImportError:  # pragma: no cover
-    views_for_page = None
+from ...presenters.registry import views_for_page      # (the package registers the built-in presenters)
 
 LIVE_SPLIT = 24          # a live tail page holding more messages than this is cut ...
 LIVE_KEEP = 12           # ... keeping this many in the newest page
 
 
 def compute_views(events: list) -> dict:
-    """Presenter views for one page ({seq: view}); a missing or failing presenter -> {}."""
-    if views_for_page is None:
-        return {}
+    """Presenter views for one page ({seq: view}); a failing presenter -> {}."""
     try:
         return dict(views_for_page(events) or {})
     except Exception:  # a presenter bug must not hide the page: generic cards instead
@@ -107,7 +103,7 @@ class PageRows:
     seq_rows: list            # [(first_seq, last_seq, row)] sorted
 
 
-def page_items(page, physical: bool, live: bool = False) -> list:
+def page_items(page, physical: bool, live: Optional[bool] = False) -> list:
     if physical:
         return list(page.items)
     if page.tail:
@@ -133,13 +129,13 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
     rows = with_gap_rows(rows, [it for it in items if is_event(it) and not it.synthesized], lp.row_cache)
     if p.tail and lp.live is False and p.closure:
         # the writer is gone: a call it left streaming is not "in flight" any more (both faces)
-        rows = [_writer_gone(r, lp.row_cache) if r.kind == "streaming" else r for r in rows]
+        rows = [_writer_gone(r, lp.row_cache) if r.kind == RowKind.STREAMING else r for r in rows]
     elif p.tail and lp.live is True and p.tail_state is not None:
         # the live face: tool calls with no result yet are running
         fl = in_flight(p.tail_state.tracker)
         running = {c.get("seq") for c in (fl or {}).get("runningTools", [])}
         if running:
-            rows = [_marked(r, "running", lp.row_cache) if r.kind == "tool-call" and r.seq in running else r
+            rows = [_marked(r, "running", lp.row_cache) if r.kind == RowKind.TOOL_CALL and r.seq in running else r
                     for r in rows]
     for r in rows:
         st = lp.surface.get(r.seq) if r.event is not None and not r.synthesized else None
@@ -157,6 +153,25 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
         seq_rows.append((lo, hi, r))
     seq_rows.sort(key=lambda x: (x[0], x[1] - x[0]))
     return PageRows(rows, tracker, seq_rows)
+
+
+def link_results(calls_from: LoadedPage, results_in: LoadedPage) -> list:
+    """Tool results of ``results_in`` whose tool/call was not loaded with them learn it from
+    ``calls_from`` (the tool name on the card); returns the rows changed (touched)."""
+    calls = {ev.data.get("callId"): ev for ev in calls_from.events.values()
+             if ev.type == "tool/call" and isinstance(ev.data, dict)}
+    changed: list = []
+    if not calls:
+        return changed
+    for face in results_in.faces.values():
+        for r in face.rows:
+            if r.kind == RowKind.TOOL_RESULT and r.call is None and r.event is not None:
+                c = calls.get(result_call_id(r.event))
+                if c is not None:
+                    r.call = c
+                    r.touch()
+                    changed.append(r)
+    return changed
 
 
 def with_gap_rows(rows: list, events: list, cache: dict) -> list:
@@ -179,7 +194,7 @@ def with_gap_rows(rows: list, events: list, cache: dict) -> list:
             key = ("gap", a)
             g = cache.get(key)
             if g is None:
-                g = cache[key] = Row(key=key, kind="gap", seq=None, first_seq=a, last_seq=b)
+                g = cache[key] = Row(key=key, kind=RowKind.GAP, seq=None, first_seq=a, last_seq=b)
             out.append(g)
             gi += 1
         out.append(r)
@@ -202,7 +217,7 @@ def _writer_gone(r, cache: dict):
     key = ("stopped",) + r.key
     got = cache.get(key)
     if got is None:
-        got = cache[key] = Row(key=r.key, kind="streaming", seq=r.seq, first_seq=r.first_seq, last_seq=r.last_seq,
+        got = cache[key] = Row(key=r.key, kind=RowKind.STREAMING, seq=r.seq, first_seq=r.first_seq, last_seq=r.last_seq,
                                event=r.event, attempt=r.attempt, view=r.view,
                                marks=(r.marks - {"streaming"}) | {"stopped"}, chunks=r.chunks, call=r.call)
     return got
@@ -307,7 +322,7 @@ def _stale_live_row(key: tuple, row, region_start: int) -> bool:
     the turn still being written (their attempt gains chunks, a finish, a retry)."""
     if key[0] == "s":
         return True
-    if key[0] == "a" or (key[0] == "e" and len(key) > 2 and key[2] == "assistant"):
+    if key[0] == "a" or (key[0] == "e" and len(key) > 2 and key[2] == RowKind.ASSISTANT):
         return row.seq is None or row.seq >= region_start or (row.first_seq or 0) >= region_start
     return False
 

@@ -15,19 +15,20 @@ from __future__ import annotations
 import time as _time
 from dataclasses import dataclass, field
 from typing import Any, Optional
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ...log.attempts import embedded_chunks
 from ...log.model import BadRow, Event, is_event
+from ...log.payloads import obj
 from ...log.surface import compaction_line, describe_surface, summary_text
+from .row_kind import ATTEMPT_KINDS, BOUNDARY_KINDS, CARD_KINDS, EVENT_ROW_KINDS, RowKind
 from ...textutil import CLIP_HINT, clip, compact_json, fold, thousands, unclipped, usage_text
 
 # limits for the list (the inspector shows everything)
 MAX_LINES = 18
 MAX_MONO_LINES = 14
+TODO_MARKS = {"completed": "☑", "in_progress": "◐", "pending": "☐"}   # a todo item's status
 
-BOUNDARY_KINDS = frozenset({"turn-start", "turn-end", "step-start", "step-end"})
-CARD_KINDS = frozenset({"tool-call", "tool-result"})
 
 
 @dataclass
@@ -59,9 +60,7 @@ class Content:
 @dataclass(eq=False)
 class Row:
     key: tuple
-    kind: str                     # user | assistant | tool-call | tool-result | turn-start | turn-end |
-                                  # step-start | step-end | streaming | attempt-failed | attempt-open |
-                                  # bad | event | notice | gap (seqs missing: first_seq..last_seq)
+    kind: RowKind                 # what the row stands for (app.ui.history.row_kind)
     seq: Optional[int]            # the event the row stands for (None: bad row)
     first_seq: Optional[int] = None
     last_seq: Optional[int] = None
@@ -143,17 +142,17 @@ class Row:
         ev = self.event
         if self.bad is not None:
             return self.bad.raw.decode("utf-8", errors="replace")
-        if ev is not None and self.kind in ("user", "assistant", "tool-result"):
+        if ev is not None and self.kind in (RowKind.USER, RowKind.ASSISTANT, RowKind.TOOL_RESULT):
             msg = _message_of(ev)
             if msg is not None:
                 texts = [_block_plain(b, full=True) for b in msg.get("content") or []]
                 out = "\n\n".join(t for t in texts if t)
                 if out:
                     return out
-        if self.kind in ("streaming", "attempt-failed", "attempt-open"):
+        if self.kind in ATTEMPT_KINDS:
             text, reasoning = _chunk_texts(self.chunks)
             return text or reasoning
-        if ev is not None and self.kind == "tool-call" and isinstance(ev.data, dict):
+        if ev is not None and self.kind == RowKind.TOOL_CALL and isinstance(ev.data, dict):
             return f"{ev.data.get('name', '')} {ev.data.get('arguments', '')}".strip()
         return self.content().plain_text()
 
@@ -180,10 +179,11 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
             a = tracker.attempt_of(it.seq)
             if a is not None:
                 chunks_of.setdefault(a.first_seq, []).append(it)
+    key: tuple
     for it in items:
         if not is_event(it):
             out.append(_cached(cache, ("bad", it.pos, it.offset), lambda it=it: Row(
-                key=("bad", it.pos, it.offset), kind="bad", seq=None, bad=it, marks=frozenset({"bad"}))))
+                key=("bad", it.pos, it.offset), kind=RowKind.BAD, seq=None, bad=it, marks=frozenset({"bad"}))))
             continue
         ev: Event = it
         marks = set()
@@ -199,7 +199,7 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
         if t == "assistant/chunk":
             a = tracker.attempt_of(ev.seq)
             if a is None:
-                row_kind = "event"
+                row_kind = RowKind.EVENT
             else:
                 if ev.seq != a.first_seq:
                     continue
@@ -209,17 +209,13 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
                     if not show_attempts:
                         continue
                     marks.add("hidden")
-                    row_kind = "attempt-failed"
+                    row_kind = RowKind.ATTEMPT_FAILED
                 elif a.status in ("in-flight", "finished"):
                     marks.add("streaming")
-                    row_kind = "streaming"
+                    row_kind = RowKind.STREAMING
                 else:
-                    row_kind = "attempt-open"
-                chunks = chunks_of.get(a.first_seq, [])
-                key = ("a", a.first_seq, a.status)
-                out.append(_cached(cache, key + (frozenset(marks),), lambda: Row(
-                    key=key, kind=row_kind, seq=a.first_seq, first_seq=a.first_seq, last_seq=a.last_seq,
-                    event=ev, attempt=a, marks=frozenset(marks), chunks=chunks)))
+                    row_kind = RowKind.ATTEMPT_OPEN
+                out.append(_attempt_row(cache, ev, a, row_kind, marks, lambda: chunks_of.get(a.first_seq, [])))
                 continue
         elif t == "assistant/attempt":
             # v2+: a log-only attempt (its chunks embedded); hidden by default like a failed v0 run
@@ -228,38 +224,17 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
                 if not show_attempts:
                     continue
                 marks.add("hidden")
-                key = ("a", a.first_seq, a.status)
-                out.append(_cached(cache, key + (frozenset(marks),), lambda: Row(
-                    key=key, kind="attempt-failed", seq=a.first_seq, first_seq=a.first_seq, last_seq=a.last_seq,
-                    event=ev, attempt=a, marks=frozenset(marks), chunks=embedded_chunks(ev))))
+                out.append(_attempt_row(cache, ev, a, RowKind.ATTEMPT_FAILED, marks, lambda: embedded_chunks(ev)))
                 continue
-            row_kind = "event"
-        elif t == "user/message":
-            row_kind = "user"
-        elif t == "assistant/message":
-            row_kind = "assistant"
-            if isinstance(ev.data, dict) and ev.data.get("interrupted"):
-                marks.add("interrupted")
-        elif t == "tool/call":
-            row_kind = "tool-call"
-        elif t == "tool/result":
-            row_kind = "tool-result"
-        elif t == "turn/start":
-            row_kind = "turn-start"
-        elif t == "turn/end":
-            row_kind = "turn-end"
-        elif t == "step/start":
-            row_kind = "step-start"
-        elif t == "step/end":
-            row_kind = "step-end"
-        elif t in ("llm/retry", "llm/retry-started"):
-            row_kind = "notice"
+            row_kind = RowKind.EVENT
         else:
-            row_kind = "event"
+            row_kind = EVENT_ROW_KINDS.get(t, RowKind.EVENT)
+            if row_kind == RowKind.ASSISTANT and isinstance(ev.data, dict) and ev.data.get("interrupted"):
+                marks.add("interrupted")
         attempt = None
-        chunks = []
+        chunks: list = []
         first = last = ev.seq
-        if row_kind == "assistant":
+        if row_kind == RowKind.ASSISTANT:
             cited = [s for s in (ev.source_event_seqs or []) if isinstance(s, int)]
             if cited:
                 attempt = tracker.attempt_of(min(cited))
@@ -272,7 +247,7 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
                 chunks = chunks_of.get(attempt.first_seq, []) or embedded_chunks(ev)
                 first = min(first, attempt.first_seq)
         view = views.get(ev.seq) if row_kind in CARD_KINDS else None
-        call = calls.get(result_call_id(ev)) if row_kind == "tool-result" else None
+        call = calls.get(result_call_id(ev)) if row_kind == RowKind.TOOL_RESULT else None
         key = ("s" if ev.synthesized else "e", ev.seq)
         out.append(_cached(cache, key + (row_kind, frozenset(marks), id(view), id(call)), lambda: Row(
             key=key, kind=row_kind, seq=ev.seq, first_seq=first, last_seq=last, event=ev, attempt=attempt,
@@ -281,17 +256,26 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
 
 
 def result_call_id(ev: Event) -> Optional[str]:
-    d = ev.data if isinstance(ev.data, dict) else {}
+    d = obj(ev.data)
     if d.get("callId"):
         return d.get("callId")
-    msg = d.get("message") if isinstance(d.get("message"), dict) else {}
-    src = msg.get("source") if isinstance(msg.get("source"), dict) else {}
+    msg = obj(d.get("message"))
+    src = obj(msg.get("source"))
     if src.get("callId"):
         return src.get("callId")
     for b in msg.get("content") or []:
         if isinstance(b, dict) and b.get("toolCallId"):
             return b.get("toolCallId")
     return None
+
+
+def _attempt_row(cache, ev: Event, a, kind: RowKind, marks: set, chunks: Callable[[], list]) -> Row:
+    """The one row standing for an attempt's chunks (streaming, failed or open), keyed by the attempt."""
+    key = ("a", a.first_seq, a.status)
+    fm = frozenset(marks)
+    return _cached(cache, key + (fm,), lambda: Row(
+        key=key, kind=kind, seq=a.first_seq, first_seq=a.first_seq, last_seq=a.last_seq,
+        event=ev, attempt=a, marks=fm, chunks=chunks()))
 
 
 def _cached(cache, ckey, make):
@@ -308,22 +292,22 @@ def _cached(cache, ckey, make):
 PLAUSIBLE_MS = 946_684_800_000      # 2000-01-01: earlier values are placeholders (fixtures hold 0, 7 …)
 
 
-def fmt_time(ms) -> str:
+def _fmt_ms(ms, fmt: str) -> str:
+    """Epoch milliseconds as local time (``""`` for a placeholder or an impossible value)."""
     if not isinstance(ms, (int, float)) or ms < PLAUSIBLE_MS:
         return ""
     try:
-        return _time.strftime("%H:%M:%S", _time.localtime(ms / 1000))
+        return _time.strftime(fmt, _time.localtime(ms / 1000))
     except (OverflowError, OSError, ValueError):
         return ""
+
+
+def fmt_time(ms) -> str:
+    return _fmt_ms(ms, "%H:%M:%S")
 
 
 def fmt_datetime(ms) -> str:
-    if not isinstance(ms, (int, float)) or ms < PLAUSIBLE_MS:
-        return ""
-    try:
-        return _time.strftime("%Y-%m-%d %H:%M", _time.localtime(ms / 1000))
-    except (OverflowError, OSError, ValueError):
-        return ""
+    return _fmt_ms(ms, "%Y-%m-%d %H:%M")
 
 
 def _message_of(ev: Event) -> Optional[dict]:
@@ -352,7 +336,7 @@ def _block_plain(b, full: bool = False) -> str:
 
 
 def _image_text(b: dict) -> str:
-    a = b.get("attachment") if isinstance(b.get("attachment"), dict) else {}
+    a = obj(b.get("attachment"))
     dims = f" {a.get('width')}×{a.get('height')}" if a.get("width") and a.get("height") else ""
     size = f", {thousands(a.get('bytes'))} bytes" if a.get("bytes") else ""
     return f"[image {a.get('mediaType', '?')}{dims}{size}]"
@@ -373,8 +357,7 @@ def _message_blocks(msg: dict, out: list) -> None:
             if txt.strip():
                 out.append(Block("reasoning", fold(txt, "reasoning"), label="Reasoning"))
         elif t == "tool-call":
-            args = str(b.get("arguments", ""))
-            out.append(Block("dim", f"→ calls {b.get('name', '?')}  {args[:160]}{'…' if len(args) > 160 else ''}"))
+            out.append(_calls_block(b.get("name", "?"), str(b.get("arguments", ""))))
         elif t == "tool-result":
             inner = "\n".join(_block_plain(x) for x in b.get("content") or [])
             style = "error" if b.get("isError") else "mono"
@@ -385,11 +368,19 @@ def _message_blocks(msg: dict, out: list) -> None:
             out.append(Block("mono", clip(compact_json(b, 2000), MAX_MONO_LINES), label=f"{t} block"))
 
 
+def _calls_block(name, args: str) -> Block:
+    """One line for a tool call a model message (or its stream) makes: name and the start of its arguments."""
+    return Block("dim", f"→ calls {name}  {args[:160]}{'…' if len(args) > 160 else ''}")
+
+
+def _chunk_bodies(chunks: list) -> Iterable[dict]:
+    """The ``chunk`` object of each assistant/chunk event (empty for a malformed one)."""
+    return (obj(obj(c.data).get("chunk")) for c in chunks)
+
+
 def _chunk_texts(chunks: list) -> tuple[str, str]:
     text, reasoning = [], []
-    for c in chunks:
-        d = c.data if isinstance(c.data, dict) else {}
-        ch = d.get("chunk") if isinstance(d.get("chunk"), dict) else {}
+    for ch in _chunk_bodies(chunks):
         if ch.get("type") == "text-delta":
             text.append(str(ch.get("text", "")))
         elif ch.get("type") == "reasoning-delta":
@@ -399,9 +390,7 @@ def _chunk_texts(chunks: list) -> tuple[str, str]:
 
 def _chunk_calls(chunks: list) -> list:
     calls: dict = {}
-    for c in chunks:
-        d = c.data if isinstance(c.data, dict) else {}
-        ch = d.get("chunk") if isinstance(d.get("chunk"), dict) else {}
+    for ch in _chunk_bodies(chunks):
         if ch.get("type") == "tool-call-delta":
             k = ch.get("id") or ch.get("index")
             ent = calls.setdefault(k, {"name": ch.get("name"), "args": []})
@@ -414,13 +403,13 @@ def _chunk_calls(chunks: list) -> list:
 def _meta(row: Row) -> str:
     ev = row.event
     parts = []
-    if row.kind in ("streaming", "attempt-failed", "attempt-open") or (row.kind == "assistant" and row.chunks):
+    if row.kind in ATTEMPT_KINDS or (row.kind == RowKind.ASSISTANT and row.chunks):
         lo = row.first_seq
-        hi = row.last_seq if row.kind != "assistant" else row.seq
+        hi = row.last_seq if row.kind != RowKind.ASSISTANT else row.seq
         parts.append(f"seq {lo}–{hi}" if lo != hi else f"seq {lo}")
     elif row.seq is not None:
         parts.append(f"seq {row.seq}")
-    if ev is not None and isinstance(ev.data, dict) and row.kind not in ("turn-start", "turn-end"):
+    if ev is not None and isinstance(ev.data, dict) and row.kind not in (RowKind.TURN_START, RowKind.TURN_END):
         t, s = ev.data.get("turn"), ev.data.get("step")
         if isinstance(t, int):
             parts.append(f"turn {t}" + (f" · step {s}" if isinstance(s, int) else ""))
@@ -437,28 +426,23 @@ def _meta(row: Row) -> str:
     return " · ".join(parts)
 
 
+# row mark -> (pill text, pill kind), in the order the pills are shown
+MARK_PILLS = {
+    "synthesized": ("synthesized · not on disk", "synth"),
+    "dropped": ("a repair would drop this row", "dropped"),
+    "hidden": ("hidden attempt", "hidden"),
+    "interrupted": ("interrupted", "warn"),
+    "streaming": ("streaming", "warn"),
+    "stopped": ("writer gone · never finished", "warn"),
+    "running": ("running · no result yet", "warn"),
+    "legacy": ("legacy shape", "legacy"),
+    "unknown": ("unknown type", "warn"),
+}
+
+
 def _pills(row: Row) -> list:
-    out = []
     m = row.marks
-    if "synthesized" in m:
-        out.append(("synthesized · not on disk", "synth"))
-    if "dropped" in m:
-        out.append(("a repair would drop this row", "dropped"))
-    if "hidden" in m:
-        out.append(("hidden attempt", "hidden"))
-    if "interrupted" in m:
-        out.append(("interrupted", "warn"))
-    if "streaming" in m:
-        out.append(("streaming", "warn"))
-    if "stopped" in m:
-        out.append(("writer gone · never finished", "warn"))
-    if "running" in m:
-        out.append(("running · no result yet", "warn"))
-    if "legacy" in m:
-        out.append(("legacy shape", "legacy"))
-    if "unknown" in m:
-        out.append(("unknown type", "warn"))
-    return out
+    return [pill for mark, pill in MARK_PILLS.items() if mark in m]
 
 
 def _content_of(row: Row) -> Content:
@@ -477,7 +461,7 @@ def _surface_marks(row: Row, c: Content) -> None:
     """A shadowed row says since when the model no longer sees it (a link to the replacement);
     a replacement says what it replaced."""
     st = row.surface
-    if not st or row.kind == "compaction":
+    if not st or row.kind == RowKind.COMPACTION:
         return
     if st.get("surface") == "shadowed":
         c.pills.insert(0, (f"not in the model's view since seq {st['since']} · go to replacement ›", "shadow"))
@@ -513,7 +497,7 @@ def _content_body(row: Row) -> Content:
     k = row.kind
     ev = row.event
     d = ev.data if ev is not None and isinstance(ev.data, dict) else {}
-    if k == "gap":
+    if k == RowKind.GAP and row.first_seq is not None and row.last_seq is not None:
         lo, hi = row.first_seq, row.last_seq
         n = hi - lo + 1
         return Content(badge="GAP", title=f"{n:,} seq{'s' if n != 1 else ''} missing: "
@@ -521,14 +505,14 @@ def _content_body(row: Row) -> Content:
                        pills=[("seq gap", "bad")],
                        blocks=[Block("note", "The log skips these seqs here: events were lost, or the file was "
                                              "cut and joined. View › Problems lists every gap.")])
-    if k == "bad":
+    if k == RowKind.BAD and row.bad is not None:
         b = row.bad
         raw = b.raw.decode("utf-8", errors="replace")
         return Content(badge=b.kind.upper(), title=b.reason, status="error",
                        pills=[(f"{b.kind} row", "bad")],
                        blocks=[Block("mono", clip(raw, MAX_MONO_LINES, 4000), label="stored text")])
-    if k == "user":
-        src = d.get("source") if isinstance(d.get("source"), dict) else {}
+    if k == RowKind.USER:
+        src = obj(d.get("source"))
         kind = src.get("kind")
         who = "User" if kind in (None, "user") else (f"Plugin · {src.get('plugin')}" if kind == "plugin"
                                                     else str(kind).capitalize())
@@ -538,15 +522,15 @@ def _content_body(row: Row) -> Content:
             for b in blocks:
                 if b.style == "text":
                     b.text = fold(b.text, "injected context")
-        if ev.is_replace:
+        if ev is not None and ev.is_replace:
             from ...log.versions import replace_bounds
             lo, hi = replace_bounds(ev.surface_op)            # v0–v2 start/end, v3+ startSeq/endSeq
             blocks.insert(0, Block("note", f"replaces surface nodes {lo}–{hi} (model-only copy)"))
         return Content(badge="USER", title=who, blocks=blocks or [Block("dim", "(empty message)")])
-    if k == "assistant":
-        msg = d.get("message") if isinstance(d.get("message"), dict) else {}
-        src = msg.get("source") if isinstance(msg.get("source"), dict) else {}
-        model = "/".join(str(x) for x in (src.get("provider"), src.get("model")) if x)
+    if k == RowKind.ASSISTANT:
+        msg = obj(d.get("message"))
+        src = obj(msg.get("source"))
+        model = _model_name(src)
         blocks = []
         _message_blocks(msg, blocks)
         if not msg.get("content"):
@@ -558,7 +542,7 @@ def _content_body(row: Row) -> Content:
         if a is not None and getattr(a, "retry_number", None):
             pass
         return Content(badge="ASSISTANT", title=model or "assistant", blocks=blocks)
-    if k in ("streaming", "attempt-failed", "attempt-open"):
+    if k in ATTEMPT_KINDS:
         a = row.attempt
         text, reasoning = _chunk_texts(row.chunks)
         blocks = []
@@ -567,10 +551,10 @@ def _content_body(row: Row) -> Content:
         if text.strip():
             blocks.append(Block("text", clip(text)))
         for name, args in _chunk_calls(row.chunks):
-            blocks.append(Block("dim", f"→ calls {name}  {args[:160]}{'…' if len(args) > 160 else ''}"))
+            blocks.append(_calls_block(name, args))
         u = usage_text(getattr(a, "usage", None))
         n = getattr(a, "chunks", len(row.chunks))
-        if k == "attempt-failed":
+        if k == RowKind.ATTEMPT_FAILED:
             blocks.insert(0, Block("error", f"failed: {a.failure_reason()}"))
             if getattr(a, "retry_seq", None) is not None:
                 blocks.append(Block("dim", f"retried (llm/retry at seq {a.retry_seq})"))
@@ -579,7 +563,7 @@ def _content_body(row: Row) -> Content:
             if u:
                 blocks.append(Block("usage", u))
             return Content(badge="ATTEMPT", title="failed model call", status="error", blocks=blocks)
-        if k == "streaming":
+        if k == RowKind.STREAMING:
             if not blocks:
                 blocks.append(Block("dim", f"({n} chunk{'s' if n != 1 else ''} so far)"))
             if "stopped" in row.marks:
@@ -587,37 +571,45 @@ def _content_body(row: Row) -> Content:
             return Content(badge="STREAMING", title="model call in flight", status="running", blocks=blocks)
         blocks.append(Block("dim", f"attempt ended without a message ({a.status}, {n} chunks)"))
         return Content(badge="ATTEMPT", title="incomplete model call", blocks=blocks)
-    if k == "compaction":
+    if k == RowKind.COMPACTION:
         return _compaction_row(row)
-    if k == "tool-call":
+    if k == RowKind.TOOL_CALL:
         return card(row, d, call=True)
-    if k == "tool-result":
+    if k == RowKind.TOOL_RESULT:
         return card(row, d, call=False)
-    if k == "turn-start":
+    if k == RowKind.TURN_START:
         return Content(badge="TURN", title=f"Turn {d.get('turn', '?')}")
-    if k == "turn-end":
+    if k == RowKind.TURN_END:
         return _turn_end(d)
-    if k == "step-start":
+    if k == RowKind.STEP_START:
         return Content(badge="STEP", title=f"Step {d.get('step', '?')} started")
-    if k == "step-end":
+    if k == RowKind.STEP_END:
         return Content(badge="STEP", title=f"Step {d.get('step', '?')} ended")
-    if k == "notice":
+    if ev is None:
+        return Content(badge=str(k).upper(), title=str(k))
+    if k == RowKind.NOTICE:
         return _notice(ev, d)
     return _generic_event(ev, d)
 
 
+def _model_name(d: dict) -> str:
+    """``provider/model`` of a message source or a request configuration (either part may be missing)."""
+    return "/".join(str(x) for x in (d.get("provider"), d.get("model")) if x)
+
+
 def _turn_end(d: dict) -> Content:
     r = d.get("reason")
-    kind = r.get("kind") if isinstance(r, dict) else (r if isinstance(r, str) else None)
+    rd = obj(r)
+    kind = rd.get("kind") if isinstance(r, dict) else (r if isinstance(r, str) else None)
     t = d.get("turn", "?")
     if kind == "completed":
         return Content(badge="TURN", title=f"Turn {t} completed", status="ok")
     if kind == "error":
-        err = r.get("error") if isinstance(r.get("error"), dict) else {}
+        err = obj(rd.get("error"))
         return Content(badge="TURN", title=f"Turn {t} ended with an error", status="error",
                        blocks=[Block("error", f"{err.get('code', '?')}: {err.get('message', '')}")])
     if kind == "aborted":
-        why = r.get("reason")
+        why = rd.get("reason")
         why = why.get("kind") if isinstance(why, dict) else why
         return Content(badge="TURN", title=f"Turn {t} aborted ({why or '?'})", status="error")
     if kind == "interrupted":
@@ -629,7 +621,7 @@ def _turn_end(d: dict) -> Content:
 
 def _notice(ev: Event, d: dict) -> Content:
     if ev.type == "llm/retry":
-        f = d.get("failure") if isinstance(d.get("failure"), dict) else {}
+        f = obj(d.get("failure"))
         of = f"/{d.get('maxRetries')}" if d.get("maxRetries") is not None else ""
         return Content(badge="RETRY", title=f"retry {d.get('retry', '?')}{of} scheduled in {d.get('delayMs', '?')} ms",
                        blocks=[Block("dim", f"after {f.get('code', '?')}: {f.get('message', '')}".rstrip(": "))],
@@ -641,9 +633,9 @@ def _generic_event(ev: Event, d: dict) -> Content:
     t = ev.type
     data = ev.data
     if t == "request/header":
-        h = d.get("header") if isinstance(d.get("header"), dict) else {}
-        cfg = h.get("config") if isinstance(h.get("config"), dict) else {}
-        model = "/".join(str(x) for x in (cfg.get("provider"), cfg.get("model")) if x)
+        h = obj(d.get("header"))
+        cfg = obj(h.get("config"))
+        model = _model_name(cfg)
         tools = h.get("tools")
         extra = []
         if isinstance(tools, list):
@@ -655,14 +647,13 @@ def _generic_event(ev: Event, d: dict) -> Content:
         return Content(badge="REQUEST", title=f"request header ({d.get('reason', '?')}) {model}".rstrip(),
                        blocks=[Block("dim", " · ".join(extra))] if extra else [])
     if t == "request/context":
-        model = "/".join(str(x) for x in (d.get("provider"), d.get("model")) if x)
+        model = _model_name(d)
         win = f" · context window {thousands(d.get('contextWindow'))}" if d.get("contextWindow") else ""
         return Content(badge="CONTEXT", title=f"{model}{win}")
     if t == "session/title":
         return Content(badge="TITLE", title=str(d.get("title", "")))
     if t == "todo/write":
-        marks = {"completed": "☑", "in_progress": "◐", "pending": "☐"}
-        lines = [f"{marks.get(x.get('status'), '·')} {x.get('content', '')}" for x in d.get("todos") or []
+        lines = [f"{TODO_MARKS.get(str(x.get('status')), '·')} {x.get('content', '')}" for x in d.get("todos") or []
                  if isinstance(x, dict)]
         return Content(badge="TODO", title=f"{len(lines)} item{'s' if len(lines) != 1 else ''}",
                        blocks=[Block("text", clip("\n".join(lines)))] if lines else [])

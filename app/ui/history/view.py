@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QListView, QMenu
 
@@ -44,7 +44,7 @@ class HistoryView(QListView):
         self.setItemDelegate(self.delegate)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._context_menu)
-        self._anchor = None
+        self._anchor: Optional[tuple] = None
         self._painted = True
         self._follow_bottom = True
         self._live_follow = False
@@ -63,8 +63,10 @@ class HistoryView(QListView):
         self._newer_timer.timeout.connect(self._maybe_show_newer)
 
     # ------------------------------------------------------------------ model hookup
-    def setModel(self, model: HistoryModel) -> None:
+    def setModel(self, model: Optional[QAbstractItemModel]) -> None:
         super().setModel(model)
+        if not isinstance(model, HistoryModel):
+            return
         model.rowsAboutToBeInserted.connect(self._before_insert)
         model.rowsInserted.connect(self._after_insert)
         model.rowsAboutToBeRemoved.connect(self._before_insert)
@@ -76,8 +78,10 @@ class HistoryView(QListView):
         model.liveAboutToAppend.connect(self._live_before)
         model.liveAppended.connect(self._live_after)
 
-    def hmodel(self) -> HistoryModel:
-        return self.model()
+    def hmodel(self) -> Optional[HistoryModel]:
+        """The history model shown (None before one is set)."""
+        m = self.model()
+        return m if isinstance(m, HistoryModel) else None
 
     def set_theme(self, theme: Theme) -> None:
         self.delegate.set_theme(theme)
@@ -97,7 +101,7 @@ class HistoryView(QListView):
 
     def settled(self) -> bool:
         """No page load, older-page check or stick-to-bottom pending (tests, screenshots)."""
-        m = self.model()
+        m = self.hmodel()
         return not (self._fill_timer.isActive() or self._bottom_timer.isActive() or self._newer_timer.isActive()
                     or (m is not None and m.loading))
 
@@ -107,7 +111,7 @@ class HistoryView(QListView):
         return sb.value() >= sb.maximum() - 2
 
     def _top_anchor(self):
-        m = self.model()
+        m = self.hmodel()
         if m is None or m.rowCount() == 0:
             return None
         idx = self.indexAt(QPoint(8, 2))
@@ -122,7 +126,7 @@ class HistoryView(QListView):
     def _live_before(self):
         """Live rows are coming: a reader at the bottom keeps following, anyone else stays
         exactly where they are reading."""
-        m = self.model()
+        m = self.hmodel()
         self._live_follow = self.at_bottom() and m is not None and not m.newer_hidden
 
     def _live_after(self, _added: int):
@@ -153,7 +157,7 @@ class HistoryView(QListView):
             return
         m = self.hmodel()
         sel_key = a[3] if len(a) > 3 else None
-        if sel_key is not None:
+        if sel_key is not None and m is not None:
             r = m.row_for_key(sel_key)
             if r is not None:
                 self.setCurrentIndex(m.index(r, 0))
@@ -168,10 +172,11 @@ class HistoryView(QListView):
         if top is None:
             return
         key, y = top
-        r = self.hmodel().row_for_key(key)
-        if r is None:
+        m = self.hmodel()
+        r = m.row_for_key(key) if m is not None else None
+        if m is None or r is None:
             return
-        rect = self.visualRect(self.model().index(r, 0))
+        rect = self.visualRect(m.index(r, 0))
         sb = self.verticalScrollBar()
         sb.setValue(sb.value() + rect.top() - y)
         self._fill_timer.start()
@@ -189,12 +194,12 @@ class HistoryView(QListView):
     def _on_scroll(self, value: int):
         if value <= self._threshold():
             self._fill_timer.start()
-        m = self.model()
+        m = self.hmodel()
         if m is not None and m.newer_hidden and value >= self.verticalScrollBar().maximum() - self._threshold():
             self._newer_timer.start()
 
     def _maybe_show_newer(self):
-        m = self.model()
+        m = self.hmodel()
         if m is None or not m.newer_hidden:
             return
         sb = self.verticalScrollBar()
@@ -203,7 +208,7 @@ class HistoryView(QListView):
             self._newer_timer.start()       # keep filling while the user stays at the bottom
 
     def _maybe_fetch_older(self):
-        m = self.model()
+        m = self.hmodel()
         if m is None or not m.has_more or m.loading:
             return
         if self.verticalScrollBar().value() <= self._threshold():
@@ -271,7 +276,7 @@ class HistoryView(QListView):
         row = row_of(ix)
         if row is None or not text:
             return False
-        doc = self.itemDelegate().document(row, ix)
+        doc = self.delegate.document(row, ix)
         from PySide6.QtGui import QTextDocument
         cur = doc.find(text, 0, QTextDocument.FindFlag(0))
         if cur.isNull():
@@ -285,9 +290,9 @@ class HistoryView(QListView):
 
     def selected_rows(self) -> list:
         """Selected rows oldest first; the current row when nothing else is selected."""
-        m = self.model()
+        m = self.hmodel()
         idx = sorted(i.row() for i in self.selectionModel().selectedIndexes())
-        rows = [m.row_at(i) for i in idx]
+        rows = [m.row_at(i) for i in idx] if m is not None else []
         rows = [r for r in rows if r is not None]
         if not rows and self.current_row() is not None:
             rows = [self.current_row()]

@@ -35,9 +35,9 @@ import bisect
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .pages import LoadedPage, hidden_attempts
+from .pages import LoadedPage, hidden_attempts, link_results
 from .navigation import FILTER_LABELS, FILTERS, WindowNavigation, row_category, row_is_error, row_visible  # noqa: F401
-from .rows import Row, result_call_id
+from .rows import Row
 from .window_truth import TruthWindow
 
 FIRST_ROWS = 40          # rows of the tail page shown for the first paint; the rest follow
@@ -193,21 +193,8 @@ class RowWindow(TruthWindow, WindowNavigation):
         (their presenter view stays generic: the host looks calls up in the same page only)."""
         if len(self.pages) < 2:
             return []
-        calls = {ev.data.get("callId"): ev for ev in lp.events.values()
-                 if ev.type == "tool/call" and isinstance(ev.data, dict)}
-        if not calls:
-            return []
-        changed = []
-        for face in self.pages[1].faces.values():
-            for r in face.rows:
-                if r.kind == "tool-result" and r.call is None:
-                    c = calls.get(result_call_id(r.event))
-                    if c is not None:
-                        r.call = c
-                        r.touch()
-                        changed.append(r)
         out = []
-        for r in changed:
+        for r in link_results(lp, self.pages[1]):
             i = self.row_index(r)
             if i is not None:
                 out.append(Changed(i, (r,)))
@@ -379,8 +366,9 @@ class RowWindow(TruthWindow, WindowNavigation):
                 del self._all_key[r.key]
         self.pages[-1:] = new
         for ev in old.page.closure:
-            if self.events.get(ev.seq) is ev:
-                del self.events[ev.seq]
+            seq = ev.seq
+            if self.events.get(seq) is ev:
+                del self.events[seq]
         for lp in new:
             for seq, ev in lp.events.items():
                 if not ev.synthesized or seq not in self.events:

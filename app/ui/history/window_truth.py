@@ -16,6 +16,7 @@ from typing import Any, Optional
 from .compaction import page_groups, page_surface_of, toggled
 from .pages import LoadedPage
 from .rows import Row
+from .row_kind import RowKind
 
 
 def _records():
@@ -120,7 +121,7 @@ class TruthWindow:
         out = []
         for pr in lp.faces.values():
             for r in pr.rows:
-                if r.kind == "compaction":
+                if r.kind == RowKind.COMPACTION:
                     continue
                 st = surf.get(r.seq) if r.event is not None and not r.synthesized else None
                 if st != r.surface:
@@ -139,7 +140,7 @@ class TruthWindow:
 
     def group_row(self, cid) -> Optional[Row]:
         for r in self.all_rows:
-            if r.kind == "compaction" and r.group and r.group.get("compactionId") == cid:
+            if r.kind == RowKind.COMPACTION and r.group and r.group.get("compactionId") == cid:
                 return r
         return None
 

@@ -1,0 +1,221 @@
+"""Queries of the home full-text index (:mod:`app.store.fulltext`): ranked hits with snippets
+made for the returned hits only, per-session counts from the rowids of the matches, filters as
+SQL on the entries, and the scan where the Python build has no FTS5."""
+from __future__ import annotations
+
+import sqlite3
+import time
+from typing import Any, Optional
+
+from ..log.extract import Entry, extract_jsonl, reader_entries
+from .ftsquery import (FTS5_MISSING, MARK_CLOSE, MARK_OPEN, EntryMatcher, ParsedQuery, QueryError, SearchHit,
+                       SearchResult, SessionGroup, like_prefix, like_sub, parse_query, scan_snippet, split_marks,
+                       with_marks)
+
+# an entry's rowid is (sid << SHIFT) + its number in the session: a session's entries are one rowid
+# range (no index on sid to maintain) and per-session counts need only the rowids of the matches
+SHIFT = 32
+
+
+class IndexQueries:
+    """The query half of :class:`app.store.fulltext.FullTextIndex` (a mixin: it reads ``conn``,
+    ``fts5`` and ``root``)."""
+    root: str
+    fts5: bool
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        raise NotImplementedError
+
+    def indexed_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM sessions WHERE status = 'ok'").fetchone()[0])
+
+    def session_problems(self) -> list[tuple[str, str]]:
+        """[(key, problem)] of sessions that could not be indexed."""
+        out = [(k, p) for k, p in self.conn.execute("SELECT key, problem FROM sessions WHERE status = 'error'")]
+        out += [(p, why) for p, why in self.conn.execute("SELECT path, problem FROM files WHERE kind = 'bad'")]
+        return out
+
+    def search(self, query: str, limit: int = 50, offset: int = 0, groups: Optional[int] = 200) -> SearchResult:
+        """Ranked hits (bm25) with marked snippets, and per-session counts.
+
+        Light queries instead of one heavy one: the ``limit`` best rowids (bm25 over the matches,
+        nothing else computed per match), their rows and snippets (for those only), and the
+        per-session counts (the rowid-only path of the match, grouped by session).  ``sessions``
+        holds the ``groups`` sessions with the most matches plus those of the hits (None: all);
+        ``session_total`` counts every session with a match."""
+        t0 = time.perf_counter()
+        pq = parse_query(query)
+        if not self.fts5:
+            res = self._scan_search(pq, limit)
+            res.seconds = time.perf_counter() - t0
+            return res
+        match = pq.fts()
+        if match is None and (pq.not_terms or not (pq.kinds or pq.tools)):
+            raise QueryError("give words to look for (filters alone select nothing)" if not pq.not_terms
+                             else "give words to look for besides the ones to leave out")
+        conds, args, need_s = _filter_sql(pq)
+        join_s = " JOIN sessions s ON s.sid = e.sid" if need_s else ""
+        extra = "".join(" AND " + x for x in conds)
+        c = self.conn
+        try:
+            if match is not None:
+                if conds:
+                    top = c.execute(
+                        f"SELECT fts.rowid, bm25(fts) AS r FROM fts JOIN entries e ON e.rowid = fts.rowid{join_s} "
+                        f"WHERE fts MATCH ?{extra} ORDER BY r LIMIT ? OFFSET ?",
+                        (match, *args, int(limit), int(offset))).fetchall()
+                else:
+                    top = c.execute("SELECT rowid, bm25(fts) AS r FROM fts WHERE fts MATCH ? "
+                                    "ORDER BY r LIMIT ? OFFSET ?", (match, int(limit), int(offset))).fetchall()
+                if conds:
+                    counts = c.execute(f"SELECT e.sid, count(*) FROM fts JOIN entries e ON e.rowid = fts.rowid"
+                                       f"{join_s} WHERE fts MATCH ?{extra} GROUP BY e.sid", (match, *args)).fetchall()
+                else:                                 # the rowids alone say the session
+                    counts = c.execute(f"SELECT rowid >> {SHIFT}, count(*) FROM fts WHERE fts MATCH ? GROUP BY 1",
+                                       (match,)).fetchall()
+            else:
+                where = " AND ".join(conds)
+                top = c.execute(f"SELECT e.rowid, 0.0 FROM entries e{join_s} WHERE {where} "
+                                f"ORDER BY e.rowid LIMIT ? OFFSET ?", (*args, int(limit), int(offset))).fetchall()
+                counts = c.execute(f"SELECT e.sid, count(*) FROM entries e{join_s} WHERE {where} GROUP BY e.sid",
+                                   args).fetchall()
+            hits, hit_sids = self._hits(top, match)
+            total = sum(n for _, n in counts)
+            if groups is not None and len(counts) > groups:
+                counts.sort(key=lambda r: (-r[1], r[0]))
+                shown = counts[:groups] + [r for r in counts[groups:] if r[0] in hit_sids]
+            else:
+                shown = counts
+            n_of = dict(shown)
+            rows = []
+            ids = list(n_of)
+            for i in range(0, len(ids), 900):            # under SQLite's bound-parameter limit
+                part = ids[i:i + 900]
+                rows += c.execute(f"SELECT sid, key, id, path, title, created, store FROM sessions "
+                                  f"WHERE sid IN ({','.join('?' * len(part))})", part).fetchall()
+        except sqlite3.OperationalError as e:
+            raise QueryError(f"cannot run the query {query!r}: {e}") from None
+        sessions = [SessionGroup(key=k, session=i, path=p, title=t, created=cr, count=n_of[sid], store=sto)
+                    for sid, k, i, p, t, cr, sto in rows]
+        sessions.sort(key=lambda g: (-g.count, g.key))
+        return SearchResult(hits=hits, sessions=sessions, total=total, session_total=len(counts),
+                            seconds=time.perf_counter() - t0)
+
+    def _hits(self, top: list[tuple[int, float]], match: Optional[str]) -> tuple[list[SearchHit], set[int]]:
+        """Rows and snippets of the ranked rowids (snippets made for these only), and their sessions' sids."""
+        if not top:
+            return [], set()
+        ids = [r for r, _ in top]
+        marks = ",".join("?" * len(ids))
+        rows = {r[0]: r[1:] for r in self.conn.execute(
+            f"SELECT e.rowid, s.key, s.id, s.path, s.store, e.seq, e.turn, e.kind, e.tool, e.time, e.sid "
+            f"FROM entries e JOIN sessions s ON s.sid = e.sid WHERE e.rowid IN ({marks})", ids)}
+        if match is not None:                 # one rowid at a time: FTS5 seeks to it
+            sql = (f"SELECT snippet(fts, 0, '{MARK_OPEN}', '{MARK_CLOSE}', '…', 24) FROM fts "
+                   f"WHERE fts MATCH ? AND rowid = ?")
+            snips = {}
+            for r in ids:
+                got = self.conn.execute(sql, (match, r)).fetchone()
+                snips[r] = got[0] if got else ""
+        else:
+            snips = {r: (b[:160] + ("…" if len(b) > 160 else "")) for r, b in self.conn.execute(
+                f"SELECT rowid, body FROM fts WHERE rowid IN ({marks})", ids)}
+        hits = []
+        sids = set()
+        for rowid, rank in top:
+            got = rows.get(rowid)
+            if got is None:
+                continue
+            key, sid, path, store, seq, turn, kind, tool, tm, isid = got
+            sids.add(isid)
+            text, mk = split_marks(snips.get(rowid, ""))
+            hits.append(SearchHit(session=sid, session_key=key, path=path, seq=seq, turn=turn, kind=kind, tool=tool,
+                                  time=tm, snippet=with_marks(text, mk), marks=mk, text=text, rank=rank, store=store))
+        return hits, sids
+
+    def _scan_search(self, pq: ParsedQuery, limit: int) -> SearchResult:
+        """No FTS5: every session's entries (the same extraction as the index) checked one by one:
+        words in one entry, -words left out, every filter (kind, tool, session, project, after, before)."""
+        from .discovery import discover
+        from .faces import open_info
+        em = EntryMatcher(pq)
+        hits: list[SearchHit] = []
+        groups: list[SessionGroup] = []
+        listing = discover(self.root)
+        for info in listing.sessions:
+            if not em.session_ok(info.id, f"{info.project or ''} {info.cwd or ''}"):
+                continue
+            entries: list[Entry] = []
+            res = extract_jsonl(info.path) if info.format == "jsonl" and not info.store else None
+            if res is not None and res.status == "ok":
+                entries = res.entries
+            else:
+                try:
+                    r = open_info(info)
+                except Exception:
+                    continue
+                try:
+                    if r.fatal:
+                        continue
+                    entries, _rt = reader_entries(r)
+                finally:
+                    r.close()
+            n = 0
+            for seq, turn, tm, kind, tool, text in entries:
+                span = em.match(kind, tool, tm, text)
+                if span is None:
+                    continue
+                n += 1
+                if len(hits) < limit:
+                    snip, mk = scan_snippet(text, span)
+                    hits.append(SearchHit(session=info.id, session_key=info.key, path=info.path, seq=seq, turn=turn,
+                                          kind=kind, tool=tool, time=tm, snippet=with_marks(snip, mk), marks=mk,
+                                          text=snip, store=info.store))
+            if n:
+                groups.append(SessionGroup(key=info.key, session=info.id, path=info.path, title=info.title,
+                                           created=info.created_at, count=n, store=info.store))
+        groups.sort(key=lambda g: -g.count)
+        return SearchResult(hits=hits, sessions=groups, total=sum(g.count for g in groups), session_total=len(groups),
+                            fallback=FTS5_MISSING)
+
+
+def _filter_sql(pq: ParsedQuery) -> tuple[list[str], list[Any], bool]:
+    """SQL conditions on entries ``e`` / sessions ``s`` for the query's filters: (conditions,
+    arguments, sessions needed)."""
+    conds: list[str] = []
+    args: list[Any] = []
+
+    def one_of(col: str, vals: list[str], neg: bool) -> None:
+        if vals:
+            conds.append(f"{col} {'NOT ' if neg else ''}IN ({','.join('?' * len(vals))})")
+            args.extend(vals)
+    one_of("e.kind", pq.kinds, False)
+    one_of("e.kind", pq.not_kinds, True)
+    for vals, neg in ((pq.tools, False), (pq.not_tools, True)):    # exact names, or name* a prefix
+        if vals:
+            conds.append(("NOT " if neg else "") + "(" + " OR ".join(
+                "lower(coalesce(e.tool, '')) LIKE ? ESCAPE '\\'" if t.endswith("*")
+                else "lower(coalesce(e.tool, '')) = ?" for t in vals) + ")")
+            args += [like_prefix(t[:-1].lower()) if t.endswith("*") else t.lower() for t in vals]
+    need_s = False
+    for vals, neg in ((pq.sessions, False), (pq.not_sessions, True)):
+        if vals:
+            conds.append(("NOT " if neg else "") + "(" + " OR ".join("s.id LIKE ? ESCAPE '\\'" for _ in vals) + ")")
+            args += [like_prefix(x) for x in vals]
+            need_s = True
+    for vals, neg in ((pq.projects, False), (pq.not_projects, True)):
+        if vals:
+            conds.append(("NOT " if neg else "") + "(" + " OR ".join(
+                "(coalesce(s.project, '') LIKE ? ESCAPE '\\' OR coalesce(s.cwd, '') LIKE ? ESCAPE '\\')"
+                for _ in vals) + ")")
+            for x in vals:
+                args += [like_sub(x), like_sub(x)]
+            need_s = True
+    if pq.after is not None:
+        conds.append("e.time >= ?")
+        args.append(pq.after)
+    if pq.before is not None:
+        conds.append("e.time < ?")
+        args.append(pq.before)
+    return conds, args, need_s
