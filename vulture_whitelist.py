@@ -28,6 +28,7 @@ MAGIC_INT  # app/log/zstdframes.py the zstd magic as an int, beside MAGIC
 mtime_ns  # app/store/indexcache.py Identity
 lastSeq  # app/store/indexcache.py IndexSummary
 contiguousThrough  # app/store/indexcache.py IndexSummary
+cpuSeconds  # app/store/indexcache.py IndexSummary (read by bench/scale.py)
 
 # Spec-named core operations kept as the core's public API (spec §3, §6; used from the REPL and by support)
 derive_messages  # app/log/folds.py deriveMessages

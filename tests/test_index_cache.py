@@ -34,9 +34,16 @@ def same_meaning(a, b) -> bool:
 
 
 def fast_and_exact(r):
+    """(exact index, its problems, builder fed the source's segments, its problems); a raw JSONL
+    file is also read by the scan itself (its own window, the same segments) and must agree."""
     pa, pb = [], []
     exact = r.build_index_exact(problems=pa)
     b = scan(r, IndexBuilder(problems=pb), r.source.forward())
+    if r.source.kind == "jsonl":
+        pc: list = []
+        c = scan(r, IndexBuilder(problems=pc))
+        assert same_index(exact, c.idx) and [str(p) for p in pa] == [str(p) for p in pc]
+        assert (c.fast_segments, c.exact_segments) == (b.fast_segments, b.exact_segments)
     return exact, pa, b, pb
 
 

@@ -126,6 +126,12 @@ class AttemptTracker:
         self._last: dict[_StepKey, Attempt] = {}    # (turn, step) -> last attempt
         self.keep_text = keep_text
         self.pruned = 0                              # settled, non-failed attempts dropped by prune()
+        # prune() re-checks only what may have changed since the last one: attempts[:_stable] (and
+        # every _last entry but those in _last_new) were failed and not open then; an attempt
+        # failed stays failed until a message commits it (which resets both)
+        self._stable = 0
+        self._last_stable = False
+        self._last_new: set[_StepKey] = set()
 
     @property
     def count(self) -> int:
@@ -133,10 +139,24 @@ class AttemptTracker:
 
     def prune(self) -> None:
         """Forget settled attempts that did not fail (bounded memory on huge logs); keep failed ones."""
-        keep = [a for a in self.attempts if a.failed or (a.turn, a.step) in self._open]
-        self.pruned += len(self.attempts) - len(keep)
-        self.attempts = keep
-        self._last = {k: a for k, a in self._last.items() if k in self._open or a.failed}
+        s = self._stable
+        tail = self.attempts[s:]
+        keep = [a for a in tail if a.failed or (a.turn, a.step) in self._open]
+        self.pruned += len(tail) - len(keep)
+        self.attempts[s:] = keep
+        if self._last_stable:
+            for k in self._last_new:
+                a = self._last.get(k)
+                if a is not None and not (k in self._open or a.failed):
+                    del self._last[k]
+        else:
+            self._last = {k: a for k, a in self._last.items() if k in self._open or a.failed}
+        self._last_new = set()
+        if not self._open:                           # every attempt and _last entry kept is a failed one
+            self._stable = len(self.attempts)
+            self._last_stable = True
+        else:                                        # (entries kept for an open key: all re-checked next time)
+            self._last_stable = False
 
     def apply(self, ev: Event) -> None:
         t = ev.type
@@ -153,6 +173,7 @@ class AttemptTracker:
                 self.attempts.append(a)
                 self._open[key] = a
                 self._last[key] = a
+                self._last_new.add(key)
             a.last_seq = ev.seq
             a.chunks += 1
             c = d.get("chunk")
@@ -185,6 +206,9 @@ class AttemptTracker:
                 if a is not None and a.message_seq is None and not a.failed:
                     target = a
             if target is not None:
+                if target.message_seq is None:      # (a failed attempt may stop being one)
+                    self._stable = 0
+                    self._last_stable = False
                 target.message_seq = ev.seq
                 target.interrupted = bool(d.get("interrupted"))
                 self._open.pop((target.turn, target.step), None)
@@ -215,6 +239,7 @@ class AttemptTracker:
             self.attempts.append(a)
             self._open[key] = a
             self._last[key] = a
+            self._last_new.add(key)
         a.last_seq = seq0 + n - 1
         a.chunks += n
 
@@ -241,6 +266,7 @@ class AttemptTracker:
         self._open.pop(key, None)
         self.attempts.append(a)
         self._last[key] = a
+        self._last_new.add(key)
 
     def attempt_of(self, seq: int) -> Optional[Attempt]:
         # attempts are ordered by first_seq; binary search

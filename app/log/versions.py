@@ -369,26 +369,48 @@ def field_problems(ev: Event) -> list[str]:
 
 
 def stream_summary(stream: object) -> JsonObj:
-    """Members, finish reason, usage and text of an embedded stream."""
+    """Members, finish reason, usage and text of an embedded stream: what :func:`stream_chunks`
+    yields, summed without building a chunk per member (a run's members are counted, its last
+    time is ``time0`` plus its deltas)."""
     chunks = 0
     finish: Optional[JsonObj] = None
     usage: Any = None
     text: list[str] = []
     time0: Any = None
     time1: Any = None
-    for t, c in stream_chunks(stream):
-        chunks += 1
+    for rec in stream if isinstance(stream, list) else ():
+        if not isinstance(rec, dict):
+            continue
+        rt = rec.get("type")
+        if rt == "chunk":
+            c = as_obj(rec.get("chunk"))
+            if c is None:
+                continue
+            chunks += 1
+            time1 = rec.get("time", 0)
+            if time0 is None:
+                time0 = time1
+            ct = c.get("type")
+            if ct == "finish":
+                r = c.get("reason")
+                finish = r if isinstance(r, dict) else {"kind": str(r)}
+            elif ct == "usage":
+                usage = c.get("usage")
+            elif ct in ("text-delta", "reasoning-delta"):
+                text.append(str(c.get("text", "")))
+            continue
+        delta = STREAM_RUN_TYPES.get(rt) if rt is not None else None
+        payload = (rec.get("args") if rt == "tool-call-chunks" else rec.get("texts")) if delta is not None else None
+        if not isinstance(payload, list) or not payload:
+            continue
+        t = rec.get("time0", 0) if type(rec.get("time0")) is int else 0
         if time0 is None:
             time0 = t
-        time1 = t
-        ct = c.get("type")
-        if ct == "finish":
-            r = c.get("reason")
-            finish = r if isinstance(r, dict) else {"kind": str(r)}
-        elif ct == "usage":
-            usage = c.get("usage")
-        elif ct in ("text-delta", "reasoning-delta"):
-            text.append(str(c.get("text", "")))
+        n = len(payload)
+        time1 = t + sum([x for x in items(rec.get("dt"))[:n - 1] if type(x) is int])
+        chunks += n
+        if delta != "tool-call-delta":
+            text.extend(map(str, payload))
     return {"chunks": chunks, "finish": finish, "usage": usage, "text": text, "time0": time0, "time1": time1}
 
 

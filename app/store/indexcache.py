@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 
 import msgspec
 
-from ..log.fastindex import IndexBuilder, scan, wants_legacy
+from ..log.fastindex import Fed, IndexBuilder, scan, wants_legacy
 from ..log.model import Problem
 from ..log.reader import SeqIndex
 from ..log.sources import FileSource, RawJsonlSource, Segment
@@ -188,7 +188,7 @@ def _write_atomic(path: Path, blob: bytes) -> None:
 
 class _Before(NamedTuple):
     """Where to resume and the builder's lengths and state before the last segment fed."""
-    resume: Union[Resume, Segment]            # (or the segment before it, to work it out from)
+    resume: Union[Resume, Fed]                # (or the segment before it, to work it out from)
     nseg: int
     nmark: int
     expected: int
@@ -201,34 +201,35 @@ class _Before(NamedTuple):
 
 
 class _Snapshots:
-    """What to save: the builder's state before the segment being fed (a torn or bad final
+    """What to save: the builder's state before the last segment fed (a torn or bad final
     segment is left out of the saved index)."""
 
-    def __init__(self, start: Resume) -> None:
-        self.resume: Optional[Resume] = start            # after the last fed segment
-        self.before: Optional[_Before] = None            # before the last segment
-        self.last_seg: Optional[Segment] = None
+    def __init__(self, start: Resume, b: IndexBuilder) -> None:
+        self.start = start
+        self.last_seg: Optional[Fed] = None
+        self.before: Optional[_Before] = None            # before the last segment fed
+        self._after = self._state(start, b)              # after it (before the next one)
 
-    def on_segment(self, seg: Segment, b: IndexBuilder) -> None:
+    @staticmethod
+    def _state(at: Union[Resume, Fed], b: IndexBuilder) -> _Before:
         idx = b.idx
-        at: Union[Resume, Segment, None] = self.resume if self.resume is not None else self.last_seg
-        assert at is not None                 # (resume is only None after a segment was fed)
-        self.before = _Before(at, len(idx.seg_pos), len(idx.mark_seq), b.expected, b.broken,
-                              idx.contiguous_through, idx.events, idx.last, idx.monotonic, len(b.problems))
+        return _Before(at, len(idx.seg_pos), len(idx.mark_seq), b.expected, b.broken, idx.contiguous_through,
+                       idx.events, idx.last, idx.monotonic, len(b.problems))
+
+    def on_segment(self, seg: Fed, b: IndexBuilder) -> None:
+        """Told after ``seg`` was fed."""
+        self.before = self._after
         self.last_seg = seg
-        self.resume = None                    # after ``seg``: worked out only when saved
+        self._after = self._state(seg, b)
 
     def resume_after(self) -> Resume:
-        if self.resume is None:
-            assert self.last_seg is not None
-            self.resume = _resume_of(self.last_seg)
-        return self.resume
+        return self.start if self.last_seg is None else _resume_of(self.last_seg)
 
 
-def _resume_of(seg: Segment) -> Resume:
+def _resume_of(seg: Fed) -> Resume:
     """Where a scan continues after ``seg`` (position, line number, decoded text offset)."""
-    line0 = seg.line0 + seg.data.count(b"\n") if seg.line0 is not None else None
-    text = seg.text_offset + len(seg.data) if seg.text_offset is not None and seg.text_offset >= 0 else -1
+    line0 = seg.line0 + seg.newlines if seg.line0 is not None else None
+    text = seg.text_offset + seg.text_len if seg.text_offset is not None and seg.text_offset >= 0 else -1
     return {"pos": seg.end, "line0": line0, "text_offset": text}
 
 
@@ -239,7 +240,7 @@ def _saved_view(b: IndexBuilder, snaps: _Snapshots) -> tuple[SeqIndex, SavedStat
         return b.idx, {"expected": b.expected, "broken": b.broken, "resume": snaps.resume_after(),
                        "problems": [msgspec.to_builtins(p) for p in b.problems]}
     resume, nseg, nmark, expected, broken, contig, events, last, mono, nprob = before
-    if isinstance(resume, Segment):
+    if isinstance(resume, Fed):
         resume = _resume_of(resume)           # (the segment before the left-out one)
     src = b.idx
     idx = SeqIndex()
@@ -314,17 +315,21 @@ def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None
         start = None
     if max_scan is not None and (start is None or src.size - start["pos"] > max_scan):
         return None, "miss"
-    segments: Iterator[Segment]
+    segments: Optional[Iterator[Segment]] = None        # (None: the scan reads a raw file itself)
     if start is None:
-        segments = src.forward()
-        snaps = _Snapshots({"pos": src.header_end, "line0": None, "text_offset": -1})
+        if src.kind != "jsonl":
+            segments = src.forward()
+        snaps = _Snapshots({"pos": src.header_end, "line0": None, "text_offset": -1}, builder)
+        scan(reader, builder, segments, progress, on_segment=snaps.on_segment)
     else:
-        kw: dict[str, Optional[int]] = {"line0": start["line0"]}
         if src.kind == "zstd":
-            kw["text_offset"] = start["text_offset"]
-        segments = src.forward(start["pos"], **kw) if start["pos"] < src.size else iter(())
-        snaps = _Snapshots(Resume(pos=start["pos"], line0=start["line0"], text_offset=start["text_offset"]))
-    scan(reader, builder, segments, progress, on_segment=snaps.on_segment)
+            from ..log.zstdsource import ZstdSource
+            assert isinstance(src, ZstdSource)
+            segments = src.forward(start["pos"], line0=start["line0"], text_offset=start["text_offset"]) \
+                if start["pos"] < src.size else iter(())
+        snaps = _Snapshots(Resume(pos=start["pos"], line0=start["line0"], text_offset=start["text_offset"]), builder)
+        scan(reader, builder, segments, progress, on_segment=snaps.on_segment, start=start["pos"],
+             line0=start["line0"])
     idx = builder.idx
     reader.index = idx
     if problems is not None:
@@ -343,6 +348,7 @@ def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None
 
 class IndexSummary(TypedDict):
     seconds: float
+    cpuSeconds: float          # (this process's CPU time: the fair measure on a shared machine)
     bytes: int
     cached: bool
     status: str
@@ -355,12 +361,12 @@ class IndexSummary(TypedDict):
 
 def index_summary(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None) -> IndexSummary:
     """``session-lens index``: build or reuse the index; what it cost and what it holds."""
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     idx, status = cached_index(reader, progress)
-    secs = time.perf_counter() - t
+    secs, cpu = time.perf_counter() - t, time.process_time() - c
     from ..log.reader import MARK_CODES
     turns = sum(1 for c in idx.mark_code if c == MARK_CODES["turn/start"])
-    return {"seconds": round(secs, 6), "bytes": reader.source.size, "cached": status in ("hit", "extended"),
+    return {"seconds": round(secs, 6), "cpuSeconds": round(cpu, 6), "bytes": reader.source.size, "cached": status in ("hit", "extended"),
             "status": status, "events": idx.events, "turns": turns, "segments": len(idx),
             "lastSeq": idx.last, "contiguousThrough": idx.contiguous_through}
 

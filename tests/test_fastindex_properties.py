@@ -1,0 +1,134 @@
+"""The byte-level index equals the exact scan on generated logs with hostile edits (hypothesis).
+
+Logs come from the session generator (v0 with packed chunk rows, v4 with one event per row);
+hypothesis picks edits that a byte-level scan must not paper over: a dropped row (gap), a
+duplicated row, two rows swapped, a seq rewritten, seqs shifted from a row on, a blank line, a
+row with its keys in another order, packed rows merged, and a torn last row; and a block size
+small enough that rows straddle blocks (and some are longer than a block).  Both ways of
+feeding the builder (the source's segments, and the scan's own reads of a raw file) must
+give the exact scan's index, problems and (v0) legacy flags.
+"""
+from __future__ import annotations
+
+import functools
+import json
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from app.log.fastindex import IndexBuilder, scan
+from app.log.reader import LogReader
+from app.log.sources import RawJsonlSource
+from app.tools.synth import SessionSynth, write_jsonl
+
+ARRAYS = ("seg_pos", "seg_end", "first_seq", "last_seq", "line0", "rows", "mark_seq", "mark_code")
+
+
+@functools.cache
+def _rows(version: int, seed: int) -> tuple[bytes, tuple[bytes, ...]]:
+    """(header line, stored rows) of a generated ~60 KB log."""
+    import os
+    import tempfile
+    fd, path = tempfile.mkstemp(suffix=".jsonl")
+    os.close(fd)
+    try:
+        write_jsonl(path, SessionSynth(seed=seed, version=version), target_bytes=60_000)
+        with open(path, "rb") as f:
+            head, *rest = f.read().split(b"\n")
+    finally:
+        os.unlink(path)
+    return head + b"\n", tuple(r for r in rest if r)
+
+
+def _reorder(row: bytes) -> bytes:
+    obj = json.loads(row)
+    key = "seq0" if "seq0" in obj else "seq"
+    return json.dumps({key: obj.pop(key), **obj}, separators=(",", ":")).encode()
+
+
+def _merge_packed(rows: list, i: int) -> None:
+    """Merge a packed row with the next one of the same kind (a packed row with more members,
+    so the following seqs no longer follow)."""
+    for j in range(i, len(rows) - 1):
+        a, b = rows[j], rows[j + 1]
+        if a.startswith(b'{"type":"text-chunks"') and b.startswith(b'{"type":"text-chunks"'):
+            x, y = json.loads(a), json.loads(b)
+            x["data"]["dt"] += [0] + y["data"]["dt"]
+            x["data"]["texts"] += y["data"]["texts"]
+            rows[j:j + 2] = [json.dumps(x, separators=(",", ":")).encode()]
+            return
+
+
+EDITS = ("none", "gap", "dup", "swap", "wrong-seq", "shift", "blank", "reorder", "merge-packed", "pack-dt-lies")
+
+
+def _apply(rows: list, edit: str, i: int, k: int) -> list:
+    rows = list(rows)
+    i %= len(rows) - 1
+    if edit == "gap":
+        del rows[i]
+    elif edit == "dup":
+        rows.insert(i, rows[i])
+    elif edit == "swap":
+        rows[i], rows[i + 1] = rows[i + 1], rows[i]
+    elif edit in ("wrong-seq", "shift"):
+        for j in range(i, len(rows) if edit == "shift" else i + 1):
+            obj = json.loads(rows[j])
+            key = "seq0" if "seq0" in obj else "seq"
+            obj[key] += k
+            rows[j] = json.dumps(obj, separators=(",", ":")).encode()
+    elif edit == "blank":
+        rows.insert(i, b"")
+    elif edit == "reorder":
+        rows[i] = _reorder(rows[i])
+    elif edit == "merge-packed":
+        _merge_packed(rows, i)
+    elif edit == "pack-dt-lies":                   # a packed row's dt one member short or long
+        for j in range(i, len(rows)):
+            if rows[j].startswith(b'{"type":"text-chunks"'):
+                obj = json.loads(rows[j])
+                dt = obj["data"]["dt"]
+                obj["data"]["dt"] = dt[:-1] if dt and k % 2 else dt + [1]
+                rows[j] = json.dumps(obj, separators=(",", ":")).encode()
+                break
+    return rows
+
+
+def _same(a, b) -> bool:
+    return all(list(getattr(a, n)) == list(getattr(b, n)) for n in ARRAYS) and \
+        (a.monotonic, a.events, a.last, a.contiguous_through) == (b.monotonic, b.events, b.last, b.contiguous_through)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(version=st.sampled_from([0, 4]), seed=st.integers(0, 3), edits=st.lists(
+       st.tuples(st.sampled_from(EDITS), st.integers(0, 10_000), st.integers(1, 5)), max_size=3),
+       torn=st.integers(0, 40), block=st.sampled_from([700, 2048, 8192, 1 << 20]))
+def test_byte_level_index_equals_the_exact_scan_under_edits(tmp_path, version, seed, edits, torn, block):
+    head, rows = _rows(version, seed)
+    out = list(rows)
+    for edit, i, k in edits:
+        out = _apply(out, edit, i, k)
+    body = b"".join(r + b"\n" for r in out)
+    if torn:                                       # a torn last row: part of one more row, no newline
+        body += rows[torn % len(rows)][:torn]
+    p = tmp_path / f"s-{version}-{seed}.jsonl"
+    p.write_bytes(head + body)
+    r = LogReader(RawJsonlSource(str(p), block=block))
+    pa: list = []
+    exact = r.build_index_exact(problems=pa)
+    probe: list = []
+    for seg in r.source.forward():
+        r.scan_segment_rows(seg, [], probe)
+    legacy = version < 2
+    fed = [scan(r, IndexBuilder(problems=[], legacy=[] if legacy else None), r.source.forward()),
+           scan(r, IndexBuilder(problems=[], legacy=[] if legacy else None))]
+    for b in fed:
+        assert _same(exact, b.idx)
+        assert [str(x) for x in pa] == [str(x) for x in b.problems]
+        if legacy:
+            assert list(b.idx.legacy) == [bool(x) for x in probe]
+    assert fed[0].fast_segments == fed[1].fast_segments
+    if not edits and not torn:
+        assert fed[1].exact_segments == 0          # a clean log is read at byte level throughout
+    if any(e in ("gap", "dup", "swap", "wrong-seq", "shift", "merge-packed", "pack-dt-lies") for e, _, _ in edits) \
+            and fed[1].exact_segments == 0:
+        assert exact.contiguous_through == exact.last   # (an edit that left the seqs contiguous)
