@@ -382,12 +382,15 @@ def stream_summary(stream: object) -> JsonObj:
         if not isinstance(rec, dict):
             continue
         rt = rec.get("type")
+        if not isinstance(rt, str):             # skipped, as stream_chunks skips it
+            continue
         if rt == "chunk":
             c = as_obj(rec.get("chunk"))
             if c is None:
                 continue
             chunks += 1
-            time1 = rec.get("time", 0)
+            tc = rec.get("time", 0)
+            time1 = tc if type(tc) is int else 0
             if time0 is None:
                 time0 = time1
             ct = c.get("type")
@@ -399,7 +402,7 @@ def stream_summary(stream: object) -> JsonObj:
             elif ct in ("text-delta", "reasoning-delta"):
                 text.append(str(c.get("text", "")))
             continue
-        delta = STREAM_RUN_TYPES.get(rt) if rt is not None else None
+        delta = STREAM_RUN_TYPES.get(rt)
         payload = (rec.get("args") if rt == "tool-call-chunks" else rec.get("texts")) if delta is not None else None
         if not isinstance(payload, list) or not payload:
             continue
