@@ -1,6 +1,8 @@
 """Fold checkpoints: folds and requests from the nearest checkpoint equal the from-scratch ones."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -10,7 +12,7 @@ from app.log.folds import HeaderFold, SurfaceFold
 from app.log.reader import LogReader
 from app.log.sources import RawJsonlSource
 from app.tools.synth import SessionSynth, write_jsonl
-from fixtures_util import fast_sample, rel, session_files
+from fixtures_util import REPO, fast_sample, rel, session_files
 
 CONTIGUOUS = [p for p in session_files() if not any(s in rel(p) for s in ("cordis-tool-round", "authored-error",
                                                                              "blocked-log"))]
@@ -84,7 +86,6 @@ def test_request_from_checkpoints_equals_the_full_pass(synth_reader, frac):
 
 @pytest.mark.slow
 def test_request_command_uses_saved_checkpoints(tmp_path, monkeypatch, capsys):
-    import json
     from app.cli.main import main
     from app.store.indexcache import cached_checkpoints
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
@@ -167,8 +168,7 @@ def test_checkpoints_take_about_the_room_of_one_fold(synth_reader):
 
 # --------------------------------------------------------------------------- v4 (spec-versions §6)
 
-NEXT = sorted((p for p in __import__("pathlib").Path(__file__).resolve().parents[1].parent.joinpath(
-    "shared", "fixtures", "dsh-next").rglob("*.v[234].jsonl")))
+NEXT = sorted((REPO.parent / "shared" / "fixtures" / "dsh-next").rglob("*.v[234].jsonl"))
 
 
 def scratch_v(events, b, version):
@@ -194,8 +194,7 @@ def test_v4_fixtures_are_there():
 def test_v2_to_v4_folds_from_checkpoints_equal_scratch_at_every_boundary(path):
     r = small_segments(path)
     assert r.version >= 2
-    cps = Checkpoints.from_builtins(__import__("json").loads(__import__("json").dumps(
-        build_checkpoints(r, every=0).to_builtins())))                 # as saved in the cache (JSON)
+    cps = Checkpoints.from_builtins(json.loads(json.dumps(build_checkpoints(r, every=0).to_builtins())))  # as cached
     events = r.events()
     if not r.index.contiguous_through >= len(events) - 1:
         pytest.skip("not contiguous")
