@@ -115,14 +115,17 @@ RETRY = "examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"
 COMPACTION = "examples/headless-agent/tests/snapshots/compaction-recovery/session.jsonl"
 
 
-@pytest.mark.parametrize("name", [RETRY, COMPACTION])
+V4_COMPACTION = "0217po+deepseek-harness@321a6fa740/snapshots/acp/image-compaction/session.v4.jsonl"
+
+
+@pytest.mark.parametrize("name", [RETRY, COMPACTION, V4_COMPACTION])
 def test_window_request_equals_the_full_pass_and_reuses_the_saved_checkpoints(tmp_path, monkeypatch, name):
     import shutil
     from app.store.requests import exact_request
     from fixtures_util import fixture
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
     p = tmp_path / "session.jsonl"
-    shutil.copy(fixture(name), p)
+    shutil.copy(fixture(name) if name != V4_COMPACTION else REPO.parent / "shared/fixtures/dsh-next" / name, p)
     events = LogReader.open(str(p)).events()
     seqs = [e.seq for e in events if e.type in ("assistant/chunk", "assistant/message", "step/start")]
     modes = []
