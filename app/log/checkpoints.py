@@ -62,7 +62,7 @@ class Checkpoint:
     version: int = 0
     step_mark: Optional[tuple[str, int]] = None
     offloaded: list[tuple[int, list[int]]] = field(default_factory=list)
-    tool_headers: list[tuple[int, list[Any]]] = field(default_factory=list)
+    tool_headers: list[tuple[int, Optional[list[Any]]]] = field(default_factory=list)   # None: same tools as the header before
     tools: Optional[dict[str, Any]] = None
 
 
@@ -109,8 +109,11 @@ class Checkpoints:
         """(header seq -> tools, the other toolHistory fields) of point ``i`` (v4)."""
         headers: dict[int, list[Any]] = {}
         tools: Optional[dict[str, Any]] = None
+        last: list[Any] = []
         for p in self.points[:i + 1]:
-            headers.update(p.tool_headers)
+            for seq, tl in p.tool_headers:
+                last = last if tl is None else tl
+                headers[seq] = last
             if p.tools is not None:
                 tools = p.tools
         return headers, tools
@@ -196,6 +199,7 @@ def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
     sf, hf, checks = SurfaceFold(keep_events=True, version=version), HeaderFold(), EventChecks()
     cps = Checkpoints()
     n_th, prev_tools = 0, None
+    prev_tl: Optional[list[Any]] = None
     last_at: Optional[int] = None
     n_chk = 0
     nxt = 0
@@ -222,7 +226,10 @@ def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
                 tools = _tool_fields(th)
                 p = cps.points[-1]
                 p.step_mark, p.offloaded = sf._step_mark, _offloaded(sf)
-                p.tool_headers = copy.deepcopy(list(th.headers.items())[n_th:])
+                p.tool_headers = []
+                for seq, tl in list(th.headers.items())[n_th:]:
+                    p.tool_headers.append((seq, None if tl == prev_tl else copy.deepcopy(tl)))
+                    prev_tl = tl
                 p.tools = None if tools == prev_tools else tools
                 n_th, prev_tools = len(th.headers), tools
             n_chk = len(checks.problems)
