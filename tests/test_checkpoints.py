@@ -1,16 +1,18 @@
 """Fold checkpoints: folds and requests from the nearest checkpoint equal the from-scratch ones."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from app.log import analysis
-from app.log.checkpoints import build_checkpoints, folds_at, request_at
+from app.log.checkpoints import Checkpoints, build_checkpoints, folds_at, request_at
 from app.log.folds import HeaderFold, SurfaceFold
 from app.log.reader import LogReader
 from app.log.sources import RawJsonlSource
 from app.tools.synth import SessionSynth, write_jsonl
-from fixtures_util import fast_sample, rel, session_files
+from fixtures_util import REPO, fast_sample, rel, session_files
 
 CONTIGUOUS = [p for p in session_files() if not any(s in rel(p) for s in ("cordis-tool-round", "authored-error",
                                                                              "blocked-log"))]
@@ -84,7 +86,6 @@ def test_request_from_checkpoints_equals_the_full_pass(synth_reader, frac):
 
 @pytest.mark.slow
 def test_request_command_uses_saved_checkpoints(tmp_path, monkeypatch, capsys):
-    import json
     from app.cli.main import main
     from app.store.indexcache import cached_checkpoints
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
@@ -114,14 +115,17 @@ RETRY = "examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"
 COMPACTION = "examples/headless-agent/tests/snapshots/compaction-recovery/session.jsonl"
 
 
-@pytest.mark.parametrize("name", [RETRY, COMPACTION])
+V4_COMPACTION = "0217po+deepseek-harness@321a6fa740/snapshots/acp/image-compaction/session.v4.jsonl"
+
+
+@pytest.mark.parametrize("name", [RETRY, COMPACTION, V4_COMPACTION])
 def test_window_request_equals_the_full_pass_and_reuses_the_saved_checkpoints(tmp_path, monkeypatch, name):
     import shutil
     from app.store.requests import exact_request
     from fixtures_util import fixture
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
     p = tmp_path / "session.jsonl"
-    shutil.copy(fixture(name), p)
+    shutil.copy(fixture(name) if name != V4_COMPACTION else REPO.parent / "shared/fixtures/dsh-next" / name, p)
     events = LogReader.open(str(p)).events()
     seqs = [e.seq for e in events if e.type in ("assistant/chunk", "assistant/message", "step/start")]
     modes = []
@@ -163,3 +167,81 @@ def test_checkpoints_take_about_the_room_of_one_fold(synth_reader):
     nodes = [len(cps.state(i)[0]) for i in range(len(cps.points))]
     assert len(cps.points) > 5 and stored <= max(nodes) + sum(1 for p in cps.points if p.keep == 0) * max(nodes)
     assert stored < sum(nodes) / 2                   # not one full node list per checkpoint
+
+
+# --------------------------------------------------------------------------- v4 (spec-versions §6)
+
+NEXT = sorted((REPO.parent / "shared" / "fixtures" / "dsh-next").rglob("*.v[234].jsonl"))
+
+
+def scratch_v(events, b, version):
+    sf, hf = SurfaceFold(version=version), HeaderFold()
+    for ev in events:
+        if ev.seq >= b:
+            break
+        sf.apply(ev)
+        hf.apply(ev)
+    return sf, hf
+
+
+def same_folds_v4(a, b):
+    return same_folds(a, b) and a[0].messages() == b[0].messages() \
+        and a[1].tool_history.snapshot() == b[1].tool_history.snapshot()
+
+
+def test_v4_fixtures_are_there():
+    assert len(NEXT) >= 5
+
+
+@pytest.mark.parametrize("path", NEXT, ids=lambda p: "/".join(p.parts[-3:]))
+def test_v2_to_v4_folds_from_checkpoints_equal_scratch_at_every_boundary(path):
+    r = small_segments(path)
+    assert r.version >= 2
+    cps = Checkpoints.from_builtins(json.loads(json.dumps(build_checkpoints(r, every=0).to_builtins())))  # as cached
+    events = r.events()
+    if not r.index.contiguous_through >= len(events) - 1:
+        pytest.skip("not contiguous")
+    for b in range(0, len(events) + 1):
+        assert same_folds_v4(folds_at(r, cps, b), scratch_v(events, b, r.version)), b
+
+
+@pytest.fixture(scope="module")
+def synth_v4(tmp_path_factory):
+    p = tmp_path_factory.mktemp("cp4") / "session.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=21, version=4), target_bytes=2_500_000)
+    r = LogReader(RawJsonlSource(str(p), block=1 << 15))
+    r.build_index()
+    return r, build_checkpoints(r, every=100_000), r.events()
+
+
+def test_v4_synthetic_log_compacts_and_folds_from_checkpoints_with_a_bounded_replay(synth_v4):
+    r, cps, events = synth_v4
+    assert r.version == 4 and len(cps.points) > 5
+    assert any(e.type == "compaction/end" for e in events)
+    assert any(isinstance(e.surface_op, dict) for e in events)           # replace ranges
+    gaps = [b.seq - a.seq for a, b in zip(cps.points, cps.points[1:])]
+    for b in range(0, len(events) + 1, max(1, len(events) // 40)):
+        seen = []
+        orig = SurfaceFold.apply
+
+        def counting(self, ev, seen=seen):
+            seen.append(ev.seq)
+            return orig(self, ev)
+        SurfaceFold.apply = counting
+        try:
+            got = folds_at(r, cps, b)
+        finally:
+            SurfaceFold.apply = orig
+        assert same_folds_v4(got, scratch_v(events, b, 4)), b
+        assert len(seen) <= max(gaps) + 1, (b, len(seen))             # replays from the nearest point only
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(frac=st.floats(min_value=0, max_value=1))
+def test_v4_request_from_checkpoints_equals_the_full_pass(synth_v4, frac):
+    r, cps, events = synth_v4
+    msgs = [e.seq for e in events if e.type == "assistant/message"]     # (v2+: the settlement is the attempt)
+    at = msgs[int(frac * (len(msgs) - 1))]
+    got = request_at(r, at, cps)
+    assert got == analysis.request_at(r, at)
+    assert "toolHistory" in got["request"]

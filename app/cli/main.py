@@ -232,7 +232,7 @@ def _run_request(args):
     r = _reader(args, indexed=True)
     checks = EventChecks()
     try:
-        if r.version == 0 and not r.envelope_free and r.source.kind in ("jsonl", "zstd"):
+        if r.version in (0, 2, 3, 4) and not r.envelope_free and r.source.kind in ("jsonl", "zstd"):
             from ..log import checkpoints
             from ..store.indexcache import cached_checkpoints
             obj = checkpoints.request_at(r, args.at, cached_checkpoints(r)[0], checks=checks)   # nearest + replay

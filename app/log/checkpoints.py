@@ -12,15 +12,16 @@ boundary of every fixture).
 from __future__ import annotations
 
 import bisect
+import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, TypedDict
 from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
 
-from .folds import HeaderFold, SurfaceFold
+from .folds import HeaderFold, SurfaceFold, ToolHistoryFold
 from .lazyrows import Lazy, PackedBlock, lazy_segment
-from .model import Event, Problem, is_event
+from .model import Event, Problem, event_message, is_event
 
 if TYPE_CHECKING:
     from .integrity import EventChecks
@@ -55,6 +56,14 @@ class Checkpoint:
     header: Optional[HeaderState]         # header fold (None: the previous point's)
     history: list[HistoryEntry]           # header history entries since the previous point
     checks: list[tuple[Problem, bool]] = field(default_factory=list)   # (problem, refusing) found by EventChecks since the previous point
+    # v4 state (spec-versions §6): the last step mark, the image/offload projections of the nodes
+    # (node seq -> offloaded image indexes), the header tools seen since the previous point and
+    # the rest of the toolHistory fold (None: the previous point's)
+    version: int = 0
+    step_mark: Optional[tuple[str, int]] = None
+    offloaded: list[tuple[int, list[int]]] = field(default_factory=list)
+    tool_headers: list[tuple[int, Optional[list[Any]]]] = field(default_factory=list)   # None: same tools as the header before
+    tools: Optional[dict[str, Any]] = None
 
 
 @dataclass
@@ -96,23 +105,81 @@ class Checkpoints:
         return cls(msgspec.convert(rows, list[Checkpoint]))
 
 
-def restore_header(header: HeaderState, history: Iterable[HistoryEntry]) -> HeaderFold:
+    def tool_state(self, i: int) -> tuple[dict[int, list[Any]], Optional[dict[str, Any]]]:
+        """(header seq -> tools, the other toolHistory fields) of point ``i`` (v4)."""
+        headers: dict[int, list[Any]] = {}
+        tools: Optional[dict[str, Any]] = None
+        last: list[Any] = []
+        for p in self.points[:i + 1]:
+            for seq, tl in p.tool_headers:
+                last = last if tl is None else tl
+                headers[seq] = last
+            if p.tools is not None:
+                tools = p.tools
+        return headers, tools
+
+
+_TOOL_FIELDS = ("declared", "active", "available", "baseline", "tools", "updates")
+
+
+def _tool_fields(th: ToolHistoryFold) -> dict[str, Any]:
+    d: dict[str, Any] = {k: getattr(th, k) for k in _TOOL_FIELDS}
+    d["declared"] = list(th.declared.items())          # (names need not be strings)
+    d["available"] = list(th.available)
+    return msgspec.to_builtins(d)       # type: ignore[no-any-return]
+
+
+def restore_header(header: HeaderState, history: Iterable[HistoryEntry],
+                   tool_headers: Optional[dict[int, list[Any]]] = None,
+                   tools: Optional[dict[str, Any]] = None) -> HeaderFold:
     hf = HeaderFold()
     hf.header, hf.seq, hf.reason = header["header"], header["seq"], header["reason"]
     hf.history = list(history)
+    if tools is not None:
+        th = hf.tool_history
+        th.headers = copy.deepcopy(tool_headers or {})
+        t = copy.deepcopy(tools)
+        th.declared = {k: v for k, v in t["declared"]}
+        th.active, th.available, th.baseline = t["active"], set(t["available"]), t["baseline"]
+        th.tools, th.updates = t["tools"], t["updates"]
     return hf
 
 
 def restore_surface(nodes: list[int], empty: list[int], violations: list[Problem],
-                    events_of: Callable[[set[int]], dict[int, Event]]) -> SurfaceFold:
+                    events_of: Callable[[set[int]], dict[int, Event]], cp: Optional[Checkpoint] = None) -> SurfaceFold:
     """A SurfaceFold(keep_events=True) with these nodes; ``events_of(seqs)`` -> {seq: Event}.
     (The replacement history, ``replaced``/``replaced_by``, is not kept in checkpoints.)"""
-    sf = SurfaceFold(keep_events=True)
+    sf = SurfaceFold(keep_events=True, version=cp.version if cp is not None else 0)
     sf.nodes = list(nodes)
     sf._empty_assistant = set(empty)
     sf.violations = [msgspec.structs.replace(p) for p in violations]
     sf.events = events_of(set(sf.nodes)) if sf.nodes else {}
+    if cp is not None:
+        sf._step_mark = tuple(cp.step_mark) if cp.step_mark is not None else None  # type: ignore[assignment]
+        for seq, idxs in cp.offloaded:
+            base = event_message(sf.events[seq]) if seq in sf.events else None
+            if isinstance(base, dict):
+                want, content, k = set(idxs), [], 0
+                for b in base.get("content") or []:
+                    if isinstance(b, dict) and b.get("type") == "image":
+                        if k in want:
+                            b = dict(b, offloaded=True)
+                        k += 1
+                    content.append(b)
+                sf.projected[seq] = dict(base, content=content)
     return sf
+
+
+def _offloaded(sf: SurfaceFold) -> list[tuple[int, list[int]]]:
+    """(node seq, indexes of the images its projection marks offloaded) of nodes with a projection."""
+    out: list[tuple[int, list[int]]] = []
+    for seq in sf.nodes:
+        m = sf.projected.get(seq)
+        if m is None:
+            continue
+        imgs = [b for b in m.get("content") or [] if isinstance(b, dict) and b.get("type") == "image"]
+        out.append((seq, [k for k, b in enumerate(imgs) if b.get("offloaded") is True]))
+    return out
 
 
 def _segments_from(reader: LogReader, pos: Optional[int], line0: Optional[int], text_offset: int) -> Iterator[Segment]:
@@ -128,8 +195,11 @@ def _segments_from(reader: LogReader, pos: Optional[int], line0: Optional[int], 
 def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
     """One forward pass over the stored events: snapshots at segment starts every ``every`` bytes."""
     from .integrity import EventChecks
-    sf, hf, checks = SurfaceFold(keep_events=True), HeaderFold(), EventChecks()
+    version = reader.version or 0
+    sf, hf, checks = SurfaceFold(keep_events=True, version=version), HeaderFold(), EventChecks()
     cps = Checkpoints()
+    n_th, prev_tools = 0, None
+    prev_tl: Optional[list[Any]] = None
     last_at: Optional[int] = None
     n_chk = 0
     nxt = 0
@@ -150,6 +220,18 @@ def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
                 history=hf.history[n_hist:],
                 checks=[(msgspec.structs.replace(q), any(q is r for r in checks.refusing))
                         for q in checks.problems[n_chk:]]))
+            cps.points[-1].version = version
+            if version >= 4:
+                th = hf.tool_history
+                tools = _tool_fields(th)
+                p = cps.points[-1]
+                p.step_mark, p.offloaded = sf._step_mark, _offloaded(sf)
+                p.tool_headers = []
+                for seq, tl in list(th.headers.items())[n_th:]:
+                    p.tool_headers.append((seq, None if tl == prev_tl else copy.deepcopy(tl)))
+                    prev_tl = tl
+                p.tools = None if tools == prev_tools else tools
+                n_th, prev_tools = len(th.headers), tools
             n_chk = len(checks.problems)
             prev_len = dirty = len(sf.nodes)
             n_viol, n_hist, prev_hseq = len(sf.violations), len(hf.history), hf.seq
@@ -220,8 +302,8 @@ def folds_at(reader: LogReader, cps: Checkpoints, b: int, check: Optional[Callab
     cp = cps.points[i] if i >= 0 else None
     if cp is not None:
         nodes, empty, viol, header, hist, chk = cps.state(i)
-        sf = restore_surface(nodes, empty, viol, lambda seqs: events_by_seq(reader, seqs, check))
-        hf = restore_header(header, hist)
+        sf = restore_surface(nodes, empty, viol, lambda seqs: events_by_seq(reader, seqs, check), cp)
+        hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 4 else restore_header(header, hist)
         if checks is not None:
             for q, refusing in chk:
                 prob = msgspec.structs.replace(q)
@@ -229,7 +311,7 @@ def folds_at(reader: LogReader, cps: Checkpoints, b: int, check: Optional[Callab
                 if refusing:
                     checks.refusing.append(prob)
     else:
-        sf, hf = SurfaceFold(), HeaderFold()
+        sf, hf = SurfaceFold(version=reader.version or 0), HeaderFold()
     for ev in events_from(reader, cp, check, lazy=True):
         if isinstance(ev, PackedBlock):
             if ev.seq0 >= b:
@@ -273,4 +355,5 @@ def request_at(reader: LogReader, at_seq: int, cps: Checkpoints, check: Optional
     sf, hf = folds_at(reader, cps, b, check, checks)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
-            "request": build_request(hf.header, sf.messages(), sid)}
+            "request": build_request(hf.header, sf.messages(), sid,
+                                     hf.tool_history.snapshot() if (reader.version or 0) >= 4 else None)}

@@ -25,8 +25,8 @@ def exact_request(path: str, session_id: Optional[str], seq: int,
     from .indexer import CACHE_SCAN_IN_PROCESS, build_index_isolated
     r = open_reader(path, session_id)
     try:
-        v0_file = r.header is not None and r.header.version in (0, None) and r.source.kind in ("jsonl", "zstd")
-        if not v0_file:
+        indexed = r.header is not None and r.header.version in (0, None, 2, 3, 4) and r.source.kind in ("jsonl", "zstd")
+        if not indexed:
             out = request_from_scratch(r, seq)
             out["mode"] = "scratch"
             return out
