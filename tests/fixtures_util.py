@@ -28,10 +28,10 @@ def fixture(rel: str) -> Path:
     return p
 
 
-def session_files() -> list[Path]:
-    """Every fixture file whose first line is a session header (stores, not event streams)."""
+def session_files(base: Path = FIXTURES) -> list[Path]:
+    """Every fixture file under ``base`` whose first line is a session header (stores, not event streams)."""
     out = []
-    for p in sorted(FIXTURES.rglob("*.jsonl")):
+    for p in sorted(base.rglob("*.jsonl")):
         with open(p, "rb") as f:
             first = f.readline()
         try:

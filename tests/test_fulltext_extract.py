@@ -17,7 +17,7 @@ from app.store import ftsio, fulltext
 from app.store.fulltext import FullTextIndex, QueryError, parse_query
 from app.tools.plant import PlantingSynth, make_home
 from app.tools.synth import write_jsonl
-from tests.fixtures_util import FIXTURES, ev, write_log
+from tests.fixtures_util import FIXTURES, ev, session_files, write_log
 
 
 def _reference(path) -> list:
@@ -54,17 +54,7 @@ def _fast(path) -> list:
 
 
 def _corpus() -> list:
-    out = []
-    for base in (FIXTURES, FIXTURES.parent / "dsh-next"):
-        for p in sorted(base.rglob("*.jsonl")):
-            with open(p, "rb") as f:
-                first = f.readline()
-            try:
-                if json.loads(first).get("type") == "session":
-                    out.append(p)
-            except ValueError:
-                pass
-    return out
+    return [p for base in (FIXTURES, FIXTURES.parent / "dsh-next") for p in session_files(base)]
 
 
 def test_fast_extraction_gives_the_readers_entries_on_every_fixture():
