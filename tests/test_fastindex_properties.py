@@ -73,6 +73,8 @@ def _apply(rows: list, edit: str, i: int, k: int) -> list:
         rows[i], rows[i + 1] = rows[i + 1], rows[i]
     elif edit in ("wrong-seq", "shift"):
         for j in range(i, len(rows) if edit == "shift" else i + 1):
+            if not rows[j].strip():                # a blank line from an earlier edit has no seq
+                continue
             obj = json.loads(rows[j])
             key = "seq0" if "seq0" in obj else "seq"
             obj[key] += k
