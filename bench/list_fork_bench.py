@@ -23,7 +23,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,33 +31,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from run import ensure, parse_size  # noqa: E402
 
-CLI = [sys.executable, "-m", "app"]
-
-
-def wall(cmd, env=None, shell=False) -> tuple:
-    t = time.perf_counter()
-    r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, shell=shell)
-    dt = time.perf_counter() - t
-    if r.returncode:
-        raise SystemExit(f"{cmd}: exit {r.returncode}: {r.stderr[-2000:]}")
-    return dt, r.stdout
-
-
-def cli_env(cache: str) -> dict:
-    env = {**os.environ, "SESSION_LENS_CACHE_DIR": cache, "QT_QPA_PLATFORM": "offscreen"}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    return env
-
-
-def row(name, value, unit, ref=None, ref_name="", ratio=None, target=""):
-    out = {"row": name, "value": round(value, 4), "unit": unit}
-    if ref is not None:
-        out.update(reference=round(ref, 4), referenceName=ref_name)
-    if ratio is not None:
-        out["ratio"] = round(ratio, 3)
-    out["target"] = target
-    print(json.dumps(out), flush=True)
-    return out
+from scale import CLI, cli_env, row, wall  # noqa: E402  (one copy of the bench plumbing)
 
 
 # --------------------------------------------------------------------------- the home
