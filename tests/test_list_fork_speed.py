@@ -50,20 +50,62 @@ def _inspect_title(path) -> object:
 
 # --------------------------------------------------------------------------- titles
 
+def _titles_of(text: bytes) -> list:
+    out = []
+    for line in text.split(b"\n"):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj.get("type") == "session/title":
+            out.append(obj["data"]["title"])
+    return out
+
+
+def _windowed_title(path) -> object:
+    """The documented rule for a file bigger than two windows, restated over whole rows / frames:
+    raw JSONL: the last title of a row lying whole in the tail window, else in the head window;
+    zstd: the last title in the frames starting in the tail window, else in the first frame after
+    the header and the frames lying whole in the head window."""
+    from backports import zstd
+    data = path.read_bytes()
+    if not path.name.endswith(".zstd"):
+        w, at, tail, head = titles.WINDOW, 0, [], []
+        for line in data.splitlines(keepends=True):
+            ts = _titles_of(line)
+            tail += ts if at >= len(data) - w else []
+            head += ts if at + len(line) <= w else []
+            at += len(line)
+        return (tail or head or [None])[-1]
+    w, at, frames = titles.ZSTD_WINDOW, 0, []
+    while at < len(data):
+        n = zstd.get_frame_size(data[at:])
+        frames.append((at, at + n, _titles_of(zstd.decompress(data[at:at + n]))))
+        at += n
+    tail = [t for a, _b, ts in frames if a >= len(data) - w for t in ts]
+    head = [t for k, (_a, b, ts) in enumerate(frames[1:]) if k == 0 or b <= w for t in ts]
+    return (tail or head or [None])[-1]
+
+
 def test_list_titles_agree_with_inspect_on_every_fixture_and_demo_session():
-    """Every dsh, dsh-next and demo session (raw JSONL and zstd): the list's title is inspect's."""
-    checked, titled, zst = 0, 0, 0
+    """Every dsh, dsh-next and demo session (raw JSONL and zstd): the list's title is inspect's, for
+    every file no bigger than the two windows (all fixtures); a bigger one follows the window rule."""
+    checked, titled, zst, big = 0, 0, 0, 0
     for p in ALL_LOGS:
         infos = [s for s in discover(str(p), titles=True).sessions if s.format != "sqlite"]
         if not infos:
             continue
         info, = infos
         want = _inspect_title(p)
+        w = titles.ZSTD_WINDOW if info.format == "zstd" else titles.WINDOW
+        if info.size > 2 * w:
+            want, big = _windowed_title(p), big + 1
+            assert want is not None, p
         assert info.title == want == quick_title(info), p
         checked += 1
         titled += want is not None
         zst += info.format == "zstd" and want is not None
-    assert checked >= 60 and titled >= 25 and zst >= 8, (checked, titled, zst)
+    assert checked >= 60 and titled >= 25 and zst >= 8 and big >= 2, (checked, titled, zst, big)
 
 
 def _title_row(text: str) -> bytes:
@@ -71,11 +113,10 @@ def _title_row(text: str) -> bytes:
         "title": text, "messageSeqs": [], "source": {"kind": "user"}}}, separators=(",", ":")).encode()
 
 
-def test_zstd_titles_of_a_big_log_tail_head_and_middle(tmp_path, monkeypatch):
-    """zstd bigger than EXACT_BYTES (lowered here): a title in the last frames wins; else the head
-    window's, which is inspect's unless a later title lies only in the middle (the documented
-    price of bounded reads: the list then shows the head's)."""
-    monkeypatch.setattr(titles, "EXACT_BYTES", 1 << 10)
+def test_zstd_titles_of_a_big_log_tail_head_and_middle(tmp_path):
+    """zstd bigger than two windows: a title in the last frames wins; else the first frame's after the
+    header (read whole though bigger than the window), which is inspect's unless a later title lies
+    only in the middle (the documented price of bounded reads: the list then shows the head's)."""
     src = tmp_path / "src.jsonl"
     write_jsonl(str(src), SessionSynth(seed=5), target_bytes=3 << 20)
     head, rest = src.read_bytes().split(b"\n", 1)
@@ -84,17 +125,18 @@ def test_zstd_titles_of_a_big_log_tail_head_and_middle(tmp_path, monkeypatch):
     p = tmp_path / "s" / "session.jsonl.zstd"
     p.parent.mkdir()
 
-    def write(rows):
-        p.write_bytes(encode_session(head, [b"\n".join(rows[i:i + 64]) + b"\n" for i in range(0, len(rows), 64)]))
-    write(rows)
+    def write(rows, first=64):
+        batches = [b"\n".join(rows[:first]) + b"\n"] + \
+            [b"\n".join(rows[i:i + 64]) + b"\n" for i in range(first, len(rows), 64)]
+        p.write_bytes(encode_session(head, batches))
+    write(rows, first=400)
     assert p.stat().st_size > 4 * titles.ZSTD_WINDOW
+    from backports import zstd
+    first = zstd.get_frame_size(p.read_bytes()[zstd.get_frame_size(p.read_bytes()):])
+    assert titles.ZSTD_WINDOW < first < titles.ZSTD_FIRST_FRAME         # the first frame is cut by the window
     assert discover(str(p), titles=True).sessions[0].title == "Head title" == _inspect_title(p)
     write(rows[:len(rows) // 2] + [_title_row("Middle")] + rows[len(rows) // 2:])
     assert discover(str(p), titles=True).sessions[0].title == "Head title" and _inspect_title(p) == "Middle"
-    monkeypatch.undo()
-    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
-    assert discover(str(p), titles=True).sessions[0].title == "Middle"       # within EXACT_BYTES: decoded whole
-    monkeypatch.setattr(titles, "EXACT_BYTES", 1 << 10)
     write(rows + [_title_row("Renamed at the end")])
     assert discover(str(p), titles=True).sessions[0].title == "Renamed at the end" == _inspect_title(p)
     # a torn last frame: its complete rows count (as a reader recovers them), the cut row does not
@@ -102,6 +144,10 @@ def test_zstd_titles_of_a_big_log_tail_head_and_middle(tmp_path, monkeypatch):
     with open(p, "ab") as f:
         f.write(encode_frame(_title_row("torn") + b"\n")[:-9])
     assert discover(str(p), titles=True).sessions[0].title == "Renamed at the end"
+    # a small file (within two windows) is decoded whole: a title in its middle is seen
+    write(rows[:40] + [_title_row("Small middle")] + rows[40:80], first=20)
+    assert p.stat().st_size <= 2 * titles.ZSTD_WINDOW
+    assert discover(str(p), titles=True).sessions[0].title == "Small middle" == _inspect_title(p)
 
 
 # --------------------------------------------------------------------------- one open per session

@@ -13,13 +13,14 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 from collections.abc import Iterator
 
 import msgspec
 
 from ..log.codec import parse_header
 from ..log.limits import open_regular, read_head
+from . import titles as _titles
 
 SESSION_SUFFIXES = (".jsonl", ".jsonl.zstd", ".jsonl.zst")
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -177,9 +178,8 @@ def _header_zstd(fd: int, data: bytes, limit: int) -> tuple[Optional[bytes], Opt
                 return None, "the zstd header frame is incomplete or corrupt", 0
             data += more
     from ..log.zstdframes import FrameError
-    from .titles import decode_frames
     try:
-        text = decode_frames(data, 0, n, limit)     # a bomb in the header frame stays a bad header
+        text = _titles.decode_frames(data, 0, n, limit)     # a bomb in the header frame stays a bad header
     except (zstd.ZstdError, FrameError) as e:
         return None, f"the zstd header frame does not decode: {e}", 0
     if text.count(b"\n") != 1 or not text.endswith(b"\n"):
@@ -221,11 +221,11 @@ def read_header_bytes(path: str, limit: int = HEADER_LIMIT) -> tuple[Optional[by
 
 def zstd_title(path: str) -> Optional[str]:
     """The title of a ``session.jsonl.zstd`` (bounded tail and head windows, :mod:`app.store.titles`)."""
-    from . import titles
     fd, st = _open_file(path)
     try:
-        raw, _why, end = _header_of(fd, os.pread(fd, HEAD_READ, 0))
-        return titles.title_of_zstd(fd, st.st_size, end) if raw is not None else None
+        head = os.pread(fd, _titles.ZSTD_WINDOW, 0)
+        raw, _why, end = _header_of(fd, head)
+        return _titles.title_of_zstd(fd, st.st_size, end, head) if raw is not None else None
     finally:
         os.close(fd)
 
@@ -234,41 +234,28 @@ def _fmt_of(path: str) -> str:
     return "zstd" if path.endswith((".zstd", ".zst")) else "jsonl"
 
 
-def session_info(path: str, project: Optional[str] = None, problems: Optional[list[str]] = None,
-                 title: bool = False, cached: bool = False) -> Optional[SessionInfo]:
-    """Header facts of one session file; None when it is not a session file (``problems``
-    gets a line when it could not even be read: permissions, not a regular file).
+# What one read of a session file gives: (header object, id, fatal header problems, title read, title);
+# None: not a session file; a string: why it could not be read (a line for ``problems``).
+Facts = tuple[dict[str, Any], str, list[str], bool, Optional[str]]
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
-    One ``stat`` and at most one open per file.  ``title``: also the session's title, read in the
-    same open (bounded tail and head windows, :mod:`app.store.titles`); the title and the header
-    facts are cached by revision, so with ``title`` or ``cached`` a file whose revision is cached
-    is not opened at all."""
-    from . import titles
+
+def read_facts(path: str, size: int, title: bool = False) -> Union[Facts, str, None]:
+    """The header facts (and with ``title`` the title) of one session file of ``size`` bytes (as the
+    caller's stat gave it): one open, a first read that holds the header and the head window, and
+    (``title``, a file bigger than the head window) one read of the tail window."""
     fmt = _fmt_of(path)
     try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            os.close(open_regular(path))          # raises NotRegularFile: the sentence says what it is
-        size, mtime = st.st_size, st.st_mtime
-        hit = titles.lookup_head(path, size, mtime) if title or cached else None
-        if hit is not None:
-            t, header, sid, probs = hit
-            return SessionInfo(path=path, format=fmt, id=sid, header=header, size=size, mtime=mtime,
-                               project=project, problems=probs, title=t, title_read=True)
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, _OPEN_FLAGS)
     except OSError as e:
-        if problems is not None:
-            problems.append(f"{path}: cannot read: {e.strerror or e}")
-        return None
+        return f"{path}: cannot read: {e.strerror or e}"
     try:
-        whole = title and fmt == "jsonl" and size <= max(titles.EXACT_BYTES, 2 * titles.WINDOW)
         try:
-            head = os.pread(fd, size if whole else HEAD_READ, 0)
+            first = HEAD_READ if not title else _titles.WINDOW if fmt == "jsonl" else _titles.ZSTD_WINDOW
+            head = os.pread(fd, first, 0)
             raw, _why, end = _header_of(fd, head)
         except OSError as e:
-            if problems is not None:
-                problems.append(f"{path}: cannot read: {e.strerror or e}")
-            return None
+            return f"{path}: cannot read: {e.strerror or e}"
         if raw is None:
             return None
         hdr, hprobs = parse_header(raw)
@@ -278,18 +265,84 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
             header = msgspec.json.decode(raw)
         except msgspec.DecodeError:
             header = hdr.to_dict()
-        info = SessionInfo(path=path, format=fmt, id=hdr.id, header=header, size=size, mtime=mtime,
-                           project=project, problems=[str(p) for p in hprobs if p.fatal])
+        probs = [str(p) for p in hprobs if p.fatal]
+        t = None
         if title:
             try:
-                t = titles.title_of_jsonl(fd, size, head) if fmt == "jsonl" else titles.title_of_zstd(fd, size, end)
+                t = _titles.title_of_jsonl(fd, size, head) if fmt == "jsonl" else \
+                    _titles.title_of_zstd(fd, size, end, head)
             except OSError:
                 t = None
-            titles.remember(path, size, mtime, t, (header, info.id, list(info.problems)))
-            info.title, info.title_read = t, True
-        return info
+        return header, hdr.id, probs, title, t
     finally:
         os.close(fd)
+
+
+def _read_chunk(jobs: list[tuple[str, int]], title: bool) -> list[Union[Facts, str, None]]:
+    return [read_facts(p, size, title) for p, size in jobs]
+
+
+PARALLEL_MIN = 256                    # files to read before worker processes pay off (fork + results)
+
+
+def read_many(jobs: list[tuple[str, int]], title: bool, workers: int = 0) -> list[Union[Facts, str, None]]:
+    """:func:`read_facts` of every ``(path, size)``, in order; ``workers`` > 1: that many forked
+    worker processes share the reads (only where the caller has no other threads: the CLI)."""
+    if workers < 2 or len(jobs) < PARALLEL_MIN:
+        return _read_chunk(jobs, title)
+    import multiprocessing
+    k = min(workers, len(jobs) // (PARALLEL_MIN // 2))
+    step = -(-len(jobs) // (4 * k))
+    chunks = [jobs[i:i + step] for i in range(0, len(jobs), step)]
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(k) as pool:
+            parts = pool.starmap(_read_chunk, [(c, title) for c in chunks])
+    except (OSError, ValueError):     # no fork here (or no resources): read them here
+        return _read_chunk(jobs, title)
+    return [f for part in parts for f in part]
+
+
+def session_info(path: str, project: Optional[str] = None, problems: Optional[list[str]] = None,
+                 title: bool = False, cached: bool = False,
+                 pre: Optional[tuple[int, float, Union[Facts, str, None]]] = None) -> Optional[SessionInfo]:
+    """Header facts of one session file; None when it is not a session file (``problems``
+    gets a line when it could not even be read: permissions, not a regular file).
+
+    One ``stat`` and at most one open per file.  ``title``: also the session's title, read in the
+    same open (bounded tail and head windows, :mod:`app.store.titles`); the title and the header
+    facts are cached by revision, so with ``title`` or ``cached`` a file whose revision is cached
+    is not opened at all.  ``pre``: (size, mtime, facts) the caller already read (no stat, no open)."""
+    fmt = _fmt_of(path)
+    if pre is not None:
+        size, mtime, facts = pre
+    else:
+        try:
+            st = os.stat(path)
+            if not stat.S_ISREG(st.st_mode):
+                os.close(open_regular(path))          # raises NotRegularFile: the sentence says what it is
+        except OSError as e:
+            if problems is not None:
+                problems.append(f"{path}: cannot read: {e.strerror or e}")
+            return None
+        size, mtime = st.st_size, st.st_mtime
+        hit = _titles.lookup_head(path, size, mtime) if title or cached else None
+        if hit is not None:
+            t, header, sid, probs = hit
+            return SessionInfo(path=path, format=fmt, id=sid, header=header, size=size, mtime=mtime,
+                               project=project, problems=probs, title=t, title_read=True)
+        facts = read_facts(path, size, title)
+    if isinstance(facts, str):
+        if problems is not None:
+            problems.append(facts)
+        return None
+    if facts is None:
+        return None
+    header, sid, probs, title_read, t = facts
+    if title_read:
+        _titles.remember(path, size, mtime, t, (header, sid, list(probs)))
+    return SessionInfo(path=path, format=fmt, id=sid, header=header, size=size, mtime=mtime,
+                       project=project, problems=probs, title=t, title_read=title_read)
 
 
 # --------------------------------------------------------------------------- generations (spec-versions §2)
@@ -415,13 +468,14 @@ def generation_facts(path: str) -> dict[str, Any]:
 
 
 def generation_info(path: str, project: Optional[str] = None, problems: Optional[list[str]] = None,
-                    gens: Optional[Generations] = None, title: bool = False,
-                    cached: bool = False) -> Optional[SessionInfo]:
+                    gens: Optional[Generations] = None, title: bool = False, cached: bool = False,
+                    pre: Optional[tuple[int, float, Union[Facts, str, None]]] = None) -> Optional[SessionInfo]:
     """The session of the newest generation ``path``: its header facts, the other generations,
     and a problem when it is damaged (never an older generation instead).  ``problems`` gets
     a line when ``path`` cannot be read at all (permissions, not a regular file).  ``gens``: the
-    session's generations when the caller listed the folder; ``title``: read the title too."""
-    info = session_info(path, project, problems, title=title, cached=cached)
+    session's generations when the caller listed the folder; ``title``: read the title too; ``pre``: as
+    :func:`session_info`."""
+    info = session_info(path, project, problems, title=title, cached=cached, pre=pre)
     if info is not None:
         _describe_generations(info, gens=gens)
         return info
@@ -483,11 +537,13 @@ def _walk(root: str, max_depth: int = 8, problems: Optional[list[str]] = None) -
 _PROJECT_RE = re.compile(r"^--.*--$|^_no-cwd$")
 
 
-def discover(path: str, titles: bool = False) -> Listing:
+def discover(path: str, titles: bool = False, workers: int = 0) -> Listing:
     """List the sessions under ``path``: at most one open per session file, reading its header and
     (``titles``) its title together; a file whose revision is in the title cache is not opened
     (its header facts and title come from there).  Without ``titles`` (the window: headers first,
-    titles streamed afterwards by :func:`app.store.titles.session_title`) only the header is read."""
+    titles streamed afterwards by :func:`app.store.titles.session_title`) only the header is read.
+    ``workers`` > 1: files not in the cache are read by that many forked processes (the CLI only:
+    never in a process with other threads)."""
     p = os.path.abspath(os.path.expanduser(path))
     if not os.path.exists(p):
         raise FileNotFoundError(f"no such file or folder: {path}")
@@ -514,11 +570,32 @@ def discover(path: str, titles: bool = False) -> Listing:
     seen_ids: dict[str, str] = {}
     files = list(_walk(root, problems=problems))
     groups = _generation_groups(files)
+    # 1. one stat per session file; a revision in the cache needs no read at all
+    todo: list[tuple[str, Any]] = []          # (path, SessionInfo from the cache | (size, mtime) to read)
+    reads: list[tuple[str, int]] = []
     for f in files:
         gens = groups.get(f)
         if gens is not None and gens[0][2] != f:
             continue                       # an older generation: described with the newest
         if f.endswith(SQLITE_SUFFIXES):
+            todo.append((f, None))
+            continue
+        try:
+            st = os.stat(f)
+            if not stat.S_ISREG(st.st_mode):
+                os.close(open_regular(f))          # raises NotRegularFile: the sentence says what it is
+        except OSError as e:
+            problems.append(f"{f}: cannot read: {e.strerror or e}")
+            continue
+        hit = _titles.lookup_head(f, st.st_size, st.st_mtime)
+        if hit is None:
+            reads.append((f, st.st_size))
+        todo.append((f, (st.st_size, st.st_mtime, hit)))
+    # 2. the others: one open and bounded reads each (worker processes when asked and worth it)
+    read = dict(zip((p for p, _n in reads), read_many(reads, titles, workers)))
+    # 3. in the walk's order
+    for f, got in todo:
+        if got is None:
             if _is_sqlite(f):
                 try:
                     sessions.extend(_sqlite_listing(f).sessions)
@@ -527,9 +604,19 @@ def discover(path: str, titles: bool = False) -> Listing:
             continue
         rel = (f[len(root) + 1:] if f.startswith(root + os.sep) else os.path.relpath(f, root)).split(os.sep)
         project = rel[0] if kind in ("root", "home") and len(rel) >= 3 and _PROJECT_RE.match(rel[0]) else None
-        info = generation_info(f, project, problems, gens=gens, title=titles, cached=True)
-        if info is None:
+        size, mtime, hit = got
+        if hit is not None:
+            t, header, sid, probs = hit
+            cached_info = SessionInfo(path=f, format=_fmt_of(f), id=sid, header=header, size=size, mtime=mtime,
+                                      project=project, problems=probs, title=t, title_read=True)
+            _describe_generations(cached_info, gens=groups.get(f))
+            got_info: Optional[SessionInfo] = cached_info
+        else:
+            got_info = generation_info(f, project, problems, gens=groups.get(f), title=titles, cached=True,
+                                       pre=(size, mtime, read[f]))
+        if got_info is None:
             continue
+        info = got_info
         if kind in ("root", "home", "project"):
             if info.id in seen_ids:
                 problems.append(f"duplicate session id {info.id!r}: {seen_ids[info.id]} and {f}")
