@@ -50,11 +50,19 @@ def _proto(root: Path, k: int, version: int, zstd: bool) -> tuple:
     return json.loads(head), rest
 
 
+PAST = 1780315200.0                  # 2026-06-01: sessions last written long ago (a fresh one is "live":
+#                                      the list asks its writer's state, a cost no old home has)
+
+
 def make_mixed_home(root: Path, n: int) -> Path:
     """A Harness home of ``n`` small sessions: v0 and v4, raw JSONL and zstd, a quarter each
-    (40 generated logs re-identified)."""
+    (40 generated logs re-identified), all last modified on ``PAST``."""
     home = root / f"mixed-home-{n}"
     if (home / ".complete").exists():
+        if (home / ".complete").read_text() != "past":
+            for f in (home / "sessions").rglob("session*"):
+                os.utime(f, (PAST, PAST))
+            (home / ".complete").write_text("past")
         return home
     shutil.rmtree(home, ignore_errors=True)
     from app.log.zstdframes import encode_frame
@@ -70,31 +78,46 @@ def make_mixed_home(root: Path, n: int) -> Path:
         path = Path(session_path(str(home / "sessions"), sid, h["cwd"], zst, version))
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes((encode_frame(line) if zst else line) + rest)
-    (home / ".complete").write_text("ok")
+        os.utime(path, (PAST, PAST))
+    (home / ".complete").write_text("past")
     return home
+
+
+def cpu_wall(cmd, env=None, shell=False) -> tuple:
+    """(wall s, CPU s of the command and its children, stdout)."""
+    t0 = os.times()
+    dt, out = wall(cmd, env, shell=shell)
+    t1 = os.times()
+    return dt, (t1.children_user + t1.children_system) - (t0.children_user + t0.children_system), out
 
 
 def bench_list(home: Path, n: int, runs: int) -> list:
     find = f"find '{home}/sessions' -name 'session*.jsonl*' -exec head -qc 512 {{}} + > /dev/null"
     wall(find, shell=True)
-    ref = statistics.median([wall(find, shell=True)[0] for _ in range(runs)])
+    refs = [cpu_wall(find, shell=True) for _ in range(runs)]
+    ref, ref_cpu = statistics.median(r[0] for r in refs), statistics.median(r[1] for r in refs)
     firsts, warm, titled = [], [], 0
     for _ in range(runs):
         cache = tempfile.mkdtemp(prefix="sl-cache-")
         try:
             env = cli_env(cache)
-            dt, out = wall(CLI + ["list", str(home), "--json"], env)
+            dt, cpu, out = cpu_wall(CLI + ["list", str(home), "--json"], env)
             got = json.loads(out)
             assert len(got["sessions"]) == n, len(got["sessions"])
             titled = sum(1 for s in got["sessions"] if s["title"])
-            firsts.append(dt)
-            warm.append(wall(CLI + ["list", str(home), "--json"], env)[0])
+            firsts.append((dt, cpu))
+            warm.append(cpu_wall(CLI + ["list", str(home), "--json"], env)[:2])
         finally:
             shutil.rmtree(cache, ignore_errors=True)
-    f, w = statistics.median(firsts), statistics.median(warm)
+    f, fc = statistics.median(x[0] for x in firsts), statistics.median(x[1] for x in firsts)
+    w, wc = statistics.median(x[0] for x in warm), statistics.median(x[1] for x in warm)
     return [row(f"list {n}-session mixed home, first run ({titled} titled)", f, "s", ref, "find + head s",
                 ref / f, "<= 1 s"),
-            row(f"list {n}-session mixed home, titles cached", w, "s", ref, "find + head s", ref / w, "<= 1 s")]
+            row(f"list {n}-session mixed home, first run, CPU", fc, "s", ref_cpu, "find + head CPU s",
+                ref_cpu / fc, "(process + workers)"),
+            row(f"list {n}-session mixed home, titles cached", w, "s", ref, "find + head s", ref / w, "<= 1 s"),
+            row(f"list {n}-session mixed home, titles cached, CPU", wc, "s", ref_cpu, "find + head CPU s",
+                ref_cpu / wc, "")]
 
 
 # --------------------------------------------------------------------------- fork

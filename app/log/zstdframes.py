@@ -223,6 +223,7 @@ class SizedDecoder:
         from .limits import ZSTD_WINDOW_LOG_MAX
         self._lib = lib
         self._lock = threading.Lock()
+        self._buf = bytearray(1 << 16)
         self._dctx = lib.ZSTD_createDCtx()
         if not self._dctx:
             raise MemoryError("ZSTD_createDCtx")
@@ -237,20 +238,25 @@ class SizedDecoder:
             raise ValueError("frame run outside the buffer")
         if start == stop:
             return b""
-        out = bytearray(max(total, 1))
-        dst = (ctypes.c_char * len(out)).from_buffer(out)
         keep = ctypes.c_char_p(src)                       # (no copy: the bytes object's own buffer)
         base = ctypes.cast(keep, ctypes.c_void_p).value or 0
-        with self._lock:                                  # a context is used by one thread at a time
+        with self._lock:                                  # one thread at a time: the context, the buffer
+            if len(self._buf) < total:
+                self._buf = bytearray(max(total, 2 * len(self._buf)))
+            dst = (ctypes.c_char * len(self._buf)).from_buffer(self._buf)
             r = self._lib.ZSTD_decompressDCtx(self._dctx, dst, total, base + start, stop - start)
-        del dst
-        if self._lib.ZSTD_isError(r):
-            raise FrameError(self._lib.ZSTD_getErrorName(r).decode("ascii", "replace"))
-        if r != total:
-            raise FrameError("a frame's content differs from its declared size")
-        return bytes(out) if total else b""
+            del dst
+            if self._lib.ZSTD_isError(r):
+                raise FrameError(self._lib.ZSTD_getErrorName(r).decode("ascii", "replace"))
+            if r != total:
+                raise FrameError("a frame's content differs from its declared size")
+            out = bytes(memoryview(self._buf)[:total])
+            if len(self._buf) > _KEEP_BUF:
+                self._buf = bytearray(_KEEP_BUF)          # (a big run's buffer is not kept)
+            return out
 
 
+_KEEP_BUF = 4 << 20
 _D_WINDOW_LOG_MAX = 100                  # ZSTD_d_windowLogMax
 _sized: list[Optional[SizedDecoder]] = []
 

@@ -7,6 +7,7 @@ session file, a SQLite store, or any folder of session files (e.g. the shared fi
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -279,28 +280,52 @@ def read_facts(path: str, size: int, title: bool = False) -> Union[Facts, str, N
 
 
 def _read_chunk(jobs: list[tuple[str, int]], title: bool) -> list[Union[Facts, str, None]]:
-    return [read_facts(p, size, title) for p, size in jobs]
+    return [read_facts(p, n, title) for p, n in jobs]
 
 
-PARALLEL_MIN = 256                    # files to read before worker processes pay off (fork + results)
+PARALLEL_MIN = 256                    # files to read before a forked worker pays off (fork + results)
 
 
 def read_many(jobs: list[tuple[str, int]], title: bool, workers: int = 0) -> list[Union[Facts, str, None]]:
-    """:func:`read_facts` of every ``(path, size)``, in order; ``workers`` > 1: that many forked
-    worker processes share the reads (only where the caller has no other threads: the CLI)."""
-    if workers < 2 or len(jobs) < PARALLEL_MIN:
+    """:func:`read_facts` of every ``(path, size)``, in order.  ``workers`` > 1: the files are shared
+    (interleaved) between this process and ``workers - 1`` forked children, whose results come back
+    pickled through a pipe (a child that fails: its share is read here).  Only for a caller with no
+    other threads (the CLI): a fork copies one thread."""
+    k = min(workers, len(jobs) // PARALLEL_MIN) if hasattr(os, "fork") else 0
+    if k < 2:
         return _read_chunk(jobs, title)
-    import multiprocessing
-    k = min(workers, len(jobs) // (PARALLEL_MIN // 2))
-    step = -(-len(jobs) // (4 * k))
-    chunks = [jobs[i:i + step] for i in range(0, len(jobs), step)]
-    try:
-        ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(k) as pool:
-            parts = pool.starmap(_read_chunk, [(c, title) for c in chunks])
-    except (OSError, ValueError):     # no fork here (or no resources): read them here
-        return _read_chunk(jobs, title)
-    return [f for part in parts for f in part]
+    import pickle
+    children: list[tuple[int, int, int]] = []
+    for i in range(1, k):
+        try:
+            r, w = os.pipe()
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:                                   # the child: its share, pickled, then gone
+            code = 1
+            try:
+                os.close(r)
+                blob = pickle.dumps(_read_chunk(jobs[i::k], title), protocol=pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(w, "wb") as f:
+                    f.write(blob)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        children.append((pid, r, i))
+    out: list[Union[Facts, str, None]] = [None] * len(jobs)
+    done = {0} | {i for _p, _r, i in children}
+    for i in range(k):                                 # this process's share (and any share not forked)
+        if i == 0 or i not in done:
+            out[i::k] = _read_chunk(jobs[i::k], title)
+    for pid, r, i in children:
+        with os.fdopen(r, "rb") as f:
+            blob = f.read()
+        _pid, status = os.waitpid(pid, 0)
+        part = pickle.loads(blob) if status == 0 and blob else _read_chunk(jobs[i::k], title)
+        out[i::k] = part
+    return out
 
 
 def session_info(path: str, project: Optional[str] = None, problems: Optional[list[str]] = None,
@@ -351,9 +376,11 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
 _GEN_RE = re.compile(r"^(session(?:\.[0-9]+)?)(?:\.v([1-9][0-9]*))?\.jsonl(\.zstd)?$")
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_generation(name: str) -> Optional[tuple[str, int, bool]]:
     """(stem, version, compressed) of a generation file name, else None (``session.v0.jsonl``,
-    ``session.v02.jsonl``, ``session.V2.jsonl``, ``*.tmp`` and migration stages are not generations)."""
+    ``session.v02.jsonl``, ``session.V2.jsonl``, ``*.tmp`` and migration stages are not generations;
+    the few names of a home are parsed once)."""
     m = _GEN_RE.match(name)
     if not m:
         return None

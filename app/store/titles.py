@@ -31,8 +31,8 @@ import msgspec
 if TYPE_CHECKING:
     from .discovery import SessionInfo
 
-WINDOW = 64 << 10                  # raw JSONL: bytes read at the head (the first read) and at the tail
-ZSTD_WINDOW = 16 << 10             # zstd: compressed bytes read at the head and at the tail (~4x as much text)
+WINDOW = 32 << 10                  # raw JSONL: bytes read at the head (the first read) and at the tail
+ZSTD_WINDOW = 8 << 10              # zstd: compressed bytes read at the head and at the tail (~4x as much text)
 ZSTD_PLAIN_LIMIT = 16 << 20        # plaintext decoded from one window at most (a bomb is passed over)
 ZSTD_FIRST_FRAME = 256 << 10       # zstd: the first frame after the header is read whole up to this size
 _NEEDLE = b"session/title"         # the type value, quoted on both sides (any spacing around the key; rows
@@ -103,10 +103,10 @@ def save() -> None:
             pass
 
 
-def title_in(blob: bytes) -> Optional[str]:
+def title_in(blob: bytes, whole_first: bool = False) -> Optional[str]:
     """The title of the last complete ``session/title`` row in ``blob`` (None: none there): a row
-    cut by the blob's end is passed over, and so is its first row (cut by a window's start;
-    prepend ``\n`` to a blob that starts with a whole row).
+    cut by the blob's end is passed over, and so is its first row (cut by a window's start) unless
+    ``whole_first`` (the blob starts with a whole row, as a frame's text does).
 
     Searched forwards (``bytes.find`` skips ahead by the needle's length; ``rfind`` does not)."""
     found, i = None, blob.find(_NEEDLE)
@@ -119,7 +119,7 @@ def title_in(blob: bytes) -> Optional[str]:
         hi = blob.find(b"\n", i)
         if hi < 0:
             break                          # a row cut by the window's end
-        if lo > 0:
+        if lo > 0 or whole_first:
             try:
                 obj = msgspec.json.decode(blob[lo:hi])
             except msgspec.DecodeError:
@@ -164,10 +164,11 @@ def remember(path: str, size: int, mtime: float, title: Optional[str], head: Opt
         _dirty = True
 
 
-def title_of_jsonl(fd: int, size: int, head: bytes = b"", window: int = WINDOW) -> Optional[str]:
+def title_of_jsonl(fd: int, size: int, head: bytes = b"", window: int = 0) -> Optional[str]:
     """The title of an open raw JSONL session file: a file of at most two windows is read whole (its
     last title); a bigger one: the last title in the tail window, else in the head window.
     ``head``: the bytes already read from offset 0 (not read again; the listing's first read)."""
+    window = window or WINDOW
     if len(head) < min(size, window):
         head += os.pread(fd, min(size, window) - len(head), len(head))
     if size <= 2 * window:
@@ -240,7 +241,7 @@ def _frames_text(buf: bytes, start: int, limit: int, cut: bool = True) -> Option
     return text
 
 
-def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window: int = ZSTD_WINDOW) -> Optional[str]:
+def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window: int = 0) -> Optional[str]:
     """The title of an open ``session.jsonl.zstd`` whose header frame ends at ``header_end``: a file
     of at most two windows is decoded whole (its last title); a bigger one: the last title in the
     chain of whole frames that ends the file within the tail window, else in the first frame after
@@ -248,6 +249,7 @@ def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window
     Frames are found by their headers and decoded with their checksums verified, bounded.
     ``head``: the bytes already read from offset 0 (not read again)."""
     from ..log.zstdframes import MAGIC
+    window = window or ZSTD_WINDOW
     if size <= header_end:
         return None
     if len(head) < min(size, window):
@@ -255,13 +257,13 @@ def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window
     if size <= 2 * window:
         whole = head if len(head) >= size else head + os.pread(fd, size - len(head), len(head))
         text = _frames_text(whole, header_end, ZSTD_PLAIN_LIMIT)
-        return title_in(b"\n" + text) if text else None
+        return title_in(text, True) if text else None
     tail = os.pread(fd, window, size - window)
     i = tail.find(MAGIC)
     while i >= 0:                                  # the first frame start whose chain reaches the end
         text = _frames_text(tail, i, ZSTD_PLAIN_LIMIT)
         if text is not None:
-            t = title_in(b"\n" + text)
+            t = title_in(text, True)
             if t is not None:
                 return t
             break
@@ -286,10 +288,10 @@ def _head_title(fd: int, size: int, header_end: int, head: bytes, window: int) -
     elif kind != COMPLETE:
         return None
     text = _frames_text(head[:max(window, header_end)], header_end, ZSTD_PLAIN_LIMIT, cut=False)
-    return title_in(b"\n" + text) if text else None
+    return title_in(text, True) if text else None
 
 
-def read_title(path: str, size: int, window: int = WINDOW) -> Optional[str]:
+def read_title(path: str, size: int, window: int = 0) -> Optional[str]:
     """The title of a raw JSONL session file: tail window first, then the head window."""
     from ..log.limits import open_regular
     fd = open_regular(path)
