@@ -222,11 +222,19 @@ def read_header_bytes(path: str, limit: int = HEADER_LIMIT) -> tuple[Optional[by
 
 def zstd_title(path: str) -> Optional[str]:
     """The title of a ``session.jsonl.zstd`` (bounded tail and head windows, :mod:`app.store.titles`)."""
+    from backports import zstd
     fd, st = _open_file(path)
     try:
         head = os.pread(fd, _titles.ZSTD_WINDOW, 0)
-        raw, _why, end = _header_of(fd, head)
-        return _titles.title_of_zstd(fd, st.st_size, end, head) if raw is not None else None
+        try:
+            end = zstd.get_frame_size(head) if head.startswith(_ZSTD_MAGIC) else 0   # (the header was read
+        except zstd.ZstdError:                                                     # by the listing)
+            end = 0
+        if not end:
+            raw, _why, end = _header_of(fd, head)
+            if raw is None:
+                return None
+        return _titles.title_of_zstd(fd, st.st_size, end, head)
     finally:
         os.close(fd)
 
@@ -416,6 +424,8 @@ def select_generation(directory: str, stem: str = "session") -> tuple[Optional[s
 def _selection(gens: Generations) -> tuple[Optional[str], list[str], list[str]]:
     if not gens:
         return None, [], []
+    if len(gens) == 1:                      # (most sessions: one generation)
+        return gens[0][2], [], []
     problems = []
     if len({c for _v, c, _p in gens}) > 1:
         problems.append("generations in both encodings (session.*.jsonl and session.*.jsonl.zstd) in one folder: "
@@ -428,9 +438,10 @@ def _generation_groups(files: list[str]) -> dict[str, Generations]:
     generation file among ``files`` (the walk already listed the folders: none is listed again)."""
     groups: dict[tuple[str, str], Generations] = {}
     for f in files:
-        g = parse_generation(os.path.basename(f))
+        folder, _sep, name = f.rpartition(os.sep)
+        g = parse_generation(name)
         if g is not None:
-            groups.setdefault((os.path.dirname(f), g[0]), []).append((g[1], g[2], f))
+            groups.setdefault((folder, g[0]), []).append((g[1], g[2], f))
     out: dict[str, Generations] = {}
     for gens in groups.values():
         gens.sort(key=lambda t: (-t[0], t[1]))
@@ -463,7 +474,7 @@ def _gen_entry(path: str) -> dict[str, Any]:
 def _describe_generations(info: SessionInfo, explicit: bool = False, gens: Optional[Generations] = None) -> None:
     """Fill ``generation``/``generations`` and the generation problems of a listed file
     (``gens``: its session's generations when the caller listed the folder already)."""
-    name = os.path.basename(info.path)
+    name = info.path.rpartition(os.sep)[2]
     g = parse_generation(name)
     if g is None:
         return
@@ -473,7 +484,8 @@ def _describe_generations(info: SessionInfo, explicit: bool = False, gens: Optio
                              f"v{info.version} (dsh refuses this generation)")
     selected, others, probs = select_generation(os.path.dirname(info.path), g[0]) if gens is None else \
         _selection(gens)
-    info.generations = [_gen_entry(p) for p in ([selected] if selected else []) + others if p != info.path]
+    if others or selected != info.path:
+        info.generations = [_gen_entry(p) for p in ([selected] if selected else []) + others if p != info.path]
     if explicit and selected is not None and selected != info.path:
         info.problems.append(f"older-generation: {name} is not the generation dsh reads "
                              f"({os.path.basename(selected)} is newer); opened as asked, read-only")
