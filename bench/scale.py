@@ -221,10 +221,16 @@ def bench_file(path: Path, runs: int, do_inspect: bool, do_request: bool, page_o
 
 
 def make_home(root: Path, n: int) -> Path:
-    """A Harness home with ``n`` small sessions (20 distinct generated logs, re-identified)."""
+    """A Harness home with ``n`` small sessions (20 distinct generated logs, re-identified), last
+    modified long ago (a session written in the last 15 s is "live": the list asks its writer's state)."""
     home = root / f"home-{n}"
     done = home / ".complete"
+    past = 1780315200.0
     if done.exists():
+        if done.read_text() != "past":
+            for f in (home / "sessions").rglob("session*"):
+                os.utime(f, (past, past))
+            done.write_text("past")
         return home
     shutil.rmtree(home, ignore_errors=True)
     from app.store.layout import session_path
@@ -243,7 +249,8 @@ def make_home(root: Path, n: int) -> Path:
         path = Path(session_path(str(home / "sessions"), sid, h["cwd"], False))
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(json.dumps(h, separators=(",", ":")).encode() + b"\n" + rest)
-    done.write_text("ok")
+        os.utime(path, (past, past))
+    done.write_text("past")
     return home
 
 
