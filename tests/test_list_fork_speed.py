@@ -332,3 +332,75 @@ def test_discovery_reads_a_header_bigger_than_the_first_read(tmp_path):
     p.write_bytes(json.dumps(hdr).encode() + b"\n")
     info = discover(str(p), titles=True).sessions[0]
     assert info.id == "big" and info.cwd == hdr["cwd"] and info.title is None
+
+
+# --------------------------------------------------------------------------- round 4: workers, decoder, copy steps
+
+def test_reads_shared_with_a_forked_worker_equal_the_reads_here(tmp_path, monkeypatch):
+    """The CLI's forked share of the reads gives exactly the inline results, in order (headers,
+    titles, unreadable files and non-session files alike)."""
+    home = _home(tmp_path, 24)
+    files = sorted(str(p) for p in (home / "sessions").rglob("session*"))
+    (home / "sessions" / "junk.jsonl").write_bytes(b"not a header\n")
+    files.append(str(home / "sessions" / "junk.jsonl"))
+    files.append(str(home / "sessions" / "gone.jsonl"))                 # vanished after the walk
+    jobs = [(f, os.path.getsize(f) if os.path.exists(f) else 0) for f in files]
+    monkeypatch.setattr(discovery, "PARALLEL_MIN", 4)
+    here = discovery.read_many(jobs, True, 0)
+    shared = discovery.read_many(jobs, True, 3)
+    assert shared == here
+    assert here[-2] is None and isinstance(here[-1], str) and "cannot read" in here[-1]
+    assert all(isinstance(r, tuple) and r[3] and r[4] for r in here[:-2])
+    # the listing through the workers equals the one read here
+    inline = discover(str(home), titles=True)
+    titles._cache = None
+    forked = discover(str(home), titles=True, workers=2)
+    assert [(s.path, s.id, s.title, s.header, s.problems) for s in forked.sessions] == \
+        [(s.path, s.id, s.title, s.header, s.problems) for s in inline.sessions]
+
+
+def test_sized_decoder_decodes_runs_and_refuses_what_libzstd_refuses():
+    """One reused context: a run of frames decodes to their concatenation; a frame whose content
+    outgrows its declared size, a corrupt checksum and a wrong total are errors, and the context
+    still decodes the next run."""
+    from backports import zstd
+
+    from app.log.zstdframes import FrameError, encode_frame, sized_decoder
+    dec = sized_decoder()
+    assert dec is not None
+    texts = [b'{"type":"x","seq":%d}\n' % i * (i + 1) for i in range(40)]
+    run = b"".join(encode_frame(t) for t in texts)
+    buf = b"junk" + run + b"tail"
+    assert dec.decode(buf, 4, 4 + len(run), sum(map(len, texts))) == b"".join(texts) == zstd.decompress(run)
+    with pytest.raises(FrameError):
+        dec.decode(buf, 4, 4 + len(run), sum(map(len, texts)) - 1)
+    bad = bytearray(run)
+    bad[len(bad) - 1] ^= 0xFF                      # the last frame's checksum
+    with pytest.raises(FrameError):
+        dec.decode(bytes(bad), 0, len(bad), sum(map(len, texts)))
+    big = b"y" * 300_000
+    assert dec.decode(encode_frame(big), 0, len(encode_frame(big)), len(big)) == big
+    assert dec.decode(run, 0, len(run), sum(map(len, texts))) == b"".join(texts)
+    with pytest.raises(ValueError):
+        dec.decode(run, 0, len(run) + 1, 10)
+
+
+def test_file_range_copies_in_steps_at_the_output_offset(tmp_path, monkeypatch):
+    """The kernel copy in small steps (writeback started after each) lands every byte of the range
+    after what the output already holds."""
+    from app.store import publish
+    monkeypatch.setattr(publish, "COPY_STEP", 4096)
+    src = tmp_path / "src"
+    data = os.urandom(50_000)
+    src.write_bytes(data)
+    out = tmp_path / "out"
+    fd = os.open(src, os.O_RDONLY)
+    try:
+        with open(out, "wb") as f:
+            f.write(b"head\n")
+            f.flush()
+            publish.FileRange(fd, 123, 45_678).copy_into(f.fileno())
+            f.write(b"tail\n")
+    finally:
+        os.close(fd)
+    assert out.read_bytes() == b"head\n" + data[123:45_678] + b"tail\n"
