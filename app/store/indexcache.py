@@ -348,7 +348,7 @@ def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None
 
 class IndexSummary(TypedDict):
     seconds: float
-    cpuSeconds: float          # (this process's CPU time: the fair measure on a shared machine)
+    cpuSeconds: float          # (CPU time of this process and its scan workers: the fair measure on a shared machine)
     bytes: int
     cached: bool
     status: str
@@ -361,9 +361,10 @@ class IndexSummary(TypedDict):
 
 def index_summary(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None) -> IndexSummary:
     """``session-lens index``: build or reuse the index; what it cost and what it holds."""
-    t, c = time.perf_counter(), time.process_time()
+    t, c, k = time.perf_counter(), time.process_time(), os.times()
     idx, status = cached_index(reader, progress)
-    secs, cpu = time.perf_counter() - t, time.process_time() - c
+    secs, cpu, k1 = time.perf_counter() - t, time.process_time() - c, os.times()
+    cpu += (k1.children_user + k1.children_system) - (k.children_user + k.children_system)     # (scan workers)
     from ..log.reader import MARK_CODES
     turns = sum(1 for c in idx.mark_code if c == MARK_CODES["turn/start"])
     return {"seconds": round(secs, 6), "cpuSeconds": round(cpu, 6), "bytes": reader.source.size, "cached": status in ("hit", "extended"),
