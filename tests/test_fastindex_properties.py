@@ -60,7 +60,8 @@ def _merge_packed(rows: list, i: int) -> None:
             return
 
 
-EDITS = ("none", "gap", "dup", "swap", "wrong-seq", "shift", "blank", "reorder", "merge-packed", "pack-dt-lies")
+EDITS = ("none", "gap", "dup", "swap", "wrong-seq", "shift", "blank", "reorder", "merge-packed", "pack-dt-lies",
+         "legacy")
 
 
 def _apply(rows: list, edit: str, i: int, k: int) -> list:
@@ -86,6 +87,13 @@ def _apply(rows: list, edit: str, i: int, k: int) -> list:
         rows[i] = _reorder(rows[i])
     elif edit == "merge-packed":
         _merge_packed(rows, i)
+    elif edit == "legacy":                         # a user message without its id (a legacy shape, v0/v1)
+        for j in list(range(i, len(rows))) + list(range(i)):
+            if rows[j].startswith(b'{"type":"user/message"'):
+                obj = json.loads(rows[j])
+                obj["data"].pop("id", None)
+                rows[j] = json.dumps(obj, separators=(",", ":")).encode()
+                break
     elif edit == "pack-dt-lies":                   # a packed row's dt one member short or long
         for j in range(i, len(rows)):
             if rows[j].startswith(b'{"type":"text-chunks"'):

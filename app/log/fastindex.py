@@ -38,6 +38,7 @@ persistent index cache (:mod:`app.store.indexcache`) extends when a log grows.
 """
 from __future__ import annotations
 
+import gc
 import marshal
 import os
 import re
@@ -85,6 +86,7 @@ _TAILS = itemgetter(slice(-2, None))
 _GROUP1 = methodcaller("group", 1)
 _LEAD = (b"",)                 # (joined first: the heads string starts with a NUL)
 PARALLEL_MIN = 32 << 20        # a raw file with at least this much left to scan is cut into ranges
+BATCH = 1 << 20                # small segments (zstd frames) are scanned together up to about this many bytes
 
 
 class Fed(NamedTuple):
@@ -129,6 +131,15 @@ def scan_lines(lines: list[bytes], expected: Optional[int], legacy: bool) -> Opt
     """The rows of one segment, ``lines`` (each ending in a newline, no NUL), when every line is a
     row in the writer's key order ending in ``}`` and their seqs continue ``expected`` exactly
     (None: from the first row's seq, which the caller checks); else None."""
+    blocks = scan_segments(lines, [len(lines)], expected, legacy)
+    return blocks[0] if blocks is not None else None
+
+
+def scan_segments(lines: list[bytes], ends: list[int], expected: Optional[int],
+                  legacy: bool) -> Optional[list[_Block]]:
+    """:func:`scan_lines` of consecutive segments at once (many small zstd frames cost one pass):
+    ``lines`` all their lines, ``ends`` the end of each segment's lines in it.  A block per
+    segment when every segment passes (each exactly as it would alone), else None."""
     n = len(lines)
     if not n or b"".join(map(_TAILS, lines)) != b"}\n" * n:
         return None                                # (a blank line, a row not ending in "}")
@@ -155,32 +166,36 @@ def scan_lines(lines: list[bytes], expected: Optional[int], legacy: bool) -> Opt
             return None
         counts = [1] * n
         deque(map(counts.__setitem__, compress(range(n), packed), map(add, extra, repeat(1))), 0)
-        col = list(accumulate(counts, initial=first))
-        last = col.pop() - 1
-        if col != ints:                            # every row's seq, exactly
+        col = list(accumulate(counts, initial=first))       # col[i]: row i's seq; col[n]: the seq after them
+        if col[:n] != ints:                        # every row's seq, exactly
             return None
     else:
-        last = first + n - 1
-        if ints != list(range(first, last + 1)):
+        col = list(range(first, first + n + 1))
+        if col[:n] != ints:
             return None
     is_mark = list(map(_MARK_CODE.__contains__, types))
-    marks_s: list[int] = list(compress(ints, is_mark))
-    marks_c: list[int] = list(map(_MARK_CODE.__getitem__, compress(types, is_mark))) if marks_s else []
-    flag: Optional[bool] = None
-    if legacy:                                     # the rows that may be in a legacy shape, probed exactly
-        flag = False
-        maybe = list(map(_LEGACY_TYPES.__contains__, types))
-        if any(maybe):
-            try:
-                for t, s, line in compress(zip(types, seqs, lines), maybe):
-                    if t in _WITH_MESSAGE and _HAS_MESSAGE.match(line, _SEQ_AT + len(t) + len(s)):
-                        continue                   # data.message is there: not a legacy shape
-                    if _maybe_legacy(_probe(line)):
-                        flag = True
-                        break
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                return None
-    return _Block(first, last, n, marks_s, marks_c, flag)
+    maybe = list(map(_LEGACY_TYPES.__contains__, types)) if legacy else None
+    out: list[_Block] = []
+    a = 0
+    for e in ends:
+        marks = list(compress(range(a, e), is_mark[a:e]))
+        flag: Optional[bool] = None
+        if maybe is not None:                      # the rows that may be in a legacy shape, probed exactly
+            flag = False
+            if any(maybe[a:e]):
+                try:
+                    for t, s, line in compress(zip(types[a:e], seqs[a:e], lines[a:e]), maybe[a:e]):
+                        if t in _WITH_MESSAGE and _HAS_MESSAGE.match(line, _SEQ_AT + len(t) + len(s)):
+                            continue               # data.message is there: not a legacy shape
+                        if _maybe_legacy(_probe(line)):
+                            flag = True
+                            break
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    return None
+        out.append(_Block(col[a], col[e] - 1, e - a, [ints[i] for i in marks],
+                          [_MARK_CODE[types[i]] for i in marks], flag))
+        a = e
+    return out
 
 
 class IndexBuilder:
@@ -243,16 +258,16 @@ class IndexBuilder:
             self.legacy.append(blk.legacy)
         self.fast_segments += 1
 
-    def try_fast(self, seg: Segment) -> bool:
-        """Index ``seg`` from its bytes; False (nothing changed) when it needs the exact scan."""
+    def try_fast(self, seg: Segment) -> int:
+        """Index ``seg`` from its bytes: its rows; 0 (nothing changed) when it needs the exact scan."""
         if seg.bad or seg.torn or seg.rows is not None or not seg.data.endswith(b"}\n"):
-            return False
+            return 0
         lines = lines_of(seg.data, len(seg.data))
         blk = scan_lines(lines, self.expected, self.legacy is not None) if lines is not None else None
         if blk is None:
-            return False
+            return 0
         self.add_block(seg.pos, seg.end, seg.line0, blk)
-        return True
+        return blk.rows
 
     # ------------------------------------------------------------------ state
     def state(self) -> dict[str, object]:
@@ -514,21 +529,72 @@ def scan(reader: LogReader, builder: IndexBuilder, segments: Optional[Iterable[S
         if segments is None:
             segments = src.forward(start, line0=line0) if isinstance(src, RawJsonlSource) else src.forward(start)
         fed = _feed_segments(reader, builder, segments, fast)
-    for f in fed:
-        if on_segment is not None:
-            on_segment(f, builder)
-        if progress:
-            progress(f.end if isinstance(f.end, int) else 0, total)
+    collecting = gc.isenabled()
+    gc.disable()           # (the scan makes tuples by the million and no cycles: the collector only costs time)
+    try:
+        for f in fed:
+            if on_segment is not None:
+                on_segment(f, builder)
+            if progress:
+                progress(f.end if isinstance(f.end, int) else 0, total)
+    finally:
+        if collecting:
+            gc.enable()
     if builder.legacy is not None and len(builder.legacy) == len(builder.idx):
         builder.idx.legacy = array("b", builder.legacy)
     return builder
 
 
 def _feed_segments(reader: LogReader, builder: IndexBuilder, segments: Iterable[Segment], fast: bool) -> Iterator[Fed]:
-    for seg in segments:
-        if not (fast and builder.try_fast(seg)):
+    """Feed ``segments``; small ones (zstd frames) that may pass at byte level are scanned in
+    batches of about :data:`BATCH` bytes (:func:`scan_segments`), a batch that does not pass
+    segment by segment, so every segment takes the route it takes alone."""
+    batch: list[Segment] = []
+    size = 0
+    for seg in chain(segments, (None,)):
+        if seg is not None and fast and not (seg.bad or seg.torn or seg.rows is not None) \
+                and seg.data.endswith(b"}\n") and len(seg.data) < BATCH:
+            batch.append(seg)
+            size += len(seg.data)
+            if size < BATCH:
+                continue
+            seg = None
+        if batch:
+            yield from _feed_batch(reader, builder, batch)
+            batch, size = [], 0
+        if seg is not None:
+            rows = builder.try_fast(seg) if fast else 0
+            if not rows:
+                builder.add_exact(reader, seg)
+                yield _fed(seg)
+            else:                              # (a fast segment's lines are its rows: no count of its newlines)
+                yield Fed(seg.pos, seg.end, seg.line0, rows, seg.text_offset, len(seg.data), seg.torn, False)
+
+
+def _feed_batch(reader: LogReader, builder: IndexBuilder, batch: list[Segment]) -> Iterator[Fed]:
+    lines: list[bytes] = []
+    ends: list[int] = []
+    blocks: Optional[list[_Block]] = None
+    for seg in batch:
+        got = lines_of(seg.data, len(seg.data))
+        if got is None:
+            break
+        lines += got
+        ends.append(len(lines))
+    else:
+        blocks = scan_segments(lines, ends, builder.expected, builder.legacy is not None)
+    for i, seg in enumerate(batch):
+        if blocks is not None:
+            blk = blocks[i]
+            builder.add_block(seg.pos, seg.end, seg.line0, blk)
+            yield Fed(seg.pos, seg.end, seg.line0, blk.rows, seg.text_offset, len(seg.data), False, False)
+            continue
+        rows = builder.try_fast(seg)
+        if not rows:
             builder.add_exact(reader, seg)
-        yield _fed(seg)
+            yield _fed(seg)
+        else:
+            yield Fed(seg.pos, seg.end, seg.line0, rows, seg.text_offset, len(seg.data), False, False)
 
 
 def wants_legacy(reader: LogReader) -> bool:
