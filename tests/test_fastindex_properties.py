@@ -14,6 +14,7 @@ import functools
 import json
 import os
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from app.log import fastindex, sources
@@ -87,11 +88,21 @@ def _apply(rows: list, edit: str, i: int, k: int) -> list:
         rows[i] = _reorder(rows[i])
     elif edit == "merge-packed":
         _merge_packed(rows, i)
-    elif edit == "legacy":                         # a user message without its id (a legacy shape, v0/v1)
+    elif edit == "legacy":                         # a row in a legacy shape (v0/v1), or one that looks near it
+        kind = (b"user/message", b"turn/start", b"turn/end", b"turn/end", b"turn/end")[k - 1]
         for j in list(range(i, len(rows))) + list(range(i)):
-            if rows[j].startswith(b'{"type":"user/message"'):
+            if rows[j].startswith(b'{"type":"' + kind + b'"'):
                 obj = json.loads(rows[j])
-                obj["data"].pop("id", None)
+                if k == 1:
+                    obj["data"].pop("id", None)               # a user message without its id
+                elif k == 2:
+                    obj["data"]["trigger"] = "user"             # a turn start with a trigger
+                elif k == 3:
+                    obj["data"]["reason"] = {"kind": "aborted"}  # an abort without its own reason
+                elif k == 4:
+                    obj["data"]["reason"] = "completed"         # a reason that is a string
+                else:
+                    obj["data"]["reason"] = {"kind": "max-steps", "note": "x"}   # not legacy, another shape
                 rows[j] = json.dumps(obj, separators=(",", ":")).encode()
                 break
     elif edit == "pack-dt-lies":                   # a packed row's dt one member short or long
@@ -213,3 +224,21 @@ def test_a_big_file_is_scanned_by_workers_and_equals_the_exact_scan(tmp_path, mo
         assert len(calls) == 1 and len(calls[0]) == 2          # two grid points: three ranges
         assert b.exact_segments == 0 and b.fast_segments > 40
         assert _same(r.build_index_exact(problems=[]), b.idx)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5])
+def test_legacy_flags_of_rows_near_a_legacy_shape(tmp_path, k):
+    """Each legacy-shape edit (user message without id, turn start with a trigger, abort without a reason,
+    string reason) flags its segment as the exact probe does; a turn end in another, non-legacy shape does
+    not; both feeds agree (v0, every seed, small blocks so that each edit lands in its own segment)."""
+    for seed in range(4):
+        for i in (0, 40, 90):
+            r = LogReader(RawJsonlSource(_log(tmp_path, 0, seed, [("legacy", i, k)], 0), block=2048))
+            probe: list = []
+            for seg in r.source.forward():
+                r.scan_segment_rows(seg, [], probe)
+            for b in (scan(r, IndexBuilder(problems=[], legacy=[]), r.source.forward()),
+                      scan(r, IndexBuilder(problems=[], legacy=[]), workers=1)):
+                assert list(b.idx.legacy) == [bool(x) for x in probe]
+                assert b.exact_segments == 0
+            assert any(probe) == (k != 5)

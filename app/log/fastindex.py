@@ -73,12 +73,21 @@ _CHUNK_TYPES = frozenset({b"text-chunks", b"reasoning-chunks", b"tool-call-chunk
 # checked before); the dt's bytes are checked to be numbers and commas only afterwards
 _DT = re.compile(rb'\{"type":"[^"]*","seq0":[0-9]+,"time0":-?[0-9]+,"data":\{"turn":-?[0-9]+,"step":-?[0-9]+,'
                  rb'"index":-?[0-9]+,"dt":\[([^\]]*)\]')
-# an assistant message or tool result whose data holds "message" (so not in a legacy shape), after its seq
+# rows of a type that may be in a legacy shape, in a shape that is not (so no probe), after their seq:
+# an assistant message or tool result whose data holds "message"; a whole turn/start without a trigger;
+# a whole turn/end whose reason is an object with a kind only, one that is no abort, disposal or error
+_INT = rb'-?(?:0|[1-9][0-9]*)'
 _HAS_MESSAGE = re.compile(rb',"time":-?\d+,"data":\{"turn":-?\d+,"step":-?\d+,"message":\{')
+_NOT_LEGACY = {
+    b"assistant/message": _HAS_MESSAGE,
+    b"tool/result": _HAS_MESSAGE,
+    b"turn/start": re.compile(rb',"time":' + _INT + rb',"data":\{"turn":' + _INT + rb'\}\}\n'),
+    b"turn/end": re.compile(rb',"time":' + _INT + rb',"data":\{"turn":' + _INT +
+                            rb',"reason":\{"kind":"(?![a-z-]*(?:aborted|disposed|error))[a-z-]+"\}\}\}\n'),
+}
 _MARK_CODE = {k.encode(): v for k, v in MARK_CODES.items()}
 _LEGACY_TYPES = frozenset({b"steering/message", b"user/message", b"assistant/message", b"tool/result",
                            b"turn/start", b"turn/end"})
-_WITH_MESSAGE = frozenset({b"assistant/message", b"tool/result"})
 _SEQ_AT = len(b'{"type":"') + len(b'","seq":')      # + len(type) + len(seq): just after a row's seq
 _probe = msgspec.json.Decoder(_ProbeRow).decode
 _HEADS = itemgetter(slice(0, _HEAD))
@@ -185,8 +194,9 @@ def scan_segments(lines: list[bytes], ends: list[int], expected: Optional[int],
             if any(maybe[a:e]):
                 try:
                     for t, s, line in compress(zip(types[a:e], seqs[a:e], lines[a:e]), maybe[a:e]):
-                        if t in _WITH_MESSAGE and _HAS_MESSAGE.match(line, _SEQ_AT + len(t) + len(s)):
-                            continue               # data.message is there: not a legacy shape
+                        shape = _NOT_LEGACY.get(t)
+                        if shape is not None and shape.match(line, _SEQ_AT + len(t) + len(s)):
+                            continue               # (in a shape that is not a legacy one)
                         if _maybe_legacy(_probe(line)):
                             flag = True
                             break
