@@ -404,3 +404,31 @@ def test_file_range_copies_in_steps_at_the_output_offset(tmp_path, monkeypatch):
     finally:
         os.close(fd)
     assert out.read_bytes() == b"head\n" + data[123:45_678] + b"tail\n"
+
+
+def test_legacy_rows_by_the_row_heads_equal_the_full_probe(tmp_path):
+    """The fork's legacy candidates from the index's row-head scan are exactly the rows the probe of
+    every row finds, in every segment of a log with legacy rows; a segment with a row in another key
+    order (or not ending a row) is left to the full probe."""
+    p, n = _legacy_log(tmp_path, size=3 << 20)
+    data = p.read_bytes()
+    body = data[data.index(b"\n") + 1:]
+    segs, at = [], 0
+    while at < len(body):                              # ~256 KB pieces cut at row ends
+        cut = body.find(b"\n", at + (256 << 10))
+        cut = len(body) if cut < 0 else cut + 1
+        segs.append(body[at:cut])
+        at = cut
+    found = 0
+    for seg in segs:
+        fast = forking._legacy_by_heads(seg, len(seg))
+        assert fast is not None and fast == forking._legacy_by_probe(seg, len(seg))
+        found += len(fast)
+    assert found >= n
+    row = next(r for r in body.split(b"\n") if b'"reason":"aborted"' in r)
+    obj = json.loads(row)
+    moved = json.dumps({"seq": obj["seq"], **obj}, separators=(",", ":")).encode()    # seq before type
+    seg = body[:4096].rsplit(b"\n", 1)[0] + b"\n" + moved + b"\n"
+    assert forking._legacy_by_heads(seg, len(seg)) is None
+    assert forking._legacy_by_heads(seg, len(seg) - 1) is None
+    assert len(forking._legacy_by_probe(seg, len(seg))) >= 1
