@@ -64,27 +64,31 @@ def _titles_of(text: bytes) -> list:
 
 def _windowed_title(path) -> object:
     """The documented rule for a file bigger than two windows, restated over whole rows / frames:
-    raw JSONL: the last title of a row lying whole in the tail window, else in the head window;
-    zstd: the last title in the frames starting in the tail window, else in the first frame after
-    the header and the frames lying whole in the head window."""
+    raw JSONL: the last title of a row lying whole in the tail window, else of a row starting in the
+    ``MIDDLE_LIMIT`` bytes before it, else in the head window; zstd: the last title in the frames
+    starting in the tail window, else in the frames starting in the last ``ZSTD_MIDDLE`` bytes, else
+    in the first frame after the header and the frames lying whole in the head window."""
     from backports import zstd
     data = path.read_bytes()
     if not path.name.endswith(".zstd"):
-        w, at, tail, head = titles.WINDOW, 0, [], []
+        w, at, tail, middle, head = titles.WINDOW, 0, [], [], []
+        lo = max(w, len(data) - w - titles.MIDDLE_LIMIT)
         for line in data.splitlines(keepends=True):
             ts = _titles_of(line)
             tail += ts if at >= len(data) - w else []
+            middle += ts if lo <= at < len(data) - w else []
             head += ts if at + len(line) <= w else []
             at += len(line)
-        return (tail or head or [None])[-1]
+        return (tail or middle or head or [None])[-1]
     w, at, frames = titles.ZSTD_WINDOW, 0, []
     while at < len(data):
         n = zstd.get_frame_size(data[at:])
         frames.append((at, at + n, _titles_of(zstd.decompress(data[at:at + n]))))
         at += n
     tail = [t for a, _b, ts in frames if a >= len(data) - w for t in ts]
+    middle = [t for a, _b, ts in frames[1:] if a >= len(data) - titles.ZSTD_MIDDLE for t in ts]
     head = [t for k, (_a, b, ts) in enumerate(frames[1:]) if k == 0 or b <= w for t in ts]
-    return (tail or head or [None])[-1]
+    return (tail or middle or head or [None])[-1]
 
 
 def test_list_titles_agree_with_inspect_on_every_fixture_and_demo_session():
@@ -114,10 +118,11 @@ def _title_row(text: str) -> bytes:
         "title": text, "messageSeqs": [], "source": {"kind": "user"}}}, separators=(",", ":")).encode()
 
 
-def test_zstd_titles_of_a_big_log_tail_head_and_middle(tmp_path):
-    """zstd bigger than two windows: a title in the last frames wins; else the first frame's after the
-    header (read whole though bigger than the window), which is inspect's unless a later title lies
-    only in the middle (the documented price of bounded reads: the list then shows the head's)."""
+def test_zstd_titles_of_a_big_log_tail_head_and_middle(tmp_path, monkeypatch):
+    """zstd bigger than two windows: a title in the last frames wins; else one in the frames of the
+    last ``ZSTD_MIDDLE`` bytes (a rename in the middle); else the first frame's after the header (read
+    whole though bigger than the window), which is inspect's unless a later title lies before the
+    bounded middle (the documented price of bounded reads: the list then shows the head's)."""
     src = tmp_path / "src.jsonl"
     write_jsonl(str(src), SessionSynth(seed=5), target_bytes=3 << 20)
     head, rest = src.read_bytes().split(b"\n", 1)
@@ -137,7 +142,11 @@ def test_zstd_titles_of_a_big_log_tail_head_and_middle(tmp_path):
     assert titles.ZSTD_WINDOW < first < titles.ZSTD_FIRST_FRAME         # the first frame is cut by the window
     assert discover(str(p), titles=True).sessions[0].title == "Head title" == _inspect_title(p)
     write(rows[:len(rows) // 2] + [_title_row("Middle")] + rows[len(rows) // 2:])
-    assert discover(str(p), titles=True).sessions[0].title == "Head title" and _inspect_title(p) == "Middle"
+    assert discover(str(p), titles=True).sessions[0].title == "Middle" == _inspect_title(p)
+    monkeypatch.setattr(titles, "ZSTD_MIDDLE", p.stat().st_size // 4)  # the middle title before the bound
+    os.utime(p, ns=(p.stat().st_atime_ns, p.stat().st_mtime_ns + 10 ** 9))   # (a new revision: not cached)
+    assert discover(str(p), titles=True).sessions[0].title == "Head title" == _windowed_title(p)
+    monkeypatch.undo()
     write(rows + [_title_row("Renamed at the end")])
     assert discover(str(p), titles=True).sessions[0].title == "Renamed at the end" == _inspect_title(p)
     # a torn last frame: its complete rows count (as a reader recovers them), the cut row does not

@@ -43,7 +43,8 @@ def _title_row(seq, text):
 
 def _windowed_title(path) -> object:
     """The documented rule, from the rows and their offsets: a file of at most two windows, its last
-    title; else the last title of a row lying whole in the tail window, else in the head window."""
+    title; else the last title of a row lying whole in the tail window, else of a row starting in the
+    ``MIDDLE_LIMIT`` bytes before the tail window, else of a row lying whole in the head window."""
     rows, at = [], 0
     for line in open(path, "rb"):
         obj = json.loads(line) if line.strip() else None
@@ -54,19 +55,26 @@ def _windowed_title(path) -> object:
     if at <= 2 * w:
         return rows[-1][2] if rows else None
     tail = [t for a, b, t in rows if a >= at - w]
+    middle = [t for a, b, t in rows if max(w, at - w - titles.MIDDLE_LIMIT) <= a < at - w]
     head = [t for a, b, t in rows if b <= w]
-    return (tail or head or [None])[-1]
+    return (tail or middle or head or [None])[-1]
 
 
 @pytest.mark.parametrize("size", [60_000, 700_000, 2_500_000])
-def test_titles_of_generated_logs_where_head_tail_and_middle(tmp_path, size):
+def test_titles_of_generated_logs_where_head_tail_and_middle(tmp_path, monkeypatch, size):
     p = tmp_path / "s" / "session.jsonl"
     write_jsonl(str(p), SessionSynth(seed=size % 97), target_bytes=size)
     info = discover(str(p)).sessions[0]
     got = titles.session_title(info)
     assert got == _windowed_title(p) is not None
-    if size <= 2 * titles.WINDOW:
-        assert got == _last_title(p)                 # read whole: exactly the full decode's title
+    assert got == _last_title(p)                     # within the bounded middle: the full decode's title
+    if size > 2 * titles.WINDOW + 300_000:           # a middle bound shorter than the file: the rule still
+        monkeypatch.setattr(titles, "MIDDLE_LIMIT", 100_000)          # holds (an older title may show)
+        monkeypatch.setattr(titles, "MIDDLE_STEP", 30_000)
+        monkeypatch.setattr(titles, "_cache", None)
+        assert titles.read_title(str(p), info.size) == _windowed_title(p)
+        monkeypatch.undo()
+        monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
     # a user rename appended at the end wins; the file changed, so the cache does not answer
     last = info.size
     with open(p, "ab") as f:

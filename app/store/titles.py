@@ -4,14 +4,17 @@ The title of a session is its last ``session/title`` event (spec §2.4, last win
 ``bytes.find`` (C speed); only the title rows are decoded.  Every file is read in two bounded
 windows at most: the head window (the listing's first read, which also holds the header) and the
 tail window.  dsh writes the provider's title after turn 1 and a user's rename between turns, so
-the last title is looked for in the tail window, else in the head window.  A raw JSONL file no
-bigger than the two windows together is read whole, so its title is exactly the one ``inspect``
-gives; in a bigger file a rename that lies only in the middle is not seen (the list then shows
-an earlier title, or none) — the price of a list that never reads a whole log.  zstd: the frames
+the last title is looked for in the tail window, then (a rename in the middle) backwards through
+a bounded middle, else in the head window.  A raw JSONL file no bigger than the two windows
+together is read whole; a bigger one is searched backwards from its tail window in 1 MiB steps
+(``bytes.find``, memory speed) over at most ``MIDDLE_LIMIT`` bytes, stopping at the first step
+that holds a title, so its title is exactly ``inspect``'s unless the last one lies further back
+than that (a log of more than 64 MiB: the list may then show an earlier title, the price of a
+list that never reads a whole big log).  zstd: the chain of whole frames that ends the file in
+the tail window, then the frames of the last ``ZSTD_MIDDLE`` compressed bytes, then the frames
 starting in the head window after the header frame (a frame cut by the window gives its
-complete rows) and the chain of whole frames that ends the file in the tail window, each
-decoded with its checksum verified and bounded; a file whose frames all lie in those windows
-is decoded whole (exactly ``inspect``'s title).
+complete rows), each decoded with its checksum verified and bounded; a file whose frames all lie
+in those windows is decoded whole (exactly ``inspect``'s title).
 
 Titles are cached in ``<cache>/titles.json`` (the cache folder of :mod:`app.store.indexcache`)
 keyed by path and revision (size and mtime, as the listing's own stat gives them), with the
@@ -34,6 +37,10 @@ if TYPE_CHECKING:
 WINDOW = 32 << 10                  # raw JSONL: bytes read at the head (the first read) and at the tail
 ZSTD_WINDOW = 8 << 10              # zstd: compressed bytes read at the head and at the tail (~4x as much text)
 ZSTD_PLAIN_LIMIT = 16 << 20        # plaintext decoded from one window at most (a bomb is passed over)
+MIDDLE_LIMIT = 64 << 20            # raw JSONL without a title in the tail window: this much before it is searched
+MIDDLE_STEP = 1 << 20              # ... backwards, in steps of this much
+MIDDLE_OVERLAP = 64 << 10          # ... overlapping by this much (a longer title row there is passed over)
+ZSTD_MIDDLE = 2 << 20              # zstd without a title in the tail window: the frames ending the file within this
 ZSTD_FIRST_FRAME = 256 << 10       # zstd: the first frame after the header is read whole up to this size
 _NEEDLE = b"session/title"         # the type value, quoted on both sides (any spacing around the key; rows
 _QUOTE = ord('"')                  # are decoded to check); unquoted: 2x the speed of a needle with quotes
@@ -175,7 +182,25 @@ def title_of_jsonl(fd: int, size: int, head: bytes = b"", window: int = 0) -> Op
         return title_in(head if len(head) >= size else head + os.pread(fd, size - len(head), len(head)))
     tail = os.pread(fd, window + 1, size - window - 1)    # (from the byte before: a row starting the
     t = title_in(tail)                                     # window is whole when that byte is a newline)
+    if t is None:
+        t = _middle_title(fd, max(window, size - window - MIDDLE_LIMIT), size - window, size)
     return t if t is not None else title_in(head[:window])
+
+
+def _middle_title(fd: int, lo: int, hi: int, size: int) -> Optional[str]:
+    """The last title of the rows starting in ``[lo, hi)`` of a raw file of ``size`` bytes, read backwards in ``MIDDLE_STEP`` chunks that
+    overlap by ``MIDDLE_OVERLAP`` (a title row up to that size is whole in one of them); found by
+    ``bytes.find``, so the scan runs at memory speed and stops at the first chunk holding one."""
+    end = hi
+    while end > lo:
+        start = max(lo, end - MIDDLE_STEP)
+        blob = os.pread(fd, min(size, end + MIDDLE_OVERLAP) - start + 1, start - 1)
+        if _NEEDLE in blob:
+            t = title_in(blob)
+            if t is not None:
+                return t
+        end = start
+    return None
 
 
 def decode_frames(buf: bytes, start: int, stop: int, limit: int) -> bytes:
@@ -268,6 +293,18 @@ def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window
                 return t
             break
         i = tail.find(MAGIC, i + 1)
+    if size - header_end > window:                 # a rename in the middle: the frames that end the
+        lo = max(header_end, size - ZSTD_MIDDLE)   # file within ZSTD_MIDDLE compressed bytes
+        region = os.pread(fd, size - lo, lo)
+        i = 0 if lo == header_end else region.find(MAGIC)
+        while i >= 0:
+            text = _frames_text(region, i, ZSTD_PLAIN_LIMIT)
+            if text is not None:
+                t = title_in(text, True)
+                if t is not None:
+                    return t
+                break
+            i = region.find(MAGIC, i + 1)
     return _head_title(fd, size, header_end, head, window)
 
 
