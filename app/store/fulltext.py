@@ -14,15 +14,23 @@ proves the prefix is the same); a replaced, shrunk or rewritten one is indexed a
 store is listed when the file changed and a session whose revision changed is indexed again.
 
 Fast first build: a new JSONL session is read whole with one open and one read and its text
-extracted without typed events (:func:`app.log.extract.extract_jsonl`), by two worker processes
-when there is much to read, while this process writes; rows are written with ``executemany`` in
-large transactions.
+extracted without typed events (:func:`app.log.extract.extract_jsonl`); rows are written with
+``executemany`` in large transactions.  The first build of a big root is sharded: the sessions
+are split by a hash of their path into two shards (``<index>.sqlite`` and
+``<index>.shard1.sqlite``), a worker process (:func:`serve_shard`) builds shard 1 while this one
+builds shard 0, so both cores extract and both write FTS5 (no text crosses a pipe).  Queries fan
+out over the shards and merge (:mod:`app.store.ftssearch`); later updates walk once and update
+each shard in this process (a grown session stays in its shard).  An index that started with one
+shard stays so; its big updates extract in worker processes (:func:`app.store.ftsio.extracted`).
 
 Crash-safe: WAL journal, each session's rows and its bookkeeping row are written in one
-transaction, so a crash leaves every session either as before or fully updated.  A session's rows
-are kept in memory until it was read whole and written with those of the next sessions at the
-commit (every 200 sessions or 8 MB); one too big for memory is written as it is read, inside a
-savepoint (a savepoint per session made FTS5 flush a segment per session).
+transaction, so a crash leaves every session either as before or fully updated; each shard is
+such an index of its own sessions (no session spans two files), so a killed worker leaves its
+shard usable and the build is finished in this process.  A session's rows are kept in memory
+until it was read whole and written with those of the next sessions at the commit (every 1000
+sessions or 32 MB of text: a commit makes FTS5 write a segment); one too big for memory is
+written as it is read, inside a savepoint (a savepoint per session made FTS5 flush a segment per
+session).
 It never writes into the store: sources are opened read-only (JSONL/zstd by ``os.read``/``pread``,
 SQLite ``mode=ro``).  Where the Python build lacks FTS5, :func:`fts5_available` says so and
 searches fall back to scanning the sessions with the same extraction.
@@ -46,7 +54,7 @@ from typing import Any, Optional
 from ..log.extract import FAST_MAX_BYTES, Entry, FileText, RowText, may_hold_text
 from ..log.reader import LogReader
 from ..log.sources import open_source
-from .discovery import SQLITE_SUFFIXES, _PROJECT_RE, _older_generations, _walk, read_header_bytes
+from .discovery import SESSION_SUFFIXES, SQLITE_SUFFIXES, _PROJECT_RE, _older_generations, read_header_bytes
 from .ftsio import (auto_workers, crc_before, extracted, flush, list_store, looks_like_session, safe_listdir, split,
                     upsert_file)
 from .ftsquery import FTS5_MISSING, QueryError, SearchHit, SearchResult, SessionGroup, parse_query
@@ -56,8 +64,8 @@ __all__ = ["FullTextIndex", "QueryError", "SearchHit", "SearchResult", "SessionG
            "fts5_available", "parse_query", "FTS5_MISSING"]
 
 SCHEMA = 2
-_COMMIT_BYTES = 8 << 20
-_COMMIT_SESSIONS = 200
+_COMMIT_BYTES = 32 << 20     # a commit makes FTS5 write its pending terms as a segment: few, big ones
+_COMMIT_SESSIONS = 1000
 _FLUSH_ROWS = 2048            # rows written at a time by a session written as it is read
 _MEMORY_BYTES = 16 << 20      # a session's text kept in memory before it is written in a savepoint
 _FAST_BYTES = FAST_MAX_BYTES  # new JSONL sessions up to this size are read whole (extract_jsonl)
@@ -166,6 +174,55 @@ def _shard_scan(scanned: tuple[list[tuple[str, os.stat_result, Optional[str]]], 
     return out
 
 
+def _walk_stat(base: str, projects: bool, max_depth: int = 8) -> tuple[
+        list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]]:
+    """The walk of :func:`app.store.discovery._walk` (same folders and names) in one pass with the
+    stat of each file: (session files with their project, SQLite stores), sorted by path.  A
+    folder holding several generations of a session keeps the newest (``_older_generations``
+    on that folder's files only); ``projects``: a file two folders or more below ``base`` is in
+    the project its first folder names (``--home-dev-x--``)."""
+    files: list[tuple[str, os.stat_result, Optional[str]]] = []
+    stores: list[tuple[str, os.stat_result]] = []
+    stack: list[tuple[str, int, Optional[str]]] = [(base, 0, None)]
+    while stack:
+        d, depth, top = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        found: list[str] = []
+        for e in entries:
+            name = e.name
+            if name.startswith(".") and name not in (".sessions", ".dsh"):
+                continue
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    if depth < max_depth:
+                        stack.append((e.path, depth + 1, name if depth == 0 else top))
+                elif name.endswith(SESSION_SUFFIXES) or name.endswith(SQLITE_SUFFIXES):
+                    if e.is_file():
+                        found.append(e.path)
+            except OSError:
+                continue
+        if len(found) > 1:
+            hidden = _older_generations(found)
+            found = [p for p in found if p not in hidden]
+        project = top if projects and depth >= 2 and top is not None and _PROJECT_RE.match(top) else None
+        for p in found:
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue
+            if p.endswith(SQLITE_SUFFIXES):
+                stores.append((p, st))
+            else:
+                files.append((p, st, project))
+    files.sort(key=lambda f: f[0])
+    stores.sort(key=lambda f: f[0])
+    return files, stores
+
+
 def shard_path(db_path: str, k: int) -> str:
     """The database file of shard ``k`` (shard 0 is the index file itself)."""
     if k == 0:
@@ -187,8 +244,11 @@ class _ShardWorker:
     """One shard updated by a worker process (:func:`serve_shard`): progress and the report read
     from its stdout by a thread; closing its stdin asks it to stop (it keeps what it committed)."""
 
-    def __init__(self, root: str, db_path: str, k: int, n: int):
-        self.job = {"root": root, "db": db_path, "k": k, "n": n}
+    def __init__(self, root: str, db_path: str, k: int, n: int, scanned: Optional[tuple[Any, Any]] = None):
+        self.job: dict[str, Any] = {"root": root, "db": db_path, "k": k, "n": n}
+        if scanned is not None:                      # its files (the worker stats them again)
+            self.job["files"] = [(p, project) for p, _st, project in scanned[0]]
+            self.job["stores"] = [p for p, _st in scanned[1]]
         self.k = k
         self.progress = (0, 0, 0)
         self.proc: Optional[subprocess.Popen[bytes]] = None
@@ -271,6 +331,13 @@ class _ShardWorker:
             self.thread.join(timeout=5)
 
 
+def _stat(p: str) -> Optional[os.stat_result]:
+    try:
+        return os.stat(p)
+    except OSError:
+        return None
+
+
 def serve_shard(inp: Any = None, out: Any = None) -> None:
     """A shard worker: one JSON line ``{"root", "db", "k", "n"}`` on stdin, then the update of
     shard k of n (progress lines ``P done total bytes``, at most every 50 ms, then ``R {report}``);
@@ -293,8 +360,12 @@ def serve_shard(inp: Any = None, out: Any = None) -> None:
             last[0] = now
             out.write(f"P {done} {total} {nbytes}\n".encode())
             out.flush()
+    scanned = None
+    if "files" in job:
+        scanned = ([(p, st, project) for p, project in job["files"] if (st := _stat(p)) is not None],
+                   [(p, st) for p in job["stores"] if (st := _stat(p)) is not None])
     with FullTextIndex(job["root"], db_path=job["db"], part=(int(job["k"]), int(job["n"]))) as ix:
-        rep = ix._update_one(progress, stop, 0, None)
+        rep = ix._update_one(progress, stop, 0, scanned)
     d: dict[str, Any] = {k: getattr(rep, k) for k in _COUNTS}
     d.update(cancelled=rep.cancelled, problems=rep.problems)
     out.write(b"R " + json.dumps(d).encode() + b"\n")
@@ -435,7 +506,8 @@ class FullTextIndex(IndexQueries):
                 base, kind = os.path.join(root, "sessions"), "home"
             elif any(_PROJECT_RE.match(n) for n in safe_listdir(root)):
                 kind = "root"
-            paths = _walk(base)
+            files, stores = _walk_stat(base, kind in ("root", "home"))
+            paths = ()
         for p in paths:
             try:
                 st = os.stat(p)
@@ -443,15 +515,8 @@ class FullTextIndex(IndexQueries):
                 continue
             if p.endswith(SQLITE_SUFFIXES):
                 stores.append((p, st))
-                continue
-            pre = base.rstrip(os.sep) + os.sep
-            rel = (p[len(pre):] if p.startswith(pre) else os.path.relpath(p, base)).split(os.sep)
-            project = rel[0] if kind in ("root", "home") and len(rel) >= 3 and _PROJECT_RE.match(rel[0]) else None
-            files.append((p, st, project))
-        # a session folder may hold one file per format version: the newest generation is the session
-        hidden = _older_generations([p for p, _, _ in files])
-        if hidden:
-            files = [f for f in files if f[0] not in hidden]
+            else:
+                files.append((p, st, None))
         k, n = self.part
         if n > 1 and not every:
             files = [f for f in files if shard_of(f[0], n) == k]
@@ -572,7 +637,7 @@ class FullTextIndex(IndexQueries):
                 split = True
         if split:
             assert scanned is not None
-            rep = self._update_shards(progress, cancel, _shard_scan(scanned, n)[0])
+            rep = self._update_shards(progress, cancel, _shard_scan(scanned, n))
         elif k == 0 and n > 1:
             rep = self._update_parts(progress, cancel, workers)
         else:
@@ -607,14 +672,16 @@ class FullTextIndex(IndexQueries):
                 break
         return rep
 
-    def _update_shards(self, progress: Progress, cancel: Cancel,
-                       scanned: Optional[tuple[Any, Any]]) -> UpdateReport:
+    def _update_shards(self, progress: Progress, cancel: Cancel, scans: Optional[list[Any]]) -> UpdateReport:
         """Update every shard at once: shards 1..n-1 in worker processes (:func:`serve_shard`),
         shard 0 in this one.  Each shard is an index of its own (WAL, a transaction per batch of
         sessions), so a crash or a killed worker leaves every shard usable; a worker that died is
-        finished here."""
+        finished here.  ``scans``: each shard's part of the walk (handed to its worker: no
+        second walk)."""
         _k, n = self.part
-        workers = [_ShardWorker(self.root, shard_path(self.db_path, i), i, n) for i in range(1, n)]
+        workers = [_ShardWorker(self.root, shard_path(self.db_path, i), i, n,
+                                scans[i] if scans is not None else None) for i in range(1, n)]
+        scanned = scans[0] if scans is not None else None
         own = [0, 0, 0]
 
         def report_progress() -> None:               # in this thread only
