@@ -63,7 +63,7 @@ from .ftssearch import SHIFT, IndexQueries
 __all__ = ["FullTextIndex", "QueryError", "SearchHit", "SearchResult", "SessionGroup", "UpdateReport",
            "fts5_available", "parse_query", "FTS5_MISSING"]
 
-SCHEMA = 2
+SCHEMA = 3                    # 3: shards (an index of 2 read by a build without shards would miss half)
 _COMMIT_BYTES = 32 << 20     # a commit makes FTS5 write its pending terms as a segment: few, big ones
 _COMMIT_SESSIONS = 1000
 _FLUSH_ROWS = 2048            # rows written at a time by a session written as it is read
@@ -255,15 +255,18 @@ class _ShardWorker:
         self.thread: Optional[threading.Thread] = None
         self.report: Optional[dict[str, Any]] = None
         self.err = b""
+        self.errfile: Optional[Any] = None           # its stderr (a file: a full pipe would block it)
 
     def start(self) -> None:
         import app
         env = dict(os.environ)
         top = os.path.dirname(os.path.dirname(os.path.abspath(app.__file__)))
         env["PYTHONPATH"] = top + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        import tempfile
         try:
+            self.errfile = tempfile.TemporaryFile()
             self.proc = subprocess.Popen([sys.executable, "-c", SHARD_CODE], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                                         stdout=subprocess.PIPE, stderr=self.errfile, env=env)
             assert self.proc.stdin is not None
             self.proc.stdin.write(json.dumps(self.job).encode() + b"\n")
             self.proc.stdin.flush()
@@ -288,10 +291,11 @@ class _ShardWorker:
                 except ValueError:
                     pass
         proc.stdout.close()
-        if proc.stderr is not None:
-            self.err = proc.stderr.read()[-2000:]
-            proc.stderr.close()
         proc.wait()
+        if self.errfile is not None:
+            self.errfile.seek(0, os.SEEK_END)
+            self.errfile.seek(max(0, self.errfile.tell() - 2000))
+            self.err = self.errfile.read()
 
     def running(self) -> bool:
         return self.thread is not None and self.thread.is_alive()
@@ -329,6 +333,8 @@ class _ShardWorker:
                 self.proc.wait()
         if self.thread is not None:
             self.thread.join(timeout=5)
+        if self.errfile is not None:
+            self.errfile.close()
 
 
 def _stat(p: str) -> Optional[os.stat_result]:
