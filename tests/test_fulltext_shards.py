@@ -64,10 +64,12 @@ def test_shards_answer_what_one_index_answers(home, tmp_path):
         assert r2.workers == 2 and len(two.parts()) == 2 and os.path.exists(shard_path(two.db_path, 1))
         assert (r2.sessions, r2.indexed, r2.entries, r2.skipped) == (r1.sessions, r1.indexed, r1.entries, r1.skipped)
         assert sorted(r2.problems) == sorted(r1.problems)
-        # both shards hold sessions, each the ones its hash says
-        for k, p in enumerate(two.parts()):
-            paths = [r[0] for r in p.conn.execute("SELECT path FROM sessions WHERE store IS NULL")]
-            assert len(paths) > 20 and all(shard_of(x, 2) == k for x in paths)
+        # the sessions dealt out by size: each once, the shards' bytes within one file of each other
+        held = [[r[0] for r in p.conn.execute("SELECT path FROM sessions WHERE store IS NULL")] for p in two.parts()]
+        assert sorted(held[0] + held[1]) == sorted(r[0] for r in one.conn.execute(
+            "SELECT path FROM sessions WHERE store IS NULL")) and min(map(len, held)) > 20
+        size = [sum(os.path.getsize(x) for x in h) for h in held]
+        assert abs(size[0] - size[1]) <= max(os.path.getsize(x) for x in held[0] + held[1])
         assert _entries(two) == _entries(one)
         _check(two)
         assert two.indexed_count() == one.indexed_count() == len(m["sessions"])
@@ -112,9 +114,10 @@ def test_grown_session_in_a_sharded_index_is_read_alone(home, tmp_path):
         assert rep.unchanged == len(m["sessions"])
         # grow one session of each shard: each is read from where it stopped, nothing else
         grown = {}
-        for sid, path in m["sessions"].items():
-            if path.endswith(".jsonl") and shard_of(path, 2) not in grown:
-                grown[shard_of(path, 2)] = (sid, path)
+        for k, p in enumerate(ix.parts()):
+            path = p.conn.execute("SELECT path FROM sessions WHERE path LIKE '%.jsonl' AND status = 'ok' "
+                                  "ORDER BY path LIMIT 1").fetchone()[0]
+            grown[k] = next((sid, x) for sid, x in m["sessions"].items() if x == path)
         assert len(grown) == 2
         originals = {}
         try:
@@ -133,9 +136,35 @@ def test_grown_session_in_a_sharded_index_is_read_alone(home, tmp_path):
             assert rep.bytes_read < 2000
             for k, (sid, _path, seq) in grown.items():
                 assert [(h.session, h.seq) for h in ix.search(f"shardgrowth{k}").hits] == [(sid, seq)]
+                assert [h.session for h in ix.parts()[k].search(f"shardgrowth{k}").hits] == [sid]
+            # a new session goes to the shard its path's hash says
+            src = grown[0][1]
+            new_dir = os.path.join(os.path.dirname(os.path.dirname(src)), "shard-new-session")
+            os.makedirs(new_dir)
+            new = os.path.join(new_dir, "session.jsonl")
+            with open(src, "rb") as f:
+                head, _, rest = f.read().partition(b"\n")
+            hdr = json.loads(head)
+            hdr["id"] = "shard-new-session"
+            with open(new, "wb") as f:
+                f.write(json.dumps(hdr).encode() + b"\n" + rest)
+            originals[new] = None
+            rep = ix.update()
+            assert (rep.indexed, rep.grown, rep.files_opened) == (1, 0, 1)
+            k = shard_of(new, 2)
+            assert ix.parts()[k].conn.execute("SELECT count(*) FROM sessions WHERE path = ?", (new,)).fetchone()[0] == 1
+            assert ix.parts()[1 - k].conn.execute("SELECT count(*) FROM sessions WHERE path = ?",
+                                                  (new,)).fetchone()[0] == 0
+            assert {h.session for h in ix.search("shardgrowth0").hits} == {grown[0][0], "shard-new-session"}
             _check(ix)
+            with pytest.raises(ValueError):
+                ix.parts()[1].update()             # a shard alone does not know its files
         finally:
             for path, data in originals.items():
+                if data is None:
+                    os.remove(path)
+                    os.rmdir(os.path.dirname(path))
+                    continue
                 with open(path, "wb") as f:
                     f.write(data)
 

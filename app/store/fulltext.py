@@ -162,15 +162,29 @@ _COUNTS = ("sessions", "indexed", "grown", "unchanged", "removed", "skipped", "f
 
 
 def _shard_scan(scanned: tuple[list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]],
-                n: int) -> list[tuple[list[tuple[str, os.stat_result, Optional[str]]],
-                                      list[tuple[str, os.stat_result]]]]:
-    """A walk of every shard split into each shard's."""
+                n: int, known: Optional[dict[str, int]] = None) -> list[
+        tuple[list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]]]:
+    """The walk split into each shard's part.  ``known``: path -> the shard that recorded it (a
+    file stays where it is); a file no shard knows goes where :func:`shard_of` says.  Without
+    ``known`` (a first build) the files are dealt out by size, biggest first to the shard with
+    the fewest bytes, so the shard processes finish together."""
     out: list[tuple[list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]]] = \
         [([], []) for _ in range(n)]
+    if known is None:
+        load = [0] * n
+        for f in sorted(scanned[0], key=lambda f: -f[1].st_size):
+            i = load.index(min(load))
+            load[i] += f[1].st_size
+            out[i][0].append(f)
+        for g in scanned[1]:
+            out[shard_of(g[0], n)][1].append(g)
+        for part in out:
+            part[0].sort(key=lambda f: f[0])
+        return out
     for f in scanned[0]:
-        out[shard_of(f[0], n)][0].append(f)
+        out[known.get(f[0], shard_of(f[0], n))][0].append(f)
     for g in scanned[1]:
-        out[shard_of(g[0], n)][1].append(g)
+        out[known.get(g[0], shard_of(g[0], n))][1].append(g)
     return out
 
 
@@ -244,11 +258,11 @@ class _ShardWorker:
     """One shard updated by a worker process (:func:`serve_shard`): progress and the report read
     from its stdout by a thread; closing its stdin asks it to stop (it keeps what it committed)."""
 
-    def __init__(self, root: str, db_path: str, k: int, n: int, scanned: Optional[tuple[Any, Any]] = None):
-        self.job: dict[str, Any] = {"root": root, "db": db_path, "k": k, "n": n}
-        if scanned is not None:                      # its files (the worker stats them again)
-            self.job["files"] = [(p, project) for p, _st, project in scanned[0]]
-            self.job["stores"] = [p for p, _st in scanned[1]]
+    def __init__(self, root: str, db_path: str, k: int, n: int, scanned: tuple[Any, Any]):
+        # its files (the worker stats them again)
+        self.job: dict[str, Any] = {"root": root, "db": db_path, "k": k, "n": n,
+                                    "files": [(p, project) for p, _st, project in scanned[0]],
+                                    "stores": [p for p, _st in scanned[1]]}
         self.k = k
         self.progress = (0, 0, 0)
         self.proc: Optional[subprocess.Popen[bytes]] = None
@@ -345,8 +359,8 @@ def _stat(p: str) -> Optional[os.stat_result]:
 
 
 def serve_shard(inp: Any = None, out: Any = None) -> None:
-    """A shard worker: one JSON line ``{"root", "db", "k", "n"}`` on stdin, then the update of
-    shard k of n (progress lines ``P done total bytes``, at most every 50 ms, then ``R {report}``);
+    """A shard worker: one JSON line ``{"root", "db", "k", "n", "files", "stores"}`` on stdin (its
+    files: [path, project] pairs), then the update of shard k of n (progress lines ``P done total bytes``, at most every 50 ms, then ``R {report}``);
     the end of stdin stops it between sessions (what it committed stays)."""
     inp = inp or sys.stdin.buffer
     out = out or sys.stdout.buffer
@@ -366,10 +380,8 @@ def serve_shard(inp: Any = None, out: Any = None) -> None:
             last[0] = now
             out.write(f"P {done} {total} {nbytes}\n".encode())
             out.flush()
-    scanned = None
-    if "files" in job:
-        scanned = ([(p, st, project) for p, project in job["files"] if (st := _stat(p)) is not None],
-                   [(p, st) for p in job["stores"] if (st := _stat(p)) is not None])
+    scanned = ([(p, st, project) for p, project in job["files"] if (st := _stat(p)) is not None],
+               [(p, st) for p in job["stores"] if (st := _stat(p)) is not None])
     with FullTextIndex(job["root"], db_path=job["db"], part=(int(job["k"]), int(job["n"]))) as ix:
         rep = ix._update_one(progress, stop, 0, scanned)
     d: dict[str, Any] = {k: getattr(rep, k) for k in _COUNTS}
@@ -494,10 +506,9 @@ class FullTextIndex(IndexQueries):
             c.execute(f"DROP TABLE IF EXISTS {t}")
 
     # ------------------------------------------------------------------ walk (stat only)
-    def _scan_root(self, every: bool = False) -> tuple[list[tuple[str, os.stat_result, Optional[str]]],
-                                                       list[tuple[str, os.stat_result]]]:
-        """(jsonl/zstd files with stats, sqlite files with stats) of this shard (``every``: of all
-        shards): no file is opened."""
+    def _scan_root(self) -> tuple[list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]]:
+        """(jsonl/zstd files with stats, sqlite files with stats) of the whole root (a sharded
+        index splits them with :func:`_shard_scan`): no file is opened."""
         root = self.root
         files: list[tuple[str, os.stat_result, Optional[str]]] = []
         stores: list[tuple[str, os.stat_result]] = []
@@ -523,10 +534,6 @@ class FullTextIndex(IndexQueries):
                 stores.append((p, st))
             else:
                 files.append((p, st, None))
-        k, n = self.part
-        if n > 1 and not every:
-            files = [f for f in files if shard_of(f[0], n) == k]
-            stores = [f for f in stores if shard_of(f[0], n) == k]
         return files, stores
 
     # ------------------------------------------------------------------ shards
@@ -552,7 +559,7 @@ class FullTextIndex(IndexQueries):
 
     def behind(self) -> int:
         """Sessions new, changed or removed since the last update (stat only, nothing opened)."""
-        files, stores = self._scan_root(every=True)
+        files, stores = self._scan_root()
         known = {r[0]: r[1:] for p in self.parts()
                  for r in p.conn.execute("SELECT path, dev, ino, size, mtime_ns FROM files")}
         n = 0
@@ -630,15 +637,17 @@ class FullTextIndex(IndexQueries):
         t0 = time.perf_counter()
         scanned = None
         k, n = self.part
+        if k != 0:
+            raise ValueError("a shard is updated through the index (shard 0), which hands it its files")
         split = False
-        if k == 0 and n == 1 and self.fts5 and workers != 0 and self._empty():
+        if n == 1 and self.fts5 and workers != 0 and self._empty():
             scanned = self._scan_root()
             fast = [(p, st.st_size) for p, st, _ in scanned[0] if not p.endswith((".zstd", ".zst"))]
-            want = auto_workers(fast) if workers is None else max(0, int(workers))
+            want = min(MAX_SHARDS, auto_workers(fast) if workers is None else max(0, int(workers)))
             if want >= 2 and _can_spawn():
-                for i in range(1, min(want, MAX_SHARDS)):
+                for i in range(1, want):
                     FullTextIndex(self.root, db_path=shard_path(self.db_path, i), part=(i, want)).close_cleared()
-                self._set_shards(min(want, MAX_SHARDS))
+                self._set_shards(want)
                 k, n = self.part
                 split = True
         if split:
@@ -661,7 +670,8 @@ class FullTextIndex(IndexQueries):
         """Update a sharded index in this process, one shard after the other (one walk): a later
         update is small, a worker process would cost more than it saves."""
         parts = self.parts()
-        scans = _shard_scan(self._scan_root(every=True), len(parts))
+        known = {r[0]: i for i, p in enumerate(parts) for r in p.conn.execute("SELECT path FROM files")}
+        scans = _shard_scan(self._scan_root(), len(parts), known)
         rep = UpdateReport()
         base = [0, 0, 0]
         for ix, scanned in zip(parts, scans):
@@ -678,16 +688,14 @@ class FullTextIndex(IndexQueries):
                 break
         return rep
 
-    def _update_shards(self, progress: Progress, cancel: Cancel, scans: Optional[list[Any]]) -> UpdateReport:
+    def _update_shards(self, progress: Progress, cancel: Cancel, scans: list[Any]) -> UpdateReport:
         """Update every shard at once: shards 1..n-1 in worker processes (:func:`serve_shard`),
         shard 0 in this one.  Each shard is an index of its own (WAL, a transaction per batch of
         sessions), so a crash or a killed worker leaves every shard usable; a worker that died is
         finished here.  ``scans``: each shard's part of the walk (handed to its worker: no
         second walk)."""
         _k, n = self.part
-        workers = [_ShardWorker(self.root, shard_path(self.db_path, i), i, n,
-                                scans[i] if scans is not None else None) for i in range(1, n)]
-        scanned = scans[0] if scans is not None else None
+        workers = [_ShardWorker(self.root, shard_path(self.db_path, i), i, n, scans[i]) for i in range(1, n)]
         own = [0, 0, 0]
 
         def report_progress() -> None:               # in this thread only
@@ -710,7 +718,7 @@ class FullTextIndex(IndexQueries):
         try:
             for w in workers:
                 w.start()
-            rep = self._update_one(mine, stop, 0, scanned)
+            rep = self._update_one(mine, stop, 0, scans[0])
             while any(w.running() for w in workers):
                 stop()
                 report_progress()
@@ -719,7 +727,7 @@ class FullTextIndex(IndexQueries):
                 got = w.result()
                 if got is None and not stopped:      # the worker died: its shard is finished here
                     sh = self.parts()[w.k]
-                    got = sh._update_one(None, stop, 0, None)
+                    got = sh._update_one(None, stop, 0, scans[w.k])
                     got.problems.insert(0, f"index worker {w.k} stopped ({w.why()}): finished in this process")
                 if got is not None:
                     rep.merge(got)
