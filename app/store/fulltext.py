@@ -16,8 +16,8 @@ store is listed when the file changed and a session whose revision changed is in
 Fast first build: a new JSONL session is read whole with one open and one read and its text
 extracted without typed events (:func:`app.log.extract.extract_jsonl`); rows are written with
 ``executemany`` in large transactions.  The first build of a big root is sharded: the sessions
-are split by a hash of their path into two shards (``<index>.sqlite`` and
-``<index>.shard1.sqlite``), a worker process (:func:`serve_shard`) builds shard 1 while this one
+are dealt out by size into two shards (``<index>.sqlite`` and ``<index>.shard1.sqlite``; a
+session found later goes where a hash of its path says), a worker process (:func:`serve_shard`) builds shard 1 while this one
 builds shard 0, so both cores extract and both write FTS5 (no text crosses a pipe).  Queries fan
 out over the shards and merge (:mod:`app.store.ftssearch`); later updates walk once and update
 each shard in this process (a grown session stays in its shard).  An index that started with one
@@ -44,6 +44,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import zlib
@@ -276,7 +277,6 @@ class _ShardWorker:
         env = dict(os.environ)
         top = os.path.dirname(os.path.dirname(os.path.abspath(app.__file__)))
         env["PYTHONPATH"] = top + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        import tempfile
         try:
             self.errfile = tempfile.TemporaryFile()
             self.proc = subprocess.Popen([sys.executable, "-c", SHARD_CODE], stdin=subprocess.PIPE,
@@ -360,8 +360,9 @@ def _stat(p: str) -> Optional[os.stat_result]:
 
 def serve_shard(inp: Any = None, out: Any = None) -> None:
     """A shard worker: one JSON line ``{"root", "db", "k", "n", "files", "stores"}`` on stdin (its
-    files: [path, project] pairs), then the update of shard k of n (progress lines ``P done total bytes``, at most every 50 ms, then ``R {report}``);
-    the end of stdin stops it between sessions (what it committed stays)."""
+    files: [path, project] pairs), then the update of shard k of n (progress lines ``P done total
+    bytes``, at most every 50 ms, then ``R {report}``); the end of stdin stops it between
+    sessions (what it committed stays)."""
     inp = inp or sys.stdin.buffer
     out = out or sys.stdout.buffer
     job = json.loads(inp.readline())
