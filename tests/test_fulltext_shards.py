@@ -20,7 +20,7 @@ from tests.fixtures_util import FIXTURES
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
     root = tmp_path_factory.mktemp("shards") / "home"
-    m = make_home(str(root), str(FIXTURES), copies=2, planted=6, zstd_every=11,
+    m = make_home(str(root), str(FIXTURES), copies=1, planted=6, zstd_every=11,
                   extra=[str(FIXTURES.parent / "dsh-next")])
     return str(root), m
 
