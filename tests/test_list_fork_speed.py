@@ -50,20 +50,63 @@ def _inspect_title(path) -> object:
 
 # --------------------------------------------------------------------------- titles
 
+def _titles_of(text: bytes) -> list:
+    out = []
+    for line in text.split(b"\n"):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj.get("type") == "session/title":
+            out.append(obj["data"]["title"])
+    return out
+
+
+def _windowed_title(path) -> object:
+    """The documented rule for a file bigger than two windows, restated over whole rows / frames:
+    raw JSONL: the last title of a row lying whole in the tail window, else in the head window;
+    zstd: the last title in the frames starting in the tail window, else in the first frame after
+    the header and the frames lying whole in the head window."""
+    from backports import zstd
+    data = path.read_bytes()
+    if not path.name.endswith(".zstd"):
+        w, at, tail, head = titles.WINDOW, 0, [], []
+        for line in data.splitlines(keepends=True):
+            ts = _titles_of(line)
+            tail += ts if at >= len(data) - w else []
+            head += ts if at + len(line) <= w else []
+            at += len(line)
+        return (tail or head or [None])[-1]
+    w, at, frames = titles.ZSTD_WINDOW, 0, []
+    while at < len(data):
+        n = zstd.get_frame_size(data[at:])
+        frames.append((at, at + n, _titles_of(zstd.decompress(data[at:at + n]))))
+        at += n
+    tail = [t for a, _b, ts in frames if a >= len(data) - w for t in ts]
+    head = [t for k, (_a, b, ts) in enumerate(frames[1:]) if k == 0 or b <= w for t in ts]
+    return (tail or head or [None])[-1]
+
+
 def test_list_titles_agree_with_inspect_on_every_fixture_and_demo_session():
-    """Every dsh, dsh-next and demo session (raw JSONL and zstd): the list's title is inspect's."""
-    checked, titled, zst = 0, 0, 0
+    """Every dsh, dsh-next and demo session (raw JSONL and zstd): the list's title is inspect's, for
+    every file no bigger than the two windows (all fixtures); a bigger one follows the window rule."""
+    checked, titled, zst, big, big_titled = 0, 0, 0, 0, 0
     for p in ALL_LOGS:
         infos = [s for s in discover(str(p), titles=True).sessions if s.format != "sqlite"]
         if not infos:
             continue
         info, = infos
         want = _inspect_title(p)
+        w = titles.ZSTD_WINDOW if info.format == "zstd" else titles.WINDOW
+        if info.size > 2 * w:
+            want, big = _windowed_title(p), big + 1
+            big_titled += want is not None
         assert info.title == want == quick_title(info), p
         checked += 1
         titled += want is not None
         zst += info.format == "zstd" and want is not None
-    assert checked >= 60 and titled >= 25 and zst >= 8, (checked, titled, zst)
+    assert checked >= 60 and titled >= 25 and zst >= 8 and big >= 4 and big_titled >= 2, \
+        (checked, titled, zst, big, big_titled)
 
 
 def _title_row(text: str) -> bytes:
@@ -71,11 +114,10 @@ def _title_row(text: str) -> bytes:
         "title": text, "messageSeqs": [], "source": {"kind": "user"}}}, separators=(",", ":")).encode()
 
 
-def test_zstd_titles_of_a_big_log_tail_head_and_middle(tmp_path, monkeypatch):
-    """zstd bigger than EXACT_BYTES (lowered here): a title in the last frames wins; else the head
-    window's, which is inspect's unless a later title lies only in the middle (the documented
-    price of bounded reads: the list then shows the head's)."""
-    monkeypatch.setattr(titles, "EXACT_BYTES", 1 << 10)
+def test_zstd_titles_of_a_big_log_tail_head_and_middle(tmp_path):
+    """zstd bigger than two windows: a title in the last frames wins; else the first frame's after the
+    header (read whole though bigger than the window), which is inspect's unless a later title lies
+    only in the middle (the documented price of bounded reads: the list then shows the head's)."""
     src = tmp_path / "src.jsonl"
     write_jsonl(str(src), SessionSynth(seed=5), target_bytes=3 << 20)
     head, rest = src.read_bytes().split(b"\n", 1)
@@ -84,17 +126,18 @@ def test_zstd_titles_of_a_big_log_tail_head_and_middle(tmp_path, monkeypatch):
     p = tmp_path / "s" / "session.jsonl.zstd"
     p.parent.mkdir()
 
-    def write(rows):
-        p.write_bytes(encode_session(head, [b"\n".join(rows[i:i + 64]) + b"\n" for i in range(0, len(rows), 64)]))
-    write(rows)
+    def write(rows, first=64):
+        batches = [b"\n".join(rows[:first]) + b"\n"] + \
+            [b"\n".join(rows[i:i + 64]) + b"\n" for i in range(first, len(rows), 64)]
+        p.write_bytes(encode_session(head, batches))
+    write(rows, first=400)
     assert p.stat().st_size > 4 * titles.ZSTD_WINDOW
+    from backports import zstd
+    first = zstd.get_frame_size(p.read_bytes()[zstd.get_frame_size(p.read_bytes()):])
+    assert titles.ZSTD_WINDOW < first < titles.ZSTD_FIRST_FRAME         # the first frame is cut by the window
     assert discover(str(p), titles=True).sessions[0].title == "Head title" == _inspect_title(p)
     write(rows[:len(rows) // 2] + [_title_row("Middle")] + rows[len(rows) // 2:])
     assert discover(str(p), titles=True).sessions[0].title == "Head title" and _inspect_title(p) == "Middle"
-    monkeypatch.undo()
-    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
-    assert discover(str(p), titles=True).sessions[0].title == "Middle"       # within EXACT_BYTES: decoded whole
-    monkeypatch.setattr(titles, "EXACT_BYTES", 1 << 10)
     write(rows + [_title_row("Renamed at the end")])
     assert discover(str(p), titles=True).sessions[0].title == "Renamed at the end" == _inspect_title(p)
     # a torn last frame: its complete rows count (as a reader recovers them), the cut row does not
@@ -102,6 +145,10 @@ def test_zstd_titles_of_a_big_log_tail_head_and_middle(tmp_path, monkeypatch):
     with open(p, "ab") as f:
         f.write(encode_frame(_title_row("torn") + b"\n")[:-9])
     assert discover(str(p), titles=True).sessions[0].title == "Renamed at the end"
+    # a small file (within two windows) is decoded whole: a title in its middle is seen
+    write(rows[:40] + [_title_row("Small middle")] + rows[40:80], first=20)
+    assert p.stat().st_size <= 2 * titles.ZSTD_WINDOW
+    assert discover(str(p), titles=True).sessions[0].title == "Small middle" == _inspect_title(p)
 
 
 # --------------------------------------------------------------------------- one open per session
@@ -285,3 +332,103 @@ def test_discovery_reads_a_header_bigger_than_the_first_read(tmp_path):
     p.write_bytes(json.dumps(hdr).encode() + b"\n")
     info = discover(str(p), titles=True).sessions[0]
     assert info.id == "big" and info.cwd == hdr["cwd"] and info.title is None
+
+
+# --------------------------------------------------------------------------- round 4: workers, decoder, copy steps
+
+def test_reads_shared_with_a_forked_worker_equal_the_reads_here(tmp_path, monkeypatch):
+    """The CLI's forked share of the reads gives exactly the inline results, in order (headers,
+    titles, unreadable files and non-session files alike)."""
+    home = _home(tmp_path, 24)
+    files = sorted(str(p) for p in (home / "sessions").rglob("session*"))
+    (home / "sessions" / "junk.jsonl").write_bytes(b"not a header\n")
+    files.append(str(home / "sessions" / "junk.jsonl"))
+    files.append(str(home / "sessions" / "gone.jsonl"))                 # vanished after the walk
+    jobs = [(f, os.path.getsize(f) if os.path.exists(f) else 0) for f in files]
+    monkeypatch.setattr(discovery, "PARALLEL_MIN", 4)
+    here = discovery.read_many(jobs, True, 0)
+    shared = discovery.read_many(jobs, True, 3)
+    assert shared == here
+    assert here[-2] is None and isinstance(here[-1], str) and "cannot read" in here[-1]
+    assert all(isinstance(r, tuple) and r[3] and r[4] for r in here[:-2])
+    # the listing through the workers equals the one read here
+    inline = discover(str(home), titles=True)
+    titles._cache = None
+    forked = discover(str(home), titles=True, workers=2)
+    assert [(s.path, s.id, s.title, s.header, s.problems) for s in forked.sessions] == \
+        [(s.path, s.id, s.title, s.header, s.problems) for s in inline.sessions]
+
+
+def test_sized_decoder_decodes_runs_and_refuses_what_libzstd_refuses():
+    """One reused context: a run of frames decodes to their concatenation; a frame whose content
+    outgrows its declared size, a corrupt checksum and a wrong total are errors, and the context
+    still decodes the next run."""
+    from backports import zstd
+
+    from app.log.zstdframes import FrameError, encode_frame, sized_decoder
+    dec = sized_decoder()
+    assert dec is not None
+    texts = [b'{"type":"x","seq":%d}\n' % i * (i + 1) for i in range(40)]
+    run = b"".join(encode_frame(t) for t in texts)
+    buf = b"junk" + run + b"tail"
+    assert dec.decode(buf, 4, 4 + len(run), sum(map(len, texts))) == b"".join(texts) == zstd.decompress(run)
+    with pytest.raises(FrameError):
+        dec.decode(buf, 4, 4 + len(run), sum(map(len, texts)) - 1)
+    bad = bytearray(run)
+    bad[len(bad) - 1] ^= 0xFF                      # the last frame's checksum
+    with pytest.raises(FrameError):
+        dec.decode(bytes(bad), 0, len(bad), sum(map(len, texts)))
+    big = b"y" * 300_000
+    assert dec.decode(encode_frame(big), 0, len(encode_frame(big)), len(big)) == big
+    assert dec.decode(run, 0, len(run), sum(map(len, texts))) == b"".join(texts)
+    with pytest.raises(ValueError):
+        dec.decode(run, 0, len(run) + 1, 10)
+
+
+def test_file_range_copies_in_steps_at_the_output_offset(tmp_path, monkeypatch):
+    """The kernel copy in small steps (writeback started after each) lands every byte of the range
+    after what the output already holds."""
+    from app.store import publish
+    monkeypatch.setattr(publish, "COPY_STEP", 4096)
+    src = tmp_path / "src"
+    data = os.urandom(50_000)
+    src.write_bytes(data)
+    out = tmp_path / "out"
+    fd = os.open(src, os.O_RDONLY)
+    try:
+        with open(out, "wb") as f:
+            f.write(b"head\n")
+            f.flush()
+            publish.FileRange(fd, 123, 45_678).copy_into(f.fileno())
+            f.write(b"tail\n")
+    finally:
+        os.close(fd)
+    assert out.read_bytes() == b"head\n" + data[123:45_678] + b"tail\n"
+
+
+def test_legacy_rows_by_the_row_heads_equal_the_full_probe(tmp_path):
+    """The fork's legacy candidates from the index's row-head scan are exactly the rows the probe of
+    every row finds, in every segment of a log with legacy rows; a segment with a row in another key
+    order (or not ending a row) is left to the full probe."""
+    p, n = _legacy_log(tmp_path, size=3 << 20)
+    data = p.read_bytes()
+    body = data[data.index(b"\n") + 1:]
+    segs, at = [], 0
+    while at < len(body):                              # ~256 KB pieces cut at row ends
+        cut = body.find(b"\n", at + (256 << 10))
+        cut = len(body) if cut < 0 else cut + 1
+        segs.append(body[at:cut])
+        at = cut
+    found = 0
+    for seg in segs:
+        fast = forking._legacy_by_heads(seg, len(seg))
+        assert fast is not None and fast == forking._legacy_by_probe(seg, len(seg))
+        found += len(fast)
+    assert found >= n
+    row = next(r for r in body.split(b"\n") if b'"reason":"aborted"' in r)
+    obj = json.loads(row)
+    moved = json.dumps({"seq": obj["seq"], **obj}, separators=(",", ":")).encode()    # seq before type
+    seg = body[:4096].rsplit(b"\n", 1)[0] + b"\n" + moved + b"\n"
+    assert forking._legacy_by_heads(seg, len(seg)) is None
+    assert forking._legacy_by_heads(seg, len(seg) - 1) is None
+    assert len(forking._legacy_by_probe(seg, len(seg))) >= 1

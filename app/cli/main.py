@@ -84,7 +84,7 @@ def _run_list(args):
     from ..store import titles
     from ..store.discovery import discover, harness_home
     path = args.path or str(harness_home())
-    listing = discover(path, titles=True)          # header and title in one read (cached by revision)
+    listing = discover(path, titles=True, workers=os.cpu_count() or 1)   # header + title in one open (cached)
     rows = []
     for s in listing.sessions:
         s.title = titles.session_title(s)

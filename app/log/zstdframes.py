@@ -15,7 +15,9 @@ batch of complete ``\\n``-terminated lines.  The concatenated plaintext is the r
 """
 from __future__ import annotations
 
+import ctypes
 import mmap
+import threading
 from collections.abc import Callable, Generator, Iterable
 from typing import Optional, Union
 
@@ -206,6 +208,82 @@ def iter_plain(buf: Buf, window: int = 0) -> Plain:
             return True, None
         if d.needs_input and not out:
             return False, None          # input exhausted mid-frame (torn)
+
+
+class SizedDecoder:
+    """Decodes runs of whole frames that declare their content size with ONE libzstd context,
+    reused from call to call (``backports.zstd`` sets a context up per frame: about 17 µs, more
+    than decoding a small frame; a session list decodes a few small frames per file).  The run is
+    decoded in one call into a buffer of exactly the declared total, so libzstd refuses a frame
+    that outgrows its declaration; checksums are verified; the window is bounded as everywhere.
+    libzstd is the one ``backports.zstd`` carries (its symbols, through ``ctypes``); where they
+    cannot be reached, :func:`sized_decoder` gives None and callers keep the streaming path."""
+
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        from .limits import ZSTD_WINDOW_LOG_MAX
+        self._lib = lib
+        self._lock = threading.Lock()
+        self._buf = bytearray(1 << 16)
+        self._dctx = lib.ZSTD_createDCtx()
+        if not self._dctx:
+            raise MemoryError("ZSTD_createDCtx")
+        r = lib.ZSTD_DCtx_setParameter(self._dctx, _D_WINDOW_LOG_MAX, ZSTD_WINDOW_LOG_MAX)
+        if lib.ZSTD_isError(r):
+            raise FrameError(lib.ZSTD_getErrorName(r).decode("ascii", "replace"))
+
+    def decode(self, src: bytes, start: int, stop: int, total: int) -> bytes:
+        """The plaintext of the whole frames ``src[start:stop]`` whose declared sizes add up to
+        ``total`` (FrameError when they do not decode to exactly that, checksums verified)."""
+        if not 0 <= start <= stop <= len(src) or total < 0:
+            raise ValueError("frame run outside the buffer")
+        if start == stop:
+            return b""
+        keep = ctypes.c_char_p(src)                       # (no copy: the bytes object's own buffer)
+        base = ctypes.cast(keep, ctypes.c_void_p).value or 0
+        with self._lock:                                  # one thread at a time: the context, the buffer
+            if len(self._buf) < total:
+                self._buf = bytearray(max(total, 2 * len(self._buf)))
+            dst = (ctypes.c_char * len(self._buf)).from_buffer(self._buf)
+            r = self._lib.ZSTD_decompressDCtx(self._dctx, dst, total, base + start, stop - start)
+            del dst
+            if self._lib.ZSTD_isError(r):
+                raise FrameError(self._lib.ZSTD_getErrorName(r).decode("ascii", "replace"))
+            if r != total:
+                raise FrameError("a frame's content differs from its declared size")
+            out = bytes(memoryview(self._buf)[:total])
+            if len(self._buf) > _KEEP_BUF:
+                self._buf = bytearray(_KEEP_BUF)          # (a big run's buffer is not kept)
+            return out
+
+
+_KEEP_BUF = 4 << 20
+_D_WINDOW_LOG_MAX = 100                  # ZSTD_d_windowLogMax
+_sized: list[Optional[SizedDecoder]] = []
+
+
+def sized_decoder() -> Optional[SizedDecoder]:
+    """The process's :class:`SizedDecoder` (None: libzstd's symbols are not reachable here)."""
+    if not _sized:
+        dec: Optional[SizedDecoder] = None
+        try:
+            from backports.zstd import _zstd
+            lib = ctypes.CDLL(_zstd.__file__)
+            lib.ZSTD_createDCtx.restype = ctypes.c_void_p
+            lib.ZSTD_createDCtx.argtypes = []
+            lib.ZSTD_DCtx_setParameter.restype = ctypes.c_size_t
+            lib.ZSTD_DCtx_setParameter.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+            lib.ZSTD_decompressDCtx.restype = ctypes.c_size_t
+            lib.ZSTD_decompressDCtx.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                                ctypes.c_void_p, ctypes.c_size_t]
+            lib.ZSTD_isError.restype = ctypes.c_uint
+            lib.ZSTD_isError.argtypes = [ctypes.c_size_t]
+            lib.ZSTD_getErrorName.restype = ctypes.c_char_p
+            lib.ZSTD_getErrorName.argtypes = [ctypes.c_size_t]
+            dec = SizedDecoder(lib)
+        except (OSError, AttributeError, ImportError, MemoryError, FrameError):
+            dec = None
+        _sized.append(dec)
+    return _sized[0]
 
 
 def decode_bounded(buf: Buf, limit: int) -> bytes:

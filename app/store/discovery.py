@@ -7,19 +7,21 @@ session file, a SQLite store, or any folder of session files (e.g. the shared fi
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 from collections.abc import Iterator
 
 import msgspec
 
 from ..log.codec import parse_header
 from ..log.limits import open_regular, read_head
+from . import titles as _titles
 
 SESSION_SUFFIXES = (".jsonl", ".jsonl.zstd", ".jsonl.zst")
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -177,9 +179,8 @@ def _header_zstd(fd: int, data: bytes, limit: int) -> tuple[Optional[bytes], Opt
                 return None, "the zstd header frame is incomplete or corrupt", 0
             data += more
     from ..log.zstdframes import FrameError
-    from .titles import decode_frames
     try:
-        text = decode_frames(data, 0, n, limit)     # a bomb in the header frame stays a bad header
+        text = _titles.decode_frames(data, 0, n, limit)     # a bomb in the header frame stays a bad header
     except (zstd.ZstdError, FrameError) as e:
         return None, f"the zstd header frame does not decode: {e}", 0
     if text.count(b"\n") != 1 or not text.endswith(b"\n"):
@@ -221,11 +222,19 @@ def read_header_bytes(path: str, limit: int = HEADER_LIMIT) -> tuple[Optional[by
 
 def zstd_title(path: str) -> Optional[str]:
     """The title of a ``session.jsonl.zstd`` (bounded tail and head windows, :mod:`app.store.titles`)."""
-    from . import titles
+    from backports import zstd
     fd, st = _open_file(path)
     try:
-        raw, _why, end = _header_of(fd, os.pread(fd, HEAD_READ, 0))
-        return titles.title_of_zstd(fd, st.st_size, end) if raw is not None else None
+        head = os.pread(fd, _titles.ZSTD_WINDOW, 0)
+        try:
+            end = zstd.get_frame_size(head) if head.startswith(_ZSTD_MAGIC) else 0   # (the header was read
+        except zstd.ZstdError:                                                     # by the listing)
+            end = 0
+        if not end:
+            raw, _why, end = _header_of(fd, head)
+            if raw is None:
+                return None
+        return _titles.title_of_zstd(fd, st.st_size, end, head)
     finally:
         os.close(fd)
 
@@ -234,41 +243,28 @@ def _fmt_of(path: str) -> str:
     return "zstd" if path.endswith((".zstd", ".zst")) else "jsonl"
 
 
-def session_info(path: str, project: Optional[str] = None, problems: Optional[list[str]] = None,
-                 title: bool = False, cached: bool = False) -> Optional[SessionInfo]:
-    """Header facts of one session file; None when it is not a session file (``problems``
-    gets a line when it could not even be read: permissions, not a regular file).
+# What one read of a session file gives: (header object, id, fatal header problems, title read, title);
+# None: not a session file; a string: why it could not be read (a line for ``problems``).
+Facts = tuple[dict[str, Any], str, list[str], bool, Optional[str]]
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
-    One ``stat`` and at most one open per file.  ``title``: also the session's title, read in the
-    same open (bounded tail and head windows, :mod:`app.store.titles`); the title and the header
-    facts are cached by revision, so with ``title`` or ``cached`` a file whose revision is cached
-    is not opened at all."""
-    from . import titles
+
+def read_facts(path: str, size: int, title: bool = False) -> Union[Facts, str, None]:
+    """The header facts (and with ``title`` the title) of one session file of ``size`` bytes (as the
+    caller's stat gave it): one open, a first read that holds the header and the head window, and
+    (``title``, a file bigger than the head window) one read of the tail window."""
     fmt = _fmt_of(path)
     try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            os.close(open_regular(path))          # raises NotRegularFile: the sentence says what it is
-        size, mtime = st.st_size, st.st_mtime
-        hit = titles.lookup_head(path, size, mtime) if title or cached else None
-        if hit is not None:
-            t, header, sid, probs = hit
-            return SessionInfo(path=path, format=fmt, id=sid, header=header, size=size, mtime=mtime,
-                               project=project, problems=probs, title=t, title_read=True)
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, _OPEN_FLAGS)
     except OSError as e:
-        if problems is not None:
-            problems.append(f"{path}: cannot read: {e.strerror or e}")
-        return None
+        return f"{path}: cannot read: {e.strerror or e}"
     try:
-        whole = title and fmt == "jsonl" and size <= max(titles.EXACT_BYTES, 2 * titles.WINDOW)
         try:
-            head = os.pread(fd, size if whole else HEAD_READ, 0)
+            first = HEAD_READ if not title else _titles.WINDOW if fmt == "jsonl" else _titles.ZSTD_WINDOW
+            head = os.pread(fd, first, 0)
             raw, _why, end = _header_of(fd, head)
         except OSError as e:
-            if problems is not None:
-                problems.append(f"{path}: cannot read: {e.strerror or e}")
-            return None
+            return f"{path}: cannot read: {e.strerror or e}"
         if raw is None:
             return None
         hdr, hprobs = parse_header(raw)
@@ -278,18 +274,108 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
             header = msgspec.json.decode(raw)
         except msgspec.DecodeError:
             header = hdr.to_dict()
-        info = SessionInfo(path=path, format=fmt, id=hdr.id, header=header, size=size, mtime=mtime,
-                           project=project, problems=[str(p) for p in hprobs if p.fatal])
+        probs = [str(p) for p in hprobs if p.fatal]
+        t = None
         if title:
             try:
-                t = titles.title_of_jsonl(fd, size, head) if fmt == "jsonl" else titles.title_of_zstd(fd, size, end)
+                t = _titles.title_of_jsonl(fd, size, head) if fmt == "jsonl" else \
+                    _titles.title_of_zstd(fd, size, end, head)
             except OSError:
                 t = None
-            titles.remember(path, size, mtime, t, (header, info.id, list(info.problems)))
-            info.title, info.title_read = t, True
-        return info
+        return header, hdr.id, probs, title, t
     finally:
         os.close(fd)
+
+
+def _read_chunk(jobs: list[tuple[str, int]], title: bool) -> list[Union[Facts, str, None]]:
+    return [read_facts(p, n, title) for p, n in jobs]
+
+
+PARALLEL_MIN = 256                    # files to read before a forked worker pays off (fork + results)
+
+
+def read_many(jobs: list[tuple[str, int]], title: bool, workers: int = 0) -> list[Union[Facts, str, None]]:
+    """:func:`read_facts` of every ``(path, size)``, in order.  ``workers`` > 1: the files are shared
+    (interleaved) between this process and ``workers - 1`` forked children, whose results come back
+    pickled through a pipe (a child that fails: its share is read here).  Only for a caller with no
+    other threads (the CLI): a fork copies one thread."""
+    k = min(workers, len(jobs) // PARALLEL_MIN) if hasattr(os, "fork") else 0
+    if k < 2:
+        return _read_chunk(jobs, title)
+    import pickle
+    children: list[tuple[int, int, int]] = []
+    for i in range(1, k):
+        try:
+            r, w = os.pipe()
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:                                   # the child: its share, pickled, then gone
+            code = 1
+            try:
+                os.close(r)
+                blob = pickle.dumps(_read_chunk(jobs[i::k], title), protocol=pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(w, "wb") as f:
+                    f.write(blob)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        children.append((pid, r, i))
+    out: list[Union[Facts, str, None]] = [None] * len(jobs)
+    done = {0} | {i for _p, _r, i in children}
+    for i in range(k):                                 # this process's share (and any share not forked)
+        if i == 0 or i not in done:
+            out[i::k] = _read_chunk(jobs[i::k], title)
+    for pid, r, i in children:
+        with os.fdopen(r, "rb") as f:
+            blob = f.read()
+        _pid, status = os.waitpid(pid, 0)
+        part = pickle.loads(blob) if status == 0 and blob else _read_chunk(jobs[i::k], title)
+        out[i::k] = part
+    return out
+
+
+def session_info(path: str, project: Optional[str] = None, problems: Optional[list[str]] = None,
+                 title: bool = False, cached: bool = False,
+                 pre: Optional[tuple[int, float, Union[Facts, str, None]]] = None) -> Optional[SessionInfo]:
+    """Header facts of one session file; None when it is not a session file (``problems``
+    gets a line when it could not even be read: permissions, not a regular file).
+
+    One ``stat`` and at most one open per file.  ``title``: also the session's title, read in the
+    same open (bounded tail and head windows, :mod:`app.store.titles`); the title and the header
+    facts are cached by revision, so with ``title`` or ``cached`` a file whose revision is cached
+    is not opened at all.  ``pre``: (size, mtime, facts) the caller already read (no stat, no open)."""
+    fmt = _fmt_of(path)
+    if pre is not None:
+        size, mtime, facts = pre
+    else:
+        try:
+            st = os.stat(path)
+            if not stat.S_ISREG(st.st_mode):
+                os.close(open_regular(path))          # raises NotRegularFile: the sentence says what it is
+        except OSError as e:
+            if problems is not None:
+                problems.append(f"{path}: cannot read: {e.strerror or e}")
+            return None
+        size, mtime = st.st_size, st.st_mtime
+        hit = _titles.lookup_head(path, size, mtime) if title or cached else None
+        if hit is not None:
+            t, header, sid, probs = hit
+            return SessionInfo(path=path, format=fmt, id=sid, header=header, size=size, mtime=mtime,
+                               project=project, problems=probs, title=t, title_read=True)
+        facts = read_facts(path, size, title)
+    if isinstance(facts, str):
+        if problems is not None:
+            problems.append(facts)
+        return None
+    if facts is None:
+        return None
+    header, sid, probs, title_read, t = facts
+    if title_read:
+        _titles.remember(path, size, mtime, t, (header, sid, list(probs)))
+    return SessionInfo(path=path, format=fmt, id=sid, header=header, size=size, mtime=mtime,
+                       project=project, problems=probs, title=t, title_read=title_read)
 
 
 # --------------------------------------------------------------------------- generations (spec-versions §2)
@@ -298,9 +384,11 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
 _GEN_RE = re.compile(r"^(session(?:\.[0-9]+)?)(?:\.v([1-9][0-9]*))?\.jsonl(\.zstd)?$")
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_generation(name: str) -> Optional[tuple[str, int, bool]]:
     """(stem, version, compressed) of a generation file name, else None (``session.v0.jsonl``,
-    ``session.v02.jsonl``, ``session.V2.jsonl``, ``*.tmp`` and migration stages are not generations)."""
+    ``session.v02.jsonl``, ``session.V2.jsonl``, ``*.tmp`` and migration stages are not generations;
+    the few names of a home are parsed once)."""
     m = _GEN_RE.match(name)
     if not m:
         return None
@@ -336,6 +424,8 @@ def select_generation(directory: str, stem: str = "session") -> tuple[Optional[s
 def _selection(gens: Generations) -> tuple[Optional[str], list[str], list[str]]:
     if not gens:
         return None, [], []
+    if len(gens) == 1:                      # (most sessions: one generation)
+        return gens[0][2], [], []
     problems = []
     if len({c for _v, c, _p in gens}) > 1:
         problems.append("generations in both encodings (session.*.jsonl and session.*.jsonl.zstd) in one folder: "
@@ -348,9 +438,10 @@ def _generation_groups(files: list[str]) -> dict[str, Generations]:
     generation file among ``files`` (the walk already listed the folders: none is listed again)."""
     groups: dict[tuple[str, str], Generations] = {}
     for f in files:
-        g = parse_generation(os.path.basename(f))
+        folder, _sep, name = f.rpartition(os.sep)
+        g = parse_generation(name)
         if g is not None:
-            groups.setdefault((os.path.dirname(f), g[0]), []).append((g[1], g[2], f))
+            groups.setdefault((folder, g[0]), []).append((g[1], g[2], f))
     out: dict[str, Generations] = {}
     for gens in groups.values():
         gens.sort(key=lambda t: (-t[0], t[1]))
@@ -383,7 +474,7 @@ def _gen_entry(path: str) -> dict[str, Any]:
 def _describe_generations(info: SessionInfo, explicit: bool = False, gens: Optional[Generations] = None) -> None:
     """Fill ``generation``/``generations`` and the generation problems of a listed file
     (``gens``: its session's generations when the caller listed the folder already)."""
-    name = os.path.basename(info.path)
+    name = info.path.rpartition(os.sep)[2]
     g = parse_generation(name)
     if g is None:
         return
@@ -393,7 +484,8 @@ def _describe_generations(info: SessionInfo, explicit: bool = False, gens: Optio
                              f"v{info.version} (dsh refuses this generation)")
     selected, others, probs = select_generation(os.path.dirname(info.path), g[0]) if gens is None else \
         _selection(gens)
-    info.generations = [_gen_entry(p) for p in ([selected] if selected else []) + others if p != info.path]
+    if others or selected != info.path:
+        info.generations = [_gen_entry(p) for p in ([selected] if selected else []) + others if p != info.path]
     if explicit and selected is not None and selected != info.path:
         info.problems.append(f"older-generation: {name} is not the generation dsh reads "
                              f"({os.path.basename(selected)} is newer); opened as asked, read-only")
@@ -415,13 +507,14 @@ def generation_facts(path: str) -> dict[str, Any]:
 
 
 def generation_info(path: str, project: Optional[str] = None, problems: Optional[list[str]] = None,
-                    gens: Optional[Generations] = None, title: bool = False,
-                    cached: bool = False) -> Optional[SessionInfo]:
+                    gens: Optional[Generations] = None, title: bool = False, cached: bool = False,
+                    pre: Optional[tuple[int, float, Union[Facts, str, None]]] = None) -> Optional[SessionInfo]:
     """The session of the newest generation ``path``: its header facts, the other generations,
     and a problem when it is damaged (never an older generation instead).  ``problems`` gets
     a line when ``path`` cannot be read at all (permissions, not a regular file).  ``gens``: the
-    session's generations when the caller listed the folder; ``title``: read the title too."""
-    info = session_info(path, project, problems, title=title, cached=cached)
+    session's generations when the caller listed the folder; ``title``: read the title too; ``pre``: as
+    :func:`session_info`."""
+    info = session_info(path, project, problems, title=title, cached=cached, pre=pre)
     if info is not None:
         _describe_generations(info, gens=gens)
         return info
@@ -483,11 +576,13 @@ def _walk(root: str, max_depth: int = 8, problems: Optional[list[str]] = None) -
 _PROJECT_RE = re.compile(r"^--.*--$|^_no-cwd$")
 
 
-def discover(path: str, titles: bool = False) -> Listing:
+def discover(path: str, titles: bool = False, workers: int = 0) -> Listing:
     """List the sessions under ``path``: at most one open per session file, reading its header and
     (``titles``) its title together; a file whose revision is in the title cache is not opened
     (its header facts and title come from there).  Without ``titles`` (the window: headers first,
-    titles streamed afterwards by :func:`app.store.titles.session_title`) only the header is read."""
+    titles streamed afterwards by :func:`app.store.titles.session_title`) only the header is read.
+    ``workers`` > 1: files not in the cache are read by that many forked processes (the CLI only:
+    never in a process with other threads)."""
     p = os.path.abspath(os.path.expanduser(path))
     if not os.path.exists(p):
         raise FileNotFoundError(f"no such file or folder: {path}")
@@ -514,11 +609,32 @@ def discover(path: str, titles: bool = False) -> Listing:
     seen_ids: dict[str, str] = {}
     files = list(_walk(root, problems=problems))
     groups = _generation_groups(files)
+    # 1. one stat per session file; a revision in the cache needs no read at all
+    todo: list[tuple[str, Any]] = []          # (path, SessionInfo from the cache | (size, mtime) to read)
+    reads: list[tuple[str, int]] = []
     for f in files:
         gens = groups.get(f)
         if gens is not None and gens[0][2] != f:
             continue                       # an older generation: described with the newest
         if f.endswith(SQLITE_SUFFIXES):
+            todo.append((f, None))
+            continue
+        try:
+            st = os.stat(f)
+            if not stat.S_ISREG(st.st_mode):
+                os.close(open_regular(f))          # raises NotRegularFile: the sentence says what it is
+        except OSError as e:
+            problems.append(f"{f}: cannot read: {e.strerror or e}")
+            continue
+        hit = _titles.lookup_head(f, st.st_size, st.st_mtime)
+        if hit is None:
+            reads.append((f, st.st_size))
+        todo.append((f, (st.st_size, st.st_mtime, hit)))
+    # 2. the others: one open and bounded reads each (worker processes when asked and worth it)
+    read = dict(zip((p for p, _n in reads), read_many(reads, titles, workers)))
+    # 3. in the walk's order
+    for f, got in todo:
+        if got is None:
             if _is_sqlite(f):
                 try:
                     sessions.extend(_sqlite_listing(f).sessions)
@@ -527,9 +643,19 @@ def discover(path: str, titles: bool = False) -> Listing:
             continue
         rel = (f[len(root) + 1:] if f.startswith(root + os.sep) else os.path.relpath(f, root)).split(os.sep)
         project = rel[0] if kind in ("root", "home") and len(rel) >= 3 and _PROJECT_RE.match(rel[0]) else None
-        info = generation_info(f, project, problems, gens=gens, title=titles, cached=True)
-        if info is None:
+        size, mtime, hit = got
+        if hit is not None:
+            t, header, sid, probs = hit
+            cached_info = SessionInfo(path=f, format=_fmt_of(f), id=sid, header=header, size=size, mtime=mtime,
+                                      project=project, problems=probs, title=t, title_read=True)
+            _describe_generations(cached_info, gens=groups.get(f))
+            got_info: Optional[SessionInfo] = cached_info
+        else:
+            got_info = generation_info(f, project, problems, gens=groups.get(f), title=titles, cached=True,
+                                       pre=(size, mtime, read[f]))
+        if got_info is None:
             continue
+        info = got_info
         if kind in ("root", "home", "project"):
             if info.id in seen_ids:
                 problems.append(f"duplicate session id {info.id!r}: {seen_ids[info.id]} and {f}")

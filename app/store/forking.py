@@ -96,7 +96,52 @@ def _converted_rows(reader: LogReader, data: bytes, upto: int) -> list[tuple[int
     (ids such as ``legacy-message:<parent id>:<seq>`` keep the parent's id).  ``stop`` is the
     offset of the row's ``\n``.  All rows are first probed by one typed decode that skips their
     content (C speed); only the types found there are searched for as bytes, and only rows that
-    may be legacy are decoded by the codec (rows that do not probe: every hint is searched)."""
+    may be legacy are decoded by the codec (rows that do not probe: every hint is searched).
+    Rows all in the writer's shape take the index's row-head scan instead (:func:`_legacy_by_heads`)."""
+    rows = _legacy_by_heads(data, upto)
+    if rows is None:
+        rows = _legacy_by_probe(data, upto)
+    out = []
+    for a, b in rows:
+        items, _ = reader.codec.decode_row(data[a:b])
+        if len(items) == 1 and is_event(items[0]) and items[0].legacy:
+            out.append((a, b, encode_row(items[0].envelope())))
+    return out
+
+
+def _legacy_by_heads(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
+    """[(start, offset of the ``\n``)] of the rows of ``data[:upto]`` that may read in a legacy shape,
+    by the scan the seq index flags segments with (:mod:`app.log.fastindex`): each row's head in the
+    writer's key order gives its type; a row of a type that may be legacy is passed over when it is in
+    a shape that is not (``data.message`` there, …), else probed.  None when a row is not in that
+    shape (or ``data[:upto]`` does not end a row, or holds a NUL): the caller probes every row."""
+    from ..log.fastindex import _HEAD, _LEGACY_TYPES, _NOT_LEGACY, _ROWS, _SEQ_AT, _probe, lines_of
+    from ..log.reader import _maybe_legacy
+    if upto <= 0 or data[upto - 1:upto] != b"\n":
+        return None
+    lines = lines_of(data, upto)
+    if lines is None:
+        return None
+    found = _ROWS.findall(b"\x00".join([b""] + [line[:_HEAD] for line in lines]))
+    if len(found) != len(lines):
+        return None                            # a row in another shape or key order, a blank line
+    out, at = [], 0
+    for line, (t, _packed, seq) in zip(lines, found):
+        if t in _LEGACY_TYPES:
+            shape = _NOT_LEGACY.get(t)
+            if shape is None or not shape.match(line, _SEQ_AT + len(t) + len(seq)):
+                try:
+                    maybe = _maybe_legacy(_probe(line))
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    maybe = True               # the codec decides
+                if maybe:
+                    out.append((at, at + len(line) - 1))
+        at += len(line)
+    return out
+
+
+def _legacy_by_probe(data: bytes, upto: int) -> list[tuple[int, int]]:
+    """The rows of ``data[:upto]`` that may read in a legacy shape, every row probed (any shape)."""
     from ..log.reader import _LEGACY_TYPES, _maybe_legacy, _scan_lines_probe
     hints: tuple[bytes, ...] = _LEGACY_HINTS
     want = -1                               # rows the probe says may be legacy (-1: unknown)
@@ -122,12 +167,7 @@ def _converted_rows(reader: LogReader, data: bytes, upto: int) -> list[tuple[int
             every.append((at, b))
             at = b + 1
         rows = _maybe_legacy_rows(data, every)
-    out = []
-    for a, b in rows:
-        items, _ = reader.codec.decode_row(data[a:b])
-        if len(items) == 1 and is_event(items[0]) and items[0].legacy:
-            out.append((a, b, encode_row(items[0].envelope())))
-    return out
+    return rows
 
 
 def _maybe_legacy_rows(data: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

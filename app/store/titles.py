@@ -1,17 +1,23 @@
-"""Session titles for the session list: one bounded read per file, cached by revision.
+"""Session titles for the session list: bounded reads per file, cached by revision.
 
 The title of a session is its last ``session/title`` event (spec §2.4, last wins), found with
-``bytes.find`` (C speed); only the title rows are decoded.  A file of at most ``EXACT_BYTES`` on
-disk is read (zstd: decoded) whole, so its title is exactly the one ``inspect`` gives.  A bigger
-file is read in two bounded windows: dsh writes the provider's title after turn 1 and a user's
-rename between turns, so the last title is looked for in the tail window, else in the head
-window; a rename that lies only in the middle of a big log is not seen (the list then shows an
-earlier title) — the price of a list that never reads a whole big log.
+``bytes.find`` (C speed); only the title rows are decoded.  Every file is read in two bounded
+windows at most: the head window (the listing's first read, which also holds the header) and the
+tail window.  dsh writes the provider's title after turn 1 and a user's rename between turns, so
+the last title is looked for in the tail window, else in the head window.  A raw JSONL file no
+bigger than the two windows together is read whole, so its title is exactly the one ``inspect``
+gives; in a bigger file a rename that lies only in the middle is not seen (the list then shows
+an earlier title, or none) — the price of a list that never reads a whole log.  zstd: the frames
+starting in the head window after the header frame (a frame cut by the window gives its
+complete rows) and the chain of whole frames that ends the file in the tail window, each
+decoded with its checksum verified and bounded; a file whose frames all lie in those windows
+is decoded whole (exactly ``inspect``'s title).
 
 Titles are cached in ``<cache>/titles.json`` (the cache folder of :mod:`app.store.indexcache`)
 keyed by path and revision (size and mtime, as the listing's own stat gives them), with the
 header facts the listing read in the same open, so listing a home again opens no session whose
-file did not change (one ``stat`` each).  :func:`save` writes the cache atomically.
+file did not change (one ``stat`` each).  The cache is read in one typed decode and written
+atomically by :func:`save`.
 """
 from __future__ import annotations
 
@@ -25,16 +31,19 @@ import msgspec
 if TYPE_CHECKING:
     from .discovery import SessionInfo
 
-EXACT_BYTES = 4 << 20              # a file up to this size on disk is searched whole: exactly inspect's title
-WINDOW = 256 << 10                 # raw JSONL: bytes read at the tail (and the head when the tail has no title)
-ZSTD_WINDOW = 64 << 10             # zstd: compressed bytes read at the tail (and the head); ~4x as much text
+WINDOW = 32 << 10                  # raw JSONL: bytes read at the head (the first read) and at the tail
+ZSTD_WINDOW = 8 << 10              # zstd: compressed bytes read at the head and at the tail (~4x as much text)
 ZSTD_PLAIN_LIMIT = 16 << 20        # plaintext decoded from one window at most (a bomb is passed over)
-ZSTD_WHOLE_LIMIT = 64 << 20        # plaintext decoded from a whole file at most (else: the windows)
-_NEEDLE = b'"session/title"'          # the type value (any spacing around the key; rows are decoded to check)
-_FORMAT = 2
+ZSTD_FIRST_FRAME = 256 << 10       # zstd: the first frame after the header is read whole up to this size
+_NEEDLE = b"session/title"         # the type value, quoted on both sides (any spacing around the key; rows
+_QUOTE = ord('"')                  # are decoded to check); unquoted: 2x the speed of a needle with quotes
+_FORMAT = 3
 _lock = threading.Lock()
-# path -> [0, 0, size, mtime_ns, title, head]; head: [header object, id, [fatal header problems]] or None
-Entry = list[Any]
+# path -> (0, 0, size, mtime_ns, title, head); head: (header object, id, [fatal header problems]) or None.
+# The shape is checked for the whole file in one typed decode: an entry of another shape makes the
+# file foreign (ignored and rebuilt).
+Head = tuple[dict[str, Any], str, list[str]]
+Entry = tuple[int, int, int, int, Optional[str], Optional[Head]]
 _cache: Optional[dict[str, Entry]] = None
 _dirty = False
 
@@ -94,17 +103,23 @@ def save() -> None:
             pass
 
 
-def title_in(blob: bytes) -> Optional[str]:
-    """The title of the last complete ``session/title`` row in ``blob`` (None: none there).
+def title_in(blob: bytes, whole_first: bool = False) -> Optional[str]:
+    """The title of the last complete ``session/title`` row in ``blob`` (None: none there): a row
+    cut by the blob's end is passed over, and so is its first row (cut by a window's start) unless
+    ``whole_first`` (the blob starts with a whole row, as a frame's text does).
 
     Searched forwards (``bytes.find`` skips ahead by the needle's length; ``rfind`` does not)."""
     found, i = None, blob.find(_NEEDLE)
+    n = len(_NEEDLE)
     while i >= 0:
+        if i == 0 or blob[i - 1] != _QUOTE or blob[i + n:i + n + 1] != b'"':
+            i = blob.find(_NEEDLE, i + n)            # a longer type (session/title-llm-request) or text
+            continue
         lo = blob.rfind(b"\n", 0, i) + 1
         hi = blob.find(b"\n", i)
         if hi < 0:
             break                          # a row cut by the window's end
-        if lo > 0:                         # (a row cut by the window's start is passed over)
+        if lo > 0 or whole_first:
             try:
                 obj = msgspec.json.decode(blob[lo:hi])
             except msgspec.DecodeError:
@@ -116,17 +131,14 @@ def title_in(blob: bytes) -> Optional[str]:
     return found
 
 
-def _rev(size: int, mtime: float) -> Entry:
-    return [0, 0, size, int(mtime * 1e9)]
+def _rev(size: int, mtime: float) -> tuple[int, int, int, int]:
+    return 0, 0, size, int(mtime * 1e9)
 
 
 def _entry(path: str, size: int, mtime: float) -> Optional[Entry]:
     with _lock:
         hit = _load().get(path)
-    if isinstance(hit, list) and len(hit) == 6 and hit[:4] == _rev(size, mtime) and \
-            (hit[4] is None or isinstance(hit[4], str)):
-        return hit
-    return None
+    return hit if hit is not None and hit[:4] == _rev(size, mtime) else None
 
 
 def lookup(path: str, size: int, mtime: float) -> tuple[bool, Optional[str]]:
@@ -138,35 +150,32 @@ def lookup(path: str, size: int, mtime: float) -> tuple[bool, Optional[str]]:
 def lookup_head(path: str, size: int, mtime: float) -> Optional[tuple[Optional[str], dict[str, Any], str, list[str]]]:
     """(title, header object, id, fatal header problems) cached for ``path`` at this revision, else None."""
     hit = _entry(path, size, mtime)
-    head = hit[5] if hit is not None else None
-    if isinstance(head, list) and len(head) == 3 and isinstance(head[0], dict) and isinstance(head[1], str) and \
-            isinstance(head[2], list) and all(isinstance(p, str) for p in head[2]):
-        return hit[4] if hit is not None else None, dict(head[0]), head[1], list(head[2])
-    return None
+    if hit is None or hit[5] is None:
+        return None
+    head = hit[5]
+    return hit[4], dict(head[0]), head[1], list(head[2])
 
 
-def remember(path: str, size: int, mtime: float, title: Optional[str],
-             head: Optional[tuple[dict[str, Any], str, list[str]]] = None) -> None:
+def remember(path: str, size: int, mtime: float, title: Optional[str], head: Optional[Head] = None) -> None:
     """Cache the title (and the header facts) read from ``path`` at this revision (written by :func:`save`)."""
     global _dirty
     with _lock:
-        _load()[path] = _rev(size, mtime) + [title, list(head) if head is not None else None]
+        _load()[path] = _rev(size, mtime) + (title, head)
         _dirty = True
 
 
-def title_of_jsonl(fd: int, size: int, head: bytes = b"", window: int = WINDOW) -> Optional[str]:
-    """The title of an open raw JSONL session file: a file of at most ``EXACT_BYTES`` is read whole
-    (its last title); a bigger one: the last title in the tail window, else in the head window.
-    ``head``: the bytes already read from offset 0 (not read again)."""
-    if size <= max(EXACT_BYTES, 2 * window):
-        data = head if len(head) >= size else head + os.pread(fd, size - len(head), len(head))
-        return title_in(data)
-    tail = b"\n" + os.pread(fd, window, size - window)      # (a cut first row does not decode: passed over)
-    t = title_in(tail)
-    if t is not None:
-        return t
-    data = head[:window] if len(head) >= window else head + os.pread(fd, window - len(head), len(head))
-    return title_in(data)
+def title_of_jsonl(fd: int, size: int, head: bytes = b"", window: int = 0) -> Optional[str]:
+    """The title of an open raw JSONL session file: a file of at most two windows is read whole (its
+    last title); a bigger one: the last title in the tail window, else in the head window.
+    ``head``: the bytes already read from offset 0 (not read again; the listing's first read)."""
+    window = window or WINDOW
+    if len(head) < min(size, window):
+        head += os.pread(fd, min(size, window) - len(head), len(head))
+    if size <= 2 * window:
+        return title_in(head if len(head) >= size else head + os.pread(fd, size - len(head), len(head)))
+    tail = os.pread(fd, window + 1, size - window - 1)    # (from the byte before: a row starting the
+    t = title_in(tail)                                     # window is whole when that byte is a newline)
+    return t if t is not None else title_in(head[:window])
 
 
 def decode_frames(buf: bytes, start: int, stop: int, limit: int) -> bytes:
@@ -177,7 +186,7 @@ def decode_frames(buf: bytes, start: int, stop: int, limit: int) -> bytes:
     from backports import zstd
 
     from ..log.limits import ZSTD_WINDOW_LOG_MAX
-    from ..log.zstdframes import FrameError, decode_bounded
+    from ..log.zstdframes import FrameError, decode_bounded, sized_decoder
     mv = memoryview(buf)
     spans, total, at = [], 0, start
     while at < stop:
@@ -187,6 +196,9 @@ def decode_frames(buf: bytes, start: int, stop: int, limit: int) -> bytes:
         total = total + size if size is not None and total is not None else None
         at += n
     if total is not None and total <= limit:
+        dec = sized_decoder()
+        if dec is not None:
+            return dec.decode(buf, start, stop, total)       # one reused context, no set-up per frame
         # libzstd sizes a frame's buffers by its declared content size (bounded above) and refuses
         # a frame that outgrows it; only bigger declarations need the window limit (its setup
         # costs as much as decoding a small frame)
@@ -204,17 +216,18 @@ def decode_frames(buf: bytes, start: int, stop: int, limit: int) -> bytes:
     return b"".join(out)
 
 
-def _frames_text(buf: bytes, start: int, limit: int) -> Optional[bytes]:
+def _frames_text(buf: bytes, start: int, limit: int, cut: bool = True) -> Optional[bytes]:
     """The plaintext of the chain of frames from ``buf[start]`` to the end of ``buf``, or None when
     the bytes from ``start`` are not such a chain.  A torn last frame gives its complete rows (as a
-    reader recovers them); at most ``limit`` plaintext bytes (a bigger chain gives None)."""
+    reader recovers them; ``cut=False``: only when it is the first frame, a window's end cut it);
+    at most ``limit`` plaintext bytes (a bigger chain gives None)."""
     from ..log.zstdframes import COMPLETE, TORN, FrameError, ZstdError, decode_torn, scan_frame
     at, n = start, len(buf)
     torn = None
     while at < n:
         kind, end = scan_frame(buf, at)
         if kind == TORN:
-            torn = at
+            torn = at if cut or at == start else None
             break
         if kind != COMPLETE:
             return None
@@ -228,36 +241,57 @@ def _frames_text(buf: bytes, start: int, limit: int) -> Optional[bytes]:
     return text
 
 
-def title_of_zstd(fd: int, size: int, header_end: int, window: int = ZSTD_WINDOW) -> Optional[str]:
-    """The title of an open ``session.jsonl.zstd``: a file of at most ``EXACT_BYTES`` is decoded
-    whole (its last title; at most ``ZSTD_WHOLE_LIMIT`` of text); a bigger one: the last title in the
-    frames of the tail window (``window`` compressed bytes ending at the end of the file), else in
-    the frames of the head window (after the header frame).  Frames are found by their headers and
-    decoded with their checksums verified, bounded."""
+def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window: int = 0) -> Optional[str]:
+    """The title of an open ``session.jsonl.zstd`` whose header frame ends at ``header_end``: a file
+    of at most two windows is decoded whole (its last title); a bigger one: the last title in the
+    chain of whole frames that ends the file within the tail window, else in the first frame after
+    the header frame (read whole up to ``ZSTD_FIRST_FRAME``) and the whole frames of the head window.
+    Frames are found by their headers and decoded with their checksums verified, bounded.
+    ``head``: the bytes already read from offset 0 (not read again)."""
     from ..log.zstdframes import MAGIC
-    body = size - header_end
-    if body <= 0:
+    window = window or ZSTD_WINDOW
+    if size <= header_end:
         return None
-    if size <= max(EXACT_BYTES, 2 * window + header_end):
-        text = _frames_text(os.pread(fd, body, header_end), 0, ZSTD_WHOLE_LIMIT)
-        if text is not None or body <= 2 * window:
-            return title_in(b"\n" + text) if text else None
+    if len(head) < min(size, window):
+        head += os.pread(fd, min(size, window) - len(head), len(head))
+    if size <= 2 * window:
+        whole = head if len(head) >= size else head + os.pread(fd, size - len(head), len(head))
+        text = _frames_text(whole, header_end, ZSTD_PLAIN_LIMIT)
+        return title_in(text, True) if text else None
     tail = os.pread(fd, window, size - window)
     i = tail.find(MAGIC)
     while i >= 0:                                  # the first frame start whose chain reaches the end
         text = _frames_text(tail, i, ZSTD_PLAIN_LIMIT)
         if text is not None:
-            t = title_in(b"\n" + text)
+            t = title_in(text, True)
             if t is not None:
                 return t
             break
         i = tail.find(MAGIC, i + 1)
-    head = os.pread(fd, window, header_end)
-    text = _frames_text(head, 0, ZSTD_PLAIN_LIMIT)       # (the frame cut by the window: its complete rows)
-    return title_in(b"\n" + text) if text else None
+    return _head_title(fd, size, header_end, head, window)
 
 
-def read_title(path: str, size: int, window: int = WINDOW) -> Optional[str]:
+def _head_title(fd: int, size: int, header_end: int, head: bytes, window: int) -> Optional[str]:
+    """The last title in the first frame after the header (read whole when it is at most
+    ``ZSTD_FIRST_FRAME`` compressed bytes: dsh writes the provider's title with turn 1's batch) and
+    the whole frames after it in the head window."""
+    from ..log.zstdframes import COMPLETE, TORN, scan_frame
+    kind, end = scan_frame(head, header_end)
+    if kind == TORN:                       # the first frame is cut by the window: read it whole
+        from backports import zstd
+        blob = os.pread(fd, min(size - header_end, ZSTD_FIRST_FRAME), header_end)
+        try:
+            n = zstd.get_frame_size(blob)
+        except zstd.ZstdError:
+            return None                    # (bigger than ZSTD_FIRST_FRAME, or damaged)
+        head, window = head[:header_end] + blob[:n], header_end + n
+    elif kind != COMPLETE:
+        return None
+    text = _frames_text(head[:max(window, header_end)], header_end, ZSTD_PLAIN_LIMIT, cut=False)
+    return title_in(text, True) if text else None
+
+
+def read_title(path: str, size: int, window: int = 0) -> Optional[str]:
     """The title of a raw JSONL session file: tail window first, then the head window."""
     from ..log.limits import open_regular
     fd = open_regular(path)
