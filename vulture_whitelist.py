@@ -144,3 +144,5 @@ firstSeq  # app/store/watch.py LastBatch
 seed_only  # app/store/watch.py _ListState
 # pytest reads a test module's marks from this name
 pytestmark  # tests/test_sqlite_store.py
+# run by name in a worker process (the SHARD_CODE string)
+serve_shard  # app/store/fulltext.py

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Home full-text index benchmarks (issue 18): first build, queries, incremental update.
 
-    python bench/home_search_bench.py [--sessions 10000] [--runs 3] [--skip-big] [--profile]
+    python bench/home_search_bench.py [--sessions 10000] [--runs 3] [--skip-big] [--profile] [--cold]
 
 * a generated home of ``--sessions`` sessions (copies of the fixtures with new ids plus planted
   synth sessions): first build MB/s against a raw read of the same files in the same run (each
   run: raw read, then a build into an empty cache), medians of ``--runs``; query times (median of
   5 per query); the update with nothing changed and the incremental update after one session grew.
+* ``--cold``: the page cache is dropped (``echo 3 > /proc/sys/vm/drop_caches``, root only) before
+  the raw read AND before the build of each run, as a first build on a desktop reads files not
+  read for a while; the warm figures (nothing dropped) are printed by a run without it.
 * 40 synth sessions of 2.5 MB each (realistic long sessions): build against raw read, medians.
 * ``--profile``: one build under cProfile, the top functions by cumulative and by own time.
 
@@ -85,7 +88,15 @@ def gen_home(n_sessions: int) -> tuple:
     return home, json.loads(meta.read_text())
 
 
-def raw_read(files) -> tuple:
+def drop_caches() -> None:
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def raw_read(files, cold: bool = False) -> tuple:
+    if cold:
+        drop_caches()
     t0, c0 = time.perf_counter(), time.process_time()
     n = 0
     for p in files:
@@ -100,9 +111,11 @@ def cpu_all() -> float:
     return me.ru_utime + me.ru_stime + ch.ru_utime + ch.ru_stime
 
 
-def build_once(root: str, cache: str, workers=None) -> tuple:
+def build_once(root: str, cache: str, workers=None, cold: bool = False) -> tuple:
     from app.store.fulltext import FullTextIndex
     ix = FullTextIndex(root, db_path=os.path.join(cache, "ix.sqlite"))
+    if cold:
+        drop_caches()
     t0, c0 = time.perf_counter(), cpu_all()
     rep = ix.update(workers=workers)
     dt, dc = time.perf_counter() - t0, cpu_all() - c0
@@ -111,16 +124,17 @@ def build_once(root: str, cache: str, workers=None) -> tuple:
     return dt, dc, rep, size
 
 
-def bench_build(root, files, total, runs, label, workers=None):
+def bench_build(root, files, total, runs, label, workers=None, cold: bool = False):
     builds, raws, builds_cpu, raws_cpu = [], [], [], []
     rep = size = None
+    label += " (cold: page cache dropped before the read and before the build)" if cold else " (warm)"
     for _ in range(runs):
-        r, rc = raw_read(files)
+        r, rc = raw_read(files, cold)
         raws.append(r)
         raws_cpu.append(rc)
         cache = tempfile.mkdtemp(prefix="sl-fts-bench-")
         try:
-            dt, dc, rep, size = build_once(str(root), cache, workers)
+            dt, dc, rep, size = build_once(str(root), cache, workers, cold)
         finally:
             shutil.rmtree(cache, ignore_errors=True)
         builds.append(dt)
@@ -137,14 +151,14 @@ def bench_build(root, files, total, runs, label, workers=None):
     return b, r
 
 
-def bench_fts(n_sessions: int, runs: int, workers=None):
+def bench_fts(n_sessions: int, runs: int, workers=None, cold: bool = False):
     from app.store.fulltext import FullTextIndex
     print(f"== home full-text index: {n_sessions} sessions ({load()})")
     home, m = gen_home(n_sessions)
     files = [p for p in home.rglob("*") if p.is_file()]
     total = sum(p.stat().st_size for p in files)
     print(f"  {len(m['sessions'])} sessions, {total / 1e6:.1f} MB")
-    bench_build(home, files, total, runs, f"{n_sessions} sessions", workers)
+    bench_build(home, files, total, runs, f"{n_sessions} sessions", workers, cold)
     cache = tempfile.mkdtemp(prefix="sl-fts-bench-")
     sid = next(iter(m["sessions"]))
     path = m["sessions"][sid]
@@ -166,6 +180,15 @@ def bench_fts(n_sessions: int, runs: int, workers=None):
                 cs.append(time.process_time() - c0)
             print(f"  query {q[:40]!r:44} {med(ts) * 1000:6.1f} ms  CPU {med(cs) * 1000:6.1f} ms  ({res.total} "
                   f"matches in {res.session_total} sessions)", flush=True)
+        ts, cs = [], []
+        for _ in range(5):                      # what a window's query job does: open the index, query, close
+            t0, c0 = time.perf_counter(), time.process_time()
+            with FullTextIndex(str(home), db_path=os.path.join(cache, "ix.sqlite")) as ix2:
+                res = ix2.search("snapshot", limit=50)
+            ts.append(time.perf_counter() - t0)
+            cs.append(time.process_time() - c0)
+        print(f"  open + query 'snapshot' + close ({len(ix.parts())} shard(s)): {med(ts) * 1000:6.1f} ms  "
+              f"CPU {med(cs) * 1000:6.1f} ms", flush=True)
         t0, c0 = time.perf_counter(), time.process_time()
         rep = ix.update()
         print(f"  update with nothing changed: {(time.perf_counter() - t0) * 1000:.0f} ms, CPU "
@@ -200,12 +223,12 @@ def gen_big(n: int = 40, size: int = 2_500_000) -> Path:
     return home
 
 
-def bench_build_big(runs: int, workers=None, n: int = 40, size: int = 2_500_000):
+def bench_build_big(runs: int, workers=None, n: int = 40, size: int = 2_500_000, cold: bool = False):
     home = gen_big(n, size)
     files = list(home.rglob("*.jsonl"))
     total = sum(p.stat().st_size for p in files)
     print(f"== build on {n} synth sessions of {size / 1e6:.1f} MB ({total / 1e6:.0f} MB)")
-    bench_build(home, files, total, runs, f"{n} x {size / 1e6:.1f} MB", workers)
+    bench_build(home, files, total, runs, f"{n} x {size / 1e6:.1f} MB", workers, cold)
 
 
 def profile_build(root: Path, top: int = 25, workers=None):
@@ -233,15 +256,16 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-big", action="store_true")
     ap.add_argument("--skip-home", action="store_true")
     ap.add_argument("--profile", action="store_true", help="cProfile one build of each home instead")
+    ap.add_argument("--cold", action="store_true", help="drop the page cache before each raw read and build (root)")
     a = ap.parse_args(argv)
     if a.profile:
         profile_build(gen_home(a.sessions)[0], workers=a.workers)
         profile_build(gen_big(), workers=a.workers)
         return 0
     if not a.skip_home:
-        bench_fts(a.sessions, a.runs, a.workers)
+        bench_fts(a.sessions, a.runs, a.workers, a.cold)
     if not a.skip_big:
-        bench_build_big(a.runs, a.workers)
+        bench_build_big(a.runs, a.workers, cold=a.cold)
     return 0
 
 

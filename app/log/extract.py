@@ -21,10 +21,12 @@ from __future__ import annotations
 import os
 import re
 import zlib
+
+import msgspec
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
 from .codec import DecodeError, RowCodec, decode_json, parse_header
-from .limits import MAX_ROW_BYTES, open_regular
+from .limits import MAX_DEPTH, MAX_ROW_BYTES, open_regular
 from .model import MAX_SAFE_INT, is_event
 from .textview import TEXT_TYPES, event_fields, event_turn, plain
 
@@ -35,6 +37,7 @@ CRC_WINDOW = 4096
 TEXT_TYPES_B = frozenset(t.encode() for t in TEXT_TYPES) | {b"turn/start", b"steering/message"}
 ERROR_ONLY_B = frozenset({b"assistant/chunk", b"turn/end"})   # text only when they carry an error
 _WANTED = TEXT_TYPES | {"turn/start", "steering/message"}
+_DECODE = msgspec.json.Decoder().decode
 FAST_MAX_BYTES = MAX_ROW_BYTES      # whole-file reads up to this size (no row can pass the row limit)
 
 # (seq, turn, time, kind, tool, text): one field of one event
@@ -97,14 +100,22 @@ class RowText:
         if self.exact:
             self._exact(raw, out, pos, offset, line)
             return
-        try:
-            obj, _replaced = decode_json(raw)
-        except DecodeError:
-            return                                  # a bad row: the reader reports it, it has no text
-        if not isinstance(obj, dict):
+        obj: Any = None
+        # the limits of decode_json (check_row): the depth scan only when the brackets could pass it
+        if len(raw) <= MAX_ROW_BYTES and raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+            try:
+                obj = _DECODE(raw)
+            except (msgspec.DecodeError, RecursionError):
+                pass                                # decode_json says why (invalid UTF-8 is retried)
+        if obj is None:
+            try:
+                obj, _replaced = decode_json(raw)
+            except DecodeError:
+                return                              # a bad row: the reader reports it, it has no text
+        if type(obj) is not dict:
             return
         typ = obj.get("type")
-        if not isinstance(typ, str) or typ not in _WANTED:
+        if type(typ) is not str or typ not in _WANTED:
             return
         seq = obj.get("seq")
         if type(seq) is not int or seq < 0 or seq > MAX_SAFE_INT:
@@ -152,16 +163,44 @@ def _candidates_re() -> re.Pattern[bytes]:
                       rb'|(?!\{"type":"))[^\n]*\n', re.M)
 
 
+def _dsh_rows_re() -> re.Pattern[bytes]:
+    plain_types = sorted(t for t in TEXT_TYPES_B if t not in ERROR_ONLY_B)
+    alts = b"|".join(re.escape(t) for t in plain_types)
+    errs = b"|".join(re.escape(t) for t in sorted(ERROR_ONLY_B))
+    # the same rows when every row is written the dsh way: the pattern starts with a literal
+    # (newline, then the type key), so the regex engine jumps between row starts instead of trying
+    # a match at every byte; group 1 is the row, which must end in a newline (complete)
+    return re.compile(rb'\n(\{"type":"(?:' + alts + rb')"[^\n]*|\{"type":"(?:' + errs
+                      + rb')"(?=[^\n]*"error")[^\n]*)(?=\n)')
+
+
 _CANDIDATES = _candidates_re()
+_DSH_ROWS = _dsh_rows_re()
+_DSH_START = b'\n{"type":"'
 
 
-def candidate_rows(data: bytes, base: int = 0) -> tuple[list[tuple[int, bytes]], int]:
-    """Complete rows of ``data`` (JSONL text at file offset ``base``) that may hold text, found by
-    one regex pass (rows of other types are never looked at from Python): ([(pos, raw)], end)
-    where ``end`` is the offset after the last complete row (a torn last row is left for later)."""
-    out = [(base + m.start(), m.group()[:-1]) for m in _CANDIDATES.finditer(data)]
+def candidate_rows(data: bytes, base: int = 0, start: int = 0) -> tuple[list[tuple[int, bytes]], int]:
+    """Complete rows of ``data[start:]`` (JSONL text; ``data`` at file offset ``base``, ``start``
+    0 or just after a newline) that may hold text, found by one regex pass (rows of other types
+    are never looked at from Python): ([(pos, raw)], end) where ``end`` is the offset after the
+    last complete row (a torn last row is left for later).
+
+    When every complete row starts the dsh way (two C-level counts say so) a regex anchored on
+    that literal start finds them; otherwise (legacy or hand-written rows, blank lines) the
+    general one, which looks at every line."""
+    last = data.rfind(b"\n", start)
+    if last < 0:
+        return [], base + start
+    if data.startswith(b'{"type":"', start) \
+            and data.count(_DSH_START, start, last) == data.count(b"\n", start, last):
+        # row k (k >= 1) starts after newline k-1; the first row has no newline before it
+        nl = data.find(b"\n", start)
+        out = [(base + start, data[start:nl])] if _CANDIDATES.match(data, start, nl + 1) is not None else []
+        out += [(base + m.start(1), m.group(1)) for m in _DSH_ROWS.finditer(data, nl, last + 1)]
+        return out, base + last + 1
+    out = [(base + m.start(), m.group()[:-1]) for m in _CANDIDATES.finditer(data, start)]
     out = [(p, raw) for p, raw in out if raw and not raw.isspace()]
-    return out, base + data.rfind(b"\n") + 1
+    return out, base + last + 1
 
 
 def split_rows(data: bytes, base: int = 0,
@@ -252,13 +291,14 @@ def extract_jsonl(path: str) -> FileText:
     if fatal is not None:
         return FileText("fatal", why=str(fatal), header=(hdr.id, None, None), sig=sig, bytes_read=len(data))
     start = nl + 1
-    first = data[start:start + 65536].split(b"\n", 1)[0].strip()
+    eol = data.find(b"\n", start, start + 65536)
+    first = data[start:eol if eol >= 0 else start + 65536].strip()
     if first and b'"seq' not in first[:160]:
         return FileText("fallback")                  # maybe an envelope-free snapshot: the reader decides
     version = hdr.version or 0
     rt = RowText(RowCodec(hdr.id, version=version))
     out: list[Entry] = []
-    rows, end = candidate_rows(data[start:], base=start)
+    rows, end = candidate_rows(data, start=start)
     feed = rt.feed
     for pos, raw in rows:
         feed(raw, out, pos, pos)

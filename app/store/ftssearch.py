@@ -36,6 +36,10 @@ class IndexQueries:
         out += [(p, why) for p, why in self.conn.execute("SELECT path, problem FROM files WHERE kind = 'bad'")]
         return out
 
+    def parts(self) -> list[Any]:
+        """The shards a query fans out over (each an :class:`IndexQueries`)."""
+        return [self]
+
     def search(self, query: str, limit: int = 50, offset: int = 0, groups: Optional[int] = 200) -> SearchResult:
         """Ranked hits (bm25) with marked snippets, and per-session counts.
 
@@ -43,7 +47,10 @@ class IndexQueries:
         nothing else computed per match), their rows and snippets (for those only), and the
         per-session counts (the rowid-only path of the match, grouped by session).  ``sessions``
         holds the ``groups`` sessions with the most matches plus those of the hits (None: all);
-        ``session_total`` counts every session with a match."""
+        ``session_total`` counts every session with a match.  A sharded index answers from each
+        shard (its best ``offset + limit``, its counts) and the answers are merged by rank (bm25
+        of each shard's own statistics: shards hold a hash split of the sessions, so these stay
+        close to those of one index)."""
         t0 = time.perf_counter()
         pq = parse_query(query)
         if not self.fts5:
@@ -55,57 +62,74 @@ class IndexQueries:
             raise QueryError("give words to look for (filters alone select nothing)" if not pq.not_terms
                              else "give words to look for besides the ones to leave out")
         conds, args, need_s = _filter_sql(pq)
-        join_s = " JOIN sessions s ON s.sid = e.sid" if need_s else ""
-        extra = "".join(" AND " + x for x in conds)
-        c = self.conn
+        parts = self.parts()
         try:
-            if match is not None:
-                if conds:
-                    top = c.execute(
-                        f"SELECT fts.rowid, bm25(fts) AS r FROM fts JOIN entries e ON e.rowid = fts.rowid{join_s} "
-                        f"WHERE fts MATCH ?{extra} ORDER BY r LIMIT ? OFFSET ?",
-                        (match, *args, int(limit), int(offset))).fetchall()
-                else:
-                    top = c.execute("SELECT rowid, bm25(fts) AS r FROM fts WHERE fts MATCH ? "
-                                    "ORDER BY r LIMIT ? OFFSET ?", (match, int(limit), int(offset))).fetchall()
-                if conds:
-                    counts = c.execute(f"SELECT e.sid, count(*) FROM fts JOIN entries e ON e.rowid = fts.rowid"
-                                       f"{join_s} WHERE fts MATCH ?{extra} GROUP BY e.sid", (match, *args)).fetchall()
-                else:                                 # the rowids alone say the session
-                    counts = c.execute(f"SELECT rowid >> {SHIFT}, count(*) FROM fts WHERE fts MATCH ? GROUP BY 1",
-                                       (match,)).fetchall()
-            else:
-                where = " AND ".join(conds)
-                top = c.execute(f"SELECT e.rowid, 0.0 FROM entries e{join_s} WHERE {where} "
-                                f"ORDER BY e.rowid LIMIT ? OFFSET ?", (*args, int(limit), int(offset))).fetchall()
-                counts = c.execute(f"SELECT e.sid, count(*) FROM entries e{join_s} WHERE {where} GROUP BY e.sid",
-                                   args).fetchall()
-            hits, hit_sids = self._hits(top, match)
+            answers = [p._ranked(match, conds, args, need_s, int(limit) + int(offset)) for p in parts]
+            top = sorted(((rank, i, rowid) for i, (ranked, _c) in enumerate(answers) for rowid, rank in ranked),
+                         key=lambda x: (x[0], x[1], x[2]))[int(offset):int(offset) + int(limit)]
+            got: dict[tuple[int, int], tuple[SearchHit, int]] = {}
+            for i, p in enumerate(parts):
+                mine = [(rowid, rank) for rank, j, rowid in top if j == i]
+                got.update(((i, r), h) for r, h in p._hits(mine, match).items())
+            hits = [got[(i, r)][0] for _rank, i, r in top if (i, r) in got]
+            hit_sids = {(i, got[(i, r)][1]) for _rank, i, r in top if (i, r) in got}
+            counts = [((i, sid), n) for i, (_r, cs) in enumerate(answers) for sid, n in cs]
             total = sum(n for _, n in counts)
             if groups is not None and len(counts) > groups:
                 counts.sort(key=lambda r: (-r[1], r[0]))
                 shown = counts[:groups] + [r for r in counts[groups:] if r[0] in hit_sids]
             else:
                 shown = counts
-            n_of = dict(shown)
-            rows = []
-            ids = list(n_of)
-            for i in range(0, len(ids), 900):            # under SQLite's bound-parameter limit
-                part = ids[i:i + 900]
-                rows += c.execute(f"SELECT sid, key, id, path, title, created, store FROM sessions "
-                                  f"WHERE sid IN ({','.join('?' * len(part))})", part).fetchall()
+            sessions = []
+            for i, p in enumerate(parts):
+                n_of = {sid: n for (j, sid), n in shown if j == i}
+                sessions += [SessionGroup(key=k, session=sid_, path=path, title=t, created=cr, count=n_of[sid],
+                                          store=sto) for sid, k, sid_, path, t, cr, sto in p._session_rows(list(n_of))]
         except sqlite3.OperationalError as e:
             raise QueryError(f"cannot run the query {query!r}: {e}") from None
-        sessions = [SessionGroup(key=k, session=i, path=p, title=t, created=cr, count=n_of[sid], store=sto)
-                    for sid, k, i, p, t, cr, sto in rows]
         sessions.sort(key=lambda g: (-g.count, g.key))
         return SearchResult(hits=hits, sessions=sessions, total=total, session_total=len(counts),
                             seconds=time.perf_counter() - t0)
 
-    def _hits(self, top: list[tuple[int, float]], match: Optional[str]) -> tuple[list[SearchHit], set[int]]:
-        """Rows and snippets of the ranked rowids (snippets made for these only), and their sessions' sids."""
+    def _ranked(self, match: Optional[str], conds: list[str], args: list[Any], need_s: bool,
+                n: int) -> tuple[list[tuple[int, float]], list[tuple[int, int]]]:
+        """This shard's ``n`` best (rowid, rank) and its (sid, matches) per session."""
+        join_s = " JOIN sessions s ON s.sid = e.sid" if need_s else ""
+        extra = "".join(" AND " + x for x in conds)
+        c = self.conn
+        if match is not None:
+            if conds:
+                top = c.execute(
+                    f"SELECT fts.rowid, bm25(fts) AS r FROM fts JOIN entries e ON e.rowid = fts.rowid{join_s} "
+                    f"WHERE fts MATCH ?{extra} ORDER BY r LIMIT ?", (match, *args, n)).fetchall()
+                counts = c.execute(f"SELECT e.sid, count(*) FROM fts JOIN entries e ON e.rowid = fts.rowid"
+                                   f"{join_s} WHERE fts MATCH ?{extra} GROUP BY e.sid", (match, *args)).fetchall()
+            else:
+                top = c.execute("SELECT rowid, bm25(fts) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
+                                (match, n)).fetchall()
+                # the rowids alone say the session
+                counts = c.execute(f"SELECT rowid >> {SHIFT}, count(*) FROM fts WHERE fts MATCH ? GROUP BY 1",
+                                   (match,)).fetchall()
+        else:
+            where = " AND ".join(conds)
+            top = c.execute(f"SELECT e.rowid, 0.0 FROM entries e{join_s} WHERE {where} ORDER BY e.rowid LIMIT ?",
+                            (*args, n)).fetchall()
+            counts = c.execute(f"SELECT e.sid, count(*) FROM entries e{join_s} WHERE {where} GROUP BY e.sid",
+                               args).fetchall()
+        return top, counts
+
+    def _session_rows(self, sids: list[int]) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = []
+        for i in range(0, len(sids), 900):            # under SQLite's bound-parameter limit
+            part = sids[i:i + 900]
+            rows += self.conn.execute(f"SELECT sid, key, id, path, title, created, store FROM sessions "
+                                      f"WHERE sid IN ({','.join('?' * len(part))})", part).fetchall()
+        return rows
+
+    def _hits(self, top: list[tuple[int, float]], match: Optional[str]) -> dict[int, tuple[SearchHit, int]]:
+        """{rowid: (hit, sid)} of the ranked rowids, snippets made for these only."""
         if not top:
-            return [], set()
+            return {}
         ids = [r for r, _ in top]
         marks = ",".join("?" * len(ids))
         rows = {r[0]: r[1:] for r in self.conn.execute(
@@ -121,18 +145,17 @@ class IndexQueries:
         else:
             snips = {r: (b[:160] + ("…" if len(b) > 160 else "")) for r, b in self.conn.execute(
                 f"SELECT rowid, body FROM fts WHERE rowid IN ({marks})", ids)}
-        hits = []
-        sids = set()
+        out = {}
         for rowid, rank in top:
-            got = rows.get(rowid)
-            if got is None:
+            found = rows.get(rowid)
+            if found is None:
                 continue
-            key, sid, path, store, seq, turn, kind, tool, tm, isid = got
-            sids.add(isid)
+            key, sid, path, store, seq, turn, kind, tool, tm, isid = found
             text, mk = split_marks(snips.get(rowid, ""))
-            hits.append(SearchHit(session=sid, session_key=key, path=path, seq=seq, turn=turn, kind=kind, tool=tool,
-                                  time=tm, snippet=with_marks(text, mk), marks=mk, text=text, rank=rank, store=store))
-        return hits, sids
+            out[rowid] = (SearchHit(session=sid, session_key=key, path=path, seq=seq, turn=turn, kind=kind, tool=tool,
+                                    time=tm, snippet=with_marks(text, mk), marks=mk, text=text, rank=rank,
+                                    store=store), isid)
+        return out
 
     def _scan_search(self, pq: ParsedQuery, limit: int) -> SearchResult:
         """No FTS5: every session's entries (the same extraction as the index) checked one by one:

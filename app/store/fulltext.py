@@ -14,15 +14,23 @@ proves the prefix is the same); a replaced, shrunk or rewritten one is indexed a
 store is listed when the file changed and a session whose revision changed is indexed again.
 
 Fast first build: a new JSONL session is read whole with one open and one read and its text
-extracted without typed events (:func:`app.log.extract.extract_jsonl`), by two worker processes
-when there is much to read, while this process writes; rows are written with ``executemany`` in
-large transactions.
+extracted without typed events (:func:`app.log.extract.extract_jsonl`); rows are written with
+``executemany`` in large transactions.  The first build of a big root is sharded: the sessions
+are dealt out by size into two shards (``<index>.sqlite`` and ``<index>.shard1.sqlite``; a
+session found later goes where a hash of its path says), a worker process (:func:`serve_shard`) builds shard 1 while this one
+builds shard 0, so both cores extract and both write FTS5 (no text crosses a pipe).  Queries fan
+out over the shards and merge (:mod:`app.store.ftssearch`); later updates walk once and update
+each shard in this process (a grown session stays in its shard).  An index that started with one
+shard stays so; its big updates extract in worker processes (:func:`app.store.ftsio.extracted`).
 
 Crash-safe: WAL journal, each session's rows and its bookkeeping row are written in one
-transaction, so a crash leaves every session either as before or fully updated.  A session's rows
-are kept in memory until it was read whole and written with those of the next sessions at the
-commit (every 200 sessions or 8 MB); one too big for memory is written as it is read, inside a
-savepoint (a savepoint per session made FTS5 flush a segment per session).
+transaction, so a crash leaves every session either as before or fully updated; each shard is
+such an index of its own sessions (no session spans two files), so a killed worker leaves its
+shard usable and the build is finished in this process.  A session's rows are kept in memory
+until it was read whole and written with those of the next sessions at the commit (every 1000
+sessions or 32 MB of text: a commit makes FTS5 write a segment); one too big for memory is
+written as it is read, inside a savepoint (a savepoint per session made FTS5 flush a segment per
+session).
 It never writes into the store: sources are opened read-only (JSONL/zstd by ``os.read``/``pread``,
 SQLite ``mode=ro``).  Where the Python build lacks FTS5, :func:`fts5_available` says so and
 searches fall back to scanning the sessions with the same extraction.
@@ -34,7 +42,12 @@ import json
 import os
 import re
 import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -42,7 +55,7 @@ from typing import Any, Optional
 from ..log.extract import FAST_MAX_BYTES, Entry, FileText, RowText, may_hold_text
 from ..log.reader import LogReader
 from ..log.sources import open_source
-from .discovery import SQLITE_SUFFIXES, _PROJECT_RE, _older_generations, _walk, read_header_bytes
+from .discovery import SESSION_SUFFIXES, SQLITE_SUFFIXES, _PROJECT_RE, _older_generations, read_header_bytes
 from .ftsio import (auto_workers, crc_before, extracted, flush, list_store, looks_like_session, safe_listdir, split,
                     upsert_file)
 from .ftsquery import FTS5_MISSING, QueryError, SearchHit, SearchResult, SessionGroup, parse_query
@@ -51,9 +64,9 @@ from .ftssearch import SHIFT, IndexQueries
 __all__ = ["FullTextIndex", "QueryError", "SearchHit", "SearchResult", "SessionGroup", "UpdateReport",
            "fts5_available", "parse_query", "FTS5_MISSING"]
 
-SCHEMA = 2
-_COMMIT_BYTES = 8 << 20
-_COMMIT_SESSIONS = 200
+SCHEMA = 3                    # 3: shards (an index of 2 read by a build without shards would miss half)
+_COMMIT_BYTES = 32 << 20     # a commit makes FTS5 write its pending terms as a segment: few, big ones
+_COMMIT_SESSIONS = 1000
 _FLUSH_ROWS = 2048            # rows written at a time by a session written as it is read
 _MEMORY_BYTES = 16 << 20      # a session's text kept in memory before it is written in a savepoint
 _FAST_BYTES = FAST_MAX_BYTES  # new JSONL sessions up to this size are read whole (extract_jsonl)
@@ -106,6 +119,13 @@ class UpdateReport:
     fallback: Optional[str] = None
     problems: list[str] = field(default_factory=list)
 
+    def merge(self, o: UpdateReport) -> None:
+        """Add another shard's report to this one."""
+        for k in _COUNTS:
+            setattr(self, k, getattr(self, k) + getattr(o, k))
+        self.cancelled = self.cancelled or o.cancelled
+        self.problems += o.problems
+
     def to_dict(self) -> dict[str, Any]:
         return {"sessions": self.sessions, "indexed": self.indexed, "grown": self.grown,
                 "unchanged": self.unchanged, "removed": self.removed, "skipped": self.skipped,
@@ -130,8 +150,245 @@ _SHIFT = SHIFT
 # the text only: kind, tool and time are plain columns of ``entries`` (a filter is a join, not
 # FTS columns to tokenize); positions kept (detail=full) so "phrases" are exact
 _FTS_DDL = "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')"
+# FTS5 writes a new segment whenever its in-memory terms pass this size (default 1 MB): fewer,
+# bigger segments for a first build (less merging); memory stays bounded (per index process)
+_FTS_HASHSIZE = 8 << 20
+MAX_SHARDS = 8
+SHARD_CODE = "from app.store.fulltext import serve_shard; serve_shard()"
 _SESSION_COLS = ("sid, key, id, path, store, format, project, cwd, created, dev, ino, size, mtime_ns, revision, "
                  "done_pos, done_line, done_text, done_crc, turn, calls, entries, title")
+
+
+_COUNTS = ("sessions", "indexed", "grown", "unchanged", "removed", "skipped", "files_opened", "bytes_read", "entries")
+
+
+def _shard_scan(scanned: tuple[list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]],
+                n: int, known: Optional[dict[str, int]] = None) -> list[
+        tuple[list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]]]:
+    """The walk split into each shard's part.  ``known``: path -> the shard that recorded it (a
+    file stays where it is); a file no shard knows goes where :func:`shard_of` says.  Without
+    ``known`` (a first build) the files are dealt out by size, biggest first to the shard with
+    the fewest bytes, so the shard processes finish together."""
+    out: list[tuple[list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]]] = \
+        [([], []) for _ in range(n)]
+    if known is None:
+        load = [0] * n
+        for f in sorted(scanned[0], key=lambda f: -f[1].st_size):
+            i = load.index(min(load))
+            load[i] += f[1].st_size
+            out[i][0].append(f)
+        for g in scanned[1]:
+            out[shard_of(g[0], n)][1].append(g)
+        for part in out:
+            part[0].sort(key=lambda f: f[0])
+        return out
+    for f in scanned[0]:
+        out[known.get(f[0], shard_of(f[0], n))][0].append(f)
+    for g in scanned[1]:
+        out[known.get(g[0], shard_of(g[0], n))][1].append(g)
+    return out
+
+
+def _walk_stat(base: str, projects: bool, max_depth: int = 8) -> tuple[
+        list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]]:
+    """The walk of :func:`app.store.discovery._walk` (same folders and names) in one pass with the
+    stat of each file: (session files with their project, SQLite stores), sorted by path.  A
+    folder holding several generations of a session keeps the newest (``_older_generations``
+    on that folder's files only); ``projects``: a file two folders or more below ``base`` is in
+    the project its first folder names (``--home-dev-x--``)."""
+    files: list[tuple[str, os.stat_result, Optional[str]]] = []
+    stores: list[tuple[str, os.stat_result]] = []
+    stack: list[tuple[str, int, Optional[str]]] = [(base, 0, None)]
+    while stack:
+        d, depth, top = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        found: list[str] = []
+        for e in entries:
+            name = e.name
+            if name.startswith(".") and name not in (".sessions", ".dsh"):
+                continue
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    if depth < max_depth:
+                        stack.append((e.path, depth + 1, name if depth == 0 else top))
+                elif name.endswith(SESSION_SUFFIXES) or name.endswith(SQLITE_SUFFIXES):
+                    if e.is_file():
+                        found.append(e.path)
+            except OSError:
+                continue
+        if len(found) > 1:
+            hidden = _older_generations(found)
+            found = [p for p in found if p not in hidden]
+        project = top if projects and depth >= 2 and top is not None and _PROJECT_RE.match(top) else None
+        for p in found:
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue
+            if p.endswith(SQLITE_SUFFIXES):
+                stores.append((p, st))
+            else:
+                files.append((p, st, project))
+    files.sort(key=lambda f: f[0])
+    stores.sort(key=lambda f: f[0])
+    return files, stores
+
+
+def shard_path(db_path: str, k: int) -> str:
+    """The database file of shard ``k`` (shard 0 is the index file itself)."""
+    if k == 0:
+        return db_path
+    base, ext = os.path.splitext(db_path)
+    return f"{base}.shard{k}{ext or '.sqlite'}"
+
+
+def shard_of(path: str, n: int) -> int:
+    """The shard of a session file (or SQLite store): a stable hash of its path."""
+    return zlib.crc32(path.encode("utf-8", "surrogatepass")) % n
+
+
+def _can_spawn() -> bool:
+    return not getattr(sys, "frozen", False) and (os.cpu_count() or 1) >= 2
+
+
+class _ShardWorker:
+    """One shard updated by a worker process (:func:`serve_shard`): progress and the report read
+    from its stdout by a thread; closing its stdin asks it to stop (it keeps what it committed)."""
+
+    def __init__(self, root: str, db_path: str, k: int, n: int, scanned: tuple[Any, Any]):
+        # its files (the worker stats them again)
+        self.job: dict[str, Any] = {"root": root, "db": db_path, "k": k, "n": n,
+                                    "files": [(p, project) for p, _st, project in scanned[0]],
+                                    "stores": [p for p, _st in scanned[1]]}
+        self.k = k
+        self.progress = (0, 0, 0)
+        self.proc: Optional[subprocess.Popen[bytes]] = None
+        self.thread: Optional[threading.Thread] = None
+        self.report: Optional[dict[str, Any]] = None
+        self.err = b""
+        self.errfile: Optional[Any] = None           # its stderr (a file: a full pipe would block it)
+
+    def start(self) -> None:
+        import app
+        env = dict(os.environ)
+        top = os.path.dirname(os.path.dirname(os.path.abspath(app.__file__)))
+        env["PYTHONPATH"] = top + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        try:
+            self.errfile = tempfile.TemporaryFile()
+            self.proc = subprocess.Popen([sys.executable, "-c", SHARD_CODE], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=self.errfile, env=env)
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(json.dumps(self.job).encode() + b"\n")
+            self.proc.stdin.flush()
+        except OSError:
+            return                                  # read back as a dead worker
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        proc = self.proc
+        assert proc is not None and proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith(b"P "):
+                try:
+                    d, t, b = (int(x) for x in line.split()[1:4])
+                except ValueError:
+                    continue
+                self.progress = (d, t, b)            # one assignment: read whole by the other thread
+            elif line.startswith(b"R "):
+                try:
+                    self.report = json.loads(line[2:])
+                except ValueError:
+                    pass
+        proc.stdout.close()
+        proc.wait()
+        if self.errfile is not None:
+            self.errfile.seek(0, os.SEEK_END)
+            self.errfile.seek(max(0, self.errfile.tell() - 2000))
+            self.err = self.errfile.read()
+
+    def running(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+    def cancel(self) -> None:
+        if self.proc is not None and self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+
+    def why(self) -> str:
+        rc = self.proc.returncode if self.proc is not None else None
+        last = self.err.decode("utf-8", "replace").strip().splitlines()[-1:] if self.err else []
+        return f"exit code {rc}" + (f": {last[0][:200]}" if last else "")
+
+    def result(self) -> Optional[UpdateReport]:
+        r = self.report
+        if r is None:
+            return None
+        rep = UpdateReport()
+        for k in _COUNTS:
+            setattr(rep, k, int(r.get(k, 0)))
+        rep.cancelled = bool(r.get("cancelled"))
+        rep.problems = [str(x) for x in r.get("problems", [])]
+        return rep
+
+    def close(self) -> None:
+        self.cancel()
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.thread is not None:
+            self.thread.join(timeout=5)
+        if self.errfile is not None:
+            self.errfile.close()
+
+
+def _stat(p: str) -> Optional[os.stat_result]:
+    try:
+        return os.stat(p)
+    except OSError:
+        return None
+
+
+def serve_shard(inp: Any = None, out: Any = None) -> None:
+    """A shard worker: one JSON line ``{"root", "db", "k", "n", "files", "stores"}`` on stdin (its
+    files: [path, project] pairs), then the update of shard k of n (progress lines ``P done total
+    bytes``, at most every 50 ms, then ``R {report}``); the end of stdin stops it between
+    sessions (what it committed stays)."""
+    inp = inp or sys.stdin.buffer
+    out = out or sys.stdout.buffer
+    job = json.loads(inp.readline())
+    stop = threading.Event()
+
+    def watch() -> None:
+        while inp.read(4096):
+            pass
+        stop.set()
+    threading.Thread(target=watch, daemon=True).start()
+    last = [0.0]
+
+    def progress(done: int, total: int, nbytes: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 0.05 or done == total:
+            last[0] = now
+            out.write(f"P {done} {total} {nbytes}\n".encode())
+            out.flush()
+    scanned = ([(p, st, project) for p, project in job["files"] if (st := _stat(p)) is not None],
+               [(p, st) for p in job["stores"] if (st := _stat(p)) is not None])
+    with FullTextIndex(job["root"], db_path=job["db"], part=(int(job["k"]), int(job["n"]))) as ix:
+        rep = ix._update_one(progress, stop, 0, scanned)
+    d: dict[str, Any] = {k: getattr(rep, k) for k in _COUNTS}
+    d.update(cancelled=rep.cancelled, problems=rep.problems)
+    out.write(b"R " + json.dumps(d).encode() + b"\n")
+    out.flush()
 
 
 @dataclass
@@ -168,7 +425,9 @@ class FullTextIndex(IndexQueries):
     ``update()`` brings it up to date incrementally, ``rebuild()`` from scratch, ``search()``
     queries it, ``behind()`` counts sessions changed since the last update (stat only)."""
 
-    def __init__(self, root: str, db_path: Optional[str] = None):
+    def __init__(self, root: str, db_path: Optional[str] = None, part: Optional[tuple[int, int]] = None):
+        """``part``: (k, n) opens shard k of n (a shard build process); None opens the index (its
+        shard 0, the others opened when needed)."""
         self.root = os.path.abspath(os.path.expanduser(root))
         if not os.path.exists(self.root):
             raise FileNotFoundError(f"no such file or folder: {root}")
@@ -182,6 +441,7 @@ class FullTextIndex(IndexQueries):
         # entries, fts, sessions, files rows written at the next commit
         self._batch: tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]],
                            list[tuple[Any, ...]]] = ([], [], [], [])
+        self._shards: dict[int, FullTextIndex] = {}
         os.makedirs(os.path.dirname(self.db_path), exist_ok=True)
         self._conn: Optional[sqlite3.Connection] = sqlite3.connect(
             self.db_path, isolation_level=None, timeout=10.0, check_same_thread=False)
@@ -206,10 +466,15 @@ class FullTextIndex(IndexQueries):
             c.executescript(_DDL)
             if self.fts5:
                 c.execute(_FTS_DDL)
+                c.execute("INSERT INTO fts(fts, rank) VALUES ('hashsize', ?)", (_FTS_HASHSIZE,))
         r = c.execute("SELECT value FROM meta WHERE key='root'").fetchone()
         if ver is None or r is None or r[0] != self.root:
             c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?), ('root', ?)",
                       (str(SCHEMA), self.root))
+        if part is None:
+            r = c.execute("SELECT value FROM meta WHERE key='shards'").fetchone()
+            part = (0, max(1, min(MAX_SHARDS, int(r[0])))) if r else (0, 1)
+        self.part = part
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -223,6 +488,9 @@ class FullTextIndex(IndexQueries):
         return cls(str(harness_home(home)))
 
     def close(self) -> None:
+        for sh in self._shards.values():
+            sh.close()
+        self._shards.clear()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -240,7 +508,8 @@ class FullTextIndex(IndexQueries):
 
     # ------------------------------------------------------------------ walk (stat only)
     def _scan_root(self) -> tuple[list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]]:
-        """(jsonl/zstd files with stats, sqlite files with stats): no file is opened."""
+        """(jsonl/zstd files with stats, sqlite files with stats) of the whole root (a sharded
+        index splits them with :func:`_shard_scan`): no file is opened."""
         root = self.root
         files: list[tuple[str, os.stat_result, Optional[str]]] = []
         stores: list[tuple[str, os.stat_result]] = []
@@ -255,7 +524,8 @@ class FullTextIndex(IndexQueries):
                 base, kind = os.path.join(root, "sessions"), "home"
             elif any(_PROJECT_RE.match(n) for n in safe_listdir(root)):
                 kind = "root"
-            paths = _walk(base)
+            files, stores = _walk_stat(base, kind in ("root", "home"))
+            paths = ()
         for p in paths:
             try:
                 st = os.stat(p)
@@ -263,21 +533,36 @@ class FullTextIndex(IndexQueries):
                 continue
             if p.endswith(SQLITE_SUFFIXES):
                 stores.append((p, st))
-                continue
-            pre = base.rstrip(os.sep) + os.sep
-            rel = (p[len(pre):] if p.startswith(pre) else os.path.relpath(p, base)).split(os.sep)
-            project = rel[0] if kind in ("root", "home") and len(rel) >= 3 and _PROJECT_RE.match(rel[0]) else None
-            files.append((p, st, project))
-        # a session folder may hold one file per format version: the newest generation is the session
-        hidden = _older_generations([p for p, _, _ in files])
-        if hidden:
-            files = [f for f in files if f[0] not in hidden]
+            else:
+                files.append((p, st, None))
         return files, stores
+
+    # ------------------------------------------------------------------ shards
+    def parts(self) -> list[FullTextIndex]:
+        """This index and its other shards (a first build by several processes writes one shard
+        database each, sessions split by the hash of their file path): queries fan out over them."""
+        k, n = self.part
+        if k != 0 or n == 1:
+            return [self]
+        out: list[FullTextIndex] = [self]
+        for i in range(1, n):
+            sh = self._shards.get(i)
+            if sh is None:
+                sh = self._shards[i] = FullTextIndex(self.root, db_path=shard_path(self.db_path, i), part=(i, n))
+            out.append(sh)
+        return out
+
+    def indexed_count(self) -> int:
+        return sum(IndexQueries.indexed_count(p) for p in self.parts())
+
+    def session_problems(self) -> list[tuple[str, str]]:
+        return [x for p in self.parts() for x in IndexQueries.session_problems(p)]
 
     def behind(self) -> int:
         """Sessions new, changed or removed since the last update (stat only, nothing opened)."""
         files, stores = self._scan_root()
-        known = {r[0]: r[1:] for r in self.conn.execute("SELECT path, dev, ino, size, mtime_ns FROM files")}
+        known = {r[0]: r[1:] for p in self.parts()
+                 for r in p.conn.execute("SELECT path, dev, ino, size, mtime_ns FROM files")}
         n = 0
         seen = set()
         for p, st, _ in files + [(p, st, None) for p, st in stores]:
@@ -290,6 +575,12 @@ class FullTextIndex(IndexQueries):
     # ------------------------------------------------------------------ update
     def rebuild(self, progress: Progress = None, cancel: Cancel = None,
                 workers: Optional[int] = None) -> UpdateReport:
+        for ix in reversed(self.parts()):       # shard 0 last: it says how many shards there are
+            ix._clear()
+        self._set_shards(1)
+        return self.update(progress=progress, cancel=cancel, workers=workers)
+
+    def _clear(self) -> None:
         c = self.conn
         c.execute("BEGIN IMMEDIATE")
         if self.fts5:
@@ -298,7 +589,18 @@ class FullTextIndex(IndexQueries):
         c.execute("DELETE FROM sessions")
         c.execute("DELETE FROM files")
         c.execute("COMMIT")
-        return self.update(progress=progress, cancel=cancel, workers=workers)
+
+    def _set_shards(self, n: int) -> None:
+        for sh in self._shards.values():
+            sh.close()
+        self._shards.clear()
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('shards', ?)", (str(n),))
+        self.part = (0, n)
+
+    def _empty(self) -> bool:
+        c = self.conn
+        return c.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() is None and \
+            c.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
 
     def _not_session(self, p: str, sig: tuple[int, int, int, int], why: Optional[str],
                      rep: UpdateReport) -> tuple[Any, ...]:
@@ -328,14 +630,124 @@ class FullTextIndex(IndexQueries):
                workers: Optional[int] = None) -> UpdateReport:
         """Bring the index up to date.  ``progress(done_sessions, total_sessions, bytes_read)``
         after each session; ``cancel`` (callable or threading.Event) stops between rows and
-        keeps what was committed.  ``workers``: processes extracting new JSONL sessions (None:
-        two when there is much to read, else none)."""
+        keeps what was committed.  ``workers``: processes for a big build (None: two when there
+        is much to read, else none).  The first build of an empty index with workers is split
+        into shards, one process each extracting and writing its own shard database; a later
+        update of a sharded index updates every shard so (a grown session stays in its shard);
+        an index of one shard uses the workers to extract new sessions for this process."""
         t0 = time.perf_counter()
+        scanned = None
+        k, n = self.part
+        if k != 0:
+            raise ValueError("a shard is updated through the index (shard 0), which hands it its files")
+        split = False
+        if n == 1 and self.fts5 and workers != 0 and self._empty():
+            scanned = self._scan_root()
+            fast = [(p, st.st_size) for p, st, _ in scanned[0] if not p.endswith((".zstd", ".zst"))]
+            want = min(MAX_SHARDS, auto_workers(fast) if workers is None else max(0, int(workers)))
+            if want >= 2 and _can_spawn():
+                for i in range(1, want):
+                    FullTextIndex(self.root, db_path=shard_path(self.db_path, i), part=(i, want)).close_cleared()
+                self._set_shards(want)
+                k, n = self.part
+                split = True
+        if split:
+            assert scanned is not None
+            rep = self._update_shards(progress, cancel, _shard_scan(scanned, n))
+        elif k == 0 and n > 1:
+            rep = self._update_parts(progress, cancel, workers)
+        else:
+            rep = self._update_one(progress, cancel, workers, scanned)
+        rep.seconds = time.perf_counter() - t0
+        return rep
+
+    def close_cleared(self) -> None:
+        """Empty this shard (left over from an earlier build) and close it."""
+        if not self._empty():
+            self._clear()
+        self.close()
+
+    def _update_parts(self, progress: Progress, cancel: Cancel, workers: Optional[int]) -> UpdateReport:
+        """Update a sharded index in this process, one shard after the other (one walk): a later
+        update is small, a worker process would cost more than it saves."""
+        parts = self.parts()
+        known = {r[0]: i for i, p in enumerate(parts) for r in p.conn.execute("SELECT path FROM files")}
+        scans = _shard_scan(self._scan_root(), len(parts), known)
+        rep = UpdateReport()
+        base = [0, 0, 0]
+        for ix, scanned in zip(parts, scans):
+            def shifted(done: int, total: int, nbytes: int) -> None:
+                if progress is not None:
+                    progress(base[0] + done, base[1] + total, base[2] + nbytes)
+            got = ix._update_one(shifted, cancel, workers, scanned)
+            base[0] += got.sessions - got.unchanged
+            base[1] += got.sessions - got.unchanged
+            base[2] += got.bytes_read
+            rep.merge(got)
+            rep.workers = max(rep.workers, got.workers)
+            if got.cancelled:
+                break
+        return rep
+
+    def _update_shards(self, progress: Progress, cancel: Cancel, scans: list[Any]) -> UpdateReport:
+        """Update every shard at once: shards 1..n-1 in worker processes (:func:`serve_shard`),
+        shard 0 in this one.  Each shard is an index of its own (WAL, a transaction per batch of
+        sessions), so a crash or a killed worker leaves every shard usable; a worker that died is
+        finished here.  ``scans``: each shard's part of the walk (handed to its worker: no
+        second walk)."""
+        _k, n = self.part
+        workers = [_ShardWorker(self.root, shard_path(self.db_path, i), i, n, scans[i]) for i in range(1, n)]
+        own = [0, 0, 0]
+
+        def report_progress() -> None:               # in this thread only
+            if progress is not None:
+                got = [own] + [list(w.progress) for w in workers]
+                progress(*(sum(x[i] for x in got) for i in range(3)))
+
+        def mine(done: int, total: int, nbytes: int) -> None:
+            own[:] = [done, total, nbytes]
+            report_progress()
+        stopped = False
+
+        def stop() -> bool:
+            nonlocal stopped
+            if not stopped and _cancelled(cancel):
+                stopped = True
+                for w in workers:
+                    w.cancel()
+            return stopped
+        try:
+            for w in workers:
+                w.start()
+            rep = self._update_one(mine, stop, 0, scans[0])
+            while any(w.running() for w in workers):
+                stop()
+                report_progress()
+                time.sleep(0.02)
+            for w in workers:
+                got = w.result()
+                if got is None and not stopped:      # the worker died: its shard is finished here
+                    sh = self.parts()[w.k]
+                    got = sh._update_one(None, stop, 0, scans[w.k])
+                    got.problems.insert(0, f"index worker {w.k} stopped ({w.why()}): finished in this process")
+                if got is not None:
+                    rep.merge(got)
+                else:
+                    rep.cancelled = True
+        finally:
+            for w in workers:
+                w.close()
+        rep.workers = n
+        return rep
+
+    def _update_one(self, progress: Progress, cancel: Cancel, workers: Optional[int],
+                    scanned: Optional[tuple[Any, Any]]) -> UpdateReport:
+        """Update this shard (of one or more)."""
         rep = UpdateReport()
         if not self.fts5:
             rep.fallback = FTS5_MISSING
         c = self.conn
-        files, stores = self._scan_root()
+        files, stores = scanned if scanned is not None else self._scan_root()
         known_files = {r[0]: r[1:] for r in c.execute("SELECT path, dev, ino, size, mtime_ns, kind, problem "
                                                        "FROM files")}
         sess = {r[0]: r for r in c.execute(
@@ -426,7 +838,6 @@ class FullTextIndex(IndexQueries):
             self._index_work(work, results, file_rows, rep, progress, cancel)
         finally:
             results.close()                     # stops the workers when cancelled or failed
-        rep.seconds = time.perf_counter() - t0
         return rep
 
     def _index_work(self, work: list[tuple[_Found, Optional[tuple[Any, ...]]]], results: Iterator[FileText],
