@@ -30,7 +30,8 @@ from .compaction import group_compactions, page_groups, page_surface_of
 
 from ...presenters.registry import views_for_page      # (the package registers the built-in presenters)
 
-FIRST_MESSAGES = 10     # messages of the tail page painted first (the rest of the first page follows)
+FIRST_MESSAGES = 6      # messages of the tail page painted first (the rest of the first page follows)
+TAIL_READ_BLOCK = 1 << 15  # read/decode granularity for that tail page (only its last few blocks are read)
 PAINT_WAIT = 0.25       # seconds the rest waits for the first paint at most
 UI_READ_BLOCK = 1 << 17  # read/decode granularity of the window's JSONL reader (pages, tail)
 LIVE_SPLIT = 24          # a live tail page holding more messages than this is cut ...
@@ -290,12 +291,15 @@ def _open_split_job(job, path: str, session_id: Optional[str], page_size: int, p
     the whole first page."""
     t0 = time.perf_counter()
     reader = open_reader(path, session_id)
-    if isinstance(reader.source, RawJsonlSource):
-        reader.source.block = UI_READ_BLOCK   # rows are decoded by whole blocks: small ones waste little
+    first = min(page_size, FIRST_MESSAGES) if painted is not None else page_size
+    raw = reader.source if isinstance(reader.source, RawJsonlSource) else None
+    if raw is not None:   # rows are decoded by whole blocks: small ones waste little (smaller still for the first paint)
+        raw.block = TAIL_READ_BLOCK if first < page_size else UI_READ_BLOCK
     job.check()
     live = writer_is_live(path, session_id)
-    first = min(page_size, FIRST_MESSAGES) if painted is not None else page_size
     page = reader.tail_page(first)
+    if raw is not None:
+        raw.block = UI_READ_BLOCK
     job.check()
     evs = [it for it in page.items if is_event(it)] + list(page.closure)
     views = compute_views(evs)
