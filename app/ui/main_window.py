@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QPainter, QPalette
 from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QMainWindow, QMenu, QMessageBox, QSplitter,
                                QStackedWidget, QTabWidget, QToolBar, QToolButton, QVBoxLayout, QWidget)
@@ -394,8 +394,7 @@ class MainWindow(QMainWindow):
     def _on_tail(self):
         if self.file_actions.tail_before_listing():
             return                     # (the rows are painted meanwhile: the view has them)
-        # the summary reads every loaded event: after the first paint (zero timers follow the paint)
-        QTimer.singleShot(0, self.frame_actions.update_summary)
+        self.view.after_paint(self.frame_actions.update_summary)     # (it reads every loaded event)
         self.update_banner()
         self.update_empty_state()
         s = self.history.stats()

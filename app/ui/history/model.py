@@ -86,6 +86,7 @@ class HistoryModel(TruthModel, QAbstractListModel):
         self._painted = threading.Event()        # the open job's tail page is painted
         # set by the view: (rows, budget s) -> how many (nearest first) it made ready to show (documents)
         self.prepare_rows: Optional[Callable[[list, float], int]] = None
+        self.after_paint: Callable[[Callable], None] = lambda fn: QTimer.singleShot(0, fn)   # the view's: once painted
         self._reset_state()
 
     def _reset_state(self):
@@ -255,8 +256,7 @@ class HistoryModel(TruthModel, QAbstractListModel):
             self._set_loading(False)
         self.tailInstalled.emit()
         self.statsChanged.emit()
-        # zero timers run after the posted layout and paint events: the rest goes on after the paint
-        QTimer.singleShot(0, self._painted.set)
+        self.after_paint(self._painted.set)       # the rest of the first page is read after the paint
 
     def _install_tail(self, result):
         reader, lp, rest = result

@@ -21,6 +21,9 @@ from ..theme import Theme
 
 
 
+AFTER_PAINT_MS = 200   # after_paint work waits at most this long for a paint
+
+
 class HistoryView(QListView):
     rowsPainted = Signal()            # first paint after a tail install
     copyRequested = Signal(str)       # what = text | raw | seq
@@ -69,6 +72,11 @@ class HistoryView(QListView):
         # idle time: documents and heights of the loaded rows next to the window, built a few
         # at a time, so exposing them (scrolling) lays out cached rows
         self.warmer = RowWarmer(self)
+        self._after_paint: list = []         # after_paint: run once the view has painted
+        self._after_paint_timer = QTimer(self)
+        self._after_paint_timer.setSingleShot(True)
+        self._after_paint_timer.setInterval(AFTER_PAINT_MS)
+        self._after_paint_timer.timeout.connect(self._run_after_paint)
 
     # ------------------------------------------------------------------ model hookup
     def setModel(self, model: Optional[QAbstractItemModel]) -> None:
@@ -76,6 +84,7 @@ class HistoryView(QListView):
         if not isinstance(model, HistoryModel):
             return
         model.prepare_rows = self.delegate.warm              # rows slid in: documents built first, in slices
+        model.after_paint = self.after_paint
         model.prependAhead.connect(self._before_batch)
         model.rowsAboutToBeInserted.connect(self._before_insert)
         model.rowsInserted.connect(self._after_insert)
@@ -171,6 +180,7 @@ class HistoryView(QListView):
         self._anchor = ("reset", self._top_anchor(), self.at_bottom(), sel_key)
 
     def _after_reset(self):
+        self.delegate.render_whole = False       # (a first paint of new rows: drawn directly)
         a = self._anchor
         self._anchor = None
         if a is None:
@@ -255,14 +265,30 @@ class HistoryView(QListView):
         d.exposed = e.rect()
         super().paintEvent(e)
         d.exposed = None
+        d.render_whole = True
+        if self._after_paint:
+            self._run_after_paint()
         self.warmer.busy()
         if d.missed:                        # rows drawn without a pixmap: render theirs in idle time
             d.missed = 0
             self.warmer.start()
         if not self._painted and self.model() is not None and self.model().rowCount() > 0:
             self._painted = True
-            d.render_whole = True
             self.rowsPainted.emit()
+
+    def after_paint(self, fn) -> None:
+        """Run ``fn`` on the loop turn after the view's next paint (a zero timer alone runs
+        before it: paint requests are low-priority events), or within AFTER_PAINT_MS if the
+        view does not paint (hidden)."""
+        self._after_paint.append(fn)
+        if not self._after_paint_timer.isActive():
+            self._after_paint_timer.start()
+
+    def _run_after_paint(self) -> None:
+        self._after_paint_timer.stop()
+        todo, self._after_paint = self._after_paint, []
+        for fn in todo:
+            QTimer.singleShot(0, fn)
 
     # ------------------------------------------------------------------ keys / menu
     def keyPressEvent(self, e):
