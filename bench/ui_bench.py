@@ -12,7 +12,9 @@
 * Stalls: a 5 ms QTimer measures its own lateness; the longest lateness is the longest
   the UI thread was blocked.  Phases: while the index builds in its worker *and* the
   user scrolls up (older pages fetched), then scrolling alone once the index is ready.
-* Targets: first tail paint < 300 ms on 1 GB; no stall over 50 ms.
+* Targets (issue 15): first tail paint <= 100 ms on 1 GB (warm, in-process, from the open request);
+  scrolling 40 older pages: event-loop lateness p99 <= 16 ms.  The UI thread's CPU per 5 ms tick
+  (``thread_time``) is printed beside the lateness: on a loaded machine the scheduler adds the rest.
 
 Runs offscreen unless DISPLAY is set (use xvfb-run for a real X server).
 """
@@ -30,8 +32,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 DATA = REPO / "bench" / "data"
 
-TARGET_FIRST_PAINT_MS = 300.0
-TARGET_STALL_MS = 50.0
+TARGET_FIRST_PAINT_MS = 100.0
+TARGET_STALL_P99_MS = 16.0
 
 
 def parse_size(s: str) -> int:
@@ -207,8 +209,14 @@ def bench_app():
     if not os.environ.get("DISPLAY") and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     os.environ.setdefault("SESSION_LENS_CONFIG_DIR", str(DATA / "ui-bench-config"))
+    from PySide6.QtCore import qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
     import app.ui  # noqa: F401  (PySide6 work-around)
+
+    def quiet(_kind, _ctx, msg):                # the offscreen plugin's note at every window shown
+        if "propagateSizeHints" not in msg:
+            print(msg, file=sys.stderr)
+    qInstallMessageHandler(quiet)
     from app.ui.app import configure_runtime
     configure_runtime()                        # as the app does (GIL switch interval)
     qapp = QApplication.instance() or QApplication([sys.argv[0]])
@@ -258,11 +266,12 @@ def run(args) -> dict:
             tail.setdefault("cpu", time.thread_time())
             return h_open(*a, **k)
         win.history.open = opening
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         win.open_store(str(path))
         ok = spin_until(lambda: "t" in painted, 60)
         win.history.open = h_open
         out = {"ok": ok, "first_paint_ms": round((painted.get("t", time.perf_counter()) - t0) * 1000, 1),
+               "ui_cpu_from_open_store_ms": round((painted.get("cpu", c0) - c0) * 1000, 1),
                "history_open_to_paint_ms": round((painted.get("t", t0) - tail.get("open", t0)) * 1000, 1),
                "ui_cpu_to_paint_ms": round((painted.get("cpu", 0) - tail.get("cpu", 0)) * 1000, 1),
                "tail_installed_ms": round((tail.get("t", t0) - t0) * 1000, 1),
@@ -278,7 +287,8 @@ def run(args) -> dict:
             w.shutdown()
             w.close()
             runs.append(out)
-        keys = ("first_paint_ms", "history_open_to_paint_ms", "ui_cpu_to_paint_ms", "tail_worker_ms")
+        keys = ("first_paint_ms", "ui_cpu_from_open_store_ms", "history_open_to_paint_ms", "ui_cpu_to_paint_ms",
+                "tail_worker_ms")
         result["firstPaintRuns"] = runs
         result["firstPaintMedian"] = {k: statistics.median(r[k] for r in runs[1:] or runs) for k in keys}
         return result
@@ -354,13 +364,16 @@ def run(args) -> dict:
     win2.shutdown()
     win2.close()
     worst = max((v["max_ms"] for v in result["stalls"].values()), default=0.0)
+    scroll = result["stalls"].get("scrolling", {})
+    p99 = scroll.get("p99_ms", 0.0)
     result["verdict"] = {
         "first_paint_cold_ms": cold["first_paint_ms"], "first_paint_warm_ms": warm["first_paint_ms"],
         "first_paint_target_ms": TARGET_FIRST_PAINT_MS,
-        "first_paint_ratio": round(cold["first_paint_ms"] / TARGET_FIRST_PAINT_MS, 2),
-        "worst_stall_ms": worst, "stall_target_ms": TARGET_STALL_MS,
-        "stall_ratio": round(worst / TARGET_STALL_MS, 2),
-        "pass": cold["first_paint_ms"] < TARGET_FIRST_PAINT_MS and worst <= TARGET_STALL_MS,
+        "first_paint_ratio": round(warm["first_paint_ms"] / TARGET_FIRST_PAINT_MS, 2),
+        "scroll_p99_ms": p99, "scroll_ui_cpu_p99_ms": scroll.get("ui_cpu_p99_ms"),
+        "stall_p99_target_ms": TARGET_STALL_P99_MS, "stall_ratio": round(p99 / TARGET_STALL_P99_MS, 2),
+        "worst_stall_ms": worst,
+        "pass": warm["first_paint_ms"] <= TARGET_FIRST_PAINT_MS and p99 <= TARGET_STALL_P99_MS,
     }
     return result
 
@@ -385,18 +398,20 @@ def main(argv=None) -> int:
         m = res["firstPaintMedian"]
         print(f"input: {res['input']} ({res['bytes'] / (1 << 20):,.0f} MiB), load {res['loadavg']:.1f}, "
               f"{len(res['firstPaintRuns'])} runs (median of all but the first)")
-        print(f"first tail page painted: from open_store {m['first_paint_ms']:.0f} ms; from the history model's "
-              f"open {m['history_open_to_paint_ms']:.0f} ms (UI-thread CPU {m['ui_cpu_to_paint_ms']:.0f} ms, "
-              f"tail worker {m['tail_worker_ms']:.0f} ms); target 100 ms -> ratio "
-              f"{m['history_open_to_paint_ms'] / 100:.2f}")
+        print(f"first tail page painted: from open_store {m['first_paint_ms']:.0f} ms (UI-thread CPU "
+              f"{m['ui_cpu_from_open_store_ms']:.0f} ms); from the history model's open "
+              f"{m['history_open_to_paint_ms']:.0f} ms (UI-thread CPU {m['ui_cpu_to_paint_ms']:.0f} ms, "
+              f"tail worker {m['tail_worker_ms']:.0f} ms); target {TARGET_FIRST_PAINT_MS:.0f} ms -> ratio "
+              f"{m['first_paint_ms'] / TARGET_FIRST_PAINT_MS:.2f}")
         return 0
     v = res["verdict"]
     print(f"input: {res['input']} ({res['bytes'] / (1 << 20):,.0f} MiB), platform {res['platform']}, "
           f"page size {res['pageSize']} messages")
     c, w = res["firstPaintCold"], res["firstPaintWarm"]
+    print(f"load average {res['loadavg']:.1f}")
     print(f"first tail paint: cold {c['first_paint_ms']:.0f} ms (tail worker {c['tail_worker_ms']} ms, "
-          f"{c['rows']} rows), warm {w['first_paint_ms']:.0f} ms   target {v['first_paint_target_ms']:.0f} ms "
-          f"-> ratio {v['first_paint_ratio']:.2f}")
+          f"{c['rows']} rows), warm {w['first_paint_ms']:.0f} ms (UI-thread CPU {w['ui_cpu_from_open_store_ms']} ms)"
+          f"   target {v['first_paint_target_ms']:.0f} ms -> ratio {v['first_paint_ratio']:.2f}")
     ix = res["index"]
     print(f"index: {ix['events']:,} events in {ix['seconds']} s (worker), while scrolling")
     p = res["pages"]
@@ -406,7 +421,8 @@ def main(argv=None) -> int:
         print(f"stall [{ph}]: max {s['max_ms']} ms, p99 {s['p99_ms']} ms, median {s['median_ms']} ms, "
               f"{s['over_50ms']} over 50 ms ({s['ticks']} ticks); UI-thread CPU per tick p99 "
               f"{s.get('ui_cpu_p99_ms')} ms, max {s.get('ui_cpu_max_ms')} ms")
-    print(f"worst stall {v['worst_stall_ms']} ms, target {v['stall_target_ms']:.0f} ms -> ratio {v['stall_ratio']:.2f}")
+    print(f"scrolling: lateness p99 {v['scroll_p99_ms']} ms (UI-thread CPU per tick p99 {v['scroll_ui_cpu_p99_ms']} ms), "
+          f"target p99 {v['stall_p99_target_ms']:.0f} ms -> ratio {v['stall_ratio']:.2f}; worst stall {v['worst_stall_ms']} ms")
     print("PASS" if v["pass"] else "MISS")
     return 0
 

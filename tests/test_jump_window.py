@@ -8,6 +8,7 @@ import random
 import pytest
 
 import app.ui.history.window as W
+from app.log.model import is_event
 from app.log.reader import LogReader
 from app.tools.synth import SessionSynth, write_jsonl
 from app.ui.history.pages import _open_job, _range_job, range_around, read_range, bound_after
@@ -128,3 +129,62 @@ def test_filters_hide_and_show_the_right_kinds(long_log):
     assert all(r.kind in ("tool-result", "attempt-failed", "turn-end", "bad", "gap") for r in w.all_rows)
     sh.apply(w.set_filter())
     assert [r.key for r in w.all_rows] == [r.key for r in every]
+
+
+def _same_page(a, b):
+    def key(it):      # (a backward read knows no line numbers: a bad row's line is checked apart)
+        return (it.seq, it.member, it.pos) if hasattr(it, "seq") and it.seq is not None else ("bad", it.pos)
+    assert [key(it) for it in a.items] == [key(it) for it in b.items]
+    assert (a.has_more, a.messages) == (b.has_more, b.messages)
+
+
+@pytest.mark.slow
+def test_a_range_read_forward_equals_the_backward_read(tmp_path):
+    """Go to start and jumps read a range forward from the segment holding its first seq when
+    that decodes less; the page (rows, bad rows between them, counts) and the older pages its
+    token continues to are the same as the backward read's, on a log with malformed rows."""
+    import app.ui.history.pages as P
+    src = tmp_path / "clean.jsonl"
+    write_jsonl(str(src), SessionSynth(seed=11), turns=120)
+    lines = src.read_bytes().split(b"\n")
+    rnd = random.Random(5)
+    for k in sorted(rnd.sample(range(2, len(lines) - 2), 12), reverse=True):
+        lines.insert(k, b'{"seq": not json')                     # malformed rows among the stored rows
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    reader = LogReader.open(str(path))
+    reader.index = idx = reader.build_index()
+    reader.source.block = P.UI_READ_BLOCK
+    assert len(idx) >= 3 and idx.monotonic
+    last = idx.last
+    pairs = [(0, bound_after(idx, 0, n)) for n in (1, 3, 6)]
+    pairs += [range_around(idx, s, 24) for s in rnd.sample(range(last), 12)]
+    pairs += [(a, a + rnd.randint(1, 4000)) for a in rnd.sample(range(last - 4000), 8)]
+    bad_lines = {it.pos: it.line for it in reader.iter_items() if not is_event(it)}
+    assert len(bad_lines) == 12
+    forward = 0
+    for lo, hi in pairs:
+        if hi is None:
+            continue
+        i = P._forward_segment(reader, lo, hi)
+        if i is None:
+            i = idx.locate(lo)
+        if i is None:
+            continue
+        fwd = P._read_forward(reader, i, lo, hi)
+        saved = P._forward_segment
+        P._forward_segment = lambda *a: None
+        try:
+            back = read_range(reader, lo, hi)
+        finally:
+            P._forward_segment = saved
+        _same_page(fwd, back)
+        assert all(it.line == bad_lines[it.pos] for it in fwd.items if not is_event(it)), "lines of bad rows"
+        forward += 1
+        if fwd.token is not None:
+            _same_page(reader.page_before(fwd.token, 5), reader.page_before(back.token, 5))
+        else:
+            assert back.token is None
+    assert forward >= 20
+    # the start of the log is read forward, from its first segment
+    assert P._forward_segment(reader, 0, bound_after(idx, 0, 6)) == 0

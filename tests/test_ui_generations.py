@@ -27,6 +27,7 @@ def _menu_entries(win):
 def test_no_argument_opens_the_demo_on_a_v4_session(qtbot, win):
     with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
         win.open_default()
+    qtbot.waitUntil(lambda: not win.history.loading, timeout=WAIT)    # the first page's rest follows its paint
     assert win.stack.currentIndex() == 1 and win.sessions.model.session_count > 10
     assert win.session.version == 4 and win.session.format == "zstd"
     assert win.history.path.endswith(os.path.join("demo-v4-advanced", "session.v4.jsonl.zstd"))

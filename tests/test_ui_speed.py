@@ -69,14 +69,28 @@ def test_hidden_rows_next_to_the_window_are_built_in_idle_time(qtbot, make_windo
     qtbot.waitUntil(lambda: w.sindex is not None, timeout=WAIT)     # surface statuses touch every row
     above = w.all_rows[max(0, w.hidden - 10):w.hidden]
     qtbot.waitUntil(lambda: all(d.has_size(r) for r in above), timeout=WAIT)
+    qtbot.waitUntil(lambda: not win.view.warmer.timer.isActive(), timeout=WAIT)     # idle work done
     win.view.doItemsLayout()
-    # exposing them lays out cached rows: no document is built
+    # exposing them lays out cached rows: no document is built (the idle work that goes on
+    # meanwhile, documents of the next hidden rows, is not counted)
     built = []
+    exposing = []
     orig = d.builder.build
-    d.builder.build = lambda *a, **k: built.append(1) or orig(*a, **k)
+    d.builder.build = lambda *a, **k: (exposing and built.append(1)) or orig(*a, **k)
+    expose = h._expose_chunk
+
+    def counted():
+        exposing.append(1)
+        try:
+            return expose()
+        finally:
+            exposing.clear()
+    h._expose_chunk = counted
     h.request_older()
     qtbot.waitUntil(lambda: not h.loading, timeout=WAIT)
+    exposing.append(1)
     win.view.doItemsLayout()
+    exposing.clear()
     assert len(built) <= 2, built
 
 
@@ -99,3 +113,31 @@ def test_rows_are_painted_from_cached_pixmaps_and_repainted_when_selected(qtbot,
     view.viewport().repaint()
     assert len(d._pix) > n
     assert view.viewport().grab().toImage() != before
+
+
+def test_a_session_file_is_read_once_while_it_is_listed(qtbot, make_window, long_log):  # noqa: F811
+    """open_store on one session file starts its tail page at once; the listing adopts that open
+    (no second read), and sessionLoaded comes with the session known."""
+    win = make_window(page_size=50)
+    h = win.history
+    opens = []
+    orig = h.open
+    h.open = lambda *a, **k: (opens.append(a), orig(*a, **k))
+    with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
+        win.open_store(long_log)
+    assert opens == [(long_log, None)]
+    assert win.session is not None and win.session.path == long_log and h.rows
+    qtbot.waitUntil(lambda: not h.loading, timeout=WAIT)
+    assert len(opens) == 1
+
+
+def test_the_session_list_gets_its_share_of_a_1400_px_window(qtbot, make_window):  # noqa: F811
+    from app.ui.window_start import SPLIT_SIZES
+    from conftest import fixture
+    win = make_window(page_size=20)
+    win.resize(1400, 900)
+    with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
+        win.open_store(str(fixture("examples/acp-agent/tests/snapshots/subagent-fork-in-process")))
+    sizes = win.split.sizes()
+    assert abs(sizes[0] - SPLIT_SIZES[0] * sum(sizes) / sum(SPLIT_SIZES)) <= 8, sizes
+    assert win.sessions.tree.columnWidth(0) >= 180, "room for a title beside Updated, Project and Format"

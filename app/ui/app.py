@@ -129,13 +129,13 @@ async def _wait_index(win, timeout: float) -> int:
 
 def _mark_first_paint(win) -> None:
     """``SESSION_LENS_MARK_FIRST_PAINT=1`` (bench/launch.py): paint the window with its first tail page
-    now and print the wall-clock time of that, once."""
+    now and print the wall-clock time of that and the process's CPU time so far, once."""
     if getattr(win, "_first_paint_marked", False):
         return
     win._first_paint_marked = True
     win.repaint()
     import time
-    print(f"first-paint {time.time():.6f}", flush=True)
+    print(f"first-paint {time.time():.6f} {time.process_time():.4f}", flush=True)   # wall clock, CPU so far
 
 
 async def _main(app, crash, path, screenshot, physical, attempts, select, size, page_size, theme, request,

@@ -23,6 +23,9 @@ from .status import humane_error
 from .welcome import HarnessHome, find_harness_home
 
 
+# a path naming one session file (not a SQLite store) is read while it is listed
+PREOPEN_SUFFIXES = (".jsonl", ".jsonl.zstd", ".jsonl.zst")
+
 # the demo session selected when the demo store opens: dsh's current format, many capabilities
 DEMO_START = "sessions/--home-dev-demo-project--/demo-v4-advanced/session.v4.jsonl.zstd"
 
@@ -37,6 +40,8 @@ class FileActions(QObject):
         self.win = win
         self.home_job = None
         self._select_key_after_open: Optional[str] = None
+        self._preopened: Optional[str] = None    # the session file open_store started reading
+        self._tail_waiting = False               # its tail page came before the listing
         w = win.welcome
         w.openPathRequested.connect(self.open_store)
         w.openFileRequested.connect(self.open_file_dialog)
@@ -129,10 +134,22 @@ class FileActions(QObject):
             win.storeFailed.emit(f"no such file or folder: {path}")
             return
         win.jobs.cancel_group("titles")
+        win.start.cancel()
         # a filter typed for the previous store would hide what is being opened
         win.sessions.clear_filter()
         win.store_path = p
         self._select_key_after_open = select_path
+        self._preopened = None
+        self._tail_waiting = False
+        if os.path.isfile(p) and p.endswith(PREOPEN_SUFFIXES):
+            # one session file: its tail page is read while it is listed (the listing then adopts it)
+            self._preopened = p
+            self._prepare_open(switching=win.session is not None and win.history.path is not None)
+            win.session = None
+            win.update_title()
+            win.stack.setCurrentIndex(1)
+            win.start.show_session_list(False)
+            win.history.open(p, None)
         if remember:
             recent.add(p)
             self.fill_recent()
@@ -151,20 +168,25 @@ class FileActions(QObject):
         win.statusBar().showMessage(f"{listing.kind}: {n} session{'s' if n != 1 else ''} "
                                     f"listed in {elapsed * 1000:.0f} ms (headers only)", 6000)
         # a single session file needs no list; any store shows it
-        win.sessions.setVisible(listing.kind != "file")
+        win.start.show_session_list(listing.kind != "file")
         if not (self._select_key_after_open and win.sessions.select_key(self._select_key_after_open)):
             win.sessions.select_first()
         if n == 0:
             win.history.close()
             win.inspector.clear()
             win.show_banner(f"No sessions found under {listing.root}")
-        win.jobs.submit(titles_job, win.sessions.model.sessions(), name="titles",
-                                           group="titles", on_partial=win.sessions.model.set_titles)
+        sessions = win.sessions.model.sessions()
+        win.start.after_first_paint(lambda: win.jobs.submit(titles_job, sessions, name="titles", group="titles",
+                                                      on_partial=win.sessions.model.set_titles))
         win.live_actions.store_listed()
         win.storeLoaded.emit(win.store_path or "")
 
     def _on_store_failed(self, msg: str):
         win = self.win
+        if self._preopened is not None:          # not a session after all: the listing says why
+            self._preopened = None
+            self._tail_waiting = False
+            win.history.close()
         summary, _ = humane_error(msg)
         if win.stack.currentIndex() == 0 or win.session is None:
             win.statusBar().showMessage(f"Cannot open {win.store_path}: {summary}", 10000)
@@ -173,20 +195,47 @@ class FileActions(QObject):
             win.show_error(f"Cannot open {win.store_path}", msg)
         win.storeFailed.emit(msg)
 
-    def open_session(self, info):
+    def tail_before_listing(self) -> bool:
+        """The tail page of the session file being read before its listing is in: the window
+        takes it (summary, banner, ``sessionLoaded``) once the listing names the session."""
+        if self._preopened is None:
+            return False
+        self._tail_waiting = True
+        return True
+
+    @property
+    def preopening(self) -> bool:
+        """The session file being opened is read before its listing is in (``open_store``)."""
+        return self._preopened is not None
+
+    def _prepare_open(self, switching: bool) -> None:
         win = self.win
-        switching = win.session is not None and win.session.key != info.key and win.history.path is not None
-        win.session = info
         win.history_actions.controller.close_pending()
         win.inspector.set_summary("")
         win.inspector.clear()
         win.request_view.clear()
         win.hide_banner()
-        path = info.store or info.path if info.format == "sqlite" else info.path
-        sid = info.id if info.format == "sqlite" else None
-        win.update_title()
         win.history.close()
         win.history_actions.new_session(switching)   # no stale find; faces reset unless kept on purpose
+
+    def open_session(self, info):
+        win = self.win
+        path = info.store or info.path if info.format == "sqlite" else info.path
+        sid = info.id if info.format == "sqlite" else None
+        pre, self._preopened = self._preopened, None
+        h = win.history
+        if pre is not None and sid is None and os.path.abspath(path) == pre and h.path == pre and h.open_error is None:
+            win.session = info                   # read since open_store: adopted as it is
+            win.update_title()
+            if self._tail_waiting:               # its tail came first: the window takes it now
+                self._tail_waiting = False
+                win._on_tail()
+            return
+        self._tail_waiting = False
+        switching = win.session is not None and win.session.key != info.key and win.history.path is not None
+        win.session = info
+        self._prepare_open(switching)
+        win.update_title()
         win.history.open(path, sid)
         win.statusBar().showMessage(f"Opening {info.path} …")
 

@@ -294,7 +294,7 @@ class HomeSearch(QObject):
             self.model.clear()
             self.close_results()
             self._show_status()
-            self.poll_behind()
+            self.win.start.after_first_paint(self.poll_behind)
 
     def _show_status(self) -> None:
         p = self.panel

@@ -36,6 +36,7 @@ from .status import (StatusBar, banner_lines, count_text, empty_state_text, ensu
                      humane_error, status_texts)
 from .theme import Theme, apply_palette
 from .welcome import WelcomeView
+from .window_start import WindowStart
 from .workers import Jobs
 
 
@@ -117,6 +118,7 @@ class MainWindow(QMainWindow):
         self.session = None                  # SessionInfo
         self.history = HistoryModel(self.jobs, page_size, self, live_options=live_options)
         self._build_ui()
+        self.start = WindowStart(self)          # first paint: deferred jobs, the splitter's sizes
         # the controllers, in menu bar order (File, View, Tools, Help)
         self.file_actions = FileActions(self)
         self.history_actions = HistoryActions(self, self._history_column)
@@ -208,7 +210,6 @@ class MainWindow(QMainWindow):
         self.split.setStretchFactor(0, 0)
         self.split.setStretchFactor(1, 1)
         self.split.setStretchFactor(2, 0)
-        self.split.setSizes([440, 620, 340])      # the session list needs room for a title beside its 3 columns
         self.stack.addWidget(self.split)
         # status bar: temporary messages elide in their own label, left of the counters
         self.setStatusBar(StatusBar(self))
@@ -391,7 +392,9 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ history events
     def _on_tail(self):
-        self.frame_actions.update_summary()
+        if self.file_actions.tail_before_listing():
+            return                     # (the rows are painted meanwhile: the view has them)
+        self.view.after_paint(self.frame_actions.update_summary)     # (it reads every loaded event)
         self.update_banner()
         self.update_empty_state()
         s = self.history.stats()
@@ -420,6 +423,8 @@ class MainWindow(QMainWindow):
             self.hide_banner()
 
     def _on_open_failed(self, msg: str):
+        if self.file_actions.preopening:
+            return                 # read before its listing: the listing says what it is (then reopens)
         self.show_error("Cannot open this session", msg)
         self.update_empty_state()
         self.sessionLoaded.emit()
@@ -480,6 +485,7 @@ class MainWindow(QMainWindow):
         super().closeEvent(e)
 
     def shutdown(self):
+        self.start.cancel()
         self.home_search.shutdown()
         self.live_actions.shutdown()
         self.file_actions.shutdown()

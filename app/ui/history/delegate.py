@@ -263,6 +263,11 @@ class HistoryDelegate(QStyledItemDelegate):
         self.markdown = False
         self.builder = DocBuilder(theme, view.font())
         self.first_paint_cb = None
+        self.exposed = None                 # the paint event's rect (QRect), set by the view
+        self.missed = 0                     # rows drawn directly (no pixmap yet) since the view last looked
+        self.px_cost = 4e-6                 # seconds to render a pixel of row height into a pixmap (measured)
+        self.render_whole = True            # a row wholly exposed is rendered into its pixmap as it is painted
+                                            # (not for a first paint: drawn directly, pixmaps in idle time)
 
     def set_theme(self, theme: Theme):
         self.theme = theme
@@ -360,42 +365,75 @@ class HistoryDelegate(QStyledItemDelegate):
     def viewport_resized(self, width: int) -> None:
         self._vw = width
 
+    def _pix_key(self, doc: QTextDocument, selected: bool, w: int, h: int) -> Optional[tuple]:
+        """The pixmap cache key of a row drawn ``w`` x ``h`` (None: too tall to keep as a pixmap)."""
+        if h > max(PIXMAP_MAX_HEIGHT, 2 * self._vp.height()) or w <= 0 or h <= 0:
+            return None
+        return (id(doc), selected, w, h, self.theme.generation)
+
+    def has_pixmap(self, row: Row, rect, selected: bool) -> bool:
+        """The row is blitted from a rendered pixmap at ``rect``'s size (or is too tall for one)."""
+        key = self._pix_key(self.document(row), selected, rect.width(), rect.height())
+        return key is None or key in self._pix
+
+    def render_pixmap(self, row: Row, rect, selected: bool) -> float:
+        """Render the row into its cached pixmap (idle time: the view's warm step); returns the
+        seconds it took (0: nothing to do)."""
+        doc = self.document(row)
+        key = self._pix_key(doc, selected, rect.width(), rect.height())
+        if key is None or key in self._pix:
+            return 0.0
+        t0 = time.perf_counter()
+        self._render(key, row, doc, rect, selected)
+        dt = time.perf_counter() - t0
+        # what a pixel of row height costs to render (the warm step's estimate), smoothed
+        self.px_cost = 0.8 * self.px_cost + 0.2 * dt / max(1, rect.height())
+        return dt
+
+    def _render(self, key: tuple, row: Row, doc: QTextDocument, rect, selected: bool) -> tuple:
+        dpr = self._vp.devicePixelRatioF()
+        pm = QPixmap(int(rect.width() * dpr + 0.5), int(rect.height() * dpr + 0.5))
+        pm.setDevicePixelRatio(dpr)
+        pm.fill(self._vp.palette().color(self._vp.backgroundRole()))
+        p = QPainter(pm)
+        self._paint_row(p, QRectF(0, 0, rect.width(), rect.height()), row, doc, selected)
+        p.end()
+        got = self._pix[key] = (doc, pm)            # the document held: its id stays unique
+        self._pix_bytes += pm.width() * pm.height() * 4
+        while self._pix_bytes > PIXMAP_CACHE_BYTES and len(self._pix) > 1:
+            _k, (_d, old) = self._pix.popitem(last=False)
+            self._pix_bytes -= old.width() * old.height() * 4
+        return got
+
     def paint(self, painter: QPainter, option, index) -> None:
-        """A row is rendered once into a pixmap (kept while it stays the same: same document,
-        size and selection) and blitted: scrolling repaints thin strips of the same rows many
-        times, and the antialiased cards and the text layout then cost nothing."""
+        """A row rendered into a pixmap (in idle time, by the view's warm step; kept while it
+        stays the same: same document, size and selection) is blitted: scrolling repaints thin
+        strips of the same rows many times, and the antialiased cards and the text layout then
+        cost nothing.  A row without one is drawn directly, clipped to the exposed strip
+        (``exposed``, set by the view per paint event): a first paint costs what it shows."""
         row: Row = row_of(index)
         if row is None:
             return
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         doc = self.document(row, index)
         rect = option.rect
-        if rect.height() > max(PIXMAP_MAX_HEIGHT, 2 * self._vp.height()) or rect.width() <= 0:
-            self._paint_row(painter, QRectF(rect), row, doc, selected)     # tall rows: painted clipped
-        else:
-            key = (id(doc), selected, rect.width(), rect.height(), self.theme.generation)
-            got = self._pix.get(key)
-            if got is None:
-                dpr = self._vp.devicePixelRatioF()
-                pm = QPixmap(int(rect.width() * dpr + 0.5), int(rect.height() * dpr + 0.5))
-                pm.setDevicePixelRatio(dpr)
-                pm.fill(self._vp.palette().color(self._vp.backgroundRole()))
-                p = QPainter(pm)
-                self._paint_row(p, QRectF(0, 0, rect.width(), rect.height()), row, doc, selected)
-                p.end()
-                got = self._pix[key] = (doc, pm)            # the document held: its id stays unique
-                self._pix_bytes += pm.width() * pm.height() * 4
-                while self._pix_bytes > PIXMAP_CACHE_BYTES and len(self._pix) > 1:
-                    _k, (_d, old) = self._pix.popitem(last=False)
-                    self._pix_bytes -= old.width() * old.height() * 4
-            else:
-                self._pix.move_to_end(key)
+        key = self._pix_key(doc, selected, rect.width(), rect.height())
+        got = self._pix.get(key) if key is not None else None
+        if got is None and key is not None and self.render_whole and (self.exposed is None or self.exposed.contains(rect)):
+            got = self._render(key, row, doc, rect, selected)     # all of it is drawn anyway
+        if got is not None:
+            self._pix.move_to_end(key)
             painter.drawPixmap(rect.topLeft(), got[1])
+        else:
+            self._paint_row(painter, QRectF(rect), row, doc, selected, self.exposed)
+            if key is not None:
+                self.missed += 1
         if self.first_paint_cb is not None:
             cb, self.first_paint_cb = self.first_paint_cb, None
             cb()
 
-    def _paint_row(self, painter: QPainter, rect: QRectF, row: Row, doc: QTextDocument, selected: bool) -> None:
+    def _paint_row(self, painter: QPainter, rect: QRectF, row: Row, doc: QTextDocument, selected: bool,
+                   exposed=None) -> None:
         th = self.theme
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
@@ -449,6 +487,8 @@ class HistoryDelegate(QStyledItemDelegate):
         ctx = QAbstractTextDocumentLayout.PaintContext()
         ctx.palette.setColor(QPalette.ColorRole.Text, QColor(th.fg))
         clip = QRectF(0, 0, doc.textWidth() + 2, r.height())
+        if exposed is not None:          # only the blocks in the exposed strip are drawn
+            clip = clip.intersected(QRectF(exposed).translated(-(r.left() + STRIPE + PAD_X), -(r.top() + pad)))
         ctx.clip = clip
         painter.setClipRect(clip)
         doc.documentLayout().draw(painter, ctx)

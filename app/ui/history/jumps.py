@@ -12,6 +12,7 @@ from PySide6.QtCore import QObject
 
 from ..workers import freeze_heap
 from .pages import LoadedPage, _range_job, bound_after, range_around
+from .window import FIRST_ROWS
 
 
 class PageJumps(QObject):
@@ -68,9 +69,24 @@ class PageJumps(QObject):
                     m.show_around(ordinal - m.window.origin)
         else:
             m._apply(m.window.install_range(lp, seq))
+            m.after_paint(self._fill)
         freeze_heap()
         m.statsChanged.emit()
         m.jumped.emit(seq)
+
+    def _fill(self) -> None:
+        """After a jump's first paint (PAINT_ROWS rows): a first window of FIRST_ROWS rows, newer
+        rows below, then older ones above (the view keeps its place)."""
+        m = self.model
+        w = m.window
+        want = FIRST_ROWS - len(w.rows)
+        if want > 0 and w.bottom:
+            c, changes = w.expose_newer(want)
+            m._apply(changes)
+            want -= c
+        if want > 0 and w.hidden:
+            m._apply(w.expose_older(want)[1])
+        m.statsChanged.emit()
 
     def fetch_newer(self) -> bool:
         """After a jump: read the page after the newest loaded one (up to the pages ending the

@@ -25,6 +25,7 @@ from __future__ import annotations
 import threading
 import time
 from typing import Optional
+from collections.abc import Callable
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
@@ -37,6 +38,7 @@ from .pages import LoadedPage, _older_job, _open_split_job
 from .seq_index import SeqIndex
 from .rows import Row
 from .row_kind import RowKind
+from . import window as _window
 from .window import FIRST_ROWS, PAINT_ROWS, Changed, Inserted, Removed, Reset, RowWindow
 
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -46,6 +48,7 @@ MATCH_ROLE = Qt.ItemDataRole.UserRole + 4
 
 DEFAULT_PAGE_SIZE = 50
 FACE_SYNC_EVENTS = 20_000  # a face toggle building rows for more loaded events runs in a worker
+EXPOSE_BUDGET_S = 0.002    # documents built per loop turn for the older rows slid in (the view's hook)
 
 
 class HistoryModel(TruthModel, QAbstractListModel):
@@ -67,6 +70,7 @@ class HistoryModel(TruthModel, QAbstractListModel):
     liveAppended = Signal(int)           # live rows applied (rows added to the loaded rows)
     jumped = Signal(int)                 # a page read around this seq was installed (jumps.jump_to)
     surfaceReady = Signal()              # every loaded row has its surface status (the index is built)
+    prependAhead = Signal()              # the change batch being applied prepends rows after other changes
 
     def __init__(self, jobs: Optional[Jobs] = None, page_size: int = DEFAULT_PAGE_SIZE, parent=None,
                  follow_live: bool = True, live_options: Optional[dict] = None):
@@ -80,6 +84,9 @@ class HistoryModel(TruthModel, QAbstractListModel):
         self.jumps = PageJumps(self)
         self._want_face: Optional[tuple] = None
         self._painted = threading.Event()        # the open job's tail page is painted
+        # set by the view: (rows, budget s) -> how many (nearest first) it made ready to show (documents)
+        self.prepare_rows: Optional[Callable[[list, float], int]] = None
+        self.after_paint: Callable[[Callable], None] = lambda fn: QTimer.singleShot(0, fn)   # the view's: once painted
         self._reset_state()
 
     def _reset_state(self):
@@ -109,6 +116,7 @@ class HistoryModel(TruthModel, QAbstractListModel):
     newer_hidden = property(lambda self: self.window.bottom or int(self.window.has_newer))
     base_seq = property(lambda self: self.window.base_seq)
     trackers = property(lambda self: self.window.trackers)
+    tail_painted = property(lambda self: self._painted.is_set())   # the open session's first rows are painted
     # the window's internals under their former names (tests and benchmarks read them)
     _all_rows = property(lambda self: self.window.all_rows)
     _hidden = property(lambda self: self.window.hidden)
@@ -118,6 +126,10 @@ class HistoryModel(TruthModel, QAbstractListModel):
     def _apply(self, changes: list) -> None:
         """Apply the window's change records to the exposed rows, each inside its begin/end."""
         root = QModelIndex()
+        if len(changes) > 1 and isinstance(changes[0], Removed) and any(
+                isinstance(c, Inserted) and c.at == 0 for c in changes):
+            # trimmed, then prepended: the view takes its anchor now, its layout current (not twice)
+            self.prependAhead.emit()
         for c in changes:
             if isinstance(c, Reset):
                 self.beginResetModel()
@@ -244,8 +256,7 @@ class HistoryModel(TruthModel, QAbstractListModel):
             self._set_loading(False)
         self.tailInstalled.emit()
         self.statsChanged.emit()
-        # zero timers run after the posted layout and paint events: the rest goes on after the paint
-        QTimer.singleShot(0, self._painted.set)
+        self.after_paint(self._painted.set)       # the rest of the first page is read after the paint
 
     def _install_tail(self, result):
         reader, lp, rest = result
@@ -268,29 +279,42 @@ class HistoryModel(TruthModel, QAbstractListModel):
             self.feed.start(lp.page)
 
     def _install_older(self, lp: LoadedPage):
-        self._set_loading(False)
         if not lp.page.items:
+            self._set_loading(False)
             self.pages[0].page.has_more = False
             self.statsChanged.emit()
             return
         self._apply(self.window.add_older_page(lp))
         freeze_heap()
-        self._set_loading(True)
-        self._expose_chunk()
+        # (still loading) its rows are shown on the next loop turn: installing and exposing are two shorter ticks
+        self._expose_pending = True
+        QTimer.singleShot(0, self._expose_chunk)
 
     def _expose_chunk(self) -> int:
         """Show more older rows (prepended); the window trims its newest rows."""
+        if not self._expose_pending:
+            return 0                         # closed since it was scheduled
         self._expose_pending = False
-        c, changes = self.window.expose_older()
+        w = self.window
+        c, changes = w.expose_older(self._ready(w.all_rows[max(0, w.hidden - _window.EXPOSE_CHUNK):w.hidden][::-1]))
         self._apply(changes)
         self._set_loading(False)
         self.olderInstalled.emit(c)
         self.statsChanged.emit()
         return c
 
+    def _ready(self, rows: list) -> int:
+        """How many of the rows about to slide in (nearest first) to show now: those the view
+        prepared within EXPOSE_BUDGET_S (one at least; it asks again on the next loop turn)."""
+        if self.prepare_rows is None or not rows:
+            return _window.EXPOSE_CHUNK
+        return max(1, self.prepare_rows(rows, EXPOSE_BUDGET_S))
+
     def request_newer(self) -> int:
         """Show newer loaded rows (trim the top), or after a jump read the next newer page."""
-        c, changes = self.window.expose_newer()
+        w = self.window
+        k = len(w.all_rows) - w.bottom
+        c, changes = w.expose_newer(self._ready(w.all_rows[k:k + _window.EXPOSE_CHUNK]))
         if not c:
             self.jumps.fetch_newer()         # after a jump: the next newer page, if any
             return 0

@@ -189,10 +189,10 @@ class WindowNavigation:
             o = self.near_ordinal(at_seq)
         n = len(self.all_rows)
         i = (o - self.origin) if o is not None else 0
-        # a first paint as small as the tail's (W.FIRST_ROWS): the view lays out every exposed
-        # row; the rest slides in as the user scrolls
-        top = max(0, min(i - W.FIRST_ROWS // 2, n - W.FIRST_ROWS))
-        self._set_window(top, max(0, n - top - W.FIRST_ROWS))
+        # a first paint as small as the tail's (W.PAINT_ROWS): the view lays out every exposed
+        # row; more follow after the paint (jumps.fill), the rest as the user scrolls
+        top = max(0, min(i - W.PAINT_ROWS // 2, n - W.PAINT_ROWS))
+        self._set_window(top, max(0, n - top - W.PAINT_ROWS))
         self._recompute_matches()
         return [W.RESET]
 

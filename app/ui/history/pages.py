@@ -30,7 +30,8 @@ from .compaction import group_compactions, page_groups, page_surface_of
 
 from ...presenters.registry import views_for_page      # (the package registers the built-in presenters)
 
-FIRST_MESSAGES = 10     # messages of the tail page painted first (the rest of the first page follows)
+FIRST_MESSAGES = 6      # messages of the tail page painted first (the rest of the first page follows)
+TAIL_READ_BLOCK = 1 << 15  # read/decode granularity for that tail page (only its last few blocks are read)
 PAINT_WAIT = 0.25       # seconds the rest waits for the first paint at most
 UI_READ_BLOCK = 1 << 17  # read/decode granularity of the window's JSONL reader (pages, tail)
 LIVE_SPLIT = 24          # a live tail page holding more messages than this is cut ...
@@ -290,12 +291,15 @@ def _open_split_job(job, path: str, session_id: Optional[str], page_size: int, p
     the whole first page."""
     t0 = time.perf_counter()
     reader = open_reader(path, session_id)
-    if isinstance(reader.source, RawJsonlSource):
-        reader.source.block = UI_READ_BLOCK   # rows are decoded by whole blocks: small ones waste little
+    first = min(page_size, FIRST_MESSAGES) if painted is not None else page_size
+    raw = reader.source if isinstance(reader.source, RawJsonlSource) else None
+    if raw is not None:   # rows are decoded by whole blocks: small ones waste little (smaller still for the first paint)
+        raw.block = TAIL_READ_BLOCK if first < page_size else UI_READ_BLOCK
     job.check()
     live = writer_is_live(path, session_id)
-    first = min(page_size, FIRST_MESSAGES) if painted is not None else page_size
     page = reader.tail_page(first)
+    if raw is not None:
+        raw.block = UI_READ_BLOCK
     job.check()
     evs = [it for it in page.items if is_event(it)] + list(page.closure)
     views = compute_views(evs)
@@ -478,15 +482,76 @@ def bound_after(index, seq: int, want: int) -> Optional[int]:
 def range_around(index, seq: int, page_size: int) -> tuple:
     """[lo, hi) of a page holding ``seq`` with about ``page_size`` messages around it
     (hi None: to the end of the log)."""
-    half = max(2, page_size // 4)     # a jump's page is half a page: the window grows as the user scrolls
+    # a jump's page is small, as the tail's first one (FIRST_MESSAGES): the window grows as the user scrolls
+    half = max(2, min(page_size // 4, FIRST_MESSAGES))
     return bound_before(index, seq, half), bound_after(index, seq, half)
+
+
+def _forward_segment(reader, lo: int, hi: Optional[int]) -> Optional[int]:
+    """The index segment to read ``[lo, hi)`` forward from (raw JSONL), when that decodes fewer
+    rows outside the range than reading backward from the end of ``hi``'s segment (the start of
+    the log: none at all); None: read backward."""
+    idx = reader.index
+    if hi is None or idx is None or not idx.monotonic or not isinstance(reader.source, RawJsonlSource):
+        return None
+    i, j = idx.locate(lo), idx.locate(hi)
+    if i is None or j is None:
+        return None
+
+    def share(k: int, n: int) -> float:       # the part of segment k's bytes holding n of its seqs
+        span = idx.last_seq[k] - idx.first_seq[k] + 1
+        return (idx.seg_end[k] - idx.seg_pos[k]) * n / max(1, span)
+    before = share(i, lo - idx.first_seq[i])
+    after = share(j, idx.last_seq[j] - hi + 1)
+    return i if before < after else None
+
+
+def _read_forward(reader, i: int, lo: int, hi: int):
+    """:func:`read_range` reading forward from index segment ``i`` (it holds ``lo``)."""
+    from ...log.reader import MESSAGE_TYPES, Page, PageToken
+    idx = reader.index
+    collected: list = []
+    bad: list = []                   # bad rows after the last event collected (kept if another follows)
+    has_more = i > 0
+    first_end = 0
+    count = 0
+    line0 = idx.line0[i]
+    for seg in reader.source.forward(idx.seg_pos[i], line0 if line0 >= 0 else None):
+        for it in reader.decode_segment(seg):
+            if not is_event(it):
+                if collected:
+                    bad.append(it)
+                else:
+                    has_more = True          # older than the range's first event
+                continue
+            if it.seq < lo:
+                has_more = True
+                continue
+            if it.seq >= hi:
+                break
+            if not collected:
+                first_end = seg.end
+            collected += bad
+            bad = []
+            collected.append(it)
+            if it.type in MESSAGE_TYPES and it.surface_op == "append":
+                count += 1
+        else:
+            continue
+        break
+    token = PageToken(end=first_end, pos=collected[0].pos) if collected and has_more else None
+    return Page(items=collected, has_more=has_more, token=token, tail=False, messages=count)
 
 
 def read_range(reader, lo: int, hi: Optional[int]):
     """A :class:`~app.log.reader.Page` of the stored rows with ``lo <= seq < hi`` (bad rows
-    between them included), read backward from the segment holding ``hi`` through the
-    index: no page in between is read.  Its token continues older pages as usual."""
+    between them included), read through the index backward from the segment holding ``hi``,
+    or forward from the one holding ``lo`` when that decodes less (the start of the log): no
+    page in between is read.  Its token continues older pages as usual."""
     from ...log.reader import MESSAGE_TYPES, Page, PageToken
+    i = _forward_segment(reader, lo, hi)
+    if i is not None and hi is not None:
+        return _read_forward(reader, i, lo, hi)
     token = reader._token_for_seq(hi) if hi is not None else None
     collected: list = []
     ends: list = []

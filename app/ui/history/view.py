@@ -15,12 +15,13 @@ from PySide6.QtWidgets import QAbstractItemView, QApplication, QListView, QMenu
 
 from .delegate import HistoryDelegate, row_of
 from .model import HistoryModel
+from .warm import RowWarmer
 from ..theme import Theme
 
 
-WARM_ROWS = 30      # hidden rows on each side of the window whose documents are built in idle time
-WARM_EVERY_MS = 12  # ... a step every this many ms
-WARM_BUDGET_S = 0.002  # ... of at most about this long (one document more)
+
+
+AFTER_PAINT_MS = 200   # after_paint work waits at most this long for a paint
 
 
 class HistoryView(QListView):
@@ -50,6 +51,8 @@ class HistoryView(QListView):
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._context_menu)
         self._anchor: Optional[tuple] = None
+        self._batch_anchor: Optional[tuple] = None
+        self._scroll_at = 0
         self._painted = True
         self._follow_bottom = True
         self._live_follow = False
@@ -68,15 +71,21 @@ class HistoryView(QListView):
         self._newer_timer.timeout.connect(self._maybe_show_newer)
         # idle time: documents and heights of the loaded rows next to the window, built a few
         # at a time, so exposing them (scrolling) lays out cached rows
-        self._warm_timer = QTimer(self)
-        self._warm_timer.setInterval(WARM_EVERY_MS)       # not every loop turn: input and paints first
-        self._warm_timer.timeout.connect(self._warm_step)
+        self.warmer = RowWarmer(self)
+        self._after_paint: list = []         # after_paint: run once the view has painted
+        self._after_paint_timer = QTimer(self)
+        self._after_paint_timer.setSingleShot(True)
+        self._after_paint_timer.setInterval(AFTER_PAINT_MS)
+        self._after_paint_timer.timeout.connect(self._run_after_paint)
 
     # ------------------------------------------------------------------ model hookup
     def setModel(self, model: Optional[QAbstractItemModel]) -> None:
         super().setModel(model)
         if not isinstance(model, HistoryModel):
             return
+        model.prepare_rows = self.delegate.warm              # rows slid in: documents built first, in slices
+        model.after_paint = self.after_paint
+        model.prependAhead.connect(self._before_batch)
         model.rowsAboutToBeInserted.connect(self._before_insert)
         model.rowsInserted.connect(self._after_insert)
         model.rowsAboutToBeRemoved.connect(self._before_insert)
@@ -89,7 +98,7 @@ class HistoryView(QListView):
         model.liveAppended.connect(self._live_after)
         for sig in (model.olderInstalled, model.newerInstalled, model.jumped, model.tailInstalled, model.opened,
                     model.surfaceReady, model.faceChanged, model.modelReset):
-            sig.connect(lambda *_a: self._warm_timer.start())        # rows new or touched
+            sig.connect(lambda *_a: self.warmer.timer.start())        # rows new or touched
 
     def hmodel(self) -> Optional[HistoryModel]:
         """The history model shown (None before one is set)."""
@@ -148,9 +157,16 @@ class HistoryView(QListView):
             self.doItemsLayout()
             self.scrollToBottom()
 
+    def _before_batch(self):
+        """Rows are trimmed at the bottom, then prepended (one change batch): the anchor is taken
+        before the trim (afterwards ``indexAt`` would lay every row out first)."""
+        self._batch_anchor = ("prepend", self._top_anchor(), self.at_bottom())
+
     def _before_insert(self, parent: QModelIndex, first: int, last: int):
-        if first == 0 and not self._live_follow:
-            self._anchor = ("prepend", self._top_anchor(), self.at_bottom())
+        if first == 0:
+            a, self._batch_anchor = self._batch_anchor, None
+            if not self._live_follow:
+                self._anchor = a if a is not None else ("prepend", self._top_anchor(), self.at_bottom())
 
     def _after_insert(self, parent: QModelIndex, first: int, last: int):
         if first == 0 and self._anchor is not None:
@@ -164,6 +180,7 @@ class HistoryView(QListView):
         self._anchor = ("reset", self._top_anchor(), self.at_bottom(), sel_key)
 
     def _after_reset(self):
+        self.delegate.render_whole = False       # (a first paint of new rows: drawn directly)
         a = self._anchor
         self._anchor = None
         if a is None:
@@ -179,6 +196,7 @@ class HistoryView(QListView):
     def _restore(self, a):
         kind, top, at_bottom = a[0], a[1], a[2]
         self.doItemsLayout()
+        self.warmer.busy()
         if kind == "reset" and at_bottom:
             self.scrollToBottom()
             return
@@ -196,6 +214,7 @@ class HistoryView(QListView):
 
     def _on_tail(self):
         self._painted = False
+        self.delegate.render_whole = False
         self.doItemsLayout()
         self.scrollToBottom()
         self._fill_timer.start()
@@ -205,6 +224,9 @@ class HistoryView(QListView):
         return max(120, self.viewport().height() // 3)
 
     def _on_scroll(self, value: int):
+        self.warmer.scroll_dir = value - self._scroll_at
+        self._scroll_at = value
+        self.warmer.start()                 # rows coming on screen: their pixmaps in idle time
         if value <= self._threshold():
             self._fill_timer.start()
         m = self.hmodel()
@@ -227,20 +249,6 @@ class HistoryView(QListView):
         if self.verticalScrollBar().value() <= self._threshold():
             m.request_older()
 
-    def _warm_step(self):
-        """Build a few documents of the hidden rows above and below the window (2 ms every 12 ms)."""
-        m = self.hmodel()
-        w = m.window if m is not None else None
-        if m is None or w is None or (m.loading and not m.rows):
-            self._warm_timer.stop()
-            return
-        n = len(w.all_rows)
-        near = w.all_rows[max(0, w.hidden - WARM_ROWS):w.hidden][::-1] + \
-            w.all_rows[n - w.bottom:n - w.bottom + WARM_ROWS]
-        todo = [r for r in near if not self.delegate.has_size(r)]
-        if not todo or self.delegate.warm(todo, WARM_BUDGET_S) >= len(todo):
-            self._warm_timer.stop()
-
     # ------------------------------------------------------------------ GIL-friendly layout
     def doItemsLayout(self):
         """Enter layouts through Python: the many nested sizeHint calls then run with the
@@ -253,10 +261,34 @@ class HistoryView(QListView):
 
     # ------------------------------------------------------------------ paint hook
     def paintEvent(self, e):
+        d = self.delegate
+        d.exposed = e.rect()
         super().paintEvent(e)
+        d.exposed = None
+        d.render_whole = True
+        if self._after_paint:
+            self._run_after_paint()
+        self.warmer.busy()
+        if d.missed:                        # rows drawn without a pixmap: render theirs in idle time
+            d.missed = 0
+            self.warmer.start()
         if not self._painted and self.model() is not None and self.model().rowCount() > 0:
             self._painted = True
             self.rowsPainted.emit()
+
+    def after_paint(self, fn) -> None:
+        """Run ``fn`` on the loop turn after the view's next paint (a zero timer alone runs
+        before it: paint requests are low-priority events), or within AFTER_PAINT_MS if the
+        view does not paint (hidden)."""
+        self._after_paint.append(fn)
+        if not self._after_paint_timer.isActive():
+            self._after_paint_timer.start()
+
+    def _run_after_paint(self) -> None:
+        self._after_paint_timer.stop()
+        todo, self._after_paint = self._after_paint, []
+        for fn in todo:
+            QTimer.singleShot(0, fn)
 
     # ------------------------------------------------------------------ keys / menu
     def keyPressEvent(self, e):

@@ -43,7 +43,7 @@ from .window_truth import TruthWindow
 FIRST_ROWS = 40          # rows of the tail page shown once it is installed; the rest follow
 PAINT_ROWS = 16          # rows laid out for the very first paint (more are exposed right after it)
 EXPOSE_CHUNK = 10        # rows exposed per event-loop turn when older/newer rows are wanted
-MAX_EXPOSED = 300        # rows the view holds at once (QListView re-lays out all of them on
+MAX_EXPOSED = 150        # rows the view holds at once (QListView re-lays out all of them on
                          # every insert, ~14 µs a row here): a window sliding over loaded rows
 
 
@@ -202,28 +202,30 @@ class RowWindow(TruthWindow, WindowNavigation):
         return out
 
     # ------------------------------------------------------------------ sliding
-    def expose_older(self, n: int = EXPOSE_CHUNK) -> tuple[int, list]:
-        """Show up to ``n`` more older rows (prepended); trim the window's newest rows."""
-        c = min(n, self.hidden)
+    def expose_older(self, n: Optional[int] = None) -> tuple[int, list]:
+        """Show up to ``n`` (``EXPOSE_CHUNK``) more older rows (prepended); trim the window's newest rows."""
+        c = min(EXPOSE_CHUNK if n is None else n, self.hidden)
         out: list = []
         if c:
-            out.append(Inserted(0, tuple(self.all_rows[self.hidden - c:self.hidden])))
-            self._set_window(self.hidden - c, self.bottom)
-            if self.current_match_row is not None:
-                self.current_match_row += c
-            extra = len(self.rows) - MAX_EXPOSED
+            # the newest rows are trimmed first: the insertion at the top, which the view follows
+            # with one layout to keep its anchor, then comes last (one layout per step, not two)
+            extra = len(self.rows) + c - MAX_EXPOSED
             if extra > 0:
                 k = len(self.rows)
                 out.append(Removed(k - extra, extra))
                 self._set_window(self.hidden, self.bottom + extra)
                 if self.current_match_row is not None and self.current_match_row >= len(self.rows):
                     self.current_match_row = None
+            out.append(Inserted(0, tuple(self.all_rows[self.hidden - c:self.hidden])))
+            self._set_window(self.hidden - c, self.bottom)
+            if self.current_match_row is not None:
+                self.current_match_row += c
             self._recompute_matches()
         return c, out
 
-    def expose_newer(self) -> tuple[int, list]:
-        """Show newer loaded rows at the bottom (trim the top)."""
-        c = min(EXPOSE_CHUNK, self.bottom)
+    def expose_newer(self, n: Optional[int] = None) -> tuple[int, list]:
+        """Show up to ``n`` (``EXPOSE_CHUNK``) newer loaded rows at the bottom (trim the top)."""
+        c = min(EXPOSE_CHUNK if n is None else n, self.bottom)
         if not c:
             return 0, []
         n = len(self.all_rows)

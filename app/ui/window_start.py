@@ -1,0 +1,88 @@
+"""What the main window does around opening a session, for its first paint (issue 15): work that
+waits for the first rows to be painted, and the splitter's sizes once the window has its size.
+
+* :meth:`WindowStart.after_first_paint`: background jobs that would share the interpreter with the
+  tail page's worker (session titles, the home index's count) start once the session being opened
+  has painted its first rows (or failed, or ``AFTER_PAINT_MAX_MS`` passed).
+* The splitter (session list, history, inspector) gets ``SPLIT_SIZES`` scaled to its width when the
+  main page is first shown: sizes set while it was hidden, before the window had its size, are not
+  kept (the extra width went all to the history column, cramping the session list's titles).  One
+  session file shows no list: its column keeps only the width the home search box needs.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QTimer
+
+SPLIT_SIZES = [440, 620, 340]  # session list, history, inspector at 1,400 px (the list needs room for a
+                               # title beside its three columns), scaled to the window's width
+AFTER_PAINT_MAX_MS = 1500      # after_first_paint work waits at most this long for the first rows
+
+
+class WindowStart(QObject):
+    def __init__(self, win):
+        super().__init__(win)
+        self.win = win
+        self._todo: list[Callable[[], object]] = []
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(AFTER_PAINT_MAX_MS)
+        self._timer.timeout.connect(self.run)
+        win.view.rowsPainted.connect(self.run)
+        win.history.opened.connect(self.run)
+        win.history.opened.connect(lambda: win.frame_actions.update_summary())   # the whole first page is in
+        win.history.openFailed.connect(lambda _m: self.run())
+        self._split_sized = False
+        win.split.setSizes(SPLIT_SIZES)
+        win.stack.currentChanged.connect(self._size_split)
+
+    # ------------------------------------------------------------------ after the first paint
+    def after_first_paint(self, fn: Callable[[], object]) -> None:
+        """Run ``fn`` once the session being opened is painted; now when none is opening."""
+        h = self.win.history
+        if h.path is None or h.open_error is not None or h.tail_painted:
+            fn()
+            return
+        self._todo.append(fn)
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def cancel(self) -> None:
+        """Another store is opening (or the window closes): what waited is dropped."""
+        self._timer.stop()
+        self._todo = []
+
+    def run(self) -> None:
+        self._timer.stop()
+        todo, self._todo = self._todo, []
+        for fn in todo:
+            fn()
+
+    # ------------------------------------------------------------------ the splitter
+    def _size_split(self, index: int) -> None:
+        win = self.win
+        if self._split_sized or win.stack.widget(index) is not win.split:
+            return
+        self._split_sized = True
+        win.split.resize(win.stack.size())        # before its first layout and paint (no re-wrap after)
+        self._fit_split()
+
+    def show_session_list(self, on: bool) -> None:
+        """The session list is shown for a store, hidden for one session file."""
+        sessions = self.win.sessions
+        if sessions.isVisibleTo(self.win) == on and self._split_sized:
+            return
+        sessions.setVisible(on)
+        if self._split_sized:
+            self._fit_split()
+
+    def _fit_split(self) -> None:
+        split = self.win.split
+        total = sum(split.sizes()) or split.width()
+        sizes = [total * w / sum(SPLIT_SIZES) for w in SPLIT_SIZES]
+        if not self.win.sessions.isVisibleTo(self.win):
+            left = split.widget(0).minimumSizeHint().width()
+            sizes[1] += sizes[0] - left
+            sizes[0] = left
+        split.setSizes([max(1, round(x)) for x in sizes])
