@@ -122,6 +122,33 @@ def test_messages_memory_stays_flat(tmp_path):
     assert peaks[1] * 2 < peaks[2], peaks
 
 
+@pytest.mark.slow
+def test_inspect_memory_stays_flat(tmp_path):
+    """inspect keeps only what it reports, not a record per shadowed node or per request header:
+    four times the log, about the same peak (before: who-shadowed-whom of every compaction and the
+    tools of every request/header were kept, +2.3 MB traced from 2 MB to 8 MB here, ~45 MB per GB)."""
+    import tracemalloc
+    # many compactions (small context window) and a changed request header every turn, small rows
+    mix = dict(version=4, context_window=6000, p_header_change=1.0, result_scale=0.02, reasoning_tokens=4.0,
+               text_tokens=4.0, p_long_prompt=0.0)
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    write_jsonl(str(small), SessionSynth(seed=7, **mix), target_bytes=2 << 20)
+    write_jsonl(str(big), SessionSynth(seed=7, **mix), target_bytes=8 << 20)
+    analysis.inspect(LogReader.open(str(small)))            # (one-time imports and caches)
+    peaks, facts = [], []
+    for f in (small, big):
+        tracemalloc.start()
+        facts.append(analysis.inspect(LogReader.open(str(f))))
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    assert facts[0]["problems"] == [] and facts[1]["problems"] == []
+    # the big log really has four times the compactions and headers the small one has
+    assert facts[1]["events"] > 3 * facts[0]["events"]
+    assert len(facts[1]["requestHeaders"]) > 3 * len(facts[0]["requestHeaders"]) > 300
+    assert facts[1]["types"].get("compaction/summary", 0) > 3 * facts[0]["types"].get("compaction/summary", 0) > 10
+    assert peaks[1] < peaks[0] + (1 << 20), peaks
+
+
 def test_messages_command_streams_the_same_json(tmp_path, capsys):
     from app.cli.main import main
     p = tmp_path / "session.jsonl"

@@ -67,9 +67,9 @@ def inspect(reader: LogReader, progress: Optional[Callable[[int, int], None]] = 
                 "problems": [str(p) for p in _dedupe(list(problems) + problems.summary())], "fatal": str(reader.fatal)}
     st = reader.tail_state()
     checks = EventChecks()
-    sf = SurfaceFold(keep_events=False)
+    sf = SurfaceFold(keep_events=False, keep_replaced=False)   # bounded by the current nodes, not the log
     at = AttemptTracker(keep_text=False)
-    hf = HeaderFold()
+    hf = HeaderFold(tools=False)
     turns = events = 0
     last_seq = -1
     expected = 0

@@ -26,8 +26,12 @@ def is_surface_type(ev: Event) -> bool:
 class SurfaceFold:
     """``foldSurface``: the ordered model-surface nodes (seqs) and who shadowed whom."""
 
-    def __init__(self, keep_events: bool = True, version: int = 0):
+    def __init__(self, keep_events: bool = True, version: int = 0, keep_replaced: bool = True):
         self.version = version or 0
+        # ``keep_replaced=False``: who shadowed whom is not recorded (``replaced_by``/``replaced``
+        # stay empty), so a whole-log count (inspect) holds only the current nodes, not every
+        # shadowed seq of the log
+        self.keep_replaced = keep_replaced
         self.nodes: list[int] = []
         self.projected: dict[int, JsonObj] = {}    # seq -> message after image/offload projections (v4)
         self._step_mark: Optional[tuple[str, int]] = None  # (type, seq) of the last step/start or step/end
@@ -72,9 +76,10 @@ class SurfaceFold:
                     self._violate(ev, "a tool/result replacement must shadow exactly one tool/result")
                     return
             self.nodes[i:j + 1] = [ev.seq]
-            for s in slice_:
-                self.replaced_by[s] = ev.seq
-            self.replaced[ev.seq] = slice_
+            if self.keep_replaced:
+                for s in slice_:
+                    self.replaced_by[s] = ev.seq
+                self.replaced[ev.seq] = slice_
         else:
             self._violate(ev, f"surface event with invalid surfaceOp {op!r}")
             return
@@ -182,7 +187,7 @@ class SurfaceFold:
         return out
 
     def copy(self) -> SurfaceFold:
-        c = SurfaceFold(self.keep_events, self.version)
+        c = SurfaceFold(self.keep_events, self.version, self.keep_replaced)
         c.nodes = list(self.nodes)
         c.projected = dict(self.projected)
         c._step_mark = self._step_mark
@@ -299,15 +304,18 @@ class HeaderFold:
     """``foldRequestHeader``: the canonical last ``request/header`` (last wins); for v4
     also the ``toolHistory`` (:attr:`tool_history`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tools: bool = True) -> None:
         self.header: Optional[JsonObj] = None
         self.seq: Optional[int] = None
         self.reason: Optional[str] = None
         self.history: list[tuple[int, Optional[str]]] = []      # (seq, reason)
+        # ``tools=False``: no ``toolHistory`` (it keeps the tools of every request/header of the
+        # log; inspect does not show it)
+        self.tools = tools
         self.tool_history = ToolHistoryFold()
 
     def apply(self, ev: Event) -> None:
-        if ev.type in ("request/header", "developer/message"):
+        if self.tools and ev.type in ("request/header", "developer/message"):
             self.tool_history.apply(ev)
         if ev.type != "request/header" or not isinstance(ev.data, dict):
             return
