@@ -509,23 +509,47 @@ def _compaction_from(surface: _SurfaceLike, target: Event, chain: list[int]) -> 
 def _derived(reader: LogReader, idx: SeqIndex, cps: Checkpoints, seq: int, closure: list[Event],
              check: Optional[Callable[[], None]]) -> list[int]:
     """Seqs of the events after ``seq`` that cite it, reading only the checkpoint intervals whose
-    citations reach ``seq`` (and the one after the last checkpoint)."""
+    citations reach ``seq`` (and the one after the last checkpoint); of those, only the rows that
+    hold a ``sourceEventSeqs`` key are decoded."""
+    from .checkpoints import _segments_from
     out: list[int] = []
     pts = cps.points
+    codec = reader.codec
     for k, p in enumerate(pts):
-        nxt = pts[k + 1].seq if k + 1 < len(pts) else None
-        if nxt is not None and (nxt <= seq or p.cited is None or not p.cited[0] <= seq <= p.cited[1]):
+        nxt = pts[k + 1] if k + 1 < len(pts) else None
+        if nxt is not None and (nxt.seq <= seq or p.cited is None or not p.cited[0] <= seq <= p.cited[1]):
             continue
-        for it in _lazy_from(reader, idx, max(p.seq, seq + 1), check):
-            if isinstance(it, PackedBlock):
-                if nxt is not None and it.seq0 >= nxt:
-                    break
+        i = idx.locate(max(p.seq, seq + 1))
+        if i is None:
+            continue
+        for seg in _segments_from(reader, idx.seg_pos[i], idx.line0[i] if idx.line0[i] >= 0 else None, -1):
+            if check is not None:
+                check()
+            if seg.bad:
                 continue
-            if nxt is not None and it.seq >= nxt:
+            if nxt is not None and isinstance(seg.pos, int) and seg.pos >= nxt.pos:
                 break
-            if it.seq != seq and it.source_event_seqs and seq in it.source_event_seqs:
-                out.append(it.seq)
+            done = False
+            for pos, off, line, raw, complete in seg.split_rows():
+                if not complete or _CITES not in raw:
+                    continue
+                items, _ = codec.decode_row(raw, pos=pos, offset=off, line=line)
+                for it in items:
+                    if not isinstance(it, Event):
+                        continue
+                    if nxt is not None and it.seq >= nxt.seq:
+                        done = True
+                        break
+                    if it.seq > seq and it.source_event_seqs and seq in it.source_event_seqs:
+                        out.append(it.seq)
+                if done:
+                    break
+            if done:
+                break
     for ev in closure:
         if ev.seq != seq and ev.source_event_seqs and seq in ev.source_event_seqs:
             out.append(ev.seq)
     return out
+
+
+_CITES = b'"sourceEventSeqs"'        # a row citing other events holds this key (a row without it cites none)
