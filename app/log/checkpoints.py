@@ -59,10 +59,12 @@ class Checkpoint:
     # ``seq`` (-1: none), the attempts (dispatches) begun before it (an attempt tracker started
     # afresh at a turn start counts the same from there on: a turn start closes every open
     # attempt), and the lowest and highest seq that the events from here to the next point cite
-    # (``sourceEventSeqs``; None: none cite any; the last point's is not final: the log may grow)
+    # (``sourceEventSeqs``; None: none cite any; the last point's is not final: the log may grow);
+    # ``turns``: the same count at every turn start of the interval (a replay then starts at most a turn back)
     turn_seq: int
     dispatches: int
     cited: Optional[tuple[int, int]]
+    turns: list[tuple[int, int]]          # (seq, dispatches begun before it) of each turn/start from here to the next point
     checks: list[tuple[Problem, bool]] = field(default_factory=list)   # (problem, refusing) found by EventChecks since the previous point
     # v4 state (spec-versions §6): the last step mark, the image/offload projections of the nodes
     # (node seq -> offloaded image indexes), the header tools seen since the previous point and
@@ -235,7 +237,7 @@ def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
                 violations=[msgspec.structs.replace(p) for p in sf.violations[n_viol:]],
                 header=None if hf.seq == prev_hseq else {"header": hf.header, "seq": hf.seq, "reason": hf.reason},
                 history=hf.history[n_hist:], turn_seq=turn_seq, dispatches=disp_turn if turn_seq >= 0 else 0,
-                cited=None,
+                cited=None, turns=[],
                 checks=[(msgspec.structs.replace(q), any(q is r for r in checks.refusing))
                         for q in checks.problems[n_chk:]]))
             cps.points[-1].version = version
@@ -265,6 +267,8 @@ def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
                 return cps
             if it.type == "turn/start":
                 turn_seq, disp_turn = it.seq, at.count
+                if cps.points:
+                    cps.points[-1].turns.append((turn_seq, disp_turn))
             at.apply(it)
             if it.source_event_seqs:
                 a, b = _cited_span(it.source_event_seqs)
@@ -381,7 +385,7 @@ def request_at(reader: LogReader, at_seq: int, cps: Checkpoints, check: Optional
     if i is not None:                  # read from the index segment holding the turn's start
         start = Checkpoint(seq=ts, pos=idx.seg_pos[i], line0=idx.line0[i] if idx.line0[i] >= 0 else None,
                            text_offset=-1, keep=0, add=[], empty=[], violations=[], header=None, history=[],
-                           turn_seq=-1, dispatches=-1, cited=None)
+                           turn_seq=-1, dispatches=-1, cited=None, turns=[])
     else:
         start = cps.nearest(ts)
     b, attempt = dispatch_boundary(reader, at_seq, events=(e for e in events_from(reader, start, check)

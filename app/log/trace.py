@@ -12,6 +12,7 @@ them: :mod:`app.store.lineage`).
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING, Any, Optional, Protocol, TypedDict, Union
 from collections.abc import Callable, Iterable, Iterator
 
@@ -19,6 +20,7 @@ from .attempts import Attempt, AttemptTracker, embedded_stream
 from .folds import SurfaceFold, is_surface_type
 from .lazyrows import Lazy, PackedBlock, lazy_segment
 from .model import Event
+from .sources import RowPos, Segment
 from .payloads import JsonObj, obj
 from .versions import replace_bounds
 
@@ -316,15 +318,24 @@ class _SurfaceLike(Protocol):
 
 def _lazy_from(reader: LogReader, idx: SeqIndex, start: int,
                check: Optional[Callable[[], None]] = None) -> Iterator[Lazy]:
-    """The stored events from seq ``start`` on (packed rows as blocks), read from the index segment
-    holding it; ``check()`` before each segment (it raises to cancel)."""
+    """The stored events from seq ``start`` on (a turn start, or 0: no packed row straddles it;
+    packed rows as blocks), read from the index segment holding it; in a raw JSONL segment the
+    rows before it whose head names a smaller seq are skipped undecoded.  ``check()`` before each
+    segment (it raises to cancel)."""
     from .checkpoints import _segments_from
     i = idx.locate(start) if start > 0 else None
     pos = idx.seg_pos[i] if i is not None else None
     line0 = (idx.line0[i] if idx.line0[i] >= 0 else None) if i is not None else None
+    skipping = start > 0
     for seg in _segments_from(reader, pos, line0, -1):
         if check is not None:
             check()
+        if skipping and type(seg) is Segment and seg.rows is None and not seg.bad:
+            rest = _from_seq(seg, start)
+            if rest is None:
+                continue                          # (every row of this segment is before ``start``)
+            seg = rest
+        skipping = False
         for it in lazy_segment(reader, seg):
             if isinstance(it, PackedBlock):
                 if it.n is not None and it.seq0 + it.n <= start:
@@ -334,19 +345,68 @@ def _lazy_from(reader: LogReader, idx: SeqIndex, start: int,
             yield it
 
 
+def _from_seq(seg: Segment, start: int) -> Optional[Segment]:
+    """The part of a raw JSONL segment from its first row whose head does not name a seq below
+    ``start`` (None: every row does)."""
+    for p, _off, line, raw, complete in seg.split_rows():
+        m = _HEAD_SEQ.match(raw) if complete else None
+        if m is None or int(m.group(1)) >= start:
+            k = p - seg.pos if isinstance(p, int) else 0
+            if k == 0:
+                return seg
+            return Segment(pos=seg.pos + k, end=seg.end, data=seg.data[k:],
+                           text_offset=seg.text_offset + k if seg.text_offset >= 0 else -1, line0=line,
+                           torn=seg.torn)
+    return None
+
+
+# the head of a row as the writers write it: its type, then its seq (a packed row: its first seq)
+_HEAD_SEQ = re.compile(rb'\{"type":"[^"\\]*","seq0?":(\d+)[,}]')
+_PACKED = (b'{"type":"text-chunks"', b'{"type":"reasoning-chunks"', b'{"type":"tool-call-chunks"')
+
+
 def _event_at(reader: LogReader, idx: SeqIndex, seq: int) -> Optional[Event]:
-    """The stored event ``seq`` (a packed chunk too), decoded from the index segment holding it."""
+    """The stored event ``seq`` (a packed chunk too), from the index segment holding it: rows
+    decoded up to it (the ones whose head names another seq skipped), a packed row expanded
+    only when it may hold it."""
     from .checkpoints import _segments_from
     i = idx.locate(seq)
     if i is None:
         return None
+    codec = reader.codec
+
+    def find_in(row: tuple[RowPos, int, Optional[int], bytes]) -> Optional[Event]:
+        items, _ = codec.decode_row(row[3], pos=row[0], offset=row[1], line=row[2])
+        return next((it for it in items if isinstance(it, Event) and it.seq == seq), None)
+    pending: Optional[tuple[RowPos, int, Optional[int], bytes]] = None    # a packed row starting at or before seq
     for seg in _segments_from(reader, idx.seg_pos[i], idx.line0[i] if idx.line0[i] >= 0 else None, -1):
-        for it in reader.decode_segment(seg):
-            if isinstance(it, Event) and it.seq == seq:
-                return it
+        if seg.bad:
+            continue
+        for p, off, line, raw, complete in seg.split_rows():
+            if not complete:
+                continue
+            m = _HEAD_SEQ.match(raw)
+            if m is not None and pending is not None and int(m.group(1)) <= seq:
+                pending = None                    # (the next row starts at or before seq: not in the packed one)
+            if pending is not None:
+                got = find_in(pending)
+                pending = None
+                if got is not None:
+                    return got
+            if m is not None:
+                head = int(m.group(1))
+                if head > seq:
+                    return None
+                if head != seq:
+                    if raw.startswith(_PACKED):
+                        pending = (p, off, line, raw)
+                    continue
+            got = find_in((p, off, line, raw))
+            if got is not None:
+                return got
         if seg.end >= idx.seg_end[i]:
             break
-    return None
+    return find_in(pending) if pending is not None else None
 
 
 def _starts(items: Iterable[Lazy], tracker: AttemptTracker) -> Iterator[tuple[Lazy, bool]]:
@@ -364,6 +424,21 @@ def _first_seq(it: Lazy) -> int:
     return it.seq0 if isinstance(it, PackedBlock) else it.seq
 
 
+def _turn_before(cps: Checkpoints, x: int) -> tuple[int, int]:
+    """(seq, dispatches begun before it) of the last turn start at or before ``x`` ((0, 0): none),
+    from the checkpoints (no pass over the index marks)."""
+    i = cps.nearest_index(x)
+    if i < 0:
+        return 0, 0
+    cp = cps.points[i]
+    best = (cp.turn_seq, cp.dispatches) if cp.turn_seq >= 0 else (0, 0)
+    for ts, n in cp.turns:
+        if ts > x:
+            break
+        best = (ts, n)
+    return best
+
+
 class _Dispatches:
     """Dispatches (attempt starts) before a seq: the nearest checkpoint's count at its turn start,
     plus a short replay from that turn start with a fresh attempt tracker."""
@@ -374,9 +449,7 @@ class _Dispatches:
     def before(self, x: Optional[int], embedded_at_x: bool = False) -> int:
         """Attempts begun by events with seq < ``x`` (None: the whole stored log), and with
         ``embedded_at_x``, also one begun by the event ``x`` itself when it settles an embedded stream."""
-        i = self.cps.nearest_index(x if x is not None else self.idx.last + 1)
-        cp = self.cps.points[i] if i >= 0 else None
-        start, n = (cp.turn_seq, cp.dispatches) if cp is not None and cp.turn_seq >= 0 else (0, 0)
+        start, n = _turn_before(self.cps, x if x is not None else self.idx.last + 1)
         for it, began in _starts(_lazy_from(self.reader, self.idx, start, self.check), AttemptTracker(keep_text=False)):
             s = _first_seq(it)
             if x is not None and s >= x:
@@ -433,9 +506,8 @@ def trace_from_checkpoints(reader: LogReader, seq: int, cps: Checkpoints, surfac
         "derivedEventSeqs": _derived(reader, idx, cps, seq, st.closure, check),
     }
     # the attempt: one replay of the target's turn (a turn start closes every open attempt)
-    from .checkpoints import turn_start_before
     at = AttemptTracker(keep_text=False)
-    for it, _b in _starts(_lazy_from(reader, idx, turn_start_before(idx, seq), check), at):
+    for it, _b in _starts(_lazy_from(reader, idx, _turn_before(cps, seq)[0], check), at):
         if not isinstance(it, PackedBlock) and it.type == "turn/start" and it.seq > seq:
             break
     else:
@@ -462,8 +534,8 @@ def trace_from_checkpoints(reader: LogReader, seq: int, cps: Checkpoints, surfac
         r = fold.replaced_by.get(seq)
         count = (d.before(r, embedded_at_x=True) if r is not None else total) - d.before(seq + 1)
         if count:
-            from .checkpoints import turn_start_before as _ts
-            for it, began in _starts(_lazy_from(reader, idx, _ts(idx, seq), check), AttemptTracker(keep_text=False)):
+            for it, began in _starts(_lazy_from(reader, idx, _turn_before(cps, seq)[0], check),
+                                     AttemptTracker(keep_text=False)):
                 s = _first_seq(it)
                 if r is not None and s > r:
                     break
