@@ -56,13 +56,6 @@ def wall(cmd, env=None, shell=False) -> tuple:
     return dt, r.stdout
 
 
-def wall_rss(cmd, env=None) -> tuple:
-    """(seconds, peak RSS MB) of one command (GNU time's %M)."""
-    with tempfile.NamedTemporaryFile("r", suffix=".rss") as f:
-        dt, _ = wall(["/usr/bin/time", "-o", f.name, "-f", "%M"] + cmd, env)
-        return dt, int(f.read().strip().splitlines()[-1]) / 1024
-
-
 def timed(cmd, env=None) -> dict:
     """Wall seconds, CPU seconds (user + system of the command and its children) and peak RSS (MB) of one
     command, from GNU time; ``out``: its standard output."""
