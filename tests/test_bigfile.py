@@ -46,3 +46,24 @@ def test_extended_log_is_valid(tmp_path, version):
     assert len(calls) > 100 and len(set(calls)) == len(calls)
     msgs = re.findall(rb'"type":"user/message"[^\n]*"role":"user","id":"([^"]+)"', raw)
     assert len(msgs) > 10 and len(set(msgs)) == len(msgs)
+
+
+def test_messages_memory_does_not_grow_with_the_log(tmp_path):
+    """v4 ``messages`` (the whole surface fold) keeps only the surface: four times the log, not four
+    times the memory (before: every surface event ever folded was kept, 515 MB for a 100 MB log)."""
+    import tracemalloc
+
+    from app.log.analysis import messages
+    base = tmp_path / "base.jsonl"
+    bigfile.make_base(base, 5 << 20, 4)
+    big = tmp_path / "big.jsonl"
+    bigfile.extend(base, big, 20 << 20)
+    peaks = {}
+    for p in (base, big):
+        tracemalloc.start()
+        got = messages(LogReader.open(str(p)))
+        peaks[p.name] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert got and got[0]["role"] == "system"
+    assert big.stat().st_size > 4 * base.stat().st_size
+    assert peaks["big.jsonl"] < 1.5 * peaks["base.jsonl"], peaks
