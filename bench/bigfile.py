@@ -42,13 +42,16 @@ import msgspec  # noqa: E402
 
 BLOCK = 32 << 20
 
-# every row's head (the synth writes the envelope keys in this order); v2+ stream records' times
-_HEAD = re.compile(rb'(\n\{"type":"[^"\n]*","seq0?":)(\d+)(,"time0?":)(\d+)(,"data":\{)(?:("turn":)(\d+))?')
-_NESTED_TIME = re.compile(rb'(",")(time0?)":(\d+)')       # after a record's "type" (a head's follows a seq)
-_IDS = re.compile(rb'"(id|retryId|requestId|compactionId)":"')
+# every row's head (the synth writes the envelope keys in this order); a stream record's time
+_HEAD_AT = re.compile(rb'\{"type":"[^"\n]*","seq0?":(\d+),"time0?":(\d+),"data":\{(?:"turn":(\d+))?')
+_AFTER_TIME = re.compile(rb'0?":(\d+)')
 _TIME = re.compile(rb'"(time0?)":(\d+)')
+_IDS = re.compile(rb'(?:"id|Id)":"')           # the values of "id" and of every "…Id" key (call ids too)
+_ID_KEYS = (b'"id":"', b'Id":"')
+_SES = re.compile(rb'"sourceEventSeqs":\[([0-9,\[\]]*)\]')
+_NUM = re.compile(rb'\d+')
 # rows with seq references or turns outside the head: decoded (a marker inside a text only costs a decode)
-_SLOW = (b'"sourceEventSeq', b'"surfaceOp":{', b'"messageSeqs"', b'"compactionId"')
+_SLOW = (b'"sourceEventSeq":', b'"surfaceOp":{', b'"messageSeqs"', b'"compactionId"')
 _TURN_END = re.compile(rb'\{"type":"turn/end","seq":\d+,[^\n]*\n')
 
 _dec = msgspec.json.Decoder()
@@ -130,7 +133,7 @@ class _Copy:
         for i, x in enumerate(p):
             self.prefix[x] = len(q) - 1 if i == len(p) - 1 else min(i, len(q) - 1)
         self.tag = b"x%d-" % k
-        self.ids = b'"\\1":"' + self.tag
+        self.ids = b"\\g<0>" + self.tag
 
     def ref(self, v: Any) -> Any:
         if type(v) is not int:
@@ -182,16 +185,8 @@ class _Copy:
             return encode_seq_ranges(out)
         return out
 
-    def _head(self, m: re.Match) -> bytes:
-        g = m.groups()
-        out = b"%s%d%s%d%s" % (g[0], int(g[1]) + self.d_seq, g[2], int(g[3]) + self.d_time, g[4])
-        return out if g[5] is None else b"%s%s%d" % (out, g[5], int(g[6]) + self.d_turn)
-
     def _time(self, m: re.Match) -> bytes:
         return b'"%s":%d' % (m.group(1), int(m.group(2)) + self.d_time)
-
-    def _nested_time(self, m: re.Match) -> bytes:
-        return b'%s%s":%d' % (m.group(1), m.group(2), int(m.group(3)) + self.d_time)
 
     def slow(self, row: bytes) -> bytes:
         o = _dec.decode(row)
@@ -221,32 +216,82 @@ class _Copy:
                 d["sourceEventSeq"] = self.ref(d["sourceEventSeq"])
         return _TIME.sub(self._time, _enc.encode(o))
 
-    def _fast(self, seg: bytes) -> bytes:
-        """Rows with no seq references; ``seg`` starts with the newline before its first row."""
-        seg = _HEAD.sub(self._head, seg)
-        return _NESTED_TIME.sub(self._nested_time, seg) if self.v4 else seg
+    def _tagged(self, row: bytes) -> bytes:
+        return _IDS.sub(self.ids, row)
+
+    def _scan(self, data: bytes, lo: int, hi: int, edits: list) -> None:
+        """Edits for the rows with no seq references in ``data[lo:hi]`` (``data[lo]`` is the newline
+        before the first; ``hi`` the end or the newline before the next rewritten row)."""
+        add = edits.append
+        i, d_seq, d_time, d_turn = lo, self.d_seq, self.d_time, self.d_turn
+        find, head = data.find, _HEAD_AT.match
+        while i < hi and i + 1 < len(data):       # each row's head: seq, time, data.turn
+            m = head(data, i + 1)
+            if m is None:
+                raise ValueError(f"unexpected row head at byte {i + 1}: {data[i + 1:i + 80]!r}")
+            add((m.start(1), m.end(1), b"%d" % (int(m.group(1)) + d_seq)))
+            add((m.start(2), m.end(2), b"%d" % (int(m.group(2)) + d_time)))
+            if m.group(3) is not None:
+                add((m.start(3), m.end(3), b"%d" % (int(m.group(3)) + d_turn)))
+            i = find(b"\n", m.end())
+            if i < 0:
+                break
+        if self.v4:                               # stream records' times
+            j = find(b'","time', lo, hi)
+            while j >= 0:
+                m = _AFTER_TIME.match(data, j + 7)
+                if m is not None:
+                    add((m.start(1), m.end(1), b"%d" % (int(m.group(1)) + d_time)))
+                j = find(b'","time', j + 7, hi)
+        tag = self.tag                            # ids: the tag before the value
+        for needle in _ID_KEYS:
+            n = len(needle)
+            j = find(needle, lo, hi)
+            while j >= 0:
+                add((j + n, j + n, tag))
+                j = find(needle, j + n, hi)
+
+    def _ses(self, m: re.Match) -> bytes:
+        return b"%d" % (int(m.group(0)) + self.d_seq)
 
     def block(self, data: bytes) -> bytes:
-        """Rewrite whole rows (``data`` ends with a newline)."""
+        """Rewrite whole rows (``data`` ends with a newline): one scan per needle (``bytes.find``) and
+        the edits spliced in one join; rows with seq references are decoded and re-encoded."""
         data = b"\n" + data
-        starts = set()
+        slow = set()
         for marker in _SLOW:
             i = data.find(marker)
             while i >= 0:
-                a = data.rfind(b"\n", 0, i)
-                starts.add(a)
+                slow.add(data.rfind(b"\n", 0, i))
                 i = data.find(marker, data.index(b"\n", i))
-        out = []
-        at = 0                                    # data[at] is the newline before the next row
-        for a in sorted(starts):
+        edits: list = []
+        i = data.find(b'"sourceEventSeqs":[')     # all in the copied body: moved in place
+        while i >= 0:
+            a = data.rfind(b"\n", 0, i)
+            m = _SES.match(data, i)
+            if a not in slow:
+                if m is not None and min(map(int, _NUM.findall(m.group(1))), default=-1) >= self.s:
+                    edits.append((m.start(1), m.end(1), _NUM.sub(self._ses, m.group(1))))
+                else:
+                    slow.add(a)
+            i = data.find(b'"sourceEventSeqs":[', i + 19)
+        edits = [e for e in edits if data.rfind(b"\n", 0, e[0]) not in slow]
+        prev = 0
+        for a in sorted(slow):
             b = data.index(b"\n", a + 1)
-            out.append(self._fast(data[at:a]))
-            out.append(b"\n" + self.slow(data[a + 1:b]))
-            at = b
-        out.append(self._fast(data[at:]))
-        joined = b"".join(out)[1:]
-        # ids tagged per copy: "id":"call_…" becomes "id":"xK-call_…", and then every other "call_… value too
-        return _IDS.sub(self.ids, joined).replace(b'"call_', b'"' + self.tag + b"call_")
+            self._scan(data, prev, a, edits)
+            edits.append((a + 1, b, self._tagged(self.slow(data[a + 1:b]))))
+            prev = b
+        self._scan(data, prev, len(data), edits)
+        edits.sort()
+        out = []
+        at = 1
+        for s, e, rep in edits:
+            out.append(data[at:s])
+            out.append(rep)
+            at = e
+        out.append(data[at:])
+        return b"".join(out)
 
 
 def extend(base: Path, out: Path, size: int) -> dict:

@@ -216,7 +216,9 @@ def bench_file(path: Path, runs: int, rows: set, fmt: str = "v0") -> list:
             out += bench_page(path, runs, env, cache, label)
         else:
             wall(CLI + ["index", str(path)], env)
-        if "fork" in rows:                       # fork at the end vs cp && sync
+        if "fork" in rows and shutil.disk_usage(path.parent).free < size + (25 << 30):
+            print(f"fork {label}: skipped, less than 25 GB free beyond a copy", flush=True)
+        elif "fork" in rows:                     # fork at the end vs cp && sync
             cps, forks = [], []
             for _i in range(runs):
                 d = Path(tempfile.mkdtemp(prefix="sl-fork-", dir=path.parent))
