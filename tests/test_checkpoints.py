@@ -245,3 +245,28 @@ def test_v4_request_from_checkpoints_equals_the_full_pass(synth_v4, frac):
     got = request_at(r, at, cps)
     assert got == analysis.request_at(r, at)
     assert "toolHistory" in got["request"]
+
+
+@pytest.mark.parametrize("path", session_files(), ids=rel)
+def test_turn_start_before_equals_the_walk_over_every_mark(path):
+    """The bisect over a contiguous log's marks gives what the walk over all marks gives, at every seq
+    (every fixture, contiguous or not: a broken log takes the walk)."""
+    from app.log.checkpoints import turn_start_before
+    from app.store.faces import open_reader
+    r = open_reader(str(path), None)
+    try:
+        idx = r.build_index()
+    finally:
+        r.close()
+
+    def walk(seq):
+        best = 0
+        for s, t in idx.marks(-1, seq):
+            if t == "turn/start" and s <= seq:
+                best = s
+        return best
+    seqs = range(-1, idx.last + 3) if idx.last < 3000 else sorted({*range(0, idx.last + 2, 7), *idx.mark_seq})
+    assert [turn_start_before(idx, s) for s in seqs] == [walk(s) for s in seqs]
+    starts = [s for s, c in zip(idx.mark_seq, idx.mark_code) if c == 0]      # (MARK_NAMES[0]: turn/start)
+    if idx.contiguous_through >= idx.last:
+        assert [turn_start_before(idx, s) for s in starts] == starts

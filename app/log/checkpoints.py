@@ -328,6 +328,16 @@ def folds_at(reader: LogReader, cps: Checkpoints, b: int, check: Optional[Callab
 
 def turn_start_before(idx: SeqIndex, seq: int) -> int:
     """Seq of the last turn/start at or before ``seq`` (0 if none), from the index marks."""
+    if idx.monotonic and idx.contiguous_through >= idx.last:
+        # (a contiguous log: its marks are in seq order) the last mark at or before seq, then back to a turn/start
+        from .reader import MARK_CODES
+        ms, mc, code = idx.mark_seq, idx.mark_code, MARK_CODES["turn/start"]
+        i = bisect.bisect_right(ms, seq)
+        while i > 0:
+            i -= 1
+            if mc[i] == code:
+                return ms[i]
+        return 0
     best = 0
     for s, t in idx.marks(-1, seq):
         if t == "turn/start" and s <= seq:

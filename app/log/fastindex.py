@@ -1,38 +1,54 @@
-"""A seq index that keeps up with the disk: byte-level scans, exact where it matters.
+"""A seq index that keeps up with the disk: byte-level scans at C level, exact where it matters.
 
 :func:`fast_index` builds the same :class:`~app.log.reader.SeqIndex` as the exact scan
-(``LogReader.build_index_exact``) without decoding an envelope per row.  Per segment (the
-same blocks of complete JSONL lines the source reads, or one zstd frame) it works on the
-bytes at C speed, with a few Python steps per row and none per byte:
+(``LogReader.build_index_exact``) without decoding an envelope per row, and without a Python
+step per row: per segment (the same blocks of complete JSONL lines the source reads, or one
+zstd frame) every step is one call that loops in C over all the segment's rows:
 
-* row starts: a ``bytes.find`` (``memchr``) loop over the block, read straight into one
-  reusable window of the file (no copy of the block, no split into row objects);
-* every row's head (the previous row's ``}\\n`` and its first 64 bytes) is cut into one small
-  string, and one compiled regex over it gives each row's ``seq`` (or a packed chunk row's
-  type and ``seq0``) in the dsh writer's key order; a head that does not match, a NUL byte in a
-  head, a row not ending in ``}`` all send the segment to the exact scan;
-* the seq column is compared, as one string, with the column a contiguous log must have
-  (``range``s joined at C level; a packed row's member count is its ``dt`` length, read from the
-  row), so seqs stay exact: a gap, a duplicate, a swap, a wrong seq anywhere fails the check;
-* turn boundaries, assistant messages and end-seeds come from one regex over the heads.
+* the segment is read with one ``pread`` and cut into its lines by ``BytesIO.readlines``
+  (``memchr``); every line must end in ``}`` (the lines' last two bytes, joined, compared as
+  one string) and no line may hold a NUL (one ``memchr``);
+* every row's first 64 bytes, joined with NULs, go through one compiled regex that gives each
+  row's type (or a packed chunk row's type) and ``seq`` (``seq0``) in the dsh writer's key
+  order; a row in another shape or key order, a blank line, a seq with a leading zero: the
+  counts differ and the segment goes to the exact scan;
+* the seq column is compared with the column a contiguous log must have (``accumulate`` of
+  the member counts: 1, or a packed row's ``dt`` length + 1, read by one regex match per
+  packed row, ``map``-ed), so seqs stay exact: a gap, a duplicate, a swap, a wrong seq
+  anywhere fails the check;
+* turn boundaries, assistant messages and end-seeds are picked from the types (``compress``).
+
+A big raw file is cut into ranges at the source's read grid and the ranges after the first
+are scanned in forked worker processes (:func:`_parallel_feed`); the parent checks that each
+range starts exactly where the one before it stopped, and that each fast segment continues
+the seqs before it, so the stitched index equals the one-pass index (anything else: the
+parent scans on itself).
 
 A segment that does not pass every check (another key order, a gap, a torn or malformed
 row, a corrupt frame) is scanned exactly instead, row by row, exactly as before, so the
-index and its problems equal the exact scan's.  Not checked at byte level: that a row whose
-first and last bytes and seq are right is valid JSON in between (pages decode rows exactly
-and show such a row as bad; the tail state is always exact).  Applies to every format
-version (v0–v4 share the envelope's key order; v2+ simply has no packed rows).
+index and its problems equal the exact scan's.  Whether a segment is read fast depends on
+its own bytes and the seq expected at its start only, so every way of feeding the builder
+routes every segment alike.  Not checked at byte level: that a row whose first and last
+bytes and seq are right is valid JSON in between (pages decode rows exactly and show such a
+row as bad; the tail state is always exact).  Applies to every format version (v0–v4 share
+the envelope's key order; v2+ simply has no packed rows).
 
 The builder's state can be saved and resumed (:class:`IndexBuilder`), which is what the
 persistent index cache (:mod:`app.store.indexcache`) extends when a log grows.
 """
 from __future__ import annotations
 
+import gc
+import marshal
 import os
 import re
+import threading
 from array import array
-from itertools import accumulate
-from typing import TYPE_CHECKING, NamedTuple, Optional, Union
+from collections import deque
+from io import BytesIO
+from itertools import accumulate, chain, compress, repeat
+from operator import add, itemgetter, methodcaller
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Union
 from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
@@ -47,24 +63,39 @@ if TYPE_CHECKING:
 
 # (type, first seq, members) of one stored row, as LogReader.scan_segment_rows gives them
 Row = tuple[Optional[str], Optional[int], int]
-Buffer = Union[bytes, bytearray]
 
 _HEAD = 64                     # bytes of a row's head looked at
-_SLICE = _HEAD + 3             # per row in the heads string: NUL, the previous row's "}\n", the head
-_PAD = b" " * _HEAD            # after the last row of the file (every head slice has its full length)
-# every row's seq (a packed chunk row's seq0), in the writer's key order
-_ROWS = re.compile(rb'\x00\}\n\{"type":"(?:(?:text-chunks|reasoning-chunks|tool-call-chunks)","seq0|[^"\\\n\x00]*","seq)'
-                   rb'":(\d+)[,}]')
-_PACKED = re.compile(rb'\x00\}\n\{"type":"(?:text-chunks|reasoning-chunks|tool-call-chunks)","seq0":\d+')
-_MARKS = re.compile(rb'\x00\}\n\{"type":"(turn/start|turn/end|assistant/message|session/end-seed)","seq":(\d+)[,}]')
-_LEGACY = re.compile(rb'\x00\}\n\{"type":"(?:steering/message|user/message|(assistant/message|tool/result)|'
-                     rb'turn/start|turn/end)","seq":\d+')
-# an assistant message or tool result whose data holds "message" (so not in a legacy shape)
+# per row head (each after a NUL): its type, "0" when its key is seq0 (a packed chunk row), its (first)
+# seq (no leading zero: that is not JSON, and the exact scan reads such a row as bad)
+_ROWS = re.compile(rb'\x00\{"type":"([^"\\\n\x00]*)","seq(0?)":(0|[1-9][0-9]*)[,}]')
+_CHUNK_TYPES = frozenset({b"text-chunks", b"reasoning-chunks", b"tool-call-chunks"})
+# a packed row's dt (its member count is the dt's length + 1), from the start of the row (its type is
+# checked before); the dt's bytes are checked to be numbers and commas only afterwards
+_DT = re.compile(rb'\{"type":"[^"]*","seq0":[0-9]+,"time0":-?[0-9]+,"data":\{"turn":-?[0-9]+,"step":-?[0-9]+,'
+                 rb'"index":-?[0-9]+,"dt":\[([^\]]*)\]')
+# rows of a type that may be in a legacy shape, in a shape that is not (so no probe), after their seq:
+# an assistant message or tool result whose data holds "message"; a whole turn/start without a trigger;
+# a whole turn/end whose reason is an object with a kind only, one that is no abort, disposal or error
+_INT = rb'-?(?:0|[1-9][0-9]*)'
 _HAS_MESSAGE = re.compile(rb',"time":-?\d+,"data":\{"turn":-?\d+,"step":-?\d+,"message":\{')
-_DT = re.compile(rb',"time0":-?\d+,"data":\{"turn":-?\d+,"step":-?\d+,"index":-?\d+,"dt":\[([-\d,]*)\]')
+_NOT_LEGACY = {
+    b"assistant/message": _HAS_MESSAGE,
+    b"tool/result": _HAS_MESSAGE,
+    b"turn/start": re.compile(rb',"time":' + _INT + rb',"data":\{"turn":' + _INT + rb'\}\}\n'),
+    b"turn/end": re.compile(rb',"time":' + _INT + rb',"data":\{"turn":' + _INT +
+                            rb',"reason":\{"kind":"(?![a-z-]*(?:aborted|disposed|error))[a-z-]+"\}\}\}\n'),
+}
 _MARK_CODE = {k.encode(): v for k, v in MARK_CODES.items()}
+_LEGACY_TYPES = frozenset({b"steering/message", b"user/message", b"assistant/message", b"tool/result",
+                           b"turn/start", b"turn/end"})
+_SEQ_AT = len(b'{"type":"') + len(b'","seq":')      # + len(type) + len(seq): just after a row's seq
 _probe = msgspec.json.Decoder(_ProbeRow).decode
-_WINDOW = 8 << 20              # bytes read from the file at a time (whole segments are cut out of it)
+_HEADS = itemgetter(slice(0, _HEAD))
+_TAILS = itemgetter(slice(-2, None))
+_GROUP1 = methodcaller("group", 1)
+_LEAD = (b"",)                 # (joined first: the heads string starts with a NUL)
+PARALLEL_MIN = 32 << 20        # a raw file with at least this much left to scan is cut into ranges
+BATCH = 1 << 20                # small segments (zstd frames) are scanned together up to about this many bytes
 
 
 class Fed(NamedTuple):
@@ -94,62 +125,87 @@ class _Block(NamedTuple):
     legacy: Optional[bool]
 
 
-def scan_block(buf: Buffer, a: int, b: int, expected: int, legacy: bool) -> Optional[_Block]:
-    """The rows of ``buf[a:b]`` (complete rows, ``buf[a-2:a]`` the previous row's ``}\\n``, at least
-    ``_HEAD`` bytes after ``b``) when their seqs continue ``expected`` exactly; else None."""
-    if b <= a or buf[b - 2:b] != b"}\n":
+def lines_of(data: bytes, n: int) -> Optional[list[bytes]]:
+    """The lines of ``data[:n]`` (complete lines) cut at C level; None when a NUL is among them
+    (a raw NUL is not JSON; it would also break the heads string apart)."""
+    if data.find(b"\x00", 0, n) >= 0:
         return None
-    starts: list[int] = []
-    add = starts.append
-    find = buf.find
-    i = a
-    while i < b:                                   # (buf[b-1] is a newline: find never fails here)
-        add(i)
-        i = find(b"\n", i, b) + 1
-    n = len(starts)
-    heads = b"\x00" + b"\x00".join([buf[s - 2:s + _HEAD] for s in starts])
-    if heads.count(b"\x00") != n:                  # a NUL in a head: the slices would not line up
-        return None
-    seqs = _ROWS.findall(heads)
-    if len(seqs) != n:
+    lines = BytesIO(data).readlines()
+    if n < len(data):
+        lines.pop()                                # (the part of a row after the segment)
+    return lines
+
+
+def scan_lines(lines: list[bytes], expected: Optional[int], legacy: bool) -> Optional[_Block]:
+    """The rows of one segment, ``lines`` (each ending in a newline, no NUL), when every line is a
+    row in the writer's key order ending in ``}`` and their seqs continue ``expected`` exactly
+    (None: from the first row's seq, which the caller checks); else None."""
+    blocks = scan_segments(lines, [len(lines)], expected, legacy)
+    return blocks[0] if blocks is not None else None
+
+
+def scan_segments(lines: list[bytes], ends: list[int], expected: Optional[int],
+                  legacy: bool) -> Optional[list[_Block]]:
+    """:func:`scan_lines` of consecutive segments at once (many small zstd frames cost one pass):
+    ``lines`` all their lines, ``ends`` the end of each segment's lines in it.  A block per
+    segment when every segment passes (each exactly as it would alone), else None."""
+    n = len(lines)
+    if not n or b"".join(map(_TAILS, lines)) != b"}\n" * n:
+        return None                                # (a blank line, a row not ending in "}")
+    found = _ROWS.findall(b"\x00".join(chain(_LEAD, map(_HEADS, lines))))
+    if len(found) != n:
         return None                                # a row in another shape or key order, a blank line
-    first = int(seqs[0])
-    if first != expected:
+    types, packed, seqs = zip(*found)
+    ints = list(map(int, seqs))
+    first = ints[0]
+    if expected is not None and first != expected:
         return None
-    # each row's member count (1; a packed row: its dt length + 1, read from the row itself)
-    counts = [1] * n
-    top = 1
-    for m in _PACKED.finditer(heads):
-        k = m.start() // _SLICE
-        d = _DT.match(buf, starts[k] + m.end() - m.start() - 3)
-        if d is None:
-            return None
-        dt = d.group(1)
-        counts[k] = c = dt.count(b",") + 2 if dt else 1
-        top = max(top, c)
-    if top > MAX_PACKED_MEMBERS:
-        return None
-    col = list(accumulate(counts, initial=first))
-    last = col.pop() - 1
-    # every row's seq, exactly: the stored seq column equals the one a contiguous log has
-    if b",".join(seqs) != ",".join(map(str, col)).encode():
-        return None
-    marks = _MARKS.findall(heads)
-    flag: Optional[bool] = None
-    if legacy:                                     # the rows that may be in a legacy shape, probed exactly
-        flag = False
+    if any(packed):
+        if not set(compress(types, packed)) <= _CHUNK_TYPES:
+            return None                            # (seq0 in a row of another type: the exact scan decides)
+        # each row's member count: 1; a packed row: its dt length + 1, read from the row itself
         try:
-            for m in _LEGACY.finditer(heads):
-                k = m.start() // _SLICE
-                if m.group(1) and _HAS_MESSAGE.match(buf, starts[k] + m.end() - m.start() - 3):
-                    continue                       # data.message is there: not a legacy shape
-                end = starts[k + 1] - 1 if k + 1 < n else b - 1
-                if _maybe_legacy(_probe(buf[starts[k]:end])):
-                    flag = True
-                    break
-        except (msgspec.DecodeError, msgspec.ValidationError):
+            dts = list(map(_GROUP1, map(_DT.match, compress(lines, packed))))
+        except AttributeError:                     # (no match: a packed row in another shape)
             return None
-    return _Block(first, last, n, [int(s) for _, s in marks], [_MARK_CODE[t] for t, _ in marks], flag)
+        if b"".join(dts).translate(None, b"-0123456789,"):
+            return None                            # (a dt holding something else than integers)
+        extra = list(map(add, map(bytes.count, dts, repeat(b",")), map(bool, dts)))     # = dt length
+        if max(extra) >= MAX_PACKED_MEMBERS:
+            return None
+        counts = [1] * n
+        deque(map(counts.__setitem__, compress(range(n), packed), map(add, extra, repeat(1))), 0)
+        col = list(accumulate(counts, initial=first))       # col[i]: row i's seq; col[n]: the seq after them
+        if col[:n] != ints:                        # every row's seq, exactly
+            return None
+    else:
+        col = list(range(first, first + n + 1))
+        if col[:n] != ints:
+            return None
+    is_mark = list(map(_MARK_CODE.__contains__, types))
+    maybe = list(map(_LEGACY_TYPES.__contains__, types)) if legacy else None
+    out: list[_Block] = []
+    a = 0
+    for e in ends:
+        marks = list(compress(range(a, e), is_mark[a:e]))
+        flag: Optional[bool] = None
+        if maybe is not None:                      # the rows that may be in a legacy shape, probed exactly
+            flag = False
+            if any(maybe[a:e]):
+                try:
+                    for t, s, line in compress(zip(types[a:e], seqs[a:e], lines[a:e]), maybe[a:e]):
+                        shape = _NOT_LEGACY.get(t)
+                        if shape is not None and shape.match(line, _SEQ_AT + len(t) + len(s)):
+                            continue               # (in a shape that is not a legacy one)
+                        if _maybe_legacy(_probe(line)):
+                            flag = True
+                            break
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    return None
+        out.append(_Block(col[a], col[e] - 1, e - a, [ints[i] for i in marks],
+                          [_MARK_CODE[types[i]] for i in marks], flag))
+        a = e
+    return out
 
 
 class IndexBuilder:
@@ -212,16 +268,16 @@ class IndexBuilder:
             self.legacy.append(blk.legacy)
         self.fast_segments += 1
 
-    def try_fast(self, seg: Segment) -> bool:
-        """Index ``seg`` from its bytes; False (nothing changed) when it needs the exact scan."""
+    def try_fast(self, seg: Segment) -> int:
+        """Index ``seg`` from its bytes: its rows; 0 (nothing changed) when it needs the exact scan."""
         if seg.bad or seg.torn or seg.rows is not None or not seg.data.endswith(b"}\n"):
-            return False
-        buf = b"}\n" + seg.data + _PAD
-        blk = scan_block(buf, 2, 2 + len(seg.data), self.expected, self.legacy is not None)
+            return 0
+        lines = lines_of(seg.data, len(seg.data))
+        blk = scan_lines(lines, self.expected, self.legacy is not None) if lines is not None else None
         if blk is None:
-            return False
+            return 0
         self.add_block(seg.pos, seg.end, seg.line0, blk)
-        return True
+        return blk.rows
 
     # ------------------------------------------------------------------ state
     def state(self) -> dict[str, object]:
@@ -234,121 +290,321 @@ def fast_applicable(reader: LogReader) -> bool:
         and not getattr(reader, "envelope_free", False)
 
 
-class _Window:
-    """One reusable read buffer (a fresh bytes object per read costs a page fault per 4 KiB)."""
+class _At:
+    """Where a raw file's scan stands: the next segment's start, the next read, the next line number."""
 
-    def __init__(self) -> None:
-        self.buf = bytearray(_WINDOW + len(_PAD))
+    def __init__(self, pos: int, at: int, line0: Optional[int]) -> None:
+        self.pos, self.at, self.line0 = pos, at, line0
 
 
-def _read_into(win: _Window, src: RawJsonlSource, at: int, n: int) -> int:
-    """Read ``n`` bytes of the file at ``at`` into the window (then padding when that is the end
-    of the file); -> n.  A file that shrank under the reader raises :class:`SourceChanged`."""
-    if len(win.buf) < n + len(_PAD):
-        win.buf = bytearray(n + len(_PAD))
-    got = os.preadv(src._fd, [memoryview(win.buf)[:n]], at)
-    if got < n:
-        src._pread(n, at)                         # (raises SourceChanged when the file shrank)
-        got = os.preadv(src._fd, [memoryview(win.buf)[:n]], at)
-        if got < n:
-            raise SourceChanged(f"{src.path}: short read at {at}")
-    if at + n >= src.size:
-        win.buf[n:n + len(_PAD)] = _PAD
-    return n
+def _cuts(src: RawJsonlSource, pos: int, at: int,
+          stop: Optional[int] = None) -> Iterator[tuple[int, int, int, bytes, Optional[bool]]]:
+    """The segments ``src.forward()`` cuts, from segment start ``pos`` with the next read at ``at``:
+    reads of ``block`` bytes, a segment ends at the last newline of a read and the rest of the read
+    is carried into the next one.  Yields ``(pos, end, at, data, over)``: ``at`` the next read after
+    the segment, ``data`` the file from ``pos`` (read once, one ``pread``; it may run on past
+    ``end``), ``over`` whether a row over the row limit (skipped, as the source does) is torn (None:
+    a normal segment).  Stops before a segment whose first read would start at or after ``stop``."""
+    size = src.size
+    block = src.block
+    parts: list[bytes] = []                    # the reads of a row longer than a read
+    while pos < size and (stop is None or at < stop):
+        nxt = min(at + block, size)
+        c0 = at if parts else pos              # (a carried partial row is read again: it is short)
+        chunk = src._pread(nxt - c0, c0)
+        if len(chunk) < nxt - c0:
+            raise SourceChanged(f"{src.path}: short read at {c0}")
+        at = nxt
+        if nxt < size:
+            nl = chunk.rfind(b"\n", nxt - block - c0 if not parts else 0)
+            if nl < 0:
+                parts.append(chunk)
+                if at - pos > MAX_ROW_BYTES:
+                    end = src._find_newline(at, size)
+                    torn = end >= size and src._pread(1, size - 1) != b"\n"
+                    parts = []
+                    yield pos, end, end, b"", torn
+                    pos = at = end
+                continue
+            end = c0 + nl + 1
+        else:
+            end = size
+        data = b"".join(parts) + chunk if parts else chunk
+        parts = []
+        yield pos, end, at, data, None
+        pos = end
+
+
+def _scan_cut(pos: int, end: int, data: bytes, expected: Optional[int], legacy: bool) -> Optional[_Block]:
+    n = end - pos
+    if data[n - 2:n] != b"}\n":
+        return None                            # (torn, or its last row does not end in "}")
+    lines = lines_of(data, n)
+    return scan_lines(lines, expected, legacy) if lines is not None else None
+
+
+def _exact_cut(reader: LogReader, builder: IndexBuilder, src: RawJsonlSource, pos: int, end: int,
+               data: Optional[bytes], over: Optional[bool], line0: Optional[int]) -> Fed:
+    """One segment by the exact scan (``data``: the file from ``pos``, None: read it)."""
+    if over is not None:                       # (an over-limit row: one line, as the source counts it)
+        seg = src._oversized(pos, end, line0, over)
+        builder.add_exact(reader, seg)
+        return _fed(seg)._replace(newlines=1)
+    n = end - pos
+    if data is None:
+        data = src._pread(n, pos)
+    elif len(data) > n:
+        data = data[:n]
+    seg = Segment(pos=pos, end=end, data=data, text_offset=pos, line0=line0,
+                  torn=end >= src.size and not data.endswith(b"\n"))
+    builder.add_exact(reader, seg)
+    return _fed(seg)
+
+
+def _feed_cuts(reader: LogReader, builder: IndexBuilder, src: RawJsonlSource, st: _At,
+               stop: Optional[int]) -> Iterator[Fed]:
+    """Feed the segments from ``st`` on (until ``stop``, see :func:`_cuts`), each at byte level
+    where it passes, else exactly; ``st`` follows."""
+    want_legacy = builder.legacy is not None
+    for pos, end, at, data, over in _cuts(src, st.pos, st.at, stop):
+        blk = _scan_cut(pos, end, data, builder.expected, want_legacy) if over is None else None
+        if blk is not None:
+            builder.add_block(pos, end, st.line0, blk)
+            fed = Fed(pos, end, st.line0, blk.rows, pos, end - pos, False, False)
+        else:
+            fed = _exact_cut(reader, builder, src, pos, end, data, over, st.line0)
+        st.pos, st.at = end, at
+        if st.line0 is not None:
+            st.line0 += fed.newlines
+        yield fed
+
+
+# a worker's record of one segment: (pos, end, next read, kind, the _Block as a tuple | over-limit torn | None)
+_Rec = tuple[int, int, int, int, Union[tuple[Any, ...], bool, None]]
+_Range = tuple[int, int, list[_Rec]]
+
+
+def _range_worker(src: RawJsonlSource, x: int, stop: Optional[int], legacy: bool) -> Optional[_Range]:
+    """A worker's range: the segments from grid point ``x`` (a read's start) to ``stop``, each
+    scanned at byte level with its seqs unchecked against the ones before (the parent checks
+    that): ``(pos, x, [(pos, end, at, kind, block or over), ...])``, kind 1: fast, 0: exact,
+    2: over the row limit; None when no segment starts in the read before ``x``."""
+    before = src._pread(src.block, x - src.block)
+    nl = before.rfind(b"\n")
+    if nl < 0 or len(before) < src.block:
+        return None
+    pos = x - src.block + nl + 1
+    recs: list[_Rec] = []
+    for p, end, at, data, over in _cuts(src, pos, x, stop):
+        if over is not None:
+            recs.append((p, end, at, 2, over))
+            continue
+        blk = _scan_cut(p, end, data, None, legacy)
+        recs.append((p, end, at, 1, tuple(blk)) if blk is not None else (p, end, at, 0, None))
+    return pos, x, recs
+
+
+def index_workers() -> int:
+    """Processes a big raw file is scanned with (``SESSION_LENS_INDEX_WORKERS``, default: the
+    usable cores, at most 4); 1 in a process that runs other threads (no fork there)."""
+    env = os.environ.get("SESSION_LENS_INDEX_WORKERS", "")
+    try:
+        n = int(env) if env else min(4, len(os.sched_getaffinity(0)))
+    except (ValueError, AttributeError, OSError):
+        n = 1
+    return n if n > 1 and threading.active_count() == 1 and hasattr(os, "fork") else 1
+
+
+def _fork_range(src: RawJsonlSource, x: int, stop: Optional[int], legacy: bool) -> tuple[int, int]:
+    """(pid, read end of its pipe) of a forked worker scanning the range from ``x`` to ``stop``."""
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:                               # the child: scan, write the result, leave at once
+        code = 1
+        try:
+            os.close(rfd)
+            res: Any = _range_worker(src, x, stop, legacy)
+            out = marshal.dumps(res)
+            view = memoryview(out)
+            while view:
+                view = view[os.write(wfd, view):]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(wfd)
+    return pid, rfd
+
+
+def _collect(pid: int, rfd: int) -> Optional[_Range]:
+    """A worker's result (None: it failed or found no segment start)."""
+    parts = []
+    try:
+        while True:
+            b = os.read(rfd, 1 << 20)
+            if not b:
+                break
+            parts.append(b)
+    finally:
+        os.close(rfd)
+        _, status = os.waitpid(pid, 0)
+    if status != 0:
+        return None
+    try:
+        res = marshal.loads(b"".join(parts))
+    except (EOFError, ValueError, TypeError):
+        return None
+    return res if isinstance(res, tuple) else None
+
+
+def split_points(pos: int, size: int, block: int, n: int) -> list[int]:
+    """Read-grid points (``pos`` + a multiple of ``block``) cutting ``[pos, size)`` into ``n`` ranges."""
+    out: list[int] = []
+    for i in range(1, n):
+        x = pos + ((size - pos) * i // n) // block * block
+        if x > (out[-1] if out else pos) and x < size:
+            out.append(x)
+    return out
+
+
+def _parallel_feed(reader: LogReader, builder: IndexBuilder, src: RawJsonlSource, st: _At,
+                   grid: list[int]) -> Iterator[Fed]:
+    """Feed a raw file from ``st``: the range up to ``grid[0]`` here, the ranges after it in forked
+    workers, stitched in order.  A worker's range is taken only when it starts exactly where
+    the scan stands (the same segment start and read grid), and a fast segment only when its
+    first seq is the one expected; anything else is scanned here, so the index equals the
+    one-pass index.  On any mismatch the scan goes on here to the end."""
+    legacy = builder.legacy is not None
+    kids = [(_fork_range(src, x, grid[i + 1] if i + 1 < len(grid) else None, legacy), x)
+            for i, x in enumerate(grid)]
+    try:
+        yield from _feed_cuts(reader, builder, src, st, grid[0])
+        while kids:
+            (pid, rfd), x = kids.pop(0)
+            res = _collect(pid, rfd)
+            if res is None or (res[0], res[1]) != (st.pos, st.at):
+                break
+            for pos, end, at, kind, b in res[2]:
+                blk = _Block(*b) if kind == 1 and isinstance(b, tuple) else None
+                if blk is not None and blk.first == builder.expected:
+                    builder.add_block(pos, end, st.line0, blk)
+                    fed = Fed(pos, end, st.line0, blk.rows, pos, end - pos, False, False)
+                else:
+                    fed = _exact_cut(reader, builder, src, pos, end, None, bool(b) if kind == 2 else None, st.line0)
+                st.pos, st.at = end, at
+                if st.line0 is not None:
+                    st.line0 += fed.newlines
+                yield fed
+        yield from _feed_cuts(reader, builder, src, st, None)
+    finally:
+        for (pid, rfd), _x in kids:            # (not taken: stopped, reaped)
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+            _collect(pid, rfd)
 
 
 def _jsonl_feed(reader: LogReader, builder: IndexBuilder, src: RawJsonlSource, start: Optional[int],
-                line0: Optional[int]) -> Iterator[Fed]:
+                line0: Optional[int], workers: Optional[int] = None) -> Iterator[Fed]:
     """Feed a raw JSONL file from ``start`` (a segment start; None: the first row): exactly the
-    segments ``src.forward(start, line0)`` cuts (reads of ``block`` bytes; a segment ends at the
-    last newline of a read and the rest is carried into the next), cut out of one window read
-    ahead; each at byte level where it passes, else exactly (the torn last one, a row over the
-    row limit, one that fails a check)."""
-    size = src.size
-    block = src.block
-    pos = at = src.header_end if start is None else start       # segment start; next read (the stride)
-    if start is None:
-        line0 = 2
-    win = _Window()
-    base, have, buf = pos, 0, win.buf          # buf[:have]: the file from ``base`` (2 bytes before a segment)
-    want_legacy = builder.legacy is not None
-    while pos < size:
-        seg: Optional[Segment] = None
-        while True:                            # read on until a read holds a newline (or the end)
-            nxt = min(at + block, size)
-            if pos - 2 < base or nxt + _HEAD > base + have:
-                base = max(0, pos - 2)
-                have = _read_into(win, src, base, min(max(_WINDOW, nxt + _HEAD - base), size - base))
-                buf = win.buf
-            if nxt >= size:
-                end = size
-                break
-            nl = buf.rfind(b"\n", at - base, nxt - base)
-            at = nxt
-            if nl >= 0:
-                end = base + nl + 1
-                break
-            if at - pos > MAX_ROW_BYTES:       # one row over the limit: skipped, as the source does
-                stop = src._find_newline(at, size)
-                torn = stop >= size and src._pread(1, size - 1) != b"\n"
-                seg = src._oversized(pos, stop, line0, torn)
-                at = end = stop
-                break
-        blk = None
-        if seg is None and pos >= 2:
-            blk = scan_block(buf, pos - base, end - base, builder.expected, want_legacy)
-        if blk is not None:
-            builder.add_block(pos, end, line0, blk)
-            fed = Fed(pos, end, line0, blk.rows, pos, end - pos, False, False)
-        else:                                  # row by row, exactly
-            if seg is None:
-                data = bytes(buf[pos - base:end - base])
-                seg = Segment(pos=pos, end=end, data=data, text_offset=pos, line0=line0,
-                              torn=end >= size and not data.endswith(b"\n"))
-            builder.add_exact(reader, seg)
-            fed = _fed(seg)
-            if seg.bad:
-                fed = fed._replace(newlines=1)      # (an over-limit row: one line, as the source counts it)
-        yield fed
-        pos = end
-        if line0 is not None:
-            line0 += fed.newlines
+    segments ``src.forward(start, line0)`` cuts (see :func:`_cuts`); each at byte level where it
+    passes, else exactly (the torn last one, a row over the row limit, one that fails a check).
+    A big file is cut into ranges scanned by ``workers`` processes (None: :func:`index_workers`)."""
+    pos = src.header_end if start is None else start
+    st = _At(pos, pos, 2 if start is None else line0)
+    n = index_workers() if workers is None else workers
+    if n > 1 and src.size - pos >= PARALLEL_MIN:
+        grid = split_points(pos, src.size, src.block, n)
+        if grid:
+            return _parallel_feed(reader, builder, src, st, grid)
+    return _feed_cuts(reader, builder, src, st, None)
 
 
 def scan(reader: LogReader, builder: IndexBuilder, segments: Optional[Iterable[Segment]] = None,
          progress: Optional[Callable[[int, int], None]] = None,
          on_segment: Optional[Callable[[Fed, IndexBuilder], None]] = None,
-         start: Optional[int] = None, line0: Optional[int] = None) -> IndexBuilder:
+         start: Optional[int] = None, line0: Optional[int] = None, workers: Optional[int] = None) -> IndexBuilder:
     """Feed the log into ``builder``: fast where possible, exact otherwise.
 
     ``segments``: the segments to feed (None: a raw JSONL file is read from ``start``/``line0``
-    by :func:`_jsonl_feed`, any other source from ``source.forward()``).  ``on_segment`` is told
-    of each segment after it was fed."""
+    by :func:`_jsonl_feed` with ``workers`` processes, any other source from ``source.forward()``).
+    ``on_segment`` is told of each segment after it was fed."""
     total = max(1, reader.source.size)
     fast = fast_applicable(reader)
     src = reader.source
     fed: Iterator[Fed]
     if segments is None and fast and isinstance(src, RawJsonlSource):
-        fed = _jsonl_feed(reader, builder, src, start, line0)
+        fed = _jsonl_feed(reader, builder, src, start, line0, workers)
     else:
         if segments is None:
             segments = src.forward(start, line0=line0) if isinstance(src, RawJsonlSource) else src.forward(start)
         fed = _feed_segments(reader, builder, segments, fast)
-    for f in fed:
-        if on_segment is not None:
-            on_segment(f, builder)
-        if progress:
-            progress(f.end if isinstance(f.end, int) else 0, total)
+    collecting = gc.isenabled()
+    gc.disable()           # (the scan makes tuples by the million and no cycles: the collector only costs time)
+    try:
+        for f in fed:
+            if on_segment is not None:
+                on_segment(f, builder)
+            if progress:
+                progress(f.end if isinstance(f.end, int) else 0, total)
+    finally:
+        if collecting:
+            gc.enable()
     if builder.legacy is not None and len(builder.legacy) == len(builder.idx):
         builder.idx.legacy = array("b", builder.legacy)
     return builder
 
 
 def _feed_segments(reader: LogReader, builder: IndexBuilder, segments: Iterable[Segment], fast: bool) -> Iterator[Fed]:
-    for seg in segments:
-        if not (fast and builder.try_fast(seg)):
+    """Feed ``segments``; small ones (zstd frames) that may pass at byte level are scanned in
+    batches of about :data:`BATCH` bytes (:func:`scan_segments`), a batch that does not pass
+    segment by segment, so every segment takes the route it takes alone."""
+    batch: list[Segment] = []
+    size = 0
+    for seg in chain(segments, (None,)):
+        if seg is not None and fast and not (seg.bad or seg.torn or seg.rows is not None) \
+                and seg.data.endswith(b"}\n") and len(seg.data) < BATCH:
+            batch.append(seg)
+            size += len(seg.data)
+            if size < BATCH:
+                continue
+            seg = None
+        if batch:
+            yield from _feed_batch(reader, builder, batch)
+            batch, size = [], 0
+        if seg is not None:
+            rows = builder.try_fast(seg) if fast else 0
+            if not rows:
+                builder.add_exact(reader, seg)
+                yield _fed(seg)
+            else:                              # (a fast segment's lines are its rows: no count of its newlines)
+                yield Fed(seg.pos, seg.end, seg.line0, rows, seg.text_offset, len(seg.data), seg.torn, False)
+
+
+def _feed_batch(reader: LogReader, builder: IndexBuilder, batch: list[Segment]) -> Iterator[Fed]:
+    lines: list[bytes] = []
+    ends: list[int] = []
+    blocks: Optional[list[_Block]] = None
+    for seg in batch:
+        got = lines_of(seg.data, len(seg.data))
+        if got is None:
+            break
+        lines += got
+        ends.append(len(lines))
+    else:
+        blocks = scan_segments(lines, ends, builder.expected, builder.legacy is not None)
+    for i, seg in enumerate(batch):
+        if blocks is not None:
+            blk = blocks[i]
+            builder.add_block(seg.pos, seg.end, seg.line0, blk)
+            yield Fed(seg.pos, seg.end, seg.line0, blk.rows, seg.text_offset, len(seg.data), False, False)
+            continue
+        rows = builder.try_fast(seg)
+        if not rows:
             builder.add_exact(reader, seg)
-        yield _fed(seg)
+            yield _fed(seg)
+        else:
+            yield Fed(seg.pos, seg.end, seg.line0, rows, seg.text_offset, len(seg.data), False, False)
 
 
 def wants_legacy(reader: LogReader) -> bool:
