@@ -37,6 +37,11 @@ def ensure(path: Path, size: int, zstd: bool, version: int = 0) -> Path:
     if path.exists() and path.stat().st_size > 0:
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
+    if size > 1 << 30 and not zstd:
+        # bigger than 1 GB: a 1 GB synth base extended by re-sequenced copies of its body (bench/bigfile.py)
+        sys.path.insert(0, str(REPO / "bench"))
+        from bigfile import ensure_big
+        return ensure_big(path, size, version)
     from app.tools.synth import SessionSynth, write_jsonl
     t = time.perf_counter()
     raw = path if not zstd else path.with_suffix("")

@@ -55,17 +55,23 @@ def test_caseless_nonascii_search_finds_every_case_variant_and_skips_segments(no
 
 
 def test_caseless_prefilter_needles_cover_the_folds():
+    from app.log.search import FOLD
     pre = build_prefilter(FindOptions("grüßeñandú"))
     assert pre is not None and pre.lower
-    # every needle is a stretch of the word in one of its stored forms, ASCII-lowercased
-    # (a stretch ending in a non-ASCII letter: its last byte is rare, bytes.find skips faster)
-    assert b"and\xc3\xba" in pre.needles and b"and\xc3\x9a" in pre.needles
-    assert b"and\\u00fa" in pre.needles and b"and\\u00da" in pre.needles
-    sharp = build_prefilter(FindOptions("ßx"))          # ß and its capital ẞ (U+1E9E)
-    assert sharp is not None and {"ß".encode() + b"x", "ẞ".encode() + b"x"} <= set(sharp.needles)
+    # one folded needle stands for every raw UTF-8 case variant of its stretch (one pass), and the
+    # \u-escaped variants are needles of their own (looked for only where such escapes are)
+    for variant in ("eñandú", "EÑANDÚ", "eÑandÚ"):
+        assert variant.encode().translate(FOLD) in pre.needles
+    assert len(pre.needles) == 1
+    assert {b"e\\u00f1and\\u00fa", b"e\\u00d1and\\u00da"} <= set(pre.esc)
+    sharp = build_prefilter(FindOptions("ßx"))          # ß and its capital ẞ (U+1E9E): two lengths, two needles
+    assert sharp is not None and {"ßx".encode().translate(FOLD), "ẞX".encode().translate(FOLD)} <= set(sharp.needles)
     cjk = build_prefilter(FindOptions("日本語"))          # no ASCII run at all: still a prefilter
-    assert cjk is not None and "日本語".encode() in cjk.needles
-    assert build_prefilter(FindOptions("zebraquokka")).needles == [b"zebraquokka"]   # ASCII: unchanged
+    assert cjk is not None and "日本語".encode().translate(FOLD) in cjk.needles
+    # ASCII: the stretch without letters that fold with non-ASCII ones (k: the Kelvin sign)
+    assert build_prefilter(FindOptions("zebraquokka")).needles == [b"zebraquo"]
+    kelvin = build_prefilter(FindOptions("kiwi"))         # i: also İ and ı; k: also K
+    assert kelvin is not None and "KİW".encode().translate(FOLD) in kelvin.needles
 
 
 def test_caseless_nonascii_cli_matches_core(nonascii_logs, capsys):

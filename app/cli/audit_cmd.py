@@ -21,13 +21,15 @@ def _cfg_trace(p):
 
 
 def _run_trace(args):
-    from ..log.trace import TraceError, trace_event
+    from ..log.trace import TraceError
     from ..store.lineage import trace_session
+    from ..store.requests import exact_trace
     obj: dict = {}
     try:
         if args.seq is not None:
-            r = _reader(args)
-            obj = trace_event(r, args.seq, request_cap=args.cap)
+            _reader(args).close()            # (a fatal log: refused as every command refuses it)
+            # from the saved checkpoints and surface index when there are some, else one pass
+            obj = exact_trace(args.path, getattr(args, "session", None), args.seq, request_cap=args.cap, build=False)
         if args.seq is None or args.session_lineage:
             obj["session"] = trace_session(args.path)
     except TraceError as e:

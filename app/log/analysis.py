@@ -156,6 +156,12 @@ def messages(reader: LogReader, through: Optional[int] = None, logical: bool = T
         sf.apply(ev)
         if checks is not None:
             checks.apply(ev)
+        shadowed = sf.replaced.pop(ev.seq, None)
+        if shadowed:                  # never looked up again: memory stays that of the surface, not the log
+            for s in shadowed:
+                sf.events.pop(s, None)
+                sf.projected.pop(s, None)
+                sf.replaced_by.pop(s, None)
     return sf.messages()
 
 

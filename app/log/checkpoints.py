@@ -55,6 +55,16 @@ class Checkpoint:
     violations: list[Problem]             # surface violations found since the previous point
     header: Optional[HeaderState]         # header fold (None: the previous point's)
     history: list[HistoryEntry]           # header history entries since the previous point
+    # for the row trace (:func:`app.log.trace.trace_from_checkpoints`): the last turn/start before
+    # ``seq`` (-1: none), the attempts (dispatches) begun before it (an attempt tracker started
+    # afresh at a turn start counts the same from there on: a turn start closes every open
+    # attempt), and the lowest and highest seq that the events from here to the next point cite
+    # (``sourceEventSeqs``; None: none cite any; the last point's is not final: the log may grow);
+    # ``turns``: the same count at every turn start of the interval (a replay then starts at most a turn back)
+    turn_seq: int
+    dispatches: int
+    cited: Optional[tuple[int, int]]
+    turns: list[tuple[int, int]]          # (seq, dispatches begun before it) of each turn/start from here to the next point
     checks: list[tuple[Problem, bool]] = field(default_factory=list)   # (problem, refusing) found by EventChecks since the previous point
     # v4 state (spec-versions §6): the last step mark, the image/offload projections of the nodes
     # (node seq -> offloaded image indexes), the header tools seen since the previous point and
@@ -194,9 +204,14 @@ def _segments_from(reader: LogReader, pos: Optional[int], line0: Optional[int], 
 
 def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
     """One forward pass over the stored events: snapshots at segment starts every ``every`` bytes."""
+    from .attempts import AttemptTracker
     from .integrity import EventChecks
     version = reader.version or 0
     sf, hf, checks = SurfaceFold(keep_events=True, version=version), HeaderFold(), EventChecks()
+    at = AttemptTracker(keep_text=False)
+    turn_seq, disp_turn = -1, 0
+    lo: Optional[int] = None
+    hi: Optional[int] = None
     cps = Checkpoints()
     n_th, prev_tools = 0, None
     prev_tl: Optional[list[Any]] = None
@@ -212,12 +227,17 @@ def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
             sf.events = {k: sf.events[k] for k in sf.nodes if k in sf.events}   # only nodes are looked up again
             keep = min(dirty, prev_len)
             node_set = set(sf.nodes)
+            if cps.points:
+                cps.points[-1].cited = None if lo is None or hi is None else (lo, hi)
+            lo = hi = None
+            at.prune()
             cps.points.append(Checkpoint(
                 seq=nxt, pos=seg.pos, line0=seg.line0, text_offset=seg.text_offset, keep=keep,
                 add=sf.nodes[keep:], empty=sorted(x for x in sf._empty_assistant if x in node_set),
                 violations=[msgspec.structs.replace(p) for p in sf.violations[n_viol:]],
                 header=None if hf.seq == prev_hseq else {"header": hf.header, "seq": hf.seq, "reason": hf.reason},
-                history=hf.history[n_hist:],
+                history=hf.history[n_hist:], turn_seq=turn_seq, dispatches=disp_turn if turn_seq >= 0 else 0,
+                cited=None, turns=[],
                 checks=[(msgspec.structs.replace(q), any(q is r for r in checks.refusing))
                         for q in checks.problems[n_chk:]]))
             cps.points[-1].version = version
@@ -240,10 +260,19 @@ def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
             if isinstance(it, PackedBlock):
                 if it.n is None or it.seq0 != nxt:
                     return cps
+                at.apply_deltas(it.turn, it.step, it.seq0, it.n)
                 nxt = it.seq0 + it.n
                 continue
             if it.seq != nxt:                # not contiguous: no checkpoint can stand for a prefix after this
                 return cps
+            if it.type == "turn/start":
+                turn_seq, disp_turn = it.seq, at.count
+                if cps.points:
+                    cps.points[-1].turns.append((turn_seq, disp_turn))
+            at.apply(it)
+            if it.source_event_seqs:
+                a, b = _cited_span(it.source_event_seqs)
+                lo, hi = (a, b) if lo is None or hi is None else (min(lo, a), max(hi, b))
             sf.apply(it)
             if isinstance(it.surface_op, dict) and it.seq in sf.events:     # a replacement took its place
                 dirty = min(dirty, sf.nodes.index(it.seq))
@@ -251,6 +280,14 @@ def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
             checks.apply(it)
             nxt = it.seq + 1
     return cps
+
+
+def _cited_span(seqs: Iterable[Any]) -> tuple[int, int]:
+    """(lowest, highest) of a ``sourceEventSeqs`` list (anything not an int: the widest span)."""
+    try:
+        return min(seqs), max(seqs)
+    except (TypeError, ValueError):
+        return -1, 1 << 62
 
 
 def events_by_seq(reader: LogReader, seqs: set[int], check: Optional[Callable[[], None]] = None) -> dict[int, Event]:
@@ -357,7 +394,8 @@ def request_at(reader: LogReader, at_seq: int, cps: Checkpoints, check: Optional
     start: Optional[Checkpoint]
     if i is not None:                  # read from the index segment holding the turn's start
         start = Checkpoint(seq=ts, pos=idx.seg_pos[i], line0=idx.line0[i] if idx.line0[i] >= 0 else None,
-                           text_offset=-1, keep=0, add=[], empty=[], violations=[], header=None, history=[])
+                           text_offset=-1, keep=0, add=[], empty=[], violations=[], header=None, history=[],
+                           turn_seq=-1, dispatches=-1, cited=None, turns=[])
     else:
         start = cps.nearest(ts)
     b, attempt = dispatch_boundary(reader, at_seq, events=(e for e in events_from(reader, start, check)

@@ -7,9 +7,14 @@ prefilters on the raw bytes and decodes only the rows that may match:
 * a literal is looked for as it is stored: its JSON-escaped form (as dsh writes it, non-ASCII
   as UTF-8), its ``\\uXXXX`` form, and its doubly-escaped form (text inside a JSON string
   inside JSON, e.g. tool arguments).  A segment holding none of them is skipped unparsed;
-* case-insensitive and regular-expression searches prefilter conservatively on the longest
-  run of characters that no JSON encoder escapes (ASCII letters, digits, spaces, most
-  punctuation), ASCII-lowercased; a pattern with no such run decodes every row;
+  the ``\\uXXXX`` forms are looked for only from a window's first escape of a non-ASCII
+  character (one regex pass), so a window of another writer's rows is never missed;
+* a case-insensitive literal (and the literal part of a case-insensitive regular expression)
+  is looked for as the folded images (:data:`FOLD`, one ``bytes.translate``) of the case
+  variants ``re.IGNORECASE`` accepts for a stretch of it, ASCII letters included (k: the Kelvin
+  sign, s: the long s, i: the Turkish ı/İ); when every raw variant holds one non-ASCII byte
+  (ñ/Ñ: C3), memchr looks for that byte first and only the rows holding it are folded;
+  a pattern with no literal stretch of 3 bytes decodes every row;
 * a candidate row is decoded (:class:`~app.log.codec.RowCodec`) and its events' fields
   (:func:`app.log.textview.event_fields`) are matched as decoded text, so quotes, newlines
   and non-ASCII words are found as the user reads them.
@@ -26,6 +31,8 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import compress
+from operator import ne
 from typing import TYPE_CHECKING, Any, Optional, Protocol, Union, cast
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 
@@ -178,40 +185,144 @@ def _regex_literal(pattern: str, flags: int) -> Optional[str]:
     return best or None
 
 
+def _fold_table() -> bytes:
+    """The byte folding of a caseless prefilter (one ``bytes.translate`` of a window): ASCII
+    letters to lower case; UTF-8 continuation bytes 0x80–0x9F onto 0xA0–0xBF (the case bit of
+    most two-byte letters: Ñ C3 91 / ñ C3 B1, Д D0 94 / д D0 B4); two-byte lead bytes in pairs
+    (Π CE A0 / π CF 80).  It over-matches (unrelated letters fold together), never under-matches:
+    a needle is the folded image of every case variant it stands for (checked when it is built)."""
+    t = bytearray(range(256))
+    for c in range(0x41, 0x5B):
+        t[c] = c + 0x20
+    for c in range(0x80, 0xA0):
+        t[c] = c + 0x20
+    for c in range(0xC2, 0xE0):
+        t[c] = c & 0xFE
+    return bytes(t)
+
+
+FOLD = _fold_table()
+# a \u escape of a character >= U+0080 (as an ASCII-only JSON writer stores non-ASCII text)
+_ESC_NONASCII = re.compile(rb"\\u(?!00[0-7])[0-9a-fA-F]{4}")
+ANCHOR_ROWS = 32                   # rows holding a caseless prefilter's anchor byte checked one by one, per window
+
+
 @dataclass
 class Prefilter:
-    """Byte needles a candidate row must contain (any of them); ``lower``: compare ASCII-lowercased.
-    ``gate``: one needle every form contains (a run no encoder escapes): a segment is searched
-    for it alone, and the rows holding it are then checked for the needles (one pass, not three)."""
+    """Byte needles a candidate row must contain (any of them).
+
+    ``fold`` None: the needles are compared with the raw bytes; ``gate``: one needle every form
+    contains (a run no encoder escapes): a segment is searched for it alone, and the rows holding
+    it are then checked for the needles (one pass, not three).
+
+    ``fold`` (a translate table, :data:`FOLD`): caseless.  A window is folded once and searched
+    for ``needles`` (the folded images of the raw UTF-8 case variants: one pass each, the ones
+    with non-ASCII bytes skipped in an ASCII window); ``esc`` (the folded images of the
+    ``\\uXXXX``-escaped variants) are looked for only from the window's first escape of a
+    non-ASCII character, which most windows of a raw UTF-8 log do not hold."""
     needles: list[bytes]
-    lower: bool
+    fold: Optional[bytes] = None
     gate: Optional[bytes] = None
+    esc: list[bytes] = field(default_factory=list)
+    anchor: Optional[bytes] = None   # (caseless) one non-ASCII byte every raw variant holds
+
+    def __post_init__(self) -> None:
+        self._ascii = all(n.isascii() for n in self.needles)
+
+    @property
+    def lower(self) -> bool:
+        return self.fold is not None
 
     def positions(self, data: bytes, lim: Optional[int] = None) -> list[int]:
         lim = len(data) if lim is None else lim
-        region = data if lim == len(data) or not (self.lower or len(self.needles) > 1) else data[:lim]
-        hay = region.lower() if self.lower else data
         out: list[int] = []
-        needles = [self.gate] if self.gate is not None else self.needles
-        if self.gate is None and len(needles) > 1:
-            # a needle with raw UTF-8 cannot occur in ASCII-only bytes; and a writer that stores
-            # raw UTF-8 (dsh, JSON.stringify) does not also \u-escape letters: one pass, not two
-            if region.isascii():
-                needles = [n for n in needles if n.isascii()]
-            else:
-                needles = [n for n in needles if not n.isascii()] or needles
-        for n in needles:
-            i = hay.find(n, 0, lim)
-            while i >= 0:
-                out.append(i)
-                i = hay.find(n, i + len(n), lim)
-        if len(self.needles) > 1 and self.gate is None:
+        if self.fold is not None:
+            self._folded_positions(data, lim, out)
+        elif self.gate is not None:
+            _find_all(data, self.gate, 0, lim, out)
+        elif self._ascii:
+            for n in self.needles:
+                _find_all(data, n, 0, lim, out)
+        else:
+            # raw UTF-8 needles cannot occur in ASCII-only bytes (isascii stops at the first other byte)
+            if not data.isascii():
+                for n in self.needles:
+                    _find_all(data, n, 0, lim, out)
+            self._escaped_positions(data, data, lim, out)
+        if len(out) > 1 and (len(self.needles) > 1 or self.esc):
             out.sort()
         return out
 
-    def hit(self, raw: bytes) -> bool:
-        hay = raw.lower() if self.lower else raw
+    def _escaped_positions(self, data: bytes, hay: Optional[bytes], lim: int, out: list[int]) -> None:
+        """The ``esc`` needles, looked for from the first ``\\u`` escape of a non-ASCII character
+        of ``data[:lim]`` (most windows of a raw UTF-8 log hold none: one regex pass, no more)."""
+        if not self.esc:
+            return
+        m = _ESC_NONASCII.search(data, 0, lim)
+        if m is None:
+            return
+        at = m.start()
+        if hay is None:                   # (folded needles: the escapes' hex digits ASCII-lowercased)
+            hay, base = data[at:lim].lower(), at
+        else:
+            base = 0
+        for n in self.esc:
+            _find_all(hay, n, at - base, lim - base, out, base)
+
+    def _folded_positions(self, data: bytes, lim: int, out: list[int]) -> None:
+        anchor = self.anchor
+        if anchor is not None:
+            # every raw variant holds this byte: memchr finds it, or says no raw variant is here;
+            # the rows holding it are checked folded; a byte that turns out common in this window
+            # (more than ANCHOR_ROWS rows) gives way to folding the rest of the window
+            p, rows = data.find(anchor, 0, lim), 0
+            while p >= 0:
+                s = data.rfind(b"\n", 0, p) + 1
+                e = data.find(b"\n", p, lim)
+                e = lim if e < 0 else e
+                if rows >= ANCHOR_ROWS:
+                    self._fold_search(data, s, lim, out)
+                    break
+                rows += 1
+                if self.hit_raw(data[s:e]):
+                    out.append(p)
+                p = data.find(anchor, e, lim)
+        else:
+            self._fold_search(data, 0, lim, out)
+        self._escaped_positions(data, None, lim, out)
+
+    def _fold_search(self, data: bytes, start: int, lim: int, out: list[int]) -> None:
+        needles = self.needles
+        if self._ascii:
+            hay = data[start:lim].lower()   # (ASCII needles: the ASCII fold is all they need; a bit faster)
+        elif data.isascii():                # (needles with non-ASCII bytes cannot be here)
+            needles = [n for n in needles if n.isascii()]
+            if not needles:
+                return
+            hay = data[start:lim].lower()
+        else:
+            hay = data[start:lim].translate(FOLD)
+        for n in needles:
+            _find_all(hay, n, 0, lim - start, out, start)
+
+    def hit_raw(self, raw: bytes) -> bool:
+        """A raw UTF-8 needle (folded) is in ``raw``."""
+        hay = raw.translate(FOLD)
         return any(n in hay for n in self.needles)
+
+    def hit(self, raw: bytes) -> bool:
+        if self.fold is None:
+            return any(n in raw for n in self.needles) or any(n in raw for n in self.esc)
+        hay = raw.translate(self.fold)
+        return any(n in hay for n in self.needles) or any(n in hay for n in self.esc)
+
+
+def _find_all(hay: bytes, n: bytes, start: int, end: int, out: list[int], base: int = 0) -> None:
+    """Append ``base +`` every position of ``n`` in ``hay[start:end]`` (non-overlapping) to ``out``."""
+    i = hay.find(n, start, end)
+    while i >= 0:
+        out.append(base + i)
+        i = hay.find(n, i + len(n), end)
 
 
 def build_prefilter(opts: FindOptions) -> Optional[Prefilter]:
@@ -219,29 +330,26 @@ def build_prefilter(opts: FindOptions) -> Optional[Prefilter]:
     text = opts.text
     if not opts.regex and opts.case:
         once = json.dumps(text, ensure_ascii=False)[1:-1]
-        forms = {once, json.dumps(text)[1:-1], json.dumps(once, ensure_ascii=False)[1:-1]}
-        needles = sorted({f.encode("utf-8") for f in forms})
+        esc = json.dumps(text)[1:-1]
+        raw_forms = {f.encode("utf-8") for f in (once, json.dumps(once, ensure_ascii=False)[1:-1])}
+        esc_forms = {f.encode("ascii") for f in (esc, json.dumps(esc)[1:-1])} - raw_forms
         gate = None
-        if len(needles) > 1:
+        if len(raw_forms | esc_forms) > 1:
             runs = _safe_runs(text)
             best = max(runs, key=len) if runs else ""
             if len(best) >= 4:
                 gate = best.encode("ascii")
-        return Prefilter(needles, lower=False, gate=gate)
+        if text.isascii():             # (nothing to escape but quotes, backslashes, controls: all forms ASCII)
+            return Prefilter(sorted(raw_forms | esc_forms), gate=gate)
+        return Prefilter(sorted(raw_forms), gate=gate, esc=sorted(esc_forms))
     if opts.regex:
         lit = _regex_literal(text, 0 if opts.case else re.IGNORECASE)
-    else:
-        if not opts.case:
-            pre = _caseless_prefilter(text)
-            if pre is not None:
-                return pre
-        runs = _safe_runs(text)
-        lit = max(runs, key=len) if runs else None
-    if not lit or len(lit) < 2:
-        return None
-    if opts.case:
-        return Prefilter([lit.encode("ascii")], lower=False)
-    return Prefilter([lit.lower().encode("ascii")], lower=True)
+        if not lit or len(lit) < 2:
+            return None
+        if opts.case:
+            return Prefilter([lit.encode("ascii")])
+        return caseless_prefilter(lit)
+    return caseless_prefilter(text)
 
 
 _LOWER_OF: Optional[dict[int, list[int]]] = None   # simple lowercase -> the code points mapping to it
@@ -255,10 +363,10 @@ def _case_variants(ch: str) -> list[str]:
         lambda x: ord(chr(x).lower()) if len(chr(x).lower()) == 1 else x)
     if _LOWER_OF is None:
         rev: dict[int, list[int]] = {}
-        for x in range(0x1F000):                 # every cased code point is below U+1F000
-            lx = tolower(x)
-            if lx != x:
-                rev.setdefault(lx, []).append(x)
+        every = range(0x1F000)                   # every cased code point is below U+1F000
+        lows = list(map(tolower, every))
+        for x in compress(every, map(ne, every, lows)):      # (C-level: the ~1,400 cased ones reach Python)
+            rev.setdefault(lows[x], []).append(x)
         _LOWER_OF = rev
     low = tolower(ord(ch))
     extra: dict[int, tuple[int, ...]] = getattr(_casefix, "_EXTRA_CASES", {}) if _casefix is not None else {}
@@ -271,41 +379,66 @@ def _case_variants(ch: str) -> list[str]:
     return [chr(x) for x in group if pat.fullmatch(chr(x))]
 
 
-def _caseless_prefilter(text: str, max_variants: int = 2) -> Optional[Prefilter]:
-    """The prefilter of a case-insensitive literal holding non-ASCII letters (None: the text has
-    none; the ASCII path then applies).  Non-ASCII characters are stored raw (UTF-8) by dsh and
-    ``JSON.stringify``, or ``\\uXXXX``-escaped by ASCII-only writers: the needles are the
-    case variants of the longest stretch of the text whose non-ASCII letters have at most
-    ``max_variants`` combinations (more needles cost a pass each), in both forms, compared with
-    the haystack ASCII-lowercased (which also folds the escapes' hex digits)."""
-    chars = [(ch, _case_variants(ch) if ord(ch) >= 0x80 else [ch]) for ch in text]
-    if text.isascii():
-        return None
-    best: tuple[int, int, int] = (0, 0, 0)             # (score: bytes, more when ending non-ASCII; start, end)
+def _storable(ch: str) -> bool:
+    """Stored the same by every JSON encoder up to the ``\\uXXXX`` escape of non-ASCII text."""
+    return ch in _SAFE or (ord(ch) >= 0xA0 and ch not in "\u2028\u2029")
+
+
+def caseless_prefilter(text: str, max_needles: int = 1) -> Optional[Prefilter]:
+    """The prefilter of a case-insensitive literal (as ``re.IGNORECASE`` matches it: every case
+    variant of every character, ASCII letters included: K matches the Kelvin sign, s the long s,
+    i the dotted and dotless Turkish i).  The needles are the folded images (:data:`FOLD`) of the
+    case variants of the longest stretch of the text whose variants fold into at most
+    ``max_needles`` raw images (each image is a pass over a window) and at most 16 escaped ones."""
+    chars: list[list[str]] = []
+    for ch in text:
+        vs = _case_variants(ch)
+        chars.append(vs if all(_storable(v) for v in vs) else [])
+    best: Optional[tuple[int, set[bytes], set[bytes], Optional[bytes]]] = None
     for i in range(len(chars)):
-        combos, nbytes = 1, 0
+        raw: set[bytes] = {b""}
+        esc: set[bytes] = {b""}
+        dbl: set[bytes] = {b""}
         for j in range(i, len(chars)):
-            ch, vs = chars[j]
-            if not (ch in _SAFE or (ord(ch) >= 0xA0 and ch not in "\u2028\u2029")):
-                break                                   # a character some encoder escapes
-            combos *= len(vs)
-            if combos > max_variants:
+            vs = chars[j]
+            if not vs:
                 break
-            nbytes += len(ch.encode("utf-8"))
+            r2 = {a + v.encode("utf-8").translate(FOLD) for a in raw for v in vs}
+            # (\uXXXX, and \\uXXXX in text inside a JSON string inside JSON, e.g. tool arguments)
+            e2 = {a + json.dumps(v)[1:-1].encode("ascii").lower() for a in esc for v in vs}
+            d2 = {a + json.dumps(v)[1:-1].encode("ascii").lower().replace(b"\\", b"\\\\") for a in dbl for v in vs}
+            if len(r2) > max_needles or len((e2 | d2) - r2) > 16:
+                break
+            raw, esc, dbl = r2, e2, d2
+            n = min(len(x) for x in raw)
             # a needle ending in a non-ASCII character ends in a UTF-8 continuation byte, rare in
             # most logs: bytes.find (which tests a needle's last byte first) skips along faster
-            score = nbytes + (8 if ord(ch) >= 0x80 and nbytes >= 4 else 0)
-            if score > best[0]:
-                best = (score, i, j + 1)
-    if best[0] < 3:
-        return None if max_variants >= 8 else _caseless_prefilter(text, max_variants * 2)
-    _n, i, j = best
-    words = [""]
-    for _ch, vs in chars[i:j]:
-        words = [w + v for w in words for v in vs]
-    needles = sorted({w.encode("utf-8").lower() for w in words} | {json.dumps(w)[1:-1].encode("ascii").lower()
-                                                                  for w in words})
-    return Prefilter(needles, lower=True)
+            score = n + (8 if ord(text[j]) >= 0x80 and n >= 4 else 0)
+            if best is None or score > best[0]:
+                best = (score, raw, esc | dbl, _anchor(chars[i:j + 1]))
+    if best is None or best[0] < 6:
+        # short: a wider stretch with more needles (more passes) may be worth it; else the best so far
+        wider = None if max_needles >= 8 else caseless_prefilter(text, max_needles * 2)
+        if wider is not None and (best is None or min(map(len, wider.needles)) > best[0]):
+            return wider
+        if best is None or best[0] < 3:
+            return None
+    _s, raw, esc, anchor = best
+    return Prefilter(sorted(raw), fold=FOLD, esc=sorted(esc - raw), anchor=anchor)
+
+
+def _anchor(stretch: list[list[str]]) -> Optional[bytes]:
+    """A non-ASCII byte that every raw UTF-8 case variant of some character of ``stretch`` holds
+    (ñ/Ñ: C3), lead bytes first (a continuation byte is shared by more characters); None: none."""
+    best: Optional[int] = None
+    for vs in stretch:
+        common = set(vs[0].encode("utf-8"))
+        for v in vs[1:]:
+            common &= set(v.encode("utf-8"))
+        for b in common:
+            if b >= 0x80 and (best is None or (b >= 0xC0) > (best >= 0xC0)):
+                best = b
+    return None if best is None else bytes([best])
 
 
 def match_fields(fields: Iterable[Field], matcher: re.Pattern[str], kinds: Optional[Collection[str]] = None,

@@ -196,6 +196,40 @@ def event_turn(ev: Event) -> Optional[int]:
     return None
 
 
+def fold_spans(text: str, term: str, limit: int = 200, utf16: bool = False) -> list[tuple[int, int]]:
+    """(start, end) of each caseless match of ``term`` in ``text`` (at most ``limit``), as the
+    window's search matches a row: ``str.casefold`` of both, so a character that folds to
+    several (ß to "ss", ŉ to "ʼn", ligatures) matches them, and the reverse ("STRASSE" in "straße",
+    "straße" in "STRASSE").  Each span covers whole characters of ``text``: a match that starts or
+    ends inside a character's folded form covers that character.  ``utf16``: offsets in UTF-16
+    code units (Qt text positions) instead of code points."""
+    needle = term.casefold()
+    if not needle or not text:
+        return []
+    folded = text.casefold()
+    owner: Optional[list[int]] = None
+    if len(folded) != len(text):            # (casefold never shrinks a character: equal length is 1:1)
+        owner = []
+        for i, ch in enumerate(text):
+            owner.extend([i] * len(ch.casefold()))
+    out: list[tuple[int, int]] = []
+    at = folded.find(needle)
+    while at >= 0 and len(out) < limit:
+        end = at + len(needle)
+        a, b = (at, end) if owner is None else (owner[at], owner[end - 1] + 1)
+        if not out or a >= out[-1][1]:
+            out.append((a, b))
+        at = folded.find(needle, end)
+    if utf16 and not text.isascii():
+        out = [(_utf16(text, a), _utf16(text, b)) for a, b in out]
+    return out
+
+
+def _utf16(text: str, i: int) -> int:
+    """The UTF-16 offset of code point offset ``i`` of ``text``."""
+    return i + sum(1 for ch in text[:i] if ord(ch) > 0xFFFF)
+
+
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 

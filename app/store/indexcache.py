@@ -139,13 +139,14 @@ def load(blob: bytes) -> Optional[tuple[SeqIndex, dict[str, Any]]]:
     """(SeqIndex, meta) from a cache file's bytes; None when it is not a sound index file."""
     if len(blob) < len(MAGIC) + 4 + _DIGEST or not blob.startswith(MAGIC):
         return None
-    body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
+    # (views, not copies: the file's bytes are held once, beside the arrays built from them)
+    body, digest = memoryview(blob)[:-_DIGEST], blob[-_DIGEST:]
     if hashlib.blake2b(body, digest_size=_DIGEST).digest() != digest:
         return None
     try:
         (n,) = struct.unpack_from("<I", body, len(MAGIC))
         at = len(MAGIC) + 4
-        meta: dict[str, Any] = msgspec.json.decode(body[at:at + n])     # (a JSON object: checked below)
+        meta: dict[str, Any] = msgspec.json.decode(bytes(body[at:at + n]))     # (a JSON object: checked below)
         at += n
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             return None

@@ -1,4 +1,5 @@
-"""The exact request at a dispatch boundary for the window: cancellable, never from seq 0 in-process.
+"""The exact request at a dispatch boundary, and the trace of a row, for the window: cancellable,
+never from seq 0 in-process.
 
 :func:`exact_request` (run in a worker thread) uses the saved seq index and fold checkpoints
 (:mod:`app.store.indexcache`).  When either is missing it has them built by a child process
@@ -10,9 +11,10 @@ child (which is then killed) and between segments of the short replay afterwards
 from __future__ import annotations
 
 from typing import Optional
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from ..log.analysis import request_at as request_from_scratch
+from ..log.model import Event
 from .faces import open_reader
 
 
@@ -43,5 +45,47 @@ def exact_request(path: str, session_id: Optional[str], seq: int,
         out = checkpoints.request_at(r, seq, cps, check=check)
         out["mode"] = mode
         return out
+    finally:
+        r.close()
+
+
+def exact_trace(path: str, session_id: Optional[str], seq: int,
+                cancelled: Optional[Callable[[], bool]] = None,
+                check: Optional[Callable[[], None]] = None, request_cap: int = 50,
+                build: bool = True) -> dict[str, object]:
+    """``trace_event`` of one row for the window (run in a worker thread), without a pass over the log:
+    from the saved seq index, fold checkpoints and surface index
+    (:func:`app.log.trace.trace_from_checkpoints`).  Missing checkpoints are built by a child
+    process as for :func:`exact_request` (``build=False``: not built; the from-scratch trace
+    instead).  A log the checkpoints cannot answer (not indexed, seqs not contiguous, a repair
+    cut…) gets the from-scratch trace, ``check()`` polled every 4,096 events.  Raises
+    :class:`app.log.trace.TraceError` as ``trace_event`` does."""
+    from ..log.trace import trace_event, trace_from_checkpoints
+    from .indexcache import cached_checkpoints, cached_index, cached_surface
+    from .indexer import CACHE_SCAN_IN_PROCESS, build_index_isolated
+    r = open_reader(path, session_id)
+    try:
+        indexed = r.header is not None and r.header.version in (0, None, 2, 3, 4) and r.source.kind in ("jsonl", "zstd")
+        if indexed:
+            idx, _ = cached_index(r, max_scan=CACHE_SCAN_IN_PROCESS)
+            cps, _ = cached_checkpoints(r, build=False) if idx is not None else (None, "miss")
+            if (idx is None or cps is None) and build:
+                build_index_isolated(path, session_id, cancelled=cancelled, what="checkpoints")
+                r.close()
+                r = open_reader(path, session_id)
+                idx, _ = cached_index(r)
+                cps, _ = cached_checkpoints(r)
+            if idx is not None and cps is not None:
+                si, _ = cached_surface(r)
+                out = trace_from_checkpoints(r, seq, cps, si, request_cap=request_cap, check=check)
+                if out is not None:
+                    return out
+
+        def events() -> Iterator[Event]:
+            for k, ev in enumerate(r.iter_events(logical=True)):
+                if check is not None and not k & 4095:
+                    check()
+                yield ev
+        return trace_event(events(), seq, request_cap=request_cap)
     finally:
         r.close()

@@ -116,21 +116,10 @@ def trace_lines(tr: dict) -> list[tuple[str, list]]:
 
 
 def _trace_job(job, path: str, session_id: Optional[str], seq: int) -> dict:
-    from ..log.trace import trace_event
-    from ..store.faces import open_reader
-    r = open_reader(path, session_id)
-
-    def events():
-        # a whole-log pass: cancelled (a newer row selected, the session closed) between events,
-        # or stale traces of a 1 GB log keep decoding for minutes beside the UI thread
-        for k, ev in enumerate(r.iter_events(logical=True)):
-            if not k & 4095:
-                job.check()
-            yield ev
-    try:
-        return trace_event(events(), seq)
-    finally:
-        r.close()
+    # from the saved checkpoints and surface index (a short replay near the row); cancelled (a
+    # newer row selected, the session closed) between segments, and while a child builds them
+    from ..store.requests import exact_trace
+    return exact_trace(path, session_id, seq, cancelled=lambda: job.cancelled, check=job.check)
 
 
 def _tails_job(job, path: str, session_id: Optional[str], limit: int) -> list:

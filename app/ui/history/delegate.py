@@ -11,6 +11,7 @@ import time
 from collections import OrderedDict
 from typing import Optional
 
+from ...log.textview import fold_spans
 from ..plaintext import isolate
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QFontDatabase, QPainter, QPalette, QPen, QPixmap,
@@ -237,13 +238,11 @@ class DocBuilder:
         fmt.setBackground(QColor(self.theme.current_match_bg if current else self.theme.match_bg))
         fmt.setForeground(QColor(self.theme.match_fg))
         cur = QTextCursor(doc)
-        n = 0
-        while n < 200:
-            cur = doc.find(term, cur)
-            if cur.isNull():
-                break
+        # casefolded spans (core): "strasse" highlights "straße" whole, as the row matched it
+        for a, b in fold_spans(doc.toPlainText(), term, 200, utf16=True):
+            cur.setPosition(a)
+            cur.setPosition(b, QTextCursor.MoveMode.KeepAnchor)
             cur.mergeCharFormat(fmt)
-            n += 1
 
 
 class HistoryDelegate(QStyledItemDelegate):

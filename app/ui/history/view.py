@@ -13,6 +13,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPoint, Qt, QTimer, 
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QListView, QMenu
 
+from ...log.textview import fold_spans
 from .delegate import HistoryDelegate, row_of
 from .model import HistoryModel
 from .warm import RowWarmer
@@ -336,10 +337,12 @@ class HistoryView(QListView):
         if row is None or not text:
             return False
         doc = self.delegate.document(row, ix)
-        from PySide6.QtGui import QTextDocument
-        cur = doc.find(text, 0, QTextDocument.FindFlag(0))
-        if cur.isNull():
+        from PySide6.QtGui import QTextCursor
+        spans = fold_spans(doc.toPlainText(), text, 1, utf16=True)     # (as the row matched it: casefolded)
+        if not spans:
             return False
+        cur = QTextCursor(doc)
+        cur.setPosition(spans[0][0])
         y = doc.documentLayout().blockBoundingRect(cur.block()).top()
         self.doItemsLayout()
         rect = self.visualRect(ix)

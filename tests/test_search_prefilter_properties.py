@@ -1,0 +1,103 @@
+"""The byte prefilter of the whole-log search never misses a row the exact matcher finds.
+
+Hypothesis: random words over letters with awkward case folds (ß/ẞ, σ/ς/Σ, the Turkish ı/İ, the
+Kelvin sign, the long s, Greek, Cyrillic, CJK, mixed ASCII), planted in a row in any case variant
+``re.IGNORECASE`` accepts, stored raw (UTF-8, as dsh writes), ``\\uXXXX``-escaped (an ASCII-only
+writer), or doubly escaped (text inside a JSON string inside JSON: tool arguments), between other
+rows: whenever the exact matcher matches the decoded text, the prefilter reports the row (by its
+positions in the window, and by ``hit`` on the row alone).
+"""
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from app.log.search import FindOptions, _case_variants, build_prefilter, compile_matcher
+
+ALPHABET = list("abeiknsxzABIKS019 -.") + list("ßẞσςΣıİſKΩωÅåΠπДдЀѐñÑéÉÜü日本語한ÿŸµΜ") + ['"', "\\", "\n", "/"]
+FILLER = ("the quick brown fox jumps over the lazy dog; Straße, Σίσυφος, İstanbul, 日本 — "
+          "ascii \\u001b[0m escapes and \\u00e9 \\u00C9 ones too")
+
+words = st.text(alphabet=ALPHABET, min_size=1, max_size=7)
+
+
+def _row(text: str, form: str) -> bytes:
+    """A stored row whose decoded field holds ``text``: raw, escaped, or inside tool arguments."""
+    if form in ("raw", "escaped"):
+        ev = {"seq": 5, "type": "user/message", "data": {"content": text}}
+        return json.dumps(ev, ensure_ascii=form == "escaped").encode()
+    ascii_ = form == "args-escaped"
+    ev = {"seq": 5, "type": "tool/call",
+          "data": {"name": "t", "callId": "c", "arguments": json.dumps({"q": text}, ensure_ascii=ascii_)}}
+    return json.dumps(ev, ensure_ascii=ascii_).encode()
+
+
+def _filler(form: str) -> bytes:
+    return _row(FILLER, form)
+
+
+@st.composite
+def planted(draw):
+    word = draw(words)
+    # the stored text: some variant of the word (or of a part of it), with text around it
+    variant = "".join(draw(st.sampled_from(_case_variants(ch))) for ch in word)
+    if draw(st.booleans()):
+        cut = draw(st.integers(0, len(variant)))
+        variant = variant[cut:] + variant[:cut]            # sometimes a near miss
+    pre = draw(st.text(alphabet=ALPHABET, max_size=5))
+    post = draw(st.text(alphabet=ALPHABET, max_size=5))
+    form = draw(st.sampled_from(["raw", "escaped", "args-raw", "args-escaped"]))
+    opts = draw(st.sampled_from(["caseless", "case", "word", "regex"]))
+    # the rows around it: written by the same or another writer (a window may mix them), few or
+    # many (more rows holding a caseless needle's anchor byte than are checked one by one)
+    around = (draw(st.sampled_from(["raw", "escaped", "args-raw", "args-escaped"])), draw(st.integers(1, 40)))
+    return word, pre + variant + post, form, opts, around
+
+
+def _options(word: str, how: str) -> FindOptions:
+    if how == "regex":
+        import re
+        return FindOptions(re.escape(word), regex=True)
+    return FindOptions(word, case=how == "case", word=how == "word")
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(planted())
+def test_prefilter_reports_every_row_the_matcher_finds(case):
+    word, text, form, how, (around, n_around) = case
+    opts = _options(word, how)
+    matcher = compile_matcher(opts)
+    field_text = text if form in ("raw", "escaped") else f"t\nq: {text}"
+    if matcher.search(field_text) is None:
+        event("no match")
+        return
+    pre = build_prefilter(opts)
+    if pre is None:                                  # (every row decoded: nothing to miss)
+        event("no prefilter")
+        return
+    event(f"checked: {form}")
+    row = _row(text, form)
+    assert json.loads(row)                           # (a well-formed row)
+    assert pre.hit(row), (word, text, form, how, pre)
+    before, after = (_filler(around) + b"\n") * n_around, b"\n" + _filler(around) + b"\n"
+    window = before + row + after
+    start, end = len(before), len(before) + len(row)
+    assert any(start <= p < end for p in pre.positions(window, len(window))), (word, text, form, how, pre)
+    # the window may be only the first part of the read (the rest: the next window's)
+    tail = window + b'{"seq": 9, "type": "user/message", "data": {"content": "' + row[:20]
+    assert any(start <= p < end for p in pre.positions(tail, len(window))), (word, text, form, how, pre)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words, st.sampled_from(["raw", "escaped"]))
+def test_every_case_variant_of_a_word_is_reported(word, form):
+    """The word in upper case, lower case and title case (``re`` folds them all): always reported."""
+    opts = FindOptions(word)
+    pre = build_prefilter(opts)
+    matcher = compile_matcher(opts)
+    for variant in {word, word.upper(), word.lower(), word.title(), word.swapcase()}:
+        if matcher.search(variant) is None or pre is None:
+            continue
+        assert pre.hit(_row(variant, form)), (word, variant, form)
