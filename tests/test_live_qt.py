@@ -83,7 +83,9 @@ def test_live_follower_equals_file(qtbot, tmp_path, fmt, crash, rate, burst):
     assert vm.rows == final[vm.rows[0]:], "duplicate or gap in the view"
     assert live.stats["appended"] > 0                     # rows arrived live, not only in pages
     assert shown_while_writing > 0, "nothing reached the view while the writer ran"
-    assert live.stats["batches"] > 3
+    # several batches, not one read at the end (a crash at ~700 events at 3,000 events/s leaves the
+    # writer a quarter of a second: on a loaded machine that may be only two or three polls)
+    assert live.stats["batches"] >= 2
     assert vm.states[0] == "waiting" and "loading" in vm.states and vm.states[-1] == "stopped"
     assert want in vm.states
     reader.close()
