@@ -269,11 +269,11 @@ def _frames_text(buf: bytes, start: int, limit: int, cut: bool = True) -> Option
 def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window: int = 0) -> Optional[str]:
     """The title of an open ``session.jsonl.zstd`` whose header frame ends at ``header_end``: a file
     of at most two windows is decoded whole (its last title); a bigger one: the last title in the
-    chain of whole frames that ends the file within the tail window, else in the first frame after
+    chain of whole frames that ends the file within the tail window, else within the last
+    ``ZSTD_MIDDLE`` compressed bytes, else in the first frame after
     the header frame (read whole up to ``ZSTD_FIRST_FRAME``) and the whole frames of the head window.
     Frames are found by their headers and decoded with their checksums verified, bounded.
     ``head``: the bytes already read from offset 0 (not read again)."""
-    from ..log.zstdframes import MAGIC
     window = window or ZSTD_WINDOW
     if size <= header_end:
         return None
@@ -283,29 +283,26 @@ def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window
         whole = head if len(head) >= size else head + os.pread(fd, size - len(head), len(head))
         text = _frames_text(whole, header_end, ZSTD_PLAIN_LIMIT)
         return title_in(text, True) if text else None
-    tail = os.pread(fd, window, size - window)
-    i = tail.find(MAGIC)
-    while i >= 0:                                  # the first frame start whose chain reaches the end
-        text = _frames_text(tail, i, ZSTD_PLAIN_LIMIT)
-        if text is not None:
-            t = title_in(text, True)
-            if t is not None:
-                return t
-            break
-        i = tail.find(MAGIC, i + 1)
-    if size - header_end > window:                 # a rename in the middle: the frames that end the
-        lo = max(header_end, size - ZSTD_MIDDLE)   # file within ZSTD_MIDDLE compressed bytes
-        region = os.pread(fd, size - lo, lo)
-        i = 0 if lo == header_end else region.find(MAGIC)
-        while i >= 0:
-            text = _frames_text(region, i, ZSTD_PLAIN_LIMIT)
-            if text is not None:
-                t = title_in(text, True)
-                if t is not None:
-                    return t
-                break
-            i = region.find(MAGIC, i + 1)
+    t = _end_chain_title(os.pread(fd, window, size - window), False)
+    if t is None and size - header_end > window:    # a rename in the middle: the frames ending the file
+        lo = max(header_end, size - ZSTD_MIDDLE)    # within ZSTD_MIDDLE compressed bytes
+        t = _end_chain_title(os.pread(fd, size - lo, lo), lo == header_end)
+    if t is not None:
+        return t
     return _head_title(fd, size, header_end, head, window)
+
+
+def _end_chain_title(buf: bytes, from_start: bool) -> Optional[str]:
+    """The last title in the chain of whole frames that ends ``buf``: from its first frame start whose
+    chain reaches the end (``from_start``: ``buf`` starts with a frame)."""
+    from ..log.zstdframes import MAGIC
+    i = 0 if from_start else buf.find(MAGIC)
+    while i >= 0:
+        text = _frames_text(buf, i, ZSTD_PLAIN_LIMIT)
+        if text is not None:
+            return title_in(text, True)
+        i = buf.find(MAGIC, i + 1)
+    return None
 
 
 def _head_title(fd: int, size: int, header_end: int, head: bytes, window: int) -> Optional[str]:
