@@ -189,6 +189,20 @@ def _shard_scan(scanned: tuple[list[tuple[str, os.stat_result, Optional[str]]], 
     return out
 
 
+def _stat_into(paths: Iterable[str], project: Optional[str], files: list[tuple[str, os.stat_result, Optional[str]]],
+               stores: list[tuple[str, os.stat_result]]) -> None:
+    """Stat each path (gone: passed over) and file it with the SQLite stores or the session files."""
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        if p.endswith(SQLITE_SUFFIXES):
+            stores.append((p, st))
+        else:
+            files.append((p, st, project))
+
+
 def _walk_stat(base: str, projects: bool, max_depth: int = 8) -> tuple[
         list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]]:
     """The walk of :func:`app.store.discovery._walk` (same folders and names) in one pass with the
@@ -224,15 +238,7 @@ def _walk_stat(base: str, projects: bool, max_depth: int = 8) -> tuple[
             hidden = _older_generations(found)
             found = [p for p in found if p not in hidden]
         project = top if projects and depth >= 2 and top is not None and _PROJECT_RE.match(top) else None
-        for p in found:
-            try:
-                st = os.stat(p)
-            except OSError:
-                continue
-            if p.endswith(SQLITE_SUFFIXES):
-                stores.append((p, st))
-            else:
-                files.append((p, st, project))
+        _stat_into(found, project, files, stores)
     files.sort(key=lambda f: f[0])
     stores.sort(key=lambda f: f[0])
     return files, stores
@@ -526,15 +532,7 @@ class FullTextIndex(IndexQueries):
                 kind = "root"
             files, stores = _walk_stat(base, kind in ("root", "home"))
             paths = ()
-        for p in paths:
-            try:
-                st = os.stat(p)
-            except OSError:
-                continue
-            if p.endswith(SQLITE_SUFFIXES):
-                stores.append((p, st))
-            else:
-                files.append((p, st, None))
+        _stat_into(paths, None, files, stores)
         return files, stores
 
     # ------------------------------------------------------------------ shards
