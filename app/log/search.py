@@ -4,7 +4,9 @@
 batches of SQLite rows: the reader's source, so memory stays bounded whatever the log's size),
 prefilters on the raw bytes and decodes only the rows that may match:
 
-* a literal is looked for as it is stored: its JSON-escaped form (as dsh writes it, non-ASCII
+* a literal is cut at the characters the field text puts between stored strings (``key: value``
+  lines, newlines, compact JSON: :data:`_JOINTS`; a match may span them) and its longest piece
+  is looked for as it is stored: its JSON-escaped form (as dsh writes it, non-ASCII
   as UTF-8), its ``\\uXXXX`` form, and its doubly-escaped form (text inside a JSON string
   inside JSON, e.g. tool arguments).  A segment holding none of them is skipped unparsed;
   the ``\\uXXXX`` forms are looked for only from a window's first escape of a non-ASCII
@@ -74,6 +76,10 @@ TurnRef = Union[Optional[int], Callable[[], Optional[int]]]
 
 # characters every JSON encoder writes literally (no escaping variants): safe for a byte prefilter
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 !#$%()*+,-.:;=?@[]^_`{|}~")
+# characters the field text puts between stored strings (textview: ``key: value`` lines of tool
+# arguments, ``CODE: message``, parts joined by newlines, nested values as compact JSON): a match
+# may span one, so a needle never holds one (it is cut from a stretch of the text without them)
+_JOINTS = frozenset('\n :,"[]{}\\')
 _TURN_START = b'"turn/start"'
 
 
@@ -144,11 +150,16 @@ def compile_matcher(opts: FindOptions) -> re.Pattern[str]:
         raise ValueError(f"bad regular expression: {e}") from None
 
 
+def _pieces(s: str) -> list[str]:
+    """``s`` cut at the joints (:data:`_JOINTS`): each piece of a match lies in one stored string."""
+    return [p for p in re.split("[" + re.escape("".join(sorted(_JOINTS))) + "]", s) if p]
+
+
 def _safe_runs(s: str) -> list[str]:
     runs: list[str] = []
     cur: list[str] = []
     for ch in s:
-        if ch in _SAFE:
+        if ch in _SAFE and ch not in _JOINTS:
             cur.append(ch)
         else:
             if cur:
@@ -329,6 +340,10 @@ def build_prefilter(opts: FindOptions) -> Optional[Prefilter]:
     """The conservative byte prefilter of a search (None: every row must be decoded)."""
     text = opts.text
     if not opts.regex and opts.case:
+        pieces = _pieces(text)
+        if not pieces:
+            return None
+        text = max(pieces, key=lambda p: len(p.encode("utf-8")))
         once = json.dumps(text, ensure_ascii=False)[1:-1]
         esc = json.dumps(text)[1:-1]
         raw_forms = {f.encode("utf-8") for f in (once, json.dumps(once, ensure_ascii=False)[1:-1])}
@@ -393,7 +408,7 @@ def caseless_prefilter(text: str, max_needles: int = 1) -> Optional[Prefilter]:
     chars: list[list[str]] = []
     for ch in text:
         vs = _case_variants(ch)
-        chars.append(vs if all(_storable(v) for v in vs) else [])
+        chars.append(vs if ch not in _JOINTS and all(_storable(v) for v in vs) else [])
     best: Optional[tuple[int, set[bytes], set[bytes], Optional[bytes]]] = None
     for i in range(len(chars)):
         raw: set[bytes] = {b""}

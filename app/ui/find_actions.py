@@ -309,7 +309,7 @@ class FindActions(QObject):
                 if i is not None and self.h.search_term == term:
                     view.scroll_to_text(self.h.index(i, 0), term)
             scroll_to_word()
-            QTimer.singleShot(120, scroll_to_word)
+            QTimer.singleShot(120, view, scroll_to_word)
         view.viewport().update()
         self.ctl.searchMoved.emit(row if ok else None)
 

@@ -86,7 +86,7 @@ class HistoryModel(TruthModel, QAbstractListModel):
         self._painted = threading.Event()        # the open job's tail page is painted
         # set by the view: (rows, budget s) -> how many (nearest first) it made ready to show (documents)
         self.prepare_rows: Optional[Callable[[list, float], int]] = None
-        self.after_paint: Callable[[Callable], None] = lambda fn: QTimer.singleShot(0, fn)   # the view's: once painted
+        self.after_paint: Callable[[Callable], None] = lambda fn: QTimer.singleShot(0, self, fn)   # the view's: once painted
         self._reset_state()
 
     def _reset_state(self):

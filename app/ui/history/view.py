@@ -289,7 +289,7 @@ class HistoryView(QListView):
         self._after_paint_timer.stop()
         todo, self._after_paint = self._after_paint, []
         for fn in todo:
-            QTimer.singleShot(0, fn)
+            QTimer.singleShot(0, self, fn)      # (the view as context: dropped if the window is gone)
 
     # ------------------------------------------------------------------ keys / menu
     def keyPressEvent(self, e):
