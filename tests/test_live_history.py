@@ -152,6 +152,8 @@ def test_window_follows_at_bottom_and_keeps_a_readers_place(qtbot, tmp_path, mon
         sb = v.verticalScrollBar()
         sb.setValue(max(0, sb.maximum() // 2))
         qtbot.wait(50)
+        qtbot.waitUntil(v.settled, timeout=WAIT)         # (an older page the scroll asked for is in)
+        qtbot.wait(50)
         top = v.indexAt(v.viewport().rect().topLeft() + v.viewport().rect().center() * 0)
         key, y = top.data(0x0101).key, v.visualRect(top).top()
         n0 = h.live_stats["batches"]
