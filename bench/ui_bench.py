@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """UI benchmark: time to the first painted tail page, and event-loop stalls.
 
-    .venv/bin/python bench/ui_bench.py [--size 1GB] [--seed 7] [--input PATH] [--pages 40] [--json]
+    .venv/bin/python bench/ui_bench.py [--size 1GB] [--seed 7] [--input PATH] [--pages 40] [--json] [--attribute]
 
 * Input: a synthetic session from app/tools/synth.py (``write_jsonl``), generated once
   under bench/data/ (git-ignored) unless ``--input`` names a file.
@@ -16,6 +16,11 @@
   scrolling 40 older pages: event-loop lateness p99 <= 16 ms.  The UI thread's CPU per 5 ms tick
   (``thread_time``) is printed beside the lateness: on a loaded machine the scheduler adds the rest.
 
+* ``--attribute`` (stderr): the UI thread's CPU in each scrolling tick split over the UI calls
+  that ran in it (:class:`TickAttribution`), for the 1 % of ticks with the most CPU and the 1 %
+  latest, with the process CPU (worker threads) and the worker jobs running; the wrappers add
+  about 1 ms to a tick's CPU, so compare figures without it.
+
 Runs offscreen unless DISPLAY is set (use xvfb-run for a real X server).
 """
 from __future__ import annotations
@@ -27,6 +32,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from threading import get_ident
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -81,6 +87,7 @@ class StallMeter:
         self.timer.setInterval(interval_ms)
         self.timer.timeout.connect(self._tick)
         self.phase = "idle"
+        self.on_tick = None                  # (lateness s, UI CPU s) per tick: TickAttribution
         self.late: dict = {}
         self.cpu: dict = {}
         self._last = None
@@ -138,6 +145,8 @@ class StallMeter:
             # the UI thread's own work between two ticks (CPU time): what a loaded machine's
             # scheduler adds to the lateness is not in it
             self.cpu.setdefault(self.phase, []).append(time.thread_time() - self._cpu)
+            if self.on_tick is not None:
+                self.on_tick(late, time.thread_time() - self._cpu)
             if late > 0.05 and os.environ.get("UI_BENCH_DIAGNOSE"):
                 cpu = time.thread_time() - self._cpu
                 print(f"  tick {late * 1000:.0f} ms late at {now - self.t0:.3f} s [{self.phase}], "
@@ -163,6 +172,158 @@ class StallMeter:
                 out[ph]["ui_cpu_p99_ms"] = round(cs[int(0.99 * (len(cs) - 1))], 1)
                 out[ph]["ui_cpu_max_ms"] = round(cs[-1], 1)
         return out
+
+
+class TickAttribution:
+    """``--attribute``: the UI thread's CPU in each StallMeter tick split over the UI calls that ran
+    in it (inclusive CPU per wrapped method, calls counted; the cyclic GC's passes on the UI thread;
+    "other": the tick's CPU outside every wrapped outermost call).  Wrapped at class level before the
+    window exists, so C++ virtual calls (paint, sizeHint, paintEvent) go through the wrappers too."""
+
+    WRAP = (("app.ui.history.view", "HistoryView", ("scrollContentsBy", "paintEvent", "doItemsLayout", "updateGeometries", "_restore",
+                                                    "_on_scroll", "_maybe_fetch_older", "_run_after_paint")),
+            ("app.ui.history.delegate", "HistoryDelegate", ("paint", "sizeHint", "_render", "_paint_row")),
+            ("app.ui.history.delegate", "DocBuilder", ("build",)),
+            ("app.ui.history.warm", "RowWarmer", ("step",)),
+            ("app.ui.history.model", "HistoryModel", ("_install_older", "_expose_chunk", "_apply", "request_newer",
+                                                      "data", "stats", "_install_tail", "_install_first")),
+            ("app.ui.history.controller", "HistoryController", ("_on_older",)),
+            ("app.ui.main_window", "MainWindow", ("update_status",)))
+
+    def __init__(self, meter: StallMeter):
+        import gc
+        import importlib
+        import threading
+        self.meter = meter
+        self.cur: dict = {}                 # label -> [cpu s, calls] in the current tick
+        self.depth = 0
+        self.top_cpu = 0.0                  # CPU of the outermost wrapped calls in this tick
+        self.ticks: list = []               # (phase, late s, cpu s, {label: (cpu, calls)}, other s)
+        self._main = threading.get_ident()
+        for mod, cls, names in self.WRAP:
+            klass = getattr(importlib.import_module(mod), cls)
+            for name in names:
+                self._wrap(klass, name, f"{cls}.{name}")
+        self._gc0 = 0.0
+        self._pc = time.process_time()
+        self.jobs_fn = lambda: ()            # names of the worker jobs running at a tick (set by run)
+        gc.callbacks.append(self._gc)
+        meter.on_tick = self._tick
+
+    def _wrap(self, klass, name: str, label: str) -> None:
+        setattr(klass, name, self.timed(getattr(klass, name), label))
+
+    def timed(self, fn, label: str):
+        """``fn`` with its UI-thread CPU added to ``label`` in the current tick."""
+        import functools
+        att = self
+        tt = time.thread_time
+
+        @functools.wraps(fn)
+        def wrapped(*a, **k):
+            if get_ident() != att._main:
+                return fn(*a, **k)
+            att.depth += 1
+            c0 = tt()
+            try:
+                return fn(*a, **k)
+            finally:
+                d = tt() - c0
+                att.depth -= 1
+                e = att.cur.get(label)
+                if e is None:
+                    att.cur[label] = [d, 1]
+                else:
+                    e[0] += d
+                    e[1] += 1
+                if att.depth == 0:
+                    att.top_cpu += d
+        return wrapped
+
+    def _gc(self, phase, info):
+        if get_ident() != self._main:
+            return
+        if phase == "start":
+            self._gc0 = time.thread_time()
+            return
+        label = f"gc gen{info['generation']}"
+        d = time.thread_time() - self._gc0
+        e = self.cur.setdefault(label, [0.0, 0])
+        e[0] += d
+        e[1] += 1
+        if self.depth == 0:
+            self.top_cpu += d
+
+    def _tick(self, late: float, cpu: float) -> None:
+        pc = time.process_time()
+        self.ticks.append((self.meter.phase, late, cpu, {k: tuple(v) for k, v in self.cur.items()},
+                           max(0.0, cpu - self.top_cpu), pc - self._pc, self.jobs_fn()))
+        self._pc = pc
+        self.cur = {}
+        self.top_cpu = 0.0
+
+    def report(self, phase: str = "scrolling", top: float = 0.01, out=sys.stderr) -> dict:
+        """The ticks of ``phase`` whose CPU is in the top ``top`` share: mean CPU per label per tick,
+        how many of them the label ran in; the same over all ticks of the phase for reference."""
+        ts = [t for t in self.ticks if t[0] == phase]
+        if not ts:
+            return {}
+        ts_sorted = sorted(ts, key=lambda t: t[2], reverse=True)
+        k = max(1, int(len(ts) * top))
+        worst = ts_sorted[:k]
+
+        def agg(group):
+            acc: dict = {}
+            for _ph, _late, _cpu, d, other, _pc, _jobs in group:
+                for lab, (c, n) in d.items():
+                    a = acc.setdefault(lab, [0.0, 0, 0])
+                    a[0] += c
+                    a[1] += n
+                    a[2] += 1
+                a = acc.setdefault("other (outside the wrapped calls)", [0.0, 0, 0])
+                a[0] += other
+                a[2] += 1
+            return {lab: {"ms_per_tick": round(v[0] / len(group) * 1000, 2), "calls_per_tick": round(v[1] / len(group), 1),
+                          "in_ticks": round(v[2] / len(group), 2)} for lab, v in sorted(acc.items(), key=lambda x: -x[1][0])}
+        res = {"ticks": len(ts), "worst": k, "worst_cpu_min_ms": round(worst[-1][2] * 1000, 1),
+               "worst_late_median_ms": round(statistics.median(t[1] for t in worst) * 1000, 1),
+               "worst_mean_cpu_ms": round(sum(t[2] for t in worst) / k * 1000, 1),
+               "in_worst": agg(worst), "all": agg(ts)}
+        print(f"[{phase}] the {k} ticks of most UI CPU out of {len(ts)} (>= {res['worst_cpu_min_ms']} ms CPU, "
+              f"mean {res['worst_mean_cpu_ms']} ms; median lateness {res['worst_late_median_ms']} ms):", file=out)
+        for lab, v in list(res["in_worst"].items())[:16]:
+            a = res["all"].get(lab, {})
+            print(f"  {lab:44s} {v['ms_per_tick']:6.2f} ms/tick ({v['calls_per_tick']:5.1f} calls, in "
+                  f"{v['in_ticks'] * 100:3.0f}% of them)   all ticks: {a.get('ms_per_tick', 0):5.2f} ms, "
+                  f"{a.get('calls_per_tick', 0) * len(ts):,.0f} calls", file=out)
+        lat = sorted(ts, key=lambda t: t[1], reverse=True)[:k]
+        res["late_worst"] = {"late_min_ms": round(lat[-1][1] * 1000, 1),
+                             "ui_cpu_mean_ms": round(sum(t[2] for t in lat) / k * 1000, 1),
+                             "process_cpu_mean_ms": round(sum(t[5] for t in lat) / k * 1000, 1)}
+        print(f"  the {k} latest ticks (>= {res['late_worst']['late_min_ms']} ms late): UI CPU "
+              f"{res['late_worst']['ui_cpu_mean_ms']} ms, process CPU {res['late_worst']['process_cpu_mean_ms']} ms "
+              f"per tick (mean); over all ticks {sum(t[2] for t in ts) / len(ts) * 1000:.2f} / "
+              f"{sum(t[5] for t in ts) / len(ts) * 1000:.2f} ms", file=out)
+        for lab, v in list(agg(lat).items())[:8]:
+            print(f"    {lab:42s} {v['ms_per_tick']:6.2f} ms/tick (in {v['in_ticks'] * 100:3.0f}% of them)", file=out)
+        def p99(xs):
+            xs = sorted(xs)
+            return round(xs[int(0.99 * (len(xs) - 1))] * 1000, 1) if xs else None
+        res["by_jobs"] = {}
+        for name, grp in (("a worker job running", [t for t in ts if t[6]]), ("no worker job", [t for t in ts if not t[6]])):
+            res["by_jobs"][name] = {"ticks": len(grp), "late_p99_ms": p99([t[1] for t in grp]),
+                                    "ui_cpu_p99_ms": p99([t[2] for t in grp])}
+            print(f"  ticks with {name}: {len(grp)}, lateness p99 {p99([t[1] for t in grp])} ms, UI CPU p99 "
+                  f"{p99([t[2] for t in grp])} ms", file=out)
+        names: dict = {}
+        for t in ts:
+            for j in t[6]:
+                names[j] = names.get(j, 0) + 1
+        print(f"  jobs seen at ticks: {names}", file=out)
+        for t in ts_sorted[:6]:
+            parts = ", ".join(f"{lab} {c * 1000:.1f}/{n}" for lab, (c, n) in sorted(t[3].items(), key=lambda x: -x[1][0])[:7])
+            print(f"  tick cpu {t[2] * 1000:.1f} ms late {t[1] * 1000:.1f} ms other {t[4] * 1000:.1f}: {parts}", file=out)
+        return res
 
 
 def _time_slow_calls(win, meter, ms: float = 20.0) -> None:
@@ -292,10 +453,13 @@ def run(args) -> dict:
         result["firstPaintRuns"] = runs
         result["firstPaintMedian"] = {k: statistics.median(r[k] for r in runs[1:] or runs) for k in keys}
         return result
+    meter = StallMeter()
+    att = TickAttribution(meter) if args.attribute else None
     win, cold = first_paint(cold=True)
+    if att is not None:
+        att.jobs_fn = lambda: tuple(sorted(j.name for j in list(win.history.jobs._live) if not j.finished))
     result["firstPaintCold"] = cold
     # stalls while the index builds and the user scrolls up
-    meter = StallMeter()
     meter.start("indexing+scrolling")
     sb = win.view.verticalScrollBar()
     steps = {"n": 0}
@@ -305,7 +469,7 @@ def run(args) -> dict:
         sb.setValue(max(0, sb.value() - 240))          # a wheel flick upwards every 16 ms
     scroller = QTimer()
     scroller.setInterval(16)
-    scroller.timeout.connect(scroll_step)
+    scroller.timeout.connect(att.timed(scroll_step, "bench scroll step (setValue)") if att else scroll_step)
     scroller.start()
     if os.environ.get("UI_BENCH_DIAGNOSE"):
         _time_slow_calls(win, meter)
@@ -356,6 +520,8 @@ def run(args) -> dict:
                        "scroll_steps": steps["n"]}
     result.pop("_gap", None)
     result["stalls"] = meter.summary()
+    if att is not None:
+        result["attribution"] = att.report("scrolling")
     win.shutdown()
     win.close()
     # warm: the same open again, pages in the OS cache
@@ -389,6 +555,8 @@ def main(argv=None) -> int:
     ap.add_argument("--first-paint-only", action="store_true",
                     help="only the first tail paint, warm (index cached), --runs times")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--attribute", action="store_true",
+                    help="split the UI thread's CPU of the worst 1%% of scrolling ticks over the UI calls (stderr)")
     args = ap.parse_args(argv)
     res = run(args)
     if args.json:

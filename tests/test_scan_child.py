@@ -49,3 +49,23 @@ def test_child_scan_is_cancelled(tmp_path):
     else:
         raise AssertionError("not cancelled")
     assert time.perf_counter() - t0 < 10
+
+
+@pytest.mark.parametrize("task, step", [("outline", 15), ("find", 5)])
+def test_the_outline_child_runs_below_a_search_child(task, step):
+    """The outline pass is background work (it runs for a minute on a 1 GB log while the user
+    scrolls): its child lowers its priority further than a search's, which someone waits for."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+    from app.store.childproc import child_env
+    code = ("import os, sys\n"
+            "from app.store import scan_child as sc\n"
+            "sc.scan = lambda task, path, sid, args, send: os.nice(0)\n"
+            "sys.exit(sc.child_main())\n")
+    out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps((task, "unused", None, {})),
+                         capture_output=True, env=child_env(), timeout=60)
+    kind, niceness = pickle.loads(out.stdout)
+    assert kind == "done"
+    assert niceness == min(19, os.nice(0) + step)

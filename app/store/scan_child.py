@@ -26,6 +26,7 @@ from .childproc import ChildFailed, NoChild, Send, run_child, serve
 PROGRESS_INTERVAL = 0.04
 HITS_INTERVAL = 0.05
 CHILD_NICE = 5
+OUTLINE_NICE = 15   # the outline pass (a child of its own): lower still
 
 
 class ScanFailed(ChildFailed):
@@ -70,6 +71,11 @@ def child_main() -> int:
     """The child: reads (task, path, session_id, args) pickled on stdin."""
     def body(send: Send) -> Any:
         task, path, sid, args = pickle.load(sys.stdin.buffer)
+        if task == "outline":           # background work nobody waits on: after the UI and a search
+            try:
+                os.nice(OUTLINE_NICE - CHILD_NICE)
+            except (AttributeError, OSError):
+                pass
         return scan(task, path, sid, args, send)
     return serve(body, CHILD_NICE)
 
