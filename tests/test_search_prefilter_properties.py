@@ -44,8 +44,11 @@ def _row(text: str, form: str) -> bytes:
     return json.dumps(ev, ensure_ascii=ascii_).encode()
 
 
+PLAIN = "plain ASCII words, no escapes, nothing else"      # (a window whose first escape is the word's own)
+
+
 def _filler(form: str) -> bytes:
-    return _row(FILLER, form)
+    return _row(PLAIN, "raw") if form == "plain" else _row(FILLER, form)
 
 
 def _fold_variant(draw, word: str) -> str:
@@ -80,7 +83,7 @@ def planted(draw):
     form = draw(st.sampled_from(["raw", "escaped", "args-raw", "args-escaped", "args-object"]))
     # the rows around it: written by the same or another writer (a window may mix them), few or
     # many (more rows holding a caseless needle's anchor byte than are checked one by one)
-    around = (draw(st.sampled_from(["raw", "escaped", "args-raw", "args-escaped"])), draw(st.integers(1, 40)))
+    around = (draw(st.sampled_from(["raw", "escaped", "args-raw", "args-escaped", "plain"])), draw(st.integers(1, 40)))
     return word, pre + variant + post, form, opts, around
 
 
@@ -106,6 +109,9 @@ def _options(word: str, how: str) -> FindOptions:
 @example(("J\u030cz", "ǰz", "raw", "caseless", ("raw", 40)))
 @example(("\u03b9\u0308\u0301k", "ΐk", "args-object", "caseless", ("raw", 1)))
 @example(("istanbul", "İSTANBUL", "escaped", "word", ("raw", 1)))
+# an escaped needle starts before the window's first escape of a non-ASCII character (missed before)
+@example(("eñandú", "Bitte eñandú", "escaped", "caseless", ("plain", 1)))
+@example(("Grüßeñandú", "x Grüßeñandú", "escaped", "case", ("plain", 2)))
 def test_prefilter_reports_every_row_the_matcher_finds(case):
     word, text, form, how, (around, n_around) = case
     opts = _options(word, how)

@@ -266,6 +266,48 @@ FOLD = _fold_table()
 # a \u escape of a character >= U+0080 (as an ASCII-only JSON writer stores non-ASCII text)
 _ESC_NONASCII = re.compile(rb"\\u(?!00[0-7])[0-9a-fA-F]{4}")
 ANCHOR_ROWS = 32                   # rows holding a caseless prefilter's anchor byte checked one by one, per window
+ANCHOR_HITS = 256                  # a needle's rare byte: places checked one by one per window before a plain find
+
+
+def _rarity(b: int) -> int:
+    """How common byte ``b`` is in a log, roughly (lower: rarer): the byte of a needle that memchr
+    looks for (a continuation byte: most logs are mostly ASCII, and non-ASCII text spreads over
+    64 of them; then lead bytes, capitals, punctuation, digits, small letters, JSON's own)."""
+    if b >= 0x80:
+        return 0 if b < 0xC0 else 1
+    c = chr(b)
+    if c.isupper():
+        return 2
+    if c in ' "\\,:{}.\n/':
+        return 6
+    if c.isdigit():
+        return 4
+    if c.islower():
+        return 5
+    return 3
+
+
+def _rare_byte(n: bytes) -> tuple[bytes, int]:
+    """(the rarest byte of needle ``n`` by :func:`_rarity`, its first offset in ``n``)."""
+    b = min(n, key=_rarity)
+    return bytes([b]), n.index(b)
+
+
+def _find_anchored(hay: bytes, n: bytes, g: bytes, k: int, start: int, end: int, out: list[int], base: int = 0) -> None:
+    """Append ``base +`` every position of ``n`` in ``hay[start:end]`` to ``out``, found by memchr
+    of its byte ``g`` (at offset ``k`` of ``n``), each place checked; when ``g`` turns out common
+    (more than :data:`ANCHOR_HITS` places) a plain ``find`` does the rest."""
+    p = hay.find(g, start + k, end)
+    hits = 0
+    while p >= 0:
+        hits += 1
+        if hits > ANCHOR_HITS:
+            _find_all(hay, n, p - k, end, out, base)
+            return
+        i = p - k
+        if hay.startswith(n, i) and i + len(n) <= end:
+            out.append(base + i)
+        p = hay.find(g, p + 1, end)
 
 
 @dataclass
@@ -289,6 +331,19 @@ class Prefilter:
 
     def __post_init__(self) -> None:
         self._ascii = all(n.isascii() for n in self.needles)
+        # needles with a non-ASCII byte: found by memchr of their rarest byte (then checked)
+        self._rare = [(n,) + _rare_byte(n) for n in self.needles if not n.isascii()]
+        self._plain = [n for n in self.needles if n.isascii()]
+        # an escaped needle may start before its first escape of a non-ASCII character
+        self._esc_lead = max((m.start() if m else len(n) for n in self.esc
+                              for m in [_ESC_NONASCII.search(n)]), default=0)
+        # (case-sensitive) escaped needles: memchr of one rare byte they all hold, at their offsets
+        self._esc_rare: Optional[tuple[bytes, list[tuple[bytes, int]]]] = None
+        if self.esc and self.fold is None:
+            common = set(self.esc[0]).intersection(*self.esc[1:])
+            if common:
+                g = bytes([min(common, key=_rarity)])
+                self._esc_rare = g, [(n, n.index(g)) for n in self.esc]
 
     @property
     def lower(self) -> bool:
@@ -305,9 +360,12 @@ class Prefilter:
             for n in self.needles:
                 _find_all(data, n, 0, lim, out)
         else:
-            # raw UTF-8 needles cannot occur in ASCII-only bytes (isascii stops at the first other byte)
+            # raw UTF-8 needles cannot occur in ASCII-only bytes (isascii stops at the first other
+            # byte); else memchr of the needle's rarest byte (a UTF-8 continuation byte)
             if not data.isascii():
-                for n in self.needles:
+                for n, g, k in self._rare:
+                    _find_anchored(data, n, g, k, 0, lim, out)
+                for n in self._plain:
                     _find_all(data, n, 0, lim, out)
             self._escaped_positions(data, data, lim, out)
         if len(out) > 1 and (len(self.needles) > 1 or self.esc):
@@ -315,14 +373,33 @@ class Prefilter:
         return out
 
     def _escaped_positions(self, data: bytes, hay: Optional[bytes], lim: int, out: list[int]) -> None:
-        """The ``esc`` needles, looked for from the first ``\\u`` escape of a non-ASCII character
-        of ``data[:lim]`` (most windows of a raw UTF-8 log hold none: one regex pass, no more)."""
+        """The ``esc`` needles.  Case-sensitive: by memchr of a rare byte they all hold, each
+        place checked, as long as that byte is rare in the window.  Else (and for the rest of the
+        window) from the first ``\\u`` escape of a non-ASCII character of ``data[:lim]`` on
+        (most windows of a raw UTF-8 log hold none: one regex pass, no more)."""
         if not self.esc:
             return
-        m = _ESC_NONASCII.search(data, 0, lim)
+        start = 0
+        if hay is not None and self._esc_rare is not None:
+            g, pairs = self._esc_rare
+            p = data.find(g, 0, lim)
+            hits = 0
+            while p >= 0:
+                hits += 1
+                if hits > ANCHOR_HITS:
+                    start = max(0, p - max(k for _n, k in pairs))
+                    break
+                for n, k in pairs:
+                    i = p - k
+                    if i >= 0 and data.startswith(n, i) and i + len(n) <= lim:
+                        out.append(i)
+                p = data.find(g, p + 1, lim)
+            else:
+                return
+        m = _ESC_NONASCII.search(data, start, lim)
         if m is None:
             return
-        at = m.start()
+        at = max(start, m.start() - self._esc_lead)     # (a needle may start before its first escape)
         if hay is None:                   # (folded needles: the escapes' hex digits ASCII-lowercased)
             hay, base = data[at:lim].lower(), at
         else:
@@ -363,6 +440,11 @@ class Prefilter:
             hay = data[start:lim].lower()
         else:
             hay = data[start:lim].translate(FOLD)
+            for n in self._plain:
+                _find_all(hay, n, 0, lim - start, out, start)
+            for n, g, k in self._rare:   # (ſ, ẞ, ligatures: memchr of a byte they hold, rare in most logs)
+                _find_anchored(hay, n, g, k, 0, lim - start, out, start)
+            return
         for n in needles:
             _find_all(hay, n, 0, lim - start, out, start)
 
