@@ -4,7 +4,6 @@ view, and problems without a seq (a malformed row) that still jump to the neares
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
