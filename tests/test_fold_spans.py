@@ -55,6 +55,10 @@ def test_every_span_holds_the_term_casefolded_and_every_match_has_a_span(text, t
         assert needle in fold_case(text[a:b])                      # whole characters holding the match
         # and no smaller span of whole characters would hold it
         assert needle not in fold_case(text[a + 1:b]) and needle not in fold_case(text[a:b - 1])
+    # the same spans in UTF-16 code units (Qt positions; 😀 counts twice)
+    enc = text.encode("utf-16-le")
+    got16 = fold_spans(text, term, limit=1000, utf16=True)
+    assert [enc[2 * a:2 * b].decode("utf-16-le") for a, b in got16] == [text[a:b] for a, b in spans]
     # every match of the folded text lies in a span
     folded = fold_case(text)
     owner = [i for i, ch in enumerate(text) for _ in fold_case(ch)]

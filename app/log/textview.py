@@ -300,14 +300,21 @@ def fold_spans(text: str, term: str, limit: int = 200, utf16: bool = False) -> l
         out.append(span)
         if len(out) >= limit:
             break
-    if utf16 and out and not text.isascii():
-        out = [(_utf16(text, a), _utf16(text, b)) for a, b in out]
+    if utf16 and out and not text.isascii() and max(text) > "\uffff":
+        # (characters outside the BMP are two UTF-16 code units: one pass over the text, in order)
+        res: list[tuple[int, int]] = []
+        at = extra = 0
+        for a, b in out:
+            extra += len(_ASTRAL.findall(text, at, a))
+            a16 = a + extra
+            extra += len(_ASTRAL.findall(text, a, b))
+            res.append((a16, b + extra))
+            at = b
+        out = res
     return out
 
 
-def _utf16(text: str, i: int) -> int:
-    """The UTF-16 offset of code point offset ``i`` of ``text``."""
-    return i + sum(1 for ch in text[:i] if ord(ch) > 0xFFFF)
+_ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
 
 
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
