@@ -159,3 +159,24 @@ def test_window_finds_strasse_jumps_to_it_and_highlights_the_sharp_s_word(qtbot,
         win.search_edit.setText("nirgendstrasse")
     assert b.args[0] == f"no match in {turns:,} turns" and fa.results.rowCount() == 0
     win.close()
+
+
+@pytest.mark.parametrize("case", [True, False])
+@pytest.mark.parametrize("form", ["raw", "escaped"])
+def test_a_rare_byte_that_turns_out_common_gives_way_to_a_plain_find(form, case):
+    """The prefilter looks for a needle by memchr of its rarest byte (ü's continuation byte, the
+    G of its escaped form), checking each place; past ANCHOR_HITS places in a window a plain
+    find takes over: a row after many of them is still reported, by position."""
+    from app.log.search import ANCHOR_HITS, build_prefilter
+    word = "Grüßeñandú"
+    pre = build_prefilter(FindOptions(word, case=case))
+    ascii_ = form == "escaped"
+
+    def row(seq, text):
+        return json.dumps({"seq": seq, "type": "user/message", "data": {"content": text}}, ensure_ascii=ascii_).encode()
+    filler = b"\n".join(row(i, "Gü Grü Grüß " * (ANCHOR_HITS // 4)) for i in range(1, 4)) + b"\n"
+    target = row(9, f"bitte {word} prüfen")
+    window = filler + target + b"\n" + row(10, "Gü" * ANCHOR_HITS) + b"\n"
+    got = pre.positions(window, len(window))
+    assert any(len(filler) <= p < len(filler) + len(target) for p in got), (form, case, got[:5])
+    assert all(p >= len(filler) for p in got)                  # (the filler holds no whole word)
