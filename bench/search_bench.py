@@ -2,11 +2,14 @@
 """Search benchmarks: whole-log ``find`` against ``grep -c``, and the home full-text index.
 
     python bench/search_bench.py [--sizes 100MB,1GB] [--sessions 10000] [--runs 3] [--skip-find|--skip-fts]
+                                 [--caseless-only] [--before /work/main]
 
 * find: generated logs (``app.tools.plant.PlantingSynth``, words planted at known seqs) of each
   size; per word, ``grep -c WORD FILE`` (the reference, same run, same warm page cache) and
   ``app.log.search.find`` in this process (the interpreter already started), medians of
-  ``--runs``; also the time to the first hit and ``grep -ci`` vs a case-insensitive find.
+  ``--runs``; also the time to the first hit and ``grep -ci`` vs a case-insensitive find (:data:`ROWS`:
+  case-sensitive, caseless ASCII, caseless non-ASCII, a phrase); ``--before DIR``: the find of another
+  checkout (main) in a process of its own, timed alternately with this one in the same minutes.
 * fts: the home full-text index rows of ``bench/home_search_bench.py`` (first build against a raw
   read of the same files, queries, incremental update).
 
@@ -17,14 +20,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+if len(sys.argv) == 3 and sys.argv[1] == "--serve":   # (the other checkout's find, for --before)
+    sys.path.insert(0, sys.argv[2])
+else:
+    sys.path.insert(0, str(REPO))
 
 from app.log.reader import LogReader  # noqa: E402
 from app.log.search import FindOptions, FindStats, find  # noqa: E402
@@ -71,12 +79,12 @@ def loadavg() -> str:
 def time_grep(word: str, path: str, ci: bool = False) -> tuple:
     """(wall s, CPU s of the child: user + system, matching lines) of ``grep -c [-i] -F WORD FILE``."""
     cmd = ["grep", "-c"] + (["-i"] if ci else []) + ["-F", "--", word, path]
-    c0 = os.times()
+    c0 = resource.getrusage(resource.RUSAGE_CHILDREN)       # (µs: os.times counts 10 ms ticks)
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True)
     dt = time.perf_counter() - t0
-    c1 = os.times()
-    return dt, (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system), int(r.stdout or 0)
+    c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return dt, (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime), int(r.stdout or 0)
 
 
 def time_find(word: str, path: str, case: bool = True) -> tuple:
@@ -97,39 +105,86 @@ def time_find(word: str, path: str, case: bool = True) -> tuple:
     return dt, cpu, n, first, st
 
 
-def bench_find(sizes, runs, only_caseless: bool = False):
+class Before:
+    """``find`` of another checkout (``--before DIR``, e.g. main) in a process of its own, started
+    once (imports and case tables paid before timing), asked row by row: the two are measured
+    in the same minutes, alternately."""
+
+    def __init__(self, repo: str):
+        self.repo = repo
+        self.p = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve", repo],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def find(self, word: str, path: str, case: bool) -> tuple:
+        assert self.p.stdin is not None and self.p.stdout is not None
+        self.p.stdin.write(json.dumps([word, path, case]) + "\n")
+        self.p.stdin.flush()
+        return tuple(json.loads(self.p.stdout.readline()))
+
+    def close(self) -> None:
+        if self.p.stdin is not None:
+            self.p.stdin.close()
+        self.p.wait()
+
+
+def serve() -> int:
+    """(--serve DIR) time_find of DIR's code for each [word, path, case] line of stdin."""
+    for line in sys.stdin:
+        word, path, case = json.loads(line)
+        dt, cpu, n, first, st = time_find(word, path, case)
+        print(json.dumps([dt, cpu, n, first, st.rows_decoded]), flush=True)
+    return 0
+
+
+# the rows: (word, case-sensitive); None: the log's own planted words
+ROWS = [("zebraquokka", True), ("Grüßeñandú", True), ('say "hello-quoted" now', True), ("wordnotinthelog", True),
+        ("zebraquokka", False), ("Grüßeñandú", False), ("GRÜSSEÑANDÚ", False), ('say "hello-quoted" now', False)]
+
+
+def bench_find(sizes, runs, only_caseless: bool = False, before: Optional[str] = None):
+    """Each row: ``grep -c`` (``-ci`` for a caseless row) of the same word, ``find`` of this
+    checkout in this process and (``before``) of the other checkout, alternately, ``runs`` times;
+    medians, CPU beside wall, the ratios to grep."""
     print(f"== find vs grep -c (same word, same file, warm cache; medians of {runs}; load average {loadavg()})")
     time_find("warmup", gen_log(sizes[0])[0], case=False)     # imports, the case tables: once per process
-    for size in sizes:
-        path, planted = gen_log(size)
-        mb = os.path.getsize(path) / 1e6
-        with open(path, "rb") as f:           # warm the page cache for both
-            while f.read(1 << 24):
-                pass
-        print(f"-- {size}: {mb:.0f} MB (load average {loadavg()})")
-        words = [] if only_caseless else list(planted.items())[:3] + [("wordnotinthelog", (None, None, None))]
-        for word, (seq, _turn, _kind) in words:
-            g = [time_grep(word, path) for _ in range(runs)]
-            fr = [time_find(word, path) for _ in range(runs)]
-            gt, gc = med([x[0] for x in g]), med([x[1] for x in g])
-            ft, fc = med([x[0] for x in fr]), med([x[1] for x in fr])
-            n, first = fr[0][2], fr[0][3]
-            print(f"  {word[:24]!r:28} grep -c {gt * 1000:6.0f} ms wall {gc * 1000:4.0f} ms CPU ({g[0][2]} lines)  "
-                  f"find {ft * 1000:6.0f} ms wall {fc * 1000:5.0f} ms CPU ({n} hits, seq {seq}, first hit "
-                  f"{first * 1000 if first else float('nan'):.0f} ms)  ratio {ft / gt:.2f}x wall  {mb / ft:.0f} MB/s",
-                  flush=True)
-        # case-insensitive (the CLI's and the window's default): an ASCII word and a non-ASCII one
-        # against ``grep -ci`` of the same word (the prefilter folds each window once and looks
-        # for the folded word; \uXXXX-escaped forms only where such escapes are)
-        ci_words = [list(planted)[0]] + [w for w in planted if not w.isascii()][:1]
-        for word in ci_words:
-            g = [time_grep(word, path, ci=True) for _ in range(runs)]
-            fr = [time_find(word, path, case=False) for _ in range(runs)]
-            gt, gc = med([x[0] for x in g]), med([x[1] for x in g])
-            ft, fc = med([x[0] for x in fr]), med([x[1] for x in fr])
-            print(f"  {word!r} case-insensitive: find {ft * 1000:.0f} ms wall {fc * 1000:.0f} ms CPU ({fr[0][2]} hits, "
-                  f"{fr[0][4].rows_decoded} rows decoded); grep -ci {gt * 1000:.0f} ms wall {gc * 1000:.0f} ms CPU "
-                  f"-> ratio {ft / gt:.2f}x wall (target <= 3x)  [load average {loadavg()}]", flush=True)
+    other = Before(before) if before else None
+    if other is not None:
+        other.find("warmup", gen_log(sizes[0])[0], False)
+    try:
+        for size in sizes:
+            path, planted = gen_log(size)
+            mb = os.path.getsize(path) / 1e6
+            with open(path, "rb") as f:           # warm the page cache for both
+                while f.read(1 << 24):
+                    pass
+            print(f"-- {size}: {mb:.0f} MB (load average {loadavg()})")
+            for word, case in ROWS:
+                if only_caseless and case:
+                    continue
+                g, fr, br = [], [], []
+                for _ in range(runs):
+                    g.append(time_grep(word, path, ci=not case))
+                    fr.append(time_find(word, path, case))
+                    if other is not None:
+                        br.append(other.find(word, path, case))
+                gt, gc = med([x[0] for x in g]), med([x[1] for x in g])
+                ft, fc = med([x[0] for x in fr]), med([x[1] for x in fr])
+                first = fr[0][3]
+                seq = planted.get(word, (None,))[0]
+                line = (f"  {word[:24]!r:26} {'case' if case else 'caseless':8} grep -c{'' if case else 'i'} "
+                        f"{gt * 1000:6.0f} ms wall {gc * 1000:5.0f} ms CPU ({g[0][2]} lines) | find "
+                        f"{ft * 1000:6.0f} ms wall {fc * 1000:5.0f} ms CPU ({fr[0][2]} hits, seq {seq}, "
+                        f"{fr[0][4].rows_decoded} rows decoded, first hit "
+                        f"{first * 1000 if first else float('nan'):.0f} ms) ratio {ft / gt:.2f}x wall "
+                        f"{fc / max(gc, 1e-3):.2f}x CPU")
+                if other is not None:
+                    bt, bc = med([x[0] for x in br]), med([x[1] for x in br])
+                    line += (f" | before {bt * 1000:6.0f} ms wall {bc * 1000:5.0f} ms CPU ({br[0][2]} hits) "
+                             f"ratio {bt / gt:.2f}x wall {bc / max(gc, 1e-3):.2f}x CPU")
+                print(line + f"  [load {loadavg()}]", flush=True)
+    finally:
+        if other is not None:
+            other.close()
 
 
 def main(argv=None) -> int:
@@ -140,9 +195,11 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-find", action="store_true")
     ap.add_argument("--skip-fts", action="store_true")
     ap.add_argument("--caseless-only", action="store_true", help="only the case-insensitive find rows")
+    ap.add_argument("--before", metavar="DIR", help="also time the find of the checkout DIR (e.g. /work/main), "
+                                                    "alternately with this one")
     a = ap.parse_args(argv)
     if not a.skip_find:
-        bench_find([s for s in a.sizes.split(",") if s], a.runs, a.caseless_only)
+        bench_find([s for s in a.sizes.split(",") if s], a.runs, a.caseless_only, a.before)
     if not a.skip_fts:                       # the home index rows live in bench/home_search_bench.py
         sys.path.insert(0, str(REPO / "bench"))
         from home_search_bench import bench_build_big, bench_fts
@@ -152,4 +209,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve() if len(sys.argv) == 3 and sys.argv[1] == "--serve" else main())

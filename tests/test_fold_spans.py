@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.log.textview import fold_spans
+from app.log.textview import fold_case, fold_spans
 
 
 def test_strasse_matches_strasse_with_sharp_s_both_ways_and_covers_the_whole_word():
@@ -35,23 +35,34 @@ def test_no_match_and_limit():
     assert len(fold_spans("ß" * 50, "ß", limit=7)) == 7
 
 
-ALPHA = list("aAsSßẞtTfFﬁﬂiIİıŉnN ʼ😀σςΣ")
+ALPHA = list("aAsSßẞtTfFﬁﬂﬀﬃiIİıŉnN ʼ😀σςΣǰjJ\u030cΐι\u0308\u0301ẚʾkK")
+
+
+def test_fold_case_is_casefold_with_the_turkish_i_folded_to_i():
+    assert fold_case("STRAẞE Straße ǰ ΐ ﬁ") == "STRAẞE Straße ǰ ΐ ﬁ".casefold()
+    assert fold_case("İSTANBUL ıI") == "istanbul ii"                 # (casefold: "i̇stanbul ıi")
+    assert fold_case("KELVIN K ſ") == "kelvin k s"
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.text(alphabet=ALPHA, max_size=30), st.text(alphabet=ALPHA, min_size=1, max_size=4))
 def test_every_span_holds_the_term_casefolded_and_every_match_has_a_span(text, term):
-    needle = term.casefold()
+    needle = fold_case(term)
     spans = fold_spans(text, term, limit=1000)
     for (_a, b), (c, _d) in zip(spans, spans[1:]):
         assert b <= c                                              # ordered, not overlapping
     for a, b in spans:
-        assert needle in text[a:b].casefold()                      # whole characters holding the match
+        assert needle in fold_case(text[a:b])                      # whole characters holding the match
         # and no smaller span of whole characters would hold it
-        assert needle not in text[a + 1:b].casefold() and needle not in text[a:b - 1].casefold()
+        assert needle not in fold_case(text[a + 1:b]) and needle not in fold_case(text[a:b - 1])
+    # the same spans in UTF-16 code units (Qt positions; 😀 counts twice)
+    enc = text.encode("utf-16-le")
+    got16 = fold_spans(text, term, limit=1000, utf16=True)
+    assert [enc[2 * a:2 * b].decode("utf-16-le") for a, b in got16] == [text[a:b] for a, b in spans]
     # every match of the folded text lies in a span
-    folded = text.casefold()
-    owner = [i for i, ch in enumerate(text) for _ in ch.casefold()]
+    folded = fold_case(text)
+    owner = [i for i, ch in enumerate(text) for _ in fold_case(ch)]
+    assert len(owner) == len(folded)
     at = folded.find(needle)
     while at >= 0:
         assert any(a <= owner[at] < b for a, b in spans), (text, term, at)

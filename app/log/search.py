@@ -40,7 +40,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 
 from .model import Event, Item, Problem
 from .sources import RawJsonlSource, Segment
-from .textview import KINDS, Field, event_fields, event_turn, normalize_kind, snippet
+from .textview import KINDS, Field, event_fields, event_turn, fold_case, fold_finditer, normalize_kind, snippet
 
 if TYPE_CHECKING:
     import sre_parse as _sre_parse   # typeshed has stubs for this name of the module only
@@ -137,10 +137,60 @@ class FindStats:
 
 # --------------------------------------------------------------------------- matching
 
-def compile_matcher(opts: FindOptions) -> re.Pattern[str]:
-    """The str pattern matched against decoded field text (raises ValueError on a bad regex)."""
+class FoldMatch:
+    """One match of a :class:`FoldMatcher` (the ``start``/``end``/``span``/``group`` of ``re.Match``)."""
+    __slots__ = ("string", "_a", "_b")
+
+    def __init__(self, string: str, a: int, b: int):
+        self.string, self._a, self._b = string, a, b
+
+    def start(self) -> int:
+        return self._a
+
+    def end(self) -> int:
+        return self._b
+
+    def span(self) -> tuple[int, int]:
+        return self._a, self._b
+
+    def group(self) -> str:
+        return self.string[self._a:self._b]
+
+
+class FoldMatcher:
+    """A caseless literal matched with full case folding (:func:`~app.log.textview.fold_case`:
+    ``str.casefold``, the Turkish i's to "i"): "strasse" finds "Straße", "file" finds "ﬁle".
+    A match's span covers whole characters of the text (:func:`~app.log.textview.fold_finditer`)."""
+
+    def __init__(self, text: str, word: bool = False):
+        self.pattern = text
+        self.needle = fold_case(text)
+        self.word = word
+
+    def finditer(self, text: str) -> Iterator[FoldMatch]:
+        for a, b in fold_finditer(text, self.needle, self.word):
+            yield FoldMatch(text, a, b)
+
+    def search(self, text: str) -> Optional[FoldMatch]:
+        return next(self.finditer(text), None)
+
+    def __repr__(self) -> str:
+        return f"FoldMatcher({self.pattern!r}, word={self.word})"
+
+
+# what a field is matched with: a regular expression (regex or case-sensitive), or a caseless literal
+Matcher = Union[re.Pattern[str], FoldMatcher]
+
+
+def compile_matcher(opts: FindOptions) -> Matcher:
+    """The matcher of decoded field text (raises ValueError on a bad regex): a caseless literal
+    is a :class:`FoldMatcher` (full case folding); a regular expression, or a case-sensitive
+    literal, an ``re`` pattern (a caseless regular expression: ``re.IGNORECASE``, simple case
+    folding)."""
     if not opts.text:
         raise ValueError("empty search text")
+    if not opts.regex and not opts.case:
+        return FoldMatcher(opts.text, opts.word)
     p = opts.text if opts.regex else re.escape(opts.text)
     if opts.word:
         p = r"(?<!\w)(?:" + p + r")(?!\w)"
@@ -216,6 +266,48 @@ FOLD = _fold_table()
 # a \u escape of a character >= U+0080 (as an ASCII-only JSON writer stores non-ASCII text)
 _ESC_NONASCII = re.compile(rb"\\u(?!00[0-7])[0-9a-fA-F]{4}")
 ANCHOR_ROWS = 32                   # rows holding a caseless prefilter's anchor byte checked one by one, per window
+ANCHOR_HITS = 256                  # a needle's rare byte: places checked one by one per window before a plain find
+
+
+def _rarity(b: int) -> int:
+    """How common byte ``b`` is in a log, roughly (lower: rarer): the byte of a needle that memchr
+    looks for (a continuation byte: most logs are mostly ASCII, and non-ASCII text spreads over
+    64 of them; then lead bytes, capitals, punctuation, digits, small letters, JSON's own)."""
+    if b >= 0x80:
+        return 0 if b < 0xC0 else 1
+    c = chr(b)
+    if c.isupper():
+        return 2
+    if c in ' "\\,:{}.\n/':
+        return 6
+    if c.isdigit():
+        return 4
+    if c.islower():
+        return 5
+    return 3
+
+
+def _rare_byte(n: bytes) -> tuple[bytes, int]:
+    """(the rarest byte of needle ``n`` by :func:`_rarity`, its first offset in ``n``)."""
+    b = min(n, key=_rarity)
+    return bytes([b]), n.index(b)
+
+
+def _find_anchored(hay: bytes, n: bytes, g: bytes, k: int, start: int, end: int, out: list[int], base: int = 0) -> None:
+    """Append ``base +`` every position of ``n`` in ``hay[start:end]`` to ``out``, found by memchr
+    of its byte ``g`` (at offset ``k`` of ``n``), each place checked; when ``g`` turns out common
+    (more than :data:`ANCHOR_HITS` places) a plain ``find`` does the rest."""
+    p = hay.find(g, start + k, end)
+    hits = 0
+    while p >= 0:
+        hits += 1
+        if hits > ANCHOR_HITS:
+            _find_all(hay, n, p - k, end, out, base)
+            return
+        i = p - k
+        if hay.startswith(n, i) and i + len(n) <= end:
+            out.append(base + i)
+        p = hay.find(g, p + 1, end)
 
 
 @dataclass
@@ -239,6 +331,19 @@ class Prefilter:
 
     def __post_init__(self) -> None:
         self._ascii = all(n.isascii() for n in self.needles)
+        # needles with a non-ASCII byte: found by memchr of their rarest byte (then checked)
+        self._rare = [(n,) + _rare_byte(n) for n in self.needles if not n.isascii()]
+        self._plain = [n for n in self.needles if n.isascii()]
+        # an escaped needle may start before its first escape of a non-ASCII character
+        self._esc_lead = max((m.start() if m else len(n) for n in self.esc
+                              for m in [_ESC_NONASCII.search(n)]), default=0)
+        # (case-sensitive) escaped needles: memchr of one rare byte they all hold, at their offsets
+        self._esc_rare: Optional[tuple[bytes, list[tuple[bytes, int]]]] = None
+        if self.esc and self.fold is None:
+            common = set(self.esc[0]).intersection(*self.esc[1:])
+            if common:
+                g = bytes([min(common, key=_rarity)])
+                self._esc_rare = g, [(n, n.index(g)) for n in self.esc]
 
     @property
     def lower(self) -> bool:
@@ -255,9 +360,12 @@ class Prefilter:
             for n in self.needles:
                 _find_all(data, n, 0, lim, out)
         else:
-            # raw UTF-8 needles cannot occur in ASCII-only bytes (isascii stops at the first other byte)
+            # raw UTF-8 needles cannot occur in ASCII-only bytes (isascii stops at the first other
+            # byte); else memchr of the needle's rarest byte (a UTF-8 continuation byte)
             if not data.isascii():
-                for n in self.needles:
+                for n, g, k in self._rare:
+                    _find_anchored(data, n, g, k, 0, lim, out)
+                for n in self._plain:
                     _find_all(data, n, 0, lim, out)
             self._escaped_positions(data, data, lim, out)
         if len(out) > 1 and (len(self.needles) > 1 or self.esc):
@@ -265,14 +373,33 @@ class Prefilter:
         return out
 
     def _escaped_positions(self, data: bytes, hay: Optional[bytes], lim: int, out: list[int]) -> None:
-        """The ``esc`` needles, looked for from the first ``\\u`` escape of a non-ASCII character
-        of ``data[:lim]`` (most windows of a raw UTF-8 log hold none: one regex pass, no more)."""
+        """The ``esc`` needles.  Case-sensitive: by memchr of a rare byte they all hold, each
+        place checked, as long as that byte is rare in the window.  Else (and for the rest of the
+        window) from the first ``\\u`` escape of a non-ASCII character of ``data[:lim]`` on
+        (most windows of a raw UTF-8 log hold none: one regex pass, no more)."""
         if not self.esc:
             return
-        m = _ESC_NONASCII.search(data, 0, lim)
+        start = 0
+        if hay is not None and self._esc_rare is not None:
+            g, pairs = self._esc_rare
+            p = data.find(g, 0, lim)
+            hits = 0
+            while p >= 0:
+                hits += 1
+                if hits > ANCHOR_HITS:
+                    start = max(0, p - max(k for _n, k in pairs))
+                    break
+                for n, k in pairs:
+                    i = p - k
+                    if i >= 0 and data.startswith(n, i) and i + len(n) <= lim:
+                        out.append(i)
+                p = data.find(g, p + 1, lim)
+            else:
+                return
+        m = _ESC_NONASCII.search(data, start, lim)
         if m is None:
             return
-        at = m.start()
+        at = max(start, m.start() - self._esc_lead)     # (a needle may start before its first escape)
         if hay is None:                   # (folded needles: the escapes' hex digits ASCII-lowercased)
             hay, base = data[at:lim].lower(), at
         else:
@@ -313,6 +440,11 @@ class Prefilter:
             hay = data[start:lim].lower()
         else:
             hay = data[start:lim].translate(FOLD)
+            for n in self._plain:
+                _find_all(hay, n, 0, lim - start, out, start)
+            for n, g, k in self._rare:   # (ſ, ẞ, ligatures: memchr of a byte they hold, rare in most logs)
+                _find_anchored(hay, n, g, k, 0, lim - start, out, start)
+            return
         for n in needles:
             _find_all(hay, n, 0, lim - start, out, start)
 
@@ -364,7 +496,7 @@ def build_prefilter(opts: FindOptions) -> Optional[Prefilter]:
         if opts.case:
             return Prefilter([lit.encode("ascii")])
         return caseless_prefilter(lit)
-    return caseless_prefilter(text)
+    return fold_prefilter(text)
 
 
 _LOWER_OF: Optional[dict[int, list[int]]] = None   # simple lowercase -> the code points mapping to it
@@ -399,77 +531,220 @@ def _storable(ch: str) -> bool:
     return ch in _SAFE or (ord(ch) >= 0xA0 and ch not in "\u2028\u2029")
 
 
-def caseless_prefilter(text: str, max_needles: int = 1) -> Optional[Prefilter]:
-    """The prefilter of a case-insensitive literal (as ``re.IGNORECASE`` matches it: every case
-    variant of every character, ASCII letters included: K matches the Kelvin sign, s the long s,
-    i the dotted and dotless Turkish i).  The needles are the folded images (:data:`FOLD`) of the
-    case variants of the longest stretch of the text whose variants fold into at most
-    ``max_needles`` raw images (each image is a pass over a window) and at most 16 escaped ones."""
-    chars: list[list[str]] = []
-    for ch in text:
-        vs = _case_variants(ch)
-        chars.append(vs if ch not in _JOINTS and all(_storable(v) for v in vs) else [])
-    best: Optional[tuple[int, set[bytes], set[bytes], Optional[bytes]]] = None
-    for i in range(len(chars)):
-        raw: set[bytes] = {b""}
-        esc: set[bytes] = {b""}
-        dbl: set[bytes] = {b""}
-        for j in range(i, len(chars)):
-            vs = chars[j]
-            if not vs:
-                break
-            r2 = {a + v.encode("utf-8").translate(FOLD) for a in raw for v in vs}
+# one place of the stored text: the characters it may hold (case variants), as a needle is built
+Slot = Sequence[str]
+# (needles' raw folded images, escaped images, non-ASCII bytes every raw variant holds), or None
+_Needles = Optional[tuple[set[bytes], set[bytes], set[int]]]
+_MAX_NEEDLES = 8                   # raw images a stretch may stand for (each one a pass over a window)
+_MAX_STRETCH = 32                  # characters of a needle a stretch may span
+_MAX_START = 256                   # where a stretch may start (a long pasted text: its first part)
+
+
+def _esc_form(ch: str) -> bytes:
+    return json.dumps(ch)[1:-1].encode("ascii").lower()
+
+
+def _stretch_needles(segs: Iterable[Sequence[Slot]]) -> _Needles:
+    """The needles of a stretch of a search text stored as any of ``segs`` (each a list of slots:
+    the characters each place may hold); None: a slot holds a character a needle cannot hold
+    (a joint, a character an encoder may escape), or there are too many needles."""
+    raw: set[bytes] = set()
+    esc: set[bytes] = set()
+    anchors: Optional[set[int]] = None
+    for seg in segs:
+        r: set[bytes] = {b""}
+        e: set[bytes] = {b""}
+        d: set[bytes] = {b""}
+        common: set[int] = set()
+        for slot in seg:
+            if not all(v not in _JOINTS and _storable(v) for v in slot):
+                return None
+            r = {x + v.encode("utf-8").translate(FOLD) for x in r for v in slot}
             # (\uXXXX, and \\uXXXX in text inside a JSON string inside JSON, e.g. tool arguments)
-            e2 = {a + json.dumps(v)[1:-1].encode("ascii").lower() for a in esc for v in vs}
-            d2 = {a + json.dumps(v)[1:-1].encode("ascii").lower().replace(b"\\", b"\\\\") for a in dbl for v in vs}
-            if len(r2) > max_needles or len((e2 | d2) - r2) > 16:
+            e = {x + _esc_form(v) for x in e for v in slot}
+            d = {x + _esc_form(v).replace(b"\\", b"\\\\") for x in d for v in slot}
+            if len(r) > _MAX_NEEDLES or len((e | d) - r) > 16:
+                return None
+            both = set(slot[0].encode("utf-8"))
+            for v in slot[1:]:
+                both &= set(v.encode("utf-8"))
+            common |= {x for x in both if x >= 0x80}
+        raw |= r
+        esc |= e | d
+        if len(raw) > _MAX_NEEDLES or len(esc - raw) > 16:
+            return None
+        anchors = common if anchors is None else anchors & common
+    if not raw:
+        return None
+    return raw, esc - raw, anchors or set()
+
+
+def _caseless(length: int, needles_of: Callable[[int, int], _Needles], last: Callable[[int], str],
+              max_needles: int = 1) -> Optional[Prefilter]:
+    """The prefilter of the longest stretch ``[i, j)`` of a text of ``length`` characters whose
+    needles (``needles_of(i, j)``) are at most ``max_needles`` raw images (each image is a pass
+    over a window) and at most 16 escaped ones; short: a wider stretch with more needles."""
+    best: Optional[tuple[int, set[bytes], set[bytes], set[int]]] = None
+    for i in range(min(length, _MAX_START)):
+        for j in range(i + 1, min(length, i + _MAX_STRETCH) + 1):
+            got = needles_of(i, j)
+            if got is None or len(got[0]) > max_needles:
                 break
-            raw, esc, dbl = r2, e2, d2
+            raw, esc, anchors = got
             n = min(len(x) for x in raw)
             # a needle ending in a non-ASCII character ends in a UTF-8 continuation byte, rare in
             # most logs: bytes.find (which tests a needle's last byte first) skips along faster
-            score = n + (8 if ord(text[j]) >= 0x80 and n >= 4 else 0)
+            score = n + (8 if ord(last(j)) >= 0x80 and n >= 4 else 0)
             if best is None or score > best[0]:
-                best = (score, raw, esc | dbl, _anchor(chars[i:j + 1]))
+                best = (score, raw, esc, anchors)
     if best is None or best[0] < 6:
         # short: a wider stretch with more needles (more passes) may be worth it; else the best so far
-        wider = None if max_needles >= 8 else caseless_prefilter(text, max_needles * 2)
+        wider = None if max_needles >= _MAX_NEEDLES else _caseless(length, needles_of, last, max_needles * 2)
         if wider is not None and (best is None or min(map(len, wider.needles)) > best[0]):
             return wider
         if best is None or best[0] < 3:
             return None
-    _s, raw, esc, anchor = best
-    return Prefilter(sorted(raw), fold=FOLD, esc=sorted(esc - raw), anchor=anchor)
+    _s, raw, esc, anchors = best
+    return Prefilter(sorted(raw), fold=FOLD, esc=sorted(esc), anchor=_anchor(anchors))
 
 
-def _anchor(stretch: list[list[str]]) -> Optional[bytes]:
-    """A non-ASCII byte that every raw UTF-8 case variant of some character of ``stretch`` holds
-    (ñ/Ñ: C3), lead bytes first (a continuation byte is shared by more characters); None: none."""
+def caseless_prefilter(text: str, max_needles: int = 1) -> Optional[Prefilter]:
+    """The prefilter of a case-insensitive regular expression's literal (as ``re.IGNORECASE``
+    matches it: every case variant of every character, ASCII letters included: K matches the
+    Kelvin sign, s the long s, i the dotted and dotless Turkish i).  The needles are the folded
+    images (:data:`FOLD`) of the case variants of the longest stretch of the text whose variants
+    fold into few raw images."""
+    slots = [_case_variants(ch) for ch in text]
+    memo: dict[tuple[int, int], _Needles] = {}
+
+    def needles_of(i: int, j: int) -> _Needles:
+        if (i, j) not in memo:
+            memo[i, j] = _stretch_needles([slots[i:j]])
+        return memo[i, j]
+    return _caseless(len(text), needles_of, lambda j: text[j - 1], max_needles)
+
+
+class _FoldTable:
+    """Which characters fold (:func:`~app.log.textview.fold_case`) to which strings."""
+
+    def __init__(self) -> None:
+        every = range(0x1F000)                  # every character that folds to another is below U+1F000
+        chars = list(map(chr, every))
+        folds = list(map(str.casefold, chars))  # (C-level: the ~1,500 that change reach Python)
+        rev: dict[str, list[str]] = {}
+        for c, f in compress(zip(chars, folds), map(ne, chars, folds)):
+            f = fold_case(c)                    # (the Turkish i's)
+            rev.setdefault(f, []).append(c)
+        rev.setdefault("i", []).append("\u0131")   # (ı: casefold keeps it, fold_case makes it "i")
+        self.rev = rev
+        self.multi = sorted(f for f in rev if len(f) > 1)
+        self.by_first: dict[str, list[str]] = {}
+        for f in self.multi:
+            self.by_first.setdefault(f[0], []).append(f)
+
+    def chars(self, unit: str) -> list[str]:
+        """The characters folding to ``unit`` exactly (empty: none)."""
+        own = [unit] if len(unit) == 1 and fold_case(unit) == unit else []
+        return own + self.rev.get(unit, [])
+
+
+_FOLDS: Optional[_FoldTable] = None
+
+
+def _fold_segs(n: str, i: int, j: int, ft: _FoldTable, cap: int = 64) -> Optional[list[list[Slot]]]:
+    """Every way the characters of a text can fold to cover ``n[i:j]`` of a folded needle ``n``
+    (None: more than ``cap``): each a list of slots (the characters each place may hold).  A
+    character whose folding is longer than one may straddle either end of the stretch (ß: "ss"
+    holding the stretch's first s and the needle's s before it, or the text's s before the match:
+    a match may start or end inside a character's folded form); its folding must then agree with
+    the needle there."""
+    head, tail, part = n[:i], n[j:], n[i:j]
+    out: list[list[Slot]] = []
+
+    def rest(p: int, slots: list[Slot]) -> None:
+        if len(out) > cap:
+            return
+        if p == j:
+            out.append(slots)
+            return
+        for q in range(p + 1, min(j, p + 3) + 1):
+            cs = ft.chars(n[p:q])
+            if cs:
+                rest(q, slots + [cs])
+        left = n[p:j]
+        for unit in ft.by_first.get(n[p], ()):
+            w = unit[len(left):]
+            if len(unit) > len(left) and unit.startswith(left) and (tail.startswith(w) or w.startswith(tail)):
+                out.append(slots + [ft.chars(unit)])        # straddling the end
+    rest(i, [])
+    for unit in ft.multi:                                   # straddling the start
+        for k in range(1, len(unit)):
+            u, v = unit[:k], unit[k:]
+            if not (head.endswith(u) or u.endswith(head)):
+                continue
+            if len(v) <= len(part):
+                if part.startswith(v):
+                    rest(i + len(v), [ft.chars(unit)])
+            elif v.startswith(part):
+                w = v[len(part):]
+                if tail.startswith(w) or w.startswith(tail):
+                    out.append([ft.chars(unit)])
+    return None if len(out) > cap else out
+
+
+def fold_prefilter(text: str, max_needles: int = 1) -> Optional[Prefilter]:
+    """The prefilter of a caseless literal as :class:`FoldMatcher` matches it (full case
+    folding): the needles stand for every way a text can fold onto a stretch of the folded
+    search text (ß or ẞ or "ss" or "ſs" for "ss", ﬁ for "fi", a ß whose "ss" holds the match's
+    first s…), as the folded images (:data:`FOLD`) of their raw UTF-8 (and the ``\\uXXXX``
+    forms)."""
+    global _FOLDS
+    if _FOLDS is None:
+        _FOLDS = _FoldTable()
+    ft = _FOLDS
+    n = fold_case(text)
+    memo: dict[tuple[int, int], _Needles] = {}
+
+    def needles_of(i: int, j: int) -> _Needles:
+        if (i, j) not in memo:
+            segs = _fold_segs(n, i, j, ft)
+            memo[i, j] = None if segs is None else _stretch_needles(segs)
+        return memo[i, j]
+    return _caseless(len(n), needles_of, lambda j: n[j - 1], max_needles)
+
+
+def _anchor(common: Collection[int]) -> Optional[bytes]:
+    """One of ``common`` (non-ASCII bytes every raw UTF-8 case variant of the stretch holds:
+    ñ/Ñ: C3), lead bytes first (a continuation byte is shared by more characters); None: none."""
     best: Optional[int] = None
-    for vs in stretch:
-        common = set(vs[0].encode("utf-8"))
-        for v in vs[1:]:
-            common &= set(v.encode("utf-8"))
-        for b in common:
-            if b >= 0x80 and (best is None or (b >= 0xC0) > (best >= 0xC0)):
-                best = b
+    for b in sorted(common):
+        if best is None or (b >= 0xC0) > (best >= 0xC0):
+            best = b
     return None if best is None else bytes([best])
 
 
-def match_fields(fields: Iterable[Field], matcher: re.Pattern[str], kinds: Optional[Collection[str]] = None,
-                 also: Sequence[re.Pattern[str]] = ()) -> Iterator[tuple[Field, re.Match[str], int]]:
+def match_fields(fields: Iterable[Field], matcher: Matcher, kinds: Optional[Collection[str]] = None,
+                 also: Sequence[re.Pattern[str]] = ()) -> Iterator[tuple[Field, Union[re.Match[str], FoldMatch], int]]:
     """(field, first match, number of matches) for each field of ``fields`` that matches
     (and matches every pattern of ``also``)."""
     for f in fields:
         if kinds is not None and f.kind not in kinds:
             continue
-        m = matcher.search(f.text)
+        if type(matcher) is FoldMatcher:
+            it = matcher.finditer(f.text)
+            fm = next(it, None)
+            if fm is None or (also and not all(a.search(f.text) for a in also)):
+                continue
+            yield f, fm, 1 + sum(1 for _ in it)
+            continue
+        rx = cast(re.Pattern[str], matcher)
+        m = rx.search(f.text)
         if m is None:
             continue
         if also and not all(a.search(f.text) for a in also):
             continue
         n = 1
-        for _ in matcher.finditer(f.text, m.end() if m.end() > m.start() else m.end() + 1):
+        for _ in rx.finditer(f.text, m.end() if m.end() > m.start() else m.end() + 1):
             n += 1
         yield f, m, n
 
@@ -719,7 +994,7 @@ def _last_turn_in(codec: RowCodec, seg: Union[_Win, Segment], end: int, st: Find
 
 
 def _row_hits(codec: RowCodec, raw: bytes, pos: object, offset: int, line: Optional[int],
-              matcher: re.Pattern[str], opts: FindOptions, turn: TurnRef, st: FindStats) -> Iterator[Hit]:
+              matcher: Matcher, opts: FindOptions, turn: TurnRef, st: FindStats) -> Iterator[Hit]:
     """Hits of one stored row; ``turn``: the current turn, or a callable giving it (lazily)."""
     st.rows_decoded += 1
     items: list[Item]

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
 from .payloads import JsonObj, as_obj, blocks, content_parts, content_text, value_text
@@ -196,38 +198,123 @@ def event_turn(ev: Event) -> Optional[int]:
     return None
 
 
+# --------------------------------------------------------------------------- caseless matching
+
+# ``str.casefold`` (full case folding: ß and ẞ to "ss", ligatures such as ﬁ to "fi", ŉ to "ʼn"), and
+# the Turkish dotted capital İ and dotless ı to "i" (``re.IGNORECASE`` matched them with i/I, plain
+# casefold keeps ı apart and folds İ to "i" + a combining dot): no caseless query that found a word
+# with ``re`` before misses it now
+_FOLD_FIX = {0x130: "i", 0x131: "i"}
+
+
+def fold_case(text: str) -> str:
+    """The caseless form a search compares: ``str.casefold`` with the Turkish i's folded to "i".
+    Never shorter than ``text`` (a character folds to 1–3 characters, each independently)."""
+    if text.isascii():
+        return text.lower()
+    if "\u0130" in text or "\u0131" in text:
+        text = text.translate(_FOLD_FIX)
+    return text.casefold()
+
+
+_EXPANDS: Optional[re.Pattern[str]] = None       # the characters that fold to more than one
+
+
+def _expanders() -> re.Pattern[str]:
+    global _EXPANDS
+    if _EXPANDS is None:
+        # (every character with a multi-character case folding is in the BMP; C-level map, ~10 ms once)
+        every = list(map(chr, range(0x10000)))
+        many = [c for c, f in zip(every, map(fold_case, every)) if len(f) > 1]
+        _EXPANDS = re.compile("[" + "".join(re.escape(c) for c in many) + "]")
+    return _EXPANDS
+
+
+_WORD_CHAR = re.compile(r"\w")
+
+
+def fold_finditer(text: str, needle: str, word: bool = False) -> Iterator[tuple[int, int]]:
+    """(start, end) in ``text`` of each match of ``needle`` (already :func:`fold_case` d) in
+    ``fold_case(text)``, oldest first, not overlapping.  A span covers whole characters of ``text``:
+    a match that starts or ends inside a character's folded form ("s" in "Maße") covers that
+    character.  ``word``: only matches that start and end on character boundaries, not preceded
+    or followed by a word character (``re``'s ``(?<!\\w)…(?!\\w)``)."""
+    if not needle or not text:
+        return
+    folded = fold_case(text)
+    if not needle.isascii() and folded.isascii():
+        return
+    n = len(needle)
+    # the characters whose fold is longer than one: (their folded starts, their indexes, fold lengths)
+    fs: list[int] = []
+    ix: list[int] = []
+    ln: list[int] = []
+    extra: list[int] = []                         # characters added to the folded text up to and with each
+    if len(folded) != len(text):
+        add = 0
+        for m in _expanders().finditer(text):
+            k = m.start()
+            w = len(fold_case(m.group()))
+            fs.append(k + add)
+            ix.append(k)
+            ln.append(w)
+            add += w - 1
+            extra.append(add)
+
+    def owner(p: int) -> tuple[int, bool]:
+        """(character of ``text`` holding folded offset ``p``, whether ``p`` starts that character)."""
+        t = bisect_right(fs, p) - 1
+        if t >= 0 and p < fs[t] + ln[t]:
+            return ix[t], p == fs[t]
+        return p - (extra[t] if t >= 0 else 0), True
+
+    last = 0
+    at = folded.find(needle)
+    while at >= 0:
+        end = at + n
+        if fs:
+            a, a_whole = owner(at)
+            z, _ = owner(end - 1)
+            b = z + 1
+            b_whole = b >= len(text) or owner(end)[1]
+        else:
+            a, b, a_whole, b_whole = at, end, True, True
+        if word and not (a_whole and b_whole and not (a > 0 and _WORD_CHAR.match(text, a - 1))
+                         and not _WORD_CHAR.match(text, b)):
+            at = folded.find(needle, at + 1)
+            continue
+        if a >= last:
+            yield a, b
+            last = b
+        at = folded.find(needle, end)
+
+
 def fold_spans(text: str, term: str, limit: int = 200, utf16: bool = False) -> list[tuple[int, int]]:
     """(start, end) of each caseless match of ``term`` in ``text`` (at most ``limit``), as the
-    window's search matches a row: ``str.casefold`` of both, so a character that folds to
-    several (ß to "ss", ŉ to "ʼn", ligatures) matches them, and the reverse ("STRASSE" in "straße",
-    "straße" in "STRASSE").  Each span covers whole characters of ``text``: a match that starts or
-    ends inside a character's folded form covers that character.  ``utf16``: offsets in UTF-16
-    code units (Qt text positions) instead of code points."""
-    needle = term.casefold()
-    if not needle or not text:
-        return []
-    folded = text.casefold()
-    owner: Optional[list[int]] = None
-    if len(folded) != len(text):            # (casefold never shrinks a character: equal length is 1:1)
-        owner = []
-        for i, ch in enumerate(text):
-            owner.extend([i] * len(ch.casefold()))
+    whole-log search matches a field (:func:`fold_case` of both, :func:`fold_finditer`), so a
+    character that folds to several (ß to "ss", ŉ to "ʼn", ligatures) matches them, and the
+    reverse ("STRASSE" in "straße", "straße" in "STRASSE").  Each span covers whole characters of
+    ``text``.  ``utf16``: offsets in UTF-16 code units (Qt text positions) instead of code points."""
     out: list[tuple[int, int]] = []
-    at = folded.find(needle)
-    while at >= 0 and len(out) < limit:
-        end = at + len(needle)
-        a, b = (at, end) if owner is None else (owner[at], owner[end - 1] + 1)
-        if not out or a >= out[-1][1]:
-            out.append((a, b))
-        at = folded.find(needle, end)
-    if utf16 and not text.isascii():
-        out = [(_utf16(text, a), _utf16(text, b)) for a, b in out]
+    for span in fold_finditer(text, fold_case(term)):
+        out.append(span)
+        if len(out) >= limit:
+            break
+    if utf16 and out and not text.isascii() and max(text) > "\uffff":
+        # (characters outside the BMP are two UTF-16 code units: one pass over the text, in order)
+        res: list[tuple[int, int]] = []
+        at = extra = 0
+        for a, b in out:
+            extra += len(_ASTRAL.findall(text, at, a))
+            a16 = a + extra
+            extra += len(_ASTRAL.findall(text, a, b))
+            res.append((a16, b + extra))
+            at = b
+        out = res
     return out
 
 
-def _utf16(text: str, i: int) -> int:
-    """The UTF-16 offset of code point offset ``i`` of ``text``."""
-    return i + sum(1 for ch in text[:i] if ord(ch) > 0xFFFF)
+_ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
 
 
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
