@@ -334,3 +334,38 @@ def test_fast_inspect_of_a_big_generated_log_reads_fast_rows_only(tmp_path):
     exact = {ln[9:ln.find(b'"', 9)] for ln in lines if fastrows.accepts(ln, r.version) is None}
     assert exact <= {b"request/header", b"request/context", b"compaction/start", b"compaction/summary",
                      b"compaction/end", b"session/title", b"user/message", b"system/message"}, exact
+
+
+def test_a_failed_attempt_committed_later_is_pruned_like_the_full_recheck(tmp_path):
+    """prune() re-checks only attempts that can have changed; a message that commits an attempt already
+    kept as failed (its stable prefix) must make it re-check them (inspect's hidden count, both paths)."""
+    from app.log.attempts import AttemptTracker
+    from app.log.model import Event
+    from test_fast_paths_properties import _FullPrune
+
+    def chunk(seq, turn, c):
+        return {"type": "assistant/chunk", "seq": seq, "time": seq, "data": {"turn": turn, "step": 1, "chunk": c}}
+    rows = [{"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1}},
+            chunk(1, 1, {"type": "text-delta", "index": 0, "text": "a"}),
+            chunk(2, 1, {"type": "finish", "reason": {"kind": "error", "failure": {"code": "X"}}}),
+            {"type": "turn/end", "seq": 3, "time": 3, "data": {"turn": 1, "reason": {"kind": "completed"}}},
+            {"type": "turn/start", "seq": 4, "time": 4, "data": {"turn": 2}},
+            {"type": "assistant/message", "seq": 5, "time": 5, "sourceEventSeqs": [1, 2], "surfaceOp": "append",
+             "data": {"turn": 1, "step": 1, "message": {"role": "assistant", "content": [], "id": "m"}}},
+            chunk(6, 2, {"type": "finish", "reason": {"kind": "error", "failure": {"code": "Y"}}}),
+            {"type": "turn/end", "seq": 7, "time": 7, "data": {"turn": 2, "reason": {"kind": "completed"}}}]
+    fast, ref = AttemptTracker(keep_text=False), _FullPrune(keep_text=False)
+    for r in rows:
+        ev = Event(seq=r["seq"], type=r["type"], time=r["time"], data=r["data"],
+                   source_event_seqs=r.get("sourceEventSeqs"), surface_op=r.get("surfaceOp"))
+        for tr in (fast, ref):
+            tr.apply(ev)
+            if ev.type == "turn/end":
+                tr.prune()
+        assert [a.to_dict() for a in fast.attempts] == [a.to_dict() for a in ref.attempts]
+    assert [a.first_seq for a in fast.attempts] == [6]           # the first one was committed, then dropped
+    p = tmp_path / "session.jsonl"
+    p.write_bytes(b"\n".join(json.dumps(r, separators=(",", ":")).encode() for r in
+                             [{"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}]
+                             + rows) + b"\n")
+    assert assert_same(p)["hiddenAttempts"] == 1

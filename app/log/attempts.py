@@ -224,8 +224,8 @@ class AttemptTracker:
             if last is not None and last.message_seq is None and not last.failed:
                 target = last
         if target is not None:
-            if target.message_seq is None:      # (a failed attempt may stop being one)
-                self._stable = 0
+            if target.failed:                   # a failed attempt stops being one: prune re-checks all (the
+                self._stable = 0                # others are never in the stable prefix, which holds failed ones)
                 self._last_stable = False
             target.message_seq = seq
             target.interrupted = bool(interrupted)
