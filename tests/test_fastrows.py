@@ -369,3 +369,17 @@ def test_a_failed_attempt_committed_later_is_pruned_like_the_full_recheck(tmp_pa
                              [{"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}]
                              + rows) + b"\n")
     assert assert_same(p)["hiddenAttempts"] == 1
+
+
+@pytest.mark.parametrize("rel", ["apps/web/tests/snapshots/goal-multi-turn-actions/session.jsonl",
+                                 "examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"])
+def test_fast_inspect_equals_the_exact_one_on_a_sqlite_store(tmp_path, rel):
+    """A SQLite store hands over rows, not text: positions are row ids (no offsets, no lines)."""
+    from app.store.sqlite_store import jsonl_to_sqlite
+    src = fixture(rel)
+    db = tmp_path / "store.db"
+    jsonl_to_sqlite(src, db, batch_rows=7)
+    sid = json.loads(src.read_bytes().split(b"\n")[0])["id"]
+    fast = analysis.inspect(open_reader(str(db), sid), fast=True)
+    exact = analysis.inspect(open_reader(str(db), sid), fast=False)
+    assert json.dumps(fast) == json.dumps(exact) and fast["events"] > 10
