@@ -28,7 +28,8 @@ def writer_of(args, reader) -> Optional[dict[Any, Any]]:
     try:
         return writer_state(reader.source.path if sid is None else args.path, sid,
                             live_window=getattr(args, "live_window", None),
-                            crash_after=getattr(args, "crash_after", None))
+                            crash_after=getattr(args, "crash_after", None),
+                            reader=reader if sid is None else None)     # (its tail analysis, reused)
     except Exception:               # no writer state (e.g. an unreadable store): the logical face as before
         return None
 

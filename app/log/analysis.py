@@ -1,11 +1,15 @@
 """Whole-log answers built from one streaming pass: inspect, messages, exact request."""
 from __future__ import annotations
 
-from typing import Optional
+import gc
+from itertools import accumulate, repeat
+from operator import add
+from typing import Any, Optional
 from collections.abc import Callable, Iterable
 
 from .attempts import Attempt, AttemptTracker, embedded_stream
-from .lazyrows import PackedBlock, iter_lazy
+from .lazyrows import Lazy, PackedBlock, iter_lazy, lazy_row
+from . import fastrows as fr
 from .folds import HeaderFold, SurfaceFold, build_request
 from .integrity import EventChecks, dsh_refusals
 import msgspec
@@ -14,6 +18,7 @@ from .limits import ProblemList
 from .model import Event, Problem, typed
 from .payloads import JsonObj
 from .reader import LogReader, TailState
+from .sources import RowPos, Segment
 
 
 _ROW_DEFECTS = frozenset({"malformed", "bad-utf8", "bad-envelope", "bad-packed", "corrupt-frame", "torn-row",
@@ -55,82 +60,229 @@ def _dedupe(problems: list[Problem]) -> list[Problem]:
     return out
 
 
+class _InspectPass:
+    """The state of one ``inspect`` pass: counts, folds, checks; :meth:`event` and :meth:`block` are the
+    exact steps, :meth:`fast` reads rows as lean records (:mod:`app.log.fastrows`) where it can."""
+
+    def __init__(self, problems: ProblemList) -> None:
+        self.problems = problems
+        self.checks = EventChecks()
+        self.sf = SurfaceFold(keep_events=False, keep_replaced=False)   # bounded by the current nodes, not the log
+        self.at = AttemptTracker(keep_text=False)
+        self.hf = HeaderFold(tools=False)
+        self.turns = self.events = 0
+        self.last_seq = -1
+        self.expected = 0
+        self.types: dict[str, int] = {}
+        self.title: object = None
+        self.inherited: Optional[int] = None     # v2+: seq of the last tagged session/end-seed (the inherited cut)
+
+    def seq_problem(self, seq: int, line: Optional[int], offset: int) -> None:
+        self.problems.append(Problem(code="seq-gap" if seq > self.expected else "seq-order",
+                                     message=f"seq {seq} where {self.expected} was expected", seq=seq, line=line,
+                                     offset=offset if offset >= 0 else None))
+
+    def block(self, ev: PackedBlock) -> None:
+        """Packed deltas, counted and grouped without their events."""
+        assert ev.n is not None            # a checked block (iter_lazy's default) counts its members
+        if ev.seq0 != self.expected:
+            self.seq_problem(ev.seq0, ev.line, ev.offset)
+        self.events += ev.n
+        self.expected = ev.seq0 + ev.n
+        self.last_seq = max(self.last_seq, self.expected - 1)
+        self.types["assistant/chunk"] = self.types.get("assistant/chunk", 0) + ev.n
+        self.at.apply_deltas(ev.turn, ev.step, ev.seq0, ev.n)
+
+    def event(self, ev: Event) -> None:
+        self.events += 1
+        if ev.seq != self.expected:
+            self.seq_problem(ev.seq, ev.line, ev.offset)
+        self.expected = ev.seq + 1
+        self.last_seq = max(self.last_seq, ev.seq)
+        self.types[ev.type] = self.types.get(ev.type, 0) + 1
+        if ev.type == "turn/start":
+            self.turns += 1
+        elif ev.type == "session/title" and isinstance(ev.data, dict):
+            self.title = ev.data.get("title", self.title)
+        elif ev.type == "session/end-seed" and isinstance(ev.data, dict) and ev.data.get("inherited") is True:
+            self.inherited = ev.seq
+        try:
+            typed(ev)
+        except msgspec.ValidationError as e:
+            self.problems.append(Problem(code="bad-payload", message=f"{ev.type} payload: {e}", seq=ev.seq,
+                                         line=ev.line, offset=ev.offset if ev.offset >= 0 else None))
+        self.sf.apply(ev)
+        self.at.apply(ev)
+        self.hf.apply(ev)
+        self.checks.apply(ev)
+        if ev.type == "turn/end":
+            self.at.prune()
+
+    def lazy(self, items: Iterable[Lazy]) -> None:
+        for it in items:
+            if isinstance(it, PackedBlock):
+                self.block(it)
+            else:
+                self.event(it)
+
+    def fast(self, reader: LogReader, progress: Optional[Callable[[int, int], None]] = None) -> None:
+        """The pass over every stored row: a row that :mod:`app.log.fastrows` reads as a lean record is
+        counted and folded from it; any other row (or one its checks refuse) takes the exact steps, in
+        its place.  Same answer as ``lazy(iter_lazy(reader, ...))`` (``tests/test_fastrows.py``)."""
+        collecting = gc.isenabled()
+        gc.disable()           # (records, lists and dicts by the million, no cycles: the collector only costs time)
+        try:
+            for seg in reader.source.forward():
+                self._fast_segment(reader, seg)
+                if progress:
+                    progress(seg.end if isinstance(seg.end, int) else 0, max(1, reader.source.size))
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _fast_segment(self, reader: LogReader, seg: Segment) -> None:
+        problems = self.problems
+        if seg.bad:
+            reader.decode_segment(seg, problems)           # (the corrupt-frame problem)
+            return
+        if seg.rows is not None:
+            rows = [raw for _p, raw in seg.rows]
+            torn = b""
+        else:
+            rows = seg.data.split(b"\n")
+            torn = rows.pop()                 # b"" when the segment ends with a newline
+        refused = fr.refused_rows(rows, seg.rows is None and seg.data.isascii())
+        starts: Optional[list[int]] = None
+
+        def where(i: int) -> tuple[RowPos, int, Optional[int]]:
+            """(pos, text offset, line) of row ``i`` of the segment."""
+            nonlocal starts
+            if seg.rows is not None:
+                return seg.rows[i][0], -1, None
+            if starts is None:
+                starts = list(accumulate(map(add, map(len, rows), repeat(1)), initial=0))
+            return seg.row_pos(starts[i]), seg._abs(starts[i]), (seg.line0 + i if seg.line0 is not None else None)
+
+        decs = fr.decoders(reader.version)
+        legacy = reader.version < 2
+        at, sf, types = self.at, self.sf, self.types
+        errors, members, summary, record_ok = fr.DECODE_ERRORS, fr.packed_members, fr.stream_summary, fr.record_ok
+        add_chunk, boundary, cite, settle, deltas = at.add_chunk, at.boundary, at.cite, at.settle, at.apply_deltas
+        append_node = sf.append_node
+        events, expected, last_seq, turns = self.events, self.expected, self.last_seq, self.turns
+        for i, raw in enumerate(rows):
+            rec: Any = None
+            if raw.startswith(b'{"type":"') and not (refused and i in refused):
+                dec = decs.get(raw[9:raw.find(b'"', 9)])
+                if dec is not None:
+                    try:
+                        rec = dec(raw)
+                    except errors:
+                        rec = None
+            if rec is not None:
+                k = rec.K
+                seq = rec.seq
+                d = rec.data
+                if k <= fr.PACKED_CALL:                          # a packed chunk row
+                    n = members(rec)
+                    if n:
+                        if seq != expected:
+                            self.expected = expected
+                            _pos, off, line = where(i)
+                            self.seq_problem(seq, line, off)
+                        events += n
+                        expected = seq + n
+                        if expected - 1 > last_seq:
+                            last_seq = expected - 1
+                        types["assistant/chunk"] = types.get("assistant/chunk", 0) + n
+                        deltas(d.turn, d.step, seq, n)
+                        continue
+                elif k < fr.CHECKED or record_ok(rec, legacy):
+                    if seq != expected:
+                        self.expected = expected
+                        _pos, off, line = where(i)
+                        self.seq_problem(seq, line, off)
+                    events += 1
+                    expected = seq + 1
+                    if seq > last_seq:
+                        last_seq = seq
+                    t = rec.T
+                    types[t] = types.get(t, 0) + 1
+                    if k == fr.CHUNK:
+                        c = d.chunk
+                        add_chunk(seq, (d.turn, d.step), c.type, c.reason, c.usage, None)
+                    elif k == fr.STEP:
+                        boundary(t, d.turn)
+                    elif k == fr.PLAIN:
+                        pass
+                    elif k == fr.SURFACE:
+                        append_node(seq)
+                    elif k == fr.MESSAGE:
+                        append_node(seq, not d.message.content)
+                        if d.stream is not None:
+                            chunks, finish, usage = summary(d.stream)
+                            settle(t, seq, (d.turn, d.step), chunks, finish, usage if usage is not None else d.usage,
+                                   d.interrupted)
+                        else:
+                            cite(seq, (d.turn, d.step), rec.sourceEventSeqs, d.interrupted)
+                    elif k == fr.TURN_START:
+                        turns += 1
+                        boundary(t, d.turn)
+                    elif k == fr.TURN_END:
+                        boundary(t, d.turn)
+                        at.prune()
+                    elif k == fr.RETRY:
+                        at.retry(t, seq, (d.turn, d.step), d.retry)
+                    elif k == fr.ATTEMPT:
+                        chunks, finish, usage = summary(d.stream)
+                        settle(t, seq, (d.turn, d.step), chunks, finish, usage if usage is not None else d.usage, None)
+                    continue
+            self.events, self.expected, self.last_seq, self.turns = events, expected, last_seq, turns
+            pos, off, line = where(i)
+            self.lazy(lazy_row(reader, pos, off, line, raw, True, problems))
+            events, expected, last_seq, turns = self.events, self.expected, self.last_seq, self.turns
+        self.events, self.expected, self.last_seq, self.turns = events, expected, last_seq, turns
+        if torn:
+            pos, off, line = where(len(rows))
+            self.lazy(lazy_row(reader, pos, off, line, torn, False, problems))
+
+
 def inspect(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
-            live: bool = False) -> JsonObj:
+            live: bool = False, fast: bool = True) -> JsonObj:
     """Summary facts of a log (spec: ``inspect`` face), one forward pass (packed rows not expanded).
 
     ``live``: a writer is alive, so an open turn is in flight, not crashed: no closure is
-    synthesized (``closure`` is empty; :func:`app.log.inflight.in_flight` says what is open)."""
+    synthesized (``closure`` is empty; :func:`app.log.inflight.in_flight` says what is open).
+    ``fast``: rows read as lean typed records where they can be (:mod:`app.log.fastrows`; the same
+    answer as ``fast=False``, the exact decode of every row)."""
     problems = ProblemList(reader.problems)
     if reader.fatal:
         return {"id": reader.header.id if reader.header else None, "format": reader.source.kind,
                 "problems": [str(p) for p in _dedupe(list(problems) + problems.summary())], "fatal": str(reader.fatal)}
     st = reader.tail_state()
-    checks = EventChecks()
-    sf = SurfaceFold(keep_events=False, keep_replaced=False)   # bounded by the current nodes, not the log
-    at = AttemptTracker(keep_text=False)
-    hf = HeaderFold(tools=False)
-    turns = events = 0
-    last_seq = -1
-    expected = 0
-    types: dict[str, int] = {}
-    title: object = None
-    inherited: Optional[int] = None                # v2+: seq of the last tagged session/end-seed (the inherited cut)
-    for ev in iter_lazy(reader, problems=problems, progress=progress):
-        if isinstance(ev, PackedBlock):        # packed deltas, counted and grouped without their events
-            assert ev.n is not None            # a checked block (iter_lazy's default) counts its members
-            if ev.seq0 != expected:
-                problems.append(Problem(code="seq-gap" if ev.seq0 > expected else "seq-order",
-                                        message=f"seq {ev.seq0} where {expected} was expected", seq=ev.seq0,
-                                        line=ev.line, offset=ev.offset if ev.offset >= 0 else None))
-            events += ev.n
-            expected = ev.seq0 + ev.n
-            last_seq = max(last_seq, expected - 1)
-            types["assistant/chunk"] = types.get("assistant/chunk", 0) + ev.n
-            at.apply_deltas(ev.turn, ev.step, ev.seq0, ev.n)
-            continue
-        events += 1
-        if ev.seq != expected:
-            problems.append(Problem(code="seq-gap" if ev.seq > expected else "seq-order",
-                                    message=f"seq {ev.seq} where {expected} was expected", seq=ev.seq, line=ev.line,
-                                    offset=ev.offset if ev.offset >= 0 else None))
-        expected = ev.seq + 1
-        last_seq = max(last_seq, ev.seq)
-        types[ev.type] = types.get(ev.type, 0) + 1
-        if ev.type == "turn/start":
-            turns += 1
-        elif ev.type == "session/title" and isinstance(ev.data, dict):
-            title = ev.data.get("title", title)
-        elif ev.type == "session/end-seed" and isinstance(ev.data, dict) and ev.data.get("inherited") is True:
-            inherited = ev.seq
-        try:
-            typed(ev)
-        except msgspec.ValidationError as e:
-            problems.append(Problem(code="bad-payload", message=f"{ev.type} payload: {e}", seq=ev.seq, line=ev.line,
-                                    offset=ev.offset if ev.offset >= 0 else None))
-        sf.apply(ev)
-        at.apply(ev)
-        hf.apply(ev)
-        checks.apply(ev)
-        if ev.type == "turn/end":
-            at.prune()
+    ip = _InspectPass(problems)
+    if fast and getattr(reader.codec, "envelope_seqs", None) is None:
+        ip.fast(reader, progress)
+    else:
+        ip.lazy(iter_lazy(reader, problems=problems, progress=progress))
+    at, sf = ip.at, ip.sf
     closure: list[Event] = [] if live else st.closure
     for ev in closure:
         sf.apply(ev)
-    refusals = load_checks(reader, problems, st, sf, checks, inherited)
+    refusals = load_checks(reader, problems, st, sf, ip.checks, ip.inherited)
     hidden = [a for a in at.attempts if a.hidden_by_default]
     h = reader.header
     return {
         "id": h.id if h else None,
         "format": reader.source.kind,
         "formatVersion": reader.version,
-        "inheritedEvents": (inherited or 0) if reader.version >= 2 else ((h.seedLength or 0) if h else 0),
+        "inheritedEvents": (ip.inherited or 0) if reader.version >= 2 else ((h.seedLength or 0) if h else 0),
         "path": reader.path,
-        "title": title,
+        "title": ip.title,
         "header": h.to_dict() if h else None,
-        "events": events,
-        "lastSeq": last_seq,
-        "turns": turns,
+        "events": ip.events,
+        "lastSeq": ip.last_seq,
+        "turns": ip.turns,
         "messages": len(sf.message_seqs()),
         "attempts": at.count,
         "hiddenAttempts": len(hidden),
@@ -138,8 +290,8 @@ def inspect(reader: LogReader, progress: Optional[Callable[[int, int], None]] = 
         "openTail": st.is_open,
         "closure": [e.type for e in closure],
         "tornRows": len([d for d in st.dropped]),
-        "requestHeaders": [{"seq": s, "reason": r} for s, r in hf.history],
-        "types": dict(sorted(types.items())),
+        "requestHeaders": [{"seq": s, "reason": r} for s, r in ip.hf.history],
+        "types": dict(sorted(ip.types.items())),
         "problems": [str(p) for p in _dedupe(list(problems) + problems.summary())],
         "dshWouldRefuse": bool(refusals),
     }

@@ -141,7 +141,9 @@ class AttemptTracker:
         """Forget settled attempts that did not fail (bounded memory on huge logs); keep failed ones."""
         s = self._stable
         tail = self.attempts[s:]
-        keep = [a for a in tail if a.failed or (a.turn, a.step) in self._open]
+        keep = [a for a in tail if (a.message_seq is None and (a.log_only or (a.finish is not None and a.finish.get("kind")
+                                                                             in FAILED_FINISH)))
+                or (a.turn, a.step) in self._open]           # (a.failed, inline: once per attempt per turn)
         self.pruned += len(tail) - len(keep)
         self.attempts[s:] = keep
         if self._last_stable:
@@ -166,66 +168,83 @@ class AttemptTracker:
             return
         if t == "assistant/chunk":
             d = ev.data if isinstance(ev.data, dict) else {}
-            key = (d.get("turn"), d.get("step"))
-            a = self._open.get(key)
-            if a is None:
-                a = Attempt(turn=key[0], step=key[1], first_seq=ev.seq, last_seq=ev.seq)
-                self.attempts.append(a)
-                self._open[key] = a
-                self._last[key] = a
-                self._last_new.add(key)
-            a.last_seq = ev.seq
-            a.chunks += 1
             c = d.get("chunk")
             if not isinstance(c, dict):
                 c = {}
-            ct = c.get("type")
-            if ct == "finish":
-                a.finish = c.get("reason") if isinstance(c.get("reason"), dict) else {"kind": str(c.get("reason"))}
-                del self._open[key]
-            elif ct == "usage":
-                a.usage = c.get("usage")
-            elif ct in ("text-delta", "reasoning-delta") and self.keep_text:
-                if sum(map(len, a.text)) < _TEXT_KEEP:
-                    a.text.append(str(c.get("text", "")))
+            self.add_chunk(ev.seq, (d.get("turn"), d.get("step")), c.get("type"), c.get("reason"), c.get("usage"),
+                           c.get("text", ""))
         elif t == "assistant/message":
             d = ev.data if isinstance(ev.data, dict) else {}
-            key = (d.get("turn"), d.get("step"))
-            cited = ev.source_event_seqs
-            target = None
-            if cited:
-                lo = min(cited)
-                for a in reversed(self.attempts):
-                    if a.covers(lo):
-                        target = a
-                        break
-                    if a.last_seq < lo:
-                        break
-            elif cited is None:
-                a = self._last.get(key)
-                if a is not None and a.message_seq is None and not a.failed:
-                    target = a
-            if target is not None:
-                if target.message_seq is None:      # (a failed attempt may stop being one)
-                    self._stable = 0
-                    self._last_stable = False
-                target.message_seq = ev.seq
-                target.interrupted = bool(d.get("interrupted"))
-                self._open.pop((target.turn, target.step), None)
+            self.cite(ev.seq, (d.get("turn"), d.get("step")), ev.source_event_seqs, d.get("interrupted"))
         elif t in ("llm/retry", "llm/retry-started"):
             d = ev.data if isinstance(ev.data, dict) else {}
-            a = self._last.get((d.get("turn"), d.get("step")))
-            if a is not None:
-                if t == "llm/retry":
-                    a.retry_seq = ev.seq
-                    a.retry_number = d.get("retry")
-                else:
-                    a.retry_started_seq = ev.seq
+            self.retry(t, ev.seq, (d.get("turn"), d.get("step")), d.get("retry"))
         elif t in ("step/end", "turn/end", "turn/start", "step/start"):
             d = ev.data if isinstance(ev.data, dict) else {}
-            turn = d.get("turn")
-            for key in [k for k in self._open if k[0] == turn or t.startswith("turn")]:
-                self._open.pop(key).closed = True
+            self.boundary(t, d.get("turn"))
+
+    # the steps of :meth:`apply`, one per kind of event (whole-log passes that decode rows into their own
+    # typed records call them directly: :mod:`app.log.fastrows`)
+    def add_chunk(self, seq: int, key: _StepKey, ct: object, reason: object, usage: object, text: object) -> None:
+        """An ``assistant/chunk`` of step ``key`` (its chunk's type, reason, usage and text as logged)."""
+        a = self._open.get(key)
+        if a is None:
+            a = Attempt(turn=key[0], step=key[1], first_seq=seq, last_seq=seq)
+            self.attempts.append(a)
+            self._open[key] = a
+            self._last[key] = a
+            self._last_new.add(key)
+        a.last_seq = seq
+        a.chunks += 1
+        if ct == "finish":
+            a.finish = reason if isinstance(reason, dict) else {"kind": str(reason)}
+            del self._open[key]
+        elif ct == "usage":
+            a.usage = usage
+        elif ct in ("text-delta", "reasoning-delta") and self.keep_text:
+            if sum(map(len, a.text)) < _TEXT_KEEP:
+                a.text.append(str(text))
+
+    def cite(self, seq: int, key: _StepKey, cited: Optional[list[Any]], interrupted: object) -> None:
+        """An ``assistant/message`` (no embedded stream) citing ``cited`` (its ``sourceEventSeqs``)."""
+        target: Optional[Attempt] = None
+        if cited:
+            try:
+                lo: Any = min(cited)
+            except TypeError:           # values that do not compare (a null among seqs): the bad-source-seqs
+                lo = min((s for s in cited if type(s) is int), default=None)   # problem names them; the seqs cite
+            for a in reversed(self.attempts) if lo is not None else ():
+                if a.covers(lo):
+                    target = a
+                    break
+                if a.last_seq < lo:
+                    break
+        elif cited is None:
+            last = self._last.get(key)
+            if last is not None and last.message_seq is None and not last.failed:
+                target = last
+        if target is not None:
+            if target.failed:                   # a failed attempt stops being one: prune re-checks all (the
+                self._stable = 0                # others are never in the stable prefix, which holds failed ones)
+                self._last_stable = False
+            target.message_seq = seq
+            target.interrupted = bool(interrupted)
+            self._open.pop((target.turn, target.step), None)
+
+    def retry(self, t: str, seq: int, key: _StepKey, number: Any) -> None:
+        """``llm/retry`` (``t``) or ``llm/retry-started`` of step ``key``."""
+        a = self._last.get(key)
+        if a is not None:
+            if t == "llm/retry":
+                a.retry_seq = seq
+                a.retry_number = number
+            else:
+                a.retry_started_seq = seq
+
+    def boundary(self, t: str, turn: object) -> None:
+        """A step or turn boundary (``t``) of ``turn``: its open attempts (at a turn boundary: all) close."""
+        for key in [k for k in self._open if k[0] == turn or t.startswith("turn")]:
+            self._open.pop(key).closed = True
 
     def apply_deltas(self, turn: Optional[int], step: Optional[int], seq0: int, n: int) -> None:
         """``apply`` of ``n`` consecutive delta chunks (a packed row, seqs ``seq0..seq0+n-1``)
@@ -245,19 +264,24 @@ class AttemptTracker:
 
     def _settle_embedded(self, ev: Event, stream: JsonList) -> None:
         d = ev.data
-        key = (d.get("turn"), d.get("step"))
         summ = stream_summary(stream)
-        a = Attempt(turn=key[0], step=key[1], first_seq=ev.seq, last_seq=ev.seq, chunks=summ["chunks"],
-                    finish=summ["finish"], usage=summ["usage"] if summ["usage"] is not None else d.get("usage"),
-                    closed=True)
-        if ev.type == "assistant/message":
-            a.message_seq = ev.seq
-            a.interrupted = bool(d.get("interrupted"))
+        self.settle(ev.type, ev.seq, (d.get("turn"), d.get("step")), summ["chunks"], summ["finish"],
+                    summ["usage"] if summ["usage"] is not None else d.get("usage"), d.get("interrupted"), summ["text"])
+
+    def settle(self, t: str, seq: int, key: _StepKey, chunks: int, finish: Optional[JsonObj], usage: object,
+               interrupted: object, text: Iterable[str] = ()) -> None:
+        """A v2+ settlement (``t``: ``assistant/message`` or the log-only ``assistant/attempt``) whose embedded
+        stream holds ``chunks`` chunks, its ``finish`` reason and ``usage`` (:func:`stream_summary`)."""
+        a = Attempt(turn=key[0], step=key[1], first_seq=seq, last_seq=seq, chunks=chunks, finish=finish,
+                    usage=usage, closed=True)
+        if t == "assistant/message":
+            a.message_seq = seq
+            a.interrupted = bool(interrupted)
         else:
             a.log_only = True
         if self.keep_text:
             txt, n = [], 0
-            for x in summ["text"]:
+            for x in text:
                 if n >= _TEXT_KEEP:
                     break
                 txt.append(x)

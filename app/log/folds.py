@@ -90,6 +90,13 @@ class SurfaceFold:
             if m is not None and not m.get("content"):
                 self._empty_assistant.add(ev.seq)
 
+    def append_node(self, seq: int, empty_message: bool = False) -> None:
+        """What :meth:`apply` does with a well-formed ``append`` of a user/assistant/tool message when no
+        events are kept (``keep_events=False``); ``empty_message``: an assistant message with no content."""
+        self.nodes.append(seq)
+        if empty_message:
+            self._empty_assistant.add(seq)
+
     def _offload(self, ev: Event) -> None:
         """``image/offload`` (v4 message projection, spec-versions §6.2): the target nodes'
         selected image blocks get ``offloaded: true``; nodes and ids are unchanged."""

@@ -77,7 +77,6 @@ def lazy_segment(reader: LogReader, seg: Segment, problems: Optional[list[Proble
 
     ``unchecked``: for passes that ignore chunks and problems alike (``messages``), a packed row
     written in the writer's key order is not decoded at all: its block has ``seq0`` and ``n=None``."""
-    codec = reader.codec
     if seg.bad:
         reader.decode_segment(seg, problems)           # (the corrupt-frame problem)
         return
@@ -85,35 +84,38 @@ def lazy_segment(reader: LogReader, seg: Segment, problems: Optional[list[Proble
         if cut is not None and cut.reached_by(pos):
             cut.hit = True
             return
-        if not complete:
-            if raw and problems is not None:
-                problems.append(Problem(code="torn-row", message="torn last row (no newline): an interrupted "
-                                        "write", line=line, offset=off))
-            continue
-        if not raw.strip():
-            if problems is not None:
-                problems.append(Problem(code="malformed", message="empty line", line=line, offset=off))
-            continue
-        if raw.startswith(_PACKED_PREFIXES):
-            if unchecked:
-                m = _SEQ0_RE.match(raw)
-                if m is not None:
-                    yield PackedBlock(None, None, int(m.group(1)), None, line, off)
-                    continue
-            try:
-                obj, replaced = decode_json(raw)
-                if not replaced and isinstance(obj, dict):
-                    turn, step, seq0, n = packed_extent(obj)
-                    yield PackedBlock(turn, step, seq0, n, line, off)
-                    continue
-            except DecodeError:
-                pass                                   # the codec says why, below
-        items, probs = codec.decode_row(raw, pos=pos, offset=off, line=line)
+        yield from lazy_row(reader, pos, off, line, raw, complete, problems, unchecked)
+
+
+def lazy_row(reader: LogReader, pos: RowPos, off: int, line: Optional[int], raw: bytes, complete: bool,
+             problems: Optional[list[Problem]] = None, unchecked: bool = False) -> list[Lazy]:
+    """The events of one stored row (as :meth:`Segment.split_rows` gives it), a packed row as one
+    :class:`PackedBlock`; its problems are appended to ``problems`` (see :func:`lazy_segment`)."""
+    if not complete:
+        if raw and problems is not None:
+            problems.append(Problem(code="torn-row", message="torn last row (no newline): an interrupted "
+                                    "write", line=line, offset=off))
+        return []
+    if not raw.strip():
         if problems is not None:
-            problems.extend(probs)
-        for it in items:
-            if is_event(it):
-                yield it
+            problems.append(Problem(code="malformed", message="empty line", line=line, offset=off))
+        return []
+    if raw.startswith(_PACKED_PREFIXES):
+        if unchecked:
+            m = _SEQ0_RE.match(raw)
+            if m is not None:
+                return [PackedBlock(None, None, int(m.group(1)), None, line, off)]
+        try:
+            obj, replaced = decode_json(raw)
+            if not replaced and isinstance(obj, dict):
+                turn, step, seq0, n = packed_extent(obj)
+                return [PackedBlock(turn, step, seq0, n, line, off)]
+        except DecodeError:
+            pass                                   # the codec says why, below
+    items, probs = reader.codec.decode_row(raw, pos=pos, offset=off, line=line)
+    if problems is not None:
+        problems.extend(probs)
+    return [it for it in items if is_event(it)]
 
 
 # --------------------------------------------------------------------------- messages, flat memory

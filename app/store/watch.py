@@ -34,7 +34,7 @@ import struct
 import sys
 import threading
 import time
-from typing import Literal, Optional, TypedDict, Union
+from typing import Any, Literal, Optional, TypedDict, Union
 from collections.abc import Callable, Iterable, Iterator
 
 from ..log.model import BadRow, Event, Item
@@ -677,7 +677,7 @@ _state_cache: dict[tuple[str, Optional[str]], _ListState] = {}
 
 def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[float] = None,
                live_window: float = LIST_LIVE_WINDOW_S, crash_after: float = LIST_CRASH_AFTER_S,
-               details: Optional[dict[str, object]] = None) -> str:
+               details: Optional[dict[str, object]] = None, reader: Any = None) -> str:
     """``"live" | "idle" | "crashed" | "complete"`` for the session list.
 
     * ``live``: the file was modified within ``live_window`` seconds (SQLite: the session's
@@ -690,6 +690,7 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
     A v1+ session's ``session.lock`` overrides the growth rule (:mod:`app.store.writerlock`), and
     a log that ends with its fork seed (``session/end-seed``, nothing after it) is a fresh child
     at rest, never live.  ``details`` (a dict) receives the facts behind the answer.
+    ``reader``: the caller's open reader of the same log (its tail analysis is reused, not redone; left open).
     Raises FileNotFoundError / OpenError when the log cannot be opened.
     """
     from .faces import open_reader
@@ -715,7 +716,7 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
     if cached is not None and cached["stamp"] == stamp:
         info = cached
     else:
-        r = open_reader(p, session_id)
+        r = reader if reader is not None else open_reader(p, session_id)
         try:
             if sqlite:
                 rev = r.source.revision()
@@ -739,7 +740,8 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
                     break
             open_ = ts.is_open or bool(ts.dropped)
         finally:
-            r.close()
+            if reader is None:
+                r.close()
         changed_at = now if (sqlite and cached is not None and cached.get("rev") != rev) else None
         info = {"stamp": stamp, "rev": rev, "open": open_, "mtime": st.st_mtime, "last_time": last_time,
                 "sqlite": sqlite, "changed_at": changed_at or (cached["changed_at"] if cached is not None else None),

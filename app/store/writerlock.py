@@ -109,7 +109,8 @@ def lock_signal(path: str) -> Optional[bool]:
 
 
 def writer_state(path: str, session_id: Optional[str] = None, *, now: Optional[float] = None,
-                 live_window: Optional[float] = None, crash_after: Optional[float] = None) -> dict[Any, Any]:
+                 live_window: Optional[float] = None, crash_after: Optional[float] = None,
+                 reader: Any = None) -> dict[Any, Any]:
     """``{"writer": "live"|"idle"|"crashed"|"complete", "signal": "lock"|"growth"|"sqlite", ...}``
     (:func:`app.store.watch.live_state` with the facts behind its answer)."""
     from . import watch
@@ -120,7 +121,7 @@ def writer_state(path: str, session_id: Optional[str] = None, *, now: Optional[f
     if crash_after is not None:
         kw["crash_after"] = crash_after
     info: dict[Any, Any] = {}
-    state = watch.live_state(path, session_id, now=now, details=info, **kw)
+    state = watch.live_state(path, session_id, now=now, details=info, reader=reader, **kw)
     out = {"writer": state, "signal": "sqlite" if info.get("sqlite") else ("lock" if "lock" in info else "growth"),
            "lastAppendAge": round(max(0.0, now - info["mtime"]), 3) if info.get("mtime") else None,
            "openTail": bool(info.get("open")), "seedOnly": bool(info.get("seed_only"))}
