@@ -495,7 +495,7 @@ def _load_surface(path: Path) -> Optional[tuple[_SurfaceFile, dict[str, Column]]
             if size < len(SURFACE_MAGIC) + 4 + _DIGEST or f.read(len(SURFACE_MAGIC)) != SURFACE_MAGIC:
                 return None
             h = hashlib.blake2b(SURFACE_MAGIC, digest_size=_DIGEST)
-            buf = bytearray(1 << 20)
+            buf = bytearray(1 << 16)
             left = size - len(SURFACE_MAGIC) - _DIGEST
             while left > 0:                # (read in steps: the columns are checked, not kept)
                 n = f.readinto(memoryview(buf)[:min(left, len(buf))])
