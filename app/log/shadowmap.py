@@ -31,6 +31,7 @@ from collections.abc import Iterator, MutableMapping
 Column = Union["array[int]", memoryview]   # array("q"), or a read-only memoryview cast to "q"
 
 _BATCH = 4096                       # entries waiting in a dict before they are sorted in
+_MEMO = 1 << 16                     # answers of :meth:`ShadowColumns.shadowed_by` remembered (a page's chains share them)
 
 
 class _Keyed:
@@ -95,6 +96,8 @@ class ShadowColumns:
         self._sh = _Keyed(self.shadowed, sh_order if sh_order is not None else array("q"))
         self._by = _Keyed(self.by, by_order if by_order is not None else array("q"))
         self._counts: Optional[tuple[int, int, int, int]] = None   # (entries, replacements, distinct seqs of each)
+        self._memo: dict[int, Optional[int]] = {}
+        self._chains: dict[int, list[int]] = {}           # seq -> its whole chain, when that ends (no cycle)
         self.replaced_by = ShadowedBy(self)
         self.replaced = Replaced(self)
 
@@ -105,6 +108,8 @@ class ShadowColumns:
             self._own()
         assert isinstance(self.shadowed, array) and isinstance(self.by, array) and isinstance(self.ends, array)
         n = len(self.shadowed)
+        self._memo.clear()
+        self._chains.clear()
         self.shadowed.extend(shadowed)
         self.by.append(by)
         self.ends.append(n + len(shadowed))
@@ -145,10 +150,35 @@ class ShadowColumns:
     # ------------------------------------------------------------------ queries
     def shadowed_by(self, seq: int) -> Optional[int]:
         """The seq that replaced ``seq`` (None: not shadowed)."""
+        memo = self._memo
+        if seq in memo:
+            return memo[seq]
+        if len(memo) >= _MEMO:
+            memo.clear()
         p = self._sh.last(seq)
-        if p is None:
-            return None
-        return int(self.by[bisect_right(self.ends, p)])
+        got = memo[seq] = None if p is None else int(self.by[bisect_right(self.ends, p)])
+        return got
+
+    def chain(self, seq: int) -> list[int]:
+        """The replacing seq of ``seq``, the one of that, and so on (stopping before a seq seen already)."""
+        by = self.shadowed_by
+        first = by(seq)
+        if first is None:
+            return []
+        rest = self._chains.get(first)
+        if rest is not None:                # (the rows of a page share most of their chains)
+            return [first, *rest]
+        chain, seen = [first], {first}
+        cur = by(first)
+        while cur is not None and cur not in seen:
+            seen.add(cur)
+            chain.append(cur)
+            cur = by(cur)
+        if cur is None:                     # (ends without a cycle: the chain of ``first`` is the rest)
+            if len(self._chains) >= 256:
+                self._chains.clear()
+            self._chains[first] = chain[1:]
+        return chain
 
     def group(self, g: int) -> list[int]:
         """The seqs replacement ``g`` (its position in :attr:`by`) shadowed, in surface order."""

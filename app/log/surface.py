@@ -165,13 +165,8 @@ class SurfaceIndex:
 
     # ------------------------------------------------------------------ queries
     def replacement_chain(self, seq: int) -> list[Any]:
-        chain, seen = [], set()
-        cur = self.fold.replaced_by.get(seq)
-        while cur is not None and cur not in seen:
-            seen.add(cur)
-            chain.append(cur)
-            cur = self.fold.replaced_by.get(cur)
-        return chain
+        """The seq that replaced ``seq``, the one that replaced that, and so on."""
+        return self._columns.chain(seq)
 
     def compaction_of(self, seq: int) -> Optional[dict[str, Any]]:
         """The bracket that shadowed ``seq``, performed its replacement, or contains it."""
