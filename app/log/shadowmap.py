@@ -42,6 +42,7 @@ class _Keyed:
         self.col = col
         self.order = order
         self.new: dict[int, int] = {}
+        self._low: Optional[int] = None       # the lowest seq in ``new``
 
     def last(self, seq: int) -> Optional[int]:
         """The last position holding ``seq`` (None: none)."""
@@ -56,7 +57,12 @@ class _Keyed:
 
     def added(self, seq: int, pos: int) -> None:
         self.new[seq] = pos
-        if len(self.new) >= max(_BATCH, len(self.order) >> 3):
+        if self._low is None or seq < self._low:
+            self._low = seq
+        n = len(self.new)
+        # sorted in every _BATCH entries when they sort after everything before (an append); else
+        # only once they are an eighth of the column (each merge walks the whole column)
+        if n >= _BATCH and (n >= len(self.order) >> 3 or not self.order or self.col[self.order[-1]] <= self._low):
             self.settle()
 
     def settle(self) -> None:
@@ -73,6 +79,7 @@ class _Keyed:
             order = array("q", heapq.merge(order, fresh, key=col.__getitem__))
         self.order = order
         self.new = {}
+        self._low = None
 
     def distinct(self) -> Iterator[int]:
         """The distinct seqs, ascending."""
