@@ -508,7 +508,9 @@ def _load_surface(path: Path) -> Optional[tuple[_SurfaceFile, dict[str, Column]]
             (n,) = struct.unpack("<I", os.pread(f.fileno(), 4, len(SURFACE_MAGIC)))
             at = len(SURFACE_MAGIC) + 4
             head = msgspec.msgpack.decode(os.pread(f.fileno(), n, at), type=_SurfaceFile)
-            if head.format != SURFACE_FORMAT or head.byteorder != sys.byteorder or len(head.lengths) != len(_COLUMNS):
+            sh, by, ends, sh_order, by_order = head.lengths if len(head.lengths) == len(_COLUMNS) else (-1,) * 5
+            if head.format != SURFACE_FORMAT or head.byteorder != sys.byteorder or min(head.lengths, default=-1) < 0 \
+                    or sh_order != sh or not by == ends == by_order:
                 return None
             at += n + (-(at + n) % 8)
             if at + 8 * sum(head.lengths) != size - _DIGEST:
@@ -519,6 +521,8 @@ def _load_surface(path: Path) -> Optional[tuple[_SurfaceFile, dict[str, Column]]
                 for name, length in zip(_COLUMNS, head.lengths):
                     cols[name] = whole[at:at + 8 * length].cast("q")
                     at += 8 * length
+                if by and cols["ends"][-1] != sh:
+                    return None
             else:
                 cols = {name: memoryview(b"").cast("q") for name in _COLUMNS}
             return head, cols
