@@ -43,6 +43,7 @@ class _Keyed:
         self.order = order
         self.new: dict[int, int] = {}
         self._low: Optional[int] = None       # the lowest seq in ``new``
+        self._count: tuple[int, int] = (0, 0)  # (column length, distinct seqs in it)
 
     def last(self, seq: int) -> Optional[int]:
         """The last position holding ``seq`` (None: none)."""
@@ -81,6 +82,12 @@ class _Keyed:
         self.new = {}
         self._low = None
 
+    def count(self) -> int:
+        """How many distinct seqs (remembered until the column grows)."""
+        if self._count[0] != len(self.col):
+            self._count = (len(self.col), sum(1 for _ in self.distinct()))
+        return self._count[1]
+
     def distinct(self) -> Iterator[int]:
         """The distinct seqs, ascending."""
         self.settle()
@@ -102,7 +109,6 @@ class ShadowColumns:
         self.ends: Column = ends if ends is not None else array("q")
         self._sh = _Keyed(self.shadowed, sh_order if sh_order is not None else array("q"))
         self._by = _Keyed(self.by, by_order if by_order is not None else array("q"))
-        self._counts: Optional[tuple[int, int, int, int]] = None   # (entries, replacements, distinct seqs of each)
         self._memo: dict[int, Optional[int]] = {}
         self._chains: dict[int, list[int]] = {}           # seq -> its whole chain, when that ends (no cycle)
         self.replaced_by = ShadowedBy(self)
@@ -197,13 +203,6 @@ class ShadowColumns:
         g = self._by.last(by)
         return None if g is None else self.group(g)
 
-    def distinct(self) -> tuple[int, int]:
-        """(distinct shadowed seqs, distinct replacing seqs)."""
-        n, g = len(self.shadowed), len(self.by)
-        if self._counts is None or self._counts[:2] != (n, g):
-            self._counts = (n, g, sum(1 for _ in self._sh.distinct()), sum(1 for _ in self._by.distinct()))
-        return self._counts[2], self._counts[3]
-
 
 class _ReadOnly:
     def __setitem__(self, key: int, value: Any) -> None:
@@ -232,7 +231,7 @@ class ShadowedBy(_ReadOnly, MutableMapping[int, int]):
         return self._c._sh.distinct()
 
     def __len__(self) -> int:
-        return self._c.distinct()[0]
+        return self._c._sh.count()
 
 
 class Replaced(_ReadOnly, MutableMapping[int, list[int]]):
@@ -254,4 +253,4 @@ class Replaced(_ReadOnly, MutableMapping[int, list[int]]):
         return self._c._by.distinct()
 
     def __len__(self) -> int:
-        return self._c.distinct()[1]
+        return self._c._by.count()
