@@ -16,7 +16,8 @@ Rows (target in brackets):
   index warm   the same on the saved index (fresh process) [instant]
   page         ``session-lens page F --before MIDDLE`` fresh process, index and surface index saved [<= 0.5 s];
                first open (surface index built) and, as reference, the page with only the seq index saved
-               (the surface status folded from the whole log, as before it was cached); ``--page-only``: these rows
+               (the surface status folded from the whole log, as before it was cached); ``--page-only``: these rows;
+               ``--cold`` (root): also once after ``echo 3 > /proc/sys/vm/drop_caches`` (log, caches, modules cold)
   fork         ``session-lens fork F`` at the end, fresh process, index saved; reference ``cp F X && sync``
                [>= 0.8x of cp && sync]
   list         ``session-lens list HOME`` of a 10,000-session home (one per ``--formats``); reference ``find`` + ``head -1`` of
@@ -139,7 +140,17 @@ def row(name, value, unit, ref=None, ref_name="", ratio=None, target="", cpu=Non
     return out
 
 
-def bench_page(path: Path, runs: int, env: dict, cache: str, label: str) -> list:
+def drop_caches() -> bool:
+    """Empty the page cache (root only; slows every other process briefly): False when not allowed."""
+    try:
+        os.sync()
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def bench_page(path: Path, runs: int, env: dict, cache: str, label: str, cold: bool = False) -> list:
     """page --before the middle seq: first open, then saved (median of ``runs`` fresh processes); reference:
     the same page with the surface index removed before each run (every page folds the whole log)."""
     wall(CLI + ["index", str(path)], env)
@@ -149,6 +160,7 @@ def bench_page(path: Path, runs: int, env: dict, cache: str, label: str) -> list
     proc = med_timed([timed(CLI + ["index", str(path), "--json"], env) for _ in range(runs)])
     first = timed(page, env)
     pg = med_timed([timed(page, env) for _ in range(runs)])
+    cold_t = timed(page, env) if cold and drop_caches() else None
     ref = []
     for _ in range(max(1, runs - 1)):
         for f in Path(cache, "index").glob("*.surface"):
@@ -162,7 +174,9 @@ def bench_page(path: Path, runs: int, env: dict, cache: str, label: str) -> list
             row(f"page --before middle {label} (fresh process, index saved)", pg["wall"], "s", r["wall"],
                 "page with the seq index only s", r["wall"] / pg["wall"], "<= 0.5 s", cpu=pg["cpu"], rss=pg["rss"]),
             row(f"page --before middle {label}, reference: seq index only", r["wall"], "s", target="(before)",
-                cpu=r["cpu"], rss=r["rss"])]
+                cpu=r["cpu"], rss=r["rss"])] + \
+        ([row(f"page --before middle {label} (index saved, page cache dropped)", cold_t["wall"], "s", target="<= 0.5 s",
+              cpu=cold_t["cpu"], rss=cold_t["rss"])] if cold_t is not None else [])
 
 
 def bench_index(path: Path, runs: int, label: str, ref: float, ref_name: str, ref_cmd: str) -> list:
@@ -201,7 +215,7 @@ def bench_index(path: Path, runs: int, label: str, ref: float, ref_name: str, re
 ROWS = ("index", "page", "fork", "inspect", "messages", "request")
 
 
-def bench_file(path: Path, runs: int, rows: set, fmt: str = "v0") -> list:
+def bench_file(path: Path, runs: int, rows: set, fmt: str = "v0", cold: bool = False) -> list:
     """The rows named in ``rows`` (see ``ROWS``) for one log."""
     size = path.stat().st_size
     mb = size / 1e6
@@ -216,7 +230,7 @@ def bench_file(path: Path, runs: int, rows: set, fmt: str = "v0") -> list:
     try:
         env = cli_env(cache)
         if "page" in rows:
-            out += bench_page(path, runs, env, cache, label)
+            out += bench_page(path, runs, env, cache, label, cold)
         else:
             wall(CLI + ["index", str(path)], env)
         if "fork" in rows and shutil.disk_usage(path.parent).free < size + (25 << 30):
@@ -341,6 +355,7 @@ def main():
     ap.add_argument("--inspect", default="0", help="also inspect logs up to this size (e.g. 100MB)")
     ap.add_argument("--request", action="store_true")
     ap.add_argument("--page-only", action="store_true", help="only the page rows (and no session list)")
+    ap.add_argument("--cold", action="store_true", help="page: also once with the page cache dropped (root)")
     ap.add_argument("--formats", default="v0", help="generated format versions, e.g. v0,v4 (the home's too)")
     ap.add_argument("--zstd", action="store_true", help="also index the zstd-framed file (reference zstd -dc)")
     ap.add_argument("--index-only", action="store_true", help="only the index rows (and no session list)")
@@ -370,7 +385,7 @@ def main():
                 want -= {"inspect", "messages"}
             elif not a.rows:
                 want |= {"inspect", "messages"}
-            out += bench_file(p, a.runs, want - {"list"}, fmt)
+            out += bench_file(p, a.runs, want - {"list"}, fmt, a.cold)
             if a.zstd:
                 z = ensure(data / (name + ".zstd"), parse_size(s), True, int(fmt.lstrip("v")))
                 out += bench_index(z, a.runs, f"{z.stat().st_size / 1e6:.0f} MB {fmt} zstd", zstd_s(z, a.runs),

@@ -147,3 +147,31 @@ def test_cache_off_is_uncached(tmp_path, monkeypatch):
     assert st == "uncached"
     _same(idx, _fresh(str(p)), str(p))
     assert indexcache.cache_root() is None
+
+
+def test_older_format_is_rebuilt_not_misread(cache, tmp_path):
+    """A ``.surface`` file of the format before the columns (the index's magic, MessagePack of dicts, a
+    sound digest) or with columns of another byte order is rebuilt; a sound file is mapped, not read in."""
+    import hashlib
+
+    import msgspec
+    p = _synth(tmp_path / "session.jsonl", turns=30)
+    built, st = _cached(str(p))
+    assert st == "built" and len(built.fold.replaced_by) > 0
+    (f,) = list((cache / "index").glob("*.surface"))
+    again, st = _cached(str(p))
+    assert st == "hit" and isinstance(again.fold.columns.shadowed, memoryview)
+    old = indexcache.MAGIC + msgspec.msgpack.encode({"format": 3, "state": {"replaced_by": {}}})
+    f.write_bytes(old + hashlib.blake2b(old, digest_size=indexcache._DIGEST).digest())
+    idx, st = _cached(str(p))
+    assert st == "built"
+    _same(idx, _fresh(str(p)), str(p))
+    loaded = indexcache._load_surface(f)
+    assert loaded is not None
+    head, cols = loaded
+    head.byteorder = "big" if head.byteorder == "little" else "little"
+    indexcache._save_surface(f, head, dict(cols))
+    assert indexcache._load_surface(f) is None
+    idx, st = _cached(str(p))
+    assert st == "built"
+    _same(idx, _fresh(str(p)), str(p))

@@ -138,7 +138,7 @@ def test_index_fed_incrementally_equals_built(synth_log):
     for i in range(0, len(evs), 997):                 # rows arriving in batches (a live log)
         inc.feed(evs[i:i + 997])
     assert inc.fold.replaced_by == whole.fold.replaced_by
-    assert [c["shadowedSeqs"] for c in inc.compactions] == [c["shadowedSeqs"] for c in whole.compactions]
+    assert [inc.shadowed_of(c) for c in inc.compactions] == [whole.shadowed_of(c) for c in whole.compactions]
     assert page_surface(inc, evs[-500:]) == page_surface(whole, evs[-500:])
 
 

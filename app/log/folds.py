@@ -6,12 +6,15 @@ folding incrementally are the same computation; ``fold_*`` helpers reduce a list
 from __future__ import annotations
 
 import copy
-from typing import Any, Optional
-from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Iterable, MutableMapping
 
 from .model import SURFACE_TYPES, Event, Problem, event_message
 from .payloads import JsonList, JsonObj, as_obj, blocks, items, obj
 from .versions import replace_bounds
+
+if TYPE_CHECKING:
+    from .shadowmap import ShadowColumns
 
 # surface types that only newer formats know (v3 system/message, v4 developer/message): an
 # event of such a type is surface only where its version knows it (``Event.known``)
@@ -26,19 +29,24 @@ def is_surface_type(ev: Event) -> bool:
 class SurfaceFold:
     """``foldSurface``: the ordered model-surface nodes (seqs) and who shadowed whom."""
 
-    def __init__(self, keep_events: bool = True, version: int = 0, keep_replaced: bool = True):
+    def __init__(self, keep_events: bool = True, version: int = 0, keep_replaced: bool = True,
+                 columns: Optional[ShadowColumns] = None):
         self.version = version or 0
         # ``keep_replaced=False``: who shadowed whom is not recorded (``replaced_by``/``replaced``
         # stay empty), so a whole-log count (inspect) holds only the current nodes, not every
-        # shadowed seq of the log
+        # shadowed seq of the log; ``columns``: recorded there instead of in dicts, 16 bytes per
+        # shadowed seq (:mod:`app.log.shadowmap`; ``replaced_by``/``replaced`` are its read-only views)
         self.keep_replaced = keep_replaced
         self.nodes: list[int] = []
         self.projected: dict[int, JsonObj] = {}    # seq -> message after image/offload projections (v4)
         self._step_mark: Optional[tuple[str, int]] = None  # (type, seq) of the last step/start or step/end
         self.keep_events = keep_events
         self.events: dict[int, Event] = {}      # seq -> surface event (when keep_events)
-        self.replaced_by: dict[int, int] = {}   # shadowed seq -> replacing seq
-        self.replaced: dict[int, list[int]] = {}     # replacing seq -> seqs it shadowed
+        self.columns = columns
+        self.replaced_by: MutableMapping[int, int] = {}   # shadowed seq -> replacing seq
+        self.replaced: MutableMapping[int, list[int]] = {}     # replacing seq -> seqs it shadowed
+        if columns is not None:
+            self.replaced_by, self.replaced = columns.replaced_by, columns.replaced
         self.violations: list[Problem] = []
         self._empty_assistant: set[int] = set()
 
@@ -76,7 +84,9 @@ class SurfaceFold:
                     self._violate(ev, "a tool/result replacement must shadow exactly one tool/result")
                     return
             self.nodes[i:j + 1] = [ev.seq]
-            if self.keep_replaced:
+            if self.columns is not None and self.keep_replaced:
+                self.columns.record(ev.seq, slice_)          # (event seqs: 0 .. 2**53 - 1, see the codec)
+            elif self.keep_replaced:
                 for s in slice_:
                     self.replaced_by[s] = ev.seq
                 self.replaced[ev.seq] = slice_
@@ -194,13 +204,15 @@ class SurfaceFold:
         return out
 
     def copy(self) -> SurfaceFold:
-        c = SurfaceFold(self.keep_events, self.version, self.keep_replaced)
+        c = SurfaceFold(self.keep_events, self.version, self.keep_replaced,
+                        self.columns.copy() if self.columns is not None else None)
         c.nodes = list(self.nodes)
         c.projected = dict(self.projected)
         c._step_mark = self._step_mark
         c.events = dict(self.events)
-        c.replaced_by = dict(self.replaced_by)
-        c.replaced = {k: list(v) for k, v in self.replaced.items()}
+        if self.columns is None:
+            c.replaced_by = dict(self.replaced_by)
+            c.replaced = {k: list(v) for k, v in self.replaced.items()}
         c.violations = list(self.violations)
         c._empty_assistant = set(self._empty_assistant)
         return c

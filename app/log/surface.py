@@ -5,7 +5,9 @@ built on :class:`~app.log.folds.SurfaceFold` so the replacement rules live in on
 keeps only what a page needs to label its rows afterwards: which seqs were shadowed, by
 which replacing seq, the replacement chain, the rejected surface events, and the
 compaction brackets (with estimated context size before and after).  Its size is
-proportional to the number of replacements and surface nodes, not to the log.
+proportional to the number of replacements and surface nodes, not to the log; who shadowed whom
+is kept in flat columns (:class:`~app.log.shadowmap.ShadowColumns`, 16 bytes per shadowed seq),
+which a saved index maps from its file instead of reading them in.
 
 * :func:`row_surface` — the status of one row given an index:
   ``{"surface": "current" | "shadowed" | "log-only", ...}``; a shadowed row also carries
@@ -32,6 +34,7 @@ import msgspec
 from .folds import SurfaceFold, is_surface_type
 from .model import Event, Problem, is_event
 from .payloads import content_text
+from .shadowmap import Column, ShadowColumns
 
 _FOLD_ALSO = frozenset({"step/start", "step/end", "image/offload"})   # non-surface events the v4 fold reads
 TOKEN_CHARS = 4          # estimated tokens = stored characters of a message / 4 (a rough, stable rule)
@@ -71,11 +74,13 @@ class SurfaceIndex:
     """What the surface fold says about every seq, kept small (see the module doc)."""
 
     def __init__(self, version: int = 0):
-        self.fold = SurfaceFold(keep_events=False, version=version)
+        self.fold = SurfaceFold(keep_events=False, version=version, columns=ShadowColumns())
         self.last_seq = -1
         self.events = 0
         self.rejected: dict[int, str] = {}            # seq -> violation message (a surface event the fold refused)
-        self.compactions: list[dict[str, Any]] = []         # bracket records, log order
+        # bracket records, log order; a record's shadowed seqs are those of its replacements
+        # (``groups``: their positions in the fold's columns, see :func:`shadowed_of`)
+        self.compactions: list[dict[str, Any]] = []
         self._open: dict[Any, dict[str, Any]] = {}               # compactionId -> record
         self.replacing: dict[int, dict[str, Any]] = {}           # replacing seq -> the compaction record it belongs to
         self.replace_ops: dict[Any, Any] = {}         # replacing seq -> its surfaceOp (in a compaction)
@@ -121,7 +126,7 @@ class SurfaceIndex:
             rec = self._bracket_for_replacement()
             if rec is not None:
                 rec["replacementSeqs"].append(ev.seq)
-                rec["shadowedSeqs"].extend(shadowed)
+                rec["groups"].append(len(self._columns.by) - 1)      # (the replacement just recorded)
                 if rec["tokensBefore"] is None:
                     rec["tokensBefore"] = before
                 rec["tokensAfter"] = self.context_tokens
@@ -144,7 +149,7 @@ class SurfaceIndex:
         rec: Optional[dict[str, Any]]
         if t == "compaction/start":
             rec = {"compactionId": cid, "turn": d.get("turn"), "startSeq": ev.seq, "summarySeq": None,
-                   "endSeq": None, "summary": "", "replacementSeqs": [], "shadowedSeqs": [],
+                   "endSeq": None, "summary": "", "replacementSeqs": [], "groups": [],
                    "tokensBefore": None, "tokensAfter": None}
             self._open[cid] = rec
             self.compactions.append(rec)
@@ -160,13 +165,8 @@ class SurfaceIndex:
 
     # ------------------------------------------------------------------ queries
     def replacement_chain(self, seq: int) -> list[Any]:
-        chain, seen = [], set()
-        cur = self.fold.replaced_by.get(seq)
-        while cur is not None and cur not in seen:
-            seen.add(cur)
-            chain.append(cur)
-            cur = self.fold.replaced_by.get(cur)
-        return chain
+        """The seq that replaced ``seq``, the one that replaced that, and so on."""
+        return self._columns.chain(seq)
 
     def compaction_of(self, seq: int) -> Optional[dict[str, Any]]:
         """The bracket that shadowed ``seq``, performed its replacement, or contains it."""
@@ -185,6 +185,20 @@ class SurfaceIndex:
     def status(self, ev: Any) -> dict[Any, Any]:
         return row_surface(self, ev)
 
+    @property
+    def _columns(self) -> ShadowColumns:
+        cols = self.fold.columns
+        assert cols is not None
+        return cols
+
+    def shadowed_of(self, rec: dict[str, Any]) -> list[int]:
+        """The seqs a compaction record's replacements shadowed, in order."""
+        cols = self._columns
+        out: list[int] = []
+        for g in rec["groups"]:
+            out.extend(cols.group(g))
+        return out
+
     # ------------------------------------------------------------------ saving (the index cache)
     def to_state(self) -> SurfaceState:
         """Everything the index holds, as plain data (compaction records shared between its maps
@@ -192,19 +206,23 @@ class SurfaceIndex:
         f = self.fold
         at = {id(rec): i for i, rec in enumerate(self.compactions)}
         return SurfaceState(
-            version=f.version, nodes=list(f.nodes), replaced_by=dict(f.replaced_by),
-            replaced={k: list(v) for k, v in f.replaced.items()}, violations=list(f.violations),
+            version=f.version, nodes=list(f.nodes), violations=list(f.violations),
             empty_assistant=sorted(f._empty_assistant), step_mark=f._step_mark,
             last_seq=self.last_seq, events=self.events, rejected=dict(self.rejected),
             compactions=self.compactions, open=[(cid, at[id(rec)]) for cid, rec in self._open.items()],
             replacing={k: at[id(rec)] for k, rec in self.replacing.items()}, replace_ops=dict(self.replace_ops),
-            est=dict(self._est), context_tokens=self.context_tokens)
+            est=dict(self._est), context_tokens=self.context_tokens, columns=self._columns.columns())
 
     @classmethod
-    def from_state(cls, st: SurfaceState) -> SurfaceIndex:
+    def from_state(cls, st: SurfaceState, columns: Optional[dict[str, Column]] = None) -> SurfaceIndex:
+        """The index saved as ``st``; its columns from ``columns`` (default ``st.columns``), which may be
+        read-only views (they are copied if the index is fed more rows)."""
         idx = cls(st.version)
         f = idx.fold
-        f.nodes, f.replaced_by, f.replaced = st.nodes, st.replaced_by, st.replaced
+        cols = columns if columns is not None else st.columns or {}
+        f.columns = ShadowColumns(**cols)
+        f.replaced_by, f.replaced = f.columns.replaced_by, f.columns.replaced
+        f.nodes = st.nodes
         f.violations, f._empty_assistant, f._step_mark = st.violations, set(st.empty_assistant), st.step_mark
         idx.last_seq, idx.events, idx.rejected = st.last_seq, st.events, st.rejected
         idx.compactions = st.compactions
@@ -215,11 +233,10 @@ class SurfaceIndex:
 
 
 class SurfaceState(msgspec.Struct):
-    """A :class:`SurfaceIndex` as plain data (:meth:`SurfaceIndex.to_state`), JSON-encodable with msgspec."""
+    """A :class:`SurfaceIndex` as plain data (:meth:`SurfaceIndex.to_state`): everything but ``columns``
+    (the fold's :class:`~app.log.shadowmap.ShadowColumns`, by name) is encodable with msgspec."""
     version: int
     nodes: list[int]
-    replaced_by: dict[int, int]
-    replaced: dict[int, list[int]]
     violations: list[Problem]
     empty_assistant: list[int]
     step_mark: Optional[tuple[str, int]]
@@ -232,6 +249,7 @@ class SurfaceState(msgspec.Struct):
     replace_ops: dict[int, Any]              # replacing seq -> its surfaceOp (a JSON value)
     est: dict[int, int]
     context_tokens: int
+    columns: Optional[dict[str, Any]] = None   # (saved as raw columns beside the rest)
 
 
 def _compaction_ref(rec: Optional[dict[Any, Any]]) -> Optional[dict[Any, Any]]:
@@ -312,10 +330,11 @@ def compaction_group(index: SurfaceIndex, key: Any) -> Optional[dict[Any, Any]]:
     if rec is None:
         return None
     rows = [s for s in (rec["startSeq"], rec["summarySeq"], *rec["replacementSeqs"], rec["endSeq"]) if s is not None]
+    shadowed = index.shadowed_of(rec)
     return {"compactionId": rec["compactionId"], "turn": rec["turn"], "startSeq": rec["startSeq"],
             "summarySeq": rec["summarySeq"], "endSeq": rec["endSeq"],
-            "replacementSeqs": list(rec["replacementSeqs"]), "replacedCount": len(rec["shadowedSeqs"]),
-            "shadowedSeqs": list(rec["shadowedSeqs"]),
+            "replacementSeqs": list(rec["replacementSeqs"]), "replacedCount": len(shadowed),
+            "shadowedSeqs": shadowed,
             "tokensBefore": rec["tokensBefore"], "tokensAfter": rec["tokensAfter"],
             "tokenEstimate": f"stored characters / {TOKEN_CHARS}",
             "summary": rec["summary"], "rows": sorted(rows), "complete": rec["endSeq"] is not None}

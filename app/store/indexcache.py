@@ -23,8 +23,10 @@ cache is only ever a copy of what a scan would give (tests compare the two).
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import struct
+import sys
 import tempfile
 import time
 from array import array
@@ -38,6 +40,7 @@ from ..log.fastindex import Fed, IndexBuilder, scan, wants_legacy
 from ..log.model import Problem
 from ..log.reader import SeqIndex
 from ..log.sources import FileSource, RawJsonlSource, Segment
+from ..log.shadowmap import Column
 from ..log.surface import SurfaceIndex, SurfaceState
 
 if TYPE_CHECKING:
@@ -170,12 +173,17 @@ def load(blob: bytes) -> Optional[tuple[SeqIndex, dict[str, Any]]]:
         return None
 
 
-def _write_atomic(path: Path, blob: bytes) -> None:
+_Part = Union[bytes, bytearray, memoryview, "array[int]"]
+
+
+def _write_atomic(path: Path, *parts: _Part) -> None:
+    """``parts`` written one after another into a temp file in the folder, then renamed to ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=str(path.parent))
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(blob)
+            for part in parts:
+                f.write(part)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -439,8 +447,17 @@ def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
 
 # --------------------------------------------------------------------------- surface status index
 
+# ``<key>.surface``: SURFACE_MAGIC, the head's length (u32), the head (MessagePack, :class:`_SurfaceFile`),
+# zero padding to a multiple of 8, the fold's columns (:data:`_COLUMNS`, native 8-byte ints, the lengths
+# in the head), a blake2b digest of all that.  The columns are mapped from the file, not read in: a page
+# looks up a few seqs in them, so memory stays that of the head however long the log.
+SURFACE_MAGIC = b"SLSUR\x00\x04\n"
+SURFACE_FORMAT = 4
+_COLUMNS = ("shadowed", "by", "ends", "sh_order", "by_order")
+
+
 class _SurfaceFile(msgspec.Struct):
-    """``<key>.surface`` (MessagePack): a log's surface index (:mod:`app.log.surface`) and how far it read."""
+    """The head of ``<key>.surface``: a log's surface index (:mod:`app.log.surface`) and how far it read."""
     format: int
     path: str
     dev: int
@@ -452,7 +469,65 @@ class _SurfaceFile(msgspec.Struct):
     upto: int                 # position of the first stored row not folded in (the cut, a torn row, the end)
     line: Optional[int]       # its line number
     tail: str                 # hash of the bytes before ``upto`` (see _tail_hash)
-    state: SurfaceState
+    state: SurfaceState       # (without its columns)
+    byteorder: str            # of the columns (sys.byteorder when saved)
+    lengths: list[int]        # of the columns, in _COLUMNS order
+
+
+def _save_surface(path: Path, head: _SurfaceFile, columns: dict[str, Any]) -> None:
+    """Write ``<key>.surface`` (atomically; the columns straight from their arrays, no copy)."""
+    body = msgspec.msgpack.encode(head)
+    first = SURFACE_MAGIC + struct.pack("<I", len(body)) + body
+    first += bytes(-len(first) % 8)
+    cols = [columns[name] for name in _COLUMNS]
+    h = hashlib.blake2b(first, digest_size=_DIGEST)
+    for c in cols:
+        h.update(c)
+    _write_atomic(path, first, *cols, h.digest())
+
+
+def _load_surface(path: Path) -> Optional[tuple[_SurfaceFile, dict[str, Column]]]:
+    """(head, columns) of a sound ``<key>.surface`` file; the columns are read-only views of a map of
+    the file.  None: missing, corrupt, foreign, another format or byte order."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < len(SURFACE_MAGIC) + 4 + _DIGEST or f.read(len(SURFACE_MAGIC)) != SURFACE_MAGIC:
+                return None
+            h = hashlib.blake2b(SURFACE_MAGIC, digest_size=_DIGEST)
+            buf = bytearray(1 << 16)
+            left = size - len(SURFACE_MAGIC) - _DIGEST
+            while left > 0:                # (read in steps: the columns are checked, not kept)
+                n = f.readinto(memoryview(buf)[:min(left, len(buf))])
+                if not n:
+                    return None
+                h.update(memoryview(buf)[:n])
+                left -= n
+            if f.read(_DIGEST) != h.digest():
+                return None
+            (n,) = struct.unpack("<I", os.pread(f.fileno(), 4, len(SURFACE_MAGIC)))
+            at = len(SURFACE_MAGIC) + 4
+            head = msgspec.msgpack.decode(os.pread(f.fileno(), n, at), type=_SurfaceFile)
+            sh, by, ends, sh_order, by_order = head.lengths if len(head.lengths) == len(_COLUMNS) else (-1,) * 5
+            if head.format != SURFACE_FORMAT or head.byteorder != sys.byteorder or min(head.lengths, default=-1) < 0 \
+                    or sh_order != sh or not by == ends == by_order:
+                return None
+            at += n + (-(at + n) % 8)
+            if at + 8 * sum(head.lengths) != size - _DIGEST:
+                return None
+            cols: dict[str, Column] = {}
+            if sum(head.lengths):
+                whole = memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+                for name, length in zip(_COLUMNS, head.lengths):
+                    cols[name] = whole[at:at + 8 * length].cast("q")
+                    at += 8 * length
+                if by and cols["ends"][-1] != sh:
+                    return None
+            else:
+                cols = {name: memoryview(b"").cast("q") for name in _COLUMNS}
+            return head, cols
+    except (OSError, ValueError, msgspec.DecodeError, struct.error):
+        return None
 
 
 def cached_surface(reader: LogReader) -> tuple[SurfaceIndex, str]:
@@ -473,19 +548,13 @@ def cached_surface(reader: LogReader) -> tuple[SurfaceIndex, str]:
         return index_for(reader), "uncached"
     path = cache_file(ident, root).with_suffix(".surface")
     header_hash = hashlib.sha256(src.header_raw).hexdigest()
-    saved: Optional[_SurfaceFile] = None
-    try:
-        blob = path.read_bytes()
-        body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
-        if hashlib.blake2b(body, digest_size=_DIGEST).digest() == digest and body.startswith(MAGIC):
-            saved = msgspec.msgpack.decode(body[len(MAGIC):], type=_SurfaceFile)
-    except (OSError, msgspec.DecodeError):
-        saved = None
+    loaded = _load_surface(path)
+    saved, columns = loaded if loaded is not None else (None, None)
     unchanged = saved is not None and (saved.size, saved.mtime_ns) == (ident["size"], ident["mtime_ns"])
     if saved is not None:
         # (the repair cut only matters when the log changed: unchanged, it is where the saved pass stopped)
         cut = None if unchanged else reader.tail_state().cut_pos
-        same = saved.format == FORMAT and saved.header == header_hash and \
+        same = saved.header == header_hash and \
             (saved.path, saved.dev, saved.ino, saved.kind) == (ident["path"], ident["dev"], ident["ino"], ident["kind"])
         if not (same and (unchanged or ident["size"] > saved.size) and src.header_end <= saved.upto <= src.size
                 and (cut is None or (isinstance(cut, int) and cut >= saved.upto))
@@ -493,7 +562,7 @@ def cached_surface(reader: LogReader) -> tuple[SurfaceIndex, str]:
             saved = None
     end = ScanEnd()
     if saved is not None:
-        idx = SurfaceIndex.from_state(saved.state)
+        idx = SurfaceIndex.from_state(saved.state, columns)
         status = "hit"
         if saved.upto < src.size and not unchanged:        # (unchanged: the same cut or torn row stops it)
             extend_index(reader, idx, src.forward(saved.upto, line0=saved.line), end)
@@ -506,12 +575,14 @@ def cached_surface(reader: LogReader) -> tuple[SurfaceIndex, str]:
     remember(reader, idx)
     upto = end.pos if isinstance(end.pos, int) else src.header_end
     if status != "hit" and (saved is None or upto != saved.upto):
-        out = _SurfaceFile(format=FORMAT, path=ident["path"], dev=ident["dev"], ino=ident["ino"], kind=ident["kind"],
-                           size=ident["size"], mtime_ns=ident["mtime_ns"], header=header_hash, upto=upto,
-                           line=end.line, tail=_tail_hash(src._fd, src.header_end, upto), state=idx.to_state())
+        state = idx.to_state()
+        cols, state.columns = state.columns or {}, None
+        out = _SurfaceFile(format=SURFACE_FORMAT, path=ident["path"], dev=ident["dev"], ino=ident["ino"],
+                           kind=ident["kind"], size=ident["size"], mtime_ns=ident["mtime_ns"], header=header_hash,
+                           upto=upto, line=end.line, tail=_tail_hash(src._fd, src.header_end, upto), state=state,
+                           byteorder=sys.byteorder, lengths=[len(cols[name]) for name in _COLUMNS])
         try:
-            body = MAGIC + msgspec.msgpack.encode(out)
-            _write_atomic(path, body + hashlib.blake2b(body, digest_size=_DIGEST).digest())
+            _save_surface(path, out, cols)
         except (OSError, ValueError):      # (ValueError: log text that is no Unicode, e.g. a lone surrogate: not saved)
             pass
     return idx, status

@@ -1,0 +1,256 @@
+"""Who shadowed whom, as flat columns of 8-byte ints (the surface index's replacement record).
+
+A whole-log surface fold records, for every shadowed surface node, the seq that replaced it
+(``replaced_by``) and, for every replacement, the nodes it shadowed (``replaced``).  Kept as
+dicts and lists of Python ints that costs about 150 bytes per shadowed node: some 200,000
+nodes per GB of a compacting log.  :class:`ShadowColumns` keeps the same record in
+``array("q")`` columns, 16 bytes per shadowed node:
+
+* ``shadowed``: the shadowed seqs, in the order the fold shadowed them, one run per replacement;
+* ``by`` and ``ends``: per replacement, the replacing seq and where its run ends in ``shadowed``;
+* ``sh_order`` and ``by_order``: positions in ``shadowed`` and ``by`` sorted by seq (stable: a seq
+  recorded twice, possible only in a log that repeats seqs, is found at its last position, as a
+  dict's last write wins), searched with :mod:`bisect`.
+
+Entries recorded after the last sort wait in two dicts (seq -> position) and are merged into the
+sorted orders in batches (appended at C speed when they sort after everything before, the common
+case; merged otherwise).  The columns may be read-only views of a saved file (``memoryview``
+casts over an mmap, see :mod:`app.store.indexcache`); recording into them copies them first.
+
+:attr:`ShadowColumns.replaced_by` and :attr:`ShadowColumns.replaced` are read-only mappings with
+the dicts' contents, so a fold's readers need not know which record they read.
+"""
+from __future__ import annotations
+
+import heapq
+from array import array
+from bisect import bisect_right
+from typing import Any, Optional, Union
+from collections.abc import Iterator, MutableMapping
+
+Column = Union["array[int]", memoryview]   # array("q"), or a read-only memoryview cast to "q"
+
+_BATCH = 4096                       # entries waiting in a dict before they are sorted in
+_MEMO = 1 << 16                     # answers of :meth:`ShadowColumns.shadowed_by` remembered (a page's chains share them)
+
+
+class _Keyed:
+    """Lookups in a column of seqs: ``order`` (positions sorted by seq) covers the column's first
+    ``len(order)`` entries, ``new`` (seq -> last position) the later ones."""
+
+    def __init__(self, col: Column, order: Column) -> None:
+        self.col = col
+        self.order = order
+        self.new: dict[int, int] = {}
+        self._low: Optional[int] = None       # the lowest seq in ``new``
+        self._count: tuple[int, int] = (0, 0)  # (column length, distinct seqs in it)
+
+    def last(self, seq: int) -> Optional[int]:
+        """The last position holding ``seq`` (None: none)."""
+        p = self.new.get(seq)
+        if p is not None:
+            return p
+        order, col = self.order, self.col
+        i = bisect_right(order, seq, key=col.__getitem__)
+        if i and col[order[i - 1]] == seq:
+            return int(order[i - 1])
+        return None
+
+    def added(self, seq: int, pos: int) -> None:
+        self.new[seq] = pos
+        if self._low is None or seq < self._low:
+            self._low = seq
+        n = len(self.new)
+        # sorted in every _BATCH entries when they sort after everything before (an append); else
+        # only once they are an eighth of the column (each merge walks the whole column)
+        if n >= _BATCH and (n >= len(self.order) >> 3 or not self.order or self.col[self.order[-1]] <= self._low):
+            self.settle()
+
+    def settle(self) -> None:
+        """Sort the waiting entries into ``order`` (the column must be an array by now)."""
+        if not self.new and len(self.order) == len(self.col):
+            return
+        col = self.col
+        start = len(self.order)
+        fresh = sorted(range(start, len(col)), key=col.__getitem__)       # (stable: position order on ties)
+        order = self.order if isinstance(self.order, array) else array("q", self.order)
+        if not order or not fresh or col[order[-1]] <= col[fresh[0]]:
+            order.extend(fresh)
+        else:                         # (a seq sorting before one recorded earlier: one merge, stable)
+            order = array("q", heapq.merge(order, fresh, key=col.__getitem__))
+        self.order = order
+        self.new = {}
+        self._low = None
+
+    def count(self) -> int:
+        """How many distinct seqs (remembered until the column grows)."""
+        if self._count[0] != len(self.col):
+            self._count = (len(self.col), sum(1 for _ in self.distinct()))
+        return self._count[1]
+
+    def distinct(self) -> Iterator[int]:
+        """The distinct seqs, ascending."""
+        self.settle()
+        col, prev = self.col, None
+        for p in self.order:
+            s = col[p]
+            if s != prev:
+                yield s
+                prev = s
+
+
+class ShadowColumns:
+    """The replacement record of a surface fold as columns (see the module doc)."""
+
+    def __init__(self, shadowed: Optional[Column] = None, by: Optional[Column] = None, ends: Optional[Column] = None,
+                 sh_order: Optional[Column] = None, by_order: Optional[Column] = None) -> None:
+        self.shadowed: Column = shadowed if shadowed is not None else array("q")
+        self.by: Column = by if by is not None else array("q")
+        self.ends: Column = ends if ends is not None else array("q")
+        self._sh = _Keyed(self.shadowed, sh_order if sh_order is not None else array("q"))
+        self._by = _Keyed(self.by, by_order if by_order is not None else array("q"))
+        self._memo: dict[int, Optional[int]] = {}
+        self._chains: dict[int, list[int]] = {}           # seq -> its whole chain, when that ends (no cycle)
+        self.replaced_by = ShadowedBy(self)
+        self.replaced = Replaced(self)
+
+    # ------------------------------------------------------------------ recording
+    def record(self, by: int, shadowed: list[int]) -> None:
+        """Replacement ``by`` shadowed ``shadowed`` (in surface order; event seqs, which an 8-byte int holds)."""
+        if not isinstance(self.shadowed, array):
+            self._own()
+        assert isinstance(self.shadowed, array) and isinstance(self.by, array) and isinstance(self.ends, array)
+        n = len(self.shadowed)
+        self._memo.clear()
+        self._chains.clear()
+        self.shadowed.extend(shadowed)
+        self.by.append(by)
+        self.ends.append(n + len(shadowed))
+        for i, s in enumerate(shadowed):
+            self._sh.added(s, n + i)
+        self._by.added(by, len(self.by) - 1)
+
+    def _own(self) -> None:
+        """Copy read-only columns (a saved file's) into arrays that can grow."""
+        def grow(c: Column) -> array[int]:
+            a = array("q")
+            a.frombytes(c.cast("B") if isinstance(c, memoryview) else c.tobytes())
+            return a
+        self.shadowed, self.by, self.ends = grow(self.shadowed), grow(self.by), grow(self.ends)
+        self._sh.col, self._by.col = self.shadowed, self.by
+        self._sh.order, self._by.order = grow(self._sh.order), grow(self._by.order)
+
+    def settle(self) -> None:
+        self._sh.settle()
+        self._by.settle()
+
+    def columns(self) -> dict[str, Column]:
+        """The five columns (sorted orders complete), as saved."""
+        self.settle()
+        return {"shadowed": self.shadowed, "by": self.by, "ends": self.ends,
+                "sh_order": self._sh.order, "by_order": self._by.order}
+
+    def copy(self) -> ShadowColumns:
+        c = ShadowColumns()
+        c.shadowed, c.by, c.ends = array("q", self.shadowed), array("q", self.by), array("q", self.ends)
+        c._sh = _Keyed(c.shadowed, array("q", self._sh.order))
+        c._sh.new = dict(self._sh.new)
+        c._by = _Keyed(c.by, array("q", self._by.order))
+        c._by.new = dict(self._by.new)
+        c.replaced_by, c.replaced = ShadowedBy(c), Replaced(c)
+        return c
+
+    # ------------------------------------------------------------------ queries
+    def shadowed_by(self, seq: int) -> Optional[int]:
+        """The seq that replaced ``seq`` (None: not shadowed)."""
+        memo = self._memo
+        if seq in memo:
+            return memo[seq]
+        if len(memo) >= _MEMO:
+            memo.clear()
+        p = self._sh.last(seq)
+        got = memo[seq] = None if p is None else int(self.by[bisect_right(self.ends, p)])
+        return got
+
+    def chain(self, seq: int) -> list[int]:
+        """The replacing seq of ``seq``, the one of that, and so on (stopping before a seq seen already)."""
+        by = self.shadowed_by
+        first = by(seq)
+        if first is None:
+            return []
+        rest = self._chains.get(first)
+        if rest is not None:                # (the rows of a page share most of their chains)
+            return [first, *rest]
+        chain, seen = [first], {first}
+        cur = by(first)
+        while cur is not None and cur not in seen:
+            seen.add(cur)
+            chain.append(cur)
+            cur = by(cur)
+        if cur is None:                     # (ends without a cycle: the chain of ``first`` is the rest)
+            if len(self._chains) >= 256:
+                self._chains.clear()
+            self._chains[first] = chain[1:]
+        return chain
+
+    def group(self, g: int) -> list[int]:
+        """The seqs replacement ``g`` (its position in :attr:`by`) shadowed, in surface order."""
+        lo = self.ends[g - 1] if g else 0
+        return list(self.shadowed[lo:self.ends[g]])
+
+    def shadowed_by_seq(self, by: int) -> Optional[list[int]]:
+        """The seqs that replacement ``by`` shadowed (None: ``by`` replaced nothing)."""
+        g = self._by.last(by)
+        return None if g is None else self.group(g)
+
+
+class _ReadOnly:
+    def __setitem__(self, key: int, value: Any) -> None:
+        raise TypeError("a column record is written through ShadowColumns.record")
+
+    def __delitem__(self, key: int) -> None:
+        raise TypeError("a column record is written through ShadowColumns.record")
+
+
+class ShadowedBy(_ReadOnly, MutableMapping[int, int]):
+    """``replaced_by``: shadowed seq -> the seq that replaced it (read-only)."""
+
+    def __init__(self, cols: ShadowColumns) -> None:
+        self._c = cols
+
+    def __getitem__(self, seq: int) -> int:
+        by = self._c.shadowed_by(seq) if type(seq) is int else None
+        if by is None:
+            raise KeyError(seq)
+        return by
+
+    def __contains__(self, seq: object) -> bool:
+        return type(seq) is int and self._c._sh.last(seq) is not None
+
+    def __iter__(self) -> Iterator[int]:
+        return self._c._sh.distinct()
+
+    def __len__(self) -> int:
+        return self._c._sh.count()
+
+
+class Replaced(_ReadOnly, MutableMapping[int, list[int]]):
+    """``replaced``: replacing seq -> the seqs it shadowed, in surface order (read-only)."""
+
+    def __init__(self, cols: ShadowColumns) -> None:
+        self._c = cols
+
+    def __getitem__(self, seq: int) -> list[int]:
+        got = self._c.shadowed_by_seq(seq) if type(seq) is int else None
+        if got is None:
+            raise KeyError(seq)
+        return got
+
+    def __contains__(self, seq: object) -> bool:
+        return type(seq) is int and self._c._by.last(seq) is not None
+
+    def __iter__(self) -> Iterator[int]:
+        return self._c._by.distinct()
+
+    def __len__(self) -> int:
+        return self._c._by.count()
