@@ -102,18 +102,7 @@ def test_cli_find_strasse_and_an_honest_no_match(fold_logs, capsys):
 
 
 from test_ui_history import WAIT, idle, make_window, open_and_wait  # noqa: E402,F401 (fixtures)
-
-
-@pytest.fixture(autouse=True)
-def _config_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path / "config"))
-
-
-def _covers(r, seq):
-    if r is None or r.seq is None:
-        return False
-    lo = r.first_seq if r.first_seq is not None else r.seq
-    return lo <= seq <= max(r.seq, r.last_seq if r.last_seq is not None else r.seq)
+from test_find_leftovers import _config_dir, _covers  # noqa: E402,F401 (the window's config dir, a row covering a seq)
 
 
 def _painted(doc, colors):
