@@ -64,6 +64,7 @@ class SessionWriter:
         self._writing = False
         self._error: Optional[BaseException] = None
         self._closed = False
+        self._abandoned = False
         self._written_batches = 0
         self._thread = threading.Thread(target=self._run, name=f"writer:{os.path.basename(path)}", daemon=True)
         self._thread.start()
@@ -107,6 +108,16 @@ class SessionWriter:
                 self._cv.notify_all()
             self._thread.join(timeout=10)
 
+    def abandon(self, timeout: float = 10.0) -> None:
+        """Stop without writing what is pending and without retrying a failed batch (the caller knows
+        its rows are bad or incomplete): what was not published stays unpublished.  A write in
+        progress runs to its end (success or failure) before this returns."""
+        with self._cv:
+            self._closed = True
+            self._abandoned = True
+            self._cv.notify_all()
+        self._thread.join(timeout=timeout)
+
     @property
     def batches_written(self) -> int:
         return self._written_batches
@@ -116,7 +127,7 @@ class SessionWriter:
         while True:
             with self._cv:
                 while True:
-                    if self._closed and not self._pending:
+                    if self._closed and (not self._pending or self._abandoned):
                         return
                     if self._pending and self._error is None:
                         now = time.monotonic()
