@@ -338,13 +338,20 @@ def _load_plugins():
                 raise
 
 
-def build_parser() -> argparse.ArgumentParser:
-    _load_plugins()
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser.  ``only``: a command already registered (one of this module's):
+    only its sub-parser is built and no plugin module is imported (a command's run needs no more;
+    no command, ``--help`` or an unknown word get the whole parser)."""
+    if only not in COMMANDS:
+        only = None
+        _load_plugins()
     parser = argparse.ArgumentParser(prog="session-lens", description="Browse dsh agent session logs.")
     from .. import __version__
     parser.add_argument("--version", action="version", version=f"session-lens {__version__}")
     sub = parser.add_subparsers(dest="cmd")
-    for name, (help_, cfg, _run) in COMMANDS.items():
+    for name, (help_, cfg, _run) in list(COMMANDS.items()):      # (a cfg may import a plugin module)
+        if only is not None and name != only:
+            continue
         p = sub.add_parser(name, help=help_)
         cfg(p)
         p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -352,8 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv else None)
     if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
         argv = ["gui"] + argv          # `session-lens PATH [--screenshot …]` opens the window
     args = parser.parse_args(argv)
