@@ -669,7 +669,7 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
                         batch.append(_raw_text([text]))
         batch.extend(tail_rows)
         folder_was_there = os.path.isdir(os.path.dirname(path))
-        w = SessionWriter(path, header, fmt=src.kind, pack=False, batch_delay_ms=1, exists=False)
+        w = SessionWriter(path, header, fmt=src.kind, pack=False, batch_delay_ms=1, exists=False, retry=False)
         ok = False
         try:
             w.append(batch)
