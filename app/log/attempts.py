@@ -216,8 +216,9 @@ class AttemptTracker:
         """An ``assistant/message`` (no embedded stream) citing ``cited`` (its ``sourceEventSeqs``)."""
         target: Optional[Attempt] = None
         if cited:
-            lo = min(cited_ints(cited), default=None)
-            for a in reversed(self.attempts) if lo is not None else ():
+            ints = cited_ints(cited)
+            lo = min(ints) if ints else -1
+            for a in reversed(self.attempts) if ints else ():
                 if a.covers(lo):
                     target = a
                     break

@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Any, Optional, Union
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import msgspec
@@ -500,7 +500,7 @@ class LogReader:
         """Yield (item, segment_end) newest first, starting before ``token``: each segment's rows
         are decoded newest first as they are asked for (a caller stopping early decodes only those)."""
         end = token.end if token else None
-        limit = token.pos if token else None
+        limit: Any = token.pos if token else None      # (an int in a JSONL file, a tuple in a zstd one)
         for seg in self.source.backward(end):
             rows: Iterable[list[Item]]
             if seg.bad:
