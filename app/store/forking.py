@@ -19,6 +19,7 @@ comes from the seq index, which is taken from the persistent cache (app/store/in
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 import uuid
@@ -724,10 +725,39 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
             "verified": verified, "bytesCopied": copied[0]}
 
 
+_SWITCH = 1e-4                  # the interpreter's thread switch interval while a seed is fed (s)
+_switch_lock = threading.Lock()
+_switch_users = [0, 0.0]        # forks feeding now, the interval before the first of them
+
+
+def _quick_switches(on: bool) -> None:
+    """While the row pass (Python, holding the GIL) feeds the writer, the writer's thread needs the GIL
+    back after each kernel copy (a few calls per stored range): with the default 5 ms switch interval it
+    waits up to that long each time, and the copy mostly waits for the pass instead of overlapping it."""
+    with _switch_lock:
+        if on:
+            if not _switch_users[0]:
+                _switch_users[1] = sys.getswitchinterval()
+                sys.setswitchinterval(min(_SWITCH, _switch_users[1]))
+            _switch_users[0] += 1
+        else:
+            _switch_users[0] -= 1
+            if not _switch_users[0]:
+                sys.setswitchinterval(_switch_users[1])
+
+
 def _feed(stream: SeedStream, pieces: Iterable[Piece], fd: int, layout: list[Any], copied: list[int]) -> None:
     """Hand the JSONL seed's pieces to ``stream`` as they are made (stored ranges as kernel copies of
     ``fd``, converted rows as text), recording the child's layout for the verification.  Any failure
     fails the stream (the writer then publishes nothing) and is raised."""
+    _quick_switches(True)
+    try:
+        _feed_pieces(stream, pieces, fd, layout, copied)
+    finally:
+        _quick_switches(False)
+
+
+def _feed_pieces(stream: SeedStream, pieces: Iterable[Piece], fd: int, layout: list[Any], copied: list[int]) -> None:
     try:
         for piece in pieces:
             if piece.kind == "range":
