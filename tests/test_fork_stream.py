@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 import threading
 
 import pytest
@@ -53,7 +54,9 @@ def test_the_copy_overlaps_the_row_pass(legacy, tmp_path, monkeypatch):
             return super().copy_into(out_fd)
     monkeypatch.setattr(forking, "_converted_rows", rows)
     monkeypatch.setattr(forking, "FileRange", Spy)
+    switch = sys.getswitchinterval()
     res = forking.fork(r, None, out_store=str(tmp_path / "out"), child_id="overlap")
+    assert sys.getswitchinterval() == switch            # (shortened only while the pass feeds the writer)
     assert events.count("convert") >= 4 and events.count("copy") >= 4
     assert events.index("copy") < len(events) - 1 - events[::-1].index("convert")   # a copy before the last pass
     child = LogReader.open(res["child"])
@@ -114,8 +117,10 @@ def test_the_row_pass_failing_after_copies_publishes_nothing(legacy, tmp_path, m
     monkeypatch.setattr(forking, "FileRange", Spy)
     monkeypatch.setattr(forking, "_converted_rows", rows)
     out = tmp_path / "out"
+    switch = sys.getswitchinterval()
     with pytest.raises((forking.ForkVerifyError, forking.ForkError)):
         forking.fork(r, None, out_store=str(out), child_id="shrunk")
+    assert sys.getswitchinterval() == switch
     assert copied                                      # the writer had started: a temporary existed
     assert not [f for f in _leftovers(out) if ".jsonl" in f]
     assert not [f for f in _leftovers(out) if "shrunk" in f]
