@@ -55,7 +55,7 @@ def _decode_all(path, opts):
 
 QUERIES = [FindOptions("grüßeñandú"), FindOptions("GRÜSSEÑANDÚ"), FindOptions("Grüßeñandú", case=True),
            FindOptions("zebraquokka"), FindOptions("zebraquokka", case=True), FindOptions("pangolinreason"),
-           FindOptions("wordnotinthelog")]
+           FindOptions("wordnotinthelog"), FindOptions("Ñ"), FindOptions("ú"), FindOptions("Ú", case=True)]
 
 
 @pytest.mark.parametrize("block", [4096, 5003, 65536, 1 << 20])
@@ -104,3 +104,16 @@ def test_a_log_that_shrinks_under_the_search_is_reported(mixed_log, tmp_path):
         f.truncate(len(data) // 3)
     with pytest.raises(SourceChanged):
         list(it)
+
+
+@pytest.mark.parametrize("query", ["Ñ", "ñ", "Ú"])
+def test_a_one_character_nonascii_query_keeps_the_byte_prefilter(mixed_log, query):
+    """A caseless query of one non-ASCII character (the find bar's first keystroke): two bytes,
+    but a rare lead byte; the prefilter holds (before: every row of the log decoded)."""
+    path = mixed_log["path"]
+    st = FindStats()
+    got = [(h.seq, h.kind) for h in find(LogReader(RawJsonlSource(path, block=16384)), FindOptions(query), stats=st)]
+    assert st.complete and got == _decode_all(path, FindOptions(query))
+    assert mixed_log["appended"][0] in [s for s, _k in got]         # (the ASCII-only writer's escaped row)
+    assert st.segments > 5 and st.segments_skipped >= st.segments // 2, (st.segments, st.segments_skipped)
+    assert st.rows_decoded < 40

@@ -598,6 +598,8 @@ def _caseless(length: int, needles_of: Callable[[int, int], _Needles], last: Cal
             # a needle ending in a non-ASCII character ends in a UTF-8 continuation byte, rare in
             # most logs: bytes.find (which tests a needle's last byte first) skips along faster
             score = n + (8 if ord(last(j)) >= 0x80 and n >= 4 else 0)
+            if score < 3 and not any(x.isascii() for x in raw):
+                score = 3                  # (one non-ASCII character, "ñ": short, yet its lead byte is rare)
             if best is None or score > best[0]:
                 best = (score, raw, esc, anchors)
     if best is None or best[0] < 6:
