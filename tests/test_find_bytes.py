@@ -117,3 +117,40 @@ def test_a_one_character_nonascii_query_keeps_the_byte_prefilter(mixed_log, quer
     assert mixed_log["appended"][0] in [s for s, _k in got]         # (the ASCII-only writer's escaped row)
     assert st.segments > 5 and st.segments_skipped >= st.segments // 2, (st.segments, st.segments_skipped)
     assert st.rows_decoded < 40
+
+
+def _expected_turns(path, opts):
+    """(seq, turn) of every matching field, the turn tracked over every decoded event."""
+    from app.log.textview import event_turn
+    m = compile_matcher(opts)
+    out, cur = [], None
+    for e in LogReader.open(path).iter_events():
+        if e.type == "turn/start" and event_turn(e) is not None:
+            cur = event_turn(e)
+        for f in event_fields(e):
+            if m.search(f.text):
+                t = event_turn(e)
+                out.append((e.seq, t if t is not None else cur))
+    return out
+
+
+def test_the_turn_of_a_hit_after_many_skipped_windows_and_decoy_turn_starts(tmp_path):
+    """A skipped window's turn is found only when a later hit asks (the window read again);
+    decoys (the text "turn/start" in a message, quoted or not) never stand for a turn."""
+    s = PlantingSynth(seed=9, at_turn=2, plants={"zebraquokka": "tool-output-line-700"})
+    p = tmp_path / "session.jsonl"
+    write_jsonl(str(p), s, turns=8)
+    last = max(e.seq for e in LogReader.open(str(p)).iter_events())
+    decoys = [_row(last + 1 + i, f'log line {i}: "turn/start" seen, then turn/start again ' * 40, i % 2 == 0)
+              for i in range(40)]
+    tail = [_row(last + 41, "after the decoys: zebraquokka", False)]
+    with open(p, "ab") as f:
+        f.write(b"\n".join(decoys + tail) + b"\n")
+    want = _expected_turns(str(p), FindOptions("zebraquokka"))
+    assert len(want) == 2 and want[0][1] is not None and want[1][1] == max(t for _s, t in want)
+    for block in (4096, 5003, 1 << 20):
+        st = FindStats()
+        got = [(h.seq, h.turn) for h in find(LogReader(RawJsonlSource(str(p), block=block)),
+                                             FindOptions("zebraquokka"), stats=st)]
+        assert got == want, block
+        assert st.complete and (block > 5003 or st.segments_skipped > 20)

@@ -778,7 +778,7 @@ def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None,
     src = reader.source
     codec = reader.codec
     st.bytes_total = getattr(src, "size", 0) or 0
-    turn: Optional[int] = None        # turn of the last turn/start before the current segment
+    turn: TurnRef = None              # turn of the last turn/start before the current segment
     segs: Iterator[Union[_Win, Segment]]
     if pre is not None and isinstance(src, RawJsonlSource):
         segs = _jsonl_windows(src)
@@ -818,9 +818,14 @@ def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None,
                 cands = pre.positions(data, lim)
                 if not cands:
                     st.segments_skipped += 1
-                    t = _last_turn_in(codec, seg, lim, st)
-                    if t is not None:
-                        turn = t
+                    if isinstance(seg, _Win) and isinstance(src, RawJsonlSource):
+                        # (the turn its last turn/start row names: found only if a hit asks)
+                        if data.rfind(_TURN_START, 0, lim) >= 0:
+                            turn = _LaterTurn(codec, src, st, seg.pos, seg.pos + lim, turn)
+                    else:
+                        t = _last_turn_in(codec, seg, lim, st)
+                        if t is not None:
+                            turn = t
                     if progress:
                         progress(seg.end if isinstance(seg.end, int) else 0, st.bytes_total)
                     continue
@@ -916,11 +921,47 @@ def _jsonl_windows(src: RawJsonlSource) -> Iterator[_Win]:
         at += cut
 
 
+class _LaterTurn:
+    """The turn at the end of a skipped window of a raw JSONL file: that of its last ``turn/start``
+    row (bytes ``[lo, hi)``), else ``prev``'s; found only when a hit asks, the window then read
+    again (most windows are skipped and never asked: no row decoded for them)."""
+    __slots__ = ("_args", "_value")
+
+    def __init__(self, codec: RowCodec, src: RawJsonlSource, st: FindStats, lo: int, hi: int, prev: TurnRef):
+        self._args: Optional[tuple[RowCodec, RawJsonlSource, FindStats, int, int, TurnRef]] = (
+            codec, src, st, lo, hi, prev)
+        self._value: Optional[int] = None
+
+    def __call__(self) -> Optional[int]:
+        chain: list[_LaterTurn] = []
+        at: TurnRef = self
+        t: Optional[int] = None
+        while isinstance(at, _LaterTurn):     # (iterative: a run of windows none of which says)
+            if at._args is None:
+                t = at._value
+                break
+            codec, src, st, lo, hi, prev = at._args
+            chain.append(at)
+            t = _last_turn_in(codec, _Win(lo, src._pread(hi - lo, lo), hi - lo, False), hi - lo, st)
+            if t is not None:
+                break
+            at = prev
+        else:
+            t = at() if callable(at) else at
+        for x in chain:
+            x._args, x._value = None, t
+        return t
+
+
+def _turn_now(turn: TurnRef) -> Optional[int]:
+    return turn() if callable(turn) else turn
+
+
 class _TurnTracker:
     """The current turn at any row of a segment, found lazily (rows asked in order): forward
     ``find`` of ``"turn/start"`` between asks, each byte looked at once."""
 
-    def __init__(self, codec: RowCodec, seg: Union[_Win, Segment], turn: Optional[int], st: FindStats, lim: int):
+    def __init__(self, codec: RowCodec, seg: Union[_Win, Segment], turn: TurnRef, st: FindStats, lim: int):
         self.codec, self.seg, self.data, self.turn, self.st = codec, seg, seg.data, turn, st
         self.at = 0
         self.lim = lim
@@ -939,9 +980,9 @@ class _TurnTracker:
             if t is not None:
                 self.turn = t
             self.at = e + 1
-        return self.turn
+        return _turn_now(self.turn)
 
-    def at_end(self) -> Optional[int]:
+    def at_end(self) -> TurnRef:
         n = self.lim
         if self.at < n:
             t = _last_turn_in(self.codec, self.seg, n, self.st, stop=self.at)
