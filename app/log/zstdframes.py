@@ -255,8 +255,42 @@ class SizedDecoder:
                 self._buf = bytearray(_KEEP_BUF)          # (a big run's buffer is not kept)
             return out
 
+    def run_size(self, src: bytes, start: int, stop: int) -> Optional[int]:
+        """The declared plaintext size of ``src[start:stop]`` when it is exactly a run of whole
+        frames that all declare their content size (libzstd walks the frame headers and blocks in C,
+        no Python step per frame), else None (a torn or corrupt frame, a frame without a declared
+        size: callers take the frame-by-frame path).  A skippable frame in the run is passed over,
+        as libzstd does (it holds no rows; the spec's walk calls it corrupt)."""
+        if not 0 <= start < stop <= len(src):
+            return None
+        base = ctypes.cast(ctypes.c_char_p(src), ctypes.c_void_p).value or 0
+        r = self._lib.ZSTD_findDecompressedSize(base + start, stop - start)
+        return None if r >= _CONTENTSIZE_ERROR else int(r)
+
+    def decode_into(self, src: bytes, start: int, stop: int, total: int, out: bytearray) -> None:
+        """:meth:`decode` into the caller's ``out`` (grown to at least ``total`` bytes; the plaintext
+        is ``out[:total]``): no copy of the plaintext, for a caller that only searches it."""
+        if not 0 <= start <= stop <= len(src) or total < 0:
+            raise ValueError("frame run outside the buffer")
+        if len(out) < total:
+            out.extend(bytes(max(total, 2 * len(out)) - len(out)))
+        if start == stop:
+            return
+        base = ctypes.cast(ctypes.c_char_p(src), ctypes.c_void_p).value or 0
+        dst = (ctypes.c_char * len(out)).from_buffer(out)
+        try:
+            with self._lock:
+                r = self._lib.ZSTD_decompressDCtx(self._dctx, dst, total, base + start, stop - start)
+        finally:
+            del dst
+        if self._lib.ZSTD_isError(r):
+            raise FrameError(self._lib.ZSTD_getErrorName(r).decode("ascii", "replace"))
+        if r != total:
+            raise FrameError("a frame's content differs from its declared size")
+
 
 _KEEP_BUF = 4 << 20
+_CONTENTSIZE_ERROR = (1 << 64) - 2       # ZSTD_CONTENTSIZE_ERROR; ZSTD_CONTENTSIZE_UNKNOWN is 2^64 - 1
 _D_WINDOW_LOG_MAX = 100                  # ZSTD_d_windowLogMax
 _sized: list[Optional[SizedDecoder]] = []
 
@@ -275,6 +309,8 @@ def sized_decoder() -> Optional[SizedDecoder]:
             lib.ZSTD_decompressDCtx.restype = ctypes.c_size_t
             lib.ZSTD_decompressDCtx.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
                                                 ctypes.c_void_p, ctypes.c_size_t]
+            lib.ZSTD_findDecompressedSize.restype = ctypes.c_ulonglong
+            lib.ZSTD_findDecompressedSize.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
             lib.ZSTD_isError.restype = ctypes.c_uint
             lib.ZSTD_isError.argtypes = [ctypes.c_size_t]
             lib.ZSTD_getErrorName.restype = ctypes.c_char_p

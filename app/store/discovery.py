@@ -220,8 +220,9 @@ def read_header_bytes(path: str, limit: int = HEADER_LIMIT) -> tuple[Optional[by
         return None, f"cannot read: {e.strerror or e}"
 
 
-def zstd_title(path: str) -> Optional[str]:
-    """The title of a ``session.jsonl.zstd`` (bounded tail and head windows, :mod:`app.store.titles`)."""
+def zstd_title(path: str, problems: Optional[list[str]] = None) -> Optional[str]:
+    """The title of a ``session.jsonl.zstd`` (bounded tail and head windows, :mod:`app.store.titles`;
+    ``problems`` gets a line for a frame there that does not decode)."""
     from backports import zstd
     fd, st = _open_file(path)
     try:
@@ -234,7 +235,7 @@ def zstd_title(path: str) -> Optional[str]:
             raw, _why, end = _header_of(fd, head)
             if raw is None:
                 return None
-        return _titles.title_of_zstd(fd, st.st_size, end, head)
+        return _titles.title_of_zstd(fd, st.st_size, end, head, problems=problems)
     finally:
         os.close(fd)
 
@@ -279,7 +280,7 @@ def read_facts(path: str, size: int, title: bool = False) -> Union[Facts, str, N
         if title:
             try:
                 t = _titles.title_of_jsonl(fd, size, head) if fmt == "jsonl" else \
-                    _titles.title_of_zstd(fd, size, end, head)
+                    _titles.title_of_zstd(fd, size, end, head, problems=probs)
             except OSError:
                 t = None
         return header, hdr.id, probs, title, t
