@@ -240,6 +240,11 @@ def decode_frames(buf: bytes, start: int, stop: int, limit: int) -> bytes:
     bytes (FrameError past it).  Frames that declare their content size (dsh's do) are decoded in one
     call, the declared sizes summed first (libzstd refuses a frame that outgrows its declared size);
     others one by one, streamed and bounded."""
+    dec = _sized()
+    if dec is not None and type(buf) is bytes and start < stop:
+        total = dec.run_size(buf, start, stop)           # (the frames walked in C: no Python step each)
+        if total is not None and total <= limit:
+            return bytes(dec.decode(buf, start, stop, total))
     from backports import zstd
 
     from ..log.limits import ZSTD_WINDOW_LOG_MAX
