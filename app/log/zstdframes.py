@@ -267,6 +267,26 @@ class SizedDecoder:
         r = self._lib.ZSTD_findDecompressedSize(base + start, stop - start)
         return None if r >= _CONTENTSIZE_ERROR else int(r)
 
+    def frame_ends(self, src: bytes, start: int, stop: int) -> Generator[int, None, None]:
+        """The plaintext offsets where the whole frames of ``src[start:stop]`` end, walked one frame at a
+        time by their headers (no decoding; ends early at a frame without a declared size)."""
+        if not 0 <= start <= stop <= len(src):
+            return
+        base = ctypes.cast(ctypes.c_char_p(src), ctypes.c_void_p).value or 0
+        size, content, is_error = self._lib.ZSTD_findFrameCompressedSize, self._lib.ZSTD_getFrameContentSize, \
+            self._lib.ZSTD_isError
+        at, end = start, 0
+        while at < stop:
+            n = size(base + at, stop - at)
+            if is_error(n):
+                return
+            c = content(base + at, stop - at)
+            if c >= _CONTENTSIZE_ERROR:
+                return
+            at += n
+            end += c
+            yield end
+
     def decode_into(self, src: bytes, start: int, stop: int, total: int, out: bytearray) -> None:
         """:meth:`decode` into the caller's ``out`` (grown to at least ``total`` bytes; the plaintext
         is ``out[:total]``): no copy of the plaintext, for a caller that only searches it."""
@@ -311,6 +331,10 @@ def sized_decoder() -> Optional[SizedDecoder]:
                                                 ctypes.c_void_p, ctypes.c_size_t]
             lib.ZSTD_findDecompressedSize.restype = ctypes.c_ulonglong
             lib.ZSTD_findDecompressedSize.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+            lib.ZSTD_findFrameCompressedSize.restype = ctypes.c_size_t
+            lib.ZSTD_findFrameCompressedSize.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+            lib.ZSTD_getFrameContentSize.restype = ctypes.c_ulonglong
+            lib.ZSTD_getFrameContentSize.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
             lib.ZSTD_isError.restype = ctypes.c_uint
             lib.ZSTD_isError.argtypes = [ctypes.c_size_t]
             lib.ZSTD_getErrorName.restype = ctypes.c_char_p

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 import msgspec
@@ -110,11 +111,14 @@ def save() -> None:
             pass
 
 
-def title_in(blob: Union[bytes, bytearray], whole_first: bool = False, lo: int = 0, hi: int = -1) -> Optional[str]:
+def title_in(blob: Union[bytes, bytearray], whole_first: bool = False, lo: int = 0, hi: int = -1,
+             check: Optional[Callable[[int, int], bool]] = None) -> Optional[str]:
     """The title of the last complete ``session/title`` row in ``blob[lo:hi]`` (None: none there): a
     row cut by ``hi`` is passed over, and so is the first row (cut by a window's start) unless
     ``whole_first`` (it starts at ``lo`` with a whole row, as a frame's text does).  ``blob`` may be
-    a reused ``bytearray`` (searched in place: only title rows are copied out).
+    a reused ``bytearray`` (searched in place: only title rows are copied out).  ``check(start,
+    newline)``: whether a title row at those offsets counts (zstd: it lies in one frame), asked in
+    increasing order.
 
     Searched forwards (``bytes.find`` skips ahead by the needle's length; ``rfind`` does not)."""
     if hi < 0:
@@ -130,12 +134,13 @@ def title_in(blob: Union[bytes, bytearray], whole_first: bool = False, lo: int =
         if end < 0:
             break                          # a row cut by the window's end
         if nl >= 0 or whole_first:
+            row = nl + 1 if nl >= 0 else lo
             try:
-                obj = msgspec.json.decode(memoryview(blob)[nl + 1 if nl >= 0 else lo:end])
+                obj = msgspec.json.decode(memoryview(blob)[row:end])
             except msgspec.DecodeError:
                 obj = None
             if isinstance(obj, dict) and obj.get("type") == "session/title" and isinstance(obj.get("data"), dict) \
-                    and isinstance(obj["data"].get("title"), str):
+                    and isinstance(obj["data"].get("title"), str) and (check is None or check(row, end)):
                 found = obj["data"]["title"]
         i = blob.find(_NEEDLE, end, hi)
     return found
@@ -279,41 +284,70 @@ def decode_frames(buf: bytes, start: int, stop: int, limit: int) -> bytes:
 
 
 def _frames_text(buf: bytes, start: int, limit: int, cut: bool = True, stop: int = -1) \
-        -> tuple[Optional[bytes], Optional[tuple[int, str]]]:
-    """(plaintext, None) of the chain of frames from ``buf[start]`` to ``buf[stop]`` (default: its
-    end), or (None, damage): ``damage`` = (offset, why) of the first frame that scans whole but does
-    not decode (a damaged frame), None when the bytes from ``start`` are not such a chain.  A torn
-    last frame gives its complete rows (as a reader recovers them; ``cut=False``: only when it is
-    the first frame, a window's end cut it); at most ``limit`` plaintext bytes (a bigger chain gives
-    (None, None)).  The frame-by-frame path: runs the C walk of :meth:`SizedDecoder.run_size` refuses."""
+        -> tuple[Optional[bytes], Optional[tuple[int, str]], list[int]]:
+    """(plaintext, None, frame ends) of the chain of frames from ``buf[start]`` to ``buf[stop]``
+    (default: its end), ``frame ends`` the plaintext offsets where its frames end; or (None, damage,
+    []): ``damage`` = (offset, why) of the first frame that scans whole but does not decode within
+    the limit (a damaged frame, a bomb), None when the bytes from ``start`` are not such a chain.  A
+    torn last frame gives its complete rows (as a reader recovers them; ``cut=False``: only when it
+    is the first frame, a window's end cut it); at most ``limit`` plaintext bytes.  The frame-by-frame
+    path, for what the C walk of :meth:`SizedDecoder.run_size` refuses (a torn or unsized frame)."""
     from ..log.zstdframes import COMPLETE, TORN, FrameError, ZstdError, decode_bounded, decode_torn, scan_frame
     if 0 <= stop < len(buf):
         buf = buf[:stop]
     at, n = start, len(buf)
-    torn = None
+    spans, torn = [], None
     while at < n:
         kind, end = scan_frame(buf, at)
         if kind == TORN:
             torn = at if cut or at == start else None
             break
         if kind != COMPLETE:
-            return None, None
+            return None, None, []
+        spans.append((at, end))
         at = end
-    try:
-        text = decode_frames(buf, start, at, limit)
-        if torn is not None:
-            text += decode_torn(memoryview(buf)[torn:], limit=max(1, limit - len(text)))
-    except (FrameError, ZstdError, ValueError):
-        a = start
-        while a < at:                                   # which frame: the first that does not decode alone
-            b = scan_frame(buf, a)[1]
-            try:
-                decode_bounded(memoryview(buf)[a:b], limit)
-            except (FrameError, ZstdError) as e2:
-                return None, (a, str(e2))
-            a = b
-        return None, None                               # (the run as a whole: over the limit)
-    return text, None
+    mv = memoryview(buf)
+    pieces: list[bytes] = []
+    ends: list[int] = []
+    got = 0
+    for a, b in spans:
+        try:
+            pieces.append(decode_bounded(mv[a:b], max(1, limit - got)))
+        except (FrameError, ZstdError) as e:
+            return None, (a, str(e)), []
+        got += len(pieces[-1])
+        ends.append(got)
+    if torn is not None:
+        pieces.append(decode_torn(mv[torn:], limit=max(1, limit - got)))
+        ends.append(got + len(pieces[-1]))
+    return b"".join(pieces), None, ends
+
+
+class _FrameEnds:
+    """Whether a row of a run's plaintext lies in one frame (spec: a frame ends at a record boundary,
+    so a row across two frames is damage, not a row): the run's frames are walked lazily from its
+    start by their headers (libzstd, no decoding), as far as the rows asked about, in order."""
+
+    def __init__(self, dec: Any, buf: bytes, start: int, stop: int) -> None:
+        self.ends = dec.frame_ends(buf, start, stop)
+        self.end = 0                                    # plaintext offset where the current frame ends
+
+    def one_frame(self, row: int, newline: int) -> bool:
+        while self.end <= row:
+            nxt = next(self.ends, None)
+            if nxt is None:
+                return False
+            self.end = nxt
+        return newline < self.end
+
+
+def _in_one_frame(ends: list[int]) -> Callable[[int, int], bool]:
+    import bisect
+
+    def check(row: int, newline: int) -> bool:
+        k = bisect.bisect_right(ends, row)
+        return k < len(ends) and newline < ends[k]
+    return check
 
 
 _decoder: list[Any] = []                  # the process's SizedDecoder (or None), looked up once
@@ -344,12 +378,12 @@ def _chain_title(buf: bytes, lo: int, hi: int, anchored: bool, base: int,
             out = _scratch(total)
             try:
                 dec.decode_into(buf, i, hi, total, out)
-                return title_in(out, True, 0, total), i
+                return title_in(out, True, 0, total, _FrameEnds(dec, buf, i, hi).one_frame), i
             except FrameError:
                 pass                                    # a damaged frame: named below
-        text, damage = _frames_text(buf, i, ZSTD_PLAIN_LIMIT, stop=hi)
+        text, damage, ends = _frames_text(buf, i, ZSTD_PLAIN_LIMIT, stop=hi)
         if text is not None:
-            return title_in(text, True), i
+            return title_in(text, True, check=_in_one_frame(ends)), i
         if damage is not None:
             at, why = damage
             line = f"the zstd frame at byte {base + at} does not decode ({why}): the list's title is looked for " \
@@ -405,8 +439,8 @@ def _head_title(fd: int, size: int, header_end: int, head: bytes, window: int) -
         head, window = head[:header_end] + blob[:n], header_end + n
     elif kind != COMPLETE:
         return None
-    text, _damage = _frames_text(head[:max(window, header_end)], header_end, ZSTD_PLAIN_LIMIT, cut=False)
-    return title_in(text, True) if text else None
+    text, _damage, ends = _frames_text(head[:max(window, header_end)], header_end, ZSTD_PLAIN_LIMIT, cut=False)
+    return title_in(text, True, check=_in_one_frame(ends)) if text else None
 
 
 def read_title(path: str, size: int, window: int = 0) -> Optional[str]:
