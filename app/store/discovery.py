@@ -357,8 +357,8 @@ def read_many(jobs: list[tuple[str, int]], title: bool, workers: int = 0) -> lis
         if i == 0 or i not in done:
             place(i, _read_chunk(parts[i], title))
     for pid, r, i in children:
-        with os.fdopen(r, "rb") as f:
-            blob = f.read()
+        with os.fdopen(r, "rb") as fr:
+            blob = fr.read()
         _pid, status = os.waitpid(pid, 0)
         part = pickle.loads(blob) if status == 0 and blob else None
         place(i, part if isinstance(part, list) and len(part) == len(parts[i]) else _read_chunk(parts[i], title))

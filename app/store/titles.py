@@ -202,9 +202,8 @@ def _read_into(fd: int, buf: bytearray, a: int, b: int, head: bytes) -> int:
         return k
     mv = memoryview(buf)[k:b - a]
     try:
-        preadv = getattr(os, "preadv", None)
-        if preadv is not None:
-            return k + preadv(fd, [mv], a + k)
+        if hasattr(os, "preadv"):
+            return k + os.preadv(fd, [mv], a + k)
         got = os.pread(fd, b - a - k, a + k)
         mv[:len(got)] = got
         return k + len(got)
