@@ -218,7 +218,7 @@ def title_of_jsonl(fd: int, size: int, head: bytes = b"", window: int = 0) -> Op
     reads into a reused buffer, each searched once (``bytes.find``, memory speed), stopping at the
     first read that holds a title (a read before the last also takes up to ``MIDDLE_OVERLAP`` bytes
     past its end, which completes its last row: a longer title row there is passed over).
-    ``head``: the bytes already read from offset 0 (copied, not read again; the listing's first read)."""
+    ``head``: the bytes already read from offset 0 (not read again; the listing's first read)."""
     window = window or WINDOW
     lo = max(0, size - window - MIDDLE_LIMIT)
     end = size
@@ -226,9 +226,11 @@ def title_of_jsonl(fd: int, size: int, head: bytes = b"", window: int = 0) -> Op
         start = max(lo, end - MIDDLE_STEP)
         a = max(0, start - 1)          # (from the byte before: the row starting at ``start`` is whole
         b = size if end == size else min(size, end + MIDDLE_OVERLAP)     # when that byte is a newline)
-        buf = _scratch(b - a)
-        n = _read_into(fd, buf, a, b, head)
-        t = title_in(buf, a == 0, 0, n)
+        if b <= len(head):                 # (the first read holds it: searched there, no copy)
+            t = title_in(head, a == 0, a, b)
+        else:
+            buf = _scratch(b - a)
+            t = title_in(buf, a == 0, 0, _read_into(fd, buf, a, b, head))
         if t is not None:
             return t
         end = start
@@ -409,13 +411,14 @@ def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window
     if size <= header_end:
         return None
     lo = max(header_end, size - ZSTD_MIDDLE) if size > 2 * window else header_end
-    buf = head[lo:size] if size <= len(head) else os.pread(fd, size - lo, lo)
+    buf, off = (head, 0) if size <= len(head) else (os.pread(fd, size - lo, lo), lo)   # (buf[0] is at ``off``)
+    r0, hi = lo - off, min(len(buf), size - off)
     anchored = lo == header_end
-    tail = 0 if size <= 2 * window else max(0, size - window - lo)
-    t, start = _chain_title(buf, tail, len(buf), anchored and tail == 0, lo, problems)
-    if t is None and start > 0:             # a rename in the middle: the frames before, within ZSTD_MIDDLE
-        t, start = _chain_title(buf, 0, start, anchored, lo, problems)
-    if t is not None or (anchored and start == 0):
+    tail = r0 if size <= 2 * window else max(r0, size - window - off)
+    t, start = _chain_title(buf, tail, hi, anchored and tail == r0, off, problems)
+    if t is None and start > r0:            # a rename in the middle: the frames before, within ZSTD_MIDDLE
+        t, start = _chain_title(buf, r0, start, anchored, off, problems)
+    if t is not None or (anchored and start == r0):
         return t
     if len(head) < min(size, window):
         head += os.pread(fd, min(size, window) - len(head), len(head))
