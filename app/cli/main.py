@@ -103,6 +103,16 @@ def _run_list(args):
             lines.append(f"  {r['id']}  {r['format']:5}  {r['size']:>10}  {r['title'] or '-'}{lin}\n    {r['path']}")
         lines += [f"problem: {p}" for p in listing.problems]
         return "\n".join(lines)
+    if args.json:                                 # (10,000 rows: msgspec encodes them in a tenth of the time)
+        import msgspec
+
+        from .termtext import json_safe, write_out
+        try:
+            dumped = msgspec.json.encode(obj).decode("utf-8")
+        except (UnicodeEncodeError, TypeError, OverflowError):        # (a surrogate-escaped file name)
+            dumped = json.dumps(obj, ensure_ascii=False)
+        write_out(json_safe(dumped) + "\n")
+        return
     emit(args, obj, text)
 
 

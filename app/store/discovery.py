@@ -640,6 +640,7 @@ def discover(path: str, titles: bool = False, workers: int = 0) -> Listing:
     groups = _generation_groups(files)
     # 1. one stat per session file; a revision in the cache needs no read at all
     todo: list[tuple[str, Any]] = []          # (path, SessionInfo from the cache | (size, mtime) to read)
+    none_cached = _titles.empty()
     reads: list[tuple[str, int]] = []
     for f in files:
         gens = groups.get(f)
@@ -655,7 +656,7 @@ def discover(path: str, titles: bool = False, workers: int = 0) -> Listing:
         except OSError as e:
             problems.append(f"{f}: cannot read: {e.strerror or e}")
             continue
-        hit = _titles.lookup_head(f, st.st_size, st.st_mtime)
+        hit = None if none_cached else _titles.lookup_head(f, st.st_size, st.st_mtime)
         if hit is None:
             reads.append((f, st.st_size))
         todo.append((f, (st.st_size, st.st_mtime, hit)))

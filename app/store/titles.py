@@ -156,6 +156,12 @@ def _entry(path: str, size: int, mtime: float) -> Optional[Entry]:
     return hit if hit is not None and hit[:4] == _rev(size, mtime) else None
 
 
+def empty() -> bool:
+    """Whether the title cache holds nothing (a first listing: no lookup can hit)."""
+    with _lock:
+        return not _load()
+
+
 def lookup(path: str, size: int, mtime: float) -> tuple[bool, Optional[str]]:
     """(hit, title) of the cache for ``path`` at this revision (size and mtime as the listing's stat gives)."""
     hit = _entry(path, size, mtime)
