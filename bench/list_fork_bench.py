@@ -143,16 +143,16 @@ def bench_list(home: Path, n: int, runs: int, before: str = "", label: str = "mi
     for name, _c, _s in sides:
         firsts, warm = res[name]
         f, fc = statistics.median(x[0] for x in firsts), statistics.median(x[1] for x in firsts)
-        tag = "" if name == "branch" else f" [{name}]"
-        rows += [row(f"list {n}-session {label}, first run ({titled[name]} titled){tag}", f, "s", ref,
+        tag = "" if name == "branch" else f"[{name}] "
+        rows += [row(f"{tag}list {n} {label}, first run ({titled[name]} titled)", f, "s", ref,
                      "find + head s", ref / f, "<= 1 s"),
-                 row(f"list {n}-session {label}, first run, CPU{tag}", fc, "s", ref_cpu, "find + head CPU s",
+                 row(f"{tag}list {n} {label}, first run, CPU", fc, "s", ref_cpu, "find + head CPU s",
                      ref_cpu / fc, "(process + workers)")]
         if warm:
             w, wc = statistics.median(x[0] for x in warm), statistics.median(x[1] for x in warm)
-            rows += [row(f"list {n}-session {label}, titles cached{tag}", w, "s", ref, "find + head s", ref / w,
+            rows += [row(f"{tag}list {n} {label}, titles cached", w, "s", ref, "find + head s", ref / w,
                          "<= 1 s"),
-                     row(f"list {n}-session {label}, titles cached, CPU{tag}", wc, "s", ref_cpu,
+                     row(f"{tag}list {n} {label}, titles cached, CPU", wc, "s", ref_cpu,
                          "find + head CPU s", ref_cpu / wc, "")]
     return rows
 
@@ -222,7 +222,7 @@ def main():
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
     rows = []
     if not a.no_list:
-        label = "mixed home" + ("" if a.frames == "64" else f", {a.frames} frames")
+        label = "mixed" + ("" if a.frames == "64" else f", {a.frames} frames")
         rows += bench_list(make_mixed_home(data, a.sessions, a.frames), a.sessions, a.runs, a.before, label,
                            a.no_warm)
     if not a.no_fork:
