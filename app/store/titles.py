@@ -1,20 +1,26 @@
 """Session titles for the session list: bounded reads per file, cached by revision.
 
 The title of a session is its last ``session/title`` event (spec §2.4, last wins), found with
-``bytes.find`` (C speed); only the title rows are decoded.  Every file is read in two bounded
-windows at most: the head window (the listing's first read, which also holds the header) and the
-tail window.  dsh writes the provider's title after turn 1 and a user's rename between turns, so
-the last title is looked for in the tail window, then (a rename in the middle) backwards through
-a bounded middle, else in the head window.  A raw JSONL file no bigger than the two windows
-together is read whole; a bigger one is searched backwards from its tail window in 1 MiB steps
-(``bytes.find``, memory speed) over at most ``MIDDLE_LIMIT`` bytes, stopping at the first step
-that holds a title, so its title is exactly ``inspect``'s unless the last one lies further back
-than that (a log of more than 64 MiB: the list may then show an earlier title, the price of a
-list that never reads a whole big log).  zstd: the chain of whole frames that ends the file in
-the tail window, then the frames of the last ``ZSTD_MIDDLE`` compressed bytes, then the frames
-starting in the head window after the header frame (a frame cut by the window gives its
-complete rows), each decoded with its checksum verified and bounded; a file whose frames all lie
-in those windows is decoded whole (exactly ``inspect``'s title).
+``bytes.find`` (C speed); only the title rows are decoded.  dsh writes the provider's title after
+turn 1 and a user's rename between turns, so the last title is looked for from the end backwards,
+within a bound, else in the head window.
+
+Raw JSONL: the rows starting in the last ``WINDOW + MIDDLE_LIMIT`` bytes (the whole file when it is
+no bigger: exactly ``inspect``'s title), read backwards in ``MIDDLE_STEP`` reads into a reused
+buffer (the first read, which holds the header, is not read again), each searched once, stopping at
+the first read that holds a title; else the rows lying whole in the head window (a log of more than
+64 MiB whose last title lies further back: the list may show an earlier title, the price of a list
+that never reads a whole big log).
+
+zstd: the chain of whole frames that ends the file in the tail window, then the frames before it
+within the last ``ZSTD_MIDDLE`` compressed bytes (one read for both; each frame decoded once), then
+the first frame after the header frame and the whole frames of the head window (not when the
+chains reached the header frame).  A run of frames that declare their sizes is walked and decoded by
+libzstd in one call into a reused buffer and searched there; a torn, unsized or damaged frame takes
+the frame-by-frame path.  Checksums are verified and plaintext bounded.  A title row counts only
+when it lies in one frame (a frame ends at a record boundary: a row across two is damage, as
+``inspect`` reads it); a frame that does not decode is named among the session's problems.  A file
+whose frames all lie in those windows is decoded whole (exactly ``inspect``'s title).
 
 Titles are cached in ``<cache>/titles.json`` (the cache folder of :mod:`app.store.indexcache`)
 keyed by path and revision (size and mtime, as the listing's own stat gives them), with the
