@@ -319,3 +319,27 @@ def test_reads_are_shared_by_work_not_by_count():
     assert abs(load[0] - load[1]) <= biggest
     interleaved = [sum(discovery._read_cost(*jobs[i], True) for i in range(k, len(jobs), 2)) for k in (0, 1)]
     assert abs(load[0] - load[1]) < abs(interleaved[0] - interleaved[1])
+
+
+def test_a_tail_whose_text_passes_the_bound_is_bounded_not_damage(tmp_path, monkeypatch, synth_rows):
+    """A very compressible tail: the frames ending the file are decoded up to ``ZSTD_PLAIN_LIMIT`` of
+    text (a later title there is found), the rest is passed over (the head's title then), and none of
+    it is called damage."""
+    head, rows = synth_rows
+    p = tmp_path / "s" / "session.jsonl.zstd"
+    body = rows[:600]
+    for where, want in ((0.97, "Late"), (0.3, "Head")):
+        k = int(len(body) * where)
+        spans = _write_zstd(p, head, body[:5] + [_title_row("Head")] + body[5:k] + [_title_row("Late")] + body[k:],
+                            lambda _k: 16)
+        text = sum(len(t) for _a, _b, t in spans)
+        monkeypatch.setattr(titles, "ZSTD_PLAIN_LIMIT", text // 4)
+        dec = _Decoded(monkeypatch)
+        titles._cache = None
+        info = discover(str(p), titles=True).sessions[0]
+        assert info.title == want and info.problems == []
+        assert dec.plaintext <= 2 * titles.ZSTD_PLAIN_LIMIT
+        monkeypatch.undo()
+        monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+        titles._cache = None
+        assert discover(str(p), titles=True).sessions[0].title == "Late" == _inspect_title(p)

@@ -44,6 +44,10 @@ class FrameError(zstd.ZstdError):
     """A frame that does not decode as one complete, verified zstd frame."""
 
 
+class FrameLimitError(FrameError):
+    """A frame whose plaintext runs past the limit the caller set (it may be sound)."""
+
+
 # --------------------------------------------------------------------------- scanning
 
 def header_size(descriptor: int) -> Optional[int]:
@@ -267,9 +271,10 @@ class SizedDecoder:
         r = self._lib.ZSTD_findDecompressedSize(base + start, stop - start)
         return None if r >= _CONTENTSIZE_ERROR else int(r)
 
-    def frame_ends(self, src: bytes, start: int, stop: int) -> Generator[int, None, None]:
-        """The plaintext offsets where the whole frames of ``src[start:stop]`` end, walked one frame at a
-        time by their headers (no decoding; ends early at a frame without a declared size)."""
+    def frame_ends(self, src: bytes, start: int, stop: int) -> Generator[tuple[int, int], None, None]:
+        """(offset in ``src``, offset in the plaintext) where each whole frame of ``src[start:stop]``
+        ends, walked one frame at a time by their headers (no decoding; ends early at a frame without
+        a declared size)."""
         if not 0 <= start <= stop <= len(src):
             return
         base = ctypes.cast(ctypes.c_char_p(src), ctypes.c_void_p).value or 0
@@ -285,7 +290,7 @@ class SizedDecoder:
                 return
             at += n
             end += c
-            yield end
+            yield at, end
 
     def decode_into(self, src: bytes, start: int, stop: int, total: int, out: bytearray) -> None:
         """:meth:`decode` into the caller's ``out`` (grown to at least ``total`` bytes; the plaintext
@@ -359,7 +364,7 @@ def decode_bounded(buf: Buf, limit: int) -> bytes:
             break
         n += len(piece)
         if n > limit:
-            raise FrameError(f"frame expands past {limit} bytes")
+            raise FrameLimitError(f"frame expands past {limit} bytes")
         out.append(piece)
     if err is not None:
         raise FrameError(err)

@@ -194,11 +194,14 @@ def remember(path: str, size: int, mtime: float, title: Optional[str], head: Opt
 _local = threading.local()               # per thread: a reused buffer for the reads and the decoded text
 
 
+_KEEP = 4 << 20                          # a thread's buffer grown past this is not kept for small reads
+
+
 def _scratch(n: int) -> bytearray:
     """This thread's reused buffer, at least ``n`` bytes long (its bytes are the caller's to overwrite)."""
     buf: Optional[bytearray] = getattr(_local, "buf", None)
-    if buf is None or len(buf) < n:
-        buf = bytearray(max(n, 2 * len(buf) if buf is not None else 1 << 16))
+    if buf is None or len(buf) < n or (len(buf) > _KEEP >= n):
+        buf = bytearray(max(n, min(2 * len(buf), _KEEP) if buf is not None else 1 << 16))
         _local.buf = buf
     return buf
 
@@ -300,12 +303,13 @@ def _frames_text(buf: bytes, start: int, limit: int, cut: bool = True, stop: int
         -> tuple[Optional[bytes], Optional[tuple[int, str]], list[int]]:
     """(plaintext, None, frame ends) of the chain of frames from ``buf[start]`` to ``buf[stop]``
     (default: its end), ``frame ends`` the plaintext offsets where its frames end; or (None, damage,
-    []): ``damage`` = (offset, why) of the first frame that scans whole but does not decode within
-    the limit (a damaged frame, a bomb), None when the bytes from ``start`` are not such a chain.  A
+    []): ``damage`` = (offset, why) of the first frame that scans whole but does not decode (a damaged
+    frame), None when the bytes from ``start`` are not such a chain or their text runs past ``limit``.  A
     torn last frame gives its complete rows (as a reader recovers them; ``cut=False``: only when it
     is the first frame, a window's end cut it); at most ``limit`` plaintext bytes.  The frame-by-frame
     path, for what the C walk of :meth:`SizedDecoder.run_size` refuses (a torn or unsized frame)."""
-    from ..log.zstdframes import COMPLETE, TORN, FrameError, ZstdError, decode_bounded, decode_torn, scan_frame
+    from ..log.zstdframes import (COMPLETE, TORN, FrameError, FrameLimitError, ZstdError, decode_bounded, decode_torn,
+                                  scan_frame)
     if 0 <= stop < len(buf):
         buf = buf[:stop]
     at, n = start, len(buf)
@@ -326,6 +330,8 @@ def _frames_text(buf: bytes, start: int, limit: int, cut: bool = True, stop: int
     for a, b in spans:
         try:
             pieces.append(decode_bounded(mv[a:b], max(1, limit - got)))
+        except FrameLimitError:
+            return None, None, []                       # over the plaintext bound: not damage
         except (FrameError, ZstdError) as e:
             return None, (a, str(e)), []
         got += len(pieces[-1])
@@ -350,7 +356,7 @@ class _FrameEnds:
             nxt = next(self.ends, None)
             if nxt is None:
                 return False
-            self.end = nxt
+            self.end = nxt[1]
         return newline < self.end
 
 
@@ -387,6 +393,8 @@ def _chain_title(buf: bytes, lo: int, hi: int, anchored: bool, base: int,
     i = lo if anchored else buf.find(MAGIC, lo, hi)
     while 0 <= i < hi:
         total = dec.run_size(buf, i, hi) if dec is not None else None
+        if total is not None and total > ZSTD_PLAIN_LIMIT:
+            i, total = _within_limit(dec, buf, i, hi)   # the frames ending the run within the plaintext bound
         if total is not None and total <= ZSTD_PLAIN_LIMIT:
             out = _scratch(total)
             try:
@@ -407,6 +415,21 @@ def _chain_title(buf: bytes, lo: int, hi: int, anchored: bool, base: int,
             continue
         i = buf.find(MAGIC, i + 1, hi)
     return None, hi
+
+
+def _within_limit(dec: Any, buf: bytes, start: int, stop: int) -> tuple[int, Optional[int]]:
+    """(first frame, plaintext size) of the shortest suffix of the sized run ``buf[start:stop]`` that
+    holds its last frames up to ``ZSTD_PLAIN_LIMIT`` of plaintext ((stop, 0) when its last frame alone
+    is bigger): a very compressible tail is bounded by its text, not its bytes."""
+    frames = list(dec.frame_ends(buf, start, stop))        # [(where a frame ends, where its text ends)]
+    if not frames or frames[-1][0] != stop:
+        return start, None
+    total = frames[-1][1]
+    for k in range(len(frames)):
+        before = frames[k - 1][1] if k else 0
+        if total - before <= ZSTD_PLAIN_LIMIT:
+            return (frames[k - 1][0] if k else start), total - before
+    return stop, 0
 
 
 def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window: int = 0,
