@@ -85,12 +85,17 @@ def _run_list(args):
     from ..store.discovery import discover, harness_home
     path = args.path or str(harness_home())
     import gc
+    collecting = gc.isenabled()
     gc.disable()          # (tens of thousands of small objects, no cycles: the collector's passes cost 10-20 %)
-    listing = discover(path, titles=True, workers=os.cpu_count() or 1)   # header + title in one open (cached)
-    rows = []
-    for s in listing.sessions:
-        s.title = titles.session_title(s)
-        rows.append(s.to_dict())
+    try:
+        listing = discover(path, titles=True, workers=os.cpu_count() or 1)   # header + title in one open (cached)
+        rows = []
+        for s in listing.sessions:
+            s.title = titles.session_title(s)
+            rows.append(s.to_dict())
+    finally:
+        if collecting:
+            gc.enable()
     titles.save()
     obj = {"kind": listing.kind, "root": listing.root, "sessions": rows, "problems": listing.problems}
     from .truth_cmd import list_writers
