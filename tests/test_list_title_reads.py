@@ -343,3 +343,10 @@ def test_a_tail_whose_text_passes_the_bound_is_bounded_not_damage(tmp_path, monk
         monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
         titles._cache = None
         assert discover(str(p), titles=True).sessions[0].title == "Late" == _inspect_title(p)
+
+
+def test_list_leaves_the_collector_as_it_found_it(tmp_path, synth_rows):
+    import gc
+    home, _paths = _home(tmp_path, synth_rows, 2)
+    assert gc.isenabled()
+    assert run("list", home, "--json")[0] == 0 and gc.isenabled()
