@@ -84,11 +84,18 @@ def _run_list(args):
     from ..store import titles
     from ..store.discovery import discover, harness_home
     path = args.path or str(harness_home())
-    listing = discover(path, titles=True, workers=os.cpu_count() or 1)   # header + title in one open (cached)
-    rows = []
-    for s in listing.sessions:
-        s.title = titles.session_title(s)
-        rows.append(s.to_dict())
+    import gc
+    collecting = gc.isenabled()
+    gc.disable()          # (tens of thousands of small objects, no cycles: the collector's passes cost 10-20 %)
+    try:
+        listing = discover(path, titles=True, workers=os.cpu_count() or 1)   # header + title in one open (cached)
+        rows = []
+        for s in listing.sessions:
+            s.title = titles.session_title(s)
+            rows.append(s.to_dict())
+    finally:
+        if collecting:
+            gc.enable()
     titles.save()
     obj = {"kind": listing.kind, "root": listing.root, "sessions": rows, "problems": listing.problems}
     from .truth_cmd import list_writers
@@ -101,6 +108,16 @@ def _run_list(args):
             lines.append(f"  {r['id']}  {r['format']:5}  {r['size']:>10}  {r['title'] or '-'}{lin}\n    {r['path']}")
         lines += [f"problem: {p}" for p in listing.problems]
         return "\n".join(lines)
+    if args.json:                                 # (10,000 rows: msgspec encodes them in a tenth of the time)
+        import msgspec
+
+        from .termtext import json_safe, write_out
+        try:
+            dumped = msgspec.json.encode(obj).decode("utf-8")
+        except (UnicodeEncodeError, TypeError, OverflowError):        # (a surrogate-escaped file name)
+            dumped = json.dumps(obj, ensure_ascii=False)
+        write_out(json_safe(dumped) + "\n")
+        return
     emit(args, obj, text)
 
 
