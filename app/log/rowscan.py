@@ -1,0 +1,209 @@
+"""The seq index's per-row scan: one typed loop over a buffer of JSONL rows (issue 15, item 2).
+
+Set-up compiles this module with mypyc (``packaging/build_native.py``) into a C extension that
+sits beside it and is imported instead; where no compiler was found the same source runs
+interpreted (:data:`app.log.fastindex.SCANNER` says which one runs).  It is the only definition
+of the scan: the compiled and the interpreted module accept exactly the same rows.
+
+:func:`scan` walks the rows of ``data[start:stop]`` (complete lines) and checks, per row, what
+the byte-level index relies on (the dsh writer's envelope, key order included):
+
+* the row ends in ``}`` (no blank line), and no NUL is in the buffer;
+* its first :data:`HEAD` bytes read ``{"type":"T","seq":N`` or ``{"type":"T","seq0":N`` then
+  ``,`` or ``}``, ``T`` holding no quote, backslash or newline and ``N`` digits without a
+  leading zero;
+* a packed row (``seq0``) is of a chunk type and reads on
+  ``,"time0":I,"data":{"turn":I,"step":I,"index":I,"dt":[...]`` (``I`` an optional minus and
+  digits), its ``dt`` holding only digits, minus signs and commas; its members are the dt's
+  length + 1 (below ``max_members``);
+* every seq continues the one before exactly (the first one ``expected``, unless that is -1).
+
+Every index stays bounds-checked (the compiled module raises ``IndexError`` where the
+interpreted one would); no check above reads past a row's newline.  Nothing here knows the
+row types: ``kinds`` maps a type to its :data:`MARK`/:data:`CHUNK`/:data:`LEGACY` bits and
+``shapes`` a may-be-legacy type to the pattern of a shape that is not legacy (both given by
+:mod:`app.log.fastindex`).
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Final, Optional
+
+if TYPE_CHECKING:                  # (compiled: native 64-bit offsets; interpreted: annotations only)
+    from mypy_extensions import i64
+
+HEAD: Final = 64           # bytes of a row's head in which its type and seq must be
+MARK: Final = 7            # kind & MARK: a mark row's code + 1 (0: not a mark)
+CHUNK: Final = 8           # a type a packed (seq0) row may have
+LEGACY: Final = 16         # a type whose rows may be in a legacy shape (v0/v1)
+
+# (first seq, last seq, rows, mark seqs, mark codes, [start, end) of each row to probe for a legacy shape)
+Block = tuple[int, int, int, list[int], list[int], list[int]]
+
+_TYPE_KEY: Final = b'{"type":"'
+_SEQ_KEY: Final = b'","seq'
+_COLON: Final = b'":'
+_TIME0: Final = b',"time0":'
+_TURN: Final = b',"data":{"turn":'
+_STEP: Final = b',"step":'
+_INDEX: Final = b',"index":'
+_DT: Final = b',"dt":['
+
+
+def _lit(data: bytes, i: i64, lim: i64, lit: bytes) -> i64:
+    """The end of ``lit`` when it is at ``data[i:]`` before ``lim``, else -1."""
+    n: i64 = len(lit)
+    if i + n > lim:
+        return -1
+    for k in range(n):
+        if data[i + k] != lit[k]:
+            return -1
+    return i + n
+
+
+def _digits(data: bytes, i: i64, lim: i64) -> i64:
+    """The end of the run of ASCII digits at ``data[i:]`` before ``lim``."""
+    while i < lim:
+        c = data[i]
+        if c < 48 or c > 57:
+            break
+        i += 1
+    return i
+
+
+def _number(data: bytes, i: i64, lim: i64) -> i64:
+    """The end of ``-?[0-9]+`` at ``data[i:]`` before ``lim``, else -1."""
+    if i < lim and data[i] == 45:
+        i += 1
+    e = _digits(data, i, lim)
+    return e if e > i else -1
+
+
+def _members(data: bytes, i: i64, nl: i64, max_members: i64) -> i64:
+    """A packed row's member count from just after its seq0 digits at ``i`` (``nl``: its newline),
+    -1 when the row is in another shape or its dt is too long or holds something else."""
+    i = _lit(data, i, nl, _TIME0)
+    if i >= 0:
+        i = _number(data, i, nl)
+    if i >= 0:
+        i = _lit(data, i, nl, _TURN)
+    if i >= 0:
+        i = _number(data, i, nl)
+    if i >= 0:
+        i = _lit(data, i, nl, _STEP)
+    if i >= 0:
+        i = _number(data, i, nl)
+    if i >= 0:
+        i = _lit(data, i, nl, _INDEX)
+    if i >= 0:
+        i = _number(data, i, nl)
+    if i >= 0:
+        i = _lit(data, i, nl, _DT)
+    if i < 0:
+        return -1
+    j = i
+    commas: i64 = 0
+    while j < nl:
+        c = data[j]
+        if c == 93:                            # "]"
+            break
+        if c == 44:                            # ","
+            commas += 1
+        elif c != 45 and (c < 48 or c > 57):
+            return -1
+        j += 1
+    if j >= nl:
+        return -1
+    extra = commas + 1 if j > i else 0         # the dt's length
+    if extra >= max_members:
+        return -1
+    return extra + 1
+
+
+def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], kinds: list[int],
+         shapes: list[Optional[re.Pattern[bytes]]], max_members: int, legacy: bool) -> Optional[Block]:
+    """The rows of ``data[start:stop]`` (``stop`` just after a newline) as a :data:`Block` when
+    every row passes the checks above and their seqs continue ``expected`` (-1: from the first
+    row's), else None.  With ``legacy``, the rows of a :data:`LEGACY` type whose shape is not in
+    ``shapes`` (matched just after the row's seq, up to its newline) are listed to be probed."""
+    if start >= stop or stop > len(data) or data.find(b"\x00", start, stop) >= 0:
+        return None
+    marks_s: list[int] = []
+    marks_c: list[int] = []
+    probes: list[int] = []
+    first = -1
+    nxt = expected
+    rows = 0
+    p: i64 = start
+    stop_: i64 = stop
+    n_types: i64 = len(types)
+    while p < stop_:
+        nl: i64 = data.find(b"\n", p)
+        if nl <= p or nl >= stop_ or data[nl - 1] != 125:
+            return None                        # (no newline, a blank line, a row not ending in "}")
+        lim: i64 = p + HEAD if p + HEAD <= nl else nl + 1
+        ts = _lit(data, p, lim, _TYPE_KEY)
+        if ts < 0:
+            return None
+        te = ts
+        while te < lim:
+            c = data[te]
+            if c == 34 or c == 92 or c == 10:  # '"', "\\", "\n"
+                break
+            te += 1
+        if te >= lim or data[te] != 34:
+            return None
+        q = _lit(data, te, lim, _SEQ_KEY)
+        if q < 0:
+            return None
+        packed = q < lim and data[q] == 48     # "seq0"
+        if packed:
+            q += 1
+        q = _lit(data, q, lim, _COLON)
+        if q < 0:
+            return None
+        e = _digits(data, q, lim)
+        if e == q or e >= lim or (e - q > 1 and data[q] == 48):
+            return None                        # (no digits, cut by the head, a leading zero)
+        c = data[e]
+        if c != 44 and c != 125:               # "," or "}"
+            return None
+        seq = 0
+        k: i64
+        for k in range(q, e):
+            seq = seq * 10 + (data[k] - 48)
+        if rows == 0:
+            if expected >= 0 and seq != expected:
+                return None
+            first = seq
+        elif seq != nxt:
+            return None
+        n = te - ts
+        kind = 0
+        x: i64 = 0
+        while x < n_types:                     # (no bytes object made per row)
+            t = types[x]
+            if len(t) == n and _lit(data, ts, te, t) == te:
+                kind = kinds[x]
+                break
+            x += 1
+        members: i64 = 1
+        if packed:
+            if not kind & CHUNK:
+                return None
+            members = _members(data, e, nl, max_members)
+            if members < 0:
+                return None
+        nxt = seq + int(members)           # (int: a seq may be longer than 64 bits)
+        code = kind & MARK
+        if code:
+            marks_s.append(seq)
+            marks_c.append(code - 1)
+        if legacy and kind & LEGACY:
+            shape = shapes[x]
+            if shape is None or shape.match(data, e, nl + 1) is None:
+                probes.append(p)
+                probes.append(nl + 1)
+        rows += 1
+        p = nl + 1
+    return first, nxt - 1, rows, marks_s, marks_c, probes
