@@ -196,8 +196,8 @@ def scan_buffer(data: bytes, start: int, stop: int, expected: Optional[int], leg
                 if _maybe_legacy(_probe(data[probes[i]:probes[i + 1]])):
                     flag = True
                     break
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return None
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return None                            # (RecursionError: a row nested deeper than the decoder goes)
     return _Block(first, last, rows, marks_s, marks_c, flag)
 
 
