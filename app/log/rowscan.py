@@ -40,9 +40,6 @@ LEGACY: Final = 16         # a type whose rows may be in a legacy shape (v0/v1)
 # (first seq, last seq, rows, mark seqs, mark codes, [start, end) of each row to probe for a legacy shape)
 Block = tuple[int, int, int, list[int], list[int], list[int]]
 
-_TYPE_KEY: Final = b'{"type":"'
-_SEQ_KEY: Final = b'","seq'
-_COLON: Final = b'":'
 _TIME0: Final = b',"time0":'
 _TURN: Final = b',"data":{"turn":'
 _STEP: Final = b',"step":'
@@ -126,8 +123,22 @@ def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], 
     every row passes the checks above and their seqs continue ``expected`` (-1: from the first
     row's), else None.  With ``legacy``, the rows of a :data:`LEGACY` type whose shape is not in
     ``shapes`` (matched just after the row's seq, up to its newline) are listed to be probed."""
-    if start >= stop or stop > len(data) or data.find(b"\x00", start, stop) >= 0:
+    if start >= stop or stop > len(data):
         return None
+    # newlines and NULs are looked for in the buffer read as Latin-1 (one character per byte, same
+    # offsets): str.find is a direct call of the compiled module (memchr), bytes.find a method lookup
+    text = data.decode("latin-1")
+    if text.find("\x00", start, stop) >= 0:
+        return None
+    n_types: i64 = len(types)
+    by_len: list[i64] = [-1] * (HEAD + 1)      # the first type of each length, then the next of the same
+    same: list[i64] = [-1] * n_types
+    x: i64
+    for x in range(n_types - 1, -1, -1):
+        n: i64 = len(types[x])
+        if n <= HEAD:
+            same[x] = by_len[n]
+            by_len[n] = x
     marks_s: list[int] = []
     marks_c: list[int] = []
     probes: list[int] = []
@@ -136,32 +147,32 @@ def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], 
     rows = 0
     p: i64 = start
     stop_: i64 = stop
-    n_types: i64 = len(types)
     while p < stop_:
-        nl: i64 = data.find(b"\n", p)
+        nl: i64 = text.find("\n", p)
         if nl <= p or nl >= stop_ or data[nl - 1] != 125:
             return None                        # (no newline, a blank line, a row not ending in "}")
         lim: i64 = p + HEAD if p + HEAD <= nl else nl + 1
-        ts = _lit(data, p, lim, _TYPE_KEY)
-        if ts < 0:
-            return None
+        if p + 9 > lim or data[p] != 123 or data[p + 1] != 34 or data[p + 2] != 116 or data[p + 3] != 121 \
+                or data[p + 4] != 112 or data[p + 5] != 101 or data[p + 6] != 34 or data[p + 7] != 58 \
+                or data[p + 8] != 34:
+            return None                        # (not {"type":")
+        ts = p + 9
         te = ts
         while te < lim:
             c = data[te]
             if c == 34 or c == 92 or c == 10:  # '"', "\\", "\n"
                 break
             te += 1
-        if te >= lim or data[te] != 34:
-            return None
-        q = _lit(data, te, lim, _SEQ_KEY)
-        if q < 0:
-            return None
+        if te + 6 > lim or data[te] != 34 or data[te + 1] != 44 or data[te + 2] != 34 or data[te + 3] != 115 \
+                or data[te + 4] != 101 or data[te + 5] != 113:
+            return None                        # (not ","seq)
+        q = te + 6
         packed = q < lim and data[q] == 48     # "seq0"
         if packed:
             q += 1
-        q = _lit(data, q, lim, _COLON)
-        if q < 0:
+        if q + 2 > lim or data[q] != 34 or data[q + 1] != 58:
             return None
+        q += 2
         e = _digits(data, q, lim)
         if e == q or e >= lim or (e - q > 1 and data[q] == 48):
             return None                        # (no digits, cut by the head, a leading zero)
@@ -180,13 +191,12 @@ def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], 
             return None
         n = te - ts
         kind = 0
-        x: i64 = 0
-        while x < n_types:                     # (no bytes object made per row)
-            t = types[x]
-            if len(t) == n and _lit(data, ts, te, t) == te:
+        x = by_len[n] if n <= HEAD else -1
+        while x >= 0:                          # (the known types of this length; no bytes object made per row)
+            if _lit(data, ts, te, types[x]) == te:
                 kind = kinds[x]
                 break
-            x += 1
+            x = same[x]
         members: i64 = 1
         if packed:
             if not kind & CHUNK:
