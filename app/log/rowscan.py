@@ -45,6 +45,8 @@ _TURN: Final = b',"data":{"turn":'
 _STEP: Final = b',"step":'
 _INDEX: Final = b',"index":'
 _DT: Final = b',"dt":['
+# the bytes of a dt: 2 a digit or "-", 3 ",", 4 "]", 0 anything else
+_DT_BYTES: Final = bytes(2 if c == 45 or 48 <= c <= 57 else 3 if c == 44 else 4 if c == 93 else 0 for c in range(256))
 
 
 def _lit(data: bytes, i: i64, lim: i64, lit: bytes) -> i64:
@@ -100,17 +102,16 @@ def _members(data: bytes, i: i64, nl: i64, max_members: i64) -> i64:
         return -1
     j = i
     commas: i64 = 0
-    while j < nl:
-        c = data[j]
-        if c == 93:                            # "]"
+    ok: i64 = 2
+    while j < nl:                              # (no branch on the kind of each byte: they do not predict)
+        k: i64 = _DT_BYTES[data[j]]
+        if k == 4:                             # "]"
             break
-        if c == 44:                            # ","
-            commas += 1
-        elif c != 45 and (c < 48 or c > 57):
-            return -1
+        commas += k & 1
+        ok &= k
         j += 1
-    if j >= nl:
-        return -1
+    if j >= nl or not ok:
+        return -1                              # (no "]", or a byte other than a digit, "-" or ",")
     extra = commas + 1 if j > i else 0         # the dt's length
     if extra >= max_members:
         return -1
