@@ -18,6 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from scanners_util import COMPILED, INTERPRETED, NAMES, SCANNERS, SOURCE, STAMP, block, bulk_block, is_extension, use
 
+from app.log.fastindex import _KINDS, _NOT_LEGACY
+
 from app.log import fastindex
 from app.log.fastindex import IndexBuilder, scan
 from app.log.reader import LogReader
@@ -340,3 +342,57 @@ def test_edited_buffers_scan_alike(key, start, rows, edits, expected):
     n = data.rfind(b"\n", 0, len(data) - 1) + 1                # a cut short of the end: the tail is past n
     if n > 0:
         _agree(data, n, exp)
+
+
+# --------------------------------------------------------------------------- the not-legacy shapes
+
+_INTS = ["0", "-0", "01", "-01", "7", "-12", "1786181244255", "", "-", "1.5", "00"]
+_KINDS_OF_END = ["completed", "max-steps", "error", "user-aborted", "disposed", "x-error-y", "", "Completed",
+                 "max_steps", "abortedx", "errorr", "erro", "-", "a-b-c"]
+
+
+@settings(max_examples=int(os.environ.get("ROWSCAN_EXAMPLES", "300")), deadline=None)
+@given(t=st.sampled_from(sorted(_NOT_LEGACY)), a=st.sampled_from(_INTS), b=st.sampled_from(_INTS),
+       c=st.sampled_from(_INTS), kind=st.sampled_from(_KINDS_OF_END), tail=st.sampled_from(["", "x", "}", ",\"a\":1"]),
+       edits=st.lists(st.tuples(st.integers(0, 200), st.sampled_from(list(b'{}",:-0159az\n '))), max_size=2))
+def test_the_compiled_shapes_are_the_patterns(t, a, b, c, kind, tail, edits):
+    """rowscan.not_legacy (compiled and interpreted) says yes exactly where fastindex._NOT_LEGACY's pattern
+    matches, from just after a row's seq to its newline."""
+    if t in (b"assistant/message", b"tool/result"):
+        body = f',"time":{a},"data":{{"turn":{b},"step":{c},"message":{{"x":1}}}}}}'
+    elif t == b"turn/start":
+        body = f',"time":{a},"data":{{"turn":{b}}}}}'
+    else:
+        body = f',"time":{a},"data":{{"turn":{b},"reason":{{"kind":"{kind}"}}}}}}'
+    row = bytearray((body[:len(body) - 1] + tail + body[-1:] if tail and len(body) > 2 else body).encode())
+    for at, byte in edits:
+        row[at % len(row)] = byte
+    head = b'{"type":"' + t + b'","seq":5'
+    data = head + bytes(row) + b"\n" + b'{"type":"x","seq":6}\n'
+    i = len(head)
+    nl = data.find(b"\n", i)
+    want = _NOT_LEGACY[t].match(data, i, nl + 1) is not None
+    shape = _KINDS[t] & INTERPRETED.SHAPE
+    for mod in (INTERPRETED, COMPILED):
+        if mod is not None:
+            assert mod.not_legacy(data, data.decode("latin-1"), shape, i, nl) == want, (mod.__file__, data)
+
+
+def test_the_shapes_of_real_rows():
+    """The writer's rows are in the not-legacy shapes (so they are not probed), edited ones are not."""
+    rows = {b"assistant/message": b',"time":5,"data":{"turn":1,"step":2,"message":{"id":"m"}}}',
+            b"tool/result": b',"time":5,"data":{"turn":1,"step":2,"message":{"id":"m"}}}',
+            b"turn/start": b',"time":-5,"data":{"turn":0}}',
+            b"turn/end": b',"time":5,"data":{"turn":1,"reason":{"kind":"max-steps"}}}'}
+    worse = {b"assistant/message": b',"time":5,"data":{"turn":1,"step":2,"content":[]}}',
+             b"tool/result": b',"time":5,"data":{"turn":1,"step":2,"callId":"c"}}',
+             b"turn/start": b',"time":5,"data":{"turn":01}}',
+             b"turn/end": b',"time":5,"data":{"turn":1,"reason":{"kind":"user-aborted"}}}'}
+    for t in rows:
+        for body, want in ((rows[t], True), (worse[t], False)):
+            data = b'{"type":"' + t + b'","seq":5' + body + b"\n"
+            i, nl = data.index(b"5,") + 1, len(data) - 1
+            assert (_NOT_LEGACY[t].match(data, i, nl + 1) is not None) == want
+            for mod in (INTERPRETED, COMPILED):
+                if mod is not None:
+                    assert mod.not_legacy(data, data.decode("latin-1"), _KINDS[t] & mod.SHAPE, i, nl) == want, t

@@ -59,8 +59,8 @@ if TYPE_CHECKING:
 # (type, first seq, members) of one stored row, as LogReader.scan_segment_rows gives them
 Row = tuple[Optional[str], Optional[int], int]
 
-# the row-head pattern, the types and the not-legacy shapes below are also what app.store.forking's legacy
-# scan reads rows with (_HEAD, _ROWS, _SEQ_AT, lines_of)
+# the row-head pattern, the types and the not-legacy shapes below are what app.store.forking's legacy scan reads
+# rows with (_HEAD, _ROWS, _SEQ_AT, _NOT_LEGACY, lines_of); the row scanner checks the same (rowscan.not_legacy)
 _HEAD = 64                     # bytes of a row's head looked at (rowscan.HEAD)
 # per row head (each after a NUL): its type, "0" when its key is seq0 (a packed chunk row), its (first)
 # seq (no leading zero: that is not JSON, and the exact scan reads such a row as bad)
@@ -125,8 +125,7 @@ def load_rowscan() -> tuple[ModuleType, str]:
 
 
 _rowscan, SCANNER = load_rowscan()
-_scan_rows: Callable[[bytes, int, int, int, list[bytes], list[int], list[Optional[re.Pattern[bytes]]], int, bool],
-                     Optional[rowscan.Block]] = _rowscan.scan
+_scan_rows: Callable[[bytes, int, int, int, list[bytes], list[int], int, bool], Optional[rowscan.Block]] = _rowscan.scan
 # the types the scanner tells apart (most frequent first), their kind bits, the shape of a may-be-legacy
 # type's rows that is not legacy
 _KINDS: dict[bytes, int] = {t: _rowscan.CHUNK for t in sorted(_CHUNK_TYPES)}
@@ -134,9 +133,12 @@ for _t, _c in _MARK_CODE.items():
     _KINDS[_t] = _KINDS.get(_t, 0) | (_c + 1)
 for _t in sorted(_LEGACY_TYPES):
     _KINDS[_t] = _KINDS.get(_t, 0) | _rowscan.LEGACY
+# the not-legacy shapes of _NOT_LEGACY, as the row scanner checks them (tests/test_rowscan.py holds them equal)
+for _t, _shape in ((b"assistant/message", _rowscan.HAS_MESSAGE), (b"tool/result", _rowscan.HAS_MESSAGE),
+                   (b"turn/start", _rowscan.TURN_START), (b"turn/end", _rowscan.TURN_END)):
+    _KINDS[_t] |= _shape
 _SCAN_TYPES = list(_KINDS)
 _SCAN_KINDS = [_KINDS[t] for t in _SCAN_TYPES]
-_SCAN_SHAPES = [_NOT_LEGACY.get(t) for t in _SCAN_TYPES]
 
 
 class Fed(NamedTuple):
@@ -184,7 +186,7 @@ def scan_buffer(data: bytes, start: int, stop: int, expected: Optional[int], leg
     are probed in order (an exact typed decode) until one may be in a legacy shape; a row that does
     not probe sends the segment to the exact scan."""
     got = _scan_rows(data, start, stop, -1 if expected is None else expected, _SCAN_TYPES, _SCAN_KINDS,
-                     _SCAN_SHAPES, MAX_PACKED_MEMBERS, legacy)
+                     MAX_PACKED_MEMBERS, legacy)
     if got is None:
         return None
     first, last, rows, marks_s, marks_c, probes = got

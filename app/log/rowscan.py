@@ -18,15 +18,18 @@ the byte-level index relies on (the dsh writer's envelope, key order included):
   length + 1 (below ``max_members``);
 * every seq continues the one before exactly (the first one ``expected``, unless that is -1).
 
+With ``legacy`` (v0/v1 logs), a row of a type that may be in a legacy shape is listed to be
+probed (by the caller: an exact typed decode) unless it is in the shape its kind names, one that
+is not legacy (:func:`not_legacy`, the same shapes as ``app.log.fastindex._NOT_LEGACY``'s
+patterns, which tests hold them to).
+
 Every index stays bounds-checked (the compiled module raises ``IndexError`` where the
 interpreted one would); no check above reads past a row's newline.  Nothing here knows the
-row types: ``kinds`` maps a type to its :data:`MARK`/:data:`CHUNK`/:data:`LEGACY` bits and
-``shapes`` a may-be-legacy type to the pattern of a shape that is not legacy (both given by
-:mod:`app.log.fastindex`).
+row types: ``kinds`` gives each type of ``types`` its :data:`MARK`, :data:`CHUNK`,
+:data:`LEGACY` and shape bits (:mod:`app.log.fastindex` makes the table).
 """
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Final, Optional
 
 if TYPE_CHECKING:                  # (compiled: native 64-bit offsets; interpreted: annotations only)
@@ -36,6 +39,11 @@ HEAD: Final = 64           # bytes of a row's head in which its type and seq mus
 MARK: Final = 7            # kind & MARK: a mark row's code + 1 (0: not a mark)
 CHUNK: Final = 8           # a type a packed (seq0) row may have
 LEGACY: Final = 16         # a type whose rows may be in a legacy shape (v0/v1)
+SHAPE: Final = 96          # kind & SHAPE: the shape of the type's rows that is not legacy (0: none)
+HAS_MESSAGE: Final = 32    # ,"time":I,"data":{"turn":I,"step":I,"message":{  (assistant/message, tool/result)
+TURN_START: Final = 64     # ,"time":J,"data":{"turn":J}}  and the row ends  (J: an integer without leading zero)
+TURN_END: Final = 96       # ,"time":J,"data":{"turn":J,"reason":{"kind":"K"}}}  and the row ends, K of a-z and
+                           # "-" holding none of aborted, disposed, error
 
 # (first seq, last seq, rows, mark seqs, mark codes, [start, end) of each row to probe for a legacy shape)
 Block = tuple[int, int, int, list[int], list[int], list[int]]
@@ -45,6 +53,11 @@ _TURN: Final = b',"data":{"turn":'
 _STEP: Final = b',"step":'
 _INDEX: Final = b',"index":'
 _DT: Final = b',"dt":['
+_TIME: Final = b',"time":'
+_STEP_MESSAGE: Final = b',"message":{'
+_CLOSE2: Final = b'}}'
+_REASON: Final = b',"reason":{"kind":"'
+_CLOSE3: Final = b'"}}}'
 # the bytes of a dt: 2 a digit or "-", 3 ",", 4 "]", 0 anything else
 _DT_BYTES: Final = bytes(2 if c == 45 or 48 <= c <= 57 else 3 if c == 44 else 4 if c == 93 else 0 for c in range(256))
 
@@ -76,6 +89,49 @@ def _number(data: bytes, i: i64, lim: i64) -> i64:
         i += 1
     e = _digits(data, i, lim)
     return e if e > i else -1
+
+
+def _integer(data: bytes, i: i64, lim: i64) -> i64:
+    """The end of ``-?(0|[1-9][0-9]*)`` at ``data[i:]`` before ``lim`` (the longest), else -1."""
+    if i < lim and data[i] == 45:
+        i += 1
+    e = _digits(data, i, lim)
+    return e if e > i and (e == i + 1 or data[i] != 48) else -1
+
+
+def not_legacy(data: bytes, text: str, shape: i64, i: i64, nl: i64) -> bool:
+    """Whether the row from just after its seq (``i``) to its newline (``nl``) is in the ``shape``
+    (:data:`HAS_MESSAGE`, :data:`TURN_START`, :data:`TURN_END`), one that is not legacy
+    (``text``: ``data`` read as Latin-1)."""
+    if shape == 0:
+        return False
+    i = _lit(data, i, nl, _TIME)
+    if i >= 0:
+        i = _number(data, i, nl) if shape == HAS_MESSAGE else _integer(data, i, nl)
+    if i >= 0:
+        i = _lit(data, i, nl, _TURN)
+    if i >= 0:
+        i = _number(data, i, nl) if shape == HAS_MESSAGE else _integer(data, i, nl)
+    if i < 0:
+        return False
+    if shape == HAS_MESSAGE:
+        i = _lit(data, i, nl, _STEP)
+        if i >= 0:
+            i = _number(data, i, nl)
+        return i >= 0 and _lit(data, i, nl, _STEP_MESSAGE) >= 0
+    if shape == TURN_START:
+        return _lit(data, i, nl, _CLOSE2) == nl
+    i = _lit(data, i, nl, _REASON)
+    if i < 0:
+        return False
+    k = i
+    while k < nl:                              # the kind: a-z and "-"
+        c = data[k]
+        if c != 45 and (c < 97 or c > 122):
+            break
+        k += 1
+    return k > i and _lit(data, k, nl, _CLOSE3) == nl and text.find("aborted", i, k) < 0 \
+        and text.find("disposed", i, k) < 0 and text.find("error", i, k) < 0
 
 
 def _members(data: bytes, i: i64, nl: i64, max_members: i64) -> i64:
@@ -119,11 +175,11 @@ def _members(data: bytes, i: i64, nl: i64, max_members: i64) -> i64:
 
 
 def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], kinds: list[int],
-         shapes: list[Optional[re.Pattern[bytes]]], max_members: int, legacy: bool) -> Optional[Block]:
+         max_members: int, legacy: bool) -> Optional[Block]:
     """The rows of ``data[start:stop]`` (``stop`` just after a newline) as a :data:`Block` when
     every row passes the checks above and their seqs continue ``expected`` (-1: from the first
-    row's), else None.  With ``legacy``, the rows of a :data:`LEGACY` type whose shape is not in
-    ``shapes`` (matched just after the row's seq, up to its newline) are listed to be probed."""
+    row's), else None.  With ``legacy``, the rows of a :data:`LEGACY` type not in the shape of its
+    kind (:func:`not_legacy`) are listed to be probed."""
     if start >= stop or stop > len(data):
         return None
     # newlines and NULs are looked for in the buffer read as Latin-1 (one character per byte, same
@@ -210,11 +266,9 @@ def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], 
         if code:
             marks_s.append(seq)
             marks_c.append(code - 1)
-        if legacy and kind & LEGACY:
-            shape = shapes[x]
-            if shape is None or shape.match(data, e, nl + 1) is None:
-                probes.append(p)
-                probes.append(nl + 1)
+        if legacy and kind & LEGACY and not not_legacy(data, text, kind & SHAPE, e, nl):
+            probes.append(p)
+            probes.append(nl + 1)
         rows += 1
         p = nl + 1
     return first, nxt - 1, rows, marks_s, marks_c, probes
