@@ -446,11 +446,17 @@ def _collect(pid: int, rfd: int) -> Optional[_Range]:
     return res if isinstance(res, tuple) else None
 
 
+FIRST_SHARE = 1.1             # the first range's size against each worker's (a worker also pays the fork and
+                               # sending its result: measured ~10 % of its range's time)
+
+
 def split_points(pos: int, size: int, block: int, n: int) -> list[int]:
-    """Read-grid points (``pos`` + a multiple of ``block``) cutting ``[pos, size)`` into ``n`` ranges."""
+    """Read-grid points (``pos`` + a multiple of ``block``) cutting ``[pos, size)`` into ``n`` ranges, the
+    first (scanned by this process) :data:`FIRST_SHARE` times the others."""
     out: list[int] = []
+    whole = FIRST_SHARE + n - 1
     for i in range(1, n):
-        x = pos + ((size - pos) * i // n) // block * block
+        x = pos + int((size - pos) * (FIRST_SHARE + i - 1) / whole) // block * block
         if x > (out[-1] if out else pos) and x < size:
             out.append(x)
     return out
