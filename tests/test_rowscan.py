@@ -216,7 +216,7 @@ def _mutants(version: int) -> dict[str, bytes]:
     m["float seq"] = j(rows[:i] + [rows[i].replace(b',"time"', b'.0,"time"', 1)] + rows[i + 1:])
     m["seq then brace"] = j(rows[:i] + [rows[i][:rows[i].index(b',"time"')] + b"}"] + rows[i + 1:])
     m["only a brace"] = j(rows[:i] + [b"}"] + rows[i + 1:])
-    for digits in (19, 20, 30, 45, 50):
+    for digits in (18, 19, 20, 30, 45, 50):
         m[f"huge seqs ({digits} digits)"] = j(_resequence(rows, 10 ** (digits - 1)))
     m["huge seq once"] = j(rows[:i] + [rows[i].replace(b'"seq":', b'"seq":' + b"9" * 30, 1)] + rows[i + 1:])
     if packed:
@@ -261,7 +261,7 @@ def test_hostile_mutants_scan_alike(version):
             got = _agree(data, expected=expected)
             if got is not None and expected is None:
                 accepted.add(what)
-    assert "clean" in accepted and "huge seqs (20 digits)" in accepted and "gap" not in accepted
+    assert "clean" in accepted and {"huge seqs (18 digits)", "huge seqs (20 digits)"} <= accepted and "gap" not in accepted
     assert "nul in a row" not in accepted and "blank line" not in accepted
 
 

@@ -236,10 +236,16 @@ def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], 
         c = data[e]
         if c != 44 and c != 125:               # "," or "}"
             return None
-        seq = 0
         k: i64
-        for k in range(q, e):
-            seq = seq * 10 + (data[k] - 48)
+        if e - q <= 18:                        # (fits 64 bits: native arithmetic)
+            v: i64 = 0
+            for k in range(q, e):
+                v = v * 10 + (data[k] - 48)
+            seq = int(v)
+        else:
+            seq = 0
+            for k in range(q, e):
+                seq = seq * 10 + (data[k] - 48)
         if rows == 0:
             if expected >= 0 and seq != expected:
                 return None
