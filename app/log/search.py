@@ -38,6 +38,7 @@ from operator import ne
 from typing import TYPE_CHECKING, Any, Optional, Protocol, Union, cast
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 
+from . import cfind
 from .limits import MAX_ROW_BYTES
 from .model import BadKind, Event, Item, Problem
 from .sources import RawJsonlSource, Segment
@@ -273,6 +274,75 @@ ANCHOR_HITS = 256                  # a needle's rare byte: places checked one by
 # (or one per KiB of the window, if more: a place checked costs ~0.3 µs, a pass of the escape regex
 # ~0.4 ns a byte, so up to ~1 place per 1.3 KB the places cost less; a 1 MiB window of a log holds
 # ~260 of a capital letter: with 256 the regex took over in half the windows)
+ESC_PLACES = 32                    # places of an escape prefix that are no escape wanted, per window, before the regex
+# (memmem of the prefix, each place checked in Python, ~1 µs; the regex from there on: a window of
+# ANSI colours, ``\u001b`` everywhere, costs at most ESC_PLACES calls more than the regex alone)
+
+
+def _esc_prefix(esc: Iterable[bytes]) -> bytes:
+    """``\\u`` and the leading decimal digits the first non-ASCII escape of every needle in ``esc``
+    shares (``\\u00`` for Latin-1 letters, ``\\u04`` for Cyrillic; no hex letter: their case varies)."""
+    common: Optional[bytes] = None
+    for n in esc:
+        m = _ESC_NONASCII.search(n)
+        if m is None:                      # (a needle without one: every escape may start it)
+            return b"\\u"
+        hexd = m.group()[2:]
+        digits = hexd[:len(hexd) - len(hexd.lstrip(b"0123456789"))]
+        if common is None:
+            common = digits
+        else:
+            while not digits.startswith(common):
+                common = common[:-1]
+    return b"\\u" + (common or b"")
+
+
+def _esc_regex(prefix: bytes) -> re.Pattern[bytes]:
+    """The escapes of non-ASCII characters that start with ``prefix`` (:func:`_esc_prefix`)."""
+    r = _ESC_REGEX.get(prefix)
+    if r is None:
+        r = _ESC_REGEX[prefix] = re.compile(rb"\\u(?!00[0-7])(?=" + re.escape(prefix[2:]) + rb")[0-9a-fA-F]{4}")
+    return r
+
+
+_ESC_REGEX: dict[bytes, re.Pattern[bytes]] = {b"\\u": _ESC_NONASCII}
+
+
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def _is_esc(data: Buf, p: int, lim: int) -> bool:
+    """``data[p:p+6]`` (inside ``lim``), a ``\\u`` found there, is the escape of a non-ASCII character."""
+    if p + 6 > lim:
+        return False
+    h = data[p + 2:p + 6]
+    return all(c in _HEX for c in h) and not (h[0] == h[1] == 0x30 and h[2] < 0x38)
+
+
+def first_escape(data: Buf, start: int, lim: int, prefix: bytes = b"\\u", use_c: bool = True,
+                 places: Optional[int] = None) -> int:
+    """The offset of the first ``\\uXXXX`` escape of a non-ASCII character starting with ``prefix``
+    wholly inside ``data[start:lim]`` (-1: none): memmem of the prefix (:mod:`.cfind`) where it has
+    3 bytes or more and the C library is there, each place checked; the regex after ``places``
+    (:data:`ESC_PLACES`) places that are not one, or without memmem.  Both give the same offset."""
+    lim = min(lim, len(data))
+    start = max(start, 0)
+    if use_c and len(prefix) >= 3 and cfind.AVAILABLE and lim - start >= 6:
+        most = ESC_PLACES if places is None else places
+        with cfind.Pinned(data) as pin:
+            p = pin.find(prefix, start, lim)
+            while p >= 0:
+                if _is_esc(data, p, lim):
+                    return p
+                most -= 1
+                if most < 0:
+                    start = p
+                    break
+                p = pin.find(prefix, p + 1, lim)
+            else:
+                return -1
+    m = _esc_regex(prefix).search(data, start, lim)
+    return -1 if m is None else m.start()
 
 
 def _rarity(b: int) -> int:
@@ -343,6 +413,8 @@ class Prefilter:
         # an escaped needle may start before its first escape of a non-ASCII character
         self._esc_lead = max((m.start() if m else len(n) for n in self.esc
                               for m in [_ESC_NONASCII.search(n)]), default=0)
+        # what every needle's first such escape starts with: looked for by memmem (each place checked)
+        self._esc_pre = _esc_prefix(self.esc)
         # (case-sensitive) escaped needles: memchr of one rare byte they all hold, at their offsets
         self._esc_rare: Optional[tuple[bytes, list[tuple[bytes, int]]]] = None
         if self.esc and self.fold is None:
@@ -402,10 +474,10 @@ class Prefilter:
                 p = data.find(g, p + 1, lim)
             else:
                 return
-        m = _ESC_NONASCII.search(data, start, lim)
-        if m is None:
+        first = first_escape(data, start, lim, self._esc_pre)
+        if first < 0:
             return
-        at = max(start, m.start() - self._esc_lead)     # (a needle may start before its first escape)
+        at = max(start, first - self._esc_lead)     # (a needle may start before its first escape)
         if hay is None:                   # (folded needles: the escapes' hex digits ASCII-lowercased)
             hay, base = data[at:lim].lower(), at
         else:
