@@ -10,7 +10,9 @@ prefilters on the raw bytes and decodes only the rows that may match:
   as UTF-8), its ``\\uXXXX`` form, and its doubly-escaped form (text inside a JSON string
   inside JSON, e.g. tool arguments).  A segment holding none of them is skipped unparsed;
   the ``\\uXXXX`` forms are looked for only from a window's first escape of a non-ASCII
-  character (one regex pass), so a window of another writer's rows is never missed;
+  character with the prefix the needle's escapes share (``\\u00`` for Latin-1: one pass, the C
+  library's ``memmem`` through :mod:`.cfind`, each place checked, else a regex), so a window of
+  another writer's rows is never missed;
 * a case-insensitive literal (and the literal part of a case-insensitive regular expression)
   is looked for as the folded images (:data:`FOLD`, one ``bytes.translate``) of the case
   variants ``re.IGNORECASE`` accepts for a stretch of it, ASCII letters included (k: the Kelvin
