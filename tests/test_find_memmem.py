@@ -1,9 +1,9 @@
-"""The escape pass of the whole-log search by glibc ``memmem`` (``app.log.cfind``, through ctypes)
-gives exactly what the regex gives: the first ``\\uXXXX`` escape of a non-ASCII character (with
-the prefix the needle's escapes share) wholly inside ``data[start:lim]``, on ``bytes`` and on the
-reused ``bytearray`` window, escapes planted at the window's ends and at odd offsets, ``start``
-and ``lim`` at every edge, a window crowded with escapes of ASCII characters (the regex takes
-over), and with the C library's path switched off; and a whole search finds the same hits either way."""
+"""The escape pass of the whole-log search by glibc ``strstr``/``memmem`` (``app.log.cfind``, through
+ctypes) gives exactly what the regex gives: the first ``\\uXXXX`` escape of a non-ASCII character
+wholly inside ``data[start:lim]``, on ``bytes`` and on the reused ``bytearray`` window, escapes
+planted at the window's ends and at odd offsets, ``start`` and ``lim`` at every edge, embedded NULs
+(``strstr`` stops there), a window crowded with escapes of ASCII characters (the regex takes over),
+and with the C library's path switched off; and a whole search finds the same hits either way."""
 from __future__ import annotations
 
 import json
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import app.log.cfind as cfind
 import app.log.search as search
 from app.log.reader import LogReader
-from app.log.search import FindOptions, _esc_prefix, build_prefilter, find_all, first_escape
+from app.log.search import FindOptions, find_all, first_escape
 from app.log.sources import RawJsonlSource
 
 needs_memmem = pytest.mark.skipif(not cfind.AVAILABLE, reason="no memmem in this C library")
@@ -25,18 +25,16 @@ needs_memmem = pytest.mark.skipif(not cfind.AVAILABLE, reason="no memmem in this
 # hex), escapes of ASCII ones (\u001b, \u0041, \u007f), cut escapes, doubled backslashes, filler
 PIECES = [b"\\u00e9", b"\\u00C9", b"\\u00fc", b"\\u0080", b"\\u041f", b"\\u0438", b"\\u4e2d", b"\\ud83d",
           b"\\u001b", b"\\u0041", b"\\u007f", b"\\u0078", b"\\u00", b"\\u0", b"\\u", b"\\u00g1", b"\\\\u00e9",
-          b"\\\\", b"\\", b"u00", b"00e9", b"abc", b" ", b'"', b"\n", b"x" * 7, "é".encode()]
-PREFIXES = [b"\\u", b"\\u0", b"\\u00", b"\\u04", b"\\u4", b"\\u1"]
+          b"\\\\", b"\\", b"u00", b"00e9", b"abc", b" ", b'"', b"\n", b"x" * 7, "é".encode(), b"\0", b"\\\0u00e9"]
 _HEXD = b"0123456789abcdefABCDEF"
 
 
-def naive(data, start, lim, prefix):
+def naive(data, start, lim):
     """Every offset checked, straight from the definition."""
     lim = min(lim, len(data))
     for p in range(max(start, 0), lim - 5):
         e = bytes(data[p:p + 6])
-        if (e.startswith(prefix) and e[:2] == b"\\u" and all(c in _HEXD for c in e[2:])
-                and int(e[2:], 16) >= 0x80):
+        if e[:2] == b"\\u" and all(c in _HEXD for c in e[2:]) and int(e[2:], 16) >= 0x80:
             return p
     return -1
 
@@ -45,20 +43,20 @@ windows = st.lists(st.sampled_from(PIECES), max_size=14).map(b"".join)
 
 
 @settings(max_examples=400, deadline=None)
-@given(data=windows, prefix=st.sampled_from(PREFIXES), places=st.sampled_from([0, 1, 2, 32]),
-       as_array=st.booleans(), lead=st.integers(0, 3))
-@example(data=b"\\u00e9", prefix=b"\\u00", places=32, as_array=False, lead=0)
-@example(data=b"\\u001b" * 5 + b"\\u00e9", prefix=b"\\u00", places=2, as_array=True, lead=0)
-@example(data=b"abc\\u00e", prefix=b"\\u00", places=32, as_array=True, lead=1)
-def test_memmem_and_regex_give_the_same_first_escape_at_every_edge(data, prefix, places, as_array, lead):
+@given(data=windows, places=st.sampled_from([0, 1, 2, 32]), as_array=st.booleans(), lead=st.integers(0, 3))
+@example(data=b"\\u00e9", places=32, as_array=False, lead=0)
+@example(data=b"\\u001b" * 5 + b"\\u00e9", places=2, as_array=True, lead=0)
+@example(data=b"\0" * 12 + b"\\u00e9", places=32, as_array=True, lead=0)
+@example(data=b"abc\\u00e", places=32, as_array=True, lead=1)
+def test_strstr_and_regex_give_the_same_first_escape_at_every_edge(data, places, as_array, lead):
     data = b"y" * lead + data                     # (odd alignments of the escapes)
     buf = bytearray(data) if as_array else data
     n = len(buf)
     for start in range(0, n + 2):
         for lim in range(start, n + 3):
-            want = naive(data, start, lim, prefix)
-            assert first_escape(buf, start, lim, prefix, use_c=False) == want, (start, lim)
-            assert first_escape(buf, start, lim, prefix, places=places) == want, (start, lim, places)
+            want = naive(data, start, lim)
+            assert first_escape(buf, start, lim, use_c=False) == want, (start, lim)
+            assert first_escape(buf, start, lim, places=places) == want, (start, lim, places)
     if as_array:                                  # (the window's buffer is exported only during a call)
         buf.extend(b"more")
         buf[:] = b""
@@ -66,41 +64,38 @@ def test_memmem_and_regex_give_the_same_first_escape_at_every_edge(data, prefix,
 
 @needs_memmem
 @given(data=st.binary(max_size=40) | windows, needle=st.sampled_from([b"\\u", b"\\u00", b"ab", b"a", b"", b"\\u00e9x"]),
-       start=st.integers(0, 45), end=st.integers(0, 45), as_array=st.booleans())
-@settings(max_examples=300, deadline=None)
-def test_pinned_find_is_bytes_find_clamped_to_the_buffer(data, needle, start, end, as_array):
+       start=st.integers(0, 45), end=st.integers(0, 45), as_array=st.booleans(), nuls=st.sampled_from([0, 1, 99]))
+@settings(max_examples=400, deadline=None)
+@example(data=b"xab", needle=b"ab", start=0, end=3, as_array=False, nuls=0)       # (ends at ``end``)
+@example(data=b"x\\u", needle=b"\\u", start=1, end=3, as_array=True, nuls=0)
+@example(data=b"x\\u\0\\u", needle=b"\\u", start=0, end=2, as_array=True, nuls=0)
+@example(data=b"\0\0\\u", needle=b"\\u", start=0, end=4, as_array=False, nuls=1)
+def test_pinned_find_and_scan_are_bytes_find_clamped_to_the_buffer(data, needle, start, end, as_array, nuls):
     buf = bytearray(data) if as_array else data
     with cfind.Pinned(buf) as pin:
         assert pin.find(needle, start, end) == data.find(needle, start, end)
         assert pin.find(needle, start) == data.find(needle, start)
-    assert pin.find(needle) == (-1 if needle else 0)   # (closed: nothing is read)
+        assert pin._z == (len(data) > 0)          # (CPython's NUL after the last byte: strstr is used)
+        got = pin.scan(needle, start, end, nuls=nuls)
+        assert got == data.find(needle, start, end) or (got == cfind.GIVE_UP and data.count(b"\0", start, end) > nuls)
+        assert pin.scan(needle, start, end, nuls=99) == data.find(needle, start, end)
+    assert pin.find(needle) == pin.scan(needle) == (-1 if needle else 0)   # (closed: nothing is read)
 
 
 @needs_memmem
 def test_a_planted_escape_at_the_end_of_a_big_reused_window():
     buf = bytearray(b"plain ascii, no escape; \\u001b[0m \\\\path " * 60000)
     n = len(buf)
-    assert first_escape(buf, 0, n, b"\\u00") == -1
+    assert first_escape(buf, 0, n) == -1
     buf[n - 6:] = b"\\u00fc"
-    assert first_escape(buf, 0, n, b"\\u00") == n - 6 == search._esc_regex(b"\\u00").search(buf).start()
-    assert first_escape(buf, 0, n - 1, b"\\u00") == -1             # (cut by the window's end)
-    assert first_escape(bytes(buf), 1, n + 100, b"\\u00") == n - 6  # (a limit past the end is clamped)
-    assert first_escape(buf, 0, n, b"\\u04") == -1                  # (another script's prefix)
-    buf.extend(b"x")                                                # (not exported any more)
-
-
-def test_the_prefix_is_what_the_first_escapes_of_all_needles_share():
-    def pre(text, case=False):
-        p = build_prefilter(FindOptions(text, case=case))
-        assert p is not None
-        return _esc_prefix(p.esc)
-    assert pre("Grüßeñandú") == pre("GRÜSSEÑANDÚ") == pre("Grüßeñandú", case=True) == pre("Ñ") == b"\\u00"
-    assert pre("привет") == b"\\u04"
-    assert pre("中文ü") == b"\\u4"
-    assert pre("ü中") == b"\\u00"                 # (the first escape of every needle: ü's)
-    assert _esc_prefix([b"x\\u00e9", b"\\u04ff"]) == b"\\u0"
-    assert _esc_prefix([b"x\\u00e9", b"\\u20ac"]) == b"\\u"
-    assert _esc_prefix([b"\\u00e9", b"plain"]) == b"\\u"
+    assert first_escape(buf, 0, n) == n - 6 == search._ESC_NONASCII.search(buf).start()
+    assert first_escape(buf, 0, n - 1) == -1                  # (cut by the window's end)
+    assert first_escape(bytes(buf), 1, n + 100) == n - 6      # (a limit past the end is clamped)
+    buf[100:100 + 4096] = bytes(4096)                          # (a zeroed stretch: strstr gives up, the regex)
+    assert first_escape(buf, 0, n) == n - 6
+    buf[50:56] = b"\\u0438"
+    assert first_escape(buf, 0, n) == 50 and first_escape(buf, 51, n) == n - 6
+    buf.extend(b"x")                                          # (not exported any more)
 
 
 def _row(seq, text, ascii_only):

@@ -10,9 +10,8 @@ prefilters on the raw bytes and decodes only the rows that may match:
   as UTF-8), its ``\\uXXXX`` form, and its doubly-escaped form (text inside a JSON string
   inside JSON, e.g. tool arguments).  A segment holding none of them is skipped unparsed;
   the ``\\uXXXX`` forms are looked for only from a window's first escape of a non-ASCII
-  character with the prefix the needle's escapes share (``\\u00`` for Latin-1: one pass, the C
-  library's ``memmem`` through :mod:`.cfind`, each place checked, else a regex), so a window of
-  another writer's rows is never missed;
+  character (one pass: the C library's ``strstr`` of ``\\u`` through :mod:`.cfind`, each place
+  checked, else a regex), so a window of another writer's rows is never missed;
 * a case-insensitive literal (and the literal part of a case-insensitive regular expression)
   is looked for as the folded images (:data:`FOLD`, one ``bytes.translate``) of the case
   variants ``re.IGNORECASE`` accepts for a stretch of it, ASCII letters included (k: the Kelvin
@@ -276,41 +275,9 @@ ANCHOR_HITS = 256                  # a needle's rare byte: places checked one by
 # (or one per KiB of the window, if more: a place checked costs ~0.3 µs, a pass of the escape regex
 # ~0.4 ns a byte, so up to ~1 place per 1.3 KB the places cost less; a 1 MiB window of a log holds
 # ~260 of a capital letter: with 256 the regex took over in half the windows)
-ESC_PLACES = 4                     # places of an escape prefix that are no escape wanted, before the regex takes over
-# (plus one per 32 KiB looked through: memmem of the prefix and a place checked in Python cost ~1 µs,
-# memmem saves ~0.04 µs a KiB over the regex; a window of ANSI colours, ``\u001b`` everywhere,
-# costs ~5 µs more than the regex alone, ~0.6 % of a 2 MiB window)
-
-
-def _esc_prefix(esc: Iterable[bytes]) -> bytes:
-    """``\\u`` and the leading decimal digits the first non-ASCII escape of every needle in ``esc``
-    shares (``\\u00`` for Latin-1 letters, ``\\u04`` for Cyrillic; no hex letter: their case varies)."""
-    common: Optional[bytes] = None
-    for n in esc:
-        m = _ESC_NONASCII.search(n)
-        if m is None:                      # (a needle without one: every escape may start it)
-            return b"\\u"
-        hexd = m.group()[2:]
-        digits = hexd[:len(hexd) - len(hexd.lstrip(b"0123456789"))]
-        if common is None:
-            common = digits
-        else:
-            while not digits.startswith(common):
-                common = common[:-1]
-    return b"\\u" + (common or b"")
-
-
-def _esc_regex(prefix: bytes) -> re.Pattern[bytes]:
-    """The escapes of non-ASCII characters that start with ``prefix`` (:func:`_esc_prefix`)."""
-    r = _ESC_REGEX.get(prefix)
-    if r is None:
-        r = _ESC_REGEX[prefix] = re.compile(rb"\\u(?!00[0-7])(?=" + re.escape(prefix[2:]) + rb")[0-9a-fA-F]{4}")
-    return r
-
-
-_ESC_REGEX: dict[bytes, re.Pattern[bytes]] = {b"\\u": _ESC_NONASCII}
-
-
+ESC_PLACES = 4                     # places of ``\\u`` that are no escape wanted, before the regex takes over
+# (plus one per 4 KiB looked through: strstr and a place checked in Python cost ~1 µs, the regex
+# ~0.37 ns a byte; a window of ANSI colours, ``\\u001b`` everywhere, costs a few µs more than the regex alone)
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
@@ -322,30 +289,29 @@ def _is_esc(data: Buf, p: int, lim: int) -> bool:
     return all(c in _HEX for c in h) and not (h[0] == h[1] == 0x30 and h[2] < 0x38)
 
 
-def first_escape(data: Buf, start: int, lim: int, prefix: bytes = b"\\u", use_c: bool = True,
-                 places: Optional[int] = None) -> int:
-    """The offset of the first ``\\uXXXX`` escape of a non-ASCII character starting with ``prefix``
-    wholly inside ``data[start:lim]`` (-1: none): memmem of the prefix (:mod:`.cfind`) where it has
-    3 bytes or more and the C library is there, each place checked; the regex once more than
-    ``places`` (:data:`ESC_PLACES`) places and one per 32 KiB looked through are not one, or
-    without memmem.  Both give the same offset."""
+def first_escape(data: Buf, start: int, lim: int, use_c: bool = True, places: Optional[int] = None) -> int:
+    """The offset of the first ``\\uXXXX`` escape of a non-ASCII character wholly inside
+    ``data[start:lim]`` (-1: none), as :data:`_ESC_NONASCII` finds it: the C library's ``strstr``
+    of ``\\u`` (:mod:`.cfind`; ~1.6 ms per 100 MB, the regex ~37) where it is there, each place
+    checked; the regex for the rest of the window once more than ``places`` (:data:`ESC_PLACES`)
+    places and one per 4 KiB looked through are no such escape.  Both give the same offset."""
     lim = min(lim, len(data))
     start = max(start, 0)
-    if use_c and len(prefix) >= 3 and cfind.AVAILABLE and lim - start >= 6:
-        most, fails, at = ESC_PLACES if places is None else places, 0, start
+    if use_c and cfind.AVAILABLE and lim - start >= 6:
+        most, fails, frm = ESC_PLACES if places is None else places, 0, start
         with cfind.Pinned(data) as pin:
-            p = pin.find(prefix, start, lim)
+            p = pin.scan(b"\\u", frm, lim)
             while p >= 0:
                 if _is_esc(data, p, lim):
                     return p
-                fails += 1
-                if fails > most + ((p - at) >> 15):
-                    start = p
+                fails, frm = fails + 1, p + 1
+                if fails > most + ((p - start) >> 12):
                     break
-                p = pin.find(prefix, p + 1, lim)
-            else:
+                p = pin.scan(b"\\u", frm, lim)
+            if p == -1:
                 return -1
-    m = _esc_regex(prefix).search(data, start, lim)
+        start = frm                        # (places too many, or NULs: the regex from there on)
+    m = _ESC_NONASCII.search(data, start, lim)
     return -1 if m is None else m.start()
 
 
@@ -417,8 +383,6 @@ class Prefilter:
         # an escaped needle may start before its first escape of a non-ASCII character
         self._esc_lead = max((m.start() if m else len(n) for n in self.esc
                               for m in [_ESC_NONASCII.search(n)]), default=0)
-        # what every needle's first such escape starts with: looked for by memmem (each place checked)
-        self._esc_pre = _esc_prefix(self.esc)
         # (case-sensitive) escaped needles: memchr of one rare byte they all hold, at their offsets
         self._esc_rare: Optional[tuple[bytes, list[tuple[bytes, int]]]] = None
         if self.esc and self.fold is None:
@@ -478,7 +442,7 @@ class Prefilter:
                 p = data.find(g, p + 1, lim)
             else:
                 return
-        first = first_escape(data, start, lim, self._esc_pre)
+        first = first_escape(data, start, lim)
         if first < 0:
             return
         at = max(start, first - self._esc_lead)     # (a needle may start before its first escape)
