@@ -11,29 +11,35 @@ $(STAMP): pyproject.toml packaging/bootstrap.sh
 	bash packaging/bootstrap.sh "$(VENV)"
 	touch $(STAMP)
 
-bootstrap: $(STAMP)
+# the index's row scanner compiled by mypyc again when its source changed (see packaging/build_native.py)
+NATIVE := $(VENV)/.native-stamp
+$(NATIVE): $(STAMP) app/log/rowscan.py packaging/build_native.py
+	$(PY) packaging/build_native.py
+	touch $(NATIVE)
 
-run: $(STAMP)
+bootstrap: $(STAMP) $(NATIVE)
+
+run: $(STAMP) $(NATIVE)
 	$(PY) -m app $(ARGS)
 
-test: $(STAMP)
+test: $(STAMP) $(NATIVE)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)
 
 # the fast lane (under a minute): everything but the tests marked slow
-test-fast: $(STAMP)
+test-fast: $(STAMP) $(NATIVE)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
 
 # lint, types, dead code, layers (configuration in pyproject.toml; see CONTRIBUTING.md)
-check: $(STAMP)
+check: $(STAMP) $(NATIVE)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/vulture app tests bench vulture_whitelist.py --ignore-decorators "@pytest.fixture"
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/test_layering.py
 
-bench: $(STAMP)
+bench: $(STAMP) $(NATIVE)
 	$(PY) bench/run.py $(BENCH_ARGS)
 
-fuzz: $(STAMP)
+fuzz: $(STAMP) $(NATIVE)
 	QT_QPA_PLATFORM=offscreen $(PY) bench/fuzz.py $(FUZZ_ARGS)
 
 clean:
@@ -42,7 +48,7 @@ clean:
 # ---- packages (Linux x86_64): dist/session-lens-<version>-linux-x86_64.tar.gz and dist/session-lens_<version>_amd64.deb
 .PHONY: package package-test
 
-package: $(STAMP)
+package: $(STAMP) $(NATIVE)
 	$(PY) -m pip install -q --disable-pip-version-check pyinstaller
 	bash packaging/build.sh "$(VENV)"
 

@@ -29,6 +29,7 @@ mtime_ns  # app/store/indexcache.py Identity
 lastSeq  # app/store/indexcache.py IndexSummary
 contiguousThrough  # app/store/indexcache.py IndexSummary
 cpuSeconds  # app/store/indexcache.py IndexSummary (read by bench/scale.py)
+scanner  # app/store/indexcache.py IndexSummary (session-lens index --json: which row scanner ran)
 
 # Spec-named core operations kept as the core's public API (spec §3, §6; used from the REPL and by support)
 derive_messages  # app/log/folds.py deriveMessages

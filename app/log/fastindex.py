@@ -1,22 +1,15 @@
-"""A seq index that keeps up with the disk: byte-level scans at C level, exact where it matters.
+"""A seq index that keeps up with the disk: a byte-level scan at C speed, exact where it matters.
 
 :func:`fast_index` builds the same :class:`~app.log.reader.SeqIndex` as the exact scan
-(``LogReader.build_index_exact``) without decoding an envelope per row, and without a Python
-step per row: per segment (the same blocks of complete JSONL lines the source reads, or one
-zstd frame) every step is one call that loops in C over all the segment's rows:
-
-* the segment is read with one ``pread`` and cut into its lines by ``BytesIO.readlines``
-  (``memchr``); every line must end in ``}`` (the lines' last two bytes, joined, compared as
-  one string) and no line may hold a NUL (one ``memchr``);
-* every row's first 64 bytes, joined with NULs, go through one compiled regex that gives each
-  row's type (or a packed chunk row's type) and ``seq`` (``seq0``) in the dsh writer's key
-  order; a row in another shape or key order, a blank line, a seq with a leading zero: the
-  counts differ and the segment goes to the exact scan;
-* the seq column is compared with the column a contiguous log must have (``accumulate`` of
-  the member counts: 1, or a packed row's ``dt`` length + 1, read by one regex match per
-  packed row, ``map``-ed), so seqs stay exact: a gap, a duplicate, a swap, a wrong seq
-  anywhere fails the check;
-* turn boundaries, assistant messages and end-seeds are picked from the types (``compress``).
+(``LogReader.build_index_exact``) without decoding an envelope per row.  Per segment (the same
+blocks of complete JSONL lines the source reads, or one zstd frame) one call of the row scanner
+(:func:`app.log.rowscan.scan`, compiled by mypyc at set-up: :data:`SCANNER`) walks the rows:
+newlines by ``bytes.find`` (memchr), each row's head parsed by index arithmetic (its type, or a
+packed chunk row's type, and ``seq``/``seq0`` in the dsh writer's key order), a packed row's
+member count from its ``dt``, every seq checked to continue the one before (a gap, a duplicate,
+a swap, a wrong seq anywhere fails the segment), turn boundaries, assistant messages and
+end-seeds picked by type.  A row in another shape or key order, a blank line, a NUL, a seq with
+a leading zero: the segment goes to the exact scan.
 
 A big raw file is cut into ranges at the source's read grid and the ranges after the first
 are scanned in forked worker processes (:func:`_parallel_feed`); the parent checks that each
@@ -39,15 +32,16 @@ persistent index cache (:mod:`app.store.indexcache`) extends when a log grows.
 from __future__ import annotations
 
 import gc
+import hashlib
+import importlib.machinery
+import importlib.util
 import marshal
 import os
 import re
 import threading
 from array import array
-from collections import deque
 from io import BytesIO
-from itertools import accumulate, chain, compress, repeat
-from operator import add, itemgetter, methodcaller
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Union
 from collections.abc import Callable, Iterable, Iterator
 
@@ -59,20 +53,19 @@ from .reader import MARK_CODES, SeqIndex, _maybe_legacy, _ProbeRow
 from .sources import RawJsonlSource, Segment, SourceChanged
 
 if TYPE_CHECKING:
+    from . import rowscan
     from .reader import LogReader
 
 # (type, first seq, members) of one stored row, as LogReader.scan_segment_rows gives them
 Row = tuple[Optional[str], Optional[int], int]
 
-_HEAD = 64                     # bytes of a row's head looked at
+# the row-head pattern, the types and the not-legacy shapes below are what app.store.forking's legacy scan reads
+# rows with (_HEAD, _ROWS, _SEQ_AT, _NOT_LEGACY, lines_of); the row scanner checks the same (rowscan.not_legacy)
+_HEAD = 64                     # bytes of a row's head looked at (rowscan.HEAD)
 # per row head (each after a NUL): its type, "0" when its key is seq0 (a packed chunk row), its (first)
 # seq (no leading zero: that is not JSON, and the exact scan reads such a row as bad)
 _ROWS = re.compile(rb'\x00\{"type":"([^"\\\n\x00]*)","seq(0?)":(0|[1-9][0-9]*)[,}]')
 _CHUNK_TYPES = frozenset({b"text-chunks", b"reasoning-chunks", b"tool-call-chunks"})
-# a packed row's dt (its member count is the dt's length + 1), from the start of the row (its type is
-# checked before); the dt's bytes are checked to be numbers and commas only afterwards
-_DT = re.compile(rb'\{"type":"[^"]*","seq0":[0-9]+,"time0":-?[0-9]+,"data":\{"turn":-?[0-9]+,"step":-?[0-9]+,'
-                 rb'"index":-?[0-9]+,"dt":\[([^\]]*)\]')
 # rows of a type that may be in a legacy shape, in a shape that is not (so no probe), after their seq:
 # an assistant message or tool result whose data holds "message"; a whole turn/start without a trigger;
 # a whole turn/end whose reason is an object with a kind only, one that is no abort, disposal or error
@@ -90,12 +83,62 @@ _LEGACY_TYPES = frozenset({b"steering/message", b"user/message", b"assistant/mes
                            b"turn/start", b"turn/end"})
 _SEQ_AT = len(b'{"type":"') + len(b'","seq":')      # + len(type) + len(seq): just after a row's seq
 _probe = msgspec.json.Decoder(_ProbeRow).decode
-_HEADS = itemgetter(slice(0, _HEAD))
-_TAILS = itemgetter(slice(-2, None))
-_GROUP1 = methodcaller("group", 1)
-_LEAD = (b"",)                 # (joined first: the heads string starts with a NUL)
 PARALLEL_MIN = 32 << 20        # a raw file with at least this much left to scan is cut into ranges
-BATCH = 1 << 20                # small segments (zstd frames) are scanned together up to about this many bytes
+
+
+def load_rowscan() -> tuple[ModuleType, str]:
+    """The row scanner and which one it is: ``"compiled"``, the C extension set-up built with mypyc
+    (``packaging/build_native.py``) from this very source (its stamp holds the source's SHA-256), else
+    ``"python"``, the source interpreted (no compiler at set-up, or an extension of another source)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = os.path.join(here, "rowscan.py")
+    mod: Optional[ModuleType] = None
+    if os.environ.get("SESSION_LENS_SCANNER") != "python":     # (asked for: the source interpreted, to measure it)
+        try:
+            from . import rowscan as mod
+        except ImportError:                        # (an extension whose compiled library is missing)
+            mod = None
+    if mod is not None:
+        path = getattr(mod, "__file__", None) or ""
+        if not path.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+            return mod, "python"
+        try:
+            with open(src, "rb") as f:
+                code = f.read()
+        except OSError:                            # (a bundle: the extension without its source)
+            return mod, "compiled"
+        try:
+            with open(os.path.join(here, "rowscan.stamp"), encoding="ascii") as f:
+                stamp = f.read().strip()
+        except (OSError, ValueError):
+            stamp = ""
+        if stamp == hashlib.sha256(code).hexdigest():
+            return mod, "compiled"
+    spec = importlib.util.spec_from_file_location("app.log._rowscan_source", src)
+    if spec is None or spec.loader is None or not os.path.exists(src):
+        from . import rowscan                      # (a bundle: no source to interpret)
+        return rowscan, "compiled" if (rowscan.__file__ or "").endswith(
+            tuple(importlib.machinery.EXTENSION_SUFFIXES)) else "python"
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod, "python"
+
+
+_rowscan, SCANNER = load_rowscan()
+_scan_rows: Callable[[bytes, int, int, int, list[bytes], list[int], int, bool], Optional[rowscan.Block]] = _rowscan.scan
+# the types the scanner tells apart (most frequent first), their kind bits, the shape of a may-be-legacy
+# type's rows that is not legacy
+_KINDS: dict[bytes, int] = {t: _rowscan.CHUNK for t in sorted(_CHUNK_TYPES)}
+for _t, _c in _MARK_CODE.items():
+    _KINDS[_t] = _KINDS.get(_t, 0) | (_c + 1)
+for _t in sorted(_LEGACY_TYPES):
+    _KINDS[_t] = _KINDS.get(_t, 0) | _rowscan.LEGACY
+# the not-legacy shapes of _NOT_LEGACY, as the row scanner checks them (tests/test_rowscan.py holds them equal)
+for _t, _shape in ((b"assistant/message", _rowscan.HAS_MESSAGE), (b"tool/result", _rowscan.HAS_MESSAGE),
+                   (b"turn/start", _rowscan.TURN_START), (b"turn/end", _rowscan.TURN_END)):
+    _KINDS[_t] |= _shape
+_SCAN_TYPES = list(_KINDS)
+_SCAN_KINDS = [_KINDS[t] for t in _SCAN_TYPES]
 
 
 class Fed(NamedTuple):
@@ -136,76 +179,28 @@ def lines_of(data: bytes, n: int) -> Optional[list[bytes]]:
     return lines
 
 
-def scan_lines(lines: list[bytes], expected: Optional[int], legacy: bool) -> Optional[_Block]:
-    """The rows of one segment, ``lines`` (each ending in a newline, no NUL), when every line is a
-    row in the writer's key order ending in ``}`` and their seqs continue ``expected`` exactly
-    (None: from the first row's seq, which the caller checks); else None."""
-    blocks = scan_segments(lines, [len(lines)], expected, legacy)
-    return blocks[0] if blocks is not None else None
-
-
-def scan_segments(lines: list[bytes], ends: list[int], expected: Optional[int],
-                  legacy: bool) -> Optional[list[_Block]]:
-    """:func:`scan_lines` of consecutive segments at once (many small zstd frames cost one pass):
-    ``lines`` all their lines, ``ends`` the end of each segment's lines in it.  A block per
-    segment when every segment passes (each exactly as it would alone), else None."""
-    n = len(lines)
-    if not n or b"".join(map(_TAILS, lines)) != b"}\n" * n:
-        return None                                # (a blank line, a row not ending in "}")
-    found = _ROWS.findall(b"\x00".join(chain(_LEAD, map(_HEADS, lines))))
-    if len(found) != n:
-        return None                                # a row in another shape or key order, a blank line
-    types, packed, seqs = zip(*found)
-    ints = list(map(int, seqs))
-    first = ints[0]
-    if expected is not None and first != expected:
+def scan_buffer(data: bytes, start: int, stop: int, expected: Optional[int], legacy: bool) -> Optional[_Block]:
+    """The rows of ``data[start:stop]`` (complete lines) when every row passes the row scanner's checks
+    (:func:`app.log.rowscan.scan`) and their seqs continue ``expected`` exactly (None: from the first
+    row's, which the caller checks); else None.  With ``legacy`` (v0/v1), the rows the scanner lists
+    are probed in order (an exact typed decode) until one may be in a legacy shape; a row that does
+    not probe sends the segment to the exact scan."""
+    got = _scan_rows(data, start, stop, -1 if expected is None else expected, _SCAN_TYPES, _SCAN_KINDS,
+                     MAX_PACKED_MEMBERS, legacy)
+    if got is None:
         return None
-    if any(packed):
-        if not set(compress(types, packed)) <= _CHUNK_TYPES:
-            return None                            # (seq0 in a row of another type: the exact scan decides)
-        # each row's member count: 1; a packed row: its dt length + 1, read from the row itself
+    first, last, rows, marks_s, marks_c, probes = got
+    flag: Optional[bool] = None
+    if legacy:
+        flag = False
         try:
-            dts = list(map(_GROUP1, map(_DT.match, compress(lines, packed))))
-        except AttributeError:                     # (no match: a packed row in another shape)
-            return None
-        if b"".join(dts).translate(None, b"-0123456789,"):
-            return None                            # (a dt holding something else than integers)
-        extra = list(map(add, map(bytes.count, dts, repeat(b",")), map(bool, dts)))     # = dt length
-        if max(extra) >= MAX_PACKED_MEMBERS:
-            return None
-        counts = [1] * n
-        deque(map(counts.__setitem__, compress(range(n), packed), map(add, extra, repeat(1))), 0)
-        col = list(accumulate(counts, initial=first))       # col[i]: row i's seq; col[n]: the seq after them
-        if col[:n] != ints:                        # every row's seq, exactly
-            return None
-    else:
-        col = list(range(first, first + n + 1))
-        if col[:n] != ints:
-            return None
-    is_mark = list(map(_MARK_CODE.__contains__, types))
-    maybe = list(map(_LEGACY_TYPES.__contains__, types)) if legacy else None
-    out: list[_Block] = []
-    a = 0
-    for e in ends:
-        marks = list(compress(range(a, e), is_mark[a:e]))
-        flag: Optional[bool] = None
-        if maybe is not None:                      # the rows that may be in a legacy shape, probed exactly
-            flag = False
-            if any(maybe[a:e]):
-                try:
-                    for t, s, line in compress(zip(types[a:e], seqs[a:e], lines[a:e]), maybe[a:e]):
-                        shape = _NOT_LEGACY.get(t)
-                        if shape is not None and shape.match(line, _SEQ_AT + len(t) + len(s)):
-                            continue               # (in a shape that is not a legacy one)
-                        if _maybe_legacy(_probe(line)):
-                            flag = True
-                            break
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    return None
-        out.append(_Block(col[a], col[e] - 1, e - a, [ints[i] for i in marks],
-                          [_MARK_CODE[types[i]] for i in marks], flag))
-        a = e
-    return out
+            for i in range(0, len(probes), 2):
+                if _maybe_legacy(_probe(data[probes[i]:probes[i + 1]])):
+                    flag = True
+                    break
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return None                            # (RecursionError: a row nested deeper than the decoder goes)
+    return _Block(first, last, rows, marks_s, marks_c, flag)
 
 
 class IndexBuilder:
@@ -272,8 +267,7 @@ class IndexBuilder:
         """Index ``seg`` from its bytes: its rows; 0 (nothing changed) when it needs the exact scan."""
         if seg.bad or seg.torn or seg.rows is not None or not seg.data.endswith(b"}\n"):
             return 0
-        lines = lines_of(seg.data, len(seg.data))
-        blk = scan_lines(lines, self.expected, self.legacy is not None) if lines is not None else None
+        blk = scan_buffer(seg.data, 0, len(seg.data), self.expected, self.legacy is not None)
         if blk is None:
             return 0
         self.add_block(seg.pos, seg.end, seg.line0, blk)
@@ -336,11 +330,7 @@ def _cuts(src: RawJsonlSource, pos: int, at: int,
 
 
 def _scan_cut(pos: int, end: int, data: bytes, expected: Optional[int], legacy: bool) -> Optional[_Block]:
-    n = end - pos
-    if data[n - 2:n] != b"}\n":
-        return None                            # (torn, or its last row does not end in "}")
-    lines = lines_of(data, n)
-    return scan_lines(lines, expected, legacy) if lines is not None else None
+    return scan_buffer(data, 0, end - pos, expected, legacy)
 
 
 def _exact_cut(reader: LogReader, builder: IndexBuilder, src: RawJsonlSource, pos: int, end: int,
@@ -456,11 +446,17 @@ def _collect(pid: int, rfd: int) -> Optional[_Range]:
     return res if isinstance(res, tuple) else None
 
 
+FIRST_SHARE = 1.1             # the first range's size against each worker's (a worker also pays the fork and
+                               # sending its result: measured ~10 % of its range's time)
+
+
 def split_points(pos: int, size: int, block: int, n: int) -> list[int]:
-    """Read-grid points (``pos`` + a multiple of ``block``) cutting ``[pos, size)`` into ``n`` ranges."""
+    """Read-grid points (``pos`` + a multiple of ``block``) cutting ``[pos, size)`` into ``n`` ranges, the
+    first (scanned by this process) :data:`FIRST_SHARE` times the others."""
     out: list[int] = []
+    whole = FIRST_SHARE + n - 1
     for i in range(1, n):
-        x = pos + ((size - pos) * i // n) // block * block
+        x = pos + int((size - pos) * (FIRST_SHARE + i - 1) / whole) // block * block
         if x > (out[-1] if out else pos) and x < size:
             out.append(x)
     return out
@@ -520,6 +516,36 @@ def _jsonl_feed(reader: LogReader, builder: IndexBuilder, src: RawJsonlSource, s
     return _feed_cuts(reader, builder, src, st, None)
 
 
+_steady_lock = threading.Lock()
+_steady_scans = 0
+
+
+def _heap_steady(on: bool) -> bool:
+    """glibc's malloc while a big log is scanned (True: the scan starts, False: it ended): each segment is
+    read into a new ~1 MiB bytes object, which malloc would map afresh from the kernel (and unmap after)
+    every time: a page fault per 4 KiB read, ~15 % of the scan.  During scans the freed buffers stay in
+    the heap (no mmap for them, no trimming); when the last scan ends, big blocks are mapped again
+    and the heap is trimmed, so memory stays bounded.  False when not glibc (nothing changed)."""
+    global _steady_scans
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None)
+        mallopt, trim = libc.mallopt, libc.malloc_trim
+    except (OSError, AttributeError, ImportError):
+        return False
+    m_trim_threshold, m_mmap_threshold = -1, -3        # (malloc.h)
+    with _steady_lock:
+        _steady_scans += 1 if on else -1
+        if on and _steady_scans == 1:
+            mallopt(m_mmap_threshold, 16 << 20)
+            mallopt(m_trim_threshold, 256 << 20)
+        elif not on and _steady_scans == 0:
+            mallopt(m_mmap_threshold, 128 << 10)    # (glibc's defaults)
+            mallopt(m_trim_threshold, 128 << 10)
+            trim(0)
+    return True
+
+
 def scan(reader: LogReader, builder: IndexBuilder, segments: Optional[Iterable[Segment]] = None,
          progress: Optional[Callable[[int, int], None]] = None,
          on_segment: Optional[Callable[[Fed, IndexBuilder], None]] = None,
@@ -541,6 +567,7 @@ def scan(reader: LogReader, builder: IndexBuilder, segments: Optional[Iterable[S
         fed = _feed_segments(reader, builder, segments, fast)
     collecting = gc.isenabled()
     gc.disable()           # (the scan makes tuples by the million and no cycles: the collector only costs time)
+    steady = total >= PARALLEL_MIN and _heap_steady(True)
     try:
         for f in fed:
             if on_segment is not None:
@@ -550,61 +577,22 @@ def scan(reader: LogReader, builder: IndexBuilder, segments: Optional[Iterable[S
     finally:
         if collecting:
             gc.enable()
+        if steady:
+            _heap_steady(False)
     if builder.legacy is not None and len(builder.legacy) == len(builder.idx):
         builder.idx.legacy = array("b", builder.legacy)
     return builder
 
 
 def _feed_segments(reader: LogReader, builder: IndexBuilder, segments: Iterable[Segment], fast: bool) -> Iterator[Fed]:
-    """Feed ``segments``; small ones (zstd frames) that may pass at byte level are scanned in
-    batches of about :data:`BATCH` bytes (:func:`scan_segments`), a batch that does not pass
-    segment by segment, so every segment takes the route it takes alone."""
-    batch: list[Segment] = []
-    size = 0
-    for seg in chain(segments, (None,)):
-        if seg is not None and fast and not (seg.bad or seg.torn or seg.rows is not None) \
-                and seg.data.endswith(b"}\n") and len(seg.data) < BATCH:
-            batch.append(seg)
-            size += len(seg.data)
-            if size < BATCH:
-                continue
-            seg = None
-        if batch:
-            yield from _feed_batch(reader, builder, batch)
-            batch, size = [], 0
-        if seg is not None:
-            rows = builder.try_fast(seg) if fast else 0
-            if not rows:
-                builder.add_exact(reader, seg)
-                yield _fed(seg)
-            else:                              # (a fast segment's lines are its rows: no count of its newlines)
-                yield Fed(seg.pos, seg.end, seg.line0, rows, seg.text_offset, len(seg.data), seg.torn, False)
-
-
-def _feed_batch(reader: LogReader, builder: IndexBuilder, batch: list[Segment]) -> Iterator[Fed]:
-    lines: list[bytes] = []
-    ends: list[int] = []
-    blocks: Optional[list[_Block]] = None
-    for seg in batch:
-        got = lines_of(seg.data, len(seg.data))
-        if got is None:
-            break
-        lines += got
-        ends.append(len(lines))
-    else:
-        blocks = scan_segments(lines, ends, builder.expected, builder.legacy is not None)
-    for i, seg in enumerate(batch):
-        if blocks is not None:
-            blk = blocks[i]
-            builder.add_block(seg.pos, seg.end, seg.line0, blk)
-            yield Fed(seg.pos, seg.end, seg.line0, blk.rows, seg.text_offset, len(seg.data), False, False)
-            continue
-        rows = builder.try_fast(seg)
+    """Feed ``segments``, each at byte level where it passes, else exactly."""
+    for seg in segments:
+        rows = builder.try_fast(seg) if fast else 0
         if not rows:
             builder.add_exact(reader, seg)
             yield _fed(seg)
-        else:
-            yield Fed(seg.pos, seg.end, seg.line0, rows, seg.text_offset, len(seg.data), False, False)
+        else:                                  # (a fast segment's lines are its rows: no count of its newlines)
+            yield Fed(seg.pos, seg.end, seg.line0, rows, seg.text_offset, len(seg.data), seg.torn, False)
 
 
 def wants_legacy(reader: LogReader) -> bool:

@@ -366,6 +366,7 @@ class IndexSummary(TypedDict):
     segments: int
     lastSeq: int
     contiguousThrough: int
+    scanner: str               # the index's row scanner: "compiled" (mypyc, at set-up) or "python" (app.log.fastindex.SCANNER)
 
 
 def _children_cpu() -> float:
@@ -380,11 +381,12 @@ def index_summary(reader: LogReader, progress: Optional[Callable[[int, int], Non
     t, c, k = time.perf_counter(), time.process_time(), _children_cpu()
     idx, status = cached_index(reader, progress)
     secs, cpu = time.perf_counter() - t, time.process_time() - c + (_children_cpu() - k)     # (+ the scan workers)
+    from ..log.fastindex import SCANNER
     from ..log.reader import MARK_CODES
     turns = sum(1 for c in idx.mark_code if c == MARK_CODES["turn/start"])
     return {"seconds": round(secs, 6), "cpuSeconds": round(cpu, 6), "bytes": reader.source.size, "cached": status in ("hit", "extended"),
             "status": status, "events": idx.events, "turns": turns, "segments": len(idx),
-            "lastSeq": idx.last, "contiguousThrough": idx.contiguous_through}
+            "lastSeq": idx.last, "contiguousThrough": idx.contiguous_through, "scanner": SCANNER}
 
 
 # --------------------------------------------------------------------------- fold checkpoints

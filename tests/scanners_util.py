@@ -1,0 +1,128 @@
+"""The index's row scanners for tests: the compiled module (when set-up built it), the same source
+interpreted, and the bulk scan the index used before them (the reference for what is accepted).
+
+``SCANNERS`` maps "compiled"/"python" to a ``rowscan.scan``; ``use(name)`` makes
+``app.log.fastindex`` scan with that one (forked scan workers inherit it).  ``bulk_block`` is the
+previous byte-level scan (readlines, the joined heads through one regex, the dt regex, the seq column
+by ``accumulate``), kept here only as the oracle: the row scanner must accept and reject exactly what
+it did and give the same block.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.machinery
+import importlib.util
+import re
+from collections import deque
+from itertools import accumulate, chain, compress, repeat
+from operator import add, itemgetter, methodcaller
+from pathlib import Path
+
+import msgspec
+
+from app.log import fastindex
+from app.log.fastindex import _CHUNK_TYPES, _LEGACY_TYPES, _MARK_CODE, _NOT_LEGACY, _ROWS, _SEQ_AT, _Block
+from app.log.limits import MAX_PACKED_MEMBERS
+from app.log.reader import _maybe_legacy
+
+SOURCE = Path(fastindex.__file__).with_name("rowscan.py")
+STAMP = SOURCE.with_name("rowscan.stamp")
+
+
+def _interpreted():
+    spec = importlib.util.spec_from_file_location("rowscan_interpreted_for_tests", SOURCE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+INTERPRETED = _interpreted()
+COMPILED = fastindex._rowscan if fastindex.SCANNER == "compiled" else None
+SCANNERS = {"python": INTERPRETED.scan, **({"compiled": COMPILED.scan} if COMPILED is not None else {})}
+NAMES = ["compiled", "python"]          # (a test param "compiled" skips where set-up could not compile)
+
+
+def is_extension(path: str) -> bool:
+    return path.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+
+
+@contextlib.contextmanager
+def use(name: str):
+    """``app.log.fastindex`` scans with the scanner ``name`` inside the block."""
+    old = fastindex._scan_rows
+    fastindex._scan_rows = SCANNERS[name]
+    try:
+        yield
+    finally:
+        fastindex._scan_rows = old
+
+
+def block(name: str, data: bytes, n: int, expected, legacy: bool):
+    """``fastindex._scan_cut`` of ``data[:n]`` with the scanner ``name``."""
+    with use(name):
+        return fastindex.scan_buffer(data, 0, n, expected, legacy)
+
+
+# --------------------------------------------------------------------------- the previous bulk scan (oracle)
+
+_DT = re.compile(rb'\{"type":"[^"]*","seq0":[0-9]+,"time0":-?[0-9]+,"data":\{"turn":-?[0-9]+,"step":-?[0-9]+,'
+                 rb'"index":-?[0-9]+,"dt":\[([^\]]*)\]')
+_HEADS = itemgetter(slice(0, 64))
+_TAILS = itemgetter(slice(-2, None))
+_GROUP1 = methodcaller("group", 1)
+
+
+def bulk_block(data: bytes, n: int, expected, legacy: bool):
+    """What the index's previous scan (before the row scanner) made of ``data[:n]``: a block or None."""
+    if data[n - 2:n] != b"}\n":
+        return None
+    lines = fastindex.lines_of(data, n)
+    if lines is None:
+        return None
+    n = len(lines)
+    if not n or b"".join(map(_TAILS, lines)) != b"}\n" * n:
+        return None
+    found = _ROWS.findall(b"\x00".join(chain((b"",), map(_HEADS, lines))))
+    if len(found) != n:
+        return None
+    types, packed, seqs = zip(*found)
+    ints = list(map(int, seqs))
+    first = ints[0]
+    if expected is not None and first != expected:
+        return None
+    if any(packed):
+        if not set(compress(types, packed)) <= _CHUNK_TYPES:
+            return None
+        try:
+            dts = list(map(_GROUP1, map(_DT.match, compress(lines, packed))))
+        except AttributeError:
+            return None
+        if b"".join(dts).translate(None, b"-0123456789,"):
+            return None
+        extra = list(map(add, map(bytes.count, dts, repeat(b",")), map(bool, dts)))
+        if max(extra) >= MAX_PACKED_MEMBERS:
+            return None
+        counts = [1] * n
+        deque(map(counts.__setitem__, compress(range(n), packed), map(add, extra, repeat(1))), 0)
+        col = list(accumulate(counts, initial=first))
+    else:
+        col = list(range(first, first + n + 1))
+    if col[:n] != ints:
+        return None
+    marks = [i for i, t in enumerate(types) if t in _MARK_CODE]
+    flag = None
+    if legacy:
+        flag = False
+        try:
+            for t, s, line in zip(types, seqs, lines):
+                if t not in _LEGACY_TYPES:
+                    continue
+                shape = _NOT_LEGACY.get(t)
+                if shape is not None and shape.match(line, _SEQ_AT + len(t) + len(s)):
+                    continue
+                if _maybe_legacy(fastindex._probe(line)):
+                    flag = True
+                    break
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return None                    # (RecursionError: the bulk scan raised it, a crash: fixed with the row scanner)
+    return _Block(col[0], col[n] - 1, n, [ints[i] for i in marks], [_MARK_CODE[types[i]] for i in marks], flag)
