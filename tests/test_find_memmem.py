@@ -95,6 +95,9 @@ def test_a_planted_escape_at_the_end_of_a_big_reused_window():
     assert first_escape(buf, 0, n) == n - 6
     buf[50:56] = b"\\u0438"
     assert first_escape(buf, 0, n) == 50 and first_escape(buf, 51, n) == n - 6
+    with cfind.Pinned(buf) as pin:                            # (a short range of a big buffer: memmem)
+        for a, b in [(0, 60), (40, 5000), (n - 5000, n - 10), (n - 7, n)]:
+            assert pin.scan(b"\\u", a, b) == buf.find(b"\\u", a, b)
     buf.extend(b"x")                                          # (not exported any more)
 
 
