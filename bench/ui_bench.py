@@ -608,7 +608,10 @@ def run(args) -> dict:
     cpu_end = os.times()
     t_sc_end = time.perf_counter()
     meter.set_phase("idle, outline finishing")
-    spin_until(lambda: "t" in outline_at, 600)     # the outline/problems pass completes (paused or not)
+    if args.screenshot:                            # the window as the scroll left it (run under xvfb-run)
+        spin_until(lambda: win.view.settled(), 10)
+        win.grab().save(args.screenshot)
+    spin_until(lambda: "t" in outline_at, args.outline_wait)     # the outline/problems pass completes (paused or not)
     result["outline"] = {"done_s_after_open": round(outline_at["t"] - t_open, 1) if "t" in outline_at else None,
                          "done_during_scroll": "t" in outline_at and outline_at["t"] <= t_sc_end,
                          "turns": len(win.go_actions.outline.turns) if win.go_actions.outline is not None else None,
@@ -670,6 +673,9 @@ def main(argv=None) -> int:
     ap.add_argument("--first-paint-only", action="store_true",
                     help="only the first tail paint, warm (index cached), --runs times")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--outline-wait", type=float, default=600, metavar="S",
+                    help="after the scroll phase, wait up to S seconds for the outline pass to complete (0: no wait)")
+    ap.add_argument("--screenshot", metavar="PNG", help="save the window after the scroll phase (e.g. under xvfb-run)")
     ap.add_argument("--busy", type=int, default=0,
                     help="run N busy-loop processes (nice 0) beside the bench: a fixed synthetic load")
     ap.add_argument("--attribute", action="store_true",
