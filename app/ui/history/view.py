@@ -213,14 +213,17 @@ class HistoryView(QListView):
             if rect.top() >= vh:
                 break
             row = m.row_at(r)
+            if row is None:
+                return None
             rows.append((id(row), row.key, row.version, rect.top(), rect.height(), rect.width(),
                          sel is not None and sel.isSelected(ix), r == cur.row()))
             r += 1
         if not rows or rows[-1][3] + rows[-1][4] < vh:
             return None                          # the frame shows background below the last row
         cm = getattr(m, "current_match_row", None)
+        match = m.row_at(cm) if cm is not None else None
         return (vp.width(), vh, self.delegate.theme.generation, getattr(m, "search_term", ""),
-                None if cm is None or m.row_at(cm) is None else m.row_at(cm).key, tuple(rows))
+                match.key if match is not None else None, tuple(rows))
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:
         if self._anchoring:                      # the anchor's own shift: nothing moves on screen
