@@ -243,6 +243,7 @@ class StallMeter:
                 out[ph]["ui_cpu_p50_ms"] = round(_pct(cs, 0.5), 2)
                 out[ph]["ui_cpu_p99_ms"] = round(_pct(cs, 0.99), 1)
                 out[ph]["ui_cpu_max_ms"] = round(cs[-1], 1)
+                out[ph]["ui_cpu_total_s"] = round(sum(cs) / 1000, 2)
             ref = self.ref_data.get(ph)
             if ref and ref["late_ms"]:
                 rl = sorted(ref["late_ms"])
@@ -261,7 +262,7 @@ def stall_line(ph: str, s: dict) -> str:
            f"-> the UI adds {s['ui_adds_p99_ms']} ms, ratio {s['ratio_to_ref_p99']}" if "ref_p99_ms" in s else "")
     return (f"stall [{ph}]: p99 lateness {s['p99_ms']} ms{ref}; max {s['max_ms']} ms, median {s['median_ms']} ms, "
             f"{s['over_50ms']} over 50 ms ({s['ticks']} ticks); UI-thread CPU per tick p50 {s.get('ui_cpu_p50_ms')} "
-            f"/ p99 {s.get('ui_cpu_p99_ms')} / max {s.get('ui_cpu_max_ms')} ms")
+            f"/ p99 {s.get('ui_cpu_p99_ms')} / max {s.get('ui_cpu_max_ms')} ms, {s.get('ui_cpu_total_s')} s in all")
 
 
 class TickAttribution:
@@ -616,6 +617,7 @@ def run(args) -> dict:
                          "done_during_scroll": "t" in outline_at and outline_at["t"] <= t_sc_end,
                          "turns": len(win.go_actions.outline.turns) if win.go_actions.outline is not None else None,
                          "paused_while_scrolling": hasattr(win, "scroll_pause")}
+    result["kept_frames"] = getattr(win.view, "kept_frames", None)      # repaints skipped after a prepend
     result["scroll_phase"] = {"wall_s": round(t_sc_end - t_sc, 2),
                               "process_cpu_s": round(cpu_end.user + cpu_end.system - cpu_sc.user - cpu_sc.system, 2),
                               "loadavg_end": os.getloadavg()[0]}
@@ -719,7 +721,7 @@ def main(argv=None) -> int:
     ol = res["outline"]
     print(f"outline/problems pass: done {ol['done_s_after_open']} s after the open "
           f"({'during' if ol['done_during_scroll'] else 'after'} the scroll phase), {ol['turns']} turns; "
-          f"paused while scrolling: {ol['paused_while_scrolling']}")
+          f"paused while scrolling: {ol['paused_while_scrolling']}; frames kept after a prepend: {res['kept_frames']}")
     print(f"scrolling phase: {sp['wall_s']} s wall, process CPU {sp['process_cpu_s']} s (all threads), load average "
           f"{res['loadavg']:.1f} at the start, {sp['loadavg_end']:.1f} at the end")
     print(f"scrolling: lateness p99 {v['scroll_p99_ms']} ms vs idle-loop p99 {v['scroll_ref_p99_ms']} ms in the same run "
