@@ -44,6 +44,8 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--busy", type=int, default=0, help="N busy-loop processes (nice 0) beside the bench")
+    ap.add_argument("--attribute", action="store_true",
+                    help="split the UI CPU of the worst 1%% of the scrolling ticks over the UI calls (stderr)")
     args = ap.parse_args(argv)
     from ui_bench import BusyLoad
     busy = BusyLoad(args.busy)
@@ -55,7 +57,7 @@ def main(argv=None) -> int:
 
 def _run(args) -> int:
     from search_bench import gen_log
-    from ui_bench import StallMeter, bench_app, spin_until as _spin, stall_line
+    from ui_bench import StallMeter, TickAttribution, bench_app, spin_until as _spin, stall_line
     qapp = bench_app()
     path, planted = gen_log(args.size)
     from PySide6.QtCore import QEvent, QObject, QTimer
@@ -81,6 +83,8 @@ def _run(args) -> int:
 
     res = {"input": path, "bytes": os.path.getsize(path), "platform": qapp.platformName(),
            "loadavg": os.getloadavg()[0]}
+    meter = StallMeter()
+    att = TickAttribution(meter) if args.attribute else None      # (wrapped before the window exists)
     t_all, cpu_all = time.perf_counter(), os.times()
     win = MainWindow(theme_mode="light")
     win.resize(1400, 900)
@@ -143,7 +147,6 @@ def _run(args) -> int:
     res["first_hit"] = hits
 
     # stalls: a search over the whole log for a word that is not there; scrolling around a jump
-    meter = StallMeter()
     meter.start("searching")
     t0 = time.perf_counter()
     fa.run("wordnotinthelog")
@@ -178,6 +181,9 @@ def _run(args) -> int:
     res["scroll"] = scroll_phase("jump+scrolling up/down", True)
     meter.stop()
     res["stalls"] = meter.summary()
+    if att is not None:
+        for ph in ("ref: tail scrolling up", "jump+scrolling up/down"):
+            att.report(ph)
     cpu_end = os.times()
     res["wall_s"] = round(time.perf_counter() - t_all, 1)
     res["process_cpu_s"] = round(cpu_end.user + cpu_end.system - cpu_all.user - cpu_all.system, 1)
