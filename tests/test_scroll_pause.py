@@ -152,8 +152,17 @@ def test_a_scroll_gesture_pauses_the_outline_and_it_completes_once_the_user_stop
     ref = build_outline(LogReader.open(log))
     assert [x.to_dict() for x in ga.outline.turns] == [x.to_dict() for x in ref.turns]
     assert ga.outline_model.rowCount() == 40 and poke["n"] > 5
-    # a key press in the view is a gesture too; the window's shutdown lets stopped children go
-    from PySide6.QtCore import Qt
+    # a wheel turn over the rows and a key press in the view are gestures too; the window's
+    # shutdown lets stopped children go
+    from PySide6.QtCore import QPoint, QPointF, Qt
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+    vp = win.view.viewport()
+    QApplication.sendEvent(vp, QWheelEvent(QPointF(50, 50), QPointF(vp.mapToGlobal(QPoint(50, 50))), QPoint(0, 0),
+                                           QPoint(0, 120), Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
+                                           Qt.ScrollPhase.NoScrollPhase, False))
+    assert background_paused()
+    qtbot.waitUntil(lambda: not background_paused(), timeout=WAIT)
     qtbot.keyClick(win.view, Qt.Key.Key_Up)
     assert background_paused()
     win.shutdown()
