@@ -617,7 +617,7 @@ def run(args) -> dict:
                          "done_during_scroll": "t" in outline_at and outline_at["t"] <= t_sc_end,
                          "turns": len(win.go_actions.outline.turns) if win.go_actions.outline is not None else None,
                          "paused_while_scrolling": hasattr(win, "scroll_pause")}
-    result["kept_frames"] = getattr(win.view, "kept_frames", None)      # repaints skipped after a prepend
+    result["kept_frames"] = getattr(getattr(win.view, "frames", None), "kept", None)      # repaints skipped after a prepend
     result["scroll_phase"] = {"wall_s": round(t_sc_end - t_sc, 2),
                               "process_cpu_s": round(cpu_end.user + cpu_end.system - cpu_sc.user - cpu_sc.system, 2),
                               "loadavg_end": os.getloadavg()[0]}

@@ -185,7 +185,7 @@ def _screen_and_fresh(win):
 
 def test_rows_slid_in_above_the_screen_keep_the_frame_and_the_screen_shows_the_right_rows(qtbot, make_window, log):  # noqa: F811
     """Scrolling up through older pages: a prepend that leaves the same rows at the same places skips
-    the repaint (``kept_frames``); what is on screen then is exactly a fresh render of the rows (same
+    the repaint (``frames.kept``); what is on screen then is exactly a fresh render of the rows (same
     text, same places).  (The first version kept a frame while a scroll step's strip was still to
     be painted: the screen then showed the rows of before the step at the top; this catches it.)"""
     win = make_window(page_size=3)
@@ -197,10 +197,10 @@ def test_rows_slid_in_above_the_screen_keep_the_frame_and_the_screen_shows_the_r
     qtbot.wait(200)
     checks = 0
     for _ in range(400):
-        k0 = v.kept_frames
+        k0 = v.frames.kept
         sb.setSliderPosition(max(0, sb.value() - 120))
         qtbot.wait(15)
-        if v.kept_frames > k0:
+        if v.frames.kept > k0:
             qtbot.wait(40)
             a, b = _screen_and_fresh(win)
             assert a == b

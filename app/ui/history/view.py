@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QAbstractItemView, QApplication, QListView, QMenu
 
 from ...log.textview import fold_spans
 from .delegate import HistoryDelegate, row_of
+from .frames import FrameKeeper
 from .model import HistoryModel
 from .warm import RowWarmer
 from ..theme import Theme
@@ -53,17 +54,13 @@ class HistoryView(QListView):
         self.customContextMenuRequested.connect(self._context_menu)
         self._anchor: Optional[tuple] = None
         self._batch_anchor: Optional[tuple] = None
-        self._clean = False                       # the frame last painted is all on screen, unchanged since
-        self._frame: Optional[tuple] = None       # ... and what it showed, taken before rows are prepended
-        self._anchoring = False
-        self._keep: Optional[tuple] = None
-        self.kept_frames = 0                      # full repaints skipped: the same rows at the same places
+        self.frames = FrameKeeper(self)           # a prepend that changes nothing on screen repaints nothing
         self._scroll_at = 0
         self._painted = True
         self._follow_bottom = True
         self._live_follow = False
         self.verticalScrollBar().valueChanged.connect(self._on_scroll)
-        self.delegate.sizeHintChanged.connect(self._unshown)
+        self.delegate.sizeHintChanged.connect(self.frames.dirty)
         self._fill_timer = QTimer(self)
         self._fill_timer.setSingleShot(True)
         self._fill_timer.setInterval(0)
@@ -101,8 +98,9 @@ class HistoryView(QListView):
         model.modelReset.connect(self._after_reset)
         model.tailInstalled.connect(self._on_tail)
         model.searchChanged.connect(self.viewport().update)
-        for sig in (model.dataChanged, model.modelReset, model.layoutChanged, model.searchChanged):
-            sig.connect(self._unshown)
+        for sig in (model.dataChanged, model.modelReset, model.layoutChanged, model.searchChanged,
+                    self.selectionModel().selectionChanged, self.selectionModel().currentChanged):
+            sig.connect(self.frames.dirty)
         model.liveAboutToAppend.connect(self._live_before)
         model.liveAppended.connect(self._live_after)
         for sig in (model.olderInstalled, model.newerInstalled, model.jumped, model.tailInstalled, model.opened,
@@ -124,7 +122,7 @@ class HistoryView(QListView):
         self.viewport().update()
 
     def resizeEvent(self, e):
-        self._clean = False
+        self.frames.dirty()
         at_bottom = self.at_bottom()
         self.delegate.viewport_resized(self.viewport().width())
         super().resizeEvent(e)
@@ -171,7 +169,7 @@ class HistoryView(QListView):
         """Rows are trimmed at the bottom, then prepended (one change batch): the anchor is taken
         before the trim (afterwards ``indexAt`` would lay every row out first)."""
         self._batch_anchor = ("prepend", self._top_anchor(), self.at_bottom())
-        self._frame = self._frame_now() if self._clean else None
+        self.frames.take()
 
     def _before_insert(self, parent: QModelIndex, first: int, last: int):
         if first == 0:
@@ -179,69 +177,14 @@ class HistoryView(QListView):
             if not self._live_follow:
                 self._anchor = a if a is not None else ("prepend", self._top_anchor(), self.at_bottom())
                 if a is None:
-                    self._frame = self._frame_now() if self._clean else None
-
-    # ------------------------------------------------------------------ the same frame after a prepend
-    # Rows slid in above the screen (an older page while scrolling up) do not change what is on
-    # screen: the anchor puts the same rows back at the same pixels.  Qt still repaints the whole
-    # viewport after the layout (and would first blit it by the anchor's shift): 2-3 ms of every
-    # such loop turn, the heaviest ones while scrolling.  When the rows on screen, their places,
-    # versions and selection are those of the frame last painted (``_frame``, taken before the
-    # change while ``_clean``: nothing marked the viewport since that paint: a scroll, a data
-    # change, a reset, a selection, a resize, a size hint), that repaint is skipped and the pixels
-    # in the window's backing store stay (the viewport is opaque for that one paint: nothing
-    # beneath it is drawn either).  Anything else changes the signature or the flag, and the
-    # frame is painted as always.
-    def _frame_now(self) -> Optional[tuple]:
-        """A signature of what the viewport shows: the rows on it with their geometry and state."""
-        m = self.hmodel()
-        if m is None or not self.isVisible():
-            return None
-        vp = self.viewport()
-        vh = vp.height()
-        top = self.indexAt(QPoint(8, 0))
-        if not top.isValid():
-            return None
-        sel = self.selectionModel()
-        cur = self.currentIndex()
-        rows = []
-        r = top.row()
-        count = m.rowCount()
-        while r < count:
-            ix = m.index(r, 0)
-            rect = self.visualRect(ix)
-            if rect.top() >= vh:
-                break
-            row = m.row_at(r)
-            if row is None:
-                return None
-            rows.append((id(row), row.key, row.version, rect.top(), rect.height(), rect.width(),
-                         sel is not None and sel.isSelected(ix), r == cur.row()))
-            r += 1
-        if not rows or rows[-1][3] + rows[-1][4] < vh:
-            return None                          # the frame shows background below the last row
-        cm = getattr(m, "current_match_row", None)
-        match = m.row_at(cm) if cm is not None else None
-        return (vp.width(), vh, self.delegate.theme.generation, getattr(m, "search_term", ""),
-                match.key if match is not None else None, tuple(rows))
+                    self.frames.take()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:
-        if self._anchoring:                      # the anchor's own shift: nothing moves on screen
+        if self.frames.anchoring:                # the anchor's own shift: nothing moves on screen
             return
-        self._clean = False
+        self.frames.dirty()
         super().scrollContentsBy(dx, dy)
 
-    def _unshown(self, *_a) -> None:
-        """The viewport is (or will be) drawn differently from the frame last painted."""
-        self._clean = False
-
-    def selectionChanged(self, selected, deselected):
-        self._clean = False
-        super().selectionChanged(selected, deselected)
-
-    def currentChanged(self, current, previous):
-        self._clean = False
-        super().currentChanged(current, previous)
 
     def _after_insert(self, parent: QModelIndex, first: int, last: int):
         if first == 0 and self._anchor is not None:
@@ -284,19 +227,8 @@ class HistoryView(QListView):
             return
         rect = self.visualRect(m.index(r, 0))
         sb = self.verticalScrollBar()
-        shown, self._frame = self._frame, None
-        if kind == "prepend" and shown is not None and self._clean:
-            self._anchoring = True
-            try:
-                sb.setValue(sb.value() + rect.top() - y)
-            finally:
-                self._anchoring = False
-            if self._frame_now() == shown:       # the same frame: the next paint may keep the pixels
-                self._keep = shown
-                self.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, True)
-            else:
-                self._clean = False
-                self.viewport().update()         # (the blit was skipped: repaint it all)
+        if kind == "prepend":
+            self.frames.anchor(sb, sb.value() + rect.top() - y)
         else:
             sb.setValue(sb.value() + rect.top() - y)
         self._fill_timer.start()
@@ -351,25 +283,12 @@ class HistoryView(QListView):
     # ------------------------------------------------------------------ paint hook
     def paintEvent(self, e):
         d = self.delegate
-        keep, self._keep = self._keep, None
-        vp = self.viewport()
-        kept = False
-        if keep is not None:
-            vp.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, False)
-            kept = self._clean and self._frame_now() == keep   # the backing store holds this frame
-            if kept:
-                self.kept_frames += 1
-            else:                                # (opaque for this paint: no background was drawn)
-                from PySide6.QtGui import QPainter
-                p = QPainter(vp)
-                p.fillRect(e.rect(), vp.palette().color(vp.backgroundRole()))
-                p.end()
-        if not kept:
+        if not self.frames.paint(e):             # (True: the backing store holds this frame)
             d.exposed = e.rect()
             super().paintEvent(e)
             d.exposed = None
             d.render_whole = True
-            self._clean = True
+            self.frames.clean = True
         if self._after_paint:
             self._run_after_paint()
         self.warmer.busy()
