@@ -2,6 +2,7 @@
 """The session list and the fork at scale (issue 15), each row with its reference from the same run.
 
     python bench/list_fork_bench.py [--sessions 10000] [--fork-size 1GB] [--runs 3] [--no-list] [--no-fork]
+                                    [--frames 64|dsh] [--before /work/main] [--no-warm] [--data DIR]
 
 Rows (target in brackets):
   list   ``session-lens list HOME --json`` of a generated home of ``--sessions`` sessions, a mix of v0 and v4,
@@ -38,8 +39,12 @@ from scale import CLI, cli_env, row, wall  # noqa: E402  (one copy of the bench 
 
 # --------------------------------------------------------------------------- the home
 
-def _proto(root: Path, k: int, version: int, zstd: bool) -> tuple:
-    """(header dict, body bytes) of one generated prototype; zstd bodies are whole frames."""
+def _proto(root: Path, k: int, version: int, zstd: bool, frames: str = "64") -> tuple:
+    """(header dict, body bytes) of one generated prototype; zstd bodies are whole frames: of 64 rows
+    each (``frames="64"``), or dsh's layout (``"dsh"``: one frame per write batch, 1-3 rows each, as
+    dsh's write-behind batches of a streamed turn are)."""
+    import random
+
     from app.tools.synth import SessionSynth, write_jsonl
     p = root / f"proto-v{version}-{k}.jsonl"
     if not p.exists():
@@ -48,7 +53,11 @@ def _proto(root: Path, k: int, version: int, zstd: bool) -> tuple:
     if zstd:
         from app.log.zstdframes import encode_frame
         body = rest.split(b"\n")[:-1]
-        rest = b"".join(encode_frame(b"\n".join(body[i:i + 64]) + b"\n") for i in range(0, len(body), 64))
+        cuts, at, rng = [], 0, random.Random(k)
+        while at < len(body):
+            cuts.append((at, at + (64 if frames == "64" else rng.randint(1, 3))))
+            at = cuts[-1][1]
+        rest = b"".join(encode_frame(b"\n".join(body[a:b]) + b"\n") for a, b in cuts)
     return json.loads(head), rest
 
 
@@ -56,10 +65,10 @@ PAST = 1780315200.0                  # 2026-06-01: sessions last written long ag
 #                                      the list asks its writer's state, a cost no old home has)
 
 
-def make_mixed_home(root: Path, n: int) -> Path:
+def make_mixed_home(root: Path, n: int, frames: str = "64") -> Path:
     """A Harness home of ``n`` small sessions: v0 and v4, raw JSONL and zstd, a quarter each
-    (40 generated logs re-identified), all last modified on ``PAST``."""
-    home = root / f"mixed-home-{n}"
+    (40 generated logs re-identified), all last modified on ``PAST``; zstd frames as ``_proto``'s."""
+    home = root / (f"mixed-home-{n}" + ("" if frames == "64" else f"-{frames}-frames"))
     if (home / ".complete").exists():
         if (home / ".complete").read_text() != "past":
             for f in (home / "sessions").rglob("session*"):
@@ -70,7 +79,7 @@ def make_mixed_home(root: Path, n: int) -> Path:
     from app.log.zstdframes import encode_frame
     from app.store.layout import session_path
     kinds = [(0, False), (4, False), (0, True), (4, True)]
-    protos = {kz: [_proto(root, k, kz[0], kz[1]) for k in range(10)] for kz in kinds}
+    protos = {kz: [_proto(root, k, kz[0], kz[1], frames) for k in range(10)] for kz in kinds}
     for i in range(n):
         version, zst = kinds[i % 4]
         hdr, rest = protos[(version, zst)][(i // 4) % 10]
@@ -93,33 +102,59 @@ def cpu_wall(cmd, env=None, shell=False) -> tuple:
     return dt, (t1.children_user + t1.children_system) - (t0.children_user + t0.children_system), out
 
 
-def bench_list(home: Path, n: int, runs: int) -> list:
+def _loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def bench_list(home: Path, n: int, runs: int, before: str = "", label: str = "mixed home",
+               no_warm: bool = False) -> list:
+    """``list --json`` of ``home``, first run (empty cache) and cached, beside find + head, medians of
+    ``runs``; ``before``: another checkout (its own .venv) timed alternately in the same minutes."""
     find = f"find '{home}/sessions' -name 'session*.jsonl*' -exec head -qc 512 {{}} + > /dev/null"
     wall(find, shell=True)
-    refs = [cpu_wall(find, shell=True) for _ in range(runs)]
-    ref, ref_cpu = statistics.median(r[0] for r in refs), statistics.median(r[1] for r in refs)
-    firsts, warm, titled = [], [], 0
+    sides = [("branch", CLI, False)]
+    if before:
+        sides.append(("before", f"cd '{before}' && '{before}/.venv/bin/python' -m app", True))
+    res: dict = {name: ([], []) for name, _c, _s in sides}
+    refs, titled, loads = [], {}, [_loadavg()]
     for _ in range(runs):
-        cache = tempfile.mkdtemp(prefix="sl-cache-")
-        try:
-            env = cli_env(cache)
-            dt, cpu, out = cpu_wall(CLI + ["list", str(home), "--json"], env)
-            got = json.loads(out)
-            assert len(got["sessions"]) == n, len(got["sessions"])
-            titled = sum(1 for s in got["sessions"] if s["title"])
-            firsts.append((dt, cpu))
-            warm.append(cpu_wall(CLI + ["list", str(home), "--json"], env)[:2])
-        finally:
-            shutil.rmtree(cache, ignore_errors=True)
-    f, fc = statistics.median(x[0] for x in firsts), statistics.median(x[1] for x in firsts)
-    w, wc = statistics.median(x[0] for x in warm), statistics.median(x[1] for x in warm)
-    return [row(f"list {n}-session mixed home, first run ({titled} titled)", f, "s", ref, "find + head s",
-                ref / f, "<= 1 s"),
-            row(f"list {n}-session mixed home, first run, CPU", fc, "s", ref_cpu, "find + head CPU s",
-                ref_cpu / fc, "(process + workers)"),
-            row(f"list {n}-session mixed home, titles cached", w, "s", ref, "find + head s", ref / w, "<= 1 s"),
-            row(f"list {n}-session mixed home, titles cached, CPU", wc, "s", ref_cpu, "find + head CPU s",
-                ref_cpu / wc, "")]
+        refs.append(cpu_wall(find, shell=True))
+        for name, cmd, shell in sides:
+            cache = tempfile.mkdtemp(prefix="sl-cache-")
+            try:
+                env = cli_env(cache)
+                argv = f"{cmd} list '{home}' --json" if shell else CLI + ["list", str(home), "--json"]
+                dt, cpu, out = cpu_wall(argv, env, shell=shell)
+                got = json.loads(out)
+                assert len(got["sessions"]) == n, len(got["sessions"])
+                titled[name] = sum(1 for s in got["sessions"] if s["title"])
+                res[name][0].append((dt, cpu))
+                if not no_warm:
+                    res[name][1].append(cpu_wall(argv, env, shell=shell)[:2])
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+        loads.append(_loadavg())
+    print("list: load average (1/5/15 min) before each round and after:", " | ".join(loads), flush=True)
+    ref, ref_cpu = statistics.median(r[0] for r in refs), statistics.median(r[1] for r in refs)
+    rows = []
+    for name, _c, _s in sides:
+        firsts, warm = res[name]
+        f, fc = statistics.median(x[0] for x in firsts), statistics.median(x[1] for x in firsts)
+        tag = "" if name == "branch" else f"[{name}] "
+        rows += [row(f"{tag}list {n} {label}, first run ({titled[name]} titled)", f, "s", ref,
+                     "find + head s", ref / f, "<= 1 s"),
+                 row(f"{tag}list {n} {label}, first run, CPU", fc, "s", ref_cpu, "find + head CPU s",
+                     ref_cpu / fc, "(process + workers)")]
+        if warm:
+            w, wc = statistics.median(x[0] for x in warm), statistics.median(x[1] for x in warm)
+            rows += [row(f"{tag}list {n} {label}, titles cached", w, "s", ref, "find + head s", ref / w,
+                         "<= 1 s"),
+                     row(f"{tag}list {n} {label}, titles cached, CPU", wc, "s", ref_cpu,
+                         "find + head CPU s", ref_cpu / wc, "")]
+    return rows
 
 
 # --------------------------------------------------------------------------- fork
@@ -177,13 +212,19 @@ def main():
     ap.add_argument("--data", default=str(REPO / "bench" / "data"))
     ap.add_argument("--no-list", action="store_true")
     ap.add_argument("--no-fork", action="store_true")
+    ap.add_argument("--frames", default="64", choices=["64", "dsh"],
+                    help="zstd frames of the list's home: 64 rows each, or dsh's per-write-batch layout (1-3 rows)")
+    ap.add_argument("--before", default="", help="another checkout (with its .venv) whose list is timed alternately")
+    ap.add_argument("--no-warm", action="store_true", help="list: the first run only (no cached run)")
     a = ap.parse_args()
     data = Path(a.data)
     data.mkdir(parents=True, exist_ok=True)
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
     rows = []
     if not a.no_list:
-        rows += bench_list(make_mixed_home(data, a.sessions), a.sessions, a.runs)
+        label = "mixed" + ("" if a.frames == "64" else f", {a.frames} frames")
+        rows += bench_list(make_mixed_home(data, a.sessions, a.frames), a.sessions, a.runs, a.before, label,
+                           a.no_warm)
     if not a.no_fork:
         s = a.fork_size
         v0 = ensure(data / f"session-{s}.jsonl", parse_size(s), False)

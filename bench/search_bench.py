@@ -8,7 +8,9 @@
   size; per word, ``grep -c WORD FILE`` (the reference, same run, same warm page cache) and
   ``app.log.search.find`` in this process (the interpreter already started), medians of
   ``--runs``; also the time to the first hit and ``grep -ci`` vs a case-insensitive find (:data:`ROWS`:
-  case-sensitive, caseless ASCII, caseless non-ASCII, a phrase); ``--before DIR``: the find of another
+  case-sensitive, caseless ASCII, caseless non-ASCII, a phrase); for a word JSON stores in other
+  forms too (non-ASCII, a quote), also ``grep -c -e WORD -e FORM…`` with those forms (the same bytes
+  ``find`` looks for: a reference of equal work, beside the target's); ``--before DIR``: the find of another
   checkout (main) in a process of its own, timed alternately with this one in the same minutes.
 * fts: the home full-text index rows of ``bench/home_search_bench.py`` (first build against a raw
   read of the same files, queries, incremental update).
@@ -76,9 +78,23 @@ def loadavg() -> str:
         return "?"
 
 
-def time_grep(word: str, path: str, ci: bool = False) -> tuple:
-    """(wall s, CPU s of the child: user + system, matching lines) of ``grep -c [-i] -F WORD FILE``."""
-    cmd = ["grep", "-c"] + (["-i"] if ci else []) + ["-F", "--", word, path]
+def stored_forms(word: str) -> list:
+    """The forms ``find`` looks for that grep's WORD alone does not (a log stores them too): the
+    word as JSON escapes it (``\\uXXXX``, ``\\"``: an ASCII-only writer) and escaped twice (text in
+    a JSON string inside JSON: tool arguments).  Empty: the word is stored as typed only."""
+    once = json.dumps(word)[1:-1]
+    forms = [word]
+    for f in (json.dumps(word, ensure_ascii=False)[1:-1], once, json.dumps(once)[1:-1]):
+        if f not in forms:
+            forms.append(f)
+    return forms[1:]
+
+
+def time_grep(word: str, path: str, ci: bool = False, forms: bool = False) -> tuple:
+    """(wall s, CPU s of the child: user + system, matching lines) of ``grep -c [-i] -F WORD FILE``;
+    ``forms``: ``-e WORD -e FORM…`` with :func:`stored_forms` (the same forms ``find`` looks for)."""
+    pats = ["-e", word] + [x for f in stored_forms(word) for x in ("-e", f)] if forms else ["--", word]
+    cmd = ["grep", "-c"] + (["-i"] if ci else []) + ["-F"] + pats + [path]
     c0 = resource.getrusage(resource.RUSAGE_CHILDREN)       # (µs: os.times counts 10 ms ticks)
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True)
@@ -161,9 +177,12 @@ def bench_find(sizes, runs, only_caseless: bool = False, before: Optional[str] =
             for word, case in ROWS:
                 if only_caseless and case:
                     continue
-                g, fr, br = [], [], []
+                g, fr, br, gf = [], [], [], []
+                same = bool(stored_forms(word))
                 for _ in range(runs):
                     g.append(time_grep(word, path, ci=not case))
+                    if same:
+                        gf.append(time_grep(word, path, ci=not case, forms=True))
                     fr.append(time_find(word, path, case))
                     if other is not None:
                         br.append(other.find(word, path, case))
@@ -181,6 +200,11 @@ def bench_find(sizes, runs, only_caseless: bool = False, before: Optional[str] =
                     bt, bc = med([x[0] for x in br]), med([x[1] for x in br])
                     line += (f" | before {bt * 1000:6.0f} ms wall {bc * 1000:5.0f} ms CPU ({br[0][2]} hits) "
                              f"ratio {bt / gt:.2f}x wall {bc / max(gc, 1e-3):.2f}x CPU")
+                if same:
+                    st_, sc = med([x[0] for x in gf]), med([x[1] for x in gf])
+                    line += (f" | grep -c{'' if case else 'i'} -e (same stored forms) {st_ * 1000:6.0f} ms wall "
+                             f"{sc * 1000:5.0f} ms CPU ({gf[0][2]} lines): find/that {ft / st_:.2f}x wall "
+                             f"{fc / max(sc, 1e-3):.2f}x CPU")
                 print(line + f"  [load {loadavg()}]", flush=True)
     finally:
         if other is not None:

@@ -65,14 +65,15 @@ def _titles_of(text: bytes) -> list:
 def _windowed_title(path) -> object:
     """The documented rule for a file bigger than two windows, restated over whole rows / frames:
     raw JSONL: the last title of a row lying whole in the tail window, else of a row starting in the
-    ``MIDDLE_LIMIT`` bytes before it, else in the head window; zstd: the last title in the frames
+    ``MIDDLE_LIMIT`` bytes before it (from offset 0 when the file is no bigger), else in the head
+    window; zstd: the last title in the frames
     starting in the tail window, else in the frames starting in the last ``ZSTD_MIDDLE`` bytes, else
     in the first frame after the header and the frames lying whole in the head window."""
     from backports import zstd
     data = path.read_bytes()
     if not path.name.endswith(".zstd"):
         w, at, tail, middle, head = titles.WINDOW, 0, [], [], []
-        lo = max(w, len(data) - w - titles.MIDDLE_LIMIT)
+        lo = max(0, len(data) - w - titles.MIDDLE_LIMIT)
         for line in data.splitlines(keepends=True):
             ts = _titles_of(line)
             tail += ts if at >= len(data) - w else []

@@ -43,8 +43,8 @@ def _title_row(seq, text):
 
 def _windowed_title(path) -> object:
     """The documented rule, from the rows and their offsets: a file of at most two windows, its last
-    title; else the last title of a row lying whole in the tail window, else of a row starting in the
-    ``MIDDLE_LIMIT`` bytes before the tail window, else of a row lying whole in the head window."""
+    title; else the last title of a row starting in the last ``WINDOW + MIDDLE_LIMIT`` bytes, else
+    of a row lying whole in the head window."""
     rows, at = [], 0
     for line in open(path, "rb"):
         obj = json.loads(line) if line.strip() else None
@@ -55,7 +55,7 @@ def _windowed_title(path) -> object:
     if at <= 2 * w:
         return rows[-1][2] if rows else None
     tail = [t for a, b, t in rows if a >= at - w]
-    middle = [t for a, b, t in rows if max(w, at - w - titles.MIDDLE_LIMIT) <= a < at - w]
+    middle = [t for a, b, t in rows if max(0, at - w - titles.MIDDLE_LIMIT) <= a < at - w]
     head = [t for a, b, t in rows if b <= w]
     return (tail or middle or head or [None])[-1]
 

@@ -7,7 +7,7 @@ from operator import add
 from typing import Any, Optional
 from collections.abc import Callable, Iterable
 
-from .attempts import Attempt, AttemptTracker, embedded_stream
+from .attempts import Attempt, AttemptTracker, cited_ints, embedded_stream
 from .lazyrows import Lazy, PackedBlock, iter_lazy, lazy_row
 from . import fastrows as fr
 from .folds import HeaderFold, SurfaceFold, build_request
@@ -325,12 +325,14 @@ def _attempt_at(at: AttemptTracker, seq: int) -> Attempt:
     return a
 
 
-def dispatch_boundary(reader: LogReader, at_seq: int,
-                      events: Optional[Iterable[Event]] = None) -> tuple[int, JsonObj]:
+def dispatch_boundary(reader: LogReader, at_seq: int, events: Optional[Iterable[Event]] = None,
+                      checks: Optional[EventChecks] = None) -> tuple[int, JsonObj]:
     """The seq ``b`` of the first chunk of the attempt that ``at_seq`` names.
 
     ``at_seq`` may be the attempt's first chunk, any of its chunks, the assistant/message
     citing it, or an earlier event of the same step (then the step's next attempt).
+    ``checks``: also given the named row when it lies at or after ``b`` (the fold up to ``b``
+    does not see it), so a hostile citation there is reported.
     """
     at = AttemptTracker(keep_text=False)
     target: Optional[Event] = None
@@ -339,18 +341,20 @@ def dispatch_boundary(reader: LogReader, at_seq: int,
             at.apply(ev)
             if ev.seq == at_seq:
                 target = ev
+                found: Optional[tuple[int, Optional[Attempt]]] = None
                 if embedded_stream(ev) is not None:          # v2+: the settlement is the attempt
-                    a = at.attempt_of(ev.seq)
-                    return ev.seq, a.to_dict() if a else {}
-                if ev.type == "assistant/chunk":
+                    found = ev.seq, at.attempt_of(ev.seq)
+                elif ev.type == "assistant/chunk":
                     a = _attempt_at(at, ev.seq)
-                    return a.first_seq, a.to_dict()
-                if ev.type == "assistant/message":
-                    cited = ev.source_event_seqs or []
+                    found = a.first_seq, a
+                elif ev.type == "assistant/message":
+                    cited = cited_ints(ev.source_event_seqs)
                     if cited:
-                        b = min(cited)
-                        a = at.attempt_of(b)
-                        return b, a.to_dict() if a else {}
+                        found = min(cited), at.attempt_of(min(cited))
+                if found is not None:
+                    if checks is not None:
+                        checks.apply(ev)      # at or after the boundary: the fold up to it does not see it
+                    return found[0], found[1].to_dict() if found[1] else {}
             continue
         # look forward for the next attempt of the same turn/step (or the next attempt at all)
         tt, ts = target.turn_step()
@@ -370,7 +374,7 @@ def dispatch_boundary(reader: LogReader, at_seq: int,
 
 def request_at(reader: LogReader, at_seq: int, checks: Optional[EventChecks] = None) -> JsonObj:
     """The exact request at the dispatch boundary named by ``at_seq`` (spec §3)."""
-    b, attempt = dispatch_boundary(reader, at_seq)
+    b, attempt = dispatch_boundary(reader, at_seq, checks=checks)
     sf = SurfaceFold(version=reader.version)
     hf = HeaderFold()
     for ev in reader.iter_events(logical=False):

@@ -117,6 +117,13 @@ class Attempt:
 _TEXT_KEEP = 4096
 
 
+def cited_ints(seqs: object) -> list[int]:
+    """The seqs a ``sourceEventSeqs`` value cites: its integers.  A hostile value (a null or a string
+    among the seqs, a string, an object) cites only those; the checks report the row
+    (``bad-source-seqs``), and the other rows read as usual."""
+    return [s for s in seqs if type(s) is int] if isinstance(seqs, list) else []
+
+
 class AttemptTracker:
     """Streaming attempt grouping; ``attempts`` in order of first chunk."""
 
@@ -209,11 +216,9 @@ class AttemptTracker:
         """An ``assistant/message`` (no embedded stream) citing ``cited`` (its ``sourceEventSeqs``)."""
         target: Optional[Attempt] = None
         if cited:
-            try:
-                lo: Any = min(cited)
-            except TypeError:           # values that do not compare (a null among seqs): the bad-source-seqs
-                lo = min((s for s in cited if type(s) is int), default=None)   # problem names them; the seqs cite
-            for a in reversed(self.attempts) if lo is not None else ():
+            ints = cited_ints(cited)
+            lo = min(ints) if ints else -1
+            for a in reversed(self.attempts) if ints else ():
                 if a.covers(lo):
                     target = a
                     break

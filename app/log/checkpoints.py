@@ -285,9 +285,12 @@ def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
 def _cited_span(seqs: Iterable[Any]) -> tuple[int, int]:
     """(lowest, highest) of a ``sourceEventSeqs`` list (anything not an int: the widest span)."""
     try:
-        return min(seqs), max(seqs)
+        lo, hi = min(seqs), max(seqs)
     except (TypeError, ValueError):
         return -1, 1 << 62
+    if type(lo) is int and type(hi) is int:
+        return lo, hi
+    return -1, 1 << 62                  # (strings compare among themselves: no seqs either)
 
 
 def events_by_seq(reader: LogReader, seqs: set[int], check: Optional[Callable[[], None]] = None) -> dict[int, Event]:
@@ -399,7 +402,7 @@ def request_at(reader: LogReader, at_seq: int, cps: Checkpoints, check: Optional
     else:
         start = cps.nearest(ts)
     b, attempt = dispatch_boundary(reader, at_seq, events=(e for e in events_from(reader, start, check)
-                                                            if isinstance(e, Event) and e.seq >= ts))
+                                                            if isinstance(e, Event) and e.seq >= ts), checks=checks)
     sf, hf = folds_at(reader, cps, b, check, checks)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Any, Optional, Union
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import msgspec
@@ -471,37 +471,48 @@ class LogReader:
                 problems.append(Problem(code=seg.bad_kind, message=seg.bad, line=seg.line0,
                                         offset=seg.pos if isinstance(seg.pos, int) else None))
             return items
-        for pos, off, line, raw, complete in seg.split_rows():
-            if not complete:
-                if not raw:
-                    continue
-                reason = "torn last row (no newline): an interrupted write"
-                items.append(BadRow(kind="torn", reason=reason, raw=raw, pos=pos, offset=off, line=line))
-                if problems is not None:
-                    problems.append(Problem(code="torn-row", message=reason, line=line, offset=off))
-                continue
-            if not raw.strip():
-                reason = "empty line"
-                items.append(BadRow(kind="malformed", reason=reason, raw=raw, pos=pos, offset=off, line=line))
-                if problems is not None:
-                    problems.append(Problem(code="malformed", message=reason, line=line, offset=off))
-                continue
-            got, probs = self.codec.decode_row(raw, pos=pos, offset=off, line=line)
-            items.extend(got)
-            if problems is not None:
-                problems.extend(probs)
+        for row in seg.split_rows():
+            items.extend(self._decode_split_row(row, problems))
         return items
 
+    def _decode_split_row(self, row: tuple[RowPos, int, Optional[int], bytes, bool],
+                          problems: Optional[list[Problem]] = None) -> list[Item]:
+        """The items of one row of ``Segment.split_rows`` (rows decode independently of each other)."""
+        pos, off, line, raw, complete = row
+        if not complete:
+            if not raw:
+                return []
+            reason = "torn last row (no newline): an interrupted write"
+            if problems is not None:
+                problems.append(Problem(code="torn-row", message=reason, line=line, offset=off))
+            return [BadRow(kind="torn", reason=reason, raw=raw, pos=pos, offset=off, line=line)]
+        if not raw.strip():
+            reason = "empty line"
+            if problems is not None:
+                problems.append(Problem(code="malformed", message=reason, line=line, offset=off))
+            return [BadRow(kind="malformed", reason=reason, raw=raw, pos=pos, offset=off, line=line)]
+        got, probs = self.codec.decode_row(raw, pos=pos, offset=off, line=line)
+        if problems is not None:
+            problems.extend(probs)
+        return got
+
     def _backward_items(self, token: Optional[PageToken] = None) -> Iterator[tuple[Item, int]]:
-        """Yield (item, segment_end) newest first, starting before ``token``."""
+        """Yield (item, segment_end) newest first, starting before ``token``: each segment's rows
+        are decoded newest first as they are asked for (a caller stopping early decodes only those)."""
         end = token.end if token else None
-        limit = token.pos if token else None
+        limit: Any = token.pos if token else None      # (an int in a JSONL file, a tuple in a zstd one)
         for seg in self.source.backward(end):
-            items = self.decode_segment(seg)
-            for it in reversed(items):
-                if limit is not None and it.pos >= limit:
-                    continue
-                yield it, seg.end
+            rows: Iterable[list[Item]]
+            if seg.bad:
+                rows = [self.decode_segment(seg)]
+            else:                                   # lazily, newest first (a row's items all have its pos)
+                rows = (self._decode_split_row(row) for row in reversed(list(seg.split_rows()))
+                        if limit is None or row[0] < limit)
+            for items in rows:
+                for it in reversed(items):
+                    if limit is not None and it.pos >= limit:
+                        continue
+                    yield it, seg.end
 
     def iter_items(self) -> Iterator[Item]:
         """All stored rows' items, oldest first."""

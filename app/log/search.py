@@ -38,7 +38,8 @@ from operator import ne
 from typing import TYPE_CHECKING, Any, Optional, Protocol, Union, cast
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 
-from .model import Event, Item, Problem
+from .limits import MAX_ROW_BYTES
+from .model import BadKind, Event, Item, Problem
 from .sources import RawJsonlSource, Segment
 from .textview import KINDS, Field, event_fields, event_turn, fold_case, fold_finditer, normalize_kind, snippet
 
@@ -81,6 +82,8 @@ _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 # may span one, so a needle never holds one (it is cut from a stretch of the text without them)
 _JOINTS = frozenset('\n :,"[]{}\\')
 _TURN_START = b'"turn/start"'
+# a window's bytes: fresh bytes, or the reader's one reused buffer (:func:`_jsonl_windows`)
+Buf = Union[bytes, bytearray]
 
 
 @dataclass
@@ -267,6 +270,9 @@ FOLD = _fold_table()
 _ESC_NONASCII = re.compile(rb"\\u(?!00[0-7])[0-9a-fA-F]{4}")
 ANCHOR_ROWS = 32                   # rows holding a caseless prefilter's anchor byte checked one by one, per window
 ANCHOR_HITS = 256                  # a needle's rare byte: places checked one by one per window before a plain find
+# (or one per KiB of the window, if more: a place checked costs ~0.3 µs, a pass of the escape regex
+# ~0.4 ns a byte, so up to ~1 place per 1.3 KB the places cost less; a 1 MiB window of a log holds
+# ~260 of a capital letter: with 256 the regex took over in half the windows)
 
 
 def _rarity(b: int) -> int:
@@ -293,15 +299,15 @@ def _rare_byte(n: bytes) -> tuple[bytes, int]:
     return bytes([b]), n.index(b)
 
 
-def _find_anchored(hay: bytes, n: bytes, g: bytes, k: int, start: int, end: int, out: list[int], base: int = 0) -> None:
+def _find_anchored(hay: Buf, n: bytes, g: bytes, k: int, start: int, end: int, out: list[int], base: int = 0) -> None:
     """Append ``base +`` every position of ``n`` in ``hay[start:end]`` to ``out``, found by memchr
     of its byte ``g`` (at offset ``k`` of ``n``), each place checked; when ``g`` turns out common
     (more than :data:`ANCHOR_HITS` places) a plain ``find`` does the rest."""
     p = hay.find(g, start + k, end)
-    hits = 0
+    hits, most = 0, max(ANCHOR_HITS, (end - start) >> 10)
     while p >= 0:
         hits += 1
-        if hits > ANCHOR_HITS:
+        if hits > most:
             _find_all(hay, n, p - k, end, out, base)
             return
         i = p - k
@@ -349,7 +355,7 @@ class Prefilter:
     def lower(self) -> bool:
         return self.fold is not None
 
-    def positions(self, data: bytes, lim: Optional[int] = None) -> list[int]:
+    def positions(self, data: Buf, lim: Optional[int] = None) -> list[int]:
         lim = len(data) if lim is None else lim
         out: list[int] = []
         if self.fold is not None:
@@ -372,7 +378,7 @@ class Prefilter:
             out.sort()
         return out
 
-    def _escaped_positions(self, data: bytes, hay: Optional[bytes], lim: int, out: list[int]) -> None:
+    def _escaped_positions(self, data: Buf, hay: Optional[Buf], lim: int, out: list[int]) -> None:
         """The ``esc`` needles.  Case-sensitive: by memchr of a rare byte they all hold, each
         place checked, as long as that byte is rare in the window.  Else (and for the rest of the
         window) from the first ``\\u`` escape of a non-ASCII character of ``data[:lim]`` on
@@ -383,10 +389,10 @@ class Prefilter:
         if hay is not None and self._esc_rare is not None:
             g, pairs = self._esc_rare
             p = data.find(g, 0, lim)
-            hits = 0
+            hits, most = 0, max(ANCHOR_HITS, lim >> 10)
             while p >= 0:
                 hits += 1
-                if hits > ANCHOR_HITS:
+                if hits > most:
                     start = max(0, p - max(k for _n, k in pairs))
                     break
                 for n, k in pairs:
@@ -407,7 +413,7 @@ class Prefilter:
         for n in self.esc:
             _find_all(hay, n, at - base, lim - base, out, base)
 
-    def _folded_positions(self, data: bytes, lim: int, out: list[int]) -> None:
+    def _folded_positions(self, data: Buf, lim: int, out: list[int]) -> None:
         anchor = self.anchor
         if anchor is not None:
             # every raw variant holds this byte: memchr finds it, or says no raw variant is here;
@@ -429,7 +435,7 @@ class Prefilter:
             self._fold_search(data, 0, lim, out)
         self._escaped_positions(data, None, lim, out)
 
-    def _fold_search(self, data: bytes, start: int, lim: int, out: list[int]) -> None:
+    def _fold_search(self, data: Buf, start: int, lim: int, out: list[int]) -> None:
         needles = self.needles
         if self._ascii:
             hay = data[start:lim].lower()   # (ASCII needles: the ASCII fold is all they need; a bit faster)
@@ -448,7 +454,7 @@ class Prefilter:
         for n in needles:
             _find_all(hay, n, 0, lim - start, out, start)
 
-    def hit_raw(self, raw: bytes) -> bool:
+    def hit_raw(self, raw: Buf) -> bool:
         """A raw UTF-8 needle (folded) is in ``raw``."""
         hay = raw.translate(FOLD)
         return any(n in hay for n in self.needles)
@@ -460,7 +466,7 @@ class Prefilter:
         return any(n in hay for n in self.needles) or any(n in hay for n in self.esc)
 
 
-def _find_all(hay: bytes, n: bytes, start: int, end: int, out: list[int], base: int = 0) -> None:
+def _find_all(hay: Buf, n: bytes, start: int, end: int, out: list[int], base: int = 0) -> None:
     """Append ``base +`` every position of ``n`` in ``hay[start:end]`` (non-overlapping) to ``out``."""
     i = hay.find(n, start, end)
     while i >= 0:
@@ -595,6 +601,8 @@ def _caseless(length: int, needles_of: Callable[[int, int], _Needles], last: Cal
             # a needle ending in a non-ASCII character ends in a UTF-8 continuation byte, rare in
             # most logs: bytes.find (which tests a needle's last byte first) skips along faster
             score = n + (8 if ord(last(j)) >= 0x80 and n >= 4 else 0)
+            if score < 3 and not any(x.isascii() for x in raw):
+                score = 3                  # (one non-ASCII character, "ñ": short, yet its lead byte is rare)
             if best is None or score > best[0]:
                 best = (score, raw, esc, anchors)
     if best is None or best[0] < 6:
@@ -773,7 +781,7 @@ def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None,
     src = reader.source
     codec = reader.codec
     st.bytes_total = getattr(src, "size", 0) or 0
-    turn: Optional[int] = None        # turn of the last turn/start before the current segment
+    turn: TurnRef = None              # turn of the last turn/start before the current segment
     segs: Iterator[Union[_Win, Segment]]
     if pre is not None and isinstance(src, RawJsonlSource):
         segs = _jsonl_windows(src)
@@ -785,7 +793,7 @@ def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None,
             return
         st.segments += 1
         if seg.bad:
-            st.problems.append(Problem(code="corrupt-frame", message=seg.bad,
+            st.problems.append(Problem(code=getattr(seg, "bad_kind", "corrupt-frame"), message=seg.bad,
                                        offset=seg.pos if isinstance(seg.pos, int) else None))
             continue
         if seg.rows is not None:
@@ -813,9 +821,14 @@ def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None,
                 cands = pre.positions(data, lim)
                 if not cands:
                     st.segments_skipped += 1
-                    t = _last_turn_in(codec, seg, lim, st)
-                    if t is not None:
-                        turn = t
+                    if isinstance(seg, _Win) and isinstance(src, RawJsonlSource):
+                        # (the turn its last turn/start row names: found only if a hit asks)
+                        if data.rfind(_TURN_START, 0, lim) >= 0:
+                            turn = _LaterTurn(codec, src, st, seg.pos, seg.pos + lim, turn)
+                    else:
+                        t = _last_turn_in(codec, seg, lim, st)
+                        if t is not None:
+                            turn = t
                     if progress:
                         progress(seg.end if isinstance(seg.end, int) else 0, st.bytes_total)
                     continue
@@ -831,7 +844,7 @@ def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None,
                     counted = rs
                 if re_ >= lim and seg.torn:
                     continue                      # a torn last row: not an event yet
-                raw = data[rs:re_]
+                raw = bytes(data[rs:re_])         # (no copy of bytes; the reused buffer: copied)
                 if not raw.strip():
                     continue
                 if pre is not None and pre.gate is not None and not pre.hit(raw):
@@ -852,15 +865,17 @@ def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None,
 
 class _Win:
     """A window of a raw JSONL file: ``data[:limit]`` are complete rows (the bytes after it are
-    the start of the next row, read again with the next window: no copy to cut them off)."""
-    __slots__ = ("pos", "end", "data", "limit", "torn", "line0", "text_offset", "bad", "rows")
+    the start of the next row, read again with the next window: no copy to cut them off).
+    ``data`` may be the reader's one reused buffer: valid until the next window is asked for."""
+    __slots__ = ("pos", "end", "data", "limit", "torn", "line0", "text_offset", "bad", "bad_kind", "rows")
 
-    def __init__(self, pos: int, data: bytes, limit: int, torn: bool):
+    def __init__(self, pos: int, data: Buf, limit: int, torn: bool):
         self.pos, self.data, self.limit, self.torn = pos, data, limit, torn
         self.end = pos + limit
         self.line0: Optional[int] = None  # line numbers are not counted on this path (seq is the key)
         self.text_offset = pos
         self.bad: Optional[str] = None
+        self.bad_kind: BadKind = "corrupt-frame"
         self.rows: Optional[list[tuple[int, bytes]]] = None
 
     def row_pos(self, off: int) -> int:
@@ -874,30 +889,82 @@ WINDOW = 1 << 21
 
 
 def _jsonl_windows(src: RawJsonlSource) -> Iterator[_Win]:
-    """Bounded reads of a raw JSONL snapshot (``src.size``): one copy from the kernel, no joins."""
+    """Bounded reads of a raw JSONL snapshot (``src.size``): one copy from the kernel, no joins,
+    into one reused buffer (:meth:`RawJsonlSource.pread_into`: no fresh pages per window; the
+    last, shorter window and a window grown for a long row are fresh bytes).  A row over
+    :data:`MAX_ROW_BYTES` is one bad window, skipped unread, as :meth:`RawJsonlSource.forward` does."""
     at, end = src.header_end, src.size
+    block: int = getattr(src, "block", WINDOW) or WINDOW
+    buf = bytearray(block)
     while at < end:
-        want: int = getattr(src, "block", WINDOW) or WINDOW
+        want = block
         while True:
-            chunk = src._pread(min(want, end - at), at)
-            if at + len(chunk) >= end:
-                cut = len(chunk)
+            n = min(want, end - at)
+            chunk: Buf = src.pread_into(buf, at) if n == len(buf) else src._pread(n, at)
+            if at + n >= end:
+                cut = n
                 torn = not chunk.endswith(b"\n")
                 break
-            nl = chunk.rfind(b"\n")
+            nl = chunk.rfind(b"\n", 0, n)
             if nl >= 0:
                 cut, torn = nl + 1, False
                 break
-            want *= 2                      # a row longer than the window: read more of it
+            if want > MAX_ROW_BYTES:       # no newline in more than the row limit: one bad window
+                cut = -1
+                break
+            want = min(want * 2, MAX_ROW_BYTES + 1)   # a row longer than the window: read more of it
+        if cut < 0:
+            stop = src._find_newline(at + n, end)
+            w = _Win(at, b"", stop - at, stop >= end and src._pread(1, end - 1) != b"\n")
+            w.bad, w.bad_kind = f"row of more than {MAX_ROW_BYTES >> 20} MiB is over the row limit (skipped)", "over-limit"
+            yield w
+            at = stop
+            continue
         yield _Win(at, chunk, cut, torn)
         at += cut
+
+
+class _LaterTurn:
+    """The turn at the end of a skipped window of a raw JSONL file: that of its last ``turn/start``
+    row (bytes ``[lo, hi)``), else ``prev``'s; found only when a hit asks, the window then read
+    again (most windows are skipped and never asked: no row decoded for them)."""
+    __slots__ = ("_args", "_value")
+
+    def __init__(self, codec: RowCodec, src: RawJsonlSource, st: FindStats, lo: int, hi: int, prev: TurnRef):
+        self._args: Optional[tuple[RowCodec, RawJsonlSource, FindStats, int, int, TurnRef]] = (
+            codec, src, st, lo, hi, prev)
+        self._value: Optional[int] = None
+
+    def __call__(self) -> Optional[int]:
+        chain: list[_LaterTurn] = []
+        at: TurnRef = self
+        t: Optional[int] = None
+        while isinstance(at, _LaterTurn):     # (iterative: a run of windows none of which says)
+            if at._args is None:
+                t = at._value
+                break
+            codec, src, st, lo, hi, prev = at._args
+            chain.append(at)
+            t = _last_turn_in(codec, _Win(lo, src._pread(hi - lo, lo), hi - lo, False), hi - lo, st)
+            if t is not None:
+                break
+            at = prev
+        else:
+            t = at() if callable(at) else at
+        for x in chain:
+            x._args, x._value = None, t
+        return t
+
+
+def _turn_now(turn: TurnRef) -> Optional[int]:
+    return turn() if callable(turn) else turn
 
 
 class _TurnTracker:
     """The current turn at any row of a segment, found lazily (rows asked in order): forward
     ``find`` of ``"turn/start"`` between asks, each byte looked at once."""
 
-    def __init__(self, codec: RowCodec, seg: Union[_Win, Segment], turn: Optional[int], st: FindStats, lim: int):
+    def __init__(self, codec: RowCodec, seg: Union[_Win, Segment], turn: TurnRef, st: FindStats, lim: int):
         self.codec, self.seg, self.data, self.turn, self.st = codec, seg, seg.data, turn, st
         self.at = 0
         self.lim = lim
@@ -916,9 +983,9 @@ class _TurnTracker:
             if t is not None:
                 self.turn = t
             self.at = e + 1
-        return self.turn
+        return _turn_now(self.turn)
 
-    def at_end(self) -> Optional[int]:
+    def at_end(self) -> TurnRef:
         n = self.lim
         if self.at < n:
             t = _last_turn_in(self.codec, self.seg, n, self.st, stop=self.at)
@@ -928,7 +995,7 @@ class _TurnTracker:
         return self.turn
 
 
-def _row_starts(data: bytes, cands: list[int], lim: int) -> list[int]:
+def _row_starts(data: Buf, cands: list[int], lim: int) -> list[int]:
     """Start offsets of the rows holding the candidate positions (sorted, unique)."""
     out: list[int] = []
     last_end = -1
@@ -944,7 +1011,7 @@ def _row_starts(data: bytes, cands: list[int], lim: int) -> list[int]:
     return out
 
 
-def _row_spans(data: bytes, starts: Optional[list[int]], n: int) -> Iterator[tuple[int, int]]:
+def _row_spans(data: Buf, starts: Optional[list[int]], n: int) -> Iterator[tuple[int, int]]:
     """(start, end) of rows at ``starts`` (None: every row) within ``data[:n]``."""
     if starts is None:
         s = 0
@@ -960,10 +1027,10 @@ def _row_spans(data: bytes, starts: Optional[list[int]], n: int) -> Iterator[tup
         yield s, (n if e < 0 else e)
 
 
-def _turn_of_row(codec: RowCodec, raw: bytes, st: FindStats, pos: object = None) -> Optional[int]:
+def _turn_of_row(codec: RowCodec, raw: Buf, st: FindStats, pos: object = None) -> Optional[int]:
     st.rows_decoded += 1
     items: list[Item]
-    items, _ = codec.decode_row(raw, pos=pos)
+    items, _ = codec.decode_row(bytes(raw), pos=pos)
     for it in items:
         if type(it) is Event and it.type == "turn/start":
             t = event_turn(it)

@@ -23,6 +23,7 @@ from .model import BadKind, Problem
 RowPos = Union[int, tuple[int, int]]
 
 BLOCK = 1 << 20          # read granularity for raw JSONL
+_preadv = getattr(os, "preadv", None)   # (Linux, the BSDs, macOS 11+)
 
 
 @dataclass(slots=True)
@@ -206,6 +207,23 @@ class RawJsonlSource(FileSource):
             if st.st_size < at + n:
                 raise SourceChanged(f"{self.path} shrank from {self.size} to {st.st_size} bytes while reading")
         return out
+
+    def pread_into(self, buf: bytearray, at: int) -> bytearray:
+        """Fill ``buf`` with the bytes at ``at`` (all of them: the caller asks within the snapshot)
+        and return it: one reused buffer instead of fresh bytes per read."""
+        if _preadv is None:                  # (no preadv on this platform: a copy)
+            buf[:] = self._pread(len(buf), at)
+            return buf
+        n = _preadv(self._fd, [buf], at)
+        if n < len(buf):
+            got = n
+            while got < len(buf):            # (a short read: the rest, or the file shrank)
+                k = _preadv(self._fd, [memoryview(buf)[got:]], at + got)
+                if k <= 0:
+                    raise SourceChanged(f"{self.path} shrank from {self.size} to "
+                                        f"{os.fstat(self._fd).st_size} bytes while reading")
+                got += k
+        return buf
 
     def _oversized(self, start: int, end: int, line0: Optional[int], torn: bool) -> Segment:
         """A row over :data:`MAX_ROW_BYTES`: one bad segment (never loaded into memory)."""

@@ -44,6 +44,10 @@ class FrameError(zstd.ZstdError):
     """A frame that does not decode as one complete, verified zstd frame."""
 
 
+class FrameLimitError(FrameError):
+    """A frame whose plaintext runs past the limit the caller set (it may be sound)."""
+
+
 # --------------------------------------------------------------------------- scanning
 
 def header_size(descriptor: int) -> Optional[int]:
@@ -255,8 +259,63 @@ class SizedDecoder:
                 self._buf = bytearray(_KEEP_BUF)          # (a big run's buffer is not kept)
             return out
 
+    def run_size(self, src: bytes, start: int, stop: int) -> Optional[int]:
+        """The declared plaintext size of ``src[start:stop]`` when it is exactly a run of whole
+        frames that all declare their content size (libzstd walks the frame headers and blocks in C,
+        no Python step per frame), else None (a torn or corrupt frame, a frame without a declared
+        size: callers take the frame-by-frame path).  A skippable frame in the run is passed over,
+        as libzstd does (it holds no rows; the spec's walk calls it corrupt)."""
+        if not 0 <= start < stop <= len(src):
+            return None
+        base = ctypes.cast(ctypes.c_char_p(src), ctypes.c_void_p).value or 0
+        r = self._lib.ZSTD_findDecompressedSize(base + start, stop - start)
+        return None if r >= _CONTENTSIZE_ERROR else int(r)
+
+    def frame_ends(self, src: bytes, start: int, stop: int) -> Generator[tuple[int, int], None, None]:
+        """(offset in ``src``, offset in the plaintext) where each whole frame of ``src[start:stop]``
+        ends, walked one frame at a time by their headers (no decoding; ends early at a frame without
+        a declared size)."""
+        if not 0 <= start <= stop <= len(src):
+            return
+        base = ctypes.cast(ctypes.c_char_p(src), ctypes.c_void_p).value or 0
+        size, content, is_error = self._lib.ZSTD_findFrameCompressedSize, self._lib.ZSTD_getFrameContentSize, \
+            self._lib.ZSTD_isError
+        at, end = start, 0
+        while at < stop:
+            n = size(base + at, stop - at)
+            if is_error(n):
+                return
+            c = content(base + at, stop - at)
+            if c >= _CONTENTSIZE_ERROR:
+                return
+            at += n
+            end += c
+            yield at, end
+
+    def decode_into(self, src: bytes, start: int, stop: int, total: int, out: bytearray) -> None:
+        """:meth:`decode` into the caller's ``out`` (grown to at least ``total`` bytes; the plaintext
+        is ``out[:total]``): no copy of the plaintext, for a caller that only searches it."""
+        if not 0 <= start <= stop <= len(src) or total < 0:
+            raise ValueError("frame run outside the buffer")
+        if len(out) < total:
+            out.extend(bytes(max(total, 2 * len(out)) - len(out)))
+        if start == stop:
+            return
+        base = ctypes.cast(ctypes.c_char_p(src), ctypes.c_void_p).value or 0
+        dst = (ctypes.c_char * len(out)).from_buffer(out)
+        try:
+            with self._lock:
+                r = self._lib.ZSTD_decompressDCtx(self._dctx, dst, total, base + start, stop - start)
+        finally:
+            del dst
+        if self._lib.ZSTD_isError(r):
+            raise FrameError(self._lib.ZSTD_getErrorName(r).decode("ascii", "replace"))
+        if r != total:
+            raise FrameError("a frame's content differs from its declared size")
+
 
 _KEEP_BUF = 4 << 20
+_CONTENTSIZE_ERROR = (1 << 64) - 2       # ZSTD_CONTENTSIZE_ERROR; ZSTD_CONTENTSIZE_UNKNOWN is 2^64 - 1
 _D_WINDOW_LOG_MAX = 100                  # ZSTD_d_windowLogMax
 _sized: list[Optional[SizedDecoder]] = []
 
@@ -275,6 +334,12 @@ def sized_decoder() -> Optional[SizedDecoder]:
             lib.ZSTD_decompressDCtx.restype = ctypes.c_size_t
             lib.ZSTD_decompressDCtx.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
                                                 ctypes.c_void_p, ctypes.c_size_t]
+            lib.ZSTD_findDecompressedSize.restype = ctypes.c_ulonglong
+            lib.ZSTD_findDecompressedSize.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+            lib.ZSTD_findFrameCompressedSize.restype = ctypes.c_size_t
+            lib.ZSTD_findFrameCompressedSize.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+            lib.ZSTD_getFrameContentSize.restype = ctypes.c_ulonglong
+            lib.ZSTD_getFrameContentSize.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
             lib.ZSTD_isError.restype = ctypes.c_uint
             lib.ZSTD_isError.argtypes = [ctypes.c_size_t]
             lib.ZSTD_getErrorName.restype = ctypes.c_char_p
@@ -299,7 +364,7 @@ def decode_bounded(buf: Buf, limit: int) -> bytes:
             break
         n += len(piece)
         if n > limit:
-            raise FrameError(f"frame expands past {limit} bytes")
+            raise FrameLimitError(f"frame expands past {limit} bytes")
         out.append(piece)
     if err is not None:
         raise FrameError(err)

@@ -220,8 +220,9 @@ def read_header_bytes(path: str, limit: int = HEADER_LIMIT) -> tuple[Optional[by
         return None, f"cannot read: {e.strerror or e}"
 
 
-def zstd_title(path: str) -> Optional[str]:
-    """The title of a ``session.jsonl.zstd`` (bounded tail and head windows, :mod:`app.store.titles`)."""
+def zstd_title(path: str, problems: Optional[list[str]] = None) -> Optional[str]:
+    """The title of a ``session.jsonl.zstd`` (bounded tail and head windows, :mod:`app.store.titles`;
+    ``problems`` gets a line for a frame there that does not decode)."""
     from backports import zstd
     fd, st = _open_file(path)
     try:
@@ -234,7 +235,7 @@ def zstd_title(path: str) -> Optional[str]:
             raw, _why, end = _header_of(fd, head)
             if raw is None:
                 return None
-        return _titles.title_of_zstd(fd, st.st_size, end, head)
+        return _titles.title_of_zstd(fd, st.st_size, end, head, problems=problems)
     finally:
         os.close(fd)
 
@@ -279,7 +280,7 @@ def read_facts(path: str, size: int, title: bool = False) -> Union[Facts, str, N
         if title:
             try:
                 t = _titles.title_of_jsonl(fd, size, head) if fmt == "jsonl" else \
-                    _titles.title_of_zstd(fd, size, end, head)
+                    _titles.title_of_zstd(fd, size, end, head, problems=probs)
             except OSError:
                 t = None
         return header, hdr.id, probs, title, t
@@ -294,15 +295,39 @@ def _read_chunk(jobs: list[tuple[str, int]], title: bool) -> list[Union[Facts, s
 PARALLEL_MIN = 256                    # files to read before a forked worker pays off (fork + results)
 
 
+def _read_cost(path: str, size: int, title: bool) -> int:
+    """About how much work reading one file is, in bytes searched (a zstd byte decodes to ~4 of text;
+    each file also costs a fixed ~16 KiB's worth of calls)."""
+    if not title:
+        return 1
+    if path.endswith(".jsonl"):
+        return (16 << 10) + min(size, _titles.WINDOW + _titles.MIDDLE_LIMIT)
+    return (16 << 10) + 4 * min(size, _titles.ZSTD_MIDDLE)
+
+
+def _shares(jobs: list[tuple[str, int]], title: bool, k: int) -> list[list[int]]:
+    """The indices of ``jobs`` split into ``k`` shares of about equal work (each job to the lightest
+    share so far, in order: a home of a few big sessions is split as evenly as one of many small)."""
+    shares: list[list[int]] = [[] for _ in range(k)]
+    load = [0] * k
+    for i, (p, n) in enumerate(jobs):
+        j = load.index(min(load))
+        shares[j].append(i)
+        load[j] += _read_cost(p, n, title)
+    return shares
+
+
 def read_many(jobs: list[tuple[str, int]], title: bool, workers: int = 0) -> list[Union[Facts, str, None]]:
     """:func:`read_facts` of every ``(path, size)``, in order.  ``workers`` > 1: the files are shared
-    (interleaved) between this process and ``workers - 1`` forked children, whose results come back
-    pickled through a pipe (a child that fails: its share is read here).  Only for a caller with no
-    other threads (the CLI): a fork copies one thread."""
+    (by the work they take, :func:`_shares`) between this process and ``workers - 1`` forked
+    children, whose results come back pickled through a pipe (a child that fails: its share is read
+    here).  Only for a caller with no other threads (the CLI): a fork copies one thread."""
     k = min(workers, len(jobs) // PARALLEL_MIN) if hasattr(os, "fork") else 0
     if k < 2:
         return _read_chunk(jobs, title)
     import pickle
+    shares = _shares(jobs, title, k)
+    parts = [[jobs[j] for j in share] for share in shares]
     children: list[tuple[int, int, int]] = []
     for i in range(1, k):
         try:
@@ -314,7 +339,7 @@ def read_many(jobs: list[tuple[str, int]], title: bool, workers: int = 0) -> lis
             code = 1
             try:
                 os.close(r)
-                blob = pickle.dumps(_read_chunk(jobs[i::k], title), protocol=pickle.HIGHEST_PROTOCOL)
+                blob = pickle.dumps(_read_chunk(parts[i], title), protocol=pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(w, "wb") as f:
                     f.write(blob)
                 code = 0
@@ -323,16 +348,20 @@ def read_many(jobs: list[tuple[str, int]], title: bool, workers: int = 0) -> lis
         os.close(w)
         children.append((pid, r, i))
     out: list[Union[Facts, str, None]] = [None] * len(jobs)
+
+    def place(i: int, got: list[Union[Facts, str, None]]) -> None:
+        for j, x in zip(shares[i], got):
+            out[j] = x
     done = {0} | {i for _p, _r, i in children}
     for i in range(k):                                 # this process's share (and any share not forked)
         if i == 0 or i not in done:
-            out[i::k] = _read_chunk(jobs[i::k], title)
+            place(i, _read_chunk(parts[i], title))
     for pid, r, i in children:
-        with os.fdopen(r, "rb") as f:
-            blob = f.read()
+        with os.fdopen(r, "rb") as fr:
+            blob = fr.read()
         _pid, status = os.waitpid(pid, 0)
-        part = pickle.loads(blob) if status == 0 and blob else _read_chunk(jobs[i::k], title)
-        out[i::k] = part
+        part = pickle.loads(blob) if status == 0 and blob else None
+        place(i, part if isinstance(part, list) and len(part) == len(parts[i]) else _read_chunk(parts[i], title))
     return out
 
 
@@ -611,6 +640,7 @@ def discover(path: str, titles: bool = False, workers: int = 0) -> Listing:
     groups = _generation_groups(files)
     # 1. one stat per session file; a revision in the cache needs no read at all
     todo: list[tuple[str, Any]] = []          # (path, SessionInfo from the cache | (size, mtime) to read)
+    none_cached = _titles.empty()
     reads: list[tuple[str, int]] = []
     for f in files:
         gens = groups.get(f)
@@ -626,7 +656,7 @@ def discover(path: str, titles: bool = False, workers: int = 0) -> Listing:
         except OSError as e:
             problems.append(f"{f}: cannot read: {e.strerror or e}")
             continue
-        hit = _titles.lookup_head(f, st.st_size, st.st_mtime)
+        hit = None if none_cached else _titles.lookup_head(f, st.st_size, st.st_mtime)
         if hit is None:
             reads.append((f, st.st_size))
         todo.append((f, (st.st_size, st.st_mtime, hit)))

@@ -19,10 +19,15 @@ comes from the seq index, which is taken from the persistent cache (app/store/in
 from __future__ import annotations
 
 import os
+import sys
+import threading
 import time
 import uuid
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import accumulate, chain, compress
+from operator import itemgetter
 from typing import Any, NamedTuple, Optional, Union
 
 import msgspec
@@ -57,12 +62,87 @@ def _text(data: bytes) -> Piece:
 
 Chunk = Union[bytes, FileRange]          # what a RawText carries into a JSONL child
 # the write-behind writer's batch items, as this module hands them over
-_raw_text: Callable[[list[Chunk]], RawText] = RawText
+_raw_text: Callable[[Iterable[Chunk]], RawText] = RawText
 _raw_frames: Callable[[Iterator[bytes]], RawFrames] = RawFrames
 
 
 class ForkVerifyError(Exception):
     pass
+
+
+class SeedAbandoned(Exception):
+    """The seed stream's producer failed (or the stream was already consumed by a failed write)."""
+
+
+class SeedStream:
+    """The JSONL seed's chunks handed from the fork's row pass (the calling thread) to the writer's
+    thread as they are made: the kernel copy of stored ranges (``os.copy_file_range`` releases the
+    GIL) runs while the flagged segments are read and converted, instead of after.
+
+    One pass only: the writer retrying a failed batch finds the stream spent and fails again, so a
+    failed fork never publishes a child from part of its seed.  A producer failure (:meth:`fail`)
+    makes the writer's pass raise, so its temporary is removed and nothing is published.  Text not
+    yet written is bounded (``max_text`` bytes: the producer waits); byte ranges cost nothing."""
+
+    def __init__(self, max_text: int = 64 << 20) -> None:
+        self._cv = threading.Condition()
+        self._items: deque[Chunk] = deque()
+        self._text = 0
+        self._max_text = max_text
+        self._done = False
+        self._error: Optional[BaseException] = None
+        self._taken = False
+        self.broken = False             # the writer stopped taking chunks (its write failed)
+
+    def put(self, chunk: Chunk) -> bool:
+        """Hand one chunk over; False when the writer has stopped taking them."""
+        with self._cv:
+            if not isinstance(chunk, FileRange):
+                while self._text > self._max_text and not self.broken:
+                    self._cv.wait()
+                self._text += len(chunk)
+            if self.broken:
+                return False
+            self._items.append(chunk)
+            self._cv.notify_all()
+            return True
+
+    def end(self) -> None:
+        with self._cv:
+            self._done = True
+            self._cv.notify_all()
+
+    def fail(self, error: BaseException) -> None:
+        with self._cv:
+            self._error, self._done = error, True
+            self._cv.notify_all()
+
+    def __iter__(self) -> Iterator[Chunk]:
+        with self._cv:
+            if self._taken:
+                raise SeedAbandoned("the seed stream was taken by a write that failed: it is not written again")
+            self._taken = True
+        finished = False
+        try:
+            while True:
+                with self._cv:
+                    while not self._items and not self._done:
+                        self._cv.wait()
+                    if not self._items:
+                        if self._error is not None:
+                            raise SeedAbandoned(f"the seed rows could not be made: {self._error}")
+                        finished = True
+                        return
+                    c = self._items.popleft()
+                    if not isinstance(c, FileRange):
+                        self._text -= len(c)
+                        self._cv.notify_all()
+                yield c
+        finally:
+            if not finished:
+                with self._cv:
+                    self.broken = True
+                    self._cv.notify_all()
 
 
 def child_location(reader: LogReader, child_id: str, out_store: Optional[str] = None) -> str:
@@ -84,6 +164,8 @@ def child_location(reader: LogReader, child_id: str, out_store: Optional[str] = 
         return os.path.join(proj_dir, id_segment(child_id), name)     # a JSONL tree: same project
     return os.path.join(sess_dir, id_segment(child_id), name)          # a loose file: beside it
 
+
+_TYPE = itemgetter(0)
 
 # one of these byte strings is in every row that may read in a legacy shape (spec §1.7)
 _LEGACY_HINTS = (b"steering/message", b"user/message", b"assistant/message", b"tool/result", b"turn/start",
@@ -115,28 +197,29 @@ def _legacy_by_heads(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
     writer's key order gives its type; a row of a type that may be legacy is passed over when it is in
     a shape that is not (``data.message`` there, …), else probed.  None when a row is not in that
     shape (or ``data[:upto]`` does not end a row, or holds a NUL): the caller probes every row."""
-    from ..log.fastindex import _HEAD, _LEGACY_TYPES, _NOT_LEGACY, _ROWS, _SEQ_AT, _probe, lines_of
+    from ..log.fastindex import _HEADS, _LEAD, _LEGACY_TYPES, _NOT_LEGACY, _ROWS, _SEQ_AT, _probe, lines_of
     from ..log.reader import _maybe_legacy
     if upto <= 0 or data[upto - 1:upto] != b"\n":
         return None
     lines = lines_of(data, upto)
     if lines is None:
         return None
-    found = _ROWS.findall(b"\x00".join([b""] + [line[:_HEAD] for line in lines]))
+    found = _ROWS.findall(b"\x00".join(chain(_LEAD, map(_HEADS, lines))))
     if len(found) != len(lines):
         return None                            # a row in another shape or key order, a blank line
-    out, at = [], 0
-    for line, (t, _packed, seq) in zip(lines, found):
-        if t in _LEGACY_TYPES:
-            shape = _NOT_LEGACY.get(t)
-            if shape is None or not shape.match(line, _SEQ_AT + len(t) + len(seq)):
-                try:
-                    maybe = _maybe_legacy(_probe(line))
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    maybe = True               # the codec decides
-                if maybe:
-                    out.append((at, at + len(line) - 1))
-        at += len(line)
+    types = list(map(_TYPE, found))
+    ends = list(accumulate(map(len, lines)))   # (C-level steps: only the rows of a legacy type are visited)
+    out = []
+    for i in compress(range(len(lines)), map(_LEGACY_TYPES.__contains__, types)):
+        line, t = lines[i], types[i]
+        shape = _NOT_LEGACY.get(t)
+        if shape is None or not shape.match(line, _SEQ_AT + len(t) + len(found[i][2])):
+            try:
+                maybe = _maybe_legacy(_probe(line))
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                maybe = True                   # the codec decides
+            if maybe:
+                out.append((ends[i] - len(line), ends[i] - 1))
     return out
 
 
@@ -567,20 +650,12 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     batch: list[Any] = []
     fd = os.open(src.path, os.O_RDONLY)
     try:
+        stream: Optional[SeedStream] = None
         if plan.stored_through >= 0:
             pieces = _seed_pieces(reader, plan)
             if src.kind == "jsonl":
-                chunks: list[Chunk] = []
-                for piece in pieces:          # stored ranges copied by the kernel, converted rows as text
-                    if piece.kind == "range":
-                        chunks.append(FileRange(fd, piece.start, piece.stop))
-                        layout.append(("range", piece.start, piece.stop, copied[0]))
-                        copied[0] += piece.stop - piece.start
-                    else:
-                        chunks.append(piece.data)
-                        layout.append(("text", piece.data, copied[0]))
-                        copied[0] += len(piece.data)
-                batch.append(_raw_text(chunks))
+                stream = SeedStream()         # filled below, while the writer copies what it has
+                batch.append(_raw_text(stream))
             else:
                 # runs of whole frames are copied as stored; rows of a re-framed frame (the cut
                 # frame, a frame holding converted rows) are written as one new frame per run
@@ -594,12 +669,25 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
                         layout.append(("text", [zlib.crc32(text), len(text)]))
                         batch.append(_raw_text([text]))
         batch.extend(tail_rows)
-        w = SessionWriter(path, header, fmt=src.kind, pack=False, batch_delay_ms=1, exists=False)
+        folder_was_there = os.path.isdir(os.path.dirname(path))
+        w = SessionWriter(path, header, fmt=src.kind, pack=False, batch_delay_ms=1, exists=False, retry=False)
+        ok = False
         try:
             w.append(batch)
+            if stream is not None:
+                _feed(stream, pieces, fd, layout, copied)
             w.flush()                 # the barrier: child published (tmp, fsync, link, fsync dir)
+            ok = True
         finally:
-            w.close()
+            if ok:
+                w.close()
+            else:
+                w.abandon()           # a failed fork is not retried: nothing more is published
+                if not folder_was_there:
+                    try:
+                        os.rmdir(os.path.dirname(path))    # the child's own folder, made for it (when empty)
+                    except OSError:
+                        pass
     finally:
         os.close(fd)
     # verify: the source is unchanged and the child holds exactly the bytes read from it
@@ -635,6 +723,58 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
             "turns": plan.turns, "format": src.kind, "sourceRevision": rev_before,
             "crc32": f"{crc[0]:08x}" if (src.kind == "zstd" or verify == "full") else None,
             "verified": verified, "bytesCopied": copied[0]}
+
+
+_SWITCH = 1e-4                  # the interpreter's thread switch interval while a seed is fed (s)
+_switch_lock = threading.Lock()
+_switch_users = [0, 0.0]        # forks feeding now, the interval before the first of them
+
+
+def _quick_switches(on: bool) -> None:
+    """While the row pass (Python, holding the GIL) feeds the writer, the writer's thread needs the GIL
+    back after each kernel copy (a few calls per stored range): with the default 5 ms switch interval it
+    waits up to that long each time, and the copy mostly waits for the pass instead of overlapping it."""
+    with _switch_lock:
+        if on:
+            if not _switch_users[0]:
+                _switch_users[1] = sys.getswitchinterval()
+                sys.setswitchinterval(min(_SWITCH, _switch_users[1]))
+            _switch_users[0] += 1
+        else:
+            _switch_users[0] -= 1
+            if not _switch_users[0]:
+                sys.setswitchinterval(_switch_users[1])
+
+
+def _feed(stream: SeedStream, pieces: Iterable[Piece], fd: int, layout: list[Any], copied: list[int]) -> None:
+    """Hand the JSONL seed's pieces to ``stream`` as they are made (stored ranges as kernel copies of
+    ``fd``, converted rows as text), recording the child's layout for the verification.  Any failure
+    fails the stream (the writer then publishes nothing) and is raised."""
+    _quick_switches(True)
+    try:
+        _feed_pieces(stream, pieces, fd, layout, copied)
+    finally:
+        _quick_switches(False)
+
+
+def _feed_pieces(stream: SeedStream, pieces: Iterable[Piece], fd: int, layout: list[Any], copied: list[int]) -> None:
+    try:
+        for piece in pieces:
+            if piece.kind == "range":
+                chunk: Chunk = FileRange(fd, piece.start, piece.stop)
+                layout.append(("range", piece.start, piece.stop, copied[0]))
+                n = piece.stop - piece.start
+            else:
+                chunk = piece.data
+                layout.append(("text", piece.data, copied[0]))
+                n = len(piece.data)
+            copied[0] += n
+            if not stream.put(chunk):
+                break                 # the writer's pass failed: its flush says why
+    except BaseException as e:
+        stream.fail(e)
+        raise
+    stream.end()
 
 
 def _session_exists(path: str) -> bool:

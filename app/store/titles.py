@@ -1,20 +1,26 @@
 """Session titles for the session list: bounded reads per file, cached by revision.
 
 The title of a session is its last ``session/title`` event (spec §2.4, last wins), found with
-``bytes.find`` (C speed); only the title rows are decoded.  Every file is read in two bounded
-windows at most: the head window (the listing's first read, which also holds the header) and the
-tail window.  dsh writes the provider's title after turn 1 and a user's rename between turns, so
-the last title is looked for in the tail window, then (a rename in the middle) backwards through
-a bounded middle, else in the head window.  A raw JSONL file no bigger than the two windows
-together is read whole; a bigger one is searched backwards from its tail window in 1 MiB steps
-(``bytes.find``, memory speed) over at most ``MIDDLE_LIMIT`` bytes, stopping at the first step
-that holds a title, so its title is exactly ``inspect``'s unless the last one lies further back
-than that (a log of more than 64 MiB: the list may then show an earlier title, the price of a
-list that never reads a whole big log).  zstd: the chain of whole frames that ends the file in
-the tail window, then the frames of the last ``ZSTD_MIDDLE`` compressed bytes, then the frames
-starting in the head window after the header frame (a frame cut by the window gives its
-complete rows), each decoded with its checksum verified and bounded; a file whose frames all lie
-in those windows is decoded whole (exactly ``inspect``'s title).
+``bytes.find`` (C speed); only the title rows are decoded.  dsh writes the provider's title after
+turn 1 and a user's rename between turns, so the last title is looked for from the end backwards,
+within a bound, else in the head window.
+
+Raw JSONL: the rows starting in the last ``WINDOW + MIDDLE_LIMIT`` bytes (the whole file when it is
+no bigger: exactly ``inspect``'s title), read backwards in ``MIDDLE_STEP`` reads into a reused
+buffer (the first read, which holds the header, is not read again), each searched once, stopping at
+the first read that holds a title; else the rows lying whole in the head window (a log of more than
+64 MiB whose last title lies further back: the list may show an earlier title, the price of a list
+that never reads a whole big log).
+
+zstd: the chain of whole frames that ends the file in the tail window, then the frames before it
+within the last ``ZSTD_MIDDLE`` compressed bytes (one read for both; each frame decoded once), then
+the first frame after the header frame and the whole frames of the head window (not when the
+chains reached the header frame).  A run of frames that declare their sizes is walked and decoded by
+libzstd in one call into a reused buffer and searched there; a torn, unsized or damaged frame takes
+the frame-by-frame path.  Checksums are verified and plaintext bounded.  A title row counts only
+when it lies in one frame (a frame ends at a record boundary: a row across two is damage, as
+``inspect`` reads it); a frame that does not decode is named among the session's problems.  A file
+whose frames all lie in those windows is decoded whole (exactly ``inspect``'s title).
 
 Titles are cached in ``<cache>/titles.json`` (the cache folder of :mod:`app.store.indexcache`)
 keyed by path and revision (size and mtime, as the listing's own stat gives them), with the
@@ -27,7 +33,8 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import msgspec
 
@@ -37,9 +44,9 @@ if TYPE_CHECKING:
 WINDOW = 32 << 10                  # raw JSONL: bytes read at the head (the first read) and at the tail
 ZSTD_WINDOW = 8 << 10              # zstd: compressed bytes read at the head and at the tail (~4x as much text)
 ZSTD_PLAIN_LIMIT = 16 << 20        # plaintext decoded from one window at most (a bomb is passed over)
-MIDDLE_LIMIT = 64 << 20            # raw JSONL without a title in the tail window: this much before it is searched
-MIDDLE_STEP = 1 << 20              # ... backwards, in steps of this much
-MIDDLE_OVERLAP = 64 << 10          # ... overlapping by this much (a longer title row there is passed over)
+MIDDLE_LIMIT = 64 << 20            # raw JSONL: the rows starting in the last WINDOW + this many bytes are searched
+MIDDLE_STEP = 1 << 20              # ... backwards, in reads of this much
+MIDDLE_OVERLAP = 64 << 10          # ... each read before the last overlapping the next by this much
 ZSTD_MIDDLE = 2 << 20              # zstd without a title in the tail window: the frames ending the file within this
 ZSTD_FIRST_FRAME = 256 << 10       # zstd: the first frame after the header is read whole up to this size
 _NEEDLE = b"session/title"         # the type value, quoted on both sides (any spacing around the key; rows
@@ -110,31 +117,38 @@ def save() -> None:
             pass
 
 
-def title_in(blob: bytes, whole_first: bool = False) -> Optional[str]:
-    """The title of the last complete ``session/title`` row in ``blob`` (None: none there): a row
-    cut by the blob's end is passed over, and so is its first row (cut by a window's start) unless
-    ``whole_first`` (the blob starts with a whole row, as a frame's text does).
+def title_in(blob: Union[bytes, bytearray], whole_first: bool = False, lo: int = 0, hi: int = -1,
+             check: Optional[Callable[[int, int], bool]] = None) -> Optional[str]:
+    """The title of the last complete ``session/title`` row in ``blob[lo:hi]`` (None: none there): a
+    row cut by ``hi`` is passed over, and so is the first row (cut by a window's start) unless
+    ``whole_first`` (it starts at ``lo`` with a whole row, as a frame's text does).  ``blob`` may be
+    a reused ``bytearray`` (searched in place: only title rows are copied out).  ``check(start,
+    newline)``: whether a title row at those offsets counts (zstd: it lies in one frame), asked in
+    increasing order.
 
     Searched forwards (``bytes.find`` skips ahead by the needle's length; ``rfind`` does not)."""
-    found, i = None, blob.find(_NEEDLE)
+    if hi < 0:
+        hi = len(blob)
+    found, i = None, blob.find(_NEEDLE, lo, hi)
     n = len(_NEEDLE)
     while i >= 0:
-        if i == 0 or blob[i - 1] != _QUOTE or blob[i + n:i + n + 1] != b'"':
-            i = blob.find(_NEEDLE, i + n)            # a longer type (session/title-llm-request) or text
+        if i == lo or blob[i - 1] != _QUOTE or i + n >= hi or blob[i + n] != _QUOTE:
+            i = blob.find(_NEEDLE, i + n, hi)        # a longer type (session/title-llm-request) or text
             continue
-        lo = blob.rfind(b"\n", 0, i) + 1
-        hi = blob.find(b"\n", i)
-        if hi < 0:
+        nl = blob.rfind(b"\n", lo, i)
+        end = blob.find(b"\n", i, hi)
+        if end < 0:
             break                          # a row cut by the window's end
-        if lo > 0 or whole_first:
+        if nl >= 0 or whole_first:
+            row = nl + 1 if nl >= 0 else lo
             try:
-                obj = msgspec.json.decode(blob[lo:hi])
+                obj = msgspec.json.decode(memoryview(blob)[row:end])
             except msgspec.DecodeError:
                 obj = None
             if isinstance(obj, dict) and obj.get("type") == "session/title" and isinstance(obj.get("data"), dict) \
-                    and isinstance(obj["data"].get("title"), str):
+                    and isinstance(obj["data"].get("title"), str) and (check is None or check(row, end)):
                 found = obj["data"]["title"]
-        i = blob.find(_NEEDLE, hi)
+        i = blob.find(_NEEDLE, end, hi)
     return found
 
 
@@ -146,6 +160,12 @@ def _entry(path: str, size: int, mtime: float) -> Optional[Entry]:
     with _lock:
         hit = _load().get(path)
     return hit if hit is not None and hit[:4] == _rev(size, mtime) else None
+
+
+def empty() -> bool:
+    """Whether the title cache holds nothing (a first listing: no lookup can hit)."""
+    with _lock:
+        return not _load()
 
 
 def lookup(path: str, size: int, mtime: float) -> tuple[bool, Optional[str]]:
@@ -171,36 +191,69 @@ def remember(path: str, size: int, mtime: float, title: Optional[str], head: Opt
         _dirty = True
 
 
+_local = threading.local()               # per thread: a reused buffer for the reads and the decoded text
+
+
+_KEEP = 4 << 20                          # a thread's buffer grown past this is not kept for small reads
+
+
+def _scratch(n: int) -> bytearray:
+    """This thread's reused buffer, at least ``n`` bytes long (its bytes are the caller's to overwrite)."""
+    buf: Optional[bytearray] = getattr(_local, "buf", None)
+    if buf is None or len(buf) < n or (len(buf) > _KEEP >= n):
+        buf = bytearray(max(n, min(2 * len(buf), _KEEP) if buf is not None else 1 << 16))
+        _local.buf = buf
+    return buf
+
+
+def _read_into(fd: int, buf: bytearray, a: int, b: int, head: bytes) -> int:
+    """Bytes ``[a, b)`` of the file into ``buf[:b - a]`` (what ``head``, the bytes read from offset 0,
+    holds is copied, not read again); returns how many bytes were read (fewer: the file shrank)."""
+    k = 0
+    if a < len(head):
+        k = min(len(head), b) - a
+        buf[:k] = head[a:a + k]
+    if a + k >= b:
+        return k
+    mv = memoryview(buf)[k:b - a]
+    try:
+        if hasattr(os, "preadv"):
+            return k + os.preadv(fd, [mv], a + k)
+        got = os.pread(fd, b - a - k, a + k)
+        mv[:len(got)] = got
+        return k + len(got)
+    finally:
+        mv.release()
+
+
 def title_of_jsonl(fd: int, size: int, head: bytes = b"", window: int = 0) -> Optional[str]:
-    """The title of an open raw JSONL session file: a file of at most two windows is read whole (its
-    last title); a bigger one: the last title in the tail window, else in the head window.
+    """The title of an open raw JSONL session file: the last title of the rows starting in its last
+    ``window + MIDDLE_LIMIT`` bytes (the whole file, when it is no bigger: exactly ``inspect``'s title),
+    else of the rows lying whole in the head window.  Read backwards from the end in ``MIDDLE_STEP``
+    reads into a reused buffer, each searched once (``bytes.find``, memory speed), stopping at the
+    first read that holds a title (a read before the last also takes up to ``MIDDLE_OVERLAP`` bytes
+    past its end, which completes its last row: a longer title row there is passed over).
     ``head``: the bytes already read from offset 0 (not read again; the listing's first read)."""
     window = window or WINDOW
-    if len(head) < min(size, window):
-        head += os.pread(fd, min(size, window) - len(head), len(head))
-    if size <= 2 * window:
-        return title_in(head if len(head) >= size else head + os.pread(fd, size - len(head), len(head)))
-    tail = os.pread(fd, window + 1, size - window - 1)    # (from the byte before: a row starting the
-    t = title_in(tail)                                     # window is whole when that byte is a newline)
-    if t is None:
-        t = _middle_title(fd, max(window, size - window - MIDDLE_LIMIT), size - window, size)
-    return t if t is not None else title_in(head[:window])
-
-
-def _middle_title(fd: int, lo: int, hi: int, size: int) -> Optional[str]:
-    """The last title of the rows starting in ``[lo, hi)`` of a raw file of ``size`` bytes, read backwards in ``MIDDLE_STEP`` chunks that
-    overlap by ``MIDDLE_OVERLAP`` (a title row up to that size is whole in one of them); found by
-    ``bytes.find``, so the scan runs at memory speed and stops at the first chunk holding one."""
-    end = hi
+    lo = max(0, size - window - MIDDLE_LIMIT)
+    end = size
     while end > lo:
         start = max(lo, end - MIDDLE_STEP)
-        blob = os.pread(fd, min(size, end + MIDDLE_OVERLAP) - start + 1, start - 1)
-        if _NEEDLE in blob:
-            t = title_in(blob)
-            if t is not None:
-                return t
+        a = max(0, start - 1)          # (from the byte before: the row starting at ``start`` is whole
+        b = size if end == size else min(size, end + MIDDLE_OVERLAP)     # when that byte is a newline)
+        if b <= len(head):                 # (the first read holds it: searched there, no copy)
+            t = title_in(head, a == 0, a, b)
+        else:
+            buf = _scratch(b - a)
+            t = title_in(buf, a == 0, 0, _read_into(fd, buf, a, b, head))
+        if t is not None:
+            return t
         end = start
-    return None
+    if lo == 0:
+        return None
+    if len(head) < window:
+        head += os.pread(fd, window - len(head), len(head))
+    return title_in(head[:window], True)
 
 
 def decode_frames(buf: bytes, start: int, stop: int, limit: int) -> bytes:
@@ -208,6 +261,11 @@ def decode_frames(buf: bytes, start: int, stop: int, limit: int) -> bytes:
     bytes (FrameError past it).  Frames that declare their content size (dsh's do) are decoded in one
     call, the declared sizes summed first (libzstd refuses a frame that outgrows its declared size);
     others one by one, streamed and bounded."""
+    dec = _sized()
+    if dec is not None and type(buf) is bytes and start < stop:
+        total = dec.run_size(buf, start, stop)           # (the frames walked in C: no Python step each)
+        if total is not None and total <= limit:
+            return bytes(dec.decode(buf, start, stop, total))
     from backports import zstd
 
     from ..log.limits import ZSTD_WINDOW_LOG_MAX
@@ -241,68 +299,165 @@ def decode_frames(buf: bytes, start: int, stop: int, limit: int) -> bytes:
     return b"".join(out)
 
 
-def _frames_text(buf: bytes, start: int, limit: int, cut: bool = True) -> Optional[bytes]:
-    """The plaintext of the chain of frames from ``buf[start]`` to the end of ``buf``, or None when
-    the bytes from ``start`` are not such a chain.  A torn last frame gives its complete rows (as a
-    reader recovers them; ``cut=False``: only when it is the first frame, a window's end cut it);
-    at most ``limit`` plaintext bytes (a bigger chain gives None)."""
-    from ..log.zstdframes import COMPLETE, TORN, FrameError, ZstdError, decode_torn, scan_frame
+def _frames_text(buf: bytes, start: int, limit: int, cut: bool = True, stop: int = -1) \
+        -> tuple[Optional[bytes], Optional[tuple[int, str]], list[int]]:
+    """(plaintext, None, frame ends) of the chain of frames from ``buf[start]`` to ``buf[stop]``
+    (default: its end), ``frame ends`` the plaintext offsets where its frames end; or (None, damage,
+    []): ``damage`` = (offset, why) of the first frame that scans whole but does not decode (a damaged
+    frame), None when the bytes from ``start`` are not such a chain or their text runs past ``limit``.  A
+    torn last frame gives its complete rows (as a reader recovers them; ``cut=False``: only when it
+    is the first frame, a window's end cut it); at most ``limit`` plaintext bytes.  The frame-by-frame
+    path, for what the C walk of :meth:`SizedDecoder.run_size` refuses (a torn or unsized frame)."""
+    from ..log.zstdframes import (COMPLETE, TORN, FrameError, FrameLimitError, ZstdError, decode_bounded, decode_torn,
+                                  scan_frame)
+    if 0 <= stop < len(buf):
+        buf = buf[:stop]
     at, n = start, len(buf)
-    torn = None
+    spans, torn = [], None
     while at < n:
         kind, end = scan_frame(buf, at)
         if kind == TORN:
             torn = at if cut or at == start else None
             break
         if kind != COMPLETE:
-            return None
+            return None, None, []
+        spans.append((at, end))
         at = end
-    try:
-        text = decode_frames(buf, start, at, limit)
-        if torn is not None:
-            text += decode_torn(memoryview(buf)[torn:], limit=max(1, limit - len(text)))
-    except (FrameError, ZstdError, ValueError):
-        return None
-    return text
+    mv = memoryview(buf)
+    pieces: list[bytes] = []
+    ends: list[int] = []
+    got = 0
+    for a, b in spans:
+        try:
+            pieces.append(decode_bounded(mv[a:b], max(1, limit - got)))
+        except FrameLimitError:
+            return None, None, []                       # over the plaintext bound: not damage
+        except (FrameError, ZstdError) as e:
+            return None, (a, str(e)), []
+        got += len(pieces[-1])
+        ends.append(got)
+    if torn is not None:
+        pieces.append(decode_torn(mv[torn:], limit=max(1, limit - got)))
+        ends.append(got + len(pieces[-1]))
+    return b"".join(pieces), None, ends
 
 
-def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window: int = 0) -> Optional[str]:
+class _FrameEnds:
+    """Whether a row of a run's plaintext lies in one frame (spec: a frame ends at a record boundary,
+    so a row across two frames is damage, not a row): the run's frames are walked lazily from its
+    start by their headers (libzstd, no decoding), as far as the rows asked about, in order."""
+
+    def __init__(self, dec: Any, buf: bytes, start: int, stop: int) -> None:
+        self.ends = dec.frame_ends(buf, start, stop)
+        self.end = 0                                    # plaintext offset where the current frame ends
+
+    def one_frame(self, row: int, newline: int) -> bool:
+        while self.end <= row:
+            nxt = next(self.ends, None)
+            if nxt is None:
+                return False
+            self.end = nxt[1]
+        return newline < self.end
+
+
+def _in_one_frame(ends: list[int]) -> Callable[[int, int], bool]:
+    import bisect
+
+    def check(row: int, newline: int) -> bool:
+        k = bisect.bisect_right(ends, row)
+        return k < len(ends) and newline < ends[k]
+    return check
+
+
+_decoder: list[Any] = []                  # the process's SizedDecoder (or None), looked up once
+
+
+def _sized() -> Any:
+    if not _decoder:
+        from ..log.zstdframes import sized_decoder
+        _decoder.append(sized_decoder())
+    return _decoder[0]
+
+
+def _chain_title(buf: bytes, lo: int, hi: int, anchored: bool, base: int,
+                 problems: Optional[list[str]]) -> tuple[Optional[str], int]:
+    """(last title, where the chain starts) of the chain of whole frames that ends at ``buf[hi]``
+    and starts at ``lo`` (``anchored``: ``lo`` is a frame start) or else at the first frame start
+    after ``lo`` whose chain reaches ``hi``; (None, hi) when there is none.  A run of whole frames
+    with declared sizes is walked and decoded by libzstd in one call each, into this thread's reused
+    buffer, and searched there (no copy); anything else frame by frame.  A frame that does not
+    decode is named in ``problems`` (``base``: the file offset of ``buf[0]``) and the chain is looked
+    for after it."""
+    from ..log.zstdframes import MAGIC, FrameError
+    dec = _sized()
+    i = lo if anchored else buf.find(MAGIC, lo, hi)
+    while 0 <= i < hi:
+        total = dec.run_size(buf, i, hi) if dec is not None else None
+        if total is not None and total > ZSTD_PLAIN_LIMIT:
+            i, total = _within_limit(dec, buf, i, hi)   # the frames ending the run within the plaintext bound
+        if total is not None and total <= ZSTD_PLAIN_LIMIT:
+            out = _scratch(total)
+            try:
+                dec.decode_into(buf, i, hi, total, out)
+                return title_in(out, True, 0, total, _FrameEnds(dec, buf, i, hi).one_frame), i
+            except FrameError:
+                pass                                    # a damaged frame: named below
+        text, damage, ends = _frames_text(buf, i, ZSTD_PLAIN_LIMIT, stop=hi)
+        if text is not None:
+            return title_in(text, True, check=_in_one_frame(ends)), i
+        if damage is not None:
+            at, why = damage
+            line = f"the zstd frame at byte {base + at} does not decode ({why}): the list's title is looked for " \
+                   "in the frames after it, then in the head window"
+            if problems is not None and line not in problems:
+                problems.append(line)
+            i = buf.find(MAGIC, at + 1, hi)
+            continue
+        i = buf.find(MAGIC, i + 1, hi)
+    return None, hi
+
+
+def _within_limit(dec: Any, buf: bytes, start: int, stop: int) -> tuple[int, Optional[int]]:
+    """(first frame, plaintext size) of the shortest suffix of the sized run ``buf[start:stop]`` that
+    holds its last frames up to ``ZSTD_PLAIN_LIMIT`` of plaintext ((stop, 0) when its last frame alone
+    is bigger): a very compressible tail is bounded by its text, not its bytes."""
+    frames = list(dec.frame_ends(buf, start, stop))        # [(where a frame ends, where its text ends)]
+    if not frames or frames[-1][0] != stop:
+        return start, None
+    total = frames[-1][1]
+    for k in range(len(frames)):
+        before = frames[k - 1][1] if k else 0
+        if total - before <= ZSTD_PLAIN_LIMIT:
+            return (frames[k - 1][0] if k else start), total - before
+    return stop, 0
+
+
+def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window: int = 0,
+                  problems: Optional[list[str]] = None) -> Optional[str]:
     """The title of an open ``session.jsonl.zstd`` whose header frame ends at ``header_end``: a file
     of at most two windows is decoded whole (its last title); a bigger one: the last title in the
-    chain of whole frames that ends the file within the tail window, else within the last
-    ``ZSTD_MIDDLE`` compressed bytes, else in the first frame after
-    the header frame (read whole up to ``ZSTD_FIRST_FRAME``) and the whole frames of the head window.
-    Frames are found by their headers and decoded with their checksums verified, bounded.
-    ``head``: the bytes already read from offset 0 (not read again)."""
+    chain of whole frames that ends the file within the tail window, else in the chain of frames
+    before it within the last ``ZSTD_MIDDLE`` compressed bytes (one read for both), else in the
+    first frame after the header frame (read whole up to ``ZSTD_FIRST_FRAME``) and the whole frames
+    of the head window (not when the chains reached the header frame: every frame was searched).
+    Frames are found by their headers and decoded with their checksums verified, bounded; a frame
+    that does not decode is named in ``problems``.  ``head``: the bytes already read from offset 0."""
     window = window or ZSTD_WINDOW
     if size <= header_end:
         return None
+    lo = max(header_end, size - ZSTD_MIDDLE) if size > 2 * window else header_end
+    buf, off = (head, 0) if size <= len(head) else (os.pread(fd, size - lo, lo), lo)   # (buf[0] is at ``off``)
+    r0, hi = lo - off, min(len(buf), size - off)
+    anchored = lo == header_end
+    tail = r0 if size <= 2 * window else max(r0, size - window - off)
+    t, start = _chain_title(buf, tail, hi, anchored and tail == r0, off, problems)
+    if t is None and start > r0:            # a rename in the middle: the frames before, within ZSTD_MIDDLE
+        t, start = _chain_title(buf, r0, start, anchored, off, problems)
+    if t is not None or (anchored and start == r0):
+        return t
     if len(head) < min(size, window):
         head += os.pread(fd, min(size, window) - len(head), len(head))
-    if size <= 2 * window:
-        whole = head if len(head) >= size else head + os.pread(fd, size - len(head), len(head))
-        text = _frames_text(whole, header_end, ZSTD_PLAIN_LIMIT)
-        return title_in(text, True) if text else None
-    t = _end_chain_title(os.pread(fd, window, size - window), False)
-    if t is None and size - header_end > window:    # a rename in the middle: the frames ending the file
-        lo = max(header_end, size - ZSTD_MIDDLE)    # within ZSTD_MIDDLE compressed bytes
-        t = _end_chain_title(os.pread(fd, size - lo, lo), lo == header_end)
-    if t is not None:
-        return t
     return _head_title(fd, size, header_end, head, window)
-
-
-def _end_chain_title(buf: bytes, from_start: bool) -> Optional[str]:
-    """The last title in the chain of whole frames that ends ``buf``: from its first frame start whose
-    chain reaches the end (``from_start``: ``buf`` starts with a frame)."""
-    from ..log.zstdframes import MAGIC
-    i = 0 if from_start else buf.find(MAGIC)
-    while i >= 0:
-        text = _frames_text(buf, i, ZSTD_PLAIN_LIMIT)
-        if text is not None:
-            return title_in(text, True)
-        i = buf.find(MAGIC, i + 1)
-    return None
 
 
 def _head_title(fd: int, size: int, header_end: int, head: bytes, window: int) -> Optional[str]:
@@ -321,8 +476,8 @@ def _head_title(fd: int, size: int, header_end: int, head: bytes, window: int) -
         head, window = head[:header_end] + blob[:n], header_end + n
     elif kind != COMPLETE:
         return None
-    text = _frames_text(head[:max(window, header_end)], header_end, ZSTD_PLAIN_LIMIT, cut=False)
-    return title_in(text, True) if text else None
+    text, _damage, ends = _frames_text(head[:max(window, header_end)], header_end, ZSTD_PLAIN_LIMIT, cut=False)
+    return title_in(text, True, check=_in_one_frame(ends)) if text else None
 
 
 def read_title(path: str, size: int, window: int = 0) -> Optional[str]:
@@ -352,13 +507,16 @@ def session_title(info: SessionInfo) -> Optional[str]:
     hit, t = lookup(info.path, size, mtime)
     if hit:
         return t
+    damage: list[str] = []
     try:
         if info.format == "jsonl":
             t = read_title(info.path, size)
         else:
             from .discovery import zstd_title
-            t = zstd_title(info.path)
+            t = zstd_title(info.path, damage)
     except OSError:
         return None
+    if damage:                                   # (a new list: the window's thread may be reading the old one)
+        info.problems = info.problems + [p for p in damage if p not in info.problems]
     remember(info.path, size, mtime, t, (info.header, info.id, list(info.problems)))
     return t

@@ -658,6 +658,20 @@ def _events(items: Iterable[Item]) -> list[Event]:
     return [it for it in items if isinstance(it, Event)]
 
 
+def _last_event(r: LogReader, seg: Segment) -> Optional[Event]:
+    """The newest event of ``seg`` (the last of ``r.decode_segment(seg)``'s events), its rows decoded
+    newest first up to the first that holds one: rows decode independently, so a 1 MB segment is
+    not decoded whole for its last row."""
+    if seg.bad:
+        return None
+    for pos, off, line, raw, complete in reversed(list(seg.split_rows())):
+        if complete and raw.strip():
+            evs = _events(r.codec.decode_row(raw, pos=pos, offset=off, line=line)[0])
+            if evs:
+                return evs[-1]
+    return None
+
+
 # =========================================================================== list state
 
 class _ListState(TypedDict):
@@ -733,10 +747,10 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
             last_time = None
             last_type = None
             for seg in r.source.backward():
-                evs = _events(r.decode_segment(seg))
-                if evs:
-                    last_time = evs[-1].time / 1000.0
-                    last_type = evs[-1].type
+                last = _last_event(r, seg)
+                if last is not None:
+                    last_time = last.time / 1000.0
+                    last_type = last.type
                     break
             open_ = ts.is_open or bool(ts.dropped)
         finally:

@@ -42,7 +42,9 @@ def _frame(text: bytes) -> bytes:
 
 class SessionWriter:
     def __init__(self, path: str, header: JsonObj, fmt: str = "jsonl", batch_delay_ms: int = 200,
-                 pack: bool = True, exists: bool = False) -> None:
+                 pack: bool = True, exists: bool = False, retry: bool = True) -> None:
+        """``retry=False``: a batch that fails is dropped, not written again; every later
+        ``flush``/``append`` raises its error (a one-shot write: a fork's child)."""
         if fmt not in ("jsonl", "zstd"):
             raise ValueError(f"unknown format {fmt!r}")
         if not 1 <= batch_delay_ms <= 2_147_483_647:
@@ -64,6 +66,9 @@ class SessionWriter:
         self._writing = False
         self._error: Optional[BaseException] = None
         self._closed = False
+        self._abandoned = False
+        self._retry = retry
+        self._failed: Optional[BaseException] = None    # (retry=False) the error that ended the writer
         self._written_batches = 0
         self._thread = threading.Thread(target=self._run, name=f"writer:{os.path.basename(path)}", daemon=True)
         self._thread.start()
@@ -76,6 +81,8 @@ class SessionWriter:
         with self._cv:
             if self._closed:
                 raise WriterError("writer is closed")
+            if self._failed is not None:
+                raise WriterError(f"write to {self.path} failed: {self._failed}") from self._failed
             if not self._pending or self._error is not None:
                 self._deadline = time.monotonic() + self.delay
             self._error = None                      # automatic retry waits for the next event
@@ -85,6 +92,8 @@ class SessionWriter:
     def flush(self, timeout: Optional[float] = None) -> None:
         """Barrier: everything appended so far is durable when this returns."""
         with self._cv:
+            if self._failed is not None:
+                raise WriterError(f"write to {self.path} failed: {self._failed}") from self._failed
             self._error = None                      # an explicit flush retries a failed batch
             self._deadline = time.monotonic()       # write now
             self._cv.notify_all()
@@ -97,6 +106,8 @@ class SessionWriter:
                 if left is not None and left <= 0:
                     raise WriterError("flush timed out")
                 self._cv.wait(left)
+            if self._failed is not None:        # (retry=False: the batch failed and was dropped)
+                raise WriterError(f"write to {self.path} failed: {self._failed}") from self._failed
 
     def close(self) -> None:
         try:
@@ -107,6 +118,16 @@ class SessionWriter:
                 self._cv.notify_all()
             self._thread.join(timeout=10)
 
+    def abandon(self, timeout: float = 10.0) -> None:
+        """Stop without writing what is pending and without retrying a failed batch (the caller knows
+        its rows are bad or incomplete): what was not published stays unpublished.  A write in
+        progress runs to its end (success or failure) before this returns."""
+        with self._cv:
+            self._closed = True
+            self._abandoned = True
+            self._cv.notify_all()
+        self._thread.join(timeout=timeout)
+
     @property
     def batches_written(self) -> int:
         return self._written_batches
@@ -116,7 +137,7 @@ class SessionWriter:
         while True:
             with self._cv:
                 while True:
-                    if self._closed and not self._pending:
+                    if self._closed and (not self._pending or self._abandoned):
                         return
                     if self._pending and self._error is None:
                         now = time.monotonic()
@@ -134,8 +155,11 @@ class SessionWriter:
                     self._written_batches += 1
             except BaseException as e:  # put the batch back in front, report once
                 with self._cv:
-                    self._pending = batch + self._pending
-                    self._error = e
+                    if self._retry:
+                        self._pending = batch + self._pending
+                        self._error = e
+                    else:                   # one-shot: dropped with what is pending, for good
+                        self._failed, self._pending = e, []
             finally:
                 with self._cv:
                     self._writing = False

@@ -12,6 +12,7 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
+from ..log.textview import fold_case
 from .frame_actions import action
 from .history.controller import HistoryController
 
@@ -203,7 +204,7 @@ class HistoryActions(QObject):
                 return
             fa.step(forward)
             return
-        if self._search_timer.isActive() or self.win.history.search_term != self.search_edit.text().casefold():
+        if self._search_timer.isActive() or self.win.history.search_term != fold_case(self.search_edit.text()):
             self._apply_search()
             return
         self.controller.search_step(forward)

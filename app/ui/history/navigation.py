@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING, Optional
 
+from ...log.textview import fold_case
 from .pages import LoadedPage, link_results
 from .rows import Row
 from .row_kind import RowKind
@@ -279,8 +280,9 @@ class WindowNavigation:
 
     # ------------------------------------------------------------------ search
     def set_search(self, term: str) -> bool:
-        """A new term (casefolded); False when it is the current one."""
-        term = (term or "").casefold()
+        """A new term (folded as the whole-log search folds it: :func:`fold_case`); False when it
+        is the current one."""
+        term = fold_case(term or "")
         if term == self.search_term:
             return False
         self.search_term = term

@@ -21,6 +21,7 @@ from ...log.attempts import embedded_chunks
 from ...log.model import BadRow, Event, is_event
 from ...log.payloads import obj
 from ...log.surface import compaction_line, describe_surface, summary_text
+from ...log.textview import fold_case
 from .row_kind import ATTEMPT_KINDS, BOUNDARY_KINDS, CARD_KINDS, EVENT_ROW_KINDS, RowKind
 from ...textutil import CLIP_HINT, clip, compact_json, fold, thousands, unclipped, usage_text
 
@@ -137,7 +138,7 @@ class Row:
             full = [c.badge, c.title]
             full += [b.text for b in c.blocks]
             full += [b.label or "" for b in c.blocks]
-            self._search = "\n".join(full).casefold()
+            self._search = fold_case("\n".join(full))    # (as the whole-log search folds: İ to "i")
         return self._search
 
     def copy_text(self) -> str:
