@@ -18,6 +18,7 @@ from typing import Optional
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QPainter
+from shiboken6 import getCppPointer
 
 
 class FrameKeeper:
@@ -91,17 +92,23 @@ class FrameKeeper:
             vp.update()                          # (the blit was skipped: repaint it all)
 
     def paint(self, e) -> bool:
-        """At the start of the view's paint: True when the backing store already holds this
-        frame (nothing to draw)."""
+        """At the start of the view's paint: True when the paint goes to the window's backing
+        store and that already holds this frame (nothing to draw).  A paint into anything else
+        (``grab``, ``render``: a screenshot) draws as always."""
         keep, self.keep = self.keep, None
         if keep is None:
             return False
         vp = self.view.viewport()
         vp.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, False)
-        if self.clean and self.signature() == keep:
-            self.kept += 1
-            return True
-        p = QPainter(vp)                         # (opaque for this paint: no background was drawn)
-        p.fillRect(e.rect(), vp.palette().color(vp.backgroundRole()))
-        p.end()
-        return False
+        p = QPainter(vp)
+        try:
+            bs = vp.window().backingStore()
+            on_screen = bs is not None and getCppPointer(p.paintEngine().paintDevice())[0] == \
+                getCppPointer(bs.paintDevice())[0]
+            if on_screen and self.clean and self.signature() == keep:
+                self.kept += 1
+                return True
+            p.fillRect(e.rect(), vp.palette().color(vp.backgroundRole()))   # (opaque: no background drawn)
+            return False
+        finally:
+            p.end()
