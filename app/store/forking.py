@@ -33,6 +33,7 @@ from typing import Any, NamedTuple, Optional, Union
 import msgspec
 
 from ..log.codec import encode_row
+from ..log.fastindex import _heap_steady
 from ..log.fork import ForkError, ForkPlan, child_header, plan_fork, seed_tail
 from ..log.model import is_event
 from ..log.reader import LogReader, SeqIndex
@@ -376,6 +377,9 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flag
     stored = "frames" if zst else "range"
     cut_pos = _cut_segment(plan)[0]
     fd = os.open(src.path, os.O_RDONLY)
+    # glibc keeps the freed ~1 MiB read buffers (and the scanner's Latin-1 copies) in the heap during the
+    # pass instead of mapping each afresh (a page fault per 4 KiB: half the pass's CPU); trimmed after
+    steady = _heap_steady(True)
     try:
         run_start: Optional[int] = None        # stored bytes from here on are not yielded yet
         for i in range(len(idx)):
@@ -430,6 +434,8 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flag
                 return
     finally:
         os.close(fd)
+        if steady:
+            _heap_steady(False)
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
 
