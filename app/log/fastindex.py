@@ -41,6 +41,7 @@ import re
 import threading
 from array import array
 from io import BytesIO
+from operator import itemgetter
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Union
 from collections.abc import Callable, Iterable, Iterator
@@ -82,6 +83,9 @@ _MARK_CODE = {k.encode(): v for k, v in MARK_CODES.items()}
 _LEGACY_TYPES = frozenset({b"steering/message", b"user/message", b"assistant/message", b"tool/result",
                            b"turn/start", b"turn/end"})
 _SEQ_AT = len(b'{"type":"') + len(b'","seq":')      # + len(type) + len(seq): just after a row's seq
+# (app/store/forking.py's row-head scan of a flagged segment: each row's head, joined after a NUL)
+_HEADS = itemgetter(slice(0, _HEAD))
+_LEAD = (b"",)
 _probe = msgspec.json.Decoder(_ProbeRow).decode
 PARALLEL_MIN = 32 << 20        # a raw file with at least this much left to scan is cut into ranges
 
