@@ -167,7 +167,6 @@ def child_location(reader: LogReader, child_id: str, out_store: Optional[str] = 
 
 
 _TYPE = itemgetter(0)
-_LEAD = (b"",)                # (joined first: the heads string starts with a NUL)
 
 # one of these byte strings is in every row that may read in a legacy shape (spec §1.7)
 _LEGACY_HINTS = (b"steering/message", b"user/message", b"assistant/message", b"tool/result", b"turn/start",
@@ -232,12 +231,12 @@ def _may_be_legacy(row: bytes) -> bool:
 def _legacy_by_regex(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
     """:func:`_legacy_by_heads` by the regex over the rows' heads joined (``fastindex._ROWS``) and the
     not-legacy shapes' patterns (``fastindex._NOT_LEGACY``); ``data[:upto]`` ends a row."""
-    from ..log.fastindex import _HEAD, _LEGACY_TYPES, _NOT_LEGACY, _ROWS, _SEQ_AT, lines_of
+    from ..log.fastindex import _HEADS, _LEAD, _LEGACY_TYPES, _NOT_LEGACY, _ROWS, _SEQ_AT, lines_of
     buf = data if upto == len(data) else data[:upto]     # (the rows after the boundary row are not looked at)
     lines = lines_of(buf, upto)
     if lines is None:
         return None
-    found = _ROWS.findall(b"\x00".join(chain(_LEAD, map(itemgetter(slice(0, _HEAD)), lines))))
+    found = _ROWS.findall(b"\x00".join(chain(_LEAD, map(_HEADS, lines))))
     if len(found) != len(lines):
         return None                            # a row in another shape or key order, a blank line
     types = list(map(_TYPE, found))
