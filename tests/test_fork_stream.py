@@ -9,6 +9,7 @@ import errno
 import os
 import sys
 import threading
+import time
 
 import pytest
 
@@ -46,7 +47,8 @@ def test_the_copy_overlaps_the_row_pass(legacy, tmp_path, monkeypatch):
 
     def rows(*a, **k):
         events.append("convert")
-        return real_rows(*a, **k)
+        time.sleep(0.002)      # (a 1 MB segment's pass as on a loaded machine: the compiled pass of this small log
+        return real_rows(*a, **k)  # can end before the writer has made its temporary, and then nothing overlaps)
 
     class Spy(real_range):
         def copy_into(self, out_fd):
