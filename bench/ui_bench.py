@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """UI benchmark: time to the first painted tail page, and event-loop stalls.
 
-    .venv/bin/python bench/ui_bench.py [--size 1GB] [--seed 7] [--input PATH] [--pages 40] [--json] [--attribute]
+    .venv/bin/python bench/ui_bench.py [--size 1GB] [--seed 7] [--input PATH] [--pages 40] [--json] [--attribute] [--busy N]
 
 * Input: a synthetic session from app/tools/synth.py (``write_jsonl``), generated once
   under bench/data/ (git-ignored) unless ``--input`` names a file.
@@ -14,7 +14,11 @@
   user scrolls up (older pages fetched), then scrolling alone once the index is ready.
 * Targets (issue 15): first tail paint <= 100 ms on 1 GB (warm, in-process, from the open request);
   scrolling 40 older pages: event-loop lateness p99 <= 16 ms.  The UI thread's CPU per 5 ms tick
-  (``thread_time``) is printed beside the lateness: on a loaded machine the scheduler adds the rest.
+  (``thread_time``, p50/p99/max) is printed beside the lateness: on a loaded machine the scheduler
+  adds the rest.  Reference in the same run: the same timer on an idle Qt loop in a sibling
+  process (``bench/idle_loop.py``, same scheduling class, same phases, same background), so a
+  phase reads "p99 X ms vs idle-loop p99 Y ms -> the UI adds X - Y, ratio X / Y"
+  (``UI_BENCH_NO_REFERENCE=1`` leaves it out).
 
 * ``--attribute`` (stderr): the UI thread's CPU in each scrolling tick split over the UI calls
   that ran in it (:class:`TickAttribution`), for the 1 % of ticks with the most CPU and the 1 %
@@ -64,6 +68,20 @@ def ensure_input(size: str, seed: int) -> Path:
     return path
 
 
+class BusyLoad:
+    """``--busy N``: N busy-loop processes at nice 0 (``python -c "while True: pass"``) for the whole
+    run: a fixed, documented background that makes runs on a shared machine comparable."""
+
+    def __init__(self, n: int):
+        import subprocess
+        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+    def stop(self) -> None:
+        for p in self.procs:
+            p.kill()
+            p.wait()
+
+
 def drop_cache(path: Path) -> bool:
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -76,11 +94,55 @@ def drop_cache(path: Path) -> bool:
         return False
 
 
-class StallMeter:
-    """A 5 ms timer; lateness of each tick = time the event loop could not run it."""
+def _pct(xs: list, q: float) -> float:
+    """The ``q`` quantile of the sorted list ``xs`` (nearest rank below, as the summaries always did)."""
+    return xs[int(q * (len(xs) - 1))] if xs else 0.0
+
+
+class IdleLoopReference:
+    """The same 5 ms timer on an idle Qt loop in a sibling process (``bench/idle_loop.py``), run
+    through the same phases at the same time as the window: the lateness the machine's load alone
+    gives a loop that does nothing (same scheduling class and nice value as the window's process,
+    same background: other processes, the window's own children, the window itself)."""
 
     def __init__(self, interval_ms: int = 5):
+        import subprocess
+        self.proc = subprocess.Popen([sys.executable, str(REPO / "bench" / "idle_loop.py"), str(interval_ms)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        self.proc.stdout.readline()                     # "ready": its loop runs
+        self.data: dict = {}
+
+    def set_phase(self, phase: str) -> None:
+        if self.proc.poll() is None and self.proc.stdin is not None:
+            self.proc.stdin.write(f"phase {phase}\n")
+            self.proc.stdin.flush()
+
+    def stop(self) -> dict:
+        """{phase: {"late_ms": [...], "cpu_ms": [...]}} of the reference loop."""
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            try:
+                self.proc.stdin.write("stop\n")
+                self.proc.stdin.close()
+            except OSError:
+                pass
+        assert self.proc.stdout is not None
+        out = self.proc.stdout.read()
+        self.proc.wait(30)
+        line = out.strip().splitlines()[-1] if out.strip() else "{}"
+        self.data = json.loads(line)
+        return self.data
+
+
+class StallMeter:
+    """A 5 ms timer; lateness of each tick = time the event loop could not run it.  With
+    ``reference`` (the default), an idle loop's lateness is measured beside it in a sibling
+    process over the same phases (:class:`IdleLoopReference`)."""
+
+    def __init__(self, interval_ms: int = 5, reference: bool = True):
         from PySide6.QtCore import Qt, QTimer
+        self.ref = IdleLoopReference(interval_ms) if reference and not os.environ.get("UI_BENCH_NO_REFERENCE") else None
+        self.ref_data: dict = {}
         self.interval = interval_ms / 1000
         self.timer = QTimer()
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -94,6 +156,8 @@ class StallMeter:
 
     def start(self, phase: str):
         self.phase = phase
+        if self.ref is not None:
+            self.ref.set_phase(phase)
         self._last = self.t0 = time.perf_counter()
         self._cpu = time.thread_time()
         self.timer.start()
@@ -136,6 +200,8 @@ class StallMeter:
 
     def set_phase(self, phase: str):
         self.phase = phase
+        if self.ref is not None:
+            self.ref.set_phase(phase)
 
     def _tick(self):
         now = time.perf_counter()
@@ -156,22 +222,47 @@ class StallMeter:
 
     def stop(self):
         self.timer.stop()
+        if self.ref is not None:
+            self.ref_data = self.ref.stop()
         for (ph, key), n in getattr(self, "samples", {}).most_common(12) if hasattr(self, "samples") else []:
             print(f"  stalled [{ph}] x{n}: {key}", file=sys.stderr)
 
     def summary(self) -> dict:
+        """Per phase: lateness p50/p99/max (ms), ticks over 50 ms, the UI thread's CPU per tick
+        p50/p99/max, and the idle loop's lateness over the same phase (``ref_*``) with the
+        difference and the ratio of the p99s."""
         out = {}
         for ph, xs in self.late.items():
             xs_ms = sorted(x * 1000 for x in xs)
             out[ph] = {"ticks": len(xs_ms), "max_ms": round(xs_ms[-1], 1) if xs_ms else 0.0,
-                       "p99_ms": round(xs_ms[int(0.99 * (len(xs_ms) - 1))], 1) if xs_ms else 0.0,
+                       "p99_ms": round(_pct(xs_ms, 0.99), 1),
                        "median_ms": round(statistics.median(xs_ms), 2) if xs_ms else 0.0,
                        "over_50ms": sum(1 for x in xs_ms if x > 50)}
             cs = sorted(x * 1000 for x in self.cpu.get(ph, []))
             if cs:
-                out[ph]["ui_cpu_p99_ms"] = round(cs[int(0.99 * (len(cs) - 1))], 1)
+                out[ph]["ui_cpu_p50_ms"] = round(_pct(cs, 0.5), 2)
+                out[ph]["ui_cpu_p99_ms"] = round(_pct(cs, 0.99), 1)
                 out[ph]["ui_cpu_max_ms"] = round(cs[-1], 1)
+                out[ph]["ui_cpu_total_s"] = round(sum(cs) / 1000, 2)
+            ref = self.ref_data.get(ph)
+            if ref and ref["late_ms"]:
+                rl = sorted(ref["late_ms"])
+                p99 = out[ph]["p99_ms"]
+                out[ph].update({"ref_ticks": len(rl), "ref_p99_ms": round(_pct(rl, 0.99), 1),
+                                "ref_median_ms": round(statistics.median(rl), 2), "ref_max_ms": round(rl[-1], 1),
+                                "ref_over_50ms": sum(1 for x in rl if x > 50),
+                                "ui_adds_p99_ms": round(p99 - _pct(rl, 0.99), 1),
+                                "ratio_to_ref_p99": round(p99 / max(_pct(rl, 0.99), 0.05), 2)})
         return out
+
+
+def stall_line(ph: str, s: dict) -> str:
+    """One phase of :meth:`StallMeter.summary` as a line: lateness, the idle loop's in the same run, CPU."""
+    ref = (f" vs idle-loop p99 {s['ref_p99_ms']} ms (max {s['ref_max_ms']}, {s['ref_over_50ms']} over 50 ms) "
+           f"-> the UI adds {s['ui_adds_p99_ms']} ms, ratio {s['ratio_to_ref_p99']}" if "ref_p99_ms" in s else "")
+    return (f"stall [{ph}]: p99 lateness {s['p99_ms']} ms{ref}; max {s['max_ms']} ms, median {s['median_ms']} ms, "
+            f"{s['over_50ms']} over 50 ms ({s['ticks']} ticks); UI-thread CPU per tick p50 {s.get('ui_cpu_p50_ms')} "
+            f"/ p99 {s.get('ui_cpu_p99_ms')} / max {s.get('ui_cpu_max_ms')} ms, {s.get('ui_cpu_total_s')} s in all")
 
 
 class TickAttribution:
@@ -304,6 +395,12 @@ class TickAttribution:
               f"{res['late_worst']['ui_cpu_mean_ms']} ms, process CPU {res['late_worst']['process_cpu_mean_ms']} ms "
               f"per tick (mean); over all ticks {sum(t[2] for t in ts) / len(ts) * 1000:.2f} / "
               f"{sum(t[5] for t in ts) / len(ts) * 1000:.2f} ms", file=out)
+        lat_jobs: dict = {}
+        for t in lat:
+            for j in t[6]:
+                lat_jobs[j] = lat_jobs.get(j, 0) + 1
+        res["late_worst"]["jobs"] = lat_jobs
+        print(f"    worker jobs live at them: {lat_jobs}", file=out)
         for lab, v in list(agg(lat).items())[:8]:
             print(f"    {lab:42s} {v['ms_per_tick']:6.2f} ms/tick (in {v['in_ticks'] * 100:3.0f}% of them)", file=out)
         def p99(xs):
@@ -459,6 +556,9 @@ def run(args) -> dict:
     if att is not None:
         att.jobs_fn = lambda: tuple(sorted(j.name for j in list(win.history.jobs._live) if not j.finished))
     result["firstPaintCold"] = cold
+    outline_at: dict = {}
+    win.go_actions.outlineReady.connect(lambda: outline_at.setdefault("t", time.perf_counter()))
+    t_open = time.perf_counter() - cold["first_paint_ms"] / 1000
     # stalls while the index builds and the user scrolls up
     meter.start("indexing+scrolling")
     sb = win.view.verticalScrollBar()
@@ -466,7 +566,9 @@ def run(args) -> dict:
 
     def scroll_step():
         steps["n"] += 1
-        sb.setValue(max(0, sb.value() - 240))          # a wheel flick upwards every 16 ms
+        # a wheel flick upwards every 16 ms: moved as a wheel or a drag moves it (the slider's
+        # action, then its value; ``setValue`` alone is the window's own kind of move)
+        sb.setSliderPosition(max(0, sb.value() - 240))
     scroller = QTimer()
     scroller.setInterval(16)
     scroller.timeout.connect(att.timed(scroll_step, "bench scroll step (setValue)") if att else scroll_step)
@@ -500,9 +602,25 @@ def run(args) -> dict:
                        "wall_s": round(time.perf_counter() - t_idx, 2)}
     pages_during_index = len(win.history.pages)
     meter.set_phase("scrolling")
+    t_sc, cpu_sc = time.perf_counter(), os.times()
     target_pages = pages_during_index + args.pages
     spin_until(lambda: len(win.history.pages) >= target_pages or not win.history.has_more, 300)
     scroller.stop()
+    cpu_end = os.times()
+    t_sc_end = time.perf_counter()
+    meter.set_phase("idle, outline finishing")
+    if args.screenshot:                            # the window as the scroll left it (run under xvfb-run)
+        spin_until(lambda: win.view.settled(), 10)
+        win.grab().save(args.screenshot)
+    spin_until(lambda: "t" in outline_at, args.outline_wait)     # the outline/problems pass completes (paused or not)
+    result["outline"] = {"done_s_after_open": round(outline_at["t"] - t_open, 1) if "t" in outline_at else None,
+                         "done_during_scroll": "t" in outline_at and outline_at["t"] <= t_sc_end,
+                         "turns": len(win.go_actions.outline.turns) if win.go_actions.outline is not None else None,
+                         "paused_while_scrolling": hasattr(win, "scroll_pause")}
+    result["kept_frames"] = getattr(getattr(win.view, "frames", None), "kept", None)      # repaints skipped after a prepend
+    result["scroll_phase"] = {"wall_s": round(t_sc_end - t_sc, 2),
+                              "process_cpu_s": round(cpu_end.user + cpu_end.system - cpu_sc.user - cpu_sc.system, 2),
+                              "loadavg_end": os.getloadavg()[0]}
     # user actions over everything loaded, one at a time as a user makes them (each one
     # settles before the next; CPU only): the two face toggles, then a search
     actions = [("toggle-attempts", win.act_attempts.trigger), ("toggle-physical", win.act_physical.trigger),
@@ -537,6 +655,8 @@ def run(args) -> dict:
         "first_paint_target_ms": TARGET_FIRST_PAINT_MS,
         "first_paint_ratio": round(warm["first_paint_ms"] / TARGET_FIRST_PAINT_MS, 2),
         "scroll_p99_ms": p99, "scroll_ui_cpu_p99_ms": scroll.get("ui_cpu_p99_ms"),
+        "scroll_ref_p99_ms": scroll.get("ref_p99_ms"), "scroll_ui_adds_p99_ms": scroll.get("ui_adds_p99_ms"),
+        "scroll_ratio_to_ref": scroll.get("ratio_to_ref_p99"),
         "stall_p99_target_ms": TARGET_STALL_P99_MS, "stall_ratio": round(p99 / TARGET_STALL_P99_MS, 2),
         "worst_stall_ms": worst,
         "pass": warm["first_paint_ms"] <= TARGET_FIRST_PAINT_MS and p99 <= TARGET_STALL_P99_MS,
@@ -555,10 +675,20 @@ def main(argv=None) -> int:
     ap.add_argument("--first-paint-only", action="store_true",
                     help="only the first tail paint, warm (index cached), --runs times")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--outline-wait", type=float, default=600, metavar="S",
+                    help="after the scroll phase, wait up to S seconds for the outline pass to complete (0: no wait)")
+    ap.add_argument("--screenshot", metavar="PNG", help="save the window after the scroll phase (e.g. under xvfb-run)")
+    ap.add_argument("--busy", type=int, default=0,
+                    help="run N busy-loop processes (nice 0) beside the bench: a fixed synthetic load")
     ap.add_argument("--attribute", action="store_true",
                     help="split the UI thread's CPU of the worst 1%% of scrolling ticks over the UI calls (stderr)")
     args = ap.parse_args(argv)
-    res = run(args)
+    busy = BusyLoad(args.busy)
+    try:
+        res = run(args)
+    finally:
+        busy.stop()
+    res["busy"] = args.busy
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
@@ -576,7 +706,7 @@ def main(argv=None) -> int:
     print(f"input: {res['input']} ({res['bytes'] / (1 << 20):,.0f} MiB), platform {res['platform']}, "
           f"page size {res['pageSize']} messages")
     c, w = res["firstPaintCold"], res["firstPaintWarm"]
-    print(f"load average {res['loadavg']:.1f}")
+    print(f"load average {res['loadavg']:.1f}; synthetic load: {res['busy']} busy-loop process(es) at nice 0")
     print(f"first tail paint: cold {c['first_paint_ms']:.0f} ms (tail worker {c['tail_worker_ms']} ms, "
           f"{c['rows']} rows), warm {w['first_paint_ms']:.0f} ms (UI-thread CPU {w['ui_cpu_from_open_store_ms']} ms)"
           f"   target {v['first_paint_target_ms']:.0f} ms -> ratio {v['first_paint_ratio']:.2f}")
@@ -586,10 +716,17 @@ def main(argv=None) -> int:
     print(f"pages: {p['during_index']} loaded while indexing, {p['total']} in all, {p['rows']:,} rows, "
           f"{p['events_loaded']:,} events in memory")
     for ph, s in res["stalls"].items():
-        print(f"stall [{ph}]: max {s['max_ms']} ms, p99 {s['p99_ms']} ms, median {s['median_ms']} ms, "
-              f"{s['over_50ms']} over 50 ms ({s['ticks']} ticks); UI-thread CPU per tick p99 "
-              f"{s.get('ui_cpu_p99_ms')} ms, max {s.get('ui_cpu_max_ms')} ms")
-    print(f"scrolling: lateness p99 {v['scroll_p99_ms']} ms (UI-thread CPU per tick p99 {v['scroll_ui_cpu_p99_ms']} ms), "
+        print(stall_line(ph, s))
+    sp = res["scroll_phase"]
+    ol = res["outline"]
+    print(f"outline/problems pass: done {ol['done_s_after_open']} s after the open "
+          f"({'during' if ol['done_during_scroll'] else 'after'} the scroll phase), {ol['turns']} turns; "
+          f"paused while scrolling: {ol['paused_while_scrolling']}; frames kept after a prepend: {res['kept_frames']}")
+    print(f"scrolling phase: {sp['wall_s']} s wall, process CPU {sp['process_cpu_s']} s (all threads), load average "
+          f"{res['loadavg']:.1f} at the start, {sp['loadavg_end']:.1f} at the end")
+    print(f"scrolling: lateness p99 {v['scroll_p99_ms']} ms vs idle-loop p99 {v['scroll_ref_p99_ms']} ms in the same run "
+          f"(the UI adds {v['scroll_ui_adds_p99_ms']} ms, ratio {v['scroll_ratio_to_ref']}); "
+          f"UI-thread CPU per tick p99 {v['scroll_ui_cpu_p99_ms']} ms; "
           f"target p99 {v['stall_p99_target_ms']:.0f} ms -> ratio {v['stall_ratio']:.2f}; worst stall {v['worst_stall_ms']} ms")
     print("PASS" if v["pass"] else "MISS")
     return 0

@@ -44,8 +44,13 @@ def test_the_copy_overlaps_the_row_pass(legacy, tmp_path, monkeypatch):
     p, r = legacy
     events: list[str] = []
     real_rows, real_range = forking._converted_rows, forking.FileRange
+    copied = threading.Event()
 
     def rows(*a, **k):
+        if events.count("convert") == 2:
+            # (the pass waits here for a copy: the writer copies while the pass runs, or never
+            # before it ends; a wait, not a race, so a loaded machine cannot make this flaky)
+            copied.wait(30)
         events.append("convert")
         time.sleep(0.002)      # (a 1 MB segment's pass as on a loaded machine: the compiled pass of this small log
         return real_rows(*a, **k)  # can end before the writer has made its temporary, and then nothing overlaps)
@@ -53,6 +58,7 @@ def test_the_copy_overlaps_the_row_pass(legacy, tmp_path, monkeypatch):
     class Spy(real_range):
         def copy_into(self, out_fd):
             events.append("copy")
+            copied.set()
             return super().copy_into(out_fd)
     monkeypatch.setattr(forking, "_converted_rows", rows)
     monkeypatch.setattr(forking, "FileRange", Spy)

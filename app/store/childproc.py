@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Optional
@@ -29,6 +31,75 @@ class ChildFailed(RuntimeError):
 
 class NoChild(OSError):
     """No child process could be started (the caller runs the work in-process instead)."""
+
+
+class _Background:
+    """The running children doing work nobody waits on (``run_child(background=True)``: the
+    window's outline/problems pass), which the window stops while the user scrolls.
+
+    On 2 shared cores such a child takes one core for the whole pass; stopped (SIGSTOP) it takes
+    none, and the UI thread, the page worker and the rest of the machine share both.  A child
+    started while paused is stopped at once; ``resume`` (SIGCONT) lets them all go on from where
+    they were.  A stopped child whose parent dies is not left behind: its process group is
+    orphaned then, and the kernel sends it SIGHUP and SIGCONT.  No-op where there is no SIGSTOP."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.procs: set[subprocess.Popen[bytes]] = set()
+        self.paused = False
+
+    def _signal(self, proc: subprocess.Popen[bytes], sig: Optional[int]) -> bool:
+        if sig is None:
+            return False
+        try:
+            proc.send_signal(sig)          # (a reaped child is skipped: Popen polls first)
+            return proc.returncode is None
+        except OSError:
+            return False
+
+    def add(self, proc: subprocess.Popen[bytes]) -> None:
+        with self.lock:
+            self.procs.add(proc)
+            if self.paused:
+                self._signal(proc, getattr(signal, "SIGSTOP", None))
+
+    def discard(self, proc: subprocess.Popen[bytes]) -> None:
+        with self.lock:
+            self.procs.discard(proc)
+
+    def pause(self) -> int:
+        with self.lock:
+            self.paused = True
+            return sum(self._signal(p, getattr(signal, "SIGSTOP", None)) for p in list(self.procs))
+
+    def resume(self) -> int:
+        with self.lock:
+            self.paused = False
+            return sum(self._signal(p, getattr(signal, "SIGCONT", None)) for p in list(self.procs))
+
+
+_background = _Background()
+
+
+def pause_background() -> int:
+    """Stop every background child, and every one started until :func:`resume_background`
+    (the user is scrolling); returns how many running children were stopped."""
+    return _background.pause()
+
+
+def resume_background() -> int:
+    """Let the background children go on; returns how many were signalled."""
+    return _background.resume()
+
+
+def background_paused() -> bool:
+    return _background.paused
+
+
+def background_pids() -> list[int]:
+    """Process ids of the running background children (tests, benches)."""
+    with _background.lock:
+        return [p.pid for p in _background.procs]
 
 
 def serve(body: Callable[[Send], object], nice: int) -> int:
@@ -65,13 +136,14 @@ def child_env() -> dict[str, str]:
 
 def run_child(argv: Sequence[str], request: object, on_message: Callable[[tuple[object, ...]], None],
               cancelled: Optional[Callable[[], bool]], what: str,
-              failed: type[ChildFailed] = ChildFailed) -> object:
+              failed: type[ChildFailed] = ChildFailed, background: bool = False) -> object:
     """The result a child (command ``argv``) reports with ``done``.
 
     ``request`` (when not None) is pickled to the child's stdin.  Raises :class:`NoChild` when
     the child cannot be started, ``failed(text)`` when it reports an error or ends without a
     result (``what`` names it in the message) and ``InterruptedError`` when ``cancelled()``
-    turns true (checked before every message); the child never outlives the call."""
+    turns true (checked before every message); the child never outlives the call.
+    ``background``: work nobody waits on, stopped while :func:`pause_background` holds."""
     err = tempfile.TemporaryFile()
     try:
         proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL if request is None else subprocess.PIPE,
@@ -81,6 +153,8 @@ def run_child(argv: Sequence[str], request: object, on_message: Callable[[tuple[
         raise NoChild(str(e)) from e
     stdout = proc.stdout
     assert stdout is not None
+    if background:
+        _background.add(proc)
     try:
         if request is not None:
             assert proc.stdin is not None
@@ -107,6 +181,7 @@ def run_child(argv: Sequence[str], request: object, on_message: Callable[[tuple[
                 raise failed(msg[1])
             on_message(msg)
     finally:
+        _background.discard(proc)
         if proc.poll() is None:
             proc.kill()
         stdout.close()

@@ -88,7 +88,7 @@ def run_isolated(task: str, path: str, session_id: Optional[str], args: dict[str
         return scan(task, path, session_id, args, on_message, cancelled)
     try:
         return run_child([sys.executable, "-m", "app.store.scan_child"], (task, path, session_id, args),
-                         on_message, cancelled, task, ScanFailed)
+                         on_message, cancelled, task, ScanFailed, background=task == "outline")
     except NoChild:
         return scan(task, path, session_id, args, on_message, cancelled)
 

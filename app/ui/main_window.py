@@ -189,6 +189,8 @@ class MainWindow(QMainWindow):
         cl.addWidget(self.banner_row)
         self.view = HistoryView(self.theme)
         self.view.setModel(self.history)
+        from .scroll_pause import ScrollPause
+        self.scroll_pause = ScrollPause(self.view, self)     # the outline pass yields the cores while scrolling
         cl.addWidget(self.view, 1)
         # the empty state: a session with a header and no events yet
         self.empty_state = QLabel("")
@@ -489,5 +491,6 @@ class MainWindow(QMainWindow):
         self.home_search.shutdown()
         self.live_actions.shutdown()
         self.file_actions.shutdown()
+        self.scroll_pause.resume()           # (a stopped child would keep its worker waiting)
         self.jobs.shutdown(10000)
         self.request_view.clear()

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QAbstractItemView, QApplication, QListView, QMenu
 
 from ...log.textview import fold_spans
 from .delegate import HistoryDelegate, row_of
+from .frames import FrameKeeper
 from .model import HistoryModel
 from .warm import RowWarmer
 from ..theme import Theme
@@ -53,11 +54,13 @@ class HistoryView(QListView):
         self.customContextMenuRequested.connect(self._context_menu)
         self._anchor: Optional[tuple] = None
         self._batch_anchor: Optional[tuple] = None
+        self.frames = FrameKeeper(self)           # a prepend that changes nothing on screen repaints nothing
         self._scroll_at = 0
         self._painted = True
         self._follow_bottom = True
         self._live_follow = False
         self.verticalScrollBar().valueChanged.connect(self._on_scroll)
+        self.delegate.sizeHintChanged.connect(self.frames.dirty)
         self._fill_timer = QTimer(self)
         self._fill_timer.setSingleShot(True)
         self._fill_timer.setInterval(0)
@@ -95,6 +98,9 @@ class HistoryView(QListView):
         model.modelReset.connect(self._after_reset)
         model.tailInstalled.connect(self._on_tail)
         model.searchChanged.connect(self.viewport().update)
+        for sig in (model.dataChanged, model.modelReset, model.layoutChanged, model.searchChanged,
+                    self.selectionModel().selectionChanged, self.selectionModel().currentChanged):
+            sig.connect(self.frames.dirty)
         model.liveAboutToAppend.connect(self._live_before)
         model.liveAppended.connect(self._live_after)
         for sig in (model.olderInstalled, model.newerInstalled, model.jumped, model.tailInstalled, model.opened,
@@ -116,6 +122,7 @@ class HistoryView(QListView):
         self.viewport().update()
 
     def resizeEvent(self, e):
+        self.frames.dirty()
         at_bottom = self.at_bottom()
         self.delegate.viewport_resized(self.viewport().width())
         super().resizeEvent(e)
@@ -162,12 +169,22 @@ class HistoryView(QListView):
         """Rows are trimmed at the bottom, then prepended (one change batch): the anchor is taken
         before the trim (afterwards ``indexAt`` would lay every row out first)."""
         self._batch_anchor = ("prepend", self._top_anchor(), self.at_bottom())
+        self.frames.take()
 
     def _before_insert(self, parent: QModelIndex, first: int, last: int):
         if first == 0:
             a, self._batch_anchor = self._batch_anchor, None
             if not self._live_follow:
                 self._anchor = a if a is not None else ("prepend", self._top_anchor(), self.at_bottom())
+                if a is None:
+                    self.frames.take()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        if self.frames.anchoring:                # the anchor's own shift: nothing moves on screen
+            return
+        self.frames.dirty()
+        super().scrollContentsBy(dx, dy)
+
 
     def _after_insert(self, parent: QModelIndex, first: int, last: int):
         if first == 0 and self._anchor is not None:
@@ -210,7 +227,10 @@ class HistoryView(QListView):
             return
         rect = self.visualRect(m.index(r, 0))
         sb = self.verticalScrollBar()
-        sb.setValue(sb.value() + rect.top() - y)
+        if kind == "prepend":
+            self.frames.anchor(sb, sb.value() + rect.top() - y)
+        else:
+            sb.setValue(sb.value() + rect.top() - y)
         self._fill_timer.start()
 
     def _on_tail(self):
@@ -263,10 +283,12 @@ class HistoryView(QListView):
     # ------------------------------------------------------------------ paint hook
     def paintEvent(self, e):
         d = self.delegate
-        d.exposed = e.rect()
-        super().paintEvent(e)
-        d.exposed = None
-        d.render_whole = True
+        if not self.frames.paint(e):             # (True: the backing store holds this frame)
+            d.exposed = e.rect()
+            super().paintEvent(e)
+            d.exposed = None
+            d.render_whole = True
+            self.frames.clean = True
         if self._after_paint:
             self._run_after_paint()
         self.warmer.busy()
