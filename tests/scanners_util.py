@@ -126,3 +126,36 @@ def bulk_block(data: bytes, n: int, expected, legacy: bool):
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             return None                    # (RecursionError: the bulk scan raised it, a crash: fixed with the row scanner)
     return _Block(col[0], col[n] - 1, n, [ints[i] for i in marks], [_MARK_CODE[types[i]] for i in marks], flag)
+
+
+# --------------------------------------------------------------------------- the fork's previous legacy scan (oracle)
+
+def old_legacy_by_heads(data: bytes, upto: int):
+    """``app.store.forking._legacy_by_heads`` as it was before the row scanner named its rows (the regex over
+    the joined row heads, ``_NOT_LEGACY``'s patterns, a probe per remaining row of a legacy type), kept
+    here only as the oracle.  Two changes, both asserted by tests of their own: only ``data[:upto]`` is
+    read (before, every row of ``data`` but its last was, so a cut segment listed rows after the fork's
+    boundary), and a row nested deeper than the probe's decoder goes is a maybe (before: ``RecursionError``)."""
+    if upto <= 0 or data[upto - 1:upto] != b"\n":
+        return None
+    data = data[:upto]
+    lines = fastindex.lines_of(data, upto)
+    if lines is None:
+        return None
+    found = _ROWS.findall(b"\x00".join(chain((b"",), map(_HEADS, lines))))
+    if len(found) != len(lines):
+        return None
+    types = list(map(itemgetter(0), found))
+    ends = list(accumulate(map(len, lines)))
+    out = []
+    for i in compress(range(len(lines)), map(_LEGACY_TYPES.__contains__, types)):
+        line, t = lines[i], types[i]
+        shape = _NOT_LEGACY.get(t)
+        if shape is None or not shape.match(line, _SEQ_AT + len(t) + len(found[i][2])):
+            try:
+                maybe = _maybe_legacy(fastindex._probe(line))
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                maybe = True
+            if maybe:
+                out.append((ends[i] - len(line), ends[i] - 1))
+    return out

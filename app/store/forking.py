@@ -33,6 +33,7 @@ from typing import Any, NamedTuple, Optional, Union
 import msgspec
 
 from ..log.codec import encode_row
+from ..log.fastindex import _heap_steady
 from ..log.fork import ForkError, ForkPlan, child_header, plan_fork, seed_tail
 from ..log.model import is_event
 from ..log.reader import LogReader, SeqIndex
@@ -196,12 +197,43 @@ def _legacy_by_heads(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
     by the scan the seq index flags segments with (:mod:`app.log.fastindex`): each row's head in the
     writer's key order gives its type; a row of a type that may be legacy is passed over when it is in
     a shape that is not (``data.message`` there, …), else probed.  None when a row is not in that
-    shape (or ``data[:upto]`` does not end a row, or holds a NUL): the caller probes every row."""
-    from ..log.fastindex import _HEADS, _LEAD, _LEGACY_TYPES, _NOT_LEGACY, _ROWS, _SEQ_AT, _probe, lines_of
-    from ..log.reader import _maybe_legacy
+    shape (or ``data[:upto]`` does not end a row, or holds a NUL): the caller probes every row.
+
+    Where set-up compiled the row scanner, one pass of it (:func:`app.log.rowscan.scan`) names the
+    rows to probe; a buffer it does not take whole (a seq gap, a packed row it cannot count, a row
+    not ending in ``}``) falls back to the regex over the rows' heads (:func:`_legacy_by_regex`),
+    as does an interpreted scanner (the regex is faster than the interpreted loop)."""
+    from ..log import fastindex
+    from ..log.limits import MAX_PACKED_MEMBERS
     if upto <= 0 or data[upto - 1:upto] != b"\n":
         return None
-    lines = lines_of(data, upto)
+    if fastindex.SCANNER == "compiled":
+        got = fastindex._scan_rows(data, 0, upto, -1, fastindex._SCAN_TYPES, fastindex._SCAN_KINDS,
+                                   MAX_PACKED_MEMBERS, True)
+        if got is not None:
+            probes = got[5]
+            return [(a, b - 1) for a, b in zip(probes[::2], probes[1::2]) if _may_be_legacy(data[a:b])]
+    return _legacy_by_regex(data, upto)
+
+
+def _may_be_legacy(row: bytes) -> bool:
+    """Whether a row of a type that may be legacy, not in a shape that is not, may read in a legacy
+    shape by the probe (a typed decode that skips the content); a row that does not probe (not JSON,
+    another shape, nested deeper than the decoder goes): maybe, the codec decides."""
+    from ..log.fastindex import _probe
+    from ..log.reader import _maybe_legacy
+    try:
+        return _maybe_legacy(_probe(row))
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return True
+
+
+def _legacy_by_regex(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
+    """:func:`_legacy_by_heads` by the regex over the rows' heads joined (``fastindex._ROWS``) and the
+    not-legacy shapes' patterns (``fastindex._NOT_LEGACY``); ``data[:upto]`` ends a row."""
+    from ..log.fastindex import _HEADS, _LEAD, _LEGACY_TYPES, _NOT_LEGACY, _ROWS, _SEQ_AT, lines_of
+    buf = data if upto == len(data) else data[:upto]     # (the rows after the boundary row are not looked at)
+    lines = lines_of(buf, upto)
     if lines is None:
         return None
     found = _ROWS.findall(b"\x00".join(chain(_LEAD, map(_HEADS, lines))))
@@ -213,13 +245,8 @@ def _legacy_by_heads(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
     for i in compress(range(len(lines)), map(_LEGACY_TYPES.__contains__, types)):
         line, t = lines[i], types[i]
         shape = _NOT_LEGACY.get(t)
-        if shape is None or not shape.match(line, _SEQ_AT + len(t) + len(found[i][2])):
-            try:
-                maybe = _maybe_legacy(_probe(line))
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                maybe = True                   # the codec decides
-            if maybe:
-                out.append((ends[i] - len(line), ends[i] - 1))
+        if (shape is None or not shape.match(line, _SEQ_AT + len(t) + len(found[i][2]))) and _may_be_legacy(line):
+            out.append((ends[i] - len(line), ends[i] - 1))
     return out
 
 
@@ -349,6 +376,9 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flag
     stored = "frames" if zst else "range"
     cut_pos = _cut_segment(plan)[0]
     fd = os.open(src.path, os.O_RDONLY)
+    # glibc keeps the freed ~1 MiB read buffers (and the scanner's Latin-1 copies) in the heap during the
+    # pass instead of mapping each afresh (a page fault per 4 KiB: half the pass's CPU); trimmed after
+    steady = _heap_steady(True)
     try:
         run_start: Optional[int] = None        # stored bytes from here on are not yielded yet
         for i in range(len(idx)):
@@ -403,6 +433,8 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flag
                 return
     finally:
         os.close(fd)
+        if steady:
+            _heap_steady(False)
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
 
@@ -670,6 +702,7 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
                         batch.append(_raw_text([text]))
         batch.extend(tail_rows)
         folder_was_there = os.path.isdir(os.path.dirname(path))
+        make_dirs(os.path.dirname(path))  # (here, before the pass: the writer starts its copy without it)
         w = SessionWriter(path, header, fmt=src.kind, pack=False, batch_delay_ms=1, exists=False, retry=False)
         ok = False
         try:
