@@ -22,6 +22,7 @@ from app.log.zstdframes import encode_frame
 from app.store import discovery, titles
 from app.store.discovery import discover
 from app.tools.synth import SessionSynth, write_jsonl
+from test_list_fork_speed import _titles_of  # (the title rows of a text, as the list tests read them)
 
 
 @pytest.fixture(autouse=True)
@@ -140,29 +141,17 @@ def _frames_of(path) -> list:
     return out
 
 
-def _titles_in(text: bytes) -> list:
-    out = []
-    for line in text.split(b"\n"):
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(obj, dict) and obj.get("type") == "session/title":
-            out.append(obj["data"]["title"])
-    return out
-
-
 def _zstd_rule(path) -> object:
     """The documented zstd rule restated over whole frames: the last title of the frames starting in
     the tail window, else of the frames starting in the last ``ZSTD_MIDDLE`` bytes, else of the
     first frame after the header and the frames lying whole in the head window."""
     frames, size = _frames_of(path), path.stat().st_size
     if size <= 2 * titles.ZSTD_WINDOW:
-        return ([t for _a, _b, x in frames[1:] for t in _titles_in(x)] or [None])[-1]
-    tail = [t for a, _b, x in frames[1:] if a >= size - titles.ZSTD_WINDOW for t in _titles_in(x)]
-    middle = [t for a, _b, x in frames[1:] if a >= size - titles.ZSTD_MIDDLE for t in _titles_in(x)]
+        return ([t for _a, _b, x in frames[1:] for t in _titles_of(x)] or [None])[-1]
+    tail = [t for a, _b, x in frames[1:] if a >= size - titles.ZSTD_WINDOW for t in _titles_of(x)]
+    middle = [t for a, _b, x in frames[1:] if a >= size - titles.ZSTD_MIDDLE for t in _titles_of(x)]
     head = [t for k, (_a, b, x) in enumerate(frames[1:]) if k == 0 or b <= titles.ZSTD_WINDOW
-            for t in _titles_in(x)]
+            for t in _titles_of(x)]
     return (tail or middle or head or [None])[-1]
 
 
