@@ -28,15 +28,7 @@ from scanners_util import SCANNERS, bulk_block, use  # noqa: E402
 from app.log import fastindex as fx  # noqa: E402
 from app.log.reader import LogReader  # noqa: E402
 from app.log.sources import open_source  # noqa: E402
-
-
-def best(fn, runs: int) -> float:
-    out = []
-    for _ in range(runs):
-        t = time.process_time()
-        fn()
-        out.append(time.process_time() - t)
-    return min(out)
+from index_primitives import best  # noqa: E402  (bench/: the best CPU time of a few runs)
 
 
 def main() -> None:

@@ -6,7 +6,6 @@ planted at the window's ends and at odd offsets, ``start`` and ``lim`` at every 
 and with the C library's path switched off; and a whole search finds the same hits either way."""
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
@@ -18,6 +17,7 @@ import app.log.search as search
 from app.log.reader import LogReader
 from app.log.search import FindOptions, find_all, first_escape
 from app.log.sources import RawJsonlSource
+from test_find_bytes import _row  # (a user row as a UTF-8 or an ASCII-only writer stores it)
 
 needs_memmem = pytest.mark.skipif(not cfind.AVAILABLE, reason="no memmem in this C library")
 
@@ -99,12 +99,6 @@ def test_a_planted_escape_at_the_end_of_a_big_reused_window():
         for a, b in [(0, 60), (40, 5000), (n - 5000, n - 10), (n - 7, n)]:
             assert pin.scan(b"\\u", a, b) == buf.find(b"\\u", a, b)
     buf.extend(b"x")                                          # (not exported any more)
-
-
-def _row(seq, text, ascii_only):
-    ev = {"seq": seq, "time": 1700000000000 + seq, "type": "user/message",
-          "data": {"id": f"m{seq}", "source": {"kind": "user"}, "content": [{"type": "text", "text": text}]}}
-    return json.dumps(ev, ensure_ascii=ascii_only, separators=(",", ":")).encode()
 
 
 @pytest.fixture(scope="module")
