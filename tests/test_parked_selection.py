@@ -150,3 +150,19 @@ def test_a_click_after_scrolling_away_selects_the_clicked_row(qtbot, make_window
     # scrolling back down: the old row is not selected again
     assert _scroll_down_until(qtbot, win, h, lambda: h.row_index(sel) is not None)
     assert not v.selectionModel().isSelected(h.index(h.row_index(sel), 0))
+
+
+def test_turn_navigation_starts_from_the_parked_row(qtbot, make_window, log):  # noqa: F811
+    from app.ui.history.rows import RowKind
+    win = make_window(page_size=20)
+    h = open_and_wait(qtbot, win, log)
+    v = win.view
+    sel = _select_last(qtbot, win, h)
+    w = h.window
+    o = w.row_ordinal(sel)
+    want = next(r for r in reversed(w.all_rows[:o - w.origin]) if r.kind == RowKind.TURN_START)
+    assert _scroll_up_until(qtbot, win, h, lambda: h.row_index(sel) is None)
+    assert _scroll_up_until(qtbot, win, h, lambda: w.bottom > 250 or not h.has_more)
+    v.setFocus()
+    qtbot.keyClick(v, Qt.Key.Key_Up, Qt.KeyboardModifier.ControlModifier)      # previous turn
+    assert v.current_row() is want and win.inspector.row is want

@@ -11,7 +11,8 @@
   *parked*: it stays the current row for everybody who asks (``current_row``,
   ``selected_rows``) while it is not in the view, nothing is told that it changed, and it is
   selected again, quietly, when it comes back into the view (scrolling back, a re-centre).
-  An arrow or page key first brings the parked row back and moves from there.
+  An arrow or page key (and the previous/next turn keys: the controller) first brings the
+  parked row back and moves from there.
 """
 from __future__ import annotations
 
