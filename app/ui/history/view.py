@@ -26,6 +26,7 @@ from ...log.textview import fold_spans
 from .delegate import HistoryDelegate, row_of
 from .frames import FrameKeeper
 from .model import HistoryModel
+from .rows import Row
 from .warm import RowWarmer
 from ..theme import Theme
 
@@ -68,8 +69,8 @@ class HistoryView(QListView):
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._context_menu)
         self._anchor: Optional[tuple] = None
-        self.parked = None                        # the current row while it is out of the view (a Row)
-        self._parked_sel: list = []               # selected rows out of the view
+        self.parked: Optional[Row] = None         # the current row while it is out of the view
+        self._parked_sel: list[Row] = []          # selected rows out of the view
         self._batch_anchor: Optional[tuple] = None
         self.frames = FrameKeeper(self)           # a prepend that changes nothing on screen repaints nothing
         self._scroll_at = 0
@@ -272,15 +273,18 @@ class HistoryView(QListView):
         p = self.parked
         if p is not None and m.row_index(p) is None and not m.is_loaded_row(p):
             self.parked = None
-            r = m.row_for_key(p.key)
-            if r is not None:
-                self.setCurrentIndex(m.index(r, 0))
+            k = m.row_for_key(p.key)
+            if k is not None:
+                self.setCurrentIndex(m.index(k, 0))
         self._parked_sel = [r for r in self._parked_sel if m.is_loaded_row(r)]
-        back = []
-        keep = []
+        back: list[int] = []                  # exposed indexes of selected rows back in the view
+        keep: list[Row] = []
         for r in self._parked_sel:
             i = m.row_index(r)
-            (keep if i is None else back).append(i if i is not None else r)
+            if i is None:
+                keep.append(r)
+            else:
+                back.append(i)
         self._parked_sel = keep
         i_cur = m.row_index(self.parked) if self.parked is not None else None
         if i_cur is None and not back:
@@ -486,8 +490,8 @@ class HistoryView(QListView):
         """Selected rows oldest first; the current row when nothing else is selected."""
         m = self.hmodel()
         idx = sorted(i.row() for i in self.selectionModel().selectedIndexes())
-        rows = [m.row_at(i) for i in idx] if m is not None else []
-        rows = [r for r in rows if r is not None]
+        got = [m.row_at(i) for i in idx] if m is not None else []
+        rows: list[Row] = [r for r in got if r is not None]
         if self._parked_sel and m is not None:
             rows = sorted(rows + self._parked_sel, key=lambda r: m.window.row_ordinal(r) or 0)
         if not rows and self.current_row() is not None:
