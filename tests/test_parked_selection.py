@@ -166,3 +166,22 @@ def test_turn_navigation_starts_from_the_parked_row(qtbot, make_window, log):  #
     v.setFocus()
     qtbot.keyClick(v, Qt.Key.Key_Up, Qt.KeyboardModifier.ControlModifier)      # previous turn
     assert v.current_row() is want and win.inspector.row is want
+
+
+def test_several_selected_rows_scrolled_away_stay_selected(qtbot, make_window, log):  # noqa: F811
+    from PySide6.QtCore import QItemSelection, QItemSelectionModel
+    win = make_window(page_size=20)
+    h = open_and_wait(qtbot, win, log)
+    v = win.view
+    qtbot.waitUntil(v.settled, timeout=WAIT)
+    n = h.rowCount()
+    win.history_actions.controller.select_row(n - 1)
+    v.selectionModel().select(QItemSelection(h.index(n - 3, 0), h.index(n - 1, 0)),
+                              QItemSelectionModel.SelectionFlag.Select)          # as Shift+click does
+    want = [h.row_at(i) for i in range(n - 3, n)]
+    assert v.selected_rows() == want
+    assert _scroll_up_until(qtbot, win, h, lambda: all(h.row_index(r) is None for r in want))
+    assert v.selected_rows() == want and v.current_row() is want[-1]     # (Copy as Markdown copies these)
+    assert _scroll_down_until(qtbot, win, h, lambda: all(h.row_index(r) is not None for r in want))
+    assert sorted(ix.row() for ix in v.selectionModel().selectedIndexes()) == [h.row_index(r) for r in want]
+    assert v.selected_rows() == want
