@@ -278,8 +278,13 @@ class TickAttribution:
             ("app.ui.history.warm", "RowWarmer", ("step",)),
             ("app.ui.history.model", "HistoryModel", ("_install_older", "_expose_chunk", "_apply", "request_newer",
                                                       "data", "stats", "_install_tail", "_install_first")),
-            ("app.ui.history.controller", "HistoryController", ("_on_older",)),
-            ("app.ui.main_window", "MainWindow", ("update_status",)))
+            ("app.ui.history.controller", "HistoryController", ("_on_older", "_on_current_row")),
+            # what a change of the current row runs (the inspector, the why, the actions' states)
+            ("app.ui.inspector", "EventInspector", ("show_row",)),
+            ("app.ui.truth_views", "TruthActions", ("_on_current",)),
+            ("app.ui.fork_action", "ForkAction", ("update",)),
+            ("app.ui.audit_action", "AuditAction", ("update",)),
+            ("app.ui.main_window", "MainWindow", ("update_status", "_update_request")))
 
     def __init__(self, meter: StallMeter):
         import gc

@@ -77,6 +77,13 @@ class HistoryController(QObject):
         if row is not None:
             self.inspector.show_row(row, self.focus_seq)
 
+    def _from_selection(self) -> None:
+        """Navigation starts from the selected row: one scrolled out of the view (parked) is
+        brought back first (the window moves there), as the arrow keys do."""
+        back = getattr(self.view, "bring_back", None)
+        if back is not None and getattr(self.view, "parked", None) is not None:
+            back()
+
     def current_row_index(self) -> Optional[int]:
         ix = self.view.currentIndex()
         if ix.isValid():
@@ -183,6 +190,7 @@ class HistoryController(QObject):
 
     def _goto_turn(self, direction: int, budget: int) -> None:
         h = self.model
+        self._from_selection()
         turns = h.turn_rows()
         cur = self.current_row_index()
         if cur is None:

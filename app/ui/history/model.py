@@ -71,6 +71,8 @@ class HistoryModel(TruthModel, QAbstractListModel):
     jumped = Signal(int)                 # a page read around this seq was installed (jumps.jump_to)
     surfaceReady = Signal()              # every loaded row has its surface status (the index is built)
     prependAhead = Signal()              # the change batch being applied prepends rows after other changes
+    rowsLeaving = Signal(int, int)       # (first, count) exposed rows about to be trimmed (they stay loaded)
+    changesApplied = Signal()            # a batch of row changes is applied (the rows equal the window's again)
 
     def __init__(self, jobs: Optional[Jobs] = None, page_size: int = DEFAULT_PAGE_SIZE, parent=None,
                  follow_live: bool = True, live_options: Optional[dict] = None):
@@ -140,12 +142,16 @@ class HistoryModel(TruthModel, QAbstractListModel):
                 self.rows[c.at:c.at] = c.rows
                 self.endInsertRows()
             elif isinstance(c, Removed):
+                if c.trim:
+                    self.rowsLeaving.emit(c.at, c.count)     # (before Qt's selection model moves the current row)
                 self.beginRemoveRows(root, c.at, c.at + c.count - 1)
                 del self.rows[c.at:c.at + c.count]
                 self.endRemoveRows()
             elif isinstance(c, Changed):
                 self.rows[c.at:c.at + len(c.rows)] = c.rows
                 self.dataChanged.emit(self.index(c.at, 0), self.index(c.at + len(c.rows) - 1, 0))
+        if changes:
+            self.changesApplied.emit()
 
     # ------------------------------------------------------------------ Qt model API
     def rowCount(self, parent=QModelIndex()):
@@ -379,6 +385,13 @@ class HistoryModel(TruthModel, QAbstractListModel):
 
     def row_index(self, row: Row) -> Optional[int]:
         return self.window.row_index(row)
+
+    def expose_row(self, row: Row) -> Optional[int]:
+        """Exposed index of a loaded row, the window moved there if it is outside it (None: not loaded)."""
+        return self._exposed(self.window.row_ordinal(row), True)
+
+    def is_loaded_row(self, row: Row) -> bool:
+        return self.window.row_ordinal(row) is not None
 
     def row_for_key(self, key) -> Optional[int]:
         return self._exposed(self.window.key_ordinal(key), False)

@@ -64,6 +64,7 @@ class Inserted:
 class Removed:
     at: int
     count: int
+    trim: bool = False   # the window slides: the rows stay loaded, only the view stops holding them
 
 
 @dataclass(frozen=True)
@@ -212,7 +213,7 @@ class RowWindow(TruthWindow, WindowNavigation):
             extra = len(self.rows) + c - MAX_EXPOSED
             if extra > 0:
                 k = len(self.rows)
-                out.append(Removed(k - extra, extra))
+                out.append(Removed(k - extra, extra, trim=True))
                 self._set_window(self.hidden, self.bottom + extra)
                 if self.current_match_row is not None and self.current_match_row >= len(self.rows):
                     self.current_match_row = None
@@ -233,7 +234,7 @@ class RowWindow(TruthWindow, WindowNavigation):
         self._set_window(self.hidden, self.bottom - c)
         extra = len(self.rows) - MAX_EXPOSED
         if extra > 0:
-            out.append(Removed(0, extra))
+            out.append(Removed(0, extra, trim=True))
             self._set_window(self.hidden + extra, self.bottom)
             if self.current_match_row is not None:
                 self.current_match_row = self.current_match_row - extra if self.current_match_row >= extra else None
@@ -348,7 +349,7 @@ class RowWindow(TruthWindow, WindowNavigation):
                 self._set_window(h, len(add) - shown)
                 extra = len(self.rows) - MAX_EXPOSED
                 if extra > 0 and self.bottom == 0:
-                    out.append(Removed(0, extra))
+                    out.append(Removed(0, extra, trim=True))
                     self._set_window(self.hidden + extra, 0)
                     if self.current_match_row is not None:
                         self.current_match_row = (self.current_match_row - extra
