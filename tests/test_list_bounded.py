@@ -1,0 +1,369 @@
+"""Issue 15 / decision 0016: a first list reads each log's title in a bounded head and tail region.
+
+A title in the tail region, or in regions that cover the whole file, is exact; a title found only in
+the head (or none) while a middle was left unread is provisional (``titleExact`` false), cached so,
+and refined: by ``list --exact-titles`` and by the window's background refinement, both of which
+upgrade the cache entry to exact.  Hostile input stays bounded; damage in the regions is named."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import random
+
+import pytest
+
+from app.cli.main import main
+from app.log.zstdframes import encode_frame
+from app.store import titles
+from app.store.discovery import discover
+from app.tools.synth import SessionSynth, write_jsonl
+from fixtures_util import FIXTURES
+from test_list_fork_speed import ALL_LOGS, _bounded_rule
+
+WAIT = 20000
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(titles, "_cache", None)
+    monkeypatch.setattr(titles, "_dirty", False)
+
+
+def run(*argv) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main([str(a) for a in argv])
+    return rc, out.getvalue()
+
+
+def _inspect_title(path) -> object:
+    rc, out = run("inspect", path, "--json")
+    return json.loads(out).get("title") if rc == 0 and out.startswith("{") else None
+
+
+def _title_row(text: str) -> bytes:
+    return json.dumps({"type": "session/title", "seq": 10 ** 7, "time": 1, "data": {
+        "title": text, "messageSeqs": [], "source": {"kind": "user"}}}, separators=(",", ":")).encode()
+
+
+@pytest.fixture(scope="module")
+def synth_rows(tmp_path_factory):
+    """(header line, body rows without their titles) of a ~1 MB generated v0 log."""
+    src = tmp_path_factory.mktemp("src") / "src.jsonl"
+    write_jsonl(str(src), SessionSynth(seed=23), target_bytes=1_000_000)
+    head, rest = src.read_bytes().split(b"\n", 1)
+    return head, [r for r in rest.split(b"\n")[:-1] if b'"type":"session/title"' not in r]
+
+
+def _write(path, head: bytes, rows: list, zstd: bool, seed: int = 1) -> None:
+    """A raw log, or a zstd log in dsh's layout (a frame per write batch of 1-3 rows)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not zstd:
+        path.write_bytes(head + b"\n" + b"".join(r + b"\n" for r in rows))
+        return
+    rng, out, at = random.Random(seed), [encode_frame(head + b"\n")], 0
+    while at < len(rows):
+        n = rng.randint(1, 3)
+        out.append(encode_frame(b"".join(r + b"\n" for r in rows[at:at + n])))
+        at += n
+    path.write_bytes(b"".join(out))
+
+
+def _session(root, i: int, zstd: bool) -> str:
+    return str(root / "sessions" / "--home-dev-p--" / f"s{i:02d}" / ("session.jsonl" + (".zstd" if zstd else "")))
+
+
+def _with_titles(rows: list, first: str, middle=None, tail=None) -> list:
+    out = rows[:6] + [_title_row(first)] + rows[6:]
+    if middle is not None:
+        k = len(out) // 2
+        out = out[:k] + [_title_row(middle)] + out[k:]
+    if tail is not None:
+        out = out[:-2] + [_title_row(tail)] + out[-2:]
+    return out
+
+
+class _Reads:
+    """Every byte range read from a file through ``os.pread``/``os.preadv`` (the title reads use no other)."""
+
+    def __init__(self, monkeypatch):
+        self.ranges: list = []
+        pread, preadv = os.pread, os.preadv
+
+        def counting_pread(fd, n, at):
+            got = pread(fd, n, at)
+            self.ranges.append((at, at + len(got)))
+            return got
+
+        def counting_preadv(fd, bufs, at):
+            got = preadv(fd, bufs, at)
+            self.ranges.append((at, at + got))
+            return got
+        monkeypatch.setattr(os, "pread", counting_pread)
+        monkeypatch.setattr(os, "preadv", counting_preadv)
+
+    def touched(self, lo: int, hi: int) -> bool:
+        return any(a < hi and b > lo for a, b in self.ranges)
+
+    @property
+    def total(self) -> int:
+        return sum(b - a for a, b in self.ranges)
+
+
+# --------------------------------------------------------------------------- fixtures: small, exact
+
+def test_every_fixture_title_is_exact_and_inspects_title_with_exact_titles():
+    """The CLI list of every fixture and demo session: a title the list calls exact is inspect's; the
+    few bigger than the regions follow the rule; with ``--exact-titles`` every title is exact and
+    inspect's."""
+    checked = 0
+    for p in ALL_LOGS:
+        rc, out = run("list", p, "--json")
+        if rc != 0:
+            continue
+        rows = [r for r in json.loads(out)["sessions"] if r["format"] != "sqlite"]
+        if len(rows) != 1:
+            continue
+        r, want = rows[0], _inspect_title(p)
+        assert (r["title"], r["titleExact"]) == _bounded_rule(p), p
+        assert r["title"] == want or not r["titleExact"], p
+        titles._cache = None
+        rc, out = run("list", p, "--json", "--exact-titles")
+        (e,) = [x for x in json.loads(out)["sessions"] if x["format"] != "sqlite"]
+        assert (e["title"], e["titleExact"]) == (want, True), p
+        checked += 1
+    assert checked >= 60
+    rc, out = run("list", FIXTURES, "--json")
+    assert rc == 0 and all(type(r["titleExact"]) is bool for r in json.loads(out)["sessions"])
+
+
+# --------------------------------------------------------------------------- the rule on generated logs
+
+@pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd-dsh"])
+def test_a_rename_in_the_middle_is_provisional_then_refined_by_exact_titles(tmp_path, synth_rows, zstd):
+    head, rows = synth_rows
+    home = tmp_path / "home"
+    p = _session(home, 0, zstd)
+    _write(__import__("pathlib").Path(p), head, _with_titles(rows, "Provider title", middle="Renamed in the middle"),
+           zstd)
+    assert _inspect_title(p) == "Renamed in the middle"
+    rc, out = run("list", home, "--json")
+    (r,) = json.loads(out)["sessions"]
+    assert rc == 0 and (r["title"], r["titleExact"]) == ("Provider title", False)
+    rc, text = run("list", home)
+    assert "title provisional" in text
+    # cached as provisional: a second plain list says the same without reading the file
+    titles._cache = None
+    assert titles.lookup_exact(p, r["size"], r["mtime"]) is False
+    # --exact-titles reads the middle and upgrades the cache entry
+    rc, out = run("list", home, "--json", "--exact-titles")
+    (r,) = json.loads(out)["sessions"]
+    assert (r["title"], r["titleExact"]) == ("Renamed in the middle", True)
+    titles._cache = None
+    assert titles.lookup(p, r["size"], r["mtime"]) == (True, "Renamed in the middle")
+    assert titles.lookup_exact(p, r["size"], r["mtime"]) is True
+    rc, out = run("list", home, "--json")                     # from the cache now: exact
+    (r,) = json.loads(out)["sessions"]
+    assert (r["title"], r["titleExact"]) == ("Renamed in the middle", True)
+
+
+@pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd-dsh"])
+def test_a_rename_in_the_tail_is_exact_without_reading_the_middle(tmp_path, monkeypatch, synth_rows, zstd):
+    head, rows = synth_rows
+    p = tmp_path / "s" / ("session.jsonl" + (".zstd" if zstd else ""))
+    _write(p, head, _with_titles(rows, "Provider title", middle="Renamed in the middle", tail="Renamed late"), zstd)
+    size = p.stat().st_size
+    w, tail = (titles.ZSTD_WINDOW, titles.ZSTD_TAIL) if zstd else (titles.WINDOW, titles.TAIL)
+    assert size > 10 * (w + tail)
+    reads = _Reads(monkeypatch)
+    info = discover(str(p), titles=True).sessions[0]
+    assert (info.title, info.title_exact) == ("Renamed late", True)
+    assert not reads.touched(w + titles.MIDDLE_OVERLAP, size - tail - 1)      # the middle: not a byte
+    assert reads.total <= w + tail + 1 + 16                     # (+ the 16 bytes of the SQLite sniff)
+    monkeypatch.undo()
+    assert _inspect_title(p) == "Renamed late"
+
+
+@pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd-dsh"])
+def test_a_title_only_in_the_head_of_a_big_log_is_provisional(tmp_path, monkeypatch, synth_rows, zstd):
+    head, rows = synth_rows
+    p = tmp_path / "s" / ("session.jsonl" + (".zstd" if zstd else ""))
+    _write(p, head, _with_titles(rows, "Provider title"), zstd)
+    size = p.stat().st_size
+    w, tail = (titles.ZSTD_WINDOW, titles.ZSTD_TAIL) if zstd else (titles.WINDOW, titles.TAIL)
+    reads = _Reads(monkeypatch)
+    info = discover(str(p), titles=True).sessions[0]
+    assert (info.title, info.title_exact) == ("Provider title", False)      # the same title, but not known
+    assert not reads.touched(w + titles.MIDDLE_OVERLAP, size - tail - 1)
+    monkeypatch.undo()
+    assert _inspect_title(p) == "Provider title"
+    # no title at all in a big log: none, provisional too (a middle may hold one)
+    _write(p, head, rows, zstd)
+    titles._cache = None
+    info = discover(str(p), titles=True).sessions[0]
+    assert (info.title, info.title_exact) == (None, False)
+    # a log within the two regions: read whole, exact
+    _write(p, head, _with_titles(rows[:30], "Small", middle="Small renamed"), zstd)
+    assert p.stat().st_size <= w + tail
+    titles._cache = None
+    info = discover(str(p), titles=True).sessions[0]
+    assert (info.title, info.title_exact) == ("Small renamed", True) == (_inspect_title(p), True)
+
+
+# --------------------------------------------------------------------------- hostile input
+
+def test_a_huge_title_row_across_the_head_regions_end_stays_bounded(tmp_path, monkeypatch, synth_rows):
+    """A 6 MB title row starting in the head region: its completion reads at most ``MIDDLE_OVERLAP``
+    bytes, so it is passed over (the head's earlier title, provisional); the exact read goes through
+    it in bounded reads and passes it over too (a row longer than ``MIDDLE_STEP + MIDDLE_OVERLAP`` is
+    never assembled: the documented bound of the exact read)."""
+    head, rows = synth_rows
+    p = tmp_path / "s" / "session.jsonl"
+    out, at = [head + b"\n"], len(head) + 1
+    body = _with_titles(rows, "Provider title")
+    k = 0
+    while at + len(body[k]) + 1 < titles.WINDOW - 200:
+        out.append(body[k] + b"\n")
+        at += len(body[k]) + 1
+        k += 1
+    assert b"Provider title" in b"".join(out)
+    huge = _title_row("H" * (6 << 20))
+    out += [huge + b"\n"] + [r + b"\n" for r in body[k:]]
+    p.parent.mkdir()
+    p.write_bytes(b"".join(out))
+    reads = _Reads(monkeypatch)
+    info = discover(str(p), titles=True).sessions[0]
+    assert (info.title, info.title_exact) == ("Provider title", False)
+    assert reads.total <= titles.WINDOW + titles.TAIL + titles.MIDDLE_OVERLAP + 1 + 16
+    reads.ranges.clear()
+    assert titles.read_title(str(p), p.stat().st_size, exact=True) == ("Provider title", True)
+    assert max(b - a for a, b in reads.ranges) <= titles.MIDDLE_STEP + titles.MIDDLE_OVERLAP + 1
+
+
+def test_a_huge_zstd_frame_across_the_head_regions_end_stays_bounded(tmp_path, monkeypatch, synth_rows):
+    """The first frame after the header bigger than ``ZSTD_FIRST_FRAME`` (incompressible text): not read
+    whole, no title from it; the reads stay within the regions and that bound."""
+    head, rows = synth_rows
+    rng = random.Random(5)
+    noise = _title_row("".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(600_000)))
+    p = tmp_path / "s" / "session.jsonl.zstd"
+    p.parent.mkdir()
+    frames = [encode_frame(head + b"\n"), encode_frame(noise + b"\n")]
+    frames += [encode_frame(b"".join(r + b"\n" for r in rows[i:i + 2])) for i in range(0, len(rows), 2)]
+    p.write_bytes(b"".join(frames))
+    assert len(frames[1]) > titles.ZSTD_FIRST_FRAME
+    reads = _Reads(monkeypatch)
+    info = discover(str(p), titles=True).sessions[0]
+    assert (info.title, info.title_exact) == (None, False) and info.problems == []
+    assert reads.total <= titles.ZSTD_WINDOW + titles.ZSTD_TAIL + titles.ZSTD_FIRST_FRAME + 1 + 16
+
+
+@pytest.mark.parametrize("where", ["head", "tail"])
+def test_a_damaged_frame_in_a_region_is_named(tmp_path, synth_rows, where):
+    """A frame whose checksum is broken in the head region (before the title) or in the tail region is
+    named among the session's problems (list, cache); the title comes from the frames after it."""
+    from backports import zstd as z
+    head, rows = synth_rows
+    home = tmp_path / "home"
+    p = __import__("pathlib").Path(_session(home, 0, True))
+    _write(p, head, _with_titles(rows, "Provider title"), True)
+    data = bytearray(p.read_bytes())
+    spans, at = [], 0
+    while at < len(data):
+        n = z.get_frame_size(bytes(data[at:]))
+        spans.append((at, at + n))
+        at += n
+    a, b = spans[1] if where == "head" else spans[-1]
+    assert (b <= titles.ZSTD_WINDOW) if where == "head" else (a >= len(data) - titles.ZSTD_TAIL)
+    data[b - 1] ^= 0xFF                                       # the content checksum
+    p.write_bytes(bytes(data))
+    rc, out = run("list", home, "--json")
+    (r,) = json.loads(out)["sessions"]
+    assert rc == 0 and len(r["problems"]) == 1 and f"zstd frame at byte {a} does not decode" in r["problems"][0]
+    assert (r["title"], r["titleExact"]) == ("Provider title", False)
+    titles._cache = None
+    rc, again = run("list", home, "--json")                  # from the cache: the same problem
+    assert json.loads(again)["sessions"][0]["problems"] == r["problems"]
+
+
+def test_a_title_row_across_two_frames_in_the_head_region_is_not_a_title(tmp_path, synth_rows):
+    head, rows = synth_rows
+    p = tmp_path / "s" / "session.jsonl.zstd"
+    p.parent.mkdir()
+    body = b"".join(r + b"\n" for r in rows[:6]) + _title_row("Whole") + b"\n"
+    split = _title_row("Split")
+    cut = len(body) + split.index(b"Split")
+    body += split + b"\n" + b"".join(r + b"\n" for r in rows[6:12])
+    rest = [encode_frame(b"".join(r + b"\n" for r in rows[i:i + 2])) for i in range(12, len(rows), 2)]
+    p.write_bytes(encode_frame(head + b"\n") + encode_frame(body[:cut]) + encode_frame(body[cut:]) + b"".join(rest))
+    info = discover(str(p), titles=True).sessions[0]
+    assert (info.title, info.title_exact) == ("Whole", False) and _inspect_title(p) == "Whole"
+
+
+# --------------------------------------------------------------------------- the window
+
+def _home(tmp_path, synth_rows):
+    """Four sessions: raw and zstd (dsh layout), each with a rename in the middle or none."""
+    head, rows = synth_rows
+    home = tmp_path / "home"
+    want = {}
+    for i, (zstd, middle) in enumerate([(False, "Raw renamed"), (True, "Zstd renamed"), (False, None), (True, None)]):
+        p = _session(home, i, zstd)
+        hdr = json.loads(head)
+        hdr["id"] = f"s{i:02d}"
+        _write(__import__("pathlib").Path(p), json.dumps(hdr).encode(),
+               _with_titles(rows, f"Provider {i}", middle=middle), zstd, seed=i)
+        want[p] = middle or f"Provider {i}"
+    return home, want
+
+
+@pytest.mark.slow
+def test_the_window_refines_provisional_titles_in_place_and_upgrades_the_cache(qtbot, win, tmp_path, synth_rows):
+    home, want = _home(tmp_path, synth_rows)
+    m = win.sessions.model
+    with qtbot.waitSignal(m.titlesRefined, timeout=WAIT) as refined:
+        win.open_store(str(home))
+    assert refined.args == [2]                             # two titles changed, two were right already
+    by_path = {i.path: i for i in m.sessions()}
+    assert {p: m.titles.get(i.key) for p, i in by_path.items()} == want
+    assert all(i.title_exact for i in by_path.values())
+    from PySide6.QtCore import Qt
+    ix = m.index_for_key(by_path[next(iter(want))].key)
+    assert m.data(ix, Qt.ItemDataRole.FontRole) is None    # exact: not in italics any more
+    assert "provisional" not in m.data(ix, Qt.ItemDataRole.ToolTipRole)
+    # the cache holds the exact titles: a new process's first list shows them, exact, reading nothing
+    titles._cache = None
+    rc, out = run("list", home, "--json")
+    assert {r["path"]: (r["title"], r["titleExact"]) for r in json.loads(out)["sessions"]} == \
+        {p: (t, True) for p, t in want.items()}
+
+
+@pytest.mark.slow
+def test_reopening_the_list_cancels_the_refinement(qtbot, win, tmp_path, synth_rows, monkeypatch):
+    """The refinement is a job of the list's group: listing another store cancels it (its child is
+    killed, its rows never delivered), and the new list is refined on its own."""
+    from app.store import titles_child
+    home, want = _home(tmp_path, synth_rows)
+    started = []
+    real = titles_child.refine
+
+    def refine(jobs, on_title, cancelled):
+        started.append(len(jobs))
+        if len(started) == 1:                              # the first list: wait until it is cancelled
+            qtbot_wait = cancelled
+            while not qtbot_wait():
+                os.sched_yield()
+            raise InterruptedError("cancelled")
+        return real(jobs, on_title, cancelled)
+    monkeypatch.setattr(titles_child, "refine", refine)
+    m = win.sessions.model
+    with qtbot.waitSignal(win.storeLoaded, timeout=WAIT):
+        win.open_store(str(home))
+    qtbot.waitUntil(lambda: started == [4], timeout=WAIT)          # (all four provisional)
+    with qtbot.waitSignal(m.titlesRefined, timeout=WAIT) as refined:
+        win.open_store(str(home))
+    assert started == [4, 4] and refined.args == [2]
+    assert {i.path: m.titles.get(i.key) for i in m.sessions()} == want
