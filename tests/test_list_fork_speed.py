@@ -101,11 +101,6 @@ def _bounded_rule(path) -> tuple:
     return ([t for _b, ts in head for t in ts] or [None])[-1], exact
 
 
-def _windowed_title(path) -> object:
-    """The title of a first list by the documented rule (:func:`_bounded_rule`)."""
-    return _bounded_rule(path)[0]
-
-
 def test_list_titles_agree_with_inspect_on_every_fixture_and_demo_session():
     """Every dsh, dsh-next and demo session (raw JSONL and zstd): the list's title is inspect's and
     exact for every file within the head and tail regions (nearly all fixtures); a bigger one follows

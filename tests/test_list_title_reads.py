@@ -121,7 +121,8 @@ def test_zstd_title_in_the_head_decodes_the_head_and_tail_frames_only(tmp_path, 
     head, rows = synth_rows
     p = tmp_path / "s" / "session.jsonl.zstd"
     body = rows[:600]
-    for sizes in (lambda k: 16, lambda k, rng=random.Random(3): rng.randint(1, 3)):
+    rng = random.Random(3)
+    for sizes in (lambda k: 16, lambda k: rng.randint(1, 3)):
         spans = _write_zstd(p, head, body[:5] + [_title_row("First")] + body[5:], sizes)
         size = p.stat().st_size
         dec = _Decoded(monkeypatch)

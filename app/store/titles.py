@@ -732,15 +732,6 @@ def session_title(info: SessionInfo) -> Optional[str]:
     return t
 
 
-def refine_title(info: SessionInfo) -> Optional[tuple[Optional[str], bool]]:
-    """The exact title of a listed session whose title is provisional, read here with the middle and
-    recorded over the cache's provisional entry: (title, changed); None when there is nothing to do
-    (already exact, SQLite) or the file changed since it was listed (the next listing reads it)."""
-    if info.format not in ("jsonl", "zstd") or info.title_exact:
-        return None
-    return apply_exact(info, exact_title(info.path, info.format, info.size, info.mtime))
-
-
 def apply_exact(info: SessionInfo, got: Optional[tuple[Optional[str], list[str]]]) -> Optional[tuple[Optional[str], bool]]:
     """Record ``got`` (:func:`exact_title`'s answer for ``info``) on the listed session and over the
     cache's provisional entry (the header facts kept): (title, changed from the provisional one), or
