@@ -367,3 +367,25 @@ def test_reopening_the_list_cancels_the_refinement(qtbot, win, tmp_path, synth_r
         win.open_store(str(home))
     assert started == [4, 4] and refined.args == [2]
     assert {i.path: m.titles.get(i.key) for i in m.sessions()} == want
+
+
+def test_a_last_zstd_frame_bigger_than_the_tail_region_is_read_whole(tmp_path, monkeypatch, synth_rows):
+    """No whole frame starts in the tail region (the last write batch is bigger, a torn frame after
+    it): the last frame is read whole up to ``ZSTD_FIRST_FRAME``, so a rename in it is exact."""
+    head, rows = synth_rows
+    p = tmp_path / "s" / "session.jsonl.zstd"
+    p.parent.mkdir()
+    body = _with_titles(rows, "Provider title")
+    last = b"".join(r + b"\n" for r in body[-60:-2]) + _title_row("Renamed last") + b"\n" + \
+        b"".join(r + b"\n" for r in body[-2:])
+    frames = [encode_frame(head + b"\n")] + [encode_frame(b"".join(r + b"\n" for r in body[i:i + 2]))
+                                            for i in range(0, len(body) - 60, 2)]
+    frames += [encode_frame(last), encode_frame(_title_row("torn") + b"\n")[:-9]]
+    p.write_bytes(b"".join(frames))
+    assert titles.ZSTD_TAIL < len(frames[-2]) < titles.ZSTD_FIRST_FRAME
+    reads = _Reads(monkeypatch)
+    info = discover(str(p), titles=True).sessions[0]
+    assert (info.title, info.title_exact) == ("Renamed last", True) and info.problems == []
+    assert reads.total <= titles.ZSTD_WINDOW + titles.ZSTD_TAIL + titles.ZSTD_FIRST_FRAME + 1 + 16
+    monkeypatch.undo()
+    assert _inspect_title(p) == "Renamed last"

@@ -19,7 +19,8 @@ head region (``WINDOW`` bytes; a title row cut by its end is completed with a re
 into a reused buffer, each byte read and searched once, stopping at the first read with a title.
 
 zstd (bounds in compressed bytes, so the libzstd work is bounded): the chain of whole frames that
-ends the file in the tail region (``ZSTD_TAIL``), else the first frame after the header frame (read
+ends the file in the tail region (``ZSTD_TAIL``; the last frame read whole up to ``ZSTD_FIRST_FRAME``
+when it is bigger), else the first frame after the header frame (read
 whole up to ``ZSTD_FIRST_FRAME``) and the whole frames of the head region (``ZSTD_WINDOW``).  Exact:
 the frames between the head frame and the tail chain, read forwards in ``ZSTD_STEP`` reads (each
 frame decoded once, memory bounded).  A run of frames that declare their sizes is walked and decoded
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
 WINDOW = 64 << 10                  # raw JSONL: the head region (the listing's first read, which holds the header)
 TAIL = 32 << 10                    # raw JSONL: the tail region
 ZSTD_WINDOW = 12 << 10             # zstd: the head region in compressed bytes (the first read)
-ZSTD_TAIL = 8 << 10                # zstd: the tail region in compressed bytes (~2-4x as much text)
+ZSTD_TAIL = 4 << 10                # zstd: the tail region in compressed bytes (~2-4x as much text)
 ZSTD_FIRST_FRAME = 256 << 10       # zstd: the first frame after the header is read whole up to this size
 BOUNDS = {"WINDOW": WINDOW, "TAIL": TAIL, "ZSTD_WINDOW": ZSTD_WINDOW, "ZSTD_TAIL": ZSTD_TAIL,
           "ZSTD_FIRST_FRAME": ZSTD_FIRST_FRAME}      # (for the bench and the docs: the same values)
@@ -529,7 +530,8 @@ def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window
     """(title, exact) of an open ``session.jsonl.zstd`` of ``size`` bytes whose header frame ends at
     ``header_end``: a file within the head and tail regions is decoded whole (exact); a bigger one:
     the last title in the chain of whole frames that ends the file within the tail region
-    (``ZSTD_TAIL`` compressed bytes), exact; else the first frame after the header frame (read whole
+    (``ZSTD_TAIL`` compressed bytes; the last frame read whole up to ``ZSTD_FIRST_FRAME`` when none
+    starts there), exact; else the first frame after the header frame (read whole
     up to ``ZSTD_FIRST_FRAME``) and the whole frames of the head region (``window``, default
     ``ZSTD_WINDOW``), provisional unless they reach the tail chain.  ``exact``: the frames between
     them too (read forwards in ``ZSTD_STEP`` reads).  Frames are found by their headers and decoded
@@ -550,6 +552,13 @@ def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window
     lo = size - ZSTD_TAIL
     buf = os.pread(fd, ZSTD_TAIL, lo)
     t, start = _chain_title(buf, 0, len(buf), False, lo, problems)
+    if t is None and size - header_end > ZSTD_TAIL and (start >= len(buf) or _torn_at(buf, start)):
+        # no whole frame starts in the tail region (only a torn last one, if any): the last whole frame is
+        # bigger than the region; read up to ZSTD_FIRST_FRAME (as the first frame after the header is)
+        n = min(size - header_end, ZSTD_FIRST_FRAME)
+        lo = size - n
+        buf = os.pread(fd, n, lo)
+        t, start = _chain_title(buf, 0, len(buf), False, lo, problems)
     if t is not None:
         return t, True
     chain = lo + start                                     # where the tail chain starts (``size``: none)
@@ -560,6 +569,11 @@ def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window
         return t, True
     t, end = _head_title(fd, size, header_end, head, window, problems)
     return t, end >= chain
+
+
+def _torn_at(buf: bytes, at: int) -> bool:
+    from ..log.zstdframes import TORN, scan_frame
+    return scan_frame(buf, at)[0] == TORN
 
 
 def _forwards_zstd(fd: int, start: int, stop: int, problems: Optional[list[str]]) -> Optional[str]:
