@@ -249,8 +249,9 @@ def _fmt_of(path: str) -> str:
 
 
 # What one read of a session file gives: (header object, id, fatal header problems, title read, title,
-# title exact); None: not a session file; a string: why it could not be read (a line for ``problems``).
-Facts = tuple[dict[str, Any], str, list[str], bool, Optional[str], bool]
+# title exact, size, mtime); None: not a session file; a string: why it could not be read (a line for
+# ``problems``).  size and mtime: the caller's, or the open file's when the caller had none (size -1).
+Facts = tuple[dict[str, Any], str, list[str], bool, Optional[str], bool, int, float]
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -258,13 +259,25 @@ def read_facts(path: str, size: int, title: bool = False, exact: bool = False) -
     """The header facts (and with ``title`` the title) of one session file of ``size`` bytes (as the
     caller's stat gave it): one open, a first read that holds the header and the head region, and
     (``title``, a file bigger than the head region) one read of the tail region; ``exact``: the
-    middle too (the title is then exact, never provisional)."""
+    middle too (the title is then exact, never provisional).  ``size`` -1: the caller did not stat the
+    file (a first listing: no cache to look up); its size and mtime are the open file's (``fstat``, which
+    also refuses what is not a regular file)."""
     fmt = _fmt_of(path)
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as e:
         return f"{path}: cannot read: {e.strerror or e}"
+    mtime = 0.0
     try:
+        if size < 0:
+            try:
+                st = os.fstat(fd)
+            except OSError as e:
+                return f"{path}: cannot read: {e.strerror or e}"
+            if not stat.S_ISREG(st.st_mode):
+                from ..log.limits import _kind
+                return f"{path}: cannot read: {path} is {_kind(st.st_mode)}, not a regular file: refused"
+            size, mtime = st.st_size, st.st_mtime
         try:
             first = HEAD_READ if not title else _titles.WINDOW if fmt == "jsonl" else _titles.ZSTD_WINDOW
             head = os.pread(fd, first, 0)
@@ -288,7 +301,7 @@ def read_facts(path: str, size: int, title: bool = False, exact: bool = False) -
                     _titles.title_of_zstd(fd, size, end, head, problems=probs, exact=exact)
             except OSError:
                 t = None
-        return header, hdr.id, probs, title, t, exact_t
+        return header, hdr.id, probs, title, t, exact_t, size, mtime
     finally:
         os.close(fd)
 
@@ -305,9 +318,10 @@ def _read_cost(path: str, size: int, title: bool, exact: bool = False) -> int:
     each file also costs a fixed ~16 KiB's worth of calls)."""
     if not title:
         return 1
-    if path.endswith(".jsonl"):
-        return (16 << 10) + (size if exact else min(size, _titles.WINDOW + _titles.TAIL))
-    return (16 << 10) + 4 * (size if exact else min(size, _titles.ZSTD_WINDOW + _titles.ZSTD_TAIL))
+    if path.endswith(".jsonl"):                        # (size -1: not known, the bounded reads' size)
+        return (16 << 10) + (size if exact and size >= 0 else min(size % (1 << 62), _titles.WINDOW + _titles.TAIL))
+    return (16 << 10) + 4 * (size if exact and size >= 0 else
+                             min(size % (1 << 62), _titles.ZSTD_WINDOW + _titles.ZSTD_TAIL))
 
 
 def _shares(jobs: list[tuple[str, int]], title: bool, k: int, exact: bool = False) -> list[list[int]]:
@@ -410,7 +424,9 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
         return None
     if facts is None:
         return None
-    header, sid, probs, title_read, t, t_exact = facts
+    header, sid, probs, title_read, t, t_exact, fsize, fmtime = facts
+    if size < 0:                           # (not stat'ed by the caller: the open file's)
+        size, mtime = fsize, fmtime
     if title_read:
         _titles.remember(path, size, mtime, t, (header, sid, list(probs)), t_exact)
     return SessionInfo(path=path, format=fmt, id=sid, header=header, size=size, mtime=mtime,
@@ -653,6 +669,7 @@ def discover(path: str, titles: bool = False, workers: int = 0, exact: bool = Fa
     # 1. one stat per session file; a revision in the cache needs no read at all
     todo: list[tuple[str, Any]] = []          # (path, SessionInfo from the cache | (size, mtime) to read)
     none_cached = _titles.empty()
+    no_stat = none_cached and not exact        # (nothing to look up: size and mtime from the reads' fstat)
     reads: list[tuple[str, int]] = []
     for f in files:
         gens = groups.get(f)
@@ -660,6 +677,10 @@ def discover(path: str, titles: bool = False, workers: int = 0, exact: bool = Fa
             continue                       # an older generation: described with the newest
         if f.endswith(SQLITE_SUFFIXES):
             todo.append((f, None))
+            continue
+        if no_stat:
+            reads.append((f, -1))
+            todo.append((f, (-1, 0.0, None)))
             continue
         try:
             st = os.stat(f)
