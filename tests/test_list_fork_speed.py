@@ -68,7 +68,7 @@ def _bounded_rule(path) -> tuple:
     bytes (exact), else of a row lying whole in the head region or starting there with its type and
     ending within ``MIDDLE_OVERLAP`` bytes after it (provisional).  zstd bigger than ``ZSTD_WINDOW +
     ZSTD_TAIL``: the last title in the frames starting in the last ``ZSTD_TAIL`` bytes (when none does:
-    in the last ``ZSTD_FIRST_FRAME`` bytes) (exact), else in
+    in the last frame, when it starts in the last ``ZSTD_FIRST_FRAME`` bytes) (exact), else in
     the first frame after the header and the frames lying whole in the head region (provisional unless
     those frames reach the tail's first frame).  A smaller file: its last title (exact)."""
     from backports import zstd
@@ -94,7 +94,7 @@ def _bounded_rule(path) -> tuple:
     if len(data) <= w + titles.ZSTD_TAIL:
         return ([t for _a, _b, ts in frames[1:] for t in ts] or [None])[-1], True
     tail = [(a, ts) for a, _b, ts in frames[1:] if a >= len(data) - titles.ZSTD_TAIL] or \
-        [(a, ts) for a, _b, ts in frames[1:] if a >= len(data) - titles.ZSTD_FIRST_FRAME]   # (a big last frame)
+        [(a, ts) for a, _b, ts in frames[-1:] if a >= len(data) - titles.ZSTD_FIRST_FRAME]   # (a big last frame)
     if [t for _a, ts in tail for t in ts]:
         return [t for _a, ts in tail for t in ts][-1], True
     head = [(b, ts) for k, (_a, b, ts) in enumerate(frames[1:]) if (k == 0 and b - _a <= titles.ZSTD_FIRST_FRAME)

@@ -558,7 +558,7 @@ def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window
         n = min(size - header_end, ZSTD_FIRST_FRAME)
         lo = size - n
         buf = os.pread(fd, n, lo)
-        t, start = _chain_title(buf, 0, len(buf), False, lo, problems)
+        t, start = _last_frames_title(buf, lo, problems)
     if t is not None:
         return t, True
     chain = lo + start                                     # where the tail chain starts (``size``: none)
@@ -569,6 +569,24 @@ def title_of_zstd(fd: int, size: int, header_end: int, head: bytes = b"", window
         return t, True
     t, end = _head_title(fd, size, header_end, head, window, problems)
     return t, end >= chain
+
+
+def _last_frames_title(buf: bytes, base: int, problems: Optional[list[str]]) -> tuple[Optional[str], int]:
+    """(last title, where they start) of the last whole frame of ``buf`` (the file's last bytes, from
+    offset ``base``) and a torn frame after it: the frame starts are looked for from the end (its
+    magic, a frame that scans whole to the torn one or the end), so only those frames are decoded;
+    (None, len(buf)) when none is found."""
+    from ..log.zstdframes import COMPLETE, MAGIC, scan_frame
+    end, c, tries = len(buf), len(buf), 0
+    while tries < 64:
+        c = buf.rfind(MAGIC, 0, c)
+        if c < 0:
+            break
+        kind, e = scan_frame(buf, c)
+        if kind == COMPLETE and (e == len(buf) or _torn_at(buf, e)):
+            return _chain_title(buf, c, end, True, base, problems)
+        tries += 1
+    return None, len(buf)
 
 
 def _torn_at(buf: bytes, at: int) -> bool:
