@@ -389,3 +389,25 @@ def test_a_last_zstd_frame_bigger_than_the_tail_region_is_read_whole(tmp_path, m
     assert reads.total <= titles.ZSTD_WINDOW + titles.ZSTD_TAIL + titles.ZSTD_FIRST_FRAME + 1 + 16
     monkeypatch.undo()
     assert _inspect_title(p) == "Renamed last"
+
+
+@pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd-dsh"])
+def test_inspect_records_the_exact_title_over_a_provisional_entry(tmp_path, synth_rows, zstd):
+    """``inspect`` reads every row: the list's cache entry for that revision becomes exact (its title), so
+    the next list shows the rename; without a cache file, inspect creates none."""
+    head, rows = synth_rows
+    home = tmp_path / "home"
+    p = _session(home, 0, zstd)
+    _write(__import__("pathlib").Path(p), head, _with_titles(rows, "Provider title", middle="Renamed in the middle"),
+           zstd)
+    cache = tmp_path / "cache" / "titles.json"
+    assert _inspect_title(p) == "Renamed in the middle" and not cache.exists()
+    titles._cache = None
+    rc, out = run("list", home, "--json")
+    assert [(r["title"], r["titleExact"]) for r in json.loads(out)["sessions"]] == [("Provider title", False)]
+    assert cache.exists()
+    titles._cache = None
+    assert _inspect_title(p) == "Renamed in the middle"
+    titles._cache = None                                      # a new process: the saved cache
+    rc, out = run("list", home, "--json")
+    assert [(r["title"], r["titleExact"]) for r in json.loads(out)["sessions"]] == [("Renamed in the middle", True)]

@@ -143,8 +143,15 @@ def _run_inspect(args):
     from .truth_cmd import add_writer, is_live, writer_of
     r = _reader(args)
     ws = writer_of(args, r)                       # live writer: no synthesized closure, inFlight instead
+    try:
+        before = os.stat(r.path) if r.source.kind != "sqlite" else None
+    except OSError:
+        before = None
     obj = add_writer(inspect(r, live=is_live(ws)), ws, r)
     obj.setdefault("formatVersion", getattr(r, "version", 0))
+    if before is not None:                        # every row was read: the list's title cache learns the exact title
+        from ..store import titles
+        titles.record_full_read(os.path.abspath(r.path), before, obj.get("title"))
     if r.source.kind != "sqlite":
         gf = generation_facts(r.path)
         obj["generation"] = gf["generation"]            # the generation file read

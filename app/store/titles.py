@@ -764,6 +764,27 @@ def session_title(info: SessionInfo) -> Optional[str]:
     return t
 
 
+def record_full_read(path: str, before: os.stat_result, title: Optional[str]) -> bool:
+    """After a full decode of the session file ``path`` (``inspect``: every row read), record its
+    ``title`` over a provisional cache entry of the revision read (``before``: its ``stat`` taken before
+    the read; nothing is recorded when the file changed meanwhile, or the cache holds no provisional
+    entry for it: no cache file is created).  Whether an entry was upgraded."""
+    f = _file()
+    if f is None or not f.exists():
+        return False
+    try:
+        after = os.stat(path)
+    except OSError:
+        return False
+    if _rev(after.st_size, after.st_mtime) != _rev(before.st_size, before.st_mtime):
+        return False
+    if lookup_exact(path, after.st_size, after.st_mtime) is not False:
+        return False
+    upgraded = upgrade(path, after.st_size, after.st_mtime, title)
+    save()
+    return upgraded
+
+
 def apply_exact(info: SessionInfo, got: Optional[tuple[Optional[str], list[str]]]) -> Optional[tuple[Optional[str], bool]]:
     """Record ``got`` (:func:`exact_title`'s answer for ``info``) on the listed session and over the
     cache's provisional entry (the header facts kept): (title, changed from the provisional one), or
