@@ -411,3 +411,24 @@ def test_inspect_records_the_exact_title_over_a_provisional_entry(tmp_path, synt
     titles._cache = None                                      # a new process: the saved cache
     rc, out = run("list", home, "--json")
     assert [(r["title"], r["titleExact"]) for r in json.loads(out)["sessions"]] == [("Renamed in the middle", True)]
+
+
+def test_refined_rows_keep_an_unchanged_label_and_take_a_changed_title(qtbot, tmp_path, synth_rows):
+    """The model's refinement update: an unchanged title keeps the row's label (a fork child's "X (1)"
+    from the lineage pass) and is repainted upright; a changed one replaces it."""
+    from PySide6.QtCore import Qt
+    from app.ui.session_model import SessionTreeModel
+    home, _want = _home(tmp_path, synth_rows)
+    listing = discover(str(home), titles=True)
+    a, b = listing.sessions[:2]
+    assert not a.title_exact and not b.title_exact
+    m = SessionTreeModel()
+    m.set_listing(listing, listing.tree())
+    m.set_titles({a.key: "Provider (1)"})
+    ia, ib = m.index_for_key(a.key), m.index_for_key(b.key)
+    assert m.data(ia, Qt.ItemDataRole.FontRole).italic()
+    a.title_exact = b.title_exact = True                  # (as the worker's apply_exact leaves them)
+    with qtbot.waitSignal(m.dataChanged, timeout=WAIT):
+        m.set_refined({a.key: ("Provider", False), b.key: ("Renamed", True)})
+    assert "Provider (1)" in m.data(ia, Qt.ItemDataRole.DisplayRole) and m.data(ia, Qt.ItemDataRole.FontRole) is None
+    assert "Renamed" in m.data(ib, Qt.ItemDataRole.DisplayRole) and m.titles[b.key] == "Renamed"

@@ -180,7 +180,7 @@ class FileActions(QObject):
 
         def refine(_n, sessions=sessions):        # provisional titles: refined in the background (decision 0016)
             win.jobs.submit(refine_titles_job, sessions, name="refine titles", group="titles",
-                            on_partial=model.set_titles, on_done=model.refined)
+                            on_partial=model.set_refined, on_done=model.refined)
         win.start.after_first_paint(lambda: win.jobs.submit(titles_job, sessions, name="titles", group="titles",
                                                             on_partial=model.set_titles, on_done=refine))
         win.live_actions.store_listed()

@@ -216,8 +216,9 @@ def titles_job(job, sessions: list):
 def refine_titles_job(job, sessions: list) -> int:
     """The exact titles of the sessions whose listed title is provisional (decision 0016), read with
     their middles in a low-priority child process (:mod:`app.store.titles_child`), in display order,
-    streamed in batches ``{key: title}`` (every refined row: its title may be the same, now exact) and
-    recorded over the cache's provisional entries.  Returns how many titles changed."""
+    streamed in batches ``{key: (title, changed)}`` (every refined row: an unchanged title is now exact,
+    its row is repainted) and recorded over the cache's provisional entries.  Returns how many titles
+    changed."""
     from ..store.titles import apply_exact
     from ..store.titles_child import refine
     todo = [i for i in sessions if i.format in ("jsonl", "zstd") and not i.title_exact]
@@ -228,7 +229,7 @@ def refine_titles_job(job, sessions: list) -> int:
     def on_title(k: int, got) -> None:
         r = apply_exact(todo[k], got)
         if r is not None:
-            batch[todo[k].key] = r[0]
+            batch[todo[k].key] = r
             changed[0] += r[1]
         now = time.perf_counter()
         if batch and (now - last[0] > 0.1 or len(batch) >= 200):
@@ -317,9 +318,24 @@ class SessionTreeModel(NodeTreeModel):
             if t:
                 self.titles[key] = t
                 n.info.title = t
-            elif n.info.title_exact and key in self.titles and n.info.format != "sqlite":
-                del self.titles[key]                      # (refined: the session has no title after all)
-                n.info.title = None
+            ix = self.createIndex(n.row, 0, n)
+            self.dataChanged.emit(ix, self.createIndex(n.row, len(COLUMNS) - 1, n),
+                                  [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.FontRole, FILTER_ROLE])
+
+    def set_refined(self, refined: dict) -> None:
+        """Exact titles from the refinement, ``{key: (title, changed)}``: a changed title replaces the
+        row's (a refined session may have no title after all), an unchanged one keeps the row's label
+        (a fork child's "title (1)") and is repainted upright."""
+        for key, (t, changed) in refined.items():
+            n = self._by_key.get(key)
+            if n is None:
+                continue
+            if changed:
+                if t:
+                    self.titles[key] = t
+                else:
+                    self.titles.pop(key, None)
+                n.info.title = t
             ix = self.createIndex(n.row, 0, n)
             self.dataChanged.emit(ix, self.createIndex(n.row, len(COLUMNS) - 1, n),
                                   [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.FontRole, FILTER_ROLE])
