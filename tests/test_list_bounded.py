@@ -261,10 +261,10 @@ def test_a_huge_zstd_frame_across_the_head_regions_end_stays_bounded(tmp_path, m
     assert reads.total <= titles.ZSTD_WINDOW + titles.ZSTD_TAIL + titles.ZSTD_FIRST_FRAME + 1 + 16
 
 
-@pytest.mark.parametrize("where", ["head", "tail"])
+@pytest.mark.parametrize("where", ["head", "head-after-title", "tail"])
 def test_a_damaged_frame_in_a_region_is_named(tmp_path, synth_rows, where):
-    """A frame whose checksum is broken in the head region (before the title) or in the tail region is
-    named among the session's problems (list, cache); the title comes from the frames after it."""
+    """A frame whose checksum is broken in the head region (before or after the title) or in the tail
+    region is named among the session's problems (list, cache); the title comes from the other frames."""
     from backports import zstd as z
     head, rows = synth_rows
     home = tmp_path / "home"
@@ -276,8 +276,12 @@ def test_a_damaged_frame_in_a_region_is_named(tmp_path, synth_rows, where):
         n = z.get_frame_size(bytes(data[at:]))
         spans.append((at, at + n))
         at += n
-    a, b = spans[1] if where == "head" else spans[-1]
-    assert (b <= titles.ZSTD_WINDOW) if where == "head" else (a >= len(data) - titles.ZSTD_TAIL)
+    if where == "head-after-title":
+        k = next(i for i, (a, b) in enumerate(spans) if b"Provider title" in z.decompress(bytes(data[a:b])))
+        a, b = spans[k + 1]
+    else:
+        a, b = spans[1] if where == "head" else spans[-1]
+    assert (b <= titles.ZSTD_WINDOW) if where != "tail" else (a >= len(data) - titles.ZSTD_TAIL)
     data[b - 1] ^= 0xFF                                       # the content checksum
     p.write_bytes(bytes(data))
     rc, out = run("list", home, "--json")
@@ -432,3 +436,37 @@ def test_refined_rows_keep_an_unchanged_label_and_take_a_changed_title(qtbot, tm
         m.set_refined({a.key: ("Provider", False), b.key: ("Renamed", True)})
     assert "Provider (1)" in m.data(ia, Qt.ItemDataRole.DisplayRole) and m.data(ia, Qt.ItemDataRole.FontRole) is None
     assert "Renamed" in m.data(ib, Qt.ItemDataRole.DisplayRole) and m.titles[b.key] == "Renamed"
+
+
+def test_the_exact_zstd_read_is_bounded_names_damage_and_reads_a_frame_bigger_than_its_step(tmp_path, monkeypatch,
+                                                                                           synth_rows):
+    """The middle's frames are read forwards in ``ZSTD_STEP`` reads: a frame bigger than a read takes a
+    bigger read (its title is seen), a frame whose checksum is broken is named and the title comes from
+    the frames after it; no read is bigger than ``ZSTD_FRAME_LIMIT``."""
+    from backports import zstd as z
+    head, rows = synth_rows
+    monkeypatch.setattr(titles, "ZSTD_STEP", 16 << 10)
+    p = tmp_path / "s" / "session.jsonl.zstd"
+    p.parent.mkdir()
+    k = len(rows) // 2
+    big = encode_frame(b"".join(r + b"\n" for r in rows[k:k + 200]) + _title_row("In a big frame") + b"\n")
+    assert len(big) > titles.ZSTD_STEP
+    small = [encode_frame(b"".join(r + b"\n" for r in rows[i:i + 2])) for i in range(0, k, 2)]
+    after = [encode_frame(b"".join(r + b"\n" for r in rows[i:i + 2])) for i in range(k + 200, len(rows), 2)]
+    p.write_bytes(encode_frame(head + b"\n") + b"".join(small) + big + b"".join(after))
+    reads = _Reads(monkeypatch)
+    assert titles.read_title is not None
+    info = discover(str(p), titles=True, exact=True).sessions[0]
+    assert (info.title, info.title_exact) == ("In a big frame", True) and info.problems == []
+    assert max(b - a for a, b in reads.ranges) <= max(2 * len(big), titles.ZSTD_FIRST_FRAME)
+    monkeypatch.undo()
+    assert _inspect_title(p) == "In a big frame"
+    # a damaged frame after the big one: named, the big frame's title still found (it lies before it)
+    data = bytearray(p.read_bytes())
+    at = len(data) - sum(map(len, after)) + len(after[0])          # the second frame after the big one
+    n = z.get_frame_size(bytes(data[at:]))
+    data[at + n - 1] ^= 0xFF
+    p.write_bytes(bytes(data))
+    titles._cache = None
+    info = discover(str(p), titles=True, exact=True).sessions[0]
+    assert info.title == "In a big frame" and any(f"zstd frame at byte {at} does not decode" in x for x in info.problems)

@@ -589,6 +589,27 @@ def _last_frames_title(buf: bytes, base: int, problems: Optional[list[str]]) -> 
     return None, len(buf)
 
 
+def _run_title(buf: bytes, lo: int, hi: int, base: int, problems: Optional[list[str]]) -> Optional[str]:
+    """The last title in the chain of whole frames ``buf[lo:hi]`` (``base``: the file offset of ``buf[0]``);
+    a frame among them that does not decode is named in ``problems`` and passed over: the titles of the
+    frames before it count too (they are decoded one by one, only then)."""
+    from ..log.zstdframes import COMPLETE, FrameError, ZstdError, decode_bounded, scan_frame
+    t, start = _chain_title(buf, lo, hi, True, base, problems)
+    if start == lo or start > hi:
+        return t
+    found, at, mv = None, lo, memoryview(buf)
+    while at < min(start, hi):                 # (damage: the frames before the chain after it)
+        kind, e = scan_frame(buf, at)
+        if kind != COMPLETE or e > hi:
+            break
+        try:
+            found = title_in(decode_bounded(mv[at:e], ZSTD_PLAIN_LIMIT), True) or found
+        except (FrameError, ZstdError):
+            pass                               # (named by the chain's pass)
+        at = e
+    return t if t is not None else found
+
+
 def _torn_at(buf: bytes, at: int) -> bool:
     from ..log.zstdframes import TORN, scan_frame
     return scan_frame(buf, at)[0] == TORN
@@ -627,7 +648,7 @@ def _forwards_zstd(fd: int, start: int, stop: int, problems: Optional[list[str]]
             else:
                 at += nxt
             continue
-        t, _s = _chain_title(buf, 0, end, True, at, problems)
+        t = _run_title(buf, 0, end, at, problems)
         if t is not None:
             found = t
         at += end
@@ -687,8 +708,7 @@ def _head_title(fd: int, size: int, header_end: int, head: bytes, window: int,
         if kind != COMPLETE:
             break
         at = e
-    t, _start = _chain_title(buf, header_end, at, True, 0, problems)
-    return t, at
+    return _run_title(buf, header_end, at, 0, problems), at
 
 
 def read_title(path: str, size: int, window: int = 0, exact: bool = False) -> Title:
