@@ -6,8 +6,10 @@
 
 Rows (target in brackets):
   list   ``session-lens list HOME --json`` of a generated home of ``--sessions`` sessions, a mix of v0 and v4,
-         raw JSONL and zstd (a quarter each), on an empty title cache (first run) and with the cache saved;
-         reference ``find`` + ``head -c 512`` of every session file [<= 1 s]
+         raw JSONL and zstd (a quarter each), on an empty title cache (first run), with the cache saved, and
+         ``list --exact-titles`` on that cache (the provisional titles' middles read, decision 0016); each
+         row says how many titles are provisional; reference ``find`` + ``head -c 512`` of every session
+         file [<= 1 s]
   fork   ``session-lens fork F --json`` at the end, fresh process, index saved, for a v0 synth log, a v0 log
          with legacy-shape rows (stored converted) in about half its segments, and a v4 log; reference
          ``cp F X && sync`` [>= 0.8x of cp && sync]
@@ -118,8 +120,8 @@ def bench_list(home: Path, n: int, runs: int, before: str = "", label: str = "mi
     sides = [("branch", CLI, False)]
     if before:
         sides.append(("before", f"cd '{before}' && '{before}/.venv/bin/python' -m app", True))
-    res: dict = {name: ([], []) for name, _c, _s in sides}
-    refs, titled, loads = [], {}, [_loadavg()]
+    res: dict = {name: ([], [], []) for name, _c, _s in sides}
+    refs, titled, loads, provisional = [], {}, [_loadavg()], {}
     for _ in range(runs):
         refs.append(cpu_wall(find, shell=True))
         for name, cmd, shell in sides:
@@ -131,9 +133,16 @@ def bench_list(home: Path, n: int, runs: int, before: str = "", label: str = "mi
                 got = json.loads(out)
                 assert len(got["sessions"]) == n, len(got["sessions"])
                 titled[name] = sum(1 for s in got["sessions"] if s["title"])
+                provisional[name] = sum(1 for s in got["sessions"] if s.get("titleExact") is False)
                 res[name][0].append((dt, cpu))
                 if not no_warm:
                     res[name][1].append(cpu_wall(argv, env, shell=shell)[:2])
+                    exact = argv + " --exact-titles" if shell else argv + ["--exact-titles"]
+                    if name == "branch":
+                        dt, cpu, out = cpu_wall(exact, env, shell=shell)
+                        got = json.loads(out)
+                        provisional["exact"] = sum(1 for s in got["sessions"] if s.get("titleExact") is False)
+                        res[name][2].append((dt, cpu))
             finally:
                 shutil.rmtree(cache, ignore_errors=True)
         loads.append(_loadavg())
@@ -141,11 +150,11 @@ def bench_list(home: Path, n: int, runs: int, before: str = "", label: str = "mi
     ref, ref_cpu = statistics.median(r[0] for r in refs), statistics.median(r[1] for r in refs)
     rows = []
     for name, _c, _s in sides:
-        firsts, warm = res[name]
+        firsts, warm, exact = res[name]
         f, fc = statistics.median(x[0] for x in firsts), statistics.median(x[1] for x in firsts)
         tag = "" if name == "branch" else f"[{name}] "
-        rows += [row(f"{tag}list {n} {label}, first run ({titled[name]} titled)", f, "s", ref,
-                     "find + head s", ref / f, "<= 1 s"),
+        rows += [row(f"{tag}list {n} {label}, first run ({titled[name]} titled, {provisional[name]} provis.)", f,
+                     "s", ref, "find + head s", ref / f, "<= 1 s"),
                  row(f"{tag}list {n} {label}, first run, CPU", fc, "s", ref_cpu, "find + head CPU s",
                      ref_cpu / fc, "(process + workers)")]
         if warm:
@@ -154,6 +163,12 @@ def bench_list(home: Path, n: int, runs: int, before: str = "", label: str = "mi
                          "<= 1 s"),
                      row(f"{tag}list {n} {label}, titles cached, CPU", wc, "s", ref_cpu,
                          "find + head CPU s", ref_cpu / wc, "")]
+        if exact:
+            e, ec = statistics.median(x[0] for x in exact), statistics.median(x[1] for x in exact)
+            rows += [row(f"{tag}list {n} {label}, --exact-titles after it ({provisional['exact']} provis.)", e, "s",
+                         ref, "find + head s", ref / e, "(middles read)"),
+                     row(f"{tag}list {n} {label}, --exact-titles, CPU", ec, "s", ref_cpu, "find + head CPU s",
+                         ref_cpu / ec, "")]
     return rows
 
 

@@ -22,7 +22,7 @@ from app.log.zstdframes import encode_frame
 from app.store import discovery, titles
 from app.store.discovery import discover
 from app.tools.synth import SessionSynth, write_jsonl
-from test_list_fork_speed import _titles_of  # (the title rows of a text, as the list tests read them)
+from test_list_fork_speed import _bounded_rule  # (the documented rule of a first list, restated)
 
 
 @pytest.fixture(autouse=True)
@@ -98,38 +98,45 @@ class _Decoded:
 
 
 def test_zstd_title_in_the_tail_decodes_only_the_tail_frames(tmp_path, monkeypatch, synth_rows):
+    """A rename in the tail region: exact, and nothing before the tail's frames is decoded."""
     head, rows = synth_rows
     p = tmp_path / "s" / "session.jsonl.zstd"
-    body = rows[:300]
+    body = rows[:600]
     spans = _write_zstd(p, head, body[:5] + [_title_row("First")] + body[5:] + [_title_row("Renamed")],
                         lambda k: 16)
     size = p.stat().st_size
-    assert size > 4 * titles.ZSTD_WINDOW and size < titles.ZSTD_MIDDLE
+    assert size > 2 * (titles.ZSTD_WINDOW + titles.ZSTD_TAIL)
     dec = _Decoded(monkeypatch)
-    assert discover(str(p), titles=True).sessions[0].title == "Renamed" == _inspect_title(p)
-    tail = [s for s in spans if s[0] >= size - titles.ZSTD_WINDOW]
+    info = discover(str(p), titles=True).sessions[0]
+    assert (info.title, info.title_exact) == ("Renamed", True) and info.title == _inspect_title(p)
+    tail = [s for s in spans if s[0] >= size - titles.ZSTD_TAIL]
     assert 1 <= len(tail) < len(spans)
     assert len(dec.runs) == 1 and dec.plaintext == sum(len(t) for _a, _b, t in tail)      # nothing before them
 
 
-def test_zstd_title_in_the_head_decodes_every_frame_once(tmp_path, monkeypatch, synth_rows):
-    """No title in the tail window: the frames before it are decoded in one more run, each frame
-    once (the tail's are not decoded again), and the head window is not read again."""
+def test_zstd_title_in_the_head_decodes_the_head_and_tail_frames_only(tmp_path, monkeypatch, synth_rows):
+    """No title in the tail region: the head region's frames are decoded in one more run, and
+    nothing of the middle (the title is provisional); the exact read decodes the middle's frames in
+    one more run, each frame once."""
     head, rows = synth_rows
     p = tmp_path / "s" / "session.jsonl.zstd"
-    body = rows[:300]
-    spans = _write_zstd(p, head, body[:5] + [_title_row("First")] + body[5:], lambda k: 16)
-    dec = _Decoded(monkeypatch)
-    assert discover(str(p), titles=True).sessions[0].title == "First" == _inspect_title(p)
-    assert len(dec.runs) == 2 and dec.plaintext == sum(len(t) for _a, _b, t in spans)
-    # the same in dsh's layout (a frame per write batch of 1-3 rows): still two runs, each frame once
+    body = rows[:600]
     rng = random.Random(3)
-    spans = _write_zstd(p, head, body[:5] + [_title_row("Small frames")] + body[5:], lambda k: rng.randint(1, 3))
-    assert len(spans) > 100
-    dec.runs.clear()
-    titles._cache = None
-    assert discover(str(p), titles=True).sessions[0].title == "Small frames" == _inspect_title(p)
-    assert len(dec.runs) == 2 and dec.plaintext == sum(len(t) for _a, _b, t in spans)
+    for sizes in (lambda k: 16, lambda k: rng.randint(1, 3)):
+        spans = _write_zstd(p, head, body[:5] + [_title_row("First")] + body[5:], sizes)
+        size = p.stat().st_size
+        dec = _Decoded(monkeypatch)
+        titles._cache = None
+        info = discover(str(p), titles=True).sessions[0]
+        assert (info.title, info.title_exact) == ("First", False) and info.title == _inspect_title(p)
+        tail = [t for a, _b, t in spans if a >= size - titles.ZSTD_TAIL]
+        first = [t for a, b, t in spans if b <= titles.ZSTD_WINDOW]
+        assert len(dec.runs) == 2 and dec.plaintext == sum(map(len, tail + first)) < sum(len(t) for *_x, t in spans)
+        dec.runs.clear()
+        titles._cache = None
+        info = discover(str(p), titles=True, exact=True).sessions[0]
+        assert (info.title, info.title_exact) == ("First", True)
+        assert len(dec.runs) == 2 and dec.plaintext == sum(len(t) for _a, _b, t in spans)        # each frame once
 
 
 def _frames_of(path) -> list:
@@ -141,37 +148,24 @@ def _frames_of(path) -> list:
     return out
 
 
-def _zstd_rule(path) -> object:
-    """The documented zstd rule restated over whole frames: the last title of the frames starting in
-    the tail window, else of the frames starting in the last ``ZSTD_MIDDLE`` bytes, else of the
-    first frame after the header and the frames lying whole in the head window."""
-    frames, size = _frames_of(path), path.stat().st_size
-    if size <= 2 * titles.ZSTD_WINDOW:
-        return ([t for _a, _b, x in frames[1:] for t in _titles_of(x)] or [None])[-1]
-    tail = [t for a, _b, x in frames[1:] if a >= size - titles.ZSTD_WINDOW for t in _titles_of(x)]
-    middle = [t for a, _b, x in frames[1:] if a >= size - titles.ZSTD_MIDDLE for t in _titles_of(x)]
-    head = [t for k, (_a, b, x) in enumerate(frames[1:]) if k == 0 or b <= titles.ZSTD_WINDOW
-            for t in _titles_of(x)]
-    return (tail or middle or head or [None])[-1]
-
-
-@pytest.mark.parametrize("where", [0.0, 0.3, 0.6, 0.97])
+@pytest.mark.parametrize("where", [0.0, 0.3, 0.6, 0.995])
 def test_zstd_titles_in_dsh_layout_follow_the_rule(tmp_path, monkeypatch, synth_rows, where):
-    """Frames of 1-3 rows (dsh writes one per write batch): a rename anywhere is the list's title
-    exactly as inspect's while it lies in the last ``ZSTD_MIDDLE`` bytes; with a shorter bound, the
-    rule (an older title may show)."""
+    """Frames of 1-3 rows (dsh writes one per write batch): the provider's title in the head region, a
+    rename at ``where``: a first list shows the rename, exact, when it lies in the tail region, else
+    the provider's title, provisional (the bounded rule); the exact read shows inspect's title."""
     head, rows = synth_rows
     p = tmp_path / "s" / "session.jsonl.zstd"
     k = int(len(rows) * where)
     rng = random.Random(int(where * 100))
     body = rows[:4] + [_title_row("Provider")] + rows[4:k] + [_title_row(f"Rename at {where}")] + rows[k:]
     _write_zstd(p, head, body, lambda _k: rng.randint(1, 3))
-    assert discover(str(p), titles=True).sessions[0].title == _inspect_title(p) == _zstd_rule(p)
-    monkeypatch.setattr(titles, "ZSTD_MIDDLE", p.stat().st_size // 3)
+    info = discover(str(p), titles=True).sessions[0]
+    assert (info.title, info.title_exact) == _bounded_rule(p)
+    assert (info.title, info.title_exact) == ((f"Rename at {where}", True) if where > 0.99 else
+                                              (f"Rename at {where}", False) if where == 0.0 else ("Provider", False))
     titles._cache = None
-    got = discover(str(p), titles=True).sessions[0].title
-    assert got == _zstd_rule(p)
-    assert got == (f"Rename at {where}" if where > 0.7 or where == 0.0 else "Provider")
+    info = discover(str(p), titles=True, exact=True).sessions[0]
+    assert (info.title, info.title_exact) == (_inspect_title(p), True) == (f"Rename at {where}", True)
 
 
 def test_a_title_row_across_two_frames_is_not_a_title(tmp_path, synth_rows):
@@ -248,7 +242,10 @@ def test_a_damaged_frame_in_the_tail_window_is_named_and_the_others_listed(tmp_p
     assert again.title == "Title 1" and again.problems == probs
 
 
-def test_raw_title_reads_backwards_each_byte_once(tmp_path, monkeypatch, synth_rows):
+def test_raw_title_reads_the_tail_region_then_backwards_each_byte_once_when_exact(tmp_path, monkeypatch, synth_rows):
+    """A first list reads the tail region only (the head came with the header): a title there is
+    exact, else the head's is provisional; the exact read goes backwards from the end, each byte
+    once, stopping at the last title."""
     head, rows = synth_rows
     p = tmp_path / "s" / "session.jsonl"
     p.parent.mkdir()
@@ -264,21 +261,29 @@ def test_raw_title_reads_backwards_each_byte_once(tmp_path, monkeypatch, synth_r
     p.write_bytes(head + b"\n" + b"".join(r + b"\n" for r in body + [_title_row("Last")]))
     size = p.stat().st_size
     assert size > 4 * titles.MIDDLE_STEP
-    assert discover(str(p), titles=True).sessions[0].title == "Last" == _inspect_title(p)
-    assert reads == [(size - titles.MIDDLE_STEP - 1, size)]           # the last read only
+    info = discover(str(p), titles=True).sessions[0]
+    assert (info.title, info.title_exact) == ("Last", True) and info.title == _inspect_title(p)
+    assert reads == [(size - titles.TAIL - 1, size)]                   # the tail region only
+    reads.clear()
+    assert titles.read_title(str(p), size, exact=True) == ("Last", True)
+    assert reads == [(size - titles.MIDDLE_STEP - 1, size)]            # the last read only
     p.write_bytes(head + b"\n" + b"".join(r + b"\n" for r in body))
     size = p.stat().st_size
     reads.clear()
     titles._cache = None
-    assert discover(str(p), titles=True).sessions[0].title == "First" == _inspect_title(p)
+    info = discover(str(p), titles=True).sessions[0]
+    assert (info.title, info.title_exact) == ("First", False) and info.title == _inspect_title(p)
+    assert reads == [(size - titles.TAIL - 1, size)]                   # the middle is not read
+    reads.clear()
+    assert titles.read_title(str(p), size, exact=True) == ("First", True)
     assert reads[0][1] == size and reads[-1][0] == 0                     # back to the start, once each
     assert all(b1 - a0 <= titles.MIDDLE_OVERLAP + 1 for (a0, _b0), (_a1, b1) in zip(reads, reads[1:]))
     assert sum(b - a for a, b in reads) <= size + len(reads) * (titles.MIDDLE_OVERLAP + 1)
 
 
 def test_a_raw_title_row_across_the_head_window_end_is_seen(tmp_path, synth_rows):
-    """The rows starting in the searched region include one that starts in the head window and ends
-    after it (the rule before passed it over: neither whole in the head window nor starting after it)."""
+    """A title row that starts in the head region and ends after it is completed by a bounded read
+    (the head region's title, provisional: the middle was not read)."""
     head, rows = synth_rows
     p = tmp_path / "s" / "session.jsonl"
     p.parent.mkdir()
@@ -292,8 +297,9 @@ def test_a_raw_title_row_across_the_head_window_end_is_seen(tmp_path, synth_rows
     t = _title_row(name)
     out += [t + b"\n"] + [r + b"\n" for r in rows[len(out):]]
     p.write_bytes(b"".join(out))
-    assert at < titles.WINDOW < at + len(t) and p.stat().st_size > 2 * titles.WINDOW
-    assert discover(str(p), titles=True).sessions[0].title == name == _inspect_title(p)
+    assert at < titles.WINDOW < at + len(t) and p.stat().st_size > titles.WINDOW + titles.TAIL
+    info = discover(str(p), titles=True).sessions[0]
+    assert (info.title, info.title_exact) == (name, False) == (_inspect_title(p), False)
 
 
 def test_reads_are_shared_by_work_not_by_count():
@@ -312,26 +318,27 @@ def test_reads_are_shared_by_work_not_by_count():
 
 def test_a_tail_whose_text_passes_the_bound_is_bounded_not_damage(tmp_path, monkeypatch, synth_rows):
     """A very compressible tail: the frames ending the file are decoded up to ``ZSTD_PLAIN_LIMIT`` of
-    text (a later title there is found), the rest is passed over (the head's title then), and none of
-    it is called damage."""
+    text (a later title there is found, exact), the rest is passed over (the head's title then,
+    provisional), and none of it is called damage."""
     head, rows = synth_rows
     p = tmp_path / "s" / "session.jsonl.zstd"
     body = rows[:600]
-    for where, want in ((0.97, "Late"), (0.3, "Head")):
+    for where, want in ((0.97, ("Late", True)), (0.3, ("Head", False))):
         k = int(len(body) * where)
         spans = _write_zstd(p, head, body[:5] + [_title_row("Head")] + body[5:k] + [_title_row("Late")] + body[k:],
                             lambda _k: 16)
         text = sum(len(t) for _a, _b, t in spans)
+        monkeypatch.setattr(titles, "ZSTD_TAIL", p.stat().st_size // 2)      # (a tail region of half the file)
         monkeypatch.setattr(titles, "ZSTD_PLAIN_LIMIT", text // 4)
         dec = _Decoded(monkeypatch)
         titles._cache = None
         info = discover(str(p), titles=True).sessions[0]
-        assert info.title == want and info.problems == []
+        assert (info.title, info.title_exact) == want and info.problems == []
         assert dec.plaintext <= 2 * titles.ZSTD_PLAIN_LIMIT
         monkeypatch.undo()
         monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
         titles._cache = None
-        assert discover(str(p), titles=True).sessions[0].title == "Late" == _inspect_title(p)
+        assert discover(str(p), titles=True, exact=True).sessions[0].title == "Late" == _inspect_title(p)
 
 
 def test_list_leaves_the_collector_as_it_found_it(tmp_path, synth_rows):

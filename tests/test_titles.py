@@ -10,6 +10,7 @@ from app.store import titles
 from app.store.discovery import discover, quick_title
 from app.tools.synth import SessionSynth, write_jsonl
 from fixtures_util import FIXTURES
+from test_list_fork_speed import _bounded_rule  # (the documented rule of a first list, restated)
 
 
 @pytest.fixture(autouse=True)
@@ -41,46 +42,28 @@ def _title_row(seq, text):
         "title": text, "messageSeqs": [], "source": {"kind": "user"}}}, separators=(",", ":")).encode()
 
 
-def _windowed_title(path) -> object:
-    """The documented rule, from the rows and their offsets: a file of at most two windows, its last
-    title; else the last title of a row starting in the last ``WINDOW + MIDDLE_LIMIT`` bytes, else
-    of a row lying whole in the head window."""
-    rows, at = [], 0
-    for line in open(path, "rb"):
-        obj = json.loads(line) if line.strip() else None
-        if isinstance(obj, dict) and obj.get("type") == "session/title":
-            rows.append((at, at + len(line), obj["data"]["title"]))
-        at += len(line)
-    w = titles.WINDOW
-    if at <= 2 * w:
-        return rows[-1][2] if rows else None
-    tail = [t for a, b, t in rows if a >= at - w]
-    middle = [t for a, b, t in rows if max(0, at - w - titles.MIDDLE_LIMIT) <= a < at - w]
-    head = [t for a, b, t in rows if b <= w]
-    return (tail or middle or head or [None])[-1]
-
-
 @pytest.mark.parametrize("size", [60_000, 700_000, 2_500_000])
 def test_titles_of_generated_logs_where_head_tail_and_middle(tmp_path, monkeypatch, size):
+    """A first list follows the bounded rule (decision 0016): exact when the regions cover the file or
+    the tail region holds a title, then the full decode's title; provisional otherwise.  The exact
+    read (``--exact-titles``, the window's refinement) is the full decode's title whatever the size."""
     p = tmp_path / "s" / "session.jsonl"
     write_jsonl(str(p), SessionSynth(seed=size % 97), target_bytes=size)
     info = discover(str(p)).sessions[0]
     got = titles.session_title(info)
-    assert got == _windowed_title(p) is not None
-    assert got == _last_title(p)                     # within the bounded middle: the full decode's title
-    if size > 2 * titles.WINDOW + 300_000:           # a middle bound shorter than the file: the rule still
-        monkeypatch.setattr(titles, "MIDDLE_LIMIT", 100_000)          # holds (an older title may show)
-        monkeypatch.setattr(titles, "MIDDLE_STEP", 30_000)
-        monkeypatch.setattr(titles, "_cache", None)
-        assert titles.read_title(str(p), info.size) == _windowed_title(p)
-        monkeypatch.undo()
-        monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
-    # a user rename appended at the end wins; the file changed, so the cache does not answer
+    assert (got, info.title_exact) == _bounded_rule(p) and got is not None
+    if size <= titles.WINDOW + titles.TAIL:
+        assert info.title_exact                     # (the whole file read)
+    if info.title_exact:
+        assert got == _last_title(p)
+    assert titles.read_title(str(p), info.size, exact=True) == (_last_title(p), True)
+    # a user rename appended at the end wins, exact; the file changed, so the cache does not answer
     last = info.size
     with open(p, "ab") as f:
         f.write(_title_row(10 ** 7, "Renamed “at the end”") + b"\n")
     info = discover(str(p)).sessions[0]
     assert info.size > last and titles.session_title(info) == "Renamed “at the end”" == _last_title(p)
+    assert info.title_exact
 
 
 def test_titles_are_cached_by_revision_and_saved(tmp_path, monkeypatch):
@@ -89,7 +72,7 @@ def test_titles_are_cached_by_revision_and_saved(tmp_path, monkeypatch):
     with open(p, "ab") as f:
         f.write(_title_row(10 ** 6, "First") + b"\n")
     info = discover(str(p)).sessions[0]
-    assert titles.session_title(info) == "First"
+    assert titles.session_title(info) == "First" and info.title_exact          # (in the tail region)
     titles.save()
     saved = tmp_path / "cache" / "titles.json"
     assert saved.exists()

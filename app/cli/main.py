@@ -78,6 +78,10 @@ def item_json(it, hidden: bool = False, attempt=None, view=None) -> dict:
 def _cfg_list(p):
     p.add_argument("path", nargs="?", help="Harness home, JSONL root, project folder, session file or SQLite store "
                                            "(default: $DSH_HOME or ~/.dsh)")
+    p.add_argument("--exact-titles", action="store_true",
+                   help="read the middle of big logs too, so that every title is exact (a first list reads only "
+                        "a bounded head and tail of each log: a title found only in the head is provisional, "
+                        "titleExact false)")
 
 
 def _run_list(args):
@@ -88,7 +92,8 @@ def _run_list(args):
     collecting = gc.isenabled()
     gc.disable()          # (tens of thousands of small objects, no cycles: the collector's passes cost 10-20 %)
     try:
-        listing = discover(path, titles=True, workers=os.cpu_count() or 1)   # header + title in one open (cached)
+        listing = discover(path, titles=True, workers=os.cpu_count() or 1,    # header + title in one open (cached)
+                           exact=getattr(args, "exact_titles", False))
         rows = []
         for s in listing.sessions:
             s.title = titles.session_title(s)
@@ -105,7 +110,8 @@ def _run_list(args):
         lines = [f"{listing.kind}: {listing.root} ({len(rows)} sessions)"]
         for r in rows:
             lin = f" <- {r['parentSession']}" if r["parentSession"] else ""
-            lines.append(f"  {r['id']}  {r['format']:5}  {r['size']:>10}  {r['title'] or '-'}{lin}\n    {r['path']}")
+            prov = "" if r["titleExact"] else "  (title provisional: --exact-titles reads the middle)"
+            lines.append(f"  {r['id']}  {r['format']:5}  {r['size']:>10}  {r['title'] or '-'}{lin}{prov}\n    {r['path']}")
         lines += [f"problem: {p}" for p in listing.problems]
         return "\n".join(lines)
     if args.json:                                 # (10,000 rows: msgspec encodes them in a tenth of the time)
@@ -137,8 +143,15 @@ def _run_inspect(args):
     from .truth_cmd import add_writer, is_live, writer_of
     r = _reader(args)
     ws = writer_of(args, r)                       # live writer: no synthesized closure, inFlight instead
+    try:
+        before = os.stat(r.path) if r.source.kind != "sqlite" else None
+    except OSError:
+        before = None
     obj = add_writer(inspect(r, live=is_live(ws)), ws, r)
     obj.setdefault("formatVersion", getattr(r, "version", 0))
+    if before is not None:                        # every row was read: the list's title cache learns the exact title
+        from ..store import titles
+        titles.record_full_read(os.path.abspath(r.path), before, obj.get("title"))
     if r.source.kind != "sqlite":
         gf = generation_facts(r.path)
         obj["generation"] = gf["generation"]            # the generation file read

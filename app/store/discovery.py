@@ -51,6 +51,7 @@ class SessionInfo:
     generation: Optional[str] = None  # the generation file read (session.v4.jsonl …), when in a session folder
     generations: list[dict[str, Any]] = field(default_factory=list)   # the other generations (newest first)
     title_read: bool = field(default=False, repr=False)   # ``title`` was read (None then means: none)
+    title_exact: bool = True          # False: a provisional title (bounded reads left a middle unread)
 
     @property
     def version(self) -> Optional[int]:
@@ -80,13 +81,16 @@ class SessionInfo:
         return self.format != "sqlite" and (time.time() - self.mtime) < LIVE_WINDOW_S
 
     def to_dict(self) -> dict[str, Any]:
+        h = self.header.get                  # (the properties inlined: 10,000 rows in a list)
+        v = h("version", 0)
         return {"id": self.id, "path": self.path, "format": self.format, "title": self.title,
-                "createdAt": self.created_at, "cwd": self.cwd, "parentSession": self.parent,
-                "seedLength": self.header.get("seedLength"), "origin": self.header.get("origin"),
-                "delegationDepth": self.header.get("delegationDepth"), "size": self.size,
-                "mtime": self.mtime, "live": self.live, "problems": self.problems,
-                "formatVersion": self.version, "isSeeded": self.header.get("isSeeded"),
-                "generation": self.generation, "generations": self.generations}
+                "createdAt": h("createdAt"), "cwd": h("cwd"), "parentSession": h("parentSession"),
+                "seedLength": h("seedLength"), "origin": h("origin"),
+                "delegationDepth": h("delegationDepth"), "size": self.size,
+                "mtime": self.mtime, "live": self.format != "sqlite" and (time.time() - self.mtime) < LIVE_WINDOW_S,
+                "problems": self.problems, "formatVersion": v if type(v) is int else None,
+                "isSeeded": h("isSeeded"), "generation": self.generation, "generations": self.generations,
+                "titleExact": self.title_exact}
 
 
 TreeNode = tuple[SessionInfo, list["TreeNode"]]     # a session and its children's subtrees
@@ -220,8 +224,8 @@ def read_header_bytes(path: str, limit: int = HEADER_LIMIT) -> tuple[Optional[by
         return None, f"cannot read: {e.strerror or e}"
 
 
-def zstd_title(path: str, problems: Optional[list[str]] = None) -> Optional[str]:
-    """The title of a ``session.jsonl.zstd`` (bounded tail and head windows, :mod:`app.store.titles`;
+def zstd_title(path: str, problems: Optional[list[str]] = None) -> tuple[Optional[str], bool]:
+    """(title, exact) of a ``session.jsonl.zstd`` (bounded tail and head regions, :mod:`app.store.titles`;
     ``problems`` gets a line for a frame there that does not decode)."""
     from backports import zstd
     fd, st = _open_file(path)
@@ -234,7 +238,7 @@ def zstd_title(path: str, problems: Optional[list[str]] = None) -> Optional[str]
         if not end:
             raw, _why, end = _header_of(fd, head)
             if raw is None:
-                return None
+                return None, True
         return _titles.title_of_zstd(fd, st.st_size, end, head, problems=problems)
     finally:
         os.close(fd)
@@ -244,22 +248,36 @@ def _fmt_of(path: str) -> str:
     return "zstd" if path.endswith((".zstd", ".zst")) else "jsonl"
 
 
-# What one read of a session file gives: (header object, id, fatal header problems, title read, title);
-# None: not a session file; a string: why it could not be read (a line for ``problems``).
-Facts = tuple[dict[str, Any], str, list[str], bool, Optional[str]]
+# What one read of a session file gives: (header object, id, fatal header problems, title read, title,
+# title exact, size, mtime); None: not a session file; a string: why it could not be read (a line for
+# ``problems``).  size and mtime: the caller's, or the open file's when the caller had none (size -1).
+Facts = tuple[dict[str, Any], str, list[str], bool, Optional[str], bool, int, float]
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
-def read_facts(path: str, size: int, title: bool = False) -> Union[Facts, str, None]:
+def read_facts(path: str, size: int, title: bool = False, exact: bool = False) -> Union[Facts, str, None]:
     """The header facts (and with ``title`` the title) of one session file of ``size`` bytes (as the
-    caller's stat gave it): one open, a first read that holds the header and the head window, and
-    (``title``, a file bigger than the head window) one read of the tail window."""
+    caller's stat gave it): one open, a first read that holds the header and the head region, and
+    (``title``, a file bigger than the head region) one read of the tail region; ``exact``: the
+    middle too (the title is then exact, never provisional).  ``size`` -1: the caller did not stat the
+    file (a first listing: no cache to look up); its size and mtime are the open file's (``fstat``, which
+    also refuses what is not a regular file)."""
     fmt = _fmt_of(path)
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as e:
         return f"{path}: cannot read: {e.strerror or e}"
+    mtime = 0.0
     try:
+        if size < 0:
+            try:
+                st = os.fstat(fd)
+            except OSError as e:
+                return f"{path}: cannot read: {e.strerror or e}"
+            if not stat.S_ISREG(st.st_mode):
+                from ..log.limits import _kind
+                return f"{path}: cannot read: {path} is {_kind(st.st_mode)}, not a regular file: refused"
+            size, mtime = st.st_size, st.st_mtime
         try:
             first = HEAD_READ if not title else _titles.WINDOW if fmt == "jsonl" else _titles.ZSTD_WINDOW
             head = os.pread(fd, first, 0)
@@ -276,36 +294,37 @@ def read_facts(path: str, size: int, title: bool = False) -> Union[Facts, str, N
         except msgspec.DecodeError:
             header = hdr.to_dict()
         probs = [str(p) for p in hprobs if p.fatal]
-        t = None
+        t, exact_t = None, True
         if title:
             try:
-                t = _titles.title_of_jsonl(fd, size, head) if fmt == "jsonl" else \
-                    _titles.title_of_zstd(fd, size, end, head, problems=probs)
+                t, exact_t = _titles.title_of_jsonl(fd, size, head, exact=exact) if fmt == "jsonl" else \
+                    _titles.title_of_zstd(fd, size, end, head, problems=probs, exact=exact)
             except OSError:
                 t = None
-        return header, hdr.id, probs, title, t
+        return header, hdr.id, probs, title, t, exact_t, size, mtime
     finally:
         os.close(fd)
 
 
-def _read_chunk(jobs: list[tuple[str, int]], title: bool) -> list[Union[Facts, str, None]]:
-    return [read_facts(p, n, title) for p, n in jobs]
+def _read_chunk(jobs: list[tuple[str, int]], title: bool, exact: bool = False) -> list[Union[Facts, str, None]]:
+    return [read_facts(p, n, title, exact) for p, n in jobs]
 
 
 PARALLEL_MIN = 256                    # files to read before a forked worker pays off (fork + results)
 
 
-def _read_cost(path: str, size: int, title: bool) -> int:
+def _read_cost(path: str, size: int, title: bool, exact: bool = False) -> int:
     """About how much work reading one file is, in bytes searched (a zstd byte decodes to ~4 of text;
     each file also costs a fixed ~16 KiB's worth of calls)."""
     if not title:
         return 1
-    if path.endswith(".jsonl"):
-        return (16 << 10) + min(size, _titles.WINDOW + _titles.MIDDLE_LIMIT)
-    return (16 << 10) + 4 * min(size, _titles.ZSTD_MIDDLE)
+    if path.endswith(".jsonl"):                        # (size -1: not known, the bounded reads' size)
+        return (16 << 10) + (size if exact and size >= 0 else min(size % (1 << 62), _titles.WINDOW + _titles.TAIL))
+    return (16 << 10) + 4 * (size if exact and size >= 0 else
+                             min(size % (1 << 62), _titles.ZSTD_WINDOW + _titles.ZSTD_TAIL))
 
 
-def _shares(jobs: list[tuple[str, int]], title: bool, k: int) -> list[list[int]]:
+def _shares(jobs: list[tuple[str, int]], title: bool, k: int, exact: bool = False) -> list[list[int]]:
     """The indices of ``jobs`` split into ``k`` shares of about equal work (each job to the lightest
     share so far, in order: a home of a few big sessions is split as evenly as one of many small)."""
     shares: list[list[int]] = [[] for _ in range(k)]
@@ -313,20 +332,21 @@ def _shares(jobs: list[tuple[str, int]], title: bool, k: int) -> list[list[int]]
     for i, (p, n) in enumerate(jobs):
         j = load.index(min(load))
         shares[j].append(i)
-        load[j] += _read_cost(p, n, title)
+        load[j] += _read_cost(p, n, title, exact)
     return shares
 
 
-def read_many(jobs: list[tuple[str, int]], title: bool, workers: int = 0) -> list[Union[Facts, str, None]]:
+def read_many(jobs: list[tuple[str, int]], title: bool, workers: int = 0, exact: bool = False) \
+        -> list[Union[Facts, str, None]]:
     """:func:`read_facts` of every ``(path, size)``, in order.  ``workers`` > 1: the files are shared
     (by the work they take, :func:`_shares`) between this process and ``workers - 1`` forked
     children, whose results come back pickled through a pipe (a child that fails: its share is read
     here).  Only for a caller with no other threads (the CLI): a fork copies one thread."""
     k = min(workers, len(jobs) // PARALLEL_MIN) if hasattr(os, "fork") else 0
     if k < 2:
-        return _read_chunk(jobs, title)
+        return _read_chunk(jobs, title, exact)
     import pickle
-    shares = _shares(jobs, title, k)
+    shares = _shares(jobs, title, k, exact)
     parts = [[jobs[j] for j in share] for share in shares]
     children: list[tuple[int, int, int]] = []
     for i in range(1, k):
@@ -339,7 +359,7 @@ def read_many(jobs: list[tuple[str, int]], title: bool, workers: int = 0) -> lis
             code = 1
             try:
                 os.close(r)
-                blob = pickle.dumps(_read_chunk(parts[i], title), protocol=pickle.HIGHEST_PROTOCOL)
+                blob = pickle.dumps(_read_chunk(parts[i], title, exact), protocol=pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(w, "wb") as f:
                     f.write(blob)
                 code = 0
@@ -355,26 +375,28 @@ def read_many(jobs: list[tuple[str, int]], title: bool, workers: int = 0) -> lis
     done = {0} | {i for _p, _r, i in children}
     for i in range(k):                                 # this process's share (and any share not forked)
         if i == 0 or i not in done:
-            place(i, _read_chunk(parts[i], title))
+            place(i, _read_chunk(parts[i], title, exact))
     for pid, r, i in children:
         with os.fdopen(r, "rb") as fr:
             blob = fr.read()
         _pid, status = os.waitpid(pid, 0)
         part = pickle.loads(blob) if status == 0 and blob else None
-        place(i, part if isinstance(part, list) and len(part) == len(parts[i]) else _read_chunk(parts[i], title))
+        place(i, part if isinstance(part, list) and len(part) == len(parts[i]) else _read_chunk(parts[i], title, exact))
     return out
 
 
 def session_info(path: str, project: Optional[str] = None, problems: Optional[list[str]] = None,
                  title: bool = False, cached: bool = False,
-                 pre: Optional[tuple[int, float, Union[Facts, str, None]]] = None) -> Optional[SessionInfo]:
+                 pre: Optional[tuple[int, float, Union[Facts, str, None]]] = None,
+                 exact: bool = False) -> Optional[SessionInfo]:
     """Header facts of one session file; None when it is not a session file (``problems``
     gets a line when it could not even be read: permissions, not a regular file).
 
     One ``stat`` and at most one open per file.  ``title``: also the session's title, read in the
     same open (bounded tail and head windows, :mod:`app.store.titles`); the title and the header
     facts are cached by revision, so with ``title`` or ``cached`` a file whose revision is cached
-    is not opened at all.  ``pre``: (size, mtime, facts) the caller already read (no stat, no open)."""
+    is not opened at all.  ``pre``: (size, mtime, facts) the caller already read (no stat, no open);
+    ``exact``: the title read with the middle (a provisional cached title is read again)."""
     fmt = _fmt_of(path)
     if pre is not None:
         size, mtime, facts = pre
@@ -389,22 +411,26 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
             return None
         size, mtime = st.st_size, st.st_mtime
         hit = _titles.lookup_head(path, size, mtime) if title or cached else None
+        if hit is not None and exact and not hit[4]:
+            hit = None
         if hit is not None:
-            t, header, sid, probs = hit
+            t, header, sid, probs, t_exact = hit
             return SessionInfo(path=path, format=fmt, id=sid, header=header, size=size, mtime=mtime,
-                               project=project, problems=probs, title=t, title_read=True)
-        facts = read_facts(path, size, title)
+                               project=project, problems=probs, title=t, title_read=True, title_exact=t_exact)
+        facts = read_facts(path, size, title, exact)
     if isinstance(facts, str):
         if problems is not None:
             problems.append(facts)
         return None
     if facts is None:
         return None
-    header, sid, probs, title_read, t = facts
+    header, sid, probs, title_read, t, t_exact, fsize, fmtime = facts
+    if size < 0:                           # (not stat'ed by the caller: the open file's)
+        size, mtime = fsize, fmtime
     if title_read:
-        _titles.remember(path, size, mtime, t, (header, sid, list(probs)))
+        _titles.remember(path, size, mtime, t, (header, sid, list(probs)), t_exact)
     return SessionInfo(path=path, format=fmt, id=sid, header=header, size=size, mtime=mtime,
-                       project=project, problems=probs, title=t, title_read=title_read)
+                       project=project, problems=probs, title=t, title_read=title_read, title_exact=t_exact)
 
 
 # --------------------------------------------------------------------------- generations (spec-versions §2)
@@ -605,13 +631,15 @@ def _walk(root: str, max_depth: int = 8, problems: Optional[list[str]] = None) -
 _PROJECT_RE = re.compile(r"^--.*--$|^_no-cwd$")
 
 
-def discover(path: str, titles: bool = False, workers: int = 0) -> Listing:
+def discover(path: str, titles: bool = False, workers: int = 0, exact: bool = False) -> Listing:
     """List the sessions under ``path``: at most one open per session file, reading its header and
     (``titles``) its title together; a file whose revision is in the title cache is not opened
     (its header facts and title come from there).  Without ``titles`` (the window: headers first,
     titles streamed afterwards by :func:`app.store.titles.session_title`) only the header is read.
     ``workers`` > 1: files not in the cache are read by that many forked processes (the CLI only:
-    never in a process with other threads)."""
+    never in a process with other threads).  ``exact`` (with ``titles``): every title exact, the middles
+    read (a provisional title in the cache is read again and the entry upgraded); else the titles of
+    big logs may be provisional (decision 0016)."""
     p = os.path.abspath(os.path.expanduser(path))
     if not os.path.exists(p):
         raise FileNotFoundError(f"no such file or folder: {path}")
@@ -620,7 +648,7 @@ def discover(path: str, titles: bool = False, workers: int = 0) -> Listing:
     if os.path.isfile(p):
         if p.endswith(SQLITE_SUFFIXES) or _is_sqlite(p):
             return _sqlite_listing(p)
-        info = session_info(p, title=titles)
+        info = session_info(p, title=titles, exact=exact)
         if info is None:
             raise ValueError(f"{path} is not a session file (its first line is not a session header)")
         _describe_generations(info, explicit=True)
@@ -641,6 +669,7 @@ def discover(path: str, titles: bool = False, workers: int = 0) -> Listing:
     # 1. one stat per session file; a revision in the cache needs no read at all
     todo: list[tuple[str, Any]] = []          # (path, SessionInfo from the cache | (size, mtime) to read)
     none_cached = _titles.empty()
+    no_stat = none_cached and not exact        # (nothing to look up: size and mtime from the reads' fstat)
     reads: list[tuple[str, int]] = []
     for f in files:
         gens = groups.get(f)
@@ -648,6 +677,10 @@ def discover(path: str, titles: bool = False, workers: int = 0) -> Listing:
             continue                       # an older generation: described with the newest
         if f.endswith(SQLITE_SUFFIXES):
             todo.append((f, None))
+            continue
+        if no_stat:
+            reads.append((f, -1))
+            todo.append((f, (-1, 0.0, None)))
             continue
         try:
             st = os.stat(f)
@@ -657,11 +690,13 @@ def discover(path: str, titles: bool = False, workers: int = 0) -> Listing:
             problems.append(f"{f}: cannot read: {e.strerror or e}")
             continue
         hit = None if none_cached else _titles.lookup_head(f, st.st_size, st.st_mtime)
+        if hit is not None and exact and titles and not hit[4]:
+            hit = None                     # a provisional title: read again, the middle too
         if hit is None:
             reads.append((f, st.st_size))
         todo.append((f, (st.st_size, st.st_mtime, hit)))
     # 2. the others: one open and bounded reads each (worker processes when asked and worth it)
-    read = dict(zip((p for p, _n in reads), read_many(reads, titles, workers)))
+    read = dict(zip((p for p, _n in reads), read_many(reads, titles, workers, exact and titles)))
     # 3. in the walk's order
     for f, got in todo:
         if got is None:
@@ -675,9 +710,9 @@ def discover(path: str, titles: bool = False, workers: int = 0) -> Listing:
         project = rel[0] if kind in ("root", "home") and len(rel) >= 3 and _PROJECT_RE.match(rel[0]) else None
         size, mtime, hit = got
         if hit is not None:
-            t, header, sid, probs = hit
+            t, header, sid, probs, t_exact = hit
             cached_info = SessionInfo(path=f, format=_fmt_of(f), id=sid, header=header, size=size, mtime=mtime,
-                                      project=project, problems=probs, title=t, title_read=True)
+                                      project=project, problems=probs, title=t, title_read=True, title_exact=t_exact)
             _describe_generations(cached_info, gens=groups.get(f))
             got_info: Optional[SessionInfo] = cached_info
         else:
@@ -726,7 +761,7 @@ def _sqlite_listing(p: str) -> Listing:
 
 def quick_title(info: SessionInfo) -> Optional[str]:
     """The session's title as the list shows it: the last ``session/title`` of the bounded tail
-    window, else of the head window, raw JSONL and zstd alike (:mod:`app.store.titles`; cached by
-    revision).  The same title as ``inspect``'s whenever the last title row lies in those windows."""
+    region, else of the head region, raw JSONL and zstd alike (:mod:`app.store.titles`; cached by
+    revision; ``info.title_exact`` False: provisional).  The same title as ``inspect``'s whenever it is exact."""
     from .titles import session_title
     return session_title(info)

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu
 from ..store.discovery import harness_home
 from . import recent
 from .frame_actions import action
-from .session_model import discover_job, titles_job
+from .session_model import discover_job, refine_titles_job, titles_job
 from .status import humane_error
 from .welcome import HarnessHome, find_harness_home
 
@@ -176,8 +176,13 @@ class FileActions(QObject):
             win.inspector.clear()
             win.show_banner(f"No sessions found under {listing.root}")
         sessions = win.sessions.model.sessions()
+        model = win.sessions.model
+
+        def refine(_n, sessions=sessions):        # provisional titles: refined in the background (decision 0016)
+            win.jobs.submit(refine_titles_job, sessions, name="refine titles", group="titles",
+                            on_partial=model.set_refined, on_done=model.refined)
         win.start.after_first_paint(lambda: win.jobs.submit(titles_job, sessions, name="titles", group="titles",
-                                                      on_partial=win.sessions.model.set_titles))
+                                                            on_partial=model.set_titles, on_done=refine))
         win.live_actions.store_listed()
         win.storeLoaded.emit(win.store_path or "")
 

@@ -1,7 +1,9 @@
 """Session list view model: the lineage tree of a store (headers only), titles filled later.
 
-``discover`` (header reads only) and ``session_title`` (a bounded tail window per file, cached by revision)
-run in workers; this model only holds their results.  No widgets here.
+``discover`` (header reads only) and ``session_title`` (a bounded head and tail per file, cached by
+revision) run in workers; provisional titles (a middle left unread, decision 0016) are then refined
+by :func:`refine_titles_job` (the middles read in a low-priority child process), which updates the
+rows in place.  This model only holds their results.  No widgets here.
 """
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ import time
 from typing import Optional
 
 from .plaintext import isolate, tooltip
-from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QFont
 
 from ..store.discovery import discover
 from ..store.titles import save as titles_save, session_title
@@ -210,6 +213,39 @@ def titles_job(job, sessions: list):
     return len(sessions)
 
 
+def refine_titles_job(job, sessions: list) -> int:
+    """The exact titles of the sessions whose listed title is provisional (decision 0016), read with
+    their middles in a low-priority child process (:mod:`app.store.titles_child`), in display order,
+    streamed in batches ``{key: (title, changed)}`` (every refined row: an unchanged title is now exact,
+    its row is repainted) and recorded over the cache's provisional entries.  Returns how many titles
+    changed."""
+    from ..store.titles import apply_exact
+    from ..store.titles_child import refine
+    todo = [i for i in sessions if i.format in ("jsonl", "zstd") and not i.title_exact]
+    batch: dict = {}
+    last = [time.perf_counter(), time.perf_counter()]
+    changed = [0]
+
+    def on_title(k: int, got) -> None:
+        r = apply_exact(todo[k], got)
+        if r is not None:
+            batch[todo[k].key] = r
+            changed[0] += r[1]
+        now = time.perf_counter()
+        if batch and (now - last[0] > 0.1 or len(batch) >= 200):
+            job.stream(dict(batch))               # (raises Cancelled: the child is killed)
+            batch.clear()
+            last[0] = now
+        if now - last[1] > 5.0:                   # a long refinement keeps what it has read
+            titles_save()
+            last[1] = now
+    refine([(i.path, i.format, i.size, i.mtime) for i in todo], on_title, lambda: job.cancelled)
+    if batch:
+        job.stream(dict(batch))
+    titles_save()
+    return changed[0]
+
+
 def _size(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
@@ -227,6 +263,8 @@ class _Node:
 
 
 class SessionTreeModel(NodeTreeModel):
+    titlesRefined = Signal(int)        # the provisional titles were refined (how many changed)
+
     def __init__(self, parent=None):
         super().__init__(parent)
         self._root = _Node(None, None, 0)
@@ -282,7 +320,29 @@ class SessionTreeModel(NodeTreeModel):
                 n.info.title = t
             ix = self.createIndex(n.row, 0, n)
             self.dataChanged.emit(ix, self.createIndex(n.row, len(COLUMNS) - 1, n),
-                                  [Qt.ItemDataRole.DisplayRole, FILTER_ROLE])
+                                  [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.FontRole, FILTER_ROLE])
+
+    def set_refined(self, refined: dict) -> None:
+        """Exact titles from the refinement, ``{key: (title, changed)}``: a changed title replaces the
+        row's (a refined session may have no title after all), an unchanged one keeps the row's label
+        (a fork child's "title (1)") and is repainted upright."""
+        for key, (t, changed) in refined.items():
+            n = self._by_key.get(key)
+            if n is None:
+                continue
+            if changed:
+                if t:
+                    self.titles[key] = t
+                else:
+                    self.titles.pop(key, None)
+                n.info.title = t
+            ix = self.createIndex(n.row, 0, n)
+            self.dataChanged.emit(ix, self.createIndex(n.row, len(COLUMNS) - 1, n),
+                                  [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.FontRole, FILTER_ROLE])
+
+    def refined(self, changed: int) -> None:
+        """The refinement of provisional titles ended (``changed`` titles differ): says so."""
+        self.titlesRefined.emit(int(changed))
 
     def set_states(self, states: dict) -> None:
         """Writer states from the live poll or the open session's follower.
@@ -355,11 +415,17 @@ class SessionTreeModel(NodeTreeModel):
                 return format_version(info)
         if role == INFO_ROLE:
             return info
+        if role == Qt.ItemDataRole.FontRole and col == 0 and not info.title_exact:
+            f = QFont()
+            f.setItalic(True)                 # a provisional title (the middle of the log not read yet)
+            return f
         if role == FILTER_ROLE:
             return " ".join(str(x) for x in (self.titles.get(info.key) or "", info.id, info.cwd or "",
                                              os.path.basename(os.path.dirname(info.path)))).casefold()
         if role == Qt.ItemDataRole.ToolTipRole:
-            lines = [f"title: {display_title(info, self.titles)}", f"id: {info.id}", f"file: {info.path}",
+            prov = "" if info.title_exact else " (provisional: read from the start and end of the log; a rename " \
+                "in its middle may be newer)"
+            lines = [f"title: {display_title(info, self.titles)}{prov}", f"id: {info.id}", f"file: {info.path}",
                      f"format: {format_version(info)} · {_size(info.size)}"]
             if fmt_datetime(info.created_at):
                 lines.append(f"created: {fmt_datetime(info.created_at)}")
