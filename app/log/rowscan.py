@@ -89,7 +89,9 @@ def _number(data: bytes, i: i64, lim: i64) -> i64:
     if i < lim and data[i] == 45:
         i += 1
     e = _digits(data, i, lim)
-    return e if e > i else -1
+    if e > i:                                  # (statements, not `a if c else b`: mypyc boxes that into an int)
+        return e
+    return -1
 
 
 def _integer(data: bytes, i: i64, lim: i64) -> i64:
@@ -97,7 +99,9 @@ def _integer(data: bytes, i: i64, lim: i64) -> i64:
     if i < lim and data[i] == 45:
         i += 1
     e = _digits(data, i, lim)
-    return e if e > i and (e == i + 1 or data[i] != 48) else -1
+    if e > i and (e == i + 1 or data[i] != 48):
+        return e
+    return -1
 
 
 def not_legacy(data: bytes, text: str, shape: i64, i: i64, nl: i64, off: i64 = 0) -> bool:
@@ -108,11 +112,17 @@ def not_legacy(data: bytes, text: str, shape: i64, i: i64, nl: i64, off: i64 = 0
         return False
     i = _lit(data, i, nl, _TIME)
     if i >= 0:
-        i = _number(data, i, nl) if shape == HAS_MESSAGE else _integer(data, i, nl)
+        if shape == HAS_MESSAGE:
+            i = _number(data, i, nl)
+        else:
+            i = _integer(data, i, nl)
     if i >= 0:
         i = _lit(data, i, nl, _TURN)
     if i >= 0:
-        i = _number(data, i, nl) if shape == HAS_MESSAGE else _integer(data, i, nl)
+        if shape == HAS_MESSAGE:
+            i = _number(data, i, nl)
+        else:
+            i = _integer(data, i, nl)
     if i < 0:
         return False
     if shape == HAS_MESSAGE:
@@ -169,7 +179,9 @@ def _members(data: bytes, i: i64, nl: i64, max_members: i64) -> i64:
         j += 1
     if j >= nl or not ok:
         return -1                              # (no "]", or a byte other than a digit, "-" or ",")
-    extra = commas + 1 if j > i else 0         # the dt's length
+    extra: i64 = 0                             # the dt's length
+    if j > i:
+        extra = commas + 1
     if extra >= max_members:
         return -1
     return extra + 1
@@ -208,10 +220,14 @@ def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], 
     p: i64 = start
     stop_: i64 = stop
     while p < stop_:
-        nl: i64 = text.find("\n", p - wa) if p < wb else -1
+        nl: i64 = -1
+        if p < wb:
+            nl = text.find("\n", p - wa)
         if nl < 0:                             # (the row runs past the window: the next one starts at it)
             wa = p
-            wb = p + WINDOW if p + WINDOW < stop_ else stop_
+            wb = p + WINDOW
+            if wb > stop_:
+                wb = stop_
             text = data[wa:wb].decode("latin-1")
             nl = text.find("\n")
             if nl < 0 and wb < stop_:          # (a row longer than a window: the rest of the range)
@@ -224,7 +240,9 @@ def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], 
             nl += wa
         if nl <= p or data[nl - 1] != 125:
             return None                        # (no newline before stop, a blank line, a row not ending in "}")
-        lim: i64 = p + HEAD if p + HEAD <= nl else nl + 1
+        lim: i64 = p + HEAD
+        if lim > nl:
+            lim = nl + 1
         if p + 9 > lim or data[p] != 123 or data[p + 1] != 34 or data[p + 2] != 116 or data[p + 3] != 121 \
                 or data[p + 4] != 112 or data[p + 5] != 101 or data[p + 6] != 34 or data[p + 7] != 58 \
                 or data[p + 8] != 34:
@@ -255,8 +273,10 @@ def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], 
         k: i64
         if e - q <= 18:                        # (fits 64 bits: native arithmetic)
             v: i64 = 0
+            d: i64
             for k in range(q, e):
-                v = v * 10 + (data[k] - 48)
+                d = data[k]
+                v = v * 10 + d - 48
             seq = int(v)
         else:
             seq = 0
@@ -270,7 +290,9 @@ def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], 
             return None
         n = te - ts
         kind = 0
-        x = by_len[n] if n <= HEAD else -1
+        x = -1
+        if n <= HEAD:
+            x = by_len[n]
         while x >= 0:                          # (the known types of this length; no bytes object made per row)
             if _lit(data, ts, te, types[x]) == te:
                 kind = kinds[x]
