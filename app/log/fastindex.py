@@ -450,8 +450,10 @@ def _collect(pid: int, rfd: int) -> Optional[_Range]:
     return res if isinstance(res, tuple) else None
 
 
-FIRST_SHARE = 1.1             # the first range's size against each worker's (a worker also pays the fork and
-                               # sending its result: measured ~10 % of its range's time)
+FIRST_SHARE = 1.0             # the first range's size against each worker's.  (1.1 while the scan was slower: a
+                               # worker's fork and result were ~10 % of its range's time; with the compiled, windowed
+                               # scan this process finished its larger range 15-28 ms after the worker at 1 GB, and
+                               # 1.0 measured 4-5 % less wall at 1 and 4 GB: bench/profiles.md, Round 7)
 
 
 def split_points(pos: int, size: int, block: int, n: int) -> list[int]:
