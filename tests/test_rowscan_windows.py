@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 from scanners_util import INTERPRETED, SCANNERS, bulk_block
 
 from app.log import fastindex
@@ -191,3 +192,42 @@ def test_a_row_of_about_a_window(size):
     assert _check(data) is not None
     if rows[k + 1:]:
         assert _check(_join(rows[:k + 1] + [b""] + rows[k + 1:])) is None
+
+
+_ALPHABET = b'{}[]",:-0123456789seqdt\\\n\x00 \xff'
+
+
+@settings(max_examples=int(os.environ.get("ROWSCAN_EXAMPLES", "300")) // 3, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(first=st.integers(0, 400), span=st.integers(2 * WINDOW, 4 * WINDOW), long=st.booleans(),
+       edits=st.lists(st.tuples(st.sampled_from(["set", "insert", "delete"]), st.integers(0, 1 << 22),
+                                st.sampled_from(list(_ALPHABET))), max_size=3),
+       near_edge=st.booleans())
+def test_edited_buffers_of_several_windows_scan_as_the_bulk_scan(first, span, long, edits, near_edge):
+    """Rows from anywhere in a log, two to four windows of them (with a row longer than a window or not),
+    a few bytes set, inserted or deleted (near a window edge or anywhere): every scanner gives the bulk
+    scan's block, and the oracle's probes."""
+    rows = list(ROWS0[first:])
+    if long:
+        k = _user(rows)
+        rows[k] = _with_text(rows[k], WINDOW + 999)
+    data = bytearray(_join(rows))
+    cut = data.rfind(b"\n", 0, span) + 1
+    data = data[:cut]
+    for op, at, byte in edits:
+        if near_edge:                          # (within a few bytes of a multiple of the window)
+            at = (at % (len(data) // WINDOW + 1)) * WINDOW + (at % 7) - 3
+        at %= len(data) + (op == "insert")
+        if op == "set" and at < len(data):
+            data[at] = byte
+        elif op == "insert":
+            data.insert(at, byte)
+        elif op == "delete" and at < len(data):
+            del data[at]
+    buf = bytes(data)
+    if len(buf) < 2:
+        return
+    _check(buf)
+    n = buf.rfind(b"\n", 0, len(buf) - 1) + 1          # a range short of the buffer's end
+    if n > 0:
+        _check(buf, 0, n)
