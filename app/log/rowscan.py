@@ -198,7 +198,7 @@ def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], 
     # newlines and NULs are looked for in a window of the buffer read as Latin-1 (one character per
     # byte: offset in the window + its start = offset in the buffer): str.find is a direct call of the
     # compiled module (memchr), bytes.find a method lookup.  A window of WINDOW bytes stays in the
-    # core's cache while its rows are parsed (the whole buffer decoded at once did not: -20 %)
+    # core's cache while its rows are parsed (the whole buffer decoded at once did not: read + scan -9 %)
     wa: i64 = start                            # the window: data[wa:wb] is text, NUL-free
     wb: i64 = start
     text = ""
