@@ -95,7 +95,8 @@ def _apply(rows: list, edit: str, i: int, k: int) -> list:
     elif edit == "blank":
         rows.insert(i, b"")
     elif edit == "reorder":
-        rows[i] = _reorder(rows[i])
+        if rows[i].strip():                        # (a blank line from an earlier edit has no keys to reorder)
+            rows[i] = _reorder(rows[i])
     elif edit == "merge-packed":
         _merge_packed(rows, i)
     elif edit == "legacy":                         # a row in a legacy shape (v0/v1), or one that looks near it

@@ -163,12 +163,13 @@ def _fed(seg: Segment) -> Fed:
 
 
 class _Block(NamedTuple):
-    """What the byte-level scan found in one segment."""
+    """What the byte-level scan found in one segment (from a scan worker: the marks as the bytes of
+    an ``array("q")`` and an ``array("b")``, see :func:`_range_worker`)."""
     first: int
     last: int
     rows: int
-    marks_s: list[int]
-    marks_c: list[int]
+    marks_s: Union[list[int], bytes]
+    marks_c: Union[list[int], bytes]
     legacy: Optional[bool]
 
 
@@ -256,7 +257,10 @@ class IndexBuilder:
     # ------------------------------------------------------------------ fast (byte level)
     def add_block(self, pos: int, end: int, line0: Optional[int], blk: _Block) -> None:
         idx = self.idx
-        if blk.marks_s:
+        if isinstance(blk.marks_s, bytes):           # (a worker's: the arrays' bytes)
+            idx.mark_seq.frombytes(blk.marks_s)
+            idx.mark_code.frombytes(bytes(blk.marks_c))
+        elif blk.marks_s:
             idx.mark_seq.extend(blk.marks_s)
             idx.mark_code.extend(array("b", blk.marks_c))
         self.expected = blk.last + 1
@@ -394,7 +398,15 @@ def _range_worker(src: RawJsonlSource, x: int, stop: Optional[int], legacy: bool
             recs.append((p, end, at, 2, over))
             continue
         blk = _scan_cut(p, end, data, None, legacy)
-        recs.append((p, end, at, 1, tuple(blk)) if blk is not None else (p, end, at, 0, None))
+        if blk is None:
+            recs.append((p, end, at, 0, None))
+            continue
+        try:                                   # (the marks as the index's arrays hold them: sent and added
+            # as bytes, not an int object each; a seq past 64 bits goes as a list, as the index would fail on it)
+            blk = blk._replace(marks_s=array("q", blk.marks_s).tobytes(), marks_c=array("b", blk.marks_c).tobytes())
+        except OverflowError:
+            pass
+        recs.append((p, end, at, 1, tuple(blk)))
     return pos, x, recs
 
 
@@ -450,8 +462,10 @@ def _collect(pid: int, rfd: int) -> Optional[_Range]:
     return res if isinstance(res, tuple) else None
 
 
-FIRST_SHARE = 1.1             # the first range's size against each worker's (a worker also pays the fork and
-                               # sending its result: measured ~10 % of its range's time)
+FIRST_SHARE = 1.0             # the first range's size against each worker's.  (1.1 while the scan was slower: a
+                               # worker's fork and result were ~10 % of its range's time; with the compiled, windowed
+                               # scan this process finished its larger range 15-28 ms after the worker at 1 GB, and
+                               # 1.0 measured 4-5 % less wall at 1 and 4 GB: bench/profiles.md, Round 7)
 
 
 def split_points(pos: int, size: int, block: int, n: int) -> list[int]:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:                  # (compiled: native 64-bit offsets; interpret
     from mypy_extensions import i64
 
 HEAD: Final = 64           # bytes of a row's head in which its type and seq must be
+WINDOW: Final = 128 << 10  # bytes of the buffer decoded at a time (see scan)
 MARK: Final = 7            # kind & MARK: a mark row's code + 1 (0: not a mark)
 CHUNK: Final = 8           # a type a packed (seq0) row may have
 LEGACY: Final = 16         # a type whose rows may be in a legacy shape (v0/v1)
@@ -88,7 +89,9 @@ def _number(data: bytes, i: i64, lim: i64) -> i64:
     if i < lim and data[i] == 45:
         i += 1
     e = _digits(data, i, lim)
-    return e if e > i else -1
+    if e > i:                                  # (statements, not `a if c else b`: mypyc boxes that into an int)
+        return e
+    return -1
 
 
 def _integer(data: bytes, i: i64, lim: i64) -> i64:
@@ -96,22 +99,30 @@ def _integer(data: bytes, i: i64, lim: i64) -> i64:
     if i < lim and data[i] == 45:
         i += 1
     e = _digits(data, i, lim)
-    return e if e > i and (e == i + 1 or data[i] != 48) else -1
+    if e > i and (e == i + 1 or data[i] != 48):
+        return e
+    return -1
 
 
-def not_legacy(data: bytes, text: str, shape: i64, i: i64, nl: i64) -> bool:
+def not_legacy(data: bytes, text: str, shape: i64, i: i64, nl: i64, off: i64 = 0) -> bool:
     """Whether the row from just after its seq (``i``) to its newline (``nl``) is in the ``shape``
     (:data:`HAS_MESSAGE`, :data:`TURN_START`, :data:`TURN_END`), one that is not legacy
-    (``text``: ``data`` read as Latin-1)."""
+    (``text``: ``data`` from ``off`` on read as Latin-1, at least to ``nl``)."""
     if shape == 0:
         return False
     i = _lit(data, i, nl, _TIME)
     if i >= 0:
-        i = _number(data, i, nl) if shape == HAS_MESSAGE else _integer(data, i, nl)
+        if shape == HAS_MESSAGE:
+            i = _number(data, i, nl)
+        else:
+            i = _integer(data, i, nl)
     if i >= 0:
         i = _lit(data, i, nl, _TURN)
     if i >= 0:
-        i = _number(data, i, nl) if shape == HAS_MESSAGE else _integer(data, i, nl)
+        if shape == HAS_MESSAGE:
+            i = _number(data, i, nl)
+        else:
+            i = _integer(data, i, nl)
     if i < 0:
         return False
     if shape == HAS_MESSAGE:
@@ -130,8 +141,8 @@ def not_legacy(data: bytes, text: str, shape: i64, i: i64, nl: i64) -> bool:
         if c != 45 and (c < 97 or c > 122):
             break
         k += 1
-    return k > i and _lit(data, k, nl, _CLOSE3) == nl and text.find("aborted", i, k) < 0 \
-        and text.find("disposed", i, k) < 0 and text.find("error", i, k) < 0
+    return k > i and _lit(data, k, nl, _CLOSE3) == nl and text.find("aborted", i - off, k - off) < 0 \
+        and text.find("disposed", i - off, k - off) < 0 and text.find("error", i - off, k - off) < 0
 
 
 def _members(data: bytes, i: i64, nl: i64, max_members: i64) -> i64:
@@ -168,7 +179,9 @@ def _members(data: bytes, i: i64, nl: i64, max_members: i64) -> i64:
         j += 1
     if j >= nl or not ok:
         return -1                              # (no "]", or a byte other than a digit, "-" or ",")
-    extra = commas + 1 if j > i else 0         # the dt's length
+    extra: i64 = 0                             # the dt's length
+    if j > i:
+        extra = commas + 1
     if extra >= max_members:
         return -1
     return extra + 1
@@ -182,11 +195,13 @@ def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], 
     kind (:func:`not_legacy`) are listed to be probed."""
     if start >= stop or stop > len(data):
         return None
-    # newlines and NULs are looked for in the buffer read as Latin-1 (one character per byte, same
-    # offsets): str.find is a direct call of the compiled module (memchr), bytes.find a method lookup
-    text = data.decode("latin-1")
-    if text.find("\x00", start, stop) >= 0:
-        return None
+    # newlines and NULs are looked for in a window of the buffer read as Latin-1 (one character per
+    # byte: offset in the window + its start = offset in the buffer): str.find is a direct call of the
+    # compiled module (memchr), bytes.find a method lookup.  A window of WINDOW bytes stays in the
+    # core's cache while its rows are parsed (the whole buffer decoded at once did not: read + scan -9 %)
+    wa: i64 = start                            # the window: data[wa:wb] is text, NUL-free
+    wb: i64 = start
+    text = ""
     n_types: i64 = len(types)
     by_len: list[i64] = [-1] * (HEAD + 1)      # the first type of each length, then the next of the same
     same: list[i64] = [-1] * n_types
@@ -205,10 +220,29 @@ def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], 
     p: i64 = start
     stop_: i64 = stop
     while p < stop_:
-        nl: i64 = text.find("\n", p)
-        if nl <= p or nl >= stop_ or data[nl - 1] != 125:
-            return None                        # (no newline, a blank line, a row not ending in "}")
-        lim: i64 = p + HEAD if p + HEAD <= nl else nl + 1
+        nl: i64 = -1
+        if p < wb:
+            nl = text.find("\n", p - wa)
+        if nl < 0:                             # (the row runs past the window: the next one starts at it)
+            wa = p
+            wb = p + WINDOW
+            if wb > stop_:
+                wb = stop_
+            text = data[wa:wb].decode("latin-1")
+            nl = text.find("\n")
+            if nl < 0 and wb < stop_:          # (a row longer than a window: the rest of the range)
+                wb = stop_
+                text = data[wa:wb].decode("latin-1")
+                nl = text.find("\n")
+            if text.find("\x00") >= 0:
+                return None
+        if nl >= 0:
+            nl += wa
+        if nl <= p or data[nl - 1] != 125:
+            return None                        # (no newline before stop, a blank line, a row not ending in "}")
+        lim: i64 = p + HEAD
+        if lim > nl:
+            lim = nl + 1
         if p + 9 > lim or data[p] != 123 or data[p + 1] != 34 or data[p + 2] != 116 or data[p + 3] != 121 \
                 or data[p + 4] != 112 or data[p + 5] != 101 or data[p + 6] != 34 or data[p + 7] != 58 \
                 or data[p + 8] != 34:
@@ -239,8 +273,10 @@ def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], 
         k: i64
         if e - q <= 18:                        # (fits 64 bits: native arithmetic)
             v: i64 = 0
+            d: i64
             for k in range(q, e):
-                v = v * 10 + (data[k] - 48)
+                d = data[k]
+                v = v * 10 + d - 48
             seq = int(v)
         else:
             seq = 0
@@ -254,7 +290,9 @@ def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], 
             return None
         n = te - ts
         kind = 0
-        x = by_len[n] if n <= HEAD else -1
+        x = -1
+        if n <= HEAD:
+            x = by_len[n]
         while x >= 0:                          # (the known types of this length; no bytes object made per row)
             if _lit(data, ts, te, types[x]) == te:
                 kind = kinds[x]
@@ -272,7 +310,7 @@ def scan(data: bytes, start: int, stop: int, expected: int, types: list[bytes], 
         if code:
             marks_s.append(seq)
             marks_c.append(code - 1)
-        if legacy and kind & LEGACY and not not_legacy(data, text, kind & SHAPE, e, nl):
+        if legacy and kind & LEGACY and not not_legacy(data, text, kind & SHAPE, e, nl, wa):
             probes.append(p)
             probes.append(nl + 1)
         rows += 1

@@ -121,21 +121,31 @@ def _tail_hash(fd: int, start: int, end: int) -> str:
 
 # --------------------------------------------------------------------------- (de)serialization
 
-def dump(idx: SeqIndex, meta: dict[str, object]) -> bytes:
+def dump_parts(idx: SeqIndex, meta: dict[str, object]) -> list[_Part]:
+    """A cache file's bytes as the parts to write one after another (the arrays as they are: a big
+    index is neither copied into one body nor hashed from a copy; see :func:`dump`)."""
     meta = dict(meta)
-    arrays = []
+    arrays: list[_Part] = []
     for name, code in _ARRAYS:
         a = getattr(idx, name)
-        a = a if isinstance(a, array) else array(code, a)
-        arrays.append(a.tobytes())
+        arrays.append(a if isinstance(a, array) else array(code, a))
     meta["lengths"] = [len(getattr(idx, name)) for name, _ in _ARRAYS]
     meta["monotonic"], meta["events"], meta["last"] = idx.monotonic, idx.events, idx.last
     meta["contiguous_through"] = idx.contiguous_through
     leg = getattr(idx, "legacy", None)
     meta["legacy"] = list(leg) if leg is not None and len(leg) == len(idx) else None
     head = msgspec.json.encode(meta)
-    body = MAGIC + struct.pack("<I", len(head)) + head + b"".join(arrays)
-    return body + hashlib.blake2b(body, digest_size=_DIGEST).digest()
+    parts: list[_Part] = [MAGIC + struct.pack("<I", len(head)) + head, *arrays]
+    h = hashlib.blake2b(digest_size=_DIGEST)
+    for part in parts:
+        h.update(part)
+    parts.append(h.digest())
+    return parts
+
+
+def dump(idx: SeqIndex, meta: dict[str, object]) -> bytes:
+    """A cache file's bytes: magic, the meta's length and JSON, the arrays, a BLAKE2b digest of all before it."""
+    return b"".join(dump_parts(idx, meta))
 
 
 def load(blob: bytes) -> Optional[tuple[SeqIndex, dict[str, Any]]]:
@@ -349,7 +359,7 @@ def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None
         out: dict[str, object] = {"format": FORMAT, **ident, "header": header_hash, "saved_at": time.time(),
                                   "tail": _tail_hash(src._fd, src.header_end, state["resume"]["pos"]), **state}
         try:
-            _write_atomic(path, dump(saved, out))
+            _write_atomic(path, *dump_parts(saved, out))
         except (OSError, ValueError):
             pass                   # a read-only or full cache folder (or a path that is no Unicode) never stops a log from opening
     return idx, status
