@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Optional
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, Qt, QTimer
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from . import settings
@@ -197,8 +198,8 @@ class Tour(QFrame):
         t = e.type()
         if obj is self.win and t in (QEvent.Type.Resize, QEvent.Type.LayoutRequest):
             self._replace()
-        elif t in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) and self.isVisible() \
-                and isinstance(obj, QWidget) and obj.window() is self.win \
+        elif t in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) and isinstance(e, QKeyEvent) \
+                and self.isVisible() and isinstance(obj, QWidget) and obj.window() is self.win \
                 and e.key() == Qt.Key.Key_Escape and e.modifiers() == Qt.KeyboardModifier.NoModifier:
             if t == QEvent.Type.ShortcutOverride:
                 e.accept()                 # the key comes as a key press (no Esc shortcut takes it first)
