@@ -6,6 +6,7 @@ height was spread between its lines."""
 from __future__ import annotations
 
 import pytest
+from PySide6.QtGui import QTextFormat
 from PySide6.QtWidgets import QApplication, QLabel
 
 from test_ui_history import WAIT, make_window  # noqa: F401 (fixtures)
@@ -100,3 +101,43 @@ def test_fork_dialog_keeps_its_lines_together(qtbot, make_window):  # noqa: F811
             if lb.height() > lb.heightForWidth(lb.width()) + 4]
     assert not tall, tall
     d.close()
+
+
+def _luminance(c) -> float:
+    def ch(v: float) -> float:
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+    return 0.2126 * ch(c.redF()) + 0.7152 * ch(c.greenF()) + 0.0722 * ch(c.blueF())
+
+
+def _contrast(a, b) -> float:
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def test_diff_highlights_stay_readable_in_the_dark_theme(qtbot):
+    from PySide6.QtGui import QPalette
+    from app.ui.audit.diff_view import DiffView
+    from app.ui.theme import Theme
+    dark = Theme.current("dark")
+    v = DiffView()
+    qtbot.addWidget(v)
+    pal = v.palette()
+    pal.setColor(QPalette.ColorRole.Text, dark.color("fg"))
+    pal.setColor(QPalette.ColorRole.Base, dark.color("base"))
+    v.setPalette(pal)
+    v.set_sides("failed", "[finish]\n{\"kind\": \"error\"}\n[usage]\nnull", "committed",
+                "[tool call run_code]\n{\"code\": 1}\n[finish]\n{\"kind\": \"tool-calls\"}\n[usage]\n{}")
+    sels = v.left.extraSelections() + v.right.extraSelections()
+    assert len(sels) >= 3
+    for sel in sels:
+        fmt = sel.format
+        fg = fmt.foreground().color() if fmt.hasProperty(QTextFormat.Property.ForegroundBrush) else \
+            v.left.palette().color(QPalette.ColorRole.Text)
+        assert _contrast(fg, fmt.background().color()) >= 4.5, (fg.name(), fmt.background().color().name())
+
+
+def test_a_home_never_indexed_says_so():
+    from app.ui.home_search_model import index_status
+    assert index_status(0, 22) == "22 sessions, not indexed yet (the first search indexes them)"
+    assert index_status(5, 1) == "5 sessions indexed · index is 1 session behind"
+    assert index_status(7, 0) == "7 sessions indexed"
