@@ -141,3 +141,19 @@ def test_a_home_never_indexed_says_so():
     assert index_status(0, 22) == "22 sessions, not indexed yet (the first search indexes them)"
     assert index_status(5, 1) == "5 sessions indexed · index is 1 session behind"
     assert index_status(7, 0) == "7 sessions indexed"
+
+
+@pytest.mark.slow
+def test_crashed_demo_banner_and_summary_count_one_closure_row(qtbot, make_window):  # noqa: F811 (the shared fixture)
+    from app.ui.main_window import demo_store
+    store = demo_store()
+    crashed = store / "sessions" / "--home-dev-demo-project--" / "demo-v4-crashed" / "session.v4.jsonl.zstd"
+    win = make_window(page_size=50)
+    with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
+        win.open_store(str(store), select_path=str(crashed))
+    qtbot.waitUntil(lambda: win.history.path == str(crashed) and not win.history.loading, timeout=WAIT)
+    assert win.history.stats()["closure"] == 1
+    qtbot.waitUntil(lambda: "closure row" in win.inspector.summary, timeout=WAIT)
+    assert "The last turn is open: 1 closure row is synthesized" in win.banner.text(), win.banner.text()
+    assert "open last turn: 1 closure row synthesized" in win.inspector.summary
+    assert "(s)" not in win.banner.text() + win.inspector.summary

@@ -136,7 +136,8 @@ def session_summary(history, info=None, title: str = "", whole: Optional[dict] =
         lines.append(("tokens: " if everything else "tokens (loaded): ") + f"in {t['in']:,} · out {t['out']:,}"
                      + (f" · cache read {t['cache']:,}" if t["cache"] else ""))
     if s["closure"]:
-        lines.append(f"open last turn: {s['closure']} closure row(s) synthesized in the logical face")
+        n = s["closure"]
+        lines.append(f"open last turn: {n} closure row{'' if n == 1 else 's'} synthesized in the logical face")
     lines.append("")
     probs = w.get("problems")
     if probs is not None:        # every problem of the log (the banner and the Problems panel count the same)
