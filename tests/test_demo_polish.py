@@ -157,3 +157,24 @@ def test_crashed_demo_banner_and_summary_count_one_closure_row(qtbot, make_windo
     assert "The last turn is open: 1 closure row is synthesized" in win.banner.text(), win.banner.text()
     assert "open last turn: 1 closure row synthesized" in win.inspector.summary
     assert "(s)" not in win.banner.text() + win.inspector.summary
+
+
+@pytest.mark.slow
+def test_a_finished_jump_leaves_no_reading_message(qtbot, make_window):  # noqa: F811 (the shared fixture)
+    from app.ui.main_window import demo_store
+    store = demo_store()
+    long = store / "sessions" / "--home-dev-demo-project--" / "demo-v4-long" / "session.v4.jsonl.zstd"
+    win = make_window(page_size=50)
+    with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
+        win.open_store(str(store), select_path=str(long))
+    h = win.history
+    qtbot.waitUntil(lambda: h.path == str(long) and h.index_state == "ready", timeout=WAIT * 2)
+    assert 2000 not in h.window.events
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+        win.goto_seq(2000)
+        assert win.statusBar().currentMessage().startswith("Reading the page around seq 2000")
+    assert h.window.has_newer, "a jump (the page around the seq, read by index)"
+    assert not win.statusBar().currentMessage().startswith("Reading"), win.statusBar().currentMessage()
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+        win.go_actions.ctl.goto_start()
+    assert not win.statusBar().currentMessage().startswith("Reading"), win.statusBar().currentMessage()
