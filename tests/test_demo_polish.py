@@ -138,7 +138,7 @@ def test_diff_highlights_stay_readable_in_the_dark_theme(qtbot):
 
 def test_a_home_never_indexed_says_so():
     from app.ui.home_search_model import index_status
-    assert index_status(0, 22) == "22 sessions, not indexed yet (the first search indexes them)"
+    assert index_status(0, 22) == "22 sessions not indexed yet"
     assert index_status(5, 1) == "5 sessions indexed · index is 1 session behind"
     assert index_status(7, 0) == "7 sessions indexed"
 

@@ -62,7 +62,7 @@ def index_status(indexed: Optional[int], behind: Optional[int], building: Option
         return f"indexing {done:,}/{total:,} sessions…" if total else "indexing…"
     parts = []
     if not indexed and behind:               # never indexed: not "0 indexed, N behind"
-        parts.append(f"{plural(behind, 'session')}, not indexed yet (the first search indexes them)")
+        parts.append(f"{plural(behind, 'session')} not indexed yet")
     else:
         if indexed is not None:
             parts.append(f"{plural(indexed, 'session')} indexed")
