@@ -55,11 +55,12 @@ def _check(qtbot, win, whole: dict) -> dict:
     text = _summary(qtbot, win)
     want = _loaded(h)
     ev = re.search(r"^events: ([\d,]+) loaded of ([\d,]+)$", text, re.M)
-    tc = re.search(r"^turns: ([\d,]+) loaded of ([\d,]+) · tool calls: ([\d,]+) loaded of ([\d,]+)", text, re.M)
-    assert ev and tc, text
-    got = {"events": _n(ev[1]), "turns": _n(tc[1]), "calls": _n(tc[3])}
+    tu = re.search(r"^turns: ([\d,]+) loaded of ([\d,]+)$", text, re.M)
+    tc = re.search(r"^tool calls: ([\d,]+) loaded of ([\d,]+)", text, re.M)
+    assert ev and tu and tc, text
+    got = {"events": _n(ev[1]), "turns": _n(tu[1]), "calls": _n(tc[1])}
     assert got == want, f"summary {got} != loaded {want}\n{text}"
-    assert (_n(ev[2]), _n(tc[2]), _n(tc[4])) == (whole["events"], whole["turns"], whole["calls"]), text
+    assert (_n(ev[2]), _n(tu[2]), _n(tc[2])) == (whole["events"], whole["turns"], whole["calls"]), text
     return got
 
 

@@ -127,8 +127,8 @@ def session_summary(history, info=None, title: str = "", whole: Optional[dict] =
     everything = bool(win.pages) and not win.pages[0].page.has_more and not getattr(win, "has_newer", False)
     lines.append(f"events: {stored:,} (the whole log)" if everything else f"events: {_of(stored, total, False)}")
     t = loaded_tally(win)
-    lines.append(f"turns: {_of(t['turns'], w.get('turns'), everything)} · tool calls: "
-                 f"{_of(t['calls'], w.get('calls'), everything)}"
+    lines.append(f"turns: {_of(t['turns'], w.get('turns'), everything)}")
+    lines.append(f"tool calls: {_of(t['calls'], w.get('calls'), everything)}"
                  + (f" ({t['errors']:,} failed{'' if everything else ' among the loaded'})" if t["errors"] else ""))
     if s["hiddenAttempts"]:
         lines.append(f"hidden attempts: {s['hiddenAttempts']:,}" + ("" if everything else " (loaded)"))

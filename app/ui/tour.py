@@ -64,44 +64,44 @@ def _free(win) -> QRect:
 
 
 def candidates(win, size: QSize) -> list:
-    """Places for a bubble of ``size`` (top-left points), in no particular order."""
+    """Places for a bubble of ``size`` (top-left points), best tier first: over the side panels,
+    in the history below its first rows, in the bottom corners of the window."""
     w, h = size.width(), size.height()
     free = _free(win)
-    out = []
+    side = []
     panel = win.split.widget(0)                                       # the session list's column
-    if panel.isVisible() and panel.width() >= w + 2 * MARGIN:         # over the session list, on its right
+    if panel.isVisible() and panel.width() >= w + 2 * MARGIN:         # over it, on its right
         r = _in_win(win, panel)
-        out.append(QPoint(r.right() - MARGIN - w, r.top() + MARGIN))
+        side.append(QPoint(r.right() - MARGIN - w, r.top() + MARGIN))
     tabs = win.tabs
     if tabs.isVisible() and tabs.width() >= w + 2 * MARGIN:           # over the inspector, below its tabs
         r = _in_win(win, tabs)
         bar = tabs.tabBar().height()
-        out.append(QPoint(r.left() + MARGIN, r.top() + bar + MARGIN + 28))
+        side.append(QPoint(r.left() + MARGIN, r.top() + bar + MARGIN + 28))
     top = history_top(win)
-    out.append(QPoint(top.left() + MARGIN, top.bottom() + MARGIN))    # in the history, below its first rows
-    out.append(QPoint(free.right() - w, free.bottom() - h))          # the bottom corners of the window
-    out.append(QPoint(free.left(), free.bottom() - h))
-    return out
+    return [side, [QPoint(top.left() + MARGIN, top.bottom() + MARGIN)],
+            [QPoint(free.right() - w, free.bottom() - h), QPoint(free.left(), free.bottom() - h)]]
 
 
 def place_bubble(win, size: QSize, anchor: Optional[QRect]) -> QPoint:
-    """Top-left of the bubble: the candidate nearest ``anchor`` (window coordinates) that lies in
-    the central area and covers neither the history's top nor the anchor; the bottom-right
-    corner if none does."""
+    """Top-left of the bubble: in the first tier of :func:`candidates` that has one, the place
+    nearest ``anchor`` (window coordinates) that lies in the central area and covers neither the
+    history's top nor the anchor; the bottom-right corner if none does."""
     free = _free(win)
     avoid = [history_top(win)] + ([anchor] if anchor is not None else [])
     goal = anchor.center() if anchor is not None else QPoint(free.center().x(), free.top())
-    best, best_d = None, None
-    for p in candidates(win, size):
-        r = QRect(p, size)
-        if not free.contains(r) or any(r.intersects(a) for a in avoid):
-            continue
-        d = (r.center() - goal).manhattanLength()
-        if best_d is None or d < best_d:
-            best, best_d = p, d
-    if best is None:
-        best = QPoint(max(free.left(), free.right() - size.width()), max(free.top(), free.bottom() - size.height()))
-    return best
+    for tier in candidates(win, size):
+        best, best_d = None, None
+        for p in tier:
+            r = QRect(p, size)
+            if not free.contains(r) or any(r.intersects(a) for a in avoid):
+                continue
+            d = (r.center() - goal).manhattanLength()
+            if best_d is None or d < best_d:
+                best, best_d = p, d
+        if best is not None:
+            return best
+    return QPoint(max(free.left(), free.right() - size.width()), max(free.top(), free.bottom() - size.height()))
 
 
 class Tour(QFrame):
