@@ -135,7 +135,7 @@ def session_summary(history, info=None, title: str = "", whole: Optional[dict] =
     if t["in"] or t["out"]:
         lines.append(("tokens: " if everything else "tokens (loaded): ") + f"in {t['in']:,} · out {t['out']:,}"
                      + (f" · cache read {t['cache']:,}" if t["cache"] else ""))
-    if s["closure"]:
+    if s["closure"] and not s.get("liveFace"):           # (the live face closes nothing)
         n = s["closure"]
         lines.append(f"open last turn: {n} closure row{'' if n == 1 else 's'} synthesized in the logical face")
     lines.append("")

@@ -247,9 +247,9 @@ def _loaded(page, views, elapsed, physical, show_attempts, row_cache: Optional[d
 
 
 def _counted(lp: LoadedPage) -> LoadedPage:
-    """An older or jump page with the session summary's counts of it made here, in the worker
-    (the summary then only adds records up on the UI thread; the tail page is counted there,
-    after its first paint)."""
+    """An older, jump or live page with the session summary's counts of it made here, in the
+    worker (the summary then only adds records up on the UI thread; the first tail page is
+    counted there, after its first paint)."""
     from ..summary import page_tally
     page_tally(lp)
     return lp
@@ -430,8 +430,8 @@ def _live_job(job, lp: LoadedPage, rows: list, physical: bool, show_attempts: bo
     if sindex is not None:           # the statuses of the new rows (an index fed, not rebuilt)
         sindex.feed(e for e in rows if is_event(e) and not e.synthesized and e.seq > sindex.last_seq)
     elapsed = time.perf_counter() - t0
-    return [_loaded(part, views, elapsed, physical, show_attempts, cache, sindex=sindex, live=lp.live,
-                    expanded=lp.expanded) for part in parts]
+    return [_counted(_loaded(part, views, elapsed, physical, show_attempts, cache, sindex=sindex, live=lp.live,
+                             expanded=lp.expanded)) for part in parts]
 
 
 # --------------------------------------------------------------------------- jumps (pages read by range)
