@@ -57,7 +57,7 @@ def _check(qtbot, win, whole: Optional[dict]) -> dict:
     h = win.history
     text = _summary(qtbot, win)
     want = _loaded(h)
-    ev = re.search(r"^events: ([\d,]+)(?: loaded(?: of ([\d,]+))?| \(the whole log\))$", text, re.M)
+    ev = re.search(r"^events: ([\d,]+)(?: loaded(?: of ([\d,]+))?(?: \(whole log\))?| \(the whole log\))$", text, re.M)
     tu = re.search(r"^turns: ([\d,]+)(?: loaded of ([\d,]+))?", text, re.M)
     tc = re.search(r"tool calls: ([\d,]+)(?: loaded of ([\d,]+))?", text, re.M)
     assert ev and tu and tc, text
