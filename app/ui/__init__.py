@@ -15,7 +15,9 @@ View models and helpers (no widgets):
   theme.py          light/dark colours following QStyleHints.colorScheme
   recent.py         recent stores (platformdirs config dir)
   settings.py       window preferences (theme, text size, Markdown, geometry, tour seen)
-  summary.py        the inspector's session summary (nothing selected)
+  summary.py        the inspector's session summary (nothing selected): loaded figures (per-page
+                    tallies) and the whole log's (seq index, outline)
+  summary_refresh.py  keeps that summary in step with what is loaded (coalesced refresh)
   markdown_copy.py  Copy as Markdown of rows
   status.py         status bar (eliding messages), error wording, banner text, ensure_menu
   qtcompat.py       PySide6 6.12 / CPython 3.11 None/True/False refcount work-around
@@ -33,7 +35,7 @@ Widgets:
   fork_action.py         "Fork from here" (eligibility, preview, fork in a worker)
   frame_actions.py       Edit / View (theme, text size, Markdown) / Go / Help › Keyboard shortcuts,
                          Show request, toolbar icons, link confirmation, geometry, summary
-  tour.py              first-run tour (three hints, once)
+  tour.py              first-run tour (three hints, once; beside the history's top, Esc ends it)
   audit_action.py        Tools menu (audit window, Trace this row), File > Export (exports in workers)
   audit/               audit window: trace panel, side-by-side diffs, QPainter plots, stats;
                        audit/data.py computes what it shows without widgets (in a worker)

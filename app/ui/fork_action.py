@@ -69,6 +69,7 @@ class ForkDialog(QDialog):
         self.setWindowTitle("Fork from here")
         self.setMinimumWidth(620)
         lay = QVBoxLayout(self)
+        lay.setSpacing(10)
 
         def label(text: str, name: str = "") -> QLabel:
             lb = QLabel(text)
@@ -80,7 +81,7 @@ class ForkDialog(QDialog):
             return lb
         last = (pv.get("lastMessage") or "").strip().replace("\n", " ")
         label(f"Create a child session with seq 0–{pv['boundary']} of {pv.get('parentSession')}: "
-              f"{pv['turns']} completed turn(s), then a session/end-seed marker (the Fork seed).")
+              f"{pv['turns']} completed turn{'' if pv['turns'] == 1 else 's'}, then a session/end-seed marker (the Fork seed).")
         label(f"Last message: {last[:300] or '—'}")
         if pv.get("synthesized"):
             label(f"Closers of the crashed turn are copied: seq {pv['synthesized']}.")
@@ -104,8 +105,11 @@ class ForkDialog(QDialog):
         bb.button(QDialogButtonBox.StandardButton.Ok).setText("Fork")
         bb.accepted.connect(self.accept)
         bb.rejected.connect(self.reject)
+        lay.addStretch(1)                  # spare height below the text, not spread between its lines
         lay.addWidget(bb)
         self.set_folder(None)
+        w = self.minimumWidth()
+        self.resize(w, max(self.heightForWidth(w), self.minimumSizeHint().height()))
 
     def folder(self) -> str:
         return destination_folder(self.pv, self.out_store)

@@ -111,6 +111,8 @@ class FrameActions(QObject):
         # the first session opened starts the tour (once ever; SESSION_LENS_NO_TOUR=1: never)
         self.tour_enabled = not os.environ.get("SESSION_LENS_NO_TOUR")
         win.sessionLoaded.connect(self._maybe_tour)
+        from .summary_refresh import SummaryRefresh
+        self.summary_refresh = SummaryRefresh(win)
         font = self.prefs.get("fontSize")
         if isinstance(font, (int, float)):
             self.set_font_size(float(font), save=False)
@@ -231,12 +233,9 @@ class FrameActions(QObject):
         return True
 
     def update_summary(self):
-        """The inspector's session summary (shown while no row is selected)."""
-        from .session_model import display_title
-        from .summary import session_summary
-        win = self.win
-        title = display_title(win.session, win.sessions.model.titles) if win.session is not None else ""
-        win.inspector.set_summary(session_summary(win.history, win.session, title))
+        """The inspector's session summary (shown while no row is selected), now; it also follows
+        the loaded pages and the whole log's figures by itself (``summary_refresh``)."""
+        self.summary_refresh.refresh()
 
     # ------------------------------------------------------------------ geometry
     def restore_geometry(self):

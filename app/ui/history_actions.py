@@ -17,6 +17,8 @@ from .frame_actions import action
 from .history.controller import HistoryController
 
 SEARCH_DEBOUNCE_MS = 150
+# the controller's messages while a go-to reads (HistoryController._goto, goto_start): shown until it ends
+GOTO_PROGRESS = ("Reading the page around seq ", "Loading older pages to reach seq ", "Reading the start of the log")
 
 
 class HistoryActions(QObject):
@@ -36,7 +38,14 @@ class HistoryActions(QObject):
         self.search_prev.clicked.connect(lambda: self.search_step(forward=False))
         self.search_next.clicked.connect(lambda: self.search_step(forward=True))
         self.controller.searchStatus.connect(self.search_count.setText)
+        self.controller.seqSelected.connect(self._end_progress_message)
         win.inspector.seqLinkActivated.connect(self.controller.goto_seq)
+
+    def _end_progress_message(self, _seq: int) -> None:
+        """A go-to finished: its "Reading the page around seq N …" (shown until then) goes."""
+        sb = self.win.statusBar()
+        if sb.currentMessage().startswith(GOTO_PROGRESS):
+            sb.clearMessage()
 
     def _build_search_bar(self, column):
         self.search_bar = QWidget()

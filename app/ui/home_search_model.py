@@ -61,10 +61,13 @@ def index_status(indexed: Optional[int], behind: Optional[int], building: Option
         done, total = building
         return f"indexing {done:,}/{total:,} sessions…" if total else "indexing…"
     parts = []
-    if indexed is not None:
-        parts.append(f"{plural(indexed, 'session')} indexed")
-    if behind:
-        parts.append(f"index is {plural(behind, 'session')} behind")
+    if not indexed and behind:               # never indexed: not "0 indexed, N behind"
+        parts.append(f"{plural(behind, 'session')} not indexed yet")
+    else:
+        if indexed is not None:
+            parts.append(f"{plural(indexed, 'session')} indexed")
+        if behind:
+            parts.append(f"index is {plural(behind, 'session')} behind")
     if problems:
         parts.append(f"{plural(problems, 'session')} unreadable")
     return " · ".join(parts)

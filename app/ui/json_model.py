@@ -40,6 +40,10 @@ class _Node:
         return isinstance(v, (dict, list)) and len(v) > 0
 
 
+def _n(n: int, one: str) -> str:
+    return f"{n} {one}{'' if n == 1 else 's'}"
+
+
 def preview(v: Any) -> str:
     if isinstance(v, dict):
         if "role" in v and "content" in v:
@@ -49,10 +53,15 @@ def preview(v: Any) -> str:
                     text = str(b.get("text", ""))
                     break
             first = text.split("\n", 1)[0]
-            return f"{v.get('role')}: {first[:PREVIEW]}" if first else f"{v.get('role')} · {len(v.get('content') or [])} blocks"
-        return f"{{{len(v)} keys}}"
+            if first:
+                return f"{v.get('role')}: {first[:PREVIEW]}"
+            c = v.get("content")
+            blocks: list = c if isinstance(c, list) else []
+            kinds = sorted({str(b.get("type")) for b in blocks if isinstance(b, dict) and b.get("type")})
+            return f"{v.get('role')} · {_n(len(blocks), 'block')}" + (f" ({', '.join(kinds)})" if kinds else "")
+        return f"{{{_n(len(v), 'key')}}}"
     if isinstance(v, list):
-        return f"[{len(v)} items]"
+        return f"[{_n(len(v), 'item')}]"
     if isinstance(v, str):
         first = v.split("\n", 1)[0]
         more = "…" if len(first) > PREVIEW or "\n" in v else ""

@@ -153,20 +153,24 @@ def banner_lines(history, go_actions=None) -> tuple:
             pass            # the live face: the open turn is drawn in flight, nothing is closed
         elif n and not history.physical:
             if writing:
-                lines.append(f"The writer is still in this turn: the {n} closure row(s) at the end "
-                             "(marked) are what a repair would add if it stopped now.")
+                lines.append(f"The writer is still in this turn: the {count_text(n, 'closure row')} at the end "
+                             "(marked) are what a repair would add if it stopped now." if n != 1 else
+                             "The writer is still in this turn: the closure row at the end (marked) is what a "
+                             "repair would add if it stopped now.")
             else:
-                lines.append(f"The last turn is open: {n} closure row(s) are synthesized in memory "
+                lines.append(f"The last turn is open: {count_text(n, 'closure row')} "
+                             f"{'is' if n == 1 else 'are'} synthesized in memory "
                              "(marked). Switch to the physical tail to see only stored rows.")
         elif n:
             if writing:
                 lines.append("The writer is still in this turn. Physical tail: only the stored rows are shown.")
             else:
                 lines.append(f"The last turn is open (the writer stopped mid-turn). Physical tail: only the "
-                             f"stored rows are shown; the logical tail adds {n} closure row(s).")
+                             f"stored rows are shown; the logical tail adds {count_text(n, 'closure row')}.")
         if st.dropped:
-            lines.append(f"{len(st.dropped)} stored row(s) at the tail are torn or unreadable; a repair would "
-                         "truncate them (shown in the physical tail).")
+            k = len(st.dropped)
+            lines.append(f"{count_text(k, 'stored row')} at the tail {'is' if k == 1 else 'are'} torn or unreadable; "
+                         f"a repair would truncate {'it' if k == 1 else 'them'} (shown in the physical tail).")
     nprob = go_actions.problem_count() if go_actions is not None else None
     if nprob:                                   # every problem of the log (outline pass): count, panel
         codes: dict = {}

@@ -365,6 +365,7 @@ class TruthActions(QObject):
         self.request_chip.setObjectName("requestTruthChip")
         self.request_chip.setTextFormat(Qt.TextFormat.PlainText)
         self.request_chip.setStyleSheet("QLabel#requestTruthChip { font-weight: bold; }")
+        self.request_chip.setWordWrap(True)      # one long line would widen the inspector for good (its minimum)
         rl = win.request_view.layout()
         rl.insertWidget(0, self.request_chip)
         win.request_view.computed.connect(self._on_request)

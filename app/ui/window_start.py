@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QEvent, QObject, QTimer
 
 SPLIT_SIZES = [440, 620, 340]  # session list, history, inspector at 1,400 px (the list needs room for a
                                # title beside its three columns), scaled to the window's width
 AFTER_PAINT_MAX_MS = 1500      # after_first_paint work waits at most this long for the first rows
+MIN_HISTORY_SHARE = 0.35       # the splitter narrower than this share for the history: sized again (SPLIT_SIZES)
 
 
 class WindowStart(QObject):
@@ -36,6 +37,7 @@ class WindowStart(QObject):
         self._split_sized = False
         win.split.setSizes(SPLIT_SIZES)
         win.stack.currentChanged.connect(self._size_split)
+        win.split.installEventFilter(self)
 
     # ------------------------------------------------------------------ after the first paint
     def after_first_paint(self, fn: Callable[[], object]) -> None:
@@ -75,6 +77,20 @@ class WindowStart(QObject):
             return
         sessions.setVisible(on)
         if self._split_sized:
+            self._fit_split()
+
+    def eventFilter(self, obj, e) -> bool:
+        """The splitter lost width (a dock opened beside it, the window shrank): its side panels
+        keep their widths and the history alone would shrink, to a sliver; past
+        MIN_HISTORY_SHARE the three columns are sized again in SPLIT_SIZES' proportions."""
+        if obj is self.win.split and e.type() == QEvent.Type.Resize and self._split_sized:
+            QTimer.singleShot(0, self, self._keep_history_wide)      # after the splitter's own resize
+        return False
+
+    def _keep_history_wide(self) -> None:
+        sizes = self.win.split.sizes()
+        total = sum(sizes)
+        if total > 0 and len(sizes) == 3 and sizes[1] < MIN_HISTORY_SHARE * total:
             self._fit_split()
 
     def _fit_split(self) -> None:

@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, Q
 DEL_BG = QColor("#ffd7d5")
 ADD_BG = QColor("#ccffd8")
 CHG_BG = QColor("#fff5b1")
+HIGHLIGHT_FG = QColor("#1f2328")     # text on those light backgrounds, in either theme (the dark
+                                     # theme's light text on them was unreadable)
 
 
 def _pane() -> QPlainTextEdit:
@@ -112,6 +114,7 @@ class DiffView(QWidget):
                 continue
             sel = QTextEdit.ExtraSelection()
             sel.format.setBackground(color)
+            sel.format.setForeground(HIGHLIGHT_FG)
             sel.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
             cur = QTextCursor(block)
             sel.cursor = cur

@@ -34,7 +34,7 @@ def attempt_sides(step: dict, index: int = 0) -> tuple:
     right = _content_text(com) + "\n\n" + "\n".join([
         "[finish]", json.dumps((com.get("streamed") or {}).get("finish"), ensure_ascii=False),
         "[usage]", json.dumps(com.get("usage") or (com.get("streamed") or {}).get("usage"), ensure_ascii=False)])
-    summary = (f"step {step.get('turn')}.{step.get('step')}: {len(failed)} failed attempt(s); "
+    summary = (f"step {step.get('turn')}.{step.get('step')}: {len(failed)} failed attempt{'' if len(failed) == 1 else 's'}; "
                f"failed {f.get('firstSeq')}–{f.get('lastSeq')} {fail.get('code') or f.get('finishKind')}"
                + (f" (retry scheduled at {f.get('retrySeq')}, started {f.get('retryStartedSeq')})"
                   if f.get("retrySeq") is not None else "")

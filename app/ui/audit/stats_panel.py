@@ -57,11 +57,24 @@ class StatsPanel(QWidget):
                 if s.get("latencyNote") and COLUMNS[c] == "latency":
                     it.setToolTip(s["latencyNote"])
                 self.table.setItem(r, c, it)
-        t = stats.get("totals", {})
-        tk = t.get("tokens", {})
-        self.totals.setText(
-            f"{t.get('turns', 0)} turns · {t.get('steps', 0)} steps · {t.get('attempts', 0)} attempts "
-            f"({t.get('failedAttempts', 0)} failed) · {t.get('retries', 0)} retries · tokens in {tk.get('input', 0)} / "
-            f"out {tk.get('output', 0)} / cache read {tk.get('cacheRead', 0)} / reasoning {tk.get('reasoning', 0)} · "
-            f"tool calls {sum(t.get('toolCalls', {}).values())} · latency unknown for {t.get('latencyUnknown', 0)} "
-            f"step(s) (times in logs are not monotonic)")
+        self.totals.setText(totals_text(stats.get("totals", {})))
+
+
+def _count(n: int, one: str, many: str = "") -> str:
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+def totals_text(t: dict) -> str:
+    """The line above the stats table: counts with their right number, the unknown latencies
+    only when there are some."""
+    tk = t.get("tokens", {})
+    parts = [_count(t.get("turns", 0), "turn"), _count(t.get("steps", 0), "step"),
+             _count(t.get("attempts", 0), "attempt") + f" ({t.get('failedAttempts', 0):,} failed)",
+             _count(t.get("retries", 0), "retry", "retries"),
+             f"tokens in {tk.get('input', 0):,} / out {tk.get('output', 0):,} / cache read {tk.get('cacheRead', 0):,}"
+             f" / reasoning {tk.get('reasoning', 0):,}",
+             _count(sum(t.get("toolCalls", {}).values()), "tool call")]
+    unknown = t.get("latencyUnknown", 0)
+    if unknown:
+        parts.append(f"latency unknown for {_count(unknown, 'step')} (times in the log are not monotonic)")
+    return " · ".join(parts)

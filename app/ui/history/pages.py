@@ -246,6 +246,15 @@ def _loaded(page, views, elapsed, physical, show_attempts, row_cache: Optional[d
     return lp
 
 
+def _counted(lp: LoadedPage) -> LoadedPage:
+    """An older, jump or live page with the session summary's counts of it made here, in the
+    worker (the summary then only adds records up on the UI thread; the first tail page is
+    counted there, after its first paint)."""
+    from ..summary import page_tally
+    page_tally(lp)
+    return lp
+
+
 # --------------------------------------------------------------------------- worker bodies
 
 def writer_is_live(path: str, session_id: Optional[str]) -> Optional[bool]:
@@ -318,8 +327,8 @@ def _older_job(job, reader, page, page_size: int, physical: bool, show_attempts:
     t0 = time.perf_counter()
     older = reader.page_before(page, page_size)
     views = compute_views([it for it in older.items if is_event(it)])
-    return _loaded(older, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex,
-                   expanded=expanded)
+    return _counted(_loaded(older, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex,
+                            expanded=expanded))
 
 
 def _index_job(job, path: str, session_id: Optional[str]):
@@ -421,8 +430,8 @@ def _live_job(job, lp: LoadedPage, rows: list, physical: bool, show_attempts: bo
     if sindex is not None:           # the statuses of the new rows (an index fed, not rebuilt)
         sindex.feed(e for e in rows if is_event(e) and not e.synthesized and e.seq > sindex.last_seq)
     elapsed = time.perf_counter() - t0
-    return [_loaded(part, views, elapsed, physical, show_attempts, cache, sindex=sindex, live=lp.live,
-                    expanded=lp.expanded) for part in parts]
+    return [_counted(_loaded(part, views, elapsed, physical, show_attempts, cache, sindex=sindex, live=lp.live,
+                             expanded=lp.expanded)) for part in parts]
 
 
 # --------------------------------------------------------------------------- jumps (pages read by range)
@@ -586,5 +595,5 @@ def _range_job(job, reader, lo: int, hi: Optional[int], physical: bool, show_att
     page = read_range(reader, lo, hi)
     job.check()
     views = compute_views([it for it in page.items if is_event(it)])
-    return _loaded(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex,
-                   expanded=expanded)
+    return _counted(_loaded(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex,
+                            expanded=expanded))

@@ -675,8 +675,21 @@ def _generic_event(ev: Event, d: dict) -> Content:
         return Content(badge="COMMAND", title=f"/{d.get('name', '?')} {compact_json(d.get('args'), 100) if d.get('args') else ''}".rstrip())
     if t == "assistant/chunk":
         return Content(badge="CHUNK", title=compact_json(d.get("chunk"), 160))
-    badge = t.split("/")[0].upper()[:12] or "EVENT"
-    return Content(badge=badge, title=t, blocks=[Block("dim", compact_json(data, 220))] if data not in ({}, None) else [])
+    return Content(badge=type_badge(t), title=t, blocks=[Block("dim", compact_json(data, 220))] if data not in ({}, None) else [])
+
+
+BADGE_CHARS = 16
+
+
+def type_badge(t: str) -> str:
+    """The badge of an event type without a card of its own: its namespace in capitals, whole
+    when short, else cut at a hyphen (``session-log-deepseek/…`` -> ``SESSION-LOG``), never in
+    mid-word with a dangling hyphen."""
+    head = t.split("/")[0].upper()
+    if len(head) <= BADGE_CHARS:
+        return head or "EVENT"
+    cut = head.rfind("-", 0, BADGE_CHARS + 1)
+    return head[:cut] if cut >= 4 else head[:BADGE_CHARS - 1] + "…"
 
 
 # the cards module builds on the helpers above (imported last: it imports this module)
