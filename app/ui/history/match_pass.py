@@ -13,8 +13,8 @@ rows at a time on zero-delay timer turns, so the event loop runs between slices:
   row, else the newest), so the caller can select it after that slice (``firstMatch``);
 * the window's ``matches`` grow as the pass goes (kept sorted), ``progress`` says how many;
 * a new term (or :meth:`cancel`) stops the pass where it is; a window that recomputed its
-  matches itself meanwhile (rows installed or removed: :meth:`RowWindow._recompute_matches`)
-  ends it too, since those matches are complete;
+  matches itself meanwhile (rows installed or removed: ``RowWindow._recompute_matches``)
+  ends it too (``finished``), since those matches are complete;
 * :meth:`finish` does the rest at once (a navigation that needs every match now).
 
 The final ``matches`` are exactly what the one-go check gives (tests compare them).
@@ -82,8 +82,19 @@ class MatchPass(QObject):
         self._rows = None
 
     def _stale(self) -> bool:
+        """The pass cannot go on: a new term, or the window's rows changed (it then recomputed its
+        matches for this term itself: they are complete, ``finished`` says so)."""
         w = self.window
-        return w is None or w.rows is not self._rows or w.matches is not self._found or w.search_term != self.term
+        if w is None:
+            return True
+        if w.search_term != self.term:
+            self.cancel()
+            return True
+        if w.rows is not self._rows or w.matches is not self._found:
+            self.cancel()
+            self.finished.emit(len(w.matches))
+            return True
+        return False
 
     def _check(self, limit: int, deadline: Optional[float]) -> int:
         rows, order, term, found = self._rows, self._order, self.term, self._found
@@ -109,7 +120,6 @@ class MatchPass(QObject):
 
     def _slice(self) -> None:
         if self._stale():
-            self.cancel()
             return
         done = self._check(ROWS_PER_SLICE, time.perf_counter() + SLICE_BUDGET_S)
         self.slices.append(done)
@@ -128,10 +138,7 @@ class MatchPass(QObject):
 
     def finish(self) -> None:
         """Check the rest now (a navigation that needs every match)."""
-        if self.window is None:
-            return
-        if self._stale():
-            self.cancel()
+        if self.window is None or self._stale():
             return
         self._timer.stop()
         self._check(len(self._order), None)
