@@ -429,10 +429,6 @@ class HistoryModel(TruthModel, QAbstractListModel):
         self.match_pass.start(w, folded, start_row)
         self.searchChanged.emit()
 
-    def finish_matching(self) -> None:
-        """A sliced match check still running does the rest now."""
-        self.match_pass.finish()
-
     def find(self, from_row: Optional[int], forward: bool) -> Optional[int]:
         """Next match after (forward) or before ``from_row``: in the window, then in the
         loaded rows outside it (the window moves there); None: read older pages. No wrap."""
