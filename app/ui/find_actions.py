@@ -174,7 +174,10 @@ class FindActions(QObject):
         self.first_hit_at = None
         h = self.h
         plain = text if not self.opt_regex.isChecked() else ""
-        h.set_search(plain)
+        # the loaded rows' own match check (highlights, Enter over loaded rows) in slices: the
+        # event loop runs between them (app.ui.history.match_pass)
+        cur = self.win.view.currentIndex()
+        h.set_search(plain, sliced=True, start_row=cur.row() if cur.isValid() else None)
         self.win.view.viewport().update()
         if not text or h.path is None:
             self.query = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QKeySequence, QPainter, QPalette, QShortcut
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
 from ..log.textview import fold_case
@@ -19,6 +19,35 @@ from .history.controller import HistoryController
 SEARCH_DEBOUNCE_MS = 150
 # the controller's messages while a go-to reads (HistoryController._goto, goto_start): shown until it ends
 GOTO_PROGRESS = ("Reading the page around seq ", "Loading older pages to reach seq ", "Reading the start of the log")
+
+
+class CountLabel(QLabel):
+    """The find bar's count.  Its text ("983 matches so far, 1% of the log searched…") never
+    widens the bar (minimum width 1 px): the splitter would widen the history column, and every
+    row would be re-wrapped and laid out again at the new width (100-500 ms on the 1 GB bench).
+    When the bar is too narrow the text is drawn elided ("…"); ``text()`` and the tooltip keep
+    all of it."""
+
+    def __init__(self):
+        super().__init__("")
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setMinimumWidth(1)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self.setToolTip(text)
+
+    def paintEvent(self, e):
+        r = self.contentsRect()
+        full = self.text()
+        shown = self.fontMetrics().elidedText(full, Qt.TextElideMode.ElideRight, r.width())
+        if shown == full:
+            super().paintEvent(e)
+            return
+        p = QPainter(self)
+        p.setPen(self.palette().color(QPalette.ColorRole.WindowText))
+        p.drawText(r, int(self.alignment()), shown)
+        p.end()
 
 
 class HistoryActions(QObject):
@@ -55,13 +84,14 @@ class HistoryActions(QObject):
         self.search_edit.setObjectName("search")
         self.search_edit.setPlaceholderText("Find in session (Enter: older match, Shift+Enter: newer)")
         self.search_edit.setClearButtonEnabled(True)
+        # room for the query when the count is long (a fixed minimum: it never varies with the text)
+        self.search_edit.setMinimumWidth(self.search_edit.fontMetrics().horizontalAdvance("M" * 10))
         sl.addWidget(self.search_edit, 1)
         self.search_prev = QToolButton()
         self.search_prev.setText("↑ Older")
         self.search_next = QToolButton()
         self.search_next.setText("↓ Newer")
-        self.search_count = QLabel("")
-        self.search_count.setTextFormat(Qt.TextFormat.PlainText)
+        self.search_count = CountLabel()
         close = QToolButton()
         close.setText("✕")
         close.clicked.connect(self.close_search)

@@ -40,6 +40,11 @@ class HistoryController(QObject):
         model.olderInstalled.connect(self._on_older)
         model.jumped.connect(self._on_jumped)
         model.eventFetched.connect(self._on_event_fetched)
+        self._search_auto = False                        # the first match of a new term is still to select
+        self._own_search = False                         # the find bar's term came through apply_search
+        model.match_pass.firstMatch.connect(self._on_first_match)
+        model.match_pass.progress.connect(self._on_match_progress)
+        model.match_pass.finished.connect(self._on_matched)
         view.selectionModel().currentChanged.connect(self._on_current_row)
 
     def close_pending(self) -> None:
@@ -219,13 +224,37 @@ class HistoryController(QObject):
 
     # ------------------------------------------------------------------ search
     def apply_search(self, term: str) -> None:
-        """A new term: highlight it and jump to the newest match at or above the current row."""
-        self.model.set_search(term)
+        """A new term: highlight it and jump to the newest match at or above the current row.
+        The exposed rows are checked in slices (:class:`~app.ui.history.match_pass.MatchPass`,
+        from the current row upwards): the first match found is selected after its slice, the
+        count grows as the check goes on."""
+        self._search_auto = self._own_search = bool(term)
+        self.model.set_search(term, sliced=True, start_row=self.current_row_index())
         self.view.viewport().update()
         if not term:
             self.searchStatus.emit("")
             return
-        self._update_search_status()
+        if not self.model.match_pass.running:       # nothing to check (or the same term)
+            self._on_matched(len(self.model.matches))
+        else:
+            self._update_search_status()
+
+    def _on_first_match(self, r: int) -> None:
+        if self._search_auto:
+            self._search_auto = False
+            self._set_match(r)
+
+    def _on_match_progress(self, _n: int, _checked: int) -> None:
+        if self._own_search and self.model.search_term:
+            self._update_search_status()
+
+    def _on_matched(self, _n: int) -> None:
+        if not self._own_search:
+            return
+        if not self._search_auto:
+            self._update_search_status()
+            return
+        self._search_auto = False
         m = self.model.matches
         if m:
             cur = self.current_row_index()
@@ -234,10 +263,14 @@ class HistoryController(QObject):
             self._set_match(older[-1] if older else m[-1])
         else:
             # nothing in the rows on screen: look through the other loaded rows, then older pages
+            self._update_search_status()
             self._search_step(False, SEARCH_PAGE_BUDGET)
 
     def _update_search_status(self) -> None:
         m = self.model.matches
+        if self.model.match_pass.running:
+            self.searchStatus.emit(f"{len(m)} so far, checking the loaded rows…")
+            return
         cur = self.model.current_match_row
         pos = f"{m.index(cur) + 1}/" if cur in m else ""
         more = " (older pages not searched yet)" if self.model.has_more else ""

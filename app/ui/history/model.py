@@ -31,7 +31,9 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
 from ..plaintext import tooltip
 from ..workers import Jobs, freeze_heap, thaw_heap
+from ...log.textview import fold_case
 from .live_feed import LiveFeed
+from .match_pass import MatchPass
 from .jumps import PageJumps
 from .model_truth import TruthModel
 from .pages import LoadedPage, _older_job, _open_split_job
@@ -80,6 +82,7 @@ class HistoryModel(TruthModel, QAbstractListModel):
         self.jobs = jobs or Jobs(self)
         self.page_size = max(1, int(page_size))
         self.window = RowWindow()
+        self.match_pass = MatchPass(self)        # the find bar's match check, in slices
         self.follow_live = follow_live           # follow the open log as it grows (LiveFollower)
         self.feed = LiveFeed(self, live_options)
         self.indexer = SeqIndex(self)
@@ -415,16 +418,34 @@ class HistoryModel(TruthModel, QAbstractListModel):
         return [i for i, r in enumerate(self.rows) if r.kind == RowKind.TURN_START]
 
     # ------------------------------------------------------------------ search
-    def set_search(self, term: str) -> None:
+    def set_search(self, term: str, sliced: bool = False, start_row: Optional[int] = None) -> None:
+        """A new search term (folded as the core folds it).  ``sliced`` (the find bar): the exposed
+        rows are checked a few at a time on later loop turns (:class:`MatchPass`: ``matches``
+        grow, ``matchPass.finished`` when complete; ``start_row``: the current row, checked
+        upwards from there first); else all at once, now."""
         # no dataChanged over every row: QListView would re-lay out the whole window (heights
         # never change with a search); the delegate reads the term when it paints, so views
         # only repaint (searchChanged)
-        if self.window.set_search(term):
-            self.searchChanged.emit()
+        w = self.window
+        folded = fold_case(term or "")
+        if folded == w.search_term:
+            if not sliced:
+                self.match_pass.finish()
+            return
+        self.match_pass.cancel()
+        if not sliced or not folded:
+            if w.set_search(term):
+                self.searchChanged.emit()
+            return
+        w.search_term = folded
+        w.current_match_row = None
+        self.match_pass.start(w, folded, start_row)
+        self.searchChanged.emit()
 
     def find(self, from_row: Optional[int], forward: bool) -> Optional[int]:
         """Next match after (forward) or before ``from_row``: in the window, then in the
         loaded rows outside it (the window moves there); None: read older pages. No wrap."""
+        self.match_pass.finish()
         row, ordinal = self.window.find(from_row, forward)
         return row if row is not None else self._exposed(ordinal, True)
 
@@ -433,6 +454,8 @@ class HistoryModel(TruthModel, QAbstractListModel):
         return self._exposed(self.window.turn_beyond(forward), True)
 
     def set_current_match(self, row: Optional[int]) -> None:
+        if row is not None and self.match_pass.running and row not in self.window.matches:
+            self.match_pass.finish()             # (the current match is one of ``matches``)
         for r in self.window.set_current_match(row):
             ix = self.index_of(r)
             self.dataChanged.emit(ix, ix, [MATCH_ROLE])

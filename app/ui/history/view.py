@@ -147,7 +147,12 @@ class HistoryView(QListView):
         self.frames.dirty()
         at_bottom = self.at_bottom()
         self.delegate.viewport_resized(self.viewport().width())
-        super().resizeEvent(e)
+        if e.oldSize().isValid() and e.oldSize().width() == e.size().width():
+            # only the height changed (the find bar or a dock opened): row heights depend on the
+            # width alone, so no re-layout of every row (QListView schedules one for word wrap)
+            QAbstractItemView.resizeEvent(self, e)
+        else:
+            super().resizeEvent(e)
         if at_bottom:
             self._bottom_timer.start()
 
