@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """UI benchmark: time to the first painted tail page, and event-loop stalls.
 
-    .venv/bin/python bench/ui_bench.py [--size 1GB] [--seed 7] [--input PATH] [--pages 40] [--json] [--attribute] [--busy N]
+    .venv/bin/python bench/ui_bench.py [--size 1GB] [--seed 7] [--input PATH] [--pages 40] [--json] [--attribute] [--busy N] [--tour]
 
 * Input: a synthetic session from app/tools/synth.py (``write_jsonl``), generated once
   under bench/data/ (git-ignored) unless ``--input`` names a file.
@@ -518,6 +518,8 @@ def run(args) -> dict:
     def first_paint(cold: bool) -> dict:
         win = MainWindow(page_size=args.page_size, theme_mode="light")
         win.resize(1400, 900)
+        # a reader of a long log has seen the first-run tour (as in find_ui_bench; --tour: it is started)
+        win.frame_actions.tour_enabled = bool(args.tour)
         win.show()
         spin_until(lambda: win.isVisible(), 5)
         if cold:
@@ -695,6 +697,8 @@ def main(argv=None) -> int:
     ap.add_argument("--screenshot", metavar="PNG", help="save the window after the scroll phase (e.g. under xvfb-run)")
     ap.add_argument("--busy", type=int, default=0,
                     help="run N busy-loop processes (nice 0) beside the bench: a fixed synthetic load")
+    ap.add_argument("--tour", action="store_true",
+                    help="start the first-run tour as rounds before 7 did (its bubble overlaps the window)")
     ap.add_argument("--attribute", action="store_true",
                     help="split the UI thread's CPU of the worst 1%% of scrolling ticks over the UI calls (stderr)")
     args = ap.parse_args(argv)

@@ -85,9 +85,9 @@ class HistoryController(QObject):
     def _from_selection(self) -> None:
         """Navigation starts from the selected row: one scrolled out of the view (parked) is
         brought back first (the window moves there), as the arrow keys do."""
-        back = getattr(self.view, "bring_back", None)
-        if back is not None and getattr(self.view, "parked", None) is not None:
-            back()
+        parking = getattr(self.view, "parking", None)
+        if parking is not None and parking.row is not None:
+            parking.bring_back()
 
     def current_row_index(self) -> Optional[int]:
         ix = self.view.currentIndex()

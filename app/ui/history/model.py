@@ -31,10 +31,10 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
 from ..plaintext import tooltip
 from ..workers import Jobs, freeze_heap, thaw_heap
-from ...log.textview import fold_case
 from .live_feed import LiveFeed
 from .match_pass import MatchPass
 from .jumps import PageJumps
+from .model_search import MATCH_ROLE, SearchModel
 from .model_truth import TruthModel
 from .pages import LoadedPage, _older_job, _open_split_job
 from .seq_index import SeqIndex
@@ -46,14 +46,13 @@ from .window import FIRST_ROWS, PAINT_ROWS, Changed, Inserted, Removed, Reset, R
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 KIND_ROLE = Qt.ItemDataRole.UserRole + 2
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 3
-MATCH_ROLE = Qt.ItemDataRole.UserRole + 4
 
 DEFAULT_PAGE_SIZE = 50
 FACE_SYNC_EVENTS = 20_000  # a face toggle building rows for more loaded events runs in a worker
 EXPOSE_BUDGET_S = 0.002    # documents built per loop turn for the older rows slid in (the view's hook)
 
 
-class HistoryModel(TruthModel, QAbstractListModel):
+class HistoryModel(TruthModel, SearchModel, QAbstractListModel):
     opened = Signal()                    # reader ready and tail page installed
     openFailed = Signal(str)
     tailInstalled = Signal()
@@ -370,7 +369,7 @@ class HistoryModel(TruthModel, QAbstractListModel):
         """event_at in a worker, for a seq that is not loaded (result: eventFetched)."""
         self.indexer.fetch_event(seq)
 
-    # faces (wanted_face, set_physical, set_show_attempts): TruthModel
+    # faces (wanted_face, set_physical, set_show_attempts): TruthModel; search (set_search, find, …): SearchModel
 
     # ------------------------------------------------------------------ lookups
     def row_at(self, i: int) -> Optional[Row]:
@@ -416,50 +415,6 @@ class HistoryModel(TruthModel, QAbstractListModel):
 
     def turn_rows(self) -> list:
         return [i for i, r in enumerate(self.rows) if r.kind == RowKind.TURN_START]
-
-    # ------------------------------------------------------------------ search
-    def set_search(self, term: str, sliced: bool = False, start_row: Optional[int] = None) -> None:
-        """A new search term (folded as the core folds it).  ``sliced`` (the find bar): the exposed
-        rows are checked a few at a time on later loop turns (:class:`MatchPass`: ``matches``
-        grow, ``matchPass.finished`` when complete; ``start_row``: the current row, checked
-        upwards from there first); else all at once, now."""
-        # no dataChanged over every row: QListView would re-lay out the whole window (heights
-        # never change with a search); the delegate reads the term when it paints, so views
-        # only repaint (searchChanged)
-        w = self.window
-        folded = fold_case(term or "")
-        if folded == w.search_term:
-            if not sliced:
-                self.match_pass.finish()
-            return
-        self.match_pass.cancel()
-        if not sliced or not folded:
-            if w.set_search(term):
-                self.searchChanged.emit()
-            return
-        w.search_term = folded
-        w.current_match_row = None
-        self.match_pass.start(w, folded, start_row)
-        self.searchChanged.emit()
-
-    def find(self, from_row: Optional[int], forward: bool) -> Optional[int]:
-        """Next match after (forward) or before ``from_row``: in the window, then in the
-        loaded rows outside it (the window moves there); None: read older pages. No wrap."""
-        self.match_pass.finish()
-        row, ordinal = self.window.find(from_row, forward)
-        return row if row is not None else self._exposed(ordinal, True)
-
-    def turn_beyond(self, forward: bool) -> Optional[int]:
-        """The nearest turn start outside the window (the window moves there)."""
-        return self._exposed(self.window.turn_beyond(forward), True)
-
-    def set_current_match(self, row: Optional[int]) -> None:
-        if row is not None and self.match_pass.running and row not in self.window.matches:
-            self.match_pass.finish()             # (the current match is one of ``matches``)
-        for r in self.window.set_current_match(row):
-            ix = self.index_of(r)
-            self.dataChanged.emit(ix, ix, [MATCH_ROLE])
-        self.searchChanged.emit()
 
     def index_of(self, row: int) -> QModelIndex:
         return self.index(row, 0)

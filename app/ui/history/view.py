@@ -4,21 +4,14 @@
 * When rows are prepended (or the model is reset by a face toggle) the view keeps the
   row that was at the top of the viewport at the same pixel position, so the content
   does not jump; a view that was at the bottom stays at the bottom on a reset.
-* The selection stays on its row when the user scrolls far away from it.  The view holds a
-  bounded slice of the loaded rows, so scrolling trims rows at the far end; when the current
-  (or a selected) row is trimmed, Qt would move the current index to a neighbour at every
-  step (and the inspector, the "why" and the actions would follow it).  Instead the row is
-  *parked*: it stays the current row for everybody who asks (``current_row``,
-  ``selected_rows``) while it is not in the view, nothing is told that it changed, and it is
-  selected again, quietly, when it comes back into the view (scrolling back, a re-centre).
-  An arrow or page key (and the previous/next turn keys: the controller) first brings the
-  parked row back and moves from there.
+* The selection stays on its row when the user scrolls far away from it: a trimmed current
+  or selected row is *parked* (:mod:`app.ui.history.parking`), not moved to a neighbour.
 """
 from __future__ import annotations
 
 from typing import Optional
 
-from PySide6.QtCore import QAbstractItemModel, QItemSelection, QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QListView, QMenu
 
@@ -26,6 +19,7 @@ from ...log.textview import fold_spans
 from .delegate import HistoryDelegate, row_of
 from .frames import FrameKeeper
 from .model import HistoryModel
+from .parking import SelectionParking
 from .rows import Row
 from .warm import RowWarmer
 from ..theme import Theme
@@ -37,9 +31,6 @@ AFTER_PAINT_MS = 200   # after_paint work waits at most this long for a paint
 # keys that move the current row: with the current row parked (scrolled out of the view) they
 # start from it, brought back into the view first
 _NAV_KEYS = frozenset((Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown))
-_SILENT = QItemSelectionModel.SelectionFlag.NoUpdate
-_SELECT = QItemSelectionModel.SelectionFlag.Select
-_DESELECT = QItemSelectionModel.SelectionFlag.Deselect
 
 
 class HistoryView(QListView):
@@ -69,8 +60,7 @@ class HistoryView(QListView):
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._context_menu)
         self._anchor: Optional[tuple] = None
-        self.parked: Optional[Row] = None         # the current row while it is out of the view
-        self._parked_sel: list[Row] = []          # selected rows out of the view
+        self.parking = SelectionParking(self)     # the selection while it is scrolled out of the view
         self._batch_anchor: Optional[tuple] = None
         self.frames = FrameKeeper(self)           # a prepend that changes nothing on screen repaints nothing
         self._scroll_at = 0
@@ -108,10 +98,10 @@ class HistoryView(QListView):
         model.prepare_rows = self.delegate.warm              # rows slid in: documents built first, in slices
         model.after_paint = self.after_paint
         model.prependAhead.connect(self._before_batch)
-        model.rowsLeaving.connect(self._park)
-        model.changesApplied.connect(self._unpark)
-        self.selectionModel().currentChanged.connect(self._on_current)
-        self.parked, self._parked_sel = None, []
+        model.rowsLeaving.connect(self.parking.park)
+        model.changesApplied.connect(self.parking.unpark)
+        self.selectionModel().currentChanged.connect(self.parking.on_current)
+        self.parking.forget()
         model.rowsAboutToBeInserted.connect(self._before_insert)
         model.rowsInserted.connect(self._after_insert)
         model.rowsAboutToBeRemoved.connect(self._before_insert)
@@ -221,112 +211,17 @@ class HistoryView(QListView):
     def _before_reset(self):
         sel_row = self.current_row()
         sel_key = sel_row.key if sel_row is not None else None
-        if sel_row is not None and self.parked is None:
-            self.parked = sel_row                 # (Qt clears the current index on a reset)
-        sm = self.selectionModel()
-        if sm is not None and sm.hasSelection():
-            m = self.hmodel()
-            rows = [m.row_at(ix.row()) for ix in sm.selectedIndexes()] if m is not None else []
-            self._parked_sel.extend(r for r in rows if r is not None and r is not sel_row
-                                    and all(r is not q for q in self._parked_sel))
+        self.parking.before_reset(sel_row)
         self._anchor = ("reset", self._top_anchor(), self.at_bottom(), sel_key)
 
     def _after_reset(self):
         self.delegate.render_whole = False       # (a first paint of new rows: drawn directly)
         a = self._anchor
         self._anchor = None
-        self._unpark()
+        self.parking.unpark()
         if a is None:
             return
         self._restore(a)
-
-    # ------------------------------------------------------------------ the selection out of the view
-    def _park(self, first: int, count: int) -> None:
-        """Rows ``first``..``first+count-1`` are about to be trimmed (they stay loaded): a current or
-        selected row among them is remembered and taken out of Qt's selection model quietly, so Qt
-        does not move the current index to a neighbour (nothing else changes for the user)."""
-        sm = self.selectionModel()
-        m = self.hmodel()
-        if sm is None or m is None:
-            return
-        cur = sm.currentIndex()
-        hit_cur = cur.isValid() and first <= cur.row() < first + count
-        sel = [ix for ix in sm.selectedIndexes() if first <= ix.row() < first + count] if sm.hasSelection() else []
-        if not hit_cur and not sel:
-            return
-        was = sm.blockSignals(True)
-        try:
-            if sel:
-                self._parked_sel.extend(r for r in (m.row_at(ix.row()) for ix in sel) if r is not None)
-                sm.select(QItemSelection(m.index(first, 0), m.index(first + count - 1, 0)), _DESELECT)
-            if hit_cur:
-                self.parked = m.row_at(cur.row())
-                sm.setCurrentIndex(QModelIndex(), _SILENT)
-        finally:
-            sm.blockSignals(was)
-
-    def _unpark(self) -> None:
-        """Parked rows that are in the view again are selected again (quietly: nothing changed).
-        Rows no longer loaded (another session, a jump) are forgotten; a current row replaced by
-        another Row of the same key (a face switch) becomes current as that one (told: it is new)."""
-        if self.parked is None and not self._parked_sel:
-            return
-        sm = self.selectionModel()
-        m = self.hmodel()
-        if sm is None or m is None:
-            return
-        p = self.parked
-        if p is not None and m.row_index(p) is None and not m.is_loaded_row(p):
-            self.parked = None
-            k = m.row_for_key(p.key)
-            if k is not None:
-                self.setCurrentIndex(m.index(k, 0))
-        self._parked_sel = [r for r in self._parked_sel if m.is_loaded_row(r)]
-        back: list[int] = []                  # exposed indexes of selected rows back in the view
-        keep: list[Row] = []
-        for r in self._parked_sel:
-            i = m.row_index(r)
-            if i is None:
-                keep.append(r)
-            else:
-                back.append(i)
-        self._parked_sel = keep
-        i_cur = m.row_index(self.parked) if self.parked is not None else None
-        if i_cur is None and not back:
-            return
-        was = sm.blockSignals(True)
-        try:
-            for i in back:
-                ix = m.index(i, 0)
-                sm.select(ix, _SELECT)
-                self.update(ix)
-            if i_cur is not None:
-                self.parked = None
-                ix = m.index(i_cur, 0)
-                sm.setCurrentIndex(ix, _SELECT)
-                self.update(ix)
-        finally:
-            sm.blockSignals(was)
-        self.frames.dirty()
-
-    def _on_current(self, cur: QModelIndex, _prev: QModelIndex) -> None:
-        if cur.isValid():                     # a row made current (a click, a key, a go-to): not parked any more
-            self.parked = None
-            self._parked_sel = []
-
-    def bring_back(self) -> bool:
-        """The parked current row into the view again (the window moves there), selected."""
-        m = self.hmodel()
-        p = self.parked
-        if m is None or p is None:
-            return False
-        i = m.expose_row(p)
-        if i is None:
-            self.parked = None                # (no longer loaded)
-            return False
-        self._unpark()
-        self.scrollTo(m.index(i, 0))
-        return True
 
     def _restore(self, a):
         kind, top, at_bottom = a[0], a[1], a[2]
@@ -437,8 +332,8 @@ class HistoryView(QListView):
             return
         if e.key() == Qt.Key.Key_Space and not e.modifiers() and self.toggle_expanded(self.currentIndex()):
             return
-        if e.key() in _NAV_KEYS and self.parked is not None and not self.currentIndex().isValid():
-            self.bring_back()                 # (then the key moves from the selected row, not from the window's edge)
+        if e.key() in _NAV_KEYS and self.parking.row is not None and not self.currentIndex().isValid():
+            self.parking.bring_back()         # (then the key moves from the selected row, not from the window's edge)
         super().keyPressEvent(e)
 
     def toggle_expanded(self, ix, on: Optional[bool] = None) -> bool:
@@ -497,8 +392,8 @@ class HistoryView(QListView):
         idx = sorted(i.row() for i in self.selectionModel().selectedIndexes())
         got = [m.row_at(i) for i in idx] if m is not None else []
         rows: list[Row] = [r for r in got if r is not None]
-        if self._parked_sel and m is not None:
-            rows = sorted(rows + self._parked_sel, key=lambda r: m.window.row_ordinal(r) or 0)
+        if self.parking.sel and m is not None:
+            rows = sorted(rows + self.parking.sel, key=lambda r: m.window.row_ordinal(r) or 0)
         if not rows and self.current_row() is not None:
             rows = [self.current_row()]
         return rows
@@ -506,26 +401,13 @@ class HistoryView(QListView):
     def current_row(self):
         """The current row: the one selected in the view, or the parked one scrolled out of it."""
         idx = self.currentIndex()
-        return row_of(idx) if idx.isValid() else self.parked
+        return row_of(idx) if idx.isValid() else self.parking.row
 
     def copy_current(self, what: str = "text") -> Optional[str]:
         row = self.current_row()
         if row is None:
             return None
-        if what == "raw":
-            if row.bad is not None:
-                text = row.bad.raw.decode("utf-8", errors="replace")
-            elif row.event is not None and row.event.raw:
-                text = row.event.raw.decode("utf-8", errors="replace")
-            elif row.event is not None:
-                import json
-                text = json.dumps(row.event.envelope(), ensure_ascii=False)
-            else:
-                text = ""
-        elif what == "seq":
-            text = "" if row.seq is None else str(row.seq)
-        else:
-            text = row.copy_text()
+        text = copy_text(row, what)
         QApplication.clipboard().setText(text)
         self.copyRequested.emit(what)
         return text
@@ -545,3 +427,20 @@ class HistoryView(QListView):
             menu.addSeparator()
             menu.addActions(extra)
         menu.exec(self.viewport().mapToGlobal(pos))
+
+
+def copy_text(row: Row, what: str) -> str:
+    """What Copy puts on the clipboard for ``row``: its raw JSON row ("raw"), its seq ("seq") or
+    its text (anything else)."""
+    if what == "raw":
+        if row.bad is not None:
+            return row.bad.raw.decode("utf-8", errors="replace")
+        if row.event is not None and row.event.raw:
+            return row.event.raw.decode("utf-8", errors="replace")
+        if row.event is not None:
+            import json
+            return json.dumps(row.event.envelope(), ensure_ascii=False)
+        return ""
+    if what == "seq":
+        return "" if row.seq is None else str(row.seq)
+    return row.copy_text()
