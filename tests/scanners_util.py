@@ -159,3 +159,15 @@ def old_legacy_by_heads(data: bytes, upto: int):
             if maybe:
                 out.append((ends[i] - len(line), ends[i] - 1))
     return out
+
+
+def apply_edit(data: bytearray, op: str, at: int, byte: int) -> None:
+    """One Hypothesis edit of a buffer in place: ``set``/``insert``/``delete`` the byte at ``at``
+    (taken modulo the buffer's length; an edit past the end does nothing)."""
+    at %= len(data) + (op == "insert")
+    if op == "set" and at < len(data):
+        data[at] = byte
+    elif op == "insert":
+        data.insert(at, byte)
+    elif op == "delete" and at < len(data):
+        del data[at]

@@ -6,37 +6,21 @@ and refined: by ``list --exact-titles`` and by the window's background refinemen
 upgrade the cache entry to exact.  Hostile input stays bounded; damage in the regions is named."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import random
 
 import pytest
 
-from app.cli.main import main
 from app.log.zstdframes import encode_frame
 from app.store import titles
 from app.store.discovery import discover
 from app.tools.synth import SessionSynth, write_jsonl
 from fixtures_util import FIXTURES
 from test_list_fork_speed import ALL_LOGS, _bounded_rule
+from test_list_title_reads import _own_cache, run  # noqa: F401  (the autouse fixture: a cache of its own)
 
 WAIT = 20000
-
-
-@pytest.fixture(autouse=True)
-def _own_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(titles, "_cache", None)
-    monkeypatch.setattr(titles, "_dirty", False)
-
-
-def run(*argv) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main([str(a) for a in argv])
-    return rc, out.getvalue()
 
 
 def _inspect_title(path) -> object:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from scanners_util import COMPILED, INTERPRETED, NAMES, SCANNERS, SOURCE, STAMP, block, bulk_block, is_extension, use
+from scanners_util import COMPILED, INTERPRETED, NAMES, SCANNERS, SOURCE, STAMP, block, apply_edit, bulk_block, is_extension, use
 
 from app.log.fastindex import _KINDS, _NOT_LEGACY
 
@@ -322,13 +322,7 @@ def test_edited_buffers_scan_alike(key, start, rows, edits, expected):
     start %= len(lines)
     data = bytearray(b"".join(x + b"\n" for x in lines[start:start + rows]))
     for op, at, byte in edits:
-        at %= len(data) + (op == "insert")
-        if op == "set" and at < len(data):
-            data[at] = byte
-        elif op == "insert":
-            data.insert(at, byte)
-        elif op == "delete" and at < len(data):
-            del data[at]
+        apply_edit(data, op, at, byte)
     data = bytes(data)
     if not data:
         return

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from scanners_util import INTERPRETED, SCANNERS, bulk_block
+from scanners_util import INTERPRETED, SCANNERS, apply_edit, bulk_block
 
 from app.log import fastindex
 from app.log.fastindex import _LEGACY_TYPES, _NOT_LEGACY, _SCAN_KINDS, _SCAN_TYPES
@@ -217,13 +217,7 @@ def test_edited_buffers_of_several_windows_scan_as_the_bulk_scan(first, span, lo
     for op, at, byte in edits:
         if near_edge:                          # (within a few bytes of a multiple of the window)
             at = (at % (len(data) // WINDOW + 1)) * WINDOW + (at % 7) - 3
-        at %= len(data) + (op == "insert")
-        if op == "set" and at < len(data):
-            data[at] = byte
-        elif op == "insert":
-            data.insert(at, byte)
-        elif op == "delete" and at < len(data):
-            del data[at]
+        apply_edit(data, op, at, byte)
     buf = bytes(data)
     if len(buf) < 2:
         return

@@ -453,6 +453,15 @@ class _FrameEnds:
         return newline < self.end
 
 
+def _sized_run_title(dec: Any, buf: bytes, start: int, stop: int, total: int) -> Optional[str]:
+    """The title in the run of sized frames ``buf[start:stop]`` (``total`` plaintext bytes), decoded
+    by one libzstd call into the scratch buffer; a row counts only when it lies in one frame.
+    Raises ``FrameError`` on a damaged frame."""
+    out = _scratch(total)
+    dec.decode_into(buf, start, stop, total, out)
+    return title_in(out, True, 0, total, _FrameEnds(dec, buf, start, stop).one_frame)
+
+
 def _in_one_frame(ends: list[int]) -> Callable[[int, int], bool]:
     import bisect
 
@@ -489,10 +498,8 @@ def _chain_title(buf: bytes, lo: int, hi: int, anchored: bool, base: int,
         if total is not None and total > ZSTD_PLAIN_LIMIT:
             i, total = _within_limit(dec, buf, i, hi)   # the frames ending the run within the plaintext bound
         if total is not None and total <= ZSTD_PLAIN_LIMIT:
-            out = _scratch(total)
             try:
-                dec.decode_into(buf, i, hi, total, out)
-                return title_in(out, True, 0, total, _FrameEnds(dec, buf, i, hi).one_frame), i
+                return _sized_run_title(dec, buf, i, hi, total), i
             except FrameError:
                 pass                                    # a damaged frame: named below
         text, damage, ends = _frames_text(buf, i, ZSTD_PLAIN_LIMIT, stop=hi)
@@ -695,10 +702,8 @@ def _head_title(fd: int, size: int, header_end: int, head: bytes, window: int,
                 break
             total = dec.run_size(buf, header_end, at)
             if total is not None and total <= ZSTD_PLAIN_LIMIT:
-                out = _scratch(total)
                 try:
-                    dec.decode_into(buf, header_end, at, total, out)
-                    return title_in(out, True, 0, total, _FrameEnds(dec, buf, header_end, at).one_frame), at
+                    return _sized_run_title(dec, buf, header_end, at, total), at
                 except FrameError:
                     break                  # a damaged frame: named below
             tries += 1
