@@ -48,6 +48,10 @@ def _window_with_rows(qtbot, make_window, path, n=120):  # noqa: F811
     h = open_and_wait(qtbot, win, path)
     # at the top the view asks for older rows (hidden loaded rows exposed a chunk at a time)
     qtbot.waitUntil(lambda: (win.view.scrollToTop(), len(h.rows) >= n)[1], timeout=WAIT)
+    # then away from the top (no more older rows exposed) and every row's surface status in: the
+    # rows stay as they are while a pass runs (a change of rows ends a pass with complete matches)
+    win.view.scrollToBottom()
+    qtbot.waitUntil(lambda: h.window.sindex is not None and not h.loading and win.view.settled(), timeout=WAIT)
     idle(qtbot, h, win.view)
     return win, h
 
