@@ -17,16 +17,16 @@ def _config_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path / "config"))
 
 
-def _demo(qtbot, make_window, size=(1400, 860)):  # noqa: F811 (the shared fixture)
-    """The demo store with its advanced v4 session open (the one ``make run`` shows)."""
+def _demo(qtbot, make_window, size=(1400, 860), session="demo-v4-advanced"):  # noqa: F811 (the shared fixture)
+    """The demo store with one of its v4 sessions open (default: the advanced one ``make run`` shows)."""
     from app.ui.main_window import demo_store
     store = demo_store()
-    advanced = store / "sessions" / "--home-dev-demo-project--" / "demo-v4-advanced" / "session.v4.jsonl.zstd"
+    path = store / "sessions" / "--home-dev-demo-project--" / session / "session.v4.jsonl.zstd"
     win = make_window(page_size=50)
     win.resize(*size)
     with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
-        win.open_store(str(store), select_path=str(advanced))
-    qtbot.waitUntil(lambda: win.history.path == str(advanced) and not win.history.loading, timeout=WAIT)
+        win.open_store(str(store), select_path=str(path))
+    qtbot.waitUntil(lambda: win.history.path == str(path) and not win.history.loading, timeout=WAIT)
     return win, win.history
 
 
@@ -145,13 +145,7 @@ def test_a_home_never_indexed_says_so():
 
 @pytest.mark.slow
 def test_crashed_demo_banner_and_summary_count_one_closure_row(qtbot, make_window):  # noqa: F811 (the shared fixture)
-    from app.ui.main_window import demo_store
-    store = demo_store()
-    crashed = store / "sessions" / "--home-dev-demo-project--" / "demo-v4-crashed" / "session.v4.jsonl.zstd"
-    win = make_window(page_size=50)
-    with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
-        win.open_store(str(store), select_path=str(crashed))
-    qtbot.waitUntil(lambda: win.history.path == str(crashed) and not win.history.loading, timeout=WAIT)
+    win, _h = _demo(qtbot, make_window, session="demo-v4-crashed")
     assert win.history.stats()["closure"] == 1
     qtbot.waitUntil(lambda: "closure row" in win.inspector.summary, timeout=WAIT)
     assert "The last turn is open: 1 closure row is synthesized" in win.banner.text(), win.banner.text()
@@ -161,14 +155,8 @@ def test_crashed_demo_banner_and_summary_count_one_closure_row(qtbot, make_windo
 
 @pytest.mark.slow
 def test_a_finished_jump_leaves_no_reading_message(qtbot, make_window):  # noqa: F811 (the shared fixture)
-    from app.ui.main_window import demo_store
-    store = demo_store()
-    long = store / "sessions" / "--home-dev-demo-project--" / "demo-v4-long" / "session.v4.jsonl.zstd"
-    win = make_window(page_size=50)
-    with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
-        win.open_store(str(store), select_path=str(long))
-    h = win.history
-    qtbot.waitUntil(lambda: h.path == str(long) and h.index_state == "ready", timeout=WAIT * 2)
+    win, h = _demo(qtbot, make_window, session="demo-v4-long")
+    qtbot.waitUntil(lambda: h.index_state == "ready", timeout=WAIT * 2)
     assert 2000 not in h.window.events
     with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
         win.goto_seq(2000)

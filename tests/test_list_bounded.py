@@ -15,10 +15,9 @@ import pytest
 from app.log.zstdframes import encode_frame
 from app.store import titles
 from app.store.discovery import discover
-from app.tools.synth import SessionSynth, write_jsonl
 from fixtures_util import FIXTURES
 from test_list_fork_speed import ALL_LOGS, _bounded_rule
-from test_list_title_reads import _own_cache, run  # noqa: F401  (the autouse fixture: a cache of its own)
+from test_list_title_reads import _own_cache, _title_row, run, untitled_rows  # noqa: F401  (the autouse fixture: a cache of its own)
 
 WAIT = 20000
 
@@ -28,18 +27,10 @@ def _inspect_title(path) -> object:
     return json.loads(out).get("title") if rc == 0 and out.startswith("{") else None
 
 
-def _title_row(text: str) -> bytes:
-    return json.dumps({"type": "session/title", "seq": 10 ** 7, "time": 1, "data": {
-        "title": text, "messageSeqs": [], "source": {"kind": "user"}}}, separators=(",", ":")).encode()
-
-
 @pytest.fixture(scope="module")
 def synth_rows(tmp_path_factory):
     """(header line, body rows without their titles) of a ~1 MB generated v0 log."""
-    src = tmp_path_factory.mktemp("src") / "src.jsonl"
-    write_jsonl(str(src), SessionSynth(seed=23), target_bytes=1_000_000)
-    head, rest = src.read_bytes().split(b"\n", 1)
-    return head, [r for r in rest.split(b"\n")[:-1] if b'"type":"session/title"' not in r]
+    return untitled_rows(tmp_path_factory, 23, 1_000_000)
 
 
 def _write(path, head: bytes, rows: list, zstd: bool, seed: int = 1) -> None:

@@ -50,13 +50,18 @@ def _title_row(text: str) -> bytes:
         "title": text, "messageSeqs": [], "source": {"kind": "user"}}}, separators=(",", ":")).encode()
 
 
+def untitled_rows(tmp_path_factory, seed: int, size: int) -> tuple[bytes, list]:
+    """(header line, body rows without their titles) of a generated v0 log of about ``size`` bytes."""
+    src = tmp_path_factory.mktemp("src") / "src.jsonl"
+    write_jsonl(str(src), SessionSynth(seed=seed), target_bytes=size)
+    head, rest = src.read_bytes().split(b"\n", 1)
+    return head, [r for r in rest.split(b"\n")[:-1] if b'"type":"session/title"' not in r]
+
+
 @pytest.fixture(scope="module")
 def synth_rows(tmp_path_factory):
     """(header line, body rows without their titles) of a ~1.5 MB generated v0 log."""
-    src = tmp_path_factory.mktemp("src") / "src.jsonl"
-    write_jsonl(str(src), SessionSynth(seed=11), target_bytes=1_500_000)
-    head, rest = src.read_bytes().split(b"\n", 1)
-    return head, [r for r in rest.split(b"\n")[:-1] if b'"type":"session/title"' not in r]
+    return untitled_rows(tmp_path_factory, 11, 1_500_000)
 
 
 def _write_zstd(path, head: bytes, rows: list, sizes) -> list:

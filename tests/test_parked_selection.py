@@ -51,27 +51,20 @@ def _select_last(qtbot, win, h):
     return row
 
 
-def _scroll_up_until(qtbot, win, h, done, steps=400):
-    """Scroll up as a wheel does (older pages slide in at the top) until ``done()``."""
+def _scroll_until(qtbot, win, h, done, up=True, steps=400):
+    """Scroll as a wheel does until ``done()``: up (older pages slide in at the top) or down to the end."""
     v = win.view
     sb = v.verticalScrollBar()
     for _ in range(steps):
         if done():
             return True
-        sb.setValue(max(0, sb.value() - 240))
-        qtbot.waitUntil(lambda: v.settled() or h.loading, timeout=WAIT)
-        qtbot.waitUntil(lambda: not h.loading, timeout=WAIT)
-    return done()
-
-
-def _scroll_down_until(qtbot, win, h, done, steps=400):
-    v = win.view
-    sb = v.verticalScrollBar()
-    for _ in range(steps):
-        if done():
-            return True
-        sb.setValue(sb.maximum())
-        qtbot.waitUntil(v.settled, timeout=WAIT)
+        if up:
+            sb.setValue(max(0, sb.value() - 240))
+            qtbot.waitUntil(lambda: v.settled() or h.loading, timeout=WAIT)
+            qtbot.waitUntil(lambda: not h.loading, timeout=WAIT)
+        else:
+            sb.setValue(sb.maximum())
+            qtbot.waitUntil(v.settled, timeout=WAIT)
     return done()
 
 
@@ -85,9 +78,9 @@ def test_a_selected_row_scrolled_out_of_the_view_stays_selected_and_the_inspecto
     trims = []
     h.rowsAboutToBeRemoved.connect(lambda _p, a, b: trims.append((a, b)))   # (the window's trims)
     # far enough that the selected row is trimmed, then 40 more slides of older rows
-    assert _scroll_up_until(qtbot, win, h, lambda: h.row_index(sel) is None)
+    assert _scroll_until(qtbot, win, h, lambda: h.row_index(sel) is None)
     t0 = len(trims)
-    assert _scroll_up_until(qtbot, win, h, lambda: len(trims) >= t0 + 40 or not h.has_more)
+    assert _scroll_until(qtbot, win, h, lambda: len(trims) >= t0 + 40 or not h.has_more)
     assert len(trims) > t0 + 10                          # (the window really slid on, row by row)
     assert h.row_index(sel) is None                      # out of the view: its row is not held there
     # the selection did not wander to another event, and nobody was told it changed
@@ -98,7 +91,7 @@ def test_a_selected_row_scrolled_out_of_the_view_stays_selected_and_the_inspecto
     assert win.inspector.row is sel
     assert win.history_actions.controller.current_row_index() is not None   # (the row at the top of the screen)
     # scrolling back: the same row shows as selected again, still without a refresh
-    assert _scroll_down_until(qtbot, win, h, lambda: h.row_index(sel) is not None)
+    assert _scroll_until(qtbot, win, h, lambda: h.row_index(sel) is not None, up=False)
     i = h.row_index(sel)
     assert v.currentIndex().row() == i and v.selectionModel().isSelected(h.index(i, 0))
     assert [ix.row() for ix in v.selectionModel().selectedIndexes()] == [i]
@@ -112,8 +105,8 @@ def test_the_arrow_keys_start_from_the_parked_row(qtbot, make_window, log, monke
     sel = _select_last(qtbot, win, h)
     prev = h.row_at(h.rowCount() - 2)
     n = Counts(win, monkeypatch)
-    assert _scroll_up_until(qtbot, win, h, lambda: h.row_index(sel) is None)
-    assert _scroll_up_until(qtbot, win, h, lambda: h.window.bottom > 200 or not h.has_more)
+    assert _scroll_until(qtbot, win, h, lambda: h.row_index(sel) is None)
+    assert _scroll_until(qtbot, win, h, lambda: h.window.bottom > 200 or not h.has_more)
     assert v.current_row() is sel and n.shown == 0
     # Up: the row above the selected one (not the top of the view), the view brought back to it
     v.setFocus()
@@ -127,7 +120,7 @@ def test_the_arrow_keys_start_from_the_parked_row(qtbot, make_window, log, monke
     qtbot.keyClick(v, Qt.Key.Key_Down)
     assert v.current_row() is sel and win.inspector.row is sel and n.shown == 2
     # parked again, Down from it stays on it (it is the newest row)
-    assert _scroll_up_until(qtbot, win, h, lambda: h.row_index(sel) is None)
+    assert _scroll_until(qtbot, win, h, lambda: h.row_index(sel) is None)
     qtbot.keyClick(v, Qt.Key.Key_Down)
     assert v.current_row() is sel and h.row_index(sel) is not None
     assert v.currentIndex().row() == h.row_index(sel)
@@ -139,7 +132,7 @@ def test_a_click_after_scrolling_away_selects_the_clicked_row(qtbot, make_window
     h = open_and_wait(qtbot, win, log)
     v = win.view
     sel = _select_last(qtbot, win, h)
-    assert _scroll_up_until(qtbot, win, h, lambda: h.row_index(sel) is None)
+    assert _scroll_until(qtbot, win, h, lambda: h.row_index(sel) is None)
     n = Counts(win, monkeypatch)
     ix = v.indexAt(QPoint(20, 20))
     assert ix.isValid()
@@ -148,7 +141,7 @@ def test_a_click_after_scrolling_away_selects_the_clicked_row(qtbot, make_window
     assert v.current_row() is clicked and clicked is not sel
     assert n.shown == 1 and win.inspector.row is clicked
     # scrolling back down: the old row is not selected again
-    assert _scroll_down_until(qtbot, win, h, lambda: h.row_index(sel) is not None)
+    assert _scroll_until(qtbot, win, h, lambda: h.row_index(sel) is not None, up=False)
     assert not v.selectionModel().isSelected(h.index(h.row_index(sel), 0))
 
 
@@ -161,8 +154,8 @@ def test_turn_navigation_starts_from_the_parked_row(qtbot, make_window, log):  #
     w = h.window
     o = w.row_ordinal(sel)
     want = next(r for r in reversed(w.all_rows[:o - w.origin]) if r.kind == RowKind.TURN_START)
-    assert _scroll_up_until(qtbot, win, h, lambda: h.row_index(sel) is None)
-    assert _scroll_up_until(qtbot, win, h, lambda: w.bottom > 250 or not h.has_more)
+    assert _scroll_until(qtbot, win, h, lambda: h.row_index(sel) is None)
+    assert _scroll_until(qtbot, win, h, lambda: w.bottom > 250 or not h.has_more)
     v.setFocus()
     qtbot.keyClick(v, Qt.Key.Key_Up, Qt.KeyboardModifier.ControlModifier)      # previous turn
     assert v.current_row() is want and win.inspector.row is want
@@ -180,8 +173,8 @@ def test_several_selected_rows_scrolled_away_stay_selected(qtbot, make_window, l
                               QItemSelectionModel.SelectionFlag.Select)          # as Shift+click does
     want = [h.row_at(i) for i in range(n - 3, n)]
     assert v.selected_rows() == want
-    assert _scroll_up_until(qtbot, win, h, lambda: all(h.row_index(r) is None for r in want))
+    assert _scroll_until(qtbot, win, h, lambda: all(h.row_index(r) is None for r in want))
     assert v.selected_rows() == want and v.current_row() is want[-1]     # (Copy as Markdown copies these)
-    assert _scroll_down_until(qtbot, win, h, lambda: all(h.row_index(r) is not None for r in want))
+    assert _scroll_until(qtbot, win, h, lambda: all(h.row_index(r) is not None for r in want), up=False)
     assert sorted(ix.row() for ix in v.selectionModel().selectedIndexes()) == [h.row_index(r) for r in want]
     assert v.selected_rows() == want
