@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Compile the seq index's row scanner (app/log/rowscan.py) with mypyc: a set-up step, never a requirement.
+"""Build the seq index's row scanners: app/log/rowscan_c.c (C) and app/log/rowscan.py (mypyc); a set-up step,
+never a requirement.
 
     python packaging/build_native.py [--force]
 
@@ -10,6 +11,11 @@ version of the source is not used.  The generated C and objects go to build/mypy
 mypyc comes with mypy (a dev dependency); a C compiler and the interpreter's headers are needed.
 When anything is missing or fails, this prints why, removes any half-built extension and exits 0:
 the interpreted module is used (``session-lens index --json`` says ``"scanner": "python"``).
+
+The C scanner (app/log/rowscan_c<EXT_SUFFIX>, stamp app/log/rowscan_c.stamp, both git-ignored) is the
+same scan written for the C compiler (about twice as fast as the mypyc build: bench/profiles.md, Round 8);
+it is built the same way, by setuptools in a child process, and where it is built the index uses it
+(``"scanner": "c"``), with the mypyc build (or the source) for the rare seq past 64 bits.
 """
 from __future__ import annotations
 
@@ -29,10 +35,13 @@ SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
 EXT = SRC.with_name("rowscan" + SUFFIX)                # the module (a shim mypyc makes for a module in a package)
 LIB = SRC.with_name("rowscan__mypyc" + SUFFIX)         # the compiled code, imported by the shim
 BUILD = ROOT / "build" / "mypyc"
+C_SRC = SRC.with_name("rowscan_c.c")
+C_STAMP = SRC.with_name("rowscan_c.stamp")
+C_EXT = SRC.with_name("rowscan_c" + SUFFIX)
 
 
-def digest() -> str:
-    return hashlib.sha256(SRC.read_bytes()).hexdigest()
+def digest(path: Path = SRC) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def why_not() -> str:
@@ -50,18 +59,45 @@ def why_not() -> str:
     return ""
 
 
-def remove() -> None:
-    for p in (EXT, LIB, STAMP):
+def remove(paths: tuple[Path, ...] = (EXT, LIB, STAMP)) -> None:
+    for p in paths:
         try:
             p.unlink()
         except FileNotFoundError:
             pass
 
 
+def build_c(force: bool) -> None:
+    """The C scanner, beside its source, with its stamp (nothing, and the reason printed, when it fails)."""
+    want = digest(C_SRC)
+    if not force and C_EXT.exists() and C_STAMP.exists() and C_STAMP.read_text().strip() == want:
+        print("build_native: rowscan_c is built and up to date")
+        return
+    remove((C_EXT, C_STAMP))
+    code = (
+        "from setuptools import Extension, setup\n"
+        f"setup(name='session-lens-rowscan-c', ext_modules=[Extension('app.log.rowscan_c', [{str(C_SRC.relative_to(ROOT))!r}],"
+        " extra_compile_args=['-O2'])],\n"
+        f"      script_args=['-q', 'build_ext', '--inplace', '--build-temp', {str(BUILD / 'temp_c')!r},"
+        f" '--build-lib', {str(BUILD / 'lib_c')!r}])\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0 or not C_EXT.exists() or digest(C_SRC) != want:
+        remove((C_EXT, C_STAMP))
+        tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-15:])
+        print(f"build_native: the C scanner was not built; the mypyc or interpreted one is used\n{tail}", file=sys.stderr)
+        return
+    C_STAMP.write_text(want + "\n")
+    print(f"build_native: built {C_EXT.relative_to(ROOT)}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--force", action="store_true", help="compile even when the extension is up to date")
     a = ap.parse_args()
+    reason = why_not()
+    if not reason or reason.startswith("mypyc"):
+        build_c(a.force)
     want = digest()
     if not a.force and EXT.exists() and LIB.exists() and STAMP.exists() and STAMP.read_text().strip() == want:
         print("build_native: rowscan is compiled and up to date")

@@ -1,7 +1,7 @@
 """The index's row scanners for tests: the compiled module (when set-up built it), the same source
 interpreted, and the bulk scan the index used before them (the reference for what is accepted).
 
-``SCANNERS`` maps "compiled"/"python" to a ``rowscan.scan``; ``use(name)`` makes
+``SCANNERS`` maps "c"/"compiled"/"python" to a ``rowscan.scan`` (the C one with its fallback for wide seqs); ``use(name)`` makes
 ``app.log.fastindex`` scan with that one (forked scan workers inherit it).  ``bulk_block`` is the
 previous byte-level scan (readlines, the joined heads through one regex, the dt regex, the seq column
 by ``accumulate``), kept here only as the oracle: the row scanner must accept and reject exactly what
@@ -36,14 +36,16 @@ def _interpreted():
     return mod
 
 
-INTERPRETED = _interpreted()
-COMPILED = fastindex._rowscan if fastindex.SCANNER == "compiled" else None
-SCANNERS = {"python": INTERPRETED.scan, **({"compiled": COMPILED.scan} if COMPILED is not None else {})}
-NAMES = ["compiled", "python"]          # (a test param "compiled" skips where set-up could not compile)
-
-
 def is_extension(path: str) -> bool:
     return path.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+
+
+INTERPRETED = _interpreted()
+COMPILED = fastindex._rowscan if is_extension(getattr(fastindex._rowscan, "__file__", None) or "") else None
+C_SCANNER = fastindex._rowscan_c
+SCANNERS = {"python": INTERPRETED.scan, **({"compiled": COMPILED.scan} if COMPILED is not None else {}),
+            **({"c": fastindex.scan_c} if C_SCANNER is not None else {})}
+NAMES = ["c", "compiled", "python"]     # (a test param "c" or "compiled" skips where set-up could not build it)
 
 
 @contextlib.contextmanager

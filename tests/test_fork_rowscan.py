@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from scanners_util import COMPILED, SCANNERS, old_legacy_by_heads
+from scanners_util import SCANNERS, old_legacy_by_heads
 from test_list_fork_speed import _legacy_log
 from test_rowscan import _mutants
 
@@ -32,19 +32,19 @@ from app.tools.synth import SessionSynth, write_jsonl
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "fixtures"
 BENCH_LEGACY = REPO / "bench" / "data" / "session-1GB-legacy.jsonl"
-PATHS = [p for p in ("compiled", "interpreted", "regex") if p != "compiled" or COMPILED is not None]
+PATHS = [p for p in ("c", "compiled", "interpreted", "regex") if p in SCANNERS or p in ("interpreted", "regex")]
 
 
 @contextlib.contextmanager
 def path(name: str):
-    """``forking._legacy_by_heads`` runs the row scanner compiled, the same source interpreted (as if it
-    were compiled: the scanner's path), or the regex over the heads (an interpreted scanner's path)."""
+    """``forking._legacy_by_heads`` runs the C row scanner, the one compiled by mypyc, the same source interpreted
+    (as if it were compiled: the scanner's path), or the regex over the heads (an interpreted scanner's path)."""
     old = fastindex.SCANNER, fastindex._scan_rows
     if name == "regex":
         fastindex.SCANNER = "python"
     else:
         fastindex.SCANNER = "compiled"
-        fastindex._scan_rows = SCANNERS["compiled" if name == "compiled" else "python"]
+        fastindex._scan_rows = SCANNERS["python" if name == "interpreted" else name]
     try:
         yield
     finally:

@@ -3,7 +3,7 @@
 :func:`fast_index` builds the same :class:`~app.log.reader.SeqIndex` as the exact scan
 (``LogReader.build_index_exact``) without decoding an envelope per row.  Per segment (the same
 blocks of complete JSONL lines the source reads, or one zstd frame) one call of the row scanner
-(:func:`app.log.rowscan.scan`, compiled by mypyc at set-up: :data:`SCANNER`) walks the rows:
+(:func:`app.log.rowscan.scan`; built at set-up in C, else compiled by mypyc: :data:`SCANNER`) walks the rows:
 newlines by ``bytes.find`` (memchr), each row's head parsed by index arithmetic (its type, or a
 packed chunk row's type, and ``seq``/``seq0`` in the dsh writer's key order), a packed row's
 member count from its ``dt``, every seq checked to continue the one before (a gap, a duplicate,
@@ -90,6 +90,24 @@ _probe = msgspec.json.Decoder(_ProbeRow).decode
 PARALLEL_MIN = 32 << 20        # a raw file with at least this much left to scan is cut into ranges
 
 
+def _stamped(here: str, source: str, stamp: str) -> Optional[bool]:
+    """Whether the stamp beside ``source`` holds its SHA-256 (None: no source, as in a bundle)."""
+    try:
+        with open(os.path.join(here, source), "rb") as f:
+            code = f.read()
+    except OSError:
+        return None
+    try:
+        with open(os.path.join(here, stamp), encoding="ascii") as f:
+            return f.read().strip() == hashlib.sha256(code).hexdigest()
+    except (OSError, ValueError):
+        return False
+
+
+def _is_extension(mod: ModuleType) -> bool:
+    return (getattr(mod, "__file__", None) or "").endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+
+
 def load_rowscan() -> tuple[ModuleType, str]:
     """The row scanner and which one it is: ``"compiled"``, the C extension set-up built with mypyc
     (``packaging/build_native.py``) from this very source (its stamp holds the source's SHA-256), else
@@ -103,33 +121,52 @@ def load_rowscan() -> tuple[ModuleType, str]:
         except ImportError:                        # (an extension whose compiled library is missing)
             mod = None
     if mod is not None:
-        path = getattr(mod, "__file__", None) or ""
-        if not path.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+        if not _is_extension(mod):
             return mod, "python"
-        try:
-            with open(src, "rb") as f:
-                code = f.read()
-        except OSError:                            # (a bundle: the extension without its source)
-            return mod, "compiled"
-        try:
-            with open(os.path.join(here, "rowscan.stamp"), encoding="ascii") as f:
-                stamp = f.read().strip()
-        except (OSError, ValueError):
-            stamp = ""
-        if stamp == hashlib.sha256(code).hexdigest():
+        if _stamped(here, "rowscan.py", "rowscan.stamp") is not False:   # (None: a bundle, no source)
             return mod, "compiled"
     spec = importlib.util.spec_from_file_location("app.log._rowscan_source", src)
     if spec is None or spec.loader is None or not os.path.exists(src):
         from . import rowscan                      # (a bundle: no source to interpret)
-        return rowscan, "compiled" if (rowscan.__file__ or "").endswith(
-            tuple(importlib.machinery.EXTENSION_SUFFIXES)) else "python"
+        return rowscan, "compiled" if _is_extension(rowscan) else "python"
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod, "python"
 
 
+def load_rowscan_c() -> Optional[ModuleType]:
+    """The row scanner in C (``rowscan_c.c``, built at set-up by ``packaging/build_native.py``) where it
+    was built from this very source (its stamp), else None; ``SESSION_LENS_SCANNER=compiled`` or
+    ``=python`` asks for the other ones (to measure them)."""
+    if os.environ.get("SESSION_LENS_SCANNER") in ("compiled", "python"):
+        return None
+    try:
+        from . import rowscan_c as mod             # type: ignore[attr-defined]
+    except ImportError:                            # (not built here)
+        return None
+    if _stamped(os.path.dirname(os.path.abspath(__file__)), "rowscan_c.c", "rowscan_c.stamp") is False:
+        return None                                # (built from another version of the source)
+    return mod
+
+
 _rowscan, SCANNER = load_rowscan()
-_scan_rows: Callable[[bytes, int, int, int, list[bytes], list[int], int, bool], Optional[rowscan.Block]] = _rowscan.scan
+_rowscan_c = load_rowscan_c()
+ScanRows = Callable[[Any, int, int, int, list[bytes], list[int], int, bool], Optional["rowscan.Block"]]
+
+
+def scan_c(data: Any, start: int, stop: int, expected: int, types: list[bytes], kinds: list[int],
+           max_members: int, legacy: bool) -> Optional[rowscan.Block]:
+    """:func:`app.log.rowscan.scan` by the C scanner; a number past 64 bits (a seq of 19 digits or more,
+    which the C scanner does not read) by the other one."""
+    got = _rowscan_c.scan(data, start, stop, expected, types, kinds, max_members, legacy)   # type: ignore[union-attr]
+    if got is NotImplemented:
+        return _rowscan.scan(data, start, stop, expected, types, kinds, max_members, legacy)
+    return got                                     # type: ignore[no-any-return]
+
+
+if _rowscan_c is not None:
+    SCANNER = "c"
+_scan_rows: ScanRows = scan_c if _rowscan_c is not None else _rowscan.scan
 # the types the scanner tells apart (most frequent first), their kind bits, the shape of a may-be-legacy
 # type's rows that is not legacy
 _KINDS: dict[bytes, int] = {t: _rowscan.CHUNK for t in sorted(_CHUNK_TYPES)}
