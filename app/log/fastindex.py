@@ -141,11 +141,12 @@ def load_rowscan_c() -> Optional[ModuleType]:
     if os.environ.get("SESSION_LENS_SCANNER") in ("compiled", "python"):
         return None
     try:
-        from . import rowscan_c as mod             # type: ignore[attr-defined]
+        from . import rowscan_c                    # type: ignore[attr-defined]
     except ImportError:                            # (not built here)
         return None
     if _stamped(os.path.dirname(os.path.abspath(__file__)), "rowscan_c.c", "rowscan_c.stamp") is False:
         return None                                # (built from another version of the source)
+    mod: ModuleType = rowscan_c
     return mod
 
 
@@ -158,10 +159,11 @@ def scan_c(data: Any, start: int, stop: int, expected: int, types: list[bytes], 
            max_members: int, legacy: bool) -> Optional[rowscan.Block]:
     """:func:`app.log.rowscan.scan` by the C scanner; a number past 64 bits (a seq of 19 digits or more,
     which the C scanner does not read) by the other one."""
-    got = _rowscan_c.scan(data, start, stop, expected, types, kinds, max_members, legacy)   # type: ignore[union-attr]
+    got: Optional[rowscan.Block] = _rowscan_c.scan(  # type: ignore[union-attr]
+        data, start, stop, expected, types, kinds, max_members, legacy)
     if got is NotImplemented:
-        return _rowscan.scan(data, start, stop, expected, types, kinds, max_members, legacy)
-    return got                                     # type: ignore[no-any-return]
+        got = _rowscan.scan(data, start, stop, expected, types, kinds, max_members, legacy)
+    return got
 
 
 if _rowscan_c is not None:

@@ -2,8 +2,9 @@
 
 Set-up compiles this module with mypyc (``packaging/build_native.py``) into a C extension that
 sits beside it and is imported instead; where no compiler was found the same source runs
-interpreted (:data:`app.log.fastindex.SCANNER` says which one runs).  It is the only definition
-of the scan: the compiled and the interpreted module accept exactly the same rows.
+interpreted (:data:`app.log.fastindex.SCANNER` says which one runs).  It is the definition of the
+scan: the compiled and the interpreted module accept exactly the same rows, and so does the same walk
+written in C (``rowscan_c.c``, decision 0017), which the index prefers where set-up built it.
 
 :func:`scan` walks the rows of ``data[start:stop]`` (complete lines) and checks, per row, what
 the byte-level index relies on (the dsh writer's envelope, key order included):
