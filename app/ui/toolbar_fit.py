@@ -49,10 +49,12 @@ class ToolbarFit(QObject):
         """The width the toolbar's items take side by side (what its layout would ask for)."""
         tb = self.toolbar
         lay = tb.layout()
-        m = lay.contentsMargins()
         items = [tb.widgetForAction(a) for a in tb.actions() if a.isVisible()]
         widths = [w.sizeHint().width() for w in items if w is not None]
         handle = tb.style().pixelMetric(tb.style().PixelMetric.PM_ToolBarHandleExtent) if tb.isMovable() else 0
+        if lay is None:
+            return handle + sum(widths)
+        m = lay.contentsMargins()
         return m.left() + m.right() + handle + sum(widths) + lay.spacing() * max(0, len(widths) - 1)
 
     def _set(self, n: int) -> None:
