@@ -327,8 +327,26 @@ class FrameActions(QObject):
         for act, px in icons:
             act.setIcon(st.standardIcon(px))
         self._tint_arrows()
-        win.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        win.toolbar.addAction(self.act_request)
+        self._toolbar(fork)
+
+    def _toolbar(self, fork) -> None:
+        """Show request beside the turn buttons (before Fork: a key capability stays in view);
+        short labels, and the buttons that go icon-only when the window is narrow (toolbar_fit.py)."""
+        from .toolbar_fit import ToolbarFit, label
+        win, fa, ha = self.win, self.win.file_actions, self.win.history_actions
+        tb = win.toolbar
+        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        if fork is not None and fork in tb.actions():
+            tb.insertAction(fork, self.act_request)
+        else:
+            tb.addAction(self.act_request)
+        label(fa.act_open, "Open file", "Open a session file")
+        label(fa.act_open_dir, "Open folder", "Open a folder: a Harness home or a project")
+        label(ha.act_find, "Find", "Find in this session")
+        label(ha.act_prev_turn, "Previous turn")
+        label(ha.act_next_turn, "Next turn")
+        label(self.act_request, "Show request", "Show the exact request sent at the selected row's dispatch boundary")
+        self.toolbar_fit = ToolbarFit(tb, [(fa.act_open, fa.act_open_dir), (ha.act_prev_turn, ha.act_next_turn)])
 
 
 def confirm_link(parent, href: str) -> bool:

@@ -138,6 +138,8 @@ class HistoryActions(QObject):
         esc = QShortcut(QKeySequence("Escape"), self.search_bar)
         esc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         esc.activated.connect(self.close_search)
+        from .tour import ESC_CLOSES
+        self.search_bar.setProperty(ESC_CLOSES, True)      # Esc in it closes it first (even with the tour up)
         tb = win.toolbar
         tb.addSeparator()
         tb.addAction(self.act_physical)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QLineEdit
                                QStyledItemDelegate, QToolButton, QTreeView, QVBoxLayout, QWidget)
 
 from .home_search_model import (GROUP_ROLE, LABEL_ROLE, MARKS_ROLE, SNIPPET_ROLE, HomeSearchModel, index_status)
+from .tour import ESC_CLOSES
 
 QUERY_DEBOUNCE_MS = 250
 BEHIND_POLL_MS = 30_000
@@ -213,6 +214,7 @@ class HomeSearchPanel(QWidget):
     def show_results(self, on: bool) -> None:
         self.stack.setCurrentIndex(1 if on else 0)
         self.back.setVisible(on)
+        self.setProperty(ESC_CLOSES, on)          # Esc closes the results first (even with the tour up)
 
 
 # --------------------------------------------------------------------------- controller

@@ -50,6 +50,13 @@ def view_content(view: dict) -> Content:
     return Content(badge=badge, title=title, blocks=blocks, pills=pills)
 
 
+def _set_text(label: QLabel, text: str) -> None:
+    """A label of the inspector's heading shows only with a text: an empty one would leave an
+    empty band (its line height and the layout's spacing) above the JSON."""
+    label.setText(text)
+    label.setVisible(bool(text))
+
+
 class EventInspector(QWidget):
     seqLinkActivated = Signal(int)
 
@@ -80,6 +87,8 @@ class EventInspector(QWidget):
                                            Qt.TextInteractionFlag.LinksAccessibleByKeyboard)
         self.links.linkActivated.connect(self._on_link)
         lay.addWidget(self.links)
+        self.where.hide()                  # (shown with a text: _set_text)
+        self.links.hide()
         split = QSplitter(Qt.Orientation.Vertical)
         self.view_box = QTextEdit()
         self.view_box.setReadOnly(True)
@@ -93,7 +102,11 @@ class EventInspector(QWidget):
         self.raw.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         split.addWidget(self.raw)
         split.setSizes([220, 400])
+        split.setStretchFactor(0, 0)          # a taller or shorter panel changes the JSON's height, not the card's
+        split.setStretchFactor(1, 1)
         lay.addWidget(split, 1)
+        self.split = split
+        self._fitting = False
         self.view_box.hide()
         self.link_seqs: list = []
 
@@ -114,8 +127,8 @@ class EventInspector(QWidget):
         self.shown_event = None
         self.focus_seq = None
         self.title.setText("No row selected")
-        self.where.setText("")
-        self.links.setText("")
+        _set_text(self.where, "")
+        _set_text(self.links, "")
         self.link_seqs = []
         self.view_box.clear()
         self.view_box.hide()
@@ -143,7 +156,7 @@ class EventInspector(QWidget):
             links = " ".join(f'<a href="seq:{s}">{s}</a>' for s in shown)
             more = f" … (+{len(seqs) - len(shown)})" if len(seqs) > len(shown) else ""
             parts.append(f"{label}: {links}{more}")
-        self.links.setText("<br>".join(parts))
+        _set_text(self.links, "<br>".join(parts))
 
     def show_row(self, row: Optional[Row], focus_seq: Optional[int] = None, event=None, note: str = ""):
         """Show ``row`` (or, for a seq with no row, ``event``); ``focus_seq`` picks a member."""
@@ -160,7 +173,7 @@ class EventInspector(QWidget):
             b = row.bad
             self.title.setText(f"{b.kind} row — not an event")
             at = [f"line {b.line}" if b.line else None, f"byte {b.offset}" if b.offset is not None and b.offset >= 0 else None]
-            self.where.setText(" · ".join(w for w in at if w) + f"\n{b.reason}")
+            _set_text(self.where, " · ".join(w for w in at if w) + f"\n{b.reason}")
             self._set_links([])
             self.view_box.hide()
             self._set_raw(b.raw.decode("utf-8", errors="replace"))
@@ -189,7 +202,7 @@ class EventInspector(QWidget):
             a = row.attempt
             where.append(f"attempt seq {a.first_seq}–{a.last_seq}: {a.status}"
                          + (f" — {a.failure_reason()}" if a.failed else ""))
-        self.where.setText(" · ".join(where))
+        _set_text(self.where, " · ".join(where))
         groups = []
         if ev.source_event_seqs:
             groups.append(("sourceEventSeqs", list(ev.source_event_seqs)))
@@ -211,6 +224,9 @@ class EventInspector(QWidget):
             doc.setParent(self.view_box)
             self.view_box.setDocument(doc)
             self.view_box.show()
+            # as tall as the card (again when the width changes: the card's height changes)
+            doc.documentLayout().documentSizeChanged.connect(self._fit_view)
+            self._fit_view()
         else:
             self.view_box.hide()
         if ev.synthesized or not ev.raw:
@@ -220,6 +236,28 @@ class EventInspector(QWidget):
                           + pretty_raw(ev.raw) + "\n\n// expanded logical event\n" + pretty_json(ev.envelope()))
         else:
             self._set_raw(pretty_raw(ev.raw))
+
+    def _fit_view(self, *_) -> None:
+        """The presenter view as tall as its card (at most half the panel, at least 3 lines):
+        a short card leaves no empty band above the JSON, a long one scrolls.  The card is
+        measured at the view's width without a scroll bar (the width it has when it fits): a
+        scroll bar that came and went would change the card's height under the measure."""
+        vb = self.view_box
+        total = sum(self.split.sizes())
+        if self._fitting or total <= 0 or not vb.isVisible():
+            return
+        self._fitting = True
+        try:
+            vb.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            want = int(vb.document().size().height() + 0.999) + 2 * vb.frameWidth() + 6   # (a little air below)
+            cap = max(220, total // 2)
+            if want > cap:
+                want = cap
+                vb.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+            want = max(3 * vb.fontMetrics().lineSpacing(), want)
+            self.split.setSizes([want, max(0, total - want)])
+        finally:
+            self._fitting = False
 
     def _set_raw(self, text: str):
         if len(text) > MAX_RAW_DISPLAY:

@@ -1,6 +1,7 @@
 """First-run tour: three short hints the first time a session is opened (faces, hidden
 attempts, request), each near the control it explains; dismissible at any step (Skip tour,
-or Esc anywhere in the window) and shown once (remembered in the settings file).
+or Esc anywhere in the window but in a part the user opened that Esc closes: the find bar
+closes first, the next Esc ends the tour) and shown once (remembered in the settings file).
 
 Where the bubble goes (:func:`place_bubble`, pure geometry): as near its toolbar button as it
 can be without covering what it talks about: never the top of the history (the truth chip and
@@ -104,6 +105,21 @@ def place_bubble(win, size: QSize, anchor: Optional[QRect]) -> QPoint:
     return QPoint(max(free.left(), free.right() - size.width()), max(free.top(), free.bottom() - size.height()))
 
 
+ESC_CLOSES = "escCloses"     # widget property: while True (and shown), Esc inside it closes it
+
+
+def esc_closes_inner(w: QWidget) -> bool:
+    """Whether ``w`` (the focus widget) sits in a part the user opened that Esc closes (the
+    find bar, the results of Search all sessions: they set ``ESC_CLOSES``): Esc closes that
+    first, innermost first, and the tour stays for the next Esc."""
+    p: Optional[QWidget] = w
+    while p is not None and not p.isWindow():
+        if p.property(ESC_CLOSES) is True and p.isVisible():
+            return True
+        p = p.parentWidget()
+    return False
+
+
 class Tour(QFrame):
     def __init__(self, win, anchors: list):
         super().__init__(win)
@@ -200,7 +216,8 @@ class Tour(QFrame):
             self._replace()
         elif t in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) and isinstance(e, QKeyEvent) \
                 and self.isVisible() and isinstance(obj, QWidget) and obj.window() is self.win \
-                and e.key() == Qt.Key.Key_Escape and e.modifiers() == Qt.KeyboardModifier.NoModifier:
+                and e.key() == Qt.Key.Key_Escape and e.modifiers() == Qt.KeyboardModifier.NoModifier \
+                and not esc_closes_inner(QApplication.focusWidget() or obj):   # (the key climbs to the window)
             if t == QEvent.Type.ShortcutOverride:
                 e.accept()                 # the key comes as a key press (no Esc shortcut takes it first)
             else:
