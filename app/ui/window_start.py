@@ -8,6 +8,7 @@ waits for the first rows to be painted, and the splitter's sizes once the window
   main page is first shown: sizes set while it was hidden, before the window had its size, are not
   kept (the extra width went all to the history column, cramping the session list's titles).  One
   session file is listed too, as one row with its title (a store or a file: the same columns).
+  The history column gets at least the find bar's minimum width (opening the bar re-wraps no row).
 """
 from __future__ import annotations
 
@@ -88,4 +89,14 @@ class WindowStart(QObject):
         split = self.win.split
         total = sum(split.sizes()) or split.width()
         sizes = [total * w / sum(SPLIT_SIZES) for w in SPLIT_SIZES]
+        # the history column holds the find bar: it gets the bar's minimum width now (from the
+        # list, then the inspector, down to their own minimum), so that opening the bar does not
+        # widen the column (every row wrapped again)
+        ha = getattr(self.win, "history_actions", None)
+        need = ha.search_bar.minimumSizeHint().width() - sizes[1] if ha is not None else 0
+        for i in (0, 2):
+            take = max(0, min(need, sizes[i] - split.widget(i).minimumSizeHint().width()))
+            sizes[i] -= take
+            sizes[1] += take
+            need -= take
         split.setSizes([max(1, round(x)) for x in sizes])
