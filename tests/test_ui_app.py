@@ -108,7 +108,7 @@ def test_recent_stores_and_drop(qtbot, win):
     assert win.history.path == path
     assert recent.load()[0] == os.path.abspath(path)
     assert any(a.text() == os.path.abspath(path) for a in win.recent_menu.actions())
-    assert not win.sessions.isVisible(), "a single file needs no session list"
+    assert win.sessions.isVisible() and win.sessions.model.session_count == 1, "a single file: its one row"
 
 
 def test_dark_mode_palette_and_rows(qtbot, win):

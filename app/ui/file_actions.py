@@ -148,7 +148,6 @@ class FileActions(QObject):
             win.session = None
             win.update_title()
             win.stack.setCurrentIndex(1)
-            win.start.show_session_list(False)
             win.history.open(p, None)
         if remember:
             recent.add(p)
@@ -167,8 +166,6 @@ class FileActions(QObject):
         n = len(listing.sessions)
         win.statusBar().showMessage(f"{listing.kind}: {n} session{'s' if n != 1 else ''} "
                                     f"listed in {elapsed * 1000:.0f} ms (headers only)", 6000)
-        # a single session file needs no list; any store shows it
-        win.start.show_session_list(listing.kind != "file")
         if not (self._select_key_after_open and win.sessions.select_key(self._select_key_after_open)):
             win.sessions.select_first()
         if n == 0:

@@ -9,6 +9,11 @@ Enter / F3 step to older and newer hits; a click jumps to a hit, reading the pag
 (``HistoryModel.jumps.jump_to``).  A hit inside the clipped part of a row ("… N more lines")
 expands that row in place and scrolls to the highlighted word.
 
+The dock belongs to the find bar's search: opened by a search, it closes with the find bar (Esc,
+its ✕, another session), its hits cleared.  A dock the user opened (View › Search results), moved
+or floated is theirs: it stays, keeping the last search's hits (labelled with their query) when
+there are any, else saying what fills it.
+
 The Go menu, the outline, the problems panel and the view filters are
 :mod:`app.ui.go_actions`.
 """
@@ -26,6 +31,7 @@ from ..log.textview import KINDS
 from .find_models import FindResultsModel, search_wording
 
 HIT_LIMIT = 100_000          # hits kept for the results pane (the count says when it was reached)
+EMPTY_HINT = "Find (Ctrl+F) searches the whole log; its hits are listed here."
 
 
 def dock(win, title: str, name: str, widget: QWidget, area) -> QDockWidget:
@@ -77,6 +83,8 @@ class FindActions(QObject):
         self._want_seq: Optional[int] = None
         self._auto = False                  # the first hit to show is still to be chosen
         self._ref_seq: Optional[int] = None
+        self.dock_by_search = False         # the results dock was opened by a search: it closes with the bar
+        self._kept_query = ""               # the bar closed, the user's dock keeps this query's hits
         self._build_docks()
         self._build_search_options()
         self.h.opened.connect(self._reset)
@@ -125,7 +133,15 @@ class FindActions(QObject):
         self.result_view.activated.connect(lambda ix: self.goto_hit(ix.row()))
         self.result_view.clicked.connect(lambda ix: self.goto_hit(ix.row()))
         lay.addWidget(self.result_view, 1)
-        self.results_dock = self._dock("Search results", "searchResultsDock", w, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.results_dock = d = self._dock("Search results", "searchResultsDock", w, Qt.DockWidgetArea.BottomDockWidgetArea)
+        # the user's own gestures make the dock theirs (a search showing it is none of these)
+        d.toggleViewAction().triggered.connect(self._user_owns_dock)
+        d.topLevelChanged.connect(lambda _f: self._user_owns_dock() if d.isVisible() else None)
+        d.dockLocationChanged.connect(lambda _a: self._user_owns_dock() if d.isVisible() else None)
+        self._set_status("")
+
+    def _user_owns_dock(self, _checked: bool = False) -> None:
+        self.dock_by_search = False
 
     def _build_search_options(self):
         ha = self.win.history_actions
@@ -152,6 +168,7 @@ class FindActions(QObject):
     def _reset(self) -> None:
         self.win.jobs.cancel_group(self._group("find"))
         self.results.clear()
+        self._kept_query = ""
         self.stats = None
         self._cur_hit = None
         self._set_status("")
@@ -169,6 +186,7 @@ class FindActions(QObject):
         """A new query over the whole log (the running one is cancelled)."""
         self.win.jobs.cancel_group(self._group("find"))
         self.results.clear()
+        self._kept_query = ""
         self._cur_hit = None
         self.stats = None
         self.first_hit_at = None
@@ -198,8 +216,10 @@ class FindActions(QObject):
         self._ref_seq = row.seq if row is not None and row.seq is not None else None   # None: the end
         self._auto = True
         self.started_at = time.perf_counter()
-        self.results_dock.show()
+        by_search = self.results_dock.isHidden() or self.dock_by_search
+        self.results_dock.show()            # (Qt may say the dock moved: not the user's doing)
         self.results_dock.raise_()
+        self.dock_by_search = by_search     # opened by this search: closed with the find bar
         self.result_progress.setValue(0)
         self.result_progress.show()
         self.cancel_button.show()
@@ -263,13 +283,38 @@ class FindActions(QObject):
             self._set_status(txt)
             self.searchFinished.emit(txt)
 
+    def bar_closed(self, keep_hits: bool = True) -> None:
+        """The find bar closed (Esc, its ✕; another session: ``keep_hits`` False): the search
+        stops.  A results dock opened by the search closes, its hits cleared; the user's own dock
+        (opened from the View menu, moved or floated) stays, keeping the hits of the last search
+        under its query."""
+        query = self.query.text if self.query is not None else ""
+        keep = (keep_hits and not self.dock_by_search and self.results_dock.isVisible()
+                and bool(self.results.hits) and bool(query))
+        if not keep:
+            self.run("")
+            if self.dock_by_search:
+                self.results_dock.hide()
+                self.dock_by_search = False
+            return
+        if self.running:
+            self.cancel()
+        self._auto = False
+        self.query = None
+        self._kept_query = query
+        self._set_status(self.status)
+        self.win.history_actions.search_count.setText("")
+
     @property
     def running(self) -> bool:
         return bool(self.win.jobs.group_busy(self._group("find")))
 
     def _set_status(self, text: str) -> None:
         self.status = text
-        self.result_label.setText(text)
+        if self._kept_query:
+            self.result_label.setText(f"Last search \"{self._kept_query}\" (find bar closed): {text}")
+        else:
+            self.result_label.setText(text or ("" if self.results.hits else EMPTY_HINT))
         pos = ""
         if self._cur_hit is not None and self.results.hits:
             pos = f"{self._cur_hit + 1:,}/"

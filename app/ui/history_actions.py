@@ -169,6 +169,9 @@ class HistoryActions(QObject):
         self.search_edit.blockSignals(False)
         self.search_count.setText("")
         self.search_bar.hide()
+        fa = getattr(self.win, "find_actions", None)
+        if fa is not None:
+            fa.bar_closed(keep_hits=False)     # a results dock the search opened goes with the bar
         kept = [name for act, name in ((self.act_physical, "physical tail"), (self.act_attempts, "hidden attempts shown"))
                 if act.isChecked()]
         if self.act_keep_faces.isChecked() or not switching:
@@ -221,7 +224,7 @@ class HistoryActions(QObject):
         self._search_timer.stop()
         fa = getattr(self.win, "find_actions", None)
         if fa is not None:
-            fa.run("")
+            fa.bar_closed()             # its results dock closes with it, unless the user keeps it
         self.win.history.set_search("")
         self.win.view.setFocus()
 

@@ -29,6 +29,8 @@ from .tour import ESC_CLOSES
 QUERY_DEBOUNCE_MS = 250
 BEHIND_POLL_MS = 30_000
 RESULT_LIMIT = 200
+HOME_PLACEHOLDER = "Search all sessions (Ctrl+Shift+F): words, \"phrase\", prefix*, kind:error…"
+FOLDER_PLACEHOLDER = "Search the sessions in this file's folder (Ctrl+Shift+F): words, \"phrase\"…"
 
 
 # --------------------------------------------------------------------------- worker functions
@@ -162,7 +164,7 @@ class HomeSearchPanel(QWidget):
         row.setSpacing(4)
         self.edit = QLineEdit()
         self.edit.setObjectName("homeSearch")
-        self.edit.setPlaceholderText("Search all sessions (Ctrl+Shift+F): words, \"phrase\", prefix*, kind:error…")
+        self.edit.setPlaceholderText(HOME_PLACEHOLDER)
         self.edit.setClearButtonEnabled(True)
         row.addWidget(self.edit, 1)
         self.back = QToolButton()
@@ -233,6 +235,7 @@ class HomeSearch(QObject):
         self.db_path = db_path       # tests: a fixed index file; None: the user cache dir
         self.model = HomeSearchModel(self)
         self.root: Optional[str] = None
+        self.file_folder: Optional[str] = None   # one session file opened: the folder searched
         self.indexed: Optional[int] = None
         self.behind: Optional[int] = None
         self.problems = 0
@@ -284,8 +287,12 @@ class HomeSearch(QObject):
     # ------------------------------------------------------------------ roots and the index
     def _on_store(self, path: str) -> None:
         root = path or None
-        if root and os.path.isfile(root) and not root.endswith((".sqlite", ".sqlite3", ".db")):
-            root = os.path.dirname(root)         # a single log: search its folder
+        lst = self.win.sessions.model.listing
+        one_file = bool(root and lst is not None and lst.kind == "file")     # (not a SQLite store file)
+        if root and one_file:
+            root = os.path.dirname(root)         # a single log: search its folder (and say so)
+        self.file_folder = root if one_file else None
+        self.panel.edit.setPlaceholderText(FOLDER_PLACEHOLDER if one_file else HOME_PLACEHOLDER)
         if root != self.root:
             self.win.jobs.cancel_group("home-index")
             self.win.jobs.cancel_group("home-query")
@@ -295,12 +302,15 @@ class HomeSearch(QObject):
             self.building = None
             self.model.clear()
             self.close_results()
-            self._show_status()
             self.win.start.after_first_paint(self.poll_behind)
+        self._show_status()             # (the same folder opened as a file, or back: worded anew)
 
     def _show_status(self) -> None:
         p = self.panel
-        p.status.setText(index_status(self.indexed, self.behind, self.building, self.problems))
+        text = index_status(self.indexed, self.behind, self.building, self.problems)
+        if self.file_folder:                  # the list shows the file; the search covers its folder
+            text = f"Searches {os.path.basename(self.file_folder)}/, this file's folder" + (f": {text}" if text else "")
+        p.status.setText(text)
         p.update_btn.setVisible(self.building is None and bool(self.behind))
         p.cancel_btn.setVisible(self.building is not None)
 

@@ -67,7 +67,7 @@ class SessionPanel(QWidget):
     def _update_count(self):
         n = self.model.session_count
         lst = self.model.listing
-        kind = f" · {lst.kind}" if lst is not None else ""
+        kind = f" · {'single file' if lst.kind == 'file' else lst.kind}" if lst is not None else ""
         shown = ""
         if self.filter.text():
             shown = f" · filter: {self._visible_count()} shown"

@@ -7,7 +7,8 @@ waits for the first rows to be painted, and the splitter's sizes once the window
 * The splitter (session list, history, inspector) gets ``SPLIT_SIZES`` scaled to its width when the
   main page is first shown: sizes set while it was hidden, before the window had its size, are not
   kept (the extra width went all to the history column, cramping the session list's titles).  One
-  session file shows no list: its column keeps only the width the home search box needs.
+  session file is listed too, as one row with its title (a store or a file: the same columns).
+  The history column gets at least the find bar's minimum width (opening the bar re-wraps no row).
 """
 from __future__ import annotations
 
@@ -70,15 +71,6 @@ class WindowStart(QObject):
         win.split.resize(win.stack.size())        # before its first layout and paint (no re-wrap after)
         self._fit_split()
 
-    def show_session_list(self, on: bool) -> None:
-        """The session list is shown for a store, hidden for one session file."""
-        sessions = self.win.sessions
-        if sessions.isVisibleTo(self.win) == on and self._split_sized:
-            return
-        sessions.setVisible(on)
-        if self._split_sized:
-            self._fit_split()
-
     def eventFilter(self, obj, e) -> bool:
         """The splitter lost width (a dock opened beside it, the window shrank): its side panels
         keep their widths and the history alone would shrink, to a sliver; past
@@ -97,8 +89,14 @@ class WindowStart(QObject):
         split = self.win.split
         total = sum(split.sizes()) or split.width()
         sizes = [total * w / sum(SPLIT_SIZES) for w in SPLIT_SIZES]
-        if not self.win.sessions.isVisibleTo(self.win):
-            left = split.widget(0).minimumSizeHint().width()
-            sizes[1] += sizes[0] - left
-            sizes[0] = left
+        # the history column holds the find bar: it gets the bar's minimum width now (from the
+        # list, then the inspector, down to their own minimum), so that opening the bar does not
+        # widen the column (every row wrapped again)
+        ha = getattr(self.win, "history_actions", None)
+        need = ha.search_bar.minimumSizeHint().width() - sizes[1] if ha is not None else 0
+        for i in (0, 2):
+            take = max(0, min(need, sizes[i] - split.widget(i).minimumSizeHint().width()))
+            sizes[i] -= take
+            sizes[1] += take
+            need -= take
         split.setSizes([max(1, round(x)) for x in sizes])
