@@ -108,12 +108,20 @@ def test_a_second_character_cancels_the_first_pass(qtbot, make_window, many_rows
     ctl = win.history_actions.controller
     mp = h.match_pass
     seen = _record(mp)
-    with qtbot.waitSignal(mp.progress, timeout=WAIT):
-        ctl.apply_search("e")
-    first_done = mp.checked
-    assert mp.running and 0 < first_done < len(h.rows)
-    with qtbot.waitSignal(mp.finished, timeout=WAIT):
-        ctl.apply_search("er")
+    for _attempt in range(3):
+        seen.clear()
+        with qtbot.waitSignal(mp.progress, timeout=WAIT):
+            ctl.apply_search("e")
+        first_done = mp.checked
+        assert mp.running and 0 < first_done < len(h.rows)
+        with qtbot.waitSignal(mp.finished, timeout=WAIT):
+            ctl.apply_search("er")
+        if any(t == "er" for t, _c in seen):
+            break
+        # no slice of "er": the window's rows changed under it (a late page or status on a loaded machine),
+        # which ends a pass with the window's own complete matches, by design; then the scenario again
+        assert h.search_term == "er" and h.matches == _plain_matches(h.rows, "er")
+        idle(qtbot, h, win.view)
     switch = next(k for k, (t, _c) in enumerate(seen) if t == "er")
     # no slice of "e" after "er" started; "e" stopped where it was
     assert all(t == "e" for t, _c in seen[:switch]) and all(t == "er" for t, _c in seen[switch:])
