@@ -117,6 +117,9 @@ class Attempt:
 _TEXT_KEEP = 4096
 
 
+_INT_ONLY = {int}
+
+
 def cited_ints(seqs: object) -> list[int]:
     """The seqs a ``sourceEventSeqs`` value cites: its integers.  A hostile value (a null or a string
     among the seqs, a string, an object) cites only those; the checks report the row
@@ -216,7 +219,10 @@ class AttemptTracker:
         """An ``assistant/message`` (no embedded stream) citing ``cited`` (its ``sourceEventSeqs``)."""
         target: Optional[Attempt] = None
         if cited:
-            ints = cited_ints(cited)
+            if isinstance(cited, list) and set(map(type, cited)) == _INT_ONLY:
+                ints = cited                          # (the writer's: every seq an int; one C-level look)
+            else:
+                ints = cited_ints(cited)
             lo = min(ints) if ints else -1
             for a in reversed(self.attempts) if ints else ():
                 if a.covers(lo):
