@@ -44,25 +44,17 @@ static inline Py_ssize_t digits(P d, Py_ssize_t i, Py_ssize_t lim) {
     return i;
 }
 
-/* -?[0-9]+ */
-static inline Py_ssize_t number(P d, Py_ssize_t i, Py_ssize_t lim) {
+/* -?[0-9]+ (leading zeros allowed) or, with strict, -?(0|[1-9][0-9]*) (the longest); the end, else -1 */
+static inline Py_ssize_t number_(P d, Py_ssize_t i, Py_ssize_t lim, int strict) {
     if (i < 0)
         return -1;
     if (i < lim && d[i] == '-')
         i++;
     Py_ssize_t e = digits(d, i, lim);
-    return e > i ? e : -1;
+    return e > i && (!strict || e == i + 1 || d[i] != '0') ? e : -1;
 }
-
-/* -?(0|[1-9][0-9]*) (the longest) */
-static inline Py_ssize_t integer(P d, Py_ssize_t i, Py_ssize_t lim) {
-    if (i < 0)
-        return -1;
-    if (i < lim && d[i] == '-')
-        i++;
-    Py_ssize_t e = digits(d, i, lim);
-    return e > i && (e == i + 1 || d[i] != '0') ? e : -1;
-}
+#define number(d, i, lim) number_(d, i, lim, 0)     /* rowscan._number */
+#define integer(d, i, lim) number_(d, i, lim, 1)    /* rowscan._integer */
 
 static int has(P d, Py_ssize_t a, Py_ssize_t b, const char *s) {
     size_t n = strlen(s);
