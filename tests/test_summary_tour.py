@@ -16,18 +16,10 @@ from app.log.reader import LogReader
 from app.tools.synth import SessionSynth, write_jsonl
 
 from test_ui_history import WAIT, idle, make_window, open_and_wait  # noqa: F401 (fixtures)
+from test_find_leftovers import _config_dir  # noqa: F401 (the window's config dir)
+from test_scroll_pause import log  # noqa: F401 (a 40-turn generated log, seed 5)
 
 
-@pytest.fixture(autouse=True)
-def _config_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path / "config"))
-
-
-@pytest.fixture(scope="module")
-def long_log(tmp_path_factory):
-    path = tmp_path_factory.mktemp("summary") / "session.jsonl"
-    write_jsonl(str(path), SessionSynth(seed=5), turns=40)
-    return str(path)
 
 
 def _n(s: str) -> int:
@@ -71,14 +63,14 @@ def _check(qtbot, win, whole: Optional[dict]) -> dict:
 
 
 @pytest.mark.slow
-def test_summary_follows_older_pages_jumps_start_and_end(qtbot, make_window, long_log):  # noqa: F811 (the shared fixture)
-    r = LogReader.open(long_log)
+def test_summary_follows_older_pages_jumps_start_and_end(qtbot, make_window, log):  # noqa: F811 (the shared fixture)
+    r = LogReader.open(log)
     evs = list(r.iter_events())
     r.close()
     whole = {"events": len(evs), "turns": sum(1 for e in evs if e.type == "turn/start"),
              "calls": sum(1 for e in evs if e.type == "tool/call")}
     win = make_window(page_size=3)
-    h = open_and_wait(qtbot, win, long_log)
+    h = open_and_wait(qtbot, win, log)
     ga = win.go_actions
     qtbot.waitUntil(lambda: h.index_state == "ready" and ga.outline is not None, timeout=WAIT * 2)
     first = _check(qtbot, win, None)            # (the whole log's figures: checked at every step below)
@@ -113,10 +105,10 @@ def test_summary_follows_older_pages_jumps_start_and_end(qtbot, make_window, lon
 
 
 @pytest.mark.slow
-def test_summary_refresh_is_coalesced_and_pages_are_counted_once(qtbot, make_window, long_log):  # noqa: F811 (the shared fixture)
+def test_summary_refresh_is_coalesced_and_pages_are_counted_once(qtbot, make_window, log):  # noqa: F811 (the shared fixture)
     from app.ui.summary import loaded_tally, page_tally
     win = make_window(page_size=3)
-    h = open_and_wait(qtbot, win, long_log)
+    h = open_and_wait(qtbot, win, log)
     sr = win.frame_actions.summary_refresh
     qtbot.waitUntil(lambda: h.index_state == "ready" and win.go_actions.outline is not None, timeout=WAIT * 2)
     _summary(qtbot, win)

@@ -11,11 +11,7 @@ from app.tools.synth import SessionSynth, write_jsonl
 from app.ui.history import pages as P
 
 from test_ui_history import WAIT, make_window  # noqa: F401 (fixture)
-
-
-@pytest.fixture(autouse=True)
-def _config_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path / "config"))
+from test_find_leftovers import _config_dir  # noqa: F401 (the window's config dir)
 
 
 @pytest.fixture(scope="module")
