@@ -72,6 +72,7 @@ class ShortcutsDialog(QDialog):
 
 def shortcut_rows(win) -> list:
     """[(keys, action text, menu)] of the menu bar's actions with a shortcut, plus list keys."""
+    from .toolbar_fit import action_keys, menu_text
     out, seen = [], set()
 
     def walk(menu, where):
@@ -79,10 +80,10 @@ def shortcut_rows(win) -> list:
             if a.menu() is not None:
                 walk(a.menu(), f"{where} › {a.menu().title().replace('&', '')}")
                 continue
-            keys = [k.toString(QKeySequence.SequenceFormat.NativeText) for k in a.shortcuts() if not k.isEmpty()]
+            keys = action_keys(a)
             if keys and id(a) not in seen:
                 seen.add(id(a))
-                out.append((", ".join(keys), a.text().replace("&", "").rstrip("…"), where))
+                out.append((", ".join(keys), menu_text(a), where))
     for a in win.menuBar().actions():
         if a.menu() is not None:
             walk(a.menu(), a.menu().title().replace("&", ""))

@@ -20,16 +20,26 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QToolBar, QToolButton
 
 
+def action_keys(act: QAction) -> list[str]:
+    """The action's shortcuts as the user reads them (the first is its main one)."""
+    return [k.toString(QKeySequence.SequenceFormat.NativeText) for k in act.shortcuts() if not k.isEmpty()]
+
+
+def menu_text(act: QAction) -> str:
+    """The action's menu text without its mnemonic and trailing ellipsis."""
+    return act.text().replace("&", "").rstrip("…")
+
+
 def tooltip(text: str, act: QAction) -> str:
     """``text`` with the action's shortcut, as the toolbar shows it: "Open a session file (Ctrl+O)"."""
-    keys = act.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
-    return f"{text} ({keys})" if keys else text
+    keys = action_keys(act)
+    return f"{text} ({keys[0]})" if keys else text
 
 
 def label(act: QAction, short: str, tip: str = "") -> None:
     """The toolbar's label of ``act`` (the menu keeps its text) and its tooltip (default: the menu's text)."""
     act.setIconText(short)
-    act.setToolTip(tooltip(tip or act.text().replace("&", "").rstrip("…"), act))
+    act.setToolTip(tooltip(tip or menu_text(act), act))
 
 
 class ToolbarFit(QObject):
