@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml packaging/bootstrap.sh
 
 # the index's row scanners (C, mypyc) built again when their source changed (see packaging/build_native.py)
 NATIVE := $(VENV)/.native-stamp
-$(NATIVE): $(STAMP) app/log/rowscan.py app/log/rowscan_c.c packaging/build_native.py
+$(NATIVE): $(STAMP) app/log/index/rowscan.py app/log/index/rowscan_c.c packaging/build_native.py
 	$(PY) packaging/build_native.py
 	touch $(NATIVE)
 

@@ -7,22 +7,22 @@ code is deleted instead of listed. Regenerate candidates with `vulture app tests
 _ = object()
 
 # Event-schema fields (msgspec structs mirror the dsh format: decoded and re-encoded, read by exports/--json)
-createdAt  # app/log/model.py
-delegationDepth  # app/log/model.py
-agentPreset  # app/log/model.py
-inputTokens  # app/log/model.py
-outputTokens  # app/log/model.py
-cacheReadTokens  # app/log/model.py
-cacheWriteTokens  # app/log/model.py
-reasoningTokens  # app/log/model.py
-callId  # app/log/model.py
-contextWindow  # app/log/model.py
-source_id  # app/log/fork.py ForkPlan field (the plan names its source)
-last_turn_end_seq  # app/log/reader.py TailState field
-_.turn_start_seq  # app/log/repair.py TailTracker state, part of its documented snapshot
-_.is_surface  # app/log/model.py Event property (spec §3 vocabulary)
-MARK_TYPES  # app/log/reader.py public constant beside MARK_NAMES
-MAGIC_INT  # app/log/zstdframes.py the zstd magic as an int, beside MAGIC
+createdAt  # app/log/format/model.py
+delegationDepth  # app/log/format/model.py
+agentPreset  # app/log/format/model.py
+inputTokens  # app/log/format/model.py
+outputTokens  # app/log/format/model.py
+cacheReadTokens  # app/log/format/model.py
+cacheWriteTokens  # app/log/format/model.py
+reasoningTokens  # app/log/format/model.py
+callId  # app/log/format/model.py
+contextWindow  # app/log/format/model.py
+source_id  # app/log/fold/fork.py ForkPlan field (the plan names its source)
+last_turn_end_seq  # app/log/index/reader.py TailState field
+_.turn_start_seq  # app/log/fold/repair.py TailTracker state, part of its documented snapshot
+_.is_surface  # app/log/format/model.py Event property (spec §3 vocabulary)
+MARK_TYPES  # app/log/index/reader.py public constant beside MARK_NAMES
+MAGIC_INT  # app/log/source/zstdframes.py the zstd magic as an int, beside MAGIC
 
 # TypedDict keys of JSON written out (the index cache file's meta, `session-lens index --json`)
 mtime_ns  # app/store/indexcache.py Identity
@@ -32,19 +32,19 @@ cpuSeconds  # app/store/indexcache.py IndexSummary (read by bench/scale.py)
 scanner  # app/store/indexcache.py IndexSummary (session-lens index --json: which row scanner ran)
 
 # Spec-named core operations kept as the core's public API (spec §3, §6; used from the REPL and by support)
-derive_messages  # app/log/folds.py deriveMessages
-header_equals  # app/log/folds.py
-closure_of  # app/log/repair.py
-dispatches  # app/log/analysis.py
-_.scan_rows  # app/log/reader.py
+derive_messages  # app/log/fold/folds.py deriveMessages
+header_equals  # app/log/fold/folds.py
+closure_of  # app/log/fold/repair.py
+dispatches  # app/log/query/analysis.py
+_.scan_rows  # app/log/index/reader.py
 _.children_of  # app/store/discovery.py
-_._scan_segment_seqs  # app/log/reader.py -- candidate for deletion once the formats rewrite of reader.py lands
+_._scan_segment_seqs  # app/log/index/reader.py -- candidate for deletion once the formats rewrite of reader.py lands
 
 # Counters and state kept for diagnostics (benchmarks' diagnose modes, debugging a live session)
-_.refetches  # app/log/stitch.py
+_.refetches  # app/log/fold/stitch.py
 _.notifications  # app/store/watch.py
 _.emitted  # app/store/watch.py
-_.memory_bytes  # app/log/reader.py (bench/run.py)
+_.memory_bytes  # app/log/index/reader.py (bench/run.py)
 _.next_seq  # app/tools/synth.py
 _.finished  # app/ui/workers.py Job state
 _.started_at  # app/ui/workers.py
@@ -56,7 +56,7 @@ _.tools_menu  # app/ui/audit_action.py
 none_leaks_per_void_call  # app/ui/qtcompat.py: the measurement behind the Python 3.11 refcount shim
 
 # Unused parameters kept for a stable signature
-start_end  # app/log/reader.py iter_items
+start_end  # app/log/index/reader.py iter_items
 scope  # app/presenters/registry.py views_for_page
 from_top  # _goto_turn's parameter
 
@@ -109,7 +109,7 @@ gap_at  # tests/test_v0_dsh_would_refuse.py helper parameter
 no_demo  # tests/test_first_run.py: a fixture requested for its effect
 _._follow_bottom  # app/ui/history/view.py
 
-# app/log/versions.py (formats v1-v4): public helpers of the version table, kept for readers of the module
+# app/log/format/versions.py (formats v1-v4): public helpers of the version table, kept for readers of the module
 ALL_SURFACE_TYPES
 is_supported
 parse_generation_name  # app/store/layout.py, the inverse of generation_name (formats §2)
@@ -125,19 +125,19 @@ has_bidi_controls  # app/ui/plaintext.py
 set_plain  # app/ui/plaintext.py
 set_title  # app/ui/plaintext.py (its one caller was message_box)
 # TypedDict keys of JSON-ready records (written as dict literals, read by key string: trace/stats/--json)
-compactionId  # app/log/trace.py _Compaction
-startSeq  # app/log/trace.py _Compaction, app/log/stats.py StepStats
-summarySeq  # app/log/trace.py _Compaction
-endSeq  # app/log/trace.py _Compaction
-replacementSeqs  # app/log/trace.py _Compaction
-startTime  # app/log/stats.py StepStats, _TurnInfo
-finishTime  # app/log/stats.py StepStats
-latencyMs  # app/log/stats.py StepStats
-latencyNote  # app/log/stats.py StepStats
-failedAttempts  # app/log/stats.py StepStats
-toolCalls  # app/log/stats.py StepStats
-toolOutcomes  # app/log/stats.py StepStats
-endReason  # app/log/stats.py _TurnInfo
+compactionId  # app/log/query/trace.py _Compaction
+startSeq  # app/log/query/trace.py _Compaction, app/log/query/stats.py StepStats
+summarySeq  # app/log/query/trace.py _Compaction
+endSeq  # app/log/query/trace.py _Compaction
+replacementSeqs  # app/log/query/trace.py _Compaction
+startTime  # app/log/query/stats.py StepStats, _TurnInfo
+finishTime  # app/log/query/stats.py StepStats
+latencyMs  # app/log/query/stats.py StepStats
+latencyNote  # app/log/query/stats.py StepStats
+failedAttempts  # app/log/query/stats.py StepStats
+toolCalls  # app/log/query/stats.py StepStats
+toolOutcomes  # app/log/query/stats.py StepStats
+endReason  # app/log/query/stats.py _TurnInfo
 # TypedDict keys of export results and live records (written as dict literals, read by key: --json, the status line)
 byteIdentical  # app/store/export.py RawExport
 redaction  # app/store/export.py *Export (NotRequired: set when redacting)
@@ -145,5 +145,6 @@ firstSeq  # app/store/watch.py LastBatch
 seed_only  # app/store/watch.py _ListState
 # pytest reads a test module's marks from this name
 pytestmark  # tests/test_sqlite_store.py
-# run by name in a worker process (the SHARD_CODE string)
-serve_shard  # app/store/fulltext.py
+# worker entry points, run by name through the launcher's table (app/store/childproc.py WORKERS)
+shard_main  # app/store/fulltext.py
+child_main  # app/store/indexer.py, scan_child.py, titles_child.py

@@ -27,7 +27,7 @@ from run import ensure, parse_size  # noqa: E402
 FORK_ONCE = """
 import json, sys, time, tempfile, shutil
 sys.path.insert(0, sys.argv[1])
-from app.log.reader import LogReader
+from app.log.index.reader import LogReader
 from app.store.forking import fork
 src, out = sys.argv[2], sys.argv[3]
 r = LogReader.open(src)

@@ -32,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from app.log.extract import extract_jsonl  # noqa: E402
+from app.log.query.extract import extract_jsonl  # noqa: E402
 from app.store import fulltext  # noqa: E402
 
 

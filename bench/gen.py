@@ -6,7 +6,7 @@
 
 OUT is a file path, or a bare name placed under bench/data/ (git-ignored); it defaults to
 bench/data/synth-<size>-s<seed>.jsonl.  --zstd writes ``session.jsonl.zstd`` framing (frame 1 =
-the header line, one frame per write batch) when app/log/zstdframes.py provides encode_frame;
+the header line, one frame per write batch) when app/log/source/zstdframes.py provides encode_frame;
 otherwise the flag is reported and skipped.  Prints the stats as JSON.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ DATA = REPO / "bench" / "data"
 
 def _zstd_encoder():
     try:
-        from app.log import zstdframes
+        from app.log.source import zstdframes
     except Exception:           # module missing or its dependency unavailable
         return None
     return getattr(zstdframes, "encode_frame", None)
@@ -59,7 +59,7 @@ def main(argv=None) -> int:
     if a.zstd:
         encode_frame = _zstd_encoder()
         if encode_frame is None:
-            print("note: app/log/zstdframes.py with encode_frame is not available; writing raw JSONL",
+            print("note: app/log/source/zstdframes.py with encode_frame is not available; writing raw JSONL",
                   file=sys.stderr)
 
     if a.out:

@@ -34,7 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from app.log.reader import LogReader  # noqa: E402
+from app.log.index.reader import LogReader  # noqa: E402
 from app.tools.plant import make_home  # noqa: E402
 from app.tools.synth import write_jsonl  # noqa: E402
 

@@ -53,7 +53,7 @@ def _proto(root: Path, k: int, version: int, zstd: bool, frames: str = "64") -> 
         write_jsonl(str(p), SessionSynth(seed=300 + k, version=version), turns=2 + k % 4)
     head, rest = p.read_bytes().split(b"\n", 1)
     if zstd:
-        from app.log.zstdframes import encode_frame
+        from app.log.source.zstdframes import encode_frame
         body = rest.split(b"\n")[:-1]
         cuts, at, rng = [], 0, random.Random(k)
         while at < len(body):
@@ -78,7 +78,7 @@ def make_mixed_home(root: Path, n: int, frames: str = "64") -> Path:
             (home / ".complete").write_text("past")
         return home
     shutil.rmtree(home, ignore_errors=True)
-    from app.log.zstdframes import encode_frame
+    from app.log.source.zstdframes import encode_frame
     from app.store.layout import session_path
     kinds = [(0, False), (4, False), (0, True), (4, True)]
     protos = {kz: [_proto(root, k, kz[0], kz[1], frames) for k in range(10)] for kz in kinds}

@@ -103,7 +103,7 @@ def follow_qt(path, n) -> dict:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QCoreApplication, QTimer
 
-    from app.log.reader import LogReader
+    from app.log.index.reader import LogReader
     from app.ui.live import LiveFollower
     app = QCoreApplication.instance() or QCoreApplication([])
     while not path.exists():

@@ -25,9 +25,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from scanners_util import SCANNERS, bulk_block, use  # noqa: E402
 
-from app.log import fastindex as fx  # noqa: E402
-from app.log.reader import LogReader  # noqa: E402
-from app.log.sources import open_source  # noqa: E402
+from app.log.index import fastindex as fx  # noqa: E402
+from app.log.index.reader import LogReader  # noqa: E402
+from app.log.source.sources import open_source  # noqa: E402
 from index_primitives import best  # noqa: E402  (bench/: the best CPU time of a few runs)
 
 

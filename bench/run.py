@@ -50,7 +50,7 @@ def ensure(path: Path, size: int, zstd: bool, version: int = 0) -> Path:
         print(f"  generated {raw.name}: {stats['bytes'] / 1e6:.0f} MB, {stats['events']} events "
               f"in {time.perf_counter() - t:.1f} s", flush=True)
     if zstd:
-        from app.log.zstdframes import encode_session
+        from app.log.source.zstdframes import encode_session
         lines = raw.read_bytes().split(b"\n", 1)
         # re-frame the raw file in batches of ~64 rows (like write-behind batches)
         body = lines[1].split(b"\n")[:-1]
@@ -90,7 +90,7 @@ if {what!r} in ("index", "all"):
     out["segments"] = len(idx); out["events"] = idx.events; out["index_bytes"] = idx.memory_bytes()
 out["maxrss_index_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 if {what!r} == "all":
-    from app.log.analysis import inspect
+    from app.log.query.analysis import inspect
     t = time.perf_counter(); info = inspect(r); out["inspect_s"] = time.perf_counter() - t
     out["turns"] = info["turns"]; out["messages"] = info["messages"]; out["attempts"] = info["attempts"]
 out["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -103,7 +103,7 @@ print(json.dumps(out))
 
 
 def fork_vs_copy(path: Path) -> dict:
-    from app.log.reader import LogReader
+    from app.log.index.reader import LogReader
     from app.store.forking import fork
     d = Path(tempfile.mkdtemp(dir=path.parent))
     try:

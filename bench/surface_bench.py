@@ -1,4 +1,4 @@
-"""Surface index cost: one streaming fold per reader (app.log.surface.index_for) against the
+"""Surface index cost: one streaming fold per reader (app.log.fold.surface.index_for) against the
 reference full decode pass (LogReader.iter_events) over the same synthetic log, medians of N runs;
 then the per-page cost of labelling rows once the index exists."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import sys
 import tempfile
 import time
 
-from app.log.reader import LogReader
-from app.log.surface import index_for, page_surface
+from app.log.index.reader import LogReader
+from app.log.fold.surface import index_for, page_surface
 from app.tools.synth import SessionSynth, write_jsonl
 
 

@@ -52,8 +52,8 @@ else:
         from app.store.requests import exact_trace
         tr = exact_trace(path, None, seq, build=False)
     else:
-        from app.log.reader import LogReader
-        from app.log.trace import trace_event
+        from app.log.index.reader import LogReader
+        from app.log.query.trace import trace_event
         tr = trace_event(LogReader.open(path), seq)
     out = {"seq": seq, "count": tr["requests"]["count"], "surface": tr["surface"], "trace": tr}
 out.update(wall=time.perf_counter() - t0, cpu=time.process_time() - c0,

@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
-"""Build the seq index's row scanners: app/log/rowscan_c.c (C) and app/log/rowscan.py (mypyc); a set-up step,
+"""Build the seq index's row scanners: app/log/index/rowscan_c.c (C) and app/log/index/rowscan.py (mypyc); a set-up step,
 never a requirement.
 
     python packaging/build_native.py [--force]
 
 Run by packaging/bootstrap.sh and by every make target when the source changed.  The C extension
-goes beside the source (app/log/rowscan.<EXT_SUFFIX> and rowscan__mypyc.<EXT_SUFFIX>, git-ignored) with a stamp holding the source's
-SHA-256 (app/log/rowscan.stamp, git-ignored), which the loader checks: an extension built from another
+goes beside the source (app/log/index/rowscan.<EXT_SUFFIX> and rowscan__mypyc.<EXT_SUFFIX>, git-ignored) with a stamp holding the source's
+SHA-256 (app/log/index/rowscan.stamp, git-ignored), which the loader checks: an extension built from another
 version of the source is not used.  The generated C and objects go to build/mypyc (git-ignored).
 mypyc comes with mypy (a dev dependency); a C compiler and the interpreter's headers are needed.
 When anything is missing or fails, this prints why, removes any half-built extension and exits 0:
 the interpreted module is used (``session-lens index --json`` says ``"scanner": "python"``).
 
-The C scanner (app/log/rowscan_c<EXT_SUFFIX>, stamp app/log/rowscan_c.stamp, both git-ignored) is the
+The C scanner (app/log/index/rowscan_c<EXT_SUFFIX>, stamp app/log/index/rowscan_c.stamp, both git-ignored) is the
 same scan written for the C compiler (about twice as fast as the mypyc build: bench/profiles.md, Round 8);
 it is built the same way, by setuptools in a child process, and where it is built the index uses it
 (``"scanner": "c"``), with the mypyc build (or the source) for the rare seq past 64 bits.
@@ -29,7 +29,7 @@ import sysconfig
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SRC = ROOT / "app" / "log" / "rowscan.py"
+SRC = ROOT / "app" / "log" / "index" / "rowscan.py"
 STAMP = SRC.with_suffix(".stamp")
 SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
 EXT = SRC.with_name("rowscan" + SUFFIX)                # the module (a shim mypyc makes for a module in a package)
@@ -76,7 +76,7 @@ def build_c(force: bool) -> None:
     remove((C_EXT, C_STAMP))
     code = (
         "from setuptools import Extension, setup\n"
-        f"setup(name='session-lens-rowscan-c', ext_modules=[Extension('app.log.rowscan_c', [{str(C_SRC.relative_to(ROOT))!r}],"
+        f"setup(name='session-lens-rowscan-c', ext_modules=[Extension('app.log.index.rowscan_c', [{str(C_SRC.relative_to(ROOT))!r}],"
         " extra_compile_args=['-O2'])],\n"
         f"      script_args=['-q', 'build_ext', '--inplace', '--build-temp', {str(BUILD / 'temp_c')!r},"
         f" '--build-lib', {str(BUILD / 'lib_c')!r}])\n"

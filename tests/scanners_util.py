@@ -2,7 +2,7 @@
 interpreted, and the bulk scan the index used before them (the reference for what is accepted).
 
 ``SCANNERS`` maps "c"/"compiled"/"python" to a ``rowscan.scan`` (the C one with its fallback for wide seqs); ``use(name)`` makes
-``app.log.fastindex`` scan with that one (forked scan workers inherit it).  ``bulk_block`` is the
+``app.log.index.fastindex`` scan with that one (forked scan workers inherit it).  ``bulk_block`` is the
 previous byte-level scan (readlines, the joined heads through one regex, the dt regex, the seq column
 by ``accumulate``), kept here only as the oracle: the row scanner must accept and reject exactly what
 it did and give the same block.
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import msgspec
 
-from app.log import fastindex
-from app.log.fastindex import _CHUNK_TYPES, _LEGACY_TYPES, _MARK_CODE, _NOT_LEGACY, _ROWS, _SEQ_AT, _Block
-from app.log.limits import MAX_PACKED_MEMBERS
-from app.log.reader import _maybe_legacy
+from app.log.index import fastindex
+from app.log.index.fastindex import _CHUNK_TYPES, _LEGACY_TYPES, _MARK_CODE, _NOT_LEGACY, _ROWS, _SEQ_AT, _Block
+from app.log.format.limits import MAX_PACKED_MEMBERS
+from app.log.index.reader import _maybe_legacy
 
 SOURCE = Path(fastindex.__file__).with_name("rowscan.py")
 STAMP = SOURCE.with_name("rowscan.stamp")
@@ -50,7 +50,7 @@ NAMES = ["c", "compiled", "python"]     # (a test param "c" or "compiled" skips 
 
 @contextlib.contextmanager
 def use(name: str):
-    """``app.log.fastindex`` scans with the scanner ``name`` inside the block."""
+    """``app.log.index.fastindex`` scans with the scanner ``name`` inside the block."""
     old = fastindex._scan_rows
     fastindex._scan_rows = SCANNERS[name]
     try:

@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 from PySide6.QtWidgets import QLabel  # noqa: E402
 
-from app.log.reader import LogReader  # noqa: E402
+from app.log.index.reader import LogReader  # noqa: E402
 from app.ui.audit import BarChart, DiffView, open_audit_window  # noqa: E402
 from app.ui.audit.plots import nice_axis  # noqa: E402
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.log.analysis import inspect
-from app.log.reader import LogReader
+from app.log.query.analysis import inspect
+from app.log.index.reader import LogReader
 
 _spec = importlib.util.spec_from_file_location("bigfile", Path(__file__).resolve().parents[1] / "bench" / "bigfile.py")
 assert _spec is not None and _spec.loader is not None
@@ -53,7 +53,7 @@ def test_messages_memory_does_not_grow_with_the_log(tmp_path):
     times the memory (before: every surface event ever folded was kept, 515 MB for a 100 MB log)."""
     import tracemalloc
 
-    from app.log.analysis import messages
+    from app.log.query.analysis import messages
     base = tmp_path / "base.jsonl"
     bigfile.make_base(base, 5 << 20, 4)
     big = tmp_path / "big.jsonl"

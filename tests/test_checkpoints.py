@@ -6,11 +6,11 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from app.log import analysis
-from app.log.checkpoints import Checkpoints, build_checkpoints, folds_at, request_at
-from app.log.folds import HeaderFold, SurfaceFold
-from app.log.reader import LogReader
-from app.log.sources import RawJsonlSource
+from app.log.query import analysis
+from app.log.fold.checkpoints import Checkpoints, build_checkpoints, folds_at, request_at
+from app.log.fold.folds import HeaderFold, SurfaceFold
+from app.log.index.reader import LogReader
+from app.log.source.sources import RawJsonlSource
 from app.tools.synth import SessionSynth, write_jsonl
 from fixtures_util import REPO, fast_sample, rel, session_files
 
@@ -251,7 +251,7 @@ def test_v4_request_from_checkpoints_equals_the_full_pass(synth_v4, frac):
 def test_turn_start_before_equals_the_walk_over_every_mark(path):
     """The bisect over a contiguous log's marks gives what the walk over all marks gives, at every seq
     (every fixture, contiguous or not: a broken log takes the walk)."""
-    from app.log.checkpoints import turn_start_before
+    from app.log.fold.checkpoints import turn_start_before
     from app.store.faces import open_reader
     r = open_reader(str(path), None)
     try:

@@ -15,11 +15,11 @@ import json
 
 import pytest
 
-from app.log import analysis
-from app.log.checkpoints import Checkpoints, build_checkpoints, folds_at, request_at
-from app.log.folds import HeaderFold, SurfaceFold
-from app.log.reader import LogReader
-from app.log.sources import RawJsonlSource
+from app.log.query import analysis
+from app.log.fold.checkpoints import Checkpoints, build_checkpoints, folds_at, request_at
+from app.log.fold.folds import HeaderFold, SurfaceFold
+from app.log.index.reader import LogReader
+from app.log.source.sources import RawJsonlSource
 from app.tools.synth import SessionSynth, write_jsonl
 
 

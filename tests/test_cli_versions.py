@@ -13,8 +13,8 @@ import shutil
 import pytest
 
 from app.cli.main import main
-from app.log.analysis import dispatches
-from app.log.reader import LogReader
+from app.log.query.analysis import dispatches
+from app.log.index.reader import LogReader
 
 from fixtures_util import REPO, fast_sample
 

@@ -5,12 +5,12 @@ import json
 
 import pytest
 
-from app.log import analysis
-from app.log.attempts import find_attempts
-from app.log.codec import expand_packed, pack_events
-from app.log.folds import exact_request, fold_request_header, fold_surface
-from app.log.model import PACKED_TAGS, is_event, typed
-from app.log.reader import LogReader
+from app.log.query import analysis
+from app.log.fold.attempts import find_attempts
+from app.log.format.codec import expand_packed, pack_events
+from app.log.fold.folds import exact_request, fold_request_header, fold_surface
+from app.log.format.model import PACKED_TAGS, is_event, typed
+from app.log.index.reader import LogReader
 from fixtures_util import fast_sample, fixture, manifest_counts, raw_rows, rel, session_files
 
 SESSIONS = session_files()
@@ -261,7 +261,7 @@ def test_page_before_seq_matches_token_paging():
 
 def test_index_locates_every_seq():
     path = fixture("apps/web/tests/snapshots/goal-multi-turn-actions/session.jsonl")
-    from app.log.sources import RawJsonlSource
+    from app.log.source.sources import RawJsonlSource
     r = LogReader(RawJsonlSource(str(path), block=4096))     # many small segments
     idx = r.build_index()
     assert len(idx) > 10 and idx.events == 2098 and idx.last == 2097

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from app.log import analysis
-from app.log.attempts import find_attempts
-from app.log.stats import compute_stats
-from app.log.trace import trace_event
-from app.log.versions import file_version, header_version
+from app.log.query import analysis
+from app.log.fold.attempts import find_attempts
+from app.log.query.stats import compute_stats
+from app.log.query.trace import trace_event
+from app.log.format.versions import file_version, header_version
 from app.store import forking
 from app.store.discovery import discover, parse_generation
 from app.store.export import export

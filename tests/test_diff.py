@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from app.cli.main import main as cli
-from app.log.analysis import request_at
-from app.log.diff import DiffError, attempt_diff, fork_diff, request_diff
+from app.log.query.analysis import request_at
+from app.log.query.diff import DiffError, attempt_diff, fork_diff, request_diff
 from app.store.lineage import find_parent_path
-from app.log.reader import LogReader
-from app.log.stats import compute_stats
+from app.log.index.reader import LogReader
+from app.log.query.stats import compute_stats
 
 repo_root = Path(__file__).resolve().parents[1]
 fixtures = repo_root.parent / "shared" / "fixtures" / "dsh"

@@ -1,10 +1,10 @@
 """The C-level fast paths of a full decode equal their plain forms (hypothesis).
 
-* :func:`app.log.limits.nesting_depth` (strings cut out by one regex, the running depth summed
+* :func:`app.log.format.limits.nesting_depth` (strings cut out by one regex, the running depth summed
   with ``accumulate``) equals the token-by-token scan it replaced, on any bytes;
-* :func:`app.log.versions.stream_summary` (a run's members counted, not built) equals the
-  summary folded from :func:`app.log.versions.stream_chunks`, member by member;
-* :meth:`app.log.attempts.AttemptTracker.prune` (re-checks only what can have changed) keeps
+* :func:`app.log.format.versions.stream_summary` (a run's members counted, not built) equals the
+  summary folded from :func:`app.log.format.versions.stream_chunks`, member by member;
+* :meth:`app.log.fold.attempts.AttemptTracker.prune` (re-checks only what can have changed) keeps
   exactly what the full re-check keeps, on generated v0 and v4 logs with failed attempts.
 """
 from __future__ import annotations
@@ -14,11 +14,11 @@ import re
 
 from hypothesis import given, settings, strategies as st
 
-from app.log.attempts import AttemptTracker
-from app.log.limits import nesting_depth
-from app.log.reader import LogReader
+from app.log.fold.attempts import AttemptTracker
+from app.log.format.limits import nesting_depth
+from app.log.index.reader import LogReader
 from app.tools.synth import SessionSynth, write_jsonl
-from app.log.versions import stream_chunks, stream_summary
+from app.log.format.versions import stream_chunks, stream_summary
 
 _TOKENS = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[\[\]{}]', re.S)
 

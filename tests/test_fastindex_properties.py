@@ -18,10 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from scanners_util import NAMES, SCANNERS, use
 
-from app.log import fastindex, sources
-from app.log.fastindex import IndexBuilder, scan
-from app.log.reader import LogReader
-from app.log.sources import RawJsonlSource
+from app.log.index import fastindex
+
+from app.log.source import sources
+from app.log.index.fastindex import IndexBuilder, scan
+from app.log.index.reader import LogReader
+from app.log.source.sources import RawJsonlSource
 from app.tools.synth import SessionSynth, write_jsonl
 
 @pytest.fixture(autouse=True, params=NAMES)

@@ -1,4 +1,4 @@
-"""``inspect``'s fast path (rows read as lean msgspec records, app/log/fastrows.py) gives exactly the answer of
+"""``inspect``'s fast path (rows read as lean msgspec records, app/log/format/fastrows.py) gives exactly the answer of
 the exact path (every row decoded into dicts, checked and converted by the codec) on every fixture, on
 generated logs, on the hostile-input generators' mutants and on hypothesis mutants of real rows; and a row
 the fast path takes is one the exact path reads with no problem at all."""
@@ -15,12 +15,14 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from app.log import analysis, fastrows
-from app.log.folds import SurfaceFold
-from app.log.integrity import EventChecks
-from app.log.model import typed
-from app.log.reader import LogReader
-from app.log.versions import codec_for, file_version
+from app.log.query import analysis
+
+from app.log.format import fastrows
+from app.log.fold.folds import SurfaceFold
+from app.log.index.integrity import EventChecks
+from app.log.format.model import typed
+from app.log.index.reader import LogReader
+from app.log.format.versions import codec_for, file_version
 from app.store.faces import open_reader
 from app.tools import hostile
 from app.tools.synth import SessionSynth, write_jsonl
@@ -233,7 +235,7 @@ def edited_row(draw, version):
 def _clean_exact(raw: bytes, version: int) -> bool:
     """The exact path reads ``raw`` as one well-formed event (or a packed row) with no problem at all."""
     if raw.startswith((b'{"type":"text-chunks"', b'{"type":"reasoning-chunks"', b'{"type":"tool-call-chunks"')):
-        from app.log.codec import DecodeError, decode_json, packed_extent
+        from app.log.format.codec import DecodeError, decode_json, packed_extent
         try:
             obj, replaced = decode_json(raw)
             packed_extent(obj)
@@ -339,8 +341,8 @@ def test_fast_inspect_of_a_big_generated_log_reads_fast_rows_only(tmp_path):
 def test_a_failed_attempt_committed_later_is_pruned_like_the_full_recheck(tmp_path):
     """prune() re-checks only attempts that can have changed; a message that commits an attempt already
     kept as failed (its stable prefix) must make it re-check them (inspect's hidden count, both paths)."""
-    from app.log.attempts import AttemptTracker
-    from app.log.model import Event
+    from app.log.fold.attempts import AttemptTracker
+    from app.log.format.model import Event
     from test_fast_paths_properties import _FullPrune
 
     def chunk(seq, turn, c):

@@ -9,12 +9,12 @@ import json
 
 import pytest
 
-import app.log.search as search
-import app.log.sources as sources
-from app.log.reader import LogReader
-from app.log.search import FindOptions, FindStats, compile_matcher, find, find_all
-from app.log.sources import RawJsonlSource, SourceChanged
-from app.log.textview import event_fields
+import app.log.query.search as search
+import app.log.source.sources as sources
+from app.log.index.reader import LogReader
+from app.log.query.search import FindOptions, FindStats, compile_matcher, find, find_all
+from app.log.source.sources import RawJsonlSource, SourceChanged
+from app.log.query.textview import event_fields
 from app.tools.plant import PlantingSynth
 from app.tools.synth import write_jsonl
 
@@ -121,7 +121,7 @@ def test_a_one_character_nonascii_query_keeps_the_byte_prefilter(mixed_log, quer
 
 def _expected_turns(path, opts):
     """(seq, turn) of every matching field, the turn tracked over every decoded event."""
-    from app.log.textview import event_turn
+    from app.log.query.textview import event_turn
     m = compile_matcher(opts)
     out, cur = [], None
     for e in LogReader.open(path).iter_events():

@@ -10,10 +10,10 @@ import json
 import pytest
 
 from app.cli.main import main as cli
-from app.log.reader import LogReader
-from app.log.search import FindOptions, FindStats, find, find_all
-from app.log.sources import RawJsonlSource
-from app.log.textview import event_fields, fold_case
+from app.log.index.reader import LogReader
+from app.log.query.search import FindOptions, FindStats, find, find_all
+from app.log.source.sources import RawJsonlSource
+from app.log.query.textview import event_fields, fold_case
 from app.tools.plant import PlantingSynth
 from app.tools.synth import write_jsonl
 
@@ -156,7 +156,7 @@ def test_a_rare_byte_that_turns_out_common_gives_way_to_a_plain_find(form, case)
     """The prefilter looks for a needle by memchr of its rarest byte (ü's continuation byte, the
     G of its escaped form), checking each place; past ANCHOR_HITS places in a window a plain
     find takes over: a row after many of them is still reported, by position."""
-    from app.log.search import ANCHOR_HITS, build_prefilter
+    from app.log.query.search import ANCHOR_HITS, build_prefilter
     word = "Grüßeñandú"
     pre = build_prefilter(FindOptions(word, case=case))
     ascii_ = form == "escaped"

@@ -1,5 +1,5 @@
 """The history view's own match check and highlight fold case as the whole-log search does
-(:func:`~app.log.textview.fold_case`): "istiklal" finds "İSTİKLAL" (the Turkish dotted capital I,
+(:func:`~app.log.query.textview.fold_case`): "istiklal" finds "İSTİKLAL" (the Turkish dotted capital I,
 which plain ``str.casefold`` turns into "i" plus a combining dot), "strasse" finds "Straße".  On a
 generated log with the words planted at known seqs: the find bar's count is the core's count, the
 row the view marks as a match is the hit's row, and the painted span is the core's span."""
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.log.reader import LogReader
-from app.log.search import FindOptions, find_all
-from app.log.textview import event_fields, fold_case, fold_spans
+from app.log.index.reader import LogReader
+from app.log.query.search import FindOptions, find_all
+from app.log.query.textview import event_fields, fold_case, fold_spans
 from app.tools.plant import PlantingSynth
 from app.tools.synth import write_jsonl
 

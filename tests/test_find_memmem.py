@@ -1,4 +1,4 @@
-"""The escape pass of the whole-log search by glibc ``strstr``/``memmem`` (``app.log.cfind``, through
+"""The escape pass of the whole-log search by glibc ``strstr``/``memmem`` (``app.log.index.cfind``, through
 ctypes) gives exactly what the regex gives: the first ``\\uXXXX`` escape of a non-ASCII character
 wholly inside ``data[start:lim]``, on ``bytes`` and on the reused ``bytearray`` window, escapes
 planted at the window's ends and at odd offsets, ``start`` and ``lim`` at every edge, embedded NULs
@@ -12,11 +12,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import app.log.cfind as cfind
-import app.log.search as search
-from app.log.reader import LogReader
-from app.log.search import FindOptions, find_all, first_escape
-from app.log.sources import RawJsonlSource
+import app.log.index.cfind as cfind
+import app.log.query.search as search
+from app.log.index.reader import LogReader
+from app.log.query.search import FindOptions, find_all, first_escape
+from app.log.source.sources import RawJsonlSource
 from test_find_bytes import _row  # (a user row as a UTF-8 or an ASCII-only writer stores it)
 
 needs_memmem = pytest.mark.skipif(not cfind.AVAILABLE, reason="no memmem in this C library")

@@ -3,7 +3,7 @@
 * The loaded rows' match check for a new term runs in slices
   (:class:`~app.ui.history.match_pass.MatchPass`): no slice checks more than ``ROWS_PER_SLICE``
   rows (counted, not timed), the event loop runs between slices, the final matches are a plain
-  core count over the same rows (:func:`~app.log.textview.fold_case` of each row's visible text),
+  core count over the same rows (:func:`~app.log.query.textview.fold_case` of each row's visible text),
   the first match (the newest at or above the current row) is selected and painted as the current
   match after its slice, and the status wording is the exact "N in loaded rows" one.
 * A second character cancels the first term's pass: no slice of it runs after the new term.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QTimer
 
-from app.log.textview import fold_case
+from app.log.query.textview import fold_case
 from app.tools.synth import SessionSynth, write_jsonl
 from app.ui.history import match_pass as mp_mod
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from app.log.codec import RowCodec, encode_row, expand_packed, pack_events
-from app.log.folds import HeaderFold, SurfaceFold, fold_request_header, fold_surface
-from app.log.model import Event, PACKED_TAGS
+from app.log.format.codec import RowCodec, encode_row, expand_packed, pack_events
+from app.log.fold.folds import HeaderFold, SurfaceFold, fold_request_header, fold_surface
+from app.log.format.model import Event, PACKED_TAGS
 
 
 @st.composite

@@ -1,11 +1,11 @@
 """Match spans of a caseless search over characters whose case folding expands (ß → ss, ŉ → ʼn,
-ﬁ → fi): the core's :func:`app.log.textview.fold_spans`, and the window's highlight that uses it."""
+ﬁ → fi): the core's :func:`app.log.query.textview.fold_spans`, and the window's highlight that uses it."""
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.log.textview import fold_case, fold_spans
+from app.log.query.textview import fold_case, fold_spans
 
 
 def test_strasse_matches_strasse_with_sharp_s_both_ways_and_covers_the_whole_word():

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from app.log import analysis
-from app.log.fork import ForkError, eligibility, plan_fork
-from app.log.reader import LogReader
+from app.log.query import analysis
+from app.log.fold.fork import ForkError, eligibility, plan_fork
+from app.log.index.reader import LogReader
 from app.store.discovery import discover
 from app.store.forking import fork
 from app.store.publish import PUBLISH_STEPS

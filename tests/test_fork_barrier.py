@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.log.lineage import child_title, title_base
+from app.log.fold.lineage import child_title, title_base
 from app.store.faces import open_reader
 from app.store.forking import fork
 

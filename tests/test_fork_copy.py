@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from app.log.reader import LogReader
+from app.log.index.reader import LogReader
 from app.store import forking, publish
 from app.store.forking import ForkVerifyError, fork
 from app.store.indexcache import cached_index

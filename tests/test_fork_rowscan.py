@@ -22,9 +22,9 @@ from scanners_util import SCANNERS, old_legacy_by_heads
 from test_list_fork_speed import _legacy_log
 from test_rowscan import _mutants
 
-from app.log import fastindex
-from app.log.reader import LogReader
-from app.log.sources import RawJsonlSource
+from app.log.index import fastindex
+from app.log.index.reader import LogReader
+from app.log.source.sources import RawJsonlSource
 from app.store import forking
 from app.store.indexcache import cached_index
 from app.tools.synth import SessionSynth, write_jsonl

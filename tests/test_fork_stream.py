@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from app.log.reader import LogReader
+from app.log.index.reader import LogReader
 from app.store import forking
 from app.store.indexcache import cached_index
 from app.store.writer import SessionWriter, WriterError

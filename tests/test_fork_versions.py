@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from app.log import analysis
-from app.log.fork import ForkError, plan_core_fork
-from app.log.reader import LogReader
-from app.log.versions import inherited_count
+from app.log.query import analysis
+from app.log.fold.fork import ForkError, plan_core_fork
+from app.log.index.reader import LogReader
+from app.log.format.versions import inherited_count
 from app.store.forking import fork
 from app.store.writer import SessionWriter
 
@@ -160,7 +160,7 @@ def test_zstd_v4_fork_copies_whole_frames_and_verifies(tmp_path):
 def test_large_v4_fork_copies_the_prefix_as_stored(tmp_path, zst):
     """A multi-block / multi-frame v4 store: the rows before the cut are copied as stored
     (byte range / whole frames, not re-read), the cut block through the boundary row."""
-    from app.log.zstdframes import encode_session
+    from app.log.source.zstdframes import encode_session
     from app.tools.synth import SessionSynth, write_jsonl
     raw = tmp_path / "gen" / "session.v4.jsonl"
     raw.parent.mkdir()

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from app.log import analysis
-from app.log.folds import derive_messages
-from app.log.reader import LogReader
-from app.log.repair import NOT_STARTED_TEXT, UNKNOWN_TEXT
-from app.log.stats import compute_stats
-from app.log.trace import trace_event
-from app.log.versions import decode_row, file_version, header_version
+from app.log.query import analysis
+from app.log.fold.folds import derive_messages
+from app.log.index.reader import LogReader
+from app.log.fold.repair import NOT_STARTED_TEXT, UNKNOWN_TEXT
+from app.log.query.stats import compute_stats
+from app.log.query.trace import trace_event
+from app.log.format.versions import decode_row, file_version, header_version
 from app.presenters.registry import views_for_page
 from app.store.export import export
 
@@ -51,7 +51,7 @@ def rows_of(p: Path) -> list:
 
 
 def test_corpus_is_there():
-    assert len(LOGS) == 27                      # 25 newer-format logs + 2 v0 twins (MANIFEST)
+    assert len(LOGS) == 29                      # 27 newer-format logs + 2 v0 twins (MANIFEST, with the inline-image-prompt v3/v4 twins)
     assert sorted({name_version(p) for p in LOGS}) == [0, 2, 3, 4]
 
 
@@ -137,7 +137,7 @@ def test_cli_faces(path):
             hidden = {h["firstSeq"] for h in out["hiddenAttempts"]}
             assert not hidden & set(seqs)                  # hidden attempts (v2+: assistant/attempt) left out
             r = LogReader.open(str(path))
-            from app.log.attempts import find_attempts
+            from app.log.fold.attempts import find_attempts
             failed = {a.first_seq for a in find_attempts(r.events()).attempts if a.failed}
             assert hidden == failed
 
@@ -221,7 +221,7 @@ def test_v3_request_takes_the_live_system_message_after_a_head_replacement():
     evs = r.events()
     rep = evs[6]
     assert rep.type == "system/message" and rep.surface_op == {"op": "replace", "startSeq": 2, "endSeq": 2}
-    from app.log.folds import fold_surface
+    from app.log.fold.folds import fold_surface
     sf = fold_surface(evs[:6])
     assert sf.nodes == [2] and sf.messages() == [evs[2].data["message"]]
     sf = fold_surface(evs)
@@ -273,7 +273,7 @@ def test_v2_assistant_attempt_is_a_hidden_attempt_with_its_reason():
     assert info["hiddenAttempts"] == 1
     (a,) = info["failedAttempts"]
     assert a["firstSeq"] == a["lastSeq"] == 3 and a["chunks"] == 1 and a["messageSeq"] is None
-    from app.log.attempts import find_attempts
+    from app.log.fold.attempts import find_attempts
     (att,) = find_attempts(r.events()).attempts
     assert att.failure_reason().startswith("abandoned") and att.text == ["hi"]
     r = LogReader.open(str(find("python-sdk-single-exe/advanced/session.v4.jsonl")))
@@ -282,7 +282,7 @@ def test_v2_assistant_attempt_is_a_hidden_attempt_with_its_reason():
 
 
 def test_v2_embedded_stream_attempt_matches_its_message():
-    from app.log.attempts import find_attempts
+    from app.log.fold.attempts import find_attempts
     r = LogReader.open(str(find("f4a32dbd0a/snapshots/session/tool-call-turn/session.v4.jsonl")))
     evs = r.events()
     atts = find_attempts(evs).attempts
@@ -339,7 +339,7 @@ def test_v4_early_and_late_source_kinds_both_read():
 
 
 def test_v4_fork_child_inherited_cut_is_the_tagged_end_seed():
-    from app.log.versions import inherited_count
+    from app.log.format.versions import inherited_count
     r = LogReader.open(str(find("subagent-fork-in-process/session.1.v4.jsonl")))
     assert r.header.isSeeded is True
     evs = r.events()
@@ -495,7 +495,7 @@ def test_crash_cut_v3_keeps_the_user_wrapper_shape(tmp_path):
 # --------------------------------------------------------------------------- history rows (v2+ streams)
 
 def test_history_rows_hide_a_v2_attempt_and_show_embedded_chunks():
-    from app.log.attempts import find_attempts
+    from app.log.fold.attempts import find_attempts
     from app.ui.history.rows import build_rows
     r = LogReader.open(str(find("suite/plain-turn/session.v2.jsonl")))
     items = r.items()
@@ -604,7 +604,7 @@ def test_inspect_inherited_cut_and_seed_marker_check(tmp_path):
 
 
 def test_diffs_on_newer_formats():
-    from app.log.diff import attempt_diff, fork_diff, request_diff
+    from app.log.query.diff import attempt_diff, fork_diff, request_diff
     r = LogReader.open(str(find("f4a32dbd0a/scripts/snapshots/python-sdk-single-exe/advanced/session.v4.jsonl")))
     (step,) = [d for d in attempt_diff(r) if d["failed"]]
     assert step["failed"][0]["firstSeq"] == 17 and step["failed"][0]["failure"]["code"] == "IMAGE_OFFLOAD_REQUIRED"

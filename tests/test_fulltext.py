@@ -147,8 +147,8 @@ def test_filters(home):
 
 
 def test_v2_v4_sessions_are_indexed(home):
-    from app.log.reader import LogReader
-    from app.log.search import FindOptions, find_all
+    from app.log.index.reader import LogReader
+    from app.log.query.search import FindOptions, find_all
     ix = home["ix"]
     v4 = [sid for sid, o in home["origin"].items() if "cancel-tool-calls/session.v4" in o]
     assert len(v4) == 1
@@ -204,7 +204,7 @@ def test_second_update_reads_nothing_unchanged(home):
 
 def _append_turn(path, word, zstd=False):
     """Append a turn (turn/start, user/message with ``word``, turn/end) after the log's last seq."""
-    from app.log.reader import LogReader
+    from app.log.index.reader import LogReader
     r = LogReader.open(path)
     last = max(ev.seq for ev in r.iter_events())
     turns = [ev.data.get("turn") for ev in r.iter_events() if ev.type == "turn/start"]
@@ -218,7 +218,7 @@ def _append_turn(path, word, zstd=False):
              "data": {"turn": t, "reason": {"kind": "completed"}}}]
     data = b"".join(json.dumps(x, separators=(",", ":")).encode() + b"\n" for x in rows)
     if zstd:
-        from app.log.zstdframes import encode_frame
+        from app.log.source.zstdframes import encode_frame
         data = encode_frame(data)
     with open(path, "ab") as f:
         f.write(data)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.log import extract
+from app.log.query import extract
 from app.store import fulltext
 from app.store.fulltext import FullTextIndex
 from app.tools.plant import make_home

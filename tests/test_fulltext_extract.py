@@ -1,19 +1,19 @@
-"""The index's fast extraction (app/log/extract.py) against the reader, the worker processes, and
+"""The index's fast extraction (app/log/query/extract.py) against the reader, the worker processes, and
 the query fixes of this round: -word (NOT) in the index and the scan, after:/before: in the scan
 (no FTS5)."""
 from __future__ import annotations
 
 import json
 import os
+import sys
 from datetime import UTC, datetime
 
 import pytest
 
-from app.log import extract
-from app.log.extract import extract_jsonl, reader_entries
-from app.log.reader import LogReader
-from app.log.textview import event_fields, event_turn, plain
-from app.store import ftsio, fulltext
+from app.log.query.extract import extract_jsonl, reader_entries
+from app.log.index.reader import LogReader
+from app.log.query.textview import event_fields, event_turn, plain
+from app.store import childproc, ftsio, fulltext
 from app.store.fulltext import FullTextIndex, QueryError, parse_query
 from app.tools.plant import PlantingSynth, make_home
 from app.tools.synth import write_jsonl
@@ -173,7 +173,9 @@ def test_workers_and_the_reader_path_build_the_same_index(small_home, tmp_path, 
 
 def test_a_worker_that_dies_leaves_the_rest_inline(small_home, tmp_path, monkeypatch):
     root, m = small_home
-    monkeypatch.setattr(extract, "WORKER_CODE", "import sys; sys.exit(3)")
+    real = childproc.worker_argv
+    monkeypatch.setattr(childproc, "worker_argv", lambda kind, *a: [sys.executable, "-c", "import sys; sys.exit(3)"]
+                        if kind == "fts-extract" else real(kind, *a))
     monkeypatch.setattr(FullTextIndex, "_empty", lambda self: False)      # not a sharded first build
     with FullTextIndex(root, db_path=str(tmp_path / "ix.sqlite")) as ix:
         rep = ix.update(workers=2)
@@ -272,7 +274,7 @@ def test_the_extraction_imports_neither_qt_nor_sqlite():
     """Item 5 of the issue: the extraction can feed another engine (a shared search service)."""
     import subprocess
     import sys
-    code = ("import sys, app.log.extract; "
+    code = ("import sys, app.log.query.extract; "
             "bad = [m for m in sys.modules if m == 'sqlite3' or m.startswith(('PySide6', 'app.store', 'app.ui'))]; "
             "print(bad); sys.exit(1 if bad else 0)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -11,7 +11,9 @@ import os
 
 import pytest
 
-from app.store import fulltext
+import sys
+
+from app.store import childproc, fulltext
 from app.store.fulltext import FullTextIndex, shard_of, shard_path
 from app.tools.plant import make_home
 from tests.fixtures_util import FIXTURES
@@ -183,12 +185,19 @@ _DYING = (
     "F.serve_shard()\n")
 
 
+def _shard_code(monkeypatch, code: str) -> None:
+    """The launcher runs ``code`` (``python -c``) in place of the fts-shard worker."""
+    real = childproc.worker_argv
+    monkeypatch.setattr(childproc, "worker_argv",
+                        lambda kind, *a: [sys.executable, "-c", code] if kind == "fts-shard" else real(kind, *a))
+
+
 def test_a_shard_worker_killed_mid_build(home, tmp_path, monkeypatch):
     root, m = home
     with FullTextIndex(root, db_path=str(tmp_path / "ref.sqlite")) as ref:
         ref.update(workers=0)
         want = _entries(ref)
-    monkeypatch.setattr(fulltext, "SHARD_CODE", _DYING)
+    _shard_code(monkeypatch, _DYING)
     db = str(tmp_path / "ix.sqlite")
     with FullTextIndex(root, db_path=db) as ix:
         rep = ix.update(workers=2)
@@ -199,7 +208,7 @@ def test_a_shard_worker_killed_mid_build(home, tmp_path, monkeypatch):
         assert _entries(ix) == want
         _check(ix)
     # the killed worker's shard alone, as it was left: a usable index of 30 whole sessions
-    monkeypatch.setattr(fulltext, "SHARD_CODE", _DYING.replace("n[0] == 35", "n[0] == 25"))
+    _shard_code(monkeypatch, _DYING.replace("n[0] == 35", "n[0] == 25"))
     db2 = str(tmp_path / "ix2.sqlite")
     monkeypatch.setattr(FullTextIndex, "_update_one", _primary_only(FullTextIndex._update_one))
     with FullTextIndex(root, db_path=db2) as ix:

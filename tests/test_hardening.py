@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from app.log import limits
+from app.log.format import limits
 from app.tools import hostile
 from conftest import REPO_ROOT, fixture
 from fixtures_util import fast_sample
@@ -158,7 +158,7 @@ def test_huge_stored_zstd_frame_is_a_bad_frame_and_memory_is_bounded(tmp_path):
 # ----------------------------------------------------------------------------- class 4
 
 def _zstd_of(rows, header, tmp_path, name="s.jsonl.zstd", mutate=None):
-    from app.log.zstdframes import encode_frame
+    from app.log.source.zstdframes import encode_frame
     frames = [encode_frame(b"\n".join(rows[i:i + 5]) + b"\n") for i in range(0, len(rows), 5)]
     if mutate:
         mutate(frames)
@@ -171,7 +171,7 @@ def _zstd_of(rows, header, tmp_path, name="s.jsonl.zstd", mutate=None):
 def test_corrupt_middle_frame_every_face_reads_past_it_and_agrees(tmp_path):
     lines = [ln for ln in fixture(GOAL).read_bytes().split(b"\n") if ln]
     header, rows = lines[0], lines[1:]
-    from app.log.zstdframes import header_size
+    from app.log.source.zstdframes import header_size
 
     def runaway(frames):          # frame 3: a block size that runs past the end of the file
         b = bytearray(frames[3])
@@ -395,7 +395,7 @@ def run_campaign(tmp_path: Path, n_jsonl: int, n_zstd: int, n_sqlite: int = 8, s
     t0 = time.monotonic()
     peak = 0
     runs = 0
-    codec = __import__("app.log.codec", fromlist=["RowCodec"]).RowCodec()
+    codec = __import__("app.log.format.codec", fromlist=["RowCodec"]).RowCodec()
     for name, ext, blob, kept in mutants:
         d = tmp_path / name
         d.mkdir()
@@ -477,7 +477,7 @@ def test_header_frame_bomb_is_a_bad_header_not_a_memory_blowup(tmp_path):
 def test_fork_of_a_frame_read_in_several_windows(tmp_path, monkeypatch, window, rel):
     """A zstd frame bigger than the decoding window is read in windows; fork, pages and the
     index see each row exactly once (the seed copies none twice)."""
-    from app.log.zstdframes import encode_frame
+    from app.log.source.zstdframes import encode_frame
     from app.store.faces import open_reader
     from app.store.forking import fork
     monkeypatch.setattr(limits, "ZSTD_OUT_WINDOW", window)

@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-from app.log import analysis
-from app.log.model import is_event
-from app.log.reader import LogReader
-from app.log.sources import RawJsonlSource, SourceChanged
+from app.log.query import analysis
+from app.log.format.model import is_event
+from app.log.index.reader import LogReader
+from app.log.source.sources import RawJsonlSource, SourceChanged
 from fixtures_util import REPO, fixture
 
 BASE = "examples/acp-agent/tests/snapshots/packed-chunks/session.jsonl"

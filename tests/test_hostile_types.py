@@ -15,18 +15,18 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from app.log import analysis
-from app.log.attempts import find_attempts
-from app.log.diff import attempt_diff, request_diff
-from app.log.lazyrows import iter_messages
-from app.log.integrity import EventChecks
-from app.log.model import Event, is_event
-from app.log.search import FindOptions, find_all
-from app.log.stats import compute_stats
-from app.log.surface import index_for, page_surface
-from app.log.textview import event_fields
-from app.log.trace import TraceError, trace_event
-from app.log.versions import _ANY_TYPE, _TREE, _drop_bad, _type_ok, decode_row, field_problems, stream_chunks, stream_summary
+from app.log.query import analysis
+from app.log.fold.attempts import find_attempts
+from app.log.query.diff import attempt_diff, request_diff
+from app.log.format.lazyrows import iter_messages
+from app.log.index.integrity import EventChecks
+from app.log.format.model import Event, is_event
+from app.log.query.search import FindOptions, find_all
+from app.log.query.stats import compute_stats
+from app.log.fold.surface import index_for, page_surface
+from app.log.query.textview import event_fields
+from app.log.query.trace import TraceError, trace_event
+from app.log.format.versions import _ANY_TYPE, _TREE, _drop_bad, _type_ok, decode_row, field_problems, stream_chunks, stream_summary
 from app.store.export import export
 from app.store.faces import open_reader
 
@@ -38,7 +38,7 @@ LINES = {p: p.read_text(encoding="utf-8").splitlines() for p in LOGS}
 
 
 def test_the_corpus_has_v2_to_v4_logs():
-    assert len(LOGS) == 25 and {int(p.name.rsplit(".v", 1)[1][0]) for p in LOGS} == {2, 3, 4}
+    assert len(LOGS) == 27 and {int(p.name.rsplit(".v", 1)[1][0]) for p in LOGS} == {2, 3, 4}
 
 
 # --------------------------------------------------------------------------- the reported defect

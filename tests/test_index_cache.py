@@ -8,10 +8,10 @@ import shutil
 
 import pytest
 
-from app.log.fastindex import IndexBuilder, scan
-from app.log.reader import LogReader
-from app.log.sources import RawJsonlSource
-from app.log.zstdframes import encode_frame
+from app.log.index.fastindex import IndexBuilder, scan
+from app.log.index.reader import LogReader
+from app.log.source.sources import RawJsonlSource
+from app.log.source.zstdframes import encode_frame
 from app.store import indexcache
 from app.store.indexcache import cached_index
 from app.tools.synth import SessionSynth, batches, write_jsonl

@@ -8,8 +8,8 @@ import random
 import pytest
 
 import app.ui.history.window as W
-from app.log.model import is_event
-from app.log.reader import LogReader
+from app.log.format.model import is_event
+from app.log.index.reader import LogReader
 from app.tools.synth import SessionSynth, write_jsonl
 from app.ui.history.pages import _open_job, _range_job, range_around, read_range, bound_after
 from app.ui.history.window import FILTERS, RowWindow, row_category, row_is_error

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from app.log import analysis
-from app.log.attempts import find_attempts
-from app.log.lazyrows import PackedBlock, iter_lazy
-from app.log.reader import LogReader
+from app.log.query import analysis
+from app.log.fold.attempts import find_attempts
+from app.log.format.lazyrows import PackedBlock, iter_lazy
+from app.log.index.reader import LogReader
 from app.tools.synth import SessionSynth, write_jsonl
 
 
@@ -71,7 +71,7 @@ def test_lazy_inspect_equals_the_event_by_event_pass(tmp_path, kind):
 
 # --------------------------------------------------------------------------- messages, flat memory
 
-from app.log.lazyrows import iter_messages  # noqa: E402
+from app.log.format.lazyrows import iter_messages  # noqa: E402
 from fixtures_util import fast_sample, rel, session_files  # noqa: E402
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.cli.main import main as cli
-from app.log.diff import fork_diff
+from app.log.query.diff import fork_diff
 from app.store.faces import open_reader
 from app.store.forking import fork
 from app.store.lineage import descendants, find_parent, lineage, store_root
@@ -130,7 +130,7 @@ def test_log_core_does_not_import_the_store():
     (``diff.find_parent_path`` for the audit window until the UI pass, ``trace_session`` without a listing)."""
     import ast
     shims = {"find_parent_path", "trace_session"}
-    for name in ("diff.py", "trace.py", "surface.py", "inflight.py", "lineage.py"):
+    for name in ("query/diff.py", "query/trace.py", "fold/surface.py", "fold/inflight.py", "fold/lineage.py"):
         tree = ast.parse((repo_root / "app/log" / name).read_text())
 
         def visit(node, func=None):

@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from app.log.zstdframes import encode_frame
+from app.log.source.zstdframes import encode_frame
 from app.store import titles
 from app.store.discovery import discover
 from fixtures_util import FIXTURES

@@ -14,8 +14,8 @@ import shutil
 import pytest
 
 from app.cli.main import main
-from app.log.reader import LogReader
-from app.log.zstdframes import encode_session
+from app.log.index.reader import LogReader
+from app.log.source.zstdframes import encode_session
 from app.store import discovery, forking, titles
 from app.store.discovery import discover, quick_title
 from app.store.indexcache import cached_index
@@ -172,7 +172,7 @@ def test_zstd_titles_of_a_big_log_tail_head_and_middle(tmp_path):
     write(rows + [_title_row("Renamed at the end")])
     assert listed() == ("Renamed at the end", True) == (_inspect_title(p), True)
     # a torn last frame: its complete rows count (as a reader recovers them), the cut row does not
-    from app.log.zstdframes import encode_frame
+    from app.log.source.zstdframes import encode_frame
     with open(p, "ab") as f:
         f.write(encode_frame(_title_row("torn") + b"\n")[:-9])
     assert listed() == ("Renamed at the end", True) == listed(exact=True)
@@ -396,7 +396,7 @@ def test_sized_decoder_decodes_runs_and_refuses_what_libzstd_refuses():
     still decodes the next run."""
     from backports import zstd
 
-    from app.log.zstdframes import FrameError, encode_frame, sized_decoder
+    from app.log.source.zstdframes import FrameError, encode_frame, sized_decoder
     dec = sized_decoder()
     assert dec is not None
     texts = [b'{"type":"x","seq":%d}\n' % i * (i + 1) for i in range(40)]

@@ -17,8 +17,8 @@ import pytest
 from backports import zstd
 
 from app.cli.main import main
-from app.log import zstdframes
-from app.log.zstdframes import encode_frame
+from app.log.source import zstdframes
+from app.log.source.zstdframes import encode_frame
 from app.store import discovery, titles
 from app.store.discovery import discover
 from app.tools.synth import SessionSynth, write_jsonl

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from app.log.codec import encode_row
-from app.log.reader import LogReader
-from app.log.zstdframes import encode_frame
+from app.log.format.codec import encode_row
+from app.log.index.reader import LogReader
+from app.log.source.zstdframes import encode_frame
 from app.store.watch import Follower, Watcher, inotify_available, live_state
 from app.tools.synth import SessionSynth
 from fixtures_util import fast_sample

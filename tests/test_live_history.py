@@ -65,7 +65,7 @@ def test_model_grown_by_live_rows_equals_a_fresh_read(qtbot, tmp_path, monkeypat
     path.parent.mkdir()
     first = max(2, len(lines) // 4)
     if zstd:       # one frame for the header, one per write batch (as the write-behind writer does)
-        from app.log.zstdframes import encode_frame
+        from app.log.source.zstdframes import encode_frame
         path.write_bytes(encode_frame(lines[0]) + encode_frame(b"".join(lines[1:first])))
     else:
         path.write_bytes(b"".join(lines[:first]))
@@ -168,7 +168,7 @@ def test_window_follows_at_bottom_and_keeps_a_readers_place(qtbot, tmp_path, mon
         proc.communicate()
     # the writer died mid-turn: the state becomes crashed, the closure is shown
     qtbot.waitUntil(lambda: h.live_state == "crashed", timeout=WAIT)
-    from app.log.reader import LogReader
+    from app.log.index.reader import LogReader
     rd = LogReader.open(str(path))
     last = rd.tail_page(10).last_seq
     rd.close()
@@ -187,7 +187,7 @@ def test_session_list_states_from_the_poll(qtbot, tmp_path):
     from app.store.discovery import discover
     from app.ui.session_model import LIVE_BADGES, RECENT_S, SessionTreeModel, live_states_job
     from test_live import _header_and_rows
-    from app.log.codec import encode_row
+    from app.log.format.codec import encode_row
 
     hdr, evs = _header_and_rows(3000)
     end = [e["seq"] for e in evs if e["type"] == "turn/end"][0]

@@ -9,7 +9,7 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from app.log.reader import LogReader  # noqa: E402
+from app.log.index.reader import LogReader  # noqa: E402
 from app.ui.live import LiveFollower  # noqa: E402
 
 from test_live import cold_seqs, first_mid_turn_seq, simulate  # noqa: E402

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from app.log.model import BadRow, is_event
-from app.log.reader import LogReader, extend_tail_page, split_page
-from app.log.repair import TailTracker
+from app.log.format.model import BadRow, is_event
+from app.log.index.reader import LogReader, extend_tail_page, split_page
+from app.log.fold.repair import TailTracker
 from app.tools.synth import SessionSynth, write_jsonl
 from fixtures_util import session_files
 
@@ -86,7 +86,7 @@ def test_torn_last_line_is_replaced_by_the_completed_row(tmp_path):
 
 
 def test_defect_then_turn_end_leaves_the_tail_clean():
-    from app.log.model import Event
+    from app.log.format.model import Event
     tt = TailTracker()
     tt.apply(Event(seq=0, type="turn/start", time=1, data={"turn": 1}))
     tt.apply(BadRow(pos=10, line=2, offset=10, raw=b"{oops", reason="malformed", kind="malformed"))

@@ -1,4 +1,4 @@
-"""Message content -> display text in one place (issue 13 item 3): :func:`app.log.payloads.content_text`
+"""Message content -> display text in one place (issue 13 item 3): :func:`app.log.format.payloads.content_text`
 on the real messages of the shared fixtures (v0 ``dsh`` and the v2–v4 ``dsh-next`` logs), through
 each caller that shows content (search fields, presenters, export, ``message_text``).
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from app.log.model import Event, event_message, message_text
-from app.log.payloads import blocks, content_text
-from app.log.reader import LogReader
-from app.log.textview import ASSISTANT, REASONING, SYSTEM, TOOL_OUTPUT, USER, event_fields
+from app.log.format.model import Event, event_message, message_text
+from app.log.format.payloads import blocks, content_text
+from app.log.index.reader import LogReader
+from app.log.query.textview import ASSISTANT, REASONING, SYSTEM, TOOL_OUTPUT, USER, event_fields
 from app.presenters.registry import result_text, tool_result_of
 from app.store.export import _blocks_of
 

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.log.model import Event
-from app.log.reader import LogReader
+from app.log.format.model import Event
+from app.log.index.reader import LogReader
 from app.presenters import present_call, present_result, register, registered, views_for_page
 from app.presenters.registry import MAX_SECTION, unregister
 

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from app.log import analysis, checkpoints
-from app.log.integrity import EventChecks
-from app.log.reader import LogReader
+from app.log.query import analysis
+
+from app.log.fold import checkpoints
+from app.log.index.integrity import EventChecks
+from app.log.index.reader import LogReader
 
 from conftest import REPO_ROOT, fixture
 

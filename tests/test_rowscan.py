@@ -1,4 +1,4 @@
-"""The index's row scanner (app/log/rowscan.py): compiled and interpreted, the same answers.
+"""The index's row scanner (app/log/index/rowscan.py): compiled and interpreted, the same answers.
 
 The compiled module (mypyc, at set-up) and the same source interpreted must give the same block
 for every buffer, and both exactly what the previous bulk scan gave (accepted or rejected alike):
@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from scanners_util import C_SCANNER, COMPILED, INTERPRETED, NAMES, SCANNERS, SOURCE, STAMP, block, apply_edit, bulk_block, is_extension, use
 
-from app.log.fastindex import _KINDS, _NOT_LEGACY
+from app.log.index.fastindex import _KINDS, _NOT_LEGACY
 
-from app.log import fastindex
-from app.log.fastindex import IndexBuilder, scan
-from app.log.reader import LogReader
-from app.log.sources import RawJsonlSource, open_source
+from app.log.index import fastindex
+from app.log.index.fastindex import IndexBuilder, scan
+from app.log.index.reader import LogReader
+from app.log.source.sources import RawJsonlSource, open_source
 from app.store.indexcache import index_summary
 from app.tools.synth import SessionSynth, write_jsonl
 
@@ -63,11 +63,11 @@ def test_the_compiled_scanner_runs_where_set_up_built_it():
     c_source, c_stamp = SOURCE.with_name("rowscan_c.c"), SOURCE.with_name("rowscan_c.stamp")
     if STAMP.exists():
         assert STAMP.read_text().strip() == hashlib.sha256(SOURCE.read_bytes()).hexdigest(), \
-            "app/log/rowscan.py changed since set-up compiled it: run make (packaging/build_native.py)"
+            "app/log/index/rowscan.py changed since set-up compiled it: run make (packaging/build_native.py)"
         assert COMPILED is not None and is_extension(COMPILED.__file__)
     if c_stamp.exists():
         assert c_stamp.read_text().strip() == hashlib.sha256(c_source.read_bytes()).hexdigest(), \
-            "app/log/rowscan_c.c changed since set-up built it: run make (packaging/build_native.py)"
+            "app/log/index/rowscan_c.c changed since set-up built it: run make (packaging/build_native.py)"
     if c_stamp.exists() and asked != "compiled":
         assert fastindex.SCANNER == "c" and C_SCANNER is not None and is_extension(C_SCANNER.__file__)
         assert fastindex._scan_rows is fastindex.scan_c

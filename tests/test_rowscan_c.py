@@ -1,4 +1,4 @@
-"""The C row scanner (app/log/rowscan_c.c) returns exactly what its definition (app/log/rowscan.py,
+"""The C row scanner (app/log/index/rowscan_c.c) returns exactly what its definition (app/log/index/rowscan.py,
 interpreted) returns, as a raw tuple: the block, the marks and the rows listed to probe, for any
 buffer, any range of it and any expected seq (decision 0017).
 
@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from scanners_util import C_SCANNER, INTERPRETED, apply_edit
 
-from app.log import fastindex
-from app.log.fastindex import _SCAN_KINDS, _SCAN_TYPES
-from app.log.limits import MAX_PACKED_MEMBERS
+from app.log.index import fastindex
+from app.log.index.fastindex import _SCAN_KINDS, _SCAN_TYPES
+from app.log.format.limits import MAX_PACKED_MEMBERS
 from app.tools.synth import SessionSynth, write_jsonl
 
 pytestmark = pytest.mark.skipif(C_SCANNER is None, reason="set-up did not build the C row scanner here")

@@ -1,4 +1,4 @@
-"""The row scanner reads a buffer a window at a time (app/log/rowscan.py: ``WINDOW`` bytes decoded as
+"""The row scanner reads a buffer a window at a time (app/log/index/rowscan.py: ``WINDOW`` bytes decoded as
 Latin-1, then the next window from the first row that ran past it).
 
 The other rowscan tests use buffers shorter than one window; here the buffers are several windows long
@@ -21,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from scanners_util import INTERPRETED, SCANNERS, apply_edit, bulk_block
 
-from app.log import fastindex
-from app.log.fastindex import _LEGACY_TYPES, _NOT_LEGACY, _SCAN_KINDS, _SCAN_TYPES
-from app.log.limits import MAX_PACKED_MEMBERS
+from app.log.index import fastindex
+from app.log.index.fastindex import _LEGACY_TYPES, _NOT_LEGACY, _SCAN_KINDS, _SCAN_TYPES
+from app.log.format.limits import MAX_PACKED_MEMBERS
 from app.tools.synth import SessionSynth, write_jsonl
 
 WINDOW = INTERPRETED.WINDOW

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from app.log.outline import build_outline
-from app.log.reader import LogReader
-from app.log.search import FindOptions, find_all
+from app.log.query.outline import build_outline
+from app.log.index.reader import LogReader
+from app.log.query.search import FindOptions, find_all
 from app.store.scan_child import run_isolated
 from app.tools.plant import PlantingSynth
 from app.tools.synth import write_jsonl
@@ -63,7 +63,7 @@ def test_the_outline_child_runs_below_a_search_child(task, step):
     code = ("import os, sys\n"
             "from app.store import scan_child as sc\n"
             "sc.scan = lambda task, path, sid, args, send: os.nice(0)\n"
-            "sys.exit(sc.child_main())\n")
+            "sys.exit(sc.child_main([]))\n")
     out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps((task, "unused", None, {})),
                          capture_output=True, env=child_env(), timeout=60)
     kind, niceness = pickle.loads(out.stdout)

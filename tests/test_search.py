@@ -1,5 +1,5 @@
-"""Whole-log search (app/log/search.py), the text it matches (app/log/textview.py), the outline
-and problems pass (app/log/outline.py) and `session-lens find`, on generated logs with planted
+"""Whole-log search (app/log/query/search.py), the text it matches (app/log/query/textview.py), the outline
+and problems pass (app/log/query/outline.py) and `session-lens find`, on generated logs with planted
 words and on the shared fixtures."""
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import threading
 import pytest
 
 from app.cli.main import main as cli
-from app.log.analysis import inspect
-from app.log.outline import build_outline
-from app.log.reader import LogReader
-from app.log.search import FindOptions, FindStats, build_prefilter, find, find_all
-from app.log.sources import RawJsonlSource
-from app.log.textview import event_fields, plain
+from app.log.query.analysis import inspect
+from app.log.query.outline import build_outline
+from app.log.index.reader import LogReader
+from app.log.query.search import FindOptions, FindStats, build_prefilter, find, find_all
+from app.log.source.sources import RawJsonlSource
+from app.log.query.textview import event_fields, plain
 from app.tools.plant import PLANTS, PlantingSynth
 from app.tools.synth import write_jsonl
 from tests.fixtures_util import FIXTURES, fast_sample, rel, session_files
@@ -33,7 +33,7 @@ def planted(tmp_path_factory):
     stats = write_jsonl(str(path), s, turns=9)
     assert set(s.planted) == set(PLANTS), "every word planted"
     # the same log as zstd frames and as a SQLite store
-    from app.log.zstdframes import encode_frame
+    from app.log.source.zstdframes import encode_frame
     data = path.read_bytes()
     lines = data.split(b"\n")
     frames = [encode_frame(lines[0] + b"\n")]
@@ -164,7 +164,7 @@ def test_limit_stops_early(planted):
 
 def _naive(reader, opts):
     """Every (seq, kind) whose decoded field matches: no prefilter, every event decoded."""
-    from app.log.search import compile_matcher
+    from app.log.query.search import compile_matcher
     m = compile_matcher(opts)
     out = []
     for ev in reader.iter_events():

@@ -19,8 +19,8 @@ import json
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from app.log.search import FindOptions, _case_variants, build_prefilter, compile_matcher
-from app.log.textview import fold_case
+from app.log.query.search import FindOptions, _case_variants, build_prefilter, compile_matcher
+from app.log.query.textview import fold_case
 
 ALPHABET = (list("abeiknsxzABIKS019 -.") + list("ßẞσςΣıİſKΩωÅåΠπДдЀѐñÑéÉÜü日本語한ÿŸµΜ")
             + list("ftlhjFTLJﬁﬂﬀﬃﬆﬅŉʼǰΐΰιυẚʾẞ") + ["\u030c", "\u0308", "\u0301", "\u0307"]

@@ -1,12 +1,12 @@
-"""app.log.shadowmap: the column record of who shadowed whom answers exactly as the dicts it replaces
+"""app.log.fold.shadowmap: the column record of who shadowed whom answers exactly as the dicts it replaces
 (last write wins for a seq recorded twice), in and out of seq order, through batches, merges and a save."""
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.log import shadowmap
-from app.log.shadowmap import ShadowColumns
+from app.log.fold import shadowmap
+from app.log.fold.shadowmap import ShadowColumns
 
 # (replacing seq, shadowed seqs): small seqs so that repeats and out-of-order records are common
 _RECORDS = st.lists(st.tuples(st.integers(0, 300), st.lists(st.integers(0, 300), max_size=6)), max_size=120)

@@ -20,8 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.log.codec import RowCodec, pack_events
-from app.log.model import BadRow, is_event
+from app.log.format.codec import RowCodec, pack_events
+from app.log.format.model import BadRow, is_event
 from app.store.sqlite_store import (APPLICATION_ID, SCHEMA_SQL, SqliteSource, SqliteStore, StoreError,
                                     append_batch, create_store, decode_seqs, encode_seqs, jsonl_to_sqlite,
                                     normalize_sql, open_writer)
@@ -560,7 +560,7 @@ def test_immutable_reader_switches_when_writer_appears(tmp_path):
 
 
 def test_source_changed_on_rewrite(tmp_path):
-    from app.log.sources import SourceChanged
+    from app.log.source.sources import SourceChanged
     db = _store(tmp_path)
     with SqliteStore.open(db) as store:
         src = store.source("s-1")

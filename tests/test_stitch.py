@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.log.stitch import Stitcher, Step
+from app.log.fold.stitch import Stitcher, Step
 
 
 def ev(s):

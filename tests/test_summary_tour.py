@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QApplication
 
-from app.log.reader import LogReader
+from app.log.index.reader import LogReader
 from app.tools.synth import SessionSynth, write_jsonl
 
 from test_ui_history import WAIT, idle, make_window, open_and_wait  # noqa: F401 (fixtures)

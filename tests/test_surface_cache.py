@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.log.reader import LogReader
-from app.log.surface import SurfaceIndex, index_for, page_surface
+from app.log.index.reader import LogReader
+from app.log.fold.surface import SurfaceIndex, index_for, page_surface
 from app.store import indexcache
 from app.store.indexcache import cached_surface
 from app.tools.synth import SessionSynth, write_jsonl

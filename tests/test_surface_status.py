@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from app.cli.main import main as cli
-from app.log.folds import fold_surface
-from app.log.model import SURFACE_TYPES
-from app.log.reader import LogReader
-from app.log.surface import (SurfaceIndex, compaction_group, compaction_line, index_for, page_surface, row_surface,
+from app.log.fold.folds import fold_surface
+from app.log.format.model import SURFACE_TYPES
+from app.log.index.reader import LogReader
+from app.log.fold.surface import (SurfaceIndex, compaction_group, compaction_line, index_for, page_surface, row_surface,
                              summary_text)
-from app.log.trace import trace_event
+from app.log.query.trace import trace_event
 from app.tools.synth import SessionSynth, write_jsonl
 
 repo_root = Path(__file__).resolve().parents[1]
@@ -204,7 +204,7 @@ def test_page_text_names_shadowed_rows_and_compaction(capsys):
 
 
 def test_describe_surface_words():
-    from app.log.surface import describe_surface
+    from app.log.fold.surface import describe_surface
     r = LogReader.open(str(COMPACTION))
     idx = index_for(r)
     assert describe_surface(row_surface(idx, r.event_at(4))) == \
@@ -219,7 +219,7 @@ def test_describe_surface_words():
 
 @pytest.mark.slow
 def test_describe_chain(synth_log):
-    from app.log.surface import describe_surface
+    from app.log.fold.surface import describe_surface
     r = LogReader.open(str(synth_log))
     idx = index_for(r)
     s = next(s for s in idx.fold.replaced_by if len(idx.replacement_chain(s)) >= 2)

@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from app.log import analysis
-from app.log.attempts import find_attempts
-from app.log.codec import RowCodec, encode_row, pack_events
-from app.log.folds import fold_surface
-from app.log.reader import LogReader
+from app.log.query import analysis
+from app.log.fold.attempts import find_attempts
+from app.log.format.codec import RowCodec, encode_row, pack_events
+from app.log.fold.folds import fold_surface
+from app.log.index.reader import LogReader
 from app.tools.synth import (RETRYABLE, SessionSynth, batches, crash_after, cut_items, expand_items, open_turn,
                              pack_items, write_jsonl)
 
@@ -272,7 +272,7 @@ def _compactions(evs):
 
 def _check_compaction_shape(evs):
     """Every compaction replaces a run of current surface nodes exactly as dsh writes it; -> count."""
-    from app.log.folds import SurfaceFold
+    from app.log.fold.folds import SurfaceFold
     fold = SurfaceFold(keep_events=False, version=4)
     brackets = {b[2].seq: b for b in _compactions(evs)}
     for e in evs:
@@ -305,8 +305,8 @@ def test_v4_compaction_replaces_valid_ranges(seed, tmp_path):
     """synth v4 writes compactions as dsh does: the system prompt is surface node 0 (right after the
     first step/start), the replacement names a run of current nodes after it by startSeq/endSeq, and
     the surface, request and messages faces agree with the same session written as v0."""
-    from app.log.integrity import dsh_refusals
-    from app.log.surface import index_for, page_surface
+    from app.log.index.integrity import dsh_refusals
+    from app.log.fold.surface import index_for, page_surface
     p4, p0 = tmp_path / "session.v4.jsonl", tmp_path / "session.jsonl"
     kw = dict(context_window=6_000 + 500 * seed, p_retry=0.3)
     write_jsonl(str(p4), SessionSynth(seed, version=4, **kw), turns=10)

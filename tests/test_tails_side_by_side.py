@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 
 from app.cli.main import main as cli
-from app.log.reader import LogReader
-from app.log.tails import TRUTHS, align_tails, legend, truth_label
+from app.log.index.reader import LogReader
+from app.log.fold.tails import TRUTHS, align_tails, legend, truth_label
 
 repo_root = Path(__file__).resolve().parents[1]
 CRASHED = repo_root / "resources/demo/sessions/--home-dev-demo-project--/demo-crashed/session.jsonl"

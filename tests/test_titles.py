@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from app.log.reader import LogReader
+from app.log.index.reader import LogReader
 from app.store import titles
 from app.store.discovery import discover, quick_title
 from app.tools.synth import SessionSynth, write_jsonl

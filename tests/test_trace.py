@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from app.cli.main import main as cli
-from app.log.reader import LogReader
-from app.log.trace import TraceError, trace_event
+from app.log.index.reader import LogReader
+from app.log.query.trace import TraceError, trace_event
 from app.store.lineage import trace_session
 
 repo_root = Path(__file__).resolve().parents[1]

@@ -1,10 +1,10 @@
 """The row trace from the fold checkpoints and the surface index equals the from-scratch trace.
 
-:func:`app.log.trace.trace_from_checkpoints` answers without a pass over the log (a replay of the
+:func:`app.log.query.trace.trace_from_checkpoints` answers without a pass over the log (a replay of the
 row's turn, short replays from the nearest turn start for the dispatch counts, the checkpoint
 intervals whose citations reach the row); every row of every fixture (v0 and v2–v4), with a
 checkpoint at nearly every segment and with a single one, and Hypothesis positions in generated
-v0 and v4 logs with compactions, get the same answer as :func:`app.log.trace.trace_event`.
+v0 and v4 logs with compactions, get the same answer as :func:`app.log.query.trace.trace_event`.
 """
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from app.log.checkpoints import Checkpoints, build_checkpoints
-from app.log.reader import LogReader
-from app.log.sources import RawJsonlSource
-from app.log.surface import index_for
-from app.log.trace import TraceError, trace_event, trace_from_checkpoints
+from app.log.fold.checkpoints import Checkpoints, build_checkpoints
+from app.log.index.reader import LogReader
+from app.log.source.sources import RawJsonlSource
+from app.log.fold.surface import index_for
+from app.log.query.trace import TraceError, trace_event, trace_from_checkpoints
 from app.tools.synth import SessionSynth, write_jsonl
 from fixtures_util import REPO, fast_sample, rel, session_files
 
@@ -115,7 +115,7 @@ def test_trace_from_checkpoints_reads_a_bounded_part_of_a_generated_log(generate
     stretches from the nearest turn starts to the checkpoints' dispatch counts, and the first
     ``request_cap`` dispatches that sent it (3 here)."""
     path, r, cps, si, events = generated
-    import app.log.trace as trace_mod
+    import app.log.query.trace as trace_mod
     read: list[int] = []
     orig = trace_mod.lazy_segment
 
@@ -139,7 +139,7 @@ def test_trace_from_checkpoints_reads_a_bounded_part_of_a_generated_log(generate
 def test_window_trace_job_uses_the_saved_checkpoints_and_equals_scratch(tmp_path, monkeypatch):
     """The store glue the window's trace job runs: checkpoints built once by a child process and
     saved, the surface index saved; every later trace answered from them (no whole-log pass)."""
-    import app.log.trace as trace_mod
+    import app.log.query.trace as trace_mod
     from app.store.indexcache import cached_checkpoints
     from app.store.requests import exact_trace
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))

@@ -124,7 +124,7 @@ def test_audit_session_opens_at_the_selected_row(qtbot, tmp_path):
 def test_audit_work_runs_off_the_ui_thread(qtbot, tmp_path, monkeypatch):
     """Decoding, tracing, comparing and exporting all happen on worker threads."""
     import threading
-    from app.log.reader import LogReader
+    from app.log.index.reader import LogReader
     from app.ui.audit import data as audit_data
     from app.store import export as export_mod
     w, aa = window(qtbot, fixture(COMPACTION))

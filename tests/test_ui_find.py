@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
-from app.log.analysis import inspect
-from app.log.reader import LogReader
+from app.log.query.analysis import inspect
+from app.log.index.reader import LogReader
 from app.tools.plant import PLANTS, PlantingSynth
 from app.tools.synth import SessionSynth, write_jsonl
 from app.ui.go_actions import parse_goto
@@ -285,7 +285,7 @@ def test_every_problem_of_cordis_tool_round_is_in_the_problems_panel(qtbot, make
 
 
 def test_results_model_and_wording(qtmodeltester):
-    from app.log.search import Hit
+    from app.log.query.search import Hit
     m = FindResultsModel()
     qtmodeltester.check(m)
     m.append([Hit(seq=s, turn=s // 10, kind="tool-output", snippet=f"x\x1b[31m{s}\ny", span=(0, 1), start=0, end=1,

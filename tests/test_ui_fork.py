@@ -52,7 +52,7 @@ def test_fork_from_an_eligible_reply(qtbot, tmp_path):
     assert seen and seen[0]["boundary"] == 37 and seen[0]["turns"] == 1 and seen[0]["lastMessage"]
     assert res["seedLength"] == 38
     # the child is durable (reported only after publication) and opens selected in the tree
-    from app.log.reader import LogReader
+    from app.log.index.reader import LogReader
     assert LogReader.open(res["child"]).events()[-1].type == "session/end-seed"
     qtbot.waitUntil(lambda: w.session is not None and w.session.path == res["child"], timeout=WAIT)
     assert w.session.parent is not None

@@ -220,7 +220,7 @@ def test_humane_error_drops_exception_names():
     assert humane_error("ValueError: bad header")[0] == "Bad header"
     assert humane_error("FileNotFoundError: [Errno 2] No such file: 'x'")[0] == "No such file: 'x'"
     assert humane_error("FileNotFoundError")[0] == "The file is not there any more"
-    assert humane_error("error: OpenError: app.log.sources.SourceChanged: moved")[0] == "Moved"
+    assert humane_error("error: OpenError: app.log.source.sources.SourceChanged: moved")[0] == "Moved"
     assert strip_exception_names("Fork failed: PermissionError: denied") == "Fork failed: Denied"
     assert humane_error("plain words")[0] == "plain words"
 

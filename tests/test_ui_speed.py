@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.log.model import is_event
-from app.log.reader import LogReader
+from app.log.format.model import is_event
+from app.log.index.reader import LogReader
 from app.tools.synth import SessionSynth, write_jsonl
 from app.ui.history import pages as P
 

@@ -213,7 +213,7 @@ def test_compaction_row_click_expands(qtbot, win, tmp_path):
 
 @pytest.mark.slow
 def test_help_legend_and_request_chip(qtbot, win, tmp_path):
-    from app.log.tails import TRUTHS
+    from app.log.fold.tails import TRUTHS
     assert win.truth_actions.act_legend in win.help_menu.actions()
     d = win.truth_actions.show_legend()
     names = [d.table.item(i, 0).text() for i in range(d.table.rowCount())]
@@ -240,7 +240,7 @@ def test_side_by_side_tails_align_seqs(qtbot, win, tmp_path):
     _open(qtbot, win, src)
     d = win.truth_actions.show_tails()
     qtbot.waitUntil(lambda: bool(d.rows), timeout=WAIT)
-    from app.log.reader import LogReader
+    from app.log.index.reader import LogReader
     r = LogReader.open(str(src))
     page = r.tail_page(200)
     t = d.table
@@ -396,7 +396,7 @@ def _home_with_forks(tmp_path) -> tuple[Path, Path, str]:
 def test_lineage_view_and_audit_parent_across_project_folders(qtbot, win, tmp_path):
     parent, child, grand = _home_with_forks(tmp_path)
     # the audit window's fork diff finds the parent in the other project folder
-    from app.log.reader import LogReader
+    from app.log.index.reader import LogReader
     from app.ui.audit.data import FORK, diff_specs
     r = LogReader.open(str(child))
     specs = dict(diff_specs(list(r.iter_events()), r.header, str(child)))
@@ -475,7 +475,7 @@ def test_live_face_draws_a_tool_call_without_result_as_running(tmp_path):
     """A log that ends right after a tool/call (the tool is running): live, the call row is
     marked running and no synthesized TOOL_OUTCOME_UNKNOWN result is shown; once the writer is
     gone, the crash closure brings that result and the mark goes."""
-    from app.log.inflight import in_flight
+    from app.log.fold.inflight import in_flight
     from app.tools.synth import SessionSynth, write_jsonl
     full = tmp_path / "full.jsonl"
     write_jsonl(str(full), SessionSynth(33), target_bytes=200_000, batch_events=(1, 8), pack=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from app.log.reader import LogReader
+from app.log.index.reader import LogReader
 from app.store.forking import fork
 
 from fixtures_util import ev, write_log

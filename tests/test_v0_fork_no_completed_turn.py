@@ -7,8 +7,8 @@ import os
 import pytest
 
 from app.cli.main import main
-from app.log.fork import ForkError
-from app.log.reader import LogReader
+from app.log.fold.fork import ForkError
+from app.log.index.reader import LogReader
 from app.store.forking import fork, preview
 
 from fixtures_util import ev, write_log

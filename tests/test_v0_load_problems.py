@@ -2,8 +2,8 @@
 ``request/header`` without provider or model, are reported as problems."""
 from __future__ import annotations
 
-from app.log import analysis
-from app.log.reader import LogReader
+from app.log.query import analysis
+from app.log.index.reader import LogReader
 
 from fixtures_util import ev, write_log
 

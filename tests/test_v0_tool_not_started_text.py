@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from app.log import analysis
-from app.log.reader import LogReader
+from app.log.query import analysis
+from app.log.index.reader import LogReader
 from app.store.forking import fork
 
 from fixtures_util import ev, write_log

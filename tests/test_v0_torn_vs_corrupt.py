@@ -5,9 +5,9 @@ committed row, even when that later row's envelope is bad: not a torn tail, and 
 would not truncate every row after the bad one."""
 from __future__ import annotations
 
-from app.log import analysis
-from app.log.integrity import dsh_refusals
-from app.log.reader import LogReader
+from app.log.query import analysis
+from app.log.index.integrity import dsh_refusals
+from app.log.index.reader import LogReader
 
 from fixtures_util import ev, write_log
 

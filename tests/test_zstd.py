@@ -13,10 +13,10 @@ from backports import zstd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.log.sources import SourceChanged, open_source
-from app.log.zstdframes import (COMPLETE, CORRUPT, MAGIC, TORN, FrameError, decode_frame, decode_torn,
+from app.log.source.sources import SourceChanged, open_source
+from app.log.source.zstdframes import (COMPLETE, CORRUPT, MAGIC, TORN, FrameError, decode_frame, decode_torn,
                                 encode_frame, encode_session, header_size, iter_frames, scan_frame)
-from app.log.zstdsource import FrameSegment, ZstdSource
+from app.log.source.zstdsource import FrameSegment, ZstdSource
 
 from fixtures_util import fast_sample
 

@@ -21,7 +21,7 @@ def _cfg_trace(p):
 
 
 def _run_trace(args):
-    from ..log.trace import TraceError
+    from ..log.query.trace import TraceError
     from ..store.lineage import trace_session
     from ..store.requests import exact_trace
     obj: dict = {}
@@ -109,7 +109,7 @@ def _ref(s: str):
 
 
 def _run_diff(args):
-    from ..log.diff import DiffError, attempt_diff, fork_diff, request_diff
+    from ..log.query.diff import DiffError, attempt_diff, fork_diff, request_diff
     from ..store.lineage import find_parent_path
     from ..store.faces import open_reader
     r = _reader(args)
@@ -144,7 +144,7 @@ COMMANDS["diff"] = ("diff two steps' requests, failed vs committed attempts, or 
 # --------------------------------------------------------------------------- stats
 
 def _run_stats(args):
-    from ..log.stats import compute_stats, step_label
+    from ..log.query.stats import compute_stats, step_label
     r = _reader(args)
     obj = compute_stats(r)
 

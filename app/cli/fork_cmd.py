@@ -17,7 +17,7 @@ def _cfg(p):
 
 
 def _run(args):
-    from ..log.fork import ForkError
+    from ..log.fold.fork import ForkError
     from ..store.forking import ForkVerifyError, fork, preview
     r = _reader(args, indexed=True)
     try:

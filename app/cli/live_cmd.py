@@ -2,7 +2,7 @@
 
 ``follow PATH [--json] [--idle S] [--from-start] [--session ID]``
     Default: print the tail page (spec §8 paging), then every event as it is written, stitched
-    exactly like the client does (:mod:`app.log.stitch`): no duplicate, no gap.  With
+    exactly like the client does (:mod:`app.log.fold.stitch`): no duplicate, no gap.  With
     ``--from-start`` every stored event from seq 0, then live ones.  ``--json``: one line per
     event, the event envelope (``{"type","seq","time","data",…}``).  A torn last line or frame is
     held until complete.  With ``--idle S`` it exits after S seconds without a new row (waiting
@@ -63,7 +63,7 @@ def _cfg_follow(p):
 
 
 def _run_follow(args):
-    from ..log.stitch import Stitcher
+    from ..log.fold.stitch import Stitcher
     from ..store.faces import open_reader
     from ..store.watch import Follower
 
@@ -189,7 +189,7 @@ def _sim_events(synth, n: int, crash_at):
 
 
 def _run_simulate(args):
-    from ..log.codec import encode_row, pack_events
+    from ..log.format.codec import encode_row, pack_events
     from ..store.writer import SessionWriter
     from ..tools.synth import SessionSynth
 
@@ -239,7 +239,7 @@ def _run_simulate(args):
             blob = b"".join(encode_row(r) + b"\n" for r in rows)
             if fmt == "zstd":
                 # the whole frame but its 4 checksum bytes: torn, yet its records are recoverable
-                from ..log.zstdframes import encode_frame
+                from ..log.source.zstdframes import encode_frame
                 part = encode_frame(blob)[:-4]
             else:
                 part = blob[:max(1, len(blob) // 2)]

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 
 
-from ..log.model import is_event
+from ..log.format.model import is_event
 
 # name -> (help, configure(parser), run(args)); feature modules add their own entries
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {}
@@ -138,7 +138,7 @@ def _cfg_path(p):
 
 
 def _run_inspect(args):
-    from ..log.analysis import inspect
+    from ..log.query.analysis import inspect
     from ..store.discovery import generation_facts
     from .truth_cmd import add_writer, is_live, writer_of
     r = _reader(args)
@@ -197,7 +197,7 @@ def dsh_refusal(args, reader, checks=None) -> list:
     """Why dsh would refuse to load this log (a corrupt committed row, an envelope it rejects):
     [] when it would load it; else the reasons, and one warning line on stderr.  The command
     still answers (issue 12)."""
-    from ..log.integrity import dsh_refusals
+    from ..log.index.integrity import dsh_refusals
     probs = [str(p) for p in dsh_refusals(reader) + (list(checks.refusing) if checks is not None else [])]
     if probs:
         print(f"session-lens {args.cmd}: warning: dsh would refuse to load this log ({probs[0]}); "
@@ -206,9 +206,9 @@ def dsh_refusal(args, reader, checks=None) -> list:
 
 
 def _run_messages(args):
-    from ..log.integrity import EventChecks
-    from ..log.lazyrows import iter_messages
-    from ..log.model import message_text
+    from ..log.index.integrity import EventChecks
+    from ..log.format.lazyrows import iter_messages
+    from ..log.format.model import message_text
     r = _reader(args)
     checks = EventChecks()
     # streamed, one message at a time (flat memory however long the log); the fold and its checks
@@ -257,13 +257,13 @@ def _cfg_request(p):
 
 
 def _run_request(args):
-    from ..log.analysis import RequestError, request_at
-    from ..log.integrity import EventChecks
+    from ..log.query.analysis import RequestError, request_at
+    from ..log.index.integrity import EventChecks
     r = _reader(args, indexed=True)
     checks = EventChecks()
     try:
         if r.version in (0, 2, 3, 4) and not r.envelope_free and r.source.kind in ("jsonl", "zstd"):
-            from ..log import checkpoints
+            from ..log.fold import checkpoints
             from ..store.indexcache import cached_checkpoints
             obj = checkpoints.request_at(r, args.at, cached_checkpoints(r)[0], checks=checks)   # nearest + replay
         else:
@@ -296,7 +296,7 @@ def _cfg_page(p):
 
 def page_json(reader, page, physical: bool, attempts: bool, live: bool = False) -> dict:
     """``live``: a writer is alive, so the tail page is the live face (no crash closure)."""
-    from ..log.attempts import find_attempts
+    from ..log.fold.attempts import find_attempts
     from .truth_cmd import annotate_page, page_items
     items = page_items(page, physical, live)
     evs = [it for it in items if is_event(it)]

@@ -28,7 +28,7 @@ def _cfg_find(p):
 
 
 def _run_find(args):
-    from ..log.search import FindOptions, FindStats, find
+    from ..log.query.search import FindOptions, FindStats, find
     kinds = None
     if args.kind:
         kinds = [k for arg in args.kind for k in arg.split(",") if k.strip()]
@@ -75,7 +75,7 @@ def _cfg_search(p):
 
 
 def _run_search(args):
-    from ..log.textview import plain
+    from ..log.query.textview import plain
     from ..store.fulltext import FullTextIndex, QueryError, SearchHit
     if not args.query and not args.rebuild:
         raise CliError("give a QUERY (or --rebuild)")

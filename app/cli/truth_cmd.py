@@ -41,14 +41,14 @@ def is_live(ws: Optional[dict[Any, Any]]) -> bool:
 def add_writer(obj: dict[Any, Any], ws: Optional[dict[Any, Any]], reader=None) -> dict[Any, Any]:
     """``writer``, ``writerState``, the truth an ``inspect`` answer shows and, while the writer
     is live, ``inFlight`` (what the open turn has so far) instead of a synthesized closure."""
-    from ..log.tails import TRUTHS
+    from ..log.fold.tails import TRUTHS
     if ws is not None:
         obj["writer"] = ws["writer"]
         obj["writerState"] = ws
         face = "live" if is_live(ws) else "logical"
         obj["truth"] = {"name": TRUTHS[face][0], "contract": TRUTHS[face][1]}
         if is_live(ws) and reader is not None:
-            from ..log.inflight import in_flight
+            from ..log.fold.inflight import in_flight
             st = reader.tail_state()
             obj["inFlight"] = in_flight(st.tracker) if st.tracker is not None else None
     return obj
@@ -90,7 +90,7 @@ def with_fork_title(reader, obj: dict[Any, Any], preview: bool) -> dict[Any, Any
 
 def page_items(page, physical: bool, live: bool) -> list[Any]:
     """The rows of a page for its face: stored rows, the live face (no closure), or the logical face."""
-    from ..log.inflight import live_items
+    from ..log.fold.inflight import live_items
     if physical:
         return page.items
     return live_items(page) if live and page.tail else page.logical_items()
@@ -99,10 +99,10 @@ def page_items(page, physical: bool, live: bool) -> list[Any]:
 def annotate_page(reader, page, items: list[Any], entries: list[Any], obj: dict[Any, Any], live: bool, physical: bool) -> dict[Any, Any]:
     """Surface status on each event entry (``entries`` parallel to the events kept of ``items``),
     the page's compaction groups, the truth it shows, and the in-flight summary when live."""
-    from ..log.inflight import in_flight
-    from ..log.model import is_event
-    from ..log.surface import compaction_group, row_surface
-    from ..log.tails import TRUTHS
+    from ..log.fold.inflight import in_flight
+    from ..log.format.model import is_event
+    from ..log.fold.surface import compaction_group, row_surface
+    from ..log.fold.tails import TRUTHS
     from ..store.indexcache import cached_surface
     sidx, _ = cached_surface(reader)          # saved beside the seq index: no pass over the log once warm
     by_seq = {it.seq: it for it in items if is_event(it)}
@@ -145,7 +145,7 @@ def entry_marks(e: dict[Any, Any]) -> str:
 
 
 def compaction_lines(obj: dict[Any, Any]) -> list[Any]:
-    from ..log.surface import compaction_line
+    from ..log.fold.surface import compaction_line
     return [f"  seq {g['startSeq']}–{g['endSeq'] if g['endSeq'] is not None else '…'}: {compaction_line(g)}"
             for g in obj.get("compactions") or []]
 
@@ -158,7 +158,7 @@ def _cfg_tails(p):
 
 
 def _run_tails(args):
-    from ..log.tails import TRUTHS, align_tails
+    from ..log.fold.tails import TRUTHS, align_tails
     r = _reader(args)
     page = r.tail_page(args.limit)
     rows = [row.to_dict() for row in align_tails(page)]

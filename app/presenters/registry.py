@@ -26,7 +26,7 @@ import json
 from typing import Any, Optional
 from collections.abc import Callable, Iterable
 
-from ..log.payloads import JsonObj, content_text
+from ..log.format.payloads import JsonObj, content_text
 from ..textutil import clip_bytes, compact_json, pretty_json
 
 View = dict[str, Any]                 # a tool view (the shape above)

@@ -1,5 +1,11 @@
-"""The child-process plumbing shared by the index scan (:mod:`app.store.indexer`) and the
-whole-log scans (:mod:`app.store.scan_child`).
+"""The one child-process launcher: every worker process of Session Lens starts here.
+
+:data:`WORKERS` is the table of worker kinds and their entry points.  A worker is started as
+``python -m app --session-lens-worker KIND ARGS...`` from source, and as
+``session-lens --session-lens-worker KIND ARGS...`` from the packaged binary (its entry point
+dispatches the flag to :func:`worker_main` before anything else), so the development app, the
+CLI and the frozen app run the same workers the same way.  :func:`worker_argv` builds that
+command and :func:`spawn_worker` starts it; :func:`run_child` runs a request/answer worker.
 
 A child runs :func:`serve`: it lowers its priority, runs its body and writes pickled messages
 to stdout: any number of ``(kind, ...)`` progress messages sent by the body, then
@@ -11,6 +17,7 @@ hands every other message to ``on_message`` in the caller's thread, returns the 
 """
 from __future__ import annotations
 
+import importlib
 import os
 import pickle
 import signal
@@ -23,6 +30,40 @@ from pathlib import Path
 from typing import Optional
 
 Send = Callable[[tuple[object, ...]], None]
+
+WORKER_FLAG = "--session-lens-worker"
+# kind -> "module:function"; the function takes the arguments after the kind and returns an exit code
+WORKERS: dict[str, str] = {
+    "index": "app.store.indexer:child_main",          # the seq index (and fold checkpoints) of one log
+    "scan": "app.store.scan_child:child_main",        # whole-log find and the outline pass
+    "titles": "app.store.titles_child:child_main",    # exact titles of a store's sessions
+    "fts-shard": "app.store.fulltext:shard_main",     # one shard of a home's first full-text build
+    "fts-extract": "app.log.query.extract:worker_main",   # searchable text of session files
+}
+
+
+def worker_argv(kind: str, *args: str) -> list[str]:
+    """The command that runs worker ``kind`` with ``args`` (frozen binary or source tree alike)."""
+    if kind not in WORKERS:
+        raise KeyError(f"no worker kind {kind!r}")
+    if getattr(sys, "frozen", False):
+        return [sys.executable, WORKER_FLAG, kind, *args]
+    return [sys.executable, "-m", "app", WORKER_FLAG, kind, *args]
+
+
+def worker_main(argv: Sequence[str]) -> int:
+    """The child's entry: run the worker named by ``argv[0]`` with the rest of ``argv``."""
+    target = WORKERS.get(argv[0]) if argv else None
+    if target is None:
+        print(f"session-lens: unknown worker kind {argv[0] if argv else ''!r}", file=sys.stderr)
+        return 2
+    module, func = target.split(":")
+    return int(getattr(importlib.import_module(module), func)(list(argv[1:])) or 0)
+
+
+def spawn_worker(kind: str, *args: str, **popen: object) -> subprocess.Popen[bytes]:
+    """Start worker ``kind`` (pipes and stderr as the caller asks in ``popen``); raises OSError."""
+    return subprocess.Popen(worker_argv(kind, *args), env=child_env(), close_fds=True, **popen)  # type: ignore[call-overload, no-any-return]
 
 
 class ChildFailed(RuntimeError):

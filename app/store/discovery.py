@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 import msgspec
 
-from ..log.codec import parse_header
-from ..log.limits import open_regular, read_head
+from ..log.format.codec import parse_header
+from ..log.format.limits import open_regular, read_head
 from . import titles as _titles
 
 SESSION_SUFFIXES = (".jsonl", ".jsonl.zstd", ".jsonl.zst")
@@ -182,7 +182,7 @@ def _header_zstd(fd: int, data: bytes, limit: int) -> tuple[Optional[bytes], Opt
             if not more or len(data) > limit:
                 return None, "the zstd header frame is incomplete or corrupt", 0
             data += more
-    from ..log.zstdframes import FrameError
+    from ..log.source.zstdframes import FrameError
     try:
         text = _titles.decode_frames(data, 0, n, limit)     # a bomb in the header frame stays a bad header
     except (zstd.ZstdError, FrameError) as e:
@@ -275,7 +275,7 @@ def read_facts(path: str, size: int, title: bool = False, exact: bool = False) -
             except OSError as e:
                 return f"{path}: cannot read: {e.strerror or e}"
             if not stat.S_ISREG(st.st_mode):
-                from ..log.limits import _kind
+                from ..log.format.limits import _kind
                 return f"{path}: cannot read: {path} is {_kind(st.st_mode)}, not a regular file: refused"
             size, mtime = st.st_size, st.st_mtime
         try:
@@ -515,7 +515,7 @@ def _gen_entry(path: str) -> dict[str, Any]:
     raw, why = read_header_bytes(path)
     hv = None
     if raw is not None:
-        from ..log.versions import header_version
+        from ..log.format.versions import header_version
         hv = header_version(raw)
     try:
         size = os.path.getsize(path)

@@ -36,11 +36,11 @@ from collections.abc import Callable, Iterator
 
 import msgspec
 
-from ..log.attempts import AttemptTracker
-from ..log.model import Event
-from ..log.payloads import JsonObj, content_text, obj as _obj
-from ..log.reader import LogReader
-from ..log.versions import replace_bounds
+from ..log.fold.attempts import AttemptTracker
+from ..log.format.model import Event
+from ..log.format.payloads import JsonObj, content_text, obj as _obj
+from ..log.index.reader import LogReader
+from ..log.format.versions import replace_bounds
 from .publish import publish_file
 
 FORMATS = ("raw", "logical", "markdown", "html", "zip")
@@ -377,7 +377,7 @@ def build_transcript(reader: LogReader, redact: Optional[Redactor] = None) -> tu
                                  label=f"retry {d.get('retry')} scheduled after {f.get('code') or 'failure'}"
                                        f" (delay {d.get('delayMs')} ms)"))
         elif typ == "compaction/summary":
-            from ..log.surface import summary_text
+            from ..log.fold.surface import summary_text
             text = summary_text(d.get("summary"))
             entries.append(Entry("note", ev.seq, role="system", turn=t, time=ev.time,
                                  label=f"compaction summary {d.get('compactionId', '')}",
@@ -625,7 +625,7 @@ def bundle_name(reader: LogReader) -> str:
 def export_zip(reader: LogReader, out: str, home: Optional[str] = None, redact: bool = False, level: int = 6,
                include_descendants: bool = True, overwrite: bool = False) -> ZipExport:
     """The dsh session export bundle (spec §9)."""
-    from ..log.trace import flatten_descendants
+    from ..log.query.trace import flatten_descendants
     from .lineage import trace_session
     from .faces import open_reader
     sid = reader.header.id if reader.header else "session"

@@ -4,9 +4,9 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from ..log.limits import read_head
-from ..log.reader import LogReader
-from ..log.sources import open_source
+from ..log.format.limits import read_head
+from ..log.index.reader import LogReader
+from ..log.source.sources import open_source
 from .discovery import SQLITE_SUFFIXES, SessionInfo, _is_sqlite, select_generation
 
 
@@ -59,7 +59,7 @@ def _check_generation_name(reader: LogReader) -> None:
         return
     hv = reader.header.version or 0
     if g[1] != hv:
-        from ..log.model import Problem
+        from ..log.format.model import Problem
         reader.problems.append(Problem(code="generation-mismatch",
                                        message=f"the file name says v{g[1]} but the header says v{hv}; dsh refuses "
                                                "this generation (read as its header says)", line=1))

@@ -32,12 +32,12 @@ from typing import Any, NamedTuple, Optional, Union
 
 import msgspec
 
-from ..log.codec import encode_row
-from ..log.fastindex import _heap_steady
-from ..log.fork import ForkError, ForkPlan, child_header, plan_fork, seed_tail
-from ..log.model import is_event
-from ..log.reader import LogReader, SeqIndex
-from ..log.sources import Segment, Source
+from ..log.format.codec import encode_row
+from ..log.index.fastindex import _heap_steady
+from ..log.fold.fork import ForkError, ForkPlan, child_header, plan_fork, seed_tail
+from ..log.format.model import is_event
+from ..log.index.reader import LogReader, SeqIndex
+from ..log.source.sources import Segment, Source
 from .layout import generation_name, id_segment, project_key, session_path
 from .publish import FileRange, make_dirs
 from .writer import RawFrames, RawText, SessionWriter
@@ -194,17 +194,17 @@ def _converted_rows(reader: LogReader, data: bytes, upto: int) -> list[tuple[int
 
 def _legacy_by_heads(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
     """[(start, offset of the ``\n``)] of the rows of ``data[:upto]`` that may read in a legacy shape,
-    by the scan the seq index flags segments with (:mod:`app.log.fastindex`): each row's head in the
+    by the scan the seq index flags segments with (:mod:`app.log.index.fastindex`): each row's head in the
     writer's key order gives its type; a row of a type that may be legacy is passed over when it is in
     a shape that is not (``data.message`` there, …), else probed.  None when a row is not in that
     shape (or ``data[:upto]`` does not end a row, or holds a NUL): the caller probes every row.
 
-    Where set-up built a row scanner (C or mypyc), one pass of it (:func:`app.log.rowscan.scan`) names the
+    Where set-up built a row scanner (C or mypyc), one pass of it (:func:`app.log.index.rowscan.scan`) names the
     rows to probe; a buffer it does not take whole (a seq gap, a packed row it cannot count, a row
     not ending in ``}``) falls back to the regex over the rows' heads (:func:`_legacy_by_regex`),
     as does an interpreted scanner (the regex is faster than the interpreted loop)."""
-    from ..log import fastindex
-    from ..log.limits import MAX_PACKED_MEMBERS
+    from ..log.index import fastindex
+    from ..log.format.limits import MAX_PACKED_MEMBERS
     if upto <= 0 or data[upto - 1:upto] != b"\n":
         return None
     if fastindex.SCANNER != "python":                  # (C or mypyc)
@@ -220,8 +220,8 @@ def _may_be_legacy(row: bytes) -> bool:
     """Whether a row of a type that may be legacy, not in a shape that is not, may read in a legacy
     shape by the probe (a typed decode that skips the content); a row that does not probe (not JSON,
     another shape, nested deeper than the decoder goes): maybe, the codec decides."""
-    from ..log.fastindex import _probe
-    from ..log.reader import _maybe_legacy
+    from ..log.index.fastindex import _probe
+    from ..log.index.reader import _maybe_legacy
     try:
         return _maybe_legacy(_probe(row))
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
@@ -231,7 +231,7 @@ def _may_be_legacy(row: bytes) -> bool:
 def _legacy_by_regex(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
     """:func:`_legacy_by_heads` by the regex over the rows' heads joined (``fastindex._ROWS``) and the
     not-legacy shapes' patterns (``fastindex._NOT_LEGACY``); ``data[:upto]`` ends a row."""
-    from ..log.fastindex import _HEADS, _LEAD, _LEGACY_TYPES, _NOT_LEGACY, _ROWS, _SEQ_AT, lines_of
+    from ..log.index.fastindex import _HEADS, _LEAD, _LEGACY_TYPES, _NOT_LEGACY, _ROWS, _SEQ_AT, lines_of
     buf = data if upto == len(data) else data[:upto]     # (the rows after the boundary row are not looked at)
     lines = lines_of(buf, upto)
     if lines is None:
@@ -252,7 +252,7 @@ def _legacy_by_regex(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
 
 def _legacy_by_probe(data: bytes, upto: int) -> list[tuple[int, int]]:
     """The rows of ``data[:upto]`` that may read in a legacy shape, every row probed (any shape)."""
-    from ..log.reader import _LEGACY_TYPES, _maybe_legacy, _scan_lines_probe
+    from ..log.index.reader import _LEGACY_TYPES, _maybe_legacy, _scan_lines_probe
     hints: tuple[bytes, ...] = _LEGACY_HINTS
     want = -1                               # rows the probe says may be legacy (-1: unknown)
     try:
@@ -282,7 +282,7 @@ def _legacy_by_probe(data: bytes, upto: int) -> list[tuple[int, int]]:
 
 def _maybe_legacy_rows(data: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The spans whose row may read in a legacy shape (by the probe; a row that does not probe: maybe)."""
-    from ..log.reader import _maybe_legacy, _scan_lines_probe
+    from ..log.index.reader import _maybe_legacy, _scan_lines_probe
     out = []
     for a, b in spans:
         try:
@@ -370,7 +370,7 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flag
     are stored converted: the bytes between those rows stay byte ranges of the source (JSONL; a zstd
     frame holding no converted row stays a whole frame); the cut segment is read through the
     boundary row."""
-    from ..log.zstdframes import decode_frame
+    from ..log.source.zstdframes import decode_frame
     src = reader.source
     zst = src.kind == "zstd"
     stored = "frames" if zst else "range"
@@ -392,7 +392,7 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flag
                     run_start = pos
                 continue
             blob = _pread_all(fd, pos, end)
-            text = decode_frame(blob) if zst else blob      # bounded (app.log.limits.MAX_FRAME_BYTES)
+            text = decode_frame(blob) if zst else blob      # bounded (app.log.format.limits.MAX_FRAME_BYTES)
             upto = len(text)
             if last:
                 seg = Segment(pos=pos, end=end, data=text)
@@ -562,7 +562,7 @@ def _verify_frames(path: str, layout: list[tuple[str, list[int]]]) -> None:
     CRC-32 and length), each re-framed run as exactly one frame whose text has the CRC-32 and
     length written.  Frames are located by their headers; only re-framed ones are decoded."""
     import mmap
-    from ..log.zstdframes import COMPLETE, decode_frame, scan_frame
+    from ..log.source.zstdframes import COMPLETE, decode_frame, scan_frame
     with open(path, "rb") as f:
         at = _child_seed_start(path, "zstd")
         if not layout:
@@ -912,7 +912,7 @@ def preview(reader: LogReader, at_seq: Optional[int], live: bool = False,
     if plan.last_message_seq is not None:
         ev = reader.event_at(plan.last_message_seq)
         if ev is not None:
-            from ..log.model import event_message, message_text
+            from ..log.format.model import event_message, message_text
             last = message_text(event_message(ev) or {})
     return {**plan.to_dict(), "lastMessage": last, "parentSession": reader.header.id if reader.header else None}
 

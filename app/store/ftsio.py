@@ -1,18 +1,17 @@
 """Reading sessions for the home full-text index (:mod:`app.store.fulltext`): which files are
-sessions, the extraction worker processes (:func:`app.log.extract.serve`), the rows of a segment
-that may hold text, and the batched writes.  No Qt; the extraction itself is :mod:`app.log.extract`."""
+sessions, the extraction worker processes (:func:`app.log.query.extract.serve`), the rows of a segment
+that may hold text, and the batched writes.  No Qt; the extraction itself is :mod:`app.log.query.extract`."""
 from __future__ import annotations
 
 import os
 import sqlite3
-import sys
 import zlib
 from collections import deque
 from collections.abc import Generator, Iterator
 from typing import Any, Optional
 
-from ..log.extract import CRC_WINDOW, ERROR_ONLY_B, TEXT_TYPES_B, FileText, extract_many
-from ..log.sources import Segment
+from ..log.query.extract import CRC_WINDOW, ERROR_ONLY_B, TEXT_TYPES_B, FileText, extract_many
+from ..log.source.sources import Segment
 from .discovery import _PROJECT_RE
 
 POOL_MIN_FILES = 4            # worker processes only for at least this many files …
@@ -36,7 +35,7 @@ def _chunks(paths: list[tuple[str, int]]) -> Iterator[list[str]]:
 
 def extracted(paths: list[tuple[str, int]], workers: int) -> Generator[FileText, None, None]:
     """extract_jsonl of each path, in order: inline, or by ``workers`` worker processes
-    (:func:`app.log.extract.serve`; chunks handed out in turn, two in flight per worker, so
+    (:func:`app.log.query.extract.serve`; chunks handed out in turn, two in flight per worker, so
     memory stays flat while this process writes).  A worker that dies leaves the rest inline."""
     if workers <= 0:
         for path, _ in paths:
@@ -44,13 +43,10 @@ def extracted(paths: list[tuple[str, int]], workers: int) -> Generator[FileText,
         return
     import pickle
     import subprocess
-    import app
-    from ..log.extract import WORKER_CODE, read_frame, write_frame
-    env = dict(os.environ)
-    top = os.path.dirname(os.path.dirname(os.path.abspath(app.__file__)))
-    env["PYTHONPATH"] = top + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    procs = [subprocess.Popen([sys.executable, "-c", WORKER_CODE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              env=env) for _ in range(workers)]
+    from ..log.query.extract import read_frame, write_frame
+    from . import childproc
+    procs = [childproc.spawn_worker("fts-extract", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+             for _ in range(workers)]
     chunks = _chunks(paths)
     pending: deque[tuple[subprocess.Popen[bytes], list[str]]] = deque()
     turn = 0
@@ -104,8 +100,8 @@ def extracted(paths: list[tuple[str, int]], workers: int) -> Generator[FileText,
 
 def auto_workers(fast: list[tuple[str, int]]) -> int:
     """Two extraction processes for a big first build (2 cores: this process writes meanwhile),
-    none for a few sessions, a frozen app (its executable is not a Python) or one core."""
-    if getattr(sys, "frozen", False) or (os.cpu_count() or 1) < 2:
+    none for a few sessions or one core."""
+    if (os.cpu_count() or 1) < 2:
         return 0
     if len(fast) < POOL_MIN_FILES or sum(n for _, n in fast) < POOL_MIN_BYTES:
         return 0

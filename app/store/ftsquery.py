@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Optional
 
-from ..log.textview import normalize_kind, snippet
+from ..log.query.textview import normalize_kind, snippet
 
 MARK_OPEN, MARK_CLOSE = "\x02", "\x03"        # snippet sentinels (the body holds no control chars)
 HIT_OPEN, HIT_CLOSE = "«", "»"               # plain-text marks in returned snippets

@@ -7,7 +7,7 @@ import sqlite3
 import time
 from typing import Any, Optional
 
-from ..log.extract import Entry, extract_jsonl, reader_entries
+from ..log.query.extract import Entry, extract_jsonl, reader_entries
 from .ftsquery import (FTS5_MISSING, MARK_CLOSE, MARK_OPEN, EntryMatcher, ParsedQuery, QueryError, SearchHit,
                        SearchResult, SessionGroup, like_prefix, like_sub, parse_query, scan_snippet, split_marks,
                        with_marks)

@@ -3,7 +3,7 @@
 An embedded SQLite FTS5 database (standard library ``sqlite3``, no server) in the user cache
 directory (``platformdirs.user_cache_dir("session-lens")/fulltext``; ``SESSION_LENS_CACHE_DIR``
 overrides the base), one file per indexed root.  It indexes the text a user sees per event
-(:mod:`app.log.extract`, the same fields as :func:`app.log.textview.event_fields`: messages,
+(:mod:`app.log.query.extract`, the same fields as :func:`app.log.query.textview.event_fields`: messages,
 reasoning, tool arguments, whole tool output, errors, titles); each entry carries session, seq,
 turn, kind, tool name and time (a plain ``entries`` table; the FTS5 table holds the text only).
 
@@ -14,7 +14,7 @@ proves the prefix is the same); a replaced, shrunk or rewritten one is indexed a
 store is listed when the file changed and a session whose revision changed is indexed again.
 
 Fast first build: a new JSONL session is read whole with one open and one read and its text
-extracted without typed events (:func:`app.log.extract.extract_jsonl`); rows are written with
+extracted without typed events (:func:`app.log.query.extract.extract_jsonl`); rows are written with
 ``executemany`` in large transactions.  The first build of a big root is sharded: the sessions
 are dealt out by size into two shards (``<index>.sqlite`` and ``<index>.shard1.sqlite``; a
 session found later goes where a hash of its path says), a worker process (:func:`serve_shard`) builds shard 1 while this one
@@ -52,9 +52,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..log.extract import FAST_MAX_BYTES, Entry, FileText, RowText, may_hold_text
-from ..log.reader import LogReader
-from ..log.sources import open_source
+from . import childproc
+from ..log.query.extract import FAST_MAX_BYTES, Entry, FileText, RowText, may_hold_text
+from ..log.index.reader import LogReader
+from ..log.source.sources import open_source
 from .discovery import SESSION_SUFFIXES, SQLITE_SUFFIXES, _PROJECT_RE, _older_generations, read_header_bytes
 from .ftsio import (auto_workers, crc_before, extracted, flush, list_store, looks_like_session, safe_listdir, split,
                     upsert_file)
@@ -154,7 +155,6 @@ _FTS_DDL = "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize = '
 # bigger segments for a first build (less merging); memory stays bounded (per index process)
 _FTS_HASHSIZE = 8 << 20
 MAX_SHARDS = 8
-SHARD_CODE = "from app.store.fulltext import serve_shard; serve_shard()"
 _SESSION_COLS = ("sid, key, id, path, store, format, project, cwd, created, dev, ino, size, mtime_ns, revision, "
                  "done_pos, done_line, done_text, done_crc, turn, calls, entries, title")
 
@@ -258,7 +258,7 @@ def shard_of(path: str, n: int) -> int:
 
 
 def _can_spawn() -> bool:
-    return not getattr(sys, "frozen", False) and (os.cpu_count() or 1) >= 2
+    return (os.cpu_count() or 1) >= 2
 
 
 class _ShardWorker:
@@ -279,14 +279,10 @@ class _ShardWorker:
         self.errfile: Optional[Any] = None           # its stderr (a file: a full pipe would block it)
 
     def start(self) -> None:
-        import app
-        env = dict(os.environ)
-        top = os.path.dirname(os.path.dirname(os.path.abspath(app.__file__)))
-        env["PYTHONPATH"] = top + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         try:
             self.errfile = tempfile.TemporaryFile()
-            self.proc = subprocess.Popen([sys.executable, "-c", SHARD_CODE], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=self.errfile, env=env)
+            self.proc = childproc.spawn_worker("fts-shard", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                               stderr=self.errfile)
             assert self.proc.stdin is not None
             self.proc.stdin.write(json.dumps(self.job).encode() + b"\n")
             self.proc.stdin.flush()
@@ -362,6 +358,12 @@ def _stat(p: str) -> Optional[os.stat_result]:
         return os.stat(p)
     except OSError:
         return None
+
+
+def shard_main(_argv: list[str]) -> int:
+    """The ``fts-shard`` worker (:data:`app.store.childproc.WORKERS`)."""
+    serve_shard()
+    return 0
 
 
 def serve_shard(inp: Any = None, out: Any = None) -> None:

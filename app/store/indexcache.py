@@ -1,6 +1,6 @@
 """The persistent seq index: kept in the user cache folder, reused and extended across runs.
 
-A log's :class:`~app.log.reader.SeqIndex` is saved to ``<cache>/index/<key>.idx`` where
+A log's :class:`~app.log.index.reader.SeqIndex` is saved to ``<cache>/index/<key>.idx`` where
 ``<cache>`` is ``platformdirs.user_cache_dir("session-lens")`` (``$SESSION_LENS_CACHE_DIR``
 overrides it; ``SESSION_LENS_INDEX_CACHE=0`` turns the cache off) and ``<key>`` hashes the
 store identity (real path, device, inode; spec §1.6).  The file records the revision it was
@@ -36,16 +36,16 @@ from collections.abc import Callable, Iterator
 
 import msgspec
 
-from ..log.fastindex import Fed, IndexBuilder, scan, wants_legacy
-from ..log.model import Problem
-from ..log.reader import SeqIndex
-from ..log.sources import FileSource, RawJsonlSource, Segment
-from ..log.shadowmap import Column
-from ..log.surface import SurfaceIndex, SurfaceState
+from ..log.index.fastindex import Fed, IndexBuilder, scan, wants_legacy
+from ..log.format.model import Problem
+from ..log.index.reader import SeqIndex
+from ..log.source.sources import FileSource, RawJsonlSource, Segment
+from ..log.fold.shadowmap import Column
+from ..log.fold.surface import SurfaceIndex, SurfaceState
 
 if TYPE_CHECKING:
-    from ..log.checkpoints import Checkpoints
-    from ..log.reader import LogReader
+    from ..log.fold.checkpoints import Checkpoints
+    from ..log.index.reader import LogReader
 
 MAGIC = b"SLIDX\x00\x03\n"
 FORMAT = 3
@@ -342,7 +342,7 @@ def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None
         scan(reader, builder, segments, progress, on_segment=snaps.on_segment)
     else:
         if src.kind == "zstd":
-            from ..log.zstdsource import ZstdSource
+            from ..log.source.zstdsource import ZstdSource
             assert isinstance(src, ZstdSource)
             segments = src.forward(start["pos"], line0=start["line0"], text_offset=start["text_offset"]) \
                 if start["pos"] < src.size else iter(())
@@ -376,7 +376,7 @@ class IndexSummary(TypedDict):
     segments: int
     lastSeq: int
     contiguousThrough: int
-    scanner: str               # the index's row scanner: "c" or "compiled" (mypyc), both built at set-up, or "python" (app.log.fastindex.SCANNER)
+    scanner: str               # the index's row scanner: "c" or "compiled" (mypyc), both built at set-up, or "python" (app.log.index.fastindex.SCANNER)
 
 
 def _children_cpu() -> float:
@@ -391,8 +391,8 @@ def index_summary(reader: LogReader, progress: Optional[Callable[[int, int], Non
     t, c, k = time.perf_counter(), time.process_time(), _children_cpu()
     idx, status = cached_index(reader, progress)
     secs, cpu = time.perf_counter() - t, time.process_time() - c + (_children_cpu() - k)     # (+ the scan workers)
-    from ..log.fastindex import SCANNER
-    from ..log.reader import MARK_CODES
+    from ..log.index.fastindex import SCANNER
+    from ..log.index.reader import MARK_CODES
     turns = sum(1 for c in idx.mark_code if c == MARK_CODES["turn/start"])
     return {"seconds": round(secs, 6), "cpuSeconds": round(cpu, 6), "bytes": reader.source.size, "cached": status in ("hit", "extended"),
             "status": status, "events": idx.events, "turns": turns, "segments": len(idx),
@@ -412,14 +412,14 @@ def cached_checkpoints(reader: LogReader, every: Optional[int] = None, *,
 
 def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
                        build: bool = True) -> tuple[Optional[Checkpoints], str]:
-    """The log's fold checkpoints (:mod:`app.log.checkpoints`), saved beside its index.
+    """The log's fold checkpoints (:mod:`app.log.fold.checkpoints`), saved beside its index.
 
     Built by one full pass the first time (or when the log was replaced, truncated or
     rewritten), then reused: a grown log keeps its checkpoints (dsh logs are append-only;
     the bytes before the last checkpoint must be unchanged, checked as for the index) and
     replays from the last one.  -> (Checkpoints, status "hit" | "built" | "uncached"); with
     ``build=False``, (None, "miss") instead of building."""
-    from ..log.checkpoints import EVERY, Checkpoints, build_checkpoints
+    from ..log.fold.checkpoints import EVERY, Checkpoints, build_checkpoints
     every = EVERY if every is None else every
     src = _file_source(reader)
     root = cache_root()
@@ -469,7 +469,7 @@ _COLUMNS = ("shadowed", "by", "ends", "sh_order", "by_order")
 
 
 class _SurfaceFile(msgspec.Struct):
-    """The head of ``<key>.surface``: a log's surface index (:mod:`app.log.surface`) and how far it read."""
+    """The head of ``<key>.surface``: a log's surface index (:mod:`app.log.fold.surface`) and how far it read."""
     format: int
     path: str
     dev: int
@@ -544,14 +544,14 @@ def _load_surface(path: Path) -> Optional[tuple[_SurfaceFile, dict[str, Column]]
 
 def cached_surface(reader: LogReader) -> tuple[SurfaceIndex, str]:
     """The log's surface status index, saved beside its seq index and made the reader's
-    (:func:`app.log.surface.remember`), so that a page labels its rows without a pass over the log.
+    (:func:`app.log.fold.surface.remember`), so that a page labels its rows without a pass over the log.
 
     Built by one pass the first time (or when the log was replaced, truncated or rewritten), then
     reused; a grown log (append-only, spec §1.5: the bytes before ``upto`` are checked as for the
     index) is extended from where the saved pass stopped (the repair cut or a torn last row, which
     are read again).  Raw JSONL files only (others: the in-memory index, "uncached").
     -> (SurfaceIndex, "hit" | "extended" | "built" | "uncached")."""
-    from ..log.surface import ScanEnd, extend_index, index_for, remember
+    from ..log.fold.surface import ScanEnd, extend_index, index_for, remember
     fsrc = _file_source(reader)
     src = fsrc if isinstance(fsrc, RawJsonlSource) else None
     root = cache_root()

@@ -16,17 +16,15 @@ reports an error becomes an ``IndexFailed`` with the reason; the store is only r
 from __future__ import annotations
 
 import os
-import sys
 import time
 from typing import Literal, Optional, overload
 from collections.abc import Callable
 
-from ..log.reader import SeqIndex
-from .childproc import ChildFailed, NoChild, Send, run_child, serve
+from ..log.index.reader import SeqIndex
+from .childproc import ChildFailed, NoChild, Send, run_child, serve, worker_argv
 
 PROGRESS_INTERVAL = 0.04
 CHILD_NICE = 10
-CHILD_FLAG = "--session-lens-index-child"      # argv[1] of a frozen binary running as the child
 CACHE_SCAN_IN_PROCESS = 4 << 20   # a saved index needing at most this much new log scanned is used in-process
 
 What = Literal["index", "checkpoints"]
@@ -66,10 +64,7 @@ def child_main(argv: list[str]) -> int:
 
 
 def child_command(path: str, session_id: Optional[str], what: What = "index") -> list[str]:
-    extra = [] if what == "index" else [what]
-    if getattr(sys, "frozen", False):           # the packaged binary runs itself (entry.py)
-        return [sys.executable, CHILD_FLAG, path, session_id or ""] + extra
-    return [sys.executable, "-m", "app.store.indexer", path, session_id or ""] + extra
+    return worker_argv("index", path, session_id or "", *([] if what == "index" else [what]))
 
 
 def build_index_inproc(path: str, session_id: Optional[str], progress: Optional[Progress] = None) -> SeqIndex:
@@ -157,7 +152,3 @@ def build_index_isolated(path: str, session_id: Optional[str] = None, progress: 
         return _inproc(path, session_id, progress, what)
     assert res is None or isinstance(res, SeqIndex)
     return res, "process"
-
-
-if __name__ == "__main__":
-    sys.exit(child_main(sys.argv[1:]))

@@ -16,9 +16,9 @@ import re
 import threading
 from typing import Any, Optional
 
-from ..log.lineage import child_title
-from ..log import trace as _trace
-from ..log.trace import TraceError, flatten_descendants
+from ..log.fold.lineage import child_title
+from ..log.query import trace as _trace
+from ..log.query.trace import TraceError, flatten_descendants
 from .discovery import Listing, discover, quick_title, session_info
 
 # the core's pure walk over discovery entries where it has one, else its trace_session over a listing

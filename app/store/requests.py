@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Optional
 from collections.abc import Callable, Iterator
 
-from ..log.analysis import request_at as request_from_scratch
-from ..log.model import Event
+from ..log.query.analysis import request_at as request_from_scratch
+from ..log.format.model import Event
 from .faces import open_reader
 
 
@@ -22,7 +22,7 @@ def exact_request(path: str, session_id: Optional[str], seq: int,
                   cancelled: Optional[Callable[[], bool]] = None,
                   check: Optional[Callable[[], None]] = None) -> dict[str, object]:
     """``request_at`` for the window: -> the request dict plus ``"mode"`` ("saved" | "built" | "scratch")."""
-    from ..log import checkpoints
+    from ..log.fold import checkpoints
     from .indexcache import cached_checkpoints, cached_index
     from .indexer import CACHE_SCAN_IN_PROCESS, build_index_isolated
     r = open_reader(path, session_id)
@@ -55,12 +55,12 @@ def exact_trace(path: str, session_id: Optional[str], seq: int,
                 build: bool = True) -> dict[str, object]:
     """``trace_event`` of one row for the window (run in a worker thread), without a pass over the log:
     from the saved seq index, fold checkpoints and surface index
-    (:func:`app.log.trace.trace_from_checkpoints`).  Missing checkpoints are built by a child
+    (:func:`app.log.query.trace.trace_from_checkpoints`).  Missing checkpoints are built by a child
     process as for :func:`exact_request` (``build=False``: not built; the from-scratch trace
     instead).  A log the checkpoints cannot answer (not indexed, seqs not contiguous, a repair
     cut…) gets the from-scratch trace, ``check()`` polled every 4,096 events.  Raises
-    :class:`app.log.trace.TraceError` as ``trace_event`` does."""
-    from ..log.trace import trace_event, trace_from_checkpoints
+    :class:`app.log.query.trace.TraceError` as ``trace_event`` does."""
+    from ..log.query.trace import trace_event, trace_from_checkpoints
     from .indexcache import cached_checkpoints, cached_index, cached_surface
     from .indexer import CACHE_SCAN_IN_PROCESS, build_index_isolated
     r = open_reader(path, session_id)

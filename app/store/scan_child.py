@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Optional
 
-from .childproc import ChildFailed, NoChild, Send, run_child, serve
+from .childproc import ChildFailed, NoChild, Send, run_child, serve, worker_argv
 
 PROGRESS_INTERVAL = 0.04
 HITS_INTERVAL = 0.05
@@ -48,9 +48,9 @@ def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], 
             send(("progress", done, total))
     try:
         if task == "outline":
-            from app.log.outline import build_outline
+            from app.log.query.outline import build_outline
             return build_outline(r, progress=progress, cancel=cancelled)
-        from app.log.search import FindStats, find
+        from app.log.query.search import FindStats, find
         st = FindStats()
         batch: list[Any] = []
         t = time.monotonic()
@@ -67,7 +67,7 @@ def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], 
         r.close()
 
 
-def child_main() -> int:
+def child_main(_argv: list[str]) -> int:
     """The child: reads (task, path, session_id, args) pickled on stdin."""
     def body(send: Send) -> Any:
         task, path, sid, args = pickle.load(sys.stdin.buffer)
@@ -84,14 +84,10 @@ def run_isolated(task: str, path: str, session_id: Optional[str], args: dict[str
                  on_message: Callable[[Any], None], cancelled: Callable[[], bool]) -> Any:
     """The result of ``task`` scanned in a child process; ``on_message(msg)`` gets every
     progress/hits message in the caller's thread.  Raises InterruptedError when cancelled."""
-    if os.environ.get("SESSION_LENS_SCAN_INPROC") == "1" or getattr(sys, "frozen", False):
+    if os.environ.get("SESSION_LENS_SCAN_INPROC") == "1":
         return scan(task, path, session_id, args, on_message, cancelled)
     try:
-        return run_child([sys.executable, "-m", "app.store.scan_child"], (task, path, session_id, args),
+        return run_child(worker_argv("scan"), (task, path, session_id, args),
                          on_message, cancelled, task, ScanFailed, background=task == "outline")
     except NoChild:
         return scan(task, path, session_id, args, on_message, cancelled)
-
-
-if __name__ == "__main__":
-    sys.exit(child_main())

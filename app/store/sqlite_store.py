@@ -5,9 +5,9 @@ One SQLite file holds many sessions.  This module has
 * the ``source_event_seqs`` varint codec (:func:`encode_seqs`, :func:`decode_seqs`);
 * the canonical DDL (:data:`SCHEMA_SQL`) and the identity check against it;
 * a **read-only** reader: :class:`SqliteStore` (open, identity check, session list) and
-  :class:`SqliteSource` (one session's rows as :class:`~app.log.sources.Segment` batches whose
+  :class:`SqliteSource` (one session's rows as :class:`~app.log.source.sources.Segment` batches whose
   ``rows`` are the JSON rows exactly as the dsh JSONL writer would store them, so
-  :class:`~app.log.codec.RowCodec` decodes SQLite and JSONL logs alike);
+  :class:`~app.log.format.codec.RowCodec` decodes SQLite and JSONL logs alike);
 * a writer used by tests and by fork: :func:`create_store`, :func:`append_batch`,
   :func:`jsonl_to_sqlite`.
 
@@ -52,8 +52,8 @@ from collections.abc import Callable, Iterator
 import msgspec
 from backports import zstd
 
-from ..log.model import MAX_SAFE_INT, PACKED_TAGS, Problem
-from ..log.sources import Segment, Source, SourceChanged
+from ..log.format.model import MAX_SAFE_INT, PACKED_TAGS, Problem
+from ..log.source.sources import Segment, Source, SourceChanged
 
 APPLICATION_ID = 1146308688          # 0x44534850, "DSHP"
 USER_VERSION = 17

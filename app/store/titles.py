@@ -141,7 +141,7 @@ def title_in(blob: Union[bytes, bytearray], whole_first: bool = False, lo: int =
     increasing order.
 
     Searched forwards (``bytes.find`` skips ahead by the needle's length; ``rfind`` does not); a
-    region of ``_MEMMEM_MIN`` bytes or more by glibc ``memmem`` (:mod:`app.log.cfind`: ~4x the speed
+    region of ``_MEMMEM_MIN`` bytes or more by glibc ``memmem`` (:mod:`app.log.index.cfind`: ~4x the speed
     of ``bytes.find`` for this needle, measured in decision 0016)."""
     if hi < 0:
         hi = len(blob)
@@ -159,9 +159,9 @@ _cf: list[Any] = []
 
 
 def _cfind() -> Any:
-    """:mod:`app.log.cfind` when glibc's ``memmem`` is reachable here, else None (looked up once)."""
+    """:mod:`app.log.index.cfind` when glibc's ``memmem`` is reachable here, else None (looked up once)."""
     if not _cf:
-        from ..log import cfind
+        from ..log.index import cfind
         _cf.append(cfind if cfind.AVAILABLE else None)
     return _cf[0]
 
@@ -361,8 +361,8 @@ def decode_frames(buf: bytes, start: int, stop: int, limit: int) -> bytes:
             return bytes(dec.decode(buf, start, stop, total))
     from backports import zstd
 
-    from ..log.limits import ZSTD_WINDOW_LOG_MAX
-    from ..log.zstdframes import FrameError, decode_bounded, sized_decoder
+    from ..log.format.limits import ZSTD_WINDOW_LOG_MAX
+    from ..log.source.zstdframes import FrameError, decode_bounded, sized_decoder
     mv = memoryview(buf)
     spans, total, at = [], 0, start
     while at < stop:
@@ -401,7 +401,7 @@ def _frames_text(buf: bytes, start: int, limit: int, cut: bool = True, stop: int
     torn last frame gives its complete rows (as a reader recovers them; ``cut=False``: only when it
     is the first frame, a window's end cut it); at most ``limit`` plaintext bytes.  The frame-by-frame
     path, for what the C walk of :meth:`SizedDecoder.run_size` refuses (a torn or unsized frame)."""
-    from ..log.zstdframes import (COMPLETE, TORN, FrameError, FrameLimitError, ZstdError, decode_bounded, decode_torn,
+    from ..log.source.zstdframes import (COMPLETE, TORN, FrameError, FrameLimitError, ZstdError, decode_bounded, decode_torn,
                                   scan_frame)
     if 0 <= stop < len(buf):
         buf = buf[:stop]
@@ -476,7 +476,7 @@ _decoder: list[Any] = []                  # the process's SizedDecoder (or None)
 
 def _sized() -> Any:
     if not _decoder:
-        from ..log.zstdframes import sized_decoder
+        from ..log.source.zstdframes import sized_decoder
         _decoder.append(sized_decoder())
     return _decoder[0]
 
@@ -490,7 +490,7 @@ def _chain_title(buf: bytes, lo: int, hi: int, anchored: bool, base: int,
     buffer, and searched there (no copy); anything else frame by frame.  A frame that does not
     decode is named in ``problems`` (``base``: the file offset of ``buf[0]``) and the chain is looked
     for after it."""
-    from ..log.zstdframes import MAGIC, FrameError
+    from ..log.source.zstdframes import MAGIC, FrameError
     dec = _sized()
     i = lo if anchored else buf.find(MAGIC, lo, hi)
     while 0 <= i < hi:
@@ -583,7 +583,7 @@ def _last_frames_title(buf: bytes, base: int, problems: Optional[list[str]]) -> 
     offset ``base``) and a torn frame after it: the frame starts are looked for from the end (its
     magic, a frame that scans whole to the torn one or the end), so only those frames are decoded;
     (None, len(buf)) when none is found."""
-    from ..log.zstdframes import COMPLETE, MAGIC, scan_frame
+    from ..log.source.zstdframes import COMPLETE, MAGIC, scan_frame
     end, c, tries = len(buf), len(buf), 0
     while tries < 64:
         c = buf.rfind(MAGIC, 0, c)
@@ -600,7 +600,7 @@ def _run_title(buf: bytes, lo: int, hi: int, base: int, problems: Optional[list[
     """The last title in the chain of whole frames ``buf[lo:hi]`` (``base``: the file offset of ``buf[0]``);
     a frame among them that does not decode is named in ``problems`` and passed over: the titles of the
     frames before it count too (they are decoded one by one, only then)."""
-    from ..log.zstdframes import COMPLETE, FrameError, ZstdError, decode_bounded, scan_frame
+    from ..log.source.zstdframes import COMPLETE, FrameError, ZstdError, decode_bounded, scan_frame
     t, start = _chain_title(buf, lo, hi, True, base, problems)
     if start == lo or start > hi:
         return t
@@ -618,7 +618,7 @@ def _run_title(buf: bytes, lo: int, hi: int, base: int, problems: Optional[list[
 
 
 def _torn_at(buf: bytes, at: int) -> bool:
-    from ..log.zstdframes import TORN, scan_frame
+    from ..log.source.zstdframes import TORN, scan_frame
     return scan_frame(buf, at)[0] == TORN
 
 
@@ -626,7 +626,7 @@ def _forwards_zstd(fd: int, start: int, stop: int, problems: Optional[list[str]]
     """The last title in the frames of ``[start, stop)`` of an open zstd session file (a chain of
     whole frames from ``start``), read forwards in ``ZSTD_STEP`` reads, each frame decoded once;
     memory bounded (a frame bigger than ``ZSTD_FRAME_LIMIT`` ends the read, named)."""
-    from ..log.zstdframes import COMPLETE, MAGIC, TORN, scan_frame
+    from ..log.source.zstdframes import COMPLETE, MAGIC, TORN, scan_frame
     found, at, step = None, start, ZSTD_STEP
     while at < stop:
         buf = os.pread(fd, min(step, stop - at), at)
@@ -669,7 +669,7 @@ def _head_title(fd: int, size: int, header_end: int, head: bytes, window: int,
     when it is at most ``ZSTD_FIRST_FRAME`` compressed bytes: dsh writes the provider's title with
     turn 1's batch) and the whole frames after it in the head region; a frame there that does not
     decode is named in ``problems``."""
-    from ..log.zstdframes import COMPLETE, MAGIC, TORN, FrameError, scan_frame
+    from ..log.source.zstdframes import COMPLETE, MAGIC, TORN, FrameError, scan_frame
     kind, end = scan_frame(head, header_end)
     if kind == TORN:                       # the first frame is cut by the window: read it whole
         from backports import zstd
@@ -718,7 +718,7 @@ def _head_title(fd: int, size: int, header_end: int, head: bytes, window: int,
 
 def read_title(path: str, size: int, window: int = 0, exact: bool = False) -> Title:
     """(title, exact) of a raw JSONL session file: tail region first, then the head region."""
-    from ..log.limits import open_regular
+    from ..log.format.limits import open_regular
     fd = open_regular(path)
     try:
         return title_of_jsonl(fd, size, b"", window, exact)

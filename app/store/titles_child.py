@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, Optional
 
-from .childproc import NoChild, Send, run_child, serve
+from .childproc import NoChild, Send, run_child, serve, worker_argv
 
 REFINE_NICE = 15            # after the UI, a search and the index: as low as the outline pass
 Job = tuple[str, str, int, float]          # (path, format, size, mtime) as listed
@@ -34,7 +34,7 @@ def read_exact(jobs: list[Job], send: Callable[[tuple[object, ...]], None],
     return len(jobs)
 
 
-def child_main() -> int:
+def child_main(_argv: list[str]) -> int:
     """The child: reads the jobs pickled on stdin."""
     def body(send: Send) -> Any:
         return read_exact(pickle.load(sys.stdin.buffer), send)
@@ -44,20 +44,16 @@ def child_main() -> int:
 def refine(jobs: list[Job], on_title: Callable[[int, Any], None], cancelled: Callable[[], bool]) -> int:
     """Read the exact title of each job in a child process, calling ``on_title(k, got)`` in the
     caller's thread as each arrives (in order); in this thread when no child can be started (or
-    ``SESSION_LENS_SCAN_INPROC=1``, a frozen build).  Raises InterruptedError when cancelled."""
+    ``SESSION_LENS_SCAN_INPROC=1``).  Raises InterruptedError when cancelled."""
     def on_message(msg: tuple[object, ...]) -> None:
         if msg[0] == "title":
             on_title(int(msg[1]), msg[2])          # type: ignore[call-overload]
     if not jobs:
         return 0
-    if os.environ.get("SESSION_LENS_SCAN_INPROC") != "1" and not getattr(sys, "frozen", False):
+    if os.environ.get("SESSION_LENS_SCAN_INPROC") != "1":
         try:
-            return int(run_child([sys.executable, "-m", "app.store.titles_child"], jobs, on_message,  # type: ignore
+            return int(run_child(worker_argv("titles"), jobs, on_message,  # type: ignore
                                  cancelled, "title refinement", background=True))
         except NoChild:
             pass
     return read_exact(jobs, on_message, cancelled)
-
-
-if __name__ == "__main__":
-    sys.exit(child_main())

@@ -37,9 +37,9 @@ import time
 from typing import Any, Literal, Optional, TypedDict, Union
 from collections.abc import Callable, Iterable, Iterator
 
-from ..log.model import BadRow, Event, Item
-from ..log.reader import LogReader
-from ..log.sources import RawJsonlSource, Segment, Source, SourceChanged
+from ..log.format.model import BadRow, Event, Item
+from ..log.index.reader import LogReader
+from ..log.source.sources import RawJsonlSource, Segment, Source, SourceChanged
 
 SESSION_NAMES = ("session.jsonl.zstd", "session.jsonl")
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -275,7 +275,7 @@ def _is_sqlite_path(path: str) -> bool:
     if path.endswith(SQLITE_SUFFIXES):
         return True
     try:
-        from ..log.limits import read_head
+        from ..log.format.limits import read_head
         return read_head(path, 16) == b"SQLite format 3\x00"
     except OSError:
         return False
@@ -390,8 +390,8 @@ class Follower:
                     raise ValueError(f"{self.path} holds {len(ids)} sessions: name one")
                 self.session_id = ids[0]
             return SqliteSource.open(self.path, self.session_id)
-        from ..log.sources import open_source
-        from ..log.limits import read_head
+        from ..log.source.sources import open_source
+        from ..log.format.limits import read_head
         if not read_head(self.path, 1):  # (a FIFO or a device is refused, never blocks)
             return None              # empty file: not published yet
         return open_source(self.path)

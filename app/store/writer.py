@@ -20,8 +20,8 @@ import time
 from typing import Optional, Union
 from collections.abc import Iterable, Iterator
 
-from ..log.codec import encode_row, pack_events
-from ..log.payloads import JsonObj
+from ..log.format.codec import encode_row, pack_events
+from ..log.format.payloads import JsonObj
 from .publish import Chunk, FileRange, fault, make_dirs, publish_file
 
 # an event (packed per batch), a stored row's bytes (copied verbatim), or runs of stored bytes
@@ -36,7 +36,7 @@ _fault = fault
 
 
 def _frame(text: bytes) -> bytes:
-    from ..log.zstdframes import encode_frame
+    from ..log.source.zstdframes import encode_frame
     return encode_frame(text)
 
 

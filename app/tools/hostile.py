@@ -51,7 +51,7 @@ def zstd_bomb(header_line: bytes, plain_bytes: int, kind: str = "line") -> bytes
     """A ``session.jsonl.zstd`` whose second frame expands to ``plain_bytes``: one huge line
     (``kind="line"``) or many small rows (``kind="rows"``); then a normal small frame."""
     from backports import zstd
-    from ..log.zstdframes import encode_frame
+    from ..log.source.zstdframes import encode_frame
     opts: dict[int, int] = {zstd.CompressionParameter.compression_level: 1, zstd.CompressionParameter.checksum_flag: 1}
     c = zstd.ZstdCompressor(options=opts)
     out = [encode_frame(header_line.rstrip(b"\n") + b"\n")]
@@ -103,7 +103,7 @@ def huge_frame_file(path: str, header_line: bytes, stored_bytes: int) -> int:
     zstd frame's compressed size is bounded by nothing but the file): header frame, a good
     frame (seq 0), the huge frame, a good frame (seq 1).  The file is sparse: only the block
     headers are written, so it costs a few MB of disk for a GiB frame.  -> the huge frame's offset."""
-    from ..log.zstdframes import MAGIC, encode_frame
+    from ..log.source.zstdframes import MAGIC, encode_frame
     block = 1 << 17                                  # the largest zstd block (window 128 KiB)
     head = encode_frame(header_line.rstrip(b"\n") + b"\n")
     before = encode_frame(b'{"type":"session/title","seq":0,"time":0,"data":{"title":"before"}}\n')
@@ -194,7 +194,7 @@ def jsonl_mutants(data: bytes, seed: int, count: int) -> Iterator[tuple]:
 
 def zstd_mutants(header: bytes, rows: list, seed: int, count: int) -> Iterator[tuple]:
     """(name, bytes, kept_rows) mutants of a ``.jsonl.zstd`` built from ``rows`` in frames of 5."""
-    from ..log.zstdframes import encode_frame
+    from ..log.source.zstdframes import encode_frame
     rng = random.Random(seed)
     batches = [rows[i:i + 5] for i in range(0, len(rows), 5)]
     frames = [encode_frame(b"\n".join(b) + b"\n") for b in batches]
@@ -230,7 +230,7 @@ def zstd_mutants(header: bytes, rows: list, seed: int, count: int) -> Iterator[t
             bomb = zstd_bomb(header, 96 << 20 if k == "bomb-line" else 4 << 20,
                              "line" if k == "bomb-line" else "rows")
             # keep only the bomb frame itself (skip its header frame and its trailing frame)
-            from ..log.zstdframes import iter_frames
+            from ..log.source.zstdframes import iter_frames
             spans = list(iter_frames(bomb))
             fs.insert(j, bomb[spans[1][1]:spans[1][2]])
             yield f"{k}-{i}", head + b"".join(fs), [r for b in batches for r in b]
@@ -240,7 +240,7 @@ def zstd_mutants(header: bytes, rows: list, seed: int, count: int) -> Iterator[t
             b = bytearray(fs[j])
             if len(b) > 12:
                 hs = 6 + (1 if not b[4] & 0x20 else 0)
-                from ..log.zstdframes import header_size
+                from ..log.source.zstdframes import header_size
                 hs = header_size(b[4]) or 6
                 h = int.from_bytes(b[hs:hs + 3], "little")
                 h = (h & 7) | (((1 << 21) - 1) << 3)

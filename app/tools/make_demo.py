@@ -37,8 +37,8 @@ import types
 from pathlib import Path
 from unittest import mock
 
-from ..log.reader import LogReader
-from ..log.zstdframes import encode_session
+from ..log.index.reader import LogReader
+from ..log.source.zstdframes import encode_session
 from ..store import forking
 from ..store.discovery import session_info
 from ..store.layout import session_path

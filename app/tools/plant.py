@@ -147,7 +147,7 @@ def make_home(root: str, fixtures: str, copies: int = 2, planted: int = 5, proje
             body = with_new_id(data, sid)
             k += 1
             if zstd_every and k % zstd_every == 0:
-                from ..log.zstdframes import encode_frame      # zstd only when asked for
+                from ..log.source.zstdframes import encode_frame      # zstd only when asked for
                 path = os.path.join(d, "session.jsonl.zstd")
                 lines = body.split(b"\n")
                 frames = [encode_frame(lines[0] + b"\n")]

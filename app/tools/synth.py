@@ -24,7 +24,7 @@ unretried provider errors, max-tokens stops.
 
 Speed: the stream is built from precomputed text pools, and delta runs are kept as compact
 :class:`DeltaRun` items; the writer packs them straight into packed rows, byte-identical to
-``app.log.codec.pack_events`` over the expanded events of each batch (the test suite checks
+``app.log.format.codec.pack_events`` over the expanded events of each batch (the test suite checks
 this), so generation runs at tens of MB/s.
 """
 from __future__ import annotations

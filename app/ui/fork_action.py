@@ -167,7 +167,7 @@ class ForkAction(QObject):
         if row is None or row.event is None or row.kind != RowKind.ASSISTANT or row.event.type != "assistant/message":
             return False, "Fork from here works on an assistant message of a completed turn"
         evs = [r.event for r in self.win.history.rows if r.event is not None]
-        from ..log.fork import eligibility
+        from ..log.fold.fork import eligibility
         el = eligibility(evs, live=self._live())
         return el.get(row.event.seq, (False, "not an assistant message"))
 

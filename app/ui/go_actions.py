@@ -4,7 +4,7 @@ Places its own entries: the Go menu (``win.menu("Go")``: start and end of the lo
 seq / turn (Ctrl+G), previous / next turn, next / previous error (F8 / Shift+F8)), panel and
 filter entries in the View menu, and two docks:
 
-* **Outline**: one row per turn (:func:`app.log.outline.build_outline`, built in the
+* **Outline**: one row per turn (:func:`app.log.query.outline.build_outline`, built in the
   ``outline`` job group on its own reader): the first line of the prompt, steps, tools used,
   markers for errors, retries and interruption; selecting one jumps there.
 * **Problems**: every problem of the log from the same pass, each with line, byte offset and
@@ -67,7 +67,7 @@ class GoActions(QObject):
         self.ctl = win.history_actions.controller
         self.outline_model = OutlineModel(self)
         self.problems_model = ProblemsModel(self)
-        self.outline = None                 # app.log.outline.Outline once built
+        self.outline = None                 # app.log.query.outline.Outline once built
         self.error_seqs: list = []
         self._pending_step: Optional[bool] = None
         self._last_error: Optional[tuple] = None

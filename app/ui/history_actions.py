@@ -12,7 +12,7 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QPainter, QPalette, QShortcut
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
-from ..log.textview import fold_case
+from ..log.query.textview import fold_case
 from .frame_actions import action
 from .history.controller import HistoryController
 

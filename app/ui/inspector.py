@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextEdit, QVBoxLayout, QWidget
 
 from .history.delegate import DocBuilder, mono_font
-from ..log.versions import replace_bounds
+from ..log.format.versions import replace_bounds
 from ..textutil import pretty_json
 from .history.rows import Block, Content, Row, RowKind
 from .theme import Theme

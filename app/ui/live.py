@@ -2,7 +2,7 @@
 
 All file I/O (the :class:`~app.store.watch.Follower` and every tail-page read) runs on one
 background thread with its **own** reader of the same log, never on the UI thread and never
-on the caller's reader; the :class:`~app.log.stitch.Stitcher` runs there too.  Results reach
+on the caller's reader; the :class:`~app.log.fold.stitch.Stitcher` runs there too.  Results reach
 the UI thread through queued signals:
 
 * ``tail_reinstalled(Page)``: replace the view with this tail page (first install, a refetch
@@ -39,9 +39,9 @@ from typing import Optional
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 
-from ..log.reader import DEFAULT_MAX_MESSAGES, LogReader, Page
-from ..log.sources import SourceChanged
-from ..log.stitch import Stitcher
+from ..log.index.reader import DEFAULT_MAX_MESSAGES, LogReader, Page
+from ..log.source.sources import SourceChanged
+from ..log.fold.stitch import Stitcher
 from ..store.watch import CRASH_AFTER_S, IDLE_AFTER_S, Follower
 
 

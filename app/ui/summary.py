@@ -8,7 +8,7 @@ Two sets of figures, never mixed up:
   the page (:func:`page_tally`), so a refresh after the 40th older page costs the sum of 40
   small records, not a walk over every loaded event;
 * **whole log**: the events of the seq index and the turns, tool calls and problems of the
-  outline pass (``app.log.outline``), once they are known.
+  outline pass (``app.log.query.outline``), once they are known.
 """
 from __future__ import annotations
 

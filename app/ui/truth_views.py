@@ -4,19 +4,19 @@ compare them.
 :class:`TruthActions` (a controller of the main window, after the pattern of the others):
 
 * a **truth chip** above the history ("Showing: Logical history (crash closed in memory)")
-  and one on the Request tab ("Exact request at seq N"), from :data:`app.log.tails.TRUTHS`;
-* Help › **What each view shows** (the legend, :func:`app.log.tails.legend`);
+  and one on the Request tab ("Exact request at seq N"), from :data:`app.log.fold.tails.TRUTHS`;
+* Help › **What each view shows** (the legend, :func:`app.log.fold.tails.legend`);
 * View › **Logical vs physical tails (side by side)** (:class:`TailsDialog`, rows from
-  :func:`app.log.tails.align_tails` computed in a worker);
+  :func:`app.log.fold.tails.align_tails` computed in a worker);
 * the **surface "why"** of the selected row in the inspector: its status in words, and the
   trace (replacement chain, compaction bracket, the requests it was part of) computed by
-  :func:`app.log.trace.trace_event` in a worker, with links to the seqs;
+  :func:`app.log.query.trace.trace_event` in a worker, with links to the seqs;
 * clicks in the history: a shadowed row's "go to replacement" pill jumps to the replacement, a
   compaction row expands / collapses;
 * View › **Session lineage** (:class:`LineageDialog`): ancestors outward and descendants at any
   depth across the store's project folders (:func:`app.store.lineage.lineage`, in a worker);
 * the **live status** in the status bar: the last append, events and bytes since the previous
-  batch, and the write-behind note (:data:`app.log.inflight.WRITE_BEHIND_NOTE`).
+  batch, and the write-behind note (:data:`app.log.fold.inflight.WRITE_BEHIND_NOTE`).
 
 Every log-derived string goes into a plain-text label; rich-text labels are built from
 integers and fixed strings only.
@@ -31,9 +31,9 @@ from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout)
 
-from ..log.inflight import WRITE_BEHIND_NOTE
-from ..log.surface import describe_surface
-from ..log.tails import TRUTHS, legend, truth_label
+from ..log.fold.inflight import WRITE_BEHIND_NOTE
+from ..log.fold.surface import describe_surface
+from ..log.fold.tails import TRUTHS, legend, truth_label
 from .history.row_kind import RowKind
 
 # --------------------------------------------------------------------------- pure helpers
@@ -123,7 +123,7 @@ def _trace_job(job, path: str, session_id: Optional[str], seq: int) -> dict:
 
 
 def _tails_job(job, path: str, session_id: Optional[str], limit: int) -> list:
-    from ..log.tails import align_tails
+    from ..log.fold.tails import align_tails
     from ..store.faces import open_reader
     r = open_reader(path, session_id)
     try:

@@ -24,10 +24,9 @@ def route(argv):
 
 
 def main():
-    from app.store.indexer import CHILD_FLAG
-    if sys.argv[1:2] == [CHILD_FLAG]:          # the GUI's index scan runs in a child process
-        from app.store.indexer import child_main
-        return child_main(sys.argv[2:])
+    from app.store.childproc import WORKER_FLAG, worker_main
+    if sys.argv[1:2] == [WORKER_FLAG]:         # every worker process runs this binary (one launcher)
+        return worker_main(sys.argv[2:])
     os.environ.setdefault("LANG", "C.UTF-8")
     os.environ.setdefault("QT_API", "pyside6")
     from app.cli.main import main as cli_main

@@ -7,8 +7,8 @@ log is decoded and the first trace, comparisons and stats are computed in a work
 (:func:`.data.load_audit_job`) while the window shows a progress page; later traces and
 comparisons run in workers too.  The panels take plain data and can be embedded
 elsewhere.  ``save_screenshot(widget, path)`` grabs a widget to a PNG.  All computations
-are the pure functions of :mod:`app.log.trace`, :mod:`app.log.diff` and
-:mod:`app.log.stats`; a failure in one tab is shown in that tab.
+are the pure functions of :mod:`app.log.query.trace`, :mod:`app.log.query.diff` and
+:mod:`app.log.query.stats`; a failure in one tab is shown in that tab.
 """
 from __future__ import annotations
 

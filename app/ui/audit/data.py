@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 from collections.abc import Callable
 
-from ...log.attempts import AttemptTracker
-from ...log.diff import attempt_diff, fork_diff, request_diff
-from ...log.stats import compute_stats
-from ...log.trace import TraceError, trace_event
+from ...log.fold.attempts import AttemptTracker
+from ...log.query.diff import attempt_diff, fork_diff, request_diff
+from ...log.query.stats import compute_stats
+from ...log.query.trace import TraceError, trace_event
 from ...store.lineage import find_parent_path
 from .sides import attempt_sides, event_lines, fork_sides, request_sides
 
@@ -37,7 +37,7 @@ class AuditData:
     """One session's audit, ready for the panels (plain data)."""
     path: Optional[str]
     session_id: Optional[str]
-    header: Any                          # the session header (app.log.model.Header), None when unreadable
+    header: Any                          # the session header (app.log.format.model.Header), None when unreadable
     events: list
     seq: Optional[int]                   # the seq traced first
     trace: Optional[dict] = None         # its trace, or

@@ -2,7 +2,7 @@
 
 :class:`DiffView` shows two read-only ``QPlainTextEdit`` panes with differing lines
 highlighted (``difflib`` opcodes, extra selections) and a summary line.  The two sides
-come from :mod:`.sides` (plain functions of the plain dicts of :mod:`app.log.diff`).
+come from :mod:`.sides` (plain functions of the plain dicts of :mod:`app.log.query.diff`).
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 :class:`BarChart` takes plain data: category labels and one or more named series; bars
 are stacked (``stacked=True``) or grouped.  :class:`StatsPlots` lays out the charts of a
-:func:`app.log.stats.compute_stats` result: tokens per step, latency per step, tokens
+:func:`app.log.query.stats.compute_stats` result: tokens per step, latency per step, tokens
 per turn and tool calls by name/outcome.  All labels are drawn as plain text.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The two sides of each audit comparison, as plain text (no Qt: safe on a worker thread).
 
 :func:`attempt_sides`, :func:`request_sides` and :func:`fork_sides` turn the plain dicts of
-:mod:`app.log.diff` into ``(left title, left text, right title, right text, summary)`` for
+:mod:`app.log.query.diff` into ``(left title, left text, right title, right text, summary)`` for
 :class:`.diff_view.DiffView`; :func:`event_lines` lists events near a seq.
 """
 from __future__ import annotations

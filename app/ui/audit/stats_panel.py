@@ -1,4 +1,4 @@
-"""Stats panel: per-step table and totals of :func:`app.log.stats.compute_stats` (plain data)."""
+"""Stats panel: per-step table and totals of :func:`app.log.query.stats.compute_stats` (plain data)."""
 from __future__ import annotations
 
 from typing import Optional

@@ -1,4 +1,4 @@
-"""Trace panel: the answer of :func:`app.log.trace.trace_event` for one seq, as plain text.
+"""Trace panel: the answer of :func:`app.log.query.trace.trace_event` for one seq, as plain text.
 
 Takes plain data (the trace dict); emits :attr:`TracePanel.seqRequested` when the user
 asks for another seq (the spin box, or a click on a linked seq).  Transcript-derived

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ...log.payloads import obj
+from ...log.format.payloads import obj
 from ...textutil import clip, compact_json, pretty_json
 from .rows import MAX_LINES, MAX_MONO_LINES, TODO_MARKS, Block, Content, Row, _block_plain
 from .row_kind import RowKind

@@ -2,7 +2,7 @@
 
 * :func:`page_surface_of` — ``{seq: status}`` for a page's stored events (closure rows are
   appends past the log: always current or log-only, never shadowed), computed in the page
-  worker from the reader's :class:`~app.log.surface.SurfaceIndex`.
+  worker from the reader's :class:`~app.log.fold.surface.SurfaceIndex`.
 * :func:`page_groups` — the compactions whose bracket has a row on the page
   (``compaction_group`` records, keyed by compactionId).
 * :func:`group_compactions` — a page's rows with each compaction bracket (its
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Optional
 
-from ...log.model import is_event
-from ...log.surface import compaction_group, page_surface
+from ...log.format.model import is_event
+from ...log.fold.surface import compaction_group, page_surface
 from .row_kind import RowKind
 
 

@@ -11,7 +11,7 @@ import time
 from collections import OrderedDict
 from typing import Optional
 
-from ...log.textview import fold_spans
+from ...log.query.textview import fold_spans
 from ..plaintext import isolate
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QFontDatabase, QPainter, QPalette, QPen, QPixmap,

@@ -2,7 +2,7 @@
 
 A new find-bar term used to be checked against every exposed row in one go
 (:meth:`~app.ui.history.navigation.WindowNavigation.set_search`): each row's searchable text is
-built and folded (:func:`app.log.textview.fold_case`, cached per row by ``Row.search_text``
+built and folded (:func:`app.log.query.textview.fold_case`, cached per row by ``Row.search_text``
 until the row changes) and the term looked for.  :class:`MatchPass` does the same check a few
 rows at a time on zero-delay timer turns, so the event loop runs between slices:
 

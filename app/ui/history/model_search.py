@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from PySide6.QtCore import Qt
 
-from ...log.textview import fold_case
+from ...log.query.textview import fold_case
 
 MATCH_ROLE = Qt.ItemDataRole.UserRole + 4
 

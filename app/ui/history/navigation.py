@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING, Optional
 
-from ...log.textview import fold_case
+from ...log.query.textview import fold_case
 from .pages import LoadedPage, link_results
 from .rows import Row
 from .row_kind import RowKind

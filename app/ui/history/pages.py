@@ -17,11 +17,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ...log.attempts import find_attempts
-from ...log.inflight import in_flight, live_items
-from ...log.model import is_event
-from ...log.reader import extend_tail_page, row_key, split_page
-from ...log.sources import RawJsonlSource
+from ...log.fold.attempts import find_attempts
+from ...log.fold.inflight import in_flight, live_items
+from ...log.format.model import is_event
+from ...log.index.reader import extend_tail_page, row_key, split_page
+from ...log.source.sources import RawJsonlSource
 from ...store.faces import open_reader
 from ...store.indexer import build_index_isolated
 from .rows import Row, build_rows, result_call_id
@@ -57,14 +57,14 @@ def hidden_attempts(tracker) -> int:
 
 @dataclass
 class LoadedPage:
-    page: Any                 # app.log.reader.Page
+    page: Any                 # app.log.index.reader.Page
     views: dict
     elapsed: float            # seconds in the worker
     faces: dict = field(default_factory=dict)    # (physical, show_attempts) -> PageRows
     events: dict = field(default_factory=dict)   # seq -> Event (stored events and closure rows)
     trackers: dict = field(default_factory=dict)  # physical -> AttemptTracker (same for both attempt settings)
     row_cache: dict = field(default_factory=dict)  # rows shared between faces (documents stay cached)
-    surface: dict = field(default_factory=dict)   # seq -> surface status (app.log.surface.row_surface)
+    surface: dict = field(default_factory=dict)   # seq -> surface status (app.log.fold.surface.row_surface)
     compactions: dict = field(default_factory=dict)  # compactionId -> compaction_group (brackets on this page)
     live: Optional[bool] = None  # the writer: True live (the tail's logical face is the live face, no
                                  # closure), False gone (a call it left streaming is cut off), None unknown
@@ -360,9 +360,9 @@ def nearest_seq_job(job, path: str, session_id: Optional[str], index, offset: Op
     malformed row's byte offset or line, from the problems panel): the last event before it,
     else the first one after it; None when the log has no event.  Reads backward from the
     segment holding ``offset`` (raw JSONL with a seq index: one segment or two), else from the end."""
-    from ...log.model import is_event as _is_event
-    from ...log.reader import PageToken
-    from ...log.sources import RawJsonlSource
+    from ...log.format.model import is_event as _is_event
+    from ...log.index.reader import PageToken
+    from ...log.source.sources import RawJsonlSource
     r = open_reader(path, session_id)
     try:
         token = None
@@ -436,7 +436,7 @@ def _live_job(job, lp: LoadedPage, rows: list, physical: bool, show_attempts: bo
 
 # --------------------------------------------------------------------------- jumps (pages read by range)
 
-_TURN_START = 0          # MARK_CODES of app.log.reader: turn/start, turn/end, assistant/message, end-seed
+_TURN_START = 0          # MARK_CODES of app.log.index.reader: turn/start, turn/end, assistant/message, end-seed
 _MESSAGE = 2
 
 
@@ -517,7 +517,7 @@ def _forward_segment(reader, lo: int, hi: Optional[int]) -> Optional[int]:
 
 def _read_forward(reader, i: int, lo: int, hi: int):
     """:func:`read_range` reading forward from index segment ``i`` (it holds ``lo``)."""
-    from ...log.reader import MESSAGE_TYPES, Page, PageToken
+    from ...log.index.reader import MESSAGE_TYPES, Page, PageToken
     idx = reader.index
     collected: list = []
     bad: list = []                   # bad rows after the last event collected (kept if another follows)
@@ -553,11 +553,11 @@ def _read_forward(reader, i: int, lo: int, hi: int):
 
 
 def read_range(reader, lo: int, hi: Optional[int]):
-    """A :class:`~app.log.reader.Page` of the stored rows with ``lo <= seq < hi`` (bad rows
+    """A :class:`~app.log.index.reader.Page` of the stored rows with ``lo <= seq < hi`` (bad rows
     between them included), read through the index backward from the segment holding ``hi``,
     or forward from the one holding ``lo`` when that decodes less (the start of the log): no
     page in between is read.  Its token continues older pages as usual."""
-    from ...log.reader import MESSAGE_TYPES, Page, PageToken
+    from ...log.index.reader import MESSAGE_TYPES, Page, PageToken
     i = _forward_segment(reader, lo, hi)
     if i is not None and hi is not None:
         return _read_forward(reader, i, lo, hi)

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 from collections.abc import Callable, Iterable
 
-from ...log.attempts import embedded_chunks
-from ...log.model import BadRow, Event, is_event
-from ...log.payloads import obj
-from ...log.surface import compaction_line, describe_surface, summary_text
-from ...log.textview import fold_case
+from ...log.fold.attempts import embedded_chunks
+from ...log.format.model import BadRow, Event, is_event
+from ...log.format.payloads import obj
+from ...log.fold.surface import compaction_line, describe_surface, summary_text
+from ...log.query.textview import fold_case
 from .row_kind import ATTEMPT_KINDS, BOUNDARY_KINDS, CARD_KINDS, EVENT_ROW_KINDS, RowKind
 from ...textutil import CLIP_HINT, clip, compact_json, fold, thousands, unclipped, usage_text
 
@@ -72,7 +72,7 @@ class Row:
     marks: frozenset = frozenset()
     chunks: list = field(default_factory=list)     # chunk events collapsed into this row
     call: Optional[Event] = None                    # a tool/result's tool/call (same loaded range)
-    surface: Optional[dict] = None                  # app.log.surface.row_surface status (page worker)
+    surface: Optional[dict] = None                  # app.log.fold.surface.row_surface status (page worker)
     group: Optional[dict] = None                    # kind "compaction": its compaction_group
     children: list = field(default_factory=list)    # kind "compaction": the rows it folds
     version: int = 0
@@ -527,7 +527,7 @@ def _content_body(row: Row) -> Content:
                 if b.style == "text":
                     b.text = fold(b.text, "injected context")
         if ev is not None and ev.is_replace:
-            from ...log.versions import replace_bounds
+            from ...log.format.versions import replace_bounds
             lo, hi = replace_bounds(ev.surface_op)            # v0–v2 start/end, v3+ startSeq/endSeq
             blocks.insert(0, Block("note", f"replaces surface nodes {lo}–{hi} (model-only copy)"))
         return Content(badge="USER", title=who, blocks=blocks or [Block("dim", "(empty message)")])

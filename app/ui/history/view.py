@@ -15,7 +15,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPoint, Qt, QTimer, 
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QListView, QMenu
 
-from ...log.textview import fold_spans
+from ...log.query.textview import fold_spans
 from .delegate import HistoryDelegate, row_of
 from .frames import FrameKeeper
 from .model import HistoryModel

@@ -1,6 +1,6 @@
 """The row window: every loaded history row, and the slice of them the list view holds.
 
-Pure state machine (no Qt, no I/O, no clock), after the pattern of ``app.log.stitch``:
+Pure state machine (no Qt, no I/O, no clock), after the pattern of ``app.log.fold.stitch``:
 the Qt list model (:mod:`app.ui.history.model`) calls it and applies the **change
 records** each call returns to its own copy of the exposed rows, inside the matching
 ``begin*/end*`` calls.  Applying the records of every call, in order, to a list that

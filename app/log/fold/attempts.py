@@ -1,0 +1,328 @@
+"""Attempts (spec §4): each model call's chunk run inside a step, and its outcome.
+
+An attempt is a run of ``assistant/chunk`` events of one ``(turn, step)``; it ends at a
+``finish`` chunk, at the ``assistant/message`` that cites it, or at a step/turn boundary.
+Failed attempts (``finish`` of kind error/aborted, not cited by a message) are hidden by
+default in the UI; the raw log keeps them.  ``llm/retry`` / ``llm/retry-started`` are
+linked to the failed attempt they retry.
+
+v2+ logs embed each attempt's chunks in its settlement (``assistant/message.data.stream``
+or the log-only ``assistant/attempt``): such an attempt is that one event (first = last =
+its seq); an ``assistant/attempt`` never produced a message, so it is hidden by default
+with its reason (the failure, or "abandoned" when the stream has no finish).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+from collections.abc import Iterable
+
+from ..format.model import Event
+from ..format.payloads import JsonList, JsonObj, as_obj
+from ..format.versions import stream_summary
+
+
+def embedded_chunks(ev: Event) -> list[Event]:
+    """The chunks of a v2+ settlement's embedded stream as ``assistant/chunk``-shaped events
+    (for display next to v0 chunk rows): seq = the settlement's, ``member`` = chunk index,
+    ``packed`` = "embedded".  They are views of the one stored row (``raw`` is that row)."""
+    from ..format.versions import stream_chunks
+    stream = embedded_stream(ev)
+    if stream is None:
+        return []
+    d = ev.data
+    return [Event(seq=ev.seq, type="assistant/chunk", time=t if type(t) is int else 0,
+                  data={"turn": d.get("turn"), "step": d.get("step"), "chunk": c}, raw=ev.raw, pos=ev.pos,
+                  offset=ev.offset, line=ev.line, member=k, packed="embedded")
+            for k, (t, c) in enumerate(stream_chunks(stream))]
+
+
+def embedded_stream(ev: Event) -> Optional[JsonList]:
+    """The embedded chunk stream of a v2+ settlement event, else None."""
+    if ev.type in ("assistant/message", "assistant/attempt") and isinstance(ev.data, dict):
+        s = ev.data.get("stream")
+        if isinstance(s, list):
+            return s
+    return None
+
+FAILED_FINISH = ("error", "aborted")
+# an attempt's (turn, step) as logged: JSON values, compared and hashed, never validated
+_StepKey = tuple[Any, Any]
+
+
+@dataclass(slots=True)
+class Attempt:
+    turn: Optional[int]
+    step: Optional[int]
+    first_seq: int
+    last_seq: int
+    chunks: int = 0
+    finish: Optional[JsonObj] = None        # the finish chunk's reason
+    usage: object = None                    # the usage as logged (a TokenUsage object when well-formed)
+    message_seq: Optional[int] = None       # the assistant/message citing it
+    interrupted: bool = False               # message carries interrupted:true
+    retry_seq: Optional[int] = None         # llm/retry scheduled after this failure
+    retry_started_seq: Optional[int] = None
+    retry_number: Optional[int] = None
+    closed: bool = False
+    text: list[str] = field(default_factory=list)   # text deltas (bounded), for previews of failed attempts
+    log_only: bool = False                  # a v2+ ``assistant/attempt``: settled without a message
+
+    @property
+    def finish_kind(self) -> Optional[str]:
+        kind = self.finish.get("kind") if self.finish is not None else None
+        return kind if isinstance(kind, str) else None
+
+    @property
+    def failed(self) -> bool:
+        return self.message_seq is None and (self.finish_kind in FAILED_FINISH or self.log_only)
+
+    @property
+    def hidden_by_default(self) -> bool:
+        return self.failed
+
+    @property
+    def failure(self) -> Optional[JsonObj]:
+        """The finish reason's ``failure`` object (None when absent or not an object)."""
+        return as_obj(self.finish.get("failure")) if self.finish is not None else None
+
+    @property
+    def status(self) -> str:
+        if self.message_seq is not None:
+            return "interrupted" if self.interrupted else "committed"
+        if self.failed:
+            return "failed"
+        if self.finish is not None:
+            return "finished"            # finished but no message (yet)
+        return "closed" if self.closed else "in-flight"
+
+    def covers(self, seq: int) -> bool:
+        return self.first_seq <= seq <= self.last_seq
+
+    def failure_reason(self) -> str:
+        f = self.failure or {}
+        if self.log_only and not f and self.finish_kind not in FAILED_FINISH:
+            return f"abandoned ({self.finish_kind or 'no finish'})"
+        code = f.get("code") or self.finish_kind or "?"
+        msg = f.get("message") or ""
+        return f"{code}: {msg}" if msg else str(code)
+
+    def to_dict(self) -> JsonObj:
+        return {"turn": self.turn, "step": self.step, "firstSeq": self.first_seq, "lastSeq": self.last_seq,
+                "chunks": self.chunks, "status": self.status, "finish": self.finish, "usage": self.usage,
+                "messageSeq": self.message_seq, "retrySeq": self.retry_seq,
+                "retryStartedSeq": self.retry_started_seq, "hiddenByDefault": self.hidden_by_default}
+
+
+_TEXT_KEEP = 4096
+
+
+_INT_ONLY = {int}
+
+
+def cited_ints(seqs: object) -> list[int]:
+    """The seqs a ``sourceEventSeqs`` value cites: its integers.  A hostile value (a null or a string
+    among the seqs, a string, an object) cites only those; the checks report the row
+    (``bad-source-seqs``), and the other rows read as usual."""
+    return [s for s in seqs if type(s) is int] if isinstance(seqs, list) else []
+
+
+class AttemptTracker:
+    """Streaming attempt grouping; ``attempts`` in order of first chunk."""
+
+    def __init__(self, keep_text: bool = True):
+        self.attempts: list[Attempt] = []
+        self._open: dict[_StepKey, Attempt] = {}    # (turn, step) -> open attempt
+        self._last: dict[_StepKey, Attempt] = {}    # (turn, step) -> last attempt
+        self.keep_text = keep_text
+        self.pruned = 0                              # settled, non-failed attempts dropped by prune()
+        # prune() re-checks only what may have changed since the last one: attempts[:_stable] (and
+        # every _last entry but those in _last_new) were failed and not open then; an attempt
+        # failed stays failed until a message commits it (which resets both)
+        self._stable = 0
+        self._last_stable = False
+        self._last_new: set[_StepKey] = set()
+
+    @property
+    def count(self) -> int:
+        return self.pruned + len(self.attempts)
+
+    def prune(self) -> None:
+        """Forget settled attempts that did not fail (bounded memory on huge logs); keep failed ones."""
+        s = self._stable
+        tail = self.attempts[s:]
+        keep = [a for a in tail if (a.message_seq is None and (a.log_only or (a.finish is not None and a.finish.get("kind")
+                                                                             in FAILED_FINISH)))
+                or (a.turn, a.step) in self._open]           # (a.failed, inline: once per attempt per turn)
+        self.pruned += len(tail) - len(keep)
+        self.attempts[s:] = keep
+        if self._last_stable:
+            for k in self._last_new:
+                a = self._last.get(k)
+                if a is not None and not (k in self._open or a.failed):
+                    del self._last[k]
+        else:
+            self._last = {k: a for k, a in self._last.items() if k in self._open or a.failed}
+        self._last_new = set()
+        if not self._open:                           # every attempt and _last entry kept is a failed one
+            self._stable = len(self.attempts)
+            self._last_stable = True
+        else:                                        # (entries kept for an open key: all re-checked next time)
+            self._last_stable = False
+
+    def apply(self, ev: Event) -> None:
+        t = ev.type
+        stream = embedded_stream(ev) if t in ("assistant/message", "assistant/attempt") else None
+        if stream is not None:
+            self._settle_embedded(ev, stream)
+            return
+        if t == "assistant/chunk":
+            d = ev.data if isinstance(ev.data, dict) else {}
+            c = d.get("chunk")
+            if not isinstance(c, dict):
+                c = {}
+            self.add_chunk(ev.seq, (d.get("turn"), d.get("step")), c.get("type"), c.get("reason"), c.get("usage"),
+                           c.get("text", ""))
+        elif t == "assistant/message":
+            d = ev.data if isinstance(ev.data, dict) else {}
+            self.cite(ev.seq, (d.get("turn"), d.get("step")), ev.source_event_seqs, d.get("interrupted"))
+        elif t in ("llm/retry", "llm/retry-started"):
+            d = ev.data if isinstance(ev.data, dict) else {}
+            self.retry(t, ev.seq, (d.get("turn"), d.get("step")), d.get("retry"))
+        elif t in ("step/end", "turn/end", "turn/start", "step/start"):
+            d = ev.data if isinstance(ev.data, dict) else {}
+            self.boundary(t, d.get("turn"))
+
+    # the steps of :meth:`apply`, one per kind of event (whole-log passes that decode rows into their own
+    # typed records call them directly: :mod:`app.log.format.fastrows`)
+    def add_chunk(self, seq: int, key: _StepKey, ct: object, reason: object, usage: object, text: object) -> None:
+        """An ``assistant/chunk`` of step ``key`` (its chunk's type, reason, usage and text as logged)."""
+        a = self._open.get(key)
+        if a is None:
+            a = Attempt(turn=key[0], step=key[1], first_seq=seq, last_seq=seq)
+            self.attempts.append(a)
+            self._open[key] = a
+            self._last[key] = a
+            self._last_new.add(key)
+        a.last_seq = seq
+        a.chunks += 1
+        if ct == "finish":
+            a.finish = reason if isinstance(reason, dict) else {"kind": str(reason)}
+            del self._open[key]
+        elif ct == "usage":
+            a.usage = usage
+        elif ct in ("text-delta", "reasoning-delta") and self.keep_text:
+            if sum(map(len, a.text)) < _TEXT_KEEP:
+                a.text.append(str(text))
+
+    def cite(self, seq: int, key: _StepKey, cited: Optional[list[Any]], interrupted: object) -> None:
+        """An ``assistant/message`` (no embedded stream) citing ``cited`` (its ``sourceEventSeqs``)."""
+        target: Optional[Attempt] = None
+        if cited:
+            if isinstance(cited, list) and set(map(type, cited)) == _INT_ONLY:
+                ints = cited                          # (the writer's: every seq an int; one C-level look)
+            else:
+                ints = cited_ints(cited)
+            lo = min(ints) if ints else -1
+            for a in reversed(self.attempts) if ints else ():
+                if a.covers(lo):
+                    target = a
+                    break
+                if a.last_seq < lo:
+                    break
+        elif cited is None:
+            last = self._last.get(key)
+            if last is not None and last.message_seq is None and not last.failed:
+                target = last
+        if target is not None:
+            if target.failed:                   # a failed attempt stops being one: prune re-checks all (the
+                self._stable = 0                # others are never in the stable prefix, which holds failed ones)
+                self._last_stable = False
+            target.message_seq = seq
+            target.interrupted = bool(interrupted)
+            self._open.pop((target.turn, target.step), None)
+
+    def retry(self, t: str, seq: int, key: _StepKey, number: Any) -> None:
+        """``llm/retry`` (``t``) or ``llm/retry-started`` of step ``key``."""
+        a = self._last.get(key)
+        if a is not None:
+            if t == "llm/retry":
+                a.retry_seq = seq
+                a.retry_number = number
+            else:
+                a.retry_started_seq = seq
+
+    def boundary(self, t: str, turn: object) -> None:
+        """A step or turn boundary (``t``) of ``turn``: its open attempts (at a turn boundary: all) close."""
+        for key in [k for k in self._open if k[0] == turn or t.startswith("turn")]:
+            self._open.pop(key).closed = True
+
+    def apply_deltas(self, turn: Optional[int], step: Optional[int], seq0: int, n: int) -> None:
+        """``apply`` of ``n`` consecutive delta chunks (a packed row, seqs ``seq0..seq0+n-1``)
+        when text is not kept: the attempt bookkeeping without building the events."""
+        if self.keep_text:
+            raise ValueError("apply_deltas keeps no text: use apply() per event")
+        key = (turn, step)
+        a = self._open.get(key)
+        if a is None:
+            a = Attempt(turn=turn, step=step, first_seq=seq0, last_seq=seq0)
+            self.attempts.append(a)
+            self._open[key] = a
+            self._last[key] = a
+            self._last_new.add(key)
+        a.last_seq = seq0 + n - 1
+        a.chunks += n
+
+    def _settle_embedded(self, ev: Event, stream: JsonList) -> None:
+        d = ev.data
+        summ = stream_summary(stream)
+        self.settle(ev.type, ev.seq, (d.get("turn"), d.get("step")), summ["chunks"], summ["finish"],
+                    summ["usage"] if summ["usage"] is not None else d.get("usage"), d.get("interrupted"), summ["text"])
+
+    def settle(self, t: str, seq: int, key: _StepKey, chunks: int, finish: Optional[JsonObj], usage: object,
+               interrupted: object, text: Iterable[str] = ()) -> None:
+        """A v2+ settlement (``t``: ``assistant/message`` or the log-only ``assistant/attempt``) whose embedded
+        stream holds ``chunks`` chunks, its ``finish`` reason and ``usage`` (:func:`stream_summary`)."""
+        a = Attempt(turn=key[0], step=key[1], first_seq=seq, last_seq=seq, chunks=chunks, finish=finish,
+                    usage=usage, closed=True)
+        if t == "assistant/message":
+            a.message_seq = seq
+            a.interrupted = bool(interrupted)
+        else:
+            a.log_only = True
+        if self.keep_text:
+            txt, n = [], 0
+            for x in text:
+                if n >= _TEXT_KEEP:
+                    break
+                txt.append(x)
+                n += len(x)
+            a.text = txt
+        self._open.pop(key, None)
+        self.attempts.append(a)
+        self._last[key] = a
+        self._last_new.add(key)
+
+    def attempt_of(self, seq: int) -> Optional[Attempt]:
+        # attempts are ordered by first_seq; binary search
+        lo, hi = 0, len(self.attempts)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.attempts[mid].first_seq <= seq:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo and self.attempts[lo - 1].covers(seq):
+            return self.attempts[lo - 1]
+        return None
+
+    @property
+    def failed(self) -> list[Attempt]:
+        return [a for a in self.attempts if a.failed]
+
+
+def find_attempts(events: Iterable[Event]) -> AttemptTracker:
+    tr = AttemptTracker()
+    for ev in events:
+        tr.apply(ev)
+    return tr

@@ -1,0 +1,410 @@
+"""Fold checkpoints: the surface fold and the header fold saved every few MB of a log.
+
+The exact request at a dispatch boundary ``b`` and the messages through a seq need the
+folds of the whole prefix (spec §3).  :func:`build_checkpoints` makes one forward pass and
+snapshots both folds at segment starts every ``every`` bytes; :func:`folds_at` then restores
+the nearest snapshot at or before a seq and replays only the events after it.  A snapshot
+keeps the fold's structure (surface nodes, who shadowed whom, the header) and no payloads:
+the events of the surviving surface nodes are read back from the log through the seq index
+when a snapshot is restored.  Results equal the from-scratch folds (tests check every
+boundary of every fixture).
+"""
+from __future__ import annotations
+
+import bisect
+import copy
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional, TypedDict
+from collections.abc import Callable, Iterable, Iterator
+
+import msgspec
+
+from .folds import HeaderFold, SurfaceFold, ToolHistoryFold
+from ..format.lazyrows import Lazy, PackedBlock, lazy_segment
+from ..format.model import Event, Problem, event_message, is_event
+
+if TYPE_CHECKING:
+    from ..index.integrity import EventChecks
+    from ..index.reader import LogReader, SeqIndex
+    from ..source.sources import Segment
+
+EVERY = 2 << 20
+
+
+class HeaderState(TypedDict):
+    """The header fold's result: the canonical header (a JSON object), its seq and reason."""
+    header: Optional[dict[str, Any]]
+    seq: Optional[int]
+    reason: Optional[str]
+
+
+HistoryEntry = tuple[int, Optional[str]]         # (seq, reason) of a request/header
+
+
+@dataclass
+class Checkpoint:
+    """The folds of the stored events with seq < ``seq``, as a change against the previous checkpoint
+    (so that a log's checkpoints together take about as much room as one fold, not one per point)."""
+    seq: int                 # first seq NOT folded in (the folds cover seqs < seq)
+    pos: int                 # physical start of the segment holding ``seq``
+    line0: Optional[int]
+    text_offset: int
+    keep: int                # surface nodes: the previous point's first ``keep`` nodes ...
+    add: list[int]           # ... then these
+    empty: list[int]         # nodes that are empty assistant messages (no model message)
+    violations: list[Problem]             # surface violations found since the previous point
+    header: Optional[HeaderState]         # header fold (None: the previous point's)
+    history: list[HistoryEntry]           # header history entries since the previous point
+    # for the row trace (:func:`app.log.query.trace.trace_from_checkpoints`): the last turn/start before
+    # ``seq`` (-1: none), the attempts (dispatches) begun before it (an attempt tracker started
+    # afresh at a turn start counts the same from there on: a turn start closes every open
+    # attempt), and the lowest and highest seq that the events from here to the next point cite
+    # (``sourceEventSeqs``; None: none cite any; the last point's is not final: the log may grow);
+    # ``turns``: the same count at every turn start of the interval (a replay then starts at most a turn back)
+    turn_seq: int
+    dispatches: int
+    cited: Optional[tuple[int, int]]
+    turns: list[tuple[int, int]]          # (seq, dispatches begun before it) of each turn/start from here to the next point
+    checks: list[tuple[Problem, bool]] = field(default_factory=list)   # (problem, refusing) found by EventChecks since the previous point
+    # v4 state (spec-versions §6): the last step mark, the image/offload projections of the nodes
+    # (node seq -> offloaded image indexes), the header tools seen since the previous point and
+    # the rest of the toolHistory fold (None: the previous point's)
+    version: int = 0
+    step_mark: Optional[tuple[str, int]] = None
+    offloaded: list[tuple[int, list[int]]] = field(default_factory=list)
+    tool_headers: list[tuple[int, Optional[list[Any]]]] = field(default_factory=list)   # None: same tools as the header before
+    tools: Optional[dict[str, Any]] = None
+
+
+@dataclass
+class Checkpoints:
+    points: list[Checkpoint] = field(default_factory=list)
+
+    def nearest_index(self, seq: int) -> int:
+        return bisect.bisect_right([p.seq for p in self.points], seq) - 1
+
+    def nearest(self, seq: int) -> Optional[Checkpoint]:
+        i = self.nearest_index(seq)
+        return self.points[i] if i >= 0 else None
+
+    def state(self, i: int) -> tuple[list[int], list[int], list[Problem], HeaderState, list[HistoryEntry],
+                                     list[tuple[Problem, bool]]]:
+        """(nodes, empty, violations, header dict, history, checks) of point ``i`` (replayed from point 0)."""
+        nodes: list[int] = []
+        viol: list[Problem] = []
+        hist: list[HistoryEntry] = []
+        chk: list[tuple[Problem, bool]] = []
+        header: HeaderState = {"header": None, "seq": None, "reason": None}
+        for p in self.points[:i + 1]:
+            del nodes[p.keep:]
+            nodes.extend(p.add)
+            viol.extend(p.violations)
+            hist.extend(p.history)
+            chk.extend(p.checks)
+            if p.header is not None:
+                header = p.header
+        return nodes, self.points[i].empty, viol, header, hist, chk
+
+    def to_builtins(self) -> list[object]:
+        out: list[object] = msgspec.to_builtins(self.points)
+        return out
+
+    @classmethod
+    def from_builtins(cls, rows: object) -> Checkpoints:
+        """From :meth:`to_builtins`'s output (raises ``msgspec.ValidationError`` on any other shape)."""
+        return cls(msgspec.convert(rows, list[Checkpoint]))
+
+
+    def tool_state(self, i: int) -> tuple[dict[int, list[Any]], Optional[dict[str, Any]]]:
+        """(header seq -> tools, the other toolHistory fields) of point ``i`` (v4)."""
+        headers: dict[int, list[Any]] = {}
+        tools: Optional[dict[str, Any]] = None
+        last: list[Any] = []
+        for p in self.points[:i + 1]:
+            for seq, tl in p.tool_headers:
+                last = last if tl is None else tl
+                headers[seq] = last
+            if p.tools is not None:
+                tools = p.tools
+        return headers, tools
+
+
+_TOOL_FIELDS = ("declared", "active", "available", "baseline", "tools", "updates")
+
+
+def _tool_fields(th: ToolHistoryFold) -> dict[str, Any]:
+    d: dict[str, Any] = {k: getattr(th, k) for k in _TOOL_FIELDS}
+    d["declared"] = list(th.declared.items())          # (names need not be strings)
+    d["available"] = list(th.available)
+    return msgspec.to_builtins(d)       # type: ignore[no-any-return]
+
+
+def restore_header(header: HeaderState, history: Iterable[HistoryEntry],
+                   tool_headers: Optional[dict[int, list[Any]]] = None,
+                   tools: Optional[dict[str, Any]] = None) -> HeaderFold:
+    hf = HeaderFold()
+    hf.header, hf.seq, hf.reason = header["header"], header["seq"], header["reason"]
+    hf.history = list(history)
+    if tools is not None:
+        th = hf.tool_history
+        th.headers = copy.deepcopy(tool_headers or {})
+        t = copy.deepcopy(tools)
+        th.declared = {k: v for k, v in t["declared"]}
+        th.active, th.available, th.baseline = t["active"], set(t["available"]), t["baseline"]
+        th.tools, th.updates = t["tools"], t["updates"]
+    return hf
+
+
+def restore_surface(nodes: list[int], empty: list[int], violations: list[Problem],
+                    events_of: Callable[[set[int]], dict[int, Event]], cp: Optional[Checkpoint] = None) -> SurfaceFold:
+    """A SurfaceFold(keep_events=True) with these nodes; ``events_of(seqs)`` -> {seq: Event}.
+    (The replacement history, ``replaced``/``replaced_by``, is not kept in checkpoints.)"""
+    sf = SurfaceFold(keep_events=True, version=cp.version if cp is not None else 0)
+    sf.nodes = list(nodes)
+    sf._empty_assistant = set(empty)
+    sf.violations = [msgspec.structs.replace(p) for p in violations]
+    sf.events = events_of(set(sf.nodes)) if sf.nodes else {}
+    if cp is not None:
+        sf._step_mark = tuple(cp.step_mark) if cp.step_mark is not None else None  # type: ignore[assignment]
+        for seq, idxs in cp.offloaded:
+            base = event_message(sf.events[seq]) if seq in sf.events else None
+            if isinstance(base, dict):
+                want, content, k = set(idxs), [], 0
+                for b in base.get("content") or []:
+                    if isinstance(b, dict) and b.get("type") == "image":
+                        if k in want:
+                            b = dict(b, offloaded=True)
+                        k += 1
+                    content.append(b)
+                sf.projected[seq] = dict(base, content=content)
+    return sf
+
+
+def _offloaded(sf: SurfaceFold) -> list[tuple[int, list[int]]]:
+    """(node seq, indexes of the images its projection marks offloaded) of nodes with a projection."""
+    out: list[tuple[int, list[int]]] = []
+    for seq in sf.nodes:
+        m = sf.projected.get(seq)
+        if m is None:
+            continue
+        imgs = [b for b in m.get("content") or [] if isinstance(b, dict) and b.get("type") == "image"]
+        out.append((seq, [k for k, b in enumerate(imgs) if b.get("offloaded") is True]))
+    return out
+
+
+def _segments_from(reader: LogReader, pos: Optional[int], line0: Optional[int], text_offset: int) -> Iterator[Segment]:
+    src = reader.source
+    if pos is None:
+        return src.forward()
+    kw: dict[str, Optional[int]] = {"line0": line0}
+    if src.kind == "zstd":
+        kw["text_offset"] = text_offset
+    return src.forward(pos, **kw)
+
+
+def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
+    """One forward pass over the stored events: snapshots at segment starts every ``every`` bytes."""
+    from .attempts import AttemptTracker
+    from ..index.integrity import EventChecks
+    version = reader.version or 0
+    sf, hf, checks = SurfaceFold(keep_events=True, version=version), HeaderFold(), EventChecks()
+    at = AttemptTracker(keep_text=False)
+    turn_seq, disp_turn = -1, 0
+    lo: Optional[int] = None
+    hi: Optional[int] = None
+    cps = Checkpoints()
+    n_th, prev_tools = 0, None
+    prev_tl: Optional[list[Any]] = None
+    last_at: Optional[int] = None
+    n_chk = 0
+    nxt = 0
+    prev_len, dirty = 0, 0              # nodes before ``dirty`` are unchanged since the previous point
+    n_viol = n_hist = 0
+    prev_hseq: object = object()
+    for seg in reader.source.forward():
+        if isinstance(seg.pos, int) and (last_at is None or seg.pos - last_at >= every) and not seg.bad \
+                and seg.line0 is not None:
+            sf.events = {k: sf.events[k] for k in sf.nodes if k in sf.events}   # only nodes are looked up again
+            keep = min(dirty, prev_len)
+            node_set = set(sf.nodes)
+            if cps.points:
+                cps.points[-1].cited = None if lo is None or hi is None else (lo, hi)
+            lo = hi = None
+            at.prune()
+            cps.points.append(Checkpoint(
+                seq=nxt, pos=seg.pos, line0=seg.line0, text_offset=seg.text_offset, keep=keep,
+                add=sf.nodes[keep:], empty=sorted(x for x in sf._empty_assistant if x in node_set),
+                violations=[msgspec.structs.replace(p) for p in sf.violations[n_viol:]],
+                header=None if hf.seq == prev_hseq else {"header": hf.header, "seq": hf.seq, "reason": hf.reason},
+                history=hf.history[n_hist:], turn_seq=turn_seq, dispatches=disp_turn if turn_seq >= 0 else 0,
+                cited=None, turns=[],
+                checks=[(msgspec.structs.replace(q), any(q is r for r in checks.refusing))
+                        for q in checks.problems[n_chk:]]))
+            cps.points[-1].version = version
+            if version >= 4:
+                th = hf.tool_history
+                tools = _tool_fields(th)
+                p = cps.points[-1]
+                p.step_mark, p.offloaded = sf._step_mark, _offloaded(sf)
+                p.tool_headers = []
+                for seq, tl in list(th.headers.items())[n_th:]:
+                    p.tool_headers.append((seq, None if tl == prev_tl else copy.deepcopy(tl)))
+                    prev_tl = tl
+                p.tools = None if tools == prev_tools else tools
+                n_th, prev_tools = len(th.headers), tools
+            n_chk = len(checks.problems)
+            prev_len = dirty = len(sf.nodes)
+            n_viol, n_hist, prev_hseq = len(sf.violations), len(hf.history), hf.seq
+            last_at = seg.pos
+        for it in lazy_segment(reader, seg):          # packed deltas fold into nothing: not decoded
+            if isinstance(it, PackedBlock):
+                if it.n is None or it.seq0 != nxt:
+                    return cps
+                at.apply_deltas(it.turn, it.step, it.seq0, it.n)
+                nxt = it.seq0 + it.n
+                continue
+            if it.seq != nxt:                # not contiguous: no checkpoint can stand for a prefix after this
+                return cps
+            if it.type == "turn/start":
+                turn_seq, disp_turn = it.seq, at.count
+                if cps.points:
+                    cps.points[-1].turns.append((turn_seq, disp_turn))
+            at.apply(it)
+            if it.source_event_seqs:
+                a, b = _cited_span(it.source_event_seqs)
+                lo, hi = (a, b) if lo is None or hi is None else (min(lo, a), max(hi, b))
+            sf.apply(it)
+            if isinstance(it.surface_op, dict) and it.seq in sf.events:     # a replacement took its place
+                dirty = min(dirty, sf.nodes.index(it.seq))
+            hf.apply(it)
+            checks.apply(it)
+            nxt = it.seq + 1
+    return cps
+
+
+def _cited_span(seqs: Iterable[Any]) -> tuple[int, int]:
+    """(lowest, highest) of a ``sourceEventSeqs`` list (anything not an int: the widest span)."""
+    try:
+        lo, hi = min(seqs), max(seqs)
+    except (TypeError, ValueError):
+        return -1, 1 << 62
+    if type(lo) is int and type(hi) is int:
+        return lo, hi
+    return -1, 1 << 62                  # (strings compare among themselves: no seqs either)
+
+
+def events_by_seq(reader: LogReader, seqs: set[int], check: Optional[Callable[[], None]] = None) -> dict[int, Event]:
+    """{seq: Event} for ``seqs``, decoding only the index segments that hold them."""
+    idx = reader.index or reader.build_index()
+    by_seg: dict[int, set[int]] = {}
+    for s in seqs:
+        i = idx.locate(s)
+        if i is not None:
+            by_seg.setdefault(i, set()).add(s)
+    out: dict[int, Event] = {}
+    for i in sorted(by_seg):
+        if check is not None:
+            check()
+        want = by_seg[i]
+        end = idx.seg_end[i]
+        for seg in _segments_from(reader, idx.seg_pos[i], idx.line0[i] if idx.line0[i] >= 0 else None, -1):
+            for it in lazy_segment(reader, seg):       # (surface events are never packed)
+                if isinstance(it, Event) and it.seq in want:
+                    out[it.seq] = it
+            if seg.end >= end:
+                break
+    return out
+
+
+def events_from(reader: LogReader, cp: Optional[Checkpoint], check: Optional[Callable[[], None]] = None,
+                lazy: bool = False) -> Iterator[Lazy]:
+    """Stored events from the checkpoint's seq on (from seq 0 without one); ``check()`` runs
+    before each segment (it raises to cancel).  ``lazy``: packed rows as :class:`PackedBlock`."""
+    first = cp.seq if cp is not None else 0
+    segs = _segments_from(reader, cp.pos if cp is not None else None, cp.line0 if cp else None,
+                          cp.text_offset if cp else -1)
+    for seg in segs:
+        if check is not None:
+            check()
+        for it in (lazy_segment(reader, seg) if lazy else reader.decode_segment(seg)):
+            if isinstance(it, PackedBlock):
+                if it.n is None or it.seq0 + it.n > first:
+                    yield it
+            elif is_event(it) and it.seq >= first:
+                yield it
+
+
+def folds_at(reader: LogReader, cps: Checkpoints, b: int, check: Optional[Callable[[], None]] = None,
+             checks: Optional[EventChecks] = None) -> tuple[SurfaceFold, HeaderFold]:
+    """(SurfaceFold, HeaderFold) of the stored events with seq < ``b``: nearest checkpoint + replay.
+    ``checks`` (an empty :class:`~app.log.index.integrity.EventChecks`) ends as if it had seen them all."""
+    i = cps.nearest_index(b)
+    cp = cps.points[i] if i >= 0 else None
+    if cp is not None:
+        nodes, empty, viol, header, hist, chk = cps.state(i)
+        sf = restore_surface(nodes, empty, viol, lambda seqs: events_by_seq(reader, seqs, check), cp)
+        hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 4 else restore_header(header, hist)
+        if checks is not None:
+            for q, refusing in chk:
+                prob = msgspec.structs.replace(q)
+                checks.problems.append(prob)
+                if refusing:
+                    checks.refusing.append(prob)
+    else:
+        sf, hf = SurfaceFold(version=reader.version or 0), HeaderFold()
+    for ev in events_from(reader, cp, check, lazy=True):
+        if isinstance(ev, PackedBlock):
+            if ev.seq0 >= b:
+                break
+            continue
+        if ev.seq >= b:
+            break
+        sf.apply(ev)
+        hf.apply(ev)
+        if checks is not None:
+            checks.apply(ev)
+    return sf, hf
+
+
+def turn_start_before(idx: SeqIndex, seq: int) -> int:
+    """Seq of the last turn/start at or before ``seq`` (0 if none), from the index marks."""
+    if idx.monotonic and idx.contiguous_through >= idx.last:
+        # (a contiguous log: its marks are in seq order) the last mark at or before seq, then back to a turn/start
+        from ..index.reader import MARK_CODES
+        ms, mc, code = idx.mark_seq, idx.mark_code, MARK_CODES["turn/start"]
+        i = bisect.bisect_right(ms, seq)
+        while i > 0:
+            i -= 1
+            if mc[i] == code:
+                return ms[i]
+        return 0
+    best = 0
+    for s, t in idx.marks(-1, seq):
+        if t == "turn/start" and s <= seq:
+            best = s
+    return best
+
+
+def request_at(reader: LogReader, at_seq: int, cps: Checkpoints, check: Optional[Callable[[], None]] = None,
+               checks: Optional[EventChecks] = None) -> dict[str, object]:
+    """:func:`app.log.query.analysis.request_at` from checkpoints: the attempt is found from its turn's
+    start, the folds from the nearest checkpoint; neither reads the log from seq 0."""
+    from ..query.analysis import dispatch_boundary
+    from .folds import build_request
+    idx = reader.index or reader.build_index()
+    ts = turn_start_before(idx, at_seq)
+    i = idx.locate(ts) if idx.contiguous_through >= ts else None
+    start: Optional[Checkpoint]
+    if i is not None:                  # read from the index segment holding the turn's start
+        start = Checkpoint(seq=ts, pos=idx.seg_pos[i], line0=idx.line0[i] if idx.line0[i] >= 0 else None,
+                           text_offset=-1, keep=0, add=[], empty=[], violations=[], header=None, history=[],
+                           turn_seq=-1, dispatches=-1, cited=None, turns=[])
+    else:
+        start = cps.nearest(ts)
+    b, attempt = dispatch_boundary(reader, at_seq, events=(e for e in events_from(reader, start, check)
+                                                            if isinstance(e, Event) and e.seq >= ts), checks=checks)
+    sf, hf = folds_at(reader, cps, b, check, checks)
+    sid = reader.header.id if reader.header else ""
+    return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
+            "request": build_request(hf.header, sf.messages(), sid,
+                                     hf.tool_history.snapshot() if (reader.version or 0) >= 4 else None)}

@@ -1,0 +1,391 @@
+"""Searchable text straight from stored rows: the extraction side of the home full-text index.
+
+Pure (no Qt, no SQLite): it turns the stored bytes of a session into entries
+``(seq, turn, time, kind, tool, text)`` (``text`` one plain line, :func:`app.log.query.textview.plain`),
+the same ones :func:`app.log.query.textview.event_fields` gives for the decoded events, so any engine can
+take them (the SQLite FTS5 index of :mod:`app.store.fulltext`, a shared search service).
+
+Fast paths, each checked against the exact decoder (``tests/test_fulltext_extract.py``):
+
+* a byte prefilter: rows written the dsh way (``{"type":"…"`` first) whose type carries no text
+  are never decoded (most rows of a long session are streamed chunks);
+* the rows that may carry text are decoded by msgspec into plain dicts (the limits of
+  :func:`app.log.format.codec.decode_json` apply) and handed to ``event_fields`` as they are: no typed
+  event objects, no codec problems; rows in a legacy shape (spec §1.7, formats v0/v1) and
+  envelope-free snapshots go through :class:`app.log.format.codec.RowCodec` as the reader does;
+* :func:`extract_jsonl` reads a whole JSONL session with one ``open`` and one ``read`` (the
+  header checked in memory), so it can run in a worker process (results are plain tuples).
+"""
+from __future__ import annotations
+
+import os
+import re
+import zlib
+
+import msgspec
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional
+
+from ..format.codec import DecodeError, RowCodec, decode_json, parse_header
+from ..format.limits import MAX_DEPTH, MAX_ROW_BYTES, open_regular
+from ..format.model import MAX_SAFE_INT, is_event
+from .textview import TEXT_TYPES, event_fields, event_turn, plain
+
+if TYPE_CHECKING:
+    from ..index.reader import LogReader
+
+CRC_WINDOW = 4096
+TEXT_TYPES_B = frozenset(t.encode() for t in TEXT_TYPES) | {b"turn/start", b"steering/message"}
+ERROR_ONLY_B = frozenset({b"assistant/chunk", b"turn/end"})   # text only when they carry an error
+_WANTED = TEXT_TYPES | {"turn/start", "steering/message"}
+_DECODE = msgspec.json.Decoder().decode
+FAST_MAX_BYTES = MAX_ROW_BYTES      # whole-file reads up to this size (no row can pass the row limit)
+
+# (seq, turn, time, kind, tool, text): one field of one event
+Entry = tuple[int, Optional[int], Optional[int], str, Optional[str], str]
+
+
+class _Ev:
+    """What ``event_fields`` reads of an event (its type and payload): no typed event built."""
+    __slots__ = ("type", "data")
+
+    def __init__(self, type: str, data: Any):
+        self.type = type
+        self.data = data
+
+
+def row_type(raw: bytes) -> Optional[bytes]:
+    """The ``type`` of a row written the dsh way (``{"type":"…"`` first), else None (decode it)."""
+    if raw.startswith(b'{"type":"'):
+        e = raw.find(b'"', 9)
+        if e > 9:
+            return raw[9:e]
+    return None
+
+
+def may_hold_text(raw: bytes) -> bool:
+    """False only for a row written the dsh way whose type carries no text (no decode needed)."""
+    t = row_type(raw)
+    if t is None:
+        return True
+    if t not in TEXT_TYPES_B:
+        return False
+    return t not in ERROR_ONLY_B or b'"error"' in raw
+
+
+def _legacy_shape(typ: str, d: Any) -> bool:
+    """A v0/v1 row whose text the codec's §1.7 conversion changes (over-approximate)."""
+    if typ in ("steering/message", "turn/end"):
+        return True
+    if isinstance(d, dict) and "message" not in d:
+        return (typ == "assistant/message" and "content" in d) or (typ == "tool/result" and "callId" in d)
+    return False
+
+
+class RowText:
+    """The entries of one session's rows, fed in order; keeps the turn and the call id -> tool
+    name map between calls (an index resumes a grown log from them)."""
+
+    def __init__(self, codec: RowCodec, turn: Optional[int] = None, calls: Optional[dict[Any, str]] = None):
+        self.codec = codec
+        self.legacy = codec.version < 2
+        self.exact = codec.envelope_seqs is not None      # envelope-free snapshot: the codec restores seqs
+        self.turn = turn
+        self.calls: dict[Any, str] = calls if calls is not None else {}
+        self.title: Optional[str] = None
+        self.text_bytes = 0
+
+    def feed(self, raw: bytes, out: list[Entry], pos: Any = None, offset: int = -1,
+             line: Optional[int] = None) -> None:
+        """Append the entries of one complete row (``raw`` without its newline) to ``out``."""
+        if self.exact:
+            self._exact(raw, out, pos, offset, line)
+            return
+        obj: Any = None
+        # the limits of decode_json (check_row): the depth scan only when the brackets could pass it
+        if len(raw) <= MAX_ROW_BYTES and raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+            try:
+                obj = _DECODE(raw)
+            except (msgspec.DecodeError, RecursionError):
+                pass                                # decode_json says why (invalid UTF-8 is retried)
+        if obj is None:
+            try:
+                obj, _replaced = decode_json(raw)
+            except DecodeError:
+                return                              # a bad row: the reader reports it, it has no text
+        if type(obj) is not dict:
+            return
+        typ = obj.get("type")
+        if type(typ) is not str or typ not in _WANTED:
+            return
+        seq = obj.get("seq")
+        if type(seq) is not int or seq < 0 or seq > MAX_SAFE_INT:
+            return
+        d = obj.get("data")
+        if self.legacy and _legacy_shape(typ, d):
+            self._exact(raw, out, pos, offset, line)
+            return
+        t = obj.get("time", 0)
+        self._fields(_Ev(typ, d), seq, t if type(t) is int else 0, out)
+
+    def _exact(self, raw: bytes, out: list[Entry], pos: Any, offset: int, line: Optional[int]) -> None:
+        items, _ = self.codec.decode_row(raw, pos=pos, offset=offset, line=line)
+        for ev in items:
+            if is_event(ev):
+                self._fields(ev, ev.seq, ev.time, out)
+
+    def _fields(self, ev: Any, seq: int, time: Optional[int], out: list[Entry]) -> None:
+        if ev.type == "turn/start":
+            tt = event_turn(ev)
+            if tt is not None:
+                self.turn = tt
+            self.calls.clear()
+            return
+        fields = event_fields(ev, self.calls)
+        if not fields:
+            return
+        et = event_turn(ev)
+        turn = et if et is not None else self.turn
+        for fl in fields:
+            body = plain(fl.text)
+            out.append((seq, turn, time, fl.kind, fl.tool, body))
+            self.text_bytes += len(body)
+            if fl.kind == "title":
+                self.title = fl.text
+
+
+def _candidates_re() -> re.Pattern[bytes]:
+    plain_types = sorted(t for t in TEXT_TYPES_B if t not in ERROR_ONLY_B)
+    alts = b"|".join(re.escape(t) for t in plain_types)
+    errs = b"|".join(re.escape(t) for t in sorted(ERROR_ONLY_B))
+    # a row that may hold text, with its newline: a text type written the dsh way, an error-only
+    # type holding "error", or any row not written the dsh way (decoded to learn its type)
+    return re.compile(rb'^(?:\{"type":"(?:' + alts + rb')"|\{"type":"(?:' + errs + rb')"(?=[^\n]*"error")'
+                      rb'|(?!\{"type":"))[^\n]*\n', re.M)
+
+
+def _dsh_rows_re() -> re.Pattern[bytes]:
+    plain_types = sorted(t for t in TEXT_TYPES_B if t not in ERROR_ONLY_B)
+    alts = b"|".join(re.escape(t) for t in plain_types)
+    errs = b"|".join(re.escape(t) for t in sorted(ERROR_ONLY_B))
+    # the same rows when every row is written the dsh way: the pattern starts with a literal
+    # (newline, then the type key), so the regex engine jumps between row starts instead of trying
+    # a match at every byte; group 1 is the row, which must end in a newline (complete)
+    return re.compile(rb'\n(\{"type":"(?:' + alts + rb')"[^\n]*|\{"type":"(?:' + errs
+                      + rb')"(?=[^\n]*"error")[^\n]*)(?=\n)')
+
+
+_CANDIDATES = _candidates_re()
+_DSH_ROWS = _dsh_rows_re()
+_DSH_START = b'\n{"type":"'
+
+
+def candidate_rows(data: bytes, base: int = 0, start: int = 0) -> tuple[list[tuple[int, bytes]], int]:
+    """Complete rows of ``data[start:]`` (JSONL text; ``data`` at file offset ``base``, ``start``
+    0 or just after a newline) that may hold text, found by one regex pass (rows of other types
+    are never looked at from Python): ([(pos, raw)], end) where ``end`` is the offset after the
+    last complete row (a torn last row is left for later).
+
+    When every complete row starts the dsh way (two C-level counts say so) a regex anchored on
+    that literal start finds them; otherwise (legacy or hand-written rows, blank lines) the
+    general one, which looks at every line."""
+    last = data.rfind(b"\n", start)
+    if last < 0:
+        return [], base + start
+    if data.startswith(b'{"type":"', start) \
+            and data.count(_DSH_START, start, last) == data.count(b"\n", start, last):
+        # row k (k >= 1) starts after newline k-1; the first row has no newline before it
+        nl = data.find(b"\n", start)
+        out = [(base + start, data[start:nl])] if _CANDIDATES.match(data, start, nl + 1) is not None else []
+        out += [(base + m.start(1), m.group(1)) for m in _DSH_ROWS.finditer(data, nl, last + 1)]
+        return out, base + last + 1
+    out = [(base + m.start(), m.group()[:-1]) for m in _CANDIDATES.finditer(data, start)]
+    out = [(p, raw) for p, raw in out if raw and not raw.isspace()]
+    return out, base + last + 1
+
+
+def split_rows(data: bytes, base: int = 0,
+               line0: Optional[int] = None) -> tuple[list[tuple[int, bytes, Optional[int]]], int, Optional[int]]:
+    """Rows of ``data`` (JSONL text starting at file offset ``base``, line ``line0``) that may hold
+    text: ([(pos, raw, line)], end, end_line) where ``end`` is the offset after the last complete
+    row (a torn last row is left for later) and ``end_line`` the line number there."""
+    out: list[tuple[int, bytes, Optional[int]]] = []
+    parts = data.split(b"\n")
+    last = len(parts) - 1
+    at = base
+    line = line0
+    text_types, error_only = TEXT_TYPES_B, ERROR_ONLY_B
+    for i, raw in enumerate(parts):
+        if i == last:
+            break                                   # after the last newline: empty, or a torn row
+        n = len(raw) + 1
+        if raw.startswith(b'{"type":"'):
+            e = raw.find(b'"', 9)
+            t = raw[9:e] if e > 9 else None
+            if t is not None and (t not in text_types or (t in error_only and b'"error"' not in raw)):
+                at += n
+                if line is not None:
+                    line += 1
+                continue
+        if raw and not raw.isspace():
+            out.append((at, raw, line))
+        at += n
+        if line is not None:
+            line += 1
+    return out, at, line
+
+
+class FileText(NamedTuple):
+    """What :func:`extract_jsonl` found in one session file (plain values: crosses processes)."""
+    status: str                       # "ok" | "not-session" | "fatal" | "fallback" (use the reader)
+    why: Optional[str] = None
+    header: Optional[tuple[Any, Optional[str], Optional[int]]] = None    # (id, cwd, createdAt)
+    entries: list[Entry] = []
+    title: Optional[str] = None
+    turn: Optional[int] = None
+    calls: Optional[dict[Any, str]] = None
+    done_pos: int = 0
+    done_line: Optional[int] = None
+    done_crc: Optional[int] = None
+    bytes_read: int = 0
+    text_bytes: int = 0
+    sig: Optional[tuple[int, int, int, int]] = None       # (dev, ino, size, mtime_ns) of what was read
+
+
+def extract_jsonl(path: str) -> FileText:
+    """The entries of a whole JSONL session file, read with one open and one read.
+
+    ``fallback`` when the fast path does not apply (a file over :data:`FAST_MAX_BYTES`, a header
+    line without a newline or over 1 MiB, an envelope-free snapshot): the caller reads it the
+    exact way.  ``not-session``: the first line is not a session header (``why`` says so)."""
+    try:
+        fd = open_regular(path)
+    except OSError as e:
+        return FileText("fallback", why=f"cannot read: {e.strerror or e}")
+    try:
+        st = os.fstat(fd)
+        if st.st_size > FAST_MAX_BYTES:
+            return FileText("fallback")
+        data = os.read(fd, st.st_size) if st.st_size else b""
+        while len(data) < st.st_size:               # a short read (rare): the rest
+            more = os.read(fd, st.st_size - len(data))
+            if not more:
+                break
+            data += more
+    finally:
+        os.close(fd)
+    sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    if len(data) != st.st_size:
+        return FileText("fallback")                  # shrunk while read: the reader copes
+    if not data:
+        return FileText("not-session", why="empty file", sig=sig)
+    nl = data.find(b"\n")
+    if nl < 0 or nl > (1 << 20):
+        return FileText("fallback")
+    head = data[:nl]
+    hdr, problems = parse_header(head)
+    fatal = next((p for p in problems if p.fatal), None)
+    if hdr is None:                                  # not JSON, or not a session header
+        msg = fatal.message if fatal is not None else ""
+        return FileText("not-session", why=f"the {msg}" if msg.startswith("first line is not JSON") else None,
+                        sig=sig)
+    if fatal is not None:
+        return FileText("fatal", why=str(fatal), header=(hdr.id, None, None), sig=sig, bytes_read=len(data))
+    start = nl + 1
+    eol = data.find(b"\n", start, start + 65536)
+    first = data[start:eol if eol >= 0 else start + 65536].strip()
+    if first and b'"seq' not in first[:160]:
+        return FileText("fallback")                  # maybe an envelope-free snapshot: the reader decides
+    version = hdr.version or 0
+    rt = RowText(RowCodec(hdr.id, version=version))
+    out: list[Entry] = []
+    rows, end = candidate_rows(data, start=start)
+    feed = rt.feed
+    for pos, raw in rows:
+        feed(raw, out, pos, pos)
+    end_line = 1 + data.count(b"\n", 0, end)
+    crc = zlib.crc32(data[max(0, end - CRC_WINDOW):end]) if end else None
+    return FileText("ok", header=(hdr.id, hdr.cwd, hdr.createdAt), entries=out, title=rt.title, turn=rt.turn,
+                    calls=rt.calls, done_pos=end, done_line=end_line, done_crc=crc, bytes_read=len(data),
+                    text_bytes=rt.text_bytes, sig=sig)
+
+
+def extract_many(paths: list[str]) -> list[FileText]:
+    """:func:`extract_jsonl` of each path (a worker process's job): a session that fails is an
+    ``error`` result with the reason, never the end of the others."""
+    out = []
+    for p in paths:
+        try:
+            out.append(extract_jsonl(p))
+        except Exception as e:  # one unreadable session must not stop the others
+            out.append(FileText("error", why=f"{type(e).__name__}: {e}"))
+    return out
+
+
+def reader_entries(reader: LogReader) -> tuple[list[Entry], RowText]:
+    """Every entry of an opened reader (any source: JSONL, zstd frames, a SQLite store session)."""
+    rt = RowText(reader.codec)
+    out: list[Entry] = []
+    for seg in reader.source.forward():
+        if seg.bad:
+            continue
+        if seg.rows is not None:
+            for p, raw in seg.rows:
+                if may_hold_text(raw):
+                    rt.feed(raw, out, p)
+            continue
+        rows, _end, _line = split_rows(seg.data, base=seg.pos, line0=seg.line0)
+        for pos, raw, line in rows:
+            rt.feed(raw, out, pos, -1, line)
+    return out, rt
+
+
+# --------------------------------------------------------------------------- worker processes
+# A worker is the ``fts-extract`` kind of the one launcher (app.store.childproc.WORKERS):
+# requests and answers are length-prefixed pickles on its stdin/stdout (lists of paths in, lists of
+# FileText out), so no multiprocessing start method re-imports the caller's main module.
+
+
+def worker_main(_argv: list[str]) -> int:
+    """The ``fts-extract`` worker's entry."""
+    serve()
+    return 0
+
+
+def _read_exact(f: Any, n: int) -> Optional[bytes]:
+    parts = []
+    while n > 0:
+        b = f.read(n)
+        if not b:
+            return None
+        parts.append(b)
+        n -= len(b)
+    return b"".join(parts)
+
+
+def read_frame(f: Any) -> Optional[bytes]:
+    """One length-prefixed message (None at the end of the stream)."""
+    head = _read_exact(f, 8)
+    if head is None:
+        return None
+    return _read_exact(f, int.from_bytes(head, "little"))
+
+
+def write_frame(f: Any, data: bytes) -> None:
+    f.write(len(data).to_bytes(8, "little") + data)
+    f.flush()
+
+
+def serve(inp: Any = None, out: Any = None) -> None:
+    """The worker loop: a list of paths in, their :func:`extract_many` out, until stdin closes."""
+    import pickle
+    import sys
+    inp = inp or sys.stdin.buffer
+    out = out or sys.stdout.buffer
+    while True:
+        req = read_frame(inp)
+        if req is None:
+            return
+        try:
+            write_frame(out, pickle.dumps(extract_many(pickle.loads(req)), protocol=pickle.HIGHEST_PROTOCOL))
+        except BrokenPipeError:                      # the indexer stopped (cancelled): nobody reads
+            return
