@@ -896,7 +896,7 @@ def _child_seed_start(path: str, kind: str) -> int:
     with open(path, "rb") as f:
         if kind == "jsonl":
             return len(f.readline())
-        from backports import zstd
+        from ..log.source.zstdlib import zstd
         head = f.read(1 << 20)
         return zstd.get_frame_size(head)
 
