@@ -32,6 +32,7 @@ from typing import Optional
 Send = Callable[[tuple[object, ...]], None]
 
 WORKER_FLAG = "--session-lens-worker"
+PING = "--ping"                 # ``… --session-lens-worker KIND --ping``: import KIND's entry, answer, exit
 # kind -> "module:function"; the function takes the arguments after the kind and returns an exit code
 WORKERS: dict[str, str] = {
     "index": "app.store.indexer:child_main",          # the seq index (and fold checkpoints) of one log
@@ -39,6 +40,7 @@ WORKERS: dict[str, str] = {
     "titles": "app.store.titles_child:child_main",    # exact titles of a store's sessions
     "fts-shard": "app.store.fulltext:shard_main",     # one shard of a home's first full-text build
     "fts-extract": "app.log.query.extract:worker_main",   # searchable text of session files
+    "qt-probe": "app.ui.diagnostics_dialog:qt_probe_main",  # doctor: Qt and its platform plugin, in a child
 }
 
 
@@ -61,7 +63,10 @@ def worker_main(argv: Sequence[str]) -> int:
     diagnostics.setup(f"worker-{argv[0]}")      # faulthandler and the rotating log, as in the window
     _Role.kind = argv[0]
     module, func = target.split(":")
-    return int(getattr(importlib.import_module(module), func)(list(argv[1:])) or 0)
+    entry = getattr(importlib.import_module(module), func)
+    if list(argv[1:]) == [PING]:                # doctor: the entry imports here and the pipe answers
+        return serve(lambda send: {"kind": argv[0], "entry": target, "pid": os.getpid()}, 0)
+    return int(entry(list(argv[1:])) or 0)
 
 
 class _Role:
