@@ -649,6 +649,12 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     if reader.header is None:
         raise ForkError("FORK_UNAVAILABLE", "the source has no readable header")
     src = reader.source
+    if src.kind != "sqlite":
+        from . import demo
+        demo_out = demo.fork_store_for(src.path)       # the shipped demo store is never written
+        out_store = out_store or demo_out
+        if out_store is not None and out_store == demo_out:
+            demo.prepare(out_store)
     rev_before = src.revision()
     parent_durable(src.path)              # barrier 1 of 2: see parent_durable (the child is barrier 2)
     if plan is None and reader.index is None:
