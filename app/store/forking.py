@@ -668,6 +668,12 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     if reader.header is None:
         raise ForkError("FORK_UNAVAILABLE", "the source has no readable header")
     src = reader.source
+    if src.kind != "sqlite":
+        from . import demo
+        demo_out = demo.fork_store_for(src.path)       # the shipped demo store is never written
+        out_store = out_store or demo_out
+        if out_store is not None and out_store == demo_out:
+            demo.prepare(out_store)
     rev_before = src.revision()
     parent_durable(src.path)              # barrier 1 of 2: see parent_durable (the child is barrier 2)
     given = plan is not None
@@ -917,7 +923,7 @@ def _child_seed_start(path: str, kind: str) -> int:
     with open(path, "rb") as f:
         if kind == "jsonl":
             return len(f.readline())
-        from backports import zstd
+        from ..log.source.zstdlib import zstd
         head = f.read(1 << 20)
         return zstd.get_frame_size(head)
 

@@ -50,7 +50,7 @@ def hostile_session(src_lines: list, seed: int = 0) -> bytes:
 def zstd_bomb(header_line: bytes, plain_bytes: int, kind: str = "line") -> bytes:
     """A ``session.jsonl.zstd`` whose second frame expands to ``plain_bytes``: one huge line
     (``kind="line"``) or many small rows (``kind="rows"``); then a normal small frame."""
-    from backports import zstd
+    from ..log.source.zstdlib import zstd
     from ..log.source.zstdframes import encode_frame
     opts: dict[int, int] = {zstd.CompressionParameter.compression_level: 1, zstd.CompressionParameter.checksum_flag: 1}
     c = zstd.ZstdCompressor(options=opts)
