@@ -92,8 +92,10 @@ class _Builder:
         self.out: list[JsonObj] = []
 
     # ------------------------------------------------------------------ spans
-    def span(self, kind: str, label: str, start_ev: Optional[Event], end_ev: Optional[Event],
+    def span(self, kind: str, label: str, start_ev: Optional[Event], end_ev: Optional[Event], held: bool = False,
              **extra: Any) -> JsonObj:
+        """A span from ``start_ev`` to ``end_ev``; ``held``: not given out yet (a tool span waits for the end
+        of its step, which tells its overlaps)."""
         s = start_ev
         e = end_ev
         sp: JsonObj = {"kind": kind, "seq": s.seq if s is not None else (e.seq if e is not None else None),
@@ -103,7 +105,8 @@ class _Builder:
                        "durationMs": None, "label": label}
         sp.update(extra)
         self.measure(sp, s.time if s is not None else None, e)
-        self.out.append(sp)
+        if not held:
+            self.out.append(sp)
         return sp
 
     def measure(self, sp: JsonObj, start: Optional[int], e: Optional[Event]) -> None:
@@ -234,9 +237,14 @@ class _Builder:
             self._tool(call, None, name, "no-result")
             del self.calls[cid]
         for tools in self.step_tools.values():
-            _overlaps(tools)
+            self.release(tools)
         self.step_tools = {}
         return self.out
+
+    def release(self, tools: list[JsonObj]) -> None:
+        """A step's tool spans (and their subagent spans), with their overlaps."""
+        _overlaps([s for s in tools if s["kind"] == "tool"])
+        self.out.extend(tools)
 
     def _tool(self, call: Event, res: Optional[Event], name: str, status: str, error: Any = None) -> None:
         d = obj(call.data)
@@ -244,11 +252,11 @@ class _Builder:
                           "status": status}
         if error is not None:
             extra["error"] = error
-        sp = self.span("tool", f"{name}", call, res, **extra)
-        self.step_tools.setdefault((d.get("turn"), d.get("step")), []).append(sp)
+        held = self.step_tools.setdefault((d.get("turn"), d.get("step")), [])
+        held.append(self.span("tool", f"{name}", call, res, held=True, **extra))
         if is_subagent_tool(name):
-            self.span("subagent", f"subagent via {name}", call, res, turn=d.get("turn"), step=d.get("step"),
-                      callId=d.get("callId"), childSession=None, status=status)
+            held.append(self.span("subagent", f"subagent via {name}", call, res, held=True, turn=d.get("turn"),
+                                  step=d.get("step"), callId=d.get("callId"), childSession=None, status=status))
 
 
 def _retry_fields(ev: Event, d: JsonObj) -> JsonObj:
@@ -299,7 +307,7 @@ def _on_step_end(b: _Builder, ev: Event, d: JsonObj) -> None:
     b.span("step", f"step {key[0]}.{key[1]}", start, ev, turn=key[0], step=key[1])
     tools = b.step_tools.pop(key, None)
     if tools:
-        _overlaps(tools)
+        b.release(tools)
 
 
 def _on_dispatch(b: _Builder, ev: Event, d: JsonObj) -> None:
