@@ -18,7 +18,8 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Optional, overload
 
 import msgspec
 
@@ -89,13 +90,35 @@ def _load(path: Path) -> Optional[_TimelineFile]:
         return None
 
 
-def cached_spans(reader: LogReader) -> tuple[list[JsonObj], str]:
-    """The log's timeline spans -> (spans, "hit" | "built" | "uncached")."""
+def _compute(reader: LogReader, tick: Optional[Callable[[], None]]) -> list[JsonObj]:
+    if tick is None:
+        return list(timeline(reader))
+    out: list[JsonObj] = []
+    for s in timeline(reader):
+        out.append(s)
+        if not len(out) & 4095:
+            tick()
+    return out
+
+
+@overload
+def cached_spans(reader: LogReader, *, tick: Optional[Callable[[], None]] = None) -> tuple[list[JsonObj], str]: ...
+
+
+@overload
+def cached_spans(reader: LogReader, build: bool,
+                 tick: Optional[Callable[[], None]] = None) -> tuple[Optional[list[JsonObj]], str]: ...
+
+
+def cached_spans(reader: LogReader, build: bool = True,
+                 tick: Optional[Callable[[], None]] = None) -> tuple[Optional[list[JsonObj]], str]:
+    """The log's timeline spans -> (spans, "hit" | "built" | "uncached"); with ``build=False``
+    (None, "miss") instead of computing them; ``tick()`` is called every 4096 spans computed."""
     src = _file_source(reader)
     root = cache_root()
     ident = _identity(src) if src is not None else None
     if src is None or ident is None or root is None:
-        return list(timeline(reader)), "uncached"
+        return (_compute(reader, tick), "uncached") if build else (None, "miss")
     path = cache_file(ident, root).with_suffix(".timeline")
     header = hashlib.sha256(src.header_raw).hexdigest()
     saved = _load(path)
@@ -103,7 +126,9 @@ def cached_spans(reader: LogReader) -> tuple[list[JsonObj], str]:
             (saved.path, saved.dev, saved.ino, saved.kind, saved.size, saved.mtime_ns) == \
             (ident["path"], ident["dev"], ident["ino"], ident["kind"], ident["size"], ident["mtime_ns"]):
         return saved.spans, "hit"
-    spans = list(timeline(reader))
+    if not build:
+        return None, "miss"
+    spans = _compute(reader, tick)
     out = _TimelineFile(format=FORMAT, path=ident["path"], dev=ident["dev"], ino=ident["ino"], kind=ident["kind"],
                         size=ident["size"], mtime_ns=ident["mtime_ns"], header=header, spans=spans)
     try:

@@ -232,7 +232,8 @@ class _Builder:
             elif kind in ("turn", "step", "compaction", "approval"):
                 label = {"turn": f"turn {d.get('turn')}", "step": f"step {d.get('turn')}.{d.get('step')}",
                          "compaction": "compaction", "approval": f"approval {d.get('toolName') or ''}".strip()}[kind]
-                self.span(kind, label, ev, None, **({"turn": d.get("turn")} if kind != "approval" else {}))
+                extra: JsonObj = {"turn": d.get("turn")} if kind != "approval" else {}
+                self.span(kind, label, ev, None, **extra)
         for cid, (call, name) in list(self.calls.items()):
             self._tool(call, None, name, "no-result")
             del self.calls[cid]
