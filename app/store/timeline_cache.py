@@ -4,7 +4,8 @@ sessions of the store.  No Qt (the command line and the window's worker both use
 
 Cache: ``<cache>/index/<key>.timeline`` (the key of :func:`app.store.indexcache.cache_file`: real path,
 device, inode), holding the identity and revision (size, mtime) of the log it was computed from, a hash of
-the header row, and the spans (MessagePack), closed by a blake2b digest.  It is used only when all of that
+the header row, and the spans (MessagePack), closed by a CRC-32 of all that (a check against a torn or
+damaged file, read at memory speed; the file is our own copy, never trusted for more than the log gives).  It is used only when all of that
 still matches (a grown or rewritten log is computed afresh: a timeline pass is a fraction of an index
 build); written atomically; a corrupt or foreign file is ignored.  Raw JSONL and zstd files only.
 
@@ -14,9 +15,11 @@ ending in ``*``) -> USD per million ``input`` / ``output`` / ``cacheRead`` token
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
+import zlib
 from pathlib import Path
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional, overload
@@ -25,13 +28,13 @@ import msgspec
 
 from ..log.format.payloads import JsonObj
 from ..log.query.timeline import is_subagent_tool, summarize, timeline
-from .indexcache import _DIGEST, _file_source, _identity, _write_atomic, cache_file, cache_root
+from .indexcache import _file_source, _identity, _write_atomic, cache_file, cache_root
 
 if TYPE_CHECKING:
     from ..log.index.reader import LogReader
 
-MAGIC = b"SLTIM\x00\x01\n"
-FORMAT = 1
+MAGIC = b"SLTIM\x00\x02\n"
+FORMAT = 2
 PRICES_KEY = "timelinePrices"
 # an example table, used until the user saves their own under ``timelinePrices`` (USD per million tokens;
 # DeepSeek's published API list prices, late 2025): always shown as an estimate
@@ -76,18 +79,27 @@ class _TimelineFile(msgspec.Struct):
     spans: list[JsonObj]
 
 
+def _check(body: bytes) -> bytes:
+    return zlib.crc32(body).to_bytes(4, "little")
+
+
 def _load(path: Path) -> Optional[_TimelineFile]:
     try:
         blob = path.read_bytes()
     except OSError:
         return None
-    body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
-    if not body.startswith(MAGIC) or hashlib.blake2b(body, digest_size=_DIGEST).digest() != digest:
+    body, digest = blob[:-4], blob[-4:]
+    if not body.startswith(MAGIC) or _check(body) != digest:
         return None
+    collecting = gc.isenabled()
+    gc.disable()              # (a dict per span, no cycles)
     try:
         return msgspec.msgpack.decode(memoryview(body)[len(MAGIC):], type=_TimelineFile)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _compute(reader: LogReader, tick: Optional[Callable[[], None]]) -> list[JsonObj]:
@@ -133,7 +145,7 @@ def cached_spans(reader: LogReader, build: bool = True,
                         size=ident["size"], mtime_ns=ident["mtime_ns"], header=header, spans=spans)
     try:
         body = MAGIC + msgspec.msgpack.encode(out)
-        _write_atomic(path, body + hashlib.blake2b(body, digest_size=_DIGEST).digest())
+        _write_atomic(path, body + _check(body))
     except (OSError, ValueError, TypeError, OverflowError):   # (a value msgpack cannot hold: not saved)
         pass
     return spans, "built"
