@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING, Any, Optional, overload
 import msgspec
 
 from ..log.format.payloads import JsonObj
-from ..log.query.timeline import is_subagent_tool, summarize, timeline
+from ..log.query.timeline import in_log_order, is_subagent_tool, summarize, timeline
 from .indexcache import _file_source, _identity, _write_atomic, cache_file, cache_root
 
 if TYPE_CHECKING:
     from ..log.index.reader import LogReader
 
-MAGIC = b"SLTIM\x00\x02\n"
-FORMAT = 2
+MAGIC = b"SLTIM\x00\x03\n"
+FORMAT = 3
 PRICES_KEY = "timelinePrices"
 # an example table, used until the user saves their own under ``timelinePrices`` (USD per million tokens;
 # DeepSeek's published API list prices, late 2025): always shown as an estimate
@@ -103,14 +103,15 @@ def _load(path: Path) -> Optional[_TimelineFile]:
 
 
 def _compute(reader: LogReader, tick: Optional[Callable[[], None]]) -> list[JsonObj]:
+    """The spans in log order (:func:`~app.log.query.timeline.in_log_order`: saved so, read so)."""
     if tick is None:
-        return list(timeline(reader))
+        return in_log_order(timeline(reader))
     out: list[JsonObj] = []
     for s in timeline(reader):
         out.append(s)
         if not len(out) & 4095:
             tick()
-    return out
+    return in_log_order(out)
 
 
 @overload
@@ -124,7 +125,7 @@ def cached_spans(reader: LogReader, build: bool,
 
 def cached_spans(reader: LogReader, build: bool = True,
                  tick: Optional[Callable[[], None]] = None) -> tuple[Optional[list[JsonObj]], str]:
-    """The log's timeline spans -> (spans, "hit" | "built" | "uncached"); with ``build=False``
+    """The log's timeline spans in log order -> (spans, "hit" | "built" | "uncached"); with ``build=False``
     (None, "miss") instead of computing them; ``tick()`` is called every 4096 spans computed."""
     src = _file_source(reader)
     root = cache_root()
@@ -187,6 +188,6 @@ def session_timeline(reader: LogReader, path: Optional[str] = None, turn: Option
     spans, status = cached_spans(reader)
     if path and any(is_subagent_tool(s.get("name")) for s in spans if s["kind"] == "tool"):
         link_children(path, spans)
-    out = summarize(spans, load_prices() if prices is None else prices, turn)
+    out = summarize(spans, load_prices() if prices is None else prices, turn, ordered=True)
     out["cache"] = status
     return out

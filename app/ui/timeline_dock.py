@@ -28,7 +28,7 @@ def compute_job(job: Any, path: str, session: Optional[str]) -> dict[str, Any]:
     job.check()
     if session is None:
         link_children(path, spans)
-    result = summarize(spans, load_prices())
+    result = summarize(spans, load_prices(), ordered=True)
     return {"result": result, "cache": status, "layout": layout(result["spans"]),
             "points": context_points(result["spans"]),
             "compactions": [s for s in result["spans"] if s["kind"] == "compaction"]}
@@ -126,7 +126,7 @@ class TimelineAction(QObject):
         win.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
         self.act = self.dock.toggleViewAction()
         self.act.setText("&Timeline")
-        self.act.setShortcut("Ctrl+Shift+T")
+        self.act.setShortcut("Ctrl+Shift+M")
         win.menu("View").addAction(self.act)
         self.shown_for: Optional[tuple[str, Optional[str]]] = None
         self.data: Optional[dict[str, Any]] = None

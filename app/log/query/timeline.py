@@ -456,61 +456,93 @@ def cost_of(tokens: Mapping[str, int], price: Optional[Mapping[str, Any]]) -> Op
             + (t("output", 0) + t("reasoning", 0)) * p_out) / 1e6
 
 
-def _price_for(prices: Mapping[str, Any], model: object) -> Optional[Mapping[str, Any]]:
-    if not isinstance(model, str):
-        return None
-    p = prices.get(model)
-    if isinstance(p, Mapping):
-        return p
-    best = max((k for k in prices if k.endswith("*") and model.startswith(k[:-1])), key=len, default=None)
-    return prices[best] if best is not None and isinstance(prices[best], Mapping) else None
+class _Prices:
+    """Price lookups of a table (model name, else the longest matching ``prefix*``), remembered per model."""
+
+    def __init__(self, prices: Mapping[str, Any]) -> None:
+        self.prices = prices
+        self.memo: dict[object, Optional[Mapping[str, Any]]] = {}
+
+    def of(self, model: object) -> Optional[Mapping[str, Any]]:
+        if not isinstance(model, str):
+            return None
+        if model not in self.memo:
+            p = self.prices.get(model)
+            if not isinstance(p, Mapping):
+                best = max((k for k in self.prices if k.endswith("*") and model.startswith(k[:-1])), key=len,
+                           default=None)
+                p = self.prices[best] if best is not None and isinstance(self.prices[best], Mapping) else None
+            self.memo[model] = p
+        return self.memo[model]
 
 
-def _totals(spans: list[JsonObj], prices: Mapping[str, Any]) -> JsonObj:
-    by = {k: [s for s in spans if s["kind"] == k] for k in KINDS}
+def _totals(spans: list[JsonObj], prices: _Prices) -> JsonObj:
+    """Figures of ``spans`` in one pass: times per kind, tokens, the estimated cost, counts."""
+    counts = dict.fromkeys(KINDS, 0)
+    ms = dict.fromkeys(KINDS, 0)
+    tools: list[JsonObj] = []
     tokens = zero_tokens()
-    cost, unpriced = 0.0, 0
-    for a in by["attempt"]:
-        for k in tokens:
-            tokens[k] += a["tokens"][k]
-        c = cost_of(a["tokens"], _price_for(prices, a.get("model")))
-        if c is None:
-            unpriced += a["tokens"]["input"] + a["tokens"]["output"]
+    cost, unpriced, unknown = 0.0, 0, 0
+    for s in spans:
+        k = s["kind"]
+        counts[k] += 1
+        d = s["durationMs"]
+        if d is None:
+            unknown += 1
         else:
-            cost += c
-    return {"wallMs": sum(s["durationMs"] for s in by["turn"] if s["durationMs"] is not None),
-            "modelMs": sum(s["durationMs"] for s in by["attempt"] if s["durationMs"] is not None),
-            "toolMs": _union_ms(by["tool"]),
-            "userWaitMs": sum(s["durationMs"] for s in by["approval"] if s["durationMs"] is not None),
-            "retryWaitMs": sum(s["durationMs"] for s in by["retry-wait"] if s["durationMs"] is not None),
-            "tokens": tokens,
-            "cacheHitRate": round(tokens["cacheRead"] / prompt, 4) if (prompt := prompt_tokens(tokens)) else None,
+            ms[k] += d
+        if k == "tool":
+            tools.append(s)
+        elif k == "attempt":
+            tk = s["tokens"]
+            for key in tokens:
+                tokens[key] += tk[key]
+            c = cost_of(tk, prices.of(s.get("model")))
+            if c is None:
+                unpriced += tk["input"] + tk["output"]
+            else:
+                cost += c
+    prompt = prompt_tokens(tokens)
+    return {"wallMs": ms["turn"], "modelMs": ms["attempt"], "toolMs": _union_ms(tools),
+            "userWaitMs": ms["approval"], "retryWaitMs": ms["retry-wait"], "tokens": tokens,
+            "cacheHitRate": round(tokens["cacheRead"] / prompt, 4) if prompt else None,
             "cost": {"estimate": True, "amount": round(cost, 6), "currency": "USD",
                      "unpricedTokens": unpriced,
                      "note": "estimated from the price table in settings (per million tokens); not a bill"},
-            "counts": {k: len(v) for k, v in by.items()},
-            "unknownDurations": sum(1 for s in spans if s["durationMs"] is None)}
+            "counts": counts, "unknownDurations": unknown}
+
+
+def in_log_order(spans: Iterable[JsonObj]) -> list[JsonObj]:
+    """Spans by seq, a turn before its step before its attempt … at the same seq (the order of :data:`KINDS`)."""
+    order = {k: i for i, k in enumerate(KINDS)}
+    return sorted(spans, key=lambda s: (s["seq"] if s["seq"] is not None else -1, order[s["kind"]]))
 
 
 def summarize(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]] = None,
-              turn: Optional[int] = None) -> JsonObj:
-    """``{"spans", "turns", "totals"}`` (spans in log order; ``turn``: only that turn's spans and totals)."""
-    prices = prices or {}
-    order = {k: i for i, k in enumerate(KINDS)}
-    ss = sorted(spans, key=lambda s: (s["seq"] if s["seq"] is not None else -1, order[s["kind"]]))
+              turn: Optional[int] = None, ordered: bool = False) -> JsonObj:
+    """``{"spans", "turns", "totals"}`` (spans in log order; ``turn``: only that turn's spans and totals;
+    ``ordered``: ``spans`` is already :func:`in_log_order`, e.g. read from the cache)."""
+    table = _Prices(prices or {})
+    ss = list(spans) if ordered else in_log_order(spans)
     if turn is not None:
         ss = [s for s in ss if s.get("turn") == turn]
     turns: list[JsonObj] = []
+    by_turn: dict[Any, list[JsonObj]] = {}
+    for s in ss:
+        t = s.get("turn")
+        if t is not None and type(t) is not list and type(t) is not dict:      # (hashable as logged)
+            by_turn.setdefault(t, []).append(s)
     for ts in (s for s in ss if s["kind"] == "turn"):
-        mine = [s for s in ss if s.get("turn") == ts["turn"]]
-        tot = _totals(mine, prices)
+        t = ts["turn"]
+        mine = by_turn.get(t, []) if t is not None and type(t) is not list and type(t) is not dict else []
+        tot = _totals(mine, table)
         turns.append({"turn": ts["turn"], "seq": ts["seq"], "endSeq": ts["endSeq"], "durationMs": ts["durationMs"],
                       "reason": ts.get("reason"), "steps": tot["counts"]["step"],
                       "attempts": tot["counts"]["attempt"], "tools": tot["counts"]["tool"],
                       "retries": tot["counts"]["retry-wait"], "modelMs": tot["modelMs"], "toolMs": tot["toolMs"],
                       "userWaitMs": tot["userWaitMs"], "tokens": tot["tokens"], "cost": tot["cost"]["amount"],
                       "costEstimate": True})
-    totals = _totals(ss, prices)
+    totals = _totals(ss, table)
     totals["timesKnown"] = not any(s.get("note") == NO_TIMES for s in ss)
     return {"spans": ss, "turns": turns, "totals": totals}
 
