@@ -264,3 +264,27 @@ def test_cli_json_and_text(tmp_path, capsys, monkeypatch):
     assert main(["timeline", str(p), "--turn", "1"]) == 0
     text = capsys.readouterr().out
     assert "retry-wait" in text and "logged delay 1ms after EMPTY_RESPONSE" in text and "estimated cost" in text
+
+
+def test_mutants_and_hostile_types_never_break_it(tmp_path):
+    """Truncated, flipped, garbage and deeply nested rows of a real log with tools and retries: the timeline
+    still comes out (bad rows are skipped as everywhere else), the row pass equals the exact event pass, and
+    no duration is computed from a time that is not a logged positive integer."""
+    from app.tools.hostile import deep_row, jsonl_mutants
+    src = FIXTURES / "examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"
+    data = src.read_bytes() + deep_row(21, 5000) + b"\n"
+    n = 0
+    for k, (_name, blob, _kept) in enumerate(jsonl_mutants(data, seed=3, count=40)):
+        p = tmp_path / f"m{k}" / "session.jsonl"
+        p.parent.mkdir()
+        p.write_bytes(blob)
+        r = open_reader(str(p))
+        if r.fatal:
+            continue
+        spans = list(timeline(r))
+        assert spans == list(timeline(r.iter_events(logical=True))), k
+        for s in spans:
+            assert s["durationMs"] is None or (type(s["start"]) is int and s["start"] > 0 and s["durationMs"] >= 0)
+        summarize(spans)
+        n += 1
+    assert n >= 20

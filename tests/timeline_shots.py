@@ -3,7 +3,7 @@
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python tests/timeline_shots.py PATH NAME [OUT_DIR] [SEQ]
 
 NAME-window.png     the window with the Timeline dock shown (View > Timeline) on session PATH; with SEQ,
-                    that row selected (its bar outlined)
+                    that row selected (its bar outlined); ZOOM_TURN=1: the waterfall fitted to that row's turn
 NAME-waterfall.png  the waterfall exported by the dock (also .svg)
 NAME-meter.png      the context meter exported by the dock (also .svg)
 """
@@ -35,6 +35,11 @@ def main(path: str, name: str, out: Path, seq: int | None) -> int:
     if seq is not None:
         win.goto_seq(seq)
         wait(qapp, lambda: ta.dock.waterfall.selected is not None, 30)
+        sel = ta.dock.waterfall.selected
+        if sel is not None and os.environ.get("ZOOM_TURN"):        # fit the waterfall to the selected row's turn
+            turn = max((b for b in ta.dock.waterfall.lay.bars if b.kind == "turn" and b.seq <= sel.seq),
+                       key=lambda b: b.seq)
+            ta.dock.waterfall.zoom_to(turn.x0, turn.x1)
     settle(qapp, 30)
     shots = [out / f"{name}-window.png"]
     win.grab().save(str(shots[0]))

@@ -134,7 +134,7 @@ class TimelineAction(QObject):
         win.sessionLoaded.connect(self.refresh)
         win.history_actions.controller.rowSelected.connect(self.follow_row)
         self.dock.waterfall.barClicked.connect(self.goto)
-        self.dock.turns.itemActivated.connect(lambda it, _c: self.goto(it.data(0, Qt.ItemDataRole.UserRole)))
+        self.dock.turns.itemActivated.connect(lambda it, _c: self.zoom_to_turn(it.data(0, Qt.ItemDataRole.UserRole)))
         self.dock.turns.itemClicked.connect(lambda it, _c: self.goto(it.data(0, Qt.ItemDataRole.UserRole)))
 
     def refresh(self, force: bool = False) -> None:
@@ -164,6 +164,15 @@ class TimelineAction(QObject):
     def goto(self, seq: Any) -> None:
         if isinstance(seq, int):
             self.win.goto_seq(seq)
+
+    def zoom_to_turn(self, seq: Any) -> None:
+        """Go to the turn starting at ``seq`` and fit the waterfall to it."""
+        wf = self.dock.waterfall
+        if wf.lay is not None and isinstance(seq, int):
+            b = next((b for b in wf.lay.bars if b.kind == "turn" and b.seq == seq), None)
+            if b is not None:
+                wf.zoom_to(b.x0, b.x1)
+        self.goto(seq)
 
     def follow_row(self) -> None:
         row = self.win.view.current_row()

@@ -30,6 +30,14 @@ def fmt_ms(ms: Optional[float]) -> str:
     return f"{ms:.0f} ms"
 
 
+def fmt_clock(ms: float) -> str:
+    """A position on the active-time axis as h:mm:ss (with tenths when under a minute)."""
+    sec = max(ms, 0.0) / 1000
+    h, rest = divmod(sec, 3600)
+    m, s = divmod(rest, 60)
+    return f"{int(h)}:{int(m):02d}:{s:04.1f}" if h else f"{int(m)}:{s:04.1f}"
+
+
 @dataclass(slots=True)
 class Bar:
     x0: float

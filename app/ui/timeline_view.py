@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QToolTip, QWidget
 
 from .plaintext import clean, tooltip
 from .theme import Theme
-from .timeline_model import Bar, Layout, fmt_ms, tip
+from .timeline_model import Bar, Layout, fmt_clock, fmt_ms, tip
 
 LEFT = 92                  # row labels
 TOP = 22                   # axis labels
@@ -75,6 +75,13 @@ class Waterfall(QWidget):
         self.v1 = self.v0 + span
         if self.v1 - self.v0 >= hi - lo:
             self.v0, self.v1 = lo, max(hi, lo + 1)
+        self.viewChanged.emit()
+        self.update()
+
+    def zoom_to(self, x0: float, x1: float, margin: float = 0.05) -> None:
+        """Show axis range [x0, x1] (and a margin on both sides)."""
+        pad = max((x1 - x0) * margin, 1.0)
+        self.v0, self.v1 = x0 - pad, max(x1 + pad, x0 + pad + 1.0)
         self.viewChanged.emit()
         self.update()
 
@@ -147,19 +154,23 @@ class Waterfall(QWidget):
         assert lay is not None
         grid = QColor(th.boundary)
         grid.setAlpha(90)
+        last = -1e9
+        p.setPen(QPen(grid, 1, Qt.PenStyle.DashLine))
         for x_v, _turn, _gap in lay.turn_marks:
             if self.v0 <= x_v <= self.v1:
                 x = self.x_of(x_v, w)
-                p.setPen(QPen(grid, 1, Qt.PenStyle.DashLine))
-                p.drawLine(QPointF(x, TOP - 4), QPointF(x, h))
+                if x - last >= 6:                  # (turn boundaries closer than that: one line)
+                    p.drawLine(QPointF(x, TOP - 4), QPointF(x, h))
+                    last = x
         p.setPen(th.color("dim"))
         span = self.v1 - self.v0
-        unit = "seq" if lay.axis == "seq" else "active time"
-        p.drawText(QRectF(LEFT, 2, w - LEFT - 8, TOP - 4), Qt.AlignmentFlag.AlignLeft,
-                   f"{unit}: {self._fmt(self.v0)} – {self._fmt(self.v1)}  (view {self._fmt(span)})")
-
-    def _fmt(self, v: float) -> str:
-        return f"{v:,.0f}" if self.lay is not None and self.lay.axis == "seq" else fmt_ms(v)
+        unit = "active time"
+        if lay.axis == "seq":
+            text = f"seq {self.v0:,.0f} – {self.v1:,.0f}  (view {span:,.0f} seqs)"
+        else:
+            text = f"{unit} {fmt_clock(self.v0)} – {fmt_clock(self.v1)}  (view {fmt_ms(span)}; turns placed " \
+                   "end to end, the time between them left out)"
+        p.drawText(QRectF(LEFT, 2, w - LEFT - 8, TOP - 4), Qt.AlignmentFlag.AlignLeft, text)
 
     def _row(self, p: QPainter, r: int, w: float) -> None:
         lay = self.lay
@@ -332,7 +343,7 @@ class ContextMeter(QWidget):
 def export_picture(widget: Any, path: str, width: int = 1600, height: Optional[int] = None) -> str:
     """Write ``widget``'s drawing (its ``render_to``) to ``path`` as PNG or SVG (by the suffix), atomically
     (a temporary file in the same folder, then a rename).  -> the path written."""
-    h = height or max(widget.height(), widget.sizeHint().height())
+    h = height or widget.sizeHint().height()             # (the drawing's own height, not the dock's)
     svg = path.lower().endswith(".svg")
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".export-", suffix=".svg" if svg else ".png", dir=d)
@@ -356,6 +367,9 @@ def export_picture(widget: Any, path: str, width: int = 1600, height: Optional[i
             p.end()
             if not img.save(tmp):           # (PNG: the temporary file's suffix)
                 raise OSError(f"could not write {path}")
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)           # (mkstemp makes it 0600: an export gets the user's usual mode)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
