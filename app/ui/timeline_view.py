@@ -140,6 +140,8 @@ class Waterfall(QWidget):
         for r, name in enumerate(lay.rows):
             if name:
                 p.drawText(QRectF(4, TOP + r * ROW_H, LEFT - 8, ROW_H), Qt.AlignmentFlag.AlignVCenter, name)
+        p.save()
+        p.setClipRect(QRectF(LEFT - 4, 0, w - LEFT + 4, h))     # (bars reaching left of the view stop at the labels)
         self._axis(p, w, h)
         for r in range(len(lay.rows)):
             self._row(p, r, w)
@@ -147,6 +149,7 @@ class Waterfall(QWidget):
             p.setPen(QPen(th.color("selected"), 2))
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawRect(self.bar_rect(self.selected, w).adjusted(-2, -2, 2, 2))
+        p.restore()
 
     def _axis(self, p: QPainter, w: float, h: float) -> None:
         th = self.theme
@@ -155,13 +158,14 @@ class Waterfall(QWidget):
         grid = QColor(th.boundary)
         grid.setAlpha(90)
         last = -1e9
-        p.setPen(QPen(grid, 1, Qt.PenStyle.DashLine))
-        for x_v, _turn, _gap in lay.turn_marks:
-            if self.v0 <= x_v <= self.v1:
-                x = self.x_of(x_v, w)
-                if x - last >= 6:                  # (turn boundaries closer than that: one line)
-                    p.drawLine(QPointF(x, TOP - 4), QPointF(x, h))
-                    last = x
+        marks = [x_v for x_v, _turn, _gap in lay.turn_marks if self.v0 <= x_v <= self.v1]
+        dense = len(marks) * 20 > w - LEFT             # (more than one turn per 20 px: ticks on the axis only)
+        p.setPen(QPen(grid, 1, Qt.PenStyle.SolidLine if dense else Qt.PenStyle.DashLine))
+        for x_v in marks:
+            x = self.x_of(x_v, w)
+            if x - last >= 3:                          # (turn boundaries closer than that: one mark)
+                p.drawLine(QPointF(x, TOP - 4), QPointF(x, TOP if dense else h))
+                last = x
         p.setPen(th.color("dim"))
         span = self.v1 - self.v0
         unit = "active time"
