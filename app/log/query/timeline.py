@@ -62,6 +62,15 @@ class Block:
         self.turn, self.step, self.seq0, self.n, self.t0, self.t1 = turn, step, seq0, n, t0, t1
 
 
+class Chunk:
+    """One ``assistant/chunk`` row read lean (:mod:`app.log.query.timeline_rows`): what the attempts need."""
+    __slots__ = ("seq", "time", "turn", "step", "ctype", "reason", "usage")
+
+    def __init__(self, seq: int, time: int, turn: Any, step: Any, ctype: Any, reason: Any, usage: Any) -> None:
+        self.seq, self.time, self.turn, self.step = seq, time, turn, step
+        self.ctype, self.reason, self.usage = ctype, reason, usage
+
+
 class _Times:
     """First and last chunk of one attempt (seq, time)."""
     __slots__ = ("first_seq", "first_time", "last_seq", "last_time", "dispatch")
@@ -132,6 +141,13 @@ class _Builder:
         self._chunk_times(b.turn, b.seq0, b.t0, b.seq0 + b.n - 1, b.t1)
         if _t(b.t1):
             self.last_time = b.t1
+
+    def chunk(self, c: Chunk) -> None:
+        """The steps of :meth:`event` for an ``assistant/chunk``, from a lean record."""
+        self.at.add_chunk(c.seq, (c.turn, c.step), c.ctype, c.reason, c.usage, None)
+        if _t(c.time):
+            self.last_time = c.time
+        self._chunk_times(c.turn, c.seq, c.time, c.seq, c.time)
 
     def _chunk_times(self, turn: Any, seq: int, time: int, last_seq: int, last_time: int) -> None:
         a = self.at.attempt_of(seq)
@@ -409,13 +425,16 @@ def timeline(src: Any) -> Iterator[JsonObj]:
     timed = not getattr(src, "envelope_free", False)
     if hasattr(src, "iter_events"):
         from .timeline_rows import timeline_items
-        items: Iterable[Union[Event, Block]] = timeline_items(src)
+        items: Iterable[Union[Event, Block, Chunk]] = timeline_items(src)
     else:
         items = src
     b = _Builder(timed)
     for it in items:
-        if type(it) is Block:
-            b.block(it)
+        t = type(it)
+        if t is Block:
+            b.block(it)            # type: ignore[arg-type]
+        elif t is Chunk:
+            b.chunk(it)            # type: ignore[arg-type]
         else:
             b.event(it)            # type: ignore[arg-type]
         if b.out:
@@ -561,4 +580,4 @@ def context_points(spans: Iterable[JsonObj]) -> list[JsonObj]:
             for s in spans if s["kind"] == "attempt" and prompt_tokens(s["tokens"])]
 
 
-__all__ = ["KINDS", "Block", "timeline", "summarize", "context_points", "cost_of", "TOKEN_KEYS"]
+__all__ = ["KINDS", "Block", "Chunk", "timeline", "summarize", "context_points", "cost_of", "TOKEN_KEYS"]

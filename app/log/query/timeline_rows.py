@@ -5,7 +5,8 @@ Most of a real log's bytes are packed delta rows (spec §1.4); the timeline need
 times.  A packed row is read with the lean decoder of :mod:`app.log.format.fastrows` and accepted only
 when it passes the same checks (:func:`~app.log.format.fastrows.packed_members`, and
 :func:`~app.log.format.fastrows.refused_rows` for the limits and UTF-8).  A row of a type no span reads
-(:data:`_SKIP`, told by the first key as dsh writes it) is not decoded at all.  Any other row goes the exact
+(:data:`_SKIP`, told by the first key as dsh writes it) is not decoded at all; a v0/v1 ``assistant/chunk`` row
+is read with fastrows' lean chunk record (its type, reason and usage: a ``block-end``'s text is not built).  Any other row goes the exact
 way (:meth:`~app.log.format.codec.RowCodec.decode_row`), so bad rows and legacy shapes read as everywhere
 else.  The logical face: rows from the repair cut on are left out and the closure is appended
 (:meth:`~app.log.index.reader.LogReader.iter_events` with ``logical=True`` gives the same events).
@@ -19,7 +20,7 @@ from collections.abc import Iterator
 from ..format import fastrows as fr
 from ..format.lazyrows import Cut
 from ..format.model import Event, is_event
-from .timeline import Block
+from .timeline import Block, Chunk
 
 if TYPE_CHECKING:
     from ..index.reader import LogReader
@@ -33,11 +34,12 @@ _SKIP = frozenset(t.encode() for t in (
 _PACKED_PREFIXES = (b'{"type":"text-chunks"', b'{"type":"reasoning-chunks"', b'{"type":"tool-call-chunks"')
 
 
-def timeline_items(reader: LogReader) -> Iterator[Union[Event, Block]]:
+def timeline_items(reader: LogReader) -> Iterator[Union[Event, Block, Chunk]]:
     st = reader.tail_state()
     cut = Cut(st.cut_pos) if st.cut_pos is not None else None
     packed = {k: v for k, v in fr.decoders(reader.version).items()
               if k in (b"text-chunks", b"reasoning-chunks", b"tool-call-chunks")}
+    chunk_dec = fr.decoders(reader.version).get(b"assistant/chunk")       # (v0/v1: top-level chunk rows)
     decode_row = reader.codec.decode_row
     fast = not reader.envelope_free
     collecting = gc.isenabled()
@@ -63,13 +65,16 @@ def timeline_items(reader: LogReader) -> Iterator[Union[Event, Block]]:
                     break
                 if not complete:
                     continue
-                if fast and raw.startswith(_PACKED_PREFIXES) and i not in refused:
-                    b = _block(packed, raw)
-                    if b is not None:
-                        yield b
+                if fast and raw.startswith(b'{"type":"'):
+                    tag = raw[9:raw.find(b'"', 9)]
+                    if tag in _SKIP:
                         continue
-                if fast and raw.startswith(b'{"type":"') and raw[9:raw.find(b'"', 9)] in _SKIP:
-                    continue
+                    if i not in refused:
+                        lean = _block(packed, tag, raw) if tag in packed else \
+                            _chunk(chunk_dec, raw) if tag == b"assistant/chunk" and chunk_dec is not None else None
+                        if lean is not None:
+                            yield lean
+                            continue
                 items, _probs = decode_row(raw, pos=pos, offset=off, line=line)
                 for it in items:
                     if is_event(it):
@@ -82,10 +87,20 @@ def timeline_items(reader: LogReader) -> Iterator[Union[Event, Block]]:
     yield from st.closure
 
 
-def _block(packed: dict[bytes, Any], raw: bytes) -> Union[Block, None]:
-    dec = packed.get(raw[9:raw.find(b'"', 9)])
-    if dec is None:
+def _chunk(dec: Any, raw: bytes) -> Union[Chunk, None]:
+    """An ``assistant/chunk`` row as :mod:`app.log.format.fastrows` reads it when the exact path would read it
+    with no problem (its type, finish reason and usage; a block's text is skipped, not built)."""
+    try:
+        rec = dec(raw)
+    except fr.DECODE_ERRORS:
         return None
+    d = rec.data
+    c = d.chunk
+    return Chunk(rec.seq, rec.time, d.turn, d.step, c.type, c.reason, c.usage)
+
+
+def _block(packed: dict[bytes, Any], tag: bytes, raw: bytes) -> Union[Block, None]:
+    dec = packed[tag]
     try:
         rec = dec(raw)
     except fr.DECODE_ERRORS:
