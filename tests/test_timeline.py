@@ -315,3 +315,24 @@ def test_every_backend_gives_the_same_spans(synth_logs, tmp_path):
         assert list(timeline(r)) == want
         spans, status = cached_spans(r)
         assert status == "uncached" and len(spans) == len(want)
+
+
+def test_stream_times_are_the_first_and_last_chunk_times(synth_logs):
+    """A v2+ settlement's times without building its chunks: the same as the first and last of stream_chunks."""
+    from app.log.format.versions import stream_chunks
+    from app.log.query.timeline import stream_times
+    streams = []
+    for p in list(NEXT.rglob("*.jsonl")) + synth_logs:
+        for line in p.read_bytes().split(b"\n")[1:]:
+            if b'"stream"' in line:
+                streams.append(json.loads(line)["data"].get("stream"))
+    hostile = [None, [], [1, "x", {"type": 3}], [{"type": "text-chunks", "time0": "9", "texts": ["a", "b"], "dt": [5]}],
+               [{"type": "text-chunks", "time0": 10, "texts": ["a", "b", "c"], "dt": [2, "x"]}],
+               [{"type": "chunk", "time": 7, "chunk": []}, {"type": "tool-call-chunks", "time0": 3, "args": [],
+                                                            "dt": []}],
+               [{"type": "reasoning-chunks", "time0": 4, "texts": ["a", "b", "c"], "dt": [-1]}, {"type": "chunk",
+                                                                                                 "chunk": {}}]]
+    assert len(streams) > 50
+    for st in streams + hostile:
+        times = [t for t, _c in stream_chunks(st)]
+        assert stream_times(st) == ((times[0], times[-1]) if times else None), st
