@@ -317,10 +317,11 @@ def test_every_backend_gives_the_same_spans(synth_logs, tmp_path):
         assert status == "uncached" and len(spans) == len(want)
 
 
-def test_stream_times_are_the_first_and_last_chunk_times(synth_logs):
-    """A v2+ settlement's times without building its chunks: the same as the first and last of stream_chunks."""
-    from app.log.format.versions import stream_chunks
-    from app.log.query.timeline import stream_times
+
+def test_stream_summary_times_are_the_first_and_last_chunk_times(synth_logs):
+    """What the timeline relies on for a v2+ settlement: stream_summary's time0/time1 (computed without building
+    the chunks) are the first and last times stream_chunks gives, on real, generated and hostile streams."""
+    from app.log.format.versions import stream_chunks, stream_summary
     streams = []
     for p in list(NEXT.rglob("*.jsonl")) + synth_logs:
         for line in p.read_bytes().split(b"\n")[1:]:
@@ -335,4 +336,7 @@ def test_stream_times_are_the_first_and_last_chunk_times(synth_logs):
     assert len(streams) > 50
     for st in streams + hostile:
         times = [t for t, _c in stream_chunks(st)]
-        assert stream_times(st) == ((times[0], times[-1]) if times else None), st
+        summ = stream_summary(st)
+        assert summ["chunks"] == len(times)
+        if times:
+            assert (summ["time0"], summ["time1"]) == (times[0], times[-1]), st

@@ -36,7 +36,7 @@ from typing import Any, Optional, Union
 from ..fold.attempts import Attempt, AttemptTracker, embedded_stream
 from ..format.model import Event
 from ..format.payloads import JsonObj, as_obj, obj
-from ..format.versions import STREAM_RUN_TYPES
+from ..format.versions import stream_summary
 from .stats import TOKEN_KEYS, add_usage, span_ms, tool_outcome, zero_tokens
 
 KINDS = ("turn", "step", "attempt", "retry-wait", "tool", "compaction", "approval", "subagent")
@@ -52,41 +52,6 @@ def is_subagent_tool(name: object) -> bool:
 def _t(v: object) -> Optional[int]:
     """A logged time when known (an int > 0), else None."""
     return v if type(v) is int and v > 0 else None
-
-
-def stream_times(stream: object) -> Optional[tuple[int, int]]:
-    """(first, last) chunk time of an embedded v2+ stream, as :func:`~app.log.format.versions.stream_chunks`
-    times its chunks (a run member k: ``time0 + Σdt[0..k-1]``), without building the chunks; None: no chunk."""
-    if not isinstance(stream, list):
-        return None
-    first: Optional[int] = None
-    last = 0
-    for rec in stream:
-        if not isinstance(rec, dict):
-            continue
-        rt = rec.get("type")
-        if not isinstance(rt, str):
-            continue
-        if rt == "chunk":
-            if isinstance(rec.get("chunk"), dict):
-                tc = rec.get("time", 0)
-                last = tc if type(tc) is int else 0
-                first = last if first is None else first
-            continue
-        if rt not in STREAM_RUN_TYPES:
-            continue
-        payload = rec.get("args") if rt == "tool-call-chunks" else rec.get("texts")
-        if not isinstance(payload, list) or not payload:
-            continue
-        t = rec.get("time0", 0) if type(rec.get("time0")) is int else 0
-        first = t if first is None else first
-        dt = rec.get("dt")
-        dt = dt if isinstance(dt, list) else []
-        for k in range(1, len(payload)):
-            if k - 1 < len(dt) and type(dt[k - 1]) is int:
-                t += dt[k - 1]
-        last = t
-    return None if first is None else (first, last)
 
 
 class Block:
@@ -197,7 +162,11 @@ class _Builder:
     def event(self, ev: Event) -> None:
         d = obj(ev.data)
         typ = ev.type
-        self.at.apply(ev)
+        stream = embedded_stream(ev) if typ in ("assistant/message", "assistant/attempt") else None
+        if stream is not None:
+            self._settle(ev, d, stream)
+        else:
+            self.at.apply(ev)
         if not ev.synthesized and _t(ev.time):
             self.last_time = ev.time
         if typ == "assistant/chunk":
@@ -207,15 +176,19 @@ class _Builder:
         if handler is not None:
             handler(self, ev, d)
 
+    def _settle(self, ev: Event, d: JsonObj, stream: list[Any]) -> None:
+        """A v2+ settlement: the attempt is this row (what ``AttemptTracker.apply`` does, from one
+        :func:`~app.log.format.versions.stream_summary`), timed by its stream's first and last chunk."""
+        summ = stream_summary(stream)
+        self.at.settle(ev.type, ev.seq, (d.get("turn"), d.get("step")), summ["chunks"], summ["finish"],
+                       summ["usage"] if summ["usage"] is not None else d.get("usage"), d.get("interrupted"))
+        if summ["chunks"]:
+            tm = _Times(ev.seq, summ["time0"], self.dispatch.get(d.get("turn")))
+            tm.last_time = summ["time1"]
+            self.times[ev.seq] = tm
+
     def _settled(self, ev: Event, d: JsonObj) -> None:
         stream = embedded_stream(ev)
-        if stream is not None:                             # v2+: the attempt is this row, timed by its stream
-            bounds = stream_times(stream)
-            a = self.at.attempts[-1] if self.at.attempts else None
-            if a is not None and a.first_seq == ev.seq and bounds is not None:
-                tm = _Times(ev.seq, bounds[0], self.dispatch.get(d.get("turn")))
-                tm.last_time = bounds[1]
-                self.times[ev.seq] = tm
         if ev.type == "assistant/message":
             a = self.at.attempt_of(ev.seq) if stream is not None else None
             if a is None:
