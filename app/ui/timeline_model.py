@@ -62,6 +62,8 @@ class Layout:
     by_row: dict[int, list[Bar]] = field(default_factory=dict)      # bars of a row by x0
     row_x0: dict[int, list[float]] = field(default_factory=dict)
     row_max_x1: dict[int, list[float]] = field(default_factory=dict)
+    row_x1: dict[int, list[float]] = field(default_factory=dict)
+    row_bad: dict[int, list[int]] = field(default_factory=dict)       # running count of bad bars (prefix sums)
 
     def index(self) -> None:
         self.by_row = {}
@@ -71,13 +73,30 @@ class Layout:
             bs.sort(key=lambda b: b.x0)
             self.row_x0[r] = [b.x0 for b in bs]
             self.row_max_x1[r] = list(accumulate((b.x1 for b in bs), max))
+            self.row_x1[r] = [b.x1 for b in bs]
+            self.row_bad[r] = list(accumulate((int(b.bad) for b in bs), initial=0))
+
+    def visible_range(self, row: int, v0: float, v1: float) -> tuple[int, int]:
+        """Indices [lo, hi) of the bars of ``row`` (by x0) meeting [v0, v1]."""
+        return (bisect_left(self.row_max_x1.get(row, []), v0), bisect_right(self.row_x0.get(row, []), v1))
+
+    def columns(self, row: int, lo: int, hi: int, edges: list[float]) -> list[tuple[int, float, bool]]:
+        """Bars ``lo..hi`` of ``row`` merged per pixel column (``edges``: the axis value at each column's left
+        edge, one more than the columns): (column, the furthest end of the bars starting in it, any bad)."""
+        x0, x1, bad = self.row_x0[row], self.row_x1[row], self.row_bad[row]
+        out = []
+        i = lo
+        for c in range(len(edges) - 1):
+            j = bisect_left(x0, edges[c + 1], i, hi)
+            if j > i:
+                out.append((c, max(x1[i:j]), bad[j] > bad[i]))
+                i = j
+        return out
 
     def visible(self, row: int, v0: float, v1: float) -> list[Bar]:
         """The bars of ``row`` meeting [v0, v1]."""
-        bs = self.by_row.get(row, [])
-        lo = bisect_left(self.row_max_x1.get(row, []), v0)
-        hi = bisect_right(self.row_x0.get(row, []), v1)
-        return bs[lo:hi]
+        lo, hi = self.visible_range(row, v0, v1)
+        return self.by_row.get(row, [])[lo:hi]
 
     def bar_at(self, row: int, x: float, slop: float) -> Optional[Bar]:
         hits = [b for b in self.visible(row, x - slop, x + slop)]

@@ -176,13 +176,32 @@ class Waterfall(QWidget):
                    "end to end, the time between them left out)"
         p.drawText(QRectF(LEFT, 2, w - LEFT - 8, TOP - 4), Qt.AlignmentFlag.AlignLeft, text)
 
+    def _dense_row(self, p: QPainter, r: int, w: float, lo: int, hi: int) -> None:
+        """More bars than pixels: one rectangle per pixel column where bars start (to the furthest end among
+        them), red when any of them is bad; no labels, no marks."""
+        lay = self.lay
+        assert lay is not None
+        th = self.theme
+        pw = int(self._plot_w(w))
+        edges = [self.v_of(LEFT + c, w) for c in range(pw + 1)]
+        kind = lay.by_row[r][lo].kind
+        normal, bad = th.color(KIND_COLOR.get(kind, "accent_event")), th.color("err")
+        y = TOP + r * ROW_H + 2
+        for c, end, any_bad in lay.columns(r, lo, hi, edges):
+            x1 = self.x_of(end, w)
+            p.fillRect(QRectF(LEFT + c, y, max(x1 - LEFT - c, 1.0), ROW_H - 4), bad if any_bad else normal)
+
     def _row(self, p: QPainter, r: int, w: float) -> None:
         lay = self.lay
         assert lay is not None
         th = self.theme
+        lo, hi = lay.visible_range(r, self.v0, self.v1)
+        if hi - lo > 2 * self._plot_w(w):
+            self._dense_row(p, r, w, lo, hi)
+            return
         last_px = -1
         p.setPen(Qt.PenStyle.NoPen)
-        for b in lay.visible(r, self.v0, self.v1):
+        for b in lay.by_row.get(r, [])[lo:hi]:
             rect = self.bar_rect(b, w)
             px = int(rect.right())
             if px <= last_px and rect.width() <= 2 and not b.bad:
