@@ -3,6 +3,7 @@ are real PNG and SVG files, tooltips are plain text."""
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,31 @@ def test_snapshot_without_times_says_so(qtbot, win):
     assert ta.dock.waterfall.lay.axis == "seq"
     assert "No times in this log" in ta.dock.status.text()
     assert all(b.span["durationMs"] is None for b in ta.dock.waterfall.lay.bars)
+
+
+def test_dense_rows_merge_per_pixel_column_without_losing_errors(tmp_path):
+    """Zoomed out, a row's bars are merged per pixel column: each column's rectangle reaches the furthest end of
+    the bars starting in it and is red when any of them is bad (checked against a walk over every bar)."""
+    from app.log.query.timeline import summarize, timeline
+    from app.store.faces import open_reader
+    from app.tools.synth import SessionSynth, write_jsonl
+    from app.ui.timeline_model import layout
+    p = tmp_path / "s" / "session.jsonl"
+    write_jsonl(str(p), SessionSynth(4, p_retry=0.2, p_tool_error=0.2), target_bytes=3_000_000)
+    lay = layout(summarize(timeline(open_reader(str(p))))["spans"])
+    lo_v, hi_v = lay.extent
+    width = 300
+    edges = [lo_v + (hi_v - lo_v) * c / width for c in range(width)] + [float("inf")]
+    checked_bad = 0
+    for r, bars in lay.by_row.items():
+        lo, hi = lay.visible_range(r, lo_v, hi_v)
+        assert (lo, hi) == (0, len(bars))
+        want: dict[int, tuple[float, bool]] = {}
+        for b in bars:
+            c = max(0, bisect_right(edges, b.x0) - 1)
+            end, bad = want.get(c, (float("-inf"), False))
+            want[c] = (max(end, b.x1), bad or b.bad)
+        got = {c: (end, bad) for c, end, bad in lay.columns(r, lo, hi, edges)}
+        assert got == want, r
+        checked_bad += sum(bad for _e, bad in got.values())
+    assert checked_bad > 10
