@@ -133,3 +133,20 @@ def test_dense_rows_merge_per_pixel_column_without_losing_errors(tmp_path):
         assert got == want, r
         checked_bad += sum(bad for _e, bad in got.values())
     assert checked_bad > 10
+
+
+def test_refresh_after_the_log_grew(qtbot, win, tmp_path):
+    from PySide6.QtCore import Qt
+    src = DEMO.read_bytes().split(b"\n")
+    head = [ln for ln in src if ln.strip()]
+    cut = next(i for i, ln in enumerate(head) if b'"turn/end"' in ln) + 1      # the first turn only
+    p = tmp_path / "g" / "session.v4.jsonl"
+    p.parent.mkdir()
+    p.write_bytes(b"\n".join(head[:cut]) + b"\n")
+    ta = _open(qtbot, win, p)
+    assert [t["turn"] for t in ta.data["result"]["turns"]] == [1]
+    with open(p, "ab") as f:                      # the session goes on (append-only)
+        f.write(b"\n".join(head[cut:]) + b"\n")
+    with qtbot.waitSignal(ta.computed, timeout=WAIT):
+        qtbot.mouseClick(ta.dock.buttons["refresh"], Qt.MouseButton.LeftButton)
+    assert len(ta.data["result"]["turns"]) == 6 and ta.data["cache"] == "built"

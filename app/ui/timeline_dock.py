@@ -46,7 +46,8 @@ class TimelineDock(QDockWidget):
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.buttons: dict[str, QToolButton] = {}
         for key, text, tip in (("in", "+", "Zoom in"), ("out", "−", "Zoom out"), ("fit", "Fit", "Show everything"),
-                               ("export", "Export…", "Save the waterfall or the context meter as PNG or SVG")):
+                               ("export", "Export…", "Save the waterfall or the context meter as PNG or SVG"),
+                               ("refresh", "Refresh", "Compute the timeline again (a live session has grown)")):
             b = QToolButton()
             b.setText(text)
             b.setToolTip(tip)
@@ -134,6 +135,7 @@ class TimelineAction(QObject):
         win.sessionLoaded.connect(self.refresh)
         win.history_actions.controller.rowSelected.connect(self.follow_row)
         self.dock.waterfall.barClicked.connect(self.goto)
+        self.dock.buttons["refresh"].clicked.connect(lambda: self.refresh(force=True))
         self.dock.turns.itemActivated.connect(lambda it, _c: self.zoom_to_turn(it.data(0, Qt.ItemDataRole.UserRole)))
         self.dock.turns.itemClicked.connect(lambda it, _c: self.goto(it.data(0, Qt.ItemDataRole.UserRole)))
 
