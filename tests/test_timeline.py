@@ -127,6 +127,9 @@ def check_log(path: Path) -> dict[str, int]:
         elif s["kind"] in ("approval", "compaction", "turn", "step"):
             if s["endSeq"] is not None and s["seq"] is not None and s["endSeq"] in rows:
                 assert s["durationMs"] == want(rows[s["seq"]]["time"], rows[s["endSeq"]]["time"]), s
+    # every attempt has its span (failed, committed, finished uncited, cut by a boundary)
+    from app.log.fold.attempts import find_attempts
+    assert seen["attempt"] == find_attempts(open_reader(str(path)).iter_events(logical=True)).count, path
     # every logged call, retry, compaction and approval has its span
     for typ, kind in (("tool/call", "tool"), ("llm/retry", "retry-wait"), ("compaction/start", "compaction"),
                       ("approval/asked", "approval")):
@@ -151,6 +154,8 @@ def test_fixture_features_are_all_covered():
                for s in spans)
     tools = [s for s in spans if s["kind"] == "tool"]
     assert {"not-started", "interrupted"} <= {s["status"] for s in tools}
+    approvals = [s for s in spans if s["kind"] == "approval"]
+    assert approvals and all(s["turn"] is not None for s in approvals)       # counted in their turn's user wait
 
 
 @pytest.fixture(scope="module")

@@ -98,6 +98,7 @@ class _Builder:
         self.model: Optional[str] = None
         self.window: Optional[int] = None
         self.last_time: Optional[int] = None
+        self.turn: Any = None                            # the open turn (approvals and compactions belong to it)
         self.out: list[JsonObj] = []
 
     # ------------------------------------------------------------------ spans
@@ -303,6 +304,7 @@ def _overlaps(tools: list[JsonObj]) -> None:
 
 def _on_turn_start(b: _Builder, ev: Event, d: JsonObj) -> None:
     b.open[("turn", d.get("turn"))] = ev
+    b.turn = d.get("turn")
     b.dispatch.pop(d.get("turn"), None)
 
 
@@ -315,9 +317,10 @@ def _on_turn_end(b: _Builder, ev: Event, d: JsonObj) -> None:
     if err:
         extra["error"] = err.get("code") if isinstance(err, dict) else str(err)
     b.span("turn", f"turn {t}", start, ev, **extra)
-    for a in b.at.attempts:                     # attempts closed by the boundary: emitted in order
-        if a.first_seq not in b.done and a.closed and a.turn == t:
+    for a in b.at.attempts:                     # the turn's attempts not given out yet (failed, closed by the
+        if a.first_seq not in b.done and a.turn == t:       # boundary, finished uncited): before prune drops them
             b.emit_attempt(a, None)
+    b.turn = None
     b.at.prune()
 
 
@@ -396,7 +399,7 @@ def _on_compaction(b: _Builder, ev: Event, d: JsonObj) -> None:
         start = b.open.pop(("compaction", cid), None)
         s = b.summaries.pop(cid, {})
         usage = obj(s.get("usage"))
-        sp = b.span("compaction", "compaction", start, ev, turn=d.get("turn"),
+        sp = b.span("compaction", "compaction", start, ev, turn=d.get("turn") if d.get("turn") is not None else b.turn,
                     shadowedTokens=s.get("shadowedTokenCount"), summaryTokens=usage.get("outputTokens"),
                     tokensBefore=b.last_input, tokensAfter=None)
         if d.get("error"):
@@ -412,7 +415,7 @@ def _on_approval(b: _Builder, ev: Event, d: JsonObj) -> None:
     start = b.open.pop(("approval", d.get("id")), None)
     sd = obj(start.data) if start is not None else {}
     b.span("approval", f"approval {sd.get('toolName') or ''}".strip(), start, ev, outcome=d.get("outcome"),
-           toolName=sd.get("toolName"), callId=sd.get("callId"))
+           toolName=sd.get("toolName"), callId=sd.get("callId"), turn=b.turn)
 
 
 _HANDLERS = {
