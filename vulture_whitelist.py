@@ -76,6 +76,9 @@ _.headerData
 _.filterAcceptsRow
 _.eventFilter
 _.loadResource  # tests/test_ui_frame.py: a QTextDocument that records resource loads
+_.wheelEvent  # app/ui/timeline_view.py Waterfall (zoom)
+_.mousePressEvent  # app/ui/timeline_view.py Waterfall (pan, click)
+_.mouseDoubleClickEvent  # app/ui/timeline_view.py Waterfall (fit)
 rowActivated  # app/ui/history/view.py signal
 
 # Theme colours, read by name through Theme.color(name) / getattr

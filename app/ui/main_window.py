@@ -149,6 +149,8 @@ class MainWindow(QMainWindow):
         self.truth_actions = TruthActions(self)
         from .home_search import HomeSearch
         self.home_search = HomeSearch(self)
+        from .timeline_dock import TimelineAction
+        self.timeline_action = TimelineAction(self)          # View > Timeline (issue 31)
 
     # ------------------------------------------------------------------ UI
     def _build_ui(self):
