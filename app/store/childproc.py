@@ -39,6 +39,7 @@ WORKERS: dict[str, str] = {
     "titles": "app.store.titles_child:child_main",    # exact titles of a store's sessions
     "fts-shard": "app.store.fulltext:shard_main",     # one shard of a home's first full-text build
     "fts-extract": "app.log.query.extract:worker_main",   # searchable text of session files
+    "fts-build": "app.store.ftslive:build_main",      # a home's full-text index brought up to date, detached
 }
 
 

@@ -133,3 +133,57 @@ def open_index_db(path: str, timeout: float = 10.0) -> tuple[sqlite3.Connection,
         c.close()
         raise
     return c, new
+
+
+class BuildLock:
+    """The lock a build holds (``flock`` on ``<index>.lock``, a regular file of ours, never a
+    link): another process (or thread) sees a build running, and two builds never interleave."""
+
+    def __init__(self, db_path: str):
+        self.path = db_path + ".lock"
+        self.fd: Optional[int] = None
+
+    def _open(self) -> int:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+                     | getattr(os, "O_NONBLOCK", 0), 0o600)
+        try:
+            _check_plain(self.path, os.fstat(fd), "lock file")
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def acquire(self, wait: bool = True) -> bool:
+        """Take the lock (``wait``: until the other build ends).  -> False: another build holds it."""
+        try:
+            import fcntl
+        except ImportError:                      # no flock (Windows): builds are not told apart
+            return True
+        fd = self._open()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+        return True
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)              # closing the descriptor drops its lock
+            self.fd = None
+
+    def held_elsewhere(self) -> bool:
+        """Is a build running now (in another process, or another thread of this one)?"""
+        if self.fd is not None:
+            return False
+        try:
+            if self.acquire(wait=False):
+                self.release()
+                return False
+        except OSError:
+            return False
+        return True

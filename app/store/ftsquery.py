@@ -72,6 +72,13 @@ class SearchResult:
     session_total: int = 0     # sessions with a match (``sessions`` may list fewer)
     fallback: Optional[str] = None
     seconds: float = 0.0
+    # what the index did not answer (:func:`app.store.ftslive.live_search`): sessions not indexed at
+    # their current revision, searched by the streaming scan instead (keys), and how far it got
+    unindexed: list[str] = field(default_factory=list)
+    scanned: int = 0           # of ``unindexed``, the sessions scanned so far
+    build: str = "done"        # the index build: done | running | interrupted | never
+    partial: bool = False      # an answer streamed while the scan still runs (more hits to come)
+    total_exact: bool = True   # False: ``total`` is a lower bound ("about N"); exact on demand
 
 
 # --------------------------------------------------------------------------- parsing

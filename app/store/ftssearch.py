@@ -3,6 +3,7 @@ made for the returned hits only, per-session counts from the rowids of the match
 SQL on the entries, and the scan where the Python build has no FTS5."""
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from typing import Any, Optional
@@ -40,7 +41,8 @@ class IndexQueries:
         """The shards a query fans out over (each an :class:`IndexQueries`)."""
         return [self]
 
-    def search(self, query: str, limit: int = 50, offset: int = 0, groups: Optional[int] = 200) -> SearchResult:
+    def search(self, query: str, limit: int = 50, offset: int = 0, groups: Optional[int] = 200,
+               exclude: Optional[list[list[int]]] = None, exact: bool = True) -> SearchResult:
         """Ranked hits (bm25) with marked snippets, and per-session counts.
 
         Light queries instead of one heavy one: the ``limit`` best rowids (bm25 over the matches,
@@ -50,7 +52,8 @@ class IndexQueries:
         ``session_total`` counts every session with a match.  A sharded index answers from each
         shard (its best ``offset + limit``, its counts) and the answers are merged by rank (bm25
         of each shard's own statistics: shards hold a hash split of the sessions, so these stay
-        close to those of one index)."""
+        close to those of one index).  ``exclude``: per shard, the sids whose indexed text is
+        stale (answered by a scan instead: :mod:`app.store.ftslive`)."""
         t0 = time.perf_counter()
         pq = parse_query(query)
         if not self.fts5:
@@ -64,7 +67,9 @@ class IndexQueries:
         conds, args, need_s = _filter_sql(pq)
         parts = self.parts()
         try:
-            answers = [p._ranked(match, conds, args, need_s, int(limit) + int(offset)) for p in parts]
+            answers = [p._ranked(match, conds, args, need_s, int(limit) + int(offset),
+                                 exclude[i] if exclude is not None and i < len(exclude) else None)
+                       for i, p in enumerate(parts)]
             top = sorted(((rank, i, rowid) for i, (ranked, _c) in enumerate(answers) for rowid, rank in ranked),
                          key=lambda x: (x[0], x[1], x[2]))[int(offset):int(offset) + int(limit)]
             got: dict[tuple[int, int], tuple[SearchHit, int]] = {}
@@ -92,8 +97,12 @@ class IndexQueries:
                             seconds=time.perf_counter() - t0)
 
     def _ranked(self, match: Optional[str], conds: list[str], args: list[Any], need_s: bool,
-                n: int) -> tuple[list[tuple[int, float]], list[tuple[int, int]]]:
-        """This shard's ``n`` best (rowid, rank) and its (sid, matches) per session."""
+                n: int, exclude: Optional[list[int]] = None) -> tuple[list[tuple[int, float]], list[tuple[int, int]]]:
+        """This shard's ``n`` best (rowid, rank) and its (sid, matches) per session, the sessions
+        of ``exclude`` left out."""
+        if exclude:
+            conds = conds + ["e.sid NOT IN (SELECT value FROM json_each(?))"]
+            args = args + [json.dumps(sorted(exclude))]
         join_s = " JOIN sessions s ON s.sid = e.sid" if need_s else ""
         extra = "".join(" AND " + x for x in conds)
         c = self.conn

@@ -46,9 +46,10 @@ from collections.abc import Callable
 from typing import Any, Optional
 
 from ..log.query.extract import FAST_MAX_BYTES
-from .ftsdb import IndexRefused, open_index_db
+from .ftsdb import BuildLock, IndexRefused, open_index_db
 from .ftsio import auto_workers, extracted, list_store
 from .ftsquery import FTS5_MISSING, QueryError, SearchHit, SearchResult, SessionGroup, parse_query
+from .ftsstream import Pending
 from .ftsshard import ShardWorker, serve_shard, shard_main
 from .ftssearch import IndexQueries
 from .ftswalk import Scanned, scan_root, shard_path, shard_scan
@@ -233,6 +234,14 @@ class FullTextIndex(SessionWriter, IndexQueries):
     def session_problems(self) -> list[tuple[str, str]]:
         return [x for p in self.parts() for x in IndexQueries.session_problems(p)]
 
+    def pending(self) -> list[Pending]:
+        """The sessions not indexed at their current revision (stat only): what a query scans."""
+        from .ftslive import pending_list
+        return pending_list(self)
+
+    def default_path(self) -> str:
+        return index_path_for(self.root)
+
     def behind(self) -> int:
         """Sessions new, changed or removed since the last update (stat only, nothing opened)."""
         files, stores = self._scan_root()
@@ -286,11 +295,40 @@ class FullTextIndex(SessionWriter, IndexQueries):
         into shards, one process each extracting and writing its own shard database; a later
         update of a sharded index updates every shard so (a grown session stays in its shard);
         an index of one shard uses the workers to extract new sessions for this process."""
+        if self.part[0] != 0:
+            raise ValueError("a shard is updated through the index (shard 0), which hands it its files")
+        lock = BuildLock(self.db_path)
+        lock.acquire()
+        try:
+            self._set_meta("build", "running")      # until it ends whole: a killed build is known
+            rep = self._update(progress, cancel, workers)
+            if not rep.cancelled:
+                self._set_meta("build", "done")
+        finally:
+            lock.release()
+        return rep
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def build_state(self) -> str:
+        """``done`` (the last build ended whole), ``running`` (a build is running now, here or in
+        another process), ``interrupted`` (a build was killed or cancelled: sessions may be
+        missing; the next update resumes it) or ``never``."""
+        if BuildLock(self.db_path).held_elsewhere():
+            return "running"
+        r = self.conn.execute("SELECT value FROM meta WHERE key = 'build'").fetchone()
+        v = r[0] if r is not None else None
+        if v == "running":
+            return "interrupted"
+        if v == "done":
+            return "done"
+        return "never" if self._empty() else "done"
+
+    def _update(self, progress: Progress, cancel: Cancel, workers: Optional[int]) -> UpdateReport:
         t0 = time.perf_counter()
         scanned = None
         k, n = self.part
-        if k != 0:
-            raise ValueError("a shard is updated through the index (shard 0), which hands it its files")
         split = False
         if n == 1 and self.fts5 and workers != 0 and self._empty():
             scanned = self._scan_root()
