@@ -9,6 +9,7 @@ terms, ``-word`` / ``-"phrase"`` (entries holding it are left out), and the filt
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Optional
@@ -240,9 +241,25 @@ def like_sub(s: str) -> str:
 
 
 def term_re(t: tuple[str, bool, bool]) -> re.Pattern[str]:
-    """A case-insensitive regex of one term as FTS5 matches it (whole words, prefix*)."""
-    body = r"\W+".join(re.escape(x) for x in t[0].split())
-    return re.compile(r"(?<!\w)" + body + ("" if t[1] else r"(?!\w)"), re.IGNORECASE)
+    """A case-insensitive regex of one term as FTS5's ``unicode61`` tokenizer matches it: tokens
+    are runs of letters and digits (an underscore separates them, as any other punctuation does),
+    whole tokens or a prefix*; diacritics are compared removed (:func:`fold_diacritics`)."""
+    words = [fold_diacritics(x) for x in re.findall(r"[^\W_]+", t[0])] or [re.escape(t[0])]
+    body = r"[\W_]+".join(re.escape(x) for x in words)
+    return re.compile(r"(?<![^\W_])" + body + ("" if t[1] else r"(?![^\W_])"), re.IGNORECASE)
+
+
+def _strip_one(c: str) -> str:
+    d = unicodedata.normalize("NFD", c)
+    return d[0] if len(d) > 1 and all(unicodedata.combining(x) for x in d[1:]) else c
+
+
+def fold_diacritics(text: str) -> str:
+    """``text`` with each letter's diacritics removed (``remove_diacritics 2``), one character
+    for one (spans found in it are spans of ``text``)."""
+    if text.isascii():
+        return text
+    return "".join(c if c < "\u00c0" else _strip_one(c) for c in text)
 
 
 # --------------------------------------------------------------------------- the scan (no FTS5)
@@ -289,6 +306,7 @@ class EntryMatcher:
         if pq.before is not None and (time is None or time >= pq.before):
             return None
         span = (0, 0)
+        text = fold_diacritics(text)
         for i, rx in enumerate(self.pos):
             m = rx.search(text)
             if m is None:
