@@ -130,6 +130,8 @@ class HomeSearchModel(QAbstractItemModel):
         shown = sum(len(h) for _, h in self.groups)
         more = f" (best {shown:,} shown)" if shown < n else ""
         took = f" in {self.result.seconds * 1000:.0f} ms" if self.result.seconds else ""
+        if getattr(self.result, "partial", False):
+            took = " so far"
         fb = " (scan: no FTS5)" if self.result.fallback else ""
         about = "" if getattr(self.result, "total_exact", True) else "about "
         line = f"{about}{plural(n, 'match')} in {plural(s, 'session')}{more}{took}{fb}"
