@@ -6,6 +6,11 @@ from __future__ import annotations
 from .main import COMMANDS, CliError, _reader, emit
 
 
+def start_background_build(root: str, db_path) -> bool:
+    from ..store.ftslive import start_background_build as start
+    return start(root, db_path)
+
+
 def _plural(n: int, word: str) -> str:
     if n == 1:
         return f"1 {word}"
@@ -106,13 +111,38 @@ def _state_line(res, background: bool) -> str:
     return line
 
 
+def _unchanged(ix):
+    """The report of an update that found nothing changed (none is run): counts and known problems."""
+    from ..store.fulltext import UpdateReport
+    probs = ix.session_problems()
+    n = ix.indexed_count()
+    rep = UpdateReport(sessions=n + sum(1 for k, _p in probs if k), unchanged=n)
+    rep.problems = [f"{k}: {p}" for k, p in probs]
+    return rep
+
+
+def _catch_up(ix, unindexed: list, build: str, walked) -> tuple:
+    """After an answer: (update report or None, started in the background).  A few changed
+    sessions are indexed now, more by a detached build; nothing changed: nothing is opened."""
+    if not unindexed:
+        return _unchanged(ix), False
+    if build == "running":
+        return None, False
+    sizes = {p.key: p.size for p in ix.pending(walked)}
+    if len(unindexed) <= INLINE_SESSIONS and sum(sizes.get(k, 0) for k in unindexed) <= INLINE_BYTES:
+        return ix.update(walked=walked), False
+    return None, start_background_build(ix.root, None if ix.db_path == ix.default_path() else ix.db_path)
+
+
 def _run_search(args):
     from ..log.query.textview import plain
     from ..store.fulltext import FullTextIndex, IndexRefused, QueryError, SearchHit
-    from ..store.ftslive import live_search, start_background_build
+    from ..store.ftslive import live_search
+    from ..store.ftswalk import scan_root
     if not args.query and not args.rebuild:
         raise CliError("give a QUERY (or --rebuild)")
     background = False
+    walked = None
     try:
         ix = FullTextIndex.for_home(args.home)
     except IndexRefused as e:
@@ -122,22 +152,20 @@ def _run_search(args):
         if args.rebuild:
             rep = ix.rebuild()
         elif not args.no_update:
-            behind = ix.pending()
-            if behind and len(behind) <= INLINE_SESSIONS and sum(p.size for p in behind) <= INLINE_BYTES \
-                    and ix.build_state() != "running":
-                rep = ix.update()
-            elif not behind:
-                rep = ix.update()             # nothing to read: its report says so (and the known problems)
+            walked = scan_root(ix.root)           # one stat walk: the freshness check, the query, the update
         obj: dict = {}
         if args.query:
             try:
-                res = live_search(ix, args.query, limit=args.limit, exact=args.exact)
+                res = live_search(ix, args.query, limit=args.limit, exact=args.exact, walked=walked)
             except QueryError as e:
                 raise CliError(str(e)) from None
-            if res.unindexed and not args.no_update and res.build != "running":
-                background = start_background_build(ix.root, None if ix.db_path == ix.default_path() else ix.db_path)
+            indexed = ix.indexed_count()      # before the catch-up: the sessions the index answered for
+            if walked is not None:            # the answer is whole already; the index catches up for the next one
+                rep, background = _catch_up(ix, res.unindexed, res.build, walked)
             obj = {"hits": [h.to_dict() for h in res.hits], "sessions": res.session_total,
-                   "indexed": ix.indexed_count(), "total": res.total, "totalExact": res.total_exact,
+                   "sessionsExact": res.sessions_exact,
+                   "indexed": indexed,
+                   "total": res.total, "totalExact": res.total_exact,
                    "index": _index_state(res),
                    "bySession": [{"session": g.session, "path": g.path, "title": g.title, "count": g.count}
                                  for g in res.sessions]}
@@ -146,6 +174,8 @@ def _run_search(args):
             if res.fallback:
                 obj["fallback"] = res.fallback
         else:
+            if walked is not None:
+                rep, background = _catch_up(ix, [p.key for p in ix.pending(walked)], ix.build_state(), walked)
             obj = {"indexed": ix.indexed_count()}
         if rep is not None:
             obj["update"] = rep.to_dict()

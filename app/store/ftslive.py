@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from .ftsio import list_store
 from .ftsquery import SearchHit, SearchResult, SessionGroup, parse_query
 from .ftsstream import Pending, StreamScan
-from .ftswalk import scan_root
+from .ftswalk import Scanned, scan_root
 
 if TYPE_CHECKING:
     from .fulltext import FullTextIndex
@@ -50,14 +50,15 @@ def _snapshot(parts: list[Any]) -> tuple[dict[str, tuple[Any, ...]], list[dict[s
     return files, keys
 
 
-def pending_list(ix: FullTextIndex) -> list[Pending]:
-    """The sessions of ``ix``'s root it does not hold at their current revision (stat only)."""
+def pending_list(ix: FullTextIndex, walked: Optional[Scanned] = None) -> list[Pending]:
+    """The sessions of ``ix``'s root it does not hold at their current revision (stat only;
+    ``walked``: the stat walk of the root, made by the caller)."""
     parts = ix.parts()
     try:
         files, keys = _snapshot(parts)
     finally:
         _end(parts)
-    return pending_sessions(ix.root, files, keys)[0]
+    return pending_sessions(ix.root, files, keys, walked)[0]
 
 
 def _end(parts: list[Any]) -> None:
@@ -66,11 +67,13 @@ def _end(parts: list[Any]) -> None:
             p.conn.execute("COMMIT")
 
 
-def pending_sessions(root: str, files: dict[str, tuple[Any, ...]],
-                     keys: list[dict[str, int]]) -> tuple[list[Pending], list[list[int]]]:
+def pending_sessions(root: str, files: dict[str, tuple[Any, ...]], keys: list[dict[str, int]],
+                     walk: Optional[Scanned] = None) -> tuple[list[Pending], list[list[int]]]:
     """(sessions the snapshot does not hold at their current revision, per shard the sids whose
-    indexed text is stale or gone).  Stat only, except a changed SQLite store (listed)."""
-    walked, stores = scan_root(root)
+    indexed text is stale or gone).  Stat only, except a changed SQLite store (listed).  ``walk``
+    may be made before the snapshot: a session indexed between the two is then scanned (its
+    file's stat no longer matches), never counted twice."""
+    walked, stores = walk if walk is not None else scan_root(root)
     pending: list[Pending] = []
     fresh: set[str] = set()
     for path, st, project in walked:
@@ -109,7 +112,8 @@ def _merge(base: SearchResult, groups: list[SessionGroup], scored: list[tuple[fl
 
 
 def live_search(ix: FullTextIndex, query: str, limit: int = 50, on_partial: OnPartial = None,
-                cancel: Optional[Callable[[], bool]] = None, every: float = 0.1, exact: bool = True) -> SearchResult:
+                cancel: Optional[Callable[[], bool]] = None, every: float = 0.1, exact: bool = True,
+                walked: Optional[Scanned] = None) -> SearchResult:
     """The answer over every session of ``ix``'s root: the index where it is current, the
     streaming scan elsewhere (``on_partial(result so far)`` at most every ``every`` seconds while
     it runs; ``cancel()`` True stops it: the answer then says ``partial``).  ``exact`` False: a
@@ -123,7 +127,7 @@ def live_search(ix: FullTextIndex, query: str, limit: int = 50, on_partial: OnPa
     parts = ix.parts()
     try:
         files, keys = _snapshot(parts)
-        pending, stale = pending_sessions(ix.root, files, keys)
+        pending, stale = pending_sessions(ix.root, files, keys, walked)
         base = ix.search(query, limit=limit, exclude=stale, exact=exact)
     finally:
         _end(parts)

@@ -80,6 +80,7 @@ class SearchResult:
     build: str = "done"        # the index build: done | running | interrupted | never
     partial: bool = False      # an answer streamed while the scan still runs (more hits to come)
     total_exact: bool = True   # False: ``total`` is a lower bound ("about N"); exact on demand
+    sessions_exact: bool = True   # False: ``session_total`` counts the sessions of the hits only (lazy)
 
 
 # --------------------------------------------------------------------------- parsing

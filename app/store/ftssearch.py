@@ -66,11 +66,12 @@ class IndexQueries:
                              else "give words to look for besides the ones to leave out")
         conds, args, need_s = _filter_sql(pq)
         parts = self.parts()
+        lazy = not exact and match is not None and not conds
         try:
-            answers = [p._ranked(match, conds, args, need_s, int(limit) + int(offset),
-                                 exclude[i] if exclude is not None and i < len(exclude) else None)
-                       for i, p in enumerate(parts)]
-            top = sorted(((rank, i, rowid) for i, (ranked, _c) in enumerate(answers) for rowid, rank in ranked),
+            answers = _each(parts, lambda i, p: p._ranked(
+                match, conds, args, need_s, int(limit) + int(offset),
+                exclude[i] if exclude is not None and i < len(exclude) else None, lazy))
+            top = sorted(((rank, i, rowid) for i, (ranked, _c, _n) in enumerate(answers) for rowid, rank in ranked),
                          key=lambda x: (x[0], x[1], x[2]))[int(offset):int(offset) + int(limit)]
             got: dict[tuple[int, int], tuple[SearchHit, int]] = {}
             for i, p in enumerate(parts):
@@ -78,8 +79,14 @@ class IndexQueries:
                 got.update(((i, r), h) for r, h in p._hits(mine, match).items())
             hits = [got[(i, r)][0] for _rank, i, r in top if (i, r) in got]
             hit_sids = {(i, got[(i, r)][1]) for _rank, i, r in top if (i, r) in got}
-            counts = [((i, sid), n) for i, (_r, cs) in enumerate(answers) for sid, n in cs]
-            total = sum(n for _, n in counts)
+            exact_counts = all(cs is not None for _r, cs, _n in answers)
+            if exact_counts:
+                counts = [((i, sid), n) for i, (_r, cs, _n) in enumerate(answers) for sid, n in cs or ()]
+                total = sum(n for _, n in counts)
+            else:               # lazy: the total from count(*) (rowids only), counts of the hits' sessions
+                assert match is not None
+                total = sum(n for _r, _c, n in answers)
+                counts = [((i, sid), parts[i]._session_count(match, sid)) for i, sid in sorted(hit_sids)]
             if groups is not None and len(counts) > groups:
                 counts.sort(key=lambda r: (-r[1], r[0]))
                 shown = counts[:groups] + [r for r in counts[groups:] if r[0] in hit_sids]
@@ -94,12 +101,24 @@ class IndexQueries:
             raise QueryError(f"cannot run the query {query!r}: {e}") from None
         sessions.sort(key=lambda g: (-g.count, g.key))
         return SearchResult(hits=hits, sessions=sessions, total=total, session_total=len(counts),
-                            seconds=time.perf_counter() - t0)
+                            seconds=time.perf_counter() - t0, sessions_exact=exact_counts)
 
-    def _ranked(self, match: Optional[str], conds: list[str], args: list[Any], need_s: bool,
-                n: int, exclude: Optional[list[int]] = None) -> tuple[list[tuple[int, float]], list[tuple[int, int]]]:
-        """This shard's ``n`` best (rowid, rank) and its (sid, matches) per session, the sessions
-        of ``exclude`` left out."""
+    def _session_count(self, match: str, sid: int) -> int:
+        """Matches in one session (its rowid range: FTS5 seeks to it)."""
+        return int(self.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?",
+                                     (match, sid << SHIFT, ((sid + 1) << SHIFT) - 1)).fetchone()[0])
+
+    def _ranked(self, match: Optional[str], conds: list[str], args: list[Any], need_s: bool, n: int,
+                exclude: Optional[list[int]] = None, lazy: bool = False) -> tuple[
+                    list[tuple[int, float]], Optional[list[tuple[int, int]]], int]:
+        """This shard's ``n`` best (rowid, rank), its (sid, matches) per session and its number of
+        matches, the sessions of ``exclude`` left out.  ``lazy`` (a bare MATCH): no per-session
+        counts (None), the number of matches from count(*) (FTS5 reads the rowids only)."""
+        if lazy and not exclude and match is not None:
+            c = self.conn
+            top = c.execute("SELECT rowid, bm25(fts) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
+                            (match, n)).fetchall()
+            return top, None, int(c.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (match,)).fetchone()[0])
         if exclude:
             conds = conds + ["e.sid NOT IN (SELECT value FROM json_each(?))"]
             args = args + [json.dumps(sorted(exclude))]
@@ -125,7 +144,7 @@ class IndexQueries:
                             (*args, n)).fetchall()
             counts = c.execute(f"SELECT e.sid, count(*) FROM entries e{join_s} WHERE {where} GROUP BY e.sid",
                                args).fetchall()
-        return top, counts
+        return top, counts, sum(k for _s, k in counts)
 
     def _session_rows(self, sids: list[int]) -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = []
@@ -210,6 +229,16 @@ class IndexQueries:
         groups.sort(key=lambda g: -g.count)
         return SearchResult(hits=hits, sessions=groups, total=sum(g.count for g in groups), session_total=len(groups),
                             fallback=FTS5_MISSING)
+
+
+def _each(parts: list[Any], fn: Any) -> list[Any]:
+    """``fn(i, part)`` for every shard, at once in threads when there are several (SQLite lets go
+    of the GIL while a query runs: the shards' bm25 passes share the cores)."""
+    if len(parts) == 1:
+        return [fn(0, parts[0])]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(len(parts)) as ex:
+        return list(ex.map(lambda ip: fn(*ip), enumerate(parts)))
 
 
 def _filter_sql(pq: ParsedQuery) -> tuple[list[str], list[Any], bool]:

@@ -79,16 +79,19 @@ class StreamScan:
     def __init__(self, pq: ParsedQuery, limit: int):
         self.pq = pq
         self.em = EntryMatcher(pq)            # raises QueryError for a query that selects nothing
-        self.filters = _term_filters(pq)
+        self._filters: Optional[tuple[list[Prefilter], bool]] = None
+        self._built = False                   # the prefilters are made for the first scanned session
         self.limit = limit
         self.words = [term_re(t) for t in pq.terms]
         self.bytes_read = 0
         self.skipped = 0                      # sessions the byte prefilter ruled out (never decoded)
 
     def _passes(self, data: bytes) -> bool:
-        if self.filters is None:
+        if not self._built:
+            self._filters, self._built = _term_filters(self.pq), True
+        if self._filters is None:
             return True
-        pfs, any_of = self.filters
+        pfs, any_of = self._filters
         got = (bool(pf.positions(data)) for pf in pfs)
         return any(got) if any_of else all(got)
 

@@ -234,10 +234,10 @@ class FullTextIndex(SessionWriter, IndexQueries):
     def session_problems(self) -> list[tuple[str, str]]:
         return [x for p in self.parts() for x in IndexQueries.session_problems(p)]
 
-    def pending(self) -> list[Pending]:
+    def pending(self, walked: Optional[Scanned] = None) -> list[Pending]:
         """The sessions not indexed at their current revision (stat only): what a query scans."""
         from .ftslive import pending_list
-        return pending_list(self)
+        return pending_list(self, walked)
 
     def default_path(self) -> str:
         return index_path_for(self.root)
@@ -287,21 +287,22 @@ class FullTextIndex(SessionWriter, IndexQueries):
             c.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
 
     def update(self, progress: Progress = None, cancel: Cancel = None,
-               workers: Optional[int] = None) -> UpdateReport:
+               workers: Optional[int] = None, walked: Optional[Scanned] = None) -> UpdateReport:
         """Bring the index up to date.  ``progress(done_sessions, total_sessions, bytes_read)``
         after each session; ``cancel`` (callable or threading.Event) stops between rows and
         keeps what was committed.  ``workers``: processes for a big build (None: two when there
         is much to read, else none).  The first build of an empty index with workers is split
         into shards, one process each extracting and writing its own shard database; a later
         update of a sharded index updates every shard so (a grown session stays in its shard);
-        an index of one shard uses the workers to extract new sessions for this process."""
+        an index of one shard uses the workers to extract new sessions for this process.
+        ``walked``: the stat walk of the root when the caller just made it (:func:`scan_root`)."""
         if self.part[0] != 0:
             raise ValueError("a shard is updated through the index (shard 0), which hands it its files")
         lock = BuildLock(self.db_path)
         lock.acquire()
         try:
             self._set_meta("build", "running")      # until it ends whole: a killed build is known
-            rep = self._update(progress, cancel, workers)
+            rep = self._update(progress, cancel, workers, walked)
             if not rep.cancelled:
                 self._set_meta("build", "done")
         finally:
@@ -325,13 +326,14 @@ class FullTextIndex(SessionWriter, IndexQueries):
             return "done"
         return "never" if self._empty() else "done"
 
-    def _update(self, progress: Progress, cancel: Cancel, workers: Optional[int]) -> UpdateReport:
+    def _update(self, progress: Progress, cancel: Cancel, workers: Optional[int],
+                walked: Optional[Scanned]) -> UpdateReport:
         t0 = time.perf_counter()
         scanned = None
         k, n = self.part
         split = False
         if n == 1 and self.fts5 and workers != 0 and self._empty():
-            scanned = self._scan_root()
+            scanned = walked or self._scan_root()
             fast = [(p, st.st_size) for p, st, _ in scanned[0] if not p.endswith((".zstd", ".zst"))]
             want = min(MAX_SHARDS, auto_workers(fast) if workers is None else max(0, int(workers)))
             if want >= 2 and _can_spawn():
@@ -344,9 +346,9 @@ class FullTextIndex(SessionWriter, IndexQueries):
             assert scanned is not None
             rep = self._update_shards(progress, cancel, shard_scan(scanned, n))
         elif k == 0 and n > 1:
-            rep = self._update_parts(progress, cancel, workers)
+            rep = self._update_parts(progress, cancel, workers, walked)
         else:
-            rep = self._update_one(progress, cancel, workers, scanned)
+            rep = self._update_one(progress, cancel, workers, scanned or walked)
         rep.seconds = time.perf_counter() - t0
         return rep
 
@@ -356,12 +358,13 @@ class FullTextIndex(SessionWriter, IndexQueries):
             self._clear()
         self.close()
 
-    def _update_parts(self, progress: Progress, cancel: Cancel, workers: Optional[int]) -> UpdateReport:
+    def _update_parts(self, progress: Progress, cancel: Cancel, workers: Optional[int],
+                      walked: Optional[Scanned] = None) -> UpdateReport:
         """Update a sharded index in this process, one shard after the other (one walk): a later
         update is small, a worker process would cost more than it saves."""
         parts = self.parts()
         known = {r[0]: i for i, p in enumerate(parts) for r in p.conn.execute("SELECT path FROM files")}
-        scans = shard_scan(self._scan_root(), len(parts), known)
+        scans = shard_scan(walked or self._scan_root(), len(parts), known)
         rep = UpdateReport()
         base = [0, 0, 0]
         for ix, scanned in zip(parts, scans):
