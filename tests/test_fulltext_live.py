@@ -239,3 +239,25 @@ def test_a_session_that_grows_is_scanned_until_reindexed(small_home, tmp_path):
         assert rep.grown == 1
         res = live_search(ix, "growthmarkerword")
         assert not res.unindexed and [(h.path, h.seq) for h in res.hits] == [(path, seq)]
+
+
+def test_the_cli_answers_a_never_indexed_home_and_builds_in_the_background(small_home, tmp_path, monkeypatch, capsys):
+    import time
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    root = small_home["root"]
+    assert cli(["search", root, "the", "--json", "--limit", "5000"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["index"]["build"] == "never" and obj["index"]["background"] is True
+    assert obj["index"]["notIndexed"] == len(small_home["sessions"]) and obj["indexed"] == 0
+    assert obj["total"] == small_home["totals"]["the"] and "update" not in obj
+    end = time.monotonic() + 120
+    while True:                                   # the detached build finishes on its own
+        with FullTextIndex(root) as ix:
+            if ix.build_state() == "done" and not ix.pending():
+                break
+        assert time.monotonic() < end, "the background build did not finish"
+        time.sleep(0.5)
+    assert cli(["search", root, "the", "--json", "--limit", "5000"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["index"] == {"build": "done", "complete": True, "notIndexed": 0}
+    assert obj["total"] == small_home["totals"]["the"] and obj["update"]["filesOpened"] == 0
