@@ -138,7 +138,6 @@ def _run_search(args):
     from ..log.query.textview import plain
     from ..store.fulltext import FullTextIndex, IndexRefused, QueryError, SearchHit
     from ..store.ftslive import live_search
-    from ..store.ftswalk import scan_root
     if not args.query and not args.rebuild:
         raise CliError("give a QUERY (or --rebuild)")
     background = False
@@ -152,7 +151,7 @@ def _run_search(args):
         if args.rebuild:
             rep = ix.rebuild()
         elif not args.no_update:
-            walked = scan_root(ix.root)           # one stat walk: the freshness check, the query, the update
+            walked = ix.walk()                # one stat walk: the freshness check, the query, the update
         obj: dict = {}
         if args.query:
             try:

@@ -53,6 +53,8 @@ def _snapshot(parts: list[Any]) -> tuple[dict[str, tuple[Any, ...]], list[dict[s
 def pending_list(ix: FullTextIndex, walked: Optional[Scanned] = None) -> list[Pending]:
     """The sessions of ``ix``'s root it does not hold at their current revision (stat only;
     ``walked``: the stat walk of the root, made by the caller)."""
+    if walked is None:
+        walked = ix.walk()
     parts = ix.parts()
     try:
         files, keys = _snapshot(parts)
@@ -124,6 +126,8 @@ def live_search(ix: FullTextIndex, query: str, limit: int = 50, on_partial: OnPa
     if not ix.fts5:
         return ix.search(query, limit=limit)     # no FTS5: the whole answer is a scan already
     build = ix.build_state()
+    if walked is None:
+        walked = ix.walk()                      # before the snapshot: see pending_sessions
     parts = ix.parts()
     try:
         files, keys = _snapshot(parts)

@@ -210,7 +210,12 @@ class FullTextIndex(SessionWriter, IndexQueries):
 
     # ------------------------------------------------------------------ walk (stat only)
     def _scan_root(self) -> Scanned:
-        """The stat walk of the root (:func:`app.store.ftswalk.scan_root`): no file is opened."""
+        return self.walk()
+
+    def walk(self) -> Scanned:
+        """The stat walk of the root (:func:`app.store.ftswalk.scan_root`): no file is opened.
+        (Every folder is listed and every file stat-ed: a cached listing checked by the folders'
+        times saved little here and would trust a file system's time granularity.)"""
         return scan_root(self.root)
 
     # ------------------------------------------------------------------ shards
@@ -302,6 +307,8 @@ class FullTextIndex(SessionWriter, IndexQueries):
         lock.acquire()
         try:
             self._set_meta("build", "running")      # until it ends whole: a killed build is known
+            if walked is None:
+                walked = self.walk()
             rep = self._update(progress, cancel, workers, walked)
             if not rep.cancelled:
                 self._set_meta("build", "done")
