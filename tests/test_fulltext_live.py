@@ -261,3 +261,19 @@ def test_the_cli_answers_a_never_indexed_home_and_builds_in_the_background(small
     obj = json.loads(capsys.readouterr().out)
     assert obj["index"] == {"build": "done", "complete": True, "notIndexed": 0}
     assert obj["total"] == small_home["totals"]["the"] and obj["update"]["filesOpened"] == 0
+
+
+@pytest.mark.parametrize("query", ["plant0output OR plant1output", "error NOT bash", "the error OR plant2output",
+                                   "error -bash", "plant0output OR nosuchwordzz", "bash NOT error OR plant3output",
+                                   "kind:error provider", "tool:bash the", "\"command timed\"", "exit*"])
+def test_the_scan_answers_as_the_index_does(small_home, tmp_path, query):
+    """A never-indexed home (all scanned) gives the hits a full index gives: OR, NOT between words,
+    -words, filters, and words as FTS5 tokenizes them."""
+    with FullTextIndex(small_home["root"], db_path=str(tmp_path / "ref.sqlite")) as ref:
+        ref.update(workers=0)
+        want = ref.search(query, limit=5000)
+    with FullTextIndex(small_home["root"], db_path=str(tmp_path / "empty.sqlite")) as ix:
+        got = live_search(ix, query, limit=5000)
+    assert len(got.unindexed) == len(small_home["sessions"]) and got.build == "never"
+    assert _keys(got) == _keys(want) and got.total == want.total
+    assert want.total > 0

@@ -275,6 +275,7 @@ class EntryMatcher:
             raise QueryError("give words to look for besides the ones to leave out")
         self.pq = pq
         self.pos = [term_re(t) for t in pq.terms]
+        self.groups = term_groups(pq)
         self.neg = [term_re(t) for t in pq.not_terms]
         self.kinds = set(pq.kinds)
         self.not_kinds = set(pq.not_kinds)
@@ -306,17 +307,41 @@ class EntryMatcher:
             return None
         if pq.before is not None and (time is None or time >= pq.before):
             return None
-        span = (0, 0)
         text = fold_diacritics(text)
-        for i, rx in enumerate(self.pos):
-            m = rx.search(text)
-            if m is None:
-                return None
-            if i == 0:
-                span = m.span()
         if any(rx.search(text) for rx in self.neg):
             return None
-        return span
+        if not self.pos:
+            return (0, 0)
+        found = [rx.search(text) for rx in self.pos]
+        for group in self.groups:                    # OR of groups, each an AND of (term, negated)
+            if all((found[i] is None) == neg for i, neg in group):
+                m = next((found[i] for i, neg in group if not neg), None)
+                return m.span() if m is not None else (0, 0)
+        return None
+
+
+def term_groups(pq: ParsedQuery) -> list[list[tuple[int, bool]]]:
+    """The words of the query as FTS5 reads them (``NOT`` binds tighter than ``AND``, which binds
+    tighter than ``OR``; words side by side are ANDed): an OR of groups, each group an AND of
+    (index into ``pq.terms``, negated).  Dangling operators are dropped, as :meth:`ParsedQuery.fts`
+    drops them."""
+    groups: list[list[tuple[int, bool]]] = [[]]
+    k = 0
+    negate = False
+    for op in pq.ops:
+        if op == "OR":
+            if groups[-1]:
+                groups.append([])
+            negate = False
+        elif op == "NOT":
+            negate = bool(groups[-1])                # a leading NOT is dropped
+        elif op == "AND":
+            negate = False
+        else:
+            groups[-1].append((k, negate))
+            k += 1
+            negate = False
+    return [g for g in groups if any(not neg for _i, neg in g)] or [[]]
 
 
 def _tool_is(name: str, want: str) -> bool:

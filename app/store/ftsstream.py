@@ -21,7 +21,8 @@ from typing import Any, Optional
 from ..log.format.limits import open_regular
 from ..log.query.extract import FAST_MAX_BYTES, Entry, extract_jsonl, reader_entries
 from ..log.query.search import Prefilter, fold_prefilter
-from .ftsquery import EntryMatcher, ParsedQuery, SearchHit, SessionGroup, scan_snippet, term_re, with_marks
+from .ftsquery import (EntryMatcher, ParsedQuery, SearchHit, SessionGroup, scan_snippet, term_groups, term_re,
+                       with_marks)
 
 
 @dataclass
@@ -40,15 +41,26 @@ def _term_filters(pq: ParsedQuery) -> Optional[tuple[list[Prefilter], bool]]:
     filter-only query, or a word the prefilter cannot take)."""
     if not pq.terms:
         return None
+    groups = term_groups(pq)
+    if len(groups) > 1 or any(neg for g in groups for _i, neg in g):
+        # OR / NOT between words: a file is read when it holds a word some group needs
+        wanted = sorted({i for g in groups for i, neg in g if not neg})
+        pfs = _prefilters([pq.terms[i] for i in wanted])
+        return None if pfs is None else (pfs, True)
+    pfs = _prefilters(pq.terms)
+    return None if pfs is None else (pfs, False)
+
+
+def _prefilters(terms: list[tuple[str, bool, bool]]) -> Optional[list[Prefilter]]:
     out = []
-    for text, _prefix, _phrase in pq.terms:
+    for text, _prefix, _phrase in terms:
         words = text.split()
         longest = max(words, key=lambda w: len(w.encode("utf-8"))) if words else ""
         pf = fold_prefilter(longest) if longest else None
         if pf is None:
             return None
         out.append(pf)
-    return out, "OR" in pq.ops
+    return out
 
 
 def _read(path: str) -> Optional[bytes]:
