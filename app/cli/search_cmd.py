@@ -194,7 +194,10 @@ def _run_search(args):
                              + (f" and {_plural(len(res.unindexed), 'scanned session')}" if res.unindexed else ""))
             else:
                 about = "" if res.total_exact else "about "
-                lines.append(f"{about}{_plural(res.total, 'match')} in {_plural(res.session_total, 'session')} "
+                where = _plural(res.session_total, "session")
+                if not res.sessions_exact and res.session_total < res.total:
+                    where = f"{res.session_total:,}+ sessions"     # counted lazily (--exact counts them all)
+                lines.append(f"{about}{_plural(res.total, 'match')} in {where} "
                              f"({_plural(obj['indexed'], 'session')} indexed"
                              + (f", {len(res.unindexed):,} scanned" if res.unindexed else "") + ")")
                 by: dict[str, list[SearchHit]] = {}

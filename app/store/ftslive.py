@@ -110,7 +110,8 @@ def _merge(base: SearchResult, groups: list[SessionGroup], scored: list[tuple[fl
     sessions = sorted(base.sessions + groups, key=lambda g: (-g.count, g.key))
     return SearchResult(hits=hits, sessions=sessions, total=base.total + sum(g.count for g in groups),
                         session_total=base.session_total + len(groups), fallback=base.fallback,
-                        unindexed=base.unindexed, build=base.build, total_exact=base.total_exact)
+                        unindexed=base.unindexed, build=base.build, total_exact=base.total_exact,
+                        sessions_exact=base.sessions_exact)
 
 
 def live_search(ix: FullTextIndex, query: str, limit: int = 50, on_partial: OnPartial = None,

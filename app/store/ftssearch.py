@@ -101,7 +101,8 @@ class IndexQueries:
             raise QueryError(f"cannot run the query {query!r}: {e}") from None
         sessions.sort(key=lambda g: (-g.count, g.key))
         return SearchResult(hits=hits, sessions=sessions, total=total, session_total=len(counts),
-                            seconds=time.perf_counter() - t0, sessions_exact=exact_counts)
+                            seconds=time.perf_counter() - t0,
+                            sessions_exact=exact_counts or (not offset and total <= len(hits)))
 
     def _session_count(self, match: str, sid: int) -> int:
         """Matches in one session (its rowid range: FTS5 seeks to it)."""

@@ -134,7 +134,10 @@ class HomeSearchModel(QAbstractItemModel):
             took = " so far"
         fb = " (scan: no FTS5)" if self.result.fallback else ""
         about = "" if getattr(self.result, "total_exact", True) else "about "
-        line = f"{about}{plural(n, 'match')} in {plural(s, 'session')}{more}{took}{fb}"
+        where = plural(s, "session")
+        if not getattr(self.result, "sessions_exact", True) and s < n:
+            where = f"{s:,}+ sessions"          # counted lazily: the sessions of the hits shown
+        line = f"{about}{plural(n, 'match')} in {where}{more}{took}{fb}"
         cov = coverage(self.result)
         return f"{line}\n{cov}" if cov else line
 
