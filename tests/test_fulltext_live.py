@@ -277,3 +277,20 @@ def test_the_scan_answers_as_the_index_does(small_home, tmp_path, query):
     assert len(got.unindexed) == len(small_home["sessions"]) and got.build == "never"
     assert _keys(got) == _keys(want) and got.total == want.total
     assert want.total > 0
+
+
+def test_the_scan_covers_zstd_sqlite_and_bad_sessions(tmp_path):
+    """Every kind of session a home holds is scanned as the index reads it: zstd frames, a SQLite
+    store's sessions, the v2-v4 corpus; a corrupt or unknown-version session adds nothing."""
+    from tests.test_fulltext import _build_home
+    root = tmp_path / "home"
+    m = _build_home(root)
+    with FullTextIndex(str(root), db_path=str(tmp_path / "ref.sqlite")) as ref:
+        ref.update(workers=0)
+        want = {w: ref.search(w, limit=5000) for w in ("sqliteplantword", "the", "error", *_words(m))}
+    with FullTextIndex(str(root), db_path=str(tmp_path / "empty.sqlite")) as ix:
+        for w, r in want.items():
+            got = live_search(ix, w, limit=5000)
+            assert _keys(got) == _keys(r) and got.total == r.total, w
+        assert any(k.endswith(".zstd") for k in got.unindexed) and any("#" in k for k in got.unindexed)
+    assert want["sqliteplantword"].total == 1
