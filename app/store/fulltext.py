@@ -449,9 +449,16 @@ class FullTextIndex(SessionWriter, IndexQueries):
         files, stores = scanned if scanned is not None else self._scan_root()
         known_files = {r[0]: r[1:] for r in c.execute("SELECT path, dev, ino, size, mtime_ns, kind, problem "
                                                        "FROM files")}
-        sess = {r[0]: r for r in c.execute(
-            "SELECT key, sid, dev, ino, size, mtime_ns, revision, done_pos, done_line, done_text, done_crc, "
-            "turn, calls, status, problem FROM sessions")}
+        # the keys only (a home of 100k sessions); a changed session's row is read when needed
+        sids = dict(c.execute("SELECT key, sid FROM sessions"))
+        failed = dict(c.execute("SELECT key, problem FROM sessions WHERE status = 'error'"))
+
+        def row_of(key: str) -> Optional[tuple[Any, ...]]:
+            if key not in sids:
+                return None
+            return c.execute(  # type: ignore[no-any-return]
+                "SELECT key, sid, dev, ino, size, mtime_ns, revision, done_pos, done_line, done_text, done_crc, "
+                "turn, calls, status, problem FROM sessions WHERE key = ?", (key,)).fetchone()
         work: list[tuple[Found, Optional[tuple[Any, ...]]]] = []   # (Found, previous session row or None)
         present: set[str] = set()
         file_rows: list[tuple[Any, ...]] = []
@@ -463,15 +470,14 @@ class FullTextIndex(SessionWriter, IndexQueries):
                     present.add(p)
                     rep.sessions += 1
                     rep.unchanged += 1
-                    row = sess.get(p)
-                    if row is not None and row[13] == "error" and row[14]:
-                        rep.problems.append(f"{p}: {row[14]}")
+                    if failed.get(p):
+                        rep.problems.append(f"{p}: {failed[p]}")
                 elif prev[4] == "bad" and prev[5]:
                     rep.problems.append(f"{p}: {prev[5]}")
                 continue
             fmt = "zstd" if p.endswith((".zstd", ".zst")) else "jsonl"
             f = Found(key=p, path=p, fmt=fmt, project=project, st=st)
-            row = sess.get(p)
+            row = row_of(p)
             same_file = row is not None and (row[2], row[3]) == (st.st_dev, st.st_ino)
             if not same_file:
                 if fmt == "jsonl" and st.st_size <= _FAST_BYTES:
@@ -507,7 +513,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
                 key = f"{p}#{h['id']}"
                 present.add(key)
                 rep.sessions += 1
-                row = sess.get(key)
+                row = row_of(key)
                 if row is not None and row[6] == h.get("revision"):
                     rep.unchanged += 1
                     continue
@@ -515,11 +521,11 @@ class FullTextIndex(SessionWriter, IndexQueries):
                                     revision=h.get("revision"), header=h), None))
             file_rows.append((p, *sig, "store", None))
         # removed sessions
-        gone = [k for k in sess if k not in present]
+        gone = [k for k in sids if k not in present]
         c.execute("BEGIN IMMEDIATE")
         try:
             for k in gone:
-                self._delete_session(sess[k][1])
+                self._delete_session(sids[k])
                 rep.removed += 1
             seen_paths = {p for p, _, _ in files} | {p for p, _ in stores}
             for p in list(known_files):
