@@ -191,7 +191,3 @@ def start_background_build(root: str, db_path: Optional[str]) -> bool:
         return False
     return True
 
-
-def needs_build(res: SearchResult) -> bool:
-    return bool(res.unindexed) and res.build != "running"
-
