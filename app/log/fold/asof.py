@@ -1,0 +1,344 @@
+"""Replay: the session exactly as it stood at a seq (issue 30).
+
+Pure (no Qt, no store).  :func:`as_of` answers "what did the session look like right after
+row ``seq`` was written": the model's view (the derived messages, each linked to the surface
+node it came from), the request-header fold, the title, the todo list, the plan / sandbox /
+approval / permission modes, the open turn and step, the tool calls still pending, the
+subagent children started so far, and where the last model dispatch of the open step was.
+
+It never reads the log from seq 0 once the background pass is done: the surface and header
+folds come from the nearest fold checkpoint (:mod:`app.log.fold.checkpoints`: the same
+``restore_surface`` / ``restore_header`` that ``folds_at`` uses), the rest from a
+:class:`SideIndex` (a small fold snapshotted at the same checkpoints), then the events from the
+checkpoint through ``seq`` are replayed into both.  Memory is that of the folds at ``seq``
+(the surface nodes' events and a few small dicts), never of the log.
+
+Surface statuses *as of* ``seq`` come from the whole-log surface index
+(:mod:`app.log.fold.surface`), trimmed to the prefix: a replacement written after ``seq`` has
+not happened yet (:func:`status_as_of`; the rules themselves are :func:`~app.log.fold.surface.row_surface`'s).
+"""
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Callable, Iterator
+
+from .attempts import embedded_stream
+from .checkpoints import Checkpoint, Checkpoints, events_by_seq, events_from, restore_header, restore_surface
+from .folds import HeaderFold, SurfaceFold, is_surface_type
+from .repair import RepairTracker
+from .surface import _compaction_ref, row_surface
+from ..format.lazyrows import PackedBlock
+from ..format.model import Event, event_message, is_event
+from ..format.payloads import JsonObj, obj
+
+if TYPE_CHECKING:
+    from ..index.reader import LogReader
+    from .surface import SurfaceIndex
+
+MODE_EVENTS = {"plan/mode": ("plan", "active"), "sandbox/mode": ("sandbox", "mode"),
+               "approval/policy": ("approval", "policy"), "permission/preset": ("permission", "preset")}
+SUBAGENT_TOOLS = ("subagent", "subagent_fork", "task", "agent")
+
+
+class AsOfError(ValueError):
+    """A seq the log cannot answer for (negative, past the end)."""
+
+
+class SideFold:
+    """Everything :func:`as_of` reports that the surface and header folds do not hold; small and
+    bounded (the pending calls of the open turn, the children started, the last title and todos)."""
+
+    def __init__(self, version: int = 0) -> None:
+        self.rep = RepairTracker(version)          # open turn/step and pending tool calls (dsh's own rules)
+        self.title: Any = None
+        self.title_seq: Optional[int] = None
+        self.todos: Any = None
+        self.todos_seq: Optional[int] = None
+        self.modes: dict[str, Any] = {}
+        self.turn: Any = None                      # the last turn started (open or not)
+        self.step_seq: Optional[int] = None        # seq of the open step's step/start
+        self.steps_seen = False                    # the open turn has step/start rows
+        self.dispatch: Optional[int] = None        # a seq of the last attempt of the open step (chunk or settlement)
+        self.children: list[dict[str, Any]] = []
+        self.last_seq = -1
+        self.time: Any = None
+
+    def apply(self, ev: Event) -> None:
+        self.last_seq = ev.seq
+        self.time = ev.time
+        t = ev.type
+        self.rep.apply(ev)
+        d = obj(ev.data)
+        if t == "turn/start":
+            self.turn = d.get("turn")
+            self.step_seq, self.steps_seen, self.dispatch = None, False, None
+        elif t == "turn/end":
+            self.step_seq, self.dispatch = None, None
+        elif t == "step/start":
+            self.step_seq, self.steps_seen, self.dispatch = ev.seq, True, None
+        elif t == "step/end":
+            self.step_seq, self.dispatch = None, None
+        elif t == "assistant/chunk" or embedded_stream(ev) is not None:
+            self.dispatch = ev.seq
+        elif t == "session/title":
+            self.title, self.title_seq = d.get("title", self.title), ev.seq
+        elif t == "todo/write":
+            self.todos, self.todos_seq = d.get("todos"), ev.seq
+        elif t in MODE_EVENTS:
+            key, field = MODE_EVENTS[t]
+            self.modes[key] = d.get(field)
+        elif t == "tool/call" and isinstance(d.get("name"), str) and d["name"] in SUBAGENT_TOOLS:
+            args = d.get("arguments")
+            self.children.append({"seq": ev.seq, "callId": d.get("callId"), "tool": d["name"],
+                                  "arguments": args if isinstance(args, str) else None})
+        elif t == "subagent/catalog":
+            self.children.append({"seq": ev.seq, "childId": d.get("childId"), "mode": d.get("mode"),
+                                  "label": d.get("label")})
+
+    def block(self, b: PackedBlock) -> None:
+        """Packed chunk deltas: part of an attempt of the open step."""
+        self.dispatch = b.seq0
+        self.last_seq = b.seq0 + (b.n or 1) - 1
+
+    def copy(self) -> SideFold:
+        return copy.deepcopy(self)
+
+    @property
+    def open_step(self) -> bool:
+        """A step is open (or, in a log without step rows, the turn is)."""
+        if self.rep.open_turn is None:
+            return False
+        return self.step_seq is not None or not self.steps_seen
+
+
+class SideIndex:
+    """:class:`SideFold` snapshots at the fold checkpoints (the state before each point's seq),
+    filled on demand from the nearest one already known; :meth:`fill` does the whole log."""
+
+    def __init__(self, reader: LogReader, cps: Checkpoints) -> None:
+        self.reader, self.cps = reader, cps
+        self.snaps: dict[int, SideFold] = {}
+
+    def at(self, i: int, check: Optional[Callable[[], None]] = None) -> SideFold:
+        """A copy of the side fold of the events before point ``i``'s seq (``i`` = -1: an empty fold)."""
+        if i < 0:
+            return SideFold(self.reader.version or 0)
+        if i not in self.snaps:
+            known = [j for j in self.snaps if j < i]
+            j = max(known) if known else -1
+            side = self.snaps[j].copy() if j >= 0 else SideFold(self.reader.version or 0)
+            pts = self.cps.points
+            k = j + 1
+            start = pts[j] if j >= 0 else None
+            for it in events_from(self.reader, start, check, lazy=True):
+                first = it.seq0 if isinstance(it, PackedBlock) else it.seq
+                while k <= i and first >= pts[k].seq:
+                    self.snaps[k] = side.copy()
+                    k += 1
+                if k > i:
+                    break
+                if isinstance(it, PackedBlock):
+                    side.block(it)
+                else:
+                    side.apply(it)
+            while k <= i:                      # (the log ends before the later points)
+                self.snaps[k] = side.copy()
+                k += 1
+        return self.snaps[i].copy()
+
+    def fill(self, check: Optional[Callable[[], None]] = None) -> None:
+        self.at(len(self.cps.points) - 1, check)
+
+
+def last_seq(reader: LogReader) -> int:
+    """The last stored seq of the log (-1: no events)."""
+    idx = reader.index
+    if idx is not None:
+        return int(idx.last)
+    return int(reader.tail_state().last_seq)
+
+
+def check_seq(reader: LogReader, seq: object) -> int:
+    """``seq`` as a seq of this log, or :class:`AsOfError` with one clear line."""
+    if isinstance(seq, bool) or not isinstance(seq, int):
+        try:
+            seq = int(str(seq).strip())
+        except ValueError:
+            raise AsOfError(f"--seq must be a whole number, not {str(seq)[:40]!r}") from None
+    last = last_seq(reader)
+    if seq < 0:
+        raise AsOfError(f"seq {seq} is negative (the log's seqs are 0..{last})")
+    if seq > last:
+        raise AsOfError(f"seq {seq} is past the end of the log (last seq {last})" if last >= 0
+                        else f"seq {seq}: the log has no events")
+    return seq
+
+
+def _folds(reader: LogReader, cps: Optional[Checkpoints], side_index: Optional[SideIndex], seq: int,
+           check: Optional[Callable[[], None]]) -> tuple[SurfaceFold, HeaderFold, SideFold, Iterator[Any]]:
+    """The three folds at the checkpoint nearest ``seq + 1`` and the events after it."""
+    version = reader.version or 0
+    i = cps.nearest_index(seq + 1) if cps is not None else -1
+    if cps is None or i < 0:
+        return (SurfaceFold(version=version), HeaderFold(), SideFold(version),
+                events_from(reader, None, check, lazy=True))
+    cp: Checkpoint = cps.points[i]
+    nodes, empty, viol, header, hist, _chk = cps.state(i)
+    sf = restore_surface(nodes, empty, viol, lambda seqs: events_by_seq(reader, seqs, check), cp)
+    hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 4 else restore_header(header, hist)
+    side = (side_index or SideIndex(reader, cps)).at(i, check)
+    return sf, hf, side, events_from(reader, cp, check, lazy=True)
+
+
+def replay(reader: LogReader, seq: int, cps: Optional[Checkpoints] = None, side_index: Optional[SideIndex] = None,
+           check: Optional[Callable[[], None]] = None) -> tuple[SurfaceFold, HeaderFold, SideFold]:
+    """(surface fold, header fold, side fold) of the stored events with seq <= ``seq``."""
+    sf, hf, side, events = _folds(reader, cps, side_index, seq, check)
+    for it in events:
+        if isinstance(it, PackedBlock):
+            if it.seq0 > seq:
+                break
+            side.block(it)
+            if it.n is not None and it.seq0 + it.n - 1 > seq:
+                side.last_seq = seq
+            continue
+        if it.seq > seq:
+            break
+        sf.apply(it)
+        hf.apply(it)
+        side.apply(it)
+    return sf, hf, side
+
+
+def linked_messages(sf: SurfaceFold) -> list[tuple[int, JsonObj]]:
+    """(node seq, message) of each message the model sees (``sf.messages()``, in order), linked to
+    the surface node it came from (a v4 assistant message may have lost unanswered tool calls)."""
+    msgs = sf.messages()
+    cands: list[tuple[int, JsonObj]] = []
+    for s in sf.message_seqs():
+        m = sf.projected.get(s) or event_message(sf.events[s])
+        if m is not None:
+            cands.append((s, m))
+    out: list[tuple[int, JsonObj]] = []
+    k = 0
+    for m in msgs:
+        mid = m.get("id")
+        while k < len(cands) and not (cands[k][1] is m or (mid is not None and cands[k][1].get("id") == mid
+                                                           and cands[k][1].get("role") == m.get("role"))):
+            k += 1
+        if k < len(cands):
+            out.append((cands[k][0], m))
+            k += 1
+        else:
+            out.append((-1, m))
+    return out
+
+
+def _tool_names(header: Optional[JsonObj]) -> list[Any]:
+    tools = (header or {}).get("tools")
+    if not isinstance(tools, list):
+        return []
+    return [t.get("name") if isinstance(t, dict) else t for t in tools]
+
+
+def as_of(reader: LogReader, seq: object, cps: Optional[Checkpoints] = None, side_index: Optional[SideIndex] = None,
+          check: Optional[Callable[[], None]] = None, request: bool = True) -> dict[str, Any]:
+    """The session as it stood right after ``seq`` (see the module doc).  ``cps``: the log's fold
+    checkpoints (None: folded from seq 0); ``request``: also compute the exact request at the last
+    dispatch of the open step (else only where it is: ``dispatchSeq``)."""
+    n = check_seq(reader, seq)
+    sf, hf, side = replay(reader, n, cps, side_index, check)
+    linked = linked_messages(sf)
+    rep = side.rep
+    open_step = side.open_step
+    dispatch = side.dispatch if open_step else None
+    step = rep.open_step[1] if rep.open_step is not None else None
+    out: dict[str, Any] = {
+        "seq": n, "time": side.time, "turn": side.turn, "openTurn": rep.open_turn is not None,
+        "turnStartSeq": rep.turn_start_seq if rep.open_turn is not None else None,
+        "step": step, "title": side.title, "titleSeq": side.title_seq,
+        "todos": list(side.todos) if isinstance(side.todos, list) else [], "todosSeq": side.todos_seq,
+        "modes": dict(side.modes),
+        "header": {"seq": hf.seq, "reason": hf.reason,
+                   "provider": obj((hf.header or {}).get("config")).get("provider"),
+                   "model": obj((hf.header or {}).get("config")).get("model"),
+                   "tools": _tool_names(hf.header)},
+        "messages": [m for _s, m in linked],
+        "messageSeqs": [s for s, _m in linked],
+        "nodes": list(sf.nodes),
+        "pendingToolCalls": [cid for cid in rep.pending],
+        "pendingDetail": [{"callId": cid, "callSeq": cs} for cid, cs in rep.pending.items()],
+        "children": copy.deepcopy(side.children),
+        "dispatchSeq": dispatch,
+        "request": None, "requestBoundary": None,
+    }
+    if request and dispatch is not None:
+        req = request_for(reader, dispatch, cps, check)
+        out["request"], out["requestBoundary"] = req["request"], req["boundary"]
+    return out
+
+
+def request_for(reader: LogReader, dispatch: int, cps: Optional[Checkpoints],
+                check: Optional[Callable[[], None]] = None) -> dict[str, Any]:
+    """The exact request of the attempt holding ``dispatch`` (the normal request face's answer)."""
+    if cps is not None and reader.index is not None:
+        from .checkpoints import request_at
+        return request_at(reader, dispatch, cps, check)
+    from ..query.analysis import request_at as scratch
+    return scratch(reader, dispatch)
+
+
+# --------------------------------------------------------------------------- surface statuses as of a seq
+
+def status_as_of(index: SurfaceIndex, ev: Any, n: int) -> dict[Any, Any]:
+    """:func:`~app.log.fold.surface.row_surface` of a row as it stood right after seq ``n``
+    (the row itself at or before ``n``): a replacement written after ``n`` has not happened yet."""
+    st = row_surface(index, ev)
+    if st.get("surface") == "shadowed":
+        if st["since"] > n:                     # replaced later: still in the model's view at n
+            cur: dict[Any, Any] = {"surface": "current"}
+            if ev.is_replace:
+                cur["replaces"] = list(index.fold.replaced.get(ev.seq, []))
+                rec = index.replacing.get(ev.seq)
+                if rec is not None:
+                    cur["compaction"] = _trim_comp(_compaction_ref(rec), n)
+            return cur
+        st["chain"] = [s for s in st.get("chain", []) if s <= n]
+    if "compaction" in st:
+        st["compaction"] = _trim_comp(st["compaction"], n)
+    return st
+
+
+def _trim_comp(comp: Optional[dict[Any, Any]], n: int) -> Optional[dict[Any, Any]]:
+    if comp is None:
+        return None
+    out = dict(comp)
+    for k in ("summarySeq", "endSeq"):
+        if isinstance(out.get(k), int) and out[k] > n:
+            out[k] = None
+    return out
+
+
+def surface_as_of(index: SurfaceIndex, n: int) -> list[dict[str, Any]]:
+    """``{"seq", "status"}`` of every surface row at or before ``n`` that the surface fold read (nodes,
+    shadowed rows, refused rows), seq order, each status as it stood right after ``n``."""
+    f = index.fold
+    seqs = {s for s in f.nodes if s <= n}
+    seqs.update(s for s in f.replaced_by if s <= n)
+    seqs.update(s for s in f.replaced if s <= n)
+    refused = {s for s in index.rejected if s <= n}
+    out = []
+    for s in sorted(seqs | refused):
+        if s in refused:
+            st = "log-only"
+        else:
+            by = f.replaced_by.get(s)
+            st = "shadowed" if by is not None and by <= n else "current"
+        out.append({"seq": s, "status": st})
+    return out
+
+
+def surface_rows(events: Any) -> list[Any]:
+    """The surface-type events among ``events`` (for a page's statuses)."""
+    return [e for e in events if is_event(e) and is_surface_type(e)]
