@@ -333,3 +333,32 @@ def test_cli_bad_seq_one_line_exit_2(tmp_path, monkeypatch, bad, why):
         rc, out, err = run(*argv, "--json")
         assert rc == 2 and out == ""
         assert len(err.strip().splitlines()) == 1 and why in err and err.startswith("session-lens asof: ")
+
+
+# --------------------------------------------------------------------------- generated logs (v0 and v4)
+
+@pytest.fixture(scope="module", params=[0, 4], ids=["v0", "v4"])
+def synth_log(request, tmp_path_factory):
+    from app.tools.synth import SessionSynth, write_jsonl
+    p = tmp_path_factory.mktemp("asof") / ("session.jsonl" if request.param == 0 else "session.v4.jsonl")
+    write_jsonl(str(p), SessionSynth(seed=30, version=request.param), target_bytes=600_000)
+    log = Log(p, block=1 << 14)
+    assert log.r.version == request.param and len(log.cps.points) > 5
+    return log
+
+
+def test_generated_log_any_position_equals_a_fold_from_scratch(synth_log):
+    """Positions spread over a generated log (compactions, retries, packed rows, tool calls): the
+    messages equal a fold of the prefix, the request the request face at the same attempt."""
+    log = synth_log
+    seqs = [e.seq for e in log.events]
+    requests = 0
+    for n in seqs[::max(1, len(seqs) // 40)]:
+        got = log.at(n)
+        prefix = [e for e in log.events if e.seq <= n]
+        assert got["messages"] == derive_messages(prefix, version=log.r.version), n
+        if got["dispatchSeq"] is not None:
+            want = analysis.request_at(log.r, got["dispatchSeq"])
+            assert (got["requestBoundary"], got["request"]) == (want["boundary"], want["request"]), n
+            requests += 1
+    assert requests >= 5

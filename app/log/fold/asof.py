@@ -23,12 +23,12 @@ import copy
 from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Callable, Iterator
 
-from .attempts import embedded_stream
-from .checkpoints import Checkpoint, Checkpoints, events_by_seq, events_from, restore_header, restore_surface
-from .folds import HeaderFold, SurfaceFold, is_surface_type
+from .attempts import AttemptTracker, embedded_stream
+from .checkpoints import Checkpoint, Checkpoints, restore_header, restore_surface
+from .folds import HeaderFold, SurfaceFold, build_request, is_surface_type
 from .repair import RepairTracker
 from .surface import _compaction_ref, row_surface
-from ..format.lazyrows import PackedBlock
+from ..format.lazyrows import PackedBlock, lazy_row
 from ..format.model import Event, event_message, is_event
 from ..format.payloads import JsonObj, obj
 
@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 MODE_EVENTS = {"plan/mode": ("plan", "active"), "sandbox/mode": ("sandbox", "mode"),
                "approval/policy": ("approval", "policy"), "permission/preset": ("permission", "preset")}
 SUBAGENT_TOOLS = ("subagent", "subagent_fork", "task", "agent")
+NODE_CACHE = 50_000
+_SURFACE_NEEDLE = b'"surfaceOp"'       # every surface node's row holds it (spec §3: a node is an append or a replace)
 
 
 class AsOfError(ValueError):
@@ -60,27 +62,38 @@ class SideFold:
         self.step_seq: Optional[int] = None        # seq of the open step's step/start
         self.steps_seen = False                    # the open turn has step/start rows
         self.dispatch: Optional[int] = None        # a seq of the last attempt of the open step (chunk or settlement)
+        self.attempt_first: Optional[int] = None   # that attempt's dispatch boundary (its first chunk / settlement)
+        self.attempts = AttemptTracker(keep_text=False)   # (dsh's attempt grouping; afresh at each turn start)
         self.children: list[dict[str, Any]] = []
         self.last_seq = -1
         self.time: Any = None
 
-    def apply(self, ev: Event) -> None:
+    def apply(self, ev: Event) -> bool:
+        """Fold one event in; True when it begins a model attempt (a dispatch boundary)."""
         self.last_seq = ev.seq
         self.time = ev.time
         t = ev.type
         self.rep.apply(ev)
+        if t == "turn/start":                      # a turn start closes every attempt: start afresh
+            self.attempts = AttemptTracker(keep_text=False)
+        at = self.attempts
+        n0 = at.count
+        at.apply(ev)
+        began = at.count > n0 and at.attempts[-1].first_seq == ev.seq
         d = obj(ev.data)
         if t == "turn/start":
             self.turn = d.get("turn")
-            self.step_seq, self.steps_seen, self.dispatch = None, False, None
+            self.step_seq, self.steps_seen, self.dispatch, self.attempt_first = None, False, None, None
         elif t == "turn/end":
-            self.step_seq, self.dispatch = None, None
+            self.step_seq, self.dispatch, self.attempt_first = None, None, None
         elif t == "step/start":
-            self.step_seq, self.steps_seen, self.dispatch = ev.seq, True, None
+            self.step_seq, self.steps_seen, self.dispatch, self.attempt_first = ev.seq, True, None, None
         elif t == "step/end":
-            self.step_seq, self.dispatch = None, None
+            self.step_seq, self.dispatch, self.attempt_first = None, None, None
         elif t == "assistant/chunk" or embedded_stream(ev) is not None:
             self.dispatch = ev.seq
+            if began:
+                self.attempt_first = ev.seq
         elif t == "session/title":
             self.title, self.title_seq = d.get("title", self.title), ev.seq
         elif t == "todo/write":
@@ -95,11 +108,23 @@ class SideFold:
         elif t == "subagent/catalog":
             self.children.append({"seq": ev.seq, "childId": d.get("childId"), "mode": d.get("mode"),
                                   "label": d.get("label")})
+        return began
 
-    def block(self, b: PackedBlock) -> None:
-        """Packed chunk deltas: part of an attempt of the open step."""
+    def block(self, b: PackedBlock) -> bool:
+        """Packed chunk deltas: part of an attempt of the open step; True when they begin one."""
+        if b.n is None:                 # read for its seq0 only (an attempt is open: part of it)
+            self.dispatch = self.last_seq = b.seq0
+            return False
+        at = self.attempts
+        n0 = at.count
+        n = b.n
+        at.apply_deltas(b.turn, b.step, b.seq0, n)
+        began = at.count > n0
         self.dispatch = b.seq0
-        self.last_seq = b.seq0 + (b.n or 1) - 1
+        if began:
+            self.attempt_first = b.seq0
+        self.last_seq = b.seq0 + n - 1
+        return began
 
     def copy(self) -> SideFold:
         return copy.deepcopy(self)
@@ -119,6 +144,18 @@ class SideIndex:
     def __init__(self, reader: LogReader, cps: Checkpoints) -> None:
         self.reader, self.cps = reader, cps
         self.snaps: dict[int, SideFold] = {}
+        self.node_cache: dict[int, Event] = {}     # surface node events read back (shared by nearby positions)
+
+    def node_events(self, seqs: set[int], check: Optional[Callable[[], None]] = None) -> dict[int, Event]:
+        """{seq: Event} of surface nodes, read once and kept (bounded: at most ``NODE_CACHE`` events)."""
+        cache = self.node_cache
+        missing = {s for s in seqs if s not in cache}
+        if missing:
+            if len(cache) + len(missing) > NODE_CACHE:
+                cache.clear()
+                missing = set(seqs)
+            cache.update(surface_events(self.reader, missing, check))
+        return {s: cache[s] for s in seqs if s in cache}
 
     def at(self, i: int, check: Optional[Callable[[], None]] = None) -> SideFold:
         """A copy of the side fold of the events before point ``i``'s seq (``i`` = -1: an empty fold)."""
@@ -131,7 +168,7 @@ class SideIndex:
             pts = self.cps.points
             k = j + 1
             start = pts[j] if j >= 0 else None
-            for it in events_from(self.reader, start, check, lazy=True):
+            for it in _replay_items(self.reader, start, side, check):
                 first = it.seq0 if isinstance(it, PackedBlock) else it.seq
                 while k <= i and first >= pts[k].seq:
                     self.snaps[k] = side.copy()
@@ -175,40 +212,156 @@ def check_seq(reader: LogReader, seq: object) -> int:
     return seq
 
 
+def surface_events(reader: LogReader, seqs: set[int], check: Optional[Callable[[], None]] = None) -> dict[int, Event]:
+    """{seq: Event} for surface node ``seqs`` (:func:`~app.log.fold.checkpoints.events_by_seq`, but only
+    the rows whose bytes can hold a surface event are decoded: each row decodes on its own, so
+    skipping the others is exact, and a packed chunk row costs a byte search instead of a check)."""
+    idx = reader.index or reader.build_index()
+    by_seg: dict[int, set[int]] = {}
+    for s in seqs:
+        i = idx.locate(s)
+        if i is not None:
+            by_seg.setdefault(i, set()).add(s)
+    out: dict[int, Event] = {}
+    codec, src = reader.codec, reader.source
+    for i in sorted(by_seg):
+        if check is not None:
+            check()
+        want, end = by_seg[i], idx.seg_end[i]
+        kw: dict[str, Optional[int]] = {"line0": idx.line0[i] if idx.line0[i] >= 0 else None}
+        if src.kind == "zstd":
+            kw["text_offset"] = -1
+        for seg in src.forward(idx.seg_pos[i], **kw):
+            if not seg.bad:
+                for pos, off, line, raw in _needle_rows(seg, _SURFACE_NEEDLE):
+                    got, _ = codec.decode_row(raw, pos=pos, offset=off, line=line)
+                    for ev in got:
+                        if is_event(ev) and ev.seq in want:
+                            out[ev.seq] = ev
+            if seg.end >= end:
+                break
+    return out
+
+
+def _forward(reader: LogReader, pos: Optional[int], line0: Optional[int], text_offset: int = -1) -> Iterator[Any]:
+    """The source's segments from ``pos`` (None: the first), as the checkpoints read them."""
+    src = reader.source
+    if pos is None:
+        return src.forward()
+    kw: dict[str, Optional[int]] = {"line0": line0}
+    if src.kind == "zstd":
+        kw["text_offset"] = text_offset
+    return src.forward(pos, **kw)
+
+
+_CHUNK_ROW = b'{"type":"assistant/chunk"'
+_FINISH = b'"finish"'
+
+
+def _replay_items(reader: LogReader, cp: Optional[Checkpoint], side: SideFold,
+                  check: Optional[Callable[[], None]]) -> Iterator[Any]:
+    """The stored events from the checkpoint on (:func:`~app.log.fold.checkpoints.events_from` with
+    ``lazy=True``), except that while a model attempt is open the rows that cannot change any fold are
+    not decoded: a packed delta row is read for its ``seq0`` only, and a plain chunk row without a
+    ``"finish"`` is skipped (such a row neither begins nor ends an attempt, and no other fold reads it)."""
+    first = cp.seq if cp is not None else 0
+    segs = _forward(reader, cp.pos if cp is not None else None, cp.line0 if cp else None,
+                    cp.text_offset if cp else -1)
+    streaming = side.attempts._open        # (the tracker's open attempts by step: a live view)
+    for seg in segs:
+        if check is not None:
+            check()
+        if seg.bad:
+            continue
+        for pos, off, line, raw, complete in seg.split_rows():
+            if streaming and raw.startswith(_CHUNK_ROW) and _FINISH not in raw:
+                continue
+            for it in lazy_row(reader, pos, off, line, raw, complete, None, bool(streaming)):
+                if isinstance(it, PackedBlock):
+                    if it.n is None or it.seq0 + it.n > first:
+                        yield it
+                elif it.seq >= first:
+                    yield it
+            streaming = side.attempts._open
+
+
+def _needle_rows(seg: Any, needle: bytes) -> Iterator[tuple[Any, int, Optional[int], bytes]]:
+    """(row pos, text offset, line, raw) of the complete rows of ``seg`` holding ``needle``: the needle is
+    searched in the segment's bytes, so rows without it cost nothing (``Segment.split_rows``, filtered)."""
+    if seg.rows is not None:
+        for pos, off, line, raw, complete in seg.split_rows():
+            if complete and needle in raw:
+                yield pos, off, line, raw
+        return
+    data: bytes = seg.data
+    at = data.find(needle)
+    line, counted = seg.line0, 0
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        nl = data.find(b"\n", at)
+        if nl < 0:
+            return                                   # (a torn last row: not complete)
+        if line is not None:
+            line += data.count(b"\n", counted, start)
+            counted = start
+        yield seg.row_pos(start), seg._abs(start), line, data[start:nl]
+        at = data.find(needle, nl)
+
+
 def _folds(reader: LogReader, cps: Optional[Checkpoints], side_index: Optional[SideIndex], seq: int,
-           check: Optional[Callable[[], None]]) -> tuple[SurfaceFold, HeaderFold, SideFold, Iterator[Any]]:
-    """The three folds at the checkpoint nearest ``seq + 1`` and the events after it."""
+           check: Optional[Callable[[], None]]) -> tuple[int, SurfaceFold, HeaderFold, SideFold, Iterator[Any]]:
+    """(first seq replayed, the three folds at the checkpoint nearest ``seq + 1``, the events after it)."""
     version = reader.version or 0
     i = cps.nearest_index(seq + 1) if cps is not None else -1
     if cps is None or i < 0:
-        return (SurfaceFold(version=version), HeaderFold(), SideFold(version),
-                events_from(reader, None, check, lazy=True))
+        side = SideFold(version)
+        return 0, SurfaceFold(version=version), HeaderFold(), side, _replay_items(reader, None, side, check)
+    si = side_index or SideIndex(reader, cps)
     cp: Checkpoint = cps.points[i]
     nodes, empty, viol, header, hist, _chk = cps.state(i)
-    sf = restore_surface(nodes, empty, viol, lambda seqs: events_by_seq(reader, seqs, check), cp)
+    sf = restore_surface(nodes, empty, viol, lambda seqs: si.node_events(seqs, check), cp)
     hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 4 else restore_header(header, hist)
-    side = (side_index or SideIndex(reader, cps)).at(i, check)
-    return sf, hf, side, events_from(reader, cp, check, lazy=True)
+    side = si.at(i, check)
+    return cp.seq, sf, hf, side, _replay_items(reader, cp, side, check)
+
+
+Folds = tuple[SurfaceFold, HeaderFold, SideFold]
+RequestFolds = tuple[int, SurfaceFold, Optional[JsonObj], Optional[JsonObj]]   # (boundary, surface, header, tools)
+
+
+def _request_folds(sf: SurfaceFold, hf: HeaderFold, b: int, version: int) -> RequestFolds:
+    return b, sf.copy(), hf.header, hf.tool_history.snapshot() if version >= 4 else None
 
 
 def replay(reader: LogReader, seq: int, cps: Optional[Checkpoints] = None, side_index: Optional[SideIndex] = None,
            check: Optional[Callable[[], None]] = None) -> tuple[SurfaceFold, HeaderFold, SideFold]:
     """(surface fold, header fold, side fold) of the stored events with seq <= ``seq``."""
-    sf, hf, side, events = _folds(reader, cps, side_index, seq, check)
+    sf, hf, side, _req = _replay(reader, seq, cps, side_index, check)
+    return sf, hf, side
+
+
+def _replay(reader: LogReader, seq: int, cps: Optional[Checkpoints], side_index: Optional[SideIndex],
+            check: Optional[Callable[[], None]]) -> tuple[SurfaceFold, HeaderFold, SideFold, Optional[RequestFolds]]:
+    """:func:`replay`, and the folds before the last dispatch boundary met on the way (None: none met)."""
+    _first, sf, hf, side, events = _folds(reader, cps, side_index, seq, check)
+    version = reader.version or 0
+    req: Optional[RequestFolds] = None
     for it in events:
         if isinstance(it, PackedBlock):
             if it.seq0 > seq:
                 break
-            side.block(it)
+            if side.block(it):
+                req = _request_folds(sf, hf, it.seq0, version)
             if it.n is not None and it.seq0 + it.n - 1 > seq:
                 side.last_seq = seq
             continue
         if it.seq > seq:
             break
+        if side.apply(it):               # (before the surface and header folds: the request excludes it)
+            req = _request_folds(sf, hf, it.seq, version)
         sf.apply(it)
         hf.apply(it)
-        side.apply(it)
-    return sf, hf, side
+    return sf, hf, side, req
 
 
 def linked_messages(sf: SurfaceFold) -> list[tuple[int, JsonObj]]:
@@ -245,48 +398,42 @@ def _tool_names(header: Optional[JsonObj]) -> list[Any]:
 def as_of(reader: LogReader, seq: object, cps: Optional[Checkpoints] = None, side_index: Optional[SideIndex] = None,
           check: Optional[Callable[[], None]] = None, request: bool = True) -> dict[str, Any]:
     """The session as it stood right after ``seq`` (see the module doc).  ``cps``: the log's fold
-    checkpoints (None: folded from seq 0); ``request``: also compute the exact request at the last
-    dispatch of the open step (else only where it is: ``dispatchSeq``)."""
+    checkpoints (None: folded from seq 0); ``request``: also the exact request at the last dispatch
+    boundary of the open step (else only where it is: ``dispatchSeq``, ``requestBoundary``)."""
     n = check_seq(reader, seq)
-    sf, hf, side = replay(reader, n, cps, side_index, check)
+    if cps is not None and side_index is None:
+        side_index = SideIndex(reader, cps)
+    sf, hf, side, req = _replay(reader, n, cps, side_index, check)
     linked = linked_messages(sf)
     rep = side.rep
     open_step = side.open_step
-    dispatch = side.dispatch if open_step else None
+    b = side.attempt_first if open_step else None
     step = rep.open_step[1] if rep.open_step is not None else None
+    config = obj((hf.header or {}).get("config"))
     out: dict[str, Any] = {
         "seq": n, "time": side.time, "turn": side.turn, "openTurn": rep.open_turn is not None,
         "turnStartSeq": rep.turn_start_seq if rep.open_turn is not None else None,
         "step": step, "title": side.title, "titleSeq": side.title_seq,
         "todos": list(side.todos) if isinstance(side.todos, list) else [], "todosSeq": side.todos_seq,
         "modes": dict(side.modes),
-        "header": {"seq": hf.seq, "reason": hf.reason,
-                   "provider": obj((hf.header or {}).get("config")).get("provider"),
-                   "model": obj((hf.header or {}).get("config")).get("model"),
-                   "tools": _tool_names(hf.header)},
+        "header": {"seq": hf.seq, "reason": hf.reason, "provider": config.get("provider"),
+                   "model": config.get("model"), "tools": _tool_names(hf.header)},
         "messages": [m for _s, m in linked],
         "messageSeqs": [s for s, _m in linked],
         "nodes": list(sf.nodes),
         "pendingToolCalls": [cid for cid in rep.pending],
         "pendingDetail": [{"callId": cid, "callSeq": cs} for cid, cs in rep.pending.items()],
         "children": copy.deepcopy(side.children),
-        "dispatchSeq": dispatch,
-        "request": None, "requestBoundary": None,
+        "dispatchSeq": side.dispatch if open_step else None,
+        "request": None, "requestBoundary": b,
     }
-    if request and dispatch is not None:
-        req = request_for(reader, dispatch, cps, check)
-        out["request"], out["requestBoundary"] = req["request"], req["boundary"]
+    if request and b is not None:
+        if req is None or req[0] != b:          # the attempt began before the checkpoint: fold up to it
+            rsf, rhf, _side, _r = _replay(reader, b - 1, cps, side_index, check)
+            req = _request_folds(rsf, rhf, b, reader.version or 0)
+        sid = reader.header.id if reader.header else ""
+        out["request"] = build_request(req[2], req[1].messages(), sid, req[3])
     return out
-
-
-def request_for(reader: LogReader, dispatch: int, cps: Optional[Checkpoints],
-                check: Optional[Callable[[], None]] = None) -> dict[str, Any]:
-    """The exact request of the attempt holding ``dispatch`` (the normal request face's answer)."""
-    if cps is not None and reader.index is not None:
-        from .checkpoints import request_at
-        return request_at(reader, dispatch, cps, check)
-    from ..query.analysis import request_at as scratch
-    return scratch(reader, dispatch)
 
 
 # --------------------------------------------------------------------------- surface statuses as of a seq
