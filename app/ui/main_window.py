@@ -149,6 +149,8 @@ class MainWindow(QMainWindow):
         self.truth_actions = TruthActions(self)
         from .home_search import HomeSearch
         self.home_search = HomeSearch(self)
+        from .replay import ReplayActions
+        self.replay_actions = ReplayActions(self)          # the time scrubber (issue 30)
 
     # ------------------------------------------------------------------ UI
     def _build_ui(self):

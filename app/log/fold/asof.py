@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 
 from .attempts import AttemptTracker, embedded_stream
 from .checkpoints import Checkpoint, Checkpoints, restore_header, restore_surface
-from .folds import HeaderFold, SurfaceFold, build_request, is_surface_type
+from .folds import HeaderFold, SurfaceFold, build_request
 from .repair import RepairTracker
 from .surface import _compaction_ref, row_surface
 from ..format.lazyrows import PackedBlock, lazy_row
@@ -325,7 +325,6 @@ def _folds(reader: LogReader, cps: Optional[Checkpoints], side_index: Optional[S
     return cp.seq, sf, hf, side, _replay_items(reader, cp, side, check)
 
 
-Folds = tuple[SurfaceFold, HeaderFold, SideFold]
 RequestFolds = tuple[int, SurfaceFold, Optional[JsonObj], Optional[JsonObj]]   # (boundary, surface, header, tools)
 
 
@@ -333,16 +332,10 @@ def _request_folds(sf: SurfaceFold, hf: HeaderFold, b: int, version: int) -> Req
     return b, sf.copy(), hf.header, hf.tool_history.snapshot() if version >= 4 else None
 
 
-def replay(reader: LogReader, seq: int, cps: Optional[Checkpoints] = None, side_index: Optional[SideIndex] = None,
-           check: Optional[Callable[[], None]] = None) -> tuple[SurfaceFold, HeaderFold, SideFold]:
-    """(surface fold, header fold, side fold) of the stored events with seq <= ``seq``."""
-    sf, hf, side, _req = _replay(reader, seq, cps, side_index, check)
-    return sf, hf, side
-
-
-def _replay(reader: LogReader, seq: int, cps: Optional[Checkpoints], side_index: Optional[SideIndex],
+def replay(reader: LogReader, seq: int, cps: Optional[Checkpoints], side_index: Optional[SideIndex],
             check: Optional[Callable[[], None]]) -> tuple[SurfaceFold, HeaderFold, SideFold, Optional[RequestFolds]]:
-    """:func:`replay`, and the folds before the last dispatch boundary met on the way (None: none met)."""
+    """(surface fold, header fold, side fold) of the stored events with seq <= ``seq``, and the folds
+    before the last dispatch boundary met on the way (None: none met)."""
     _first, sf, hf, side, events = _folds(reader, cps, side_index, seq, check)
     version = reader.version or 0
     req: Optional[RequestFolds] = None
@@ -403,7 +396,7 @@ def as_of(reader: LogReader, seq: object, cps: Optional[Checkpoints] = None, sid
     n = check_seq(reader, seq)
     if cps is not None and side_index is None:
         side_index = SideIndex(reader, cps)
-    sf, hf, side, req = _replay(reader, n, cps, side_index, check)
+    sf, hf, side, req = replay(reader, n, cps, side_index, check)
     linked = linked_messages(sf)
     rep = side.rep
     open_step = side.open_step
@@ -429,7 +422,7 @@ def as_of(reader: LogReader, seq: object, cps: Optional[Checkpoints] = None, sid
     }
     if request and b is not None:
         if req is None or req[0] != b:          # the attempt began before the checkpoint: fold up to it
-            rsf, rhf, _side, _r = _replay(reader, b - 1, cps, side_index, check)
+            rsf, rhf, _side, _r = replay(reader, b - 1, cps, side_index, check)
             req = _request_folds(rsf, rhf, b, reader.version or 0)
         sid = reader.header.id if reader.header else ""
         out["request"] = build_request(req[2], req[1].messages(), sid, req[3])
@@ -442,14 +435,26 @@ def status_as_of(index: SurfaceIndex, ev: Any, n: int) -> dict[Any, Any]:
     """:func:`~app.log.fold.surface.row_surface` of a row as it stood right after seq ``n``
     (the row itself at or before ``n``): a replacement written after ``n`` has not happened yet."""
     st = row_surface(index, ev)
+    replaces = None
+    if ev.is_replace and st.get("surface") == "shadowed" and st["since"] > n:
+        replaces = (list(index.fold.replaced.get(ev.seq, [])), _compaction_ref(index.replacing.get(ev.seq)))
+    return trim_status(st, n, replaces)
+
+
+def trim_status(st: dict[Any, Any], n: int,
+                replaces: Optional[tuple[list[int], Optional[dict[Any, Any]]]] = None) -> dict[Any, Any]:
+    """A row's surface status (``row_surface``'s shape, as of the whole log) as it stood right after seq
+    ``n``: shadowed by a replacement after ``n`` -> current (``replaces``: what the row itself replaced,
+    and its compaction); the chain and the compaction bracket cut at ``n``."""
+    st = dict(st)
     if st.get("surface") == "shadowed":
-        if st["since"] > n:                     # replaced later: still in the model's view at n
+        since = st.get("since")
+        if isinstance(since, int) and since > n:          # replaced later: still in the model's view at n
             cur: dict[Any, Any] = {"surface": "current"}
-            if ev.is_replace:
-                cur["replaces"] = list(index.fold.replaced.get(ev.seq, []))
-                rec = index.replacing.get(ev.seq)
-                if rec is not None:
-                    cur["compaction"] = _trim_comp(_compaction_ref(rec), n)
+            if replaces is not None and replaces[0]:
+                cur["replaces"] = replaces[0]
+                if replaces[1] is not None:
+                    cur["compaction"] = _trim_comp(replaces[1], n)
             return cur
         st["chain"] = [s for s in st.get("chain", []) if s <= n]
     if "compaction" in st:
@@ -484,8 +489,3 @@ def surface_as_of(index: SurfaceIndex, n: int) -> list[dict[str, Any]]:
             st = "shadowed" if by is not None and by <= n else "current"
         out.append({"seq": s, "status": st})
     return out
-
-
-def surface_rows(events: Any) -> list[Any]:
-    """The surface-type events among ``events`` (for a page's statuses)."""
-    return [e for e in events if is_event(e) and is_surface_type(e)]
