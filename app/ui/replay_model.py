@@ -5,7 +5,8 @@ a worker (:class:`~app.ui.workers.Jobs`, group ``replay``) and never on the UI t
 
 * the first request of a session builds a :class:`ReplayContext` in a worker (the saved seq index,
   fold checkpoints and surface index, built by the child process when missing, as the Request tab
-  does; then the side index, filled on demand);
+  does), then the side index's background pass (:func:`fill_job`, a few checkpoints at a time; a
+  position asked for meanwhile fills what it needs itself);
 * positions are coalesced: while one answer is being computed, newer positions only replace the
   wanted one, and when the answer arrives for a position no longer wanted it is dropped and the
   latest wanted position is asked for instead (dragging the slider never queues work);
@@ -80,6 +81,20 @@ def open_context(job: Any, path: str, session_id: Optional[str]) -> ReplayContex
     return ReplayContext(path, session_id, r, cps, si, sorted(set(turns)), sorted(set(steps)), last_seq(r))
 
 
+def fill_job(job: Any, ctx: ReplayContext, chunk: int = 4) -> int:
+    """The background pass of the side index (in a worker): a few checkpoints at a time, the lock
+    released in between so that an answer never waits for the whole pass."""
+    if ctx.side is None or ctx.cps is None:
+        return 0
+    n = len(ctx.cps.points)
+    for k in range(0, n, chunk):
+        with ctx.lock:
+            job.check()
+            ctx.side.at(min(n - 1, k + chunk - 1), job.check)
+        job.report(min(n, k + chunk), n)
+    return n
+
+
 def answer_job(job: Any, ctx: ReplayContext, seq: int, diff_from: Optional[int]) -> dict[str, Any]:
     """The state as of ``seq`` (and the diff from ``diff_from``), in a worker."""
     from ..log.fold.asof import as_of
@@ -112,6 +127,7 @@ class ReplayModel(QObject):
         self.diff_from: Optional[int] = None
         self.busy = False
         self.loading = False
+        self.filled = False                # the side index's background pass is done
         self.answer: Optional[dict[str, Any]] = None
         self.dropped = 0                   # answers that arrived for a position no longer wanted
         self.asked = 0                     # answers asked of the workers
@@ -131,6 +147,7 @@ class ReplayModel(QObject):
 
     def reset(self) -> None:
         self.jobs.cancel_group("replay-context")
+        self.jobs.cancel_group("replay-fill")
         self.jobs.cancel_group("replay")
         if self.ctx is not None:
             self.ctx.close()
@@ -142,8 +159,15 @@ class ReplayModel(QObject):
             ctx.close()
             return
         self.ctx, self.loading = ctx, False
+        self.filled = False
         self.ready.emit()
         self._next()
+        self.jobs.submit(fill_job, ctx, name="replay side index", group="replay-fill",
+                         on_done=lambda _n, c=ctx: self._filled(c), on_error=self._failed)
+
+    def _filled(self, ctx: ReplayContext) -> None:
+        if ctx is self.ctx:
+            self.filled = True
 
     def _failed(self, msg: str) -> None:
         self.loading = self.busy = False

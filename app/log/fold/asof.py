@@ -29,7 +29,7 @@ from .folds import HeaderFold, SurfaceFold, build_request
 from .repair import RepairTracker
 from .surface import _compaction_ref, row_surface
 from ..format.lazyrows import PackedBlock, lazy_row
-from ..format.model import Event, event_message, is_event
+from ..format.model import PACKED_TAGS, Event, event_message, is_event
 from ..format.payloads import JsonObj, obj
 
 if TYPE_CHECKING:
@@ -168,7 +168,7 @@ class SideIndex:
             pts = self.cps.points
             k = j + 1
             start = pts[j] if j >= 0 else None
-            for it in _replay_items(self.reader, start, side, check):
+            for it in _replay_items(self.reader, start, side, check, SIDE_TYPES):
                 first = it.seq0 if isinstance(it, PackedBlock) else it.seq
                 while k <= i and first >= pts[k].seq:
                     self.snaps[k] = side.copy()
@@ -255,15 +255,26 @@ def _forward(reader: LogReader, pos: Optional[int], line0: Optional[int], text_o
 
 
 _CHUNK_ROW = b'{"type":"assistant/chunk"'
+_PACKED_PREFIXES = tuple(b'{"type":"' + t.encode() + b'"' for t in PACKED_TAGS)
 _FINISH = b'"finish"'
 
 
+# the event types the side fold reads (:meth:`SideFold.apply`, its repair and attempt trackers): a pass
+# that feeds only the side fold (:class:`SideIndex`) decodes no other row whose type it can read first
+SIDE_TYPES = frozenset(t.encode() for t in (
+    "turn/start", "turn/end", "step/start", "step/end", "assistant/chunk", "assistant/message", "assistant/attempt",
+    "tool/call", "tool/result", "llm/retry", "llm/retry-started", "session/title", "todo/write", "subagent/catalog",
+    *MODE_EVENTS))
+
+
 def _replay_items(reader: LogReader, cp: Optional[Checkpoint], side: SideFold,
-                  check: Optional[Callable[[], None]]) -> Iterator[Any]:
+                  check: Optional[Callable[[], None]], types: Optional[frozenset[bytes]] = None) -> Iterator[Any]:
     """The stored events from the checkpoint on (:func:`~app.log.fold.checkpoints.events_from` with
     ``lazy=True``), except that while a model attempt is open the rows that cannot change any fold are
     not decoded: a packed delta row is read for its ``seq0`` only, and a plain chunk row without a
-    ``"finish"`` is skipped (such a row neither begins nor ends an attempt, and no other fold reads it)."""
+    ``"finish"`` is skipped (such a row neither begins nor ends an attempt, and no other fold reads it).
+    ``types``: only rows of these types are decoded (a row whose ``type`` does not come first, as the
+    writer puts it, is decoded anyway); packed rows are always read."""
     first = cp.seq if cp is not None else 0
     segs = _forward(reader, cp.pos if cp is not None else None, cp.line0 if cp else None,
                     cp.text_offset if cp else -1)
@@ -275,6 +286,9 @@ def _replay_items(reader: LogReader, cp: Optional[Checkpoint], side: SideFold,
             continue
         for pos, off, line, raw, complete in seg.split_rows():
             if streaming and raw.startswith(_CHUNK_ROW) and _FINISH not in raw:
+                continue
+            if types is not None and raw.startswith(b'{"type":"') and not raw.startswith(_PACKED_PREFIXES) \
+                    and raw[9:raw.find(b'"', 9)] not in types:
                 continue
             for it in lazy_row(reader, pos, off, line, raw, complete, None, bool(streaming)):
                 if isinstance(it, PackedBlock):
