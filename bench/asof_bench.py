@@ -52,6 +52,7 @@ def main(argv=None) -> int:
     ap.add_argument("--size", default="150MB")
     ap.add_argument("--fracs", default="0.1,0.3,0.5,0.7,0.9,0.99")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--child", action="store_true", help="also the window's path: answers from the replay child")
     a = ap.parse_args(argv)
     path = gen(a.size)
     os.environ.setdefault("SESSION_LENS_CACHE_DIR", str(DATA / f"asof-cache-{a.size}"))
@@ -98,6 +99,23 @@ def main(argv=None) -> int:
         refs.append(time.perf_counter() - t)
         same = same and want == st["messages"]
     med, ref = statistics.median(times), statistics.median(refs)
+    child = []
+    if a.child:                          # the window's path: the replay child, over its pipe
+        from app.store.replay_child import ReplayClient
+        t = time.perf_counter()
+        client = ReplayClient(str(path), None)
+        t_ready = time.perf_counter() - t
+        while not client.ask("status"):
+            time.sleep(0.2)
+        t_fill = time.perf_counter() - t
+        for seq, _st in seqs:
+            t = time.perf_counter()
+            client.answer(seq, None)
+            child.append(time.perf_counter() - t)
+        client.close()
+        print(f"  replay child: ready {t_ready:.1f} s, side index filled {t_fill:.1f} s; as of the same positions "
+              f"(state without the request, as the window asks): median {statistics.median(child) * 1000:.0f} ms, "
+              f"max {max(child) * 1000:.0f} ms (pipe and pickle included)", flush=True)
     print(f"  as_of: median {med * 1000:.0f} ms cold, max {max(times) * 1000:.0f} ms (target <= 300 ms); "
           f"next seq median {statistics.median(warms) * 1000:.0f} ms; "
           f"reference (full fold, messages face): median {ref * 1000:.0f} ms -> {ref / med:.0f}x faster; "

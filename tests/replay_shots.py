@@ -55,10 +55,11 @@ def main(out: Path) -> int:
     at(20)
     win.tabs.setCurrentWidget(ra.model_pane)
     shot("model-view")
-    ra.changed_pane.set_from(20)
-    ra._on_from(20)
-    at(28)
     win.tabs.setCurrentWidget(ra.changed_pane)
+    ra.changed_pane.from_box.setValue(20)              # A pinned at seq 20
+    at(28)
+    wait(qapp, lambda: ra.answer.get("diffFrom") == 20)
+    settle(qapp, 20)
     shot("what-changed")
     return finish(win, tmp, shots)
 

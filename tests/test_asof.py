@@ -362,3 +362,33 @@ def test_generated_log_any_position_equals_a_fold_from_scratch(synth_log):
             assert (got["requestBoundary"], got["request"]) == (want["boundary"], want["request"]), n
             requests += 1
     assert requests >= 5
+
+
+def test_replay_child_answers_as_the_core_does(tmp_path, monkeypatch):
+    """The window's replay process (worker kind ``replay``): the same state as :func:`as_of`, the
+    diff, the side index's background pass done on its own, one bad request never ending it."""
+    import time
+
+    from app.store.replay_child import ReplayClient
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    path = fixture(COMPACTION)
+    log = Log(path)
+    client = ReplayClient(str(path), None)
+    try:
+        assert client.info["last"] == log.events[-1].seq
+        assert client.info["turns"] == [e.seq for e in log.events if e.type == "turn/start"]
+        end = time.time() + 60
+        while not client.ask("status") and time.time() < end:
+            time.sleep(0.05)
+        assert client.ask("status") is True
+        for n in (4, 20, 21, 30):
+            got = client.answer(n, None)
+            want = as_of(log.r, n, request=False)
+            assert {k: got[k] for k in want} == want, n
+        got = client.answer(28, 20)
+        assert [x["seq"] for x in got["diff"]["messagesShadowed"]] == [4]
+        with pytest.raises(ValueError, match="past the end"):
+            client.answer(10_000, None)
+        assert client.answer(5, None)["seq"] == 5
+    finally:
+        client.close()

@@ -63,13 +63,21 @@ def test_scrubber_keys_step_turn_and_now(qtbot, scrub):
     assert not any(win.view.isRowHidden(i) for i in range(win.history.rowCount()))
 
 
-def test_rows_chip_and_statuses_before_and_after_the_compaction(qtbot, scrub):
+@pytest.mark.parametrize("child", [True, False], ids=["replay-child", "in-process"])
+def test_rows_chip_and_statuses_before_and_after_the_compaction(qtbot, scrub, monkeypatch, child):
     win, ra, events = scrub
+    if not child:                              # no child process can be started: the same, in-process
+        import app.store.childproc as cp
+
+        def refuse(*_a, **_k):
+            raise OSError("no child processes here")
+        monkeypatch.setattr(cp, "spawn_worker", refuse)
     h = win.history
     row4 = next(i for i, r in enumerate(h.rows) if r.seq == 4)
     assert h.rows[row4].surface["surface"] == "shadowed"          # the whole log: replaced at seq 21
     ra.set_bar_visible(True)
     qtbot.waitUntil(lambda: ra.model.ctx is not None, timeout=WAIT)
+    assert ra.model.ctx.child is child
     ra.scrub_to(20)
     settled(qtbot, ra, 20)
     assert h.rows[row4].surface["surface"] == "current"
@@ -82,6 +90,7 @@ def test_rows_chip_and_statuses_before_and_after_the_compaction(qtbot, scrub):
     ra.scrub_to(21)
     settled(qtbot, ra, 21)
     assert h.rows[row4].surface["surface"] == "shadowed"
+    qtbot.waitUntil(lambda: ra.model.filled, timeout=WAIT)       # the side index's background pass ends
     ra.back_to_now()
     assert h.rows[row4].surface["surface"] == "shadowed" and not win.view.isRowHidden(row4)
     assert "As of seq" not in win.inspector.summary
@@ -102,8 +111,11 @@ def test_model_view_links_and_what_changed(qtbot, scrub):
     with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
         ra.model_pane._activate(lst.item(0))
     assert win.view.current_row().seq == want["messageSeqs"][0]
+    win.tabs.setCurrentWidget(ra.changed_pane)                    # (the diff is computed while it is shown)
+    settled(qtbot, ra, 20)
     ra.scrub_to(28)
-    settled(qtbot, ra, 28)
+    qtbot.waitUntil(lambda: ra.answer is not None and ra.answer["seq"] == 28 and ra.answer["diffFrom"] == 20,
+                    timeout=WAIT)
     text = ra.changed_pane.text.toPlainText()
     assert text.startswith("What changed from seq 20 to seq 28")
     assert "- seq 4 [user]" in text and "~ seq 21 [user] replaces seq 4" in text and "+ seq 28 [assistant]" in text
@@ -138,6 +150,29 @@ def test_positions_are_coalesced_and_stale_answers_dropped(qtbot, scrub):
     qtbot.waitUntil(lambda: not ra.model.busy, timeout=WAIT)
     assert got[-1] == events[-1].seq and ra.position == events[-1].seq
     # the first position's job ran while the others came: they replaced one wanted position, and
-    # its answer (no longer wanted) was dropped, never shown
-    assert ra.model.asked - asked0 == 2 and ra.model.dropped >= 1
+    # its answer (no longer wanted) was stopped in the child or dropped, never shown
+    assert ra.model.asked - asked0 == 2 and ra.model.dropped + ra.model.cancelled >= 1
     assert got == [events[-1].seq]
+
+
+def test_a_grown_log_is_read_again_at_the_next_scrub(qtbot, win, tmp_path, monkeypatch):
+    import json
+    import shutil
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "session.jsonl"
+    shutil.copy(fixture(COMPACTION), path)
+    with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
+        win.open_store(str(path))
+    qtbot.waitUntil(lambda: not win.history.loading, timeout=WAIT)
+    ra = win.replay_actions
+    ra.set_bar_visible(True)
+    qtbot.waitUntil(lambda: ra.model.ctx is not None, timeout=WAIT)
+    last = ra.model.ctx.last
+    with open(path, "a", encoding="utf-8") as f:                  # a writer appends a new turn's title
+        f.write(json.dumps({"type": "session/title", "seq": last + 1, "time": 1,
+                            "data": {"title": "grown", "messageSeqs": [], "source": {"kind": "user"}}}) + "\n")
+    win.history.liveAppended.emit(1)
+    ra.scrub_to(last + 1)
+    qtbot.waitUntil(lambda: ra.answer is not None and ra.answer["seq"] == last + 1, timeout=WAIT)
+    assert ra.model.ctx.last == last + 1 and ra.answer["title"] == "grown"
+    assert ra.bar.slider.maximum() == last + 1

@@ -39,6 +39,7 @@ WORKERS: dict[str, str] = {
     "titles": "app.store.titles_child:child_main",    # exact titles of a store's sessions
     "fts-shard": "app.store.fulltext:shard_main",     # one shard of a home's first full-text build
     "fts-extract": "app.log.query.extract:worker_main",   # searchable text of session files
+    "replay": "app.store.replay_child:child_main",     # the state of a session as of a seq (the time scrubber)
 }
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QCoreApplication, QObject
 from PySide6.QtGui import QAction, QKeySequence
 
 from ..log.fold.asof import trim_status
@@ -81,6 +81,8 @@ class ReplayActions(QObject):
         self.pinned_from: Optional[int] = None        # What changed: A set by hand (else the previous position)
         self._prev: Optional[int] = None
         self._pending: Optional[tuple[str, int]] = None
+        self._pending_seq: Optional[int] = None
+        self._stale = False                           # the log grew (live): the next scrub reloads the context
         self._swapped: list[tuple[Any, Any, Any]] = []    # (row, its status, the as-of status shown)
         self._hidden_from: Optional[int] = None
         self.answer: Optional[dict[str, Any]] = None
@@ -107,10 +109,14 @@ class ReplayActions(QObject):
         h.modelReset.connect(self._reapply)
         h.rowsInserted.connect(self._reapply)
         h.changesApplied.connect(self._reapply)
+        h.liveAppended.connect(self._on_grown)
         h.statsChanged.connect(self._chip)
         h.faceChanged.connect(self._chip)
-        win.tabs.currentChanged.connect(lambda _i: self._request())
+        win.tabs.currentChanged.connect(self._on_tab)
         win.history_actions.controller.rowSelected.connect(self._request)
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.model.reset)          # (the replay child ends with the app)
         sr = getattr(win.frame_actions, "summary_refresh", None)
         if sr is not None:
             sr.refreshed.connect(self._summary)
@@ -150,11 +156,17 @@ class ReplayActions(QObject):
             else:
                 self.model.reset()
 
+    def _on_grown(self, *_) -> None:
+        self._stale = True
+
     def _ensure_model(self) -> bool:
         """The session's replay context is loaded (else it is being loaded: False)."""
         h = self.win.history
         if h.path is None:
             return False
+        if self._stale and self.position is None:      # grown since: the range and caches are read again
+            self._stale = False
+            self.model.reset()
         if self.model.key != (h.path, h.session_id):
             self.model.open(h.path, h.session_id)
         return self.model.ctx is not None
@@ -169,6 +181,9 @@ class ReplayActions(QObject):
             kind, d = self._pending
             self._pending = None
             self.step(kind, d)
+        elif self._pending_seq is not None:
+            seq, self._pending_seq = self._pending_seq, None
+            self.scrub_to(seq)
 
     def set_bar_visible(self, on: bool) -> None:
         if self.act_bar.isChecked() != on:
@@ -199,6 +214,7 @@ class ReplayActions(QObject):
 
     def scrub_to(self, seq: int) -> None:
         if not self._ensure_model():
+            self._pending_seq = int(seq)               # (asked again once the context is loaded)
             return
         ctx = self.model.ctx
         assert ctx is not None
@@ -213,7 +229,15 @@ class ReplayActions(QObject):
         self.model.request(seq, self._from())
 
     def _from(self) -> Optional[int]:
+        """The What changed tab's position A, while that tab is shown (else no diff is computed)."""
+        if self.win.tabs.currentWidget() is not self.changed_pane:
+            return None
         return self.pinned_from if self.pinned_from is not None else self._prev
+
+    def _on_tab(self, *_) -> None:
+        if self.position is not None and self.win.tabs.currentWidget() is self.changed_pane:
+            self.model.request(self.position, self._from())
+        self._request()
 
     def _on_from(self, seq: int) -> None:
         self.pinned_from = seq
@@ -246,7 +270,8 @@ class ReplayActions(QObject):
         self.answer = st
         self._chip()
         self.model_pane.show_state(st)
-        self.changed_pane.show_diff(st)
+        if st.get("diffFrom") is not None or "diff" in st:
+            self.changed_pane.show_diff(st)
         self._summary()
         self._request()
 
