@@ -224,8 +224,7 @@ class ReplayActions(QObject):
         self.bar.set_position(seq)
         if self.pinned_from is None:
             self.changed_pane.set_from(self._prev)
-        self._apply_rows()
-        self.win.truth_actions.chip.setText(f"As of seq {seq:,} — computing…")
+        # (the rows, the chip and the panes follow when the answer comes: a drag relays out nothing)
         self.model.request(seq, self._from())
 
     def _from(self) -> Optional[int]:
@@ -268,6 +267,7 @@ class ReplayActions(QObject):
         if self.position is None or st["seq"] != self.position:
             return
         self.answer = st
+        self._apply_rows()
         self._chip()
         self.model_pane.show_state(st)
         if st.get("diffFrom") is not None or "diff" in st:
@@ -312,8 +312,9 @@ class ReplayActions(QObject):
             self._apply_rows()
 
     def _apply_rows(self) -> None:
-        """Hide the rows after the position, show each loaded row's status as of it (undone at now)."""
-        h, view, n = self.win.history, self.win.view, self.position
+        """Hide the rows after the position answered, show each loaded row's status as of it (undone at now)."""
+        h, view = self.win.history, self.win.view
+        n = self.answer["seq"] if self.position is not None and self.answer is not None else None   # (as shown)
         for row, orig, mine in self._swapped:          # back to the whole log's statuses first
             if row.surface is mine:
                 row.surface = orig
