@@ -8,7 +8,7 @@ from __future__ import annotations
 import bisect
 from typing import Any, Optional
 
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QLineF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPlainTextEdit, QPushButton,
                                QSlider, QSpinBox, QStyle, QStyleOptionSlider, QVBoxLayout, QWidget)
@@ -34,11 +34,13 @@ class TickSlider(QSlider):
     def __init__(self, parent: Optional[QWidget] = None) -> None:
         super().__init__(Qt.Orientation.Horizontal, parent)
         self.ticks: list[int] = []
+        self._lines: list[QLineF] = []
+        self._lines_key: Optional[tuple[int, ...]] = None
         self.setObjectName("replaySlider")
         self.setMinimumHeight(26)
 
     def set_ticks(self, ticks: list[int]) -> None:
-        self.ticks = ticks
+        self.ticks, self._lines_key = ticks, None
         self.update()
 
     def _groove(self) -> tuple[int, int]:
@@ -56,17 +58,16 @@ class TickSlider(QSlider):
         if not self.ticks or self.maximum() <= self.minimum():
             return
         x0, x1 = self._groove()
-        span = self.maximum() - self.minimum()
+        key = (x0, x1, self.minimum(), self.maximum(), len(self.ticks), self.height())
+        if self._lines_key != key:            # (a drag repaints often: the ticks' pixels are computed once)
+            span = self.maximum() - self.minimum()
+            xs = sorted({int(x0 + (x1 - x0) * (s - self.minimum()) / span) for s in self.ticks})
+            h = self.height()
+            self._lines = [QLineF(x, h - 6, x, h - 1) for x in xs]
+            self._lines_key = key
         p = QPainter(self)
         p.setPen(QPen(QColor(self.palette().color(self.palette().ColorRole.Mid)), 1))
-        seen: set[int] = set()
-        h = self.height()
-        for s in self.ticks:
-            x = int(x0 + (x1 - x0) * (s - self.minimum()) / span)
-            if x in seen:
-                continue
-            seen.add(x)
-            p.drawLine(QPointF(x, h - 6), QPointF(x, h - 1))
+        p.drawLines(self._lines)
         p.end()
 
 
