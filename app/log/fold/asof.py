@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 MODE_EVENTS = {"plan/mode": ("plan", "active"), "sandbox/mode": ("sandbox", "mode"),
                "approval/policy": ("approval", "policy"), "permission/preset": ("permission", "preset")}
 SUBAGENT_TOOLS = ("subagent", "subagent_fork", "task", "agent")
-NODE_CACHE = 50_000
 _SURFACE_NEEDLE = b'"surfaceOp"'       # every surface node's row holds it (spec §3: a node is an append or a replace)
 
 
@@ -144,18 +143,18 @@ class SideIndex:
     def __init__(self, reader: LogReader, cps: Checkpoints) -> None:
         self.reader, self.cps = reader, cps
         self.snaps: dict[int, SideFold] = {}
-        self.node_cache: dict[int, Event] = {}     # surface node events read back (shared by nearby positions)
+        self.node_cache: dict[int, Event] = {}     # the last position's surface node events (see node_events)
 
     def node_events(self, seqs: set[int], check: Optional[Callable[[], None]] = None) -> dict[int, Event]:
-        """{seq: Event} of surface nodes, read once and kept (bounded: at most ``NODE_CACHE`` events)."""
+        """{seq: Event} of surface nodes; those of the previous call are reused (nearby positions share
+        most nodes) and only this call's are kept: memory stays that of one position's surface."""
         cache = self.node_cache
         missing = {s for s in seqs if s not in cache}
         if missing:
-            if len(cache) + len(missing) > NODE_CACHE:
-                cache.clear()
-                missing = set(seqs)
             cache.update(surface_events(self.reader, missing, check))
-        return {s: cache[s] for s in seqs if s in cache}
+        out = {s: cache[s] for s in seqs if s in cache}
+        self.node_cache = dict(out)
+        return out
 
     def at(self, i: int, check: Optional[Callable[[], None]] = None) -> SideFold:
         """A copy of the side fold of the events before point ``i``'s seq (``i`` = -1: an empty fold)."""
