@@ -392,3 +392,32 @@ def test_replay_child_answers_as_the_core_does(tmp_path, monkeypatch):
         assert client.answer(5, None)["seq"] == 5
     finally:
         client.close()
+
+
+@pytest.mark.parametrize("kind", ["zstd", "sqlite"])
+def test_cli_asof_on_zstd_and_sqlite_stores(tmp_path, monkeypatch, kind):
+    """The other physical sources: a zstd log (checkpoints over frames), a SQLite store (no
+    checkpoints: the fold from seq 0); the answer equals the messages face at every sampled seq."""
+    from app.store.faces import open_reader
+    from app.store.sqlite_store import jsonl_to_sqlite
+    from app.log.source.zstdframes import encode_frame
+    from app.tools.synth import SessionSynth, batches
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    if kind == "zstd":
+        path = tmp_path / "session.jsonl.zstd"
+        path.write_bytes(b"".join(encode_frame(b"".join(lines))
+                                  for lines in batches(SessionSynth(seed=31), target_bytes=300_000)))
+        argv, r = [path], open_reader(str(path))
+    else:
+        src = fixture(COMPACTION)
+        path = tmp_path / "store.db"
+        jsonl_to_sqlite(src, path, batch_rows=7)
+        sid = json.loads(src.read_bytes().split(b"\n")[0])["id"]
+        argv, r = [path, "--session", sid], open_reader(str(path), sid)
+    assert r.source.kind == kind
+    events = r.events()
+    for e in events[::max(1, len(events) // 8)] + events[-1:]:
+        rc, out, err = run("asof", *argv, "--seq", e.seq, "--json")
+        assert rc == 0, err
+        got = json.loads(out)
+        assert got["seq"] == e.seq and got["messages"] == analysis.messages(r, through=e.seq, logical=False)
