@@ -77,3 +77,18 @@ if not os.environ.get("SESSION_LENS_CACHE_DIR"):
     import shutil
     os.environ["SESSION_LENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="session-lens-test-cache-")
     atexit.register(shutil.rmtree, os.environ["SESSION_LENS_CACHE_DIR"], True)
+
+# Logs, crash and fatal reports (app/store/diagnostics.py) of every test and every process it starts
+# go to a temporary folder too, never the user's log folder.
+if not os.environ.get("SESSION_LENS_LOG_DIR"):
+    import atexit
+    import shutil
+    os.environ["SESSION_LENS_LOG_DIR"] = tempfile.mkdtemp(prefix="session-lens-test-logs-")
+    atexit.register(shutil.rmtree, os.environ["SESSION_LENS_LOG_DIR"], True)
+
+# The user data folder (forks of the demo store go there: app/store/demo.py) is a temporary one too.
+if not os.environ.get("SESSION_LENS_DATA_DIR"):
+    import atexit
+    import shutil
+    os.environ["SESSION_LENS_DATA_DIR"] = tempfile.mkdtemp(prefix="session-lens-test-data-")
+    atexit.register(shutil.rmtree, os.environ["SESSION_LENS_DATA_DIR"], True)

@@ -104,7 +104,7 @@ def test_demo_subagent_child_in_zip(tmp_path):
 def test_zip_names_v4_generations_after_their_files(tmp_path):
     """A v4 zstd parent and its v4 zstd children: each entry is named after its generation file
     (``session.v4.jsonl``, the compression suffix off) and holds that file's decoded text."""
-    from backports import zstd
+    from app.log.source.zstdlib import zstd
     from app.store.export import export_zip
     sessions = repo_root / "resources/demo/sessions" / PROJ
     parent = sessions / "demo-v4-advanced/session.v4.jsonl.zstd"

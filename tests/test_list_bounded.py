@@ -240,7 +240,7 @@ def test_a_huge_zstd_frame_across_the_head_regions_end_stays_bounded(tmp_path, m
 def test_a_damaged_frame_in_a_region_is_named(tmp_path, synth_rows, where):
     """A frame whose checksum is broken in the head region (before or after the title) or in the tail
     region is named among the session's problems (list, cache); the title comes from the other frames."""
-    from backports import zstd as z
+    from app.log.source.zstdlib import zstd as z
     head, rows = synth_rows
     home = tmp_path / "home"
     p = __import__("pathlib").Path(_session(home, 0, True))
@@ -418,7 +418,7 @@ def test_the_exact_zstd_read_is_bounded_names_damage_and_reads_a_frame_bigger_th
     """The middle's frames are read forwards in ``ZSTD_STEP`` reads: a frame bigger than a read takes a
     bigger read (its title is seen), a frame whose checksum is broken is named and the title comes from
     the frames after it; no read is bigger than ``ZSTD_FRAME_LIMIT``."""
-    from backports import zstd as z
+    from app.log.source.zstdlib import zstd as z
     head, rows = synth_rows
     monkeypatch.setattr(titles, "ZSTD_STEP", 16 << 10)
     p = tmp_path / "s" / "session.jsonl.zstd"

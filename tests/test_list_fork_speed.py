@@ -71,7 +71,7 @@ def _bounded_rule(path) -> tuple:
     in the last frame, when it starts in the last ``ZSTD_FIRST_FRAME`` bytes) (exact), else in
     the first frame after the header and the frames lying whole in the head region (provisional unless
     those frames reach the tail's first frame).  A smaller file: its last title (exact)."""
-    from backports import zstd
+    from app.log.source.zstdlib import zstd
     data = path.read_bytes()
     if not path.name.endswith(".zstd"):
         w, at, rows = titles.WINDOW, 0, []
@@ -161,7 +161,7 @@ def test_zstd_titles_of_a_big_log_tail_head_and_middle(tmp_path):
         return s.title, s.title_exact
     write(rows, first=400)
     assert p.stat().st_size > 4 * (titles.ZSTD_WINDOW + titles.ZSTD_TAIL)
-    from backports import zstd
+    from app.log.source.zstdlib import zstd
     first = zstd.get_frame_size(p.read_bytes()[zstd.get_frame_size(p.read_bytes()):])
     assert titles.ZSTD_WINDOW < first < titles.ZSTD_FIRST_FRAME         # the first frame is cut by the window
     assert listed() == ("Head title", False) == (_inspect_title(p), False) == (_bounded_rule(p)[0], False)
@@ -394,7 +394,7 @@ def test_sized_decoder_decodes_runs_and_refuses_what_libzstd_refuses():
     """One reused context: a run of frames decodes to their concatenation; a frame whose content
     outgrows its declared size, a corrupt checksum and a wrong total are errors, and the context
     still decodes the next run."""
-    from backports import zstd
+    from app.log.source.zstdlib import zstd
 
     from app.log.source.zstdframes import FrameError, encode_frame, sized_decoder
     dec = sized_decoder()

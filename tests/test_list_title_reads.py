@@ -14,7 +14,7 @@ import json
 import random
 
 import pytest
-from backports import zstd
+from app.log.source.zstdlib import zstd
 
 from app.cli.main import main
 from app.log.source import zstdframes

@@ -86,8 +86,9 @@ def test_markdown_parse_keeps_html_as_text_and_never_makes_images():
     from app.ui.history.markdown import link_allowed, parse
     blocks = parse(HOSTILE_MD)
     kinds = [b.kind for b in blocks]
-    for k in ("heading", "para", "bullet", "table", "code", "quote"):
+    for k in ("heading", "para", "bullet", "table", "code"):
         assert k in kinds
+    assert any(b.quote == 1 for b in blocks)                                 # the block quote
     text = " ".join(s.text for b in blocks for s in b.spans)
     assert "<b>bold?</b>" in text and "<script>alert(1)</script>" in text     # literal characters
     assert "[image: tracker]" in text and "[image: local]" in text
@@ -359,16 +360,39 @@ def test_window_geometry_is_remembered(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path / "cfg"))
     w = MainWindow(page_size=20, theme_mode="light")
     qtbot.addWidget(w)
-    w.show()
-    w.resize(1010, 707)
+    w.show()   # (the offscreen screen is 800 x 600: restoreGeometry keeps a window inside it)
+    w.resize(700, 470)
     QApplication.processEvents()
     w.close()
     saved = json.loads((tmp_path / "cfg" / "settings.json").read_text())
-    assert saved["geometry"][2:] == [1010, 707]
+    assert isinstance(saved["windowGeometry"], str)          # Qt's saveGeometry, base64
     w2 = MainWindow(page_size=20, theme_mode="light")
     qtbot.addWidget(w2)
-    assert (w2.width(), w2.height()) == (1010, 707)
-    w2.shutdown()
+    assert (w2.width(), w2.height()) == (700, 470)
+    # maximized is kept (the four numbers of before lost it), and so is the size to restore to
+    w2.show()
+    w2.showMaximized()
+    qtbot.waitUntil(w2.isMaximized, timeout=3000)
+    w2.close()
+    w3 = MainWindow(page_size=20, theme_mode="light")
+    qtbot.addWidget(w3)
+    w3.show()
+    qtbot.waitUntil(w3.isMaximized, timeout=3000)
+    w3.showNormal()
+    qtbot.waitUntil(lambda: (w3.width(), w3.height()) == (700, 470), timeout=3000)
+    w3.shutdown()
+
+
+def test_window_geometry_of_an_older_settings_file_is_read(qtbot, tmp_path, monkeypatch):
+    from app.ui.main_window import MainWindow
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    (cfg / "settings.json").write_text(json.dumps({"geometry": [10, 20, 1011, 708]}))
+    monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(cfg))
+    w = MainWindow(page_size=20, theme_mode="light")
+    qtbot.addWidget(w)
+    assert (w.width(), w.height()) == (1011, 708)
+    w.shutdown()
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from backports import zstd
+from app.log.source.zstdlib import zstd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

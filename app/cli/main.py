@@ -360,13 +360,22 @@ def _load_plugins():
     """Subcommands living next to their features register themselves on import."""
     import importlib
     for mod in ("app.cli.gui_cmd", "app.cli.fork_cmd", "app.cli.live_cmd", "app.cli.audit_cmd",
-                "app.cli.truth_cmd", "app.cli.search_cmd", "app.cli.index_cmd",
+                "app.cli.truth_cmd", "app.cli.search_cmd", "app.cli.index_cmd", "app.cli.doctor_cmd",
                 "app.cli.asof_cmd"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:
             if e.name != mod:
                 raise
+
+
+class _Version(argparse._VersionAction):
+    """``--version``: the version and the row scanner in use (imported only when asked)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ..store.doctor import scanner
+        self.version = f"{self.version} (row scanner: {scanner()})"
+        super().__call__(parser, namespace, values, option_string)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -378,7 +387,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         _load_plugins()
     parser = argparse.ArgumentParser(prog="session-lens", description="Browse dsh agent session logs.")
     from .. import __version__
-    parser.add_argument("--version", action="version", version=f"session-lens {__version__}")
+    parser.add_argument("--version", action=_Version, version=f"session-lens {__version__}")
     sub = parser.add_subparsers(dest="cmd")
     for name, (help_, cfg, _run) in list(COMMANDS.items()):      # (a cfg may import a plugin module)
         if only is not None and name != only:

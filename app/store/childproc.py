@@ -32,6 +32,7 @@ from typing import Optional
 Send = Callable[[tuple[object, ...]], None]
 
 WORKER_FLAG = "--session-lens-worker"
+PING = "--ping"                 # ``… --session-lens-worker KIND --ping``: import KIND's entry, answer, exit
 # kind -> "module:function"; the function takes the arguments after the kind and returns an exit code
 WORKERS: dict[str, str] = {
     "index": "app.store.indexer:child_main",          # the seq index (and fold checkpoints) of one log
@@ -39,6 +40,7 @@ WORKERS: dict[str, str] = {
     "titles": "app.store.titles_child:child_main",    # exact titles of a store's sessions
     "fts-shard": "app.store.fulltext:shard_main",     # one shard of a home's first full-text build
     "fts-extract": "app.log.query.extract:worker_main",   # searchable text of session files
+    "qt-probe": "app.ui.diagnostics_dialog:qt_probe_main",  # doctor: Qt and its platform plugin, in a child
     "replay": "app.store.replay_child:child_main",     # the state of a session as of a seq (the time scrubber)
 }
 
@@ -58,8 +60,28 @@ def worker_main(argv: Sequence[str]) -> int:
     if target is None:
         print(f"session-lens: unknown worker kind {argv[0] if argv else ''!r}", file=sys.stderr)
         return 2
+    from . import diagnostics
+    diagnostics.setup(f"worker-{argv[0]}")      # faulthandler and the rotating log, as in the window
+    _Role.kind = argv[0]
     module, func = target.split(":")
-    return int(getattr(importlib.import_module(module), func)(list(argv[1:])) or 0)
+    entry = getattr(importlib.import_module(module), func)
+    if list(argv[1:]) == [PING]:                # doctor: the entry imports here and the pipe answers
+        return serve(lambda send: {"kind": argv[0], "entry": target, "pid": os.getpid()}, 0)
+    return int(entry(list(argv[1:])) or 0)
+
+
+class _Role:
+    kind: Optional[str] = None            # the worker kind this process runs (None: not a worker)
+
+
+# tests: ``SESSION_LENS_WORKER_CRASH_TEST=KIND`` makes worker KIND die of SIGSEGV at its first message,
+# in the middle of real work (the fatal-report test)
+_CRASH_TEST = "SESSION_LENS_WORKER_CRASH_TEST"
+
+
+def _crash_test() -> None:
+    if _Role.kind is not None and os.environ.get(_CRASH_TEST) == _Role.kind and hasattr(signal, "SIGSEGV"):
+        os.kill(os.getpid(), signal.SIGSEGV)
 
 
 def spawn_worker(kind: str, *args: str, **popen: object) -> subprocess.Popen[bytes]:
@@ -153,6 +175,7 @@ def serve(body: Callable[[Send], object], nice: int) -> int:
         pass
 
     def send(msg: tuple[object, ...]) -> None:
+        _crash_test()
         pickle.dump(msg, out, protocol=pickle.HIGHEST_PROTOCOL)
         out.flush()
     try:
@@ -161,6 +184,8 @@ def serve(body: Callable[[Send], object], nice: int) -> int:
     except BrokenPipeError:
         return 1
     except BaseException as e:  # noqa: BLE001 - everything is reported to the parent
+        from .diagnostics import log, redacted_traceback
+        log.error("worker %s failed\n%s", _Role.kind, redacted_traceback(type(e), e.__traceback__))
         try:
             send(("error", f"{type(e).__name__}: {e}"))
         except Exception:
@@ -209,6 +234,8 @@ def run_child(argv: Sequence[str], request: object, on_message: Callable[[tuple[
                 msg = pickle.load(stdout)         # blocks in read(): the GIL is released
             except EOFError:
                 code = proc.wait(5)
+                from .diagnostics import log
+                log.warning("%s process %d ended without a result (exit code %s)", what, proc.pid, code)
                 err.seek(0)
                 tail = err.read()[-600:].decode("utf-8", "replace").strip()
                 raise failed(f"{what} process ended without a result (exit code {code})"
@@ -226,6 +253,9 @@ def run_child(argv: Sequence[str], request: object, on_message: Callable[[tuple[
         _background.discard(proc)
         if proc.poll() is None:
             proc.kill()
+            proc.wait(5)
+            from .diagnostics import forget_killed
+            forget_killed(proc.pid)          # killed on purpose: its header-only fatal file goes
         stdout.close()
         proc.wait(5)
         err.close()

@@ -172,7 +172,7 @@ def _open_file(path: str) -> tuple[int, os.stat_result]:
 
 
 def _header_zstd(fd: int, data: bytes, limit: int) -> tuple[Optional[bytes], Optional[str], int]:
-    from backports import zstd
+    from ..log.source.zstdlib import zstd
     while True:
         try:
             n = zstd.get_frame_size(data)
@@ -227,7 +227,7 @@ def read_header_bytes(path: str, limit: int = HEADER_LIMIT) -> tuple[Optional[by
 def zstd_title(path: str, problems: Optional[list[str]] = None) -> tuple[Optional[str], bool]:
     """(title, exact) of a ``session.jsonl.zstd`` (bounded tail and head regions, :mod:`app.store.titles`;
     ``problems`` gets a line for a frame there that does not decode)."""
-    from backports import zstd
+    from ..log.source.zstdlib import zstd
     fd, st = _open_file(path)
     try:
         head = os.pread(fd, _titles.ZSTD_WINDOW, 0)

@@ -50,7 +50,7 @@ from typing import Any, Optional, TypedDict, TypeVar, Union
 from collections.abc import Callable, Iterator
 
 import msgspec
-from backports import zstd
+from ..log.source.zstdlib import zstd
 
 from ..log.format.model import MAX_SAFE_INT, PACKED_TAGS, Problem
 from ..log.source.sources import Segment, Source, SourceChanged

@@ -359,7 +359,7 @@ def decode_frames(buf: bytes, start: int, stop: int, limit: int) -> bytes:
         total = dec.run_size(buf, start, stop)           # (the frames walked in C: no Python step each)
         if total is not None and total <= limit:
             return bytes(dec.decode(buf, start, stop, total))
-    from backports import zstd
+    from ..log.source.zstdlib import zstd
 
     from ..log.format.limits import ZSTD_WINDOW_LOG_MAX
     from ..log.source.zstdframes import FrameError, decode_bounded, sized_decoder
@@ -672,7 +672,7 @@ def _head_title(fd: int, size: int, header_end: int, head: bytes, window: int,
     from ..log.source.zstdframes import COMPLETE, MAGIC, TORN, FrameError, scan_frame
     kind, end = scan_frame(head, header_end)
     if kind == TORN:                       # the first frame is cut by the window: read it whole
-        from backports import zstd
+        from ..log.source.zstdlib import zstd
         blob = os.pread(fd, min(size - header_end, ZSTD_FIRST_FRAME), header_end)
         try:
             n = zstd.get_frame_size(blob)

@@ -265,7 +265,7 @@ class RawFrames:
 
 def _stream_frame(chunks: Iterable[Chunk], level: int = 3) -> Iterator[bytes]:
     """Compress a stream of plaintext chunks into ONE frame (content checksum on)."""
-    from backports import zstd
+    from ..log.source.zstdlib import zstd
     c = zstd.ZstdCompressor(options={zstd.CompressionParameter.compression_level: level,
                                      zstd.CompressionParameter.checksum_flag: 1})
     for ch in chunks:

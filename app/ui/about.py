@@ -50,8 +50,8 @@ def versions() -> dict:
         "qasync": _dist_version("qasync", "qasync"),
         "platformdirs": _dist_version("platformdirs", "platformdirs"),
     }
-    if sys.version_info < (3, 14):
-        out["backports.zstd"] = _dist_version("backports.zstd")
+    from ..log.source.zstdlib import BACKPORT, MODULE_NAME
+    out["zstd"] = MODULE_NAME if MODULE_NAME != BACKPORT else f"{BACKPORT} {_dist_version(BACKPORT)}"
     libc = platform.libc_ver()
     out["System"] = " ".join(x for x in (platform.system(), platform.release(), platform.machine(),
                                          "-".join(libc) if libc[0] else "") if x)

@@ -5,7 +5,9 @@ demo store; with ``screenshot`` it waits until the tail page is installed (and a
 optional ``select`` seq is shown), saves a PNG of the window and exits; ``wait_index``
 also waits for the seq index of the open session and prints how it was built.
 
-The crash handler (app.ui.crash) is installed for the whole GUI run, from source
+Diagnostics (app.store.diagnostics): faulthandler writes a fatal report, and warnings and errors go
+to a rotating log, both in the user log folder; the next start offers the last fatal report
+(app.ui.fatal_report).  The crash handler (app.ui.crash) is installed for the whole GUI run, from source
 (``python -m app``, ``make run``) as in the packaged binary: an unexpected exception in a
 Qt slot, a thread or an asyncio task writes a crash log and shows a dialog.
 ``SESSION_LENS_CRASH_TEST=1`` raises once from a Qt timer after start-up (to check that).
@@ -156,6 +158,10 @@ async def _main(app, crash, path, screenshot, physical, attempts, select, size, 
     win.act_physical.setChecked(bool(physical))
     win.act_attempts.setChecked(bool(attempts))
     win.show()
+    offered = None
+    if not screenshot and not os.environ.get("SESSION_LENS_NO_CRASH_DIALOG"):
+        from .fatal_report import offer_fatal_reports       # the previous run's fatal crash, once
+        offered = asyncio.ensure_future(offer_fatal_reports(win))
     done = asyncio.get_event_loop().create_future()
 
     def last_closed() -> None:
@@ -198,6 +204,8 @@ async def _main(app, crash, path, screenshot, physical, attempts, select, size, 
         print(screenshot)
         return rc
     rc = await done
+    if offered is not None and not offered.done():
+        offered.cancel()
     win.shutdown()
     return rc
 
@@ -207,6 +215,8 @@ def run_gui(path: Optional[str] = None, screenshot: Optional[str] = None, physic
             page_size: int = 50, theme: str = "auto", request: bool = False, wait_index: bool = False) -> int:
     os.environ.setdefault("LANG", "C.UTF-8")
     configure_runtime()
+    from ..store import diagnostics
+    diagnostics.setup("window")          # faulthandler and the rotating log (workers: childproc.worker_main)
     app = make_app()
     app.setQuitOnLastWindowClosed(False)
     from .crash import install_crash_handler

@@ -25,34 +25,35 @@ from PySide6.QtCore import QObject, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QApplication, QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
+from ..store import diagnostics
 from . import workers
-from .about import APP_NAME, APP_SLUG, versions_text
+from .about import APP_NAME, versions_text
 
 
 # --------------------------------------------------------------------------- crash reports
 
 def crash_log_dir() -> Path:
-    env = os.environ.get("SESSION_LENS_LOG_DIR")
-    if env:
-        return Path(env)
-    import platformdirs
-    return Path(platformdirs.user_log_dir(APP_SLUG, appauthor=False))
+    return diagnostics.log_dir()
 
 
-def format_crash(exc_type, exc, tb, where: str = "main thread") -> str:
+def format_crash(exc_type, exc, tb, where: str = "main thread", redact: bool = True) -> str:
+    """The crash report: versions and the traceback; ``redact`` (what is written to disk) drops the
+    exception's message, which may quote a log (the dialog shows it in full, on screen only)."""
     now = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
     try:
         vers = versions_text()
     except Exception as e:               # never let the report itself fail
-        vers = f"(versions unavailable: {e})"
-    body = "".join(traceback.format_exception(exc_type, exc, tb))
+        vers = f"(versions unavailable: {type(e).__name__})"
+    body = (diagnostics.redacted_traceback(exc_type, tb) if redact
+            else "".join(traceback.format_exception(exc_type, exc, tb)))
     return (f"{APP_NAME} crash report\n"
             f"time: {now}\nwhere: {where}\npid: {os.getpid()}\nargv: {sys.argv!r}\n\n"
             f"{vers}\n\n{body}")
 
 
 def write_crash_log(exc_type, exc, tb, where: str = "main thread") -> tuple[Optional[Path], str]:
-    """Write a crash log; returns (path or None when no folder is writable, report text)."""
+    """Write a crash log (no exception message: see :func:`format_crash`); returns (path or None when
+    no folder is writable, the text written)."""
     text = format_crash(exc_type, exc, tb, where)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
     for d in (crash_log_dir(), Path(os.environ.get("TMPDIR", "/tmp"))):
@@ -68,12 +69,13 @@ def write_crash_log(exc_type, exc, tb, where: str = "main thread") -> tuple[Opti
 
 
 class CrashDialog(QDialog):
-    def __init__(self, summary: str, details: str, log_path: Optional[Path], parent: Optional[QWidget] = None):
+    def __init__(self, summary: str, details: str, log_path: Optional[Path], parent: Optional[QWidget] = None,
+                 log_tail: str = ""):
         super().__init__(parent)
         self.log_path = log_path
         self.setWindowTitle(f"{APP_NAME}: unexpected error")
         lay = QVBoxLayout(self)
-        where = (f"The details were saved to:\n{log_path}" if log_path
+        where = (f"A report (the error's type and where, no session text) was saved to:\n{log_path}" if log_path
                  else "The details could not be saved to a file; copy them below.")
         msg = QLabel(f"{APP_NAME} hit an unexpected error and may not work correctly until restarted.\n\n"
                      f"{summary}\n\n{where}")
@@ -88,6 +90,15 @@ class CrashDialog(QDialog):
         fm = self.details.fontMetrics()
         self.details.setMinimumSize(fm.horizontalAdvance("x" * 80), fm.lineSpacing() * 14)
         lay.addWidget(self.details)
+        log_label = QLabel(f"Last lines of the log {diagnostics.log_path()}:")
+        log_label.setTextFormat(Qt.TextFormat.PlainText)
+        log_label.setObjectName("crashLogPath")
+        lay.addWidget(log_label)
+        self.log_tail = QPlainTextEdit(log_tail or "(empty)")
+        self.log_tail.setReadOnly(True)
+        self.log_tail.setObjectName("crashLogTail")
+        self.log_tail.setMaximumHeight(fm.lineSpacing() * 8)
+        lay.addWidget(self.log_tail)
         bb = QDialogButtonBox()
         copy = bb.addButton("Copy details", QDialogButtonBox.ButtonRole.ActionRole)
         copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(details))
@@ -110,7 +121,7 @@ class CrashDialog(QDialog):
 
 class _Bridge(QObject):
     """Carries a report from any thread to the GUI thread (queued when emitted elsewhere)."""
-    report = Signal(str, str, str)       # summary, details, log path ("" when none)
+    report = Signal(str, str, str, str)  # summary, details, crash log path ("" when none), the log's last lines
 
 
 class CrashHandler:
@@ -168,7 +179,8 @@ class CrashHandler:
     def _job_error(self, name: str, message: str) -> None:
         """A background job failed and nobody asked for its errors (UI thread)."""
         exc = RuntimeError(f"background job {name!r} failed: {message}")
-        self.handle(RuntimeError, exc, None, f"job {name}")
+        kind = message.partition(":")[0]          # the job's error type (its message stays off the disk)
+        self.handle(RuntimeError, exc, None, f"job {name}" + (f" ({kind})" if kind.isidentifier() else ""))
 
     # report ---------------------------------------------------------------
     def handle(self, exc_type, exc, tb, where: str = "main thread") -> Optional[Path]:
@@ -178,6 +190,7 @@ class CrashHandler:
         self._busy.on = True
         try:
             path, text = write_crash_log(exc_type, exc, tb, where)
+            diagnostics.log.error("unexpected %s in %s; crash report %s", exc_type.__name__, where, path)
             if path:
                 self.logs.append(path)
             summary = f"{exc_type.__name__}: {exc}"
@@ -189,18 +202,20 @@ class CrashHandler:
             if self.on_report:
                 self.on_report(path, text)
             if self.show_dialog and QApplication.instance() is not None:
-                self._bridge.report.emit(summary, text, str(path) if path else "")
+                full = format_crash(exc_type, exc, tb, where, redact=False)
+                self._bridge.report.emit(summary, full, str(path) if path else "",
+                                         diagnostics.tail(diagnostics.log_path(), 12))
             return path
         finally:
             self._busy.on = False
 
-    def _show(self, summary: str, details: str, path: str):
+    def _show(self, summary: str, details: str, path: str, log_tail: str = ""):
         if self.dialog is not None and self.dialog.isVisible():
             # one dialog at a time: append later reports to it
             self.dialog.details.appendPlainText("\n" + "-" * 60 + "\n" + details)
             return
         parent = QApplication.activeWindow()
-        self.dialog = CrashDialog(summary, details, Path(path) if path else None, parent)
+        self.dialog = CrashDialog(summary, details, Path(path) if path else None, parent, log_tail)
         self.dialog.open()
 
     def uninstall(self) -> None:

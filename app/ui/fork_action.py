@@ -27,7 +27,13 @@ def _preview_job(job, path: str, session_id: Optional[str], seq: int, live: bool
     from ..store.forking import child_location, preview
     reader = open_reader(path, session_id)
     pv = preview(reader, seq, live=live)
-    pv["childPath"] = child_location(reader, CHILD_ID_PLACEHOLDER)
+    from ..store.demo import fork_store_for
+    demo_out = fork_store_for(reader.source.path) if reader.source.kind != "sqlite" else None
+    if demo_out is not None:                # the shipped demo store is never written (app/store/demo.py)
+        pv["outStore"] = pv["demoForkStore"] = demo_out
+    # (the demo fork store gets its sessions/ folder when the fork runs: the preview writes nothing)
+    pv["childPath"] = child_location(reader, CHILD_ID_PLACEHOLDER,
+                                     os.path.join(demo_out, "sessions") if demo_out else None)
     pv["childTitle"] = None
     try:
         from ..store.lineage import fork_child_title
@@ -50,7 +56,7 @@ def _fork_job(job, path: str, session_id: Optional[str], seq: int, live: bool, o
 
 def destination_folder(pv: dict, out_store: Optional[str] = None) -> str:
     """The folder the child's session folder is created in (the child's own folder is named by its id)."""
-    if out_store:
+    if out_store and out_store != pv.get("demoForkStore"):
         from ..store.layout import session_path
         root = os.path.join(out_store, "sessions") if os.path.isdir(os.path.join(out_store, "sessions")) else out_store
         p = session_path(root, CHILD_ID_PLACEHOLDER, pv.get("cwd"), bool(pv.get("compressed")), pv.get("version") or 0)
@@ -93,7 +99,7 @@ class ForkDialog(QDialog):
         self.choose = QPushButton("Choose folder…")
         self.choose.setEnabled(not pv.get("sqlite"))
         self.choose.clicked.connect(self._choose)
-        self.reset_btn = QPushButton("Beside the parent")
+        self.reset_btn = QPushButton("Beside the parent" if not pv.get("demoForkStore") else "The demo fork folder")
         self.reset_btn.clicked.connect(lambda: self.set_folder(None))
         row.addWidget(self.choose)
         row.addWidget(self.reset_btn)
@@ -115,10 +121,13 @@ class ForkDialog(QDialog):
         return destination_folder(self.pv, self.out_store)
 
     def set_folder(self, out_store: Optional[str]) -> None:
-        self.out_store = out_store or None
+        demo = self.pv.get("demoForkStore")
+        self.out_store = out_store or demo or None
         where = "the SQLite store itself" if self.pv.get("sqlite") else self.folder()
+        note = ("" if out_store is None else "  — chosen") if not demo or out_store else (
+            f"\nThe demo store is never changed: forks of its sessions go to {demo} (your data folder).")
         self.folder_label.setText(f"Destination folder: {where}\n(the child gets its own folder there, named by its id)"
-                                  + ("" if out_store is None else "  — chosen"))
+                                  + note)
         self.reset_btn.setEnabled(out_store is not None)
 
     def _choose(self) -> None:

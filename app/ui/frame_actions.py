@@ -8,11 +8,12 @@ other controllers add to the same Edit / View / Go menus without looking them up
 """
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Callable
 from typing import Optional, Union
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QByteArray, QObject, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QHeaderView, QStyle, QTableWidget,
                                QTableWidgetItem, QVBoxLayout)
@@ -240,6 +241,16 @@ class FrameActions(QObject):
 
     # ------------------------------------------------------------------ geometry
     def restore_geometry(self):
+        """The window's geometry and state (maximized, its screen) as Qt saved them last time
+        (``saveGeometry``); an older settings file's four numbers are still read."""
+        saved = settings.load().get("windowGeometry")
+        if isinstance(saved, str):
+            try:
+                blob = base64.b64decode(saved.encode("ascii"), validate=True)
+            except (ValueError, UnicodeError):
+                blob = b""
+            if blob and self.win.restoreGeometry(QByteArray(blob)):
+                return
         g = settings.load().get("geometry")
         if isinstance(g, list) and len(g) == 4 and all(isinstance(x, int) for x in g):
             x, y, w, h = g
@@ -249,8 +260,8 @@ class FrameActions(QObject):
     def save_geometry(self):
         win = self.win
         if not win.isMinimized():
-            r = win.normalGeometry() if win.isMaximized() else win.geometry()
-            settings.update(geometry=[r.x(), r.y(), r.width(), r.height()])
+            blob = bytes(win.saveGeometry().data())
+            settings.update(windowGeometry=base64.b64encode(blob).decode("ascii"))
 
     # ------------------------------------------------------------------ Go
     def _build_go(self):

@@ -248,7 +248,14 @@ class MainWindow(QMainWindow):
         self.act_about = action(f"&About {APP_NAME}", self, triggered=self.show_about)
         self.act_about.setMenuRole(QAction.MenuRole.AboutRole)
         hm.addAction(self.act_about)
+        self.act_diagnostics = action("&Diagnostics…", self, triggered=self.show_diagnostics)
+        hm.addAction(self.act_diagnostics)
         self.help_menu = hm
+
+    def show_diagnostics(self):
+        """Help > Diagnostics: the ``session-lens doctor`` report, with a Copy button."""
+        from .diagnostics_dialog import show_diagnostics
+        return show_diagnostics(self, self.jobs)
 
     def show_about(self) -> AboutDialog:
         """Help > About: versions of Session Lens, Python, PySide6/Qt, msgspec, qasync (one dialog at a time)."""

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Generator, Iterable
 from typing import Optional, Union
 
-from backports import zstd
+from .zstdlib import native_library_path, zstd
 
 MAGIC = b"\x28\xb5\x2f\xfd"            # 0xFD2FB528 little-endian
 MAGIC_INT = 0xFD2FB528
@@ -216,11 +216,11 @@ def iter_plain(buf: Buf, window: int = 0) -> Plain:
 
 class SizedDecoder:
     """Decodes runs of whole frames that declare their content size with ONE libzstd context,
-    reused from call to call (``backports.zstd`` sets a context up per frame: about 17 µs, more
+    reused from call to call (the zstd module sets a context up per frame: about 17 µs, more
     than decoding a small frame; a session list decodes a few small frames per file).  The run is
     decoded in one call into a buffer of exactly the declared total, so libzstd refuses a frame
     that outgrows its declaration; checksums are verified; the window is bounded as everywhere.
-    libzstd is the one ``backports.zstd`` carries (its symbols, through ``ctypes``); where they
+    libzstd is the one the zstd module (:mod:`.zstdlib`) carries (its symbols, through ``ctypes``); where they
     cannot be reached, :func:`sized_decoder` gives None and callers keep the streaming path."""
 
     def __init__(self, lib: ctypes.CDLL) -> None:
@@ -325,8 +325,10 @@ def sized_decoder() -> Optional[SizedDecoder]:
     if not _sized:
         dec: Optional[SizedDecoder] = None
         try:
-            from backports.zstd import _zstd
-            lib = ctypes.CDLL(_zstd.__file__)
+            path = native_library_path()
+            if path is None:
+                raise ImportError("no zstd C extension")
+            lib = ctypes.CDLL(path)
             lib.ZSTD_createDCtx.restype = ctypes.c_void_p
             lib.ZSTD_createDCtx.argtypes = []
             lib.ZSTD_DCtx_setParameter.restype = ctypes.c_size_t
