@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPlainTextEdit, QPushButton,
                                QSlider, QSpinBox, QStyle, QStyleOptionSlider, QVBoxLayout, QWidget)
 
-from ..log.query.asofdiff import diff_lines
+from ..log.query.asofdiff import diff_lines, message_line
 from .history.delegate import mono_font
 
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -21,11 +21,7 @@ SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
 
 def preview(m: Any, width: int = 160) -> str:
     """One line of a message (plain text)."""
-    from ..log.format.payloads import content_text
-    if not isinstance(m, dict):
-        return ""
-    text = " ".join(content_text(m.get("content")).split())
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return message_line(m, width)
 
 
 class TickSlider(QSlider):

@@ -17,10 +17,20 @@ if TYPE_CHECKING:
     from ..fold.surface import SurfaceIndex
 
 
-def _preview(m: Any, width: int = 120) -> str:
+def _block(b: object) -> str:
+    """A block that is not text, in a message line: a tool call as ``→ name arguments``."""
+    if isinstance(b, dict) and b.get("type") == "tool-call":
+        return f"→ {b.get('name')} {b.get('arguments') if isinstance(b.get('arguments'), str) else ''}".rstrip()
+    if isinstance(b, dict):
+        return f"[{b.get('type')}]"
+    return str(b)
+
+
+def message_line(m: Any, width: int = 120) -> str:
+    """One line of a message (plain text): its text, tool calls as ``→ name arguments``."""
     if not isinstance(m, dict):
         return ""
-    text = " ".join(content_text(m.get("content")).split())
+    text = " ".join(content_text(m.get("content"), other=_block).split())
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
@@ -39,7 +49,7 @@ def diff_states(a: dict[str, Any], b: dict[str, Any], index: Optional[SurfaceInd
         if s in na:
             continue
         m = msg_of.get(s)
-        item: dict[str, Any] = {"seq": s, "role": m.get("role") if m else None, "text": _preview(m),
+        item: dict[str, Any] = {"seq": s, "role": m.get("role") if m else None, "text": message_line(m),
                                 "message": m}
         olds = list(index.fold.replaced.get(s, [])) if index is not None else []
         if olds:
@@ -52,7 +62,7 @@ def diff_states(a: dict[str, Any], b: dict[str, Any], index: Optional[SurfaceInd
             continue
         m = msg_of_a.get(s)
         by = index.fold.replaced_by.get(s) if index is not None else None
-        shadowed.append({"seq": s, "role": m.get("role") if m else None, "text": _preview(m), "replacedBy": by})
+        shadowed.append({"seq": s, "role": m.get("role") if m else None, "text": message_line(m), "replacedBy": by})
     ha, hb = a["header"], b["header"]
     ta, tb = [str(t) for t in ha.get("tools") or []], [str(t) for t in hb.get("tools") or []]
     pa, pb = set(a["pendingToolCalls"]), set(b["pendingToolCalls"])
@@ -139,7 +149,7 @@ def state_lines(s: dict[str, Any]) -> list[str]:
             lines.append(f"  [{t.get('status')}] {t.get('content')}")
     lines.append(f"messages the model sees: {len(s['messages'])}")
     for seq, m in zip(s["messageSeqs"], s["messages"]):
-        lines.append(f"  seq {seq} [{m.get('role')}] {_preview(m)}")
+        lines.append(f"  seq {seq} [{m.get('role')}] {message_line(m)}")
     lines.append(f"pending tool calls: {', '.join(map(str, s['pendingToolCalls'])) or '(none)'}")
     if s["children"]:
         lines.append(f"children started: {len(s['children'])}")
