@@ -29,7 +29,7 @@ from .folds import HeaderFold, SurfaceFold, build_request
 from .repair import RepairTracker
 from .surface import _compaction_ref, row_surface
 from ..format.lazyrows import PackedBlock, lazy_row
-from ..format.model import PACKED_TAGS, Event, event_message, is_event
+from ..format.model import PACKED_TAGS, SURFACE_TYPES, Event, event_message, is_event
 from ..format.payloads import JsonObj, obj
 
 if TYPE_CHECKING:
@@ -264,6 +264,11 @@ SIDE_TYPES = frozenset(t.encode() for t in (
     "turn/start", "turn/end", "step/start", "step/end", "assistant/chunk", "assistant/message", "assistant/attempt",
     "tool/call", "tool/result", "llm/retry", "llm/retry-started", "session/title", "todo/write", "subagent/catalog",
     *MODE_EVENTS))
+# ... and what all three folds of :func:`replay` read: the surface types (v3 system/message and v4
+# developer/message included), the step marks and image offloads (v4 projections), request headers.
+# A row of any other type changes none of them (at most a fold violation, which as_of does not report).
+FOLD_TYPES = SIDE_TYPES | frozenset(t.encode() for t in (
+    *SURFACE_TYPES, "system/message", "developer/message", "image/offload", "request/header"))
 
 
 def _replay_items(reader: LogReader, cp: Optional[Checkpoint], side: SideFold,
@@ -328,14 +333,14 @@ def _folds(reader: LogReader, cps: Optional[Checkpoints], side_index: Optional[S
     i = cps.nearest_index(seq + 1) if cps is not None else -1
     if cps is None or i < 0:
         side = SideFold(version)
-        return 0, SurfaceFold(version=version), HeaderFold(), side, _replay_items(reader, None, side, check)
+        return 0, SurfaceFold(version=version), HeaderFold(), side, _replay_items(reader, None, side, check, FOLD_TYPES)
     si = side_index or SideIndex(reader, cps)
     cp: Checkpoint = cps.points[i]
     nodes, empty, viol, header, hist, _chk = cps.state(i)
     sf = restore_surface(nodes, empty, viol, lambda seqs: si.node_events(seqs, check), cp)
     hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 4 else restore_header(header, hist)
     side = si.at(i, check)
-    return cp.seq, sf, hf, side, _replay_items(reader, cp, side, check)
+    return cp.seq, sf, hf, side, _replay_items(reader, cp, side, check, FOLD_TYPES)
 
 
 RequestFolds = tuple[int, SurfaceFold, Optional[JsonObj], Optional[JsonObj]]   # (boundary, surface, header, tools)
