@@ -95,7 +95,8 @@ class TimelineDock(QDockWidget):
         tot = res["totals"]
         c = tot["cost"]
         hit = f"{tot['cacheHitRate'] * 100:.0f} %" if tot["cacheHitRate"] is not None else "?"
-        text = (f"wall {fmt_ms(tot['wallMs'])} · model {fmt_ms(tot['modelMs'])} · tools {fmt_ms(tot['toolMs'])} · "
+        wall = tot["wallMs"] if any(t["durationMs"] is not None for t in res["turns"]) else None
+        text = (f"wall {fmt_ms(wall)} · model {fmt_ms(tot['modelMs'])} · tools {fmt_ms(tot['toolMs'])} · "
                 f"user {fmt_ms(tot['userWaitMs'])} · cache hits {hit} · ~${c['amount']:.4f} (estimate)")
         note = data["layout"].note
         if not tot["timesKnown"]:
