@@ -345,3 +345,19 @@ def test_stream_summary_times_are_the_first_and_last_chunk_times(synth_logs):
         assert summ["chunks"] == len(times)
         if times:
             assert (summ["time0"], summ["time1"]) == (times[0], times[-1]), st
+
+
+def test_context_window_from_the_log_else_from_settings():
+    """The meter's window: the logged request/context.contextWindow; a log without one (v0 fixtures) takes the
+    model's contextWindow from the price table, marked as such; neither: none."""
+    from app.log.query.timeline import context_points
+    v4 = next(NEXT.rglob("compaction-output-reserve/session.v4.jsonl"))
+    logged = {json.loads(ln)["data"]["contextWindow"] for ln in v4.read_bytes().split(b"\n")[1:]
+              if b'"request/context"' in ln and b"contextWindow" in ln}
+    pts = context_points(timeline(open_reader(str(v4))), {"*": {"contextWindow": 5}})
+    assert pts and {p["contextWindow"] for p in pts} <= logged and {p["windowFrom"] for p in pts} == {"log"}
+    v0 = FIXTURES / "examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"
+    spans = list(timeline(open_reader(str(v0))))
+    assert {p["contextWindow"] for p in context_points(spans)} == {None}
+    pts = context_points(spans, {"deepseek-v4-*": {"contextWindow": 1000}, "deepseek-*": {"contextWindow": 9}})
+    assert {(p["contextWindow"], p["windowFrom"]) for p in pts} == {(1000, "settings")}    # the longest prefix

@@ -11,7 +11,8 @@ build); written atomically; a corrupt or foreign file is ignored.  Raw JSONL and
 
 Prices: ``timelinePrices`` in the window's settings file (``settings.json`` in the user config folder,
 ``SESSION_LENS_CONFIG_DIR`` overrides it, as :mod:`app.ui.settings` reads it): model name (or a prefix
-ending in ``*``) -> USD per million ``input`` / ``output`` / ``cacheRead`` tokens.  Read here without Qt.
+ending in ``*``) -> USD per million ``input`` / ``output`` / ``cacheRead`` tokens, and optionally the model's
+``contextWindow`` (the context meter's line where the log does not say it).  Read here without Qt.
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ PRICES_KEY = "timelinePrices"
 # an example table, used until the user saves their own under ``timelinePrices`` (USD per million tokens;
 # DeepSeek's published API list prices, late 2025): always shown as an estimate
 DEFAULT_PRICES: dict[str, dict[str, float]] = {
-    "deepseek-*": {"input": 0.28, "cacheRead": 0.028, "output": 0.42},
+    "deepseek-*": {"input": 0.28, "cacheRead": 0.028, "output": 0.42, "contextWindow": 128_000},
 }
 
 

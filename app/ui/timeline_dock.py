@@ -28,9 +28,10 @@ def compute_job(job: Any, path: str, session: Optional[str]) -> dict[str, Any]:
     job.check()
     if session is None:
         link_children(path, spans)
-    result = summarize(spans, load_prices(), ordered=True)
+    prices = load_prices()
+    result = summarize(spans, prices, ordered=True)
     return {"result": result, "cache": status, "layout": layout(result["spans"]),
-            "points": context_points(result["spans"]),
+            "points": context_points(result["spans"], prices),
             "compactions": [s for s in result["spans"] if s["kind"] == "compaction"]}
 
 
