@@ -361,3 +361,26 @@ def test_context_window_from_the_log_else_from_settings():
     assert {p["contextWindow"] for p in context_points(spans)} == {None}
     pts = context_points(spans, {"deepseek-v4-*": {"contextWindow": 1000}, "deepseek-*": {"contextWindow": 9}})
     assert {(p["contextWindow"], p["windowFrom"]) for p in pts} == {(1000, "settings")}    # the longest prefix
+
+
+def test_summary_cached_per_log_revision_and_price_table(synth_logs, tmp_path):
+    """Turns and totals are saved beside the spans: the same as computed, reused while the log and the price table
+    stay the same, computed again when either changes; a damaged file is ignored."""
+    from app.store.timeline_cache import cached_summary
+    p = tmp_path / "c" / "session.jsonl"
+    p.parent.mkdir()
+    p.write_bytes(synth_logs[0].read_bytes())
+    spans = summarize(timeline(open_reader(str(p))))["spans"]
+    a, b = {"deepseek-*": {"input": 1, "output": 2}}, {"deepseek-*": {"input": 3, "output": 2}}
+    want = summarize(spans, a, ordered=True)
+    got = [cached_summary(open_reader(str(p)), spans, a) for _ in range(2)]
+    assert [how for _s, how in got] == ["built", "hit"]
+    assert got[1][0] == {"turns": want["turns"], "totals": want["totals"]}
+    other, how = cached_summary(open_reader(str(p)), spans, b)
+    assert how == "built" and other["totals"]["cost"]["amount"] > want["totals"]["cost"]["amount"]
+    with open(p, "ab") as f:
+        f.write(b"\n")
+    assert cached_summary(open_reader(str(p)), spans, b)[1] == "built"
+    for f in Path(os.environ["SESSION_LENS_CACHE_DIR"], "index").glob("*.tlsum"):
+        f.write_bytes(f.read_bytes()[:-1] + b"x")
+    assert cached_summary(open_reader(str(p)), spans, b)[1] == "built"

@@ -153,6 +153,53 @@ def cached_spans(reader: LogReader, build: bool = True,
     return spans, "built"
 
 
+# --------------------------------------------------------------------------- summary (per price table)
+
+class _SummaryFile(msgspec.Struct):
+    """``<key>.tlsum``: the turns and totals of a log revision's spans at one price table."""
+    format: int
+    revision: str              # hash of the log's identity, revision (size, mtime) and header row
+    prices: str                # hash of the price table it was priced with
+    turns: list[JsonObj]
+    totals: JsonObj
+
+
+def _digest(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def cached_summary(reader: LogReader, spans: list[JsonObj], prices: dict[str, Any]) -> tuple[JsonObj, str]:
+    """``{"turns", "totals"}`` of ``spans`` (the log's, from :func:`cached_spans`) at ``prices``: saved beside the
+    spans, reused while the log revision and the price table are the same
+    -> (summary, "hit" | "built" | "uncached")."""
+    src = _file_source(reader)
+    root = cache_root()
+    ident = _identity(src) if src is not None else None
+    if src is None or ident is None or root is None:
+        out = summarize(spans, prices, ordered=True)
+        return {"turns": out["turns"], "totals": out["totals"]}, "uncached"
+    path = cache_file(ident, root).with_suffix(".tlsum")
+    rev = _digest([FORMAT, ident, hashlib.sha256(src.header_raw).hexdigest()])
+    key = _digest(prices)
+    try:
+        blob = path.read_bytes()
+        if _check(blob[:-4]) != blob[-4:]:
+            raise OSError("damaged")
+        saved = msgspec.msgpack.decode(blob[:-4], type=_SummaryFile)
+        if saved.format == FORMAT and saved.revision == rev and saved.prices == key:
+            return {"turns": saved.turns, "totals": saved.totals}, "hit"
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        pass
+    out = summarize(spans, prices, ordered=True)
+    try:
+        body = msgspec.msgpack.encode(_SummaryFile(format=FORMAT, revision=rev, prices=key, turns=out["turns"],
+                                                   totals=out["totals"]))
+        _write_atomic(path, body + _check(body))
+    except (OSError, ValueError, TypeError, OverflowError):
+        pass
+    return {"turns": out["turns"], "totals": out["totals"]}, "built"
+
+
 # --------------------------------------------------------------------------- subagents
 
 def link_children(path: str, spans: list[JsonObj]) -> None:
@@ -189,6 +236,11 @@ def session_timeline(reader: LogReader, path: Optional[str] = None, turn: Option
     spans, status = cached_spans(reader)
     if path and any(is_subagent_tool(s.get("name")) for s in spans if s["kind"] == "tool"):
         link_children(path, spans)
-    out = summarize(spans, load_prices() if prices is None else prices, turn, ordered=True)
+    table = load_prices() if prices is None else prices
+    if turn is not None:
+        out = summarize(spans, table, turn, ordered=True)
+    else:
+        summ, _how = cached_summary(reader, spans, table)
+        out = {"spans": spans, **summ}
     out["cache"] = status
     return out

@@ -21,15 +21,19 @@ from .timeline_view import ContextMeter, Waterfall, export_picture
 
 def compute_job(job: Any, path: str, session: Optional[str]) -> dict[str, Any]:
     """The worker: spans (cache or child), linked, summarised and laid out."""
-    from ..log.query.timeline import context_points, summarize
-    from ..store.timeline_cache import link_children, load_prices
+    from ..log.query.timeline import context_points
+    from ..store.faces import open_reader
+    from ..store.timeline_cache import cached_summary, link_children, load_prices
     from ..store.timeline_child import spans_for
     spans, status = spans_for(path, session, lambda: job.cancelled)
     job.check()
     if session is None:
         link_children(path, spans)
     prices = load_prices()
-    result = summarize(spans, prices, ordered=True)
+    reader = open_reader(path, session)
+    summary, _how = cached_summary(reader, spans, prices)        # (saved beside the spans, per price table)
+    reader.close()
+    result = {"spans": spans, **summary}
     return {"result": result, "cache": status, "layout": layout(result["spans"]),
             "points": context_points(result["spans"], prices),
             "compactions": [s for s in result["spans"] if s["kind"] == "compaction"]}
