@@ -84,7 +84,7 @@ def main(mb: int = 40, runs: int = 3, version: int = 0) -> None:
              "summary": "+ turns and totals (summarize)", "cached summary": "+ turns and totals from their cache"}
     target = {"first": 3.0, "cached": 0.3}
     for k, (w, c) in med.items():
-        line = f"{names[k]:31} {w:7.3f} / {c:7.3f} s   1 GB: {w * scale:7.2f} / {c * scale:7.2f} s"
+        line = f"{names[k]:36} {w:7.3f} / {c:7.3f} s   1 GB: {w * scale:7.2f} / {c * scale:7.2f} s"
         if k in target:
             line += (f"  (target {target[k]} s)  ratio to the index {w / med['index'][0]:.2f}x wall, "
                      f"{c / med['index'][1]:.2f}x CPU")
