@@ -36,13 +36,14 @@ def main(mb: int = 40, runs: int = 3, version: int = 0) -> None:
     from app.log.index.reader import LogReader
     from app.store.indexcache import cached_index
     from app.log.query.timeline import summarize
-    from app.store.timeline_cache import cached_spans, load_prices
+    from app.store.timeline_cache import cached_spans, cached_summary, load_prices
     from app.tools.synth import SessionSynth, write_jsonl
     d = tempfile.mkdtemp(prefix="tlbench-")
     p = os.path.join(d, "session.jsonl")
     info = write_jsonl(p, SessionSynth(seed=5, version=version), target_bytes=mb << 20)
     size = os.path.getsize(p)
-    times: dict[str, list[tuple[float, float]]] = {k: [] for k in ("index", "decode", "first", "cached", "summary")}
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in ("index", "decode", "first", "cached", "summary",
+                                                                   "cached summary")}
     n_spans = 0
 
     def timed(key: str, fn):
@@ -66,6 +67,10 @@ def main(mb: int = 40, runs: int = 3, version: int = 0) -> None:
             spans, status = timed("cached", lambda: cached_spans(r))
             assert status == "hit", status
             timed("summary", lambda got=spans: summarize(got, load_prices(), ordered=True))
+            cached_summary(r, spans, load_prices())                        # (saved)
+            r = LogReader.open(p)
+            _s, how = timed("cached summary", lambda got=spans: cached_summary(r, got, load_prices()))
+            assert how == "hit", how
             del spans
             shutil.rmtree(c, ignore_errors=True)
     finally:
@@ -76,10 +81,10 @@ def main(mb: int = 40, runs: int = 3, version: int = 0) -> None:
           f"(medians of {runs} runs; 1 GB figures scaled x{scale:.1f} from this log; wall / CPU seconds)")
     names = {"index": "reference: seq index build", "decode": "reference: exact decode pass",
              "first": "timeline, first time (+ save)", "cached": "timeline, from the cache",
-             "summary": "+ turns and totals (summarize)"}
+             "summary": "+ turns and totals (summarize)", "cached summary": "+ turns and totals from their cache"}
     target = {"first": 3.0, "cached": 0.3}
     for k, (w, c) in med.items():
-        line = f"{names[k]:31} {w:7.3f} / {c:7.3f} s   1 GB: {w * scale:7.2f} / {c * scale:7.2f} s"
+        line = f"{names[k]:36} {w:7.3f} / {c:7.3f} s   1 GB: {w * scale:7.2f} / {c * scale:7.2f} s"
         if k in target:
             line += (f"  (target {target[k]} s)  ratio to the index {w / med['index'][0]:.2f}x wall, "
                      f"{c / med['index'][1]:.2f}x CPU")

@@ -345,3 +345,42 @@ def test_stream_summary_times_are_the_first_and_last_chunk_times(synth_logs):
         assert summ["chunks"] == len(times)
         if times:
             assert (summ["time0"], summ["time1"]) == (times[0], times[-1]), st
+
+
+def test_context_window_from_the_log_else_from_settings():
+    """The meter's window: the logged request/context.contextWindow; a log without one (v0 fixtures) takes the
+    model's contextWindow from the price table, marked as such; neither: none."""
+    from app.log.query.timeline import context_points
+    v4 = next(NEXT.rglob("compaction-output-reserve/session.v4.jsonl"))
+    logged = {json.loads(ln)["data"]["contextWindow"] for ln in v4.read_bytes().split(b"\n")[1:]
+              if b'"request/context"' in ln and b"contextWindow" in ln}
+    pts = context_points(timeline(open_reader(str(v4))), {"*": {"contextWindow": 5}})
+    assert pts and {p["contextWindow"] for p in pts} <= logged and {p["windowFrom"] for p in pts} == {"log"}
+    v0 = FIXTURES / "examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"
+    spans = list(timeline(open_reader(str(v0))))
+    assert {p["contextWindow"] for p in context_points(spans)} == {None}
+    pts = context_points(spans, {"deepseek-v4-*": {"contextWindow": 1000}, "deepseek-*": {"contextWindow": 9}})
+    assert {(p["contextWindow"], p["windowFrom"]) for p in pts} == {(1000, "settings")}    # the longest prefix
+
+
+def test_summary_cached_per_log_revision_and_price_table(synth_logs, tmp_path):
+    """Turns and totals are saved beside the spans: the same as computed, reused while the log and the price table
+    stay the same, computed again when either changes; a damaged file is ignored."""
+    from app.store.timeline_cache import cached_summary
+    p = tmp_path / "c" / "session.jsonl"
+    p.parent.mkdir()
+    p.write_bytes(synth_logs[0].read_bytes())
+    spans = summarize(timeline(open_reader(str(p))))["spans"]
+    a, b = {"deepseek-*": {"input": 1, "output": 2}}, {"deepseek-*": {"input": 3, "output": 2}}
+    want = summarize(spans, a, ordered=True)
+    got = [cached_summary(open_reader(str(p)), spans, a) for _ in range(2)]
+    assert [how for _s, how in got] == ["built", "hit"]
+    assert got[1][0] == {"turns": want["turns"], "totals": want["totals"]}
+    other, how = cached_summary(open_reader(str(p)), spans, b)
+    assert how == "built" and other["totals"]["cost"]["amount"] > want["totals"]["cost"]["amount"]
+    with open(p, "ab") as f:
+        f.write(b"\n")
+    assert cached_summary(open_reader(str(p)), spans, b)[1] == "built"
+    for f in Path(os.environ["SESSION_LENS_CACHE_DIR"], "index").glob("*.tlsum"):
+        f.write_bytes(f.read_bytes()[:-1] + b"x")
+    assert cached_summary(open_reader(str(p)), spans, b)[1] == "built"

@@ -58,7 +58,8 @@ def _text(obj: dict[str, Any], one_turn: bool) -> str:
             lines.append(f"{tr['turn']!s:>6} {_ms(tr['durationMs']):>9} {_ms(tr['modelMs']):>9} {_ms(tr['toolMs']):>9} "
                          f"{tr['steps']:>5} {tr['attempts']:>5}  {_tok(tr['tokens'])}  ~${tr['cost']:.4f}")
     c = t["cost"]
-    lines.append(f"total: wall {_ms(t['wallMs'])}, model {_ms(t['modelMs'])}, tools {_ms(t['toolMs'])}, "
+    wall = t["wallMs"] if any(tr["durationMs"] is not None for tr in obj["turns"]) else None   # (none measured: ?)
+    lines.append(f"total: wall {_ms(wall)}, model {_ms(t['modelMs'])}, tools {_ms(t['toolMs'])}, "
                  f"waiting for the user {_ms(t['userWaitMs'])}, retry waits {_ms(t['retryWaitMs'])}")
     hit = f"{t['cacheHitRate'] * 100:.1f} %" if t["cacheHitRate"] is not None else "?"
     lines.append(f"tokens: {_tok(t['tokens'])} reasoning {t['tokens']['reasoning']:,}; cache hit rate {hit}")

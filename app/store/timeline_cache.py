@@ -11,7 +11,8 @@ build); written atomically; a corrupt or foreign file is ignored.  Raw JSONL and
 
 Prices: ``timelinePrices`` in the window's settings file (``settings.json`` in the user config folder,
 ``SESSION_LENS_CONFIG_DIR`` overrides it, as :mod:`app.ui.settings` reads it): model name (or a prefix
-ending in ``*``) -> USD per million ``input`` / ``output`` / ``cacheRead`` tokens.  Read here without Qt.
+ending in ``*``) -> USD per million ``input`` / ``output`` / ``cacheRead`` tokens, and optionally the model's
+``contextWindow`` (the context meter's line where the log does not say it).  Read here without Qt.
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ PRICES_KEY = "timelinePrices"
 # an example table, used until the user saves their own under ``timelinePrices`` (USD per million tokens;
 # DeepSeek's published API list prices, late 2025): always shown as an estimate
 DEFAULT_PRICES: dict[str, dict[str, float]] = {
-    "deepseek-*": {"input": 0.28, "cacheRead": 0.028, "output": 0.42},
+    "deepseek-*": {"input": 0.28, "cacheRead": 0.028, "output": 0.42, "contextWindow": 128_000},
 }
 
 
@@ -152,6 +153,53 @@ def cached_spans(reader: LogReader, build: bool = True,
     return spans, "built"
 
 
+# --------------------------------------------------------------------------- summary (per price table)
+
+class _SummaryFile(msgspec.Struct):
+    """``<key>.tlsum``: the turns and totals of a log revision's spans at one price table."""
+    format: int
+    revision: str              # hash of the log's identity, revision (size, mtime) and header row
+    prices: str                # hash of the price table it was priced with
+    turns: list[JsonObj]
+    totals: JsonObj
+
+
+def _digest(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def cached_summary(reader: LogReader, spans: list[JsonObj], prices: dict[str, Any]) -> tuple[JsonObj, str]:
+    """``{"turns", "totals"}`` of ``spans`` (the log's, from :func:`cached_spans`) at ``prices``: saved beside the
+    spans, reused while the log revision and the price table are the same
+    -> (summary, "hit" | "built" | "uncached")."""
+    src = _file_source(reader)
+    root = cache_root()
+    ident = _identity(src) if src is not None else None
+    if src is None or ident is None or root is None:
+        out = summarize(spans, prices, ordered=True)
+        return {"turns": out["turns"], "totals": out["totals"]}, "uncached"
+    path = cache_file(ident, root).with_suffix(".tlsum")
+    rev = _digest([FORMAT, ident, hashlib.sha256(src.header_raw).hexdigest()])
+    key = _digest(prices)
+    try:
+        blob = path.read_bytes()
+        if _check(blob[:-4]) != blob[-4:]:
+            raise OSError("damaged")
+        saved = msgspec.msgpack.decode(blob[:-4], type=_SummaryFile)
+        if saved.format == FORMAT and saved.revision == rev and saved.prices == key:
+            return {"turns": saved.turns, "totals": saved.totals}, "hit"
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        pass
+    out = summarize(spans, prices, ordered=True)
+    try:
+        body = msgspec.msgpack.encode(_SummaryFile(format=FORMAT, revision=rev, prices=key, turns=out["turns"],
+                                                   totals=out["totals"]))
+        _write_atomic(path, body + _check(body))
+    except (OSError, ValueError, TypeError, OverflowError):
+        pass
+    return {"turns": out["turns"], "totals": out["totals"]}, "built"
+
+
 # --------------------------------------------------------------------------- subagents
 
 def link_children(path: str, spans: list[JsonObj]) -> None:
@@ -188,6 +236,11 @@ def session_timeline(reader: LogReader, path: Optional[str] = None, turn: Option
     spans, status = cached_spans(reader)
     if path and any(is_subagent_tool(s.get("name")) for s in spans if s["kind"] == "tool"):
         link_children(path, spans)
-    out = summarize(spans, load_prices() if prices is None else prices, turn, ordered=True)
+    table = load_prices() if prices is None else prices
+    if turn is not None:
+        out = summarize(spans, table, turn, ordered=True)
+    else:
+        summ, _how = cached_summary(reader, spans, table)
+        out = {"spans": spans, **summ}
     out["cache"] = status
     return out

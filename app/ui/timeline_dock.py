@@ -21,16 +21,21 @@ from .timeline_view import ContextMeter, Waterfall, export_picture
 
 def compute_job(job: Any, path: str, session: Optional[str]) -> dict[str, Any]:
     """The worker: spans (cache or child), linked, summarised and laid out."""
-    from ..log.query.timeline import context_points, summarize
-    from ..store.timeline_cache import link_children, load_prices
+    from ..log.query.timeline import context_points
+    from ..store.faces import open_reader
+    from ..store.timeline_cache import cached_summary, link_children, load_prices
     from ..store.timeline_child import spans_for
     spans, status = spans_for(path, session, lambda: job.cancelled)
     job.check()
     if session is None:
         link_children(path, spans)
-    result = summarize(spans, load_prices(), ordered=True)
+    prices = load_prices()
+    reader = open_reader(path, session)
+    summary, _how = cached_summary(reader, spans, prices)        # (saved beside the spans, per price table)
+    reader.close()
+    result = {"spans": spans, **summary}
     return {"result": result, "cache": status, "layout": layout(result["spans"]),
-            "points": context_points(result["spans"]),
+            "points": context_points(result["spans"], prices),
             "compactions": [s for s in result["spans"] if s["kind"] == "compaction"]}
 
 
@@ -95,7 +100,8 @@ class TimelineDock(QDockWidget):
         tot = res["totals"]
         c = tot["cost"]
         hit = f"{tot['cacheHitRate'] * 100:.0f} %" if tot["cacheHitRate"] is not None else "?"
-        text = (f"wall {fmt_ms(tot['wallMs'])} · model {fmt_ms(tot['modelMs'])} · tools {fmt_ms(tot['toolMs'])} · "
+        wall = tot["wallMs"] if any(t["durationMs"] is not None for t in res["turns"]) else None
+        text = (f"wall {fmt_ms(wall)} · model {fmt_ms(tot['modelMs'])} · tools {fmt_ms(tot['toolMs'])} · "
                 f"user {fmt_ms(tot['userWaitMs'])} · cache hits {hit} · ~${c['amount']:.4f} (estimate)")
         note = data["layout"].note
         if not tot["timesKnown"]:

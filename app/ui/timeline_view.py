@@ -325,6 +325,7 @@ class ContextMeter(QWidget):
                    f"context: prompt tokens of {len(pts):,} requests (max {max(q['prompt'] for q in pts):,})"
                    + (f"; window {', '.join(f'{x:,}' for x in sorted(windows))}" if windows else
                       "; context window not logged")
+                   + (" (from the settings: not logged)" if any(q.get("windowFrom") == "settings" for q in pts) else "")
                    + ("" if window_shown else " (off scale, above)"))
         p.drawText(QRectF(4, top, LEFT - 8, 16), Qt.AlignmentFlag.AlignLeft, f"{ymax:,.0f}")
         p.drawText(QRectF(4, bottom - 16, LEFT - 8, 16), Qt.AlignmentFlag.AlignLeft, "0")

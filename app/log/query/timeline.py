@@ -582,13 +582,25 @@ def prompt_tokens(tokens: Mapping[str, int]) -> int:
     return tokens.get("input", 0) + tokens.get("cacheRead", 0) + tokens.get("cacheWrite", 0)
 
 
-def context_points(spans: Iterable[JsonObj]) -> list[JsonObj]:
+def context_points(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]] = None) -> list[JsonObj]:
     """The context meter: each attempt with usage -> {seq, time, prompt (input + cache read + cache write),
-    cacheRead, contextWindow, model, turn}."""
-    return [{"seq": s["seq"], "time": s["start"], "prompt": prompt_tokens(s["tokens"]),
-             "cacheRead": s["tokens"]["cacheRead"], "contextWindow": s.get("contextWindow"), "model": s.get("model"),
-             "turn": s.get("turn")}
-            for s in spans if s["kind"] == "attempt" and prompt_tokens(s["tokens"])]
+    cacheRead, contextWindow, windowFrom, model, turn}.  The window is the logged one (``request/context``);
+    where none is logged, a ``contextWindow`` of the model's entry in ``prices`` (``windowFrom``: "settings")."""
+    table = _Prices(prices or {})
+    out = []
+    for s in spans:
+        if s["kind"] != "attempt" or not prompt_tokens(s["tokens"]):
+            continue
+        cw = s.get("contextWindow")
+        src: Optional[str] = "log"
+        if cw is None:
+            p = table.of(s.get("model"))
+            v = p.get("contextWindow") if p is not None else None
+            cw, src = (v, "settings") if type(v) is int and v > 0 else (None, None)
+        out.append({"seq": s["seq"], "time": s["start"], "prompt": prompt_tokens(s["tokens"]),
+                    "cacheRead": s["tokens"]["cacheRead"], "contextWindow": cw, "windowFrom": src,
+                    "model": s.get("model"), "turn": s.get("turn")})
+    return out
 
 
 __all__ = ["KINDS", "Block", "Chunk", "timeline", "summarize", "context_points", "cost_of", "TOKEN_KEYS"]
