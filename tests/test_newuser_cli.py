@@ -1,0 +1,60 @@
+"""Issue 35, command-line items: a mistyped command (24) and readable stats totals (19)."""
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+
+from app.cli.main import main
+from fixtures_util import REPO
+
+DEMO = REPO / "resources" / "demo" / "sessions" / "--home-dev-demo-project--"
+
+
+def run(*argv) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main([str(a) for a in argv])
+    return rc, out.getvalue(), err.getvalue()
+
+
+def _fake_gui(monkeypatch) -> list:
+    """The window's command replaced by a recorder (the test never starts Qt)."""
+    import app.cli.gui_cmd  # noqa: F401  (registers "gui")
+    from app.cli import main as cli_main
+    seen: list = []
+    gui = cli_main.COMMANDS["gui"]
+    monkeypatch.setitem(cli_main.COMMANDS, "gui", (gui[0], gui[1], lambda args: seen.append(args.path) or 0))
+    return seen
+
+
+def test_mistyped_command_prints_usage_with_nearest_and_exits_2(tmp_path, monkeypatch):
+    """Item 24: `session-lens stast` is a typo, not a folder to open in the window."""
+    monkeypatch.chdir(tmp_path)                      # (no file named like the word)
+    seen = _fake_gui(monkeypatch)
+    rc, out, err = run("stast", "--json")
+    assert rc == 2 and out == ""
+    assert err.startswith("usage: session-lens")
+    assert "did you mean 'stats'?" in err
+    rc, _out, err = run("lsit")
+    assert rc == 2 and "did you mean 'list'?" in err
+    rc, _out, err = run("doctr")                     # nothing close: the commands are listed
+    assert rc == 2 and "'doctr' is neither a command nor a path" in err and "inspect" in err
+    assert seen == []
+
+
+def test_existing_path_still_opens_the_window(tmp_path, monkeypatch):
+    """A first word that is a path on disk is still the window's argument (not a typo)."""
+    seen = _fake_gui(monkeypatch)
+    assert run(DEMO / "demo-v4-advanced")[0] == 0
+    assert seen == [str(DEMO / "demo-v4-advanced")]
+
+
+def test_stats_totals_are_readable_not_a_dict():
+    """Item 19: the totals line printed a Python dict ("total tokens {'input': 18, …}")."""
+    rc, out, _err = run("stats", DEMO / "demo-v4-advanced")
+    assert rc == 0
+    assert "{" not in out and "'" not in out
+    assert re.search(r"total tokens: 18 in, 18 out, 0 cache read, 0 cache write, 0 reasoning", out)
+    assert "attempts 7 (1 failed)" in out
+    assert "tool calls: run_code 2, snapshot_double 1, subagent 1, workflow 1" in out
