@@ -345,6 +345,9 @@ class LegendDialog(QDialog):
 
 # --------------------------------------------------------------------------- the controller
 
+_REQUEST_CHIP_IDLE = truth_label("request").replace("seq N", "the selected dispatch")
+
+
 class TruthActions(QObject):
     def __init__(self, win):
         super().__init__(win)
@@ -361,7 +364,7 @@ class TruthActions(QObject):
         win._history_column.insertWidget(0, self.chip)
         self.chip.hide()
         # the chip on the Request tab
-        self.request_chip = QLabel(truth_label("request").replace("seq N", "the selected dispatch"))
+        self.request_chip = QLabel(_REQUEST_CHIP_IDLE)
         self.request_chip.setObjectName("requestTruthChip")
         self.request_chip.setTextFormat(Qt.TextFormat.PlainText)
         self.request_chip.setStyleSheet("QLabel#requestTruthChip { font-weight: bold; }")
@@ -369,6 +372,8 @@ class TruthActions(QObject):
         rl = win.request_view.layout()
         rl.insertWidget(0, self.request_chip)
         win.request_view.computed.connect(self._on_request)
+        win.request_view.cleared.connect(lambda: self.request_chip.setText(_REQUEST_CHIP_IDLE))
+        win.request_view.failed.connect(lambda *_: self.request_chip.setText(_REQUEST_CHIP_IDLE))
         # the "why" in the inspector (links are integers only)
         self.why = QLabel("")
         self.why.setObjectName("surfaceWhy")
