@@ -48,3 +48,25 @@ def test_request_chip_is_reset_when_another_session_opens(qtbot, make_window):  
     QApplication.processEvents()
     assert not chip.text().startswith("Exact request at seq"), chip.text()
     assert "the selected dispatch" in chip.text()
+
+
+def test_fork_preview_message_is_gone_while_the_dialog_is_open(qtbot, make_window, tmp_path):  # noqa: F811
+    """Item 11: "Preparing fork preview…" stayed in the status bar behind the fork dialog."""
+    import shutil
+
+    from conftest import fixture
+    src = tmp_path / "store" / "session.jsonl"
+    src.parent.mkdir()
+    shutil.copy(fixture("examples/acp-agent/tests/snapshots/multi-turn/session.jsonl"), src)
+    win = make_window()
+    with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
+        win.open_store(str(src))
+    qtbot.waitUntil(lambda: not win.history.loading, timeout=WAIT)
+    fa = win.fork_action
+    shown: list = []
+    fa.confirm = lambda w, pv: shown.append(w.statusBar().currentMessage()) or False
+    win.select_row(next(i for i, r in enumerate(win.history.rows) if r.event is not None and r.event.seq == 34))
+    fa.action.trigger()
+    assert win.statusBar().currentMessage() == "Preparing fork preview…"
+    qtbot.waitUntil(lambda: bool(shown), timeout=WAIT)
+    assert "Preparing" not in shown[0], shown
