@@ -70,3 +70,22 @@ def test_fork_preview_message_is_gone_while_the_dialog_is_open(qtbot, make_windo
     assert win.statusBar().currentMessage() == "Preparing fork preview…"
     qtbot.waitUntil(lambda: bool(shown), timeout=WAIT)
     assert "Preparing" not in shown[0], shown
+
+
+@pytest.mark.parametrize("key", ["Escape", "Ctrl+W"])
+def test_audit_window_closes_on_escape_and_ctrl_w(qtbot, make_window, key):  # noqa: F811
+    """Item 12: the Audit window ignored Esc and Ctrl+W."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QKeySequence
+    win, _h = _demo(qtbot, make_window)
+    aa = win.audit_action
+    with qtbot.waitSignal(aa.opened, timeout=WAIT):
+        aa.act_audit.trigger()
+    aw = aa.window
+    aw.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is aw, timeout=WAIT)
+    focus = aw.focusWidget() or aw
+    seq = QKeySequence(key)[0]
+    qtbot.keyClick(focus, seq.key(), seq.keyboardModifiers())
+    qtbot.waitUntil(lambda: not aw.isVisible(), timeout=WAIT)
+    assert win.isVisible()
