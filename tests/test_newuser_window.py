@@ -89,3 +89,25 @@ def test_audit_window_closes_on_escape_and_ctrl_w(qtbot, make_window, key):  # n
     qtbot.keyClick(focus, seq.key(), seq.keyboardModifiers())
     qtbot.waitUntil(lambda: not aw.isVisible(), timeout=WAIT)
     assert win.isVisible()
+
+
+def _session_actions(win):
+    ha = win.history_actions
+    return {"physical": ha.act_physical, "attempts": ha.act_attempts, "request": win.frame_actions.act_request}
+
+
+def test_face_toggles_and_show_request_need_a_session(qtbot, make_window, tmp_path):  # noqa: F811
+    """Item 13: the face toggles and Show request were enabled with no session open, e.g. after a
+    `.jsonl` that is no session was refused."""
+    win = make_window()
+    QApplication.processEvents()
+    assert not [n for n, a in _session_actions(win).items() if a.isEnabled()]
+    win2, _h = _demo(qtbot, make_window)
+    assert all(a.isEnabled() for a in _session_actions(win2).values())
+    bad = tmp_path / "notes.jsonl"
+    bad.write_text('{"hello": "world"}\n{"not": "a session"}\n')
+    with qtbot.waitSignal(win.welcomeReady, timeout=WAIT):
+        win.open_store(str(bad))
+    QApplication.processEvents()
+    assert win.history.path is None
+    assert not [n for n, a in _session_actions(win).items() if a.isEnabled()]
