@@ -111,3 +111,41 @@ def test_face_toggles_and_show_request_need_a_session(qtbot, make_window, tmp_pa
     QApplication.processEvents()
     assert win.history.path is None
     assert not [n for n, a in _session_actions(win).items() if a.isEnabled()]
+
+
+@pytest.mark.parametrize("ending", ["done", "failed", "progress"])
+def test_a_job_outliving_its_window_prints_no_traceback(qtbot, capfd, ending):
+    """Item 18: a job (the inspector's trace) still running when the window closed printed
+    "RuntimeError: Signal source has been deleted" once it ended: its job object had gone with
+    the window.  Now the end has nowhere to go and nothing is printed; a job still reporting
+    progress is stopped."""
+    import threading
+
+    import shiboken6
+
+    from app.ui.workers import Jobs
+    jobs = Jobs()
+    go = threading.Event()
+    ran = []
+
+    def work(job):
+        go.wait(10)
+        if ending == "progress":
+            try:
+                for k in range(3):
+                    job.report(k, 3, min_interval=0)
+            except BaseException as e:
+                ran.append(type(e).__name__)
+                raise
+        if ending == "failed":
+            raise ValueError("no such seq")
+        return {"seq": 1}
+
+    job = jobs.submit(work, name="trace-why")
+    shiboken6.delete(job)                 # what closing the window does to it
+    go.set()
+    assert jobs.pool.waitForDone(10000)
+    err = capfd.readouterr().err
+    assert "Signal source has been deleted" not in err and "Traceback" not in err, err
+    if ending == "progress":
+        assert ran == ["Cancelled"]
