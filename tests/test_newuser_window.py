@@ -149,3 +149,41 @@ def test_a_job_outliving_its_window_prints_no_traceback(qtbot, capfd, ending):
     assert "Signal source has been deleted" not in err and "Traceback" not in err, err
     if ending == "progress":
         assert ran == ["Cancelled"]
+
+
+@pytest.fixture(scope="module")
+def synth_log(tmp_path_factory):
+    """A generated 40-turn log (reasoning in most replies, tool calls, retries, compactions)."""
+    from app.tools.synth import SessionSynth, write_jsonl
+    p = tmp_path_factory.mktemp("synth") / "s" / "session.jsonl"
+    write_jsonl(str(p), SessionSynth(35, context_window=24_000), turns=40)
+    return p
+
+
+def _open(qtbot, win, path):
+    with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
+        win.open_store(str(path))
+    qtbot.waitUntil(lambda: not win.history.loading, timeout=WAIT)
+    return win.history
+
+
+def test_copy_as_markdown_labels_reasoning(qtbot, make_window, synth_log):  # noqa: F811
+    """Item 7: Copy as Markdown pasted reasoning as if it were the reply; the export labels it."""
+    win = make_window()
+    h = _open(qtbot, win, synth_log)
+
+    def blocks(r):
+        msg = (r.event.data or {}).get("message") or {}
+        return [b.get("type") for b in msg.get("content") or [] if isinstance(b, dict)]
+    i = max(i for i, r in enumerate(h.rows)
+            if r.kind == "assistant" and r.event is not None and {"reasoning", "text"} <= set(blocks(r)))
+    msg = h.rows[i].event.data["message"]
+    reasoning = next(b["text"] for b in msg["content"] if b.get("type") == "reasoning")
+    reply = next(b["text"] for b in msg["content"] if b.get("type") == "text")
+    win.select_row(i)
+    text = win.frame_actions.copy_markdown()
+    assert "*reasoning:*" in text
+    first = reasoning.splitlines()[0]
+    assert f"> {first}" in text                               # quoted under its label
+    assert text.index("*reasoning:*") < text.index(f"> {first}")
+    assert reply.splitlines()[0] in text and f"> {reply.splitlines()[0]}" not in text   # the reply is not quoted
