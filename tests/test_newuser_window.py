@@ -187,3 +187,30 @@ def test_copy_as_markdown_labels_reasoning(qtbot, make_window, synth_log):  # no
     assert f"> {first}" in text                               # quoted under its label
     assert text.index("*reasoning:*") < text.index(f"> {first}")
     assert reply.splitlines()[0] in text and f"> {reply.splitlines()[0]}" not in text   # the reply is not quoted
+
+
+def test_export_proposes_the_title_as_a_safe_file_name(qtbot, make_window, tmp_path):  # noqa: F811
+    """Item 21: export file names used the session id; the title, made safe, is proposed."""
+    import os
+
+    from app.ui.audit_action import safe_file_stem
+    win, _h = _demo(qtbot, make_window)
+    titles = win.sessions.model.titles
+    qtbot.waitUntil(lambda: bool(titles.get(win.session.key) or win.session.title), timeout=WAIT)
+    title = titles.get(win.session.key) or win.session.title
+    assert title and win.session.id not in title
+    aa = win.audit_action
+    asked: list = []
+    aa.ask_path = lambda w, t, default, filters: asked.append(default) or ""
+    for fmt in ("markdown", "zip"):
+        aa.export(fmt)
+    names = [os.path.basename(a) for a in asked]
+    stem = safe_file_stem(title)
+    assert stem and names == [f"{stem}.md", f"dsh-session-{stem}.zip"], names
+    assert win.session.id not in names[0]
+    # hostile titles: separators, reserved names, controls, a long sentence
+    assert safe_file_stem('fix: "a/b\\c" <now>?\x00\t') == "fix-a-b-c-now"
+    assert safe_file_stem("CON") == "session-CON" and safe_file_stem("...") == ""
+    long = safe_file_stem("word " * 40)
+    assert len(long) <= 60 and not long.endswith("-") and long.endswith("word")
+    assert safe_file_stem("Résumé 日本語 ✓ tests") == "Résumé-日本語-tests"
