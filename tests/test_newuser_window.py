@@ -214,3 +214,32 @@ def test_export_proposes_the_title_as_a_safe_file_name(qtbot, make_window, tmp_p
     long = safe_file_stem("word " * 40)
     assert len(long) <= 60 and not long.endswith("-") and long.endswith("word")
     assert safe_file_stem("Résumé 日本語 ✓ tests") == "Résumé-日本語-tests"
+
+
+def test_lineage_dialog_shows_v4_seed_length_and_the_whole_folder(qtbot, make_window):  # noqa: F811
+    """Item 10: the child's seed length cell was empty (v2+ headers have no seedLength) and the
+    folder column was clipped."""
+    win, _h = _demo(qtbot, make_window, session="demo-v4-long")
+    d = win.truth_actions.show_lineage()
+    qtbot.waitUntil(lambda: d.lineage is not None, timeout=WAIT)
+    QApplication.processEvents()
+    t = d.tree
+    me = t.topLevelItem(0)
+    assert me.text(0) == "▶ demo-v4-long"
+    kid = me.child(0)
+    assert kid.text(0) == "demo-v4-long-fork"
+    assert kid.text(2) == "57"                        # its session/end-seed {inherited:true} is seq 57
+    folder = kid.text(3)
+    assert folder == SESSION_DIR
+    fm = t.fontMetrics()
+    assert t.columnWidth(3) >= fm.horizontalAdvance(folder)
+    right = t.header().sectionViewportPosition(3) + t.columnWidth(3)
+    assert right <= t.viewport().width(), (right, t.viewport().width())
+    assert kid.toolTip(3) == kid.data(0, 256)
+    d.close()
+    win2, _ = _demo(qtbot, make_window, session="demo-v4-advanced")
+    d = win2.truth_actions.show_lineage()
+    qtbot.waitUntil(lambda: d.lineage is not None, timeout=WAIT)
+    sub = d.tree.topLevelItem(0).child(0)
+    assert sub.text(2) == "none (subagent)"           # a subagent child inherits nothing
+    d.close()

@@ -175,7 +175,40 @@ def _lineage_job(job, path: str) -> dict:
         except Exception:
             titles[n["path"]] = None
     lin["titles"] = titles
+    lin["seeds"] = {n["path"]: _seed_cell(job, n) for n in nodes}
     return lin
+
+
+def _seed_cell(job, n: dict) -> str:
+    """The seed length column: the header's ``seedLength`` (v0/v1); for v2+ (no such key) the seq of
+    the child's ``session/end-seed`` marker, read from the log's head; "none" for an unseeded child."""
+    sl = n.get("seedLength")
+    if isinstance(sl, int):
+        return f"{sl:,}"
+    if not n.get("parentSession"):
+        return ""
+    from ..store.faces import open_reader
+    try:
+        r = open_reader(n["path"], None)
+    except Exception:
+        return "?"
+    try:
+        if r.fatal or r.header is None:
+            return "?"
+        if not r.header.to_dict().get("isSeeded"):
+            return f"none ({n.get('origin')})" if n.get("origin") else "none"
+        for k, ev in enumerate(r.iter_events(logical=False)):
+            if not k & 1023:
+                job.check()
+            if ev.type == "session/end-seed":
+                return f"{ev.seq:,}"
+        return "?"
+    except Exception as e:
+        if type(e).__name__ == "Cancelled":
+            raise
+        return "?"
+    finally:
+        r.close()
 
 
 # --------------------------------------------------------------------------- dialogs
@@ -208,10 +241,14 @@ class LineageDialog(QDialog):
     def _item(self, parent, n: dict, titles: dict, mark: str = "") -> QTreeWidgetItem:
         import os
         sl = n.get("seedLength")
+        seed = (self.lineage or {}).get("seeds", {}).get(n.get("path"))
+        path = str(n.get("path") or "")
         it = QTreeWidgetItem([mark + str(n.get("id")), str(titles.get(n.get("path")) or ""),
-                              "" if sl is None else str(sl),
-                              os.path.basename(os.path.dirname(os.path.dirname(n.get("path") or "")))])
+                              seed if seed is not None else ("" if sl is None else str(sl)),
+                              os.path.basename(os.path.dirname(os.path.dirname(path)))])
         it.setData(0, Qt.ItemDataRole.UserRole, n.get("path"))
+        for c in range(4):
+            it.setToolTip(c, path)                # the whole file path, whatever the column shows
         if parent is None:
             self.tree.addTopLevelItem(it)
         else:
@@ -231,12 +268,26 @@ class LineageDialog(QDialog):
                 walk(self._item(item, n, titles), n.get("children", []))
         walk(me, lin.get("descendants", []))
         self.tree.expandAll()
-        for c in range(4):
-            self.tree.resizeColumnToContents(c)
+        self._fit_columns()
         depth = len(lin.get("ancestors", []))
         self.status.setText(f"{depth} ancestor{'s' if depth != 1 else ''} · "
                             f"{self.count(lin.get('descendants', []))} descendant(s), any depth"
                             + ("" if lin.get("complete", True) else " · some ancestors are not in this store"))
+
+    def _fit_columns(self) -> None:
+        """Every column as wide as its content; the dialog widened to show them all (up to the
+        screen), the title column eliding first when the screen is too narrow."""
+        t = self.tree
+        for c in range(4):
+            t.resizeColumnToContents(c)
+        need = sum(t.columnWidth(c) for c in range(4)) + t.verticalScrollBar().sizeHint().width() + 8
+        spare = need - t.viewport().width()
+        if spare > 0:
+            screen = self.screen().availableGeometry().width() if self.screen() is not None else need + self.width()
+            self.resize(min(self.width() + spare, int(screen * 0.95)), self.height())
+        over = need - t.viewport().width() - max(0, self.width() - t.width())
+        if over > 0:                               # still too narrow: the title gives way (elided, tooltip)
+            t.setColumnWidth(1, max(120, t.columnWidth(1) - over))
 
     @staticmethod
     def count(ns: list) -> int:
