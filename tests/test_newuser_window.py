@@ -75,7 +75,6 @@ def test_fork_preview_message_is_gone_while_the_dialog_is_open(qtbot, make_windo
 @pytest.mark.parametrize("key", ["Escape", "Ctrl+W"])
 def test_audit_window_closes_on_escape_and_ctrl_w(qtbot, make_window, key):  # noqa: F811
     """Item 12: the Audit window ignored Esc and Ctrl+W."""
-    from PySide6.QtCore import Qt
     from PySide6.QtGui import QKeySequence
     win, _h = _demo(qtbot, make_window)
     aa = win.audit_action
@@ -243,3 +242,59 @@ def test_lineage_dialog_shows_v4_seed_length_and_the_whole_folder(qtbot, make_wi
     sub = d.tree.topLevelItem(0).child(0)
     assert sub.text(2) == "none (subagent)"           # a subagent child inherits nothing
     d.close()
+
+
+# --------------------------------------------------------------------------- a live writer (another process)
+
+def _simulate(out, *extra):
+    import subprocess
+    import sys
+    return subprocess.Popen([sys.executable, "-m", "app", "simulate", str(out), *extra],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@pytest.mark.slow
+def test_live_session_never_widens_the_window_and_its_age_ticks(qtbot, make_window, tmp_path):  # noqa: F811
+    """Item 1: with `simulate --rate 60` writing, the window widened from 1,400 px (the permanent
+    status texts were not elided) and never shrank back.  Item 14: "last append (0 s ago)" did not
+    tick while the writer paused."""
+    import os
+    import re
+    import signal
+    import time
+    out = tmp_path / "live" / "session.jsonl"
+    out.parent.mkdir()
+    proc = _simulate(out, "--events", "3000", "--rate", "60", "--lock", "--seed", "3")
+    try:
+        deadline = time.time() + 20
+        while not (out.exists() and out.stat().st_size > 2000) and time.time() < deadline:
+            time.sleep(0.05)
+        win = make_window()
+        win.resize(1400, 860)
+        QApplication.processEvents()
+        h = _open(qtbot, win, out)
+        qtbot.waitUntil(lambda: h.live_state == "live" and h.feed.last_batch is not None, timeout=WAIT)
+        label = win.truth_actions.live_label
+        qtbot.waitUntil(lambda: "writer live" in label.text(), timeout=WAIT)
+        qtbot.wait(1500)                                  # a few batches and status updates
+        assert win.width() == 1400, win.width()
+        assert win.minimumSizeHint().width() <= 1400
+        assert win.statusBar().minimumSizeHint().width() < 1000
+        # the writer pauses (still holding its lock): the age of the last append counts on
+        os.kill(proc.pid, signal.SIGSTOP)
+
+        def age():
+            m = re.search(r"\((\d+) s ago\)", label.text())
+            return int(m.group(1)) if m else None
+        qtbot.waitUntil(lambda: age() is not None, timeout=WAIT)
+        first = age()
+        qtbot.waitUntil(lambda: (age() or 0) >= first + 2, timeout=6000)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        qtbot.waitUntil(lambda: h.live_state in ("crashed", "complete"), timeout=WAIT)
+        QApplication.processEvents()
+        assert win.width() == 1400, win.width()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from typing import Any, Optional
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout)
@@ -444,11 +444,15 @@ class TruthActions(QObject):
         self.why_status.hide()
         self.trace_result: Optional[dict] = None
         # live status in the status bar
-        self.live_label = QLabel("")
+        from .status import StatusLabel
+        self.live_label = StatusLabel("")       # elided: a long live line never widens the window
         self.live_label.setObjectName("liveStatus")
         self.live_label.setTextFormat(Qt.TextFormat.PlainText)
         self.live_label.setToolTip("While a writer is live: " + WRITE_BEHIND_NOTE)
         win.statusBar().addPermanentWidget(self.live_label)
+        self._tick = QTimer(self)                 # "last append (N s ago)" counts on between batches
+        self._tick.setInterval(1000)
+        self._tick.timeout.connect(self._refresh_live)
         # menus
         self.act_tails = self._action("Logical vs physical tails (side by side)…", self.show_tails)
         self.act_tails.setEnabled(False)
@@ -488,13 +492,25 @@ class TruthActions(QObject):
         if not has:
             self.chip.hide()
             self.live_label.setText("")
+            self._tick.stop()
             return
         s = win.history.stats()
         self.chip.setText(chip_text(s))
         self.chip.show()
+        self._refresh_live(s)
+
+    def _refresh_live(self, s: Optional[dict] = None) -> None:
+        """The live line, again each second while it is shown (its "N s ago" ticks)."""
+        win = self.win
+        if s is None:
+            s = win.history.stats() if win.history.path is not None else {}
         # only once the writer is shown live (its lock, or growth seen): a recent file time alone is no writer
-        self.live_label.setText(live_status_text(s.get("live"), win.history.feed.last_batch) if s.get("liveFace")
-                                else "")
+        text = live_status_text(s.get("live"), win.history.feed.last_batch) if s.get("liveFace") else ""
+        self.live_label.setText(text)
+        if text and not self._tick.isActive():
+            self._tick.start()
+        elif not text:
+            self._tick.stop()
 
     def _on_request(self, seq: int):
         self.request_chip.setText(f"{truth_label('request', seq)} — {TRUTHS['request'][1]}")
