@@ -58,3 +58,16 @@ def test_stats_totals_are_readable_not_a_dict():
     assert re.search(r"total tokens: 18 in, 18 out, 0 cache read, 0 cache write, 0 reasoning", out)
     assert "attempts 7 (1 failed)" in out
     assert "tool calls: run_code 2, snapshot_double 1, subagent 1, workflow 1" in out
+
+
+def test_seq_lists_as_ranges():
+    """Item 2 (the words): runs are ranges, repeats once ("chunks: 23 23 23 23 23" was printed),
+    a long list is summarised with its count."""
+    from app.log.format.seqranges import seq_runs, seqs_text
+    assert seq_runs([23, 23, 23, 23, 23]) == [(23, 23)] and seqs_text([23, 23, 23]) == "23"
+    assert seqs_text(list(range(735, 1051))) == "735–1050"
+    assert seqs_text([4, 9, 12, 13, 14]) == "4, 9, 12–14"
+    chain = [2600 + 1012 * k for k in range(131)]
+    text = seqs_text(chain)
+    assert text == f"2600, 3612, 4624, … {chain[-1]} (131 seqs)"
+    assert seqs_text([1, "x", None, True, 2]) == "1–2"          # hostile members are not seqs

@@ -298,3 +298,48 @@ def test_live_session_never_widens_the_window_and_its_age_ticks(qtbot, make_wind
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
+
+
+def test_long_seq_lists_are_ranges_and_chains_are_summarised(qtbot, make_window, synth_log):  # noqa: F811
+    """Item 2: a replacement chain and a message's sourceEventSeqs were printed seq by seq
+    (12 lines per row on a long log).  Runs are ranges now, a long chain says how many times and
+    the latest seq, and the whole list is one click away."""
+    from app.log.fold.surface import index_for
+    from app.log.index.reader import LogReader
+    r = LogReader.open(str(synth_log))
+    idx = index_for(r)
+    seq = max(idx.fold.replaced_by, key=lambda s: (len(idx.replacement_chain(s)), -s))
+    chain = idx.replacement_chain(seq)
+    cites = max((e for e in r.iter_events() if e.source_event_seqs), key=lambda e: len(e.source_event_seqs))
+    r.close()
+    assert len(chain) >= 5 and len(cites.source_event_seqs) > 60
+    win = make_window(page_size=100_000)            # the whole log in the list (the chain starts early)
+    win.resize(1400, 860)
+    _open(qtbot, win, synth_log)
+    qtbot.waitUntil(lambda: win.history.window.sindex is not None, timeout=WAIT)
+    ta = win.truth_actions
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+        win.goto_seq(seq)
+    qtbot.waitUntil(lambda: ta.why_status.text().startswith("Surface:"), timeout=WAIT)
+    status = ta.why_status.text()
+    later = chain[1:]
+    assert f"replaced in turn {len(later)} times, latest by seq {later[-1]}" in status, status
+    assert str(later[1]) not in status
+    qtbot.waitUntil(lambda: ta.trace_result is not None and ta._why_seq == seq and "tracing" not in ta.why.text(),
+                    timeout=WAIT)
+    why = ta.why.text()
+    line = next(ln for ln in why.split("<br>") if ln.startswith("Replacement chain:"))
+    assert f"({len(chain)} seqs)" in line and 'href="more:' in line
+    assert line.count('href="seq:') == 4, line                    # three runs, "…", the latest
+    href = why.split('href="more:', 1)[1].split('"', 1)[0]
+    ta._on_link(f"more:{href}")                                 # "all ›": the whole chain
+    assert all(f'href="seq:{s}"' in ta.why.text() for s in chain)
+    # a message citing its chunk seqs: one range, not a hundred numbers
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+        win.goto_seq(cites.seq)
+    links = win.inspector.links.text()
+    src = sorted(set(cites.source_event_seqs))
+    line = next(ln for ln in links.split("<br>") if ln.startswith("sourceEventSeqs"))
+    assert line.count('href="seq:') <= 8, line
+    assert f'{src[0]}</a>–<a href="seq:' in line
+    assert win.inspector.link_seqs[:len(src)] == list(cites.source_event_seqs)[:len(src)]

@@ -404,6 +404,7 @@ class TruthActions(QObject):
         super().__init__(win)
         self.win = win
         self._why_seq: Optional[int] = None
+        self._why_expanded: set = set()         # "all ›" clicked in the why (for the row shown)
         self.dialogs: dict = {}             # kind -> the open dialog of that kind (one at a time)
         # the chip above the history
         self.chip = QLabel("")
@@ -545,9 +546,17 @@ class TruthActions(QObject):
         if seq != self._why_seq:
             return
         self.trace_result = tr
+        self._why_expanded = set()
+        self._render_why(seq)
+
+    def _render_why(self, seq: int) -> None:
+        """The trace's sentences with their seqs as links: runs as ranges, long lists summarised
+        with "all ›" (``more:k``) showing the whole list."""
+        from .inspector import seq_links_html
         parts = []
-        for sentence, seqs in trace_lines(tr):
-            links = " ".join(f'<a href="seq:{int(s)}">{int(s)}</a>' for s in seqs[:60] if isinstance(s, int))
+        for k, (sentence, seqs) in enumerate(trace_lines(self.trace_result or {})):
+            ints = [int(s) for s in seqs if isinstance(s, int)]
+            links = seq_links_html(ints, f"w{k}" in self._why_expanded, f"w{k}") if ints else ""
             esc = sentence.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             parts.append(f"{esc} {links}".strip())
         self.why.setText(f"<b>Why</b> (trace of seq {int(seq)}):<br>" + "<br>".join(parts))
@@ -557,6 +566,10 @@ class TruthActions(QObject):
             self.why.setText("<i>no trace for this row</i>")
 
     def _on_link(self, href: str):
+        if href.startswith("more:") and self._why_seq is not None:
+            self._why_expanded.add(href[5:])
+            self._render_why(self._why_seq)
+            return
         if href.startswith("seq:"):
             try:
                 self.win.history_actions.goto_seq(int(href[4:]))
