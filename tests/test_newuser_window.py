@@ -343,3 +343,20 @@ def test_long_seq_lists_are_ranges_and_chains_are_summarised(qtbot, make_window,
     assert line.count('href="seq:') <= 8, line
     assert f'{src[0]}</a>–<a href="seq:' in line
     assert win.inspector.link_seqs[:len(src)] == list(cites.source_event_seqs)[:len(src)]
+
+
+def test_finished_log_with_seq_gaps_has_nothing_in_flight(qtbot, make_window):  # noqa: F811
+    """Item 8: `cordis-tool-round` (finished; seq gaps) showed "STREAMING model call in flight"
+    cards and "60 of 263 events loaded" with all 60 events loaded."""
+    from conftest import fixture
+    win = make_window()
+    h = _open(qtbot, win, fixture("apps/web/tests/snapshots/cordis-tool-round/session.jsonl"))
+    qtbot.waitUntil(lambda: h.live_state is not None and h.window.sindex is not None, timeout=WAIT)
+    QApplication.processEvents()
+    titles = [r.content().title for r in h.rows]
+    assert not [t for t in titles if "in flight" in t], titles
+    assert "incomplete model call" in titles
+    assert not [r for r in h.rows if r.kind == "streaming"]
+    counts = win.status_counts.text()
+    assert "60 of 60 events loaded" in counts or "60 events loaded" in counts, counts
+    assert "263" not in counts

@@ -232,7 +232,7 @@ def status_texts(s: dict) -> tuple[str, str, str]:
     stored = s["storedEvents"]
     total = s["indexedEvents"]
     if not s["hasMore"]:
-        total = stored if total is None else max(total, stored)
+        total = stored        # the whole log is loaded (an index counting a seq gap's missing seqs says more)
     parts = [count_text(s["rows"], "row")]
     parts.append(f"{stored:,} of {total:,} events loaded" if total is not None else
                  f"{count_text(stored, 'event')} loaded")
