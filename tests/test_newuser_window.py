@@ -360,3 +360,36 @@ def test_finished_log_with_seq_gaps_has_nothing_in_flight(qtbot, make_window):  
     counts = win.status_counts.text()
     assert "60 of 60 events loaded" in counts or "60 events loaded" in counts, counts
     assert "263" not in counts
+
+
+@pytest.mark.parametrize("errors_only", [False, True])
+def test_f8_onto_a_hidden_attempt_frames_no_unrelated_row(qtbot, make_window, errors_only):  # noqa: F811
+    """Item 6: demo-v4-advanced, Ctrl+Home, F8: the error is the hidden attempt at seq 17, yet
+    `image/offload` seq 18 was framed.  Item 5: with Errors only and Shift+F8 onto it, the inspector
+    showed the attempt's JSON under the framed row's surface status and trace."""
+    from PySide6.QtCore import Qt
+    win, h = _demo(qtbot, make_window)
+    ga = win.go_actions
+    qtbot.waitUntil(lambda: ga.outline is not None, timeout=WAIT)
+    assert 17 in ga.error_seqs and h.hidden_attempt_of(17) is not None
+    if errors_only:
+        ga.act_errors_only.setChecked(True)
+        QApplication.processEvents()
+        later = next(s for s in ga.error_seqs if s > 17)
+        with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+            win.goto_seq(later)
+        with qtbot.waitSignal(win.seqSelected, timeout=WAIT) as b:
+            qtbot.keyClick(win.view, Qt.Key.Key_F8, Qt.KeyboardModifier.ShiftModifier)
+    else:
+        with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+            win.history_actions.controller.goto_start()
+        with qtbot.waitSignal(win.seqSelected, timeout=WAIT) as b:
+            qtbot.keyClick(win.view, Qt.Key.Key_F8)
+    assert b.args[0] == 17
+    QApplication.processEvents()
+    row = win.view.current_row()
+    assert row is None or (row.first_seq or row.seq) <= 17 <= max(row.seq, row.last_seq or row.seq), row.seq
+    assert win.inspector.title.text().startswith("assistant/chunk · seq 17") or "seq 17" in win.inspector.title.text()
+    assert "Hidden attempts" in win.inspector.title.text() + win.statusBar().currentMessage()
+    ta = win.truth_actions
+    assert not ta.why_status.isVisible() and not ta.why.isVisible()     # no other row's status or trace

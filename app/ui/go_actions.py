@@ -318,8 +318,8 @@ class GoActions(QObject):
             cur = row.seq if forward else (row.first_seq if row.first_seq is not None else row.seq)
             hi = max(cur, row.last_seq or cur)
         last = getattr(self, "_last_error", None)
-        if last is not None and last[1] == (row.key if row is not None else None):
-            cur = hi = last[0]             # the last error had no row of its own (a hidden attempt)
+        if last is not None and (row is None or last[1] == row.key):
+            cur = hi = last[0]             # the last error had no row of its own (a hidden attempt: none framed)
         if cur is None:
             seq = errs[0] if forward else errs[-1]
         else:
