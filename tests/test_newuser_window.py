@@ -393,3 +393,63 @@ def test_f8_onto_a_hidden_attempt_frames_no_unrelated_row(qtbot, make_window, er
     assert "Hidden attempts" in win.inspector.title.text() + win.statusBar().currentMessage()
     ta = win.truth_actions
     assert not ta.why_status.isVisible() and not ta.why.isVisible()     # no other row's status or trace
+
+
+def _word_y(view, row_index: int, word: str):
+    """Where ``word`` of the row at ``row_index`` is drawn, in viewport pixels (None: not found)."""
+    from PySide6.QtGui import QTextCursor
+
+    from app.log.query.textview import fold_spans
+    m = view.model()
+    ix = m.index(row_index, 0)
+    doc = view.delegate.document(m.row_at(row_index), ix)
+    spans = fold_spans(doc.toPlainText(), word, 1, utf16=True)
+    if not spans:
+        return None
+    cur = QTextCursor(doc)
+    cur.setPosition(spans[0][0])
+    block = cur.block()
+    line = block.layout().lineForTextPosition(spans[0][0] - block.position())
+    inner = line.y() if line.isValid() else 0.0          # the line inside its block (a block may hold many)
+    return view.visualRect(ix).top() + doc.documentLayout().blockBoundingRect(block).top() + inner
+
+
+@pytest.mark.parametrize("turn,turns", [(3, 9), (3, 40), (37, 40)])
+def test_first_find_jump_shows_the_word_after_the_results_dock_opens(qtbot, make_window, tmp_path, turn, turns):  # noqa: F811
+    """Item 3: Ctrl+F, a word on line 700 of a long tool output, Enter: the row expanded but the
+    line ended below the fold, because the results dock opened after the scroll."""
+    from PySide6.QtCore import Qt
+
+    from app.tools.plant import PlantingSynth
+    from app.tools.synth import write_jsonl
+    s = PlantingSynth(seed=11, at_turn=turn, plants={"zebraquokka": "tool-output-line-700"})
+    path = tmp_path / "p" / "session.jsonl"
+    write_jsonl(str(path), s, turns=turns)
+    seq = s.planted["zebraquokka"][0]
+    win = make_window()
+    win.resize(1400, 860)
+    h = _open(qtbot, win, path)
+    qtbot.waitUntil(lambda: h.index_state == "ready", timeout=WAIT)
+    fa = win.find_actions
+    assert not fa.results_dock.isVisible()
+    win.open_search()
+    win.search_edit.setText("zebraquokka")
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+        qtbot.keyClick(win.search_edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: fa.results_dock.isVisible() and fa.stats is not None, timeout=WAIT)
+    qtbot.wait(600)                                    # the dock, the row's expansion: all settled
+    view = win.view
+    r = h.row_for_seq(seq)
+    assert r is not None and h.row_at(r).expanded
+    y = _word_y(view, r, "zebraquokka")
+    assert y is not None and 0 <= y <= view.viewport().height() - view.fontMetrics().height(), \
+        (y, view.viewport().height())
+    # the layout changes just after the jump (the results dock grows): the word stays in view
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
+        fa.goto_hit(0)
+    qtbot.wait(250)                                    # (after the jump's own second scroll)
+    win.resizeDocks([fa.results_dock], [int(win.height() * 0.55)], Qt.Orientation.Vertical)
+    qtbot.wait(300)
+    y = _word_y(view, h.row_for_seq(seq), "zebraquokka")
+    assert y is not None and 0 <= y <= view.viewport().height() - view.fontMetrics().height(), \
+        (y, view.viewport().height())

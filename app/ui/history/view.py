@@ -379,7 +379,10 @@ class HistoryView(QListView):
             return False
         cur = QTextCursor(doc)
         cur.setPosition(spans[0][0])
-        y = doc.documentLayout().blockBoundingRect(cur.block()).top()
+        block = cur.block()
+        line = block.layout().lineForTextPosition(spans[0][0] - block.position()) if block.layout() else None
+        # the line inside its block: a tool output is one block of hundreds of lines
+        y = doc.documentLayout().blockBoundingRect(block).top() + (line.y() if line is not None and line.isValid() else 0)
         self.doItemsLayout()
         rect = self.visualRect(ix)
         sb = self.verticalScrollBar()
