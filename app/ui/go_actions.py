@@ -91,7 +91,7 @@ class GoActions(QObject):
         self.outline_view.setModel(self.outline_model)
         self.outline_view.setUniformItemSizes(True)
         self.outline_view.setWordWrap(False)
-        self.outline_view.setMinimumWidth(380)          # the first line of a prompt stays readable
+        self.outline_view.setMinimumWidth(320)          # the first line of a prompt stays readable
         self.outline_view.activated.connect(lambda ix: self._jump_role(ix))
         self.outline_view.clicked.connect(lambda ix: self._jump_role(ix))
         ow, self.outline_label = self._panel(self.outline_view)

@@ -22,6 +22,7 @@ from .tree_model import NodeTreeModel
 
 INFO_ROLE = Qt.ItemDataRole.UserRole + 1
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
+DISTINCT_ROLE = Qt.ItemDataRole.UserRole + 3    # where a label starts to differ from the most alike other label
 COLUMNS = ("Session", "Updated", "Project", "Format")
 
 
@@ -392,9 +393,36 @@ class SessionTreeModel(NodeTreeModel):
                 base = f"⤷ {kind} · {base}"
             else:
                 base = f"⤷ {base}"
+        if self._dup_titles().get(display_title(info, self.titles), 0) > 1:
+            base += f" · {isolate(str(info.id)[-12:])}"       # titles alike: the id's end tells them apart
         state = self.state_of(info)
         badge = LIVE_BADGES.get(state) if state is not None else None
         return f"{badge} · {base}" if badge else base      # in front: a long title elides, not the state
+
+    def _dup_titles(self) -> dict:
+        """display title -> how many listed sessions show it (recounted when titles change)."""
+        key = (id(self.listing), len(self._by_key), hash(frozenset(self.titles.items())))
+        if getattr(self, "_dups", (None,))[0] != key:
+            counts: dict = {}
+            for n in self._by_key.values():
+                t = display_title(n.info, self.titles)
+                counts[t] = counts.get(t, 0) + 1
+            self._dups = (key, counts)
+        return self._dups[1]
+
+    def _distinct(self) -> dict:
+        """key -> length of the longest start its label shares with another label (the part that
+        tells it apart begins there); neighbours in sorted order are the most alike."""
+        key = (id(self.listing), len(self._by_key),
+               hash(frozenset(self.titles.items())), hash(frozenset(self.states.items())))
+        if getattr(self, "_dist", (None,))[0] != key:
+            labels = sorted((self.label(n.info), k) for k, n in self._by_key.items())
+            out = dict.fromkeys(self._by_key, 0)
+            for (a, ka), (b, kb) in zip(labels, labels[1:]):
+                n = len(os.path.commonprefix([a, b]))
+                out[ka], out[kb] = max(out[ka], n), max(out[kb], n)
+            self._dist = (key, out)
+        return self._dist[1]
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
@@ -415,6 +443,8 @@ class SessionTreeModel(NodeTreeModel):
                 return format_version(info)
         if role == INFO_ROLE:
             return info
+        if role == DISTINCT_ROLE and col == 0:
+            return self._distinct().get(info.key, 0)
         if role == Qt.ItemDataRole.FontRole and col == 0 and not info.title_exact:
             f = QFont()
             f.setItalic(True)                 # a provisional title (the middle of the log not read yet)
