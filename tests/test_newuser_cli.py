@@ -71,3 +71,32 @@ def test_seq_lists_as_ranges():
     text = seqs_text(chain)
     assert text == f"2600, 3612, 4624, … {chain[-1]} (131 seqs)"
     assert seqs_text([1, "x", None, True, 2]) == "1–2"          # hostile members are not seqs
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("version", [0, 4])
+def test_planted_logs_are_valid_and_find_finds_every_word(tmp_path, version):
+    """Item 22: with v4 output, plant.py wrote the tool output as a nested `content` inside a v4
+    text block that nobody reads, so a search test built on it measured nothing.  Every planted
+    word is found now, at its seq, in a log that loads without problems."""
+    from app.log.index.reader import LogReader
+    from app.log.query.search import FindOptions, find
+    from app.tools.plant import PLANTS, PlantingSynth
+    from app.tools.synth import write_jsonl
+    s = PlantingSynth(seed=11, at_turn=2, version=version)
+    name = "session.v4.jsonl" if version == 4 else "session.jsonl"
+    path = tmp_path / "s" / name
+    write_jsonl(str(path), s, turns=6)
+    assert set(s.planted) == set(PLANTS)
+    r = LogReader.open(str(path))
+    evs = list(r.iter_events())
+    assert not [p for p in r.problems if getattr(p, "fatal", False)]
+    tool_seq = s.planted["zebraquokka"][0]
+    res = next(e for e in evs if e.seq == tool_seq)
+    blocks = res.data["message"]["content"]
+    assert not [b for b in blocks if b.get("type") == "text" and "content" in b]      # no nested content
+    for word, (seq, _turn, _kind) in s.planted.items():
+        hits = list(find(LogReader.open(str(path)), FindOptions(word)))
+        assert seq in {h.seq for h in hits}, (word, seq, [h.seq for h in hits])
