@@ -521,3 +521,36 @@ def test_session_titles_alike_are_told_apart_and_columns_share_the_width(qtbot, 
     win.split.setSizes([sizes[0] + 200, sizes[1] - 200, sizes[2]])
     QApplication.processEvents()
     assert tree.columnWidth(0) > 0.5 * tree.viewport().width()
+
+
+@pytest.mark.parametrize("how", ["default", "path"])
+def test_demo_opens_on_a_tool_call_and_generic_rows_read_as_one_line(qtbot, make_window, how):  # noqa: F811
+    """Item 23: the demo opened on a run of FEEDBACK/COMMAND rows printed as JSON.  It opens on
+    demo-v4-advanced's first tool call (after a retried model call and its request), and a row
+    without a card of its own reads as one line of "key value" pairs (the JSON: in the inspector)."""
+    from app.ui.main_window import demo_store
+    win = make_window()
+    win.resize(1400, 860)
+    with qtbot.waitSignal(win.seqSelected, timeout=WAIT) as b:
+        if how == "default":
+            win.open_default()
+        else:
+            win.open_store(str(demo_store()))
+    assert b.args[0] == 21
+    assert win.history.path.endswith("demo-v4-advanced/session.v4.jsonl.zstd")
+    row = win.view.current_row()
+    assert row is not None and row.seq == 21 and row.kind == "assistant"
+    assert any(r.kind == "tool-call" for r in win.history.rows[win.history.row_for_seq(21):][:3])
+    view = win.view
+    ix = view.model().index(win.history.row_for_seq(21), 0)
+    assert view.viewport().rect().intersects(view.visualRect(ix))          # in view
+    generic = [r for r in win.history.rows if r.event is not None and r.event.type.startswith(("feedback/", "command/done"))]
+    assert generic
+    for r in generic:
+        c = r.content()
+        text = c.plain_text()
+        body = [blk.text for blk in c.blocks]
+        assert all("\n" not in t and not t.lstrip().startswith("{") for t in body), body
+        assert '{"' not in text
+    rec = next(r for r in generic if r.event.type == "feedback/record")
+    assert "text “The session needs a clearer explanation.”" in rec.content().plain_text()
