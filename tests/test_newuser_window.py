@@ -554,3 +554,34 @@ def test_demo_opens_on_a_tool_call_and_generic_rows_read_as_one_line(qtbot, make
         assert '{"' not in text
     rec = next(r for r in generic if r.event.type == "feedback/record")
     assert "text “The session needs a clearer explanation.”" in rec.content().plain_text()
+
+
+@pytest.mark.slow
+def test_new_rows_below_marker_while_scrolled_up_in_a_live_session(qtbot, make_window, tmp_path):  # noqa: F811
+    """Item 20: scrolled up in a live session, nothing said that rows were arriving below."""
+    import time
+    out = tmp_path / "live" / "session.jsonl"
+    out.parent.mkdir()
+    proc = _simulate(out, "--events", "4000", "--rate", "80", "--lock", "--seed", "5")
+    try:
+        deadline = time.time() + 20
+        while not (out.exists() and out.stat().st_size > 6000) and time.time() < deadline:
+            time.sleep(0.05)
+        win = make_window()
+        win.resize(1400, 860)
+        h = _open(qtbot, win, out)
+        qtbot.waitUntil(lambda: h.live_state == "live", timeout=WAIT)
+        view, marker = win.view, win.view.new_rows
+        qtbot.wait(800)
+        assert not marker.isVisible()                       # following the tail: nothing to say
+        view.verticalScrollBar().setValue(0)                 # the reader scrolls up
+        qtbot.waitUntil(lambda: marker.isVisible() and marker.count > 0, timeout=WAIT)
+        assert "new row" in marker.text() and "below" in marker.text()
+        vp = view.viewport().geometry()
+        assert vp.contains(marker.geometry().center()) and marker.geometry().bottom() <= vp.bottom()
+        marker.click()
+        qtbot.waitUntil(lambda: view.at_bottom(), timeout=WAIT)
+        assert not marker.isVisible()
+    finally:
+        proc.kill()
+        proc.wait(10)
