@@ -100,3 +100,17 @@ def test_planted_logs_are_valid_and_find_finds_every_word(tmp_path, version):
     for word, (seq, _turn, _kind) in s.planted.items():
         hits = list(find(LogReader.open(str(path)), FindOptions(word)))
         assert seq in {h.seq for h in hits}, (word, seq, [h.seq for h in hits])
+
+
+def test_idle_writer_status_says_why_the_window_waits():
+    """Item 15 (in part): without a lock, after the writer died the window said "◌ writer idle" for
+    about 30 s with no reason.  It says now that there is no lock to ask, how long silence must
+    last, and how long is left."""
+    from app.store.watch import CRASH_AFTER_S
+    from app.ui.truth_views import live_status_text
+    now = 1_000_000.0
+    text = live_status_text("idle", {"at": now - 12, "events": 3, "bytes": 400}, now=now)
+    assert "no session.lock to ask" in text
+    assert f"{int(CRASH_AFTER_S)} s of silence" in text and f"(in {int(CRASH_AFTER_S) - 12} s)" in text
+    assert "(12 s ago)" in text
+    assert "session.lock" not in live_status_text("live", {"at": now, "events": 1, "bytes": 9}, now=now)

@@ -72,13 +72,19 @@ def live_status_text(state: Optional[str], batch: Optional[dict], now: Optional[
         return ""
     now = time.time() if now is None else now
     parts = ["● writer live" if state == "live" else "◌ writer idle (inside a turn)"]
+    at = batch.get("at") if batch else None
     if batch:
-        at = batch.get("at")
         if isinstance(at, (int, float)):
             parts.append(f"last append {time.strftime('%H:%M:%S', time.localtime(at))} "
                          f"({max(0, int(now - at))} s ago)")
         ev = batch.get("events")
         parts.append(f"+{ev} event{'s' if ev != 1 else ''}, {_kb(batch.get('bytes'))} since the previous batch")
+    if state == "idle":
+        # only a writer without session.lock is ever "idle": its silence is all the window can go by
+        from ..store.watch import CRASH_AFTER_S
+        left = f" (in {max(0, int(CRASH_AFTER_S - (now - at)))} s)" if isinstance(at, (int, float)) else ""
+        parts.append(f"no session.lock to ask: its turn stays open until {int(CRASH_AFTER_S)} s of silence "
+                     f"say the writer is gone{left}")
     parts.append("the file lags the writer (write-behind)")
     return " · ".join(parts)
 
