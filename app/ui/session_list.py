@@ -20,7 +20,7 @@ def distinct_elide(fm, text: str, width: int, distinct: int) -> str:
     cut = text.rfind(" ", 12, distinct) + 1 or distinct      # the word where the difference begins
     tail = text[max(12, cut):]
     room = width - fm.horizontalAdvance(head)
-    if room < fm.horizontalAdvance("M" * 6):
+    if room < fm.horizontalAdvance("M" * 4):
         return fm.elidedText(text, Qt.TextElideMode.ElideMiddle, width)
     return head + fm.elidedText(tail, Qt.TextElideMode.ElideRight, room)
 
@@ -126,10 +126,11 @@ class SessionPanel(QWidget):
 
     def _fit_columns(self) -> None:
         """Columns that say nothing or do not fit give way to the title: Project when every session
-        has the same one, then Format and Project when the panel is narrow."""
+        has the same one, then Format, Project and Updated when the panel is narrow."""
         w = self.tree.viewport().width()
         self.tree.setColumnHidden(3, w < 330)
         self.tree.setColumnHidden(2, getattr(self, "_one_project", False) or w < 270)
+        self.tree.setColumnHidden(1, w < 240)      # (a dock beside the list: the titles alone)
 
     def _on_current(self, cur, prev):
         if not cur.isValid():

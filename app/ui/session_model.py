@@ -393,8 +393,15 @@ class SessionTreeModel(NodeTreeModel):
                 base = f"⤷ {kind} · {base}"
             else:
                 base = f"⤷ {base}"
-        if self._dup_titles().get(display_title(info, self.titles), 0) > 1:
-            base += f" · {isolate(str(info.id)[-12:])}"       # titles alike: the id's end tells them apart
+        shown = display_title(info, self.titles)
+        if self._dup_titles().get(shown, 0) > 1:             # titles alike: the id tells them apart
+            sid = str(info.id)
+            if shown.rstrip("…") and sid.startswith(shown.rstrip("…")):
+                base = base.replace(isolate(shown), isolate(sid))      # (an id cut short: the whole id)
+            else:
+                tail = sid[-12:]
+                tail = tail[tail.find("-") + 1:] if "-" in tail[:-1] else tail
+                base += f" · {isolate(tail)}"
         state = self.state_of(info)
         badge = LIVE_BADGES.get(state) if state is not None else None
         return f"{badge} · {base}" if badge else base      # in front: a long title elides, not the state

@@ -454,6 +454,7 @@ class TruthActions(QObject):
         from .status import StatusLabel
         self.live_label = StatusLabel("")       # elided: a long live line never widens the window
         self.live_label.setObjectName("liveStatus")
+        self.live_label.setMaximumWidth(520)     # the counters and the face keep their words beside it
         self.live_label.setTextFormat(Qt.TextFormat.PlainText)
         self.live_label.setToolTip("While a writer is live: " + WRITE_BEHIND_NOTE)
         win.statusBar().addPermanentWidget(self.live_label)
