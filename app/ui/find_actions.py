@@ -370,7 +370,7 @@ class FindActions(QObject):
         if old is not None:
             vp.removeEventFilter(old)
         f = _ResizeFollow(again, self)
-        self._resize_follow = f
+        self._resize_follow: Optional[_ResizeFollow] = f
         vp.installEventFilter(f)
 
         def stop():

@@ -144,8 +144,9 @@ class WindowStart(QObject):
     def _saved_split() -> list:
         from . import settings
         got = settings.load().get("split")
-        ok = isinstance(got, list) and len(got) == 3 and all(isinstance(x, int) and x > 0 for x in got)
-        return got if ok else SPLIT_SIZES
+        if isinstance(got, list) and len(got) == 3 and all(isinstance(x, int) and x > 0 for x in got):
+            return list(got)
+        return SPLIT_SIZES
 
     def _fit_split(self) -> None:
         split = self.win.split

@@ -122,7 +122,6 @@ class AuditWindow(QWidget):
         act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         act.triggered.connect(self.close)
         self.addAction(act)
-        self.close_action = act
 
     # ------------------------------------------------------------------ loading
     @property
