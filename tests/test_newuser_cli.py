@@ -114,3 +114,22 @@ def test_idle_writer_status_says_why_the_window_waits():
     assert f"{int(CRASH_AFTER_S)} s of silence" in text and f"(in {int(CRASH_AFTER_S) - 12} s)" in text
     assert "(12 s ago)" in text
     assert "session.lock" not in live_status_text("live", {"at": now, "events": 1, "bytes": 9}, now=now)
+
+
+def test_demo_sessions_are_never_idle_just_after_a_checkout(monkeypatch):
+    """Item 17: a fresh clone's demo showed a session "◌ idle", then "✕ crashed" two minutes
+    later: an open tail younger than 120 s counted as idle.  No writer ever appends to the
+    demo's files: its open tails are crashed at once, its other sessions complete."""
+    import os
+
+    from app.store.discovery import discover
+    from app.ui import session_model
+    from app.ui.main_window import demo_store
+    from app.ui.workers import Job
+    listing = discover(str(demo_store()))
+    newest = max(os.stat(s.path).st_mtime for s in listing.sessions)
+    monkeypatch.setattr(session_model.time, "time", lambda: newest + 5)     # as if just checked out
+    states = session_model.live_states_job(Job("t"), listing.sessions, {})
+    by_id = {s.id: states.get(s.key) for s in listing.sessions}
+    assert by_id["demo-crashed"] == "crashed", by_id
+    assert "idle" not in states.values() and "live" not in states.values(), by_id
