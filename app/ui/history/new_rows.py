@@ -49,8 +49,8 @@ class NewRowsMarker(QToolButton):
         if batches == self._batches:
             return
         self._batches = batches
-        if self.view.at_bottom() and not m.newer_hidden and not self.count:
-            return                                 # following the tail: nothing to say
+        if (self._following or self.view.at_bottom()) and not m.newer_hidden and not self.count:
+            return                                 # following the tail (scrolled along): nothing to say
         n = self.count
         self.setText(f"▼ {n:,} new row{'s' if n != 1 else ''} below" if n else "▼ new rows below")
         self.adjustSize()
@@ -65,6 +65,8 @@ class NewRowsMarker(QToolButton):
 
     def _on_scroll(self, _v: int) -> None:
         m = self.view.hmodel()
+        if not self.view.at_bottom():
+            self._following = False
         if self.isVisible() and self.view.at_bottom() and (m is None or not m.newer_hidden):
             self.clear()
 
