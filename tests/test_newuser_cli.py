@@ -38,8 +38,10 @@ def test_mistyped_command_prints_usage_with_nearest_and_exits_2(tmp_path, monkey
     assert "did you mean 'stats'?" in err
     rc, _out, err = run("lsit")
     assert rc == 2 and "did you mean 'list'?" in err
-    rc, _out, err = run("doctr")                     # nothing close: the commands are listed
-    assert rc == 2 and "'doctr' is neither a command nor a path" in err and "inspect" in err
+    rc, _out, err = run("doctr")                     # (the example: `doctor` where it exists)
+    assert rc == 2 and "'doctr' is neither a command nor a path" in err
+    rc, _out, err = run("zzqqxx")                    # nothing close: the commands are listed
+    assert rc == 2 and "'zzqqxx' is neither a command nor a path; commands:" in err and "inspect" in err
     assert seen == []
 
 
