@@ -54,3 +54,8 @@ package: $(STAMP) $(NATIVE)
 
 package-test: package
 	bash packaging/package_test.sh "$(VENV)"
+
+# the Python install paths of the README (wheel with and without a C compiler, pip install .): packaging/install_test.sh
+.PHONY: install-test
+install-test: $(STAMP)
+	bash packaging/install_test.sh "$(VENV)"

@@ -62,6 +62,13 @@ def check_worker(kind: str, timeout: float = 60.0) -> dict[str, Any]:
     return out
 
 
+def build_kind() -> str:
+    """``packaged`` (the PyInstaller bundle), ``installed`` (a wheel, pip or pipx) or ``source`` (a checkout)."""
+    if getattr(sys, "frozen", False):
+        return "packaged"
+    return "installed" if "site-packages" in Path(__file__).resolve().parts else "source"
+
+
 def scanner() -> str:
     from ..log.index.fastindex import SCANNER
     return SCANNER
@@ -84,7 +91,7 @@ def report(qt: Optional[dict[str, Any]] = None, settings: Optional[Path] = None,
     rep: dict[str, Any] = {
         "version": __version__,
         "python": {"version": platform.python_version(), "implementation": platform.python_implementation(),
-                   "executable": sys.executable, "build": "packaged" if getattr(sys, "frozen", False) else "source"},
+                   "executable": sys.executable, "build": build_kind()},
         "system": " ".join(x for x in (platform.system(), platform.release(), platform.machine()) if x),
         "qt": qt,
         "scanner": scanner(),
