@@ -53,6 +53,7 @@ assert rep["python"]["build"] == "installed", rep["python"]["build"]
 bad = [w for w in rep["workers"] if not w["answered"]]
 assert not bad, bad
 assert len({w["pid"] for w in rep["workers"]}) == len(rep["workers"])
+assert all(w["ppid"] == rep["pid"] != w["pid"] for w in rep["workers"]), rep["workers"]     # children of doctor
 import app.store.demo as d
 demo = d.shipped_demo()
 assert "site-packages" in str(demo), demo                     # the wheel's copy, not the checkout
