@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from .errors import UsageError
 from .main import COMMANDS, CliError, _cfg_path, _reader, emit
 
 
@@ -74,9 +75,9 @@ def _cfg_export(p):
 def _run_export(args):
     from ..store.export import export
     if not (args.format or args.raw or args.logical):
-        raise CliError("export needs --format FORMAT --out OUT (or --raw OUT / --logical OUT)")
+        raise UsageError("export needs --format FORMAT --out OUT (or --raw OUT / --logical OUT)")
     if args.format and not args.out:
-        raise CliError("--format needs --out OUT")
+        raise UsageError("--format needs --out OUT")
     r = _reader(args)
     obj = {}
     if args.format:
@@ -133,7 +134,7 @@ def _run_diff(args):
     except DiffError as e:
         raise CliError(str(e)) from None
     if not obj:
-        raise CliError("diff needs --steps A B, --attempts or --fork")
+        raise UsageError("diff needs --steps A B, --attempts or --fork")
     emit(args, obj, lambda: json.dumps(obj, ensure_ascii=False, indent=2))
 
 
@@ -188,7 +189,7 @@ def _run_audit(args):
         wd, ht = (int(x) for x in args.size.lower().split("x", 1))
         w.resize(wd, ht)
     except ValueError:
-        raise CliError(f"bad --size {args.size!r} (want WxH)") from None
+        raise UsageError(f"bad --size {args.size!r} (want WxH)") from None
     w.select_tab(args.tab)
     n = w.diff_view.chooser.count()
     if args.tab == "diff" and n and -n <= args.diff < n:

@@ -1,7 +1,8 @@
 """``session-lens``: the command line over the same read faces as the app.
 
-Every subcommand takes ``--json``.  Errors exit 2 with one line on stderr; problems that
-still let a log open are listed in ``problems`` and exit 0.
+Every subcommand takes ``--json``.  Errors exit with the code their class carries (app/cli/errors.py:
+2 refused input, 3 internal error) and one line on stderr; problems that still let a log open are
+listed in ``problems`` and exit 0.
 """
 from __future__ import annotations
 
@@ -13,13 +14,10 @@ from collections.abc import Callable
 
 
 from ..log.format.model import is_event
+from .errors import EXIT_INTERRUPTED, EXIT_OK, CliError, InputError, exit_code_of
 
 # name -> (help, configure(parser), run(args)); feature modules add their own entries
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {}
-
-
-class CliError(Exception):
-    pass
 
 
 def emit(args, obj, text: Callable[[], str] | None = None) -> None:
@@ -41,7 +39,7 @@ def _reader(args, indexed: bool = False):
     from ..store.faces import open_reader
     r = open_reader(args.path, getattr(args, "session", None))
     if r.fatal:
-        raise CliError(f"{args.path}: {r.fatal}")
+        raise InputError(f"{args.path}: {r.fatal}")
     if indexed:
         from ..store.indexcache import cached_index
         cached_index(r)
@@ -414,29 +412,27 @@ def main(argv=None) -> int:
         rc = run(args)
         return int(rc or 0)
     except BrokenPipeError:
-        return 0
+        return EXIT_OK
     except KeyboardInterrupt:
-        return 130
-    except (CliError, FileNotFoundError, ValueError) as e:
-        say(f"session-lens {args.cmd}: {e}")
-        return 2
-    except OSError as e:      # expected: a read-only folder, a full disk, a refused special file
+        return EXIT_INTERRUPTED
+    except Exception as e:  # one clear line, never a traceback wall; the code comes from the class
+        code = exit_code_of(e)
+        if code == 3 and os.environ.get("SESSION_LENS_DEBUG"):
+            raise
+        say(f"session-lens {args.cmd}: {error_line(e, code)}")
+        return code
+
+
+def error_line(e: BaseException, code: int) -> str:
+    """What stderr says for ``e`` (exit ``code``): the message; an OSError's path and reason; for an
+    internal error its type too."""
+    if isinstance(e, OSError) and not isinstance(e, (CliError, FileNotFoundError)):
         what = e.strerror or str(e)
         where = f"{os.fsdecode(e.filename)}: " if e.filename and os.fsdecode(e.filename) not in what else ""
-        say(f"session-lens {args.cmd}: {where}{what}")
-        return 2
-    except Exception as e:  # one clear line, never a traceback wall
-        from ..store.faces import OpenError
-        name = type(e).__name__
-        if isinstance(e, OpenError) or name in ("StoreError", "SourceChanged", "PublishError", "WriterError",
-                                                "ForkVerifyError", "ForkError", "OperationalError",
-                                                "DatabaseError", "OverflowError"):
-            say(f"session-lens {args.cmd}: {e}")
-            return 2
-        if os.environ.get("SESSION_LENS_DEBUG"):
-            raise
-        say(f"session-lens {args.cmd}: internal error: {name}: {e}")
-        return 3
+        return f"{where}{what}"
+    if code == 3 and not isinstance(e, CliError):
+        return f"internal error: {type(e).__name__}: {e}"
+    return f"internal error: {e}" if code == 3 else str(e)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ full-text index).  Plain output holds no control characters (snippets are one pl
 from __future__ import annotations
 
 
+from .errors import UsageError
 from .main import COMMANDS, CliError, _reader, emit
 
 
@@ -78,7 +79,7 @@ def _run_search(args):
     from ..log.query.textview import plain
     from ..store.fulltext import FullTextIndex, QueryError, SearchHit
     if not args.query and not args.rebuild:
-        raise CliError("give a QUERY (or --rebuild)")
+        raise UsageError("give a QUERY (or --rebuild)")
     with FullTextIndex.for_home(args.home) as ix:
         if args.rebuild:
             rep = ix.rebuild()
