@@ -14,7 +14,6 @@ The core and the store know nothing of the command line, so their errors are mat
 from __future__ import annotations
 
 EXIT_OK = 0
-EXIT_INCOMPLETE = 1
 EXIT_REFUSED = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
