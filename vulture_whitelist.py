@@ -148,4 +148,6 @@ pytestmark  # tests/test_sqlite_store.py
 # worker entry points, run by name through the launcher's table (app/store/childproc.py WORKERS)
 shard_main  # app/store/fulltext.py
 child_main  # app/store/indexer.py, scan_child.py, titles_child.py
+# a field of the .idx meta schema (decoded and validated by type, app/store/indexcache.py)
+saved_at  # app/store/indexcache.py
 qt_probe_main  # app/ui/diagnostics_dialog.py (doctor's Qt check)

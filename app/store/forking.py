@@ -641,6 +641,25 @@ def _verify_ranges(src_path: str, child_path: str, ranges: list[tuple[int, int, 
         f"{compared} of {n} bytes at {len(spots)} places"
 
 
+def checked_plan(reader: LogReader, plan: ForkPlan, given: bool, at_seq: Optional[int], live: bool,
+                 strict_anchor: bool) -> ForkPlan:
+    """``plan`` when the index it was made from describes the file (:mod:`app.store.forkcheck`: a
+    cached index is a hint, re-scanned here); else the index is rebuilt from the file (and saved over
+    the cache) and the fork planned again.  A plan the caller made (``given``: a preview the user saw)
+    that the rebuilt index does not give again is refused."""
+    from .forkcheck import index_agrees
+    if index_agrees(reader, plan):
+        return plan
+    from .indexcache import cached_index
+    reader.index = None
+    cached_index(reader, fresh=True)
+    again = plan_fork(reader, at_seq if not given else plan.anchor, live=live, strict_anchor=strict_anchor)
+    if given and (again.stored_through, again.boundary) != (plan.stored_through, plan.boundary):
+        raise ForkError("STALE_INDEX", "the saved index of this log did not match the file (rewritten in place?); "
+                                       "it was rebuilt: preview the fork again")
+    return again
+
+
 def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[str] = None,
          child_id: Optional[str] = None, live: bool = False, plan: Optional[ForkPlan] = None,
          verify: str = "sample", strict_anchor: bool = False) -> dict[str, Any]:
@@ -657,10 +676,12 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
             demo.prepare(out_store)
     rev_before = src.revision()
     parent_durable(src.path)              # barrier 1 of 2: see parent_durable (the child is barrier 2)
+    given = plan is not None
     if plan is None and reader.index is None:
         from .indexcache import cached_index
         cached_index(reader)                 # the saved index (extended or built and saved if need be)
     plan = plan or plan_fork(reader, at_seq, live=live, strict_anchor=strict_anchor)
+    plan = checked_plan(reader, plan, given, at_seq, live, strict_anchor)
     child_id = child_id or f"session-{uuid.uuid4()}"
     now = int(time.time() * 1000)
     parent_hdr = reader.header.to_dict()

@@ -27,7 +27,6 @@ import mmap
 import os
 import struct
 import sys
-import tempfile
 import time
 from array import array
 from pathlib import Path
@@ -42,28 +41,20 @@ from ..log.index.reader import SeqIndex
 from ..log.source.sources import FileSource, RawJsonlSource, Segment
 from ..log.fold.shadowmap import Column
 from ..log.fold.surface import SurfaceIndex, SurfaceState
+from .cachefiles import cache_root, open_cache_file, read_bounded, write_atomic
+
+__all__ = ["cache_root", "cached_index", "cached_checkpoints", "cached_surface", "index_summary"]
 
 if TYPE_CHECKING:
     from ..log.fold.checkpoints import Checkpoints
     from ..log.index.reader import LogReader
 
-MAGIC = b"SLIDX\x00\x03\n"
-FORMAT = 3
+MAGIC = b"SLIDX\x00\x04\n"
+FORMAT = 4
 TAIL_CHECK = 4096
 _DIGEST = 32
 _ARRAYS = (("seg_pos", "q"), ("seg_end", "q"), ("first_seq", "q"), ("last_seq", "q"), ("line0", "q"),
            ("rows", "q"), ("mark_seq", "q"), ("mark_code", "b"))
-
-
-def cache_root() -> Optional[Path]:
-    """The cache folder (None: caching is off)."""
-    if os.environ.get("SESSION_LENS_INDEX_CACHE") == "0":
-        return None
-    env = os.environ.get("SESSION_LENS_CACHE_DIR")
-    if env:
-        return Path(env)
-    import platformdirs
-    return Path(platformdirs.user_cache_dir("session-lens", appauthor=False))
 
 
 class Identity(TypedDict):
@@ -73,6 +64,7 @@ class Identity(TypedDict):
     ino: int
     size: int
     mtime_ns: int
+    ctime_ns: int             # (a user can reset the mtime of a rewritten file, never its ctime)
     kind: str
 
 
@@ -98,7 +90,7 @@ def _identity(source: FileSource) -> Optional[Identity]:
         return None
     st = os.fstat(fd)
     return {"path": os.path.realpath(source.path), "dev": st.st_dev, "ino": st.st_ino, "size": source.size,
-            "mtime_ns": st.st_mtime_ns, "kind": source.kind}
+            "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns, "kind": source.kind}
 
 
 def _file_source(reader: LogReader) -> Optional[FileSource]:
@@ -111,6 +103,11 @@ def cache_file(ident: Identity, root: Path) -> Path:
     # (os.fsencode: a path that is not UTF-8 has lone surrogates in its str)
     key = hashlib.sha256(os.fsencode(ident["path"]) + f"\0{ident['dev']}\0{ident['ino']}".encode()).hexdigest()[:40]
     return root / "index" / f"{key}.idx"
+
+
+def _idx_limit(log_size: int) -> int:
+    """Bytes a sound cache file of a log of ``log_size`` bytes holds at most (a bigger one is not read)."""
+    return (64 << 20) + 4 * log_size
 
 
 def _tail_hash(fd: int, start: int, end: int) -> str:
@@ -148,6 +145,50 @@ def dump(idx: SeqIndex, meta: dict[str, object]) -> bytes:
     return b"".join(dump_parts(idx, meta))
 
 
+class _ResumeMeta(msgspec.Struct):
+    pos: int
+    line0: Optional[int]
+    text_offset: int
+
+
+class _IdxMeta(msgspec.Struct):
+    """The head of a ``.idx`` file, every field typed (anything else: the file is a miss)."""
+    format: int
+    path: str
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    kind: str
+    header: str
+    tail: str
+    expected: int
+    broken: bool
+    resume: _ResumeMeta
+    problems: list[Problem]
+    lengths: list[int]
+    monotonic: bool
+    events: int
+    last: int
+    contiguous_through: int
+    legacy: Optional[list[int]] = None
+    saved_at: float = 0.0
+
+
+def _meta_of(raw: bytes) -> Optional[dict[str, Any]]:
+    """The meta of a ``.idx`` file as a dict when every field has its type; else None."""
+    try:
+        m = msgspec.json.decode(raw, type=_IdxMeta)
+    except msgspec.DecodeError:                   # (ValidationError included)
+        return None
+    if m.format != FORMAT or len(m.lengths) != len(_ARRAYS) or min(m.lengths) < 0 \
+            or (m.legacy is not None and any(v not in (0, 1) for v in m.legacy)):
+        return None
+    meta: dict[str, Any] = msgspec.to_builtins(m)
+    return meta
+
+
 def load(blob: bytes) -> Optional[tuple[SeqIndex, dict[str, Any]]]:
     """(SeqIndex, meta) from a cache file's bytes; None when it is not a sound index file."""
     if len(blob) < len(MAGIC) + 4 + _DIGEST or not blob.startswith(MAGIC):
@@ -159,10 +200,11 @@ def load(blob: bytes) -> Optional[tuple[SeqIndex, dict[str, Any]]]:
     try:
         (n,) = struct.unpack_from("<I", body, len(MAGIC))
         at = len(MAGIC) + 4
-        meta: dict[str, Any] = msgspec.json.decode(bytes(body[at:at + n]))     # (a JSON object: checked below)
+        got = _meta_of(bytes(body[at:at + n]))
         at += n
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        if got is None:
             return None
+        meta = got
         idx = SeqIndex()
         for (name, code), length in zip(_ARRAYS, meta["lengths"]):
             a = array(code)
@@ -187,20 +229,9 @@ _Part = Union[bytes, bytearray, memoryview, "array[int]"]
 
 
 def _write_atomic(path: Path, *parts: _Part) -> None:
-    """``parts`` written one after another into a temp file in the folder, then renamed to ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for part in parts:
-                f.write(part)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """``parts`` written one after another into a temp file in the folder, then renamed to ``path``
+    (:func:`app.store.cachefiles.write_atomic`: a cache folder of this user only)."""
+    write_atomic(path, parts)
 
 
 # --------------------------------------------------------------------------- the cached index
@@ -275,24 +306,27 @@ def _saved_view(b: IndexBuilder, snaps: _Snapshots) -> tuple[SeqIndex, SavedStat
 
 @overload
 def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
-                 problems: Optional[list[Problem]] = None, max_scan: None = None) -> tuple[SeqIndex, str]: ...
+                 problems: Optional[list[Problem]] = None, max_scan: None = None,
+                 fresh: bool = False) -> tuple[SeqIndex, str]: ...
 
 
 @overload
 def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
-                 problems: Optional[list[Problem]] = None, *, max_scan: int) -> tuple[Optional[SeqIndex], str]: ...
+                 problems: Optional[list[Problem]] = None, *, max_scan: int,
+                 fresh: bool = False) -> tuple[Optional[SeqIndex], str]: ...
 
 
 def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
                  problems: Optional[list[Problem]] = None,
-                 max_scan: Optional[int] = None) -> tuple[Optional[SeqIndex], str]:
+                 max_scan: Optional[int] = None, fresh: bool = False) -> tuple[Optional[SeqIndex], str]:
     """``(SeqIndex, status)`` for ``reader``; also sets ``reader.index``.
 
     status: "hit" (saved index used as is), "extended" (saved index + the newly appended
     bytes), "built" (scanned from the start, then saved) or "uncached" (no cache: a SQLite
     session, caching turned off, or a cache folder that cannot be written).
     ``max_scan``: only a saved index needing at most that many new bytes scanned, else
-    ``(None, "miss")`` (the window asks this before starting a child to scan)."""
+    ``(None, "miss")`` (the window asks this before starting a child to scan).  ``fresh``: the
+    saved index is not read (a fork found it did not match the file): built and saved again."""
     src = _file_source(reader)
     root = cache_root()
     ident = _identity(src) if src is not None else None
@@ -304,10 +338,8 @@ def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None
     path = cache_file(ident, root)
     header_hash = hashlib.sha256(src.header_raw).hexdigest()
     loaded = None
-    try:
-        loaded = load(path.read_bytes())
-    except OSError:
-        loaded = None
+    blob = None if fresh else read_bounded(path, _idx_limit(src.size))
+    loaded = load(blob) if blob is not None else None
     builder: Optional[IndexBuilder] = None
     status = "built"
     start: Optional[Resume] = None
@@ -316,7 +348,7 @@ def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None
         end = meta.get("resume", {}).get("pos")
         same_file = all(meta.get(k) == ident[k] for k in ("path", "dev", "ino", "kind")) and \
             meta.get("header") == header_hash and isinstance(end, int) and src.header_end <= end <= src.size
-        unchanged = meta.get("size") == ident["size"] and meta.get("mtime_ns") == ident["mtime_ns"]
+        unchanged = all(meta.get(k) == ident[k] for k in ("size", "mtime_ns", "ctime_ns"))
         grew = ident["size"] > (meta.get("size") or 0)
         if same_file and (unchanged or grew) and meta.get("tail") == _tail_hash(src._fd, src.header_end, end):
             probs = [Problem(**p) for p in meta.get("problems", [])]
@@ -401,6 +433,35 @@ def index_summary(reader: LogReader, progress: Optional[Callable[[int, int], Non
 
 # --------------------------------------------------------------------------- fold checkpoints
 
+class _FoldsMeta(msgspec.Struct):
+    """A ``.folds`` file (typed: anything else is a miss)."""
+    format: int
+    path: str
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    kind: str
+    every: int
+    header: str
+    upto: int
+    tail: str
+    points: list[Any]
+
+
+def _folds_meta(blob: bytes) -> Optional[_FoldsMeta]:
+    body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
+    if len(blob) < len(MAGIC) + _DIGEST or not body.startswith(MAGIC) \
+            or hashlib.blake2b(body, digest_size=_DIGEST).digest() != digest:
+        return None
+    try:
+        m = msgspec.json.decode(body[len(MAGIC):], type=_FoldsMeta)
+    except msgspec.DecodeError:
+        return None
+    return m if m.format == FORMAT else None
+
+
 @overload
 def cached_checkpoints(reader: LogReader, every: Optional[int] = None) -> tuple[Checkpoints, str]: ...
 
@@ -428,21 +489,17 @@ def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
         return (build_checkpoints(reader, every), "uncached") if build else (None, "miss")
     path = cache_file(ident, root).with_suffix(".folds")
     header_hash = hashlib.sha256(src.header_raw).hexdigest()
-    try:
-        blob = path.read_bytes()
-        body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
-        if hashlib.blake2b(body, digest_size=_DIGEST).digest() == digest and body.startswith(MAGIC):
-            meta: dict[str, Any] = msgspec.json.decode(body[len(MAGIC):])    # (a JSON object, else AttributeError)
-            upto = meta.get("upto")
-            if meta.get("format") == FORMAT and meta.get("every") == every and meta.get("header") == header_hash \
-                    and all(meta.get(k) == ident[k] for k in ("path", "dev", "ino", "kind")) \
-                    and isinstance(upto, int) and upto <= src.size \
-                    and meta.get("tail") == _tail_hash(src._fd, src.header_end, upto) \
-                    and ((meta.get("size"), meta.get("mtime_ns")) == (ident["size"], ident["mtime_ns"])
-                         or ident["size"] > (meta.get("size") or 0)):
-                return Checkpoints.from_builtins(meta["points"]), "hit"
-    except (OSError, msgspec.DecodeError, TypeError, KeyError, AttributeError):
-        pass
+    blob = read_bounded(path, _idx_limit(src.size))
+    meta = _folds_meta(blob) if blob is not None else None
+    if meta is not None and meta.every == every and meta.header == header_hash \
+            and all(getattr(meta, k) == ident[k] for k in ("path", "dev", "ino", "kind")) \
+            and src.header_end <= meta.upto <= src.size and meta.tail == _tail_hash(src._fd, src.header_end, meta.upto) \
+            and ((meta.size, meta.mtime_ns, meta.ctime_ns) == (ident["size"], ident["mtime_ns"], ident["ctime_ns"])
+                 or ident["size"] > meta.size):
+        try:
+            return Checkpoints.from_builtins(meta.points), "hit"
+        except (msgspec.DecodeError, TypeError, ValueError):      # (a point of another shape: a miss)
+            pass
     if not build:
         return None, "miss"
     cps = build_checkpoints(reader, every)
@@ -463,8 +520,8 @@ def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
 # zero padding to a multiple of 8, the fold's columns (:data:`_COLUMNS`, native 8-byte ints, the lengths
 # in the head), a blake2b digest of all that.  The columns are mapped from the file, not read in: a page
 # looks up a few seqs in them, so memory stays that of the head however long the log.
-SURFACE_MAGIC = b"SLSUR\x00\x04\n"
-SURFACE_FORMAT = 4
+SURFACE_MAGIC = b"SLSUR\x00\x05\n"
+SURFACE_FORMAT = 5
 _COLUMNS = ("shadowed", "by", "ends", "sh_order", "by_order")
 
 
@@ -477,6 +534,7 @@ class _SurfaceFile(msgspec.Struct):
     kind: str
     size: int
     mtime_ns: int
+    ctime_ns: int
     header: str               # hash of the header row
     upto: int                 # position of the first stored row not folded in (the cut, a torn row, the end)
     line: Optional[int]       # its line number
@@ -498,13 +556,16 @@ def _save_surface(path: Path, head: _SurfaceFile, columns: dict[str, Any]) -> No
     _write_atomic(path, first, *cols, h.digest())
 
 
-def _load_surface(path: Path) -> Optional[tuple[_SurfaceFile, dict[str, Column]]]:
+def _load_surface(path: Path, limit: int = 1 << 36) -> Optional[tuple[_SurfaceFile, dict[str, Column]]]:
     """(head, columns) of a sound ``<key>.surface`` file; the columns are read-only views of a map of
     the file.  None: missing, corrupt, foreign, another format or byte order."""
+    fd = open_cache_file(path)
+    if fd is None:
+        return None
     try:
-        with open(path, "rb") as f:
+        with os.fdopen(fd, "rb") as f:
             size = os.fstat(f.fileno()).st_size
-            if size < len(SURFACE_MAGIC) + 4 + _DIGEST or f.read(len(SURFACE_MAGIC)) != SURFACE_MAGIC:
+            if size > limit or size < len(SURFACE_MAGIC) + 4 + _DIGEST or f.read(len(SURFACE_MAGIC)) != SURFACE_MAGIC:
                 return None
             h = hashlib.blake2b(SURFACE_MAGIC, digest_size=_DIGEST)
             buf = bytearray(1 << 16)
@@ -560,9 +621,10 @@ def cached_surface(reader: LogReader) -> tuple[SurfaceIndex, str]:
         return index_for(reader), "uncached"
     path = cache_file(ident, root).with_suffix(".surface")
     header_hash = hashlib.sha256(src.header_raw).hexdigest()
-    loaded = _load_surface(path)
+    loaded = _load_surface(path, _idx_limit(src.size))
     saved, columns = loaded if loaded is not None else (None, None)
-    unchanged = saved is not None and (saved.size, saved.mtime_ns) == (ident["size"], ident["mtime_ns"])
+    unchanged = saved is not None and \
+        (saved.size, saved.mtime_ns, saved.ctime_ns) == (ident["size"], ident["mtime_ns"], ident["ctime_ns"])
     if saved is not None:
         # (the repair cut only matters when the log changed: unchanged, it is where the saved pass stopped)
         cut = None if unchanged else reader.tail_state().cut_pos
@@ -590,7 +652,8 @@ def cached_surface(reader: LogReader) -> tuple[SurfaceIndex, str]:
         state = idx.to_state()
         cols, state.columns = state.columns or {}, None
         out = _SurfaceFile(format=SURFACE_FORMAT, path=ident["path"], dev=ident["dev"], ino=ident["ino"],
-                           kind=ident["kind"], size=ident["size"], mtime_ns=ident["mtime_ns"], header=header_hash,
+                           kind=ident["kind"], size=ident["size"], mtime_ns=ident["mtime_ns"],
+                           ctime_ns=ident["ctime_ns"], header=header_hash,
                            upto=upto, line=end.line, tail=_tail_hash(src._fd, src.header_end, upto), state=state,
                            byteorder=sys.byteorder, lengths=[len(cols[name]) for name in _COLUMNS])
         try:

@@ -287,3 +287,106 @@ def sqlite_mutants(header: dict, rows: list, seed: int, count: int, workdir: str
             p = rng.randrange(16, 100)
             b[p] ^= 0xFF
         yield f"sqlite-{k}-{i}", bytes(b), []
+
+
+# ----------------------------------------------------------------------------- caches (issue 28)
+
+def _row_last_seq(line: bytes) -> int:
+    row = json.loads(line)
+    if "seq0" in row:
+        return int(row["seq0"]) + len(row["data"]["dt"])
+    return int(row["seq"])
+
+
+def rewrite_in_place(path: str, swap_at: float = 0.5, append: bool = False) -> None:
+    """Rewrite a raw JSONL log in place as an attacker would to fool a cache: two adjacent event rows
+    near ``swap_at`` (a fraction of the rows) swap places; the inode, the size, the header and the last
+    rows stay as they were.  ``append``: one valid row is then appended (the log "grew")."""
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = data.splitlines(keepends=True)
+    i = max(1, int(len(lines) * swap_at))
+    while i + 1 < len(lines) and not (b'"seq":' in lines[i][:80] and b'"seq":' in lines[i + 1][:80]):
+        i += 1
+    lines[i], lines[i + 1] = lines[i + 1], lines[i]
+    new = b"".join(lines)
+    assert len(new) == len(data)
+    with open(path, "r+b") as f:
+        f.write(new)
+        if append:
+            last = max(_row_last_seq(ln) for ln in lines[-50:] if ln.strip())
+            f.write(b'{"type":"session/title","seq":%d,"time":0,"data":{"title":"appended"}}\n' % (last + 1))
+
+
+def _resign(meta_json: bytes, arrays: bytes) -> bytes:
+    from ..store.indexcache import _DIGEST, MAGIC
+    import hashlib
+    import struct
+    body = MAGIC + struct.pack("<I", len(meta_json)) + meta_json + arrays
+    return body + hashlib.blake2b(body, digest_size=_DIGEST).digest()
+
+
+def forged_index(blob: bytes, forge: str) -> bytes:
+    """A sound ``.idx`` file (``blob``) with its marks or segments changed and its (unkeyed) digest
+    computed again: ``drop-turn-start`` (a turn/start mark in the second half is left out),
+    ``move-turn-end`` (a turn/end mark moved three seqs earlier), ``shift-segment`` (a segment's
+    first seq and the marks made to say the log holds one row less there)."""
+    from array import array
+    from ..log.index.reader import MARK_CODES
+    from ..store.indexcache import dump, load
+    got = load(blob)
+    assert got is not None, "not a sound index file"
+    idx, meta = got
+    seqs, codes = list(idx.mark_seq), list(idx.mark_code)
+    half = [k for k in range(len(seqs)) if seqs[k] > idx.last // 2]
+    if forge == "drop-turn-start":
+        k = next(k for k in half[1:] if codes[k] == MARK_CODES["turn/start"])
+        del seqs[k], codes[k]
+    elif forge == "move-turn-end":
+        k = next(k for k in half[1:] if codes[k] == MARK_CODES["turn/end"])
+        seqs[k] -= 3
+        order = sorted(range(len(seqs)), key=lambda j: seqs[j])
+        seqs, codes = [seqs[j] for j in order], [codes[j] for j in order]
+    elif forge == "shift-segment":
+        k = next(k for k in half[1:] if codes[k] == MARK_CODES["turn/start"])
+        seqs = seqs[:k] + [s + 1 for s in seqs[k:]]
+    else:
+        raise ValueError(forge)
+    idx.mark_seq, idx.mark_code = array("q", seqs), array("b", codes)
+    meta.pop("lengths", None)
+    return dump(idx, meta)
+
+
+def retyped_index(blob: bytes, field: str, value: object) -> bytes:
+    """A ``.idx`` file with one meta field given a value of another type, correctly signed."""
+    import struct
+    from ..store.indexcache import _DIGEST, MAGIC
+    (n,) = struct.unpack_from("<I", blob, len(MAGIC))
+    at = len(MAGIC) + 4
+    meta = json.loads(blob[at:at + n])
+    meta[field] = value
+    return _resign(json.dumps(meta).encode(), blob[at + n:-_DIGEST])
+
+
+def hostile_cache_file(path: str, kind: str) -> None:
+    """Replace the cache file ``path`` with a hostile one: ``dev-zero-link`` (a symlink to /dev/zero),
+    ``fifo`` (a named pipe nobody writes), ``symlink-to-real`` (a link to a copy of the sound file),
+    ``huge-sparse`` (the sound file's start, then a hole to 8 GiB)."""
+    with open(path, "rb") as f:
+        sound = f.read()
+    os.unlink(path)
+    if kind == "dev-zero-link":
+        os.symlink("/dev/zero", path)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "symlink-to-real":
+        copy = path + ".elsewhere"
+        with open(copy, "wb") as f:
+            f.write(sound)
+        os.symlink(copy, path)
+    elif kind == "huge-sparse":
+        with open(path, "wb") as f:
+            f.write(sound)
+            f.truncate(8 << 30)
+    else:
+        raise ValueError(kind)

@@ -11,6 +11,7 @@ import time
 from collections import OrderedDict
 from typing import Optional
 
+from ...textutil import CLIP_HINT
 from ...log.query.textview import fold_spans
 from ..plaintext import isolate
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
@@ -163,7 +164,7 @@ class DocBuilder:
                         col = "diff_del"
                     elif line.startswith("@@"):
                         col = "dim"
-                if line.startswith("… ") and "(full text in the inspector)" in line:
+                if line.startswith("… ") and CLIP_HINT in line:
                     col = "dim"
                 cur.insertText(line or " ", self.fmt(col, mono=True))
             return
@@ -194,43 +195,57 @@ class DocBuilder:
             else:
                 f = self.fmt(base, bold=bold or sp.bold, italic=italic or sp.italic, size=size, mono=sp.code,
                              bg="mono_bg" if sp.code else None)
+            if sp.strike:
+                f.setFontStrikeOut(True)
             cur.insertText(sp.text, f)
+
+    def _md_block(self, cur: QTextCursor, mb, top: float, bg: Optional[str] = None, extra: float = 0) -> None:
+        """A new block for a Markdown block: indented by its list depth and quote depth, with one
+        quote bar per quote level."""
+        self._new_block(cur, bg=bg, indent=14 * mb.level + 12 * mb.quote + extra, top=top)
+        if mb.quote:
+            cur.insertText("│ " * mb.quote, self.fmt("dim"))
 
     def markdown_text(self, cur: QTextCursor, text: str):
         base = self.font.pointSizeF() if self.font.pointSizeF() > 0 else 10.0
+        body, _, last = text.rpartition("\n")
+        note = last if body and last.startswith("… ") and CLIP_HINT in last else ""
+        self._markdown_blocks(cur, body if note else text, base)
+        if note:                       # the clip note is not part of the message (a table would take it as a row)
+            self._new_block(cur, top=2)
+            cur.insertText(note, self.fmt("dim"))
+
+    def _markdown_blocks(self, cur: QTextCursor, text: str, base: float) -> None:
         for mb in md.parse(text):
             k = mb.kind
+            tone, slant = ("dim", True) if mb.quote else ("fg", False)
             if k == "heading":
-                self._new_block(cur, top=6)
+                self._md_block(cur, mb, top=6)
                 self._spans(cur, mb.spans, size=base + max(0, 4 - mb.level) * 1.5, bold=True)
             elif k == "para":
-                self._new_block(cur, top=4)
-                self._spans(cur, mb.spans)
+                self._md_block(cur, mb, top=4 if not mb.level else 2, extra=10 if mb.level else 0)
+                self._spans(cur, mb.spans, base=tone, italic=slant)
             elif k == "bullet":
-                self._new_block(cur, indent=14 * (mb.level + 1), top=1)
+                self._md_block(cur, mb, top=1)
                 cur.insertText(mb.marker + " ", self.fmt("dim", bold=True))
-                self._spans(cur, mb.spans)
-            elif k == "quote":
-                self._new_block(cur, indent=12, top=2)
-                cur.insertText("│ ", self.fmt("dim"))
-                self._spans(cur, mb.spans, base="dim", italic=True)
-            elif k == "code":
+                self._spans(cur, mb.spans, base=tone, italic=slant)
+            elif k in ("code", "html"):
                 for i, line in enumerate(mb.lines or [""]):
-                    self._new_block(cur, bg="mono_bg", indent=4, top=3 if i == 0 else 0)
-                    cur.insertText(line or " ", self.fmt("fg", mono=True))
+                    self._md_block(cur, mb, bg="mono_bg" if k == "code" else None, top=3 if i == 0 else 0, extra=4)
+                    cur.insertText(line or " ", self.fmt("fg" if k == "code" else "dim", mono=True))
             elif k == "table":
                 n = max(len(r) for r in mb.rows)
                 rows = [r + [""] * (n - len(r)) for r in mb.rows]
                 widths = [min(40, max(len(r[c]) for r in rows)) for c in range(n)]
                 for i, r in enumerate(rows):
-                    self._new_block(cur, bg="mono_bg", indent=4, top=3 if i == 0 else 0)
+                    self._md_block(cur, mb, bg="mono_bg", top=3 if i == 0 else 0, extra=4)
                     line = " │ ".join(c[:40].ljust(widths[j]) for j, c in enumerate(r))
                     cur.insertText(line, self.fmt("fg", mono=True, bold=i == 0))
                     if i == 0:
-                        self._new_block(cur, bg="mono_bg", indent=4, top=0)
+                        self._md_block(cur, mb, bg="mono_bg", top=0, extra=4)
                         cur.insertText("─┼─".join("─" * w for w in widths), self.fmt("boundary", mono=True))
             elif k == "rule":
-                self._new_block(cur, top=4)
+                self._md_block(cur, mb, top=4)
                 cur.insertText("─" * 24, self.fmt("dim"))
 
     def highlight(self, doc: QTextDocument, term: str, current: bool):

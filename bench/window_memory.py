@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""The window's memory at each step of a reading session on one log (issue 36).
+
+    .venv/bin/python bench/window_memory.py FILE [--pages 40] [--json] [--tracemalloc N] [--glogg]
+
+Steps, in one window (offscreen unless DISPLAY is set): ``open`` (tail painted and seq index ready),
+``scroll`` (--pages older pages loaded by scrolling up), ``find`` (a whole-log find of "error"
+finished), ``outline`` (the outline/problems pass done), ``start`` (Ctrl+Home: the start of the log shown).
+After each step: the process's anonymous memory (``RssAnon`` of /proc/self/status), its RSS, the
+Python heap (``tracemalloc`` when --tracemalloc N is given: its current size and the N biggest
+allocation sites; else ``sys.getallocatedblocks``), the number of Python objects tracked by the
+GC and of live QObjects (a walk of the QApplication's object tree), and the largest RssAnon seen in
+the scan child processes (polled while the step runs).
+
+Reference in the same run (``--glogg``, when ``glogg`` is installed): glogg opening the same file
+under the same display, its RssAnon once its memory stops growing; printed beside ours, with the ratio.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from ui_bench import bench_app, spin_until  # noqa: E402
+
+
+def status_kb(pid: int | str = "self") -> dict[str, int]:
+    out = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k in ("RssAnon", "VmRSS", "VmHWM"):
+                    out[k] = int(v.split()[0])
+    except OSError:
+        pass
+    return out
+
+
+def children_of(pid: int) -> list[int]:
+    kids: list[int] = []
+    try:
+        for t in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{t}/children") as f:
+                kids += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    return kids
+
+
+class ChildPeak:
+    """The largest RssAnon of any child process, polled every 50 ms in a thread."""
+
+    def __init__(self) -> None:
+        self.peak_kb = 0
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self) -> None:
+        me = os.getpid()
+        while not self._stop.wait(0.05):
+            for c in children_of(me):
+                self.peak_kb = max(self.peak_kb, status_kb(c).get("RssAnon", 0))
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._t.join()
+        return self.peak_kb
+
+
+def qobject_count(qapp) -> int:
+    n = 0
+    stack = list(qapp.topLevelWidgets()) + [qapp]
+    seen = set()
+    while stack:
+        o = stack.pop()
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        n += 1
+        stack.extend(o.children())
+    return n
+
+
+def measure(qapp, step: str, child: ChildPeak, top: int) -> dict:
+    gc.collect()
+    st = status_kb()
+    out = {"step": step, "anon_mb": round(st.get("RssAnon", 0) / 1024, 1), "rss_mb": round(st.get("VmRSS", 0) / 1024, 1),
+           "gc_objects": len(gc.get_objects()), "qobjects": qobject_count(qapp),
+           "child_anon_peak_mb": round(child.peak_kb / 1024, 1)}
+    import tracemalloc
+    if tracemalloc.is_tracing():
+        cur, _peak = tracemalloc.get_traced_memory()
+        out["py_heap_mb"] = round(cur / 2**20, 1)
+        snap = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
+        out["top"] = [f"{s.size / 2**20:.1f} MB {s.count} blocks {s.traceback[0].filename.replace(str(ROOT) + '/', '')}"
+                      f":{s.traceback[0].lineno}" for s in snap.statistics("lineno")[:top]]
+    else:
+        out["py_blocks"] = sys.getallocatedblocks()
+    return out
+
+
+def window_steps(path: Path, pages: int, top: int) -> list[dict]:
+    qapp = bench_app()
+    from PySide6.QtCore import QTimer
+    from app.ui.main_window import MainWindow
+    child = ChildPeak()
+    win = MainWindow(page_size=50, theme_mode="light")
+    win.resize(1400, 900)
+    win.frame_actions.tour_enabled = False
+    win.show()
+    outline = {}
+    win.go_actions.outlineReady.connect(lambda: outline.setdefault("done", True))
+    win.open_store(str(path))
+    h = win.history
+    spin_until(lambda: bool(h.rows) and h.index_state in ("ready", "failed"), 900)
+    spin_until(lambda: win.view.settled(), 10)
+    rows = [measure(qapp, "open", child, top)]
+    sb = win.view.verticalScrollBar()
+    scroller = QTimer()
+    scroller.setInterval(16)
+    scroller.timeout.connect(lambda: sb.setSliderPosition(max(0, sb.value() - 240)))
+    target = len(h.pages) + pages
+    scroller.start()
+    spin_until(lambda: len(h.pages) >= target or not h.has_more, 600)
+    scroller.stop()
+    spin_until(lambda: not h.loading and win.view.settled(), 30)
+    rows.append(measure(qapp, "scroll", child, top))
+    done = {}
+    win.find_actions.searchFinished.connect(lambda txt: done.setdefault("t", txt))
+    win.open_search()
+    win.history_actions.search_edit.setText("error")
+    spin_until(lambda: "t" in done, 900)
+    spin_until(lambda: not h.loading and win.view.settled(), 30)
+    rows.append(measure(qapp, "find", child, top))
+    spin_until(lambda: "done" in outline, 900)
+    rows.append(measure(qapp, "outline", child, top))
+    win.go_actions.act_start.trigger()
+    spin_until(lambda: not h.loading and win.view.settled(), 120)
+    end = time.perf_counter() + 0.5
+    spin_until(lambda: time.perf_counter() > end, 1)
+    rows.append(measure(qapp, "start", child, top))
+    child.stop()
+    win.shutdown()
+    win.close()
+    return rows
+
+
+def glogg_anon(path: Path) -> float | None:
+    exe = shutil.which("glogg")
+    if exe is None:
+        return None
+    p = subprocess.Popen([exe, "-m", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env=dict(os.environ, HOME=str(ROOT / "bench" / "data" / "glogg-home")))
+    last, same, end = -1, 0, time.monotonic() + 300
+    while time.monotonic() < end and same < 10:       # 5 s with no growth: glogg has indexed the file
+        time.sleep(0.5)
+        now = status_kb(p.pid).get("RssAnon", 0)
+        same = same + 1 if now <= last else 0
+        last = max(last, now)
+    p.kill()
+    p.wait()
+    return round(last / 1024, 1)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("file")
+    ap.add_argument("--pages", type=int, default=40)
+    ap.add_argument("--tracemalloc", type=int, default=0, metavar="N", help="trace the Python heap; list N top sites")
+    ap.add_argument("--glogg", action="store_true", help="glogg on the same file as the reference")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    if a.tracemalloc:
+        import tracemalloc
+        tracemalloc.start(1)
+    path = Path(a.file)
+    rows = window_steps(path, a.pages, a.tracemalloc)
+    ref = glogg_anon(path) if a.glogg else None
+    if a.json:
+        print(json.dumps({"file": str(path), "bytes": path.stat().st_size, "steps": rows, "glogg_anon_mb": ref}))
+        return 0
+    print(f"{path} ({path.stat().st_size / 1e6:.0f} MB)")
+    for r in rows:
+        ratio = f"  ({r['anon_mb'] / ref:.2f}x glogg's {ref} MB)" if ref else ""
+        heap = f"py heap {r['py_heap_mb']} MB" if "py_heap_mb" in r else f"py blocks {r['py_blocks']}"
+        print(f"  {r['step']:8} anon {r['anon_mb']:7.1f} MB  rss {r['rss_mb']:7.1f} MB  {heap}  gc objects "
+              f"{r['gc_objects']}  qobjects {r['qobjects']}  child anon peak {r['child_anon_peak_mb']} MB{ratio}")
+        for t in r.get("top", []):
+            print(f"      {t}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
