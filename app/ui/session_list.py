@@ -2,9 +2,19 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QLineEdit, QTreeView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QLineEdit, QStyledItemDelegate,
+                               QStyleOptionViewItem, QTreeView, QVBoxLayout, QWidget)
 
-from .session_model import SessionFilterModel, SessionTreeModel
+from .session_model import PROVISIONAL_ROLE, SessionFilterModel, SessionTreeModel
+
+
+class ProvisionalTitleDelegate(QStyledItemDelegate):
+    """Draws a provisional title (``PROVISIONAL_ROLE``) in italics."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index) -> None:
+        super().initStyleOption(option, index)
+        if index.data(PROVISIONAL_ROLE):
+            option.font.setItalic(True)
 
 
 class SessionPanel(QWidget):
@@ -32,6 +42,7 @@ class SessionPanel(QWidget):
         self.tree = QTreeView()
         self.tree.setObjectName("sessionTree")
         self.tree.setModel(self.proxy)
+        self.tree.setItemDelegate(ProvisionalTitleDelegate(self.tree))
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)

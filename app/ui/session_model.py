@@ -13,7 +13,6 @@ from typing import Optional
 
 from .plaintext import isolate, tooltip
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
-from PySide6.QtGui import QFont
 
 from ..store.discovery import discover
 from ..store.titles import save as titles_save, session_title
@@ -22,6 +21,9 @@ from .tree_model import NodeTreeModel
 
 INFO_ROLE = Qt.ItemDataRole.UserRole + 1
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
+# True on the title of a row whose title is provisional (the middle of the log not read yet); the list's
+# delegate (app/ui/session_list.py) draws it in italics: a view model holds no font (QtCore only)
+PROVISIONAL_ROLE = Qt.ItemDataRole.UserRole + 3
 COLUMNS = ("Session", "Updated", "Project", "Format")
 
 
@@ -320,7 +322,7 @@ class SessionTreeModel(NodeTreeModel):
                 n.info.title = t
             ix = self.createIndex(n.row, 0, n)
             self.dataChanged.emit(ix, self.createIndex(n.row, len(COLUMNS) - 1, n),
-                                  [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.FontRole, FILTER_ROLE])
+                                  [Qt.ItemDataRole.DisplayRole, PROVISIONAL_ROLE, FILTER_ROLE])
 
     def set_refined(self, refined: dict) -> None:
         """Exact titles from the refinement, ``{key: (title, changed)}``: a changed title replaces the
@@ -338,7 +340,7 @@ class SessionTreeModel(NodeTreeModel):
                 n.info.title = t
             ix = self.createIndex(n.row, 0, n)
             self.dataChanged.emit(ix, self.createIndex(n.row, len(COLUMNS) - 1, n),
-                                  [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.FontRole, FILTER_ROLE])
+                                  [Qt.ItemDataRole.DisplayRole, PROVISIONAL_ROLE, FILTER_ROLE])
 
     def refined(self, changed: int) -> None:
         """The refinement of provisional titles ended (``changed`` titles differ): says so."""
@@ -415,10 +417,8 @@ class SessionTreeModel(NodeTreeModel):
                 return format_version(info)
         if role == INFO_ROLE:
             return info
-        if role == Qt.ItemDataRole.FontRole and col == 0 and not info.title_exact:
-            f = QFont()
-            f.setItalic(True)                 # a provisional title (the middle of the log not read yet)
-            return f
+        if role == PROVISIONAL_ROLE and col == 0:
+            return not info.title_exact       # a provisional title (the middle of the log not read yet)
         if role == FILTER_ROLE:
             return " ".join(str(x) for x in (self.titles.get(info.key) or "", info.id, info.cwd or "",
                                              os.path.basename(os.path.dirname(info.path)))).casefold()
