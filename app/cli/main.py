@@ -34,7 +34,7 @@ def say(line: str) -> None:
     write_out(term_safe(line) + "\n", sys.stderr)
 
 
-def _reader(args, indexed: bool = False):
+def session_reader(args, indexed: bool = False):
     """The session named on the command line; ``indexed``: with its seq index (persistent cache)."""
     from ..store.faces import open_reader
     r = open_reader(args.path, getattr(args, "session", None))
@@ -130,7 +130,7 @@ COMMANDS["list"] = ("list the sessions of a store", _cfg_list, _run_list)
 
 # --------------------------------------------------------------------------- inspect
 
-def _cfg_path(p):
+def cfg_session_path(p):
     p.add_argument("path", help="a session file (session.jsonl, session.jsonl.zstd) or a SQLite store")
     p.add_argument("--session", help="session id inside a SQLite store")
 
@@ -139,7 +139,7 @@ def _run_inspect(args):
     from ..log.query.analysis import inspect
     from ..store.discovery import generation_facts
     from .truth_cmd import add_writer, is_live, writer_of
-    r = _reader(args)
+    r = session_reader(args)
     ws = writer_of(args, r)                       # live writer: no synthesized closure, inFlight instead
     try:
         before = os.stat(r.path) if r.source.kind != "sqlite" else None
@@ -175,7 +175,7 @@ def _run_inspect(args):
 
 def _cfg_inspect(p):
     from .truth_cmd import cfg_writer
-    _cfg_path(p)
+    cfg_session_path(p)
     cfg_writer(p)
 
 
@@ -186,7 +186,7 @@ COMMANDS["inspect"] = ("summary facts of one session (writer live/idle/crashed/c
 # --------------------------------------------------------------------------- messages
 
 def _cfg_messages(p):
-    _cfg_path(p)
+    cfg_session_path(p)
     p.add_argument("--through", type=int, help="fold the prefix through this seq (inclusive)")
     p.add_argument("--physical", action="store_true", help="without the logical closure")
 
@@ -207,7 +207,7 @@ def _run_messages(args):
     from ..log.index.integrity import EventChecks
     from ..log.format.lazyrows import iter_messages
     from ..log.format.model import message_text
-    r = _reader(args)
+    r = session_reader(args)
     checks = EventChecks()
     # streamed, one message at a time (flat memory however long the log); the fold and its checks
     # are complete when the first message comes, so the refusal is known before anything is written
@@ -250,14 +250,14 @@ COMMANDS["messages"] = ("the derived model messages", _cfg_messages, _run_messag
 # --------------------------------------------------------------------------- request
 
 def _cfg_request(p):
-    _cfg_path(p)
+    cfg_session_path(p)
     p.add_argument("--at", type=int, required=True, help="a seq of the attempt (first chunk, any chunk, its message)")
 
 
 def _run_request(args):
     from ..log.query.analysis import RequestError, request_at
     from ..log.index.integrity import EventChecks
-    r = _reader(args, indexed=True)
+    r = session_reader(args, indexed=True)
     checks = EventChecks()
     try:
         if r.version in (0, 2, 3, 4) and not r.envelope_free and r.source.kind in ("jsonl", "zstd"):
@@ -281,7 +281,7 @@ COMMANDS["request"] = ("the exact request at a dispatch boundary", _cfg_request,
 # --------------------------------------------------------------------------- page
 
 def _cfg_page(p):
-    _cfg_path(p)
+    cfg_session_path(p)
     p.add_argument("--before", type=int, help="page of events with seq < BEFORE")
     p.add_argument("--limit", type=int, default=50, help="messages per page (default 50)")
     face = p.add_mutually_exclusive_group()
@@ -325,7 +325,7 @@ def page_json(reader, page, physical: bool, attempts: bool, live: bool = False) 
 
 
 def _run_page(args):
-    r = _reader(args, indexed=args.before is not None)
+    r = session_reader(args, indexed=args.before is not None)
     page = r.tail_page(args.limit) if args.before is None else r.page_before(args.before, args.limit)
     from .truth_cmd import entry_marks, compaction_lines, is_live, writer_of
     ws = writer_of(args, r) if page.tail and not args.physical else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from .errors import UsageError
-from .main import COMMANDS, CliError, _reader, emit
+from .main import COMMANDS, CliError, session_reader, emit
 
 
 def _plural(n: int, word: str) -> str:
@@ -37,7 +37,7 @@ def _run_find(args):
         opts = FindOptions(args.text, regex=args.regex, case=args.case, word=args.word, kinds=kinds)
     except ValueError as e:
         raise CliError(str(e)) from None
-    r = _reader(args)
+    r = session_reader(args)
     stats = FindStats()
     try:
         hits = list(find(r, opts, stats=stats, limit=args.limit))

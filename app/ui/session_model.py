@@ -160,7 +160,7 @@ def sqlite_titles(store_path: str, ids: list) -> dict:
                     except (msgspec.DecodeError, TypeError):
                         title = None
                 out[sid] = (title if isinstance(title, str) else None, last[0] if last else None)
-        store._read(q)
+        store.read(q)
     finally:
         store.close()
     return out
