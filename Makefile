@@ -34,7 +34,7 @@ check: $(STAMP) $(NATIVE)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/vulture app tests bench vulture_whitelist.py --ignore-decorators "@pytest.fixture"
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/test_layering.py
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/test_layering.py tests/test_private_access.py
 
 bench: $(STAMP) $(NATIVE)
 	$(PY) bench/run.py $(BENCH_ARGS)
