@@ -358,7 +358,8 @@ def _load_plugins():
     """Subcommands living next to their features register themselves on import."""
     import importlib
     for mod in ("app.cli.gui_cmd", "app.cli.fork_cmd", "app.cli.live_cmd", "app.cli.audit_cmd",
-                "app.cli.truth_cmd", "app.cli.search_cmd", "app.cli.index_cmd", "app.cli.doctor_cmd"):
+                "app.cli.truth_cmd", "app.cli.search_cmd", "app.cli.index_cmd", "app.cli.doctor_cmd",
+                "app.cli.timeline_cmd", "app.cli.asof_cmd"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:

@@ -150,6 +150,10 @@ class MainWindow(QMainWindow):
         self.truth_actions = TruthActions(self)
         from .home_search import HomeSearch
         self.home_search = HomeSearch(self)
+        from .timeline_dock import TimelineAction
+        self.timeline_action = TimelineAction(self)          # View > Timeline (issue 31)
+        from .replay import ReplayActions
+        self.replay_actions = ReplayActions(self)          # the time scrubber (issue 30)
 
     # ------------------------------------------------------------------ UI
     def _build_ui(self):
