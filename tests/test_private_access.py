@@ -30,6 +30,7 @@ _FOLD = "the surface fold's step state, read by checkpoints and trace to resume 
 _SCAN = "the row scanner's tables and the reader's legacy probe, shared by the fork's legacy-row scan"
 _DISC = "discovery's file and header helpers, shared by titles, faces, forking and the full-text index"
 _UI = "the main window's controllers call each other's handlers (a controller API is pending)"
+_CACHE = "the index cache's file identity and atomic write, reused by the timeline cache"
 KNOWN: dict[tuple[str, str], str] = {
     ("app/log/fold/checkpoints.py", "sf._empty_assistant"): _FOLD,
     ("app/log/fold/checkpoints.py", "sf._step_mark"): _FOLD,
@@ -68,8 +69,17 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/store/forking.py", "from ..log.index.reader import _scan_lines_probe"): _SCAN,
     ("app/store/forking.py", "from .discovery import _is_sqlite"): _DISC,
     ("app/store/ftsio.py", "from .discovery import _PROJECT_RE"): _DISC,
-    ("app/store/fulltext.py", "from .discovery import _PROJECT_RE"): _DISC,
-    ("app/store/fulltext.py", "from .discovery import _older_generations"): _DISC,
+    ("app/store/ftswalk.py", "from .discovery import _PROJECT_RE"): _DISC,
+    ("app/store/ftswalk.py", "from .discovery import _older_generations"): _DISC,
+    ("app/store/ftsshard.py", "ix._update_one"): "a shard worker runs the full-text index's one-session update",
+    ("app/store/timeline_cache.py", "from .indexcache import _file_source"): _CACHE,
+    ("app/store/timeline_cache.py", "from .indexcache import _identity"): _CACHE,
+    ("app/store/timeline_cache.py", "from .indexcache import _write_atomic"): _CACHE,
+    ("app/log/fold/asof.py", "from .surface import _compaction_ref"): _FOLD,
+    ("app/log/fold/asof.py", "seg._abs"): _SOURCE,
+    ("app/log/fold/asof.py", "side.attempts._open"): "the replay's side fold reads the attempt tracker's open attempt",
+    ("app/ui/replay.py", "self.win._update_request"): _UI,
+    ("app/ui/replay.py", "win._history_column"): _UI,
     ("app/store/indexcache.py", "source._fd"): _SOURCE,
     ("app/store/indexcache.py", "src._fd"): _SOURCE,
     ("app/store/titles.py", "from .discovery import _header_of"): _DISC,
