@@ -3,7 +3,8 @@ full-text index).  Plain output holds no control characters (snippets are one pl
 from __future__ import annotations
 
 
-from .main import COMMANDS, CliError, _reader, emit
+from .errors import UsageError
+from .main import COMMANDS, CliError, session_reader, emit
 
 
 def start_background_build(root: str, db_path) -> bool:
@@ -41,7 +42,7 @@ def _run_find(args):
         opts = FindOptions(args.text, regex=args.regex, case=args.case, word=args.word, kinds=kinds)
     except ValueError as e:
         raise CliError(str(e)) from None
-    r = _reader(args)
+    r = session_reader(args)
     stats = FindStats()
     try:
         hits = list(find(r, opts, stats=stats, limit=args.limit))
@@ -139,7 +140,7 @@ def _run_search(args):
     from ..store.fulltext import FullTextIndex, IndexRefused, QueryError, SearchHit
     from ..store.ftslive import live_search
     if not args.query and not args.rebuild:
-        raise CliError("give a QUERY (or --rebuild)")
+        raise UsageError("give a QUERY (or --rebuild)")
     background = False
     walked = None
     try:
