@@ -196,6 +196,8 @@ def test_image_offload_fixture_before_and_after():
     assert [b.get("offloaded") for b in _images(before, 13)] == [None]
     assert [b.get("offloaded") for b in _images(after, 13)] == [True]
     assert [b.get("offloaded") for b in _images(log.at(log.events[-1].seq), 13)] == [True]
+    d = diff_states(before, after, log.index)                     # the projection changed seq 13 in place
+    assert [x["seq"] for x in d["messagesChanged"]] == [13] and not d["messagesAdded"] + d["messagesShadowed"]
 
 
 def test_image_offload_minimal_v4_log(tmp_path):
