@@ -63,7 +63,8 @@ class SideFold:
         self.dispatch: Optional[int] = None        # a seq of the last attempt of the open step (chunk or settlement)
         self.attempt_first: Optional[int] = None   # that attempt's dispatch boundary (its first chunk / settlement)
         self.attempts = AttemptTracker(keep_text=False)   # (dsh's attempt grouping; afresh at each turn start)
-        self.children: list[dict[str, Any]] = []
+        # (a tuple: the snapshots of a SideIndex share it instead of copying it; entries are never changed)
+        self.children: tuple[dict[str, Any], ...] = ()
         self.last_seq = -1
         self.time: Any = None
 
@@ -102,11 +103,11 @@ class SideFold:
             self.modes[key] = d.get(field)
         elif t == "tool/call" and isinstance(d.get("name"), str) and d["name"] in SUBAGENT_TOOLS:
             args = d.get("arguments")
-            self.children.append({"seq": ev.seq, "callId": d.get("callId"), "tool": d["name"],
-                                  "arguments": args if isinstance(args, str) else None})
+            self.children += ({"seq": ev.seq, "callId": d.get("callId"), "tool": d["name"],
+                               "arguments": args if isinstance(args, str) else None},)
         elif t == "subagent/catalog":
-            self.children.append({"seq": ev.seq, "childId": d.get("childId"), "mode": d.get("mode"),
-                                  "label": d.get("label")})
+            self.children += ({"seq": ev.seq, "childId": d.get("childId"), "mode": d.get("mode"),
+                               "label": d.get("label")},)
         return began
 
     def block(self, b: PackedBlock) -> bool:
@@ -126,7 +127,13 @@ class SideFold:
         return began
 
     def copy(self) -> SideFold:
-        return copy.deepcopy(self)
+        """A copy to go on folding: what later events change is copied (the open turn's trackers, the
+        modes); what they only replace (title, todos) or extend (children, a tuple) is shared."""
+        c = copy.copy(self)
+        c.rep = copy.deepcopy(self.rep)
+        c.attempts = copy.deepcopy(self.attempts)
+        c.modes = dict(self.modes)
+        return c
 
     @property
     def open_step(self) -> bool:
@@ -434,7 +441,7 @@ def as_of(reader: LogReader, seq: object, cps: Optional[Checkpoints] = None, sid
         "nodes": list(sf.nodes),
         "pendingToolCalls": [cid for cid in rep.pending],
         "pendingDetail": [{"callId": cid, "callSeq": cs} for cid, cs in rep.pending.items()],
-        "children": copy.deepcopy(side.children),
+        "children": copy.deepcopy(list(side.children)),
         "dispatchSeq": side.dispatch if open_step else None,
         "request": None, "requestBoundary": b,
     }
