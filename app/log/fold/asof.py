@@ -20,6 +20,7 @@ not happened yet (:func:`status_as_of`; the rules themselves are :func:`~app.log
 from __future__ import annotations
 
 import copy
+import re
 from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Callable, Iterator
 
@@ -208,7 +209,7 @@ def check_seq(reader: LogReader, seq: object) -> int:
         try:
             seq = int(str(seq).strip())
         except ValueError:
-            raise AsOfError(f"--seq must be a whole number, not {str(seq)[:40]!r}") from None
+            raise AsOfError(f"a seq must be a whole number, not {str(seq)[:40]!r}") from None
     last = last_seq(reader)
     if seq < 0:
         raise AsOfError(f"seq {seq} is negative (the log's seqs are 0..{last})")
@@ -229,15 +230,12 @@ def surface_events(reader: LogReader, seqs: set[int], check: Optional[Callable[[
         if i is not None:
             by_seg.setdefault(i, set()).add(s)
     out: dict[int, Event] = {}
-    codec, src = reader.codec, reader.source
+    codec = reader.codec
     for i in sorted(by_seg):
         if check is not None:
             check()
         want, end = by_seg[i], idx.seg_end[i]
-        kw: dict[str, Optional[int]] = {"line0": idx.line0[i] if idx.line0[i] >= 0 else None}
-        if src.kind == "zstd":
-            kw["text_offset"] = -1
-        for seg in src.forward(idx.seg_pos[i], **kw):
+        for seg in _forward(reader, idx.seg_pos[i], idx.line0[i] if idx.line0[i] >= 0 else None):
             if not seg.bad:
                 for pos, off, line, raw in _needle_rows(seg, _SURFACE_NEEDLE):
                     got, _ = codec.decode_row(raw, pos=pos, offset=off, line=line)
@@ -263,6 +261,13 @@ def _forward(reader: LogReader, pos: Optional[int], line0: Optional[int], text_o
 _CHUNK_ROW = b'{"type":"assistant/chunk"'
 _PACKED_PREFIXES = tuple(b'{"type":"' + t.encode() + b'"' for t in PACKED_TAGS)
 _FINISH = b'"finish"'
+_KEY_RE = re.compile(rb'"data":\{"turn":(-?\d{1,15}),"step":(-?\d{1,15})[,}]')
+
+
+def _open_key(raw: bytes) -> Optional[tuple[int, int]]:
+    """(turn, step) of a chunk or packed row, read from its bytes (None: not in the writer's order)."""
+    m = _KEY_RE.search(raw, 0, 256)
+    return (int(m.group(1)), int(m.group(2))) if m is not None else None
 
 
 # the event types the side fold reads (:meth:`SideFold.apply`, its repair and attempt trackers): a pass
@@ -281,27 +286,30 @@ FOLD_TYPES = SIDE_TYPES | frozenset(t.encode() for t in (
 def _replay_items(reader: LogReader, cp: Optional[Checkpoint], side: SideFold,
                   check: Optional[Callable[[], None]], types: Optional[frozenset[bytes]] = None) -> Iterator[Any]:
     """The stored events from the checkpoint on (:func:`~app.log.fold.checkpoints.events_from` with
-    ``lazy=True``), except that while a model attempt is open the rows that cannot change any fold are
-    not decoded: a packed delta row is read for its ``seq0`` only, and a plain chunk row without a
-    ``"finish"`` is skipped (such a row neither begins nor ends an attempt, and no other fold reads it).
+    ``lazy=True``), except that the rows of a model attempt already open (their turn and step, as the
+    writer puts them first in ``data``, name one) are not decoded: a packed delta row is read for its
+    ``seq0`` only, and a plain chunk row without a ``"finish"`` is skipped (such a row neither begins
+    nor ends an attempt, and no other fold reads it).
     ``types``: only rows of these types are decoded (a row whose ``type`` does not come first, as the
     writer puts it, is decoded anyway); packed rows are always read."""
     first = cp.seq if cp is not None else 0
     segs = _forward(reader, cp.pos if cp is not None else None, cp.line0 if cp else None,
                     cp.text_offset if cp else -1)
-    streaming = side.attempts._open        # (the tracker's open attempts by step: a live view)
+    streaming = side.attempts._open        # (the tracker's open attempts by (turn, step): a live view)
     for seg in segs:
         if check is not None:
             check()
         if seg.bad:
             continue
         for pos, off, line, raw, complete in seg.split_rows():
-            if streaming and raw.startswith(_CHUNK_ROW) and _FINISH not in raw:
-                continue
-            if types is not None and raw.startswith(b'{"type":"') and not raw.startswith(_PACKED_PREFIXES) \
+            packed = raw.startswith(_PACKED_PREFIXES)
+            in_open = bool(streaming) and (packed or raw.startswith(_CHUNK_ROW)) and _open_key(raw) in streaming
+            if in_open and not packed and _FINISH not in raw:
+                continue                     # a chunk of the attempt already open, not its finish
+            if types is not None and not packed and raw.startswith(b'{"type":"') \
                     and raw[9:raw.find(b'"', 9)] not in types:
                 continue
-            for it in lazy_row(reader, pos, off, line, raw, complete, None, bool(streaming)):
+            for it in lazy_row(reader, pos, off, line, raw, complete, None, in_open):
                 if isinstance(it, PackedBlock):
                     if it.n is None or it.seq0 + it.n > first:
                         yield it
