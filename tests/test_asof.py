@@ -423,3 +423,19 @@ def test_cli_asof_on_zstd_and_sqlite_stores(tmp_path, monkeypatch, kind):
         assert rc == 0, err
         got = json.loads(out)
         assert got["seq"] == e.seq and got["messages"] == analysis.messages(r, through=e.seq, logical=False)
+
+
+def test_a_chunk_of_another_step_is_never_skipped_as_part_of_the_open_attempt(tmp_path):
+    """Rows of an attempt already open are not decoded, but only rows of that attempt's own step:
+    a chunk of another step while it is open begins that step's attempt (as dsh's grouping says)."""
+    def chunk(seq, step, ctype):
+        return ev(seq, "assistant/chunk", {"turn": 1, "step": step, "chunk": {"type": ctype, "index": 0,
+                                                                             "blockType": "text"}})
+    rows = [ev(0, "turn/start", {"turn": 1}),
+            ev(1, "user/message", msg("user", "go", "u1"), surfaceOp="append"),
+            chunk(2, 1, "block-start"), chunk(3, 1, "block-start"), chunk(4, 2, "block-start"), chunk(5, 2, "block-start")]
+    log = Log(write_log(tmp_path / "session.jsonl", rows))
+    for n, want in ((2, 2), (3, 2), (4, 4), (5, 4)):
+        st = log.at(n)
+        assert st["requestBoundary"] == want == analysis.request_at(log.r, n)["boundary"], n
+        assert st["request"] == analysis.request_at(log.r, n)["request"]
