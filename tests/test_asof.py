@@ -46,7 +46,8 @@ class Log:
     """A reader with a checkpoint at (nearly) every segment, so every answer restores one."""
 
     def __init__(self, path: Path, block: int = 1024) -> None:
-        self.r = LogReader(RawJsonlSource(str(path), block=block))
+        self.r = LogReader.open(str(path)) if path.name.endswith(".zstd") else \
+            LogReader(RawJsonlSource(str(path), block=block))         # (zstd: a checkpoint per frame)
         self.r.build_index()
         self.cps = build_checkpoints(self.r, every=0)
         self.side = SideIndex(self.r, self.cps)
@@ -339,13 +340,20 @@ def test_cli_bad_seq_one_line_exit_2(tmp_path, monkeypatch, bad, why):
 
 # --------------------------------------------------------------------------- generated logs (v0 and v4)
 
-@pytest.fixture(scope="module", params=[0, 4], ids=["v0", "v4"])
+@pytest.fixture(scope="module", params=[0, 4, "zstd"], ids=["v0", "v4", "v0-zstd"])
 def synth_log(request, tmp_path_factory):
-    from app.tools.synth import SessionSynth, write_jsonl
-    p = tmp_path_factory.mktemp("asof") / ("session.jsonl" if request.param == 0 else "session.v4.jsonl")
-    write_jsonl(str(p), SessionSynth(seed=30, version=request.param), target_bytes=600_000)
+    from app.log.source.zstdframes import encode_frame
+    from app.tools.synth import SessionSynth, batches, write_jsonl
+    d = tmp_path_factory.mktemp("asof")
+    if request.param == "zstd":
+        p = d / "session.jsonl.zstd"
+        p.write_bytes(b"".join(encode_frame(b"".join(lines))
+                               for lines in batches(SessionSynth(seed=33), target_bytes=500_000)))
+    else:
+        p = d / ("session.jsonl" if request.param == 0 else "session.v4.jsonl")
+        write_jsonl(str(p), SessionSynth(seed=30, version=request.param), target_bytes=600_000)
     log = Log(p, block=1 << 14)
-    assert log.r.version == request.param and len(log.cps.points) > 5
+    assert log.r.version == (request.param if request.param != "zstd" else 0) and len(log.cps.points) > 5
     return log
 
 
