@@ -447,3 +447,10 @@ def test_a_chunk_of_another_step_is_never_skipped_as_part_of_the_open_attempt(tm
         st = log.at(n)
         assert st["requestBoundary"] == want == analysis.request_at(log.r, n)["boundary"], n
         assert st["request"] == analysis.request_at(log.r, n)["request"]
+
+
+def test_time_is_the_rows_own_even_when_the_replay_skips_it():
+    """A chunk row inside an open attempt is not decoded by the replay; its time is still its own."""
+    log = Log(fixture(COMPACTION))
+    for e in log.events:
+        assert log.at(e.seq, request=False)["time"] == e.time, e.seq

@@ -247,6 +247,27 @@ def surface_events(reader: LogReader, seqs: set[int], check: Optional[Callable[[
     return out
 
 
+def row_time(reader: LogReader, seq: int, default: Any = None) -> Any:
+    """The ``time`` of the stored row of event ``seq`` (a row the replay did not decode), found in the
+    index segment holding it by its ``"seq":N,`` bytes; ``default`` when no row names it so (a packed
+    chunk, an envelope-free v2+ row)."""
+    idx = reader.index
+    if idx is None:
+        return default
+    i = idx.locate(seq)
+    if i is None:
+        return default
+    for seg in _forward(reader, idx.seg_pos[i], idx.line0[i] if idx.line0[i] >= 0 else None):
+        if not seg.bad:
+            for pos, off, line, raw in _needle_rows(seg, b'"seq":%d,' % seq):
+                for ev in reader.codec.decode_row(raw, pos=pos, offset=off, line=line)[0]:
+                    if is_event(ev) and ev.seq == seq:
+                        return ev.time
+        if seg.end >= idx.seg_end[i]:
+            break
+    return default
+
+
 def _forward(reader: LogReader, pos: Optional[int], line0: Optional[int], text_offset: int = -1) -> Iterator[Any]:
     """The source's segments from ``pos`` (None: the first), as the checkpoints read them."""
     src = reader.source
@@ -437,7 +458,7 @@ def as_of(reader: LogReader, seq: object, cps: Optional[Checkpoints] = None, sid
     step = rep.open_step[1] if rep.open_step is not None else None
     config = obj((hf.header or {}).get("config"))
     out: dict[str, Any] = {
-        "seq": n, "time": side.time, "turn": side.turn, "openTurn": rep.open_turn is not None,
+        "seq": n, "time": side.time if side.last_seq == n else row_time(reader, n, side.time), "turn": side.turn, "openTurn": rep.open_turn is not None,
         "turnStartSeq": rep.turn_start_seq if rep.open_turn is not None else None,
         "step": step, "title": side.title, "titleSeq": side.title_seq,
         "todos": list(side.todos) if isinstance(side.todos, list) else [], "todosSeq": side.todos_seq,
