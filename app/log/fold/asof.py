@@ -271,8 +271,8 @@ def row_time(reader: LogReader, seq: int, default: Any = None) -> Any:
 def _forward(reader: LogReader, pos: Optional[int], line0: Optional[int], text_offset: int = -1) -> Iterator[Any]:
     """The source's segments from ``pos`` (None: the first), as the checkpoints read them."""
     src = reader.source
-    if pos is None:
-        return src.forward()
+    if pos is None or src.kind not in ("jsonl", "zstd"):      # (a SQLite store's rows carry no lines)
+        return src.forward() if pos is None else src.forward(pos)
     kw: dict[str, Optional[int]] = {"line0": line0}
     if src.kind == "zstd":
         kw["text_offset"] = text_offset
