@@ -76,6 +76,9 @@ _.headerData
 _.filterAcceptsRow
 _.eventFilter
 _.loadResource  # tests/test_ui_frame.py: a QTextDocument that records resource loads
+_.wheelEvent  # app/ui/timeline_view.py Waterfall (zoom)
+_.mousePressEvent  # app/ui/timeline_view.py Waterfall (pan, click)
+_.mouseDoubleClickEvent  # app/ui/timeline_view.py Waterfall (fit)
 rowActivated  # app/ui/history/view.py signal
 
 # Theme colours, read by name through Theme.color(name) / getattr
@@ -147,6 +150,7 @@ seed_only  # app/store/watch.py _ListState
 pytestmark  # tests/test_sqlite_store.py
 # worker entry points, run by name through the launcher's table (app/store/childproc.py WORKERS)
 shard_main  # app/store/fulltext.py
+build_main  # app/store/ftslive.py (the fts-build worker, named in childproc.WORKERS)
 child_main  # app/store/indexer.py, scan_child.py, titles_child.py
 # a field of the .idx meta schema (decoded and validated by type, app/store/indexcache.py)
 saved_at  # app/store/indexcache.py

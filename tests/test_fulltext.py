@@ -331,9 +331,9 @@ def test_cancel_keeps_what_was_committed(tmp_path, monkeypatch):
 _CRASHER = r"""
 import os, sys
 sys.path.insert(0, sys.argv[3])
-from app.store import fulltext
+from app.store import ftswrite
 from app.store.fulltext import FullTextIndex
-fulltext._COMMIT_SESSIONS = 200      # commits every 200 sessions: the crash comes after one
+ftswrite._COMMIT_SESSIONS = 200      # commits every 200 sessions: the crash comes after one
 ix = FullTextIndex(sys.argv[1])
 def progress(done, total, nbytes):
     if done == int(sys.argv[2]):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.log.query import extract
-from app.store import fulltext
+from app.store import fulltext, ftswrite
 from app.store.fulltext import FullTextIndex
 from app.tools.plant import make_home
 from tests.fixtures_util import FIXTURES
@@ -55,10 +55,10 @@ def test_batched_and_savepoint_paths_give_the_same_index(small_home, tmp_path, m
         ref.update()
         want = _entries(ref)
     monkeypatch.setattr(fulltext, "_FAST_BYTES", 0)              # every session through its reader
-    monkeypatch.setattr(fulltext, "_MEMORY_BYTES", memory_bytes)   # 64: every synth session takes a savepoint
-    monkeypatch.setattr(fulltext, "_FLUSH_ROWS", 8)
+    monkeypatch.setattr(ftswrite, "_MEMORY_BYTES", memory_bytes)   # 64: every synth session takes a savepoint
+    monkeypatch.setattr(ftswrite, "_FLUSH_ROWS", 8)
     spy = _savepoints(monkeypatch)
-    monkeypatch.setattr(fulltext, "_COMMIT_SESSIONS", 7)
+    monkeypatch.setattr(ftswrite, "_COMMIT_SESSIONS", 7)
     with FullTextIndex(root, db_path=str(tmp_path / "ix.sqlite")) as ix:
         rep = ix.update()
         assert rep.indexed == len(m["sessions"]) and not rep.problems
@@ -93,9 +93,9 @@ def test_a_session_failing_half_way_leaves_nothing_behind(small_home, tmp_path, 
     monkeypatch.setattr(extract, "event_fields", failing)
     if memory_bytes == 64:                                         # the reader path, in a savepoint
         monkeypatch.setattr(fulltext, "_FAST_BYTES", 0)
-    monkeypatch.setattr(fulltext, "_MEMORY_BYTES", memory_bytes)
-    monkeypatch.setattr(fulltext, "_FLUSH_ROWS", 8)
-    monkeypatch.setattr(fulltext, "_COMMIT_SESSIONS", 5)
+    monkeypatch.setattr(ftswrite, "_MEMORY_BYTES", memory_bytes)
+    monkeypatch.setattr(ftswrite, "_FLUSH_ROWS", 8)
+    monkeypatch.setattr(ftswrite, "_COMMIT_SESSIONS", 5)
     with FullTextIndex(root, db_path=str(tmp_path / "ix.sqlite")) as ix:
         rep = ix.update()
         assert rep.skipped == 1 and any("planted failure" in p and victim in p for p in rep.problems)

@@ -13,7 +13,7 @@ import pytest
 from app.log.query.extract import extract_jsonl, reader_entries
 from app.log.index.reader import LogReader
 from app.log.query.textview import event_fields, event_turn, plain
-from app.store import childproc, ftsio, fulltext
+from app.store import childproc, ftsio, fulltext, ftswrite
 from app.store.fulltext import FullTextIndex, QueryError, parse_query
 from app.tools.plant import PlantingSynth, make_home
 from app.tools.synth import write_jsonl
@@ -286,7 +286,7 @@ def test_cancel_with_workers_stops_them_and_keeps_what_was_committed(small_home,
     import time
     root, m = small_home
     monkeypatch.setattr(ftsio, "CHUNK_FILES", 4)             # many chunks in flight
-    monkeypatch.setattr(fulltext, "_COMMIT_SESSIONS", 10)
+    monkeypatch.setattr(ftswrite, "_COMMIT_SESSIONS", 10)
     ev = threading.Event()
 
     def progress(done, total, nbytes):

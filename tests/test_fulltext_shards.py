@@ -14,7 +14,8 @@ import pytest
 import sys
 
 from app.store import childproc, fulltext
-from app.store.fulltext import FullTextIndex, shard_of, shard_path
+from app.store.fulltext import FullTextIndex
+from app.store.ftswalk import shard_of, shard_path
 from app.tools.plant import make_home
 from tests.fixtures_util import FIXTURES
 
@@ -172,8 +173,8 @@ def test_grown_session_in_a_sharded_index_is_read_alone(home, tmp_path):
 
 
 _DYING = (
-    "import os, app.store.fulltext as F\n"
-    "F._COMMIT_SESSIONS = 10\n"
+    "import os, app.store.fulltext as F, app.store.ftswrite as W\n"
+    "W._COMMIT_SESSIONS = 10\n"
     "real = F.FullTextIndex._index_found\n"
     "n = [0]\n"
     "def found(self, *a, **kw):\n"

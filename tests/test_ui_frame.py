@@ -268,9 +268,9 @@ def test_menus_toolbar_toggles_and_shortcuts_dialog(qtbot, win):
     for act in (win.act_physical, win.act_attempts):
         assert act.isCheckable() and not act.icon().isNull()
         t = act.text()
-        act.trigger()
+        act.setChecked(True)        # (no session open: the toggles are disabled, issue 35 item 13)
         assert act.isChecked() and act.text() == t
-        act.trigger()
+        act.setChecked(False)
     tb = win.toolbar
     assert tb.toolButtonStyle() == Qt.ToolButtonStyle.ToolButtonTextBesideIcon
     assert all(not a.icon().isNull() for a in tb.actions() if a.text() and not a.isSeparator())

@@ -156,11 +156,22 @@ def _run_stats(args):
             lines.append(f"{step_label(s):6} {tk['input']:<7} {tk['output']:<6} {tk['cacheRead']:<7} "
                          f"{tk['reasoning']:<7} {lat:<8} {sum(s['toolCalls'].values()):<6} {s['retries']:<7} "
                          f"{','.join(s['errors']) or '-'}")
-        t = obj["totals"]
-        lines.append(f"total tokens {t['tokens']}, attempts {t['attempts']} ({t['failedAttempts']} failed), "
-                     f"retries {t['retries']}, tools {t['toolCalls']}")
+        lines += _totals_lines(obj["totals"])
         return "\n".join(lines)
     emit(args, obj, text)
+
+
+def _totals_lines(t) -> list[str]:
+    """The totals as readable lines (never a Python dict's repr)."""
+    tk = t["tokens"]
+    tokens = ", ".join(f"{v:,} {k}" for k, v in
+                       (("in", tk["input"]), ("out", tk["output"]), ("cache read", tk["cacheRead"]),
+                        ("cache write", tk["cacheWrite"]), ("reasoning", tk["reasoning"])))
+    tools = ", ".join(f"{name} {n}" for name, n in sorted(t["toolCalls"].items())) or "none"
+    return [f"total tokens: {tokens}",
+            f"total: {t['steps']} steps, {t['turns']} turns, attempts {t['attempts']} ({t['failedAttempts']} failed), "
+            f"retries {t['retries']}, errors {t['errors']}",
+            f"tool calls: {tools}"]
 
 
 COMMANDS["stats"] = ("per-step and per-turn tokens, latency, tool calls, retries, errors", _cfg_path, _run_stats)

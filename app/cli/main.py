@@ -361,7 +361,7 @@ def _load_plugins():
     import importlib
     for mod in ("app.cli.gui_cmd", "app.cli.fork_cmd", "app.cli.live_cmd", "app.cli.audit_cmd",
                 "app.cli.truth_cmd", "app.cli.search_cmd", "app.cli.index_cmd", "app.cli.doctor_cmd",
-                "app.cli.asof_cmd"):
+                "app.cli.timeline_cmd", "app.cli.asof_cmd"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:
@@ -402,6 +402,9 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0] if argv else None)
     if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
+        from .mistyped import refuse_unknown
+        if (rc := refuse_unknown(parser, argv[0], COMMANDS)) is not None:
+            return rc                  # a typo (`session-lens doctr`): usage and the nearest command
         argv = ["gui"] + argv          # `session-lens PATH [--screenshot …]` opens the window
     args = parser.parse_args(argv)
     if not args.cmd:

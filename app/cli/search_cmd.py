@@ -6,6 +6,11 @@ from __future__ import annotations
 from .main import COMMANDS, CliError, _reader, emit
 
 
+def start_background_build(root: str, db_path) -> bool:
+    from ..store.ftslive import start_background_build as start
+    return start(root, db_path)
+
+
 def _plural(n: int, word: str) -> str:
     if n == 1:
         return f"1 {word}"
@@ -71,34 +76,105 @@ def _cfg_search(p):
                         'before:DATE project:NAME')
     p.add_argument("--limit", type=int, default=50, help="at most N hits (default 50)")
     p.add_argument("--rebuild", action="store_true", help="drop the index of HOME and build it again")
-    p.add_argument("--no-update", action="store_true", help="query the index as it is (no incremental update)")
+    p.add_argument("--no-update", action="store_true",
+                   help="query the index as it is (sessions not indexed are scanned; no build started)")
+    p.add_argument("--exact", action="store_true", help="count every match exactly (a broad query counts lazily)")
+
+
+# a few changed sessions are indexed before answering; more are scanned now and indexed in the background
+INLINE_SESSIONS = 50
+INLINE_BYTES = 32 << 20
+
+
+def _index_state(res) -> dict:
+    """The ``index`` field: the build's state and the sessions answered by a scan instead."""
+    d: dict = {"build": res.build, "complete": not res.unindexed and res.build == "done",
+               "notIndexed": len(res.unindexed)}
+    if res.unindexed:
+        d["scanned"] = res.scanned
+        d["notIndexedSessions"] = res.unindexed[:100]
+    return d
+
+
+def _state_line(res, background: bool) -> str:
+    """One line saying what the index did not answer (empty: it answered everything)."""
+    if not res.unindexed and res.build == "done":
+        return ""
+    why = {"running": "the index is being built", "interrupted": "the index build did not finish",
+           "never": "the index was never built"}.get(res.build, "sessions changed since the index was updated")
+    n = len(res.unindexed)
+    line = f"note: {why}: {_plural(n, 'session')} not indexed" + (", searched by a scan" if n else "")
+    if res.partial:
+        line += f" (stopped after {res.scanned:,})"
+    if background:
+        line += "; indexing in the background"
+    return line
+
+
+def _unchanged(ix):
+    """The report of an update that found nothing changed (none is run): counts and known problems."""
+    from ..store.fulltext import UpdateReport
+    probs = ix.session_problems()
+    n = ix.indexed_count()
+    rep = UpdateReport(sessions=n + sum(1 for k, _p in probs if k), unchanged=n)
+    rep.problems = [f"{k}: {p}" for k, p in probs]
+    return rep
+
+
+def _catch_up(ix, unindexed: list, build: str, walked) -> tuple:
+    """After an answer: (update report or None, started in the background).  A few changed
+    sessions are indexed now, more by a detached build; nothing changed: nothing is opened."""
+    if not unindexed:
+        return _unchanged(ix), False
+    if build == "running":
+        return None, False
+    sizes = {p.key: p.size for p in ix.pending(walked)}
+    if len(unindexed) <= INLINE_SESSIONS and sum(sizes.get(k, 0) for k in unindexed) <= INLINE_BYTES:
+        return ix.update(walked=walked), False
+    return None, start_background_build(ix.root, None if ix.db_path == ix.default_path() else ix.db_path)
 
 
 def _run_search(args):
     from ..log.query.textview import plain
-    from ..store.fulltext import FullTextIndex, QueryError, SearchHit
+    from ..store.fulltext import FullTextIndex, IndexRefused, QueryError, SearchHit
+    from ..store.ftslive import live_search
     if not args.query and not args.rebuild:
         raise CliError("give a QUERY (or --rebuild)")
-    with FullTextIndex.for_home(args.home) as ix:
+    background = False
+    walked = None
+    try:
+        ix = FullTextIndex.for_home(args.home)
+    except IndexRefused as e:
+        raise CliError(str(e)) from None
+    with ix:
+        rep = None
         if args.rebuild:
             rep = ix.rebuild()
         elif not args.no_update:
-            rep = ix.update()
-        else:
-            rep = None
+            walked = ix.walk()                # one stat walk: the freshness check, the query, the update
         obj: dict = {}
         if args.query:
             try:
-                res = ix.search(args.query, limit=args.limit)
+                res = live_search(ix, args.query, limit=args.limit, exact=args.exact, walked=walked)
             except QueryError as e:
                 raise CliError(str(e)) from None
+            indexed = ix.indexed_count()      # before the catch-up: the sessions the index answered for
+            if walked is not None:            # the answer is whole already; the index catches up for the next one
+                rep, background = _catch_up(ix, res.unindexed, res.build, walked)
             obj = {"hits": [h.to_dict() for h in res.hits], "sessions": res.session_total,
-                   "indexed": ix.indexed_count(), "total": res.total,
+                   "sessionsExact": res.sessions_exact,
+                   "indexed": indexed,
+                   "total": res.total, "totalExact": res.total_exact,
+                   "index": _index_state(res),
                    "bySession": [{"session": g.session, "path": g.path, "title": g.title, "count": g.count}
                                  for g in res.sessions]}
+            if background:
+                obj["index"]["background"] = True
             if res.fallback:
                 obj["fallback"] = res.fallback
         else:
+            if walked is not None:
+                rep, background = _catch_up(ix, [p.key for p in ix.pending(walked)], ix.build_state(), walked)
             obj = {"indexed": ix.indexed_count()}
         if rep is not None:
             obj["update"] = rep.to_dict()
@@ -110,11 +186,20 @@ def _run_search(args):
         if args.query:
             if res.fallback:
                 lines.append(f"note: {res.fallback}")
+            state = _state_line(res, background)
+            if state:
+                lines.append(state)
             if not res.hits:
-                lines.append(f"no match in {_plural(obj['indexed'], 'indexed session')}")
+                lines.append(f"no match in {_plural(obj['indexed'], 'indexed session')}"
+                             + (f" and {_plural(len(res.unindexed), 'scanned session')}" if res.unindexed else ""))
             else:
-                lines.append(f"{_plural(res.total, 'match')} in {_plural(res.session_total, 'session')} "
-                             f"({_plural(obj['indexed'], 'session')} indexed)")
+                about = "" if res.total_exact else "about "
+                where = _plural(res.session_total, "session")
+                if not res.sessions_exact and res.session_total < res.total:
+                    where = f"{res.session_total:,}+ sessions"     # counted lazily (--exact counts them all)
+                lines.append(f"{about}{_plural(res.total, 'match')} in {where} "
+                             f"({_plural(obj['indexed'], 'session')} indexed"
+                             + (f", {len(res.unindexed):,} scanned" if res.unindexed else "") + ")")
                 by: dict[str, list[SearchHit]] = {}
                 for h in res.hits:
                     by.setdefault(h.session_key, []).append(h)
@@ -122,7 +207,8 @@ def _run_search(args):
                     hs = by.get(g.key)
                     if not hs:
                         continue
-                    lines.append(f"{g.session}  {g.title or '-'}  ({_plural(g.count, 'match')})\n  {g.path}")
+                    lines.append(f"{plain(g.session)}  {plain(g.title or '-')}  ({_plural(g.count, 'match')})\n"
+                                 f"  {plain(g.path)}")
                     for h in hs:
                         lines.append(f"    seq {h.seq:>7}  turn {'-' if h.turn is None else h.turn:>5}  "
                                      f"{h.kind:<11}  {h.snippet}")

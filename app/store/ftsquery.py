@@ -9,6 +9,7 @@ terms, ``-word`` / ``-"phrase"`` (entries holding it are left out), and the filt
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Optional
@@ -72,6 +73,14 @@ class SearchResult:
     session_total: int = 0     # sessions with a match (``sessions`` may list fewer)
     fallback: Optional[str] = None
     seconds: float = 0.0
+    # what the index did not answer (:func:`app.store.ftslive.live_search`): sessions not indexed at
+    # their current revision, searched by the streaming scan instead (keys), and how far it got
+    unindexed: list[str] = field(default_factory=list)
+    scanned: int = 0           # of ``unindexed``, the sessions scanned so far
+    build: str = "done"        # the index build: done | running | interrupted | never
+    partial: bool = False      # an answer streamed while the scan still runs (more hits to come)
+    total_exact: bool = True   # False: ``total`` is a lower bound ("about N"); exact on demand
+    sessions_exact: bool = True   # False: ``session_total`` counts the sessions of the hits only (lazy)
 
 
 # --------------------------------------------------------------------------- parsing
@@ -233,9 +242,25 @@ def like_sub(s: str) -> str:
 
 
 def term_re(t: tuple[str, bool, bool]) -> re.Pattern[str]:
-    """A case-insensitive regex of one term as FTS5 matches it (whole words, prefix*)."""
-    body = r"\W+".join(re.escape(x) for x in t[0].split())
-    return re.compile(r"(?<!\w)" + body + ("" if t[1] else r"(?!\w)"), re.IGNORECASE)
+    """A case-insensitive regex of one term as FTS5's ``unicode61`` tokenizer matches it: tokens
+    are runs of letters and digits (an underscore separates them, as any other punctuation does),
+    whole tokens or a prefix*; diacritics are compared removed (:func:`fold_diacritics`)."""
+    words = [fold_diacritics(x) for x in re.findall(r"[^\W_]+", t[0])] or [re.escape(t[0])]
+    body = r"[\W_]+".join(re.escape(x) for x in words)
+    return re.compile(r"(?<![^\W_])" + body + ("" if t[1] else r"(?![^\W_])"), re.IGNORECASE)
+
+
+def _strip_one(c: str) -> str:
+    d = unicodedata.normalize("NFD", c)
+    return d[0] if len(d) > 1 and all(unicodedata.combining(x) for x in d[1:]) else c
+
+
+def fold_diacritics(text: str) -> str:
+    """``text`` with each letter's diacritics removed (``remove_diacritics 2``), one character
+    for one (spans found in it are spans of ``text``)."""
+    if text.isascii():
+        return text
+    return "".join(c if c < "\u00c0" else _strip_one(c) for c in text)
 
 
 # --------------------------------------------------------------------------- the scan (no FTS5)
@@ -250,6 +275,7 @@ class EntryMatcher:
             raise QueryError("give words to look for besides the ones to leave out")
         self.pq = pq
         self.pos = [term_re(t) for t in pq.terms]
+        self.groups = term_groups(pq)
         self.neg = [term_re(t) for t in pq.not_terms]
         self.kinds = set(pq.kinds)
         self.not_kinds = set(pq.not_kinds)
@@ -281,16 +307,41 @@ class EntryMatcher:
             return None
         if pq.before is not None and (time is None or time >= pq.before):
             return None
-        span = (0, 0)
-        for i, rx in enumerate(self.pos):
-            m = rx.search(text)
-            if m is None:
-                return None
-            if i == 0:
-                span = m.span()
+        text = fold_diacritics(text)
         if any(rx.search(text) for rx in self.neg):
             return None
-        return span
+        if not self.pos:
+            return (0, 0)
+        found = [rx.search(text) for rx in self.pos]
+        for group in self.groups:                    # OR of groups, each an AND of (term, negated)
+            if all((found[i] is None) == neg for i, neg in group):
+                m = next((found[i] for i, neg in group if not neg), None)
+                return m.span() if m is not None else (0, 0)
+        return None
+
+
+def term_groups(pq: ParsedQuery) -> list[list[tuple[int, bool]]]:
+    """The words of the query as FTS5 reads them (``NOT`` binds tighter than ``AND``, which binds
+    tighter than ``OR``; words side by side are ANDed): an OR of groups, each group an AND of
+    (index into ``pq.terms``, negated).  Dangling operators are dropped, as :meth:`ParsedQuery.fts`
+    drops them."""
+    groups: list[list[tuple[int, bool]]] = [[]]
+    k = 0
+    negate = False
+    for op in pq.ops:
+        if op == "OR":
+            if groups[-1]:
+                groups.append([])
+            negate = False
+        elif op == "NOT":
+            negate = bool(groups[-1])                # a leading NOT is dropped
+        elif op == "AND":
+            negate = False
+        else:
+            groups[-1].append((k, negate))
+            k += 1
+            negate = False
+    return [g for g in groups if any(not neg for _i, neg in g)] or [[]]
 
 
 def _tool_is(name: str, want: str) -> bool:

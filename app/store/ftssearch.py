@@ -3,6 +3,7 @@ made for the returned hits only, per-session counts from the rowids of the match
 SQL on the entries, and the scan where the Python build has no FTS5."""
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from typing import Any, Optional
@@ -40,7 +41,8 @@ class IndexQueries:
         """The shards a query fans out over (each an :class:`IndexQueries`)."""
         return [self]
 
-    def search(self, query: str, limit: int = 50, offset: int = 0, groups: Optional[int] = 200) -> SearchResult:
+    def search(self, query: str, limit: int = 50, offset: int = 0, groups: Optional[int] = 200,
+               exclude: Optional[list[list[int]]] = None, exact: bool = True) -> SearchResult:
         """Ranked hits (bm25) with marked snippets, and per-session counts.
 
         Light queries instead of one heavy one: the ``limit`` best rowids (bm25 over the matches,
@@ -50,7 +52,8 @@ class IndexQueries:
         ``session_total`` counts every session with a match.  A sharded index answers from each
         shard (its best ``offset + limit``, its counts) and the answers are merged by rank (bm25
         of each shard's own statistics: shards hold a hash split of the sessions, so these stay
-        close to those of one index)."""
+        close to those of one index).  ``exclude``: per shard, the sids whose indexed text is
+        stale (answered by a scan instead: :mod:`app.store.ftslive`)."""
         t0 = time.perf_counter()
         pq = parse_query(query)
         if not self.fts5:
@@ -63,9 +66,12 @@ class IndexQueries:
                              else "give words to look for besides the ones to leave out")
         conds, args, need_s = _filter_sql(pq)
         parts = self.parts()
+        lazy = not exact and match is not None and not conds
         try:
-            answers = [p._ranked(match, conds, args, need_s, int(limit) + int(offset)) for p in parts]
-            top = sorted(((rank, i, rowid) for i, (ranked, _c) in enumerate(answers) for rowid, rank in ranked),
+            answers = _each(parts, lambda i, p: p._ranked(
+                match, conds, args, need_s, int(limit) + int(offset),
+                exclude[i] if exclude is not None and i < len(exclude) else None, lazy))
+            top = sorted(((rank, i, rowid) for i, (ranked, _c, _n) in enumerate(answers) for rowid, rank in ranked),
                          key=lambda x: (x[0], x[1], x[2]))[int(offset):int(offset) + int(limit)]
             got: dict[tuple[int, int], tuple[SearchHit, int]] = {}
             for i, p in enumerate(parts):
@@ -73,8 +79,14 @@ class IndexQueries:
                 got.update(((i, r), h) for r, h in p._hits(mine, match).items())
             hits = [got[(i, r)][0] for _rank, i, r in top if (i, r) in got]
             hit_sids = {(i, got[(i, r)][1]) for _rank, i, r in top if (i, r) in got}
-            counts = [((i, sid), n) for i, (_r, cs) in enumerate(answers) for sid, n in cs]
-            total = sum(n for _, n in counts)
+            exact_counts = all(cs is not None for _r, cs, _n in answers)
+            if exact_counts:
+                counts = [((i, sid), n) for i, (_r, cs, _n) in enumerate(answers) for sid, n in cs or ()]
+                total = sum(n for _, n in counts)
+            else:               # lazy: the total from count(*) (rowids only), counts of the hits' sessions
+                assert match is not None
+                total = sum(n for _r, _c, n in answers)
+                counts = [((i, sid), parts[i]._session_count(match, sid)) for i, sid in sorted(hit_sids)]
             if groups is not None and len(counts) > groups:
                 counts.sort(key=lambda r: (-r[1], r[0]))
                 shown = counts[:groups] + [r for r in counts[groups:] if r[0] in hit_sids]
@@ -89,11 +101,28 @@ class IndexQueries:
             raise QueryError(f"cannot run the query {query!r}: {e}") from None
         sessions.sort(key=lambda g: (-g.count, g.key))
         return SearchResult(hits=hits, sessions=sessions, total=total, session_total=len(counts),
-                            seconds=time.perf_counter() - t0)
+                            seconds=time.perf_counter() - t0,
+                            sessions_exact=exact_counts or (not offset and total <= len(hits)))
 
-    def _ranked(self, match: Optional[str], conds: list[str], args: list[Any], need_s: bool,
-                n: int) -> tuple[list[tuple[int, float]], list[tuple[int, int]]]:
-        """This shard's ``n`` best (rowid, rank) and its (sid, matches) per session."""
+    def _session_count(self, match: str, sid: int) -> int:
+        """Matches in one session (its rowid range: FTS5 seeks to it)."""
+        return int(self.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ?",
+                                     (match, sid << SHIFT, ((sid + 1) << SHIFT) - 1)).fetchone()[0])
+
+    def _ranked(self, match: Optional[str], conds: list[str], args: list[Any], need_s: bool, n: int,
+                exclude: Optional[list[int]] = None, lazy: bool = False) -> tuple[
+                    list[tuple[int, float]], Optional[list[tuple[int, int]]], int]:
+        """This shard's ``n`` best (rowid, rank), its (sid, matches) per session and its number of
+        matches, the sessions of ``exclude`` left out.  ``lazy`` (a bare MATCH): no per-session
+        counts (None), the number of matches from count(*) (FTS5 reads the rowids only)."""
+        if lazy and not exclude and match is not None:
+            c = self.conn
+            top = c.execute("SELECT rowid, bm25(fts) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
+                            (match, n)).fetchall()
+            return top, None, int(c.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (match,)).fetchone()[0])
+        if exclude:
+            conds = conds + ["e.sid NOT IN (SELECT value FROM json_each(?))"]
+            args = args + [json.dumps(sorted(exclude))]
         join_s = " JOIN sessions s ON s.sid = e.sid" if need_s else ""
         extra = "".join(" AND " + x for x in conds)
         c = self.conn
@@ -116,7 +145,7 @@ class IndexQueries:
                             (*args, n)).fetchall()
             counts = c.execute(f"SELECT e.sid, count(*) FROM entries e{join_s} WHERE {where} GROUP BY e.sid",
                                args).fetchall()
-        return top, counts
+        return top, counts, sum(k for _s, k in counts)
 
     def _session_rows(self, sids: list[int]) -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = []
@@ -201,6 +230,16 @@ class IndexQueries:
         groups.sort(key=lambda g: -g.count)
         return SearchResult(hits=hits, sessions=groups, total=sum(g.count for g in groups), session_total=len(groups),
                             fallback=FTS5_MISSING)
+
+
+def _each(parts: list[Any], fn: Any) -> list[Any]:
+    """``fn(i, part)`` for every shard, at once in threads when there are several (SQLite lets go
+    of the GIL while a query runs: the shards' bm25 passes share the cores)."""
+    if len(parts) == 1:
+        return [fn(0, parts[0])]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(len(parts)) as ex:
+        return list(ex.map(lambda ip: fn(*ip), enumerate(parts)))
 
 
 def _filter_sql(pq: ParsedQuery) -> tuple[list[str], list[Any], bool]:

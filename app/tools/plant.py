@@ -57,10 +57,16 @@ class PlantingSynth(SessionSynth):
     def _plant(ev: dict, word: str, place: str) -> Optional[int]:
         typ, d = ev["type"], ev["data"]
         if place == "tool-output-line-700" and typ == "tool/result" and "error" not in d:
-            block = d["message"]["content"][0]
+            msg = d["message"]
             lines = [f"{i + 1:04d} output line of a long listing" for i in range(900)]
             lines[699] = f"0700 here the {word} sits in line 700"
-            block["content"] = [{"type": "text", "text": "\n".join(lines)}]
+            out = [{"type": "text", "text": "\n".join(lines)}]
+            if msg.get("role") == "tool":        # v4: the tool message's own content is the output
+                if msg.get("isError"):
+                    return None
+                msg["content"] = out
+            else:                                # v0: a tool-result block holds it
+                msg["content"][0]["content"] = out
             return ev["seq"]
         if place == "user-nonascii" and typ == "user/message" and (d.get("source") or {}).get("kind") == "user":
             d["content"][0]["text"] += f" Bitte {word} prüfen."

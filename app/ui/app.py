@@ -41,6 +41,8 @@ def configure_runtime() -> None:
     import gc
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     gc.set_threshold(2_000, 5, 50)
+    from .memory import limit_arenas
+    limit_arenas()           # worker threads share two malloc arenas (issue 36: idle per-thread heaps)
 
 
 PORTAL_DESKTOPS = ("KDE", "LXQT", "DEEPIN", "BUDGIE", "HYPRLAND", "SWAY", "WLROOTS")

@@ -41,9 +41,37 @@ def save_dialog(parent, title: str, default: str, filters: str) -> str:
     return path
 
 
-def default_name(session_id: Optional[str], fmt: str, redact: bool, source: Optional[str] = None) -> str:
+_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
+
+
+def safe_file_stem(title: Optional[str], limit: int = 60) -> str:
+    """A session title as a file name stem on every platform ("" when nothing usable is left):
+    letters and digits of any script kept, every run of anything else (slashes, colons, quotes,
+    control and format characters, spaces, dots) one "-", cut at a word boundary."""
+    import unicodedata
+    text = unicodedata.normalize("NFC", str(title or ""))
+    out, dash = [], False
+    for ch in text:
+        if ch.isalnum() or ch in "_+()[],'&":
+            out.append(ch)
+            dash = False
+        elif not dash and out:
+            out.append("-")
+            dash = True
+    stem = "".join(out).strip("-")
+    if len(stem) > limit:
+        cut = stem[:limit]
+        stem = (cut.rsplit("-", 1)[0] if "-" in cut[limit // 2:] else cut).strip("-")
+    if stem.split(".")[0].lower() in _RESERVED:
+        stem = f"session-{stem}"
+    return stem
+
+
+def default_name(session_id: Optional[str], fmt: str, redact: bool, source: Optional[str] = None,
+                 title: Optional[str] = None) -> str:
+    """The proposed export file name: the session's title made safe (else its id)."""
     from ..store.export import sanitize_id
-    sid = sanitize_id(session_id or "session") or "session"
+    sid = safe_file_stem(title) or sanitize_id(session_id or "session") or "session"
     suffix = EXPORTS[fmt][1]
     if fmt == "raw" and source and source.endswith((".zstd", ".zst")) and not redact:
         suffix = ".jsonl.zstd"           # the stored bytes are compressed (a redacted raw export is plain JSONL)
@@ -225,6 +253,15 @@ class AuditAction(QObject):
         self.opened.emit(w)
 
     # ------------------------------------------------------------------ exports
+    def _session_title(self) -> Optional[str]:
+        """The open session's own title (None when it has none: the id is proposed then)."""
+        info = getattr(self.win, "session", None)
+        if info is None:
+            return None
+        from .session_model import is_placeholder
+        t = self.win.sessions.model.titles.get(info.key) or info.title
+        return None if not t or is_placeholder(t) else str(t)
+
     def _default_dir(self) -> str:
         return self.export_dir or str(Path.home())
 
@@ -237,9 +274,8 @@ class AuditAction(QObject):
         if out is None:
             session_name = sid or getattr(self.win.session, "id", None)
             title = f"Export {FORMAT_NAMES[fmt]}" + (" (redacted)" if redact else "")
-            out = self.ask_path(self.win, title,
-                                os.path.join(self._default_dir(), default_name(session_name, fmt, redact, path)),
-                                EXPORTS[fmt][2])
+            name = default_name(session_name, fmt, redact, path, self._session_title())
+            out = self.ask_path(self.win, title, os.path.join(self._default_dir(), name), EXPORTS[fmt][2])
             if not out:
                 self.win.statusBar().showMessage("Export cancelled", 3000)
                 return

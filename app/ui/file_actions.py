@@ -28,6 +28,9 @@ PREOPEN_SUFFIXES = (".jsonl", ".jsonl.zstd", ".jsonl.zst")
 
 # the demo session selected when the demo store opens: dsh's current format, many capabilities
 DEMO_START = "sessions/--home-dev-demo-project--/demo-v4-advanced/session.v4.jsonl.zstd"
+# …and the row selected in it: the first tool call, after a retried model call and its request
+# (what the app is for), not the session's tail of feedback and command rows
+DEMO_START_SEQ = 21
 
 
 def _find_home_job(job, explicit: Optional[str]):
@@ -116,6 +119,18 @@ class FileActions(QObject):
         start = self.demo_store() / DEMO_START
         self.open_store(str(self.demo_store()), remember=remember,
                         select_path=str(start) if start.is_file() else None)
+        if start.is_file():
+            self._demo_place(str(start))
+
+    def _demo_place(self, path: str) -> None:
+        """Once the demo's start session is loaded, its showcase row is selected (once)."""
+        win = self.win
+
+        def go():
+            win.sessionLoaded.disconnect(go)
+            if win.history.path == path:
+                win.goto_seq(DEMO_START_SEQ)
+        win.sessionLoaded.connect(go)
 
     def open_default(self):
         if self.demo_available():
@@ -127,6 +142,10 @@ class FileActions(QObject):
     def open_store(self, path: str, remember: bool = True, select_path: Optional[str] = None):
         win = self.win
         p = os.path.abspath(os.path.expanduser(path))
+        start = self.demo_store() / DEMO_START if self.demo_available() else None
+        if select_path is None and start is not None and start.is_file() and p == os.path.abspath(self.demo_store()):
+            select_path = str(start)             # the demo store named on the command line: its showcase
+            self._demo_place(select_path)
         if not os.path.exists(p):
             win.statusBar().showMessage(f"No such file or folder: {path}", 8000)
             if win.store_path is None:

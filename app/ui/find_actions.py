@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from typing import Optional
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDockWidget, QHBoxLayout, QHeaderView,
                                QLabel, QProgressBar, QPushButton, QTableView, QVBoxLayout, QWidget)
 
@@ -358,8 +358,26 @@ class FindActions(QObject):
                     view.scroll_to_text(self.h.index(i, 0), term)
             scroll_to_word()
             QTimer.singleShot(120, view, scroll_to_word)
+            self._follow_resizes(scroll_to_word)
         view.viewport().update()
         self.ctl.searchMoved.emit(row if ok else None)
+
+    def _follow_resizes(self, again, ms: int = 1500) -> None:
+        """For ``ms`` after a jump, each resize of the history's viewport (the results dock opening
+        or growing, the layout settling) scrolls to the word again: it stays in view."""
+        vp = self.win.view.viewport()
+        old = getattr(self, "_resize_follow", None)
+        if old is not None:
+            vp.removeEventFilter(old)
+        f = _ResizeFollow(again, self)
+        self._resize_follow: Optional[_ResizeFollow] = f
+        vp.installEventFilter(f)
+
+        def stop():
+            if getattr(self, "_resize_follow", None) is f:
+                vp.removeEventFilter(f)
+                self._resize_follow = None
+        QTimer.singleShot(ms, self, stop)
 
     def step(self, forward: bool) -> None:
         """The next newer (forward) or older hit than the current one (or the current row)."""
@@ -385,3 +403,16 @@ class FindActions(QObject):
             self.ctl.searchMoved.emit(self.h.current_match_row)
             return
         self.goto_hit(i)
+
+
+class _ResizeFollow(QObject):
+    """Calls ``again`` after each resize of the watched widget (once the resize is applied)."""
+
+    def __init__(self, again, parent=None):
+        super().__init__(parent)
+        self.again = again
+
+    def eventFilter(self, obj, e):                                      # noqa: N802 (Qt name)
+        if e.type() == QEvent.Type.Resize:
+            QTimer.singleShot(0, self, self.again)
+        return False

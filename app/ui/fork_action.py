@@ -202,6 +202,7 @@ class ForkAction(QObject):
 
     def _confirmed(self, pv: dict, seq: int, live: bool):
         self.preview = pv
+        self.win.statusBar().clearMessage()      # the preview is ready: no "Preparing…" behind the dialog
         if not self.confirm(self.win, pv):
             self.win.statusBar().showMessage("Fork cancelled", 3000)
             return

@@ -310,6 +310,7 @@ class FrameActions(QObject):
         self.act_request = action("Show &request", win, self.show_request, "Ctrl+R")
         self.act_request.setStatusTip("The exact request sent at this row's dispatch boundary")
         self.act_request.setProperty("contextMenu", True)
+        self.act_request.setEnabled(win.history.path is not None)     # (history_actions.set_enabled follows)
         win.view.addAction(self.act_request)
         tools = getattr(getattr(win, "audit_action", None), "tools_menu", None)
         (tools or win.menu("Go")).addAction(self.act_request)

@@ -91,7 +91,7 @@ class GoActions(QObject):
         self.outline_view.setModel(self.outline_model)
         self.outline_view.setUniformItemSizes(True)
         self.outline_view.setWordWrap(False)
-        self.outline_view.setMinimumWidth(380)          # the first line of a prompt stays readable
+        self.outline_view.setMinimumWidth(320)          # the first line of a prompt stays readable
         self.outline_view.activated.connect(lambda ix: self._jump_role(ix))
         self.outline_view.clicked.connect(lambda ix: self._jump_role(ix))
         ow, self.outline_label = self._panel(self.outline_view)
@@ -318,8 +318,8 @@ class GoActions(QObject):
             cur = row.seq if forward else (row.first_seq if row.first_seq is not None else row.seq)
             hi = max(cur, row.last_seq or cur)
         last = getattr(self, "_last_error", None)
-        if last is not None and last[1] == (row.key if row is not None else None):
-            cur = hi = last[0]             # the last error had no row of its own (a hidden attempt)
+        if last is not None and (row is None or last[1] == row.key):
+            cur = hi = last[0]             # the last error had no row of its own (a hidden attempt: none framed)
         if cur is None:
             seq = errs[0] if forward else errs[-1]
         else:

@@ -152,8 +152,11 @@ class HistoryActions(QObject):
 
     def set_enabled(self, has_session: bool) -> None:
         for a in (self.act_find, self.act_find_older, self.act_find_newer, self.act_prev_turn, self.act_next_turn,
-                  self.act_copy):
+                  self.act_copy, self.act_physical, self.act_attempts):
             a.setEnabled(has_session)
+        request = getattr(getattr(self.win, "frame_actions", None), "act_request", None)
+        if request is not None:                   # (no session: no request to show)
+            request.setEnabled(has_session)
 
     # ------------------------------------------------------------------ faces
     def _label_switches(self):

@@ -29,6 +29,7 @@ from .tour import ESC_CLOSES
 QUERY_DEBOUNCE_MS = 250
 BEHIND_POLL_MS = 30_000
 RESULT_LIMIT = 200
+PARTIAL_EVERY_S = 0.15           # streamed answers of a scan at most this often
 HOME_PLACEHOLDER = "Search all sessions (Ctrl+Shift+F): words, \"phrase\", prefix*, kind:error…"
 FOLDER_PLACEHOLDER = "Search the sessions in this file's folder (Ctrl+Shift+F): words, \"phrase\"…"
 
@@ -51,9 +52,13 @@ def index_job(job, root: str, db_path: Optional[str]):
 
 
 def query_job(job, root: str, db_path: Optional[str], query: str, limit: int):
+    """The index where it is current, a streaming scan of the sessions it does not hold yet
+    (:func:`app.store.ftslive.live_search`): answers stream in through ``job.partial``."""
+    from ..store.ftslive import live_search
     with _open_index(root, db_path) as ix:
         job.check()
-        return ix.search(query, limit=limit)
+        return live_search(ix, query, limit=limit, on_partial=job.partial.emit, cancel=lambda: job.cancelled,
+                           every=PARTIAL_EVERY_S, exact=False)
 
 
 def behind_job(job, root: str, db_path: Optional[str]):
@@ -199,6 +204,7 @@ class HomeSearchPanel(QWidget):
         self.summary = QLabel("")
         self.summary.setObjectName("homeSearchSummary")
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        self.summary.setWordWrap(True)
         self.summary.setContentsMargins(4, 0, 4, 0)
         pl.addWidget(self.summary)
         self.results = QTreeView()
@@ -224,6 +230,7 @@ class HomeSearchPanel(QWidget):
 class HomeSearch(QObject):
     """Attach to a MainWindow: puts the panel in the sidebar, the action in the View menu."""
     resultsReady = Signal()          # a query's results are in the model
+    partialResults = Signal()        # results streamed in while the scan runs are in the model
     queryFailed = Signal(str)
     indexUpdated = Signal(object)    # UpdateReport
     behindChanged = Signal(int)
@@ -401,13 +408,18 @@ class HomeSearch(QObject):
         self.panel.summary.setText("searching…")
         self.win.jobs.submit(query_job, self.root, self.db_path, q, RESULT_LIMIT, name="home-query",
                              group="home-query", on_done=lambda res, q=q: self._on_results(q, res),
+                             on_partial=lambda res, q=q: self._on_results(q, res, final=False),
                              on_error=self._on_query_failed)
 
-    def _on_results(self, q: str, res) -> None:
+    def _on_results(self, q: str, res, final: bool = True) -> None:
+        """A query's answer (``final`` False: one streamed while sessions not indexed are scanned)."""
         self.model.set_result(q, res)
         self.panel.results.expandAll()
         self.panel.summary.setText(self.model.summary())
-        self.resultsReady.emit()
+        if final:
+            self.resultsReady.emit()
+        else:
+            self.partialResults.emit()
 
     def _on_query_failed(self, msg: str) -> None:
         self.model.clear()

@@ -73,6 +73,20 @@ def index_status(indexed: Optional[int], behind: Optional[int], building: Option
     return " · ".join(parts)
 
 
+def coverage(res) -> str:
+    """What the index did not answer, for the line under the results (empty: it answered all)."""
+    pending = getattr(res, "unindexed", None) or []
+    build = getattr(res, "build", "done")
+    if not pending:
+        return "" if build == "done" else "the index build did not finish: some sessions may be missing"
+    n = len(pending)
+    why = {"running": "being indexed", "interrupted": "not indexed (the index build did not finish)",
+           "never": "not indexed yet"}.get(build, "changed since the index was updated")
+    if getattr(res, "partial", False):
+        return f"{plural(n, 'session')} {why}: scanning them… {res.scanned:,}/{n:,}"
+    return f"{plural(n, 'session')} {why}: searched by a scan"
+
+
 class HomeSearchModel(QAbstractItemModel):
     """Results of one query, grouped by session (most matches first, as the index ranks them)."""
 
@@ -116,8 +130,16 @@ class HomeSearchModel(QAbstractItemModel):
         shown = sum(len(h) for _, h in self.groups)
         more = f" (best {shown:,} shown)" if shown < n else ""
         took = f" in {self.result.seconds * 1000:.0f} ms" if self.result.seconds else ""
+        if getattr(self.result, "partial", False):
+            took = " so far"
         fb = " (scan: no FTS5)" if self.result.fallback else ""
-        return f"{plural(n, 'match')} in {plural(s, 'session')}{more}{took}{fb}"
+        about = "" if getattr(self.result, "total_exact", True) else "about "
+        where = plural(s, "session")
+        if not getattr(self.result, "sessions_exact", True) and s < n:
+            where = f"{s:,}+ sessions"          # counted lazily: the sessions of the hits shown
+        line = f"{about}{plural(n, 'match')} in {where}{more}{took}{fb}"
+        cov = coverage(self.result)
+        return f"{line}\n{cov}" if cov else line
 
     def hit_at(self, index: QModelIndex):
         if not index.isValid() or index.internalId() == _GROUP:

@@ -50,6 +50,29 @@ def view_content(view: dict) -> Content:
     return Content(badge=badge, title=title, blocks=blocks, pills=pills)
 
 
+def seq_links_html(seqs: list, expanded: bool = False, key: str = "", max_runs: int = 4) -> str:
+    """Seqs as links, runs as ranges ("735–1050"); past ``max_runs`` runs (unless ``expanded``)
+    the first runs, "…", the last, the count and an "all ›" link (``more:<key>``).  Built from
+    integers and ``key`` (a fixed string of ours) only."""
+    from html import escape
+
+    from ..log.format.seqranges import seq_runs
+    runs = seq_runs(seqs)
+
+    def link(s: int) -> str:
+        return f'<a href="seq:{int(s)}">{int(s)}</a>'
+
+    def run(r: tuple) -> str:
+        return link(r[0]) if r[0] == r[1] else f"{link(r[0])}–{link(r[1])}"
+    if expanded or len(runs) <= max_runs:
+        shown = runs[:5000]
+        more = f" … (+{len(runs) - len(shown):,} runs)" if len(runs) > len(shown) else ""
+        return ", ".join(map(run, shown)) + more
+    n = sum(b - a + 1 for a, b in runs)
+    head = ", ".join(map(run, runs[:max_runs - 1]))
+    return f'{head}, … {run(runs[-1])} ({n:,} seqs) <a href="more:{escape(key, quote=True)}">all ›</a>'
+
+
 def _set_text(label: QLabel, text: str) -> None:
     """A label of the inspector's heading shows only with a text: an empty one would leave an
     empty band (its line height and the layout's spacing) above the JSON."""
@@ -66,6 +89,8 @@ class EventInspector(QWidget):
         self.row: Optional[Row] = None
         self.focus_seq: Optional[int] = None
         self.shown_event = None
+        self.expanded: set = set()        # link groups shown whole ("all ›" clicked) for this row
+        self._link_groups: list = []
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         self.title = QLabel("No row selected")
@@ -137,6 +162,10 @@ class EventInspector(QWidget):
             self.title.setText("Session summary (no row selected)")
 
     def _on_link(self, href: str):
+        if href.startswith("more:"):
+            self.expanded.add(href[5:])
+            self._set_links(self._link_groups)
+            return
         if href.startswith("seq:"):
             try:
                 self.seqLinkActivated.emit(int(href[4:]))
@@ -144,22 +173,23 @@ class EventInspector(QWidget):
                 pass
 
     def _set_links(self, groups: list):
-        """groups: [(label, [seq…])] (labels are fixed strings of this module)."""
+        """groups: [(label, [seq…])] (labels are fixed strings of this module).  Runs of seqs are
+        ranges; a long list is summarised, the whole of it one click away ("all ›")."""
         parts = []
         self.link_seqs = []
+        self._link_groups = groups
         for label, seqs in groups:
             seqs = [int(s) for s in seqs if isinstance(s, int)]
             if not seqs:
                 continue
             self.link_seqs.extend(seqs)
-            shown = seqs[:200]
-            links = " ".join(f'<a href="seq:{s}">{s}</a>' for s in shown)
-            more = f" … (+{len(seqs) - len(shown)})" if len(seqs) > len(shown) else ""
-            parts.append(f"{label}: {links}{more}")
+            parts.append(f"{label}: {seq_links_html(seqs, label in self.expanded, label)}")
         _set_text(self.links, "<br>".join(parts))
 
     def show_row(self, row: Optional[Row], focus_seq: Optional[int] = None, event=None, note: str = ""):
         """Show ``row`` (or, for a seq with no row, ``event``); ``focus_seq`` picks a member."""
+        if row is not self.row or event is not self.shown_event:
+            self.expanded = set()
         self.row, self.focus_seq, self.shown_event = row, focus_seq, event
         ev = event
         if ev is None and row is not None:
@@ -212,7 +242,7 @@ class EventInspector(QWidget):
             groups.append(("tool call", [row.call.seq]))
         if row is not None and row.chunks and (row.kind != RowKind.ASSISTANT or ev is row.event):
             seqs = [c.seq for c in row.chunks]
-            groups.append(("chunks", seqs if len(seqs) <= 12 else [seqs[0], seqs[-1]]))
+            groups.append(("chunks", seqs))
         if row is not None and row.attempt is not None and getattr(row.attempt, "retry_seq", None) is not None:
             groups.append(("retry", [row.attempt.retry_seq]))
         self._set_links(groups)

@@ -32,7 +32,7 @@ from .inspector import EventInspector
 from .live_actions import LIVE_STATUS, LiveActions
 from .request_view import RequestView, request_seq_for
 from .session_list import SessionPanel
-from .status import (StatusBar, banner_lines, count_text, empty_state_text, ensure_menu, error_details_box,
+from .status import (StatusBar, StatusLabel, banner_lines, count_text, empty_state_text, ensure_menu, error_details_box,
                      humane_error, status_texts)
 from .theme import Theme, apply_palette
 from .welcome import WelcomeView
@@ -149,6 +149,8 @@ class MainWindow(QMainWindow):
         self.truth_actions = TruthActions(self)
         from .home_search import HomeSearch
         self.home_search = HomeSearch(self)
+        from .timeline_dock import TimelineAction
+        self.timeline_action = TimelineAction(self)          # View > Timeline (issue 31)
         from .replay import ReplayActions
         self.replay_actions = ReplayActions(self)          # the time scrubber (issue 30)
 
@@ -218,9 +220,9 @@ class MainWindow(QMainWindow):
         # status bar: temporary messages elide in their own label, left of the counters
         self.setStatusBar(StatusBar(self))
         sb = self.statusBar()
-        self.status_counts = QLabel("")
+        self.status_counts = StatusLabel("")     # (elided, never widening the window)
         self.status_counts.setTextFormat(Qt.TextFormat.PlainText)
-        self.status_face = QLabel("")
+        self.status_face = StatusLabel("")
         self.status_face.setTextFormat(Qt.TextFormat.PlainText)
         self.status_face.setObjectName("faceLabel")
         self.progress = LazyProgress("indexing")

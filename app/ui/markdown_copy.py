@@ -17,13 +17,35 @@ def fence(text: str, lang: str = "") -> str:
     return f"{f}{lang}\n{text.rstrip()}\n{f}"
 
 
+def quote_reasoning(text: str) -> str:
+    """Reasoning labelled and quoted, as the Markdown export writes it: never taken for the reply."""
+    return "*reasoning:*\n\n" + "\n".join(f"> {ln}" if ln else ">" for ln in (text.splitlines() or [""]))
+
+
+def _message_markdown(row) -> str:
+    """A message's blocks in order, its reasoning labelled ("" when the row has no message)."""
+    from .history.rows import _block_plain, _message_of
+    msg = _message_of(row.event) if row.event is not None else None
+    if msg is None:
+        return ""
+    parts = []
+    for b in msg.get("content") or []:
+        if isinstance(b, dict) and b.get("type") == "reasoning":
+            text = str(b.get("text", ""))
+            if text.strip() and not row.hide_reasoning:
+                parts.append(quote_reasoning(text))
+        elif (text := _block_plain(b, full=True)):
+            parts.append(text)
+    return "\n\n".join(parts)
+
+
 def row_markdown(row) -> str:
     c = row.content()
     head = f"**{c.badge}** {c.title}".strip()
     if c.meta:
         head += f" _({c.meta})_"
     if row.kind in (RowKind.USER, RowKind.ASSISTANT):
-        body = row.copy_text().strip()
+        body = (_message_markdown(row) or row.copy_text()).strip()
         return f"### {c.badge.capitalize()} · {c.title}\n\n{body}" if body else f"### {c.badge.capitalize()} · {c.title}"
     if row.kind in (RowKind.TURN_START,):
         return f"## {c.title}"

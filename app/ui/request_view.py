@@ -48,6 +48,7 @@ def request_seq_for(row) -> Optional[int]:
 class RequestView(QWidget):
     computed = Signal(int)          # seq whose request is shown
     failed = Signal(int, str)
+    cleared = Signal()              # no request shown (another row, another session)
 
     def __init__(self, jobs: Jobs, parent=None):
         super().__init__(parent)
@@ -101,6 +102,7 @@ class RequestView(QWidget):
         self.summary.setText("")
         self.copy_btn.setEnabled(False)
         self.status.setText(message or "Select an assistant or step row to see the exact request sent at its dispatch.")
+        self.cleared.emit()
 
     def compute(self, path: str, session_id: Optional[str], seq: int) -> None:
         want = (path, session_id, seq)

@@ -2,9 +2,39 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QLineEdit, QTreeView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QLineEdit, QStyledItemDelegate, QTreeView,
+                               QVBoxLayout, QWidget)
 
-from .session_model import SessionFilterModel, SessionTreeModel
+from .session_model import DISTINCT_ROLE, SessionFilterModel, SessionTreeModel
+
+
+def distinct_elide(fm, text: str, width: int, distinct: int) -> str:
+    """``text`` fitted to ``width`` px keeping the part that tells it apart from the most alike
+    other label (it starts at ``distinct``): "⤷ subagent · R…exactly WORKFLOW_CHILD_OK and"
+    rather than a middle elision that hides it.  Plain middle elision when the start differs."""
+    if fm.horizontalAdvance(text) <= width:
+        return text
+    if distinct < 16:
+        return fm.elidedText(text, Qt.TextElideMode.ElideMiddle, width)
+    head = text[:12].rstrip() + "…"
+    cut = text.rfind(" ", 12, distinct) + 1 or distinct      # the word where the difference begins
+    tail = text[max(12, cut):]
+    room = width - fm.horizontalAdvance(head)
+    if room < fm.horizontalAdvance("M" * 4):
+        return fm.elidedText(text, Qt.TextElideMode.ElideMiddle, width)
+    return head + fm.elidedText(tail, Qt.TextElideMode.ElideRight, room)
+
+
+class _TitleDelegate(QStyledItemDelegate):
+    """The Session column elided around the part that differs from the most alike title."""
+
+    def initStyleOption(self, option, index):                          # noqa: N802 (Qt name)
+        super().initStyleOption(option, index)
+        if index.column() != 0 or not option.text:
+            return
+        distinct = index.data(DISTINCT_ROLE) or 0
+        width = option.rect.width() - 8 - (option.decorationSize.width() + 4 if not option.icon.isNull() else 0)
+        option.text = distinct_elide(option.fontMetrics, option.text, max(20, width), int(distinct))
 
 
 class SessionPanel(QWidget):
@@ -12,7 +42,7 @@ class SessionPanel(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setMinimumWidth(340)            # a title column beside Updated, Project and Format
+        self.setMinimumWidth(220)            # narrow (a dock beside it): Format, then Project give way
         self.model = SessionTreeModel(self)
         self.proxy = SessionFilterModel(self)
         self.proxy.setSourceModel(self.model)
@@ -36,12 +66,12 @@ class SessionPanel(QWidget):
         self.tree.setAlternatingRowColors(True)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)     # a long title keeps its start and end
+        self.tree.setItemDelegateForColumn(0, _TitleDelegate(self.tree))  # …and the part that differs
         h = self.tree.header()
         h.setStretchLastSection(False)
         h.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for c, w in ((1, 84), (2, 64), (3, 56)):
-            h.setSectionResizeMode(c, QHeaderView.ResizeMode.Interactive)
-            self.tree.setColumnWidth(c, w)
+        for c in (1, 2, 3):                  # as wide as what they show; the title takes the rest
+            h.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.selectionModel().currentChanged.connect(self._on_current)
         lay.addWidget(self.tree, 1)
         self.count = QLabel("")
@@ -86,6 +116,21 @@ class SessionPanel(QWidget):
         self.model.set_listing(listing, tree)
         self.tree.expandToDepth(2)
         self._update_count()
+        m = self.model
+        self._one_project = len({m.data(m.index_for_key(i.key).siblingAtColumn(2)) for i in m.sessions()}) <= 1
+        self._fit_columns()
+
+    def resizeEvent(self, e):                                           # noqa: N802 (Qt name)
+        super().resizeEvent(e)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Columns that say nothing or do not fit give way to the title: Project when every session
+        has the same one, then Format, Project and Updated when the panel is narrow."""
+        w = self.tree.viewport().width()
+        self.tree.setColumnHidden(3, w < 330)
+        self.tree.setColumnHidden(2, getattr(self, "_one_project", False) or w < 270)
+        self.tree.setColumnHidden(1, w < 240)      # (a dock beside the list: the titles alone)
 
     def _on_current(self, cur, prev):
         if not cur.isValid():

@@ -22,6 +22,7 @@ from .tree_model import NodeTreeModel
 
 INFO_ROLE = Qt.ItemDataRole.UserRole + 1
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
+DISTINCT_ROLE = Qt.ItemDataRole.UserRole + 3    # where a label starts to differ from the most alike other label
 COLUMNS = ("Session", "Updated", "Project", "Format")
 
 
@@ -98,7 +99,7 @@ def live_states_job(job, sessions: list, prev: dict) -> dict:
     """``{key: state}`` ("live" | "idle" | "crashed" | "complete") for the sessions a writer
     touched lately (modified within RECENT_S, or not "complete" at the previous poll).
     Only stats files; the tail is read (``live_state``, cached per revision) for those."""
-    from ..store.watch import live_state
+    from ..store.watch import LIST_CRASH_AFTER_S, live_state
     now = time.time()
     todo = []
     for info in sessions:
@@ -117,16 +118,28 @@ def live_states_job(job, sessions: list, prev: dict) -> dict:
             todo.append((mtime, info))
     todo.sort(key=lambda x: -x[0])
     out = {}
-    for _, info in todo[:MAX_STATES]:
+    for mtime, info in todo[:MAX_STATES]:
         job.check()
         try:
             if info.format == "sqlite":
                 out[info.key] = live_state(info.store or info.path, info.id, now=now)
+            elif _in_demo(info.path):
+                # shipped with the app: its files' age is the checkout's, no writer ever appends to
+                # them; an open tail is a crash at once (never "idle" first, "crashed" two minutes on)
+                out[info.key] = live_state(info.path, now=max(now, mtime + LIST_CRASH_AFTER_S) + 1)
             else:
                 out[info.key] = live_state(info.path, now=now)
         except Exception:
             continue
     return out
+
+
+_DEMO_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                          "resources", "demo") + os.sep     # (main_window.demo_store: the same folder)
+
+
+def _in_demo(path: str) -> bool:
+    return os.path.abspath(path).startswith(_DEMO_ROOT)
 
 
 def discover_job(job, path: str):
@@ -392,9 +405,43 @@ class SessionTreeModel(NodeTreeModel):
                 base = f"⤷ {kind} · {base}"
             else:
                 base = f"⤷ {base}"
+        shown = display_title(info, self.titles)
+        if self._dup_titles().get(shown, 0) > 1:             # titles alike: the id tells them apart
+            sid = str(info.id)
+            if shown.rstrip("…") and sid.startswith(shown.rstrip("…")):
+                base = base.replace(isolate(shown), isolate(sid))      # (an id cut short: the whole id)
+            else:
+                tail = sid[-12:]
+                tail = tail[tail.find("-") + 1:] if "-" in tail[:-1] else tail
+                base += f" · {isolate(tail)}"
         state = self.state_of(info)
         badge = LIVE_BADGES.get(state) if state is not None else None
         return f"{badge} · {base}" if badge else base      # in front: a long title elides, not the state
+
+    def _dup_titles(self) -> dict:
+        """display title -> how many listed sessions show it (recounted when titles change)."""
+        key = (id(self.listing), len(self._by_key), hash(frozenset(self.titles.items())))
+        if getattr(self, "_dups", (None,))[0] != key:
+            counts: dict = {}
+            for n in self._by_key.values():
+                t = display_title(n.info, self.titles)
+                counts[t] = counts.get(t, 0) + 1
+            self._dups = (key, counts)
+        return self._dups[1]
+
+    def _distinct(self) -> dict:
+        """key -> length of the longest start its label shares with another label (the part that
+        tells it apart begins there); neighbours in sorted order are the most alike."""
+        key = (id(self.listing), len(self._by_key),
+               hash(frozenset(self.titles.items())), hash(frozenset(self.states.items())))
+        if getattr(self, "_dist", (None,))[0] != key:
+            labels = sorted((self.label(n.info), k) for k, n in self._by_key.items())
+            out = dict.fromkeys(self._by_key, 0)
+            for (a, ka), (b, kb) in zip(labels, labels[1:]):
+                n = len(os.path.commonprefix([a, b]))
+                out[ka], out[kb] = max(out[ka], n), max(out[kb], n)
+            self._dist = (key, out)
+        return self._dist[1]
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
@@ -415,6 +462,8 @@ class SessionTreeModel(NodeTreeModel):
                 return format_version(info)
         if role == INFO_ROLE:
             return info
+        if role == DISTINCT_ROLE and col == 0:
+            return self._distinct().get(info.key, 0)
         if role == Qt.ItemDataRole.FontRole and col == 0 and not info.title_exact:
             f = QFont()
             f.setItalic(True)                 # a provisional title (the middle of the log not read yet)

@@ -104,6 +104,45 @@ class ElidingLabel(QLabel):
         self._elide()
 
 
+class StatusLabel(QLabel):
+    """A permanent status-bar label that never widens the window: it asks for its text's width
+    but may be given as little as :attr:`MIN_WIDTH`, and then draws its text elided ("…") while
+    ``text()`` stays whole (shown in the tooltip when the caller set none)."""
+    MIN_WIDTH = 48
+
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(text, parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+
+    def minimumSizeHint(self):                                          # noqa: N802 (Qt name)
+        hint = super().minimumSizeHint()
+        hint.setWidth(min(hint.width(), self.MIN_WIDTH))
+        return hint
+
+    def elided(self) -> bool:
+        return self.fontMetrics().horizontalAdvance(self.text()) > self.contentsRect().width()
+
+    def paintEvent(self, e):                                             # noqa: N802
+        if not self.elided():
+            return super().paintEvent(e)
+        from PySide6.QtGui import QPainter
+        r = self.contentsRect()
+        shown = self.fontMetrics().elidedText(" ".join(self.text().split("\n")), Qt.TextElideMode.ElideRight,
+                                              r.width())
+        p = QPainter(self)
+        self.style().drawItemText(p, r, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+                                  self.palette(), self.isEnabled(), shown, self.foregroundRole())
+        p.end()
+
+    def event(self, e):
+        from PySide6.QtCore import QEvent
+        if e.type() == QEvent.Type.ToolTip and not self.toolTip() and self.elided():
+            from PySide6.QtWidgets import QToolTip
+            QToolTip.showText(e.globalPos(), self.text(), self)
+            return True
+        return super().event(e)
+
+
 class StatusBar(QStatusBar):
     """Temporary messages in their own eliding label, left of the permanent widgets."""
 
@@ -193,7 +232,7 @@ def status_texts(s: dict) -> tuple[str, str, str]:
     stored = s["storedEvents"]
     total = s["indexedEvents"]
     if not s["hasMore"]:
-        total = stored if total is None else max(total, stored)
+        total = stored        # the whole log is loaded (an index counting a seq gap's missing seqs says more)
     parts = [count_text(s["rows"], "row")]
     parts.append(f"{stored:,} of {total:,} events loaded" if total is not None else
                  f"{count_text(stored, 'event')} loaded")

@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from typing import Any, Optional
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout)
@@ -72,13 +72,19 @@ def live_status_text(state: Optional[str], batch: Optional[dict], now: Optional[
         return ""
     now = time.time() if now is None else now
     parts = ["● writer live" if state == "live" else "◌ writer idle (inside a turn)"]
+    at = batch.get("at") if batch else None
     if batch:
-        at = batch.get("at")
         if isinstance(at, (int, float)):
             parts.append(f"last append {time.strftime('%H:%M:%S', time.localtime(at))} "
                          f"({max(0, int(now - at))} s ago)")
         ev = batch.get("events")
         parts.append(f"+{ev} event{'s' if ev != 1 else ''}, {_kb(batch.get('bytes'))} since the previous batch")
+    if state == "idle":
+        # only a writer without session.lock is ever "idle": its silence is all the window can go by
+        from ..store.watch import CRASH_AFTER_S
+        left = f" (in {max(0, int(CRASH_AFTER_S - (now - at)))} s)" if isinstance(at, (int, float)) else ""
+        parts.append(f"no session.lock to ask: its turn stays open until {int(CRASH_AFTER_S)} s of silence "
+                     f"say the writer is gone{left}")
     parts.append("the file lags the writer (write-behind)")
     return " · ".join(parts)
 
@@ -175,7 +181,40 @@ def _lineage_job(job, path: str) -> dict:
         except Exception:
             titles[n["path"]] = None
     lin["titles"] = titles
+    lin["seeds"] = {n["path"]: _seed_cell(job, n) for n in nodes}
     return lin
+
+
+def _seed_cell(job, n: dict) -> str:
+    """The seed length column: the header's ``seedLength`` (v0/v1); for v2+ (no such key) the seq of
+    the child's ``session/end-seed`` marker, read from the log's head; "none" for an unseeded child."""
+    sl = n.get("seedLength")
+    if isinstance(sl, int):
+        return f"{sl:,}"
+    if not n.get("parentSession"):
+        return ""
+    from ..store.faces import open_reader
+    try:
+        r = open_reader(n["path"], None)
+    except Exception:
+        return "?"
+    try:
+        if r.fatal or r.header is None:
+            return "?"
+        if not r.header.to_dict().get("isSeeded"):
+            return f"none ({n.get('origin')})" if n.get("origin") else "none"
+        for k, ev in enumerate(r.iter_events(logical=False)):
+            if not k & 1023:
+                job.check()
+            if ev.type == "session/end-seed":
+                return f"{ev.seq:,}"
+        return "?"
+    except Exception as e:
+        if type(e).__name__ == "Cancelled":
+            raise
+        return "?"
+    finally:
+        r.close()
 
 
 # --------------------------------------------------------------------------- dialogs
@@ -208,10 +247,14 @@ class LineageDialog(QDialog):
     def _item(self, parent, n: dict, titles: dict, mark: str = "") -> QTreeWidgetItem:
         import os
         sl = n.get("seedLength")
+        seed = (self.lineage or {}).get("seeds", {}).get(n.get("path"))
+        path = str(n.get("path") or "")
         it = QTreeWidgetItem([mark + str(n.get("id")), str(titles.get(n.get("path")) or ""),
-                              "" if sl is None else str(sl),
-                              os.path.basename(os.path.dirname(os.path.dirname(n.get("path") or "")))])
+                              seed if seed is not None else ("" if sl is None else str(sl)),
+                              os.path.basename(os.path.dirname(os.path.dirname(path)))])
         it.setData(0, Qt.ItemDataRole.UserRole, n.get("path"))
+        for c in range(4):
+            it.setToolTip(c, path)                # the whole file path, whatever the column shows
         if parent is None:
             self.tree.addTopLevelItem(it)
         else:
@@ -231,12 +274,26 @@ class LineageDialog(QDialog):
                 walk(self._item(item, n, titles), n.get("children", []))
         walk(me, lin.get("descendants", []))
         self.tree.expandAll()
-        for c in range(4):
-            self.tree.resizeColumnToContents(c)
+        self._fit_columns()
         depth = len(lin.get("ancestors", []))
         self.status.setText(f"{depth} ancestor{'s' if depth != 1 else ''} · "
                             f"{self.count(lin.get('descendants', []))} descendant(s), any depth"
                             + ("" if lin.get("complete", True) else " · some ancestors are not in this store"))
+
+    def _fit_columns(self) -> None:
+        """Every column as wide as its content; the dialog widened to show them all (up to the
+        screen), the title column eliding first when the screen is too narrow."""
+        t = self.tree
+        for c in range(4):
+            t.resizeColumnToContents(c)
+        need = sum(t.columnWidth(c) for c in range(4)) + t.verticalScrollBar().sizeHint().width() + 8
+        spare = need - t.viewport().width()
+        if spare > 0:
+            screen = self.screen().availableGeometry().width() if self.screen() is not None else need + self.width()
+            self.resize(min(self.width() + spare, int(screen * 0.95)), self.height())
+        over = need - t.viewport().width() - max(0, self.width() - t.width())
+        if over > 0:                               # still too narrow: the title gives way (elided, tooltip)
+            t.setColumnWidth(1, max(120, t.columnWidth(1) - over))
 
     @staticmethod
     def count(ns: list) -> int:
@@ -345,11 +402,15 @@ class LegendDialog(QDialog):
 
 # --------------------------------------------------------------------------- the controller
 
+_REQUEST_CHIP_IDLE = truth_label("request").replace("seq N", "the selected dispatch")
+
+
 class TruthActions(QObject):
     def __init__(self, win):
         super().__init__(win)
         self.win = win
         self._why_seq: Optional[int] = None
+        self._why_expanded: set = set()         # "all ›" clicked in the why (for the row shown)
         self.dialogs: dict = {}             # kind -> the open dialog of that kind (one at a time)
         # the chip above the history
         self.chip = QLabel("")
@@ -361,7 +422,7 @@ class TruthActions(QObject):
         win._history_column.insertWidget(0, self.chip)
         self.chip.hide()
         # the chip on the Request tab
-        self.request_chip = QLabel(truth_label("request").replace("seq N", "the selected dispatch"))
+        self.request_chip = QLabel(_REQUEST_CHIP_IDLE)
         self.request_chip.setObjectName("requestTruthChip")
         self.request_chip.setTextFormat(Qt.TextFormat.PlainText)
         self.request_chip.setStyleSheet("QLabel#requestTruthChip { font-weight: bold; }")
@@ -369,6 +430,8 @@ class TruthActions(QObject):
         rl = win.request_view.layout()
         rl.insertWidget(0, self.request_chip)
         win.request_view.computed.connect(self._on_request)
+        win.request_view.cleared.connect(lambda: self.request_chip.setText(_REQUEST_CHIP_IDLE))
+        win.request_view.failed.connect(lambda *_: self.request_chip.setText(_REQUEST_CHIP_IDLE))
         # the "why" in the inspector (links are integers only)
         self.why = QLabel("")
         self.why.setObjectName("surfaceWhy")
@@ -388,11 +451,16 @@ class TruthActions(QObject):
         self.why_status.hide()
         self.trace_result: Optional[dict] = None
         # live status in the status bar
-        self.live_label = QLabel("")
+        from .status import StatusLabel
+        self.live_label = StatusLabel("")       # elided: a long live line never widens the window
         self.live_label.setObjectName("liveStatus")
+        self.live_label.setMaximumWidth(520)     # the counters and the face keep their words beside it
         self.live_label.setTextFormat(Qt.TextFormat.PlainText)
         self.live_label.setToolTip("While a writer is live: " + WRITE_BEHIND_NOTE)
         win.statusBar().addPermanentWidget(self.live_label)
+        self._tick = QTimer(self)                 # "last append (N s ago)" counts on between batches
+        self._tick.setInterval(1000)
+        self._tick.timeout.connect(self._refresh_live)
         # menus
         self.act_tails = self._action("Logical vs physical tails (side by side)…", self.show_tails)
         self.act_tails.setEnabled(False)
@@ -432,13 +500,25 @@ class TruthActions(QObject):
         if not has:
             self.chip.hide()
             self.live_label.setText("")
+            self._tick.stop()
             return
         s = win.history.stats()
         self.chip.setText(chip_text(s))
         self.chip.show()
+        self._refresh_live(s)
+
+    def _refresh_live(self, s: Optional[dict] = None) -> None:
+        """The live line, again each second while it is shown (its "N s ago" ticks)."""
+        win = self.win
+        if s is None:
+            s = win.history.stats() if win.history.path is not None else {}
         # only once the writer is shown live (its lock, or growth seen): a recent file time alone is no writer
-        self.live_label.setText(live_status_text(s.get("live"), win.history.feed.last_batch) if s.get("liveFace")
-                                else "")
+        text = live_status_text(s.get("live"), win.history.feed.last_batch) if s.get("liveFace") else ""
+        self.live_label.setText(text)
+        if text and not self._tick.isActive():
+            self._tick.start()
+        elif not text:
+            self._tick.stop()
 
     def _on_request(self, seq: int):
         self.request_chip.setText(f"{truth_label('request', seq)} — {TRUTHS['request'][1]}")
@@ -473,9 +553,17 @@ class TruthActions(QObject):
         if seq != self._why_seq:
             return
         self.trace_result = tr
+        self._why_expanded = set()
+        self._render_why(seq)
+
+    def _render_why(self, seq: int) -> None:
+        """The trace's sentences with their seqs as links: runs as ranges, long lists summarised
+        with "all ›" (``more:k``) showing the whole list."""
+        from .inspector import seq_links_html
         parts = []
-        for sentence, seqs in trace_lines(tr):
-            links = " ".join(f'<a href="seq:{int(s)}">{int(s)}</a>' for s in seqs[:60] if isinstance(s, int))
+        for k, (sentence, seqs) in enumerate(trace_lines(self.trace_result or {})):
+            ints = [int(s) for s in seqs if isinstance(s, int)]
+            links = seq_links_html(ints, f"w{k}" in self._why_expanded, f"w{k}") if ints else ""
             esc = sentence.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             parts.append(f"{esc} {links}".strip())
         self.why.setText(f"<b>Why</b> (trace of seq {int(seq)}):<br>" + "<br>".join(parts))
@@ -485,6 +573,10 @@ class TruthActions(QObject):
             self.why.setText("<i>no trace for this row</i>")
 
     def _on_link(self, href: str):
+        if href.startswith("more:") and self._why_seq is not None:
+            self._why_expanded.add(href[5:])
+            self._render_why(self._why_seq)
+            return
         if href.startswith("seq:"):
             try:
                 self.win.history_actions.goto_seq(int(href[4:]))

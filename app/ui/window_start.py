@@ -19,6 +19,7 @@ from PySide6.QtCore import QEvent, QObject, QTimer
 SPLIT_SIZES = [440, 620, 340]  # session list, history, inspector at 1,400 px (the list needs room for a
                                # title beside its three columns), scaled to the window's width
 AFTER_PAINT_MAX_MS = 1500      # after_first_paint work waits at most this long for the first rows
+INSPECTOR_FLOOR = 250          # a dock beside the splitter takes the inspector down to this width, no further
 MIN_HISTORY_SHARE = 0.35       # the splitter narrower than this share for the history: sized again (SPLIT_SIZES)
 
 
@@ -36,9 +37,16 @@ class WindowStart(QObject):
         win.history.opened.connect(lambda: win.frame_actions.update_summary())   # the whole first page is in
         win.history.openFailed.connect(lambda _m: self.run())
         self._split_sized = False
+        self._last: list = []              # the splitter's sizes as last set (by us or by a drag)
+        self._wanted: list = []            # the sizes before a dock took some width (given back to them)
         win.split.setSizes(SPLIT_SIZES)
         win.stack.currentChanged.connect(self._size_split)
         win.split.installEventFilter(self)
+        win.split.splitterMoved.connect(self._dragged)
+        self._save_timer = QTimer(self)
+        self._save_timer.setSingleShot(True)
+        self._save_timer.setInterval(400)
+        self._save_timer.timeout.connect(self._save_split)
 
     # ------------------------------------------------------------------ after the first paint
     def after_first_paint(self, fn: Callable[[], object]) -> None:
@@ -80,15 +88,71 @@ class WindowStart(QObject):
         return False
 
     def _keep_history_wide(self) -> None:
-        sizes = self.win.split.sizes()
+        split = self.win.split
+        sizes = split.sizes()
         total = sum(sizes)
-        if total > 0 and len(sizes) == 3 and sizes[1] < MIN_HISTORY_SHARE * total:
+        if total <= 0 or len(sizes) != 3:
+            return
+        if len(self._last) == 3 and sum(self._last) != total:
+            self._share_change(self._last, total)
+            sizes = split.sizes()
+        if sizes[1] < MIN_HISTORY_SHARE * total:
             self._fit_split()
+        self._last = split.sizes()
+
+    def _share_change(self, last: list, total: int) -> None:
+        """The splitter lost width (a dock opened beside it) or got it back: the session list gives
+        it first (down to its minimum), then the inspector (down to INSPECTOR_FLOOR), then the
+        history; width coming back returns to them up to their widths before."""
+        split = self.win.split
+        lst, hist, insp = last
+        change = total - sum(last)
+        if change < 0:
+            if not self._wanted:
+                self._wanted = list(last)
+            take = min(-change, max(0, lst - split.widget(0).minimumSizeHint().width()))
+            lst -= take
+            rest = -change - take
+            i_take = min(rest, max(0, insp - max(INSPECTOR_FLOOR, split.widget(2).minimumSizeHint().width())))
+            insp -= i_take
+            hist -= rest - i_take
+        else:
+            want = self._wanted or [lst, hist, insp]
+            give = min(change, max(0, want[0] - lst))
+            lst += give
+            change -= give
+            give = min(change, max(0, want[2] - insp))
+            insp += give
+            hist += change - give
+            if lst >= want[0] and insp >= want[2]:
+                self._wanted = []
+        split.setSizes([max(1, lst), max(1, hist), max(1, insp)])
+
+    # ------------------------------------------------------------------ the user's split, remembered
+    def _dragged(self, *_) -> None:
+        self._last = self.win.split.sizes()
+        self._wanted = []
+        self._save_timer.start()
+
+    def _save_split(self) -> None:
+        from . import settings
+        sizes = self.win.split.sizes()
+        if len(sizes) == 3 and all(x > 0 for x in sizes):
+            settings.update(split=sizes)
+
+    @staticmethod
+    def _saved_split() -> list:
+        from . import settings
+        got = settings.load().get("split")
+        if isinstance(got, list) and len(got) == 3 and all(isinstance(x, int) and x > 0 for x in got):
+            return list(got)
+        return SPLIT_SIZES
 
     def _fit_split(self) -> None:
         split = self.win.split
         total = sum(split.sizes()) or split.width()
-        sizes = [total * w / sum(SPLIT_SIZES) for w in SPLIT_SIZES]
+        want = self._saved_split()                # the user's last split (proportions), else ours
+        sizes = [total * w / sum(want) for w in want]
         # the history column holds the find bar: it gets the bar's minimum width now (from the
         # list, then the inspector, down to their own minimum), so that opening the bar does not
         # widen the column (every row wrapped again)
@@ -100,3 +164,4 @@ class WindowStart(QObject):
             sizes[1] += take
             need -= take
         split.setSizes([max(1, round(x)) for x in sizes])
+        self._last = split.sizes()

@@ -33,6 +33,16 @@ class Cancelled(Exception):
     """Raised inside a worker when its job was cancelled."""
 
 
+def _emit(signal, *args) -> None:
+    """Deliver a job's end from its worker thread.  The window (and the job object with it) may be
+    gone by then - closed while a trace ran: Qt then raises "Signal source has been deleted"; with
+    no receiver left there is nothing to deliver, and nothing to print on the way out."""
+    try:
+        signal.emit(*args)
+    except RuntimeError:
+        pass
+
+
 class Job(QObject):
     done = Signal(object)
     failed = Signal(str)
@@ -58,11 +68,18 @@ class Job(QObject):
         now = time.perf_counter()
         if now - self._last_progress >= min_interval or done >= total:
             self._last_progress = now
-            self.progress.emit(int(min(done, 2**31 - 1)), int(min(total, 2**31 - 1)))
+            self._send(self.progress, int(min(done, 2**31 - 1)), int(min(total, 2**31 - 1)))
 
     def stream(self, obj: Any) -> None:
         self.check()
-        self.partial.emit(obj)
+        self._send(self.partial, obj)
+
+    def _send(self, signal, *args) -> None:
+        try:
+            signal.emit(*args)
+        except RuntimeError:          # the job object is gone (window closed): stop the work
+            self.cancelled = True
+            raise Cancelled(self.name) from None
 
     # ---- UI side
     def cancel(self) -> None:
@@ -129,14 +146,14 @@ class Jobs(QObject):
                     raise Cancelled(job.name)
                 result = fn(job, *args)
             except Cancelled:
-                job.failed.emit("cancelled")
+                _emit(job.failed, "cancelled")
             except Exception as e:  # delivered as one line; details for debugging
                 msg = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
                 if not msg.strip():
                     msg = traceback.format_exc(limit=3)
-                job.failed.emit(msg)
+                _emit(job.failed, msg)
             else:
-                job.done.emit(result)
+                _emit(job.done, result)
 
         (self.serial_pool if serial else self.pool).start(body)
         return job

@@ -34,6 +34,7 @@ import msgspec
 from .folds import SurfaceFold, is_surface_type
 from ..format.model import Event, Problem, is_event
 from ..format.payloads import content_text
+from ..format.seqranges import seqs_text
 from .shadowmap import Column, ShadowColumns
 
 _FOLD_ALSO = frozenset({"step/start", "step/end", "image/offload"})   # non-surface events the v4 fold reads
@@ -287,11 +288,8 @@ def row_surface(index: SurfaceIndex, ev: Any) -> dict[Any, Any]:
 
 
 def _seqs(xs: Iterable[int]) -> str:
-    xs = list(xs)
-    # the span first: a list of a few seqs far apart must not build the range between them
-    if len(xs) > 2 and xs[-1] - xs[0] + 1 == len(xs) and xs == list(range(xs[0], xs[-1] + 1)):
-        return f"{xs[0]}–{xs[-1]}"
-    return ", ".join(map(str, xs))
+    """Runs as ranges, a long list summarised (``seqranges.seqs_text``)."""
+    return seqs_text(xs)
 
 
 def describe_surface(status: dict[Any, Any]) -> str:
@@ -303,7 +301,9 @@ def describe_surface(status: dict[Any, Any]) -> str:
         if comp:
             how += f", compaction at seqs {comp['startSeq']}–{comp['endSeq'] if comp['endSeq'] is not None else '…'}"
         later = status.get("chain", [])[1:]
-        if later:
+        if len(later) > 3:             # a long chain: how many and the latest (the whole chain: the trace)
+            how += f"; that replacement was replaced in turn {len(later):,} times, latest by seq {later[-1]}"
+        elif later:
             how += f"; that replacement was replaced in turn by seq {_seqs(later)}"
         return f"Not in the model's view since seq {status['since']} ({how})"
     if st == "current":

@@ -51,11 +51,25 @@ class _TurnInfo(TypedDict, total=False):
     error: Any
 
 
-def _zero_tokens() -> dict[str, int]:
+def span_ms(start: object, end: object) -> tuple[Optional[int], Optional[str]]:
+    """``end - start`` in ms when both are logged times (ints > 0) and the difference is neither negative
+    nor implausible (> 6 h: clocks mixed up); else ``(None, why)``.  Used by the step latencies here
+    and every span of :mod:`app.log.query.timeline`: a duration is never invented."""
+    if type(start) is int and type(end) is int and start > 0 and end > 0:
+        dt = end - start
+        if dt > MAX_PLAUSIBLE_LATENCY_MS:
+            return None, f"implausible ({dt} ms): times come from different clocks"
+        if dt >= 0:
+            return dt, None
+        return None, f"negative ({dt} ms): times are not monotonic"
+    return None, "time missing (0)"
+
+
+def zero_tokens() -> dict[str, int]:
     return {k: 0 for k, _ in TOKEN_KEYS}
 
 
-def _add_usage(acc: dict[str, int], usage: object) -> None:
+def add_usage(acc: dict[str, int], usage: object) -> None:
     if not isinstance(usage, dict):
         return
     for k, src in TOKEN_KEYS:
@@ -64,7 +78,7 @@ def _add_usage(acc: dict[str, int], usage: object) -> None:
             acc[k] += int(v)
 
 
-def _tool_outcome(data: JsonObj) -> str:
+def tool_outcome(data: JsonObj) -> str:
     err = data.get("error")
     if isinstance(err, dict):
         return f"error:{err.get('code') or err.get('kind') or 'ERROR'}"
@@ -81,7 +95,7 @@ def _tool_outcome(data: JsonObj) -> str:
 
 def _new_step(turn: Any, step: Any) -> StepStats:
     return {"turn": turn, "step": step, "startSeq": None, "startTime": None, "finishTime": None, "latencyMs": None,
-            "latencyNote": None, "tokens": _zero_tokens(), "attempts": 0, "failedAttempts": 0, "retries": 0,
+            "latencyNote": None, "tokens": zero_tokens(), "attempts": 0, "failedAttempts": 0, "retries": 0,
             "errors": [], "toolCalls": {}, "toolOutcomes": {}}
 
 
@@ -151,7 +165,7 @@ def compute_stats(src: Union[EventSource, Iterable[Event]]) -> JsonObj:
             if cid is None:
                 cid = m.get("toolCallId")
             name = call_names.get(cid, "?")
-            oc = _tool_outcome(d)
+            oc = tool_outcome(d)
             st["toolOutcomes"].setdefault(name, {})
             st["toolOutcomes"][name][oc] = st["toolOutcomes"][name].get(oc, 0) + 1
         elif typ == "llm/retry":
@@ -161,9 +175,9 @@ def compute_stats(src: Union[EventSource, Iterable[Event]]) -> JsonObj:
         st = step_of(a.turn, a.step)
         st["attempts"] += 1
         if a.usage is not None:
-            _add_usage(st["tokens"], a.usage)
+            add_usage(st["tokens"], a.usage)
         elif a.message_seq is not None:
-            _add_usage(st["tokens"], message_usage.get(a.message_seq))
+            add_usage(st["tokens"], message_usage.get(a.message_seq))
         if a.failed:
             st["failedAttempts"] += 1
             f = a.failure or {}
@@ -173,22 +187,13 @@ def compute_stats(src: Union[EventSource, Iterable[Event]]) -> JsonObj:
         start = st["startTime"]
         fin = finish_time.get(k) or msg_time.get(k) or end_time.get(k)
         st["finishTime"] = fin
-        if isinstance(start, int) and isinstance(fin, int) and start > 0 and fin > 0:
-            dt = fin - start
-            if dt > MAX_PLAUSIBLE_LATENCY_MS:
-                st["latencyNote"] = f"implausible ({dt} ms): times come from different clocks"
-            elif dt >= 0:
-                st["latencyMs"] = dt
-            else:
-                st["latencyNote"] = f"negative ({dt} ms): times are not monotonic"
-        else:
-            st["latencyNote"] = "time missing (0)"
+        st["latencyMs"], st["latencyNote"] = span_ms(start, fin)
 
     step_list = [steps[k] for k in order]
     turn_list: list[JsonObj] = []
     for t in sorted({k[0] for k in order if k[0] is not None} | {t for t in turns if t is not None}):
         ss = [x for x in step_list if x["turn"] == t]
-        tk = _zero_tokens()
+        tk = zero_tokens()
         for x in ss:
             for kk in tk:
                 tk[kk] += x["tokens"][kk]
@@ -204,7 +209,7 @@ def compute_stats(src: Union[EventSource, Iterable[Event]]) -> JsonObj:
                           "failedAttempts": sum(x["failedAttempts"] for x in ss),
                           "errors": [e for x in ss for e in x["errors"]] + ([info["error"]] if info.get("error") else []),
                           "endReason": info.get("endReason")})
-    total = _zero_tokens()
+    total = zero_tokens()
     for x in step_list:
         for kk in total:
             total[kk] += x["tokens"][kk]

@@ -17,6 +17,7 @@ from typing import Optional
 
 from ..plaintext import isolate
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QLabel, QProgressBar, QPushButton, QStackedWidget, QTabWidget,
                                QVBoxLayout, QWidget)
 
@@ -102,6 +103,8 @@ class AuditWindow(QWidget):
         self.tabs.addTab(self.stats_panel, "Stats")
         self.stack.addWidget(self.tabs)
 
+        self._close_keys()
+
         if source is None:
             self.loading_label.setText("Nothing loaded")
             self.cancel_button.hide()
@@ -109,6 +112,16 @@ class AuditWindow(QWidget):
             self.set_data(source)
         else:
             self.set_data(compute_audit(source, seq))
+
+    def _close_keys(self) -> None:
+        """Esc and Ctrl+W (the platform's Close) close the window, like any other secondary window."""
+        act = QAction("Close", self)
+        keys = [QKeySequence(Qt.Key.Key_Escape), QKeySequence("Ctrl+W")]
+        keys += [k for k in QKeySequence.keyBindings(QKeySequence.StandardKey.Close) if k not in keys]
+        act.setShortcuts(keys)              # (a key listed twice would be ambiguous: never triggered)
+        act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        act.triggered.connect(self.close)
+        self.addAction(act)
 
     # ------------------------------------------------------------------ loading
     @property

@@ -119,10 +119,13 @@ class HistoryController(QObject):
         ev = h.event_for_seq(seq)
         if ev is not None:
             a = h.hidden_attempt_of(seq)
-            note = "in a hidden failed attempt — turn on “Hidden attempts” to see its row" if a else "no row in this face"
+            note = ("in a hidden failed attempt — View › Hidden attempts (Ctrl+Shift+A) shows its row" if a
+                    else "no row in this face")
             near = h.jumps.near_row(seq)
-            if near is not None:            # the list shows where it is: the nearest row after it
-                self.select_row(near)
+            if near is not None:            # the list shows where it is (the nearest row after it), unselected:
+                self.view.scrollTo(self.model.index(near, 0), self.view.ScrollHint.PositionAtCenter)
+            self.focus_seq = None           # no other row framed, its status and trace never beside this event
+            self.view.setCurrentIndex(QModelIndex())
             self.inspector.show_row(None, seq, ev, note=note)
             self.message(f"seq {seq}: {note}", 6000)
             self.seqSelected.emit(seq)

@@ -40,7 +40,7 @@ PILL = {"synth": ("synth_bg", "synth_fg"), "hidden": ("hidden_bg", "hidden_fg"),
         "dropped": ("bad_bg", "bad_fg"), "legacy": ("mono_bg", "dim"), "warn": ("synth_bg", "synth_fg"),
         "card": ("mono_bg", "dim"), "shadow": ("hidden_bg", "hidden_fg"), "surface": ("mono_bg", "dim")}
 PIXMAP_MAX_HEIGHT = 1600  # rows up to this tall (or two viewports) are painted from a cached pixmap
-PIXMAP_CACHE_BYTES = 96 << 20
+PIXMAP_CACHE_BYTES = 32 << 20   # about three viewports of rows (issue 36: 96 MB held 100 MB of anonymous memory)
 SHADOW_OPACITY = 0.55     # a row the model no longer sees (shadowed by a replacement) is drawn dimmed
 
 
@@ -268,7 +268,7 @@ class HistoryDelegate(QStyledItemDelegate):
         self.view = view
         self.theme = theme
         self._cache: OrderedDict = OrderedDict()
-        self.max_cache = 1500
+        self.max_cache = 400                # the exposed rows (MAX_EXPOSED) and the warmed ones around them
         self._sizes: dict = {}              # id(row) -> (row, version, width, QSize)
         self._pix: OrderedDict = OrderedDict()   # (id(doc), selected, w, h, theme) -> (doc, QPixmap), LRU
         self._pix_bytes = 0

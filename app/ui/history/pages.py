@@ -135,6 +135,9 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
     if p.tail and lp.live is False and p.closure:
         # the writer is gone: a call it left streaming is not "in flight" any more (both faces)
         rows = [_writer_gone(r, lp.row_cache) if r.kind == RowKind.STREAMING else r for r in rows]
+    elif not p.tail or (lp.live is False and not p.closure):
+        # no writer, nothing open: a call whose message is not in the log (a seq gap) ended incomplete
+        rows = [_ended(r, lp.row_cache) if r.kind == RowKind.STREAMING else r for r in rows]
     elif p.tail and lp.live is True and p.tail_state is not None:
         # the live face: tool calls with no result yet are running
         fl = in_flight(p.tail_state.tracker)
@@ -225,6 +228,18 @@ def _writer_gone(r, cache: dict):
         got = cache[key] = Row(key=r.key, kind=RowKind.STREAMING, seq=r.seq, first_seq=r.first_seq, last_seq=r.last_seq,
                                event=r.event, attempt=r.attempt, view=r.view,
                                marks=(r.marks - {"streaming"}) | {"stopped"}, chunks=r.chunks, call=r.call)
+    return got
+
+
+def _ended(r, cache: dict):
+    """A "streaming" row of a finished log (or of an older page): an attempt that ended without its
+    message in the log, drawn as the incomplete model call it is, never "in flight"."""
+    key = ("ended",) + r.key
+    got = cache.get(key)
+    if got is None:
+        got = cache[key] = Row(key=r.key, kind=RowKind.ATTEMPT_OPEN, seq=r.seq, first_seq=r.first_seq,
+                               last_seq=r.last_seq, event=r.event, attempt=r.attempt, view=r.view,
+                               marks=r.marks - {"streaming"}, chunks=r.chunks, call=r.call)
     return got
 
 

@@ -675,7 +675,7 @@ def _generic_event(ev: Event, d: dict) -> Content:
         return Content(badge="COMMAND", title=f"/{d.get('name', '?')} {compact_json(d.get('args'), 100) if d.get('args') else ''}".rstrip())
     if t == "assistant/chunk":
         return Content(badge="CHUNK", title=compact_json(d.get("chunk"), 160))
-    return Content(badge=type_badge(t), title=t, blocks=[Block("dim", compact_json(data, 220))] if data not in ({}, None) else [])
+    return Content(badge=type_badge(t), title=t, blocks=[Block("dim", data_summary(data))] if data not in ({}, None) else [])
 
 
 BADGE_CHARS = 16
@@ -694,3 +694,4 @@ def type_badge(t: str) -> str:
 
 # the cards module builds on the helpers above (imported last: it imports this module)
 from .cards import card  # noqa: E402
+from .event_summary import data_summary  # noqa: E402

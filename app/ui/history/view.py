@@ -89,6 +89,8 @@ class HistoryView(QListView):
         self._after_paint_timer.setSingleShot(True)
         self._after_paint_timer.setInterval(AFTER_PAINT_MS)
         self._after_paint_timer.timeout.connect(self._run_after_paint)
+        from .new_rows import NewRowsMarker
+        self.new_rows = NewRowsMarker(self)  # "▼ N new rows below" while a live session grows out of view
 
     # ------------------------------------------------------------------ model hookup
     def setModel(self, model: Optional[QAbstractItemModel]) -> None:
@@ -115,6 +117,7 @@ class HistoryView(QListView):
             sig.connect(self.frames.dirty)
         model.liveAboutToAppend.connect(self._live_before)
         model.liveAppended.connect(self._live_after)
+        self.new_rows.bind(model)
         for sig in (model.olderInstalled, model.newerInstalled, model.jumped, model.tailInstalled, model.opened,
                     model.surfaceReady, model.faceChanged, model.modelReset):
             sig.connect(lambda *_a: self.warmer.timer.start())        # rows new or touched
@@ -379,7 +382,10 @@ class HistoryView(QListView):
             return False
         cur = QTextCursor(doc)
         cur.setPosition(spans[0][0])
-        y = doc.documentLayout().blockBoundingRect(cur.block()).top()
+        block = cur.block()
+        line = block.layout().lineForTextPosition(spans[0][0] - block.position()) if block.layout() else None
+        # the line inside its block: a tool output is one block of hundreds of lines
+        y = doc.documentLayout().blockBoundingRect(block).top() + (line.y() if line is not None and line.isValid() else 0)
         self.doItemsLayout()
         rect = self.visualRect(ix)
         sb = self.verticalScrollBar()

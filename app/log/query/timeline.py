@@ -1,0 +1,606 @@
+"""Where the time and the tokens went: spans from a session log (pure, no Qt, no store).
+
+:func:`timeline` yields one span (a JSON-ready dict) per
+
+* ``turn``: ``turn/start`` -> ``turn/end`` (its reason);
+* ``step``: ``step/start`` -> ``step/end``;
+* ``attempt``: one model call (spec §4, grouped by :class:`~app.log.fold.attempts.AttemptTracker`): from its
+  *dispatch* (the last ``request/header``, ``llm/retry-started`` or ``step/start`` of its step before its first
+  chunk: ``dispatchSeq``) to its last chunk; ``ttftMs`` = first chunk time - dispatch time, ``decodeMs`` = last
+  chunk - first chunk, tokens (its ``usage`` chunk, else its message's), tokens per second, finish reason;
+  v2+ attempts are one settlement row whose embedded stream carries the chunk times;
+* ``retry-wait``: ``llm/retry`` -> ``llm/retry-started`` (``delayMs`` and ``failure`` as logged);
+* ``tool``: ``tool/call`` -> its appended ``tool/result`` (``overlaps``: the other calls of the step running
+  at the same time; ``status`` ``not-started`` / ``interrupted`` / ``no-result`` from the result's error code or
+  its absence);
+* ``compaction``: ``compaction/start`` -> ``compaction/end`` (``shadowedTokens``, ``summaryTokens`` as logged;
+  ``tokensBefore`` / ``tokensAfter``: input tokens of the request before and after it);
+* ``approval``: ``approval/asked`` -> ``approval/decided`` (time the user took);
+* ``subagent``: a ``subagent*`` tool call -> its result (``childSession``: filled in by the store, which knows
+  the other files; see :mod:`app.store.timeline_cache`).
+
+Times: a duration is the difference of two logged times, reported only when both are known (an integer > 0)
+and the difference is neither negative nor implausible (:func:`app.log.query.stats.span_ms`, shared with the
+per-step statistics); otherwise it is ``None`` and ``note`` says why.  An envelope-free snapshot (dsh test
+fixtures: every ``time`` is 0) has no duration at all.  A span closed by the crash repair (a synthesized row)
+ends at an unknown time: ``durationMs`` is ``None``, ``atLeastMs`` what the last logged row shows.
+
+:func:`summarize` groups spans per turn and totals them (wall, model, tool, waiting-for-user time, tokens,
+cache hit rate, an *estimated* cost from a price table).  :func:`context_points` is the context meter's data.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Optional, Union
+
+from ..fold.attempts import Attempt, AttemptTracker, embedded_stream
+from ..format.model import Event
+from ..format.payloads import JsonObj, as_obj, obj
+from ..format.versions import stream_summary
+from .stats import TOKEN_KEYS, add_usage, span_ms, tool_outcome, zero_tokens
+
+KINDS = ("turn", "step", "attempt", "retry-wait", "tool", "compaction", "approval", "subagent")
+NOT_STARTED = frozenset({"ABORTED_BEFORE_DISPATCH", "NOT_STARTED"})
+INTERRUPTED = frozenset({"ABORTED", "TOOL_OUTCOME_UNKNOWN", "INTERRUPTED", "CANCELLED"})
+NO_TIMES = "no times: an envelope-free snapshot (every time is 0)"
+
+
+def is_subagent_tool(name: object) -> bool:
+    return isinstance(name, str) and name.startswith("subagent")
+
+
+def _t(v: object) -> Optional[int]:
+    """A logged time when known (an int > 0), else None."""
+    return v if type(v) is int and v > 0 else None
+
+
+class Block:
+    """``n`` packed delta chunks of (turn, step) from ``seq0``: first and last member times (``t0``, ``t1``)."""
+    __slots__ = ("turn", "step", "seq0", "n", "t0", "t1")
+
+    def __init__(self, turn: Any, step: Any, seq0: int, n: int, t0: int, t1: int) -> None:
+        self.turn, self.step, self.seq0, self.n, self.t0, self.t1 = turn, step, seq0, n, t0, t1
+
+
+class Chunk:
+    """One ``assistant/chunk`` row read lean (:mod:`app.log.query.timeline_rows`): what the attempts need."""
+    __slots__ = ("seq", "time", "turn", "step", "ctype", "reason", "usage")
+
+    def __init__(self, seq: int, time: int, turn: Any, step: Any, ctype: Any, reason: Any, usage: Any) -> None:
+        self.seq, self.time, self.turn, self.step = seq, time, turn, step
+        self.ctype, self.reason, self.usage = ctype, reason, usage
+
+
+class _Times:
+    """First and last chunk of one attempt (seq, time)."""
+    __slots__ = ("first_seq", "first_time", "last_seq", "last_time", "dispatch")
+
+    def __init__(self, seq: int, time: int, dispatch: Optional[tuple[int, int, str]]) -> None:
+        self.first_seq, self.first_time, self.last_seq, self.last_time = seq, time, seq, time
+        self.dispatch = dispatch
+
+
+class _Builder:
+    """The span state of one pass; :meth:`event` / :meth:`block` per item, then :meth:`finish`."""
+
+    def __init__(self, timed: bool = True) -> None:
+        self.timed = timed
+        self.at = AttemptTracker(keep_text=False)
+        self.times: dict[int, _Times] = {}               # attempt first seq -> its chunk times
+        self.done: set[int] = set()                      # attempts already emitted
+        self.dispatch: dict[Any, tuple[int, int, str]] = {}   # turn -> (seq, time, type) of the last dispatch mark
+        self.open: dict[tuple[str, Any], Event] = {}     # (kind, key) -> opening event
+        self.calls: dict[Any, tuple[Event, str]] = {}    # callId -> (tool/call, name)
+        self.step_tools: dict[tuple[Any, Any], list[JsonObj]] = {}
+        self.compactions: list[JsonObj] = []             # waiting for the next request's input tokens
+        self.summaries: dict[Any, JsonObj] = {}
+        self.last_input: Optional[int] = None
+        self.model: Optional[str] = None
+        self.window: Optional[int] = None
+        self.last_time: Optional[int] = None
+        self.turn: Any = None                            # the open turn (approvals and compactions belong to it)
+        self.out: list[JsonObj] = []
+
+    # ------------------------------------------------------------------ spans
+    def span(self, kind: str, label: str, start_ev: Optional[Event], end_ev: Optional[Event], held: bool = False,
+             **extra: Any) -> JsonObj:
+        """A span from ``start_ev`` to ``end_ev``; ``held``: not given out yet (a tool span waits for the end
+        of its step, which tells its overlaps)."""
+        s = start_ev
+        e = end_ev
+        sp: JsonObj = {"kind": kind, "seq": s.seq if s is not None else (e.seq if e is not None else None),
+                       "endSeq": e.seq if e is not None else None,
+                       "start": _t(s.time) if s is not None else None,
+                       "end": _t(e.time) if e is not None and not e.synthesized else None,
+                       "durationMs": None, "label": label}
+        sp.update(extra)
+        self.measure(sp, s.time if s is not None else None, e)
+        if not held:
+            self.out.append(sp)
+        return sp
+
+    def measure(self, sp: JsonObj, start: Optional[int], e: Optional[Event]) -> None:
+        if not self.timed:
+            sp["note"] = NO_TIMES
+            return
+        if e is None:
+            sp["note"] = "no end in the log"
+            return
+        if e.synthesized:
+            sp["note"] = "closed by crash repair: the end time is unknown"
+            at_least, _ = span_ms(start, self.last_time)
+            if at_least is not None:
+                sp["atLeastMs"] = at_least
+            return
+        sp["durationMs"], note = span_ms(start, e.time)
+        if note:
+            sp["note"] = note
+
+    # ------------------------------------------------------------------ items
+    def block(self, b: Block) -> None:
+        self.at.apply_deltas(b.turn, b.step, b.seq0, b.n)
+        self._chunk_times(b.turn, b.seq0, b.t0, b.seq0 + b.n - 1, b.t1)
+        if _t(b.t1):
+            self.last_time = b.t1
+
+    def chunk(self, c: Chunk) -> None:
+        """The steps of :meth:`event` for an ``assistant/chunk``, from a lean record."""
+        self.at.add_chunk(c.seq, (c.turn, c.step), c.ctype, c.reason, c.usage, None)
+        if _t(c.time):
+            self.last_time = c.time
+        self._chunk_times(c.turn, c.seq, c.time, c.seq, c.time)
+
+    def _chunk_times(self, turn: Any, seq: int, time: int, last_seq: int, last_time: int) -> None:
+        a = self.at.attempt_of(seq)
+        if a is None:
+            return
+        tm = self.times.get(a.first_seq)
+        if tm is None:
+            self.times[a.first_seq] = _Times(seq, time, self.dispatch.get(turn))
+            tm = self.times[a.first_seq]
+        tm.last_seq, tm.last_time = last_seq, last_time
+
+    def event(self, ev: Event) -> None:
+        d = obj(ev.data)
+        typ = ev.type
+        stream = embedded_stream(ev) if typ in ("assistant/message", "assistant/attempt") else None
+        if stream is not None:
+            self._settle(ev, d, stream)
+        else:
+            self.at.apply(ev)
+        if not ev.synthesized and _t(ev.time):
+            self.last_time = ev.time
+        if typ == "assistant/chunk":
+            self._chunk_times(d.get("turn"), ev.seq, ev.time, ev.seq, ev.time)
+            return
+        handler = _HANDLERS.get(typ)
+        if handler is not None:
+            handler(self, ev, d)
+
+    def _settle(self, ev: Event, d: JsonObj, stream: list[Any]) -> None:
+        """A v2+ settlement: the attempt is this row (what ``AttemptTracker.apply`` does, from one
+        :func:`~app.log.format.versions.stream_summary`), timed by its stream's first and last chunk."""
+        summ = stream_summary(stream)
+        self.at.settle(ev.type, ev.seq, (d.get("turn"), d.get("step")), summ["chunks"], summ["finish"],
+                       summ["usage"] if summ["usage"] is not None else d.get("usage"), d.get("interrupted"))
+        if summ["chunks"]:
+            tm = _Times(ev.seq, summ["time0"], self.dispatch.get(d.get("turn")))
+            tm.last_time = summ["time1"]
+            self.times[ev.seq] = tm
+
+    def _settled(self, ev: Event, d: JsonObj) -> None:
+        stream = embedded_stream(ev)
+        if ev.type == "assistant/message":
+            a = self.at.attempt_of(ev.seq) if stream is not None else None
+            if a is None:
+                for x in reversed(self.at.attempts):
+                    if x.message_seq == ev.seq:
+                        a = x
+                        break
+            if a is not None:
+                self.emit_attempt(a, ev)
+
+    def emit_attempt(self, a: Attempt, msg: Optional[Event]) -> None:
+        if a.first_seq in self.done:
+            return
+        self.done.add(a.first_seq)
+        tm = self.times.pop(a.first_seq, None)
+        tokens = zero_tokens()
+        usage = a.usage
+        if usage is None and msg is not None:
+            usage = obj(msg.data).get("usage")
+        add_usage(tokens, usage)
+        dispatch = tm.dispatch if tm is not None else None
+        first_t = tm.first_time if tm is not None else None
+        last_t = tm.last_time if tm is not None else None
+        sp: JsonObj = {"kind": "attempt", "seq": a.first_seq, "endSeq": a.last_seq,
+                       "start": _t(dispatch[1]) if dispatch else _t(first_t), "end": _t(last_t),
+                       "durationMs": None, "label": f"attempt {a.turn}.{a.step}", "turn": a.turn, "step": a.step,
+                       "dispatchSeq": dispatch[0] if dispatch else None,
+                       "dispatchType": dispatch[2] if dispatch else None,
+                       "firstChunkSeq": tm.first_seq if tm is not None else None,
+                       "ttftMs": None, "decodeMs": None, "tokens": tokens, "tps": None,
+                       "finish": a.finish_kind, "status": a.status, "messageSeq": a.message_seq,
+                       "model": self.model, "contextWindow": self.window}
+        if a.failed:
+            f = a.failure or {}
+            sp["error"] = f.get("code") or a.finish_kind or "error"
+        if not self.timed:
+            sp["note"] = NO_TIMES
+        else:
+            sp["ttftMs"], n1 = span_ms(dispatch[1] if dispatch else None, first_t)
+            sp["decodeMs"], n2 = span_ms(first_t, last_t)
+            sp["durationMs"], n3 = span_ms(dispatch[1] if dispatch else None, last_t)
+            if sp["durationMs"] is None:
+                sp["durationMs"] = sp["decodeMs"]
+            note = n3 or n1 or n2
+            if note and sp["ttftMs"] is None:
+                sp["note"] = note
+            if sp["decodeMs"] and tokens["output"]:
+                sp["tps"] = round(tokens["output"] * 1000 / sp["decodeMs"], 1)
+        if usage is not None and prompt_tokens(tokens):
+            self.last_input = prompt_tokens(tokens)
+            for c in self.compactions:
+                c["tokensAfter"] = self.last_input
+            self.compactions = []
+        self.out.append(sp)
+
+    def finish(self) -> list[JsonObj]:
+        for a in self.at.attempts:                          # failed, in-flight and unsettled attempts
+            if a.first_seq not in self.done:
+                self.emit_attempt(a, None)
+        for (kind, _key), ev in list(self.open.items()):
+            d = obj(ev.data)
+            if kind == "retry":
+                self.span("retry-wait", f"retry {d.get('retry')} (cancelled while waiting?)", ev, None,
+                          **_retry_fields(ev, d))
+            elif kind in ("turn", "step", "compaction", "approval"):
+                label = {"turn": f"turn {d.get('turn')}", "step": f"step {d.get('turn')}.{d.get('step')}",
+                         "compaction": "compaction", "approval": f"approval {d.get('toolName') or ''}".strip()}[kind]
+                extra: JsonObj = {"turn": d.get("turn")} if kind != "approval" else {}
+                self.span(kind, label, ev, None, **extra)
+        for cid, (call, name) in list(self.calls.items()):
+            self._tool(call, None, name, "no-result")
+            del self.calls[cid]
+        for tools in self.step_tools.values():
+            self.release(tools)
+        self.step_tools = {}
+        return self.out
+
+    def release(self, tools: list[JsonObj]) -> None:
+        """A step's tool spans (and their subagent spans), with their overlaps."""
+        _overlaps([s for s in tools if s["kind"] == "tool"])
+        self.out.extend(tools)
+
+    def _tool(self, call: Event, res: Optional[Event], name: str, status: str, error: Any = None) -> None:
+        d = obj(call.data)
+        extra: JsonObj = {"turn": d.get("turn"), "step": d.get("step"), "name": name, "callId": d.get("callId"),
+                          "status": status}
+        if error is not None:
+            extra["error"] = error
+        held = self.step_tools.setdefault((d.get("turn"), d.get("step")), [])
+        held.append(self.span("tool", f"{name}", call, res, held=True, **extra))
+        if is_subagent_tool(name):
+            held.append(self.span("subagent", f"subagent via {name}", call, res, held=True, turn=d.get("turn"),
+                                  step=d.get("step"), callId=d.get("callId"), childSession=None, status=status))
+
+
+def _retry_fields(ev: Event, d: JsonObj) -> JsonObj:
+    f = as_obj(d.get("failure")) or {}
+    delay = d.get("delayMs")
+    return {"turn": d.get("turn"), "step": d.get("step"), "retry": d.get("retry"),
+            "delayMs": delay if type(delay) is int else None, "failure": f.get("code") or f.get("message")}
+
+
+def _overlaps(tools: list[JsonObj]) -> None:
+    """Each tool span of a step: the seqs of the others whose [start, end] intersects its own."""
+    known = [s for s in tools if s["start"] is not None and s["end"] is not None]
+    for s in tools:
+        s["overlaps"] = [o["seq"] for o in known if o is not s and s in known
+                         and o["start"] < s["end"] and s["start"] < o["end"]]
+
+
+# ---------------------------------------------------------------------- event handlers
+
+def _on_turn_start(b: _Builder, ev: Event, d: JsonObj) -> None:
+    b.open[("turn", d.get("turn"))] = ev
+    b.turn = d.get("turn")
+    b.dispatch.pop(d.get("turn"), None)
+
+
+def _on_turn_end(b: _Builder, ev: Event, d: JsonObj) -> None:
+    t = d.get("turn")
+    start = b.open.pop(("turn", t), None)
+    reason = obj(d.get("reason"))
+    extra: JsonObj = {"turn": t, "reason": reason.get("kind")}
+    err = reason.get("error")
+    if err:
+        extra["error"] = err.get("code") if isinstance(err, dict) else str(err)
+    b.span("turn", f"turn {t}", start, ev, **extra)
+    for a in b.at.attempts:                     # the turn's attempts not given out yet (failed, closed by the
+        if a.first_seq not in b.done and a.turn == t:       # boundary, finished uncited): before prune drops them
+            b.emit_attempt(a, None)
+    b.turn = None
+    b.at.prune()
+
+
+def _on_step_start(b: _Builder, ev: Event, d: JsonObj) -> None:
+    b.open[("step", (d.get("turn"), d.get("step")))] = ev
+    b.dispatch[d.get("turn")] = (ev.seq, ev.time, ev.type)
+
+
+def _on_step_end(b: _Builder, ev: Event, d: JsonObj) -> None:
+    key = (d.get("turn"), d.get("step"))
+    start = b.open.pop(("step", key), None)
+    b.span("step", f"step {key[0]}.{key[1]}", start, ev, turn=key[0], step=key[1])
+    tools = b.step_tools.pop(key, None)
+    if tools:
+        b.release(tools)
+
+
+def _on_dispatch(b: _Builder, ev: Event, d: JsonObj) -> None:
+    """``request/header`` (inside a turn: that turn's) and ``llm/retry-started``: the next request goes out."""
+    if ev.type == "request/header":
+        cfg = obj(obj(d.get("header")).get("config"))
+        if isinstance(cfg.get("model"), str):
+            b.model = cfg["model"]
+        for t in [t for (k, t) in b.open if k == "turn"] or [None]:
+            b.dispatch[t] = (ev.seq, ev.time, ev.type)
+        return
+    b.dispatch[d.get("turn")] = (ev.seq, ev.time, ev.type)
+    start = b.open.pop(("retry", d.get("retryId") or (d.get("turn"), d.get("step"))), None)
+    if start is not None:
+        b.span("retry-wait", f"retry {d.get('retry')}", start, ev, **_retry_fields(start, obj(start.data)))
+
+
+def _on_context(b: _Builder, ev: Event, d: JsonObj) -> None:
+    if isinstance(d.get("model"), str):
+        b.model = d["model"]
+    w = d.get("contextWindow")
+    if type(w) is int and w > 0:
+        b.window = w
+
+
+def _on_retry(b: _Builder, ev: Event, d: JsonObj) -> None:
+    b.open[("retry", d.get("retryId") or (d.get("turn"), d.get("step")))] = ev
+
+
+def _on_call(b: _Builder, ev: Event, d: JsonObj) -> None:
+    b.calls[d.get("callId")] = (ev, str(d.get("name") or "?"))
+
+
+def _on_result(b: _Builder, ev: Event, d: JsonObj) -> None:
+    if not ev.is_append:
+        return
+    m = obj(d.get("message"))
+    src = m.get("source")
+    cid = src.get("callId") if isinstance(src, dict) else None
+    if cid is None:
+        cid = m.get("toolCallId")
+    got = b.calls.pop(cid, None)
+    if got is None:
+        return
+    call, name = got
+    outcome = tool_outcome(d)
+    err = as_obj(d.get("error")) or {}
+    code = err.get("code")
+    status = "not-started" if code in NOT_STARTED else "interrupted" if (code in INTERRUPTED or ev.synthesized) \
+        else ("error" if outcome != "ok" else "ok")
+    b._tool(call, ev, name, status, code if code is not None else (None if outcome == "ok" else outcome))
+
+
+def _on_compaction(b: _Builder, ev: Event, d: JsonObj) -> None:
+    cid = d.get("compactionId")
+    if ev.type == "compaction/start":
+        b.open[("compaction", cid)] = ev
+    elif ev.type == "compaction/summary":
+        b.summaries[cid] = d
+    else:
+        start = b.open.pop(("compaction", cid), None)
+        s = b.summaries.pop(cid, {})
+        usage = obj(s.get("usage"))
+        sp = b.span("compaction", "compaction", start, ev, turn=d.get("turn") if d.get("turn") is not None else b.turn,
+                    shadowedTokens=s.get("shadowedTokenCount"), summaryTokens=usage.get("outputTokens"),
+                    tokensBefore=b.last_input, tokensAfter=None)
+        if d.get("error"):
+            e = d.get("error")
+            sp["error"] = e.get("code") if isinstance(e, dict) else str(e)
+        b.compactions.append(sp)
+
+
+def _on_approval(b: _Builder, ev: Event, d: JsonObj) -> None:
+    if ev.type == "approval/asked":
+        b.open[("approval", d.get("id"))] = ev
+        return
+    start = b.open.pop(("approval", d.get("id")), None)
+    sd = obj(start.data) if start is not None else {}
+    b.span("approval", f"approval {sd.get('toolName') or ''}".strip(), start, ev, outcome=d.get("outcome"),
+           toolName=sd.get("toolName"), callId=sd.get("callId"), turn=b.turn)
+
+
+_HANDLERS = {
+    "turn/start": _on_turn_start, "turn/end": _on_turn_end, "step/start": _on_step_start, "step/end": _on_step_end,
+    "request/header": _on_dispatch, "llm/retry-started": _on_dispatch, "request/context": _on_context,
+    "llm/retry": _on_retry, "tool/call": _on_call, "tool/result": _on_result,
+    "assistant/message": _Builder._settled, "assistant/attempt": _Builder._settled,
+    "compaction/start": _on_compaction, "compaction/summary": _on_compaction, "compaction/end": _on_compaction,
+    "approval/asked": _on_approval, "approval/decided": _on_approval,
+}
+
+
+# ---------------------------------------------------------------------- entry points
+
+def timeline(src: Any) -> Iterator[JsonObj]:
+    """The spans of a log: ``src`` a LogReader (logical face; packed rows read as blocks, see
+    :func:`app.log.query.timeline_rows.timeline_items`) or an iterable of events (and :class:`Block`\\ s)."""
+    timed = not getattr(src, "envelope_free", False)
+    if hasattr(src, "iter_events"):
+        from .timeline_rows import timeline_items
+        items: Iterable[Union[Event, Block, Chunk]] = timeline_items(src)
+    else:
+        items = src
+    b = _Builder(timed)
+    for it in items:
+        t = type(it)
+        if t is Block:
+            b.block(it)            # type: ignore[arg-type]
+        elif t is Chunk:
+            b.chunk(it)            # type: ignore[arg-type]
+        else:
+            b.event(it)            # type: ignore[arg-type]
+        if b.out:
+            yield from b.out
+            b.out = []
+    yield from b.finish()
+
+
+def _union_ms(spans: Iterable[JsonObj]) -> int:
+    """Wall time covered by the spans' known [start, start + durationMs] (overlaps counted once)."""
+    iv = sorted((s["start"], s["start"] + s["durationMs"]) for s in spans
+                if s.get("durationMs") is not None and s.get("start") is not None)
+    total, cur_s, cur_e = 0, None, None
+    for a, z in iv:
+        if cur_e is None or a > cur_e:
+            if cur_e is not None and cur_s is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = a, z
+        else:
+            cur_e = max(cur_e, z)
+    if cur_e is not None and cur_s is not None:
+        total += cur_e - cur_s
+    return total
+
+
+def cost_of(tokens: Mapping[str, int], price: Optional[Mapping[str, Any]]) -> Optional[float]:
+    """Estimated cost of ``tokens`` at ``price`` (USD per million tokens: ``input``, ``output``, ``cacheRead``).
+    dsh's TokenUsage counts are disjoint (spec §2): cache writes are priced as input, reasoning as output."""
+    if not price:
+        return None
+    try:
+        p_in, p_out = float(price.get("input", 0)), float(price.get("output", 0))
+        p_cache = float(price.get("cacheRead", p_in))
+    except (TypeError, ValueError):
+        return None
+    t = tokens.get
+    return ((t("input", 0) + t("cacheWrite", 0)) * p_in + t("cacheRead", 0) * p_cache
+            + (t("output", 0) + t("reasoning", 0)) * p_out) / 1e6
+
+
+class _Prices:
+    """Price lookups of a table (model name, else the longest matching ``prefix*``), remembered per model."""
+
+    def __init__(self, prices: Mapping[str, Any]) -> None:
+        self.prices = prices
+        self.memo: dict[object, Optional[Mapping[str, Any]]] = {}
+
+    def of(self, model: object) -> Optional[Mapping[str, Any]]:
+        if not isinstance(model, str):
+            return None
+        if model not in self.memo:
+            p = self.prices.get(model)
+            if not isinstance(p, Mapping):
+                best = max((k for k in self.prices if k.endswith("*") and model.startswith(k[:-1])), key=len,
+                           default=None)
+                p = self.prices[best] if best is not None and isinstance(self.prices[best], Mapping) else None
+            self.memo[model] = p
+        return self.memo[model]
+
+
+def _totals(spans: list[JsonObj], prices: _Prices) -> JsonObj:
+    """Figures of ``spans`` in one pass: times per kind, tokens, the estimated cost, counts."""
+    counts = dict.fromkeys(KINDS, 0)
+    ms = dict.fromkeys(KINDS, 0)
+    tools: list[JsonObj] = []
+    tokens = zero_tokens()
+    cost, unpriced, unknown = 0.0, 0, 0
+    for s in spans:
+        k = s["kind"]
+        counts[k] += 1
+        d = s["durationMs"]
+        if d is None:
+            unknown += 1
+        else:
+            ms[k] += d
+        if k == "tool":
+            tools.append(s)
+        elif k == "attempt":
+            tk = s["tokens"]
+            for key in tokens:
+                tokens[key] += tk[key]
+            c = cost_of(tk, prices.of(s.get("model")))
+            if c is None:
+                unpriced += tk["input"] + tk["output"]
+            else:
+                cost += c
+    prompt = prompt_tokens(tokens)
+    return {"wallMs": ms["turn"], "modelMs": ms["attempt"], "toolMs": _union_ms(tools),
+            "userWaitMs": ms["approval"], "retryWaitMs": ms["retry-wait"], "tokens": tokens,
+            "cacheHitRate": round(tokens["cacheRead"] / prompt, 4) if prompt else None,
+            "cost": {"estimate": True, "amount": round(cost, 6), "currency": "USD",
+                     "unpricedTokens": unpriced,
+                     "note": "estimated from the price table in settings (per million tokens); not a bill"},
+            "counts": counts, "unknownDurations": unknown}
+
+
+def in_log_order(spans: Iterable[JsonObj]) -> list[JsonObj]:
+    """Spans by seq, a turn before its step before its attempt … at the same seq (the order of :data:`KINDS`)."""
+    order = {k: i for i, k in enumerate(KINDS)}
+    return sorted(spans, key=lambda s: (s["seq"] if s["seq"] is not None else -1, order[s["kind"]]))
+
+
+def summarize(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]] = None,
+              turn: Optional[int] = None, ordered: bool = False) -> JsonObj:
+    """``{"spans", "turns", "totals"}`` (spans in log order; ``turn``: only that turn's spans and totals;
+    ``ordered``: ``spans`` is already :func:`in_log_order`, e.g. read from the cache)."""
+    table = _Prices(prices or {})
+    ss = list(spans) if ordered else in_log_order(spans)
+    if turn is not None:
+        ss = [s for s in ss if s.get("turn") == turn]
+    turns: list[JsonObj] = []
+    by_turn: dict[Any, list[JsonObj]] = {}
+    for s in ss:
+        t = s.get("turn")
+        if t is not None and type(t) is not list and type(t) is not dict:      # (hashable as logged)
+            by_turn.setdefault(t, []).append(s)
+    for ts in (s for s in ss if s["kind"] == "turn"):
+        t = ts["turn"]
+        mine = by_turn.get(t, []) if t is not None and type(t) is not list and type(t) is not dict else []
+        tot = _totals(mine, table)
+        turns.append({"turn": ts["turn"], "seq": ts["seq"], "endSeq": ts["endSeq"], "durationMs": ts["durationMs"],
+                      "reason": ts.get("reason"), "steps": tot["counts"]["step"],
+                      "attempts": tot["counts"]["attempt"], "tools": tot["counts"]["tool"],
+                      "retries": tot["counts"]["retry-wait"], "modelMs": tot["modelMs"], "toolMs": tot["toolMs"],
+                      "userWaitMs": tot["userWaitMs"], "tokens": tot["tokens"], "cost": tot["cost"]["amount"],
+                      "costEstimate": True})
+    totals = _totals(ss, table)
+    totals["timesKnown"] = not any(s.get("note") == NO_TIMES for s in ss)
+    return {"spans": ss, "turns": turns, "totals": totals}
+
+
+def prompt_tokens(tokens: Mapping[str, int]) -> int:
+    """The size of a request's prompt: the disjoint input, cache-read and cache-write counts."""
+    return tokens.get("input", 0) + tokens.get("cacheRead", 0) + tokens.get("cacheWrite", 0)
+
+
+def context_points(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]] = None) -> list[JsonObj]:
+    """The context meter: each attempt with usage -> {seq, time, prompt (input + cache read + cache write),
+    cacheRead, contextWindow, windowFrom, model, turn}.  The window is the logged one (``request/context``);
+    where none is logged, a ``contextWindow`` of the model's entry in ``prices`` (``windowFrom``: "settings")."""
+    table = _Prices(prices or {})
+    out = []
+    for s in spans:
+        if s["kind"] != "attempt" or not prompt_tokens(s["tokens"]):
+            continue
+        cw = s.get("contextWindow")
+        src: Optional[str] = "log"
+        if cw is None:
+            p = table.of(s.get("model"))
+            v = p.get("contextWindow") if p is not None else None
+            cw, src = (v, "settings") if type(v) is int and v > 0 else (None, None)
+        out.append({"seq": s["seq"], "time": s["start"], "prompt": prompt_tokens(s["tokens"]),
+                    "cacheRead": s["tokens"]["cacheRead"], "contextWindow": cw, "windowFrom": src,
+                    "model": s.get("model"), "turn": s.get("turn")})
+    return out
+
+
+__all__ = ["KINDS", "Block", "Chunk", "timeline", "summarize", "context_points", "cost_of", "TOKEN_KEYS"]

@@ -1,0 +1,246 @@
+"""The timeline of a stored session: computed once (:func:`app.log.query.timeline.timeline`), kept in the user
+cache folder beside the seq index, priced from the user's settings, its subagent spans linked to the child
+sessions of the store.  No Qt (the command line and the window's worker both use it).
+
+Cache: ``<cache>/index/<key>.timeline`` (the key of :func:`app.store.indexcache.cache_file`: real path,
+device, inode), holding the identity and revision (size, mtime) of the log it was computed from, a hash of
+the header row, and the spans (MessagePack), closed by a CRC-32 of all that (a check against a torn or
+damaged file, read at memory speed; the file is our own copy, never trusted for more than the log gives).  It is used only when all of that
+still matches (a grown or rewritten log is computed afresh: a timeline pass is a fraction of an index
+build); written atomically; a corrupt or foreign file is ignored.  Raw JSONL and zstd files only.
+
+Prices: ``timelinePrices`` in the window's settings file (``settings.json`` in the user config folder,
+``SESSION_LENS_CONFIG_DIR`` overrides it, as :mod:`app.ui.settings` reads it): model name (or a prefix
+ending in ``*``) -> USD per million ``input`` / ``output`` / ``cacheRead`` tokens, and optionally the model's
+``contextWindow`` (the context meter's line where the log does not say it).  Read here without Qt.
+"""
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import os
+import zlib
+from pathlib import Path
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Optional, overload
+
+import msgspec
+
+from ..log.format.payloads import JsonObj
+from ..log.query.timeline import in_log_order, is_subagent_tool, summarize, timeline
+from .indexcache import _file_source, _identity, _write_atomic, cache_file, cache_root
+
+if TYPE_CHECKING:
+    from ..log.index.reader import LogReader
+
+MAGIC = b"SLTIM\x00\x03\n"
+FORMAT = 3
+PRICES_KEY = "timelinePrices"
+# an example table, used until the user saves their own under ``timelinePrices`` (USD per million tokens;
+# DeepSeek's published API list prices, late 2025): always shown as an estimate
+DEFAULT_PRICES: dict[str, dict[str, float]] = {
+    "deepseek-*": {"input": 0.28, "cacheRead": 0.028, "output": 0.42, "contextWindow": 128_000},
+}
+
+
+# --------------------------------------------------------------------------- prices (settings, no Qt)
+
+def settings_file() -> Path:
+    env = os.environ.get("SESSION_LENS_CONFIG_DIR")
+    if env:
+        return Path(env) / "settings.json"
+    from platformdirs import user_config_dir
+    return Path(user_config_dir("session-lens", appauthor=False)) / "settings.json"
+
+
+def load_prices() -> dict[str, Any]:
+    """The user's price table (settings ``timelinePrices``), else :data:`DEFAULT_PRICES`."""
+    try:
+        data = json.loads(settings_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    table = data.get(PRICES_KEY) if isinstance(data, dict) else None
+    if isinstance(table, dict) and all(isinstance(v, dict) for v in table.values()):
+        return table
+    return dict(DEFAULT_PRICES)
+
+
+# --------------------------------------------------------------------------- cache
+
+class _TimelineFile(msgspec.Struct):
+    format: int
+    path: str
+    dev: int
+    ino: int
+    kind: str
+    size: int
+    mtime_ns: int
+    header: str
+    spans: list[JsonObj]
+
+
+def _check(body: bytes) -> bytes:
+    return zlib.crc32(body).to_bytes(4, "little")
+
+
+def _load(path: Path) -> Optional[_TimelineFile]:
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    body, digest = blob[:-4], blob[-4:]
+    if not body.startswith(MAGIC) or _check(body) != digest:
+        return None
+    collecting = gc.isenabled()
+    gc.disable()              # (a dict per span, no cycles)
+    try:
+        return msgspec.msgpack.decode(memoryview(body)[len(MAGIC):], type=_TimelineFile)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _compute(reader: LogReader, tick: Optional[Callable[[], None]]) -> list[JsonObj]:
+    """The spans in log order (:func:`~app.log.query.timeline.in_log_order`: saved so, read so)."""
+    if tick is None:
+        return in_log_order(timeline(reader))
+    out: list[JsonObj] = []
+    for s in timeline(reader):
+        out.append(s)
+        if not len(out) & 4095:
+            tick()
+    return in_log_order(out)
+
+
+@overload
+def cached_spans(reader: LogReader, *, tick: Optional[Callable[[], None]] = None) -> tuple[list[JsonObj], str]: ...
+
+
+@overload
+def cached_spans(reader: LogReader, build: bool,
+                 tick: Optional[Callable[[], None]] = None) -> tuple[Optional[list[JsonObj]], str]: ...
+
+
+def cached_spans(reader: LogReader, build: bool = True,
+                 tick: Optional[Callable[[], None]] = None) -> tuple[Optional[list[JsonObj]], str]:
+    """The log's timeline spans in log order -> (spans, "hit" | "built" | "uncached"); with ``build=False``
+    (None, "miss") instead of computing them; ``tick()`` is called every 4096 spans computed."""
+    src = _file_source(reader)
+    root = cache_root()
+    ident = _identity(src) if src is not None else None
+    if src is None or ident is None or root is None:
+        return (_compute(reader, tick), "uncached") if build else (None, "miss")
+    path = cache_file(ident, root).with_suffix(".timeline")
+    header = hashlib.sha256(src.header_raw).hexdigest()
+    saved = _load(path)
+    if saved is not None and saved.format == FORMAT and saved.header == header and \
+            (saved.path, saved.dev, saved.ino, saved.kind, saved.size, saved.mtime_ns) == \
+            (ident["path"], ident["dev"], ident["ino"], ident["kind"], ident["size"], ident["mtime_ns"]):
+        return saved.spans, "hit"
+    if not build:
+        return None, "miss"
+    spans = _compute(reader, tick)
+    out = _TimelineFile(format=FORMAT, path=ident["path"], dev=ident["dev"], ino=ident["ino"], kind=ident["kind"],
+                        size=ident["size"], mtime_ns=ident["mtime_ns"], header=header, spans=spans)
+    try:
+        body = MAGIC + msgspec.msgpack.encode(out)
+        _write_atomic(path, body + _check(body))
+    except (OSError, ValueError, TypeError, OverflowError):   # (a value msgpack cannot hold: not saved)
+        pass
+    return spans, "built"
+
+
+# --------------------------------------------------------------------------- summary (per price table)
+
+class _SummaryFile(msgspec.Struct):
+    """``<key>.tlsum``: the turns and totals of a log revision's spans at one price table."""
+    format: int
+    revision: str              # hash of the log's identity, revision (size, mtime) and header row
+    prices: str                # hash of the price table it was priced with
+    turns: list[JsonObj]
+    totals: JsonObj
+
+
+def _digest(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def cached_summary(reader: LogReader, spans: list[JsonObj], prices: dict[str, Any]) -> tuple[JsonObj, str]:
+    """``{"turns", "totals"}`` of ``spans`` (the log's, from :func:`cached_spans`) at ``prices``: saved beside the
+    spans, reused while the log revision and the price table are the same
+    -> (summary, "hit" | "built" | "uncached")."""
+    src = _file_source(reader)
+    root = cache_root()
+    ident = _identity(src) if src is not None else None
+    if src is None or ident is None or root is None:
+        out = summarize(spans, prices, ordered=True)
+        return {"turns": out["turns"], "totals": out["totals"]}, "uncached"
+    path = cache_file(ident, root).with_suffix(".tlsum")
+    rev = _digest([FORMAT, ident, hashlib.sha256(src.header_raw).hexdigest()])
+    key = _digest(prices)
+    try:
+        blob = path.read_bytes()
+        if _check(blob[:-4]) != blob[-4:]:
+            raise OSError("damaged")
+        saved = msgspec.msgpack.decode(blob[:-4], type=_SummaryFile)
+        if saved.format == FORMAT and saved.revision == rev and saved.prices == key:
+            return {"turns": saved.turns, "totals": saved.totals}, "hit"
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        pass
+    out = summarize(spans, prices, ordered=True)
+    try:
+        body = msgspec.msgpack.encode(_SummaryFile(format=FORMAT, revision=rev, prices=key, turns=out["turns"],
+                                                   totals=out["totals"]))
+        _write_atomic(path, body + _check(body))
+    except (OSError, ValueError, TypeError, OverflowError):
+        pass
+    return {"turns": out["turns"], "totals": out["totals"]}, "built"
+
+
+# --------------------------------------------------------------------------- subagents
+
+def link_children(path: str, spans: list[JsonObj]) -> None:
+    """Fill each ``subagent`` span's ``childSession`` ({id, path}) from the session's children in its store
+    (headers naming it as ``parentSession``): a child created between the call and its result, else the
+    children left in creation order.  Nothing found: left ``None``."""
+    subs = [s for s in spans if s["kind"] == "subagent"]
+    if not subs:
+        return
+    try:
+        from .lineage import descendants
+        kids = sorted((d for d in descendants(path) if d.get("depth") == 1),
+                      key=lambda d: (d.get("createdAt") or 0, d.get("path") or ""))
+    except Exception:              # (a store that cannot be listed: no links, the timeline still shows)
+        return
+    left = list(kids)
+    for s in subs:
+        st, en = s.get("start"), s.get("end")
+        for k in left:
+            c = k.get("createdAt")
+            if isinstance(c, int) and st is not None and en is not None and st <= c <= en:
+                s["childSession"] = {"id": k.get("id"), "path": k.get("path")}
+                left.remove(k)
+                break
+    for s in subs:
+        if s["childSession"] is None and left:
+            k = left.pop(0)
+            s["childSession"] = {"id": k.get("id"), "path": k.get("path")}
+
+
+def session_timeline(reader: LogReader, path: Optional[str] = None, turn: Optional[int] = None,
+                     prices: Optional[dict[str, Any]] = None) -> JsonObj:
+    """``{"spans", "turns", "totals", "cache"}`` of a session (``path``: its file, to link subagents)."""
+    spans, status = cached_spans(reader)
+    if path and any(is_subagent_tool(s.get("name")) for s in spans if s["kind"] == "tool"):
+        link_children(path, spans)
+    table = load_prices() if prices is None else prices
+    if turn is not None:
+        out = summarize(spans, table, turn, ordered=True)
+    else:
+        summ, _how = cached_summary(reader, spans, table)
+        out = {"spans": spans, **summ}
+    out["cache"] = status
+    return out
