@@ -63,7 +63,7 @@ def query_job(job, root: str, db_path: Optional[str], query: str, limit: int):
 
 def behind_job(job, root: str, db_path: Optional[str]):
     with _open_index(root, db_path) as ix:
-        return ix.behind(), ix.indexed_count()
+        return ix.behind(), ix.indexed_count(), ix.build_state()
 
 
 # --------------------------------------------------------------------------- widgets
@@ -247,6 +247,7 @@ class HomeSearch(QObject):
         self.behind: Optional[int] = None
         self.problems = 0
         self.building: Optional[tuple] = None
+        self.state = "done"                        # the index build's state (a build killed: "interrupted")
         self.ready_root: Optional[str] = None     # root whose index was updated in this run
         self._pending_hit: Optional[tuple] = None  # (session_key, seq, word) waiting for the session
         split = win.split
@@ -306,6 +307,7 @@ class HomeSearch(QObject):
             self.root = root
             self.ready_root = None
             self.indexed = self.behind = None
+            self.state = "done"
             self.building = None
             self.model.clear()
             self.close_results()
@@ -314,7 +316,7 @@ class HomeSearch(QObject):
 
     def _show_status(self) -> None:
         p = self.panel
-        text = index_status(self.indexed, self.behind, self.building, self.problems)
+        text = index_status(self.indexed, self.behind, self.building, self.problems, self.state)
         if self.file_folder:                  # the list shows the file; the search covers its folder
             text = f"Searches {os.path.basename(self.file_folder)}/, this file's folder" + (f": {text}" if text else "")
         p.status.setText(text)
@@ -345,6 +347,7 @@ class HomeSearch(QObject):
     def _on_indexed(self, result) -> None:
         rep, indexed, problems = result
         self.building = None
+        self.state = "interrupted" if rep.cancelled else "done"
         self.ready_root = self.root
         self.indexed, self.problems = indexed, problems
         self.behind = 0
@@ -369,7 +372,7 @@ class HomeSearch(QObject):
                              on_done=self._on_behind, on_error=lambda _m: None)
 
     def _on_behind(self, result) -> None:
-        behind, indexed = result
+        behind, indexed, self.state = result
         self.behind, self.indexed = behind, indexed
         self._show_status()
         self.behindChanged.emit(behind)
