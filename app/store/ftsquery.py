@@ -250,9 +250,18 @@ def term_re(t: tuple[str, bool, bool]) -> re.Pattern[str]:
     return re.compile(r"(?<![^\W_])" + body + ("" if t[1] else r"(?![^\W_])"), re.IGNORECASE)
 
 
-def _strip_one(c: str) -> str:
-    d = unicodedata.normalize("NFD", c)
-    return d[0] if len(d) > 1 and all(unicodedata.combining(x) for x in d[1:]) else c
+class _Diacritics(dict[int, str]):
+    """A ``str.translate`` table: each character to itself without its diacritics (computed once)."""
+
+    def __missing__(self, cp: int) -> str:
+        c = chr(cp)
+        d = unicodedata.normalize("NFD", c) if cp >= 0xC0 else c
+        out = d[0] if len(d) > 1 and all(unicodedata.combining(x) for x in d[1:]) else c
+        self[cp] = out
+        return out
+
+
+_DIACRITICS = _Diacritics()
 
 
 def fold_diacritics(text: str) -> str:
@@ -260,7 +269,7 @@ def fold_diacritics(text: str) -> str:
     for one (spans found in it are spans of ``text``)."""
     if text.isascii():
         return text
-    return "".join(c if c < "\u00c0" else _strip_one(c) for c in text)
+    return text.translate(_DIACRITICS)
 
 
 # --------------------------------------------------------------------------- the scan (no FTS5)
