@@ -316,12 +316,17 @@ class EntryMatcher:
             return None
         if pq.before is not None and (time is None or time >= pq.before):
             return None
-        text = fold_diacritics(text)
-        if any(rx.search(text) for rx in self.neg):
+        plain_ascii = text.isascii()
+        if self.neg and any(rx.search(text if plain_ascii else fold_diacritics(text)) for rx in self.neg):
             return None
         if not self.pos:
             return (0, 0)
         found = [rx.search(text) for rx in self.pos]
+        if not plain_ascii and not all(found):
+            # folding is one character for one and keeps letters letters: a match in the text is one
+            # in its folded form, so the folded form is searched only for the words not found
+            folded = fold_diacritics(text)
+            found = [m or rx.search(folded) for m, rx in zip(found, self.pos)]
         for group in self.groups:                    # OR of groups, each an AND of (term, negated)
             if all((found[i] is None) == neg for i, neg in group):
                 m = next((found[i] for i, neg in group if not neg), None)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Optional
 
 from ..log.query.extract import Entry, extract_jsonl, read_whole, reader_entries
@@ -144,14 +145,16 @@ class StreamScan:
             if span is None:
                 continue
             n += 1
-            score = -sum(len(rx.findall(text)) for rx in self.words) / (1.0 + len(text) / 400.0)
+            # a term-frequency score (occurrences counted up to 8) over the length, lower first as bm25
+            score = -sum(sum(1 for _ in islice(rx.finditer(text), 8)) for rx in self.words) / (1.0 + len(text) / 400.0)
             if len(best) < self.limit or score < best[-1][0]:
                 snip, mk = scan_snippet(text, span)
-                best.append((score, SearchHit(session=str(sid), session_key=p.key, path=p.path, seq=seq, turn=turn,
-                                              kind=kind, tool=tool, time=tm, snippet=with_marks(snip, mk), marks=mk,
-                                              text=snip, rank=score, store=p.store)))
-                best.sort(key=lambda x: x[0])
-                del best[self.limit:]
+                bisect.insort(best, (score, SearchHit(
+                    session=str(sid), session_key=p.key, path=p.path, seq=seq, turn=turn, kind=kind, tool=tool,
+                    time=tm, snippet=with_marks(snip, mk), marks=mk, text=snip, rank=score, store=p.store)),
+                    key=lambda x: x[0])
+                if len(best) > self.limit:
+                    best.pop()
         if not n:
             return None, []
         return SessionGroup(key=p.key, session=str(sid), path=p.path, title=title, created=created, count=n,
