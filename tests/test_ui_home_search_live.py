@@ -67,6 +67,13 @@ def test_results_while_the_index_builds_say_what_is_not_indexed(qtbot, win, home
         assert res.total == len(home["ref"])              # limit 200 shown, every match counted once
         summary = hs.panel.summary.text()
         assert f"{len(res.unindexed):,} sessions being indexed: searched by a scan" in summary
+        # a hit the user selected stays selected while more answers stream in (the model is reset)
+        view = hs.panel.results
+        picked = _hits(hs.model)[3]
+        view.setCurrentIndex(hs.model.index_of_hit(picked.session_key, picked.seq, picked.kind))
+        hs._on_results("the", res, final=False)
+        now = hs.model.hit_at(view.currentIndex())
+        assert (now.session_key, now.seq, now.kind) == (picked.session_key, picked.seq, picked.kind)
     finally:
         go.set()
     monkeypatch.setattr(hs_mod, "index_job", real)

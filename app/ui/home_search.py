@@ -415,9 +415,16 @@ class HomeSearch(QObject):
                              on_error=self._on_query_failed)
 
     def _on_results(self, q: str, res, final: bool = True) -> None:
-        """A query's answer (``final`` False: one streamed while sessions not indexed are scanned)."""
+        """A query's answer (``final`` False: one streamed while sessions not indexed are scanned).
+        The hit the user selected stays selected as more stream in."""
+        view = self.panel.results
+        cur = self.model.hit_at(view.currentIndex()) if self.model.result is not None else None
         self.model.set_result(q, res)
-        self.panel.results.expandAll()
+        view.expandAll()
+        if cur is not None:
+            at = self.model.index_of_hit(cur.session_key, cur.seq, cur.kind)
+            if at.isValid():
+                view.setCurrentIndex(at)
         self.panel.summary.setText(self.model.summary())
         if final:
             self.resultsReady.emit()

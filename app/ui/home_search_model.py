@@ -166,6 +166,16 @@ class HomeSearchModel(QAbstractItemModel):
                 return self.index(0, 0, self.index(gi, 0))
         return QModelIndex()
 
+    def index_of_hit(self, key: str, seq: int, kind: str) -> QModelIndex:
+        """The row of the hit (session key, seq, kind), or an invalid index (streamed answers keep
+        the user's selection across the model's resets)."""
+        for gi, (g, hits) in enumerate(self.groups):
+            if g.key == key:
+                for r, h in enumerate(hits):
+                    if h.seq == seq and h.kind == kind:
+                        return self.index(r, 0, self.index(gi, 0))
+        return QModelIndex()
+
     # ------------------------------------------------------------------ QAbstractItemModel
     def index(self, row: int, column: int = 0, parent: AnyIndex = QModelIndex()) -> QModelIndex:
         if column != 0 or row < 0:
