@@ -71,7 +71,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/store/ftsio.py", "from .discovery import _PROJECT_RE"): _DISC,
     ("app/store/ftswalk.py", "from .discovery import _PROJECT_RE"): _DISC,
     ("app/store/ftswalk.py", "from .discovery import _older_generations"): _DISC,
-    ("app/store/ftsshard.py", "ix._update_one"): "a shard worker runs the full-text index's one-session update",
     ("app/store/timeline_cache.py", "from .indexcache import _file_source"): _CACHE,
     ("app/store/timeline_cache.py", "from .indexcache import _identity"): _CACHE,
     ("app/store/timeline_cache.py", "from .indexcache import _write_atomic"): _CACHE,

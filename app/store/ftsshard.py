@@ -146,7 +146,7 @@ def serve_shard(inp: Any = None, out: Any = None) -> None:
                [(p, st) for p in job["stores"] if (st := stat_or_none(p)) is not None])
     from .fulltext import FullTextIndex
     with FullTextIndex(job["root"], db_path=job["db"], part=(int(job["k"]), int(job["n"]))) as ix:
-        rep = ix._update_one(progress, stop, 0, scanned)
+        rep = ix.update_one(progress, stop, 0, scanned)
     d: dict[str, Any] = {k: getattr(rep, k) for k in COUNTS}
     d.update(cancelled=rep.cancelled, problems=rep.problems)
     out.write(b"R " + json.dumps(d).encode() + b"\n")
@@ -183,7 +183,7 @@ def update_shards(ix: FullTextIndex, progress: Progress, cancel: Cancel, scans: 
     try:
         for w in workers:
             w.start()
-        rep = ix._update_one(mine, stop, 0, scans[0])
+        rep = ix.update_one(mine, stop, 0, scans[0])
         while any(w.running() for w in workers):
             stop()
             report_progress()
@@ -192,7 +192,7 @@ def update_shards(ix: FullTextIndex, progress: Progress, cancel: Cancel, scans: 
             got = w.result()
             if got is None and not stopped:      # the worker died: its shard is finished here
                 sh = ix.parts()[w.k]
-                got = sh._update_one(None, stop, 0, scans[w.k])
+                got = sh.update_one(None, stop, 0, scans[w.k])
                 got.problems.insert(0, f"index worker {w.k} stopped ({w.why()}): finished in this process")
             if got is not None:
                 rep.merge(got)

@@ -355,7 +355,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
         elif k == 0 and n > 1:
             rep = self._update_parts(progress, cancel, workers, walked)
         else:
-            rep = self._update_one(progress, cancel, workers, scanned or walked)
+            rep = self.update_one(progress, cancel, workers, scanned or walked)
         rep.seconds = time.perf_counter() - t0
         return rep
 
@@ -378,7 +378,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
             def shifted(done: int, total: int, nbytes: int) -> None:
                 if progress is not None:
                     progress(base[0] + done, base[1] + total, base[2] + nbytes)
-            got = ix._update_one(shifted, cancel, workers, scanned)
+            got = ix.update_one(shifted, cancel, workers, scanned)
             base[0] += got.sessions - got.unchanged
             base[1] += got.sessions - got.unchanged
             base[2] += got.bytes_read
@@ -394,7 +394,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
             "SELECT key, sid, dev, ino, size, mtime_ns, revision, done_pos, done_line, done_text, done_crc, "
             "turn, calls, status, problem FROM sessions WHERE key = ?", (key,)).fetchone()
 
-    def _update_one(self, progress: Progress, cancel: Cancel, workers: Optional[int],
+    def update_one(self, progress: Progress, cancel: Cancel, workers: Optional[int],
                     scanned: Optional[tuple[Any, Any]]) -> UpdateReport:
         """Update this shard (of one or more)."""
         rep = UpdateReport()
