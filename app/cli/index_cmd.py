@@ -6,8 +6,10 @@ from .main import COMMANDS, _cfg_path, _reader, emit
 
 def _run_index(args):
     from ..store.indexcache import index_summary
+    from .progress import cli_progress
     r = _reader(args)
-    obj = index_summary(r)
+    with cli_progress(args, "index") as progress:
+        obj = index_summary(r, progress)
 
     def text():
         how = {"hit": "cached", "extended": "cached, extended", "built": "built and cached",
