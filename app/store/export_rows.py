@@ -28,7 +28,7 @@ Row = tuple[Any, int, Optional[int], bytes, bool]      # (pos, text offset, line
 
 _enc = msgspec.json.Encoder()
 CHUNK_BYTES = 1 << 20            # text handed to the writer at a time
-PROGRESS_ROWS = 256              # rows between two progress reports (and cancellation points) in a segment
+PROGRESS_ROWS = 64               # rows between two progress reports (and cancellation points) in a segment
 
 
 class _TypeOnly(msgspec.Struct, gc=False):
@@ -93,11 +93,11 @@ def packed_record(reader: LogReader, raw: bytes) -> Any:
     return rec
 
 
-def logical_rows(reader: LogReader, progress: Progress = None) -> Iterator[Row]:
-    """Every stored row of the logical face, oldest first (bad segments left out: they hold no event).
-    ``progress(done, total)`` in bytes, never going back: after each segment, and every
-    :data:`PROGRESS_ROWS` rows of a file whose rows are placed by byte offset."""
-    cut: Any = reader.tail_state().cut_pos          # (a RowPos: an int or a tuple, as the rows' own)
+def logical_rows(reader: LogReader, progress: Progress = None, logical: bool = True) -> Iterator[Row]:
+    """Every stored row of the logical face (``logical=False``: of the physical one), oldest first (bad
+    segments left out: they hold no event).  ``progress(done, total)`` in bytes, never going back: after
+    each segment, and every :data:`PROGRESS_ROWS` rows of a file whose rows are placed by byte offset."""
+    cut: Any = reader.tail_state().cut_pos if logical else None     # (a RowPos: an int or a tuple, as the rows')
     total = max(1, reader._physical_total())
     done = 0
     for seg in reader.source.forward():

@@ -21,15 +21,15 @@ from datetime import datetime
 from typing import NotRequired, Optional, TypedDict
 from collections.abc import Callable, Iterator
 
-from ..log.format.model import Event
 from ..log.index.reader import LogReader
-from .export_rows import Progress
+from .export_rows import Progress, exact_events, logical_rows
 from .publish import publish_file
 from .redact import RedactionReport, Redactor
 
 MEDIA_EXT = {"image/png": "png", "image/jpeg": "jpg", "image/jpg": "jpg", "image/webp": "webp", "image/gif": "gif"}
 MAX_COMPONENT = 255              # bytes of one path component (ext4, APFS, NTFS limits)
 SPOOL_BYTES = 8 << 20
+PIECE = 64 << 10                 # bytes compressed between two progress reports
 
 
 class ZipExport(TypedDict):
@@ -161,11 +161,15 @@ def readraw_text(reader: LogReader) -> Iterator[bytes]:
 
 
 def stored_rows(reader: LogReader) -> Iterator[bytes]:
-    """Each stored row's bytes once (a packed row is one row), bad rows included, oldest first."""
-    for it in reader.iter_items():
-        if isinstance(it, Event) and it.member:
+    """Each stored row's bytes once (a packed row is one row), bad rows included, oldest first: the raw
+    bytes of every item :meth:`~app.log.index.reader.LogReader.iter_items` gives, read without decoding."""
+    for seg in reader.source.forward():
+        if seg.bad:
+            yield seg.data
             continue
-        yield it.raw
+        for _pos, _off, _line, raw, complete in seg.split_rows():
+            if complete or raw:
+                yield raw
 
 
 def redacted_raw(reader: LogReader, red: Redactor) -> Iterator[bytes]:
@@ -173,7 +177,7 @@ def redacted_raw(reader: LogReader, red: Redactor) -> Iterator[bytes]:
     buf: list[bytes] = []
     for raw in stored_rows(reader):
         buf.append(red.row(raw))
-        if len(buf) >= 2048:
+        if len(buf) >= 64:
             yield b"\n".join(buf) + b"\n"
             buf = []
     if buf:
@@ -207,7 +211,7 @@ def write_bundle(out: str, members: list[tuple[str, LogReader]], home: Optional[
     """Write the bundle of ``members`` (entry name, reader) and their images to ``out``; the entry names."""
     images: dict[str, object] = {}
     names: list[str] = []
-    total = max(1, sum(max(0, r.source.size) for _n, r in members))
+    total = max(1, 2 * sum(max(0, r.source.size) for _n, r in members))
     done = 0
     spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
     try:
@@ -217,15 +221,16 @@ def write_bundle(out: str, members: list[tuple[str, LogReader]], home: Optional[
                 with zf.open(_zinfo(name, level), "w", force_zip64=True) as w:
                     got = 0
                     for c in (redacted_raw(r, red) if red else readraw_text(r)):
-                        w.write(c)
-                        got += len(c)
-                        if progress:
-                            progress(done + min(got, size), total)
+                        for k in range(0, len(c), PIECE):         # (a progress report, a cancellation point)
+                            w.write(c[k:k + PIECE])
+                            got += min(PIECE, len(c) - k)
+                            if progress:
+                                progress(done + min(got, size), total)
                 names.append(name)
                 done += size
-                for ev in r.iter_events(logical=False):
-                    if ev.type in ("user/message", "assistant/message", "tool/result"):
-                        _images_in(ev.data, images)
+                scan = (lambda d, t, base=done, size=size: progress(base + min(d, size), total)) if progress else None
+                _scan_images(r, images, scan)
+                done += size
             _add_images(zf, images, home, level, names, problems)
         spool.seek(0)
         publish_file(out, _read_chunks(spool), overwrite=overwrite, mode=0o644)
@@ -234,6 +239,18 @@ def write_bundle(out: str, members: list[tuple[str, LogReader]], home: Optional[
     if progress:
         progress(total, total)
     return names
+
+
+def _scan_images(r: LogReader, images: dict[str, object], progress: Progress) -> None:
+    """Each image attachment of ``r``'s messages (physical face) into ``images``: only rows that can hold
+    one (a ``"image"`` string, or any ``\\u`` escape) are decoded."""
+    for row in logical_rows(r, progress, logical=False):
+        raw = row[3]
+        if b'"image"' not in raw and b"\\u" not in raw:
+            continue
+        for ev in exact_events(r, row):
+            if ev.type in ("user/message", "assistant/message", "tool/result"):
+                _images_in(ev.data, images)
 
 
 def _add_images(zf: zipfile.ZipFile, images: dict[str, object], home: Optional[str], level: int,
