@@ -82,3 +82,25 @@ def test_cancel_stops_within_200ms_and_leaves_nothing(qtbot, tmp_path, big_log, 
     assert os.listdir(outdir) == []                               # no output, no temporary, no report
     assert "cancelled" in w.statusBar().currentMessage().lower()
     w.shutdown()
+
+
+def test_whole_log_pass_shows_progress_and_cancels_within_200ms(qtbot, big_log):
+    """The whole-log pass (outline, errors, problems) runs with a progress pane in the outline panel; its
+    Cancel stops it (the child process included) within 200 ms."""
+    w = _window(qtbot, big_log)
+    go = w.go_actions
+    qtbot.waitUntil(lambda: go.outline_job is not None, timeout=WAIT)
+    job = go.outline_job
+    if job.finished:                       # (a machine fast enough to finish first: nothing to cancel)
+        pytest.skip("the pass ended before it could be cancelled")
+    pane = go.outline_tasks.panes[job]
+    qtbot.waitUntil(lambda: pane.bar.value() > 0 or job.finished, timeout=WAIT)
+    if job.finished:
+        pytest.skip("the pass ended before it could be cancelled")
+    assert "MB" in pane.detail.text()
+    t = time.perf_counter()
+    pane.cancel.click()
+    qtbot.waitUntil(lambda: job.finished, timeout=WAIT)
+    assert job.ended_at - t < 0.2, f"the pass ran {(job.ended_at - t) * 1000:.0f} ms after Cancel"
+    assert go.outline is None and "cancelled" in go.outline_label.text()
+    w.shutdown()
