@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 import msgspec
 
 from ..log.format import fastrows as fr
+from ..log.format.limits import MAX_ROW_BYTES
 from ..log.format.model import Event, PACKED_TAGS, is_event
 from ..log.index.reader import LogReader
 from .redact import Redactor
@@ -81,8 +82,13 @@ def packed_record(reader: LogReader, raw: bytes) -> Any:
     or a log whose rows carry no envelope."""
     if reader.version >= 2 or reader.codec.envelope_seqs is not None or not raw.startswith(b'{"type":"'):
         return None
-    dec = _PACKED_DECODERS.get(raw[9:raw.find(b'"', 9)])
-    if dec is None or fr.refused_rows([raw], False):
+    tag = raw[9:raw.find(b'"', 9)]
+    dec = _PACKED_DECODERS.get(tag)
+    if dec is None or len(raw) > MAX_ROW_BYTES:
+        return None
+    # a text row that decodes has the Struct's depth (3) and only strings msgspec checked as UTF-8; a
+    # tool-call row's free ``id``/``name`` values still need the depth and UTF-8 checks
+    if tag == b"tool-call-chunks" and fr.refused_rows([raw], False):
         return None
     try:
         rec = dec(raw)
