@@ -1,7 +1,36 @@
-"""``session-lens index PATH``: build (or reuse) the persistent seq index of a log."""
+"""``session-lens index PATH [--all]``: build (or reuse) the persistent seq index of a log; with ``--all``
+also the work the window does ahead: the fold checkpoints and the surface index (both cached beside the
+index) and the outline (turns, errors, problems) of the whole log."""
 from __future__ import annotations
 
+import time
+
 from .main import COMMANDS, _cfg_path, _reader, emit
+
+
+def _cfg_index(p):
+    _cfg_path(p)
+    p.add_argument("--all", action="store_true",
+                   help="also the fold checkpoints, the surface index and the outline (turns, errors, problems)")
+
+
+def _ahead(r, progress) -> dict:
+    """Checkpoints, surface index and outline of ``r``: status and seconds of each."""
+    from ..log.query.outline import build_outline
+    from ..store.indexcache import cached_checkpoints, cached_surface
+    out: dict = {}
+    t = time.perf_counter()
+    _cp, status = cached_checkpoints(r)
+    out["checkpoints"] = {"status": status, "seconds": round(time.perf_counter() - t, 6)}
+    t = time.perf_counter()
+    _sx, status = cached_surface(r)
+    out["surface"] = {"status": status, "seconds": round(time.perf_counter() - t, 6)}
+    t = time.perf_counter()
+    ol = build_outline(r, progress)
+    errors = sum(len(x.error_seqs) for x in ol.turns)
+    out["outline"] = {"turns": len(ol.turns), "errors": errors, "problems": len(ol.problems),
+                      "seconds": round(time.perf_counter() - t, 6)}
+    return out
 
 
 def _run_index(args):
@@ -9,15 +38,26 @@ def _run_index(args):
     from .progress import cli_progress
     r = _reader(args)
     with cli_progress(args, "index") as progress:
-        obj = index_summary(r, progress)
+        obj = dict(index_summary(r, progress))
+    if args.all:
+        with cli_progress(args, "checkpoints, surface index, outline") as progress:
+            obj["ahead"] = _ahead(r, progress)
 
     def text():
         how = {"hit": "cached", "extended": "cached, extended", "built": "built and cached",
                "uncached": "built (not cached)"}[obj["status"]]
-        return (f"{obj['events']} events, {obj['turns']} turns, {obj['bytes']} bytes: {how} "
+        line = (f"{obj['events']} events, {obj['turns']} turns, {obj['bytes']} bytes: {how} "
                 f"in {obj['seconds']:.3f} s")
+        a = obj.get("ahead")
+        if a:
+            o = a["outline"]
+            line += (f"\ncheckpoints {a['checkpoints']['status']} in {a['checkpoints']['seconds']:.3f} s, "
+                     f"surface index {a['surface']['status']} in {a['surface']['seconds']:.3f} s, "
+                     f"outline: {o['turns']} turns, {o['errors']} errors, {o['problems']} problems "
+                     f"in {o['seconds']:.3f} s")
+        return line
     emit(args, obj, text)
 
 
-COMMANDS["index"] = ("build or reuse the persistent seq index of a session (user cache folder)", _cfg_path,
-                     _run_index)
+COMMANDS["index"] = ("build or reuse the persistent seq index of a session (user cache folder); --all: also "
+                     "the checkpoints, surface index and outline", _cfg_index, _run_index)
