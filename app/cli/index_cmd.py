@@ -4,6 +4,7 @@ index) and the outline (turns, errors, problems) of the whole log."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from .main import COMMANDS, _cfg_path, _reader, emit
 
@@ -14,11 +15,11 @@ def _cfg_index(p):
                    help="also the fold checkpoints, the surface index and the outline (turns, errors, problems)")
 
 
-def _ahead(r, progress) -> dict:
+def _ahead(r, progress) -> dict[str, Any]:
     """Checkpoints, surface index and outline of ``r``: status and seconds of each."""
     from ..log.query.outline import build_outline
     from ..store.indexcache import cached_checkpoints, cached_surface
-    out: dict = {}
+    out: dict[str, Any] = {}
     t = time.perf_counter()
     _cp, status = cached_checkpoints(r)
     out["checkpoints"] = {"status": status, "seconds": round(time.perf_counter() - t, 6)}
@@ -38,7 +39,7 @@ def _run_index(args):
     from .progress import cli_progress
     r = _reader(args)
     with cli_progress(args, "index") as progress:
-        obj = dict(index_summary(r, progress))
+        obj: dict[str, Any] = dict(index_summary(r, progress))
     if args.all:
         with cli_progress(args, "checkpoints, surface index, outline") as progress:
             obj["ahead"] = _ahead(r, progress)
