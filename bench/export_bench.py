@@ -46,12 +46,12 @@ def _cat(path: str) -> float:
     return time.perf_counter() - t
 
 
-def _one(path: str, fmt: str, redact: bool, work: str) -> dict:
+def _one(path: str, fmt: str, redact: bool, work: str, repo: Path = REPO) -> dict:
     out = os.path.join(work, f"out-{fmt}-{int(redact)}.{fmt}")
     for f in (out, out + ".sha256", out + ".redaction.json"):
         if os.path.exists(f):
             os.unlink(f)
-    got = subprocess.run([sys.executable, "-c", _CHILD, str(REPO), path, fmt, "1" if redact else "0", out],
+    got = subprocess.run([sys.executable, "-c", _CHILD, str(repo), path, fmt, "1" if redact else "0", out],
                          capture_output=True, text=True, check=True)
     res = json.loads(got.stdout.strip().splitlines()[-1])
     for f in (out, out + ".sha256", out + ".redaction.json"):
@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--formats", default="raw,logical,markdown,html,zip")
     ap.add_argument("--log", help="an existing log instead of a generated one")
+    ap.add_argument("--baseline", help="another checkout (e.g. the main branch) run the same way, for its figures")
     a = ap.parse_args(argv)
     work = tempfile.mkdtemp(prefix="export-bench-")
     path = a.log
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     _cat(path)                                          # warm the page cache for both sides
     print(f"log {path}: {mb:.1f} MB; medians of {a.runs} runs; load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus")
     print(f"{'format':9} {'redact':6} {'MB/s':>7} {'cpu MB/s':>9} {'peak RSS':>9} {'out MB':>7} "
-          f"{'cat MB/s':>9} {'ratio':>7}")
+          f"{'cat MB/s':>9} {'ratio':>7}" + ("   baseline: MB/s, cpu MB/s, peak RSS" if a.baseline else ""))
     for fmt in a.formats.split(","):
         for redact in (False, True):
             walls, cpus, rss, cats, outs = [], [], [], [], []
@@ -90,8 +91,13 @@ def main(argv: list[str] | None = None) -> int:
                 rss.append(r["rss"])
                 outs.append(r["out"])
             w, c, k = statistics.median(walls), statistics.median(cpus), statistics.median(cats)
+            base = ""
+            if a.baseline:
+                b = [_one(path, fmt, redact, work, Path(a.baseline)) for _ in range(a.runs)]
+                bw, bc = statistics.median(x["wall"] for x in b), statistics.median(x["cpu"] for x in b)
+                base = f"   {mb / bw:7.1f} {mb / bc:9.1f} {max(x['rss'] for x in b) / 2**20:8.0f}M"
             print(f"{fmt:9} {str(redact):6} {mb / w:7.1f} {mb / c:9.1f} {max(rss) / 2**20:8.0f}M "
-                  f"{statistics.median(outs) / 1e6:7.1f} {mb / k:9.0f} {w / k:6.0f}x", flush=True)
+                  f"{statistics.median(outs) / 1e6:7.1f} {mb / k:9.0f} {w / k:6.0f}x" + base, flush=True)
     os.unlink(path) if not a.log else None
     return 0
 

@@ -18,6 +18,7 @@ WAIT = 90000
 @pytest.fixture(autouse=True)
 def _config_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
 
 
 def _error_seqs(path) -> set[int]:

@@ -20,6 +20,7 @@ WAIT = 60000
 @pytest.fixture(autouse=True)
 def _config_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))     # (no outline saved by another test)
 
 
 @pytest.fixture(scope="module")
