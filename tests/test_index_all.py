@@ -18,13 +18,13 @@ def test_index_all_builds_then_reuses(tmp_path, monkeypatch, capsys):
     first = json.loads(capsys.readouterr().out)
     assert first["status"] == "built"
     a = first["ahead"]
-    assert a["checkpoints"]["status"] == "built" and a["surface"]["status"] == "built"
+    assert a["checkpoints"]["status"] == a["surface"]["status"] == a["outline"]["status"] == "built"
     ol = build_outline(LogReader.open(str(p)))
     assert a["outline"]["turns"] == len(ol.turns) == first["turns"]
     assert a["outline"]["errors"] == sum(len(t.error_seqs) for t in ol.turns) > 0
     assert cli(["index", str(p), "--all", "--json"]) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["status"] == "hit" and again["ahead"]["checkpoints"]["status"] == "hit"
-    assert again["ahead"]["surface"]["status"] == "hit"
+    assert again["ahead"]["surface"]["status"] == again["ahead"]["outline"]["status"] == "hit"
     assert cli(["index", str(p), "--json"]) == 0                  # without --all: the index only
     assert "ahead" not in json.loads(capsys.readouterr().out)

@@ -1,6 +1,6 @@
 """``session-lens index PATH [--all]``: build (or reuse) the persistent seq index of a log; with ``--all``
-also the work the window does ahead: the fold checkpoints and the surface index (both cached beside the
-index) and the outline (turns, errors, problems) of the whole log."""
+also the work the window does ahead: the fold checkpoints, the surface index and the outline (turns,
+errors, problems) of the whole log, all cached beside the index (the window then has them at once)."""
 from __future__ import annotations
 
 import time
@@ -17,8 +17,7 @@ def _cfg_index(p):
 
 def _ahead(r, progress) -> dict[str, Any]:
     """Checkpoints, surface index and outline of ``r``: status and seconds of each."""
-    from ..log.query.outline import build_outline
-    from ..store.indexcache import cached_checkpoints, cached_surface
+    from ..store.indexcache import cached_checkpoints, cached_outline, cached_surface
     out: dict[str, Any] = {}
     t = time.perf_counter()
     _cp, status = cached_checkpoints(r)
@@ -27,9 +26,9 @@ def _ahead(r, progress) -> dict[str, Any]:
     _sx, status = cached_surface(r)
     out["surface"] = {"status": status, "seconds": round(time.perf_counter() - t, 6)}
     t = time.perf_counter()
-    ol = build_outline(r, progress)
+    ol, status = cached_outline(r, progress)
     errors = sum(len(x.error_seqs) for x in ol.turns)
-    out["outline"] = {"turns": len(ol.turns), "errors": errors, "problems": len(ol.problems),
+    out["outline"] = {"status": status, "turns": len(ol.turns), "errors": errors, "problems": len(ol.problems),
                       "seconds": round(time.perf_counter() - t, 6)}
     return out
 
@@ -54,7 +53,7 @@ def _run_index(args):
             o = a["outline"]
             line += (f"\ncheckpoints {a['checkpoints']['status']} in {a['checkpoints']['seconds']:.3f} s, "
                      f"surface index {a['surface']['status']} in {a['surface']['seconds']:.3f} s, "
-                     f"outline: {o['turns']} turns, {o['errors']} errors, {o['problems']} problems "
+                     f"outline {o['status']}: {o['turns']} turns, {o['errors']} errors, {o['problems']} problems "
                      f"in {o['seconds']:.3f} s")
         return line
     emit(args, obj, text)
