@@ -105,3 +105,35 @@ def test_whole_log_pass_shows_progress_and_cancels_within_200ms(qtbot, big_log):
     assert job.ended_at - t < 0.2, f"the pass ran {(job.ended_at - t) * 1000:.0f} ms after Cancel"
     assert go.outline is None and "cancelled" in go.outline_label.text()
     w.shutdown()
+
+
+def test_a_request_that_waits_shows_a_pane(qtbot, big_log):
+    """The request at a seq whose fold checkpoints are not built yet: after half a second its pane shows
+    (Cancel) in the request view; Cancel drops it and says so; a quick request shows none."""
+    from app.ui.request_view import RequestView
+    from app.ui.workers import Jobs
+    jobs = Jobs()
+    rv = RequestView(jobs)
+    qtbot.addWidget(rv)
+    rv.show()
+    rv.compute(str(big_log), None, 20_000)
+    job = rv._job
+    assert job is not None and not rv.tasks.isVisible()               # nothing flashes at once
+    qtbot.waitUntil(lambda: rv.tasks.isVisible() or job.finished, timeout=WAIT)
+    if job.finished:
+        pytest.skip("the request was ready within half a second")
+    pane = rv.tasks.panes[job]
+    assert pane.cancel.isVisible()
+    pane.cancel.click()
+    assert not rv.tasks.panes and "cancelled" in rv.status.text()
+    qtbot.waitUntil(lambda: job.finished, timeout=WAIT)
+    rv.compute(str(big_log), None, 20_001)                              # the checkpoints built this time
+    qtbot.waitUntil(lambda: rv.result is not None, timeout=WAIT)
+    qtbot.waitUntil(lambda: not rv.tasks.panes, timeout=WAIT)
+    assert not rv.tasks.isVisible()
+    t = time.perf_counter()
+    rv.compute(str(big_log), None, 30_000)                              # saved checkpoints: quick
+    qtbot.waitUntil(lambda: rv.shown_seq == 30_000, timeout=WAIT)
+    if time.perf_counter() - t < 0.4:
+        assert not rv.tasks.isVisible()
+    jobs.shutdown()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QTimer, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from ..store.eta import Eta, fmt_bytes, fmt_left
@@ -34,7 +34,7 @@ class ProgressPane(QFrame):
         self.title = QLabel(title)
         self.title.setTextFormat(Qt.TextFormat.PlainText)
         self.bar = QProgressBar()
-        self.bar.setRange(0, 100)
+        self.bar.setRange(0, 0)                      # busy until the job says how far it is
         self.bar.setValue(0)
         self.bar.setFormat("%p %")
         self.bar.setTextVisible(True)
@@ -53,12 +53,16 @@ class ProgressPane(QFrame):
     def update_progress(self, done: int, total: int) -> None:
         e = self.eta
         e.update(done, total)
+        if self.bar.maximum() == 0:
+            self.bar.setRange(0, 100)
+            self.bar.setValue(0)
         if e.percent > self.bar.value():             # (never goes back)
             self.bar.setValue(e.percent)
         left = fmt_left(e.seconds_left())
         self.detail.setText(f"{fmt_bytes(e.done)} of {fmt_bytes(e.total)}" + (f" — {left}" if left else ""))
 
     def finish(self) -> None:
+        self.bar.setRange(0, 100)
         self.bar.setValue(100)
 
 
@@ -75,16 +79,28 @@ class TaskStrip(QWidget):
         self.panes: dict[Job, ProgressPane] = {}
         self.hide()
 
-    def track(self, job: Job, title: str) -> ProgressPane:
+    def track(self, job: Job, title: str, delay_ms: int = 0) -> ProgressPane:
+        """A pane for ``job``; with ``delay_ms`` it appears only if the job still runs by then (a job that
+        is usually quick never flashes one)."""
         pane = ProgressPane(title, self)
         self.panes[job] = pane
         self._lay.addWidget(pane)
-        self.show()
+        if delay_ms > 0:
+            pane.hide()
+            QTimer.singleShot(delay_ms, lambda job=job: self._reveal(job))
+        else:
+            self.show()
         job.progress.connect(lambda d, t, job=job: None if job.cancelled else pane.update_progress(d, t))
         job.done.connect(lambda _r, job=job: self._ended(job, True))
         job.failed.connect(lambda _m, job=job: self._ended(job, False))
         pane.cancelRequested.connect(lambda job=job: self.cancel(job))
         return pane
+
+    def _reveal(self, job: Job) -> None:
+        pane = self.panes.get(job)
+        if pane is not None and not job.finished:
+            pane.show()
+            self.show()
 
     def cancel(self, job: Job) -> None:
         job.cancel()
