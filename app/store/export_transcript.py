@@ -28,7 +28,7 @@ from ..log.format.model import Event, PACKED_TAGS
 from ..log.format.payloads import JsonObj, content_text, obj as _obj
 from ..log.format.versions import replace_bounds
 from ..log.index.reader import LogReader
-from .export_rows import Progress, exact_events, logical_rows, packed_record, row_type
+from .export_rows import Progress, Row, exact_events, logical_rows, packed_record, row_type
 from .redact import Redactor
 
 # --------------------------------------------------------------------------- transcript model
@@ -97,6 +97,22 @@ _NO_ATTEMPT = frozenset(("request/header", "request/context", "agent/inbox/splic
                          "user/message", "tool/result", "compaction/start", "compaction/end", "compaction/summary"))
 
 
+_PREFIX = b'{"type":"'
+
+
+def _skippable_type(row: Row, skip: frozenset[str]) -> Optional[str]:
+    """The row's type when it may be one of ``skip`` (read by :func:`row_type`), else None without reading
+    it: a row whose first bytes name another type is decoded anyway, and the decode says what it is."""
+    raw = row[3]
+    if not row[4]:
+        return None
+    if raw.startswith(_PREFIX):
+        end = raw.find(b'"', 9)
+        if end > 0 and raw[9:end].decode("utf-8", "replace") not in skip:
+            return None
+    return row_type(raw)
+
+
 def _first_pass(reader: LogReader, progress: Progress) -> tuple[object, list[Attempt]]:
     """(the last ``session/title``'s title as logged, the failed attempts in order of first chunk)."""
     title: object = None
@@ -110,10 +126,9 @@ def _first_pass(reader: LogReader, progress: Progress) -> tuple[object, list[Att
         elif ev.type == "turn/end":
             at.prune()
     for row in logical_rows(reader, progress):
-        typ = row_type(row[3]) if row[4] else None
-        if typ in _NO_ATTEMPT:
+        rec = packed_record(reader, row[3]) if row[4] else None
+        if rec is None and _skippable_type(row, _NO_ATTEMPT) in _NO_ATTEMPT:
             continue
-        rec = packed_record(reader, row[3]) if typ in PACKED_TAGS else None
         if rec is not None:
             d = rec.data
             at.apply_deltas(d.turn, d.step, rec.seq, len(d.args if rec.K == fr.PACKED_CALL else d.texts))
@@ -200,7 +215,7 @@ def transcript(reader: LogReader, redact: Optional[Redactor] = None,
 
     def entries() -> Iterator[Entry]:
         k = 0
-        evs = (ev for row in logical_rows(reader, p2) if not (row[4] and row_type(row[3]) in _NO_ENTRY)
+        evs = (ev for row in logical_rows(reader, p2) if _skippable_type(row, _NO_ENTRY) not in _NO_ENTRY
                for ev in exact_events(reader, row))
         for ev in _chain(evs, reader):
             d: JsonObj = ev.data if isinstance(ev.data, dict) else {}
