@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import stat
 
 import msgspec
@@ -116,7 +117,16 @@ def test_hostile_cache_files_are_misses(tmp_path, kind, suffix):
     hostile.hostile_cache_file(str(f), kind)
     r = LogReader.open(str(p))
     fn = {".idx": cached_index, ".folds": cached_checkpoints, ".surface": cached_surface}[suffix]
-    _got, status = fn(r)
+
+    def stuck(*_a):
+        raise RuntimeError("a cache file blocked the read")      # (no OSError: a cache would take it for a miss)
+    old = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(30)                                      # (a FIFO read would block for ever)
+    try:
+        _got, status = fn(r)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
     assert status == "built"
     assert stat.S_ISREG(os.lstat(f).st_mode)             # replaced by a sound file (the link or FIFO itself)
 
@@ -163,3 +173,25 @@ def test_cache_folder_is_private_and_another_users_is_refused(tmp_path, monkeypa
     monkeypatch.setattr(os, "getuid", lambda: real_uid + 1)
     assert indexcache.cache_root() is None
     assert cached_index(LogReader.open(str(p)))[1] == "uncached"
+
+
+def test_title_cache_misses_a_rewrite_keeping_size_and_mtime(tmp_path, monkeypatch):
+    """The title cache keys a revision by inode and ctime too: a title renamed in place (same length,
+    mtime put back) is read again, by the listing and by a lookup of one session."""
+    from app.store import titles
+    from app.store.discovery import discover
+    monkeypatch.setattr(titles, "_cache", None)
+    p = tmp_path / "s" / "session.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=4), target_bytes=200_000)
+    with open(p, "ab") as f:
+        f.write(b'{"type":"session/title","seq":1000000,"time":0,"data":{"title":"Alpha title"}}\n')
+    assert discover(str(p), titles=True).sessions[0].title == "Alpha title"
+    titles.save()
+    monkeypatch.setattr(titles, "_cache", None)                # (a new process)
+    st = os.stat(p)
+    hostile.rename_in_place(str(p), b"Alpha title", b"Omega title")
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (os.stat(p).st_size, os.stat(p).st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    assert discover(str(p), titles=True).sessions[0].title == "Omega title"
+    monkeypatch.setattr(titles, "_cache", None)
+    assert titles.session_title(discover(str(p)).sessions[0]) == "Omega title"

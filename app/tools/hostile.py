@@ -390,3 +390,13 @@ def hostile_cache_file(path: str, kind: str) -> None:
             f.truncate(8 << 30)
     else:
         raise ValueError(kind)
+
+
+def rename_in_place(path: str, old: bytes, new: bytes) -> None:
+    """Overwrite the last ``old`` in a file with ``new`` (the same length): the size is kept."""
+    assert len(old) == len(new)
+    with open(path, "r+b") as f:
+        data = f.read()
+        at = data.rindex(old)
+        f.seek(at)
+        f.write(new)
