@@ -400,3 +400,33 @@ def rename_in_place(path: str, old: bytes, new: bytes) -> None:
         at = data.rindex(old)
         f.seek(at)
         f.write(new)
+
+
+def sqlite_bomb(path: str, header: dict, rows: list, blob_plain: int = 256 << 20, text_bytes: int = 0) -> list[int]:
+    """A SQLite store holding ``rows`` in which one row's ``data`` is a zstd BLOB expanding to
+    ``blob_plain`` bytes (a JSON string of one letter, compressed ~10,000:1) and, with ``text_bytes``,
+    another row's ``data`` a TEXT JSON string of that many bytes.  -> the seqs of the rows changed."""
+    import sqlite3
+    from backports import zstd
+    from ..store.sqlite_store import append_batch, create_store
+    create_store(path, journal_mode="DELETE")
+    append_batch(path, header, rows)
+    c = sqlite3.connect(path)
+    try:
+        seqs = [r[0] for r in c.execute("SELECT seq FROM events WHERE ignorable IS NOT 0 ORDER BY seq")]
+        mid = seqs[len(seqs) // 2:len(seqs) // 2 + 2]
+        comp = zstd.ZstdCompressor(level=1)
+        parts = [comp.compress(b'"')]
+        block = b"A" * (1 << 20)
+        left = blob_plain - 2
+        while left > 0:
+            parts.append(comp.compress(block[:left]))
+            left -= len(block)
+        parts.append(comp.compress(b'"', zstd.ZstdCompressor.FLUSH_FRAME))
+        c.execute("UPDATE events SET data = ? WHERE seq = ?", (b"".join(parts), mid[0]))
+        if text_bytes:
+            c.execute("UPDATE events SET data = ? WHERE seq = ?", ('"' + "B" * (text_bytes - 2) + '"', mid[1]))
+        c.commit()
+    finally:
+        c.close()
+    return mid[:2] if text_bytes else mid[:1]

@@ -19,7 +19,7 @@ from typing import Optional, TypedDict
 from collections.abc import Iterator
 
 
-from ..format.limits import MAX_FRAME_BYTES, MAX_FRAME_STORED, MAX_ROW_BYTES, ZSTD_BACK_BUDGET, open_regular
+from ..format.limits import MAX_FRAME_BYTES, MAX_FRAME_ROWS, MAX_FRAME_STORED, MAX_ROW_BYTES, ZSTD_BACK_BUDGET, open_regular
 from ..format.model import BadKind, Problem
 from .sources import FileSource, RowPos, Segment, SourceChanged
 from .zstdframes import (COMPLETE, CORRUPT, MAGIC, MAX_HEADER, TORN, Buf, FrameError, decode_bounded,
@@ -291,6 +291,9 @@ class ZstdSource(FileSource):
                 pending = pending + piece if pending else piece
             if skip_from is None:
                 cut = pending.rfind(b"\n") + 1
+                over = cut and lines + pending.count(b"\n", 0, cut) > MAX_FRAME_ROWS
+                if over:
+                    cut = _after_newlines(pending, MAX_FRAME_ROWS - lines)    # (the rows up to the limit)
                 if cut:
                     yield seg(pending[:cut], base)
                     yielded = True
@@ -299,6 +302,16 @@ class ZstdSource(FileSource):
                     pending = pending[cut:]
                 if len(pending) > MAX_ROW_BYTES:
                     skip_from, base, pending = base, base + len(pending), b""
+            if over:
+                st["good"] = False
+                yield seg(b"", base if skip_from is None else skip_from,
+                          f"zstd frame at byte {at} holds more than {MAX_FRAME_ROWS} rows, past the frame row limit "
+                          "(a frame of tiny rows expanding far past its stored size); the rest of the frame is skipped",
+                          "over-limit")
+                it.close()
+                self._problem("frame-over-limit", f"zstd frame at byte {at} holds more than {MAX_FRAME_ROWS} rows", at)
+                st["lines"] = lines
+                return
             if st["n"] > MAX_FRAME_BYTES:
                 st["good"] = False
                 yield seg(b"", base if skip_from is None else skip_from,
@@ -515,3 +528,9 @@ class ZstdSource(FileSource):
         return self._header_torn or self.header_end == 0
 
 
+def _after_newlines(data: bytes, k: int) -> int:
+    """The offset just after the ``k``-th newline of ``data`` (0 for k <= 0)."""
+    at = 0
+    for _ in range(max(0, k)):
+        at = data.index(b"\n", at) + 1
+    return at
