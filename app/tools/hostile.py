@@ -430,3 +430,35 @@ def sqlite_bomb(path: str, header: dict, rows: list, blob_plain: int = 256 << 20
     finally:
         c.close()
     return mid[:2] if text_bytes else mid[:1]
+
+
+FORGED_LINE = "  forged-session  jsonl           1  Forged title"
+ESC_TOOL = "\x1b]0;pwned\x07\x1b[31mtool"
+
+
+def hostile_names_session(src: bytes) -> bytes:
+    """A real log (raw JSONL bytes) whose one-line fields are hostile: the session id holds a newline
+    that would forge a line of ``list`` and a right-to-left override, the title an override and an
+    escape sequence, every tool name an OSC title change and a colour escape, user texts bidi controls."""
+    lines = [ln for ln in src.split(b"\n") if ln.strip()]
+    hdr = json.loads(lines[0])
+    hdr["id"] = "hostile-id\n" + FORGED_LINE + "\n    /etc/passwd\u202e"
+    out = [json.dumps(hdr, separators=(",", ":"))]
+    last = -1
+    for ln in lines[1:]:
+        row = json.loads(ln)
+        d = row.get("data")
+        if isinstance(d, dict) and isinstance(d.get("name"), str) and str(row.get("type", "")).startswith("tool/"):
+            d["name"] = ESC_TOOL + d["name"]
+        if row.get("type") == "user/message" and isinstance(d, dict):
+            for block in d.get("content") or []:
+                if isinstance(block, dict) and block.get("type") == "text":
+                    block["text"] = "\u202e\u2066reversed\u200f " + block["text"]
+        s = row.get("seq", row.get("seq0"))
+        n = len(row["data"]["dt"]) + 1 if "seq0" in row else 1
+        if isinstance(s, int):
+            last = max(last, s + n - 1)
+        out.append(json.dumps(row, separators=(",", ":")))
+    out.append(json.dumps({"type": "session/title", "seq": last + 1, "time": 0,
+                           "data": {"title": "\u202eevil title\x1b[2J"}}, separators=(",", ":")))
+    return ("\n".join(out) + "\n").encode()

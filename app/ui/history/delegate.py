@@ -12,7 +12,7 @@ from collections import OrderedDict
 from typing import Optional
 
 from ...log.query.textview import fold_spans
-from ..plaintext import isolate
+from ..plaintext import clean, isolate
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QFontDatabase, QPainter, QPalette, QPen, QPixmap,
                            QTextBlockFormat, QTextCharFormat, QTextCursor, QTextDocument, QTextOption)
@@ -59,6 +59,11 @@ def row_of(index):
     if not index.isValid():
         return None
     return index.model().row_at(index.row())
+
+
+def _put(cur: QTextCursor, text: str, fmt: QTextCharFormat) -> None:
+    """Log text into a row's document: control characters as visible pictures (never raw)."""
+    cur.insertText(clean(text), fmt)
 
 
 class DocBuilder:
@@ -113,30 +118,30 @@ class DocBuilder:
         if c.status == "error":
             accent = "err"
         if kind == RowKind.TURN_START:
-            cur.insertText(isolate(c.title), self.fmt("fg", bold=True, size=self.font.pointSizeF() + 1))
+            _put(cur, isolate(c.title), self.fmt("fg", bold=True, size=self.font.pointSizeF() + 1))
         elif kind in (RowKind.STEP_START, RowKind.STEP_END, RowKind.TURN_END):
             col = "err" if c.status == "error" else ("ok" if c.status == "ok" else "boundary")
-            cur.insertText(isolate(c.title), self.fmt(col, bold=kind == RowKind.TURN_END, size=self.small))
+            _put(cur, isolate(c.title), self.fmt(col, bold=kind == RowKind.TURN_END, size=self.small))
         else:
-            cur.insertText(c.badge, self.fmt(accent, bold=True, size=self.small))
-            cur.insertText("  ", self.fmt("fg"))
-            cur.insertText(isolate(c.title), self.fmt("fg", bold=kind != RowKind.EVENT))
+            _put(cur, c.badge, self.fmt(accent, bold=True, size=self.small))
+            _put(cur, "  ", self.fmt("fg"))
+            _put(cur, isolate(c.title), self.fmt("fg", bold=kind != RowKind.EVENT))
         for text, pk in c.pills:
             bg, fg = PILL.get(pk, ("mono_bg", "dim"))
-            cur.insertText("  ", self.fmt("fg", size=self.small))
+            _put(cur, "  ", self.fmt("fg", size=self.small))
             f = self.fmt(fg, bold=True, size=self.small, bg=bg)
             if pk == "shadow" and c.link is not None:
                 # a link to the replacement: an anchor in the character format (no markup parsed)
                 f.setAnchor(True)
                 f.setAnchorHref(f"seq:{int(c.link)}")
                 f.setFontUnderline(True)
-            cur.insertText(f"\u2009{text}\u2009", f)
+            _put(cur, f"\u2009{text}\u2009", f)
         if c.status in ("ok", "error", "running") and kind in CARD_KINDS:
             sym = {"ok": "✓", "error": "✗", "running": "…"}[c.status]
             col = {"ok": "ok", "error": "err", "running": "warn"}[c.status]
-            cur.insertText("  " + sym, self.fmt(col, bold=True))
+            _put(cur, "  " + sym, self.fmt(col, bold=True))
         if c.meta:
-            cur.insertText("    " + c.meta, self.fmt("dim", size=self.small))
+            _put(cur, "    " + c.meta, self.fmt("dim", size=self.small))
 
     def _new_block(self, cur: QTextCursor, bg: Optional[str] = None, indent: float = 0, top: float = 3):
         bf = QTextBlockFormat()
@@ -150,7 +155,7 @@ class DocBuilder:
     def block(self, cur: QTextCursor, b):
         if b.label:
             self._new_block(cur, top=5)
-            cur.insertText(b.label, self.fmt("dim", bold=True, size=self.small))
+            _put(cur, b.label, self.fmt("dim", bold=True, size=self.small))
         style = b.style
         if style in ("mono", "diff"):
             for i, line in enumerate(b.text.rstrip("\n").split("\n")):
@@ -165,7 +170,7 @@ class DocBuilder:
                         col = "dim"
                 if line.startswith("… ") and "(full text in the inspector)" in line:
                     col = "dim"
-                cur.insertText(line or " ", self.fmt(col, mono=True))
+                _put(cur, line or " ", self.fmt(col, mono=True))
             return
         if style == "text" and self.markdown:
             self.markdown_text(cur, b.text)
@@ -180,7 +185,7 @@ class DocBuilder:
             "usage": lambda: self.fmt("dim", size=self.small),
             "note": lambda: self.fmt("warn", italic=True, size=self.small),
         }.get(style, lambda: self.fmt("fg"))()
-        cur.insertText(b.text, f)
+        _put(cur, b.text, f)
 
     # ------------------------------------------------------------------ Markdown (parsed, drawn as text)
     def _spans(self, cur: QTextCursor, spans: list, base: str = "fg", size=None, bold=False, italic=False):
@@ -194,7 +199,7 @@ class DocBuilder:
             else:
                 f = self.fmt(base, bold=bold or sp.bold, italic=italic or sp.italic, size=size, mono=sp.code,
                              bg="mono_bg" if sp.code else None)
-            cur.insertText(sp.text, f)
+            _put(cur, sp.text, f)
 
     def markdown_text(self, cur: QTextCursor, text: str):
         base = self.font.pointSizeF() if self.font.pointSizeF() > 0 else 10.0
@@ -208,16 +213,16 @@ class DocBuilder:
                 self._spans(cur, mb.spans)
             elif k == "bullet":
                 self._new_block(cur, indent=14 * (mb.level + 1), top=1)
-                cur.insertText(mb.marker + " ", self.fmt("dim", bold=True))
+                _put(cur, mb.marker + " ", self.fmt("dim", bold=True))
                 self._spans(cur, mb.spans)
             elif k == "quote":
                 self._new_block(cur, indent=12, top=2)
-                cur.insertText("│ ", self.fmt("dim"))
+                _put(cur, "│ ", self.fmt("dim"))
                 self._spans(cur, mb.spans, base="dim", italic=True)
             elif k == "code":
                 for i, line in enumerate(mb.lines or [""]):
                     self._new_block(cur, bg="mono_bg", indent=4, top=3 if i == 0 else 0)
-                    cur.insertText(line or " ", self.fmt("fg", mono=True))
+                    _put(cur, line or " ", self.fmt("fg", mono=True))
             elif k == "table":
                 n = max(len(r) for r in mb.rows)
                 rows = [r + [""] * (n - len(r)) for r in mb.rows]
@@ -225,13 +230,13 @@ class DocBuilder:
                 for i, r in enumerate(rows):
                     self._new_block(cur, bg="mono_bg", indent=4, top=3 if i == 0 else 0)
                     line = " │ ".join(c[:40].ljust(widths[j]) for j, c in enumerate(r))
-                    cur.insertText(line, self.fmt("fg", mono=True, bold=i == 0))
+                    _put(cur, line, self.fmt("fg", mono=True, bold=i == 0))
                     if i == 0:
                         self._new_block(cur, bg="mono_bg", indent=4, top=0)
-                        cur.insertText("─┼─".join("─" * w for w in widths), self.fmt("boundary", mono=True))
+                        _put(cur, "─┼─".join("─" * w for w in widths), self.fmt("boundary", mono=True))
             elif k == "rule":
                 self._new_block(cur, top=4)
-                cur.insertText("─" * 24, self.fmt("dim"))
+                _put(cur, "─" * 24, self.fmt("dim"))
 
     def highlight(self, doc: QTextDocument, term: str, current: bool):
         fmt = QTextCharFormat()
