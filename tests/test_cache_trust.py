@@ -2,7 +2,6 @@
 answer: the cache is rebuilt or refused, never half-used; a fork re-scans what it copies."""
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import stat
@@ -150,7 +149,7 @@ def test_folds_meta_of_the_wrong_type_is_a_miss(tmp_path):
     meta = msgspec.json.decode(blob[len(indexcache.MAGIC):-indexcache._DIGEST])
     meta["upto"] = str(meta["upto"])
     body = indexcache.MAGIC + msgspec.json.encode(meta)
-    f.write_bytes(body + hashlib.blake2b(body, digest_size=indexcache._DIGEST).digest())
+    f.write_bytes(body + indexcache._hasher(body).digest())
     assert cached_checkpoints(LogReader.open(str(p)))[1] == "built"
 
 
@@ -195,3 +194,17 @@ def test_title_cache_misses_a_rewrite_keeping_size_and_mtime(tmp_path, monkeypat
     assert discover(str(p), titles=True).sessions[0].title == "Omega title"
     monkeypatch.setattr(titles, "_cache", None)
     assert titles.session_title(discover(str(p)).sessions[0]) == "Omega title"
+
+
+def test_an_index_signed_without_the_key_is_a_miss(tmp_path):
+    """The digests are keyed (``<cache>/key``, 0600): a ``.idx`` re-signed by anyone who cannot read the
+    key (or made on another machine) is rebuilt, so ``index`` and ``request`` never answer from it."""
+    p = _log(tmp_path / "session.jsonl", size=600_000)
+    cached_index(LogReader.open(str(p)))
+    f = _cache_file(p)
+    f.write_bytes(hostile.forged_index(f.read_bytes(), "drop-turn-start", keyed=False))
+    assert indexcache.load(f.read_bytes()) is None
+    idx, status = cached_index(LogReader.open(str(p)))
+    assert status == "built" and list(idx.mark_seq) == list(LogReader.open(str(p)).build_index().mark_seq)
+    key = indexcache.cache_root() / "key"
+    assert stat.S_IMODE(os.lstat(key).st_mode) == 0o600 and len(key.read_bytes()) == 32

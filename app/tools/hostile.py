@@ -318,15 +318,17 @@ def rewrite_in_place(path: str, swap_at: float = 0.5, append: bool = False) -> N
             f.write(b'{"type":"session/title","seq":%d,"time":0,"data":{"title":"appended"}}\n' % (last + 1))
 
 
-def _resign(meta_json: bytes, arrays: bytes) -> bytes:
-    from ..store.indexcache import _DIGEST, MAGIC
+def _resign(meta_json: bytes, arrays: bytes, keyed: bool = True) -> bytes:
+    """A ``.idx`` body signed as Session Lens signs it (``keyed``: with the cache folder's key, as
+    someone who can read it would; else unkeyed, as anyone else could)."""
+    from ..store.indexcache import _DIGEST, MAGIC, _hasher
     import hashlib
     import struct
     body = MAGIC + struct.pack("<I", len(meta_json)) + meta_json + arrays
-    return body + hashlib.blake2b(body, digest_size=_DIGEST).digest()
+    return body + (_hasher(body) if keyed else hashlib.blake2b(body, digest_size=_DIGEST)).digest()
 
 
-def forged_index(blob: bytes, forge: str) -> bytes:
+def forged_index(blob: bytes, forge: str, keyed: bool = True) -> bytes:
     """A sound ``.idx`` file (``blob``) with its marks or segments changed and its (unkeyed) digest
     computed again: ``drop-turn-start`` (a turn/start mark in the second half is left out),
     ``move-turn-end`` (a turn/end mark moved three seqs earlier), ``shift-segment`` (a segment's
@@ -354,7 +356,14 @@ def forged_index(blob: bytes, forge: str) -> bytes:
         raise ValueError(forge)
     idx.mark_seq, idx.mark_code = array("q", seqs), array("b", codes)
     meta.pop("lengths", None)
-    return dump(idx, meta)
+    out = dump(idx, meta)
+    if keyed:
+        return out
+    import struct
+    from ..store.indexcache import _DIGEST, MAGIC
+    (n,) = struct.unpack_from("<I", out, len(MAGIC))
+    at = len(MAGIC) + 4
+    return _resign(out[at:at + n], out[at + n:-_DIGEST], keyed=False)
 
 
 def retyped_index(blob: bytes, field: str, value: object) -> bytes:
@@ -462,3 +471,32 @@ def hostile_names_session(src: bytes) -> bytes:
     out.append(json.dumps({"type": "session/title", "seq": last + 1, "time": 0,
                            "data": {"title": "\u202eevil title\x1b[2J"}}, separators=(",", ":")))
     return ("\n".join(out) + "\n").encode()
+
+
+def cache_mutants(blob: bytes, seed: int, count: int) -> Iterator[tuple[str, bytes]]:
+    """(name, bytes) mutants of a sound ``.idx`` file: flipped bytes, a truncation, garbage appended,
+    forged marks re-signed, meta fields of other types re-signed (each must be a miss or a hint the
+    fork checks, never a wrong answer)."""
+    rng = random.Random(seed)
+    forges = ["drop-turn-start", "move-turn-end", "shift-segment"]
+    fields: list[tuple[str, object]] = [("size", "1"), ("resume", None), ("problems", {}), ("lengths", [1, 2]), ("ctime_ns", -1.5),
+              ("legacy", [2]), ("kind", 3), ("tail", 0), ("contiguous_through", "9")]
+    for i in range(count):
+        k = i % 5
+        if k == 0:
+            b = bytearray(blob)
+            for _ in range(rng.randint(1, 8)):
+                b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+            yield f"flip-{i}", bytes(b)
+        elif k == 1:
+            yield f"truncate-{i}", blob[:rng.randrange(len(blob))]
+        elif k == 2:
+            yield f"garbage-{i}", blob + os.urandom(rng.randint(1, 4096))
+        elif k == 3:
+            try:
+                yield f"forged-{i}", forged_index(blob, forges[rng.randrange(len(forges))])
+            except StopIteration:            # (a log without the mark to forge)
+                continue
+        else:
+            field, value = fields[rng.randrange(len(fields))]
+            yield f"retyped-{i}", retyped_index(blob, field, value)
