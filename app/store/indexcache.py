@@ -178,7 +178,6 @@ class _IdxMeta(msgspec.Struct):
     last: int
     contiguous_through: int
     legacy: Optional[list[int]] = None
-    saved_at: float = 0.0
 
 
 def _meta_of(raw: bytes) -> Optional[dict[str, Any]]:
