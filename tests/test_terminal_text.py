@@ -62,6 +62,7 @@ def test_cli_json_escapes_bidi_and_keeps_the_values(hostile_log, cmd):
 
 
 def test_window_item_views_show_pictures_not_controls(qtbot, win, hostile_log):
+    from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QAbstractItemView
 
     from app.log.query.outline import build_outline
@@ -95,6 +96,13 @@ def test_window_item_views_show_pictures_not_controls(qtbot, win, hostile_log):
         if any(c in text for c in "\x1b\x07\x00\x9b"):
             bad.append(text[:80])
     assert not bad, bad[:5]
+    # the inspector's summary and the session list's tooltip: the id is one line
+    from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
+    texts = [w.toPlainText() for k in (QPlainTextEdit, QTextEdit) for w in win.findChildren(k)]
+    sm = win.sessions.model
+    texts.append(sm.data(sm.index(0, 0), Qt.ItemDataRole.ToolTipRole).replace("<br>", "\n"))
+    ids = [ln for t in texts for ln in t.splitlines() if "hostile-id" in ln]
+    assert ids and all(FORGED_LINE not in t.splitlines() for t in texts), ids
     pictured = [s for s in seen if "␛]0;pwned␇␛[31mtool" in s]
     assert pictured, "no view showed the tool name (else this proves nothing)"
     assert ESC_TOOL not in "".join(seen)
