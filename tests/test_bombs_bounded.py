@@ -55,25 +55,56 @@ def test_sqlite_bomb_memory_and_time_are_bounded(sqlite_bomb, face):
     print(f"sqlite bomb {face}: peak RSS {res['peak_mb']} MB, {took:.1f} s")
 
 
+def _bomb_frame_rows(blob: bytes) -> int:
+    """The rows the frame limit lets through in the bomb's second frame (by its stored size)."""
+    from app.log.source.zstdframes import iter_frames
+    frames = [(s, e) for _k, s, e in iter_frames(blob)]
+    return limits.frame_rows_limit(frames[1][1] - frames[1][0])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("face", ["inspect", "page"])
 def test_zstd_frame_of_tiny_rows_is_read_to_the_frame_row_limit(tmp_path, face):
     p = tmp_path / "rows.jsonl.zstd"
-    p.write_bytes(hostile.zstd_bomb(_header(), 64 << 20, "rows"))        # ~1.4 million rows, 0.8 MB stored
+    blob = hostile.zstd_bomb(_header(), 64 << 20, "rows")        # ~1.4 million rows, 0.8 MB stored
+    p.write_bytes(blob)
+    allowed = _bomb_frame_rows(blob)
+    assert allowed < 1_000_000                          # (one row per 2 stored bytes: well under the 1.4 million)
     res = probe(face, p, timeout=120)
     assert res["rc"] == 0, res
     if face == "inspect":
-        assert limits.MAX_FRAME_ROWS <= res["events"] <= limits.MAX_FRAME_ROWS + 2
+        assert allowed <= res["events"] <= allowed + 2
     got = probe("events", p, timeout=120)
     assert got["seqs"][-1] > 1_000_000                  # the frame after the bomb is read
-    assert len(got["seqs"]) == limits.MAX_FRAME_ROWS + 1
+    assert len(got["seqs"]) == allowed + 1
 
 
 def test_frame_row_limit_names_the_frame_and_reads_the_rows_before(tmp_path):
     p = tmp_path / "rows.jsonl.zstd"
-    p.write_bytes(hostile.zstd_bomb(_header(), 8 << 20, "rows"))           # ~180,000 rows
+    blob = hostile.zstd_bomb(_header(), 8 << 20, "rows")           # ~180,000 rows, ~0.1 MB stored
+    p.write_bytes(blob)
+    allowed = _bomb_frame_rows(blob)
+    assert allowed == limits.FRAME_ROWS_FREE
     r = open_reader(str(p))
     seqs = [e.seq for e in r.iter_events()]
-    assert seqs[:limits.MAX_FRAME_ROWS] == list(range(limits.MAX_FRAME_ROWS))
-    assert len(seqs) == limits.MAX_FRAME_ROWS + 1
+    assert seqs[:allowed] == list(range(allowed))
+    assert len(seqs) == allowed + 1
     assert any(pr.code == "frame-over-limit" and "rows" in pr.message for pr in r.source.problems)
+
+
+def test_a_realistic_frame_of_many_small_rows_is_read_whole(tmp_path):
+    """The limit never cuts a legal frame: 200,000 of the most repetitive rows dsh could write (one tool's
+    progress, real millisecond times) in one frame at dsh's level (a fork seed is one batch, one frame)."""
+    import random
+
+    from app.log.source.zstdframes import encode_frame
+    rng, t = random.Random(1), 1785730441191
+    rows = []
+    for s in range(200_000):
+        t += rng.randint(0, 3)
+        rows.append(b'{"type":"tool/progress","seq":%d,"time":%d,"data":{"callId":"c1","progress":{}}}\n' % (s, t))
+    p = tmp_path / "session.jsonl.zstd"
+    p.write_bytes(encode_frame(_header().rstrip(b"\n") + b"\n") + encode_frame(b"".join(rows)))
+    r = open_reader(str(p))
+    n = sum(1 for _e in r.iter_events())
+    assert n == 200_000 and not any(pr.code == "frame-over-limit" for pr in r.source.problems)

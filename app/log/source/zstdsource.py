@@ -19,7 +19,8 @@ from typing import Optional, TypedDict
 from collections.abc import Iterator
 
 
-from ..format.limits import MAX_FRAME_BYTES, MAX_FRAME_ROWS, MAX_FRAME_STORED, MAX_ROW_BYTES, ZSTD_BACK_BUDGET, open_regular
+from ..format.limits import (MAX_FRAME_BYTES, MAX_FRAME_STORED, MAX_ROW_BYTES, MIN_STORED_PER_ROW, ZSTD_BACK_BUDGET,
+                             frame_rows_limit, open_regular)
 from ..format.model import BadKind, Problem
 from .sources import FileSource, RowPos, Segment, SourceChanged
 from .zstdframes import (COMPLETE, CORRUPT, MAGIC, MAX_HEADER, TORN, Buf, FrameError, decode_bounded,
@@ -257,6 +258,7 @@ class ZstdSource(FileSource):
         skip_from: Optional[int] = None   # plaintext offset of an over-limit record being skipped
         base = 0                  # plaintext offset of pending[0]
         lines = 0
+        max_rows = frame_rows_limit(end - at)
 
         def seg(data: bytes, b: int, bad: Optional[str] = None, kind: BadKind = "corrupt-frame") -> FrameSegment:
             return FrameSegment(pos=at, end=end, data=data, base=b,
@@ -291,9 +293,9 @@ class ZstdSource(FileSource):
                 pending = pending + piece if pending else piece
             if skip_from is None:
                 cut = pending.rfind(b"\n") + 1
-                over = cut and lines + pending.count(b"\n", 0, cut) > MAX_FRAME_ROWS
+                over = cut and lines + pending.count(b"\n", 0, cut) > max_rows
                 if over:
-                    cut = _after_newlines(pending, MAX_FRAME_ROWS - lines)    # (the rows up to the limit)
+                    cut = _after_newlines(pending, max_rows - lines)    # (the rows up to the limit)
                 if cut:
                     yield seg(pending[:cut], base)
                     yielded = True
@@ -305,11 +307,11 @@ class ZstdSource(FileSource):
             if over:
                 st["good"] = False
                 yield seg(b"", base if skip_from is None else skip_from,
-                          f"zstd frame at byte {at} holds more than {MAX_FRAME_ROWS} rows, past the frame row limit "
-                          "(a frame of tiny rows expanding far past its stored size); the rest of the frame is skipped",
-                          "over-limit")
+                          f"zstd frame at byte {at} holds more than {max_rows} rows, past the frame row limit (one row "
+                          f"per {MIN_STORED_PER_ROW} stored bytes: tiny rows expanding far past the frame's "
+                          f"{end - at} stored bytes); the rest of the frame is skipped", "over-limit")
                 it.close()
-                self._problem("frame-over-limit", f"zstd frame at byte {at} holds more than {MAX_FRAME_ROWS} rows", at)
+                self._problem("frame-over-limit", f"zstd frame at byte {at} holds more than {max_rows} rows", at)
                 st["lines"] = lines
                 return
             if st["n"] > MAX_FRAME_BYTES:
