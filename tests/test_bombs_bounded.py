@@ -70,13 +70,15 @@ def test_zstd_frame_of_tiny_rows_is_read_to_the_frame_row_limit(tmp_path, face):
     p.write_bytes(blob)
     allowed = _bomb_frame_rows(blob)
     assert allowed < 1_000_000                          # (one row per 2 stored bytes: well under the 1.4 million)
+    t = time.monotonic()
     res = probe(face, p, timeout=120)
     assert res["rc"] == 0, res
-    if face == "inspect":
-        assert allowed <= res["events"] <= allowed + 2
+    print(f"zstd rows bomb {face}: peak RSS {res['peak_mb']} MB, {time.monotonic() - t:.1f} s")
+    if face == "inspect":                               # (cut as soon as the rows outnumber the stored bytes fed / 2)
+        assert limits.FRAME_ROWS_FREE <= res["events"] <= 2 * limits.FRAME_ROWS_FREE + 2
     got = probe("events", p, timeout=120)
     assert got["seqs"][-1] > 1_000_000                  # the frame after the bomb is read
-    assert len(got["seqs"]) == allowed + 1
+    assert limits.FRAME_ROWS_FREE + 1 <= len(got["seqs"]) <= min(allowed, 2 * limits.FRAME_ROWS_FREE) + 1
 
 
 def test_frame_row_limit_names_the_frame_and_reads_the_rows_before(tmp_path):

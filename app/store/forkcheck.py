@@ -152,6 +152,19 @@ def _zstd_agrees(reader: LogReader, idx: SeqIndex, upto: int, flags: Optional[An
         os.close(fd)
 
 
+def same_for_plan(old: SeqIndex, new: SeqIndex, plan: ForkPlan) -> bool:
+    """Whether a plan made from ``old`` is what ``new`` (rebuilt from the file) gives too: the same marks
+    through the seq after the seed, the cut in the same segment, contiguous as far."""
+    upto = plan.stored_through + 1
+    if plan.stored_through < 0:
+        return True
+    marks_old = [(s, c) for s, c in zip(old.mark_seq, old.mark_code) if s <= upto]
+    marks_new = [(s, c) for s, c in zip(new.mark_seq, new.mark_code) if s <= upto]
+    i = new.locate(plan.stored_through)
+    return marks_old == marks_new and i is not None and (new.seg_pos[i], new.seg_end[i]) == tuple(plan.cut_segment or ()) \
+        and min(old.contiguous_through, upto) == min(new.contiguous_through, upto)
+
+
 def index_agrees(reader: LogReader, plan: ForkPlan) -> bool:
     """Whether the reader's index describes the stored seed (and what the plan read after it) exactly,
     by a fresh byte-level scan of those segments.  SQLite sessions (no cached index): True."""

@@ -19,8 +19,8 @@ from typing import Optional, TypedDict
 from collections.abc import Iterator
 
 
-from ..format.limits import (MAX_FRAME_BYTES, MAX_FRAME_STORED, MAX_ROW_BYTES, MIN_STORED_PER_ROW, ZSTD_BACK_BUDGET,
-                             frame_rows_limit, open_regular)
+from ..format.limits import (FRAME_ROWS_FREE, MAX_FRAME_BYTES, MAX_FRAME_STORED, MAX_ROW_BYTES, MIN_STORED_PER_ROW,
+                             ZSTD_BACK_BUDGET, frame_rows_limit, open_regular)
 from ..format.model import BadKind, Problem
 from .sources import FileSource, RowPos, Segment, SourceChanged
 from .zstdframes import (COMPLETE, CORRUPT, MAGIC, MAX_HEADER, TORN, Buf, FrameError, decode_bounded,
@@ -259,6 +259,7 @@ class ZstdSource(FileSource):
         base = 0                  # plaintext offset of pending[0]
         lines = 0
         max_rows = frame_rows_limit(end - at)
+        fed = [0]                 # stored bytes of the frame fed to the decoder so far
 
         def seg(data: bytes, b: int, bad: Optional[str] = None, kind: BadKind = "corrupt-frame") -> FrameSegment:
             return FrameSegment(pos=at, end=end, data=data, base=b,
@@ -266,7 +267,7 @@ class ZstdSource(FileSource):
                                 line0=line0 + lines if line0 is not None else None, torn=torn and bad is None,
                                 bad=bad, bad_kind=kind)
 
-        it = iter_plain(view)
+        it = iter_plain(view, fed=fed)
         eof, err = False, None
         yielded = False
         while True:
@@ -293,9 +294,11 @@ class ZstdSource(FileSource):
                 pending = pending + piece if pending else piece
             if skip_from is None:
                 cut = pending.rfind(b"\n") + 1
-                over = cut and lines + pending.count(b"\n", 0, cut) > max_rows
+                # (rows per stored byte so far: a frame denser than any dsh writes is cut as soon as it shows)
+                limit = min(max_rows, frame_rows_limit(fed[0]))
+                over = cut and lines + pending.count(b"\n", 0, cut) > limit
                 if over:
-                    cut = _after_newlines(pending, max_rows - lines)    # (the rows up to the limit)
+                    cut = _after_newlines(pending, limit - lines)    # (the rows up to the limit)
                 if cut:
                     yield seg(pending[:cut], base)
                     yielded = True
@@ -307,11 +310,13 @@ class ZstdSource(FileSource):
             if over:
                 st["good"] = False
                 yield seg(b"", base if skip_from is None else skip_from,
-                          f"zstd frame at byte {at} holds more than {max_rows} rows, past the frame row limit (one row "
-                          f"per {MIN_STORED_PER_ROW} stored bytes: tiny rows expanding far past the frame's "
-                          f"{end - at} stored bytes); the rest of the frame is skipped", "over-limit")
+                          f"zstd frame at byte {at} holds more than {limit} rows in its first {fed[0]} stored bytes, "
+                          f"past the frame row limit (one row per {MIN_STORED_PER_ROW} stored bytes after "
+                          f"{FRAME_ROWS_FREE}: tiny rows expanding far past their stored size); the rest of the frame "
+                          "is skipped", "over-limit")
                 it.close()
-                self._problem("frame-over-limit", f"zstd frame at byte {at} holds more than {max_rows} rows", at)
+                self._problem("frame-over-limit", f"zstd frame at byte {at} holds more than {limit} rows in its first "
+                                                  f"{fed[0]} stored bytes", at)
                 st["lines"] = lines
                 return
             if st["n"] > MAX_FRAME_BYTES:
