@@ -42,7 +42,12 @@ class _Check:
         """Whether ``data[start:stop]`` (the text of ``seg``) holds rows ``want`` = (first, last, rows)
         continuing the seqs so far (and the legacy ``flag`` when the index keeps flags); rows the
         byte-level scanner does not take (a damaged row, a seq gap, a torn tail) are read exactly."""
-        blk = scan_buffer(data, start, stop, self.expected, flag is not None) if data[stop - 2:stop] == b"}\n" else None
+        blk = None
+        if data[stop - 2:stop] == b"}\n":
+            try:
+                blk = scan_buffer(data, start, stop, self.expected, flag is not None)
+            except TypeError:               # (a seq past 64 bits: the Python scanner, which wants bytes)
+                blk = scan_buffer(bytes(data[start:stop]), 0, stop - start, self.expected, flag is not None)
         if blk is None:
             seg.data = bytes(data[start:stop])
             return self.exact(seg, want, flag)
