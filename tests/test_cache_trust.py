@@ -208,3 +208,24 @@ def test_an_index_signed_without_the_key_is_a_miss(tmp_path):
     assert status == "built" and list(idx.mark_seq) == list(LogReader.open(str(p)).build_index().mark_seq)
     key = indexcache.cache_root() / "key"
     assert stat.S_IMODE(os.lstat(key).st_mode) == 0o600 and len(key.read_bytes()) == 32
+
+
+def test_a_preview_made_from_a_forged_index_is_refused(tmp_path):
+    """A plan the user saw (a preview) from an index that does not describe the file is refused, and
+    nothing is published; the index is rebuilt, so the next preview is right."""
+    from app.log.fold.fork import plan_fork
+    p = _log(tmp_path / "s" / "session.jsonl", size=600_000)
+    at = _anchor(p)
+    cached_index(LogReader.open(str(p)))
+    f = _cache_file(p)
+    f.write_bytes(hostile.forged_index(f.read_bytes(), "drop-turn-start"))
+    r = LogReader.open(str(p))
+    cached_index(r)                                     # (signed with the key: read as a hint)
+    plan = plan_fork(r, at)
+    with pytest.raises(ForkError) as e:
+        fork(r, at, plan=plan, out_store=str(tmp_path / "out"), child_id="c")
+    assert e.value.code == "STALE_INDEX"
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*.jsonl"))
+    r2 = LogReader.open(str(p))
+    idx, status = cached_index(r2)
+    assert status == "hit" and list(idx.mark_seq) == list(LogReader.open(str(p)).build_index().mark_seq)
