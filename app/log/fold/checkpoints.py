@@ -183,6 +183,8 @@ def restore_surface(nodes: list[int], empty: list[int], violations: list[Problem
 def _offloaded(sf: SurfaceFold) -> list[tuple[int, list[int]]]:
     """(node seq, indexes of the images its projection marks offloaded) of nodes with a projection."""
     out: list[tuple[int, list[int]]] = []
+    if not sf.projected:                         # the common case: no projection (one check per point)
+        return out
     for seq in sf.nodes:
         m = sf.projected.get(seq)
         if m is None:
@@ -241,11 +243,12 @@ def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
                 checks=[(msgspec.structs.replace(q), any(q is r for r in checks.refusing))
                         for q in checks.problems[n_chk:]]))
             cps.points[-1].version = version
+            # image/offload applies in every version (spec-versions §3.5 correction)
+            cps.points[-1].step_mark, cps.points[-1].offloaded = sf._step_mark, _offloaded(sf)
             if version >= 4:
                 th = hf.tool_history
                 tools = _tool_fields(th)
                 p = cps.points[-1]
-                p.step_mark, p.offloaded = sf._step_mark, _offloaded(sf)
                 p.tool_headers = []
                 for seq, tl in list(th.headers.items())[n_th:]:
                     p.tool_headers.append((seq, None if tl == prev_tl else copy.deepcopy(tl)))
