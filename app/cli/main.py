@@ -197,12 +197,12 @@ def dsh_refusal(args, reader, checks=None) -> list:
     """Why dsh would refuse to load this log (a corrupt committed row, an envelope it rejects):
     [] when it would load it; else the reasons, and one warning line on stderr.  The command
     still answers (issue 12)."""
-    from ..log.index.integrity import dsh_refusals
-    probs = [str(p) for p in dsh_refusals(reader) + (list(checks.refusing) if checks is not None else [])]
-    if probs:
-        print(f"session-lens {args.cmd}: warning: dsh would refuse to load this log ({probs[0]}); "
-              "answering from the rows that read", file=sys.stderr)
-    return probs
+    from ..log.index.verdict import dsh_verdict, refusal_summary
+    refusals = dsh_verdict(reader, checks)
+    if refusals:
+        print(f"session-lens {args.cmd}: warning: {refusal_summary(refusals)}; answering from the rows that read",
+              file=sys.stderr)
+    return [str(p) for p in refusals]
 
 
 def _run_messages(args):

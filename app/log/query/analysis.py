@@ -11,7 +11,8 @@ from ..fold.attempts import Attempt, AttemptTracker, cited_ints, embedded_stream
 from ..format.lazyrows import Lazy, PackedBlock, iter_lazy, lazy_row
 from ..format import fastrows as fr
 from ..fold.folds import HeaderFold, SurfaceFold, build_request
-from ..index.integrity import EventChecks, dsh_refusals
+from ..index.integrity import EventChecks
+from ..index.verdict import dsh_verdict
 import msgspec
 
 from ..format.limits import ProblemList
@@ -42,10 +43,11 @@ def load_checks(reader: LogReader, problems: list[Problem], st: TailState, sf: S
     problems.extend(sf.violations)
     problems.extend(st.problems)
     problems.extend(checks.problems)
-    # the scanner's verdict needs a second (envelope-only) pass only when some row is defective
+    # dsh's verdict: one function for every face (corruption, unknown required types, the migration
+    # an older generation goes through, native v4 admission); its problems are the log's problems
     defective = any(p.code in _ROW_DEFECTS for p in problems) or bool(st.dropped)
-    refusals = (dsh_refusals(reader) if defective else []) + checks.refusing
-    problems.extend(p for p in refusals if p.code == "dsh-would-refuse")
+    refusals = dsh_verdict(reader, checks, defective)
+    problems.extend(refusals)
     return refusals
 
 
