@@ -204,12 +204,12 @@ def _legacy_by_heads(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
     not ending in ``}``) falls back to the regex over the rows' heads (:func:`_legacy_by_regex`),
     as does an interpreted scanner (the regex is faster than the interpreted loop)."""
     from ..log.index import fastindex
-    from ..log.format.limits import MAX_PACKED_MEMBERS
+    from ..log.format.limits import SCAN_MEMBERS
     if upto <= 0 or data[upto - 1:upto] != b"\n":
         return None
     if fastindex.SCANNER != "python":                  # (C or mypyc)
         got = fastindex._scan_rows(data, 0, upto, -1, fastindex._SCAN_TYPES, fastindex._SCAN_KINDS,
-                                   MAX_PACKED_MEMBERS, True)
+                                   SCAN_MEMBERS, True)
         if got is not None:
             probes = got[5]
             return [(a, b - 1) for a, b in zip(probes[::2], probes[1::2]) if _may_be_legacy(data[a:b])]

@@ -13,7 +13,8 @@ import re
 from typing import TYPE_CHECKING, Optional, Union
 from collections.abc import Callable, Iterator
 
-from .codec import DecodeError, decode_json, packed_extent
+from .codec import DecodeError, OverLimit, decode_json, packed_extent
+from .limits import MAX_PACKED_MEMBERS
 from .model import Event, Problem, is_event
 from ..source.sources import RowPos
 
@@ -109,6 +110,9 @@ def lazy_row(reader: LogReader, pos: RowPos, off: int, line: Optional[int], raw:
             obj, replaced = decode_json(raw)
             if not replaced and isinstance(obj, dict):
                 turn, step, seq0, n = packed_extent(obj)
+                if n > MAX_PACKED_MEMBERS and problems is not None:     # counted; Session Lens's limit, said so
+                    problems.append(Problem(code="over-limit", message=str(OverLimit(seq0, n)), line=line,
+                                            offset=off if off >= 0 else None, seq=seq0))
                 return [PackedBlock(turn, step, seq0, n, line, off)]
         except DecodeError:
             pass                                   # the codec says why, below

@@ -26,8 +26,6 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Optional
 
-import msgspec
-
 from ..format.model import PACKED_TAGS, Problem
 from ..format.versions import known_types
 from .integrity import EventChecks, dsh_refusals
@@ -42,7 +40,7 @@ _V2_NEEDED = _V2_SURFACE | {"step/start", "step/end", "turn/end", "request/heade
 _MESSAGE_SLOTS = {"user/message": "data", "system/message": "message", "assistant/message": "message",
                   "tool/result": "message", "developer/message": "message",
                   "agent/inbox/spliced": "inserted", "session/title-llm-request": "messages"}
-_decode = msgspec.json.Decoder().decode
+_MAX_LISTED = 100                 # unknown-type rows named in the verdict (a hostile log may hold millions)
 
 
 def dsh_verdict(reader: LogReader, checks: Optional[EventChecks] = None,
@@ -74,14 +72,17 @@ def _read_path(reader: LogReader, defective: Optional[bool]) -> list[Problem]:
     known = known_types(version)
     mig = _V2Migration() if version in (1, 2) else None
     plugin: list[Problem] = []
+    unknown = 0
     for seg in reader.source.forward():
         if seg.bad:
             continue
         data = b"\n" + (b"\n".join(raw for _p, raw in seg.rows) if seg.rows is not None else seg.data)
         types = set(_TYPE_AT_ROW.findall(data))
         odd = [t for t in types if t not in _PACKED and t.decode("utf-8", "replace") not in known]
-        if odd:
-            out += _unknown_required(reader, seg, odd)
+        if odd and unknown < _MAX_LISTED:               # (bounded: the first rows say it; the codec counts the rest)
+            got = _unknown_required(reader, seg, odd, _MAX_LISTED - unknown)
+            unknown += len(got)
+            out += got
         if mig is not None and mig.why is None and types & _V2_BYTES:
             mig.segment(reader, seg)
         if version >= 4 and not plugin and b'"plugin"' in data:
@@ -113,7 +114,7 @@ def _where(ev: Any) -> dict[str, Any]:
     return {"seq": ev.seq, "line": ev.line, "offset": ev.offset if ev.offset >= 0 else None}
 
 
-def _unknown_required(reader: LogReader, seg: Any, odd: list[bytes]) -> list[Problem]:
+def _unknown_required(reader: LogReader, seg: Any, odd: list[bytes], limit: int) -> list[Problem]:
     """The rows of ``seg`` whose type is outside the vocabulary and that are not ``ignorable: true``
     (the codec's own problem text, so the two are one problem)."""
     out: list[Problem] = []
@@ -127,6 +128,8 @@ def _unknown_required(reader: LogReader, seg: Any, odd: list[bytes]) -> list[Pro
         out.append(Problem(code="unknown-type",
                            message=f"unknown event type {ev.type!r} (dsh would refuse the log; shown raw)",
                            **_where(ev)))
+        if len(out) >= limit:
+            break
     return out
 
 
