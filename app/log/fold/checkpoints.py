@@ -407,6 +407,8 @@ def request_at(reader: LogReader, at_seq: int, cps: Checkpoints, check: Optional
     b, attempt = dispatch_boundary(reader, at_seq, events=(e for e in events_from(reader, start, check)
                                                             if isinstance(e, Event) and e.seq >= ts), checks=checks)
     sf, hf = folds_at(reader, cps, b, check, checks)
+    from ..query.analysis import require_header
+    require_header(hf, at_seq, b)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
             "request": build_request(hf.header, sf.messages(), sid,

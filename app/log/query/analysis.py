@@ -30,6 +30,14 @@ class RequestError(Exception):
     pass
 
 
+def require_header(hf: HeaderFold, at_seq: int, boundary: int) -> None:
+    """dsh builds a request only from a folded ``request/header``: a boundary whose prefix holds none
+    has no request (issue 27 item 3), never one without provider or model."""
+    if hf.seq is None:
+        raise RequestError(f"no request at seq {at_seq}: no request/header comes before its dispatch boundary "
+                           f"(seq {boundary}), so dsh built no request there")
+
+
 def load_checks(reader: LogReader, problems: list[Problem], st: TailState, sf: SurfaceFold, checks: EventChecks,
                 inherited: Optional[int]) -> list[Problem]:
     """The checks of a whole-log pass, appended to ``problems`` (inspect and the outline share
@@ -386,6 +394,7 @@ def request_at(reader: LogReader, at_seq: int, checks: Optional[EventChecks] = N
         hf.apply(ev)
         if checks is not None:
             checks.apply(ev)
+    require_header(hf, at_seq, b)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
             "request": build_request(hf.header, sf.messages(), sid,
