@@ -661,10 +661,10 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     version = getattr(reader, "version", 0) or 0
     header = child_header(parent_hdr, child_id, plan.seed_length, now, version)
     last_time = 0
-    if version >= 2 and plan.boundary >= 0:
+    if plan.boundary >= 0:                   # the marker's time: event B's, as the newest host (every version)
         last = plan.closure[-1] if plan.closure else reader.event_at(plan.stored_through)
         last_time = last.time if last is not None else 0
-    tail_rows = seed_tail(plan, version, last_time, now, tracker=getattr(plan, "open_tracker", None))
+    tail_rows = seed_tail(plan, version, last_time, tracker=getattr(plan, "open_tracker", None))
     if src.kind == "sqlite":
         return _fork_sqlite(reader, plan, header, tail_rows, rev_before, at_seq, out_store)
     path = child_location(reader, child_id, out_store)
