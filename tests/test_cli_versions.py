@@ -67,7 +67,7 @@ def test_every_subcommand_on_every_v2_v4_log(tmp_path, path):
     assert info["generation"] == path.name and info["generations"] == [] and info["dshWouldRefuse"] is no
     rc, out, err = run("messages", p, "--json")
     assert rc == 0 and (err == "") is not no
-    assert json.loads(out)["dshWouldRefuse"] is no if no else isinstance(json.loads(out), list)
+    assert json.loads(out)["dshWouldRefuse"] is no and isinstance(json.loads(out)["messages"], list)
     r = LogReader.open(str(p))
     bounds = [b for b, _a in dispatches(r.events())]
     header_seqs = [e.seq for e in r.events() if e.type == "request/header"]

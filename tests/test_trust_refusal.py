@@ -66,7 +66,7 @@ def verdicts(p: Path) -> dict:
     lines, _ = banner_lines(history, SimpleNamespace(outline=outline, problem_count=lambda: len(outline.problems)))
     refusing = [x for x in info["problems"] if "refuse" in x]
     return {"inspect": info["dshWouldRefuse"], "problems": refusing,
-            "messages": isinstance(msgs, dict) and msgs.get("dshWouldRefuse") is True,
+            "messages": msgs["dshWouldRefuse"],
             "warning": "dsh would refuse to load this log" in err,
             "outline": [str(x) for x in outline.refusals],
             "banner": [ln for ln in lines if ln.startswith("dsh would refuse")]}

@@ -167,7 +167,7 @@ def _run_inspect(args):
     def text():
         keys = ["id", "format", "formatVersion", "generation", "title", "events", "lastSeq", "turns", "messages",
                 "attempts", "hiddenAttempts", "openTail", "closure", "dshWouldRefuse"]
-        keys += [k for k in ("writer", "inFlight") if k in obj]
+        keys += [k for k in ("writer", "inFlight") if obj.get(k) is not None]
         lines = [f"{k:>15}: {obj.get(k)}" for k in keys]
         lines += [f"     generation: {g['name']} (v{g['version']}, not read)" for g in obj.get("generations") or []]
         lines += [f"        problem: {p}" for p in obj["problems"]]
@@ -191,6 +191,12 @@ def _cfg_messages(p):
     _cfg_path(p)
     p.add_argument("--through", type=int, help="fold the prefix through this seq (inclusive)")
     p.add_argument("--physical", action="store_true", help="without the logical closure")
+    _cfg_as_written(p)
+
+
+def _cfg_as_written(p):
+    p.add_argument("--as-written", action="store_true",
+                   help="a v3 log in the writer-era shape (default: as today's dsh derives it, migrated to v4)")
 
 
 def dsh_refusal(args, reader, checks=None) -> list:
@@ -213,7 +219,7 @@ def _run_messages(args):
     checks = EventChecks()
     # streamed, one message at a time (flat memory however long the log); the fold and its checks
     # are complete when the first message comes, so the refusal is known before anything is written
-    msgs = iter_messages(r, args.through, logical=not args.physical, checks=checks)
+    msgs = iter_messages(r, args.through, logical=not args.physical, checks=checks, as_written=args.as_written)
     first = next(msgs, None)
     refusal = dsh_refusal(args, r, checks)
     from .termtext import json_safe, term_safe, write_out
@@ -224,8 +230,8 @@ def _run_messages(args):
             write_out(json_safe(text) if args.json else term_safe(text))
     out = _Out()
     if args.json:
-        # a log dsh would refuse: an object that says so (a plain list otherwise)
-        out.write('{"messages": [' if refusal else "[")
+        # one shape whatever the log (README "JSON answers"): the verdict first, then the streamed messages
+        out.write(json.dumps({"dshWouldRefuse": bool(refusal), "problems": refusal})[:-1] + ', "messages": [')
     n = 0
     for m in (_chain_first(first, msgs) if first is not None else ()):
         if args.json:
@@ -235,8 +241,7 @@ def _run_messages(args):
             out.write(f"[{m.get('role')}] {body}\n")
         n += 1
     if args.json:
-        out.write(("], " + json.dumps({"problems": refusal, "dshWouldRefuse": True})[1:] if refusal else "]")
-                  + "\n")
+        out.write("]}\n")
     elif n == 0:
         out.write("\n")
 
@@ -254,6 +259,7 @@ COMMANDS["messages"] = ("the derived model messages", _cfg_messages, _run_messag
 def _cfg_request(p):
     _cfg_path(p)
     p.add_argument("--at", type=int, required=True, help="a seq of the attempt (first chunk, any chunk, its message)")
+    _cfg_as_written(p)
 
 
 def _run_request(args):
@@ -265,15 +271,15 @@ def _run_request(args):
         if r.version in (0, 2, 3, 4) and not r.envelope_free and r.source.kind in ("jsonl", "zstd"):
             from ..log.fold import checkpoints
             from ..store.indexcache import cached_checkpoints
-            obj = checkpoints.request_at(r, args.at, cached_checkpoints(r)[0], checks=checks)   # nearest + replay
+            obj = checkpoints.request_at(r, args.at, cached_checkpoints(r)[0], checks=checks,   # nearest + replay
+                                         as_written=args.as_written)
         else:
-            obj = request_at(r, args.at, checks=checks)
+            obj = request_at(r, args.at, checks=checks, as_written=args.as_written)
     except RequestError as e:
         raise CliError(str(e)) from None
     refusal = dsh_refusal(args, r, checks)
     obj["dshWouldRefuse"] = bool(refusal)
-    if refusal:
-        obj["problems"] = refusal
+    obj["problems"] = refusal                     # always there (one shape per command)
     emit(args, obj, None)
 
 

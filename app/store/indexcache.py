@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from ..log.index.reader import LogReader
 
 MAGIC = b"SLIDX\x00\x03\n"
-FORMAT = 3
+FORMAT = 4                   # 4: v3 checkpoints keep tool history and image offloads (issue 27)
 TAIL_CHECK = 4096
 _DIGEST = 32
 _ARRAYS = (("seg_pos", "q"), ("seg_end", "q"), ("first_seq", "q"), ("last_seq", "q"), ("line0", "q"),

@@ -20,8 +20,9 @@ from .faces import open_reader
 
 def exact_request(path: str, session_id: Optional[str], seq: int,
                   cancelled: Optional[Callable[[], bool]] = None,
-                  check: Optional[Callable[[], None]] = None) -> dict[str, object]:
-    """``request_at`` for the window: -> the request dict plus ``"mode"`` ("saved" | "built" | "scratch")."""
+                  check: Optional[Callable[[], None]] = None, as_written: bool = False) -> dict[str, object]:
+    """``request_at`` for the window: -> the request dict plus ``"mode"`` ("saved" | "built" | "scratch");
+    ``as_written``: a v3 log's request in the writer-era shape (default: as today's dsh derives it)."""
     from ..log.fold import checkpoints
     from .indexcache import cached_checkpoints, cached_index
     from .indexer import CACHE_SCAN_IN_PROCESS, build_index_isolated
@@ -29,7 +30,7 @@ def exact_request(path: str, session_id: Optional[str], seq: int,
     try:
         indexed = r.header is not None and r.header.version in (0, None, 2, 3, 4) and r.source.kind in ("jsonl", "zstd")
         if not indexed:
-            out = request_from_scratch(r, seq)
+            out = request_from_scratch(r, seq, as_written=as_written)
             out["mode"] = "scratch"
             return out
         idx, _ = cached_index(r, max_scan=CACHE_SCAN_IN_PROCESS)
@@ -42,7 +43,7 @@ def exact_request(path: str, session_id: Optional[str], seq: int,
             r = open_reader(path, session_id)
             idx, _ = cached_index(r)
             cps, _ = cached_checkpoints(r)
-        out = checkpoints.request_at(r, seq, cps, check=check)
+        out = checkpoints.request_at(r, seq, cps, check=check, as_written=as_written)
         out["mode"] = mode
         return out
     finally:

@@ -168,16 +168,17 @@ class RowReader:
 
 
 def iter_messages(reader: LogReader, through: Optional[int] = None, logical: bool = True,
-                  checks: Optional[EventChecks] = None) -> Iterator[dict[str, object]]:
+                  checks: Optional[EventChecks] = None, as_written: bool = False) -> Iterator[dict[str, object]]:
     """``analysis.messages`` as a stream, in flat memory: the surface fold keeps each node's type
     and position only (packed rows are not even decoded), and every message is read back from
     its row when it is produced.  ``checks`` (:class:`~app.log.index.integrity.EventChecks`) sees every
     event folded (packed deltas carry nothing it checks) and is complete before the first message."""
     from ..fold.folds import SurfaceFold
     from .model import SURFACE_TYPES, event_message
-    if getattr(reader, "version", 0) != 0:        # v2+ folds project messages (v4): the whole fold
+    # v2+ folds project messages (v4), and a SQLite store's rows are not read back by file offset: the whole fold
+    if getattr(reader, "version", 0) != 0 or reader.source.kind == "sqlite":
         from ..query.analysis import messages
-        yield from messages(reader, through, logical, checks=checks)
+        yield from messages(reader, through, logical, checks=checks, as_written=as_written)
         return
     sf = SurfaceFold(keep_events=True)
     st = reader.tail_state() if logical else None

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from ..fold.attempts import Attempt, AttemptTracker, cited_ints, embedded_stream
 from ..format.lazyrows import Lazy, PackedBlock, iter_lazy, lazy_row
 from ..format import fastrows as fr
-from ..fold.folds import HeaderFold, SurfaceFold, build_request
+from ..fold.folds import HeaderFold, SurfaceFold, build_request, tool_history_of
 from ..index.integrity import EventChecks
 from ..index.verdict import dsh_verdict
 import msgspec
@@ -308,10 +308,12 @@ def inspect(reader: LogReader, progress: Optional[Callable[[int, int], None]] = 
 
 
 def messages(reader: LogReader, through: Optional[int] = None, logical: bool = True,
-             checks: Optional[EventChecks] = None) -> list[JsonObj]:
+             checks: Optional[EventChecks] = None, as_written: bool = False) -> list[JsonObj]:
     """Derived model messages of the prefix through ``through`` (inclusive); ``checks`` (an
-    :class:`~app.log.index.integrity.EventChecks`) sees every event read."""
+    :class:`~app.log.index.integrity.EventChecks`) sees every event read; ``as_written``: a v3 log's
+    messages in the writer's shape (default: today's dsh's, :mod:`app.log.fold.normalize`)."""
     sf = SurfaceFold(version=reader.version)
+    sf.as_written = as_written
     for ev in reader.iter_events(logical=logical):
         if through is not None and ev.seq > through:
             break
@@ -382,10 +384,13 @@ def dispatch_boundary(reader: LogReader, at_seq: int, events: Optional[Iterable[
     raise RequestError(f"no model dispatch at or after seq {at_seq} ({target.type}) in its turn")
 
 
-def request_at(reader: LogReader, at_seq: int, checks: Optional[EventChecks] = None) -> JsonObj:
-    """The exact request at the dispatch boundary named by ``at_seq`` (spec §3)."""
+def request_at(reader: LogReader, at_seq: int, checks: Optional[EventChecks] = None,
+               as_written: bool = False) -> JsonObj:
+    """The exact request at the dispatch boundary named by ``at_seq`` (spec §3); ``as_written``: a v3
+    log's request in the writer's shape (default: today's dsh's, ``toolHistory`` included)."""
     b, attempt = dispatch_boundary(reader, at_seq, checks=checks)
     sf = SurfaceFold(version=reader.version)
+    sf.as_written = as_written
     hf = HeaderFold()
     for ev in reader.iter_events(logical=False):
         if ev.seq >= b:
@@ -397,8 +402,7 @@ def request_at(reader: LogReader, at_seq: int, checks: Optional[EventChecks] = N
     require_header(hf, at_seq, b)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
-            "request": build_request(hf.header, sf.messages(), sid,
-                                     hf.tool_history.snapshot() if reader.version >= 4 else None)}
+            "request": build_request(hf.header, sf.messages(), sid, tool_history_of(hf, reader.version, as_written))}
 
 
 def dispatches(events: Iterable[Event]) -> list[tuple[int, Attempt]]:

@@ -15,7 +15,7 @@ from typing import Any, Optional, Union
 from collections.abc import Iterable
 
 from ..fold.attempts import Attempt, AttemptTracker, embedded_chunks
-from ..fold.folds import HeaderFold, SurfaceFold, build_request
+from ..fold.folds import HeaderFold, SurfaceFold, build_request, tool_history_of
 from ..format.model import Event, Header, message_text
 from ..format.payloads import JsonObj, as_obj, blocks
 from .trace import EventSource
@@ -175,7 +175,7 @@ def _requests_at(events: list[Event], bounds: list[int], sid: str,
     sf, hf = SurfaceFold(version=version), HeaderFold()
 
     def req() -> JsonObj:
-        return build_request(hf.header, sf.messages(), sid, hf.tool_history.snapshot() if version >= 4 else None)
+        return build_request(hf.header, sf.messages(), sid, tool_history_of(hf, version))
     i = 0
     for ev in events:
         while i < len(want) and ev.seq >= want[i]:
