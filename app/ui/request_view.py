@@ -8,6 +8,7 @@ stale answers (the selection moved on) are dropped.
 from __future__ import annotations
 
 import json
+import os
 import time
 from typing import Optional
 
@@ -91,6 +92,7 @@ class RequestView(QWidget):
         self.as_written.setToolTip("Show a v3 log's request in the shape its writer logged it (tool results as user "
                                    "messages, plugin sources, no toolHistory) instead of the shape today's dsh "
                                    "derives after migrating it to v4.")
+        self.as_written.setChecked(os.environ.get("SESSION_LENS_REQUEST_AS_WRITTEN") == "1")   # (gui --as-written)
         self.as_written.toggled.connect(self._recompute)
         row.addWidget(self.as_written)
         self.copy_btn = QPushButton("Copy request JSON")
