@@ -202,4 +202,7 @@ def _plugin_sources(reader: LogReader, seg: Any) -> list[Problem]:
 def refusal_summary(refusals: list[Problem]) -> str:
     """The one line that says dsh would refuse the log (CLI warning, the window's banner)."""
     more = f" (and {len(refusals) - 1} more reason{'s' if len(refusals) > 2 else ''})" if len(refusals) > 1 else ""
-    return f"dsh would refuse to load this log: {refusals[0]}{more}"
+    first = str(refusals[0])
+    if refusals[0].code == "dsh-would-refuse":          # (the line already says it)
+        first = first.removeprefix("dsh-would-refuse: ")
+    return f"dsh would refuse to load this log: {first}{more}"
