@@ -94,7 +94,7 @@ class RequestView(QWidget):
                                    "derives after migrating it to v4.")
         self.as_written.setChecked(os.environ.get("SESSION_LENS_REQUEST_AS_WRITTEN") == "1")   # (gui --as-written)
         self.as_written.toggled.connect(self._recompute)
-        row.addWidget(self.as_written)
+        lay.addWidget(self.as_written)          # (its own line: the inspector keeps its narrow minimum width)
         self.copy_btn = QPushButton("Copy request JSON")
         self.copy_btn.setEnabled(False)
         self.copy_btn.clicked.connect(self._copy)
