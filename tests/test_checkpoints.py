@@ -100,6 +100,7 @@ def test_request_command_uses_saved_checkpoints(tmp_path, monkeypatch, capsys):
         assert main(["request", str(p), "--at", str(at), "--json"]) == 0
         outs.append(json.loads(capsys.readouterr().out))
     assert [o.pop("dshWouldRefuse") for o in outs] == [False, False]
+    assert [o.pop("problems") for o in outs] == [[], []]          # (always there: one JSON shape, issue 27)
     assert outs[0] == outs[1] == json.loads(json.dumps(want))
     assert cached_checkpoints(LogReader.open(str(p)))[1] == "hit"
     # a grown log keeps them (append-only); a rewritten one does not

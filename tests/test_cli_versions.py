@@ -31,6 +31,24 @@ def run(*argv) -> tuple[int, str, str]:
     return rc, out.getvalue(), err.getvalue()
 
 
+# the logs today's dsh refuses (issue 27 item 2): the v2 logs its v2->v3 migration cannot take (a surface row
+# before the first step/start, or a changed prompt outside a step) and the early-v4 logs with plugin sources
+REFUSED = ("@30f71de5f3/packages/test-support/session-snapshot/tests/fixtures/suite/pin-turn/session.v2.jsonl",
+           "@30f71de5f3/packages/test-support/session-snapshot/tests/fixtures/suite/plain-turn/session.v2.jsonl",
+           "@85e854eadf/packages/test-support/session-snapshot/tests/fixtures/suite/plain-turn/session.1.v2.jsonl",
+           "@a18d8a996c/packages/experimental/webworker-runtime/tests/fixtures/vfs-example/home/sessions/"
+           "--dsh-workspace--/preview-showcase/session.v2.jsonl",
+           "@d128b28263/packages/experimental/webworker-runtime/tests/fixtures/vfs-example/home/sessions/"
+           "--dsh-workspace--/preview-follow-up-builder/session.v2.jsonl",
+           "@d128b28263/packages/test-support/session-snapshot/tests/fixtures/suite/shared-pin/session.v2.jsonl",
+           "@f4a32dbd0a/snapshots/session/tool-call-turn/session.v4.jsonl",
+           "@f4a32dbd0a/scripts/snapshots/python-sdk-single-exe/advanced/session.v4.jsonl")
+
+
+def refused(p) -> bool:
+    return str(p).endswith(REFUSED)
+
+
 def name_version(p) -> int:
     m = re.search(r"\.v(\d+)\.jsonl$", p.name)
     return int(m.group(1)) if m else 0
@@ -45,16 +63,22 @@ def test_every_subcommand_on_every_v2_v4_log(tmp_path, path):
     rc, out, _ = run("inspect", p, "--json")
     info = json.loads(out)
     assert rc == 0 and info["formatVersion"] == name_version(path) >= 2
-    assert info["generation"] == path.name and info["generations"] == [] and info["dshWouldRefuse"] is False
+    no = refused(path)
+    assert info["generation"] == path.name and info["generations"] == [] and info["dshWouldRefuse"] is no
     rc, out, err = run("messages", p, "--json")
-    assert rc == 0 and isinstance(json.loads(out), list) and err == ""
+    assert rc == 0 and (err == "") is not no
+    assert json.loads(out)["dshWouldRefuse"] is no and isinstance(json.loads(out)["messages"], list)
     r = LogReader.open(str(p))
     bounds = [b for b, _a in dispatches(r.events())]
+    header_seqs = [e.seq for e in r.events() if e.type == "request/header"]
     for b in bounds:
         rc, out, err = run("request", p, "--at", b, "--json")
+        if not [s for s in header_seqs if s < b]:          # dsh built no request there (issue 27 item 3)
+            assert rc == 2 and "no request/header comes before" in err and err.count("\n") == 1, err
+            continue
         assert rc == 0, err
         req = json.loads(out)
-        assert req["request"]["sessionId"] == r.header.id and req["dshWouldRefuse"] is False
+        assert req["request"]["sessionId"] == r.header.id and req["dshWouldRefuse"] is no
         if info["formatVersion"] >= 3:
             assert "system" not in req["request"]               # the system prompt is a message from v3 on
     for face in ("--logical", "--physical"):

@@ -75,7 +75,10 @@ def test_every_demo_file_opens_through_every_face(path, tmp_path):
     assert r.fatal is None and r.format_version == want
     info = analysis.inspect(r)
     assert info["formatVersion"] == want and "fatal" not in info
-    assert not info["problems"], info["problems"]
+    # the only problems: that the newest dsh refuses the log (a v2 log its migration cannot take, an early-v4
+    # plugin source; issue 27), said the same way as dshWouldRefuse
+    assert not [p for p in info["problems"] if not p.startswith("dsh-would-refuse")], info["problems"]
+    assert info["dshWouldRefuse"] is bool(info["problems"])
     evs = r.events(logical=True)
     assert [e.seq for e in evs] == list(range(len(evs)))
     msgs = analysis.messages(r)
@@ -85,10 +88,15 @@ def test_every_demo_file_opens_through_every_face(path, tmp_path):
     bounds = analysis.dispatches(r.events())
     assert len(bounds) == info["attempts"]
     step = 1 if len(bounds) <= 60 else len(bounds) // 8                     # the long session: a sample, and its last
+    headers = [e.seq for e in evs if e.type == "request/header"]
     for b, _a in bounds[::step] + bounds[-1:]:
+        if not [h for h in headers if h < b]:            # dsh built no request there (issue 27)
+            with pytest.raises(analysis.RequestError):
+                analysis.request_at(r, b)
+            continue
         req = analysis.request_at(r, b)
         assert req["boundary"] == b and "messages" in req["request"]
-        assert ("toolHistory" in req["request"]) == (want >= 4)
+        assert ("toolHistory" in req["request"]) == (want >= 3)         # v3: derived on the v4 shape
     # pages back to seq 0, every stored event once
     seen, page = [], r.tail_page(max_messages=20)
     while True:

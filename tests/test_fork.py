@@ -41,16 +41,18 @@ def test_child_is_the_inclusive_prefix_with_lineage(tmp_path):
     before = sha(p)
     parent = LogReader.open(str(p))
     pe = parent.events()
-    res = fork(parent, 34)                       # turn 1's reply: promoted through seq 37 (before turn 2)
-    assert (res["boundary"], res["seedLength"]) == (37, 38)
+    res = fork(parent, 34)                       # turn 1's reply: promoted through its turn/end (seq 36)
+    # the newest dsh host cuts right after the boundary turn's turn/end (issue 27 item 4; decision 0018)
+    assert (res["boundary"], res["seedLength"]) == (36, 37)
     assert pe[38].type == "turn/start" and pe[36].type == "turn/end"
     child = LogReader.open(res["child"])
-    assert child.header.parentSession == parent.header.id and child.header.seedLength == 38
+    assert child.header.parentSession == parent.header.id and child.header.seedLength == 37
     assert child.header.cwd == parent.header.cwd and child.header.id == res["id"]
     ce = child.events()
-    assert [e.raw for e in ce[:38]] == [e.raw for e in pe[:38]]                  # byte-for-byte rows
-    assert ce[38].type == "session/end-seed" and ce[38].seq == 38 and len(ce) == 39
-    assert analysis.messages(child, through=37) == analysis.messages(parent, through=37)
+    assert [e.raw for e in ce[:37]] == [e.raw for e in pe[:37]]                  # byte-for-byte rows
+    assert ce[37].type == "session/end-seed" and ce[37].seq == 37 and len(ce) == 38
+    assert ce[37].time == pe[36].time                     # the marker has event B's time, as the newest host
+    assert analysis.messages(child, through=36) == analysis.messages(parent, through=36)
     assert sha(p) == before
     # the child is listed under its parent in the store's lineage tree
     tree = discover(str(tmp_path / "store")).tree()
@@ -94,10 +96,9 @@ def test_every_anchor_rereads_to_the_parents_messages(tmp_path, path):
         # legacy ids keep the parent's id: the child's messages are the parent's, exactly
         assert analysis.messages(child, through=b) == analysis.messages(parent, through=b)
         if a is not None:
-            # the boundary is the first turn/end at or after the anchor, extended to the next turn/start
+            # the boundary is the first turn/end at or after the anchor (the newest dsh host's cut)
             te = next(e.seq for e in logical if e.type == "turn/end" and e.seq >= a)
-            nxt = next((e.seq for e in logical if e.type == "turn/start" and e.seq > te), None)
-            assert b == (nxt - 1 if nxt is not None else logical[-1].seq)
+            assert b == te
 
 
 def test_refusals_name_the_reason(tmp_path):
@@ -252,14 +253,14 @@ def test_sigkill_at_every_publication_step(tmp_path):
     for i, step in enumerate(WRITER_STEPS):
         res = run_fork(p, 34, f"child-{i}", step)
         assert res.returncode == -signal.SIGKILL, (step, res.returncode, res.stderr)
-        kids = assert_complete_or_absent(store, p, psha, expect_seed=38)
+        kids = assert_complete_or_absent(store, p, psha, expect_seed=37)     # through turn 1's turn/end
         ids = {k.id for k in kids}
         published = WRITER_STEPS.index(step) >= WRITER_STEPS.index("linked")
         assert (f"child-{i}" in ids) == published, step
     # a run without a fault still succeeds next to the debris, and reports only when durable
     res = run_fork(p, 34, "child-ok")
     assert res.returncode == 0, res.stderr
-    assert json.loads(res.stdout)["seedLength"] == 38
+    assert json.loads(res.stdout)["seedLength"] == 37
     assert_complete_or_absent(store, p, psha)
 
 
@@ -312,10 +313,10 @@ def test_zstd_fork_mid_session_copies_frames_and_reframes_the_cut(tmp_path):
     parent = LogReader.open(str(src))
     assert parent.source.kind == "zstd"
     res = fork(parent, 34)
-    assert res["format"] == "zstd" and res["child"].endswith(".jsonl.zstd") and res["seedLength"] == 38
+    assert res["format"] == "zstd" and res["child"].endswith(".jsonl.zstd") and res["seedLength"] == 37
     child = LogReader.open(res["child"])
     ce, pe = child.events(), parent.events()
-    assert [e.raw for e in ce[:38]] == [e.raw for e in pe[:38]] and ce[38].type == "session/end-seed"
+    assert [e.raw for e in ce[:37]] == [e.raw for e in pe[:37]] and ce[37].type == "session/end-seed"
     assert sha(src) == before
 
 
@@ -327,10 +328,10 @@ def test_sqlite_fork_in_one_transaction(tmp_path):
     parent = open_reader(str(db))
     rev = parent.source.revision()
     res = fork(parent, 34, child_id="child-sql")
-    assert res["format"] == "sqlite" and res["seedLength"] == 38
+    assert res["format"] == "sqlite" and res["seedLength"] == 37
     child = open_reader(str(db), "child-sql")
-    assert child.header.parentSession == parent.header.id and child.header.seedLength == 38
+    assert child.header.parentSession == parent.header.id and child.header.seedLength == 37
     ce, pe = child.events(), open_reader(str(db), parent.header.id).events()
-    assert [e.envelope() for e in ce[:38]] == [e.envelope() for e in pe[:38]]
-    assert ce[38].type == "session/end-seed" and len(ce) == 39
+    assert [e.envelope() for e in ce[:37]] == [e.envelope() for e in pe[:37]]
+    assert ce[37].type == "session/end-seed" and len(ce) == 38
     assert open_reader(str(db), parent.header.id).source.revision() == rev

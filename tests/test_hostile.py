@@ -248,7 +248,7 @@ def test_cli_page_messages_request_export(tmp_path):
     page = json.loads(run_cli("page", f, "--attempts", "--json").stdout)
     hidden = [e["event"]["seq"] for e in page["events"] if e.get("hidden")]
     assert hidden == [9, 10]
-    msgs = json.loads(run_cli("messages", f, "--json").stdout)
+    msgs = json.loads(run_cli("messages", f, "--json").stdout)["messages"]
     assert [m["role"] for m in msgs] == ["user", "user", "assistant"]
     req = json.loads(run_cli("request", f, "--at", "18", "--json").stdout)
     assert req["boundary"] == 13 and len(req["request"]["messages"]) == 2

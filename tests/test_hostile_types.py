@@ -76,7 +76,12 @@ def _faces(path: str) -> dict[str, Any]:
     evs = r.events()
     # request: the exact request at dispatch boundaries (every one of a short log, a sample of a long one)
     bounds = [b for b, _a in analysis.dispatches(evs)]
-    out["request"] = [analysis.request_at(r, b)["request"] for b in bounds[::max(1, len(bounds) // 4)] + bounds[-1:]]
+    out["request"] = []
+    for b in bounds[::max(1, len(bounds) // 4)] + bounds[-1:]:
+        try:
+            out["request"].append(analysis.request_at(r, b)["request"])
+        except analysis.RequestError as e:       # (no request/header left before it: dsh built none, issue 27)
+            out["request"].append(str(e))
     # surface: the index (streamed and exact) and the status of every row, page by page
     si, exact = index_for(r), index_for(r, exact=True)
     assert si.rejected.keys() == exact.rejected.keys()

@@ -155,4 +155,5 @@ def test_messages_command_streams_the_same_json(tmp_path, capsys):
     p = tmp_path / "session.jsonl"
     write_jsonl(str(p), SessionSynth(seed=6), target_bytes=400_000)
     assert main(["messages", str(p), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(analysis.messages(LogReader.open(str(p)))))
+    assert json.loads(capsys.readouterr().out)["messages"] == \
+        json.loads(json.dumps(analysis.messages(LogReader.open(str(p)))))

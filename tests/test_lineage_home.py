@@ -45,7 +45,7 @@ def test_demo_fork_parent_found_across_session_folders(capsys):
     assert cli(["diff", str(child), "--fork", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)["fork"]
     assert d["parent"]["id"] == "demo-long-goal" and d["seedLengthOk"] and d["endSeedOk"] and not d["problems"]
-    assert d["commonPrefix"] == d["seedLength"] == 1055
+    assert d["commonPrefix"] == d["seedLength"] == 1054          # through turn/end 1053 (decision 0018)
 
 
 def test_lineage_deeper_than_one_level_across_projects(home, capsys):
@@ -76,7 +76,7 @@ def test_fork_diff_takes_the_parent_it_is_given(home):
     child = open_reader(str(_p(home, "demo-long-goal-fork")))
     parent = open_reader(find_parent(str(_p(home, "demo-long-goal-fork"))))
     d = fork_diff(child, parent)
-    assert d["commonPrefix"] == 1055 and d["divergenceSeq"] == 1055
+    assert d["commonPrefix"] == 1054 and d["divergenceSeq"] == 1054
 
 
 def test_zip_export_includes_children_at_every_depth(home, tmp_path, capsys):

@@ -49,8 +49,8 @@ def test_fork_from_an_eligible_reply(qtbot, tmp_path):
     with qtbot.waitSignal(fa.forked, timeout=WAIT) as blocker:
         fa.action.trigger()
     res = blocker.args[0]
-    assert seen and seen[0]["boundary"] == 37 and seen[0]["turns"] == 1 and seen[0]["lastMessage"]
-    assert res["seedLength"] == 38
+    assert seen and seen[0]["boundary"] == 36 and seen[0]["turns"] == 1 and seen[0]["lastMessage"]   # its turn/end (decision 0018)
+    assert res["seedLength"] == 37
     # the child is durable (reported only after publication) and opens selected in the tree
     from app.log.index.reader import LogReader
     assert LogReader.open(res["child"]).events()[-1].type == "session/end-seed"

@@ -82,7 +82,7 @@ def test_lock_held_by_another_process_means_live(tmp_path, holder, capsys):
     obj = _inspect(capsys, log)
     assert obj["writer"] == "crashed" and obj["writerState"]["lockHeld"] is False
     assert obj["truth"]["name"] == "Logical history (crash closed in memory)"
-    assert obj["closure"] == ["tool/result", "step/end", "turn/end"] and "inFlight" not in obj
+    assert obj["closure"] == ["tool/result", "step/end", "turn/end"] and obj["inFlight"] is None
 
 
 def test_lock_released_on_a_closed_log_is_complete_at_once(tmp_path, holder):
@@ -165,7 +165,7 @@ def test_simulated_live_writer_then_killed(tmp_path, capsys, lock):
         obj = _inspect(capsys, log, "--live-window", "2", "--crash-after", "3")
     assert cli(["page", str(log), "--json", "--limit", "5", "--live-window", "2", "--crash-after", "3"]) == 0
     pg = json.loads(capsys.readouterr().out)
-    assert pg["face"] == "logical" and "inFlight" not in pg
+    assert pg["face"] == "logical" and pg["inFlight"] is None
     if obj["openTail"]:
         assert obj["writer"] == "crashed" and obj["closure"] and obj["closure"][-1] == "turn/end"
         # closed once the writer is gone: the synthesized closers are rows of the logical page
@@ -173,7 +173,7 @@ def test_simulated_live_writer_then_killed(tmp_path, capsys, lock):
         assert [e["event"]["type"] for e in pg["events"] if e.get("synthesized")] == obj["closure"]
     else:                                               # killed exactly between turns
         assert obj["writer"] == "complete" and obj["closure"] == []
-    assert "inFlight" not in obj
+    assert obj["inFlight"] is None
 
 
 def test_fresh_fork_child_is_not_live(tmp_path):

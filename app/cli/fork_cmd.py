@@ -29,8 +29,7 @@ def _run(args):
         raise CliError(str(e)) from None
     refusal = dsh_refusal(args, r)
     obj["dshWouldRefuse"] = bool(refusal)
-    if refusal:
-        obj["problems"] = refusal
+    obj["problems"] = refusal                     # always there (one shape per command)
 
     def text():
         if args.preview:

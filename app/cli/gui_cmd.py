@@ -11,6 +11,8 @@ def _cfg_gui(p):
     p.add_argument("--attempts", action="store_true", help="show hidden (failed/retried) attempts")
     p.add_argument("--select", type=int, metavar="SEQ", help="select the row of this seq after loading")
     p.add_argument("--request", action="store_true", help="with --select: show the Request inspector tab")
+    p.add_argument("--as-written", action="store_true",
+                   help="the Request tab starts on a v3 log's writer-era shape (its 'As written' toggle)")
     p.add_argument("--wait-index", action="store_true",
                    help="with --screenshot: also wait for the seq index of the session and print how it was built")
     p.add_argument("--size", metavar="WxH", help="window size, e.g. 1400x860")
@@ -20,7 +22,10 @@ def _cfg_gui(p):
 
 
 def _run_gui(args):
+    import os
     from ..ui.app import run_gui
+    if args.as_written:
+        os.environ["SESSION_LENS_REQUEST_AS_WRITTEN"] = "1"          # read by the Request tab (request_view)
     return run_gui(args.path, screenshot=args.screenshot, physical=args.physical, attempts=args.attempts,
                    select=args.select, size=args.size, page_size=args.page_size, theme=args.theme,
                    request=args.request, wait_index=args.wait_index)

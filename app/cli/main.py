@@ -167,7 +167,7 @@ def _run_inspect(args):
     def text():
         keys = ["id", "format", "formatVersion", "generation", "title", "events", "lastSeq", "turns", "messages",
                 "attempts", "hiddenAttempts", "openTail", "closure", "dshWouldRefuse"]
-        keys += [k for k in ("writer", "inFlight") if k in obj]
+        keys += [k for k in ("writer", "inFlight") if obj.get(k) is not None]
         from .termtext import one_line as o     # (one line each, whatever the log's text holds)
         lines = [f"{k:>15}: {o(obj.get(k))}" for k in keys]
         lines += [f"     generation: {o(g['name'])} (v{g['version']}, not read)" for g in obj.get("generations") or []]
@@ -192,18 +192,24 @@ def _cfg_messages(p):
     cfg_session_path(p)
     p.add_argument("--through", type=int, help="fold the prefix through this seq (inclusive)")
     p.add_argument("--physical", action="store_true", help="without the logical closure")
+    _cfg_as_written(p)
+
+
+def _cfg_as_written(p):
+    p.add_argument("--as-written", action="store_true",
+                   help="a v3 log in the writer-era shape (default: as today's dsh derives it, migrated to v4)")
 
 
 def dsh_refusal(args, reader, checks=None) -> list:
     """Why dsh would refuse to load this log (a corrupt committed row, an envelope it rejects):
     [] when it would load it; else the reasons, and one warning line on stderr.  The command
     still answers (issue 12)."""
-    from ..log.index.integrity import dsh_refusals
-    probs = [str(p) for p in dsh_refusals(reader) + (list(checks.refusing) if checks is not None else [])]
-    if probs:
-        print(f"session-lens {args.cmd}: warning: dsh would refuse to load this log ({probs[0]}); "
-              "answering from the rows that read", file=sys.stderr)
-    return probs
+    from ..log.index.verdict import dsh_verdict, refusal_summary
+    refusals = dsh_verdict(reader, checks)
+    if refusals:
+        print(f"session-lens {args.cmd}: warning: {refusal_summary(refusals)}; answering from the rows that read",
+              file=sys.stderr)
+    return [str(p) for p in refusals]
 
 
 def _run_messages(args):
@@ -214,7 +220,7 @@ def _run_messages(args):
     checks = EventChecks()
     # streamed, one message at a time (flat memory however long the log); the fold and its checks
     # are complete when the first message comes, so the refusal is known before anything is written
-    msgs = iter_messages(r, args.through, logical=not args.physical, checks=checks)
+    msgs = iter_messages(r, args.through, logical=not args.physical, checks=checks, as_written=args.as_written)
     first = next(msgs, None)
     refusal = dsh_refusal(args, r, checks)
     from .termtext import json_safe, one_line, term_safe, write_out
@@ -225,8 +231,8 @@ def _run_messages(args):
             write_out(json_safe(text) if args.json else term_safe(text))
     out = _Out()
     if args.json:
-        # a log dsh would refuse: an object that says so (a plain list otherwise)
-        out.write('{"messages": [' if refusal else "[")
+        # one shape whatever the log (README "JSON answers"): the verdict first, then the streamed messages
+        out.write(json.dumps({"dshWouldRefuse": bool(refusal), "problems": refusal})[:-1] + ', "messages": [')
     n = 0
     for m in (_chain_first(first, msgs) if first is not None else ()):
         if args.json:
@@ -236,8 +242,7 @@ def _run_messages(args):
             out.write(f"[{one_line(m.get('role'))}] {body}\n")
         n += 1
     if args.json:
-        out.write(("], " + json.dumps({"problems": refusal, "dshWouldRefuse": True})[1:] if refusal else "]")
-                  + "\n")
+        out.write("]}\n")
     elif n == 0:
         out.write("\n")
 
@@ -255,6 +260,7 @@ COMMANDS["messages"] = ("the derived model messages", _cfg_messages, _run_messag
 def _cfg_request(p):
     cfg_session_path(p)
     p.add_argument("--at", type=int, required=True, help="a seq of the attempt (first chunk, any chunk, its message)")
+    _cfg_as_written(p)
 
 
 def _run_request(args):
@@ -266,15 +272,15 @@ def _run_request(args):
         if r.version in (0, 2, 3, 4) and not r.envelope_free and r.source.kind in ("jsonl", "zstd"):
             from ..log.fold import checkpoints
             from ..store.indexcache import cached_checkpoints
-            obj = checkpoints.request_at(r, args.at, cached_checkpoints(r)[0], checks=checks)   # nearest + replay
+            obj = checkpoints.request_at(r, args.at, cached_checkpoints(r)[0], checks=checks,   # nearest + replay
+                                         as_written=args.as_written)
         else:
-            obj = request_at(r, args.at, checks=checks)
+            obj = request_at(r, args.at, checks=checks, as_written=args.as_written)
     except RequestError as e:
         raise CliError(str(e)) from None
     refusal = dsh_refusal(args, r, checks)
     obj["dshWouldRefuse"] = bool(refusal)
-    if refusal:
-        obj["problems"] = refusal
+    obj["problems"] = refusal                     # always there (one shape per command)
     emit(args, obj, None)
 
 

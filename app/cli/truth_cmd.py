@@ -42,6 +42,7 @@ def add_writer(obj: dict[Any, Any], ws: Optional[dict[Any, Any]], reader=None) -
     """``writer``, ``writerState``, the truth an ``inspect`` answer shows and, while the writer
     is live, ``inFlight`` (what the open turn has so far) instead of a synthesized closure."""
     from ..log.fold.tails import TRUTHS
+    obj["inFlight"] = None                  # (one shape: null unless a live writer is in a turn)
     if ws is not None:
         obj["writer"] = ws["writer"]
         obj["writerState"] = ws
@@ -127,6 +128,7 @@ def annotate_page(reader, page, items: list[Any], entries: list[Any], obj: dict[
     face = "physical" if physical else ("live" if live else "logical")
     obj["face"] = face
     obj["truth"] = {"name": TRUTHS[face][0], "contract": TRUTHS[face][1]}
+    obj["inFlight"] = None                  # (one shape: null unless a live writer is in a turn)
     if live:
         obj["closure"] = []
         if page.tail_state is not None and page.tail_state.tracker is not None:

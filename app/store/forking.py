@@ -204,12 +204,12 @@ def _legacy_by_heads(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
     not ending in ``}``) falls back to the regex over the rows' heads (:func:`_legacy_by_regex`),
     as does an interpreted scanner (the regex is faster than the interpreted loop)."""
     from ..log.index import fastindex
-    from ..log.format.limits import MAX_PACKED_MEMBERS
+    from ..log.format.limits import SCAN_MEMBERS
     if upto <= 0 or data[upto - 1:upto] != b"\n":
         return None
     if fastindex.SCANNER != "python":                  # (the C scanner)
         got = fastindex._scan_rows(data, 0, upto, -1, fastindex._SCAN_TYPES, fastindex._SCAN_KINDS,
-                                   MAX_PACKED_MEMBERS, True)
+                                   SCAN_MEMBERS, True)
         if got is not None:
             probes = got[5]
             return [(a, b - 1) for a, b in zip(probes[::2], probes[1::2]) if _may_be_legacy(data[a:b])]
@@ -689,10 +689,10 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     version = getattr(reader, "version", 0) or 0
     header = child_header(parent_hdr, child_id, plan.seed_length, now, version)
     last_time = 0
-    if version >= 2 and plan.boundary >= 0:
+    if plan.boundary >= 0:                   # the marker's time: event B's, as the newest host (every version)
         last = plan.closure[-1] if plan.closure else reader.event_at(plan.stored_through)
         last_time = last.time if last is not None else 0
-    tail_rows = seed_tail(plan, version, last_time, now, tracker=getattr(plan, "open_tracker", None))
+    tail_rows = seed_tail(plan, version, last_time, tracker=getattr(plan, "open_tracker", None))
     if src.kind == "sqlite":
         return _fork_sqlite(reader, plan, header, tail_rows, rev_before, at_seq, out_store)
     path = child_location(reader, child_id, out_store)

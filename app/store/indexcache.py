@@ -49,8 +49,8 @@ if TYPE_CHECKING:
     from ..log.fold.checkpoints import Checkpoints
     from ..log.index.reader import LogReader
 
-MAGIC = b"SLIDX\x00\x04\n"
-FORMAT = 4
+MAGIC = b"SLIDX\x00\x05\n"     # 5: keyed digests (issue 28) and v3 checkpoints with tool history (issue 27)
+FORMAT = 5
 TAIL_CHECK = 4096
 _DIGEST = 32
 _ARRAYS = (("seg_pos", "q"), ("seg_end", "q"), ("first_seq", "q"), ("last_seq", "q"), ("line0", "q"),

@@ -21,9 +21,10 @@ from .faces import open_reader
 def exact_request(path: str, session_id: Optional[str], seq: int,
                   cancelled: Optional[Callable[[], bool]] = None,
                   check: Optional[Callable[[], None]] = None,
-                  progress: Optional[Callable[[int, int], None]] = None) -> dict[str, object]:
+                  progress: Optional[Callable[[int, int], None]] = None, as_written: bool = False) -> dict[str, object]:
     """``request_at`` for the window: -> the request dict plus ``"mode"`` ("saved" | "built" | "scratch");
-    ``progress(done, total)``: of the index scan when the checkpoints must be built first."""
+    ``progress(done, total)``: of the index scan when the checkpoints must be built first; ``as_written``: a v3
+    log's request in the writer-era shape (default: as today's dsh derives it)."""
     from ..log.fold import checkpoints
     from .indexcache import cached_checkpoints, cached_index
     from .indexer import CACHE_SCAN_IN_PROCESS, build_index_isolated
@@ -31,7 +32,7 @@ def exact_request(path: str, session_id: Optional[str], seq: int,
     try:
         indexed = r.header is not None and r.header.version in (0, None, 2, 3, 4) and r.source.kind in ("jsonl", "zstd")
         if not indexed:
-            out = request_from_scratch(r, seq)
+            out = request_from_scratch(r, seq, as_written=as_written)
             out["mode"] = "scratch"
             return out
         idx, _ = cached_index(r, max_scan=CACHE_SCAN_IN_PROCESS)
@@ -44,7 +45,7 @@ def exact_request(path: str, session_id: Optional[str], seq: int,
             r = open_reader(path, session_id)
             idx, _ = cached_index(r)
             cps, _ = cached_checkpoints(r)
-        out = checkpoints.request_at(r, seq, cps, check=check)
+        out = checkpoints.request_at(r, seq, cps, check=check, as_written=as_written)
         out["mode"] = mode
         return out
     finally:

@@ -8,11 +8,12 @@ stale answers (the selection moved on) are dropped.
 from __future__ import annotations
 
 import json
+import os
 import time
 from typing import Optional
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter, QTreeView,
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter, QTreeView,
                                QVBoxLayout, QWidget, QApplication)
 
 from .history.delegate import mono_font
@@ -23,12 +24,12 @@ from .workers import Cancelled, Job, Jobs
 REQUEST_KINDS = frozenset({RowKind.ASSISTANT, RowKind.STEP_START, RowKind.STEP_END}) | ATTEMPT_KINDS
 
 
-def _request_job(job, path: str, session_id: Optional[str], seq: int):
+def _request_job(job, path: str, session_id: Optional[str], seq: int, as_written: bool = False):
     t0 = time.perf_counter()
     try:
         from ..store.requests import exact_request      # (in the worker: not on the way to the first paint)
         out = exact_request(path, session_id, seq, cancelled=lambda: job.cancelled, check=job.check,
-                            progress=job.report)
+                            progress=job.report, as_written=as_written)
     except InterruptedError:
         raise Cancelled(job.name)
     out["elapsed"] = time.perf_counter() - t0
@@ -57,6 +58,7 @@ class RequestView(QWidget):
         self._job: Optional[Job] = None
         self._group = f"request-{id(self)}"      # a new request supersedes the one in flight
         self._want: Optional[tuple] = None
+        self._last: Optional[tuple] = None          # (path, session id, seq) of the last request asked for
         self.result: Optional[dict] = None
         self.shown_seq: Optional[int] = None
         lay = QVBoxLayout(self)
@@ -90,6 +92,15 @@ class RequestView(QWidget):
         split.setSizes([300, 200])
         lay.addWidget(split, 1)
         row = QHBoxLayout()
+        # a v3 log: today's dsh derives its request on the v4 shape (the default); the writer-era shape on demand
+        self.as_written = QCheckBox("As written (v3 shape)")
+        self.as_written.setObjectName("requestAsWritten")
+        self.as_written.setToolTip("Show a v3 log's request in the shape its writer logged it (tool results as user "
+                                   "messages, plugin sources, no toolHistory) instead of the shape today's dsh "
+                                   "derives after migrating it to v4.")
+        self.as_written.setChecked(os.environ.get("SESSION_LENS_REQUEST_AS_WRITTEN") == "1")   # (gui --as-written)
+        self.as_written.toggled.connect(self._recompute)
+        lay.addWidget(self.as_written)          # (its own line: the inspector keeps its narrow minimum width)
         self.copy_btn = QPushButton("Copy request JSON")
         self.copy_btn.setEnabled(False)
         self.copy_btn.clicked.connect(self._copy)
@@ -110,14 +121,21 @@ class RequestView(QWidget):
         self.status.setText(message or "Select an assistant or step row to see the exact request sent at its dispatch.")
         self.cleared.emit()
 
+    def _recompute(self, _checked: bool = False) -> None:
+        if self._last is not None:
+            self._want = None
+            self.compute(*self._last)
+
     def compute(self, path: str, session_id: Optional[str], seq: int) -> None:
-        want = (path, session_id, seq)
+        as_written = self.as_written.isChecked()
+        want = (path, session_id, seq, as_written)
         if want == self._want:
             return
         self.clear()
         self._want = want
+        self._last = (path, session_id, seq)
         self.status.setText(f"Computing the request at seq {seq} (folding the log prefix)…")
-        self._job = self.jobs.submit(_request_job, path, session_id, seq, name="request", group=self._group,
+        self._job = self.jobs.submit(_request_job, path, session_id, seq, as_written, name="request", group=self._group,
                                      on_done=lambda res, s=seq: self._done(s, res),
                                      on_error=lambda msg, s=seq: self._fail(s, msg))
         self.tasks.track(self._job, f"Computing the request at seq {seq}", delay_ms=500)

@@ -210,6 +210,10 @@ def banner_lines(history, go_actions=None) -> tuple:
             k = len(st.dropped)
             lines.append(f"{count_text(k, 'stored row')} at the tail {'is' if k == 1 else 'are'} torn or unreadable; "
                          f"a repair would truncate {'it' if k == 1 else 'them'} (shown in the physical tail).")
+    outline = getattr(go_actions, "outline", None) if go_actions is not None else None
+    if outline is not None and getattr(outline, "refusals", None):      # dsh's verdict (app.log.index.verdict)
+        from ..log.index.verdict import refusal_summary
+        lines.insert(0, refusal_summary(outline.refusals) + ". Session Lens still shows every row that reads.")
     nprob = go_actions.problem_count() if go_actions is not None else None
     if nprob:                                   # every problem of the log (outline pass): count, panel
         codes: dict = {}

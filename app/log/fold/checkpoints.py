@@ -183,6 +183,8 @@ def restore_surface(nodes: list[int], empty: list[int], violations: list[Problem
 def _offloaded(sf: SurfaceFold) -> list[tuple[int, list[int]]]:
     """(node seq, indexes of the images its projection marks offloaded) of nodes with a projection."""
     out: list[tuple[int, list[int]]] = []
+    if not sf.projected:                         # the common case: no projection (one check per point)
+        return out
     for seq in sf.nodes:
         m = sf.projected.get(seq)
         if m is None:
@@ -241,11 +243,12 @@ def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
                 checks=[(msgspec.structs.replace(q), any(q is r for r in checks.refusing))
                         for q in checks.problems[n_chk:]]))
             cps.points[-1].version = version
-            if version >= 4:
+            # image/offload applies in every version (spec-versions §3.5 correction)
+            cps.points[-1].step_mark, cps.points[-1].offloaded = sf._step_mark, _offloaded(sf)
+            if version >= 3:                        # (v3: today's dsh derives toolHistory on the v4 shape)
                 th = hf.tool_history
                 tools = _tool_fields(th)
                 p = cps.points[-1]
-                p.step_mark, p.offloaded = sf._step_mark, _offloaded(sf)
                 p.tool_headers = []
                 for seq, tl in list(th.headers.items())[n_th:]:
                     p.tool_headers.append((seq, None if tl == prev_tl else copy.deepcopy(tl)))
@@ -343,7 +346,7 @@ def folds_at(reader: LogReader, cps: Checkpoints, b: int, check: Optional[Callab
     if cp is not None:
         nodes, empty, viol, header, hist, chk = cps.state(i)
         sf = restore_surface(nodes, empty, viol, lambda seqs: events_by_seq(reader, seqs, check), cp)
-        hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 4 else restore_header(header, hist)
+        hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 3 else restore_header(header, hist)
         if checks is not None:
             for q, refusing in chk:
                 prob = msgspec.structs.replace(q)
@@ -386,7 +389,7 @@ def turn_start_before(idx: SeqIndex, seq: int) -> int:
 
 
 def request_at(reader: LogReader, at_seq: int, cps: Checkpoints, check: Optional[Callable[[], None]] = None,
-               checks: Optional[EventChecks] = None) -> dict[str, object]:
+               checks: Optional[EventChecks] = None, as_written: bool = False) -> dict[str, object]:
     """:func:`app.log.query.analysis.request_at` from checkpoints: the attempt is found from its turn's
     start, the folds from the nearest checkpoint; neither reads the log from seq 0."""
     from ..query.analysis import dispatch_boundary
@@ -404,7 +407,10 @@ def request_at(reader: LogReader, at_seq: int, cps: Checkpoints, check: Optional
     b, attempt = dispatch_boundary(reader, at_seq, events=(e for e in events_from(reader, start, check)
                                                             if isinstance(e, Event) and e.seq >= ts), checks=checks)
     sf, hf = folds_at(reader, cps, b, check, checks)
+    sf.as_written = as_written
+    from ..query.analysis import require_header
+    from .folds import tool_history_of
+    require_header(hf, at_seq, b)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
-            "request": build_request(hf.header, sf.messages(), sid,
-                                     hf.tool_history.snapshot() if (reader.version or 0) >= 4 else None)}
+            "request": build_request(hf.header, sf.messages(), sid, tool_history_of(hf, reader.version, as_written))}

@@ -49,6 +49,9 @@ class SurfaceFold:
             self.replaced_by, self.replaced = columns.replaced_by, columns.replaced
         self.violations: list[Problem] = []
         self._empty_assistant: set[int] = set()
+        # v3: messages in the shape today's dsh derives them (migrated to v4 first, app.log.fold.normalize);
+        # True: the writer-era shape (``--as-written``, the Request tab's toggle)
+        self.as_written = False
 
     def apply(self, ev: Event) -> None:
         if ev.type in ("step/start", "step/end"):
@@ -161,7 +164,10 @@ class SurfaceFold:
             m = self.projected.get(s) or event_message(self.events[s])
             if m is not None:
                 out.append(m)
-        if self.version >= 4:
+        if self.version == 3 and not self.as_written:
+            from .normalize import v4_message
+            out = [v4_message(m) for m in out]
+        if self.version >= 4 or (self.version == 3 and not self.as_written):
             out = self._without_unanswerable(out)
         return out
 
@@ -358,6 +364,12 @@ def header_equals(a: Optional[JsonObj], b: Optional[JsonObj]) -> bool:
     return canonical_header(a or {}) == canonical_header(b or {})
 
 
+def tool_history_of(hf: HeaderFold, version: Optional[int], as_written: bool = False) -> Optional[JsonObj]:
+    """``toolHistory`` of a request: v4, and v3 in today's dsh's shape (it derives on the v4 shape)."""
+    v = version or 0
+    return hf.tool_history.snapshot() if v >= 4 or (v == 3 and not as_written) else None
+
+
 def build_request(header: Optional[JsonObj], messages: list[JsonObj], session_id: str,
                   tool_history: Optional[JsonObj] = None) -> JsonObj:
     """``buildRequest``: ``{...config, messages, system?, tools?, sessionId}``; v3+ headers have
@@ -384,4 +396,4 @@ def exact_request(prefix: Iterable[Event], session_id: str, version: int = 0) ->
         sf.apply(ev)
         hf.apply(ev)
     return build_request(hf.header, sf.messages(), session_id,
-                         hf.tool_history.snapshot() if (version or 0) >= 4 else None)
+                         tool_history_of(hf, version))

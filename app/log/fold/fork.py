@@ -127,11 +127,10 @@ def plan_fork(reader: LogReader, at_seq: Optional[int] = None, live: bool = Fals
             raise ForkError("INVALID_BOUNDARY", f"the stored log is not contiguous through seq {stored_through}")
         check_core_boundary(marks + [(e.seq, e.type) for e in closure], boundary, boundary)
     else:
-        # the cut extends through the following events up to (not including) the next turn/start
-        nxt = next((s for s, t in marks if t == "turn/start" and s > b_end), None)
-        boundary = (nxt - 1) if nxt is not None else last_seq
-        if b_end <= idx.contiguous_through < boundary:
-            boundary = idx.contiguous_through     # a seq gap after the turn: the cut stops before it
+        # the newest dsh host cuts right after the boundary turn's turn/end, every source version
+        # (docs/decisions/0018-fork-cut-newest-host.md; the retired rule copied the rows up to the next
+        # turn/start): what follows the turn/end (an inbox splice for the next turn, a title, ...) is not inherited
+        boundary = b_end
         stored_through = boundary
         closure = []
         check_core_boundary(marks, stored_through, idx.contiguous_through)
@@ -197,12 +196,13 @@ def end_seed(seq: int, time_ms: int, inherited: bool = False) -> JsonObj:
     return {"type": "session/end-seed", "seq": seq, "time": time_ms, "data": {"inherited": True} if inherited else {}}
 
 
-def seed_tail(plan: ForkPlan, version: int, last_time: int, now_ms: int,
+def seed_tail(plan: ForkPlan, version: int, last_time: int,
               tracker: Optional[RepairTracker] = None) -> list[JsonObj]:
-    """Rows after the seed's stored rows: the logical closers the plan copies, then the marker
-    (v2+: always the tagged one at ``boundary + 1``, time of event ``boundary``; v0/v1: ``{}``
-    unless the seed already ends with one), then for v2+ the ``forked`` closers of a turn still
-    open at the cut (``tracker``: a RepairTracker fed the seed, spec-versions §7.1)."""
+    """Rows after the seed's stored rows: the logical closers the plan copies, then the marker at
+    ``boundary + 1`` with the time of event ``boundary``, as the newest dsh host writes it (v2+: the
+    tagged ``{inherited: true}``; v0/v1: ``{}`` unless the seed already ends with one, their vocabulary),
+    then for v2+ the ``forked`` closers of a turn still open at the cut (``tracker``: a RepairTracker
+    fed the seed, spec-versions §7.1)."""
     rows = [e.envelope() for e in plan.closure]
     if (version or 0) >= 2:
         rows.append(end_seed(plan.boundary + 1, last_time, inherited=True))
@@ -211,7 +211,7 @@ def seed_tail(plan: ForkPlan, version: int, last_time: int, now_ms: int,
             tracker.apply(marker)
             rows.extend(e.envelope() for e in tracker.closure("forked"))
     elif not plan.ends_with_end_seed:
-        rows.append(end_seed(plan.boundary + 1, now_ms))
+        rows.append(end_seed(plan.boundary + 1, last_time))
     return rows
 
 

@@ -193,6 +193,12 @@ class TailTracker:
         if self.dropped:
             self.dropped.append(it)
             return
+        if not isinstance(it, Event) and it.kind == "over-limit":
+            # a legal row over Session Lens's own limit (not a defect dsh sees): kept; its chunks do not
+            # change the closure; the next seq follows its members when they are known
+            self.prev = (it.seqs[0] + it.seqs[1] - 1) if it.seqs is not None and (
+                self.prev is None or it.seqs[0] == self.prev + 1) else None
+            return
         if not isinstance(it, Event):
             self.dropped.append(it)
             self.defect = (it, "bad")

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from .limits import MAX_PACKED_MEMBERS, LimitError, check_row
+from .limits import MAX_PACKED_MEMBERS, LimitError, check_row, over_limit
 from .model import (MAX_SAFE_INT, PACKED_TAGS, BadKind, BadRow, Event,
                     Header, Item, Problem)
 from .payloads import JsonObj
@@ -52,7 +52,7 @@ def decode_json(raw: bytes) -> tuple[Any, bool]:
     except LimitError as e:
         raise DecodeError(str(e)) from None
     except RecursionError:
-        raise DecodeError("nested too deeply to decode") from None
+        raise DecodeError(over_limit("a row nested too deeply to decode")) from None
     except msgspec.DecodeError as e:
         try:
             text = raw.decode("utf-8")
@@ -147,8 +147,9 @@ class RowCodec:
             obj, replaced = decode_json(raw)
         except DecodeError as e:
             kind: BadKind = "bad-utf8" if "UTF-8" in str(e) else (
-                "over-limit" if ("limit" in str(e) or "nested" in str(e)) else "malformed")
-            reason = f"not a JSON row: {e}"
+                "over-limit" if isinstance(e.__cause__, LimitError) or "Session Lens's limit" in str(e)
+                or "nested" in str(e) else "malformed")
+            reason = str(e) if kind == "over-limit" else f"not a JSON row: {e}"
             if raw[:24] == b"<undecodable sqlite row " and raw[-1:] == b">":   # (sqlite_store.undecodable_marker)
                 reason = raw[1:-1].decode("utf-8", "replace")
                 kind = "over-limit" if "row limit" in reason else kind
@@ -175,6 +176,10 @@ class RowCodec:
         if typ in PACKED_TAGS:
             try:
                 events = expand_packed(obj)
+            except OverLimit as e:
+                return [BadRow(kind="over-limit", reason=str(e), raw=raw, pos=pos, offset=offset, line=line,
+                               seqs=(e.seq0, e.n))], \
+                    problems + [Problem(code="over-limit", message=str(e), line=line, offset=offset, seq=e.seq0)]
             except DecodeError as e:
                 reason = f"bad packed {typ} row: {e}"
                 return [BadRow(kind="bad-packed", reason=reason, raw=raw, pos=pos, offset=offset, line=line)], \
@@ -334,8 +339,6 @@ def _check_packed(row: JsonObj) -> _Packed:
     turn, step, index = data["turn"], data["step"], data["index"]
     if not (_is_int(turn) and _is_int(step) and _is_int(index)):
         raise DecodeError("turn/step/index must be integers")
-    if isinstance(payload, list) and len(payload) > MAX_PACKED_MEMBERS:
-        raise DecodeError(f"{len(payload)} members, over the limit of {MAX_PACKED_MEMBERS} per packed row")
     if not isinstance(payload, list) or not payload or not all(isinstance(p, str) for p in payload):
         raise DecodeError("payload must be a non-empty list of strings")
     if not isinstance(dt, list) or not all(_is_int(x) for x in dt) or len(dt) != len(payload) - 1:
@@ -346,9 +349,20 @@ def _check_packed(row: JsonObj) -> _Packed:
     return tag, seq0, time0, data, payload, dt
 
 
+class OverLimit(DecodeError):
+    """A legal packed row with more members than Session Lens expands at once (its limit, not dsh's)."""
+
+    def __init__(self, seq0: int, n: int):
+        super().__init__(over_limit(f"{n:,} members in one packed row; it expands at most {MAX_PACKED_MEMBERS:,}"))
+        self.seq0, self.n = seq0, n
+
+
 def expand_packed(row: JsonObj) -> list[Event]:
-    """Expand a packed chunk row to its ``assistant/chunk`` events (spec §1.4)."""
+    """Expand a packed chunk row to its ``assistant/chunk`` events (spec §1.4); a row over Session Lens's
+    member limit raises :class:`OverLimit` (counted by :func:`packed_extent`, never expanded)."""
     tag, seq0, time0, data, payload, dt = _check_packed(row)
+    if len(payload) > MAX_PACKED_MEMBERS:
+        raise OverLimit(seq0, len(payload))
     turn, step, index = data["turn"], data["step"], data["index"]
     delta = PACKED_TAGS[tag]
     events: list[Event] = []

@@ -13,7 +13,8 @@ import re
 from typing import TYPE_CHECKING, Optional, Union
 from collections.abc import Callable, Iterator
 
-from .codec import DecodeError, decode_json, packed_extent
+from .codec import DecodeError, OverLimit, decode_json, packed_extent
+from .limits import MAX_PACKED_MEMBERS
 from .model import Event, Problem, is_event
 from ..source.sources import RowPos
 
@@ -109,6 +110,9 @@ def lazy_row(reader: LogReader, pos: RowPos, off: int, line: Optional[int], raw:
             obj, replaced = decode_json(raw)
             if not replaced and isinstance(obj, dict):
                 turn, step, seq0, n = packed_extent(obj)
+                if n > MAX_PACKED_MEMBERS and problems is not None:     # counted; Session Lens's limit, said so
+                    problems.append(Problem(code="over-limit", message=str(OverLimit(seq0, n)), line=line,
+                                            offset=off if off >= 0 else None, seq=seq0))
                 return [PackedBlock(turn, step, seq0, n, line, off)]
         except DecodeError:
             pass                                   # the codec says why, below
@@ -164,16 +168,17 @@ class RowReader:
 
 
 def iter_messages(reader: LogReader, through: Optional[int] = None, logical: bool = True,
-                  checks: Optional[EventChecks] = None) -> Iterator[dict[str, object]]:
+                  checks: Optional[EventChecks] = None, as_written: bool = False) -> Iterator[dict[str, object]]:
     """``analysis.messages`` as a stream, in flat memory: the surface fold keeps each node's type
     and position only (packed rows are not even decoded), and every message is read back from
     its row when it is produced.  ``checks`` (:class:`~app.log.index.integrity.EventChecks`) sees every
     event folded (packed deltas carry nothing it checks) and is complete before the first message."""
     from ..fold.folds import SurfaceFold
     from .model import SURFACE_TYPES, event_message
-    if getattr(reader, "version", 0) != 0:        # v2+ folds project messages (v4): the whole fold
+    # v2+ folds project messages (v4), and a SQLite store's rows are not read back by file offset: the whole fold
+    if getattr(reader, "version", 0) != 0 or reader.source.kind == "sqlite":
         from ..query.analysis import messages
-        yield from messages(reader, through, logical, checks=checks)
+        yield from messages(reader, through, logical, checks=checks, as_written=as_written)
         return
     sf = SurfaceFold(keep_events=True)
     st = reader.tail_state() if logical else None

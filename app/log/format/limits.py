@@ -1,8 +1,11 @@
-"""Explicit resource limits for reading untrusted logs (one place; the README quotes them).
+"""Session Lens's own resource limits for reading untrusted logs (one place; the README quotes them).
 
-A row (or frame) over a limit is never a crash: it becomes a reported bad row and the rest
-of the log stays readable.  The limits are far above anything dsh writes (a packed row holds
-3–1024 members and <= 1 MiB of data; batches are a few hundred ms of events).
+These are **not** dsh's rules (issue 27 item 5): a row over one of them is reported as "over Session
+Lens's limit (...)", never as corrupt and never as a row dsh would refuse, and it does not cut the
+log's contiguity (the scanners count a packed row's members by its ``dt`` length whatever their
+number, so the seq index, inspect and fork see every seq; a fork copies the row's bytes).  dsh's own
+rules (a packed run holds at least 3 members and has **no** maximum in JSONL, one row per run per
+batch; SQLite rows stop at 1,024 members) are checked where dsh checks them, not here.
 """
 from __future__ import annotations
 
@@ -19,7 +22,9 @@ if TYPE_CHECKING:
 StrPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 MAX_ROW_BYTES = 32 << 20          # one stored row (a JSONL line, a SQLite row's JSON)
-MAX_PACKED_MEMBERS = 4096         # members of one packed chunk row (dsh writes at most 1024)
+MAX_PACKED_MEMBERS = 1 << 16      # members of one packed chunk row expanded into events at once (ours: dsh's
+                                  # JSONL packer has no maximum); a longer row is counted, not expanded
+SCAN_MEMBERS = 32 << 20           # members the scanners count in one row (= MAX_ROW_BYTES: a row cannot hold more)
 MAX_DEPTH = 256                   # JSON nesting of one row (arrays + objects)
 MAX_FRAME_BYTES = 1 << 30         # plaintext read from one zstd frame (streamed); the rest is a bad row
 FRAME_ROWS_FREE = 1 << 16         # rows of one zstd frame always read; past them, at most one row per
@@ -46,6 +51,11 @@ class LimitError(ValueError):
     """A row or frame goes past one of the limits above."""
 
 
+def over_limit(what: str) -> str:
+    """The words every face uses for a row past one of Session Lens's limits (not a dsh rule)."""
+    return f"over Session Lens's limit ({what}); not a dsh rule: the row is legal and kept as stored"
+
+
 # ----------------------------------------------------------------------------- nesting depth
 
 # possessive quantifiers: a long string is one step of the scanner, not one saved state per byte
@@ -70,9 +80,9 @@ def check_row(raw: Union[bytes, bytearray, memoryview]) -> None:
     """Raise :class:`LimitError` when one row is too large or nested too deeply to decode."""
     n = len(raw)
     if n > MAX_ROW_BYTES:
-        raise LimitError(f"row of {n} bytes is over the {MAX_ROW_BYTES >> 20} MiB row limit")
+        raise LimitError(over_limit(f"a row of {n} bytes; it reads rows up to {MAX_ROW_BYTES >> 20} MiB"))
     if nesting_depth(bytes(raw)) > MAX_DEPTH:
-        raise LimitError(f"row is nested deeper than {MAX_DEPTH} levels")
+        raise LimitError(over_limit(f"a row nested deeper than {MAX_DEPTH} levels"))
 
 
 class ProblemList(list["Problem"]):

@@ -106,6 +106,9 @@ class BadRow(msgspec.Struct, kw_only=True):
     pos: Any = None
     offset: int = -1
     line: Optional[int] = None
+    # a legal row over one of Session Lens's own limits (kind "over-limit"): the seqs it holds, when
+    # known (a packed row's seq0 and member count), so contiguity is not cut there
+    seqs: Optional[tuple[int, int]] = None
 
 
 class Problem(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -23,7 +23,9 @@ How newer rows map into the model (no seq is renumbered: one generation file is 
 * v3+: ``system/message`` is a surface type; replacements are ``{op, startSeq, endSeq}``;
   ``tool/ptc-dispatch*`` replace ``tool/code-dispatch*``.
 * v4: ``tool/result`` messages are ``role:"tool"`` with a top-level ``toolCallId``;
-  ``developer/message`` is surface; ``image/offload`` projects earlier images.
+  ``developer/message`` is surface.
+* every version >= 1: one event vocabulary (the build's, spec-versions §3.5 correction; see
+  :data:`ONE_VOCABULARY`), and ``image/offload`` projects earlier images wherever it occurs.
 """
 from __future__ import annotations
 
@@ -43,26 +45,33 @@ if TYPE_CHECKING:
 LATEST = 4
 SUPPORTED = (0, 1, 2, 3, 4)
 
-# event types known per version (v0 list is the model's; newer ones per spec §3.5)
+# The event vocabulary is ONE set per dsh build, not one per format version (spec-versions §3.5
+# correction, checked against real logs): a build writes its newer types into whatever generation it
+# writes (real v3 logs carry ``agent/harness``, ``subagent/catalog`` and ``image/offload``).  So every
+# version >= 1 is read against the same set: the newest build's known types (§3.5) plus the four the
+# later line declares; the legacy spellings a version's physical language still has (v1:
+# ``assistant/chunk``; v1/v2: ``tool/code-dispatch*``) are added for that version only, because its
+# successor edge renames them.  v0 keeps the v0 store's frozen inventory (the v0 spec).
 _V2_ADDED = frozenset({"assistant/attempt", "feedback/message-put", "feedback/message-delete",
                        "workspace/changes", "model/selection", "deliverables/presented",
                        "subagent/catalog-unknown", "subagent/model-selection-policy"})
 _V3_ADDED = frozenset({"system/message", "tool/ptc-dispatch", "tool/ptc-dispatch-start",
                        "session-log-deepseek/delivery-accepted", "compaction/prune"})
 _V4_ADDED = frozenset({"developer/message", "image/offload", "subagent/catalog", "agent/harness"})
+_LATER_LINE = frozenset({"agent-acp/session", "agent-codex/thread", "agent-tool-bridge/exposed"})
 _GONE_V2 = frozenset({"assistant/chunk"})
 _GONE_V3 = frozenset({"tool/code-dispatch", "tool/code-dispatch-start"})
 
-_V2_TYPES = (KNOWN_TYPES - _GONE_V2) | _V2_ADDED
-_V3_TYPES = (_V2_TYPES - _GONE_V3) | _V3_ADDED
-_V4_TYPES = _V3_TYPES | _V4_ADDED
-KNOWN_BY_VERSION = {0: KNOWN_TYPES, 1: KNOWN_TYPES, 2: _V2_TYPES, 3: _V3_TYPES, 4: _V4_TYPES}
+ONE_VOCABULARY = (KNOWN_TYPES - _GONE_V2 - _GONE_V3) | _V2_ADDED | _V3_ADDED | _V4_ADDED | _LATER_LINE
+_V4_TYPES = ONE_VOCABULARY
+KNOWN_BY_VERSION = {0: KNOWN_TYPES, 1: ONE_VOCABULARY | _GONE_V2 | _GONE_V3, 2: ONE_VOCABULARY | _GONE_V3,
+                    3: ONE_VOCABULARY, 4: ONE_VOCABULARY}
 
 SURFACE_BY_VERSION = {
     0: frozenset({"user/message", "assistant/message", "tool/result"}),
     1: frozenset({"user/message", "assistant/message", "tool/result"}),
     2: frozenset({"user/message", "assistant/message", "tool/result"}),
-    3: frozenset({"system/message", "user/message", "assistant/message", "tool/result"}),
+    3: frozenset({"system/message", "developer/message", "user/message", "assistant/message", "tool/result"}),
     4: frozenset({"system/message", "developer/message", "user/message", "assistant/message", "tool/result"}),
 }
 # every surface type of any version (the folds accept each only where its version has it)

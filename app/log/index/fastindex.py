@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
 
-from ..format.limits import MAX_PACKED_MEMBERS, MAX_ROW_BYTES
+from ..format.limits import MAX_ROW_BYTES, SCAN_MEMBERS
 from ..format.model import Problem
 from .reader import MARK_CODES, SeqIndex, _maybe_legacy, _ProbeRow
 from ..source.sources import RawJsonlSource, Segment, SourceChanged
@@ -226,7 +226,7 @@ def scan_buffer(data: bytes, start: int, stop: int, expected: Optional[int], leg
     are probed in order (an exact typed decode) until one may be in a legacy shape; a row that does
     not probe sends the segment to the exact scan."""
     got = _scan_rows(data, start, stop, -1 if expected is None else expected, _SCAN_TYPES, _SCAN_KINDS,
-                     MAX_PACKED_MEMBERS, legacy)
+                     SCAN_MEMBERS, legacy)
     if got is None:
         return None
     first, last, rows, marks_s, marks_c, probes = got

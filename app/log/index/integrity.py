@@ -130,9 +130,19 @@ def _locate(reader: LogReader, seg: Segment, expected: int) -> tuple[Optional[_D
         items: list[Item]
         items, _ = reader.codec.decode_row(raw, pos=pos, offset=off, line=line)
         for it in items:
+            if isinstance(it, BadRow) and it.kind == "over-limit":
+                # Session Lens's own limit, not a defect dsh sees: the row's seqs (when known) continue
+                if it.seqs is not None and it.seqs[0] == expected:
+                    expected = it.seqs[0] + it.seqs[1]
+                    continue
+                if it.seqs is None:
+                    expected = -1                 # unknown: the next row's seq is taken as it comes
+                    continue
             if isinstance(it, BadRow):
                 first = _Defect(f"{it.kind} row: {it.reason}", line=line, offset=o)
                 break
+            if expected == -1:
+                expected = it.seq
             if it.seq != expected:
                 first = _Defect(f"seq {it.seq} where {expected} was expected", line=line, offset=o, seq=it.seq)
                 break

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import msgspec
 
 from ..format.codec import RowCodec, parse_header
-from ..format.limits import MAX_PACKED_MEMBERS, MAX_PAGE_ROWS, MAX_TAIL_ROWS
+from ..format.limits import MAX_PAGE_ROWS, MAX_TAIL_ROWS, SCAN_MEMBERS
 from ..format.model import MAX_SAFE_INT, BadRow, Event, Header, Item, Problem, is_event
 from .integrity import holds_turn_end
 from ..fold.repair import TailTracker
@@ -736,8 +736,10 @@ class LogReader:
     def _row_extent(r: Union[_ScanRowFast, _ProbeRow]) -> RowExtent:
         if r.seq0 is not None and r.type.endswith("-chunks"):
             n = (len(r.data.dt) + 1) if r.data is not None and r.data.dt is not None else 1
-            if n > MAX_PACKED_MEMBERS or not 0 <= r.seq0 <= MAX_SAFE_INT - n:
+            if n > SCAN_MEMBERS or not 0 <= r.seq0 <= MAX_SAFE_INT - n:
                 return None, None, 0              # the codec reads it as a bad row too
+            # (over Session Lens's member limit: counted here, so contiguity holds; the codec says why it
+            # does not expand it)
             return r.type, r.seq0, n
         if r.seq is not None and not 0 <= r.seq <= MAX_SAFE_INT:
             return None, None, 0

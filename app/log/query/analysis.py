@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterable
 from ..fold.attempts import Attempt, AttemptTracker, cited_ints, embedded_stream
 from ..format.lazyrows import Lazy, PackedBlock, iter_lazy, lazy_row
 from ..format import fastrows as fr
-from ..fold.folds import HeaderFold, SurfaceFold, build_request
-from ..index.integrity import EventChecks, dsh_refusals
+from ..fold.folds import HeaderFold, SurfaceFold, build_request, tool_history_of
+from ..index.integrity import EventChecks
+from ..index.verdict import dsh_verdict
 import msgspec
 
 from ..format.limits import ProblemList
@@ -29,6 +30,14 @@ class RequestError(Exception):
     pass
 
 
+def require_header(hf: HeaderFold, at_seq: int, boundary: int) -> None:
+    """dsh builds a request only from a folded ``request/header``: a boundary whose prefix holds none
+    has no request (issue 27 item 3), never one without provider or model."""
+    if hf.seq is None:
+        raise RequestError(f"no request at seq {at_seq}: no request/header comes before its dispatch boundary "
+                           f"(seq {boundary}), so dsh built no request there")
+
+
 def load_checks(reader: LogReader, problems: list[Problem], st: TailState, sf: SurfaceFold, checks: EventChecks,
                 inherited: Optional[int]) -> list[Problem]:
     """The checks of a whole-log pass, appended to ``problems`` (inspect and the outline share
@@ -42,10 +51,11 @@ def load_checks(reader: LogReader, problems: list[Problem], st: TailState, sf: S
     problems.extend(sf.violations)
     problems.extend(st.problems)
     problems.extend(checks.problems)
-    # the scanner's verdict needs a second (envelope-only) pass only when some row is defective
+    # dsh's verdict: one function for every face (corruption, unknown required types, the migration
+    # an older generation goes through, native v4 admission); its problems are the log's problems
     defective = any(p.code in _ROW_DEFECTS for p in problems) or bool(st.dropped)
-    refusals = (dsh_refusals(reader) if defective else []) + checks.refusing
-    problems.extend(p for p in refusals if p.code == "dsh-would-refuse")
+    refusals = dsh_verdict(reader, checks, defective)
+    problems.extend(refusals)
     return refusals
 
 
@@ -298,10 +308,12 @@ def inspect(reader: LogReader, progress: Optional[Callable[[int, int], None]] = 
 
 
 def messages(reader: LogReader, through: Optional[int] = None, logical: bool = True,
-             checks: Optional[EventChecks] = None) -> list[JsonObj]:
+             checks: Optional[EventChecks] = None, as_written: bool = False) -> list[JsonObj]:
     """Derived model messages of the prefix through ``through`` (inclusive); ``checks`` (an
-    :class:`~app.log.index.integrity.EventChecks`) sees every event read."""
+    :class:`~app.log.index.integrity.EventChecks`) sees every event read; ``as_written``: a v3 log's
+    messages in the writer's shape (default: today's dsh's, :mod:`app.log.fold.normalize`)."""
     sf = SurfaceFold(version=reader.version)
+    sf.as_written = as_written
     for ev in reader.iter_events(logical=logical):
         if through is not None and ev.seq > through:
             break
@@ -372,10 +384,13 @@ def dispatch_boundary(reader: LogReader, at_seq: int, events: Optional[Iterable[
     raise RequestError(f"no model dispatch at or after seq {at_seq} ({target.type}) in its turn")
 
 
-def request_at(reader: LogReader, at_seq: int, checks: Optional[EventChecks] = None) -> JsonObj:
-    """The exact request at the dispatch boundary named by ``at_seq`` (spec §3)."""
+def request_at(reader: LogReader, at_seq: int, checks: Optional[EventChecks] = None,
+               as_written: bool = False) -> JsonObj:
+    """The exact request at the dispatch boundary named by ``at_seq`` (spec §3); ``as_written``: a v3
+    log's request in the writer's shape (default: today's dsh's, ``toolHistory`` included)."""
     b, attempt = dispatch_boundary(reader, at_seq, checks=checks)
     sf = SurfaceFold(version=reader.version)
+    sf.as_written = as_written
     hf = HeaderFold()
     for ev in reader.iter_events(logical=False):
         if ev.seq >= b:
@@ -384,10 +399,10 @@ def request_at(reader: LogReader, at_seq: int, checks: Optional[EventChecks] = N
         hf.apply(ev)
         if checks is not None:
             checks.apply(ev)
+    require_header(hf, at_seq, b)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
-            "request": build_request(hf.header, sf.messages(), sid,
-                                     hf.tool_history.snapshot() if reader.version >= 4 else None)}
+            "request": build_request(hf.header, sf.messages(), sid, tool_history_of(hf, reader.version, as_written))}
 
 
 def dispatches(events: Iterable[Event]) -> list[tuple[int, Attempt]]:

@@ -15,7 +15,7 @@ from typing import Any, Optional, Union
 from collections.abc import Iterable
 
 from ..fold.attempts import Attempt, AttemptTracker, embedded_chunks
-from ..fold.folds import HeaderFold, SurfaceFold, build_request
+from ..fold.folds import HeaderFold, SurfaceFold, build_request, tool_history_of
 from ..format.model import Event, Header, message_text
 from ..format.payloads import JsonObj, as_obj, blocks
 from .trace import EventSource
@@ -175,7 +175,7 @@ def _requests_at(events: list[Event], bounds: list[int], sid: str,
     sf, hf = SurfaceFold(version=version), HeaderFold()
 
     def req() -> JsonObj:
-        return build_request(hf.header, sf.messages(), sid, hf.tool_history.snapshot() if version >= 4 else None)
+        return build_request(hf.header, sf.messages(), sid, tool_history_of(hf, version))
     i = 0
     for ev in events:
         while i < len(want) and ev.seq >= want[i]:
@@ -272,7 +272,11 @@ def fork_diff(child: Source, parent: Source) -> JsonObj:
         end_seed = next(e.seq for e in reversed(ce) if e.type == "session/end-seed")
     if ch is not None and ph is not None and ch.parentSession and ch.parentSession != ph.id:
         problems.append(f"child parentSession {ch.parentSession} is not the parent id {ph.id}")
-    if seed_length is not None and seed_length != n:
+    # the child's marker at seedLength may equal the parent's own event there: a fork of a fork cut after the
+    # same turn/end (the newest host's cut, decision 0018) writes the same session/end-seed {} with B's time
+    seed_ok = seed_length is None or seed_length == n or (
+        n == seed_length + 1 and seed_length < len(ce) and ce[seed_length].type == "session/end-seed")
+    if not seed_ok:
         problems.append(f"seedLength {seed_length} but the common prefix is {n} events")
     # at seedLength, or the seed's own last event when the seed already ended with one (spec §7)
     end_ok = end_seed is None or seed_length is None or end_seed == seed_length or \
@@ -285,6 +289,6 @@ def fork_diff(child: Source, parent: Source) -> JsonObj:
             "commonPrefix": n, "divergenceSeq": divergence,
             "childAtDivergence": ce[n].type if n < len(ce) else None,
             "parentAtDivergence": pe[n].type if n < len(pe) else None,
-            "seedLength": seed_length, "seedLengthOk": seed_length is None or seed_length == n,
+            "seedLength": seed_length, "seedLengthOk": seed_ok,
             "endSeedSeq": end_seed, "endSeedOk": end_ok,
             "problems": problems}

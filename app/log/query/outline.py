@@ -80,6 +80,7 @@ class Outline:
     events: int = 0
     last_seq: int = -1
     complete: bool = True              # False: cancelled before the end
+    refusals: list[Problem] = field(default_factory=list)   # why dsh would refuse the log (index.verdict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"turns": [t.to_dict() for t in self.turns], "events": self.events, "lastSeq": self.last_seq,
@@ -193,6 +194,9 @@ def build_outline(reader: LogReader, progress: Optional[Callable[[int, int], Non
         st = reader.tail_state()
         for ev in st.closure:
             sf.apply(ev)
-        load_checks(reader, problems, st, sf, checks, inherited)
-    return Outline(turns=turns, problems=_dedupe(problems), events=events, last_seq=last_seq, complete=complete)
+        refusals = load_checks(reader, problems, st, sf, checks, inherited)
+    else:
+        refusals = []
+    return Outline(turns=turns, problems=_dedupe(problems), events=events, last_seq=last_seq, complete=complete,
+                   refusals=refusals)
 

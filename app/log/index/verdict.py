@@ -1,0 +1,219 @@
+"""Would today's dsh refuse this log?  ONE answer, following dsh's read path (issue 27 item 2).
+
+The newest dsh opens a session file in this order, and each step may refuse it:
+
+1. **corruption** (every version): a row that does not decode, followed by a later row holding a
+   ``turn/end`` (:func:`app.log.index.integrity.dsh_refusals`); an envelope dsh rejects
+   (``sourceEventSeqs`` not strictly backwards or repeated: :class:`~app.log.index.integrity.EventChecks`);
+2. **an unknown required type** (every version): a type outside the build's vocabulary (one set for
+   every generation, spec-versions §3.5 correction) on a row without ``ignorable: true``;
+3. **the migration to the current format** (v1, v2): dsh reads an older generation only through its
+   migration chain; the v2 -> v3 edge refuses a surface row (user/assistant message, tool result)
+   before the first ``step/start`` and a changed request prompt (``request/header.header.system``)
+   while no step is open (``session-format-v2-to-v3/src/migration.ts``, spec-versions §4.3);
+4. **native v4 admission**: a message source ``{kind: "plugin"}`` in a message slot (user, system,
+   assistant and tool messages, inbox insertions, title requests) is a retired wrapper that the newest
+   dsh refuses; early v4 builds wrote it (``session-format-v3-to-v4/src/message-sources.ts``).
+
+:func:`dsh_verdict` is the one function: ``inspect``'s ``dshWouldRefuse``, every command's refusal
+line and problems, the outline (the window's banner and Problems panel) all take its answer.  Its
+problems say why, each in the words the user sees; Session Lens's own resource limits never appear
+here (they are not dsh's rules).
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any, Optional
+
+from ..format.model import PACKED_TAGS, Problem
+from ..format.versions import known_types
+from .integrity import EventChecks, dsh_refusals
+
+if TYPE_CHECKING:
+    from .reader import LogReader
+
+_TYPE_AT_ROW = re.compile(rb'\n\{"type": ?"([^"]*)"')       # (a literal first byte: a fast scan; no alternation)
+_TYPE = re.compile(rb'\{"type": ?"([^"\\]*)"')
+_V2_SURFACE = frozenset({"user/message", "assistant/message", "tool/result"})
+_V2_NEEDED = _V2_SURFACE | {"step/start", "step/end", "turn/end", "request/header"}
+_MESSAGE_SLOTS = {"user/message": "data", "system/message": "message", "assistant/message": "message",
+                  "tool/result": "message", "developer/message": "message",
+                  "agent/inbox/spliced": "inserted", "session/title-llm-request": "messages"}
+_MAX_LISTED = 100                 # unknown-type rows named in the verdict (a hostile log may hold millions)
+
+
+def dsh_verdict(reader: LogReader, checks: Optional[EventChecks] = None,
+                defective: Optional[bool] = None) -> list[Problem]:
+    """Why the newest dsh would refuse to open this log ([] when it opens it), in read-path order.
+
+    ``checks``: the per-event checks of a pass that saw the rows (their refusing envelope
+    problems are part of the answer).  The read-path rules are checked here over the whole log
+    (one pass over the stored text, rows decoded only where a rule needs them), so the answer
+    does not depend on which command asks or how far it read.  ``defective=False``: the caller's pass
+    met no unreadable row (the corruption scan is skipped; None: it is run)."""
+    # remembered on the reader for the file revision it was read from (a grown log is checked again)
+    rev = _revision(reader)
+    memo = getattr(reader, "dsh_verdict_memo", None)
+    cached: Optional[list[Problem]] = memo[1] if memo is not None and rev is not None and memo[0] == rev else None
+    out: list[Problem] = list(cached) if cached is not None else _read_path(reader, defective)
+    if cached is None and rev is not None:
+        try:
+            reader.dsh_verdict_memo = (rev, list(out))          # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+    if checks is not None:
+        out += [p for p in checks.refusing if p not in out]
+    return out
+
+
+def _read_path(reader: LogReader, defective: Optional[bool]) -> list[Problem]:
+    if reader.fatal:
+        return []
+    out = dsh_refusals(reader) if defective is not False else []
+    version = reader.version or 0
+    known = known_types(version)
+    mig = _V2Migration() if version in (1, 2) else None
+    plugin: list[Problem] = []
+    unknown = 0
+    for seg in reader.source.forward():
+        if seg.bad:
+            continue
+        data = b"\n" + (b"\n".join(raw for _p, raw in seg.rows) if seg.rows is not None else seg.data)
+        types = set(_TYPE_AT_ROW.findall(data))
+        odd = [t for t in types if t not in _PACKED and t.decode("utf-8", "replace") not in known]
+        if odd and unknown < _MAX_LISTED:               # (bounded: the first rows say it; the codec counts the rest)
+            got = _unknown_required(reader, seg, odd, _MAX_LISTED - unknown)
+            unknown += len(got)
+            out += got
+        if mig is not None and mig.why is None and types & _V2_BYTES:
+            mig.segment(reader, seg)
+        if version >= 4 and not plugin and b'"plugin"' in data:
+            plugin = _plugin_sources(reader, seg)[:1]        # the first says it; every such row is alike
+            out += plugin
+    if mig is not None and mig.why is not None:
+        out.append(mig.why)
+    return out
+
+
+_V2_BYTES = frozenset(t.encode() for t in _V2_NEEDED)
+_PACKED = frozenset(t.encode() for t in PACKED_TAGS)          # packed chunk rows (v0/v1): no event type
+
+
+def _rows(reader: LogReader, seg: Any) -> Any:
+    """(pos, offset, line, raw, type) of the complete rows of ``seg`` that begin with their type (as dsh writes)."""
+    for pos, off, line, raw, complete in seg.split_rows():
+        m = _TYPE.match(raw) if complete else None
+        if m is not None:
+            yield pos, off, line, raw, m.group(1).decode("utf-8", "replace")
+
+
+def _event(reader: LogReader, pos: Any, off: int, line: Optional[int], raw: bytes) -> Any:
+    items, _ = reader.codec.decode_row(raw, pos=pos, offset=off, line=line)
+    return items[0] if items and hasattr(items[0], "seq") else None
+
+
+def _where(ev: Any) -> dict[str, Any]:
+    return {"seq": ev.seq, "line": ev.line, "offset": ev.offset if ev.offset >= 0 else None}
+
+
+def _unknown_required(reader: LogReader, seg: Any, odd: list[bytes], limit: int) -> list[Problem]:
+    """The rows of ``seg`` whose type is outside the vocabulary and that are not ``ignorable: true``
+    (the codec's own problem text, so the two are one problem)."""
+    out: list[Problem] = []
+    names = {t.decode("utf-8", "replace") for t in odd}
+    for pos, off, line, raw, t in _rows(reader, seg):
+        if t not in names:
+            continue
+        ev = _event(reader, pos, off, line, raw)
+        if ev is None or ev.known or ev.ignorable is True:
+            continue
+        out.append(Problem(code="unknown-type",
+                           message=f"unknown event type {ev.type!r} (dsh would refuse the log; shown raw)",
+                           **_where(ev)))
+        if len(out) >= limit:
+            break
+    return out
+
+
+class _V2Migration:
+    """The refusal conditions of dsh's v2 -> v3 edge (state: open step, system head, current prompt)."""
+
+    def __init__(self) -> None:
+        self.step = False
+        self.head = False
+        self.prompt = ""
+        self.why: Optional[Problem] = None
+
+    def segment(self, reader: LogReader, seg: Any) -> None:
+        for pos, off, line, raw, t in _rows(reader, seg):
+            if t not in _V2_NEEDED:
+                continue
+            if t == "request/header":
+                ev = _event(reader, pos, off, line, raw)
+                hdr = ev.data.get("header") if ev is not None and isinstance(ev.data, dict) else None
+                system = hdr.get("system") if isinstance(hdr, dict) else None
+                prompt = system if isinstance(system, str) else ""
+                if prompt != self.prompt:
+                    if not self.step:
+                        self._refuse(ev, f"request/header at seq {ev.seq if ev else '?'} changes the system prompt "
+                                         "while no step is open")
+                        return
+                    self.head, self.prompt = True, prompt
+            elif t in _V2_SURFACE and not self.head:
+                ev = _event(reader, pos, off, line, raw)
+                self._refuse(ev, f"{t} at seq {ev.seq if ev else '?'} comes before the first step/start "
+                                 "(it cannot get a system head)")
+                return
+            elif t == "step/start":
+                self.step = self.head = True
+            elif t in ("step/end", "turn/end"):
+                self.step = False
+
+    def _refuse(self, ev: Any, what: str) -> None:
+        self.why = Problem(code="dsh-would-refuse",
+                           message=f"the newest dsh reads a v2 log only through its v2->v3 migration, which refuses "
+                                   f"this one: {what}", **(_where(ev) if ev is not None else {}))
+
+
+def _plugin_sources(reader: LogReader, seg: Any) -> list[Problem]:
+    out: list[Problem] = []
+    for pos, off, line, raw, t in _rows(reader, seg):
+        if b'"plugin"' not in raw:
+            continue
+        slot = _MESSAGE_SLOTS.get(t)
+        if slot is None:
+            continue
+        ev = _event(reader, pos, off, line, raw)
+        d = ev.data if ev is not None and isinstance(ev.data, dict) else None
+        if d is None:
+            continue
+        msgs = [d] if slot == "data" else ([d.get(slot)] if slot == "message" else d.get(slot))
+        for m in msgs if isinstance(msgs, list) else ():
+            src = m.get("source") if isinstance(m, dict) else None
+            if isinstance(src, dict) and src.get("kind") == "plugin":
+                role = m.get("role") if isinstance(m.get("role"), str) else "?"
+                out.append(Problem(code="dsh-would-refuse", message=(
+                    f"{t} at seq {ev.seq}: a {role} message with the retired source {{kind: \"plugin\", plugin: "
+                    f"{json.dumps(src.get('plugin'), ensure_ascii=False)}}}: the newest dsh refuses this; earlier v4 "
+                    "builds wrote it"),
+                    **_where(ev)))
+                break
+    return out
+
+
+def refusal_summary(refusals: list[Problem]) -> str:
+    """The one line that says dsh would refuse the log (CLI warning, the window's banner)."""
+    more = f" (and {len(refusals) - 1} more reason{'s' if len(refusals) > 2 else ''})" if len(refusals) > 1 else ""
+    first = str(refusals[0])
+    if refusals[0].code == "dsh-would-refuse":          # (the line already says it)
+        first = first.removeprefix("dsh-would-refuse: ")
+    return f"dsh would refuse to load this log: {first}{more}"
+
+
+def _revision(reader: Any) -> Optional[object]:
+    """The revision of the reader's source (None: unknown, nothing is remembered)."""
+    try:
+        return str(reader.source.revision())
+    except Exception:                    # noqa: BLE001 - a source without revisions (or closed): no memo
+        return None
