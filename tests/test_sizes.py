@@ -36,13 +36,11 @@ EXCEPTIONS: dict[str, str] = {
     "app/presenters/builtin.py": "TODO sizes",
     "app/store/discovery.py": "TODO sizes",
     "app/store/watch.py": "TODO sizes",
-    "app/tools/synth.py": "TODO sizes",
     # classes over 400 lines
     "app/log/source/zstdsource.py::ZstdSource": _CACHES,
     "app/ui/main_window.py::MainWindow": _SHARED,
     "app/log/index/reader.py::LogReader": "TODO sizes",
     "app/store/fulltext.py::FullTextIndex": "TODO sizes",
-    "app/tools/synth.py::SessionSynth": "TODO sizes",
     # functions over 80 lines
     "app/log/query/search.py::find": _TRUST,
     "app/log/query/textview.py::event_fields": _TRUST,
@@ -64,9 +62,6 @@ EXCEPTIONS: dict[str, str] = {
     "app/store/ftswrite.py::SessionWriter._index_one": "TODO sizes",
     "app/store/fulltext.py::FullTextIndex._update_one": "TODO sizes",
     "app/store/watch.py::live_state": "TODO sizes",
-    "app/tools/synth.py::SessionSynth._plan_call": "TODO sizes",
-    "app/tools/synth.py::SessionSynth._gen_turn": "TODO sizes",
-    "app/tools/synth.py::_V4Writer.convert": "TODO sizes",
     "app/ui/audit/plots.py::BarChart.paintEvent": "TODO sizes",
     "app/ui/live.py::LiveFollower._run": "TODO sizes",
 }
