@@ -33,8 +33,6 @@ EXCEPTIONS: dict[str, str] = {
     "app/store/titles.py": _CACHES,
     "app/store/export.py": _LONGWORK,
     "app/log/index/reader.py": "TODO sizes",
-    "app/store/discovery.py": "TODO sizes",
-    "app/store/watch.py": "TODO sizes",
     # classes over 400 lines
     "app/log/source/zstdsource.py::ZstdSource": _CACHES,
     "app/ui/main_window.py::MainWindow": _SHARED,
@@ -57,10 +55,8 @@ EXCEPTIONS: dict[str, str] = {
     "app/log/query/stats.py::compute_stats": "TODO sizes",
     "app/log/query/trace.py::trace_event": "TODO sizes",
     "app/log/query/trace.py::trace_from_checkpoints": "TODO sizes",
-    "app/store/discovery.py::discover": "TODO sizes",
     "app/store/ftswrite.py::SessionWriter._index_one": "TODO sizes",
     "app/store/fulltext.py::FullTextIndex._update_one": "TODO sizes",
-    "app/store/watch.py::live_state": "TODO sizes",
     "app/ui/audit/plots.py::BarChart.paintEvent": "TODO sizes",
     "app/ui/live.py::LiveFollower._run": "TODO sizes",
 }
