@@ -37,7 +37,6 @@ EXCEPTIONS: dict[str, str] = {
     "app/log/source/zstdsource.py::ZstdSource": _CACHES,
     "app/ui/main_window.py::MainWindow": _SHARED,
     "app/log/index/reader.py::LogReader": "TODO sizes",
-    "app/store/fulltext.py::FullTextIndex": "TODO sizes",
     # functions over 80 lines
     "app/log/query/search.py::find": _TRUST,
     "app/log/query/textview.py::event_fields": _TRUST,
@@ -55,8 +54,6 @@ EXCEPTIONS: dict[str, str] = {
     "app/log/query/stats.py::compute_stats": "TODO sizes",
     "app/log/query/trace.py::trace_event": "TODO sizes",
     "app/log/query/trace.py::trace_from_checkpoints": "TODO sizes",
-    "app/store/ftswrite.py::SessionWriter._index_one": "TODO sizes",
-    "app/store/fulltext.py::FullTextIndex._update_one": "TODO sizes",
     "app/ui/audit/plots.py::BarChart.paintEvent": "TODO sizes",
     "app/ui/live.py::LiveFollower._run": "TODO sizes",
 }
