@@ -50,10 +50,6 @@ EXCEPTIONS: dict[str, str] = {
     "app/ui/main_window.py::MainWindow._build_ui": _SHARED,
     "app/log/index/rowscan.py::scan": "TODO sizes",
     "app/log/query/analysis.py::_InspectPass._fast_segment": "TODO sizes",
-    "app/log/query/outline.py::build_outline": "TODO sizes",
-    "app/log/query/stats.py::compute_stats": "TODO sizes",
-    "app/log/query/trace.py::trace_event": "TODO sizes",
-    "app/log/query/trace.py::trace_from_checkpoints": "TODO sizes",
     "app/ui/audit/plots.py::BarChart.paintEvent": "TODO sizes",
     "app/ui/live.py::LiveFollower._run": "TODO sizes",
 }

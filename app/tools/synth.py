@@ -264,7 +264,7 @@ class SessionSynth(SynthCalls):
 
     def _step(self, items: list, turn: int, step: int, last: bool, special: bool,
               end_kind: str) -> tuple[Optional[dict[str, Any]], bool]:
-        """One step after its ``step/start``: -> (the turn's end reason if this step sets it, whether the turn stops)."""
+        """One step after its ``step/start``: -> (the turn's end reason if this step sets it, the turn stops)."""
         rng = self._rng
         m = self.mix
         # overflow -> compaction recovery (same step, no llm/retry)
