@@ -11,9 +11,9 @@ $(STAMP): pyproject.toml packaging/bootstrap.sh
 	bash packaging/bootstrap.sh "$(VENV)"
 	touch $(STAMP)
 
-# the index's row scanners (C, mypyc) built again when their source changed (see packaging/build_native.py)
+# the index's row scanner in C built again when its source changed (see packaging/build_native.py; no mypyc: decision 0021)
 NATIVE := $(VENV)/.native-stamp
-$(NATIVE): $(STAMP) app/log/index/rowscan.py app/log/index/rowscan_c.c packaging/build_native.py
+$(NATIVE): $(STAMP) app/log/index/rowscan_c.c packaging/build_native.py
 	$(PY) packaging/build_native.py
 	touch $(NATIVE)
 
@@ -34,7 +34,7 @@ check: $(STAMP) $(NATIVE)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/vulture app tests bench vulture_whitelist.py --ignore-decorators "@pytest.fixture"
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/test_layering.py
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/test_layering.py tests/test_private_access.py
 
 bench: $(STAMP) $(NATIVE)
 	$(PY) bench/run.py $(BENCH_ARGS)
@@ -54,3 +54,8 @@ package: $(STAMP) $(NATIVE)
 
 package-test: package
 	bash packaging/package_test.sh "$(VENV)"
+
+# the Python install paths of the README (wheel with and without a C compiler, pip install .): packaging/install_test.sh
+.PHONY: install-test
+install-test: $(STAMP)
+	bash packaging/install_test.sh "$(VENV)"

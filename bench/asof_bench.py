@@ -72,31 +72,36 @@ def main(argv=None) -> int:
     print(f"-- {path.stat().st_size / 1e6:.0f} MB, {idx.last + 1:,} events, {len(cps.points)} checkpoints; "
           f"saved caches (index {s1}, checkpoints {s2}, surface {s3}) {t1 - t0:.1f} s; side index "
           f"{t2 - t1:.1f} s (the background pass, once per log); RSS {rss_mb():.0f} MB", flush=True)
-    times, warms, seqs = [], [], []
+    times, warms, seqs, cpu_all = [], [], [], []
     for f in [float(x) for x in a.fracs.split(",") if x]:
         seq = int(f * idx.last)
-        walls, warm = [], []
+        walls, warm, cpus = [], [], []
         for _ in range(a.runs):
             side.node_cache.clear()               # cold: a jump here, no surface node read yet
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             st = as_of(r, seq, cps, side)
             walls.append(time.perf_counter() - t)
+            cpus.append(time.process_time() - c)
             t = time.perf_counter()
             as_of(r, seq + 1 if seq < idx.last else seq, cps, side)     # warm: the next position (scrubbing)
             warm.append(time.perf_counter() - t)
         med = statistics.median(walls)
         times.append(med)
+        cpu_all.append(statistics.median(cpus))
         warms.append(statistics.median(warm))
         seqs.append((seq, st))
-        print(f"  as of seq {seq:>9,} ({f:.0%}): {med * 1000:6.0f} ms cold, {warms[-1] * 1000:4.0f} ms next seq "
+        print(f"  as of seq {seq:>9,} ({f:.0%}): {med * 1000:6.0f} ms cold ({cpu_all[-1] * 1000:4.0f} ms CPU), "
+              f"{warms[-1] * 1000:4.0f} ms next seq "
               f"(medians of {a.runs}), "
               f"{len(st['messages'])} messages, turn {st['turn']} step {st['step']}, "
               f"request {'yes' if st['request'] else 'none'}; peak RSS {rss_mb():.0f} MB", flush=True)
     refs, same = [], True
-    for seq, st in seqs[len(seqs) // 2 - 1: len(seqs) // 2 + 2]:
-        t = time.perf_counter()
+    ref_cpu = []
+    for seq, st in seqs[max(0, len(seqs) // 2 - 1): len(seqs) // 2 + 2]:
+        t, c = time.perf_counter(), time.process_time()
         want = messages(r, through=seq, logical=False)
         refs.append(time.perf_counter() - t)
+        ref_cpu.append(time.process_time() - c)
         same = same and want == st["messages"]
     med, ref = statistics.median(times), statistics.median(refs)
     child = []
@@ -116,6 +121,9 @@ def main(argv=None) -> int:
         print(f"  replay child: ready {t_ready:.1f} s, side index filled {t_fill:.1f} s; as of the same positions "
               f"(state without the request, as the window asks): median {statistics.median(child) * 1000:.0f} ms, "
               f"max {max(child) * 1000:.0f} ms (pipe and pickle included)", flush=True)
+    print(f"  as_of CPU: median {statistics.median(cpu_all) * 1000:.0f} ms, max {max(cpu_all) * 1000:.0f} ms; "
+          f"reference CPU median {statistics.median(ref_cpu) * 1000:.0f} ms -> "
+          f"{statistics.median(ref_cpu) / statistics.median(cpu_all):.0f}x (load average {os.getloadavg()[0]:.1f})")
     print(f"  as_of: median {med * 1000:.0f} ms cold, max {max(times) * 1000:.0f} ms (target <= 300 ms); "
           f"next seq median {statistics.median(warms) * 1000:.0f} ms; "
           f"reference (full fold, messages face): median {ref * 1000:.0f} ms -> {ref / med:.0f}x faster; "

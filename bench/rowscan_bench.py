@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""The index's row scanner per MB, one core (issue 15): compiled (mypyc) vs interpreted vs the bulk scan before it.
+"""The index's row scanner per MB, one core (issue 15): C vs interpreted vs the bulk scan before it (the mypyc build is gone: decision 0021).
 
     python bench/rowscan_bench.py FILE [--runs 3]
 
 Cuts FILE (raw JSONL) into the segments the index scan reads (``fastindex._cuts``), then times, on those bytes
-in memory, best of ``--runs`` CPU (``process_time``): ``fastindex.scan_buffer`` with the compiled row scanner
+in memory, best of ``--runs`` CPU (``process_time``): ``fastindex.scan_buffer`` with the C row scanner
 (when set-up built it) and with its source interpreted, and the previous standard-library bulk scan (the
 oracle in ``tests/scanners_util.py``), each checked to give the same blocks; plus ``os.pread`` of every
 segment and a warm ``cat`` as references.  A 100 MB log takes under a minute (the interpreted scanner is the
@@ -44,7 +44,7 @@ def main() -> None:
     segs = [(p, e, d) for p, e, _at, d, over in fx._cuts(src, src.header_end, src.header_end) if over is None]
     mb = sum(e - p for p, e, _ in segs) / 1e6
     rows = sum(d.count(b"\n", 0, e - p) for p, e, d in segs)
-    names = [n for n in ("compiled", "python") if n in SCANNERS and not (n == "python" and a.no_python)]
+    names = [n for n in ("c", "python") if n in SCANNERS and not (n == "python" and a.no_python)]
     for p, e, d in segs:                       # (same blocks from every scanner)
         want = bulk_block(d, e - p, None, legacy)
         for n in names:

@@ -15,7 +15,7 @@ PYTHON="${PYTHON:-python3}"
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   missing=()
   for p in "${APT_PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-  # the index's row scanner is compiled by mypyc (packaging/build_native.py): a C compiler and the
+  # the index's row scanner is built in C (packaging/build_native.py): a C compiler and the
   # interpreter's headers (python3-dev only helps the system interpreter); without them it runs interpreted
   command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
   pyinc="$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null || true)"
@@ -36,6 +36,6 @@ else
 fi
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[dev]"
-# the row scanner compiled (never fatal: when it cannot be, the interpreted module is used)
+# the C row scanner built (never fatal: when it cannot be, the interpreted module is used)
 "$VENV/bin/python" packaging/build_native.py || true
 echo "bootstrap: ready ($VENV)"

@@ -6,7 +6,8 @@
 #  3. launch the INSTALLED binary (clean environment, empty HOME, offscreen) on the demo store and on a
 #     .jsonl.zstd file passed the way the desktop entry does (session-lens FILE), with --screenshot; fail when
 #     the PNG is missing, empty or one flat colour; also under Xvfb (xcb) when xvfb-run exists; the seq index
-#     of the opened file must be built by the binary run as its own child process (gui --wait-index)
+#     of the opened file must be built by the binary run as its own child process (gui --wait-index), and every
+#     worker kind of the one launcher must answer from a child process of the binary (doctor --json)
 #  4. dpkg-deb --info / --contents checks of dist/session-lens_<v>_amd64.deb, and run its binary unpacked
 # Prints sizes and start-up times.  KEEP=1 keeps the temporary folder; SHOT_DIR=DIR keeps the screenshots.
 set -euo pipefail
@@ -155,14 +156,32 @@ ok "installed binary opens a .jsonl.zstd the way the desktop entry passes it (se
 idx_line="$(grep '^index: ' "$T/out/zstd-file.log" || true)"
 [[ "$idx_line" == "index: ready, mode process, "* ]] || { cat "$T/out/zstd-file.log"; fail "index of the .jsonl.zstd not built by a child process: ${idx_line:-no index line}"; }
 ok "installed binary builds the seq index in a child process (${idx_line#index: ready, mode process, })"
-# the index's row scanner: the C one in the bundle when set-up built it here (its stamp), else mypyc's
-want_scanner=python; [ -f app/log/index/rowscan.stamp ] && want_scanner=compiled; [ -f app/log/index/rowscan_c.stamp ] && want_scanner=c
+# the index's row scanner: the C one in the bundle when set-up built it here (its stamp), else the interpreted one
+want_scanner=python; [ -f app/log/index/rowscan_c.stamp ] && want_scanner=c
 scanner="$("${RUN_ENV[@]}" "$BIN" index "$T/home/opened-by-file-manager.jsonl.zstd" --json | grep -o '"scanner": "[a-z]*"' | cut -d'"' -f4)"
 [ "$scanner" = "$want_scanner" ] || fail "installed binary indexes with the ${scanner:-unknown} row scanner, not the $want_scanner one"
 ok "installed binary indexes with the $scanner row scanner"
+# every worker kind of the one launcher (app/store/childproc.py WORKERS) runs as a child process of the installed
+# binary: doctor starts each (--session-lens-worker KIND --ping) and reports its pid and parent pid
+"${RUN_ENV[@]}" "$BIN" doctor --json > "$T/out/doctor.json" || fail "doctor --json"
+workers_line="$("$PY" - "$T/out/doctor.json" "$want_scanner" <<'PYX'
+import json, sys
+from app.store.childproc import WORKERS
+rep = json.load(open(sys.argv[1]))
+assert rep["python"]["build"] == "packaged", rep["python"]
+assert rep["scanner"] == sys.argv[2], rep["scanner"]
+ws = rep["workers"]
+assert [w["kind"] for w in ws] == list(WORKERS), [w["kind"] for w in ws]
+bad = [w for w in ws if not (w["answered"] and w["ppid"] == rep["pid"] != w["pid"])]
+assert not bad, bad
+assert len({w["pid"] for w in ws}) == len(ws)
+print(", ".join(f"{w['kind']} {w['ms']:.0f} ms" for w in ws))
+PYX
+)" || fail "the installed binary's worker kinds: $(head -c 800 "$T/out/doctor.json")"
+ok "installed binary runs every worker kind in a child process: $workers_line"
 launch crash "$T/out/crash.png" QT_QPA_PLATFORM=offscreen SESSION_LENS_CRASH_TEST=1 "$BIN" gui --screenshot "$T/out/crash.png" >/dev/null
 CRASH_LOG="$(find "$T/home/.local/state/session-lens/log" -name 'crash-*.log' 2>/dev/null | head -1)"
-[ -n "$CRASH_LOG" ] && grep -q "deliberate crash from a Qt slot" "$CRASH_LOG" && grep -q "^PySide6" "$CRASH_LOG" \
+[ -n "$CRASH_LOG" ] && grep -q "in _crash_test" "$CRASH_LOG" && grep -q "^PySide6" "$CRASH_LOG" \
   || fail "the installed binary did not write a crash log under ~/.local/state/session-lens/log"
 ok "installed binary reports an exception from a Qt slot: ${CRASH_LOG#"$T/home/"}"
 if command -v xvfb-run >/dev/null; then

@@ -1,7 +1,7 @@
-"""The index's row scanners for tests: the compiled module (when set-up built it), the same source
-interpreted, and the bulk scan the index used before them (the reference for what is accepted).
+"""The index's row scanners for tests: the C one (when set-up built it), the source interpreted, and the
+bulk scan the index used before them (the reference for what is accepted).
 
-``SCANNERS`` maps "c"/"compiled"/"python" to a ``rowscan.scan`` (the C one with its fallback for wide seqs); ``use(name)`` makes
+``SCANNERS`` maps "c"/"python" to a ``rowscan.scan`` (the C one with its fallback for wide seqs); ``use(name)`` makes
 ``app.log.index.fastindex`` scan with that one (forked scan workers inherit it).  ``bulk_block`` is the
 previous byte-level scan (readlines, the joined heads through one regex, the dt regex, the seq column
 by ``accumulate``), kept here only as the oracle: the row scanner must accept and reject exactly what
@@ -26,7 +26,6 @@ from app.log.format.limits import MAX_PACKED_MEMBERS
 from app.log.index.reader import _maybe_legacy
 
 SOURCE = Path(fastindex.__file__).with_name("rowscan.py")
-STAMP = SOURCE.with_name("rowscan.stamp")
 
 
 def _interpreted():
@@ -41,11 +40,9 @@ def is_extension(path: str) -> bool:
 
 
 INTERPRETED = _interpreted()
-COMPILED = fastindex._rowscan if is_extension(getattr(fastindex._rowscan, "__file__", None) or "") else None
 C_SCANNER = fastindex._rowscan_c
-SCANNERS = {"python": INTERPRETED.scan, **({"compiled": COMPILED.scan} if COMPILED is not None else {}),
-            **({"c": fastindex.scan_c} if C_SCANNER is not None else {})}
-NAMES = ["c", "compiled", "python"]     # (a test param "c" or "compiled" skips where set-up could not build it)
+SCANNERS = {"python": INTERPRETED.scan, **({"c": fastindex.scan_c} if C_SCANNER is not None else {})}
+NAMES = ["c", "python"]     # (a test param "c" skips where set-up could not build it; the mypyc build is gone: decision 0021)
 
 
 @contextlib.contextmanager

@@ -46,7 +46,8 @@ class Log:
     """A reader with a checkpoint at (nearly) every segment, so every answer restores one."""
 
     def __init__(self, path: Path, block: int = 1024) -> None:
-        self.r = LogReader(RawJsonlSource(str(path), block=block))
+        self.r = LogReader.open(str(path)) if path.name.endswith(".zstd") else \
+            LogReader(RawJsonlSource(str(path), block=block))         # (zstd: a checkpoint per frame)
         self.r.build_index()
         self.cps = build_checkpoints(self.r, every=0)
         self.side = SideIndex(self.r, self.cps)
@@ -196,6 +197,8 @@ def test_image_offload_fixture_before_and_after():
     assert [b.get("offloaded") for b in _images(before, 13)] == [None]
     assert [b.get("offloaded") for b in _images(after, 13)] == [True]
     assert [b.get("offloaded") for b in _images(log.at(log.events[-1].seq), 13)] == [True]
+    d = diff_states(before, after, log.index)                     # the projection changed seq 13 in place
+    assert [x["seq"] for x in d["messagesChanged"]] == [13] and not d["messagesAdded"] + d["messagesShadowed"]
 
 
 def test_image_offload_minimal_v4_log(tmp_path):
@@ -337,13 +340,20 @@ def test_cli_bad_seq_one_line_exit_2(tmp_path, monkeypatch, bad, why):
 
 # --------------------------------------------------------------------------- generated logs (v0 and v4)
 
-@pytest.fixture(scope="module", params=[0, 4], ids=["v0", "v4"])
+@pytest.fixture(scope="module", params=[0, 4, "zstd"], ids=["v0", "v4", "v0-zstd"])
 def synth_log(request, tmp_path_factory):
-    from app.tools.synth import SessionSynth, write_jsonl
-    p = tmp_path_factory.mktemp("asof") / ("session.jsonl" if request.param == 0 else "session.v4.jsonl")
-    write_jsonl(str(p), SessionSynth(seed=30, version=request.param), target_bytes=600_000)
+    from app.log.source.zstdframes import encode_frame
+    from app.tools.synth import SessionSynth, batches, write_jsonl
+    d = tmp_path_factory.mktemp("asof")
+    if request.param == "zstd":
+        p = d / "session.jsonl.zstd"
+        p.write_bytes(b"".join(encode_frame(b"".join(lines))
+                               for lines in batches(SessionSynth(seed=33), target_bytes=500_000)))
+    else:
+        p = d / ("session.jsonl" if request.param == 0 else "session.v4.jsonl")
+        write_jsonl(str(p), SessionSynth(seed=30, version=request.param), target_bytes=600_000)
     log = Log(p, block=1 << 14)
-    assert log.r.version == request.param and len(log.cps.points) > 5
+    assert log.r.version == (request.param if request.param != "zstd" else 0) and len(log.cps.points) > 5
     return log
 
 
@@ -421,3 +431,26 @@ def test_cli_asof_on_zstd_and_sqlite_stores(tmp_path, monkeypatch, kind):
         assert rc == 0, err
         got = json.loads(out)
         assert got["seq"] == e.seq and got["messages"] == analysis.messages(r, through=e.seq, logical=False)
+
+
+def test_a_chunk_of_another_step_is_never_skipped_as_part_of_the_open_attempt(tmp_path):
+    """Rows of an attempt already open are not decoded, but only rows of that attempt's own step:
+    a chunk of another step while it is open begins that step's attempt (as dsh's grouping says)."""
+    def chunk(seq, step, ctype):
+        return ev(seq, "assistant/chunk", {"turn": 1, "step": step, "chunk": {"type": ctype, "index": 0,
+                                                                             "blockType": "text"}})
+    rows = [ev(0, "turn/start", {"turn": 1}),
+            ev(1, "user/message", msg("user", "go", "u1"), surfaceOp="append"),
+            chunk(2, 1, "block-start"), chunk(3, 1, "block-start"), chunk(4, 2, "block-start"), chunk(5, 2, "block-start")]
+    log = Log(write_log(tmp_path / "session.jsonl", rows))
+    for n, want in ((2, 2), (3, 2), (4, 4), (5, 4)):
+        st = log.at(n)
+        assert st["requestBoundary"] == want == analysis.request_at(log.r, n)["boundary"], n
+        assert st["request"] == analysis.request_at(log.r, n)["request"]
+
+
+def test_time_is_the_rows_own_even_when_the_replay_skips_it():
+    """A chunk row inside an open attempt is not decoded by the replay; its time is still its own."""
+    log = Log(fixture(COMPACTION))
+    for e in log.events:
+        assert log.at(e.seq, request=False)["time"] == e.time, e.seq

@@ -46,6 +46,7 @@ def test_doctor_json_reports_this_installation_and_every_worker_kind():
     assert kinds == list(WORKERS)
     assert all(w["started"] and w["answered"] and w["ms"] > 0 for w in rep["workers"]), rep["workers"]
     assert len({w["pid"] for w in rep["workers"]}) == len(kinds), "each kind answered from a process of its own"
+    assert all(w["ppid"] == rep["pid"] != w["pid"] for w in rep["workers"]), "children of the doctor's process"
     # the report's problems match its facts
     fonts_missing = [k for k in ("emoji", "cjk") if not qt["fonts"][k]]
     assert [p for p in rep["problems"] if p.startswith("fonts:")] == \

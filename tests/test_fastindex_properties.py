@@ -6,7 +6,7 @@ duplicated row, two rows swapped, a seq rewritten, seqs shifted from a row on, a
 row with its keys in another order, packed rows merged, and a torn last row; and a block size
 small enough that rows straddle blocks (and some are longer than a block).  Both ways of
 feeding the builder (the source's segments, and the scan's own reads of a raw file) must
-give the exact scan's index, problems and (v0) legacy flags, with either row scanner (compiled, interpreted).
+give the exact scan's index, problems and (v0) legacy flags, with either row scanner (C, interpreted).
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from app.tools.synth import SessionSynth, write_jsonl
 
 @pytest.fixture(autouse=True, params=NAMES)
 def scanner(request):
-    """Every test here runs with the compiled row scanner (where set-up built it) and with its source interpreted."""
+    """Every test here runs with the C row scanner (where set-up built it) and with its source interpreted."""
     if request.param not in SCANNERS:
         pytest.skip("set-up did not compile the row scanner here")
     with use(request.param):

@@ -1,11 +1,11 @@
 """The fork's legacy-row candidates by the index's row scanner (``forking._legacy_by_heads``).
 
-Where set-up compiled the row scanner, one pass of it per flagged segment names the rows that may be
+Where set-up built the C row scanner, one pass of it per flagged segment names the rows that may be
 in a legacy shape (the regex over the row heads runs only where the scanner is interpreted or refuses
 the buffer).  The rows it lists must be exactly those of the previous regex scan (kept in
 ``scanners_util.old_legacy_by_heads``) on the shared fixtures, on the segments of a log with legacy
 rows (the bench's shape, and the bench's own 1 GB log when it is there), on hostile mutants and under
-hypothesis edits, whichever path runs: the compiled scanner, the same source interpreted, the regex.
+hypothesis edits, whichever path runs: the C scanner, the same source interpreted, the regex.
 A row nested deeper than the probe's decoder goes is a maybe (the codec decides), and the rows after
 a fork's boundary in its segment are never looked at.
 """
@@ -32,18 +32,18 @@ from app.tools.synth import SessionSynth, write_jsonl
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "fixtures"
 BENCH_LEGACY = REPO / "bench" / "data" / "session-1GB-legacy.jsonl"
-PATHS = [p for p in ("c", "compiled", "interpreted", "regex") if p in SCANNERS or p in ("interpreted", "regex")]
+PATHS = [p for p in ("c", "interpreted", "regex") if p in SCANNERS or p in ("interpreted", "regex")]
 
 
 @contextlib.contextmanager
 def path(name: str):
-    """``forking._legacy_by_heads`` runs the C row scanner, the one compiled by mypyc, the same source interpreted
-    (as if it were compiled: the scanner's path), or the regex over the heads (an interpreted scanner's path)."""
+    """``forking._legacy_by_heads`` runs the C row scanner, the same source interpreted (as if it were the C
+    one: the scanner's path), or the regex over the heads (an interpreted scanner's path)."""
     old = fastindex.SCANNER, fastindex._scan_rows
     if name == "regex":
         fastindex.SCANNER = "python"
     else:
-        fastindex.SCANNER = "compiled"
+        fastindex.SCANNER = "c"
         fastindex._scan_rows = SCANNERS["python" if name == "interpreted" else name]
     try:
         yield

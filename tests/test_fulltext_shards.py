@@ -211,7 +211,7 @@ def test_a_shard_worker_killed_mid_build(home, tmp_path, monkeypatch):
     # the killed worker's shard alone, as it was left: a usable index of 30 whole sessions
     _shard_code(monkeypatch, _DYING.replace("n[0] == 35", "n[0] == 25"))
     db2 = str(tmp_path / "ix2.sqlite")
-    monkeypatch.setattr(FullTextIndex, "_update_one", _primary_only(FullTextIndex._update_one))
+    monkeypatch.setattr(FullTextIndex, "update_one", _primary_only(FullTextIndex.update_one))
     with FullTextIndex(root, db_path=db2) as ix:
         ix.update(workers=2)
     with FullTextIndex(root, db_path=shard_path(db2, 1), part=(1, 2)) as sh:
@@ -229,7 +229,7 @@ def test_a_shard_worker_killed_mid_build(home, tmp_path, monkeypatch):
 
 
 def _primary_only(real):
-    """_update_one that indexes nothing in shard 0 and does not finish a dead worker's shard."""
+    """update_one that indexes nothing in shard 0 and does not finish a dead worker's shard."""
     def run(self, progress, cancel, workers, scanned):
         if self.part[0] == 0:
             return fulltext.UpdateReport()

@@ -311,7 +311,10 @@ def test_the_window_refines_provisional_titles_in_place_and_upgrades_the_cache(q
     assert all(i.title_exact for i in by_path.values())
     from PySide6.QtCore import Qt
     ix = m.index_for_key(by_path[next(iter(want))].key)
-    assert m.data(ix, Qt.ItemDataRole.FontRole) is None    # exact: not in italics any more
+    from app.ui.session_model import PROVISIONAL_ROLE
+    assert m.data(ix, PROVISIONAL_ROLE) is False           # exact: not in italics any more
+    pix = win.sessions.proxy.mapFromSource(ix)
+    assert not _drawn_italic(win.sessions.tree, pix)
     assert "provisional" not in m.data(ix, Qt.ItemDataRole.ToolTipRole)
     # the cache holds the exact titles: a new process's first list shows them, exact, reading nothing
     titles._cache = None
@@ -405,11 +408,12 @@ def test_refined_rows_keep_an_unchanged_label_and_take_a_changed_title(qtbot, tm
     m.set_listing(listing, listing.tree())
     m.set_titles({a.key: "Provider (1)"})
     ia, ib = m.index_for_key(a.key), m.index_for_key(b.key)
-    assert m.data(ia, Qt.ItemDataRole.FontRole).italic()
+    from app.ui.session_model import PROVISIONAL_ROLE
+    assert m.data(ia, PROVISIONAL_ROLE) is True
     a.title_exact = b.title_exact = True                  # (as the worker's apply_exact leaves them)
     with qtbot.waitSignal(m.dataChanged, timeout=WAIT):
         m.set_refined({a.key: ("Provider", False), b.key: ("Renamed", True)})
-    assert "Provider (1)" in m.data(ia, Qt.ItemDataRole.DisplayRole) and m.data(ia, Qt.ItemDataRole.FontRole) is None
+    assert "Provider (1)" in m.data(ia, Qt.ItemDataRole.DisplayRole) and m.data(ia, PROVISIONAL_ROLE) is False
     assert "Renamed" in m.data(ib, Qt.ItemDataRole.DisplayRole) and m.titles[b.key] == "Renamed"
 
 
@@ -445,3 +449,28 @@ def test_the_exact_zstd_read_is_bounded_names_damage_and_reads_a_frame_bigger_th
     titles._cache = None
     info = discover(str(p), titles=True, exact=True).sessions[0]
     assert info.title == "In a big frame" and any(f"zstd frame at byte {at} does not decode" in x for x in info.problems)
+
+
+def _drawn_italic(tree, index) -> bool:
+    """Whether the session list's delegate draws the item at ``index`` in italics."""
+    from PySide6.QtWidgets import QStyleOptionViewItem
+    opt = QStyleOptionViewItem()
+    tree.itemDelegate().initStyleOption(opt, index)
+    return opt.font.italic()
+
+
+def test_the_list_draws_provisional_titles_in_italics(qtbot, win, tmp_path, synth_rows):
+    """The model says which title is provisional (PROVISIONAL_ROLE, QtCore only); the list's delegate
+    draws it in italics, an exact one upright."""
+    from app.ui.session_model import PROVISIONAL_ROLE
+    home, _want = _home(tmp_path, synth_rows)
+    listing = discover(str(home), titles=True)
+    a, b = listing.sessions[:2]
+    b.title_exact = True
+    m = win.sessions.model
+    m.set_listing(listing, listing.tree())
+    proxy, tree = win.sessions.proxy, win.sessions.tree
+    ia, ib = (proxy.mapFromSource(m.index_for_key(s.key)) for s in (a, b))
+    assert ia.data(PROVISIONAL_ROLE) is True and ib.data(PROVISIONAL_ROLE) is False
+    assert _drawn_italic(tree, ia) and not _drawn_italic(tree, ib)
+

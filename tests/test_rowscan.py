@@ -1,10 +1,10 @@
-"""The index's row scanner (app/log/index/rowscan.py): compiled and interpreted, the same answers.
+"""The index's row scanner (app/log/index/rowscan.py): the C one and the source interpreted, the same answers.
 
-The compiled module (mypyc, at set-up) and the same source interpreted must give the same block
-for every buffer, and both exactly what the previous bulk scan gave (accepted or rejected alike):
-on every shared fixture, on generated v0/v4 logs, on hostile mutants and under hypothesis edits;
-and the index built with either equals the exact scan's.  Where set-up compiled the scanner, the
-index must really run it.
+The C scanner (rowscan_c.c, at set-up) and the source interpreted must give the same block for every
+buffer, and both exactly what the previous bulk scan gave (accepted or rejected alike): on every shared
+fixture, on generated v0/v4 logs, on hostile mutants and under hypothesis edits; and the index built with
+either equals the exact scan's.  Where set-up built the C scanner, the index must really run it (the mypyc
+build is gone: decision 0021).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from scanners_util import C_SCANNER, COMPILED, INTERPRETED, NAMES, SCANNERS, SOURCE, STAMP, block, apply_edit, bulk_block, is_extension, use
+from scanners_util import C_SCANNER, INTERPRETED, NAMES, SCANNERS, SOURCE, block, apply_edit, bulk_block, is_extension, use
 
 from app.log.index.fastindex import _KINDS, _NOT_LEGACY
 
@@ -52,35 +52,29 @@ def _agree(data: bytes, n: int | None = None, expected=None) -> object:
 
 # --------------------------------------------------------------------------- which scanner runs
 
-def test_the_compiled_scanner_runs_where_set_up_built_it():
-    """With a stamp (set-up built this source), the index scans with the extension, not the source:
-    the C scanner where it was built, else the mypyc one; a build that is silently not used fails
-    here.  On CI with a compiler, set-up must have built both."""
+def test_the_c_scanner_runs_where_set_up_built_it():
+    """With a stamp (set-up built this source), the index scans with the C extension, not the source; a
+    build that is silently not used fails here.  No mypyc build is made or used any more (decision 0021).
+    On CI with a compiler, set-up must have built the C scanner."""
     assert INTERPRETED.__file__ == str(SOURCE) and not is_extension(INTERPRETED.__file__)
-    asked = os.environ.get("SESSION_LENS_SCANNER")
-    if asked == "python":
+    assert not is_extension(fastindex._rowscan.__file__), "the interpreted scanner is the C scanner's fallback"
+    assert not list(SOURCE.parent.glob("rowscan__mypyc*")) and not SOURCE.with_name("rowscan.stamp").exists()
+    if os.environ.get("SESSION_LENS_SCANNER") == "python":
         pytest.skip("the interpreted scanner was asked for (SESSION_LENS_SCANNER=python)")
     c_source, c_stamp = SOURCE.with_name("rowscan_c.c"), SOURCE.with_name("rowscan_c.stamp")
-    if STAMP.exists():
-        assert STAMP.read_text().strip() == hashlib.sha256(SOURCE.read_bytes()).hexdigest(), \
-            "app/log/index/rowscan.py changed since set-up compiled it: run make (packaging/build_native.py)"
-        assert COMPILED is not None and is_extension(COMPILED.__file__)
     if c_stamp.exists():
         assert c_stamp.read_text().strip() == hashlib.sha256(c_source.read_bytes()).hexdigest(), \
             "app/log/index/rowscan_c.c changed since set-up built it: run make (packaging/build_native.py)"
-    if c_stamp.exists() and asked != "compiled":
         assert fastindex.SCANNER == "c" and C_SCANNER is not None and is_extension(C_SCANNER.__file__)
         assert fastindex._scan_rows is fastindex.scan_c
-    elif STAMP.exists():
-        assert fastindex.SCANNER == "compiled" and fastindex._scan_rows is COMPILED.scan
     else:
-        assert fastindex.SCANNER == "python" and not is_extension(fastindex._rowscan.__file__)
+        assert fastindex.SCANNER == "python" and fastindex._scan_rows is fastindex._rowscan.scan
     if os.environ.get("SESSION_LENS_CI"):
         spec = importlib.util.spec_from_file_location("build_native", REPO / "packaging" / "build_native.py")
         build = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(build)
         if not build.why_not():
-            assert STAMP.exists() and c_stamp.exists(), "a compiler is here, but set-up did not build the row scanners"
+            assert c_stamp.exists(), "a compiler is here, but set-up did not build the C row scanner"
 
 
 def test_index_json_names_the_scanner(tmp_path):
@@ -368,7 +362,7 @@ _KINDS_OF_END = ["completed", "max-steps", "error", "user-aborted", "disposed", 
        c=st.sampled_from(_INTS), kind=st.sampled_from(_KINDS_OF_END), tail=st.sampled_from(["", "x", "}", ",\"a\":1"]),
        edits=st.lists(st.tuples(st.integers(0, 200), st.sampled_from(list(b'{}",:-0159az\n '))), max_size=2))
 def test_the_compiled_shapes_are_the_patterns(t, a, b, c, kind, tail, edits):
-    """rowscan.not_legacy (compiled and interpreted) says yes exactly where fastindex._NOT_LEGACY's pattern
+    """rowscan.not_legacy (C and interpreted) says yes exactly where fastindex._NOT_LEGACY's pattern
     matches, from just after a row's seq to its newline."""
     if t in (b"assistant/message", b"tool/result"):
         body = f',"time":{a},"data":{{"turn":{b},"step":{c},"message":{{"x":1}}}}}}'
@@ -385,7 +379,7 @@ def test_the_compiled_shapes_are_the_patterns(t, a, b, c, kind, tail, edits):
     nl = data.find(b"\n", i)
     want = _NOT_LEGACY[t].match(data, i, nl + 1) is not None
     shape = _KINDS[t] & INTERPRETED.SHAPE
-    for mod in (INTERPRETED, COMPILED, C_SCANNER):
+    for mod in (INTERPRETED, C_SCANNER):
         if mod is not None:
             assert mod.not_legacy(data, data.decode("latin-1"), shape, i, nl) == want, (mod.__file__, data)
 
@@ -405,6 +399,6 @@ def test_the_shapes_of_real_rows():
             data = b'{"type":"' + t + b'","seq":5' + body + b"\n"
             i, nl = data.index(b"5,") + 1, len(data) - 1
             assert (_NOT_LEGACY[t].match(data, i, nl + 1) is not None) == want
-            for mod in (INTERPRETED, COMPILED, C_SCANNER):
+            for mod in (INTERPRETED, C_SCANNER):
                 if mod is not None:
                     assert mod.not_legacy(data, data.decode("latin-1"), _KINDS[t] & mod.SHAPE, i, nl) == want, t

@@ -46,7 +46,6 @@ EXCEPTIONS: dict[str, str] = {
     "app/ui/history/rows.py::build_rows": _MEMORY,
     "app/ui/history/rows.py::_content_body": _MEMORY,
     "app/cli/live_cmd.py::_run_follow": _EXIT,
-    "app/cli/search_cmd.py::_run_search": _EXIT,
     "app/ui/main_window.py::MainWindow._build_ui": _SHARED,
     "app/log/index/rowscan.py::scan": "TODO sizes",
     "app/log/query/analysis.py::_InspectPass._fast_segment": "TODO sizes",

@@ -67,6 +67,13 @@ def test_results_while_the_index_builds_say_what_is_not_indexed(qtbot, win, home
         assert res.total == len(home["ref"])              # limit 200 shown, every match counted once
         summary = hs.panel.summary.text()
         assert f"{len(res.unindexed):,} sessions being indexed: searched by a scan" in summary
+        # a hit the user selected stays selected while more answers stream in (the model is reset)
+        view = hs.panel.results
+        picked = _hits(hs.model)[3]
+        view.setCurrentIndex(hs.model.index_of_hit(picked.session_key, picked.seq, picked.kind))
+        hs._on_results("the", res, final=False)
+        now = hs.model.hit_at(view.currentIndex())
+        assert (now.session_key, now.seq, now.kind) == (picked.session_key, picked.seq, picked.kind)
     finally:
         go.set()
     monkeypatch.setattr(hs_mod, "index_job", real)
@@ -74,3 +81,26 @@ def test_results_while_the_index_builds_say_what_is_not_indexed(qtbot, win, home
     with qtbot.waitSignal(hs.resultsReady, timeout=WAIT):
         hs.run_query()
     assert not hs.model.result.unindexed and "scan" not in hs.panel.summary.text()
+
+
+@pytest.mark.slow
+def test_an_index_whose_build_did_not_finish_says_so_in_the_window(qtbot, win, home, monkeypatch):
+    from app.store.fulltext import index_path_for
+    monkeypatch.setattr(ftswrite, "_COMMIT_SESSIONS", 20)
+    with FullTextIndex(home["root"]) as ix:                 # a build stopped after 40 sessions
+        assert ix.db_path == index_path_for(home["root"])
+        rep = ix.update(cancel=lambda: ix.indexed_count() >= 40, workers=0)
+        assert rep.cancelled and ix.build_state() == "interrupted"
+        left = len(ix.pending())
+    assert left > 0
+    with qtbot.waitSignal(win.storeLoaded, timeout=WAIT):
+        win.open_store(home["root"], remember=False)
+    hs = win.home_search
+    qtbot.waitUntil(lambda: hs.behind is not None, timeout=WAIT)
+    assert hs.panel.status.text() == f"the index build did not finish: {left:,} sessions not indexed (searched by a scan)"
+    hs.ready_root = hs.root                                 # no automatic update: the answer as the index is
+    with qtbot.waitSignal(hs.resultsReady, timeout=WAIT):
+        hs.search("the")
+    assert hs.model.result.total == len(home["ref"])
+    assert f"{left:,} sessions not indexed (the index build did not finish): searched by a scan" \
+        in hs.panel.summary.text()

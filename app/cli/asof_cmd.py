@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .main import COMMANDS, CliError, _cfg_path, _reader, dsh_refusal, emit
+from .main import COMMANDS, CliError, cfg_session_path, session_reader, dsh_refusal, emit
 
 
 def _cfg(p) -> None:
-    _cfg_path(p)
+    cfg_session_path(p)
     p.add_argument("--seq", required=True, metavar="N", help="the position: the session right after seq N")
     p.add_argument("--diff", metavar="B", help="also what changed between seq N and seq B")
 
@@ -21,7 +21,7 @@ def _cfg(p) -> None:
 def load(args) -> tuple[Any, Any, Any]:
     """(reader, checkpoints or None, surface index) of the session named on the command line."""
     from ..log.fold.surface import index_for
-    r = _reader(args, indexed=True)
+    r = session_reader(args, indexed=True)
     cps = None
     si = None
     if r.version in (0, 2, 3, 4) and not r.envelope_free and r.source.kind in ("jsonl", "zstd"):

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 
-from .main import COMMANDS, CliError, _cfg_path, _reader, emit
+from .errors import UsageError
+from .main import COMMANDS, CliError, cfg_session_path, session_reader, emit
 
 
 # --------------------------------------------------------------------------- trace
 
 def _cfg_trace(p):
-    _cfg_path(p)
+    cfg_session_path(p)
     p.add_argument("--seq", type=int, help="trace this event (default: trace the session lineage)")
     p.add_argument("--cap", type=int, default=50, help="at most this many request boundaries listed (default 50)")
     p.add_argument("--session-lineage", action="store_true", help="also trace the session lineage")
@@ -27,7 +28,7 @@ def _run_trace(args):
     obj: dict = {}
     try:
         if args.seq is not None:
-            _reader(args).close()            # (a fatal log: refused as every command refuses it)
+            session_reader(args).close()            # (a fatal log: refused as every command refuses it)
             # from the saved checkpoints and surface index when there are some, else one pass
             obj = exact_trace(args.path, getattr(args, "session", None), args.seq, request_cap=args.cap, build=False)
         if args.seq is None or args.session_lineage:
@@ -59,7 +60,7 @@ COMMANDS["trace"] = ("trace an event (surface, replacements, compaction, attempt
 # --------------------------------------------------------------------------- export
 
 def _cfg_export(p):
-    _cfg_path(p)
+    cfg_session_path(p)
     p.add_argument("--format", choices=("raw", "logical", "markdown", "html", "zip"), help="export format")
     p.add_argument("--out", metavar="OUT", help="output file (zip: a file or a folder for dsh-session-<id>.zip)")
     p.add_argument("--redact", action="store_true",
@@ -74,10 +75,10 @@ def _cfg_export(p):
 def _run_export(args):
     from ..store.export import export
     if not (args.format or args.raw or args.logical):
-        raise CliError("export needs --format FORMAT --out OUT (or --raw OUT / --logical OUT)")
+        raise UsageError("export needs --format FORMAT --out OUT (or --raw OUT / --logical OUT)")
     if args.format and not args.out:
-        raise CliError("--format needs --out OUT")
-    r = _reader(args)
+        raise UsageError("--format needs --out OUT")
+    r = session_reader(args)
     obj = {}
     if args.format:
         obj[args.format] = export(r, args.format, args.out, redact=args.redact, overwrite=args.force, home=args.home)
@@ -94,7 +95,7 @@ COMMANDS["export"] = ("export a session: raw, logical, markdown, html or a dsh z
 # --------------------------------------------------------------------------- diff
 
 def _cfg_diff(p):
-    _cfg_path(p)
+    cfg_session_path(p)
     p.add_argument("--steps", nargs=2, metavar=("A", "B"),
                    help="compare the requests of two steps (turn.step, e.g. 1.1 1.2) or dispatch boundary seqs")
     p.add_argument("--attempts", action="store_true", help="failed attempts beside the committed message per step")
@@ -112,7 +113,7 @@ def _run_diff(args):
     from ..log.query.diff import DiffError, attempt_diff, fork_diff, request_diff
     from ..store.lineage import find_parent_path
     from ..store.faces import open_reader
-    r = _reader(args)
+    r = session_reader(args)
     obj: dict = {}
     try:
         if args.steps:
@@ -133,7 +134,7 @@ def _run_diff(args):
     except DiffError as e:
         raise CliError(str(e)) from None
     if not obj:
-        raise CliError("diff needs --steps A B, --attempts or --fork")
+        raise UsageError("diff needs --steps A B, --attempts or --fork")
     emit(args, obj, lambda: json.dumps(obj, ensure_ascii=False, indent=2))
 
 
@@ -145,7 +146,7 @@ COMMANDS["diff"] = ("diff two steps' requests, failed vs committed attempts, or 
 
 def _run_stats(args):
     from ..log.query.stats import compute_stats, step_label
-    r = _reader(args)
+    r = session_reader(args)
     obj = compute_stats(r)
 
     def text():
@@ -174,13 +175,13 @@ def _totals_lines(t) -> list[str]:
             f"tool calls: {tools}"]
 
 
-COMMANDS["stats"] = ("per-step and per-turn tokens, latency, tool calls, retries, errors", _cfg_path, _run_stats)
+COMMANDS["stats"] = ("per-step and per-turn tokens, latency, tool calls, retries, errors", cfg_session_path, _run_stats)
 
 
 # --------------------------------------------------------------------------- audit window
 
 def _cfg_audit(p):
-    _cfg_path(p)
+    cfg_session_path(p)
     p.add_argument("--seq", type=int, help="trace this seq first")
     p.add_argument("--tab", choices=("trace", "diff", "plots", "stats"), default="trace")
     p.add_argument("--diff", type=int, default=0, help="index of the comparison shown in the diff tab (negative: from the end)")
@@ -191,7 +192,7 @@ def _cfg_audit(p):
 def _run_audit(args):
     from PySide6.QtWidgets import QApplication
     from ..ui.audit import AuditWindow, open_audit_window, save_screenshot
-    r = _reader(args)
+    r = session_reader(args)
     app = QApplication.instance() or QApplication(["session-lens"])
     w = open_audit_window(r, args.seq, show=True)
     assert isinstance(w, AuditWindow)         # open_audit_window is typed as returning a QWidget
@@ -199,7 +200,7 @@ def _run_audit(args):
         wd, ht = (int(x) for x in args.size.lower().split("x", 1))
         w.resize(wd, ht)
     except ValueError:
-        raise CliError(f"bad --size {args.size!r} (want WxH)") from None
+        raise UsageError(f"bad --size {args.size!r} (want WxH)") from None
     w.select_tab(args.tab)
     n = w.diff_view.chooser.count()
     if args.tab == "diff" and n and -n <= args.diff < n:

@@ -24,9 +24,12 @@ def _cfg_doctor(p):
 
 
 def _run_doctor(args):
+    from pathlib import Path
+
     from ..store.doctor import report, report_text
-    from ..ui.recent import config_dir
-    rep = report(qt=qt_report(), settings=config_dir() / "settings.json", workers=not args.no_workers)
+    qt = qt_report()
+    settings = qt.pop("settings", None)           # (app.ui's config folder, from the Qt check's child)
+    rep = report(qt=qt, settings=Path(settings) if settings else None, workers=not args.no_workers)
     emit(args, rep, lambda: report_text(rep))
 
 

@@ -1,11 +1,11 @@
 """``session-lens fork``: the host fork, durable before it reports success."""
 from __future__ import annotations
 
-from .main import COMMANDS, CliError, _cfg_path, _reader, dsh_refusal, emit
+from .main import COMMANDS, CliError, cfg_session_path, session_reader, dsh_refusal, emit
 
 
 def _cfg(p):
-    _cfg_path(p)
+    cfg_session_path(p)
     p.add_argument("--at", type=int, help="message anchor seq (promoted to its whole completed turn; a seq past "
                                           "the last event is refused); default: after the last completed turn")
     p.add_argument("--out", metavar="STORE", help="JSONL root or Harness home to publish the child in "
@@ -19,7 +19,7 @@ def _cfg(p):
 def _run(args):
     from ..log.fold.fork import ForkError
     from ..store.forking import ForkVerifyError, fork, preview
-    r = _reader(args, indexed=True)
+    r = session_reader(args, indexed=True)
     try:
         if args.preview:
             obj = preview(r, args.at, live=args.live, strict_anchor=True)

@@ -1,12 +1,12 @@
 """``session-lens index PATH``: build (or reuse) the persistent seq index of a log."""
 from __future__ import annotations
 
-from .main import COMMANDS, _cfg_path, _reader, emit
+from .main import COMMANDS, cfg_session_path, session_reader, emit
 
 
 def _run_index(args):
     from ..store.indexcache import index_summary
-    r = _reader(args)
+    r = session_reader(args)
     obj = index_summary(r)
 
     def text():
@@ -17,5 +17,5 @@ def _run_index(args):
     emit(args, obj, text)
 
 
-COMMANDS["index"] = ("build or reuse the persistent seq index of a session (user cache folder)", _cfg_path,
+COMMANDS["index"] = ("build or reuse the persistent seq index of a session (user cache folder)", cfg_session_path,
                      _run_index)

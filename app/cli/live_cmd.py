@@ -27,6 +27,7 @@ import signal
 import sys
 import time
 
+from .errors import WriteError
 from .main import COMMANDS, CliError
 
 
@@ -198,7 +199,7 @@ def _run_simulate(args):
         out = os.path.join(out, "session.jsonl.zstd" if args.zstd else "session.jsonl")
     fmt = "zstd" if args.zstd or out.endswith((".zstd", ".zst")) else "jsonl"
     if os.path.exists(out):
-        raise CliError(f"{out} exists; simulate never overwrites")
+        raise WriteError(f"{out} exists; simulate never overwrites")
     lock_fd = None
     if getattr(args, "lock", False):
         import fcntl

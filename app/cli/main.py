@@ -1,7 +1,8 @@
 """``session-lens``: the command line over the same read faces as the app.
 
-Every subcommand takes ``--json``.  Errors exit 2 with one line on stderr; problems that
-still let a log open are listed in ``problems`` and exit 0.
+Every subcommand takes ``--json``.  Errors exit with the code their class carries (app/cli/errors.py:
+2 refused input, 3 internal error) and one line on stderr; problems that still let a log open are
+listed in ``problems`` and exit 0.
 """
 from __future__ import annotations
 
@@ -13,13 +14,10 @@ from collections.abc import Callable
 
 
 from ..log.format.model import is_event
+from .errors import EXIT_INTERRUPTED, EXIT_OK, CliError, InputError, exit_code_of
 
 # name -> (help, configure(parser), run(args)); feature modules add their own entries
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {}
-
-
-class CliError(Exception):
-    pass
 
 
 def emit(args, obj, text: Callable[[], str] | None = None) -> None:
@@ -36,12 +34,12 @@ def say(line: str) -> None:
     write_out(term_safe(line) + "\n", sys.stderr)
 
 
-def _reader(args, indexed: bool = False):
+def session_reader(args, indexed: bool = False):
     """The session named on the command line; ``indexed``: with its seq index (persistent cache)."""
     from ..store.faces import open_reader
     r = open_reader(args.path, getattr(args, "session", None))
     if r.fatal:
-        raise CliError(f"{args.path}: {r.fatal}")
+        raise InputError(f"{args.path}: {r.fatal}")
     if indexed:
         from ..store.indexcache import cached_index
         cached_index(r)
@@ -132,7 +130,7 @@ COMMANDS["list"] = ("list the sessions of a store", _cfg_list, _run_list)
 
 # --------------------------------------------------------------------------- inspect
 
-def _cfg_path(p):
+def cfg_session_path(p):
     p.add_argument("path", help="a session file (session.jsonl, session.jsonl.zstd) or a SQLite store")
     p.add_argument("--session", help="session id inside a SQLite store")
 
@@ -141,7 +139,7 @@ def _run_inspect(args):
     from ..log.query.analysis import inspect
     from ..store.discovery import generation_facts
     from .truth_cmd import add_writer, is_live, writer_of
-    r = _reader(args)
+    r = session_reader(args)
     ws = writer_of(args, r)                       # live writer: no synthesized closure, inFlight instead
     try:
         before = os.stat(r.path) if r.source.kind != "sqlite" else None
@@ -177,7 +175,7 @@ def _run_inspect(args):
 
 def _cfg_inspect(p):
     from .truth_cmd import cfg_writer
-    _cfg_path(p)
+    cfg_session_path(p)
     cfg_writer(p)
 
 
@@ -188,7 +186,7 @@ COMMANDS["inspect"] = ("summary facts of one session (writer live/idle/crashed/c
 # --------------------------------------------------------------------------- messages
 
 def _cfg_messages(p):
-    _cfg_path(p)
+    cfg_session_path(p)
     p.add_argument("--through", type=int, help="fold the prefix through this seq (inclusive)")
     p.add_argument("--physical", action="store_true", help="without the logical closure")
 
@@ -209,7 +207,7 @@ def _run_messages(args):
     from ..log.index.integrity import EventChecks
     from ..log.format.lazyrows import iter_messages
     from ..log.format.model import message_text
-    r = _reader(args)
+    r = session_reader(args)
     checks = EventChecks()
     # streamed, one message at a time (flat memory however long the log); the fold and its checks
     # are complete when the first message comes, so the refusal is known before anything is written
@@ -252,14 +250,14 @@ COMMANDS["messages"] = ("the derived model messages", _cfg_messages, _run_messag
 # --------------------------------------------------------------------------- request
 
 def _cfg_request(p):
-    _cfg_path(p)
+    cfg_session_path(p)
     p.add_argument("--at", type=int, required=True, help="a seq of the attempt (first chunk, any chunk, its message)")
 
 
 def _run_request(args):
     from ..log.query.analysis import RequestError, request_at
     from ..log.index.integrity import EventChecks
-    r = _reader(args, indexed=True)
+    r = session_reader(args, indexed=True)
     checks = EventChecks()
     try:
         if r.version in (0, 2, 3, 4) and not r.envelope_free and r.source.kind in ("jsonl", "zstd"):
@@ -283,7 +281,7 @@ COMMANDS["request"] = ("the exact request at a dispatch boundary", _cfg_request,
 # --------------------------------------------------------------------------- page
 
 def _cfg_page(p):
-    _cfg_path(p)
+    cfg_session_path(p)
     p.add_argument("--before", type=int, help="page of events with seq < BEFORE")
     p.add_argument("--limit", type=int, default=50, help="messages per page (default 50)")
     face = p.add_mutually_exclusive_group()
@@ -327,7 +325,7 @@ def page_json(reader, page, physical: bool, attempts: bool, live: bool = False) 
 
 
 def _run_page(args):
-    r = _reader(args, indexed=args.before is not None)
+    r = session_reader(args, indexed=args.before is not None)
     page = r.tail_page(args.limit) if args.before is None else r.page_before(args.before, args.limit)
     from .truth_cmd import entry_marks, compaction_lines, is_live, writer_of
     ws = writer_of(args, r) if page.tail and not args.physical else None
@@ -418,29 +416,27 @@ def main(argv=None) -> int:
         rc = run(args)
         return int(rc or 0)
     except BrokenPipeError:
-        return 0
+        return EXIT_OK
     except KeyboardInterrupt:
-        return 130
-    except (CliError, FileNotFoundError, ValueError) as e:
-        say(f"session-lens {args.cmd}: {e}")
-        return 2
-    except OSError as e:      # expected: a read-only folder, a full disk, a refused special file
+        return EXIT_INTERRUPTED
+    except Exception as e:  # one clear line, never a traceback wall; the code comes from the class
+        code = exit_code_of(e)
+        if code == 3 and os.environ.get("SESSION_LENS_DEBUG"):
+            raise
+        say(f"session-lens {args.cmd}: {error_line(e, code)}")
+        return code
+
+
+def error_line(e: BaseException, code: int) -> str:
+    """What stderr says for ``e`` (exit ``code``): the message; an OSError's path and reason; for an
+    internal error its type too."""
+    if isinstance(e, OSError) and not isinstance(e, (CliError, FileNotFoundError)):
         what = e.strerror or str(e)
         where = f"{os.fsdecode(e.filename)}: " if e.filename and os.fsdecode(e.filename) not in what else ""
-        say(f"session-lens {args.cmd}: {where}{what}")
-        return 2
-    except Exception as e:  # one clear line, never a traceback wall
-        from ..store.faces import OpenError
-        name = type(e).__name__
-        if isinstance(e, OpenError) or name in ("StoreError", "SourceChanged", "PublishError", "WriterError",
-                                                "ForkVerifyError", "ForkError", "OperationalError",
-                                                "DatabaseError", "OverflowError"):
-            say(f"session-lens {args.cmd}: {e}")
-            return 2
-        if os.environ.get("SESSION_LENS_DEBUG"):
-            raise
-        say(f"session-lens {args.cmd}: internal error: {name}: {e}")
-        return 3
+        return f"{where}{what}"
+    if code == 3 and not isinstance(e, CliError):
+        return f"internal error: {type(e).__name__}: {e}"
+    return f"internal error: {e}" if code == 3 else str(e)
 
 
 if __name__ == "__main__":

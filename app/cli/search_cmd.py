@@ -3,7 +3,8 @@ full-text index).  Plain output holds no control characters (snippets are one pl
 from __future__ import annotations
 
 
-from .main import COMMANDS, CliError, _reader, emit
+from .errors import UsageError
+from .main import COMMANDS, CliError, session_reader, emit
 
 
 def start_background_build(root: str, db_path) -> bool:
@@ -41,7 +42,7 @@ def _run_find(args):
         opts = FindOptions(args.text, regex=args.regex, case=args.case, word=args.word, kinds=kinds)
     except ValueError as e:
         raise CliError(str(e)) from None
-    r = _reader(args)
+    r = session_reader(args)
     stats = FindStats()
     try:
         hits = list(find(r, opts, stats=stats, limit=args.limit))
@@ -134,12 +135,53 @@ def _catch_up(ix, unindexed: list, build: str, walked) -> tuple:
     return None, start_background_build(ix.root, None if ix.db_path == ix.default_path() else ix.db_path)
 
 
-def _run_search(args):
+def _search_text(args, obj: dict, res, rep, background: bool) -> str:
+    """The plain output of ``search`` (one plain line per hit)."""
     from ..log.query.textview import plain
-    from ..store.fulltext import FullTextIndex, IndexRefused, QueryError, SearchHit
+    from ..store.fulltext import SearchHit
+    lines = []
+    if args.query:
+        if res.fallback:
+            lines.append(f"note: {res.fallback}")
+        state = _state_line(res, background)
+        if state:
+            lines.append(state)
+        if not res.hits:
+            lines.append(f"no match in {_plural(obj['indexed'], 'indexed session')}"
+                         + (f" and {_plural(len(res.unindexed), 'scanned session')}" if res.unindexed else ""))
+        else:
+            about = "" if res.total_exact else "about "
+            where = _plural(res.session_total, "session")
+            if not res.sessions_exact and res.session_total < res.total:
+                where = f"{res.session_total:,}+ sessions"     # counted lazily (--exact counts them all)
+            lines.append(f"{about}{_plural(res.total, 'match')} in {where} "
+                         f"({_plural(obj['indexed'], 'session')} indexed"
+                         + (f", {len(res.unindexed):,} scanned" if res.unindexed else "") + ")")
+            by: dict[str, list[SearchHit]] = {}
+            for h in res.hits:
+                by.setdefault(h.session_key, []).append(h)
+            for g in res.sessions:
+                hs = by.get(g.key)
+                if not hs:
+                    continue
+                lines.append(f"{plain(g.session)}  {plain(g.title or '-')}  ({_plural(g.count, 'match')})\n"
+                             f"  {plain(g.path)}")
+                for h in hs:
+                    lines.append(f"    seq {h.seq:>7}  turn {'-' if h.turn is None else h.turn:>5}  "
+                                 f"{h.kind:<11}  {h.snippet}")
+    else:
+        lines.append(f"index rebuilt: {_plural(obj['indexed'], 'session')} indexed")
+    if rep is not None and rep.problems:
+        lines.append(f"{_plural(len(rep.problems), 'problem')} (not indexed):")
+        lines += [f"  {plain(p)}" for p in rep.problems]
+    return "\n".join(lines)
+
+
+def _run_search(args):
+    from ..store.fulltext import FullTextIndex, IndexRefused, QueryError
     from ..store.ftslive import live_search
     if not args.query and not args.rebuild:
-        raise CliError("give a QUERY (or --rebuild)")
+        raise UsageError("give a QUERY (or --rebuild)")
     background = False
     walked = None
     try:
@@ -172,53 +214,14 @@ def _run_search(args):
                 obj["index"]["background"] = True
             if res.fallback:
                 obj["fallback"] = res.fallback
-        else:
-            if walked is not None:
-                rep, background = _catch_up(ix, [p.key for p in ix.pending(walked)], ix.build_state(), walked)
+        else:                                 # --rebuild alone
             obj = {"indexed": ix.indexed_count()}
         if rep is not None:
             obj["update"] = rep.to_dict()
             if rep.problems:
                 obj["problems"] = list(rep.problems)
 
-    def text():
-        lines = []
-        if args.query:
-            if res.fallback:
-                lines.append(f"note: {res.fallback}")
-            state = _state_line(res, background)
-            if state:
-                lines.append(state)
-            if not res.hits:
-                lines.append(f"no match in {_plural(obj['indexed'], 'indexed session')}"
-                             + (f" and {_plural(len(res.unindexed), 'scanned session')}" if res.unindexed else ""))
-            else:
-                about = "" if res.total_exact else "about "
-                where = _plural(res.session_total, "session")
-                if not res.sessions_exact and res.session_total < res.total:
-                    where = f"{res.session_total:,}+ sessions"     # counted lazily (--exact counts them all)
-                lines.append(f"{about}{_plural(res.total, 'match')} in {where} "
-                             f"({_plural(obj['indexed'], 'session')} indexed"
-                             + (f", {len(res.unindexed):,} scanned" if res.unindexed else "") + ")")
-                by: dict[str, list[SearchHit]] = {}
-                for h in res.hits:
-                    by.setdefault(h.session_key, []).append(h)
-                for g in res.sessions:
-                    hs = by.get(g.key)
-                    if not hs:
-                        continue
-                    lines.append(f"{plain(g.session)}  {plain(g.title or '-')}  ({_plural(g.count, 'match')})\n"
-                                 f"  {plain(g.path)}")
-                    for h in hs:
-                        lines.append(f"    seq {h.seq:>7}  turn {'-' if h.turn is None else h.turn:>5}  "
-                                     f"{h.kind:<11}  {h.snippet}")
-        else:
-            lines.append(f"index rebuilt: {_plural(obj['indexed'], 'session')} indexed")
-        if rep is not None and rep.problems:
-            lines.append(f"{_plural(len(rep.problems), 'problem')} (not indexed):")
-            lines += [f"  {plain(p)}" for p in rep.problems]
-        return "\n".join(lines)
-    emit(args, obj, text)
+    emit(args, obj, lambda: _search_text(args, obj, res if args.query else None, rep, background))
 
 
 COMMANDS["search"] = ("full-text search across the sessions of a home (an index in the user cache)",

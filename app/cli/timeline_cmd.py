@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .main import COMMANDS, _cfg_path, _reader, emit
+from .main import COMMANDS, cfg_session_path, session_reader, emit
 
 
 def _ms(v: Optional[int]) -> str:
@@ -74,13 +74,13 @@ def _text(obj: dict[str, Any], one_turn: bool) -> str:
 
 
 def _cfg_timeline(p):
-    _cfg_path(p)
+    cfg_session_path(p)
     p.add_argument("--turn", type=int, help="only this turn (its spans, in the plain output)")
 
 
 def _run_timeline(args):
     from ..store.timeline_cache import session_timeline
-    r = _reader(args)
+    r = session_reader(args)
     obj = session_timeline(r, path=r.path if r.source.kind != "sqlite" else None, turn=args.turn)
     emit(args, obj, lambda: _text(obj, args.turn is not None))
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .main import COMMANDS, _cfg_path, _reader, emit
+from .main import COMMANDS, cfg_session_path, session_reader, emit
 
 
 # --------------------------------------------------------------------------- writer state
@@ -153,13 +153,13 @@ def compaction_lines(obj: dict[Any, Any]) -> list[Any]:
 # --------------------------------------------------------------------------- tails
 
 def _cfg_tails(p):
-    _cfg_path(p)
+    cfg_session_path(p)
     p.add_argument("--limit", type=int, default=50, help="messages in the tail page (default 50)")
 
 
 def _run_tails(args):
     from ..log.fold.tails import TRUTHS, align_tails
-    r = _reader(args)
+    r = session_reader(args)
     page = r.tail_page(args.limit)
     rows = [row.to_dict() for row in align_tails(page)]
     obj = {"physical": {"name": TRUTHS["physical"][0], "contract": TRUTHS["physical"][1]},

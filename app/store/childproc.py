@@ -68,7 +68,7 @@ def worker_main(argv: Sequence[str]) -> int:
     module, func = target.split(":")
     entry = getattr(importlib.import_module(module), func)
     if list(argv[1:]) == [PING]:                # doctor: the entry imports here and the pipe answers
-        return serve(lambda send: {"kind": argv[0], "entry": target, "pid": os.getpid()}, 0)
+        return serve(lambda send: {"kind": argv[0], "entry": target, "pid": os.getpid(), "ppid": os.getppid()}, 0)
     return int(entry(list(argv[1:])) or 0)
 
 

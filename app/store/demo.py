@@ -12,7 +12,11 @@ APP_SLUG = "session-lens"
 
 
 def shipped_demo() -> Path:
-    return Path(__file__).resolve().parents[2] / "resources" / "demo"
+    """``resources/demo`` beside the source tree (a checkout, the packaged bundle), else the copy an
+    installed wheel carries (``app/_resources/demo``, put there by setup.py)."""
+    app_dir = Path(__file__).resolve().parents[1]
+    beside = app_dir.parent / "resources" / "demo"
+    return beside if beside.is_dir() else app_dir / "_resources" / "demo"
 
 
 def in_demo(path: str, demo: Optional[Path] = None) -> bool:

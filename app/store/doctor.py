@@ -53,6 +53,7 @@ def check_worker(kind: str, timeout: float = 60.0) -> dict[str, Any]:
         out["started"] = True
         out["answered"] = isinstance(got, dict) and got.get("kind") == kind
         out["pid"] = got.get("pid") if isinstance(got, dict) else None
+        out["ppid"] = got.get("ppid") if isinstance(got, dict) else None      # (this process: a child of ours)
     except childproc.NoChild as e:
         out["error"] = f"not started: {type(e).__name__}"
     except (childproc.ChildFailed, InterruptedError) as e:
@@ -60,6 +61,13 @@ def check_worker(kind: str, timeout: float = 60.0) -> dict[str, Any]:
         out["error"] = type(e).__name__ + (": timed out" if isinstance(e, InterruptedError) else "")
     out["ms"] = round((time.monotonic() - t0) * 1000, 1)
     return out
+
+
+def build_kind() -> str:
+    """``packaged`` (the PyInstaller bundle), ``installed`` (a wheel, pip or pipx) or ``source`` (a checkout)."""
+    if getattr(sys, "frozen", False):
+        return "packaged"
+    return "installed" if "site-packages" in Path(__file__).resolve().parts else "source"
 
 
 def scanner() -> str:
@@ -83,8 +91,9 @@ def report(qt: Optional[dict[str, Any]] = None, settings: Optional[Path] = None,
     log_dir = diagnostics.log_dir()
     rep: dict[str, Any] = {
         "version": __version__,
+        "pid": os.getpid(),
         "python": {"version": platform.python_version(), "implementation": platform.python_implementation(),
-                   "executable": sys.executable, "build": "packaged" if getattr(sys, "frozen", False) else "source"},
+                   "executable": sys.executable, "build": build_kind()},
         "system": " ".join(x for x in (platform.system(), platform.release(), platform.machine()) if x),
         "qt": qt,
         "scanner": scanner(),

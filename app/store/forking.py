@@ -199,7 +199,7 @@ def _legacy_by_heads(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
     a shape that is not (``data.message`` there, …), else probed.  None when a row is not in that
     shape (or ``data[:upto]`` does not end a row, or holds a NUL): the caller probes every row.
 
-    Where set-up built a row scanner (C or mypyc), one pass of it (:func:`app.log.index.rowscan.scan`) names the
+    Where set-up built the C row scanner, one pass of it (:func:`app.log.index.rowscan.scan`) names the
     rows to probe; a buffer it does not take whole (a seq gap, a packed row it cannot count, a row
     not ending in ``}``) falls back to the regex over the rows' heads (:func:`_legacy_by_regex`),
     as does an interpreted scanner (the regex is faster than the interpreted loop)."""
@@ -207,7 +207,7 @@ def _legacy_by_heads(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
     from ..log.format.limits import MAX_PACKED_MEMBERS
     if upto <= 0 or data[upto - 1:upto] != b"\n":
         return None
-    if fastindex.SCANNER != "python":                  # (C or mypyc)
+    if fastindex.SCANNER != "python":                  # (the C scanner)
         got = fastindex._scan_rows(data, 0, upto, -1, fastindex._SCAN_TYPES, fastindex._SCAN_KINDS,
                                    MAX_PACKED_MEMBERS, True)
         if got is not None:

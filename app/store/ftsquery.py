@@ -250,9 +250,18 @@ def term_re(t: tuple[str, bool, bool]) -> re.Pattern[str]:
     return re.compile(r"(?<![^\W_])" + body + ("" if t[1] else r"(?![^\W_])"), re.IGNORECASE)
 
 
-def _strip_one(c: str) -> str:
-    d = unicodedata.normalize("NFD", c)
-    return d[0] if len(d) > 1 and all(unicodedata.combining(x) for x in d[1:]) else c
+class _Diacritics(dict[int, str]):
+    """A ``str.translate`` table: each character to itself without its diacritics (computed once)."""
+
+    def __missing__(self, cp: int) -> str:
+        c = chr(cp)
+        d = unicodedata.normalize("NFD", c) if cp >= 0xC0 else c
+        out = d[0] if len(d) > 1 and all(unicodedata.combining(x) for x in d[1:]) else c
+        self[cp] = out
+        return out
+
+
+_DIACRITICS = _Diacritics()
 
 
 def fold_diacritics(text: str) -> str:
@@ -260,7 +269,7 @@ def fold_diacritics(text: str) -> str:
     for one (spans found in it are spans of ``text``)."""
     if text.isascii():
         return text
-    return "".join(c if c < "\u00c0" else _strip_one(c) for c in text)
+    return text.translate(_DIACRITICS)
 
 
 # --------------------------------------------------------------------------- the scan (no FTS5)
@@ -307,12 +316,17 @@ class EntryMatcher:
             return None
         if pq.before is not None and (time is None or time >= pq.before):
             return None
-        text = fold_diacritics(text)
-        if any(rx.search(text) for rx in self.neg):
+        plain_ascii = text.isascii()
+        if self.neg and any(rx.search(text if plain_ascii else fold_diacritics(text)) for rx in self.neg):
             return None
         if not self.pos:
             return (0, 0)
         found = [rx.search(text) for rx in self.pos]
+        if not plain_ascii and not all(found):
+            # folding is one character for one and keeps letters letters: a match in the text is one
+            # in its folded form, so the folded form is searched only for the words not found
+            folded = fold_diacritics(text)
+            found = [m or rx.search(folded) for m, rx in zip(found, self.pos)]
         for group in self.groups:                    # OR of groups, each an AND of (term, negated)
             if all((found[i] is None) == neg for i, neg in group):
                 m = next((found[i] for i, neg in group if not neg), None)

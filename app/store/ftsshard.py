@@ -10,11 +10,14 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from . import childproc
-from .ftswalk import stat_or_none
-from .ftswrite import COUNTS, UpdateReport
+from .ftswalk import shard_path, stat_or_none
+from .ftswrite import COUNTS, Cancel, Progress, UpdateReport, cancelled
+
+if TYPE_CHECKING:
+    from .fulltext import FullTextIndex
 
 
 class ShardWorker:
@@ -143,8 +146,60 @@ def serve_shard(inp: Any = None, out: Any = None) -> None:
                [(p, st) for p in job["stores"] if (st := stat_or_none(p)) is not None])
     from .fulltext import FullTextIndex
     with FullTextIndex(job["root"], db_path=job["db"], part=(int(job["k"]), int(job["n"]))) as ix:
-        rep = ix._update_one(progress, stop, 0, scanned)
+        rep = ix.update_one(progress, stop, 0, scanned)
     d: dict[str, Any] = {k: getattr(rep, k) for k in COUNTS}
     d.update(cancelled=rep.cancelled, problems=rep.problems)
     out.write(b"R " + json.dumps(d).encode() + b"\n")
     out.flush()
+
+
+def update_shards(ix: FullTextIndex, progress: Progress, cancel: Cancel, scans: list[Any]) -> UpdateReport:
+    """Update every shard at once: shards 1..n-1 in worker processes (:func:`serve_shard`),
+    shard 0 in this one.  Each shard is an index of its own (WAL, a transaction per batch of
+    sessions), so a crash or a killed worker leaves every shard usable; a worker that died is
+    finished here.  ``scans``: each shard's part of the walk (handed to its worker: no
+    second walk)."""
+    _k, n = ix.part
+    workers = [ShardWorker(ix.root, shard_path(ix.db_path, i), i, n, scans[i]) for i in range(1, n)]
+    own = [0, 0, 0]
+
+    def report_progress() -> None:               # in this thread only
+        if progress is not None:
+            got = [own] + [list(w.progress) for w in workers]
+            progress(*(sum(x[i] for x in got) for i in range(3)))
+
+    def mine(done: int, total: int, nbytes: int) -> None:
+        own[:] = [done, total, nbytes]
+        report_progress()
+    stopped = False
+
+    def stop() -> bool:
+        nonlocal stopped
+        if not stopped and cancelled(cancel):
+            stopped = True
+            for w in workers:
+                w.cancel()
+        return stopped
+    try:
+        for w in workers:
+            w.start()
+        rep = ix.update_one(mine, stop, 0, scans[0])
+        while any(w.running() for w in workers):
+            stop()
+            report_progress()
+            time.sleep(0.02)
+        for w in workers:
+            got = w.result()
+            if got is None and not stopped:      # the worker died: its shard is finished here
+                sh = ix.parts()[w.k]
+                got = sh.update_one(None, stop, 0, scans[w.k])
+                got.problems.insert(0, f"index worker {w.k} stopped ({w.why()}): finished in this process")
+            if got is not None:
+                rep.merge(got)
+            else:
+                rep.cancelled = True
+    finally:
+        for w in workers:
+            w.close()
+    rep.workers = n
+    return rep

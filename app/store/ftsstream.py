@@ -14,12 +14,12 @@ statistics), the index's hits by bm25 before them.
 """
 from __future__ import annotations
 
-import os
+import bisect
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Optional
 
-from ..log.format.limits import open_regular
-from ..log.query.extract import FAST_MAX_BYTES, Entry, extract_jsonl, reader_entries
+from ..log.query.extract import Entry, extract_jsonl, read_whole, reader_entries
 from ..log.query.search import Prefilter, fold_prefilter
 from .ftsquery import (EntryMatcher, ParsedQuery, SearchHit, SessionGroup, scan_snippet, term_groups, term_re,
                        with_marks)
@@ -63,28 +63,6 @@ def _prefilters(terms: list[tuple[str, bool, bool]]) -> Optional[list[Prefilter]
     return out
 
 
-def _read(path: str) -> Optional[bytes]:
-    try:
-        fd = open_regular(path)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if st.st_size > FAST_MAX_BYTES:
-            return None
-        parts = []
-        n = 0
-        while n < st.st_size:
-            b = os.read(fd, st.st_size - n)
-            if not b:
-                break
-            parts.append(b)
-            n += len(b)
-        return b"".join(parts)
-    finally:
-        os.close(fd)
-
-
 class StreamScan:
     """Scans pending sessions for one parsed query."""
 
@@ -98,26 +76,36 @@ class StreamScan:
         self.bytes_read = 0
         self.skipped = 0                      # sessions the byte prefilter ruled out (never decoded)
 
-    def _passes(self, data: bytes) -> bool:
+    def _hits(self, data: bytes) -> Optional[list[int]]:
+        """Sorted positions of the words in ``data`` (None: every row may match; []: the file
+        cannot match)."""
         if not self._built:
             self._filters, self._built = _term_filters(self.pq), True
         if self._filters is None:
-            return True
+            return None
         pfs, any_of = self._filters
-        got = (bool(pf.positions(data)) for pf in pfs)
-        return any(got) if any_of else all(got)
+        found = [pf.positions(data) for pf in pfs]
+        if not (any(found) if any_of else all(found)):
+            return []
+        return sorted(p for ps in found for p in ps)
 
     def _entries(self, p: Pending) -> tuple[Optional[Any], list[Entry], Optional[str]]:
         """(header (id, cwd, created) or None, entries, title) of one pending session ([] when it
         cannot be read: the index reports it)."""
         if p.store is None and not p.path.endswith((".zstd", ".zst")):
-            data = _read(p.path)
-            if data is not None:
+            data, st, _why = read_whole(p.path)
+            if data is not None and st is not None:
                 self.bytes_read += len(data)
-                if not self._passes(data):
+                hits = self._hits(data)
+                if hits is not None and not hits:
                     self.skipped += 1
                     return None, [], None
-                res = extract_jsonl(p.path)
+                keep = None
+                if hits is not None:             # decode only the rows holding a word (and the context rows)
+                    def keep(pos: int, raw: bytes, hits: list[int] = hits) -> bool:
+                        i = bisect.bisect_left(hits, pos)
+                        return i < len(hits) and hits[i] < pos + len(raw)
+                res = extract_jsonl(p.path, data=data, st=st, keep=keep)
                 if res.status == "ok":
                     return res.header, res.entries, res.title
                 if res.status != "fallback":
@@ -157,14 +145,16 @@ class StreamScan:
             if span is None:
                 continue
             n += 1
-            score = -sum(len(rx.findall(text)) for rx in self.words) / (1.0 + len(text) / 400.0)
+            # a term-frequency score (occurrences counted up to 8) over the length, lower first as bm25
+            score = -sum(sum(1 for _ in islice(rx.finditer(text), 8)) for rx in self.words) / (1.0 + len(text) / 400.0)
             if len(best) < self.limit or score < best[-1][0]:
                 snip, mk = scan_snippet(text, span)
-                best.append((score, SearchHit(session=str(sid), session_key=p.key, path=p.path, seq=seq, turn=turn,
-                                              kind=kind, tool=tool, time=tm, snippet=with_marks(snip, mk), marks=mk,
-                                              text=snip, rank=score, store=p.store)))
-                best.sort(key=lambda x: x[0])
-                del best[self.limit:]
+                bisect.insort(best, (score, SearchHit(
+                    session=str(sid), session_key=p.key, path=p.path, seq=seq, turn=turn, kind=kind, tool=tool,
+                    time=tm, snippet=with_marks(snip, mk), marks=mk, text=snip, rank=score, store=p.store)),
+                    key=lambda x: x[0])
+                if len(best) > self.limit:
+                    best.pop()
         if not n:
             return None, []
         return SessionGroup(key=p.key, session=str(sid), path=p.path, title=title, created=created, count=n,

@@ -50,10 +50,10 @@ from .ftsdb import BuildLock, IndexRefused, open_index_db
 from .ftsio import auto_workers, extracted, list_store
 from .ftsquery import FTS5_MISSING, QueryError, SearchHit, SearchResult, SessionGroup, parse_query
 from .ftsstream import Pending
-from .ftsshard import ShardWorker, serve_shard, shard_main
+from .ftsshard import serve_shard, shard_main, update_shards
 from .ftssearch import IndexQueries
 from .ftswalk import Scanned, scan_root, shard_path, shard_scan
-from .ftswrite import Cancel, Found, Progress, SessionWriter, UpdateReport, cancelled
+from .ftswrite import Cancel, Found, Progress, SessionWriter, UpdateReport
 
 __all__ = ["FullTextIndex", "IndexRefused", "QueryError", "SearchHit", "SearchResult", "SessionGroup",
            "UpdateReport", "fts5_available", "parse_query", "FTS5_MISSING", "serve_shard", "shard_main"]
@@ -351,11 +351,11 @@ class FullTextIndex(SessionWriter, IndexQueries):
                 split = True
         if split:
             assert scanned is not None
-            rep = self._update_shards(progress, cancel, shard_scan(scanned, n))
+            rep = update_shards(self, progress, cancel, shard_scan(scanned, n))
         elif k == 0 and n > 1:
             rep = self._update_parts(progress, cancel, workers, walked)
         else:
-            rep = self._update_one(progress, cancel, workers, scanned or walked)
+            rep = self.update_one(progress, cancel, workers, scanned or walked)
         rep.seconds = time.perf_counter() - t0
         return rep
 
@@ -378,7 +378,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
             def shifted(done: int, total: int, nbytes: int) -> None:
                 if progress is not None:
                     progress(base[0] + done, base[1] + total, base[2] + nbytes)
-            got = ix._update_one(shifted, cancel, workers, scanned)
+            got = ix.update_one(shifted, cancel, workers, scanned)
             base[0] += got.sessions - got.unchanged
             base[1] += got.sessions - got.unchanged
             base[2] += got.bytes_read
@@ -388,58 +388,13 @@ class FullTextIndex(SessionWriter, IndexQueries):
                 break
         return rep
 
-    def _update_shards(self, progress: Progress, cancel: Cancel, scans: list[Any]) -> UpdateReport:
-        """Update every shard at once: shards 1..n-1 in worker processes (:func:`serve_shard`),
-        shard 0 in this one.  Each shard is an index of its own (WAL, a transaction per batch of
-        sessions), so a crash or a killed worker leaves every shard usable; a worker that died is
-        finished here.  ``scans``: each shard's part of the walk (handed to its worker: no
-        second walk)."""
-        _k, n = self.part
-        workers = [ShardWorker(self.root, shard_path(self.db_path, i), i, n, scans[i]) for i in range(1, n)]
-        own = [0, 0, 0]
+    def _session_row(self, key: str) -> Optional[tuple[Any, ...]]:
+        """The bookkeeping row of one session (None: not indexed)."""
+        return self.conn.execute(  # type: ignore[no-any-return]
+            "SELECT key, sid, dev, ino, size, mtime_ns, revision, done_pos, done_line, done_text, done_crc, "
+            "turn, calls, status, problem FROM sessions WHERE key = ?", (key,)).fetchone()
 
-        def report_progress() -> None:               # in this thread only
-            if progress is not None:
-                got = [own] + [list(w.progress) for w in workers]
-                progress(*(sum(x[i] for x in got) for i in range(3)))
-
-        def mine(done: int, total: int, nbytes: int) -> None:
-            own[:] = [done, total, nbytes]
-            report_progress()
-        stopped = False
-
-        def stop() -> bool:
-            nonlocal stopped
-            if not stopped and cancelled(cancel):
-                stopped = True
-                for w in workers:
-                    w.cancel()
-            return stopped
-        try:
-            for w in workers:
-                w.start()
-            rep = self._update_one(mine, stop, 0, scans[0])
-            while any(w.running() for w in workers):
-                stop()
-                report_progress()
-                time.sleep(0.02)
-            for w in workers:
-                got = w.result()
-                if got is None and not stopped:      # the worker died: its shard is finished here
-                    sh = self.parts()[w.k]
-                    got = sh._update_one(None, stop, 0, scans[w.k])
-                    got.problems.insert(0, f"index worker {w.k} stopped ({w.why()}): finished in this process")
-                if got is not None:
-                    rep.merge(got)
-                else:
-                    rep.cancelled = True
-        finally:
-            for w in workers:
-                w.close()
-        rep.workers = n
-        return rep
-
-    def _update_one(self, progress: Progress, cancel: Cancel, workers: Optional[int],
+    def update_one(self, progress: Progress, cancel: Cancel, workers: Optional[int],
                     scanned: Optional[tuple[Any, Any]]) -> UpdateReport:
         """Update this shard (of one or more)."""
         rep = UpdateReport()
@@ -451,8 +406,8 @@ class FullTextIndex(SessionWriter, IndexQueries):
                                                        "FROM files")}
         # the keys only (a home of 100k sessions); a changed session's row is read when needed
         sids = dict(c.execute("SELECT key, sid FROM sessions"))
-        work, present, file_rows = _walk_diff(c, files, stores, known_files, sids, rep, self._read_header,
-                                              self._not_session)
+        work, present, file_rows = _walk_diff(c, files, stores, known_files, rep, self._session_row,
+                                              self._read_header, self._not_session)
         # removed sessions
         gone = [k for k in sids if k not in present]
         c.execute("BEGIN IMMEDIATE")
@@ -479,21 +434,14 @@ class FullTextIndex(SessionWriter, IndexQueries):
         return rep
 
 
-def _walk_diff(c: sqlite3.Connection, files: Any, stores: Any, known_files: dict[str, Any], sids: dict[str, Any],
-               rep: UpdateReport,
+def _walk_diff(c: sqlite3.Connection, files: Any, stores: Any, known_files: dict[str, Any], rep: UpdateReport,
+               row_of: Callable[[str], Optional[tuple[Any, ...]]],
                read_header: Callable[[str, UpdateReport], tuple[Optional[dict[str, Any]], Optional[str]]],
                not_session: Callable[[str, tuple[int, int, int, int], Optional[str], UpdateReport], tuple[Any, ...]],
                ) -> tuple[list[tuple[Found, Optional[tuple[Any, ...]]]], set[str], list[tuple[Any, ...]]]:
     """The walk against the index: unchanged files and store sessions counted (``rep``), the rest to index.
     -> (work: (Found, its previous session row or None), the keys present, the files table's new rows)."""
     failed = dict(c.execute("SELECT key, problem FROM sessions WHERE status = 'error'"))
-
-    def row_of(key: str) -> Optional[tuple[Any, ...]]:
-        if key not in sids:
-            return None
-        return c.execute(  # type: ignore[no-any-return]
-            "SELECT key, sid, dev, ino, size, mtime_ns, revision, done_pos, done_line, done_text, done_crc, "
-            "turn, calls, status, problem FROM sessions WHERE key = ?", (key,)).fetchone()
     work: list[tuple[Found, Optional[tuple[Any, ...]]]] = []   # (Found, previous session row or None)
     present: set[str] = set()
     file_rows: list[tuple[Any, ...]] = []

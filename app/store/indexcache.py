@@ -408,7 +408,7 @@ class IndexSummary(TypedDict):
     segments: int
     lastSeq: int
     contiguousThrough: int
-    scanner: str               # the index's row scanner: "c" or "compiled" (mypyc), both built at set-up, or "python" (app.log.index.fastindex.SCANNER)
+    scanner: str               # the index's row scanner: "c" (built at set-up or into the wheel) or "python" (app.log.index.fastindex.SCANNER)
 
 
 def _children_cpu() -> float:

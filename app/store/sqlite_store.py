@@ -467,6 +467,11 @@ class SqliteStore:
         self._immutable = False
         self._conn = self._connect(self.path, False, self._busy_timeout)
 
+    def read(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``fn(conn)`` in one read transaction of the store (for a caller's own query, as the
+        session list's title pass does); sqlite errors become StoreError."""
+        return self._read(fn)
+
     def _read(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run ``fn(conn)`` inside BEGIN…COMMIT; sqlite errors become StoreError."""
         with self._lock:

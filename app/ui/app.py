@@ -131,12 +131,15 @@ async def _wait_index(win, timeout: float) -> int:
     return 0
 
 
+_first_paint_marked: set[int] = set()       # id() of the windows already marked (one per process)
+
+
 def _mark_first_paint(win) -> None:
     """``SESSION_LENS_MARK_FIRST_PAINT=1`` (bench/launch.py): paint the window with its first tail page
     now and print the wall-clock time of that and the process's CPU time so far, once."""
-    if getattr(win, "_first_paint_marked", False):
+    if id(win) in _first_paint_marked:
         return
-    win._first_paint_marked = True
+    _first_paint_marked.add(id(win))
     win.repaint()
     import time
     print(f"first-paint {time.time():.6f} {time.process_time():.4f}", flush=True)   # wall clock, CPU so far

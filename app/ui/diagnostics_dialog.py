@@ -51,6 +51,7 @@ def qt_probe_main(_argv: list[str]) -> int:
     def body(_send: Any) -> dict[str, Any]:
         app = QGuiApplication.instance() or QGuiApplication(["session-lens-qt-probe"])
         facts = qt_facts()
+        facts["settings"] = str(config_dir() / "settings.json")     # (the CLI's doctor imports nothing of app.ui)
         if note:
             facts["note"] = note
         del app

@@ -63,7 +63,7 @@ def query_job(job, root: str, db_path: Optional[str], query: str, limit: int):
 
 def behind_job(job, root: str, db_path: Optional[str]):
     with _open_index(root, db_path) as ix:
-        return ix.behind(), ix.indexed_count()
+        return ix.behind(), ix.indexed_count(), ix.build_state()
 
 
 # --------------------------------------------------------------------------- widgets
@@ -247,6 +247,7 @@ class HomeSearch(QObject):
         self.behind: Optional[int] = None
         self.problems = 0
         self.building: Optional[tuple] = None
+        self.state = "done"                        # the index build's state (a build killed: "interrupted")
         self.ready_root: Optional[str] = None     # root whose index was updated in this run
         self._pending_hit: Optional[tuple] = None  # (session_key, seq, word) waiting for the session
         split = win.split
@@ -306,6 +307,7 @@ class HomeSearch(QObject):
             self.root = root
             self.ready_root = None
             self.indexed = self.behind = None
+            self.state = "done"
             self.building = None
             self.model.clear()
             self.close_results()
@@ -314,7 +316,7 @@ class HomeSearch(QObject):
 
     def _show_status(self) -> None:
         p = self.panel
-        text = index_status(self.indexed, self.behind, self.building, self.problems)
+        text = index_status(self.indexed, self.behind, self.building, self.problems, self.state)
         if self.file_folder:                  # the list shows the file; the search covers its folder
             text = f"Searches {os.path.basename(self.file_folder)}/, this file's folder" + (f": {text}" if text else "")
         p.status.setText(text)
@@ -345,6 +347,7 @@ class HomeSearch(QObject):
     def _on_indexed(self, result) -> None:
         rep, indexed, problems = result
         self.building = None
+        self.state = "interrupted" if rep.cancelled else "done"
         self.ready_root = self.root
         self.indexed, self.problems = indexed, problems
         self.behind = 0
@@ -369,7 +372,7 @@ class HomeSearch(QObject):
                              on_done=self._on_behind, on_error=lambda _m: None)
 
     def _on_behind(self, result) -> None:
-        behind, indexed = result
+        behind, indexed, self.state = result
         self.behind, self.indexed = behind, indexed
         self._show_status()
         self.behindChanged.emit(behind)
@@ -412,9 +415,16 @@ class HomeSearch(QObject):
                              on_error=self._on_query_failed)
 
     def _on_results(self, q: str, res, final: bool = True) -> None:
-        """A query's answer (``final`` False: one streamed while sessions not indexed are scanned)."""
+        """A query's answer (``final`` False: one streamed while sessions not indexed are scanned).
+        The hit the user selected stays selected as more stream in."""
+        view = self.panel.results
+        cur = self.model.hit_at(view.currentIndex()) if self.model.result is not None else None
         self.model.set_result(q, res)
-        self.panel.results.expandAll()
+        view.expandAll()
+        if cur is not None:
+            at = self.model.index_of_hit(cur.session_key, cur.seq, cur.kind)
+            if at.isValid():
+                view.setCurrentIndex(at)
         self.panel.summary.setText(self.model.summary())
         if final:
             self.resultsReady.emit()

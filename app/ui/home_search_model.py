@@ -55,11 +55,18 @@ def group_title(g) -> str:
 
 
 def index_status(indexed: Optional[int], behind: Optional[int], building: Optional[tuple] = None,
-                 problems: int = 0) -> str:
-    """The line under the search box: build progress, or how many sessions are indexed and behind."""
+                 problems: int = 0, state: str = "done") -> str:
+    """The line under the search box: build progress, or how many sessions are indexed and behind
+    (``state``: the index build's, :meth:`app.store.fulltext.FullTextIndex.build_state`)."""
     if building is not None:
         done, total = building
         return f"indexing {done:,}/{total:,} sessions…" if total else "indexing…"
+    if state == "interrupted":
+        left = f": {plural(behind, 'session')} not indexed (searched by a scan)" if behind else ""
+        return f"the index build did not finish{left}"
+    if state == "running":
+        return "the index is being built (by another Session Lens)" + (
+            f": {plural(behind, 'session')} not indexed yet" if behind else "")
     parts = []
     if not indexed and behind:               # never indexed: not "0 indexed, N behind"
         parts.append(f"{plural(behind, 'session')} not indexed yet")
@@ -157,6 +164,16 @@ class HomeSearchModel(QAbstractItemModel):
         for gi, (_g, hits) in enumerate(self.groups):
             if hits:
                 return self.index(0, 0, self.index(gi, 0))
+        return QModelIndex()
+
+    def index_of_hit(self, key: str, seq: int, kind: str) -> QModelIndex:
+        """The row of the hit (session key, seq, kind), or an invalid index (streamed answers keep
+        the user's selection across the model's resets)."""
+        for gi, (g, hits) in enumerate(self.groups):
+            if g.key == key:
+                for r, h in enumerate(hits):
+                    if h.seq == seq and h.kind == kind:
+                        return self.index(r, 0, self.index(gi, 0))
         return QModelIndex()
 
     # ------------------------------------------------------------------ QAbstractItemModel

@@ -41,7 +41,8 @@ from .workers import Jobs
 
 
 def demo_store() -> Path:
-    return Path(__file__).resolve().parents[2] / "resources" / "demo"
+    from ..store.demo import shipped_demo          # (a checkout or bundle: resources/demo; a wheel: its copy)
+    return shipped_demo()
 
 
 def demo_available() -> bool:

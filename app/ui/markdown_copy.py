@@ -24,8 +24,8 @@ def quote_reasoning(text: str) -> str:
 
 def _message_markdown(row) -> str:
     """A message's blocks in order, its reasoning labelled ("" when the row has no message)."""
-    from .history.rows import _block_plain, _message_of
-    msg = _message_of(row.event) if row.event is not None else None
+    from .history.rows import block_plain, message_of
+    msg = message_of(row.event) if row.event is not None else None
     if msg is None:
         return ""
     parts = []
@@ -34,7 +34,7 @@ def _message_markdown(row) -> str:
             text = str(b.get("text", ""))
             if text.strip() and not row.hide_reasoning:
                 parts.append(quote_reasoning(text))
-        elif (text := _block_plain(b, full=True)):
+        elif (text := block_plain(b, full=True)):
             parts.append(text)
     return "\n\n".join(parts)
 

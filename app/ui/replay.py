@@ -23,7 +23,6 @@ from typing import Any, Optional
 from PySide6.QtCore import QCoreApplication, QObject
 from PySide6.QtGui import QAction, QKeySequence
 
-from ..log.fold.asof import trim_status
 from .history.row_kind import RowKind
 from .history.rows import fmt_datetime
 from .replay_model import ReplayModel
@@ -313,6 +312,7 @@ class ReplayActions(QObject):
 
     def _apply_rows(self) -> None:
         """Hide the rows after the position answered, show each loaded row's status as of it (undone at now)."""
+        from ..log.fold.asof import trim_status       # (first used here: not on the way to the first paint)
         h, view = self.win.history, self.win.view
         n = self.answer["seq"] if self.position is not None and self.answer is not None else None   # (as shown)
         for row, orig, mine in self._swapped:          # back to the whole log's statuses first

@@ -13,7 +13,6 @@ from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPlainTextEdit, QPushButton,
                                QSlider, QSpinBox, QStyle, QStyleOptionSlider, QVBoxLayout, QWidget)
 
-from ..log.query.asofdiff import diff_lines, message_line
 from .history.delegate import mono_font
 
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -21,6 +20,7 @@ SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
 
 def preview(m: Any, width: int = 160) -> str:
     """One line of a message (plain text)."""
+    from ..log.query.asofdiff import message_line
     return message_line(m, width)
 
 
@@ -198,6 +198,7 @@ class WhatChangedPane(QWidget):
         self.from_box.blockSignals(False)
 
     def show_diff(self, st: dict[str, Any]) -> None:
+        from ..log.query.asofdiff import diff_lines
         d = st.get("diff")
         self.to_label.setText(f"to seq {st['seq']:,} (the scrubber's position)")
         self.text.setPlainText("\n".join(diff_lines(d)) if d else f"seq {st['seq']:,}: same position, nothing changed")

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QLineEdit, QStyledItemDelegate, QTreeView,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QLineEdit, QStyledItemDelegate,
+                               QStyleOptionViewItem, QTreeView, QVBoxLayout, QWidget)
 
-from .session_model import DISTINCT_ROLE, SessionFilterModel, SessionTreeModel
+from .session_model import DISTINCT_ROLE, PROVISIONAL_ROLE, SessionFilterModel, SessionTreeModel
 
 
 def distinct_elide(fm, text: str, width: int, distinct: int) -> str:
@@ -26,10 +26,13 @@ def distinct_elide(fm, text: str, width: int, distinct: int) -> str:
 
 
 class _TitleDelegate(QStyledItemDelegate):
-    """The Session column elided around the part that differs from the most alike title."""
+    """The Session column elided around the part that differs from the most alike title; a provisional
+    title (``PROVISIONAL_ROLE``) in italics."""
 
-    def initStyleOption(self, option, index):                          # noqa: N802 (Qt name)
+    def initStyleOption(self, option: QStyleOptionViewItem, index) -> None:   # noqa: N802 (Qt name)
         super().initStyleOption(option, index)
+        if index.data(PROVISIONAL_ROLE):
+            option.font.setItalic(True)
         if index.column() != 0 or not option.text:
             return
         distinct = index.data(DISTINCT_ROLE) or 0

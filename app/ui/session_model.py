@@ -13,7 +13,6 @@ from typing import Optional
 
 from .plaintext import isolate, tooltip
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
-from PySide6.QtGui import QFont
 
 from ..store.discovery import discover
 from ..store.titles import save as titles_save, session_title
@@ -23,6 +22,9 @@ from .tree_model import NodeTreeModel
 INFO_ROLE = Qt.ItemDataRole.UserRole + 1
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
 DISTINCT_ROLE = Qt.ItemDataRole.UserRole + 3    # where a label starts to differ from the most alike other label
+# True on the title of a row whose title is provisional (the middle of the log not read yet); the list's
+# delegate (app/ui/session_list.py) draws it in italics: a view model holds no font (QtCore only)
+PROVISIONAL_ROLE = Qt.ItemDataRole.UserRole + 4
 COLUMNS = ("Session", "Updated", "Project", "Format")
 
 
@@ -171,7 +173,7 @@ def sqlite_titles(store_path: str, ids: list) -> dict:
                     except (msgspec.DecodeError, TypeError):
                         title = None
                 out[sid] = (title if isinstance(title, str) else None, last[0] if last else None)
-        store._read(q)
+        store.read(q)
     finally:
         store.close()
     return out
@@ -333,7 +335,7 @@ class SessionTreeModel(NodeTreeModel):
                 n.info.title = t
             ix = self.createIndex(n.row, 0, n)
             self.dataChanged.emit(ix, self.createIndex(n.row, len(COLUMNS) - 1, n),
-                                  [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.FontRole, FILTER_ROLE])
+                                  [Qt.ItemDataRole.DisplayRole, PROVISIONAL_ROLE, FILTER_ROLE])
 
     def set_refined(self, refined: dict) -> None:
         """Exact titles from the refinement, ``{key: (title, changed)}``: a changed title replaces the
@@ -351,7 +353,7 @@ class SessionTreeModel(NodeTreeModel):
                 n.info.title = t
             ix = self.createIndex(n.row, 0, n)
             self.dataChanged.emit(ix, self.createIndex(n.row, len(COLUMNS) - 1, n),
-                                  [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.FontRole, FILTER_ROLE])
+                                  [Qt.ItemDataRole.DisplayRole, PROVISIONAL_ROLE, FILTER_ROLE])
 
     def refined(self, changed: int) -> None:
         """The refinement of provisional titles ended (``changed`` titles differ): says so."""
@@ -464,10 +466,8 @@ class SessionTreeModel(NodeTreeModel):
             return info
         if role == DISTINCT_ROLE and col == 0:
             return self._distinct().get(info.key, 0)
-        if role == Qt.ItemDataRole.FontRole and col == 0 and not info.title_exact:
-            f = QFont()
-            f.setItalic(True)                 # a provisional title (the middle of the log not read yet)
-            return f
+        if role == PROVISIONAL_ROLE and col == 0:
+            return not info.title_exact       # a provisional title (the middle of the log not read yet)
         if role == FILTER_ROLE:
             return " ".join(str(x) for x in (self.titles.get(info.key) or "", info.id, info.cwd or "",
                                              os.path.basename(os.path.dirname(info.path)))).casefold()

@@ -20,6 +20,7 @@ not happened yet (:func:`status_as_of`; the rules themselves are :func:`~app.log
 from __future__ import annotations
 
 import copy
+import re
 from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Callable, Iterator
 
@@ -63,7 +64,8 @@ class SideFold:
         self.dispatch: Optional[int] = None        # a seq of the last attempt of the open step (chunk or settlement)
         self.attempt_first: Optional[int] = None   # that attempt's dispatch boundary (its first chunk / settlement)
         self.attempts = AttemptTracker(keep_text=False)   # (dsh's attempt grouping; afresh at each turn start)
-        self.children: list[dict[str, Any]] = []
+        # (a tuple: the snapshots of a SideIndex share it instead of copying it; entries are never changed)
+        self.children: tuple[dict[str, Any], ...] = ()
         self.last_seq = -1
         self.time: Any = None
 
@@ -102,11 +104,11 @@ class SideFold:
             self.modes[key] = d.get(field)
         elif t == "tool/call" and isinstance(d.get("name"), str) and d["name"] in SUBAGENT_TOOLS:
             args = d.get("arguments")
-            self.children.append({"seq": ev.seq, "callId": d.get("callId"), "tool": d["name"],
-                                  "arguments": args if isinstance(args, str) else None})
+            self.children += ({"seq": ev.seq, "callId": d.get("callId"), "tool": d["name"],
+                               "arguments": args if isinstance(args, str) else None},)
         elif t == "subagent/catalog":
-            self.children.append({"seq": ev.seq, "childId": d.get("childId"), "mode": d.get("mode"),
-                                  "label": d.get("label")})
+            self.children += ({"seq": ev.seq, "childId": d.get("childId"), "mode": d.get("mode"),
+                               "label": d.get("label")},)
         return began
 
     def block(self, b: PackedBlock) -> bool:
@@ -126,7 +128,13 @@ class SideFold:
         return began
 
     def copy(self) -> SideFold:
-        return copy.deepcopy(self)
+        """A copy to go on folding: what later events change is copied (the open turn's trackers, the
+        modes); what they only replace (title, todos) or extend (children, a tuple) is shared."""
+        c = copy.copy(self)
+        c.rep = copy.deepcopy(self.rep)
+        c.attempts = copy.deepcopy(self.attempts)
+        c.modes = dict(self.modes)
+        return c
 
     @property
     def open_step(self) -> bool:
@@ -201,7 +209,7 @@ def check_seq(reader: LogReader, seq: object) -> int:
         try:
             seq = int(str(seq).strip())
         except ValueError:
-            raise AsOfError(f"--seq must be a whole number, not {str(seq)[:40]!r}") from None
+            raise AsOfError(f"a seq must be a whole number, not {str(seq)[:40]!r}") from None
     last = last_seq(reader)
     if seq < 0:
         raise AsOfError(f"seq {seq} is negative (the log's seqs are 0..{last})")
@@ -222,15 +230,12 @@ def surface_events(reader: LogReader, seqs: set[int], check: Optional[Callable[[
         if i is not None:
             by_seg.setdefault(i, set()).add(s)
     out: dict[int, Event] = {}
-    codec, src = reader.codec, reader.source
+    codec = reader.codec
     for i in sorted(by_seg):
         if check is not None:
             check()
         want, end = by_seg[i], idx.seg_end[i]
-        kw: dict[str, Optional[int]] = {"line0": idx.line0[i] if idx.line0[i] >= 0 else None}
-        if src.kind == "zstd":
-            kw["text_offset"] = -1
-        for seg in src.forward(idx.seg_pos[i], **kw):
+        for seg in _forward(reader, idx.seg_pos[i], idx.line0[i] if idx.line0[i] >= 0 else None):
             if not seg.bad:
                 for pos, off, line, raw in _needle_rows(seg, _SURFACE_NEEDLE):
                     got, _ = codec.decode_row(raw, pos=pos, offset=off, line=line)
@@ -242,11 +247,32 @@ def surface_events(reader: LogReader, seqs: set[int], check: Optional[Callable[[
     return out
 
 
+def row_time(reader: LogReader, seq: int, default: Any = None) -> Any:
+    """The ``time`` of the stored row of event ``seq`` (a row the replay did not decode), found in the
+    index segment holding it by its ``"seq":N,`` bytes; ``default`` when no row names it so (a packed
+    chunk, an envelope-free v2+ row)."""
+    idx = reader.index
+    if idx is None:
+        return default
+    i = idx.locate(seq)
+    if i is None:
+        return default
+    for seg in _forward(reader, idx.seg_pos[i], idx.line0[i] if idx.line0[i] >= 0 else None):
+        if not seg.bad:
+            for pos, off, line, raw in _needle_rows(seg, b'"seq":%d,' % seq):
+                for ev in reader.codec.decode_row(raw, pos=pos, offset=off, line=line)[0]:
+                    if is_event(ev) and ev.seq == seq:
+                        return ev.time
+        if seg.end >= idx.seg_end[i]:
+            break
+    return default
+
+
 def _forward(reader: LogReader, pos: Optional[int], line0: Optional[int], text_offset: int = -1) -> Iterator[Any]:
     """The source's segments from ``pos`` (None: the first), as the checkpoints read them."""
     src = reader.source
-    if pos is None:
-        return src.forward()
+    if pos is None or src.kind not in ("jsonl", "zstd"):      # (a SQLite store's rows carry no lines)
+        return src.forward() if pos is None else src.forward(pos)
     kw: dict[str, Optional[int]] = {"line0": line0}
     if src.kind == "zstd":
         kw["text_offset"] = text_offset
@@ -256,6 +282,13 @@ def _forward(reader: LogReader, pos: Optional[int], line0: Optional[int], text_o
 _CHUNK_ROW = b'{"type":"assistant/chunk"'
 _PACKED_PREFIXES = tuple(b'{"type":"' + t.encode() + b'"' for t in PACKED_TAGS)
 _FINISH = b'"finish"'
+_KEY_RE = re.compile(rb'"data":\{"turn":(-?\d{1,15}),"step":(-?\d{1,15})[,}]')
+
+
+def _open_key(raw: bytes) -> Optional[tuple[int, int]]:
+    """(turn, step) of a chunk or packed row, read from its bytes (None: not in the writer's order)."""
+    m = _KEY_RE.search(raw, 0, 256)
+    return (int(m.group(1)), int(m.group(2))) if m is not None else None
 
 
 # the event types the side fold reads (:meth:`SideFold.apply`, its repair and attempt trackers): a pass
@@ -274,27 +307,30 @@ FOLD_TYPES = SIDE_TYPES | frozenset(t.encode() for t in (
 def _replay_items(reader: LogReader, cp: Optional[Checkpoint], side: SideFold,
                   check: Optional[Callable[[], None]], types: Optional[frozenset[bytes]] = None) -> Iterator[Any]:
     """The stored events from the checkpoint on (:func:`~app.log.fold.checkpoints.events_from` with
-    ``lazy=True``), except that while a model attempt is open the rows that cannot change any fold are
-    not decoded: a packed delta row is read for its ``seq0`` only, and a plain chunk row without a
-    ``"finish"`` is skipped (such a row neither begins nor ends an attempt, and no other fold reads it).
+    ``lazy=True``), except that the rows of a model attempt already open (their turn and step, as the
+    writer puts them first in ``data``, name one) are not decoded: a packed delta row is read for its
+    ``seq0`` only, and a plain chunk row without a ``"finish"`` is skipped (such a row neither begins
+    nor ends an attempt, and no other fold reads it).
     ``types``: only rows of these types are decoded (a row whose ``type`` does not come first, as the
     writer puts it, is decoded anyway); packed rows are always read."""
     first = cp.seq if cp is not None else 0
     segs = _forward(reader, cp.pos if cp is not None else None, cp.line0 if cp else None,
                     cp.text_offset if cp else -1)
-    streaming = side.attempts._open        # (the tracker's open attempts by step: a live view)
+    streaming = side.attempts._open        # (the tracker's open attempts by (turn, step): a live view)
     for seg in segs:
         if check is not None:
             check()
         if seg.bad:
             continue
         for pos, off, line, raw, complete in seg.split_rows():
-            if streaming and raw.startswith(_CHUNK_ROW) and _FINISH not in raw:
-                continue
-            if types is not None and raw.startswith(b'{"type":"') and not raw.startswith(_PACKED_PREFIXES) \
+            packed = raw.startswith(_PACKED_PREFIXES)
+            in_open = bool(streaming) and (packed or raw.startswith(_CHUNK_ROW)) and _open_key(raw) in streaming
+            if in_open and not packed and _FINISH not in raw:
+                continue                     # a chunk of the attempt already open, not its finish
+            if types is not None and not packed and raw.startswith(b'{"type":"') \
                     and raw[9:raw.find(b'"', 9)] not in types:
                 continue
-            for it in lazy_row(reader, pos, off, line, raw, complete, None, bool(streaming)):
+            for it in lazy_row(reader, pos, off, line, raw, complete, None, in_open):
                 if isinstance(it, PackedBlock):
                     if it.n is None or it.seq0 + it.n > first:
                         yield it
@@ -422,7 +458,7 @@ def as_of(reader: LogReader, seq: object, cps: Optional[Checkpoints] = None, sid
     step = rep.open_step[1] if rep.open_step is not None else None
     config = obj((hf.header or {}).get("config"))
     out: dict[str, Any] = {
-        "seq": n, "time": side.time, "turn": side.turn, "openTurn": rep.open_turn is not None,
+        "seq": n, "time": side.time if side.last_seq == n else row_time(reader, n, side.time), "turn": side.turn, "openTurn": rep.open_turn is not None,
         "turnStartSeq": rep.turn_start_seq if rep.open_turn is not None else None,
         "step": step, "title": side.title, "titleSeq": side.title_seq,
         "todos": list(side.todos) if isinstance(side.todos, list) else [], "todosSeq": side.todos_seq,
@@ -434,7 +470,7 @@ def as_of(reader: LogReader, seq: object, cps: Optional[Checkpoints] = None, sid
         "nodes": list(sf.nodes),
         "pendingToolCalls": [cid for cid in rep.pending],
         "pendingDetail": [{"callId": cid, "callSeq": cs} for cid, cs in rep.pending.items()],
-        "children": copy.deepcopy(side.children),
+        "children": copy.deepcopy(list(side.children)),
         "dispatchSeq": side.dispatch if open_step else None,
         "request": None, "requestBoundary": b,
     }

@@ -3,7 +3,7 @@
 :func:`fast_index` builds the same :class:`~app.log.index.reader.SeqIndex` as the exact scan
 (``LogReader.build_index_exact``) without decoding an envelope per row.  Per segment (the same
 blocks of complete JSONL lines the source reads, or one zstd frame) one call of the row scanner
-(:func:`app.log.index.rowscan.scan`; built at set-up in C, else compiled by mypyc: :data:`SCANNER`) walks the rows:
+(:func:`app.log.index.rowscan.scan`; built at set-up in C, else interpreted: :data:`SCANNER`) walks the rows:
 newlines by ``bytes.find`` (memchr), each row's head parsed by index arithmetic (its type, or a
 packed chunk row's type, and ``seq``/``seq0`` in the dsh writer's key order), a packed row's
 member count from its ``dt``, every seq checked to continue the one before (a gap, a duplicate,
@@ -109,36 +109,32 @@ def _is_extension(mod: ModuleType) -> bool:
 
 
 def load_rowscan() -> tuple[ModuleType, str]:
-    """The row scanner and which one it is: ``"compiled"``, the C extension set-up built with mypyc
-    (``packaging/build_native.py``) from this very source (its stamp holds the source's SHA-256), else
-    ``"python"``, the source interpreted (no compiler at set-up, or an extension of another source)."""
+    """The interpreted row scanner (``rowscan.py``, the definition of the scan) and its name ``"python"``.
+    A leftover extension of the old mypyc build beside it (decision 0021; ``packaging/build_native.py``
+    removes them) would shadow the source on import: the source file is then loaded by path."""
     here = os.path.dirname(os.path.abspath(__file__))
     src = os.path.join(here, "rowscan.py")
-    mod: Optional[ModuleType] = None
-    if os.environ.get("SESSION_LENS_SCANNER") != "python":     # (asked for: the source interpreted, to measure it)
-        try:
-            from . import rowscan as mod
-        except ImportError:                        # (an extension whose compiled library is missing)
-            mod = None
-    if mod is not None:
-        if not _is_extension(mod):
-            return mod, "python"
-        if _stamped(here, "rowscan.py", "rowscan.stamp") is not False:   # (None: a bundle, no source)
-            return mod, "compiled"
+    mod: Optional[ModuleType]
+    try:
+        from . import rowscan as mod
+    except ImportError:                        # (an extension whose compiled library is missing)
+        mod = None
+    if mod is not None and not _is_extension(mod):
+        return mod, "python"
     spec = importlib.util.spec_from_file_location("app.log._rowscan_source", src)
     if spec is None or spec.loader is None or not os.path.exists(src):
-        from . import rowscan                      # (a bundle: no source to interpret)
-        return rowscan, "compiled" if _is_extension(rowscan) else "python"
+        from . import rowscan                      # (a bundle without the source: what it carries)
+        return rowscan, "python"
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod, "python"
 
 
 def load_rowscan_c() -> Optional[ModuleType]:
-    """The row scanner in C (``rowscan_c.c``, built at set-up by ``packaging/build_native.py``) where it
-    was built from this very source (its stamp), else None; ``SESSION_LENS_SCANNER=compiled`` or
-    ``=python`` asks for the other ones (to measure them)."""
-    if os.environ.get("SESSION_LENS_SCANNER") in ("compiled", "python"):
+    """The row scanner in C (``rowscan_c.c``, built at set-up by ``packaging/build_native.py`` or into a
+    wheel by ``setup.py``) where it was built from this very source (its stamp), else None;
+    ``SESSION_LENS_SCANNER=python`` asks for the interpreted one (to measure it)."""
+    if os.environ.get("SESSION_LENS_SCANNER") == "python":
         return None
     try:
         from . import rowscan_c                     # type: ignore[attr-defined]

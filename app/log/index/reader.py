@@ -496,7 +496,7 @@ class LogReader:
             problems.extend(probs)
         return got
 
-    def _backward_items(self, token: Optional[PageToken] = None) -> Iterator[tuple[Item, int]]:
+    def backward_items(self, token: Optional[PageToken] = None) -> Iterator[tuple[Item, int]]:
         """Yield (item, segment_end) newest first, starting before ``token``: each segment's rows
         are decoded newest first as they are asked for (a caller stopping early decodes only those)."""
         end = token.end if token else None
@@ -528,7 +528,7 @@ class LogReader:
         region: list[Item] = []      # newest first
         last_turn_end: Optional[Item] = None
         tt: TailTracker
-        for it, _ in self._backward_items():
+        for it, _ in self.backward_items():
             if holds_turn_end(it):       # also a turn/end row with a bad envelope (dsh's scanner)
                 last_turn_end = it
                 break
@@ -567,9 +567,9 @@ class LogReader:
             return self._page(ref.token, None, max_messages)
         if isinstance(ref, PageToken):
             return self._page(ref, None, max_messages)
-        return self._page(self._token_for_seq(int(ref)), int(ref), max_messages)
+        return self._page(self.token_for_seq(int(ref)), int(ref), max_messages)
 
-    def _token_for_seq(self, seq: int) -> Optional[PageToken]:
+    def token_for_seq(self, seq: int) -> Optional[PageToken]:
         idx = self.index or self.build_index()
         i = idx.locate(seq)
         if i is None:
@@ -588,7 +588,7 @@ class LogReader:
         count = 0
         cut: Optional[int] = None
         has_more = False
-        for it, seg_end in self._backward_items(token):
+        for it, seg_end in self.backward_items(token):
             if len(collected) >= MAX_PAGE_ROWS and it.pos != collected[-1].pos:
                 has_more = True               # a page holds a bounded number of rows (whole rows)
                 break

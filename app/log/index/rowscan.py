@@ -1,10 +1,10 @@
 """The seq index's per-row scan: one typed loop over a buffer of JSONL rows (issue 15, item 2).
 
-Set-up compiles this module with mypyc (``packaging/build_native.py``) into a C extension that
-sits beside it and is imported instead; where no compiler was found the same source runs
-interpreted (:data:`app.log.index.fastindex.SCANNER` says which one runs).  It is the definition of the
-scan: the compiled and the interpreted module accept exactly the same rows, and so does the same walk
-written in C (``rowscan_c.c``, decision 0017), which the index prefers where set-up built it.
+It is the definition of the scan.  The index runs the same walk written in C (``rowscan_c.c``,
+decision 0017) where set-up built it, and this module interpreted elsewhere, and for the rare segment
+whose numbers do not fit 64 bits (:data:`app.log.index.fastindex.SCANNER` says which one runs); the two
+accept exactly the same rows.  (Set-up once also compiled this module with mypyc; decision 0021 dropped
+that build: the C scanner does the same with the same compiler, faster.)
 
 :func:`scan` walks the rows of ``data[start:stop]`` (complete lines) and checks, per row, what
 the byte-level index relies on (the dsh writer's envelope, key order included):
@@ -24,8 +24,7 @@ probed (by the caller: an exact typed decode) unless it is in the shape its kind
 is not legacy (:func:`not_legacy`, the same shapes as ``app.log.index.fastindex._NOT_LEGACY``'s
 patterns, which tests hold them to).
 
-Every index stays bounds-checked (the compiled module raises ``IndexError`` where the
-interpreted one would); no check above reads past a row's newline.  Nothing here knows the
+Every index stays bounds-checked; no check above reads past a row's newline.  Nothing here knows the
 row types: ``kinds`` gives each type of ``types`` its :data:`MARK`, :data:`CHUNK`,
 :data:`LEGACY` and shape bits (:mod:`app.log.index.fastindex` makes the table).
 """
@@ -33,7 +32,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, Optional
 
-if TYPE_CHECKING:                  # (compiled: native 64-bit offsets; interpreted: annotations only)
+if TYPE_CHECKING:                  # (annotations only: 64-bit offsets, as the C scanner holds them)
     from mypy_extensions import i64
 
 HEAD: Final = 64           # bytes of a row's head in which its type and seq must be

@@ -1,11 +1,12 @@
 /* The seq index's per-row scan in C: app/log/index/rowscan.py's scan(), row for row (issue 15, item 2).
  *
- * rowscan.py is the definition of the scan (the interpreted fallback, and what mypyc compiles where
- * this file cannot be built); this is the same walk written for the C compiler, because the mypyc
- * build checks the bounds of every byte it reads and calls a function per literal, which left the
- * 4 GB v0 index at 0.24-0.35x of a warm `cat`.  tests/test_rowscan.py holds the two equal (every
- * fixture, generated logs, hypothesis over edits).  Build: packaging/build_native.py (optional: without
- * a compiler the mypyc or interpreted scanner runs).
+ * rowscan.py is the definition of the scan (the interpreted fallback where this file cannot be built,
+ * and for numbers past 64 bits); this is the same walk written for the C compiler, because the mypyc
+ * build of rowscan.py (dropped since: decision 0021) checked the bounds of every byte it read and called
+ * a function per literal, which left the 4 GB v0 index at 0.24-0.35x of a warm `cat`.
+ * tests/test_rowscan.py holds the two equal (every fixture, generated logs, hypothesis over edits).
+ * Build: packaging/build_native.py, or setup.py into a wheel (optional: without a compiler the
+ * interpreted scanner runs).
  *
  * scan(data, start, stop, expected, types, kinds, max_members, legacy) -> None | tuple | NotImplemented
  *   data: any buffer (bytes, bytearray, memoryview, mmap); types: a list of bytes; kinds: their bits

@@ -3,7 +3,8 @@ compared.  Pure (no Qt, no store).
 
 The model's view is compared node by node (surface seqs): a node of the later position that the
 earlier one lacks was *added* (an append) or is a *replacement* (it shadowed nodes, named by the
-surface index); a node of the earlier position that the later one lacks was *shadowed*.  The rest
+surface index); a node of the earlier position that the later one lacks was *shadowed*; a node of
+both whose message differs *changed* in place (a v4 image offload, unanswered tool calls dropped).  The rest
 is last-wins state: title, todos, modes, the request header's provider/model/tools, the open
 turn/step, pending tool calls and children started.
 """
@@ -63,6 +64,9 @@ def diff_states(a: dict[str, Any], b: dict[str, Any], index: Optional[SurfaceInd
         m = msg_of_a.get(s)
         by = index.fold.replaced_by.get(s) if index is not None else None
         shadowed.append({"seq": s, "role": m.get("role") if m else None, "text": message_line(m), "replacedBy": by})
+    changed = [{"seq": s, "role": msg_of[s].get("role"), "text": message_line(msg_of[s]),
+                "before": msg_of_a[s], "after": msg_of[s]}
+               for s in b["messageSeqs"] if s in msg_of_a and msg_of_a[s] != msg_of[s]]   # (image offloads…)
     ha, hb = a["header"], b["header"]
     ta, tb = [str(t) for t in ha.get("tools") or []], [str(t) for t in hb.get("tools") or []]
     pa, pb = set(a["pendingToolCalls"]), set(b["pendingToolCalls"])
@@ -70,6 +74,7 @@ def diff_states(a: dict[str, Any], b: dict[str, Any], index: Optional[SurfaceInd
     out: dict[str, Any] = {
         "from": a["seq"], "to": b["seq"],
         "messagesAdded": added, "messagesReplaced": replaced, "messagesShadowed": shadowed,
+        "messagesChanged": changed,
         "messageCount": {"before": len(a["messages"]), "after": len(b["messages"])},
         "title": _changed(a["title"], b["title"]),
         "todos": _changed(a["todos"], b["todos"]),
@@ -77,6 +82,7 @@ def diff_states(a: dict[str, Any], b: dict[str, Any], index: Optional[SurfaceInd
                   for k in sorted(set(a["modes"]) | set(b["modes"])) if a["modes"].get(k) != b["modes"].get(k)},
         "tools": {"added": [t for t in tb if t not in ta], "removed": [t for t in ta if t not in tb]},
         "model": _changed((ha.get("provider"), ha.get("model")), (hb.get("provider"), hb.get("model"))),
+        "requestHeader": _changed(ha.get("seq"), hb.get("seq")),
         "turn": _changed((a["turn"], a["step"]), (b["turn"], b["step"])),
         "toolCallsStarted": [c for c in b["pendingToolCalls"] if c not in pa],
         "toolCallsFinished": [c for c in a["pendingToolCalls"] if c not in pb],
@@ -104,6 +110,8 @@ def diff_lines(d: dict[str, Any]) -> list[str]:
     for it in d["messagesShadowed"]:
         by = f" (replaced by seq {it['replacedBy']})" if it["replacedBy"] is not None else ""
         lines.append(f"  - seq {it['seq']} [{it['role']}] no longer in the model's view{by}: {it['text']}")
+    for it in d["messagesChanged"]:
+        lines.append(f"  * seq {it['seq']} [{it['role']}] changed in place (e.g. images offloaded): {it['text']}")
     if d["title"] is not None:
         lines.append(f"title: {d['title']['before']!r} -> {d['title']['after']!r}")
     if d["todos"] is not None:
@@ -114,6 +122,8 @@ def diff_lines(d: dict[str, Any]) -> list[str]:
         lines.append(f"tools: +{d['tools']['added']} -{d['tools']['removed']}")
     if d["model"] is not None:
         lines.append(f"model: {'/'.join(map(str, d['model']['before']))} -> {'/'.join(map(str, d['model']['after']))}")
+    if d["requestHeader"] is not None:
+        lines.append(f"request header: seq {d['requestHeader']['before']} -> seq {d['requestHeader']['after']}")
     if d["turn"] is not None:
         b, a = d["turn"]["before"], d["turn"]["after"]
         lines.append(f"turn/step: {b['turn']}/{b['step']} -> {a['turn']}/{a['step']}")

@@ -251,20 +251,17 @@ class FileText(NamedTuple):
     sig: Optional[tuple[int, int, int, int]] = None       # (dev, ino, size, mtime_ns) of what was read
 
 
-def extract_jsonl(path: str) -> FileText:
-    """The entries of a whole JSONL session file, read with one open and one read.
-
-    ``fallback`` when the fast path does not apply (a file over :data:`FAST_MAX_BYTES`, a header
-    line without a newline or over 1 MiB, an envelope-free snapshot): the caller reads it the
-    exact way.  ``not-session``: the first line is not a session header (``why`` says so)."""
+def read_whole(path: str) -> tuple[Optional[bytes], Optional[os.stat_result], Optional[str]]:
+    """(bytes, stat, None) of a regular file up to :data:`FAST_MAX_BYTES` read with one open and
+    one read; (None, stat or None, why) when it cannot be read so (too big, gone, shrunk)."""
     try:
         fd = open_regular(path)
     except OSError as e:
-        return FileText("fallback", why=f"cannot read: {e.strerror or e}")
+        return None, None, f"cannot read: {e.strerror or e}"
     try:
         st = os.fstat(fd)
         if st.st_size > FAST_MAX_BYTES:
-            return FileText("fallback")
+            return None, st, None
         data = os.read(fd, st.st_size) if st.st_size else b""
         while len(data) < st.st_size:               # a short read (rare): the rest
             more = os.read(fd, st.st_size - len(data))
@@ -273,9 +270,31 @@ def extract_jsonl(path: str) -> FileText:
             data += more
     finally:
         os.close(fd)
-    sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     if len(data) != st.st_size:
-        return FileText("fallback")                  # shrunk while read: the reader copes
+        return None, st, None                       # shrunk while read: the reader copes
+    return data, st, None
+
+
+# rows a session's later rows need whatever a search looks for: the turn, the call -> tool names, the title
+CONTEXT_TYPES_B = (b'{"type":"turn/start"', b'{"type":"tool/call"', b'{"type":"session/title"')
+
+
+def extract_jsonl(path: str, data: Optional[bytes] = None, st: Optional[os.stat_result] = None,
+                  keep: Optional[Any] = None) -> FileText:
+    """The entries of a whole JSONL session file, read with one open and one read (or ``data``
+    and ``st`` the caller read with :func:`read_whole`).
+
+    ``fallback`` when the fast path does not apply (a file over :data:`FAST_MAX_BYTES`, a header
+    line without a newline or over 1 MiB, an envelope-free snapshot): the caller reads it the
+    exact way.  ``not-session``: the first line is not a session header (``why`` says so).
+    ``keep(pos, raw)``: only rows it accepts are decoded, besides the context rows (turn starts,
+    tool calls, titles, rows not written the dsh way) -- a search decodes only the rows holding
+    its words (the entries then are those of the kept rows)."""
+    if data is None or st is None:
+        data, st, why = read_whole(path)
+        if data is None or st is None:
+            return FileText("fallback", why=why)
+    sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     if not data:
         return FileText("not-session", why="empty file", sig=sig)
     nl = data.find(b"\n")
@@ -299,6 +318,9 @@ def extract_jsonl(path: str) -> FileText:
     rt = RowText(RowCodec(hdr.id, version=version))
     out: list[Entry] = []
     rows, end = candidate_rows(data, start=start)
+    if keep is not None:
+        rows = [(p, raw) for p, raw in rows
+                if raw.startswith(CONTEXT_TYPES_B) or not raw.startswith(b'{"type":"') or keep(p, raw)]
     feed = rt.feed
     for pos, raw in rows:
         feed(raw, out, pos, pos)

@@ -8,7 +8,7 @@ import json
 
 from ...log.format.payloads import obj
 from ...textutil import clip, compact_json, pretty_json
-from .rows import MAX_LINES, MAX_MONO_LINES, TODO_MARKS, Block, Content, Row, _block_plain
+from .rows import MAX_LINES, MAX_MONO_LINES, TODO_MARKS, Block, Content, Row, block_plain
 from .row_kind import RowKind
 
 
@@ -33,9 +33,9 @@ def _result_content(d: dict) -> tuple[str, bool]:
     for b in msg.get("content") or []:
         if isinstance(b, dict) and b.get("type") == "tool-result":
             err = err or bool(b.get("isError"))
-            texts.append("\n".join(_block_plain(x) for x in b.get("content") or []))
+            texts.append("\n".join(block_plain(x) for x in b.get("content") or []))
         else:
-            texts.append(_block_plain(b))
+            texts.append(block_plain(b))
     return "\n".join(texts), err
 
 

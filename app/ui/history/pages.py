@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -46,12 +47,15 @@ def compute_views(events: list) -> dict:
         return {}
 
 
+_HIDDEN: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+
 def hidden_attempts(tracker) -> int:
     """Failed attempts a page hides by default (a page's tracker never changes once built:
-    counted once, not at every status update)."""
-    n = getattr(tracker, "_hidden_count", None)
+    counted once, not at every status update; kept here, beside the tracker, not in it)."""
+    n = _HIDDEN.get(tracker)
     if n is None:
-        n = tracker._hidden_count = sum(1 for a in tracker.attempts if a.hidden_by_default)
+        n = _HIDDEN[tracker] = sum(1 for a in tracker.attempts if a.hidden_by_default)
     return n
 
 
@@ -393,7 +397,7 @@ def nearest_seq_job(job, path: str, session_id: Optional[str], index, offset: Op
                 return ev.offset >= offset
             return line is not None and ev.line is not None and ev.line >= line
         nearest = None
-        for k, (it, _end) in enumerate(r._backward_items(token)):
+        for k, (it, _end) in enumerate(r.backward_items(token)):
             if k % 256 == 0:
                 job.check()
             if not _is_event(it) or it.synthesized:
@@ -576,12 +580,12 @@ def read_range(reader, lo: int, hi: Optional[int]):
     i = _forward_segment(reader, lo, hi)
     if i is not None and hi is not None:
         return _read_forward(reader, i, lo, hi)
-    token = reader._token_for_seq(hi) if hi is not None else None
+    token = reader.token_for_seq(hi) if hi is not None else None
     collected: list = []
     ends: list = []
     has_more = False
     count = 0
-    for it, seg_end in reader._backward_items(token):
+    for it, seg_end in reader.backward_items(token):
         if is_event(it):
             if hi is not None and it.seq >= hi:
                 continue

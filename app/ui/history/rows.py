@@ -147,9 +147,9 @@ class Row:
         if self.bad is not None:
             return self.bad.raw.decode("utf-8", errors="replace")
         if ev is not None and self.kind in (RowKind.USER, RowKind.ASSISTANT, RowKind.TOOL_RESULT):
-            msg = _message_of(ev)
+            msg = message_of(ev)
             if msg is not None:
-                texts = [_block_plain(b, full=True) for b in msg.get("content") or []]
+                texts = [block_plain(b, full=True) for b in msg.get("content") or []]
                 out = "\n\n".join(t for t in texts if t)
                 if out:
                     return out
@@ -314,7 +314,7 @@ def fmt_datetime(ms) -> str:
     return _fmt_ms(ms, "%Y-%m-%d %H:%M")
 
 
-def _message_of(ev: Event) -> Optional[dict]:
+def message_of(ev: Event) -> Optional[dict]:
     d = ev.data
     if not isinstance(d, dict):
         return None
@@ -324,7 +324,7 @@ def _message_of(ev: Event) -> Optional[dict]:
     return m if isinstance(m, dict) else None
 
 
-def _block_plain(b, full: bool = False) -> str:
+def block_plain(b, full: bool = False) -> str:
     if not isinstance(b, dict):
         return str(b)
     t = b.get("type")
@@ -333,7 +333,7 @@ def _block_plain(b, full: bool = False) -> str:
     if t == "tool-call":
         return f"{b.get('name', '')}({b.get('arguments', '')})"
     if t == "tool-result":
-        return "\n".join(_block_plain(x, full) for x in b.get("content") or [])
+        return "\n".join(block_plain(x, full) for x in b.get("content") or [])
     if t == "image":
         return _image_text(b)
     return compact_json(b, 10**9 if full else 400)
@@ -363,7 +363,7 @@ def _message_blocks(msg: dict, out: list) -> None:
         elif t == "tool-call":
             out.append(_calls_block(b.get("name", "?"), str(b.get("arguments", ""))))
         elif t == "tool-result":
-            inner = "\n".join(_block_plain(x) for x in b.get("content") or [])
+            inner = "\n".join(block_plain(x) for x in b.get("content") or [])
             style = "error" if b.get("isError") else "mono"
             out.append(Block(style, clip(inner, MAX_MONO_LINES)))
         elif t == "image":

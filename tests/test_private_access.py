@@ -1,0 +1,185 @@
+"""No reaching into another object's private members across modules (issue 34, item 4), checked on the
+source text with ``ast`` like the layering test.
+
+In a module of ``app``, an access ``X._name`` (one leading underscore, not a dunder) where ``X`` is not
+``self``, ``cls`` or ``super()`` is a violation unless the module itself defines ``_name`` (a method, a
+``self._name`` attribute, a class or module name, a parameter): then it is an object of its own kind.  A
+``from M import _name`` of another module's private name is one too.  The standard library's and
+namedtuple's underscore API (``os._exit`` after a fork, ``_replace``) is allowed by name.
+
+What the checker found when it was written, and was not fixed then, is listed in :data:`KNOWN` by file and
+expression, with the reason; a new violation fails ``test_no_new_private_access``, and an entry that no
+longer occurs fails ``test_the_known_list_is_current`` (so the list only shrinks).  Fixed when the test was
+added: ``store._read`` (``SqliteStore.read``), ``reader._backward_items`` / ``_token_for_seq`` (public now),
+the write to ``tracker._hidden_count`` (a weak map in ``app/ui/history/pages.py``), the CLI's ``_reader`` and
+``_cfg_path`` (``session_reader``, ``cfg_session_path``) and the window's ``_first_paint_marked``.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+# the standard library's and namedtuple's underscore API, used as documented
+ALLOWED_NAMES = {"_exit", "_replace", "_asdict", "_fields", "_make", "_VersionAction", "_parser"}
+
+_FRIENDS = "the history model's helpers, split over modules, drive its loading state (issue 34 item 3: one job API)"
+_JOBS = "app/ui/history/pages.py's job functions, used by the history model's other modules (same package)"
+_SOURCE = "a physical source's read primitives (pread, fd, newline search), used by the index, search and caches"
+_FOLD = "the surface fold's step state, read by checkpoints and trace to resume a fold (same fold, saved)"
+_SCAN = "the row scanner's tables and the reader's legacy probe, shared by the fork's legacy-row scan"
+_DISC = "discovery's file and header helpers, shared by titles, faces, forking and the full-text index"
+_UI = "the main window's controllers call each other's handlers (a controller API is pending)"
+_CACHE = "the index cache's file identity and atomic write, reused by the timeline cache"
+KNOWN: dict[tuple[str, str], str] = {
+    ("app/log/fold/checkpoints.py", "sf._empty_assistant"): _FOLD,
+    ("app/log/fold/checkpoints.py", "sf._step_mark"): _FOLD,
+    ("app/log/fold/surface.py", "f._empty_assistant"): _FOLD,
+    ("app/log/fold/surface.py", "f._step_mark"): _FOLD,
+    ("app/log/fold/surface.py", "reader._surface_index"): "the reader caches the surface index it was given",
+    ("app/log/format/fastrows.py", "from .versions import _DATA_TYPE"): "the versions' type table, read by lean rows",
+    ("app/log/format/lazyrows.py", "src._pread"): _SOURCE,
+    ("app/log/index/fastindex.py", "from .reader import _ProbeRow"): _SCAN,
+    ("app/log/index/fastindex.py", "from .reader import _maybe_legacy"): _SCAN,
+    ("app/log/index/fastindex.py", "src._find_newline"): _SOURCE,
+    ("app/log/index/fastindex.py", "src._oversized"): _SOURCE,
+    ("app/log/index/fastindex.py", "src._pread"): _SOURCE,
+    ("app/log/index/reader.py", "src._pread"): _SOURCE,
+    ("app/log/query/analysis.py", "seg._abs"): _SOURCE,
+    ("app/log/query/outline.py", "from .analysis import _dedupe"): "one problem-deduplication helper for two passes",
+    ("app/log/query/search.py", "src._find_newline"): _SOURCE,
+    ("app/log/query/search.py", "src._pread"): _SOURCE,
+    ("app/log/query/trace.py", "fold._empty_assistant"): _FOLD,
+    ("app/log/query/trace.py", "from ..fold.checkpoints import _segments_from"): _FOLD,
+    ("app/store/discovery.py", "from ..log.format.limits import _kind"): "the limits' file-kind test, reused by discovery",
+    ("app/store/faces.py", "from .discovery import _is_sqlite"): _DISC,
+    ("app/store/forking.py", "fastindex._SCAN_KINDS"): _SCAN,
+    ("app/store/forking.py", "fastindex._SCAN_TYPES"): _SCAN,
+    ("app/store/forking.py", "fastindex._scan_rows"): _SCAN,
+    ("app/store/forking.py", "from ..log.index.fastindex import _HEADS"): _SCAN,
+    ("app/store/forking.py", "from ..log.index.fastindex import _LEAD"): _SCAN,
+    ("app/store/forking.py", "from ..log.index.fastindex import _LEGACY_TYPES"): _SCAN,
+    ("app/store/forking.py", "from ..log.index.fastindex import _NOT_LEGACY"): _SCAN,
+    ("app/store/forking.py", "from ..log.index.fastindex import _ROWS"): _SCAN,
+    ("app/store/forking.py", "from ..log.index.fastindex import _SEQ_AT"): _SCAN,
+    ("app/store/forking.py", "from ..log.index.fastindex import _heap_steady"): "the index's heap check, reused by fork",
+    ("app/store/forking.py", "from ..log.index.fastindex import _probe"): _SCAN,
+    ("app/store/forking.py", "from ..log.index.reader import _LEGACY_TYPES"): _SCAN,
+    ("app/store/forking.py", "from ..log.index.reader import _maybe_legacy"): _SCAN,
+    ("app/store/forking.py", "from ..log.index.reader import _scan_lines_probe"): _SCAN,
+    ("app/store/forking.py", "from .discovery import _is_sqlite"): _DISC,
+    ("app/store/ftsio.py", "from .discovery import _PROJECT_RE"): _DISC,
+    ("app/store/ftswalk.py", "from .discovery import _PROJECT_RE"): _DISC,
+    ("app/store/ftswalk.py", "from .discovery import _older_generations"): _DISC,
+    ("app/store/timeline_cache.py", "from .indexcache import _file_source"): _CACHE,
+    ("app/store/timeline_cache.py", "from .indexcache import _identity"): _CACHE,
+    ("app/store/timeline_cache.py", "from .indexcache import _write_atomic"): _CACHE,
+    ("app/log/fold/asof.py", "from .surface import _compaction_ref"): _FOLD,
+    ("app/log/fold/asof.py", "seg._abs"): _SOURCE,
+    ("app/log/fold/asof.py", "side.attempts._open"): "the replay's side fold reads the attempt tracker's open attempt",
+    ("app/ui/replay.py", "self.win._update_request"): _UI,
+    ("app/ui/replay.py", "win._history_column"): _UI,
+    ("app/store/indexcache.py", "source._fd"): _SOURCE,
+    ("app/store/indexcache.py", "src._fd"): _SOURCE,
+    ("app/store/titles.py", "from .discovery import _header_of"): _DISC,
+    ("app/store/titles.py", "from .discovery import _open_file"): _DISC,
+    ("app/store/titles.py", "from .indexcache import _write_atomic"): "the cache's atomic write, reused by the title cache",
+    ("app/tools/hostile.py", "from ..store.indexcache import _DIGEST"): "a generator of hostile cache files forges the digest",
+    ("app/ui/file_actions.py", "win._on_tail"): _UI,
+    ("app/ui/file_actions.py", "win.welcome._explicit"): _UI,
+    ("app/ui/find_actions.py", "ha._apply_search"): _UI,
+    ("app/ui/generation_actions.py", "win._history_column"): _UI,
+    ("app/ui/history/jumps.py", "from .pages import _range_job"): _JOBS,
+    ("app/ui/history/jumps.py", "m._apply"): _FRIENDS,
+    ("app/ui/history/jumps.py", "m._exposed"): _FRIENDS,
+    ("app/ui/history/jumps.py", "m._group"): _FRIENDS,
+    ("app/ui/history/jumps.py", "m._page_error"): _FRIENDS,
+    ("app/ui/history/jumps.py", "m._set_loading"): _FRIENDS,
+    ("app/ui/history/live_feed.py", "from .pages import _live_job"): _JOBS,
+    ("app/ui/history/live_feed.py", "m._apply"): _FRIENDS,
+    ("app/ui/history/live_feed.py", "m._group"): _FRIENDS,
+    ("app/ui/history/model.py", "from .pages import _older_job"): _JOBS,
+    ("app/ui/history/model.py", "from .pages import _open_split_job"): _JOBS,
+    ("app/ui/history/model_truth.py", "from .pages import _surface_job"): _JOBS,
+    ("app/ui/history/seq_index.py", "from .pages import _event_at_job"): _JOBS,
+    ("app/ui/history/seq_index.py", "from .pages import _index_job"): _JOBS,
+    ("app/ui/history/seq_index.py", "m._group"): _FRIENDS,
+    ("app/ui/home_search.py", "ha.controller._update_search_status"): _UI,
+    ("app/ui/summary_refresh.py", "go._group"): _FRIENDS,
+    ("app/ui/truth_views.py", "d._pads"): _UI,
+    ("app/ui/truth_views.py", "win._history_column"): _UI,
+}
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _owned(tree: ast.AST) -> set[str]:
+    """The private names a module defines itself (methods, classes, self/cls attributes, names, parameters)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            out.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+    return {n for n in out if _private(n)}
+
+
+def accesses(root: Path) -> dict[tuple[str, str], int]:
+    """(file, expression) -> first line, for every private access across modules under ``root/app``."""
+    out: dict[tuple[str, str], int] = {}
+    for p in sorted((root / "app").rglob("*.py")):
+        tree = ast.parse(p.read_text(encoding="utf-8"), str(p))
+        own = _owned(tree)
+        rel = str(p.relative_to(root))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and _private(node.attr):
+                v = node.value
+                if isinstance(v, ast.Name) and v.id in ("self", "cls"):
+                    continue
+                if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super":
+                    continue
+                if node.attr in own or node.attr in ALLOWED_NAMES:
+                    continue
+                out.setdefault((rel, ast.unparse(node)), node.lineno)
+            elif isinstance(node, ast.ImportFrom):
+                for a in node.names:
+                    if _private(a.name) and a.name not in own and a.name not in ALLOWED_NAMES:
+                        out.setdefault((rel, f"from {'.' * node.level}{node.module or ''} import {a.name}"), node.lineno)
+    return out
+
+
+def test_no_new_private_access():
+    new = {k: line for k, line in accesses(REPO).items() if k not in KNOWN}
+    assert new == {}, "\n".join(f"{f}:{line}: {e}" for (f, e), line in sorted(new.items()))
+
+
+def test_the_known_list_is_current():
+    found = accesses(REPO)
+    assert [k for k in KNOWN if k not in found] == []
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        f = tmp_path / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_checker_finds_reads_writes_and_imports_of_private_members(tmp_path):
+    root = _tree(tmp_path, {
+        "app/store/s.py": "class S:\n    def _read(self): pass\n    def same(self, other): return other._read()\n",
+        "app/ui/w.py": ("from ..store.s import _helper\n"
+                        "def f(store, tracker):\n    store._read()\n    tracker._count = 1\n    import os\n"
+                        "    os._exit(0)\n    return super()._x\n"),
+    })
+    got = set(accesses(root))
+    assert got == {("app/ui/w.py", "store._read"), ("app/ui/w.py", "tracker._count"),
+                   ("app/ui/w.py", "from ..store.s import _helper")}
