@@ -31,6 +31,7 @@ _SCAN = "the row scanner's tables and the reader's legacy probe, shared by the f
 _DISC = "discovery's file and header helpers, shared by titles, faces, forking and the full-text index"
 _UI = "the main window's controllers call each other's handlers (a controller API is pending)"
 _CACHE = "the index cache's file identity and atomic write, reused by the timeline cache"
+_EXPORT = "the streaming exports read rows through the reader's own split-row decode and byte totals (to be public API)"
 KNOWN: dict[tuple[str, str], str] = {
     ("app/log/fold/checkpoints.py", "sf._empty_assistant"): _FOLD,
     ("app/log/fold/checkpoints.py", "sf._step_mark"): _FOLD,
@@ -79,6 +80,12 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/log/fold/asof.py", "side.attempts._open"): "the replay's side fold reads the attempt tracker's open attempt",
     ("app/ui/replay.py", "self.win._update_request"): _UI,
     ("app/ui/replay.py", "win._history_column"): _UI,
+    ("app/store/export.py", "from .export_transcript import _blocks_of"): "the exports' one block walker, split over modules",
+    ("app/store/export.py", "hashlib._Hash"): "the standard library's hash type, named in a signature",
+    ("app/store/export_rows.py", "reader._decode_split_row"): _EXPORT,
+    ("app/store/export_rows.py", "reader._physical_total"): _EXPORT,
+    ("app/store/export_rows.py", "reader._progress_of"): _EXPORT,
+    ("app/store/export_transcript.py", "reader._physical_total"): _EXPORT,
     ("app/store/indexcache.py", "source._fd"): _SOURCE,
     ("app/store/indexcache.py", "src._fd"): _SOURCE,
     ("app/store/titles.py", "from .discovery import _header_of"): _DISC,

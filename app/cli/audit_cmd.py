@@ -78,14 +78,20 @@ def _run_export(args):
         raise UsageError("export needs --format FORMAT --out OUT (or --raw OUT / --logical OUT)")
     if args.format and not args.out:
         raise UsageError("--format needs --out OUT")
+    from .progress import cli_progress
     r = session_reader(args)
     obj = {}
     if args.format:
-        obj[args.format] = export(r, args.format, args.out, redact=args.redact, overwrite=args.force, home=args.home)
+        with cli_progress(args, f"export {args.format}") as progress:
+            obj[args.format] = export(r, args.format, args.out, redact=args.redact, overwrite=args.force,
+                                      home=args.home, progress=progress)
     if args.raw:
-        obj["raw"] = export(r, "raw", args.raw, redact=args.redact, overwrite=args.force)
+        with cli_progress(args, "export raw") as progress:
+            obj["raw"] = export(r, "raw", args.raw, redact=args.redact, overwrite=args.force, progress=progress)
     if args.logical:
-        obj["logical"] = export(r, "logical", args.logical, redact=args.redact, overwrite=args.force)
+        with cli_progress(args, "export logical") as progress:
+            obj["logical"] = export(r, "logical", args.logical, redact=args.redact, overwrite=args.force,
+                                    progress=progress)
     emit(args, obj, None)
 
 

@@ -1,21 +1,63 @@
-"""``session-lens index PATH``: build (or reuse) the persistent seq index of a log."""
+"""``session-lens index PATH [--all]``: build (or reuse) the persistent seq index of a log; with ``--all``
+also the work the window does ahead: the fold checkpoints, the surface index and the outline (turns,
+errors, problems) of the whole log, all cached beside the index (the window then has them at once)."""
 from __future__ import annotations
+
+import time
+from typing import Any
 
 from .main import COMMANDS, cfg_session_path, session_reader, emit
 
 
+def _cfg_index(p):
+    cfg_session_path(p)
+    p.add_argument("--all", action="store_true",
+                   help="also the fold checkpoints, the surface index and the outline (turns, errors, problems)")
+
+
+def _ahead(r, progress) -> dict[str, Any]:
+    """Checkpoints, surface index and outline of ``r``: status and seconds of each."""
+    from ..store.indexcache import cached_checkpoints, cached_outline, cached_surface
+    out: dict[str, Any] = {}
+    t = time.perf_counter()
+    _cp, status = cached_checkpoints(r)
+    out["checkpoints"] = {"status": status, "seconds": round(time.perf_counter() - t, 6)}
+    t = time.perf_counter()
+    _sx, status = cached_surface(r)
+    out["surface"] = {"status": status, "seconds": round(time.perf_counter() - t, 6)}
+    t = time.perf_counter()
+    ol, status = cached_outline(r, progress)
+    errors = sum(len(x.error_seqs) for x in ol.turns)
+    out["outline"] = {"status": status, "turns": len(ol.turns), "errors": errors, "problems": len(ol.problems),
+                      "seconds": round(time.perf_counter() - t, 6)}
+    return out
+
+
 def _run_index(args):
     from ..store.indexcache import index_summary
+    from .progress import cli_progress
     r = session_reader(args)
-    obj = index_summary(r)
+    with cli_progress(args, "index") as progress:
+        obj: dict[str, Any] = dict(index_summary(r, progress))
+    if args.all:
+        with cli_progress(args, "checkpoints, surface index, outline") as progress:
+            obj["ahead"] = _ahead(r, progress)
 
     def text():
         how = {"hit": "cached", "extended": "cached, extended", "built": "built and cached",
                "uncached": "built (not cached)"}[obj["status"]]
-        return (f"{obj['events']} events, {obj['turns']} turns, {obj['bytes']} bytes: {how} "
+        line = (f"{obj['events']} events, {obj['turns']} turns, {obj['bytes']} bytes: {how} "
                 f"in {obj['seconds']:.3f} s")
+        a = obj.get("ahead")
+        if a:
+            o = a["outline"]
+            line += (f"\ncheckpoints {a['checkpoints']['status']} in {a['checkpoints']['seconds']:.3f} s, "
+                     f"surface index {a['surface']['status']} in {a['surface']['seconds']:.3f} s, "
+                     f"outline {o['status']}: {o['turns']} turns, {o['errors']} errors, {o['problems']} problems "
+                     f"in {o['seconds']:.3f} s")
+        return line
     emit(args, obj, text)
 
 
-COMMANDS["index"] = ("build or reuse the persistent seq index of a session (user cache folder)", cfg_session_path,
-                     _run_index)
+COMMANDS["index"] = ("build or reuse the persistent seq index of a session (user cache folder); --all: also "
+                     "the checkpoints, surface index and outline", _cfg_index, _run_index)

@@ -393,6 +393,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_)
         cfg(p)
         p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.add_argument("--quiet", action="store_true", help="no progress line on stderr (shown only on a terminal)")
     return parser
 
 

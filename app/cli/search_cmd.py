@@ -42,10 +42,12 @@ def _run_find(args):
         opts = FindOptions(args.text, regex=args.regex, case=args.case, word=args.word, kinds=kinds)
     except ValueError as e:
         raise CliError(str(e)) from None
+    from .progress import cli_progress
     r = session_reader(args)
     stats = FindStats()
     try:
-        hits = list(find(r, opts, stats=stats, limit=args.limit))
+        with cli_progress(args, "find") as progress:
+            hits = list(find(r, opts, stats=stats, limit=args.limit, progress=progress))
     except ValueError as e:
         raise CliError(str(e)) from None
     obj = {"count": len(hits), "hits": [h.to_dict() for h in hits], "bytesScanned": stats.bytes_scanned,

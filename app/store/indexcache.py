@@ -661,3 +661,51 @@ def cached_surface(reader: LogReader) -> tuple[SurfaceIndex, str]:
         except (OSError, ValueError):      # (ValueError: log text that is no Unicode, e.g. a lone surrogate: not saved)
             pass
     return idx, status
+
+
+# --------------------------------------------------------------------------- outline (work done ahead)
+
+# ``<key>.outline``: OUTLINE_MAGIC, a JSON object (the file's identity, its header hash, the hash of its
+# last bytes and the outline), a blake2b digest of all that.  Only an outline of the whole log is saved,
+# and it is used only for the very same bytes (size, mtime and ctime, the last TAIL_CHECK bytes, the
+# header): a log that grew or changed is read again (the outline is not extended).
+OUTLINE_MAGIC = b"SLOUT\x00\x01\n"
+OUTLINE_FORMAT = 1
+
+
+def _outline_meta(src: FileSource, ident: Identity) -> dict[str, Any]:
+    st = os.fstat(src._fd)
+    return {"format": OUTLINE_FORMAT, **ident, "ctime_ns": st.st_ctime_ns,
+            "header": hashlib.sha256(src.header_raw).hexdigest(), "tail": _tail_hash(src._fd, src.header_end, src.size)}
+
+
+def cached_outline(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
+                   cancel: Optional[Callable[[], bool]] = None) -> tuple[Any, str]:
+    """The log's outline (:func:`app.log.query.outline.build_outline`: turns, errors, problems), saved beside
+    its index, so that a session opened again has its turns, F8 and *Errors only* at once.
+    -> (Outline, "hit" | "built" | "uncached"); an outline cut short by ``cancel`` is never saved."""
+    from ..log.query.outline import Outline, build_outline
+    src = _file_source(reader)
+    root = cache_root()
+    ident = _identity(src) if src is not None else None
+    if src is None or ident is None or root is None:
+        return build_outline(reader, progress, cancel), "uncached"
+    path = cache_file(ident, root).with_suffix(".outline")
+    meta = _outline_meta(src, ident)
+    try:
+        blob = path.read_bytes()
+        body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
+        if hashlib.blake2b(body, digest_size=_DIGEST).digest() == digest and body.startswith(OUTLINE_MAGIC):
+            saved = msgspec.json.decode(body[len(OUTLINE_MAGIC):], type=dict[str, Any])
+            if all(saved.get(k) == v for k, v in meta.items()):
+                return msgspec.convert(saved["outline"], Outline), "hit"
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError, TypeError, KeyError, ValueError):
+        pass
+    ol = build_outline(reader, progress, cancel)
+    if ol.complete:
+        try:
+            body = OUTLINE_MAGIC + msgspec.json.encode({**meta, "outline": ol})
+            _write_atomic(path, body + hashlib.blake2b(body, digest_size=_DIGEST).digest())
+        except (OSError, ValueError, TypeError):
+            pass
+    return ol, "built"

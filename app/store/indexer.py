@@ -55,12 +55,33 @@ def child_main(argv: list[str]) -> int:
             idx: Optional[SeqIndex]
             idx, _status = cached_index(r, progress=progress)
             if what == "checkpoints":
-                cached_checkpoints(r)
+                _with_heartbeat(send, lambda: cached_checkpoints(r))
                 idx = None                     # the caller reads both from the cache
         finally:
             r.close()
         return idx
     return serve(body, CHILD_NICE)
+
+
+def _with_heartbeat(send: Send, work: Callable[[], object]) -> None:
+    """Run ``work`` while a thread sends ``("beat",)`` every PROGRESS_INTERVAL: the parent checks its
+    cancellation at every message, so a long step without progress of its own still stops at once."""
+    import threading
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(PROGRESS_INTERVAL):
+            try:
+                send(("beat",))
+            except OSError:                 # the parent is gone (or killed the pipe): nothing to tell
+                return
+    t = threading.Thread(target=beat, daemon=True)
+    t.start()
+    try:
+        work()
+    finally:
+        done.set()
+        t.join()
 
 
 def child_command(path: str, session_id: Optional[str], what: What = "index") -> list[str]:

@@ -20,8 +20,10 @@ from .faces import open_reader
 
 def exact_request(path: str, session_id: Optional[str], seq: int,
                   cancelled: Optional[Callable[[], bool]] = None,
-                  check: Optional[Callable[[], None]] = None) -> dict[str, object]:
-    """``request_at`` for the window: -> the request dict plus ``"mode"`` ("saved" | "built" | "scratch")."""
+                  check: Optional[Callable[[], None]] = None,
+                  progress: Optional[Callable[[int, int], None]] = None) -> dict[str, object]:
+    """``request_at`` for the window: -> the request dict plus ``"mode"`` ("saved" | "built" | "scratch");
+    ``progress(done, total)``: of the index scan when the checkpoints must be built first."""
     from ..log.fold import checkpoints
     from .indexcache import cached_checkpoints, cached_index
     from .indexer import CACHE_SCAN_IN_PROCESS, build_index_isolated
@@ -36,7 +38,7 @@ def exact_request(path: str, session_id: Optional[str], seq: int,
         cps, _ = cached_checkpoints(r, build=False) if idx is not None else (None, "miss")
         mode = "saved"
         if idx is None or cps is None:
-            build_index_isolated(path, session_id, cancelled=cancelled, what="checkpoints")
+            build_index_isolated(path, session_id, progress=progress, cancelled=cancelled, what="checkpoints")
             mode = "built"
             r.close()
             r = open_reader(path, session_id)

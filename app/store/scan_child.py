@@ -47,9 +47,9 @@ def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], 
             last[0] = now
             send(("progress", done, total))
     try:
-        if task == "outline":
-            from app.log.query.outline import build_outline
-            return build_outline(r, progress=progress, cancel=cancelled)
+        if task == "outline":           # (saved beside the index: a session opened again has it at once)
+            from app.store.indexcache import cached_outline
+            return cached_outline(r, progress, cancelled)[0]
         from app.log.query.search import FindStats, find
         st = FindStats()
         batch: list[Any] = []

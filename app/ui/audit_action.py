@@ -96,7 +96,7 @@ def export_job(job, path: str, session_id: Optional[str], fmt: str, out: str, re
     reader = open_reader(path, session_id)
     try:
         job.check()
-        res = export(reader, fmt, out, redact=redact, overwrite=True)
+        res = export(reader, fmt, out, redact=redact, overwrite=True, progress=job.report)
     finally:
         reader.close()
     return {**res, "format": fmt, "redacted": redact}
@@ -141,6 +141,7 @@ class AuditAction(QObject):
         self._window_key: Optional[tuple] = None
         self.export_dir: Optional[str] = None
         self._exporting = 0
+        self.last_job = None                  # the newest export's Job (tests, the task strip)
 
         self.act_audit = action("&Audit session…", window, shortcut=QKeySequence("Ctrl+Shift+T"),
                                 triggered=lambda: self.open_audit(self.current_seq(), tab="trace"))
@@ -283,13 +284,23 @@ class AuditAction(QObject):
         self._exporting += 1
         self.win.statusBar().showMessage(f"Exporting {FORMAT_NAMES[fmt]}{' (redacted)' if redact else ''} "
                                          f"to {out} …")
-        self.win.jobs.submit(export_job, path, sid, fmt, out, redact, name=f"export-{fmt}",
-                             on_done=self._exported, on_error=lambda msg, f=fmt: self._export_failed(f, msg))
+        job = self.win.jobs.submit(export_job, path, sid, fmt, out, redact, name=f"export-{fmt}",
+                                   on_done=self._exported, on_error=lambda msg, f=fmt: self._export_failed(f, msg))
+        tasks = getattr(self.win, "tasks", None)
+        if tasks is not None:                 # progress, time left and Cancel in the window's task strip
+            tasks.track(job, f"Exporting {FORMAT_NAMES[fmt]}{' (redacted)' if redact else ''} to {out}")
+            job.failed.connect(lambda _m, job=job: self._export_cancelled(job))
+        self.last_job = job
 
     def _exported(self, res: dict):
         self._exporting -= 1
         self.win.statusBar().showMessage(describe_export(res), 12000)
         self.exported.emit(res)
+
+    def _export_cancelled(self, job) -> None:
+        if job.cancelled:                     # (the job's own callbacks never run once it is cancelled)
+            self._exporting -= 1
+            self.win.statusBar().showMessage("Export cancelled: nothing was written", 6000)
 
     def _export_failed(self, fmt: str, msg: str):
         self._exporting -= 1

@@ -68,6 +68,7 @@ class GoActions(QObject):
         self.outline_model = OutlineModel(self)
         self.problems_model = ProblemsModel(self)
         self.outline = None                 # app.log.query.outline.Outline once built
+        self.outline_job = None             # the whole-log pass's Job (its progress pane: outline_tasks)
         self.error_seqs: list = []
         self._pending_step: Optional[bool] = None
         self._last_error: Optional[tuple] = None
@@ -95,6 +96,12 @@ class GoActions(QObject):
         self.outline_view.activated.connect(lambda ix: self._jump_role(ix))
         self.outline_view.clicked.connect(lambda ix: self._jump_role(ix))
         ow, self.outline_label = self._panel(self.outline_view)
+        from .progress_pane import TaskStrip
+        self.outline_tasks = TaskStrip()            # the whole-log pass: progress, time left, Cancel (progress_pane.py)
+        self.outline_tasks.cancelled.connect(self._pass_cancelled)
+        lay = ow.layout()
+        assert isinstance(lay, QVBoxLayout)
+        lay.insertWidget(0, self.outline_tasks)
         self.outline_dock = self._dock("Outline", "outlineDock", ow, Qt.DockWidgetArea.LeftDockWidgetArea)
         # problems
         self.problems_view = QTableView()
@@ -179,6 +186,7 @@ class GoActions(QObject):
         self.win.jobs.cancel_group(self._group("outline"))
         self.outline = None
         self.error_seqs = []
+        self.h.jumps.set_wanted([])
         self._last_error = None
         self.outline_model.set_turns([])
         self.problems_model.set_problems([])
@@ -189,17 +197,34 @@ class GoActions(QObject):
         self.outline_label.setText("Building the outline…")
         self.problems_label.setText("Reading the whole log for problems…")
         h = self.h
-        self.win.jobs.submit(outline_job, h.path, h.session_id, name="outline", group=self._group("outline"),
-                             on_done=self._outline_done,
-                             on_error=lambda msg: self.outline_label.setText(f"Outline failed: {msg}"),
-                             on_progress=lambda d, t: self.outline_label.setText(
-                                 f"Building the outline… {100 * d / max(1, t):.0f}%"))
+        job = self.win.jobs.submit(outline_job, h.path, h.session_id, name="outline", group=self._group("outline"),
+                                   on_done=self._outline_done,
+                                   on_error=lambda msg: self.outline_label.setText(f"Outline failed: {msg}"),
+                                   on_progress=lambda d, t: self.outline_label.setText(
+                                       f"Building the outline… {100 * d / max(1, t):.0f}%"))
+        self.outline_tasks.track(job, "Reading the whole log ahead: turns, errors, problems")
+        self.outline_job = job
+
+    def _pass_cancelled(self, _title: str) -> None:
+        """Cancel of the whole-log pass: its child process (a background child, blocked in its read) is
+        killed now rather than at its next progress message."""
+        import os
+        import signal
+        from ..store.childproc import background_pids
+        for pid in background_pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.outline_label.setText("Outline cancelled: turns, errors (F8) and problems stay unknown until the "
+                                   "session is opened again")
 
     def _outline_done(self, ol) -> None:
         self.outline = ol
         self.outline_model.set_turns(ol.turns)
         self.problems_model.set_problems(ol.problems)
         self.error_seqs = sorted(s for t in ol.turns for s in t.error_seqs)
+        self.h.jumps.set_wanted(self.error_seqs)          # Errors only pages down to the oldest one
         n = len(ol.turns)
         self.outline_label.setText(f"{n:,} turn{'s' if n != 1 else ''}, {ol.events:,} events"
                                    + ("" if ol.complete else " (incomplete)"))

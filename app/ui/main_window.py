@@ -197,6 +197,9 @@ class MainWindow(QMainWindow):
         from .scroll_pause import ScrollPause
         self.scroll_pause = ScrollPause(self.view, self)     # the outline pass yields the cores while scrolling
         cl.addWidget(self.view, 1)
+        from .progress_pane import TaskStrip
+        self.tasks = TaskStrip()                              # progress and Cancel of long jobs (progress_pane.py)
+        cl.addWidget(self.tasks)
         # the empty state: a session with a header and no events yet
         self.empty_state = QLabel("")
         self.empty_state.setObjectName("emptyState")

@@ -27,7 +27,8 @@ def _request_job(job, path: str, session_id: Optional[str], seq: int):
     t0 = time.perf_counter()
     try:
         from ..store.requests import exact_request      # (in the worker: not on the way to the first paint)
-        out = exact_request(path, session_id, seq, cancelled=lambda: job.cancelled, check=job.check)
+        out = exact_request(path, session_id, seq, cancelled=lambda: job.cancelled, check=job.check,
+                            progress=job.report)
     except InterruptedError:
         raise Cancelled(job.name)
     out["elapsed"] = time.perf_counter() - t0
@@ -64,6 +65,11 @@ class RequestView(QWidget):
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setWordWrap(True)
         lay.addWidget(self.status)
+        from .progress_pane import TaskStrip
+        self.tasks = TaskStrip()            # a request that waits (checkpoints to build): progress and Cancel
+        self.tasks.cancelled.connect(lambda _t: self.status.setText(
+            "Request cancelled: select the row again to compute it"))
+        lay.addWidget(self.tasks)
         self.summary = QLabel("")
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
         self.summary.setWordWrap(True)
@@ -114,6 +120,7 @@ class RequestView(QWidget):
         self._job = self.jobs.submit(_request_job, path, session_id, seq, name="request", group=self._group,
                                      on_done=lambda res, s=seq: self._done(s, res),
                                      on_error=lambda msg, s=seq: self._fail(s, msg))
+        self.tasks.track(self._job, f"Computing the request at seq {seq}", delay_ms=500)
 
     def _done(self, seq: int, res: dict):
         self._job = None

@@ -56,6 +56,7 @@ class Job(QObject):
         self.finished = False
         self._last_progress = 0.0
         self.started_at = time.perf_counter()
+        self.ended_at: Optional[float] = None     # when the worker left the job's function (perf_counter)
 
     # ---- worker side
     def check(self) -> None:
@@ -146,13 +147,16 @@ class Jobs(QObject):
                     raise Cancelled(job.name)
                 result = fn(job, *args)
             except Cancelled:
+                job.ended_at = time.perf_counter()
                 _emit(job.failed, "cancelled")
             except Exception as e:  # delivered as one line; details for debugging
                 msg = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
                 if not msg.strip():
                     msg = traceback.format_exc(limit=3)
+                job.ended_at = time.perf_counter()
                 _emit(job.failed, msg)
             else:
+                job.ended_at = time.perf_counter()
                 _emit(job.done, result)
 
         (self.serial_pool if serial else self.pool).start(body)

@@ -19,6 +19,11 @@ class PageJumps(QObject):
     def __init__(self, model):
         super().__init__(model)
         self.model = model
+        # seqs a row filter must reach (the outline's error seqs for *Errors only*): while the filter is on,
+        # older pages are read, one after another, until the oldest of them is loaded
+        self.wanted_seqs: list[int] = []
+        self._paging = False
+        model.olderInstalled.connect(lambda _n: self._page_on())
 
     def can_jump(self) -> bool:
         """Pages can be read around any seq (the seq index is built, seqs in order)."""
@@ -141,12 +146,36 @@ class PageJumps(QObject):
         return True
 
     def set_filter(self, hidden_kinds=frozenset(), errors_only: bool = False) -> None:
-        """View filters (``navigation.FILTERS`` categories hidden, or errors only)."""
+        """View filters (``navigation.FILTERS`` categories hidden, or errors only).  *Errors only* covers
+        the whole log: with the outline's error seqs known (:meth:`set_wanted`), the pages down to the
+        oldest error are read in turn (the filter shows each as it comes)."""
         m = self.model
         changes = m.window.set_filter(hidden_kinds, errors_only)
         if changes:
             m._apply(changes)
             m.statsChanged.emit()
+        self._paging = bool(errors_only)
+        self._page_on()
+
+    def set_wanted(self, seqs: list[int]) -> None:
+        """The seqs the *Errors only* filter must reach (the whole log's errors, from the outline)."""
+        self.wanted_seqs = sorted(seqs)
+        self._page_on()
+
+    def paging_done(self) -> bool:
+        """Every wanted seq is in the loaded pages (or no older page is left)."""
+        m = self.model
+        if not self.wanted_seqs or m.reader is None:
+            return True
+        first, _last = m.window.loaded_range()
+        return first is None or first <= self.wanted_seqs[0] or not m.has_more
+
+    def _page_on(self) -> None:
+        """One more older page while the filter still misses a wanted seq (called again once it is in)."""
+        m = self.model
+        if not self._paging or not m.window.errors_only or self.paging_done() or m.loading:
+            return
+        m.request_older()
 
     def near_row(self, seq: int):
         """Exposed row of the first loaded row starting after ``seq`` (else the last before it):

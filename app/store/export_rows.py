@@ -1,0 +1,190 @@
+"""The rows an export reads, streamed (no Qt): the logical face row by row, packed chunk rows
+written without building their events, rows an export does not show left undecoded.
+
+:func:`logical_rows` walks the stored rows of the logical face (the rows at and after the repair cut
+left out; the closure is the caller's) and reports progress in bytes per segment.
+:func:`logical_jsonl` is the logical export's text: a packed chunk row that the lean decoder of
+:mod:`app.log.format.fastrows` accepts is written member by member from its lists (the same bytes
+as its expanded events' envelopes, ``tests/test_export_stream.py``); any other row takes the exact
+decode (:meth:`~app.log.index.reader.LogReader.decode_segment`'s), in its place.
+:func:`row_type` reads only a row's ``type`` (the rest is parsed, never built), so a pass can leave
+out rows of types it does not use: they are events of that type or bad rows, never anything else.
+"""
+from __future__ import annotations
+
+from itertools import accumulate, count
+from typing import Any, Optional
+from collections.abc import Callable, Iterator
+
+import msgspec
+
+from ..log.format import fastrows as fr
+from ..log.format.limits import MAX_ROW_BYTES
+from ..log.format.model import Event, PACKED_TAGS, is_event
+from ..log.index.reader import LogReader
+from .redact import Redactor
+
+Progress = Optional[Callable[[int, int], None]]
+Row = tuple[Any, int, Optional[int], bytes, bool]      # (pos, text offset, line, raw, complete)
+
+_enc = msgspec.json.Encoder()
+CHUNK_BYTES = 1 << 20            # text handed to the writer at a time
+PROGRESS_ROWS = 64               # rows between two progress reports (and cancellation points) in a segment
+
+
+class _TypeOnly(msgspec.Struct, gc=False):
+    type: str
+
+
+_type_of = msgspec.json.Decoder(_TypeOnly).decode
+
+
+def row_type(raw: bytes) -> Optional[str]:
+    """The ``type`` string of a JSON object row (None when the row is not one: the exact decode decides).
+    Read from the row's first bytes when its only ``"type"`` is the first key and nothing in it is
+    written with a ``\\u`` escape (so no other spelling of the key can follow), else parsed.  A row that is
+    not valid JSON may get what its first bytes say: it is a bad row, which gives no event either way."""
+    if raw.startswith(b'{"type":"'):
+        end = raw.find(b'"', 9)
+        t = raw[9:end]
+        if end > 0 and b"\\" not in t and raw.count(b'"type"') == 1 and b"\\u" not in raw:
+            try:
+                return t.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+    try:
+        return _type_of(raw).type
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
+def _packed(tag: str, call: bool) -> Any:
+    """The lean packed row of ``tag`` (fastrows' shape), a tool-call row telling an absent ``name`` from null."""
+    if call:
+        fields: list[Any] = [("turn", int), ("step", int), ("index", int), ("dt", list[int]), ("id", Any),
+                             ("args", list[str]), ("name", Any, msgspec.UNSET)]
+    else:
+        fields = [("turn", int), ("step", int), ("index", int), ("dt", list[int]), ("texts", list[str])]
+    data = msgspec.defstruct(f"_ExportPacked_{tag}", fields, forbid_unknown_fields=True, kw_only=True, gc=False)
+    return msgspec.defstruct(f"_ExportRow_{tag}", [("seq", int, msgspec.field(name="seq0")), ("time0", int),
+                                                   ("data", data)],
+                             tag_field="type", tag=tag, forbid_unknown_fields=True, kw_only=True, gc=False,
+                             namespace={"K": fr.PACKED_CALL if call else fr.PACKED_TEXT, "T": tag})
+
+
+_PACKED_DECODERS = {tag.encode(): msgspec.json.Decoder(_packed(tag, tag == "tool-call-chunks")).decode
+                    for tag in PACKED_TAGS}
+
+
+def packed_record(reader: LogReader, raw: bytes) -> Any:
+    """The lean record of a packed chunk row when the exact decode would expand it with no problem
+    (so it may be read from its lists), else None.  Never for a v2+ log (packed rows are bad rows there)
+    or a log whose rows carry no envelope."""
+    if reader.version >= 2 or reader.codec.envelope_seqs is not None or not raw.startswith(b'{"type":"'):
+        return None
+    tag = raw[9:raw.find(b'"', 9)]
+    dec = _PACKED_DECODERS.get(tag)
+    if dec is None or len(raw) > MAX_ROW_BYTES:
+        return None
+    # a text row that decodes has the Struct's depth (3) and only strings msgspec checked as UTF-8; a
+    # tool-call row's free ``id``/``name`` values still need the depth and UTF-8 checks
+    if tag == b"tool-call-chunks" and fr.refused_rows([raw], False):
+        return None
+    try:
+        rec = dec(raw)
+    except fr.DECODE_ERRORS:
+        return None
+    if rec.seq < 0 or not fr.packed_members(rec):
+        return None
+    return rec
+
+
+def logical_rows(reader: LogReader, progress: Progress = None, logical: bool = True) -> Iterator[Row]:
+    """Every stored row of the logical face (``logical=False``: of the physical one), oldest first (bad
+    segments left out: they hold no event).  ``progress(done, total)`` in bytes, never going back: after
+    each segment, and every :data:`PROGRESS_ROWS` rows of a file whose rows are placed by byte offset."""
+    cut: Any = reader.tail_state().cut_pos if logical else None     # (a RowPos: an int or a tuple, as the rows')
+    total = max(1, reader._physical_total())
+    done = 0
+    for seg in reader.source.forward():
+        if not seg.bad:
+            for k, row in enumerate(seg.split_rows(), 1):
+                if cut is not None and row[0] >= cut:
+                    return
+                yield row
+                if progress and k % PROGRESS_ROWS == 0 and type(row[0]) is int and done < row[0] <= total:
+                    done = row[0]
+                    progress(done, total)
+        if progress:
+            done = max(done, min(total, reader._progress_of(seg.end)))
+            progress(done, total)
+
+
+def exact_events(reader: LogReader, row: Row) -> list[Event]:
+    """The events of one row as the exact decode reads them."""
+    return [it for it in reader._decode_split_row(row) if is_event(it)]
+
+
+def _packed_lines(rec: Any, red: Optional[Redactor]) -> list[bytes]:
+    """The envelopes of a packed row's members (as ``Event.envelope()`` encodes them), from its lists."""
+    d = rec.data
+    enc = _enc.encode
+    head = b'{"type":"assistant/chunk","seq":'
+    times = accumulate(d.dt, initial=rec.time0)
+    seqs = count(rec.seq)
+    if rec.K == fr.PACKED_TEXT:
+        delta = PACKED_TAGS[rec.T]
+        mid = b',"data":{"turn":%d,"step":%d,"chunk":{"type":"%s","index":%d,"text":' % (
+            d.turn, d.step, delta.encode(), d.index)
+        texts = d.texts if red is None else [red.text(x) for x in d.texts]
+        return [b'%s%d,"time":%d%s%s}}}' % (head, s, t, mid, enc(x)) for s, t, x in zip(seqs, times, texts)]
+    mid = b',"data":{"turn":%d,"step":%d,"chunk":{"type":"tool-call-delta","index":%d,"id":' % (
+        d.turn, d.step, d.index)
+    has_name = d.name is not msgspec.UNSET
+    out = []
+    for s, t, arg in zip(seqs, times, d.args):
+        cid, name = d.id, d.name
+        if red is not None:
+            cid = red.obj(cid)
+            if has_name:
+                name = red.obj(name)
+            arg = red.text(arg)
+        named = b',"name":%s' % enc(name) if has_name else b""
+        out.append(b'%s%d,"time":%d%s%s%s,"argumentsDelta":%s}}}' % (head, s, t, mid, enc(cid), named, enc(arg)))
+    return out
+
+
+def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: Progress = None,
+                  counter: Optional[list[int]] = None) -> Iterator[bytes]:
+    """The logical export's JSONL text (header, every event's envelope, the closure) in chunks of about
+    :data:`CHUNK_BYTES`; ``counter[0]`` counts the events written."""
+    hdr = reader.source.header_raw
+    buf: list[bytes] = [red.row(hdr) if red else hdr]
+    size = 0
+    n = 0
+    enc = _enc.encode
+    for row in logical_rows(reader, progress):
+        rec = packed_record(reader, row[3]) if row[4] else None
+        if rec is not None:
+            lines = _packed_lines(rec, red)
+            n += len(lines)
+            buf += lines
+            size += len(row[3]) * 2
+        else:
+            for ev in exact_events(reader, row):
+                env = ev.envelope()
+                line = enc(red.obj(env) if red else env)
+                buf.append(line)
+                size += len(line)
+                n += 1
+        if size >= CHUNK_BYTES:
+            yield b"\n".join(buf) + b"\n"
+            buf, size = [], 0
+    for ev in reader.tail_state().closure:
+        env = ev.envelope()
+        buf.append(enc(red.obj(env) if red else env))
+        n += 1
+    if counter is not None:
+        counter[0] = n
+    if buf:
+        yield b"\n".join(buf) + b"\n"
