@@ -35,11 +35,7 @@ def one(home: str, exact: bool = False) -> dict:
     gc.disable()
     from app.store import discovery, titles
     marks: dict = {}
-    try:
-        from app.store import headfacts as chunks     # (since the sizes split; discovery itself before)
-    except ImportError:
-        chunks = discovery
-    read_many, read_chunk = discovery.read_many, chunks._read_chunk
+    read_many, read_chunk = discovery.read_many, discovery._read_chunk
     r, w = os.pipe()
 
     def timed_many(jobs, title, workers=0, *more):
@@ -53,7 +49,7 @@ def one(home: str, exact: bool = False) -> dict:
         out = read_chunk(jobs, title, *more)
         os.write(w, f"{time.process_time() - c:.4f}\n".encode())
         return out
-    discovery.read_many, chunks._read_chunk = timed_many, timed_chunk
+    discovery.read_many, discovery._read_chunk = timed_many, timed_chunk
     listing = discovery.discover(home, titles=True, workers=2, **({"exact": True} if exact else {}))
     rows = []
     for s in listing.sessions:
