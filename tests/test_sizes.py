@@ -17,7 +17,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 MODULE_MAX, CLASS_MAX, FUNCTION_MAX = 700, 400, 80
 
-_TRUST = "being edited by the trust work (issue 34 items 1/6) this round; split after it merges"
+_TRUST = "being edited by the trust work this round; split after it merges"
 _CACHES = "being edited by the caches work this round; split after it merges"
 _MEMORY = "being edited by the memory work (issue 36) this round; split after it merges"
 _EXIT = ("the follow command's loop (closures over its follower, reader and stitcher), the CLI twin of "
