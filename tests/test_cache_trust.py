@@ -2,8 +2,8 @@
 answer: the cache is rebuilt or refused, never half-used; a fork re-scans what it copies."""
 from __future__ import annotations
 
-import hashlib
 import os
+import signal
 import stat
 
 import msgspec
@@ -116,7 +116,16 @@ def test_hostile_cache_files_are_misses(tmp_path, kind, suffix):
     hostile.hostile_cache_file(str(f), kind)
     r = LogReader.open(str(p))
     fn = {".idx": cached_index, ".folds": cached_checkpoints, ".surface": cached_surface}[suffix]
-    _got, status = fn(r)
+
+    def stuck(*_a):
+        raise RuntimeError("a cache file blocked the read")      # (no OSError: a cache would take it for a miss)
+    old = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(30)                                      # (a FIFO read would block for ever)
+    try:
+        _got, status = fn(r)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
     assert status == "built"
     assert stat.S_ISREG(os.lstat(f).st_mode)             # replaced by a sound file (the link or FIFO itself)
 
@@ -140,7 +149,7 @@ def test_folds_meta_of_the_wrong_type_is_a_miss(tmp_path):
     meta = msgspec.json.decode(blob[len(indexcache.MAGIC):-indexcache._DIGEST])
     meta["upto"] = str(meta["upto"])
     body = indexcache.MAGIC + msgspec.json.encode(meta)
-    f.write_bytes(body + hashlib.blake2b(body, digest_size=indexcache._DIGEST).digest())
+    f.write_bytes(body + indexcache._hasher(body).digest())
     assert cached_checkpoints(LogReader.open(str(p)))[1] == "built"
 
 
@@ -163,3 +172,60 @@ def test_cache_folder_is_private_and_another_users_is_refused(tmp_path, monkeypa
     monkeypatch.setattr(os, "getuid", lambda: real_uid + 1)
     assert indexcache.cache_root() is None
     assert cached_index(LogReader.open(str(p)))[1] == "uncached"
+
+
+def test_title_cache_misses_a_rewrite_keeping_size_and_mtime(tmp_path, monkeypatch):
+    """The title cache keys a revision by inode and ctime too: a title renamed in place (same length,
+    mtime put back) is read again, by the listing and by a lookup of one session."""
+    from app.store import titles
+    from app.store.discovery import discover
+    monkeypatch.setattr(titles, "_cache", None)
+    p = tmp_path / "s" / "session.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=4), target_bytes=200_000)
+    with open(p, "ab") as f:
+        f.write(b'{"type":"session/title","seq":1000000,"time":0,"data":{"title":"Alpha title"}}\n')
+    assert discover(str(p), titles=True).sessions[0].title == "Alpha title"
+    titles.save()
+    monkeypatch.setattr(titles, "_cache", None)                # (a new process)
+    st = os.stat(p)
+    hostile.rename_in_place(str(p), b"Alpha title", b"Omega title")
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (os.stat(p).st_size, os.stat(p).st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    assert discover(str(p), titles=True).sessions[0].title == "Omega title"
+    monkeypatch.setattr(titles, "_cache", None)
+    assert titles.session_title(discover(str(p)).sessions[0]) == "Omega title"
+
+
+def test_an_index_signed_without_the_key_is_a_miss(tmp_path):
+    """The digests are keyed (``<cache>/key``, 0600): a ``.idx`` re-signed by anyone who cannot read the
+    key (or made on another machine) is rebuilt, so ``index`` and ``request`` never answer from it."""
+    p = _log(tmp_path / "session.jsonl", size=600_000)
+    cached_index(LogReader.open(str(p)))
+    f = _cache_file(p)
+    f.write_bytes(hostile.forged_index(f.read_bytes(), "drop-turn-start", keyed=False))
+    assert indexcache.load(f.read_bytes()) is None
+    idx, status = cached_index(LogReader.open(str(p)))
+    assert status == "built" and list(idx.mark_seq) == list(LogReader.open(str(p)).build_index().mark_seq)
+    key = indexcache.cache_root() / "key"
+    assert stat.S_IMODE(os.lstat(key).st_mode) == 0o600 and len(key.read_bytes()) == 32
+
+
+def test_a_preview_made_from_a_forged_index_is_refused(tmp_path):
+    """A plan the user saw (a preview) from an index that does not describe the file is refused, and
+    nothing is published; the index is rebuilt, so the next preview is right."""
+    from app.log.fold.fork import plan_fork
+    p = _log(tmp_path / "s" / "session.jsonl", size=600_000)
+    at = _anchor(p)
+    cached_index(LogReader.open(str(p)))
+    f = _cache_file(p)
+    f.write_bytes(hostile.forged_index(f.read_bytes(), "drop-turn-start"))
+    r = LogReader.open(str(p))
+    cached_index(r)                                     # (signed with the key: read as a hint)
+    plan = plan_fork(r, at)
+    with pytest.raises(ForkError) as e:
+        fork(r, at, plan=plan, out_store=str(tmp_path / "out"), child_id="c")
+    assert e.value.code == "STALE_INDEX"
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*.jsonl"))
+    r2 = LogReader.open(str(p))
+    idx, status = cached_index(r2)
+    assert status == "hit" and list(idx.mark_seq) == list(LogReader.open(str(p)).build_index().mark_seq)

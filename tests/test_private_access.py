@@ -92,6 +92,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/store/titles.py", "from .discovery import _open_file"): _DISC,
     ("app/store/titles.py", "from .indexcache import _write_atomic"): "the cache's atomic write, reused by the title cache",
     ("app/tools/hostile.py", "from ..store.indexcache import _DIGEST"): "a generator of hostile cache files forges the digest",
+    ("app/tools/hostile.py", "from ..store.indexcache import _hasher"): "a generator of hostile cache files forges the keyed digest",
     ("app/ui/file_actions.py", "win._on_tail"): _UI,
     ("app/ui/file_actions.py", "win.welcome._explicit"): _UI,
     ("app/ui/find_actions.py", "ha._apply_search"): _UI,

@@ -291,7 +291,7 @@ def test_results_model_and_wording(qtmodeltester):
     m.append([Hit(seq=s, turn=s // 10, kind="tool-output", snippet=f"x\x1b[31m{s}\ny", span=(0, 1), start=0, end=1,
                   matches=1) for s in (5, 17, 40)])
     qtmodeltester.check(m)
-    assert m.index(1, 3).data() == "x [31m17 y", "control characters never reach the view"
+    assert m.index(1, 3).data() == "x\u241b[31m17 y", "control characters never reach the view (a picture: ␛)"
     assert m.row_for_seq(17, True) == 2 and m.row_for_seq(17, False) == 0 and m.row_for_seq(40, True) is None
     assert search_wording(12, True, False, 3261) == "12 matches in 3,261 turns"
     assert search_wording(1, True, False, 1) == "1 match in 1 turn"

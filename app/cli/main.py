@@ -105,12 +105,14 @@ def _run_list(args):
     list_writers(rows, listing.sessions)          # a fresh fork seed or a released lock is not "live"
 
     def text():
-        lines = [f"{listing.kind}: {listing.root} ({len(rows)} sessions)"]
+        from .termtext import one_line as o     # (ids, titles, paths: a line break in one cannot forge a line)
+        lines = [f"{listing.kind}: {o(listing.root)} ({len(rows)} sessions)"]
         for r in rows:
-            lin = f" <- {r['parentSession']}" if r["parentSession"] else ""
+            lin = f" <- {o(r['parentSession'])}" if r["parentSession"] else ""
             prov = "" if r["titleExact"] else "  (title provisional: --exact-titles reads the middle)"
-            lines.append(f"  {r['id']}  {r['format']:5}  {r['size']:>10}  {r['title'] or '-'}{lin}{prov}\n    {r['path']}")
-        lines += [f"problem: {p}" for p in listing.problems]
+            lines.append(f"  {o(r['id'])}  {r['format']:5}  {r['size']:>10}  {o(r['title'] or '-')}{lin}{prov}\n"
+                         f"    {o(r['path'])}")
+        lines += [f"problem: {o(p)}" for p in listing.problems]
         return "\n".join(lines)
     if args.json:                                 # (10,000 rows: msgspec encodes them in a tenth of the time)
         import msgspec
@@ -166,9 +168,10 @@ def _run_inspect(args):
         keys = ["id", "format", "formatVersion", "generation", "title", "events", "lastSeq", "turns", "messages",
                 "attempts", "hiddenAttempts", "openTail", "closure", "dshWouldRefuse"]
         keys += [k for k in ("writer", "inFlight") if k in obj]
-        lines = [f"{k:>15}: {obj.get(k)}" for k in keys]
-        lines += [f"     generation: {g['name']} (v{g['version']}, not read)" for g in obj.get("generations") or []]
-        lines += [f"        problem: {p}" for p in obj["problems"]]
+        from .termtext import one_line as o     # (one line each, whatever the log's text holds)
+        lines = [f"{k:>15}: {o(obj.get(k))}" for k in keys]
+        lines += [f"     generation: {o(g['name'])} (v{g['version']}, not read)" for g in obj.get("generations") or []]
+        lines += [f"        problem: {o(p)}" for p in obj["problems"]]
         return "\n".join(lines)
     emit(args, obj, text)
 
@@ -214,7 +217,7 @@ def _run_messages(args):
     msgs = iter_messages(r, args.through, logical=not args.physical, checks=checks)
     first = next(msgs, None)
     refusal = dsh_refusal(args, r, checks)
-    from .termtext import json_safe, term_safe, write_out
+    from .termtext import json_safe, one_line, term_safe, write_out
 
     class _Out:                                   # every piece neutralised for the terminal, UTF-8
         @staticmethod
@@ -230,7 +233,7 @@ def _run_messages(args):
             out.write(("" if n == 0 else ", ") + json.dumps(m, ensure_ascii=False))
         else:
             body = message_text(m) or json.dumps(m.get("content"), ensure_ascii=False)[:200]
-            out.write(f"[{m.get('role')}] {body}\n")
+            out.write(f"[{one_line(m.get('role'))}] {body}\n")
         n += 1
     if args.json:
         out.write(("], " + json.dumps({"problems": refusal, "dshWouldRefuse": True})[1:] if refusal else "]")

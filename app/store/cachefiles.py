@@ -10,7 +10,10 @@ file that does not look exactly right is a miss, and the cache is rebuilt from t
   never blocks), regular files only (a device, FIFO or socket is refused), and read only up to a
   bound given by the caller (:func:`read_bounded`; a bigger file is a miss, never read);
 * files are written atomically: a temp file made with ``O_EXCL`` in the (checked) folder, then
-  renamed over the old one (:func:`write_atomic`).
+  renamed over the old one (:func:`write_atomic`);
+* their digests are keyed (:func:`digest_key`: 32 random bytes in ``<cache>/key``, made once with
+  ``O_EXCL``, mode 0600): a cache file made elsewhere, or re-signed by anyone who cannot read the key,
+  is a miss.  (Whoever can read the key can still forge a file: a fork checks what it copies anyway.)
 """
 from __future__ import annotations
 
@@ -127,3 +130,37 @@ def write_atomic(path: Path, parts: Sequence[Part]) -> None:
         except OSError:
             pass
         raise
+
+
+_KEY_BYTES = 32
+_key_cache: dict[str, bytes] = {}
+
+
+def digest_key() -> bytes:
+    """The key of the cache files' BLAKE2b digests (b"": no cache folder, or no key could be made)."""
+    root = cache_root()
+    if root is None:
+        return b""
+    name = str(root)
+    if name in _key_cache:
+        return _key_cache[name]
+    path = root / "key"
+    key = read_bounded(path, _KEY_BYTES)
+    if key is None or len(key) != _KEY_BYTES:
+        key = b""
+        if safe_dir(root):
+            new = os.urandom(_KEY_BYTES)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                             0o600)
+            except FileExistsError:      # (a key made meanwhile, or a foreign file there: read it, or no key)
+                got = read_bounded(path, _KEY_BYTES)
+                key = got if got is not None and len(got) == _KEY_BYTES else b""
+            except OSError:
+                pass
+            else:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(new)
+                key = new
+    _key_cache[name] = key
+    return key

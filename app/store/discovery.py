@@ -251,7 +251,7 @@ def _fmt_of(path: str) -> str:
 # What one read of a session file gives: (header object, id, fatal header problems, title read, title,
 # title exact, size, mtime); None: not a session file; a string: why it could not be read (a line for
 # ``problems``).  size and mtime: the caller's, or the open file's when the caller had none (size -1).
-Facts = tuple[dict[str, Any], str, list[str], bool, Optional[str], bool, int, float]
+Facts = tuple[dict[str, Any], str, list[str], bool, Optional[str], bool, int, float, tuple[int, int]]
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -267,7 +267,7 @@ def read_facts(path: str, size: int, title: bool = False, exact: bool = False) -
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as e:
         return f"{path}: cannot read: {e.strerror or e}"
-    mtime = 0.0
+    mtime, ident = 0.0, _titles.NO_IDENT
     try:
         if size < 0:
             try:
@@ -277,7 +277,7 @@ def read_facts(path: str, size: int, title: bool = False, exact: bool = False) -
             if not stat.S_ISREG(st.st_mode):
                 from ..log.format.limits import _kind
                 return f"{path}: cannot read: {path} is {_kind(st.st_mode)}, not a regular file: refused"
-            size, mtime = st.st_size, st.st_mtime
+            size, mtime, ident = st.st_size, st.st_mtime, _titles.ident_of(st)
         try:
             first = HEAD_READ if not title else _titles.WINDOW if fmt == "jsonl" else _titles.ZSTD_WINDOW
             head = os.pread(fd, first, 0)
@@ -301,7 +301,7 @@ def read_facts(path: str, size: int, title: bool = False, exact: bool = False) -
                     _titles.title_of_zstd(fd, size, end, head, problems=probs, exact=exact)
             except OSError:
                 t = None
-        return header, hdr.id, probs, title, t, exact_t, size, mtime
+        return header, hdr.id, probs, title, t, exact_t, size, mtime, ident
     finally:
         os.close(fd)
 
@@ -387,7 +387,7 @@ def read_many(jobs: list[tuple[str, int]], title: bool, workers: int = 0, exact:
 
 def session_info(path: str, project: Optional[str] = None, problems: Optional[list[str]] = None,
                  title: bool = False, cached: bool = False,
-                 pre: Optional[tuple[int, float, Union[Facts, str, None]]] = None,
+                 pre: Optional[tuple[int, float, Union[Facts, str, None], tuple[int, int]]] = None,
                  exact: bool = False) -> Optional[SessionInfo]:
     """Header facts of one session file; None when it is not a session file (``problems``
     gets a line when it could not even be read: permissions, not a regular file).
@@ -399,7 +399,7 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
     ``exact``: the title read with the middle (a provisional cached title is read again)."""
     fmt = _fmt_of(path)
     if pre is not None:
-        size, mtime, facts = pre
+        size, mtime, facts, ident = pre
     else:
         try:
             st = os.stat(path)
@@ -409,8 +409,8 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
             if problems is not None:
                 problems.append(f"{path}: cannot read: {e.strerror or e}")
             return None
-        size, mtime = st.st_size, st.st_mtime
-        hit = _titles.lookup_head(path, size, mtime) if title or cached else None
+        size, mtime, ident = st.st_size, st.st_mtime, _titles.ident_of(st)
+        hit = _titles.lookup_head(path, size, mtime, ident) if title or cached else None
         if hit is not None and exact and not hit[4]:
             hit = None
         if hit is not None:
@@ -424,11 +424,11 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
         return None
     if facts is None:
         return None
-    header, sid, probs, title_read, t, t_exact, fsize, fmtime = facts
+    header, sid, probs, title_read, t, t_exact, fsize, fmtime, fident = facts
     if size < 0:                           # (not stat'ed by the caller: the open file's)
-        size, mtime = fsize, fmtime
+        size, mtime, ident = fsize, fmtime, fident
     if title_read:
-        _titles.remember(path, size, mtime, t, (header, sid, list(probs)), t_exact)
+        _titles.remember(path, size, mtime, t, (header, sid, list(probs)), t_exact, ident)
     return SessionInfo(path=path, format=fmt, id=sid, header=header, size=size, mtime=mtime,
                        project=project, problems=probs, title=t, title_read=title_read, title_exact=t_exact)
 
@@ -563,7 +563,7 @@ def generation_facts(path: str) -> dict[str, Any]:
 
 def generation_info(path: str, project: Optional[str] = None, problems: Optional[list[str]] = None,
                     gens: Optional[Generations] = None, title: bool = False, cached: bool = False,
-                    pre: Optional[tuple[int, float, Union[Facts, str, None]]] = None) -> Optional[SessionInfo]:
+                    pre: Optional[tuple[int, float, Union[Facts, str, None], tuple[int, int]]] = None) -> Optional[SessionInfo]:
     """The session of the newest generation ``path``: its header facts, the other generations,
     and a problem when it is damaged (never an older generation instead).  ``problems`` gets
     a line when ``path`` cannot be read at all (permissions, not a regular file).  ``gens``: the
@@ -680,7 +680,7 @@ def discover(path: str, titles: bool = False, workers: int = 0, exact: bool = Fa
             continue
         if no_stat:
             reads.append((f, -1))
-            todo.append((f, (-1, 0.0, None)))
+            todo.append((f, (-1, 0.0, None, _titles.NO_IDENT)))
             continue
         try:
             st = os.stat(f)
@@ -689,12 +689,12 @@ def discover(path: str, titles: bool = False, workers: int = 0, exact: bool = Fa
         except OSError as e:
             problems.append(f"{f}: cannot read: {e.strerror or e}")
             continue
-        hit = None if none_cached else _titles.lookup_head(f, st.st_size, st.st_mtime)
+        hit = None if none_cached else _titles.lookup_head(f, st.st_size, st.st_mtime, _titles.ident_of(st))
         if hit is not None and exact and titles and not hit[4]:
             hit = None                     # a provisional title: read again, the middle too
         if hit is None:
             reads.append((f, st.st_size))
-        todo.append((f, (st.st_size, st.st_mtime, hit)))
+        todo.append((f, (st.st_size, st.st_mtime, hit, _titles.ident_of(st))))
     # 2. the others: one open and bounded reads each (worker processes when asked and worth it)
     read = dict(zip((p for p, _n in reads), read_many(reads, titles, workers, exact and titles)))
     # 3. in the walk's order
@@ -708,7 +708,7 @@ def discover(path: str, titles: bool = False, workers: int = 0, exact: bool = Fa
             continue
         rel = (f[len(root) + 1:] if f.startswith(root + os.sep) else os.path.relpath(f, root)).split(os.sep)
         project = rel[0] if kind in ("root", "home") and len(rel) >= 3 and _PROJECT_RE.match(rel[0]) else None
-        size, mtime, hit = got
+        size, mtime, hit, ident = got
         if hit is not None:
             t, header, sid, probs, t_exact = hit
             cached_info = SessionInfo(path=f, format=_fmt_of(f), id=sid, header=header, size=size, mtime=mtime,
@@ -717,7 +717,7 @@ def discover(path: str, titles: bool = False, workers: int = 0, exact: bool = Fa
             got_info: Optional[SessionInfo] = cached_info
         else:
             got_info = generation_info(f, project, problems, gens=groups.get(f), title=titles, cached=True,
-                                       pre=(size, mtime, read[f]))
+                                       pre=(size, mtime, read[f], ident))
         if got_info is None:
             continue
         info = got_info

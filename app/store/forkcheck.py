@@ -42,7 +42,12 @@ class _Check:
         """Whether ``data[start:stop]`` (the text of ``seg``) holds rows ``want`` = (first, last, rows)
         continuing the seqs so far (and the legacy ``flag`` when the index keeps flags); rows the
         byte-level scanner does not take (a damaged row, a seq gap, a torn tail) are read exactly."""
-        blk = scan_buffer(data, start, stop, self.expected, flag is not None) if data[stop - 2:stop] == b"}\n" else None
+        blk = None
+        if data[stop - 2:stop] == b"}\n":
+            try:
+                blk = scan_buffer(data, start, stop, self.expected, flag is not None)
+            except TypeError:               # (a seq past 64 bits: the Python scanner, which wants bytes)
+                blk = scan_buffer(bytes(data[start:stop]), 0, stop - start, self.expected, flag is not None)
         if blk is None:
             seg.data = bytes(data[start:stop])
             return self.exact(seg, want, flag)
@@ -150,6 +155,19 @@ def _zstd_agrees(reader: LogReader, idx: SeqIndex, upto: int, flags: Optional[An
         return chk.marks_agree()
     finally:
         os.close(fd)
+
+
+def same_for_plan(old: SeqIndex, new: SeqIndex, plan: ForkPlan) -> bool:
+    """Whether a plan made from ``old`` is what ``new`` (rebuilt from the file) gives too: the same marks
+    through the seq after the seed, the cut in the same segment, contiguous as far."""
+    upto = plan.stored_through + 1
+    if plan.stored_through < 0:
+        return True
+    marks_old = [(s, c) for s, c in zip(old.mark_seq, old.mark_code) if s <= upto]
+    marks_new = [(s, c) for s, c in zip(new.mark_seq, new.mark_code) if s <= upto]
+    i = new.locate(plan.stored_through)
+    return marks_old == marks_new and i is not None and (new.seg_pos[i], new.seg_end[i]) == tuple(plan.cut_segment or ()) \
+        and min(old.contiguous_through, upto) == min(new.contiguous_through, upto)
 
 
 def index_agrees(reader: LogReader, plan: ForkPlan) -> bool:

@@ -647,17 +647,18 @@ def checked_plan(reader: LogReader, plan: ForkPlan, given: bool, at_seq: Optiona
     cached index is a hint, re-scanned here); else the index is rebuilt from the file (and saved over
     the cache) and the fork planned again.  A plan the caller made (``given``: a preview the user saw)
     that the rebuilt index does not give again is refused."""
-    from .forkcheck import index_agrees
+    from .forkcheck import index_agrees, same_for_plan
     if index_agrees(reader, plan):
         return plan
     from .indexcache import cached_index
-    reader.index = None
+    old, reader.index = reader.index, None
     cached_index(reader, fresh=True)
-    again = plan_fork(reader, at_seq if not given else plan.anchor, live=live, strict_anchor=strict_anchor)
-    if given and (again.stored_through, again.boundary) != (plan.stored_through, plan.boundary):
-        raise ForkError("STALE_INDEX", "the saved index of this log did not match the file (rewritten in place?); "
-                                       "it was rebuilt: preview the fork again")
-    return again
+    if given:                                # (a host or core plan the caller made: it stands if the file says the same)
+        if old is None or reader.index is None or not same_for_plan(old, reader.index, plan):
+            raise ForkError("STALE_INDEX", "the saved index of this log did not match the file (rewritten in "
+                                           "place?); it was rebuilt: preview the fork again")
+        return plan
+    return plan_fork(reader, at_seq, live=live, strict_anchor=strict_anchor)
 
 
 def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[str] = None,

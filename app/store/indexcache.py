@@ -41,7 +41,7 @@ from ..log.index.reader import SeqIndex
 from ..log.source.sources import FileSource, RawJsonlSource, Segment
 from ..log.fold.shadowmap import Column
 from ..log.fold.surface import SurfaceIndex, SurfaceState
-from .cachefiles import cache_root, open_cache_file, read_bounded, write_atomic
+from .cachefiles import cache_root, digest_key, open_cache_file, read_bounded, write_atomic
 
 __all__ = ["cache_root", "cached_index", "cached_checkpoints", "cached_surface", "index_summary"]
 
@@ -105,6 +105,11 @@ def cache_file(ident: Identity, root: Path) -> Path:
     return root / "index" / f"{key}.idx"
 
 
+def _hasher(data: Union[bytes, memoryview] = b"") -> Any:
+    """BLAKE2b of a cache file, keyed with the cache folder's key (:func:`app.store.cachefiles.digest_key`)."""
+    return hashlib.blake2b(data, digest_size=_DIGEST, key=digest_key())
+
+
 def _idx_limit(log_size: int) -> int:
     """Bytes a sound cache file of a log of ``log_size`` bytes holds at most (a bigger one is not read)."""
     return (64 << 20) + 4 * log_size
@@ -133,7 +138,7 @@ def dump_parts(idx: SeqIndex, meta: dict[str, object]) -> list[_Part]:
     meta["legacy"] = list(leg) if leg is not None and len(leg) == len(idx) else None
     head = msgspec.json.encode(meta)
     parts: list[_Part] = [MAGIC + struct.pack("<I", len(head)) + head, *arrays]
-    h = hashlib.blake2b(digest_size=_DIGEST)
+    h = _hasher()
     for part in parts:
         h.update(part)
     parts.append(h.digest())
@@ -173,7 +178,6 @@ class _IdxMeta(msgspec.Struct):
     last: int
     contiguous_through: int
     legacy: Optional[list[int]] = None
-    saved_at: float = 0.0
 
 
 def _meta_of(raw: bytes) -> Optional[dict[str, Any]]:
@@ -195,7 +199,7 @@ def load(blob: bytes) -> Optional[tuple[SeqIndex, dict[str, Any]]]:
         return None
     # (views, not copies: the file's bytes are held once, beside the arrays built from them)
     body, digest = memoryview(blob)[:-_DIGEST], blob[-_DIGEST:]
-    if hashlib.blake2b(body, digest_size=_DIGEST).digest() != digest:
+    if _hasher(body).digest() != digest:
         return None
     try:
         (n,) = struct.unpack_from("<I", body, len(MAGIC))
@@ -453,7 +457,7 @@ class _FoldsMeta(msgspec.Struct):
 def _folds_meta(blob: bytes) -> Optional[_FoldsMeta]:
     body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
     if len(blob) < len(MAGIC) + _DIGEST or not body.startswith(MAGIC) \
-            or hashlib.blake2b(body, digest_size=_DIGEST).digest() != digest:
+            or _hasher(body).digest() != digest:
         return None
     try:
         m = msgspec.json.decode(body[len(MAGIC):], type=_FoldsMeta)
@@ -508,7 +512,7 @@ def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
         body = MAGIC + msgspec.json.encode({"format": FORMAT, **ident, "every": every, "header": header_hash,
                                             "upto": upto, "tail": _tail_hash(src._fd, src.header_end, upto),
                                             "points": cps.to_builtins()})
-        _write_atomic(path, body + hashlib.blake2b(body, digest_size=_DIGEST).digest())
+        _write_atomic(path, body + _hasher(body).digest())
     except (OSError, ValueError):          # (ValueError: a path or log text that is no Unicode: not saved)
         pass
     return cps, "built"
@@ -550,7 +554,7 @@ def _save_surface(path: Path, head: _SurfaceFile, columns: dict[str, Any]) -> No
     first = SURFACE_MAGIC + struct.pack("<I", len(body)) + body
     first += bytes(-len(first) % 8)
     cols = [columns[name] for name in _COLUMNS]
-    h = hashlib.blake2b(first, digest_size=_DIGEST)
+    h = _hasher(first)
     for c in cols:
         h.update(c)
     _write_atomic(path, first, *cols, h.digest())
@@ -567,7 +571,7 @@ def _load_surface(path: Path, limit: int = 1 << 36) -> Optional[tuple[_SurfaceFi
             size = os.fstat(f.fileno()).st_size
             if size > limit or size < len(SURFACE_MAGIC) + 4 + _DIGEST or f.read(len(SURFACE_MAGIC)) != SURFACE_MAGIC:
                 return None
-            h = hashlib.blake2b(SURFACE_MAGIC, digest_size=_DIGEST)
+            h = _hasher(SURFACE_MAGIC)
             buf = bytearray(1 << 16)
             left = size - len(SURFACE_MAGIC) - _DIGEST
             while left > 0:                # (read in steps: the columns are checked, not kept)

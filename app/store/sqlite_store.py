@@ -52,6 +52,7 @@ from collections.abc import Callable, Iterator
 import msgspec
 from ..log.source.zstdlib import zstd
 
+from ..log.format.limits import MAX_ROW_BYTES
 from ..log.format.model import MAX_SAFE_INT, PACKED_TAGS, Problem
 from ..log.source.sources import Segment, Source, SourceChanged
 
@@ -61,7 +62,9 @@ BATCH_ROWS = 2000                    # rows per Segment
 BUSY_TIMEOUT_S = 2.0                 # how long a reader waits for a lock before StoreError
 ZSTD_LEVEL = 3
 COMPRESS_MIN = 4096                  # JSON of at least this many bytes may be stored as a zstd BLOB
-MAX_DATA_BYTES = 256 << 20           # decompression cap per row (zstd bomb guard)
+MAX_DATA_BYTES = MAX_ROW_BYTES       # decompression cap per row (zstd bomb guard): the row limit, checked while
+                                     # decompressing (a BLOB expanding past it stops there: never decoded whole)
+_MAX_STORED = MAX_ROW_BYTES + (64 << 10)   # a data cell stored bigger than this is over the row limit: not fetched
 PACKED_MIN, PACKED_MAX = 3, 1024
 PACKED_MAX_DATA = 1 << 20
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -317,7 +320,10 @@ _SESSION_COLS = ("id", "version", "created_at", "cwd", "parent_session", "seed_l
 _HEADER_KEYS = (("version", "version"), ("id", "id"), ("createdAt", "created_at"), ("cwd", "cwd"),
                 ("parentSession", "parent_session"), ("seedLength", "seed_length"), ("origin", "origin"),
                 ("delegationDepth", "delegation_depth"), ("agentPreset", "agent_preset"))
-_ROW_COLS = ("seq, type, time, typeof(data), data, typeof(source_event_seqs), source_event_seqs, "
+# a data cell over the row limit is not fetched: it comes as NULL (data is NOT NULL in the schema) beside
+# its type (length() of a BLOB reads no content; of a TEXT, SQLite's own copy, once, never handed to Python)
+_ROW_COLS = (f"seq, type, time, typeof(data), CASE WHEN length(data) > {_MAX_STORED} THEN NULL ELSE data END, "
+             "typeof(source_event_seqs), source_event_seqs, "
              "surface_op, ignorable")
 _FP_COLS = "seq, type, time, typeof(data), length(data), source_event_seqs, surface_op, ignorable"
 
@@ -603,9 +609,12 @@ class _Undecodable(Exception):
     pass
 
 
-def _row_json(dtype: bytes, data: bytes) -> bytes:
+def _row_json(dtype: bytes, data: Optional[bytes]) -> bytes:
     """The JSON bytes of a ``data`` cell (TEXT, or a zstd BLOB), validated: strict UTF-8, one value."""
     jb: bytes
+    if data is None:
+        raise _Undecodable(f"data {dtype.decode().upper()} is over the {MAX_ROW_BYTES >> 20} MiB row limit "
+                           "(stored bigger: not read)" if dtype in (b"text", b"blob") else "data is NULL")
     if dtype == b"text":
         jb = data
     elif dtype == b"blob":
@@ -636,7 +645,8 @@ def _unzstd(blob: bytes) -> bytes:
     except zstd.ZstdError as e:
         raise _Undecodable(f"data BLOB does not decompress: {e}") from None
     if len(out) > MAX_DATA_BYTES:
-        raise _Undecodable(f"data BLOB decompresses to more than {MAX_DATA_BYTES} bytes")
+        raise _Undecodable(f"data BLOB decompresses to more than the {MAX_DATA_BYTES >> 20} MiB row limit "
+                           "(decompression stopped there)")
     if not d.eof:
         raise _Undecodable("data BLOB holds an incomplete Zstandard frame")
     if d.unused_data:

@@ -64,9 +64,10 @@ ZSTD_STEP = 1 << 20                # exact titles, zstd: the middle's frames rea
 ZSTD_FRAME_LIMIT = 64 << 20        # ... a frame bigger than this (compressed) ends the middle's read (named)
 _NEEDLE = b"session/title"         # the type value, quoted on both sides (any spacing around the key; rows
 _QUOTE = ord('"')                  # are decoded to check); unquoted: 2x the speed of a needle with quotes
-_FORMAT = 4
+_FORMAT = 5
+_MAX_FILE = 256 << 20              # titles.json bigger than this (or not a regular file: a link, a FIFO) is not read
 _lock = threading.Lock()
-# path -> (0, 0, size, mtime_ns, title, head, exact); head: (header object, id, [fatal header problems]) or
+# path -> (inode, ctime_ns, size, mtime_ns, title, head, exact); head: (header object, id, [fatal header problems]) or
 # None; exact: False for a provisional title (a middle left unread, decision 0016).
 # The shape is checked for the whole file in one typed decode: an entry of another shape makes the
 # file foreign (ignored and rebuilt).
@@ -95,7 +96,11 @@ def _load() -> dict[str, Entry]:
         f = _file()
         if f is not None:
             try:
-                obj = msgspec.json.decode(f.read_bytes(), type=_CacheFile)
+                from .cachefiles import read_bounded
+                blob = read_bounded(f, _MAX_FILE)
+                if blob is None:
+                    raise OSError("not a regular cache file of a sound size")
+                obj = msgspec.json.decode(blob, type=_CacheFile)
                 if obj.format == _FORMAT:
                     _cache = obj.titles
             except (OSError, msgspec.DecodeError):          # (ValidationError: a foreign shape)
@@ -191,14 +196,29 @@ def _title_in(blob: Union[bytes, bytearray], whole_first: bool, lo: int, hi: int
     return found
 
 
-def _rev(size: int, mtime: float) -> tuple[int, int, int, int]:
-    return 0, 0, size, int(mtime * 1e9)
+NO_IDENT = (0, 0)
 
 
-def _entry(path: str, size: int, mtime: float) -> Optional[Entry]:
+def ident_of(st: os.stat_result) -> tuple[int, int]:
+    """(inode, ctime ns) of a file's stat: what a rewrite in place changes even when the size and the
+    mtime are put back (a user can reset an mtime, never a ctime)."""
+    return st.st_ino, st.st_ctime_ns
+
+
+def _rev(size: int, mtime: float, ident: tuple[int, int] = NO_IDENT) -> tuple[int, int, int, int]:
+    return ident[0], ident[1], size, int(mtime * 1e9)
+
+
+def _same(hit: Entry, size: int, mtime: float, ident: tuple[int, int]) -> bool:
+    """Whether ``hit`` is of this revision: size and mtime, and inode and ctime when the caller's stat
+    gave them (an entry saved without them never matches such a lookup: read again, saved with them)."""
+    return hit[2:4] == _rev(size, mtime)[2:] and (ident == NO_IDENT or hit[:2] == ident)
+
+
+def _entry(path: str, size: int, mtime: float, ident: tuple[int, int] = NO_IDENT) -> Optional[Entry]:
     with _lock:
         hit = _load().get(path)
-    return hit if hit is not None and hit[:4] == _rev(size, mtime) else None
+    return hit if hit is not None and _same(hit, size, mtime, ident) else None
 
 
 def empty() -> bool:
@@ -219,11 +239,11 @@ def lookup_exact(path: str, size: int, mtime: float) -> Optional[bool]:
     return None if hit is None else hit[6]
 
 
-def lookup_head(path: str, size: int, mtime: float) \
+def lookup_head(path: str, size: int, mtime: float, ident: tuple[int, int] = NO_IDENT) \
         -> Optional[tuple[Optional[str], dict[str, Any], str, list[str], bool]]:
     """(title, header object, id, fatal header problems, title exact) cached for ``path`` at this
-    revision, else None."""
-    hit = _entry(path, size, mtime)
+    revision (``ident``: :func:`ident_of` the listing's stat), else None."""
+    hit = _entry(path, size, mtime, ident)
     if hit is None or hit[5] is None:
         return None
     head = hit[5]
@@ -231,12 +251,12 @@ def lookup_head(path: str, size: int, mtime: float) \
 
 
 def remember(path: str, size: int, mtime: float, title: Optional[str], head: Optional[Head] = None,
-             exact: bool = True) -> None:
+             exact: bool = True, ident: tuple[int, int] = NO_IDENT) -> None:
     """Cache the title (and the header facts) read from ``path`` at this revision (written by :func:`save`);
     ``exact``: False for a provisional title (a middle left unread)."""
     global _dirty
     with _lock:
-        _load()[path] = _rev(size, mtime) + (title, head, exact)
+        _load()[path] = _rev(size, mtime, ident) + (title, head, exact)
         _dirty = True
 
 
@@ -248,7 +268,7 @@ def upgrade(path: str, size: int, mtime: float, title: Optional[str], problems: 
     with _lock:
         cache = _load()
         hit = cache.get(path)
-        if hit is None or hit[:4] != _rev(size, mtime):
+        if hit is None or not _same(hit, size, mtime, NO_IDENT):
             return False
         head = hit[5]
         if head is not None and problems:
@@ -762,14 +782,12 @@ def session_title(info: SessionInfo) -> Optional[str]:
         return None
     if info.title_read:
         return info.title
-    size, mtime = info.size, info.mtime
-    if not size or not mtime:                    # (a listing already stat'ed the file: no second stat)
-        try:
-            st = os.stat(info.path)
-        except OSError:
-            return None
-        size, mtime = st.st_size, st.st_mtime
-    hit = _entry(info.path, size, mtime)
+    try:
+        st = os.stat(info.path)                  # (its inode and ctime: the listing keeps only size and mtime)
+    except OSError:
+        return None
+    size, mtime, ident = st.st_size, st.st_mtime, ident_of(st)
+    hit = _entry(info.path, size, mtime, ident)
     if hit is not None:
         info.title_exact = hit[6]
         return hit[4]
@@ -785,7 +803,7 @@ def session_title(info: SessionInfo) -> Optional[str]:
     if damage:                                   # (a new list: the window's thread may be reading the old one)
         info.problems = info.problems + [p for p in damage if p not in info.problems]
     info.title_exact = exact
-    remember(info.path, size, mtime, t, (info.header, info.id, list(info.problems)), exact)
+    remember(info.path, size, mtime, t, (info.header, info.id, list(info.problems)), exact, ident)
     return t
 
 

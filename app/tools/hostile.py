@@ -318,15 +318,17 @@ def rewrite_in_place(path: str, swap_at: float = 0.5, append: bool = False) -> N
             f.write(b'{"type":"session/title","seq":%d,"time":0,"data":{"title":"appended"}}\n' % (last + 1))
 
 
-def _resign(meta_json: bytes, arrays: bytes) -> bytes:
-    from ..store.indexcache import _DIGEST, MAGIC
+def _resign(meta_json: bytes, arrays: bytes, keyed: bool = True) -> bytes:
+    """A ``.idx`` body signed as Session Lens signs it (``keyed``: with the cache folder's key, as
+    someone who can read it would; else unkeyed, as anyone else could)."""
+    from ..store.indexcache import _DIGEST, MAGIC, _hasher
     import hashlib
     import struct
     body = MAGIC + struct.pack("<I", len(meta_json)) + meta_json + arrays
-    return body + hashlib.blake2b(body, digest_size=_DIGEST).digest()
+    return body + (_hasher(body) if keyed else hashlib.blake2b(body, digest_size=_DIGEST)).digest()
 
 
-def forged_index(blob: bytes, forge: str) -> bytes:
+def forged_index(blob: bytes, forge: str, keyed: bool = True) -> bytes:
     """A sound ``.idx`` file (``blob``) with its marks or segments changed and its (unkeyed) digest
     computed again: ``drop-turn-start`` (a turn/start mark in the second half is left out),
     ``move-turn-end`` (a turn/end mark moved three seqs earlier), ``shift-segment`` (a segment's
@@ -354,7 +356,14 @@ def forged_index(blob: bytes, forge: str) -> bytes:
         raise ValueError(forge)
     idx.mark_seq, idx.mark_code = array("q", seqs), array("b", codes)
     meta.pop("lengths", None)
-    return dump(idx, meta)
+    out = dump(idx, meta)
+    if keyed:
+        return out
+    import struct
+    from ..store.indexcache import _DIGEST, MAGIC
+    (n,) = struct.unpack_from("<I", out, len(MAGIC))
+    at = len(MAGIC) + 4
+    return _resign(out[at:at + n], out[at + n:-_DIGEST], keyed=False)
 
 
 def retyped_index(blob: bytes, field: str, value: object) -> bytes:
@@ -390,3 +399,104 @@ def hostile_cache_file(path: str, kind: str) -> None:
             f.truncate(8 << 30)
     else:
         raise ValueError(kind)
+
+
+def rename_in_place(path: str, old: bytes, new: bytes) -> None:
+    """Overwrite the last ``old`` in a file with ``new`` (the same length): the size is kept."""
+    assert len(old) == len(new)
+    with open(path, "r+b") as f:
+        data = f.read()
+        at = data.rindex(old)
+        f.seek(at)
+        f.write(new)
+
+
+def sqlite_bomb(path: str, header: dict, rows: list, blob_plain: int = 256 << 20, text_bytes: int = 0) -> list[int]:
+    """A SQLite store holding ``rows`` in which one row's ``data`` is a zstd BLOB expanding to
+    ``blob_plain`` bytes (a JSON string of one letter, compressed ~10,000:1) and, with ``text_bytes``,
+    another row's ``data`` a TEXT JSON string of that many bytes.  -> the seqs of the rows changed."""
+    import sqlite3
+    from backports import zstd
+    from ..store.sqlite_store import append_batch, create_store
+    create_store(path, journal_mode="DELETE")
+    append_batch(path, header, rows)
+    c = sqlite3.connect(path)
+    try:
+        seqs = [r[0] for r in c.execute("SELECT seq FROM events WHERE ignorable IS NOT 0 ORDER BY seq")]
+        mid = seqs[len(seqs) // 2:len(seqs) // 2 + 2]
+        comp = zstd.ZstdCompressor(level=1)
+        parts = [comp.compress(b'"')]
+        block = b"A" * (1 << 20)
+        left = blob_plain - 2
+        while left > 0:
+            parts.append(comp.compress(block[:left]))
+            left -= len(block)
+        parts.append(comp.compress(b'"', zstd.ZstdCompressor.FLUSH_FRAME))
+        c.execute("UPDATE events SET data = ? WHERE seq = ?", (b"".join(parts), mid[0]))
+        if text_bytes:
+            c.execute("UPDATE events SET data = ? WHERE seq = ?", ('"' + "B" * (text_bytes - 2) + '"', mid[1]))
+        c.commit()
+    finally:
+        c.close()
+    return mid[:2] if text_bytes else mid[:1]
+
+
+FORGED_LINE = "  forged-session  jsonl           1  Forged title"
+ESC_TOOL = "\x1b]0;pwned\x07\x1b[31mtool"
+
+
+def hostile_names_session(src: bytes) -> bytes:
+    """A real log (raw JSONL bytes) whose one-line fields are hostile: the session id holds a newline
+    that would forge a line of ``list`` and a right-to-left override, the title an override and an
+    escape sequence, every tool name an OSC title change and a colour escape, user texts bidi controls."""
+    lines = [ln for ln in src.split(b"\n") if ln.strip()]
+    hdr = json.loads(lines[0])
+    hdr["id"] = "hostile-id\n" + FORGED_LINE + "\n    /etc/passwd\u202e"
+    out = [json.dumps(hdr, separators=(",", ":"))]
+    last = -1
+    for ln in lines[1:]:
+        row = json.loads(ln)
+        d = row.get("data")
+        if isinstance(d, dict) and isinstance(d.get("name"), str) and str(row.get("type", "")).startswith("tool/"):
+            d["name"] = ESC_TOOL + d["name"]
+        if row.get("type") == "user/message" and isinstance(d, dict):
+            for block in d.get("content") or []:
+                if isinstance(block, dict) and block.get("type") == "text":
+                    block["text"] = "\u202e\u2066reversed\u200f " + block["text"]
+        s = row.get("seq", row.get("seq0"))
+        n = len(row["data"]["dt"]) + 1 if "seq0" in row else 1
+        if isinstance(s, int):
+            last = max(last, s + n - 1)
+        out.append(json.dumps(row, separators=(",", ":")))
+    out.append(json.dumps({"type": "session/title", "seq": last + 1, "time": 0,
+                           "data": {"title": "\u202eevil title\x1b[2J"}}, separators=(",", ":")))
+    return ("\n".join(out) + "\n").encode()
+
+
+def cache_mutants(blob: bytes, seed: int, count: int) -> Iterator[tuple[str, bytes]]:
+    """(name, bytes) mutants of a sound ``.idx`` file: flipped bytes, a truncation, garbage appended,
+    forged marks re-signed, meta fields of other types re-signed (each must be a miss or a hint the
+    fork checks, never a wrong answer)."""
+    rng = random.Random(seed)
+    forges = ["drop-turn-start", "move-turn-end", "shift-segment"]
+    fields: list[tuple[str, object]] = [("size", "1"), ("resume", None), ("problems", {}), ("lengths", [1, 2]), ("ctime_ns", -1.5),
+              ("legacy", [2]), ("kind", 3), ("tail", 0), ("contiguous_through", "9")]
+    for i in range(count):
+        k = i % 5
+        if k == 0:
+            b = bytearray(blob)
+            for _ in range(rng.randint(1, 8)):
+                b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+            yield f"flip-{i}", bytes(b)
+        elif k == 1:
+            yield f"truncate-{i}", blob[:rng.randrange(len(blob))]
+        elif k == 2:
+            yield f"garbage-{i}", blob + os.urandom(rng.randint(1, 4096))
+        elif k == 3:
+            try:
+                yield f"forged-{i}", forged_index(blob, forges[rng.randrange(len(forges))])
+            except StopIteration:            # (a log without the mark to forge)
+                continue
+        else:
+            field, value = fields[rng.randrange(len(fields))]
+            yield f"retyped-{i}", retyped_index(blob, field, value)

@@ -13,13 +13,14 @@ from typing import Any, Optional
 
 from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, Qt
 
+from .plaintext import clean_line
+
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
-_CTRL = {i: " " for i in (*range(32), *range(0x7F, 0xA0))}   # C0, DEL and C1 controls
 
 
 def one_line(text: str, limit: int = 240) -> str:
-    """Plain one-line text (control characters -> spaces), clipped."""
-    s = str(text).translate(_CTRL)
+    """Plain one-line text (newline and tab -> spaces, other controls -> visible pictures), clipped."""
+    s = clean_line(text)
     return s if len(s) <= limit else s[:limit - 1] + "…"
 
 
@@ -89,7 +90,7 @@ class FindResultsModel(_ItemsTableModel):
             if c == 1:
                 return "" if h.turn is None else str(h.turn)
             if c == 2:
-                return h.kind + (f" · {h.tool}" if h.tool else "")
+                return one_line(h.kind + (f" · {h.tool}" if h.tool else ""))
             if c == 3:
                 return one_line(h.snippet) + (f"   (+{h.matches - 1} more here)" if h.matches > 1 else "")
         if role == SEQ_ROLE:
@@ -139,7 +140,7 @@ class OutlineModel(QAbstractListModel):
     @staticmethod
     def label(t) -> str:
         marks = {"error": "⚠ error", "retry": "↻ retry", "interrupted": "⏹ interrupted", "open": "… open"}
-        tools = ", ".join(f"{k}×{v}" if v > 1 else k for k, v in list(t.tools.items())[:4])
+        tools = ", ".join(one_line(f"{k}×{v}" if v > 1 else k, 60) for k, v in list(t.tools.items())[:4])
         if len(t.tools) > 4:
             tools += ", …"
         head = f"Turn {t.turn}: {one_line(t.prompt, 120) or '(no prompt)'}"
@@ -184,7 +185,7 @@ class ProblemsModel(_ItemsTableModel):
             return None
         c = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            v = (p.code, p.line, p.offset, p.seq, one_line(p.message, 400))[c]
+            v = (one_line(p.code), p.line, p.offset, p.seq, one_line(p.message, 400))[c]
             return "" if v is None else (f"{v:,}" if c == 2 and isinstance(v, int) else str(v))
         if role == SEQ_ROLE:
             return p.seq

@@ -14,6 +14,7 @@ labels left on ``AutoText``.  So log text reaches Qt only through these function
 from __future__ import annotations
 
 import html
+import re
 
 FSI, PDI = "\u2068", "\u2069"
 _BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
@@ -23,9 +24,19 @@ _CONTROLS.update({c: 0xFFFD for c in range(0x80, 0xA0)})
 _CONTROLS.update({c: 0xFFFD for c in range(0xD800, 0xE000)})   # lone surrogates (undecodable names)
 
 
+_ANY_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")      # (the keys of _CONTROLS)
+
+
 def clean(text) -> str:
-    """``text`` as a str with every control character shown as a visible picture."""
-    return ("" if text is None else str(text)).translate(_CONTROLS)
+    """``text`` as a str with every control character shown as a visible picture (ESC -> ␛): the one
+    text-cleaning place for Qt (labels, item views, the history's painted rows, tables)."""
+    s = "" if text is None else str(text)
+    return s.translate(_CONTROLS) if _ANY_CONTROL.search(s) else s     # (translate: 50 ns a character)
+
+
+def clean_line(text) -> str:
+    """:func:`clean` for a one-line cell: newline and tab shown as spaces too."""
+    return clean(text).replace("\n", " ").replace("\t", " ")
 
 
 def has_bidi_controls(text: str) -> bool:

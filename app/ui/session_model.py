@@ -11,7 +11,7 @@ import os
 import time
 from typing import Optional
 
-from .plaintext import isolate, tooltip
+from .plaintext import clean_line, isolate, tooltip
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
 
 from ..store.discovery import discover
@@ -474,14 +474,15 @@ class SessionTreeModel(NodeTreeModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             prov = "" if info.title_exact else " (provisional: read from the start and end of the log; a rename " \
                 "in its middle may be newer)"
-            lines = [f"title: {display_title(info, self.titles)}{prov}", f"id: {info.id}", f"file: {info.path}",
+            lines = [f"title: {clean_line(display_title(info, self.titles))}{prov}", f"id: {clean_line(info.id)}",
+                     f"file: {clean_line(info.path)}",
                      f"format: {format_version(info)} · {_size(info.size)}"]
             if fmt_datetime(info.created_at):
                 lines.append(f"created: {fmt_datetime(info.created_at)}")
             if fmt_datetime(updated_ms(info)):
                 lines.append(f"updated: {fmt_datetime(updated_ms(info))}")
             if info.cwd:
-                lines.append(f"folder: {info.cwd}")
+                lines.append(f"folder: {clean_line(info.cwd)}")
             if info.parent:
                 lines.append(f"parent: {info.parent}")
             if (info.header or {}).get("seedLength") is not None:

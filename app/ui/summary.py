@@ -107,18 +107,19 @@ def session_summary(history, info=None, title: str = "", whole: Optional[dict] =
     w = whole or {}
     h = r.header
     s = history.stats()
-    lines = [title or "Session", ""]
+    from .plaintext import clean_line as o     # (one-line fields: a line break in an id cannot forge a line)
+    lines = [o(title) or "Session", ""]
     if h is not None:
-        lines.append(f"id: {h.id}")
+        lines.append(f"id: {o(h.id)}")
         when = fmt_datetime(h.createdAt)
         if when:
             lines.append(f"created: {when}")
         if h.cwd:
-            lines.append(f"folder: {h.cwd}")
+            lines.append(f"folder: {o(h.cwd)}")
         lines.append(f"format: v{h.version or 0} · {s['format'] or '?'}")
         if h.parentSession:
             kind = "subagent" if h.origin == "subagent" else "fork"
-            lines.append(f"{kind} of: {h.parentSession}" + (f" (seed {h.seedLength} events)" if h.seedLength else ""))
+            lines.append(f"{kind} of: {o(h.parentSession)}" + (f" (seed {h.seedLength} events)" if h.seedLength else ""))
     lines.append("")
     stored = s["storedEvents"]
     total = s["indexedEvents"] if s["indexedEvents"] is not None else w.get("events")

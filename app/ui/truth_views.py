@@ -35,6 +35,7 @@ from ..log.fold.inflight import WRITE_BEHIND_NOTE
 from ..log.fold.surface import describe_surface
 from ..log.fold.tails import TRUTHS, legend, truth_label
 from .history.row_kind import RowKind
+from .plaintext import clean_line
 
 # --------------------------------------------------------------------------- pure helpers
 
@@ -249,7 +250,7 @@ class LineageDialog(QDialog):
         sl = n.get("seedLength")
         seed = (self.lineage or {}).get("seeds", {}).get(n.get("path"))
         path = str(n.get("path") or "")
-        it = QTreeWidgetItem([mark + str(n.get("id")), str(titles.get(n.get("path")) or ""),
+        it = QTreeWidgetItem([clean_line(mark + str(n.get("id"))), clean_line(titles.get(n.get("path")) or ""),
                               seed if seed is not None else ("" if sl is None else str(sl)),
                               os.path.basename(os.path.dirname(os.path.dirname(path)))])
         it.setData(0, Qt.ItemDataRole.UserRole, n.get("path"))
@@ -358,7 +359,7 @@ class TailsDialog(QDialog):
             cells = [GUTTER.get(pm, pm or ""), _side_text(r.physical), "" if r.seq is None else str(r.seq),
                      _side_text(r.logical), GUTTER.get(lm, lm or "")]
             for c, text in enumerate(cells):
-                it = QTableWidgetItem(text)             # plain text items
+                it = QTableWidgetItem(clean_line(text))             # plain text items, controls as pictures
                 if (c in (0, 1) and pm) or (c in (3, 4) and lm):
                     it.setBackground(QColor("#fde2c4") if (lm == "synthesized" and c >= 3) else QColor("#f8d0d0"))
                     it.setForeground(QColor("#222222"))

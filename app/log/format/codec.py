@@ -149,6 +149,9 @@ class RowCodec:
             kind: BadKind = "bad-utf8" if "UTF-8" in str(e) else (
                 "over-limit" if ("limit" in str(e) or "nested" in str(e)) else "malformed")
             reason = f"not a JSON row: {e}"
+            if raw[:24] == b"<undecodable sqlite row " and raw[-1:] == b">":   # (sqlite_store.undecodable_marker)
+                reason = raw[1:-1].decode("utf-8", "replace")
+                kind = "over-limit" if "row limit" in reason else kind
             return [BadRow(kind=kind, reason=reason, raw=raw, pos=pos, offset=offset, line=line)], [
                 Problem(code=kind, message=reason, line=line, offset=offset)]
         if replaced:

@@ -22,6 +22,15 @@ MAX_ROW_BYTES = 32 << 20          # one stored row (a JSONL line, a SQLite row's
 MAX_PACKED_MEMBERS = 4096         # members of one packed chunk row (dsh writes at most 1024)
 MAX_DEPTH = 256                   # JSON nesting of one row (arrays + objects)
 MAX_FRAME_BYTES = 1 << 30         # plaintext read from one zstd frame (streamed); the rest is a bad row
+FRAME_ROWS_FREE = 1 << 16         # rows of one zstd frame always read; past them, at most one row per
+MIN_STORED_PER_ROW = 2            # ... this many stored bytes of the frame (dsh's default level stores >= ~4.6 bytes
+                                  # a row even for the most repetitive rows): a frame of millions of tiny rows is
+                                  # read in time proportional to its stored size, the rest is one bad segment
+
+
+def frame_rows_limit(stored: int) -> int:
+    """Rows read from a zstd frame of ``stored`` bytes (:data:`FRAME_ROWS_FREE`, :data:`MIN_STORED_PER_ROW`)."""
+    return max(FRAME_ROWS_FREE, stored // MIN_STORED_PER_ROW)
 MAX_FRAME_STORED = 64 << 20       # stored (compressed) bytes of one zstd frame held to decode it; a bigger
                                   # frame is a reported bad frame, never loaded (dsh: one batch per frame)
 ZSTD_BACK_BUDGET = 64 << 20       # plaintext held when a big frame is read newest-first (re-streamed)

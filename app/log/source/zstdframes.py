@@ -191,23 +191,45 @@ def decompressor() -> zstd.ZstdDecompressor:
     return zstd.ZstdDecompressor(options={zstd.DecompressionParameter.window_log_max: ZSTD_WINDOW_LOG_MAX})
 
 
-def iter_plain(buf: Buf, window: int = 0) -> Plain:
+FEED = 1 << 16                         # stored bytes fed at a time when the caller counts them (iter_plain)
+
+
+def iter_plain(buf: Buf, window: int = 0, fed: Optional[list[int]] = None) -> Plain:
     """Stream the plaintext of one frame (complete or torn) in pieces of at most ``window``
     bytes: memory stays bounded whatever the frame expands to.  Yields ``bytes``; returns
     (StopIteration value) ``(eof, error)``: ``eof`` when the frame ended (checksum verified),
-    ``error`` the decoder's message when it failed (pieces before it are good)."""
+    ``error`` the decoder's message when it failed (pieces before it are good).  ``fed``: the
+    frame's bytes are fed in steps of :data:`FEED` and ``fed[0]`` says how many were fed so far
+    (at least the stored bytes the plaintext yielded so far came from)."""
     from ..format.limits import ZSTD_OUT_WINDOW
     window = window or ZSTD_OUT_WINDOW
     d = decompressor()
-    data: Union[memoryview, bytes] = memoryview(buf)
+    whole = memoryview(buf)
+    step = len(whole) if fed is None else FEED
+    data: Union[memoryview, bytes] = whole[:step]
+    at = len(data)
+    parts: list[bytes] = []                     # (fed in steps: pieces gathered up to ``window``, as before)
+    n = 0
     while True:
+        if fed is not None:
+            fed[0] = at
         try:
-            out = d.decompress(data, max_length=window)
+            out = d.decompress(data, max_length=window - n)
         except zstd.ZstdError as e:
+            if parts:
+                yield b"".join(parts)
             return False, str(e)
         data = b""
         if out:
-            yield out
+            parts.append(out)
+            n += len(out)
+        if n < window and d.needs_input and not d.eof and at < len(whole):
+            data = whole[at:at + step]          # (the next step of the frame)
+            at += len(data)
+            continue
+        if parts:
+            yield parts[0] if len(parts) == 1 else b"".join(parts)
+            parts, n = [], 0
         if d.eof:
             return True, None
         if d.needs_input and not out:

@@ -19,7 +19,8 @@ from typing import Optional, TypedDict
 from collections.abc import Iterator
 
 
-from ..format.limits import MAX_FRAME_BYTES, MAX_FRAME_STORED, MAX_ROW_BYTES, ZSTD_BACK_BUDGET, open_regular
+from ..format.limits import (FRAME_ROWS_FREE, MAX_FRAME_BYTES, MAX_FRAME_STORED, MAX_ROW_BYTES, MIN_STORED_PER_ROW,
+                             ZSTD_BACK_BUDGET, frame_rows_limit, open_regular)
 from ..format.model import BadKind, Problem
 from .sources import FileSource, RowPos, Segment, SourceChanged
 from .zstdframes import (COMPLETE, CORRUPT, MAGIC, MAX_HEADER, TORN, Buf, FrameError, decode_bounded,
@@ -257,6 +258,8 @@ class ZstdSource(FileSource):
         skip_from: Optional[int] = None   # plaintext offset of an over-limit record being skipped
         base = 0                  # plaintext offset of pending[0]
         lines = 0
+        max_rows = frame_rows_limit(end - at)
+        fed = [0]                 # stored bytes of the frame fed to the decoder so far
 
         def seg(data: bytes, b: int, bad: Optional[str] = None, kind: BadKind = "corrupt-frame") -> FrameSegment:
             return FrameSegment(pos=at, end=end, data=data, base=b,
@@ -264,7 +267,7 @@ class ZstdSource(FileSource):
                                 line0=line0 + lines if line0 is not None else None, torn=torn and bad is None,
                                 bad=bad, bad_kind=kind)
 
-        it = iter_plain(view)
+        it = iter_plain(view, fed=fed)
         eof, err = False, None
         yielded = False
         while True:
@@ -291,6 +294,11 @@ class ZstdSource(FileSource):
                 pending = pending + piece if pending else piece
             if skip_from is None:
                 cut = pending.rfind(b"\n") + 1
+                # (rows per stored byte so far: a frame denser than any dsh writes is cut as soon as it shows)
+                limit = min(max_rows, frame_rows_limit(fed[0]))
+                over = cut and lines + pending.count(b"\n", 0, cut) > limit
+                if over:
+                    cut = _after_newlines(pending, limit - lines)    # (the rows up to the limit)
                 if cut:
                     yield seg(pending[:cut], base)
                     yielded = True
@@ -299,6 +307,18 @@ class ZstdSource(FileSource):
                     pending = pending[cut:]
                 if len(pending) > MAX_ROW_BYTES:
                     skip_from, base, pending = base, base + len(pending), b""
+            if over:
+                st["good"] = False
+                yield seg(b"", base if skip_from is None else skip_from,
+                          f"zstd frame at byte {at} holds more than {limit} rows in its first {fed[0]} stored bytes, "
+                          f"past the frame row limit (one row per {MIN_STORED_PER_ROW} stored bytes after "
+                          f"{FRAME_ROWS_FREE}: tiny rows expanding far past their stored size); the rest of the frame "
+                          "is skipped", "over-limit")
+                it.close()
+                self._problem("frame-over-limit", f"zstd frame at byte {at} holds more than {limit} rows in its first "
+                                                  f"{fed[0]} stored bytes", at)
+                st["lines"] = lines
+                return
             if st["n"] > MAX_FRAME_BYTES:
                 st["good"] = False
                 yield seg(b"", base if skip_from is None else skip_from,
@@ -515,3 +535,9 @@ class ZstdSource(FileSource):
         return self._header_torn or self.header_end == 0
 
 
+def _after_newlines(data: bytes, k: int) -> int:
+    """The offset just after the ``k``-th newline of ``data`` (0 for k <= 0)."""
+    at = 0
+    for _ in range(max(0, k)):
+        at = data.index(b"\n", at) + 1
+    return at

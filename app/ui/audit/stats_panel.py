@@ -6,6 +6,8 @@ from typing import Optional
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
+from ..plaintext import clean_line
+
 COLUMNS = ("step", "input", "output", "cache read", "reasoning", "latency", "attempts", "failed", "retries",
            "tool calls", "tool outcomes", "errors")
 
@@ -53,7 +55,7 @@ class StatsPanel(QWidget):
         self.table.setRowCount(len(steps))
         for r, s in enumerate(steps):
             for c, val in enumerate(step_row(s)):
-                it = _num(val) if isinstance(val, (int, float)) else QTableWidgetItem(str(val))
+                it = _num(val) if isinstance(val, (int, float)) else QTableWidgetItem(clean_line(val))
                 if s.get("latencyNote") and COLUMNS[c] == "latency":
                     it.setToolTip(s["latencyNote"])
                 self.table.setItem(r, c, it)

@@ -13,7 +13,7 @@ from typing import Optional
 
 from ...textutil import CLIP_HINT
 from ...log.query.textview import fold_spans
-from ..plaintext import isolate
+from ..plaintext import clean, isolate
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QFontDatabase, QPainter, QPalette, QPen, QPixmap,
                            QTextBlockFormat, QTextCharFormat, QTextCursor, QTextDocument, QTextOption)
@@ -60,6 +60,11 @@ def row_of(index):
     if not index.isValid():
         return None
     return index.model().row_at(index.row())
+
+
+def _put(cur: QTextCursor, text: str, fmt: QTextCharFormat) -> None:
+    """Log text into a row's document: control characters as visible pictures (never raw)."""
+    cur.insertText(clean(text), fmt)
 
 
 class DocBuilder:
@@ -114,30 +119,30 @@ class DocBuilder:
         if c.status == "error":
             accent = "err"
         if kind == RowKind.TURN_START:
-            cur.insertText(isolate(c.title), self.fmt("fg", bold=True, size=self.font.pointSizeF() + 1))
+            _put(cur, isolate(c.title), self.fmt("fg", bold=True, size=self.font.pointSizeF() + 1))
         elif kind in (RowKind.STEP_START, RowKind.STEP_END, RowKind.TURN_END):
             col = "err" if c.status == "error" else ("ok" if c.status == "ok" else "boundary")
-            cur.insertText(isolate(c.title), self.fmt(col, bold=kind == RowKind.TURN_END, size=self.small))
+            _put(cur, isolate(c.title), self.fmt(col, bold=kind == RowKind.TURN_END, size=self.small))
         else:
-            cur.insertText(c.badge, self.fmt(accent, bold=True, size=self.small))
-            cur.insertText("  ", self.fmt("fg"))
-            cur.insertText(isolate(c.title), self.fmt("fg", bold=kind != RowKind.EVENT))
+            _put(cur, c.badge, self.fmt(accent, bold=True, size=self.small))
+            _put(cur, "  ", self.fmt("fg"))
+            _put(cur, isolate(c.title), self.fmt("fg", bold=kind != RowKind.EVENT))
         for text, pk in c.pills:
             bg, fg = PILL.get(pk, ("mono_bg", "dim"))
-            cur.insertText("  ", self.fmt("fg", size=self.small))
+            _put(cur, "  ", self.fmt("fg", size=self.small))
             f = self.fmt(fg, bold=True, size=self.small, bg=bg)
             if pk == "shadow" and c.link is not None:
                 # a link to the replacement: an anchor in the character format (no markup parsed)
                 f.setAnchor(True)
                 f.setAnchorHref(f"seq:{int(c.link)}")
                 f.setFontUnderline(True)
-            cur.insertText(f"\u2009{text}\u2009", f)
+            _put(cur, f"\u2009{text}\u2009", f)
         if c.status in ("ok", "error", "running") and kind in CARD_KINDS:
             sym = {"ok": "✓", "error": "✗", "running": "…"}[c.status]
             col = {"ok": "ok", "error": "err", "running": "warn"}[c.status]
-            cur.insertText("  " + sym, self.fmt(col, bold=True))
+            _put(cur, "  " + sym, self.fmt(col, bold=True))
         if c.meta:
-            cur.insertText("    " + c.meta, self.fmt("dim", size=self.small))
+            _put(cur, "    " + c.meta, self.fmt("dim", size=self.small))
 
     def _new_block(self, cur: QTextCursor, bg: Optional[str] = None, indent: float = 0, top: float = 3):
         bf = QTextBlockFormat()
@@ -151,7 +156,7 @@ class DocBuilder:
     def block(self, cur: QTextCursor, b):
         if b.label:
             self._new_block(cur, top=5)
-            cur.insertText(b.label, self.fmt("dim", bold=True, size=self.small))
+            _put(cur, b.label, self.fmt("dim", bold=True, size=self.small))
         style = b.style
         if style in ("mono", "diff"):
             for i, line in enumerate(b.text.rstrip("\n").split("\n")):
@@ -166,7 +171,7 @@ class DocBuilder:
                         col = "dim"
                 if line.startswith("… ") and CLIP_HINT in line:
                     col = "dim"
-                cur.insertText(line or " ", self.fmt(col, mono=True))
+                _put(cur, line or " ", self.fmt(col, mono=True))
             return
         if style == "text" and self.markdown:
             self.markdown_text(cur, b.text)
@@ -181,7 +186,7 @@ class DocBuilder:
             "usage": lambda: self.fmt("dim", size=self.small),
             "note": lambda: self.fmt("warn", italic=True, size=self.small),
         }.get(style, lambda: self.fmt("fg"))()
-        cur.insertText(b.text, f)
+        _put(cur, b.text, f)
 
     # ------------------------------------------------------------------ Markdown (parsed, drawn as text)
     def _spans(self, cur: QTextCursor, spans: list, base: str = "fg", size=None, bold=False, italic=False):
@@ -197,7 +202,7 @@ class DocBuilder:
                              bg="mono_bg" if sp.code else None)
             if sp.strike:
                 f.setFontStrikeOut(True)
-            cur.insertText(sp.text, f)
+            _put(cur, sp.text, f)
 
     def _md_block(self, cur: QTextCursor, mb, top: float, bg: Optional[str] = None, extra: float = 0) -> None:
         """A new block for a Markdown block: indented by its list depth and quote depth, with one
@@ -213,7 +218,7 @@ class DocBuilder:
         self._markdown_blocks(cur, body if note else text, base)
         if note:                       # the clip note is not part of the message (a table would take it as a row)
             self._new_block(cur, top=2)
-            cur.insertText(note, self.fmt("dim"))
+            _put(cur, note, self.fmt("dim"))
 
     def _markdown_blocks(self, cur: QTextCursor, text: str, base: float) -> None:
         for mb in md.parse(text):
@@ -227,12 +232,12 @@ class DocBuilder:
                 self._spans(cur, mb.spans, base=tone, italic=slant)
             elif k == "bullet":
                 self._md_block(cur, mb, top=1)
-                cur.insertText(mb.marker + " ", self.fmt("dim", bold=True))
+                _put(cur, mb.marker + " ", self.fmt("dim", bold=True))
                 self._spans(cur, mb.spans, base=tone, italic=slant)
             elif k in ("code", "html"):
                 for i, line in enumerate(mb.lines or [""]):
                     self._md_block(cur, mb, bg="mono_bg" if k == "code" else None, top=3 if i == 0 else 0, extra=4)
-                    cur.insertText(line or " ", self.fmt("fg" if k == "code" else "dim", mono=True))
+                    _put(cur, line or " ", self.fmt("fg" if k == "code" else "dim", mono=True))
             elif k == "table":
                 n = max(len(r) for r in mb.rows)
                 rows = [r + [""] * (n - len(r)) for r in mb.rows]
@@ -240,13 +245,13 @@ class DocBuilder:
                 for i, r in enumerate(rows):
                     self._md_block(cur, mb, bg="mono_bg", top=3 if i == 0 else 0, extra=4)
                     line = " │ ".join(c[:40].ljust(widths[j]) for j, c in enumerate(r))
-                    cur.insertText(line, self.fmt("fg", mono=True, bold=i == 0))
+                    _put(cur, line, self.fmt("fg", mono=True, bold=i == 0))
                     if i == 0:
                         self._md_block(cur, mb, bg="mono_bg", top=0, extra=4)
-                        cur.insertText("─┼─".join("─" * w for w in widths), self.fmt("boundary", mono=True))
+                        _put(cur, "─┼─".join("─" * w for w in widths), self.fmt("boundary", mono=True))
             elif k == "rule":
                 self._md_block(cur, mb, top=4)
-                cur.insertText("─" * 24, self.fmt("dim"))
+                _put(cur, "─" * 24, self.fmt("dim"))
 
     def highlight(self, doc: QTextDocument, term: str, current: bool):
         fmt = QTextCharFormat()

@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer, Signal
 
-from ..plaintext import tooltip
+from ..plaintext import clean_line, tooltip
 from ..workers import Jobs, freeze_heap, thaw_heap
 from .live_feed import LiveFeed
 from .match_pass import MatchPass
@@ -167,7 +167,7 @@ class HistoryModel(TruthModel, SearchModel, QAbstractListModel):
             return row
         if role == Qt.ItemDataRole.DisplayRole:
             c = row.content()
-            return f"{c.badge} {c.title}"
+            return clean_line(f"{c.badge} {c.title}")
         if role == KIND_ROLE:
             return row.kind
         if role == SEQ_ROLE:
