@@ -71,7 +71,8 @@ def _surface(synth) -> list[int]:
 def make_base(path: Path, size: int, version: int, seed: int = 42) -> dict:
     """Generate the base log with the synth and cut it at the last turn start that follows a compaction;
     write and return its bookkeeping (``path.ext.json``)."""
-    from app.tools.synth import DeltaRun, SessionSynth, write_jsonl
+    from app.tools.synth import SessionSynth, write_jsonl
+    from app.tools.synth_items import DeltaRun
     synth = SessionSynth(seed=seed, version=version)
     marks: list[dict[str, Any]] = []
     state = {"compacted": False}
@@ -181,7 +182,7 @@ class _Copy:
                 seen.add(x)
                 out.append(x)
         if ranges:
-            from app.tools.synth import encode_seq_ranges
+            from app.tools.synth_v4 import encode_seq_ranges
             return encode_seq_ranges(out)
         return out
 

@@ -18,7 +18,8 @@ import pytest
 from app.log.format.codec import encode_row
 from app.log.index.reader import LogReader
 from app.log.source.zstdframes import encode_frame
-from app.store.watch import Follower, Watcher, inotify_available, live_state
+from app.store.filewatch import Watcher, inotify_available
+from app.store.watch import Follower, live_state
 from app.tools.synth import SessionSynth
 from fixtures_util import fast_sample
 

@@ -10,8 +10,9 @@ from app.log.fold.attempts import find_attempts
 from app.log.format.codec import RowCodec, encode_row, pack_events
 from app.log.fold.folds import fold_surface
 from app.log.index.reader import LogReader
-from app.tools.synth import (RETRYABLE, SessionSynth, batches, crash_after, cut_items, expand_items, open_turn,
-                             pack_items, write_jsonl)
+from app.tools.synth import SessionSynth, batches, crash_after, open_turn, write_jsonl
+from app.tools.synth_base import RETRYABLE
+from app.tools.synth_items import cut_items, expand_items, pack_items
 
 from fixtures_util import FIXTURES
 

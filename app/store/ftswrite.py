@@ -305,17 +305,7 @@ class SessionWriter:
     def _index_one(self, f: Found, row: Optional[tuple[Any, ...]], rep: UpdateReport, cancel: Cancel) -> int:
         """Index one session through its reader (inside the caller's transaction).  -> text bytes written."""
         c = self.conn
-        resume = None
-        if row is not None and f.fmt in ("jsonl", "zstd"):
-            (_k, sid, dev, ino, size, _mt, _rev, done_pos, done_line, done_text, done_crc, turn, calls,
-             status, _prob) = row
-            st = f.st
-            assert st is not None
-            # same file, grown (a log is append-only): resume when the bytes before the stop point are
-            # the ones indexed; same size but a new mtime means a rewrite: index it again
-            if (dev, ino) == (st.st_dev, st.st_ino) and st.st_size > size and status == "ok" and done_pos \
-                    and crc_before(f.path, done_pos) == done_crc:
-                resume = (sid, done_pos, done_line, done_text, turn, json.loads(calls) if calls else {})
+        resume = _resume_point(f, row)
         reader: LogReader
         if f.fmt == "sqlite":
             from .faces import open_reader
@@ -459,3 +449,19 @@ class SessionWriter:
         rep.entries += entries
         self._last_entries = entries
         return rt.text_bytes, (done_pos, done_line, done_text, rt.turn, rt.title)
+
+
+def _resume_point(f: Found, row: Optional[tuple[Any, ...]]) -> Optional[tuple[Any, ...]]:
+    """Where a grown log's indexing resumes: (sid, done_pos, done_line, done_text, turn, calls), or None to index
+    it from the start.  Same file, grown (a log is append-only): resume when the bytes before the stop point are
+    the ones indexed; same size but a new mtime means a rewrite: index it again."""
+    if row is None or f.fmt not in ("jsonl", "zstd"):
+        return None
+    (_k, sid, dev, ino, size, _mt, _rev, done_pos, done_line, done_text, done_crc, turn, calls,
+     status, _prob) = row
+    st = f.st
+    assert st is not None
+    if (dev, ino) == (st.st_dev, st.st_ino) and st.st_size > size and status == "ok" and done_pos \
+            and crc_before(f.path, done_pos) == done_crc:
+        return (sid, done_pos, done_line, done_text, turn, json.loads(calls) if calls else {})
+    return None

@@ -406,69 +406,8 @@ class FullTextIndex(SessionWriter, IndexQueries):
                                                        "FROM files")}
         # the keys only (a home of 100k sessions); a changed session's row is read when needed
         sids = dict(c.execute("SELECT key, sid FROM sessions"))
-        failed = dict(c.execute("SELECT key, problem FROM sessions WHERE status = 'error'"))
-        row_of = self._session_row
-        work: list[tuple[Found, Optional[tuple[Any, ...]]]] = []   # (Found, previous session row or None)
-        present: set[str] = set()
-        file_rows: list[tuple[Any, ...]] = []
-        for p, st, project in files:
-            sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-            prev = known_files.get(p)
-            if prev is not None and tuple(prev[:4]) == sig:
-                if prev[4] == "session":
-                    present.add(p)
-                    rep.sessions += 1
-                    rep.unchanged += 1
-                    if failed.get(p):
-                        rep.problems.append(f"{p}: {failed[p]}")
-                elif prev[4] == "bad" and prev[5]:
-                    rep.problems.append(f"{p}: {prev[5]}")
-                continue
-            fmt = "zstd" if p.endswith((".zstd", ".zst")) else "jsonl"
-            f = Found(key=p, path=p, fmt=fmt, project=project, st=st)
-            row = row_of(p)
-            same_file = row is not None and (row[2], row[3]) == (st.st_dev, st.st_ino)
-            if not same_file:
-                if fmt == "jsonl" and st.st_size <= _FAST_BYTES:
-                    f.fast = True                      # read whole, its header checked then
-                else:
-                    hdr, why = self._read_header(p, rep)
-                    if hdr is None:
-                        file_rows.append(self._not_session(p, sig, why, rep))
-                        continue
-                    f.header = hdr
-            present.add(p)
-            rep.sessions += 1
-            work.append((f, row))
-            file_rows.append((p, *sig, "session", None))
-        for p, st in stores:
-            sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-            prev = known_files.get(p)
-            if prev is not None and tuple(prev[:4]) == sig:
-                for (k,) in c.execute("SELECT key FROM sessions WHERE store = ?", (p,)):
-                    present.add(k)
-                    rep.sessions += 1
-                    rep.unchanged += 1
-                continue
-            rep.files_opened += 1
-            try:
-                listed = list_store(p)
-            except Exception as e:  # a broken store must not hide the others
-                rep.problems.append(f"{p}: {e}")
-                rep.skipped += 1
-                file_rows.append((p, *sig, "bad", str(e)))
-                continue
-            for h in listed:
-                key = f"{p}#{h['id']}"
-                present.add(key)
-                rep.sessions += 1
-                row = row_of(key)
-                if row is not None and row[6] == h.get("revision"):
-                    rep.unchanged += 1
-                    continue
-                work.append((Found(key=key, path=p, fmt="sqlite", project=None, st=st, store=p, sid=h["id"],
-                                    revision=h.get("revision"), header=h), None))
-            file_rows.append((p, *sig, "store", None))
+        work, present, file_rows = _walk_diff(c, files, stores, known_files, rep, self._session_row,
+                                              self._read_header, self._not_session)
         # removed sessions
         gone = [k for k in sids if k not in present]
         c.execute("BEGIN IMMEDIATE")
@@ -493,3 +432,75 @@ class FullTextIndex(SessionWriter, IndexQueries):
         finally:
             results.close()                     # stops the workers when cancelled or failed
         return rep
+
+
+def _walk_diff(c: sqlite3.Connection, files: Any, stores: Any, known_files: dict[str, Any], rep: UpdateReport,
+               row_of: Callable[[str], Optional[tuple[Any, ...]]],
+               read_header: Callable[[str, UpdateReport], tuple[Optional[dict[str, Any]], Optional[str]]],
+               not_session: Callable[[str, tuple[int, int, int, int], Optional[str], UpdateReport], tuple[Any, ...]],
+               ) -> tuple[list[tuple[Found, Optional[tuple[Any, ...]]]], set[str], list[tuple[Any, ...]]]:
+    """The walk against the index: unchanged files and store sessions counted (``rep``), the rest to index.
+    -> (work: (Found, its previous session row or None), the keys present, the files table's new rows)."""
+    failed = dict(c.execute("SELECT key, problem FROM sessions WHERE status = 'error'"))
+    work: list[tuple[Found, Optional[tuple[Any, ...]]]] = []   # (Found, previous session row or None)
+    present: set[str] = set()
+    file_rows: list[tuple[Any, ...]] = []
+    for p, st, project in files:
+        sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        prev = known_files.get(p)
+        if prev is not None and tuple(prev[:4]) == sig:
+            if prev[4] == "session":
+                present.add(p)
+                rep.sessions += 1
+                rep.unchanged += 1
+                if failed.get(p):
+                    rep.problems.append(f"{p}: {failed[p]}")
+            elif prev[4] == "bad" and prev[5]:
+                rep.problems.append(f"{p}: {prev[5]}")
+            continue
+        fmt = "zstd" if p.endswith((".zstd", ".zst")) else "jsonl"
+        f = Found(key=p, path=p, fmt=fmt, project=project, st=st)
+        row = row_of(p)
+        same_file = row is not None and (row[2], row[3]) == (st.st_dev, st.st_ino)
+        if not same_file:
+            if fmt == "jsonl" and st.st_size <= _FAST_BYTES:
+                f.fast = True                      # read whole, its header checked then
+            else:
+                hdr, why = read_header(p, rep)
+                if hdr is None:
+                    file_rows.append(not_session(p, sig, why, rep))
+                    continue
+                f.header = hdr
+        present.add(p)
+        rep.sessions += 1
+        work.append((f, row))
+        file_rows.append((p, *sig, "session", None))
+    for p, st in stores:
+        sig = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        prev = known_files.get(p)
+        if prev is not None and tuple(prev[:4]) == sig:
+            for (k,) in c.execute("SELECT key FROM sessions WHERE store = ?", (p,)):
+                present.add(k)
+                rep.sessions += 1
+                rep.unchanged += 1
+            continue
+        rep.files_opened += 1
+        try:
+            listed = list_store(p)
+        except Exception as e:  # a broken store must not hide the others
+            rep.problems.append(f"{p}: {e}")
+            rep.skipped += 1
+            file_rows.append((p, *sig, "bad", str(e)))
+            continue
+        for h in listed:
+            key = f"{p}#{h['id']}"
+            present.add(key)
+            rep.sessions += 1
+            row = row_of(key)
+            if row is not None and row[6] == h.get("revision"):
+                rep.unchanged += 1
+                continue
+            work.append((Found(key=key, path=p, fmt="sqlite", project=None, st=st, store=p, sid=h["id"],
+                                revision=h.get("revision"), header=h), None))
+        file_rows.append((p, *sig, "store", None))
+    return work, present, file_rows

@@ -56,14 +56,14 @@ class HistoryActions(QObject):
         self.win = win
         self.controller = HistoryController(win.history, win.view, win.inspector,
                                             lambda text, ms=0: win.statusBar().showMessage(text, ms), self)
-        self._build_search_bar(column)
+        self._build_find_bar(column)
         self._build_menu()
-        self._search_timer = QTimer(self)
-        self._search_timer.setSingleShot(True)
-        self._search_timer.setInterval(SEARCH_DEBOUNCE_MS)
-        self._search_timer.timeout.connect(self._apply_search)
-        self.search_edit.textChanged.connect(lambda _t: self._search_timer.start())
-        self.search_edit.returnPressed.connect(self._search_return)
+        self._find_timer = QTimer(self)
+        self._find_timer.setSingleShot(True)
+        self._find_timer.setInterval(SEARCH_DEBOUNCE_MS)
+        self._find_timer.timeout.connect(self._apply_search)
+        self.search_edit.textChanged.connect(lambda _t: self._find_timer.start())
+        self.search_edit.returnPressed.connect(self._find_return)
         self.search_prev.clicked.connect(lambda: self.search_step(forward=False))
         self.search_next.clicked.connect(lambda: self.search_step(forward=True))
         self.controller.searchStatus.connect(self.search_count.setText)
@@ -76,7 +76,7 @@ class HistoryActions(QObject):
         if sb.currentMessage().startswith(GOTO_PROGRESS):
             sb.clearMessage()
 
-    def _build_search_bar(self, column):
+    def _build_find_bar(self, column):
         self.search_bar = QWidget()
         sl = QHBoxLayout(self.search_bar)
         sl.setContentsMargins(6, 4, 6, 4)
@@ -166,7 +166,7 @@ class HistoryActions(QObject):
         """A session is opening (the model is closed): the find bar starts empty; when it
         replaces another session the faces go back to logical / attempts off unless the user
         chose to keep them (the first session opens on the faces set before it, e.g. --physical)."""
-        self._search_timer.stop()
+        self._find_timer.stop()
         self.search_edit.blockSignals(True)
         self.search_edit.clear()
         self.search_edit.blockSignals(False)
@@ -224,7 +224,7 @@ class HistoryActions(QObject):
     def close_search(self):
         self.search_bar.hide()
         self.search_edit.clear()
-        self._search_timer.stop()
+        self._find_timer.stop()
         fa = getattr(self.win, "find_actions", None)
         if fa is not None:
             fa.bar_closed()             # its results dock closes with it, unless the user keeps it
@@ -232,26 +232,26 @@ class HistoryActions(QObject):
         self.win.view.setFocus()
 
     def _apply_search(self):
-        self._search_timer.stop()
+        self._find_timer.stop()
         fa = getattr(self.win, "find_actions", None)
         if fa is not None:                        # whole-log search (find_actions.py)
             fa.run(self.search_edit.text())
         else:
             self.controller.apply_search(self.search_edit.text())
 
-    def _search_return(self):
+    def _find_return(self):
         mods = QApplication.keyboardModifiers()
         self.search_step(forward=bool(mods & Qt.KeyboardModifier.ShiftModifier))
 
     def search_step(self, forward: bool):
         fa = getattr(self.win, "find_actions", None)
         if fa is not None:
-            if self._search_timer.isActive() or (self.search_edit.text() and fa.query is None):
+            if self._find_timer.isActive() or (self.search_edit.text() and fa.query is None):
                 self._apply_search()
                 return
             fa.step(forward)
             return
-        if self._search_timer.isActive() or self.win.history.search_term != fold_case(self.search_edit.text()):
+        if self._find_timer.isActive() or self.win.history.search_term != fold_case(self.search_edit.text()):
             self._apply_search()
             return
         self.controller.search_step(forward)

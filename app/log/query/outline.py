@@ -24,7 +24,7 @@ import msgspec
 from .analysis import _dedupe, load_checks
 from ..fold.folds import SurfaceFold
 from ..index.integrity import EventChecks
-from ..format.model import Problem, typed
+from ..format.model import Event, Problem, typed
 from ..format.payloads import content_text, obj
 from .search import Cancel
 from .textview import event_fields
@@ -146,49 +146,7 @@ def build_outline(reader: LogReader, progress: Optional[Callable[[int, int], Non
             continue
         if cur is None:
             continue
-        cur.last_seq = ev.seq
-        if typ == "user/message":
-            src = obj(d.get("source"))
-            if cur.prompt_seq is None or (src.get("kind") == "user" and cur.prompt_kind_weak):
-                line = first_line(content_text(d.get("content")))
-                if line:
-                    cur.prompt, cur.prompt_seq = line, ev.seq
-                    cur.prompt_kind_weak = src.get("kind") not in (None, "user")
-        elif typ == "step/start":
-            cur.steps += 1
-        elif typ == "tool/call":
-            name = str(d.get("name") or "?")
-            cur.tools[name] = cur.tools.get(name, 0) + 1
-        elif typ == "tool/result":
-            if d.get("error") is not None:
-                cur.errors += 1
-                cur.error_seqs.append(ev.seq)
-        elif typ == "assistant/chunk":
-            c = d.get("chunk")
-            if isinstance(c, dict) and c.get("type") == "finish":
-                r = c.get("reason")
-                if isinstance(r, dict) and r.get("kind") == "error":
-                    cur.errors += 1
-                    cur.error_seqs.append(ev.seq)
-        elif typ == "assistant/attempt":           # v2+: a log-only attempt; its stream may end in failure
-            if any(f.kind == "error" for f in event_fields(ev)):
-                cur.errors += 1
-                cur.error_seqs.append(ev.seq)
-        elif typ == "assistant/message":
-            if d.get("interrupted") is True:
-                cur.interrupted = True
-        elif typ == "llm/retry":
-            cur.retries += 1
-        elif typ == "turn/end":
-            r = d.get("reason")
-            kind = r.get("kind") if isinstance(r, dict) else (r if isinstance(r, str) else None)
-            cur.end = kind or "?"
-            cur.open = False
-            if kind == "error":
-                cur.errors += 1
-                cur.error_seqs.append(ev.seq)
-            elif kind in ("aborted", "interrupted"):
-                cur.interrupted = True
+        if _note_in_turn(cur, ev, typ, d):
             cur = None
     if complete:
         st = reader.tail_state()
@@ -200,3 +158,51 @@ def build_outline(reader: LogReader, progress: Optional[Callable[[int, int], Non
     return Outline(turns=turns, problems=_dedupe(problems), events=events, last_seq=last_seq, complete=complete,
                    refusals=refusals)
 
+
+def _note_in_turn(cur: TurnEntry, ev: Event, typ: str, d: dict[str, Any]) -> bool:
+    """What ``ev`` adds to its turn's outline entry; True when it ends the turn."""
+    cur.last_seq = ev.seq
+    if typ == "user/message":
+        src = obj(d.get("source"))
+        if cur.prompt_seq is None or (src.get("kind") == "user" and cur.prompt_kind_weak):
+            line = first_line(content_text(d.get("content")))
+            if line:
+                cur.prompt, cur.prompt_seq = line, ev.seq
+                cur.prompt_kind_weak = src.get("kind") not in (None, "user")
+    elif typ == "step/start":
+        cur.steps += 1
+    elif typ == "tool/call":
+        name = str(d.get("name") or "?")
+        cur.tools[name] = cur.tools.get(name, 0) + 1
+    elif typ == "tool/result":
+        if d.get("error") is not None:
+            cur.errors += 1
+            cur.error_seqs.append(ev.seq)
+    elif typ == "assistant/chunk":
+        c = d.get("chunk")
+        if isinstance(c, dict) and c.get("type") == "finish":
+            r = c.get("reason")
+            if isinstance(r, dict) and r.get("kind") == "error":
+                cur.errors += 1
+                cur.error_seqs.append(ev.seq)
+    elif typ == "assistant/attempt":           # v2+: a log-only attempt; its stream may end in failure
+        if any(f.kind == "error" for f in event_fields(ev)):
+            cur.errors += 1
+            cur.error_seqs.append(ev.seq)
+    elif typ == "assistant/message":
+        if d.get("interrupted") is True:
+            cur.interrupted = True
+    elif typ == "llm/retry":
+        cur.retries += 1
+    elif typ == "turn/end":
+        r = d.get("reason")
+        kind = r.get("kind") if isinstance(r, dict) else (r if isinstance(r, str) else None)
+        cur.end = kind or "?"
+        cur.open = False
+        if kind == "error":
+            cur.errors += 1
+            cur.error_seqs.append(ev.seq)
+        elif kind in ("aborted", "interrupted"):
+            cur.interrupted = True
+        return True
+    return False

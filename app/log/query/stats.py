@@ -10,7 +10,7 @@ only when both times are positive and the difference is not negative; otherwise 
 from __future__ import annotations
 
 from typing import Any, Optional, TypedDict, Union
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from ..fold.attempts import AttemptTracker, embedded_stream
 from ..format.model import Event
@@ -171,6 +171,19 @@ def compute_stats(src: Union[EventSource, Iterable[Event]]) -> JsonObj:
         elif typ == "llm/retry":
             step_of(t, s)["retries"] += 1
 
+    _add_attempts(at, step_of, message_usage)
+    for k in order:
+        st = steps[k]
+        fin = finish_time.get(k) or msg_time.get(k) or end_time.get(k)
+        st["finishTime"] = fin
+        st["latencyMs"], st["latencyNote"] = span_ms(st["startTime"], fin)
+
+    return _summary([steps[k] for k in order], order, turns, at)
+
+
+def _add_attempts(at: AttemptTracker, step_of: Callable[[Any, Any], StepStats],
+                  message_usage: dict[int, JsonObj]) -> None:
+    """Each attempt's count, tokens (its own usage, else its message's) and failure, into its step."""
     for a in at.attempts:
         st = step_of(a.turn, a.step)
         st["attempts"] += 1
@@ -182,14 +195,11 @@ def compute_stats(src: Union[EventSource, Iterable[Event]]) -> JsonObj:
             st["failedAttempts"] += 1
             f = a.failure or {}
             st["errors"].append(f.get("code") or a.finish_kind or "error")
-    for k in order:
-        st = steps[k]
-        start = st["startTime"]
-        fin = finish_time.get(k) or msg_time.get(k) or end_time.get(k)
-        st["finishTime"] = fin
-        st["latencyMs"], st["latencyNote"] = span_ms(start, fin)
 
-    step_list = [steps[k] for k in order]
+
+def _summary(step_list: list[StepStats], order: list[StepKey], turns: dict[Any, _TurnInfo],
+             at: AttemptTracker) -> JsonObj:
+    """The stats object: the steps, each turn's sums over its steps, and the session's totals."""
     turn_list: list[JsonObj] = []
     for t in sorted({k[0] for k in order if k[0] is not None} | {t for t in turns if t is not None}):
         ss = [x for x in step_list if x["turn"] == t]

@@ -120,20 +120,10 @@ def trace_event(reader_or_events: Union[EventSource, Iterable[Event]], seq: int,
         t = ev.type
         d = obj(ev.data)
         rec: Optional[_Compaction]
-        if t == "compaction/start":
-            cid = d.get("compactionId")
-            rec = {"compactionId": cid, "startSeq": ev.seq, "summarySeq": None, "endSeq": None,
-                   "turn": d.get("turn"), "replacementSeqs": []}
-            open_compactions[cid] = rec
-            last_compaction = rec
-        elif t == "compaction/summary":
-            rec = open_compactions.get(d.get("compactionId"))
-            if rec is not None:
-                rec["summarySeq"] = ev.seq
-        elif t == "compaction/end":
-            rec = open_compactions.pop(d.get("compactionId"), None)
-            if rec is not None:
-                rec["endSeq"] = ev.seq
+        if t.startswith("compaction/"):
+            started = _track_compaction(ev, t, d, open_compactions)
+            if started is not None:
+                last_compaction = started
         # v2+: the settlement is the dispatch boundary and not part of its own request
         in_request = (target is not None and seq in sf.message_seqs()) if embedded_stream(ev) is not None else None
         if is_surface_type(ev) and ev.is_replace:
@@ -161,7 +151,48 @@ def trace_event(reader_or_events: Union[EventSource, Iterable[Event]], seq: int,
     if target is None:
         raise TraceError("SESSION_QUERY_EVENT_NOT_FOUND", f"seq {seq} is not in the log")
 
-    # surface status
+    surface, chain = _surface_status(sf, target, seq)
+
+    out: JsonObj = {
+        "target": _summary(target),
+        "surface": surface,
+        "replacedBy": sf.replaced_by.get(seq),
+        "replacementChain": chain,
+        "replacedEventSeqs": list(sf.replaced.get(seq, [])),
+        "sourceEventSeqs": list(target.source_event_seqs or []),
+        "derivedEventSeqs": derived,
+    }
+    attempt = _target_attempt(at, target, seq)
+    out["attempt"] = _attempt_json(attempt) if attempt is not None else None
+    comp = _compaction_json(sf, compaction_of, target, seq, chain)
+    out["compaction"] = comp
+    out["requests"] = {"boundaries": boundaries, "count": n_boundaries, "capped": n_boundaries > len(boundaries),
+                       "dispatches": n_attempts}
+    return out
+
+
+def _track_compaction(ev: Event, t: str, d: JsonObj, open_compactions: dict[Any, _Compaction]) -> Optional[_Compaction]:
+    """Note a ``compaction/*`` event in the open compactions (by id); -> the record a ``compaction/start`` opens."""
+    rec: Optional[_Compaction]
+    if t == "compaction/start":
+        cid = d.get("compactionId")
+        rec = {"compactionId": cid, "startSeq": ev.seq, "summarySeq": None, "endSeq": None,
+               "turn": d.get("turn"), "replacementSeqs": []}
+        open_compactions[cid] = rec
+        return rec
+    if t == "compaction/summary":
+        rec = open_compactions.get(d.get("compactionId"))
+        if rec is not None:
+            rec["summarySeq"] = ev.seq
+    elif t == "compaction/end":
+        rec = open_compactions.pop(d.get("compactionId"), None)
+        if rec is not None:
+            rec["endSeq"] = ev.seq
+    return None
+
+
+def _surface_status(sf: SurfaceFold, target: Event, seq: int) -> tuple[str, list[int]]:
+    """(the target's surface status: current, shadowed or log-only; the seqs that replaced it, in turn)."""
     if is_surface_type(target) and target.surface_op is not None:
         if seq in sf.replaced_by:
             surface = "shadowed"
@@ -178,28 +209,25 @@ def trace_event(reader_or_events: Union[EventSource, Iterable[Event]], seq: int,
         seen.add(cur)
         chain.append(cur)
         cur = sf.replaced_by.get(cur)
+    return surface, chain
 
-    out: JsonObj = {
-        "target": _summary(target),
-        "surface": surface,
-        "replacedBy": sf.replaced_by.get(seq),
-        "replacementChain": chain,
-        "replacedEventSeqs": list(sf.replaced.get(seq, [])),
-        "sourceEventSeqs": list(target.source_event_seqs or []),
-        "derivedEventSeqs": derived,
-    }
-    # attempt
-    attempt = None
+
+def _target_attempt(at: AttemptTracker, target: Event, seq: int) -> Optional[Attempt]:
+    """The attempt the target belongs to (a chunk, a message, an attempt, a retry), if any."""
     if target.type == "assistant/chunk":
-        attempt = at.attempt_of(seq)
-    elif target.type == "assistant/message":
-        attempt = next((a for a in at.attempts if a.message_seq == seq), None)
-    elif target.type == "assistant/attempt":
-        attempt = at.attempt_of(seq)
-    elif target.type in ("llm/retry", "llm/retry-started"):
-        attempt = next((a for a in at.attempts if seq in (a.retry_seq, a.retry_started_seq)), None)
-    out["attempt"] = _attempt_json(attempt) if attempt is not None else None
-    # compaction: through which the target was shadowed, or which the target performed / belongs to
+        return at.attempt_of(seq)
+    if target.type == "assistant/message":
+        return next((a for a in at.attempts if a.message_seq == seq), None)
+    if target.type == "assistant/attempt":
+        return at.attempt_of(seq)
+    if target.type in ("llm/retry", "llm/retry-started"):
+        return next((a for a in at.attempts if seq in (a.retry_seq, a.retry_started_seq)), None)
+    return None
+
+
+def _compaction_json(sf: SurfaceFold, compaction_of: dict[int, tuple[_Compaction, JsonObj]], target: Event,
+                     seq: int, chain: list[int]) -> Optional[JsonObj]:
+    """The compaction through which the target was shadowed, or which the target performed / belongs to."""
     comp: Optional[JsonObj] = None
     via: Optional[int] = None
     if chain and chain[0] in compaction_of:
@@ -221,10 +249,7 @@ def trace_event(reader_or_events: Union[EventSource, Iterable[Event]], seq: int,
                         "shadowedRange": dict(zip(("start", "end"), replace_bounds(op))),
                         "shadowedSeqs": list(sf.replaced.get(rec["replacementSeqs"][0], []))}
                 break
-    out["compaction"] = comp
-    out["requests"] = {"boundaries": boundaries, "count": n_boundaries, "capped": n_boundaries > len(boundaries),
-                       "dispatches": n_attempts}
-    return out
+    return comp
 
 
 # --------------------------------------------------------------------------- session lineage
@@ -484,18 +509,7 @@ def trace_from_checkpoints(reader: LogReader, seq: int, cps: Checkpoints, surfac
     if target is None or target.synthesized:
         return None
     fold = surface.fold
-    # surface status, chain (as trace_event derives them from the whole-log fold)
-    if is_surface_type(target) and target.surface_op is not None:
-        surface_st = "shadowed" if seq in fold.replaced_by else "current" if seq in fold.nodes else "log-only"
-    else:
-        surface_st = "log-only"
-    chain: list[int] = []
-    cur = fold.replaced_by.get(seq)
-    seen: set[int] = set()
-    while cur is not None and cur not in seen:
-        seen.add(cur)
-        chain.append(cur)
-        cur = fold.replaced_by.get(cur)
+    surface_st, chain = _surface_status(fold, target, seq)    # (as trace_event derives them from the whole log)
     out: JsonObj = {
         "target": _summary(target),
         "surface": surface_st,
@@ -513,13 +527,7 @@ def trace_from_checkpoints(reader: LogReader, seq: int, cps: Checkpoints, surfac
     else:
         for ev in st.closure:
             at.apply(ev)
-    attempt = None
-    if target.type in ("assistant/chunk", "assistant/attempt"):
-        attempt = at.attempt_of(seq)
-    elif target.type == "assistant/message":
-        attempt = next((a for a in at.attempts if a.message_seq == seq), None)
-    elif target.type in ("llm/retry", "llm/retry-started"):
-        attempt = next((a for a in at.attempts if seq in (a.retry_seq, a.retry_started_seq)), None)
+    attempt = _target_attempt(at, target, seq)
     out["attempt"] = _attempt_json(attempt) if attempt is not None else None
     out["compaction"] = _compaction_from(surface, target, chain)
     # requests: the dispatches while the target is a model message (from its own fold step to the

@@ -93,17 +93,8 @@ class BarChart(QWidget):
         p.setPen(fg)
         p.drawText(QRectF(8, 4, self.width() - 16, fm.height() + 4), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, self.title)
         p.setFont(f)
-        # legend (right-aligned on the title line)
-        x = self.width() - 12
         if len(self.series) > 1 or self.stacked:
-            for name in reversed(list(self.series)):
-                w = fm.horizontalAdvance(name) + 4
-                x -= w
-                p.setPen(fg)
-                p.drawText(QRectF(x, 4, w + 4, fm.height() + 4), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
-                x -= 14
-                p.fillRect(QRectF(x, 4 + (fm.height() + 4 - 10) / 2, 10, 10), self.colors[name])
-                x -= 10
+            self._paint_legend(p, fm, fg)
         top = 2 * fm.height() + 12
         vmax, vstep, nt = nice_axis(self.max_value())
         left = 10 + max(fm.horizontalAdvance(fmt_num(vstep * i) + self.unit) for i in range(nt + 1))
@@ -133,23 +124,7 @@ class BarChart(QWidget):
         for i, lab in enumerate(self.labels):
             cx = plot.left() + slot * (i + 0.5)
             if self.stacked:
-                y = plot.bottom()
-                total = 0.0
-                for name in names:
-                    vals = self.series[name]
-                    v = vals[i] if i < len(vals) else 0
-                    if v <= 0:
-                        continue
-                    h = plot.height() * v / vmax
-                    r = QRectF(cx - bw / 2, y - h, bw, h)
-                    p.fillRect(r, self.colors[name])
-                    self._bars.append((r, f"{lab} {name}: {fmt_num(v)}{self.unit}"))
-                    y -= h
-                    total += v
-                if total > 0 and bw >= 14:
-                    p.setPen(dim)
-                    p.drawText(QRectF(cx - slot / 2, y - fm.height() - 1, slot, fm.height()), Qt.AlignmentFlag.AlignCenter,
-                               fmt_num(total))
+                self._paint_stack(p, fm, dim, plot, vmax, i, lab, cx, bw, slot)
             else:
                 gw = bw / len(names)
                 for j, name in enumerate(names):
@@ -176,6 +151,39 @@ class BarChart(QWidget):
         p.setPen(QPen(dim, 1))
         p.drawLine(int(plot.left()), int(plot.bottom()), int(plot.right()), int(plot.bottom()))
         p.end()
+
+    def _paint_legend(self, p: QPainter, fm: QFontMetrics, fg: QColor) -> None:
+        """The series' names and colours, right-aligned on the title line."""
+        x = self.width() - 12
+        for name in reversed(list(self.series)):
+            w = fm.horizontalAdvance(name) + 4
+            x -= w
+            p.setPen(fg)
+            p.drawText(QRectF(x, 4, w + 4, fm.height() + 4), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, name)
+            x -= 14
+            p.fillRect(QRectF(x, 4 + (fm.height() + 4 - 10) / 2, 10, 10), self.colors[name])
+            x -= 10
+
+    def _paint_stack(self, p: QPainter, fm: QFontMetrics, dim: QColor, plot: QRectF, vmax: float, i: int, lab: str,
+                     cx: float, bw: float, slot: float) -> None:
+        """Label ``i``'s bar of stacked series, its total above it when the bar is wide enough."""
+        y = plot.bottom()
+        total = 0.0
+        for name in self.series:
+            vals = self.series[name]
+            v = vals[i] if i < len(vals) else 0
+            if v <= 0:
+                continue
+            h = plot.height() * v / vmax
+            r = QRectF(cx - bw / 2, y - h, bw, h)
+            p.fillRect(r, self.colors[name])
+            self._bars.append((r, f"{lab} {name}: {fmt_num(v)}{self.unit}"))
+            y -= h
+            total += v
+        if total > 0 and bw >= 14:
+            p.setPen(dim)
+            p.drawText(QRectF(cx - slot / 2, y - fm.height() - 1, slot, fm.height()), Qt.AlignmentFlag.AlignCenter,
+                       fmt_num(total))
 
     def mouseMoveEvent(self, ev) -> None:
         pos = ev.position()

@@ -33,15 +33,15 @@ class HistoryController(QObject):
         self.message = message
         self.focus_seq: Optional[int] = None
         self._pending_goto: Optional[tuple] = None       # (seq, pages_left)
-        self._pending_search: Optional[tuple] = None     # (forward, pages_left)
+        self._pending_find: Optional[tuple] = None       # (forward, pages_left)
         self._pending_turn: Optional[tuple] = None
         self._pending_jump: Optional[int] = None         # seq a jump page is being read for
         self._start_wanted = False
         model.olderInstalled.connect(self._on_older)
         model.jumped.connect(self._on_jumped)
         model.eventFetched.connect(self._on_event_fetched)
-        self._search_auto = False                        # the first match of a new term is still to select
-        self._own_search = False                         # the find bar's term came through apply_search
+        self._find_auto = False                          # the first match of a new term is still to select
+        self._own_find = False                           # the find bar's term came through apply_search
         model.match_pass.firstMatch.connect(self._on_first_match)
         model.match_pass.progress.connect(self._on_match_progress)
         model.match_pass.finished.connect(self._on_matched)
@@ -49,7 +49,7 @@ class HistoryController(QObject):
 
     def close_pending(self) -> None:
         self._pending_goto = None
-        self._pending_search = None
+        self._pending_find = None
         self._pending_turn = None
         self._pending_jump = None
 
@@ -58,10 +58,10 @@ class HistoryController(QObject):
             seq, left = self._pending_goto
             self._pending_goto = None
             self._goto(seq, left - 1)
-        if self._pending_search is not None:
-            fwd, left = self._pending_search
-            self._pending_search = None
-            self._search_step(fwd, left - 1)
+        if self._pending_find is not None:
+            fwd, left = self._pending_find
+            self._pending_find = None
+            self._find_step(fwd, left - 1)
         if self._pending_turn is not None:
             d, left = self._pending_turn
             self._pending_turn = None
@@ -231,7 +231,7 @@ class HistoryController(QObject):
         The exposed rows are checked in slices (:class:`~app.ui.history.match_pass.MatchPass`,
         from the current row upwards): the first match found is selected after its slice, the
         count grows as the check goes on."""
-        self._search_auto = self._own_search = bool(term)
+        self._find_auto = self._own_find = bool(term)
         self.model.set_search(term, sliced=True, start_row=self.current_row_index())
         self.view.viewport().update()
         if not term:
@@ -243,21 +243,21 @@ class HistoryController(QObject):
             self._update_search_status()
 
     def _on_first_match(self, r: int) -> None:
-        if self._search_auto:
-            self._search_auto = False
+        if self._find_auto:
+            self._find_auto = False
             self._set_match(r)
 
     def _on_match_progress(self, _n: int, _checked: int) -> None:
-        if self._own_search and self.model.search_term:
+        if self._own_find and self.model.search_term:
             self._update_search_status()
 
     def _on_matched(self, _n: int) -> None:
-        if not self._own_search:
+        if not self._own_find:
             return
-        if not self._search_auto:
+        if not self._find_auto:
             self._update_search_status()
             return
-        self._search_auto = False
+        self._find_auto = False
         m = self.model.matches
         if m:
             cur = self.current_row_index()
@@ -267,7 +267,7 @@ class HistoryController(QObject):
         else:
             # nothing in the rows on screen: look through the other loaded rows, then older pages
             self._update_search_status()
-            self._search_step(False, SEARCH_PAGE_BUDGET)
+            self._find_step(False, SEARCH_PAGE_BUDGET)
 
     def _update_search_status(self) -> None:
         m = self.model.matches
@@ -287,9 +287,9 @@ class HistoryController(QObject):
         self.searchMoved.emit(r)
 
     def search_step(self, forward: bool) -> None:
-        self._search_step(forward, SEARCH_PAGE_BUDGET)
+        self._find_step(forward, SEARCH_PAGE_BUDGET)
 
-    def _search_step(self, forward: bool, budget: int) -> None:
+    def _find_step(self, forward: bool, budget: int) -> None:
         h = self.model
         if not h.search_term:
             return
@@ -301,10 +301,10 @@ class HistoryController(QObject):
             self._set_match(r)
             return
         if not forward and h.pages and h.pages[0].page.has_more and budget > 0:
-            self._pending_search = (forward, budget)
+            self._pending_find = (forward, budget)
             self.searchStatus.emit("searching older pages…")
             if not h.request_older():
-                self._pending_search = None if not h.loading else self._pending_search
+                self._pending_find = None if not h.loading else self._pending_find
             return
         if forward:
             where = " (newest reached)"
