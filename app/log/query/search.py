@@ -19,7 +19,8 @@ prefilters on the raw bytes and decodes only the rows that may match:
   (ñ/Ñ: C3), memchr looks for that byte first and only the rows holding it are folded;
   a pattern with no literal stretch of 3 bytes decodes every row;
 * a candidate row is decoded (:class:`~app.log.format.codec.RowCodec`) and its events' fields
-  (:func:`app.log.query.textview.event_fields`) are matched as decoded text, so quotes, newlines
+  (:func:`app.log.query.textview.shown_fields`: the text fields, generic rows' payloads, the
+  tool-call blocks of assistant messages) are matched as decoded text, so quotes, newlines
   and non-ASCII words are found as the user reads them.
 
 Results stream as :class:`Hit` (one per matching field of an event: seq, turn, kind, a plain
@@ -43,7 +44,7 @@ from ..index import cfind
 from ..format.limits import MAX_ROW_BYTES
 from ..format.model import BadKind, Event, Item, Problem
 from ..source.sources import RawJsonlSource, Segment
-from .textview import KINDS, Field, event_fields, event_turn, fold_case, fold_finditer, normalize_kind, snippet
+from .textview import ASSISTANT, KINDS, REASONING, TOOL_CALL, USER, Field, shown_fields, event_turn, fold_case, fold_finditer, normalize_kind, snippet
 
 if TYPE_CHECKING:
     import sre_parse as _sre_parse   # typeshed has stubs for this name of the module only
@@ -116,6 +117,9 @@ class Hit:
     line: Optional[int] = None       # 1-based line of the stored row (JSONL, zstd), when known
     offset: Optional[int] = None     # byte offset of the row in the decoded text, when known
     member: Optional[int] = None     # member of a packed row
+    call: Optional[str] = None       # tool-call: the call's id
+    block: bool = False              # tool-call: a block of an assistant message (kept only when no
+                                     # tool/call row of its id follows: a call cut by max-tokens)
 
     def to_dict(self) -> dict[str, Any]:
         return {"seq": self.seq, "turn": self.turn, "kind": self.kind, "snippet": self.snippet}
@@ -814,8 +818,52 @@ def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None,
     """Stream every match of ``opts`` in the whole stored log of ``reader`` (a LogReader).
 
     Yields :class:`Hit` oldest first.  ``stats`` (a FindStats) is filled as the scan goes;
-    ``stats.complete`` is True only when the whole log was searched."""
+    ``stats.complete`` is True only when the whole log was searched.  A match in a tool-call
+    block of an assistant message is yielded only when no ``tool/call`` row of that call
+    matches after it (the card of the call holds the same text)."""
     st = stats if stats is not None else FindStats()
+    return _without_echoes(_find_rows(reader, opts, cancel, progress, st, limit), st)
+
+
+ECHO_WAIT = 4096                   # hits held back while a call block waits for its tool/call row
+
+
+def _without_echoes(hits: Iterator[Hit], st: FindStats) -> Iterator[Hit]:
+    """``hits`` less each tool-call block hit whose call's ``tool/call`` row hits (the row follows
+    the assistant message, and holds the same text: it hits whenever the block does).  While a
+    block waits, later hits are held back (order kept) until every waiting call's row came, or a
+    user/assistant hit (a later message: its calls' rows would have come), or the end."""
+    held: list[Hit] = []
+    waiting: set[str] = set()
+    for h in hits:
+        if h.block:
+            held.append(h)
+            if h.call is not None:
+                waiting.add(h.call)
+            continue
+        if held:
+            if h.kind == TOOL_CALL and h.call in waiting:
+                gone = [x for x in held if x.block and x.call == h.call]
+                st.hits -= len(gone)
+                held = [x for x in held if not (x.block and x.call == h.call)]
+                waiting.discard(h.call)
+                held.append(h)
+                if not waiting:
+                    yield from held
+                    held = []
+                continue
+            if h.kind not in (USER, ASSISTANT, REASONING) and len(held) < ECHO_WAIT:
+                held.append(h)
+                continue
+            yield from held
+            held, waiting = [], set()
+        yield h
+    yield from held
+
+
+def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
+               progress: Optional[Callable[[int, int], None]], st: FindStats,
+               limit: Optional[int]) -> Iterator[Hit]:
     matcher = compile_matcher(opts)
     pre = build_prefilter(opts)
     src = reader.source
@@ -1109,11 +1157,13 @@ def _row_hits(codec: RowCodec, raw: bytes, pos: object, offset: int, line: Optio
     for ev in items:
         if type(ev) is not Event:
             continue
-        fields = event_fields(ev)
-        if not fields:
+        shown = shown_fields(ev)
+        if not shown:
             continue
+        of = {id(x.field): x for x in shown}
         t = None
-        for f, m, n in match_fields(fields, matcher, opts.kinds, opts.also):
+        for f, m, n in match_fields([x.field for x in shown], matcher, opts.kinds, opts.also):
+            sh = of[id(f)]
             if t is None:
                 t = event_turn(ev)
                 if t is None:
@@ -1122,7 +1172,7 @@ def _row_hits(codec: RowCodec, raw: bytes, pos: object, offset: int, line: Optio
             st.hits += 1
             yield Hit(seq=ev.seq, turn=t, kind=f.kind, snippet=snip, span=(a, b), start=m.start(), end=m.end(),
                       matches=n, tool=f.tool, line=ev.line, offset=ev.offset if ev.offset >= 0 else None,
-                      member=ev.member)
+                      member=ev.member, call=sh.call, block=sh.block)
 
 
 def find_all(reader: LogReader, opts: FindOptions, **kw: Any) -> tuple[list[Hit], FindStats]:
