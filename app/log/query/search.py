@@ -5,10 +5,12 @@ batches of SQLite rows: the reader's source, so memory stays bounded whatever th
 prefilters on the raw bytes and decodes only the rows that may match:
 
 * a literal is cut at the characters the field text puts between stored strings (``key: value``
-  lines, newlines, compact JSON: :data:`_JOINTS`; a match may span them) and its longest piece
+  lines, newlines, compact JSON: :data:`_CUTS`; a match may span them) and its longest piece
   is looked for as it is stored: its JSON-escaped form (as dsh writes it, non-ASCII
   as UTF-8), its ``\\uXXXX`` form, and its doubly-escaped form (text inside a JSON string
-  inside JSON, e.g. tool arguments).  A segment holding none of them is skipped unparsed;
+  inside JSON, e.g. tool arguments).  Quotes, backslashes and control characters stay in the
+  piece, in each of their escaped forms (raw: a quote of the compact JSON the field text shows;
+  escaped once; twice), so a quoted query keeps its prefilter.  A segment holding none of them is skipped unparsed;
   the ``\\uXXXX`` forms are looked for only from a window's first escape of a non-ASCII
   character (one pass: the C library's ``strstr`` of ``\\u`` through :mod:`.cfind`, each place
   checked, else a regex), so a window of another writer's rows is never missed;
@@ -84,6 +86,13 @@ _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 # arguments, ``CODE: message``, parts joined by newlines, nested values as compact JSON): a match
 # may span one, so a needle never holds one (it is cut from a stretch of the text without them)
 _JOINTS = frozenset('\n :,"[]{}\\')
+# characters every JSON encoder escapes (quote, backslash, controls but the newline, which is a
+# joint): a needle holds them in their escaped forms, each level of escaping a needle of its own
+# (a text's quotes and backslashes are stored alike: a quote of the field text's compact JSON is
+# the stored JSON's, escaped as deep as the string holding it)
+_ESCAPED = frozenset('"\\' + "".join(map(chr, range(0x20))).replace("\n", ""))
+# where a literal is cut for its needle: the joints but the escaped characters
+_CUTS = _JOINTS - _ESCAPED
 _TURN_START = b'"turn/start"'
 # a window's bytes: fresh bytes, or the reader's one reused buffer (:func:`_jsonl_windows`)
 Buf = Union[bytes, bytearray]
@@ -210,8 +219,24 @@ def compile_matcher(opts: FindOptions) -> Matcher:
 
 
 def _pieces(s: str) -> list[str]:
-    """``s`` cut at the joints (:data:`_JOINTS`): each piece of a match lies in one stored string."""
-    return [p for p in re.split("[" + re.escape("".join(sorted(_JOINTS))) + "]", s) if p]
+    """``s`` cut at the joints but the escaped characters (:data:`_CUTS`): each piece of a match
+    lies in one stored string (or one stretch of JSON the field text shows as stored)."""
+    return [p for p in re.split("[" + re.escape("".join(sorted(_CUTS))) + "]", s) if p]
+
+
+def _stored_forms(text: str) -> tuple[set[bytes], set[bytes]]:
+    """(raw UTF-8 forms, ``\\uXXXX`` forms) of ``text`` as stored: its escaped characters
+    (:data:`_ESCAPED`) at each level of escaping (:func:`_level_form`; one level when it has
+    none), its non-ASCII characters raw, escaped once or twice (an ASCII-only writer)."""
+    levels = (0, 1, 2) if any(c in _ESCAPED for c in text) else (1,)
+    raw: set[bytes] = set()
+    esc: set[bytes] = set()
+    for lv in levels:
+        raw.add("".join(_level_form(c, lv).decode() if c in _ESCAPED else c for c in text).encode("utf-8"))
+        for deep in (1, 2):
+            esc.add("".join(_level_form(c, lv).decode() if c in _ESCAPED else
+                            (c if c < "\x80" else _level_form(c, deep).decode()) for c in text).encode("ascii"))
+    return raw, esc - raw
 
 
 def _safe_runs(s: str) -> list[str]:
@@ -526,10 +551,7 @@ def build_prefilter(opts: FindOptions) -> Optional[Prefilter]:
         if not pieces:
             return None
         text = max(pieces, key=lambda p: len(p.encode("utf-8")))
-        once = json.dumps(text, ensure_ascii=False)[1:-1]
-        esc = json.dumps(text)[1:-1]
-        raw_forms = {f.encode("utf-8") for f in (once, json.dumps(once, ensure_ascii=False)[1:-1])}
-        esc_forms = {f.encode("ascii") for f in (esc, json.dumps(esc)[1:-1])} - raw_forms
+        raw_forms, esc_forms = _stored_forms(text)
         gate = None
         if len(raw_forms | esc_forms) > 1:
             runs = _safe_runs(text)
@@ -594,33 +616,51 @@ def _esc_form(ch: str) -> bytes:
     return json.dumps(ch)[1:-1].encode("ascii").lower()
 
 
+def _level_form(ch: str, level: int) -> bytes:
+    """A character JSON escapes (:data:`_ESCAPED`) as stored ``level`` strings deep (lowercase
+    hex, as :data:`FOLD` leaves a window): 0 itself (a quote of JSON the field text shows, e.g. a
+    nested value's compact JSON), 1 escaped once (``\\"``: text of a JSON string), 2 twice (text of
+    a string inside a string: tool arguments)."""
+    out = ch
+    for _ in range(level):
+        out = json.dumps(out)[1:-1]
+    return out.encode("ascii").lower()
+
+
 def _stretch_needles(segs: Iterable[Sequence[Slot]]) -> _Needles:
     """The needles of a stretch of a search text stored as any of ``segs`` (each a list of slots:
     the characters each place may hold); None: a slot holds a character a needle cannot hold
-    (a joint, a character an encoder may escape), or there are too many needles."""
+    (a joint, a character an encoder may write two ways), or there are too many needles.
+    A stretch holding characters JSON escapes (:data:`_ESCAPED`: quote, backslash, controls)
+    stands for each level of escaping (:func:`_level_form`)."""
     raw: set[bytes] = set()
     esc: set[bytes] = set()
     anchors: Optional[set[int]] = None
     for seg in segs:
-        r: set[bytes] = {b""}
-        e: set[bytes] = {b""}
-        d: set[bytes] = {b""}
+        levels = (0, 1, 2) if any(v in _ESCAPED for slot in seg for v in slot) else (1,)
         common: set[int] = set()
+        for lv in levels:
+            r: set[bytes] = {b""}
+            e: set[bytes] = {b""}
+            d: set[bytes] = {b""}
+            for slot in seg:
+                if not all(v in _ESCAPED or (v not in _JOINTS and _storable(v)) for v in slot):
+                    return None
+                r = {x + (_level_form(v, lv) if v in _ESCAPED else v.encode("utf-8").translate(FOLD))
+                     for x in r for v in slot}
+                # (\uXXXX, and \\uXXXX in text inside a JSON string inside JSON, e.g. tool arguments)
+                e = {x + (_level_form(v, lv) if v in _ESCAPED else _esc_form(v)) for x in e for v in slot}
+                d = {x + (_level_form(v, lv) if v in _ESCAPED else _esc_form(v).replace(b"\\", b"\\\\"))
+                     for x in d for v in slot}
+                if len(r) > _MAX_NEEDLES or len((e | d) - r) > 16:
+                    return None
+            raw |= r
+            esc |= e | d
         for slot in seg:
-            if not all(v not in _JOINTS and _storable(v) for v in slot):
-                return None
-            r = {x + v.encode("utf-8").translate(FOLD) for x in r for v in slot}
-            # (\uXXXX, and \\uXXXX in text inside a JSON string inside JSON, e.g. tool arguments)
-            e = {x + _esc_form(v) for x in e for v in slot}
-            d = {x + _esc_form(v).replace(b"\\", b"\\\\") for x in d for v in slot}
-            if len(r) > _MAX_NEEDLES or len((e | d) - r) > 16:
-                return None
             both = set(slot[0].encode("utf-8"))
             for v in slot[1:]:
                 both &= set(v.encode("utf-8"))
             common |= {x for x in both if x >= 0x80}
-        raw |= r
-        esc |= e | d
         if len(raw) > _MAX_NEEDLES or len(esc - raw) > 16:
             return None
         anchors = common if anchors is None else anchors & common

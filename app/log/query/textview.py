@@ -75,7 +75,7 @@ class Field(NamedTuple):
     tool: Optional[str] = None        # tool name (tool-call; tool-output/error when the call is known)
 
 
-def payload_pairs(data: dict, prefix: str = "", depth: int = 0) -> Iterator[tuple[str, Any]]:
+def payload_pairs(data: dict[str, Any], prefix: str = "", depth: int = 0) -> Iterator[tuple[str, Any]]:
     """(key, value) of what a generic row shows of a payload, in order: nested objects by their
     fields one level down (``outer.inner``), deeper objects and lists as values."""
     for k, v in data.items():
