@@ -163,15 +163,21 @@ def test_limit_stops_early(planted):
 # --------------------------------------------------------------------------- fixtures: prefilter is conservative
 
 def _naive(reader, opts):
-    """Every (seq, kind) whose decoded field matches: no prefilter, every event decoded."""
+    """Every (seq, kind) whose decoded field the window shows matches: no prefilter, every event
+    decoded (a tool-call block of an assistant message only when no matching tool/call row of
+    its call follows)."""
     from app.log.query.search import compile_matcher
+    from app.log.query.textview import shown_fields
     m = compile_matcher(opts)
     out = []
+    row_calls = set()
     for ev in reader.iter_events():
-        for f in event_fields(ev):
+        for f, call, block in shown_fields(ev):
             if (opts.kinds is None or f.kind in opts.kinds) and m.search(f.text):
-                out.append((ev.seq, f.kind))
-    return out
+                out.append((ev.seq, f.kind, call, block))
+                if call is not None and not block:
+                    row_calls.add(call)
+    return [(s, k) for s, k, call, block in out if not (block and call in row_calls)]
 
 
 QUERIES = [FindOptions("snapshot"), FindOptions("Snapshot", case=True), FindOptions('"new"', case=True),

@@ -5,10 +5,12 @@ batches of SQLite rows: the reader's source, so memory stays bounded whatever th
 prefilters on the raw bytes and decodes only the rows that may match:
 
 * a literal is cut at the characters the field text puts between stored strings (``key: value``
-  lines, newlines, compact JSON: :data:`_JOINTS`; a match may span them) and its longest piece
+  lines, newlines, compact JSON: :data:`_CUTS`; a match may span them) and its longest piece
   is looked for as it is stored: its JSON-escaped form (as dsh writes it, non-ASCII
   as UTF-8), its ``\\uXXXX`` form, and its doubly-escaped form (text inside a JSON string
-  inside JSON, e.g. tool arguments).  A segment holding none of them is skipped unparsed;
+  inside JSON, e.g. tool arguments).  Quotes, backslashes and control characters stay in the
+  piece, in each of their escaped forms (raw: a quote of the compact JSON the field text shows;
+  escaped once; twice), so a quoted query keeps its prefilter.  A segment holding none of them is skipped unparsed;
   the ``\\uXXXX`` forms are looked for only from a window's first escape of a non-ASCII
   character (one pass: the C library's ``strstr`` of ``\\u`` through :mod:`.cfind`, each place
   checked, else a regex), so a window of another writer's rows is never missed;
@@ -19,7 +21,8 @@ prefilters on the raw bytes and decodes only the rows that may match:
   (ñ/Ñ: C3), memchr looks for that byte first and only the rows holding it are folded;
   a pattern with no literal stretch of 3 bytes decodes every row;
 * a candidate row is decoded (:class:`~app.log.format.codec.RowCodec`) and its events' fields
-  (:func:`app.log.query.textview.event_fields`) are matched as decoded text, so quotes, newlines
+  (:func:`app.log.query.textview.shown_fields`: the text fields, generic rows' payloads, the
+  tool-call blocks of assistant messages) are matched as decoded text, so quotes, newlines
   and non-ASCII words are found as the user reads them.
 
 Results stream as :class:`Hit` (one per matching field of an event: seq, turn, kind, a plain
@@ -43,7 +46,7 @@ from ..index import cfind
 from ..format.limits import MAX_ROW_BYTES
 from ..format.model import BadKind, Event, Item, Problem
 from ..source.sources import RawJsonlSource, Segment
-from .textview import KINDS, Field, event_fields, event_turn, fold_case, fold_finditer, normalize_kind, snippet
+from .textview import ASSISTANT, KINDS, REASONING, TOOL_CALL, USER, Field, shown_fields, event_turn, fold_case, fold_finditer, normalize_kind, snippet
 
 if TYPE_CHECKING:
     import sre_parse as _sre_parse   # typeshed has stubs for this name of the module only
@@ -83,6 +86,13 @@ _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 # arguments, ``CODE: message``, parts joined by newlines, nested values as compact JSON): a match
 # may span one, so a needle never holds one (it is cut from a stretch of the text without them)
 _JOINTS = frozenset('\n :,"[]{}\\')
+# characters every JSON encoder escapes (quote, backslash, controls but the newline, which is a
+# joint): a needle holds them in their escaped forms, each level of escaping a needle of its own
+# (a text's quotes and backslashes are stored alike: a quote of the field text's compact JSON is
+# the stored JSON's, escaped as deep as the string holding it)
+_ESCAPED = frozenset('"\\' + "".join(map(chr, range(0x20))).replace("\n", ""))
+# where a literal is cut for its needle: the joints but the escaped characters
+_CUTS = _JOINTS - _ESCAPED
 _TURN_START = b'"turn/start"'
 # a window's bytes: fresh bytes, or the reader's one reused buffer (:func:`_jsonl_windows`)
 Buf = Union[bytes, bytearray]
@@ -116,6 +126,9 @@ class Hit:
     line: Optional[int] = None       # 1-based line of the stored row (JSONL, zstd), when known
     offset: Optional[int] = None     # byte offset of the row in the decoded text, when known
     member: Optional[int] = None     # member of a packed row
+    call: Optional[str] = None       # tool-call: the call's id
+    block: bool = False              # tool-call: a block of an assistant message (kept only when no
+                                     # tool/call row of its id follows: a call cut by max-tokens)
 
     def to_dict(self) -> dict[str, Any]:
         return {"seq": self.seq, "turn": self.turn, "kind": self.kind, "snippet": self.snippet}
@@ -206,8 +219,24 @@ def compile_matcher(opts: FindOptions) -> Matcher:
 
 
 def _pieces(s: str) -> list[str]:
-    """``s`` cut at the joints (:data:`_JOINTS`): each piece of a match lies in one stored string."""
-    return [p for p in re.split("[" + re.escape("".join(sorted(_JOINTS))) + "]", s) if p]
+    """``s`` cut at the joints but the escaped characters (:data:`_CUTS`): each piece of a match
+    lies in one stored string (or one stretch of JSON the field text shows as stored)."""
+    return [p for p in re.split("[" + re.escape("".join(sorted(_CUTS))) + "]", s) if p]
+
+
+def _stored_forms(text: str) -> tuple[set[bytes], set[bytes]]:
+    """(raw UTF-8 forms, ``\\uXXXX`` forms) of ``text`` as stored: its escaped characters
+    (:data:`_ESCAPED`) at each level of escaping (:func:`_level_form`; one level when it has
+    none), its non-ASCII characters raw, escaped once or twice (an ASCII-only writer)."""
+    levels = (0, 1, 2) if any(c in _ESCAPED for c in text) else (1,)
+    raw: set[bytes] = set()
+    esc: set[bytes] = set()
+    for lv in levels:
+        raw.add("".join(_level_form(c, lv).decode() if c in _ESCAPED else c for c in text).encode("utf-8"))
+        for deep in (1, 2):
+            esc.add("".join(_level_form(c, lv).decode() if c in _ESCAPED else
+                            (c if c < "\x80" else _level_form(c, deep).decode()) for c in text).encode("ascii"))
+    return raw, esc - raw
 
 
 def _safe_runs(s: str) -> list[str]:
@@ -522,10 +551,7 @@ def build_prefilter(opts: FindOptions) -> Optional[Prefilter]:
         if not pieces:
             return None
         text = max(pieces, key=lambda p: len(p.encode("utf-8")))
-        once = json.dumps(text, ensure_ascii=False)[1:-1]
-        esc = json.dumps(text)[1:-1]
-        raw_forms = {f.encode("utf-8") for f in (once, json.dumps(once, ensure_ascii=False)[1:-1])}
-        esc_forms = {f.encode("ascii") for f in (esc, json.dumps(esc)[1:-1])} - raw_forms
+        raw_forms, esc_forms = _stored_forms(text)
         gate = None
         if len(raw_forms | esc_forms) > 1:
             runs = _safe_runs(text)
@@ -590,33 +616,51 @@ def _esc_form(ch: str) -> bytes:
     return json.dumps(ch)[1:-1].encode("ascii").lower()
 
 
+def _level_form(ch: str, level: int) -> bytes:
+    """A character JSON escapes (:data:`_ESCAPED`) as stored ``level`` strings deep (lowercase
+    hex, as :data:`FOLD` leaves a window): 0 itself (a quote of JSON the field text shows, e.g. a
+    nested value's compact JSON), 1 escaped once (``\\"``: text of a JSON string), 2 twice (text of
+    a string inside a string: tool arguments)."""
+    out = ch
+    for _ in range(level):
+        out = json.dumps(out)[1:-1]
+    return out.encode("ascii").lower()
+
+
 def _stretch_needles(segs: Iterable[Sequence[Slot]]) -> _Needles:
     """The needles of a stretch of a search text stored as any of ``segs`` (each a list of slots:
     the characters each place may hold); None: a slot holds a character a needle cannot hold
-    (a joint, a character an encoder may escape), or there are too many needles."""
+    (a joint, a character an encoder may write two ways), or there are too many needles.
+    A stretch holding characters JSON escapes (:data:`_ESCAPED`: quote, backslash, controls)
+    stands for each level of escaping (:func:`_level_form`)."""
     raw: set[bytes] = set()
     esc: set[bytes] = set()
     anchors: Optional[set[int]] = None
     for seg in segs:
-        r: set[bytes] = {b""}
-        e: set[bytes] = {b""}
-        d: set[bytes] = {b""}
+        levels = (0, 1, 2) if any(v in _ESCAPED for slot in seg for v in slot) else (1,)
         common: set[int] = set()
+        for lv in levels:
+            r: set[bytes] = {b""}
+            e: set[bytes] = {b""}
+            d: set[bytes] = {b""}
+            for slot in seg:
+                if not all(v in _ESCAPED or (v not in _JOINTS and _storable(v)) for v in slot):
+                    return None
+                r = {x + (_level_form(v, lv) if v in _ESCAPED else v.encode("utf-8").translate(FOLD))
+                     for x in r for v in slot}
+                # (\uXXXX, and \\uXXXX in text inside a JSON string inside JSON, e.g. tool arguments)
+                e = {x + (_level_form(v, lv) if v in _ESCAPED else _esc_form(v)) for x in e for v in slot}
+                d = {x + (_level_form(v, lv) if v in _ESCAPED else _esc_form(v).replace(b"\\", b"\\\\"))
+                     for x in d for v in slot}
+                if len(r) > _MAX_NEEDLES or len((e | d) - r) > 16:
+                    return None
+            raw |= r
+            esc |= e | d
         for slot in seg:
-            if not all(v not in _JOINTS and _storable(v) for v in slot):
-                return None
-            r = {x + v.encode("utf-8").translate(FOLD) for x in r for v in slot}
-            # (\uXXXX, and \\uXXXX in text inside a JSON string inside JSON, e.g. tool arguments)
-            e = {x + _esc_form(v) for x in e for v in slot}
-            d = {x + _esc_form(v).replace(b"\\", b"\\\\") for x in d for v in slot}
-            if len(r) > _MAX_NEEDLES or len((e | d) - r) > 16:
-                return None
             both = set(slot[0].encode("utf-8"))
             for v in slot[1:]:
                 both &= set(v.encode("utf-8"))
             common |= {x for x in both if x >= 0x80}
-        raw |= r
-        esc |= e | d
         if len(raw) > _MAX_NEEDLES or len(esc - raw) > 16:
             return None
         anchors = common if anchors is None else anchors & common
@@ -814,8 +858,52 @@ def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None,
     """Stream every match of ``opts`` in the whole stored log of ``reader`` (a LogReader).
 
     Yields :class:`Hit` oldest first.  ``stats`` (a FindStats) is filled as the scan goes;
-    ``stats.complete`` is True only when the whole log was searched."""
+    ``stats.complete`` is True only when the whole log was searched.  A match in a tool-call
+    block of an assistant message is yielded only when no ``tool/call`` row of that call
+    matches after it (the card of the call holds the same text)."""
     st = stats if stats is not None else FindStats()
+    return _without_echoes(_find_rows(reader, opts, cancel, progress, st, limit), st)
+
+
+ECHO_WAIT = 4096                   # hits held back while a call block waits for its tool/call row
+
+
+def _without_echoes(hits: Iterator[Hit], st: FindStats) -> Iterator[Hit]:
+    """``hits`` less each tool-call block hit whose call's ``tool/call`` row hits (the row follows
+    the assistant message, and holds the same text: it hits whenever the block does).  While a
+    block waits, later hits are held back (order kept) until every waiting call's row came, or a
+    user/assistant hit (a later message: its calls' rows would have come), or the end."""
+    held: list[Hit] = []
+    waiting: set[str] = set()
+    for h in hits:
+        if h.block:
+            held.append(h)
+            if h.call is not None:
+                waiting.add(h.call)
+            continue
+        if held:
+            if h.kind == TOOL_CALL and h.call in waiting:
+                gone = [x for x in held if x.block and x.call == h.call]
+                st.hits -= len(gone)
+                held = [x for x in held if not (x.block and x.call == h.call)]
+                waiting.discard(h.call)
+                held.append(h)
+                if not waiting:
+                    yield from held
+                    held = []
+                continue
+            if h.kind not in (USER, ASSISTANT, REASONING) and len(held) < ECHO_WAIT:
+                held.append(h)
+                continue
+            yield from held
+            held, waiting = [], set()
+        yield h
+    yield from held
+
+
+def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
+               progress: Optional[Callable[[int, int], None]], st: FindStats,
+               limit: Optional[int]) -> Iterator[Hit]:
     matcher = compile_matcher(opts)
     pre = build_prefilter(opts)
     src = reader.source
@@ -1109,11 +1197,13 @@ def _row_hits(codec: RowCodec, raw: bytes, pos: object, offset: int, line: Optio
     for ev in items:
         if type(ev) is not Event:
             continue
-        fields = event_fields(ev)
-        if not fields:
+        shown = shown_fields(ev)
+        if not shown:
             continue
+        of = {id(x.field): x for x in shown}
         t = None
-        for f, m, n in match_fields(fields, matcher, opts.kinds, opts.also):
+        for f, m, n in match_fields([x.field for x in shown], matcher, opts.kinds, opts.also):
+            sh = of[id(f)]
             if t is None:
                 t = event_turn(ev)
                 if t is None:
@@ -1122,7 +1212,7 @@ def _row_hits(codec: RowCodec, raw: bytes, pos: object, offset: int, line: Optio
             st.hits += 1
             yield Hit(seq=ev.seq, turn=t, kind=f.kind, snippet=snip, span=(a, b), start=m.start(), end=m.end(),
                       matches=n, tool=f.tool, line=ev.line, offset=ev.offset if ev.offset >= 0 else None,
-                      member=ev.member)
+                      member=ev.member, call=sh.call, block=sh.block)
 
 
 def find_all(reader: LogReader, opts: FindOptions, **kw: Any) -> tuple[list[Hit], FindStats]:

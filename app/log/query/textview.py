@@ -16,7 +16,17 @@ Kinds (``KINDS``):
 * ``error``       tool errors, failed attempts (``finish`` with an error), provider retries,
   error turn ends;
 * ``title``       session titles;
-* ``system``      system and developer messages of the history (formats v3/v4).
+* ``system``      system and developer messages of the history (formats v3/v4);
+* ``event``       the payload of an event shown as a generic row (``feedback/record``,
+  ``command/done``, ``approval/asked`` …): its scalar values as ``key value`` lines
+  (:func:`payload_text`; the row's one-line summary is built from the same pairs,
+  :func:`payload_pairs`).
+
+:func:`event_fields` gives the fields of the text types (both searches); :func:`shown_fields`
+adds what else the window shows: the ``event`` field of a generic row, and the tool-call blocks
+of an assistant message (the row's "→ calls NAME ARGS" lines, ``tool-call`` fields with the
+call's id), which the whole-log search keeps only when no ``tool/call`` row of that id follows
+(calls cut by max-tokens, or never started).
 
 Formats v0–v4 (as :mod:`app.log.format.codec` / :mod:`app.log.format.versions` decode them): v4 tool results
 (``role:"tool"``, top-level ``toolCallId``), v2+ ``assistant/attempt`` (its embedded stream's
@@ -39,26 +49,69 @@ from ..format.payloads import JsonObj, as_obj, blocks, content_parts, content_te
 if TYPE_CHECKING:
     from ..format.model import Event
 
-USER, ASSISTANT, REASONING, TOOL_CALL, TOOL_OUTPUT, ERROR, TITLE, SYSTEM = (
-    "user", "assistant", "reasoning", "tool-call", "tool-output", "error", "title", "system")
-KINDS = (USER, ASSISTANT, REASONING, TOOL_CALL, TOOL_OUTPUT, ERROR, TITLE, SYSTEM)
+USER, ASSISTANT, REASONING, TOOL_CALL, TOOL_OUTPUT, ERROR, TITLE, SYSTEM, EVENT = (
+    "user", "assistant", "reasoning", "tool-call", "tool-output", "error", "title", "system", "event")
+KINDS = (USER, ASSISTANT, REASONING, TOOL_CALL, TOOL_OUTPUT, ERROR, TITLE, SYSTEM, EVENT)
 # aliases a user may type (CLI --kind, query kind:…)
 KIND_ALIASES = {"tool": TOOL_CALL, "call": TOOL_CALL, "toolcall": TOOL_CALL, "tool-call": TOOL_CALL,
                 "output": TOOL_OUTPUT, "result": TOOL_OUTPUT, "tooloutput": TOOL_OUTPUT,
                 "tool-output": TOOL_OUTPUT, "tool-result": TOOL_OUTPUT, "errors": ERROR, "err": ERROR,
                 "think": REASONING, "thinking": REASONING, "message": ASSISTANT, "prompt": USER,
-                "titles": TITLE, "developer": SYSTEM}
+                "titles": TITLE, "developer": SYSTEM, "payload": EVENT, "events": EVENT}
 
 # event types that can carry text (anything else yields no field; lets callers skip decoding)
 TEXT_TYPES = frozenset({"user/message", "assistant/message", "tool/call", "tool/result", "turn/end",
                         "assistant/chunk", "llm/retry", "session/title", "compaction/summary",
                         "assistant/attempt", "system/message", "developer/message"})
+# event types with a row of their own that shows no payload text (numbers, a model name): no
+# ``event`` field; any other type outside TEXT_TYPES is a generic row showing its payload
+NO_PAYLOAD_TYPES = frozenset({"turn/start", "step/start", "step/end", "request/header", "request/context",
+                              "session/end-seed", "llm/retry-started", "steering/message"})
 
 
 class Field(NamedTuple):
     kind: str
     text: str
     tool: Optional[str] = None        # tool name (tool-call; tool-output/error when the call is known)
+
+
+def payload_pairs(data: dict[str, Any], prefix: str = "", depth: int = 0) -> Iterator[tuple[str, Any]]:
+    """(key, value) of what a generic row shows of a payload, in order: nested objects by their
+    fields one level down (``outer.inner``), deeper objects and lists as values."""
+    for k, v in data.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v and depth < 1:
+            yield from payload_pairs(v, key + ".", depth + 1)
+        else:
+            yield key, v
+
+
+def _scalar_line(key: str, v: Any) -> Optional[str]:
+    if isinstance(v, str):
+        return f"{key} {v}" if v else None
+    if isinstance(v, bool) or v is None:
+        return f"{key} {json.dumps(v)}"
+    if isinstance(v, (int, float)):
+        return f"{key} {v}"
+    return None
+
+
+def payload_text(typ: str, data: Any) -> str:
+    """The searchable text of a generic row's payload: one ``key value`` line per scalar its
+    summary shows (:func:`payload_pairs`; strings whole and unescaped, where the summary clips
+    them; a nested value under its own key), and the items of a ``todo/write`` list.  Lists and deeper objects the row shows only
+    by their size (``inserted [1 item]``) are not text of the row."""
+    out: list[str] = []
+    if isinstance(data, dict):
+        for k, v in payload_pairs(data):
+            # (a nested value under its own key: the summary's "outer.inner" is no stored text,
+            # and the byte prefilter looks for stored text only)
+            line = _scalar_line(k.rsplit(".", 1)[-1] if k not in data else k, v)
+            if line is not None:
+                out.append(line)
+        if typ == "todo/write" and isinstance(data.get("todos"), list):
+            out += [value_text(x.get("content")) for x in data["todos"] if isinstance(x, dict) and x.get("content")]
+    return "\n".join(out)
 
 
 def normalize_kind(k: str) -> str:
@@ -101,6 +154,40 @@ def error_text(err: Any) -> str:
 
 def _message(d: JsonObj) -> Optional[JsonObj]:
     return as_obj(d.get("message"))
+
+
+class Shown(NamedTuple):
+    """A field the window shows (:func:`shown_fields`) and, for a tool call, its call's id."""
+    field: Field
+    call: Optional[str] = None
+    block: bool = False               # a tool-call block of an assistant message (not a tool/call row)
+
+
+def shown_fields(ev: Event) -> list[Shown]:
+    """Every field the window shows of one event: :func:`event_fields`, with the call's id of a
+    ``tool/call``; the tool-call blocks of an ``assistant/message`` (``block`` set); the
+    ``event`` field of a generic row (:func:`payload_text`)."""
+    typ = ev.type
+    d = ev.data
+    if typ not in TEXT_TYPES:
+        if typ in NO_PAYLOAD_TYPES or not isinstance(d, dict) or not d:
+            return []
+        t = payload_text(typ, d)
+        return [Shown(Field(EVENT, t))] if t else []
+    fields = event_fields(ev)
+    if typ == "tool/call" and isinstance(d, dict):
+        cid = d.get("callId")
+        return [Shown(f, cid if isinstance(cid, str) else None) for f in fields]
+    out = [Shown(f) for f in fields]
+    if typ == "assistant/message" and isinstance(d, dict):
+        for b in (_message(d) or {}).get("content") or []:
+            if isinstance(b, dict) and b.get("type") == "tool-call":
+                name = value_text(b.get("name"))
+                args = arguments_text(b.get("arguments"))
+                cid = b.get("id")
+                out.append(Shown(Field(TOOL_CALL, f"{name}\n{args}" if args else name, name or None),
+                                 cid if isinstance(cid, str) else None, True))
+    return out
 
 
 def event_fields(ev: Event, tool_names: Optional[dict[Any, str]] = None) -> list[Field]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...log.query.textview import payload_pairs
+
 MAX_LINE = 200        # characters of the whole line
 MAX_TEXT = 70         # characters of one string value
 
@@ -21,15 +23,13 @@ def _scalar(v: Any) -> str:
     return f"“{s[:MAX_TEXT - 1]}…”" if len(s) > MAX_TEXT else f"“{s}”"
 
 
-def _parts(d: dict, prefix: str = "", depth: int = 0) -> list:
+def _parts(d: dict) -> list:
+    """The summary's parts, one per pair the whole-log find also reads
+    (:func:`app.log.query.textview.payload_pairs`; find has :func:`~app.log.query.textview.payload_text`)."""
     out = []
-    for k, v in d.items():
-        key = f"{prefix}{k}"
+    for key, v in payload_pairs(d):
         if isinstance(v, dict):
-            if depth < 1 and v:
-                out += _parts(v, key + ".", depth + 1)
-            else:
-                out.append(f"{key} {{{len(v)} field{'s' if len(v) != 1 else ''}}}")
+            out.append(f"{key} {{{len(v)} field{'s' if len(v) != 1 else ''}}}")
         elif isinstance(v, list):
             out.append(f"{key} [{len(v)} item{'s' if len(v) != 1 else ''}]" if v else f"{key} []")
         else:
