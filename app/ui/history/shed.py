@@ -14,6 +14,8 @@ change, so no change record is needed.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 KEEP_PAGES = 3       # loaded pages kept at least (the exposed window spans one or two)
 
 
@@ -37,9 +39,10 @@ def _forget_rows(w, rows: list, pr_seq: int, newest: bool, lp) -> None:
             del ev[seq]
 
 
-def shed_newer(w, keep: int = KEEP_PAGES) -> int:
+def shed_newer(w, keep: Optional[int] = None) -> int:
     """Drop the newest loaded pages lying wholly below the exposed window (keep ``keep``
     pages at least).  Returns the number of pages dropped."""
+    keep = KEEP_PAGES if keep is None else keep
     dropped = 0
     face = (w.physical, w.show_attempts)
     while len(w.pages) > keep:
@@ -62,9 +65,10 @@ def shed_newer(w, keep: int = KEEP_PAGES) -> int:
     return dropped
 
 
-def shed_older(w, keep: int = KEEP_PAGES) -> int:
+def shed_older(w, keep: Optional[int] = None) -> int:
     """Drop the oldest loaded pages lying wholly above the exposed window (after a jump, while
     newer pages are read); the new first page still says older rows exist (``has_more``)."""
+    keep = KEEP_PAGES if keep is None else keep
     dropped = 0
     face = (w.physical, w.show_attempts)
     while len(w.pages) > keep:
