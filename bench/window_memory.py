@@ -59,6 +59,16 @@ def children_of(pid: int) -> list[int]:
     return kids
 
 
+def is_worker(pid: int) -> bool:
+    """A scan child once it runs the worker (a child forked but not exec'd yet still shares the
+    window's pages: counting it would report the window's own memory)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"--session-lens-worker" in f.read()
+    except OSError:
+        return False
+
+
 class ChildPeak:
     """The largest RssAnon of any child process, polled every 50 ms in a thread."""
 
@@ -72,7 +82,8 @@ class ChildPeak:
         me = os.getpid()
         while not self._stop.wait(0.05):
             for c in children_of(me):
-                self.peak_kb = max(self.peak_kb, status_kb(c).get("RssAnon", 0))
+                if is_worker(c):
+                    self.peak_kb = max(self.peak_kb, status_kb(c).get("RssAnon", 0))
 
     def stop(self) -> int:
         self._stop.set()
@@ -132,12 +143,13 @@ def window_steps(path: Path, pages: int, top: int) -> list[dict]:
     scroller = QTimer()
     scroller.setInterval(16)
     scroller.timeout.connect(lambda: sb.setSliderPosition(max(0, sb.value() - 240)))
-    target = len(h.pages) + pages
+    target = h.window.older_read + pages     # pages read (far ones are dropped as the window moves)
     scroller.start()
-    spin_until(lambda: len(h.pages) >= target or not h.has_more, 600)
+    spin_until(lambda: h.window.older_read >= target or not h.has_more, 600)
     scroller.stop()
     spin_until(lambda: not h.loading and win.view.settled(), 30)
     rows.append(measure(qapp, "scroll", child, top))
+    rows[-1]["pages_loaded"] = len(h.pages)
     done = {}
     win.find_actions.searchFinished.connect(lambda txt: done.setdefault("t", txt))
     win.open_search()

@@ -412,6 +412,8 @@ def test_row_window_slides_over_loaded_rows(qtbot, make_window, monkeypatch):
     import app.ui.history.window as hm
     monkeypatch.setattr(hm, "MAX_EXPOSED", 60)
     monkeypatch.setattr(hm, "EXPOSE_CHUNK", 15)
+    import app.ui.history.shed as shed
+    monkeypatch.setattr(shed, "KEEP_PAGES", 10 ** 6)   # every page stays loaded here (dropping: test_window_shed)
     win = make_window(page_size=2)
     h = open_and_wait(qtbot, win, fixture(BIG))
     view, sb = win.view, win.view.verticalScrollBar()

@@ -12,6 +12,7 @@ from PySide6.QtCore import QObject
 
 from ..workers import freeze_heap
 from .pages import LoadedPage, _range_job, bound_after, range_around
+from .shed import shed_newer, shed_older
 from .window import FIRST_ROWS
 
 
@@ -69,6 +70,7 @@ class PageJumps(QObject):
         if contiguous:
             if lp.page.items:
                 m._apply(m.window.add_older_page(lp))
+                m._shed(shed_newer)
                 ordinal = m.window.seq_ordinal(seq)
                 if ordinal is not None:
                     m.show_around(ordinal - m.window.origin)
@@ -120,6 +122,7 @@ class PageJumps(QObject):
         m = self.model
         m._set_loading(False)
         m._apply(m.window.add_newer_page(lp))
+        m._shed(shed_older)
         freeze_heap()
         m.request_newer()
         m.statsChanged.emit()

@@ -38,6 +38,7 @@ from .model_search import MATCH_ROLE, SearchModel
 from .model_truth import TruthModel
 from .pages import LoadedPage, _older_job, _open_split_job
 from .seq_index import SeqIndex
+from .shed import shed_newer
 from .rows import Row
 from .row_kind import RowKind
 from . import window as _window
@@ -293,6 +294,7 @@ class HistoryModel(TruthModel, SearchModel, QAbstractListModel):
             self.statsChanged.emit()
             return
         self._apply(self.window.add_older_page(lp))
+        self._shed(shed_newer)
         freeze_heap()
         # (still loading) its rows are shown on the next loop turn: installing and exposing are two shorter ticks
         self._expose_pending = True
@@ -310,6 +312,11 @@ class HistoryModel(TruthModel, SearchModel, QAbstractListModel):
         self.olderInstalled.emit(c)
         self.statsChanged.emit()
         return c
+
+    def _shed(self, how) -> None:
+        """Drop pages far from the exposed window (``app.ui.history.shed``) when they can be read again."""
+        if self.jumps.can_jump() and how(self.window):
+            self.statsChanged.emit()
 
     def _ready(self, rows: list) -> int:
         """How many of the rows about to slide in (nearest first) to show now: those the view

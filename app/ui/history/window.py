@@ -120,6 +120,7 @@ class RowWindow(TruthWindow, WindowNavigation):
         self._seq_firsts: list = []
         self.events: dict = {}                   # seq -> Event for every loaded event (both faces)
         self.trackers: list = []
+        self.older_read = 0                      # older pages added since the log was opened (dropped ones too)
         self.search_term = ""
         self.matches: list[int] = []
         self.current_match_row: Optional[int] = None
@@ -176,6 +177,7 @@ class RowWindow(TruthWindow, WindowNavigation):
         rows = self._rows_of(pr)
         srows = self._seq_rows_of(pr)
         self.pages.insert(0, lp)
+        self.older_read += 1
         self.events.update(lp.events)
         k = len(rows)
         self.origin -= k

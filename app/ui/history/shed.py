@@ -1,0 +1,90 @@
+"""Pages far from the exposed window are dropped (issue 36: the window's memory stays flat).
+
+Scrolling up adds older pages (``RowWindow.add_older_page``); without this every page read
+stayed loaded (its events, rows and surface statuses) for as long as the log was open, so the
+window's heap grew with how far the user scrolled.  Once more than ``KEEP_PAGES`` pages are
+loaded, the newest pages whose rows all sit below the exposed window (the hidden ``bottom``)
+are dropped: the window is then in the state a jump leaves (``tail_pages`` holds the page that
+ends the log, for the live feed; ``fetch_newer`` reads the dropped pages again through the seq
+index when the user scrolls back down).  The mirror case (newer pages after a jump, the oldest
+dropped) keeps ``page.has_more`` of the new first page, so ``request_older`` reads them again.
+
+Pure bookkeeping on a :class:`~app.ui.history.window.RowWindow` (no Qt): the exposed rows do not
+change, so no change record is needed.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+KEEP_PAGES = 3       # loaded pages kept at least (the exposed window spans one or two)
+
+
+def _forget_rows(w, rows: list, pr_seq: int, newest: bool, lp) -> None:
+    """Positions, seq ranges, tracker and events of a dropped page (its rows are ``rows``)."""
+    for r in rows:
+        w._all_pos.pop(id(r), None)
+        w._all_key.pop(r.key, None)
+    if pr_seq:
+        if newest:
+            del w._seq_rows[-pr_seq:]
+            del w._seq_firsts[-pr_seq:]
+        else:
+            del w._seq_rows[:pr_seq]
+            del w._seq_firsts[:pr_seq]
+    if w.trackers:
+        w.trackers.pop(-1 if newest else 0)
+    ev = w.events
+    for seq, e in lp.events.items():
+        if ev.get(seq) is e:
+            del ev[seq]
+
+
+def shed_newer(w, keep: Optional[int] = None) -> int:
+    """Drop the newest loaded pages lying wholly below the exposed window (keep ``keep``
+    pages at least).  Returns the number of pages dropped."""
+    keep = KEEP_PAGES if keep is None else keep
+    dropped = 0
+    face = (w.physical, w.show_attempts)
+    while len(w.pages) > keep:
+        lp = w.pages[-1]
+        pr = lp.rows_for(*face)
+        rows = w._rows_of(pr)
+        if len(rows) > w.bottom:
+            break                                # some of its rows are exposed (or above)
+        if w.attached and lp.page.tail:
+            w.tail_pages = [lp]                  # the page ending the log stays for the live feed
+        elif w.attached:
+            break                                # no page ending the log to come back to
+        n_seq = len(w._seq_rows_of(pr))
+        _forget_rows(w, rows, n_seq, True, lp)
+        w.pages.pop()
+        if rows:
+            del w.all_rows[len(w.all_rows) - len(rows):]
+        w._set_window(w.hidden, w.bottom - len(rows))
+        dropped += 1
+    return dropped
+
+
+def shed_older(w, keep: Optional[int] = None) -> int:
+    """Drop the oldest loaded pages lying wholly above the exposed window (after a jump, while
+    newer pages are read); the new first page still says older rows exist (``has_more``)."""
+    keep = KEEP_PAGES if keep is None else keep
+    dropped = 0
+    face = (w.physical, w.show_attempts)
+    while len(w.pages) > keep:
+        lp = w.pages[0]
+        if lp.page.base_seq is None or not w.pages[1].page.has_more:
+            break
+        pr = lp.rows_for(*face)
+        rows = w._rows_of(pr)
+        if len(rows) > w.hidden:
+            break
+        n_seq = len(w._seq_rows_of(pr))
+        _forget_rows(w, rows, n_seq, False, lp)
+        w.pages.pop(0)
+        k = len(rows)
+        del w.all_rows[:k]
+        w.origin += k
+        w._set_window(w.hidden - k, w.bottom)
+        dropped += 1
+    return dropped

@@ -1,0 +1,63 @@
+"""The window's Python heap is flat in the log's size (issue 36).
+
+One window goes through the reading session of ``bench/window_memory.py`` (open, scroll older
+pages, whole-log find, outline, go to start) on a generated 20 MB log and on a generated 200 MB
+log (the project's generator, same seed); the Python heap (``sys.getallocatedblocks``) after the
+last step may not grow more than 20 % from the small log to the big one.  Before pages far from
+the exposed window were dropped (``app.ui.history.shed``) every page read stayed loaded, and the
+heap grew with how far the user scrolled; the heap at open still grows with the log (xfail below).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = 12          # older pages read by scrolling up (a page of the generator's log is ~8 K events)
+
+pytestmark = [
+    pytest.mark.slow,
+    # measured 07:04 UTC: 1.92x on main and on this branch; the heap at *open* already grows with the
+    # log (499 K blocks at 20 MB, 1.72 M at 200 MB), which dropping far pages does not touch
+    pytest.mark.xfail(strict=True, reason="issue 36: the window's heap still grows with the log's size"),
+]
+
+
+def _generate(path: Path, size: str) -> None:
+    import subprocess
+    subprocess.run([sys.executable, str(ROOT / "bench" / "gen.py"), str(path), "--size", size, "--seed", "3"],
+                   check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+
+
+def _heap_after_steps(path: Path) -> list[dict]:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from window_memory import window_steps
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    return window_steps(path, PAGES, 0)
+
+
+def test_python_heap_flat_from_20mb_to_200mb(tmp_path):
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    small, big = tmp_path / "m20.jsonl", tmp_path / "m200.jsonl"
+    _generate(small, "20MB")
+    _generate(big, "200MB")
+    try:
+        s = _heap_after_steps(small)
+        b = _heap_after_steps(big)
+    finally:
+        big.unlink()
+    assert [r["step"] for r in b] == ["open", "scroll", "find", "outline", "start"]
+    # the scroll really read the pages, and the big log has more pages than were read
+    assert s[1]["pages_loaded"] >= 1 and b[1]["pages_loaded"] >= 1
+    small_heap, big_heap = s[-1]["py_blocks"], b[-1]["py_blocks"]
+    assert big_heap <= 1.2 * small_heap, (
+        f"Python heap after open/scroll/find/outline/start: {big_heap:,} blocks on 200 MB vs "
+        f"{small_heap:,} on 20 MB ({big_heap / small_heap:.2f}x; steps {[r['py_blocks'] for r in b]} vs "
+        f"{[r['py_blocks'] for r in s]})")
+    # scrolling does not keep every page read
+    assert b[1]["py_blocks"] <= 1.2 * s[1]["py_blocks"]
