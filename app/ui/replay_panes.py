@@ -169,6 +169,7 @@ class WhatChangedPane(QWidget):
         lay.setContentsMargins(6, 6, 6, 6)
         row = QHBoxLayout()
         lbl = QLabel("Compare from seq")
+        lbl.setTextFormat(Qt.TextFormat.PlainText)
         row.addWidget(lbl)
         self.from_box = QSpinBox()
         self.from_box.setObjectName("replayFrom")
