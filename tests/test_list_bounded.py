@@ -455,7 +455,7 @@ def _drawn_italic(tree, index) -> bool:
     """Whether the session list's delegate draws the item at ``index`` in italics."""
     from PySide6.QtWidgets import QStyleOptionViewItem
     opt = QStyleOptionViewItem()
-    tree.itemDelegate().initStyleOption(opt, index)
+    tree.itemDelegateForIndex(index).initStyleOption(opt, index)     # (column 0: the title delegate)
     return opt.font.italic()
 
 

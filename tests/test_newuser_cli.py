@@ -131,6 +131,8 @@ def test_demo_sessions_are_never_idle_just_after_a_checkout(monkeypatch):
     listing = discover(str(demo_store()))
     newest = max(os.stat(s.path).st_mtime for s in listing.sessions)
     monkeypatch.setattr(session_model.time, "time", lambda: newest + 5)     # as if just checked out
+    # every demo session judged (a checkout that rewrote only some files leaves the others older)
+    monkeypatch.setattr(session_model, "RECENT_S", float("inf"))
     states = session_model.live_states_job(Job("t"), listing.sessions, {})
     by_id = {s.id: states.get(s.key) for s in listing.sessions}
     assert by_id["demo-crashed"] == "crashed", by_id

@@ -416,7 +416,7 @@ def sqlite_bomb(path: str, header: dict, rows: list, blob_plain: int = 256 << 20
     ``blob_plain`` bytes (a JSON string of one letter, compressed ~10,000:1) and, with ``text_bytes``,
     another row's ``data`` a TEXT JSON string of that many bytes.  -> the seqs of the rows changed."""
     import sqlite3
-    from backports import zstd
+    from ..log.source.zstdlib import zstd
     from ..store.sqlite_store import append_batch, create_store
     create_store(path, journal_mode="DELETE")
     append_batch(path, header, rows)

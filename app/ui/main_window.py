@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Optional
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QPainter, QPalette
+from PySide6.QtGui import QGuiApplication, QPainter, QPalette
 from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QMainWindow, QMenu, QMessageBox, QSplitter,
                                QStackedWidget, QTabWidget, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
-from .about import APP_NAME, AboutDialog, show_about
+from .about import APP_NAME, AboutDialog
+from .help_menu import build_help_menu, raise_or_show_about, show_diagnostics_of
 from .file_actions import FileActions
-from .frame_actions import action
 from .history.model import DEFAULT_PAGE_SIZE, HistoryModel
 from .history.view import HistoryView
 from .history_actions import HistoryActions
@@ -250,27 +250,14 @@ class MainWindow(QMainWindow):
         return ensure_menu(self.menuBar(), name)
 
     def _build_help_menu(self):
-        hm = self.menu("Help")
-        self.act_about = action(f"&About {APP_NAME}", self, triggered=self.show_about)
-        self.act_about.setMenuRole(QAction.MenuRole.AboutRole)
-        hm.addAction(self.act_about)
-        self.act_diagnostics = action("&Diagnostics…", self, triggered=self.show_diagnostics)
-        hm.addAction(self.act_diagnostics)
-        self.help_menu = hm
+        build_help_menu(self)                 # About, Diagnostics (app/ui/help_menu.py)
 
     def show_diagnostics(self):
-        """Help > Diagnostics: the ``session-lens doctor`` report, with a Copy button."""
-        from .diagnostics_dialog import show_diagnostics
-        return show_diagnostics(self, self.jobs)
+        return show_diagnostics_of(self)      # Help > Diagnostics: the doctor report, with a Copy button
 
     def show_about(self) -> AboutDialog:
-        """Help > About: versions of Session Lens, Python, PySide6/Qt, msgspec, qasync (one dialog at a time)."""
-        for dlg in self.findChildren(AboutDialog):
-            if dlg.isVisible():
-                dlg.raise_()
-                dlg.activateWindow()
-                return dlg
-        return show_about(self)
+        """Help > About (one dialog at a time)."""
+        return raise_or_show_about(self)
 
     def _wire(self):
         h = self.history

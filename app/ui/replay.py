@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from PySide6.QtCore import QCoreApplication, QObject
+from PySide6.QtCore import QCoreApplication, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 
 from .history.row_kind import RowKind
@@ -94,6 +94,9 @@ class ReplayActions(QObject):
         self.changed_pane = WhatChangedPane()
         win.tabs.addTab(self.model_pane, "Model view")
         win.tabs.addTab(self.changed_pane, "What changed")
+        # four tabs: the bar scrolls rather than widening the inspector (the history keeps its width)
+        win.tabs.setUsesScrollButtons(True)
+        win.tabs.setElideMode(Qt.TextElideMode.ElideRight)
         self._build_actions()
         m = self.model
         m.ready.connect(self._on_ready)

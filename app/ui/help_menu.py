@@ -1,0 +1,37 @@
+"""The main window's Help menu: About and Diagnostics (kept out of MainWindow, which holds the frame)."""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtGui import QAction
+
+from .about import APP_NAME, AboutDialog, show_about
+from .frame_actions import action
+
+
+def build_help_menu(win: Any) -> None:
+    """Help > About and Help > Diagnostics on ``win`` (``act_about``, ``act_diagnostics``, ``help_menu``)."""
+    hm = win.menu("Help")
+    win.act_about = action(f"&About {APP_NAME}", win, triggered=win.show_about)
+    win.act_about.setMenuRole(QAction.MenuRole.AboutRole)
+    hm.addAction(win.act_about)
+    win.act_diagnostics = action("&Diagnostics…", win, triggered=win.show_diagnostics)
+    hm.addAction(win.act_diagnostics)
+    win.help_menu = hm
+
+
+def raise_or_show_about(win: Any) -> AboutDialog:
+    """The About dialog (versions of Session Lens, Python, PySide6/Qt, msgspec, qasync): the open one
+    raised, else a new one."""
+    for dlg in win.findChildren(AboutDialog):
+        if dlg.isVisible():
+            dlg.raise_()
+            dlg.activateWindow()
+            return dlg
+    return show_about(win)
+
+
+def show_diagnostics_of(win: Any) -> Any:
+    """Help > Diagnostics: the ``session-lens doctor`` report, with a Copy button."""
+    from .diagnostics_dialog import show_diagnostics
+    return show_diagnostics(win, win.jobs)
