@@ -265,9 +265,10 @@ def test_as_of_last_seq_equals_the_normal_faces(path):
     st = log.at(last)
     assert st["messages"] == analysis.messages(log.r, through=last)                       # messages face
     if st["dispatchSeq"] is not None:                                                     # request face
-        assert st["request"] == analysis.request_at(log.r, st["dispatchSeq"])["request"]
+        assert (st["request"], st["requestNote"]) == _request_face(log, st["requestBoundary"])
+        assert st["request"] == _request_face(log, st["dispatchSeq"])[0]
     else:
-        assert st["request"] is None and (not st["openTurn"] or st["step"] is None or _no_attempt(log, st))
+        assert st["request"] is None and st["requestNote"] is None and (not st["openTurn"] or st["step"] is None or _no_attempt(log, st))
     face = page_surface(log.index, log.events)                                            # surface face
     listed = {x["seq"]: x["status"] for x in surface_as_of(log.index, last)}
     for e in log.events:
@@ -285,7 +286,17 @@ def test_as_of_last_seq_equals_the_normal_faces(path):
         assert {e.seq: status_as_of(log.index, e, n)["surface"] for e in prefix} == \
             {e.seq: row_surface(pre, e)["surface"] for e in prefix}, n
         if got["dispatchSeq"] is not None:
-            assert got["request"] == analysis.request_at(log.r, got["dispatchSeq"])["request"], n
+            assert (got["request"], got["requestNote"]) == _request_face(log, got["requestBoundary"]), n
+            assert got["request"] == _request_face(log, got["dispatchSeq"])[0], n
+
+
+def _request_face(log: Log, at: int) -> tuple:
+    """(request, None) as ``request --at`` builds it, or (None, its one line) where dsh built none
+    (no request/header before the boundary: :class:`analysis.RequestError`, issue 27 item 3)."""
+    try:
+        return analysis.request_at(log.r, at)["request"], None
+    except analysis.RequestError as e:
+        return None, str(e)
 
 
 def _no_attempt(log: Log, st: dict) -> bool:
@@ -433,20 +444,32 @@ def test_cli_asof_on_zstd_and_sqlite_stores(tmp_path, monkeypatch, kind):
         assert got["seq"] == e.seq and got["messages"] == analysis.messages(r, through=e.seq, logical=False)
 
 
-def test_a_chunk_of_another_step_is_never_skipped_as_part_of_the_open_attempt(tmp_path):
+def test_a_chunk_of_another_step_is_never_skipped_as_part_of_the_open_attempt(tmp_path, monkeypatch):
     """Rows of an attempt already open are not decoded, but only rows of that attempt's own step:
-    a chunk of another step while it is open begins that step's attempt (as dsh's grouping says)."""
+    a chunk of another step while it is open begins that step's attempt (as dsh's grouping says).
+    With no request/header before the boundary dsh built no request (issue 27 item 3): none, and why."""
     def chunk(seq, step, ctype):
         return ev(seq, "assistant/chunk", {"turn": 1, "step": step, "chunk": {"type": ctype, "index": 0,
                                                                              "blockType": "text"}})
-    rows = [ev(0, "turn/start", {"turn": 1}),
-            ev(1, "user/message", msg("user", "go", "u1"), surfaceOp="append"),
-            chunk(2, 1, "block-start"), chunk(3, 1, "block-start"), chunk(4, 2, "block-start"), chunk(5, 2, "block-start")]
-    log = Log(write_log(tmp_path / "session.jsonl", rows))
-    for n, want in ((2, 2), (3, 2), (4, 4), (5, 4)):
-        st = log.at(n)
-        assert st["requestBoundary"] == want == analysis.request_at(log.r, n)["boundary"], n
-        assert st["request"] == analysis.request_at(log.r, n)["request"]
+    head = [ev(0, "request/header", {"header": {"config": {"provider": "p", "model": "m"}}, "reason": "initial"})]
+    for k, pre in enumerate(([], head)):
+        rows = pre + [ev(k, "turn/start", {"turn": 1}),
+                      ev(k + 1, "user/message", msg("user", "go", "u1"), surfaceOp="append"),
+                      chunk(k + 2, 1, "block-start"), chunk(k + 3, 1, "block-start"),
+                      chunk(k + 4, 2, "block-start"), chunk(k + 5, 2, "block-start")]
+        log = Log(write_log(tmp_path / f"session{k}.jsonl", rows))
+        for n, want in ((k + 2, k + 2), (k + 3, k + 2), (k + 4, k + 4), (k + 5, k + 4)):
+            st = log.at(n)
+            assert st["requestBoundary"] == want == analysis.dispatch_boundary(log.r, n)[0], n
+            assert (st["request"], st["requestNote"]) == _request_face(log, want), n
+            assert st["request"] == _request_face(log, n)[0], n
+            assert (st["request"] is None) == (k == 0) and (st["requestNote"] is None) == (k == 1), n
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    note = _request_face(Log(tmp_path / "session0.jsonl"), 2)[1]
+    rc, out, _ = run("asof", tmp_path / "session0.jsonl", "--seq", "3", "--json")
+    assert rc == 0 and (json.loads(out)["request"], json.loads(out)["requestNote"]) == (None, note)
+    rc, out, _ = run("asof", tmp_path / "session0.jsonl", "--seq", "3")
+    assert rc == 0 and f"request: none ({note})" in out
 
 
 def test_time_is_the_rows_own_even_when_the_replay_skips_it():
@@ -454,3 +477,25 @@ def test_time_is_the_rows_own_even_when_the_replay_skips_it():
     log = Log(fixture(COMPACTION))
     for e in log.events:
         assert log.at(e.seq, request=False)["time"] == e.time, e.seq
+
+
+V3_WITH_REQUESTS = [p for p in ALL if p.name.endswith(".v3.jsonl")]
+
+
+def test_a_v3_log_as_of_in_todays_shape_or_as_written():
+    """A v3 log as of a dispatch is derived as the normal faces derive it (issue 27 item 1): today's dsh's v4
+    shape (``toolHistory`` in the request) by default, the writer-era shape with ``as_written``."""
+    checked = 0
+    for path in V3_WITH_REQUESTS:
+        log = Log(path, block=4096)
+        for _b, a in analysis.dispatches(log.events)[:3]:
+            for aw in (False, True):
+                st = as_of(log.r, a.last_seq, log.cps, log.side, as_written=aw)
+                assert st["messages"] == analysis.messages(log.r, through=a.last_seq, as_written=aw)
+                try:
+                    face = analysis.request_at(log.r, st["requestBoundary"], as_written=aw)["request"]
+                except analysis.RequestError:
+                    continue
+                assert st["request"] == face and ("toolHistory" in st["request"]) == (not aw)
+                checked += 1
+    assert checked >= 4

@@ -38,7 +38,8 @@ def answer(r, cps, si, seq: object, side=None) -> dict[str, Any]:
     out = {"seq": st["seq"], "turn": st["turn"], "step": st["step"], "title": st["title"], "todos": st["todos"],
            "messages": st["messages"], "surface": surface_as_of(si, st["seq"]),
            "pendingToolCalls": st["pendingToolCalls"], "request": st["request"]}
-    for k in ("time", "openTurn", "modes", "header", "messageSeqs", "children", "requestBoundary", "nodes"):
+    for k in ("time", "openTurn", "modes", "header", "messageSeqs", "children", "requestBoundary", "nodes",
+              "requestNote"):
         out[k] = st[k]
     return out
 

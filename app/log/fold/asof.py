@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 
 from .attempts import AttemptTracker, embedded_stream
 from .checkpoints import Checkpoint, Checkpoints, restore_header, restore_surface
-from .folds import HeaderFold, SurfaceFold, build_request
+from .folds import HeaderFold, SurfaceFold, build_request, tool_history_of
 from .repair import RepairTracker
 from .surface import _compaction_ref, row_surface
 from ..format.lazyrows import PackedBlock, lazy_row
@@ -374,16 +374,42 @@ def _folds(reader: LogReader, cps: Optional[Checkpoints], side_index: Optional[S
     cp: Checkpoint = cps.points[i]
     nodes, empty, viol, header, hist, _chk = cps.state(i)
     sf = restore_surface(nodes, empty, viol, lambda seqs: si.node_events(seqs, check), cp)
-    hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 4 else restore_header(header, hist)
+    # (v3 too: today's dsh derives a v3 log on the v4 shape, toolHistory included; folds_at does the same)
+    hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 3 else restore_header(header, hist)
     side = si.at(i, check)
     return cp.seq, sf, hf, side, _replay_items(reader, cp, side, check, FOLD_TYPES)
 
 
-RequestFolds = tuple[int, SurfaceFold, Optional[JsonObj], Optional[JsonObj]]   # (boundary, surface, header, tools)
+# (boundary, surface, header fold (None: no request/header before the boundary), its header, its tool history)
+RequestFolds = tuple[int, SurfaceFold, Optional[int], Optional[JsonObj], Optional[JsonObj]]
 
 
 def _request_folds(sf: SurfaceFold, hf: HeaderFold, b: int, version: int) -> RequestFolds:
-    return b, sf.copy(), hf.header, hf.tool_history.snapshot() if version >= 4 else None
+    """The folds a request at boundary ``b`` is built from; the tool history as :func:`tool_history_of`
+    gives it to the normal request face (v4, and v3 in today's dsh's shape; the writer-era v3 shape
+    drops it in :func:`_request`)."""
+    return b, sf.copy(), hf.seq, hf.header, tool_history_of(hf, version)
+
+
+def _request(reader: LogReader, req: RequestFolds, as_written: bool) -> tuple[Optional[JsonObj], Optional[str]]:
+    """(the request dsh built at the boundary, None) as the normal face builds it
+    (:func:`app.log.query.analysis.request_at`: the same normalization, ``as_written`` the same), or
+    (None, why) where dsh built none: no ``request/header`` before the boundary (the normal face's
+    :class:`~app.log.query.analysis.RequestError` line of ``request --at B``, B the boundary: every seq of
+    the attempt names the same boundary, the line names the one seq that is always the attempt's)."""
+    from ..query.analysis import RequestError, require_header
+    b, sf, header_seq, header, tools = req
+    probe = HeaderFold()
+    probe.seq = header_seq
+    try:
+        require_header(probe, b, b)
+    except RequestError as e:
+        return None, str(e)
+    sf.as_written = as_written
+    if as_written and (reader.version or 0) < 4:
+        tools = None
+    sid = reader.header.id if reader.header else ""
+    return build_request(header, sf.messages(), sid, tools), None
 
 
 def replay(reader: LogReader, seq: int, cps: Optional[Checkpoints], side_index: Optional[SideIndex],
@@ -443,14 +469,17 @@ def _tool_names(header: Optional[JsonObj]) -> list[Any]:
 
 
 def as_of(reader: LogReader, seq: object, cps: Optional[Checkpoints] = None, side_index: Optional[SideIndex] = None,
-          check: Optional[Callable[[], None]] = None, request: bool = True) -> dict[str, Any]:
+          check: Optional[Callable[[], None]] = None, request: bool = True, as_written: bool = False) -> dict[str, Any]:
     """The session as it stood right after ``seq`` (see the module doc).  ``cps``: the log's fold
     checkpoints (None: folded from seq 0); ``request``: also the exact request at the last dispatch
-    boundary of the open step (else only where it is: ``dispatchSeq``, ``requestBoundary``)."""
+    boundary of the open step (else only where it is: ``dispatchSeq``, ``requestBoundary``), or None
+    with ``requestNote`` saying why where dsh built none there.  Messages and request are derived as
+    the normal faces derive them: a v3 log in today's dsh's v4 shape unless ``as_written``."""
     n = check_seq(reader, seq)
     if cps is not None and side_index is None:
         side_index = SideIndex(reader, cps)
     sf, hf, side, req = replay(reader, n, cps, side_index, check)
+    sf.as_written = as_written
     linked = linked_messages(sf)
     rep = side.rep
     open_step = side.open_step
@@ -472,14 +501,13 @@ def as_of(reader: LogReader, seq: object, cps: Optional[Checkpoints] = None, sid
         "pendingDetail": [{"callId": cid, "callSeq": cs} for cid, cs in rep.pending.items()],
         "children": copy.deepcopy(list(side.children)),
         "dispatchSeq": side.dispatch if open_step else None,
-        "request": None, "requestBoundary": b,
+        "request": None, "requestNote": None, "requestBoundary": b,
     }
     if request and b is not None:
         if req is None or req[0] != b:          # the attempt began before the checkpoint: fold up to it
             rsf, rhf, _side, _r = replay(reader, b - 1, cps, side_index, check)
             req = _request_folds(rsf, rhf, b, reader.version or 0)
-        sid = reader.header.id if reader.header else ""
-        out["request"] = build_request(req[2], req[1].messages(), sid, req[3])
+        out["request"], out["requestNote"] = _request(reader, req, as_written)
     return out
 
 

@@ -166,6 +166,8 @@ def state_lines(s: dict[str, Any]) -> list[str]:
     if s["requestBoundary"] is not None:
         lines.append(f"last dispatch of the open step: boundary seq {s['requestBoundary']} "
                      f"({len(s['request']['messages']) if s['request'] else 0} messages sent)")
+        if s.get("requestNote"):                  # (dsh built no request there: the request face's line)
+            lines.append(f"request: none ({s['requestNote']})")
     else:
         lines.append("no dispatch in an open step at this seq (request: none)")
     return lines
