@@ -1,7 +1,7 @@
 """Opening a huge log in the window (issue 29 item 2): the seq index build (a child scan) shows a progress
 pane under the history after half a second, its bar (percent of the bytes scanned) moving monotonically to
 100 %; Cancel stops it within 200 ms (the child killed) and leaves no partial index in the cache.
-The log is a generated 12 MB session stored as ``.zstd`` (the issue measured the seq index of a zstd log
+The log is a generated 80 MB session stored as ``.zstd`` (the issue measured the seq index of a zstd log
 at 70× its JSONL), so the build is long enough to watch on this machine."""
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def zlog(tmp_path_factory):
     d = tmp_path_factory.mktemp("openprog")
     raw = d / "raw" / "session.jsonl"
     raw.parent.mkdir()
-    write_jsonl(str(raw), SessionSynth(35), target_bytes=12 << 20)
+    write_jsonl(str(raw), SessionSynth(35), target_bytes=80 << 20)
     head, body = raw.read_bytes().split(b"\n", 1)
     rows = body.split(b"\n")[:-1]
     p = d / "store" / "session.jsonl.zstd"
@@ -75,16 +75,19 @@ def test_cancel_stops_the_index_within_200ms(qtbot, win, zlog, tmp_path):
     job, pane = _open(qtbot, win, zlog)
     if pane is None or job.finished:
         pytest.skip("the seq index was built before the window showed it")
-    qtbot.waitUntil(lambda: (win.tasks.isVisible() and pane.bar.value() >= 5) or job.finished, timeout=WAIT)
-    assert not job.finished
+    qtbot.waitUntil(lambda: win.tasks.isVisible() or job.finished, timeout=WAIT)     # (after half a second)
+    assert not job.finished and pane.bar.value() < 100
+    ended: list[str] = []
+    job.done.connect(lambda _r: ended.append("done"))        # (not cancelled: it ended as the click came)
     t = time.perf_counter()
     pane.cancel.click()
     assert not win.tasks.panes
     qtbot.waitUntil(lambda: job.finished, timeout=WAIT)
     stopped = job.ended_at - t
+    print(f"cancel: the worker ended {stopped * 1000:.0f} ms after the click")
     assert stopped < 0.2, f"the index build ran {stopped * 1000:.0f} ms after Cancel"
     qtbot.waitUntil(lambda: win.history.indexer.state == "cancelled", timeout=WAIT)
     assert "cancelled" in win.statusBar().currentMessage().lower()
     cache = tmp_path / "cache"
-    assert not [p for p in cache.rglob("*") if p.is_file() and (p.suffix in (".idx", ".tmp") or "index" in p.parts)]
+    assert ended or not [p for p in cache.rglob("*") if p.is_file() and (p.suffix in (".idx", ".tmp") or "index" in p.parts)]
     assert len(win.history.rows) > 0                                     # the tail is still shown

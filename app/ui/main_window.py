@@ -456,6 +456,7 @@ class MainWindow(QMainWindow):
         history after half a second (never for a quick one); Cancel kills its child scan."""
         self.tasks.track(job, "Indexing the log (seq index): go-to and far pages wait for it", delay_ms=500)
         job.failed.connect(lambda _m, job=job: self._index_cancelled(job))
+        job.done.connect(lambda _r, job=job: self._index_cancelled(job))    # (it ended as Cancel was clicked)
 
     def _index_cancelled(self, job) -> None:
         if job.cancelled and self.history.indexer.state == "cancelled":      # (not a session switch)

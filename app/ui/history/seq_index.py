@@ -32,6 +32,7 @@ class SeqIndex(QObject):
                             on_done=self._done, on_error=self._failed,
                             on_progress=lambda d, t: m.indexProgress.emit(d, t))
         job.failed.connect(lambda _msg, job=job: self._stopped(job))
+        job.done.connect(lambda _r, job=job: self._stopped(job))      # (it ended as Cancel was clicked)
         self.job = job
         m.indexJob.emit(job)
         m.statsChanged.emit()
