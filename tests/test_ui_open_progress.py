@@ -52,7 +52,7 @@ def _open(qtbot, w, path):
         w.open_store(str(path))
     qtbot.waitUntil(lambda: bool(jobs), timeout=WAIT)
     job = jobs[-1]
-    return job, w.tasks.panes.get(job)
+    return job, w.index_tasks.panes.get(job)
 
 
 def test_index_bar_moves_monotonically_to_100(qtbot, win, zlog):
@@ -61,27 +61,27 @@ def test_index_bar_moves_monotonically_to_100(qtbot, win, zlog):
     if pane is None or job.finished:
         pytest.skip("the seq index was built before the window showed it")
     pane.bar.valueChanged.connect(values.append)
-    qtbot.waitUntil(lambda: win.tasks.isVisible() or job.finished, timeout=WAIT)   # after half a second
-    shown = win.tasks.isVisible() and pane.cancel.isVisible()
+    qtbot.waitUntil(lambda: win.index_tasks.isVisible() or job.finished, timeout=WAIT)   # after half a second
+    shown = win.index_tasks.isVisible() and pane.cancel.isVisible()
     qtbot.waitUntil(lambda: win.history.indexer.state == "ready", timeout=WAIT)
     assert shown
     assert values and values == sorted(values) and values[-1] == 100
     assert len(set(values)) > 2, values
-    qtbot.waitUntil(lambda: not win.tasks.panes, timeout=WAIT)
-    assert not win.tasks.isVisible()
+    qtbot.waitUntil(lambda: not win.index_tasks.panes, timeout=WAIT)
+    assert not win.index_tasks.isVisible()
 
 
 def test_cancel_stops_the_index_within_200ms(qtbot, win, zlog, tmp_path):
     job, pane = _open(qtbot, win, zlog)
     if pane is None or job.finished:
         pytest.skip("the seq index was built before the window showed it")
-    qtbot.waitUntil(lambda: win.tasks.isVisible() or job.finished, timeout=WAIT)     # (after half a second)
+    qtbot.waitUntil(lambda: win.index_tasks.isVisible() or job.finished, timeout=WAIT)     # (after half a second)
     assert not job.finished and pane.bar.value() < 100
     ended: list[str] = []
     job.done.connect(lambda _r: ended.append("done"))        # (not cancelled: it ended as the click came)
     t = time.perf_counter()
     pane.cancel.click()
-    assert not win.tasks.panes
+    assert not win.index_tasks.panes
     qtbot.waitUntil(lambda: job.finished, timeout=WAIT)
     stopped = job.ended_at - t
     print(f"cancel: the worker ended {stopped * 1000:.0f} ms after the click")

@@ -200,6 +200,8 @@ class MainWindow(QMainWindow):
         from .progress_pane import TaskStrip
         self.tasks = TaskStrip()                              # progress and Cancel of long jobs (progress_pane.py)
         cl.addWidget(self.tasks)
+        self.index_tasks = TaskStrip()                        # the seq index build of a huge log (its own strip)
+        cl.addWidget(self.index_tasks)
         # the empty state: a session with a header and no events yet
         self.empty_state = QLabel("")
         self.empty_state.setObjectName("emptyState")
@@ -454,7 +456,7 @@ class MainWindow(QMainWindow):
     def _track_index(self, job) -> None:
         """Opening a huge log: the seq index build's progress (percent, time left) and Cancel under the
         history after half a second (never for a quick one); Cancel kills its child scan."""
-        self.tasks.track(job, "Indexing the log (seq index): go-to and far pages wait for it", delay_ms=500)
+        self.index_tasks.track(job, "Indexing the log (seq index): go-to and far pages wait for it", delay_ms=500)
         job.failed.connect(lambda _m, job=job: self._index_cancelled(job))
         job.done.connect(lambda _r, job=job: self._index_cancelled(job))    # (it ended as Cancel was clicked)
 
