@@ -209,7 +209,7 @@ def test_first_query_builds_the_index_in_the_background(qtbot, win, home):
     with qtbot.waitSignal(hs.indexUpdated, timeout=WAIT):
         hs.search("plant2text")
         seen.append(hs.panel.status.text())
-        assert hs.panel.cancel_btn.isVisible()
+        assert hs.panel.tasks.isVisible() and hs.panel.tasks.panes[hs.index_job].cancel.isVisible()
     assert seen[0].startswith("indexing")
     qtbot.waitUntil(lambda: hs.model.result is not None and hs.model.result.total == 1, timeout=WAIT)
     assert [(h.session, h.seq) for h in hs.model.result.hits] == [(sid, seq)]

@@ -46,6 +46,7 @@ def test_results_while_the_index_builds_say_what_is_not_indexed(qtbot, win, home
         with hs_mod._open_index(root, db_path) as ix:
             def progress(done, total, _n):
                 job.progress.emit(int(done), int(total))
+                job.partial.emit((int(done), int(total)))      # (the sessions line; progress: the pane)
                 if done == 45:
                     go.wait(60)
             rep = ix.update(progress=progress, cancel=lambda: job.cancelled, workers=0)

@@ -24,7 +24,10 @@ def _run(args):
         if args.preview:
             obj = preview(r, args.at, live=args.live, strict_anchor=True)
         else:
-            obj = fork(r, args.at, out_store=args.out, child_id=args.child_id, live=args.live, strict_anchor=True)
+            from .progress import cli_progress
+            with cli_progress(args, "fork") as progress:        # stderr, only on a terminal (--quiet: none)
+                obj = fork(r, args.at, out_store=args.out, child_id=args.child_id, live=args.live,
+                           strict_anchor=True, progress=progress)
     except (ForkError, ForkVerifyError) as e:
         raise CliError(str(e)) from None
     refusal = dsh_refusal(args, r)

@@ -203,6 +203,20 @@ def child_env() -> dict[str, str]:
     return env
 
 
+def _kill_when(proc: subprocess.Popen[bytes], cancelled: Callable[[], bool], over: threading.Event,
+               killed: list[bool]) -> None:
+    """Kill ``proc`` as soon as ``cancelled()`` turns true (polled every 20 ms until ``over`` is set):
+    a child busy between two messages (a phase that reports nothing) is stopped at once."""
+    while not over.wait(0.02):
+        if cancelled():
+            killed[0] = True
+            try:
+                proc.kill()
+            except OSError:
+                pass
+            return
+
+
 def run_child(argv: Sequence[str], request: object, on_message: Callable[[tuple[object, ...]], None],
               cancelled: Optional[Callable[[], bool]], what: str,
               failed: type[ChildFailed] = ChildFailed, background: bool = False) -> object:
@@ -224,6 +238,10 @@ def run_child(argv: Sequence[str], request: object, on_message: Callable[[tuple[
     assert stdout is not None
     if background:
         _background.add(proc)
+    watching = threading.Event()
+    killed = [False]
+    if cancelled is not None:               # Cancel kills the child at once, not at its next message
+        threading.Thread(target=_kill_when, args=(proc, cancelled, watching, killed), daemon=True).start()
     try:
         if request is not None:
             assert proc.stdin is not None
@@ -234,7 +252,11 @@ def run_child(argv: Sequence[str], request: object, on_message: Callable[[tuple[
                 raise InterruptedError(f"{what} cancelled")
             try:
                 msg = pickle.load(stdout)         # blocks in read(): the GIL is released
-            except EOFError:
+            except Exception as e:
+                if killed[0]:
+                    raise InterruptedError(f"{what} cancelled") from None
+                if not isinstance(e, EOFError):
+                    raise
                 code = proc.wait(5)
                 from .diagnostics import log
                 log.warning("%s process %d ended without a result (exit code %s)", what, proc.pid, code)
@@ -252,7 +274,11 @@ def run_child(argv: Sequence[str], request: object, on_message: Callable[[tuple[
                 raise failed(msg[1])
             on_message(msg)
     finally:
+        watching.set()
         _background.discard(proc)
+        if killed[0]:
+            from .diagnostics import forget_killed
+            forget_killed(proc.pid)          # killed on Cancel: its header-only fatal file goes
         if proc.poll() is None:
             proc.kill()
             proc.wait(5)

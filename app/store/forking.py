@@ -39,6 +39,7 @@ from ..log.format.model import is_event
 from ..log.index.reader import LogReader, SeqIndex
 from ..log.source.sources import Segment, Source
 from .layout import generation_name, id_segment, project_key, session_path
+from .fork_progress import ForkMeter, missing_dirs, remove_made
 from .publish import FileRange, make_dirs
 from .writer import RawFrames, RawText, SessionWriter
 
@@ -546,7 +547,8 @@ def _runs(pieces: Iterable[Piece]) -> Iterator[tuple[str, list[Piece]]]:
         yield kind, run
 
 
-def _frames_of(fd: int, run: list[Piece], acc: list[int], copied: list[int], crc: list[int]) -> Iterator[bytes]:
+def _frames_of(fd: int, run: list[Piece], acc: list[int], copied: list[int], crc: list[int],
+               meter: ForkMeter) -> Iterator[bytes]:
     """The stored bytes of whole frames; ``acc`` = [CRC-32, bytes] of this run, ``crc`` of all
     frames copied so far."""
     for p in run:
@@ -554,10 +556,11 @@ def _frames_of(fd: int, run: list[Piece], acc: list[int], copied: list[int], crc
             acc[1] += len(chunk)
             copied[0] += len(chunk)
             crc[0] = zlib.crc32(chunk, crc[0])
+            meter.copied(len(chunk))
             yield chunk
 
 
-def _verify_frames(path: str, layout: list[tuple[str, list[int]]]) -> None:
+def _verify_frames(path: str, layout: list[tuple[str, list[int]]], meter: Optional[ForkMeter] = None) -> None:
     """A zstd child holds its seed as planned: each run of copied frames byte for byte (same
     CRC-32 and length), each re-framed run as exactly one frame whose text has the CRC-32 and
     length written.  Frames are located by their headers; only re-framed ones are decoded."""
@@ -567,8 +570,12 @@ def _verify_frames(path: str, layout: list[tuple[str, list[int]]]) -> None:
         at = _child_seed_start(path, "zstd")
         if not layout:
             return
+        if meter is not None:
+            meter.start_verify(sum(n for _k, (_c, n) in layout))
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             for kind, (want_crc, want_n) in layout:
+                if meter is not None:
+                    meter.verified(want_n)
                 if kind == "frames":
                     stop = at
                     while stop - at < want_n:
@@ -586,7 +593,8 @@ def _verify_frames(path: str, layout: list[tuple[str, list[int]]]) -> None:
                 at = stop
 
 
-def _compare(a: int, b: int, src_at: int, child_at: int, length: int, child_path: str) -> None:
+def _compare(a: int, b: int, src_at: int, child_at: int, length: int, child_path: str,
+             meter: Optional[ForkMeter] = None) -> None:
     at = 0
     while at < length:
         k = min(COPY_CHUNK, length - at)
@@ -594,6 +602,8 @@ def _compare(a: int, b: int, src_at: int, child_at: int, length: int, child_path
             raise ForkVerifyError(f"child {child_path} differs from the source within bytes "
                                   f"{src_at + at}..{src_at + at + k}")
         at += k
+        if meter is not None:
+            meter.verified(k)
 
 
 def _verify_copy(src_path: str, child_path: str, start: int, stop: int, child_start: int, full: bool) -> str:
@@ -602,7 +612,8 @@ def _verify_copy(src_path: str, child_path: str, start: int, stop: int, child_st
     return _verify_ranges(src_path, child_path, [(start, stop, child_start)], full)
 
 
-def _verify_ranges(src_path: str, child_path: str, ranges: list[tuple[int, int, int]], full: bool) -> str:
+def _verify_ranges(src_path: str, child_path: str, ranges: list[tuple[int, int, int]], full: bool,
+                   meter: Optional[ForkMeter] = None) -> str:
     """The child holds each copied range ``(start, stop, child offset)`` of the source: every byte
     (``full``), else both ends of every range (a whole window for one range, ``VERIFY_EDGE`` bytes
     each when there are many) and ``VERIFY_WINDOWS`` windows spread evenly over all the copied
@@ -629,10 +640,12 @@ def _verify_ranges(src_path: str, child_path: str, ranges: list[tuple[int, int, 
             start, stop, c = ranges[ri]
             off = want - base
             spots.append((start + off, c + off, min(VERIFY_WINDOW, stop - start - off)))
+    if meter is not None:
+        meter.start_verify(sum(length for _s, _c, length in spots))
     a, b = os.open(src_path, os.O_RDONLY), os.open(child_path, os.O_RDONLY)
     try:
         for src_at, child_at, length in spots:
-            _compare(a, b, src_at, child_at, length, child_path)
+            _compare(a, b, src_at, child_at, length, child_path, meter)
     finally:
         os.close(a)
         os.close(b)
@@ -663,9 +676,12 @@ def checked_plan(reader: LogReader, plan: ForkPlan, given: bool, at_seq: Optiona
 
 def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[str] = None,
          child_id: Optional[str] = None, live: bool = False, plan: Optional[ForkPlan] = None,
-         verify: str = "sample", strict_anchor: bool = False) -> dict[str, Any]:
+         verify: str = "sample", strict_anchor: bool = False,
+         progress: Optional[Callable[[int, int], None]] = None) -> dict[str, Any]:
     """Host fork of ``reader``'s session at message anchor ``at_seq``; returns the child's facts
-    (``strict_anchor``: an anchor past the last event is refused, see :func:`plan_fork`)."""
+    (``strict_anchor``: an anchor past the last event is refused, see :func:`plan_fork`).
+    ``progress(done, total)``: bytes of the copy then of the verification; when it raises (Cancel) the
+    fork stops and leaves nothing: no child, no temporary, no folder made for it (app/store/fork_progress.py)."""
     if reader.header is None:
         raise ForkError("FORK_UNAVAILABLE", "the source has no readable header")
     src = reader.source
@@ -703,6 +719,8 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
                                           "a fork never writes into an existing session: choose another --id")
     if src.kind not in ("jsonl", "zstd"):
         raise ForkError("FORK_UNAVAILABLE", f"cannot fork a {src.kind} source")
+    meter = _meter(plan, src.kind, verify, progress)
+    meter.copied(0)                   # (a cancellation point before anything is made)
     crc = [0]          # of the seed bytes as they are written (jsonl) / of the copied frames (zstd)
     copied = [0]
     layout: list[Any] = []  # jsonl: ("range", start, stop, at) / ("text", bytes, at); zstd: ("frames", [crc,
@@ -723,20 +741,21 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
                     if run_kind == "frames":
                         acc = [0, 0]                      # crc, bytes of this run as read
                         layout.append(("frames", acc))
-                        batch.append(_raw_frames(_frames_of(fd, run, acc, copied, crc)))
+                        batch.append(_raw_frames(_frames_of(fd, run, acc, copied, crc, meter)))
                     else:
                         text = b"".join(p.data for p in run)
+                        meter.copied(len(text))
                         layout.append(("text", [zlib.crc32(text), len(text)]))
                         batch.append(_raw_text([text]))
         batch.extend(tail_rows)
-        folder_was_there = os.path.isdir(os.path.dirname(path))
+        made = missing_dirs(os.path.dirname(path))
         make_dirs(os.path.dirname(path))  # (here, before the pass: the writer starts its copy without it)
         w = SessionWriter(path, header, fmt=src.kind, pack=False, batch_delay_ms=1, exists=False, retry=False)
         ok = False
         try:
             w.append(batch)
             if stream is not None:
-                _feed(stream, pieces, fd, layout, copied)
+                _feed(stream, pieces, fd, layout, copied, meter)
             w.flush()                 # the barrier: child published (tmp, fsync, link, fsync dir)
             ok = True
         finally:
@@ -744,21 +763,43 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
                 w.close()
             else:
                 w.abandon()           # a failed fork is not retried: nothing more is published
-                if not folder_was_there:
-                    try:
-                        os.rmdir(os.path.dirname(path))    # the child's own folder, made for it (when empty)
-                    except OSError:
-                        pass
+                remove_made(None, made)       # the child's own folder (and any above it), made for it, when empty
     finally:
         os.close(fd)
-    # verify: the source is unchanged and the child holds exactly the bytes read from it
+    try:
+        verified = _verify_child(reader, path, layout, copied, crc, verify, rev_before, meter)
+    except BaseException:
+        if meter.stopped:             # cancelled while verifying: the published child goes too
+            remove_made(path, made)
+        raise
+    meter.finish()
+    return {"child": path, "id": child_id, "parentSession": reader.header.id, "seedLength": plan.seed_length,
+            "boundary": plan.boundary, "anchor": at_seq, "synthesized": plan.synthesized_seqs,
+            "turns": plan.turns, "format": src.kind, "sourceRevision": rev_before,
+            "crc32": f"{crc[0]:08x}" if (src.kind == "zstd" or verify == "full") else None,
+            "verified": verified, "bytesCopied": copied[0]}
+
+
+def _meter(plan: ForkPlan, kind: str, verify: str, progress: Optional[Callable[[int, int], None]]) -> ForkMeter:
+    """The fork's progress: the copy's share is the seed's extent in the source (to the end of its cut
+    segment), the verification's the bytes it reads (every copied byte for zstd or ``full``)."""
+    copy_total = int(plan.cut_segment[1]) if plan.stored_through >= 0 and plan.cut_segment is not None else 0
+    full = kind == "zstd" or verify == "full"
+    return ForkMeter(progress, copy_total,
+                     copy_total if full else min(copy_total, VERIFY_WINDOW * (VERIFY_WINDOWS + 2)))
+
+
+def _verify_child(reader: LogReader, path: str, layout: list[Any], copied: list[int], crc: list[int], verify: str,
+                  rev_before: str, meter: ForkMeter) -> str:
+    """The source is unchanged and the child holds exactly the bytes read from it. -> what was compared."""
+    src = reader.source
     rev_after = src.revision()
     if rev_after != rev_before:
         raise ForkVerifyError(f"the source changed during the fork ({rev_before} -> {rev_after}); "
                               f"the child {path} was published from the earlier state")
     verified = "nothing copied"
     if src.kind == "zstd":
-        _verify_frames(path, layout)
+        _verify_frames(path, layout, meter)
         verified = "crc of every copied byte"
     elif copied[0]:
         child_start = _child_seed_start(path, src.kind)
@@ -774,16 +815,12 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
                     f.seek(child_start + item[2])
                     if f.read(len(item[1])) != item[1]:
                         raise ForkVerifyError(f"child {path} does not hold the converted seed rows")
-        verified = _verify_ranges(src.path, path, ranges, full) if ranges else "converted rows"
+        verified = _verify_ranges(src.path, path, ranges, full, meter) if ranges else "converted rows"
         if ranges and len(ranges) < len(layout):
             verified += f"; {len(layout) - len(ranges)} converted row run(s) in full"
         if full:
             crc[0] = _crc_of(path, child_start, child_start + copied[0])
-    return {"child": path, "id": child_id, "parentSession": reader.header.id, "seedLength": plan.seed_length,
-            "boundary": plan.boundary, "anchor": at_seq, "synthesized": plan.synthesized_seqs,
-            "turns": plan.turns, "format": src.kind, "sourceRevision": rev_before,
-            "crc32": f"{crc[0]:08x}" if (src.kind == "zstd" or verify == "full") else None,
-            "verified": verified, "bytesCopied": copied[0]}
+    return verified
 
 
 _SWITCH = 1e-4                  # the interpreter's thread switch interval while a seed is fed (s)
@@ -807,28 +844,31 @@ def _quick_switches(on: bool) -> None:
                 sys.setswitchinterval(_switch_users[1])
 
 
-def _feed(stream: SeedStream, pieces: Iterable[Piece], fd: int, layout: list[Any], copied: list[int]) -> None:
+def _feed(stream: SeedStream, pieces: Iterable[Piece], fd: int, layout: list[Any], copied: list[int],
+          meter: ForkMeter) -> None:
     """Hand the JSONL seed's pieces to ``stream`` as they are made (stored ranges as kernel copies of
     ``fd``, converted rows as text), recording the child's layout for the verification.  Any failure
     fails the stream (the writer then publishes nothing) and is raised."""
     _quick_switches(True)
     try:
-        _feed_pieces(stream, pieces, fd, layout, copied)
+        _feed_pieces(stream, pieces, fd, layout, copied, meter)
     finally:
         _quick_switches(False)
 
 
-def _feed_pieces(stream: SeedStream, pieces: Iterable[Piece], fd: int, layout: list[Any], copied: list[int]) -> None:
+def _feed_pieces(stream: SeedStream, pieces: Iterable[Piece], fd: int, layout: list[Any], copied: list[int],
+                 meter: ForkMeter) -> None:
     try:
         for piece in pieces:
             if piece.kind == "range":
-                chunk: Chunk = FileRange(fd, piece.start, piece.stop)
+                chunk: Chunk = FileRange(fd, piece.start, piece.stop, meter.copied)   # (reported as copied)
                 layout.append(("range", piece.start, piece.stop, copied[0]))
                 n = piece.stop - piece.start
             else:
                 chunk = piece.data
                 layout.append(("text", piece.data, copied[0]))
                 n = len(piece.data)
+                meter.copied(n)
             copied[0] += n
             if not stream.put(chunk):
                 break                 # the writer's pass failed: its flush says why

@@ -82,6 +82,15 @@ class ShardWorker:
             except OSError:
                 pass
 
+    def kill(self) -> None:
+        """Stop it now (Cancel that did not end it at once): what it did not commit is not in its shard
+        (SQLite drops a killed writer's transaction), what it committed stays."""
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                self.proc.kill()
+            except OSError:
+                pass
+
     def why(self) -> str:
         rc = self.proc.returncode if self.proc is not None else None
         last = self.err.decode("utf-8", "replace").strip().splitlines()[-1:] if self.err else []
@@ -153,6 +162,9 @@ def serve_shard(inp: Any = None, out: Any = None) -> None:
     out.flush()
 
 
+CANCEL_GRACE_S = 0.05
+
+
 def update_shards(ix: FullTextIndex, progress: Progress, cancel: Cancel, scans: list[Any]) -> UpdateReport:
     """Update every shard at once: shards 1..n-1 in worker processes (:func:`serve_shard`),
     shard 0 in this one.  Each shard is an index of its own (WAL, a transaction per batch of
@@ -184,8 +196,13 @@ def update_shards(ix: FullTextIndex, progress: Progress, cancel: Cancel, scans: 
         for w in workers:
             w.start()
         rep = ix.update_one(mine, stop, 0, scans[0])
+        deadline: Optional[float] = None
         while any(w.running() for w in workers):
-            stop()
+            if stop():                           # Cancel: a worker not ended within CANCEL_GRACE_S is killed
+                deadline = deadline or time.monotonic() + CANCEL_GRACE_S
+                if time.monotonic() >= deadline:
+                    for w in workers:
+                        w.kill()
             report_progress()
             time.sleep(0.02)
         for w in workers:

@@ -187,9 +187,12 @@ class SessionWriter:
                     c.execute("COMMIT")
                     c.execute("BEGIN IMMEDIATE")
                     pending_bytes = pending_sessions = 0
-            if not rep.cancelled:
-                for r in file_sig.values():    # stores, non-session files, bad files
-                    upsert_file(c, r)
+            if rep.cancelled:               # Cancel: the batch not yet committed is dropped, not written
+                c.execute("ROLLBACK")       # (writing it, FTS5 merges included, took seconds; what was
+                self._batch = ([], [], [], [])   # committed stays, and those sessions stay behind)
+                return
+            for r in file_sig.values():    # stores, non-session files, bad files
+                upsert_file(c, r)
             self._flush_batch()
             c.execute("COMMIT")
         except BaseException:

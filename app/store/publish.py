@@ -6,8 +6,8 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterable
-from typing import Union
+from collections.abc import Callable, Iterable
+from typing import Optional, Union
 
 
 class PublishError(Exception):
@@ -73,8 +73,9 @@ class FileRange:
     read/write loop, in steps of ``COPY_STEP`` whose writeback starts as each step is copied
     (:func:`start_writeback`).  A source that ends early (shrank under the copy) raises ``PublishError``."""
 
-    def __init__(self, fd: int, start: int, stop: int):
+    def __init__(self, fd: int, start: int, stop: int, on_step: Optional[Callable[[int], None]] = None):
         self.fd, self.start, self.stop = fd, start, stop
+        self.on_step = on_step          # called with the bytes of each step copied (progress; may raise to stop)
 
     def __len__(self) -> int:
         return self.stop - self.start
@@ -107,6 +108,8 @@ class FileRange:
             start_writeback(out_fd, out_at, k)
             at += k
             out_at += k
+            if self.on_step is not None:
+                self.on_step(k)
         return how
 
 

@@ -51,7 +51,9 @@ def _preview_job(job, path: str, session_id: Optional[str], seq: int, live: bool
 def _fork_job(job, path: str, session_id: Optional[str], seq: int, live: bool, out_store: Optional[str] = None) -> dict:
     from ..store.faces import open_reader
     from ..store.forking import fork
-    return fork(open_reader(path, session_id), seq, live=live, out_store=out_store)
+    # progress: the copy then the verify, in bytes; Cancel makes job.report raise, and the fork then
+    # leaves nothing (no child, no temporary, no folder made for it)
+    return fork(open_reader(path, session_id), seq, live=live, out_store=out_store, progress=job.report)
 
 
 def destination_folder(pv: dict, out_store: Optional[str] = None) -> str:
@@ -166,6 +168,7 @@ class ForkAction(QObject):
         self.reason = "select an assistant message"
         self.preview: Optional[dict] = None
         self._out_store: Optional[str] = None
+        self.last_job = None                  # the newest fork's Job (tests, the task strip)
         self.update()
 
     def _live(self) -> bool:
@@ -209,8 +212,17 @@ class ForkAction(QObject):
         h = self.win.history
         self._out_store = pv.get("outStore")
         self.win.statusBar().showMessage("Forking… (the child is reported only once it is durable)")
-        self.win.jobs.submit(_fork_job, h.path, h.session_id, seq, live, pv.get("outStore"), name="fork", serial=True,
-                             on_done=self._done, on_error=self._error)
+        job = self.win.jobs.submit(_fork_job, h.path, h.session_id, seq, live, pv.get("outStore"), name="fork",
+                                   serial=True, on_done=self._done, on_error=self._error)
+        tasks = getattr(self.win, "tasks", None)
+        if tasks is not None:                 # progress (copy, then verify), time left and Cancel
+            tasks.track(job, f"Forking {pv.get('parentSession') or 'the session'} at seq {seq}: copy, then verify")
+            job.failed.connect(lambda _m, job=job: self._cancelled(job))
+        self.last_job = job
+
+    def _cancelled(self, job) -> None:
+        if job.cancelled:                     # (the job's own callbacks never run once it is cancelled)
+            self.win.statusBar().showMessage("Fork cancelled: nothing was written", 6000)
 
     def _done(self, res: dict):
         self.win.statusBar().showMessage(f"Forked: {res['id']} (seedLength {res['seedLength']})", 8000)

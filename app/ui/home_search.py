@@ -43,11 +43,19 @@ def _open_index(root: str, db_path: Optional[str]):
 
 
 def index_job(job, root: str, db_path: Optional[str]):
+    """The build: ``job.progress`` in bytes read of the root's session files (the progress pane: percent,
+    time left), ``job.partial`` (sessions done, sessions to do) for the line under the box."""
     with _open_index(root, db_path) as ix:
-        def progress(done, total, _nbytes):
+        walked = ix.walk()
+        total_bytes = max(1, sum(st.st_size for _p, st, _x in walked[0]) + sum(st.st_size for _p, st in walked[1]))
+        read = [0]
+
+        def progress(done, total, nbytes):
             if not job.cancelled:
-                job.progress.emit(int(done), int(total))
-        rep = ix.update(progress=progress, cancel=lambda: job.cancelled)
+                read[0] = max(read[0], min(int(nbytes), total_bytes))     # (monotonic, within the total)
+                job.progress.emit(read[0], total_bytes)
+                job.partial.emit((int(done), int(total)))
+        rep = ix.update(progress=progress, cancel=lambda: job.cancelled, walked=walked)
         return rep, ix.indexed_count(), len(ix.session_problems())
 
 
@@ -195,6 +203,9 @@ class HomeSearchPanel(QWidget):
         self.cancel_btn.hide()
         srow.addWidget(self.cancel_btn)
         lay.addLayout(srow)
+        from .progress_pane import TaskStrip
+        self.tasks = TaskStrip()                 # the build's bar (percent of bytes, time left) and Cancel
+        lay.addWidget(self.tasks)
         self.stack = QStackedWidget()
         self.stack.addWidget(sessions)
         page = QWidget()
@@ -247,6 +258,7 @@ class HomeSearch(QObject):
         self.behind: Optional[int] = None
         self.problems = 0
         self.building: Optional[tuple] = None
+        self.index_job = None                      # the newest build's Job (tests)
         self.state = "done"                        # the index build's state (a build killed: "interrupted")
         self.ready_root: Optional[str] = None     # root whose index was updated in this run
         self._pending_hit: Optional[tuple] = None  # (session_key, seq, word) waiting for the session
@@ -270,6 +282,7 @@ class HomeSearch(QObject):
         p.back.clicked.connect(self.close_results)
         p.update_btn.clicked.connect(self.update_index)
         p.cancel_btn.clicked.connect(self.cancel_index)
+        p.tasks.cancelled.connect(lambda _t: self.cancel_index())
         p.results.activated.connect(self.activate)          # Enter, and a click or double click per style
         from PySide6.QtGui import QShortcut
         esc = QShortcut(QKeySequence("Escape"), p)
@@ -321,7 +334,7 @@ class HomeSearch(QObject):
             text = f"Searches {os.path.basename(self.file_folder)}/, this file's folder" + (f": {text}" if text else "")
         p.status.setText(text)
         p.update_btn.setVisible(self.building is None and bool(self.behind))
-        p.cancel_btn.setVisible(self.building is not None)
+        p.cancel_btn.setVisible(self.building is not None and not p.tasks.panes)   # (the pane has its own)
 
     def update_index(self) -> None:
         """Update the index of the current root in the background (progress under the box)."""
@@ -330,9 +343,11 @@ class HomeSearch(QObject):
         self.building = (0, 0)
         self.win.jobs.cancel_group("home-behind")      # a count from before the update would be stale
         self._show_status()
-        self.win.jobs.submit(index_job, self.root, self.db_path, name="home-index", group="home-index",
-                             on_done=self._on_indexed, on_error=self._on_index_failed,
-                             on_progress=self._on_index_progress)
+        job = self.win.jobs.submit(index_job, self.root, self.db_path, name="home-index", group="home-index",
+                                   on_done=self._on_indexed, on_error=self._on_index_failed,
+                                   on_partial=lambda t: self._on_index_progress(*t))
+        self.panel.tasks.track(job, "Indexing the sessions for search")
+        self.index_job = job
 
     def cancel_index(self) -> None:
         if self.win.jobs.cancel_group("home-index"):

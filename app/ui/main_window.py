@@ -200,6 +200,8 @@ class MainWindow(QMainWindow):
         from .progress_pane import TaskStrip
         self.tasks = TaskStrip()                              # progress and Cancel of long jobs (progress_pane.py)
         cl.addWidget(self.tasks)
+        self.index_tasks = TaskStrip()                        # the seq index build of a huge log (its own strip)
+        cl.addWidget(self.index_tasks)
         # the empty state: a session with a header and no events yet
         self.empty_state = QLabel("")
         self.empty_state.setObjectName("emptyState")
@@ -266,6 +268,7 @@ class MainWindow(QMainWindow):
         h.pageFailed.connect(lambda msg: self.statusBar().showMessage(f"Could not read an older page: {msg}", 8000))
         h.statsChanged.connect(self.update_status)
         h.indexProgress.connect(self._on_index_progress)
+        h.indexJob.connect(self._track_index)              # a long seq index build: a pane with Cancel
         h.indexReady.connect(self._on_index_ready)
         h.loadingChanged.connect(lambda _b: self.update_status())
         h.faceChanged.connect(self.update_banner)          # the banner speaks of the face on screen
@@ -436,6 +439,18 @@ class MainWindow(QMainWindow):
     def _on_index_progress(self, done: int, total: int):
         self.progress.show()
         self.progress.setValue(int(1000 * done / max(1, total)))
+
+    def _track_index(self, job) -> None:
+        """Opening a huge log: the seq index build's progress (percent, time left) and Cancel under the
+        history after half a second (never for a quick one); Cancel kills its child scan."""
+        self.index_tasks.track(job, "Indexing the log (seq index): go-to and far pages wait for it", delay_ms=500)
+        job.failed.connect(lambda _m, job=job: self._index_cancelled(job))
+        job.done.connect(lambda _r, job=job: self._index_cancelled(job))    # (it ended as Cancel was clicked)
+
+    def _index_cancelled(self, job) -> None:
+        if job.cancelled and self.history.indexer.state == "cancelled":      # (not a session switch)
+            self.progress.hide()
+            self.statusBar().showMessage("Indexing cancelled: the tail is shown; far seqs need the index", 8000)
 
     def _on_index_ready(self):
         self.progress.hide()

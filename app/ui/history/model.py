@@ -62,6 +62,7 @@ class HistoryModel(TruthModel, SearchModel, QAbstractListModel):
     loadingChanged = Signal(bool)
     pageFailed = Signal(str)
     indexProgress = Signal(int, int)
+    indexJob = Signal(object)            # the seq index build's Job (the window's progress pane follows it)
     indexReady = Signal()
     faceChanged = Signal()
     statsChanged = Signal()

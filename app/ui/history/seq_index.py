@@ -21,16 +21,28 @@ class SeqIndex(QObject):
         self.state = "none"               # none | building | ready | failed
         self.elapsed = 0.0
         self.mode: Optional[str] = None   # "process" (child scan) | "thread" (fallback)
+        self.job = None                   # the build's Job (Cancel: its child scan is killed)
 
     def start(self) -> None:
         m = self.model
         if m.path is None:
             return
         self.state = "building"
-        m.jobs.submit(_index_job, m.path, m.session_id, name="index", group=m._group("index"),
-                      on_done=self._done, on_error=self._failed,
-                      on_progress=lambda d, t: m.indexProgress.emit(d, t))
+        job = m.jobs.submit(_index_job, m.path, m.session_id, name="index", group=m._group("index"),
+                            on_done=self._done, on_error=self._failed,
+                            on_progress=lambda d, t: m.indexProgress.emit(d, t))
+        job.failed.connect(lambda _msg, job=job: self._stopped(job))
+        job.done.connect(lambda _r, job=job: self._stopped(job))      # (it ended as Cancel was clicked)
+        self.job = job
+        m.indexJob.emit(job)
         m.statsChanged.emit()
+
+    def _stopped(self, job) -> None:
+        """The build was cancelled (its Cancel, or the session closed): the index is not there."""
+        if job.cancelled and job is self.job:
+            self.state = "cancelled"
+            self.job = None
+            self.model.statsChanged.emit()
 
     def _done(self, result) -> None:
         m = self.model
