@@ -1,4 +1,5 @@
-"""The main window's Help menu: About and Diagnostics (kept out of MainWindow, which holds the frame)."""
+"""Small pieces of the main window kept out of MainWindow (which holds the frame): the Help menu (About,
+Diagnostics) and the progress pane of a huge log's seq index build."""
 from __future__ import annotations
 
 from typing import Any
@@ -35,3 +36,17 @@ def show_diagnostics_of(win: Any) -> Any:
     """Help > Diagnostics: the ``session-lens doctor`` report, with a Copy button."""
     from .diagnostics_dialog import show_diagnostics
     return show_diagnostics(win, win.jobs)
+
+
+def track_index_build(win: Any, job: Any) -> None:
+    """Opening a huge log: the seq index build's progress (percent, time left) and Cancel under the
+    history after half a second (never for a quick one); Cancel kills its child scan."""
+    win.index_tasks.track(job, "Indexing the log (seq index): go-to and far pages wait for it", delay_ms=500)
+    job.failed.connect(lambda _m, job=job: _index_cancelled(win, job))
+    job.done.connect(lambda _r, job=job: _index_cancelled(win, job))    # (it ended as Cancel was clicked)
+
+
+def _index_cancelled(win: Any, job: Any) -> None:
+    if job.cancelled and win.history.indexer.state == "cancelled":      # (not a session switch)
+        win.progress.hide()
+        win.statusBar().showMessage("Indexing cancelled: the tail is shown; far seqs need the index", 8000)

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QMainWindow, Q
                                QStackedWidget, QTabWidget, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
 from .about import APP_NAME, AboutDialog
-from .help_menu import build_help_menu, raise_or_show_about, show_diagnostics_of
+from .help_menu import build_help_menu, raise_or_show_about, show_diagnostics_of, track_index_build
 from .file_actions import FileActions
 from .history.model import DEFAULT_PAGE_SIZE, HistoryModel
 from .history.view import HistoryView
@@ -128,7 +128,7 @@ class MainWindow(QMainWindow):
         from .go_actions import GoActions
         self.find_actions = FindActions(self)
         self.go_actions = GoActions(self)
-        self._build_help_menu()
+        build_help_menu(self)                  # About, Diagnostics (app/ui/help_menu.py)
         self._wire()
         self.resize(1400, 860)
         try:
@@ -251,9 +251,6 @@ class MainWindow(QMainWindow):
         use in that order: every controller adds its entries through here."""
         return ensure_menu(self.menuBar(), name)
 
-    def _build_help_menu(self):
-        build_help_menu(self)                 # About, Diagnostics (app/ui/help_menu.py)
-
     def show_diagnostics(self):
         return show_diagnostics_of(self)      # Help > Diagnostics: the doctor report, with a Copy button
 
@@ -268,7 +265,7 @@ class MainWindow(QMainWindow):
         h.pageFailed.connect(lambda msg: self.statusBar().showMessage(f"Could not read an older page: {msg}", 8000))
         h.statsChanged.connect(self.update_status)
         h.indexProgress.connect(self._on_index_progress)
-        h.indexJob.connect(self._track_index)              # a long seq index build: a pane with Cancel
+        h.indexJob.connect(lambda job: track_index_build(self, job))   # a long seq index build: pane + Cancel
         h.indexReady.connect(self._on_index_ready)
         h.loadingChanged.connect(lambda _b: self.update_status())
         h.faceChanged.connect(self.update_banner)          # the banner speaks of the face on screen
@@ -439,18 +436,6 @@ class MainWindow(QMainWindow):
     def _on_index_progress(self, done: int, total: int):
         self.progress.show()
         self.progress.setValue(int(1000 * done / max(1, total)))
-
-    def _track_index(self, job) -> None:
-        """Opening a huge log: the seq index build's progress (percent, time left) and Cancel under the
-        history after half a second (never for a quick one); Cancel kills its child scan."""
-        self.index_tasks.track(job, "Indexing the log (seq index): go-to and far pages wait for it", delay_ms=500)
-        job.failed.connect(lambda _m, job=job: self._index_cancelled(job))
-        job.done.connect(lambda _r, job=job: self._index_cancelled(job))    # (it ended as Cancel was clicked)
-
-    def _index_cancelled(self, job) -> None:
-        if job.cancelled and self.history.indexer.state == "cancelled":      # (not a session switch)
-            self.progress.hide()
-            self.statusBar().showMessage("Indexing cancelled: the tail is shown; far seqs need the index", 8000)
 
     def _on_index_ready(self):
         self.progress.hide()
