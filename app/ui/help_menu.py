@@ -2,6 +2,7 @@
 Diagnostics) and the progress pane of a huge log's seq index build."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from PySide6.QtGui import QAction
@@ -38,9 +39,18 @@ def show_diagnostics_of(win: Any) -> Any:
     return show_diagnostics(win, win.jobs)
 
 
+INDEX_PANE_BYTES = 16 << 20      # smaller logs: no index pane (the demo opens without one)
+
+
 def track_index_build(win: Any, job: Any) -> None:
     """Opening a huge log: the seq index build's progress (percent, time left) and Cancel under the
-    history after half a second (never for a quick one); Cancel kills its child scan."""
+    history after half a second (never for a quick one: a log under INDEX_PANE_BYTES is indexed in about
+    the time its child process takes to start); Cancel kills its child scan."""
+    try:
+        if os.path.getsize(win.history.path) < INDEX_PANE_BYTES:
+            return
+    except (OSError, TypeError):
+        pass
     win.index_tasks.track(job, "Indexing the log (seq index): go-to and far pages wait for it", delay_ms=500)
     job.failed.connect(lambda _m, job=job: _index_cancelled(win, job))
     job.done.connect(lambda _r, job=job: _index_cancelled(win, job))    # (it ended as Cancel was clicked)
