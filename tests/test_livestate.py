@@ -150,3 +150,25 @@ def test_killed_lockless_writer_says_what_the_window_knows_and_why_it_waits(qtbo
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
+
+
+@pytest.mark.parametrize("torn", [False, True])
+def test_a_row_left_half_written_is_a_cut_write_not_a_quiet_turn(tmp_path, torn):
+    """Item 15, the waits the growth rule can shorten: a writer writes each batch whole, so a torn
+    last row that stays torn through idle_after without growth is a write that was cut (crashed
+    then); a quiet open turn (a long tool call) keeps the long wait (idle until crash_after)."""
+    from app.store.watch import Follower
+    lines = CRASHED.read_bytes().splitlines(keepends=True)
+    p = tmp_path / "s" / "session.jsonl"
+    p.parent.mkdir()
+    p.write_bytes(b"".join(lines[:-2]))                       # an open turn
+    with Follower(str(p), from_start=False, poll_interval=0.02, idle_after=0.3, crash_after=30.0) as f:
+        assert f.open() and f.state() == "crashed"            # never seen growing: crashed at once
+        with open(p, "ab") as fh:
+            fh.write(lines[-2][:20] if torn else lines[-2])   # it grows: a writer is there
+        f.poll()
+        assert f.state() == "live" and f.held == (20 if torn else 0)
+        time.sleep(0.45)
+        f.poll()
+        assert f.state() == ("crashed" if torn else "idle")
+        assert f.facts()["lock"] is None and f.facts()["crashAfter"] == 30.0

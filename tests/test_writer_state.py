@@ -107,12 +107,14 @@ def test_v1_generation_without_lock_file_has_no_writer(tmp_path):
 def test_v0_growth_rule(tmp_path):
     """No lock: growth this process saw decides, never the file's age (issue 35 item 17)."""
     log = _copy(CRASHED, tmp_path / "v0")
+    rows = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(rows[:-1]))                # its last row is still to come
     now = time.time()
     os.utime(log, (now - 5, now - 5))
     # modified 5 s ago, but never seen growing: an open tail is crashed at once (the old rule: live)
     assert writer_state(str(log), now=now, live_window=15, crash_after=120)["writer"] == "crashed"
     with open(log, "ab") as fh:
-        fh.write(b"\n")                                  # grows (a blank line: the same log)
+        fh.write(rows[-1])                              # the writer appends its last row
     os.utime(log, (now - 5, now - 5))
     ws = writer_state(str(log), now=now, live_window=15, crash_after=120)
     assert ws["writer"] == "live" and ws["grew"] and ws["signal"] == "growth"

@@ -44,7 +44,7 @@ SECOND_LOOK_S = 0.5         # one-shot callers (CLI): the wait before a second l
 
 
 def writer_verdict(*, open_tail: bool, grew_ago: Optional[float], idle_after: float, crash_after: float,
-                   lock: Optional[bool] = None, seed_only: bool = False) -> str:
+                   lock: Optional[bool] = None, seed_only: bool = False, torn: bool = False) -> str:
     """THE rule for a writer's state (the follower, the session list and the CLI all ask it):
     ``"live" | "idle" | "crashed" | "complete"``.
 
@@ -56,7 +56,10 @@ def writer_verdict(*, open_tail: bool, grew_ago: Optional[float], idle_after: fl
       observer saw the log grow (size / mtime / revision changed between two of its own looks),
       None when it never did.  Live while it grew less than ``idle_after`` ago; then complete
       when the last turn is closed; an open tail (open turn or torn row) never seen growing is
-      crashed at once; one that was seen growing is idle until ``crash_after`` without growth.
+      crashed at once; one that was seen growing is idle until ``crash_after`` without growth,
+      except a **torn** last row (``torn``): a writer writes each batch whole (one write, then
+      fsync), so a row left half-written through ``idle_after`` without growth is a write that was
+      cut: crashed then, without the long wait meant for a quiet turn (a long tool call).
     """
     if lock is not None:
         return "live" if lock else ("crashed" if open_tail else "complete")
@@ -66,7 +69,7 @@ def writer_verdict(*, open_tail: bool, grew_ago: Optional[float], idle_after: fl
         return "live"
     if not open_tail:
         return "complete"
-    if grew_ago is None or grew_ago >= crash_after:
+    if grew_ago is None or grew_ago >= crash_after or torn:
         return "crashed"
     return "idle"
 
@@ -447,7 +450,7 @@ class Follower:
         self.last_lock = self.lock()
         return writer_verdict(open_tail=self.open_tail, grew_ago=self.quiet_for, idle_after=self.idle_after,
                               crash_after=self.crash_after, lock=self.last_lock,
-                              seed_only=self.last_type == "session/end-seed")
+                              seed_only=self.last_type == "session/end-seed", torn=self.held > 0)
 
     def follow(self, idle: Optional[float] = None, stop: Optional[threading.Event] = None,
                tick: float = 0.5) -> Iterator[list[Event]]:
@@ -505,6 +508,7 @@ class _ListState(TypedDict):
     stamp: tuple[int, ...]       # st_dev, st_ino, size, mtime_ns (SQLite: plus the -wal's size, mtime_ns)
     rev: Optional[str]           # SQLite: the session's revision
     open: bool                   # open turn or torn tail
+    torn: bool                   # a torn (or unreadable) last row
     mtime: float
     last_time: Optional[float]   # the newest event's time (seconds)
     sqlite: bool
@@ -560,7 +564,7 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
                     return _classify(info, now, live_window, crash_after, None)
             else:
                 rev = None
-            open_, last_time, last_type = _tail_facts(r)
+            open_, torn, last_time, last_type = _tail_facts(r)
         finally:
             if reader is None:
                 r.close()
@@ -569,7 +573,7 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
         changed_at = None
         if cached is not None and (cached.get("rev") != rev if sqlite else True):
             changed_at = now if sqlite else min(now, st.st_mtime)
-        info = {"stamp": stamp, "rev": rev, "open": open_, "mtime": st.st_mtime, "last_time": last_time,
+        info = {"stamp": stamp, "rev": rev, "open": open_, "torn": torn, "mtime": st.st_mtime, "last_time": last_time,
                 "sqlite": sqlite, "changed_at": changed_at or (cached["changed_at"] if cached is not None else None),
                 "seed_only": last_type == "session/end-seed"}
         _state_cache[key] = info
@@ -598,8 +602,8 @@ def _stamp(p: str, st: os.stat_result, sqlite: bool) -> tuple[int, ...]:
     return stamp
 
 
-def _tail_facts(r: LogReader) -> tuple[bool, Optional[float], Optional[str]]:
-    """(open turn or torn tail, the newest event's time in seconds, its type) of an open log."""
+def _tail_facts(r: LogReader) -> tuple[bool, bool, Optional[float], Optional[str]]:
+    """(open turn or torn tail, torn tail, the newest event's time in seconds, its type) of an open log."""
     ts = r.tail_state()
     last_time = None
     last_type = None
@@ -609,11 +613,11 @@ def _tail_facts(r: LogReader) -> tuple[bool, Optional[float], Optional[str]]:
             last_time = last.time / 1000.0
             last_type = last.type
             break
-    return ts.is_open or bool(ts.dropped), last_time, last_type
+    return ts.is_open or bool(ts.dropped), bool(ts.dropped), last_time, last_type
 
 
 def _classify(info: _ListState, now: float, live_window: float, crash_after: float, lock: Optional[bool]) -> str:
     at = info.get("changed_at")
     return writer_verdict(open_tail=info["open"], grew_ago=None if at is None else max(0.0, now - at),
                           idle_after=live_window, crash_after=crash_after, lock=lock,
-                          seed_only=bool(info.get("seed_only")))
+                          seed_only=bool(info.get("seed_only")), torn=bool(info.get("torn")))
