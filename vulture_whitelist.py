@@ -155,3 +155,7 @@ child_main  # app/store/indexer.py, scan_child.py, titles_child.py
 # a field of the .idx meta schema (decoded and validated by type, app/store/indexcache.py)
 saved_at  # app/store/indexcache.py
 qt_probe_main  # app/ui/diagnostics_dialog.py (doctor's Qt check)
+# the facts a writer state went by (app/store/watch.py WriterFacts, read by app/ui/truth_views.writer_why)
+grewAt  # app/store/watch.py WriterFacts
+idleAfter  # app/store/watch.py WriterFacts
+crashAfter  # app/store/watch.py WriterFacts

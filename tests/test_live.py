@@ -326,6 +326,9 @@ def test_sqlite_follower(tmp_path):
 
 
 def test_live_state(tmp_path):
+    """The session list's writer state goes by growth it saw between two of its own looks, never by
+    the file's age (issue 35 item 17): a file just written but never seen growing is complete
+    (closed) or crashed (open tail) at once; seen growing, it is live, then idle, then crashed."""
     hdr, evs = _header_and_rows(3000)
     closed = [e["seq"] for e in evs if e["type"] == "turn/end"]
     assert closed, "need a whole turn"
@@ -334,18 +337,24 @@ def test_live_state(tmp_path):
     body = [encode_row(e) + b"\n" for e in evs]
     p.write_bytes(encode_row(hdr) + b"\n" + b"".join(body[:closed[0] + 1]))
     mt = p.stat().st_mtime
-    assert live_state(str(p), now=mt + 1) == "live"
-    assert live_state(str(p), now=mt + 60) == "complete"
+    assert live_state(str(p), now=mt + 1) == "complete"     # just written, never seen growing (the old rule: live)
     q = tmp_path / "o" / "session.jsonl"
     q.parent.mkdir()
     q.write_bytes(encode_row(hdr) + b"\n" + b"".join(body[:closed[0] + 5]))
     mt = q.stat().st_mtime
+    assert live_state(str(q), now=mt + 1) == "crashed"      # open tail, no growth seen: at once (old: live, idle)
+    with open(q, "ab") as fh:                               # the writer appends: the next look sees it grow
+        fh.write(body[closed[0] + 5])
+    mt = q.stat().st_mtime
     assert live_state(str(q), now=mt + 1) == "live"
-    assert live_state(str(q), now=mt + 60) == "idle"
+    assert live_state(str(q), now=mt + 60) == "idle"        # seen growing, quiet since, the turn still open
     assert live_state(str(q), now=mt + 600) == "crashed"
     # a torn tail after a closed turn is an open tail too
     r = tmp_path / "t" / "session.jsonl"
     r.parent.mkdir()
     r.write_bytes(encode_row(hdr) + b"\n" + b"".join(body[:closed[0] + 1]) + body[closed[0] + 1][:7])
-    assert live_state(str(r), now=r.stat().st_mtime + 600) == "crashed"
-    assert live_state(str(r.parent), now=r.stat().st_mtime + 1) == "live"
+    assert live_state(str(r), now=r.stat().st_mtime + 1) == "crashed"
+    with open(r, "ab") as fh:
+        fh.write(body[closed[0] + 1][7:])                   # the torn row completed: grown, between turns
+    assert live_state(str(r), now=r.stat().st_mtime + 1) == "live"
+    assert live_state(str(r), now=r.stat().st_mtime + 60) == "complete"

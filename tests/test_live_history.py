@@ -202,7 +202,7 @@ def test_session_list_states_from_the_poll(qtbot, tmp_path):
         p.write_bytes(encode_row(h) + b"\n" + b"".join(body[:n]))
         os.utime(p, (now - age, now - age))
         return p
-    put("writing", end + 5, 1)              # open turn, just grew
+    writing = put("writing", end + 5, 1)    # open turn, modified a second ago
     put("died", end + 5, 300)               # open turn, quiet for 5 minutes
     put("done", end + 1, 60)                # closed turn
     put("ancient", end + 5, RECENT_S * 3)   # open turn but long ago: not polled
@@ -213,6 +213,12 @@ def test_session_list_states_from_the_poll(qtbot, tmp_path):
         def check(self):
             pass
     states = live_states_job(Job(), infos, {})
+    by_id = {i.id: states.get(i.key) for i in infos}
+    # growth is judged between two polls, never by the file's age (issue 35 item 17): not seen growing yet
+    assert by_id == {"writing": "crashed", "died": "crashed", "done": "complete", "ancient": None}
+    with open(writing, "ab") as fh:         # the writer appends before the next poll
+        fh.write(body[end + 5])
+    states = live_states_job(Job(), infos, states)
     by_id = {i.id: states.get(i.key) for i in infos}
     assert by_id == {"writing": "live", "died": "crashed", "done": "complete", "ancient": None}
     # a previously non-complete session is re-checked even when old

@@ -105,17 +105,21 @@ def test_planted_logs_are_valid_and_find_finds_every_word(tmp_path, version):
 
 
 def test_idle_writer_status_says_why_the_window_waits():
-    """Item 15 (in part): without a lock, after the writer died the window said "◌ writer idle" for
-    about 30 s with no reason.  It says now that there is no lock to ask, how long silence must
-    last, and how long is left."""
-    from app.store.watch import CRASH_AFTER_S
+    """Item 15: without a lock, after the writer died the window said "◌ writer idle" for about
+    30 s with no reason.  It says what it knows (no growth for N s, no lock to ask), after how long
+    without growth the open turn is closed (the rule's own constant) and how long is left."""
+    from app.store.watch import CRASH_AFTER_S, IDLE_AFTER_S
     from app.ui.truth_views import live_status_text
     now = 1_000_000.0
-    text = live_status_text("idle", {"at": now - 12, "events": 3, "bytes": 400}, now=now)
-    assert "no session.lock to ask" in text
-    assert f"{int(CRASH_AFTER_S)} s of silence" in text and f"(in {int(CRASH_AFTER_S) - 12} s)" in text
+    facts = {"lock": None, "grewAt": now - 12, "idleAfter": IDLE_AFTER_S, "crashAfter": CRASH_AFTER_S}
+    text = live_status_text("idle", {"at": now - 12, "events": 3, "bytes": 400}, now=now, facts=facts)
+    assert "no growth for 12 s" in text and "no session.lock to ask" in text
+    assert f"closed after {CRASH_AFTER_S:g} s without growth (in {int(CRASH_AFTER_S) - 12} s)" in text
     assert "(12 s ago)" in text
-    assert "session.lock" not in live_status_text("live", {"at": now, "events": 1, "bytes": 9}, now=now)
+    live = live_status_text("live", {"at": now, "events": 1, "bytes": 9}, now=now, facts={**facts, "grewAt": now})
+    assert f"idle after {IDLE_AFTER_S:g} s without growth" in live
+    locked = live_status_text("live", {"at": now, "events": 1, "bytes": 9}, now=now, facts={**facts, "lock": True})
+    assert "session.lock held" in locked and "growth" not in locked
 
 
 def test_demo_sessions_are_never_idle_just_after_a_checkout(monkeypatch):

@@ -105,10 +105,19 @@ def test_v1_generation_without_lock_file_has_no_writer(tmp_path):
 
 
 def test_v0_growth_rule(tmp_path):
+    """No lock: growth this process saw decides, never the file's age (issue 35 item 17)."""
     log = _copy(CRASHED, tmp_path / "v0")
+    rows = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(rows[:-1]))                # its last row is still to come
     now = time.time()
     os.utime(log, (now - 5, now - 5))
-    assert writer_state(str(log), now=now, live_window=15, crash_after=120)["writer"] == "live"
+    # modified 5 s ago, but never seen growing: an open tail is crashed at once (the old rule: live)
+    assert writer_state(str(log), now=now, live_window=15, crash_after=120)["writer"] == "crashed"
+    with open(log, "ab") as fh:
+        fh.write(rows[-1])                              # the writer appends its last row
+    os.utime(log, (now - 5, now - 5))
+    ws = writer_state(str(log), now=now, live_window=15, crash_after=120)
+    assert ws["writer"] == "live" and ws["grew"] and ws["signal"] == "growth"
     assert writer_state(str(log), now=now, live_window=2, crash_after=120)["writer"] == "idle"
     assert writer_state(str(log), now=now, live_window=2, crash_after=4)["writer"] == "crashed"
     done = _copy(COMPLETE, tmp_path / "done")
@@ -198,7 +207,7 @@ def test_fresh_fork_child_not_live_in_follower_and_list(tmp_path, capsys, from_s
     with Follower(child, from_start=from_start) as f:
         assert f.open()
         f.poll()
-        assert f.quiet_for < 3.0                     # growth alone would call it live
+        assert f.quiet_for is None                   # just written, but never seen growing
         assert f.state() == "complete"
     assert cli(["list", str(home), "--json"]) == 0
     rows = {r["id"]: r for r in json.loads(capsys.readouterr().out)["sessions"]}

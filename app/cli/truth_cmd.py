@@ -13,10 +13,10 @@ from .main import COMMANDS, cfg_session_path, session_reader, emit
 # --------------------------------------------------------------------------- writer state
 
 def cfg_writer(p) -> None:
-    p.add_argument("--live-window", type=float, help="without a writer lock: grown within this many seconds = "
-                                                     "live (default 15)")
-    p.add_argument("--crash-after", type=float, help="without a writer lock: an open tail quiet this long = "
-                                                     "crashed (default 120)")
+    p.add_argument("--live-window", type=float, help="without a writer lock: seen growing within this many "
+                                                     "seconds = live (default 15)")
+    p.add_argument("--crash-after", type=float, help="without a writer lock: an open tail seen growing, then "
+                                                     "quiet this long = crashed (default 120)")
 
 
 def writer_of(args, reader) -> Optional[dict[Any, Any]]:
@@ -25,13 +25,36 @@ def writer_of(args, reader) -> Optional[dict[Any, Any]]:
         return None
     from ..store.writerlock import writer_state
     sid = getattr(args, "session", None)
-    try:
+    def ask():
         return writer_state(reader.source.path if sid is None else args.path, sid,
                             live_window=getattr(args, "live_window", None),
                             crash_after=getattr(args, "crash_after", None),
                             reader=reader if sid is None else None)     # (its tail analysis, reused)
+    try:
+        ws = ask()
+        if _second_look(ws):
+            _wait_second_look()
+            ws = ask()
+        return ws
     except Exception:               # no writer state (e.g. an unreadable store): the logical face as before
         return None
+
+
+def _second_look(ws: Optional[dict[Any, Any]]) -> bool:
+    """A one-shot command saw a lockless open tail it never saw before: growth is the only sign of
+    a writer, so it is worth a second look after SECOND_LOOK_S.  Only a file changed within the
+    last minute gets one (a stale file would not say more; no verdict is taken from its age)."""
+    if not ws or ws.get("writer") != "crashed" or ws.get("signal") == "lock" or ws.get("grew"):
+        return False
+    age = ws.get("lastAppendAge")
+    return isinstance(age, (int, float)) and age <= 60
+
+
+def _wait_second_look() -> None:
+    import time
+
+    from ..store.watch import SECOND_LOOK_S
+    time.sleep(SECOND_LOOK_S)
 
 
 def is_live(ws: Optional[dict[Any, Any]]) -> bool:
@@ -57,15 +80,23 @@ def add_writer(obj: dict[Any, Any], ws: Optional[dict[Any, Any]], reader=None) -
 
 def list_writers(rows: list[Any], sessions: list[Any]) -> None:
     """Recently modified sessions of a listing: their writer state (lock, fresh fork seed, growth)."""
-    from ..store.watch import live_state
-    for row, s in zip(rows, sessions):
-        if not row.get("live"):
-            continue
-        try:
-            row["writer"] = live_state(s.path, s.id if s.format == "sqlite" else None)
+    from ..store.writerlock import writer_state
+    todo = [(row, s) for row, s in zip(rows, sessions) if row.get("live")]
+    for attempt in (0, 1):
+        again = []
+        for row, s in todo:
+            try:
+                ws = writer_state(s.path, s.id if s.format == "sqlite" else None)
+            except Exception:            # an unreadable log keeps the cheap answer
+                continue
+            row["writer"] = ws["writer"]
             row["live"] = row["writer"] == "live"
-        except Exception:            # an unreadable log keeps the cheap answer
-            pass
+            if _second_look(ws):
+                again.append((row, s))
+        if not again or attempt:
+            return
+        _wait_second_look()            # once for the whole listing
+        todo = again
 
 
 # --------------------------------------------------------------------------- fork title

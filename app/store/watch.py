@@ -8,14 +8,15 @@
   decodes only the bytes past it.  A torn last line or torn last frame is **held**: nothing
   of it is emitted until it is complete (a write in progress looks exactly like that).
   It copes with the file appearing later (atomic publish of a new session: the path is
-  watched before it exists), and tells how the writer is doing: ``live`` (grew within
-  ``idle_after`` seconds), ``complete`` (quiet and the last turn is closed: the writer
-  finished its turn), ``idle`` (quiet, open turn or torn tail, e.g. a long tool call),
-  ``crashed`` (open turn or torn tail, quiet for ``crash_after`` seconds: the writer died).
+  watched before it exists), and tells how the writer is doing (:func:`writer_verdict`, the
+  one rule): the ``session.lock`` decides when there is one; otherwise growth the follower saw
+  itself: ``live`` (seen growing within ``idle_after`` seconds), ``complete`` (quiet, last turn
+  closed), ``idle`` (seen growing, now quiet with an open turn or torn tail, e.g. a long tool
+  call), ``crashed`` (open tail never seen growing, or quiet for ``crash_after`` seconds).
   A file that shrinks or is replaced (repair, restore) is re-read from the start; rows
   already emitted are not emitted again (``resets`` counts these).
-* :func:`live_state` is the session list's cheap view of the same: ``"live" | "idle" |
-  "crashed" | "complete"`` from the file's modification time and the log's tail state.
+* :func:`live_state` is the session list's cheap view of the same rule: ``"live" | "idle" |
+  "crashed" | "complete"`` from growth seen between two of its calls and the log's tail state.
 
 No module here writes anything.
 """
@@ -35,10 +36,42 @@ from .filewatch import Watcher
 SESSION_NAMES = ("session.jsonl.zstd", "session.jsonl")
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
-IDLE_AFTER_S = 3.0          # no growth for this long: no longer "live"
-CRASH_AFTER_S = 30.0        # open tail quiet for this long: the writer is presumed dead
-LIST_LIVE_WINDOW_S = 15.0   # session list: modified this recently = live
-LIST_CRASH_AFTER_S = 120.0  # session list: open tail older than this = crashed
+IDLE_AFTER_S = 3.0          # no growth seen for this long: no longer "live"
+CRASH_AFTER_S = 30.0        # open tail, no growth seen for this long: the writer is presumed dead
+LIST_LIVE_WINDOW_S = 15.0   # session list: seen growing this recently = live (the list polls every few s)
+LIST_CRASH_AFTER_S = 120.0  # session list: open tail, no growth seen for this long = crashed
+SECOND_LOOK_S = 0.5         # one-shot callers (CLI): the wait before a second look for growth
+
+
+def writer_verdict(*, open_tail: bool, grew_ago: Optional[float], idle_after: float, crash_after: float,
+                   lock: Optional[bool] = None, seed_only: bool = False, torn: bool = False) -> str:
+    """THE rule for a writer's state (the follower, the session list and the CLI all ask it):
+    ``"live" | "idle" | "crashed" | "complete"``.
+
+    * ``lock`` (v1+ ``session.lock``, :func:`app.store.writerlock.lock_signal`) decides when it
+      says anything: held = live; released = crashed (open tail) or complete;
+    * a log that ends with its fork seed and nothing after it is a child at rest: complete;
+    * otherwise **growth seen by this observer** decides, never the file's age or the event
+      times (a checkout, a copy or ``simulate`` make those up): ``grew_ago`` is how long ago the
+      observer saw the log grow (size / mtime / revision changed between two of its own looks),
+      None when it never did.  Live while it grew less than ``idle_after`` ago; then complete
+      when the last turn is closed; an open tail (open turn or torn row) never seen growing is
+      crashed at once; one that was seen growing is idle until ``crash_after`` without growth,
+      except a **torn** last row (``torn``): a writer writes each batch whole (one write, then
+      fsync), so a row left half-written through ``idle_after`` without growth is a write that was
+      cut: crashed then, without the long wait meant for a quiet turn (a long tool call).
+    """
+    if lock is not None:
+        return "live" if lock else ("crashed" if open_tail else "complete")
+    if seed_only and not open_tail:
+        return "complete"
+    if grew_ago is not None and grew_ago < idle_after:
+        return "live"
+    if not open_tail:
+        return "complete"
+    if grew_ago is None or grew_ago >= crash_after or torn:
+        return "crashed"
+    return "idle"
 
 
 # =========================================================================== follower
@@ -60,6 +93,15 @@ class LastBatch(TypedDict):
     firstSeq: int
     lastSeq: int
     at: float                    # wall-clock time.time()
+
+
+class WriterFacts(TypedDict):
+    """What a follower's writer state went by: the lock's verdict (None: no lock to ask), when it
+    last saw growth (wall clock; None: never), and the rule's two waits."""
+    lock: Optional[bool]
+    grewAt: Optional[float]
+    idleAfter: float
+    crashAfter: float
 
 
 class Follower:
@@ -107,7 +149,10 @@ class Follower:
         self.last_type: Optional[str] = None   # type of the last event seen (a fork seed ends with end-seed)
         self.last_batch: Optional[LastBatch] = None   # the newest rows a poll brought: events, bytes, seqs, wall time
         self._dirty = False
-        self._last_growth = clock()
+        self._last_growth: Optional[float] = None   # clock() when this follower last saw the log grow
+        self.last_growth_wall: Optional[float] = None   # the same, wall-clock time.time()
+        self._stamp: Optional[tuple[int, ...]] = None   # (size, mtime_ns) at the previous look
+        self.last_lock: Optional[bool] = None           # the lock's verdict at the last state()
         self._closed = False
 
     # ------------------------------------------------------------------ opening
@@ -188,21 +233,27 @@ class Follower:
             st = reader.tail_state()
             self.open_turn = st.open_turn
             self._dirty = self.held > 0
-        try:
-            age = max(0.0, time.time() - self._mtime())
-        except OSError:
-            age = 0.0
-        self._last_growth = self.clock() - age
+        self._stamp = self._look()           # the first look: growth is a change after it, never the file's age
 
-    def _mtime(self) -> float:
-        m = os.stat(self.path).st_mtime
+    def _look(self) -> Optional[tuple[int, ...]]:
+        """(size, mtime_ns) of the log (SQLite: and of its -wal / -journal), or None."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        out: tuple[int, ...] = (st.st_size, st.st_mtime_ns)
         if self.sqlite:
             for suf in ("-wal", "-journal"):
                 try:
-                    m = max(m, os.stat(self.path + suf).st_mtime)
+                    s2 = os.stat(self.path + suf)
+                    out += (s2.st_size, s2.st_mtime_ns)
                 except OSError:
-                    pass
-        return m
+                    out += (-1, -1)
+        return out
+
+    def _grew(self) -> None:
+        self._last_growth = self.clock()
+        self.last_growth_wall = time.time()
 
     def _end_position(self) -> tuple[int, int, int]:
         """(pos, held bytes, last stored seq) at the end of the current snapshot."""
@@ -254,8 +305,10 @@ class Follower:
             grew = src.refresh()
         except SourceChanged:
             return self._reset()
-        if grew:
-            self._last_growth = self.clock()
+        stamp = self._look()
+        if grew or (stamp is not None and self._stamp is not None and stamp != self._stamp):
+            self._grew()
+        self._stamp = stamp if stamp is not None else self._stamp
         if not grew and not self._dirty:
             return []
         self._dirty = False
@@ -284,7 +337,7 @@ class Follower:
         finally:
             self.src = self.reader = None
         self.held = 0
-        self._last_growth = self.clock()
+        self._grew()                      # replaced or shrunk: someone is writing it
         if not self.open():
             return []
         return self._read_new()
@@ -370,30 +423,34 @@ class Follower:
         self.watcher.wake()
 
     @property
-    def quiet_for(self) -> float:
-        return max(0.0, self.clock() - self._last_growth)
+    def quiet_for(self) -> Optional[float]:
+        """Seconds since this follower last saw the log grow; None when it never did."""
+        return None if self._last_growth is None else max(0.0, self.clock() - self._last_growth)
+
+    def lock(self) -> Optional[bool]:
+        """The v1+ ``session.lock``'s verdict (None: no lock to ask, or a SQLite store)."""
+        if self.sqlite:
+            return None
+        from .writerlock import lock_signal
+        return lock_signal(self.path)
 
     @property
     def open_tail(self) -> bool:
         return self.open_turn is not None or self.held > 0
 
+    def facts(self) -> WriterFacts:
+        """What the last :meth:`state` went by (the status line says it)."""
+        return {"lock": self.last_lock, "grewAt": self.last_growth_wall, "idleAfter": self.idle_after,
+                "crashAfter": self.crash_after}
+
     def state(self) -> str:
         """``waiting`` | ``live`` | ``idle`` | ``complete`` | ``crashed`` (see the module doc)."""
         if self.src is None:
             return "waiting"
-        if not self.sqlite:
-            from .writerlock import lock_signal
-            sig = lock_signal(self.path)
-            if sig is not None:             # v1+: the writer's session.lock decides
-                return "live" if sig else ("crashed" if self.open_tail else "complete")
-        if self.last_type == "session/end-seed" and not self.open_tail:
-            return "complete"               # a fork child as published: a seed at rest, not a live writer
-        quiet = self.quiet_for
-        if quiet < self.idle_after:
-            return "live"
-        if not self.open_tail:
-            return "complete"
-        return "crashed" if quiet >= self.crash_after else "idle"
+        self.last_lock = self.lock()
+        return writer_verdict(open_tail=self.open_tail, grew_ago=self.quiet_for, idle_after=self.idle_after,
+                              crash_after=self.crash_after, lock=self.last_lock,
+                              seed_only=self.last_type == "session/end-seed", torn=self.held > 0)
 
     def follow(self, idle: Optional[float] = None, stop: Optional[threading.Event] = None,
                tick: float = 0.5) -> Iterator[list[Event]]:
@@ -451,10 +508,11 @@ class _ListState(TypedDict):
     stamp: tuple[int, ...]       # st_dev, st_ino, size, mtime_ns (SQLite: plus the -wal's size, mtime_ns)
     rev: Optional[str]           # SQLite: the session's revision
     open: bool                   # open turn or torn tail
+    torn: bool                   # a torn (or unreadable) last row
     mtime: float
     last_time: Optional[float]   # the newest event's time (seconds)
     sqlite: bool
-    changed_at: Optional[float]  # SQLite: when the revision was last seen to move
+    changed_at: Optional[float]  # when this process last saw the log grow (stamp / revision moved); None: never
     seed_only: bool              # the log ends with its fork seed
 
 
@@ -464,14 +522,12 @@ _state_cache: dict[tuple[str, Optional[str]], _ListState] = {}
 def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[float] = None,
                live_window: float = LIST_LIVE_WINDOW_S, crash_after: float = LIST_CRASH_AFTER_S,
                details: Optional[dict[str, object]] = None, reader: Any = None) -> str:
-    """``"live" | "idle" | "crashed" | "complete"`` for the session list.
+    """``"live" | "idle" | "crashed" | "complete"`` for the session list (:func:`writer_verdict`).
 
-    * ``live``: the file was modified within ``live_window`` seconds (SQLite: the session's
-      newest event time, or its revision changed since the previous call, within the window;
-      the store's mtime is shared by all its sessions);
-    * ``complete``: quiet, and the log ends between turns (no open turn, no torn tail);
-    * ``idle``: quiet, open turn or torn tail, for less than ``crash_after`` seconds;
-    * ``crashed``: open turn or torn tail, quiet for ``crash_after`` seconds or more.
+    Growth is what this process saw between two of its own calls for the same (path, session):
+    the file's size or mtime (SQLite: the session's revision) changed since the previous call;
+    the first call never sees growth, whatever the file's age.  ``live_window`` plays the part
+    of the follower's ``idle_after`` (the list polls every few seconds), ``crash_after`` its own.
     The tail analysis is cached per (path, session) and redone only when the revision moves.
     A v1+ session's ``session.lock`` overrides the growth rule (:mod:`app.store.writerlock`), and
     a log that ends with its fork seed (``session/end-seed``, nothing after it) is a fresh child
@@ -505,28 +561,31 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
                     _state_cache[key] = info
                     if details is not None:
                         details.update(info)
-                    return _classify(info, now, live_window, crash_after)
+                    return _classify(info, now, live_window, crash_after, None)
             else:
                 rev = None
-            open_, last_time, last_type = _tail_facts(r)
+            open_, torn, last_time, last_type = _tail_facts(r)
         finally:
             if reader is None:
                 r.close()
-        changed_at = now if (sqlite and cached is not None and cached.get("rev") != rev) else None
-        info = {"stamp": stamp, "rev": rev, "open": open_, "mtime": st.st_mtime, "last_time": last_time,
+        # growth: the revision (SQLite) or the file's stamp moved since this process last looked; a file
+        # says when it moved (its mtime, set by the kernel on the write we did not see), a store does not
+        changed_at = None
+        if cached is not None and (cached.get("rev") != rev if sqlite else True):
+            changed_at = now if sqlite else min(now, st.st_mtime)
+        info = {"stamp": stamp, "rev": rev, "open": open_, "torn": torn, "mtime": st.st_mtime, "last_time": last_time,
                 "sqlite": sqlite, "changed_at": changed_at or (cached["changed_at"] if cached is not None else None),
                 "seed_only": last_type == "session/end-seed"}
         _state_cache[key] = info
     if details is not None:
         details.update(info)
+    sig = None
     if not sqlite:
         from .writerlock import lock_signal
         sig = lock_signal(p)
-        if sig is not None:
-            if details is not None:
-                details.update(lock=sig)
-            return "live" if sig else ("crashed" if info["open"] else "complete")
-    return _classify(info, now, live_window, crash_after)
+        if sig is not None and details is not None:
+            details.update(lock=sig)
+    return _classify(info, now, live_window, crash_after, sig)
 
 
 def _stamp(p: str, st: os.stat_result, sqlite: bool) -> tuple[int, ...]:
@@ -543,8 +602,8 @@ def _stamp(p: str, st: os.stat_result, sqlite: bool) -> tuple[int, ...]:
     return stamp
 
 
-def _tail_facts(r: LogReader) -> tuple[bool, Optional[float], Optional[str]]:
-    """(open turn or torn tail, the newest event's time in seconds, its type) of an open log."""
+def _tail_facts(r: LogReader) -> tuple[bool, bool, Optional[float], Optional[str]]:
+    """(open turn or torn tail, torn tail, the newest event's time in seconds, its type) of an open log."""
     ts = r.tail_state()
     last_time = None
     last_type = None
@@ -554,21 +613,11 @@ def _tail_facts(r: LogReader) -> tuple[bool, Optional[float], Optional[str]]:
             last_time = last.time / 1000.0
             last_type = last.type
             break
-    return ts.is_open or bool(ts.dropped), last_time, last_type
+    return ts.is_open or bool(ts.dropped), bool(ts.dropped), last_time, last_type
 
 
-def _classify(info: _ListState, now: float, live_window: float, crash_after: float) -> str:
-    if info.get("seed_only") and not info["open"]:
-        return "complete"               # a fork child as published: its seed, no writer has resumed it
-    if info["sqlite"]:
-        # event times are the writer's wall clock: one from the future (skew, synthetic logs) is ignored
-        marks = [t for t in (info.get("last_time"), info.get("changed_at")) if t is not None and t <= now + 5]
-        last = max(marks) if marks else info["mtime"]
-    else:
-        last = info["mtime"]
-    age = now - last
-    if age < live_window:
-        return "live"
-    if not info["open"]:
-        return "complete"
-    return "crashed" if age >= crash_after else "idle"
+def _classify(info: _ListState, now: float, live_window: float, crash_after: float, lock: Optional[bool]) -> str:
+    at = info.get("changed_at")
+    return writer_verdict(open_tail=info["open"], grew_ago=None if at is None else max(0.0, now - at),
+                          idle_after=live_window, crash_after=crash_after, lock=lock,
+                          seed_only=bool(info.get("seed_only")), torn=bool(info.get("torn")))

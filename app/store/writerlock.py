@@ -7,8 +7,9 @@
   **complete** when the log ends between turns, **crashed** when its last turn is open or
   its tail torn — at once, without waiting for the file to stay quiet.  A generation file
   ``session.vN.jsonl[.zstd]`` (N >= 1) without a lock file has no writer either.
-* v0 stores (no lock): recent growth, as :func:`app.store.watch.live_state` classifies it
-  for the session list (live / idle / crashed / complete): one implementation.
+* v0 stores (no lock): growth this process saw (size / mtime / revision changed between two
+  of its looks), never the file's age, as :func:`app.store.watch.writer_verdict` rules it
+  (live / idle / crashed / complete): one implementation.
 
 Reading the lock never takes it when ``/proc/locks`` is there (Linux: the held locks are
 listed by device and inode); elsewhere a non-blocking shared ``flock`` probe is taken and
@@ -124,7 +125,8 @@ def writer_state(path: str, session_id: Optional[str] = None, *, now: Optional[f
     state = watch.live_state(path, session_id, now=now, details=info, reader=reader, **kw)
     out = {"writer": state, "signal": "sqlite" if info.get("sqlite") else ("lock" if "lock" in info else "growth"),
            "lastAppendAge": round(max(0.0, now - info["mtime"]), 3) if info.get("mtime") else None,
-           "openTail": bool(info.get("open")), "seedOnly": bool(info.get("seed_only"))}
+           "openTail": bool(info.get("open")), "seedOnly": bool(info.get("seed_only")),
+           "grew": info.get("changed_at") is not None}
     if "lock" in info:
         out["lock"] = lock_path(path)
         out["lockHeld"] = info["lock"]

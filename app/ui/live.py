@@ -54,6 +54,7 @@ class LiveFollower(QObject):
     tail_reinstalled = Signal(object)
     state_changed = Signal(str)
     batch_noted = Signal(object)             # Follower.last_batch after a poll that brought rows
+    facts_noted = Signal(object)             # Follower.facts(): what the state goes by (lock, growth, waits)
 
     def __init__(self, reader: LogReader, parent: Optional[QObject] = None, *, page: Optional[Page] = None,
                  session_id: Optional[str] = None, max_messages: int = DEFAULT_MAX_MESSAGES,
@@ -80,6 +81,7 @@ class LiveFollower(QObject):
         self.last_seq: Optional[int] = page.last_seq if page is not None else None
         self.stats = {"appended": 0, "reinstalls": 0, "refetches": 0, "batches": 0}
         self.arrivals: Optional[list] = None      # set to [] to record (monotonic time, seqs) per batch
+        self.facts: Optional[dict] = None         # the newest Follower.facts()
 
     # ------------------------------------------------------------------ control (UI thread)
     def start(self) -> None:
@@ -131,6 +133,9 @@ class LiveFollower(QObject):
             self._set_state(payload)
         elif kind == "batch":
             self.batch_noted.emit(payload)
+        elif kind == "facts":
+            self.facts = payload
+            self.facts_noted.emit(payload)
 
     # ------------------------------------------------------------------ worker thread
     def _run(self, gen: int, stop: threading.Event) -> None:
@@ -166,6 +171,7 @@ class LiveFollower(QObject):
             stitcher.subscribed(sub_last)
             resets = 0
             released = False
+            last_facts: Optional[dict] = None
 
             def load():
                 nonlocal reader
@@ -221,6 +227,10 @@ class LiveFollower(QObject):
                             post("rows", st.appended)
                 elif s == "live":
                     released = False
+                facts = dict(f.facts())
+                if facts != last_facts:
+                    last_facts = facts
+                    post("facts", facts)
                 set_state(s)
                 if not evs:
                     f.wait(min(self.tick, self.poll_interval * 4))

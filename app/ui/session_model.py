@@ -101,7 +101,7 @@ def live_states_job(job, sessions: list, prev: dict) -> dict:
     """``{key: state}`` ("live" | "idle" | "crashed" | "complete") for the sessions a writer
     touched lately (modified within RECENT_S, or not "complete" at the previous poll).
     Only stats files; the tail is read (``live_state``, cached per revision) for those."""
-    from ..store.watch import LIST_CRASH_AFTER_S, live_state
+    from ..store.watch import live_state
     now = time.time()
     todo = []
     for info in sessions:
@@ -120,28 +120,17 @@ def live_states_job(job, sessions: list, prev: dict) -> dict:
             todo.append((mtime, info))
     todo.sort(key=lambda x: -x[0])
     out = {}
-    for mtime, info in todo[:MAX_STATES]:
+    for _mtime, info in todo[:MAX_STATES]:
         job.check()
         try:
+            # growth between two polls decides, never the file's age (a checkout's demo is no writer)
             if info.format == "sqlite":
                 out[info.key] = live_state(info.store or info.path, info.id, now=now)
-            elif _in_demo(info.path):
-                # shipped with the app: its files' age is the checkout's, no writer ever appends to
-                # them; an open tail is a crash at once (never "idle" first, "crashed" two minutes on)
-                out[info.key] = live_state(info.path, now=max(now, mtime + LIST_CRASH_AFTER_S) + 1)
             else:
                 out[info.key] = live_state(info.path, now=now)
         except Exception:
             continue
     return out
-
-
-_DEMO_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                          "resources", "demo") + os.sep     # (main_window.demo_store: the same folder)
-
-
-def _in_demo(path: str) -> bool:
-    return os.path.abspath(path).startswith(_DEMO_ROOT)
 
 
 def discover_job(job, path: str):

@@ -67,8 +67,10 @@ def _kb(n: Any) -> str:
     return f"{n:,} bytes" if n < 10_000 else f"{n / 1024:,.1f} KB"
 
 
-def live_status_text(state: Optional[str], batch: Optional[dict], now: Optional[float] = None) -> str:
-    """The live status line: last append, the previous batch's size, the write-behind note."""
+def live_status_text(state: Optional[str], batch: Optional[dict], now: Optional[float] = None,
+                     facts: Optional[dict] = None) -> str:
+    """The live status line: last append, the previous batch's size, what the writer's state goes
+    by (``facts``: the follower's lock verdict, growth seen, the rule's waits) and the write-behind note."""
     if state not in ("live", "idle"):
         return ""
     now = time.time() if now is None else now
@@ -80,14 +82,34 @@ def live_status_text(state: Optional[str], batch: Optional[dict], now: Optional[
                          f"({max(0, int(now - at))} s ago)")
         ev = batch.get("events")
         parts.append(f"+{ev} event{'s' if ev != 1 else ''}, {_kb(batch.get('bytes'))} since the previous batch")
-    if state == "idle":
-        # only a writer without session.lock is ever "idle": its silence is all the window can go by
-        from ..store.watch import CRASH_AFTER_S
-        left = f" (in {max(0, int(CRASH_AFTER_S - (now - at)))} s)" if isinstance(at, (int, float)) else ""
-        parts.append(f"no session.lock to ask: its turn stays open until {int(CRASH_AFTER_S)} s of silence "
-                     f"say the writer is gone{left}")
+    why = writer_why(state, facts, at, now)
+    if why:
+        parts.append(why)
     parts.append("the file lags the writer (write-behind)")
     return " · ".join(parts)
+
+
+def writer_why(state: str, facts: Optional[dict], at: Optional[float], now: float) -> str:
+    """Why the writer is judged ``state`` and what would change it (app.store.watch.writer_verdict;
+    its waits come from the follower, i.e. IDLE_AFTER_S / CRASH_AFTER_S)."""
+    from ..store.watch import CRASH_AFTER_S, IDLE_AFTER_S
+    facts = facts or {}
+    if facts.get("lock") is True:
+        return "session.lock held: the writer is alive, however long it is quiet"
+    idle_after = float(facts.get("idleAfter") or IDLE_AFTER_S)
+    crash_after = float(facts.get("crashAfter") or CRASH_AFTER_S)
+    grew = facts.get("grewAt")
+    grew = grew if isinstance(grew, (int, float)) else at
+    quiet = max(0, int(now - grew)) if isinstance(grew, (int, float)) else None
+    if state == "live":
+        seen = f"growing (last growth {quiet} s ago)" if quiet is not None else "growing"
+        return (f"{seen}; no session.lock to ask: judged by growth, idle after {idle_after:g} s "
+                "without growth")
+    # idle: only a writer without session.lock, seen growing, is ever idle
+    gone = f"no growth for {quiet} s" if quiet is not None else "no growth"
+    left = f" (in {max(0, int(crash_after - quiet))} s)" if quiet is not None else ""
+    return (f"{gone}; no session.lock to ask; the open turn is closed after {crash_after:g} s without "
+            f"growth{left}")
 
 
 def trace_lines(tr: dict) -> list[tuple[str, list]]:
@@ -514,7 +536,8 @@ class TruthActions(QObject):
         if s is None:
             s = win.history.stats() if win.history.path is not None else {}
         # only once the writer is shown live (its lock, or growth seen): a recent file time alone is no writer
-        text = live_status_text(s.get("live"), win.history.feed.last_batch) if s.get("liveFace") else ""
+        feed = win.history.feed
+        text = live_status_text(s.get("live"), feed.last_batch, facts=feed.facts) if s.get("liveFace") else ""
         self.live_label.setText(text)
         if text and not self._tick.isActive():
             self._tick.start()

@@ -33,6 +33,7 @@ class LiveFeed(QObject):
         self.job = None
         self.stats = {"batches": 0, "events": 0, "splits": 0, "resets": 0}
         self.last_batch: Optional[dict] = None   # Follower.last_batch of the newest poll (events, bytes, at)
+        self.facts: Optional[dict] = None        # Follower.facts(): the lock's verdict, growth seen, the waits
 
     def start(self, page) -> None:
         """Follow the open log from its installed tail page."""
@@ -47,6 +48,7 @@ class LiveFeed(QObject):
         live.tail_reinstalled.connect(self._on_reinstall)
         live.state_changed.connect(self._on_state)
         live.batch_noted.connect(self._on_batch)
+        live.facts_noted.connect(self._on_facts)
         self.follower = live
         live.start()
 
@@ -75,6 +77,11 @@ class LiveFeed(QObject):
             self.last_batch = dict(batch)
             if self.state in ("live", "idle", "waiting", "loading", None):
                 self.model.set_live_face(True)      # the writer is appending: the live face
+            self.model.statsChanged.emit()
+
+    def _on_facts(self, facts) -> None:
+        if self._current() and isinstance(facts, dict):
+            self.facts = dict(facts)
             self.model.statsChanged.emit()
 
     def _on_reinstall(self, page) -> None:
