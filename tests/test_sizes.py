@@ -40,7 +40,6 @@ EXCEPTIONS: dict[str, str] = {
     "app/log/index/reader.py": _TRUST,
     # classes over 400 lines
     "app/log/source/zstdsource.py::ZstdSource": _CACHES,
-    "app/ui/main_window.py::MainWindow": _SHARED,
     "app/log/index/reader.py::LogReader": _TRUST,
     # functions over 80 lines
     "app/log/query/search.py::_find_rows": _TRUST,     # (find's row loop: find drops echoed call blocks)
