@@ -92,6 +92,8 @@ class HistoryModel(TruthModel, SearchModel, QAbstractListModel):
         self._painted = threading.Event()        # the open job's tail page is painted
         # set by the view: (rows, budget s) -> how many (nearest first) it made ready to show (documents)
         self.prepare_rows: Optional[Callable[[list, float], int]] = None
+        # the view: True while a row is parked (selected, scrolled out): its page is not dropped
+        self.keeps_rows: Optional[Callable[[], bool]] = None
         self.after_paint: Callable[[Callable], None] = lambda fn: QTimer.singleShot(0, self, fn)   # the view's: once painted
         self._reset_state()
 
@@ -316,6 +318,8 @@ class HistoryModel(TruthModel, SearchModel, QAbstractListModel):
 
     def _shed(self, how) -> None:
         """Drop pages far from the exposed window (``app.ui.history.shed``) when they can be read again."""
+        if self.keeps_rows is not None and self.keeps_rows():
+            return                               # a parked selection's page stays (parking.py)
         if self.jumps.can_jump() and how(self.window):
             self.statsChanged.emit()
 
