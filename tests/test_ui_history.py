@@ -491,7 +491,8 @@ def test_in_flight_chunks_collapse_into_one_streaming_row(qtbot, make_window, tm
     win.set_physical(True)                         # the stored rows: an attempt still streaming
     st = rows_of(h, "streaming")
     assert len(st) == 1 and (st[0].first_seq, st[0].last_seq) == (3, 5)
-    assert "Hello wor" in st[0].content().plain_text() and ("streaming", "warn") in st[0].content().pills
+    # no lock and never seen growing: its writer is gone (issue 35 item 17's rule), so the attempt says so
+    assert "Hello wor" in st[0].content().plain_text() and ("writer gone · never finished", "warn") in st[0].content().pills
     assert not [r for r in h.rows if r.event is not None and r.event.type == "assistant/chunk" and r.kind != "streaming"]
     win.set_physical(False)                        # logical: the closure ends the step, the attempt is cut off
     assert not rows_of(h, "streaming")

@@ -64,10 +64,10 @@ def test_index_bar_moves_monotonically_to_100(qtbot, win, zlog):
     qtbot.waitUntil(lambda: win.index_tasks.isVisible() or job.finished, timeout=WAIT)   # after half a second
     shown = win.index_tasks.isVisible() and pane.cancel.isVisible()
     qtbot.waitUntil(lambda: win.history.indexer.state == "ready", timeout=WAIT)
+    qtbot.waitUntil(lambda: not win.index_tasks.panes, timeout=WAIT)   # the job's done reached the strip
     assert shown
-    assert values and values == sorted(values) and values[-1] == 100
+    assert values and values == sorted(values) and values[-1] == 100, values
     assert len(set(values)) > 2, values
-    qtbot.waitUntil(lambda: not win.index_tasks.panes, timeout=WAIT)
     assert not win.index_tasks.isVisible()
 
 

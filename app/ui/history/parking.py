@@ -33,6 +33,10 @@ class SelectionParking:
         self.row: Optional[Row] = None            # the current row while it is out of the view
         self.sel: list[Row] = []                  # selected rows out of the view
 
+    def holds(self) -> bool:
+        """A row is parked (the model keeps its page loaded)."""
+        return self.row is not None or bool(self.sel)
+
     def forget(self) -> None:
         self.row, self.sel = None, []
 

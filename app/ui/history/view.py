@@ -98,8 +98,7 @@ class HistoryView(QListView):
         if not isinstance(model, HistoryModel):
             return
         model.prepare_rows = self.delegate.warm              # rows slid in: documents built first, in slices
-        model.after_paint = self.after_paint
-        model.keeps_rows = lambda: self.parking.row is not None or bool(self.parking.sel)
+        model.after_paint, model.keeps_rows = self.after_paint, self.parking.holds   # (a parked row's page stays)
         model.prependAhead.connect(self._before_batch)
         model.rowsLeaving.connect(self.parking.park)
         model.changesApplied.connect(self.parking.unpark)
