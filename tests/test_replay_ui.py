@@ -74,6 +74,10 @@ def test_rows_chip_and_statuses_before_and_after_the_compaction(qtbot, scrub, mo
         monkeypatch.setattr(cp, "spawn_worker", refuse)
     h = win.history
     row4 = next(i for i, r in enumerate(h.rows) if r.seq == 4)
+    # the surface statuses come from a worker: on a loaded machine they may not be on the rows yet
+    qtbot.waitUntil(lambda: h.rows[next(i for i, r in enumerate(h.rows) if r.seq == 4)].surface is not None,
+                    timeout=WAIT)
+    row4 = next(i for i, r in enumerate(h.rows) if r.seq == 4)
     assert h.rows[row4].surface["surface"] == "shadowed"          # the whole log: replaced at seq 21
     ra.set_bar_visible(True)
     qtbot.waitUntil(lambda: ra.model.ctx is not None, timeout=WAIT)
