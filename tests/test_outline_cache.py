@@ -9,7 +9,7 @@ import pytest
 
 from app.log.query.outline import build_outline
 from app.store.faces import open_reader
-from app.store.indexcache import cached_outline
+from app.store.outline_cache import cached_outline
 from app.tools.hostile import jsonl_mutants
 from app.tools.synth import SessionSynth, write_jsonl
 
@@ -74,3 +74,25 @@ def test_a_cancelled_pass_is_not_saved(tmp_path):
     ol, status = cached_outline(r, cancel=lambda: True)
     assert status == "built" and not ol.complete
     assert _outline(p)[1] == "built"          # nothing was saved by the cut-short pass
+
+
+def test_the_saved_outline_is_read_as_an_untrusted_cache_file(tmp_path):
+    """The outline file is read like every cache file (issue 28): a FIFO or a link to /dev/zero in its
+    place is a miss (no hang, no unbounded read), and a file signed with the unkeyed digest is not trusted."""
+    import hashlib
+    p = tmp_path / "s.jsonl"
+    write_jsonl(str(p), SessionSynth(5), target_bytes=100_000)
+    assert _outline(p)[1] == "built"
+    (saved,) = (tmp_path / "cache").rglob("*.outline")
+    body = saved.read_bytes()[:-32]
+    saved.write_bytes(body + hashlib.blake2b(body, digest_size=32).digest())     # unkeyed: forged
+    assert _outline(p)[1] == "built"
+    for swap in ("fifo", "zero"):
+        saved.unlink()
+        if swap == "fifo":
+            os.mkfifo(saved)
+        else:
+            os.symlink("/dev/zero", saved)
+        assert _outline(p)[1] == "built"
+        assert _outline(p)[1] == "hit"          # saved anew by an atomic rename (never written through the link)
+        assert saved.is_file() and not saved.is_symlink()

@@ -30,7 +30,7 @@ _FOLD = "the surface fold's step state, read by checkpoints and trace to resume 
 _SCAN = "the row scanner's tables and the reader's legacy probe, shared by the fork's legacy-row scan"
 _DISC = "discovery's file and header helpers, shared by titles, faces, forking and the full-text index"
 _UI = "the main window's controllers call each other's handlers (a controller API is pending)"
-_CACHE = "the index cache's file identity and atomic write, reused by the timeline cache"
+_CACHE = "the index cache's file identity, keyed digest and atomic write, reused by the timeline and outline caches"
 _EXPORT = "the streaming exports read rows through the reader's own split-row decode and byte totals (to be public API)"
 KNOWN: dict[tuple[str, str], str] = {
     ("app/log/fold/checkpoints.py", "sf._empty_assistant"): _FOLD,
@@ -86,6 +86,14 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/store/export_rows.py", "reader._physical_total"): _EXPORT,
     ("app/store/export_rows.py", "reader._progress_of"): _EXPORT,
     ("app/store/export_transcript.py", "reader._physical_total"): _EXPORT,
+    ("app/store/outline_cache.py", "from .indexcache import _DIGEST"): _CACHE,
+    ("app/store/outline_cache.py", "from .indexcache import _file_source"): _CACHE,
+    ("app/store/outline_cache.py", "from .indexcache import _hasher"): _CACHE,
+    ("app/store/outline_cache.py", "from .indexcache import _identity"): _CACHE,
+    ("app/store/outline_cache.py", "from .indexcache import _idx_limit"): _CACHE,
+    ("app/store/outline_cache.py", "from .indexcache import _tail_hash"): _CACHE,
+    ("app/store/outline_cache.py", "from .indexcache import _write_atomic"): _CACHE,
+    ("app/store/outline_cache.py", "src._fd"): _SOURCE,
     ("app/store/indexcache.py", "source._fd"): _SOURCE,
     ("app/store/indexcache.py", "src._fd"): _SOURCE,
     ("app/store/titles.py", "from .discovery import _header_of"): _DISC,

@@ -36,7 +36,6 @@ EXCEPTIONS: dict[str, str] = {
     "app/store/sqlite_store.py": _CACHES,
     "app/store/titles.py": _CACHES,
     "app/store/discovery.py": _DISCOVERY,
-    "app/store/indexcache.py": _CACHES,
     "app/log/index/reader.py": _TRUST,
     # classes over 400 lines
     "app/log/source/zstdsource.py::ZstdSource": _CACHES,

@@ -17,7 +17,8 @@ def _cfg_index(p):
 
 def _ahead(r, progress) -> dict[str, Any]:
     """Checkpoints, surface index and outline of ``r``: status and seconds of each."""
-    from ..store.indexcache import cached_checkpoints, cached_outline, cached_surface
+    from ..store.indexcache import cached_checkpoints, cached_surface
+    from ..store.outline_cache import cached_outline
     out: dict[str, Any] = {}
     t = time.perf_counter()
     _cp, status = cached_checkpoints(r)

@@ -48,7 +48,7 @@ def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], 
             send(("progress", done, total))
     try:
         if task == "outline":           # (saved beside the index: a session opened again has it at once)
-            from app.store.indexcache import cached_outline
+            from app.store.outline_cache import cached_outline
             return cached_outline(r, progress, cancelled)[0]
         from app.log.query.search import FindStats, find
         st = FindStats()

@@ -29,6 +29,7 @@ import msgspec
 
 from ..log.format.payloads import JsonObj
 from ..log.query.timeline import in_log_order, is_subagent_tool, summarize, timeline
+from .cachefiles import read_bounded
 from .indexcache import _file_source, _identity, _write_atomic, cache_file, cache_root
 
 if TYPE_CHECKING:
@@ -80,14 +81,16 @@ class _TimelineFile(msgspec.Struct):
     spans: list[JsonObj]
 
 
+_TIMELINE_LIMIT = 1 << 30     # a saved timeline bigger than this is not read
+
+
 def _check(body: bytes) -> bytes:
     return zlib.crc32(body).to_bytes(4, "little")
 
 
 def _load(path: Path) -> Optional[_TimelineFile]:
-    try:
-        blob = path.read_bytes()
-    except OSError:
+    blob = read_bounded(path, _TIMELINE_LIMIT)    # the cache folder is untrusted (cachefiles.py)
+    if blob is None:
         return None
     body, digest = blob[:-4], blob[-4:]
     if not body.startswith(MAGIC) or _check(body) != digest:
