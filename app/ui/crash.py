@@ -68,6 +68,24 @@ def write_crash_log(exc_type, exc, tb, where: str = "main thread") -> tuple[Opti
     return None, text
 
 
+def report_body(lay, message: str, details: str, name: str) -> QPlainTextEdit:
+    """A report dialog's body in ``lay``: the message (plain, selectable, wrapped; object name
+    ``<name>Message``) and the read-only details below it (``<name>Details``, 80 columns by 14 lines)."""
+    msg = QLabel(message)
+    msg.setObjectName(f"{name}Message")
+    msg.setTextFormat(Qt.TextFormat.PlainText)
+    msg.setWordWrap(True)
+    msg.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    lay.addWidget(msg)
+    box = QPlainTextEdit(details)
+    box.setReadOnly(True)
+    box.setObjectName(f"{name}Details")
+    fm = box.fontMetrics()
+    box.setMinimumSize(fm.horizontalAdvance("x" * 80), fm.lineSpacing() * 14)
+    lay.addWidget(box)
+    return box
+
+
 class CrashDialog(QDialog):
     def __init__(self, summary: str, details: str, log_path: Optional[Path], parent: Optional[QWidget] = None,
                  log_tail: str = ""):
@@ -77,19 +95,8 @@ class CrashDialog(QDialog):
         lay = QVBoxLayout(self)
         where = (f"A report (the error's type and where, no session text) was saved to:\n{log_path}" if log_path
                  else "The details could not be saved to a file; copy them below.")
-        msg = QLabel(f"{APP_NAME} hit an unexpected error and may not work correctly until restarted.\n\n"
-                     f"{summary}\n\n{where}")
-        msg.setObjectName("crashMessage")
-        msg.setTextFormat(Qt.TextFormat.PlainText)
-        msg.setWordWrap(True)
-        msg.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        lay.addWidget(msg)
-        self.details = QPlainTextEdit(details)
-        self.details.setReadOnly(True)
-        self.details.setObjectName("crashDetails")
-        fm = self.details.fontMetrics()
-        self.details.setMinimumSize(fm.horizontalAdvance("x" * 80), fm.lineSpacing() * 14)
-        lay.addWidget(self.details)
+        self.details = report_body(lay, f"{APP_NAME} hit an unexpected error and may not work correctly until "
+                                        f"restarted.\n\n{summary}\n\n{where}", details, "crash")
         log_label = QLabel(f"Last lines of the log {diagnostics.log_path()}:")
         log_label.setTextFormat(Qt.TextFormat.PlainText)
         log_label.setObjectName("crashLogPath")
@@ -97,7 +104,7 @@ class CrashDialog(QDialog):
         self.log_tail = QPlainTextEdit(log_tail or "(empty)")
         self.log_tail.setReadOnly(True)
         self.log_tail.setObjectName("crashLogTail")
-        self.log_tail.setMaximumHeight(fm.lineSpacing() * 8)
+        self.log_tail.setMaximumHeight(self.details.fontMetrics().lineSpacing() * 8)
         lay.addWidget(self.log_tail)
         bb = QDialogButtonBox()
         copy = bb.addButton("Copy details", QDialogButtonBox.ButtonRole.ActionRole)

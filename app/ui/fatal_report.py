@@ -12,12 +12,13 @@ import asyncio
 from pathlib import Path
 from typing import Optional
 
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QVBoxLayout, QWidget
 
 from ..store import diagnostics
 from .about import APP_NAME
+from .crash import report_body
 
 
 class FatalReportDialog(QDialog):
@@ -27,20 +28,9 @@ class FatalReportDialog(QDialog):
         self.setWindowTitle(f"{APP_NAME}: the last run ended with a crash")
         lay = QVBoxLayout(self)
         also = f"\n({more} earlier report(s) are in the same folder.)" if more else ""
-        msg = QLabel(f"A {APP_NAME} process ended with a fatal error last time. Its report (program "
-                     f"locations only, no session text) is in:\n{path}{also}\n\n"
-                     "Please attach it to a bug report.")
-        msg.setObjectName("fatalMessage")
-        msg.setTextFormat(Qt.TextFormat.PlainText)
-        msg.setWordWrap(True)
-        msg.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        lay.addWidget(msg)
-        self.details = QPlainTextEdit(text)
-        self.details.setReadOnly(True)
-        self.details.setObjectName("fatalDetails")
-        fm = self.details.fontMetrics()
-        self.details.setMinimumSize(fm.horizontalAdvance("x" * 80), fm.lineSpacing() * 14)
-        lay.addWidget(self.details)
+        self.details = report_body(lay, f"A {APP_NAME} process ended with a fatal error last time. Its report "
+                                        f"(program locations only, no session text) is in:\n{path}{also}\n\n"
+                                        "Please attach it to a bug report.", text, "fatal")
         bb = QDialogButtonBox()
         copy = bb.addButton("Copy report", QDialogButtonBox.ButtonRole.ActionRole)
         copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(text))
