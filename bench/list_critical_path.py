@@ -33,9 +33,9 @@ def one(home: str, exact: bool = False) -> dict:
     sys.path.insert(0, os.getcwd())
     os.environ.setdefault("SESSION_LENS_CACHE_DIR", tempfile.mkdtemp(prefix="sl-cache-"))
     gc.disable()
-    from app.store import discovery, titles
+    from app.store import discovery, discovery_headers, titles
     marks: dict = {}
-    read_many, read_chunk = discovery.read_many, discovery._read_chunk
+    read_many, read_chunk = discovery.read_many, discovery_headers.read_chunk
     r, w = os.pipe()
 
     def timed_many(jobs, title, workers=0, *more):
@@ -49,7 +49,7 @@ def one(home: str, exact: bool = False) -> dict:
         out = read_chunk(jobs, title, *more)
         os.write(w, f"{time.process_time() - c:.4f}\n".encode())
         return out
-    discovery.read_many, discovery._read_chunk = timed_many, timed_chunk
+    discovery.read_many, discovery_headers.read_chunk = timed_many, timed_chunk
     listing = discovery.discover(home, titles=True, workers=2, **({"exact": True} if exact else {}))
     rows = []
     for s in listing.sessions:

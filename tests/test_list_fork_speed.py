@@ -16,7 +16,7 @@ import pytest
 from app.cli.main import main
 from app.log.index.reader import LogReader
 from app.log.source.zstdframes import encode_session
-from app.store import discovery, forking, titles
+from app.store import discovery_headers, forking, titles
 from app.store.discovery import discover, quick_title
 from app.store.indexcache import cached_index
 from app.tools.synth import SessionSynth, write_jsonl
@@ -359,7 +359,7 @@ def test_fork_at_past_the_last_seq_is_refused(tmp_path):
 def test_discovery_reads_a_header_bigger_than_the_first_read(tmp_path):
     p = tmp_path / "s" / "session.jsonl"
     p.parent.mkdir()
-    hdr = {"type": "session", "version": 0, "id": "big", "cwd": "/x" * (discovery.HEAD_READ), "delegationDepth": 0}
+    hdr = {"type": "session", "version": 0, "id": "big", "cwd": "/x" * (discovery_headers.HEAD_READ), "delegationDepth": 0}
     p.write_bytes(json.dumps(hdr).encode() + b"\n")
     info = discover(str(p), titles=True).sessions[0]
     assert info.id == "big" and info.cwd == hdr["cwd"] and info.title is None
@@ -376,9 +376,9 @@ def test_reads_shared_with_a_forked_worker_equal_the_reads_here(tmp_path, monkey
     files.append(str(home / "sessions" / "junk.jsonl"))
     files.append(str(home / "sessions" / "gone.jsonl"))                 # vanished after the walk
     jobs = [(f, os.path.getsize(f) if os.path.exists(f) else 0) for f in files]
-    monkeypatch.setattr(discovery, "PARALLEL_MIN", 4)
-    here = discovery.read_many(jobs, True, 0)
-    shared = discovery.read_many(jobs, True, 3)
+    monkeypatch.setattr(discovery_headers, "PARALLEL_MIN", 4)
+    here = discovery_headers.read_many(jobs, True, 0)
+    shared = discovery_headers.read_many(jobs, True, 3)
     assert shared == here
     assert here[-2] is None and isinstance(here[-1], str) and "cannot read" in here[-1]
     assert all(isinstance(r, tuple) and r[3] and r[4] for r in here[:-2])

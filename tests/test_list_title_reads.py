@@ -19,7 +19,7 @@ from app.log.source.zstdlib import zstd
 from app.cli.main import main
 from app.log.source import zstdframes
 from app.log.source.zstdframes import encode_frame
-from app.store import discovery, titles
+from app.store import discovery_headers, titles
 from app.store.discovery import discover
 from app.tools.synth import SessionSynth, write_jsonl
 from test_list_fork_speed import _bounded_rule  # (the documented rule of a first list, restated)
@@ -311,13 +311,13 @@ def test_reads_are_shared_by_work_not_by_count():
     """One big session and many small ones: each share gets about half the work, whatever the order."""
     jobs = [("/h/big/session.jsonl", 40 << 20)] + [(f"/h/s{i}/session.jsonl.zstd", 20_000) for i in range(300)] + \
         [(f"/h/r{i}/session.jsonl", 90_000) for i in range(300)]
-    shares = discovery._shares(jobs, True, 2)
+    shares = discovery_headers._shares(jobs, True, 2)
     assert sorted(shares[0] + shares[1]) == list(range(len(jobs)))
     assert all(s == sorted(s) for s in shares)
-    load = [sum(discovery._read_cost(*jobs[i], True) for i in s) for s in shares]
-    biggest = max(discovery._read_cost(p, n, True) for p, n in jobs)
+    load = [sum(discovery_headers._read_cost(*jobs[i], True) for i in s) for s in shares]
+    biggest = max(discovery_headers._read_cost(p, n, True) for p, n in jobs)
     assert abs(load[0] - load[1]) <= biggest
-    interleaved = [sum(discovery._read_cost(*jobs[i], True) for i in range(k, len(jobs), 2)) for k in (0, 1)]
+    interleaved = [sum(discovery_headers._read_cost(*jobs[i], True) for i in range(k, len(jobs), 2)) for k in (0, 1)]
     assert abs(load[0] - load[1]) < abs(interleaved[0] - interleaved[1])
 
 

@@ -750,9 +750,9 @@ def exact_title(path: str, fmt: str, size: int, mtime: float) -> Optional[tuple[
     """(exact title, damage named) of the session file ``path`` (``fmt``: jsonl | zstd) read as it is
     at the revision ``size``/``mtime``, the middle included; None when it changed since (or cannot
     be read).  For the refinement of provisional titles (the window's worker, ``list --exact-titles``)."""
-    from .discovery import _open_file, _header_of
+    from .discovery_headers import header_of, open_file
     try:
-        fd, st = _open_file(path)
+        fd, st = open_file(path)
     except OSError:
         return None
     try:
@@ -763,7 +763,7 @@ def exact_title(path: str, fmt: str, size: int, mtime: float) -> Optional[tuple[
             t, _exact = title_of_jsonl(fd, size, b"", 0, True)
         else:
             head = os.pread(fd, ZSTD_WINDOW, 0)
-            raw, _why, end = _header_of(fd, head)
+            raw, _why, end = header_of(fd, head)
             if raw is None:
                 return None
             t, _exact = title_of_zstd(fd, size, end, head, problems=damage, exact=True)
@@ -796,7 +796,7 @@ def session_title(info: SessionInfo) -> Optional[str]:
         if info.format == "jsonl":
             t, exact = read_title(info.path, size)
         else:
-            from .discovery import zstd_title
+            from .discovery_headers import zstd_title
             t, exact = zstd_title(info.path, damage)
     except OSError:
         return None
