@@ -33,7 +33,7 @@ def one(home: str, exact: bool = False) -> dict:
     sys.path.insert(0, os.getcwd())
     os.environ.setdefault("SESSION_LENS_CACHE_DIR", tempfile.mkdtemp(prefix="sl-cache-"))
     gc.disable()
-    from app.store import discovery, discovery_headers, titles
+    from app.store import discovery, discovery_headers, title_cache, titles
     marks: dict = {}
     read_many, read_chunk = discovery.read_many, discovery_headers.read_chunk
     r, w = os.pipe()
@@ -56,7 +56,7 @@ def one(home: str, exact: bool = False) -> dict:
         s.title = titles.session_title(s)
         rows.append(s.to_dict())
     json.dumps({"sessions": rows}, ensure_ascii=False)
-    titles.save()
+    title_cache.save()
     end = time.process_time() - c0
     marks.setdefault("pre", end)                # (all cached: nothing read, no fork)
     marks.setdefault("read", end)

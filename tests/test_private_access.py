@@ -89,7 +89,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/store/outline_cache.py", "src._fd"): _SOURCE,
     ("app/store/indexcache.py", "source._fd"): _SOURCE,
     ("app/store/indexcache.py", "src._fd"): _SOURCE,
-    ("app/store/titles.py", "from .indexcache import _write_atomic"): "the cache's atomic write, reused by the title cache",
     ("app/tools/hostile.py", "from ..store.indexcache import _DIGEST"): "a generator of hostile cache files forges the digest",
     ("app/tools/hostile.py", "from ..store.indexcache import _hasher"): "a generator of hostile cache files forges the keyed digest",
     ("app/ui/file_actions.py", "win._on_tail"): _UI,

@@ -32,7 +32,6 @@ EXCEPTIONS: dict[str, str] = {
     "app/log/query/search.py": _TRUST,
     "app/store/forking.py": _TRUST,
     "app/store/sqlite_store.py": _CACHES,
-    "app/store/titles.py": _CACHES,
     "app/log/index/reader.py": _TRUST,
     # classes over 400 lines
     "app/log/source/zstdsource.py::ZstdSource": _CACHES,

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 
 from ..log.format.limits import open_regular, read_head
-from . import titles as _titles
+from . import title_cache
 from .discovery_headers import Facts, fmt_of, read_facts, read_header_bytes, read_many
 
 SESSION_SUFFIXES = (".jsonl", ".jsonl.zstd", ".jsonl.zst")
@@ -175,8 +175,8 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
             if problems is not None:
                 problems.append(f"{path}: cannot read: {e.strerror or e}")
             return None
-        size, mtime, ident = st.st_size, st.st_mtime, _titles.ident_of(st)
-        hit = _titles.lookup_head(path, size, mtime, ident) if title or cached else None
+        size, mtime, ident = st.st_size, st.st_mtime, title_cache.ident_of(st)
+        hit = title_cache.lookup_head(path, size, mtime, ident) if title or cached else None
         if hit is not None and exact and not hit[4]:
             hit = None
         if hit is not None:
@@ -194,7 +194,7 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
     if size < 0:                           # (not stat'ed by the caller: the open file's)
         size, mtime, ident = fsize, fmtime, fident
     if title_read:
-        _titles.remember(path, size, mtime, t, (header, sid, list(probs)), t_exact, ident)
+        title_cache.remember(path, size, mtime, t, (header, sid, list(probs)), t_exact, ident)
     return SessionInfo(path=path, format=fmt, id=sid, header=header, size=size, mtime=mtime,
                        project=project, problems=probs, title=t, title_read=title_read, title_exact=t_exact)
 
@@ -457,7 +457,7 @@ def _plan_reads(files: list[str], groups: dict[str, Generations], titles: bool, 
     """One stat per session file (none when the title cache is empty: the reads' fstat gives size and
     mtime); a revision in the cache needs no read.  (todo, the (path, size) to read)."""
     todo: Todo = []
-    none_cached = _titles.empty()
+    none_cached = title_cache.empty()
     no_stat = none_cached and not exact        # (nothing to look up: size and mtime from the reads' fstat)
     reads: list[tuple[str, int]] = []
     for f in files:
@@ -469,7 +469,7 @@ def _plan_reads(files: list[str], groups: dict[str, Generations], titles: bool, 
             continue
         if no_stat:
             reads.append((f, -1))
-            todo.append((f, (-1, 0.0, None, _titles.NO_IDENT)))
+            todo.append((f, (-1, 0.0, None, title_cache.NO_IDENT)))
             continue
         try:
             st = os.stat(f)
@@ -478,12 +478,12 @@ def _plan_reads(files: list[str], groups: dict[str, Generations], titles: bool, 
         except OSError as e:
             problems.append(f"{f}: cannot read: {e.strerror or e}")
             continue
-        hit = None if none_cached else _titles.lookup_head(f, st.st_size, st.st_mtime, _titles.ident_of(st))
+        hit = None if none_cached else title_cache.lookup_head(f, st.st_size, st.st_mtime, title_cache.ident_of(st))
         if hit is not None and exact and titles and not hit[4]:
             hit = None                     # a provisional title: read again, the middle too
         if hit is None:
             reads.append((f, st.st_size))
-        todo.append((f, (st.st_size, st.st_mtime, hit, _titles.ident_of(st))))
+        todo.append((f, (st.st_size, st.st_mtime, hit, title_cache.ident_of(st))))
     return todo, reads
 
 

@@ -11,6 +11,7 @@ import msgspec
 
 from ..log.format.codec import parse_header
 from ..log.format.limits import open_regular
+from . import title_cache
 from . import titles as _titles
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -129,7 +130,7 @@ def read_facts(path: str, size: int, title: bool = False, exact: bool = False) -
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as e:
         return f"{path}: cannot read: {e.strerror or e}"
-    mtime, ident = 0.0, _titles.NO_IDENT
+    mtime, ident = 0.0, title_cache.NO_IDENT
     try:
         if size < 0:
             try:
@@ -139,7 +140,7 @@ def read_facts(path: str, size: int, title: bool = False, exact: bool = False) -
             if not stat.S_ISREG(st.st_mode):
                 from ..log.format.limits import file_kind
                 return f"{path}: cannot read: {path} is {file_kind(st.st_mode)}, not a regular file: refused"
-            size, mtime, ident = st.st_size, st.st_mtime, _titles.ident_of(st)
+            size, mtime, ident = st.st_size, st.st_mtime, title_cache.ident_of(st)
         try:
             first = HEAD_READ if not title else _titles.WINDOW if fmt == "jsonl" else _titles.ZSTD_WINDOW
             head = os.pread(fd, first, 0)
