@@ -32,10 +32,8 @@ EXCEPTIONS: dict[str, str] = {
     "app/log/query/search.py": _TRUST,
     "app/store/forking.py": _TRUST,
     "app/store/sqlite_store.py": _CACHES,
-    "app/log/index/reader.py": _TRUST,
     # classes over 400 lines
     "app/log/source/zstdsource.py::ZstdSource": _CACHES,
-    "app/log/index/reader.py::LogReader": _TRUST,
     # functions over 80 lines
     "app/log/query/search.py::_find_rows": _TRUST,     # (find's row loop: find drops echoed call blocks)
     "app/log/query/textview.py::event_fields": _TRUST,
