@@ -148,7 +148,7 @@ def test_filters(home):
 
 def test_v2_v4_sessions_are_indexed(home):
     from app.log.index.reader import LogReader
-    from app.log.query.search import FindOptions, find_all
+    from app.log.query.find import FindOptions, find_all
     ix = home["ix"]
     v4 = [sid for sid, o in home["origin"].items() if "cancel-tool-calls/session.v4" in o]
     assert len(v4) == 1
