@@ -12,7 +12,9 @@ expression, with the reason; a new violation fails ``test_no_new_private_access`
 longer occurs fails ``test_the_known_list_is_current`` (so the list only shrinks).  Fixed when the test was
 added: ``store._read`` (``SqliteStore.read``), ``reader._backward_items`` / ``_token_for_seq`` (public now),
 the write to ``tracker._hidden_count`` (a weak map in ``app/ui/history/pages.py``), the CLI's ``_reader`` and
-``_cfg_path`` (``session_reader``, ``cfg_session_path``) and the window's ``_first_paint_marked``.
+``_cfg_path`` (``session_reader``, ``cfg_session_path``) and the window's ``_first_paint_marked``.  Later: the
+reader's split-row decode and scan totals the exports used (``decode_split_row``, ``physical_total``,
+``progress_of``), ``Segment._abs`` (``text_pos``) and the reader's legacy-row probe (``app/log/index/rowprobe.py``).
 """
 from __future__ import annotations
 
@@ -30,7 +32,6 @@ _FOLD = "the surface fold's step state, read by checkpoints and trace to resume 
 _SCAN = "the row scanner's tables and the reader's legacy probe, shared by the fork's legacy-row scan"
 _UI = "the main window's controllers call each other's handlers (a controller API is pending)"
 _CACHE = "the index cache's file identity, keyed digest and atomic write, reused by the timeline and outline caches"
-_EXPORT = "the streaming exports read rows through the reader's own split-row decode and byte totals (to be public API)"
 KNOWN: dict[tuple[str, str], str] = {
     ("app/log/fold/checkpoints.py", "sf._empty_assistant"): _FOLD,
     ("app/log/fold/checkpoints.py", "sf._step_mark"): _FOLD,
@@ -71,10 +72,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/ui/replay.py", "win._history_column"): _UI,
     ("app/store/export.py", "from .export_transcript import _blocks_of"): "the exports' one block walker, split over modules",
     ("app/store/export.py", "hashlib._Hash"): "the standard library's hash type, named in a signature",
-    ("app/store/export_rows.py", "reader._decode_split_row"): _EXPORT,
-    ("app/store/export_rows.py", "reader._physical_total"): _EXPORT,
-    ("app/store/export_rows.py", "reader._progress_of"): _EXPORT,
-    ("app/store/export_transcript.py", "reader._physical_total"): _EXPORT,
     ("app/store/outline_cache.py", "from .indexcache import _DIGEST"): _CACHE,
     ("app/store/outline_cache.py", "from .indexcache import _file_source"): _CACHE,
     ("app/store/outline_cache.py", "from .indexcache import _hasher"): _CACHE,
