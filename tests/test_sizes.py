@@ -31,7 +31,6 @@ EXCEPTIONS: dict[str, str] = {
     # modules over 700 lines
     "app/log/query/search.py": _TRUST,
     "app/store/forking.py": _TRUST,
-    "app/store/sqlite_store.py": _CACHES,
     # classes over 400 lines
     "app/log/source/zstdsource.py::ZstdSource": _CACHES,
     # functions over 80 lines

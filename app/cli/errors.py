@@ -50,7 +50,7 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     from ..store.faces import OpenError
     from ..store.forking import ForkVerifyError
     from ..store.publish import PublishError
-    from ..store.sqlite_store import StoreError
+    from ..store.sqlite_schema import StoreError
     from ..store.writer import WriterError
     return (OpenError, StoreError, SourceChanged, PublishError, WriterError, ForkVerifyError, ForkError,
             sqlite3.DatabaseError, OverflowError, FileNotFoundError, ValueError, OSError)

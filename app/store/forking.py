@@ -901,7 +901,7 @@ def _sqlite_target(src_path: str, out_store: Optional[str]) -> str:
     if os.path.isfile(out) and is_sqlite(out):
         return out
     if not os.path.exists(out) and out.endswith(SQLITE_SUFFIXES):
-        from .sqlite_store import create_store
+        from .sqlite_writer import create_store
         make_dirs(os.path.dirname(out))
         create_store(out)
         return out
@@ -913,7 +913,8 @@ def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict[str, Any], tail
                  at_seq: Optional[int], out_store: Optional[str] = None) -> dict[str, Any]:
     """SQLite: the seed rows (as stored, packed rows stay packed) and the closers in ONE transaction."""
     import msgspec
-    from .sqlite_store import SqliteStore, append_batch
+    from .sqlite_store import SqliteStore
+    from .sqlite_writer import append_batch
     src = reader.source
     target = _sqlite_target(src.path, out_store)
     existing = SqliteStore.open(target)
