@@ -130,9 +130,9 @@ def _may_be_legacy(row: bytes) -> bool:
     shape by the probe (a typed decode that skips the content); a row that does not probe (not JSON,
     another shape, nested deeper than the decoder goes): maybe, the codec decides."""
     from ..log.index.fastindex import _probe
-    from ..log.index.reader import _maybe_legacy
+    from ..log.index.rowprobe import maybe_legacy
     try:
-        return _maybe_legacy(_probe(row))
+        return maybe_legacy(_probe(row))
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return True
 
@@ -161,11 +161,11 @@ def _legacy_by_regex(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
 
 def _legacy_by_probe(data: bytes, upto: int) -> list[tuple[int, int]]:
     """The rows of ``data[:upto]`` that may read in a legacy shape, every row probed (any shape)."""
-    from ..log.index.reader import _LEGACY_TYPES, _maybe_legacy, _scan_lines_probe
+    from ..log.index.rowprobe import LEGACY_TYPES, maybe_legacy, scan_lines_probe
     hints: tuple[bytes, ...] = _LEGACY_HINTS
     want = -1                               # rows the probe says may be legacy (-1: unknown)
     try:
-        maybe = [r.type for r in _scan_lines_probe(data[:upto]) if r.type in _LEGACY_TYPES and _maybe_legacy(r)]
+        maybe = [r.type for r in scan_lines_probe(data[:upto]) if r.type in LEGACY_TYPES and maybe_legacy(r)]
         hints, want = tuple(sorted({b'"' + t.encode() + b'"' for t in maybe})), len(maybe)
     except (msgspec.DecodeError, msgspec.ValidationError):
         pass
@@ -191,12 +191,12 @@ def _legacy_by_probe(data: bytes, upto: int) -> list[tuple[int, int]]:
 
 def _maybe_legacy_rows(data: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The spans whose row may read in a legacy shape (by the probe; a row that does not probe: maybe)."""
-    from ..log.index.reader import _maybe_legacy, _scan_lines_probe
+    from ..log.index.rowprobe import maybe_legacy, scan_lines_probe
     out = []
     for a, b in spans:
         try:
-            probe = _scan_lines_probe(data[a:b])
-            if len(probe) == 1 and not _maybe_legacy(probe[0]):
+            probe = scan_lines_probe(data[a:b])
+            if len(probe) == 1 and not maybe_legacy(probe[0]):
                 continue                    # a current-shape row: stored as it is
         except (msgspec.DecodeError, msgspec.ValidationError):
             pass                            # the codec decides
