@@ -39,7 +39,7 @@ def _build_home(root):
                   extra=[str(FIXTURES.parent / "dsh-next")])
     base = os.path.join(str(root), "sessions")
     # a SQLite store inside the home, holding a planted session
-    from app.store.sqlite_store import jsonl_to_sqlite
+    from app.store.sqlite_writer import jsonl_to_sqlite
     s = PlantingSynth(seed=77, plants={"sqliteplantword": "tool-output-line-700"}, at_turn=2)
     tmp = os.path.join(str(root), "sql-src.jsonl")
     write_jsonl(tmp, s, turns=3)

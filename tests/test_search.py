@@ -42,7 +42,7 @@ def planted(tmp_path_factory):
         frames.append(encode_frame(b"".join(rows[i:i + 5])))
     zpath = d / "session.jsonl.zstd"
     zpath.write_bytes(b"".join(frames))
-    from app.store.sqlite_store import jsonl_to_sqlite
+    from app.store.sqlite_writer import jsonl_to_sqlite
     db = d / "store.sqlite"
     jsonl_to_sqlite(str(path), str(db))
     return {"jsonl": str(path), "zstd": str(zpath), "sqlite": str(db), "planted": dict(s.planted),

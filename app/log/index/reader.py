@@ -36,9 +36,6 @@ MARK_NAMES = ("turn/start", "turn/end", "assistant/message", "session/end-seed")
 MARK_CODES = {t: i for i, t in enumerate(MARK_NAMES)}
 MARK_TYPES = frozenset(MARK_NAMES)
 DEFAULT_MAX_MESSAGES = 50
-# (the fork's legacy-row scan in app/store/forking.py imports these by their old names; to import them from
-# .rowprobe once that module's split lands)
-_LEGACY_TYPES, _maybe_legacy, _scan_lines_probe = LEGACY_TYPES, maybe_legacy, scan_lines_probe
 
 
 # --------------------------------------------------------------------------- results
