@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..format.model import PACKED_TAGS, Problem
 from ..format.versions import known_types
+from ..fold.v2heads import INVENTORY as V2_INVENTORY, SURFACE as V2_SURFACE_TYPES, TYPES as V2_TYPES, V2Head
 from .integrity import EventChecks, dsh_refusals
 
 if TYPE_CHECKING:
@@ -35,8 +36,8 @@ if TYPE_CHECKING:
 
 _TYPE_AT_ROW = re.compile(rb'\n\{"type": ?"([^"]*)"')       # (a literal first byte: a fast scan; no alternation)
 _TYPE = re.compile(rb'\{"type": ?"([^"\\]*)"')
-_V2_SURFACE = frozenset({"user/message", "assistant/message", "tool/result"})
-_V2_NEEDED = _V2_SURFACE | {"step/start", "step/end", "turn/end", "request/header"}
+_V2_SURFACE = V2_SURFACE_TYPES
+_V2_NEEDED = V2_TYPES
 _MESSAGE_SLOTS = {"user/message": "data", "system/message": "message", "assistant/message": "message",
                   "tool/result": "message", "developer/message": "message",
                   "agent/inbox/spliced": "inserted", "session/title-llm-request": "messages"}
@@ -86,8 +87,8 @@ def _read_path(reader: LogReader, defective: Optional[bool]) -> list[Problem]:
             got = _unknown_required(reader, seg, odd, _MAX_LISTED - unknown)
             unknown += len(got)
             out += got
-        if mig is not None and mig.why is None and types & _V2_BYTES:
-            mig.segment(reader, seg)
+        if mig is not None and mig.why is None and (types & _V2_BYTES or (version == 2 and types - _V2_INVENTORY)):
+            mig.segment(reader, seg, inventory=version == 2)
         if version >= 4 and not plugin and b'"plugin"' in data:
             plugin = _plugin_sources(reader, seg)[:1]        # the first says it; every such row is alike
             out += plugin
@@ -97,6 +98,7 @@ def _read_path(reader: LogReader, defective: Optional[bool]) -> list[Problem]:
 
 
 _V2_BYTES = frozenset(t.encode() for t in _V2_NEEDED)
+_V2_INVENTORY = frozenset(t.encode() for t in V2_INVENTORY)
 _PACKED = frozenset(t.encode() for t in PACKED_TAGS)          # packed chunk rows (v0/v1): no event type
 
 
@@ -136,44 +138,43 @@ def _unknown_required(reader: LogReader, seg: Any, odd: list[bytes], limit: int)
     return out
 
 
+V2_REFUSAL = "the newest dsh reads a v2 log only through its v2->v3 migration, which refuses this one: "
+
+
 class _V2Migration:
-    """The refusal conditions of dsh's v2 -> v3 edge (state: open step, system head, current prompt)."""
+    """The refusals of dsh's v2 -> v3 edge: its state machine (:class:`~app.log.fold.v2heads.V2Head`) over the
+    rows it reads, decoded only where it needs a payload (``request/header``) or a refusal's place."""
 
     def __init__(self) -> None:
-        self.step = False
-        self.head = False
-        self.prompt = ""
+        self.head = V2Head()
         self.why: Optional[Problem] = None
 
-    def segment(self, reader: LogReader, seg: Any) -> None:
+    def segment(self, reader: LogReader, seg: Any, inventory: bool = False) -> None:
+        """``inventory``: a type outside the edge's inventory refuses too (a v2 log; a v1 log's types are
+        the v1 -> v2 edge's first)."""
         for pos, off, line, raw, t in _rows(reader, seg):
-            if t not in _V2_NEEDED:
-                continue
-            if t == "request/header":
+            if inventory and t not in V2_INVENTORY:
                 ev = _event(reader, pos, off, line, raw)
-                hdr = ev.data.get("header") if ev is not None and isinstance(ev.data, dict) else None
-                system = hdr.get("system") if isinstance(hdr, dict) else None
-                prompt = system if isinstance(system, str) else ""
-                if prompt != self.prompt:
-                    if not self.step:
-                        self._refuse(ev, f"request/header at seq {ev.seq if ev else '?'} changes the system prompt "
-                                         "while no step is open")
-                        return
-                    self.head, self.prompt = True, prompt
-            elif t in _V2_SURFACE and not self.head:
-                ev = _event(reader, pos, off, line, raw)
-                self._refuse(ev, f"{t} at seq {ev.seq if ev else '?'} comes before the first step/start "
-                                 "(it cannot get a system head)")
+                self.why = Problem(code="dsh-would-refuse", message=V2_REFUSAL + (
+                    f"{t} at seq {ev.seq if ev is not None else '?'} is not an event type the migration can "
+                    "transform (not in the released-v2 inventory; ignorable or not)"),
+                    **(_where(ev) if ev is not None else {}))
                 return
-            elif t == "step/start":
-                self.step = self.head = True
-            elif t in ("step/end", "turn/end"):
-                self.step = False
+            if t not in _V2_NEEDED or (t in _V2_SURFACE and self.head.anchor is not None):
+                continue                   # (a surface row after the head: nothing to check, nothing decoded)
+            ev = _event(reader, pos, off, line, raw) if t == "request/header" or t in _V2_SURFACE else None
+            if ev is None and t == "request/header":
+                continue
+            self.head.apply(t, ev.seq if ev is not None else -1, ev.data if ev is not None else None)
+            if self.head.refusal is not None:
+                self.why = Problem(code="dsh-would-refuse", message=V2_REFUSAL + self.head.refusal,
+                                   **(_where(ev) if ev is not None else {}))
+                return
 
-    def _refuse(self, ev: Any, what: str) -> None:
-        self.why = Problem(code="dsh-would-refuse",
-                           message=f"the newest dsh reads a v2 log only through its v2->v3 migration, which refuses "
-                                   f"this one: {what}", **(_where(ev) if ev is not None else {}))
+
+def v2_migration_refuses(reader: LogReader) -> bool:
+    """Does dsh's v2 -> v3 migration refuse this log (the verdict's answer, remembered on the reader)?"""
+    return any(p.message.startswith(V2_REFUSAL) for p in dsh_verdict(reader))
 
 
 def _plugin_sources(reader: LogReader, seg: Any) -> list[Problem]:
