@@ -74,7 +74,10 @@ def _read_path(reader: LogReader, defective: Optional[bool]) -> list[Problem]:
     out = dsh_refusals(reader) if defective is not False else []
     version = reader.version or 0
     known = known_types(version)
-    mig = _V2Migration() if version in (1, 2) else None
+    # v0 (a JSONL or zstd file; dsh's v1+ trees read no SQLite store) and v1 reach the v2 -> v3 edge through
+    # the chain, whose earlier edges keep the relative order of what it checks (decision 0022)
+    chain = version in (1, 2) or (version == 0 and reader.source.kind in ("jsonl", "zstd"))
+    mig = _V2Migration(version) if chain else None
     plugin: list[Problem] = []
     unknown = 0
     for seg in reader.source.forward():
@@ -87,7 +90,7 @@ def _read_path(reader: LogReader, defective: Optional[bool]) -> list[Problem]:
             got = _unknown_required(reader, seg, odd, _MAX_LISTED - unknown)
             unknown += len(got)
             out += got
-        if mig is not None and mig.why is None and (types & _V2_BYTES or (version == 2 and types - _V2_INVENTORY)):
+        if mig is not None and mig.why is None and (types & mig.needed or (version == 2 and types - _V2_INVENTORY)):
             mig.segment(reader, seg, inventory=version == 2)
         if version >= 4 and not plugin and b'"plugin"' in data:
             plugin = _plugin_sources(reader, seg)[:1]        # the first says it; every such row is alike
@@ -139,23 +142,30 @@ def _unknown_required(reader: LogReader, seg: Any, odd: list[bytes], limit: int)
 
 
 V2_REFUSAL = "the newest dsh reads a v2 log only through its v2->v3 migration, which refuses this one: "
+CHAIN_REFUSAL = ("the newest dsh reads a v{v} log only through its migration chain (v{v} -> ... -> v4), whose v2->v3 "
+                 "edge refuses this one: ")
 
 
 class _V2Migration:
     """The refusals of dsh's v2 -> v3 edge: its state machine (:class:`~app.log.fold.v2heads.V2Head`) over the
     rows it reads, decoded only where it needs a payload (``request/header``) or a refusal's place."""
 
-    def __init__(self) -> None:
+    def __init__(self, version: int = 2) -> None:
         self.head = V2Head()
         self.why: Optional[Problem] = None
+        self.prefix = V2_REFUSAL if version == 2 else CHAIN_REFUSAL.format(v=version)
+        # v0: the v0 -> v1 edge makes a user/message of every steering/message (spec-versions §4.1, 6)
+        self.renamed = {"steering/message": "user/message"} if version == 0 else {}
+        self.needed = _V2_BYTES | frozenset(t.encode() for t in self.renamed)
 
     def segment(self, reader: LogReader, seg: Any, inventory: bool = False) -> None:
         """``inventory``: a type outside the edge's inventory refuses too (a v2 log; a v1 log's types are
         the v1 -> v2 edge's first)."""
         for pos, off, line, raw, t in _rows(reader, seg):
+            t = self.renamed.get(t, t)
             if inventory and t not in V2_INVENTORY:
                 ev = _event(reader, pos, off, line, raw)
-                self.why = Problem(code="dsh-would-refuse", message=V2_REFUSAL + (
+                self.why = Problem(code="dsh-would-refuse", message=self.prefix + (
                     f"{t} at seq {ev.seq if ev is not None else '?'} is not an event type the migration can "
                     "transform (not in the released-v2 inventory; ignorable or not)"),
                     **(_where(ev) if ev is not None else {}))
@@ -167,7 +177,7 @@ class _V2Migration:
                 continue
             self.head.apply(t, ev.seq if ev is not None else -1, ev.data if ev is not None else None)
             if self.head.refusal is not None:
-                self.why = Problem(code="dsh-would-refuse", message=V2_REFUSAL + self.head.refusal,
+                self.why = Problem(code="dsh-would-refuse", message=self.prefix + self.head.refusal,
                                    **(_where(ev) if ev is not None else {}))
                 return
 
