@@ -249,8 +249,7 @@ def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
             cps.points[-1].version = version
             # image/offload applies in every version (spec-versions §3.5 correction)
             cps.points[-1].step_mark, cps.points[-1].offloaded = sf._step_mark, _offloaded(sf)
-            if sf.v2 is not None:
-                cps.points[-1].v2head = sf.v2.state()
+            cps.points[-1].v2head = sf.v2.state() if sf.v2 is not None else None
             if version >= 2:                        # (v2, v3: today's dsh derives toolHistory on the v4 shape)
                 th = hf.tool_history
                 tools = _tool_fields(th)
