@@ -92,3 +92,16 @@ def test_inspect_and_the_page_view_say_it_is_ours_not_dshs(tmp_path):
     assert info["events"] == N + 5 and info["dshWouldRefuse"] is False
     over = [x for x in info["problems"] if x.startswith("over-limit")]
     assert len(over) == 1 and "the event faces read them a batch at a time" in over[0]
+
+
+def test_the_logical_export_holds_every_member(tmp_path):
+    """The logical JSONL export (events, one per line) writes every member of a 200,000-member row."""
+    from app.cli.main import main
+    import contextlib
+    import io
+    p = big_log(tmp_path)
+    out = tmp_path / "logical.jsonl"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["export", str(p), "--format", "logical", "--out", str(out)]) == 0
+    seqs = [json.loads(line)["seq"] for line in out.read_bytes().split(b"\n")[1:] if line]
+    assert seqs == list(range(N + 5))
