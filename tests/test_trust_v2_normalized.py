@@ -259,3 +259,25 @@ def test_a_type_outside_the_migrations_inventory_refuses_even_ignorable(tmp_path
         msgs = analysis.messages(LogReader.open(str(p)))       # refused: as written (no system head)
         assert [m["id"] for m in msgs][:2] == ["u1", "a1"]
         assert msgs == analysis.messages(LogReader.open(str(p)), as_written=True)
+
+
+def test_the_migrations_delivery_marker_rules(tmp_path):
+    """A delivery marker claiming format v3 refuses the migration; so does a v2 marker naming another session
+    in a log that did not inherit it; a marker of this session's own is accepted (and the log normalized)."""
+    hdr = {"type": "session", "version": 2, "id": SID, "createdAt": 1000, "isSeeded": False, "delegationDepth": 0}
+    cases = {"v3-claim": ({"sessionId": SID, "throughSeq": 3, "sessionFormatVersion": 3}, "claims the target format v3"),
+             "foreign": ({"sessionId": "other", "throughSeq": 3, "sessionFormatVersion": 2}, "names another session"),
+             "own": ({"sessionId": SID, "throughSeq": 3, "sessionFormatVersion": 2}, None)}
+    for name, (data, want) in cases.items():
+        rows = ROWS[:8] + [{"type": "session-log-deepseek/delivery-accepted", "data": data}]
+        p = tmp_path / name / "session.v2.jsonl"
+        p.parent.mkdir()
+        p.write_text("".join(json.dumps(x) + "\n" for x in [hdr] + [dict(r, seq=i, time=1000 + i)
+                                                                    for i, r in enumerate(rows)]))
+        info = analysis.inspect(LogReader.open(str(p)))
+        msgs = analysis.messages(LogReader.open(str(p)))
+        if want is None:
+            assert info["dshWouldRefuse"] is False and msgs[0]["role"] == "system", info["problems"]
+        else:
+            assert info["dshWouldRefuse"] is True and any(want in x for x in info["problems"]), info["problems"]
+            assert msgs == analysis.messages(LogReader.open(str(p)), as_written=True)

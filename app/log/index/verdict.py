@@ -95,8 +95,11 @@ def _read_path(reader: LogReader, defective: Optional[bool]) -> list[Problem]:
         if version >= 4 and not plugin and b'"plugin"' in data:
             plugin = _plugin_sources(reader, seg)[:1]        # the first says it; every such row is alike
             out += plugin
-    if mig is not None and mig.why is not None:
-        out.append(mig.why)
+    if mig is not None:
+        if mig.delivery:
+            mig.finish(reader)
+        if mig.why is not None:
+            out.append(mig.why)
     return out
 
 
@@ -156,7 +159,11 @@ class _V2Migration:
         self.prefix = V2_REFUSAL if version == 2 else CHAIN_REFUSAL.format(v=version)
         # v0: the v0 -> v1 edge makes a user/message of every steering/message (spec-versions §4.1, 6)
         self.renamed = {"steering/message": "user/message"} if version == 0 else {}
-        self.needed = _V2_BYTES | frozenset(t.encode() for t in self.renamed)
+        # v2: the edge's delivery-marker rules (a marker claiming v3; the last v2 marker naming another session)
+        self.delivery = version == 2
+        self.foreign: Optional[Any] = None        # (seq, row place) of the last v2 marker naming another session
+        self.cut = 0                              # the source's inherited cut (its last inherited end-seed)
+        self.needed = _V2_BYTES | frozenset(t.encode() for t in self.renamed) | (_DELIVERY if self.delivery else set())
 
     def segment(self, reader: LogReader, seg: Any, inventory: bool = False) -> None:
         """``inventory``: a type outside the edge's inventory refuses too (a v2 log; a v1 log's types are
@@ -170,6 +177,10 @@ class _V2Migration:
                     "transform (not in the released-v2 inventory; ignorable or not)"),
                     **(_where(ev) if ev is not None else {}))
                 return
+            if self.delivery and t in _DELIVERY_TYPES:
+                if self._delivery(reader, t, _event(reader, pos, off, line, raw)):
+                    return
+                continue
             if t not in _V2_NEEDED or (t in _V2_SURFACE and self.head.anchor is not None):
                 continue                   # (a surface row after the head: nothing to check, nothing decoded)
             ev = _event(reader, pos, off, line, raw) if t == "request/header" or t in _V2_SURFACE else None
@@ -180,6 +191,35 @@ class _V2Migration:
                 self.why = Problem(code="dsh-would-refuse", message=self.prefix + self.head.refusal,
                                    **(_where(ev) if ev is not None else {}))
                 return
+
+
+    def _delivery(self, reader: LogReader, t: str, ev: Any) -> bool:
+        """The edge's delivery-marker rules (``session-format-v2-to-v3/src/migration.ts``); True: it refuses."""
+        d = ev.data if ev is not None and isinstance(ev.data, dict) else {}
+        if t == "session/end-seed":
+            if d.get("inherited") is True:
+                self.cut = ev.seq
+            return False
+        sid = reader.header.id if reader.header is not None else None
+        if d.get("sessionFormatVersion") == 3:
+            self.why = Problem(code="dsh-would-refuse", message=self.prefix + (
+                f"{t} at seq {ev.seq} claims the target format v3"), **_where(ev))
+            return True
+        if d.get("sessionFormatVersion") == 2 and d.get("sessionId") != sid:
+            self.foreign = ev
+        return False
+
+    def finish(self, reader: LogReader) -> None:
+        """The edge's end-of-log rule: the last v2 marker naming another session must be an inherited one."""
+        ev, parent = self.foreign, reader.header.parentSession if reader.header is not None else None
+        if self.why is None and ev is not None and (parent is None or ev.seq >= self.cut):
+            self.why = Problem(code="dsh-would-refuse", message=self.prefix + (
+                f"the delivery marker at seq {ev.seq} names another session ({ev.data.get('sessionId')!r}) and is "
+                "not inherited from a parent"), **_where(ev))
+
+
+_DELIVERY_TYPES = frozenset({"session-log-deepseek/delivery-accepted", "session/end-seed"})
+_DELIVERY = frozenset(t.encode() for t in _DELIVERY_TYPES)
 
 
 def v2_migration_refuses(reader: LogReader) -> bool:
