@@ -405,7 +405,7 @@ class LogReader:
             if complete and raw.strip():
                 yield from self.codec.iter_row(raw, pos=pos, offset=off, line=line, problems=problems)
             else:
-                yield from self._decode_split_row(row, problems)
+                yield from self.decode_split_row(row, problems)
 
     # ------------------------------------------------------------------ tail analysis
     def tail_state(self) -> TailState:
