@@ -19,7 +19,7 @@ from .indexcache import (_DIGEST, Identity, _file_source, _hasher, _identity, _i
                          _write_atomic, cache_file, cache_root)
 
 OUTLINE_MAGIC = b"SLOUT\x00\x01\n"
-OUTLINE_FORMAT = 1
+OUTLINE_FORMAT = 2            # 2: the turns say where their errors are stored (error_rows)
 
 
 def _outline_meta(src: FileSource, ident: Identity) -> dict[str, Any]:

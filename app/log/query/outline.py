@@ -47,6 +47,8 @@ class TurnEntry:
     tools: dict[str, int] = field(default_factory=dict)     # name -> calls, in first-call order
     errors: int = 0
     error_seqs: list[int] = field(default_factory=list)   # seqs of the errors (failed tools, failed attempts, error end)
+    # where each error's row is stored, beside ``error_seqs``: (pos, offset, line) (*Errors only* reads just those rows)
+    error_rows: list[tuple[Any, int, Optional[int]]] = field(default_factory=list, compare=False)
     retries: int = 0
     interrupted: bool = False
     end: Optional[str] = None          # turn/end reason kind (None: open)
@@ -176,6 +178,12 @@ class OutlineBuilder:
                        complete=complete, refusals=refusals)
 
 
+def _error(cur: TurnEntry, ev: Event) -> None:
+    cur.errors += 1
+    cur.error_seqs.append(ev.seq)
+    cur.error_rows.append((ev.pos, ev.offset, ev.line))
+
+
 def _note_in_turn(cur: TurnEntry, ev: Event, typ: str, d: dict[str, Any]) -> bool:
     """What ``ev`` adds to its turn's outline entry; True when it ends the turn."""
     cur.last_seq = ev.seq
@@ -193,19 +201,16 @@ def _note_in_turn(cur: TurnEntry, ev: Event, typ: str, d: dict[str, Any]) -> boo
         cur.tools[name] = cur.tools.get(name, 0) + 1
     elif typ == "tool/result":
         if d.get("error") is not None:
-            cur.errors += 1
-            cur.error_seqs.append(ev.seq)
+            _error(cur, ev)
     elif typ == "assistant/chunk":
         c = d.get("chunk")
         if isinstance(c, dict) and c.get("type") == "finish":
             r = c.get("reason")
             if isinstance(r, dict) and r.get("kind") == "error":
-                cur.errors += 1
-                cur.error_seqs.append(ev.seq)
+                _error(cur, ev)
     elif typ == "assistant/attempt":           # v2+: a log-only attempt; its stream may end in failure
         if any(f.kind == "error" for f in event_fields(ev)):
-            cur.errors += 1
-            cur.error_seqs.append(ev.seq)
+            _error(cur, ev)
     elif typ == "assistant/message":
         if d.get("interrupted") is True:
             cur.interrupted = True
@@ -217,8 +222,7 @@ def _note_in_turn(cur: TurnEntry, ev: Event, typ: str, d: dict[str, Any]) -> boo
         cur.end = kind or "?"
         cur.open = False
         if kind == "error":
-            cur.errors += 1
-            cur.error_seqs.append(ev.seq)
+            _error(cur, ev)
         elif kind in ("aborted", "interrupted"):
             cur.interrupted = True
         return True
