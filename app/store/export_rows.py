@@ -19,8 +19,10 @@ from collections.abc import Callable, Iterator
 import msgspec
 
 from ..log.format import fastrows as fr
-from ..log.format.limits import MAX_ROW_BYTES
-from ..log.format.model import Event, PACKED_TAGS, is_event
+from ..log.format.codec import _decode
+from ..log.format.limits import MAX_DEPTH, MAX_ROW_BYTES, nesting_depth
+from ..log.format.model import MAX_SAFE_INT, Event, PACKED_TAGS, is_event
+from ..log.format.versions import _DATA_TYPE
 from ..log.index.reader import LogReader
 from .redact import Redactor
 
@@ -120,6 +122,66 @@ def logical_rows(reader: LogReader, progress: Progress = None, logical: bool = T
             progress(done, total)
 
 
+# the top-level keys of a row whose envelope is the row itself (Event.envelope()'s keys, in its order)
+_ENVELOPE_ORDERS = frozenset(("type", "seq", "time", "data") + extra for extra in (
+    (), ("sourceEventSeqs",), ("surfaceOp",), ("ignorable",), ("sourceEventSeqs", "surfaceOp"),
+    ("sourceEventSeqs", "ignorable"), ("surfaceOp", "ignorable"), ("sourceEventSeqs", "surfaceOp", "ignorable")))
+# v0/v1 rows the codec converts in memory (codec.RowCodec._legacy): (type, key whose absence converts, key whose
+# presence does); a turn/end of those versions always goes the exact way
+_LEGACY = {"user/message": ("id", None), "assistant/message": ("message", "content"),
+           "tool/result": ("message", "callId"), "turn/start": (None, "trigger")}
+
+
+def plain_envelope(reader: LogReader, raw: bytes) -> Optional[dict[str, Any]]:
+    """The envelope (``Event.envelope()``) of the one event the exact decode reads from ``raw`` when that
+    decode would take the row as it is: within the row limits, valid UTF-8, a JSON object whose keys are
+    exactly the envelope's in the envelope's order, an event (not packed) with an integer seq and time, no
+    field the codec drops (:func:`~app.log.format.versions.field_problems`) and no in-memory conversion
+    (v0/v1 legacy shapes, range-encoded ``sourceEventSeqs``, an object ``surfaceOp``): then the decoded row
+    *is* its envelope, with no Event built.  None: the row takes the exact decode (``tests/test_export_fast.py``
+    checks both agree on every fixture, generated and hostile row)."""
+    codec = reader.codec
+    if codec.envelope_seqs is not None or len(raw) > MAX_ROW_BYTES or not raw.startswith(b'{"type":"'):
+        return None
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and nesting_depth(raw) > MAX_DEPTH:
+        return None
+    try:
+        obj = _decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if type(obj) is not dict or tuple(obj) not in _ENVELOPE_ORDERS:
+        return None
+    typ, seq, d = obj["type"], obj["seq"], obj["data"]
+    if type(typ) is not str or typ in PACKED_TAGS or type(seq) is not int or not 0 <= seq <= MAX_SAFE_INT \
+            or type(obj["time"]) is not int:
+        return None
+    if "sourceEventSeqs" in obj:
+        ses = obj["sourceEventSeqs"]
+        if type(ses) is not list or (codec.version >= 1 and any(type(x) is list for x in ses)):
+            return None
+    if "surfaceOp" in obj and type(obj["surfaceOp"]) is not str:
+        return None
+    if "ignorable" in obj and obj["ignorable"] is not True:
+        return None
+    if codec.version < 2 and (typ in ("steering/message", "turn/end") or typ in _LEGACY and type(d) is dict
+                              and _legacy_shape(d, *_LEGACY[typ])):
+        return None
+    if type(d) is dict and d:
+        try:
+            msgspec.convert(d, _DATA_TYPE)
+        except msgspec.ValidationError:
+            return None
+    return obj
+
+
+def _legacy_shape(d: dict[str, Any], missing: Optional[str], present: Optional[str]) -> bool:
+    if present is None:
+        return missing not in d
+    if missing is None:
+        return present in d
+    return missing not in d and present in d
+
+
 def exact_events(reader: LogReader, row: Row) -> list[Event]:
     """The events of one row as the exact decode reads them."""
     return [it for it in reader._decode_split_row(row) if is_event(it)]
@@ -137,7 +199,9 @@ def _packed_lines(rec: Any, red: Optional[Redactor]) -> list[bytes]:
         mid = b',"data":{"turn":%d,"step":%d,"chunk":{"type":"%s","index":%d,"text":' % (
             d.turn, d.step, delta.encode(), d.index)
         texts = d.texts if red is None else [red.text(x) for x in d.texts]
-        return [b'%s%d,"time":%d%s%s}}}' % (head, s, t, mid, enc(x)) for s, t, x in zip(seqs, times, texts)]
+        # one line per member from one template, formatted and encoded in C loops (map)
+        line = head + b'%d,"time":%d' + mid.replace(b"%", b"%%") + b'%s}}}'
+        return list(map(line.__mod__, zip(seqs, times, map(enc, texts))))
     mid = b',"data":{"turn":%d,"step":%d,"chunk":{"type":"tool-call-delta","index":%d,"id":' % (
         d.turn, d.step, d.index)
     has_name = d.name is not msgspec.UNSET
@@ -171,8 +235,8 @@ def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: P
             buf += lines
             size += len(row[3]) * 2
         else:
-            for ev in exact_events(reader, row):
-                env = ev.envelope()
+            env0 = plain_envelope(reader, row[3]) if row[4] else None
+            for env in (env0,) if env0 is not None else (ev.envelope() for ev in exact_events(reader, row)):
                 line = enc(red.obj(env) if red else env)
                 buf.append(line)
                 size += len(line)
