@@ -166,12 +166,21 @@ def plain_envelope(reader: LogReader, raw: bytes) -> Optional[dict[str, Any]]:
     if codec.version < 2 and (typ in ("steering/message", "turn/end") or typ in _LEGACY and type(d) is dict
                               and _legacy_shape(d, *_LEGACY[typ])):
         return None
-    if type(d) is dict and d:
+    if type(d) is dict and d:             # (field_problems' check of the payload, made on the row's text)
         try:
-            msgspec.convert(d, _DATA_TYPE)
-        except msgspec.ValidationError:
+            _data_check(raw)
+        except (msgspec.DecodeError, RecursionError):
             return None
     return obj
+
+
+class _DataCheck(msgspec.Struct, gc=False):
+    """A row's ``data`` checked against :data:`~app.log.format.versions._DATA_TYPE` while the row is parsed (the
+    same verdict as ``msgspec.convert(data, _DATA_TYPE)`` on the decoded payload, without walking it again)."""
+    data: Optional[_DATA_TYPE] = None      # type: ignore[valid-type]
+
+
+_data_check = msgspec.json.Decoder(_DataCheck).decode
 
 
 def _legacy_shape(d: dict[str, Any], missing: Optional[str], present: Optional[str]) -> bool:
@@ -205,14 +214,16 @@ def _packed_lines(rec: Any, red: Optional[Redactor]) -> list[bytes]:
     mid = b',"data":{"turn":%d,"step":%d,"chunk":{"type":"tool-call-delta","index":%d,"id":' % (
         d.turn, d.step, d.index)
     has_name = d.name is not msgspec.UNSET
+    if red is None:                # (the id and name are the same in every member: encoded once)
+        rest = enc(d.id) + (b',"name":%s' % enc(d.name) if has_name else b"") + b',"argumentsDelta":'
+        line = head + b'%d,"time":%d' + (mid + rest).replace(b"%", b"%%") + b'%s}}}'
+        return list(map(line.__mod__, zip(seqs, times, map(enc, d.args))))
     out = []
     for s, t, arg in zip(seqs, times, d.args):
-        cid, name = d.id, d.name
-        if red is not None:
-            cid = red.obj(cid)
-            if has_name:
-                name = red.obj(name)
-            arg = red.text(arg)
+        cid, name = red.obj(d.id), d.name
+        if has_name:
+            name = red.obj(name)
+        arg = red.text(arg)
         named = b',"name":%s' % enc(name) if has_name else b""
         out.append(b'%s%d,"time":%d%s%s%s,"argumentsDelta":%s}}}' % (head, s, t, mid, enc(cid), named, enc(arg)))
     return out
