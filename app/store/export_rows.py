@@ -177,7 +177,7 @@ def plain_envelope(reader: LogReader, raw: bytes) -> Optional[dict[str, Any]]:
 class _DataCheck(msgspec.Struct, gc=False):
     """A row's ``data`` checked against :data:`~app.log.format.versions._DATA_TYPE` while the row is parsed (the
     same verdict as ``msgspec.convert(data, _DATA_TYPE)`` on the decoded payload, without walking it again)."""
-    data: Optional[_DATA_TYPE] = None      # type: ignore[valid-type]
+    data: Optional[_DATA_TYPE] = None
 
 
 _data_check = msgspec.json.Decoder(_DataCheck).decode
