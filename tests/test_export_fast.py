@@ -108,3 +108,29 @@ def test_rows_at_the_edge(tmp_path, version):
     assert n == len(ROWS) and 0 < took < n
     assert plain_envelope(r, rows[0]) is not None and plain_envelope(r, rows[1]) is not None
     assert all(plain_envelope(r, rows[i]) is None for i in (2, 3, 4, 10, 12, 14, 16, 18, 19))
+
+
+def test_native_packed_lines_equal_the_python_lines():
+    """The C writer of a packed row's lines (rowscan_c.packed_lines) equals the Python template on hostile
+    strings (quotes, backslashes, every control character, non-ASCII, U+2028) and declines what it cannot
+    write (a lone surrogate, numbers past 64 bits), leaving those to the Python way."""
+    import random
+    from itertools import accumulate, count
+
+    from app.log.index.fastindex import load_rowscan_c
+    native = load_rowscan_c()
+    if native is None:
+        pytest.skip("the C scanner module is not built")
+    rng = random.Random(4)
+    alpha = ['"', "\\", "a", "é", "\u2028", "😀", "%", "%d", ",", "}"] + [chr(c) for c in range(0x20)] + ["\x7f"]
+    head, mid, tail = b'{"type":"assistant/chunk","seq":', b',"data":{"x":1,"text":', b"}}}"
+    for _ in range(3000):
+        strs = ["".join(rng.choice(alpha) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(1, 6))]
+        dt = [rng.choice([0, 1, 7, -3, 10**12]) for _ in range(rng.randint(0, len(strs) + 1))]
+        seq0, t0 = rng.choice([0, 5, 2**40]), rng.choice([0, -5, 1787276503845])
+        line = head + b'%d,"time":%d' + mid + b"%s" + tail
+        want = [line % (s, t, _enc.encode(x)) for s, t, x in zip(count(seq0), accumulate(dt, initial=t0), strs)]
+        assert native.packed_lines(head, mid, tail, seq0, t0, dt, strs) == b"\n".join(want)
+    assert native.packed_lines(head, mid, tail, 0, 0, [], ["\ud800"]) is NotImplemented
+    assert native.packed_lines(head, mid, tail, 2**63, 0, [], ["a"]) is NotImplemented
+    assert native.packed_lines(head, mid, tail, 0, 2**62, [2**62, 2**62], ["a", "b", "c"]) is NotImplemented

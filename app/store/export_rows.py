@@ -23,6 +23,7 @@ from ..log.format.codec import _decode
 from ..log.format.limits import MAX_DEPTH, MAX_ROW_BYTES, nesting_depth
 from ..log.format.model import MAX_SAFE_INT, Event, PACKED_TAGS, is_event
 from ..log.format.versions import _DATA_TYPE
+from ..log.index.fastindex import load_rowscan_c
 from ..log.index.reader import LogReader
 from .redact import Redactor
 
@@ -30,6 +31,7 @@ Progress = Optional[Callable[[int, int], None]]
 Row = tuple[Any, int, Optional[int], bytes, bool]      # (pos, text offset, line, raw, complete)
 
 _enc = msgspec.json.Encoder()
+_native = load_rowscan_c()       # (its packed_lines writes a packed row's lines; None: the Python way)
 CHUNK_BYTES = 1 << 20            # text handed to the writer at a time
 PROGRESS_ROWS = 64               # rows between two progress reports (and cancellation points) in a segment
 
@@ -196,37 +198,48 @@ def exact_events(reader: LogReader, row: Row) -> list[Event]:
     return [it for it in reader._decode_split_row(row) if is_event(it)]
 
 
-def _packed_lines(rec: Any, red: Optional[Redactor]) -> list[bytes]:
-    """The envelopes of a packed row's members (as ``Event.envelope()`` encodes them), from its lists."""
+def _packed_lines(rec: Any, red: Optional[Redactor]) -> tuple[list[bytes], int]:
+    """The envelopes of a packed row's members (as ``Event.envelope()`` encodes them), from its lists:
+    (lines, or one block of them joined by newlines, when the C scanner module writes them; their count)."""
     d = rec.data
     enc = _enc.encode
     head = b'{"type":"assistant/chunk","seq":'
-    times = accumulate(d.dt, initial=rec.time0)
-    seqs = count(rec.seq)
     if rec.K == fr.PACKED_TEXT:
         delta = PACKED_TAGS[rec.T]
         mid = b',"data":{"turn":%d,"step":%d,"chunk":{"type":"%s","index":%d,"text":' % (
             d.turn, d.step, delta.encode(), d.index)
-        texts = d.texts if red is None else [red.text(x) for x in d.texts]
-        # one line per member from one template, formatted and encoded in C loops (map)
-        line = head + b'%d,"time":%d' + mid.replace(b"%", b"%%") + b'%s}}}'
-        return list(map(line.__mod__, zip(seqs, times, map(enc, texts))))
-    mid = b',"data":{"turn":%d,"step":%d,"chunk":{"type":"tool-call-delta","index":%d,"id":' % (
-        d.turn, d.step, d.index)
-    has_name = d.name is not msgspec.UNSET
-    if red is None:                # (the id and name are the same in every member: encoded once)
-        rest = enc(d.id) + (b',"name":%s' % enc(d.name) if has_name else b"") + b',"argumentsDelta":'
-        line = head + b'%d,"time":%d' + (mid + rest).replace(b"%", b"%%") + b'%s}}}'
-        return list(map(line.__mod__, zip(seqs, times, map(enc, d.args))))
+        strs = d.texts if red is None else [red.text(x) for x in d.texts]
+    else:
+        mid = b',"data":{"turn":%d,"step":%d,"chunk":{"type":"tool-call-delta","index":%d,"id":' % (
+            d.turn, d.step, d.index)
+        has_name = d.name is not msgspec.UNSET
+        if red is not None:            # (redacted member by member: the report counts every member's secrets)
+            return _call_lines_redacted(rec, red, head, mid, has_name)
+        mid += enc(d.id) + (b',"name":%s' % enc(d.name) if has_name else b"") + b',"argumentsDelta":'
+        strs = d.args
+    n = min(len(strs), len(d.dt) + 1)
+    if _native is not None and n:
+        block = _native.packed_lines(head, mid, b"}}}", rec.seq, rec.time0, d.dt, strs)
+        if block is not NotImplemented:
+            return [block], n
+    # one line per member from one template, formatted and encoded in C loops (map)
+    line = head + b'%d,"time":%d' + mid.replace(b"%", b"%%") + b'%s}}}'
+    times = accumulate(d.dt, initial=rec.time0)
+    return list(map(line.__mod__, zip(count(rec.seq), times, map(enc, strs)))), n
+
+
+def _call_lines_redacted(rec: Any, red: Redactor, head: bytes, mid: bytes, has_name: bool) -> tuple[list[bytes], int]:
+    d = rec.data
+    enc = _enc.encode
     out = []
-    for s, t, arg in zip(seqs, times, d.args):
+    for s, t, arg in zip(count(rec.seq), accumulate(d.dt, initial=rec.time0), d.args):
         cid, name = red.obj(d.id), d.name
         if has_name:
             name = red.obj(name)
         arg = red.text(arg)
         named = b',"name":%s' % enc(name) if has_name else b""
         out.append(b'%s%d,"time":%d%s%s%s,"argumentsDelta":%s}}}' % (head, s, t, mid, enc(cid), named, enc(arg)))
-    return out
+    return out, len(out)
 
 
 def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: Progress = None,
@@ -241,8 +254,8 @@ def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: P
     for row in logical_rows(reader, progress):
         rec = packed_record(reader, row[3]) if row[4] else None
         if rec is not None:
-            lines = _packed_lines(rec, red)
-            n += len(lines)
+            lines, k = _packed_lines(rec, red)
+            n += k
             buf += lines
             size += len(row[3]) * 2
         else:
