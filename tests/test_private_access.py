@@ -31,7 +31,13 @@ _SCAN = "the row scanner's tables and the reader's legacy probe, shared by the f
 _UI = "the main window's controllers call each other's handlers (a controller API is pending)"
 _CACHE = "the index cache's file identity, keyed digest and atomic write, reused by the timeline and outline caches"
 _EXPORT = "the streaming exports read rows through the reader's own split-row decode and byte totals (to be public API)"
+_AHEAD = "the one background pass reads rows through the reader's own split-row decode and byte totals, as the exports do"
 KNOWN: dict[tuple[str, str], str] = {
+    ("app/log/query/ahead.py", "reader._decode_split_row"): _AHEAD,
+    ("app/log/query/ahead.py", "reader._physical_total"): _AHEAD,
+    ("app/log/query/ahead.py", "reader._progress_of"): _AHEAD,
+    ("app/ui/history/sparse.py", "from .pages import _counted"): _JOBS,
+    ("app/ui/history/sparse.py", "from .pages import _loaded"): _JOBS,
     ("app/log/fold/checkpoints.py", "sf._empty_assistant"): _FOLD,
     ("app/log/fold/checkpoints.py", "sf._step_mark"): _FOLD,
     ("app/log/fold/surface.py", "f._empty_assistant"): _FOLD,

@@ -19,10 +19,9 @@ from collections.abc import Callable, Iterator
 import msgspec
 
 from ..log.format import fastrows as fr
-from ..log.format.codec import _decode
 from ..log.format.limits import MAX_DEPTH, MAX_ROW_BYTES, nesting_depth
 from ..log.format.model import MAX_SAFE_INT, Event, PACKED_TAGS, is_event
-from ..log.format.versions import _DATA_TYPE
+from ..log.format.versions import DATA_TYPE
 from ..log.index.fastindex import load_rowscan_c
 from ..log.index.reader import LogReader
 from .redact import Redactor
@@ -31,6 +30,7 @@ Progress = Optional[Callable[[int, int], None]]
 Row = tuple[Any, int, Optional[int], bytes, bool]      # (pos, text offset, line, raw, complete)
 
 _enc = msgspec.json.Encoder()
+_decode = msgspec.json.Decoder().decode          # (the codec's generic decoder: the same answer)
 _native = load_rowscan_c()       # (its packed_lines writes a packed row's lines; None: the Python way)
 CHUNK_BYTES = 1 << 20            # text handed to the writer at a time
 PROGRESS_ROWS = 64               # rows between two progress reports (and cancellation points) in a segment
@@ -177,9 +177,9 @@ def plain_envelope(reader: LogReader, raw: bytes) -> Optional[dict[str, Any]]:
 
 
 class _DataCheck(msgspec.Struct, gc=False):
-    """A row's ``data`` checked against :data:`~app.log.format.versions._DATA_TYPE` while the row is parsed (the
+    """A row's ``data`` checked against :data:`~app.log.format.versions.DATA_TYPE` while the row is parsed (the
     same verdict as ``msgspec.convert(data, _DATA_TYPE)`` on the decoded payload, without walking it again)."""
-    data: Optional[_DATA_TYPE] = None
+    data: Optional[DATA_TYPE] = None
 
 
 _data_check = msgspec.json.Decoder(_DataCheck).decode

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..fold.checkpoints import EVERY, CheckpointBuilder, Checkpoints
-from ..fold.surface import _NEEDLES, ScanEnd, SurfaceIndex
+from ..fold.surface import SURFACE_NEEDLES, ScanEnd, SurfaceIndex
 from ..index.verdict import ReadPath
-from ..format.lazyrows import _PACKED_PREFIXES, lazy_row
+from ..format.lazyrows import PACKED_PREFIXES, lazy_row
 from ..format.model import is_event
 from .outline import Outline, OutlineBuilder
 
@@ -63,7 +63,7 @@ class _Surface:
         if not complete:
             end.pos, end.line = pos, line
             return
-        if any(n in raw for n in _NEEDLES):
+        if any(n in raw for n in SURFACE_NEEDLES):
             for ev in got:
                 if is_event(ev):
                     self.idx.apply(ev)
@@ -111,7 +111,7 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
                 if is_event(it):
                     ob.event(it)
             if cp_on:
-                if complete and raw.startswith(_PACKED_PREFIXES):
+                if complete and raw.startswith(PACKED_PREFIXES):
                     lazy = lazy_row(reader, pos, off, line, raw, complete)
                 else:
                     lazy = [it for it in got if is_event(it)] if complete and raw.strip() else []

@@ -212,7 +212,8 @@ class PageJumps(QObject):
 
     def _sparse_error(self, msg: str) -> None:
         self._sparse_asked = False
-        self.model._page_error(msg)
+        m = self.model
+        m._page_error(msg)
 
     def _install_sparse(self, lp: LoadedPage) -> None:
         """The errors' page above the pages that end the log (the window stays attached to the log's end)."""
