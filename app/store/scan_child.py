@@ -50,7 +50,7 @@ def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], 
         if task == "outline":           # the work done ahead: checkpoints, surface index and outline in one read,
             from app.store.ahead_cache import cached_ahead     # saved beside the index (a reopen has them at once)
             return cached_ahead(r, progress, cancelled)[0]
-        from app.log.query.search import FindStats, find
+        from app.log.query.find import FindStats, find
         st = FindStats()
         batch: list[Any] = []
         t = time.monotonic()

@@ -86,7 +86,7 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
     su = _Surface(reader)
     if reader.fatal:
         return Ahead(cb.cps, su.finish(), su.end, ob.finish(True), True)
-    total = max(1, reader._physical_total())
+    total = max(1, reader.physical_total())
     vp = ReadPath(reader)               # dsh's read-path rules (the outline's refusals) see the same segments
     problems = ob.problems
     cp_on = True
@@ -105,7 +105,7 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
             n += 1
             if cancel is not None and n % CANCEL_ROWS == 0 and cancel():
                 return Ahead(cb.cps, su.idx, su.end, ob.finish(False), False)
-            got = reader._decode_split_row(row, problems)
+            got = reader.decode_split_row(row, problems)
             pos, off, line, raw, complete = row
             for it in got:
                 if is_event(it):
@@ -121,7 +121,7 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
         if not su.stopped:
             su.segment_end(seg)
         if progress:
-            progress(reader._progress_of(seg.end), total)
+            progress(reader.progress_of(seg.end), total)
     if cancel is not None and cancel():
         return Ahead(cb.cps, su.idx, su.end, ob.finish(False), False)
     return Ahead(cb.cps, su.finish(), su.end, ob.finish(True, vp), True)
