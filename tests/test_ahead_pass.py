@@ -98,7 +98,7 @@ def test_one_read_on_a_generated_log(generated):
 
 def test_zstd_and_sqlite(tmp_path):
     from app.log.source.zstdframes import encode_frame
-    from app.store.sqlite_store import jsonl_to_sqlite
+    from app.store.sqlite_writer import jsonl_to_sqlite
     from app.tools.synth import batches
     z = tmp_path / "session.jsonl.zstd"
     z.write_bytes(b"".join(encode_frame(b"".join(lines)) for lines in batches(SessionSynth(seed=31),
