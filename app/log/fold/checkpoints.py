@@ -210,84 +210,113 @@ def _segments_from(reader: LogReader, pos: Optional[int], line0: Optional[int], 
 
 def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
     """One forward pass over the stored events: snapshots at segment starts every ``every`` bytes."""
-    from .attempts import AttemptTracker
-    from ..index.integrity import EventChecks
-    version = reader.version or 0
-    sf, hf, checks = SurfaceFold(keep_events=True, version=version), HeaderFold(), EventChecks()
-    at = AttemptTracker(keep_text=False)
-    turn_seq, disp_turn = -1, 0
-    lo: Optional[int] = None
-    hi: Optional[int] = None
-    cps = Checkpoints()
-    n_th, prev_tools = 0, None
-    prev_tl: Optional[list[Any]] = None
-    last_at: Optional[int] = None
-    n_chk = 0
-    nxt = 0
-    prev_len, dirty = 0, 0              # nodes before ``dirty`` are unchanged since the previous point
-    n_viol = n_hist = 0
-    prev_hseq: object = object()
+    b = CheckpointBuilder(reader, every)
     for seg in reader.source.forward():
-        if isinstance(seg.pos, int) and (last_at is None or seg.pos - last_at >= every) and not seg.bad \
-                and seg.line0 is not None:
-            sf.events = {k: sf.events[k] for k in sf.nodes if k in sf.events}   # only nodes are looked up again
-            keep = min(dirty, prev_len)
-            node_set = set(sf.nodes)
-            if cps.points:
-                cps.points[-1].cited = None if lo is None or hi is None else (lo, hi)
-            lo = hi = None
-            at.prune()
-            cps.points.append(Checkpoint(
-                seq=nxt, pos=seg.pos, line0=seg.line0, text_offset=seg.text_offset, keep=keep,
-                add=sf.nodes[keep:], empty=sorted(x for x in sf._empty_assistant if x in node_set),
-                violations=[msgspec.structs.replace(p) for p in sf.violations[n_viol:]],
-                header=None if hf.seq == prev_hseq else {"header": hf.header, "seq": hf.seq, "reason": hf.reason},
-                history=hf.history[n_hist:], turn_seq=turn_seq, dispatches=disp_turn if turn_seq >= 0 else 0,
-                cited=None, turns=[],
-                checks=[(msgspec.structs.replace(q), any(q is r for r in checks.refusing))
-                        for q in checks.problems[n_chk:]]))
-            cps.points[-1].version = version
-            # image/offload applies in every version (spec-versions §3.5 correction)
-            cps.points[-1].step_mark, cps.points[-1].offloaded = sf._step_mark, _offloaded(sf)
-            cps.points[-1].v2head = sf.v2.state() if sf.v2 is not None else None
-            if version >= 2:                        # (v2, v3: today's dsh derives toolHistory on the v4 shape)
-                th = hf.tool_history
-                tools = _tool_fields(th)
-                p = cps.points[-1]
-                p.tool_headers = []
-                for seq, tl in list(th.headers.items())[n_th:]:
-                    p.tool_headers.append((seq, None if tl == prev_tl else copy.deepcopy(tl)))
-                    prev_tl = tl
-                p.tools = None if tools == prev_tools else tools
-                n_th, prev_tools = len(th.headers), tools
-            n_chk = len(checks.problems)
-            prev_len = dirty = len(sf.nodes)
-            n_viol, n_hist, prev_hseq = len(sf.violations), len(hf.history), hf.seq
-            last_at = seg.pos
-        for it in lazy_segment(reader, seg):          # packed deltas fold into nothing: not decoded
-            if isinstance(it, PackedBlock):
-                if it.n is None or it.seq0 != nxt:
-                    return cps
-                at.apply_deltas(it.turn, it.step, it.seq0, it.n)
-                nxt = it.seq0 + it.n
-                continue
-            if it.seq != nxt:                # not contiguous: no checkpoint can stand for a prefix after this
-                return cps
-            if it.type == "turn/start":
-                turn_seq, disp_turn = it.seq, at.count
-                if cps.points:
-                    cps.points[-1].turns.append((turn_seq, disp_turn))
-            at.apply(it)
-            if it.source_event_seqs:
-                a, b = _cited_span(it.source_event_seqs)
-                lo, hi = (a, b) if lo is None or hi is None else (min(lo, a), max(hi, b))
-            sf.apply(it)
-            if isinstance(it.surface_op, dict) and it.seq in sf.events:     # a replacement took its place
-                dirty = min(dirty, sf.nodes.index(it.seq))
-            hf.apply(it)
-            checks.apply(it)
-            nxt = it.seq + 1
-    return cps
+        if not b.segment(seg, lazy_segment(reader, seg)):        # packed deltas fold into nothing: not decoded
+            break
+    return b.cps
+
+
+class CheckpointBuilder:
+    """:func:`build_checkpoints` fed a segment at a time (the one background pass feeds it beside the
+    outline and the surface index: :mod:`app.log.query.ahead`)."""
+
+    def __init__(self, reader: LogReader, every: int = EVERY) -> None:
+        from .attempts import AttemptTracker
+        from ..index.integrity import EventChecks
+        self.every = every
+        self.version = version = reader.version or 0
+        self.sf, self.hf, self.checks = SurfaceFold(keep_events=True, version=version), HeaderFold(), EventChecks()
+        self.at = AttemptTracker(keep_text=False)
+        self.turn_seq, self.disp_turn = -1, 0
+        self.lo: Optional[int] = None
+        self.hi: Optional[int] = None
+        self.cps = Checkpoints()
+        self.n_th = 0
+        self.prev_tools: Optional[dict[str, Any]] = None
+        self.prev_tl: Optional[list[Any]] = None
+        self.last_at: Optional[int] = None
+        self.n_chk = 0
+        self.nxt = 0
+        self.prev_len, self.dirty = 0, 0      # nodes before ``dirty`` are unchanged since the previous point
+        self.n_viol = self.n_hist = 0
+        self.prev_hseq: object = object()
+        self.done = False                     # a gap or disorder: no checkpoint can stand for a prefix after it
+
+    def segment(self, seg: Segment, items: Iterable[Lazy]) -> bool:
+        """Fold segment ``seg`` (its events, packed rows as blocks: ``lazy_segment``); False: stop here."""
+        if isinstance(seg.pos, int) and (self.last_at is None or seg.pos - self.last_at >= self.every) \
+                and not seg.bad and seg.line0 is not None:
+            self._point(seg)
+        return all(self.item(it) for it in items)
+
+    def _point(self, seg: Segment) -> None:
+        sf, hf, checks, cps = self.sf, self.hf, self.checks, self.cps
+        sf.events = {k: sf.events[k] for k in sf.nodes if k in sf.events}   # only nodes are looked up again
+        keep = min(self.dirty, self.prev_len)
+        node_set = set(sf.nodes)
+        if cps.points:
+            cps.points[-1].cited = None if self.lo is None or self.hi is None else (self.lo, self.hi)
+        self.lo = self.hi = None
+        self.at.prune()
+        p = Checkpoint(
+            seq=self.nxt, pos=seg.pos, line0=seg.line0, text_offset=seg.text_offset, keep=keep,
+            add=sf.nodes[keep:], empty=sorted(x for x in sf._empty_assistant if x in node_set),
+            violations=[msgspec.structs.replace(q) for q in sf.violations[self.n_viol:]],
+            header=None if hf.seq == self.prev_hseq else {"header": hf.header, "seq": hf.seq, "reason": hf.reason},
+            history=hf.history[self.n_hist:], turn_seq=self.turn_seq,
+            dispatches=self.disp_turn if self.turn_seq >= 0 else 0, cited=None, turns=[],
+            checks=[(msgspec.structs.replace(q), any(q is r for r in checks.refusing))
+                    for q in checks.problems[self.n_chk:]])
+        cps.points.append(p)
+        p.version = self.version
+        # image/offload applies in every version (spec-versions §3.5 correction)
+        p.step_mark, p.offloaded = sf._step_mark, _offloaded(sf)
+        p.v2head = sf.v2.state() if sf.v2 is not None else None
+        if self.version >= 2:                        # (v2, v3: today's dsh derives toolHistory on the v4 shape)
+            th = hf.tool_history
+            tools = _tool_fields(th)
+            p.tool_headers = []
+            for seq, tl in list(th.headers.items())[self.n_th:]:
+                p.tool_headers.append((seq, None if tl == self.prev_tl else copy.deepcopy(tl)))
+                self.prev_tl = tl
+            p.tools = None if tools == self.prev_tools else tools
+            self.n_th, self.prev_tools = len(th.headers), tools
+        self.n_chk = len(checks.problems)
+        self.prev_len = self.dirty = len(sf.nodes)
+        self.n_viol, self.n_hist, self.prev_hseq = len(sf.violations), len(hf.history), hf.seq
+        self.last_at = seg.pos
+
+    def item(self, it: Lazy) -> bool:
+        """Fold one event (or packed block); False when it breaks the seq order (the builder is done)."""
+        if self.done:
+            return False
+        if isinstance(it, PackedBlock):
+            if it.n is None or it.seq0 != self.nxt:
+                self.done = True
+                return False
+            self.at.apply_deltas(it.turn, it.step, it.seq0, it.n)
+            self.nxt = it.seq0 + it.n
+            return True
+        if it.seq != self.nxt:                # not contiguous: no checkpoint can stand for a prefix after this
+            self.done = True
+            return False
+        if it.type == "turn/start":
+            self.turn_seq, self.disp_turn = it.seq, self.at.count
+            if self.cps.points:
+                self.cps.points[-1].turns.append((self.turn_seq, self.disp_turn))
+        self.at.apply(it)
+        if it.source_event_seqs:
+            a, b = _cited_span(it.source_event_seqs)
+            self.lo, self.hi = (a, b) if self.lo is None or self.hi is None else (min(self.lo, a), max(self.hi, b))
+        sf = self.sf
+        sf.apply(it)
+        if isinstance(it.surface_op, dict) and it.seq in sf.events:     # a replacement took its place
+            self.dirty = min(self.dirty, sf.nodes.index(it.seq))
+        self.hf.apply(it)
+        self.checks.apply(it)
+        self.nxt = it.seq + 1
+        return True
 
 
 def _cited_span(seqs: Iterable[Any]) -> tuple[int, int]:

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from ..source.sources import Segment
 
 
-_PACKED_PREFIXES = (b'{"type":"text-chunks"', b'{"type":"reasoning-chunks"', b'{"type":"tool-call-chunks"')
+PACKED_PREFIXES = (b'{"type":"text-chunks"', b'{"type":"reasoning-chunks"', b'{"type":"tool-call-chunks"')
+_PACKED_PREFIXES = PACKED_PREFIXES
 _SEQ0_RE = re.compile(rb'\{"type":"[a-z-]+-chunks","seq0":(\d+),')
 
 

@@ -45,19 +45,21 @@ _MAX_LISTED = 100                 # unknown-type rows named in the verdict (a ho
 
 
 def dsh_verdict(reader: LogReader, checks: Optional[EventChecks] = None,
-                defective: Optional[bool] = None) -> list[Problem]:
+                defective: Optional[bool] = None, path: Optional[ReadPath] = None) -> list[Problem]:
     """Why the newest dsh would refuse to open this log ([] when it opens it), in read-path order.
 
     ``checks``: the per-event checks of a pass that saw the rows (their refusing envelope
     problems are part of the answer).  The read-path rules are checked here over the whole log
     (one pass over the stored text, rows decoded only where a rule needs them), so the answer
     does not depend on which command asks or how far it read.  ``defective=False``: the caller's pass
-    met no unreadable row (the corruption scan is skipped; None: it is run)."""
+    met no unreadable row (the corruption scan is skipped; None: it is run).  ``path``: a :class:`ReadPath`
+    already fed every segment of the log by the caller's own read (the log is not read again)."""
     # remembered on the reader for the file revision it was read from (a grown log is checked again)
     rev = _revision(reader)
     memo = getattr(reader, "dsh_verdict_memo", None)
     cached: Optional[list[Problem]] = memo[1] if memo is not None and rev is not None and memo[0] == rev else None
-    out: list[Problem] = list(cached) if cached is not None else _read_path(reader, defective)
+    out: list[Problem] = list(cached) if cached is not None else \
+        path.finish(defective) if path is not None else _read_path(reader, defective)
     if cached is None and rev is not None:
         try:
             reader.dsh_verdict_memo = (rev, list(out))          # type: ignore[attr-defined]
@@ -71,36 +73,58 @@ def dsh_verdict(reader: LogReader, checks: Optional[EventChecks] = None,
 def _read_path(reader: LogReader, defective: Optional[bool]) -> list[Problem]:
     if reader.fatal:
         return []
-    out = dsh_refusals(reader) if defective is not False else []
-    version = reader.version or 0
-    known = known_types(version)
-    # v0 (a JSONL or zstd file; dsh's v1+ trees read no SQLite store) and v1 reach the v2 -> v3 edge through
-    # the chain, whose earlier edges keep the relative order of what it checks (decision 0022)
-    chain = version in (1, 2) or (version == 0 and reader.source.kind in ("jsonl", "zstd"))
-    mig = _V2Migration(version) if chain else None
-    plugin: list[Problem] = []
-    unknown = 0
+    rp = ReadPath(reader)
     for seg in reader.source.forward():
+        rp.segment(seg)
+    return rp.finish(defective)
+
+
+class ReadPath:
+    """The read-path rules fed a segment at a time (:func:`_read_path`; the one background pass of
+    :mod:`app.log.query.ahead` feeds it the segments it reads, then hands it to :func:`dsh_verdict`)."""
+
+    def __init__(self, reader: LogReader) -> None:
+        self.reader = reader
+        self.version = version = reader.version or 0
+        self.known = known_types(version)
+        # v0 (a JSONL or zstd file; dsh's v1+ trees read no SQLite store) and v1 reach the v2 -> v3 edge through
+        # the chain, whose earlier edges keep the relative order of what it checks (decision 0022)
+        chain = version in (1, 2) or (version == 0 and reader.source.kind in ("jsonl", "zstd"))
+        self.mig = _V2Migration(version) if chain else None
+        self.plugin: list[Problem] = []
+        self.unknown = 0
+        self.out: list[Problem] = []
+
+    def segment(self, seg: Any) -> None:
         if seg.bad:
-            continue
+            return
+        reader, mig = self.reader, self.mig
         data = b"\n" + (b"\n".join(raw for _p, raw in seg.rows) if seg.rows is not None else seg.data)
         types = set(_TYPE_AT_ROW.findall(data))
-        odd = [t for t in types if t not in _PACKED and t.decode("utf-8", "replace") not in known]
-        if odd and unknown < _MAX_LISTED:               # (bounded: the first rows say it; the codec counts the rest)
-            got = _unknown_required(reader, seg, odd, _MAX_LISTED - unknown)
-            unknown += len(got)
-            out += got
+        odd = [t for t in types if t not in _PACKED and t.decode("utf-8", "replace") not in self.known]
+        if odd and self.unknown < _MAX_LISTED:               # (bounded: the first rows say it; the codec counts the rest)
+            got = _unknown_required(reader, seg, odd, _MAX_LISTED - self.unknown)
+            self.unknown += len(got)
+            self.out += got
+        version = self.version
         if mig is not None and mig.why is None and (types & mig.needed or (version == 2 and types - _V2_INVENTORY)):
             mig.segment(reader, seg, inventory=version == 2)
-        if version >= 4 and not plugin and b'"plugin"' in data:
-            plugin = _plugin_sources(reader, seg)[:1]        # the first says it; every such row is alike
-            out += plugin
-    if mig is not None:
-        if mig.delivery:
-            mig.finish(reader)
-        if mig.why is not None:
-            out.append(mig.why)
-    return out
+        if version >= 4 and not self.plugin and b'"plugin"' in data:
+            self.plugin = _plugin_sources(reader, seg)[:1]        # the first says it; every such row is alike
+            self.out += self.plugin
+
+    def finish(self, defective: Optional[bool]) -> list[Problem]:
+        if self.reader.fatal:
+            return []
+        out = dsh_refusals(self.reader) if defective is not False else []
+        out += self.out
+        mig = self.mig
+        if mig is not None:
+            if mig.delivery:
+                mig.finish(self.reader)
+            if mig.why is not None:
+                out.append(mig.why)
+        return out
 
 
 _V2_BYTES = frozenset(t.encode() for t in _V2_NEEDED)

@@ -13,7 +13,7 @@ from ..format import fastrows as fr
 from ..fold.folds import HeaderFold, SurfaceFold, fold_request
 from ..fold.v2heads import derive_as
 from ..index.integrity import EventChecks
-from ..index.verdict import dsh_verdict
+from ..index.verdict import ReadPath, dsh_verdict
 import msgspec
 
 from ..format.limits import ProblemList
@@ -40,7 +40,7 @@ def require_header(hf: HeaderFold, at_seq: int, boundary: int) -> None:
 
 
 def load_checks(reader: LogReader, problems: list[Problem], st: TailState, sf: SurfaceFold, checks: EventChecks,
-                inherited: Optional[int]) -> list[Problem]:
+                inherited: Optional[int], path: Optional[ReadPath] = None) -> list[Problem]:
     """The checks of a whole-log pass, appended to ``problems`` (inspect and the outline share
     them): the seed marker against the header, fold violations, the tail's and the events'
     problems, and dsh's refusals (returned; the one that refuses the log is appended)."""
@@ -55,7 +55,7 @@ def load_checks(reader: LogReader, problems: list[Problem], st: TailState, sf: S
     # dsh's verdict: one function for every face (corruption, unknown required types, the migration
     # an older generation goes through, native v4 admission); its problems are the log's problems
     defective = any(p.code in _ROW_DEFECTS for p in problems) or bool(st.dropped)
-    refusals = dsh_verdict(reader, checks, defective)
+    refusals = dsh_verdict(reader, checks, defective, path)      # (path: fed by the caller's read)
     problems.extend(refusals)
     return refusals
 
