@@ -28,7 +28,7 @@ def _check(reader) -> tuple[int, int]:
         if env is None:
             continue
         took += 1
-        evs = exact_events(reader, row)
+        evs = list(exact_events(reader, row))
         assert len(evs) == 1, row[3][:200]
         assert _enc.encode(env) == _enc.encode(evs[0].envelope()), row[3][:200]
     return took, n
