@@ -576,6 +576,20 @@ def test_demo_opens_on_a_tool_call_and_generic_rows_read_as_one_line(qtbot, make
         assert '{"' not in text
     rec = next(r for r in generic if r.event.type == "feedback/record")
     assert "text “The session needs a clearer explanation.”" in rec.content().plain_text()
+    # what came before seq 21 (the user's prompt, the retried call) is a wheel's turn up away: the view
+    # opened at its top (scroll value 0) while a page was loading, and no scroll asked for them again
+    from PySide6.QtCore import QPoint, QPointF, Qt
+    from PySide6.QtGui import QWheelEvent
+    qtbot.waitUntil(lambda: not win.history.loading, timeout=WAIT)
+    qtbot.wait(300)                                   # (settled: nothing more comes by itself)
+    vp = view.viewport()
+    for _ in range(12):
+        at = QPointF(vp.rect().center())
+        QApplication.sendEvent(vp, QWheelEvent(at, vp.mapToGlobal(at), QPoint(0, 0), QPoint(0, 120),
+                                               Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
+                                               Qt.ScrollPhase.NoScrollPhase, False))
+        qtbot.wait(50)
+    qtbot.waitUntil(lambda: win.history.rows[0].seq == 0, timeout=WAIT)
 
 
 @pytest.mark.slow

@@ -111,6 +111,8 @@ class HistoryView(QListView):
         model.modelAboutToBeReset.connect(self._before_reset)
         model.modelReset.connect(self._after_reset)
         model.tailInstalled.connect(self._on_tail)
+        model.loadingChanged.connect(lambda on: on or self._fill_timer.start())   # (a page done at the top:
+        # older rows, if any, come in now; at scroll value 0 no scroll would ask for them again)
         model.searchChanged.connect(self.viewport().update)
         for sig in (model.dataChanged, model.modelReset, model.layoutChanged, model.searchChanged,
                     self.selectionModel().selectionChanged, self.selectionModel().currentChanged):
