@@ -81,7 +81,8 @@ def _demo(qapp, out: Path, t: str) -> None:
     win = _window(t)
     win.open_default()
     wait(qapp, lambda: win.view.current_row() is not None and win.view.current_row().seq == 21)
-    settle(qapp, 40)
+    wait(qapp, lambda: win.go_actions.outline is not None and bool(win.sessions.model.titles), 60)
+    settle(qapp, 60)                                   # settled: what a new user sees after a second
     _save(qapp, win, out, f"newuser-23-demo-opens-{t}.png")
     # 9: the outline dock beside it
     win.go_actions.outline_dock.show()

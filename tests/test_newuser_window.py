@@ -478,6 +478,10 @@ def test_outline_dock_takes_its_width_from_the_session_list_and_the_split_is_kep
     lst, hist, insp = win.split.sizes()
     assert hist >= 0.9 * before[1] and insp >= 250, (before, win.split.sizes())
     assert lst < before[0]
+    # the inspector at its floor keeps its tabs' whole names (the bar scrolls; "E…", "R…" read as nothing)
+    bar = win.tabs.tabBar()
+    assert all(bar.tabRect(i).width() >= bar.fontMetrics().horizontalAdvance(bar.tabText(i)) for i in range(bar.count())), \
+        [(bar.tabText(i), bar.tabRect(i).width()) for i in range(bar.count())]
     # the dock wide for a moment (it was: its progress pane's title, while the whole-log pass ran),
     # then narrow again: the history gets back what it gave, not the list
     dock = ga.outline_dock
