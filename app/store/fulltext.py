@@ -27,7 +27,7 @@ Crash-safe: WAL journal, each session's rows and its bookkeeping row are written
 transaction, so a crash leaves every session either as before or fully updated; each shard is
 such an index of its own sessions (no session spans two files), so a killed worker leaves its
 shard usable and the build is finished in this process.  A session's rows are kept in memory
-until it was read whole and written with those of the next sessions at the commit (every 1000
+until it was read whole and written with those of the next sessions at the commit (every 5000
 sessions or 32 MB of text: a commit makes FTS5 write a segment); one too big for memory is
 written as it is read, inside a savepoint (a savepoint per session made FTS5 flush a segment per
 session).
@@ -406,7 +406,9 @@ class FullTextIndex(SessionWriter, IndexQueries):
                                                        "FROM files")}
         # the keys only (a home of 100k sessions); a changed session's row is read when needed
         sids = dict(c.execute("SELECT key, sid FROM sessions"))
-        work, present, file_rows = _walk_diff(c, files, stores, known_files, rep, self._session_row,
+        # (an empty index, a first build: no session row to look up per file)
+        row_of = self._session_row if sids else _no_row
+        work, present, file_rows = _walk_diff(c, files, stores, known_files, rep, row_of,
                                               self._read_header, self._not_session)
         # removed sessions
         gone = [k for k in sids if k not in present]
@@ -432,6 +434,10 @@ class FullTextIndex(SessionWriter, IndexQueries):
         finally:
             results.close()                     # stops the workers when cancelled or failed
         return rep
+
+
+def _no_row(_key: str) -> None:
+    return None
 
 
 def _walk_diff(c: sqlite3.Connection, files: Any, stores: Any, known_files: dict[str, Any], rep: UpdateReport,

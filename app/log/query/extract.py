@@ -183,24 +183,31 @@ def candidate_rows(data: bytes, base: int = 0, start: int = 0) -> tuple[list[tup
     """Complete rows of ``data[start:]`` (JSONL text; ``data`` at file offset ``base``, ``start``
     0 or just after a newline) that may hold text, found by one regex pass (rows of other types
     are never looked at from Python): ([(pos, raw)], end) where ``end`` is the offset after the
-    last complete row (a torn last row is left for later).
+    last complete row (a torn last row is left for later)."""
+    rows, end, _nl = _candidate_rows(data, base, start)
+    return rows, end
+
+
+def _candidate_rows(data: bytes, base: int, start: int) -> tuple[list[tuple[int, bytes]], int, Optional[int]]:
+    """:func:`candidate_rows`, and the newlines of ``data[start:end]`` when they were counted.
 
     When every complete row starts the dsh way (two C-level counts say so) a regex anchored on
     that literal start finds them; otherwise (legacy or hand-written rows, blank lines) the
     general one, which looks at every line."""
     last = data.rfind(b"\n", start)
     if last < 0:
-        return [], base + start
-    if data.startswith(b'{"type":"', start) \
-            and data.count(_DSH_START, start, last) == data.count(b"\n", start, last):
-        # row k (k >= 1) starts after newline k-1; the first row has no newline before it
-        nl = data.find(b"\n", start)
-        out = [(base + start, data[start:nl])] if _CANDIDATES.match(data, start, nl + 1) is not None else []
-        out += [(base + m.start(1), m.group(1)) for m in _DSH_ROWS.finditer(data, nl, last + 1)]
-        return out, base + last + 1
+        return [], base + start, 0
+    if data.startswith(b'{"type":"', start):
+        nls = data.count(b"\n", start, last)
+        if data.count(_DSH_START, start, last) == nls:
+            # row k (k >= 1) starts after newline k-1; the first row has no newline before it
+            nl = data.find(b"\n", start)
+            out = [(base + start, data[start:nl])] if _CANDIDATES.match(data, start, nl + 1) is not None else []
+            out += [(base + m.start(1), m.group(1)) for m in _DSH_ROWS.finditer(data, nl, last + 1)]
+            return out, base + last + 1, nls + 1
     out = [(base + m.start(), m.group()[:-1]) for m in _CANDIDATES.finditer(data, start)]
     out = [(p, raw) for p, raw in out if raw and not raw.isspace()]
-    return out, base + last + 1
+    return out, base + last + 1, None
 
 
 def split_rows(data: bytes, base: int = 0,
@@ -317,14 +324,14 @@ def extract_jsonl(path: str, data: Optional[bytes] = None, st: Optional[os.stat_
     version = hdr.version or 0
     rt = RowText(RowCodec(hdr.id, version=version))
     out: list[Entry] = []
-    rows, end = candidate_rows(data, start=start)
+    rows, end, nls = _candidate_rows(data, 0, start)
     if keep is not None:
         rows = [(p, raw) for p, raw in rows
                 if raw.startswith(CONTEXT_TYPES_B) or not raw.startswith(b'{"type":"') or keep(p, raw)]
     feed = rt.feed
     for pos, raw in rows:
         feed(raw, out, pos, pos)
-    end_line = 1 + data.count(b"\n", 0, end)
+    end_line = 2 + nls if nls is not None else 1 + data.count(b"\n", 0, end)
     crc = zlib.crc32(data[max(0, end - CRC_WINDOW):end]) if end else None
     return FileText("ok", header=(hdr.id, hdr.cwd, hdr.createdAt), entries=out, title=rt.title, turn=rt.turn,
                     calls=rt.calls, done_pos=end, done_line=end_line, done_crc=crc, bytes_read=len(data),
