@@ -3,8 +3,9 @@
 An embedded SQLite FTS5 database (standard library ``sqlite3``, no server) in the user cache
 directory (``platformdirs.user_cache_dir("session-lens")/fulltext``; ``SESSION_LENS_CACHE_DIR``
 overrides the base), one file per indexed root.  It indexes the text a user sees per event
-(:mod:`app.log.query.extract`, the same fields as :func:`app.log.query.textview.event_fields`: messages,
-reasoning, tool arguments, whole tool output, errors, titles); each entry carries session, seq,
+(:mod:`app.log.query.extract`, what :func:`app.log.query.textview.shown_fields` shows: messages,
+reasoning, tool arguments, whole tool output, errors, titles, generic rows' payloads, tool-call
+blocks whose call never started); each entry carries session, seq,
 turn, kind, tool name and time (a plain ``entries`` table; the FTS5 table holds the text only).
 
 Incremental by revision (spec §1.6): a session file whose (device, inode, size, mtime) is
@@ -58,7 +59,8 @@ from .ftswrite import Cancel, Found, Progress, SessionWriter, UpdateReport
 __all__ = ["FullTextIndex", "IndexRefused", "QueryError", "SearchHit", "SearchResult", "SessionGroup",
            "UpdateReport", "fts5_available", "parse_query", "FTS5_MISSING", "serve_shard", "shard_main"]
 
-SCHEMA = 4                    # 3: shards; 4: our application id, the build state
+SCHEMA = 5                    # 3: shards; 4: our application id, the build state; 5: the shown text (generic
+                              # payloads, open tool-call blocks), the resume state as JSON
 _FAST_BYTES = FAST_MAX_BYTES  # new JSONL sessions up to this size are read whole (extract_jsonl)
 
 
