@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from .ftsio import list_store
 from .ftsquery import SearchHit, SearchResult, SessionGroup, parse_query
+from .ftsrank import Bm25, index_stats
 from .ftsstream import Pending, StreamScan
 from .ftswalk import Scanned, scan_root
 
@@ -100,13 +101,18 @@ def pending_sessions(root: str, files: dict[str, tuple[Any, ...]], keys: list[di
     return pending, stale
 
 
+def ranked(hits: list[SearchHit]) -> list[SearchHit]:
+    """Hits in one order whichever part found them: bm25, then session, seq and kind (equal texts
+    in copied sessions tie)."""
+    return sorted(hits, key=lambda h: (h.rank, h.session_key, h.seq, h.kind))
+
+
 def _merge(base: SearchResult, groups: list[SessionGroup], scored: list[tuple[float, SearchHit]],
            limit: int) -> SearchResult:
-    """The index's answer with the scan's so far: the index's hits first (bm25), then the scan's
-    best; every session with a match counted once."""
-    hits = list(base.hits)
-    if len(hits) < limit:
-        hits += [h for _s, h in scored[:limit - len(hits)]]
+    """The index's answer with the scan's so far: one ranking (the scan's hits carry the index's
+    bm25, :mod:`app.store.ftsrank`; ties in the order of :func:`ranked`); every session with a
+    match counted once."""
+    hits = ranked(list(base.hits) + [h for _s, h in scored])[:limit]
     sessions = sorted(base.sessions + groups, key=lambda g: (-g.count, g.key))
     return SearchResult(hits=hits, sessions=sessions, total=base.total + sum(g.count for g in groups),
                         session_total=base.session_total + len(groups), fallback=base.fallback,
@@ -134,11 +140,14 @@ def live_search(ix: FullTextIndex, query: str, limit: int = 50, on_partial: OnPa
         files, keys = _snapshot(parts)
         pending, stale = pending_sessions(ix.root, files, keys, walked)
         base = ix.search(query, limit=limit, exclude=stale, exact=exact)
+        if pending and pq.terms:                 # the scan's hits ranked by the statistics of this snapshot
+            scan.rank = Bm25(pq, index_stats(parts, pq))
     finally:
         _end(parts)
     base.unindexed = [p.key for p in pending]
     base.build = build
     if not pending:
+        base.hits = ranked(base.hits)
         base.seconds = time.perf_counter() - t0
         return base
     groups: list[SessionGroup] = []
