@@ -18,7 +18,6 @@ silently.  :func:`start_background_build` starts the build in a detached worker 
 """
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional
@@ -191,6 +190,7 @@ def build_main(argv: list[str]) -> int:
 def start_background_build(root: str, db_path: Optional[str]) -> bool:
     """Start :func:`build_main` detached (its own session: it outlives the CLI that started it).
     -> False when it could not be started (the next query scans again)."""
+    import subprocess
     from . import childproc
     args = [root] + ([db_path] if db_path else [])
     try:

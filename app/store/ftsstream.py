@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..log.query.extract import Entry, extract_jsonl, read_whole, reader_entries
-from ..log.query.search import Prefilter, fold_prefilter
 from .ftsrank import Bm25
+
+if TYPE_CHECKING:
+    from ..log.query.search import Prefilter
 from .ftsquery import (EntryMatcher, ParsedQuery, SearchHit, SessionGroup, scan_snippet, term_groups,
                        with_marks)
 
@@ -52,6 +54,7 @@ def _term_filters(pq: ParsedQuery) -> Optional[tuple[list[Prefilter], bool]]:
 
 
 def _prefilters(terms: list[tuple[str, bool, bool]]) -> Optional[list[Prefilter]]:
+    from ..log.query.search import fold_prefilter    # (whole-log find: imported when a session is scanned)
     out = []
     for text, _prefix, _phrase in terms:
         words = text.split()

@@ -53,7 +53,7 @@ from .ftsquery import FTS5_MISSING, QueryError, SearchHit, SearchResult, Session
 from .ftsstream import Pending
 from .ftsshard import serve_shard, shard_main, update_shards
 from .ftssearch import IndexQueries
-from .ftswalk import Scanned, scan_root, shard_path, shard_scan
+from .ftswalk import Listing, Scanned, scan_root, shard_path, shard_scan
 from .ftswrite import Cancel, Found, Progress, SessionWriter, UpdateReport
 
 __all__ = ["FullTextIndex", "IndexRefused", "QueryError", "SearchHit", "SearchResult", "SessionGroup",
@@ -104,6 +104,7 @@ CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, dev INTEGER, ino INTEGER
   mtime_ns INTEGER, kind TEXT, problem TEXT);
 CREATE TABLE IF NOT EXISTS entries(rowid INTEGER PRIMARY KEY, sid INTEGER NOT NULL, seq INTEGER,
   turn INTEGER, time INTEGER, kind TEXT, tool TEXT);
+CREATE TABLE IF NOT EXISTS folders(path TEXT PRIMARY KEY, ino INTEGER, mtime_ns INTEGER, dirs TEXT, files TEXT);
 """
 # the text only: kind, tool and time are plain columns of ``entries`` (a filter is a join, not
 # FTS columns to tokenize); positions kept (detail=full) so "phrases" are exact
@@ -142,6 +143,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
         self._batch: tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]],
                            list[tuple[Any, ...]]] = ([], [], [], [])
         self._shards: dict[int, FullTextIndex] = {}
+        self._listings: dict[str, Listing] = {}       # the folder listings of this object's last walk
         conn, new = open_index_db(self.db_path)
         self._conn: Optional[sqlite3.Connection] = conn
         c = self.conn
@@ -155,7 +157,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
             ver = None
         # an index already set up is opened without writing (a search does not wait for a build)
         have = {r[0] for r in c.execute("SELECT name FROM sqlite_master")}
-        if ver is None or not {"meta", "sessions", "files", "entries"} <= have \
+        if ver is None or not {"meta", "sessions", "files", "entries", "folders"} <= have \
                 or (self.fts5 and "fts" not in have):
             c.executescript(_DDL)
             if self.fts5:
@@ -207,7 +209,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
 
     def _drop_all(self) -> None:
         c = self.conn
-        for t in ("fts", "entries", "sessions", "files", "meta"):
+        for t in ("fts", "entries", "sessions", "files", "folders", "meta"):
             c.execute(f"DROP TABLE IF EXISTS {t}")
 
     # ------------------------------------------------------------------ walk (stat only)
@@ -216,9 +218,36 @@ class FullTextIndex(SessionWriter, IndexQueries):
 
     def walk(self) -> Scanned:
         """The stat walk of the root (:func:`app.store.ftswalk.scan_root`): no file is opened.
-        (Every folder is listed and every file stat-ed: a cached listing checked by the folders'
-        times saved little here and would trust a file system's time granularity.)"""
-        return scan_root(self.root)
+        Every file is stat-ed; a folder is listed again unless its inode and mtime are those of
+        its listing the last update kept (kept only when the folder's mtime was older than the
+        listing by :data:`app.store.ftswalk.RACY_NS`: a coarse file-system clock cannot hide a
+        change; a home of 10k sessions: 146 -> ~70 ms of CPU)."""
+        known: Optional[dict[str, Listing]] = None
+        if self.part[0] == 0:
+            try:
+                known = {r[0]: (r[1], r[2], _names(r[3]), _names(r[4])) for r in self.conn.execute(
+                    "SELECT path, ino, mtime_ns, dirs, files FROM folders")}
+            except sqlite3.Error:
+                known = None
+        self._listings = {}
+        return scan_root(self.root, known, self._listings)
+
+    def _keep_listings(self) -> None:
+        """Keep the folder listings of this object's last walk for the next one (after an update
+        that ended whole: the listings and the files table describe the same walk)."""
+        got, self._listings = self._listings, {}
+        if not got:
+            return
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            c.execute("DELETE FROM folders")
+            c.executemany("INSERT INTO folders(path, ino, mtime_ns, dirs, files) VALUES (?,?,?,?,?)",
+                          ((p, ino, mt, "\0".join(ds), "\0".join(fs)) for p, (ino, mt, ds, fs) in got.items()))
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
 
     # ------------------------------------------------------------------ shards
     def parts(self) -> list[FullTextIndex]:
@@ -314,6 +343,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
             rep = self._update(progress, cancel, workers, walked)
             if not rep.cancelled:
                 self._set_meta("build", "done")
+                self._keep_listings()
         finally:
             lock.release()
         return rep
@@ -436,6 +466,10 @@ class FullTextIndex(SessionWriter, IndexQueries):
         finally:
             results.close()                     # stops the workers when cancelled or failed
         return rep
+
+
+def _names(joined: Optional[str]) -> tuple[str, ...]:
+    return tuple(joined.split("\0")) if joined else ()
 
 
 def _no_row(_key: str) -> None:
