@@ -110,3 +110,28 @@ def test_an_index_of_the_format_before_is_rebuilt_not_misread(tmp_path):
         assert ix.behind() == 1                         # nothing of the old index is trusted
         ix.update()
         assert _index(ix, "payloadword") == [(2, "event")]
+
+
+def test_a_turn_of_many_blocks_holds_a_bounded_number(tmp_path, monkeypatch):
+    """Blocks wait for their call's row at most BLOCKS_WAIT at a time (a hostile turn): the older
+    ones are entries then, none is lost."""
+    from app.log.query import extract
+    monkeypatch.setattr(extract, "BLOCKS_WAIT", 64)
+    n = 300
+    rows = [ev(0, "turn/start", {"turn": 1}),
+            _msg(1, 1, [_block(f"c{i}", f"blk{i}") for i in range(n)]),
+            _call(2, 1, f"c{n - 1}", f"blk{n - 1}")]     # the last one's row comes
+    path = write_log(tmp_path / "s.jsonl", rows, session_id="s1")
+    seen = []
+    real = extract.RowText._settle_oldest
+
+    def spy(self, out):
+        seen.append(len(self.blocks))
+        real(self, out)
+    monkeypatch.setattr(extract.RowText, "_settle_oldest", spy)
+    res = extract.extract_jsonl(str(path))
+    calls = sorted(e[5] for e in res.entries if e[3] == "tool-call")
+    assert len(calls) == n and seen and max(seen) == 65
+    words = sorted(e[5].split("echo ")[-1] for e in res.entries if e[3] == "tool-call")
+    assert words == sorted(f"blk{i}" for i in range(n))                 # each once
+    assert [e[0] for e in res.entries if e[5].endswith(f"echo blk{n - 1}")] == [2]   # the row, not its block

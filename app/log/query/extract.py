@@ -46,6 +46,8 @@ ERROR_ONLY_B = frozenset({b"assistant/chunk", b"turn/end"})   # text only when t
 NO_TEXT_B = frozenset(t.encode() for t in NO_PAYLOAD_TYPES - {"turn/start", "steering/message"}) \
     | frozenset(t.encode() for t in PACKED_TAGS)
 _DECODE = msgspec.json.Decoder().decode
+BLOCKS_WAIT = 4096                  # tool-call blocks of one turn held back while their call's row may come …
+BLOCKS_WAIT_BYTES = 8 << 20         # … and their text (memory stays bounded on a hostile turn)
 FAST_MAX_BYTES = MAX_ROW_BYTES      # whole-file reads up to this size (no row can pass the row limit)
 
 # (seq, turn, time, kind, tool, text): one field of one event
@@ -109,6 +111,7 @@ class RowText:
         # has not come: an entry once the turn ends with none (whole-log find shows such a block;
         # one whose row came is the row's echo, :func:`app.log.query.search.find`)
         self.blocks: list[tuple[Any, Entry]] = blocks if blocks is not None else []
+        self.held = sum(len(b[1][5]) for b in self.blocks)      # their text
         self.title: Optional[str] = None
         self.text_bytes = 0
 
@@ -125,6 +128,16 @@ class RowText:
         for _call, e in self.blocks:
             out.append(e)
             self.text_bytes += len(e[5])
+
+    def _settle_oldest(self, out: list[Entry]) -> None:
+        """Too many blocks wait (a hostile turn): the oldest half are entries now (whole-log find
+        stops holding back hits past the same bound, :data:`app.log.query.search.ECHO_WAIT`)."""
+        k = max(1, len(self.blocks) // 2)
+        for _call, e in self.blocks[:k]:
+            out.append(e)
+            self.text_bytes += len(e[5])
+        self.blocks = self.blocks[k:]
+        self.held = sum(len(b[1][5]) for b in self.blocks)
 
     def state(self) -> Optional[str]:
         """What a resume needs besides the turn (JSON): the call -> tool names, the open blocks."""
@@ -179,7 +192,7 @@ class RowText:
             self.calls.clear()
             if self.blocks:                       # the turn before ended: its open blocks are entries
                 self.finish(out)
-                self.blocks = []
+                self.blocks, self.held = [], 0
             return
         shown = shown_fields(ev, self.calls)
         if not shown:
@@ -190,9 +203,13 @@ class RowText:
             body = plain(fl.text)
             if block:
                 self.blocks.append((call, (seq, turn, time, fl.kind, fl.tool, body)))
+                self.held += len(body)
+                if len(self.blocks) > BLOCKS_WAIT or self.held > BLOCKS_WAIT_BYTES:
+                    self._settle_oldest(out)
                 continue
             if call is not None and self.blocks:  # a tool/call row: the block of its call is its echo
                 self.blocks = [b for b in self.blocks if b[0] != call]
+                self.held = sum(len(b[1][5]) for b in self.blocks)
             out.append((seq, turn, time, fl.kind, fl.tool, body))
             self.text_bytes += len(body)
             if fl.kind == "title":
