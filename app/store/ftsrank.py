@@ -32,6 +32,8 @@ from .ftsquery import ParsedQuery, fold_diacritics, fts_phrase, term_re
 K1 = 1.2
 B = 0.75
 _TOKENS = re.compile(r"[^\W_]+")
+# ASCII text: letters and digits to "a", the rest to " " (bytes.translate): a token starts at each " a"
+_ASCII_TOKEN = bytes(97 if (48 <= i <= 57 or 65 <= i <= 90 or 97 <= i <= 122) else 32 for i in range(256))
 _AVERAGES_ID = 1               # FTS5's record of the row count and the token total (its %_data table)
 _DEFAULT_AVGDL = 64.0          # tokens per row assumed by a scan with no index to tell
 
@@ -116,9 +118,18 @@ class Bm25:
     def score(self, text: str) -> float:
         """bm25 of ``text`` (negative: lower ranks first, as FTS5's ``bm25()``)."""
         folded = fold_diacritics(text)
-        d = float(len(_TOKENS.findall(folded)))
+        d = float(tokens(folded))
         score = 0.0
         for idf, rx in zip(self.idf, self.res):
             f = float(len(rx.findall(folded)))
             score += idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / self.avgdl)))
         return -1.0 * score
+
+
+def tokens(text: str) -> int:
+    """The ``unicode61`` tokens of ``text``: runs of letters and digits (counted at C level for
+    ASCII text, the common case)."""
+    if text.isascii():
+        t = text.encode("ascii").translate(_ASCII_TOKEN)
+        return t.count(b" a") + (1 if t[:1] == b"a" else 0)
+    return len(_TOKENS.findall(text))
