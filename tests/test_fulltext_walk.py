@@ -95,3 +95,36 @@ def test_a_coarse_clock_cannot_hide_a_new_session(tmp_path, monkeypatch):
         assert str(proj / "s3" / "session.jsonl") in [p for p, _st, _pr in walked[0]]
         ix.update(walked=walked)
         assert [h.session for h in ix.search("tickword").hits] == ["s3"]
+
+
+def test_an_unchanged_home_is_answered_without_reading_the_files_tables(tmp_path, monkeypatch):
+    """The last whole update kept a digest of its walk: a query whose walk has the same digest
+    compares nothing; any change (a grown log) and the files are compared as before."""
+    from app.store import ftslive
+    from app.store.ftslive import live_search
+    home = tmp_path / "home"
+    for i in range(4):
+        _session(home, "--p--", f"s{i}", f"word{i} common")
+    loads: list = []
+    real = ftslive._load
+
+    def spy(parts):
+        loads.append(len(parts))
+        return real(parts)
+    monkeypatch.setattr(ftslive, "_load", spy)
+    with FullTextIndex(str(home), db_path=str(tmp_path / "ix.sqlite")) as ix:
+        before = live_search(ix, "common")
+        assert before.unindexed and loads              # never indexed: compared, scanned
+        ix.update()
+        loads.clear()
+        res = live_search(ix, "common")
+        assert loads == [] and not res.unindexed and res.total == 4
+        p = home / "sessions" / "--p--" / "s2" / "session.jsonl"
+        with open(p, "ab") as f:
+            f.write(b'{"type":"user/message","seq":2,"time":3,"data":{"content":[{"type":"text","text":"grownword"}]}}\n')
+        res = live_search(ix, "grownword")
+        assert loads and res.unindexed == [str(p)] and [h.session for h in res.hits] == ["s2"]
+        assert live_search(ix, "common").total == 4           # the stale copy left out, the scan counts it
+        ix.update()
+        loads.clear()
+        assert [h.session for h in live_search(ix, "grownword").hits] == ["s2"] and loads == []

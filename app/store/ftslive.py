@@ -26,7 +26,7 @@ from .ftsio import list_store
 from .ftsquery import SearchHit, SearchResult, SessionGroup, parse_query
 from .ftsrank import Bm25, index_stats
 from .ftsstream import Pending, StreamScan
-from .ftswalk import Scanned, scan_root
+from .ftswalk import Scanned, scan_root, walk_digest
 
 if TYPE_CHECKING:
     from .fulltext import FullTextIndex
@@ -37,13 +37,33 @@ OnPartial = Optional[Callable[[SearchResult], None]]
 def _snapshot(parts: list[Any]) -> tuple[dict[str, tuple[Any, ...]], list[dict[str, int]]]:
     """Open a read transaction on every shard: ({path: (dev, ino, size, mtime_ns, kind)},
     per shard {session key: sid})."""
-    files: dict[str, tuple[Any, ...]] = {}
-    keys: list[dict[str, int]] = []
+    _begin(parts)
+    return _load(parts)
+
+
+def _begin(parts: list[Any]) -> None:
     for p in parts:
         c = p.conn
         if c.in_transaction:
             c.execute("COMMIT")
         c.execute("BEGIN")
+
+
+def _same_walk(ix: FullTextIndex, digest: Optional[str]) -> bool:
+    """Does the index (in the read transaction begun) hold exactly the files of the walk whose
+    digest is ``digest``?  Its last update ended whole with that walk and none began since
+    (an update removes the digest first): then every session is indexed at its revision."""
+    if digest is None:
+        return False
+    r = ix.conn.execute("SELECT value FROM meta WHERE key = 'walk'").fetchone()
+    return r is not None and r[0] == digest
+
+
+def _load(parts: list[Any]) -> tuple[dict[str, tuple[Any, ...]], list[dict[str, int]]]:
+    files: dict[str, tuple[Any, ...]] = {}
+    keys: list[dict[str, int]] = []
+    for p in parts:
+        c = p.conn
         for r in c.execute("SELECT path, dev, ino, size, mtime_ns, kind FROM files"):
             files[r[0]] = r[1:]
         keys.append({k: sid for k, sid in c.execute("SELECT key, sid FROM sessions WHERE status = 'ok'")})
@@ -135,9 +155,14 @@ def live_search(ix: FullTextIndex, query: str, limit: int = 50, on_partial: OnPa
     if walked is None:
         walked = ix.walk()                      # before the snapshot: see pending_sessions
     parts = ix.parts()
+    digest = walk_digest(walked) if build == "done" else None
     try:
-        files, keys = _snapshot(parts)
-        pending, stale = pending_sessions(ix.root, files, keys, walked)
+        _begin(parts)
+        pending: list[Pending] = []
+        stale: list[list[int]] = [[] for _ in parts]
+        if not _same_walk(ix, digest):           # else the files the last whole update indexed: nothing to compare
+            files, keys = _load(parts)
+            pending, stale = pending_sessions(ix.root, files, keys, walked)
         base = ix.search(query, limit=limit, exclude=stale, exact=exact)
         if pending and pq.terms:                 # the scan's hits ranked by the statistics of this snapshot
             scan.rank = Bm25(pq, index_stats(parts, pq))

@@ -2,6 +2,7 @@
 split of its files into shards: no file is opened."""
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 import zlib
@@ -125,6 +126,17 @@ def _walk_stat(base: str, projects: bool, max_depth: int = 8, known: Optional[di
     files.sort(key=lambda f: f[0])
     stores.sort(key=lambda f: f[0])
     return files, stores
+
+
+def walk_digest(walked: Scanned) -> str:
+    """A digest of a walk: every file's path, device, inode, size and mtime (equal digests: the
+    same files in the same states)."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update("\n".join(f"{p}\0{st.st_dev}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}"
+                       for p, st, _pr in walked[0]).encode("utf-8", "surrogateescape"))
+    h.update(b"\1" + "\n".join(f"{p}\0{st.st_dev}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}"
+                                for p, st in walked[1]).encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
 
 
 def shard_path(db_path: str, k: int) -> str:

@@ -53,7 +53,7 @@ from .ftsquery import FTS5_MISSING, QueryError, SearchHit, SearchResult, Session
 from .ftsstream import Pending
 from .ftsshard import serve_shard, shard_main, update_shards
 from .ftssearch import IndexQueries
-from .ftswalk import Listing, Scanned, scan_root, shard_path, shard_scan
+from .ftswalk import Listing, Scanned, scan_root, shard_path, shard_scan, walk_digest
 from .ftswrite import Cancel, Found, Progress, SessionWriter, UpdateReport
 
 __all__ = ["FullTextIndex", "IndexRefused", "QueryError", "SearchHit", "SearchResult", "SessionGroup",
@@ -303,6 +303,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
     def _clear(self) -> None:
         c = self.conn
         c.execute("BEGIN IMMEDIATE")
+        c.execute("DELETE FROM meta WHERE key = 'walk'")
         if self.fts5:
             c.execute("DELETE FROM fts")
         c.execute("DELETE FROM entries")
@@ -338,11 +339,14 @@ class FullTextIndex(SessionWriter, IndexQueries):
         lock.acquire()
         try:
             self._set_meta("build", "running")      # until it ends whole: a killed build is known
+            self.conn.execute("DELETE FROM meta WHERE key = 'walk'")   # the files change from now on
             if walked is None:
                 walked = self.walk()
             rep = self._update(progress, cancel, workers, walked)
             if not rep.cancelled:
                 self._set_meta("build", "done")
+                # the files tables now hold this walk: a query whose walk is the same reads none of them
+                self._set_meta("walk", walk_digest(walked))
                 self._keep_listings()
         finally:
             lock.release()
