@@ -8,7 +8,7 @@ import json
 import sqlite3
 
 from app.log.index.reader import LogReader
-from app.log.query.search import FindOptions, find_all
+from app.log.query.find import FindOptions, find_all
 from app.store.ftslive import live_search
 from app.store.fulltext import FullTextIndex
 from tests.fixtures_util import ev, write_log

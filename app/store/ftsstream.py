@@ -4,10 +4,10 @@ once on a home never indexed (or being indexed, or changed since) and nothing is
 missing.
 
 Per session: one read of the file, the byte prefilter of whole-log find
-(:func:`app.log.query.search.fold_prefilter`: caseless, JSON escapes included) for each word of
+(:func:`app.log.query.find_needles.fold_prefilter`: caseless, JSON escapes included) for each word of
 the query; a file holding none of them is never decoded (most files, for a rare word).  A file
 that passes is extracted by the index's own extraction (:func:`app.log.query.extract.extract_jsonl`,
-the same text as :func:`app.log.query.textview.event_fields`) and its entries matched one by one
+the text :func:`app.log.query.textview.shown_fields` shows) and its entries matched one by one
 (:class:`app.store.ftsquery.EntryMatcher`).  zstd logs, big logs and SQLite store sessions go
 through their reader.  Hits are ranked by the index's own bm25, computed for them from the
 index's corpus statistics (:mod:`app.store.ftsrank`): one ranking with the index's hits.
@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..log.query.extract import Entry, extract_jsonl, read_whole, reader_entries
 from .ftsrank import Bm25
-
-if TYPE_CHECKING:
-    from ..log.query.search import Prefilter
 from .ftsquery import (EntryMatcher, ParsedQuery, SearchHit, SessionGroup, scan_snippet, term_groups,
                        with_marks)
+
+if TYPE_CHECKING:
+    from ..log.query.find_prefilter import Prefilter
 
 
 @dataclass
@@ -54,7 +54,7 @@ def _term_filters(pq: ParsedQuery) -> Optional[tuple[list[Prefilter], bool]]:
 
 
 def _prefilters(terms: list[tuple[str, bool, bool]]) -> Optional[list[Prefilter]]:
-    from ..log.query.search import fold_prefilter    # (whole-log find: imported when a session is scanned)
+    from ..log.query.find_needles import fold_prefilter    # (whole-log find's: imported when a session is scanned)
     out = []
     for text, _prefix, _phrase in terms:
         words = text.split()

@@ -109,7 +109,7 @@ class RowText:
         self.calls: dict[Any, str] = calls if calls is not None else {}
         # the tool-call blocks of this turn's assistant messages (call id, entry) whose tool/call row
         # has not come: an entry once the turn ends with none (whole-log find shows such a block;
-        # one whose row came is the row's echo, :func:`app.log.query.search.find`)
+        # one whose row came is the row's echo, :func:`app.log.query.find.find`)
         self.blocks: list[tuple[Any, Entry]] = blocks if blocks is not None else []
         self.held = sum(len(b[1][5]) for b in self.blocks)      # their text
         self.title: Optional[str] = None
@@ -131,7 +131,7 @@ class RowText:
 
     def _settle_oldest(self, out: list[Entry]) -> None:
         """Too many blocks wait (a hostile turn): the oldest half are entries now (whole-log find
-        stops holding back hits past the same bound, :data:`app.log.query.search.ECHO_WAIT`)."""
+        stops holding back hits past the same bound, :data:`app.log.query.find.ECHO_WAIT`)."""
         k = max(1, len(self.blocks) // 2)
         for _call, e in self.blocks[:k]:
             out.append(e)
