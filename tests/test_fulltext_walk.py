@@ -128,3 +128,19 @@ def test_an_unchanged_home_is_answered_without_reading_the_files_tables(tmp_path
         ix.update()
         loads.clear()
         assert [h.session for h in live_search(ix, "grownword").hits] == ["s2"] and loads == []
+
+
+def test_a_rebuild_lists_every_folder_again(tmp_path):
+    """A folder's mtime put back by hand after a change (utime) keeps its old listing trusted until
+    the folder changes again; ``--rebuild`` (FullTextIndex.rebuild) lists every folder again."""
+    home = tmp_path / "home"
+    _session(home, "--p--", "s1")
+    _age(home)
+    proj = home / "sessions" / "--p--"
+    with FullTextIndex(str(home), db_path=str(tmp_path / "ix.sqlite")) as ix:
+        ix.update()
+        st = os.stat(proj)
+        _session(home, "--p--", "s2", "handword")
+        os.utime(proj, ns=(st.st_atime_ns, st.st_mtime_ns))
+        ix.rebuild()
+        assert [h.session for h in ix.search("handword").hits] == ["s2"]

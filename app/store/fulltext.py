@@ -304,6 +304,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
         c = self.conn
         c.execute("BEGIN IMMEDIATE")
         c.execute("DELETE FROM meta WHERE key = 'walk'")
+        c.execute("DELETE FROM folders")           # a rebuild lists every folder again
         if self.fts5:
             c.execute("DELETE FROM fts")
         c.execute("DELETE FROM entries")
