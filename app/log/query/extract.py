@@ -118,7 +118,7 @@ class RowText:
     @classmethod
     def resumed(cls, codec: RowCodec, turn: Optional[int], state: Optional[str]) -> RowText:
         """A RowText going on from :meth:`state` (a grown log indexed from where it stopped; the
-        caller removed the entries of the blocks still open, the last :meth:`open_count` ones)."""
+        caller removes the entries of the blocks still open: the session's last ``len(blocks)``)."""
         calls, blocks = _read_state(state)
         return cls(codec, turn, calls, blocks)
 
