@@ -10,7 +10,7 @@ from collections import deque
 from collections.abc import Generator, Iterator
 from typing import Any, Optional
 
-from ..log.query.extract import CRC_WINDOW, ERROR_ONLY_B, TEXT_TYPES_B, FileText, extract_many
+from ..log.query.extract import CRC_WINDOW, FileText, extract_many, skips
 from ..log.source.sources import Segment
 from .discovery import PROJECT_RE
 
@@ -186,7 +186,7 @@ def crc_before(path: str, pos: int) -> Optional[int]:
 
 def split(seg: Segment) -> list[tuple[Any, Optional[bytes], Optional[int], Optional[int]]]:
     """[(pos, raw|None, line, offset)] of a text segment's rows that may hold text; raw None = the
-    torn last row.  Rows written the dsh way whose type carries no text are left out here (most
+    torn last row.  Rows written the dsh way whose type shows no text are left out here (most
     rows of a long session are streamed chunks)."""
     out: list[tuple[Any, Optional[bytes], Optional[int], Optional[int]]] = []
     parts = seg.data.split(b"\n")
@@ -195,7 +195,6 @@ def split(seg: Segment) -> list[tuple[Any, Optional[bytes], Optional[int], Optio
     line = seg.line0
     t0 = seg.text_offset
     row_pos = seg.row_pos
-    text_types, error_only = TEXT_TYPES_B, ERROR_ONLY_B
     for i, raw in enumerate(parts):
         if i == last:
             if raw:                                   # no newline after it: torn
@@ -204,7 +203,7 @@ def split(seg: Segment) -> list[tuple[Any, Optional[bytes], Optional[int], Optio
         if raw.startswith(b'{"type":"'):
             e = raw.find(b'"', 9)
             t = raw[9:e] if e > 9 else None
-            if t is not None and (t not in text_types or (t in error_only and b'"error"' not in raw)):
+            if t is not None and skips(t, raw):
                 at += len(raw) + 1
                 if line is not None:
                     line += 1

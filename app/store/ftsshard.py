@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
-from . import childproc
+if TYPE_CHECKING:
+    import subprocess
+
 from .ftswalk import shard_path, stat_or_none
 from .ftswrite import COUNTS, Cancel, Progress, UpdateReport, cancelled
 
@@ -39,6 +39,9 @@ class ShardWorker:
 
     def start(self) -> None:
         try:
+            import subprocess
+            import tempfile
+            from . import childproc                 # (a query never starts a worker: imported when one does)
             self.errfile = tempfile.TemporaryFile()
             self.proc = childproc.spawn_worker("fts-shard", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                                stderr=self.errfile)
@@ -108,6 +111,7 @@ class ShardWorker:
         return rep
 
     def close(self) -> None:
+        import subprocess
         self.cancel()
         if self.proc is not None:
             try:
