@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable
 from typing import Any, Optional
 
+from ..log.jobctl import JOB_INTERVAL, Throttle
 from .childproc import ChildFailed, NoChild, Send, run_child, serve, worker_argv
 
-PROGRESS_INTERVAL = 0.04
 HITS_INTERVAL = 0.05
 CHILD_NICE = 5
 OUTLINE_NICE = 15   # the outline pass (a child of its own): lower still
@@ -39,13 +39,7 @@ def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], 
     session, reporting through ``send(message)``; returns the result."""
     from app.store.faces import open_reader
     r = open_reader(path, session_id)
-    last = [0.0]
-
-    def progress(done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - last[0] >= PROGRESS_INTERVAL or done >= total:
-            last[0] = now
-            send(("progress", done, total))
+    progress = Throttle(JOB_INTERVAL).wrap(lambda done, total: send(("progress", done, total)))
     try:
         if task == "outline":           # (saved beside the index: a session opened again has it at once)
             from app.store.outline_cache import cached_outline

@@ -28,9 +28,9 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
+from ..log.jobctl import JOB_INTERVAL, Cancelled, Throttle
 
-class Cancelled(Exception):
-    """Raised inside a worker when its job was cancelled."""
+__all__ = ["Cancelled", "Job", "Jobs"]      # Cancelled: the one of app.log.jobctl, re-exported
 
 
 def _emit(signal, *args) -> None:
@@ -54,21 +54,19 @@ class Job(QObject):
         self.name = name
         self.cancelled = False
         self.finished = False
-        self._last_progress = 0.0
+        self.throttle = Throttle(JOB_INTERVAL)     # the one progress throttle (app.log.jobctl)
         self.started_at = time.perf_counter()
         self.ended_at: Optional[float] = None     # when the worker left the job's function (perf_counter)
 
-    # ---- worker side
+    # ---- worker side (a job is an app.log.jobctl.CancelToken: ``cancelled`` and ``check()``)
     def check(self) -> None:
         if self.cancelled:
             raise Cancelled(self.name)
 
-    def report(self, done: int, total: int, min_interval: float = 0.04) -> None:
-        """Progress from the worker (throttled); also a cancellation point."""
+    def report(self, done: int, total: int) -> None:
+        """Progress from the worker (throttled by :attr:`throttle`); also a cancellation point."""
         self.check()
-        now = time.perf_counter()
-        if now - self._last_progress >= min_interval or done >= total:
-            self._last_progress = now
+        if self.throttle.due(done, total):
             self._send(self.progress, int(min(done, 2**31 - 1)), int(min(total, 2**31 - 1)))
 
     def stream(self, obj: Any) -> None:
@@ -161,6 +159,35 @@ class Jobs(QObject):
 
         (self.serial_pool if serial else self.pool).start(body)
         return job
+
+    def submit_child(self, kind: str, *args: str, request: object = None, background: bool = False,
+                     **submit: Any) -> Job:
+        """Run worker ``kind`` of :data:`app.store.childproc.WORKERS` (with ``args``; ``request`` pickled to
+        its stdin) as a job: the same groups, cancel and callbacks as :meth:`submit`.  Its ``("progress",
+        done, total)`` messages go to the job's one progress channel (``on_progress``, throttled), its
+        other messages to ``on_partial`` (``("beat",)`` heartbeats only serve cancellation), its
+        ``done`` result to ``on_done``.  Cancelling the job kills the child within ~20 ms
+        (:func:`~app.store.childproc.run_child`); the child never outlives the job.  Raises nothing
+        here: a child that cannot start fails the job (``NoChild``)."""
+        from ..store.childproc import run_child, worker_argv
+        argv = worker_argv(kind, *args)
+
+        def message(job: Job, msg: tuple[object, ...]) -> None:
+            if msg[0] == "progress" and len(msg) >= 3:
+                job.report(int(msg[1]), int(msg[2]))       # type: ignore[call-overload]
+            elif msg[0] == "beat":
+                job.check()
+            else:
+                job.stream(msg)
+
+        def child_job(job: Job) -> object:
+            try:
+                return run_child(argv, request, lambda msg: message(job, msg), lambda: job.cancelled, kind,
+                                 background=background)
+            except InterruptedError:
+                raise Cancelled(job.name) from None
+        submit.setdefault("name", kind)
+        return self.submit(child_job, **submit)
 
     @property
     def busy(self) -> int:
