@@ -12,7 +12,9 @@ to stdout: any number of ``(kind, ...)`` progress messages sent by the body, the
 ``("done", result)`` or ``("error", text)``.  The parent runs :func:`run_child`, which starts
 the child (with this tree on ``PYTHONPATH``), optionally pickles one request to its stdin,
 hands every other message to ``on_message`` in the caller's thread, returns the result of
-``done`` and kills the child when ``cancelled()`` turns true.  Reading the pipe blocks in
+``done`` and kills the child when ``cancelled()`` turns true.  A :class:`ChildSpec` names one such
+run (kind, arguments, request, and the in-process fallback when no child can start); :func:`run_spec`
+runs it in the caller's thread and ``app.ui.workers.Jobs.submit_child`` as a job of the window.  Reading the pipe blocks in
 ``read()``, which releases the GIL: the waiting thread costs the GUI nothing.
 """
 from __future__ import annotations
@@ -26,6 +28,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -287,3 +290,37 @@ def run_child(argv: Sequence[str], request: object, on_message: Callable[[tuple[
         stdout.close()
         proc.wait(5)
         err.close()
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class ChildSpec:
+    """One run of a worker of :data:`WORKERS`: what :func:`run_spec` (the caller's thread) and the
+    window's ``Jobs.submit_child`` (a job) run."""
+    kind: str
+    args: tuple[str, ...] = ()
+    request: object = None                 # pickled to the child's stdin (None: no stdin)
+    what: str = ""                         # names the work in messages (default: the kind)
+    background: bool = False               # work nobody waits on (see pause_background)
+    failed: type[ChildFailed] = ChildFailed
+    # the same work in the calling thread, ``fallback(send, cancelled)``, when no child can start
+    fallback: Optional[Callable[[Send, Callable[[], bool]], object]] = None
+    in_process: bool = False               # run ``fallback`` right away (a frozen build, a test switch)
+
+
+def run_spec(spec: ChildSpec, on_message: Callable[[tuple[object, ...]], None],
+             cancelled: Optional[Callable[[], bool]]) -> object:
+    """The result of ``spec`` (see :func:`run_child`; its ``fallback`` runs in-process when asked to or
+    when no child can be started; without one, :class:`NoChild` is raised)."""
+    if spec.in_process and spec.fallback is not None:
+        return spec.fallback(on_message, cancelled or _never)
+    try:
+        return run_child(worker_argv(spec.kind, *spec.args), spec.request, on_message, cancelled,
+                         spec.what or spec.kind, spec.failed, spec.background)
+    except NoChild:
+        if spec.fallback is None:
+            raise
+        return spec.fallback(on_message, cancelled or _never)

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import time
 import traceback
-from typing import Any, Optional
+from typing import Any, Optional, Union
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
 from ..log.jobctl import JOB_INTERVAL, Cancelled, Throttle
+from ..store.childproc import ChildSpec, run_spec
 
 __all__ = ["Cancelled", "Job", "Jobs"]      # Cancelled: the one of app.log.jobctl, re-exported
 
@@ -160,17 +161,18 @@ class Jobs(QObject):
         (self.serial_pool if serial else self.pool).start(body)
         return job
 
-    def submit_child(self, kind: str, *args: str, request: object = None, background: bool = False,
-                     **submit: Any) -> Job:
-        """Run worker ``kind`` of :data:`app.store.childproc.WORKERS` (with ``args``; ``request`` pickled to
-        its stdin) as a job: the same groups, cancel and callbacks as :meth:`submit`.  Its ``("progress",
-        done, total)`` messages go to the job's one progress channel (``on_progress``, throttled), its
-        other messages to ``on_partial`` (``("beat",)`` heartbeats only serve cancellation), its
-        ``done`` result to ``on_done``.  Cancelling the job kills the child within ~20 ms
-        (:func:`~app.store.childproc.run_child`); the child never outlives the job.  Raises nothing
-        here: a child that cannot start fails the job (``NoChild``)."""
-        from ..store.childproc import run_child, worker_argv
-        argv = worker_argv(kind, *args)
+    def submit_child(self, spec: Union[str, ChildSpec], *args: str, request: object = None,
+                     background: bool = False, **submit: Any) -> Job:
+        """Run a worker of :data:`app.store.childproc.WORKERS` as a job: ``spec`` (a
+        :class:`~app.store.childproc.ChildSpec`, or a kind with ``args``, ``request`` and ``background``)
+        with the same groups, cancel and callbacks as :meth:`submit`.  The child's ``("progress", done,
+        total)`` messages go to the job's one progress channel (``on_progress``, throttled), its other
+        messages to ``on_partial`` (``("beat",)`` heartbeats only serve cancellation), its ``done``
+        result to ``on_done``.  Cancelling the job kills the child within ~20 ms; the child never
+        outlives the job.  When no child can start, the spec's in-process fallback runs in the job."""
+        if isinstance(spec, str):
+            spec = ChildSpec(spec, tuple(args), request=request, background=background)
+        child = spec
 
         def message(job: Job, msg: tuple[object, ...]) -> None:
             if msg[0] == "progress" and len(msg) >= 3:
@@ -182,11 +184,10 @@ class Jobs(QObject):
 
         def child_job(job: Job) -> object:
             try:
-                return run_child(argv, request, lambda msg: message(job, msg), lambda: job.cancelled, kind,
-                                 background=background)
+                return run_spec(child, lambda msg: message(job, msg), lambda: job.cancelled)
             except InterruptedError:
                 raise Cancelled(job.name) from None
-        submit.setdefault("name", kind)
+        submit.setdefault("name", spec.what or spec.kind)
         return self.submit(child_job, **submit)
 
     @property
