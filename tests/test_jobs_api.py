@@ -191,6 +191,29 @@ def test_a_new_job_in_a_group_supersedes_a_child_job(qtbot, big_log):
     assert jobs.shutdown()
 
 
+def test_the_live_follower_is_a_job_stopped_by_its_cancel(qtbot, tmp_path):
+    """The live follower's loop is a job of group ``live`` (own thread: it lasts the session); stop() is
+    the job's cancel, which wakes the follower's sleep: the loop ends at once, even with a 5 s poll."""
+    from app.log.index.reader import LogReader
+    from app.ui.live import LiveFollower
+    path = tmp_path / "live.jsonl"
+    write_jsonl(str(path), PlantingSynth(seed=5), turns=3)
+    live = LiveFollower(LogReader.open(str(path)), poll_interval=5.0, idle_after=0.2, tick=5.0)
+    states = []
+    live.state_changed.connect(states.append)
+    live.start()
+    jobs = live.findChild(Jobs)
+    assert jobs is not None and jobs.group_busy("live") == 1
+    job = jobs._groups["live"][0]
+    _until(qtbot, lambda: live.state in ("idle", "complete"))
+    assert not job.finished
+    t0 = time.perf_counter()
+    live.stop()
+    assert job.cancelled and job.ended_at is not None and job.ended_at - t0 < CANCEL_WITHIN
+    _until(qtbot, lambda: job.finished)
+    assert jobs.group_busy("live") == 0 and states[-1] == "stopped"
+
+
 # ---------------------------------------------------------------- nobody starts background work another way
 JOB_API = {"app/ui/workers.py", "app/store/childproc.py", "app/log/jobctl.py"}
 # what starts a thread, a pool, a process or a stop-flag: module -> names (also caught when imported by name)
@@ -215,8 +238,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/log/index/fastindex.py", "os.fork"): _FORK,
     ("app/store/discovery_headers.py", "os.fork"): _FORK,
     ("app/ui/history/model.py", "threading.Event"): "a handshake (the tail page is painted), not a stop flag",
-    ("app/ui/live.py", "threading.Thread"): "the live follower's loop (to become a job)",
-    ("app/ui/live.py", "threading.Event"): "the live follower's stop flag (to become the job's token)",
 }
 
 

@@ -15,12 +15,19 @@ Named groups replace generation counters and "is this result still wanted?" chec
 ``cancel_group("face")`` drops them all (closing a session).  ``exclusive=False`` only
 tracks the job in the group (several may run; ``cancel_group`` still drops them).
 
+Work that blocks where it cannot poll (a pipe, a follower's sleep) registers how to interrupt itself
+with ``job.on_cancel(fn)``: ``cancel()`` calls it at once.  ``own_thread=True`` runs a job that lasts
+as long as a session (the live follower) on a daemon thread of its own instead of a pool thread, so it
+never holds one of the pool's few threads nor blocks the pool's teardown; ``job.wait(timeout)`` waits
+for any job's function to end.  ``submit_child`` runs a worker process as a job (see there).
+
 Errors: a job without ``on_error`` does not fail silently; its error goes to the crash
 handler's reporter (:func:`set_error_sink`, installed by ``app.ui.crash``), with the job's
 name.  Cancelled jobs report nothing.
 """
 from __future__ import annotations
 
+import threading
 import time
 import traceback
 from typing import Any, Optional, Union
@@ -58,6 +65,8 @@ class Job(QObject):
         self.throttle = Throttle(JOB_INTERVAL)     # the one progress throttle (app.log.jobctl)
         self.started_at = time.perf_counter()
         self.ended_at: Optional[float] = None     # when the worker left the job's function (perf_counter)
+        self._ended = threading.Event()
+        self._on_cancel: list[Callable[[], object]] = []
 
     # ---- worker side (a job is an app.log.jobctl.CancelToken: ``cancelled`` and ``check()``)
     def check(self) -> None:
@@ -81,9 +90,25 @@ class Job(QObject):
             self.cancelled = True
             raise Cancelled(self.name) from None
 
+    def on_cancel(self, fn: Callable[[], object]) -> None:
+        """Call ``fn`` (on the cancelling thread) when the job is cancelled; at once if it already is."""
+        self._on_cancel.append(fn)
+        if self.cancelled:
+            fn()
+
+    def _end(self) -> None:
+        self.ended_at = time.perf_counter()
+        self._ended.set()
+
     # ---- UI side
     def cancel(self) -> None:
         self.cancelled = True
+        for fn in list(self._on_cancel):
+            fn()
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Wait until the job's function has ended (True), at most ``timeout`` seconds."""
+        return self._ended.wait(timeout)
 
 
 class Jobs(QObject):
@@ -97,11 +122,12 @@ class Jobs(QObject):
         self.serial_pool.setMaxThreadCount(1)
         self._live: set[Job] = set()
         self._groups: dict[str, list[Job]] = {}
+        self._own: set[Job] = set()            # own_thread jobs (waited for by shutdown)
 
     def submit(self, fn: Callable, *args, on_done: Optional[Callable] = None,
                on_error: Optional[Callable] = None, on_progress: Optional[Callable] = None,
                on_partial: Optional[Callable] = None, serial: bool = False, name: str = "",
-               group: Optional[str] = None, exclusive: bool = True) -> Job:
+               group: Optional[str] = None, exclusive: bool = True, own_thread: bool = False) -> Job:
         job = Job(name or getattr(fn, "__name__", "job"))
         self._live.add(job)
         if group is not None:
@@ -112,6 +138,7 @@ class Jobs(QObject):
         def settle(job=job):
             job.finished = True
             self._live.discard(job)
+            self._own.discard(job)
             if group is not None:
                 members = self._groups.get(group)
                 if members is not None and job in members:
@@ -146,19 +173,23 @@ class Jobs(QObject):
                     raise Cancelled(job.name)
                 result = fn(job, *args)
             except Cancelled:
-                job.ended_at = time.perf_counter()
+                job._end()
                 _emit(job.failed, "cancelled")
             except Exception as e:  # delivered as one line; details for debugging
                 msg = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
                 if not msg.strip():
                     msg = traceback.format_exc(limit=3)
-                job.ended_at = time.perf_counter()
+                job._end()
                 _emit(job.failed, msg)
             else:
-                job.ended_at = time.perf_counter()
+                job._end()
                 _emit(job.done, result)
 
-        (self.serial_pool if serial else self.pool).start(body)
+        if own_thread:
+            self._own.add(job)
+            threading.Thread(target=body, name=f"job:{job.name}", daemon=True).start()
+        else:
+            (self.serial_pool if serial else self.pool).start(body)
         return job
 
     def submit_child(self, spec: Union[str, ChildSpec], *args: str, request: object = None,
@@ -213,7 +244,9 @@ class Jobs(QObject):
         self.cancel_all()
         a = self.pool.waitForDone(timeout_ms)
         b = self.serial_pool.waitForDone(timeout_ms)
-        return a and b
+        own, self._own = self._own, set()
+        c = all(j.wait(timeout_ms / 1000) for j in own)
+        return a and b and c
 
 
 _error_sink: Optional[Callable[[str, str], None]] = None
