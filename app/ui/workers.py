@@ -73,11 +73,14 @@ class Job(QObject):
         if self.cancelled:
             raise Cancelled(self.name)
 
-    def report(self, done: int, total: int) -> None:
-        """Progress from the worker (throttled by :attr:`throttle`); also a cancellation point."""
+    def report(self, done: int, total: int) -> bool:
+        """Progress from the worker (throttled by :attr:`throttle`); also a cancellation point.
+        Whether it went out (details of the same step may go with it on :attr:`partial`)."""
         self.check()
-        if self.throttle.due(done, total):
-            self._send(self.progress, int(min(done, 2**31 - 1)), int(min(total, 2**31 - 1)))
+        if not self.throttle.due(done, total):
+            return False
+        self._send(self.progress, int(min(done, 2**31 - 1)), int(min(total, 2**31 - 1)))
+        return True
 
     def stream(self, obj: Any) -> None:
         self.check()
