@@ -191,6 +191,29 @@ def test_a_new_job_in_a_group_supersedes_a_child_job(qtbot, big_log):
     assert jobs.shutdown()
 
 
+def test_on_end_tells_that_a_cancelled_job_has_stopped(qtbot):
+    """A cancelled job delivers nothing, but ``on_end`` says when its work stopped (one answer at a time:
+    the replay model asks for the next position then), and ``on_cancel`` hooks interrupt what blocks."""
+    jobs = Jobs()
+    gate = threading.Event()
+    ended, done, hooks = [], [], []
+
+    def blocked(job: Job) -> str:
+        job.on_cancel(lambda: hooks.append("woken") or gate.set())
+        gate.wait(30)                  # blocks where it cannot poll: the hook wakes it
+        job.check()
+        return "late"
+    job = jobs.submit(blocked, on_done=done.append, on_end=ended.append)
+    quick = jobs.submit(lambda j: 7, on_done=done.append, on_end=ended.append)
+    _until(qtbot, lambda: quick in ended)
+    t0 = time.perf_counter()
+    job.cancel()
+    assert job.wait(CANCEL_WITHIN) and job.ended_at - t0 < CANCEL_WITHIN and hooks == ["woken"]
+    _until(qtbot, lambda: job in ended)
+    assert done == [7] and ended == [quick, job]
+    assert jobs.shutdown()
+
+
 def test_the_live_follower_is_a_job_stopped_by_its_cancel(qtbot, tmp_path):
     """The live follower's loop is a job of group ``live`` (own thread: it lasts the session); stop() is
     the job's cancel, which wakes the follower's sleep: the loop ends at once, even with a 5 s poll."""

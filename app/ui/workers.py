@@ -14,6 +14,8 @@ Named groups replace generation counters and "is this result still wanted?" chec
 (a new request supersedes the old one; its result is never delivered), and
 ``cancel_group("face")`` drops them all (closing a session).  ``exclusive=False`` only
 tracks the job in the group (several may run; ``cancel_group`` still drops them).
+``on_end(job)`` is called on the UI thread when the job has ended, cancelled or not (after
+``on_done``/``on_error``): the one way to learn that a cancelled job's work has stopped.
 
 Work that blocks where it cannot poll (a pipe, a follower's sleep) registers how to interrupt itself
 with ``job.on_cancel(fn)``: ``cancel()`` calls it at once.  ``own_thread=True`` runs a job that lasts
@@ -130,7 +132,8 @@ class Jobs(QObject):
     def submit(self, fn: Callable, *args, on_done: Optional[Callable] = None,
                on_error: Optional[Callable] = None, on_progress: Optional[Callable] = None,
                on_partial: Optional[Callable] = None, serial: bool = False, name: str = "",
-               group: Optional[str] = None, exclusive: bool = True, own_thread: bool = False) -> Job:
+               group: Optional[str] = None, exclusive: bool = True, own_thread: bool = False,
+               on_end: Optional[Callable[[Job], object]] = None) -> Job:
         job = Job(name or getattr(fn, "__name__", "job"))
         self._live.add(job)
         if group is not None:
@@ -153,15 +156,18 @@ class Jobs(QObject):
             settle()
             if not job.cancelled and on_done is not None:
                 on_done(result)
+            if on_end is not None:
+                on_end(job)
 
         def deliver_error(msg, job=job):
             settle()
-            if job.cancelled:
-                return
-            if on_error is not None:
-                on_error(msg)
-            elif _error_sink is not None:
-                _error_sink(job.name, msg)
+            if not job.cancelled:
+                if on_error is not None:
+                    on_error(msg)
+                elif _error_sink is not None:
+                    _error_sink(job.name, msg)
+            if on_end is not None:
+                on_end(job)
 
         job.done.connect(deliver)
         job.failed.connect(deliver_error)
