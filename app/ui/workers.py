@@ -208,7 +208,7 @@ class Jobs(QObject):
         with the same groups, cancel and callbacks as :meth:`submit`.  The child's ``("progress", done,
         total)`` messages go to the job's one progress channel (``on_progress``, throttled), its other
         messages to ``on_partial`` (``("beat",)`` heartbeats only serve cancellation), its ``done``
-        result to ``on_done``.  Cancelling the job kills the child within ~20 ms; the child never
+        result to ``on_done``.  Cancelling the job kills the child at once; the child never
         outlives the job.  When no child can start, the spec's in-process fallback runs in the job."""
         if isinstance(spec, str):
             spec = ChildSpec(spec, tuple(args), request=request, background=background)
@@ -224,7 +224,7 @@ class Jobs(QObject):
 
         def child_job(job: Job) -> object:
             try:
-                return run_spec(child, lambda msg: message(job, msg), lambda: job.cancelled)
+                return run_spec(child, lambda msg: message(job, msg), job)     # (its cancel kills the child)
             except InterruptedError:
                 raise Cancelled(job.name) from None
         submit.setdefault("name", spec.what or spec.kind)
