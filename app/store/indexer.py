@@ -20,7 +20,7 @@ from typing import Literal, Optional, overload
 from collections.abc import Callable
 
 from ..log.index.reader import SeqIndex
-from ..log.jobctl import JOB_INTERVAL, Throttle
+from ..log.jobctl import JOB_INTERVAL, Cancel, Throttle
 from .childproc import ChildFailed, NoChild, Send, run_child, serve, worker_argv
 
 PROGRESS_INTERVAL = JOB_INTERVAL    # progress lines and heartbeats to the parent
@@ -129,22 +129,22 @@ def _inproc(path: str, session_id: Optional[str], progress: Optional[Progress],
 
 @overload
 def build_index_isolated(path: str, session_id: Optional[str] = None, progress: Optional[Progress] = None,
-                         cancelled: Optional[Callable[[], bool]] = None,
+                         cancelled: Cancel = None,
                          what: Literal["index"] = "index") -> tuple[SeqIndex, str]: ...
 
 
 @overload
 def build_index_isolated(path: str, session_id: Optional[str] = None, progress: Optional[Progress] = None,
-                         cancelled: Optional[Callable[[], bool]] = None, *,
+                         cancelled: Cancel = None, *,
                          what: Literal["checkpoints"]) -> tuple[None, str]: ...
 
 
 def build_index_isolated(path: str, session_id: Optional[str] = None, progress: Optional[Progress] = None,
-                         cancelled: Optional[Callable[[], bool]] = None,
+                         cancelled: Cancel = None,
                          what: What = "index") -> tuple[Optional[SeqIndex], str]:
     """The SeqIndex of the session at ``path``, scanned in a child process.
 
-    ``progress(done, total)`` is called in the caller's thread; ``cancelled()`` is checked
+    ``progress(done, total)`` is called in the caller's thread; ``cancelled`` (a job, a callable...) is checked
     at every message (about every 40 ms) and, when true, the child is killed and
     ``InterruptedError`` raised.  Returns ``(index, mode)`` with mode "process" or
     "thread" (the in-process fallback); with ``what="checkpoints"`` the index and the fold

@@ -60,7 +60,7 @@ def open_job(job: Any, path: str, session_id: Optional[str]) -> _Backend:
         job.check()
         return _Backend(client, True)
     except NoChild:
-        return _Backend(open_context(path, session_id, cancelled=lambda: job.cancelled), False)
+        return _Backend(open_context(path, session_id, cancelled=job), False)
 
 
 def fill_job(job: Any, backend: _Backend) -> bool:
