@@ -33,13 +33,40 @@ def _chunks(paths: list[tuple[str, int]]) -> Iterator[list[str]]:
         yield cur
 
 
-def extracted(paths: list[tuple[str, int]], workers: int) -> Generator[FileText, None, None]:
+def extracted(paths: list[tuple[str, int]], workers: int, cancel: Any = None) -> Generator[FileText, None, None]:
     """extract_jsonl of each path, in order: inline, or by ``workers`` worker processes
     (:func:`app.log.query.extract.serve`; chunks handed out in turn, two in flight per worker, so
-    memory stays flat while this process writes).  A worker that dies leaves the rest inline."""
+    memory stays flat while this process writes).  A worker that dies leaves the rest inline.
+    ``cancel``: looked at between rows of the session being read (workers are killed within ~20 ms);
+    raises :class:`app.store.ftswrite.Cancelled` (issue 29: Cancel does not wait for a big session)."""
+    from ..log.query.extract import ExtractCancelled
+    try:
+        yield from _extracted(paths, workers, cancel)
+    except ExtractCancelled:
+        from .ftswrite import Cancelled
+        raise Cancelled() from None
+
+
+def _watch(procs: list[Any], cancel: Any) -> Any:
+    """A thread killing ``procs`` once ``cancel`` says stop (their pipes then end); .set() ends it."""
+    import threading
+    from ..log.query.extract import is_cancelled
+    done = threading.Event()
+
+    def run() -> None:
+        while not done.wait(0.02):
+            if is_cancelled(cancel):
+                for w in procs:
+                    w.kill()
+                return
+    threading.Thread(target=run, name="fts-extract-cancel", daemon=True).start()
+    return done
+
+
+def _extracted(paths: list[tuple[str, int]], workers: int, cancel: Any) -> Generator[FileText, None, None]:
     if workers <= 0:
         for path, _ in paths:
-            yield from extract_many([path])
+            yield from extract_many([path], cancel)
         return
     import pickle
     import subprocess
@@ -47,6 +74,7 @@ def extracted(paths: list[tuple[str, int]], workers: int) -> Generator[FileText,
     from . import childproc
     procs = [childproc.spawn_worker("fts-extract", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
              for _ in range(workers)]
+    watcher = _watch(procs, cancel) if cancel is not None else None
     chunks = _chunks(paths)
     pending: deque[tuple[subprocess.Popen[bytes], list[str]]] = deque()
     turn = 0
@@ -75,14 +103,16 @@ def extracted(paths: list[tuple[str, int]], workers: int) -> Generator[FileText,
             got = None if broken or w.stdout is None else read_frame(w.stdout)
             if got is None:                        # the worker died: this chunk and the rest inline
                 broken = True
-                yield from extract_many(ch)
+                yield from extract_many(ch, cancel)
                 continue
             submit()
             yield from pickle.loads(got)
         if broken:
             for ch in chunks:
-                yield from extract_many(ch)
+                yield from extract_many(ch, cancel)
     finally:                                       # end of input; an answer nobody reads ends it too (EPIPE)
+        if watcher is not None:
+            watcher.set()
         for w in procs:
             for pipe in (w.stdin, w.stdout):
                 try:

@@ -426,7 +426,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
         fast = [(f.path, f.st.st_size if f.st else 0) for f, _ in work if f.fast]
         nworkers = auto_workers(fast) if workers is None else (max(0, int(workers)) if fast else 0)
         rep.workers = nworkers
-        results = extracted(fast, nworkers)
+        results = extracted(fast, nworkers, cancel)
         try:
             self._index_work(work, results, file_rows, rep, progress, cancel)
         finally:

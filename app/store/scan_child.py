@@ -41,10 +41,10 @@ def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], 
     r = open_reader(path, session_id)
     progress = Throttle(JOB_INTERVAL).wrap(lambda done, total: send(("progress", done, total)))
     try:
-        if task == "outline":           # (saved beside the index: a session opened again has it at once)
-            from app.store.outline_cache import cached_outline
-            return cached_outline(r, progress, cancelled)[0]
-        from app.log.query.search import FindStats, find
+        if task == "outline":           # the work done ahead: checkpoints, surface index and outline in one read,
+            from app.store.ahead_cache import cached_ahead     # saved beside the index (a reopen has them at once)
+            return cached_ahead(r, progress, cancelled)[0]
+        from app.log.query.find import FindStats, find
         st = FindStats()
         batch: list[Any] = []
         t = time.monotonic()

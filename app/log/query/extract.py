@@ -275,12 +275,27 @@ def read_whole(path: str) -> tuple[Optional[bytes], Optional[os.stat_result], Op
     return data, st, None
 
 
+CANCEL_ROWS = 64            # rows fed between two looks at ``cancel`` (a session read whole is stopped within it)
+
+
+class ExtractCancelled(Exception):
+    """``cancel`` turned true while a session was being read (its entries so far are dropped)."""
+
+
+def is_cancelled(cancel: Any) -> bool:
+    """``cancel`` (None, a callable or a ``threading.Event``) says stop."""
+    if cancel is None:
+        return False
+    is_set = getattr(cancel, "is_set", None)
+    return bool(is_set() if is_set is not None else cancel())
+
+
 # rows a session's later rows need whatever a search looks for: the turn, the call -> tool names, the title
 CONTEXT_TYPES_B = (b'{"type":"turn/start"', b'{"type":"tool/call"', b'{"type":"session/title"')
 
 
 def extract_jsonl(path: str, data: Optional[bytes] = None, st: Optional[os.stat_result] = None,
-                  keep: Optional[Any] = None) -> FileText:
+                  keep: Optional[Any] = None, cancel: Any = None) -> FileText:
     """The entries of a whole JSONL session file, read with one open and one read (or ``data``
     and ``st`` the caller read with :func:`read_whole`).
 
@@ -289,7 +304,8 @@ def extract_jsonl(path: str, data: Optional[bytes] = None, st: Optional[os.stat_
     exact way.  ``not-session``: the first line is not a session header (``why`` says so).
     ``keep(pos, raw)``: only rows it accepts are decoded, besides the context rows (turn starts,
     tool calls, titles, rows not written the dsh way) -- a search decodes only the rows holding
-    its words (the entries then are those of the kept rows)."""
+    its words (the entries then are those of the kept rows).  ``cancel`` (callable or Event) is looked at
+    every :data:`CANCEL_ROWS` rows: :class:`ExtractCancelled` when it says stop."""
     if data is None or st is None:
         data, st, why = read_whole(path)
         if data is None or st is None:
@@ -322,8 +338,11 @@ def extract_jsonl(path: str, data: Optional[bytes] = None, st: Optional[os.stat_
         rows = [(p, raw) for p, raw in rows
                 if raw.startswith(CONTEXT_TYPES_B) or not raw.startswith(b'{"type":"') or keep(p, raw)]
     feed = rt.feed
-    for pos, raw in rows:
-        feed(raw, out, pos, pos)
+    for k in range(0, len(rows), CANCEL_ROWS):
+        if cancel is not None and is_cancelled(cancel):
+            raise ExtractCancelled(path)
+        for pos, raw in rows[k:k + CANCEL_ROWS]:
+            feed(raw, out, pos, pos)
     end_line = 1 + data.count(b"\n", 0, end)
     crc = zlib.crc32(data[max(0, end - CRC_WINDOW):end]) if end else None
     return FileText("ok", header=(hdr.id, hdr.cwd, hdr.createdAt), entries=out, title=rt.title, turn=rt.turn,
@@ -331,13 +350,17 @@ def extract_jsonl(path: str, data: Optional[bytes] = None, st: Optional[os.stat_
                     text_bytes=rt.text_bytes, sig=sig)
 
 
-def extract_many(paths: list[str]) -> list[FileText]:
+def extract_many(paths: list[str], cancel: Any = None) -> list[FileText]:
     """:func:`extract_jsonl` of each path (a worker process's job): a session that fails is an
-    ``error`` result with the reason, never the end of the others."""
+    ``error`` result with the reason, never the end of the others (``cancel``: :class:`ExtractCancelled`)."""
     out = []
     for p in paths:
+        if cancel is not None and is_cancelled(cancel):
+            raise ExtractCancelled(p)
         try:
-            out.append(extract_jsonl(p))
+            out.append(extract_jsonl(p, cancel=cancel))
+        except ExtractCancelled:
+            raise
         except Exception as e:  # one unreadable session must not stop the others
             out.append(FileText("error", why=f"{type(e).__name__}: {e}"))
     return out
