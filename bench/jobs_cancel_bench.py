@@ -33,7 +33,7 @@ def _spin(job, gate):
 
 def _old_find(job, path):
     """The window's find before the job API: a thread job bridging a child by hand."""
-    from app.log.query.search import FindOptions
+    from app.log.query.find import FindOptions
     from app.store.scan_child import run_isolated
     from app.ui.workers import Cancelled
 
@@ -54,7 +54,7 @@ def main() -> None:
     a = ap.parse_args()
     import app.ui  # noqa: F401
     from PySide6.QtWidgets import QApplication
-    from app.log.query.search import FindOptions
+    from app.log.query.find import FindOptions
     from app.tools.plant import PlantingSynth
     from app.tools.synth import write_jsonl
     from app.ui.workers import Jobs

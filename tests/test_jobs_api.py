@@ -16,7 +16,7 @@ import pytest
 
 import app.ui  # noqa: F401  (PySide6 work-around first)
 from app.log.jobctl import Cancelled, CancelToken, Throttle, Token, is_cancelled
-from app.log.query.search import FindOptions
+from app.log.query.find import FindOptions
 from app.tools.plant import PlantingSynth
 from app.tools.synth import write_jsonl
 from app.ui.workers import Job, Jobs
@@ -253,6 +253,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/store/ftsshard.py", "threading.Event"): _CHILD + "the shard child's stop flag, set when stdin ends",
     ("app/store/indexer.py", "threading.Thread"): _CHILD + "the index child's heartbeat to its parent",
     ("app/store/indexer.py", "threading.Event"): _CHILD + "the index child's heartbeat stop",
+    ("app/store/ftsio.py", "threading.Thread"): "kills the fts-extract workers of a full-text update once its "
+                                                "cancel says stop (like run_child's watcher, for spawn_worker pipes)",
+    ("app/store/ftsio.py", "threading.Event"): "that watcher's end",
     ("app/store/replay_child.py", "threading.Thread"): "reaps a killed replay child without blocking the UI",
     ("app/store/writer.py", "threading.Thread"): "the session writer's write-behind thread (the CLI's `live "
                                                  "write` and tests: a writer, not background work of the app)",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..log.index.reader import LogReader
-from ..log.jobctl import Cancelled, is_cancelled
+from ..log.jobctl import Cancelled as Cancelled, is_cancelled
 from ..log.query.extract import Entry, FileText, RowText, may_hold_text
 from ..log.source.sources import open_source
 from .discovery_headers import read_header_bytes
