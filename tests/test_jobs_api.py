@@ -137,6 +137,26 @@ def test_a_child_job_delivers_like_any_job(qtbot, tmp_path):
     assert jobs.shutdown()
 
 
+def test_a_child_spec_falls_back_in_process_and_cancels_alike(qtbot, big_log, monkeypatch):
+    """Where no child runs (``SESSION_LENS_SCAN_INPROC=1``, a frozen build's missing worker), the spec's
+    in-process fallback runs in the job: same progress channel, same cancel."""
+    from app.store import scan_child
+    monkeypatch.setenv("SESSION_LENS_SCAN_INPROC", "1")
+    spec = scan_child.spec(*_scan_request(big_log))
+    assert spec.in_process and spec.fallback is not None
+    jobs = Jobs()
+    got, progress = [], []
+    job = jobs.submit_child(spec, on_done=got.append, on_progress=lambda d, t: progress.append(d))
+    _until(qtbot, lambda: bool(progress))
+    t0 = time.perf_counter()
+    job.cancel()
+    _until(qtbot, lambda: job.ended_at is not None)
+    assert job.ended_at - t0 < CANCEL_WITHIN
+    _until(qtbot, lambda: job.finished)
+    assert got == []
+    assert jobs.shutdown()
+
+
 def test_a_child_that_fails_fails_its_job(qtbot, tmp_path):
     jobs = Jobs()
     errors = []
