@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Optional
 if TYPE_CHECKING:
     import subprocess
 
+from ..log.jobctl import JOB_INTERVAL, Throttle
 from .ftswalk import shard_path, stat_or_none
 from .ftswrite import COUNTS, Cancel, Progress, UpdateReport, cancelled
 
@@ -147,12 +148,10 @@ def serve_shard(inp: Any = None, out: Any = None) -> None:
             pass
         stop.set()
     threading.Thread(target=watch, daemon=True).start()
-    last = [0.0]
+    throttle = Throttle(JOB_INTERVAL)       # the one progress throttle (app.log.jobctl)
 
     def progress(done: int, total: int, nbytes: int) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 0.05 or done == total:
-            last[0] = now
+        if throttle.due(done, total):
             out.write(f"P {done} {total} {nbytes}\n".encode())
             out.flush()
     scanned = ([(p, st, project) for p, project in job["files"] if (st := stat_or_none(p)) is not None],

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..log.index.reader import LogReader
+from ..log.jobctl import Cancelled as Cancelled, is_cancelled
 from ..log.query.extract import Entry, FileText, RowText, may_hold_text
 from ..log.source.sources import open_source
 from .discovery_headers import read_header_bytes
@@ -23,7 +24,7 @@ _COMMIT_SESSIONS = 5000      # (1000 cost ~5 % more CPU: more segments to merge)
 _FLUSH_ROWS = 2048            # rows written at a time by a session written as it is read
 _MEMORY_BYTES = 16 << 20      # a session's text kept in memory before it is written in a savepoint
 
-Cancel = Optional[object]     # a callable returning True, or a threading.Event
+Cancel = Optional[object]     # app.log.jobctl.Cancel: a token, a threading.Event or a callable returning True
 Progress = Optional[Callable[[int, int, int], None]]
 
 _SESSION_COLS = ("sid, key, id, path, store, format, project, cwd, created, dev, ino, size, mtime_ns, revision, "
@@ -78,17 +79,10 @@ class Found:
     fast: bool = False          # a new JSONL file read whole by extract_jsonl (header checked then)
 
 
-class Cancelled(Exception):
-    pass
-
 
 def cancelled(cancel: Cancel) -> bool:
-    if cancel is None:
-        return False
-    is_set = getattr(cancel, "is_set", None)
-    if is_set is not None:
-        return bool(is_set())
-    return bool(cancel()) if callable(cancel) else False
+    """The one cancellation test (:func:`app.log.jobctl.is_cancelled`): a token, an Event or a callable."""
+    return is_cancelled(cancel)   # type: ignore[arg-type]  # (any object: the older signature)
 
 
 

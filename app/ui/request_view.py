@@ -28,7 +28,7 @@ def _request_job(job, path: str, session_id: Optional[str], seq: int, as_written
     t0 = time.perf_counter()
     try:
         from ..store.requests import exact_request      # (in the worker: not on the way to the first paint)
-        out = exact_request(path, session_id, seq, cancelled=lambda: job.cancelled, check=job.check,
+        out = exact_request(path, session_id, seq, cancelled=job, check=job.check,
                             progress=job.report, as_written=as_written)
     except InterruptedError:
         raise Cancelled(job.name)

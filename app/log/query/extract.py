@@ -28,6 +28,7 @@ import zlib
 import msgspec
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
+from .. import jobctl
 from ..format.codec import DecodeError, RowCodec, decode_json, parse_header
 from ..format.limits import MAX_DEPTH, MAX_ROW_BYTES, open_regular
 from ..format.model import MAX_SAFE_INT, PACKED_TAGS, is_event
@@ -354,12 +355,7 @@ class ExtractCancelled(Exception):
     """``cancel`` turned true while a session was being read (its entries so far are dropped)."""
 
 
-def is_cancelled(cancel: Any) -> bool:
-    """``cancel`` (None, a callable or a ``threading.Event``) says stop."""
-    if cancel is None:
-        return False
-    is_set = getattr(cancel, "is_set", None)
-    return bool(is_set() if is_set is not None else cancel())
+is_cancelled = jobctl.is_cancelled     # ``cancel`` (None, a job's token, a callable or an Event) says stop
 
 
 # rows a session's later rows need whatever a search looks for: the turn, the call -> tool names, the title
