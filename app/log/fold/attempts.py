@@ -304,8 +304,14 @@ class AttemptTracker:
         self._last_new.add(key)
 
     def attempt_of(self, seq: int) -> Optional[Attempt]:
-        # attempts are ordered by first_seq; binary search
-        lo, hi = 0, len(self.attempts)
+        # attempts are ordered by first_seq; binary search (the last one first: a pass over a log asks it
+        # about the chunk it has just added, and the search would end there)
+        atts = self.attempts
+        if atts:
+            a = atts[-1]
+            if a.first_seq <= seq:
+                return a if seq <= a.last_seq else None
+        lo, hi = 0, len(atts)
         while lo < hi:
             mid = (lo + hi) // 2
             if self.attempts[mid].first_seq <= seq:

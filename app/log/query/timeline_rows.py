@@ -6,21 +6,30 @@ times.  A packed row is read with the lean decoder of :mod:`app.log.format.fastr
 when it passes the same checks (:func:`~app.log.format.fastrows.packed_members`, and
 :func:`~app.log.format.fastrows.refused_rows` for the limits and UTF-8).  A row of a type no span reads
 (:data:`_SKIP`, told by the first key as dsh writes it) is not decoded at all; a v0/v1 ``assistant/chunk`` row
-is read with fastrows' lean chunk record (its type, reason and usage: a ``block-end``'s text is not built).  Any other row goes the exact
+is read with fastrows' lean chunk record (its type, reason and usage: a ``block-end``'s text is not built), and
+a row of a type the spans read (:data:`_LEAN`: turn and step bounds, tool calls and results, v0/v1 messages,
+retries) with the lean record of :func:`~app.log.format.fastrows.timeline_decoders` (the rows fastrows accepts,
+as events holding only the data fields the spans read).  A JSONL segment is split at once and its refused rows
+found in whole-segment passes (:func:`~app.log.format.fastrows.refused_split`).  Any other row goes the exact
 way (:meth:`~app.log.format.codec.RowCodec.decode_row`), so bad rows and legacy shapes read as everywhere
 else.  The logical face: rows from the repair cut on are left out and the closure is appended
 (:meth:`~app.log.index.reader.LogReader.iter_events` with ``logical=True`` gives the same events).
 """
 from __future__ import annotations
 
+import functools
 import gc
-from typing import TYPE_CHECKING, Any, Union
-from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Optional, Union
+from collections.abc import Callable, Iterator
 
 from ..format import fastrows as fr
 from ..format.lazyrows import Cut
 from ..format.model import Event, is_event
+from ..format.payloads import JsonObj
+from ..source.sources import Segment
 from .timeline import Block, Chunk
+
+Item = Union[Event, Block, Chunk]
 
 if TYPE_CHECKING:
     from ..index.reader import LogReader
@@ -37,9 +46,7 @@ _PACKED_PREFIXES = (b'{"type":"text-chunks"', b'{"type":"reasoning-chunks"', b'{
 def timeline_items(reader: LogReader) -> Iterator[Union[Event, Block, Chunk]]:
     st = reader.tail_state()
     cut = Cut(st.cut_pos) if st.cut_pos is not None else None
-    packed = {k: v for k, v in fr.decoders(reader.version).items()
-              if k in (b"text-chunks", b"reasoning-chunks", b"tool-call-chunks")}
-    chunk_dec = fr.decoders(reader.version).get(b"assistant/chunk")       # (v0/v1: top-level chunk rows)
+    readers = _readers(reader.version)
     decode_row = reader.codec.decode_row
     fast = not reader.envelope_free
     collecting = gc.isenabled()
@@ -51,14 +58,14 @@ def timeline_items(reader: LogReader) -> Iterator[Union[Event, Block, Chunk]]:
                     break
                 reader.decode_segment(seg, None)
                 continue
+            if fast and seg.rows is None:
+                yield from _fast_segment(seg, readers, decode_row, cut)
+                if cut is not None and cut.hit:
+                    break
+                continue
             refused: set[int] = set()
-            if fast:
-                if seg.rows is not None:
-                    refused = fr.refused_rows([raw for _p, raw in seg.rows], False)
-                else:
-                    rows = seg.data.split(b"\n")
-                    rows.pop()
-                    refused = fr.refused_rows(rows, seg.data.isascii())
+            if fast and seg.rows is not None:
+                refused = fr.refused_rows([raw for _p, raw in seg.rows], False)
             for i, (pos, off, line, raw, complete) in enumerate(seg.split_rows()):
                 if cut is not None and cut.reached_by(pos):
                     cut.hit = True
@@ -69,12 +76,11 @@ def timeline_items(reader: LogReader) -> Iterator[Union[Event, Block, Chunk]]:
                     tag = raw[9:raw.find(b'"', 9)]
                     if tag in _SKIP:
                         continue
-                    if i not in refused:
-                        lean = _block(packed, tag, raw) if tag in packed else \
-                            _chunk(chunk_dec, raw) if tag == b"assistant/chunk" and chunk_dec is not None else None
-                        if lean is not None:
-                            yield lean
-                            continue
+                    rd = readers.get(tag)
+                    lean = rd(raw) if rd is not None and i not in refused else None
+                    if lean is not None:
+                        yield lean
+                        continue
                 items, _probs = decode_row(raw, pos=pos, offset=off, line=line)
                 for it in items:
                     if is_event(it):
@@ -85,6 +91,100 @@ def timeline_items(reader: LogReader) -> Iterator[Union[Event, Block, Chunk]]:
         if collecting:
             gc.enable()
     yield from st.closure
+
+
+def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[Item]]], decode_row: Any,
+                  cut: Optional[Cut]) -> Iterator[Item]:
+    """The rows of one JSONL segment (what the loop of :func:`timeline_items` does with ``split_rows``, the
+    rows split at once and a row's position worked out only when it is needed)."""
+    data = seg.data
+    rows = data.split(b"\n")
+    tail = rows.pop()                   # (b"" after a final newline, else the incomplete last row)
+    refused = fr.refused_split(data, rows)
+    skip = _SKIP
+    at = 0
+    for i, raw in enumerate(rows):
+        if cut is not None and cut.reached_by(seg.row_pos(at)):
+            cut.hit = True
+            return
+        if raw[:9] == b'{"type":"':
+            tag = raw[9:raw.find(b'"', 9)]
+            if tag in skip:
+                at += len(raw) + 1
+                continue
+            rd = readers.get(tag)
+            if rd is not None and i not in refused:
+                lean = rd(raw)
+                if lean is not None:
+                    yield lean
+                    at += len(raw) + 1
+                    continue
+        items, _probs = decode_row(raw, pos=seg.row_pos(at), offset=seg.text_offset + at if seg.text_offset >= 0
+                                   else -1, line=seg.line0 + i if seg.line0 is not None else None)
+        for it in items:
+            if is_event(it):
+                yield it
+        at += len(raw) + 1
+    if tail and cut is not None and cut.reached_by(seg.row_pos(at)):
+        cut.hit = True
+
+
+@functools.cache
+def _readers(version: int) -> dict[bytes, Callable[[bytes], Optional[Item]]]:
+    """Row type -> its lean reader (a record, or None: the row goes the exact way)."""
+    decs = fr.timeline_decoders(version)
+    legacy = version < 2
+    out: dict[bytes, Callable[[bytes], Optional[Item]]] = {}
+    for tag, dec in decs.items():
+        if tag in (b"text-chunks", b"reasoning-chunks", b"tool-call-chunks"):
+            out[tag] = functools.partial(_block, dec)
+        elif tag == b"assistant/chunk":
+            out[tag] = functools.partial(_chunk, dec)
+        elif tag in _LEAN_TAGS:
+            out[tag] = functools.partial(_event, dec, legacy=legacy)
+    return out
+
+
+def _event(dec: Any, raw: bytes, legacy: bool) -> Union[Event, None]:
+    """A row of a type in :data:`_LEAN` as an event holding the data fields the spans read, when
+    :mod:`app.log.format.fastrows` accepts it (the exact path would read it with no problem and no
+    conversion); a settlement with an embedded stream (v2+) goes the exact way."""
+    try:
+        rec = dec(raw)
+    except fr.DECODE_ERRORS:
+        return None
+    if rec.K >= fr.CHECKED and not fr.record_ok(rec, legacy):
+        return None
+    d = rec.data
+    if rec.K == fr.MESSAGE and d.stream is not None:
+        return None
+    return Event(seq=rec.seq, type=rec.T, time=rec.time, data=_LEAN[rec.T](d), surface_op=rec.surfaceOp,
+                 source_event_seqs=rec.sourceEventSeqs, ignorable=rec.ignorable)
+
+
+def _result(d: Any) -> JsonObj:
+    m = d.message
+    src = m.source
+    return {"turn": d.turn, "step": d.step, "error": d.error,
+            "message": {"role": m.role, "isError": m.isError, "toolCallId": m.toolCallId,
+                        "source": {"callId": src.callId} if src is not None else None,
+                        "content": [{"type": b.type, "isError": b.isError} for b in m.content]}}
+
+
+# the data fields each handler of app/log/query/timeline.py (and the attempt tracker) reads, per event type
+_LEAN: dict[str, Callable[[Any], JsonObj]] = {
+    "turn/start": lambda d: {"turn": d.turn},
+    "turn/end": lambda d: {"turn": d.turn, "reason": d.reason},
+    "step/start": lambda d: {"turn": d.turn, "step": d.step},
+    "step/end": lambda d: {"turn": d.turn, "step": d.step},
+    "tool/call": lambda d: {"turn": d.turn, "step": d.step, "callId": d.callId, "name": d.name},
+    "tool/result": _result,
+    "assistant/message": lambda d: {"turn": d.turn, "step": d.step, "interrupted": d.interrupted, "usage": d.usage},
+    "llm/retry": lambda d: {"turn": d.turn, "step": d.step, "retry": d.retry, "retryId": d.retryId,
+                            "delayMs": d.delayMs, "failure": d.failure},
+    "llm/retry-started": lambda d: {"turn": d.turn, "step": d.step, "retry": d.retry, "retryId": d.retryId},
+}
+_LEAN_TAGS = frozenset(t.encode() for t in _LEAN)
 
 
 def _chunk(dec: Any, raw: bytes) -> Union[Chunk, None]:
@@ -99,8 +199,7 @@ def _chunk(dec: Any, raw: bytes) -> Union[Chunk, None]:
     return Chunk(rec.seq, rec.time, d.turn, d.step, c.type, c.reason, c.usage)
 
 
-def _block(packed: dict[bytes, Any], tag: bytes, raw: bytes) -> Union[Block, None]:
-    dec = packed[tag]
+def _block(dec: Any, raw: bytes) -> Union[Block, None]:
     try:
         rec = dec(raw)
     except fr.DECODE_ERRORS:

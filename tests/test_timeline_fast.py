@@ -1,0 +1,126 @@
+"""The timeline's fast row pass (issue 31): rows of the types its spans read are taken as lean records
+(:func:`app.log.format.fastrows.timeline_decoders`), a segment's refused rows are found in whole-segment passes
+(:func:`app.log.format.fastrows.refused_split`).  Both must give exactly what the exact path gives: the spans
+of ``timeline(reader)`` equal those of the exact events, on logs whose rows of those types carry the fields
+the lean records read in every shape (and in shapes the lean records refuse)."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from app.log.format import fastrows
+from app.log.query.timeline import timeline
+from app.store.faces import open_reader
+from app.tools.hostile import deep_row
+from app.tools.synth import SessionSynth, write_jsonl
+from tests.fixtures_util import FIXTURES
+
+NEXT = FIXTURES.parent / "dsh-next"
+
+
+def _blocks(data: bytes, size: int) -> list[bytes]:
+    """``data`` cut after a newline every ``size`` bytes or so (as a file source gives segments)."""
+    out, at = [], 0
+    while at < len(data):
+        nl = data.find(b"\n", at + size)
+        end = len(data) if nl < 0 else nl + 1
+        out.append(data[at:end])
+        at = end
+    return out
+
+
+def test_refused_split_is_refused_rows():
+    """Row by row and segment at once: the same refused rows (size, depth, UTF-8) on every fixture and on
+    hostile rows: deep, brackets in strings, invalid UTF-8 (one row of a segment, the last row, a torn one)."""
+    files = sorted(FIXTURES.rglob("*.jsonl")) + sorted(NEXT.rglob("*.jsonl"))
+    hostile = [deep_row(7, 300), deep_row(8, 256), deep_row(9, 257),
+               b'{"type":"x","seq":1,"data":"' + b"[{" * 400 + b'"}',
+               b'{"type":"tool/result","seq":2,"data":{"t":"caf\xc3\xa9 \xff\xfe"}}',
+               b'{"type":"x","seq":3,"data":"\xed\xa0\x80"}',
+               '{"type":"x","seq":4,"data":"ünï"}'.encode(), b'{"type":"x","seq":5,"data":"\xe2\x82"}']
+    blobs = [p.read_bytes() for p in files] + [b"\n".join(hostile) + b"\n", b"\n".join(hostile[:3] + hostile[4:5]),
+                                               b"\n".join(hostile[6:]) + b"\n"]
+    seen = 0
+    for blob in blobs:
+        for data in _blocks(blob, 4096):
+            rows = data.split(b"\n")
+            rows.pop()
+            want = fastrows.refused_rows(rows, data.isascii())
+            assert fastrows.refused_split(data, rows) == want, data[:80]
+            seen += len(want)
+    assert seen >= 5
+
+
+def _mutate(row: dict, rng: random.Random) -> dict:
+    """A row of a type the lean records read, with the fields they read in other shapes (some the lean
+    record refuses, so the row goes the exact way; the rest it takes)."""
+    d = row.get("data")
+    t = row["type"]
+    if not isinstance(d, dict):
+        return row
+    pick = rng.random()
+    if t == "tool/result" and isinstance(d.get("message"), dict):
+        m = d["message"]
+        if pick < 0.2:
+            m["isError"] = True
+            m["role"] = "tool"
+        elif pick < 0.4 and isinstance(m.get("content"), list) and m["content"]:
+            m["content"][0]["isError"] = rng.choice([True, 1, "yes", None])
+        elif pick < 0.5:
+            d["error"] = rng.choice(["broken", {"code": "ABORTED"}, {"kind": "x"}, 0])
+        elif pick < 0.6:
+            m.pop("source", None)
+            m["toolCallId"] = rng.choice([None, 5])
+    elif t == "llm/retry":
+        if pick < 0.5:
+            d["delayMs"] = rng.choice([1.5, "7", None, -3, 10 ** 20])
+            d["failure"] = rng.choice([{"message": "m"}, "text", [1], {"code": None}])
+        else:
+            d["retryId"] = rng.choice([None, 3, "r"])
+    elif t == "llm/retry-started" and pick < 0.5:
+        d["retryId"] = rng.choice([None, 3, "r"])
+        d["retry"] = rng.choice([None, "2", [2]])
+    elif t == "assistant/message":
+        if pick < 0.2:
+            row["sourceEventSeqs"] = [row["seq"] - 1, row["seq"] - 1]            # (repeats a seq: exact way)
+        elif pick < 0.4:
+            d["interrupted"] = rng.choice([True, "yes", None])
+        elif pick < 0.6:
+            d["usage"] = rng.choice([{"inputTokens": "1"}, {"inputTokens": 3, "outputTokens": 4}, None])
+    elif t == "turn/end" and pick < 0.4:
+        d["reason"] = rng.choice([{"kind": "disposed"}, {"kind": "error", "error": "boom"}, {"kind": "error",
+                                  "error": {"code": "X"}}, {"kind": "aborted"}])
+    elif t in ("step/start", "step/end", "tool/call") and pick < 0.2:
+        d["step"] = rng.choice(["1", None, 2.0])
+    elif t == "tool/call" and pick < 0.4:
+        d["name"] = rng.choice(["subagent-x", 7, None])
+    return row
+
+
+def test_lean_rows_give_the_exact_spans(tmp_path: Path):
+    """Generated v0 and v4 logs (tools, retries, failed attempts) whose rows of the lean types are changed in
+    shape: the row pass gives exactly the spans of the exact event pass, and the changed fields show in them."""
+    statuses: set[object] = set()
+    for version in (0, 4):
+        src = tmp_path / f"v{version}.jsonl"
+        write_jsonl(str(src), SessionSynth(21 + version, version=version, p_retry=0.3), target_bytes=400_000)
+        lines = src.read_bytes().split(b"\n")
+        rng = random.Random(version)
+        out = [lines[0]]
+        for ln in lines[1:]:
+            if ln and rng.random() < 0.5:
+                row = json.loads(ln)
+                if "seq" in row:
+                    ln = json.dumps(_mutate(row, rng), ensure_ascii=False, separators=(",", ":")).encode()
+            out.append(ln)
+        p = tmp_path / f"m{version}" / "session.jsonl"
+        p.parent.mkdir()
+        p.write_bytes(b"\n".join(out))
+        r = open_reader(str(p))
+        assert not r.fatal
+        spans = list(timeline(r))
+        assert spans == list(timeline(r.iter_events(logical=True)))
+        statuses |= {s.get("status") for s in spans if s["kind"] == "tool"}
+        assert any(s["kind"] == "retry-wait" and s["delayMs"] is None for s in spans)
+    assert {"ok", "error", "no-result"} <= statuses
