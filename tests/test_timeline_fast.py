@@ -124,3 +124,43 @@ def test_lean_rows_give_the_exact_spans(tmp_path: Path):
         statuses |= {s.get("status") for s in spans if s["kind"] == "tool"}
         assert any(s["kind"] == "retry-wait" and s["delayMs"] is None for s in spans)
     assert {"ok", "error", "no-result"} <= statuses
+
+
+def test_lean_settlements_summarise_as_stream_summary(tmp_path: Path):
+    """A v2+ settlement read lean: its stream's chunks, finish, usage and first/last times are exactly
+    :func:`app.log.format.versions.stream_summary`'s of the exact row, on real, generated and hostile streams
+    (those the lean record refuses go the exact way)."""
+    from app.log.format.versions import stream_summary
+    from app.log.query.timeline import Settlement
+    from app.log.query.timeline_rows import lean_item
+    gen = tmp_path / "v4.jsonl"
+    write_jsonl(str(gen), SessionSynth(31, version=4, p_retry=0.3), target_bytes=300_000)
+    rows = []
+    for p in sorted(NEXT.rglob("*.jsonl")) + [gen]:
+        lines = p.read_bytes().split(b"\n")
+        try:
+            version = json.loads(lines[0]).get("version", 0)
+        except ValueError:
+            continue
+        rows += [(ln, version if type(version) is int else 0) for ln in lines[1:] if b'"stream"' in ln]
+    hostile = [[], [{"type": 3}], [{"type": "text-chunks", "time0": "9", "texts": ["a", "b"], "dt": [5]}],
+               [{"type": "text-chunks", "time0": 10, "texts": ["a", "b", "c"], "dt": [2, "x"]}],
+               [{"type": "chunk", "time": None, "chunk": {"type": "usage", "usage": {"inputTokens": 2}}}],
+               [{"type": "chunk", "time": 7, "chunk": None}, {"type": "tool-call-chunks", "time0": 3, "args": [],
+                                                              "dt": []}],
+               [{"type": "reasoning-chunks", "time0": None, "texts": ["a", "b", "c"], "dt": [-1]},
+                {"type": "chunk", "chunk": {"type": "finish", "reason": "stop"}}, {"type": None, "texts": ["x"]}]]
+    for k, st in enumerate(hostile):
+        rows.append((json.dumps({"type": "assistant/attempt", "seq": 5 + k, "time": 9,
+                                 "data": {"turn": 1, "step": 1, "stream": st}}, separators=(",", ":")).encode(), 4))
+    taken = 0
+    hostile_taken = 0
+    for raw, version in rows:
+        it = lean_item(raw, version)
+        if isinstance(it, Settlement):
+            want = stream_summary(json.loads(raw)["data"]["stream"])
+            want.pop("text")
+            assert it.summ == want, raw[:200]
+            taken += 1
+            hostile_taken += b'"time":9,"data"' in raw
+    assert taken >= 50 and hostile_taken >= 4

@@ -71,6 +71,16 @@ class Chunk:
         self.ctype, self.reason, self.usage = ctype, reason, usage
 
 
+class Settlement:
+    """A v2+ settlement row read lean (:mod:`app.log.query.timeline_rows`): the event (its data holding the
+    fields the spans read) and its stream's summary (what :func:`~app.log.format.versions.stream_summary`
+    gives: ``chunks``, ``finish``, ``usage``, ``time0``, ``time1``)."""
+    __slots__ = ("ev", "summ")
+
+    def __init__(self, ev: Event, summ: JsonObj) -> None:
+        self.ev, self.summ = ev, summ
+
+
 class _Times:
     """First and last chunk of one attempt (seq, time)."""
     __slots__ = ("first_seq", "first_time", "last_seq", "last_time", "dispatch")
@@ -165,7 +175,7 @@ class _Builder:
         typ = ev.type
         stream = embedded_stream(ev) if typ in ("assistant/message", "assistant/attempt") else None
         if stream is not None:
-            self._settle(ev, d, stream)
+            self._settle(ev, d, stream_summary(stream))
         else:
             self.at.apply(ev)
         if not ev.synthesized and _t(ev.time):
@@ -177,10 +187,18 @@ class _Builder:
         if handler is not None:
             handler(self, ev, d)
 
-    def _settle(self, ev: Event, d: JsonObj, stream: list[Any]) -> None:
+    def settlement(self, st: Settlement) -> None:
+        """The steps of :meth:`event` for a v2+ settlement, from a lean record and its stream's summary."""
+        ev = st.ev
+        self._settle(ev, ev.data, st.summ)
+        if _t(ev.time):
+            self.last_time = ev.time
+        if ev.type == "assistant/message":
+            self._message(ev, True)
+
+    def _settle(self, ev: Event, d: JsonObj, summ: JsonObj) -> None:
         """A v2+ settlement: the attempt is this row (what ``AttemptTracker.apply`` does, from one
         :func:`~app.log.format.versions.stream_summary`), timed by its stream's first and last chunk."""
-        summ = stream_summary(stream)
         self.at.settle(ev.type, ev.seq, (d.get("turn"), d.get("step")), summ["chunks"], summ["finish"],
                        summ["usage"] if summ["usage"] is not None else d.get("usage"), d.get("interrupted"))
         if summ["chunks"]:
@@ -189,16 +207,19 @@ class _Builder:
             self.times[ev.seq] = tm
 
     def _settled(self, ev: Event, d: JsonObj) -> None:
-        stream = embedded_stream(ev)
         if ev.type == "assistant/message":
-            a = self.at.attempt_of(ev.seq) if stream is not None else None
-            if a is None:
-                for x in reversed(self.at.attempts):
-                    if x.message_seq == ev.seq:
-                        a = x
-                        break
-            if a is not None:
-                self.emit_attempt(a, ev)
+            self._message(ev, embedded_stream(ev) is not None)
+
+    def _message(self, ev: Event, streamed: bool) -> None:
+        """An ``assistant/message`` (``streamed``: a v2+ settlement) gives out its attempt."""
+        a = self.at.attempt_of(ev.seq) if streamed else None
+        if a is None:
+            for x in reversed(self.at.attempts):
+                if x.message_seq == ev.seq:
+                    a = x
+                    break
+        if a is not None:
+            self.emit_attempt(a, ev)
 
     def emit_attempt(self, a: Attempt, msg: Optional[Event]) -> None:
         if a.first_seq in self.done:
@@ -436,7 +457,7 @@ def timeline(src: Any) -> Iterator[JsonObj]:
     timed = not getattr(src, "envelope_free", False)
     if hasattr(src, "iter_events"):
         from .timeline_rows import timeline_items
-        items: Iterable[Union[Event, Block, Chunk]] = timeline_items(src)
+        items: Iterable[Union[Event, Block, Chunk, Settlement]] = timeline_items(src)
     else:
         items = src
     b = _Builder(timed)
@@ -446,6 +467,8 @@ def timeline(src: Any) -> Iterator[JsonObj]:
             b.block(it)            # type: ignore[arg-type]
         elif t is Chunk:
             b.chunk(it)            # type: ignore[arg-type]
+        elif t is Settlement:
+            b.settlement(it)       # type: ignore[arg-type]
         else:
             b.event(it)            # type: ignore[arg-type]
         if b.out:
@@ -603,4 +626,4 @@ def context_points(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]]
     return out
 
 
-__all__ = ["KINDS", "Block", "Chunk", "timeline", "summarize", "context_points", "cost_of", "TOKEN_KEYS"]
+__all__ = ["KINDS", "Block", "Chunk", "Settlement", "timeline", "summarize", "context_points", "cost_of", "TOKEN_KEYS"]

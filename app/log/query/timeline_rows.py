@@ -7,8 +7,9 @@ when it passes the same checks (:func:`~app.log.format.fastrows.packed_members`,
 :func:`~app.log.format.fastrows.refused_rows` for the limits and UTF-8).  A row of a type no span reads
 (:data:`_SKIP`, told by the first key as dsh writes it) is not decoded at all; a v0/v1 ``assistant/chunk`` row
 is read with fastrows' lean chunk record (its type, reason and usage: a ``block-end``'s text is not built), and
-a row of a type the spans read (:data:`_LEAN`: turn and step bounds, tool calls and results, v0/v1 messages,
-retries) with the lean record of :func:`~app.log.format.fastrows.timeline_decoders` (the rows fastrows accepts,
+a row of a type the spans read (:data:`_LEAN`: turn and step bounds, tool calls and results, messages,
+retries; a v2+ settlement as a :class:`~app.log.query.timeline.Settlement`, its stream summed by
+:func:`stream_summary`) with the lean record of :func:`~app.log.format.fastrows.timeline_decoders` (the rows fastrows accepts,
 as events holding only the data fields the spans read).  A JSONL segment is split at once and its refused rows
 found in whole-segment passes (:func:`~app.log.format.fastrows.refused_split`).  Any other row goes the exact
 way (:meth:`~app.log.format.codec.RowCodec.decode_row`), so bad rows and legacy shapes read as everywhere
@@ -27,9 +28,9 @@ from ..format.lazyrows import Cut
 from ..format.model import Event, is_event
 from ..format.payloads import JsonObj
 from ..source.sources import Segment
-from .timeline import Block, Chunk
+from .timeline import Block, Chunk, Settlement
 
-Item = Union[Event, Block, Chunk]
+Item = Union[Event, Block, Chunk, Settlement]
 
 if TYPE_CHECKING:
     from ..index.reader import LogReader
@@ -43,7 +44,7 @@ _SKIP = frozenset(t.encode() for t in (
 _PACKED_PREFIXES = (b'{"type":"text-chunks"', b'{"type":"reasoning-chunks"', b'{"type":"tool-call-chunks"')
 
 
-def timeline_items(reader: LogReader) -> Iterator[Union[Event, Block, Chunk]]:
+def timeline_items(reader: LogReader) -> Iterator[Item]:
     st = reader.tail_state()
     cut = Cut(st.cut_pos) if st.cut_pos is not None else None
     readers = _readers(reader.version)
@@ -129,6 +130,15 @@ def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[
         cut.hit = True
 
 
+def lean_item(raw: bytes, version: int) -> Optional[Item]:
+    """What the pass makes of one stored row when it reads it lean (a Block, Chunk, Settlement or lean Event),
+    else None (the row is skipped or goes the exact way)."""
+    if not raw.startswith(b'{"type":"') or fr.refused_rows([raw], False):
+        return None
+    rd = _readers(version).get(raw[9:raw.find(b'"', 9)])
+    return rd(raw) if rd is not None else None
+
+
 @functools.cache
 def _readers(version: int) -> dict[bytes, Callable[[bytes], Optional[Item]]]:
     """Row type -> its lean reader (a record, or None: the row goes the exact way)."""
@@ -145,7 +155,7 @@ def _readers(version: int) -> dict[bytes, Callable[[bytes], Optional[Item]]]:
     return out
 
 
-def _event(dec: Any, raw: bytes, legacy: bool) -> Union[Event, None]:
+def _event(dec: Any, raw: bytes, legacy: bool) -> Union[Event, Settlement, None]:
     """A row of a type in :data:`_LEAN` as an event holding the data fields the spans read, when
     :mod:`app.log.format.fastrows` accepts it (the exact path would read it with no problem and no
     conversion); a settlement with an embedded stream (v2+) goes the exact way."""
@@ -156,10 +166,50 @@ def _event(dec: Any, raw: bytes, legacy: bool) -> Union[Event, None]:
     if rec.K >= fr.CHECKED and not fr.record_ok(rec, legacy):
         return None
     d = rec.data
-    if rec.K == fr.MESSAGE and d.stream is not None:
-        return None
-    return Event(seq=rec.seq, type=rec.T, time=rec.time, data=_LEAN[rec.T](d), surface_op=rec.surfaceOp,
-                 source_event_seqs=rec.sourceEventSeqs, ignorable=rec.ignorable)
+    ev = Event(seq=rec.seq, type=rec.T, time=rec.time, data=_LEAN[rec.T](d), surface_op=rec.surfaceOp,
+               source_event_seqs=rec.sourceEventSeqs, ignorable=rec.ignorable)
+    if rec.K == fr.ATTEMPT or (rec.K == fr.MESSAGE and d.stream is not None):
+        return Settlement(ev, stream_summary(d.stream))
+    return ev
+
+
+def stream_summary(stream: list[Any]) -> JsonObj:
+    """:func:`app.log.format.versions.stream_summary` of a lean stream (fastrows' records: every record an
+    object, ``type`` a string or null, ``chunk`` an object or null, ``time``/``time0`` integers or null, ``dt`` a
+    list or null), without the text."""
+    chunks = 0
+    finish: Optional[JsonObj] = None
+    usage: Any = None
+    time0: Any = None
+    time1: Any = None
+    for rec in stream:
+        rt = rec.type
+        if rt == "chunk":
+            c = rec.chunk
+            if c is None:
+                continue
+            chunks += 1
+            time1 = rec.time if rec.time is not None else 0
+            if time0 is None:
+                time0 = time1
+            ct = c.type
+            if ct == "finish":
+                r = c.reason
+                finish = r if isinstance(r, dict) else {"kind": str(r)}
+            elif ct == "usage":
+                usage = c.usage
+            continue
+        field = fr.STREAM_RUNS.get(rt) if rt is not None else None
+        payload = getattr(rec, field) if field is not None else None
+        if not isinstance(payload, list) or not payload:
+            continue
+        t = rec.time0 if rec.time0 is not None else 0
+        if time0 is None:
+            time0 = t
+        n = len(payload)
+        time1 = t + sum([x for x in (rec.dt or [])[:n - 1] if type(x) is int])
+        chunks += n
+    return {"chunks": chunks, "finish": finish, "usage": usage, "time0": time0, "time1": time1}
 
 
 def _result(d: Any) -> JsonObj:
@@ -180,6 +230,7 @@ _LEAN: dict[str, Callable[[Any], JsonObj]] = {
     "tool/call": lambda d: {"turn": d.turn, "step": d.step, "callId": d.callId, "name": d.name},
     "tool/result": _result,
     "assistant/message": lambda d: {"turn": d.turn, "step": d.step, "interrupted": d.interrupted, "usage": d.usage},
+    "assistant/attempt": lambda d: {"turn": d.turn, "step": d.step, "usage": d.usage},
     "llm/retry": lambda d: {"turn": d.turn, "step": d.step, "retry": d.retry, "retryId": d.retryId,
                             "delayMs": d.delayMs, "failure": d.failure},
     "llm/retry-started": lambda d: {"turn": d.turn, "step": d.step, "retry": d.retry, "retryId": d.retryId},
