@@ -10,7 +10,7 @@ import random
 from pathlib import Path
 
 from app.log.format import fastrows
-from app.log.query.timeline import timeline
+from app.log.query.timeline import in_log_order, timeline
 from app.store.faces import open_reader
 from app.tools.hostile import deep_row
 from app.tools.synth import SessionSynth, write_jsonl
@@ -164,3 +164,43 @@ def test_lean_settlements_summarise_as_stream_summary(tmp_path: Path):
             taken += 1
             hostile_taken += b'"time":9,"data"' in raw
     assert taken >= 50 and hostile_taken >= 4
+
+
+def test_saved_timeline_is_told_by_its_head(tmp_path: Path, monkeypatch):
+    """The saved timeline: MAGIC, the head's length, the head (the log's identity, size, mtime, header hash),
+    the spans, a CRC-32.  A hit gives the spans computed; a changed byte anywhere, a cut file, or garbage
+    spans (even under a valid CRC) are misses, never wrong spans; a grown log is told by the head."""
+    import zlib
+
+    import msgspec
+
+    from app.store.timeline_cache import MAGIC, cached_spans
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    p = tmp_path / "s" / "session.jsonl"
+    write_jsonl(str(p), SessionSynth(41, version=0), target_bytes=200_000)
+    spans, how = cached_spans(open_reader(str(p)))
+    assert how == "built" and spans == in_log_order(timeline(open_reader(str(p))))
+    [f] = list((tmp_path / "cache").rglob("*.timeline"))
+    blob = f.read_bytes()
+    m = len(MAGIC)
+    assert blob[:m] == MAGIC
+    end = m + 4 + int.from_bytes(blob[m:m + 4], "little")
+    head = msgspec.msgpack.decode(blob[m + 4:end])
+    assert p.stat().st_size in head and str(p.resolve()) in head
+    assert msgspec.msgpack.decode(blob[end:-4]) == spans
+    assert cached_spans(open_reader(str(p)), build=False) == (spans, "hit")
+
+    def sealed(body: bytes) -> bytes:
+        return body + zlib.crc32(body).to_bytes(4, "little")
+    bad = [blob[:k] + bytes([blob[k] ^ 0x20]) + blob[k + 1:] for k in (3, m + 2, m + 6, end + 1, len(blob) // 2,
+                                                                        len(blob) - 2)]
+    bad += [blob[:-1], blob[:end], sealed(blob[:end] + b"\xc1" * 64), sealed(blob[:end] + blob[end:-4][:-3])]
+    for b in bad:
+        f.write_bytes(b)
+        assert cached_spans(open_reader(str(p)), build=False) == (None, "miss")
+    f.write_bytes(blob)
+    with open(p, "ab") as fh:                      # the log grows: the head no longer matches
+        fh.write(b'{"type":"session/title","seq":999999,"time":1,"data":{"title":"x"}}\n')
+    assert cached_spans(open_reader(str(p)), build=False) == (None, "miss")
+    assert cached_spans(open_reader(str(p)))[1] == "built"
+    assert cached_spans(open_reader(str(p)))[1] == "hit"
