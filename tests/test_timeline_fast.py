@@ -204,3 +204,88 @@ def test_saved_timeline_is_told_by_its_head(tmp_path: Path, monkeypatch):
     assert cached_spans(open_reader(str(p)), build=False) == (None, "miss")
     assert cached_spans(open_reader(str(p)))[1] == "built"
     assert cached_spans(open_reader(str(p)))[1] == "hit"
+
+
+def _turn_starts(p: Path) -> list[int]:
+    data = p.read_bytes()
+    out, at = [], data.find(b"\n") + 1
+    while True:
+        i = data.find(b'\n{"type":"turn/start",', at - 1)
+        if i < 0:
+            return out
+        out.append(i + 1)
+        at = i + 2
+
+
+def test_two_parts_join_into_the_one_pass(tmp_path: Path):
+    """Cut at every turn start of fixtures and generated logs (retries, failed attempts, compactions, tools left
+    without results, mutants): the two parts join into exactly the spans of one pass, or say they cannot."""
+    from app.log.query.timeline_split import merge, part, split_point
+    from app.tools.hostile import jsonl_mutants
+    logs = []
+    for version in (0, 4):
+        p = tmp_path / f"g{version}" / "session.jsonl"
+        write_jsonl(str(p), SessionSynth(51 + version, version=version, p_retry=0.3), target_bytes=700_000)
+        logs.append(p)
+    lines = logs[0].read_bytes().split(b"\n")                 # a turn without its end, and a step without its end
+    ends = [i for i, ln in enumerate(lines) if ln.startswith(b'{"type":"turn/end",')]
+    steps = [i for i, ln in enumerate(lines) if ln.startswith(b'{"type":"step/end",')]
+    for k, drop in enumerate((ends[len(ends) // 2], steps[len(steps) // 4])):
+        p = tmp_path / f"open{k}" / "session.jsonl"
+        p.parent.mkdir()
+        p.write_bytes(b"\n".join(lines[:drop] + lines[drop + 1:]))
+        logs.append(p)
+    starts = [i for i, ln in enumerate(lines) if ln.startswith(b'{"type":"turn/start",')]
+    t = json.loads(lines[starts[1]])["data"]["turn"]          # a chunk of the turn before, after a turn start
+    k = next(i for i in range(starts[1], len(lines)) if b'chunk' in lines[i][:30] and
+             b'"data":{"turn":%d,' % t in lines[i])
+    p = tmp_path / "late" / "session.jsonl"
+    p.parent.mkdir()
+    p.write_bytes(b"\n".join(lines[:k] + [lines[k].replace(b'"data":{"turn":%d,' % t, b'"data":{"turn":%d,' % (t - 1))]
+                             + lines[k + 1:]))
+    logs.append(p)
+    files = [p for p in sorted(FIXTURES.rglob("*.jsonl")) if b'\n{"type":"turn/start",' in p.read_bytes()]
+    src = FIXTURES / "examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"
+    for k, (_n, blob, _kept) in enumerate(jsonl_mutants(src.read_bytes(), seed=5, count=12)):
+        p = tmp_path / f"m{k}" / "session.jsonl"
+        p.parent.mkdir()
+        p.write_bytes(blob)
+        logs.append(p)
+    joined = refused = 0
+    for p in files[:40] + logs:
+        r = open_reader(str(p))
+        if r.fatal or r.envelope_free:
+            continue
+        whole = list(timeline(r))
+        cuts = _turn_starts(p)
+        for at in cuts[1:] if p in logs else cuts[1:: max(1, len(cuts) // 6)]:
+            got = merge(part(r, None, at), part(r, at, None))
+            if got is None:
+                refused += 1
+            else:
+                assert got == whole, (p, at)
+                joined += 1
+        mid = split_point(r)
+        assert mid is None or mid in cuts
+    assert joined >= 30 and refused >= 3
+
+
+def test_a_big_log_is_read_in_two_processes(tmp_path: Path, monkeypatch):
+    """A raw JSONL log past the size: its second half is read by a ``timeline-part`` child while the first is
+    read here; the spans (and the saved ones) are those of one pass.  A log that grew meanwhile: the child
+    refuses, one pass is made."""
+    from app.store import timeline_child
+    from app.store.timeline_cache import cached_spans
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(timeline_child, "SPLIT_MIN", 0)
+    p = tmp_path / "s" / "session.jsonl"
+    write_jsonl(str(p), SessionSynth(61, version=0, p_retry=0.2), target_bytes=400_000)
+    r = open_reader(str(p))
+    whole = list(timeline(r))
+    assert timeline_child.split_spans(r) == whole
+    assert cached_spans(open_reader(str(p))) == (in_log_order(whole), "built")
+    assert cached_spans(open_reader(str(p)))[1] == "hit"
+    r = open_reader(str(p))
+    with open(p, "ab") as fh:
+        fh.write(b'{"type":"session/title","seq":999999,"time":1,"data":{"title":"x"}}\n')
+    assert timeline_child.split_spans(r) is None

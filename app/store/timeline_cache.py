@@ -118,7 +118,12 @@ def _load(path: Path, want: _TimelineHead) -> Optional[list[JsonObj]]:
 
 
 def _compute(reader: LogReader, tick: Optional[Callable[[], None]]) -> list[JsonObj]:
-    """The spans in log order (:func:`~app.log.query.timeline.in_log_order`: saved so, read so)."""
+    """The spans in log order (:func:`~app.log.query.timeline.in_log_order`: saved so, read so); a big raw
+    JSONL log in two parts at once (:func:`app.store.timeline_child.split_spans`)."""
+    from .timeline_child import split_spans
+    halves = split_spans(reader)
+    if halves is not None:
+        return in_log_order(halves)
     if tick is None:
         return in_log_order(timeline(reader))
     out: list[JsonObj] = []

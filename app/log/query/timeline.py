@@ -90,7 +90,7 @@ class _Times:
         self.dispatch = dispatch
 
 
-class _Builder:
+class Builder:
     """The span state of one pass; :meth:`event` / :meth:`block` per item, then :meth:`finish`."""
 
     def __init__(self, timed: bool = True) -> None:
@@ -323,13 +323,13 @@ def _overlaps(tools: list[JsonObj]) -> None:
 
 # ---------------------------------------------------------------------- event handlers
 
-def _on_turn_start(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_turn_start(b: Builder, ev: Event, d: JsonObj) -> None:
     b.open[("turn", d.get("turn"))] = ev
     b.turn = d.get("turn")
     b.dispatch.pop(d.get("turn"), None)
 
 
-def _on_turn_end(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_turn_end(b: Builder, ev: Event, d: JsonObj) -> None:
     t = d.get("turn")
     start = b.open.pop(("turn", t), None)
     reason = obj(d.get("reason"))
@@ -345,12 +345,12 @@ def _on_turn_end(b: _Builder, ev: Event, d: JsonObj) -> None:
     b.at.prune()
 
 
-def _on_step_start(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_step_start(b: Builder, ev: Event, d: JsonObj) -> None:
     b.open[("step", (d.get("turn"), d.get("step")))] = ev
     b.dispatch[d.get("turn")] = (ev.seq, ev.time, ev.type)
 
 
-def _on_step_end(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_step_end(b: Builder, ev: Event, d: JsonObj) -> None:
     key = (d.get("turn"), d.get("step"))
     start = b.open.pop(("step", key), None)
     b.span("step", f"step {key[0]}.{key[1]}", start, ev, turn=key[0], step=key[1])
@@ -359,7 +359,7 @@ def _on_step_end(b: _Builder, ev: Event, d: JsonObj) -> None:
         b.release(tools)
 
 
-def _on_dispatch(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_dispatch(b: Builder, ev: Event, d: JsonObj) -> None:
     """``request/header`` (inside a turn: that turn's) and ``llm/retry-started``: the next request goes out."""
     if ev.type == "request/header":
         cfg = obj(obj(d.get("header")).get("config"))
@@ -374,7 +374,7 @@ def _on_dispatch(b: _Builder, ev: Event, d: JsonObj) -> None:
         b.span("retry-wait", f"retry {d.get('retry')}", start, ev, **_retry_fields(start, obj(start.data)))
 
 
-def _on_context(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_context(b: Builder, ev: Event, d: JsonObj) -> None:
     if isinstance(d.get("model"), str):
         b.model = d["model"]
     w = d.get("contextWindow")
@@ -382,15 +382,15 @@ def _on_context(b: _Builder, ev: Event, d: JsonObj) -> None:
         b.window = w
 
 
-def _on_retry(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_retry(b: Builder, ev: Event, d: JsonObj) -> None:
     b.open[("retry", d.get("retryId") or (d.get("turn"), d.get("step")))] = ev
 
 
-def _on_call(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_call(b: Builder, ev: Event, d: JsonObj) -> None:
     b.calls[d.get("callId")] = (ev, str(d.get("name") or "?"))
 
 
-def _on_result(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_result(b: Builder, ev: Event, d: JsonObj) -> None:
     if not ev.is_append:
         return
     m = obj(d.get("message"))
@@ -410,7 +410,7 @@ def _on_result(b: _Builder, ev: Event, d: JsonObj) -> None:
     b._tool(call, ev, name, status, code if code is not None else (None if outcome == "ok" else outcome))
 
 
-def _on_compaction(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_compaction(b: Builder, ev: Event, d: JsonObj) -> None:
     cid = d.get("compactionId")
     if ev.type == "compaction/start":
         b.open[("compaction", cid)] = ev
@@ -429,7 +429,7 @@ def _on_compaction(b: _Builder, ev: Event, d: JsonObj) -> None:
         b.compactions.append(sp)
 
 
-def _on_approval(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_approval(b: Builder, ev: Event, d: JsonObj) -> None:
     if ev.type == "approval/asked":
         b.open[("approval", d.get("id"))] = ev
         return
@@ -443,7 +443,7 @@ _HANDLERS = {
     "turn/start": _on_turn_start, "turn/end": _on_turn_end, "step/start": _on_step_start, "step/end": _on_step_end,
     "request/header": _on_dispatch, "llm/retry-started": _on_dispatch, "request/context": _on_context,
     "llm/retry": _on_retry, "tool/call": _on_call, "tool/result": _on_result,
-    "assistant/message": _Builder._settled, "assistant/attempt": _Builder._settled,
+    "assistant/message": Builder._settled, "assistant/attempt": Builder._settled,
     "compaction/start": _on_compaction, "compaction/summary": _on_compaction, "compaction/end": _on_compaction,
     "approval/asked": _on_approval, "approval/decided": _on_approval,
 }
@@ -460,7 +460,13 @@ def timeline(src: Any) -> Iterator[JsonObj]:
         items: Iterable[Union[Event, Block, Chunk, Settlement]] = timeline_items(src)
     else:
         items = src
-    b = _Builder(timed)
+    b = Builder(timed)
+    yield from feed(b, items)
+    yield from b.finish()
+
+
+def feed(b: Builder, items: Iterable[Union[Event, Block, Chunk, Settlement]]) -> Iterator[JsonObj]:
+    """The spans ``b`` gives out while it reads ``items`` (those of its :meth:`~Builder.finish` apart)."""
     for it in items:
         t = type(it)
         if t is Block:
@@ -474,7 +480,6 @@ def timeline(src: Any) -> Iterator[JsonObj]:
         if b.out:
             yield from b.out
             b.out = []
-    yield from b.finish()
 
 
 def _union_ms(spans: Iterable[JsonObj]) -> int:

@@ -44,16 +44,20 @@ _SKIP = frozenset(t.encode() for t in (
 _PACKED_PREFIXES = (b'{"type":"text-chunks"', b'{"type":"reasoning-chunks"', b'{"type":"tool-call-chunks"')
 
 
-def timeline_items(reader: LogReader) -> Iterator[Item]:
+def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optional[int] = None) -> Iterator[Item]:
+    """The items of the logical face (``start``/``stop``: only the rows from the row at byte ``start`` on, and
+    before byte ``stop``, of a raw JSONL log: a part, with no closure unless it runs to the end; the caller
+    checks that the repair cut is not before ``stop``)."""
     st = reader.tail_state()
-    cut = Cut(st.cut_pos) if st.cut_pos is not None else None
+    cut_pos = st.cut_pos if stop is None else stop
+    cut = Cut(cut_pos) if cut_pos is not None else None
     readers = _readers(reader.version)
     decode_row = reader.codec.decode_row
     fast = not reader.envelope_free
     collecting = gc.isenabled()
     gc.disable()                # (many small records, no cycles)
     try:
-        for seg in reader.source.forward():
+        for seg in reader.source.forward(start):
             if seg.bad:
                 if cut is not None and cut.reached_by(seg.row_pos(0)):
                     break
@@ -91,7 +95,8 @@ def timeline_items(reader: LogReader) -> Iterator[Item]:
     finally:
         if collecting:
             gc.enable()
-    yield from st.closure
+    if stop is None:
+        yield from st.closure
 
 
 def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[Item]]], decode_row: Any,
