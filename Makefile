@@ -22,8 +22,11 @@ bootstrap: $(STAMP) $(NATIVE)
 run: $(STAMP) $(NATIVE)
 	$(PY) -m app $(ARGS)
 
+# the whole suite on TEST_WORKERS processes (pytest-xdist, one test file per worker at a time: the file's
+# fixtures stay in one process); TEST_WORKERS=0 runs it in this one process
+TEST_WORKERS ?= 2
 test: $(STAMP) $(NATIVE)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # the fast lane (under a minute): everything but the tests marked slow
 test-fast: $(STAMP) $(NATIVE)

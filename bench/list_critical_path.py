@@ -33,9 +33,9 @@ def one(home: str, exact: bool = False) -> dict:
     sys.path.insert(0, os.getcwd())
     os.environ.setdefault("SESSION_LENS_CACHE_DIR", tempfile.mkdtemp(prefix="sl-cache-"))
     gc.disable()
-    from app.store import discovery, titles
+    from app.store import discovery, discovery_headers, title_cache, titles
     marks: dict = {}
-    read_many, read_chunk = discovery.read_many, discovery._read_chunk
+    read_many, read_chunk = discovery.read_many, discovery_headers.read_chunk
     r, w = os.pipe()
 
     def timed_many(jobs, title, workers=0, *more):
@@ -49,14 +49,14 @@ def one(home: str, exact: bool = False) -> dict:
         out = read_chunk(jobs, title, *more)
         os.write(w, f"{time.process_time() - c:.4f}\n".encode())
         return out
-    discovery.read_many, discovery._read_chunk = timed_many, timed_chunk
+    discovery.read_many, discovery_headers.read_chunk = timed_many, timed_chunk
     listing = discovery.discover(home, titles=True, workers=2, **({"exact": True} if exact else {}))
     rows = []
     for s in listing.sessions:
         s.title = titles.session_title(s)
         rows.append(s.to_dict())
     json.dumps({"sessions": rows}, ensure_ascii=False)
-    titles.save()
+    title_cache.save()
     end = time.process_time() - c0
     marks.setdefault("pre", end)                # (all cached: nothing read, no fork)
     marks.setdefault("read", end)

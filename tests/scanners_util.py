@@ -23,7 +23,7 @@ import msgspec
 from app.log.index import fastindex
 from app.log.index.fastindex import _CHUNK_TYPES, _LEGACY_TYPES, _MARK_CODE, _NOT_LEGACY, _ROWS, _SEQ_AT, _Block
 from app.log.format.limits import MAX_PACKED_MEMBERS
-from app.log.index.reader import _maybe_legacy
+from app.log.index.rowprobe import maybe_legacy
 
 SOURCE = Path(fastindex.__file__).with_name("rowscan.py")
 
@@ -119,7 +119,7 @@ def bulk_block(data: bytes, n: int, expected, legacy: bool):
                 shape = _NOT_LEGACY.get(t)
                 if shape is not None and shape.match(line, _SEQ_AT + len(t) + len(s)):
                     continue
-                if _maybe_legacy(fastindex._probe(line)):
+                if maybe_legacy(fastindex._probe(line)):
                     flag = True
                     break
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
@@ -152,7 +152,7 @@ def old_legacy_by_heads(data: bytes, upto: int):
         shape = _NOT_LEGACY.get(t)
         if shape is None or not shape.match(line, _SEQ_AT + len(t) + len(found[i][2])):
             try:
-                maybe = _maybe_legacy(fastindex._probe(line))
+                maybe = maybe_legacy(fastindex._probe(line))
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 maybe = True
             if maybe:

@@ -177,22 +177,22 @@ def test_cache_folder_is_private_and_another_users_is_refused(tmp_path, monkeypa
 def test_title_cache_misses_a_rewrite_keeping_size_and_mtime(tmp_path, monkeypatch):
     """The title cache keys a revision by inode and ctime too: a title renamed in place (same length,
     mtime put back) is read again, by the listing and by a lookup of one session."""
-    from app.store import titles
+    from app.store import title_cache, titles
     from app.store.discovery import discover
-    monkeypatch.setattr(titles, "_cache", None)
+    monkeypatch.setattr(title_cache, "_cache", None)
     p = tmp_path / "s" / "session.jsonl"
     write_jsonl(str(p), SessionSynth(seed=4), target_bytes=200_000)
     with open(p, "ab") as f:
         f.write(b'{"type":"session/title","seq":1000000,"time":0,"data":{"title":"Alpha title"}}\n')
     assert discover(str(p), titles=True).sessions[0].title == "Alpha title"
-    titles.save()
-    monkeypatch.setattr(titles, "_cache", None)                # (a new process)
+    title_cache.save()
+    monkeypatch.setattr(title_cache, "_cache", None)                # (a new process)
     st = os.stat(p)
     hostile.rename_in_place(str(p), b"Alpha title", b"Omega title")
     os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert (os.stat(p).st_size, os.stat(p).st_mtime_ns) == (st.st_size, st.st_mtime_ns)
     assert discover(str(p), titles=True).sessions[0].title == "Omega title"
-    monkeypatch.setattr(titles, "_cache", None)
+    monkeypatch.setattr(title_cache, "_cache", None)
     assert titles.session_title(discover(str(p)).sessions[0]) == "Omega title"
 
 

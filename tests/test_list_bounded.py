@@ -13,7 +13,7 @@ import random
 import pytest
 
 from app.log.source.zstdframes import encode_frame
-from app.store import titles
+from app.store import title_cache, titles
 from app.store.discovery import discover
 from fixtures_util import FIXTURES
 from test_list_fork_speed import ALL_LOGS, _bounded_rule
@@ -105,7 +105,7 @@ def test_every_fixture_title_is_exact_and_inspects_title_with_exact_titles():
         r, want = rows[0], _inspect_title(p)
         assert (r["title"], r["titleExact"]) == _bounded_rule(p), p
         assert r["title"] == want or not r["titleExact"], p
-        titles._cache = None
+        title_cache._cache = None
         rc, out = run("list", p, "--json", "--exact-titles")
         (e,) = [x for x in json.loads(out)["sessions"] if x["format"] != "sqlite"]
         assert (e["title"], e["titleExact"]) == (want, True), p
@@ -131,15 +131,15 @@ def test_a_rename_in_the_middle_is_provisional_then_refined_by_exact_titles(tmp_
     rc, text = run("list", home)
     assert "title provisional" in text
     # cached as provisional: a second plain list says the same without reading the file
-    titles._cache = None
-    assert titles.lookup_exact(p, r["size"], r["mtime"]) is False
+    title_cache._cache = None
+    assert title_cache.lookup_exact(p, r["size"], r["mtime"]) is False
     # --exact-titles reads the middle and upgrades the cache entry
     rc, out = run("list", home, "--json", "--exact-titles")
     (r,) = json.loads(out)["sessions"]
     assert (r["title"], r["titleExact"]) == ("Renamed in the middle", True)
-    titles._cache = None
-    assert titles.lookup(p, r["size"], r["mtime"]) == (True, "Renamed in the middle")
-    assert titles.lookup_exact(p, r["size"], r["mtime"]) is True
+    title_cache._cache = None
+    assert title_cache.lookup(p, r["size"], r["mtime"]) == (True, "Renamed in the middle")
+    assert title_cache.lookup_exact(p, r["size"], r["mtime"]) is True
     rc, out = run("list", home, "--json")                     # from the cache now: exact
     (r,) = json.loads(out)["sessions"]
     assert (r["title"], r["titleExact"]) == ("Renamed in the middle", True)
@@ -177,13 +177,13 @@ def test_a_title_only_in_the_head_of_a_big_log_is_provisional(tmp_path, monkeypa
     assert _inspect_title(p) == "Provider title"
     # no title at all in a big log: none, provisional too (a middle may hold one)
     _write(p, head, rows, zstd)
-    titles._cache = None
+    title_cache._cache = None
     info = discover(str(p), titles=True).sessions[0]
     assert (info.title, info.title_exact) == (None, False)
     # a log within the two regions: read whole, exact
     _write(p, head, _with_titles(rows[:30], "Small", middle="Small renamed"), zstd)
     assert p.stat().st_size <= w + tail
-    titles._cache = None
+    title_cache._cache = None
     info = discover(str(p), titles=True).sessions[0]
     assert (info.title, info.title_exact) == ("Small renamed", True) == (_inspect_title(p), True)
 
@@ -263,7 +263,7 @@ def test_a_damaged_frame_in_a_region_is_named(tmp_path, synth_rows, where):
     (r,) = json.loads(out)["sessions"]
     assert rc == 0 and len(r["problems"]) == 1 and f"zstd frame at byte {a} does not decode" in r["problems"][0]
     assert (r["title"], r["titleExact"]) == ("Provider title", False)
-    titles._cache = None
+    title_cache._cache = None
     rc, again = run("list", home, "--json")                  # from the cache: the same problem
     assert json.loads(again)["sessions"][0]["problems"] == r["problems"]
 
@@ -317,7 +317,7 @@ def test_the_window_refines_provisional_titles_in_place_and_upgrades_the_cache(q
     assert not _drawn_italic(win.sessions.tree, pix)
     assert "provisional" not in m.data(ix, Qt.ItemDataRole.ToolTipRole)
     # the cache holds the exact titles: a new process's first list shows them, exact, reading nothing
-    titles._cache = None
+    title_cache._cache = None
     rc, out = run("list", home, "--json")
     assert {r["path"]: (r["title"], r["titleExact"]) for r in json.loads(out)["sessions"]} == \
         {p: (t, True) for p, t in want.items()}
@@ -384,13 +384,13 @@ def test_inspect_records_the_exact_title_over_a_provisional_entry(tmp_path, synt
            zstd)
     cache = tmp_path / "cache" / "titles.json"
     assert _inspect_title(p) == "Renamed in the middle" and not cache.exists()
-    titles._cache = None
+    title_cache._cache = None
     rc, out = run("list", home, "--json")
     assert [(r["title"], r["titleExact"]) for r in json.loads(out)["sessions"]] == [("Provider title", False)]
     assert cache.exists()
-    titles._cache = None
+    title_cache._cache = None
     assert _inspect_title(p) == "Renamed in the middle"
-    titles._cache = None                                      # a new process: the saved cache
+    title_cache._cache = None                                      # a new process: the saved cache
     rc, out = run("list", home, "--json")
     assert [(r["title"], r["titleExact"]) for r in json.loads(out)["sessions"]] == [("Renamed in the middle", True)]
 
@@ -446,7 +446,7 @@ def test_the_exact_zstd_read_is_bounded_names_damage_and_reads_a_frame_bigger_th
     n = z.get_frame_size(bytes(data[at:]))
     data[at + n - 1] ^= 0xFF
     p.write_bytes(bytes(data))
-    titles._cache = None
+    title_cache._cache = None
     info = discover(str(p), titles=True, exact=True).sessions[0]
     assert info.title == "In a big frame" and any(f"zstd frame at byte {at} does not decode" in x for x in info.problems)
 

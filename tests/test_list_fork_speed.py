@@ -16,7 +16,7 @@ import pytest
 from app.cli.main import main
 from app.log.index.reader import LogReader
 from app.log.source.zstdframes import encode_session
-from app.store import discovery, forking, titles
+from app.store import discovery_headers, forking, title_cache, titles
 from app.store.discovery import discover, quick_title
 from app.store.indexcache import cached_index
 from app.tools.synth import SessionSynth, write_jsonl
@@ -31,8 +31,8 @@ ALL_LOGS = sorted(p for root in (FIXTURES, NEXT, DEMO) for p in root.rglob("sess
 @pytest.fixture(autouse=True)
 def _own_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(titles, "_cache", None)
-    monkeypatch.setattr(titles, "_dirty", False)
+    monkeypatch.setattr(title_cache, "_cache", None)
+    monkeypatch.setattr(title_cache, "_dirty", False)
 
 
 def run(*argv) -> tuple[int, str, str]:
@@ -123,7 +123,7 @@ def test_list_titles_agree_with_inspect_on_every_fixture_and_demo_session():
         assert (info.title, info.title_exact) == rule and info.title == quick_title(info), p
         if info.title_exact:
             assert info.title == want, p
-        titles._cache = None
+        title_cache._cache = None
         exact = [s for s in discover(str(p), titles=True, exact=True).sessions if s.format != "sqlite"][0]
         assert exact.title == want and exact.title_exact, p
         checked += 1
@@ -156,7 +156,7 @@ def test_zstd_titles_of_a_big_log_tail_head_and_middle(tmp_path):
         p.write_bytes(encode_session(head, batches))
 
     def listed(exact=False):
-        titles._cache = None
+        title_cache._cache = None
         s = discover(str(p), titles=True, exact=exact).sessions[0]
         return s.title, s.title_exact
     write(rows, first=400)
@@ -218,8 +218,8 @@ def test_list_opens_each_session_once_and_none_when_cached(tmp_path, monkeypatch
     first = discover(str(home), titles=True)
     assert len(first.sessions) == 24 and all(s.title for s in first.sessions)
     assert sorted(opened) == sorted(s.path for s in first.sessions)          # one open each, header + title
-    titles.save()
-    monkeypatch.setattr(titles, "_cache", None)                             # a new process: the saved cache
+    title_cache.save()
+    monkeypatch.setattr(title_cache, "_cache", None)                             # a new process: the saved cache
     opened.clear()
     again = discover(str(home), titles=True)
     assert opened == []
@@ -252,8 +252,8 @@ def test_window_listing_headers_first_then_titles_and_nothing_opened_once_cached
     assert len(opened) == 8 and all(not s.title_read for s in heads.sessions)
     got = {s.path: titles.session_title(s) for s in heads.sessions}
     assert all(got.values())
-    titles.save()
-    monkeypatch.setattr(titles, "_cache", None)
+    title_cache.save()
+    monkeypatch.setattr(title_cache, "_cache", None)
     opened.clear()
     again = discover(str(home))
     assert {s.path: titles.session_title(s) for s in again.sessions} == got and opened == []
@@ -263,7 +263,7 @@ def test_window_listing_headers_first_then_titles_and_nothing_opened_once_cached
 def test_list_cli_first_and_cached_give_the_same_rows(tmp_path):
     home = _home(tmp_path, 12)
     rc, out1, _ = run("list", home, "--json")
-    titles._cache = None
+    title_cache._cache = None
     rc2, out2, _ = run("list", home, "--json")
     assert rc == rc2 == 0
     rows1, rows2 = json.loads(out1)["sessions"], json.loads(out2)["sessions"]
@@ -274,13 +274,13 @@ def test_list_cli_first_and_cached_give_the_same_rows(tmp_path):
 def test_a_cache_entry_of_another_shape_is_ignored(tmp_path):
     home = _home(tmp_path, 3)
     want = [(s.id, s.title) for s in discover(str(home), titles=True).sessions]
-    titles.save()
+    title_cache.save()
     f = tmp_path / "cache" / "titles.json"
     obj = json.loads(f.read_bytes())
     for k in obj["titles"]:
         obj["titles"][k][5] = ["not", "a", "head"]
     f.write_text(json.dumps(obj))
-    titles._cache = None
+    title_cache._cache = None
     assert [(s.id, s.title) for s in discover(str(home), titles=True).sessions] == want
 
 
@@ -359,7 +359,7 @@ def test_fork_at_past_the_last_seq_is_refused(tmp_path):
 def test_discovery_reads_a_header_bigger_than_the_first_read(tmp_path):
     p = tmp_path / "s" / "session.jsonl"
     p.parent.mkdir()
-    hdr = {"type": "session", "version": 0, "id": "big", "cwd": "/x" * (discovery.HEAD_READ), "delegationDepth": 0}
+    hdr = {"type": "session", "version": 0, "id": "big", "cwd": "/x" * (discovery_headers.HEAD_READ), "delegationDepth": 0}
     p.write_bytes(json.dumps(hdr).encode() + b"\n")
     info = discover(str(p), titles=True).sessions[0]
     assert info.id == "big" and info.cwd == hdr["cwd"] and info.title is None
@@ -376,15 +376,15 @@ def test_reads_shared_with_a_forked_worker_equal_the_reads_here(tmp_path, monkey
     files.append(str(home / "sessions" / "junk.jsonl"))
     files.append(str(home / "sessions" / "gone.jsonl"))                 # vanished after the walk
     jobs = [(f, os.path.getsize(f) if os.path.exists(f) else 0) for f in files]
-    monkeypatch.setattr(discovery, "PARALLEL_MIN", 4)
-    here = discovery.read_many(jobs, True, 0)
-    shared = discovery.read_many(jobs, True, 3)
+    monkeypatch.setattr(discovery_headers, "PARALLEL_MIN", 4)
+    here = discovery_headers.read_many(jobs, True, 0)
+    shared = discovery_headers.read_many(jobs, True, 3)
     assert shared == here
     assert here[-2] is None and isinstance(here[-1], str) and "cannot read" in here[-1]
     assert all(isinstance(r, tuple) and r[3] and r[4] for r in here[:-2])
     # the listing through the workers equals the one read here
     inline = discover(str(home), titles=True)
-    titles._cache = None
+    title_cache._cache = None
     forked = discover(str(home), titles=True, workers=2)
     assert [(s.path, s.id, s.title, s.header, s.problems) for s in forked.sessions] == \
         [(s.path, s.id, s.title, s.header, s.problems) for s in inline.sessions]

@@ -19,7 +19,7 @@ from app.log.source.zstdlib import zstd
 from app.cli.main import main
 from app.log.source import zstdframes
 from app.log.source.zstdframes import encode_frame
-from app.store import discovery, titles
+from app.store import discovery_headers, title_cache, titles
 from app.store.discovery import discover
 from app.tools.synth import SessionSynth, write_jsonl
 from test_list_fork_speed import _bounded_rule  # (the documented rule of a first list, restated)
@@ -28,8 +28,8 @@ from test_list_fork_speed import _bounded_rule  # (the documented rule of a firs
 @pytest.fixture(autouse=True)
 def _own_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(titles, "_cache", None)
-    monkeypatch.setattr(titles, "_dirty", False)
+    monkeypatch.setattr(title_cache, "_cache", None)
+    monkeypatch.setattr(title_cache, "_dirty", False)
 
 
 def run(*argv) -> tuple[int, str]:
@@ -131,14 +131,14 @@ def test_zstd_title_in_the_head_decodes_the_head_and_tail_frames_only(tmp_path, 
         spans = _write_zstd(p, head, body[:5] + [_title_row("First")] + body[5:], sizes)
         size = p.stat().st_size
         dec = _Decoded(monkeypatch)
-        titles._cache = None
+        title_cache._cache = None
         info = discover(str(p), titles=True).sessions[0]
         assert (info.title, info.title_exact) == ("First", False) and info.title == _inspect_title(p)
         tail = [t for a, _b, t in spans if a >= size - titles.ZSTD_TAIL]
         first = [t for a, b, t in spans if b <= titles.ZSTD_WINDOW]
         assert len(dec.runs) == 2 and dec.plaintext == sum(map(len, tail + first)) < sum(len(t) for *_x, t in spans)
         dec.runs.clear()
-        titles._cache = None
+        title_cache._cache = None
         info = discover(str(p), titles=True, exact=True).sessions[0]
         assert (info.title, info.title_exact) == ("First", True)
         assert len(dec.runs) == 2 and dec.plaintext == sum(len(t) for _a, _b, t in spans)        # each frame once
@@ -168,7 +168,7 @@ def test_zstd_titles_in_dsh_layout_follow_the_rule(tmp_path, monkeypatch, synth_
     assert (info.title, info.title_exact) == _bounded_rule(p)
     assert (info.title, info.title_exact) == ((f"Rename at {where}", True) if where > 0.99 else
                                               (f"Rename at {where}", False) if where == 0.0 else ("Provider", False))
-    titles._cache = None
+    title_cache._cache = None
     info = discover(str(p), titles=True, exact=True).sessions[0]
     assert (info.title, info.title_exact) == (_inspect_title(p), True) == (f"Rename at {where}", True)
 
@@ -185,13 +185,13 @@ def test_a_title_row_across_two_frames_is_not_a_title(tmp_path, synth_rows):
         cut = len(body) + split.index(b"Split")
         body += split + b"\n" + b"".join(r + b"\n" for r in rows[30:60])
         p.write_bytes(encode_frame(head + b"\n") + encode_frame(body[:cut]) + encode_frame(body[cut:]))
-        titles._cache = None
+        title_cache._cache = None
         want = "Whole" if before else None
         assert discover(str(p), titles=True).sessions[0].title == want == _inspect_title(p)
         # the frame-by-frame path (a torn last frame after them) says the same
         with open(p, "ab") as f:
             f.write(encode_frame(_title_row("torn") + b"\n")[:-9])
-        titles._cache = None
+        title_cache._cache = None
         assert discover(str(p), titles=True).sessions[0].title == want
 
 
@@ -236,13 +236,13 @@ def test_a_damaged_frame_in_the_tail_window_is_named_and_the_others_listed(tmp_p
     assert rows["s01"]["title"] == "Title 1"        # (the frames before the damaged one hold it)
     # the window's path (headers first, then the title in a worker) names it too
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "another-cache"))
-    titles._cache = None
+    title_cache._cache = None
     info = next(s for s in discover(str(home)).sessions if s.id == "s01")
     assert not info.title_read and info.problems == []
     assert titles.session_title(info) == "Title 1" and info.problems == probs
     # and the cache keeps it: a listing from the cache says the same
-    titles.save()
-    titles._cache = None
+    title_cache.save()
+    title_cache._cache = None
     again = next(s for s in discover(str(home), titles=True).sessions if s.id == "s01")
     assert again.title == "Title 1" and again.problems == probs
 
@@ -275,7 +275,7 @@ def test_raw_title_reads_the_tail_region_then_backwards_each_byte_once_when_exac
     p.write_bytes(head + b"\n" + b"".join(r + b"\n" for r in body))
     size = p.stat().st_size
     reads.clear()
-    titles._cache = None
+    title_cache._cache = None
     info = discover(str(p), titles=True).sessions[0]
     assert (info.title, info.title_exact) == ("First", False) and info.title == _inspect_title(p)
     assert reads == [(size - titles.TAIL - 1, size)]                   # the middle is not read
@@ -311,13 +311,13 @@ def test_reads_are_shared_by_work_not_by_count():
     """One big session and many small ones: each share gets about half the work, whatever the order."""
     jobs = [("/h/big/session.jsonl", 40 << 20)] + [(f"/h/s{i}/session.jsonl.zstd", 20_000) for i in range(300)] + \
         [(f"/h/r{i}/session.jsonl", 90_000) for i in range(300)]
-    shares = discovery._shares(jobs, True, 2)
+    shares = discovery_headers._shares(jobs, True, 2)
     assert sorted(shares[0] + shares[1]) == list(range(len(jobs)))
     assert all(s == sorted(s) for s in shares)
-    load = [sum(discovery._read_cost(*jobs[i], True) for i in s) for s in shares]
-    biggest = max(discovery._read_cost(p, n, True) for p, n in jobs)
+    load = [sum(discovery_headers._read_cost(*jobs[i], True) for i in s) for s in shares]
+    biggest = max(discovery_headers._read_cost(p, n, True) for p, n in jobs)
     assert abs(load[0] - load[1]) <= biggest
-    interleaved = [sum(discovery._read_cost(*jobs[i], True) for i in range(k, len(jobs), 2)) for k in (0, 1)]
+    interleaved = [sum(discovery_headers._read_cost(*jobs[i], True) for i in range(k, len(jobs), 2)) for k in (0, 1)]
     assert abs(load[0] - load[1]) < abs(interleaved[0] - interleaved[1])
 
 
@@ -336,13 +336,13 @@ def test_a_tail_whose_text_passes_the_bound_is_bounded_not_damage(tmp_path, monk
         monkeypatch.setattr(titles, "ZSTD_TAIL", p.stat().st_size // 2)      # (a tail region of half the file)
         monkeypatch.setattr(titles, "ZSTD_PLAIN_LIMIT", text // 4)
         dec = _Decoded(monkeypatch)
-        titles._cache = None
+        title_cache._cache = None
         info = discover(str(p), titles=True).sessions[0]
         assert (info.title, info.title_exact) == want and info.problems == []
         assert dec.plaintext <= 2 * titles.ZSTD_PLAIN_LIMIT
         monkeypatch.undo()
         monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
-        titles._cache = None
+        title_cache._cache = None
         assert discover(str(p), titles=True, exact=True).sessions[0].title == "Late" == _inspect_title(p)
 
 

@@ -28,7 +28,6 @@ _JOBS = "app/ui/history/pages.py's job functions, used by the history model's ot
 _SOURCE = "a physical source's read primitives (pread, fd, newline search), used by the index, search and caches"
 _FOLD = "the surface fold's step state, read by checkpoints and trace to resume a fold (same fold, saved)"
 _SCAN = "the row scanner's tables and the reader's legacy probe, shared by the fork's legacy-row scan"
-_DISC = "discovery's file and header helpers, shared by titles, faces, forking and the full-text index"
 _UI = "the main window's controllers call each other's handlers (a controller API is pending)"
 _CACHE = "the index cache's file identity, keyed digest and atomic write, reused by the timeline and outline caches"
 _EXPORT = "the streaming exports read rows through the reader's own split-row decode and byte totals (to be public API)"
@@ -40,20 +39,16 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/log/fold/surface.py", "reader._surface_index"): "the reader caches the surface index it was given",
     ("app/log/format/fastrows.py", "from .versions import _DATA_TYPE"): "the versions' type table, read by lean rows",
     ("app/log/format/lazyrows.py", "src._pread"): _SOURCE,
-    ("app/log/index/fastindex.py", "from .reader import _ProbeRow"): _SCAN,
-    ("app/log/index/fastindex.py", "from .reader import _maybe_legacy"): _SCAN,
     ("app/log/index/fastindex.py", "src._find_newline"): _SOURCE,
     ("app/log/index/fastindex.py", "src._oversized"): _SOURCE,
     ("app/log/index/fastindex.py", "src._pread"): _SOURCE,
-    ("app/log/index/reader.py", "src._pread"): _SOURCE,
+    ("app/log/index/rowprobe.py", "src._pread"): _SOURCE,
     ("app/log/query/analysis.py", "seg._abs"): _SOURCE,
     ("app/log/query/outline.py", "from .analysis import _dedupe"): "one problem-deduplication helper for two passes",
     ("app/log/query/search.py", "src._find_newline"): _SOURCE,
     ("app/log/query/search.py", "src._pread"): _SOURCE,
     ("app/log/query/trace.py", "fold._empty_assistant"): _FOLD,
     ("app/log/query/trace.py", "from ..fold.checkpoints import _segments_from"): _FOLD,
-    ("app/store/discovery.py", "from ..log.format.limits import _kind"): "the limits' file-kind test, reused by discovery",
-    ("app/store/faces.py", "from .discovery import _is_sqlite"): _DISC,
     ("app/store/forking.py", "fastindex._SCAN_KINDS"): _SCAN,
     ("app/store/forking.py", "fastindex._SCAN_TYPES"): _SCAN,
     ("app/store/forking.py", "fastindex._scan_rows"): _SCAN,
@@ -68,10 +63,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/store/forking.py", "from ..log.index.reader import _LEGACY_TYPES"): _SCAN,
     ("app/store/forking.py", "from ..log.index.reader import _maybe_legacy"): _SCAN,
     ("app/store/forking.py", "from ..log.index.reader import _scan_lines_probe"): _SCAN,
-    ("app/store/forking.py", "from .discovery import _is_sqlite"): _DISC,
-    ("app/store/ftsio.py", "from .discovery import _PROJECT_RE"): _DISC,
-    ("app/store/ftswalk.py", "from .discovery import _PROJECT_RE"): _DISC,
-    ("app/store/ftswalk.py", "from .discovery import _older_generations"): _DISC,
     ("app/store/timeline_cache.py", "from .indexcache import _file_source"): _CACHE,
     ("app/store/timeline_cache.py", "from .indexcache import _identity"): _CACHE,
     ("app/store/timeline_cache.py", "from .indexcache import _write_atomic"): _CACHE,
@@ -96,9 +87,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/store/outline_cache.py", "src._fd"): _SOURCE,
     ("app/store/indexcache.py", "source._fd"): _SOURCE,
     ("app/store/indexcache.py", "src._fd"): _SOURCE,
-    ("app/store/titles.py", "from .discovery import _header_of"): _DISC,
-    ("app/store/titles.py", "from .discovery import _open_file"): _DISC,
-    ("app/store/titles.py", "from .indexcache import _write_atomic"): "the cache's atomic write, reused by the title cache",
     ("app/tools/hostile.py", "from ..store.indexcache import _DIGEST"): "a generator of hostile cache files forges the digest",
     ("app/tools/hostile.py", "from ..store.indexcache import _hasher"): "a generator of hostile cache files forges the keyed digest",
     ("app/ui/file_actions.py", "win._on_tail"): _UI,

@@ -24,8 +24,6 @@ _EXIT = ("the follow command's loop (closures over its follower, reader and stit
          "LiveFollower._run: to be cut together with it")
 _HOT = ("a per-row inner loop with its state in locals (a call per row would cost the speed the benches "
         "hold); kept whole on purpose")
-_DISCOVERY = ("split once this round (discovery + its header reads), backed out: the caches work edited the same "
-              "functions; titles.py imports its private helpers, so the split goes with making those public")
 _SHARED = "app/ui/main_window.py is a shared file (small additive edits only) this round"
 
 # "path" (module), "path::Class" or "path::function" (a method as "path::Class.method") -> reason
@@ -34,18 +32,13 @@ EXCEPTIONS: dict[str, str] = {
     "app/log/query/search.py": _TRUST,
     "app/store/forking.py": _TRUST,
     "app/store/sqlite_store.py": _CACHES,
-    "app/store/titles.py": _CACHES,
-    "app/store/discovery.py": _DISCOVERY,
-    "app/log/index/reader.py": _TRUST,
     # classes over 400 lines
     "app/log/source/zstdsource.py::ZstdSource": _CACHES,
-    "app/log/index/reader.py::LogReader": _TRUST,
     # functions over 80 lines
     "app/log/query/search.py::_find_rows": _TRUST,     # (find's row loop: find drops echoed call blocks)
     "app/log/query/textview.py::event_fields": _TRUST,
     "app/log/format/codec.py::RowCodec.decode_row": _TRUST,
     "app/store/forking.py::fork": _TRUST,
-    "app/store/discovery.py::discover": _DISCOVERY,
     "app/log/source/zstdsource.py::ZstdSource._windows": _CACHES,
     "app/ui/history/rows.py::build_rows": _MEMORY,
     "app/ui/history/rows.py::_content_body": _MEMORY,

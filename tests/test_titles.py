@@ -6,7 +6,7 @@ import json
 import pytest
 
 from app.log.index.reader import LogReader
-from app.store import titles
+from app.store import title_cache, titles
 from app.store.discovery import discover, quick_title
 from app.tools.synth import SessionSynth, write_jsonl
 from fixtures_util import FIXTURES
@@ -16,8 +16,8 @@ from test_list_fork_speed import _bounded_rule  # (the documented rule of a firs
 @pytest.fixture(autouse=True)
 def _own_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(titles, "_cache", None)
-    monkeypatch.setattr(titles, "_dirty", False)
+    monkeypatch.setattr(title_cache, "_cache", None)
+    monkeypatch.setattr(title_cache, "_dirty", False)
 
 
 def _last_title(path) -> object:
@@ -73,11 +73,11 @@ def test_titles_are_cached_by_revision_and_saved(tmp_path, monkeypatch):
         f.write(_title_row(10 ** 6, "First") + b"\n")
     info = discover(str(p)).sessions[0]
     assert titles.session_title(info) == "First" and info.title_exact          # (in the tail region)
-    titles.save()
+    title_cache.save()
     saved = tmp_path / "cache" / "titles.json"
     assert saved.exists()
     # a new process (cache reloaded from disk) does not read an unchanged session again
-    monkeypatch.setattr(titles, "_cache", None)
+    monkeypatch.setattr(title_cache, "_cache", None)
 
     def no_read(*a, **k):
         raise AssertionError("read an unchanged session")
@@ -91,7 +91,7 @@ def test_titles_are_cached_by_revision_and_saved(tmp_path, monkeypatch):
     assert titles.session_title(discover(str(p)).sessions[0]) == "Second"
     # a corrupt cache file is ignored
     saved.write_bytes(b"\x00not json")
-    titles._cache = None
+    title_cache._cache = None
     assert titles.session_title(discover(str(p)).sessions[0]) == "Second"
 
 

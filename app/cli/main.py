@@ -83,7 +83,7 @@ def _cfg_list(p):
 
 
 def _run_list(args):
-    from ..store import titles
+    from ..store import title_cache, titles
     from ..store.discovery import discover, harness_home
     path = args.path or str(harness_home())
     import gc
@@ -99,7 +99,7 @@ def _run_list(args):
     finally:
         if collecting:
             gc.enable()
-    titles.save()
+    title_cache.save()
     obj = {"kind": listing.kind, "root": listing.root, "sessions": rows, "problems": listing.problems}
     from .truth_cmd import list_writers
     list_writers(rows, listing.sessions)          # a fresh fork seed or a released lock is not "live"

@@ -17,16 +17,14 @@ from pathlib import Path
 from typing import Any, Optional, Union
 from collections.abc import Iterator
 
-import msgspec
 
-from ..log.format.codec import parse_header
 from ..log.format.limits import open_regular, read_head
-from . import titles as _titles
+from . import title_cache
+from .discovery_headers import Facts, fmt_of, read_facts, read_header_bytes, read_many
 
 SESSION_SUFFIXES = (".jsonl", ".jsonl.zstd", ".jsonl.zst")
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 LIVE_WINDOW_S = 15.0
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 def harness_home(explicit: Optional[str] = None) -> Path:
@@ -153,238 +151,6 @@ class Listing:
         return [build(s) for s in roots]
 
 
-HEAD_READ = 8192                      # a header line is a few hundred bytes (grown below if not)
-HEADER_LIMIT = 1 << 20
-
-
-def _open_file(path: str) -> tuple[int, os.stat_result]:
-    """An fd for reading that never blocks on a FIFO or device, and its stat (one ``fstat``)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        st = os.fstat(fd)
-    except BaseException:
-        os.close(fd)
-        raise
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        open_regular(path)                # raises NotRegularFile with the sentence saying what it is
-    return fd, st
-
-
-def _header_zstd(fd: int, data: bytes, limit: int) -> tuple[Optional[bytes], Optional[str], int]:
-    from ..log.source.zstdlib import zstd
-    while True:
-        try:
-            n = zstd.get_frame_size(data)
-            break
-        except zstd.ZstdError:
-            more = os.pread(fd, 65536, len(data))
-            if not more or len(data) > limit:
-                return None, "the zstd header frame is incomplete or corrupt", 0
-            data += more
-    from ..log.source.zstdframes import FrameError
-    try:
-        text = _titles.decode_frames(data, 0, n, limit)     # a bomb in the header frame stays a bad header
-    except (zstd.ZstdError, FrameError) as e:
-        return None, f"the zstd header frame does not decode: {e}", 0
-    if text.count(b"\n") != 1 or not text.endswith(b"\n"):
-        return None, "the zstd header frame is not exactly one line", 0
-    return text[:-1], None, n
-
-
-def _header_of(fd: int, head: bytes, limit: int = HEADER_LIMIT) -> tuple[Optional[bytes], Optional[str], int]:
-    """(header line, None, bytes it takes in the file) of an open session file whose first bytes
-    are ``head``; else (None, reason, 0)."""
-    if head.startswith(_ZSTD_MAGIC):
-        return _header_zstd(fd, head, limit)
-    data = head
-    while b"\n" not in data:
-        more = os.pread(fd, 65536, len(data))
-        if not more:
-            break
-        data += more
-        if len(data) > limit:
-            return None, "the first line is longer than 1 MiB", 0
-    if not data:
-        return None, "empty file", 0
-    line = data.split(b"\n", 1)[0]
-    return line, None, len(line) + 1
-
-
-def read_header_bytes(path: str, limit: int = HEADER_LIMIT) -> tuple[Optional[bytes], Optional[str]]:
-    """The header line of a session file (frame 1 for zstd), or (None, reason)."""
-    try:
-        fd, _st = _open_file(path)
-        try:
-            raw, why, _end = _header_of(fd, os.pread(fd, HEAD_READ, 0), limit)
-            return raw, why
-        finally:
-            os.close(fd)
-    except OSError as e:
-        return None, f"cannot read: {e.strerror or e}"
-
-
-def zstd_title(path: str, problems: Optional[list[str]] = None) -> tuple[Optional[str], bool]:
-    """(title, exact) of a ``session.jsonl.zstd`` (bounded tail and head regions, :mod:`app.store.titles`;
-    ``problems`` gets a line for a frame there that does not decode)."""
-    from ..log.source.zstdlib import zstd
-    fd, st = _open_file(path)
-    try:
-        head = os.pread(fd, _titles.ZSTD_WINDOW, 0)
-        try:
-            end = zstd.get_frame_size(head) if head.startswith(_ZSTD_MAGIC) else 0   # (the header was read
-        except zstd.ZstdError:                                                     # by the listing)
-            end = 0
-        if not end:
-            raw, _why, end = _header_of(fd, head)
-            if raw is None:
-                return None, True
-        return _titles.title_of_zstd(fd, st.st_size, end, head, problems=problems)
-    finally:
-        os.close(fd)
-
-
-def _fmt_of(path: str) -> str:
-    return "zstd" if path.endswith((".zstd", ".zst")) else "jsonl"
-
-
-# What one read of a session file gives: (header object, id, fatal header problems, title read, title,
-# title exact, size, mtime); None: not a session file; a string: why it could not be read (a line for
-# ``problems``).  size and mtime: the caller's, or the open file's when the caller had none (size -1).
-Facts = tuple[dict[str, Any], str, list[str], bool, Optional[str], bool, int, float, tuple[int, int]]
-_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-
-
-def read_facts(path: str, size: int, title: bool = False, exact: bool = False) -> Union[Facts, str, None]:
-    """The header facts (and with ``title`` the title) of one session file of ``size`` bytes (as the
-    caller's stat gave it): one open, a first read that holds the header and the head region, and
-    (``title``, a file bigger than the head region) one read of the tail region; ``exact``: the
-    middle too (the title is then exact, never provisional).  ``size`` -1: the caller did not stat the
-    file (a first listing: no cache to look up); its size and mtime are the open file's (``fstat``, which
-    also refuses what is not a regular file)."""
-    fmt = _fmt_of(path)
-    try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except OSError as e:
-        return f"{path}: cannot read: {e.strerror or e}"
-    mtime, ident = 0.0, _titles.NO_IDENT
-    try:
-        if size < 0:
-            try:
-                st = os.fstat(fd)
-            except OSError as e:
-                return f"{path}: cannot read: {e.strerror or e}"
-            if not stat.S_ISREG(st.st_mode):
-                from ..log.format.limits import _kind
-                return f"{path}: cannot read: {path} is {_kind(st.st_mode)}, not a regular file: refused"
-            size, mtime, ident = st.st_size, st.st_mtime, _titles.ident_of(st)
-        try:
-            first = HEAD_READ if not title else _titles.WINDOW if fmt == "jsonl" else _titles.ZSTD_WINDOW
-            head = os.pread(fd, first, 0)
-            raw, _why, end = _header_of(fd, head)
-        except OSError as e:
-            return f"{path}: cannot read: {e.strerror or e}"
-        if raw is None:
-            return None
-        hdr, hprobs = parse_header(raw)
-        if hdr is None:
-            return None
-        try:
-            header = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
-            header = hdr.to_dict()
-        probs = [str(p) for p in hprobs if p.fatal]
-        t, exact_t = None, True
-        if title:
-            try:
-                t, exact_t = _titles.title_of_jsonl(fd, size, head, exact=exact) if fmt == "jsonl" else \
-                    _titles.title_of_zstd(fd, size, end, head, problems=probs, exact=exact)
-            except OSError:
-                t = None
-        return header, hdr.id, probs, title, t, exact_t, size, mtime, ident
-    finally:
-        os.close(fd)
-
-
-def _read_chunk(jobs: list[tuple[str, int]], title: bool, exact: bool = False) -> list[Union[Facts, str, None]]:
-    return [read_facts(p, n, title, exact) for p, n in jobs]
-
-
-PARALLEL_MIN = 256                    # files to read before a forked worker pays off (fork + results)
-
-
-def _read_cost(path: str, size: int, title: bool, exact: bool = False) -> int:
-    """About how much work reading one file is, in bytes searched (a zstd byte decodes to ~4 of text;
-    each file also costs a fixed ~16 KiB's worth of calls)."""
-    if not title:
-        return 1
-    if path.endswith(".jsonl"):                        # (size -1: not known, the bounded reads' size)
-        return (16 << 10) + (size if exact and size >= 0 else min(size % (1 << 62), _titles.WINDOW + _titles.TAIL))
-    return (16 << 10) + 4 * (size if exact and size >= 0 else
-                             min(size % (1 << 62), _titles.ZSTD_WINDOW + _titles.ZSTD_TAIL))
-
-
-def _shares(jobs: list[tuple[str, int]], title: bool, k: int, exact: bool = False) -> list[list[int]]:
-    """The indices of ``jobs`` split into ``k`` shares of about equal work (each job to the lightest
-    share so far, in order: a home of a few big sessions is split as evenly as one of many small)."""
-    shares: list[list[int]] = [[] for _ in range(k)]
-    load = [0] * k
-    for i, (p, n) in enumerate(jobs):
-        j = load.index(min(load))
-        shares[j].append(i)
-        load[j] += _read_cost(p, n, title, exact)
-    return shares
-
-
-def read_many(jobs: list[tuple[str, int]], title: bool, workers: int = 0, exact: bool = False) \
-        -> list[Union[Facts, str, None]]:
-    """:func:`read_facts` of every ``(path, size)``, in order.  ``workers`` > 1: the files are shared
-    (by the work they take, :func:`_shares`) between this process and ``workers - 1`` forked
-    children, whose results come back pickled through a pipe (a child that fails: its share is read
-    here).  Only for a caller with no other threads (the CLI): a fork copies one thread."""
-    k = min(workers, len(jobs) // PARALLEL_MIN) if hasattr(os, "fork") else 0
-    if k < 2:
-        return _read_chunk(jobs, title, exact)
-    import pickle
-    shares = _shares(jobs, title, k, exact)
-    parts = [[jobs[j] for j in share] for share in shares]
-    children: list[tuple[int, int, int]] = []
-    for i in range(1, k):
-        try:
-            r, w = os.pipe()
-            pid = os.fork()
-        except OSError:
-            break
-        if pid == 0:                                   # the child: its share, pickled, then gone
-            code = 1
-            try:
-                os.close(r)
-                blob = pickle.dumps(_read_chunk(parts[i], title, exact), protocol=pickle.HIGHEST_PROTOCOL)
-                with os.fdopen(w, "wb") as f:
-                    f.write(blob)
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(w)
-        children.append((pid, r, i))
-    out: list[Union[Facts, str, None]] = [None] * len(jobs)
-
-    def place(i: int, got: list[Union[Facts, str, None]]) -> None:
-        for j, x in zip(shares[i], got):
-            out[j] = x
-    done = {0} | {i for _p, _r, i in children}
-    for i in range(k):                                 # this process's share (and any share not forked)
-        if i == 0 or i not in done:
-            place(i, _read_chunk(parts[i], title, exact))
-    for pid, r, i in children:
-        with os.fdopen(r, "rb") as fr:
-            blob = fr.read()
-        _pid, status = os.waitpid(pid, 0)
-        part = pickle.loads(blob) if status == 0 and blob else None
-        place(i, part if isinstance(part, list) and len(part) == len(parts[i]) else _read_chunk(parts[i], title, exact))
-    return out
-
-
 def session_info(path: str, project: Optional[str] = None, problems: Optional[list[str]] = None,
                  title: bool = False, cached: bool = False,
                  pre: Optional[tuple[int, float, Union[Facts, str, None], tuple[int, int]]] = None,
@@ -397,7 +163,7 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
     facts are cached by revision, so with ``title`` or ``cached`` a file whose revision is cached
     is not opened at all.  ``pre``: (size, mtime, facts) the caller already read (no stat, no open);
     ``exact``: the title read with the middle (a provisional cached title is read again)."""
-    fmt = _fmt_of(path)
+    fmt = fmt_of(path)
     if pre is not None:
         size, mtime, facts, ident = pre
     else:
@@ -409,8 +175,8 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
             if problems is not None:
                 problems.append(f"{path}: cannot read: {e.strerror or e}")
             return None
-        size, mtime, ident = st.st_size, st.st_mtime, _titles.ident_of(st)
-        hit = _titles.lookup_head(path, size, mtime, ident) if title or cached else None
+        size, mtime, ident = st.st_size, st.st_mtime, title_cache.ident_of(st)
+        hit = title_cache.lookup_head(path, size, mtime, ident) if title or cached else None
         if hit is not None and exact and not hit[4]:
             hit = None
         if hit is not None:
@@ -428,7 +194,7 @@ def session_info(path: str, project: Optional[str] = None, problems: Optional[li
     if size < 0:                           # (not stat'ed by the caller: the open file's)
         size, mtime, ident = fsize, fmtime, fident
     if title_read:
-        _titles.remember(path, size, mtime, t, (header, sid, list(probs)), t_exact, ident)
+        title_cache.remember(path, size, mtime, t, (header, sid, list(probs)), t_exact, ident)
     return SessionInfo(path=path, format=fmt, id=sid, header=header, size=size, mtime=mtime,
                        project=project, problems=probs, title=t, title_read=title_read, title_exact=t_exact)
 
@@ -505,7 +271,7 @@ def _generation_groups(files: list[str]) -> dict[str, Generations]:
     return out
 
 
-def _older_generations(files: list[str]) -> set[str]:
+def older_generations(files: list[str]) -> set[str]:
     """Paths of generations that a newer generation of the same session (folder + stem) hides."""
     return {f for f, gens in _generation_groups(files).items() if gens[0][2] != f}
 
@@ -628,7 +394,7 @@ def _walk(root: str, max_depth: int = 8, problems: Optional[list[str]] = None) -
                 continue
 
 
-_PROJECT_RE = re.compile(r"^--.*--$|^_no-cwd$")
+PROJECT_RE = re.compile(r"^--.*--$|^_no-cwd$")
 
 
 def discover(path: str, titles: bool = False, workers: int = 0, exact: bool = False) -> Listing:
@@ -646,29 +412,52 @@ def discover(path: str, titles: bool = False, workers: int = 0, exact: bool = Fa
     if not os.path.isdir(p):
         read_head(p, 0)            # refuses a FIFO, a device, a link to /dev/zero (NotRegularFile)
     if os.path.isfile(p):
-        if p.endswith(SQLITE_SUFFIXES) or _is_sqlite(p):
-            return _sqlite_listing(p)
-        info = session_info(p, title=titles, exact=exact)
-        if info is None:
-            raise ValueError(f"{path} is not a session file (its first line is not a session header)")
-        _describe_generations(info, explicit=True)
-        return Listing(kind="file", root=p, sessions=[info])
-    kind = "folder"
-    root = p
-    if os.path.isdir(os.path.join(p, "sessions")):
-        kind, root = "home", os.path.join(p, "sessions")
-    elif any(_PROJECT_RE.match(n) for n in _safe_listdir(p)):
-        kind = "root"
-    elif _PROJECT_RE.match(os.path.basename(p)):
-        kind = "project"
-    sessions: list[SessionInfo] = []
+        return _file_listing(path, p, titles, exact)
+    kind, root = _folder_kind(p)
     problems: list[str] = []
-    seen_ids: dict[str, str] = {}
     files = list(_walk(root, problems=problems))
     groups = _generation_groups(files)
     # 1. one stat per session file; a revision in the cache needs no read at all
-    todo: list[tuple[str, Any]] = []          # (path, SessionInfo from the cache | (size, mtime) to read)
-    none_cached = _titles.empty()
+    todo, reads = _plan_reads(files, groups, titles, exact, problems)
+    # 2. the others: one open and bounded reads each (worker processes when asked and worth it)
+    read = dict(zip((p for p, _n in reads), read_many(reads, titles, workers, exact and titles)))
+    # 3. in the walk's order
+    sessions = _assemble(kind, root, todo, read, groups, titles, problems)
+    return Listing(kind=kind, root=root, sessions=sessions, problems=problems)
+
+
+def _file_listing(path: str, p: str, titles: bool, exact: bool) -> Listing:
+    """The listing of one file ``p`` (``path`` as given): a SQLite store's sessions, or one session file."""
+    if p.endswith(SQLITE_SUFFIXES) or is_sqlite(p):
+        return _sqlite_listing(p)
+    info = session_info(p, title=titles, exact=exact)
+    if info is None:
+        raise ValueError(f"{path} is not a session file (its first line is not a session header)")
+    _describe_generations(info, explicit=True)
+    return Listing(kind="file", root=p, sessions=[info])
+
+
+def _folder_kind(p: str) -> tuple[str, str]:
+    """(kind, root) of a folder: a Harness home (its ``sessions``), a JSONL root, a project, else a folder."""
+    if os.path.isdir(os.path.join(p, "sessions")):
+        return "home", os.path.join(p, "sessions")
+    if any(PROJECT_RE.match(n) for n in _safe_listdir(p)):
+        return "root", p
+    if PROJECT_RE.match(os.path.basename(p)):
+        return "project", p
+    return "folder", p
+
+
+# (path, None for a SQLite file | (size, mtime, cache hit or None, ident)) in the walk's order
+Todo = list[tuple[str, Any]]
+
+
+def _plan_reads(files: list[str], groups: dict[str, Generations], titles: bool, exact: bool,
+                problems: list[str]) -> tuple[Todo, list[tuple[str, int]]]:
+    """One stat per session file (none when the title cache is empty: the reads' fstat gives size and
+    mtime); a revision in the cache needs no read.  (todo, the (path, size) to read)."""
+    todo: Todo = []
+    none_cached = title_cache.empty()
     no_stat = none_cached and not exact        # (nothing to look up: size and mtime from the reads' fstat)
     reads: list[tuple[str, int]] = []
     for f in files:
@@ -680,7 +469,7 @@ def discover(path: str, titles: bool = False, workers: int = 0, exact: bool = Fa
             continue
         if no_stat:
             reads.append((f, -1))
-            todo.append((f, (-1, 0.0, None, _titles.NO_IDENT)))
+            todo.append((f, (-1, 0.0, None, title_cache.NO_IDENT)))
             continue
         try:
             st = os.stat(f)
@@ -689,29 +478,35 @@ def discover(path: str, titles: bool = False, workers: int = 0, exact: bool = Fa
         except OSError as e:
             problems.append(f"{f}: cannot read: {e.strerror or e}")
             continue
-        hit = None if none_cached else _titles.lookup_head(f, st.st_size, st.st_mtime, _titles.ident_of(st))
+        hit = None if none_cached else title_cache.lookup_head(f, st.st_size, st.st_mtime, title_cache.ident_of(st))
         if hit is not None and exact and titles and not hit[4]:
             hit = None                     # a provisional title: read again, the middle too
         if hit is None:
             reads.append((f, st.st_size))
-        todo.append((f, (st.st_size, st.st_mtime, hit, _titles.ident_of(st))))
-    # 2. the others: one open and bounded reads each (worker processes when asked and worth it)
-    read = dict(zip((p for p, _n in reads), read_many(reads, titles, workers, exact and titles)))
-    # 3. in the walk's order
+        todo.append((f, (st.st_size, st.st_mtime, hit, title_cache.ident_of(st))))
+    return todo, reads
+
+
+def _assemble(kind: str, root: str, todo: Todo, read: dict[str, Union[Facts, str, None]],
+              groups: dict[str, Generations], titles: bool, problems: list[str]) -> list[SessionInfo]:
+    """The sessions of ``todo`` in the walk's order: a store's sessions, a cached revision's facts, or the
+    facts ``read``; a repeated id in a home, root or project is a problem."""
+    sessions: list[SessionInfo] = []
+    seen_ids: dict[str, str] = {}
     for f, got in todo:
         if got is None:
-            if _is_sqlite(f):
+            if is_sqlite(f):
                 try:
                     sessions.extend(_sqlite_listing(f).sessions)
                 except Exception as e:  # a broken store must not hide the others
                     problems.append(f"{f}: {e}")
             continue
         rel = (f[len(root) + 1:] if f.startswith(root + os.sep) else os.path.relpath(f, root)).split(os.sep)
-        project = rel[0] if kind in ("root", "home") and len(rel) >= 3 and _PROJECT_RE.match(rel[0]) else None
+        project = rel[0] if kind in ("root", "home") and len(rel) >= 3 and PROJECT_RE.match(rel[0]) else None
         size, mtime, hit, ident = got
         if hit is not None:
             t, header, sid, probs, t_exact = hit
-            cached_info = SessionInfo(path=f, format=_fmt_of(f), id=sid, header=header, size=size, mtime=mtime,
+            cached_info = SessionInfo(path=f, format=fmt_of(f), id=sid, header=header, size=size, mtime=mtime,
                                       project=project, problems=probs, title=t, title_read=True, title_exact=t_exact)
             _describe_generations(cached_info, gens=groups.get(f))
             got_info: Optional[SessionInfo] = cached_info
@@ -726,7 +521,7 @@ def discover(path: str, titles: bool = False, workers: int = 0, exact: bool = Fa
                 problems.append(f"duplicate session id {info.id!r}: {seen_ids[info.id]} and {f}")
             seen_ids[info.id] = f
         sessions.append(info)
-    return Listing(kind=kind, root=root, sessions=sessions, problems=problems)
+    return sessions
 
 
 def _safe_listdir(p: str) -> list[str]:
@@ -736,7 +531,7 @@ def _safe_listdir(p: str) -> list[str]:
         return []
 
 
-def _is_sqlite(p: str) -> bool:
+def is_sqlite(p: str) -> bool:
     try:
         return read_head(p, 16) == b"SQLite format 3\x00"
     except OSError:

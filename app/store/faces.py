@@ -7,7 +7,7 @@ from typing import Optional
 from ..log.format.limits import read_head
 from ..log.index.reader import LogReader
 from ..log.source.sources import open_source
-from .discovery import SQLITE_SUFFIXES, SessionInfo, _is_sqlite, select_generation
+from .discovery import SQLITE_SUFFIXES, SessionInfo, is_sqlite, select_generation
 
 
 class OpenError(Exception):
@@ -30,7 +30,7 @@ def open_reader(path: str, session_id: Optional[str] = None) -> LogReader:
         if selected is None:
             raise OpenError(f"{path} is a folder with no session generation (session[.vN].jsonl[.zstd])")
         return open_reader(selected)
-    if p.endswith(SQLITE_SUFFIXES) or _is_sqlite(p):
+    if p.endswith(SQLITE_SUFFIXES) or is_sqlite(p):
         from .sqlite_store import SqliteStore
         store = SqliteStore.open(p)
         ids = [h["id"] for h in store.list_sessions()]

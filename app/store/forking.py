@@ -897,8 +897,8 @@ def _sqlite_target(src_path: str, out_store: Optional[str]) -> str:
     out = os.path.abspath(os.path.expanduser(out_store))
     if os.path.exists(out) and os.path.samefile(out, src_path):
         return src_path
-    from .discovery import SQLITE_SUFFIXES, _is_sqlite
-    if os.path.isfile(out) and _is_sqlite(out):
+    from .discovery import SQLITE_SUFFIXES, is_sqlite
+    if os.path.isfile(out) and is_sqlite(out):
         return out
     if not os.path.exists(out) and out.endswith(SQLITE_SUFFIXES):
         from .sqlite_store import create_store

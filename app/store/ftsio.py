@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from ..log.query.extract import CRC_WINDOW, ERROR_ONLY_B, TEXT_TYPES_B, FileText, extract_many
 from ..log.source.sources import Segment
-from .discovery import _PROJECT_RE
+from .discovery import PROJECT_RE
 
 POOL_MIN_FILES = 4            # worker processes only for at least this many files …
 POOL_MIN_BYTES = 16 << 20     # … holding this much (starting one costs ~0.2 s of CPU)
@@ -121,7 +121,7 @@ def looks_like_session(p: str, root: str) -> bool:
     if name.startswith("session.") or name.startswith("session-"):
         return True
     parts = os.path.relpath(p, root).split(os.sep)
-    return any(_PROJECT_RE.match(x) for x in parts[:-1])
+    return any(PROJECT_RE.match(x) for x in parts[:-1])
 
 
 def list_store(p: str) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ import zlib
 from collections.abc import Iterable
 from typing import Optional
 
-from .discovery import SESSION_SUFFIXES, SQLITE_SUFFIXES, _PROJECT_RE, _older_generations
+from .discovery import SESSION_SUFFIXES, SQLITE_SUFFIXES, PROJECT_RE, older_generations
 from .ftsio import safe_listdir
 
 Scanned = tuple[list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]]
@@ -58,7 +58,7 @@ def _walk_stat(base: str, projects: bool, max_depth: int = 8) -> tuple[
         list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]]:
     """The walk of :func:`app.store.discovery._walk` (same folders and names) in one pass with the
     stat of each file: (session files with their project, SQLite stores), sorted by path.  A
-    folder holding several generations of a session keeps the newest (``_older_generations``
+    folder holding several generations of a session keeps the newest (``older_generations``
     on that folder's files only); ``projects``: a file two folders or more below ``base`` is in
     the project its first folder names (``--home-dev-x--``)."""
     files: list[tuple[str, os.stat_result, Optional[str]]] = []
@@ -86,9 +86,9 @@ def _walk_stat(base: str, projects: bool, max_depth: int = 8) -> tuple[
             except OSError:
                 continue
         if len(found) > 1:
-            hidden = _older_generations(found)
+            hidden = older_generations(found)
             found = [p for p in found if p not in hidden]
-        project = top if projects and depth >= 2 and top is not None and _PROJECT_RE.match(top) else None
+        project = top if projects and depth >= 2 and top is not None and PROJECT_RE.match(top) else None
         _stat_into(found, project, files, stores)
     files.sort(key=lambda f: f[0])
     stores.sort(key=lambda f: f[0])
@@ -133,7 +133,7 @@ def scan_root(root: str) -> Scanned:
         kind = "folder"
         if os.path.isdir(os.path.join(root, "sessions")):
             base, kind = os.path.join(root, "sessions"), "home"
-        elif any(_PROJECT_RE.match(n) for n in safe_listdir(root)):
+        elif any(PROJECT_RE.match(n) for n in safe_listdir(root)):
             kind = "root"
         files, stores = _walk_stat(base, kind in ("root", "home"))
         paths = ()

@@ -14,7 +14,7 @@ from typing import Any, Optional
 from ..log.index.reader import LogReader
 from ..log.query.extract import Entry, FileText, RowText, may_hold_text
 from ..log.source.sources import open_source
-from .discovery import read_header_bytes
+from .discovery_headers import read_header_bytes
 from .ftsio import crc_before, flush, looks_like_session, split, upsert_file
 from .ftssearch import SHIFT as _SHIFT
 

@@ -30,21 +30,21 @@ only when it lies in one frame (a frame ends at a record boundary: a row across 
 ``inspect`` reads it); a frame in the read regions that does not decode is named among the
 session's problems.
 
-Titles are cached in ``<cache>/titles.json`` (the cache folder of :mod:`app.store.indexcache`)
-keyed by path and revision (size and mtime, as the listing's own stat gives them), with the
-header facts the listing read in the same open and whether the title is exact, so listing a home
-again opens no session whose file did not change (one ``stat`` each).  The cache is read in one
-typed decode and written atomically by :func:`save`.
+Titles are cached in ``<cache>/titles.json`` (:mod:`app.store.title_cache`) keyed by path and revision
+(size and mtime, as the listing's own stat gives them), with the header facts the listing read in the
+same open and whether the title is exact, so listing a home again opens no session whose file did not
+change (one ``stat`` each).
 """
 from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 import msgspec
+
+from . import title_cache
 
 if TYPE_CHECKING:
     from .discovery import SessionInfo
@@ -64,78 +64,6 @@ ZSTD_STEP = 1 << 20                # exact titles, zstd: the middle's frames rea
 ZSTD_FRAME_LIMIT = 64 << 20        # ... a frame bigger than this (compressed) ends the middle's read (named)
 _NEEDLE = b"session/title"         # the type value, quoted on both sides (any spacing around the key; rows
 _QUOTE = ord('"')                  # are decoded to check); unquoted: 2x the speed of a needle with quotes
-_FORMAT = 5
-_MAX_FILE = 256 << 20              # titles.json bigger than this (or not a regular file: a link, a FIFO) is not read
-_lock = threading.Lock()
-# path -> (inode, ctime_ns, size, mtime_ns, title, head, exact); head: (header object, id, [fatal header problems]) or
-# None; exact: False for a provisional title (a middle left unread, decision 0016).
-# The shape is checked for the whole file in one typed decode: an entry of another shape makes the
-# file foreign (ignored and rebuilt).
-Head = tuple[dict[str, Any], str, list[str]]
-Entry = tuple[int, int, int, int, Optional[str], Optional[Head], bool]
-_cache: Optional[dict[str, Entry]] = None
-_dirty = False
-
-
-class _CacheFile(msgspec.Struct):
-    """``titles.json``: the format and the cached titles."""
-    format: int
-    titles: dict[str, Entry]
-
-
-def _file() -> Optional[Path]:
-    from .indexcache import cache_root
-    root = cache_root()
-    return None if root is None else root / "titles.json"
-
-
-def _load() -> dict[str, Entry]:
-    global _cache
-    if _cache is None:
-        _cache = {}
-        f = _file()
-        if f is not None:
-            try:
-                from .cachefiles import read_bounded
-                blob = read_bounded(f, _MAX_FILE)
-                if blob is None:
-                    raise OSError("not a regular cache file of a sound size")
-                obj = msgspec.json.decode(blob, type=_CacheFile)
-                if obj.format == _FORMAT:
-                    _cache = obj.titles
-            except (OSError, msgspec.DecodeError):          # (ValidationError: a foreign shape)
-                pass                       # missing, corrupt or foreign: start empty
-    return _cache
-
-
-def _encodable(x: object) -> bool:
-    try:
-        msgspec.json.encode(x)
-        return True
-    except UnicodeEncodeError:
-        return False
-
-
-def save() -> None:
-    """Write the title cache if it changed (atomically; errors are ignored: it is a cache)."""
-    global _dirty
-    with _lock:
-        f = _file()
-        if not _dirty or f is None or _cache is None:
-            return
-        try:
-            blob = msgspec.json.encode({"format": _FORMAT, "titles": _cache})
-        except UnicodeEncodeError:        # a path that is not valid UTF-8 (surrogate-escaped): not cached
-            keep = {k: v for k, v in _cache.items() if _encodable(k) and _encodable(v)}
-            blob = msgspec.json.encode({"format": _FORMAT, "titles": keep})
-        try:
-            from .indexcache import _write_atomic
-            _write_atomic(f, blob)
-            _dirty = False
-        except OSError:
-            pass
-
-
 def title_in(blob: Union[bytes, bytearray], whole_first: bool = False, lo: int = 0, hi: int = -1,
              check: Optional[Callable[[int, int], bool]] = None) -> Optional[str]:
     """The title of the last complete ``session/title`` row in ``blob[lo:hi]`` (None: none there): a
@@ -194,88 +122,6 @@ def _title_in(blob: Union[bytes, bytearray], whole_first: bool, lo: int, hi: int
                 found = obj["data"]["title"]
         i = find(_NEEDLE, end, hi)
     return found
-
-
-NO_IDENT = (0, 0)
-
-
-def ident_of(st: os.stat_result) -> tuple[int, int]:
-    """(inode, ctime ns) of a file's stat: what a rewrite in place changes even when the size and the
-    mtime are put back (a user can reset an mtime, never a ctime)."""
-    return st.st_ino, st.st_ctime_ns
-
-
-def _rev(size: int, mtime: float, ident: tuple[int, int] = NO_IDENT) -> tuple[int, int, int, int]:
-    return ident[0], ident[1], size, int(mtime * 1e9)
-
-
-def _same(hit: Entry, size: int, mtime: float, ident: tuple[int, int]) -> bool:
-    """Whether ``hit`` is of this revision: size and mtime, and inode and ctime when the caller's stat
-    gave them (an entry saved without them never matches such a lookup: read again, saved with them)."""
-    return hit[2:4] == _rev(size, mtime)[2:] and (ident == NO_IDENT or hit[:2] == ident)
-
-
-def _entry(path: str, size: int, mtime: float, ident: tuple[int, int] = NO_IDENT) -> Optional[Entry]:
-    with _lock:
-        hit = _load().get(path)
-    return hit if hit is not None and _same(hit, size, mtime, ident) else None
-
-
-def empty() -> bool:
-    """Whether the title cache holds nothing (a first listing: no lookup can hit)."""
-    with _lock:
-        return not _load()
-
-
-def lookup(path: str, size: int, mtime: float) -> tuple[bool, Optional[str]]:
-    """(hit, title) of the cache for ``path`` at this revision (size and mtime as the listing's stat gives)."""
-    hit = _entry(path, size, mtime)
-    return (True, hit[4]) if hit is not None else (False, None)
-
-
-def lookup_exact(path: str, size: int, mtime: float) -> Optional[bool]:
-    """Whether the cached title of ``path`` at this revision is exact (None: no entry)."""
-    hit = _entry(path, size, mtime)
-    return None if hit is None else hit[6]
-
-
-def lookup_head(path: str, size: int, mtime: float, ident: tuple[int, int] = NO_IDENT) \
-        -> Optional[tuple[Optional[str], dict[str, Any], str, list[str], bool]]:
-    """(title, header object, id, fatal header problems, title exact) cached for ``path`` at this
-    revision (``ident``: :func:`ident_of` the listing's stat), else None."""
-    hit = _entry(path, size, mtime, ident)
-    if hit is None or hit[5] is None:
-        return None
-    head = hit[5]
-    return hit[4], dict(head[0]), head[1], list(head[2]), hit[6]
-
-
-def remember(path: str, size: int, mtime: float, title: Optional[str], head: Optional[Head] = None,
-             exact: bool = True, ident: tuple[int, int] = NO_IDENT) -> None:
-    """Cache the title (and the header facts) read from ``path`` at this revision (written by :func:`save`);
-    ``exact``: False for a provisional title (a middle left unread)."""
-    global _dirty
-    with _lock:
-        _load()[path] = _rev(size, mtime, ident) + (title, head, exact)
-        _dirty = True
-
-
-def upgrade(path: str, size: int, mtime: float, title: Optional[str], problems: Optional[list[str]] = None) -> bool:
-    """Record the exact title read for ``path`` at this revision over a provisional entry (the header
-    facts kept; ``problems``: the damage the exact read named, added to the entry's).  False when
-    the cache holds no entry for this revision (the file changed: the next listing reads it anew)."""
-    global _dirty
-    with _lock:
-        cache = _load()
-        hit = cache.get(path)
-        if hit is None or not _same(hit, size, mtime, NO_IDENT):
-            return False
-        head = hit[5]
-        if head is not None and problems:
-            head = (head[0], head[1], head[2] + [p for p in problems if p not in head[2]])
-        cache[path] = hit[:4] + (title, head, True)
-        _dirty = True
-        return True
 
 
 _local = threading.local()               # per thread: a reused buffer for the reads and the decoded text
@@ -750,20 +596,20 @@ def exact_title(path: str, fmt: str, size: int, mtime: float) -> Optional[tuple[
     """(exact title, damage named) of the session file ``path`` (``fmt``: jsonl | zstd) read as it is
     at the revision ``size``/``mtime``, the middle included; None when it changed since (or cannot
     be read).  For the refinement of provisional titles (the window's worker, ``list --exact-titles``)."""
-    from .discovery import _open_file, _header_of
+    from .discovery_headers import header_of, open_file
     try:
-        fd, st = _open_file(path)
+        fd, st = open_file(path)
     except OSError:
         return None
     try:
-        if _rev(st.st_size, st.st_mtime) != _rev(size, mtime):
+        if title_cache.revision(st.st_size, st.st_mtime) != title_cache.revision(size, mtime):
             return None
         damage: list[str] = []
         if fmt == "jsonl":
             t, _exact = title_of_jsonl(fd, size, b"", 0, True)
         else:
             head = os.pread(fd, ZSTD_WINDOW, 0)
-            raw, _why, end = _header_of(fd, head)
+            raw, _why, end = header_of(fd, head)
             if raw is None:
                 return None
             t, _exact = title_of_zstd(fd, size, end, head, problems=damage, exact=True)
@@ -786,8 +632,8 @@ def session_title(info: SessionInfo) -> Optional[str]:
         st = os.stat(info.path)                  # (its inode and ctime: the listing keeps only size and mtime)
     except OSError:
         return None
-    size, mtime, ident = st.st_size, st.st_mtime, ident_of(st)
-    hit = _entry(info.path, size, mtime, ident)
+    size, mtime, ident = st.st_size, st.st_mtime, title_cache.ident_of(st)
+    hit = title_cache.entry(info.path, size, mtime, ident)
     if hit is not None:
         info.title_exact = hit[6]
         return hit[4]
@@ -796,14 +642,14 @@ def session_title(info: SessionInfo) -> Optional[str]:
         if info.format == "jsonl":
             t, exact = read_title(info.path, size)
         else:
-            from .discovery import zstd_title
+            from .discovery_headers import zstd_title
             t, exact = zstd_title(info.path, damage)
     except OSError:
         return None
     if damage:                                   # (a new list: the window's thread may be reading the old one)
         info.problems = info.problems + [p for p in damage if p not in info.problems]
     info.title_exact = exact
-    remember(info.path, size, mtime, t, (info.header, info.id, list(info.problems)), exact, ident)
+    title_cache.remember(info.path, size, mtime, t, (info.header, info.id, list(info.problems)), exact, ident)
     return t
 
 
@@ -812,19 +658,19 @@ def record_full_read(path: str, before: os.stat_result, title: Optional[str]) ->
     ``title`` over a provisional cache entry of the revision read (``before``: its ``stat`` taken before
     the read; nothing is recorded when the file changed meanwhile, or the cache holds no provisional
     entry for it: no cache file is created).  Whether an entry was upgraded."""
-    f = _file()
+    f = title_cache.cache_file()
     if f is None or not f.exists():
         return False
     try:
         after = os.stat(path)
     except OSError:
         return False
-    if _rev(after.st_size, after.st_mtime) != _rev(before.st_size, before.st_mtime):
+    if title_cache.revision(after.st_size, after.st_mtime) != title_cache.revision(before.st_size, before.st_mtime):
         return False
-    if lookup_exact(path, after.st_size, after.st_mtime) is not False:
+    if title_cache.lookup_exact(path, after.st_size, after.st_mtime) is not False:
         return False
-    upgraded = upgrade(path, after.st_size, after.st_mtime, title)
-    save()
+    upgraded = title_cache.upgrade(path, after.st_size, after.st_mtime, title)
+    title_cache.save()
     return upgraded
 
 
@@ -837,8 +683,8 @@ def apply_exact(info: SessionInfo, got: Optional[tuple[Optional[str], list[str]]
     t, damage = got
     if damage:
         info.problems = info.problems + [p for p in damage if p not in info.problems]
-    hit = _entry(info.path, info.size, info.mtime)
+    hit = title_cache.entry(info.path, info.size, info.mtime)
     changed = t != (hit[4] if hit is not None else info.title)
-    upgrade(info.path, info.size, info.mtime, t, damage)
+    title_cache.upgrade(info.path, info.size, info.mtime, t, damage)
     info.title, info.title_exact = t, True
     return t, changed

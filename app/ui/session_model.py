@@ -15,7 +15,8 @@ from .plaintext import clean_line, isolate, tooltip
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
 
 from ..store.discovery import discover
-from ..store.titles import save as titles_save, session_title
+from ..store.title_cache import save as titles_save
+from ..store.titles import session_title
 from .history.rows import fmt_datetime
 from .tree_model import NodeTreeModel
 

@@ -118,7 +118,8 @@ class NotRegularFile(OSError):
     """A path that is not a regular file (FIFO, device, socket, folder) where a log was expected."""
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words (for a refusal's sentence)."""
     for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
                        (stat.S_ISSOCK, "a socket")):
@@ -134,7 +135,7 @@ def open_regular(path: StrPath) -> int:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            what = _kind(st.st_mode)
+            what = file_kind(st.st_mode)
             raise NotRegularFile(21 if stat.S_ISDIR(st.st_mode) else 22,
                                  f"{os.fsdecode(path)} is {what}, not a regular file: refused", os.fsdecode(path))
     except BaseException:

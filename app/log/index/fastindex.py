@@ -50,7 +50,8 @@ import msgspec
 
 from ..format.limits import MAX_ROW_BYTES, SCAN_MEMBERS
 from ..format.model import Problem
-from .reader import MARK_CODES, SeqIndex, _maybe_legacy, _ProbeRow
+from .reader import MARK_CODES, SeqIndex
+from .rowprobe import ProbeRow, maybe_legacy
 from ..source.sources import RawJsonlSource, Segment, SourceChanged
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ _SEQ_AT = len(b'{"type":"') + len(b'","seq":')      # + len(type) + len(seq): ju
 # (app/store/forking.py's row-head scan of a flagged segment: each row's head, joined after a NUL)
 _HEADS = itemgetter(slice(0, _HEAD))
 _LEAD = (b"",)
-_probe = msgspec.json.Decoder(_ProbeRow).decode
+_probe = msgspec.json.Decoder(ProbeRow).decode
 PARALLEL_MIN = 32 << 20        # a raw file with at least this much left to scan is cut into ranges
 
 
@@ -235,7 +236,7 @@ def scan_buffer(data: bytes, start: int, stop: int, expected: Optional[int], leg
         flag = False
         try:
             for i in range(0, len(probes), 2):
-                if _maybe_legacy(_probe(data[probes[i]:probes[i + 1]])):
+                if maybe_legacy(_probe(data[probes[i]:probes[i + 1]])):
                     flag = True
                     break
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):

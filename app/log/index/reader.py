@@ -23,18 +23,22 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import msgspec
 
 from ..format.codec import RowCodec, parse_header
-from ..format.limits import MAX_PAGE_ROWS, MAX_TAIL_ROWS, SCAN_MEMBERS
-from ..format.model import MAX_SAFE_INT, BadRow, Event, Header, Item, Problem, is_event
+from ..format.limits import MAX_PAGE_ROWS, MAX_TAIL_ROWS
+from ..format.model import BadRow, Event, Header, Item, Problem, is_event
 from .integrity import holds_turn_end
 from ..fold.repair import TailTracker
-from ..format.payloads import JsonList
-from ..source.sources import RawJsonlSource, RowPos, Segment, Source, open_source
+from ..source.sources import RowPos, Segment, Source, open_source
+from .rowprobe import (LEGACY_TYPES, ProbeRow, RowExtent, ScanRowFast, envelope_free_seqs, maybe_legacy, row_extent,
+                       scan_lines_fast, scan_lines_probe)
 
 MESSAGE_TYPES = ("user/message", "assistant/message")
 MARK_NAMES = ("turn/start", "turn/end", "assistant/message", "session/end-seed")
 MARK_CODES = {t: i for i, t in enumerate(MARK_NAMES)}
 MARK_TYPES = frozenset(MARK_NAMES)
 DEFAULT_MAX_MESSAGES = 50
+# (the fork's legacy-row scan in app/store/forking.py imports these by their old names; to import them from
+# .rowprobe once that module's split lands)
+_LEGACY_TYPES, _maybe_legacy, _scan_lines_probe = LEGACY_TYPES, maybe_legacy, scan_lines_probe
 
 
 # --------------------------------------------------------------------------- results
@@ -286,93 +290,6 @@ class SeqIndex:
             16 * 2 * len(self.seg_pos)
 
 
-# one stored row as the index scans it: (type or packed tag, first seq, members); (None, None, 0) unreadable
-RowExtent = tuple[Optional[str], Optional[int], int]
-
-
-# fast envelope decoding for the index (payloads are skipped, not built)
-class _ScanData(msgspec.Struct):
-    dt: Optional[JsonList] = None
-
-
-class _ScanRowFast(msgspec.Struct):
-    type: str
-    seq: Optional[int] = None
-    seq0: Optional[int] = None
-    data: Optional[_ScanData] = None
-
-
-_scan_lines_fast = msgspec.json.Decoder(_ScanRowFast).decode_lines
-
-
-# v0/v1 only: the same envelope scan, plus the data keys that tell a legacy-shape row (spec §1.7),
-# so a fork knows which segments hold rows it must store converted without reading the others
-_RawOrUnset = Union[msgspec.Raw, msgspec.UnsetType]
-
-
-class _ProbeData(msgspec.Struct):
-    dt: Optional[JsonList] = None
-    id: _RawOrUnset = msgspec.UNSET
-    message: _RawOrUnset = msgspec.UNSET
-    content: _RawOrUnset = msgspec.UNSET
-    callId: _RawOrUnset = msgspec.UNSET
-    trigger: _RawOrUnset = msgspec.UNSET
-    reason: _RawOrUnset = msgspec.UNSET
-
-
-class _ProbeRow(msgspec.Struct):
-    type: str
-    seq: Optional[int] = None
-    seq0: Optional[int] = None
-    data: Optional[_ProbeData] = None
-
-
-_scan_lines_probe = msgspec.json.Decoder(_ProbeRow).decode_lines
-
-
-_LEGACY_TYPES = frozenset({"steering/message", "user/message", "assistant/message", "tool/result", "turn/start",
-                           "turn/end"})
-
-
-def _maybe_legacy(r: _ProbeRow) -> bool:
-    """A row that may read in a legacy shape (over-approximate; the codec decides)."""
-    t, d = r.type, r.data
-    if t == "steering/message":
-        return True
-    if d is None:
-        return False
-    if t == "user/message":
-        return d.id is msgspec.UNSET
-    if t == "assistant/message":
-        return d.message is msgspec.UNSET and d.content is not msgspec.UNSET
-    if t == "tool/result":
-        return d.message is msgspec.UNSET and d.callId is not msgspec.UNSET
-    if t == "turn/start":
-        return d.trigger is not msgspec.UNSET
-    if t == "turn/end":
-        reason = d.reason
-        return reason is msgspec.UNSET or not bytes(reason).startswith(b"{") or (any(
-            k in bytes(reason) for k in (b"aborted", b"disposed", b"error")) and _legacy_reason(bytes(reason)))
-    return False
-
-
-class _ReasonProbe(msgspec.Struct):
-    kind: Optional[str] = None          # (another type: a validation error, so "maybe")
-    reason: _RawOrUnset = msgspec.UNSET
-    error: _RawOrUnset = msgspec.UNSET
-
-
-def _legacy_reason(raw: bytes) -> bool:
-    """A ``turn/end`` reason object the codec converts (spec §1.7): ``aborted`` without its own
-    reason, ``disposed``, or ``error`` whose error is a string (anything undecodable: maybe)."""
-    try:
-        r = msgspec.json.decode(raw, type=_ReasonProbe)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return True
-    return (r.kind == "aborted" and r.reason is msgspec.UNSET) or r.kind == "disposed" or (
-        r.kind == "error" and r.error is not msgspec.UNSET and bytes(r.error).lstrip().startswith(b'"'))
-
-
 # --------------------------------------------------------------------------- reader
 
 class LogReader:
@@ -387,54 +304,15 @@ class LogReader:
         self._tail: Optional[tuple[tuple[int, object], TailState]] = None   # ((size, generation), TailState)
         self.envelope_free = False
         if self.fatal is None:
-            self._detect_envelope_free()
+            self._restore_envelopes(envelope_free_seqs(source))
 
     @property
     def format_version(self) -> int:
         """The stored format version (0–4) of this file's header (0 for a header without one)."""
         return self.version
 
-    def _detect_envelope_free(self) -> None:
-        """A dsh test snapshot omits seq/time on every row (spec-versions §0.1): restore them as
-        dsh's test readers do (seq = running logical index, time = 0).  Only when NO event row
-        has an envelope; a store with some bad rows keeps the store rules."""
-        src = self.source
-        if not isinstance(src, RawJsonlSource) or src.size <= src.header_end:
-            return                              # snapshots are plain JSONL; stores always have envelopes
-        first = src._pread(min(65536, src.size - src.header_end), src.header_end)
-        first = first.split(b"\n", 1)[0].strip()
-        if b'"seq' in first[:160]:
-            return                              # dsh writes type, seq, time, data: an envelope
-        if not first:
-            return
-        try:
-            head = msgspec.json.decode(first)
-        except (msgspec.DecodeError, RecursionError):
-            return                              # a first row longer than 64 KiB or not JSON: not a snapshot
-        if not isinstance(head, dict) or "seq" in head or "seq0" in head:
-            return
-        seqs: dict[object, int] = {}
-        nxt = 0
-        for seg in self.source.forward():
-            for pos, _off, _line, raw, complete in seg.split_rows():
-                if not complete or not raw.strip():
-                    continue
-                try:
-                    obj = msgspec.json.decode(raw)
-                except (msgspec.DecodeError, RecursionError):     # a row nested too deeply: a bad row
-                    continue
-                if not isinstance(obj, dict):
-                    continue
-                if "seq" in obj or "seq0" in obj:
-                    return                      # a store with envelopes: not a snapshot
-                seqs[pos] = nxt
-                d = obj.get("data")
-                if not isinstance(d, dict):
-                    d = {}
-                payload = d.get("args") if obj.get("type") == "tool-call-chunks" else d.get("texts")
-                nxt += len(payload) if obj.get("type") in ("text-chunks", "reasoning-chunks",
-                                                             "tool-call-chunks") and isinstance(payload, list) \
-                    and payload else 1
+    def _restore_envelopes(self, seqs: Optional[dict[object, int]]) -> None:
+        """An envelope-free test snapshot (:func:`~.rowprobe.envelope_free_seqs`): its rows' seqs restored."""
         if not seqs:
             return
         self.envelope_free = True
@@ -700,14 +578,14 @@ class LogReader:
             return [(None, None, 0)]
         if seg.rows is None and not seg.torn and not self.envelope_free:
             try:
-                rows: Sequence[Union[_ScanRowFast, _ProbeRow]]
+                rows: Sequence[Union[ScanRowFast, ProbeRow]]
                 if legacy is not None:
-                    probed = _scan_lines_probe(seg.data)
-                    legacy.append(any(_maybe_legacy(r) for r in probed if r.type in _LEGACY_TYPES))
+                    probed = scan_lines_probe(seg.data)
+                    legacy.append(any(maybe_legacy(r) for r in probed if r.type in LEGACY_TYPES))
                     rows = probed
                 else:
-                    rows = _scan_lines_fast(seg.data)
-                return [self._row_extent(r) for r in rows]
+                    rows = scan_lines_fast(seg.data)
+                return [row_extent(r) for r in rows]
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 pass
         out: list[RowExtent] = []
@@ -732,18 +610,6 @@ class LogReader:
         for seg in self.source.forward():
             yield seg, self.scan_segment_rows(seg, probs)
 
-    @staticmethod
-    def _row_extent(r: Union[_ScanRowFast, _ProbeRow]) -> RowExtent:
-        if r.seq0 is not None and r.type.endswith("-chunks"):
-            n = (len(r.data.dt) + 1) if r.data is not None and r.data.dt is not None else 1
-            if n > SCAN_MEMBERS or not 0 <= r.seq0 <= MAX_SAFE_INT - n:
-                return None, None, 0              # the codec reads it as a bad row too
-            # (over Session Lens's member limit: counted here, so contiguity holds; the codec says why it
-            # does not expand it)
-            return r.type, r.seq0, n
-        if r.seq is not None and not 0 <= r.seq <= MAX_SAFE_INT:
-            return None, None, 0
-        return r.type, r.seq, 1
 
     def event_at(self, seq: int) -> Optional[Event]:
         idx = self.index or self.build_index()
