@@ -278,6 +278,7 @@ def test_a_big_log_is_read_in_two_processes(tmp_path: Path, monkeypatch):
     from app.store.timeline_cache import cached_spans
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(timeline_child, "SPLIT_MIN", 0)
+    monkeypatch.setattr(timeline_child, "SPLIT_WHEN_BUSY", True)
     p = tmp_path / "s" / "session.jsonl"
     write_jsonl(str(p), SessionSynth(61, version=0, p_retry=0.2), target_bytes=400_000)
     r = open_reader(str(p))
@@ -285,6 +286,13 @@ def test_a_big_log_is_read_in_two_processes(tmp_path: Path, monkeypatch):
     assert timeline_child.split_spans(r) == whole
     assert cached_spans(open_reader(str(p))) == (in_log_order(whole), "built")
     assert cached_spans(open_reader(str(p)))[1] == "hit"
+    import os
+    monkeypatch.setattr(timeline_child, "SPLIT_WHEN_BUSY", False)       # no core free: one pass
+    monkeypatch.setattr(os, "getloadavg", lambda: (float(os.cpu_count() or 1), 0.0, 0.0))
+    assert timeline_child.split_spans(open_reader(str(p))) is None
+    if (os.cpu_count() or 1) >= 2:
+        monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.0, 0.0))
+        assert timeline_child.split_spans(open_reader(str(p))) == whole
     r = open_reader(str(p))
     with open(p, "ab") as fh:
         fh.write(b'{"type":"session/title","seq":999999,"time":1,"data":{"title":"x"}}\n')

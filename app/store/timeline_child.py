@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from ..log.index.reader import LogReader
 
 TIMELINE_NICE = 10
-SPLIT_MIN = 96 << 20     # a raw JSONL log at least this big is read in two parts at once (timeline_split.py)
+SPLIT_MIN = 96 << 20     # a raw JSONL log at least this big is read in two parts at once (timeline_split.py) …
+SPLIT_WHEN_BUSY = False  # … when a core is free (on a busy machine a second process only adds its start-up)
 
 
 def child_main(_argv: list[str]) -> int:
@@ -55,11 +56,13 @@ def part_main(_argv: list[str]) -> int:
 
 def split_spans(reader: LogReader) -> Optional[list[JsonObj]]:
     """The spans of a big raw JSONL log (:data:`SPLIT_MIN`), its second half read by a ``timeline-part`` child
-    while this thread reads the first (:mod:`app.log.query.timeline_split`), else None: not such a log, no
-    turn start near its middle, no child, or parts that do not join (the caller makes one pass)."""
+    while this thread reads the first (:mod:`app.log.query.timeline_split`), else None: not such a log, no free
+    core (:data:`SPLIT_WHEN_BUSY`), no turn start near its middle, no child, or parts that do not join (the
+    caller makes one pass)."""
     from ..log.query.timeline_split import merge, part, split_point
     src = reader.source
-    if src.kind != "jsonl" or src.size < SPLIT_MIN or os.environ.get("SESSION_LENS_SCAN_INPROC") == "1":
+    if src.kind != "jsonl" or src.size < SPLIT_MIN or os.environ.get("SESSION_LENS_SCAN_INPROC") == "1" or \
+            not (SPLIT_WHEN_BUSY or _core_free()):
         return None
     at = split_point(reader)
     if at is None:
@@ -79,6 +82,16 @@ def split_spans(reader: LogReader) -> Optional[list[JsonObj]]:
     if "part" not in got:
         return None
     return merge(first, cast(tuple[list[JsonObj], JsonObj], got["part"]))
+
+
+def _core_free() -> bool:
+    """More than one core, and the last minute's load leaves one of them free."""
+    cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):        # (no load average on this platform: assume the machine is free)
+        load = 0.0
+    return cores >= 2 and load <= cores - 1
 
 
 def spans_for(path: str, session: Optional[str], cancelled: Callable[[], bool]) -> tuple[list[JsonObj], str]:
