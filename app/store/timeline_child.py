@@ -12,6 +12,7 @@ import os
 import pickle
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional, cast
 
@@ -46,12 +47,20 @@ def part_main(_argv: list[str]) -> int:
     def body(_send: Send) -> Any:
         from ..log.query.timeline_split import part
         from .faces import open_reader
+        threading.Thread(target=_orphaned, args=(os.getppid(),), name="parent-watch", daemon=True).start()
         path, size, start = pickle.load(sys.stdin.buffer)
         r = open_reader(path, None)
         if r.fatal or r.source.size != size:
             raise ValueError(f"{path}: not the log of the first part")
         return part(r, start, None)
     return serve(body, 0)         # (the niceness of the process reading the first part, inherited)
+
+
+def _orphaned(parent: int) -> None:
+    """End this process as soon as its parent is gone (the first part's process, killed by a cancel)."""
+    while os.getppid() == parent:
+        time.sleep(0.2)
+    os._exit(1)
 
 
 def split_spans(reader: LogReader) -> Optional[list[JsonObj]]:
