@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from app.log.index.reader import LogReader  # noqa: E402
-from app.log.query.search import FindOptions, FindStats, build_prefilter, find  # noqa: E402
+from app.log.query.find import FindOptions, FindStats, build_prefilter, find  # noqa: E402
 from app.log.source.sources import RawJsonlSource  # noqa: E402
 from app.tools.synth import SessionSynth, parse_size, write_jsonl  # noqa: E402
 
@@ -90,13 +90,13 @@ def main(argv=None) -> int:
         print(f"  {k:16} median {v * 1000:8.0f} ms   hits {s.hits}  rows decoded {s.rows_decoded}  "
               f"windows skipped {s.segments_skipped}/{s.segments}")
     # before: a quoted query of short pieces had no prefilter (every row decoded); one run
-    import app.log.query.search as search
-    keep = search.build_prefilter
-    search.build_prefilter = lambda opts: None
+    import app.log.query.find as find_mod
+    keep = find_mod.build_prefilter
+    find_mod.build_prefilter = lambda opts: None
     try:
         before, bst = _time(path, QUERIES["quoted miss"])
     finally:
-        search.build_prefilter = keep
+        find_mod.build_prefilter = keep
     print(f"  quoted miss without the prefilter (as before): {before * 1000:.0f} ms (1 run, rows decoded "
           f"{bst.rows_decoded}) = {before / med['quoted miss']:.1f}x the quoted miss now, "
           f"{before / med['quoted hit']:.1f}x the hit")

@@ -9,7 +9,7 @@ time spent before the fork (imports, walk, stat), of each of the two shares of t
 (assembly, JSON): ``critical`` = before + the larger share + after is what the wall clock of an idle 2-core
 machine would be, near enough (the interpreter's own start, ~20 ms, aside); on a shared machine the wall
 clock mostly measures the run queue.  Works with any checkout whose ``discovery`` has ``read_many`` and
-``_read_chunk`` (run it with that checkout's interpreter, from its folder: the checkout is imported from the
+whose ``discovery_headers`` has ``read_chunk`` (run it with that checkout's interpreter, from its folder: the checkout is imported from the
 current folder, not from wherever the interpreter's editable install points).  Each run also says how many
 titles are provisional (``titleExact`` false, decision 0016); ``--exact-titles`` times ``list --exact-titles``
 (every middle read) instead of a first list.  Each run is followed by a run on the cache it saved (the

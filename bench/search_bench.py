@@ -6,7 +6,7 @@
 
 * find: generated logs (``app.tools.plant.PlantingSynth``, words planted at known seqs) of each
   size; per word, ``grep -c WORD FILE`` (the reference, same run, same warm page cache) and
-  ``app.log.query.search.find`` in this process (the interpreter already started), medians of
+  ``app.log.query.find.find`` in this process (the interpreter already started), medians of
   ``--runs``; also the time to the first hit and ``grep -ci`` vs a case-insensitive find (:data:`ROWS`:
   case-sensitive, caseless ASCII, caseless non-ASCII, a phrase); for a word JSON stores in other
   forms too (non-ASCII, a quote), also ``grep -c -e WORD -e FORM…`` with those forms (the same bytes
@@ -37,7 +37,7 @@ else:
     sys.path.insert(0, str(REPO))
 
 from app.log.index.reader import LogReader  # noqa: E402
-from app.log.query.search import FindOptions, FindStats, find  # noqa: E402
+from app.log.query.find import FindOptions, FindStats, find  # noqa: E402
 from app.tools.plant import PlantingSynth  # noqa: E402
 from app.tools.synth import parse_size, write_jsonl  # noqa: E402
 

@@ -420,7 +420,7 @@ def test_cli_asof_on_zstd_and_sqlite_stores(tmp_path, monkeypatch, kind):
     """The other physical sources: a zstd log (checkpoints over frames), a SQLite store (no
     checkpoints: the fold from seq 0); the answer equals the messages face at every sampled seq."""
     from app.store.faces import open_reader
-    from app.store.sqlite_store import jsonl_to_sqlite
+    from app.store.sqlite_writer import jsonl_to_sqlite
     from app.log.source.zstdframes import encode_frame
     from app.tools.synth import SessionSynth, batches
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.log.query.search import FindOptions
+from app.log.query.find import FindOptions
 from app.store import diagnostics
 from app.store.scan_child import ScanFailed, run_isolated
 

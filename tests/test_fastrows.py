@@ -377,7 +377,7 @@ def test_a_failed_attempt_committed_later_is_pruned_like_the_full_recheck(tmp_pa
                                  "examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"])
 def test_fast_inspect_equals_the_exact_one_on_a_sqlite_store(tmp_path, rel):
     """A SQLite store hands over rows, not text: positions are row ids (no offsets, no lines)."""
-    from app.store.sqlite_store import jsonl_to_sqlite
+    from app.store.sqlite_writer import jsonl_to_sqlite
     src = fixture(rel)
     db = tmp_path / "store.db"
     jsonl_to_sqlite(src, db, batch_rows=7)

@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-import app.log.query.search as search
+import app.log.query.find_rows as find_rows
 import app.log.source.sources as sources
 from app.log.index.reader import LogReader
-from app.log.query.search import FindOptions, FindStats, compile_matcher, find, find_all
+from app.log.query.find import FindOptions, FindStats, compile_matcher, find, find_all
 from app.log.source.sources import RawJsonlSource, SourceChanged
 from app.log.query.textview import event_fields
 from app.tools.plant import PlantingSynth
@@ -72,7 +72,7 @@ def test_windows_of_any_size_find_what_a_full_decode_finds(mixed_log, block):
 
 def test_a_row_over_the_row_limit_is_one_problem_and_reads_stay_bounded(tmp_path, monkeypatch):
     limit = 64 << 10
-    monkeypatch.setattr(search, "MAX_ROW_BYTES", limit)
+    monkeypatch.setattr(find_rows, "MAX_ROW_BYTES", limit)
     monkeypatch.setattr(sources, "MAX_ROW_BYTES", limit)
     rows = [_row(1, "vorher zebraquokka", False), _row(2, "riesig zebraquokka " * 20000, False),
             _row(3, "nachher zebraquokka und grüßeñandú", False)]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from app.log.index.reader import LogReader
-from app.log.query.search import FindOptions, find_all
+from app.log.query.find import FindOptions, find_all
 from app.log.query.textview import (EVENT, NO_PAYLOAD_TYPES, TEXT_TYPES, TOOL_CALL, fold_case, payload_pairs,
                                    shown_fields)
 from app.log.source.sources import RawJsonlSource

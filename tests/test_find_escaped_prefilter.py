@@ -8,7 +8,7 @@ import json
 import pytest
 
 from app.log.index.reader import LogReader
-from app.log.query.search import FindOptions, FindStats, build_prefilter, find
+from app.log.query.find import FindOptions, FindStats, build_prefilter, find
 from app.log.source.sources import RawJsonlSource
 from app.tools.plant import PlantingSynth
 from app.tools.synth import write_jsonl

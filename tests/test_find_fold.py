@@ -11,7 +11,7 @@ import pytest
 
 from app.cli.main import main as cli
 from app.log.index.reader import LogReader
-from app.log.query.search import FindOptions, FindStats, find, find_all
+from app.log.query.find import FindOptions, FindStats, find, find_all
 from app.log.source.sources import RawJsonlSource
 from app.log.query.textview import event_fields, fold_case
 from app.tools.plant import PlantingSynth
@@ -156,7 +156,8 @@ def test_a_rare_byte_that_turns_out_common_gives_way_to_a_plain_find(form, case)
     """The prefilter looks for a needle by memchr of its rarest byte (ü's continuation byte, the
     G of its escaped form), checking each place; past ANCHOR_HITS places in a window a plain
     find takes over: a row after many of them is still reported, by position."""
-    from app.log.query.search import ANCHOR_HITS, build_prefilter
+    from app.log.query.find import build_prefilter
+    from app.log.query.find_prefilter import ANCHOR_HITS
     word = "Grüßeñandú"
     pre = build_prefilter(FindOptions(word, case=case))
     ascii_ = form == "escaped"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from app.log.index.reader import LogReader
-from app.log.query.search import FindOptions, find_all
+from app.log.query.find import FindOptions, find_all
 from app.log.query.textview import event_fields, fold_case, fold_spans
 from app.tools.plant import PlantingSynth
 from app.tools.synth import write_jsonl

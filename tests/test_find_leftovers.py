@@ -8,7 +8,7 @@ import json
 import pytest
 
 from app.log.index.reader import LogReader
-from app.log.query.search import FindOptions, FindStats, build_prefilter, find, find_all
+from app.log.query.find import FindOptions, FindStats, build_prefilter, find, find_all
 from app.log.source.sources import RawJsonlSource
 from app.log.query.textview import fold_case
 from app.tools.plant import PlantingSynth
@@ -54,7 +54,7 @@ def test_caseless_nonascii_search_finds_every_case_variant_and_skips_segments(no
 
 
 def test_caseless_prefilter_needles_cover_the_folds():
-    from app.log.query.search import FOLD
+    from app.log.query.find_prefilter import FOLD
     pre = build_prefilter(FindOptions("grüßeñandú"))
     assert pre is not None and pre.lower
     # one folded needle stands for every raw UTF-8 case variant of its stretch (one pass), and the

@@ -13,9 +13,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import app.log.index.cfind as cfind
-import app.log.query.search as search
+import app.log.query.find_prefilter as find_prefilter
 from app.log.index.reader import LogReader
-from app.log.query.search import FindOptions, find_all, first_escape
+from app.log.query.find import FindOptions, find_all
+from app.log.query.find_prefilter import first_escape
 from app.log.source.sources import RawJsonlSource
 from test_find_bytes import _row  # (a user row as a UTF-8 or an ASCII-only writer stores it)
 
@@ -88,7 +89,7 @@ def test_a_planted_escape_at_the_end_of_a_big_reused_window():
     n = len(buf)
     assert first_escape(buf, 0, n) == -1
     buf[n - 6:] = b"\\u00fc"
-    assert first_escape(buf, 0, n) == n - 6 == search._ESC_NONASCII.search(buf).start()
+    assert first_escape(buf, 0, n) == n - 6 == find_prefilter._ESC_NONASCII.search(buf).start()
     assert first_escape(buf, 0, n - 1) == -1                  # (cut by the window's end)
     assert first_escape(bytes(buf), 1, n + 100) == n - 6      # (a limit past the end is clamped)
     buf[100:100 + 4096] = bytes(4096)                          # (a zeroed stretch: strstr gives up, the regex)
@@ -135,6 +136,6 @@ def test_a_search_finds_the_same_with_and_without_memmem(escaped_log, monkeypatc
     for b, got in with_c.items():
         assert hits(b) == got, b
     monkeypatch.setattr(cfind, "AVAILABLE", True)
-    monkeypatch.setattr(search, "ESC_PLACES", 0)          # (the regex takes over at the first ANSI escape)
+    monkeypatch.setattr(find_prefilter, "ESC_PLACES", 0)          # (the regex takes over at the first ANSI escape)
     for b, got in with_c.items():
         assert hits(b) == got, b

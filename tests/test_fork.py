@@ -322,7 +322,7 @@ def test_zstd_fork_mid_session_copies_frames_and_reframes_the_cut(tmp_path):
 
 def test_sqlite_fork_in_one_transaction(tmp_path):
     from app.store.faces import open_reader
-    from app.store.sqlite_store import jsonl_to_sqlite
+    from app.store.sqlite_writer import jsonl_to_sqlite
     db = tmp_path / "store.sqlite"
     jsonl_to_sqlite(str(fixture(MULTI)), str(db))
     parent = open_reader(str(db))

@@ -89,7 +89,7 @@ def test_parent_range_durable_before_child_published(tmp_path, trace, name):
 
 
 def test_sqlite_parent_flushed_before_the_child_transaction(tmp_path, trace, monkeypatch):
-    import app.store.sqlite_store as sq
+    import app.store.sqlite_writer as sq
     db = tmp_path / "store.sqlite"
     sq.jsonl_to_sqlite(str(DEMO / "demo-todo/session.jsonl"), str(db))
     parent = open_reader(str(db))

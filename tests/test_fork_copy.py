@@ -7,8 +7,9 @@ import os
 import pytest
 
 from app.log.index.reader import LogReader
-from app.store import forking, publish
-from app.store.forking import ForkVerifyError, fork
+from app.store import fork_verify, publish
+from app.store.fork_verify import ForkVerifyError
+from app.store.forking import fork
 from app.store.indexcache import cached_index
 from app.store.publish import FileRange
 from app.tools.synth import SessionSynth, write_jsonl
@@ -77,9 +78,9 @@ def test_verification_finds_a_child_that_differs(tmp_path):
         bad[1 + where] ^= 1
         b.write_bytes(bytes(bad))
         full_only = where == len(data) // 2 + 7        # between the sampled windows
-        forking._verify_copy(str(a), str(b), 0, len(data), 1, full=False) if full_only else None
+        fork_verify.verify_copy(str(a), str(b), 0, len(data), 1, full=False) if full_only else None
         with pytest.raises(ForkVerifyError):
             if full_only:
-                forking._verify_copy(str(a), str(b), 0, len(data), 1, full=True)
+                fork_verify.verify_copy(str(a), str(b), 0, len(data), 1, full=True)
             else:
-                forking._verify_copy(str(a), str(b), 0, len(data), 1, full=False)
+                fork_verify.verify_copy(str(a), str(b), 0, len(data), 1, full=False)

@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from app.log.index.reader import LogReader
-from app.store import forking
+from app.store import fork_stream, fork_verify, forking
 from app.store.indexcache import cached_index
 from app.store.writer import SessionWriter, WriterError
 
@@ -124,7 +124,7 @@ def test_the_row_pass_failing_after_copies_publishes_nothing(legacy, tmp_path, m
     monkeypatch.setattr(forking, "_converted_rows", rows)
     out = tmp_path / "out"
     switch = sys.getswitchinterval()
-    with pytest.raises((forking.ForkVerifyError, forking.ForkError)):
+    with pytest.raises((fork_verify.ForkVerifyError, forking.ForkError)):
         forking.fork(r, None, out_store=str(out), child_id="shrunk")
     assert sys.getswitchinterval() == switch
     assert copied                                      # the writer had started: a temporary existed
@@ -160,14 +160,14 @@ def test_a_one_shot_writer_never_writes_a_failed_batch_again(tmp_path):
 
 
 def test_the_seed_stream_is_one_pass_and_carries_a_producer_failure():
-    s = forking.SeedStream(max_text=10)
+    s = fork_stream.SeedStream(max_text=10)
     assert s.put(b"abc") and s.put(b"defgh")
     s.fail(ValueError("bad row"))
     got = []
-    with pytest.raises(forking.SeedAbandoned, match="bad row"):
+    with pytest.raises(fork_stream.SeedAbandoned, match="bad row"):
         for c in s:
             got.append(c)
     assert got == [b"abc", b"defgh"] and s.broken
-    with pytest.raises(forking.SeedAbandoned, match="not written again"):
+    with pytest.raises(fork_stream.SeedAbandoned, match="not written again"):
         list(s)
     assert not s.put(b"more")                          # the writer stopped taking chunks

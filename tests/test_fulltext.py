@@ -39,7 +39,7 @@ def _build_home(root):
                   extra=[str(FIXTURES.parent / "dsh-next")])
     base = os.path.join(str(root), "sessions")
     # a SQLite store inside the home, holding a planted session
-    from app.store.sqlite_store import jsonl_to_sqlite
+    from app.store.sqlite_writer import jsonl_to_sqlite
     s = PlantingSynth(seed=77, plants={"sqliteplantword": "tool-output-line-700"}, at_turn=2)
     tmp = os.path.join(str(root), "sql-src.jsonl")
     write_jsonl(tmp, s, turns=3)
@@ -148,7 +148,7 @@ def test_filters(home):
 
 def test_v2_v4_sessions_are_indexed(home):
     from app.log.index.reader import LogReader
-    from app.log.query.search import FindOptions, find_all
+    from app.log.query.find import FindOptions, find_all
     ix = home["ix"]
     v4 = [sid for sid, o in home["origin"].items() if "cancel-tool-calls/session.v4" in o]
     assert len(v4) == 1

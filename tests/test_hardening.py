@@ -311,7 +311,7 @@ def test_special_files_are_refused_without_blocking(tmp_path):
 
 @pytest.mark.slow
 def test_sqlite_fork_honours_out_and_never_writes_the_source(tmp_path):
-    from app.store.sqlite_store import append_batch, create_store
+    from app.store.sqlite_writer import append_batch, create_store
     lines = [json.loads(x) for x in fixture(RETRY).read_text().splitlines() if x.strip()]
     db = tmp_path / "src.sqlite"
     create_store(db)

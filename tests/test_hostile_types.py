@@ -21,7 +21,7 @@ from app.log.query.diff import attempt_diff, request_diff
 from app.log.format.lazyrows import iter_messages
 from app.log.index.integrity import EventChecks
 from app.log.format.model import Event, is_event
-from app.log.query.search import FindOptions, find_all
+from app.log.query.find import FindOptions, find_all
 from app.log.query.stats import compute_stats
 from app.log.fold.surface import index_for, page_surface
 from app.log.query.textview import event_fields

@@ -304,7 +304,7 @@ def test_from_end_and_replaced_file(tmp_path):
 
 
 def test_sqlite_follower(tmp_path):
-    from app.store.sqlite_store import append_batch, create_store
+    from app.store.sqlite_writer import append_batch, create_store
     hdr, evs = _header_and_rows(40)
     db = tmp_path / "store.sqlite"
     create_store(str(db))

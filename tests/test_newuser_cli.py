@@ -84,7 +84,7 @@ def test_planted_logs_are_valid_and_find_finds_every_word(tmp_path, version):
     text block that nobody reads, so a search test built on it measured nothing.  Every planted
     word is found now, at its seq, in a log that loads without problems."""
     from app.log.index.reader import LogReader
-    from app.log.query.search import FindOptions, find
+    from app.log.query.find import FindOptions, find
     from app.tools.plant import PLANTS, PlantingSynth
     from app.tools.synth import write_jsonl
     s = PlantingSynth(seed=11, at_turn=2, version=version)

@@ -12,7 +12,9 @@ expression, with the reason; a new violation fails ``test_no_new_private_access`
 longer occurs fails ``test_the_known_list_is_current`` (so the list only shrinks).  Fixed when the test was
 added: ``store._read`` (``SqliteStore.read``), ``reader._backward_items`` / ``_token_for_seq`` (public now),
 the write to ``tracker._hidden_count`` (a weak map in ``app/ui/history/pages.py``), the CLI's ``_reader`` and
-``_cfg_path`` (``session_reader``, ``cfg_session_path``) and the window's ``_first_paint_marked``.
+``_cfg_path`` (``session_reader``, ``cfg_session_path``) and the window's ``_first_paint_marked``.  Later: the
+reader's split-row decode and scan totals the exports used (``decode_split_row``, ``physical_total``,
+``progress_of``), ``Segment._abs`` (``text_pos``) and the reader's legacy-row probe (``app/log/index/rowprobe.py``).
 """
 from __future__ import annotations
 
@@ -30,7 +32,6 @@ _FOLD = "the surface fold's step state, read by checkpoints and trace to resume 
 _SCAN = "the row scanner's tables and the reader's legacy probe, shared by the fork's legacy-row scan"
 _UI = "the main window's controllers call each other's handlers (a controller API is pending)"
 _CACHE = "the index cache's file identity, keyed digest and atomic write, reused by the timeline and outline caches"
-_EXPORT = "the streaming exports read rows through the reader's own split-row decode and byte totals (to be public API)"
 KNOWN: dict[tuple[str, str], str] = {
     ("app/log/fold/checkpoints.py", "sf._empty_assistant"): _FOLD,
     ("app/log/fold/checkpoints.py", "sf._step_mark"): _FOLD,
@@ -43,10 +44,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/log/index/fastindex.py", "src._oversized"): _SOURCE,
     ("app/log/index/fastindex.py", "src._pread"): _SOURCE,
     ("app/log/index/rowprobe.py", "src._pread"): _SOURCE,
-    ("app/log/query/analysis.py", "seg._abs"): _SOURCE,
     ("app/log/query/outline.py", "from .analysis import _dedupe"): "one problem-deduplication helper for two passes",
-    ("app/log/query/search.py", "src._find_newline"): _SOURCE,
-    ("app/log/query/search.py", "src._pread"): _SOURCE,
+    ("app/log/query/find_rows.py", "src._find_newline"): _SOURCE,
+    ("app/log/query/find_rows.py", "src._pread"): _SOURCE,
     ("app/log/query/trace.py", "fold._empty_assistant"): _FOLD,
     ("app/log/query/trace.py", "from ..fold.checkpoints import _segments_from"): _FOLD,
     ("app/store/forking.py", "fastindex._SCAN_KINDS"): _SCAN,
@@ -60,23 +60,15 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/store/forking.py", "from ..log.index.fastindex import _SEQ_AT"): _SCAN,
     ("app/store/forking.py", "from ..log.index.fastindex import _heap_steady"): "the index's heap check, reused by fork",
     ("app/store/forking.py", "from ..log.index.fastindex import _probe"): _SCAN,
-    ("app/store/forking.py", "from ..log.index.reader import _LEGACY_TYPES"): _SCAN,
-    ("app/store/forking.py", "from ..log.index.reader import _maybe_legacy"): _SCAN,
-    ("app/store/forking.py", "from ..log.index.reader import _scan_lines_probe"): _SCAN,
     ("app/store/timeline_cache.py", "from .indexcache import _file_source"): _CACHE,
     ("app/store/timeline_cache.py", "from .indexcache import _identity"): _CACHE,
     ("app/store/timeline_cache.py", "from .indexcache import _write_atomic"): _CACHE,
     ("app/log/fold/asof.py", "from .surface import _compaction_ref"): _FOLD,
-    ("app/log/fold/asof.py", "seg._abs"): _SOURCE,
     ("app/log/fold/asof.py", "side.attempts._open"): "the replay's side fold reads the attempt tracker's open attempt",
     ("app/ui/replay.py", "self.win._update_request"): _UI,
     ("app/ui/replay.py", "win._history_column"): _UI,
     ("app/store/export.py", "from .export_transcript import _blocks_of"): "the exports' one block walker, split over modules",
     ("app/store/export.py", "hashlib._Hash"): "the standard library's hash type, named in a signature",
-    ("app/store/export_rows.py", "reader._decode_split_row"): _EXPORT,
-    ("app/store/export_rows.py", "reader._physical_total"): _EXPORT,
-    ("app/store/export_rows.py", "reader._progress_of"): _EXPORT,
-    ("app/store/export_transcript.py", "reader._physical_total"): _EXPORT,
     ("app/store/outline_cache.py", "from .indexcache import _DIGEST"): _CACHE,
     ("app/store/outline_cache.py", "from .indexcache import _file_source"): _CACHE,
     ("app/store/outline_cache.py", "from .indexcache import _hasher"): _CACHE,

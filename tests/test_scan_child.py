@@ -8,7 +8,7 @@ import pytest
 
 from app.log.query.outline import build_outline
 from app.log.index.reader import LogReader
-from app.log.query.search import FindOptions, find_all
+from app.log.query.find import FindOptions, find_all
 from app.store.scan_child import run_isolated
 from app.tools.plant import PlantingSynth
 from app.tools.synth import write_jsonl

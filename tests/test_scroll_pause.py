@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QAbstractSlider
 
 from app.log.query.outline import build_outline
 from app.log.index.reader import LogReader
-from app.log.query.search import FindOptions, find_all
+from app.log.query.find import FindOptions, find_all
 from app.store.childproc import background_paused, background_pids, pause_background, resume_background
 from app.store.scan_child import run_isolated
 from app.tools.plant import PlantingSynth

@@ -1,4 +1,4 @@
-"""Whole-log search (app/log/query/search.py), the text it matches (app/log/query/textview.py), the outline
+"""Whole-log find (app/log/query/find.py and its parts), the text it matches (app/log/query/textview.py), the outline
 and problems pass (app/log/query/outline.py) and `session-lens find`, on generated logs with planted
 words and on the shared fixtures."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from app.cli.main import main as cli
 from app.log.query.analysis import inspect
 from app.log.query.outline import build_outline
 from app.log.index.reader import LogReader
-from app.log.query.search import FindOptions, FindStats, build_prefilter, find, find_all
+from app.log.query.find import FindOptions, FindStats, build_prefilter, find, find_all
 from app.log.source.sources import RawJsonlSource
 from app.log.query.textview import event_fields, plain
 from app.tools.plant import PLANTS, PlantingSynth
@@ -42,7 +42,7 @@ def planted(tmp_path_factory):
         frames.append(encode_frame(b"".join(rows[i:i + 5])))
     zpath = d / "session.jsonl.zstd"
     zpath.write_bytes(b"".join(frames))
-    from app.store.sqlite_store import jsonl_to_sqlite
+    from app.store.sqlite_writer import jsonl_to_sqlite
     db = d / "store.sqlite"
     jsonl_to_sqlite(str(path), str(db))
     return {"jsonl": str(path), "zstd": str(zpath), "sqlite": str(db), "planted": dict(s.planted),
@@ -166,7 +166,7 @@ def _naive(reader, opts):
     """Every (seq, kind) whose decoded field the window shows matches: no prefilter, every event
     decoded (a tool-call block of an assistant message only when no matching tool/call row of
     its call follows)."""
-    from app.log.query.search import compile_matcher
+    from app.log.query.find import compile_matcher
     from app.log.query.textview import shown_fields
     m = compile_matcher(opts)
     out = []

@@ -19,7 +19,8 @@ import json
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from app.log.query.search import FindOptions, _case_variants, build_prefilter, compile_matcher
+from app.log.query.find import FindOptions, build_prefilter, compile_matcher
+from app.log.query.find_needles import case_variants
 from app.log.query.textview import fold_case
 
 ALPHABET = (list("abeiknsxzABIKS019 -.") + list("ßẞσςΣıİſKΩωÅåΠπДдЀѐñÑéÉÜü日本語한ÿŸµΜ")
@@ -70,7 +71,7 @@ def planted(draw):
     opts = draw(st.sampled_from(["caseless", "case", "word", "regex"]))
     # the stored text: some variant of the word (or of a part of it), with text around it
     if opts == "regex":
-        variant = "".join(draw(st.sampled_from(_case_variants(ch))) for ch in word)
+        variant = "".join(draw(st.sampled_from(case_variants(ch))) for ch in word)
     elif opts == "case":
         variant = word
     else:

@@ -29,16 +29,11 @@ _SHARED = "app/ui/main_window.py is a shared file (small additive edits only) th
 # "path" (module), "path::Class" or "path::function" (a method as "path::Class.method") -> reason
 EXCEPTIONS: dict[str, str] = {
     # modules over 700 lines
-    "app/log/query/search.py": _TRUST,
-    "app/store/forking.py": _TRUST,
-    "app/store/sqlite_store.py": _CACHES,
     # classes over 400 lines
     "app/log/source/zstdsource.py::ZstdSource": _CACHES,
     # functions over 80 lines
-    "app/log/query/search.py::_find_rows": _TRUST,     # (find's row loop: find drops echoed call blocks)
     "app/log/query/textview.py::event_fields": _TRUST,
     "app/log/format/codec.py::RowCodec.decode_row": _TRUST,
-    "app/store/forking.py::fork": _TRUST,
     "app/log/source/zstdsource.py::ZstdSource._windows": _CACHES,
     "app/ui/history/rows.py::build_rows": _MEMORY,
     "app/ui/history/rows.py::_content_body": _MEMORY,

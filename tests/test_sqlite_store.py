@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 from app.log.format.codec import RowCodec, pack_events
 from app.log.format.model import BadRow, is_event
-from app.store.sqlite_store import (APPLICATION_ID, SCHEMA_SQL, SqliteSource, SqliteStore, StoreError,
-                                    append_batch, create_store, decode_seqs, encode_seqs, jsonl_to_sqlite,
-                                    normalize_sql, open_writer)
+from app.store.sqlite_schema import APPLICATION_ID, SCHEMA_SQL, StoreError, decode_seqs, encode_seqs, normalize_sql
+from app.store.sqlite_store import SqliteSource, SqliteStore
+from app.store.sqlite_writer import append_batch, create_store, jsonl_to_sqlite, open_writer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT.parent / "shared" / "fixtures" / "dsh"

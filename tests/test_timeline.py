@@ -299,7 +299,7 @@ def test_every_backend_gives_the_same_spans(synth_logs, tmp_path):
     """The same v0 and v4 logs stored as raw JSONL, zstd frames and (v0) a SQLite store: the same spans; the zstd
     file is cached like the raw one, the SQLite store is computed (no file identity to key a cache on)."""
     from app.log.source.zstdframes import encode_session
-    from app.store.sqlite_store import jsonl_to_sqlite
+    from app.store.sqlite_writer import jsonl_to_sqlite
     from app.store.timeline_cache import cached_spans
     for k, p in enumerate(synth_logs):
         want = list(timeline(open_reader(str(p))))

@@ -59,7 +59,7 @@ def store(tmp: Path, version: int, backend: str) -> tuple[str, list[str]]:
         write_session(str(p), json.loads(lines[0]), [[x + b"\n" for x in lines[1:][i:i + 4]]
                                                     for i in range(0, len(lines) - 1, 4)], fmt="zstd")
         return str(p), []
-    from app.store.sqlite_store import jsonl_to_sqlite
+    from app.store.sqlite_writer import jsonl_to_sqlite
     db = tmp / "store.sqlite"
     jsonl_to_sqlite(str(src), str(db))
     sid = json.loads(src.read_text().split("\n", 1)[0])["id"]

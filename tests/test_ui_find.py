@@ -285,7 +285,7 @@ def test_every_problem_of_cordis_tool_round_is_in_the_problems_panel(qtbot, make
 
 
 def test_results_model_and_wording(qtmodeltester):
-    from app.log.query.search import Hit
+    from app.log.query.find import Hit
     m = FindResultsModel()
     qtmodeltester.check(m)
     m.append([Hit(seq=s, turn=s // 10, kind="tool-output", snippet=f"x\x1b[31m{s}\ny", span=(0, 1), start=0, end=1,

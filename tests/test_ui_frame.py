@@ -436,7 +436,7 @@ def test_first_run_tour_three_hints_once(qtbot, tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_sqlite_sessions_show_titles_and_dates(qtbot, win, tmp_path):
-    from app.store.sqlite_store import jsonl_to_sqlite
+    from app.store.sqlite_writer import jsonl_to_sqlite
     db = tmp_path / "store.db"
     for rel in (RETRY, "examples/acp-agent/tests/snapshots/session-sandbox-root/session.jsonl"):
         jsonl_to_sqlite(fixture(rel), str(db))

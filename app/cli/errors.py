@@ -48,9 +48,9 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     from ..log.fold.fork import ForkError
     from ..log.source.sources import SourceChanged
     from ..store.faces import OpenError
-    from ..store.forking import ForkVerifyError
+    from ..store.fork_verify import ForkVerifyError
     from ..store.publish import PublishError
-    from ..store.sqlite_store import StoreError
+    from ..store.sqlite_schema import StoreError
     from ..store.writer import WriterError
     return (OpenError, StoreError, SourceChanged, PublishError, WriterError, ForkVerifyError, ForkError,
             sqlite3.DatabaseError, OverflowError, FileNotFoundError, ValueError, OSError)

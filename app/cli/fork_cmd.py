@@ -18,7 +18,8 @@ def _cfg(p):
 
 def _run(args):
     from ..log.fold.fork import ForkError
-    from ..store.forking import ForkVerifyError, fork, preview
+    from ..store.fork_verify import ForkVerifyError
+    from ..store.forking import fork, preview
     r = session_reader(args, indexed=True)
     try:
         if args.preview:

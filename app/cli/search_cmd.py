@@ -1,4 +1,4 @@
-"""``session-lens find`` (whole-log search of one session) and ``session-lens search`` (a home's
+"""``session-lens find`` (whole-log find in one session) and ``session-lens search`` (a home's
 full-text index).  Plain output holds no control characters (snippets are one plain line)."""
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _cfg_find(p):
 
 
 def _run_find(args):
-    from ..log.query.search import FindOptions, FindStats, find
+    from ..log.query.find import FindOptions, FindStats, find
     kinds = None
     if args.kind:
         kinds = [k for arg in args.kind for k in arg.split(",") if k.strip()]

@@ -104,7 +104,7 @@ def logical_rows(reader: LogReader, progress: Progress = None, logical: bool = T
     segments left out: they hold no event).  ``progress(done, total)`` in bytes, never going back: after
     each segment, and every :data:`PROGRESS_ROWS` rows of a file whose rows are placed by byte offset."""
     cut: Any = reader.tail_state().cut_pos if logical else None     # (a RowPos: an int or a tuple, as the rows')
-    total = max(1, reader._physical_total())
+    total = max(1, reader.physical_total())
     done = 0
     for seg in reader.source.forward():
         if not seg.bad:
@@ -116,13 +116,13 @@ def logical_rows(reader: LogReader, progress: Progress = None, logical: bool = T
                     done = row[0]
                     progress(done, total)
         if progress:
-            done = max(done, min(total, reader._progress_of(seg.end)))
+            done = max(done, min(total, reader.progress_of(seg.end)))
             progress(done, total)
 
 
 def exact_events(reader: LogReader, row: Row) -> list[Event]:
     """The events of one row as the exact decode reads them."""
-    return [it for it in reader._decode_split_row(row) if is_event(it)]
+    return [it for it in reader.decode_split_row(row) if is_event(it)]
 
 
 def _packed_lines(rec: Any, red: Optional[Redactor]) -> list[bytes]:

@@ -202,7 +202,7 @@ def transcript(reader: LogReader, redact: Optional[Redactor] = None,
     events, model-only replacements and failures/retries as notes).  The title is the last
     ``session/title`` payload's ``title`` as logged (None without one).  ``progress`` (done, total bytes)
     runs over both passes."""
-    total = max(1, reader._physical_total())
+    total = max(1, reader.physical_total())
     p1 = (lambda d, t: progress(d // 2, total)) if progress else None
     p2 = (lambda d, t: progress(total // 2 + (d + 1) // 2, total)) if progress else None
     header = _json_obj(reader.source.header_raw)

@@ -15,20 +15,19 @@ windows, compared byte for byte, and rows written as text exactly (``verify="ful
 byte, and the CRC-32).  zstd: the child's copied bytes have the CRC-32 computed while reading
 them from the source (each copied frame run, and each re-framed run by its text).  The plan
 comes from the seq index, which is taken from the persistent cache (app/store/indexcache.py).
+The verification is in :mod:`app.store.fork_verify`, the seed's hand-over to the writer in
+:mod:`app.store.fork_stream`, a SQLite session's fork in :mod:`app.store.fork_sqlite`.
 """
 from __future__ import annotations
 
 import os
-import sys
-import threading
 import time
 import uuid
 import zlib
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate, chain, compress
 from operator import itemgetter
-from typing import Any, NamedTuple, Optional, Union
+from typing import Any, Optional
 
 import msgspec
 
@@ -40,111 +39,20 @@ from ..log.index.reader import LogReader, SeqIndex
 from ..log.source.sources import Segment, Source
 from .layout import generation_name, id_segment, project_key, session_path
 from .fork_progress import ForkMeter, missing_dirs, remove_made
+from .fork_sqlite import fork_sqlite
+from .fork_stream import Chunk, Piece, SeedStream, frames_of, quick_switches, runs
+from .fork_verify import VERIFY_WINDOW, VERIFY_WINDOWS, pread_all, verify_child
 from .publish import FileRange, make_dirs
 from .writer import RawFrames, RawText, SessionWriter
-
-COPY_CHUNK = 8 << 20
-VERIFY_WINDOW = 64 << 10
-VERIFY_WINDOWS = 16
-VERIFY_EDGE = 4 << 10          # bytes compared at each end of every copied range (when there are many)
-
-
-
-class Piece(NamedTuple):
-    """A piece of the seed: ``range`` raw JSONL bytes ``[start, stop)`` copied as stored, ``frames``
-    whole zstd frames ``[start, stop)`` copied as stored, or ``text``: rows written by us (``data``)."""
-    kind: str
-    start: int = 0
-    stop: int = 0
-    data: bytes = b""
 
 
 def _text(data: bytes) -> Piece:
     return Piece("text", data=data)
 
-Chunk = Union[bytes, FileRange]          # what a RawText carries into a JSONL child
+
 # the write-behind writer's batch items, as this module hands them over
 _raw_text: Callable[[Iterable[Chunk]], RawText] = RawText
 _raw_frames: Callable[[Iterator[bytes]], RawFrames] = RawFrames
-
-
-class ForkVerifyError(Exception):
-    pass
-
-
-class SeedAbandoned(Exception):
-    """The seed stream's producer failed (or the stream was already consumed by a failed write)."""
-
-
-class SeedStream:
-    """The JSONL seed's chunks handed from the fork's row pass (the calling thread) to the writer's
-    thread as they are made: the kernel copy of stored ranges (``os.copy_file_range`` releases the
-    GIL) runs while the flagged segments are read and converted, instead of after.
-
-    One pass only: the writer retrying a failed batch finds the stream spent and fails again, so a
-    failed fork never publishes a child from part of its seed.  A producer failure (:meth:`fail`)
-    makes the writer's pass raise, so its temporary is removed and nothing is published.  Text not
-    yet written is bounded (``max_text`` bytes: the producer waits); byte ranges cost nothing."""
-
-    def __init__(self, max_text: int = 64 << 20) -> None:
-        self._cv = threading.Condition()
-        self._items: deque[Chunk] = deque()
-        self._text = 0
-        self._max_text = max_text
-        self._done = False
-        self._error: Optional[BaseException] = None
-        self._taken = False
-        self.broken = False             # the writer stopped taking chunks (its write failed)
-
-    def put(self, chunk: Chunk) -> bool:
-        """Hand one chunk over; False when the writer has stopped taking them."""
-        with self._cv:
-            if not isinstance(chunk, FileRange):
-                while self._text > self._max_text and not self.broken:
-                    self._cv.wait()
-                self._text += len(chunk)
-            if self.broken:
-                return False
-            self._items.append(chunk)
-            self._cv.notify_all()
-            return True
-
-    def end(self) -> None:
-        with self._cv:
-            self._done = True
-            self._cv.notify_all()
-
-    def fail(self, error: BaseException) -> None:
-        with self._cv:
-            self._error, self._done = error, True
-            self._cv.notify_all()
-
-    def __iter__(self) -> Iterator[Chunk]:
-        with self._cv:
-            if self._taken:
-                raise SeedAbandoned("the seed stream was taken by a write that failed: it is not written again")
-            self._taken = True
-        finished = False
-        try:
-            while True:
-                with self._cv:
-                    while not self._items and not self._done:
-                        self._cv.wait()
-                    if not self._items:
-                        if self._error is not None:
-                            raise SeedAbandoned(f"the seed rows could not be made: {self._error}")
-                        finished = True
-                        return
-                    c = self._items.popleft()
-                    if not isinstance(c, FileRange):
-                        self._text -= len(c)
-                        self._cv.notify_all()
-                yield c
-        finally:
-            if not finished:
-                with self._cv:
-                    self.broken = True
-                    self._cv.notify_all()
 
 
 def child_location(reader: LogReader, child_id: str, out_store: Optional[str] = None) -> str:
@@ -222,9 +130,9 @@ def _may_be_legacy(row: bytes) -> bool:
     shape by the probe (a typed decode that skips the content); a row that does not probe (not JSON,
     another shape, nested deeper than the decoder goes): maybe, the codec decides."""
     from ..log.index.fastindex import _probe
-    from ..log.index.reader import _maybe_legacy
+    from ..log.index.rowprobe import maybe_legacy
     try:
-        return _maybe_legacy(_probe(row))
+        return maybe_legacy(_probe(row))
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return True
 
@@ -253,11 +161,11 @@ def _legacy_by_regex(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
 
 def _legacy_by_probe(data: bytes, upto: int) -> list[tuple[int, int]]:
     """The rows of ``data[:upto]`` that may read in a legacy shape, every row probed (any shape)."""
-    from ..log.index.reader import _LEGACY_TYPES, _maybe_legacy, _scan_lines_probe
+    from ..log.index.rowprobe import LEGACY_TYPES, maybe_legacy, scan_lines_probe
     hints: tuple[bytes, ...] = _LEGACY_HINTS
     want = -1                               # rows the probe says may be legacy (-1: unknown)
     try:
-        maybe = [r.type for r in _scan_lines_probe(data[:upto]) if r.type in _LEGACY_TYPES and _maybe_legacy(r)]
+        maybe = [r.type for r in scan_lines_probe(data[:upto]) if r.type in LEGACY_TYPES and maybe_legacy(r)]
         hints, want = tuple(sorted({b'"' + t.encode() + b'"' for t in maybe})), len(maybe)
     except (msgspec.DecodeError, msgspec.ValidationError):
         pass
@@ -283,12 +191,12 @@ def _legacy_by_probe(data: bytes, upto: int) -> list[tuple[int, int]]:
 
 def _maybe_legacy_rows(data: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The spans whose row may read in a legacy shape (by the probe; a row that does not probe: maybe)."""
-    from ..log.index.reader import _maybe_legacy, _scan_lines_probe
+    from ..log.index.rowprobe import maybe_legacy, scan_lines_probe
     out = []
     for a, b in spans:
         try:
-            probe = _scan_lines_probe(data[a:b])
-            if len(probe) == 1 and not _maybe_legacy(probe[0]):
+            probe = scan_lines_probe(data[a:b])
+            if len(probe) == 1 and not maybe_legacy(probe[0]):
                 continue                    # a current-shape row: stored as it is
         except (msgspec.DecodeError, msgspec.ValidationError):
             pass                            # the codec decides
@@ -392,7 +300,7 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flag
                 if run_start is None:
                     run_start = pos
                 continue
-            blob = _pread_all(fd, pos, end)
+            blob = pread_all(fd, pos, end)
             text = decode_frame(blob) if zst else blob      # bounded (app.log.format.limits.MAX_FRAME_BYTES)
             upto = len(text)
             if last:
@@ -502,158 +410,6 @@ def _frame_prefix(src: Source, seg: Segment, cut: int) -> bytes:
     return b"".join(parts) + seg.data[:cut]
 
 
-def _pread_all(fd: int, start: int, stop: int) -> bytes:
-    out = os.pread(fd, stop - start, start)
-    while len(out) < stop - start:
-        more = os.pread(fd, stop - start - len(out), start + len(out))
-        if not more:
-            raise ForkVerifyError("the source shrank while it was copied")
-        out += more
-    return out
-
-
-def _raw_range(fd: int, start: int, stop: int, crc: list[int]) -> Iterator[bytes]:
-    at = start
-    while at < stop:
-        chunk = os.pread(fd, min(COPY_CHUNK, stop - at), at)
-        if not chunk:
-            raise ForkVerifyError("the source shrank while it was copied")
-        crc[0] = zlib.crc32(chunk, crc[0])
-        at += len(chunk)
-        yield chunk
-
-
-def _crc_of(path: str, start: int, stop: int) -> int:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        crc = [0]
-        for _ in _raw_range(fd, start, stop, crc):
-            pass
-        return crc[0]
-    finally:
-        os.close(fd)
-
-
-def _runs(pieces: Iterable[Piece]) -> Iterator[tuple[str, list[Piece]]]:
-    """Group consecutive pieces of one kind (frames / text)."""
-    kind, run = "", list[Piece]()
-    for p in pieces:
-        if p.kind != kind and run:
-            yield kind, run
-            run = []
-        kind = p.kind
-        run.append(p)
-    if run:
-        yield kind, run
-
-
-def _frames_of(fd: int, run: list[Piece], acc: list[int], copied: list[int], crc: list[int],
-               meter: ForkMeter) -> Iterator[bytes]:
-    """The stored bytes of whole frames; ``acc`` = [CRC-32, bytes] of this run, ``crc`` of all
-    frames copied so far."""
-    for p in run:
-        for chunk in _raw_range(fd, p.start, p.stop, acc):
-            acc[1] += len(chunk)
-            copied[0] += len(chunk)
-            crc[0] = zlib.crc32(chunk, crc[0])
-            meter.copied(len(chunk))
-            yield chunk
-
-
-def _verify_frames(path: str, layout: list[tuple[str, list[int]]], meter: Optional[ForkMeter] = None) -> None:
-    """A zstd child holds its seed as planned: each run of copied frames byte for byte (same
-    CRC-32 and length), each re-framed run as exactly one frame whose text has the CRC-32 and
-    length written.  Frames are located by their headers; only re-framed ones are decoded."""
-    import mmap
-    from ..log.source.zstdframes import COMPLETE, decode_frame, scan_frame
-    with open(path, "rb") as f:
-        at = _child_seed_start(path, "zstd")
-        if not layout:
-            return
-        if meter is not None:
-            meter.start_verify(sum(n for _k, (_c, n) in layout))
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            for kind, (want_crc, want_n) in layout:
-                if meter is not None:
-                    meter.verified(want_n)
-                if kind == "frames":
-                    stop = at
-                    while stop - at < want_n:
-                        k, stop = scan_frame(mm, stop)
-                        if k != COMPLETE:
-                            raise ForkVerifyError(f"child {path}: a copied frame is not complete at byte {at}")
-                    got = zlib.crc32(mm[at:stop])
-                    if stop - at != want_n or got != want_crc:
-                        raise ForkVerifyError(f"child {path} does not hold the copied frames at byte {at}")
-                else:
-                    k, stop = scan_frame(mm, at)
-                    text = decode_frame(mm[at:stop]) if k == COMPLETE else b""
-                    if len(text) != want_n or zlib.crc32(text) != want_crc:
-                        raise ForkVerifyError(f"child {path} does not hold the seed rows written at byte {at}")
-                at = stop
-
-
-def _compare(a: int, b: int, src_at: int, child_at: int, length: int, child_path: str,
-             meter: Optional[ForkMeter] = None) -> None:
-    at = 0
-    while at < length:
-        k = min(COPY_CHUNK, length - at)
-        if os.pread(a, k, src_at + at) != os.pread(b, k, child_at + at):
-            raise ForkVerifyError(f"child {child_path} differs from the source within bytes "
-                                  f"{src_at + at}..{src_at + at + k}")
-        at += k
-        if meter is not None:
-            meter.verified(k)
-
-
-def _verify_copy(src_path: str, child_path: str, start: int, stop: int, child_start: int, full: bool) -> str:
-    """The child's bytes at ``child_start`` equal the source's ``[start, stop)``: every byte
-    (``full``), or the first and last windows and evenly spread ones. -> what was compared."""
-    return _verify_ranges(src_path, child_path, [(start, stop, child_start)], full)
-
-
-def _verify_ranges(src_path: str, child_path: str, ranges: list[tuple[int, int, int]], full: bool,
-                   meter: Optional[ForkMeter] = None) -> str:
-    """The child holds each copied range ``(start, stop, child offset)`` of the source: every byte
-    (``full``), else both ends of every range (a whole window for one range, ``VERIFY_EDGE`` bytes
-    each when there are many) and ``VERIFY_WINDOWS`` windows spread evenly over all the copied
-    bytes, compared byte for byte.  -> what was compared."""
-    n = sum(stop - start for start, stop, _c in ranges)
-    edge = VERIFY_WINDOW if len(ranges) == 1 else VERIFY_EDGE
-    spots: list[tuple[int, int, int]] = []               # (source offset, child offset, length)
-    if full or n <= VERIFY_WINDOW * (VERIFY_WINDOWS + 2):
-        spots = [(start, c, stop - start) for start, stop, c in ranges]
-    else:
-        for start, stop, c in ranges:
-            k = stop - start
-            if k <= 2 * edge:
-                spots.append((start, c, k))
-            else:
-                spots += [(start, c, edge), (stop - edge, c + k - edge, edge)]
-        step = (n - VERIFY_WINDOW) // (VERIFY_WINDOWS + 1)
-        ri, base = 0, 0                                  # the range holding copied byte ``want``
-        for j in range(1, VERIFY_WINDOWS + 1):
-            want = j * step
-            while base + (ranges[ri][1] - ranges[ri][0]) <= want:
-                base += ranges[ri][1] - ranges[ri][0]
-                ri += 1
-            start, stop, c = ranges[ri]
-            off = want - base
-            spots.append((start + off, c + off, min(VERIFY_WINDOW, stop - start - off)))
-    if meter is not None:
-        meter.start_verify(sum(length for _s, _c, length in spots))
-    a, b = os.open(src_path, os.O_RDONLY), os.open(child_path, os.O_RDONLY)
-    try:
-        for src_at, child_at, length in spots:
-            _compare(a, b, src_at, child_at, length, child_path, meter)
-    finally:
-        os.close(a)
-        os.close(b)
-    compared = sum(length for _s, _c, length in spots)
-    return "all bytes" if compared >= n and (full or len(spots) == len(ranges)) else \
-        f"{compared} of {n} bytes at {len(spots)} places"
-
-
 def checked_plan(reader: LogReader, plan: ForkPlan, given: bool, at_seq: Optional[int], live: bool,
                  strict_anchor: bool) -> ForkPlan:
     """``plan`` when the index it was made from describes the file (:mod:`app.store.forkcheck`: a
@@ -681,36 +437,85 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
     """Host fork of ``reader``'s session at message anchor ``at_seq``; returns the child's facts
     (``strict_anchor``: an anchor past the last event is refused, see :func:`plan_fork`).
     ``progress(done, total)``: bytes of the copy then of the verification; when it raises (Cancel) the
-    fork stops and leaves nothing: no child, no temporary, no folder made for it (app/store/fork_progress.py)."""
+    fork stops and leaves nothing: no child, no temporary, no folder made for it (app/store/fork_progress.py).
+
+    The steps: the destination (:func:`_demo_out`), the parent made durable (:func:`parent_durable`), the
+    plan (:func:`_plan`), the child's header and closing rows (:func:`_child_rows`), the child's path
+    (:func:`_new_child_path`), the seed written and published (:func:`_write_child`), then verified
+    (:func:`app.store.fork_verify.verify_child`).  A SQLite session goes to :func:`app.store.fork_sqlite.fork_sqlite`."""
     if reader.header is None:
         raise ForkError("FORK_UNAVAILABLE", "the source has no readable header")
     src = reader.source
     if src.kind != "sqlite":
-        from . import demo
-        demo_out = demo.fork_store_for(src.path)       # the shipped demo store is never written
-        out_store = out_store or demo_out
-        if out_store is not None and out_store == demo_out:
-            demo.prepare(out_store)
+        out_store = _demo_out(src.path, out_store)
     rev_before = src.revision()
     parent_durable(src.path)              # barrier 1 of 2: see parent_durable (the child is barrier 2)
+    plan = _plan(reader, plan, at_seq, live, strict_anchor)
+    child_id = child_id or f"session-{uuid.uuid4()}"
+    header, tail_rows = _child_rows(reader, plan, child_id, reader.header.to_dict())
+    if src.kind == "sqlite":
+        return fork_sqlite(reader, plan, header, tail_rows, rev_before, at_seq, out_store)
+    path = _new_child_path(reader, child_id, out_store)
+    meter = _meter(plan, src.kind, verify, progress)
+    meter.copied(0)                   # (a cancellation point before anything is made)
+    crc = [0]          # of the seed bytes as they are written (jsonl) / of the copied frames (zstd)
+    copied = [0]
+    layout: list[Any] = []  # jsonl: ("range", start, stop, at) / ("text", bytes, at); zstd: ("frames", [crc,
+    #                         bytes]) / ("text", [crc, length]), the child's seed in order
+    made = _write_child(reader, plan, path, header, tail_rows, meter, layout, copied, crc)
+    try:
+        verified = verify_child(reader, path, layout, copied, crc, verify, rev_before, meter)
+    except BaseException:
+        if meter.stopped:             # cancelled while verifying: the published child goes too
+            remove_made(path, made)
+        raise
+    meter.finish()
+    return {"child": path, "id": child_id, "parentSession": reader.header.id, "seedLength": plan.seed_length,
+            "boundary": plan.boundary, "anchor": at_seq, "synthesized": plan.synthesized_seqs,
+            "turns": plan.turns, "format": src.kind, "sourceRevision": rev_before,
+            "crc32": f"{crc[0]:08x}" if (src.kind == "zstd" or verify == "full") else None,
+            "verified": verified, "bytesCopied": copied[0]}
+
+
+def _demo_out(src_path: str, out_store: Optional[str]) -> Optional[str]:
+    """The destination of a fork of a file: ``out_store``, else the demo's own store for the shipped demo
+    (which is never written), prepared when it is the one used."""
+    from . import demo
+    demo_out = demo.fork_store_for(src_path)       # the shipped demo store is never written
+    out_store = out_store or demo_out
+    if out_store is not None and out_store == demo_out:
+        demo.prepare(out_store)
+    return out_store
+
+
+def _plan(reader: LogReader, plan: Optional[ForkPlan], at_seq: Optional[int], live: bool,
+          strict_anchor: bool) -> ForkPlan:
+    """The plan to fork by: the caller's, else one made from the saved index; checked against the file."""
     given = plan is not None
     if plan is None and reader.index is None:
         from .indexcache import cached_index
         cached_index(reader)                 # the saved index (extended or built and saved if need be)
     plan = plan or plan_fork(reader, at_seq, live=live, strict_anchor=strict_anchor)
-    plan = checked_plan(reader, plan, given, at_seq, live, strict_anchor)
-    child_id = child_id or f"session-{uuid.uuid4()}"
+    return checked_plan(reader, plan, given, at_seq, live, strict_anchor)
+
+
+def _child_rows(reader: LogReader, plan: ForkPlan, child_id: str,
+                parent_hdr: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """(the child's header, the rows that close its seed) for ``plan`` (``parent_hdr``: the parent's header)."""
     now = int(time.time() * 1000)
-    parent_hdr = reader.header.to_dict()
     version = getattr(reader, "version", 0) or 0
     header = child_header(parent_hdr, child_id, plan.seed_length, now, version)
     last_time = 0
     if plan.boundary >= 0:                   # the marker's time: event B's, as the newest host (every version)
         last = plan.closure[-1] if plan.closure else reader.event_at(plan.stored_through)
         last_time = last.time if last is not None else 0
-    tail_rows = seed_tail(plan, version, last_time, tracker=getattr(plan, "open_tracker", None))
-    if src.kind == "sqlite":
-        return _fork_sqlite(reader, plan, header, tail_rows, rev_before, at_seq, out_store)
+    return header, seed_tail(plan, version, last_time, tracker=getattr(plan, "open_tracker", None))
+
+
+def _new_child_path(reader: LogReader, child_id: str, out_store: Optional[str]) -> str:
+    """Where the child of a file goes; interrupted forks' leftovers there are cleaned, and a session already
+    there (or a source that is neither JSONL nor zstd) is refused."""
+    src = reader.source
     path = child_location(reader, child_id, out_store)
     from .publish import clean_stale_temps
     clean_stale_temps(os.path.dirname(os.path.dirname(path)), depth=1)   # interrupted forks' leftovers
@@ -719,12 +524,16 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
                                           "a fork never writes into an existing session: choose another --id")
     if src.kind not in ("jsonl", "zstd"):
         raise ForkError("FORK_UNAVAILABLE", f"cannot fork a {src.kind} source")
-    meter = _meter(plan, src.kind, verify, progress)
-    meter.copied(0)                   # (a cancellation point before anything is made)
-    crc = [0]          # of the seed bytes as they are written (jsonl) / of the copied frames (zstd)
-    copied = [0]
-    layout: list[Any] = []  # jsonl: ("range", start, stop, at) / ("text", bytes, at); zstd: ("frames", [crc,
-    #                         bytes]) / ("text", [crc, length]), the child's seed in order
+    return path
+
+
+def _write_child(reader: LogReader, plan: ForkPlan, path: str, header: dict[str, Any], tail_rows: list[Any],
+                 meter: ForkMeter, layout: list[Any], copied: list[int], crc: list[int]) -> list[str]:
+    """Write the child (its seed and ``tail_rows``) through the write-behind writer and publish it (the
+    writer's flush: tmp, fsync, link, fsync dir); ``layout``, ``copied`` and ``crc`` record what was written,
+    for the verification.  A failure publishes nothing and removes the folders made for the child.
+    -> the folders made for it."""
+    src = reader.source
     batch: list[Any] = []
     fd = os.open(src.path, os.O_RDONLY)
     try:
@@ -737,11 +546,11 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
             else:
                 # runs of whole frames are copied as stored; rows of a re-framed frame (the cut
                 # frame, a frame holding converted rows) are written as one new frame per run
-                for run_kind, run in _runs(pieces):
+                for run_kind, run in runs(pieces):
                     if run_kind == "frames":
                         acc = [0, 0]                      # crc, bytes of this run as read
                         layout.append(("frames", acc))
-                        batch.append(_raw_frames(_frames_of(fd, run, acc, copied, crc, meter)))
+                        batch.append(_raw_frames(frames_of(fd, run, acc, copied, crc, meter)))
                     else:
                         text = b"".join(p.data for p in run)
                         meter.copied(len(text))
@@ -766,18 +575,7 @@ def fork(reader: LogReader, at_seq: Optional[int] = None, out_store: Optional[st
                 remove_made(None, made)       # the child's own folder (and any above it), made for it, when empty
     finally:
         os.close(fd)
-    try:
-        verified = _verify_child(reader, path, layout, copied, crc, verify, rev_before, meter)
-    except BaseException:
-        if meter.stopped:             # cancelled while verifying: the published child goes too
-            remove_made(path, made)
-        raise
-    meter.finish()
-    return {"child": path, "id": child_id, "parentSession": reader.header.id, "seedLength": plan.seed_length,
-            "boundary": plan.boundary, "anchor": at_seq, "synthesized": plan.synthesized_seqs,
-            "turns": plan.turns, "format": src.kind, "sourceRevision": rev_before,
-            "crc32": f"{crc[0]:08x}" if (src.kind == "zstd" or verify == "full") else None,
-            "verified": verified, "bytesCopied": copied[0]}
+    return made
 
 
 def _meter(plan: ForkPlan, kind: str, verify: str, progress: Optional[Callable[[int, int], None]]) -> ForkMeter:
@@ -788,72 +586,16 @@ def _meter(plan: ForkPlan, kind: str, verify: str, progress: Optional[Callable[[
     return ForkMeter(progress, copy_total,
                      copy_total if full else min(copy_total, VERIFY_WINDOW * (VERIFY_WINDOWS + 2)))
 
-
-def _verify_child(reader: LogReader, path: str, layout: list[Any], copied: list[int], crc: list[int], verify: str,
-                  rev_before: str, meter: ForkMeter) -> str:
-    """The source is unchanged and the child holds exactly the bytes read from it. -> what was compared."""
-    src = reader.source
-    rev_after = src.revision()
-    if rev_after != rev_before:
-        raise ForkVerifyError(f"the source changed during the fork ({rev_before} -> {rev_after}); "
-                              f"the child {path} was published from the earlier state")
-    verified = "nothing copied"
-    if src.kind == "zstd":
-        _verify_frames(path, layout, meter)
-        verified = "crc of every copied byte"
-    elif copied[0]:
-        child_start = _child_seed_start(path, src.kind)
-        if os.path.getsize(path) < child_start + copied[0]:
-            raise ForkVerifyError(f"child {path} is shorter than the copied seed")
-        full = verify == "full"
-        ranges = []
-        with open(path, "rb") as f:
-            for item in layout:
-                if item[0] == "range":
-                    ranges.append((item[1], item[2], child_start + item[3]))
-                else:
-                    f.seek(child_start + item[2])
-                    if f.read(len(item[1])) != item[1]:
-                        raise ForkVerifyError(f"child {path} does not hold the converted seed rows")
-        verified = _verify_ranges(src.path, path, ranges, full, meter) if ranges else "converted rows"
-        if ranges and len(ranges) < len(layout):
-            verified += f"; {len(layout) - len(ranges)} converted row run(s) in full"
-        if full:
-            crc[0] = _crc_of(path, child_start, child_start + copied[0])
-    return verified
-
-
-_SWITCH = 1e-4                  # the interpreter's thread switch interval while a seed is fed (s)
-_switch_lock = threading.Lock()
-_switch_users = [0, 0.0]        # forks feeding now, the interval before the first of them
-
-
-def _quick_switches(on: bool) -> None:
-    """While the row pass (Python, holding the GIL) feeds the writer, the writer's thread needs the GIL
-    back after each kernel copy (a few calls per stored range): with the default 5 ms switch interval it
-    waits up to that long each time, and the copy mostly waits for the pass instead of overlapping it."""
-    with _switch_lock:
-        if on:
-            if not _switch_users[0]:
-                _switch_users[1] = sys.getswitchinterval()
-                sys.setswitchinterval(min(_SWITCH, _switch_users[1]))
-            _switch_users[0] += 1
-        else:
-            _switch_users[0] -= 1
-            if not _switch_users[0]:
-                sys.setswitchinterval(_switch_users[1])
-
-
 def _feed(stream: SeedStream, pieces: Iterable[Piece], fd: int, layout: list[Any], copied: list[int],
           meter: ForkMeter) -> None:
     """Hand the JSONL seed's pieces to ``stream`` as they are made (stored ranges as kernel copies of
     ``fd``, converted rows as text), recording the child's layout for the verification.  Any failure
     fails the stream (the writer then publishes nothing) and is raised."""
-    _quick_switches(True)
+    quick_switches(True)
     try:
         _feed_pieces(stream, pieces, fd, layout, copied, meter)
     finally:
-        _quick_switches(False)
+        quick_switches(False)
 
 
 def _feed_pieces(stream: SeedStream, pieces: Iterable[Piece], fd: int, layout: list[Any], copied: list[int],
@@ -888,85 +630,6 @@ def _session_exists(path: str) -> bool:
     except OSError:
         return False
 
-
-def _sqlite_target(src_path: str, out_store: Optional[str]) -> str:
-    """The SQLite file a SQLite session's child goes into: the source's store, or ``--out``
-    when it names a SQLite store (created when missing); anything else is refused."""
-    if not out_store:
-        return src_path
-    out = os.path.abspath(os.path.expanduser(out_store))
-    if os.path.exists(out) and os.path.samefile(out, src_path):
-        return src_path
-    from .discovery import SQLITE_SUFFIXES, is_sqlite
-    if os.path.isfile(out) and is_sqlite(out):
-        return out
-    if not os.path.exists(out) and out.endswith(SQLITE_SUFFIXES):
-        from .sqlite_store import create_store
-        make_dirs(os.path.dirname(out))
-        create_store(out)
-        return out
-    raise ForkError("FORK_UNAVAILABLE", f"--out {out_store} is not a SQLite store: a session of a SQLite store "
-                                        "forks into a SQLite store (an existing one, or a new FILE.sqlite)")
-
-
-def _fork_sqlite(reader: LogReader, plan: ForkPlan, header: dict[str, Any], tail_rows: list[Any], rev_before: str,
-                 at_seq: Optional[int], out_store: Optional[str] = None) -> dict[str, Any]:
-    """SQLite: the seed rows (as stored, packed rows stay packed) and the closers in ONE transaction."""
-    import msgspec
-    from .sqlite_store import SqliteStore, append_batch
-    src = reader.source
-    target = _sqlite_target(src.path, out_store)
-    existing = SqliteStore.open(target)
-    try:
-        taken = header["id"] in {h["id"] for h in existing.list_sessions()}
-    finally:
-        getattr(existing, "close", lambda: None)()
-    if taken:
-        raise ForkError("SESSION_EXISTS", f"{target} already holds a session {header['id']!r}; a fork never "
-                                          "writes into an existing session: choose another --id")
-    rows: list[Any] = []
-    crc = 0
-    for seg in src.forward():
-        for _pos, raw in seg.rows or []:
-            obj = msgspec.json.decode(raw)
-            first = obj.get("seq0", obj.get("seq"))
-            if first is None or first > plan.stored_through:
-                break
-            n = len(obj["data"]["dt"]) + 1 if "seq0" in obj else 1
-            if first + n - 1 > plan.stored_through:
-                raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} is inside a packed row")
-            crc = zlib.crc32(raw, crc)
-            rows.append(obj)
-        else:
-            continue
-        break
-    append_batch(target, header, rows + tail_rows)    # BEGIN IMMEDIATE … COMMIT: all or nothing
-    if src.revision() != rev_before:
-        raise ForkVerifyError("the source session changed during the fork")
-    from .faces import open_reader
-    child = open_reader(target, header["id"])
-    got = 0
-    for seg in child.source.forward():
-        for _pos, raw in seg.rows or []:
-            obj = msgspec.json.decode(raw)
-            if obj.get("seq0", obj.get("seq")) <= plan.stored_through:
-                got = zlib.crc32(raw, got)
-    if got != crc:
-        raise ForkVerifyError("the child's rows differ from the source's")
-    return {"child": target, "id": header["id"], "parentSession": reader.header.id if reader.header else None,
-            "seedLength": plan.seed_length, "boundary": plan.boundary, "anchor": at_seq,
-            "synthesized": plan.synthesized_seqs, "turns": plan.turns, "format": "sqlite",
-            "sourceRevision": rev_before, "crc32": f"{crc:08x}", "bytesCopied": None}
-
-
-def _child_seed_start(path: str, kind: str) -> int:
-    """Offset in the child file where the copied seed bytes start (after its header)."""
-    with open(path, "rb") as f:
-        if kind == "jsonl":
-            return len(f.readline())
-        from ..log.source.zstdlib import zstd
-        head = f.read(1 << 20)
-        return zstd.get_frame_size(head)
 
 
 def preview(reader: LogReader, at_seq: Optional[int], live: bool = False,

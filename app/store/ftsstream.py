@@ -4,7 +4,7 @@ once on a home never indexed (or being indexed, or changed since) and nothing is
 missing.
 
 Per session: one read of the file, the byte prefilter of whole-log find
-(:func:`app.log.query.search.fold_prefilter`: caseless, JSON escapes included) for each word of
+(:func:`app.log.query.find_needles.fold_prefilter`: caseless, JSON escapes included) for each word of
 the query; a file holding none of them is never decoded (most files, for a rare word).  A file
 that passes is extracted by the index's own extraction (:func:`app.log.query.extract.extract_jsonl`,
 the same text as :func:`app.log.query.textview.event_fields`) and its entries matched one by one
@@ -20,7 +20,8 @@ from itertools import islice
 from typing import Any, Optional
 
 from ..log.query.extract import Entry, extract_jsonl, read_whole, reader_entries
-from ..log.query.search import Prefilter, fold_prefilter
+from ..log.query.find_needles import fold_prefilter
+from ..log.query.find_prefilter import Prefilter
 from .ftsquery import (EntryMatcher, ParsedQuery, SearchHit, SessionGroup, scan_snippet, term_groups, term_re,
                        with_marks)
 

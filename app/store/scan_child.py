@@ -50,7 +50,7 @@ def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], 
         if task == "outline":           # (saved beside the index: a session opened again has it at once)
             from app.store.outline_cache import cached_outline
             return cached_outline(r, progress, cancelled)[0]
-        from app.log.query.search import FindStats, find
+        from app.log.query.find import FindStats, find
         st = FindStats()
         batch: list[Any] = []
         t = time.monotonic()

@@ -258,7 +258,7 @@ def sqlite_mutants(header: dict, rows: list, seed: int, count: int, workdir: str
     """(name, bytes, []) mutants of a SQLite store holding one session: flipped bytes in random
     pages, a zeroed page, a truncated file (SQLite pages are not row-aligned: nothing is promised
     about which events survive, only that reading fails cleanly)."""
-    from ..store.sqlite_store import append_batch, create_store
+    from ..store.sqlite_writer import append_batch, create_store
     rng = random.Random(seed)
     base = os.path.join(workdir, f"clean-{seed}.sqlite")
     if not os.path.exists(base):
@@ -417,7 +417,7 @@ def sqlite_bomb(path: str, header: dict, rows: list, blob_plain: int = 256 << 20
     another row's ``data`` a TEXT JSON string of that many bytes.  -> the seqs of the rows changed."""
     import sqlite3
     from ..log.source.zstdlib import zstd
-    from ..store.sqlite_store import append_batch, create_store
+    from ..store.sqlite_writer import append_batch, create_store
     create_store(path, journal_mode="DELETE")
     append_batch(path, header, rows)
     c = sqlite3.connect(path)

@@ -1,6 +1,6 @@
 """Whole-log search in the window: the search bar, its options and the results pane.
 
-The search bar's text runs :func:`app.log.query.search.find` over the whole stored log in the
+The search bar's text runs :func:`app.log.query.find.find` over the whole stored log in the
 ``find`` job group (a new query cancels the old one; Cancel stops it).  Hits stream into the
 **Search results** dock (seq, turn, kind, snippet: :class:`~app.ui.find_models.FindResultsModel`)
 with progress and a count that says exactly what was searched ("12 matches in 3,261 turns",
@@ -26,7 +26,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDockWidget, QHBoxLayout, QHeaderView,
                                QLabel, QProgressBar, QPushButton, QTableView, QVBoxLayout, QWidget)
 
-from ..log.query.search import FindOptions, FindStats, compile_matcher
+from ..log.query.find import FindOptions, FindStats, compile_matcher
 from ..log.query.textview import KINDS
 from .find_models import FindResultsModel, search_wording
 

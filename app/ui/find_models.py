@@ -2,7 +2,7 @@
 outline (one row per turn) and the problems of the log.
 
 All three are flat ``QAbstractTableModel``/``QAbstractListModel`` over lists the core built in
-a worker (:func:`app.log.query.search.find` hits, :func:`app.log.query.outline.build_outline`); a view
+a worker (:func:`app.log.query.find.find` hits, :func:`app.log.query.outline.build_outline`); a view
 asks only for the rows it shows (uniform row heights), so a 1 GB log's 30,000 turns or
 100,000 hits cost nothing until scrolled to.  Transcript text is shown as plain one-line text.
 Each row knows the seq to jump to (``SEQ_ROLE``).

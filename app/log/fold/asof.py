@@ -358,7 +358,7 @@ def _needle_rows(seg: Any, needle: bytes) -> Iterator[tuple[Any, int, Optional[i
         if line is not None:
             line += data.count(b"\n", counted, start)
             counted = start
-        yield seg.row_pos(start), seg._abs(start), line, data[start:nl]
+        yield seg.row_pos(start), seg.text_pos(start), line, data[start:nl]
         at = data.find(needle, nl)
 
 

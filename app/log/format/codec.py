@@ -150,7 +150,7 @@ class RowCodec:
                 "over-limit" if isinstance(e.__cause__, LimitError) or "Session Lens's limit" in str(e)
                 or "nested" in str(e) else "malformed")
             reason = str(e) if kind == "over-limit" else f"not a JSON row: {e}"
-            if raw[:24] == b"<undecodable sqlite row " and raw[-1:] == b">":   # (sqlite_store.undecodable_marker)
+            if raw[:24] == b"<undecodable sqlite row " and raw[-1:] == b">":   # (sqlite_rows.undecodable_marker)
                 reason = raw[1:-1].decode("utf-8", "replace")
                 kind = "over-limit" if "row limit" in reason else kind
             return [BadRow(kind=kind, reason=reason, raw=raw, pos=pos, offset=offset, line=line)], [

@@ -36,9 +36,6 @@ MARK_NAMES = ("turn/start", "turn/end", "assistant/message", "session/end-seed")
 MARK_CODES = {t: i for i, t in enumerate(MARK_NAMES)}
 MARK_TYPES = frozenset(MARK_NAMES)
 DEFAULT_MAX_MESSAGES = 50
-# (the fork's legacy-row scan in app/store/forking.py imports these by their old names; to import them from
-# .rowprobe once that module's split lands)
-_LEGACY_TYPES, _maybe_legacy, _scan_lines_probe = LEGACY_TYPES, maybe_legacy, scan_lines_probe
 
 
 # --------------------------------------------------------------------------- results
@@ -350,11 +347,11 @@ class LogReader:
                                         offset=seg.pos if isinstance(seg.pos, int) else None))
             return items
         for row in seg.split_rows():
-            items.extend(self._decode_split_row(row, problems))
+            items.extend(self.decode_split_row(row, problems))
         return items
 
-    def _decode_split_row(self, row: tuple[RowPos, int, Optional[int], bytes, bool],
-                          problems: Optional[list[Problem]] = None) -> list[Item]:
+    def decode_split_row(self, row: tuple[RowPos, int, Optional[int], bytes, bool],
+                         problems: Optional[list[Problem]] = None) -> list[Item]:
         """The items of one row of ``Segment.split_rows`` (rows decode independently of each other)."""
         pos, off, line, raw, complete = row
         if not complete:
@@ -384,7 +381,7 @@ class LogReader:
             if seg.bad:
                 rows = [self.decode_segment(seg)]
             else:                                   # lazily, newest first (a row's items all have its pos)
-                rows = (self._decode_split_row(row) for row in reversed(list(seg.split_rows()))
+                rows = (self.decode_split_row(row) for row in reversed(list(seg.split_rows()))
                         if limit is None or row[0] < limit)
             for items in rows:
                 for it in reversed(items):
@@ -519,7 +516,7 @@ class LogReader:
         probs = problems if problems is not None else []
         expected = 0
         broken = False
-        total = max(1, self._physical_total())
+        total = max(1, self.physical_total())
         # v0/v1 zstd: note which frames may hold legacy-shape rows, so a fork copies the others
         # as stored without decompressing them again (costs ~15% of the scan; raw JSONL forks
         # find those rows while copying instead)
@@ -547,16 +544,18 @@ class LogReader:
                     idx.contiguous_through = last
             idx.add(seg.pos, seg.end, first, last, seg.line0, n_rows, n_ev)
             if progress:
-                progress(self._progress_of(seg.end), total)
+                progress(self.progress_of(seg.end), total)
         if flags is not None and len(flags) == len(idx):
             idx.legacy = array("b", flags)
         self.index = idx
         return idx
 
-    def _physical_total(self) -> int:
+    def physical_total(self) -> int:
+        """The total a scan's progress counts up to (the source's physical size)."""
         return self.source.size
 
-    def _progress_of(self, end: object) -> int:
+    def progress_of(self, end: object) -> int:
+        """A scan's progress at a segment ending at ``end`` (out of :meth:`physical_total`)."""
         return end if isinstance(end, int) else 0
 
     def _scan_segment_seqs(self, seg: Segment, problems: list[Problem]) -> list[tuple[Optional[int], int]]:
@@ -633,7 +632,7 @@ class LogReader:
         if logical:
             st = self.tail_state()
             cut = st.cut_pos
-        total = max(1, self._physical_total())
+        total = max(1, self.physical_total())
         for seg in self.source.forward():
             for it in self.decode_segment(seg, problems):
                 if cut is not None and it.pos >= cut:
@@ -642,7 +641,7 @@ class LogReader:
                     yield it
             else:
                 if progress:
-                    progress(self._progress_of(seg.end), total)
+                    progress(self.progress_of(seg.end), total)
                 continue
             break
         if logical and st is not None:

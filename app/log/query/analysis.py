@@ -171,7 +171,7 @@ class _InspectPass:
                 return seg.rows[i][0], -1, None
             if starts is None:
                 starts = list(accumulate(map(add, map(len, rows), repeat(1)), initial=0))
-            return seg.row_pos(starts[i]), seg._abs(starts[i]), (seg.line0 + i if seg.line0 is not None else None)
+            return seg.row_pos(starts[i]), seg.text_pos(starts[i]), (seg.line0 + i if seg.line0 is not None else None)
 
         decs = fr.decoders(reader.version)
         legacy = reader.version < 2

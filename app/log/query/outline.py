@@ -26,7 +26,7 @@ from ..fold.folds import SurfaceFold
 from ..index.integrity import EventChecks
 from ..format.model import Event, Problem, typed
 from ..format.payloads import content_text, obj
-from .search import Cancel
+from .find_match import Cancel
 from .textview import event_fields
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """The text a user sees in one event, by kind: the single event -> searchable-text function.
 
 Pure Python (no Qt, no SQLite, no I/O): both searches use it (the whole-log search,
-:mod:`app.log.query.search`, and the home full-text index, :mod:`app.store.fulltext`), and it is
+:mod:`app.log.query.find`, and the home full-text index, :mod:`app.store.fulltext`), and it is
 meant to feed any other engine the same way (a shared search service, an external indexer):
 give it decoded :class:`~app.log.format.model.Event` objects, take the :class:`Field` tuples.
 

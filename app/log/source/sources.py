@@ -59,14 +59,15 @@ class Segment:
         while start < n:
             nl = data.find(b"\n", start)
             if nl < 0:
-                yield self.row_pos(start), self._abs(start), line, data[start:], False
+                yield self.row_pos(start), self.text_pos(start), line, data[start:], False
                 return
-            yield self.row_pos(start), self._abs(start), line, data[start:nl], True
+            yield self.row_pos(start), self.text_pos(start), line, data[start:nl], True
             start = nl + 1
             if line is not None:
                 line += 1
 
-    def _abs(self, off: int) -> int:
+    def text_pos(self, off: int) -> int:
+        """The offset of ``data[off]`` in the decoded text of the whole log (-1: unknown)."""
         return self.text_offset + off if self.text_offset >= 0 else -1
 
     def row_pos(self, off: int) -> RowPos:

@@ -34,7 +34,7 @@ from ..workers import Jobs, freeze_heap, thaw_heap
 from .live_feed import LiveFeed
 from .match_pass import MatchPass
 from .jumps import PageJumps
-from .model_search import MATCH_ROLE, SearchModel
+from .model_find import MATCH_ROLE, FindModel
 from .model_truth import TruthModel
 from .pages import LoadedPage, _older_job, _open_split_job
 from .seq_index import SeqIndex
@@ -53,7 +53,7 @@ FACE_SYNC_EVENTS = 20_000  # a face toggle building rows for more loaded events 
 EXPOSE_BUDGET_S = 0.002    # documents built per loop turn for the older rows slid in (the view's hook)
 
 
-class HistoryModel(TruthModel, SearchModel, QAbstractListModel):
+class HistoryModel(TruthModel, FindModel, QAbstractListModel):
     opened = Signal()                    # reader ready and tail page installed
     openFailed = Signal(str)
     tailInstalled = Signal()
@@ -381,7 +381,7 @@ class HistoryModel(TruthModel, SearchModel, QAbstractListModel):
         """event_at in a worker, for a seq that is not loaded (result: eventFetched)."""
         self.indexer.fetch_event(seq)
 
-    # faces (wanted_face, set_physical, set_show_attempts): TruthModel; search (set_search, find, …): SearchModel
+    # faces (wanted_face, set_physical, set_show_attempts): TruthModel; search (set_search, find, …): FindModel
 
     # ------------------------------------------------------------------ lookups
     def row_at(self, i: int) -> Optional[Row]:

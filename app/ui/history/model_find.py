@@ -1,4 +1,5 @@
-"""The history model's search part: the find bar's term, its matches and the current match.
+"""The history model's find part (one session: docs/glossary.md): the find bar's term, its matches and the
+current match.
 
 Mixed into :class:`~app.ui.history.model.HistoryModel` (its window, :class:`MatchPass`, signals);
 no widgets.  The matching is the window's (:mod:`app.ui.history.window`); the find bar's check
@@ -15,7 +16,7 @@ from ...log.query.textview import fold_case
 MATCH_ROLE = Qt.ItemDataRole.UserRole + 4
 
 
-class SearchModel:
+class FindModel:
     # provided by HistoryModel (declared for the type checker)
     window: Any
     match_pass: Any

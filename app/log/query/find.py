@@ -1,0 +1,224 @@
+"""Whole-log find (one session, see docs/glossary.md): every stored row of one log, matched on the text a
+user sees (pure core, no Qt).
+
+:func:`find` reads the stored bytes segment by segment (1 MiB blocks of JSONL, zstd frames,
+batches of SQLite rows: the reader's source, so memory stays bounded whatever the log's size),
+prefilters on the raw bytes and decodes only the rows that may match:
+
+* a literal is cut at the characters the field text puts between stored strings (``key: value``
+  lines, newlines, compact JSON: :data:`.find_needles._CUTS`; a match may span them) and its longest piece
+  is looked for as it is stored: its JSON-escaped form (as dsh writes it, non-ASCII
+  as UTF-8), its ``\\uXXXX`` form, and its doubly-escaped form (text inside a JSON string
+  inside JSON, e.g. tool arguments).  Quotes, backslashes and control characters stay in the
+  piece, in each of their escaped forms (raw: a quote of the compact JSON the field text shows;
+  escaped once; twice), so a quoted query keeps its prefilter.  A segment holding none of them is skipped unparsed;
+  the ``\\uXXXX`` forms are looked for only from a window's first escape of a non-ASCII
+  character (one pass: the C library's ``strstr`` of ``\\u`` through :mod:`.cfind`, each place
+  checked, else a regex), so a window of another writer's rows is never missed;
+* a case-insensitive literal (and the literal part of a case-insensitive regular expression)
+  is looked for as the folded images (:data:`.find_prefilter.FOLD`, one ``bytes.translate``) of the case
+  variants ``re.IGNORECASE`` accepts for a stretch of it, ASCII letters included (k: the Kelvin
+  sign, s: the long s, i: the Turkish ı/İ); when every raw variant holds one non-ASCII byte
+  (ñ/Ñ: C3), memchr looks for that byte first and only the rows holding it are folded;
+  a pattern with no literal stretch of 3 bytes decodes every row;
+* a candidate row is decoded (:class:`~app.log.format.codec.RowCodec`) and its events' fields
+  (:func:`app.log.query.textview.shown_fields`: the text fields, generic rows' payloads, the
+  tool-call blocks of assistant messages) are matched as decoded text, so quotes, newlines
+  and non-ASCII words are found as the user reads them.
+
+Results stream as :class:`Hit` (one per matching field of an event: seq, turn, kind, a plain
+one-line snippet, the match's span in the field's text).  ``cancel`` (a callable or a
+``threading.Event``) stops the scan between rows; ``progress(done, total)`` reports physical
+bytes.  :class:`FindStats` counts what was read.
+
+The parts: :mod:`.find_match` (options, hits, stats, the field matcher), :mod:`.find_needles` (the needles
+of the byte prefilter, built from the query), :mod:`.find_prefilter` (the prefilter's byte searches) and
+:mod:`.find_rows` (windows, row spans, turns, the hits of a row); this module drives the scan.
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, Any, Optional, Union, cast
+from collections.abc import Callable, Generator, Iterator
+
+from ..format.model import Problem
+from ..source.sources import RawJsonlSource, Segment
+from .find_match import Cancel, FindOptions, FindStats, Hit, Matcher, TurnRef, compile_matcher
+from .find_needles import build_prefilter
+from .find_prefilter import Prefilter
+from .find_rows import (TURN_START, LaterTurn, TurnTracker, Win, jsonl_windows, last_turn_in, row_hits, row_spans,
+                        row_starts, turn_of_row)
+from .textview import ASSISTANT, KINDS, REASONING, TOOL_CALL, USER
+
+if TYPE_CHECKING:
+    from ..format.codec import RowCodec
+    from ..index.reader import LogReader
+
+
+def _cancelled(cancel: Cancel) -> bool:
+    if cancel is None:
+        return False
+    is_set = getattr(cancel, "is_set", None)
+    if is_set is not None:
+        return bool(is_set())
+    return bool(cast(Callable[[], object], cancel)())     # no is_set: the callable form
+
+
+def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None,
+         progress: Optional[Callable[[int, int], None]] = None,
+         stats: Optional[FindStats] = None, limit: Optional[int] = None) -> Iterator[Hit]:
+    """Stream every match of ``opts`` in the whole stored log of ``reader`` (a LogReader).
+
+    Yields :class:`Hit` oldest first.  ``stats`` (a FindStats) is filled as the scan goes;
+    ``stats.complete`` is True only when the whole log was searched.  A match in a tool-call
+    block of an assistant message is yielded only when no ``tool/call`` row of that call
+    matches after it (the card of the call holds the same text)."""
+    st = stats if stats is not None else FindStats()
+    return _without_echoes(_find_rows(reader, opts, cancel, progress, st, limit), st)
+
+
+ECHO_WAIT = 4096                   # hits held back while a call block waits for its tool/call row
+
+
+def _without_echoes(hits: Iterator[Hit], st: FindStats) -> Iterator[Hit]:
+    """``hits`` less each tool-call block hit whose call's ``tool/call`` row hits (the row follows
+    the assistant message, and holds the same text: it hits whenever the block does).  While a
+    block waits, later hits are held back (order kept) until every waiting call's row came, or a
+    user/assistant hit (a later message: its calls' rows would have come), or the end."""
+    held: list[Hit] = []
+    waiting: set[str] = set()
+    for h in hits:
+        if h.block:
+            held.append(h)
+            if h.call is not None:
+                waiting.add(h.call)
+            continue
+        if held:
+            if h.kind == TOOL_CALL and h.call in waiting:
+                gone = [x for x in held if x.block and x.call == h.call]
+                st.hits -= len(gone)
+                held = [x for x in held if not (x.block and x.call == h.call)]
+                waiting.discard(h.call)
+                held.append(h)
+                if not waiting:
+                    yield from held
+                    held = []
+                continue
+            if h.kind not in (USER, ASSISTANT, REASONING) and len(held) < ECHO_WAIT:
+                held.append(h)
+                continue
+            yield from held
+            held, waiting = [], set()
+        yield h
+    yield from held
+
+
+def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
+               progress: Optional[Callable[[int, int], None]], st: FindStats,
+               limit: Optional[int]) -> Iterator[Hit]:
+    matcher = compile_matcher(opts)
+    pre = build_prefilter(opts)
+    src = reader.source
+    codec = reader.codec
+    st.bytes_total = getattr(src, "size", 0) or 0
+    turn: TurnRef = None              # turn of the last turn/start before the current segment
+    segs: Iterator[Union[Win, Segment]]
+    if pre is not None and isinstance(src, RawJsonlSource):
+        segs = jsonl_windows(src)
+    else:
+        segs = src.forward()
+    for seg in segs:
+        if _cancelled(cancel):
+            st.cancelled = True
+            return
+        st.segments += 1
+        if seg.bad:
+            st.problems.append(Problem(code=getattr(seg, "bad_kind", "corrupt-frame"), message=seg.bad,
+                                       offset=seg.pos if isinstance(seg.pos, int) else None))
+            continue
+        if seg.rows is not None:
+            turn, stop = yield from _split_rows_hits(seg.rows, codec, pre, matcher, opts, turn, st, cancel, limit)
+            if stop:
+                return
+        else:
+            data = seg.data
+            lim = getattr(seg, "limit", None) or len(data)
+            st.bytes_scanned += lim
+            if pre is not None:
+                cands = pre.positions(data, lim)
+                if not cands:
+                    st.segments_skipped += 1
+                    if isinstance(seg, Win) and isinstance(src, RawJsonlSource):
+                        # (the turn its last turn/start row names: found only if a hit asks)
+                        if data.rfind(TURN_START, 0, lim) >= 0:
+                            turn = LaterTurn(codec, src, st, seg.pos, seg.pos + lim, turn)
+                    else:
+                        t = last_turn_in(codec, seg, lim, st)
+                        if t is not None:
+                            turn = t
+                    if progress:
+                        progress(seg.end if isinstance(seg.end, int) else 0, st.bytes_total)
+                    continue
+                starts: Optional[list[int]] = row_starts(data, cands, lim)
+            else:
+                starts = None
+            line = seg.line0
+            counted = 0
+            tb = TurnTracker(codec, seg, turn, st, lim)
+            for rs, re_ in row_spans(data, starts, lim):
+                if line is not None:
+                    line += data.count(b"\n", counted, rs)
+                    counted = rs
+                if re_ >= lim and seg.torn:
+                    continue                      # a torn last row: not an event yet
+                raw = bytes(data[rs:re_])         # (no copy of bytes; the reused buffer: copied)
+                if not raw.strip():
+                    continue
+                if pre is not None and pre.gate is not None and not pre.hit(raw):
+                    continue
+                for h in row_hits(codec, raw, seg.row_pos(rs), seg.text_pos(rs), line, matcher, opts,
+                                   partial(tb.before, rs), st):
+                    yield h
+                    if limit is not None and st.hits >= limit:
+                        return
+                if _cancelled(cancel):
+                    st.cancelled = True
+                    return
+            turn = tb.at_end()
+        if progress:
+            progress(seg.end if isinstance(seg.end, int) else 0, st.bytes_total)
+    st.complete = True
+
+
+
+def _split_rows_hits(rows: list[tuple[int, bytes]], codec: RowCodec, pre: Optional[Prefilter], matcher: Matcher,
+                     opts: FindOptions, turn: TurnRef, st: FindStats, cancel: Cancel,
+                     limit: Optional[int]) -> Generator[Hit, None, tuple[TurnRef, bool]]:
+    """The hits of a segment whose source split its rows itself (SQLite), for :func:`_find_rows`:
+    returns (the turn at its end, whether the scan stops: cancelled, or the ``limit``-th hit given)."""
+    st.bytes_scanned += sum(len(r) for _, r in rows)
+    for p, raw in rows:
+        if TURN_START in raw:
+            t = turn_of_row(codec, raw, st, p)
+            if t is not None:
+                turn = t
+        if pre is not None and not pre.hit(raw):
+            continue
+        for h in row_hits(codec, raw, p, -1, None, matcher, opts, turn, st):
+            yield h
+            if limit is not None and st.hits >= limit:
+                return turn, True
+        if _cancelled(cancel):
+            st.cancelled = True
+            return turn, True
+    return turn, False
+
+
+def find_all(reader: LogReader, opts: FindOptions, **kw: Any) -> tuple[list[Hit], FindStats]:
+    """(hits list, stats): :func:`find` collected (tests, CLI)."""
+    stats = kw.pop("stats", None) or FindStats()
+    hits = list(find(reader, opts, stats=stats, **kw))
+    return hits, stats
+
+
+__all__ = ["FindOptions", "Hit", "FindStats", "find", "find_all", "compile_matcher", "build_prefilter", "KINDS"]

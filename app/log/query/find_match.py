@@ -1,0 +1,171 @@
+"""What a find asks for and what it gives, and how decoded field text is matched (pure core, no Qt).
+
+:class:`FindOptions` (the query), :class:`Hit` (one matching field of an event), :class:`FindStats` (what
+was read), :func:`compile_matcher` (a caseless literal: :class:`FoldMatcher`, full case folding; else an
+``re`` pattern) and :func:`match_fields`.  The scan itself is :func:`app.log.query.find.find`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional, Protocol, Union, cast
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+
+from ..format.model import Problem
+from .textview import Field, fold_case, fold_finditer, normalize_kind
+
+
+class _Flag(Protocol):
+    def is_set(self) -> bool: ...
+
+
+# what stops a scan: a ``threading.Event``-like flag or a callable answering "cancelled?"
+Cancel = Union[_Flag, Callable[[], object], None]
+# the turn of a row, or a callable finding it lazily
+TurnRef = Union[Optional[int], Callable[[], Optional[int]]]
+
+
+@dataclass
+class FindOptions:
+    text: str
+    regex: bool = False
+    case: bool = False               # case-sensitive
+    word: bool = False               # whole words only
+    kinds: Optional[Collection[str]] = None  # only these textview kinds (None: all); a frozenset once built
+    also: tuple[re.Pattern[str], ...] = ()  # further compiled patterns the same field must match (AND)
+
+    def __post_init__(self) -> None:
+        if self.kinds is not None:
+            self.kinds = frozenset(normalize_kind(k) for k in self.kinds)
+
+
+@dataclass
+class Hit:
+    seq: int
+    turn: Optional[int]
+    kind: str
+    snippet: str                     # one plain line around the first match
+    span: tuple[int, int]            # (start, end) of the match inside ``snippet``
+    start: int                       # first match's character offsets inside the field's whole text
+    end: int
+    matches: int                     # matches in this field
+    tool: Optional[str] = None
+    line: Optional[int] = None       # 1-based line of the stored row (JSONL, zstd), when known
+    offset: Optional[int] = None     # byte offset of the row in the decoded text, when known
+    member: Optional[int] = None     # member of a packed row
+    call: Optional[str] = None       # tool-call: the call's id
+    block: bool = False              # tool-call: a block of an assistant message (kept only when no
+                                     # tool/call row of its id follows: a call cut by max-tokens)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seq": self.seq, "turn": self.turn, "kind": self.kind, "snippet": self.snippet}
+
+
+@dataclass
+class FindStats:
+    bytes_scanned: int = 0           # decoded text bytes looked at (file bytes for raw JSONL)
+    bytes_total: int = 0             # physical size of the log
+    segments: int = 0
+    segments_skipped: int = 0        # no candidate in the segment: never split into rows
+    rows_decoded: int = 0            # rows decoded (candidates + turn lookups)
+    hits: int = 0
+    cancelled: bool = False
+    complete: bool = False           # the whole log was searched (not cancelled, no limit hit)
+    problems: list[Problem] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"bytesScanned": self.bytes_scanned, "bytesTotal": self.bytes_total,
+                "rowsDecoded": self.rows_decoded, "segments": self.segments,
+                "segmentsSkipped": self.segments_skipped, "cancelled": self.cancelled,
+                "complete": self.complete}
+
+
+# --------------------------------------------------------------------------- matching
+
+class FoldMatch:
+    """One match of a :class:`FoldMatcher` (the ``start``/``end``/``span``/``group`` of ``re.Match``)."""
+    __slots__ = ("string", "_a", "_b")
+
+    def __init__(self, string: str, a: int, b: int):
+        self.string, self._a, self._b = string, a, b
+
+    def start(self) -> int:
+        return self._a
+
+    def end(self) -> int:
+        return self._b
+
+    def span(self) -> tuple[int, int]:
+        return self._a, self._b
+
+    def group(self) -> str:
+        return self.string[self._a:self._b]
+
+
+class FoldMatcher:
+    """A caseless literal matched with full case folding (:func:`~app.log.query.textview.fold_case`:
+    ``str.casefold``, the Turkish i's to "i"): "strasse" finds "Straße", "file" finds "ﬁle".
+    A match's span covers whole characters of the text (:func:`~app.log.query.textview.fold_finditer`)."""
+
+    def __init__(self, text: str, word: bool = False):
+        self.pattern = text
+        self.needle = fold_case(text)
+        self.word = word
+
+    def finditer(self, text: str) -> Iterator[FoldMatch]:
+        for a, b in fold_finditer(text, self.needle, self.word):
+            yield FoldMatch(text, a, b)
+
+    def search(self, text: str) -> Optional[FoldMatch]:
+        return next(self.finditer(text), None)
+
+    def __repr__(self) -> str:
+        return f"FoldMatcher({self.pattern!r}, word={self.word})"
+
+
+# what a field is matched with: a regular expression (regex or case-sensitive), or a caseless literal
+Matcher = Union[re.Pattern[str], FoldMatcher]
+
+
+def compile_matcher(opts: FindOptions) -> Matcher:
+    """The matcher of decoded field text (raises ValueError on a bad regex): a caseless literal
+    is a :class:`FoldMatcher` (full case folding); a regular expression, or a case-sensitive
+    literal, an ``re`` pattern (a caseless regular expression: ``re.IGNORECASE``, simple case
+    folding)."""
+    if not opts.text:
+        raise ValueError("empty search text")
+    if not opts.regex and not opts.case:
+        return FoldMatcher(opts.text, opts.word)
+    p = opts.text if opts.regex else re.escape(opts.text)
+    if opts.word:
+        p = r"(?<!\w)(?:" + p + r")(?!\w)"
+    try:
+        return re.compile(p, 0 if opts.case else re.IGNORECASE)
+    except re.error as e:
+        raise ValueError(f"bad regular expression: {e}") from None
+
+
+def match_fields(fields: Iterable[Field], matcher: Matcher, kinds: Optional[Collection[str]] = None,
+                 also: Sequence[re.Pattern[str]] = ()) -> Iterator[tuple[Field, Union[re.Match[str], FoldMatch], int]]:
+    """(field, first match, number of matches) for each field of ``fields`` that matches
+    (and matches every pattern of ``also``)."""
+    for f in fields:
+        if kinds is not None and f.kind not in kinds:
+            continue
+        if type(matcher) is FoldMatcher:
+            it = matcher.finditer(f.text)
+            fm = next(it, None)
+            if fm is None or (also and not all(a.search(f.text) for a in also)):
+                continue
+            yield f, fm, 1 + sum(1 for _ in it)
+            continue
+        rx = cast(re.Pattern[str], matcher)
+        m = rx.search(f.text)
+        if m is None:
+            continue
+        if also and not all(a.search(f.text) for a in also):
+            continue
+        n = 1
+        for _ in rx.finditer(f.text, m.end() if m.end() > m.start() else m.end() + 1):
+            n += 1
+        yield f, m, n

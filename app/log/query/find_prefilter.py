@@ -1,0 +1,279 @@
+"""The byte prefilter of a find: :class:`Prefilter` (the needles a candidate row must hold) and the
+byte searches it runs over a window of stored bytes (pure core, no Qt).
+
+How the needles are built from a query is :mod:`.find_needles`; the module docstring of :mod:`.find`
+tells the whole path.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from ..index import cfind
+
+# a window's bytes: fresh bytes, or the reader's one reused buffer (:func:`_jsonl_windows`)
+Buf = Union[bytes, bytearray]
+
+
+def _fold_table() -> bytes:
+    """The byte folding of a caseless prefilter (one ``bytes.translate`` of a window): ASCII
+    letters to lower case; UTF-8 continuation bytes 0x80–0x9F onto 0xA0–0xBF (the case bit of
+    most two-byte letters: Ñ C3 91 / ñ C3 B1, Д D0 94 / д D0 B4); two-byte lead bytes in pairs
+    (Π CE A0 / π CF 80).  It over-matches (unrelated letters fold together), never under-matches:
+    a needle is the folded image of every case variant it stands for (checked when it is built)."""
+    t = bytearray(range(256))
+    for c in range(0x41, 0x5B):
+        t[c] = c + 0x20
+    for c in range(0x80, 0xA0):
+        t[c] = c + 0x20
+    for c in range(0xC2, 0xE0):
+        t[c] = c & 0xFE
+    return bytes(t)
+
+
+FOLD = _fold_table()
+# a \u escape of a character >= U+0080 (as an ASCII-only JSON writer stores non-ASCII text)
+_ESC_NONASCII = re.compile(rb"\\u(?!00[0-7])[0-9a-fA-F]{4}")
+ANCHOR_ROWS = 32                   # rows holding a caseless prefilter's anchor byte checked one by one, per window
+ANCHOR_HITS = 256                  # a needle's rare byte: places checked one by one per window before a plain find
+# (or one per KiB of the window, if more: a place checked costs ~0.3 µs, a pass of the escape regex
+# ~0.4 ns a byte, so up to ~1 place per 1.3 KB the places cost less; a 1 MiB window of a log holds
+# ~260 of a capital letter: with 256 the regex took over in half the windows)
+ESC_PLACES = 4                     # places of ``\\u`` that are no escape wanted, before the regex takes over
+# (plus one per 4 KiB looked through: strstr and a place checked in Python cost ~1 µs, the regex
+# ~0.37 ns a byte; a window of ANSI colours, ``\\u001b`` everywhere, costs a few µs more than the regex alone)
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def _is_esc(data: Buf, p: int, lim: int) -> bool:
+    """``data[p:p+6]`` (inside ``lim``), a ``\\u`` found there, is the escape of a non-ASCII character."""
+    if p + 6 > lim:
+        return False
+    h = data[p + 2:p + 6]
+    return all(c in _HEX for c in h) and not (h[0] == h[1] == 0x30 and h[2] < 0x38)
+
+
+def first_escape(data: Buf, start: int, lim: int, use_c: bool = True, places: Optional[int] = None) -> int:
+    """The offset of the first ``\\uXXXX`` escape of a non-ASCII character wholly inside
+    ``data[start:lim]`` (-1: none), as :data:`_ESC_NONASCII` finds it: the C library's ``strstr``
+    of ``\\u`` (:mod:`.cfind`; ~1.6 ms per 100 MB, the regex ~37) where it is there, each place
+    checked; the regex for the rest of the window once more than ``places`` (:data:`ESC_PLACES`)
+    places and one per 4 KiB looked through are no such escape.  Both give the same offset."""
+    lim = min(lim, len(data))
+    start = max(start, 0)
+    if use_c and cfind.AVAILABLE and lim - start >= 6:
+        most, fails, frm = ESC_PLACES if places is None else places, 0, start
+        with cfind.Pinned(data) as pin:
+            p = pin.scan(b"\\u", frm, lim)
+            while p >= 0:
+                if _is_esc(data, p, lim):
+                    return p
+                fails, frm = fails + 1, p + 1
+                if fails > most + ((p - start) >> 12):
+                    break
+                p = pin.scan(b"\\u", frm, lim)
+            if p == -1:
+                return -1
+        start = frm                        # (places too many, or NULs: the regex from there on)
+    m = _ESC_NONASCII.search(data, start, lim)
+    return -1 if m is None else m.start()
+
+
+def _rarity(b: int) -> int:
+    """How common byte ``b`` is in a log, roughly (lower: rarer): the byte of a needle that memchr
+    looks for (a continuation byte: most logs are mostly ASCII, and non-ASCII text spreads over
+    64 of them; then lead bytes, capitals, punctuation, digits, small letters, JSON's own)."""
+    if b >= 0x80:
+        return 0 if b < 0xC0 else 1
+    c = chr(b)
+    if c.isupper():
+        return 2
+    if c in ' "\\,:{}.\n/':
+        return 6
+    if c.isdigit():
+        return 4
+    if c.islower():
+        return 5
+    return 3
+
+
+def _rare_byte(n: bytes) -> tuple[bytes, int]:
+    """(the rarest byte of needle ``n`` by :func:`_rarity`, its first offset in ``n``)."""
+    b = min(n, key=_rarity)
+    return bytes([b]), n.index(b)
+
+
+def _find_anchored(hay: Buf, n: bytes, g: bytes, k: int, start: int, end: int, out: list[int], base: int = 0) -> None:
+    """Append ``base +`` every position of ``n`` in ``hay[start:end]`` to ``out``, found by memchr
+    of its byte ``g`` (at offset ``k`` of ``n``), each place checked; when ``g`` turns out common
+    (more than :data:`ANCHOR_HITS` places) a plain ``find`` does the rest."""
+    p = hay.find(g, start + k, end)
+    hits, most = 0, max(ANCHOR_HITS, (end - start) >> 10)
+    while p >= 0:
+        hits += 1
+        if hits > most:
+            _find_all(hay, n, p - k, end, out, base)
+            return
+        i = p - k
+        if hay.startswith(n, i) and i + len(n) <= end:
+            out.append(base + i)
+        p = hay.find(g, p + 1, end)
+
+
+@dataclass
+class Prefilter:
+    """Byte needles a candidate row must contain (any of them).
+
+    ``fold`` None: the needles are compared with the raw bytes; ``gate``: one needle every form
+    contains (a run no encoder escapes): a segment is searched for it alone, and the rows holding
+    it are then checked for the needles (one pass, not three).
+
+    ``fold`` (a translate table, :data:`FOLD`): caseless.  A window is folded once and searched
+    for ``needles`` (the folded images of the raw UTF-8 case variants: one pass each, the ones
+    with non-ASCII bytes skipped in an ASCII window); ``esc`` (the folded images of the
+    ``\\uXXXX``-escaped variants) are looked for only from the window's first escape of a
+    non-ASCII character, which most windows of a raw UTF-8 log do not hold."""
+    needles: list[bytes]
+    fold: Optional[bytes] = None
+    gate: Optional[bytes] = None
+    esc: list[bytes] = field(default_factory=list)
+    anchor: Optional[bytes] = None   # (caseless) one non-ASCII byte every raw variant holds
+
+    def __post_init__(self) -> None:
+        self._ascii = all(n.isascii() for n in self.needles)
+        # needles with a non-ASCII byte: found by memchr of their rarest byte (then checked)
+        self._rare = [(n,) + _rare_byte(n) for n in self.needles if not n.isascii()]
+        self._plain = [n for n in self.needles if n.isascii()]
+        # an escaped needle may start before its first escape of a non-ASCII character
+        self._esc_lead = max((m.start() if m else len(n) for n in self.esc
+                              for m in [_ESC_NONASCII.search(n)]), default=0)
+        # (case-sensitive) escaped needles: memchr of one rare byte they all hold, at their offsets
+        self._esc_rare: Optional[tuple[bytes, list[tuple[bytes, int]]]] = None
+        if self.esc and self.fold is None:
+            common = set(self.esc[0]).intersection(*self.esc[1:])
+            if common:
+                g = bytes([min(common, key=_rarity)])
+                self._esc_rare = g, [(n, n.index(g)) for n in self.esc]
+
+    @property
+    def lower(self) -> bool:
+        return self.fold is not None
+
+    def positions(self, data: Buf, lim: Optional[int] = None) -> list[int]:
+        lim = len(data) if lim is None else lim
+        out: list[int] = []
+        if self.fold is not None:
+            self._folded_positions(data, lim, out)
+        elif self.gate is not None:
+            _find_all(data, self.gate, 0, lim, out)
+        elif self._ascii:
+            for n in self.needles:
+                _find_all(data, n, 0, lim, out)
+        else:
+            # raw UTF-8 needles cannot occur in ASCII-only bytes (isascii stops at the first other
+            # byte); else memchr of the needle's rarest byte (a UTF-8 continuation byte)
+            if not data.isascii():
+                for n, g, k in self._rare:
+                    _find_anchored(data, n, g, k, 0, lim, out)
+                for n in self._plain:
+                    _find_all(data, n, 0, lim, out)
+            self._escaped_positions(data, data, lim, out)
+        if len(out) > 1 and (len(self.needles) > 1 or self.esc):
+            out.sort()
+        return out
+
+    def _escaped_positions(self, data: Buf, hay: Optional[Buf], lim: int, out: list[int]) -> None:
+        """The ``esc`` needles.  Case-sensitive: by memchr of a rare byte they all hold, each
+        place checked, as long as that byte is rare in the window.  Else (and for the rest of the
+        window) from the first ``\\u`` escape of a non-ASCII character of ``data[:lim]`` on
+        (most windows of a raw UTF-8 log hold none: one regex pass, no more)."""
+        if not self.esc:
+            return
+        start = 0
+        if hay is not None and self._esc_rare is not None:
+            g, pairs = self._esc_rare
+            p = data.find(g, 0, lim)
+            hits, most = 0, max(ANCHOR_HITS, lim >> 10)
+            while p >= 0:
+                hits += 1
+                if hits > most:
+                    start = max(0, p - max(k for _n, k in pairs))
+                    break
+                for n, k in pairs:
+                    i = p - k
+                    if i >= 0 and data.startswith(n, i) and i + len(n) <= lim:
+                        out.append(i)
+                p = data.find(g, p + 1, lim)
+            else:
+                return
+        first = first_escape(data, start, lim)
+        if first < 0:
+            return
+        at = max(start, first - self._esc_lead)     # (a needle may start before its first escape)
+        if hay is None:                   # (folded needles: the escapes' hex digits ASCII-lowercased)
+            hay, base = data[at:lim].lower(), at
+        else:
+            base = 0
+        for n in self.esc:
+            _find_all(hay, n, at - base, lim - base, out, base)
+
+    def _folded_positions(self, data: Buf, lim: int, out: list[int]) -> None:
+        anchor = self.anchor
+        if anchor is not None:
+            # every raw variant holds this byte: memchr finds it, or says no raw variant is here;
+            # the rows holding it are checked folded; a byte that turns out common in this window
+            # (more than ANCHOR_ROWS rows) gives way to folding the rest of the window
+            p, rows = data.find(anchor, 0, lim), 0
+            while p >= 0:
+                s = data.rfind(b"\n", 0, p) + 1
+                e = data.find(b"\n", p, lim)
+                e = lim if e < 0 else e
+                if rows >= ANCHOR_ROWS:
+                    self._fold_search(data, s, lim, out)
+                    break
+                rows += 1
+                if self.hit_raw(data[s:e]):
+                    out.append(p)
+                p = data.find(anchor, e, lim)
+        else:
+            self._fold_search(data, 0, lim, out)
+        self._escaped_positions(data, None, lim, out)
+
+    def _fold_search(self, data: Buf, start: int, lim: int, out: list[int]) -> None:
+        needles = self.needles
+        if self._ascii:
+            hay = data[start:lim].lower()   # (ASCII needles: the ASCII fold is all they need; a bit faster)
+        elif data.isascii():                # (needles with non-ASCII bytes cannot be here)
+            needles = [n for n in needles if n.isascii()]
+            if not needles:
+                return
+            hay = data[start:lim].lower()
+        else:
+            hay = data[start:lim].translate(FOLD)
+            for n in self._plain:
+                _find_all(hay, n, 0, lim - start, out, start)
+            for n, g, k in self._rare:   # (ſ, ẞ, ligatures: memchr of a byte they hold, rare in most logs)
+                _find_anchored(hay, n, g, k, 0, lim - start, out, start)
+            return
+        for n in needles:
+            _find_all(hay, n, 0, lim - start, out, start)
+
+    def hit_raw(self, raw: Buf) -> bool:
+        """A raw UTF-8 needle (folded) is in ``raw``."""
+        hay = raw.translate(FOLD)
+        return any(n in hay for n in self.needles)
+
+    def hit(self, raw: bytes) -> bool:
+        if self.fold is None:
+            return any(n in raw for n in self.needles) or any(n in raw for n in self.esc)
+        hay = raw.translate(self.fold)
+        return any(n in hay for n in self.needles) or any(n in hay for n in self.esc)
+
+
+def _find_all(hay: Buf, n: bytes, start: int, end: int, out: list[int], base: int = 0) -> None:
+    """Append ``base +`` every position of ``n`` in ``hay[start:end]`` (non-overlapping) to ``out``."""
+    i = hay.find(n, start, end)
+    while i >= 0:
+        out.append(base + i)
+        i = hay.find(n, i + len(n), end)

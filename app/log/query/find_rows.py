@@ -1,0 +1,244 @@
+"""The row-level parts of a find's scan (pure core, no Qt): the windows of a raw JSONL file, the spans of
+its rows, the turn each row belongs to (found lazily) and the hits of one stored row.  The scan that
+drives them is :func:`app.log.query.find.find`.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional, Union
+from collections.abc import Iterator
+
+from ..format.limits import MAX_ROW_BYTES
+from ..format.model import BadKind, Event, Item
+from ..source.sources import RawJsonlSource, Segment
+from .find_match import FindOptions, FindStats, Hit, Matcher, TurnRef, match_fields
+from .find_prefilter import Buf
+from .textview import event_turn, shown_fields, snippet
+
+if TYPE_CHECKING:
+    from ..format.codec import RowCodec
+
+TURN_START = b'"turn/start"'
+
+
+class Win:
+    """A window of a raw JSONL file: ``data[:limit]`` are complete rows (the bytes after it are
+    the start of the next row, read again with the next window: no copy to cut them off).
+    ``data`` may be the reader's one reused buffer: valid until the next window is asked for."""
+    __slots__ = ("pos", "end", "data", "limit", "torn", "line0", "text_offset", "bad", "bad_kind", "rows")
+
+    def __init__(self, pos: int, data: Buf, limit: int, torn: bool):
+        self.pos, self.data, self.limit, self.torn = pos, data, limit, torn
+        self.end = pos + limit
+        self.line0: Optional[int] = None  # line numbers are not counted on this path (seq is the key)
+        self.text_offset = pos
+        self.bad: Optional[str] = None
+        self.bad_kind: BadKind = "corrupt-frame"
+        self.rows: Optional[list[tuple[int, bytes]]] = None
+
+    def row_pos(self, off: int) -> int:
+        return self.pos + off
+
+    def text_pos(self, off: int) -> int:
+        return self.pos + off
+
+
+WINDOW = 1 << 21
+
+
+def jsonl_windows(src: RawJsonlSource) -> Iterator[Win]:
+    """Bounded reads of a raw JSONL snapshot (``src.size``): one copy from the kernel, no joins,
+    into one reused buffer (:meth:`RawJsonlSource.pread_into`: no fresh pages per window; the
+    last, shorter window and a window grown for a long row are fresh bytes).  A row over
+    :data:`MAX_ROW_BYTES` is one bad window, skipped unread, as :meth:`RawJsonlSource.forward` does."""
+    at, end = src.header_end, src.size
+    block: int = getattr(src, "block", WINDOW) or WINDOW
+    buf = bytearray(block)
+    while at < end:
+        want = block
+        while True:
+            n = min(want, end - at)
+            chunk: Buf = src.pread_into(buf, at) if n == len(buf) else src._pread(n, at)
+            if at + n >= end:
+                cut = n
+                torn = not chunk.endswith(b"\n")
+                break
+            nl = chunk.rfind(b"\n", 0, n)
+            if nl >= 0:
+                cut, torn = nl + 1, False
+                break
+            if want > MAX_ROW_BYTES:       # no newline in more than the row limit: one bad window
+                cut = -1
+                break
+            want = min(want * 2, MAX_ROW_BYTES + 1)   # a row longer than the window: read more of it
+        if cut < 0:
+            stop = src._find_newline(at + n, end)
+            w = Win(at, b"", stop - at, stop >= end and src._pread(1, end - 1) != b"\n")
+            w.bad, w.bad_kind = f"row of more than {MAX_ROW_BYTES >> 20} MiB is over the row limit (skipped)", "over-limit"
+            yield w
+            at = stop
+            continue
+        yield Win(at, chunk, cut, torn)
+        at += cut
+
+
+class LaterTurn:
+    """The turn at the end of a skipped window of a raw JSONL file: that of its last ``turn/start``
+    row (bytes ``[lo, hi)``), else ``prev``'s; found only when a hit asks, the window then read
+    again (most windows are skipped and never asked: no row decoded for them)."""
+    __slots__ = ("_args", "_value")
+
+    def __init__(self, codec: RowCodec, src: RawJsonlSource, st: FindStats, lo: int, hi: int, prev: TurnRef):
+        self._args: Optional[tuple[RowCodec, RawJsonlSource, FindStats, int, int, TurnRef]] = (
+            codec, src, st, lo, hi, prev)
+        self._value: Optional[int] = None
+
+    def __call__(self) -> Optional[int]:
+        chain: list[LaterTurn] = []
+        at: TurnRef = self
+        t: Optional[int] = None
+        while isinstance(at, LaterTurn):     # (iterative: a run of windows none of which says)
+            if at._args is None:
+                t = at._value
+                break
+            codec, src, st, lo, hi, prev = at._args
+            chain.append(at)
+            t = last_turn_in(codec, Win(lo, src._pread(hi - lo, lo), hi - lo, False), hi - lo, st)
+            if t is not None:
+                break
+            at = prev
+        else:
+            t = at() if callable(at) else at
+        for x in chain:
+            x._args, x._value = None, t
+        return t
+
+
+def _turn_now(turn: TurnRef) -> Optional[int]:
+    return turn() if callable(turn) else turn
+
+
+class TurnTracker:
+    """The current turn at any row of a segment, found lazily (rows asked in order): forward
+    ``find`` of ``"turn/start"`` between asks, each byte looked at once."""
+
+    def __init__(self, codec: RowCodec, seg: Union[Win, Segment], turn: TurnRef, st: FindStats, lim: int):
+        self.codec, self.seg, self.data, self.turn, self.st = codec, seg, seg.data, turn, st
+        self.at = 0
+        self.lim = lim
+
+    def before(self, rs: int) -> Optional[int]:
+        data = self.data
+        while self.at < rs:
+            i = data.find(TURN_START, self.at, rs)
+            if i < 0:
+                self.at = rs
+                break
+            s = data.rfind(b"\n", 0, i) + 1
+            e = data.find(b"\n", i, self.lim)
+            e = self.lim if e < 0 else e
+            t = turn_of_row(self.codec, data[s:e], self.st, self.seg.row_pos(s))
+            if t is not None:
+                self.turn = t
+            self.at = e + 1
+        return _turn_now(self.turn)
+
+    def at_end(self) -> TurnRef:
+        n = self.lim
+        if self.at < n:
+            t = last_turn_in(self.codec, self.seg, n, self.st, stop=self.at)
+            if t is not None:
+                self.turn = t
+            self.at = n
+        return self.turn
+
+
+def row_starts(data: Buf, cands: list[int], lim: int) -> list[int]:
+    """Start offsets of the rows holding the candidate positions (sorted, unique)."""
+    out: list[int] = []
+    last_end = -1
+    for c in cands:
+        if c < last_end:
+            continue
+        if c >= lim:
+            break
+        s = data.rfind(b"\n", 0, c) + 1
+        e = data.find(b"\n", c, lim)
+        last_end = lim if e < 0 else e
+        out.append(s)
+    return out
+
+
+def row_spans(data: Buf, starts: Optional[list[int]], n: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of rows at ``starts`` (None: every row) within ``data[:n]``."""
+    if starts is None:
+        s = 0
+        while s < n:
+            e = data.find(b"\n", s, n)
+            if e < 0:
+                e = n
+            yield s, e
+            s = e + 1
+        return
+    for s in starts:
+        e = data.find(b"\n", s, n)
+        yield s, (n if e < 0 else e)
+
+
+def turn_of_row(codec: RowCodec, raw: Buf, st: FindStats, pos: object = None) -> Optional[int]:
+    st.rows_decoded += 1
+    items: list[Item]
+    items, _ = codec.decode_row(bytes(raw), pos=pos)
+    for it in items:
+        if type(it) is Event and it.type == "turn/start":
+            t = event_turn(it)
+            if t is not None:
+                return t
+    return None
+
+
+def last_turn_in(codec: RowCodec, seg: Union[Win, Segment], end: int, st: FindStats,
+                  stop: int = 0) -> Optional[int]:
+    """The turn of the last ``turn/start`` row of ``seg.data[stop:end]`` (None: there is none)."""
+    data = seg.data
+    j = end
+    while True:
+        i = data.rfind(TURN_START, stop, j)
+        if i < 0:
+            return None
+        s = data.rfind(b"\n", 0, i) + 1
+        e = data.find(b"\n", i, end)
+        e = end if e < 0 else e
+        if e <= end:
+            t = turn_of_row(codec, data[s:e], st, seg.row_pos(s))
+            if t is not None:
+                return t
+        j = s
+        if j <= stop:
+            return None
+
+
+def row_hits(codec: RowCodec, raw: bytes, pos: object, offset: int, line: Optional[int],
+              matcher: Matcher, opts: FindOptions, turn: TurnRef, st: FindStats) -> Iterator[Hit]:
+    """Hits of one stored row; ``turn``: the current turn, or a callable giving it (lazily)."""
+    st.rows_decoded += 1
+    items: list[Item]
+    items, _probs = codec.decode_row(raw, pos=pos, offset=offset, line=line)
+    for ev in items:
+        if type(ev) is not Event:
+            continue
+        shown = shown_fields(ev)
+        if not shown:
+            continue
+        of = {id(x.field): x for x in shown}
+        t = None
+        for f, m, n in match_fields([x.field for x in shown], matcher, opts.kinds, opts.also):
+            sh = of[id(f)]
+            if t is None:
+                t = event_turn(ev)
+                if t is None:
+                    t = turn() if callable(turn) else turn
+            snip, a, b = snippet(f.text, m.start(), m.end())
+            st.hits += 1
+            yield Hit(seq=ev.seq, turn=t, kind=f.kind, snippet=snip, span=(a, b), start=m.start(), end=m.end(),
+                      matches=n, tool=f.tool, line=ev.line, offset=ev.offset if ev.offset >= 0 else None,
+                      member=ev.member, call=sh.call, block=sh.block)
