@@ -60,6 +60,9 @@ def _mutate(row: dict, rng: random.Random) -> dict:
     if not isinstance(d, dict):
         return row
     pick = rng.random()
+    trng = random.Random(str(row.get("seq")))                  # (its own draws: the others stay as they were)
+    if trng.random() < 0.1:
+        row["time"] = trng.choice([-5, 0, 2 ** 60, 1.5, "7", None, 10 ** 13])
     if t == "tool/result" and isinstance(d.get("message"), dict):
         m = d["message"]
         if pick < 0.2:
