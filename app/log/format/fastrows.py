@@ -194,9 +194,15 @@ def decoders(version: int) -> dict[bytes, Callable[[bytes], Any]]:
 _TlBlock = _lean("_TlBlock", _MessageBlock, isError=(Any, None))
 _TlMessage = _lean("_TlMessage", _DataMessage, role=(str, _REQ), content=(_list_of(_TlBlock), _REQ),
                    id=(Optional[str], None), source=(Optional[_MessageSource], None), isError=(Any, None))
+# (and a stream record's ``dt`` only of integers: one of other values is refused, and its row goes the exact way)
+_TlStreamItem = _lean("_TlStreamItem", _DataStreamItem, chunk=(Optional[_StreamChunk], None), texts=(Any, None),
+                      args=(Any, None), dt=(Optional[list[int]], None))
 _TL_OVER: dict[str, dict[str, tuple[Any, Any]]] = {
     "tool/result": {"message": (_TlMessage, _REQ), "error": (Optional[dict], None), **_TurnStep},
     "llm/retry": {"retry": (Any, None), "delayMs": (Any, None), "failure": (Any, None)},
+    "assistant/message": {"message": (_Message, _REQ), "interrupted": (Optional[bool], None),
+                          "stream": (_opt(_list_of(_TlStreamItem)), None), **_TurnStep},
+    "assistant/attempt": {"stream": (_list_of(_TlStreamItem), _REQ)},
 }
 
 

@@ -181,7 +181,7 @@ def _event(dec: Any, raw: bytes, legacy: bool) -> Union[Event, Settlement, None]
 def stream_summary(stream: list[Any]) -> JsonObj:
     """:func:`app.log.format.versions.stream_summary` of a lean stream (fastrows' records: every record an
     object, ``type`` a string or null, ``chunk`` an object or null, ``time``/``time0`` integers or null, ``dt`` a
-    list or null), without the text."""
+    list of integers or null), without the text."""
     chunks = 0
     finish: Optional[JsonObj] = None
     usage: Any = None
@@ -212,7 +212,7 @@ def stream_summary(stream: list[Any]) -> JsonObj:
         if time0 is None:
             time0 = t
         n = len(payload)
-        time1 = t + sum([x for x in (rec.dt or [])[:n - 1] if type(x) is int])
+        time1 = t + sum(rec.dt[:n - 1]) if rec.dt else t        # (a dt of integers only: see timeline_decoders)
         chunks += n
     return {"chunks": chunks, "finish": finish, "usage": usage, "time0": time0, "time1": time1}
 
