@@ -120,9 +120,13 @@ def logical_rows(reader: LogReader, progress: Progress = None, logical: bool = T
             progress(done, total)
 
 
-def exact_events(reader: LogReader, row: Row) -> list[Event]:
-    """The events of one row as the exact decode reads them."""
-    return [it for it in reader.decode_split_row(row) if is_event(it)]
+def exact_events(reader: LogReader, row: Row) -> Iterator[Event]:
+    """The events of one row as the exact decode reads them, one at a time (a packed row of any member
+    count expanded a batch at a time: :meth:`~app.log.format.codec.RowCodec.iter_row`)."""
+    pos, off, line, raw, complete = row
+    items = reader.codec.iter_row(raw, pos=pos, offset=off, line=line) if complete and raw.strip() \
+        else reader.decode_split_row(row)
+    return (it for it in items if is_event(it))
 
 
 def _packed_lines(rec: Any, red: Optional[Redactor]) -> list[bytes]:
@@ -177,6 +181,9 @@ def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: P
                 buf.append(line)
                 size += len(line)
                 n += 1
+                if size >= CHUNK_BYTES:               # (a row of many members: flushed as it goes)
+                    yield b"\n".join(buf) + b"\n"
+                    buf, size = [], 0
         if size >= CHUNK_BYTES:
             yield b"\n".join(buf) + b"\n"
             buf, size = [], 0

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 import msgspec
 
 from .folds import HeaderFold, SurfaceFold, ToolHistoryFold
+from .v2heads import V2Head
 from ..format.lazyrows import Lazy, PackedBlock, lazy_segment
 from ..format.model import Event, Problem, event_message, is_event
 
@@ -74,6 +75,7 @@ class Checkpoint:
     offloaded: list[tuple[int, list[int]]] = field(default_factory=list)
     tool_headers: list[tuple[int, Optional[list[Any]]]] = field(default_factory=list)   # None: same tools as the header before
     tools: Optional[dict[str, Any]] = None
+    v2head: Optional[list[Any]] = None    # v2: the v2 -> v3 edge's state (app.log.fold.v2heads.V2Head.state)
 
 
 @dataclass
@@ -166,6 +168,8 @@ def restore_surface(nodes: list[int], empty: list[int], violations: list[Problem
     sf.events = events_of(set(sf.nodes)) if sf.nodes else {}
     if cp is not None:
         sf._step_mark = tuple(cp.step_mark) if cp.step_mark is not None else None  # type: ignore[assignment]
+        if sf.version == 2:
+            sf.v2 = V2Head.from_state(cp.v2head)
         for seq, idxs in cp.offloaded:
             base = event_message(sf.events[seq]) if seq in sf.events else None
             if isinstance(base, dict):
@@ -245,7 +249,8 @@ def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
             cps.points[-1].version = version
             # image/offload applies in every version (spec-versions §3.5 correction)
             cps.points[-1].step_mark, cps.points[-1].offloaded = sf._step_mark, _offloaded(sf)
-            if version >= 3:                        # (v3: today's dsh derives toolHistory on the v4 shape)
+            cps.points[-1].v2head = sf.v2.state() if sf.v2 is not None else None
+            if version >= 2:                        # (v2, v3: today's dsh derives toolHistory on the v4 shape)
                 th = hf.tool_history
                 tools = _tool_fields(th)
                 p = cps.points[-1]
@@ -346,7 +351,7 @@ def folds_at(reader: LogReader, cps: Checkpoints, b: int, check: Optional[Callab
     if cp is not None:
         nodes, empty, viol, header, hist, chk = cps.state(i)
         sf = restore_surface(nodes, empty, viol, lambda seqs: events_by_seq(reader, seqs, check), cp)
-        hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 3 else restore_header(header, hist)
+        hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 2 else restore_header(header, hist)
         if checks is not None:
             for q, refusing in chk:
                 prob = msgspec.structs.replace(q)
@@ -393,7 +398,7 @@ def request_at(reader: LogReader, at_seq: int, cps: Checkpoints, check: Optional
     """:func:`app.log.query.analysis.request_at` from checkpoints: the attempt is found from its turn's
     start, the folds from the nearest checkpoint; neither reads the log from seq 0."""
     from ..query.analysis import dispatch_boundary
-    from .folds import build_request
+    from .v2heads import derive_as
     idx = reader.index or reader.build_index()
     ts = turn_start_before(idx, at_seq)
     i = idx.locate(ts) if idx.contiguous_through >= ts else None
@@ -407,10 +412,10 @@ def request_at(reader: LogReader, at_seq: int, cps: Checkpoints, check: Optional
     b, attempt = dispatch_boundary(reader, at_seq, events=(e for e in events_from(reader, start, check)
                                                             if isinstance(e, Event) and e.seq >= ts), checks=checks)
     sf, hf = folds_at(reader, cps, b, check, checks)
-    sf.as_written = as_written
+    derive_as(sf, reader, as_written)
     from ..query.analysis import require_header
-    from .folds import tool_history_of
+    from .folds import fold_request
     require_header(hf, at_seq, b)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
-            "request": build_request(hf.header, sf.messages(), sid, tool_history_of(hf, reader.version, as_written))}
+            "request": fold_request(sf, hf, sid)}
