@@ -47,6 +47,7 @@ WORKERS: dict[str, str] = {
     "fts-extract": "app.log.query.extract:worker_main",   # searchable text of session files
     "qt-probe": "app.ui.diagnostics_dialog:qt_probe_main",  # doctor: Qt and its platform plugin, in a child
     "timeline": "app.store.timeline_child:child_main",    # the timeline spans of one log (issue 31)
+    "timeline-part": "app.store.timeline_child:part_main",  # … the second half of a big one, beside the first
     "fts-build": "app.store.ftslive:build_main",      # a home's full-text index brought up to date, detached
     "replay": "app.store.replay_child:child_main",     # the state of a session as of a seq (the time scrubber)
 }
