@@ -276,6 +276,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/store/ftsio.py", "threading.Thread"): "kills the fts-extract workers of a full-text update once its "
                                                 "cancel says stop (like run_child's watcher, for spawn_worker pipes)",
     ("app/store/ftsio.py", "threading.Event"): "that watcher's end",
+    ("app/store/timeline_child.py", "threading.Thread"): _CHILD + "the timeline-part child's parent watch, and in the "
+                                                          "timeline child the wait on its second part's child while "
+                                                          "it reads the first part itself",
     ("app/store/replay_child.py", "threading.Thread"): "reaps a killed replay child without blocking the UI",
     ("app/store/writer.py", "threading.Thread"): "the session writer's write-behind thread (the CLI's `live "
                                                  "write` and tests: a writer, not background work of the app)",
