@@ -15,9 +15,15 @@ formats dsh writes today:
   session, a crashed open tail, retried model calls; and Session Lens itself forks the long
   session (a v4 child, :mod:`app.store.forking`).
 - Older homes: a session folder with an older generation beside the newest (v0 ``session.jsonl``
-  + ``session.v4.jsonl`` of the same synthesized session; dsh's own v2 + v3 of ``plain-turn``;
-  the ``preview-*`` v2 + v3 home files), v3 sessions, and a few v0 sessions kept as legacy
+  + ``session.v4.jsonl`` of the same synthesized session; dsh's own v2 + v3 of ``plain-turn``),
+  v3 sessions (the ``preview-*`` home files), and a few v0 sessions kept as legacy
   (``demo-long-goal`` with its Session Lens fork, ``demo-todo``, ``demo-zstd``, ``demo-crashed``).
+
+Today's dsh opens every session here (``dshWouldRefuse`` false; ``tests/test_demo_store.py``) but one:
+v4 rows get the message sources the newest dsh writes (:func:`current_sources`: no retired
+``{kind: "plugin"}``), and v0/v2 rows open their step before the request header and the first
+message (:func:`step_first`), as dsh's own v0 snapshots do, so its v2->v3 migration takes them.
+``demo-refused-by-dsh`` is kept on purpose to show a refusal: an early-v4 log as dsh wrote it.
 
 Stored rows of files with full envelopes are copied byte for byte.  dsh's snapshot fixtures are
 envelope-free and normalized: they get ``seq`` (row index - 1) and a real ``time`` (following
