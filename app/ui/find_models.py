@@ -139,9 +139,9 @@ class OutlineModel(QAbstractListModel):
         super().__init__(parent)
         self.turns: list = []
 
-    def set_turns(self, turns: list) -> None:
+    def set_turns(self, turns) -> None:
         self.beginResetModel()
-        self.turns = list(turns)
+        self.turns = turns if hasattr(turns, "first_seqs") else list(turns)   # (packed: outline_turns)
         self.endResetModel()
 
     def rowCount(self, parent=QModelIndex()):
@@ -174,7 +174,8 @@ class OutlineModel(QAbstractListModel):
 
     def row_for_seq(self, seq: int) -> Optional[int]:
         import bisect
-        i = bisect.bisect_right([t.first_seq for t in self.turns], seq) - 1
+        firsts = getattr(self.turns, "first_seqs", None)
+        i = bisect.bisect_right(firsts if firsts is not None else [t.first_seq for t in self.turns], seq) - 1
         return i if i >= 0 else None
 
 
