@@ -3,7 +3,8 @@
 A find on a big log streams up to ``HIT_LIMIT`` hits; kept as :class:`~app.log.query.search.Hit`
 objects each cost about ten Python blocks (the object, its dict, its span tuple, its ints), so
 the window's heap after a find grew with the log.  :class:`CompactHits` keeps the numbers in
-``array`` columns and the kinds and tool names in a small table, one string (the snippet) a hit;
+``array`` columns and the kinds and tool names in a small table; the snippets of a streamed batch
+are joined into one string (a hit's is a slice of it);
 indexing it gives back an equal :class:`Hit` (built on demand: the results view asks only for the
 rows it shows).  It is a read-only sequence plus :meth:`extend`; it compares equal to a list of
 the same hits.
@@ -36,7 +37,8 @@ class CompactHits:
         self._kind = array("H")                  # index into _names
         self._tool = array("H")                  # index into _names (0: None)
         self._nums = array("q")                  # span start, span end, start, end, matches, line, offset, member
-        self._snippet: list[str] = []
+        self._texts: list[str] = []              # the snippets of each batch, joined
+        self._snip = array("q")                  # per hit: text index, start, end in it
         self._calls: dict[int, str] = {}         # hit index -> call id (tool-call hits)
         self._blocks: set[int] = set()           # hit indexes with ``block`` set
         self._names: list[Optional[str]] = [None]
@@ -51,6 +53,9 @@ class CompactHits:
         return i
 
     def extend(self, hits: Iterable[Hit]) -> None:
+        parts: list[str] = []
+        at = 0
+        k = len(self._texts)
         for h in hits:
             i = len(self.seqs)
             self.seqs.append(h.seq)
@@ -59,11 +64,19 @@ class CompactHits:
             self._tool.append(self._name(h.tool))
             self._nums.extend((h.span[0], h.span[1], h.start, h.end, h.matches, _opt(h.line), _opt(h.offset),
                                _opt(h.member)))
-            self._snippet.append(h.snippet)
+            parts.append(h.snippet)
+            self._snip.extend((k, at, at + len(h.snippet)))
+            at += len(h.snippet)
             if h.call is not None:
                 self._calls[i] = h.call
             if h.block:
                 self._blocks.add(i)
+        if parts:
+            self._texts.append("".join(parts))
+
+    def _snippet(self, i: int) -> str:
+        k, a, b = self._snip[3 * i:3 * i + 3]
+        return self._texts[k][a:b]
 
     def __len__(self) -> int:
         return len(self.seqs)
@@ -71,7 +84,7 @@ class CompactHits:
     def _hit(self, i: int) -> Hit:
         a, b, start, end, matches, line, offset, member = self._nums[8 * i:8 * i + 8]
         return Hit(seq=self.seqs[i], turn=_back(self._turn[i]), kind=self._names[self._kind[i]] or "",
-                   snippet=self._snippet[i], span=(a, b), start=start, end=end, matches=matches,
+                   snippet=self._snippet(i), span=(a, b), start=start, end=end, matches=matches,
                    tool=self._names[self._tool[i]], line=_back(line), offset=_back(offset), member=_back(member),
                    call=self._calls.get(i), block=i in self._blocks)
 
