@@ -7,7 +7,7 @@ import gc
 import sys
 
 from app.log.index.reader import LogReader
-from app.log.query.search import FindOptions, find_all
+from app.log.query.find import FindOptions, find_all
 from app.tools.synth import SessionSynth, write_jsonl
 from app.ui.find_models import FindResultsModel
 

@@ -15,7 +15,7 @@ from array import array
 from typing import Any, Optional
 from collections.abc import Iterable, Iterator
 
-from ..log.query.search import Hit
+from ..log.query.find_match import Hit
 
 NONE = -(1 << 63)          # an absent Optional[int] in a 'q' column
 

@@ -3,13 +3,13 @@
 The outline holds one :class:`~app.log.query.outline.TurnEntry` per turn of the whole log; as
 objects each cost about ten Python blocks (the object, its dict, its tools dict, its error list,
 its prompt, its ints), so the window's heap after the outline pass grew with the log.
-:class:`CompactTurns` keeps each turn as one ``marshal`` record (a bytes object) plus the turn
+:class:`CompactTurns` keeps each turn as one pickled record (a bytes object: a tuple of its fields) plus the turn
 numbers and first seqs in ``array`` columns; indexing gives back an equal ``TurnEntry`` (the
 outline view asks only for the rows it shows).  A read-only sequence.
 """
 from __future__ import annotations
 
-import marshal
+import pickle
 from array import array
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -17,11 +17,11 @@ from typing import Any
 from ..log.query.outline import TurnEntry
 
 _FIELDS = ("turn", "first_seq", "last_seq", "prompt", "prompt_seq", "steps", "tools", "errors", "error_seqs",
-           "retries", "interrupted", "end", "open", "prompt_kind_weak")
+           "error_rows", "retries", "interrupted", "end", "open", "prompt_kind_weak")
 
 
 def _pack(t: TurnEntry) -> bytes:
-    return marshal.dumps(tuple(getattr(t, f) for f in _FIELDS))
+    return pickle.dumps(tuple(getattr(t, f) for f in _FIELDS), pickle.HIGHEST_PROTOCOL)
 
 
 class CompactTurns:
@@ -40,7 +40,7 @@ class CompactTurns:
         return len(self._recs)
 
     def _turn(self, i: int) -> TurnEntry:
-        return TurnEntry(**dict(zip(_FIELDS, marshal.loads(self._recs[i]))))
+        return TurnEntry(**dict(zip(_FIELDS, pickle.loads(self._recs[i]))))
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
