@@ -321,8 +321,6 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         if self.keeps_rows is not None and self.keeps_rows():
             return                               # a parked selection's page stays (parking.py)
         if self.jumps.can_jump() and how(self.window):
-            from ..memory import trim
-            trim()                               # the dropped pages' heap pages go back to the system
             self.statsChanged.emit()
 
     def _ready(self, rows: list) -> int:
