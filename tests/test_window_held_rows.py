@@ -16,7 +16,7 @@ import pytest
 from app.tools.synth import SessionSynth, write_jsonl
 
 from test_parked_selection import _scroll_until
-from test_ui_history import make_window, open_and_wait  # noqa: F401 (fixtures)
+from test_ui_history import WAIT, make_window, open_and_wait  # noqa: F401 (fixtures)
 
 
 @pytest.fixture(scope="module")
@@ -36,15 +36,17 @@ def _held_rows(h) -> set:
 def test_rows_of_dropped_pages_are_freed(qtbot, make_window, log):  # noqa: F811
     win = make_window(page_size=20)
     h = open_and_wait(qtbot, win, log)
+    qtbot.waitUntil(lambda: h.index_state == "ready", timeout=WAIT * 2)   # (pages are dropped once they can be read again)
     w = h.window
     assert _scroll_until(qtbot, win, h, lambda: w.older_read >= 3)
     tail = {id(lp) for lp in w.pages if lp.page.tail}
     tracked = [weakref.ref(r) for lp in w.pages if id(lp) not in tail
                for r in lp.rows_for(w.physical, w.show_attempts).rows]
     assert len(tracked) > 20
-    first = {id(lp) for lp in w.pages}
-    assert _scroll_until(qtbot, win, h, lambda: w.older_read >= 12 or not h.has_more)
-    assert not first & {id(lp) for lp in w.pages}, "the first pages read were dropped"
+    first = [weakref.ref(lp) for lp in w.pages if id(lp) not in tail]
+    assert _scroll_until(qtbot, win, h, lambda: w.older_read >= 12 or not h.has_more, steps=1200)
+    assert not [lp for lp in w.pages for ref in first if ref() is lp], f"the first pages read were dropped ({w.older_read} read)"
+    qtbot.waitUntil(lambda: win.view.settled() and not h.loading, timeout=WAIT)   # (no slide or read pending)
     gc.collect()
     held = _held_rows(h)
     alive = [ref() for ref in tracked if ref() is not None]
