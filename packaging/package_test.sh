@@ -3,11 +3,14 @@
 #  1. unpack dist/session-lens-<v>-linux-x86_64.tar.gz, install it with install.sh into a temporary prefix
 #  2. check the installed layout, validate the installed desktop entry and metainfo, check the MIME database
 #     maps session.jsonl / *.jsonl.zstd to our types, and that no bundled library has an unresolved dependency
+#     (packaging/bundle_libs.sh)
 #  3. launch the INSTALLED binary (clean environment, empty HOME, offscreen) on the demo store and on a
 #     .jsonl.zstd file passed the way the desktop entry does (session-lens FILE), with --screenshot; fail when
 #     the PNG is missing, empty or one flat colour; also under Xvfb (xcb) when xvfb-run exists; the seq index
 #     of the opened file must be built by the binary run as its own child process (gui --wait-index), and every
-#     worker kind of the one launcher must answer from a child process of the binary (doctor --json)
+#     worker kind of the one launcher must answer from a child process of the binary (doctor --json); scrolling
+#     while a whole-log find runs keeps the event loop's p99 lag within 1.5x of the development app's
+#     (app/ui/probe.py, alternating runs, medians; PROBE_RUNS, PROBE_SECONDS, PROBE_SIZE)
 #  4. dpkg-deb --info / --contents checks of dist/session-lens_<v>_amd64.deb, and run its binary unpacked
 # Prints sizes and start-up times.  KEEP=1 keeps the temporary folder; SHOT_DIR=DIR keeps the screenshots.
 set -euo pipefail
@@ -70,12 +73,10 @@ if command -v update-desktop-database >/dev/null; then
   ok "desktop database associates both session types with $APP_ID.desktop"
 fi
 LIB="$PREFIX/lib/session-lens"
-# libwayland-* come from the system of a Wayland session (Qt falls back to xcb without them)
-missing="$(find "$LIB" -name '*.so*' -type f -print0 | xargs -0 -n 50 ldd 2>/dev/null | grep 'not found' \
-           | grep -v 'libwayland-' | sort -u || true)"
-[ -z "$missing" ] || fail "unresolved libraries in the bundle:
+# resolved as at run time: RPATH, then _internal/ (the bootloader's LD_LIBRARY_PATH), then the system
+missing="$(bash packaging/bundle_libs.sh "$LIB")" || fail "unresolved libraries in the bundle:
 $missing"
-ok "every bundled library resolves (ldd; libwayland-* are the system's)"
+ok "every bundled library resolves (ldd with the bootloader's search path; libwayland-* are the system's)"
 
 # ------------------------------------------------------------------ 3. launch the installed binary
 # a clean environment: no venv on PATH, no PYTHONPATH, an empty HOME (no Harness home, no settings)
@@ -179,6 +180,41 @@ print(", ".join(f"{w['kind']} {w['ms']:.0f} ms" for w in ws))
 PYX
 )" || fail "the installed binary's worker kinds: $(head -c 800 "$T/out/doctor.json")"
 ok "installed binary runs every worker kind in a child process: $workers_line"
+# scrolling while a whole-log find runs: the event loop's p99 lag in the installed binary within 1.5x of the
+# development app's (same probe, app/ui/probe.py via SESSION_LENS_PROBE=scroll-find, same log, same run;
+# alternating runs, medians of PROBE_RUNS each; offscreen: Qt's raster paint path, as xcb, without the flush)
+PROBE_RUNS="${PROBE_RUNS:-3}" PROBE_SECONDS="${PROBE_SECONDS:-8}"
+"$PY" bench/gen.py "$T/probe.jsonl" --size "${PROBE_SIZE:-30MB}" --seed 7 > /dev/null || fail "bench/gen.py"
+PYABS="$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY")"
+PROBE_ENV=(QT_QPA_PLATFORM=offscreen SESSION_LENS_PROBE=scroll-find SESSION_LENS_PROBE_SECONDS="$PROBE_SECONDS")
+probe() {   # $1: label, rest: the command; prints the probe's JSON
+  "${RUN_ENV[@]}" "${PROBE_ENV[@]}" "${@:2}" gui "$T/probe.jsonl" > "$T/out/probe-$1.log" 2>&1 \
+    || { tail -20 "$T/out/probe-$1.log"; fail "probe $1 exited non-zero"; }
+  grep '^probe: ' "$T/out/probe-$1.log" | tail -1 | cut -c8-
+}
+: > "$T/probe-frozen.jsonl"; : > "$T/probe-dev.jsonl"
+for i in $(seq "$PROBE_RUNS"); do
+  probe "frozen$i" "$BIN" >> "$T/probe-frozen.jsonl"
+  probe "dev$i" "$PYABS" -m app >> "$T/probe-dev.jsonl"
+done
+probe_line="$("$PY" - "$T/probe-frozen.jsonl" "$T/probe-dev.jsonl" <<'PYX'
+import json, statistics, sys
+fz, dev = ([json.loads(x) for x in open(p)] for p in sys.argv[1:3])
+assert all(r["frozen"] for r in fz) and not any(r["frozen"] for r in dev), "frozen/dev mix-up"
+for r in fz + dev:
+    assert r["find_children_max"] >= 1 and r["finds_started"] >= 1 and r["scroll_steps"] > 0, r
+f99, d99 = (statistics.median(r["p99_ms"] for r in rs) for rs in (fz, dev))
+f50, d50 = (statistics.median(r["p50_ms"] for r in rs) for rs in (fz, dev))
+ratio = f99 / max(d99, 0.001)
+load = statistics.median(r["loadavg"] for r in fz + dev)
+print(f"p99 {f99:.1f} ms (installed) vs {d99:.1f} ms (development), ratio {ratio:.2f} (target <= 1.5); "
+      f"p50 {f50:.2f} vs {d50:.2f} ms; runs {[r['p99_ms'] for r in fz]} vs {[r['p99_ms'] for r in dev]}; "
+      f"finds {sum(r['finds_started'] for r in fz)} vs {sum(r['finds_started'] for r in dev)}, each in a child; "
+      f"load {load:.1f}")
+sys.exit(0 if ratio <= 1.5 else 1)
+PYX
+)" || fail "scrolling during a whole-log find: $probe_line"
+ok "scrolling during a whole-log find: $probe_line"
 launch crash "$T/out/crash.png" QT_QPA_PLATFORM=offscreen SESSION_LENS_CRASH_TEST=1 "$BIN" gui --screenshot "$T/out/crash.png" >/dev/null
 CRASH_LOG="$(find "$T/home/.local/state/session-lens/log" -name 'crash-*.log' 2>/dev/null | head -1)"
 [ -n "$CRASH_LOG" ] && grep -q "in _crash_test" "$CRASH_LOG" && grep -q "^PySide6" "$CRASH_LOG" \
