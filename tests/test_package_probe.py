@@ -74,3 +74,19 @@ def test_bundle_libs_finds_libraries_in_internal_and_fails_on_a_missing_one(tmp_
     bad = subprocess.run(check, capture_output=True, text=True)
     assert bad.returncode == 1
     assert bad.stdout.strip() == "libsltestb.so.1  (needed by _internal/pkg/mod.so)"
+
+
+def test_the_bundles_qt_runtime_hook_sets_qts_paths_without_importing_qt(tmp_path):
+    """packaging/pyinstaller/rth_qt_paths.py replaces PyInstaller's pyi_rth_pyside6, which imported PySide6.QtCore
+    at every start of the binary (each worker child too); the spec drops that hook and multiprocessing's."""
+    hook = ROOT / "packaging" / "pyinstaller" / "rth_qt_paths.py"
+    code = (f"import sys, os, runpy; sys._MEIPASS = {str(tmp_path)!r}; runpy.run_path({str(hook)!r}); "
+            "print(os.environ['QT_PLUGIN_PATH']); print(sorted(m for m in sys.modules if 'PySide6' in m or "
+            "m.startswith(('shiboken6', 'multiprocessing'))))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("QT_")}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [str(tmp_path / "PySide6" / "Qt" / "plugins"), "[]"]
+    spec = (ROOT / "packaging" / "pyinstaller" / "session-lens.spec").read_text()
+    assert 'SLOW_RTHOOKS = ("pyi_rth_pyside6", "pyi_rth_multiprocessing")' in spec
+    assert 'runtime_hooks=[os.path.join(SPECPATH, "rth_qt_paths.py")]' in spec
