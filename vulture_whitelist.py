@@ -151,6 +151,7 @@ pytestmark  # tests/test_sqlite_store.py
 # worker entry points, run by name through the launcher's table (app/store/childproc.py WORKERS)
 shard_main  # app/store/fulltext.py
 build_main  # app/store/ftslive.py (the fts-build worker, named in childproc.WORKERS)
+part_main  # app/store/timeline_child.py (the timeline-part worker, named in childproc.WORKERS)
 child_main  # app/store/indexer.py, scan_child.py, titles_child.py
 # a field of the .idx meta schema (decoded and validated by type, app/store/indexcache.py)
 saved_at  # app/store/indexcache.py

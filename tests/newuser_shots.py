@@ -1,11 +1,12 @@
 """Screenshots of issue 35's window fixes (not a test; run under Xvfb from the repository root):
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python tests/newuser_shots.py OUT_DIR LONG_LOG [--theme dark]
+    ... tests/newuser_shots.py OUT_DIR --only demo live     (some parts; LONG_LOG only for "long")
 
 Saves ``newuser-<item>-<what>-<theme>.png``: the demo as it opens (23, with the session list of 16),
 the demo with the Outline dock (9), a long generated log (LONG_LOG: many compactions) on a row
 replaced many times (2) and with the Outline dock (9), a planted log after the first Find jump (3),
-and a live session written by ``session-lens simulate`` (1).
+and a live session written by ``session-lens simulate`` (1), scrolled up (20).
 """
 from __future__ import annotations
 
@@ -45,23 +46,43 @@ def _save(qapp, win, out: Path, name: str) -> str:
     return p
 
 
+PARTS = ("demo", "long", "find", "live")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("long")
+    ap.add_argument("long", nargs="?", help="the long generated log (needed unless --only names other parts)")
     ap.add_argument("--theme", default="light", choices=("light", "dark"))
+    ap.add_argument("--only", nargs="*", choices=PARTS, default=PARTS, help="the parts to render (default: all)")
     a = ap.parse_args()
+    if "long" in a.only and not a.long:
+        ap.error("the long part needs LONG_LOG")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     t = a.theme
     fresh_settings("newuser-shots-")
     from app.ui.app import make_app
     qapp = make_app()
+    tmp = Path(tempfile.mkdtemp(prefix="newuser-shots-"))
+    if "demo" in a.only:
+        _demo(qapp, out, t)
+    if "long" in a.only:
+        _long(qapp, out, t, a.long)
+    if "find" in a.only:
+        _find(qapp, out, t, tmp)
+    if "live" in a.only:
+        _live(qapp, out, t, tmp)
+    return 0
+
+
+def _demo(qapp, out: Path, t: str) -> None:
     # 23 (and 16): the demo as it opens
     win = _window(t)
     win.open_default()
     wait(qapp, lambda: win.view.current_row() is not None and win.view.current_row().seq == 21)
-    settle(qapp, 40)
+    wait(qapp, lambda: win.go_actions.outline is not None and bool(win.sessions.model.titles), 60)
+    settle(qapp, 60)                                   # settled: what a new user sees after a second
     _save(qapp, win, out, f"newuser-23-demo-opens-{t}.png")
     # 9: the outline dock beside it
     win.go_actions.outline_dock.show()
@@ -69,14 +90,17 @@ def main() -> int:
     _save(qapp, win, out, f"newuser-9-demo-outline-{t}.png")
     win.shutdown()
     win.close()
+
+
+def _long(qapp, out: Path, t: str, long: str) -> None:
     # 2 and 9: the long generated log
     win = _window(t)
-    win.open_store(a.long)
+    win.open_store(long)
     _loaded(qapp, win)
     wait(qapp, lambda: win.history.window.sindex is not None)
     from app.log.fold.surface import index_for
     from app.log.index.reader import LogReader
-    r = LogReader.open(a.long)
+    r = LogReader.open(long)
     idx = index_for(r)
     seq = max(idx.fold.replaced_by, key=lambda s: (len(idx.replacement_chain(s)), s))
     r.close()
@@ -89,10 +113,12 @@ def main() -> int:
     _save(qapp, win, out, f"newuser-9-long-outline-{t}.png")
     win.shutdown()
     win.close()
+
+
+def _find(qapp, out: Path, t: str, tmp: Path) -> None:
     # 3: the first Find jump on a planted log
     from app.tools.plant import PlantingSynth
     from app.tools.synth import write_jsonl
-    tmp = Path(tempfile.mkdtemp(prefix="newuser-shots-"))
     s = PlantingSynth(seed=11, at_turn=30, plants={"zebraquokka": "tool-output-line-700"})
     planted = tmp / "p" / "session.jsonl"
     write_jsonl(str(planted), s, turns=40)
@@ -108,7 +134,10 @@ def main() -> int:
     _save(qapp, win, out, f"newuser-3-find-jump-{t}.png")
     win.shutdown()
     win.close()
-    # 1: a live session
+
+
+def _live(qapp, out: Path, t: str, tmp: Path) -> None:
+    # 1 and 20: a live session, then scrolled up (once the rows fill more than the view)
     live = tmp / "live" / "session.jsonl"
     live.parent.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "app", "simulate", str(live), "--events", "6000", "--rate", "60",
@@ -123,7 +152,9 @@ def main() -> int:
         wait(qapp, lambda: "writer live" in win.truth_actions.live_label.text())
         settle(qapp, 100)
         _save(qapp, win, out, f"newuser-1-live-{t}.png")
-        win.view.verticalScrollBar().setValue(0)
+        bar = win.view.verticalScrollBar()
+        wait(qapp, lambda: bar.maximum() > win.view.viewport().height(), 60)
+        bar.setValue(0)
         wait(qapp, lambda: win.view.new_rows.isVisible(), 20)
         settle(qapp, 30)
         _save(qapp, win, out, f"newuser-20-live-scrolled-up-{t}.png")
@@ -132,7 +163,6 @@ def main() -> int:
     finally:
         proc.kill()
         proc.wait(10)
-    return 0
 
 
 if __name__ == "__main__":

@@ -79,18 +79,18 @@ def test_a_session_failing_half_way_leaves_nothing_behind(small_home, tmp_path, 
     with FullTextIndex(root, db_path=str(tmp_path / "ref.sqlite")) as ref:
         ref.update()
         want = [e for e in _entries(ref) if e[0] != victim]
-    real = extract.event_fields
+    real = extract.shown_fields
     seen = {"n": 0}
 
     def failing(ev, calls):
         # fail in the victim session's third turn, after rows of it were produced
         out = real(ev, calls)
-        if any("plant2" in f.text for f in out):
+        if any("plant2" in s.field.text for s in out):
             seen["n"] += 1
             if seen["n"] == 2:
                 raise RuntimeError("planted failure")
         return out
-    monkeypatch.setattr(extract, "event_fields", failing)
+    monkeypatch.setattr(extract, "shown_fields", failing)
     if memory_bytes == 64:                                         # the reader path, in a savepoint
         monkeypatch.setattr(fulltext, "_FAST_BYTES", 0)
     monkeypatch.setattr(ftswrite, "_MEMORY_BYTES", memory_bytes)
@@ -103,7 +103,7 @@ def test_a_session_failing_half_way_leaves_nothing_behind(small_home, tmp_path, 
         assert _entries(ix) == want
         assert (victim, "RuntimeError: planted failure") in ix.session_problems()
         # fixed: the next update indexes it whole
-        monkeypatch.setattr(extract, "event_fields", real)
+        monkeypatch.setattr(extract, "shown_fields", real)
         ix.conn.execute("UPDATE files SET size = -1 WHERE path = ?", (victim,))   # make it look changed
         rep = ix.update()
         assert rep.indexed == 1 and rep.skipped == 0

@@ -12,7 +12,7 @@ import pytest
 
 from app.log.query.extract import extract_jsonl, reader_entries
 from app.log.index.reader import LogReader
-from app.log.query.textview import event_fields, event_turn, plain
+from app.log.query.textview import event_turn, plain, shown_fields
 from app.store import childproc, ftsio, fulltext, ftswrite
 from app.store.fulltext import FullTextIndex, QueryError, parse_query
 from app.tools.plant import PlantingSynth, make_home
@@ -22,9 +22,12 @@ from tests.fixtures_util import FIXTURES, ev, session_files, write_log
 
 def _reference(path) -> list:
     """The entries the exact reader path gives: typed events (legacy shapes converted, envelopes
-    restored), ``event_fields`` with the calls tracked, the turn of the last turn/start."""
+    restored), what the window and whole-log find show of each (``shown_fields``: generic rows'
+    payloads too) with the calls tracked, the turn of the last turn/start; a tool-call block of an
+    assistant message only when no tool/call row of its call comes in its turn (whole-log find
+    drops such a block as the row's echo), placed at the turn's end."""
     r = LogReader.open(str(path))
-    out, calls, turn = [], {}, None
+    out, calls, turn, blocks = [], {}, None, []
     try:
         for e in r.iter_events():
             if e.type == "turn/start":
@@ -32,13 +35,21 @@ def _reference(path) -> list:
                 if t is not None:
                     turn = t
                 calls.clear()
+                out += [b for _, b in blocks]
+                blocks = []
                 continue
             et = event_turn(e)
-            for f in event_fields(e, calls):
-                out.append((e.seq, et if et is not None else turn, e.time, f.kind, f.tool, plain(f.text)))
+            for f, call, block in shown_fields(e, calls):
+                entry = (e.seq, et if et is not None else turn, e.time, f.kind, f.tool, plain(f.text))
+                if block:
+                    blocks.append((call, entry))
+                    continue
+                if call is not None:
+                    blocks = [b for b in blocks if b[0] != call]
+                out.append(entry)
     finally:
         r.close()
-    return out
+    return out + [b for _, b in blocks]
 
 
 def _fast(path) -> list:

@@ -347,8 +347,8 @@ def test_live_state(tmp_path):
         fh.write(body[closed[0] + 5])
     mt = q.stat().st_mtime
     assert live_state(str(q), now=mt + 1) == "live"
-    assert live_state(str(q), now=mt + 60) == "idle"        # seen growing, quiet since, the turn still open
-    assert live_state(str(q), now=mt + 600) == "crashed"
+    assert live_state(str(q), now=mt + 10) == "idle"        # seen growing, quiet since, the turn still open
+    assert live_state(str(q), now=mt + 60) == "crashed"     # (the follower's waits: 3 s, 30 s)
     # a torn tail after a closed turn is an open tail too
     r = tmp_path / "t" / "session.jsonl"
     r.parent.mkdir()

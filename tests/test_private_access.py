@@ -33,6 +33,8 @@ _SCAN = "the row scanner's tables and the reader's legacy probe, shared by the f
 _UI = "the main window's controllers call each other's handlers (a controller API is pending)"
 _CACHE = "the index cache's file identity, keyed digest and atomic write, reused by the timeline and outline caches"
 KNOWN: dict[tuple[str, str], str] = {
+    ("app/ui/history/sparse.py", "from .pages import _counted"): _JOBS,
+    ("app/ui/history/sparse.py", "from .pages import _loaded"): _JOBS,
     ("app/log/fold/checkpoints.py", "sf._empty_assistant"): _FOLD,
     ("app/log/fold/checkpoints.py", "sf._step_mark"): _FOLD,
     ("app/log/fold/surface.py", "f._empty_assistant"): _FOLD,

@@ -41,8 +41,6 @@ EXCEPTIONS: dict[str, str] = {
     "app/ui/main_window.py::MainWindow._build_ui": _SHARED,
     "app/log/index/rowscan.py::scan": _HOT + " (the interpreted scanner, the definition rowscan_c.c mirrors)",
     "app/log/query/analysis.py::_InspectPass._fast_segment": _TRUST + "; also " + _HOT,
-    "app/ui/live.py::LiveFollower._run": ("the live follower's thread loop (closures over its follower, reader and "
-                                          "stitcher): left for the one-job-API move of the live thread"),
 }
 
 

@@ -489,6 +489,7 @@ def test_in_flight_chunks_collapse_into_one_streaming_row(qtbot, make_window, tm
     win = make_window()
     h = open_and_wait(qtbot, win, streaming_session(tmp_path))
     win.set_physical(True)                         # the stored rows: an attempt still streaming
+    qtbot.waitUntil(lambda: h.live_state == "crashed", timeout=WAIT)   # (the follower's first verdict)
     st = rows_of(h, "streaming")
     assert len(st) == 1 and (st[0].first_seq, st[0].last_seq) == (3, 5)
     # no lock and never seen growing: its writer is gone (issue 35 item 17's rule), so the attempt says so

@@ -14,11 +14,13 @@ from fixtures_util import ev, write_log
 
 
 def turn(t, base, gap_at=None):
-    """One completed turn (user, chunk, assistant reply) starting at seq ``base``."""
+    """One completed turn (user, chunk, assistant reply) starting at seq ``base``; the user message inside the
+    step, as dsh's v0 snapshots have it (one before the first step/start is refused by today's dsh's
+    migration chain: tests/test_trust_v0_chain.py)."""
     rows = [ev(base, "turn/start", {"turn": t}),
-            ev(base + 1, "user/message", {"id": f"u{t}", "role": "user", "content": [{"type": "text", "text": f"q{t}"}],
+            ev(base + 1, "step/start", {"turn": t, "step": 1}),
+            ev(base + 2, "user/message", {"id": f"u{t}", "role": "user", "content": [{"type": "text", "text": f"q{t}"}],
                                           "source": {"kind": "user"}}, surfaceOp="append"),
-            ev(base + 2, "step/start", {"turn": t, "step": 1}),
             ev(base + 3, "request/header", {"header": {"config": {"provider": "p", "model": "m"}}, "reason": "initial"}),
             ev(base + 4, "assistant/chunk", {"turn": t, "step": 1, "chunk": {"type": "text-delta", "index": 0,
                                                                            "text": f"a{t}"}}),

@@ -25,9 +25,9 @@ def test_forward_and_self_source_seqs_are_problems(tmp_path):
 
 
 def test_backward_seqs_are_fine(tmp_path):
-    p = write_log(tmp_path / "session.jsonl", [
-        ev(0, "turn/start", {"turn": 1}), user(1, sourceEventSeqs=[0]),
-        ev(2, "turn/end", {"turn": 1, "reason": {"kind": "completed"}})])
+    p = write_log(tmp_path / "session.jsonl", [     # (the user message inside a step: today's dsh loads it)
+        ev(0, "turn/start", {"turn": 1}), ev(1, "step/start", {"turn": 1, "step": 1}), user(2, sourceEventSeqs=[0]),
+        ev(3, "turn/end", {"turn": 1, "reason": {"kind": "completed"}})])
     info = analysis.inspect(LogReader.open(str(p)))
     assert not any("source-seqs" in x for x in info["problems"]) and info["dshWouldRefuse"] is False
 

@@ -112,16 +112,16 @@ def test_v0_growth_rule(tmp_path):
     now = time.time()
     os.utime(log, (now - 5, now - 5))
     # modified 5 s ago, but never seen growing: an open tail is crashed at once (the old rule: live)
-    assert writer_state(str(log), now=now, live_window=15, crash_after=120)["writer"] == "crashed"
+    assert writer_state(str(log), now=now, idle_after=15, crash_after=120)["writer"] == "crashed"
     with open(log, "ab") as fh:
         fh.write(rows[-1])                              # the writer appends its last row
     os.utime(log, (now - 5, now - 5))
-    ws = writer_state(str(log), now=now, live_window=15, crash_after=120)
+    ws = writer_state(str(log), now=now, idle_after=15, crash_after=120)
     assert ws["writer"] == "live" and ws["grew"] and ws["signal"] == "growth"
-    assert writer_state(str(log), now=now, live_window=2, crash_after=120)["writer"] == "idle"
-    assert writer_state(str(log), now=now, live_window=2, crash_after=4)["writer"] == "crashed"
+    assert writer_state(str(log), now=now, idle_after=2, crash_after=120)["writer"] == "idle"
+    assert writer_state(str(log), now=now, idle_after=2, crash_after=4)["writer"] == "crashed"
     done = _copy(COMPLETE, tmp_path / "done")
-    assert writer_state(str(done), live_window=2)["writer"] == "complete"
+    assert writer_state(str(done), idle_after=2)["writer"] == "complete"
 
 
 def _simulate(out: Path, *extra) -> subprocess.Popen:

@@ -12,32 +12,30 @@ same :class:`app.store.eta.Eta` the window uses, and a single redrawn line needs
 from __future__ import annotations
 
 import sys
-import time
 from contextlib import contextmanager
 from typing import Any, Optional, TextIO
 from collections.abc import Iterator
 
+from ..log.jobctl import CLI_INTERVAL, Throttle
 from ..store.eta import Eta, fmt_bytes, fmt_left
 
 
 class Progress:
     """``progress(done, total)``: redraws ``label  42%  12.0 MB / 30.0 MB  about 3 s left`` at most every
-    ``interval`` seconds; :meth:`close` clears the line."""
+    ``interval`` seconds (the one progress throttle, :class:`app.log.jobctl.Throttle`); :meth:`close`
+    clears the line."""
 
-    def __init__(self, label: str, stream: TextIO, interval: float = 0.1) -> None:
+    def __init__(self, label: str, stream: TextIO, interval: float = CLI_INTERVAL) -> None:
         self.label = label
         self.stream = stream
-        self.interval = interval
+        self.throttle = Throttle(interval)
         self.eta = Eta()
-        self._shown = 0.0
         self._drawn = False
 
     def __call__(self, done: int, total: int) -> None:
         self.eta.update(done, total)
-        now = time.monotonic()
-        if now - self._shown < self.interval and done < total:
+        if not self.throttle.due(done, total):
             return
-        self._shown = now
         e = self.eta
         left = fmt_left(e.seconds_left())
         line = f"{self.label}  {e.percent:3d}%  {fmt_bytes(e.done)} / {fmt_bytes(e.total)}" + (f"  {left}" if left else "")

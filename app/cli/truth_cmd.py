@@ -13,10 +13,12 @@ from .main import COMMANDS, cfg_session_path, session_reader, emit
 # --------------------------------------------------------------------------- writer state
 
 def cfg_writer(p) -> None:
+    # (the defaults are the window's own waits, app.store.watch.IDLE_AFTER_S / CRASH_AFTER_S: not
+    # imported here, as building the parser must stay light)
     p.add_argument("--live-window", type=float, help="without a writer lock: seen growing within this many "
-                                                     "seconds = live (default 15)")
+                                                     "seconds = live (default: the window's, 3)")
     p.add_argument("--crash-after", type=float, help="without a writer lock: an open tail seen growing, then "
-                                                     "quiet this long = crashed (default 120)")
+                                                     "quiet this long = crashed (default: the window's, 30)")
 
 
 def writer_of(args, reader) -> Optional[dict[Any, Any]]:
@@ -27,7 +29,7 @@ def writer_of(args, reader) -> Optional[dict[Any, Any]]:
     sid = getattr(args, "session", None)
     def ask():
         return writer_state(reader.source.path if sid is None else args.path, sid,
-                            live_window=getattr(args, "live_window", None),
+                            idle_after=getattr(args, "live_window", None),
                             crash_after=getattr(args, "crash_after", None),
                             reader=reader if sid is None else None)     # (its tail analysis, reused)
     try:

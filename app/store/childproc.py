@@ -12,7 +12,9 @@ to stdout: any number of ``(kind, ...)`` progress messages sent by the body, the
 ``("done", result)`` or ``("error", text)``.  The parent runs :func:`run_child`, which starts
 the child (with this tree on ``PYTHONPATH``), optionally pickles one request to its stdin,
 hands every other message to ``on_message`` in the caller's thread, returns the result of
-``done`` and kills the child when ``cancelled()`` turns true.  Reading the pipe blocks in
+``done`` and kills the child when ``cancelled()`` turns true.  A :class:`ChildSpec` names one such
+run (kind, arguments, request, and the in-process fallback when no child can start); :func:`run_spec`
+runs it in the caller's thread and ``app.ui.workers.Jobs.submit_child`` as a job of the window.  Reading the pipe blocks in
 ``read()``, which releases the GIL: the waiting thread costs the GUI nothing.
 """
 from __future__ import annotations
@@ -26,8 +28,11 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
+
+from ..log.jobctl import Cancel, is_cancelled
 
 Send = Callable[[tuple[object, ...]], None]
 
@@ -42,6 +47,7 @@ WORKERS: dict[str, str] = {
     "fts-extract": "app.log.query.extract:worker_main",   # searchable text of session files
     "qt-probe": "app.ui.diagnostics_dialog:qt_probe_main",  # doctor: Qt and its platform plugin, in a child
     "timeline": "app.store.timeline_child:child_main",    # the timeline spans of one log (issue 31)
+    "timeline-part": "app.store.timeline_child:part_main",  # … the second half of a big one, beside the first
     "fts-build": "app.store.ftslive:build_main",      # a home's full-text index brought up to date, detached
     "replay": "app.store.replay_child:child_main",     # the state of a session as of a seq (the time scrubber)
 }
@@ -217,15 +223,26 @@ def _kill_when(proc: subprocess.Popen[bytes], cancelled: Callable[[], bool], ove
             return
 
 
+def _kill(proc: subprocess.Popen[bytes], killed: list[bool]) -> None:
+    """Kill ``proc`` now (a job's cancel hook: from the cancelling thread; a reaped child is skipped)."""
+    killed[0] = True
+    try:
+        proc.kill()
+    except OSError:
+        pass
+
+
 def run_child(argv: Sequence[str], request: object, on_message: Callable[[tuple[object, ...]], None],
-              cancelled: Optional[Callable[[], bool]], what: str,
+              cancelled: Cancel, what: str,
               failed: type[ChildFailed] = ChildFailed, background: bool = False) -> object:
     """The result a child (command ``argv``) reports with ``done``.
 
     ``request`` (when not None) is pickled to the child's stdin.  Raises :class:`NoChild` when
     the child cannot be started, ``failed(text)`` when it reports an error or ends without a
-    result (``what`` names it in the message) and ``InterruptedError`` when ``cancelled()``
-    turns true (checked before every message); the child never outlives the call.
+    result (``what`` names it in the message) and ``InterruptedError`` when ``cancelled`` (any
+    form of :data:`app.log.jobctl.Cancel`) says stop (checked before every message); the child never
+    outlives the call.  A token with ``on_cancel`` (a window job) kills the child from its cancel at
+    once; any other form is polled every 20 ms by a watcher thread.
     ``background``: work nobody waits on, stopped while :func:`pause_background` holds."""
     err = tempfile.TemporaryFile()
     try:
@@ -240,15 +257,21 @@ def run_child(argv: Sequence[str], request: object, on_message: Callable[[tuple[
         _background.add(proc)
     watching = threading.Event()
     killed = [False]
-    if cancelled is not None:               # Cancel kills the child at once, not at its next message
-        threading.Thread(target=_kill_when, args=(proc, cancelled, watching, killed), daemon=True).start()
+    hook = getattr(cancelled, "on_cancel", None)
+
+    def stop() -> bool:
+        return is_cancelled(cancelled)
+    if hook is not None:                    # Cancel kills the child at once, not at its next message
+        hook(lambda: _kill(proc, killed))
+    elif cancelled is not None:
+        threading.Thread(target=_kill_when, args=(proc, stop, watching, killed), daemon=True).start()
     try:
         if request is not None:
             assert proc.stdin is not None
             pickle.dump(request, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
             proc.stdin.close()
         while True:
-            if cancelled is not None and cancelled():
+            if stop():
                 raise InterruptedError(f"{what} cancelled")
             try:
                 msg = pickle.load(stdout)         # blocks in read(): the GIL is released
@@ -287,3 +310,37 @@ def run_child(argv: Sequence[str], request: object, on_message: Callable[[tuple[
         stdout.close()
         proc.wait(5)
         err.close()
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class ChildSpec:
+    """One run of a worker of :data:`WORKERS`: what :func:`run_spec` (the caller's thread) and the
+    window's ``Jobs.submit_child`` (a job) run."""
+    kind: str
+    args: tuple[str, ...] = ()
+    request: object = None                 # pickled to the child's stdin (None: no stdin)
+    what: str = ""                         # names the work in messages (default: the kind)
+    background: bool = False               # work nobody waits on (see pause_background)
+    failed: type[ChildFailed] = ChildFailed
+    # the same work in the calling thread, ``fallback(send, cancelled)``, when no child can start
+    fallback: Optional[Callable[[Send, Callable[[], bool]], object]] = None
+    in_process: bool = False               # run ``fallback`` right away (a frozen build, a test switch)
+
+
+def run_spec(spec: ChildSpec, on_message: Callable[[tuple[object, ...]], None], cancelled: Cancel) -> object:
+    """The result of ``spec`` (see :func:`run_child`; its ``fallback`` runs in-process when asked to or
+    when no child can be started; without one, :class:`NoChild` is raised)."""
+    check = _never if cancelled is None else (lambda: is_cancelled(cancelled))
+    if spec.in_process and spec.fallback is not None:
+        return spec.fallback(on_message, check)
+    try:
+        return run_child(worker_argv(spec.kind, *spec.args), spec.request, on_message, cancelled,
+                         spec.what or spec.kind, spec.failed, spec.background)
+    except NoChild:
+        if spec.fallback is None:
+            raise
+        return spec.fallback(on_message, check)

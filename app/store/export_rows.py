@@ -19,8 +19,10 @@ from collections.abc import Callable, Iterator
 import msgspec
 
 from ..log.format import fastrows as fr
-from ..log.format.limits import MAX_ROW_BYTES
-from ..log.format.model import Event, PACKED_TAGS, is_event
+from ..log.format.limits import MAX_DEPTH, MAX_ROW_BYTES, nesting_depth
+from ..log.format.model import MAX_SAFE_INT, Event, PACKED_TAGS, is_event
+from ..log.format.versions import DATA_TYPE
+from ..log.index.fastindex import load_rowscan_c
 from ..log.index.reader import LogReader
 from .redact import Redactor
 
@@ -28,6 +30,8 @@ Progress = Optional[Callable[[int, int], None]]
 Row = tuple[Any, int, Optional[int], bytes, bool]      # (pos, text offset, line, raw, complete)
 
 _enc = msgspec.json.Encoder()
+_decode = msgspec.json.Decoder().decode          # (the codec's generic decoder: the same answer)
+_native = load_rowscan_c()       # (its packed_lines writes a packed row's lines; None: the Python way)
 CHUNK_BYTES = 1 << 20            # text handed to the writer at a time
 PROGRESS_ROWS = 64               # rows between two progress reports (and cancellation points) in a segment
 
@@ -120,38 +124,126 @@ def logical_rows(reader: LogReader, progress: Progress = None, logical: bool = T
             progress(done, total)
 
 
-def exact_events(reader: LogReader, row: Row) -> list[Event]:
-    """The events of one row as the exact decode reads them."""
-    return [it for it in reader.decode_split_row(row) if is_event(it)]
+# the top-level keys of a row whose envelope is the row itself (Event.envelope()'s keys, in its order)
+_ENVELOPE_ORDERS = frozenset(("type", "seq", "time", "data") + extra for extra in (
+    (), ("sourceEventSeqs",), ("surfaceOp",), ("ignorable",), ("sourceEventSeqs", "surfaceOp"),
+    ("sourceEventSeqs", "ignorable"), ("surfaceOp", "ignorable"), ("sourceEventSeqs", "surfaceOp", "ignorable")))
+# v0/v1 rows the codec converts in memory (codec.RowCodec._legacy): (type, key whose absence converts, key whose
+# presence does); a turn/end of those versions always goes the exact way
+_LEGACY = {"user/message": ("id", None), "assistant/message": ("message", "content"),
+           "tool/result": ("message", "callId"), "turn/start": (None, "trigger")}
 
 
-def _packed_lines(rec: Any, red: Optional[Redactor]) -> list[bytes]:
-    """The envelopes of a packed row's members (as ``Event.envelope()`` encodes them), from its lists."""
+def plain_envelope(reader: LogReader, raw: bytes) -> Optional[dict[str, Any]]:
+    """The envelope (``Event.envelope()``) of the one event the exact decode reads from ``raw`` when that
+    decode would take the row as it is: within the row limits, valid UTF-8, a JSON object whose keys are
+    exactly the envelope's in the envelope's order, an event (not packed) with an integer seq and time, no
+    field the codec drops (:func:`~app.log.format.versions.field_problems`) and no in-memory conversion
+    (v0/v1 legacy shapes, range-encoded ``sourceEventSeqs``, an object ``surfaceOp``): then the decoded row
+    *is* its envelope, with no Event built.  None: the row takes the exact decode (``tests/test_export_fast.py``
+    checks both agree on every fixture, generated and hostile row)."""
+    codec = reader.codec
+    if codec.envelope_seqs is not None or len(raw) > MAX_ROW_BYTES or not raw.startswith(b'{"type":"'):
+        return None
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and nesting_depth(raw) > MAX_DEPTH:
+        return None
+    try:
+        obj = _decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if type(obj) is not dict or tuple(obj) not in _ENVELOPE_ORDERS:
+        return None
+    typ, seq, d = obj["type"], obj["seq"], obj["data"]
+    if type(typ) is not str or typ in PACKED_TAGS or type(seq) is not int or not 0 <= seq <= MAX_SAFE_INT \
+            or type(obj["time"]) is not int:
+        return None
+    if "sourceEventSeqs" in obj:
+        ses = obj["sourceEventSeqs"]
+        if type(ses) is not list or (codec.version >= 1 and any(type(x) is list for x in ses)):
+            return None
+    if "surfaceOp" in obj and type(obj["surfaceOp"]) is not str:
+        return None
+    if "ignorable" in obj and obj["ignorable"] is not True:
+        return None
+    if codec.version < 2 and (typ in ("steering/message", "turn/end") or typ in _LEGACY and type(d) is dict
+                              and _legacy_shape(d, *_LEGACY[typ])):
+        return None
+    if type(d) is dict and d:             # (field_problems' check of the payload, made on the row's text)
+        try:
+            _data_check(raw)
+        except (msgspec.DecodeError, RecursionError):
+            return None
+    return obj
+
+
+class _DataCheck(msgspec.Struct, gc=False):
+    """A row's ``data`` checked against :data:`~app.log.format.versions.DATA_TYPE` while the row is parsed (the
+    same verdict as ``msgspec.convert(data, _DATA_TYPE)`` on the decoded payload, without walking it again)."""
+    data: Optional[DATA_TYPE] = None
+
+
+_data_check = msgspec.json.Decoder(_DataCheck).decode
+
+
+def _legacy_shape(d: dict[str, Any], missing: Optional[str], present: Optional[str]) -> bool:
+    if present is None:
+        return missing not in d
+    if missing is None:
+        return present in d
+    return missing not in d and present in d
+
+
+def exact_events(reader: LogReader, row: Row) -> Iterator[Event]:
+    """The events of one row as the exact decode reads them, one at a time (a packed row of any member
+    count expanded a batch at a time: :meth:`~app.log.format.codec.RowCodec.iter_row`)."""
+    pos, off, line, raw, complete = row
+    items = reader.codec.iter_row(raw, pos=pos, offset=off, line=line) if complete and raw.strip() \
+        else reader.decode_split_row(row)
+    return (it for it in items if is_event(it))
+
+
+def _packed_lines(rec: Any, red: Optional[Redactor]) -> tuple[list[bytes], int]:
+    """The envelopes of a packed row's members (as ``Event.envelope()`` encodes them), from its lists:
+    (lines, or one block of them joined by newlines, when the C scanner module writes them; their count)."""
     d = rec.data
     enc = _enc.encode
     head = b'{"type":"assistant/chunk","seq":'
-    times = accumulate(d.dt, initial=rec.time0)
-    seqs = count(rec.seq)
     if rec.K == fr.PACKED_TEXT:
         delta = PACKED_TAGS[rec.T]
         mid = b',"data":{"turn":%d,"step":%d,"chunk":{"type":"%s","index":%d,"text":' % (
             d.turn, d.step, delta.encode(), d.index)
-        texts = d.texts if red is None else [red.text(x) for x in d.texts]
-        return [b'%s%d,"time":%d%s%s}}}' % (head, s, t, mid, enc(x)) for s, t, x in zip(seqs, times, texts)]
-    mid = b',"data":{"turn":%d,"step":%d,"chunk":{"type":"tool-call-delta","index":%d,"id":' % (
-        d.turn, d.step, d.index)
-    has_name = d.name is not msgspec.UNSET
+        strs = d.texts if red is None else [red.text(x) for x in d.texts]
+    else:
+        mid = b',"data":{"turn":%d,"step":%d,"chunk":{"type":"tool-call-delta","index":%d,"id":' % (
+            d.turn, d.step, d.index)
+        has_name = d.name is not msgspec.UNSET
+        if red is not None:            # (redacted member by member: the report counts every member's secrets)
+            return _call_lines_redacted(rec, red, head, mid, has_name)
+        mid += enc(d.id) + (b',"name":%s' % enc(d.name) if has_name else b"") + b',"argumentsDelta":'
+        strs = d.args
+    n = min(len(strs), len(d.dt) + 1)
+    if _native is not None and n:
+        block = _native.packed_lines(head, mid, b"}}}", rec.seq, rec.time0, d.dt, strs)
+        if block is not NotImplemented:
+            return [block], n
+    # one line per member from one template, formatted and encoded in C loops (map)
+    line = head + b'%d,"time":%d' + mid.replace(b"%", b"%%") + b'%s}}}'
+    times = accumulate(d.dt, initial=rec.time0)
+    return list(map(line.__mod__, zip(count(rec.seq), times, map(enc, strs)))), n
+
+
+def _call_lines_redacted(rec: Any, red: Redactor, head: bytes, mid: bytes, has_name: bool) -> tuple[list[bytes], int]:
+    d = rec.data
+    enc = _enc.encode
     out = []
-    for s, t, arg in zip(seqs, times, d.args):
-        cid, name = d.id, d.name
-        if red is not None:
-            cid = red.obj(cid)
-            if has_name:
-                name = red.obj(name)
-            arg = red.text(arg)
+    for s, t, arg in zip(count(rec.seq), accumulate(d.dt, initial=rec.time0), d.args):
+        cid, name = red.obj(d.id), d.name
+        if has_name:
+            name = red.obj(name)
+        arg = red.text(arg)
         named = b',"name":%s' % enc(name) if has_name else b""
         out.append(b'%s%d,"time":%d%s%s%s,"argumentsDelta":%s}}}' % (head, s, t, mid, enc(cid), named, enc(arg)))
-    return out
+    return out, len(out)
 
 
 def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: Progress = None,
@@ -166,17 +258,20 @@ def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: P
     for row in logical_rows(reader, progress):
         rec = packed_record(reader, row[3]) if row[4] else None
         if rec is not None:
-            lines = _packed_lines(rec, red)
-            n += len(lines)
+            lines, k = _packed_lines(rec, red)
+            n += k
             buf += lines
             size += len(row[3]) * 2
         else:
-            for ev in exact_events(reader, row):
-                env = ev.envelope()
+            env0 = plain_envelope(reader, row[3]) if row[4] else None
+            for env in (env0,) if env0 is not None else (ev.envelope() for ev in exact_events(reader, row)):
                 line = enc(red.obj(env) if red else env)
                 buf.append(line)
                 size += len(line)
                 n += 1
+                if size >= CHUNK_BYTES:               # (a row of many members: flushed as it goes)
+                    yield b"\n".join(buf) + b"\n"
+                    buf, size = [], 0
         if size >= CHUNK_BYTES:
             yield b"\n".join(buf) + b"\n"
             buf, size = [], 0

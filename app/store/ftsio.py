@@ -10,7 +10,7 @@ from collections import deque
 from collections.abc import Generator, Iterator
 from typing import Any, Optional
 
-from ..log.query.extract import CRC_WINDOW, ERROR_ONLY_B, TEXT_TYPES_B, FileText, extract_many
+from ..log.query.extract import CRC_WINDOW, FileText, extract_many, skips
 from ..log.source.sources import Segment
 from .discovery import PROJECT_RE
 
@@ -33,13 +33,40 @@ def _chunks(paths: list[tuple[str, int]]) -> Iterator[list[str]]:
         yield cur
 
 
-def extracted(paths: list[tuple[str, int]], workers: int) -> Generator[FileText, None, None]:
+def extracted(paths: list[tuple[str, int]], workers: int, cancel: Any = None) -> Generator[FileText, None, None]:
     """extract_jsonl of each path, in order: inline, or by ``workers`` worker processes
     (:func:`app.log.query.extract.serve`; chunks handed out in turn, two in flight per worker, so
-    memory stays flat while this process writes).  A worker that dies leaves the rest inline."""
+    memory stays flat while this process writes).  A worker that dies leaves the rest inline.
+    ``cancel``: looked at between rows of the session being read (workers are killed within ~20 ms);
+    raises :class:`app.store.ftswrite.Cancelled` (issue 29: Cancel does not wait for a big session)."""
+    from ..log.query.extract import ExtractCancelled
+    try:
+        yield from _extracted(paths, workers, cancel)
+    except ExtractCancelled:
+        from .ftswrite import Cancelled
+        raise Cancelled() from None
+
+
+def _watch(procs: list[Any], cancel: Any) -> Any:
+    """A thread killing ``procs`` once ``cancel`` says stop (their pipes then end); .set() ends it."""
+    import threading
+    from ..log.query.extract import is_cancelled
+    done = threading.Event()
+
+    def run() -> None:
+        while not done.wait(0.02):
+            if is_cancelled(cancel):
+                for w in procs:
+                    w.kill()
+                return
+    threading.Thread(target=run, name="fts-extract-cancel", daemon=True).start()
+    return done
+
+
+def _extracted(paths: list[tuple[str, int]], workers: int, cancel: Any) -> Generator[FileText, None, None]:
     if workers <= 0:
         for path, _ in paths:
-            yield from extract_many([path])
+            yield from extract_many([path], cancel)
         return
     import pickle
     import subprocess
@@ -47,6 +74,7 @@ def extracted(paths: list[tuple[str, int]], workers: int) -> Generator[FileText,
     from . import childproc
     procs = [childproc.spawn_worker("fts-extract", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
              for _ in range(workers)]
+    watcher = _watch(procs, cancel) if cancel is not None else None
     chunks = _chunks(paths)
     pending: deque[tuple[subprocess.Popen[bytes], list[str]]] = deque()
     turn = 0
@@ -75,14 +103,16 @@ def extracted(paths: list[tuple[str, int]], workers: int) -> Generator[FileText,
             got = None if broken or w.stdout is None else read_frame(w.stdout)
             if got is None:                        # the worker died: this chunk and the rest inline
                 broken = True
-                yield from extract_many(ch)
+                yield from extract_many(ch, cancel)
                 continue
             submit()
             yield from pickle.loads(got)
         if broken:
             for ch in chunks:
-                yield from extract_many(ch)
+                yield from extract_many(ch, cancel)
     finally:                                       # end of input; an answer nobody reads ends it too (EPIPE)
+        if watcher is not None:
+            watcher.set()
         for w in procs:
             for pipe in (w.stdin, w.stdout):
                 try:
@@ -156,7 +186,7 @@ def crc_before(path: str, pos: int) -> Optional[int]:
 
 def split(seg: Segment) -> list[tuple[Any, Optional[bytes], Optional[int], Optional[int]]]:
     """[(pos, raw|None, line, offset)] of a text segment's rows that may hold text; raw None = the
-    torn last row.  Rows written the dsh way whose type carries no text are left out here (most
+    torn last row.  Rows written the dsh way whose type shows no text are left out here (most
     rows of a long session are streamed chunks)."""
     out: list[tuple[Any, Optional[bytes], Optional[int], Optional[int]]] = []
     parts = seg.data.split(b"\n")
@@ -165,7 +195,6 @@ def split(seg: Segment) -> list[tuple[Any, Optional[bytes], Optional[int], Optio
     line = seg.line0
     t0 = seg.text_offset
     row_pos = seg.row_pos
-    text_types, error_only = TEXT_TYPES_B, ERROR_ONLY_B
     for i, raw in enumerate(parts):
         if i == last:
             if raw:                                   # no newline after it: torn
@@ -174,7 +203,7 @@ def split(seg: Segment) -> list[tuple[Any, Optional[bytes], Optional[int], Optio
         if raw.startswith(b'{"type":"'):
             e = raw.find(b'"', 9)
             t = raw[9:e] if e > 9 else None
-            if t is not None and (t not in text_types or (t in error_only and b'"error"' not in raw)):
+            if t is not None and skips(t, raw):
                 at += len(raw) + 1
                 if line is not None:
                     line += 1

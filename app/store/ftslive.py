@@ -18,15 +18,15 @@ silently.  :func:`start_background_build` starts the build in a detached worker 
 """
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional
 
 from .ftsio import list_store
 from .ftsquery import SearchHit, SearchResult, SessionGroup, parse_query
+from .ftsrank import Bm25, index_stats
 from .ftsstream import Pending, StreamScan
-from .ftswalk import Scanned, scan_root
+from .ftswalk import Scanned, scan_root, walk_digest
 
 if TYPE_CHECKING:
     from .fulltext import FullTextIndex
@@ -37,13 +37,33 @@ OnPartial = Optional[Callable[[SearchResult], None]]
 def _snapshot(parts: list[Any]) -> tuple[dict[str, tuple[Any, ...]], list[dict[str, int]]]:
     """Open a read transaction on every shard: ({path: (dev, ino, size, mtime_ns, kind)},
     per shard {session key: sid})."""
-    files: dict[str, tuple[Any, ...]] = {}
-    keys: list[dict[str, int]] = []
+    _begin(parts)
+    return _load(parts)
+
+
+def _begin(parts: list[Any]) -> None:
     for p in parts:
         c = p.conn
         if c.in_transaction:
             c.execute("COMMIT")
         c.execute("BEGIN")
+
+
+def _same_walk(ix: FullTextIndex, digest: Optional[str]) -> bool:
+    """Does the index (in the read transaction begun) hold exactly the files of the walk whose
+    digest is ``digest``?  Its last update ended whole with that walk and none began since
+    (an update removes the digest first): then every session is indexed at its revision."""
+    if digest is None:
+        return False
+    r = ix.conn.execute("SELECT value FROM meta WHERE key = 'walk'").fetchone()
+    return r is not None and r[0] == digest
+
+
+def _load(parts: list[Any]) -> tuple[dict[str, tuple[Any, ...]], list[dict[str, int]]]:
+    files: dict[str, tuple[Any, ...]] = {}
+    keys: list[dict[str, int]] = []
+    for p in parts:
+        c = p.conn
         for r in c.execute("SELECT path, dev, ino, size, mtime_ns, kind FROM files"):
             files[r[0]] = r[1:]
         keys.append({k: sid for k, sid in c.execute("SELECT key, sid FROM sessions WHERE status = 'ok'")})
@@ -100,13 +120,18 @@ def pending_sessions(root: str, files: dict[str, tuple[Any, ...]], keys: list[di
     return pending, stale
 
 
+def ranked(hits: list[SearchHit]) -> list[SearchHit]:
+    """Hits in one order whichever part found them: bm25, then session, seq and kind (equal texts
+    in copied sessions tie)."""
+    return sorted(hits, key=lambda h: (h.rank, h.session_key, h.seq, h.kind))
+
+
 def _merge(base: SearchResult, groups: list[SessionGroup], scored: list[tuple[float, SearchHit]],
            limit: int) -> SearchResult:
-    """The index's answer with the scan's so far: the index's hits first (bm25), then the scan's
-    best; every session with a match counted once."""
-    hits = list(base.hits)
-    if len(hits) < limit:
-        hits += [h for _s, h in scored[:limit - len(hits)]]
+    """The index's answer with the scan's so far: one ranking (the scan's hits carry the index's
+    bm25, :mod:`app.store.ftsrank`; ties in the order of :func:`ranked`); every session with a
+    match counted once."""
+    hits = ranked(list(base.hits) + [h for _s, h in scored])[:limit]
     sessions = sorted(base.sessions + groups, key=lambda g: (-g.count, g.key))
     return SearchResult(hits=hits, sessions=sessions, total=base.total + sum(g.count for g in groups),
                         session_total=base.session_total + len(groups), fallback=base.fallback,
@@ -130,15 +155,23 @@ def live_search(ix: FullTextIndex, query: str, limit: int = 50, on_partial: OnPa
     if walked is None:
         walked = ix.walk()                      # before the snapshot: see pending_sessions
     parts = ix.parts()
+    digest = walk_digest(walked) if build == "done" else None
     try:
-        files, keys = _snapshot(parts)
-        pending, stale = pending_sessions(ix.root, files, keys, walked)
+        _begin(parts)
+        pending: list[Pending] = []
+        stale: list[list[int]] = [[] for _ in parts]
+        if not _same_walk(ix, digest):           # else the files the last whole update indexed: nothing to compare
+            files, keys = _load(parts)
+            pending, stale = pending_sessions(ix.root, files, keys, walked)
         base = ix.search(query, limit=limit, exclude=stale, exact=exact)
+        if pending and pq.terms:                 # the scan's hits ranked by the statistics of this snapshot
+            scan.rank = Bm25(pq, index_stats(parts, pq))
     finally:
         _end(parts)
     base.unindexed = [p.key for p in pending]
     base.build = build
     if not pending:
+        base.hits = ranked(base.hits)
         base.seconds = time.perf_counter() - t0
         return base
     groups: list[SessionGroup] = []
@@ -182,6 +215,7 @@ def build_main(argv: list[str]) -> int:
 def start_background_build(root: str, db_path: Optional[str]) -> bool:
     """Start :func:`build_main` detached (its own session: it outlives the CLI that started it).
     -> False when it could not be started (the next query scans again)."""
+    import subprocess
     from . import childproc
     args = [root] + ([db_path] if db_path else [])
     try:

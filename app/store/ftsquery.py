@@ -130,6 +130,9 @@ def _fts_term(t: tuple[str, bool, bool]) -> str:
     return _quote(t[0]) + ("*" if t[1] else "")
 
 
+fts_phrase = _fts_term          # one term as a phrase of a MATCH expression
+
+
 def _date_ms(s: str, what: str) -> int:
     s = s.strip()
     for fmt in ("%Y-%m-%d", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m"):

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
-from . import childproc
+if TYPE_CHECKING:
+    import subprocess
+
+from ..log.jobctl import JOB_INTERVAL, Throttle
 from .ftswalk import shard_path, stat_or_none
 from .ftswrite import COUNTS, Cancel, Progress, UpdateReport, cancelled
 
@@ -39,6 +40,9 @@ class ShardWorker:
 
     def start(self) -> None:
         try:
+            import subprocess
+            import tempfile
+            from . import childproc                 # (a query never starts a worker: imported when one does)
             self.errfile = tempfile.TemporaryFile()
             self.proc = childproc.spawn_worker("fts-shard", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                                stderr=self.errfile)
@@ -108,6 +112,7 @@ class ShardWorker:
         return rep
 
     def close(self) -> None:
+        import subprocess
         self.cancel()
         if self.proc is not None:
             try:
@@ -143,12 +148,10 @@ def serve_shard(inp: Any = None, out: Any = None) -> None:
             pass
         stop.set()
     threading.Thread(target=watch, daemon=True).start()
-    last = [0.0]
+    throttle = Throttle(JOB_INTERVAL)       # the one progress throttle (app.log.jobctl)
 
     def progress(done: int, total: int, nbytes: int) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 0.05 or done == total:
-            last[0] = now
+        if throttle.due(done, total):
             out.write(f"P {done} {total} {nbytes}\n".encode())
             out.flush()
     scanned = ([(p, st, project) for p, project in job["files"] if (st := stat_or_none(p)) is not None],

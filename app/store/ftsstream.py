@@ -7,23 +7,24 @@ Per session: one read of the file, the byte prefilter of whole-log find
 (:func:`app.log.query.find_needles.fold_prefilter`: caseless, JSON escapes included) for each word of
 the query; a file holding none of them is never decoded (most files, for a rare word).  A file
 that passes is extracted by the index's own extraction (:func:`app.log.query.extract.extract_jsonl`,
-the same text as :func:`app.log.query.textview.event_fields`) and its entries matched one by one
+the text :func:`app.log.query.textview.shown_fields` shows) and its entries matched one by one
 (:class:`app.store.ftsquery.EntryMatcher`).  zstd logs, big logs and SQLite store sessions go
-through their reader.  Hits are ranked by a term-frequency score (the scan has no corpus
-statistics), the index's hits by bm25 before them.
+through their reader.  Hits are ranked by the index's own bm25, computed for them from the
+index's corpus statistics (:mod:`app.store.ftsrank`): one ranking with the index's hits.
 """
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from itertools import islice
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..log.query.extract import Entry, extract_jsonl, read_whole, reader_entries
-from ..log.query.find_needles import fold_prefilter
-from ..log.query.find_prefilter import Prefilter
-from .ftsquery import (EntryMatcher, ParsedQuery, SearchHit, SessionGroup, scan_snippet, term_groups, term_re,
+from .ftsrank import Bm25
+from .ftsquery import (EntryMatcher, ParsedQuery, SearchHit, SessionGroup, scan_snippet, term_groups,
                        with_marks)
+
+if TYPE_CHECKING:
+    from ..log.query.find_prefilter import Prefilter
 
 
 @dataclass
@@ -53,6 +54,7 @@ def _term_filters(pq: ParsedQuery) -> Optional[tuple[list[Prefilter], bool]]:
 
 
 def _prefilters(terms: list[tuple[str, bool, bool]]) -> Optional[list[Prefilter]]:
+    from ..log.query.find_needles import fold_prefilter    # (whole-log find's: imported when a session is scanned)
     out = []
     for text, _prefix, _phrase in terms:
         words = text.split()
@@ -73,7 +75,7 @@ class StreamScan:
         self._filters: Optional[tuple[list[Prefilter], bool]] = None
         self._built = False                   # the prefilters are made for the first scanned session
         self.limit = limit
-        self.words = [term_re(t) for t in pq.terms]
+        self.rank = Bm25(pq)                  # the index's statistics, when there is one: live_search sets them
         self.bytes_read = 0
         self.skipped = 0                      # sessions the byte prefilter ruled out (never decoded)
 
@@ -146,8 +148,7 @@ class StreamScan:
             if span is None:
                 continue
             n += 1
-            # a term-frequency score (occurrences counted up to 8) over the length, lower first as bm25
-            score = -sum(sum(1 for _ in islice(rx.finditer(text), 8)) for rx in self.words) / (1.0 + len(text) / 400.0)
+            score = self.rank.score(text)       # the index's bm25: lower first
             if len(best) < self.limit or score < best[-1][0]:
                 snip, mk = scan_snippet(text, span)
                 bisect.insort(best, (score, SearchHit(

@@ -2,7 +2,9 @@
 split of its files into shards: no file is opened."""
 from __future__ import annotations
 
+import hashlib
 import os
+import time
 import zlib
 from collections.abc import Iterable
 from typing import Optional
@@ -11,6 +13,13 @@ from .discovery import SESSION_SUFFIXES, SQLITE_SUFFIXES, PROJECT_RE, older_gene
 from .ftsio import safe_listdir
 
 Scanned = tuple[list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]]
+# a folder's listing as the walk needs it: (inode, mtime_ns, its folders' names, its session and store files' names)
+Listing = tuple[int, int, tuple[str, ...], tuple[str, ...]]
+# a listing is kept for the next walk only when the folder's mtime is this much older than the
+# listing: a change made after it then moves the mtime, however coarse the file system's clock
+# (FAT: 2 s) -- git's "racily clean" rule
+RACY_NS = 3_000_000_000
+WALK_BYTES_PER_FILE = 800      # the walk's CPU per file ~ the extraction's of this many bytes (10k home: ~0.2 s)
 
 
 def shard_scan(scanned: tuple[list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]],
@@ -19,11 +28,14 @@ def shard_scan(scanned: tuple[list[tuple[str, os.stat_result, Optional[str]]], l
     """The walk split into each shard's part.  ``known``: path -> the shard that recorded it (a
     file stays where it is); a file no shard knows goes where :func:`shard_of` says.  Without
     ``known`` (a first build) the files are dealt out by size, biggest first to the shard with
-    the fewest bytes, so the shard processes finish together."""
+    the fewest bytes (shard 0's process also walked the root: :data:`WALK_BYTES_PER_FILE`), so
+    the shard processes finish together."""
     out: list[tuple[list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]]] = \
         [([], []) for _ in range(n)]
     if known is None:
-        load = [0] * n
+        # shard 0 is built by the process that walked the root: its walk counts as so many bytes
+        # of each file to extract (the shards' processes then finish together)
+        load = [WALK_BYTES_PER_FILE * len(scanned[0])] + [0] * (n - 1)
         for f in sorted(scanned[0], key=lambda f: -f[1].st_size):
             i = load.index(min(load))
             load[i] += f[1].st_size
@@ -54,37 +66,62 @@ def _stat_into(paths: Iterable[str], project: Optional[str], files: list[tuple[s
             files.append((p, st, project))
 
 
-def _walk_stat(base: str, projects: bool, max_depth: int = 8) -> tuple[
+def _listing(d: str, depth: int, max_depth: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(folders to walk, session and store files) named in folder ``d`` (read with scandir)."""
+    dirs: list[str] = []
+    found: list[str] = []
+    with os.scandir(d) as it:
+        entries = list(it)
+    for e in entries:
+        name = e.name
+        if name.startswith(".") and name not in (".sessions", ".dsh"):
+            continue
+        try:
+            if e.is_dir(follow_symlinks=False):
+                if depth < max_depth:
+                    dirs.append(name)
+            elif name.endswith(SESSION_SUFFIXES) or name.endswith(SQLITE_SUFFIXES):
+                if e.is_file():
+                    found.append(name)
+        except OSError:
+            continue
+    return tuple(dirs), tuple(found)
+
+
+def _walk_stat(base: str, projects: bool, max_depth: int = 8, known: Optional[dict[str, Listing]] = None,
+               record: Optional[dict[str, Listing]] = None) -> tuple[
         list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]]:
     """The walk of :func:`app.store.discovery._walk` (same folders and names) in one pass with the
     stat of each file: (session files with their project, SQLite stores), sorted by path.  A
     folder holding several generations of a session keeps the newest (``older_generations``
     on that folder's files only); ``projects``: a file two folders or more below ``base`` is in
-    the project its first folder names (``--home-dev-x--``)."""
+    the project its first folder names (``--home-dev-x--``).
+
+    ``known``: the listings of the last walk (:data:`Listing`): a folder whose inode and mtime
+    are the listing's is not read again (one stat instead of a scandir: a folder's mtime moves
+    whenever a name is added, removed or renamed in it; the files found are stat-ed every time,
+    so a grown log is seen).  ``record``: filled with this walk's listings of folders whose mtime
+    is older than :data:`RACY_NS` (the others are read again next time)."""
     files: list[tuple[str, os.stat_result, Optional[str]]] = []
     stores: list[tuple[str, os.stat_result]] = []
     stack: list[tuple[str, int, Optional[str]]] = [(base, 0, None)]
+    settled = time.time_ns() - RACY_NS
     while stack:
         d, depth, top = stack.pop()
         try:
-            with os.scandir(d) as it:
-                entries = list(it)
+            st = os.stat(d)                   # before the listing: a change meanwhile moves the mtime past it
+            k = known.get(d) if known is not None else None
+            if k is not None and k[0] == st.st_ino and k[1] == st.st_mtime_ns:
+                dirs, names = k[2], k[3]
+            else:
+                dirs, names = _listing(d, depth, max_depth)
         except OSError:
             continue
-        found: list[str] = []
-        for e in entries:
-            name = e.name
-            if name.startswith(".") and name not in (".sessions", ".dsh"):
-                continue
-            try:
-                if e.is_dir(follow_symlinks=False):
-                    if depth < max_depth:
-                        stack.append((e.path, depth + 1, name if depth == 0 else top))
-                elif name.endswith(SESSION_SUFFIXES) or name.endswith(SQLITE_SUFFIXES):
-                    if e.is_file():
-                        found.append(e.path)
-            except OSError:
-                continue
+        if record is not None and st.st_mtime_ns < settled:
+            record[d] = (st.st_ino, st.st_mtime_ns, dirs, names)
+        pre = d if d.endswith(os.sep) else d + os.sep       # (os.path.join, without its per-call checks)
+        stack += [(pre + name, depth + 1, name if depth == 0 else top) for name in dirs]
+        found = [pre + name for name in names]
         if len(found) > 1:
             hidden = older_generations(found)
             found = [p for p in found if p not in hidden]
@@ -93,6 +130,17 @@ def _walk_stat(base: str, projects: bool, max_depth: int = 8) -> tuple[
     files.sort(key=lambda f: f[0])
     stores.sort(key=lambda f: f[0])
     return files, stores
+
+
+def walk_digest(walked: Scanned) -> str:
+    """A digest of a walk: every file's path, device, inode, size and mtime (equal digests: the
+    same files in the same states)."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update("\n".join(f"{p}\0{st.st_dev}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}"
+                       for p, st, _pr in walked[0]).encode("utf-8", "surrogateescape"))
+    h.update(b"\1" + "\n".join(f"{p}\0{st.st_dev}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}"
+                                for p, st in walked[1]).encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
 
 
 def shard_path(db_path: str, k: int) -> str:
@@ -121,9 +169,11 @@ def stat_or_none(p: str) -> Optional[os.stat_result]:
 
 
 
-def scan_root(root: str) -> Scanned:
+def scan_root(root: str, known: Optional[dict[str, Listing]] = None,
+              record: Optional[dict[str, Listing]] = None) -> Scanned:
     """(jsonl/zstd files with stats, sqlite files with stats) of the whole root (a sharded
-    index splits them with :func:`_shard_scan`): no file is opened."""
+    index splits them with :func:`_shard_scan`): no file is opened.  ``known``, ``record``: the
+    folder listings of :func:`_walk_stat`."""
     files: list[tuple[str, os.stat_result, Optional[str]]] = []
     stores: list[tuple[str, os.stat_result]] = []
     if os.path.isfile(root):
@@ -135,7 +185,7 @@ def scan_root(root: str) -> Scanned:
             base, kind = os.path.join(root, "sessions"), "home"
         elif any(PROJECT_RE.match(n) for n in safe_listdir(root)):
             kind = "root"
-        files, stores = _walk_stat(base, kind in ("root", "home"))
+        files, stores = _walk_stat(base, kind in ("root", "home"), known=known, record=record)
         paths = ()
     _stat_into(paths, None, files, stores)
     return files, stores

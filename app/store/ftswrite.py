@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..log.index.reader import LogReader
+from ..log.jobctl import Cancelled as Cancelled, is_cancelled
 from ..log.query.extract import Entry, FileText, RowText, may_hold_text
 from ..log.source.sources import open_source
 from .discovery_headers import read_header_bytes
@@ -19,11 +20,11 @@ from .ftsio import crc_before, flush, looks_like_session, split, upsert_file
 from .ftssearch import SHIFT as _SHIFT
 
 _COMMIT_BYTES = 32 << 20     # a commit makes FTS5 write its pending terms as a segment: few, big ones
-_COMMIT_SESSIONS = 1000
+_COMMIT_SESSIONS = 5000      # (1000 cost ~5 % more CPU: more segments to merge); a kill loses one batch at most
 _FLUSH_ROWS = 2048            # rows written at a time by a session written as it is read
 _MEMORY_BYTES = 16 << 20      # a session's text kept in memory before it is written in a savepoint
 
-Cancel = Optional[object]     # a callable returning True, or a threading.Event
+Cancel = Optional[object]     # app.log.jobctl.Cancel: a token, a threading.Event or a callable returning True
 Progress = Optional[Callable[[int, int, int], None]]
 
 _SESSION_COLS = ("sid, key, id, path, store, format, project, cwd, created, dev, ino, size, mtime_ns, revision, "
@@ -78,17 +79,10 @@ class Found:
     fast: bool = False          # a new JSONL file read whole by extract_jsonl (header checked then)
 
 
-class Cancelled(Exception):
-    pass
-
 
 def cancelled(cancel: Cancel) -> bool:
-    if cancel is None:
-        return False
-    is_set = getattr(cancel, "is_set", None)
-    if is_set is not None:
-        return bool(is_set())
-    return bool(cancel()) if callable(cancel) else False
+    """The one cancellation test (:func:`app.log.jobctl.is_cancelled`): a token, an Event or a callable."""
+    return is_cancelled(cancel)   # type: ignore[arg-type]  # (any object: the older signature)
 
 
 
@@ -246,7 +240,7 @@ class SessionWriter:
             bf.append((i, body))
         hid, cwd, created = res.header
         bs.append((sid, f.key, hid, f.path, None, f.fmt, f.project, cwd, created, *sig, None, res.done_pos,
-                   res.done_line, res.done_pos, res.done_crc, res.turn, json.dumps(res.calls) if res.calls else None,
+                   res.done_line, res.done_pos, res.done_crc, res.turn, res.state,
                    len(res.entries), res.title))
         if len(be) >= 4096:
             self._flush_batch()
@@ -340,14 +334,18 @@ class SessionWriter:
                          st.st_ino, st.st_size, st.st_mtime_ns, f.revision))
                 self._pre = pre
                 start = line0 = text0 = None
-                turn, calls = None, {}
+                rt = RowText(reader.codec)
+                reopened = 0
                 rep.indexed += 1
             else:
-                sid, start, line0, text0, turn, calls = resume
+                sid, start, line0, text0, turn, state0 = resume
                 self._pre = None
+                rt = RowText.resumed(reader.codec, turn, state0)
+                reopened = self._reopen(sid, len(rt.blocks))
                 rep.grown += 1
-            n, state = self._feed(reader, sid, start, line0, text0, RowText(reader.codec, turn, calls), rep, cancel)
+            n, state = self._feed(reader, sid, start, line0, text0, rt, rep, cancel)
             done_pos, done_line, done_text, turn, title = state
+            calls = rt.state()
             crc = crc_before(f.path, done_pos) if f.fmt != "sqlite" and done_pos else None
             st = f.st
             assert st is not None
@@ -361,7 +359,7 @@ class SessionWriter:
                         self._delete_session(old[0])
                     bs.append((sid, f.key, h.id, f.path, f.store, f.fmt, f.project, h.cwd, h.createdAt, st.st_dev,
                                st.st_ino, st.st_size, st.st_mtime_ns, f.revision, done_pos, done_line, done_text,
-                               crc, turn, json.dumps(calls) if calls else None, self._last_entries, title))
+                               crc, turn, calls, self._last_entries, title))
                     if len(be) >= 4096:
                         self._flush_batch()
                     self._writing = False
@@ -372,7 +370,7 @@ class SessionWriter:
                     "done_crc = ?, turn = ?, calls = ?, status = 'ok', problem = NULL, revision = ?, "
                     "entries = entries + ?")
             args = [st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino, done_pos, done_line, done_text, crc, turn,
-                    json.dumps(calls) if calls else None, f.revision, self._last_entries]
+                    calls, f.revision, self._last_entries - reopened]
             if title is not None:
                 sets += ", title = ?"
                 args.append(title)
@@ -381,6 +379,17 @@ class SessionWriter:
             return n
         finally:
             reader.close()
+
+    def _reopen(self, sid: int, k: int) -> int:
+        """A grown session's last ``k`` entries are the tool-call blocks still open when it was
+        indexed (:meth:`RowText.finish`): removed, the resumed RowText holds them again (dropped
+        if their call's row comes now, else written again)."""
+        if k:
+            top = self._rowid_base(sid, True)
+            if self.fts5:
+                self.conn.execute("DELETE FROM fts WHERE rowid BETWEEN ? AND ?", (top - k, top - 1))
+            self.conn.execute("DELETE FROM entries WHERE rowid BETWEEN ? AND ?", (top - k, top - 1))
+        return k
 
     def _feed(self, reader: LogReader, sid: int, start: Optional[int], line0: Optional[int],
               text0: Optional[int], rt: RowText, rep: UpdateReport,
@@ -446,6 +455,12 @@ class SessionWriter:
                     if self._pre is not None:
                         self._pre()
                 flush(c, ent, fts, self.fts5)
+        rt.finish(found)                     # the blocks still open: the last entries
+        for seq, turn, tm, kind, tool, body in found:
+            ent.append((nxt, sid, seq, turn, tm, kind, tool))
+            fts.append((nxt, body))
+            nxt += 1
+        entries += len(found)
         if self._sp_open:
             flush(c, ent, fts, self.fts5)
         self._pending = (ent, fts)
@@ -455,7 +470,7 @@ class SessionWriter:
 
 
 def _resume_point(f: Found, row: Optional[tuple[Any, ...]]) -> Optional[tuple[Any, ...]]:
-    """Where a grown log's indexing resumes: (sid, done_pos, done_line, done_text, turn, calls), or None to index
+    """Where a grown log's indexing resumes: (sid, done_pos, done_line, done_text, turn, state), or None to index
     it from the start.  Same file, grown (a log is append-only): resume when the bytes before the stop point are
     the ones indexed; same size but a new mtime means a rewrite: index it again."""
     if row is None or f.fmt not in ("jsonl", "zstd"):
@@ -466,5 +481,5 @@ def _resume_point(f: Found, row: Optional[tuple[Any, ...]]) -> Optional[tuple[An
     assert st is not None
     if (dev, ino) == (st.st_dev, st.st_ino) and st.st_size > size and status == "ok" and done_pos \
             and crc_before(f.path, done_pos) == done_crc:
-        return (sid, done_pos, done_line, done_text, turn, json.loads(calls) if calls else {})
+        return (sid, done_pos, done_line, done_text, turn, calls)
     return None

@@ -40,7 +40,7 @@ from ..log.format.model import Problem
 from ..log.index.reader import SeqIndex
 from ..log.source.sources import FileSource, RawJsonlSource, Segment
 from ..log.fold.shadowmap import Column
-from ..log.fold.surface import SurfaceIndex, SurfaceState
+from ..log.fold.surface import ScanEnd, SurfaceIndex, SurfaceState
 from .cachefiles import cache_root, digest_key, open_cache_file, read_bounded, write_atomic
 
 __all__ = ["cache_root", "cached_index", "cached_checkpoints", "cached_surface", "index_summary"]
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from ..log.index.reader import LogReader
 
 MAGIC = b"SLIDX\x00\x05\n"     # 5: keyed digests (issue 28) and v3 checkpoints with tool history (issue 27)
-FORMAT = 5
+FORMAT = 6                     # 6: v2 checkpoints keep the v2->v3 edge's head and the tool history (issue 27)
 TAIL_CHECK = 4096
 _DIGEST = 32
 _ARRAYS = (("seg_pos", "q"), ("seg_end", "q"), ("first_seq", "q"), ("last_seq", "q"), ("line0", "q"),
@@ -467,15 +467,18 @@ def _folds_meta(blob: bytes) -> Optional[_FoldsMeta]:
 
 
 @overload
-def cached_checkpoints(reader: LogReader, every: Optional[int] = None) -> tuple[Checkpoints, str]: ...
+def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
+                       make: Optional[Callable[[], Checkpoints]] = None) -> tuple[Checkpoints, str]: ...
 
 
 @overload
-def cached_checkpoints(reader: LogReader, every: Optional[int] = None, *,
+def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
+                       make: Optional[Callable[[], Checkpoints]] = None, *,
                        build: bool) -> tuple[Optional[Checkpoints], str]: ...
 
 
 def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
+                       make: Optional[Callable[[], Checkpoints]] = None,
                        build: bool = True) -> tuple[Optional[Checkpoints], str]:
     """The log's fold checkpoints (:mod:`app.log.fold.checkpoints`), saved beside its index.
 
@@ -483,14 +486,15 @@ def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
     rewritten), then reused: a grown log keeps its checkpoints (dsh logs are append-only;
     the bytes before the last checkpoint must be unchanged, checked as for the index) and
     replays from the last one.  -> (Checkpoints, status "hit" | "built" | "uncached"); with
-    ``build=False``, (None, "miss") instead of building."""
+    ``build=False``, (None, "miss") instead of building; ``make()``: how to build them (default
+    :func:`~app.log.fold.checkpoints.build_checkpoints`; the one background pass shares its read)."""
     from ..log.fold.checkpoints import EVERY, Checkpoints, build_checkpoints
     every = EVERY if every is None else every
     src = _file_source(reader)
     root = cache_root()
     ident = _identity(src) if src is not None else None
     if src is None or ident is None or root is None:
-        return (build_checkpoints(reader, every), "uncached") if build else (None, "miss")
+        return ((make or (lambda: build_checkpoints(reader, every)))(), "uncached") if build else (None, "miss")
     path = cache_file(ident, root).with_suffix(".folds")
     header_hash = hashlib.sha256(src.header_raw).hexdigest()
     blob = read_bounded(path, _idx_limit(src.size))
@@ -506,7 +510,7 @@ def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
             pass
     if not build:
         return None, "miss"
-    cps = build_checkpoints(reader, every)
+    cps = make() if make is not None else build_checkpoints(reader, every)
     upto = max([p.pos for p in cps.points], default=src.header_end)
     try:
         body = MAGIC + msgspec.json.encode({"format": FORMAT, **ident, "every": every, "header": header_hash,
@@ -607,21 +611,25 @@ def _load_surface(path: Path, limit: int = 1 << 36) -> Optional[tuple[_SurfaceFi
         return None
 
 
-def cached_surface(reader: LogReader) -> tuple[SurfaceIndex, str]:
+def cached_surface(reader: LogReader,
+                   make: Optional[Callable[[ScanEnd], SurfaceIndex]] = None) -> tuple[SurfaceIndex, str]:
     """The log's surface status index, saved beside its seq index and made the reader's
     (:func:`app.log.fold.surface.remember`), so that a page labels its rows without a pass over the log.
 
     Built by one pass the first time (or when the log was replaced, truncated or rewritten), then
     reused; a grown log (append-only, spec §1.5: the bytes before ``upto`` are checked as for the
     index) is extended from where the saved pass stopped (the repair cut or a torn last row, which
-    are read again).  Raw JSONL files only (others: the in-memory index, "uncached").
+    are read again).  Raw JSONL files only (others: the in-memory index, "uncached").  ``make(end)``: how
+    to build it from scratch (setting where the scan stopped in ``end``; the one background pass).
     -> (SurfaceIndex, "hit" | "extended" | "built" | "uncached")."""
-    from ..log.fold.surface import ScanEnd, extend_index, index_for, remember
+    from ..log.fold.surface import extend_index, index_for, index_key, remember
     fsrc = _file_source(reader)
     src = fsrc if isinstance(fsrc, RawJsonlSource) else None
     root = cache_root()
     ident = _identity(src) if src is not None else None
     if src is None or ident is None or root is None:
+        if make is not None and getattr(reader, "_surface_index", (None,))[0] != index_key(reader):
+            remember(reader, make(ScanEnd()))
         return index_for(reader), "uncached"
     path = cache_file(ident, root).with_suffix(".surface")
     header_hash = hashlib.sha256(src.header_raw).hexdigest()
@@ -648,7 +656,7 @@ def cached_surface(reader: LogReader) -> tuple[SurfaceIndex, str]:
         else:
             end.pos, end.line = saved.upto, saved.line
     else:
-        idx = extend_index(reader, SurfaceIndex(reader.version), None, end)
+        idx = make(end) if make is not None else extend_index(reader, SurfaceIndex(reader.version), None, end)
         status = "built"
     remember(reader, idx)
     upto = end.pos if isinstance(end.pos, int) else src.header_end

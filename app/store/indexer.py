@@ -16,14 +16,14 @@ reports an error becomes an ``IndexFailed`` with the reason; the store is only r
 from __future__ import annotations
 
 import os
-import time
 from typing import Literal, Optional, overload
 from collections.abc import Callable
 
 from ..log.index.reader import SeqIndex
+from ..log.jobctl import JOB_INTERVAL, Cancel, Throttle
 from .childproc import ChildFailed, NoChild, Send, run_child, serve, worker_argv
 
-PROGRESS_INTERVAL = 0.04
+PROGRESS_INTERVAL = JOB_INTERVAL    # progress lines and heartbeats to the parent
 CHILD_NICE = 10
 CACHE_SCAN_IN_PROCESS = 4 << 20   # a saved index needing at most this much new log scanned is used in-process
 
@@ -43,13 +43,7 @@ def child_main(argv: list[str]) -> int:
         what = argv[2] if len(argv) > 2 else "index"      # "checkpoints": also the fold checkpoints (saved only)
         from app.store.faces import open_reader
         r = open_reader(path, sid)
-        last = [0.0]
-
-        def progress(done: int, total: int) -> None:
-            now = time.monotonic()
-            if now - last[0] >= PROGRESS_INTERVAL:
-                last[0] = now
-                send(("progress", done, total))
+        progress = Throttle(PROGRESS_INTERVAL).wrap(lambda done, total: send(("progress", done, total)))
         try:
             from app.store.indexcache import cached_checkpoints, cached_index
             idx: Optional[SeqIndex]
@@ -135,22 +129,22 @@ def _inproc(path: str, session_id: Optional[str], progress: Optional[Progress],
 
 @overload
 def build_index_isolated(path: str, session_id: Optional[str] = None, progress: Optional[Progress] = None,
-                         cancelled: Optional[Callable[[], bool]] = None,
+                         cancelled: Cancel = None,
                          what: Literal["index"] = "index") -> tuple[SeqIndex, str]: ...
 
 
 @overload
 def build_index_isolated(path: str, session_id: Optional[str] = None, progress: Optional[Progress] = None,
-                         cancelled: Optional[Callable[[], bool]] = None, *,
+                         cancelled: Cancel = None, *,
                          what: Literal["checkpoints"]) -> tuple[None, str]: ...
 
 
 def build_index_isolated(path: str, session_id: Optional[str] = None, progress: Optional[Progress] = None,
-                         cancelled: Optional[Callable[[], bool]] = None,
+                         cancelled: Cancel = None,
                          what: What = "index") -> tuple[Optional[SeqIndex], str]:
     """The SeqIndex of the session at ``path``, scanned in a child process.
 
-    ``progress(done, total)`` is called in the caller's thread; ``cancelled()`` is checked
+    ``progress(done, total)`` is called in the caller's thread; ``cancelled`` (a job, a callable...) is checked
     at every message (about every 40 ms) and, when true, the child is killed and
     ``InterruptedError`` raised.  Returns ``(index, mode)`` with mode "process" or
     "thread" (the in-process fallback); with ``what="checkpoints"`` the index and the fold

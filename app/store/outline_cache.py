@@ -19,7 +19,7 @@ from .indexcache import (_DIGEST, Identity, _file_source, _hasher, _identity, _i
                          _write_atomic, cache_file, cache_root)
 
 OUTLINE_MAGIC = b"SLOUT\x00\x01\n"
-OUTLINE_FORMAT = 1
+OUTLINE_FORMAT = 2            # 2: the turns say where their errors are stored (error_rows)
 
 
 def _outline_meta(src: FileSource, ident: Identity) -> dict[str, Any]:
@@ -29,16 +29,19 @@ def _outline_meta(src: FileSource, ident: Identity) -> dict[str, Any]:
 
 
 def cached_outline(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
-                   cancel: Optional[Callable[[], bool]] = None) -> tuple[Any, str]:
+                   cancel: Optional[Callable[[], bool]] = None,
+                   make: Optional[Callable[[], Any]] = None) -> tuple[Any, str]:
     """The log's outline (:func:`app.log.query.outline.build_outline`: turns, errors, problems), saved beside
     its index, so that a session opened again has its turns, F8 and *Errors only* at once.
-    -> (Outline, "hit" | "built" | "uncached"); an outline cut short by ``cancel`` is never saved."""
+    -> (Outline, "hit" | "built" | "uncached"); an outline cut short by ``cancel`` is never saved.
+    ``make()``: how to build it (default :func:`build_outline`; the one background pass shares its read)."""
     from ..log.query.outline import Outline, build_outline
+    build = make if make is not None else (lambda: build_outline(reader, progress, cancel))
     src = _file_source(reader)
     root = cache_root()
     ident = _identity(src) if src is not None else None
     if src is None or ident is None or root is None:
-        return build_outline(reader, progress, cancel), "uncached"
+        return build(), "uncached"
     path = cache_file(ident, root).with_suffix(".outline")
     meta = _outline_meta(src, ident)
     try:
@@ -52,7 +55,7 @@ def cached_outline(reader: LogReader, progress: Optional[Callable[[int, int], No
                 return msgspec.convert(saved["outline"], Outline), "hit"
     except (OSError, msgspec.DecodeError, msgspec.ValidationError, TypeError, KeyError, ValueError):
         pass
-    ol = build_outline(reader, progress, cancel)
+    ol = build()
     if ol.complete:
         try:
             body = OUTLINE_MAGIC + msgspec.json.encode({**meta, "outline": ol})

@@ -22,6 +22,8 @@ import time
 from typing import Any, BinaryIO, Optional
 from collections.abc import Callable
 
+from ..log.jobctl import Cancel
+
 FILL_CHUNK = 4          # checkpoints of the side index filled per step of the background pass
 
 
@@ -86,7 +88,7 @@ class ReplayContext:
                 pass
 
 
-def open_context(path: str, session_id: Optional[str], cancelled: Optional[Callable[[], bool]] = None) -> ReplayContext:
+def open_context(path: str, session_id: Optional[str], cancelled: Cancel = None) -> ReplayContext:
     """A session's replay context: the saved caches, built by the index child when missing."""
     from .faces import open_reader
     from .indexcache import cached_checkpoints, cached_index, cached_surface

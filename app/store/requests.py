@@ -15,11 +15,12 @@ from collections.abc import Callable, Iterator
 
 from ..log.query.analysis import request_at as request_from_scratch
 from ..log.format.model import Event
+from ..log.jobctl import Cancel
 from .faces import open_reader
 
 
 def exact_request(path: str, session_id: Optional[str], seq: int,
-                  cancelled: Optional[Callable[[], bool]] = None,
+                  cancelled: Cancel = None,
                   check: Optional[Callable[[], None]] = None,
                   progress: Optional[Callable[[int, int], None]] = None, as_written: bool = False) -> dict[str, object]:
     """``request_at`` for the window: -> the request dict plus ``"mode"`` ("saved" | "built" | "scratch");
@@ -53,7 +54,7 @@ def exact_request(path: str, session_id: Optional[str], seq: int,
 
 
 def exact_trace(path: str, session_id: Optional[str], seq: int,
-                cancelled: Optional[Callable[[], bool]] = None,
+                cancelled: Cancel = None,
                 check: Optional[Callable[[], None]] = None, request_cap: int = 50,
                 build: bool = True) -> dict[str, object]:
     """``trace_event`` of one row for the window (run in a worker thread), without a pass over the log:

@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable
 from typing import Any, Optional
 
-from .childproc import ChildFailed, NoChild, Send, run_child, serve, worker_argv
+from ..log.jobctl import JOB_INTERVAL, Throttle
+from .childproc import ChildFailed, ChildSpec, Send, run_spec, serve
 
-PROGRESS_INTERVAL = 0.04
 HITS_INTERVAL = 0.05
 CHILD_NICE = 5
 OUTLINE_NICE = 15   # the outline pass (a child of its own): lower still
@@ -39,17 +39,11 @@ def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], 
     session, reporting through ``send(message)``; returns the result."""
     from app.store.faces import open_reader
     r = open_reader(path, session_id)
-    last = [0.0]
-
-    def progress(done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - last[0] >= PROGRESS_INTERVAL or done >= total:
-            last[0] = now
-            send(("progress", done, total))
+    progress = Throttle(JOB_INTERVAL).wrap(lambda done, total: send(("progress", done, total)))
     try:
-        if task == "outline":           # (saved beside the index: a session opened again has it at once)
-            from app.store.outline_cache import cached_outline
-            return cached_outline(r, progress, cancelled)[0]
+        if task == "outline":           # the work done ahead: checkpoints, surface index and outline in one read,
+            from app.store.ahead_cache import cached_ahead     # saved beside the index (a reopen has them at once)
+            return cached_ahead(r, progress, cancelled)[0]
         from app.log.query.find import FindStats, find
         st = FindStats()
         batch: list[Any] = []
@@ -80,14 +74,17 @@ def child_main(_argv: list[str]) -> int:
     return serve(body, CHILD_NICE)
 
 
+def spec(task: str, path: str, session_id: Optional[str], args: dict[str, Any]) -> ChildSpec:
+    """``task`` over the session as a child run (:func:`run_isolated`, or ``Jobs.submit_child`` in the
+    window): in-process with ``SESSION_LENS_SCAN_INPROC=1`` or when no child can start."""
+    def fallback(send: Send, cancelled: Callable[[], bool]) -> Any:
+        return scan(task, path, session_id, args, send, cancelled)
+    return ChildSpec("scan", request=(task, path, session_id, args), what=task, background=task == "outline",
+                     failed=ScanFailed, fallback=fallback, in_process=os.environ.get("SESSION_LENS_SCAN_INPROC") == "1")
+
+
 def run_isolated(task: str, path: str, session_id: Optional[str], args: dict[str, Any],
                  on_message: Callable[[Any], None], cancelled: Callable[[], bool]) -> Any:
     """The result of ``task`` scanned in a child process; ``on_message(msg)`` gets every
     progress/hits message in the caller's thread.  Raises InterruptedError when cancelled."""
-    if os.environ.get("SESSION_LENS_SCAN_INPROC") == "1":
-        return scan(task, path, session_id, args, on_message, cancelled)
-    try:
-        return run_child(worker_argv("scan"), (task, path, session_id, args),
-                         on_message, cancelled, task, ScanFailed, background=task == "outline")
-    except NoChild:
-        return scan(task, path, session_id, args, on_message, cancelled)
+    return run_spec(spec(task, path, session_id, args), on_message, cancelled)

@@ -3,9 +3,10 @@ cache folder beside the seq index, priced from the user's settings, its subagent
 sessions of the store.  No Qt (the command line and the window's worker both use it).
 
 Cache: ``<cache>/index/<key>.timeline`` (the key of :func:`app.store.indexcache.cache_file`: real path,
-device, inode), holding the identity and revision (size, mtime) of the log it was computed from, a hash of
-the header row, and the spans (MessagePack), closed by a CRC-32 of all that (a check against a torn or
-damaged file, read at memory speed; the file is our own copy, never trusted for more than the log gives).  It is used only when all of that
+device, inode), holding a head (the identity and revision (size, mtime) of the log it was computed from, a hash
+of the header row), then the spans (MessagePack), closed by a CRC-32 of all that (a check against a torn or
+damaged file, read at memory speed; the file is our own copy, never trusted for more than the log gives).  The
+head is read first: a file of another revision is a miss without its spans read.  It is used only when all of that
 still matches (a grown or rewritten log is computed afresh: a timeline pass is a fraction of an index
 build); written atomically; a corrupt or foreign file is ignored.  Raw JSONL and zstd files only.
 
@@ -23,7 +24,7 @@ import os
 import zlib
 from pathlib import Path
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Optional, overload
+from typing import TYPE_CHECKING, Any, Optional, Union, overload
 
 import msgspec
 
@@ -35,8 +36,8 @@ from .indexcache import _file_source, _identity, _write_atomic, cache_file, cach
 if TYPE_CHECKING:
     from ..log.index.reader import LogReader
 
-MAGIC = b"SLTIM\x00\x03\n"
-FORMAT = 3
+MAGIC = b"SLTIM\x00\x04\n"
+FORMAT = 4
 PRICES_KEY = "timelinePrices"
 # an example table, used until the user saves their own under ``timelinePrices`` (USD per million tokens;
 # DeepSeek's published API list prices, late 2025): always shown as an estimate
@@ -69,7 +70,8 @@ def load_prices() -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- cache
 
-class _TimelineFile(msgspec.Struct):
+class _TimelineHead(msgspec.Struct, array_like=True, frozen=True):
+    """What a saved timeline was computed from: checked before anything else of the file is read."""
     format: int
     path: str
     dev: int
@@ -78,27 +80,36 @@ class _TimelineFile(msgspec.Struct):
     size: int
     mtime_ns: int
     header: str
-    spans: list[JsonObj]
 
 
 _TIMELINE_LIMIT = 1 << 30     # a saved timeline bigger than this is not read
+_HEAD_DEC = msgspec.msgpack.Decoder(_TimelineHead)
+_SPANS_DEC = msgspec.msgpack.Decoder(list[JsonObj])
 
 
-def _check(body: bytes) -> bytes:
+def _check(body: Union[bytes, memoryview]) -> bytes:
     return zlib.crc32(body).to_bytes(4, "little")
 
 
-def _load(path: Path) -> Optional[_TimelineFile]:
+def _load(path: Path, want: _TimelineHead) -> Optional[list[JsonObj]]:
+    """The spans saved at ``path`` when its head is ``want`` and its CRC holds: the file is MAGIC, the head's
+    length (4 bytes), the head, the spans, the CRC-32 of all before it.  A file of another log or revision is
+    told by its head alone (its spans are neither checked nor decoded)."""
     blob = read_bounded(path, _TIMELINE_LIMIT)    # the cache folder is untrusted (cachefiles.py)
-    if blob is None:
+    m = len(MAGIC)
+    if blob is None or not blob.startswith(MAGIC) or len(blob) < m + 8:
         return None
-    body, digest = blob[:-4], blob[-4:]
-    if not body.startswith(MAGIC) or _check(body) != digest:
+    view = memoryview(blob)
+    end = m + 4 + int.from_bytes(view[m:m + 4], "little")
+    try:
+        if end > len(blob) - 4 or _HEAD_DEC.decode(view[m + 4:end]) != want or _check(view[:-4]) != view[-4:]:
+            return None
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     collecting = gc.isenabled()
     gc.disable()              # (a dict per span, no cycles)
     try:
-        return msgspec.msgpack.decode(memoryview(body)[len(MAGIC):], type=_TimelineFile)
+        return _SPANS_DEC.decode(view[end:-4])
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     finally:
@@ -107,7 +118,12 @@ def _load(path: Path) -> Optional[_TimelineFile]:
 
 
 def _compute(reader: LogReader, tick: Optional[Callable[[], None]]) -> list[JsonObj]:
-    """The spans in log order (:func:`~app.log.query.timeline.in_log_order`: saved so, read so)."""
+    """The spans in log order (:func:`~app.log.query.timeline.in_log_order`: saved so, read so); a big raw
+    JSONL log in two parts at once (:func:`app.store.timeline_child.split_spans`)."""
+    from .timeline_child import split_spans
+    halves = split_spans(reader)
+    if halves is not None:
+        return in_log_order(halves)
     if tick is None:
         return in_log_order(timeline(reader))
     out: list[JsonObj] = []
@@ -137,19 +153,18 @@ def cached_spans(reader: LogReader, build: bool = True,
     if src is None or ident is None or root is None:
         return (_compute(reader, tick), "uncached") if build else (None, "miss")
     path = cache_file(ident, root).with_suffix(".timeline")
-    header = hashlib.sha256(src.header_raw).hexdigest()
-    saved = _load(path)
-    if saved is not None and saved.format == FORMAT and saved.header == header and \
-            (saved.path, saved.dev, saved.ino, saved.kind, saved.size, saved.mtime_ns) == \
-            (ident["path"], ident["dev"], ident["ino"], ident["kind"], ident["size"], ident["mtime_ns"]):
-        return saved.spans, "hit"
+    head = _TimelineHead(format=FORMAT, path=ident["path"], dev=ident["dev"], ino=ident["ino"], kind=ident["kind"],
+                         size=ident["size"], mtime_ns=ident["mtime_ns"],
+                         header=hashlib.sha256(src.header_raw).hexdigest())
+    saved = _load(path, head)
+    if saved is not None:
+        return saved, "hit"
     if not build:
         return None, "miss"
     spans = _compute(reader, tick)
-    out = _TimelineFile(format=FORMAT, path=ident["path"], dev=ident["dev"], ino=ident["ino"], kind=ident["kind"],
-                        size=ident["size"], mtime_ns=ident["mtime_ns"], header=header, spans=spans)
     try:
-        body = MAGIC + msgspec.msgpack.encode(out)
+        hb = msgspec.msgpack.encode(head)
+        body = MAGIC + len(hb).to_bytes(4, "little") + hb + msgspec.msgpack.encode(spans)
         _write_atomic(path, body + _check(body))
     except (OSError, ValueError, TypeError, OverflowError):   # (a value msgpack cannot hold: not saved)
         pass

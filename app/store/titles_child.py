@@ -15,8 +15,9 @@ import os
 import pickle
 import sys
 from collections.abc import Callable
-from typing import Any, Optional
+from typing import Any
 
+from ..log.jobctl import Cancel, is_cancelled
 from .childproc import NoChild, Send, run_child, serve, worker_argv
 
 REFINE_NICE = 15            # after the UI, a search and the index: as low as the outline pass
@@ -24,11 +25,11 @@ Job = tuple[str, str, int, float]          # (path, format, size, mtime) as list
 
 
 def read_exact(jobs: list[Job], send: Callable[[tuple[object, ...]], None],
-               cancelled: Optional[Callable[[], bool]] = None) -> int:
+               cancelled: Cancel = None) -> int:
     """Send ``("title", k, exact_title(...))`` for each job in order; returns how many were read."""
     from .titles import exact_title
     for k, (path, fmt, size, mtime) in enumerate(jobs):
-        if cancelled is not None and cancelled():
+        if is_cancelled(cancelled):
             raise InterruptedError("title refinement cancelled")
         send(("title", k, exact_title(path, fmt, size, mtime)))
     return len(jobs)
@@ -41,7 +42,7 @@ def child_main(_argv: list[str]) -> int:
     return serve(body, REFINE_NICE)
 
 
-def refine(jobs: list[Job], on_title: Callable[[int, Any], None], cancelled: Callable[[], bool]) -> int:
+def refine(jobs: list[Job], on_title: Callable[[int, Any], None], cancelled: Cancel) -> int:
     """Read the exact title of each job in a child process, calling ``on_title(k, got)`` in the
     caller's thread as each arrives (in order); in this thread when no child can be started (or
     ``SESSION_LENS_SCAN_INPROC=1``).  Raises InterruptedError when cancelled."""

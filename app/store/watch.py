@@ -15,8 +15,9 @@
   call), ``crashed`` (open tail never seen growing, or quiet for ``crash_after`` seconds).
   A file that shrinks or is replaced (repair, restore) is re-read from the start; rows
   already emitted are not emitted again (``resets`` counts these).
-* :func:`live_state` is the session list's cheap view of the same rule: ``"live" | "idle" |
-  "crashed" | "complete"`` from growth seen between two of its calls and the log's tail state.
+* :func:`live_state` is the session list's cheap view of the same rule, with the same waits
+  (``IDLE_AFTER_S``, ``CRASH_AFTER_S``): ``"live" | "idle" | "crashed" | "complete"`` from growth
+  seen between two of its calls and the log's tail state.
 
 No module here writes anything.
 """
@@ -38,8 +39,7 @@ SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
 IDLE_AFTER_S = 3.0          # no growth seen for this long: no longer "live"
 CRASH_AFTER_S = 30.0        # open tail, no growth seen for this long: the writer is presumed dead
-LIST_LIVE_WINDOW_S = 15.0   # session list: seen growing this recently = live (the list polls every few s)
-LIST_CRASH_AFTER_S = 120.0  # session list: open tail, no growth seen for this long = crashed
+                            # (both for every observer: the follower, the session list and the CLI)
 SECOND_LOOK_S = 0.5         # one-shot callers (CLI): the wait before a second look for growth
 
 
@@ -520,14 +520,16 @@ _state_cache: dict[tuple[str, Optional[str]], _ListState] = {}
 
 
 def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[float] = None,
-               live_window: float = LIST_LIVE_WINDOW_S, crash_after: float = LIST_CRASH_AFTER_S,
+               idle_after: float = IDLE_AFTER_S, crash_after: float = CRASH_AFTER_S,
                details: Optional[dict[str, object]] = None, reader: Any = None) -> str:
     """``"live" | "idle" | "crashed" | "complete"`` for the session list (:func:`writer_verdict`).
 
     Growth is what this process saw between two of its own calls for the same (path, session):
     the file's size or mtime (SQLite: the session's revision) changed since the previous call;
-    the first call never sees growth, whatever the file's age.  ``live_window`` plays the part
-    of the follower's ``idle_after`` (the list polls every few seconds), ``crash_after`` its own.
+    the first call never sees growth, whatever the file's age.  The waits are the follower's
+    (``idle_after``, ``crash_after``): a file says when it grew (its mtime, however long ago the
+    previous call was), so a list that polls every few seconds still says "live" for a writer
+    that wrote within ``idle_after``, and the same state as a follower of the same file.
     The tail analysis is cached per (path, session) and redone only when the revision moves.
     A v1+ session's ``session.lock`` overrides the growth rule (:mod:`app.store.writerlock`), and
     a log that ends with its fork seed (``session/end-seed``, nothing after it) is a fresh child
@@ -561,7 +563,7 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
                     _state_cache[key] = info
                     if details is not None:
                         details.update(info)
-                    return _classify(info, now, live_window, crash_after, None)
+                    return _classify(info, now, idle_after, crash_after, None)
             else:
                 rev = None
             open_, torn, last_time, last_type = _tail_facts(r)
@@ -585,7 +587,7 @@ def live_state(path: str, session_id: Optional[str] = None, *, now: Optional[flo
         sig = lock_signal(p)
         if sig is not None and details is not None:
             details.update(lock=sig)
-    return _classify(info, now, live_window, crash_after, sig)
+    return _classify(info, now, idle_after, crash_after, sig)
 
 
 def _stamp(p: str, st: os.stat_result, sqlite: bool) -> tuple[int, ...]:
@@ -616,8 +618,8 @@ def _tail_facts(r: LogReader) -> tuple[bool, bool, Optional[float], Optional[str
     return ts.is_open or bool(ts.dropped), bool(ts.dropped), last_time, last_type
 
 
-def _classify(info: _ListState, now: float, live_window: float, crash_after: float, lock: Optional[bool]) -> str:
+def _classify(info: _ListState, now: float, idle_after: float, crash_after: float, lock: Optional[bool]) -> str:
     at = info.get("changed_at")
     return writer_verdict(open_tail=info["open"], grew_ago=None if at is None else max(0.0, now - at),
-                          idle_after=live_window, crash_after=crash_after, lock=lock,
+                          idle_after=idle_after, crash_after=crash_after, lock=lock,
                           seed_only=bool(info.get("seed_only")), torn=bool(info.get("torn")))

@@ -110,15 +110,15 @@ def lock_signal(path: str) -> Optional[bool]:
 
 
 def writer_state(path: str, session_id: Optional[str] = None, *, now: Optional[float] = None,
-                 live_window: Optional[float] = None, crash_after: Optional[float] = None,
+                 idle_after: Optional[float] = None, crash_after: Optional[float] = None,
                  reader: Any = None) -> dict[Any, Any]:
     """``{"writer": "live"|"idle"|"crashed"|"complete", "signal": "lock"|"growth"|"sqlite", ...}``
     (:func:`app.store.watch.live_state` with the facts behind its answer)."""
     from . import watch
     now = time.time() if now is None else now
     kw = {}
-    if live_window is not None:
-        kw["live_window"] = live_window
+    if idle_after is not None:
+        kw["idle_after"] = idle_after
     if crash_after is not None:
         kw["crash_after"] = crash_after
     info: dict[Any, Any] = {}

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDockWid
 
 from ..log.query.find import FindOptions, FindStats, compile_matcher
 from ..log.query.textview import KINDS
+from ..store import scan_child
 from .find_models import FindResultsModel, search_wording
 
 HIT_LIMIT = 100_000          # hits kept for the results pane (the count says when it was reached)
@@ -42,26 +43,6 @@ def dock(win, title: str, name: str, widget: QWidget, area) -> QDockWidget:
     win.addDockWidget(area, d)
     d.hide()
     return d
-
-
-# --------------------------------------------------------------------------- worker body (no Qt)
-
-def find_job(job, path: str, session_id: Optional[str], opts: FindOptions, limit: int = HIT_LIMIT):
-    """The whole-log search, scanned in a child process (app.store.scan_child: the scan does
-    not compete with the UI thread for the GIL); hits streamed in batches, FindStats returned."""
-    from ..store.scan_child import run_isolated
-    from .workers import Cancelled
-
-    def on_message(msg):
-        if msg[0] == "hits":
-            job.stream(msg[1])
-        elif msg[0] == "progress":
-            job.report(msg[1], msg[2])
-    try:
-        return run_isolated("find", path, session_id, {"opts": opts, "limit": limit}, on_message,
-                            lambda: job.cancelled)
-    except InterruptedError:
-        raise Cancelled(job.name) from None
 
 
 class FindActions(QObject):
@@ -224,9 +205,12 @@ class FindActions(QObject):
         self.result_progress.show()
         self.cancel_button.show()
         self._set_status("searching the whole log…")
-        self.win.jobs.submit(find_job, h.path, h.session_id, opts, name="find", group=self._group("find"),
-                             on_done=self._done, on_error=self._failed, on_partial=self._hits,
-                             on_progress=self._on_progress)
+        # the whole-log search in a child process (app.store.scan_child: it does not compete with the UI
+        # thread for the GIL); hits stream in batches, FindStats is the result
+        spec = scan_child.spec("find", h.path, h.session_id, {"opts": opts, "limit": HIT_LIMIT})
+        self.win.jobs.submit_child(spec, name="find", group=self._group("find"), on_done=self._done,
+                                   on_error=self._failed, on_progress=self._on_progress,
+                                   on_partial=lambda msg: self._hits(msg[1]) if msg[0] == "hits" else None)
 
     def _on_progress(self, done: int, total: int) -> None:
         self._progress = (done, total)

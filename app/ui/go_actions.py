@@ -23,26 +23,13 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QInputDialog, QLabel, QListView, QTableView,
                                QVBoxLayout, QWidget)
 
+from ..store import scan_child
 from .find_actions import dock
 from .frame_actions import action
 from .find_models import SEQ_ROLE, OutlineModel, ProblemsModel
 from .history.navigation import neighbour_index
 from .history.pages import nearest_seq_job
 from .history.window import FILTER_LABELS, FILTERS
-
-
-def outline_job(job, path: str, session_id: Optional[str]):
-    """Outline and problems of the whole log, built in a child process (app.store.scan_child)."""
-    from ..store.scan_child import run_isolated
-    from .workers import Cancelled
-
-    def on_message(msg):
-        if msg[0] == "progress":
-            job.report(msg[1], msg[2])
-    try:
-        return run_isolated("outline", path, session_id, {}, on_message, lambda: job.cancelled)
-    except InterruptedError:
-        raise Cancelled(job.name) from None
 
 
 def parse_goto(text: str) -> Optional[tuple]:
@@ -197,25 +184,18 @@ class GoActions(QObject):
         self.outline_label.setText("Building the outline…")
         self.problems_label.setText("Reading the whole log for problems…")
         h = self.h
-        job = self.win.jobs.submit(outline_job, h.path, h.session_id, name="outline", group=self._group("outline"),
-                                   on_done=self._outline_done,
-                                   on_error=lambda msg: self.outline_label.setText(f"Outline failed: {msg}"),
-                                   on_progress=lambda d, t: self.outline_label.setText(
-                                       f"Building the outline… {100 * d / max(1, t):.0f}%"))
+        # outline and problems of the whole log, built in a background child (app.store.scan_child)
+        job = self.win.jobs.submit_child(scan_child.spec("outline", h.path, h.session_id, {}), name="outline",
+                                         group=self._group("outline"), on_done=self._outline_done,
+                                         on_error=lambda msg: self.outline_label.setText(f"Outline failed: {msg}"),
+                                         on_progress=lambda d, t: self.outline_label.setText(
+                                             f"Building the outline… {100 * d / max(1, t):.0f}%"))
         self.outline_tasks.track(job, "Reading the whole log ahead: turns, errors, problems")
         self.outline_job = job
 
     def _pass_cancelled(self, _title: str) -> None:
-        """Cancel of the whole-log pass: its child process (a background child, blocked in its read) is
-        killed now rather than at its next progress message."""
-        import os
-        import signal
-        from ..store.childproc import background_pids
-        for pid in background_pids():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        """Cancel of the whole-log pass (the pane cancelled its job: the job API killed its child, stopped
+        or not, within ~20 ms; no other background child is touched)."""
         self.outline_label.setText("Outline cancelled: turns, errors (F8) and problems stay unknown until the "
                                    "session is opened again")
 
@@ -224,7 +204,7 @@ class GoActions(QObject):
         self.outline_model.set_turns(ol.turns)
         self.problems_model.set_problems(ol.problems)
         self.error_seqs = sorted(s for t in ol.turns for s in t.error_seqs)
-        self.h.jumps.set_wanted(self.error_seqs)          # Errors only pages down to the oldest one
+        self.h.jumps.set_wanted(self.error_seqs, {s: w for t in ol.turns for s, w in zip(t.error_seqs, t.error_rows)})
         n = len(ol.turns)
         self.outline_label.setText(f"{n:,} turn{'s' if n != 1 else ''}, {ol.events:,} events"
                                    + ("" if ol.complete else " (incomplete)"))

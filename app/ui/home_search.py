@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QLineEdit
 
 from .home_search_model import (GROUP_ROLE, LABEL_ROLE, MARKS_ROLE, SNIPPET_ROLE, HomeSearchModel, index_status)
 from .tour import ESC_CLOSES
+from .workers import Cancelled
 
 QUERY_DEBOUNCE_MS = 250
 BEHIND_POLL_MS = 30_000
@@ -51,11 +52,13 @@ def index_job(job, root: str, db_path: Optional[str]):
         read = [0]
 
         def progress(done, total, nbytes):
-            if not job.cancelled:
-                read[0] = max(read[0], min(int(nbytes), total_bytes))     # (monotonic, within the total)
-                job.progress.emit(read[0], total_bytes)
-                job.partial.emit((int(done), int(total)))
-        rep = ix.update(progress=progress, cancel=lambda: job.cancelled, walked=walked)
+            read[0] = max(read[0], min(int(nbytes), total_bytes))     # (monotonic, within the total)
+            try:
+                if job.report(read[0], total_bytes):                  # the job's one throttled channel
+                    job.stream((int(done), int(total)))
+            except Cancelled:
+                pass                              # the update stops at its next check of the token
+        rep = ix.update(progress=progress, cancel=job, walked=walked)
         return rep, ix.indexed_count(), len(ix.session_problems())
 
 

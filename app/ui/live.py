@@ -1,9 +1,11 @@
 """Qt glue for live sessions: :class:`LiveFollower` turns a growing log into view-model signals.
 
-All file I/O (the :class:`~app.store.watch.Follower` and every tail-page read) runs on one
-background thread with its **own** reader of the same log, never on the UI thread and never
-on the caller's reader; the :class:`~app.log.fold.stitch.Stitcher` runs there too.  Results reach
-the UI thread through queued signals:
+All file I/O (the :class:`~app.store.watch.Follower` and every tail-page read) runs in one
+background job (``app.ui.workers``: group ``live`` of the follower's own :class:`Jobs`, on a thread of
+its own as it lasts as long as the session) with its **own** reader of the same log, never on the UI
+thread and never on the caller's reader; the :class:`~app.log.fold.stitch.Stitcher` runs there too.
+Stopping is cancelling the job (its token; the cancel wakes the follower's sleep).  Results reach the
+UI thread as the job's partial results (queued; none of a cancelled job is delivered):
 
 * ``tail_reinstalled(Page)``: replace the view with this tail page (first install, a refetch
   that does not touch the current view, or the log was replaced/repaired).  The page was
@@ -32,21 +34,17 @@ follower subscribes, and rows written since that page was read arrive as ``rows_
 """
 from __future__ import annotations
 
-import threading
 import time
 import traceback
-from typing import Optional
+from typing import Any, Optional
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QObject, Signal
 
 from ..log.index.reader import DEFAULT_MAX_MESSAGES, LogReader, Page
 from ..log.source.sources import SourceChanged
 from ..log.fold.stitch import Stitcher
 from ..store.watch import CRASH_AFTER_S, IDLE_AFTER_S, Follower
-
-
-class _Bridge(QObject):
-    posted = Signal(int, str, object)        # generation, kind, payload
+from .workers import Cancelled, Job, Jobs
 
 
 class LiveFollower(QObject):
@@ -71,12 +69,9 @@ class LiveFollower(QObject):
         self.use_inotify = use_inotify
         self.tick = tick
         self._initial = page
-        self._bridge = _Bridge()
-        self._bridge.posted.connect(self._on_posted, Qt.ConnectionType.QueuedConnection)
-        self._gen = 0
-        self._thread: Optional[threading.Thread] = None
-        self._stop = threading.Event()
-        self._follower: Optional[Follower] = None
+        self._jobs = Jobs(self)
+        self.destroyed.connect(self._jobs.cancel_all)     # gone without stop(): the loop ends quietly
+        self._job: Optional[Job] = None
         self.state = "stopped"
         self.last_seq: Optional[int] = page.last_seq if page is not None else None
         self.stats = {"appended": 0, "reinstalls": 0, "refetches": 0, "batches": 0}
@@ -85,39 +80,30 @@ class LiveFollower(QObject):
 
     # ------------------------------------------------------------------ control (UI thread)
     def start(self) -> None:
-        if self._thread is not None:
+        if self._job is not None:
             return
-        self._gen += 1
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(self._gen, self._stop), daemon=True,
-                                        name=f"live:{self.path}")
-        self._thread.start()
+        self._job = self._jobs.submit(self._run, name=f"live:{self.path}", group="live", own_thread=True,
+                                      on_partial=lambda kp: self._on_posted(*kp),
+                                      on_error=lambda m: self._set_state(f"error: {m}"))
 
     def stop(self, timeout: float = 5.0) -> None:
-        t, self._thread = self._thread, None
-        if t is None:
+        job, self._job = self._job, None
+        if job is None:
             return
-        self._stop.set()
-        f = self._follower
-        if f is not None:
-            f.wake()
-        t.join(timeout)
-        self._gen += 1                          # drop anything still queued from that thread
+        job.cancel()                            # (wakes the follower; nothing it posted is delivered now)
+        job.wait(timeout)
         self._set_state("stopped")
 
     @property
     def running(self) -> bool:
-        return self._thread is not None
+        return self._job is not None
 
     def _set_state(self, s: str) -> None:
         if s != self.state:
             self.state = s
             self.state_changed.emit(s)
 
-    @Slot(int, str, object)
-    def _on_posted(self, gen: int, kind: str, payload) -> None:
-        if gen != self._gen:
-            return
+    def _on_posted(self, kind: str, payload: Any) -> None:
         if kind == "rows":
             if self.arrivals is not None:
                 self.arrivals.append((time.monotonic(), [e.seq for e in payload]))
@@ -137,112 +123,121 @@ class LiveFollower(QObject):
             self.facts = payload
             self.facts_noted.emit(payload)
 
-    # ------------------------------------------------------------------ worker thread
-    def _run(self, gen: int, stop: threading.Event) -> None:
-        bridge = self._bridge
-
-        def post(kind, payload):
-            try:
-                bridge.posted.emit(gen, kind, payload)
-            except RuntimeError:            # the Qt side was destroyed without stop(): end quietly
-                stop.set()
+    # ------------------------------------------------------------------ the job (its own thread)
+    def _run(self, job: Job) -> None:
         f = Follower(self.path, self.session_id, from_start=False, poll_interval=self.poll_interval,
                      use_inotify=self.use_inotify, idle_after=self.idle_after, crash_after=self.crash_after)
-        self._follower = f
-        reader: Optional[LogReader] = None
+        job.on_cancel(f.wake)
+        loop = _Loop(self, job, f)
         try:
-            state = None
-
-            def set_state(s):
-                nonlocal state
-                if s != state:
-                    state = s
-                    post("state", s)
-
-            set_state("waiting")
-            while not stop.is_set() and not f.open():
-                f.wait(self.tick)
-            if stop.is_set():
-                return
-            stitcher = Stitcher()
-            if self._initial is not None:
-                stitcher.install(self._initial.events)       # the view already shows it
-            sub_last = f.subscribed_last if f.subscribed_last is not None else -1   # (set once open)
-            stitcher.subscribed(sub_last)
-            resets = 0
-            released = False
-            last_facts: Optional[dict] = None
-
-            def load():
-                nonlocal reader
-                set_state("loading")
-                while True:
-                    if reader is None:
-                        reader = self._open_reader()
-                    try:
-                        reader.source.refresh()
-                        page = reader.tail_page(self.max_messages)
-                    except SourceChanged:
-                        reader.close()
-                        reader = None
-                        continue
-                    self.stats["refetches"] += 1
-                    st = stitcher.install(page.events)
-                    if st.reinstall is not None:
-                        post("page", page)
-                    if st.appended:
-                        post("rows", st.appended)
-                    if not st.refetch or stop.is_set():
-                        return
-
-            if self._initial is None or stitcher.loading or sub_last > stitcher.tail_seq:
-                stitcher.begin_load()
-                load()
-            while not stop.is_set():
-                evs = f.poll()
-                if f.resets != resets:
-                    resets = f.resets
-                    set_state("changed")
-                    stitcher.reset()
-                    stitcher.begin_load()
-                    if reader is not None:
-                        reader.close()
-                        reader = None
-                    load()
-                if evs:
-                    if f.last_batch is not None:
-                        post("batch", dict(f.last_batch))
-                    st = stitcher.offer(evs)
-                    if st.appended:
-                        post("rows", st.appended)
-                    if st.refetch:
-                        load()
-                s = f.state()
-                if s == "crashed" and not released:
-                    released = True
-                    tail = f.finish()
-                    if tail:
-                        st = stitcher.offer(tail)
-                        if st.appended:
-                            post("rows", st.appended)
-                elif s == "live":
-                    released = False
-                facts = dict(f.facts())
-                if facts != last_facts:
-                    last_facts = facts
-                    post("facts", facts)
-                set_state(s)
-                if not evs:
-                    f.wait(min(self.tick, self.poll_interval * 4))
+            loop.run()
+        except Cancelled:
+            raise
         except Exception as e:  # reported, never raised into Qt
-            post("state", f"error: {type(e).__name__}: {e}")
+            loop.post("state", f"error: {type(e).__name__}: {e}")
             traceback.print_exc()
         finally:
-            self._follower = None
             f.close()
-            if reader is not None:
-                reader.close()
+            if loop.reader is not None:
+                loop.reader.close()
 
     def _open_reader(self) -> LogReader:
         from ..store.faces import open_reader
         return open_reader(self.path, self.session_id)
+
+
+class _Loop:
+    """The live job's state: its follower, its own reader and the stitcher (see the module doc)."""
+
+    def __init__(self, live: LiveFollower, job: Job, f: Follower) -> None:
+        self.live, self.job, self.f = live, job, f
+        self.reader: Optional[LogReader] = None
+        self.state: Optional[str] = None
+        self.stitcher = Stitcher()
+
+    def post(self, kind: str, payload: Any) -> None:
+        self.job.stream((kind, payload))      # (raises Cancelled once stopped: the loop ends)
+
+    def set_state(self, s: str) -> None:
+        if s != self.state:
+            self.state = s
+            self.post("state", s)
+
+    def load(self) -> None:
+        """Tail pages until the stitcher needs no refetch."""
+        self.set_state("loading")
+        while True:
+            if self.reader is None:
+                self.reader = self.live._open_reader()
+            try:
+                self.reader.source.refresh()
+                page = self.reader.tail_page(self.live.max_messages)
+            except SourceChanged:
+                self.reader.close()
+                self.reader = None
+                continue
+            self.live.stats["refetches"] += 1
+            st = self.stitcher.install(page.events)
+            if st.reinstall is not None:
+                self.post("page", page)
+            if st.appended:
+                self.post("rows", st.appended)
+            if not st.refetch:
+                return
+            self.job.check()
+
+    def offer(self, evs: list) -> bool:
+        """Rows to append; whether a refetch is due."""
+        st = self.stitcher.offer(evs)
+        if st.appended:
+            self.post("rows", st.appended)
+        return bool(st.refetch)
+
+    def run(self) -> None:
+        f, job, live = self.f, self.job, self.live
+        self.set_state("waiting")
+        while not f.open():
+            job.check()
+            f.wait(live.tick)
+        job.check()
+        initial = live._initial
+        if initial is not None:
+            self.stitcher.install(initial.events)       # the view already shows it
+        sub_last = f.subscribed_last if f.subscribed_last is not None else -1   # (set once open)
+        self.stitcher.subscribed(sub_last)
+        if initial is None or self.stitcher.loading or sub_last > self.stitcher.tail_seq:
+            self.stitcher.begin_load()
+            self.load()
+        resets, released, last_facts = 0, False, None
+        while True:
+            job.check()
+            evs = f.poll()
+            if f.resets != resets:
+                resets = f.resets
+                self.set_state("changed")
+                self.stitcher.reset()
+                self.stitcher.begin_load()
+                if self.reader is not None:
+                    self.reader.close()
+                    self.reader = None
+                self.load()
+            if evs:
+                if f.last_batch is not None:
+                    self.post("batch", dict(f.last_batch))
+                if self.offer(evs):
+                    self.load()
+            s = f.state()
+            if s == "crashed" and not released:
+                released = True
+                tail = f.finish()
+                if tail:
+                    self.offer(tail)
+            elif s == "live":
+                released = False
+            facts = dict(f.facts())
+            if facts != last_facts:
+                last_facts = facts
+                self.post("facts", facts)
+            self.set_state(s)
+            if not evs:
+                f.wait(min(live.tick, live.poll_interval * 4))

@@ -33,6 +33,7 @@ class ProgressPane(QFrame):
         col.setSpacing(2)
         self.title = QLabel(title)
         self.title.setTextFormat(Qt.TextFormat.PlainText)
+        self.title.setWordWrap(True)                 # a long title wraps: it never widens the pane's dock
         self.bar = QProgressBar()
         self.bar.setRange(0, 0)                      # busy until the job says how far it is
         self.bar.setValue(0)
@@ -41,6 +42,7 @@ class ProgressPane(QFrame):
         self.detail = QLabel("starting …")
         self.detail.setTextFormat(Qt.TextFormat.PlainText)
         self.detail.setObjectName("progressDetail")
+        self.detail.setWordWrap(True)
         col.addWidget(self.title)
         col.addWidget(self.bar)
         col.addWidget(self.detail)

@@ -96,7 +96,7 @@ class ReplayActions(QObject):
         win.tabs.addTab(self.changed_pane, "What changed")
         # four tabs: the bar scrolls rather than widening the inspector (the history keeps its width)
         win.tabs.setUsesScrollButtons(True)
-        win.tabs.setElideMode(Qt.TextElideMode.ElideRight)
+        win.tabs.setElideMode(Qt.TextElideMode.ElideNone)       # (whole names; arrows when narrow)
         self._build_actions()
         m = self.model
         m.ready.connect(self._on_ready)

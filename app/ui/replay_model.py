@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from .workers import Jobs
+from .workers import Job, Jobs
 
 
 class _Backend:
@@ -60,7 +60,7 @@ def open_job(job: Any, path: str, session_id: Optional[str]) -> _Backend:
         job.check()
         return _Backend(client, True)
     except NoChild:
-        return _Backend(open_context(path, session_id, cancelled=lambda: job.cancelled), False)
+        return _Backend(open_context(path, session_id, cancelled=job), False)
 
 
 def fill_job(job: Any, backend: _Backend) -> bool:
@@ -76,6 +76,7 @@ def status_job(job: Any, backend: _Backend) -> bool:
 
 def answer_job(job: Any, backend: _Backend, seq: int, diff_from: Optional[int]) -> dict[str, Any]:
     job.check()
+    job.on_cancel(backend.cancel)          # cancelling the job stops the answer in the child at once
     return backend.answer(seq, diff_from)
 
 
@@ -100,7 +101,7 @@ class ReplayModel(QObject):
         self.dropped = 0                   # answers that arrived for a position no longer wanted
         self.asked = 0                     # answers asked of the workers
         self._flight: Optional[tuple[int, Optional[int]]] = None    # the position being answered
-        self._cancelling = False
+        self._answer_job: Optional[Job] = None                       # ... and its job
         self.cancelled = 0                 # answers stopped in the child because a newer position came
         self._poll = QTimer(self)
         self._poll.setInterval(500)
@@ -123,6 +124,7 @@ class ReplayModel(QObject):
         self.jobs.cancel_group("replay-context")
         self.jobs.cancel_group("replay-fill")
         self.jobs.cancel_group("replay")
+        self._answer_job = None
         self._poll.stop()
         if self.ctx is not None:
             self.ctx.close()
@@ -168,9 +170,11 @@ class ReplayModel(QObject):
     def request(self, seq: int, diff_from: Optional[int] = None) -> None:
         """Want the state at ``seq``: asked now, or as soon as the answer being computed arrives."""
         self.wanted, self.diff_from = seq, diff_from
-        if self.busy and self.ctx is not None and self._flight != (seq, diff_from) and not self._cancelling:
-            self._cancelling = True               # the answer in flight is stale already: stop it
-            self.ctx.cancel()
+        job = self._answer_job
+        if self.busy and job is not None and not job.cancelled and self._flight != (seq, diff_from) \
+                and self.ctx is not None and self.ctx.child:
+            job.cancel()                 # the answer in flight is stale already: its job's cancel stops it
+            self.cancelled += 1          # (the next is asked when it has ended: one answer at a time)
         self._next()
 
     def _next(self) -> None:
@@ -182,12 +186,21 @@ class ReplayModel(QObject):
         self.busy = True
         self.asked += 1
         seq, diff_from = self.wanted, self.diff_from
-        self._flight, self._cancelling = (seq, diff_from), False
-        self.jobs.submit(answer_job, self.ctx, seq, diff_from, name="replay", group="replay",
-                         on_done=lambda st, s=seq, d=diff_from: self._done(s, d, st), on_error=self._error)
+        self._flight = (seq, diff_from)
+        self._answer_job = self.jobs.submit(answer_job, self.ctx, seq, diff_from, name="replay", group="replay",
+                                            on_done=lambda st, s=seq, d=diff_from: self._done(s, d, st),
+                                            on_error=self._error, on_end=self._stopped)
+
+    def _stopped(self, job: Job) -> None:
+        """A cancelled answer has ended (it delivers nothing): ask for the wanted position."""
+        if job.cancelled and job is self._answer_job:
+            self._answer_job = None
+            self.busy = False
+            self._next()
 
     def _done(self, seq: int, diff_from: Optional[int], st: dict[str, Any]) -> None:
         self.busy = False
+        self._answer_job = None
         st["diffFrom"] = diff_from
         if st.get("filled") and self.ctx is not None:
             self._set_filled(self.ctx)
@@ -200,8 +213,6 @@ class ReplayModel(QObject):
 
     def _error(self, msg: str) -> None:
         self.busy = False
-        if msg.startswith("Superseded"):          # stopped for a newer position: ask for that one
-            self.cancelled += 1
-            self._next()
-        elif msg != "cancelled":
+        self._answer_job = None
+        if msg != "cancelled":
             self.failed.emit(msg)

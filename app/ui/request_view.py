@@ -28,7 +28,7 @@ def _request_job(job, path: str, session_id: Optional[str], seq: int, as_written
     t0 = time.perf_counter()
     try:
         from ..store.requests import exact_request      # (in the worker: not on the way to the first paint)
-        out = exact_request(path, session_id, seq, cancelled=lambda: job.cancelled, check=job.check,
+        out = exact_request(path, session_id, seq, cancelled=job, check=job.check,
                             progress=job.report, as_written=as_written)
     except InterruptedError:
         raise Cancelled(job.name)
@@ -92,12 +92,12 @@ class RequestView(QWidget):
         split.setSizes([300, 200])
         lay.addWidget(split, 1)
         row = QHBoxLayout()
-        # a v3 log: today's dsh derives its request on the v4 shape (the default); the writer-era shape on demand
-        self.as_written = QCheckBox("As written (v3 shape)")
+        # a v2/v3 log: today's dsh derives its request on the v4 shape (the default); the writer-era shape on demand
+        self.as_written = QCheckBox("As written (v2/v3 shape)")
         self.as_written.setObjectName("requestAsWritten")
-        self.as_written.setToolTip("Show a v3 log's request in the shape its writer logged it (tool results as user "
-                                   "messages, plugin sources, no toolHistory) instead of the shape today's dsh "
-                                   "derives after migrating it to v4.")
+        self.as_written.setToolTip("Show a v2 or v3 log's request in the shape its writer logged it (a v2 prompt in "
+                                   "the request's system field, tool results as user messages, plugin sources, no "
+                                   "toolHistory) instead of the shape today's dsh derives after migrating it to v4.")
         self.as_written.setChecked(os.environ.get("SESSION_LENS_REQUEST_AS_WRITTEN") == "1")   # (gui --as-written)
         self.as_written.toggled.connect(self._recompute)
         lay.addWidget(self.as_written)          # (its own line: the inspector keeps its narrow minimum width)

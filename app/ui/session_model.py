@@ -244,7 +244,7 @@ def refine_titles_job(job, sessions: list) -> int:
         if now - last[1] > 5.0:                   # a long refinement keeps what it has read
             titles_save()
             last[1] = now
-    refine([(i.path, i.format, i.size, i.mtime) for i in todo], on_title, lambda: job.cancelled)
+    refine([(i.path, i.format, i.size, i.mtime) for i in todo], on_title, job)
     if batch:
         job.stream(dict(batch))
     titles_save()

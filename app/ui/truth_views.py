@@ -148,7 +148,7 @@ def _trace_job(job, path: str, session_id: Optional[str], seq: int) -> dict:
     # from the saved checkpoints and surface index (a short replay near the row); cancelled (a
     # newer row selected, the session closed) between segments, and while a child builds them
     from ..store.requests import exact_trace
-    return exact_trace(path, session_id, seq, cancelled=lambda: job.cancelled, check=job.check)
+    return exact_trace(path, session_id, seq, cancelled=job, check=job.check)
 
 
 def _tails_job(job, path: str, session_id: Optional[str], limit: int) -> list:

@@ -103,30 +103,33 @@ class WindowStart(QObject):
     def _share_change(self, last: list, total: int) -> None:
         """The splitter lost width (a dock opened beside it) or got it back: the session list gives
         it first (down to its minimum), then the inspector (down to INSPECTOR_FLOOR), then the
-        history; width coming back returns to them up to their widths before."""
+        history; width coming back returns to them up to their widths before.
+
+        The sizes are worked out from the widths before the first loss (``_wanted``) and the width
+        there is now, never step by step from the last sizes: a dock that is wide for a moment (its
+        progress pane, a drag of its edge) and then narrower gives the history back what it took."""
+        if total < sum(last) and not self._wanted:
+            self._wanted = list(last)
+        want = self._wanted or list(last)
+        self.win.split.setSizes(self._shared(want, total))
+        if total >= sum(want):
+            self._wanted = []
+
+    def _shared(self, want: list, total: int) -> list:
+        """``want`` (list, history, inspector) fitted to ``total``: the list gives first, then the
+        inspector, then the history; more than ``want`` goes to the history."""
         split = self.win.split
-        lst, hist, insp = last
-        change = total - sum(last)
-        if change < 0:
-            if not self._wanted:
-                self._wanted = list(last)
-            take = min(-change, max(0, lst - split.widget(0).minimumSizeHint().width()))
+        lst, hist, insp = want
+        short = sum(want) - total
+        if short > 0:
+            take = min(short, max(0, lst - split.widget(0).minimumSizeHint().width()))
             lst -= take
-            rest = -change - take
-            i_take = min(rest, max(0, insp - max(INSPECTOR_FLOOR, split.widget(2).minimumSizeHint().width())))
-            insp -= i_take
-            hist -= rest - i_take
-        else:
-            want = self._wanted or [lst, hist, insp]
-            give = min(change, max(0, want[0] - lst))
-            lst += give
-            change -= give
-            give = min(change, max(0, want[2] - insp))
-            insp += give
-            hist += change - give
-            if lst >= want[0] and insp >= want[2]:
-                self._wanted = []
-        split.setSizes([max(1, lst), max(1, hist), max(1, insp)])
+            short -= take
+            take = min(short, max(0, insp - max(INSPECTOR_FLOOR, split.widget(2).minimumSizeHint().width())))
+            insp -= take
+            short -= take
+        hist -= short
+        return [max(1, lst), max(1, hist), max(1, insp)]
 
     # ------------------------------------------------------------------ the user's split, remembered
     def _dragged(self, *_) -> None:

@@ -14,6 +14,14 @@ Named groups replace generation counters and "is this result still wanted?" chec
 (a new request supersedes the old one; its result is never delivered), and
 ``cancel_group("face")`` drops them all (closing a session).  ``exclusive=False`` only
 tracks the job in the group (several may run; ``cancel_group`` still drops them).
+``on_end(job)`` is called on the UI thread when the job has ended, cancelled or not (after
+``on_done``/``on_error``): the one way to learn that a cancelled job's work has stopped.
+
+Work that blocks where it cannot poll (a pipe, a follower's sleep) registers how to interrupt itself
+with ``job.on_cancel(fn)``: ``cancel()`` calls it at once.  ``own_thread=True`` runs a job that lasts
+as long as a session (the live follower) on a daemon thread of its own instead of a pool thread, so it
+never holds one of the pool's few threads nor blocks the pool's teardown; ``job.wait(timeout)`` waits
+for any job's function to end.  ``submit_child`` runs a worker process as a job (see there).
 
 Errors: a job without ``on_error`` does not fail silently; its error goes to the crash
 handler's reporter (:func:`set_error_sink`, installed by ``app.ui.crash``), with the job's
@@ -21,16 +29,18 @@ name.  Cancelled jobs report nothing.
 """
 from __future__ import annotations
 
+import threading
 import time
 import traceback
-from typing import Any, Optional
+from typing import Any, Optional, Union
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
+from ..log.jobctl import JOB_INTERVAL, Cancelled, Throttle
+from ..store.childproc import ChildSpec, run_spec
 
-class Cancelled(Exception):
-    """Raised inside a worker when its job was cancelled."""
+__all__ = ["Cancelled", "Job", "Jobs"]      # Cancelled: the one of app.log.jobctl, re-exported
 
 
 def _emit(signal, *args) -> None:
@@ -54,22 +64,25 @@ class Job(QObject):
         self.name = name
         self.cancelled = False
         self.finished = False
-        self._last_progress = 0.0
+        self.throttle = Throttle(JOB_INTERVAL)     # the one progress throttle (app.log.jobctl)
         self.started_at = time.perf_counter()
         self.ended_at: Optional[float] = None     # when the worker left the job's function (perf_counter)
+        self._ended = threading.Event()
+        self._on_cancel: list[Callable[[], object]] = []
 
-    # ---- worker side
+    # ---- worker side (a job is an app.log.jobctl.CancelToken: ``cancelled`` and ``check()``)
     def check(self) -> None:
         if self.cancelled:
             raise Cancelled(self.name)
 
-    def report(self, done: int, total: int, min_interval: float = 0.04) -> None:
-        """Progress from the worker (throttled); also a cancellation point."""
+    def report(self, done: int, total: int) -> bool:
+        """Progress from the worker (throttled by :attr:`throttle`); also a cancellation point.
+        Whether it went out (details of the same step may go with it on :attr:`partial`)."""
         self.check()
-        now = time.perf_counter()
-        if now - self._last_progress >= min_interval or done >= total:
-            self._last_progress = now
-            self._send(self.progress, int(min(done, 2**31 - 1)), int(min(total, 2**31 - 1)))
+        if not self.throttle.due(done, total):
+            return False
+        self._send(self.progress, int(min(done, 2**31 - 1)), int(min(total, 2**31 - 1)))
+        return True
 
     def stream(self, obj: Any) -> None:
         self.check()
@@ -82,9 +95,25 @@ class Job(QObject):
             self.cancelled = True
             raise Cancelled(self.name) from None
 
+    def on_cancel(self, fn: Callable[[], object]) -> None:
+        """Call ``fn`` (on the cancelling thread) when the job is cancelled; at once if it already is."""
+        self._on_cancel.append(fn)
+        if self.cancelled:
+            fn()
+
+    def _end(self) -> None:
+        self.ended_at = time.perf_counter()
+        self._ended.set()
+
     # ---- UI side
     def cancel(self) -> None:
         self.cancelled = True
+        for fn in list(self._on_cancel):
+            fn()
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Wait until the job's function has ended (True), at most ``timeout`` seconds."""
+        return self._ended.wait(timeout)
 
 
 class Jobs(QObject):
@@ -98,11 +127,13 @@ class Jobs(QObject):
         self.serial_pool.setMaxThreadCount(1)
         self._live: set[Job] = set()
         self._groups: dict[str, list[Job]] = {}
+        self._own: set[Job] = set()            # own_thread jobs (waited for by shutdown)
 
     def submit(self, fn: Callable, *args, on_done: Optional[Callable] = None,
                on_error: Optional[Callable] = None, on_progress: Optional[Callable] = None,
                on_partial: Optional[Callable] = None, serial: bool = False, name: str = "",
-               group: Optional[str] = None, exclusive: bool = True) -> Job:
+               group: Optional[str] = None, exclusive: bool = True, own_thread: bool = False,
+               on_end: Optional[Callable[[Job], object]] = None) -> Job:
         job = Job(name or getattr(fn, "__name__", "job"))
         self._live.add(job)
         if group is not None:
@@ -113,6 +144,7 @@ class Jobs(QObject):
         def settle(job=job):
             job.finished = True
             self._live.discard(job)
+            self._own.discard(job)
             if group is not None:
                 members = self._groups.get(group)
                 if members is not None and job in members:
@@ -124,15 +156,18 @@ class Jobs(QObject):
             settle()
             if not job.cancelled and on_done is not None:
                 on_done(result)
+            if on_end is not None:
+                on_end(job)
 
         def deliver_error(msg, job=job):
             settle()
-            if job.cancelled:
-                return
-            if on_error is not None:
-                on_error(msg)
-            elif _error_sink is not None:
-                _error_sink(job.name, msg)
+            if not job.cancelled:
+                if on_error is not None:
+                    on_error(msg)
+                elif _error_sink is not None:
+                    _error_sink(job.name, msg)
+            if on_end is not None:
+                on_end(job)
 
         job.done.connect(deliver)
         job.failed.connect(deliver_error)
@@ -147,20 +182,53 @@ class Jobs(QObject):
                     raise Cancelled(job.name)
                 result = fn(job, *args)
             except Cancelled:
-                job.ended_at = time.perf_counter()
+                job._end()
                 _emit(job.failed, "cancelled")
             except Exception as e:  # delivered as one line; details for debugging
                 msg = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
                 if not msg.strip():
                     msg = traceback.format_exc(limit=3)
-                job.ended_at = time.perf_counter()
+                job._end()
                 _emit(job.failed, msg)
             else:
-                job.ended_at = time.perf_counter()
+                job._end()
                 _emit(job.done, result)
 
-        (self.serial_pool if serial else self.pool).start(body)
+        if own_thread:
+            self._own.add(job)
+            threading.Thread(target=body, name=f"job:{job.name}", daemon=True).start()
+        else:
+            (self.serial_pool if serial else self.pool).start(body)
         return job
+
+    def submit_child(self, spec: Union[str, ChildSpec], *args: str, request: object = None,
+                     background: bool = False, **submit: Any) -> Job:
+        """Run a worker of :data:`app.store.childproc.WORKERS` as a job: ``spec`` (a
+        :class:`~app.store.childproc.ChildSpec`, or a kind with ``args``, ``request`` and ``background``)
+        with the same groups, cancel and callbacks as :meth:`submit`.  The child's ``("progress", done,
+        total)`` messages go to the job's one progress channel (``on_progress``, throttled), its other
+        messages to ``on_partial`` (``("beat",)`` heartbeats only serve cancellation), its ``done``
+        result to ``on_done``.  Cancelling the job kills the child at once; the child never
+        outlives the job.  When no child can start, the spec's in-process fallback runs in the job."""
+        if isinstance(spec, str):
+            spec = ChildSpec(spec, tuple(args), request=request, background=background)
+        child = spec
+
+        def message(job: Job, msg: tuple[object, ...]) -> None:
+            if msg[0] == "progress" and len(msg) >= 3:
+                job.report(int(msg[1]), int(msg[2]))       # type: ignore[call-overload]
+            elif msg[0] == "beat":
+                job.check()
+            else:
+                job.stream(msg)
+
+        def child_job(job: Job) -> object:
+            try:
+                return run_spec(child, lambda msg: message(job, msg), job)     # (its cancel kills the child)
+            except InterruptedError:
+                raise Cancelled(job.name) from None
+        submit.setdefault("name", spec.what or spec.kind)
+        return self.submit(child_job, **submit)
 
     @property
     def busy(self) -> int:
@@ -185,7 +253,9 @@ class Jobs(QObject):
         self.cancel_all()
         a = self.pool.waitForDone(timeout_ms)
         b = self.serial_pool.waitForDone(timeout_ms)
-        return a and b
+        own, self._own = self._own, set()
+        c = all(j.wait(timeout_ms / 1000) for j in own)
+        return a and b and c
 
 
 _error_sink: Optional[Callable[[str, str], None]] = None

@@ -26,11 +26,12 @@ from collections.abc import Callable, Iterator
 
 from .attempts import AttemptTracker, embedded_stream
 from .checkpoints import Checkpoint, Checkpoints, restore_header, restore_surface
-from .folds import HeaderFold, SurfaceFold, build_request, tool_history_of
+from .folds import HeaderFold, SurfaceFold, request_from
+from .v2heads import derive_as
 from .repair import RepairTracker
 from .surface import _compaction_ref, row_surface
 from ..format.lazyrows import PackedBlock, lazy_row
-from ..format.model import PACKED_TAGS, SURFACE_TYPES, Event, event_message, is_event
+from ..format.model import PACKED_TAGS, SURFACE_TYPES, Event, is_event
 from ..format.payloads import JsonObj, obj
 
 if TYPE_CHECKING:
@@ -375,7 +376,7 @@ def _folds(reader: LogReader, cps: Optional[Checkpoints], side_index: Optional[S
     nodes, empty, viol, header, hist, _chk = cps.state(i)
     sf = restore_surface(nodes, empty, viol, lambda seqs: si.node_events(seqs, check), cp)
     # (v3 too: today's dsh derives a v3 log on the v4 shape, toolHistory included; folds_at does the same)
-    hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 3 else restore_header(header, hist)
+    hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 2 else restore_header(header, hist)
     side = si.at(i, check)
     return cp.seq, sf, hf, side, _replay_items(reader, cp, side, check, FOLD_TYPES)
 
@@ -385,10 +386,10 @@ RequestFolds = tuple[int, SurfaceFold, Optional[int], Optional[JsonObj], Optiona
 
 
 def _request_folds(sf: SurfaceFold, hf: HeaderFold, b: int, version: int) -> RequestFolds:
-    """The folds a request at boundary ``b`` is built from; the tool history as :func:`tool_history_of`
-    gives it to the normal request face (v4, and v3 in today's dsh's shape; the writer-era v3 shape
-    drops it in :func:`_request`)."""
-    return b, sf.copy(), hf.seq, hf.header, tool_history_of(hf, version)
+    """The folds a request at boundary ``b`` is built from; the tool history as the normal request face
+    takes it (:func:`~app.log.fold.folds.request_from`: v4, and v2/v3 in today's dsh's shape; the
+    writer-era shape drops it in :func:`_request`)."""
+    return b, sf.copy(), hf.seq, hf.header, hf.tool_history.snapshot() if version >= 2 else None
 
 
 def _request(reader: LogReader, req: RequestFolds, as_written: bool) -> tuple[Optional[JsonObj], Optional[str]]:
@@ -405,11 +406,9 @@ def _request(reader: LogReader, req: RequestFolds, as_written: bool) -> tuple[Op
         require_header(probe, b, b)
     except RequestError as e:
         return None, str(e)
-    sf.as_written = as_written
-    if as_written and (reader.version or 0) < 4:
-        tools = None
+    derive_as(sf, reader, as_written)
     sid = reader.header.id if reader.header else ""
-    return build_request(header, sf.messages(), sid, tools), None
+    return request_from(sf, header, sid, tools), None
 
 
 def replay(reader: LogReader, seq: int, cps: Optional[Checkpoints], side_index: Optional[SideIndex],
@@ -437,30 +436,6 @@ def replay(reader: LogReader, seq: int, cps: Optional[Checkpoints], side_index: 
     return sf, hf, side, req
 
 
-def linked_messages(sf: SurfaceFold) -> list[tuple[int, JsonObj]]:
-    """(node seq, message) of each message the model sees (``sf.messages()``, in order), linked to
-    the surface node it came from (a v4 assistant message may have lost unanswered tool calls)."""
-    msgs = sf.messages()
-    cands: list[tuple[int, JsonObj]] = []
-    for s in sf.message_seqs():
-        m = sf.projected.get(s) or event_message(sf.events[s])
-        if m is not None:
-            cands.append((s, m))
-    out: list[tuple[int, JsonObj]] = []
-    k = 0
-    for m in msgs:
-        mid = m.get("id")
-        while k < len(cands) and not (cands[k][1] is m or (mid is not None and cands[k][1].get("id") == mid
-                                                           and cands[k][1].get("role") == m.get("role"))):
-            k += 1
-        if k < len(cands):
-            out.append((cands[k][0], m))
-            k += 1
-        else:
-            out.append((-1, m))
-    return out
-
-
 def _tool_names(header: Optional[JsonObj]) -> list[Any]:
     tools = (header or {}).get("tools")
     if not isinstance(tools, list):
@@ -479,8 +454,8 @@ def as_of(reader: LogReader, seq: object, cps: Optional[Checkpoints] = None, sid
     if cps is not None and side_index is None:
         side_index = SideIndex(reader, cps)
     sf, hf, side, req = replay(reader, n, cps, side_index, check)
-    sf.as_written = as_written
-    linked = linked_messages(sf)
+    derive_as(sf, reader, as_written)
+    linked = sf.linked()
     rep = side.rep
     open_step = side.open_step
     b = side.attempt_first if open_step else None

@@ -142,6 +142,10 @@ class AttemptTracker:
         self._stable = 0
         self._last_stable = False
         self._last_new: set[_StepKey] = set()
+        # a pass over a part of a log (app/log/query/timeline_split.py): the step keys looked up and not found,
+        # and ("cite", seq) for a message citing a seq below ``floor`` (what an earlier part might have answered)
+        self.misses: Optional[set[Any]] = None
+        self.floor = -1
 
     @property
     def count(self) -> int:
@@ -224,6 +228,8 @@ class AttemptTracker:
             else:
                 ints = cited_ints(cited)
             lo = min(ints) if ints else -1
+            if self.misses is not None and ints and lo < self.floor:
+                self.misses.add(("cite", lo))
             for a in reversed(self.attempts) if ints else ():
                 if a.covers(lo):
                     target = a
@@ -232,6 +238,8 @@ class AttemptTracker:
                     break
         elif cited is None:
             last = self._last.get(key)
+            if last is None and self.misses is not None:
+                self.misses.add(key)
             if last is not None and last.message_seq is None and not last.failed:
                 target = last
         if target is not None:
@@ -245,6 +253,8 @@ class AttemptTracker:
     def retry(self, t: str, seq: int, key: _StepKey, number: Any) -> None:
         """``llm/retry`` (``t``) or ``llm/retry-started`` of step ``key``."""
         a = self._last.get(key)
+        if a is None and self.misses is not None:
+            self.misses.add(key)
         if a is not None:
             if t == "llm/retry":
                 a.retry_seq = seq
@@ -303,9 +313,20 @@ class AttemptTracker:
         self._last[key] = a
         self._last_new.add(key)
 
+    def carried(self) -> tuple[bool, set[_StepKey]]:
+        """(whether an attempt is open, the step keys of the last attempts kept): what a pass over a later
+        part of the log would not know."""
+        return bool(self._open), set(self._last)
+
     def attempt_of(self, seq: int) -> Optional[Attempt]:
-        # attempts are ordered by first_seq; binary search
-        lo, hi = 0, len(self.attempts)
+        # attempts are ordered by first_seq; binary search (the last one first: a pass over a log asks it
+        # about the chunk it has just added, and the search would end there)
+        atts = self.attempts
+        if atts:
+            a = atts[-1]
+            if a.first_seq <= seq:
+                return a if seq <= a.last_seq else None
+        lo, hi = 0, len(atts)
         while lo < hi:
             mid = (lo + hi) // 2
             if self.attempts[mid].first_seq <= seq:

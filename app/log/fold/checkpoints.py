@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 import msgspec
 
 from .folds import HeaderFold, SurfaceFold, ToolHistoryFold
+from .v2heads import V2Head
 from ..format.lazyrows import Lazy, PackedBlock, lazy_segment
 from ..format.model import Event, Problem, event_message, is_event
 
@@ -74,6 +75,7 @@ class Checkpoint:
     offloaded: list[tuple[int, list[int]]] = field(default_factory=list)
     tool_headers: list[tuple[int, Optional[list[Any]]]] = field(default_factory=list)   # None: same tools as the header before
     tools: Optional[dict[str, Any]] = None
+    v2head: Optional[list[Any]] = None    # v2: the v2 -> v3 edge's state (app.log.fold.v2heads.V2Head.state)
 
 
 @dataclass
@@ -166,6 +168,8 @@ def restore_surface(nodes: list[int], empty: list[int], violations: list[Problem
     sf.events = events_of(set(sf.nodes)) if sf.nodes else {}
     if cp is not None:
         sf._step_mark = tuple(cp.step_mark) if cp.step_mark is not None else None  # type: ignore[assignment]
+        if sf.version == 2:
+            sf.v2 = V2Head.from_state(cp.v2head)
         for seq, idxs in cp.offloaded:
             base = event_message(sf.events[seq]) if seq in sf.events else None
             if isinstance(base, dict):
@@ -206,83 +210,113 @@ def _segments_from(reader: LogReader, pos: Optional[int], line0: Optional[int], 
 
 def build_checkpoints(reader: LogReader, every: int = EVERY) -> Checkpoints:
     """One forward pass over the stored events: snapshots at segment starts every ``every`` bytes."""
-    from .attempts import AttemptTracker
-    from ..index.integrity import EventChecks
-    version = reader.version or 0
-    sf, hf, checks = SurfaceFold(keep_events=True, version=version), HeaderFold(), EventChecks()
-    at = AttemptTracker(keep_text=False)
-    turn_seq, disp_turn = -1, 0
-    lo: Optional[int] = None
-    hi: Optional[int] = None
-    cps = Checkpoints()
-    n_th, prev_tools = 0, None
-    prev_tl: Optional[list[Any]] = None
-    last_at: Optional[int] = None
-    n_chk = 0
-    nxt = 0
-    prev_len, dirty = 0, 0              # nodes before ``dirty`` are unchanged since the previous point
-    n_viol = n_hist = 0
-    prev_hseq: object = object()
+    b = CheckpointBuilder(reader, every)
     for seg in reader.source.forward():
-        if isinstance(seg.pos, int) and (last_at is None or seg.pos - last_at >= every) and not seg.bad \
-                and seg.line0 is not None:
-            sf.events = {k: sf.events[k] for k in sf.nodes if k in sf.events}   # only nodes are looked up again
-            keep = min(dirty, prev_len)
-            node_set = set(sf.nodes)
-            if cps.points:
-                cps.points[-1].cited = None if lo is None or hi is None else (lo, hi)
-            lo = hi = None
-            at.prune()
-            cps.points.append(Checkpoint(
-                seq=nxt, pos=seg.pos, line0=seg.line0, text_offset=seg.text_offset, keep=keep,
-                add=sf.nodes[keep:], empty=sorted(x for x in sf._empty_assistant if x in node_set),
-                violations=[msgspec.structs.replace(p) for p in sf.violations[n_viol:]],
-                header=None if hf.seq == prev_hseq else {"header": hf.header, "seq": hf.seq, "reason": hf.reason},
-                history=hf.history[n_hist:], turn_seq=turn_seq, dispatches=disp_turn if turn_seq >= 0 else 0,
-                cited=None, turns=[],
-                checks=[(msgspec.structs.replace(q), any(q is r for r in checks.refusing))
-                        for q in checks.problems[n_chk:]]))
-            cps.points[-1].version = version
-            # image/offload applies in every version (spec-versions §3.5 correction)
-            cps.points[-1].step_mark, cps.points[-1].offloaded = sf._step_mark, _offloaded(sf)
-            if version >= 3:                        # (v3: today's dsh derives toolHistory on the v4 shape)
-                th = hf.tool_history
-                tools = _tool_fields(th)
-                p = cps.points[-1]
-                p.tool_headers = []
-                for seq, tl in list(th.headers.items())[n_th:]:
-                    p.tool_headers.append((seq, None if tl == prev_tl else copy.deepcopy(tl)))
-                    prev_tl = tl
-                p.tools = None if tools == prev_tools else tools
-                n_th, prev_tools = len(th.headers), tools
-            n_chk = len(checks.problems)
-            prev_len = dirty = len(sf.nodes)
-            n_viol, n_hist, prev_hseq = len(sf.violations), len(hf.history), hf.seq
-            last_at = seg.pos
-        for it in lazy_segment(reader, seg):          # packed deltas fold into nothing: not decoded
-            if isinstance(it, PackedBlock):
-                if it.n is None or it.seq0 != nxt:
-                    return cps
-                at.apply_deltas(it.turn, it.step, it.seq0, it.n)
-                nxt = it.seq0 + it.n
-                continue
-            if it.seq != nxt:                # not contiguous: no checkpoint can stand for a prefix after this
-                return cps
-            if it.type == "turn/start":
-                turn_seq, disp_turn = it.seq, at.count
-                if cps.points:
-                    cps.points[-1].turns.append((turn_seq, disp_turn))
-            at.apply(it)
-            if it.source_event_seqs:
-                a, b = _cited_span(it.source_event_seqs)
-                lo, hi = (a, b) if lo is None or hi is None else (min(lo, a), max(hi, b))
-            sf.apply(it)
-            if isinstance(it.surface_op, dict) and it.seq in sf.events:     # a replacement took its place
-                dirty = min(dirty, sf.nodes.index(it.seq))
-            hf.apply(it)
-            checks.apply(it)
-            nxt = it.seq + 1
-    return cps
+        if not b.segment(seg, lazy_segment(reader, seg)):        # packed deltas fold into nothing: not decoded
+            break
+    return b.cps
+
+
+class CheckpointBuilder:
+    """:func:`build_checkpoints` fed a segment at a time (the one background pass feeds it beside the
+    outline and the surface index: :mod:`app.log.query.ahead`)."""
+
+    def __init__(self, reader: LogReader, every: int = EVERY) -> None:
+        from .attempts import AttemptTracker
+        from ..index.integrity import EventChecks
+        self.every = every
+        self.version = version = reader.version or 0
+        self.sf, self.hf, self.checks = SurfaceFold(keep_events=True, version=version), HeaderFold(), EventChecks()
+        self.at = AttemptTracker(keep_text=False)
+        self.turn_seq, self.disp_turn = -1, 0
+        self.lo: Optional[int] = None
+        self.hi: Optional[int] = None
+        self.cps = Checkpoints()
+        self.n_th = 0
+        self.prev_tools: Optional[dict[str, Any]] = None
+        self.prev_tl: Optional[list[Any]] = None
+        self.last_at: Optional[int] = None
+        self.n_chk = 0
+        self.nxt = 0
+        self.prev_len, self.dirty = 0, 0      # nodes before ``dirty`` are unchanged since the previous point
+        self.n_viol = self.n_hist = 0
+        self.prev_hseq: object = object()
+        self.done = False                     # a gap or disorder: no checkpoint can stand for a prefix after it
+
+    def segment(self, seg: Segment, items: Iterable[Lazy]) -> bool:
+        """Fold segment ``seg`` (its events, packed rows as blocks: ``lazy_segment``); False: stop here."""
+        if isinstance(seg.pos, int) and (self.last_at is None or seg.pos - self.last_at >= self.every) \
+                and not seg.bad and seg.line0 is not None:
+            self._point(seg)
+        return all(self.item(it) for it in items)
+
+    def _point(self, seg: Segment) -> None:
+        sf, hf, checks, cps = self.sf, self.hf, self.checks, self.cps
+        sf.events = {k: sf.events[k] for k in sf.nodes if k in sf.events}   # only nodes are looked up again
+        keep = min(self.dirty, self.prev_len)
+        node_set = set(sf.nodes)
+        if cps.points:
+            cps.points[-1].cited = None if self.lo is None or self.hi is None else (self.lo, self.hi)
+        self.lo = self.hi = None
+        self.at.prune()
+        p = Checkpoint(
+            seq=self.nxt, pos=seg.pos, line0=seg.line0, text_offset=seg.text_offset, keep=keep,
+            add=sf.nodes[keep:], empty=sorted(x for x in sf._empty_assistant if x in node_set),
+            violations=[msgspec.structs.replace(q) for q in sf.violations[self.n_viol:]],
+            header=None if hf.seq == self.prev_hseq else {"header": hf.header, "seq": hf.seq, "reason": hf.reason},
+            history=hf.history[self.n_hist:], turn_seq=self.turn_seq,
+            dispatches=self.disp_turn if self.turn_seq >= 0 else 0, cited=None, turns=[],
+            checks=[(msgspec.structs.replace(q), any(q is r for r in checks.refusing))
+                    for q in checks.problems[self.n_chk:]])
+        cps.points.append(p)
+        p.version = self.version
+        # image/offload applies in every version (spec-versions §3.5 correction)
+        p.step_mark, p.offloaded = sf._step_mark, _offloaded(sf)
+        p.v2head = sf.v2.state() if sf.v2 is not None else None
+        if self.version >= 2:                        # (v2, v3: today's dsh derives toolHistory on the v4 shape)
+            th = hf.tool_history
+            tools = _tool_fields(th)
+            p.tool_headers = []
+            for seq, tl in list(th.headers.items())[self.n_th:]:
+                p.tool_headers.append((seq, None if tl == self.prev_tl else copy.deepcopy(tl)))
+                self.prev_tl = tl
+            p.tools = None if tools == self.prev_tools else tools
+            self.n_th, self.prev_tools = len(th.headers), tools
+        self.n_chk = len(checks.problems)
+        self.prev_len = self.dirty = len(sf.nodes)
+        self.n_viol, self.n_hist, self.prev_hseq = len(sf.violations), len(hf.history), hf.seq
+        self.last_at = seg.pos
+
+    def item(self, it: Lazy) -> bool:
+        """Fold one event (or packed block); False when it breaks the seq order (the builder is done)."""
+        if self.done:
+            return False
+        if isinstance(it, PackedBlock):
+            if it.n is None or it.seq0 != self.nxt:
+                self.done = True
+                return False
+            self.at.apply_deltas(it.turn, it.step, it.seq0, it.n)
+            self.nxt = it.seq0 + it.n
+            return True
+        if it.seq != self.nxt:                # not contiguous: no checkpoint can stand for a prefix after this
+            self.done = True
+            return False
+        if it.type == "turn/start":
+            self.turn_seq, self.disp_turn = it.seq, self.at.count
+            if self.cps.points:
+                self.cps.points[-1].turns.append((self.turn_seq, self.disp_turn))
+        self.at.apply(it)
+        if it.source_event_seqs:
+            a, b = _cited_span(it.source_event_seqs)
+            self.lo, self.hi = (a, b) if self.lo is None or self.hi is None else (min(self.lo, a), max(self.hi, b))
+        sf = self.sf
+        sf.apply(it)
+        if isinstance(it.surface_op, dict) and it.seq in sf.events:     # a replacement took its place
+            self.dirty = min(self.dirty, sf.nodes.index(it.seq))
+        self.hf.apply(it)
+        self.checks.apply(it)
+        self.nxt = it.seq + 1
+        return True
 
 
 def _cited_span(seqs: Iterable[Any]) -> tuple[int, int]:
@@ -346,7 +380,7 @@ def folds_at(reader: LogReader, cps: Checkpoints, b: int, check: Optional[Callab
     if cp is not None:
         nodes, empty, viol, header, hist, chk = cps.state(i)
         sf = restore_surface(nodes, empty, viol, lambda seqs: events_by_seq(reader, seqs, check), cp)
-        hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 3 else restore_header(header, hist)
+        hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 2 else restore_header(header, hist)
         if checks is not None:
             for q, refusing in chk:
                 prob = msgspec.structs.replace(q)
@@ -393,7 +427,7 @@ def request_at(reader: LogReader, at_seq: int, cps: Checkpoints, check: Optional
     """:func:`app.log.query.analysis.request_at` from checkpoints: the attempt is found from its turn's
     start, the folds from the nearest checkpoint; neither reads the log from seq 0."""
     from ..query.analysis import dispatch_boundary
-    from .folds import build_request
+    from .v2heads import derive_as
     idx = reader.index or reader.build_index()
     ts = turn_start_before(idx, at_seq)
     i = idx.locate(ts) if idx.contiguous_through >= ts else None
@@ -407,10 +441,10 @@ def request_at(reader: LogReader, at_seq: int, cps: Checkpoints, check: Optional
     b, attempt = dispatch_boundary(reader, at_seq, events=(e for e in events_from(reader, start, check)
                                                             if isinstance(e, Event) and e.seq >= ts), checks=checks)
     sf, hf = folds_at(reader, cps, b, check, checks)
-    sf.as_written = as_written
+    derive_as(sf, reader, as_written)
     from ..query.analysis import require_header
-    from .folds import tool_history_of
+    from .folds import fold_request
     require_header(hf, at_seq, b)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
-            "request": build_request(hf.header, sf.messages(), sid, tool_history_of(hf, reader.version, as_written))}
+            "request": fold_request(sf, hf, sid)}

@@ -12,6 +12,7 @@ from collections.abc import Iterable, MutableMapping
 from ..format.model import SURFACE_TYPES, Event, Problem, event_message
 from ..format.payloads import JsonList, JsonObj, as_obj, blocks, items, obj
 from ..format.versions import replace_bounds
+from .v2heads import TYPES as V2_TYPES, V2Head
 
 if TYPE_CHECKING:
     from .shadowmap import ShadowColumns
@@ -52,10 +53,17 @@ class SurfaceFold:
         # v3: messages in the shape today's dsh derives them (migrated to v4 first, app.log.fold.normalize);
         # True: the writer-era shape (``--as-written``, the Request tab's toggle)
         self.as_written = False
+        # v2: the v2 -> v3 edge's system head (app.log.fold.v2heads), followed on every v2 fold; the
+        # messages take it (and the v4 shape) only when ``v2_session`` names the log (its header id:
+        # set by :func:`app.log.fold.v2heads.derive_as` where dsh's migration accepts the log)
+        self.v2: Optional[V2Head] = V2Head() if self.version == 2 else None
+        self.v2_session: Optional[str] = None
 
     def apply(self, ev: Event) -> None:
         if ev.type in ("step/start", "step/end"):
             self._step_mark = (ev.type, ev.seq)
+        if self.v2 is not None and ev.type in V2_TYPES:
+            self.v2.apply(ev.type, ev.seq, ev.data, ev.time)
         if ev.type == "image/offload" and ev.known:
             self._offload(ev)
         if not is_surface_type(ev):
@@ -157,27 +165,40 @@ class SurfaceFold:
         return [s for s in self.nodes if s not in self._empty_assistant]
 
     def messages(self) -> list[JsonObj]:
+        return [m for _s, m in self.linked()]
+
+    def normalized(self) -> bool:
+        """Are the messages derived on the v4 shape (v4; v3 and accepted v2 unless ``as_written``)?"""
+        return self.version >= 4 or (not self.as_written and (
+            self.version == 3 or (self.version == 2 and self.v2_session is not None)))
+
+    def linked(self) -> list[tuple[int, JsonObj]]:
+        """(seq, message) of each derived model message, in order: the surface node it came from (a v2
+        log's system head: the stored row it is anchored at, see :mod:`app.log.fold.v2heads`)."""
         if not self.keep_events:
             raise RuntimeError("SurfaceFold(keep_events=False) cannot derive messages")
-        out = []
+        out: list[tuple[int, JsonObj]] = []
         for s in self.message_seqs():
             m = self.projected.get(s) or event_message(self.events[s])
             if m is not None:
-                out.append(m)
-        if self.version == 3 and not self.as_written:
+                out.append((s, m))
+        if not self.normalized():
+            return out
+        if self.version == 2 and self.v2 is not None and self.v2_session is not None:
+            head = self.v2.message(self.v2_session)
+            if head is not None and self.v2.anchor is not None:
+                out.insert(0, (self.v2.anchor[0], head))
+        if self.version in (2, 3):
             from .normalize import v4_message
-            out = [v4_message(m) for m in out]
-        if self.version >= 4 or (self.version == 3 and not self.as_written):
-            out = self._without_unanswerable(out)
-        return out
+            out = [(s, v4_message(m)) for s, m in out]
+        return self._without_unanswerable(out)
 
-    def _without_unanswerable(self, msgs: list[JsonObj]) -> list[JsonObj]:
+    def _without_unanswerable(self, msgs: list[tuple[int, JsonObj]]) -> list[tuple[int, JsonObj]]:
         """v4 (spec-versions §6.1 rule 4): tool calls of a closed step that no tool message
         answers in time are removed from their assistant messages (the log is unchanged)."""
-        seqs = [s for s in self.message_seqs() if (self.projected.get(s) or event_message(self.events[s]))]
         open_: dict[Any, int] = {}       # open tool-call id -> seq of its assistant message
         cand: dict[Any, int] = {}
-        for s, m in zip(seqs, msgs):
+        for s, m in msgs:
             role = m.get("role")
             if role == "assistant":
                 cand.update(open_)
@@ -198,7 +219,7 @@ class SurfaceFold:
         if not drop:
             return msgs
         out = []
-        for m in msgs:
+        for s, m in msgs:
             if m.get("role") == "assistant" and any(isinstance(b, dict) and b.get("type") == "tool-call"
                                                     and b.get("id") in drop for b in m.get("content") or []):
                 content = [b for b in m.get("content") or []
@@ -206,7 +227,7 @@ class SurfaceFold:
                 if not content:
                     continue
                 m = dict(m, content=content)
-            out.append(m)
+            out.append((s, m))
         return out
 
     def copy(self) -> SurfaceFold:
@@ -221,6 +242,8 @@ class SurfaceFold:
             c.replaced = {k: list(v) for k, v in self.replaced.items()}
         c.violations = list(self.violations)
         c._empty_assistant = set(self._empty_assistant)
+        c.as_written, c.v2_session = self.as_written, self.v2_session
+        c.v2 = self.v2.copy() if self.v2 is not None else None
         return c
 
 
@@ -387,6 +410,23 @@ def build_request(header: Optional[JsonObj], messages: list[JsonObj], session_id
     return req
 
 
+def request_from(sf: SurfaceFold, header: Optional[JsonObj], session_id: str,
+                 tool_history: Optional[JsonObj]) -> JsonObj:
+    """The request of the folds in the shape their messages take: on the v4 shape (``sf.normalized()``)
+    without the header's ``system`` (a v2 prompt is a message there) and with ``tool_history``; as
+    written, the writer-era request (a v0-v2 header's ``system``, no ``toolHistory``)."""
+    if not sf.normalized():
+        return build_request(header, sf.messages(), session_id)
+    if header is not None and "system" in header:
+        header = {k: v for k, v in header.items() if k != "system"}
+    return build_request(header, sf.messages(), session_id, tool_history)
+
+
+def fold_request(sf: SurfaceFold, hf: HeaderFold, session_id: str) -> JsonObj:
+    """:func:`request_from` the surface and header folds of a prefix."""
+    return request_from(sf, hf.header, session_id, hf.tool_history.snapshot() if sf.normalized() else None)
+
+
 def exact_request(prefix: Iterable[Event], session_id: str, version: int = 0) -> JsonObj:
     """The request dispatched after ``prefix`` (= events[0..b-1], b the attempt's first chunk;
     v2+: the events before the attempt's settlement)."""
@@ -395,5 +435,4 @@ def exact_request(prefix: Iterable[Event], session_id: str, version: int = 0) ->
     for ev in prefix:
         sf.apply(ev)
         hf.apply(ev)
-    return build_request(hf.header, sf.messages(), session_id,
-                         tool_history_of(hf, version))
+    return fold_request(sf, hf, session_id)

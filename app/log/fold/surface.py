@@ -359,7 +359,8 @@ def build_index(events: Iterable[Any], version: int = 0) -> SurfaceIndex:
 
 # a stored row the surface index must read holds one of these byte strings; every other row (a
 # packed chunk run, a tool call record, a header…) cannot change the surface, so it is not decoded
-_NEEDLES = (b'"surfaceOp"', b'"sourceEventSeqs"', b'"compaction/', b'"step/', b'"image/offload"')
+SURFACE_NEEDLES = (b'"surfaceOp"', b'"sourceEventSeqs"', b'"compaction/', b'"step/', b'"image/offload"')
+_NEEDLES = SURFACE_NEEDLES
 
 
 class ScanEnd:

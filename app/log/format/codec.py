@@ -8,14 +8,15 @@
 """
 from __future__ import annotations
 
-from typing import Any, Optional, TypeGuard, TypeVar
-from collections.abc import Iterable
+from typing import Any, Optional, TypeGuard, TypeVar, Union
+from collections.abc import Iterable, Iterator
 
 import msgspec
 
 from .limits import MAX_PACKED_MEMBERS, LimitError, check_row, over_limit
 from .model import (MAX_SAFE_INT, PACKED_TAGS, BadKind, BadRow, Event,
                     Header, Item, Problem)
+from .packedstream import STREAM_BYTES, PackedError, PackedStream, open_stream
 from .payloads import JsonObj
 from .versions import decode_seq_ranges, field_problems, known_types, version_problem
 
@@ -141,8 +142,20 @@ class RowCodec:
 
     def decode_row(self, raw: bytes, *, pos: object = None, offset: int = -1,
                    line: Optional[int] = None) -> tuple[list[Item], list[Problem]]:
-        """-> (items, problems); items are Events (several for a packed row) or one BadRow."""
+        """-> (items, problems); items are Events (several for a packed row) or one BadRow.  A packed row
+        over :data:`MAX_PACKED_MEMBERS` members is one ``over-limit`` BadRow here (counted from its bytes,
+        in bounded memory); :meth:`iter_row` expands it."""
         problems: list[Problem] = []
+        big = self._stream(raw, pos, offset, line)
+        if big is not None:
+            if isinstance(big, PackedStream) and big.n <= MAX_PACKED_MEMBERS:
+                return list[Item](self._members(big, raw, pos, offset, line)), problems
+            if isinstance(big, PackedStream):
+                e = OverLimit(big.seq0, big.n)
+                return [BadRow(kind="over-limit", reason=str(e), raw=raw, pos=pos, offset=offset, line=line,
+                               seqs=(e.seq0, e.n))], \
+                    [Problem(code="over-limit", message=str(e), line=line, offset=offset, seq=e.seq0)]
+            return [big[0]], [big[1]]
         try:
             obj, replaced = decode_json(raw)
         except DecodeError as e:
@@ -300,6 +313,43 @@ class RowCodec:
                 ev.legacy = "turn-end-reason"
 
 
+    def iter_row(self, raw: bytes, *, pos: object = None, offset: int = -1, line: Optional[int] = None,
+                 problems: Optional[list[Problem]] = None) -> Iterator[Item]:
+        """:meth:`decode_row`'s items one at a time; a packed row of any member count is expanded, its
+        members decoded a batch at a time (:class:`~app.log.format.packedstream.PackedStream`: bounded
+        memory however many members the row holds)."""
+        big = self._stream(raw, pos, offset, line)
+        if isinstance(big, PackedStream) and big.n > MAX_PACKED_MEMBERS:
+            yield from self._members(big, raw, pos, offset, line)
+            return
+        items, probs = self.decode_row(raw, pos=pos, offset=offset, line=line)
+        if problems is not None:
+            problems.extend(probs)
+        yield from items
+
+    def _stream(self, raw: bytes, pos: object, offset: int, line: Optional[int]
+                ) -> Union[None, PackedStream, tuple[BadRow, Problem]]:
+        """A big packed row read from its bytes (:func:`~app.log.format.packedstream.open_stream`; v0/v1, with
+        its own envelope), a bad-packed or over-limit (BadRow, Problem) when it is not one, else None."""
+        if len(raw) < STREAM_BYTES or self.version >= 2 or self.envelope_seqs is not None:
+            return None                    # (the common case: one comparison per row)
+        try:
+            return open_stream(raw)
+        except LimitError as e:
+            return (BadRow(kind="over-limit", reason=str(e), raw=raw, pos=pos, offset=offset, line=line),
+                    Problem(code="over-limit", message=str(e), line=line, offset=offset))
+        except PackedError as e:
+            reason = f"bad packed row: {e}"
+            return (BadRow(kind="bad-packed", reason=reason, raw=raw, pos=pos, offset=offset, line=line),
+                    Problem(code="bad-packed", message=reason, line=line, offset=offset))
+
+    @staticmethod
+    def _members(ps: PackedStream, raw: bytes, pos: object, offset: int, line: Optional[int]) -> Iterator[Event]:
+        for i, ev in enumerate(ps.events()):
+            ev.raw, ev.pos, ev.offset, ev.line, ev.member = raw, pos, offset, line, i
+            yield ev
+
+
 # --------------------------------------------------------------------------- packed rows
 
 def packed_extent(row: JsonObj) -> tuple[int, int, int, int]:
@@ -353,7 +403,8 @@ class OverLimit(DecodeError):
     """A legal packed row with more members than Session Lens expands at once (its limit, not dsh's)."""
 
     def __init__(self, seq0: int, n: int):
-        super().__init__(over_limit(f"{n:,} members in one packed row; it expands at most {MAX_PACKED_MEMBERS:,}"))
+        super().__init__(over_limit(f"{n:,} members in one packed row: the event faces read them a batch at a time; "
+                                    f"the page view shows the row as one (it expands at most {MAX_PACKED_MEMBERS:,})"))
         self.seq0, self.n = seq0, n
 
 

@@ -189,6 +189,34 @@ def decoders(version: int) -> dict[bytes, Callable[[bytes], Any]]:
     return out
 
 
+# the timeline's records (app/log/query/timeline_rows.py): the same Structs (so the same rows accepted) with the
+# fields its spans read besides, each of any JSON type (never a reason to refuse a row)
+_TlBlock = _lean("_TlBlock", _MessageBlock, isError=(Any, None))
+_TlMessage = _lean("_TlMessage", _DataMessage, role=(str, _REQ), content=(_list_of(_TlBlock), _REQ),
+                   id=(Optional[str], None), source=(Optional[_MessageSource], None), isError=(Any, None))
+# (and a stream record's ``dt`` only of integers: one of other values is refused, and its row goes the exact way)
+_TlStreamItem = _lean("_TlStreamItem", _DataStreamItem, chunk=(Optional[_StreamChunk], None), texts=(Any, None),
+                      args=(Any, None), dt=(Optional[list[int]], None))
+_TL_OVER: dict[str, dict[str, tuple[Any, Any]]] = {
+    "tool/result": {"message": (_TlMessage, _REQ), "error": (Optional[dict], None), **_TurnStep},
+    "llm/retry": {"retry": (Any, None), "delayMs": (Any, None), "failure": (Any, None)},
+    "assistant/message": {"message": (_Message, _REQ), "interrupted": (Optional[bool], None),
+                          "stream": (_opt(_list_of(_TlStreamItem)), None), **_TurnStep},
+    "assistant/attempt": {"stream": (_list_of(_TlStreamItem), _REQ)},
+}
+
+
+@functools.cache
+def timeline_decoders(version: int) -> dict[bytes, Callable[[bytes], Any]]:
+    """:func:`decoders` with the records of :data:`_TL_OVER` widened by the fields the timeline reads."""
+    out = dict(decoders(version))
+    for tag, over in _TL_OVER.items():
+        if tag.encode() in out:
+            k, _d, surface = _EVENTS[tag]
+            out[tag.encode()] = msgspec.json.Decoder(_row(tag, k, _data(tag, **over), surface)).decode
+    return out
+
+
 def packed_members(rec: Any) -> int:
     """Members of a decoded packed row, or 0 when :func:`~app.log.format.codec.packed_extent` would refuse it."""
     d = rec.data
@@ -288,6 +316,28 @@ def refused_rows(rows: list[bytes], ascii_known: bool) -> set[int]:
                 rows[i].decode("utf-8")
             except UnicodeDecodeError:
                 out.add(i)
+    return out
+
+
+_NOT_OPENS = bytes(c for c in range(256) if c not in b"[{\n")
+
+
+def refused_split(data: bytes, rows: list[bytes]) -> set[int]:
+    """:func:`refused_rows` of ``rows``, the rows of ``data`` (``data.split(b"\\n")`` less its last piece), each
+    test one C-level pass over ``data``: the opening brackets of every row counted at once, the UTF-8 of the whole
+    checked at once (a newline byte is never part of a multi-byte sequence: ``data`` is valid iff every row is)."""
+    out: set[int] = set()
+    if len(data) > MAX_ROW_BYTES:
+        out.update(i for i, r in enumerate(rows) if len(r) > MAX_ROW_BYTES)
+    opens = data.translate(None, _NOT_OPENS).split(b"\n")
+    for i in compress(count(), map(lt, repeat(MAX_DEPTH), map(len, opens))):
+        if i < len(rows) and i not in out and json_depth(rows[i]) > MAX_DEPTH:
+            out.add(i)
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            out |= refused_rows(rows, False)
     return out
 
 

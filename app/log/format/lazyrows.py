@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Optional, Union
 from collections.abc import Callable, Iterator
 
 from .codec import DecodeError, OverLimit, decode_json, packed_extent
-from .limits import MAX_PACKED_MEMBERS
+from .limits import MAX_PACKED_MEMBERS, LimitError
+from .packedstream import STREAM_BYTES, PackedError, open_stream
 from .model import Event, Problem, is_event
 from ..source.sources import RowPos
 
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
     from ..source.sources import Segment
 
 
-_PACKED_PREFIXES = (b'{"type":"text-chunks"', b'{"type":"reasoning-chunks"', b'{"type":"tool-call-chunks"')
+PACKED_PREFIXES = (b'{"type":"text-chunks"', b'{"type":"reasoning-chunks"', b'{"type":"tool-call-chunks"')
+_PACKED_PREFIXES = PACKED_PREFIXES
 _SEQ0_RE = re.compile(rb'\{"type":"[a-z-]+-chunks","seq0":(\d+),')
 
 
@@ -107,14 +109,18 @@ def lazy_row(reader: LogReader, pos: RowPos, off: int, line: Optional[int], raw:
             if m is not None:
                 return [PackedBlock(None, None, int(m.group(1)), None, line, off)]
         try:
-            obj, replaced = decode_json(raw)
-            if not replaced and isinstance(obj, dict):
-                turn, step, seq0, n = packed_extent(obj)
+            big = open_stream(raw) if len(raw) >= STREAM_BYTES and reader.codec.envelope_seqs is None else None
+            extent: Optional[tuple[int, int, int, int]] = (big.turn, big.step, big.seq0, big.n) if big else None
+            if extent is None:                        # (a big row is read from its bytes, in bounded memory)
+                obj, replaced = decode_json(raw)
+                extent = packed_extent(obj) if not replaced and isinstance(obj, dict) else None
+            if extent is not None:
+                turn, step, seq0, n = extent
                 if n > MAX_PACKED_MEMBERS and problems is not None:     # counted; Session Lens's limit, said so
                     problems.append(Problem(code="over-limit", message=str(OverLimit(seq0, n)), line=line,
                                             offset=off if off >= 0 else None, seq=seq0))
                 return [PackedBlock(turn, step, seq0, n, line, off)]
-        except DecodeError:
+        except (DecodeError, PackedError, LimitError):
             pass                                   # the codec says why, below
     items, probs = reader.codec.decode_row(raw, pos=pos, offset=off, line=line)
     if problems is not None:

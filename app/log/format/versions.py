@@ -349,6 +349,7 @@ def _struct(tree: dict[str, _Node], name: str) -> Any:
 
 
 _DATA_TYPE = _struct(_TREE, "_Data")         # one C-speed check for the common, well-typed row
+DATA_TYPE = _DATA_TYPE                       # (public: the logical export checks rows against it while parsing)
 _OP_TREE = _tree(((("op",), "str"),) + tuple(((k,), "int") for k in ("start", "end", "startSeq", "endSeq")))
 
 

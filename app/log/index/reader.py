@@ -392,7 +392,20 @@ class LogReader:
     def iter_items(self) -> Iterator[Item]:
         """All stored rows' items, oldest first."""
         for seg in self.source.forward():
-            yield from self.decode_segment(seg)
+            yield from self.iter_segment(seg)
+
+    def iter_segment(self, seg: Segment, problems: Optional[list[Problem]] = None) -> Iterator[Item]:
+        """:meth:`decode_segment`'s items one at a time, a packed row of any member count expanded in
+        bounded memory (:meth:`~app.log.format.codec.RowCodec.iter_row`)."""
+        if seg.bad:
+            yield from self.decode_segment(seg, problems)
+            return
+        for row in seg.split_rows():
+            pos, off, line, raw, complete = row
+            if complete and raw.strip():
+                yield from self.codec.iter_row(raw, pos=pos, offset=off, line=line, problems=problems)
+            else:
+                yield from self.decode_split_row(row, problems)
 
     # ------------------------------------------------------------------ tail analysis
     def tail_state(self) -> TailState:
@@ -634,7 +647,7 @@ class LogReader:
             cut = st.cut_pos
         total = max(1, self.physical_total())
         for seg in self.source.forward():
-            for it in self.decode_segment(seg, problems):
+            for it in self.iter_segment(seg, problems):
                 if cut is not None and it.pos >= cut:
                     break
                 if is_event(it):

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..format.model import PACKED_TAGS, Problem
 from ..format.versions import known_types
+from ..fold.v2heads import INVENTORY as V2_INVENTORY, SURFACE as V2_SURFACE_TYPES, TYPES as V2_TYPES, V2Head
 from .integrity import EventChecks, dsh_refusals
 
 if TYPE_CHECKING:
@@ -35,8 +36,8 @@ if TYPE_CHECKING:
 
 _TYPE_AT_ROW = re.compile(rb'\n\{"type": ?"([^"]*)"')       # (a literal first byte: a fast scan; no alternation)
 _TYPE = re.compile(rb'\{"type": ?"([^"\\]*)"')
-_V2_SURFACE = frozenset({"user/message", "assistant/message", "tool/result"})
-_V2_NEEDED = _V2_SURFACE | {"step/start", "step/end", "turn/end", "request/header"}
+_V2_SURFACE = V2_SURFACE_TYPES
+_V2_NEEDED = V2_TYPES
 _MESSAGE_SLOTS = {"user/message": "data", "system/message": "message", "assistant/message": "message",
                   "tool/result": "message", "developer/message": "message",
                   "agent/inbox/spliced": "inserted", "session/title-llm-request": "messages"}
@@ -44,19 +45,21 @@ _MAX_LISTED = 100                 # unknown-type rows named in the verdict (a ho
 
 
 def dsh_verdict(reader: LogReader, checks: Optional[EventChecks] = None,
-                defective: Optional[bool] = None) -> list[Problem]:
+                defective: Optional[bool] = None, path: Optional[ReadPath] = None) -> list[Problem]:
     """Why the newest dsh would refuse to open this log ([] when it opens it), in read-path order.
 
     ``checks``: the per-event checks of a pass that saw the rows (their refusing envelope
     problems are part of the answer).  The read-path rules are checked here over the whole log
     (one pass over the stored text, rows decoded only where a rule needs them), so the answer
     does not depend on which command asks or how far it read.  ``defective=False``: the caller's pass
-    met no unreadable row (the corruption scan is skipped; None: it is run)."""
+    met no unreadable row (the corruption scan is skipped; None: it is run).  ``path``: a :class:`ReadPath`
+    already fed every segment of the log by the caller's own read (the log is not read again)."""
     # remembered on the reader for the file revision it was read from (a grown log is checked again)
     rev = _revision(reader)
     memo = getattr(reader, "dsh_verdict_memo", None)
     cached: Optional[list[Problem]] = memo[1] if memo is not None and rev is not None and memo[0] == rev else None
-    out: list[Problem] = list(cached) if cached is not None else _read_path(reader, defective)
+    out: list[Problem] = list(cached) if cached is not None else \
+        path.finish(defective) if path is not None else _read_path(reader, defective)
     if cached is None and rev is not None:
         try:
             reader.dsh_verdict_memo = (rev, list(out))          # type: ignore[attr-defined]
@@ -70,33 +73,62 @@ def dsh_verdict(reader: LogReader, checks: Optional[EventChecks] = None,
 def _read_path(reader: LogReader, defective: Optional[bool]) -> list[Problem]:
     if reader.fatal:
         return []
-    out = dsh_refusals(reader) if defective is not False else []
-    version = reader.version or 0
-    known = known_types(version)
-    mig = _V2Migration() if version in (1, 2) else None
-    plugin: list[Problem] = []
-    unknown = 0
+    rp = ReadPath(reader)
     for seg in reader.source.forward():
+        rp.segment(seg)
+    return rp.finish(defective)
+
+
+class ReadPath:
+    """The read-path rules fed a segment at a time (:func:`_read_path`; the one background pass of
+    :mod:`app.log.query.ahead` feeds it the segments it reads, then hands it to :func:`dsh_verdict`)."""
+
+    def __init__(self, reader: LogReader) -> None:
+        self.reader = reader
+        self.version = version = reader.version or 0
+        self.known = known_types(version)
+        # v0 (a JSONL or zstd file; dsh's v1+ trees read no SQLite store) and v1 reach the v2 -> v3 edge through
+        # the chain, whose earlier edges keep the relative order of what it checks (decision 0022)
+        chain = version in (1, 2) or (version == 0 and reader.source.kind in ("jsonl", "zstd"))
+        self.mig = _V2Migration(version) if chain else None
+        self.plugin: list[Problem] = []
+        self.unknown = 0
+        self.out: list[Problem] = []
+
+    def segment(self, seg: Any) -> None:
         if seg.bad:
-            continue
+            return
+        reader, mig = self.reader, self.mig
         data = b"\n" + (b"\n".join(raw for _p, raw in seg.rows) if seg.rows is not None else seg.data)
         types = set(_TYPE_AT_ROW.findall(data))
-        odd = [t for t in types if t not in _PACKED and t.decode("utf-8", "replace") not in known]
-        if odd and unknown < _MAX_LISTED:               # (bounded: the first rows say it; the codec counts the rest)
-            got = _unknown_required(reader, seg, odd, _MAX_LISTED - unknown)
-            unknown += len(got)
-            out += got
-        if mig is not None and mig.why is None and types & _V2_BYTES:
-            mig.segment(reader, seg)
-        if version >= 4 and not plugin and b'"plugin"' in data:
-            plugin = _plugin_sources(reader, seg)[:1]        # the first says it; every such row is alike
-            out += plugin
-    if mig is not None and mig.why is not None:
-        out.append(mig.why)
-    return out
+        odd = [t for t in types if t not in _PACKED and t.decode("utf-8", "replace") not in self.known]
+        if odd and self.unknown < _MAX_LISTED:               # (bounded: the first rows say it; the codec counts the rest)
+            got = _unknown_required(reader, seg, odd, _MAX_LISTED - self.unknown)
+            self.unknown += len(got)
+            self.out += got
+        version = self.version
+        if mig is not None and mig.why is None and (types & mig.needed or (version == 2 and types - _V2_INVENTORY)):
+            mig.segment(reader, seg, inventory=version == 2)
+        if version >= 4 and not self.plugin and b'"plugin"' in data:
+            self.plugin = _plugin_sources(reader, seg)[:1]        # the first says it; every such row is alike
+            self.out += self.plugin
+
+    def finish(self, defective: Optional[bool]) -> list[Problem]:
+        if self.reader.fatal:
+            return []
+        out = dsh_refusals(self.reader) if defective is not False else []
+        out += self.out
+        mig = self.mig
+        if mig is not None:
+            if mig.delivery:
+                mig.finish(self.reader)
+            if mig.why is not None:
+                out.append(mig.why)
+        return out
 
 
 _V2_BYTES = frozenset(t.encode() for t in _V2_NEEDED)
+_V2_INVENTORY = frozenset(t.encode() for t in V2_INVENTORY)
 _PACKED = frozenset(t.encode() for t in PACKED_TAGS)          # packed chunk rows (v0/v1): no event type
 
 
@@ -136,44 +168,87 @@ def _unknown_required(reader: LogReader, seg: Any, odd: list[bytes], limit: int)
     return out
 
 
+V2_REFUSAL = "the newest dsh reads a v2 log only through its v2->v3 migration, which refuses this one: "
+CHAIN_REFUSAL = ("the newest dsh reads a v{v} log only through its migration chain (v{v} -> ... -> v4), whose v2->v3 "
+                 "edge refuses this one: ")
+
+
 class _V2Migration:
-    """The refusal conditions of dsh's v2 -> v3 edge (state: open step, system head, current prompt)."""
+    """The refusals of dsh's v2 -> v3 edge: its state machine (:class:`~app.log.fold.v2heads.V2Head`) over the
+    rows it reads, decoded only where it needs a payload (``request/header``) or a refusal's place."""
 
-    def __init__(self) -> None:
-        self.step = False
-        self.head = False
-        self.prompt = ""
+    def __init__(self, version: int = 2) -> None:
+        self.head = V2Head()
         self.why: Optional[Problem] = None
+        self.prefix = V2_REFUSAL if version == 2 else CHAIN_REFUSAL.format(v=version)
+        # v0: the v0 -> v1 edge makes a user/message of every steering/message (spec-versions §4.1, 6)
+        self.renamed = {"steering/message": "user/message"} if version == 0 else {}
+        # v2: the edge's delivery-marker rules (a marker claiming v3; the last v2 marker naming another session)
+        self.delivery = version == 2
+        self.foreign: Optional[Any] = None        # (seq, row place) of the last v2 marker naming another session
+        self.cut = 0                              # the source's inherited cut (its last inherited end-seed)
+        self.needed = _V2_BYTES | frozenset(t.encode() for t in self.renamed) | (_DELIVERY if self.delivery else set())
 
-    def segment(self, reader: LogReader, seg: Any) -> None:
+    def segment(self, reader: LogReader, seg: Any, inventory: bool = False) -> None:
+        """``inventory``: a type outside the edge's inventory refuses too (a v2 log; a v1 log's types are
+        the v1 -> v2 edge's first)."""
         for pos, off, line, raw, t in _rows(reader, seg):
-            if t not in _V2_NEEDED:
-                continue
-            if t == "request/header":
+            t = self.renamed.get(t, t)
+            if inventory and t not in V2_INVENTORY:
                 ev = _event(reader, pos, off, line, raw)
-                hdr = ev.data.get("header") if ev is not None and isinstance(ev.data, dict) else None
-                system = hdr.get("system") if isinstance(hdr, dict) else None
-                prompt = system if isinstance(system, str) else ""
-                if prompt != self.prompt:
-                    if not self.step:
-                        self._refuse(ev, f"request/header at seq {ev.seq if ev else '?'} changes the system prompt "
-                                         "while no step is open")
-                        return
-                    self.head, self.prompt = True, prompt
-            elif t in _V2_SURFACE and not self.head:
-                ev = _event(reader, pos, off, line, raw)
-                self._refuse(ev, f"{t} at seq {ev.seq if ev else '?'} comes before the first step/start "
-                                 "(it cannot get a system head)")
+                self.why = Problem(code="dsh-would-refuse", message=self.prefix + (
+                    f"{t} at seq {ev.seq if ev is not None else '?'} is not an event type the migration can "
+                    "transform (not in the released-v2 inventory; ignorable or not)"),
+                    **(_where(ev) if ev is not None else {}))
                 return
-            elif t == "step/start":
-                self.step = self.head = True
-            elif t in ("step/end", "turn/end"):
-                self.step = False
+            if self.delivery and t in _DELIVERY_TYPES:
+                if self._delivery(reader, t, _event(reader, pos, off, line, raw)):
+                    return
+                continue
+            if t not in _V2_NEEDED or (t in _V2_SURFACE and self.head.anchor is not None):
+                continue                   # (a surface row after the head: nothing to check, nothing decoded)
+            ev = _event(reader, pos, off, line, raw) if t == "request/header" or t in _V2_SURFACE else None
+            if ev is None and t == "request/header":
+                continue
+            self.head.apply(t, ev.seq if ev is not None else -1, ev.data if ev is not None else None)
+            if self.head.refusal is not None:
+                self.why = Problem(code="dsh-would-refuse", message=self.prefix + self.head.refusal,
+                                   **(_where(ev) if ev is not None else {}))
+                return
 
-    def _refuse(self, ev: Any, what: str) -> None:
-        self.why = Problem(code="dsh-would-refuse",
-                           message=f"the newest dsh reads a v2 log only through its v2->v3 migration, which refuses "
-                                   f"this one: {what}", **(_where(ev) if ev is not None else {}))
+
+    def _delivery(self, reader: LogReader, t: str, ev: Any) -> bool:
+        """The edge's delivery-marker rules (``session-format-v2-to-v3/src/migration.ts``); True: it refuses."""
+        d = ev.data if ev is not None and isinstance(ev.data, dict) else {}
+        if t == "session/end-seed":
+            if d.get("inherited") is True:
+                self.cut = ev.seq
+            return False
+        sid = reader.header.id if reader.header is not None else None
+        if d.get("sessionFormatVersion") == 3:
+            self.why = Problem(code="dsh-would-refuse", message=self.prefix + (
+                f"{t} at seq {ev.seq} claims the target format v3"), **_where(ev))
+            return True
+        if d.get("sessionFormatVersion") == 2 and d.get("sessionId") != sid:
+            self.foreign = ev
+        return False
+
+    def finish(self, reader: LogReader) -> None:
+        """The edge's end-of-log rule: the last v2 marker naming another session must be an inherited one."""
+        ev, parent = self.foreign, reader.header.parentSession if reader.header is not None else None
+        if self.why is None and ev is not None and (parent is None or ev.seq >= self.cut):
+            self.why = Problem(code="dsh-would-refuse", message=self.prefix + (
+                f"the delivery marker at seq {ev.seq} names another session ({ev.data.get('sessionId')!r}) and is "
+                "not inherited from a parent"), **_where(ev))
+
+
+_DELIVERY_TYPES = frozenset({"session-log-deepseek/delivery-accepted", "session/end-seed"})
+_DELIVERY = frozenset(t.encode() for t in _DELIVERY_TYPES)
+
+
+def v2_migration_refuses(reader: LogReader) -> bool:
+    """Does dsh's v2 -> v3 migration refuse this log (the verdict's answer, remembered on the reader)?"""
+    return any(p.message.startswith(V2_REFUSAL) for p in dsh_verdict(reader))
 
 
 def _plugin_sources(reader: LogReader, seg: Any) -> list[Problem]:

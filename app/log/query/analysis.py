@@ -10,9 +10,10 @@ from collections.abc import Callable, Iterable
 from ..fold.attempts import Attempt, AttemptTracker, cited_ints, embedded_stream
 from ..format.lazyrows import Lazy, PackedBlock, iter_lazy, lazy_row
 from ..format import fastrows as fr
-from ..fold.folds import HeaderFold, SurfaceFold, build_request, tool_history_of
+from ..fold.folds import HeaderFold, SurfaceFold, fold_request
+from ..fold.v2heads import derive_as
 from ..index.integrity import EventChecks
-from ..index.verdict import dsh_verdict
+from ..index.verdict import ReadPath, dsh_verdict
 import msgspec
 
 from ..format.limits import ProblemList
@@ -39,7 +40,7 @@ def require_header(hf: HeaderFold, at_seq: int, boundary: int) -> None:
 
 
 def load_checks(reader: LogReader, problems: list[Problem], st: TailState, sf: SurfaceFold, checks: EventChecks,
-                inherited: Optional[int]) -> list[Problem]:
+                inherited: Optional[int], path: Optional[ReadPath] = None) -> list[Problem]:
     """The checks of a whole-log pass, appended to ``problems`` (inspect and the outline share
     them): the seed marker against the header, fold violations, the tail's and the events'
     problems, and dsh's refusals (returned; the one that refuses the log is appended)."""
@@ -54,7 +55,7 @@ def load_checks(reader: LogReader, problems: list[Problem], st: TailState, sf: S
     # dsh's verdict: one function for every face (corruption, unknown required types, the migration
     # an older generation goes through, native v4 admission); its problems are the log's problems
     defective = any(p.code in _ROW_DEFECTS for p in problems) or bool(st.dropped)
-    refusals = dsh_verdict(reader, checks, defective)
+    refusals = dsh_verdict(reader, checks, defective, path)      # (path: fed by the caller's read)
     problems.extend(refusals)
     return refusals
 
@@ -312,8 +313,7 @@ def messages(reader: LogReader, through: Optional[int] = None, logical: bool = T
     """Derived model messages of the prefix through ``through`` (inclusive); ``checks`` (an
     :class:`~app.log.index.integrity.EventChecks`) sees every event read; ``as_written``: a v3 log's
     messages in the writer's shape (default: today's dsh's, :mod:`app.log.fold.normalize`)."""
-    sf = SurfaceFold(version=reader.version)
-    sf.as_written = as_written
+    sf = derive_as(SurfaceFold(version=reader.version), reader, as_written)
     for ev in reader.iter_events(logical=logical):
         if through is not None and ev.seq > through:
             break
@@ -389,8 +389,7 @@ def request_at(reader: LogReader, at_seq: int, checks: Optional[EventChecks] = N
     """The exact request at the dispatch boundary named by ``at_seq`` (spec §3); ``as_written``: a v3
     log's request in the writer's shape (default: today's dsh's, ``toolHistory`` included)."""
     b, attempt = dispatch_boundary(reader, at_seq, checks=checks)
-    sf = SurfaceFold(version=reader.version)
-    sf.as_written = as_written
+    sf = derive_as(SurfaceFold(version=reader.version), reader, as_written)
     hf = HeaderFold()
     for ev in reader.iter_events(logical=False):
         if ev.seq >= b:
@@ -402,7 +401,7 @@ def request_at(reader: LogReader, at_seq: int, checks: Optional[EventChecks] = N
     require_header(hf, at_seq, b)
     sid = reader.header.id if reader.header else ""
     return {"atSeq": at_seq, "boundary": b, "headerSeq": hf.seq, "attempt": attempt,
-            "request": build_request(hf.header, sf.messages(), sid, tool_history_of(hf, reader.version, as_written))}
+            "request": fold_request(sf, hf, sid)}
 
 
 def dispatches(events: Iterable[Event]) -> list[tuple[int, Attempt]]:

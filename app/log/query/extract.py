@@ -2,13 +2,15 @@
 
 Pure (no Qt, no SQLite): it turns the stored bytes of a session into entries
 ``(seq, turn, time, kind, tool, text)`` (``text`` one plain line, :func:`app.log.query.textview.plain`),
-the same ones :func:`app.log.query.textview.event_fields` gives for the decoded events, so any engine can
-take them (the SQLite FTS5 index of :mod:`app.store.fulltext`, a shared search service).
+the text the window and whole-log find show of the decoded events
+(:func:`app.log.query.textview.shown_fields`: the text fields, generic rows' payloads, and the
+tool-call blocks of assistant messages whose call has no tool/call row in their turn), so any
+engine can take them (the SQLite FTS5 index of :mod:`app.store.fulltext`, a shared search service).
 
 Fast paths, each checked against the exact decoder (``tests/test_fulltext_extract.py``):
 
-* a byte prefilter: rows written the dsh way (``{"type":"…"`` first) whose type carries no text
-  are never decoded (most rows of a long session are streamed chunks);
+* a byte prefilter: rows written the dsh way (``{"type":"…"`` first) whose type shows no text
+  (:data:`NO_TEXT_B`) are never decoded (most rows of a long session are streamed chunks);
 * the rows that may carry text are decoded by msgspec into plain dicts (the limits of
   :func:`app.log.format.codec.decode_json` apply) and handed to ``event_fields`` as they are: no typed
   event objects, no codec problems; rows in a legacy shape (spec §1.7, formats v0/v1) and
@@ -18,6 +20,7 @@ Fast paths, each checked against the exact decoder (``tests/test_fulltext_extrac
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import zlib
@@ -25,19 +28,27 @@ import zlib
 import msgspec
 from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
+from .. import jobctl
 from ..format.codec import DecodeError, RowCodec, decode_json, parse_header
 from ..format.limits import MAX_DEPTH, MAX_ROW_BYTES, open_regular
-from ..format.model import MAX_SAFE_INT, is_event
-from .textview import TEXT_TYPES, event_fields, event_turn, plain
+from ..format.model import MAX_SAFE_INT, PACKED_TAGS, is_event
+from .textview import NO_PAYLOAD_TYPES, event_turn, plain, shown_fields
 
 if TYPE_CHECKING:
     from ..index.reader import LogReader
 
 CRC_WINDOW = 4096
-TEXT_TYPES_B = frozenset(t.encode() for t in TEXT_TYPES) | {b"turn/start", b"steering/message"}
 ERROR_ONLY_B = frozenset({b"assistant/chunk", b"turn/end"})   # text only when they carry an error
-_WANTED = TEXT_TYPES | {"turn/start", "steering/message"}
+# rows written the dsh way that show no text (never decoded): the types whose row shows no payload
+# (:data:`~app.log.query.textview.NO_PAYLOAD_TYPES`; turn starts and steering messages are still
+# read: the turn, a legacy shape) and packed chunk rows (streamed deltas: no field).  Every other
+# type shows text: a text type's fields or a generic row's payload (the ``event`` field of
+# :func:`~app.log.query.textview.shown_fields`, the text the window and whole-log find show)
+NO_TEXT_B = frozenset(t.encode() for t in NO_PAYLOAD_TYPES - {"turn/start", "steering/message"}) \
+    | frozenset(t.encode() for t in PACKED_TAGS)
 _DECODE = msgspec.json.Decoder().decode
+BLOCKS_WAIT = 4096                  # tool-call blocks of one turn held back while their call's row may come …
+BLOCKS_WAIT_BYTES = 8 << 20         # … and their text (memory stays bounded on a hostile turn)
 FAST_MAX_BYTES = MAX_ROW_BYTES      # whole-file reads up to this size (no row can pass the row limit)
 
 # (seq, turn, time, kind, tool, text): one field of one event
@@ -63,13 +74,18 @@ def row_type(raw: bytes) -> Optional[bytes]:
 
 
 def may_hold_text(raw: bytes) -> bool:
-    """False only for a row written the dsh way whose type carries no text (no decode needed)."""
+    """False only for a row written the dsh way whose type shows no text (no decode needed)."""
     t = row_type(raw)
     if t is None:
         return True
-    if t not in TEXT_TYPES_B:
+    if t in NO_TEXT_B:
         return False
     return t not in ERROR_ONLY_B or b'"error"' in raw
+
+
+def skips(t: bytes, raw: bytes) -> bool:
+    """Row ``raw`` of type ``t`` (written the dsh way) shows no text: never decoded."""
+    return t in NO_TEXT_B or (t in ERROR_ONLY_B and b'"error"' not in raw)
 
 
 def _legacy_shape(typ: str, d: Any) -> bool:
@@ -85,14 +101,50 @@ class RowText:
     """The entries of one session's rows, fed in order; keeps the turn and the call id -> tool
     name map between calls (an index resumes a grown log from them)."""
 
-    def __init__(self, codec: RowCodec, turn: Optional[int] = None, calls: Optional[dict[Any, str]] = None):
+    def __init__(self, codec: RowCodec, turn: Optional[int] = None, calls: Optional[dict[Any, str]] = None,
+                 blocks: Optional[list[tuple[Any, Entry]]] = None):
         self.codec = codec
         self.legacy = codec.version < 2
         self.exact = codec.envelope_seqs is not None      # envelope-free snapshot: the codec restores seqs
         self.turn = turn
         self.calls: dict[Any, str] = calls if calls is not None else {}
+        # the tool-call blocks of this turn's assistant messages (call id, entry) whose tool/call row
+        # has not come: an entry once the turn ends with none (whole-log find shows such a block;
+        # one whose row came is the row's echo, :func:`app.log.query.find.find`)
+        self.blocks: list[tuple[Any, Entry]] = blocks if blocks is not None else []
+        self.held = sum(len(b[1][5]) for b in self.blocks)      # their text
         self.title: Optional[str] = None
         self.text_bytes = 0
+
+    @classmethod
+    def resumed(cls, codec: RowCodec, turn: Optional[int], state: Optional[str]) -> RowText:
+        """A RowText going on from :meth:`state` (a grown log indexed from where it stopped; the
+        caller removes the entries of the blocks still open: the session's last ``len(blocks)``)."""
+        calls, blocks = _read_state(state)
+        return cls(codec, turn, calls, blocks)
+
+    def finish(self, out: list[Entry]) -> None:
+        """The end of the rows read: the blocks still open are entries (the last ones of ``out``);
+        :meth:`state` keeps them open for a resume (their call's row may still come)."""
+        for _call, e in self.blocks:
+            out.append(e)
+            self.text_bytes += len(e[5])
+
+    def _settle_oldest(self, out: list[Entry]) -> None:
+        """Too many blocks wait (a hostile turn): the oldest half are entries now (whole-log find
+        stops holding back hits past the same bound, :data:`app.log.query.find.ECHO_WAIT`)."""
+        k = max(1, len(self.blocks) // 2)
+        for _call, e in self.blocks[:k]:
+            out.append(e)
+            self.text_bytes += len(e[5])
+        self.blocks = self.blocks[k:]
+        self.held = sum(len(b[1][5]) for b in self.blocks)
+
+    def state(self) -> Optional[str]:
+        """What a resume needs besides the turn (JSON): the call -> tool names, the open blocks."""
+        if not self.calls and not self.blocks:
+            return None
+        return json.dumps({"calls": self.calls, "open": [[c, *e] for c, e in self.blocks]})
 
     def feed(self, raw: bytes, out: list[Entry], pos: Any = None, offset: int = -1,
              line: Optional[int] = None) -> None:
@@ -115,7 +167,7 @@ class RowText:
         if type(obj) is not dict:
             return
         typ = obj.get("type")
-        if type(typ) is not str or typ not in _WANTED:
+        if type(typ) is not str:
             return
         seq = obj.get("seq")
         if type(seq) is not int or seq < 0 or seq > MAX_SAFE_INT:
@@ -139,38 +191,57 @@ class RowText:
             if tt is not None:
                 self.turn = tt
             self.calls.clear()
+            if self.blocks:                       # the turn before ended: its open blocks are entries
+                self.finish(out)
+                self.blocks, self.held = [], 0
             return
-        fields = event_fields(ev, self.calls)
-        if not fields:
+        shown = shown_fields(ev, self.calls)
+        if not shown:
             return
         et = event_turn(ev)
         turn = et if et is not None else self.turn
-        for fl in fields:
+        for fl, call, block in shown:
             body = plain(fl.text)
+            if block:
+                self.blocks.append((call, (seq, turn, time, fl.kind, fl.tool, body)))
+                self.held += len(body)
+                if len(self.blocks) > BLOCKS_WAIT or self.held > BLOCKS_WAIT_BYTES:
+                    self._settle_oldest(out)
+                continue
+            if call is not None and self.blocks:  # a tool/call row: the block of its call is its echo
+                self.blocks = [b for b in self.blocks if b[0] != call]
+                self.held = sum(len(b[1][5]) for b in self.blocks)
             out.append((seq, turn, time, fl.kind, fl.tool, body))
             self.text_bytes += len(body)
             if fl.kind == "title":
                 self.title = fl.text
 
 
+def _read_state(state: Optional[str]) -> tuple[dict[Any, str], list[tuple[Any, Entry]]]:
+    """(calls, open blocks) of :meth:`RowText.state`."""
+    if not state:
+        return {}, []
+    d = json.loads(state)
+    blocks = [(b[0], (b[1], b[2], b[3], b[4], b[5], b[6])) for b in d.get("open") or []]
+    return dict(d.get("calls") or {}), blocks
+
+
 def _candidates_re() -> re.Pattern[bytes]:
-    plain_types = sorted(t for t in TEXT_TYPES_B if t not in ERROR_ONLY_B)
-    alts = b"|".join(re.escape(t) for t in plain_types)
+    skip = b"|".join(re.escape(t) for t in sorted(NO_TEXT_B | ERROR_ONLY_B))
     errs = b"|".join(re.escape(t) for t in sorted(ERROR_ONLY_B))
-    # a row that may hold text, with its newline: a text type written the dsh way, an error-only
-    # type holding "error", or any row not written the dsh way (decoded to learn its type)
-    return re.compile(rb'^(?:\{"type":"(?:' + alts + rb')"|\{"type":"(?:' + errs + rb')"(?=[^\n]*"error")'
-                      rb'|(?!\{"type":"))[^\n]*\n', re.M)
+    # a row that may hold text, with its newline: a type written the dsh way that shows text, an
+    # error-only type holding "error", or any row not written the dsh way (decoded to learn its type)
+    return re.compile(rb'^(?:\{"type":"(?:' + errs + rb')"(?=[^\n]*"error")|(?!\{"type":"(?:' + skip + rb')"))'
+                      rb'[^\n]*\n', re.M)
 
 
 def _dsh_rows_re() -> re.Pattern[bytes]:
-    plain_types = sorted(t for t in TEXT_TYPES_B if t not in ERROR_ONLY_B)
-    alts = b"|".join(re.escape(t) for t in plain_types)
+    skip = b"|".join(re.escape(t) for t in sorted(NO_TEXT_B | ERROR_ONLY_B))
     errs = b"|".join(re.escape(t) for t in sorted(ERROR_ONLY_B))
     # the same rows when every row is written the dsh way: the pattern starts with a literal
     # (newline, then the type key), so the regex engine jumps between row starts instead of trying
     # a match at every byte; group 1 is the row, which must end in a newline (complete)
-    return re.compile(rb'\n(\{"type":"(?:' + alts + rb')"[^\n]*|\{"type":"(?:' + errs
+    return re.compile(rb'\n(\{"type":"(?!(?:' + skip + rb')")[^\n]*|\{"type":"(?:' + errs
                       + rb')"(?=[^\n]*"error")[^\n]*)(?=\n)')
 
 
@@ -179,28 +250,31 @@ _DSH_ROWS = _dsh_rows_re()
 _DSH_START = b'\n{"type":"'
 
 
-def candidate_rows(data: bytes, base: int = 0, start: int = 0) -> tuple[list[tuple[int, bytes]], int]:
+def candidate_rows(data: bytes, base: int = 0,
+                   start: int = 0) -> tuple[list[tuple[int, bytes]], int, Optional[int]]:
     """Complete rows of ``data[start:]`` (JSONL text; ``data`` at file offset ``base``, ``start``
     0 or just after a newline) that may hold text, found by one regex pass (rows of other types
-    are never looked at from Python): ([(pos, raw)], end) where ``end`` is the offset after the
-    last complete row (a torn last row is left for later).
+    are never looked at from Python): ([(pos, raw)], end, newlines) where ``end`` is the offset
+    after the last complete row (a torn last row is left for later) and ``newlines`` those of
+    ``data[start:end]`` when they were counted (else None).
 
     When every complete row starts the dsh way (two C-level counts say so) a regex anchored on
     that literal start finds them; otherwise (legacy or hand-written rows, blank lines) the
     general one, which looks at every line."""
     last = data.rfind(b"\n", start)
     if last < 0:
-        return [], base + start
-    if data.startswith(b'{"type":"', start) \
-            and data.count(_DSH_START, start, last) == data.count(b"\n", start, last):
-        # row k (k >= 1) starts after newline k-1; the first row has no newline before it
-        nl = data.find(b"\n", start)
-        out = [(base + start, data[start:nl])] if _CANDIDATES.match(data, start, nl + 1) is not None else []
-        out += [(base + m.start(1), m.group(1)) for m in _DSH_ROWS.finditer(data, nl, last + 1)]
-        return out, base + last + 1
+        return [], base + start, 0
+    if data.startswith(b'{"type":"', start):
+        nls = data.count(b"\n", start, last)
+        if data.count(_DSH_START, start, last) == nls:
+            # row k (k >= 1) starts after newline k-1; the first row has no newline before it
+            nl = data.find(b"\n", start)
+            out = [(base + start, data[start:nl])] if _CANDIDATES.match(data, start, nl + 1) is not None else []
+            out += [(base + m.start(1), m.group(1)) for m in _DSH_ROWS.finditer(data, nl, last + 1)]
+            return out, base + last + 1, nls + 1
     out = [(base + m.start(), m.group()[:-1]) for m in _CANDIDATES.finditer(data, start)]
     out = [(p, raw) for p, raw in out if raw and not raw.isspace()]
-    return out, base + last + 1
+    return out, base + last + 1, None
 
 
 def split_rows(data: bytes, base: int = 0,
@@ -213,7 +287,6 @@ def split_rows(data: bytes, base: int = 0,
     last = len(parts) - 1
     at = base
     line = line0
-    text_types, error_only = TEXT_TYPES_B, ERROR_ONLY_B
     for i, raw in enumerate(parts):
         if i == last:
             break                                   # after the last newline: empty, or a torn row
@@ -221,7 +294,7 @@ def split_rows(data: bytes, base: int = 0,
         if raw.startswith(b'{"type":"'):
             e = raw.find(b'"', 9)
             t = raw[9:e] if e > 9 else None
-            if t is not None and (t not in text_types or (t in error_only and b'"error"' not in raw)):
+            if t is not None and skips(t, raw):
                 at += n
                 if line is not None:
                     line += 1
@@ -242,7 +315,7 @@ class FileText(NamedTuple):
     entries: list[Entry] = []
     title: Optional[str] = None
     turn: Optional[int] = None
-    calls: Optional[dict[Any, str]] = None
+    state: Optional[str] = None                           # RowText.state: where a resume goes on
     done_pos: int = 0
     done_line: Optional[int] = None
     done_crc: Optional[int] = None
@@ -275,12 +348,22 @@ def read_whole(path: str) -> tuple[Optional[bytes], Optional[os.stat_result], Op
     return data, st, None
 
 
+CANCEL_ROWS = 64            # rows fed between two looks at ``cancel`` (a session read whole is stopped within it)
+
+
+class ExtractCancelled(Exception):
+    """``cancel`` turned true while a session was being read (its entries so far are dropped)."""
+
+
+is_cancelled = jobctl.is_cancelled     # ``cancel`` (None, a job's token, a callable or an Event) says stop
+
+
 # rows a session's later rows need whatever a search looks for: the turn, the call -> tool names, the title
 CONTEXT_TYPES_B = (b'{"type":"turn/start"', b'{"type":"tool/call"', b'{"type":"session/title"')
 
 
 def extract_jsonl(path: str, data: Optional[bytes] = None, st: Optional[os.stat_result] = None,
-                  keep: Optional[Any] = None) -> FileText:
+                  keep: Optional[Any] = None, cancel: Any = None) -> FileText:
     """The entries of a whole JSONL session file, read with one open and one read (or ``data``
     and ``st`` the caller read with :func:`read_whole`).
 
@@ -289,7 +372,8 @@ def extract_jsonl(path: str, data: Optional[bytes] = None, st: Optional[os.stat_
     exact way.  ``not-session``: the first line is not a session header (``why`` says so).
     ``keep(pos, raw)``: only rows it accepts are decoded, besides the context rows (turn starts,
     tool calls, titles, rows not written the dsh way) -- a search decodes only the rows holding
-    its words (the entries then are those of the kept rows)."""
+    its words (the entries then are those of the kept rows).  ``cancel`` (callable or Event) is looked at
+    every :data:`CANCEL_ROWS` rows: :class:`ExtractCancelled` when it says stop."""
     if data is None or st is None:
         data, st, why = read_whole(path)
         if data is None or st is None:
@@ -317,27 +401,35 @@ def extract_jsonl(path: str, data: Optional[bytes] = None, st: Optional[os.stat_
     version = hdr.version or 0
     rt = RowText(RowCodec(hdr.id, version=version))
     out: list[Entry] = []
-    rows, end = candidate_rows(data, start=start)
+    rows, end, nls = candidate_rows(data, 0, start)
     if keep is not None:
         rows = [(p, raw) for p, raw in rows
                 if raw.startswith(CONTEXT_TYPES_B) or not raw.startswith(b'{"type":"') or keep(p, raw)]
     feed = rt.feed
-    for pos, raw in rows:
-        feed(raw, out, pos, pos)
-    end_line = 1 + data.count(b"\n", 0, end)
+    for k in range(0, len(rows), CANCEL_ROWS):
+        if cancel is not None and is_cancelled(cancel):
+            raise ExtractCancelled(path)
+        for pos, raw in rows[k:k + CANCEL_ROWS]:
+            feed(raw, out, pos, pos)
+    rt.finish(out)
+    end_line = 2 + nls if nls is not None else 1 + data.count(b"\n", 0, end)
     crc = zlib.crc32(data[max(0, end - CRC_WINDOW):end]) if end else None
     return FileText("ok", header=(hdr.id, hdr.cwd, hdr.createdAt), entries=out, title=rt.title, turn=rt.turn,
-                    calls=rt.calls, done_pos=end, done_line=end_line, done_crc=crc, bytes_read=len(data),
+                    state=rt.state(), done_pos=end, done_line=end_line, done_crc=crc, bytes_read=len(data),
                     text_bytes=rt.text_bytes, sig=sig)
 
 
-def extract_many(paths: list[str]) -> list[FileText]:
+def extract_many(paths: list[str], cancel: Any = None) -> list[FileText]:
     """:func:`extract_jsonl` of each path (a worker process's job): a session that fails is an
-    ``error`` result with the reason, never the end of the others."""
+    ``error`` result with the reason, never the end of the others (``cancel``: :class:`ExtractCancelled`)."""
     out = []
     for p in paths:
+        if cancel is not None and is_cancelled(cancel):
+            raise ExtractCancelled(p)
         try:
-            out.append(extract_jsonl(p))
+            out.append(extract_jsonl(p, cancel=cancel))
+        except ExtractCancelled:
+            raise
         except Exception as e:  # one unreadable session must not stop the others
             out.append(FileText("error", why=f"{type(e).__name__}: {e}"))
     return out
@@ -358,6 +450,7 @@ def reader_entries(reader: LogReader) -> tuple[list[Entry], RowText]:
         rows, _end, _line = split_rows(seg.data, base=seg.pos, line0=seg.line0)
         for pos, raw, line in rows:
             rt.feed(raw, out, pos, -1, line)
+    rt.finish(out)
     return out, rt
 
 

@@ -38,10 +38,11 @@ of the byte prefilter, built from the query), :mod:`.find_prefilter` (the prefil
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any, Optional, Union, cast
+from typing import TYPE_CHECKING, Any, Optional, Union
 from collections.abc import Callable, Generator, Iterator
 
 from ..format.model import Problem
+from ..jobctl import is_cancelled
 from ..source.sources import RawJsonlSource, Segment
 from .find_match import Cancel, FindOptions, FindStats, Hit, Matcher, TurnRef, compile_matcher
 from .find_needles import build_prefilter
@@ -56,12 +57,7 @@ if TYPE_CHECKING:
 
 
 def _cancelled(cancel: Cancel) -> bool:
-    if cancel is None:
-        return False
-    is_set = getattr(cancel, "is_set", None)
-    if is_set is not None:
-        return bool(is_set())
-    return bool(cast(Callable[[], object], cancel)())     # no is_set: the callable form
+    return is_cancelled(cancel)           # the one cancellation test (app.log.jobctl)
 
 
 def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None,

@@ -8,19 +8,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Optional, Protocol, Union, cast
+from typing import Any, Optional, Union, cast
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 
 from ..format.model import Problem
+from ..jobctl import Cancel as JobCancel
 from .textview import Field, fold_case, fold_finditer, normalize_kind
 
 
-class _Flag(Protocol):
-    def is_set(self) -> bool: ...
-
-
-# what stops a scan: a ``threading.Event``-like flag or a callable answering "cancelled?"
-Cancel = Union[_Flag, Callable[[], object], None]
+# what stops a scan: any form of app.log.jobctl.Cancel (a job's token, a ``threading.Event``, a callable)
+Cancel = JobCancel
 # the turn of a row, or a callable finding it lazily
 TurnRef = Union[Optional[int], Callable[[], Optional[int]]]
 

@@ -24,6 +24,7 @@ import msgspec
 from .analysis import _dedupe, load_checks
 from ..fold.folds import SurfaceFold
 from ..index.integrity import EventChecks
+from ..index.verdict import ReadPath
 from ..format.model import Event, Problem, typed
 from ..format.payloads import content_text, obj
 from .find_match import Cancel
@@ -46,6 +47,8 @@ class TurnEntry:
     tools: dict[str, int] = field(default_factory=dict)     # name -> calls, in first-call order
     errors: int = 0
     error_seqs: list[int] = field(default_factory=list)   # seqs of the errors (failed tools, failed attempts, error end)
+    # where each error's row is stored, beside ``error_seqs``: (pos, offset, line) (*Errors only* reads just those rows)
+    error_rows: list[tuple[Any, int, Optional[int]]] = field(default_factory=list, compare=False)
     retries: int = 0
     interrupted: bool = False
     end: Optional[str] = None          # turn/end reason kind (None: open)
@@ -104,59 +107,81 @@ def first_line(text: str, limit: int = PROMPT_CHARS) -> str:
 def build_outline(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
                   cancel: Cancel = None) -> Outline:
     """Outline (turns) and every problem of the log of ``reader``, one forward pass."""
-    problems: list[Problem] = list(reader.problems)
-    turns: list[TurnEntry] = []
+    b = OutlineBuilder(reader)
     if reader.fatal:
-        return Outline(turns=turns, problems=_dedupe(problems))
-    sf = SurfaceFold(keep_events=False)
-    checks = EventChecks()
-    inherited: Optional[int] = None   # v2+: seq of the last tagged session/end-seed
-    cur: Optional[TurnEntry] = None
-    expected = 0
-    events = 0
-    last_seq = -1
-    complete = True
+        return b.finish(True)
     is_set = getattr(cancel, "is_set", None) if cancel is not None else None
-    for ev in reader.iter_events(logical=False, problems=problems, progress=progress):
+    for ev in reader.iter_events(logical=False, problems=b.problems, progress=progress):
         if cancel is not None and (is_set() if is_set is not None else cast(Callable[[], object], cancel)()):
-            complete = False
-            break
-        events += 1
-        if ev.seq != expected:
-            problems.append(Problem(code="seq-gap" if ev.seq > expected else "seq-order",
-                                    message=f"seq {ev.seq} where {expected} was expected", seq=ev.seq, line=ev.line,
-                                    offset=ev.offset if ev.offset >= 0 else None))
-        expected = ev.seq + 1
-        last_seq = max(last_seq, ev.seq)
+            return b.finish(False)
+        b.event(ev)
+    return b.finish(True)
+
+
+class OutlineBuilder:
+    """:func:`build_outline` fed an event at a time (the problems of decoding go to :attr:`problems`);
+    the one background pass (:mod:`app.log.query.ahead`) feeds it beside the checkpoints and the surface index."""
+
+    def __init__(self, reader: LogReader) -> None:
+        self.reader = reader
+        self.problems: list[Problem] = list(reader.problems)
+        self.turns: list[TurnEntry] = []
+        self.sf = SurfaceFold(keep_events=False)
+        self.checks = EventChecks()
+        self.inherited: Optional[int] = None   # v2+: seq of the last tagged session/end-seed
+        self.cur: Optional[TurnEntry] = None
+        self.expected = 0
+        self.events = 0
+        self.last_seq = -1
+
+    def event(self, ev: Event) -> None:
+        problems = self.problems
+        self.events += 1
+        if ev.seq != self.expected:
+            problems.append(Problem(code="seq-gap" if ev.seq > self.expected else "seq-order",
+                                    message=f"seq {ev.seq} where {self.expected} was expected", seq=ev.seq,
+                                    line=ev.line, offset=ev.offset if ev.offset >= 0 else None))
+        self.expected = ev.seq + 1
+        self.last_seq = max(self.last_seq, ev.seq)
         try:
             typed(ev)
         except msgspec.ValidationError as e:
             problems.append(Problem(code="bad-payload", message=f"{ev.type} payload: {e}", seq=ev.seq, line=ev.line,
                                     offset=ev.offset if ev.offset >= 0 else None))
-        sf.apply(ev)
-        checks.apply(ev)
+        self.sf.apply(ev)
+        self.checks.apply(ev)
         typ = ev.type
         d = obj(ev.data)
         if typ == "session/end-seed" and d.get("inherited") is True:
-            inherited = ev.seq
+            self.inherited = ev.seq
         if typ == "turn/start":
             t = d.get("turn")
-            cur = TurnEntry(turn=t if type(t) is int else len(turns) + 1, first_seq=ev.seq, last_seq=ev.seq)
-            turns.append(cur)
-            continue
-        if cur is None:
-            continue
-        if _note_in_turn(cur, ev, typ, d):
-            cur = None
-    if complete:
-        st = reader.tail_state()
-        for ev in st.closure:
-            sf.apply(ev)
-        refusals = load_checks(reader, problems, st, sf, checks, inherited)
-    else:
-        refusals = []
-    return Outline(turns=turns, problems=_dedupe(problems), events=events, last_seq=last_seq, complete=complete,
-                   refusals=refusals)
+            self.cur = TurnEntry(turn=t if type(t) is int else len(self.turns) + 1, first_seq=ev.seq, last_seq=ev.seq)
+            self.turns.append(self.cur)
+            return
+        if self.cur is not None and _note_in_turn(self.cur, ev, typ, d):
+            self.cur = None
+
+    def finish(self, complete: bool, path: Optional[ReadPath] = None) -> Outline:
+        """The outline (``complete``: every event was fed; False: cut short, without the load checks;
+        ``path``: dsh's read-path rules already fed every segment by the caller's read)."""
+        reader, problems = self.reader, self.problems
+        if reader.fatal:
+            return Outline(turns=[], problems=_dedupe(problems))
+        refusals: list[Problem] = []
+        if complete:
+            st = reader.tail_state()
+            for ev in st.closure:
+                self.sf.apply(ev)
+            refusals = load_checks(reader, problems, st, self.sf, self.checks, self.inherited, path)
+        return Outline(turns=self.turns, problems=_dedupe(problems), events=self.events, last_seq=self.last_seq,
+                       complete=complete, refusals=refusals)
+
+
+def _error(cur: TurnEntry, ev: Event) -> None:
+    cur.errors += 1
+    cur.error_seqs.append(ev.seq)
+    cur.error_rows.append((ev.pos, ev.offset, ev.line))
 
 
 def _note_in_turn(cur: TurnEntry, ev: Event, typ: str, d: dict[str, Any]) -> bool:
@@ -176,19 +201,16 @@ def _note_in_turn(cur: TurnEntry, ev: Event, typ: str, d: dict[str, Any]) -> boo
         cur.tools[name] = cur.tools.get(name, 0) + 1
     elif typ == "tool/result":
         if d.get("error") is not None:
-            cur.errors += 1
-            cur.error_seqs.append(ev.seq)
+            _error(cur, ev)
     elif typ == "assistant/chunk":
         c = d.get("chunk")
         if isinstance(c, dict) and c.get("type") == "finish":
             r = c.get("reason")
             if isinstance(r, dict) and r.get("kind") == "error":
-                cur.errors += 1
-                cur.error_seqs.append(ev.seq)
+                _error(cur, ev)
     elif typ == "assistant/attempt":           # v2+: a log-only attempt; its stream may end in failure
         if any(f.kind == "error" for f in event_fields(ev)):
-            cur.errors += 1
-            cur.error_seqs.append(ev.seq)
+            _error(cur, ev)
     elif typ == "assistant/message":
         if d.get("interrupted") is True:
             cur.interrupted = True
@@ -200,8 +222,7 @@ def _note_in_turn(cur: TurnEntry, ev: Event, typ: str, d: dict[str, Any]) -> boo
         cur.end = kind or "?"
         cur.open = False
         if kind == "error":
-            cur.errors += 1
-            cur.error_seqs.append(ev.seq)
+            _error(cur, ev)
         elif kind in ("aborted", "interrupted"):
             cur.interrupted = True
         return True

@@ -163,10 +163,11 @@ class Shown(NamedTuple):
     block: bool = False               # a tool-call block of an assistant message (not a tool/call row)
 
 
-def shown_fields(ev: Event) -> list[Shown]:
+def shown_fields(ev: Event, tool_names: Optional[dict[Any, str]] = None) -> list[Shown]:
     """Every field the window shows of one event: :func:`event_fields`, with the call's id of a
     ``tool/call``; the tool-call blocks of an ``assistant/message`` (``block`` set); the
-    ``event`` field of a generic row (:func:`payload_text`)."""
+    ``event`` field of a generic row (:func:`payload_text`).  ``tool_names``: as
+    :func:`event_fields` takes it."""
     typ = ev.type
     d = ev.data
     if typ not in TEXT_TYPES:
@@ -174,7 +175,7 @@ def shown_fields(ev: Event) -> list[Shown]:
             return []
         t = payload_text(typ, d)
         return [Shown(Field(EVENT, t))] if t else []
-    fields = event_fields(ev)
+    fields = event_fields(ev, tool_names)
     if typ == "tool/call" and isinstance(d, dict):
         cid = d.get("callId")
         return [Shown(f, cid if isinstance(cid, str) else None) for f in fields]

@@ -71,6 +71,16 @@ class Chunk:
         self.ctype, self.reason, self.usage = ctype, reason, usage
 
 
+class Settlement:
+    """A v2+ settlement row read lean (:mod:`app.log.query.timeline_rows`): the event (its data holding the
+    fields the spans read) and its stream's summary (what :func:`~app.log.format.versions.stream_summary`
+    gives: ``chunks``, ``finish``, ``usage``, ``time0``, ``time1``)."""
+    __slots__ = ("ev", "summ")
+
+    def __init__(self, ev: Event, summ: JsonObj) -> None:
+        self.ev, self.summ = ev, summ
+
+
 class _Times:
     """First and last chunk of one attempt (seq, time)."""
     __slots__ = ("first_seq", "first_time", "last_seq", "last_time", "dispatch")
@@ -80,7 +90,7 @@ class _Times:
         self.dispatch = dispatch
 
 
-class _Builder:
+class Builder:
     """The span state of one pass; :meth:`event` / :meth:`block` per item, then :meth:`finish`."""
 
     def __init__(self, timed: bool = True) -> None:
@@ -165,7 +175,7 @@ class _Builder:
         typ = ev.type
         stream = embedded_stream(ev) if typ in ("assistant/message", "assistant/attempt") else None
         if stream is not None:
-            self._settle(ev, d, stream)
+            self._settle(ev, d, stream_summary(stream))
         else:
             self.at.apply(ev)
         if not ev.synthesized and _t(ev.time):
@@ -177,10 +187,18 @@ class _Builder:
         if handler is not None:
             handler(self, ev, d)
 
-    def _settle(self, ev: Event, d: JsonObj, stream: list[Any]) -> None:
+    def settlement(self, st: Settlement) -> None:
+        """The steps of :meth:`event` for a v2+ settlement, from a lean record and its stream's summary."""
+        ev = st.ev
+        self._settle(ev, ev.data, st.summ)
+        if _t(ev.time):
+            self.last_time = ev.time
+        if ev.type == "assistant/message":
+            self._message(ev, True)
+
+    def _settle(self, ev: Event, d: JsonObj, summ: JsonObj) -> None:
         """A v2+ settlement: the attempt is this row (what ``AttemptTracker.apply`` does, from one
         :func:`~app.log.format.versions.stream_summary`), timed by its stream's first and last chunk."""
-        summ = stream_summary(stream)
         self.at.settle(ev.type, ev.seq, (d.get("turn"), d.get("step")), summ["chunks"], summ["finish"],
                        summ["usage"] if summ["usage"] is not None else d.get("usage"), d.get("interrupted"))
         if summ["chunks"]:
@@ -189,16 +207,19 @@ class _Builder:
             self.times[ev.seq] = tm
 
     def _settled(self, ev: Event, d: JsonObj) -> None:
-        stream = embedded_stream(ev)
         if ev.type == "assistant/message":
-            a = self.at.attempt_of(ev.seq) if stream is not None else None
-            if a is None:
-                for x in reversed(self.at.attempts):
-                    if x.message_seq == ev.seq:
-                        a = x
-                        break
-            if a is not None:
-                self.emit_attempt(a, ev)
+            self._message(ev, embedded_stream(ev) is not None)
+
+    def _message(self, ev: Event, streamed: bool) -> None:
+        """An ``assistant/message`` (``streamed``: a v2+ settlement) gives out its attempt."""
+        a = self.at.attempt_of(ev.seq) if streamed else None
+        if a is None:
+            for x in reversed(self.at.attempts):
+                if x.message_seq == ev.seq:
+                    a = x
+                    break
+        if a is not None:
+            self.emit_attempt(a, ev)
 
     def emit_attempt(self, a: Attempt, msg: Optional[Event]) -> None:
         if a.first_seq in self.done:
@@ -302,13 +323,13 @@ def _overlaps(tools: list[JsonObj]) -> None:
 
 # ---------------------------------------------------------------------- event handlers
 
-def _on_turn_start(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_turn_start(b: Builder, ev: Event, d: JsonObj) -> None:
     b.open[("turn", d.get("turn"))] = ev
     b.turn = d.get("turn")
     b.dispatch.pop(d.get("turn"), None)
 
 
-def _on_turn_end(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_turn_end(b: Builder, ev: Event, d: JsonObj) -> None:
     t = d.get("turn")
     start = b.open.pop(("turn", t), None)
     reason = obj(d.get("reason"))
@@ -324,12 +345,12 @@ def _on_turn_end(b: _Builder, ev: Event, d: JsonObj) -> None:
     b.at.prune()
 
 
-def _on_step_start(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_step_start(b: Builder, ev: Event, d: JsonObj) -> None:
     b.open[("step", (d.get("turn"), d.get("step")))] = ev
     b.dispatch[d.get("turn")] = (ev.seq, ev.time, ev.type)
 
 
-def _on_step_end(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_step_end(b: Builder, ev: Event, d: JsonObj) -> None:
     key = (d.get("turn"), d.get("step"))
     start = b.open.pop(("step", key), None)
     b.span("step", f"step {key[0]}.{key[1]}", start, ev, turn=key[0], step=key[1])
@@ -338,7 +359,7 @@ def _on_step_end(b: _Builder, ev: Event, d: JsonObj) -> None:
         b.release(tools)
 
 
-def _on_dispatch(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_dispatch(b: Builder, ev: Event, d: JsonObj) -> None:
     """``request/header`` (inside a turn: that turn's) and ``llm/retry-started``: the next request goes out."""
     if ev.type == "request/header":
         cfg = obj(obj(d.get("header")).get("config"))
@@ -353,7 +374,7 @@ def _on_dispatch(b: _Builder, ev: Event, d: JsonObj) -> None:
         b.span("retry-wait", f"retry {d.get('retry')}", start, ev, **_retry_fields(start, obj(start.data)))
 
 
-def _on_context(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_context(b: Builder, ev: Event, d: JsonObj) -> None:
     if isinstance(d.get("model"), str):
         b.model = d["model"]
     w = d.get("contextWindow")
@@ -361,15 +382,15 @@ def _on_context(b: _Builder, ev: Event, d: JsonObj) -> None:
         b.window = w
 
 
-def _on_retry(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_retry(b: Builder, ev: Event, d: JsonObj) -> None:
     b.open[("retry", d.get("retryId") or (d.get("turn"), d.get("step")))] = ev
 
 
-def _on_call(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_call(b: Builder, ev: Event, d: JsonObj) -> None:
     b.calls[d.get("callId")] = (ev, str(d.get("name") or "?"))
 
 
-def _on_result(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_result(b: Builder, ev: Event, d: JsonObj) -> None:
     if not ev.is_append:
         return
     m = obj(d.get("message"))
@@ -389,7 +410,7 @@ def _on_result(b: _Builder, ev: Event, d: JsonObj) -> None:
     b._tool(call, ev, name, status, code if code is not None else (None if outcome == "ok" else outcome))
 
 
-def _on_compaction(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_compaction(b: Builder, ev: Event, d: JsonObj) -> None:
     cid = d.get("compactionId")
     if ev.type == "compaction/start":
         b.open[("compaction", cid)] = ev
@@ -408,7 +429,7 @@ def _on_compaction(b: _Builder, ev: Event, d: JsonObj) -> None:
         b.compactions.append(sp)
 
 
-def _on_approval(b: _Builder, ev: Event, d: JsonObj) -> None:
+def _on_approval(b: Builder, ev: Event, d: JsonObj) -> None:
     if ev.type == "approval/asked":
         b.open[("approval", d.get("id"))] = ev
         return
@@ -422,7 +443,7 @@ _HANDLERS = {
     "turn/start": _on_turn_start, "turn/end": _on_turn_end, "step/start": _on_step_start, "step/end": _on_step_end,
     "request/header": _on_dispatch, "llm/retry-started": _on_dispatch, "request/context": _on_context,
     "llm/retry": _on_retry, "tool/call": _on_call, "tool/result": _on_result,
-    "assistant/message": _Builder._settled, "assistant/attempt": _Builder._settled,
+    "assistant/message": Builder._settled, "assistant/attempt": Builder._settled,
     "compaction/start": _on_compaction, "compaction/summary": _on_compaction, "compaction/end": _on_compaction,
     "approval/asked": _on_approval, "approval/decided": _on_approval,
 }
@@ -436,22 +457,29 @@ def timeline(src: Any) -> Iterator[JsonObj]:
     timed = not getattr(src, "envelope_free", False)
     if hasattr(src, "iter_events"):
         from .timeline_rows import timeline_items
-        items: Iterable[Union[Event, Block, Chunk]] = timeline_items(src)
+        items: Iterable[Union[Event, Block, Chunk, Settlement]] = timeline_items(src)
     else:
         items = src
-    b = _Builder(timed)
+    b = Builder(timed)
+    yield from feed(b, items)
+    yield from b.finish()
+
+
+def feed(b: Builder, items: Iterable[Union[Event, Block, Chunk, Settlement]]) -> Iterator[JsonObj]:
+    """The spans ``b`` gives out while it reads ``items`` (those of its :meth:`~Builder.finish` apart)."""
     for it in items:
         t = type(it)
         if t is Block:
             b.block(it)            # type: ignore[arg-type]
         elif t is Chunk:
             b.chunk(it)            # type: ignore[arg-type]
+        elif t is Settlement:
+            b.settlement(it)       # type: ignore[arg-type]
         else:
             b.event(it)            # type: ignore[arg-type]
         if b.out:
             yield from b.out
             b.out = []
-    yield from b.finish()
 
 
 def _union_ms(spans: Iterable[JsonObj]) -> int:
@@ -603,4 +631,4 @@ def context_points(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]]
     return out
 
 
-__all__ = ["KINDS", "Block", "Chunk", "timeline", "summarize", "context_points", "cost_of", "TOKEN_KEYS"]
+__all__ = ["KINDS", "Block", "Chunk", "Settlement", "timeline", "summarize", "context_points", "cost_of", "TOKEN_KEYS"]

@@ -6,21 +6,31 @@ times.  A packed row is read with the lean decoder of :mod:`app.log.format.fastr
 when it passes the same checks (:func:`~app.log.format.fastrows.packed_members`, and
 :func:`~app.log.format.fastrows.refused_rows` for the limits and UTF-8).  A row of a type no span reads
 (:data:`_SKIP`, told by the first key as dsh writes it) is not decoded at all; a v0/v1 ``assistant/chunk`` row
-is read with fastrows' lean chunk record (its type, reason and usage: a ``block-end``'s text is not built).  Any other row goes the exact
+is read with fastrows' lean chunk record (its type, reason and usage: a ``block-end``'s text is not built), and
+a row of a type the spans read (:data:`_LEAN`: turn and step bounds, tool calls and results, messages,
+retries; a v2+ settlement as a :class:`~app.log.query.timeline.Settlement`, its stream summed by
+:func:`stream_summary`) with the lean record of :func:`~app.log.format.fastrows.timeline_decoders` (the rows fastrows accepts,
+as events holding only the data fields the spans read).  A JSONL segment is split at once and its refused rows
+found in whole-segment passes (:func:`~app.log.format.fastrows.refused_split`).  Any other row goes the exact
 way (:meth:`~app.log.format.codec.RowCodec.decode_row`), so bad rows and legacy shapes read as everywhere
 else.  The logical face: rows from the repair cut on are left out and the closure is appended
 (:meth:`~app.log.index.reader.LogReader.iter_events` with ``logical=True`` gives the same events).
 """
 from __future__ import annotations
 
+import functools
 import gc
-from typing import TYPE_CHECKING, Any, Union
-from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Optional, Union
+from collections.abc import Callable, Iterator
 
 from ..format import fastrows as fr
 from ..format.lazyrows import Cut
 from ..format.model import Event, is_event
-from .timeline import Block, Chunk
+from ..format.payloads import JsonObj
+from ..source.sources import Segment
+from .timeline import Block, Chunk, Settlement
+
+Item = Union[Event, Block, Chunk, Settlement]
 
 if TYPE_CHECKING:
     from ..index.reader import LogReader
@@ -34,31 +44,33 @@ _SKIP = frozenset(t.encode() for t in (
 _PACKED_PREFIXES = (b'{"type":"text-chunks"', b'{"type":"reasoning-chunks"', b'{"type":"tool-call-chunks"')
 
 
-def timeline_items(reader: LogReader) -> Iterator[Union[Event, Block, Chunk]]:
+def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optional[int] = None) -> Iterator[Item]:
+    """The items of the logical face (``start``/``stop``: only the rows from the row at byte ``start`` on, and
+    before byte ``stop``, of a raw JSONL log: a part, with no closure unless it runs to the end; the caller
+    checks that the repair cut is not before ``stop``)."""
     st = reader.tail_state()
-    cut = Cut(st.cut_pos) if st.cut_pos is not None else None
-    packed = {k: v for k, v in fr.decoders(reader.version).items()
-              if k in (b"text-chunks", b"reasoning-chunks", b"tool-call-chunks")}
-    chunk_dec = fr.decoders(reader.version).get(b"assistant/chunk")       # (v0/v1: top-level chunk rows)
+    cut_pos = st.cut_pos if stop is None else stop
+    cut = Cut(cut_pos) if cut_pos is not None else None
+    readers = _readers(reader.version)
     decode_row = reader.codec.decode_row
     fast = not reader.envelope_free
     collecting = gc.isenabled()
     gc.disable()                # (many small records, no cycles)
     try:
-        for seg in reader.source.forward():
+        for seg in reader.source.forward(start):
             if seg.bad:
                 if cut is not None and cut.reached_by(seg.row_pos(0)):
                     break
                 reader.decode_segment(seg, None)
                 continue
+            if fast and seg.rows is None:
+                yield from _fast_segment(seg, readers, decode_row, cut)
+                if cut is not None and cut.hit:
+                    break
+                continue
             refused: set[int] = set()
-            if fast:
-                if seg.rows is not None:
-                    refused = fr.refused_rows([raw for _p, raw in seg.rows], False)
-                else:
-                    rows = seg.data.split(b"\n")
-                    rows.pop()
-                    refused = fr.refused_rows(rows, seg.data.isascii())
+            if fast and seg.rows is not None:
+                refused = fr.refused_rows([raw for _p, raw in seg.rows], False)
             for i, (pos, off, line, raw, complete) in enumerate(seg.split_rows()):
                 if cut is not None and cut.reached_by(pos):
                     cut.hit = True
@@ -69,12 +81,11 @@ def timeline_items(reader: LogReader) -> Iterator[Union[Event, Block, Chunk]]:
                     tag = raw[9:raw.find(b'"', 9)]
                     if tag in _SKIP:
                         continue
-                    if i not in refused:
-                        lean = _block(packed, tag, raw) if tag in packed else \
-                            _chunk(chunk_dec, raw) if tag == b"assistant/chunk" and chunk_dec is not None else None
-                        if lean is not None:
-                            yield lean
-                            continue
+                    rd = readers.get(tag)
+                    lean = rd(raw) if rd is not None and i not in refused else None
+                    if lean is not None:
+                        yield lean
+                        continue
                 items, _probs = decode_row(raw, pos=pos, offset=off, line=line)
                 for it in items:
                     if is_event(it):
@@ -84,7 +95,152 @@ def timeline_items(reader: LogReader) -> Iterator[Union[Event, Block, Chunk]]:
     finally:
         if collecting:
             gc.enable()
-    yield from st.closure
+    if stop is None:
+        yield from st.closure
+
+
+def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[Item]]], decode_row: Any,
+                  cut: Optional[Cut]) -> Iterator[Item]:
+    """The rows of one JSONL segment (what the loop of :func:`timeline_items` does with ``split_rows``, the
+    rows split at once and a row's position worked out only when it is needed)."""
+    data = seg.data
+    rows = data.split(b"\n")
+    tail = rows.pop()                   # (b"" after a final newline, else the incomplete last row)
+    refused = fr.refused_split(data, rows)
+    skip = _SKIP
+    at = 0
+    for i, raw in enumerate(rows):
+        if cut is not None and cut.reached_by(seg.row_pos(at)):
+            cut.hit = True
+            return
+        if raw[:9] == b'{"type":"':
+            tag = raw[9:raw.find(b'"', 9)]
+            if tag in skip:
+                at += len(raw) + 1
+                continue
+            rd = readers.get(tag)
+            if rd is not None and i not in refused:
+                lean = rd(raw)
+                if lean is not None:
+                    yield lean
+                    at += len(raw) + 1
+                    continue
+        items, _probs = decode_row(raw, pos=seg.row_pos(at), offset=seg.text_offset + at if seg.text_offset >= 0
+                                   else -1, line=seg.line0 + i if seg.line0 is not None else None)
+        for it in items:
+            if is_event(it):
+                yield it
+        at += len(raw) + 1
+    if tail and cut is not None and cut.reached_by(seg.row_pos(at)):
+        cut.hit = True
+
+
+def lean_item(raw: bytes, version: int) -> Optional[Item]:
+    """What the pass makes of one stored row when it reads it lean (a Block, Chunk, Settlement or lean Event),
+    else None (the row is skipped or goes the exact way)."""
+    if not raw.startswith(b'{"type":"') or fr.refused_rows([raw], False):
+        return None
+    rd = _readers(version).get(raw[9:raw.find(b'"', 9)])
+    return rd(raw) if rd is not None else None
+
+
+@functools.cache
+def _readers(version: int) -> dict[bytes, Callable[[bytes], Optional[Item]]]:
+    """Row type -> its lean reader (a record, or None: the row goes the exact way)."""
+    decs = fr.timeline_decoders(version)
+    legacy = version < 2
+    out: dict[bytes, Callable[[bytes], Optional[Item]]] = {}
+    for tag, dec in decs.items():
+        if tag in (b"text-chunks", b"reasoning-chunks", b"tool-call-chunks"):
+            out[tag] = functools.partial(_block, dec)
+        elif tag == b"assistant/chunk":
+            out[tag] = functools.partial(_chunk, dec)
+        elif tag in _LEAN_TAGS:
+            out[tag] = functools.partial(_event, dec, legacy=legacy)
+    return out
+
+
+def _event(dec: Any, raw: bytes, legacy: bool) -> Union[Event, Settlement, None]:
+    """A row of a type in :data:`_LEAN` as an event holding the data fields the spans read, when
+    :mod:`app.log.format.fastrows` accepts it (the exact path would read it with no problem and no
+    conversion); a settlement with an embedded stream (v2+) goes the exact way."""
+    try:
+        rec = dec(raw)
+    except fr.DECODE_ERRORS:
+        return None
+    if rec.K >= fr.CHECKED and not fr.record_ok(rec, legacy):
+        return None
+    d = rec.data
+    ev = Event(seq=rec.seq, type=rec.T, time=rec.time, data=_LEAN[rec.T](d), surface_op=rec.surfaceOp,
+               source_event_seqs=rec.sourceEventSeqs, ignorable=rec.ignorable)
+    if rec.K == fr.ATTEMPT or (rec.K == fr.MESSAGE and d.stream is not None):
+        return Settlement(ev, stream_summary(d.stream))
+    return ev
+
+
+def stream_summary(stream: list[Any]) -> JsonObj:
+    """:func:`app.log.format.versions.stream_summary` of a lean stream (fastrows' records: every record an
+    object, ``type`` a string or null, ``chunk`` an object or null, ``time``/``time0`` integers or null, ``dt`` a
+    list of integers or null), without the text."""
+    chunks = 0
+    finish: Optional[JsonObj] = None
+    usage: Any = None
+    time0: Any = None
+    time1: Any = None
+    for rec in stream:
+        rt = rec.type
+        if rt == "chunk":
+            c = rec.chunk
+            if c is None:
+                continue
+            chunks += 1
+            time1 = rec.time if rec.time is not None else 0
+            if time0 is None:
+                time0 = time1
+            ct = c.type
+            if ct == "finish":
+                r = c.reason
+                finish = r if isinstance(r, dict) else {"kind": str(r)}
+            elif ct == "usage":
+                usage = c.usage
+            continue
+        field = fr.STREAM_RUNS.get(rt) if rt is not None else None
+        payload = getattr(rec, field) if field is not None else None
+        if not isinstance(payload, list) or not payload:
+            continue
+        t = rec.time0 if rec.time0 is not None else 0
+        if time0 is None:
+            time0 = t
+        n = len(payload)
+        time1 = t + sum(rec.dt[:n - 1]) if rec.dt else t        # (a dt of integers only: see timeline_decoders)
+        chunks += n
+    return {"chunks": chunks, "finish": finish, "usage": usage, "time0": time0, "time1": time1}
+
+
+def _result(d: Any) -> JsonObj:
+    m = d.message
+    src = m.source
+    return {"turn": d.turn, "step": d.step, "error": d.error,
+            "message": {"role": m.role, "isError": m.isError, "toolCallId": m.toolCallId,
+                        "source": {"callId": src.callId} if src is not None else None,
+                        "content": [{"type": b.type, "isError": b.isError} for b in m.content]}}
+
+
+# the data fields each handler of app/log/query/timeline.py (and the attempt tracker) reads, per event type
+_LEAN: dict[str, Callable[[Any], JsonObj]] = {
+    "turn/start": lambda d: {"turn": d.turn},
+    "turn/end": lambda d: {"turn": d.turn, "reason": d.reason},
+    "step/start": lambda d: {"turn": d.turn, "step": d.step},
+    "step/end": lambda d: {"turn": d.turn, "step": d.step},
+    "tool/call": lambda d: {"turn": d.turn, "step": d.step, "callId": d.callId, "name": d.name},
+    "tool/result": _result,
+    "assistant/message": lambda d: {"turn": d.turn, "step": d.step, "interrupted": d.interrupted, "usage": d.usage},
+    "assistant/attempt": lambda d: {"turn": d.turn, "step": d.step, "usage": d.usage},
+    "llm/retry": lambda d: {"turn": d.turn, "step": d.step, "retry": d.retry, "retryId": d.retryId,
+                            "delayMs": d.delayMs, "failure": d.failure},
+    "llm/retry-started": lambda d: {"turn": d.turn, "step": d.step, "retry": d.retry, "retryId": d.retryId},
+}
+_LEAN_TAGS = frozenset(t.encode() for t in _LEAN)
 
 
 def _chunk(dec: Any, raw: bytes) -> Union[Chunk, None]:
@@ -99,8 +255,7 @@ def _chunk(dec: Any, raw: bytes) -> Union[Chunk, None]:
     return Chunk(rec.seq, rec.time, d.turn, d.step, c.type, c.reason, c.usage)
 
 
-def _block(packed: dict[bytes, Any], tag: bytes, raw: bytes) -> Union[Block, None]:
-    dec = packed[tag]
+def _block(dec: Any, raw: bytes) -> Union[Block, None]:
     try:
         rec = dec(raw)
     except fr.DECODE_ERRORS:

@@ -8,6 +8,8 @@ pages on the same reader) and installed by :class:`~app.ui.history.window.RowWin
 """
 from __future__ import annotations
 
+from typing import Optional
+
 from PySide6.QtCore import QObject
 
 from ..workers import freeze_heap
@@ -24,6 +26,9 @@ class PageJumps(QObject):
         # older pages are read, one after another, until the oldest of them is loaded
         self.wanted_seqs: list[int] = []
         self._paging = False
+        self._sparse: Optional[LoadedPage] = None   # the page of the errors' segments (sparse.py) while *Errors only* is on
+        self._sparse_asked = False
+        self.wanted_where: dict = {}
         model.olderInstalled.connect(lambda _n: self._page_on())
 
     def can_jump(self) -> bool:
@@ -151,8 +156,11 @@ class PageJumps(QObject):
     def set_filter(self, hidden_kinds=frozenset(), errors_only: bool = False) -> None:
         """View filters (``navigation.FILTERS`` categories hidden, or errors only).  *Errors only* covers
         the whole log: with the outline's error seqs known (:meth:`set_wanted`), the pages down to the
-        oldest error are read in turn (the filter shows each as it comes)."""
+        oldest error are read in turn (the filter shows each as it comes); with the seq index, only the
+        pages that hold errors are read (:mod:`app.ui.history.sparse`), which leave the window when it is off."""
         m = self.model
+        if not errors_only:
+            self._drop_sparse()
         changes = m.window.set_filter(hidden_kinds, errors_only)
         if changes:
             m._apply(changes)
@@ -160,9 +168,13 @@ class PageJumps(QObject):
         self._paging = bool(errors_only)
         self._page_on()
 
-    def set_wanted(self, seqs: list[int]) -> None:
-        """The seqs the *Errors only* filter must reach (the whole log's errors, from the outline)."""
+    def set_wanted(self, seqs: list[int], where: Optional[dict] = None) -> None:
+        """The seqs the *Errors only* filter must reach (the whole log's errors, from the outline; ``where``:
+        seq -> (pos, offset, line) of its stored row, when the outline knows it)."""
         self.wanted_seqs = sorted(seqs)
+        self.wanted_where = where or {}
+        if not seqs:                       # (another session: its errors' page is read afresh)
+            self._sparse, self._sparse_asked = None, False
         self._page_on()
 
     def paging_done(self) -> bool:
@@ -178,7 +190,57 @@ class PageJumps(QObject):
         m = self.model
         if not self._paging or not m.window.errors_only or self.paging_done() or m.loading:
             return
+        if self.can_jump() and not self._sparse_asked:
+            self._load_sparse()
+            return
         m.request_older()
+
+    def _load_sparse(self) -> None:
+        """Read only the index segments holding the wanted seqs older than the pages ending the log."""
+        from .sparse import sparse_job
+        m = self.model
+        w = m.window
+        newest = w.pages[-1] if w.attached and w.pages else None
+        tb = newest.page.base_seq if newest is not None else w.tail_base_seq
+        seqs = [s for s in self.wanted_seqs if tb is None or s < tb]
+        m._set_loading(True)
+        self._sparse_asked = True         # (not again while the filter is on)
+        m.jobs.submit(sparse_job, m.reader, seqs, self.wanted_where, m.physical, m.show_attempts, w.expanded,
+                      w.sindex,
+                      serial=True, name="error-pages", group=m._group("pages"),
+                      on_done=self._install_sparse, on_error=self._sparse_error)
+
+    def _sparse_error(self, msg: str) -> None:
+        self._sparse_asked = False
+        m = self.model
+        m._page_error(msg)
+
+    def _install_sparse(self, lp: LoadedPage) -> None:
+        """The errors' page above the pages that end the log (the window stays attached to the log's end)."""
+        m = self.model
+        w = m.window
+        m._set_loading(False)
+        if not w.errors_only:
+            self._sparse_asked = False
+            return
+        self._sparse = lp
+        changes = w.install_range(lp) + w.attach_tail()
+        m._apply(changes)
+        freeze_heap()
+        m.statsChanged.emit()
+
+    def _drop_sparse(self) -> None:
+        """*Errors only* off: the errors' page leaves; the window is on the pages that end the log again."""
+        m = self.model
+        w = m.window
+        lp, self._sparse, self._sparse_asked = self._sparse, None, False
+        if lp is None or not any(p is lp for p in w.pages):
+            return
+        if w.attached:
+            w.tail_pages = [p for p in w.pages if p is not lp]
+        if w.tail_pages:
+            m._apply(w.jump_to_tail())
+            freeze_heap()
 
     def near_row(self, seq: int):
         """Exposed row of the first loaded row starting after ``seq`` (else the last before it):

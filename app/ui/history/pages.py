@@ -74,6 +74,7 @@ class LoadedPage:
                                  # closure), False gone (a call it left streaming is cut off), None unknown
     expanded: Any = None        # the window's set of expanded compactionIds (shared; None: all collapsed)
     sindex: Any = None          # the SurfaceIndex the statuses came from (fed by live rows in the live job)
+    sparse: bool = False        # rows of scattered segments (*Errors only*: sparse.py): its seq skips are no gaps
 
     @property
     def face_neutral(self) -> bool:
@@ -135,7 +136,8 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
     if physical and p.tail:
         dropped = {row_key(d) for d in p.dropped if is_event(d)}
     rows = build_rows(items, tracker, lp.views, show_attempts, dropped, lp.row_cache)
-    rows = with_gap_rows(rows, [it for it in items if is_event(it) and not it.synthesized], lp.row_cache)
+    if not lp.sparse:
+        rows = with_gap_rows(rows, [it for it in items if is_event(it) and not it.synthesized], lp.row_cache)
     if p.tail and lp.live is False and p.closure:
         # the writer is gone: a call it left streaming is not "in flight" any more (both faces)
         rows = [_writer_gone(r, lp.row_cache) if r.kind == RowKind.STREAMING else r for r in rows]

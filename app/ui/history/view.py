@@ -19,6 +19,7 @@ from ...log.query.textview import fold_spans
 from .delegate import HistoryDelegate, row_of
 from .frames import FrameKeeper
 from .model import HistoryModel
+from .new_rows import NewRowsMarker
 from .parking import SelectionParking
 from .rows import Row
 from .warm import RowWarmer
@@ -89,7 +90,6 @@ class HistoryView(QListView):
         self._after_paint_timer.setSingleShot(True)
         self._after_paint_timer.setInterval(AFTER_PAINT_MS)
         self._after_paint_timer.timeout.connect(self._run_after_paint)
-        from .new_rows import NewRowsMarker
         self.new_rows = NewRowsMarker(self)  # "▼ N new rows below" while a live session grows out of view
 
     # ------------------------------------------------------------------ model hookup
@@ -111,6 +111,7 @@ class HistoryView(QListView):
         model.modelAboutToBeReset.connect(self._before_reset)
         model.modelReset.connect(self._after_reset)
         model.tailInstalled.connect(self._on_tail)
+        model.loadingChanged.connect(lambda on: on or self._fill_timer.start())   # (at value 0 no scroll asks again)
         model.searchChanged.connect(self.viewport().update)
         for sig in (model.dataChanged, model.modelReset, model.layoutChanged, model.searchChanged,
                     self.selectionModel().selectionChanged, self.selectionModel().currentChanged):

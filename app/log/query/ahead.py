@@ -1,0 +1,127 @@
+"""The work done ahead of an opened session, in ONE streaming read (issue 29): the fold checkpoints
+(:mod:`app.log.fold.checkpoints`), the surface index (:mod:`app.log.fold.surface`) and the outline (turns,
+errors, problems: :mod:`app.log.query.outline`).
+
+Each segment of the log is read once and split into rows once; each row is decoded once
+(:meth:`LogReader.decode_segment`'s rule) and its events handed to the three builders, which then equal
+their own separate passes (the tests compare them on every fixture face):
+
+* the outline sees every event, and every problem of the decode;
+* the checkpoints see the same events, a packed chunk row as one :class:`PackedBlock` (as
+  :func:`~app.log.format.lazyrows.lazy_segment` gives it), and stop at the first break in the seq order;
+* the surface index sees the events of the rows that can change the surface (the same byte test as
+  :func:`app.log.fold.surface._surface_rows`), up to the repair cut.
+
+Pure core: no store, no Qt.  ``cancel()`` is checked between rows; a pass cut short says so
+(``complete`` False) and its checkpoints and surface index must not be kept.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
+
+from ..fold.checkpoints import EVERY, CheckpointBuilder, Checkpoints
+from ..fold.surface import SURFACE_NEEDLES, ScanEnd, SurfaceIndex
+from ..index.verdict import ReadPath
+from ..format.lazyrows import PACKED_PREFIXES, lazy_row
+from ..format.model import is_event
+from .outline import Outline, OutlineBuilder
+
+if TYPE_CHECKING:
+    from ..index.reader import LogReader
+    from ..source.sources import Segment
+
+CANCEL_ROWS = 64        # rows between two looks at ``cancel()``
+
+
+@dataclass
+class Ahead:
+    checkpoints: Checkpoints
+    surface: SurfaceIndex
+    surface_end: ScanEnd          # where the surface scan stopped (the surface cache's ``upto``)
+    outline: Outline
+    complete: bool                # False: cancelled before the end (only the outline says how far it got)
+
+
+class _Surface:
+    """The surface index's share of the pass (``_surface_rows`` + ``extend_index``, a row at a time)."""
+
+    def __init__(self, reader: LogReader) -> None:
+        st = reader.tail_state()
+        self.cut, self.last_seq = st.cut_pos, st.last_seq
+        self.idx = SurfaceIndex(reader.version or 0)
+        self.end = ScanEnd()
+        self.stopped = False
+
+    def row(self, pos: Any, line: Optional[int], raw: bytes, complete: bool, got: list[Any]) -> None:
+        end = self.end
+        if self.cut is not None and pos >= self.cut:
+            end.pos, end.line = pos, line
+            self.stopped = True
+            return
+        if not complete:
+            end.pos, end.line = pos, line
+            return
+        if any(n in raw for n in SURFACE_NEEDLES):
+            for ev in got:
+                if is_event(ev):
+                    self.idx.apply(ev)
+
+    def segment_end(self, seg: Segment) -> None:
+        if not seg.torn:
+            self.end.pos = seg.end
+            self.end.line = seg.line0 + seg.data.count(b"\n") if seg.line0 is not None else None
+
+    def finish(self) -> SurfaceIndex:
+        self.idx.last_seq = max(self.idx.last_seq, self.last_seq)
+        return self.idx
+
+
+def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
+                cancel: Optional[Callable[[], bool]] = None, every: int = EVERY) -> Ahead:
+    """The checkpoints, the surface index and the outline of ``reader``'s log from one forward read."""
+    ob = OutlineBuilder(reader)
+    cb = CheckpointBuilder(reader, every)
+    su = _Surface(reader)
+    if reader.fatal:
+        return Ahead(cb.cps, su.finish(), su.end, ob.finish(True), True)
+    total = max(1, reader.physical_total())
+    vp = ReadPath(reader)               # dsh's read-path rules (the outline's refusals) see the same segments
+    problems = ob.problems
+    cp_on = True
+    n = 0
+    for seg in reader.source.forward():
+        vp.segment(seg)
+        if seg.bad:
+            for it in reader.decode_segment(seg, problems):      # (the corrupt-frame problem; no events)
+                if is_event(it):
+                    ob.event(it)
+            cp_on = cp_on and cb.segment(seg, ())
+            continue
+        if cp_on:
+            cb.segment(seg, ())                # (a checkpoint at this segment's start, if one is due)
+        for row in seg.split_rows():
+            n += 1
+            if cancel is not None and n % CANCEL_ROWS == 0 and cancel():
+                return Ahead(cb.cps, su.idx, su.end, ob.finish(False), False)
+            got = reader.decode_split_row(row, problems)
+            pos, off, line, raw, complete = row
+            for it in got:
+                if is_event(it):
+                    ob.event(it)
+            if cp_on:
+                if complete and raw.startswith(PACKED_PREFIXES):
+                    lazy = lazy_row(reader, pos, off, line, raw, complete)
+                else:
+                    lazy = [it for it in got if is_event(it)] if complete and raw.strip() else []
+                cp_on = all(cb.item(it) for it in lazy)
+            if not su.stopped:
+                su.row(pos, line, raw, complete, got)
+        if not su.stopped:
+            su.segment_end(seg)
+        if progress:
+            progress(reader.progress_of(seg.end), total)
+    if cancel is not None and cancel():
+        return Ahead(cb.cps, su.idx, su.end, ob.finish(False), False)
+    return Ahead(cb.cps, su.finish(), su.end, ob.finish(True, vp), True)

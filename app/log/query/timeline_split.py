@@ -1,0 +1,146 @@
+"""The timeline of a big raw JSONL log in two parts read at the same time (issue 31), cut where a turn starts.
+
+:func:`split_point` finds a row start near the middle of the log whose row is a ``turn/start`` (told by its
+first key, as dsh writes it: a newline then ``{"type":"turn/start",``; a JSON string never holds a raw
+newline).  :func:`part` gives the spans of the rows before it (``stop``) or from it on (``start``), and what
+the other part would have told or asked; :func:`merge` joins the two into exactly the spans of one pass, or
+says it cannot (None: the caller makes one pass).
+
+What crosses a turn boundary in one pass, and how the parts stand for it:
+
+* the model, the context window and the last prompt size (``model``, ``contextWindow`` of attempts,
+  ``tokensBefore`` of compactions): the second part starts with a :class:`Mark` for each, replaced by the
+  first part's final value in :func:`merge`;
+* the last logged time (a crash-repaired span's ``atLeastMs``): the second part must have one of its own
+  whenever the first has one;
+* the last dispatch mark per turn and the last attempt per step (the attempt tracker): the second part
+  records the keys it looked up and did not find (and any message citing a seq before its first row); none of
+  them may be a key the first part ended with;
+* anything open at the cut (a turn, step, tool call, compaction, approval or retry without its end, a held tool
+  span, an attempt not given out, a compaction waiting for the next prompt size): the first part must end with
+  none.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Optional, cast
+
+from ..format.payloads import JsonObj
+from .timeline import Block, Builder, Settlement, feed
+
+if TYPE_CHECKING:
+    from ..index.reader import LogReader
+
+TURN_START = b'\n{"type":"turn/start",'
+_LOOK = 1 << 20               # bytes read at a time looking for a turn start
+_LOOK_MAX = 64 << 20          # … and at most this far from the middle
+
+
+class Mark:
+    """"The value at the end of the first part" (pickled as its name, so it stays the one object)."""
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return _mark, (self.name,)
+
+    def __repr__(self) -> str:
+        return f"Mark({self.name})"
+
+
+MARKS = {n: Mark(n) for n in ("model", "contextWindow", "tokensBefore")}
+
+
+def _mark(name: str) -> Mark:
+    return MARKS[name]
+
+
+class _Probe(dict[Any, Any]):
+    """A dict that records the keys looked up with ``get`` and not found."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.missed: set[Any] = set()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        if key in self:
+            return self[key]
+        self.missed.add(key)
+        return default
+
+
+def split_point(reader: LogReader) -> Optional[int]:
+    """The byte offset of a ``turn/start`` row near the middle of a raw JSONL log (before its repair cut), else
+    None (another kind of log, an envelope-free one, no turn start near the middle)."""
+    src = reader.source
+    if src.kind != "jsonl" or reader.envelope_free or not hasattr(src, "pread_into"):
+        return None
+    lo = src.header_end
+    at = lo + (src.size - lo) // 2
+    end = min(src.size, at + _LOOK_MAX)
+    while at < end:
+        n = min(_LOOK, end - at)
+        buf = src.pread_into(bytearray(min(n + len(TURN_START), src.size - at)), at)
+        i = buf.find(TURN_START)
+        if i >= 0:
+            pos = at + i + 1
+            cut = reader.tail_state().cut_pos
+            return pos if cut is None or (type(cut) is int and cut > pos) else None
+        at += n
+    return None
+
+
+def _floor(items: Iterator[Any], b: Builder) -> Iterator[Any]:
+    """``items``, the tracker's floor set to the seq of the first."""
+    for it in items:
+        t = type(it)
+        b.at.floor = it.seq0 if t is Block else it.ev.seq if t is Settlement else it.seq
+        yield it
+        break
+    yield from items
+
+
+def part(reader: LogReader, start: Optional[int], stop: Optional[int]) -> tuple[list[JsonObj], JsonObj]:
+    """The spans of the rows before byte ``stop`` (the first part) or from byte ``start`` on (the second, with
+    the spans its end gives out), and what :func:`merge` needs of it."""
+    from .timeline_rows import timeline_items
+    b = Builder(True)
+    items: Iterator[Any] = timeline_items(reader, start, stop)
+    if start is not None:
+        b.model, b.window, b.last_input = cast(Any, MARKS["model"]), cast(Any, MARKS["contextWindow"]), \
+            cast(Any, MARKS["tokensBefore"])
+        probe = _Probe()
+        b.dispatch = probe
+        b.at.misses = set()
+        items = _floor(items, b)
+    spans = list(feed(b, items))
+    if stop is None:
+        spans += b.finish()
+    if start is not None:
+        return spans, {"missed": probe.missed, "misses": b.at.misses, "time": b.last_time}
+    open_attempt, last = b.at.carried()
+    clean = not (b.open or b.calls or b.step_tools or b.compactions or b.summaries or b.times or open_attempt) \
+        and b.turn is None and all(a.first_seq in b.done for a in b.at.attempts)
+    return spans, {"clean": clean, "model": b.model, "contextWindow": b.window, "tokensBefore": b.last_input,
+                   "time": b.last_time, "dispatch": set(b.dispatch), "last": last}
+
+
+def merge(first: tuple[list[JsonObj], JsonObj], second: tuple[list[JsonObj], JsonObj]) -> Optional[list[JsonObj]]:
+    """The spans of one pass from the two parts' (in the order one pass gives them out), or None when the
+    second part may have needed what only the first knew."""
+    s1, a = first
+    s2, z = second
+    if not a["clean"] or z["missed"] & a["dispatch"] or (z["time"] is None and a["time"] is not None):
+        return None
+    if any(k in a["last"] or k[0] == "cite" for k in z["misses"]):
+        return None
+    for s in s2:
+        for key, mark in MARKS.items():
+            if s.get(key) is mark:
+                s[key] = a[key]
+    return s1 + s2
+
+
+__all__ = ["MARKS", "Mark", "merge", "part", "split_point"]

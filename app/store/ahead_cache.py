@@ -1,0 +1,75 @@
+"""The work done ahead of an opened session, cached (issue 29): the fold checkpoints, the surface index and
+the outline, each saved in its own cache file as before (``.folds``, ``.surface``, ``.outline`` beside the
+seq index: :func:`~app.store.indexcache.cached_checkpoints`, :func:`~app.store.indexcache.cached_surface`,
+:func:`~app.store.outline_cache.cached_outline`), but the ones missing are built together by ONE streaming
+read of the log (:func:`app.log.query.ahead.build_ahead`), not one pass each.
+
+Used by the window's background child (the ``scan`` worker's "outline" task, low priority, paused while
+the user scrolls, killed when another session opens) and by ``session-lens index PATH --all``."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Optional
+
+from ..log.fold.checkpoints import Checkpoints
+from ..log.fold.surface import ScanEnd, SurfaceIndex
+from ..log.index.reader import LogReader
+from ..log.query.ahead import Ahead, build_ahead
+from ..log.query.outline import Outline
+from .indexcache import cached_checkpoints, cached_surface
+from .outline_cache import cached_outline
+
+
+class _CutShort(Exception):
+    """The shared pass was cancelled: its checkpoints and surface index are not kept."""
+
+
+class _SharedPass:
+    """Runs :func:`build_ahead` once, the first time a cache misses, and hands each its product."""
+
+    def __init__(self, reader: LogReader, progress: Optional[Callable[[int, int], None]],
+                 cancel: Optional[Callable[[], bool]]) -> None:
+        self.reader, self.progress, self.cancel = reader, progress, cancel
+        self.result: Optional[Ahead] = None
+        self.seconds = 0.0
+
+    def run(self) -> Ahead:
+        if self.result is None:
+            t = time.perf_counter()
+            self.result = build_ahead(self.reader, self.progress, self.cancel)
+            self.seconds = time.perf_counter() - t
+        return self.result
+
+    def checkpoints(self) -> Checkpoints:
+        a = self.run()
+        if not a.complete:
+            raise _CutShort
+        return a.checkpoints
+
+    def surface(self, end: ScanEnd) -> SurfaceIndex:
+        a = self.run()
+        if not a.complete:
+            raise _CutShort
+        end.pos, end.line = a.surface_end.pos, a.surface_end.line
+        return a.surface
+
+    def outline(self) -> Outline:
+        return self.run().outline
+
+
+def cached_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
+                 cancel: Optional[Callable[[], bool]] = None) -> tuple[Outline, dict[str, Any]]:
+    """(the outline, {"checkpoints"|"surface"|"outline": status, "pass": seconds of the one read (0: every
+    product was cached)}).  A cancelled pass returns the outline so far (``complete`` False) and keeps nothing."""
+    shared = _SharedPass(reader, progress, cancel)
+    out: dict[str, Any] = {}
+    try:
+        out["checkpoints"] = cached_checkpoints(reader, make=shared.checkpoints)[1]
+        out["surface"] = cached_surface(reader, make=shared.surface)[1]
+    except _CutShort:
+        assert shared.result is not None
+        return shared.result.outline, {**out, "pass": round(shared.seconds, 6), "cancelled": True}
+    ol, out["outline"] = cached_outline(reader, progress, cancel, make=shared.outline)
+    out["pass"] = round(shared.seconds, 6)
+    return ol, out
