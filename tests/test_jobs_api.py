@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import threading
 import time
 from pathlib import Path
@@ -255,6 +256,65 @@ def test_the_live_follower_is_a_job_stopped_by_its_cancel(qtbot, tmp_path):
     assert job.cancelled and job.ended_at is not None and job.ended_at - t0 < CANCEL_WITHIN
     _until(qtbot, lambda: job.finished)
     assert jobs.group_busy("live") == 0 and states[-1] == "stopped"
+
+
+# ---------------------------------------------------------------- callers moved to the token (jobs2)
+def _children() -> list[int]:
+    """Process ids of this process's children (Linux: /proc)."""
+    out = []
+    for f in Path(f"/proc/{os.getpid()}/task").glob("*/children"):
+        out += [int(x) for x in f.read_text().split()]
+    return out
+
+
+@pytest.mark.parametrize("inproc", [False, True], ids=["child", "in-process"])
+def test_the_timeline_job_is_cancelled_through_its_token(qtbot, big_log, tmp_path, monkeypatch, inproc):
+    """The timeline dock's job passes itself as the cancel: in a child the job's cancel kills it at once (no
+    20 ms watcher thread beside it); in-process (no child) the computation stops at its next tick.  Either
+    way it ends < 100 ms after cancel() and delivers nothing (before: a callable, a watcher thread, and an
+    in-process computation that ran to its end)."""
+    import app.log.query.timeline  # noqa: F401  (imported here, not in the job: the cancel lands in the work)
+    import app.store.timeline_child  # noqa: F401
+    from app.ui.timeline_dock import compute_job
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path))      # (no cached timeline: computed)
+    if inproc:
+        monkeypatch.setenv("SESSION_LENS_SCAN_INPROC", "1")
+    jobs = Jobs()
+    got: list = []
+    job = jobs.submit(compute_job, big_log, None, group="timeline", on_done=got.append, on_error=got.append)
+    if inproc:
+        qtbot.wait(150)
+    else:
+        _until(qtbot, _children)
+        qtbot.wait(100)                                       # (the child started, and computing)
+        watchers = [t.name for t in threading.enumerate() if "_kill_when" in t.name]
+        assert watchers == [], "a job's cancel kills its child itself: no watcher thread"
+    assert not job.finished, "the work ended before it could be cancelled"
+    t0 = time.perf_counter()
+    job.cancel()
+    _until(qtbot, lambda: job.ended_at is not None)
+    assert job.ended_at - t0 < CANCEL_WITHIN
+    _until(qtbot, lambda: job.finished)
+    qtbot.wait(50)
+    assert got == [] and jobs.shutdown()
+    assert not _children(), "the child never outlives its job"
+
+
+def test_the_timeline_job_still_delivers(qtbot, tmp_path, monkeypatch):
+    from app.ui.timeline_dock import compute_job
+    path = tmp_path / "session.jsonl"
+    write_jsonl(str(path), PlantingSynth(seed=6), turns=8)
+    jobs = Jobs()
+    got: list = []
+    for inproc in ("0", "1"):
+        monkeypatch.setenv("SESSION_LENS_SCAN_INPROC", inproc)
+        monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / inproc))   # (computed each time)
+        n = len(got)
+        jobs.submit(compute_job, str(path), None, on_done=got.append, on_error=got.append)
+        _until(qtbot, lambda n=n: len(got) > n)
+    assert [type(g) for g in got] == [dict, dict], got
+    assert got[0]["result"]["spans"] == got[1]["result"]["spans"] and got[0]["result"]["spans"]
+    assert jobs.shutdown()
 
 
 # ---------------------------------------------------------------- nobody starts background work another way
