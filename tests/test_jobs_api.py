@@ -317,6 +317,38 @@ def test_the_timeline_job_still_delivers(qtbot, tmp_path, monkeypatch):
     assert jobs.shutdown()
 
 
+def test_the_home_search_job_is_cancelled_through_its_token(qtbot, big_log, tmp_path, monkeypatch):
+    """The home search's streaming scan (:func:`app.store.ftslive.live_search`) takes the job as its cancel
+    and hands it to the session being read: a cancel stops a big unindexed session within 64 rows, not after
+    it (before: a callable, looked at between sessions only).  Ends < 100 ms after cancel(), delivers nothing."""
+    import shutil
+    import app.store.ftslive  # noqa: F401  (imported here, not in the job: the cancel lands in the scan)
+    from app.ui.home_search import query_job
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    project = tmp_path / "home" / "projects" / "-work-x"
+    project.mkdir(parents=True)
+    shutil.copy(big_log, project / "11111111-2222-3333-4444-555555555555.jsonl")
+    jobs = Jobs()
+    got: list = []
+    job = jobs.submit(query_job, str(tmp_path / "home"), str(tmp_path / "ix.sqlite"), "the", 50,
+                      on_done=got.append, on_error=got.append, on_partial=got.append)
+    qtbot.wait(200)                                           # (reading the one big session: ~0.5 s whole)
+    assert not job.finished, "the scan ended before it could be cancelled"
+    t0 = time.perf_counter()
+    job.cancel()
+    _until(qtbot, lambda: job.ended_at is not None)
+    assert job.ended_at - t0 < CANCEL_WITHIN
+    _until(qtbot, lambda: job.finished)
+    qtbot.wait(50)
+    assert got == [] and jobs.shutdown()
+    done: list = []
+    jobs = Jobs()
+    jobs.submit(query_job, str(tmp_path / "home"), str(tmp_path / "ix.sqlite"), "the", 50, on_done=done.append)
+    _until(qtbot, lambda: bool(done))
+    assert done[0].scanned == 1 and not done[0].partial and done[0].total > 100, "uncancelled, it answers"
+    assert jobs.shutdown()
+
+
 # ---------------------------------------------------------------- nobody starts background work another way
 JOB_API = {"app/ui/workers.py", "app/store/childproc.py", "app/log/jobctl.py"}
 # what starts a thread, a pool, a process or a stop-flag: module -> names (also caught when imported by name)
