@@ -317,6 +317,18 @@ def test_the_timeline_job_still_delivers(qtbot, tmp_path, monkeypatch):
     assert jobs.shutdown()
 
 
+def _running(code: str) -> bool:
+    """Whether some thread is running a function named ``code`` (where a job is: its stack)."""
+    import sys
+    for frame in sys._current_frames().values():
+        f = frame
+        while f is not None:
+            if f.f_code.co_name == code:
+                return True
+            f = f.f_back
+    return False
+
+
 def test_the_home_search_job_is_cancelled_through_its_token(qtbot, big_log, tmp_path, monkeypatch):
     """The home search's streaming scan (:func:`app.store.ftslive.live_search`) takes the job as its cancel
     and hands it to the session being read: a cancel stops a big unindexed session within 64 rows, not after
@@ -332,7 +344,7 @@ def test_the_home_search_job_is_cancelled_through_its_token(qtbot, big_log, tmp_
     got: list = []
     job = jobs.submit(query_job, str(tmp_path / "home"), str(tmp_path / "ix.sqlite"), "the", 50,
                       on_done=got.append, on_error=got.append, on_partial=got.append)
-    qtbot.wait(200)                                           # (reading the one big session: ~0.5 s whole)
+    _until(qtbot, lambda: _running("feed"))      # (decoding the rows of the one big session: ~0.5 s whole)
     assert not job.finished, "the scan ended before it could be cancelled"
     t0 = time.perf_counter()
     job.cancel()
