@@ -283,7 +283,7 @@ def test_the_timeline_job_is_cancelled_through_its_token(qtbot, big_log, tmp_pat
     got: list = []
     job = jobs.submit(compute_job, big_log, None, group="timeline", on_done=got.append, on_error=got.append)
     if inproc:
-        qtbot.wait(150)
+        _until(qtbot, lambda: _running("_compute"))           # (computing the spans in the job's thread)
     else:
         _until(qtbot, _children)
         qtbot.wait(100)                                       # (the child started, and computing)
@@ -361,6 +361,42 @@ def test_the_home_search_job_is_cancelled_through_its_token(qtbot, big_log, tmp_
     assert jobs.shutdown()
 
 
+def test_the_extraction_workers_are_killed_by_the_token_itself(big_log):
+    """The full-text build's extraction workers (:func:`app.store.ftsio.extracted`) take the job's token: its
+    cancel kills them itself (``on_cancel``; a plain :class:`Token` has the hook too, so the shard child's stop
+    does the same) - no 20 ms watcher thread beside them.  The read ends < 100 ms after cancel(), raising the
+    one Cancelled, and no worker outlives it."""
+    import app.store.ftswrite  # noqa: F401  (imported here: the cancel path raises its Cancelled)
+    from app.store.ftsio import extracted
+    size = os.path.getsize(big_log)
+    token = Token("build")
+    seen: list = []
+    out: dict[str, object] = {}
+
+    def consume() -> None:
+        try:
+            for ft in extracted([(big_log, size)] * 6, 2, token):
+                seen.append(ft.status)
+        except Cancelled:
+            out["cancelled"] = time.perf_counter()
+    th = threading.Thread(target=consume)
+    th.start()
+    t_end = time.monotonic() + 20
+    while len(_children()) < 2 and time.monotonic() < t_end:
+        time.sleep(0.01)
+    time.sleep(0.2)                                      # (both workers reading a 9 MB session)
+    assert [t.name for t in threading.enumerate() if t.name == "fts-extract-cancel"] == []
+    assert th.is_alive(), "the read ended before it could be cancelled"
+    t0 = time.perf_counter()
+    token.cancel()
+    th.join(10)
+    assert "cancelled" in out and out["cancelled"] - t0 < CANCEL_WITHIN, (out, seen)
+    t_end = time.monotonic() + 5
+    while _children() and time.monotonic() < t_end:
+        time.sleep(0.01)
+    assert not _children(), "no extraction worker outlives the cancel"
+
+
 # ---------------------------------------------------------------- nobody starts background work another way
 JOB_API = {"app/ui/workers.py", "app/store/childproc.py", "app/log/jobctl.py"}
 # what starts a thread, a pool, a process or a stop-flag: module -> names (also caught when imported by name)
@@ -374,11 +410,12 @@ _FORK = "a forked scan of one call, joined before it returns (no thread may run:
 KNOWN: dict[tuple[str, str], str] = {
     ("app/store/ftsshard.py", "threading.Thread"): "the shard pipes: a reader thread per shard child (in the "
                                                    "full-text build's own job) and, in the child, a stdin watcher",
-    ("app/store/ftsshard.py", "threading.Event"): _CHILD + "the shard child's stop flag, set when stdin ends",
     ("app/store/indexer.py", "threading.Thread"): _CHILD + "the index child's heartbeat to its parent",
     ("app/store/indexer.py", "threading.Event"): _CHILD + "the index child's heartbeat stop",
-    ("app/store/ftsio.py", "threading.Thread"): "kills the fts-extract workers of a full-text update once its "
-                                                "cancel says stop (like run_child's watcher, for spawn_worker pipes)",
+    ("app/store/ftsio.py", "threading.Thread"): "kills the fts-extract workers of a full-text update once a cancel "
+                                                "without on_cancel says stop (a threading.Event or a callable: "
+                                                "tests and library callers; a job's or Token's cancel kills them "
+                                                "itself), like run_child's watcher",
     ("app/store/ftsio.py", "threading.Event"): "that watcher's end",
     ("app/store/timeline_child.py", "threading.Thread"): _CHILD + "the timeline-part child's parent watch, and in the "
                                                           "timeline child the wait on its second part's child while "
