@@ -397,6 +397,36 @@ def test_the_extraction_workers_are_killed_by_the_token_itself(big_log):
     assert not _children(), "no extraction worker outlives the cancel"
 
 
+def test_the_replay_open_job_is_cancelled_through_its_token(qtbot, big_log, tmp_path, monkeypatch):
+    """The replay model's open job hands its token to the replay child's client: a cancel (another session
+    meanwhile) kills a child still opening the log (seconds for a big one seen first) instead of waiting for
+    it to be ready.  Ends < 100 ms after cancel(), delivers nothing, leaves no child."""
+    import app.store.replay_child  # noqa: F401  (imported here, not in the job: the cancel lands in the open)
+    from app.ui.replay_model import open_job
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path))      # (not opened before: no cached index)
+    jobs = Jobs()
+    got: list = []
+    job = jobs.submit(open_job, big_log, None, group="replay-context", on_done=got.append, on_error=got.append)
+    _until(qtbot, _children)
+    qtbot.wait(150)                                           # (the child is opening the 9 MB log)
+    assert not job.finished, "the child was ready before it could be cancelled"
+    t0 = time.perf_counter()
+    job.cancel()
+    _until(qtbot, lambda: job.ended_at is not None)
+    assert job.ended_at - t0 < CANCEL_WITHIN
+    _until(qtbot, lambda: job.finished)
+    qtbot.wait(50)
+    assert got == [] and jobs.shutdown()
+    _until(qtbot, lambda: not _children())
+    done: list = []
+    jobs = Jobs()
+    jobs.submit(open_job, big_log, None, on_done=done.append, on_error=done.append)
+    _until(qtbot, lambda: bool(done))
+    assert done[0].child and done[0].impl.info, "uncancelled, it opens"
+    done[0].close()
+    assert jobs.shutdown()
+
+
 # ---------------------------------------------------------------- nobody starts background work another way
 JOB_API = {"app/ui/workers.py", "app/store/childproc.py", "app/log/jobctl.py"}
 # what starts a thread, a pool, a process or a stop-flag: module -> names (also caught when imported by name)
