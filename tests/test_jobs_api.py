@@ -263,7 +263,10 @@ def _children() -> list[int]:
     """Process ids of this process's children (Linux: /proc)."""
     out = []
     for f in Path(f"/proc/{os.getpid()}/task").glob("*/children"):
-        out += [int(x) for x in f.read_text().split()]
+        try:
+            out += [int(x) for x in f.read_text().split()]
+        except OSError:                  # (that thread ended meanwhile)
+            pass
     return out
 
 
