@@ -357,9 +357,7 @@ def _index_job(job, path: str, session_id: Optional[str]):
     compete with the UI thread for the GIL; this worker thread only waits on a pipe."""
     t0 = time.perf_counter()
     try:
-        idx, mode = build_index_isolated(path, session_id,
-                                         progress=lambda done, total: job.report(done, total),
-                                         cancelled=lambda: job.cancelled)
+        idx, mode = build_index_isolated(path, session_id, progress=job.report, cancelled=job)
     except InterruptedError:
         from ..workers import Cancelled
         raise Cancelled(job.name)

@@ -30,9 +30,8 @@ class SeqIndex(QObject):
         self.state = "building"
         job = m.jobs.submit(_index_job, m.path, m.session_id, name="index", group=m._group("index"),
                             on_done=self._done, on_error=self._failed,
-                            on_progress=lambda d, t: m.indexProgress.emit(d, t))
-        job.failed.connect(lambda _msg, job=job: self._stopped(job))
-        job.done.connect(lambda _r, job=job: self._stopped(job))      # (it ended as Cancel was clicked)
+                            on_progress=lambda d, t: m.indexProgress.emit(d, t),
+                            on_end=self._stopped)            # (also when it ended as Cancel was clicked)
         self.job = job
         m.indexJob.emit(job)
         m.statsChanged.emit()
