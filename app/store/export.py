@@ -30,7 +30,7 @@ from collections.abc import Iterator
 
 from ..log.index.reader import LogReader
 from .export_rows import Progress, logical_jsonl
-from .export_transcript import (Entry, _blocks_of, build_transcript, render_html, render_markdown,  # noqa: F401
+from .export_transcript import (Entry, message_blocks, build_transcript, render_html, render_markdown,  # noqa: F401
                                 transcript_text)
 from .export_zip import (MEDIA_EXT, ZipExport, attachment_object, bundle_name, export_zip as _export_zip,  # noqa: F401
                          find_home, readraw_text, redacted_raw, sanitize_id, stored_rows)

@@ -72,31 +72,31 @@ class ZstdSource(FileSource):
         self.problems: list[Problem] = []
         self._seen: set[tuple[str, int]] = set()
         self._header_problems: list[Problem] = []
-        self._fd = open_regular(self.path)
-        st = os.fstat(self._fd)
+        self.fd = open_regular(self.path)
+        st = os.fstat(self.fd)
         self._ino = (st.st_dev, st.st_ino)
         self.size = st.st_size
         self._read_header()
 
     # ------------------------------------------------------------------ low-level reads
-    def _pread(self, n: int, at: int) -> bytes:
+    def pread(self, n: int, at: int) -> bytes:
         n = min(n, self.size - at)
         if n <= 0:
             return b""
-        out = os.pread(self._fd, n, at)
+        out = os.pread(self.fd, n, at)
         if len(out) < n:
-            st = os.fstat(self._fd)
+            st = os.fstat(self.fd)
             if st.st_size < at + n:
                 raise SourceChanged(f"{self.path} shrank from {self.size} to {st.st_size} bytes while reading")
             while len(out) < n:                       # short read without shrinking: keep reading
-                more = os.pread(self._fd, n - len(out), at + len(out))
+                more = os.pread(self.fd, n - len(out), at + len(out))
                 if not more:
                     raise SourceChanged(f"{self.path}: short read at byte {at + len(out)}")
                 out += more
         return out
 
     def _read(self, o: int, k: int) -> bytes:
-        return self._pread(k, o)
+        return self.pread(k, o)
 
     def _problem(self, code: str, message: str, offset: int, fatal: bool = False) -> None:
         key = (code, offset)
@@ -169,7 +169,7 @@ class ZstdSource(FileSource):
         """
         need = min(at + MAX_HEADER, stop)
         if not (cache.at <= at and need <= cache.at + len(cache.buf)):
-            cache.buf = self._pread(min(self.block, stop - at), at)
+            cache.buf = self.pread(min(self.block, stop - at), at)
             cache.at = at
         region = memoryview(cache.buf)[:stop - cache.at]
         kind, rel = scan_frame(region, at - cache.at)
@@ -183,7 +183,7 @@ class ZstdSource(FileSource):
                 return kind, end, None
             if kind == TORN and lim < stop:
                 return OVERSIZE, lim, None
-            cache.buf = self._pread(end - at, at)
+            cache.buf = self.pread(end - at, at)
             cache.at = at
             region = memoryview(cache.buf)
         if kind == CORRUPT:
@@ -199,7 +199,7 @@ class ZstdSource(FileSource):
         kind, fend = walk_frame(self._read, c, stop)
         if kind == COMPLETE or (kind == TORN and stop == self.size):
             # the frame starts decoding (bounded: a bomb is not expanded to validate it)
-            it = iter_plain(self._pread(min(fend - c, 1 << 20), c), window=1 << 16)
+            it = iter_plain(self.pread(min(fend - c, 1 << 20), c), window=1 << 16)
             try:
                 next(it)
                 return True
@@ -210,12 +210,12 @@ class ZstdSource(FileSource):
     def _resync(self, at: int, stop: int, hint: Optional[int] = None) -> int:
         """Start of the next readable frame after the corrupt one at ``at`` (``stop`` if none)."""
         if hint is not None and at < hint <= stop:
-            if hint == stop or (self._pread(4, hint) == MAGIC and self._structurally_valid(hint, stop)):
+            if hint == stop or (self.pread(4, hint) == MAGIC and self._structurally_valid(hint, stop)):
                 return hint
         p = at + 1
         while p < stop:
             n = min(self.block, stop - p)
-            chunk = self._pread(n, p)
+            chunk = self.pread(n, p)
             i = 0
             while True:
                 j = chunk.find(MAGIC, i)
@@ -485,7 +485,7 @@ class ZstdSource(FileSource):
         first = True
         while hi > lo:
             s = max(lo, hi - step)
-            chunk = self._pread(min(hi + 3, e) - s, s)
+            chunk = self.pread(min(hi + 3, e) - s, s)
             if first:
                 win, win_at, first = chunk, s, False
             j = len(chunk)
@@ -520,7 +520,7 @@ class ZstdSource(FileSource):
                         e = c
                         continue
                     if view is None:
-                        view = memoryview(self._pread(e - c, c))
+                        view = memoryview(self.pread(e - c, c))
                     yield from self._frame_backward(c, e, view, *known(c))
                     e = c
                     continue
