@@ -14,7 +14,14 @@ added: ``store._read`` (``SqliteStore.read``), ``reader._backward_items`` / ``_t
 the write to ``tracker._hidden_count`` (a weak map in ``app/ui/history/pages.py``), the CLI's ``_reader`` and
 ``_cfg_path`` (``session_reader``, ``cfg_session_path``) and the window's ``_first_paint_marked``.  Later: the
 reader's split-row decode and scan totals the exports used (``decode_split_row``, ``physical_total``,
-``progress_of``), ``Segment._abs`` (``text_pos``) and the reader's legacy-row probe (``app/log/index/rowprobe.py``).
+``progress_of``), ``Segment._abs`` (``text_pos``) and the reader's legacy-row probe (``app/log/index/rowprobe.py``).  Then
+(renames only): a file source's read primitives (``pread``, ``fd``, ``find_newline``, ``oversized_segment``),
+the index cache's helpers the timeline and outline caches share (``source_identity``, ``file_source_of``,
+``keyed_hasher``, ``DIGEST_SIZE``, ``cache_size_limit``, ``tail_hash``, ``write_parts_atomic``), the fast
+index's scan tables and heap switch the fork's legacy-row scan uses (``scan_rows``, ``SCAN_TYPES``, ...,
+``heap_steady``), ``versions.DATA_TYPE``, ``analysis.dedupe_problems``, ``export_transcript.message_blocks``,
+the window's ``history_column``, ``update_request``, ``on_tail``, the welcome's ``explicit_home``,
+``HistoryActions.apply_search``, ``GoActions.job_group``; the export's ``hashlib._Hash`` is a protocol.
 """
 from __future__ import annotations
 
@@ -41,13 +48,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/log/query/trace.py", "from ..fold.checkpoints import _segments_from"): _FOLD,
     ("app/log/fold/asof.py", "from .surface import _compaction_ref"): _FOLD,
     ("app/log/fold/asof.py", "side.attempts._open"): "the replay's side fold reads the attempt tracker's open attempt",
-    ("app/ui/replay.py", "self.win._update_request"): _UI,
-    ("app/ui/replay.py", "win._history_column"): _UI,
-    ("app/store/export.py", "hashlib._Hash"): "the standard library's hash type, named in a signature",
-    ("app/ui/file_actions.py", "win._on_tail"): _UI,
-    ("app/ui/file_actions.py", "win.welcome._explicit"): _UI,
-    ("app/ui/find_actions.py", "ha._apply_search"): _UI,
-    ("app/ui/generation_actions.py", "win._history_column"): _UI,
     ("app/ui/history/jumps.py", "from .pages import _range_job"): _JOBS,
     ("app/ui/history/jumps.py", "m._shed"): _FRIENDS,
     ("app/ui/history/shed.py", "w._all_key"): _FRIENDS,
@@ -72,9 +72,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/ui/history/seq_index.py", "from .pages import _index_job"): _JOBS,
     ("app/ui/history/seq_index.py", "m._group"): _FRIENDS,
     ("app/ui/home_search.py", "ha.controller._update_search_status"): _UI,
-    ("app/ui/summary_refresh.py", "go._group"): _FRIENDS,
     ("app/ui/truth_views.py", "d._pads"): _UI,
-    ("app/ui/truth_views.py", "win._history_column"): _UI,
 }
 
 
