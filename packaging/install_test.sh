@@ -4,6 +4,7 @@
 #     carries the C row scanner and its stamp;
 #  2. the same with no C compiler (CC=false): the build warns and goes on, the wheel has no C scanner;
 #  3. `pip install .` from the checkout into a fresh venv (what `pipx install .` runs);
+#  4. `pipx install .` itself (pipx from the registry; its venv gets every dependency, ~30 s from local wheels);
 #  each installed into a fresh venv (--no-deps; the dependencies come from VENV's site-packages through a
 #  .pth, so no Qt wheel is downloaded), then, from a folder outside the checkout: `session-lens --version`
 #  names the scanner expected, `doctor --json` reports the same scanner, the venv's Python and every worker
@@ -93,4 +94,12 @@ done
 venv_with venv-pip
 "$T/venv-pip/bin/pip" install -q --disable-pip-version-check --no-deps "$T/src-c" > "$T/pip-dot.log" 2>&1 || { cat "$T/pip-dot.log"; fail "pip install ."; }
 check venv-pip c
+
+# pipx install . (pipx from the registry into the builder venv; its own venv with every dependency installed)
+"$T/builder/bin/pip" install -q --disable-pip-version-check pipx > "$T/pipx-get.log" 2>&1 || { cat "$T/pipx-get.log"; fail "pip install pipx"; }
+PIPX_HOME="$T/pipx" PIPX_BIN_DIR="$T/pipx-bin" PIPX_MAN_DIR="$T/pipx-man" "$T/builder/bin/pipx" install "$T/src-c" \
+  > "$T/pipx.log" 2>&1 || { cat "$T/pipx.log"; fail "pipx install ."; }
+[ "$(readlink -f "$T/pipx-bin/session-lens")" = "$(readlink -f "$T/pipx/venvs/session-lens/bin/session-lens")" ] \
+  || fail "pipx put no session-lens on its bin folder"
+check pipx/venvs/session-lens c
 ok "every install path"

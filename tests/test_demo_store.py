@@ -1,6 +1,7 @@
 """The demo Harness home shipped in resources/ shows every capability on the formats dsh
 writes today (v4, mostly ``session.v4.jsonl.zstd``), plus older generations and v0 legacy
-sessions, and every session in it opens through every read face."""
+sessions, and every session in it opens through every read face.  Today's dsh opens every one of them
+but ``demo-refused-by-dsh``, kept to show a refusal (issue 35)."""
 from __future__ import annotations
 
 import contextlib
@@ -20,7 +21,10 @@ from app.store import forking
 from app.store.discovery import discover, parse_generation
 from app.store.export import export
 from app.store.faces import open_info, open_reader
-from app.tools.make_demo import build
+from app.log.index.reader import LogReader
+from app.log.index.verdict import dsh_verdict
+from app.tools.make_demo import REFUSED, build
+from app.ui.file_actions import DEMO_START, DEMO_START_SEQ
 from fixtures_util import REPO, fast_sample
 
 DEMO = REPO / "resources" / "demo"
@@ -62,7 +66,6 @@ def test_demo_is_light_and_mostly_todays_format():
     with_older = {s.id: [g["name"] for g in s.generations] for s in listing.sessions if s.generations}
     assert with_older["demo-migrated"] == ["session.jsonl"]
     assert with_older["demo-plain-turn"] == ["session.v2.jsonl"]
-    assert with_older["preview-showcase"] == ["session.v2.jsonl"]
     assert os.path.basename(infos["demo-migrated"].path) == "session.v4.jsonl"
     assert len(listing.sessions) == len(FILES) - sum(len(v) for v in with_older.values())
 
@@ -75,16 +78,17 @@ def test_every_demo_file_opens_through_every_face(path, tmp_path):
     assert r.fatal is None and r.format_version == want
     info = analysis.inspect(r)
     assert info["formatVersion"] == want and "fatal" not in info
-    # the only problems: that the newest dsh refuses the log (a v2 log its migration cannot take, an early-v4
-    # plugin source; issue 27), said the same way as dshWouldRefuse
+    # no problem, but that the newest dsh refuses the one session kept for it (said as dshWouldRefuse says it)
     assert not [p for p in info["problems"] if not p.startswith("dsh-would-refuse")], info["problems"]
-    assert info["dshWouldRefuse"] is bool(info["problems"])
+    assert info["dshWouldRefuse"] is bool(info["problems"]) is (path.parent.name == REFUSED)
     evs = r.events(logical=True)
     assert [e.seq for e in evs] == list(range(len(evs)))
     msgs = analysis.messages(r)
     assert all(isinstance(m, dict) and m.get("role") for m in msgs)
+    # (a v2 log's header prompt becomes a system message through dsh's v2->v3 migration)
     assert bool(msgs) == any(e.data.get("message") or e.type == "user/message" for e in evs if isinstance(e.data, dict)
-                             and e.type in ("user/message", "assistant/message", "system/message"))
+                             and e.type in ("user/message", "assistant/message", "system/message")) or \
+        (want == 2 and any(e.type == "request/header" and e.data["header"].get("system") for e in evs))
     bounds = analysis.dispatches(r.events())
     assert len(bounds) == info["attempts"]
     step = 1 if len(bounds) <= 60 else len(bounds) // 8                     # the long session: a sample, and its last
@@ -96,7 +100,7 @@ def test_every_demo_file_opens_through_every_face(path, tmp_path):
             continue
         req = analysis.request_at(r, b)
         assert req["boundary"] == b and "messages" in req["request"]
-        assert ("toolHistory" in req["request"]) == (want >= 3)         # v3: derived on the v4 shape
+        assert ("toolHistory" in req["request"]) == (want >= 2)         # v2, v3: derived on the v4 shape
     # pages back to seq 0, every stored event once
     seen, page = [], r.tail_page(max_messages=20)
     while True:
@@ -199,9 +203,45 @@ def test_demo_requests_carry_system_and_developer_messages():
     rq = _first_request("demo-v4-developer", infos,
                         lambda rq: any(m.get("role") == "developer" for m in rq["messages"]))
     assert rq["messages"][0]["role"] == "system"
-    # the older v2 generation keeps the system prompt in its request header
+    # the older v2 generation keeps the system prompt in its request header (as written); today's dsh takes
+    # it through its v2->v3 migration (the step opens first), which makes it the system message at the head
     r = open_reader(str(SESSIONS / "--home-dev-demo-project--" / "demo-plain-turn" / "session.v2.jsonl"))
     assert r.format_version == 2 and header_version(Path(r.source.path).read_bytes().split(b"\n")[0]) == 2
     (b, a), = analysis.dispatches(r.events())
     assert a.failed and a.failure_reason() == "abandoned (no finish)"
-    assert analysis.request_at(r, b)["request"]["system"]
+    written = analysis.request_at(r, b, as_written=True)["request"]
+    head = analysis.request_at(r, b)["request"]["messages"][0]
+    assert written["system"] and "system" not in analysis.request_at(r, b)["request"]
+    assert head["role"] == "system" and head["id"].startswith("v2-to-v3-system-")
+    assert head["content"] == [{"type": "text", "text": written["system"]}]
+
+
+def test_todays_dsh_opens_every_demo_session_but_the_one_kept_to_show_a_refusal():
+    """Every generation file in the demo passes the newest dsh's read path (its v2->v3 migration for the
+    v0/v2 files, native v4 admission with no retired plugin source), except ``demo-refused-by-dsh``: one
+    early-v4 log as dsh wrote it, refused for its plugin-sourced system message."""
+    refused = {}
+    for p in FILES:
+        why = [pr.message for pr in dsh_verdict(LogReader.open(str(p)))]
+        if why:
+            refused["/".join(p.parts[-2:])] = why
+    assert list(refused) == [f"{REFUSED}/session.v4.jsonl"], refused
+    (why,) = refused[f"{REFUSED}/session.v4.jsonl"]
+    assert "retired source {kind: \"plugin\"" in why and "earlier v4 builds wrote it" in why
+    # older generations are still there to show (a v0 beside a v4, a v2 beside a v3), and v0 legacy sessions
+    names = {"/".join(p.parts[-2:]) for p in FILES}
+    assert {"demo-migrated/session.jsonl", "demo-plain-turn/session.v2.jsonl", "demo-crashed/session.jsonl"} <= names
+
+
+def test_the_demo_opens_on_a_v4_session_dsh_accepts_at_its_first_tool_call():
+    p = DEMO / DEMO_START
+    assert parse_generation(p.name)[1] == 4 and p.parent.name == "demo-v4-advanced"
+    r = open_reader(str(p))
+    assert r.format_version == 4 and dsh_verdict(r) == []
+    info = analysis.inspect(r)
+    assert info["dshWouldRefuse"] is False and not info["problems"]
+    first_call = next(e for e in r.events() if e.type == "tool/call")
+    start = r.event_at(DEMO_START_SEQ)
+    assert start.type == "assistant/message"
+    assert [b["id"] for b in start.data["message"]["content"] if b.get("type") == "tool-call"] == \
+        [first_call.data["callId"]]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import threading
 import time
 from pathlib import Path
@@ -257,6 +258,178 @@ def test_the_live_follower_is_a_job_stopped_by_its_cancel(qtbot, tmp_path):
     assert jobs.group_busy("live") == 0 and states[-1] == "stopped"
 
 
+# ---------------------------------------------------------------- callers moved to the token (jobs2)
+def _children() -> list[int]:
+    """Process ids of this process's children (Linux: /proc)."""
+    out = []
+    for f in Path(f"/proc/{os.getpid()}/task").glob("*/children"):
+        try:
+            out += [int(x) for x in f.read_text().split()]
+        except OSError:                  # (that thread ended meanwhile)
+            pass
+    return out
+
+
+@pytest.mark.parametrize("inproc", [False, True], ids=["child", "in-process"])
+def test_the_timeline_job_is_cancelled_through_its_token(qtbot, big_log, tmp_path, monkeypatch, inproc):
+    """The timeline dock's job passes itself as the cancel: in a child the job's cancel kills it at once (no
+    20 ms watcher thread beside it); in-process (no child) the computation stops at its next tick.  Either
+    way it ends < 100 ms after cancel() and delivers nothing (before: a callable, a watcher thread, and an
+    in-process computation that ran to its end)."""
+    import app.log.query.timeline  # noqa: F401  (imported here, not in the job: the cancel lands in the work)
+    import app.store.timeline_child  # noqa: F401
+    from app.ui.timeline_dock import compute_job
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path))      # (no cached timeline: computed)
+    if inproc:
+        monkeypatch.setenv("SESSION_LENS_SCAN_INPROC", "1")
+    jobs = Jobs()
+    got: list = []
+    job = jobs.submit(compute_job, big_log, None, group="timeline", on_done=got.append, on_error=got.append)
+    if inproc:
+        _until(qtbot, lambda: _running("_compute"))           # (computing the spans in the job's thread)
+    else:
+        _until(qtbot, _children)
+        qtbot.wait(100)                                       # (the child started, and computing)
+        watchers = [t.name for t in threading.enumerate() if "_kill_when" in t.name]
+        assert watchers == [], "a job's cancel kills its child itself: no watcher thread"
+    assert not job.finished, "the work ended before it could be cancelled"
+    t0 = time.perf_counter()
+    job.cancel()
+    _until(qtbot, lambda: job.ended_at is not None)
+    assert job.ended_at - t0 < CANCEL_WITHIN
+    _until(qtbot, lambda: job.finished)
+    qtbot.wait(50)
+    assert got == [] and jobs.shutdown()
+    assert not _children(), "the child never outlives its job"
+
+
+def test_the_timeline_job_still_delivers(qtbot, tmp_path, monkeypatch):
+    from app.ui.timeline_dock import compute_job
+    path = tmp_path / "session.jsonl"
+    write_jsonl(str(path), PlantingSynth(seed=6), turns=8)
+    jobs = Jobs()
+    got: list = []
+    for inproc in ("0", "1"):
+        monkeypatch.setenv("SESSION_LENS_SCAN_INPROC", inproc)
+        monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / inproc))   # (computed each time)
+        n = len(got)
+        jobs.submit(compute_job, str(path), None, on_done=got.append, on_error=got.append)
+        _until(qtbot, lambda n=n: len(got) > n)
+    assert [type(g) for g in got] == [dict, dict], got
+    assert got[0]["result"]["spans"] == got[1]["result"]["spans"] and got[0]["result"]["spans"]
+    assert jobs.shutdown()
+
+
+def _running(code: str) -> bool:
+    """Whether some thread is running a function named ``code`` (where a job is: its stack)."""
+    import sys
+    for frame in sys._current_frames().values():
+        f = frame
+        while f is not None:
+            if f.f_code.co_name == code:
+                return True
+            f = f.f_back
+    return False
+
+
+def test_the_home_search_job_is_cancelled_through_its_token(qtbot, big_log, tmp_path, monkeypatch):
+    """The home search's streaming scan (:func:`app.store.ftslive.live_search`) takes the job as its cancel
+    and hands it to the session being read: a cancel stops a big unindexed session within 64 rows, not after
+    it (before: a callable, looked at between sessions only).  Ends < 100 ms after cancel(), delivers nothing."""
+    import shutil
+    import app.store.ftslive  # noqa: F401  (imported here, not in the job: the cancel lands in the scan)
+    from app.ui.home_search import query_job
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    project = tmp_path / "home" / "projects" / "-work-x"
+    project.mkdir(parents=True)
+    shutil.copy(big_log, project / "11111111-2222-3333-4444-555555555555.jsonl")
+    jobs = Jobs()
+    got: list = []
+    job = jobs.submit(query_job, str(tmp_path / "home"), str(tmp_path / "ix.sqlite"), "the", 50,
+                      on_done=got.append, on_error=got.append, on_partial=got.append)
+    _until(qtbot, lambda: _running("feed"))      # (decoding the rows of the one big session: ~0.5 s whole)
+    assert not job.finished, "the scan ended before it could be cancelled"
+    t0 = time.perf_counter()
+    job.cancel()
+    _until(qtbot, lambda: job.ended_at is not None)
+    assert job.ended_at - t0 < CANCEL_WITHIN
+    _until(qtbot, lambda: job.finished)
+    qtbot.wait(50)
+    assert got == [] and jobs.shutdown()
+    done: list = []
+    jobs = Jobs()
+    jobs.submit(query_job, str(tmp_path / "home"), str(tmp_path / "ix.sqlite"), "the", 50, on_done=done.append)
+    _until(qtbot, lambda: bool(done))
+    assert done[0].scanned == 1 and not done[0].partial and done[0].total > 100, "uncancelled, it answers"
+    assert jobs.shutdown()
+
+
+def test_the_extraction_workers_are_killed_by_the_token_itself(big_log):
+    """The full-text build's extraction workers (:func:`app.store.ftsio.extracted`) take the job's token: its
+    cancel kills them itself (``on_cancel``; a plain :class:`Token` has the hook too, so the shard child's stop
+    does the same) - no 20 ms watcher thread beside them.  The read ends < 100 ms after cancel(), raising the
+    one Cancelled, and no worker outlives it."""
+    import app.store.ftswrite  # noqa: F401  (imported here: the cancel path raises its Cancelled)
+    from app.store.ftsio import extracted
+    size = os.path.getsize(big_log)
+    token = Token("build")
+    seen: list = []
+    out: dict[str, object] = {}
+
+    def consume() -> None:
+        try:
+            for ft in extracted([(big_log, size)] * 6, 2, token):
+                seen.append(ft.status)
+        except Cancelled:
+            out["cancelled"] = time.perf_counter()
+    th = threading.Thread(target=consume)
+    th.start()
+    t_end = time.monotonic() + 20
+    while len(_children()) < 2 and time.monotonic() < t_end:
+        time.sleep(0.01)
+    time.sleep(0.2)                                      # (both workers reading a 9 MB session)
+    assert [t.name for t in threading.enumerate() if t.name == "fts-extract-cancel"] == []
+    assert th.is_alive(), "the read ended before it could be cancelled"
+    t0 = time.perf_counter()
+    token.cancel()
+    th.join(10)
+    assert "cancelled" in out and out["cancelled"] - t0 < CANCEL_WITHIN, (out, seen)
+    t_end = time.monotonic() + 5
+    while _children() and time.monotonic() < t_end:
+        time.sleep(0.01)
+    assert not _children(), "no extraction worker outlives the cancel"
+
+
+def test_the_replay_open_job_is_cancelled_through_its_token(qtbot, big_log, tmp_path, monkeypatch):
+    """The replay model's open job hands its token to the replay child's client: a cancel (another session
+    meanwhile) kills a child still opening the log (seconds for a big one seen first) instead of waiting for
+    it to be ready.  Ends < 100 ms after cancel(), delivers nothing, leaves no child."""
+    import app.store.replay_child  # noqa: F401  (imported here, not in the job: the cancel lands in the open)
+    from app.ui.replay_model import open_job
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path))      # (not opened before: no cached index)
+    jobs = Jobs()
+    got: list = []
+    job = jobs.submit(open_job, big_log, None, group="replay-context", on_done=got.append, on_error=got.append)
+    _until(qtbot, _children)
+    qtbot.wait(150)                                           # (the child is opening the 9 MB log)
+    assert not job.finished, "the child was ready before it could be cancelled"
+    t0 = time.perf_counter()
+    job.cancel()
+    _until(qtbot, lambda: job.ended_at is not None)
+    assert job.ended_at - t0 < CANCEL_WITHIN
+    _until(qtbot, lambda: job.finished)
+    qtbot.wait(50)
+    assert got == [] and jobs.shutdown()
+    _until(qtbot, lambda: not _children())
+    done: list = []
+    jobs = Jobs()
+    jobs.submit(open_job, big_log, None, on_done=done.append, on_error=done.append)
+    _until(qtbot, lambda: bool(done))
+    assert done[0].child and done[0].impl.info, "uncancelled, it opens"
+    done[0].close()
+    assert jobs.shutdown()
+
+
 # ---------------------------------------------------------------- nobody starts background work another way
 JOB_API = {"app/ui/workers.py", "app/store/childproc.py", "app/log/jobctl.py"}
 # what starts a thread, a pool, a process or a stop-flag: module -> names (also caught when imported by name)
@@ -270,11 +443,12 @@ _FORK = "a forked scan of one call, joined before it returns (no thread may run:
 KNOWN: dict[tuple[str, str], str] = {
     ("app/store/ftsshard.py", "threading.Thread"): "the shard pipes: a reader thread per shard child (in the "
                                                    "full-text build's own job) and, in the child, a stdin watcher",
-    ("app/store/ftsshard.py", "threading.Event"): _CHILD + "the shard child's stop flag, set when stdin ends",
     ("app/store/indexer.py", "threading.Thread"): _CHILD + "the index child's heartbeat to its parent",
     ("app/store/indexer.py", "threading.Event"): _CHILD + "the index child's heartbeat stop",
-    ("app/store/ftsio.py", "threading.Thread"): "kills the fts-extract workers of a full-text update once its "
-                                                "cancel says stop (like run_child's watcher, for spawn_worker pipes)",
+    ("app/store/ftsio.py", "threading.Thread"): "kills the fts-extract workers of a full-text update once a cancel "
+                                                "without on_cancel says stop (a threading.Event or a callable: "
+                                                "tests and library callers; a job's or Token's cancel kills them "
+                                                "itself), like run_child's watcher",
     ("app/store/ftsio.py", "threading.Event"): "that watcher's end",
     ("app/store/timeline_child.py", "threading.Thread"): _CHILD + "the timeline-part child's parent watch, and in the "
                                                           "timeline child the wait on its second part's child while "

@@ -46,13 +46,15 @@ class CancelToken(Protocol):
 
 
 class Token:
-    """A plain :class:`CancelToken`: :meth:`cancel` sets it (from any thread: one bool store)."""
+    """A plain :class:`CancelToken`: :meth:`cancel` sets it (from any thread: one bool store) and calls the
+    hooks given to :meth:`on_cancel`, like a window job's (work blocked in a pipe interrupts itself)."""
 
-    __slots__ = ("name", "_cancelled")
+    __slots__ = ("name", "_cancelled", "_hooks")
 
     def __init__(self, name: str = "job") -> None:
         self.name = name
         self._cancelled = False
+        self._hooks: list[Callable[[], object]] = []
 
     @property
     def cancelled(self) -> bool:
@@ -60,6 +62,14 @@ class Token:
 
     def cancel(self) -> None:
         self._cancelled = True
+        for fn in list(self._hooks):
+            fn()
+
+    def on_cancel(self, fn: Callable[[], object]) -> None:
+        """Call ``fn`` (on the cancelling thread) when cancelled; at once if it already is."""
+        self._hooks.append(fn)
+        if self._cancelled:
+            fn()
 
     def check(self) -> None:
         if self._cancelled:

@@ -47,8 +47,20 @@ def extracted(paths: list[tuple[str, int]], workers: int, cancel: Any = None) ->
         raise Cancelled() from None
 
 
+def _kill_all(procs: list[Any]) -> None:
+    for w in procs:
+        if w.poll() is None:
+            w.kill()
+
+
 def _watch(procs: list[Any], cancel: Any) -> Any:
-    """A thread killing ``procs`` once ``cancel`` says stop (their pipes then end); .set() ends it."""
+    """Kill ``procs`` once ``cancel`` says stop (their pipes then end).  A token with ``on_cancel`` (a window
+    job, :class:`app.log.jobctl.Token`) kills them from its cancel, at once (None returned); any other form
+    (a ``threading.Event``, a callable) is polled every 20 ms by a thread: the returned event's .set() ends it."""
+    hook = getattr(cancel, "on_cancel", None)
+    if hook is not None:
+        hook(lambda: _kill_all(procs))
+        return None
     import threading
     from ..log.query.extract import is_cancelled
     done = threading.Event()

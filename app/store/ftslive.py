@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional
 
+from ..log.jobctl import Cancel, Cancelled, is_cancelled
+from ..log.query.extract import ExtractCancelled
 from .ftsio import list_store
 from .ftsquery import SearchHit, SearchResult, SessionGroup, parse_query
 from .ftsrank import Bm25, index_stats
@@ -140,11 +142,12 @@ def _merge(base: SearchResult, groups: list[SessionGroup], scored: list[tuple[fl
 
 
 def live_search(ix: FullTextIndex, query: str, limit: int = 50, on_partial: OnPartial = None,
-                cancel: Optional[Callable[[], bool]] = None, every: float = 0.1, exact: bool = True,
+                cancel: Cancel = None, every: float = 0.1, exact: bool = True,
                 walked: Optional[Scanned] = None) -> SearchResult:
     """The answer over every session of ``ix``'s root: the index where it is current, the
     streaming scan elsewhere (``on_partial(result so far)`` at most every ``every`` seconds while
-    it runs; ``cancel()`` True stops it: the answer then says ``partial``).  ``exact`` False: a
+    it runs; ``cancel`` - the job's token, or any :data:`app.log.jobctl.Cancel` - stops it between sessions
+    and within one read whole (:data:`app.log.query.extract.CANCEL_ROWS`): the answer then says ``partial``).  ``exact`` False: a
     broad query's total is counted lazily (:meth:`app.store.ftssearch.IndexQueries.search`)."""
     t0 = time.perf_counter()
     pq = parse_query(query)
@@ -178,10 +181,14 @@ def live_search(ix: FullTextIndex, query: str, limit: int = 50, on_partial: OnPa
     scored: list[tuple[float, SearchHit]] = []
     last = time.perf_counter()
     done = 0
+    scan.cancel = cancel
     for p in sorted(pending, key=lambda p: p.size):      # small sessions first: first hits sooner
-        if cancel is not None and cancel():
+        if is_cancelled(cancel):
             break
-        g, best = scan.scan(p)
+        try:
+            g, best = scan.scan(p)
+        except (ExtractCancelled, Cancelled):     # (within the session being read)
+            break
         done += 1
         if g is not None:
             groups.append(g)

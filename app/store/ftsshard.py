@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Optional
 if TYPE_CHECKING:
     import subprocess
 
-from ..log.jobctl import JOB_INTERVAL, Throttle
+from ..log.jobctl import JOB_INTERVAL, Throttle, Token
 from .ftswalk import shard_path, stat_or_none
 from .ftswrite import COUNTS, Cancel, Progress, UpdateReport, cancelled
 
@@ -141,12 +141,12 @@ def serve_shard(inp: Any = None, out: Any = None) -> None:
     inp = inp or sys.stdin.buffer
     out = out or sys.stdout.buffer
     job = json.loads(inp.readline())
-    stop = threading.Event()
+    stop = Token("fts-shard")               # the one token: its cancel also kills the extraction workers
 
     def watch() -> None:
         while inp.read(4096):
             pass
-        stop.set()
+        stop.cancel()
     threading.Thread(target=watch, daemon=True).start()
     throttle = Throttle(JOB_INTERVAL)       # the one progress throttle (app.log.jobctl)
 

@@ -18,6 +18,7 @@ import bisect
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
+from ..log.jobctl import Cancel, Cancelled, is_cancelled
 from ..log.query.extract import Entry, extract_jsonl, read_whole, reader_entries
 from .ftsrank import Bm25
 from .ftsquery import (EntryMatcher, ParsedQuery, SearchHit, SessionGroup, scan_snippet, term_groups,
@@ -77,6 +78,7 @@ class StreamScan:
         self.limit = limit
         self.rank = Bm25(pq)                  # the index's statistics, when there is one: live_search sets them
         self.bytes_read = 0
+        self.cancel: Cancel = None             # the job's token: a session stops within 64 rows or entries
         self.skipped = 0                      # sessions the byte prefilter ruled out (never decoded)
 
     def _hits(self, data: bytes) -> Optional[list[int]]:
@@ -100,6 +102,8 @@ class StreamScan:
             if data is not None and st is not None:
                 self.bytes_read += len(data)
                 hits = self._hits(data)
+                if is_cancelled(self.cancel):    # (the byte prefilter of a big session: not cut short)
+                    raise Cancelled("search")
                 if hits is not None and not hits:
                     self.skipped += 1
                     return None, [], None
@@ -108,7 +112,7 @@ class StreamScan:
                     def keep(pos: int, raw: bytes, hits: list[int] = hits) -> bool:
                         i = bisect.bisect_left(hits, pos)
                         return i < len(hits) and hits[i] < pos + len(raw)
-                res = extract_jsonl(p.path, data=data, st=st, keep=keep)
+                res = extract_jsonl(p.path, data=data, st=st, keep=keep, cancel=self.cancel)
                 if res.status == "ok":
                     return res.header, res.entries, res.title
                 if res.status != "fallback":
@@ -143,7 +147,9 @@ class StreamScan:
             return None, []
         n = 0
         best: list[tuple[float, SearchHit]] = []
-        for seq, turn, tm, kind, tool, text in entries:
+        for i, (seq, turn, tm, kind, tool, text) in enumerate(entries):
+            if not i & 63 and is_cancelled(self.cancel):
+                raise Cancelled("search")
             span = self.em.match(kind, tool, tm, text)
             if span is None:
                 continue

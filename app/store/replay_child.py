@@ -22,7 +22,7 @@ import time
 from typing import Any, BinaryIO, Optional
 from collections.abc import Callable
 
-from ..log.jobctl import Cancel
+from ..log.jobctl import Cancel, Cancelled, is_cancelled
 
 FILL_CHUNK = 4          # checkpoints of the side index filled per step of the background pass
 
@@ -202,7 +202,10 @@ def child_main(argv: list[str]) -> int:
 class ReplayClient:
     """The parent's side of a ``replay`` child (one request at a time; see the module doc)."""
 
-    def __init__(self, path: str, session_id: Optional[str]) -> None:
+    def __init__(self, path: str, session_id: Optional[str], cancel: Cancel = None) -> None:
+        """Start the child and wait until it has opened the session (seconds for a big log seen first).
+        ``cancel``: the opening job's token; its cancel (``on_cancel``) kills a child still opening it, and
+        this raises :class:`app.log.jobctl.Cancelled` at once (an answered client is no longer its job's)."""
         from .childproc import NoChild, spawn_worker
         try:
             self.proc = spawn_worker("replay", path, session_id or "", stdin=subprocess.PIPE,
@@ -212,11 +215,27 @@ class ReplayClient:
         self.lock = threading.Lock()             # one request and its answer at a time
         self._wlock = threading.Lock()           # writes to the pipe (a cancel comes from another thread)
         self.filled = False
-        msg = self._recv()
+        self._opening = True
+        hook = getattr(cancel, "on_cancel", None)
+        if hook is not None:
+            hook(self._abandon)
+        try:
+            msg = self._recv()
+        except ValueError:
+            if is_cancelled(cancel):
+                self.close()
+                raise Cancelled("replay") from None
+            raise
+        self._opening = False
         if msg[0] != "ready":
             self.close()
             raise ValueError(str(msg[1]))
         self.info: dict[str, Any] = msg[1]
+
+    def _abandon(self) -> None:
+        """The opening job was cancelled: a child still opening the session is killed (its pipe ends)."""
+        if self._opening and self.proc.poll() is None:
+            self.proc.kill()
 
     def _recv(self) -> Any:
         assert self.proc.stdout is not None

@@ -21,6 +21,7 @@ import gc
 import hashlib
 import json
 import os
+import time
 import zlib
 from pathlib import Path
 from collections.abc import Callable
@@ -117,6 +118,9 @@ def _load(path: Path, want: _TimelineHead) -> Optional[list[JsonObj]]:
             gc.enable()
 
 
+TICK_S = 0.02          # a tick while computing spans: a cancel stops the computation this soon
+
+
 def _compute(reader: LogReader, tick: Optional[Callable[[], None]]) -> list[JsonObj]:
     """The spans in log order (:func:`~app.log.query.timeline.in_log_order`: saved so, read so); a big raw
     JSONL log in two parts at once (:func:`app.store.timeline_child.split_spans`)."""
@@ -127,9 +131,12 @@ def _compute(reader: LogReader, tick: Optional[Callable[[], None]]) -> list[Json
     if tick is None:
         return in_log_order(timeline(reader))
     out: list[JsonObj] = []
+    last = time.monotonic()
     for s in timeline(reader):
         out.append(s)
-        if not len(out) & 4095:
+        now = time.monotonic()
+        if now - last >= TICK_S:
+            last = now
             tick()
     return in_log_order(out)
 
@@ -146,7 +153,8 @@ def cached_spans(reader: LogReader, build: bool,
 def cached_spans(reader: LogReader, build: bool = True,
                  tick: Optional[Callable[[], None]] = None) -> tuple[Optional[list[JsonObj]], str]:
     """The log's timeline spans in log order -> (spans, "hit" | "built" | "uncached"); with ``build=False``
-    (None, "miss") instead of computing them; ``tick()`` is called every 4096 spans computed."""
+    (None, "miss") instead of computing them; ``tick()`` is called every :data:`TICK_S` while computing them
+    (the cancellation point of the job or child computing them)."""
     src = file_source_of(reader)
     root = cache_root()
     ident = source_identity(src) if src is not None else None

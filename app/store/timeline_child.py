@@ -17,7 +17,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional, cast
 
 from ..log.format.payloads import JsonObj
-from .childproc import ChildFailed, NoChild, Send, run_child, serve, worker_argv
+from ..log.jobctl import Cancel, Cancelled
+from .childproc import ChildFailed, ChildSpec, NoChild, Send, run_child, run_spec, serve, worker_argv
 
 if TYPE_CHECKING:
     from ..log.index.reader import LogReader
@@ -103,10 +104,12 @@ def _core_free() -> bool:
     return cores >= 2 and load <= cores - 1
 
 
-def spans_for(path: str, session: Optional[str], cancelled: Callable[[], bool]) -> tuple[list[JsonObj], str]:
+def spans_for(path: str, session: Optional[str], cancel: Cancel) -> tuple[list[JsonObj], str]:
     """The log's spans: from the cache in this thread, else computed by a child (this thread waits in
-    ``read()``, the GIL released; the child ticks every 4096 spans, so a cancel stops it soon).  Raises
-    InterruptedError when cancelled."""
+    ``read()``, the GIL released), or in this thread when no child can start (``SESSION_LENS_SCAN_INPROC=1``).
+    ``cancel``: the job's token (any :data:`app.log.jobctl.Cancel`): a window job's cancel kills the child at
+    once; the in-process computation stops at its next tick (:data:`~app.store.timeline_cache.TICK_S`).
+    Raises :class:`app.log.jobctl.Cancelled` when cancelled."""
     from .faces import open_reader
     from .timeline_cache import cached_spans
     r = open_reader(path, session)
@@ -115,10 +118,15 @@ def spans_for(path: str, session: Optional[str], cancelled: Callable[[], bool]) 
     got, status = cached_spans(r, build=False)
     if got is not None:
         return got, status
-    if os.environ.get("SESSION_LENS_SCAN_INPROC") != "1":
-        try:
-            res = run_child(worker_argv("timeline"), (path, session), lambda _m: None, cancelled, "timeline")
-            return cast(tuple[list[JsonObj], str], res)
-        except NoChild:
-            pass
-    return cached_spans(r)
+
+    def here(_send: Send, cancelled: Callable[[], bool]) -> tuple[list[JsonObj], str]:
+        def tick() -> None:
+            if cancelled():
+                raise Cancelled("timeline")
+        return cached_spans(r, tick=tick)
+    spec = ChildSpec("timeline", request=(path, session), what="timeline", fallback=here,
+                     in_process=os.environ.get("SESSION_LENS_SCAN_INPROC") == "1")
+    try:
+        return cast(tuple[list[JsonObj], str], run_spec(spec, lambda _m: None, cancel))
+    except InterruptedError:
+        raise Cancelled("timeline") from None

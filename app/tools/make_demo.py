@@ -15,9 +15,15 @@ formats dsh writes today:
   session, a crashed open tail, retried model calls; and Session Lens itself forks the long
   session (a v4 child, :mod:`app.store.forking`).
 - Older homes: a session folder with an older generation beside the newest (v0 ``session.jsonl``
-  + ``session.v4.jsonl`` of the same synthesized session; dsh's own v2 + v3 of ``plain-turn``;
-  the ``preview-*`` v2 + v3 home files), v3 sessions, and a few v0 sessions kept as legacy
+  + ``session.v4.jsonl`` of the same synthesized session; dsh's own v2 + v3 of ``plain-turn``),
+  v3 sessions (the ``preview-*`` home files), and a few v0 sessions kept as legacy
   (``demo-long-goal`` with its Session Lens fork, ``demo-todo``, ``demo-zstd``, ``demo-crashed``).
+
+Today's dsh opens every session here (``dshWouldRefuse`` false; ``tests/test_demo_store.py``) but one:
+v4 rows get the message sources the newest dsh writes (:func:`current_sources`: no retired
+``{kind: "plugin"}``), and v0/v2 rows open their step before the request header and the first
+message (:func:`step_first`), as dsh's own v0 snapshots do, so its v2->v3 migration takes them.
+``demo-refused-by-dsh`` is kept on purpose to show a refusal: an early-v4 log as dsh wrote it.
 
 Stored rows of files with full envelopes are copied byte for byte.  dsh's snapshot fixtures are
 envelope-free and normalized: they get ``seq`` (row index - 1) and a real ``time`` (following
@@ -48,6 +54,7 @@ CWD = "/home/dev/demo-project"
 T0 = 1796200000000                 # 2026-12-01: createdAt of the normalized sessions (+ k hours)
 HOUR = 3_600_000
 NEXT = "dsh-next"
+REFUSED = "demo-refused-by-dsh"     # the one demo session the newest dsh refuses, on purpose
 V0 = "dsh"
 
 SYSTEM = ("You are DeepSeek Harness, a coding agent working in the user's project. Use the tools to read, "
@@ -88,12 +95,15 @@ SNAPSHOTS = [
      "session.v2.jsonl"),
     (_Z + "d128b28263/" + _SUITE + "plain-turn/session.v3.jsonl", {"session:1": "demo-plain-turn"},
      "session.v3.jsonl"),
+    # the one session deliberately kept as dsh refuses it: an early-v4 log as written (its system message
+    # still has the retired {kind: "plugin"} source; the window shows the "newest dsh refuses this" banner)
+    (_P + "f4a32dbd0a/snapshots/session/tool-call-turn/session.v4.jsonl", {"session:1": REFUSED},
+     "session.v4.jsonl"),
 ]
-# Real home files with full envelopes: copied byte for byte into their own project folder
+# Real home files with full envelopes: copied byte for byte into their own project folder (their v2 twins
+# are left out: they put the user message before the first step, which dsh's v2->v3 migration refuses)
 HOME_FILES = [
-    _Z + "a18d8a996c/" + _VFS + "preview-showcase/session.v2.jsonl",
     _Z + "30f71de5f3/" + _VFS + "preview-showcase/session.v3.jsonl",
-    _Z + "d128b28263/" + _VFS + "preview-follow-up-builder/session.v2.jsonl",
     _Z + "a18d8a996c/" + _VFS + "preview-follow-up-builder/session.v3.jsonl",
     _Z + "d128b28263/" + _VFS + "preview-architecture-review/session.v3.jsonl",
 ]
@@ -110,6 +120,48 @@ LEGACY = [
 ]
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Za-z0-9:_-]+)\}\}")
+# dsh's rename of retired plugin message sources (spec-versions §4.4); a plugin name not listed becomes its own
+# direct kind, as the newest dsh writes it (dsh-next 0217po@60f2b1a2c9 advanced child: `serial-created-fixture`)
+_RENAMED = {"compact": "compact-checkpoint", "tools-code-mode": "ptc-mode", "tools-ptc": "ptc-mode",
+            "dsh-compaction-basic": "compact-basic"}
+_SURFACE = {"user/message", "assistant/message", "tool/result", "system/message"}
+
+
+def current_sources(o):
+    """A v4 row as the newest dsh writes it: every retired ``{kind: "plugin", plugin: P}`` message source gets
+    its direct kind (the other keys kept in place); ``@deepseek-ai/dsh-system-prompt`` is ``system-prompt``
+    on a system message, ``runtime-context`` on any other."""
+    if isinstance(o, list):
+        return [current_sources(v) for v in o]
+    if not isinstance(o, dict):
+        return o
+    out = {k: current_sources(v) for k, v in o.items()}
+    src = out.get("source")
+    if isinstance(src, dict) and src.get("kind") == "plugin" and isinstance(src.get("plugin"), str):
+        p = src["plugin"]
+        kind = (("system-prompt" if out.get("role") == "system" else "runtime-context")
+                if p == "@deepseek-ai/dsh-system-prompt" else _RENAMED.get(p, p))
+        out["source"] = {"kind": kind, **{k: v for k, v in src.items() if k not in ("kind", "plugin")}}
+    return out
+
+
+def step_first(rows: list) -> list:
+    """Rows (dicts, in order) with each turn's first ``step/start`` moved up to right after its
+    ``turn/start`` when a request header or a surface row came before it: dsh's v2->v3 migration (which
+    the newest dsh runs on v0-v2 logs) refuses a surface row before the first step and a prompt set outside
+    a step; dsh's own v0 snapshots write the step first."""
+    out = list(rows)
+    for i, r in enumerate(out):
+        if r.get("type") != "turn/start":
+            continue
+        for j in range(i + 1, len(out)):
+            t = out[j].get("type")
+            if t in ("turn/start", "step/start"):
+                if t == "step/start" and any(x.get("type") in _SURFACE or x.get("type") == "request/header"
+                                             for x in out[i + 1:j]):
+                    out.insert(i + 1, out.pop(j))
+                break
+    return out
 
 
 def _stream_end(data) -> int:
@@ -165,6 +217,10 @@ def normalize(lines: list, ids: dict, created_at: int, born: dict) -> tuple[dict
     created_at = born.get(sid, created_at)
     header = _replace(header, ids, sid)
     rows = [_replace(json.loads(x), ids, sid) for x in lines[1:] if x.strip()]
+    if header.get("version") in (0, 1, 2):
+        rows = step_first(rows)
+    elif header.get("version") == 4 and sid != REFUSED:
+        rows = current_sources(rows)
     real = [t for r in rows if (t := _stream_end(r.get("data")))]
     t = min(real) - 2_000 if real else created_at + 1_000
     if not isinstance(header.get("createdAt"), int) or header["createdAt"] < 10 ** 12 or header["createdAt"] > t:
@@ -209,12 +265,13 @@ def _synth(root: Path, synth: SessionSynth, name: str, **kw) -> Path:
     return path
 
 
-def _fork(parent_path: Path, nth_message: int, child_id: str, now: int) -> Path:
-    """A fork made by Session Lens (in the parent's format) after the parent's nth assistant message."""
+def _fork(parent_path: Path, nth_message: int, child_id: str, now: int, home: Path) -> Path:
+    """A fork made by Session Lens (in the parent's format) after the parent's nth assistant message, into
+    ``home`` (named: a fork of the shipped demo would otherwise go to the user's demo fork store)."""
     parent = LogReader.open(str(parent_path))
     anchors = [e.seq for e in parent.events() if e.type == "assistant/message"]
     with mock.patch.object(forking, "time", types.SimpleNamespace(time=lambda: now / 1000)):
-        res = forking.fork(parent, anchors[nth_message], child_id=child_id)
+        res = forking.fork(parent, anchors[nth_message], out_store=str(home), child_id=child_id)
     return Path(res["child"])
 
 
@@ -225,6 +282,21 @@ def _created(h: dict, first_row: bytes, fallback: int) -> None:
         t = json.loads(first_row).get("time")
         h["createdAt"] = t - 2_000 if isinstance(t, int) and t >= 10 ** 12 else fallback
     h.setdefault("delegationDepth", 0)
+
+
+def _step_first_v0(lines: list) -> list:
+    """Stored v0 rows (bytes) shaped by :func:`step_first`; a row that moves gets its new seq (the others
+    keep their bytes)."""
+    rows = [json.loads(x) for x in lines]
+    moved = step_first(rows)
+    out = []
+    for i, (x, r) in enumerate(zip(lines, rows)):
+        m = moved[i]
+        if m is r:
+            out.append(x)
+        else:
+            out.append(_dump({**m, "seq": r["seq"]}))
+    return out
 
 
 def build(fixtures: Path, out: Path) -> None:
@@ -265,17 +337,17 @@ def build(fixtures: Path, out: Path) -> None:
                                 result_scale=0.3),
                name, turns=6, batch_events=(4, 24))
     # a fork made by Session Lens, in v4 (zstd like its parent), after the long session's 5th answer
-    _fork(long_path, 4, "demo-v4-long-fork", T0 + 22 * HOUR)
+    _fork(long_path, 4, "demo-v4-long-fork", T0 + 22 * HOUR, out)
     # v0 legacy sessions
     for rel, sid, name, keep, fallback in LEGACY:
         rows0 = (fixtures / V0 / rel).read_bytes().rstrip(b"\n").split(b"\n")
         h = json.loads(rows0[0])
         h["id"], h["cwd"] = sid, CWD
         _created(h, rows0[1], fallback)
-        body = [x + b"\n" for x in rows0[1:keep]]
+        body = [x + b"\n" for x in _step_first_v0(rows0[1:keep])]
         _write(_session_file(root, h, name), _dump(h) + b"\n", [body[i:i + 8] for i in range(0, len(body), 8)])
     _fork(_session_file(root, {"id": "demo-long-goal", "cwd": CWD}, "session.jsonl"), 0, "demo-long-goal-fork",
-          T0 - 60 * 24 * HOUR)
+          T0 - 60 * 24 * HOUR, out)
     # modification times an hour after creation (a fresh build must not list open tails as live
     # writers; a git checkout has its own times)
     for f in sorted(root.rglob("session*.jsonl*")):

@@ -227,7 +227,11 @@ def run_gui(path: Optional[str] = None, screenshot: Optional[str] = None, physic
     from .crash import install_crash_handler
     crash = install_crash_handler(app)
     import qasync  # noqa: F401  (after PySide6)
+    probe = os.environ.get("SESSION_LENS_PROBE")      # a measuring run (app.ui.probe; package-test)
     try:
+        if probe:
+            from .probe import run_probe
+            return int(qasync.run(run_probe(app, probe, path)) or 0)
         return int(qasync.run(_main(app, crash, path, screenshot, physical, attempts, select, parse_size(size),
                                     page_size, theme, request, wait_index)) or 0)
     except Exception:

@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, Qt
 
+from .find_hits import CompactHits
 from .plaintext import clean_line
 
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -64,9 +65,18 @@ class FindResultsModel(_ItemsTableModel):
     """Hits of a whole-log search (seq, turn, kind, snippet), appended as they stream in."""
     HEADERS = ("seq", "turn", "kind", "match")
 
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.items: Any = CompactHits()      # (issue 36: columns, not one object a hit)
+
     @property
-    def hits(self) -> list:
+    def hits(self) -> Any:
         return self.items
+
+    def set_items(self, items) -> None:
+        self.beginResetModel()
+        self.items = CompactHits(items)
+        self.endResetModel()
 
     def clear(self) -> None:
         self.set_items([])
@@ -104,7 +114,7 @@ class FindResultsModel(_ItemsTableModel):
     def row_for_seq(self, seq: int, forward: bool) -> Optional[int]:
         """Index of the first hit after (forward) or the last before ``seq`` (hits are oldest first)."""
         from .history.navigation import neighbour_index
-        return neighbour_index([h.seq for h in self.hits], seq, forward)
+        return neighbour_index(self.items.seqs, seq, forward)
 
 
 def search_wording(n: int, complete: bool, cancelled: bool, turns: Optional[int], done: int = 0,
@@ -129,9 +139,9 @@ class OutlineModel(QAbstractListModel):
         super().__init__(parent)
         self.turns: list = []
 
-    def set_turns(self, turns: list) -> None:
+    def set_turns(self, turns) -> None:
         self.beginResetModel()
-        self.turns = list(turns)
+        self.turns = turns if hasattr(turns, "first_seqs") else list(turns)   # (packed: outline_turns)
         self.endResetModel()
 
     def rowCount(self, parent=QModelIndex()):
@@ -164,7 +174,8 @@ class OutlineModel(QAbstractListModel):
 
     def row_for_seq(self, seq: int) -> Optional[int]:
         import bisect
-        i = bisect.bisect_right([t.first_seq for t in self.turns], seq) - 1
+        firsts = getattr(self.turns, "first_seqs", None)
+        i = bisect.bisect_right(firsts if firsts is not None else [t.first_seq for t in self.turns], seq) - 1
         return i if i >= 0 else None
 
 

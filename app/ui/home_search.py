@@ -68,7 +68,7 @@ def query_job(job, root: str, db_path: Optional[str], query: str, limit: int):
     from ..store.ftslive import live_search
     with _open_index(root, db_path) as ix:
         job.check()
-        return live_search(ix, query, limit=limit, on_partial=job.partial.emit, cancel=lambda: job.cancelled,
+        return live_search(ix, query, limit=limit, on_partial=job.partial.emit, cancel=job,
                            every=PARTIAL_EVERY_S, exact=False)
 
 

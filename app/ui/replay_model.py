@@ -54,7 +54,7 @@ def open_job(job: Any, path: str, session_id: Optional[str]) -> _Backend:
     from ..store.childproc import NoChild
     from ..store.replay_child import ReplayClient, open_context
     try:
-        client = ReplayClient(path, session_id)
+        client = ReplayClient(path, session_id, cancel=job)      # (its cancel kills a child still opening)
         if job.cancelled:                    # (another session meanwhile: nobody will use it)
             client.close()
         job.check()

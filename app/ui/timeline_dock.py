@@ -25,7 +25,7 @@ def compute_job(job: Any, path: str, session: Optional[str]) -> dict[str, Any]:
     from ..store.faces import open_reader
     from ..store.timeline_cache import cached_summary, link_children, load_prices
     from ..store.timeline_child import spans_for
-    spans, status = spans_for(path, session, lambda: job.cancelled)
+    spans, status = spans_for(path, session, job)      # (the job's cancel kills the child at once)
     job.check()
     if session is None:
         link_children(path, spans)

@@ -8,6 +8,7 @@ delegate paints rows, there is no widget per row).
 from __future__ import annotations
 
 import time
+import weakref
 from collections import OrderedDict
 from typing import Optional
 
@@ -41,6 +42,8 @@ PILL = {"synth": ("synth_bg", "synth_fg"), "hidden": ("hidden_bg", "hidden_fg"),
         "card": ("mono_bg", "dim"), "shadow": ("hidden_bg", "hidden_fg"), "surface": ("mono_bg", "dim")}
 PIXMAP_MAX_HEIGHT = 1600  # rows up to this tall (or two viewports) are painted from a cached pixmap
 PIXMAP_CACHE_BYTES = 32 << 20   # about three viewports of rows (issue 36: 96 MB held 100 MB of anonymous memory)
+SIZES_MAX = 1200          # row heights kept (the exposed rows and those warmed around them); beyond,
+                          # those of rows the model no longer exposes are forgotten (issue 36)
 SHADOW_OPACITY = 0.55     # a row the model no longer sees (shadowed by a replacement) is drawn dimmed
 
 
@@ -274,7 +277,8 @@ class HistoryDelegate(QStyledItemDelegate):
         self.theme = theme
         self._cache: OrderedDict = OrderedDict()
         self.max_cache = 400                # the exposed rows (MAX_EXPOSED) and the warmed ones around them
-        self._sizes: dict = {}              # id(row) -> (row, version, width, QSize)
+        self._sizes: dict = {}              # id(row) -> (weakref to row, version, width, QSize): a weak
+                                            # reference, so a dropped page's rows (and events) are freed
         self._pix: OrderedDict = OrderedDict()   # (id(doc), selected, w, h, theme) -> (doc, QPixmap), LRU
         self._pix_bytes = 0
         self._vp = view.viewport()
@@ -355,17 +359,28 @@ class HistoryDelegate(QStyledItemDelegate):
     def row_size(self, row: Row, index=None) -> QSize:
         """The row's height at the current width (its document built and cached on a miss)."""
         e = self._sizes.get(id(row))
-        if e is not None and e[0] is row and e[1] == row.version and e[2] == self._vw:
+        if e is not None and e[0]() is row and e[1] == row.version and e[2] == self._vw:
             return e[3]
         doc = self.document(row, index)
         pad, margin = self._pads(row)
         size = QSize(self._vw, int(doc.size().height() + 0.999) + 2 * pad + 2 * margin)
-        self._sizes[id(row)] = (row, row.version, self._vw, size)
+        self._sizes[id(row)] = (weakref.ref(row), row.version, self._vw, size)
+        if len(self._sizes) > SIZES_MAX:
+            self._prune_sizes(row)
         return size
+
+    def _prune_sizes(self, row: Row) -> None:
+        """Forget the heights of rows the model does not expose (``row`` just sized is kept)."""
+        try:
+            keep = {id(r) for r in self._model_rows()}
+        except (AttributeError, TypeError):
+            keep = set()
+        keep.add(id(row))
+        self._sizes = {k: e for k, e in self._sizes.items() if k in keep}
 
     def has_size(self, row: Row) -> bool:
         e = self._sizes.get(id(row))
-        return e is not None and e[0] is row and e[1] == row.version and e[2] == self._vw
+        return e is not None and e[0]() is row and e[1] == row.version and e[2] == self._vw
 
     def warm(self, rows, budget_s: float) -> int:
         """Build the documents and heights of ``rows`` (loaded rows about to be exposed) until

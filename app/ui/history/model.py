@@ -311,6 +311,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         w = self.window
         c, changes = w.expose_older(self._ready(w.all_rows[max(0, w.hidden - _window.EXPOSE_CHUNK):w.hidden][::-1]))
         self._apply(changes)
+        self._shed(shed_newer)               # the window slid up: pages now wholly below it can go
         self._set_loading(False)
         self.olderInstalled.emit(c)
         self.statsChanged.emit()
@@ -445,8 +446,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
             "hiddenAttempts": w.hidden_attempt_count(), "showAttempts": self.show_attempts,
             "closure": len(tail.closure) if tail is not None and tail.tail else 0,
             "dropped": len(tail.dropped) if tail is not None and tail.tail else 0,
-            "index": self.index_state,
-            "indexMode": self.index_mode,
+            "index": self.index_state, "indexMode": self.index_mode,
             # the index is a snapshot: a log that grew since has at least its newest seq + 1 events
             "indexedEvents": max(self.seq_index.events, last + 1) if self.seq_index is not None else None,
             "loading": self.loading, "matches": len(self.matches),

@@ -10,11 +10,14 @@ index when the user scrolls back down).  The mirror case (newer pages after a ju
 dropped) keeps ``page.has_more`` of the new first page, so ``request_older`` reads them again.
 
 Pure bookkeeping on a :class:`~app.ui.history.window.RowWindow` (no Qt): the exposed rows do not
-change, so no change record is needed.
+change, so no change record is needed.  Once pages are dropped the freed heap is given back
+(``app.ui.memory.trim``: malloc_trim).
 """
 from __future__ import annotations
 
 from typing import Optional
+
+from ..memory import trim
 
 KEEP_PAGES = 3       # loaded pages kept at least (the exposed window spans one or two)
 
@@ -62,6 +65,8 @@ def shed_newer(w, keep: Optional[int] = None) -> int:
             del w.all_rows[len(w.all_rows) - len(rows):]
         w._set_window(w.hidden, w.bottom - len(rows))
         dropped += 1
+    if dropped:
+        trim()                                   # the dropped pages' heap pages go back to the system
     return dropped
 
 
@@ -87,4 +92,6 @@ def shed_older(w, keep: Optional[int] = None) -> int:
         w.origin += k
         w._set_window(w.hidden - k, w.bottom)
         dropped += 1
+    if dropped:
+        trim()
     return dropped
