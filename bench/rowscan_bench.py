@@ -64,7 +64,7 @@ def main() -> None:
     w, c = min(cat)
     print(f"  {'warm cat':34} {w * 1e3 / mb:6.3f} ms/MB wall {c * 1e3 / mb:6.3f} ms/MB CPU")
     fd = os.open(a.file, os.O_RDONLY)
-    fx._heap_steady(True)                      # (as the index scan reads: no fresh pages per read)
+    fx.heap_steady(True)                      # (as the index scan reads: no fresh pages per read)
     t = best(lambda: [os.pread(fd, e - p, p) for p, e, _d in segs], a.runs)
     print(f"  {'os.pread of the segments':34} {t * 1e3 / mb:6.3f} ms/MB CPU")
     bulk = best(lambda: [bulk_block(d, e - p, None, legacy) for p, e, d in segs], a.runs)

@@ -289,7 +289,7 @@ class TickAttribution:
             ("app.ui.truth_views", "TruthActions", ("_on_current",)),
             ("app.ui.fork_action", "ForkAction", ("update",)),
             ("app.ui.audit_action", "AuditAction", ("update",)),
-            ("app.ui.main_window", "MainWindow", ("update_status", "_update_request")))
+            ("app.ui.main_window", "MainWindow", ("update_status", "update_request")))
 
     def __init__(self, meter: StallMeter):
         import gc

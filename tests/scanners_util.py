@@ -21,7 +21,7 @@ from pathlib import Path
 import msgspec
 
 from app.log.index import fastindex
-from app.log.index.fastindex import _CHUNK_TYPES, _LEGACY_TYPES, _MARK_CODE, _NOT_LEGACY, _ROWS, _SEQ_AT, _Block
+from app.log.index.fastindex import _CHUNK_TYPES, LEGACY_TYPE_BYTES, _MARK_CODE, NOT_LEGACY, ROWS_RE, SEQ_AT, _Block
 from app.log.format.limits import MAX_PACKED_MEMBERS
 from app.log.index.rowprobe import maybe_legacy
 
@@ -48,12 +48,12 @@ NAMES = ["c", "python"]     # (a test param "c" skips where set-up could not bui
 @contextlib.contextmanager
 def use(name: str):
     """``app.log.index.fastindex`` scans with the scanner ``name`` inside the block."""
-    old = fastindex._scan_rows
-    fastindex._scan_rows = SCANNERS[name]
+    old = fastindex.scan_rows
+    fastindex.scan_rows = SCANNERS[name]
     try:
         yield
     finally:
-        fastindex._scan_rows = old
+        fastindex.scan_rows = old
 
 
 def block(name: str, data: bytes, n: int, expected, legacy: bool):
@@ -66,7 +66,7 @@ def block(name: str, data: bytes, n: int, expected, legacy: bool):
 
 _DT = re.compile(rb'\{"type":"[^"]*","seq0":[0-9]+,"time0":-?[0-9]+,"data":\{"turn":-?[0-9]+,"step":-?[0-9]+,'
                  rb'"index":-?[0-9]+,"dt":\[([^\]]*)\]')
-_HEADS = itemgetter(slice(0, 64))
+ROW_HEADS = itemgetter(slice(0, 64))
 _TAILS = itemgetter(slice(-2, None))
 _GROUP1 = methodcaller("group", 1)
 
@@ -81,7 +81,7 @@ def bulk_block(data: bytes, n: int, expected, legacy: bool):
     n = len(lines)
     if not n or b"".join(map(_TAILS, lines)) != b"}\n" * n:
         return None
-    found = _ROWS.findall(b"\x00".join(chain((b"",), map(_HEADS, lines))))
+    found = ROWS_RE.findall(b"\x00".join(chain((b"",), map(ROW_HEADS, lines))))
     if len(found) != n:
         return None
     types, packed, seqs = zip(*found)
@@ -114,12 +114,12 @@ def bulk_block(data: bytes, n: int, expected, legacy: bool):
         flag = False
         try:
             for t, s, line in zip(types, seqs, lines):
-                if t not in _LEGACY_TYPES:
+                if t not in LEGACY_TYPE_BYTES:
                     continue
-                shape = _NOT_LEGACY.get(t)
-                if shape is not None and shape.match(line, _SEQ_AT + len(t) + len(s)):
+                shape = NOT_LEGACY.get(t)
+                if shape is not None and shape.match(line, SEQ_AT + len(t) + len(s)):
                     continue
-                if maybe_legacy(fastindex._probe(line)):
+                if maybe_legacy(fastindex.probe_row(line)):
                     flag = True
                     break
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
@@ -131,7 +131,7 @@ def bulk_block(data: bytes, n: int, expected, legacy: bool):
 
 def old_legacy_by_heads(data: bytes, upto: int):
     """``app.store.forking._legacy_by_heads`` as it was before the row scanner named its rows (the regex over
-    the joined row heads, ``_NOT_LEGACY``'s patterns, a probe per remaining row of a legacy type), kept
+    the joined row heads, ``NOT_LEGACY``'s patterns, a probe per remaining row of a legacy type), kept
     here only as the oracle.  Two changes, both asserted by tests of their own: only ``data[:upto]`` is
     read (before, every row of ``data`` but its last was, so a cut segment listed rows after the fork's
     boundary), and a row nested deeper than the probe's decoder goes is a maybe (before: ``RecursionError``)."""
@@ -141,18 +141,18 @@ def old_legacy_by_heads(data: bytes, upto: int):
     lines = fastindex.lines_of(data, upto)
     if lines is None:
         return None
-    found = _ROWS.findall(b"\x00".join(chain((b"",), map(_HEADS, lines))))
+    found = ROWS_RE.findall(b"\x00".join(chain((b"",), map(ROW_HEADS, lines))))
     if len(found) != len(lines):
         return None
     types = list(map(itemgetter(0), found))
     ends = list(accumulate(map(len, lines)))
     out = []
-    for i in compress(range(len(lines)), map(_LEGACY_TYPES.__contains__, types)):
+    for i in compress(range(len(lines)), map(LEGACY_TYPE_BYTES.__contains__, types)):
         line, t = lines[i], types[i]
-        shape = _NOT_LEGACY.get(t)
-        if shape is None or not shape.match(line, _SEQ_AT + len(t) + len(found[i][2])):
+        shape = NOT_LEGACY.get(t)
+        if shape is None or not shape.match(line, SEQ_AT + len(t) + len(found[i][2])):
             try:
-                maybe = maybe_legacy(fastindex._probe(line))
+                maybe = maybe_legacy(fastindex.probe_row(line))
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 maybe = True
             if maybe:

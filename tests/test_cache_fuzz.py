@@ -49,7 +49,7 @@ def run_cache_campaign(tmp: Path, n_logs: int, n_mutants: int, seed: int = 28) -
         finally:
             del os.environ["SESSION_LENS_INDEX_CACHE"]
         cached_index(r), cached_checkpoints(r), cached_surface(r)
-        f = indexcache.cache_file(indexcache._identity(r.source), indexcache.cache_root())
+        f = indexcache.cache_file(indexcache.source_identity(r.source), indexcache.cache_root())
         sound = f.read_bytes()
         for name, blob in hostile.cache_mutants(sound, seed + j, n_mutants):
             f.write_bytes(blob)

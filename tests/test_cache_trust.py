@@ -47,7 +47,7 @@ def _fork_outcome(path, at, out, monkeypatch, cache: bool):
 
 def _cache_file(path, suffix=".idx"):
     r = LogReader.open(str(path))
-    ident = indexcache._identity(r.source)
+    ident = indexcache.source_identity(r.source)
     return indexcache.cache_file(ident, indexcache.cache_root()).with_suffix(suffix)
 
 
@@ -146,10 +146,10 @@ def test_folds_meta_of_the_wrong_type_is_a_miss(tmp_path):
     cached_checkpoints(LogReader.open(str(p)))
     f = _cache_file(p, ".folds")
     blob = f.read_bytes()
-    meta = msgspec.json.decode(blob[len(indexcache.MAGIC):-indexcache._DIGEST])
+    meta = msgspec.json.decode(blob[len(indexcache.MAGIC):-indexcache.DIGEST_SIZE])
     meta["upto"] = str(meta["upto"])
     body = indexcache.MAGIC + msgspec.json.encode(meta)
-    f.write_bytes(body + indexcache._hasher(body).digest())
+    f.write_bytes(body + indexcache.keyed_hasher(body).digest())
     assert cached_checkpoints(LogReader.open(str(p)))[1] == "built"
 
 

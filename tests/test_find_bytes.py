@@ -82,8 +82,8 @@ def test_a_row_over_the_row_limit_is_one_problem_and_reads_stay_bounded(tmp_path
     p.write_bytes(header + b"\n" + b"\n".join(rows) + b"\n")
     src = RawJsonlSource(str(p), block=4096)
     asked = []
-    real = src._pread
-    monkeypatch.setattr(src, "_pread", lambda n, at: asked.append(n) or real(n, at))
+    real = src.pread
+    monkeypatch.setattr(src, "pread", lambda n, at: asked.append(n) or real(n, at))
     st = FindStats()
     hits = list(find(LogReader(src), FindOptions("zebraquokka"), stats=st))
     assert [h.seq for h in hits] == [1, 3] and st.complete

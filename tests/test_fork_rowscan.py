@@ -39,16 +39,16 @@ PATHS = [p for p in ("c", "interpreted", "regex") if p in SCANNERS or p in ("int
 def path(name: str):
     """``forking._legacy_by_heads`` runs the C row scanner, the same source interpreted (as if it were the C
     one: the scanner's path), or the regex over the heads (an interpreted scanner's path)."""
-    old = fastindex.SCANNER, fastindex._scan_rows
+    old = fastindex.SCANNER, fastindex.scan_rows
     if name == "regex":
         fastindex.SCANNER = "python"
     else:
         fastindex.SCANNER = "c"
-        fastindex._scan_rows = SCANNERS["python" if name == "interpreted" else name]
+        fastindex.scan_rows = SCANNERS["python" if name == "interpreted" else name]
     try:
         yield
     finally:
-        fastindex.SCANNER, fastindex._scan_rows = old
+        fastindex.SCANNER, fastindex.scan_rows = old
 
 
 def check(data: bytes, upto: int):

@@ -16,7 +16,7 @@ from app.log.format.payloads import blocks, content_text
 from app.log.index.reader import LogReader
 from app.log.query.textview import ASSISTANT, REASONING, SYSTEM, TOOL_OUTPUT, USER, event_fields
 from app.presenters.registry import result_text, tool_result_of
-from app.store.export import _blocks_of
+from app.store.export import message_blocks
 
 from fixtures_util import REPO, fixture, session_files
 
@@ -80,7 +80,7 @@ def test_v0_tool_result_with_an_image_reads_the_same_in_search_and_presenters_wi
     assert result_text(tool_result_of(ev)) == (
         f"{inner_text}\n[image {att['name']} {att['mediaType']} {att['width']}x{att['height']} {att['bytes']} bytes]")
     # the export names the attachment id, so a reader can find the file
-    kind, text = _blocks_of(m)[0]
+    kind, text = message_blocks(m)[0]
     assert (kind, text) == ("code", f"{inner_text}\n[image {att['name']} {att['mediaType']} {att['attachmentId']}]")
     # message_text keeps only the asked kinds of the message's own blocks (a tool-result block is none)
     assert message_text(m) == ""
@@ -172,7 +172,7 @@ def test_text_only_content_reads_the_same_through_every_caller():
         n += 1
         plain = "\n".join(x["text"] for x in inner)
         assert result_text(tool_result_of(ev)) == plain                  # presenters
-        assert _blocks_of(m)[0][1] == plain                              # export
+        assert message_blocks(m)[0][1] == plain                              # export
         assert content_text(m["content"]) == "\n".join(x["text"] for x in inner if x["text"])   # search/outline
     assert n > 50, n
 
@@ -192,7 +192,7 @@ def test_a_null_text_in_a_real_message_shows_as_nothing_in_every_caller(caller):
         out = result_text({"content": m["content"][0]["content"]})
         expect = f"\n[image {att['name']} {att['mediaType']} {att['width']}x{att['height']} {att['bytes']} bytes]"
     elif caller == "export":
-        out, expect = _blocks_of(m)[0][1], f"\n[image {att['name']} {att['mediaType']} {att['attachmentId']}]"
+        out, expect = message_blocks(m)[0][1], f"\n[image {att['name']} {att['mediaType']} {att['attachmentId']}]"
     else:
         out, expect = message_text({"content": m["content"][0]["content"]}), ""
     assert out == expect

@@ -14,7 +14,14 @@ added: ``store._read`` (``SqliteStore.read``), ``reader._backward_items`` / ``_t
 the write to ``tracker._hidden_count`` (a weak map in ``app/ui/history/pages.py``), the CLI's ``_reader`` and
 ``_cfg_path`` (``session_reader``, ``cfg_session_path``) and the window's ``_first_paint_marked``.  Later: the
 reader's split-row decode and scan totals the exports used (``decode_split_row``, ``physical_total``,
-``progress_of``), ``Segment._abs`` (``text_pos``) and the reader's legacy-row probe (``app/log/index/rowprobe.py``).
+``progress_of``), ``Segment._abs`` (``text_pos``) and the reader's legacy-row probe (``app/log/index/rowprobe.py``).  Then
+(renames only): a file source's read primitives (``pread``, ``fd``, ``find_newline``, ``oversized_segment``),
+the index cache's helpers the timeline and outline caches share (``source_identity``, ``file_source_of``,
+``keyed_hasher``, ``DIGEST_SIZE``, ``cache_size_limit``, ``tail_hash``, ``write_parts_atomic``), the fast
+index's scan tables and heap switch the fork's legacy-row scan uses (``scan_rows``, ``SCAN_TYPES``, ...,
+``heap_steady``), ``versions.DATA_TYPE``, ``analysis.dedupe_problems``, ``export_transcript.message_blocks``,
+the window's ``history_column``, ``update_request``, ``on_tail``, the welcome's ``explicit_home``,
+``HistoryActions.apply_search``, ``GoActions.job_group``; the export's ``hashlib._Hash`` is a protocol.
 """
 from __future__ import annotations
 
@@ -27,11 +34,8 @@ ALLOWED_NAMES = {"_exit", "_replace", "_asdict", "_fields", "_make", "_VersionAc
 
 _FRIENDS = "the history model's helpers, split over modules, drive its loading state (issue 34 item 3: one job API)"
 _JOBS = "app/ui/history/pages.py's job functions, used by the history model's other modules (same package)"
-_SOURCE = "a physical source's read primitives (pread, fd, newline search), used by the index, search and caches"
 _FOLD = "the surface fold's step state, read by checkpoints and trace to resume a fold (same fold, saved)"
-_SCAN = "the row scanner's tables and the reader's legacy probe, shared by the fork's legacy-row scan"
 _UI = "the main window's controllers call each other's handlers (a controller API is pending)"
-_CACHE = "the index cache's file identity, keyed digest and atomic write, reused by the timeline and outline caches"
 KNOWN: dict[tuple[str, str], str] = {
     ("app/ui/history/sparse.py", "from .pages import _counted"): _JOBS,
     ("app/ui/history/sparse.py", "from .pages import _loaded"): _JOBS,
@@ -40,53 +44,10 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/log/fold/surface.py", "f._empty_assistant"): _FOLD,
     ("app/log/fold/surface.py", "f._step_mark"): _FOLD,
     ("app/log/fold/surface.py", "reader._surface_index"): "the reader caches the surface index it was given",
-    ("app/log/format/fastrows.py", "from .versions import _DATA_TYPE"): "the versions' type table, read by lean rows",
-    ("app/log/format/lazyrows.py", "src._pread"): _SOURCE,
-    ("app/log/index/fastindex.py", "src._find_newline"): _SOURCE,
-    ("app/log/index/fastindex.py", "src._oversized"): _SOURCE,
-    ("app/log/index/fastindex.py", "src._pread"): _SOURCE,
-    ("app/log/index/rowprobe.py", "src._pread"): _SOURCE,
-    ("app/log/query/outline.py", "from .analysis import _dedupe"): "one problem-deduplication helper for two passes",
-    ("app/log/query/find_rows.py", "src._find_newline"): _SOURCE,
-    ("app/log/query/find_rows.py", "src._pread"): _SOURCE,
     ("app/log/query/trace.py", "fold._empty_assistant"): _FOLD,
     ("app/log/query/trace.py", "from ..fold.checkpoints import _segments_from"): _FOLD,
-    ("app/store/forking.py", "fastindex._SCAN_KINDS"): _SCAN,
-    ("app/store/forking.py", "fastindex._SCAN_TYPES"): _SCAN,
-    ("app/store/forking.py", "fastindex._scan_rows"): _SCAN,
-    ("app/store/forking.py", "from ..log.index.fastindex import _HEADS"): _SCAN,
-    ("app/store/forking.py", "from ..log.index.fastindex import _LEAD"): _SCAN,
-    ("app/store/forking.py", "from ..log.index.fastindex import _LEGACY_TYPES"): _SCAN,
-    ("app/store/forking.py", "from ..log.index.fastindex import _NOT_LEGACY"): _SCAN,
-    ("app/store/forking.py", "from ..log.index.fastindex import _ROWS"): _SCAN,
-    ("app/store/forking.py", "from ..log.index.fastindex import _SEQ_AT"): _SCAN,
-    ("app/store/forking.py", "from ..log.index.fastindex import _heap_steady"): "the index's heap check, reused by fork",
-    ("app/store/forking.py", "from ..log.index.fastindex import _probe"): _SCAN,
-    ("app/store/timeline_cache.py", "from .indexcache import _file_source"): _CACHE,
-    ("app/store/timeline_cache.py", "from .indexcache import _identity"): _CACHE,
-    ("app/store/timeline_cache.py", "from .indexcache import _write_atomic"): _CACHE,
     ("app/log/fold/asof.py", "from .surface import _compaction_ref"): _FOLD,
     ("app/log/fold/asof.py", "side.attempts._open"): "the replay's side fold reads the attempt tracker's open attempt",
-    ("app/ui/replay.py", "self.win._update_request"): _UI,
-    ("app/ui/replay.py", "win._history_column"): _UI,
-    ("app/store/export.py", "from .export_transcript import _blocks_of"): "the exports' one block walker, split over modules",
-    ("app/store/export.py", "hashlib._Hash"): "the standard library's hash type, named in a signature",
-    ("app/store/outline_cache.py", "from .indexcache import _DIGEST"): _CACHE,
-    ("app/store/outline_cache.py", "from .indexcache import _file_source"): _CACHE,
-    ("app/store/outline_cache.py", "from .indexcache import _hasher"): _CACHE,
-    ("app/store/outline_cache.py", "from .indexcache import _identity"): _CACHE,
-    ("app/store/outline_cache.py", "from .indexcache import _idx_limit"): _CACHE,
-    ("app/store/outline_cache.py", "from .indexcache import _tail_hash"): _CACHE,
-    ("app/store/outline_cache.py", "from .indexcache import _write_atomic"): _CACHE,
-    ("app/store/outline_cache.py", "src._fd"): _SOURCE,
-    ("app/store/indexcache.py", "source._fd"): _SOURCE,
-    ("app/store/indexcache.py", "src._fd"): _SOURCE,
-    ("app/tools/hostile.py", "from ..store.indexcache import _DIGEST"): "a generator of hostile cache files forges the digest",
-    ("app/tools/hostile.py", "from ..store.indexcache import _hasher"): "a generator of hostile cache files forges the keyed digest",
-    ("app/ui/file_actions.py", "win._on_tail"): _UI,
-    ("app/ui/file_actions.py", "win.welcome._explicit"): _UI,
-    ("app/ui/find_actions.py", "ha._apply_search"): _UI,
-    ("app/ui/generation_actions.py", "win._history_column"): _UI,
     ("app/ui/history/jumps.py", "from .pages import _range_job"): _JOBS,
     ("app/ui/history/jumps.py", "m._shed"): _FRIENDS,
     ("app/ui/history/shed.py", "w._all_key"): _FRIENDS,
@@ -111,9 +72,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/ui/history/seq_index.py", "from .pages import _index_job"): _JOBS,
     ("app/ui/history/seq_index.py", "m._group"): _FRIENDS,
     ("app/ui/home_search.py", "ha.controller._update_search_status"): _UI,
-    ("app/ui/summary_refresh.py", "go._group"): _FRIENDS,
     ("app/ui/truth_views.py", "d._pads"): _UI,
-    ("app/ui/truth_views.py", "win._history_column"): _UI,
 }
 
 

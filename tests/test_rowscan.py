@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from scanners_util import C_SCANNER, INTERPRETED, NAMES, SCANNERS, SOURCE, block, apply_edit, bulk_block, is_extension, use
 
-from app.log.index.fastindex import _KINDS, _NOT_LEGACY
+from app.log.index.fastindex import _KINDS, NOT_LEGACY
 
 from app.log.index import fastindex
 from app.log.index.fastindex import IndexBuilder, scan
@@ -66,9 +66,9 @@ def test_the_c_scanner_runs_where_set_up_built_it():
         assert c_stamp.read_text().strip() == hashlib.sha256(c_source.read_bytes()).hexdigest(), \
             "app/log/index/rowscan_c.c changed since set-up built it: run make (packaging/build_native.py)"
         assert fastindex.SCANNER == "c" and C_SCANNER is not None and is_extension(C_SCANNER.__file__)
-        assert fastindex._scan_rows is fastindex.scan_c
+        assert fastindex.scan_rows is fastindex.scan_c
     else:
-        assert fastindex.SCANNER == "python" and fastindex._scan_rows is fastindex._rowscan.scan
+        assert fastindex.SCANNER == "python" and fastindex.scan_rows is fastindex._rowscan.scan
     if os.environ.get("SESSION_LENS_CI"):
         spec = importlib.util.spec_from_file_location("build_native", REPO / "packaging" / "build_native.py")
         build = importlib.util.module_from_spec(spec)
@@ -358,11 +358,11 @@ _KINDS_OF_END = ["completed", "max-steps", "error", "user-aborted", "disposed", 
 
 
 @settings(max_examples=int(os.environ.get("ROWSCAN_EXAMPLES", "300")), deadline=None)
-@given(t=st.sampled_from(sorted(_NOT_LEGACY)), a=st.sampled_from(_INTS), b=st.sampled_from(_INTS),
+@given(t=st.sampled_from(sorted(NOT_LEGACY)), a=st.sampled_from(_INTS), b=st.sampled_from(_INTS),
        c=st.sampled_from(_INTS), kind=st.sampled_from(_KINDS_OF_END), tail=st.sampled_from(["", "x", "}", ",\"a\":1"]),
        edits=st.lists(st.tuples(st.integers(0, 200), st.sampled_from(list(b'{}",:-0159az\n '))), max_size=2))
 def test_the_compiled_shapes_are_the_patterns(t, a, b, c, kind, tail, edits):
-    """rowscan.not_legacy (C and interpreted) says yes exactly where fastindex._NOT_LEGACY's pattern
+    """rowscan.not_legacy (C and interpreted) says yes exactly where fastindex.NOT_LEGACY's pattern
     matches, from just after a row's seq to its newline."""
     if t in (b"assistant/message", b"tool/result"):
         body = f',"time":{a},"data":{{"turn":{b},"step":{c},"message":{{"x":1}}}}}}'
@@ -377,7 +377,7 @@ def test_the_compiled_shapes_are_the_patterns(t, a, b, c, kind, tail, edits):
     data = head + bytes(row) + b"\n" + b'{"type":"x","seq":6}\n'
     i = len(head)
     nl = data.find(b"\n", i)
-    want = _NOT_LEGACY[t].match(data, i, nl + 1) is not None
+    want = NOT_LEGACY[t].match(data, i, nl + 1) is not None
     shape = _KINDS[t] & INTERPRETED.SHAPE
     for mod in (INTERPRETED, C_SCANNER):
         if mod is not None:
@@ -398,7 +398,7 @@ def test_the_shapes_of_real_rows():
         for body, want in ((rows[t], True), (worse[t], False)):
             data = b'{"type":"' + t + b'","seq":5' + body + b"\n"
             i, nl = data.index(b"5,") + 1, len(data) - 1
-            assert (_NOT_LEGACY[t].match(data, i, nl + 1) is not None) == want
+            assert (NOT_LEGACY[t].match(data, i, nl + 1) is not None) == want
             for mod in (INTERPRETED, C_SCANNER):
                 if mod is not None:
                     assert mod.not_legacy(data, data.decode("latin-1"), _KINDS[t] & mod.SHAPE, i, nl) == want, t

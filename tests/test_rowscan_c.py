@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from scanners_util import C_SCANNER, INTERPRETED, apply_edit
 
 from app.log.index import fastindex
-from app.log.index.fastindex import _SCAN_KINDS, _SCAN_TYPES
+from app.log.index.fastindex import SCAN_KINDS, SCAN_TYPES
 from app.log.format.limits import MAX_PACKED_MEMBERS
 from app.tools.synth import SessionSynth, write_jsonl
 
@@ -44,8 +44,8 @@ ROWS = {0: _rows(0), 4: _rows(4)}
 
 def both(data, start: int, stop: int, expected: int, legacy: bool, max_members: int = MAX_PACKED_MEMBERS):
     """The C scanner's answer (with its fallback) and the definition's, asserted equal."""
-    want = INTERPRETED.scan(bytes(data), start, stop, expected, _SCAN_TYPES, _SCAN_KINDS, max_members, legacy)
-    got = fastindex.scan_c(data, start, stop, expected, _SCAN_TYPES, _SCAN_KINDS, max_members, legacy)
+    want = INTERPRETED.scan(bytes(data), start, stop, expected, SCAN_TYPES, SCAN_KINDS, max_members, legacy)
+    got = fastindex.scan_c(data, start, stop, expected, SCAN_TYPES, SCAN_KINDS, max_members, legacy)
     assert got == want, (start, stop, expected, legacy)
     return got
 
@@ -105,9 +105,9 @@ def test_every_kind_of_buffer_reads_alike(tmp_path):
     p = tmp_path / "rows.jsonl"
     p.write_bytes(data)
     with open(p, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        assert fastindex.scan_c(mm, 0, len(data), -1, _SCAN_TYPES, _SCAN_KINDS, MAX_PACKED_MEMBERS, True) == want
+        assert fastindex.scan_c(mm, 0, len(data), -1, SCAN_TYPES, SCAN_KINDS, MAX_PACKED_MEMBERS, True) == want
     for buf in (bytearray(data), memoryview(data)):
-        assert fastindex.scan_c(buf, 0, len(data), -1, _SCAN_TYPES, _SCAN_KINDS, MAX_PACKED_MEMBERS, True) == want
+        assert fastindex.scan_c(buf, 0, len(data), -1, SCAN_TYPES, SCAN_KINDS, MAX_PACKED_MEMBERS, True) == want
 
 
 def test_wide_seqs_go_to_the_definition():
@@ -116,7 +116,7 @@ def test_wide_seqs_go_to_the_definition():
     wide = 10 ** 19
     rows = [b'{"type":"step/start","seq":%d,"time":1,"data":{"turn":1,"step":1}}' % (wide + i) for i in range(5)]
     data = b"".join(r + b"\n" for r in rows)
-    args = (_SCAN_TYPES, _SCAN_KINDS, MAX_PACKED_MEMBERS, True)
+    args = (SCAN_TYPES, SCAN_KINDS, MAX_PACKED_MEMBERS, True)
     assert C_SCANNER.scan(data, 0, len(data), -1, *args) is NotImplemented
     assert C_SCANNER.scan(data, 0, len(data), wide * 10, *args) is NotImplemented
     got = both(data, 0, len(data), -1, True)

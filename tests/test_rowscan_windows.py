@@ -7,7 +7,7 @@ and the rows that matter sit on window boundaries: a row longer than a window an
 crosses into the next one, legacy-shape rows whose checks look at the window's text (their offsets are
 the buffer's, not the window's), and ranges that start and stop inside a window.  Every scanner must
 give the previous bulk scan's block, and the rows listed to probe must be exactly the ones whose shape
-is not the not-legacy pattern (``fastindex._NOT_LEGACY``).
+is not the not-legacy pattern (``fastindex.NOT_LEGACY``).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from scanners_util import INTERPRETED, SCANNERS, apply_edit, bulk_block
 
 from app.log.index import fastindex
-from app.log.index.fastindex import _LEGACY_TYPES, _NOT_LEGACY, _SCAN_KINDS, _SCAN_TYPES
+from app.log.index.fastindex import LEGACY_TYPE_BYTES, NOT_LEGACY, SCAN_KINDS, SCAN_TYPES
 from app.log.format.limits import MAX_PACKED_MEMBERS
 from app.tools.synth import SessionSynth, write_jsonl
 
@@ -57,8 +57,8 @@ def _probes(data: bytes, start: int, stop: int) -> list[int]:
         m = _HEAD.match(data, p)
         assert m is not None
         t = m.group(1)
-        if t in _LEGACY_TYPES:
-            pat = _NOT_LEGACY.get(t)
+        if t in LEGACY_TYPE_BYTES:
+            pat = NOT_LEGACY.get(t)
             if pat is None or pat.match(data, m.end(), nl + 1) is None:
                 out += [p, nl + 1]
         p = nl + 1
@@ -68,7 +68,7 @@ def _probes(data: bytes, start: int, stop: int) -> list[int]:
 def _check(data: bytes, start: int = 0, stop: int | None = None, probes: bool = True):
     """Every scanner's block of ``data[start:stop]``: all equal, the bulk scan's (from 0), the probes the oracle's."""
     stop = len(data) if stop is None else stop
-    got = {name: scan(data, start, stop, -1, _SCAN_TYPES, _SCAN_KINDS, MAX_PACKED_MEMBERS, True)
+    got = {name: scan(data, start, stop, -1, SCAN_TYPES, SCAN_KINDS, MAX_PACKED_MEMBERS, True)
            for name, scan in SCANNERS.items()}
     first = next(iter(got.values()))
     assert all(g == first for g in got.values()), {k: None if v is None else v[:3] for k, v in got.items()}

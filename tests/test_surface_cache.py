@@ -162,7 +162,7 @@ def test_older_format_is_rebuilt_not_misread(cache, tmp_path):
     again, st = _cached(str(p))
     assert st == "hit" and isinstance(again.fold.columns.shadowed, memoryview)
     old = indexcache.MAGIC + msgspec.msgpack.encode({"format": 3, "state": {"replaced_by": {}}})
-    f.write_bytes(old + hashlib.blake2b(old, digest_size=indexcache._DIGEST).digest())
+    f.write_bytes(old + hashlib.blake2b(old, digest_size=indexcache.DIGEST_SIZE).digest())
     idx, st = _cached(str(p))
     assert st == "built"
     _same(idx, _fresh(str(p)), str(p))

@@ -259,8 +259,8 @@ def test_backward_does_not_scan_whole_file(tmp_path):
     path = write(tmp_path, encode_session(HEADER, batches))
     src = ZstdSource(path)
     read = []
-    orig = src._pread
-    src._pread = lambda n, at: (read.append(n), orig(n, at))[1]
+    orig = src.pread
+    src.pread = lambda n, at: (read.append(n), orig(n, at))[1]
     it = src.backward()
     segs = [next(it) for _ in range(3)]
     assert [s.data for s in segs] == batches[::-1][:3]

@@ -26,6 +26,7 @@ import random
 import signal
 import sys
 import time
+from typing import Any
 
 from .errors import WriteError
 from .main import COMMANDS, CliError
@@ -64,62 +65,89 @@ def _cfg_follow(p):
 
 
 def _run_follow(args):
-    from ..log.fold.stitch import Stitcher
-    from ..store.faces import open_reader
-    from ..store.watch import Follower
-
-    from .termtext import json_safe, term_safe
-    out = sys.stdout
-    fmt = (lambda ev: json_safe(_line(ev))) if args.json else (lambda ev: term_safe(_text(ev)))
-    printed = [-1]
-
-    def emit(events):
-        for ev in events:
-            out.write(fmt(ev) + "\n")
-            printed[0] = ev.seq
-        if events:
-            out.flush()
-
-    from ..store.watch import IDLE_AFTER_S
+    from ..store.watch import IDLE_AFTER_S, Follower
     f = Follower(args.path, args.session, from_start=args.from_start, poll_interval=args.poll_ms / 1000.0,
                  use_inotify=not args.no_inotify,
                  idle_after=IDLE_AFTER_S if args.idle is None else min(IDLE_AFTER_S, args.idle))
+    run = _Follow(args, f)
     start = time.monotonic()
-    last_row = start
     try:
+        if not run.opened(start):
+            return 0
+        if f.sqlite and args.session is None:
+            args.session = f.session_id
+        if not args.from_start:
+            run.begin_stitched()
+        run.follow(start)
+        return 0
+    finally:
+        f.close()
+
+
+class _Follow:
+    """One ``follow`` run: prints what its follower ``f`` reads (stitched onto the tail page unless
+    ``--from-start``: :mod:`app.log.fold.stitch`), until ``--idle`` or an interrupt."""
+
+    def __init__(self, args, f):
+        from .termtext import json_safe, term_safe
+        self.args, self.f = args, f
+        self.out = sys.stdout
+        self.fmt = (lambda ev: json_safe(_line(ev))) if args.json else (lambda ev: term_safe(_text(ev)))
+        self.printed = -1               # the last seq printed
+        self.reader: Any = None         # (set by begin_stitched: a LogReader, a Stitcher)
+        self.stitcher: Any = None
+
+    def emit(self, events):
+        for ev in events:
+            self.out.write(self.fmt(ev) + "\n")
+            self.printed = ev.seq
+        if events:
+            self.out.flush()
+
+    def opened(self, start):
+        """Wait for the log to open: False when ``--idle`` passed first (reported: ``waiting``)."""
+        args, f = self.args, self.f
         while not f.open():
             if args.idle is not None and time.monotonic() - start >= args.idle:
                 _report(args, f, "waiting")
-                return 0
+                return False
             f.wait(0.25)
-        if f.sqlite and args.session is None:
-            args.session = f.session_id
-        stitcher = None
-        reader = None
-        if not args.from_start:
-            reader = open_reader(f.path, args.session)
-            if reader.fatal:
-                raise CliError(f"{args.path}: {reader.fatal}")
-            stitcher = Stitcher()
-            assert f.subscribed_last is not None          # set when the follower opened the log
-            stitcher.subscribed(f.subscribed_last)
-            stitcher.begin_load()
+        return True
 
-            def load(step=None):
-                while True:
-                    reader.source.refresh()
-                    page = reader.tail_page(args.max_messages)
-                    st = stitcher.install(page.events)
-                    if st.reinstall is not None:
-                        fresh = [e for e in st.reinstall if e.seq > printed[0]]
-                        if printed[0] >= 0 and fresh and fresh[0].seq != printed[0] + 1:
-                            print(f"session-lens follow: gap before seq {fresh[0].seq} (log rewritten?)",
-                                  file=sys.stderr)
-                        emit(fresh)
-                    emit(st.appended)
-                    if not st.refetch:
-                        return
-            load()
+    def begin_stitched(self):
+        """The tail page, printed; the follower's rows are stitched onto it from now on."""
+        from ..log.fold.stitch import Stitcher
+        from ..store.faces import open_reader
+        f = self.f
+        self.reader = reader = open_reader(f.path, self.args.session)
+        if reader.fatal:
+            raise CliError(f"{self.args.path}: {reader.fatal}")
+        self.stitcher = stitcher = Stitcher()
+        assert f.subscribed_last is not None          # set when the follower opened the log
+        stitcher.subscribed(f.subscribed_last)
+        stitcher.begin_load()
+        self.load()
+
+    def load(self):
+        """The tail page (again: the stitcher asked for a refetch), its new rows printed."""
+        reader, stitcher = self.reader, self.stitcher
+        while True:
+            reader.source.refresh()
+            page = reader.tail_page(self.args.max_messages)
+            st = stitcher.install(page.events)
+            if st.reinstall is not None:
+                fresh = [e for e in st.reinstall if e.seq > self.printed]
+                if self.printed >= 0 and fresh and fresh[0].seq != self.printed + 1:
+                    print(f"session-lens follow: gap before seq {fresh[0].seq} (log rewritten?)",
+                          file=sys.stderr)
+                self.emit(fresh)
+            self.emit(st.appended)
+            if not st.refetch:
+                return
+
+    def follow(self, last_row):
+        """Print the rows as they come until ``--idle`` seconds pass without one; then the held tail."""
+        args, f, stitcher = self.args, self.f, self.stitcher
         seen_resets = 0                 # the follower's resets the stitcher has been told of
         while True:
             evs = f.poll()
@@ -129,12 +157,12 @@ def _run_follow(args):
             if evs:
                 last_row = time.monotonic()
                 if stitcher is None:
-                    emit(evs)
+                    self.emit(evs)
                 else:
                     st = stitcher.offer(evs)
-                    emit(st.appended)
+                    self.emit(st.appended)
                     if st.refetch:
-                        load()
+                        self.load()
                 continue
             if args.idle is not None and time.monotonic() - last_row >= args.idle:
                 break
@@ -142,11 +170,8 @@ def _run_follow(args):
             f.wait(min(0.5, left))
         tail = f.finish()
         if tail:
-            emit(tail if stitcher is None else stitcher.offer(tail).appended)
+            self.emit(tail if stitcher is None else stitcher.offer(tail).appended)
         _report(args, f, "end")
-        return 0
-    finally:
-        f.close()
 
 
 def _report(args, f, why):

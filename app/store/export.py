@@ -25,12 +25,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import NotRequired, Optional, TypedDict, Union
+from typing import NotRequired, Optional, Protocol, TypedDict, Union
 from collections.abc import Iterator
 
 from ..log.index.reader import LogReader
 from .export_rows import Progress, logical_jsonl
-from .export_transcript import (Entry, _blocks_of, build_transcript, render_html, render_markdown,  # noqa: F401
+from .export_transcript import (Entry, message_blocks, build_transcript, render_html, render_markdown,  # noqa: F401
                                 transcript_text)
 from .export_zip import (MEDIA_EXT, ZipExport, attachment_object, bundle_name, export_zip as _export_zip,  # noqa: F401
                          find_home, readraw_text, redacted_raw, sanitize_id, stored_rows)
@@ -81,7 +81,12 @@ def _write_report(out: str, red: Redactor, overwrite: bool) -> str:
     return path
 
 
-def _counted(chunks: Iterator[bytes], total: int, progress: Progress, h: Optional[hashlib._Hash] = None,
+class _Hash(Protocol):
+    """What :func:`_counted` needs of a ``hashlib`` hash object."""
+    def update(self, data: bytes, /) -> None: ...
+
+
+def _counted(chunks: Iterator[bytes], total: int, progress: Progress, h: Optional[_Hash] = None,
              n: Optional[list[int]] = None) -> Iterator[bytes]:
     """``chunks`` passed on, hashed into ``h`` and counted into ``n[0]``; progress by the bytes passed."""
     got = 0

@@ -178,7 +178,7 @@ def plain_envelope(reader: LogReader, raw: bytes) -> Optional[dict[str, Any]]:
 
 class _DataCheck(msgspec.Struct, gc=False):
     """A row's ``data`` checked against :data:`~app.log.format.versions.DATA_TYPE` while the row is parsed (the
-    same verdict as ``msgspec.convert(data, _DATA_TYPE)`` on the decoded payload, without walking it again)."""
+    same verdict as ``msgspec.convert(data, DATA_TYPE)`` on the decoded payload, without walking it again)."""
     data: Optional[DATA_TYPE] = None
 
 

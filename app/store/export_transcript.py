@@ -55,7 +55,7 @@ def _result_image(c: JsonObj) -> str:
     return f"[image {a.get('name') or ''} {a.get('mediaType') or ''} {a.get('attachmentId') or ''}]"
 
 
-def _blocks_of(message: JsonObj) -> list[Block]:
+def message_blocks(message: JsonObj) -> list[Block]:
     out: list[Block] = []
     for b in (message or {}).get("content") or []:
         if not isinstance(b, dict):
@@ -165,12 +165,12 @@ def _event_entry(ev: Event, d: JsonObj) -> Optional[Entry]:
             op = ev.surface_op
             return Entry("note", ev.seq, role="model-only", turn=t, step=s, time=ev.time,
                          label=f"model-only replacement of seqs {'–'.join(map(str, replace_bounds(op)))} ({role})",
-                         blocks=_blocks_of(msg))
+                         blocks=message_blocks(msg))
         if typ == "assistant/message" and d.get("interrupted"):
             label += " (interrupted)"
         if typ == "assistant/message" and not msg.get("content"):
             label += " (no content)"
-        return Entry("message", ev.seq, role=role, label=label, turn=t, step=s, time=ev.time, blocks=_blocks_of(msg))
+        return Entry("message", ev.seq, role=role, label=label, turn=t, step=s, time=ev.time, blocks=message_blocks(msg))
     if typ == "llm/retry":
         f = _obj(d.get("failure"))
         return Entry("note", ev.seq, role="system", turn=t, step=s, time=ev.time,

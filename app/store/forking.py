@@ -32,7 +32,7 @@ from typing import Any, Optional
 import msgspec
 
 from ..log.format.codec import encode_row
-from ..log.index.fastindex import _heap_steady
+from ..log.index.fastindex import heap_steady
 from ..log.fold.fork import ForkError, ForkPlan, child_header, plan_fork, seed_tail
 from ..log.format.model import is_event
 from ..log.index.reader import LogReader, SeqIndex
@@ -117,7 +117,7 @@ def _legacy_by_heads(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
     if upto <= 0 or data[upto - 1:upto] != b"\n":
         return None
     if fastindex.SCANNER != "python":                  # (the C scanner)
-        got = fastindex._scan_rows(data, 0, upto, -1, fastindex._SCAN_TYPES, fastindex._SCAN_KINDS,
+        got = fastindex.scan_rows(data, 0, upto, -1, fastindex.SCAN_TYPES, fastindex.SCAN_KINDS,
                                    SCAN_MEMBERS, True)
         if got is not None:
             probes = got[5]
@@ -129,32 +129,32 @@ def _may_be_legacy(row: bytes) -> bool:
     """Whether a row of a type that may be legacy, not in a shape that is not, may read in a legacy
     shape by the probe (a typed decode that skips the content); a row that does not probe (not JSON,
     another shape, nested deeper than the decoder goes): maybe, the codec decides."""
-    from ..log.index.fastindex import _probe
+    from ..log.index.fastindex import probe_row
     from ..log.index.rowprobe import maybe_legacy
     try:
-        return maybe_legacy(_probe(row))
+        return maybe_legacy(probe_row(row))
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return True
 
 
 def _legacy_by_regex(data: bytes, upto: int) -> Optional[list[tuple[int, int]]]:
-    """:func:`_legacy_by_heads` by the regex over the rows' heads joined (``fastindex._ROWS``) and the
-    not-legacy shapes' patterns (``fastindex._NOT_LEGACY``); ``data[:upto]`` ends a row."""
-    from ..log.index.fastindex import _HEADS, _LEAD, _LEGACY_TYPES, _NOT_LEGACY, _ROWS, _SEQ_AT, lines_of
+    """:func:`_legacy_by_heads` by the regex over the rows' heads joined (``fastindex.ROWS_RE``) and the
+    not-legacy shapes' patterns (``fastindex.NOT_LEGACY``); ``data[:upto]`` ends a row."""
+    from ..log.index.fastindex import ROW_HEADS, HEADS_LEAD, LEGACY_TYPE_BYTES, NOT_LEGACY, ROWS_RE, SEQ_AT, lines_of
     buf = data if upto == len(data) else data[:upto]     # (the rows after the boundary row are not looked at)
     lines = lines_of(buf, upto)
     if lines is None:
         return None
-    found = _ROWS.findall(b"\x00".join(chain(_LEAD, map(_HEADS, lines))))
+    found = ROWS_RE.findall(b"\x00".join(chain(HEADS_LEAD, map(ROW_HEADS, lines))))
     if len(found) != len(lines):
         return None                            # a row in another shape or key order, a blank line
     types = list(map(_TYPE, found))
     ends = list(accumulate(map(len, lines)))   # (C-level steps: only the rows of a legacy type are visited)
     out = []
-    for i in compress(range(len(lines)), map(_LEGACY_TYPES.__contains__, types)):
+    for i in compress(range(len(lines)), map(LEGACY_TYPE_BYTES.__contains__, types)):
         line, t = lines[i], types[i]
-        shape = _NOT_LEGACY.get(t)
-        if (shape is None or not shape.match(line, _SEQ_AT + len(t) + len(found[i][2]))) and _may_be_legacy(line):
+        shape = NOT_LEGACY.get(t)
+        if (shape is None or not shape.match(line, SEQ_AT + len(t) + len(found[i][2]))) and _may_be_legacy(line):
             out.append((ends[i] - len(line), ends[i] - 1))
     return out
 
@@ -287,7 +287,7 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flag
     fd = os.open(src.path, os.O_RDONLY)
     # glibc keeps the freed ~1 MiB read buffers (and the scanner's Latin-1 copies) in the heap during the
     # pass instead of mapping each afresh (a page fault per 4 KiB: half the pass's CPU); trimmed after
-    steady = _heap_steady(True)
+    steady = heap_steady(True)
     try:
         run_start: Optional[int] = None        # stored bytes from here on are not yielded yet
         for i in range(len(idx)):
@@ -343,7 +343,7 @@ def _seed_pieces_by_index(reader: LogReader, plan: ForkPlan, idx: SeqIndex, flag
     finally:
         os.close(fd)
         if steady:
-            _heap_steady(False)
+            heap_steady(False)
     raise ForkError("INVALID_BOUNDARY", f"seq {plan.stored_through} not found where the index put it")
 
 

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 MAGIC = b"SLIDX\x00\x05\n"     # 5: keyed digests (issue 28) and v3 checkpoints with tool history (issue 27)
 FORMAT = 6                     # 6: v2 checkpoints keep the v2->v3 edge's head and the tool history (issue 27)
 TAIL_CHECK = 4096
-_DIGEST = 32
+DIGEST_SIZE = 32
 _ARRAYS = (("seg_pos", "q"), ("seg_end", "q"), ("first_seq", "q"), ("last_seq", "q"), ("line0", "q"),
            ("rows", "q"), ("mark_seq", "q"), ("mark_code", "b"))
 
@@ -83,9 +83,9 @@ class SavedState(TypedDict):
     problems: list[object]
 
 
-def _identity(source: FileSource) -> Optional[Identity]:
+def source_identity(source: FileSource) -> Optional[Identity]:
     """dev/ino/size/mtime of the source's open file (the snapshot the reader reads)."""
-    fd = source._fd
+    fd = source.fd
     if fd is None or fd < 0 or source.kind not in ("jsonl", "zstd"):
         return None
     st = os.fstat(fd)
@@ -93,7 +93,7 @@ def _identity(source: FileSource) -> Optional[Identity]:
             "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns, "kind": source.kind}
 
 
-def _file_source(reader: LogReader) -> Optional[FileSource]:
+def file_source_of(reader: LogReader) -> Optional[FileSource]:
     """The reader's source when its index can be cached (a raw or zstd file, caching on)."""
     src = reader.source
     return src if isinstance(src, FileSource) and cache_root() is not None else None
@@ -105,17 +105,17 @@ def cache_file(ident: Identity, root: Path) -> Path:
     return root / "index" / f"{key}.idx"
 
 
-def _hasher(data: Union[bytes, memoryview] = b"") -> Any:
+def keyed_hasher(data: Union[bytes, memoryview] = b"") -> Any:
     """BLAKE2b of a cache file, keyed with the cache folder's key (:func:`app.store.cachefiles.digest_key`)."""
-    return hashlib.blake2b(data, digest_size=_DIGEST, key=digest_key())
+    return hashlib.blake2b(data, digest_size=DIGEST_SIZE, key=digest_key())
 
 
-def _idx_limit(log_size: int) -> int:
+def cache_size_limit(log_size: int) -> int:
     """Bytes a sound cache file of a log of ``log_size`` bytes holds at most (a bigger one is not read)."""
     return (64 << 20) + 4 * log_size
 
 
-def _tail_hash(fd: int, start: int, end: int) -> str:
+def tail_hash(fd: int, start: int, end: int) -> str:
     lo = max(start, end - TAIL_CHECK)
     data = os.pread(fd, end - lo, lo) if end > lo else b""
     return hashlib.sha256(data).hexdigest()
@@ -138,7 +138,7 @@ def dump_parts(idx: SeqIndex, meta: dict[str, object]) -> list[_Part]:
     meta["legacy"] = list(leg) if leg is not None and len(leg) == len(idx) else None
     head = msgspec.json.encode(meta)
     parts: list[_Part] = [MAGIC + struct.pack("<I", len(head)) + head, *arrays]
-    h = _hasher()
+    h = keyed_hasher()
     for part in parts:
         h.update(part)
     parts.append(h.digest())
@@ -195,11 +195,11 @@ def _meta_of(raw: bytes) -> Optional[dict[str, Any]]:
 
 def load(blob: bytes) -> Optional[tuple[SeqIndex, dict[str, Any]]]:
     """(SeqIndex, meta) from a cache file's bytes; None when it is not a sound index file."""
-    if len(blob) < len(MAGIC) + 4 + _DIGEST or not blob.startswith(MAGIC):
+    if len(blob) < len(MAGIC) + 4 + DIGEST_SIZE or not blob.startswith(MAGIC):
         return None
     # (views, not copies: the file's bytes are held once, beside the arrays built from them)
-    body, digest = memoryview(blob)[:-_DIGEST], blob[-_DIGEST:]
-    if _hasher(body).digest() != digest:
+    body, digest = memoryview(blob)[:-DIGEST_SIZE], blob[-DIGEST_SIZE:]
+    if keyed_hasher(body).digest() != digest:
         return None
     try:
         (n,) = struct.unpack_from("<I", body, len(MAGIC))
@@ -232,7 +232,7 @@ def load(blob: bytes) -> Optional[tuple[SeqIndex, dict[str, Any]]]:
 _Part = Union[bytes, bytearray, memoryview, "array[int]"]
 
 
-def _write_atomic(path: Path, *parts: _Part) -> None:
+def write_parts_atomic(path: Path, *parts: _Part) -> None:
     """``parts`` written one after another into a temp file in the folder, then renamed to ``path``
     (:func:`app.store.cachefiles.write_atomic`: a cache folder of this user only)."""
     write_atomic(path, parts)
@@ -331,9 +331,9 @@ def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None
     ``max_scan``: only a saved index needing at most that many new bytes scanned, else
     ``(None, "miss")`` (the window asks this before starting a child to scan).  ``fresh``: the
     saved index is not read (a fork found it did not match the file): built and saved again."""
-    src = _file_source(reader)
+    src = file_source_of(reader)
     root = cache_root()
-    ident = _identity(src) if src is not None else None
+    ident = source_identity(src) if src is not None else None
     if src is None or ident is None or root is None:
         if max_scan is not None:
             return None, "miss"
@@ -342,7 +342,7 @@ def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None
     path = cache_file(ident, root)
     header_hash = hashlib.sha256(src.header_raw).hexdigest()
     loaded = None
-    blob = None if fresh else read_bounded(path, _idx_limit(src.size))
+    blob = None if fresh else read_bounded(path, cache_size_limit(src.size))
     loaded = load(blob) if blob is not None else None
     builder: Optional[IndexBuilder] = None
     status = "built"
@@ -354,7 +354,7 @@ def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None
             meta.get("header") == header_hash and isinstance(end, int) and src.header_end <= end <= src.size
         unchanged = all(meta.get(k) == ident[k] for k in ("size", "mtime_ns", "ctime_ns"))
         grew = ident["size"] > (meta.get("size") or 0)
-        if same_file and (unchanged or grew) and meta.get("tail") == _tail_hash(src._fd, src.header_end, end):
+        if same_file and (unchanged or grew) and meta.get("tail") == tail_hash(src.fd, src.header_end, end):
             probs = [Problem(**p) for p in meta.get("problems", [])]
             leg = list(idx.legacy) if idx.legacy is not None else None
             if wants_legacy(reader) and leg is None:
@@ -393,9 +393,9 @@ def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None
     changed = status != "hit" or start is None or state["resume"]["pos"] != start["pos"]
     if changed:
         out: dict[str, object] = {"format": FORMAT, **ident, "header": header_hash, "saved_at": time.time(),
-                                  "tail": _tail_hash(src._fd, src.header_end, state["resume"]["pos"]), **state}
+                                  "tail": tail_hash(src.fd, src.header_end, state["resume"]["pos"]), **state}
         try:
-            _write_atomic(path, *dump_parts(saved, out))
+            write_parts_atomic(path, *dump_parts(saved, out))
         except (OSError, ValueError):
             pass                   # a read-only or full cache folder (or a path that is no Unicode) never stops a log from opening
     return idx, status
@@ -455,9 +455,9 @@ class _FoldsMeta(msgspec.Struct):
 
 
 def _folds_meta(blob: bytes) -> Optional[_FoldsMeta]:
-    body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
-    if len(blob) < len(MAGIC) + _DIGEST or not body.startswith(MAGIC) \
-            or _hasher(body).digest() != digest:
+    body, digest = blob[:-DIGEST_SIZE], blob[-DIGEST_SIZE:]
+    if len(blob) < len(MAGIC) + DIGEST_SIZE or not body.startswith(MAGIC) \
+            or keyed_hasher(body).digest() != digest:
         return None
     try:
         m = msgspec.json.decode(body[len(MAGIC):], type=_FoldsMeta)
@@ -490,18 +490,18 @@ def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
     :func:`~app.log.fold.checkpoints.build_checkpoints`; the one background pass shares its read)."""
     from ..log.fold.checkpoints import EVERY, Checkpoints, build_checkpoints
     every = EVERY if every is None else every
-    src = _file_source(reader)
+    src = file_source_of(reader)
     root = cache_root()
-    ident = _identity(src) if src is not None else None
+    ident = source_identity(src) if src is not None else None
     if src is None or ident is None or root is None:
         return ((make or (lambda: build_checkpoints(reader, every)))(), "uncached") if build else (None, "miss")
     path = cache_file(ident, root).with_suffix(".folds")
     header_hash = hashlib.sha256(src.header_raw).hexdigest()
-    blob = read_bounded(path, _idx_limit(src.size))
+    blob = read_bounded(path, cache_size_limit(src.size))
     meta = _folds_meta(blob) if blob is not None else None
     if meta is not None and meta.every == every and meta.header == header_hash \
             and all(getattr(meta, k) == ident[k] for k in ("path", "dev", "ino", "kind")) \
-            and src.header_end <= meta.upto <= src.size and meta.tail == _tail_hash(src._fd, src.header_end, meta.upto) \
+            and src.header_end <= meta.upto <= src.size and meta.tail == tail_hash(src.fd, src.header_end, meta.upto) \
             and ((meta.size, meta.mtime_ns, meta.ctime_ns) == (ident["size"], ident["mtime_ns"], ident["ctime_ns"])
                  or ident["size"] > meta.size):
         try:
@@ -514,9 +514,9 @@ def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
     upto = max([p.pos for p in cps.points], default=src.header_end)
     try:
         body = MAGIC + msgspec.json.encode({"format": FORMAT, **ident, "every": every, "header": header_hash,
-                                            "upto": upto, "tail": _tail_hash(src._fd, src.header_end, upto),
+                                            "upto": upto, "tail": tail_hash(src.fd, src.header_end, upto),
                                             "points": cps.to_builtins()})
-        _write_atomic(path, body + _hasher(body).digest())
+        write_parts_atomic(path, body + keyed_hasher(body).digest())
     except (OSError, ValueError):          # (ValueError: a path or log text that is no Unicode: not saved)
         pass
     return cps, "built"
@@ -546,7 +546,7 @@ class _SurfaceFile(msgspec.Struct):
     header: str               # hash of the header row
     upto: int                 # position of the first stored row not folded in (the cut, a torn row, the end)
     line: Optional[int]       # its line number
-    tail: str                 # hash of the bytes before ``upto`` (see _tail_hash)
+    tail: str                 # hash of the bytes before ``upto`` (see tail_hash)
     state: SurfaceState       # (without its columns)
     byteorder: str            # of the columns (sys.byteorder when saved)
     lengths: list[int]        # of the columns, in _COLUMNS order
@@ -558,10 +558,10 @@ def _save_surface(path: Path, head: _SurfaceFile, columns: dict[str, Any]) -> No
     first = SURFACE_MAGIC + struct.pack("<I", len(body)) + body
     first += bytes(-len(first) % 8)
     cols = [columns[name] for name in _COLUMNS]
-    h = _hasher(first)
+    h = keyed_hasher(first)
     for c in cols:
         h.update(c)
-    _write_atomic(path, first, *cols, h.digest())
+    write_parts_atomic(path, first, *cols, h.digest())
 
 
 def _load_surface(path: Path, limit: int = 1 << 36) -> Optional[tuple[_SurfaceFile, dict[str, Column]]]:
@@ -573,18 +573,18 @@ def _load_surface(path: Path, limit: int = 1 << 36) -> Optional[tuple[_SurfaceFi
     try:
         with os.fdopen(fd, "rb") as f:
             size = os.fstat(f.fileno()).st_size
-            if size > limit or size < len(SURFACE_MAGIC) + 4 + _DIGEST or f.read(len(SURFACE_MAGIC)) != SURFACE_MAGIC:
+            if size > limit or size < len(SURFACE_MAGIC) + 4 + DIGEST_SIZE or f.read(len(SURFACE_MAGIC)) != SURFACE_MAGIC:
                 return None
-            h = _hasher(SURFACE_MAGIC)
+            h = keyed_hasher(SURFACE_MAGIC)
             buf = bytearray(1 << 16)
-            left = size - len(SURFACE_MAGIC) - _DIGEST
+            left = size - len(SURFACE_MAGIC) - DIGEST_SIZE
             while left > 0:                # (read in steps: the columns are checked, not kept)
                 n = f.readinto(memoryview(buf)[:min(left, len(buf))])
                 if not n:
                     return None
                 h.update(memoryview(buf)[:n])
                 left -= n
-            if f.read(_DIGEST) != h.digest():
+            if f.read(DIGEST_SIZE) != h.digest():
                 return None
             (n,) = struct.unpack("<I", os.pread(f.fileno(), 4, len(SURFACE_MAGIC)))
             at = len(SURFACE_MAGIC) + 4
@@ -594,7 +594,7 @@ def _load_surface(path: Path, limit: int = 1 << 36) -> Optional[tuple[_SurfaceFi
                     or sh_order != sh or not by == ends == by_order:
                 return None
             at += n + (-(at + n) % 8)
-            if at + 8 * sum(head.lengths) != size - _DIGEST:
+            if at + 8 * sum(head.lengths) != size - DIGEST_SIZE:
                 return None
             cols: dict[str, Column] = {}
             if sum(head.lengths):
@@ -623,17 +623,17 @@ def cached_surface(reader: LogReader,
     to build it from scratch (setting where the scan stopped in ``end``; the one background pass).
     -> (SurfaceIndex, "hit" | "extended" | "built" | "uncached")."""
     from ..log.fold.surface import extend_index, index_for, index_key, remember
-    fsrc = _file_source(reader)
+    fsrc = file_source_of(reader)
     src = fsrc if isinstance(fsrc, RawJsonlSource) else None
     root = cache_root()
-    ident = _identity(src) if src is not None else None
+    ident = source_identity(src) if src is not None else None
     if src is None or ident is None or root is None:
         if make is not None and getattr(reader, "_surface_index", (None,))[0] != index_key(reader):
             remember(reader, make(ScanEnd()))
         return index_for(reader), "uncached"
     path = cache_file(ident, root).with_suffix(".surface")
     header_hash = hashlib.sha256(src.header_raw).hexdigest()
-    loaded = _load_surface(path, _idx_limit(src.size))
+    loaded = _load_surface(path, cache_size_limit(src.size))
     saved, columns = loaded if loaded is not None else (None, None)
     unchanged = saved is not None and \
         (saved.size, saved.mtime_ns, saved.ctime_ns) == (ident["size"], ident["mtime_ns"], ident["ctime_ns"])
@@ -644,7 +644,7 @@ def cached_surface(reader: LogReader,
             (saved.path, saved.dev, saved.ino, saved.kind) == (ident["path"], ident["dev"], ident["ino"], ident["kind"])
         if not (same and (unchanged or ident["size"] > saved.size) and src.header_end <= saved.upto <= src.size
                 and (cut is None or (isinstance(cut, int) and cut >= saved.upto))
-                and saved.tail == _tail_hash(src._fd, src.header_end, saved.upto)):
+                and saved.tail == tail_hash(src.fd, src.header_end, saved.upto)):
             saved = None
     end = ScanEnd()
     if saved is not None:
@@ -666,7 +666,7 @@ def cached_surface(reader: LogReader,
         out = _SurfaceFile(format=SURFACE_FORMAT, path=ident["path"], dev=ident["dev"], ino=ident["ino"],
                            kind=ident["kind"], size=ident["size"], mtime_ns=ident["mtime_ns"],
                            ctime_ns=ident["ctime_ns"], header=header_hash,
-                           upto=upto, line=end.line, tail=_tail_hash(src._fd, src.header_end, upto), state=state,
+                           upto=upto, line=end.line, tail=tail_hash(src.fd, src.header_end, upto), state=state,
                            byteorder=sys.byteorder, lengths=[len(cols[name]) for name in _COLUMNS])
         try:
             _save_surface(path, out, cols)

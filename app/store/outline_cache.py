@@ -15,17 +15,17 @@ import msgspec
 from ..log.index.reader import LogReader
 from ..log.source.sources import FileSource
 from .cachefiles import read_bounded
-from .indexcache import (_DIGEST, Identity, _file_source, _hasher, _identity, _idx_limit, _tail_hash,
-                         _write_atomic, cache_file, cache_root)
+from .indexcache import (DIGEST_SIZE, Identity, file_source_of, keyed_hasher, source_identity, cache_size_limit, tail_hash,
+                         write_parts_atomic, cache_file, cache_root)
 
 OUTLINE_MAGIC = b"SLOUT\x00\x01\n"
 OUTLINE_FORMAT = 2            # 2: the turns say where their errors are stored (error_rows)
 
 
 def _outline_meta(src: FileSource, ident: Identity) -> dict[str, Any]:
-    st = os.fstat(src._fd)
+    st = os.fstat(src.fd)
     return {"format": OUTLINE_FORMAT, **ident, "ctime_ns": st.st_ctime_ns,
-            "header": hashlib.sha256(src.header_raw).hexdigest(), "tail": _tail_hash(src._fd, src.header_end, src.size)}
+            "header": hashlib.sha256(src.header_raw).hexdigest(), "tail": tail_hash(src.fd, src.header_end, src.size)}
 
 
 def cached_outline(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
@@ -37,19 +37,19 @@ def cached_outline(reader: LogReader, progress: Optional[Callable[[int, int], No
     ``make()``: how to build it (default :func:`build_outline`; the one background pass shares its read)."""
     from ..log.query.outline import Outline, build_outline
     build = make if make is not None else (lambda: build_outline(reader, progress, cancel))
-    src = _file_source(reader)
+    src = file_source_of(reader)
     root = cache_root()
-    ident = _identity(src) if src is not None else None
+    ident = source_identity(src) if src is not None else None
     if src is None or ident is None or root is None:
         return build(), "uncached"
     path = cache_file(ident, root).with_suffix(".outline")
     meta = _outline_meta(src, ident)
     try:
-        blob = read_bounded(path, _idx_limit(src.size))
+        blob = read_bounded(path, cache_size_limit(src.size))
         if blob is None:
             raise OSError("no outline saved")
-        body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
-        if _hasher(body).digest() == digest and body.startswith(OUTLINE_MAGIC):
+        body, digest = blob[:-DIGEST_SIZE], blob[-DIGEST_SIZE:]
+        if keyed_hasher(body).digest() == digest and body.startswith(OUTLINE_MAGIC):
             saved = msgspec.json.decode(body[len(OUTLINE_MAGIC):], type=dict[str, Any])
             if all(saved.get(k) == v for k, v in meta.items()):
                 return msgspec.convert(saved["outline"], Outline), "hit"
@@ -59,7 +59,7 @@ def cached_outline(reader: LogReader, progress: Optional[Callable[[int, int], No
     if ol.complete:
         try:
             body = OUTLINE_MAGIC + msgspec.json.encode({**meta, "outline": ol})
-            _write_atomic(path, body + _hasher(body).digest())
+            write_parts_atomic(path, body + keyed_hasher(body).digest())
         except (OSError, ValueError, TypeError):
             pass
     return ol, "built"

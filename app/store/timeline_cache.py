@@ -32,7 +32,7 @@ import msgspec
 from ..log.format.payloads import JsonObj
 from ..log.query.timeline import in_log_order, is_subagent_tool, summarize, timeline
 from .cachefiles import read_bounded
-from .indexcache import _file_source, _identity, _write_atomic, cache_file, cache_root
+from .indexcache import file_source_of, source_identity, write_parts_atomic, cache_file, cache_root
 
 if TYPE_CHECKING:
     from ..log.index.reader import LogReader
@@ -155,9 +155,9 @@ def cached_spans(reader: LogReader, build: bool = True,
     """The log's timeline spans in log order -> (spans, "hit" | "built" | "uncached"); with ``build=False``
     (None, "miss") instead of computing them; ``tick()`` is called every :data:`TICK_S` while computing them
     (the cancellation point of the job or child computing them)."""
-    src = _file_source(reader)
+    src = file_source_of(reader)
     root = cache_root()
-    ident = _identity(src) if src is not None else None
+    ident = source_identity(src) if src is not None else None
     if src is None or ident is None or root is None:
         return (_compute(reader, tick), "uncached") if build else (None, "miss")
     path = cache_file(ident, root).with_suffix(".timeline")
@@ -173,7 +173,7 @@ def cached_spans(reader: LogReader, build: bool = True,
     try:
         hb = msgspec.msgpack.encode(head)
         body = MAGIC + len(hb).to_bytes(4, "little") + hb + msgspec.msgpack.encode(spans)
-        _write_atomic(path, body + _check(body))
+        write_parts_atomic(path, body + _check(body))
     except (OSError, ValueError, TypeError, OverflowError):   # (a value msgpack cannot hold: not saved)
         pass
     return spans, "built"
@@ -198,9 +198,9 @@ def cached_summary(reader: LogReader, spans: list[JsonObj], prices: dict[str, An
     """``{"turns", "totals"}`` of ``spans`` (the log's, from :func:`cached_spans`) at ``prices``: saved beside the
     spans, reused while the log revision and the price table are the same
     -> (summary, "hit" | "built" | "uncached")."""
-    src = _file_source(reader)
+    src = file_source_of(reader)
     root = cache_root()
-    ident = _identity(src) if src is not None else None
+    ident = source_identity(src) if src is not None else None
     if src is None or ident is None or root is None:
         out = summarize(spans, prices, ordered=True)
         return {"turns": out["turns"], "totals": out["totals"]}, "uncached"
@@ -220,7 +220,7 @@ def cached_summary(reader: LogReader, spans: list[JsonObj], prices: dict[str, An
     try:
         body = msgspec.msgpack.encode(_SummaryFile(format=FORMAT, revision=rev, prices=key, turns=out["turns"],
                                                    totals=out["totals"]))
-        _write_atomic(path, body + _check(body))
+        write_parts_atomic(path, body + _check(body))
     except (OSError, ValueError, TypeError, OverflowError):
         pass
     return {"turns": out["turns"], "totals": out["totals"]}, "built"

@@ -321,11 +321,11 @@ def rewrite_in_place(path: str, swap_at: float = 0.5, append: bool = False) -> N
 def _resign(meta_json: bytes, arrays: bytes, keyed: bool = True) -> bytes:
     """A ``.idx`` body signed as Session Lens signs it (``keyed``: with the cache folder's key, as
     someone who can read it would; else unkeyed, as anyone else could)."""
-    from ..store.indexcache import _DIGEST, MAGIC, _hasher
+    from ..store.indexcache import DIGEST_SIZE, MAGIC, keyed_hasher
     import hashlib
     import struct
     body = MAGIC + struct.pack("<I", len(meta_json)) + meta_json + arrays
-    return body + (_hasher(body) if keyed else hashlib.blake2b(body, digest_size=_DIGEST)).digest()
+    return body + (keyed_hasher(body) if keyed else hashlib.blake2b(body, digest_size=DIGEST_SIZE)).digest()
 
 
 def forged_index(blob: bytes, forge: str, keyed: bool = True) -> bytes:
@@ -360,21 +360,21 @@ def forged_index(blob: bytes, forge: str, keyed: bool = True) -> bytes:
     if keyed:
         return out
     import struct
-    from ..store.indexcache import _DIGEST, MAGIC
+    from ..store.indexcache import DIGEST_SIZE, MAGIC
     (n,) = struct.unpack_from("<I", out, len(MAGIC))
     at = len(MAGIC) + 4
-    return _resign(out[at:at + n], out[at + n:-_DIGEST], keyed=False)
+    return _resign(out[at:at + n], out[at + n:-DIGEST_SIZE], keyed=False)
 
 
 def retyped_index(blob: bytes, field: str, value: object) -> bytes:
     """A ``.idx`` file with one meta field given a value of another type, correctly signed."""
     import struct
-    from ..store.indexcache import _DIGEST, MAGIC
+    from ..store.indexcache import DIGEST_SIZE, MAGIC
     (n,) = struct.unpack_from("<I", blob, len(MAGIC))
     at = len(MAGIC) + 4
     meta = json.loads(blob[at:at + n])
     meta[field] = value
-    return _resign(json.dumps(meta).encode(), blob[at + n:-_DIGEST])
+    return _resign(json.dumps(meta).encode(), blob[at + n:-DIGEST_SIZE])
 
 
 def hostile_cache_file(path: str, kind: str) -> None:

@@ -100,7 +100,7 @@ class FileActions(QObject):
         win.welcome.set_demo_available(self.demo_available())
         win.welcome.show_looking()
         win.stack.setCurrentIndex(0)
-        self.home_job = win.jobs.submit(_find_home_job, win.welcome._explicit, name="harness-home",
+        self.home_job = win.jobs.submit(_find_home_job, win.welcome.explicit_home, name="harness-home",
                                         group="harness-home", on_done=self._on_home_found,
                                         on_error=self._on_home_failed)
 
@@ -250,7 +250,7 @@ class FileActions(QObject):
             win.update_title()
             if self._tail_waiting:               # its tail came first: the window takes it now
                 self._tail_waiting = False
-                win._on_tail()
+                win.on_tail()
             return
         self._tail_waiting = False
         switching = win.session is not None and win.session.key != info.key and win.history.path is not None

@@ -142,8 +142,8 @@ class FindActions(QObject):
         for i, x in enumerate((self.opt_case, self.opt_word, self.opt_regex, self.opt_kind)):
             lay.insertWidget(at + i, x)
         for cb in (self.opt_case, self.opt_word, self.opt_regex):
-            cb.toggled.connect(lambda _on: ha._apply_search() if ha.search_edit.text() else None)
-        self.opt_kind.currentIndexChanged.connect(lambda _i: ha._apply_search() if ha.search_edit.text() else None)
+            cb.toggled.connect(lambda _on: ha.apply_search() if ha.search_edit.text() else None)
+        self.opt_kind.currentIndexChanged.connect(lambda _i: ha.apply_search() if ha.search_edit.text() else None)
         ha.search_edit.setPlaceholderText("Find in the whole log (Enter: older hit, Shift+Enter: newer)")
 
     def _reset(self) -> None:

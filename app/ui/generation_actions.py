@@ -75,7 +75,7 @@ class GenerationActions(QObject):
         self.line.setWordWrap(True)
         self.line.setContentsMargins(8, 3, 8, 3)
         self.line.hide()
-        win._history_column.insertWidget(1, self.line)          # under the banner, above the history
+        win.history_column.insertWidget(1, self.line)          # under the banner, above the history
         self.menu = QMenu("Open &generation…", win)
         self.menu.setObjectName("generationMenu")
         self.menu.setToolTipsVisible(True)

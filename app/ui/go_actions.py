@@ -66,7 +66,7 @@ class GoActions(QObject):
         self.h.opened.connect(self._on_opened)
         self.h.openFailed.connect(lambda _m: self._reset())
 
-    def _group(self, name: str) -> str:
+    def job_group(self, name: str) -> str:
         return f"go-{id(self)}-{name}"
 
     def _dock(self, title: str, name: str, widget: QWidget, area) -> QDockWidget:
@@ -170,7 +170,7 @@ class GoActions(QObject):
             a.setEnabled(has_session)
 
     def _reset(self) -> None:
-        self.win.jobs.cancel_group(self._group("outline"))
+        self.win.jobs.cancel_group(self.job_group("outline"))
         self.outline = None
         self.error_seqs = []
         self.h.jumps.set_wanted([])
@@ -186,7 +186,7 @@ class GoActions(QObject):
         h = self.h
         # outline and problems of the whole log, built in a background child (app.store.scan_child)
         job = self.win.jobs.submit_child(scan_child.spec("outline", h.path, h.session_id, {}), name="outline",
-                                         group=self._group("outline"), on_done=self._outline_done,
+                                         group=self.job_group("outline"), on_done=self._outline_done,
                                          on_error=lambda msg: self.outline_label.setText(f"Outline failed: {msg}"),
                                          on_progress=lambda d, t: self.outline_label.setText(
                                              f"Building the outline… {100 * d / max(1, t):.0f}%"))
@@ -253,7 +253,7 @@ class GoActions(QObject):
         offset = p.offset if p.offset is not None and p.offset >= 0 else None
         self.win.statusBar().showMessage(f"{p.code} at {where}: finding the nearest row…", 4000)
         self.win.jobs.submit(nearest_seq_job, h.path, h.session_id, h.seq_index, offset, p.line,
-                             name="nearest-row", group=self._group("nearest"),
+                             name="nearest-row", group=self.job_group("nearest"),
                              on_done=lambda seq: self._goto_near(p, where, seq))
 
     def _goto_near(self, p, where: str, seq: Optional[int]) -> None:

@@ -61,7 +61,7 @@ class HistoryActions(QObject):
         self._find_timer = QTimer(self)
         self._find_timer.setSingleShot(True)
         self._find_timer.setInterval(SEARCH_DEBOUNCE_MS)
-        self._find_timer.timeout.connect(self._apply_search)
+        self._find_timer.timeout.connect(self.apply_search)
         self.search_edit.textChanged.connect(lambda _t: self._find_timer.start())
         self.search_edit.returnPressed.connect(self._find_return)
         self.search_prev.clicked.connect(lambda: self.search_step(forward=False))
@@ -214,7 +214,7 @@ class HistoryActions(QObject):
             self.win.statusBar().showMessage(self._kept_note, 8000)
             self._kept_note = ""
         if self.search_edit.text():
-            self._apply_search()
+            self.apply_search()
 
     def open_search(self):
         self.search_bar.show()
@@ -231,7 +231,7 @@ class HistoryActions(QObject):
         self.win.history.set_search("")
         self.win.view.setFocus()
 
-    def _apply_search(self):
+    def apply_search(self):
         self._find_timer.stop()
         fa = getattr(self.win, "find_actions", None)
         if fa is not None:                        # whole-log search (find_actions.py)
@@ -247,12 +247,12 @@ class HistoryActions(QObject):
         fa = getattr(self.win, "find_actions", None)
         if fa is not None:
             if self._find_timer.isActive() or (self.search_edit.text() and fa.query is None):
-                self._apply_search()
+                self.apply_search()
                 return
             fa.step(forward)
             return
         if self._find_timer.isActive() or self.win.history.search_term != fold_case(self.search_edit.text()):
-            self._apply_search()
+            self.apply_search()
             return
         self.controller.search_step(forward)
 

@@ -122,7 +122,7 @@ class MainWindow(QMainWindow):
         self.start = WindowStart(self)          # first paint: deferred jobs, the splitter's sizes
         # the controllers, in menu bar order (File, View, Tools, Help)
         self.file_actions = FileActions(self)
-        self.history_actions = HistoryActions(self, self._history_column)
+        self.history_actions = HistoryActions(self, self.history_column)
         self.live_actions = LiveActions(self)
         from .find_actions import FindActions
         from .go_actions import GoActions
@@ -211,7 +211,7 @@ class MainWindow(QMainWindow):
         self.empty_state.setContentsMargins(40, 40, 40, 40)
         self.empty_state.hide()
         cl.addWidget(self.empty_state, 1)
-        self._history_column = cl
+        self.history_column = cl
         self.split.addWidget(col)
         self.tabs = QTabWidget()
         self.inspector = EventInspector(self.theme)
@@ -260,7 +260,7 @@ class MainWindow(QMainWindow):
 
     def _wire(self):
         h = self.history
-        h.tailInstalled.connect(self._on_tail)
+        h.tailInstalled.connect(self.on_tail)
         h.openFailed.connect(self._on_open_failed)
         h.pageFailed.connect(lambda msg: self.statusBar().showMessage(f"Could not read an older page: {msg}", 8000))
         h.statsChanged.connect(self.update_status)
@@ -272,11 +272,11 @@ class MainWindow(QMainWindow):
         h.liveAppended.connect(lambda _n: self.update_empty_state())
         h.modelReset.connect(self.update_empty_state)
         ctl = self.history_actions.controller
-        ctl.rowSelected.connect(self._update_request)
+        ctl.rowSelected.connect(self.update_request)
         ctl.seqSelected.connect(self.seqSelected)
         ctl.searchMoved.connect(self.searchMoved)
         self.view.copyRequested.connect(lambda what: self.statusBar().showMessage(f"Copied {what} to the clipboard", 3000))
-        self.tabs.currentChanged.connect(lambda _i: self._update_request())
+        self.tabs.currentChanged.connect(lambda _i: self.update_request())
 
     # ------------------------------------------------------------------ the controllers' entry points
     # (kept on the window: tests, benchmarks, the CLI and the other controllers call them here)
@@ -395,7 +395,7 @@ class MainWindow(QMainWindow):
         return summary
 
     # ------------------------------------------------------------------ history events
-    def _on_tail(self):
+    def on_tail(self):
         if self.file_actions.tail_before_listing():
             return                     # (the rows are painted meanwhile: the view has them)
         self.view.after_paint(self.frame_actions.update_summary)     # (it reads every loaded event)
@@ -463,7 +463,7 @@ class MainWindow(QMainWindow):
         self.status_face.setText(face + (f" · {live}" if live else ""))
 
     # ------------------------------------------------------------------ request inspector
-    def _update_request(self):
+    def update_request(self):
         if self.tabs.currentWidget() is not self.request_view:
             return
         row = self.view.current_row()

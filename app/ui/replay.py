@@ -89,7 +89,7 @@ class ReplayActions(QObject):
         self._shown_summary: Optional[str] = None     # what this controller last put there
         self.bar = ReplayBar()
         self.bar.hide()
-        win._history_column.insertWidget(1, self.bar)
+        win.history_column.insertWidget(1, self.bar)
         self.model_pane = ModelViewPane()
         self.changed_pane = WhatChangedPane()
         win.tabs.addTab(self.model_pane, "Model view")
@@ -262,7 +262,7 @@ class ReplayActions(QObject):
         if was:
             self.win.truth_actions.update()
             self.win.frame_actions.update_summary()
-            self.win._update_request()
+            self.win.update_request()
 
     # ------------------------------------------------------------------ answers
     def _on_answer(self, st: dict[str, Any]) -> None:

@@ -50,7 +50,7 @@ class SummaryRefresh(QObject):
         h = win.history
         title = display_title(win.session, win.sessions.model.titles) if win.session is not None else ""
         go = getattr(win, "go_actions", None)
-        checking = go is not None and h.path is not None and win.jobs.group_busy(go._group("outline")) > 0
+        checking = go is not None and h.path is not None and win.jobs.group_busy(go.job_group("outline")) > 0
         whole = whole_log(go.outline if go is not None else None, h.seq_index, checking)
         text = session_summary(h, win.session, title, whole)
         if text != win.inspector.summary:

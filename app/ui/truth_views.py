@@ -442,7 +442,7 @@ class TruthActions(QObject):
         self.chip.setWordWrap(True)
         self.chip.setContentsMargins(8, 3, 8, 3)
         self.chip.setStyleSheet("QLabel#truthChip { font-size: 90%; border-bottom: 1px solid palette(mid); }")
-        win._history_column.insertWidget(0, self.chip)
+        win.history_column.insertWidget(0, self.chip)
         self.chip.hide()
         # the chip on the Request tab
         self.request_chip = QLabel(_REQUEST_CHIP_IDLE)

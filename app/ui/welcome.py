@@ -119,7 +119,7 @@ class WelcomeView(QWidget):
                  lazy: bool = False):
         super().__init__(parent)
         self.setObjectName("firstRunWelcome")
-        self._explicit = explicit_home
+        self.explicit_home = explicit_home
         self.home: Optional[HarnessHome] = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(32, 32, 32, 32)
@@ -163,7 +163,7 @@ class WelcomeView(QWidget):
     def refresh(self) -> HarnessHome:
         """Look for the Harness home now (reads its session headers: the main window runs
         ``find_harness_home`` in a worker and calls :meth:`show_home` instead)."""
-        return self.show_home(find_harness_home(self._explicit))
+        return self.show_home(find_harness_home(self.explicit_home))
 
     def show_home(self, home: HarnessHome) -> HarnessHome:
         self.home = home

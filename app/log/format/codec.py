@@ -129,6 +129,57 @@ def parse_header(raw: bytes) -> tuple[Optional[Header], list[Problem]]:
 
 # --------------------------------------------------------------------------- rows -> events
 
+def _undecodable(e: DecodeError, raw: bytes, pos: object, offset: int, line: Optional[int]
+                 ) -> tuple[list[Item], list[Problem]]:
+    """:meth:`RowCodec.decode_row` of a row that is not JSON: one bad row (its kind from the error)."""
+    kind: BadKind = "bad-utf8" if "UTF-8" in str(e) else (
+        "over-limit" if isinstance(e.__cause__, LimitError) or "Session Lens's limit" in str(e)
+        or "nested" in str(e) else "malformed")
+    reason = str(e) if kind == "over-limit" else f"not a JSON row: {e}"
+    if raw[:24] == b"<undecodable sqlite row " and raw[-1:] == b">":   # (sqlite_rows.undecodable_marker)
+        reason = raw[1:-1].decode("utf-8", "replace")
+        kind = "over-limit" if "row limit" in reason else kind
+    return [BadRow(kind=kind, reason=reason, raw=raw, pos=pos, offset=offset, line=line)], [
+        Problem(code=kind, message=reason, line=line, offset=offset)]
+
+
+def _packed_row(obj: JsonObj, typ: str, raw: bytes, pos: object, offset: int, line: Optional[int],
+                problems: list[Problem]) -> tuple[list[Item], list[Problem]]:
+    """:meth:`RowCodec.decode_row` of a packed row (v0/v1) decoded whole: its members, or one bad row."""
+    try:
+        events = expand_packed(obj)
+    except OverLimit as e:
+        return [BadRow(kind="over-limit", reason=str(e), raw=raw, pos=pos, offset=offset, line=line,
+                       seqs=(e.seq0, e.n))], \
+            problems + [Problem(code="over-limit", message=str(e), line=line, offset=offset, seq=e.seq0)]
+    except DecodeError as e:
+        reason = f"bad packed {typ} row: {e}"
+        return [BadRow(kind="bad-packed", reason=reason, raw=raw, pos=pos, offset=offset, line=line)], \
+            problems + [Problem(code="bad-packed", message=reason, line=line, offset=offset,
+                                seq=obj.get("seq0") if _is_int(obj.get("seq0")) else None)]
+    for i, ev in enumerate(events):
+        ev.raw = raw
+        ev.pos = pos
+        ev.offset = offset
+        ev.line = line
+        ev.member = i
+    return list[Item](events), problems
+
+
+def _unknown(ev: Event, typ: str, problems: list[Problem]) -> None:
+    """An event of a type the log's version does not know (``typ`` as its row has it): marked, and
+    reported (ignorable or not)."""
+    ev.known = False
+    line, offset, seq = ev.line, ev.offset, ev.seq
+    if ev.ignorable is True:
+        problems.append(Problem(code="unknown-ignorable", message=f"unknown ignorable event type {typ!r}",
+                                line=line, offset=offset, seq=seq))
+    else:
+        problems.append(Problem(code="unknown-type",
+                                message=f"unknown event type {typ!r} (dsh would refuse the log; shown raw)",
+                                line=line, offset=offset, seq=seq))
+
+
 class RowCodec:
     """Decodes rows of one session (the session id names legacy message ids)."""
 
@@ -148,26 +199,11 @@ class RowCodec:
         problems: list[Problem] = []
         big = self._stream(raw, pos, offset, line)
         if big is not None:
-            if isinstance(big, PackedStream) and big.n <= MAX_PACKED_MEMBERS:
-                return list[Item](self._members(big, raw, pos, offset, line)), problems
-            if isinstance(big, PackedStream):
-                e = OverLimit(big.seq0, big.n)
-                return [BadRow(kind="over-limit", reason=str(e), raw=raw, pos=pos, offset=offset, line=line,
-                               seqs=(e.seq0, e.n))], \
-                    [Problem(code="over-limit", message=str(e), line=line, offset=offset, seq=e.seq0)]
-            return [big[0]], [big[1]]
+            return self._big_row(big, raw, pos, offset, line)
         try:
             obj, replaced = decode_json(raw)
         except DecodeError as e:
-            kind: BadKind = "bad-utf8" if "UTF-8" in str(e) else (
-                "over-limit" if isinstance(e.__cause__, LimitError) or "Session Lens's limit" in str(e)
-                or "nested" in str(e) else "malformed")
-            reason = str(e) if kind == "over-limit" else f"not a JSON row: {e}"
-            if raw[:24] == b"<undecodable sqlite row " and raw[-1:] == b">":   # (sqlite_rows.undecodable_marker)
-                reason = raw[1:-1].decode("utf-8", "replace")
-                kind = "over-limit" if "row limit" in reason else kind
-            return [BadRow(kind=kind, reason=reason, raw=raw, pos=pos, offset=offset, line=line)], [
-                Problem(code=kind, message=reason, line=line, offset=offset)]
+            return _undecodable(e, raw, pos, offset, line)
         if replaced:
             problems.append(Problem(code="bad-utf8", message="row holds invalid UTF-8; read with U+FFFD",
                                     line=line, offset=offset))
@@ -187,24 +223,7 @@ class RowCodec:
             return [BadRow(kind="bad-packed", reason=reason, raw=raw, pos=pos, offset=offset, line=line)], \
                 problems + [Problem(code="bad-packed", message=reason, line=line, offset=offset)]
         if typ in PACKED_TAGS:
-            try:
-                events = expand_packed(obj)
-            except OverLimit as e:
-                return [BadRow(kind="over-limit", reason=str(e), raw=raw, pos=pos, offset=offset, line=line,
-                               seqs=(e.seq0, e.n))], \
-                    problems + [Problem(code="over-limit", message=str(e), line=line, offset=offset, seq=e.seq0)]
-            except DecodeError as e:
-                reason = f"bad packed {typ} row: {e}"
-                return [BadRow(kind="bad-packed", reason=reason, raw=raw, pos=pos, offset=offset, line=line)], \
-                    problems + [Problem(code="bad-packed", message=reason, line=line, offset=offset,
-                                        seq=obj.get("seq0") if _is_int(obj.get("seq0")) else None)]
-            for i, ev in enumerate(events):
-                ev.raw = raw
-                ev.pos = pos
-                ev.offset = offset
-                ev.line = line
-                ev.member = i
-            return list[Item](events), problems
+            return _packed_row(obj, typ, raw, pos, offset, line, problems)
         seq = obj.get("seq")
         if not _is_int(seq) or seq < 0 or seq > MAX_SAFE_INT:
             reason = f"event row has no valid seq ({seq!r})"
@@ -235,15 +254,20 @@ class RowCodec:
         for why in field_problems(ev):      # a hostile field type: dropped in memory, reported (versions.py)
             problems.append(Problem(code="bad-field", message=why, line=line, offset=offset, seq=seq))
         if ev.type not in self.known:
-            ev.known = False
-            if ev.ignorable is True:
-                problems.append(Problem(code="unknown-ignorable", message=f"unknown ignorable event type {typ!r}",
-                                        line=line, offset=offset, seq=seq))
-            else:
-                problems.append(Problem(code="unknown-type",
-                                        message=f"unknown event type {typ!r} (dsh would refuse the log; shown raw)",
-                                        line=line, offset=offset, seq=seq))
+            _unknown(ev, typ, problems)
         return [ev], problems
+
+    def _big_row(self, big: Union[PackedStream, tuple[BadRow, Problem]], raw: bytes, pos: object, offset: int,
+                 line: Optional[int]) -> tuple[list[Item], list[Problem]]:
+        """:meth:`decode_row` of a row :meth:`_stream` took: a packed row's members, or one bad row."""
+        if isinstance(big, PackedStream) and big.n <= MAX_PACKED_MEMBERS:
+            return list[Item](self._members(big, raw, pos, offset, line)), []
+        if isinstance(big, PackedStream):
+            e = OverLimit(big.seq0, big.n)
+            return [BadRow(kind="over-limit", reason=str(e), raw=raw, pos=pos, offset=offset, line=line,
+                           seqs=(e.seq0, e.n))], \
+                [Problem(code="over-limit", message=str(e), line=line, offset=offset, seq=e.seq0)]
+        return [big[0]], [big[1]]
 
     # -- §1.7 in-memory conversions
     def _legacy(self, ev: Event, problems: list[Problem]) -> None:

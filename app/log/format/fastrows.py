@@ -39,7 +39,7 @@ import msgspec
 
 from .limits import MAX_DEPTH, MAX_PACKED_MEMBERS, MAX_ROW_BYTES
 from .model import MAX_SAFE_INT, TYPED
-from .versions import _DATA_TYPE, known_types
+from .versions import DATA_TYPE, known_types
 
 # kinds of record (class attribute ``K``; ``T``: its type): what a pass does with it; kinds from ``CHECKED`` on
 # have checks the Struct cannot make (the caller's)
@@ -71,7 +71,7 @@ def _lean(label: str, base: Any, **over: tuple[Any, Any]) -> Any:
     return msgspec.defstruct(label, spec, kw_only=True, gc=False)
 
 
-_F = {f.name: f.type for f in msgspec.structs.fields(_DATA_TYPE)}
+_F = {f.name: f.type for f in msgspec.structs.fields(DATA_TYPE)}
 _DataMessage = _inner_struct(_F["message"])
 _MF = {f.name: f.type for f in msgspec.structs.fields(_DataMessage)}
 _MessageBlock = _inner_struct(_MF["content"])
@@ -116,7 +116,7 @@ def _data(tag: str, **over: tuple[Any, Any]) -> Any:
     is a tagged Struct, which refuses a payload whose own ``type`` key is not the event's type."""
     if tag in TYPED:
         over["type"] = (cast(Any, Literal)[tag], tag)
-    return _lean(f"_Fast_{tag}", _DATA_TYPE, **over)
+    return _lean(f"_Fast_{tag}", DATA_TYPE, **over)
 
 
 _STREAM = (_list_of(_StreamItem), _REQ)

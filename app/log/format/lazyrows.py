@@ -158,7 +158,7 @@ class RowReader:
             raise TypeError(f"rows of a {src.kind} source are not read by file offset")
         want, buf = 1 << 16, b""
         while True:
-            buf = src._pread(min(want, src.size - pos), pos) if pos < src.size else b""
+            buf = src.pread(min(want, src.size - pos), pos) if pos < src.size else b""
             nl = buf.find(b"\n")
             if nl >= 0 or pos + len(buf) >= src.size:
                 return buf[:nl] if nl >= 0 else buf

@@ -348,8 +348,7 @@ def _struct(tree: dict[str, _Node], name: str) -> Any:
                                     for k, spec in tree.items() if k != "*"])
 
 
-_DATA_TYPE = _struct(_TREE, "_Data")         # one C-speed check for the common, well-typed row
-DATA_TYPE = _DATA_TYPE                       # (public: the logical export checks rows against it while parsing)
+DATA_TYPE = _struct(_TREE, "_Data")  # one C-speed check for the common, well-typed row (lean rows, the export)
 _OP_TREE = _tree(((("op",), "str"),) + tuple(((k,), "int") for k in ("start", "end", "startSeq", "endSeq")))
 
 
@@ -372,7 +371,7 @@ def field_problems(ev: Event) -> list[str]:
     d = ev.data
     if type(d) is dict and d:
         try:
-            msgspec.convert(d, _DATA_TYPE)
+            msgspec.convert(d, DATA_TYPE)
         except msgspec.ValidationError:
             ev.data = _drop_bad(d, _TREE, "data", out)
     return out

@@ -62,18 +62,18 @@ if TYPE_CHECKING:
 Row = tuple[Optional[str], Optional[int], int]
 
 # the row-head pattern, the types and the not-legacy shapes below are what app.store.forking's legacy scan reads
-# rows with (_HEAD, _ROWS, _SEQ_AT, _NOT_LEGACY, lines_of); the row scanner checks the same (rowscan.not_legacy)
+# rows with (_HEAD, ROWS_RE, SEQ_AT, NOT_LEGACY, lines_of); the row scanner checks the same (rowscan.not_legacy)
 _HEAD = 64                     # bytes of a row's head looked at (rowscan.HEAD)
 # per row head (each after a NUL): its type, "0" when its key is seq0 (a packed chunk row), its (first)
 # seq (no leading zero: that is not JSON, and the exact scan reads such a row as bad)
-_ROWS = re.compile(rb'\x00\{"type":"([^"\\\n\x00]*)","seq(0?)":(0|[1-9][0-9]*)[,}]')
+ROWS_RE = re.compile(rb'\x00\{"type":"([^"\\\n\x00]*)","seq(0?)":(0|[1-9][0-9]*)[,}]')
 _CHUNK_TYPES = frozenset({b"text-chunks", b"reasoning-chunks", b"tool-call-chunks"})
 # rows of a type that may be in a legacy shape, in a shape that is not (so no probe), after their seq:
 # an assistant message or tool result whose data holds "message"; a whole turn/start without a trigger;
 # a whole turn/end whose reason is an object with a kind only, one that is no abort, disposal or error
 _INT = rb'-?(?:0|[1-9][0-9]*)'
 _HAS_MESSAGE = re.compile(rb',"time":-?\d+,"data":\{"turn":-?\d+,"step":-?\d+,"message":\{')
-_NOT_LEGACY = {
+NOT_LEGACY = {
     b"assistant/message": _HAS_MESSAGE,
     b"tool/result": _HAS_MESSAGE,
     b"turn/start": re.compile(rb',"time":' + _INT + rb',"data":\{"turn":' + _INT + rb'\}\}\n'),
@@ -81,13 +81,13 @@ _NOT_LEGACY = {
                             rb',"reason":\{"kind":"(?![a-z-]*(?:aborted|disposed|error))[a-z-]+"\}\}\}\n'),
 }
 _MARK_CODE = {k.encode(): v for k, v in MARK_CODES.items()}
-_LEGACY_TYPES = frozenset({b"steering/message", b"user/message", b"assistant/message", b"tool/result",
+LEGACY_TYPE_BYTES = frozenset({b"steering/message", b"user/message", b"assistant/message", b"tool/result",
                            b"turn/start", b"turn/end"})
-_SEQ_AT = len(b'{"type":"') + len(b'","seq":')      # + len(type) + len(seq): just after a row's seq
+SEQ_AT = len(b'{"type":"') + len(b'","seq":')      # + len(type) + len(seq): just after a row's seq
 # (app/store/forking.py's row-head scan of a flagged segment: each row's head, joined after a NUL)
-_HEADS = itemgetter(slice(0, _HEAD))
-_LEAD = (b"",)
-_probe = msgspec.json.Decoder(ProbeRow).decode
+ROW_HEADS = itemgetter(slice(0, _HEAD))
+HEADS_LEAD = (b"",)
+probe_row = msgspec.json.Decoder(ProbeRow).decode
 PARALLEL_MIN = 32 << 20        # a raw file with at least this much left to scan is cut into ranges
 
 
@@ -165,20 +165,20 @@ def scan_c(data: Any, start: int, stop: int, expected: int, types: list[bytes], 
 
 if _rowscan_c is not None:
     SCANNER = "c"
-_scan_rows: ScanRows = scan_c if _rowscan_c is not None else _rowscan.scan
+scan_rows: ScanRows = scan_c if _rowscan_c is not None else _rowscan.scan
 # the types the scanner tells apart (most frequent first), their kind bits, the shape of a may-be-legacy
 # type's rows that is not legacy
 _KINDS: dict[bytes, int] = {t: _rowscan.CHUNK for t in sorted(_CHUNK_TYPES)}
 for _t, _c in _MARK_CODE.items():
     _KINDS[_t] = _KINDS.get(_t, 0) | (_c + 1)
-for _t in sorted(_LEGACY_TYPES):
+for _t in sorted(LEGACY_TYPE_BYTES):
     _KINDS[_t] = _KINDS.get(_t, 0) | _rowscan.LEGACY
-# the not-legacy shapes of _NOT_LEGACY, as the row scanner checks them (tests/test_rowscan.py holds them equal)
+# the not-legacy shapes of NOT_LEGACY, as the row scanner checks them (tests/test_rowscan.py holds them equal)
 for _t, _shape in ((b"assistant/message", _rowscan.HAS_MESSAGE), (b"tool/result", _rowscan.HAS_MESSAGE),
                    (b"turn/start", _rowscan.TURN_START), (b"turn/end", _rowscan.TURN_END)):
     _KINDS[_t] |= _shape
-_SCAN_TYPES = list(_KINDS)
-_SCAN_KINDS = [_KINDS[t] for t in _SCAN_TYPES]
+SCAN_TYPES = list(_KINDS)
+SCAN_KINDS = [_KINDS[t] for t in SCAN_TYPES]
 
 
 class Fed(NamedTuple):
@@ -226,7 +226,7 @@ def scan_buffer(data: bytes, start: int, stop: int, expected: Optional[int], leg
     row's, which the caller checks); else None.  With ``legacy`` (v0/v1), the rows the scanner lists
     are probed in order (an exact typed decode) until one may be in a legacy shape; a row that does
     not probe sends the segment to the exact scan."""
-    got = _scan_rows(data, start, stop, -1 if expected is None else expected, _SCAN_TYPES, _SCAN_KINDS,
+    got = scan_rows(data, start, stop, -1 if expected is None else expected, SCAN_TYPES, SCAN_KINDS,
                      SCAN_MEMBERS, legacy)
     if got is None:
         return None
@@ -236,7 +236,7 @@ def scan_buffer(data: bytes, start: int, stop: int, expected: Optional[int], leg
         flag = False
         try:
             for i in range(0, len(probes), 2):
-                if maybe_legacy(_probe(data[probes[i]:probes[i + 1]])):
+                if maybe_legacy(probe_row(data[probes[i]:probes[i + 1]])):
                     flag = True
                     break
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
@@ -349,7 +349,7 @@ def _cuts(src: RawJsonlSource, pos: int, at: int,
     while pos < size and (stop is None or at < stop):
         nxt = min(at + block, size)
         c0 = at if parts else pos              # (a carried partial row is read again: it is short)
-        chunk = src._pread(nxt - c0, c0)
+        chunk = src.pread(nxt - c0, c0)
         if len(chunk) < nxt - c0:
             raise SourceChanged(f"{src.path}: short read at {c0}")
         at = nxt
@@ -358,8 +358,8 @@ def _cuts(src: RawJsonlSource, pos: int, at: int,
             if nl < 0:
                 parts.append(chunk)
                 if at - pos > MAX_ROW_BYTES:
-                    end = src._find_newline(at, size)
-                    torn = end >= size and src._pread(1, size - 1) != b"\n"
+                    end = src.find_newline(at, size)
+                    torn = end >= size and src.pread(1, size - 1) != b"\n"
                     parts = []
                     yield pos, end, end, b"", torn
                     pos = at = end
@@ -381,12 +381,12 @@ def _exact_cut(reader: LogReader, builder: IndexBuilder, src: RawJsonlSource, po
                data: Optional[bytes], over: Optional[bool], line0: Optional[int]) -> Fed:
     """One segment by the exact scan (``data``: the file from ``pos``, None: read it)."""
     if over is not None:                       # (an over-limit row: one line, as the source counts it)
-        seg = src._oversized(pos, end, line0, over)
+        seg = src.oversized_segment(pos, end, line0, over)
         builder.add_exact(reader, seg)
         return _fed(seg)._replace(newlines=1)
     n = end - pos
     if data is None:
-        data = src._pread(n, pos)
+        data = src.pread(n, pos)
     elif len(data) > n:
         data = data[:n]
     seg = Segment(pos=pos, end=end, data=data, text_offset=pos, line0=line0,
@@ -423,7 +423,7 @@ def _range_worker(src: RawJsonlSource, x: int, stop: Optional[int], legacy: bool
     scanned at byte level with its seqs unchecked against the ones before (the parent checks
     that): ``(pos, x, [(pos, end, at, kind, block or over), ...])``, kind 1: fast, 0: exact,
     2: over the row limit; None when no segment starts in the read before ``x``."""
-    before = src._pread(src.block, x - src.block)
+    before = src.pread(src.block, x - src.block)
     nl = before.rfind(b"\n")
     if nl < 0 or len(before) < src.block:
         return None
@@ -574,7 +574,7 @@ _steady_lock = threading.Lock()
 _steady_scans = 0
 
 
-def _heap_steady(on: bool) -> bool:
+def heap_steady(on: bool) -> bool:
     """glibc's malloc while a big log is scanned (True: the scan starts, False: it ended): each segment is
     read into a new ~1 MiB bytes object, which malloc would map afresh from the kernel (and unmap after)
     every time: a page fault per 4 KiB read, ~15 % of the scan.  During scans the freed buffers stay in
@@ -621,7 +621,7 @@ def scan(reader: LogReader, builder: IndexBuilder, segments: Optional[Iterable[S
         fed = _feed_segments(reader, builder, segments, fast)
     collecting = gc.isenabled()
     gc.disable()           # (the scan makes tuples by the million and no cycles: the collector only costs time)
-    steady = total >= PARALLEL_MIN and _heap_steady(True)
+    steady = total >= PARALLEL_MIN and heap_steady(True)
     try:
         for f in fed:
             if on_segment is not None:
@@ -632,7 +632,7 @@ def scan(reader: LogReader, builder: IndexBuilder, segments: Optional[Iterable[S
         if collecting:
             gc.enable()
         if steady:
-            _heap_steady(False)
+            heap_steady(False)
     if builder.legacy is not None and len(builder.legacy) == len(builder.idx):
         builder.idx.legacy = array("b", builder.legacy)
     return builder

@@ -123,7 +123,7 @@ def envelope_free_seqs(src: Source) -> Optional[dict[object, int]]:
     row position, or None for a log with envelopes."""
     if not isinstance(src, RawJsonlSource) or src.size <= src.header_end:
         return None                         # snapshots are plain JSONL; stores always have envelopes
-    first = src._pread(min(65536, src.size - src.header_end), src.header_end)
+    first = src.pread(min(65536, src.size - src.header_end), src.header_end)
     first = first.split(b"\n", 1)[0].strip()
     if b'"seq' in first[:160]:
         return None                         # dsh writes type, seq, time, data: an envelope

@@ -21,7 +21,7 @@ the byte-level index relies on (the dsh writer's envelope, key order included):
 
 With ``legacy`` (v0/v1 logs), a row of a type that may be in a legacy shape is listed to be
 probed (by the caller: an exact typed decode) unless it is in the shape its kind names, one that
-is not legacy (:func:`not_legacy`, the same shapes as ``app.log.index.fastindex._NOT_LEGACY``'s
+is not legacy (:func:`not_legacy`, the same shapes as ``app.log.index.fastindex.NOT_LEGACY``'s
 patterns, which tests hold them to).
 
 Every index stays bounds-checked; no check above reads past a row's newline.  Nothing here knows the

@@ -60,7 +60,7 @@ def load_checks(reader: LogReader, problems: list[Problem], st: TailState, sf: S
     return refusals
 
 
-def _dedupe(problems: list[Problem]) -> list[Problem]:
+def dedupe_problems(problems: list[Problem]) -> list[Problem]:
     seen: set[tuple[str, str, Optional[int], Optional[int], Optional[int]]] = set()
     out: list[Problem] = []
     for p in problems:
@@ -269,7 +269,7 @@ def inspect(reader: LogReader, progress: Optional[Callable[[int, int], None]] = 
     problems = ProblemList(reader.problems)
     if reader.fatal:
         return {"id": reader.header.id if reader.header else None, "format": reader.source.kind,
-                "problems": [str(p) for p in _dedupe(list(problems) + problems.summary())], "fatal": str(reader.fatal)}
+                "problems": [str(p) for p in dedupe_problems(list(problems) + problems.summary())], "fatal": str(reader.fatal)}
     st = reader.tail_state()
     ip = _InspectPass(problems)
     if fast and getattr(reader.codec, "envelope_seqs", None) is None:
@@ -303,7 +303,7 @@ def inspect(reader: LogReader, progress: Optional[Callable[[int, int], None]] = 
         "tornRows": len([d for d in st.dropped]),
         "requestHeaders": [{"seq": s, "reason": r} for s, r in ip.hf.history],
         "types": dict(sorted(ip.types.items())),
-        "problems": [str(p) for p in _dedupe(list(problems) + problems.summary())],
+        "problems": [str(p) for p in dedupe_problems(list(problems) + problems.summary())],
         "dshWouldRefuse": bool(refusals),
     }
 

@@ -57,7 +57,7 @@ def jsonl_windows(src: RawJsonlSource) -> Iterator[Win]:
         want = block
         while True:
             n = min(want, end - at)
-            chunk: Buf = src.pread_into(buf, at) if n == len(buf) else src._pread(n, at)
+            chunk: Buf = src.pread_into(buf, at) if n == len(buf) else src.pread(n, at)
             if at + n >= end:
                 cut = n
                 torn = not chunk.endswith(b"\n")
@@ -71,8 +71,8 @@ def jsonl_windows(src: RawJsonlSource) -> Iterator[Win]:
                 break
             want = min(want * 2, MAX_ROW_BYTES + 1)   # a row longer than the window: read more of it
         if cut < 0:
-            stop = src._find_newline(at + n, end)
-            w = Win(at, b"", stop - at, stop >= end and src._pread(1, end - 1) != b"\n")
+            stop = src.find_newline(at + n, end)
+            w = Win(at, b"", stop - at, stop >= end and src.pread(1, end - 1) != b"\n")
             w.bad, w.bad_kind = f"row of more than {MAX_ROW_BYTES >> 20} MiB is over the row limit (skipped)", "over-limit"
             yield w
             at = stop
@@ -102,7 +102,7 @@ class LaterTurn:
                 break
             codec, src, st, lo, hi, prev = at._args
             chain.append(at)
-            t = last_turn_in(codec, Win(lo, src._pread(hi - lo, lo), hi - lo, False), hi - lo, st)
+            t = last_turn_in(codec, Win(lo, src.pread(hi - lo, lo), hi - lo, False), hi - lo, st)
             if t is not None:
                 break
             at = prev

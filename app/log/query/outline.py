@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from .analysis import _dedupe, load_checks
+from .analysis import dedupe_problems, load_checks
 from ..fold.folds import SurfaceFold
 from ..index.integrity import EventChecks
 from ..index.verdict import ReadPath
@@ -167,14 +167,14 @@ class OutlineBuilder:
         ``path``: dsh's read-path rules already fed every segment by the caller's read)."""
         reader, problems = self.reader, self.problems
         if reader.fatal:
-            return Outline(turns=[], problems=_dedupe(problems))
+            return Outline(turns=[], problems=dedupe_problems(problems))
         refusals: list[Problem] = []
         if complete:
             st = reader.tail_state()
             for ev in st.closure:
                 self.sf.apply(ev)
             refusals = load_checks(reader, problems, st, self.sf, self.checks, self.inherited, path)
-        return Outline(turns=self.turns, problems=_dedupe(problems), events=self.events, last_seq=self.last_seq,
+        return Outline(turns=self.turns, problems=dedupe_problems(problems), events=self.events, last_seq=self.last_seq,
                        complete=complete, refusals=refusals)
 
 

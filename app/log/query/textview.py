@@ -191,6 +191,20 @@ def shown_fields(ev: Event, tool_names: Optional[dict[Any, str]] = None) -> list
     return out
 
 
+def _answered_call(m: JsonObj) -> Any:
+    """The callId a tool result's message answers: its source's, v4's ``toolCallId``, or its
+    ``tool-result`` block's (None when it names none)."""
+    cid = (m.get("source") or {}).get("callId") if isinstance(m.get("source"), dict) else None
+    if cid is None:
+        cid = m.get("toolCallId")          # v4: the tool message names its call
+    if cid is None:
+        for b in m.get("content") or []:
+            if isinstance(b, dict) and b.get("type") == "tool-result":
+                cid = b.get("toolCallId")
+                break
+    return cid
+
+
 def event_fields(ev: Event, tool_names: Optional[dict[Any, str]] = None) -> list[Field]:
     """The fields (kind, text, tool) a user sees in one decoded event, in display order.
 
@@ -225,15 +239,7 @@ def event_fields(ev: Event, tool_names: Optional[dict[Any, str]] = None) -> list
         m = _message(d) or {}
         name = None
         if tool_names is not None:
-            cid = (m.get("source") or {}).get("callId") if isinstance(m.get("source"), dict) else None
-            if cid is None:
-                cid = m.get("toolCallId")          # v4: the tool message names its call
-            if cid is None:
-                for b in m.get("content") or []:
-                    if isinstance(b, dict) and b.get("type") == "tool-result":
-                        cid = b.get("toolCallId")
-                        break
-            name = tool_names.get(cid)
+            name = tool_names.get(_answered_call(m))
         t = content_text(m.get("content"))
         if t:
             out.append(Field(TOOL_OUTPUT, t, name))

@@ -116,7 +116,7 @@ def file_revision(path: str) -> str:
 class FileSource(Source):
     """A source backed by one file read with ``os.pread``: snapshot refresh, revision, raw bytes."""
     block = BLOCK
-    _fd = -1
+    fd = -1
     _ino: tuple[int, int]                # (st_dev, st_ino) of the file opened
 
     def _read_header(self) -> None:
@@ -148,14 +148,14 @@ class FileSource(Source):
     def stored_bytes(self) -> Iterator[bytes]:
         at = 0
         while at < self.size:
-            chunk = os.pread(self._fd, min(self.block * 4, self.size - at), at)
+            chunk = os.pread(self.fd, min(self.block * 4, self.size - at), at)
             if not chunk:
                 break
             at += len(chunk)
             yield chunk
 
     def close(self) -> None:
-        fd, self._fd = getattr(self, "_fd", -1), -1
+        fd, self.fd = getattr(self, "fd", -1), -1
         if fd >= 0:
             try:
                 os.close(fd)
@@ -174,8 +174,8 @@ class RawJsonlSource(FileSource):
         self.path = path
         self.block = block
         self.problems: list[Problem] = []
-        self._fd = open_regular(path)
-        st = os.fstat(self._fd)
+        self.fd = open_regular(path)
+        st = os.fstat(self.fd)
         self._ino = (st.st_dev, st.st_ino)
         self.size = st.st_size
         self._read_header()
@@ -184,7 +184,7 @@ class RawJsonlSource(FileSource):
         buf = b""
         at = 0
         while True:
-            chunk = os.pread(self._fd, 65536, at)
+            chunk = os.pread(self.fd, 65536, at)
             if not chunk:
                 break
             nl = chunk.find(b"\n")
@@ -200,11 +200,11 @@ class RawJsonlSource(FileSource):
         if buf:
             self.problems.append(Problem(code="torn-header", message="the header line has no newline", line=1))
 
-    def _pread(self, n: int, at: int) -> bytes:
-        out = os.pread(self._fd, n, at)
+    def pread(self, n: int, at: int) -> bytes:
+        out = os.pread(self.fd, n, at)
         if len(out) < n:
             # the file shrank under us (repair/truncation by another process)
-            st = os.fstat(self._fd)
+            st = os.fstat(self.fd)
             if st.st_size < at + n:
                 raise SourceChanged(f"{self.path} shrank from {self.size} to {st.st_size} bytes while reading")
         return out
@@ -213,30 +213,30 @@ class RawJsonlSource(FileSource):
         """Fill ``buf`` with the bytes at ``at`` (all of them: the caller asks within the snapshot)
         and return it: one reused buffer instead of fresh bytes per read."""
         if _preadv is None:                  # (no preadv on this platform: a copy)
-            buf[:] = self._pread(len(buf), at)
+            buf[:] = self.pread(len(buf), at)
             return buf
-        n = _preadv(self._fd, [buf], at)
+        n = _preadv(self.fd, [buf], at)
         if n < len(buf):
             got = n
             while got < len(buf):            # (a short read: the rest, or the file shrank)
-                k = _preadv(self._fd, [memoryview(buf)[got:]], at + got)
+                k = _preadv(self.fd, [memoryview(buf)[got:]], at + got)
                 if k <= 0:
                     raise SourceChanged(f"{self.path} shrank from {self.size} to "
-                                        f"{os.fstat(self._fd).st_size} bytes while reading")
+                                        f"{os.fstat(self.fd).st_size} bytes while reading")
                 got += k
         return buf
 
-    def _oversized(self, start: int, end: int, line0: Optional[int], torn: bool) -> Segment:
+    def oversized_segment(self, start: int, end: int, line0: Optional[int], torn: bool) -> Segment:
         """A row over :data:`MAX_ROW_BYTES`: one bad segment (never loaded into memory)."""
         n = end - start - (0 if torn else 1)
         reason = f"row of {n} bytes is over the {MAX_ROW_BYTES >> 20} MiB row limit (skipped)"
         return Segment(pos=start, end=end, data=b"", text_offset=start, line0=line0, torn=torn, bad=reason,
                        bad_kind="over-limit")
 
-    def _find_newline(self, at: int, end: int) -> int:
+    def find_newline(self, at: int, end: int) -> int:
         """Offset just past the next newline at or after ``at`` (``end`` if none)."""
         while at < end:
-            chunk = self._pread(min(self.block, end - at), at)
+            chunk = self.pread(min(self.block, end - at), at)
             i = chunk.find(b"\n")
             if i >= 0:
                 return at + i + 1
@@ -247,7 +247,7 @@ class RawJsonlSource(FileSource):
         """Offset just past the last newline in ``[lo, e)`` (``lo`` if none)."""
         while e > lo:
             s = max(lo, e - self.block)
-            i = self._pread(e - s, s).rfind(b"\n")
+            i = self.pread(e - s, s).rfind(b"\n")
             if i >= 0:
                 return s + i + 1
             e = s
@@ -263,16 +263,16 @@ class RawJsonlSource(FileSource):
         carry_at = at
         while at < end:
             n = min(self.block, end - at)
-            chunk = self._pread(n, at)
+            chunk = self.pread(n, at)
             at += len(chunk)
             nl = chunk.rfind(b"\n")
             if nl < 0 and at < end:
                 carry.append(chunk)
                 carry_n += len(chunk)
                 if carry_n > MAX_ROW_BYTES:          # one row over the limit: skip to its end
-                    stop = self._find_newline(at, end)
-                    torn = stop >= end and self._pread(1, end - 1) != b"\n"
-                    yield self._oversized(carry_at, stop, line0, torn)
+                    stop = self.find_newline(at, end)
+                    torn = stop >= end and self.pread(1, end - 1) != b"\n"
+                    yield self.oversized_segment(carry_at, stop, line0, torn)
                     if line0 is not None:
                         line0 += 1
                     carry, carry_n, carry_at, at = [], 0, stop, stop
@@ -305,7 +305,7 @@ class RawJsonlSource(FileSource):
                 if e - s > MAX_ROW_BYTES + self.block:
                     oversized = True
                     break
-                data = self._pread(e - s, s)
+                data = self.pread(e - s, s)
                 if s == lo:
                     cut = 0
                     break
@@ -314,16 +314,16 @@ class RawJsonlSource(FileSource):
                     cut = nl + 1
                     break
                 want *= 2
-            torn_end = first and end is None and self._pread(1, e - 1) != b"\n"
+            torn_end = first and end is None and self.pread(1, e - 1) != b"\n"
             if oversized:
                 # the row ending at e is over the limit: find its start without loading it
                 start = self._rfind_newline(lo, e - 1)
                 if e - start - 1 > MAX_ROW_BYTES:
-                    yield self._oversized(start, e, 2 if start == lo else None, torn_end)
+                    yield self.oversized_segment(start, e, 2 if start == lo else None, torn_end)
                     first = False
                     e = start
                     continue
-                data, s, cut = self._pread(e - start, start), start, 0
+                data, s, cut = self.pread(e - start, start), start, 0
             seg_data = data[cut:]
             torn = first and end is None and not seg_data.endswith(b"\n")
             yield Segment(pos=s + cut, end=e, data=seg_data, text_offset=s + cut, line0=2 if s + cut == lo else None,

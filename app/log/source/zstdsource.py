@@ -14,17 +14,16 @@ tail page never scans the whole file.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Optional, TypedDict
+from typing import Optional
 from collections.abc import Iterator
 
 
-from ..format.limits import (FRAME_ROWS_FREE, MAX_FRAME_BYTES, MAX_FRAME_STORED, MAX_ROW_BYTES, MIN_STORED_PER_ROW,
-                             ZSTD_BACK_BUDGET, frame_rows_limit, open_regular)
-from ..format.model import BadKind, Problem
-from .sources import FileSource, RowPos, Segment, SourceChanged
+from ..format.limits import (MAX_FRAME_STORED, MAX_ROW_BYTES, ZSTD_BACK_BUDGET, open_regular)
+from ..format.model import Problem
+from .sources import FileSource, Segment, SourceChanged
 from .zstdframes import (COMPLETE, CORRUPT, MAGIC, MAX_HEADER, TORN, Buf, FrameError, decode_bounded,
                          decode_torn, iter_plain, scan_frame, walk_frame)
+from .zstdwindows import FrameSegment, FrameState, FrameWindows
 
 BLOCK = 1 << 20            # forward read granularity
 BACK_CHUNK = 1 << 16       # first backward search window
@@ -35,23 +34,6 @@ OVERSIZE = "oversize"      # a frame whose stored (compressed) bytes run past MA
 Classified = tuple[str, int, Optional[memoryview]]
 # a validated backward anchor: (frame start, exactly one frame up to the region end, its bytes if at hand)
 Anchor = tuple[int, bool, Optional[memoryview]]
-
-
-class FrameState(TypedDict, total=False):
-    """What :meth:`ZstdSource._windows` says about the frame it streamed."""
-    good: bool                 # the whole frame decoded as rows
-    error: Optional[str]       # the reason when nothing decoded at all
-    n: int                     # plaintext bytes
-    lines: int                 # rows (lines) yielded
-
-
-@dataclass(slots=True)
-class FrameSegment(Segment):
-    """A decoded frame; ``base`` is the offset of ``data[0]`` inside the frame's plaintext."""
-    base: int = 0
-
-    def row_pos(self, off: int) -> RowPos:
-        return (self.pos, self.base + off)
 
 
 class _Cache:
@@ -72,31 +54,31 @@ class ZstdSource(FileSource):
         self.problems: list[Problem] = []
         self._seen: set[tuple[str, int]] = set()
         self._header_problems: list[Problem] = []
-        self._fd = open_regular(self.path)
-        st = os.fstat(self._fd)
+        self.fd = open_regular(self.path)
+        st = os.fstat(self.fd)
         self._ino = (st.st_dev, st.st_ino)
         self.size = st.st_size
         self._read_header()
 
     # ------------------------------------------------------------------ low-level reads
-    def _pread(self, n: int, at: int) -> bytes:
+    def pread(self, n: int, at: int) -> bytes:
         n = min(n, self.size - at)
         if n <= 0:
             return b""
-        out = os.pread(self._fd, n, at)
+        out = os.pread(self.fd, n, at)
         if len(out) < n:
-            st = os.fstat(self._fd)
+            st = os.fstat(self.fd)
             if st.st_size < at + n:
                 raise SourceChanged(f"{self.path} shrank from {self.size} to {st.st_size} bytes while reading")
             while len(out) < n:                       # short read without shrinking: keep reading
-                more = os.pread(self._fd, n - len(out), at + len(out))
+                more = os.pread(self.fd, n - len(out), at + len(out))
                 if not more:
                     raise SourceChanged(f"{self.path}: short read at byte {at + len(out)}")
                 out += more
         return out
 
     def _read(self, o: int, k: int) -> bytes:
-        return self._pread(k, o)
+        return self.pread(k, o)
 
     def _problem(self, code: str, message: str, offset: int, fatal: bool = False) -> None:
         key = (code, offset)
@@ -169,7 +151,7 @@ class ZstdSource(FileSource):
         """
         need = min(at + MAX_HEADER, stop)
         if not (cache.at <= at and need <= cache.at + len(cache.buf)):
-            cache.buf = self._pread(min(self.block, stop - at), at)
+            cache.buf = self.pread(min(self.block, stop - at), at)
             cache.at = at
         region = memoryview(cache.buf)[:stop - cache.at]
         kind, rel = scan_frame(region, at - cache.at)
@@ -183,7 +165,7 @@ class ZstdSource(FileSource):
                 return kind, end, None
             if kind == TORN and lim < stop:
                 return OVERSIZE, lim, None
-            cache.buf = self._pread(end - at, at)
+            cache.buf = self.pread(end - at, at)
             cache.at = at
             region = memoryview(cache.buf)
         if kind == CORRUPT:
@@ -199,7 +181,7 @@ class ZstdSource(FileSource):
         kind, fend = walk_frame(self._read, c, stop)
         if kind == COMPLETE or (kind == TORN and stop == self.size):
             # the frame starts decoding (bounded: a bomb is not expanded to validate it)
-            it = iter_plain(self._pread(min(fend - c, 1 << 20), c), window=1 << 16)
+            it = iter_plain(self.pread(min(fend - c, 1 << 20), c), window=1 << 16)
             try:
                 next(it)
                 return True
@@ -210,12 +192,12 @@ class ZstdSource(FileSource):
     def _resync(self, at: int, stop: int, hint: Optional[int] = None) -> int:
         """Start of the next readable frame after the corrupt one at ``at`` (``stop`` if none)."""
         if hint is not None and at < hint <= stop:
-            if hint == stop or (self._pread(4, hint) == MAGIC and self._structurally_valid(hint, stop)):
+            if hint == stop or (self.pread(4, hint) == MAGIC and self._structurally_valid(hint, stop)):
                 return hint
         p = at + 1
         while p < stop:
             n = min(self.block, stop - p)
-            chunk = self._pread(n, p)
+            chunk = self.pread(n, p)
             i = 0
             while True:
                 j = chunk.find(MAGIC, i)
@@ -244,111 +226,9 @@ class ZstdSource(FileSource):
 
     def _windows(self, at: int, end: int, view: Buf, text_offset: int, line0: Optional[int],
                  torn: bool = False, state: Optional[FrameState] = None) -> Iterator[FrameSegment]:
-        """The decoded rows of the frame ``[at, end)``, streamed in bounded windows.
-
-        Each window is cut after its last newline (``base`` = its offset in the frame's
-        plaintext).  A row over :data:`MAX_ROW_BYTES` is skipped as an ``over-limit`` bad
-        segment; plaintext past :data:`MAX_FRAME_BYTES` and a decoding error become a final
-        bad segment.  ``torn``: a torn final frame (its incomplete last record is dropped).
-        ``state`` receives ``good`` (the whole frame decoded as rows), ``error`` (the reason
-        when nothing decoded at all), ``n`` (plaintext bytes), ``lines``."""
-        st: FrameState = state if state is not None else {}
-        st.update({"good": True, "error": None, "n": 0, "lines": 0})
-        pending = b""             # incomplete last record carried to the next window
-        skip_from: Optional[int] = None   # plaintext offset of an over-limit record being skipped
-        base = 0                  # plaintext offset of pending[0]
-        lines = 0
-        max_rows = frame_rows_limit(end - at)
-        fed = [0]                 # stored bytes of the frame fed to the decoder so far
-
-        def seg(data: bytes, b: int, bad: Optional[str] = None, kind: BadKind = "corrupt-frame") -> FrameSegment:
-            return FrameSegment(pos=at, end=end, data=data, base=b,
-                                text_offset=text_offset + b if text_offset >= 0 else -1,
-                                line0=line0 + lines if line0 is not None else None, torn=torn and bad is None,
-                                bad=bad, bad_kind=kind)
-
-        it = iter_plain(view, fed=fed)
-        eof, err = False, None
-        yielded = False
-        while True:
-            try:
-                piece = next(it)
-            except StopIteration as stop_:
-                eof, err = stop_.value
-                break
-            st["n"] += len(piece)
-            if skip_from is not None:
-                nl = piece.find(b"\n")
-                if nl < 0:
-                    base += len(piece)
-                else:
-                    base += nl + 1
-                    yield seg(b"", skip_from, f"row of {base - skip_from - 1} bytes in the zstd frame at byte "
-                                              f"{at} is over the {MAX_ROW_BYTES >> 20} MiB row limit (skipped)",
-                              "over-limit")
-                    yielded = True
-                    lines += 1
-                    skip_from = None
-                    pending = piece[nl + 1:]
-            else:
-                pending = pending + piece if pending else piece
-            if skip_from is None:
-                cut = pending.rfind(b"\n") + 1
-                # (rows per stored byte so far: a frame denser than any dsh writes is cut as soon as it shows)
-                limit = min(max_rows, frame_rows_limit(fed[0]))
-                over = cut and lines + pending.count(b"\n", 0, cut) > limit
-                if over:
-                    cut = _after_newlines(pending, limit - lines)    # (the rows up to the limit)
-                if cut:
-                    yield seg(pending[:cut], base)
-                    yielded = True
-                    lines += pending.count(b"\n", 0, cut)
-                    base += cut
-                    pending = pending[cut:]
-                if len(pending) > MAX_ROW_BYTES:
-                    skip_from, base, pending = base, base + len(pending), b""
-            if over:
-                st["good"] = False
-                yield seg(b"", base if skip_from is None else skip_from,
-                          f"zstd frame at byte {at} holds more than {limit} rows in its first {fed[0]} stored bytes, "
-                          f"past the frame row limit (one row per {MIN_STORED_PER_ROW} stored bytes after "
-                          f"{FRAME_ROWS_FREE}: tiny rows expanding far past their stored size); the rest of the frame "
-                          "is skipped", "over-limit")
-                it.close()
-                self._problem("frame-over-limit", f"zstd frame at byte {at} holds more than {limit} rows in its first "
-                                                  f"{fed[0]} stored bytes", at)
-                st["lines"] = lines
-                return
-            if st["n"] > MAX_FRAME_BYTES:
-                st["good"] = False
-                yield seg(b"", base if skip_from is None else skip_from,
-                          f"zstd frame at byte {at} expands past the {MAX_FRAME_BYTES >> 20} MiB frame limit; "
-                          "the rest of the frame is skipped")
-                it.close()
-                self._problem("frame-over-limit", f"zstd frame at byte {at} expands past the frame limit", at)
-                st["lines"] = lines
-                return
-        st["lines"] = lines
-        if torn:
-            if skip_from is not None:
-                yield seg(b"", skip_from, f"torn row over the {MAX_ROW_BYTES >> 20} MiB row limit (skipped)",
-                          "over-limit")
-            elif not yielded:
-                yield seg(b"", base)
-            return
-        if err is not None or not eof or pending or skip_from is not None:
-            reason = (err or ("the frame is incomplete" if not eof else
-                              "plaintext does not end at a record boundary"))
-            st["good"] = False
-            if not yielded:
-                st["error"] = reason
-                return
-            b = skip_from if skip_from is not None else base
-            self._problem("corrupt-frame", f"zstd frame at byte {at}: {reason} (after {b} good bytes)", at)
-            yield seg(b"", b, f"corrupt zstd frame at byte {at}: {reason} (the rows before byte {b} of its "
-                              "plaintext are read)")
-        elif not yielded:
-            yield seg(b"", 0)        # an empty frame: one empty segment, as before
+        """The decoded rows of the frame ``[at, end)``, streamed in bounded windows: :class:`FrameWindows`
+        (its problems reported here)."""
+        return iter(FrameWindows(at, end, view, text_offset, line0, torn, state, self._problem))
 
     def _frame_backward(self, at: int, end: int, view: Buf, text_offset: int, line0: Optional[int]
                         ) -> Iterator[FrameSegment]:
@@ -485,7 +365,7 @@ class ZstdSource(FileSource):
         first = True
         while hi > lo:
             s = max(lo, hi - step)
-            chunk = self._pread(min(hi + 3, e) - s, s)
+            chunk = self.pread(min(hi + 3, e) - s, s)
             if first:
                 win, win_at, first = chunk, s, False
             j = len(chunk)
@@ -520,7 +400,7 @@ class ZstdSource(FileSource):
                         e = c
                         continue
                     if view is None:
-                        view = memoryview(self._pread(e - c, c))
+                        view = memoryview(self.pread(e - c, c))
                     yield from self._frame_backward(c, e, view, *known(c))
                     e = c
                     continue
@@ -533,11 +413,3 @@ class ZstdSource(FileSource):
     # ------------------------------------------------------------------ snapshot
     def _header_needs_reread(self) -> bool:
         return self._header_torn or self.header_end == 0
-
-
-def _after_newlines(data: bytes, k: int) -> int:
-    """The offset just after the ``k``-th newline of ``data`` (0 for k <= 0)."""
-    at = 0
-    for _ in range(max(0, k)):
-        at = data.index(b"\n", at) + 1
-    return at
