@@ -152,3 +152,17 @@ def test_cli_screenshot(tmp_path):
                        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert out.exists() and _png_size(out) == (1000, 700)
+
+
+def test_cli_screenshot_of_the_request_tab_on_a_row_without_a_request(tmp_path):
+    """``--select S --request`` on a row that has no request (a system message: the tab says why) used to wait
+    for a request that was never computed, until the 120 s screenshot timeout; now it is taken at once."""
+    out = tmp_path / "shot.png"
+    demo = REPO_ROOT / "resources/demo/sessions/--home-dev-demo-project--/demo-plain-turn/session.v3.jsonl"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", LANG="C.UTF-8",
+               SESSION_LENS_CONFIG_DIR=str(tmp_path / "cfg"), SESSION_LENS_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run([sys.executable, "-m", "app", "gui", str(demo), "--screenshot", str(out),
+                        "--select", "2", "--request", "--size", "1000x700"],
+                       cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert out.exists() and _png_size(out) == (1000, 700)

@@ -197,7 +197,8 @@ async def _main(app, crash, path, screenshot, physical, attempts, select, size, 
                 rc = 1
             if request:
                 win.show_request_tab()
-                await _wait_signal([win.request_view.computed, win.request_view.failed], SCREENSHOT_TIMEOUT_S)
+                if win.request_view.busy():          # (a row with no request to compute: the tab says why)
+                    await _wait_signal([win.request_view.computed, win.request_view.failed], SCREENSHOT_TIMEOUT_S)
         await _settle(app, 300)
         img = win.grab()
         ok = img.save(screenshot)

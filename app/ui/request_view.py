@@ -121,6 +121,11 @@ class RequestView(QWidget):
         self.status.setText(message or "Select an assistant or step row to see the exact request sent at its dispatch.")
         self.cleared.emit()
 
+    def busy(self) -> bool:
+        """A request is being computed (its end comes as ``computed`` or ``failed``); False when the selected
+        row has none to compute (the tab says why) or it is already shown."""
+        return self._job is not None
+
     def _recompute(self, _checked: bool = False) -> None:
         if self._last is not None:
             self._want = None
