@@ -190,7 +190,7 @@ def test_welcome_lists_harness_home(qtbot, tmp_path, monkeypatch):
     from app.store.discovery import discover
     # sessions, not files: a folder with older generations beside the newest is one session
     n = len({p.parent for p in (home / "sessions").rglob("session*.jsonl*")})
-    assert n == len(discover(str(home)).sessions) == 22
+    assert n == len(discover(str(home)).sessions) == 23
     assert w.home.found and w.home.sessions == n
     assert f"Harness home: {home}" in w.text()
     assert f"{n} sessions" in w.text()
