@@ -173,6 +173,13 @@ class RowReader:
         raise RuntimeError(f"seq {node.seq} is no longer at its stored position (the log changed)")
 
 
+def _chained(reader: LogReader) -> bool:
+    """Does a v0 log's message face go through dsh's migration chain (:func:`~app.log.fold.v2heads.derive_as`)?"""
+    from ..fold.folds import SurfaceFold
+    from ..fold.v2heads import derive_as
+    return derive_as(SurfaceFold(version=0), reader).v2_session is not None
+
+
 def iter_messages(reader: LogReader, through: Optional[int] = None, logical: bool = True,
                   checks: Optional[EventChecks] = None, as_written: bool = False) -> Iterator[dict[str, object]]:
     """``analysis.messages`` as a stream, in flat memory: the surface fold keeps each node's type
@@ -181,8 +188,10 @@ def iter_messages(reader: LogReader, through: Optional[int] = None, logical: boo
     event folded (packed deltas carry nothing it checks) and is complete before the first message."""
     from ..fold.folds import SurfaceFold
     from .model import SURFACE_TYPES, event_message
-    # v2+ folds project messages (v4), and a SQLite store's rows are not read back by file offset: the whole fold
-    if getattr(reader, "version", 0) != 0 or reader.source.kind == "sqlite":
+    # v2+ folds project messages (v4), a v0 log that today's dsh reads through its migration chain is derived
+    # as the chain derives it (app.log.fold.v0chain: a node's message needs its whole event), and a SQLite
+    # store's rows are not read back by file offset: the whole fold
+    if getattr(reader, "version", 0) != 0 or reader.source.kind == "sqlite" or (not as_written and _chained(reader)):
         from ..query.analysis import messages
         yield from messages(reader, through, logical, checks=checks, as_written=as_written)
         return
