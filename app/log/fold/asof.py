@@ -301,8 +301,11 @@ SIDE_TYPES = frozenset(t.encode() for t in (
 # ... and what all three folds of :func:`replay` read: the surface types (v3 system/message and v4
 # developer/message included), the step marks and image offloads (v4 projections), request headers.
 # A row of any other type changes none of them (at most a fold violation, which as_of does not report).
+# A v0 ``steering/message`` is a user message (the codec converts it); the chain's compaction groups
+# (app.log.fold.v0chain) read the compaction brackets and the end-seeds.
 FOLD_TYPES = SIDE_TYPES | frozenset(t.encode() for t in (
-    *SURFACE_TYPES, "system/message", "developer/message", "image/offload", "request/header"))
+    *SURFACE_TYPES, "system/message", "developer/message", "image/offload", "request/header", "steering/message",
+    "compaction/start", "compaction/end", "compact/start", "compact/end", "session/end-seed"))
 
 
 def _replay_items(reader: LogReader, cp: Optional[Checkpoint], side: SideFold,
