@@ -165,6 +165,10 @@ def test_the_hand_derived_log_as_written(tmp_path):
     with contextlib.redirect_stdout(out):
         assert main(["messages", str(tmp_path / "session.jsonl"), "--json"]) == 0
     assert json.loads(out.getvalue())["messages"] == [head(12, "S2"), U17, U11, A15, U19]
+    out = io.StringIO()         # (the CLI's flat-memory stream reads the replaced result's row back for its id)
+    with contextlib.redirect_stdout(out):
+        assert main(["messages", str(tmp_path / "session.jsonl"), "--json", "--through", "12"]) == 0
+    assert json.loads(out.getvalue())["messages"] == [head(12, "S2"), U2, A6, T8, U11]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["messages", str(tmp_path / "session.jsonl"), "--json", "--as-written"]) == 0

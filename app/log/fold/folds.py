@@ -185,15 +185,23 @@ class SurfaceFold:
         if not self.keep_events:
             raise RuntimeError("SurfaceFold(keep_events=False) cannot derive messages")
         out: list[tuple[int, JsonObj]] = []
-        norm = self.normalized()
-        chain = self.v0 if norm and self.v2_session is not None else None
         for s in self.message_seqs():
-            ev = self.events[s]
-            m = self.projected.get(s) or (chain.message(ev, self.v2_session) if chain is not None  # type: ignore[arg-type]
-                                          else event_message(ev))
+            m = self.projected.get(s) or self.node_message(self.events[s])
             if m is not None:
                 out.append((s, m))
-        if not norm:
+        return self.finish(out)
+
+    def node_message(self, ev: Event) -> Optional[JsonObj]:
+        """The message of surface node ``ev`` as the derivation reads it (a v0/v1 log in today's dsh's shape:
+        as the chain's first edge rewrites it, :mod:`app.log.fold.v0chain`)."""
+        if self.v0 is not None and self.v2_session is not None and self.normalized():
+            return self.v0.message(ev, self.v2_session)
+        return event_message(ev)
+
+    def finish(self, out: list[tuple[int, JsonObj]]) -> list[tuple[int, JsonObj]]:
+        """The (seq, message) of the nodes (:meth:`node_message`, in node order) as derived: on the v4 shape
+        where :meth:`normalized` (a v0-v2 log's system head first, the v3 -> v4 rewrites, rule 4)."""
+        if not self.normalized():
             return out
         if self.version <= 2 and self.v2 is not None and self.v2_session is not None:
             head = self.v2.message(self.v2_session)

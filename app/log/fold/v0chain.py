@@ -125,9 +125,12 @@ def _seq_ident(s: int) -> int:
 class V0Chain:
     """The v0 -> v1 edge's state over a v0/v1 log's events in order (see the module doc)."""
 
-    __slots__ = ("compaction", "notes")
+    __slots__ = ("compaction", "notes", "load")
 
     def __init__(self) -> None:
+        # reads a surface event back whole when the fold kept only its place (a stand-in without data: the
+        # flat-memory message stream, app.log.format.lazyrows); None: the fold keeps whole events
+        self.load: Optional[Callable[[Event], Event]] = None
         self.compaction: Optional[Ident] = None     # the current compaction's id (an int: minted from that seq)
         # surface seq -> ("id", inherited message id) | ("compactionId", compaction id): what the edge adds
         self.notes: dict[int, tuple[str, Ident]] = {}
@@ -159,6 +162,8 @@ class V0Chain:
                 and ev.surface_op.get("op") == "replace":
             start = ev.surface_op.get("start")
             target = events.get(start) if type(start) is int else None
+            if target is not None and target.data is None and self.load is not None:
+                target = self.load(target)
             if target is not None:
                 ident = self.ident(target)
                 if ident is not None:
@@ -192,7 +197,7 @@ class V0Chain:
 
     def copy(self) -> V0Chain:
         c = V0Chain()
-        c.compaction, c.notes = self.compaction, dict(self.notes)
+        c.compaction, c.notes, c.load = self.compaction, dict(self.notes), self.load
         return c
 
     def state(self, nodes: Optional[set[int]] = None) -> list[Any]:

@@ -173,13 +173,6 @@ class RowReader:
         raise RuntimeError(f"seq {node.seq} is no longer at its stored position (the log changed)")
 
 
-def _chained(reader: LogReader) -> bool:
-    """Does a v0 log's message face go through dsh's migration chain (:func:`~app.log.fold.v2heads.derive_as`)?"""
-    from ..fold.folds import SurfaceFold
-    from ..fold.v2heads import derive_as
-    return derive_as(SurfaceFold(version=0), reader).v2_session is not None
-
-
 def iter_messages(reader: LogReader, through: Optional[int] = None, logical: bool = True,
                   checks: Optional[EventChecks] = None, as_written: bool = False) -> Iterator[dict[str, object]]:
     """``analysis.messages`` as a stream, in flat memory: the surface fold keeps each node's type
@@ -188,14 +181,17 @@ def iter_messages(reader: LogReader, through: Optional[int] = None, logical: boo
     event folded (packed deltas carry nothing it checks) and is complete before the first message."""
     from ..fold.folds import SurfaceFold
     from .model import SURFACE_TYPES, event_message
-    # v2+ folds project messages (v4), a v0 log that today's dsh reads through its migration chain is derived
-    # as the chain derives it (app.log.fold.v0chain: a node's message needs its whole event), and a SQLite
-    # store's rows are not read back by file offset: the whole fold
-    if getattr(reader, "version", 0) != 0 or reader.source.kind == "sqlite" or (not as_written and _chained(reader)):
+    # v2+ folds project messages (v4), and a SQLite store's rows are not read back by file offset: the whole fold
+    if getattr(reader, "version", 0) != 0 or reader.source.kind == "sqlite":
         from ..query.analysis import messages
         yield from messages(reader, through, logical, checks=checks, as_written=as_written)
         return
-    sf = SurfaceFold(keep_events=True)
+    from ..fold.v2heads import derive_as
+    # a v0 log dsh reads through its migration chain: derived as the chain derives it (app.log.fold.v0chain)
+    sf = derive_as(SurfaceFold(keep_events=True), reader, as_written)
+    rows = RowReader(reader)
+    if sf.v0 is not None:
+        sf.v0.load = rows.event                 # (a replacement's target, kept as a stand-in, read back whole)
     st = reader.tail_state() if logical else None
     cut = st.cut_pos if st is not None else None
     on_disk: set[int] = set()                # nodes kept as stand-ins (read back from their rows)
@@ -228,7 +224,11 @@ def iter_messages(reader: LogReader, through: Optional[int] = None, logical: boo
             if through is not None and ev.seq > through:
                 break
             fold(ev)
-    rows = RowReader(reader)
+    if sf.normalized():     # (the head first and rule 4 need every message: read back, then finished)
+        got = [(s, sf.node_message(rows.event(sf.events[s]) if s in on_disk else sf.events[s]))
+               for s in sf.message_seqs()]
+        yield from (m for _s, m in sf.finish([(s, m) for s, m in got if m is not None]))
+        return
     for s in sf.message_seqs():
         node = sf.events[s]
         m = event_message(rows.event(node) if s in on_disk else node)
