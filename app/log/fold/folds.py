@@ -12,7 +12,7 @@ from collections.abc import Iterable, MutableMapping
 from ..format.model import SURFACE_TYPES, Event, Problem, event_message
 from ..format.payloads import JsonList, JsonObj, as_obj, blocks, items, obj
 from ..format.versions import replace_bounds
-from .v0chain import V0Chain
+from .v0chain import TYPES as V0_TYPES, V0Chain
 from .v2heads import TYPES as V2_TYPES, V2Head
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class SurfaceFold:
             self._step_mark = (ev.type, ev.seq)
         if self.v2 is not None and ev.type in V2_TYPES:
             self.v2.apply(ev.type, ev.seq, ev.data, ev.time)
-        if self.v0 is not None:
+        if self.v0 is not None and ev.type in V0_TYPES:
             self.v0.apply(ev, self.events)
         if ev.type == "image/offload" and ev.known:
             self._offload(ev)

@@ -52,6 +52,7 @@ from ..format.payloads import JsonObj
 _STARTS = frozenset({"compaction/start", "compact/start"})
 _ENDS = frozenset({"compaction/end", "compact/end"})
 _MESSAGE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
+TYPES = _STARTS | _ENDS | {"session/end-seed", "user/message", "tool/result"}   # the types :meth:`V0Chain.apply` reads
 Ident = Union[str, int]            # a message or compaction id: a string, or a v0 seq (a minted ``legacy-*`` id)
 Mint = Callable[[int], Any]
 
