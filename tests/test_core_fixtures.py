@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from app.log.fold.normalize import v4_message
 from app.log.query import analysis
 from app.log.fold.attempts import find_attempts
 from app.log.format.codec import expand_packed, pack_events
@@ -93,15 +94,19 @@ def test_failed_attempt_and_same_step_retry():
     assert failed.hidden_by_default and failed.failure["code"] == "EMPTY_RESPONSE"
     assert (failed.retry_seq, failed.retry_started_seq, failed.retry_number) == (11, 12, 1)
     assert tr.attempts[1].message_seq == 18
-    msgs = analysis.messages(r)
+    msgs = analysis.messages(r, as_written=True)            # the v0 spec's derivation
     assert [m["role"] for m in msgs] == ["user", "user", "assistant"]
     assert msgs[-1]["content"] == [{"type": "text", "text": "Recovered."}]
+    # today's dsh (through its migration chain, decision 0022): the prompt is the first message
+    norm = analysis.messages(r)
+    assert [m["role"] for m in norm] == ["system", "user", "user", "assistant"]
+    assert norm[1:] == [v4_message(m) for m in msgs]          # (plugin sources: direct kinds, the v3 -> v4 edge)
 
 
 def test_exact_request_at_dispatch_boundaries():
     r = LogReader.open(str(fixture("examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl")))
-    first = analysis.request_at(r, 9)          # the failed attempt
-    retry = analysis.request_at(r, 18)         # the committed message -> its first cited chunk 13
+    first = analysis.request_at(r, 9, as_written=True)          # the failed attempt
+    retry = analysis.request_at(r, 18, as_written=True)         # the committed message -> its first cited chunk 13
     assert first["boundary"] == 9 and retry["boundary"] == 13
     assert analysis.request_at(r, 15)["boundary"] == 13
     assert analysis.request_at(r, 3)["boundary"] == 9     # step/start: the step's first dispatch
@@ -113,6 +118,11 @@ def test_exact_request_at_dispatch_boundaries():
                                                   "1bbd9bae-e790-4b83-8425-2f042dd37908"]
     # a retry re-sends the same request
     assert first["request"] == req
+    # today's dsh: no ``system``, the prompt a system-prompt message, then the same messages; toolHistory
+    norm = analysis.request_at(r, 18)["request"]
+    assert "system" not in norm and norm["tools"] == "{{tools}}" and norm["toolHistory"] == {"tools": [], "updates": []}
+    assert norm["messages"][0]["source"] == {"kind": "system-prompt"} and norm["messages"][1:] == [v4_message(m) for m in req["messages"]]
+    assert norm["messages"][0]["content"] == [{"type": "text", "text": "{{system}}"}]
 
 
 def test_exact_request_second_step_carries_tool_round():
@@ -120,13 +130,17 @@ def test_exact_request_second_step_carries_tool_round():
     r = LogReader.open(str(path))
     evs = r.events()
     step2_first_chunk = next(e.seq for e in evs if e.type == "assistant/chunk" and e.data["step"] == 2)
-    q = analysis.request_at(r, step2_first_chunk)
+    q = analysis.request_at(r, step2_first_chunk, as_written=True)
     roles = [m["role"] for m in q["request"]["messages"]]
     assert roles == ["user", "user", "assistant", "user"]
     tool_result = q["request"]["messages"][-1]["content"][0]
     assert tool_result["type"] == "tool-result" and tool_result["isError"] is True
     # same as folding the prefix by hand
     assert q["request"] == exact_request([e for e in evs if e.seq < step2_first_chunk], r.header.id)
+    # today's dsh: the result is a tool message (the v3 -> v4 edge), after the system-prompt head
+    norm = analysis.request_at(r, step2_first_chunk)["request"]["messages"]
+    assert [m["role"] for m in norm] == ["system", "user", "user", "assistant", "tool"]
+    assert norm[-1]["isError"] is True and norm[-1]["toolCallId"] == tool_result["toolCallId"]
 
 
 def test_compaction_replace_shadows_and_overflow_attempt_fails():
@@ -139,10 +153,12 @@ def test_compaction_replace_shadows_and_overflow_attempt_fails():
     failed = [a for a in tr.attempts if a.failed]
     assert [(a.first_seq, a.failure["code"], a.retry_seq) for a in failed] == [(18, "CONTEXT_WINDOW_EXCEEDED", None)]
     # the request after compaction: the checkpoint (21) stands where the user prompt (4) was
-    q = analysis.request_at(r, 23)
+    q = analysis.request_at(r, 23, as_written=True)
     assert q["boundary"] == 23
     first_text = q["request"]["messages"][0]["content"][0]["text"]
     assert first_text.startswith("This is an automatically generated checkpoint")
+    norm = analysis.request_at(r, 23)["request"]["messages"]        # (today's dsh: after the system head)
+    assert norm[0]["role"] == "system" and norm[1]["content"][0]["text"] == first_text
 
 
 def test_empty_assistant_message_is_not_a_model_message():
@@ -220,7 +236,12 @@ def test_fork_child_fixture_seed_equals_parent_prefix():
     pe = parent.events()
     assert [e.raw for e in ce[:42]] == [e.raw for e in pe[:42]]
     assert ce[42].type == "session/end-seed"
-    assert analysis.messages(child, through=41) == analysis.messages(parent, through=41)
+    assert analysis.messages(child, through=41, as_written=True) == analysis.messages(parent, through=41, as_written=True)
+    # today's dsh migrates each log with its own header id: the same messages, but the system head's id
+    # (a hash over the session id) is the child's own
+    c, p = analysis.messages(child, through=41), analysis.messages(parent, through=41)
+    assert c[1:] == p[1:] and c[0]["role"] == "system" and c[0]["id"] != p[0]["id"]
+    assert {k: v for k, v in c[0].items() if k != "id"} == {k: v for k, v in p[0].items() if k != "id"}
 
 
 def _page_all(r, limit):

@@ -66,6 +66,10 @@ def test_consecutive_step_requests():
 def test_request_diff_across_compaction_marks_change():
     r = LogReader.open(str(COMPACTION))
     d = request_diff(r, 18, 23)           # failed overflow attempt vs the retry after compaction
+    # (today's dsh: the system-prompt head first, unchanged, anchored at its stored row)
+    assert d["messages"]["changed"] == [1] and d["messages"]["commonPrefix"] == 1
+    assert d["messages"]["changedSeqs"][0] == {"index": 1, "from": 4, "to": 21}
+    d = request_diff(r, 18, 23, as_written=True)          # the v0 spec's requests
     assert d["messages"]["changed"] == [0]
     assert d["messages"]["changedSeqs"][0] == {"index": 0, "from": 4, "to": 21}
 

@@ -52,7 +52,10 @@ def test_child_is_the_inclusive_prefix_with_lineage(tmp_path):
     assert [e.raw for e in ce[:37]] == [e.raw for e in pe[:37]]                  # byte-for-byte rows
     assert ce[37].type == "session/end-seed" and ce[37].seq == 37 and len(ce) == 38
     assert ce[37].time == pe[36].time                     # the marker has event B's time, as the newest host
-    assert analysis.messages(child, through=36) == analysis.messages(parent, through=36)
+    assert analysis.messages(child, through=36, as_written=True) == analysis.messages(parent, through=36, as_written=True)
+    # today's dsh's shape: the same, but the system head's id (a hash over each log's session id; issue 27)
+    cm, pm = analysis.messages(child, through=36), analysis.messages(parent, through=36)
+    assert cm[1:] == pm[1:] and dict(cm[0], id=None) == dict(pm[0], id=None) and cm[0]["id"] != pm[0]["id"]
     assert sha(p) == before
     # the child is listed under its parent in the store's lineage tree
     tree = discover(str(tmp_path / "store")).tree()
@@ -93,8 +96,14 @@ def test_every_anchor_rereads_to_the_parents_messages(tmp_path, path):
         assert [e.envelope() if (l.synthesized or l.legacy) else e.raw for e, l in zip(ce[:b + 1], logical[:b + 1])] == \
             [l.envelope() if (l.synthesized or l.legacy) else l.raw for l in logical[:b + 1]]
         assert not any(e.legacy for e in ce[:b + 1])
-        # legacy ids keep the parent's id: the child's messages are the parent's, exactly
-        assert analysis.messages(child, through=b) == analysis.messages(parent, through=b)
+        # legacy ids keep the parent's id: the child's messages are the parent's, exactly (as written); in today's
+        # dsh's shape too, but the system head's id, a hash over each log's own session id (issue 27)
+        assert analysis.messages(child, through=b, as_written=True) == \
+            analysis.messages(parent, through=b, as_written=True)
+        cm, pm = analysis.messages(child, through=b), analysis.messages(parent, through=b)
+        assert [m for m in cm if m["role"] != "system"] == [m for m in pm if m["role"] != "system"]
+        assert [dict(m, id=None) for m in cm if m["role"] == "system"] == \
+            [dict(m, id=None) for m in pm if m["role"] == "system"]
         if a is not None:
             # the boundary is the first turn/end at or after the anchor (the newest dsh host's cut)
             te = next(e.seq for e in logical if e.type == "turn/end" and e.seq >= a)

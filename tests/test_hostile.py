@@ -249,9 +249,11 @@ def test_cli_page_messages_request_export(tmp_path):
     hidden = [e["event"]["seq"] for e in page["events"] if e.get("hidden")]
     assert hidden == [9, 10]
     msgs = json.loads(run_cli("messages", f, "--json").stdout)["messages"]
-    assert [m["role"] for m in msgs] == ["user", "user", "assistant"]
+    assert [m["role"] for m in msgs] == ["system", "user", "user", "assistant"]    # (today's dsh: the prompt first)
     req = json.loads(run_cli("request", f, "--at", "18", "--json").stdout)
-    assert req["boundary"] == 13 and len(req["request"]["messages"]) == 2
+    assert req["boundary"] == 13 and len(req["request"]["messages"]) == 3
+    msgs = json.loads(run_cli("messages", f, "--json", "--as-written").stdout)["messages"]
+    assert [m["role"] for m in msgs] == ["user", "user", "assistant"]
     out = tmp_path / "raw.jsonl"
     exp = json.loads(run_cli("export", f, "--raw", str(out), "--logical", str(tmp_path / "l.jsonl"), "--json").stdout)
     assert out.read_bytes() == open(f, "rb").read()

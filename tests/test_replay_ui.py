@@ -109,7 +109,8 @@ def test_model_view_links_and_what_changed(qtbot, scrub):
     r = LogReader.open(str(fixture(COMPACTION)))
     want = as_of(r, 20)
     lst = ra.model_pane.list
-    assert lst.count() == len(want["messages"]) == 3
+    # (today's dsh: the system-prompt head first, linked to the stored row it is anchored at; issue 27)
+    assert lst.count() == len(want["messages"]) == 4 and want["messages"][0]["role"] == "system"
     assert [lst.item(i).data(Qt.ItemDataRole.UserRole + 1) for i in range(lst.count())] == want["messageSeqs"]
     win.tabs.setCurrentWidget(ra.model_pane)
     with qtbot.waitSignal(win.seqSelected, timeout=WAIT):

@@ -84,8 +84,13 @@ def test_every_face(tmp_path, version, backend):
     msgs = json.loads(out)
     assert msgs["messages"] and msgs["dshWouldRefuse"] is info["dshWouldRefuse"]
     shape("messages", out)
-    ref = [m.get("id") for m in json.loads(run("messages", str(LOGS[version]), "--json")[1])["messages"]]
-    assert [m.get("id") for m in msgs["messages"]] == ref                   # every backend: the same messages
+    # every backend: the same messages; but a v0 SQLite store (the dsh 0.1.x backend: today's dsh reads no SQLite
+    # store, so no migration chain applies, decision 0022) is derived as the v0 spec derives it, as written
+    written = ("--as-written",) if version == 0 and backend == "sqlite" else ()
+    ref = [m.get("id") for m in json.loads(run("messages", str(LOGS[version]), "--json", *written)[1])["messages"]]
+    assert [m.get("id") for m in msgs["messages"]] == ref
+    if written:
+        assert [m.get("id") for m in json.loads(run("messages", p, *sess, "--json", *written)[1])["messages"]] == ref
     r = LogReader.open(str(LOGS[version]))
     bounds = [b for b, _a in dispatches(r.events())]
     headers = [e.seq for e in r.events() if e.type == "request/header"]

@@ -109,6 +109,9 @@ def _cfg_diff(p):
     p.add_argument("--fork", action="store_true", help="compare this fork child with its parent")
     p.add_argument("--parent", help="with --fork: the parent session file (default: found by parentSession)")
     p.add_argument("--full", action="store_true", help="include both full requests in --steps output")
+    p.add_argument("--as-written", action="store_true",
+                   help="with --steps: a v0-v3 log's requests in the writer-era shape (default: as today's dsh "
+                        "derives them, migrated to v4)")
 
 
 def _ref(s: str):
@@ -123,7 +126,7 @@ def _run_diff(args):
     obj: dict = {}
     try:
         if args.steps:
-            d = request_diff(r, _ref(args.steps[0]), _ref(args.steps[1]))
+            d = request_diff(r, _ref(args.steps[0]), _ref(args.steps[1]), as_written=args.as_written)
             if not args.full:
                 d.pop("requests", None)
             obj["requests"] = d

@@ -197,7 +197,7 @@ def _cfg_messages(p):
 
 def _cfg_as_written(p):
     p.add_argument("--as-written", action="store_true",
-                   help="a v2/v3 log in the writer-era shape (default: as today's dsh derives it, migrated to v4)")
+                   help="a v0-v3 log in the writer-era shape (default: as today's dsh derives it, migrated to v4)")
 
 
 def dsh_refusal(args, reader, checks=None) -> list:

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from ..log.index.reader import LogReader
 
 MAGIC = b"SLIDX\x00\x05\n"     # 5: keyed digests (issue 28) and v3 checkpoints with tool history (issue 27)
-FORMAT = 6                     # 6: v2 checkpoints keep the v2->v3 edge's head and the tool history (issue 27)
+FORMAT = 7                     # 7: v0/v1 checkpoints keep the chain's state and the tool history too (issue 27)
 TAIL_CHECK = 4096
 DIGEST_SIZE = 32
 _ARRAYS = (("seg_pos", "q"), ("seg_end", "q"), ("first_seq", "q"), ("last_seq", "q"), ("line0", "q"),

@@ -92,10 +92,10 @@ class RequestView(QWidget):
         split.setSizes([300, 200])
         lay.addWidget(split, 1)
         row = QHBoxLayout()
-        # a v2/v3 log: today's dsh derives its request on the v4 shape (the default); the writer-era shape on demand
-        self.as_written = QCheckBox("As written (v2/v3 shape)")
+        # a v0-v3 log: today's dsh derives its request on the v4 shape (the default); the writer-era shape on demand
+        self.as_written = QCheckBox("As written (v0-v3 shape)")
         self.as_written.setObjectName("requestAsWritten")
-        self.as_written.setToolTip("Show a v2 or v3 log's request in the shape its writer logged it (a v2 prompt in "
+        self.as_written.setToolTip("Show a v0-v3 log's request in the shape its writer logged it (a v0-v2 prompt in "
                                    "the request's system field, tool results as user messages, plugin sources, no "
                                    "toolHistory) instead of the shape today's dsh derives after migrating it to v4.")
         self.as_written.setChecked(os.environ.get("SESSION_LENS_REQUEST_AS_WRITTEN") == "1")   # (gui --as-written)

@@ -301,8 +301,11 @@ SIDE_TYPES = frozenset(t.encode() for t in (
 # ... and what all three folds of :func:`replay` read: the surface types (v3 system/message and v4
 # developer/message included), the step marks and image offloads (v4 projections), request headers.
 # A row of any other type changes none of them (at most a fold violation, which as_of does not report).
+# A v0 ``steering/message`` is a user message (the codec converts it); the chain's compaction groups
+# (app.log.fold.v0chain) read the compaction brackets and the end-seeds.
 FOLD_TYPES = SIDE_TYPES | frozenset(t.encode() for t in (
-    *SURFACE_TYPES, "system/message", "developer/message", "image/offload", "request/header"))
+    *SURFACE_TYPES, "system/message", "developer/message", "image/offload", "request/header", "steering/message",
+    "compaction/start", "compaction/end", "compact/start", "compact/end", "session/end-seed"))
 
 
 def _replay_items(reader: LogReader, cp: Optional[Checkpoint], side: SideFold,
@@ -376,7 +379,7 @@ def _folds(reader: LogReader, cps: Optional[Checkpoints], side_index: Optional[S
     nodes, empty, viol, header, hist, _chk = cps.state(i)
     sf = restore_surface(nodes, empty, viol, lambda seqs: si.node_events(seqs, check), cp)
     # (v3 too: today's dsh derives a v3 log on the v4 shape, toolHistory included; folds_at does the same)
-    hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 2 else restore_header(header, hist)
+    hf = restore_header(header, hist, *cps.tool_state(i))
     side = si.at(i, check)
     return cp.seq, sf, hf, side, _replay_items(reader, cp, side, check, FOLD_TYPES)
 
@@ -385,11 +388,11 @@ def _folds(reader: LogReader, cps: Optional[Checkpoints], side_index: Optional[S
 RequestFolds = tuple[int, SurfaceFold, Optional[int], Optional[JsonObj], Optional[JsonObj]]
 
 
-def _request_folds(sf: SurfaceFold, hf: HeaderFold, b: int, version: int) -> RequestFolds:
+def _request_folds(sf: SurfaceFold, hf: HeaderFold, b: int) -> RequestFolds:
     """The folds a request at boundary ``b`` is built from; the tool history as the normal request face
-    takes it (:func:`~app.log.fold.folds.request_from`: v4, and v2/v3 in today's dsh's shape; the
+    takes it (:func:`~app.log.fold.folds.request_from`: v4, and v0-v3 in today's dsh's shape; the
     writer-era shape drops it in :func:`_request`)."""
-    return b, sf.copy(), hf.seq, hf.header, hf.tool_history.snapshot() if version >= 2 else None
+    return b, sf.copy(), hf.seq, hf.header, hf.tool_history.snapshot()
 
 
 def _request(reader: LogReader, req: RequestFolds, as_written: bool) -> tuple[Optional[JsonObj], Optional[str]]:
@@ -416,21 +419,20 @@ def replay(reader: LogReader, seq: int, cps: Optional[Checkpoints], side_index: 
     """(surface fold, header fold, side fold) of the stored events with seq <= ``seq``, and the folds
     before the last dispatch boundary met on the way (None: none met)."""
     _first, sf, hf, side, events = _folds(reader, cps, side_index, seq, check)
-    version = reader.version or 0
     req: Optional[RequestFolds] = None
     for it in events:
         if isinstance(it, PackedBlock):
             if it.seq0 > seq:
                 break
             if side.block(it):
-                req = _request_folds(sf, hf, it.seq0, version)
+                req = _request_folds(sf, hf, it.seq0)
             if it.n is not None and it.seq0 + it.n - 1 > seq:
                 side.last_seq = seq
             continue
         if it.seq > seq:
             break
         if side.apply(it):               # (before the surface and header folds: the request excludes it)
-            req = _request_folds(sf, hf, it.seq, version)
+            req = _request_folds(sf, hf, it.seq)
         sf.apply(it)
         hf.apply(it)
     return sf, hf, side, req
@@ -481,7 +483,7 @@ def as_of(reader: LogReader, seq: object, cps: Optional[Checkpoints] = None, sid
     if request and b is not None:
         if req is None or req[0] != b:          # the attempt began before the checkpoint: fold up to it
             rsf, rhf, _side, _r = replay(reader, b - 1, cps, side_index, check)
-            req = _request_folds(rsf, rhf, b, reader.version or 0)
+            req = _request_folds(rsf, rhf, b)
         out["request"], out["requestNote"] = _request(reader, req, as_written)
     return out
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 import msgspec
 
 from .folds import HeaderFold, SurfaceFold, ToolHistoryFold
+from .v0chain import V0Chain
 from .v2heads import V2Head
 from ..format.lazyrows import Lazy, PackedBlock, lazy_segment
 from ..format.model import Event, Problem, event_message, is_event
@@ -75,7 +76,8 @@ class Checkpoint:
     offloaded: list[tuple[int, list[int]]] = field(default_factory=list)
     tool_headers: list[tuple[int, Optional[list[Any]]]] = field(default_factory=list)   # None: same tools as the header before
     tools: Optional[dict[str, Any]] = None
-    v2head: Optional[list[Any]] = None    # v2: the v2 -> v3 edge's state (app.log.fold.v2heads.V2Head.state)
+    v2head: Optional[list[Any]] = None    # v0-v2: the v2 -> v3 edge's state (app.log.fold.v2heads.V2Head.state)
+    v0chain: Optional[list[Any]] = None   # v0/v1: the v0 -> v1 edge's state (app.log.fold.v0chain.V0Chain.state)
 
 
 @dataclass
@@ -168,8 +170,10 @@ def restore_surface(nodes: list[int], empty: list[int], violations: list[Problem
     sf.events = events_of(set(sf.nodes)) if sf.nodes else {}
     if cp is not None:
         sf._step_mark = tuple(cp.step_mark) if cp.step_mark is not None else None  # type: ignore[assignment]
-        if sf.version == 2:
+        if sf.version <= 2:
             sf.v2 = V2Head.from_state(cp.v2head)
+        if sf.version < 2:
+            sf.v0 = V0Chain.from_state(cp.v0chain)
         for seq, idxs in cp.offloaded:
             base = event_message(sf.events[seq]) if seq in sf.events else None
             if isinstance(base, dict):
@@ -273,15 +277,16 @@ class CheckpointBuilder:
         # image/offload applies in every version (spec-versions §3.5 correction)
         p.step_mark, p.offloaded = sf._step_mark, _offloaded(sf)
         p.v2head = sf.v2.state() if sf.v2 is not None else None
-        if self.version >= 2:                        # (v2, v3: today's dsh derives toolHistory on the v4 shape)
-            th = hf.tool_history
-            tools = _tool_fields(th)
-            p.tool_headers = []
-            for seq, tl in list(th.headers.items())[self.n_th:]:
-                p.tool_headers.append((seq, None if tl == self.prev_tl else copy.deepcopy(tl)))
-                self.prev_tl = tl
-            p.tools = None if tools == self.prev_tools else tools
-            self.n_th, self.prev_tools = len(th.headers), tools
+        p.v0chain = sf.v0.state(node_set) if sf.v0 is not None else None
+        # (every version: today's dsh derives toolHistory on the v4 shape, v0-v3 after migrating)
+        th = hf.tool_history
+        tools = _tool_fields(th)
+        p.tool_headers = []
+        for seq, tl in list(th.headers.items())[self.n_th:]:
+            p.tool_headers.append((seq, None if tl == self.prev_tl else copy.deepcopy(tl)))
+            self.prev_tl = tl
+        p.tools = None if tools == self.prev_tools else tools
+        self.n_th, self.prev_tools = len(th.headers), tools
         self.n_chk = len(checks.problems)
         self.prev_len = self.dirty = len(sf.nodes)
         self.n_viol, self.n_hist, self.prev_hseq = len(sf.violations), len(hf.history), hf.seq
@@ -380,7 +385,7 @@ def folds_at(reader: LogReader, cps: Checkpoints, b: int, check: Optional[Callab
     if cp is not None:
         nodes, empty, viol, header, hist, chk = cps.state(i)
         sf = restore_surface(nodes, empty, viol, lambda seqs: events_by_seq(reader, seqs, check), cp)
-        hf = restore_header(header, hist, *cps.tool_state(i)) if cp.version >= 2 else restore_header(header, hist)
+        hf = restore_header(header, hist, *cps.tool_state(i))
         if checks is not None:
             for q, refusing in chk:
                 prob = msgspec.structs.replace(q)

@@ -12,6 +12,7 @@ from collections.abc import Iterable, MutableMapping
 from ..format.model import SURFACE_TYPES, Event, Problem, event_message
 from ..format.payloads import JsonList, JsonObj, as_obj, blocks, items, obj
 from ..format.versions import replace_bounds
+from .v0chain import TYPES as V0_TYPES, V0Chain
 from .v2heads import TYPES as V2_TYPES, V2Head
 
 if TYPE_CHECKING:
@@ -53,17 +54,23 @@ class SurfaceFold:
         # v3: messages in the shape today's dsh derives them (migrated to v4 first, app.log.fold.normalize);
         # True: the writer-era shape (``--as-written``, the Request tab's toggle)
         self.as_written = False
-        # v2: the v2 -> v3 edge's system head (app.log.fold.v2heads), followed on every v2 fold; the
-        # messages take it (and the v4 shape) only when ``v2_session`` names the log (its header id:
-        # set by :func:`app.log.fold.v2heads.derive_as` where dsh's migration accepts the log)
-        self.v2: Optional[V2Head] = V2Head() if self.version == 2 else None
+        # v2 (and v0/v1, which reach it through the chain): the v2 -> v3 edge's system head
+        # (app.log.fold.v2heads), followed on every v2 fold and every v0/v1 fold that keeps events; the
+        # messages take it (and the v4 shape) only when ``v2_session`` names the log (its header id: set by
+        # :func:`app.log.fold.v2heads.derive_as` where dsh's migration accepts the log)
+        legacy = self.version in (0, 1) and keep_events
+        self.v2: Optional[V2Head] = V2Head() if self.version == 2 or legacy else None
         self.v2_session: Optional[str] = None
+        # v0/v1: the v0 -> v1 edge's message rewrites (app.log.fold.v0chain)
+        self.v0: Optional[V0Chain] = V0Chain() if legacy else None
 
     def apply(self, ev: Event) -> None:
         if ev.type in ("step/start", "step/end"):
             self._step_mark = (ev.type, ev.seq)
         if self.v2 is not None and ev.type in V2_TYPES:
             self.v2.apply(ev.type, ev.seq, ev.data, ev.time)
+        if self.v0 is not None and ev.type in V0_TYPES:
+            self.v0.apply(ev, self.events)
         if ev.type == "image/offload" and ev.known:
             self._offload(ev)
         if not is_surface_type(ev):
@@ -168,9 +175,9 @@ class SurfaceFold:
         return [m for _s, m in self.linked()]
 
     def normalized(self) -> bool:
-        """Are the messages derived on the v4 shape (v4; v3 and accepted v2 unless ``as_written``)?"""
+        """Are the messages derived on the v4 shape (v4; v3 and accepted v0-v2 unless ``as_written``)?"""
         return self.version >= 4 or (not self.as_written and (
-            self.version == 3 or (self.version == 2 and self.v2_session is not None)))
+            self.version == 3 or (self.version <= 2 and self.v2_session is not None)))
 
     def linked(self) -> list[tuple[int, JsonObj]]:
         """(seq, message) of each derived model message, in order: the surface node it came from (a v2
@@ -179,16 +186,28 @@ class SurfaceFold:
             raise RuntimeError("SurfaceFold(keep_events=False) cannot derive messages")
         out: list[tuple[int, JsonObj]] = []
         for s in self.message_seqs():
-            m = self.projected.get(s) or event_message(self.events[s])
+            m = self.projected.get(s) or self.node_message(self.events[s])
             if m is not None:
                 out.append((s, m))
+        return self.finish(out)
+
+    def node_message(self, ev: Event) -> Optional[JsonObj]:
+        """The message of surface node ``ev`` as the derivation reads it (a v0/v1 log in today's dsh's shape:
+        as the chain's first edge rewrites it, :mod:`app.log.fold.v0chain`)."""
+        if self.v0 is not None and self.v2_session is not None and self.normalized():
+            return self.v0.message(ev, self.v2_session)
+        return event_message(ev)
+
+    def finish(self, out: list[tuple[int, JsonObj]]) -> list[tuple[int, JsonObj]]:
+        """The (seq, message) of the nodes (:meth:`node_message`, in node order) as derived: on the v4 shape
+        where :meth:`normalized` (a v0-v2 log's system head first, the v3 -> v4 rewrites, rule 4)."""
         if not self.normalized():
             return out
-        if self.version == 2 and self.v2 is not None and self.v2_session is not None:
+        if self.version <= 2 and self.v2 is not None and self.v2_session is not None:
             head = self.v2.message(self.v2_session)
             if head is not None and self.v2.anchor is not None:
                 out.insert(0, (self.v2.anchor[0], head))
-        if self.version in (2, 3):
+        if self.version <= 3:
             from .normalize import v4_message
             out = [(s, v4_message(m)) for s, m in out]
         return self._without_unanswerable(out)
@@ -244,6 +263,7 @@ class SurfaceFold:
         c._empty_assistant = set(self._empty_assistant)
         c.as_written, c.v2_session = self.as_written, self.v2_session
         c.v2 = self.v2.copy() if self.v2 is not None else None
+        c.v0 = self.v0.copy() if self.v0 is not None else None
         return c
 
 

@@ -236,13 +236,16 @@ def migrate(events: Iterable[Any], session_id: str) -> Iterator[tuple[JsonObj, O
 
 def derive_as(sf: SurfaceFold, reader: LogReader, as_written: bool = False) -> SurfaceFold:
     """``sf`` (a :class:`~app.log.fold.folds.SurfaceFold` of ``reader``'s log) set to derive as the faces do:
-    in today's dsh's shape unless ``as_written``; for a v2 log that shape is the migrated one only where
-    dsh's migration accepts the log (:func:`app.log.index.verdict.v2_migration_refuses`); where it refuses,
-    the messages stay as written (and the verdict says dsh would refuse the log)."""
+    in today's dsh's shape unless ``as_written``; for a v2 log (and a v0/v1 JSONL or zstd log, which dsh reads
+    through its chain v0 -> v1 -> v2 -> ..., decision 0022) that shape is the migrated one only where dsh's
+    migration accepts the log (:func:`app.log.index.verdict.migration_refuses`); where it refuses, the
+    messages stay as written (and the verdict says dsh would refuse the log).  A SQLite store is read as
+    written (dsh's v1+ trees read no SQLite store)."""
     sf.as_written = as_written
     sf.v2_session = None
-    if sf.version == 2 and not as_written and reader.header is not None:
-        from ..index.verdict import v2_migration_refuses
-        if not v2_migration_refuses(reader):
+    chain = sf.version == 2 or (sf.version in (0, 1) and reader.source.kind in ("jsonl", "zstd"))
+    if chain and sf.v2 is not None and not as_written and reader.header is not None:
+        from ..index.verdict import migration_refuses
+        if not migration_refuses(reader):
             sf.v2_session = reader.header.id
     return sf

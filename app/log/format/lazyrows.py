@@ -186,7 +186,12 @@ def iter_messages(reader: LogReader, through: Optional[int] = None, logical: boo
         from ..query.analysis import messages
         yield from messages(reader, through, logical, checks=checks, as_written=as_written)
         return
-    sf = SurfaceFold(keep_events=True)
+    from ..fold.v2heads import derive_as
+    # a v0 log dsh reads through its migration chain: derived as the chain derives it (app.log.fold.v0chain)
+    sf = derive_as(SurfaceFold(keep_events=True), reader, as_written)
+    rows = RowReader(reader)
+    if sf.v0 is not None:
+        sf.v0.load = rows.event                 # (a replacement's target, kept as a stand-in, read back whole)
     st = reader.tail_state() if logical else None
     cut = st.cut_pos if st is not None else None
     on_disk: set[int] = set()                # nodes kept as stand-ins (read back from their rows)
@@ -219,7 +224,11 @@ def iter_messages(reader: LogReader, through: Optional[int] = None, logical: boo
             if through is not None and ev.seq > through:
                 break
             fold(ev)
-    rows = RowReader(reader)
+    if sf.normalized():     # (the head first and rule 4 need every message: read back, then finished)
+        got = [(s, sf.node_message(rows.event(sf.events[s]) if s in on_disk else sf.events[s]))
+               for s in sf.message_seqs()]
+        yield from (m for _s, m in sf.finish([(s, m) for s, m in got if m is not None]))
+        return
     for s in sf.message_seqs():
         node = sf.events[s]
         m = event_message(rows.event(node) if s in on_disk else node)

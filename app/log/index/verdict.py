@@ -246,9 +246,12 @@ _DELIVERY_TYPES = frozenset({"session-log-deepseek/delivery-accepted", "session/
 _DELIVERY = frozenset(t.encode() for t in _DELIVERY_TYPES)
 
 
-def v2_migration_refuses(reader: LogReader) -> bool:
-    """Does dsh's v2 -> v3 migration refuse this log (the verdict's answer, remembered on the reader)?"""
-    return any(p.message.startswith(V2_REFUSAL) for p in dsh_verdict(reader))
+def migration_refuses(reader: LogReader) -> bool:
+    """Does dsh's migration (v2 -> v3, or the chain from v0/v1) refuse this log (the verdict's answer,
+    remembered on the reader)?"""
+    chain = CHAIN_REFUSAL.split("{v}")[0]
+    return any(p.message.startswith(V2_REFUSAL) or (p.message.startswith(chain) and "migration chain" in p.message)
+               for p in dsh_verdict(reader))
 
 
 def _plugin_sources(reader: LogReader, seg: Any) -> list[Problem]:

@@ -3,7 +3,9 @@
 * :func:`attempt_diff` — each failed attempt's streamed content beside the committed
   ``assistant/message`` of the same step (spec §4).
 * :func:`request_diff` — the exact requests (spec §3) at two dispatch boundaries: what
-  changed in system prompt, tools, config and messages.
+  changed in system prompt, tools, config and messages; the requests as today's dsh derives them (a v0-v3
+  log read from a :class:`~app.log.index.reader.LogReader`: migrated to v4 where dsh accepts it, the prompt
+  the first message: :func:`app.log.fold.v2heads.derive_as`), the writer-era ones with ``as_written``.
 * :func:`fork_diff` — a fork child beside its parent (spec §7): common logical prefix,
   divergence seq, the ``seedLength`` check and the ``session/end-seed`` position.
 """
@@ -15,7 +17,7 @@ from typing import Any, Optional, Union
 from collections.abc import Iterable
 
 from ..fold.attempts import Attempt, AttemptTracker, embedded_chunks
-from ..fold.folds import HeaderFold, SurfaceFold, build_request, tool_history_of
+from ..fold.folds import HeaderFold, SurfaceFold, build_request, request_from, tool_history_of
 from ..format.model import Event, Header, message_text
 from ..format.payloads import JsonObj, as_obj, blocks
 from .trace import EventSource
@@ -167,28 +169,51 @@ def resolve_boundary(events: list[Event], ref: Union[str, int]) -> tuple[int, At
     raise DiffError(f"seq {q} is not a dispatch boundary (no attempt starts at, covers or is cited by it)")
 
 
-def _requests_at(events: list[Event], bounds: list[int], sid: str,
-                 version: int = 0) -> dict[int, tuple[JsonObj, list[int], Optional[int]]]:
-    """boundary -> (the exact request, its message seqs, the seq of the header in force)."""
+def _requests_at(events: list[Event], bounds: list[int], sid: str, version: int = 0, reader: Any = None,
+                 as_written: bool = False) -> dict[int, tuple[JsonObj, list[int], Optional[int]]]:
+    """boundary -> (the exact request, its message seqs, the seq of the header in force); ``reader``: the
+    log's reader (the requests are derived as the request face derives them: today's dsh's shape unless
+    ``as_written``); None: a list of events, derived as written."""
     want = sorted(set(bounds))
     out: dict[int, tuple[JsonObj, list[int], Optional[int]]] = {}
     sf, hf = SurfaceFold(version=version), HeaderFold()
+    if reader is not None:
+        from ..fold.v2heads import derive_as
+        derive_as(sf, reader, as_written)
 
-    def req() -> JsonObj:
-        return build_request(hf.header, sf.messages(), sid, tool_history_of(hf, version))
+    def req() -> tuple[JsonObj, list[int], Optional[int]]:
+        if reader is None:
+            return build_request(hf.header, sf.messages(), sid, tool_history_of(hf, version)), \
+                list(sf.message_seqs()), hf.seq
+        seqs = [s for s, _m in sf.linked()]          # (a system head: the stored row it is anchored at)
+        th = hf.tool_history.snapshot() if sf.normalized() else None
+        return request_from(sf, hf.header, sid, th), seqs, hf.seq
     i = 0
     for ev in events:
         while i < len(want) and ev.seq >= want[i]:
-            out[want[i]] = (req(), list(sf.message_seqs()), hf.seq)
+            out[want[i]] = req()
             i += 1
         if i >= len(want):
             break
         sf.apply(ev)
         hf.apply(ev)
     while i < len(want):
-        out[want[i]] = (req(), list(sf.message_seqs()), hf.seq)
+        out[want[i]] = req()
         i += 1
     return out
+
+
+def _prompt(req: JsonObj) -> Any:
+    """The request's system prompt: its ``system``, or (today's dsh's shape) the text of its first message
+    where that is the system-prompt head."""
+    if "system" in req:
+        return req["system"]
+    msgs = req.get("messages") or []
+    m = msgs[0] if msgs and isinstance(msgs[0], dict) else {}
+    src = m.get("source")
+    if m.get("role") == "system" and isinstance(src, dict) and src.get("kind") == "system-prompt":
+        return "".join(b.get("text", "") for b in m.get("content") or [] if isinstance(b, dict))
+    return None
 
 
 def _tool_names(tools: object) -> list[Any]:
@@ -197,11 +222,14 @@ def _tool_names(tools: object) -> list[Any]:
     return []
 
 
-def request_diff(src: Source, a: Union[str, int], b: Union[str, int]) -> JsonObj:
+def request_diff(src: Source, a: Union[str, int], b: Union[str, int], as_written: bool = False) -> JsonObj:
+    """The requests at boundaries ``a`` and ``b`` compared (see the module doc; ``as_written``: the
+    writer-era requests of a v0-v3 log)."""
     events = _events(src)
     ba, atta = resolve_boundary(events, a)
     bb, attb = resolve_boundary(events, b)
-    reqs = _requests_at(events, [ba, bb], _sid(src), _version(src))
+    reader = src if hasattr(src, "iter_events") and hasattr(src, "source") else None
+    reqs = _requests_at(events, [ba, bb], _sid(src), _version(src), reader, as_written)
     (ra, sa, ha), (rb, sb, hb) = reqs[ba], reqs[bb]
     skip = {"messages", "system", "tools", "sessionId"}
     ca = {k: v for k, v in ra.items() if k not in skip}
@@ -209,7 +237,7 @@ def request_diff(src: Source, a: Union[str, int], b: Union[str, int]) -> JsonObj
     config = {"added": {k: cb[k] for k in cb if k not in ca},
               "removed": {k: ca[k] for k in ca if k not in cb},
               "changed": {k: {"from": ca[k], "to": cb[k]} for k in ca if k in cb and ca[k] != cb[k]}}
-    sys_a, sys_b = ra.get("system"), rb.get("system")
+    sys_a, sys_b = _prompt(ra), _prompt(rb)
     system: JsonObj = {"changed": sys_a != sys_b}
     if sys_a != sys_b:
         txt_a = sys_a if isinstance(sys_a, str) else json.dumps(sys_a, ensure_ascii=False, indent=1)
