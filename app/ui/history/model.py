@@ -93,7 +93,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         # set by the view: (rows, budget s) -> how many (nearest first) it made ready to show (documents)
         self.prepare_rows: Optional[Callable[[list, float], int]] = None
         # the view: True while a row is parked (selected, scrolled out): its page is not dropped
-        self.keeps_rows: Optional[Callable[[], bool]] = None
+        self.keeps_rows: Optional[Callable[[], list]] = None      # the parked rows (their pages stay)
         self.after_paint: Callable[[Callable], None] = lambda fn: QTimer.singleShot(0, self, fn)   # the view's: once painted
         self._reset_state()
 
@@ -319,9 +319,8 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
 
     def _shed(self, how) -> None:
         """Drop pages far from the exposed window (``app.ui.history.shed``) when they can be read again."""
-        if self.keeps_rows is not None and self.keeps_rows():
-            return                               # a parked selection's page stays (parking.py)
-        if self.jumps.can_jump() and how(self.window):
+        parked = {id(r) for r in self.keeps_rows()} if self.keeps_rows is not None else set()
+        if self.jumps.can_jump() and how(self.window, pinned=lambda rows: any(id(r) in parked for r in rows)):
             self.statsChanged.emit()
 
     def _ready(self, rows: list) -> int:

@@ -37,6 +37,10 @@ class SelectionParking:
         """A row is parked (the model keeps its page loaded)."""
         return self.row is not None or bool(self.sel)
 
+    def parked(self) -> list[Row]:
+        """The parked rows (the model never drops a page that holds one: ``app.ui.history.shed``)."""
+        return ([self.row] if self.row is not None else []) + self.sel
+
     def forget(self) -> None:
         self.row, self.sel = None, []
 

@@ -15,6 +15,7 @@ change, so no change record is needed.  Once pages are dropped the freed heap is
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Optional
 
 from ..memory import trim
@@ -42,9 +43,10 @@ def _forget_rows(w, rows: list, pr_seq: int, newest: bool, lp) -> None:
             del ev[seq]
 
 
-def shed_newer(w, keep: Optional[int] = None) -> int:
+def shed_newer(w, keep: Optional[int] = None, pinned: Optional[Callable[[list], bool]] = None) -> int:
     """Drop the newest loaded pages lying wholly below the exposed window (keep ``keep``
-    pages at least).  Returns the number of pages dropped."""
+    pages at least; never a page whose rows ``pinned`` holds, as a parked selection's: the page
+    ending the log then stays aside for the live feed).  Returns the number of pages dropped."""
     keep = KEEP_PAGES if keep is None else keep
     dropped = 0
     face = (w.physical, w.show_attempts)
@@ -54,6 +56,8 @@ def shed_newer(w, keep: Optional[int] = None) -> int:
         rows = w._rows_of(pr)
         if len(rows) > w.bottom:
             break                                # some of its rows are exposed (or above)
+        if pinned is not None and pinned(rows):
+            break                                # a parked row's page stays (parking.py)
         if w.attached and lp.page.tail:
             w.tail_pages = [lp]                  # the page ending the log stays for the live feed
         elif w.attached:
@@ -70,7 +74,7 @@ def shed_newer(w, keep: Optional[int] = None) -> int:
     return dropped
 
 
-def shed_older(w, keep: Optional[int] = None) -> int:
+def shed_older(w, keep: Optional[int] = None, pinned: Optional[Callable[[list], bool]] = None) -> int:
     """Drop the oldest loaded pages lying wholly above the exposed window (after a jump, while
     newer pages are read); the new first page still says older rows exist (``has_more``)."""
     keep = KEEP_PAGES if keep is None else keep
@@ -82,8 +86,8 @@ def shed_older(w, keep: Optional[int] = None) -> int:
             break
         pr = lp.rows_for(*face)
         rows = w._rows_of(pr)
-        if len(rows) > w.hidden:
-            break
+        if len(rows) > w.hidden or (pinned is not None and pinned(rows)):
+            break                                # some of its rows are exposed (or below), or a parked row
         n_seq = len(w._seq_rows_of(pr))
         _forget_rows(w, rows, n_seq, False, lp)
         w.pages.pop(0)

@@ -98,7 +98,7 @@ class HistoryView(QListView):
         if not isinstance(model, HistoryModel):
             return
         model.prepare_rows = self.delegate.warm              # rows slid in: documents built first, in slices
-        model.after_paint, model.keeps_rows = self.after_paint, self.parking.holds   # (a parked row's page stays)
+        model.after_paint, model.keeps_rows = self.after_paint, self.parking.parked   # (a parked row's page stays)
         model.prependAhead.connect(self._before_batch)
         model.rowsLeaving.connect(self.parking.park)
         model.changesApplied.connect(self.parking.unpark)
