@@ -636,14 +636,14 @@ def run(args) -> dict:
     # user actions over everything loaded, one at a time as a user makes them (each one
     # settles before the next; CPU only): the two face toggles, then a search
     actions = [("toggle-attempts", win.act_attempts.trigger), ("toggle-physical", win.act_physical.trigger),
-               ("search", lambda: (win.open_search(), win.search_edit.setText("error")))]
+               ("search", lambda: (win.open_search(), win.find_edit.setText("error")))]
     for phase, act in actions:
         meter.set_phase(phase)
         act()
         # the find bar: until the loaded rows' check settled and the whole-log search said how
         # far it got (its count in the bar: first hits or progress), as a user sees it
         spin_until(lambda: not win.history.loading and win.view.settled()
-                   and (phase != "search" or (win.history.search_term == "error"
+                   and (phase != "search" or (win.history.find_term == "error"
                                               and not getattr(getattr(win.history, "match_pass", None), "running", False)
                                               and win.history_actions.search_count.text()[:1].isdigit())), 30)
         t_end = time.perf_counter() + 0.25

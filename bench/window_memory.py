@@ -153,7 +153,7 @@ def window_steps(path: Path, pages: int, top: int) -> list[dict]:
     done = {}
     win.find_actions.searchFinished.connect(lambda txt: done.setdefault("t", txt))
     win.open_search()
-    win.history_actions.search_edit.setText("error")
+    win.history_actions.find_edit.setText("error")
     spin_until(lambda: "t" in done, 900)
     spin_until(lambda: not h.loading and win.view.settled(), 30)
     rows.append(measure(qapp, "find", child, top))

@@ -35,7 +35,7 @@ def main() -> int:
     win.open_store(log)
     wait(qapp, lambda: h.rows and h.index_state == "ready" and ga.outline is not None, 600)
     win.open_search()
-    win.search_edit.setText("timeout")
+    win.find_edit.setText("timeout")
     wait(qapp, lambda: fa.query is not None and not fa.running and fa.status.endswith("turns"), 600)
     wait(qapp, lambda: not h.loading)
     settle(qapp)

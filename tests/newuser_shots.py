@@ -127,7 +127,7 @@ def _find(qapp, out: Path, t: str, tmp: Path) -> None:
     _loaded(qapp, win)
     wait(qapp, lambda: win.history.index_state == "ready")
     win.open_search()
-    win.search_edit.setText("zebraquokka")
+    win.find_edit.setText("zebraquokka")
     win.history_actions.search_step(forward=False)
     wait(qapp, lambda: win.find_actions.stats is not None)
     settle(qapp, 60)

@@ -131,7 +131,7 @@ def test_window_finds_strasse_jumps_to_it_and_highlights_the_sharp_s_word(qtbot,
     assert not fa.opt_case.isChecked()
     win.open_search()
     with qtbot.waitSignal(fa.searchFinished, timeout=WAIT * 2) as b:
-        win.search_edit.setText("STRASSE")
+        win.find_edit.setText("STRASSE")
     assert [x.seq for x in fa.results.hits] == [seq]
     assert b.args[0] == f"1 match in {turns:,} turns"
     hit = fa.results.hits[0]
@@ -145,7 +145,7 @@ def test_window_finds_strasse_jumps_to_it_and_highlights_the_sharp_s_word(qtbot,
     assert _painted(doc, colors) == ["straße"]                   # the whole ß painted, nothing more
     # a word that is not there: an honest answer about the whole log
     with qtbot.waitSignal(fa.searchFinished, timeout=WAIT * 2) as b:
-        win.search_edit.setText("nirgendstrasse")
+        win.find_edit.setText("nirgendstrasse")
     assert b.args[0] == f"no match in {turns:,} turns" and fa.results.rowCount() == 0
     win.close()
 

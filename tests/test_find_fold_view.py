@@ -59,7 +59,7 @@ def test_view_match_and_highlight_equal_the_core_hits(qtbot, make_window, plante
     fa = win.find_actions
     win.open_search()
     with qtbot.waitSignal(fa.searchFinished, timeout=WAIT * 2) as b:
-        win.search_edit.setText(query)
+        win.find_edit.setText(query)
     # the find bar's count and results: the core's
     assert [(x.seq, x.kind) for x in fa.results.hits] == [(h_.seq, h_.kind) for h_ in core]
     assert b.args[0].startswith("1 match in ")
@@ -67,8 +67,8 @@ def test_view_match_and_highlight_equal_the_core_hits(qtbot, make_window, plante
     idle(qtbot, h)
     row = win.view.current_row()
     # the view's own match check (the find bar's term, folded as the core folds) holds the row
-    assert h.search_term == fold_case(query)
-    assert h.search_term in row.search_text()
+    assert h.find_term == fold_case(query)
+    assert h.find_term in row.search_text()
     i = win.view.currentIndex().row()
     assert i in h.window.matches
     # the highlight: exactly the characters the core's hit covers, painted as the current match

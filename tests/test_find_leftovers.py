@@ -114,7 +114,7 @@ def test_window_finds_a_nonascii_word_in_any_case(qtbot, make_window, nonascii_l
         assert not fa.opt_case.isChecked()            # the default: case-insensitive
         win.open_search()
         with qtbot.waitSignal(fa.searchFinished, timeout=WAIT * 2) as b:
-            win.search_edit.setText("grüßeñandú")
+            win.find_edit.setText("grüßeñandú")
         seq = nonascii_logs["seq"]
         assert [x.seq for x in fa.results.hits] == [seq], (form, b.args)
         assert b.args[0].startswith("1 match in ")

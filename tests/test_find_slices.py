@@ -82,7 +82,7 @@ def test_match_check_runs_in_bounded_slices_and_selects_the_first_match(qtbot, m
             QTimer.singleShot(0, lambda: between.append(mp.checked))
     mp.progress.connect(probe)
     with qtbot.waitSignal(mp.finished, timeout=WAIT) as done:
-        ctl.apply_search(term.upper())
+        ctl.apply_find(term.upper())
     # rows per slice: counted, never more than the budget; the check was split into many slices
     assert mp.slices and max(mp.slices) <= mp_mod.ROWS_PER_SLICE
     assert sum(mp.slices) == len(rows) and len(mp.slices) >= len(rows) // mp_mod.ROWS_PER_SLICE
@@ -111,23 +111,23 @@ def test_a_second_character_cancels_the_first_pass(qtbot, make_window, many_rows
     for _attempt in range(3):
         seen.clear()
         with qtbot.waitSignal(mp.progress, timeout=WAIT):
-            ctl.apply_search("e")
+            ctl.apply_find("e")
         first_done = mp.checked
         assert mp.running and 0 < first_done < len(h.rows)
         with qtbot.waitSignal(mp.finished, timeout=WAIT):
-            ctl.apply_search("er")
+            ctl.apply_find("er")
         if any(t == "er" for t, _c in seen):
             break
         # no slice of "er": the window's rows changed under it (a late page or status on a loaded machine),
         # which ends a pass with the window's own complete matches, by design; then the scenario again
-        assert h.search_term == "er" and h.matches == _plain_matches(h.rows, "er")
+        assert h.find_term == "er" and h.matches == _plain_matches(h.rows, "er")
         idle(qtbot, h, win.view)
     switch = next(k for k, (t, _c) in enumerate(seen) if t == "er")
     # no slice of "e" after "er" started; "e" stopped where it was
     assert all(t == "e" for t, _c in seen[:switch]) and all(t == "er" for t, _c in seen[switch:])
     assert seen[switch - 1][1] == first_done < len(h.rows)
     assert sum(mp.slices) == len(h.rows)           # "er" checked every row once
-    assert h.search_term == "er" and h.matches == _plain_matches(h.rows, "er")
+    assert h.find_term == "er" and h.matches == _plain_matches(h.rows, "er")
 
 
 def test_typing_in_the_find_bar_starts_one_pass_and_counts_exactly(qtbot, make_window, many_rows_log):  # noqa: F811
@@ -139,7 +139,7 @@ def test_typing_in_the_find_bar_starts_one_pass_and_counts_exactly(qtbot, make_w
     fa = win.find_actions
     win.open_search()
     with qtbot.waitSignal(fa.searchFinished, timeout=WAIT * 2):
-        qtbot.keyClicks(win.search_edit, "error")
+        qtbot.keyClicks(win.find_edit, "error")
     qtbot.waitUntil(lambda: not mp.running, timeout=WAIT)
     assert started == ["error"]                      # debounced: one pass, not one per keystroke
     assert max(mp.slices) <= mp_mod.ROWS_PER_SLICE
@@ -162,7 +162,7 @@ def test_opening_the_find_bar_and_its_count_lay_out_no_row(qtbot, make_window, m
     fa.results_dock.show()
     # the longest count wording the bar shows while a search runs
     win.history_actions.search_count.setText("12,345/100,000 matches so far, 100% of the log searched…")
-    qtbot.waitUntil(lambda: view.viewport().height() < height and not win.search_bar.isHidden(), timeout=WAIT)
+    qtbot.waitUntil(lambda: view.viewport().height() < height and not win.find_bar.isHidden(), timeout=WAIT)
     view.executeDelayedItemsLayout()                 # a layout QListView scheduled runs now
     assert view.viewport().width() == width          # the column did not widen: no row re-wrapped
     # no layout of every row (it asks each of them: >= 120 here; the odd single row may be asked)
@@ -178,12 +178,12 @@ def test_rows_changing_during_a_pass_end_it_with_the_windows_complete_matches(qt
     ctl = win.history_actions.controller
     mp = h.match_pass
     with qtbot.waitSignal(mp.progress, timeout=WAIT):
-        ctl.apply_search("e")
+        ctl.apply_find("e")
     assert mp.running
     with qtbot.waitSignal(mp.finished, timeout=WAIT) as done:
         win.act_attempts.trigger()                   # a face toggle rebuilds the rows mid-pass
     idle(qtbot, h, win.view)
-    assert not mp.running and h.search_term == "e"
+    assert not mp.running and h.find_term == "e"
     assert done.args[0] > 0
     assert h.matches == _plain_matches(h.rows, "e")
     # the count says the final figure, not "so far"

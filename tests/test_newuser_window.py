@@ -440,9 +440,9 @@ def test_first_find_jump_shows_the_word_after_the_results_dock_opens(qtbot, make
     fa = win.find_actions
     assert not fa.results_dock.isVisible()
     win.open_search()
-    win.search_edit.setText("zebraquokka")
+    win.find_edit.setText("zebraquokka")
     with qtbot.waitSignal(win.seqSelected, timeout=WAIT):
-        qtbot.keyClick(win.search_edit, Qt.Key.Key_Return)
+        qtbot.keyClick(win.find_edit, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: fa.results_dock.isVisible() and fa.stats is not None, timeout=WAIT)
     qtbot.wait(600)                                    # the dock, the row's expansion: all settled
     view = win.view

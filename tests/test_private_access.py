@@ -21,7 +21,7 @@ the index cache's helpers the timeline and outline caches share (``source_identi
 index's scan tables and heap switch the fork's legacy-row scan uses (``scan_rows``, ``SCAN_TYPES``, ...,
 ``heap_steady``), ``versions.DATA_TYPE``, ``analysis.dedupe_problems``, ``export_transcript.message_blocks``,
 the window's ``history_column``, ``update_request``, ``on_tail``, the welcome's ``explicit_home``,
-``HistoryActions.apply_search``, ``GoActions.job_group``; the export's ``hashlib._Hash`` is a protocol.
+``HistoryActions.apply_find``, ``GoActions.job_group``; the export's ``hashlib._Hash`` is a protocol.
 """
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/ui/history/seq_index.py", "from .pages import _event_at_job"): _JOBS,
     ("app/ui/history/seq_index.py", "from .pages import _index_job"): _JOBS,
     ("app/ui/history/seq_index.py", "m._group"): _FRIENDS,
-    ("app/ui/home_search.py", "ha.controller._update_search_status"): _UI,
+    ("app/ui/home_search.py", "ha.controller._update_find_status"): _UI,
     ("app/ui/truth_views.py", "d._pads"): _UI,
 }
 

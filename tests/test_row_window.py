@@ -121,7 +121,7 @@ def test_search_positions_follow_the_window():
     _read_all(reader, sh, 4)
     reader.close()
     term = "the"
-    assert w.set_search(term.upper()) and not w.set_search(term)
+    assert w.set_find(term.upper()) and not w.set_find(term)
     want = [i for i, r in enumerate(w.all_rows) if term in r.search_text()]
     assert len(want) > 10
     seen = []

@@ -60,7 +60,7 @@ def _search(qtbot, win, text):
     fa = win.find_actions
     win.open_search()
     with qtbot.waitSignal(fa.searchFinished, timeout=WAIT * 2) as blocker:
-        win.search_edit.setText(text)
+        win.find_edit.setText(text)
     return blocker.args[0]
 
 
@@ -80,7 +80,7 @@ def test_planted_words_found_by_the_window_with_exact_seq_and_the_jump_lands(qtb
         assert status == f"{n:,} match{'es' if n != 1 else ''} in {total_turns:,} turns"
         assert fa.results_dock.isVisible() and fa.result_view.model().rowCount() == n
         i = next(i for i, x in enumerate(hits) if x.seq == seq)
-        with qtbot.waitSignal(win.searchMoved, timeout=WAIT):
+        with qtbot.waitSignal(win.findMoved, timeout=WAIT):
             fa.goto_hit(i)
         idle(qtbot, h)
         row = win.view.current_row()
@@ -123,7 +123,7 @@ def test_search_is_cancellable_and_a_new_query_replaces_the_old(qtbot, make_wind
     open_and_wait(qtbot, win, long_log)
     fa = win.find_actions
     win.open_search()
-    win.search_edit.setText("zzzz-never")
+    win.find_edit.setText("zzzz-never")
     fa.run("zzzz-never")
     assert fa.running
     with qtbot.waitSignal(fa.searchFinished, timeout=WAIT) as b:

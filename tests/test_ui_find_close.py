@@ -1,4 +1,4 @@
-"""The "Search results" dock closes with the find bar when the find bar's search opened it
+"""The "Find results" dock closes with the find bar when the find bar's search opened it
 (Esc, the bar's ✕, another session), its hits cleared; a dock the user opened (View › Search
 results), moved or floated stays, keeping the last search's hits under their query; the results of
 *Search all sessions* (in the sidebar) are not touched.  The demo store, real window, offscreen."""
@@ -35,15 +35,15 @@ def _find(qtbot, win, word=WORD) -> int:
     fa = win.find_actions
     win.view.setFocus()
     qtbot.keyClick(win.view, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: QApplication.focusWidget() is win.search_edit, timeout=WAIT)
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is win.find_edit, timeout=WAIT)
     with qtbot.waitSignal(fa.searchFinished, timeout=WAIT):
-        qtbot.keyClicks(win.search_edit, word)
+        qtbot.keyClicks(win.find_edit, word)
     assert fa.results_dock.isVisible()
     return len(fa.results.hits)
 
 
 def _close_button(win) -> QToolButton:
-    return next(b for b in win.search_bar.findChildren(QToolButton) if b.text() == "✕")
+    return next(b for b in win.find_bar.findChildren(QToolButton) if b.text() == "✕")
 
 
 def test_esc_closes_the_results_dock_the_search_opened(qtbot, demo):
@@ -51,14 +51,14 @@ def test_esc_closes_the_results_dock_the_search_opened(qtbot, demo):
     assert not fa.results_dock.isVisible()
     n = _find(qtbot, win)
     assert n >= 5 and fa.result_view.model().rowCount() == n
-    qtbot.keyClick(win.search_edit, Qt.Key.Key_Escape)
-    assert not win.search_bar.isVisible()
+    qtbot.keyClick(win.find_edit, Qt.Key.Key_Escape)
+    assert not win.find_bar.isVisible()
     assert not fa.results_dock.isVisible(), "the dock opened by the find bar's search closes with it"
     assert fa.results.hits == [] and fa.result_view.model().rowCount() == 0
     # the same with the bar's ✕ button
     assert _find(qtbot, win) == n
     qtbot.mouseClick(_close_button(win), Qt.MouseButton.LeftButton)
-    assert not win.search_bar.isVisible() and not fa.results_dock.isVisible()
+    assert not win.find_bar.isVisible() and not fa.results_dock.isVisible()
     # and when another session opens (the find bar closes then too)
     assert _find(qtbot, win) == n
     with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
@@ -68,13 +68,13 @@ def test_esc_closes_the_results_dock_the_search_opened(qtbot, demo):
 
 def test_a_dock_the_user_opened_stays_with_the_last_hits(qtbot, demo):
     win, fa = demo, demo.find_actions
-    fa.results_dock.toggleViewAction().trigger()          # View › Search results
+    fa.results_dock.toggleViewAction().trigger()          # View › Find results
     assert fa.results_dock.isVisible()
     assert "Ctrl+F" in fa.result_label.text(), "an empty dock says what fills it"
     n = _find(qtbot, win)
     hits = [(x.seq, x.kind) for x in fa.results.hits]
-    qtbot.keyClick(win.search_edit, Qt.Key.Key_Escape)
-    assert not win.search_bar.isVisible() and win.history.search_term == ""
+    qtbot.keyClick(win.find_edit, Qt.Key.Key_Escape)
+    assert not win.find_bar.isVisible() and win.history.find_term == ""
     assert fa.results_dock.isVisible(), "the user's dock stays open"
     assert [(x.seq, x.kind) for x in fa.results.hits] == hits and fa.result_view.model().rowCount() == n
     label = fa.result_label.text()
@@ -99,8 +99,8 @@ def test_a_floated_dock_is_the_users(qtbot, demo):
     fa.results_dock.setFloating(True)        # as a double click on its title bar does
     win.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is win, timeout=WAIT)
-    qtbot.keyClick(win.search_edit, Qt.Key.Key_Escape)
-    assert not win.search_bar.isVisible()
+    qtbot.keyClick(win.find_edit, Qt.Key.Key_Escape)
+    assert not win.find_bar.isVisible()
     assert fa.results_dock.isVisible() and len(fa.results.hits) == n
     # closed by its own ✕, the next search's dock is the search's again
     fa.results_dock.close()
@@ -108,8 +108,8 @@ def test_a_floated_dock_is_the_users(qtbot, demo):
     win.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is win, timeout=WAIT)
     assert _find(qtbot, win) == n
-    qtbot.keyClick(win.search_edit, Qt.Key.Key_Escape)
-    assert not win.search_bar.isVisible() and not fa.results_dock.isVisible()
+    qtbot.keyClick(win.find_edit, Qt.Key.Key_Escape)
+    assert not win.find_bar.isVisible() and not fa.results_dock.isVisible()
 
 
 def test_closing_the_find_bar_leaves_search_all_sessions_alone(qtbot, demo):
@@ -119,6 +119,6 @@ def test_closing_the_find_bar_leaves_search_all_sessions_alone(qtbot, demo):
     qtbot.waitUntil(lambda: hs.model.total > 0, timeout=WAIT * 3)
     total = hs.model.total
     _find(qtbot, win)
-    qtbot.keyClick(win.search_edit, Qt.Key.Key_Escape)
+    qtbot.keyClick(win.find_edit, Qt.Key.Key_Escape)
     assert not fa.results_dock.isVisible()
     assert hs.panel.stack.currentIndex() == 1 and hs.model.total == total, "its results stay in the sidebar"

@@ -172,11 +172,11 @@ def test_esc_closes_the_find_bar_first_then_the_tour(qtbot, make_window, monkeyp
     win = _tour_window(qtbot, make_window, monkeypatch)
     tour = win.tour
     qtbot.keyClick(win.view, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: win.search_bar.isVisible() and QApplication.focusWidget() is win.search_edit, timeout=WAIT)
-    qtbot.keyClicks(win.search_edit, "snapshot")
+    qtbot.waitUntil(lambda: win.find_bar.isVisible() and QApplication.focusWidget() is win.find_edit, timeout=WAIT)
+    qtbot.keyClicks(win.find_edit, "snapshot")
     # one Esc: the find bar (what the user just opened) closes; the tour waits for the next Esc
-    qtbot.keyClick(win.search_edit, Qt.Key.Key_Escape)
-    assert not win.search_bar.isVisible() and win.search_edit.text() == ""
+    qtbot.keyClick(win.find_edit, Qt.Key.Key_Escape)
+    assert not win.find_bar.isVisible() and win.find_edit.text() == ""
     assert win.tour is tour and tour.isVisible()
     qtbot.waitUntil(lambda: QApplication.focusWidget() is win.view, timeout=WAIT)
     # the next Esc ends the tour, as before

@@ -276,10 +276,10 @@ def test_search_highlights_and_steps_into_older_pages(qtbot, make_window):
     win = make_window(page_size=2)
     h = open_and_wait(qtbot, win, fixture(BIG))
     qtbot.keyClick(win.view, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
-    assert win.search_bar.isVisible()
+    assert win.find_bar.isVisible()
     term = "get_goal"
-    with qtbot.waitSignal(win.searchMoved, timeout=WAIT):
-        win.search_edit.setText(term)
+    with qtbot.waitSignal(win.findMoved, timeout=WAIT):
+        win.find_edit.setText(term)
     assert h.matches and h.current_match_row in h.matches
     from app.ui.history.model import MATCH_ROLE
     ix = h.index(h.current_match_row, 0)
@@ -294,7 +294,7 @@ def test_search_highlights_and_steps_into_older_pages(qtbot, make_window):
     first0 = h.window.loaded_range()[0]
     first = h.rows[h.current_match_row].key
     for _ in range(30):
-        with qtbot.waitSignal(win.searchMoved, timeout=WAIT):
+        with qtbot.waitSignal(win.findMoved, timeout=WAIT):
             win.search_step(forward=False)
         idle(qtbot, h)
         if h.window.loaded_range()[0] < first0:
@@ -305,13 +305,13 @@ def test_search_highlights_and_steps_into_older_pages(qtbot, make_window):
     assert term in h.rows[h.current_match_row].search_text()
     # and back to a newer one
     older = h.rows[h.current_match_row].seq
-    with qtbot.waitSignal(win.searchMoved, timeout=WAIT):
+    with qtbot.waitSignal(win.findMoved, timeout=WAIT):
         win.search_step(forward=True)
     idle(qtbot, h)
     # (rows are compared by seq: the newer hit may be on another page than the older one)
     assert h.current_match_row is None or h.rows[h.current_match_row].seq > older
-    qtbot.keyClick(win.search_edit, Qt.Key.Key_Escape)
-    assert not win.search_bar.isVisible() and h.search_term == ""
+    qtbot.keyClick(win.find_edit, Qt.Key.Key_Escape)
+    assert not win.find_bar.isVisible() and h.find_term == ""
 
 
 @pytest.mark.slow
@@ -450,11 +450,11 @@ def test_row_window_slides_over_loaded_rows(qtbot, make_window, monkeypatch):
     assert win.view.current_row().key == newest and h.newer_hidden == 0
     assert "turn-start" in seen, "Ctrl+Down stops at the next turn first"
     win.open_search()
-    with qtbot.waitSignal(win.searchMoved, timeout=WAIT):
-        win.search_edit.setText("bash")            # 10 hits in the whole log, seqs 266..1388
+    with qtbot.waitSignal(win.findMoved, timeout=WAIT):
+        win.find_edit.setText("bash")            # 10 hits in the whole log, seqs 266..1388
     seqs = [h.rows[h.current_match_row].seq]
     for _ in range(20):
-        with qtbot.waitSignal(win.searchMoved, timeout=WAIT):
+        with qtbot.waitSignal(win.findMoved, timeout=WAIT):
             win.search_step(forward=False)
         s = h.rows[h.current_match_row].seq if h.current_match_row is not None else None
         if s is None or s == seqs[-1]:

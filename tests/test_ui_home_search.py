@@ -83,14 +83,14 @@ def test_hit_opens_the_right_session_at_the_right_row(qtbot, win, home):
         assert row.first_seq <= seq <= max(row.seq or 0, row.last_seq or 0)
         # the match is highlighted: the in-session search holds the word and this row is the current match
         h = win.history
-        assert h.search_term == word
+        assert h.find_term == word
         r = win.view.currentIndex().row()
         # line 700 of a 900-line output, folded reasoning: the row is expanded in place to show it
         assert r in h.matches and h.current_match_row == r
         assert word in h.row_at(r).search_text()
         if kind == "tool-output":
             assert h.row_at(r).expanded
-        assert not win.history_actions.search_bar.isHidden()
+        assert not win.history_actions.find_bar.isHidden()
 
 
 @pytest.mark.slow

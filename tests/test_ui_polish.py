@@ -132,15 +132,15 @@ def test_find_and_faces_do_not_leak_into_the_next_session(qtbot, win, tmp_path):
         win.open_store(str(store), select_path=str(a))
     qtbot.waitUntil(lambda: win.history.path == str(a) and not win.history.loading, timeout=WAIT)
     win.open_search()
-    win.search_edit.setText("zzz-nothing-matches")
+    win.find_edit.setText("zzz-nothing-matches")
     qtbot.waitUntil(lambda: "no match" in win.history_actions.search_count.text(), timeout=WAIT)
     win.set_physical(True)
     win.set_show_attempts(True)
     with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
         win.sessions.select_key(str(b))
     qtbot.waitUntil(lambda: not win.history.loading, timeout=WAIT)
-    assert win.search_edit.text() == "" and win.history_actions.search_count.text() == ""
-    assert not win.search_bar.isVisible() and win.history.search_term == ""
+    assert win.find_edit.text() == "" and win.history_actions.search_count.text() == ""
+    assert not win.find_bar.isVisible() and win.history.find_term == ""
     assert not win.history.physical and not win.act_physical.isChecked()
     assert not win.history.show_attempts and not win.act_attempts.isChecked()
     # keeping them is a deliberate choice, and the window says it kept them
@@ -278,7 +278,7 @@ def test_find_bar_and_status_bar_agree_when_the_page_budget_runs_out(qtbot, win,
     win.history.page_size = 5
     h = open_and_wait(qtbot, win, fixture(BIG))
     win.open_search()
-    win.search_edit.setText("zzz-not-in-this-log")
+    win.find_edit.setText("zzz-not-in-this-log")
     fa = win.find_actions
     qtbot.waitUntil(lambda: "no match" in win.history_actions.search_count.text() and not fa.running, timeout=WAIT)
     assert h.has_more                                   # older pages are not loaded, yet they were searched

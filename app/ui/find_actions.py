@@ -2,7 +2,7 @@
 
 The search bar's text runs :func:`app.log.query.find.find` over the whole stored log in the
 ``find`` job group (a new query cancels the old one; Cancel stops it).  Hits stream into the
-**Search results** dock (seq, turn, kind, snippet: :class:`~app.ui.find_models.FindResultsModel`)
+**Find results** dock (seq, turn, kind, snippet: :class:`~app.ui.find_models.FindResultsModel`)
 with progress and a count that says exactly what was searched ("12 matches in 3,261 turns",
 "no match in 3,261 turns").  The first hit shown is the newest at or before the current row;
 Enter / F3 step to older and newer hits; a click jumps to a hit, reading the page it is on
@@ -10,7 +10,7 @@ Enter / F3 step to older and newer hits; a click jumps to a hit, reading the pag
 expands that row in place and scrolls to the highlighted word.
 
 The dock belongs to the find bar's search: opened by a search, it closes with the find bar (Esc,
-its ✕, another session), its hits cleared.  A dock the user opened (View › Search results), moved
+its ✕, another session), its hits cleared.  A dock the user opened (View › Find results), moved
 or floated is theirs: it stays, keeping the last search's hits (labelled with their query) when
 there are any, else saying what fills it.
 
@@ -114,7 +114,7 @@ class FindActions(QObject):
         self.result_view.activated.connect(lambda ix: self.goto_hit(ix.row()))
         self.result_view.clicked.connect(lambda ix: self.goto_hit(ix.row()))
         lay.addWidget(self.result_view, 1)
-        self.results_dock = d = self._dock("Search results", "searchResultsDock", w, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.results_dock = d = self._dock("Find results", "findResultsDock", w, Qt.DockWidgetArea.BottomDockWidgetArea)
         # the user's own gestures make the dock theirs (a search showing it is none of these)
         d.toggleViewAction().triggered.connect(self._user_owns_dock)
         d.topLevelChanged.connect(lambda _f: self._user_owns_dock() if d.isVisible() else None)
@@ -126,7 +126,7 @@ class FindActions(QObject):
 
     def _build_search_options(self):
         ha = self.win.history_actions
-        lay = ha.search_bar.layout()
+        lay = ha.find_bar.layout()
         self.opt_case = QCheckBox("Aa")
         self.opt_case.setToolTip("Match case")
         self.opt_word = QCheckBox("Word")
@@ -138,13 +138,13 @@ class FindActions(QObject):
         for k in KINDS:
             self.opt_kind.addItem(k, k)
         self.opt_kind.setToolTip("Search only this kind of text")
-        at = lay.indexOf(ha.search_edit) + 1
+        at = lay.indexOf(ha.find_edit) + 1
         for i, x in enumerate((self.opt_case, self.opt_word, self.opt_regex, self.opt_kind)):
             lay.insertWidget(at + i, x)
         for cb in (self.opt_case, self.opt_word, self.opt_regex):
-            cb.toggled.connect(lambda _on: ha.apply_search() if ha.search_edit.text() else None)
-        self.opt_kind.currentIndexChanged.connect(lambda _i: ha.apply_search() if ha.search_edit.text() else None)
-        ha.search_edit.setPlaceholderText("Find in the whole log (Enter: older hit, Shift+Enter: newer)")
+            cb.toggled.connect(lambda _on: ha.apply_find() if ha.find_edit.text() else None)
+        self.opt_kind.currentIndexChanged.connect(lambda _i: ha.apply_find() if ha.find_edit.text() else None)
+        ha.find_edit.setPlaceholderText("Find in the whole log (Enter: older hit, Shift+Enter: newer)")
 
     def _reset(self) -> None:
         self.win.jobs.cancel_group(self._group("find"))
@@ -155,8 +155,8 @@ class FindActions(QObject):
         self._set_status("")
         self.result_progress.hide()
         self.cancel_button.hide()
-        if self.win.history_actions.search_edit.text():
-            self.run(self.win.history_actions.search_edit.text())
+        if self.win.history_actions.find_edit.text():
+            self.run(self.win.history_actions.find_edit.text())
 
     def options(self, text: str) -> FindOptions:
         k = self.opt_kind.currentData()
@@ -176,7 +176,7 @@ class FindActions(QObject):
         # the loaded rows' own match check (highlights, Enter over loaded rows) in slices: the
         # event loop runs between them (app.ui.history.match_pass)
         cur = self.win.view.currentIndex()
-        h.set_search(plain, sliced=True, start_row=cur.row() if cur.isValid() else None)
+        h.set_find(plain, sliced=True, start_row=cur.row() if cur.isValid() else None)
         self.win.view.viewport().update()
         if not text or h.path is None:
             self.query = None
@@ -247,7 +247,7 @@ class FindActions(QObject):
             self.goto_hit(n - 1)
         self.searchFinished.emit(txt)
         if n == 0:
-            self.ctl.searchMoved.emit(None)
+            self.ctl.findMoved.emit(None)
 
     def _failed(self, msg: str) -> None:
         self.result_progress.hide()
@@ -325,7 +325,7 @@ class FindActions(QObject):
         r = self.h.row_at(row) if row is not None else None
         ok = r is not None and r.first_seq is not None and (r.first_seq <= seq <= max(r.seq or 0, r.last_seq or 0)) \
             or (r is not None and r.seq == seq)
-        term = self.h.search_term
+        term = self.h.find_term
         view = self.win.view
         if ok and r is not None and term and term not in r.search_text() and r.clipped:
             # the match is in the clipped part ("… N more lines"): expand the row in place
@@ -338,13 +338,13 @@ class FindActions(QObject):
 
             def scroll_to_word():
                 i = self.h.row_for_key(key)
-                if i is not None and self.h.search_term == term:
+                if i is not None and self.h.find_term == term:
                     view.scroll_to_text(self.h.index(i, 0), term)
             scroll_to_word()
             QTimer.singleShot(120, view, scroll_to_word)
             self._follow_resizes(scroll_to_word)
         view.viewport().update()
-        self.ctl.searchMoved.emit(row if ok else None)
+        self.ctl.findMoved.emit(row if ok else None)
 
     def _follow_resizes(self, again, ms: int = 1500) -> None:
         """For ``ms`` after a jump, each resize of the history's viewport (the results dock opening
@@ -369,7 +369,7 @@ class FindActions(QObject):
         if not hits:
             if not self.running:
                 self.win.statusBar().showMessage(self.status or "no search", 4000)
-                self.ctl.searchMoved.emit(None)
+                self.ctl.findMoved.emit(None)
             return
         self._auto = False
         i: Optional[int]
@@ -384,7 +384,7 @@ class FindActions(QObject):
             i = (self.results.row_for_seq(seq, forward) if seq is not None else (0 if forward else len(hits) - 1))
         if i is None or not (0 <= i < len(hits)):
             self.win.statusBar().showMessage("No more matches" + (" (last hit)" if forward else " (first hit)"), 4000)
-            self.ctl.searchMoved.emit(self.h.current_match_row)
+            self.ctl.findMoved.emit(self.h.current_match_row)
             return
         self.goto_hit(i)
 

@@ -61,9 +61,9 @@ class HistoryActions(QObject):
         self._find_timer = QTimer(self)
         self._find_timer.setSingleShot(True)
         self._find_timer.setInterval(SEARCH_DEBOUNCE_MS)
-        self._find_timer.timeout.connect(self.apply_search)
-        self.search_edit.textChanged.connect(lambda _t: self._find_timer.start())
-        self.search_edit.returnPressed.connect(self._find_return)
+        self._find_timer.timeout.connect(self.apply_find)
+        self.find_edit.textChanged.connect(lambda _t: self._find_timer.start())
+        self.find_edit.returnPressed.connect(self._find_return)
         self.search_prev.clicked.connect(lambda: self.search_step(forward=False))
         self.search_next.clicked.connect(lambda: self.search_step(forward=True))
         self.controller.searchStatus.connect(self.search_count.setText)
@@ -77,16 +77,16 @@ class HistoryActions(QObject):
             sb.clearMessage()
 
     def _build_find_bar(self, column):
-        self.search_bar = QWidget()
-        sl = QHBoxLayout(self.search_bar)
+        self.find_bar = QWidget()
+        sl = QHBoxLayout(self.find_bar)
         sl.setContentsMargins(6, 4, 6, 4)
-        self.search_edit = QLineEdit()
-        self.search_edit.setObjectName("search")
-        self.search_edit.setPlaceholderText("Find in session (Enter: older match, Shift+Enter: newer)")
-        self.search_edit.setClearButtonEnabled(True)
+        self.find_edit = QLineEdit()
+        self.find_edit.setObjectName("search")
+        self.find_edit.setPlaceholderText("Find in session (Enter: older match, Shift+Enter: newer)")
+        self.find_edit.setClearButtonEnabled(True)
         # room for the query when the count is long (a fixed minimum: it never varies with the text)
-        self.search_edit.setMinimumWidth(self.search_edit.fontMetrics().horizontalAdvance("M" * 10))
-        sl.addWidget(self.search_edit, 1)
+        self.find_edit.setMinimumWidth(self.find_edit.fontMetrics().horizontalAdvance("M" * 10))
+        sl.addWidget(self.find_edit, 1)
         self.search_prev = QToolButton()
         self.search_prev.setText("↑ Older")
         self.search_next = QToolButton()
@@ -97,8 +97,8 @@ class HistoryActions(QObject):
         close.clicked.connect(self.close_search)
         for x in (self.search_prev, self.search_next, self.search_count, close):
             sl.addWidget(x)
-        self.search_bar.hide()
-        column.insertWidget(column.indexOf(self.win.view), self.search_bar)
+        self.find_bar.hide()
+        column.insertWidget(column.indexOf(self.win.view), self.find_bar)
 
     def _build_menu(self):
         win = self.win
@@ -135,11 +135,11 @@ class HistoryActions(QObject):
             sc = QShortcut(QKeySequence(key), win.view)
             sc.setContext(Qt.ShortcutContext.WidgetShortcut)
             sc.activated.connect(lambda d=d: self.controller.goto_turn(d))
-        esc = QShortcut(QKeySequence("Escape"), self.search_bar)
+        esc = QShortcut(QKeySequence("Escape"), self.find_bar)
         esc.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         esc.activated.connect(self.close_search)
         from .tour import ESC_CLOSES
-        self.search_bar.setProperty(ESC_CLOSES, True)      # Esc in it closes it first (even with the tour up)
+        self.find_bar.setProperty(ESC_CLOSES, True)      # Esc in it closes it first (even with the tour up)
         tb = win.toolbar
         tb.addSeparator()
         tb.addAction(self.act_physical)
@@ -167,11 +167,11 @@ class HistoryActions(QObject):
         replaces another session the faces go back to logical / attempts off unless the user
         chose to keep them (the first session opens on the faces set before it, e.g. --physical)."""
         self._find_timer.stop()
-        self.search_edit.blockSignals(True)
-        self.search_edit.clear()
-        self.search_edit.blockSignals(False)
+        self.find_edit.blockSignals(True)
+        self.find_edit.clear()
+        self.find_edit.blockSignals(False)
         self.search_count.setText("")
-        self.search_bar.hide()
+        self.find_bar.hide()
         fa = getattr(self.win, "find_actions", None)
         if fa is not None:
             fa.bar_closed(keep_hits=False)     # a results dock the search opened goes with the bar
@@ -213,31 +213,31 @@ class HistoryActions(QObject):
         if self._kept_note:
             self.win.statusBar().showMessage(self._kept_note, 8000)
             self._kept_note = ""
-        if self.search_edit.text():
-            self.apply_search()
+        if self.find_edit.text():
+            self.apply_find()
 
     def open_search(self):
-        self.search_bar.show()
-        self.search_edit.setFocus()
-        self.search_edit.selectAll()
+        self.find_bar.show()
+        self.find_edit.setFocus()
+        self.find_edit.selectAll()
 
     def close_search(self):
-        self.search_bar.hide()
-        self.search_edit.clear()
+        self.find_bar.hide()
+        self.find_edit.clear()
         self._find_timer.stop()
         fa = getattr(self.win, "find_actions", None)
         if fa is not None:
             fa.bar_closed()             # its results dock closes with it, unless the user keeps it
-        self.win.history.set_search("")
+        self.win.history.set_find("")
         self.win.view.setFocus()
 
-    def apply_search(self):
+    def apply_find(self):
         self._find_timer.stop()
         fa = getattr(self.win, "find_actions", None)
         if fa is not None:                        # whole-log search (find_actions.py)
-            fa.run(self.search_edit.text())
+            fa.run(self.find_edit.text())
         else:
-            self.controller.apply_search(self.search_edit.text())
+            self.controller.apply_find(self.find_edit.text())
 
     def _find_return(self):
         mods = QApplication.keyboardModifiers()
@@ -246,13 +246,13 @@ class HistoryActions(QObject):
     def search_step(self, forward: bool):
         fa = getattr(self.win, "find_actions", None)
         if fa is not None:
-            if self._find_timer.isActive() or (self.search_edit.text() and fa.query is None):
-                self.apply_search()
+            if self._find_timer.isActive() or (self.find_edit.text() and fa.query is None):
+                self.apply_find()
                 return
             fa.step(forward)
             return
-        if self._find_timer.isActive() or self.win.history.search_term != fold_case(self.search_edit.text()):
-            self.apply_search()
+        if self._find_timer.isActive() or self.win.history.find_term != fold_case(self.find_edit.text()):
+            self.apply_find()
             return
         self.controller.search_step(forward)
 

@@ -480,9 +480,9 @@ class HomeSearch(QObject):
         # a term left in the in-session search would be applied to the new session's tail (and
         # walk older pages for it) before the jump: the hit's word replaces it once there
         ha = win.history_actions
-        ha.search_edit.blockSignals(True)
-        ha.search_edit.clear()
-        ha.search_edit.blockSignals(False)
+        ha.find_edit.blockSignals(True)
+        ha.find_edit.clear()
+        ha.find_edit.blockSignals(False)
         ha.controller.close_pending()
         sp = win.sessions
         info = None
@@ -520,23 +520,23 @@ class HomeSearch(QObject):
         h = self.win.history
         ha = self.win.history_actions
         if word:
-            e = ha.search_edit
+            e = ha.find_edit
             e.blockSignals(True)
             e.setText(word)
             e.blockSignals(False)
-            ha.search_bar.show()
+            ha.find_bar.show()
             r = h.row_for_seq(seq, expose=False)
             row = h.row_at(r) if r is not None else None
             if row is not None and row.clipped and word.casefold() not in row.search_text():
                 # the word is in the folded or clipped part of the row: expanded in place
                 self.win.view.toggle_expanded(h.index(r, 0), True)
-            h.set_search(word)
+            h.set_find(word)
             if r is not None and r in h.matches:
                 h.set_current_match(r)
             else:                       # e.g. line 700 of a long tool output: the row shows its start
                 self.win.statusBar().showMessage(
                     f"seq {seq}: the match is in text this row does not show in full (see the Event tab)", 10000)
-            ha.controller._update_search_status()
+            ha.controller._update_find_status()
         self.win.view.viewport().update()
         self.hitOpened.emit(seq)
 

@@ -101,7 +101,7 @@ class MainWindow(QMainWindow):
     storeFailed = Signal(str)
     sessionLoaded = Signal()          # tail page of the selected session installed
     seqSelected = Signal(int)         # a goto_seq finished (row selected or event shown)
-    searchMoved = Signal(object)      # row index of the current match (None: no match)
+    findMoved = Signal(object)      # row index of the current match (None: no match)
     welcomeReady = Signal()           # the welcome page shows the Harness home lookup's result
 
     def __init__(self, page_size: int = DEFAULT_PAGE_SIZE, theme_mode: str = "auto", parent=None,
@@ -274,7 +274,7 @@ class MainWindow(QMainWindow):
         ctl = self.history_actions.controller
         ctl.rowSelected.connect(self.update_request)
         ctl.seqSelected.connect(self.seqSelected)
-        ctl.searchMoved.connect(self.searchMoved)
+        ctl.findMoved.connect(self.findMoved)
         self.view.copyRequested.connect(lambda what: self.statusBar().showMessage(f"Copied {what} to the clipboard", 3000))
         self.tabs.currentChanged.connect(lambda _i: self.update_request())
 
@@ -330,8 +330,8 @@ class MainWindow(QMainWindow):
     def search_step(self, forward: bool):
         self.history_actions.search_step(forward)
 
-    search_bar = property(lambda self: self.history_actions.search_bar)
-    search_edit = property(lambda self: self.history_actions.search_edit)
+    find_bar = property(lambda self: self.history_actions.find_bar)
+    find_edit = property(lambda self: self.history_actions.find_edit)
     act_physical = property(lambda self: self.history_actions.act_physical)
     act_attempts = property(lambda self: self.history_actions.act_attempts)
 

@@ -160,7 +160,7 @@ class WindowStart(QObject):
         # list, then the inspector, down to their own minimum), so that opening the bar does not
         # widen the column (every row wrapped again)
         ha = getattr(self.win, "history_actions", None)
-        need = ha.search_bar.minimumSizeHint().width() - sizes[1] if ha is not None else 0
+        need = ha.find_bar.minimumSizeHint().width() - sizes[1] if ha is not None else 0
         for i in (0, 2):
             take = max(0, min(need, sizes[i] - split.widget(i).minimumSizeHint().width()))
             sizes[i] -= take

@@ -21,7 +21,7 @@ SEARCH_PAGE_BUDGET = 40      # older pages fetched per search step
 
 class HistoryController(QObject):
     seqSelected = Signal(int)         # a goto_seq finished (row selected or event shown)
-    searchMoved = Signal(object)      # row index of the current match (None: no match)
+    findMoved = Signal(object)      # row index of the current match (None: no match)
     searchStatus = Signal(str)        # "2/14 in loaded rows", "searching older pages…"
     rowSelected = Signal()            # the current row (or its focus seq) changed
 
@@ -41,7 +41,7 @@ class HistoryController(QObject):
         model.jumped.connect(self._on_jumped)
         model.eventFetched.connect(self._on_event_fetched)
         self._find_auto = False                          # the first match of a new term is still to select
-        self._own_find = False                           # the find bar's term came through apply_search
+        self._own_find = False                           # the find bar's term came through apply_find
         model.match_pass.firstMatch.connect(self._on_first_match)
         model.match_pass.progress.connect(self._on_match_progress)
         model.match_pass.finished.connect(self._on_matched)
@@ -226,13 +226,13 @@ class HistoryController(QObject):
                 self.select_row(h.rowCount() - 1)
 
     # ------------------------------------------------------------------ search
-    def apply_search(self, term: str) -> None:
+    def apply_find(self, term: str) -> None:
         """A new term: highlight it and jump to the newest match at or above the current row.
         The exposed rows are checked in slices (:class:`~app.ui.history.match_pass.MatchPass`,
         from the current row upwards): the first match found is selected after its slice, the
         count grows as the check goes on."""
         self._find_auto = self._own_find = bool(term)
-        self.model.set_search(term, sliced=True, start_row=self.current_row_index())
+        self.model.set_find(term, sliced=True, start_row=self.current_row_index())
         self.view.viewport().update()
         if not term:
             self.searchStatus.emit("")
@@ -240,7 +240,7 @@ class HistoryController(QObject):
         if not self.model.match_pass.running:       # nothing to check (or the same term)
             self._on_matched(len(self.model.matches))
         else:
-            self._update_search_status()
+            self._update_find_status()
 
     def _on_first_match(self, r: int) -> None:
         if self._find_auto:
@@ -248,14 +248,14 @@ class HistoryController(QObject):
             self._set_match(r)
 
     def _on_match_progress(self, _n: int, _checked: int) -> None:
-        if self._own_find and self.model.search_term:
-            self._update_search_status()
+        if self._own_find and self.model.find_term:
+            self._update_find_status()
 
     def _on_matched(self, _n: int) -> None:
         if not self._own_find:
             return
         if not self._find_auto:
-            self._update_search_status()
+            self._update_find_status()
             return
         self._find_auto = False
         m = self.model.matches
@@ -266,10 +266,10 @@ class HistoryController(QObject):
             self._set_match(older[-1] if older else m[-1])
         else:
             # nothing in the rows on screen: look through the other loaded rows, then older pages
-            self._update_search_status()
+            self._update_find_status()
             self._find_step(False, SEARCH_PAGE_BUDGET)
 
-    def _update_search_status(self) -> None:
+    def _update_find_status(self) -> None:
         m = self.model.matches
         if self.model.match_pass.running:
             self.searchStatus.emit(f"{len(m)} so far, checking the loaded rows…")
@@ -283,15 +283,15 @@ class HistoryController(QObject):
         self.model.set_current_match(r)
         if r is not None:
             self.select_row(r)
-        self._update_search_status()
-        self.searchMoved.emit(r)
+        self._update_find_status()
+        self.findMoved.emit(r)
 
     def search_step(self, forward: bool) -> None:
         self._find_step(forward, SEARCH_PAGE_BUDGET)
 
     def _find_step(self, forward: bool, budget: int) -> None:
         h = self.model
-        if not h.search_term:
+        if not h.find_term:
             return
         start = h.current_match_row if h.current_match_row is not None else self.current_row_index()
         if start is None:
@@ -313,5 +313,5 @@ class HistoryController(QObject):
         else:
             where = " (start of log reached)"
         self.message("No more matches" + where, 4000)
-        self._update_search_status()
-        self.searchMoved.emit(h.current_match_row)
+        self._update_find_status()
+        self.findMoved.emit(h.current_match_row)

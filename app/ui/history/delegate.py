@@ -331,7 +331,7 @@ class HistoryDelegate(QStyledItemDelegate):
 
     def document(self, row: Row, index=None) -> QTextDocument:
         model = self.view.model()
-        term = getattr(model, "search_term", "")
+        term = getattr(model, "find_term", "")
         i = index.row() if index is not None else model.row_index(row)
         match = bool(term) and term in row.search_text()
         current = match and getattr(model, "current_match_row", None) == i

@@ -68,7 +68,7 @@ class FrameKeeper:
             return None                          # the frame shows background below the last row
         cm = getattr(m, "current_match_row", None)
         match = m.row_at(cm) if cm is not None else None
-        return (vp.width(), vh, v.delegate.theme.generation, getattr(m, "search_term", ""),
+        return (vp.width(), vh, v.delegate.theme.generation, getattr(m, "find_term", ""),
                 match.key if match is not None else None, tuple(rows))
 
     def anchor(self, sb, value: int) -> None:

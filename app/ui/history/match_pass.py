@@ -1,7 +1,7 @@
 """The find bar's match check over the exposed rows, in slices (QtCore only, no widgets).
 
 A new find-bar term used to be checked against every exposed row in one go
-(:meth:`~app.ui.history.navigation.WindowNavigation.set_search`): each row's searchable text is
+(:meth:`~app.ui.history.navigation.WindowNavigation.set_find`): each row's searchable text is
 built and folded (:func:`app.log.query.textview.fold_case`, cached per row by ``Row.search_text``
 until the row changes) and the term looked for.  :class:`MatchPass` does the same check a few
 rows at a time on zero-delay timer turns, so the event loop runs between slices:
@@ -87,7 +87,7 @@ class MatchPass(QObject):
         w = self.window
         if w is None:
             return True
-        if w.search_term != self.term:
+        if w.find_term != self.term:
             self.cancel()
             return True
         if w.rows is not self._rows or w.matches is not self._found:

@@ -66,7 +66,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
     indexReady = Signal()
     faceChanged = Signal()
     statsChanged = Signal()
-    searchChanged = Signal()
+    findChanged = Signal()
     eventFetched = Signal(int, object)   # seq, Event|None (event_at for a row not loaded)
     liveStateChanged = Signal(str)       # waiting | loading | live | idle | complete | crashed | changed | error: …
     liveAboutToAppend = Signal()         # live rows are about to change the newest rows
@@ -116,7 +116,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
     physical = property(lambda self: self.window.physical)
     show_attempts = property(lambda self: self.window.show_attempts)
     pages = property(lambda self: self.window.pages)
-    search_term = property(lambda self: self.window.search_term)
+    find_term = property(lambda self: self.window.find_term)
     matches = property(lambda self: self.window.matches)
     current_match_row = property(lambda self: self.window.current_match_row)
     has_more = property(lambda self: self.window.has_more)
@@ -177,7 +177,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         if role == SEQ_ROLE:
             return row.seq
         if role == MATCH_ROLE:
-            return bool(self.search_term) and self.search_term in row.search_text()
+            return bool(self.find_term) and self.find_term in row.search_text()
         if role == Qt.ItemDataRole.ToolTipRole:
             return tooltip(row.content().meta)
         return None
@@ -381,7 +381,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         """event_at in a worker, for a seq that is not loaded (result: eventFetched)."""
         self.indexer.fetch_event(seq)
 
-    # faces (wanted_face, set_physical, set_show_attempts): TruthModel; search (set_search, find, …): FindModel
+    # faces (wanted_face, set_physical, set_show_attempts): TruthModel; search (set_find, find, …): FindModel
 
     # ------------------------------------------------------------------ lookups
     def row_at(self, i: int) -> Optional[Row]:

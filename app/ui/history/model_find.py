@@ -20,34 +20,34 @@ class FindModel:
     # provided by HistoryModel (declared for the type checker)
     window: Any
     match_pass: Any
-    searchChanged: Any
+    findChanged: Any
     dataChanged: Any
     _exposed: Any
     index_of: Any
 
-    def set_search(self, term: str, sliced: bool = False, start_row: Optional[int] = None) -> None:
+    def set_find(self, term: str, sliced: bool = False, start_row: Optional[int] = None) -> None:
         """A new search term (folded as the core folds it).  ``sliced`` (the find bar): the exposed
         rows are checked a few at a time on later loop turns (:class:`MatchPass`: ``matches``
         grow, ``matchPass.finished`` when complete; ``start_row``: the current row, checked
         upwards from there first); else all at once, now."""
         # no dataChanged over every row: QListView would re-lay out the whole window (heights
         # never change with a search); the delegate reads the term when it paints, so views
-        # only repaint (searchChanged)
+        # only repaint (findChanged)
         w = self.window
         folded = fold_case(term or "")
-        if folded == w.search_term:
+        if folded == w.find_term:
             if not sliced:
                 self.match_pass.finish()
             return
         self.match_pass.cancel()
         if not sliced or not folded:
-            if w.set_search(term):
-                self.searchChanged.emit()
+            if w.set_find(term):
+                self.findChanged.emit()
             return
-        w.search_term = folded
+        w.find_term = folded
         w.current_match_row = None
         self.match_pass.start(w, folded, start_row)
-        self.searchChanged.emit()
+        self.findChanged.emit()
 
     def find(self, from_row: Optional[int], forward: bool) -> Optional[int]:
         """Next match after (forward) or before ``from_row``: in the window, then in the
@@ -66,4 +66,4 @@ class FindModel:
         for r in self.window.set_current_match(row):
             ix = self.index_of(r)
             self.dataChanged.emit(ix, ix, [MATCH_ROLE])
-        self.searchChanged.emit()
+        self.findChanged.emit()

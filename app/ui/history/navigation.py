@@ -92,7 +92,7 @@ class WindowNavigation:
     trackers: list
     current_match_row: Optional[int]
     hidden_kinds: frozenset
-    search_term: str
+    find_term: str
     matches: list
     errors_only: bool
     _all_pos: dict
@@ -279,13 +279,13 @@ class WindowNavigation:
         return self._all_pos.get(id(r))
 
     # ------------------------------------------------------------------ search
-    def set_search(self, term: str) -> bool:
+    def set_find(self, term: str) -> bool:
         """A new term (folded as the whole-log search folds it: :func:`fold_case`); False when it
         is the current one."""
         term = fold_case(term or "")
-        if term == self.search_term:
+        if term == self.find_term:
             return False
-        self.search_term = term
+        self.find_term = term
         self.current_match_row = None
         self._recompute_matches()
         return True
@@ -302,9 +302,9 @@ class WindowNavigation:
             else:
                 i = neighbour_index(m, from_row, forward)
                 r = m[i] if i is not None else None
-        if r is not None or not self.search_term:
+        if r is not None or not self.find_term:
             return r, None
-        t = self.search_term
+        t = self.find_term
         return None, self._beyond(forward, lambda row: t in row.search_text())
 
     def turn_beyond(self, forward: bool) -> Optional[int]:

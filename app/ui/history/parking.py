@@ -33,10 +33,6 @@ class SelectionParking:
         self.row: Optional[Row] = None            # the current row while it is out of the view
         self.sel: list[Row] = []                  # selected rows out of the view
 
-    def holds(self) -> bool:
-        """A row is parked (the model keeps its page loaded)."""
-        return self.row is not None or bool(self.sel)
-
     def parked(self) -> list[Row]:
         """The parked rows (the model never drops a page that holds one: ``app.ui.history.shed``)."""
         return ([self.row] if self.row is not None else []) + self.sel

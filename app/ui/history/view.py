@@ -112,8 +112,8 @@ class HistoryView(QListView):
         model.modelReset.connect(self._after_reset)
         model.tailInstalled.connect(self._on_tail)
         model.loadingChanged.connect(lambda on: on or self._fill_timer.start())   # (at value 0 no scroll asks again)
-        model.searchChanged.connect(self.viewport().update)
-        for sig in (model.dataChanged, model.modelReset, model.layoutChanged, model.searchChanged,
+        model.findChanged.connect(self.viewport().update)
+        for sig in (model.dataChanged, model.modelReset, model.layoutChanged, model.findChanged,
                     self.selectionModel().selectionChanged, self.selectionModel().currentChanged):
             sig.connect(self.frames.dirty)
         model.liveAboutToAppend.connect(self._live_before)

@@ -100,7 +100,7 @@ class RowWindow(TruthWindow, WindowNavigation):
     def __init__(self, physical: bool = False, show_attempts: bool = False):
         self.physical = physical
         self.show_attempts = show_attempts
-        self.search_term = ""
+        self.find_term = ""
         self.hidden_kinds: frozenset = frozenset()   # FILTERS hidden
         self.errors_only = False
         self.clear()
@@ -121,7 +121,7 @@ class RowWindow(TruthWindow, WindowNavigation):
         self.events: dict = {}                   # seq -> Event for every loaded event (both faces)
         self.trackers: list = []
         self.older_read = 0                      # older pages added since the log was opened (dropped ones too)
-        self.search_term = ""
+        self.find_term = ""
         self.matches: list[int] = []
         self.current_match_row: Optional[int] = None
         return [RESET]
@@ -133,7 +133,7 @@ class RowWindow(TruthWindow, WindowNavigation):
         self.rows = self.all_rows[top:n - bottom]
 
     def _recompute_matches(self) -> None:
-        t = self.search_term
+        t = self.find_term
         self.matches = [i for i, r in enumerate(self.rows) if t in r.search_text()] if t else []
 
     def _apply_rows(self, hidden: int = 0, bottom: int = 0) -> None:
