@@ -3,6 +3,7 @@
 killed), so the build stops within a few rows of Cancel, with nothing of that session written."""
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -53,6 +54,21 @@ def test_cancel_inside_one_session_read_whole(tmp_path, monkeypatch, home):
     assert flag.is_set() and after[0] <= extract.CANCEL_ROWS
 
 
+def _children() -> list[str]:
+    """Pids of this process's child processes (from /proc: the extraction workers once they are started)."""
+    me, out = str(os.getpid()), []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    st = f.read()
+            except OSError:
+                continue
+            if st.rsplit(")", 1)[-1].split()[1] == me:
+                out.append(d)
+    return out
+
+
 @pytest.mark.parametrize("workers", [0, 2])
 def test_cancel_latency(tmp_path, monkeypatch, home, workers):
     """Cancel set from another thread while a 10 MB session is being read: the update returns soon after
@@ -74,8 +90,9 @@ def test_cancel_latency(tmp_path, monkeypatch, home, workers):
     th.start()
     if workers == 0:
         assert started.wait(30)
-    else:
-        time.sleep(0.3)                    # (the workers are reading their first session)
+    else:                                  # the extraction workers are started (they then import and read)
+        while not _children() and th.is_alive():
+            time.sleep(0.002)
     t = time.perf_counter()
     cancel.set()
     flag.set()

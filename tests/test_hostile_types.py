@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from app.log.query import analysis
 from app.log.fold.attempts import find_attempts
-from app.log.query.diff import attempt_diff, request_diff
+from app.log.query.diff import DiffError, attempt_diff, request_diff
 from app.log.format.lazyrows import iter_messages
 from app.log.index.integrity import EventChecks
 from app.log.format.model import Event, is_event
@@ -111,7 +111,10 @@ def _faces(path: str) -> dict[str, Any]:
     find_attempts(evs)
     attempt_diff(r)
     if len(bounds) >= 2:
-        request_diff(r, bounds[0], bounds[1])
+        try:    # the logical view that diff reads may hold no dispatch (a repair would cut every row after a bad
+            request_diff(r, bounds[0], bounds[1])   # one before the first turn/end): a clean DiffError is an answer
+        except DiffError:
+            pass
     with tempfile.TemporaryDirectory() as d:
         for fmt in ("logical", "markdown", "html"):
             export(r, fmt, str(Path(d) / fmt))
