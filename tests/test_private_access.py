@@ -21,7 +21,9 @@ the index cache's helpers the timeline and outline caches share (``source_identi
 index's scan tables and heap switch the fork's legacy-row scan uses (``scan_rows``, ``SCAN_TYPES``, ...,
 ``heap_steady``), ``versions.DATA_TYPE``, ``analysis.dedupe_problems``, ``export_transcript.message_blocks``,
 the window's ``history_column``, ``update_request``, ``on_tail``, the welcome's ``explicit_home``,
-``HistoryActions.apply_find``, ``GoActions.job_group``; the export's ``hashlib._Hash`` is a protocol.
+``HistoryActions.apply_find``, ``GoActions.job_group``; the export's ``hashlib._Hash`` is a protocol.  Then the history pages' job functions
+(``counted_page``, ``loaded_page``, ``older_job``, ``open_split_job``, ``range_job``, ``live_job``, ``surface_job``,
+``event_at_job``, ``seq_index_job``).
 """
 from __future__ import annotations
 
@@ -33,12 +35,9 @@ REPO = Path(__file__).resolve().parents[1]
 ALLOWED_NAMES = {"_exit", "_replace", "_asdict", "_fields", "_make", "_VersionAction", "_parser"}
 
 _FRIENDS = "the history model's helpers, split over modules, drive its loading state (issue 34 item 3: one job API)"
-_JOBS = "app/ui/history/pages.py's job functions, used by the history model's other modules (same package)"
 _FOLD = "the surface fold's step state, read by checkpoints and trace to resume a fold (same fold, saved)"
 _UI = "the main window's controllers call each other's handlers (a controller API is pending)"
 KNOWN: dict[tuple[str, str], str] = {
-    ("app/ui/history/sparse.py", "from .pages import _counted"): _JOBS,
-    ("app/ui/history/sparse.py", "from .pages import _loaded"): _JOBS,
     ("app/log/fold/checkpoints.py", "sf._empty_assistant"): _FOLD,
     ("app/log/fold/checkpoints.py", "sf._step_mark"): _FOLD,
     ("app/log/fold/surface.py", "f._empty_assistant"): _FOLD,
@@ -48,7 +47,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/log/query/trace.py", "from ..fold.checkpoints import _segments_from"): _FOLD,
     ("app/log/fold/asof.py", "from .surface import _compaction_ref"): _FOLD,
     ("app/log/fold/asof.py", "side.attempts._open"): "the replay's side fold reads the attempt tracker's open attempt",
-    ("app/ui/history/jumps.py", "from .pages import _range_job"): _JOBS,
     ("app/ui/history/jumps.py", "m._shed"): _FRIENDS,
     ("app/ui/history/shed.py", "w._all_key"): _FRIENDS,
     ("app/ui/history/shed.py", "w._all_pos"): _FRIENDS,
@@ -62,14 +60,8 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/ui/history/jumps.py", "m._group"): _FRIENDS,
     ("app/ui/history/jumps.py", "m._page_error"): _FRIENDS,
     ("app/ui/history/jumps.py", "m._set_loading"): _FRIENDS,
-    ("app/ui/history/live_feed.py", "from .pages import _live_job"): _JOBS,
     ("app/ui/history/live_feed.py", "m._apply"): _FRIENDS,
     ("app/ui/history/live_feed.py", "m._group"): _FRIENDS,
-    ("app/ui/history/model.py", "from .pages import _older_job"): _JOBS,
-    ("app/ui/history/model.py", "from .pages import _open_split_job"): _JOBS,
-    ("app/ui/history/model_truth.py", "from .pages import _surface_job"): _JOBS,
-    ("app/ui/history/seq_index.py", "from .pages import _event_at_job"): _JOBS,
-    ("app/ui/history/seq_index.py", "from .pages import _index_job"): _JOBS,
     ("app/ui/history/seq_index.py", "m._group"): _FRIENDS,
     ("app/ui/home_search.py", "ha.controller._update_find_status"): _UI,
     ("app/ui/truth_views.py", "d._pads"): _UI,

@@ -2,7 +2,7 @@
 pages after a jump, the true start of the log (``HistoryModel.jump_to`` and friends).
 
 Page bounds come from the seq index's marks (``pages.range_around``/``bound_after``); the
-page is read in the model's ``pages`` job group (``pages._range_job``, serial with the older
+page is read in the model's ``pages`` job group (``pages.range_job``, serial with the older
 pages on the same reader) and installed by :class:`~app.ui.history.window.RowWindow`
 (``install_range``, ``add_older_page`` when it touches the loaded pages, ``add_newer_page``).
 """
@@ -13,7 +13,7 @@ from typing import Optional
 from PySide6.QtCore import QObject
 
 from ..workers import freeze_heap
-from .pages import LoadedPage, _range_job, bound_after, range_around
+from .pages import LoadedPage, range_job, bound_after, range_around
 from .shed import shed_newer, shed_older
 from .window import FIRST_ROWS
 
@@ -64,7 +64,7 @@ class PageJumps(QObject):
             if tb is not None and (hi is None or hi > tb):
                 hi = tb
         m._set_loading(True)
-        m.jobs.submit(_range_job, m.reader, lo, hi, m.physical, m.show_attempts,
+        m.jobs.submit(range_job, m.reader, lo, hi, m.physical, m.show_attempts,
                       m.window.expanded, m.window.sindex, serial=True, name="jump-page", group=m._group("pages"),
                       on_done=lambda lp: self._install_jump(lp, seq, contiguous), on_error=m._page_error)
         return True
@@ -118,7 +118,7 @@ class PageJumps(QObject):
         if hi is None or hi > tb:
             hi = tb
         m._set_loading(True)
-        m.jobs.submit(_range_job, m.reader, last + 1, hi, m.physical, m.show_attempts,
+        m.jobs.submit(range_job, m.reader, last + 1, hi, m.physical, m.show_attempts,
                       m.window.expanded, m.window.sindex, serial=True, name="newer-page", group=m._group("pages"),
                       on_done=self._install_newer, on_error=m._page_error)
         return True

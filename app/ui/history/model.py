@@ -36,7 +36,7 @@ from .match_pass import MatchPass
 from .jumps import PageJumps
 from .model_find import MATCH_ROLE, FindModel
 from .model_truth import TruthModel
-from .pages import LoadedPage, _older_job, _open_split_job
+from .pages import LoadedPage, older_job, open_split_job
 from .seq_index import SeqIndex
 from .shed import shed_newer
 from .rows import Row
@@ -203,7 +203,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
             QTimer.singleShot(0, self._expose_chunk)
             return
         oldest = self.pages[0].page
-        self.jobs.submit(_older_job, self.reader, oldest, self.page_size, self.physical, self.show_attempts,
+        self.jobs.submit(older_job, self.reader, oldest, self.page_size, self.physical, self.show_attempts,
                          self.window.expanded, self.window.sindex, serial=True, name="older-page", group=self._group("pages"),
                          on_done=self._install_older, on_error=self._page_error)
 
@@ -226,7 +226,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         self.opened_at = time.perf_counter()
         self._set_loading(True)
         self._painted = threading.Event()
-        self.jobs.submit(_open_split_job, path, session_id, self.page_size, self.physical, self.show_attempts,
+        self.jobs.submit(open_split_job, path, session_id, self.page_size, self.physical, self.show_attempts,
                          self.window.expanded, self._painted, serial=True, name="open", group=self._group("open"),
                          on_partial=self._install_first, on_done=self._install_tail, on_error=self._open_error)
         self.statsChanged.emit()

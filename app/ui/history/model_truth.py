@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .pages import _surface_job
+from .pages import surface_job
 from .window import Reset
 
 
@@ -32,7 +32,7 @@ class TruthModel:
     def start_surface(self) -> None:
         """The surface index in its own worker, after the tail page is shown (the first paint
         does not wait for it); no index: rows show no status."""
-        self.jobs.submit(_surface_job, self.path, self.session_id, name="surface", group=self._group("surface"),
+        self.jobs.submit(surface_job, self.path, self.session_id, name="surface", group=self._group("surface"),
                          on_done=self._install_surface, on_error=lambda msg: None)
 
     def _install_surface(self, sindex) -> None:
