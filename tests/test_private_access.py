@@ -23,7 +23,8 @@ index's scan tables and heap switch the fork's legacy-row scan uses (``scan_rows
 the window's ``history_column``, ``update_request``, ``on_tail``, the welcome's ``explicit_home``,
 ``HistoryActions.apply_find``, ``GoActions.job_group``; the export's ``hashlib._Hash`` is a protocol.  Then the history pages' job functions
 (``counted_page``, ``loaded_page``, ``older_job``, ``open_split_job``, ``range_job``, ``live_job``, ``surface_job``,
-``event_at_job``, ``seq_index_job``).
+``event_at_job``, ``seq_index_job``); the row window's lookups the shed uses (``all_pos``, ``all_key``, ``seq_rows``,
+``seq_firsts``, ``rows_of``, ``seq_rows_of``, ``set_window``).
 """
 from __future__ import annotations
 
@@ -48,13 +49,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/log/fold/asof.py", "from .surface import _compaction_ref"): _FOLD,
     ("app/log/fold/asof.py", "side.attempts._open"): "the replay's side fold reads the attempt tracker's open attempt",
     ("app/ui/history/jumps.py", "m._shed"): _FRIENDS,
-    ("app/ui/history/shed.py", "w._all_key"): _FRIENDS,
-    ("app/ui/history/shed.py", "w._all_pos"): _FRIENDS,
-    ("app/ui/history/shed.py", "w._rows_of"): _FRIENDS,
-    ("app/ui/history/shed.py", "w._seq_firsts"): _FRIENDS,
-    ("app/ui/history/shed.py", "w._seq_rows"): _FRIENDS,
-    ("app/ui/history/shed.py", "w._seq_rows_of"): _FRIENDS,
-    ("app/ui/history/shed.py", "w._set_window"): _FRIENDS,
     ("app/ui/history/jumps.py", "m._apply"): _FRIENDS,
     ("app/ui/history/jumps.py", "m._exposed"): _FRIENDS,
     ("app/ui/history/jumps.py", "m._group"): _FRIENDS,

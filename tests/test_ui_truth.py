@@ -49,7 +49,7 @@ def _window(path, page_size=500):
             break
         w.add_older_page(older)
     reader.close()
-    w._set_window(0, 0)
+    w.set_window(0, 0)
     return w
 
 
