@@ -112,7 +112,7 @@ class LiveFeed(QObject):
         prev_calls = [e for e in prev.events.values() if e.type == "tool/call"] if prev is not None else []
         self.job = m.jobs.submit(
             live_job, lp, rows, m.physical, m.show_attempts, prev_calls,
-            serial=True, name="live", group=m._group("live"),
+            serial=True, name="live", group=m.job_group("live"),
             on_done=lambda new, lp=lp: self._done(lp, new),
             on_error=self._failed)
 
@@ -132,7 +132,7 @@ class LiveFeed(QObject):
             return                                   # reopened meanwhile
         m.liveAboutToAppend.emit()
         added, changes = m.window.apply_live(old, new)
-        m._apply(changes)
+        m.apply_changes(changes)
         self.stats["batches"] += 1
         if len(new) > 1:
             self.stats["splits"] += 1

@@ -28,7 +28,7 @@ class SeqIndex(QObject):
         if m.path is None:
             return
         self.state = "building"
-        job = m.jobs.submit(seq_index_job, m.path, m.session_id, name="index", group=m._group("index"),
+        job = m.jobs.submit(seq_index_job, m.path, m.session_id, name="index", group=m.job_group("index"),
                             on_done=self._done, on_error=self._failed,
                             on_progress=lambda d, t: m.indexProgress.emit(d, t),
                             on_end=self._stopped)            # (also when it ended as Cancel was clicked)
@@ -62,6 +62,6 @@ class SeqIndex(QObject):
         if m.path is None:
             return
         m.jobs.submit(event_at_job, m.path, m.session_id, self.index, seq, name="event-at",
-                      group=m._group("event-at"), exclusive=False,
+                      group=m.job_group("event-at"), exclusive=False,
                       on_done=lambda ev: m.eventFetched.emit(seq, ev),
                       on_error=lambda msg: m.eventFetched.emit(seq, None))
