@@ -25,7 +25,8 @@ the window's ``history_column``, ``update_request``, ``on_tail``, the welcome's 
 (``counted_page``, ``loaded_page``, ``older_job``, ``open_split_job``, ``range_job``, ``live_job``, ``surface_job``,
 ``event_at_job``, ``seq_index_job``); the row window's lookups the shed uses (``all_pos``, ``all_key``, ``seq_rows``,
 ``seq_firsts``, ``rows_of``, ``seq_rows_of``, ``set_window``); the history model's steps its split modules drive
-(``apply_changes``, ``job_group``, ``set_loading``, ``page_error``, ``shed_pages``, ``index_of_ordinal``).
+(``apply_changes``, ``job_group``, ``set_loading``, ``page_error``, ``shed_pages``, ``index_of_ordinal``); the history controller's ``update_find_status`` and the delegate's
+``row_pads``.
 """
 from __future__ import annotations
 
@@ -37,7 +38,6 @@ REPO = Path(__file__).resolve().parents[1]
 ALLOWED_NAMES = {"_exit", "_replace", "_asdict", "_fields", "_make", "_VersionAction", "_parser"}
 
 _FOLD = "the surface fold's step state, read by checkpoints and trace to resume a fold (same fold, saved)"
-_UI = "the main window's controllers call each other's handlers (a controller API is pending)"
 KNOWN: dict[tuple[str, str], str] = {
     ("app/log/fold/checkpoints.py", "sf._empty_assistant"): _FOLD,
     ("app/log/fold/checkpoints.py", "sf._step_mark"): _FOLD,
@@ -48,8 +48,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("app/log/query/trace.py", "from ..fold.checkpoints import _segments_from"): _FOLD,
     ("app/log/fold/asof.py", "from .surface import _compaction_ref"): _FOLD,
     ("app/log/fold/asof.py", "side.attempts._open"): "the replay's side fold reads the attempt tracker's open attempt",
-    ("app/ui/home_search.py", "ha.controller._update_find_status"): _UI,
-    ("app/ui/truth_views.py", "d._pads"): _UI,
 }
 
 
