@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from app.ui.history.pages import _older_job, _open_job  # noqa: E402
+from app.ui.history.pages import older_job, _open_job  # noqa: E402
 from app.ui.history.window import RowWindow  # noqa: E402
 from app.ui.summary import _TALLY, _tally_events, loaded_tally  # noqa: E402
 from fixtures_util import WorkerJob  # noqa: E402  (a job outside the runner: never cancelled)
@@ -51,11 +51,11 @@ def main() -> int:
     w = RowWindow()
     w.install_tail(lp)
     for _ in range(a.pages):
-        older = _older_job(job, reader, w.pages[0].page, a.page_size, False, False)
+        older = older_job(job, reader, w.pages[0].page, a.page_size, False, False)
         if not older.page.items:
             break
         w.add_older_page(older)
-    spare = _older_job(job, reader, w.pages[0].page, a.page_size, False, False)
+    spare = older_job(job, reader, w.pages[0].page, a.page_size, False, False)
     res: dict = {"walk": [], "cold": [], "warm": []}
     for _ in range(a.runs):
         res["walk"].append(timed(lambda: _tally_events(w.events.values())))

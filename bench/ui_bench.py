@@ -281,7 +281,7 @@ class TickAttribution:
             ("app.ui.history.delegate", "HistoryDelegate", ("paint", "sizeHint", "_render", "_paint_row")),
             ("app.ui.history.delegate", "DocBuilder", ("build",)),
             ("app.ui.history.warm", "RowWarmer", ("step",)),
-            ("app.ui.history.model", "HistoryModel", ("_install_older", "_expose_chunk", "_apply", "request_newer",
+            ("app.ui.history.model", "HistoryModel", ("_install_older", "_expose_chunk", "apply_changes", "request_newer",
                                                       "data", "stats", "_install_tail", "_install_first")),
             ("app.ui.history.controller", "HistoryController", ("_on_older", "_on_current_row")),
             # what a change of the current row runs (the inspector, the why, the actions' states)

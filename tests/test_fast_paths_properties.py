@@ -99,10 +99,10 @@ class _FullPrune(AttemptTracker):
     """The reference: every kept attempt and ``_last`` entry re-checked at every prune."""
 
     def prune(self) -> None:
-        keep = [a for a in self.attempts if a.failed or (a.turn, a.step) in self._open]
+        keep = [a for a in self.attempts if a.failed or (a.turn, a.step) in self.open_attempts]
         self.pruned += len(self.attempts) - len(keep)
         self.attempts = keep
-        self._last = {k: a for k, a in self._last.items() if k in self._open or a.failed}
+        self._last = {k: a for k, a in self._last.items() if k in self.open_attempts or a.failed}
 
 
 @functools.cache

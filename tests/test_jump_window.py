@@ -11,7 +11,7 @@ import app.ui.history.window as W
 from app.log.format.model import is_event
 from app.log.index.reader import LogReader
 from app.tools.synth import SessionSynth, write_jsonl
-from app.ui.history.pages import _open_job, _range_job, range_around, read_range, bound_after
+from app.ui.history.pages import _open_job, range_job, range_around, read_range, bound_after
 from app.ui.history.window import FILTERS, RowWindow, row_category, row_is_error
 
 from test_row_window import JOB, Shadow, _read_all
@@ -76,7 +76,7 @@ def test_jump_reads_the_page_around_a_seq_and_grows_both_ways(long_log):
             continue
         lo, hi = range_around(reader.index, seq, 4)
         assert lo <= seq and (hi is None or seq < hi)
-        lp = _range_job(JOB, reader, lo, hi, False, False)
+        lp = range_job(JOB, reader, lo, hi, False, False)
         assert lp.page.base_seq == lo and not lp.page.tail
         sh.apply(w.install_range(lp, seq))
         assert w.has_newer and not w.attached and w.tail_pages
@@ -93,7 +93,7 @@ def test_jump_reads_the_page_around_a_seq_and_grows_both_ways(long_log):
             sh.apply(w.attach_tail())
             break
         hi = min(bound_after(reader.index, last, 4) or tb, tb)
-        sh.apply(w.add_newer_page(_range_job(JOB, reader, last + 1, hi, False, False)))
+        sh.apply(w.add_newer_page(range_job(JOB, reader, last + 1, hi, False, False)))
         while w.bottom:
             sh.apply(w.expose_newer())
     assert w.attached and w.pages[-1].page.tail
@@ -101,7 +101,7 @@ def test_jump_reads_the_page_around_a_seq_and_grows_both_ways(long_log):
     # back to the end: jump_to_tail puts the kept tail pages on screen
     seq = min(w.events) + 5
     lo, hi = range_around(reader.index, seq, 4)
-    sh.apply(w.install_range(_range_job(JOB, reader, lo, hi, False, False), seq))
+    sh.apply(w.install_range(range_job(JOB, reader, lo, hi, False, False), seq))
     sh.apply(w.jump_to_tail())
     assert w.attached and w.pages[-1].page.tail and w.rows[-1].key == want_keys[-1]
     reader.close()

@@ -7,21 +7,29 @@ In a module of ``app``, an access ``X._name`` (one leading underscore, not a dun
 ``from M import _name`` of another module's private name is one too.  The standard library's and
 namedtuple's underscore API (``os._exit`` after a fork, ``_replace``) is allowed by name.
 
-What the checker found when it was written, and was not fixed then, is listed in :data:`KNOWN` by file and
-expression, with the reason; a new violation fails ``test_no_new_private_access``, and an entry that no
-longer occurs fails ``test_the_known_list_is_current`` (so the list only shrinks).  Fixed when the test was
-added: ``store._read`` (``SqliteStore.read``), ``reader._backward_items`` / ``_token_for_seq`` (public now),
-the write to ``tracker._hidden_count`` (a weak map in ``app/ui/history/pages.py``), the CLI's ``_reader`` and
-``_cfg_path`` (``session_reader``, ``cfg_session_path``) and the window's ``_first_paint_marked``.  Later: the
-reader's split-row decode and scan totals the exports used (``decode_split_row``, ``physical_total``,
-``progress_of``), ``Segment._abs`` (``text_pos``) and the reader's legacy-row probe (``app/log/index/rowprobe.py``).  Then
-(renames only): a file source's read primitives (``pread``, ``fd``, ``find_newline``, ``oversized_segment``),
-the index cache's helpers the timeline and outline caches share (``source_identity``, ``file_source_of``,
-``keyed_hasher``, ``DIGEST_SIZE``, ``cache_size_limit``, ``tail_hash``, ``write_parts_atomic``), the fast
-index's scan tables and heap switch the fork's legacy-row scan uses (``scan_rows``, ``SCAN_TYPES``, ...,
-``heap_steady``), ``versions.DATA_TYPE``, ``analysis.dedupe_problems``, ``export_transcript.message_blocks``,
-the window's ``history_column``, ``update_request``, ``on_tail``, the welcome's ``explicit_home``,
-``HistoryActions.apply_find``, ``GoActions.job_group``; the export's ``hashlib._Hash`` is a protocol.
+What the checker found when it was written, and was not fixed then, is listed in :data:`KNOWN` by file and expression,
+with the reason; a new violation fails ``test_no_new_private_access``, and an entry that no longer occurs fails
+``test_the_known_list_is_current`` (so the list only shrinks). Fixed when the test was added: ``store._read``
+(``SqliteStore.read``), ``reader._backward_items`` / ``_token_for_seq`` (public now), the write to
+``tracker._hidden_count`` (a weak map in ``app/ui/history/pages.py``), the CLI's ``_reader`` and ``_cfg_path``
+(``session_reader``, ``cfg_session_path``) and the window's ``_first_paint_marked``. Later: the reader's split-row
+decode and scan totals the exports used (``decode_split_row``, ``physical_total``, ``progress_of``), ``Segment._abs``
+(``text_pos``) and the reader's legacy-row probe (``app/log/index/rowprobe.py``). Then (renames only): a file source's
+read primitives (``pread``, ``fd``, ``find_newline``, ``oversized_segment``), the index cache's helpers the timeline
+and outline caches share (``source_identity``, ``file_source_of``, ``keyed_hasher``, ``DIGEST_SIZE``,
+``cache_size_limit``, ``tail_hash``, ``write_parts_atomic``), the fast index's scan tables and heap switch the fork's
+legacy-row scan uses (``scan_rows``, ``SCAN_TYPES``, ..., ``heap_steady``), ``versions.DATA_TYPE``,
+``analysis.dedupe_problems``, ``export_transcript.message_blocks``, the window's ``history_column``,
+``update_request``, ``on_tail``, the welcome's ``explicit_home``, ``HistoryActions.apply_find``,
+``GoActions.job_group``; the export's ``hashlib._Hash`` is a protocol. Then the history pages' job functions
+(``counted_page``, ``loaded_page``, ``older_job``, ``open_split_job``, ``range_job``, ``live_job``, ``surface_job``,
+``event_at_job``, ``seq_index_job``); the row window's lookups the shed uses (``all_pos``, ``all_key``, ``seq_rows``,
+``seq_firsts``, ``rows_of``, ``seq_rows_of``, ``set_window``); the history model's steps its split modules drive
+(``apply_changes``, ``job_group``, ``set_loading``, ``page_error``, ``shed_pages``, ``index_of_ordinal``); the history
+controller's ``update_find_status`` and the delegate's ``row_pads``; the surface fold's step state
+(``empty_assistant``, ``step_mark``), the checkpoints' ``segments_from``, the surface's ``compaction_ref``, the
+reader's ``cached_surface_index`` and the attempt tracker's ``open_attempts``. Nothing is known now: the list is
+empty, and stays so.
 """
 from __future__ import annotations
 
@@ -32,48 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 # the standard library's and namedtuple's underscore API, used as documented
 ALLOWED_NAMES = {"_exit", "_replace", "_asdict", "_fields", "_make", "_VersionAction", "_parser"}
 
-_FRIENDS = "the history model's helpers, split over modules, drive its loading state (issue 34 item 3: one job API)"
-_JOBS = "app/ui/history/pages.py's job functions, used by the history model's other modules (same package)"
-_FOLD = "the surface fold's step state, read by checkpoints and trace to resume a fold (same fold, saved)"
-_UI = "the main window's controllers call each other's handlers (a controller API is pending)"
-KNOWN: dict[tuple[str, str], str] = {
-    ("app/ui/history/sparse.py", "from .pages import _counted"): _JOBS,
-    ("app/ui/history/sparse.py", "from .pages import _loaded"): _JOBS,
-    ("app/log/fold/checkpoints.py", "sf._empty_assistant"): _FOLD,
-    ("app/log/fold/checkpoints.py", "sf._step_mark"): _FOLD,
-    ("app/log/fold/surface.py", "f._empty_assistant"): _FOLD,
-    ("app/log/fold/surface.py", "f._step_mark"): _FOLD,
-    ("app/log/fold/surface.py", "reader._surface_index"): "the reader caches the surface index it was given",
-    ("app/log/query/trace.py", "fold._empty_assistant"): _FOLD,
-    ("app/log/query/trace.py", "from ..fold.checkpoints import _segments_from"): _FOLD,
-    ("app/log/fold/asof.py", "from .surface import _compaction_ref"): _FOLD,
-    ("app/log/fold/asof.py", "side.attempts._open"): "the replay's side fold reads the attempt tracker's open attempt",
-    ("app/ui/history/jumps.py", "from .pages import _range_job"): _JOBS,
-    ("app/ui/history/jumps.py", "m._shed"): _FRIENDS,
-    ("app/ui/history/shed.py", "w._all_key"): _FRIENDS,
-    ("app/ui/history/shed.py", "w._all_pos"): _FRIENDS,
-    ("app/ui/history/shed.py", "w._rows_of"): _FRIENDS,
-    ("app/ui/history/shed.py", "w._seq_firsts"): _FRIENDS,
-    ("app/ui/history/shed.py", "w._seq_rows"): _FRIENDS,
-    ("app/ui/history/shed.py", "w._seq_rows_of"): _FRIENDS,
-    ("app/ui/history/shed.py", "w._set_window"): _FRIENDS,
-    ("app/ui/history/jumps.py", "m._apply"): _FRIENDS,
-    ("app/ui/history/jumps.py", "m._exposed"): _FRIENDS,
-    ("app/ui/history/jumps.py", "m._group"): _FRIENDS,
-    ("app/ui/history/jumps.py", "m._page_error"): _FRIENDS,
-    ("app/ui/history/jumps.py", "m._set_loading"): _FRIENDS,
-    ("app/ui/history/live_feed.py", "from .pages import _live_job"): _JOBS,
-    ("app/ui/history/live_feed.py", "m._apply"): _FRIENDS,
-    ("app/ui/history/live_feed.py", "m._group"): _FRIENDS,
-    ("app/ui/history/model.py", "from .pages import _older_job"): _JOBS,
-    ("app/ui/history/model.py", "from .pages import _open_split_job"): _JOBS,
-    ("app/ui/history/model_truth.py", "from .pages import _surface_job"): _JOBS,
-    ("app/ui/history/seq_index.py", "from .pages import _event_at_job"): _JOBS,
-    ("app/ui/history/seq_index.py", "from .pages import _index_job"): _JOBS,
-    ("app/ui/history/seq_index.py", "m._group"): _FRIENDS,
-    ("app/ui/home_search.py", "ha.controller._update_find_status"): _UI,
-    ("app/ui/truth_views.py", "d._pads"): _UI,
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _private(name: str) -> bool:

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from app.tools.synth import SessionSynth, write_jsonl
-from app.ui.history.pages import _older_job, _open_job
+from app.ui.history.pages import older_job, _open_job
 from app.ui.history.row_kind import RowKind
 
 from fixtures_util import REPO, WorkerJob, session_files
@@ -33,7 +33,7 @@ def _all_rows(path: str):
         yield from _rows_of(lp)
         page = lp.page
         while page.has_more:
-            lp = _older_job(job, reader, page, 400, False, False)
+            lp = older_job(job, reader, page, 400, False, False)
             if not lp.page.items:
                 break
             yield from _rows_of(lp)

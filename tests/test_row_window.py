@@ -13,7 +13,7 @@ import pytest
 import app.ui.history.window as W
 from app.store.faces import open_reader
 from app.tools.synth import SessionSynth, write_jsonl
-from app.ui.history.pages import _live_job, _older_job, _open_job
+from app.ui.history.pages import live_job, older_job, _open_job
 from app.ui.history.window import RowWindow, apply_changes
 
 from fixtures_util import WorkerJob, fixture
@@ -60,7 +60,7 @@ def _open(path: str, page_size: int, physical=False, attempts=False):
 def _read_all(reader, sh: Shadow, page_size: int):
     w = sh.w
     while w.pages[0].page.has_more:
-        lp = _older_job(JOB, reader, w.pages[0].page, page_size, w.physical, w.show_attempts)
+        lp = older_job(JOB, reader, w.pages[0].page, page_size, w.physical, w.show_attempts)
         if not lp.page.items:
             w.pages[0].page.has_more = False
             break
@@ -197,7 +197,7 @@ def test_live_merge_equals_a_fresh_read(tmp_path, monkeypatch, seed, crash):
             sh.apply(w.show_around(max(0, len(w.all_rows) - W.MAX_EXPOSED - 5)))
         old = w.pages[-1]
         prev_calls = [e for e in w.pages[-2].events.values() if e.type == "tool/call"] if len(w.pages) > 1 else []
-        new = _live_job(JOB, old, batch, w.physical, w.show_attempts, prev_calls)
+        new = live_job(JOB, old, batch, w.physical, w.show_attempts, prev_calls)
         splits += len(new) > 1
         added, ch = w.apply_live(old, new)
         assert added == sum(len(lp.rows_for(False, False).rows) for lp in new) - len(old.rows_for(False, False).rows)

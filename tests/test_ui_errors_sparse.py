@@ -35,7 +35,7 @@ def test_errors_only_reads_only_the_error_pages(qtbot, tmp_path, monkeypatch):
     assert len(want) >= 3 and want[-1] - want[0] > 20_000          # few errors, far apart
     from app.log.format.lazyrows import RowReader
     reads = {"older": 0, "ranges": [], "rows": 0}
-    older, read_range, raw_at = model_mod._older_job, sparse_mod.read_range, RowReader.raw_at
+    older, read_range, raw_at = model_mod.older_job, sparse_mod.read_range, RowReader.raw_at
 
     def counting_row(self, pos):
         reads["rows"] += 1
@@ -49,7 +49,7 @@ def test_errors_only_reads_only_the_error_pages(qtbot, tmp_path, monkeypatch):
     def counting_range(reader, lo, hi):
         reads["ranges"].append((lo, hi))
         return read_range(reader, lo, hi)
-    monkeypatch.setattr(model_mod, "_older_job", counting_older)
+    monkeypatch.setattr(model_mod, "older_job", counting_older)
     monkeypatch.setattr(sparse_mod, "read_range", counting_range)
     w = MainWindow(page_size=50, theme_mode="light")
     qtbot.addWidget(w)

@@ -175,7 +175,7 @@ def test_links_open_only_after_confirmation_showing_the_target(qtbot, win, tmp_p
     x = line.cursorToX(cur.position() - cur.block().position() - 2)
     from app.ui.history.delegate import MARGIN_X, PAD_X, STRIPE
     vr = win.view.visualRect(idx)
-    pad, margin = win.view.delegate._pads(row)
+    pad, margin = win.view.delegate.row_pads(row)
     pos = QPoint(int(vr.left() + MARGIN_X + STRIPE + PAD_X + x[0] if isinstance(x, tuple) else
                      vr.left() + MARGIN_X + STRIPE + PAD_X + x),
                  int(vr.top() + margin + pad + rect.top() + line.y() + line.height() / 2))

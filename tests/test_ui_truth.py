@@ -36,20 +36,20 @@ def crashed_log(tmp_path, torn: bool = False) -> Path:
 
 def _window(path, page_size=500):
     """A RowWindow over the whole log (older pages read until none is left), every row exposed."""
-    from app.ui.history.pages import _older_job, _open_job, _surface_job
+    from app.ui.history.pages import older_job, _open_job, surface_job
     from app.ui.history.window import RowWindow
     w = RowWindow()
     reader, lp = _open_job(WorkerJob(), str(path), None, page_size, False, False, w.expanded)
     w.install_tail(lp)
     assert not [r for r in w.rows if r.surface or r.kind == "compaction"]     # the first paint does not wait
-    w.set_surface(_surface_job(WorkerJob(), str(path), None))
+    w.set_surface(surface_job(WorkerJob(), str(path), None))
     while w.pages[0].page.has_more:
-        older = _older_job(WorkerJob(), reader, w.pages[0].page, page_size, False, False, w.expanded, w.sindex)
+        older = older_job(WorkerJob(), reader, w.pages[0].page, page_size, False, False, w.expanded, w.sindex)
         if not older.page.items:
             break
         w.add_older_page(older)
     reader.close()
-    w._set_window(0, 0)
+    w.set_window(0, 0)
     return w
 
 
@@ -446,7 +446,7 @@ def test_a_live_compaction_shadows_rows_loaded_before_it(tmp_path):
     """The compaction arrives while the session is open: seq 4, loaded as current, turns shadowed
     (the index is fed by the live job; older loaded rows are repainted, records exact)."""
     from app.store.faces import open_reader
-    from app.ui.history.pages import _live_job
+    from app.ui.history.pages import live_job
     from app.ui.history.window import apply_changes
     src = fixture(COMPACTION)
     lines = src.read_bytes().splitlines(keepends=True)
@@ -462,7 +462,7 @@ def test_a_live_compaction_shadows_rows_loaded_before_it(tmp_path):
     r = open_reader(str(p))
     rest = [e for e in r.iter_events() if e.seq > w.pages[-1].page.last_seq]
     r.close()
-    new = _live_job(WorkerJob(), w.pages[-1], rest, False, False, [])
+    new = live_job(WorkerJob(), w.pages[-1], rest, False, False, [])
     added, ch = w.apply_live(w.pages[-1], new)
     apply_changes(mirror, ch, w)
     assert mirror == w.rows
@@ -506,7 +506,7 @@ def test_a_jump_page_carries_surface_status_and_the_shared_expanded_set(index_at
     """A page read around a far seq (Go to seq) shows the same truths as pages read in order:
     the shadowed row's status, the window's expanded compactions; a page read before the surface
     index was built takes it when installed."""
-    from app.ui.history.pages import _open_job, _range_job, _surface_job, range_around
+    from app.ui.history.pages import _open_job, range_job, surface_job, range_around
     from app.ui.history.window import RowWindow
     path = fixture(COMPACTION)
     w = RowWindow()
@@ -514,11 +514,11 @@ def test_a_jump_page_carries_surface_status_and_the_shared_expanded_set(index_at
     reader.index = reader.build_index()
     w.install_tail(lp)
     assert w.loaded_range()[0] > 4                       # seq 4 is not on the tail page
-    sindex = _surface_job(WorkerJob(), str(path), None)
+    sindex = surface_job(WorkerJob(), str(path), None)
     if index_at == "before the read":
         w.set_surface(sindex)
     lo, hi = range_around(reader.index, 4, 2)
-    page = _range_job(WorkerJob(), reader, lo, hi, False, False, w.expanded, w.sindex)
+    page = range_job(WorkerJob(), reader, lo, hi, False, False, w.expanded, w.sindex)
     assert page.expanded is w.expanded and page.sindex is w.sindex
     if index_at == "during the read":
         w.set_surface(sindex)                            # the page was read without it: adopted on install

@@ -8,7 +8,7 @@ import pytest
 
 import app.ui.history.window as W
 from app.tools.synth import SessionSynth, write_jsonl
-from app.ui.history.pages import _older_job, _range_job, bound_after
+from app.ui.history.pages import older_job, range_job, bound_after
 from app.ui.history.shed import KEEP_PAGES, shed_newer, shed_older
 
 from test_jump_window import _tail
@@ -33,7 +33,7 @@ def test_far_pages_are_dropped_and_read_again(tmp_path):
     w = sh.w
     most = 0
     while w.pages[0].page.has_more:
-        lp = _older_job(JOB, reader, w.pages[0].page, 4, False, False)
+        lp = older_job(JOB, reader, w.pages[0].page, 4, False, False)
         if not lp.page.items:
             break
         sh.apply(w.add_older_page(lp))
@@ -61,7 +61,7 @@ def test_far_pages_are_dropped_and_read_again(tmp_path):
             sh.apply(w.attach_tail())
             continue
         hi = min(bound_after(reader.index, last, 4) or tb, tb)
-        sh.apply(w.add_newer_page(_range_job(JOB, reader, last + 1, hi, False, False)))
+        sh.apply(w.add_newer_page(range_job(JOB, reader, last + 1, hi, False, False)))
         shed_older(w)
         assert len(w.pages) <= KEEP_PAGES + 1
     assert w.attached and w.pages[-1].page.tail

@@ -628,7 +628,7 @@ def cached_surface(reader: LogReader,
     root = cache_root()
     ident = source_identity(src) if src is not None else None
     if src is None or ident is None or root is None:
-        if make is not None and getattr(reader, "_surface_index", (None,))[0] != index_key(reader):
+        if make is not None and getattr(reader, "cached_surface_index", (None,))[0] != index_key(reader):
             remember(reader, make(ScanEnd()))
         return index_for(reader), "uncached"
     path = cache_file(ident, root).with_suffix(".surface")

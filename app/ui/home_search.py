@@ -536,7 +536,7 @@ class HomeSearch(QObject):
             else:                       # e.g. line 700 of a long tool output: the row shows its start
                 self.win.statusBar().showMessage(
                     f"seq {seq}: the match is in text this row does not show in full (see the Event tab)", 10000)
-            ha.controller._update_find_status()
+            ha.controller.update_find_status()
         self.win.view.viewport().update()
         self.hitOpened.emit(seq)
 

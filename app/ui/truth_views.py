@@ -620,7 +620,7 @@ class TruthActions(QObject):
             return f"compaction:{ix.row()}"
         from .history import delegate as dl
         d = view.delegate
-        pad, margin = d._pads(row)
+        pad, margin = d.row_pads(row)
         r = QRectF(view.visualRect(ix)).adjusted(dl.MARGIN_X, margin, -dl.MARGIN_X, -margin)
         p = QPointF(pos) - QPointF(r.left() + dl.STRIPE + dl.PAD_X, r.top() + pad)
         doc = d.document(row, ix)

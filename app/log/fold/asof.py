@@ -29,7 +29,7 @@ from .checkpoints import Checkpoint, Checkpoints, restore_header, restore_surfac
 from .folds import HeaderFold, SurfaceFold, request_from
 from .v2heads import derive_as
 from .repair import RepairTracker
-from .surface import _compaction_ref, row_surface
+from .surface import compaction_ref, row_surface
 from ..format.lazyrows import PackedBlock, lazy_row
 from ..format.model import PACKED_TAGS, SURFACE_TYPES, Event, is_event
 from ..format.payloads import JsonObj, obj
@@ -320,7 +320,7 @@ def _replay_items(reader: LogReader, cp: Optional[Checkpoint], side: SideFold,
     first = cp.seq if cp is not None else 0
     segs = _forward(reader, cp.pos if cp is not None else None, cp.line0 if cp else None,
                     cp.text_offset if cp else -1)
-    streaming = side.attempts._open        # (the tracker's open attempts by (turn, step): a live view)
+    streaming = side.attempts.open_attempts        # (the tracker's open attempts by (turn, step): a live view)
     for seg in segs:
         if check is not None:
             check()
@@ -340,7 +340,7 @@ def _replay_items(reader: LogReader, cp: Optional[Checkpoint], side: SideFold,
                         yield it
                 elif it.seq >= first:
                     yield it
-            streaming = side.attempts._open
+            streaming = side.attempts.open_attempts
 
 
 def _needle_rows(seg: Any, needle: bytes) -> Iterator[tuple[Any, int, Optional[int], bytes]]:
@@ -496,7 +496,7 @@ def status_as_of(index: SurfaceIndex, ev: Any, n: int) -> dict[Any, Any]:
     st = row_surface(index, ev)
     replaces = None
     if ev.is_replace and st.get("surface") == "shadowed" and st["since"] > n:
-        replaces = (list(index.fold.replaced.get(ev.seq, [])), _compaction_ref(index.replacing.get(ev.seq)))
+        replaces = (list(index.fold.replaced.get(ev.seq, [])), compaction_ref(index.replacing.get(ev.seq)))
     return trim_status(st, n, replaces)
 
 

@@ -132,7 +132,7 @@ class AttemptTracker:
 
     def __init__(self, keep_text: bool = True):
         self.attempts: list[Attempt] = []
-        self._open: dict[_StepKey, Attempt] = {}    # (turn, step) -> open attempt
+        self.open_attempts: dict[_StepKey, Attempt] = {}    # (turn, step) -> open attempt
         self._last: dict[_StepKey, Attempt] = {}    # (turn, step) -> last attempt
         self.keep_text = keep_text
         self.pruned = 0                              # settled, non-failed attempts dropped by prune()
@@ -157,18 +157,18 @@ class AttemptTracker:
         tail = self.attempts[s:]
         keep = [a for a in tail if (a.message_seq is None and (a.log_only or (a.finish is not None and a.finish.get("kind")
                                                                              in FAILED_FINISH)))
-                or (a.turn, a.step) in self._open]           # (a.failed, inline: once per attempt per turn)
+                or (a.turn, a.step) in self.open_attempts]           # (a.failed, inline: once per attempt per turn)
         self.pruned += len(tail) - len(keep)
         self.attempts[s:] = keep
         if self._last_stable:
             for k in self._last_new:
                 a = self._last.get(k)
-                if a is not None and not (k in self._open or a.failed):
+                if a is not None and not (k in self.open_attempts or a.failed):
                     del self._last[k]
         else:
-            self._last = {k: a for k, a in self._last.items() if k in self._open or a.failed}
+            self._last = {k: a for k, a in self._last.items() if k in self.open_attempts or a.failed}
         self._last_new = set()
-        if not self._open:                           # every attempt and _last entry kept is a failed one
+        if not self.open_attempts:                           # every attempt and _last entry kept is a failed one
             self._stable = len(self.attempts)
             self._last_stable = True
         else:                                        # (entries kept for an open key: all re-checked next time)
@@ -201,18 +201,18 @@ class AttemptTracker:
     # typed records call them directly: :mod:`app.log.format.fastrows`)
     def add_chunk(self, seq: int, key: _StepKey, ct: object, reason: object, usage: object, text: object) -> None:
         """An ``assistant/chunk`` of step ``key`` (its chunk's type, reason, usage and text as logged)."""
-        a = self._open.get(key)
+        a = self.open_attempts.get(key)
         if a is None:
             a = Attempt(turn=key[0], step=key[1], first_seq=seq, last_seq=seq)
             self.attempts.append(a)
-            self._open[key] = a
+            self.open_attempts[key] = a
             self._last[key] = a
             self._last_new.add(key)
         a.last_seq = seq
         a.chunks += 1
         if ct == "finish":
             a.finish = reason if isinstance(reason, dict) else {"kind": str(reason)}
-            del self._open[key]
+            del self.open_attempts[key]
         elif ct == "usage":
             a.usage = usage
         elif ct in ("text-delta", "reasoning-delta") and self.keep_text:
@@ -248,7 +248,7 @@ class AttemptTracker:
                 self._last_stable = False
             target.message_seq = seq
             target.interrupted = bool(interrupted)
-            self._open.pop((target.turn, target.step), None)
+            self.open_attempts.pop((target.turn, target.step), None)
 
     def retry(self, t: str, seq: int, key: _StepKey, number: Any) -> None:
         """``llm/retry`` (``t``) or ``llm/retry-started`` of step ``key``."""
@@ -264,8 +264,8 @@ class AttemptTracker:
 
     def boundary(self, t: str, turn: object) -> None:
         """A step or turn boundary (``t``) of ``turn``: its open attempts (at a turn boundary: all) close."""
-        for key in [k for k in self._open if k[0] == turn or t.startswith("turn")]:
-            self._open.pop(key).closed = True
+        for key in [k for k in self.open_attempts if k[0] == turn or t.startswith("turn")]:
+            self.open_attempts.pop(key).closed = True
 
     def apply_deltas(self, turn: Optional[int], step: Optional[int], seq0: int, n: int) -> None:
         """``apply`` of ``n`` consecutive delta chunks (a packed row, seqs ``seq0..seq0+n-1``)
@@ -273,11 +273,11 @@ class AttemptTracker:
         if self.keep_text:
             raise ValueError("apply_deltas keeps no text: use apply() per event")
         key = (turn, step)
-        a = self._open.get(key)
+        a = self.open_attempts.get(key)
         if a is None:
             a = Attempt(turn=turn, step=step, first_seq=seq0, last_seq=seq0)
             self.attempts.append(a)
-            self._open[key] = a
+            self.open_attempts[key] = a
             self._last[key] = a
             self._last_new.add(key)
         a.last_seq = seq0 + n - 1
@@ -308,7 +308,7 @@ class AttemptTracker:
                 txt.append(x)
                 n += len(x)
             a.text = txt
-        self._open.pop(key, None)
+        self.open_attempts.pop(key, None)
         self.attempts.append(a)
         self._last[key] = a
         self._last_new.add(key)
@@ -316,7 +316,7 @@ class AttemptTracker:
     def carried(self) -> tuple[bool, set[_StepKey]]:
         """(whether an attempt is open, the step keys of the last attempts kept): what a pass over a later
         part of the log would not know."""
-        return bool(self._open), set(self._last)
+        return bool(self.open_attempts), set(self._last)
 
     def attempt_of(self, seq: int) -> Optional[Attempt]:
         # attempts are ordered by first_seq; binary search (the last one first: a pass over a log asks it

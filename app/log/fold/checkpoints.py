@@ -165,11 +165,11 @@ def restore_surface(nodes: list[int], empty: list[int], violations: list[Problem
     (The replacement history, ``replaced``/``replaced_by``, is not kept in checkpoints.)"""
     sf = SurfaceFold(keep_events=True, version=cp.version if cp is not None else 0)
     sf.nodes = list(nodes)
-    sf._empty_assistant = set(empty)
+    sf.empty_assistant = set(empty)
     sf.violations = [msgspec.structs.replace(p) for p in violations]
     sf.events = events_of(set(sf.nodes)) if sf.nodes else {}
     if cp is not None:
-        sf._step_mark = tuple(cp.step_mark) if cp.step_mark is not None else None  # type: ignore[assignment]
+        sf.step_mark = tuple(cp.step_mark) if cp.step_mark is not None else None  # type: ignore[assignment]
         if sf.version <= 2:
             sf.v2 = V2Head.from_state(cp.v2head)
         if sf.version < 2:
@@ -202,7 +202,7 @@ def _offloaded(sf: SurfaceFold) -> list[tuple[int, list[int]]]:
     return out
 
 
-def _segments_from(reader: LogReader, pos: Optional[int], line0: Optional[int], text_offset: int) -> Iterator[Segment]:
+def segments_from(reader: LogReader, pos: Optional[int], line0: Optional[int], text_offset: int) -> Iterator[Segment]:
     src = reader.source
     if pos is None:
         return src.forward()
@@ -265,7 +265,7 @@ class CheckpointBuilder:
         self.at.prune()
         p = Checkpoint(
             seq=self.nxt, pos=seg.pos, line0=seg.line0, text_offset=seg.text_offset, keep=keep,
-            add=sf.nodes[keep:], empty=sorted(x for x in sf._empty_assistant if x in node_set),
+            add=sf.nodes[keep:], empty=sorted(x for x in sf.empty_assistant if x in node_set),
             violations=[msgspec.structs.replace(q) for q in sf.violations[self.n_viol:]],
             header=None if hf.seq == self.prev_hseq else {"header": hf.header, "seq": hf.seq, "reason": hf.reason},
             history=hf.history[self.n_hist:], turn_seq=self.turn_seq,
@@ -275,7 +275,7 @@ class CheckpointBuilder:
         cps.points.append(p)
         p.version = self.version
         # image/offload applies in every version (spec-versions §3.5 correction)
-        p.step_mark, p.offloaded = sf._step_mark, _offloaded(sf)
+        p.step_mark, p.offloaded = sf.step_mark, _offloaded(sf)
         p.v2head = sf.v2.state() if sf.v2 is not None else None
         p.v0chain = sf.v0.state(node_set) if sf.v0 is not None else None
         # (every version: today's dsh derives toolHistory on the v4 shape, v0-v3 after migrating)
@@ -349,7 +349,7 @@ def events_by_seq(reader: LogReader, seqs: set[int], check: Optional[Callable[[]
             check()
         want = by_seg[i]
         end = idx.seg_end[i]
-        for seg in _segments_from(reader, idx.seg_pos[i], idx.line0[i] if idx.line0[i] >= 0 else None, -1):
+        for seg in segments_from(reader, idx.seg_pos[i], idx.line0[i] if idx.line0[i] >= 0 else None, -1):
             for it in lazy_segment(reader, seg):       # (surface events are never packed)
                 if isinstance(it, Event) and it.seq in want:
                     out[it.seq] = it
@@ -363,7 +363,7 @@ def events_from(reader: LogReader, cp: Optional[Checkpoint], check: Optional[Cal
     """Stored events from the checkpoint's seq on (from seq 0 without one); ``check()`` runs
     before each segment (it raises to cancel).  ``lazy``: packed rows as :class:`PackedBlock`."""
     first = cp.seq if cp is not None else 0
-    segs = _segments_from(reader, cp.pos if cp is not None else None, cp.line0 if cp else None,
+    segs = segments_from(reader, cp.pos if cp is not None else None, cp.line0 if cp else None,
                           cp.text_offset if cp else -1)
     for seg in segs:
         if check is not None:

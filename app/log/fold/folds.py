@@ -41,7 +41,7 @@ class SurfaceFold:
         self.keep_replaced = keep_replaced
         self.nodes: list[int] = []
         self.projected: dict[int, JsonObj] = {}    # seq -> message after image/offload projections (v4)
-        self._step_mark: Optional[tuple[str, int]] = None  # (type, seq) of the last step/start or step/end
+        self.step_mark: Optional[tuple[str, int]] = None  # (type, seq) of the last step/start or step/end
         self.keep_events = keep_events
         self.events: dict[int, Event] = {}      # seq -> surface event (when keep_events)
         self.columns = columns
@@ -50,7 +50,7 @@ class SurfaceFold:
         if columns is not None:
             self.replaced_by, self.replaced = columns.replaced_by, columns.replaced
         self.violations: list[Problem] = []
-        self._empty_assistant: set[int] = set()
+        self.empty_assistant: set[int] = set()
         # v3: messages in the shape today's dsh derives them (migrated to v4 first, app.log.fold.normalize);
         # True: the writer-era shape (``--as-written``, the Request tab's toggle)
         self.as_written = False
@@ -66,7 +66,7 @@ class SurfaceFold:
 
     def apply(self, ev: Event) -> None:
         if ev.type in ("step/start", "step/end"):
-            self._step_mark = (ev.type, ev.seq)
+            self.step_mark = (ev.type, ev.seq)
         if self.v2 is not None and ev.type in V2_TYPES:
             self.v2.apply(ev.type, ev.seq, ev.data, ev.time)
         if self.v0 is not None and ev.type in V0_TYPES:
@@ -116,14 +116,14 @@ class SurfaceFold:
         if ev.type in _EMPTY_DROPS:
             m = event_message(ev)
             if m is not None and not m.get("content"):
-                self._empty_assistant.add(ev.seq)
+                self.empty_assistant.add(ev.seq)
 
     def append_node(self, seq: int, empty_message: bool = False) -> None:
         """What :meth:`apply` does with a well-formed ``append`` of a user/assistant/tool message when no
         events are kept (``keep_events=False``); ``empty_message``: an assistant message with no content."""
         self.nodes.append(seq)
         if empty_message:
-            self._empty_assistant.add(seq)
+            self.empty_assistant.add(seq)
 
     def _offload(self, ev: Event) -> None:
         """``image/offload`` (v4 message projection, spec-versions §6.2): the target nodes'
@@ -169,7 +169,7 @@ class SurfaceFold:
 
     def message_seqs(self) -> list[int]:
         """Seqs of nodes that yield a model message (empty assistant messages excluded)."""
-        return [s for s in self.nodes if s not in self._empty_assistant]
+        return [s for s in self.nodes if s not in self.empty_assistant]
 
     def messages(self) -> list[JsonObj]:
         return [m for _s, m in self.linked()]
@@ -228,7 +228,7 @@ class SurfaceFold:
             elif role == "tool":
                 open_.pop(m.get("toolCallId"), None)
         cand.update(open_)
-        mark = self._step_mark
+        mark = self.step_mark
 
         def closed(aseq: int) -> bool:
             if mark is None:
@@ -254,13 +254,13 @@ class SurfaceFold:
                         self.columns.copy() if self.columns is not None else None)
         c.nodes = list(self.nodes)
         c.projected = dict(self.projected)
-        c._step_mark = self._step_mark
+        c.step_mark = self.step_mark
         c.events = dict(self.events)
         if self.columns is None:
             c.replaced_by = dict(self.replaced_by)
             c.replaced = {k: list(v) for k, v in self.replaced.items()}
         c.violations = list(self.violations)
-        c._empty_assistant = set(self._empty_assistant)
+        c.empty_assistant = set(self.empty_assistant)
         c.as_written, c.v2_session = self.as_written, self.v2_session
         c.v2 = self.v2.copy() if self.v2 is not None else None
         c.v0 = self.v0.copy() if self.v0 is not None else None

@@ -208,7 +208,7 @@ class SurfaceIndex:
         at = {id(rec): i for i, rec in enumerate(self.compactions)}
         return SurfaceState(
             version=f.version, nodes=list(f.nodes), violations=list(f.violations),
-            empty_assistant=sorted(f._empty_assistant), step_mark=f._step_mark,
+            empty_assistant=sorted(f.empty_assistant), step_mark=f.step_mark,
             last_seq=self.last_seq, events=self.events, rejected=dict(self.rejected),
             compactions=self.compactions, open=[(cid, at[id(rec)]) for cid, rec in self._open.items()],
             replacing={k: at[id(rec)] for k, rec in self.replacing.items()}, replace_ops=dict(self.replace_ops),
@@ -224,7 +224,7 @@ class SurfaceIndex:
         f.columns = ShadowColumns(**cols)
         f.replaced_by, f.replaced = f.columns.replaced_by, f.columns.replaced
         f.nodes = st.nodes
-        f.violations, f._empty_assistant, f._step_mark = st.violations, set(st.empty_assistant), st.step_mark
+        f.violations, f.empty_assistant, f.step_mark = st.violations, set(st.empty_assistant), st.step_mark
         idx.last_seq, idx.events, idx.rejected = st.last_seq, st.events, st.rejected
         idx.compactions = st.compactions
         idx._open = {cid: st.compactions[i] for cid, i in st.open}
@@ -253,7 +253,7 @@ class SurfaceState(msgspec.Struct):
     columns: Optional[dict[str, Any]] = None   # (saved as raw columns beside the rest)
 
 
-def _compaction_ref(rec: Optional[dict[Any, Any]]) -> Optional[dict[Any, Any]]:
+def compaction_ref(rec: Optional[dict[Any, Any]]) -> Optional[dict[Any, Any]]:
     if rec is None:
         return None
     return {"compactionId": rec["compactionId"], "startSeq": rec["startSeq"], "summarySeq": rec["summarySeq"],
@@ -272,7 +272,7 @@ def row_surface(index: SurfaceIndex, ev: Any) -> dict[Any, Any]:
         out = {"surface": "shadowed", "since": by, "replacedBy": by, "chain": index.replacement_chain(seq)}
         rec = index.replacing.get(by)
         if rec is not None:
-            out["compaction"] = _compaction_ref(rec)
+            out["compaction"] = compaction_ref(rec)
         return out
     if seq in index.rejected and not ev.synthesized:
         return {"surface": "log-only", "why": f"refused by the surface fold: {index.rejected[seq]}"}
@@ -283,7 +283,7 @@ def row_surface(index: SurfaceIndex, ev: Any) -> dict[Any, Any]:
         out["replaces"] = list(index.fold.replaced.get(seq, []))
         rec = index.replacing.get(seq)
         if rec is not None:
-            out["compaction"] = _compaction_ref(rec)
+            out["compaction"] = compaction_ref(rec)
     return out
 
 
@@ -411,7 +411,7 @@ def index_key(reader: Any, exact: bool = False) -> tuple[Any, Any, bool]:
 def remember(reader: Any, idx: SurfaceIndex) -> None:
     """Make ``idx`` the reader's surface index for its current source state (what :func:`index_for`
     returns from now on); the persistent cache (:mod:`app.store.indexcache`) hands its index over so."""
-    reader._surface_index = (index_key(reader), idx)
+    reader.cached_surface_index = (index_key(reader), idx)
 
 
 def extend_index(reader: Any, idx: SurfaceIndex, segments: Optional[Iterable[Any]] = None,
@@ -429,7 +429,7 @@ def index_for(reader: Any, exact: bool = False) -> SurfaceIndex:
     stored rows, decoding only those that can matter; ``exact``: decode every row instead, as
     a check).  The closure is not folded in: closers are appends, always current."""
     key = index_key(reader, exact)
-    cached = getattr(reader, "_surface_index", None)
+    cached = getattr(reader, "cached_surface_index", None)
     if cached is not None and cached[0] == key:
         hit: SurfaceIndex = cached[1]
         return hit
@@ -443,5 +443,5 @@ def index_for(reader: Any, exact: bool = False) -> SurfaceIndex:
             idx.apply(ev)
     else:
         extend_index(reader, idx)
-    reader._surface_index = (key, idx)
+    reader.cached_surface_index = (key, idx)
     return idx

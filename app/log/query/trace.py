@@ -347,12 +347,12 @@ def _lazy_from(reader: LogReader, idx: SeqIndex, start: int,
     packed rows as blocks), read from the index segment holding it; in a raw JSONL segment the
     rows before it whose head names a smaller seq are skipped undecoded.  ``check()`` before each
     segment (it raises to cancel)."""
-    from ..fold.checkpoints import _segments_from
+    from ..fold.checkpoints import segments_from
     i = idx.locate(start) if start > 0 else None
     pos = idx.seg_pos[i] if i is not None else None
     line0 = (idx.line0[i] if idx.line0[i] >= 0 else None) if i is not None else None
     skipping = start > 0
-    for seg in _segments_from(reader, pos, line0, -1):
+    for seg in segments_from(reader, pos, line0, -1):
         if check is not None:
             check()
         if skipping and type(seg) is Segment and seg.rows is None and not seg.bad:
@@ -394,7 +394,7 @@ def _event_at(reader: LogReader, idx: SeqIndex, seq: int) -> Optional[Event]:
     """The stored event ``seq`` (a packed chunk too), from the index segment holding it: rows
     decoded up to it (the ones whose head names another seq skipped), a packed row expanded
     only when it may hold it."""
-    from ..fold.checkpoints import _segments_from
+    from ..fold.checkpoints import segments_from
     i = idx.locate(seq)
     if i is None:
         return None
@@ -404,7 +404,7 @@ def _event_at(reader: LogReader, idx: SeqIndex, seq: int) -> Optional[Event]:
         items, _ = codec.decode_row(row[3], pos=row[0], offset=row[1], line=row[2])
         return next((it for it in items if isinstance(it, Event) and it.seq == seq), None)
     pending: Optional[tuple[RowPos, int, Optional[int], bytes]] = None    # a packed row starting at or before seq
-    for seg in _segments_from(reader, idx.seg_pos[i], idx.line0[i] if idx.line0[i] >= 0 else None, -1):
+    for seg in segments_from(reader, idx.seg_pos[i], idx.line0[i] if idx.line0[i] >= 0 else None, -1):
         if seg.bad:
             continue
         for p, off, line, raw, complete in seg.split_rows():
@@ -535,7 +535,7 @@ def trace_from_checkpoints(reader: LogReader, seq: int, cps: Checkpoints, surfac
     d = _Dispatches(reader, idx, cps, check)
     total = d.before(None)
     member = is_surface_type(target) and target.surface_op is not None and \
-        (seq in fold.nodes or seq in fold.replaced_by) and seq not in fold._empty_assistant
+        (seq in fold.nodes or seq in fold.replaced_by) and seq not in fold.empty_assistant
     boundaries: list[int] = []
     count = 0
     if member:
@@ -591,7 +591,7 @@ def _derived(reader: LogReader, idx: SeqIndex, cps: Checkpoints, seq: int, closu
     """Seqs of the events after ``seq`` that cite it, reading only the checkpoint intervals whose
     citations reach ``seq`` (and the one after the last checkpoint); of those, only the rows that
     hold a ``sourceEventSeqs`` key are decoded."""
-    from ..fold.checkpoints import _segments_from
+    from ..fold.checkpoints import segments_from
     out: list[int] = []
     pts = cps.points
     codec = reader.codec
@@ -602,7 +602,7 @@ def _derived(reader: LogReader, idx: SeqIndex, cps: Checkpoints, seq: int, closu
         i = idx.locate(max(p.seq, seq + 1))
         if i is None:
             continue
-        for seg in _segments_from(reader, idx.seg_pos[i], idx.line0[i] if idx.line0[i] >= 0 else None, -1):
+        for seg in segments_from(reader, idx.seg_pos[i], idx.line0[i] if idx.line0[i] >= 0 else None, -1):
             if check is not None:
                 check()
             if seg.bad:

@@ -240,7 +240,7 @@ class HistoryController(QObject):
         if not self.model.match_pass.running:       # nothing to check (or the same term)
             self._on_matched(len(self.model.matches))
         else:
-            self._update_find_status()
+            self.update_find_status()
 
     def _on_first_match(self, r: int) -> None:
         if self._find_auto:
@@ -249,13 +249,13 @@ class HistoryController(QObject):
 
     def _on_match_progress(self, _n: int, _checked: int) -> None:
         if self._own_find and self.model.find_term:
-            self._update_find_status()
+            self.update_find_status()
 
     def _on_matched(self, _n: int) -> None:
         if not self._own_find:
             return
         if not self._find_auto:
-            self._update_find_status()
+            self.update_find_status()
             return
         self._find_auto = False
         m = self.model.matches
@@ -266,10 +266,10 @@ class HistoryController(QObject):
             self._set_match(older[-1] if older else m[-1])
         else:
             # nothing in the rows on screen: look through the other loaded rows, then older pages
-            self._update_find_status()
+            self.update_find_status()
             self._find_step(False, SEARCH_PAGE_BUDGET)
 
-    def _update_find_status(self) -> None:
+    def update_find_status(self) -> None:
         m = self.model.matches
         if self.model.match_pass.running:
             self.searchStatus.emit(f"{len(m)} so far, checking the loaded rows…")
@@ -283,7 +283,7 @@ class HistoryController(QObject):
         self.model.set_current_match(r)
         if r is not None:
             self.select_row(r)
-        self._update_find_status()
+        self.update_find_status()
         self.findMoved.emit(r)
 
     def search_step(self, forward: bool) -> None:
@@ -313,5 +313,5 @@ class HistoryController(QObject):
         else:
             where = " (start of log reached)"
         self.message("No more matches" + where, 4000)
-        self._update_find_status()
+        self.update_find_status()
         self.findMoved.emit(h.current_match_row)

@@ -308,7 +308,7 @@ class HistoryDelegate(QStyledItemDelegate):
         row = row_of(index)
         if row is None:
             return ""
-        pad, margin = self._pads(row)
+        pad, margin = self.row_pads(row)
         rect = self.view.visualRect(index)
         x = pos.x() - (rect.left() + MARGIN_X + STRIPE + PAD_X)
         y = pos.y() - (rect.top() + margin + pad)
@@ -324,7 +324,7 @@ class HistoryDelegate(QStyledItemDelegate):
     def content_width(self) -> float:
         return max(120, self._vw - 2 * MARGIN_X - 2 * PAD_X - STRIPE)
 
-    def _pads(self, row: Row) -> tuple[int, int]:
+    def row_pads(self, row: Row) -> tuple[int, int]:
         if row.is_boundary:
             return 3, 2 if row.kind != RowKind.TURN_START else 8
         return PAD_Y, MARGIN_Y
@@ -362,7 +362,7 @@ class HistoryDelegate(QStyledItemDelegate):
         if e is not None and e[0]() is row and e[1] == row.version and e[2] == self._vw:
             return e[3]
         doc = self.document(row, index)
-        pad, margin = self._pads(row)
+        pad, margin = self.row_pads(row)
         size = QSize(self._vw, int(doc.size().height() + 0.999) + 2 * pad + 2 * margin)
         self._sizes[id(row)] = (weakref.ref(row), row.version, self._vw, size)
         if len(self._sizes) > SIZES_MAX:
@@ -473,7 +473,7 @@ class HistoryDelegate(QStyledItemDelegate):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         if row.surface and row.surface.get("surface") == "shadowed":
             painter.setOpacity(SHADOW_OPACITY)
-        pad, margin = self._pads(row)
+        pad, margin = self.row_pads(row)
         r = rect.adjusted(MARGIN_X, margin, -MARGIN_X, -margin)
         if row.is_boundary:
             if selected:

@@ -2,7 +2,7 @@
 pages after a jump, the true start of the log (``HistoryModel.jump_to`` and friends).
 
 Page bounds come from the seq index's marks (``pages.range_around``/``bound_after``); the
-page is read in the model's ``pages`` job group (``pages._range_job``, serial with the older
+page is read in the model's ``pages`` job group (``pages.range_job``, serial with the older
 pages on the same reader) and installed by :class:`~app.ui.history.window.RowWindow`
 (``install_range``, ``add_older_page`` when it touches the loaded pages, ``add_newer_page``).
 """
@@ -13,7 +13,7 @@ from typing import Optional
 from PySide6.QtCore import QObject
 
 from ..workers import freeze_heap
-from .pages import LoadedPage, _range_job, bound_after, range_around
+from .pages import LoadedPage, range_job, bound_after, range_around
 from .shed import shed_newer, shed_older
 from .window import FIRST_ROWS
 
@@ -49,7 +49,7 @@ class PageJumps(QObject):
             return False
         tb = w.tail_base_seq
         if w.has_newer and tb is not None and seq >= tb:
-            m._apply(w.jump_to_tail())
+            m.apply_changes(w.jump_to_tail())
             freeze_heap()
             m.statsChanged.emit()
             m.jumped.emit(seq)
@@ -63,24 +63,24 @@ class PageJumps(QObject):
             contiguous = False
             if tb is not None and (hi is None or hi > tb):
                 hi = tb
-        m._set_loading(True)
-        m.jobs.submit(_range_job, m.reader, lo, hi, m.physical, m.show_attempts,
-                      m.window.expanded, m.window.sindex, serial=True, name="jump-page", group=m._group("pages"),
-                      on_done=lambda lp: self._install_jump(lp, seq, contiguous), on_error=m._page_error)
+        m.set_loading(True)
+        m.jobs.submit(range_job, m.reader, lo, hi, m.physical, m.show_attempts,
+                      m.window.expanded, m.window.sindex, serial=True, name="jump-page", group=m.job_group("pages"),
+                      on_done=lambda lp: self._install_jump(lp, seq, contiguous), on_error=m.page_error)
         return True
 
     def _install_jump(self, lp: LoadedPage, seq: int, contiguous: bool) -> None:
         m = self.model
-        m._set_loading(False)
+        m.set_loading(False)
         if contiguous:
             if lp.page.items:
-                m._apply(m.window.add_older_page(lp))
-                m._shed(shed_newer)
+                m.apply_changes(m.window.add_older_page(lp))
+                m.shed_pages(shed_newer)
                 ordinal = m.window.seq_ordinal(seq)
                 if ordinal is not None:
                     m.show_around(ordinal - m.window.origin)
         else:
-            m._apply(m.window.install_range(lp, seq))
+            m.apply_changes(m.window.install_range(lp, seq))
             m.after_paint(self._fill)
         freeze_heap()
         m.statsChanged.emit()
@@ -94,10 +94,10 @@ class PageJumps(QObject):
         want = FIRST_ROWS - len(w.rows)
         if want > 0 and w.bottom:
             c, changes = w.expose_newer(want)
-            m._apply(changes)
+            m.apply_changes(changes)
             want -= c
         if want > 0 and w.hidden:
-            m._apply(w.expose_older(want)[1])
+            m.apply_changes(w.expose_older(want)[1])
         m.statsChanged.emit()
 
     def fetch_newer(self) -> bool:
@@ -110,24 +110,24 @@ class PageJumps(QObject):
         _first, last = w.loaded_range()
         tb = w.tail_base_seq
         if last is None or tb is None or last + 1 >= tb:
-            m._apply(w.attach_tail())
+            m.apply_changes(w.attach_tail())
             m.request_newer()
             m.statsChanged.emit()
             return True
         hi = bound_after(m.seq_index, last, m.page_size)
         if hi is None or hi > tb:
             hi = tb
-        m._set_loading(True)
-        m.jobs.submit(_range_job, m.reader, last + 1, hi, m.physical, m.show_attempts,
-                      m.window.expanded, m.window.sindex, serial=True, name="newer-page", group=m._group("pages"),
-                      on_done=self._install_newer, on_error=m._page_error)
+        m.set_loading(True)
+        m.jobs.submit(range_job, m.reader, last + 1, hi, m.physical, m.show_attempts,
+                      m.window.expanded, m.window.sindex, serial=True, name="newer-page", group=m.job_group("pages"),
+                      on_done=self._install_newer, on_error=m.page_error)
         return True
 
     def _install_newer(self, lp: LoadedPage) -> None:
         m = self.model
-        m._set_loading(False)
-        m._apply(m.window.add_newer_page(lp))
-        m._shed(shed_older)
+        m.set_loading(False)
+        m.apply_changes(m.window.add_newer_page(lp))
+        m.shed_pages(shed_older)
         freeze_heap()
         m.request_newer()
         m.statsChanged.emit()
@@ -148,7 +148,7 @@ class PageJumps(QObject):
         m = self.model
         if not m.window.has_newer:
             return False
-        m._apply(m.window.jump_to_tail())
+        m.apply_changes(m.window.jump_to_tail())
         freeze_heap()
         m.statsChanged.emit()
         return True
@@ -163,7 +163,7 @@ class PageJumps(QObject):
             self._drop_sparse()
         changes = m.window.set_filter(hidden_kinds, errors_only)
         if changes:
-            m._apply(changes)
+            m.apply_changes(changes)
             m.statsChanged.emit()
         self._paging = bool(errors_only)
         self._page_on()
@@ -203,29 +203,29 @@ class PageJumps(QObject):
         newest = w.pages[-1] if w.attached and w.pages else None
         tb = newest.page.base_seq if newest is not None else w.tail_base_seq
         seqs = [s for s in self.wanted_seqs if tb is None or s < tb]
-        m._set_loading(True)
+        m.set_loading(True)
         self._sparse_asked = True         # (not again while the filter is on)
         m.jobs.submit(sparse_job, m.reader, seqs, self.wanted_where, m.physical, m.show_attempts, w.expanded,
                       w.sindex,
-                      serial=True, name="error-pages", group=m._group("pages"),
+                      serial=True, name="error-pages", group=m.job_group("pages"),
                       on_done=self._install_sparse, on_error=self._sparse_error)
 
     def _sparse_error(self, msg: str) -> None:
         self._sparse_asked = False
         m = self.model
-        m._page_error(msg)
+        m.page_error(msg)
 
     def _install_sparse(self, lp: LoadedPage) -> None:
         """The errors' page above the pages that end the log (the window stays attached to the log's end)."""
         m = self.model
         w = m.window
-        m._set_loading(False)
+        m.set_loading(False)
         if not w.errors_only:
             self._sparse_asked = False
             return
         self._sparse = lp
         changes = w.install_range(lp) + w.attach_tail()
-        m._apply(changes)
+        m.apply_changes(changes)
         freeze_heap()
         m.statsChanged.emit()
 
@@ -239,11 +239,11 @@ class PageJumps(QObject):
         if w.attached:
             w.tail_pages = [p for p in w.pages if p is not lp]
         if w.tail_pages:
-            m._apply(w.jump_to_tail())
+            m.apply_changes(w.jump_to_tail())
             freeze_heap()
 
     def near_row(self, seq: int):
         """Exposed row of the first loaded row starting after ``seq`` (else the last before it):
         where an event without a row of its own (a hidden attempt, a filtered row) sits."""
         m = self.model
-        return m._exposed(m.window.near_ordinal(seq), True)
+        return m.index_of_ordinal(m.window.near_ordinal(seq), True)

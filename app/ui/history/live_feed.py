@@ -2,7 +2,7 @@
 
 A :class:`~app.ui.live.LiveFollower` (its own thread and reader) stitches them (no
 duplicate, no gap); they are queued here and grow the tail page in the model's ``live`` job
-group (``pages._live_job``), one batch at a time; the grown page goes to
+group (``pages.live_job``), one batch at a time; the grown page goes to
 ``RowWindow.apply_live``, whose change records the model applies.  A log that was replaced
 or shrank (repair, restore) is opened again from its tail.
 """
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Optional
 from PySide6.QtCore import QObject
 
 from ..workers import freeze_heap
-from .pages import LoadedPage, _live_job
+from .pages import LoadedPage, live_job
 
 if TYPE_CHECKING:                     # (imported when the first live tail is followed)
     from ..live import LiveFollower
@@ -111,8 +111,8 @@ class LiveFeed(QObject):
             m.pages[-2] if lp is m.pages[-1] and len(m.pages) > 1 else None)
         prev_calls = [e for e in prev.events.values() if e.type == "tool/call"] if prev is not None else []
         self.job = m.jobs.submit(
-            _live_job, lp, rows, m.physical, m.show_attempts, prev_calls,
-            serial=True, name="live", group=m._group("live"),
+            live_job, lp, rows, m.physical, m.show_attempts, prev_calls,
+            serial=True, name="live", group=m.job_group("live"),
             on_done=lambda new, lp=lp: self._done(lp, new),
             on_error=self._failed)
 
@@ -132,7 +132,7 @@ class LiveFeed(QObject):
             return                                   # reopened meanwhile
         m.liveAboutToAppend.emit()
         added, changes = m.window.apply_live(old, new)
-        m._apply(changes)
+        m.apply_changes(changes)
         self.stats["batches"] += 1
         if len(new) > 1:
             self.stats["splits"] += 1

@@ -5,7 +5,7 @@ model -> the list view + delegate.  No widgets are imported here.
 
 This class owns what needs Qt: the page jobs (``app.ui.workers``), the live follower, the
 signals, and the Qt model protocol.  Every row change is decided by the window, which
-returns change records; :meth:`HistoryModel._apply` turns them into
+returns change records; :meth:`HistoryModel.apply_changes` turns them into
 ``beginInsertRows``/``endInsertRows`` (and remove/reset/dataChanged) around its own copy of
 the exposed rows, so views never see the rows change outside a begin/end pair.
 
@@ -36,7 +36,7 @@ from .match_pass import MatchPass
 from .jumps import PageJumps
 from .model_find import MATCH_ROLE, FindModel
 from .model_truth import TruthModel
-from .pages import LoadedPage, _older_job, _open_split_job
+from .pages import LoadedPage, older_job, open_split_job
 from .seq_index import SeqIndex
 from .shed import shed_newer
 from .rows import Row
@@ -102,7 +102,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         self.path: Optional[str] = None
         self.session_id: Optional[str] = None
         self.window.clear()
-        self.rows: list[Row] = []                # exposed rows, kept equal to window.rows by _apply
+        self.rows: list[Row] = []                # exposed rows, kept equal to window.rows by apply_changes
         self.loading = False
         self._older_wanted = False
         self._expose_pending = False
@@ -131,7 +131,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
     _bottom = property(lambda self: self.window.bottom)
     _events = property(lambda self: self.window.events)
 
-    def _apply(self, changes: list) -> None:
+    def apply_changes(self, changes: list) -> None:
         """Apply the window's change records to the exposed rows, each inside its begin/end."""
         root = QModelIndex()
         if len(changes) > 1 and isinstance(changes[0], Removed) and any(
@@ -196,16 +196,16 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         if parent.isValid() or not (self.has_more and not self.loading and self.reader is not None):
             return
         self._older_wanted = False
-        self._set_loading(True)
+        self.set_loading(True)
         if self.window.hidden:
             # loaded rows not shown yet: expose a chunk on the next loop turn (bounded work)
             self._expose_pending = True
             QTimer.singleShot(0, self._expose_chunk)
             return
         oldest = self.pages[0].page
-        self.jobs.submit(_older_job, self.reader, oldest, self.page_size, self.physical, self.show_attempts,
-                         self.window.expanded, self.window.sindex, serial=True, name="older-page", group=self._group("pages"),
-                         on_done=self._install_older, on_error=self._page_error)
+        self.jobs.submit(older_job, self.reader, oldest, self.page_size, self.physical, self.show_attempts,
+                         self.window.expanded, self.window.sindex, serial=True, name="older-page", group=self.job_group("pages"),
+                         on_done=self._install_older, on_error=self.page_error)
 
     def request_older(self) -> bool:
         """The view (or a navigation) wants older rows: fetch one page if there is one."""
@@ -216,7 +216,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         return False
 
     # ------------------------------------------------------------------ opening
-    def _group(self, name: str) -> str:
+    def job_group(self, name: str) -> str:
         """Job groups of this model (several models may share one Jobs)."""
         return f"history-{id(self)}-{name}"
 
@@ -224,17 +224,17 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         self.close()
         self.path, self.session_id = path, session_id
         self.opened_at = time.perf_counter()
-        self._set_loading(True)
+        self.set_loading(True)
         self._painted = threading.Event()
-        self.jobs.submit(_open_split_job, path, session_id, self.page_size, self.physical, self.show_attempts,
-                         self.window.expanded, self._painted, serial=True, name="open", group=self._group("open"),
+        self.jobs.submit(open_split_job, path, session_id, self.page_size, self.physical, self.show_attempts,
+                         self.window.expanded, self._painted, serial=True, name="open", group=self.job_group("open"),
                          on_partial=self._install_first, on_done=self._install_tail, on_error=self._open_error)
         self.statsChanged.emit()
 
     def close(self) -> None:
         self.stop_live()
         for g in ("open", "pages", "index", "event-at", "face", "live", "surface"):
-            self.jobs.cancel_group(self._group(g))
+            self.jobs.cancel_group(self.job_group(g))
         self.beginResetModel()
         reader = self.reader
         self._reset_state()
@@ -248,13 +248,13 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         self.statsChanged.emit()
 
     def _open_error(self, msg: str):
-        self._set_loading(False)
+        self.set_loading(False)
         self.open_error = msg
         self.openFailed.emit(msg)
         self.statsChanged.emit()
 
-    def _page_error(self, msg: str):
-        self._set_loading(False)
+    def page_error(self, msg: str):
+        self.set_loading(False)
         self.pageFailed.emit(msg)
 
     def _install_first(self, result, whole: bool = False) -> None:
@@ -263,9 +263,9 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         reader, lp = result
         self.reader = reader
         self.tail_elapsed = time.perf_counter() - self.opened_at
-        self._apply(self.window.install_tail(lp, FIRST_ROWS if whole else PAINT_ROWS))
+        self.apply_changes(self.window.install_tail(lp, FIRST_ROWS if whole else PAINT_ROWS))
         if whole:
-            self._set_loading(False)
+            self.set_loading(False)
         self.tailInstalled.emit()
         self.statsChanged.emit()
         self.after_paint(self._painted.set)       # the rest of the first page is read after the paint
@@ -275,13 +275,13 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         if self.reader is None:
             self._install_first((reader, lp), whole=rest is None)
         if rest is not None and rest.page.items:
-            self._apply(self.window.add_older_page(rest))
+            self.apply_changes(self.window.add_older_page(rest))
         elif rest is not None:
             self.pages[0].page.has_more = False
         if len(self.window.rows) < FIRST_ROWS and self.window.hidden:
             # painted with PAINT_ROWS rows: the rest of a first window now (above the viewport)
-            self._apply(self.window.expose_older(FIRST_ROWS - len(self.window.rows))[1])
-        self._set_loading(False)
+            self.apply_changes(self.window.expose_older(FIRST_ROWS - len(self.window.rows))[1])
+        self.set_loading(False)
         freeze_heap()
         self.opened.emit()
         self.statsChanged.emit()
@@ -292,12 +292,12 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
 
     def _install_older(self, lp: LoadedPage):
         if not lp.page.items:
-            self._set_loading(False)
+            self.set_loading(False)
             self.pages[0].page.has_more = False
             self.statsChanged.emit()
             return
-        self._apply(self.window.add_older_page(lp))
-        self._shed(shed_newer)
+        self.apply_changes(self.window.add_older_page(lp))
+        self.shed_pages(shed_newer)
         freeze_heap()
         # (still loading) its rows are shown on the next loop turn: installing and exposing are two shorter ticks
         self._expose_pending = True
@@ -310,14 +310,14 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         self._expose_pending = False
         w = self.window
         c, changes = w.expose_older(self._ready(w.all_rows[max(0, w.hidden - _window.EXPOSE_CHUNK):w.hidden][::-1]))
-        self._apply(changes)
-        self._shed(shed_newer)               # the window slid up: pages now wholly below it can go
-        self._set_loading(False)
+        self.apply_changes(changes)
+        self.shed_pages(shed_newer)               # the window slid up: pages now wholly below it can go
+        self.set_loading(False)
         self.olderInstalled.emit(c)
         self.statsChanged.emit()
         return c
 
-    def _shed(self, how) -> None:
+    def shed_pages(self, how) -> None:
         """Drop pages far from the exposed window (``app.ui.history.shed``) when they can be read again."""
         parked = {id(r) for r in self.keeps_rows()} if self.keeps_rows is not None else set()
         if self.jumps.can_jump() and how(self.window, pinned=lambda rows: any(id(r) in parked for r in rows)):
@@ -338,7 +338,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         if not c:
             self.jumps.fetch_newer()         # after a jump: the next newer page, if any
             return 0
-        self._apply(changes)
+        self.apply_changes(changes)
         self.newerInstalled.emit(c)
         self.statsChanged.emit()
         return c
@@ -347,7 +347,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         """Re-centre the window on loaded row ``i_all`` (navigation to a row outside it)."""
         changes = self.window.show_around(i_all)
         if changes:
-            self._apply(changes)
+            self.apply_changes(changes)
             freeze_heap()
             self.statsChanged.emit()
 
@@ -356,7 +356,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         if not self.jumps.to_tail() and self.window.bottom:
             self.show_around(len(self.window.all_rows) - 1)
 
-    def _set_loading(self, on: bool):
+    def set_loading(self, on: bool):
         if self.loading != on:
             self.loading = on
             self.loadingChanged.emit(on)
@@ -387,7 +387,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
     def row_at(self, i: int) -> Optional[Row]:
         return self.rows[i] if 0 <= i < len(self.rows) else None
 
-    def _exposed(self, ordinal: Optional[int], expose: bool) -> Optional[int]:
+    def index_of_ordinal(self, ordinal: Optional[int], expose: bool) -> Optional[int]:
         """Exposed index of a loaded row; with ``expose`` the window moves to a row outside it."""
         if ordinal is None:
             return None
@@ -402,19 +402,19 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
 
     def expose_row(self, row: Row) -> Optional[int]:
         """Exposed index of a loaded row, the window moved there if it is outside it (None: not loaded)."""
-        return self._exposed(self.window.row_ordinal(row), True)
+        return self.index_of_ordinal(self.window.row_ordinal(row), True)
 
     def is_loaded_row(self, row: Row) -> bool:
         return self.window.row_ordinal(row) is not None
 
     def row_for_key(self, key) -> Optional[int]:
-        return self._exposed(self.window.key_ordinal(key), False)
+        return self.index_of_ordinal(self.window.key_ordinal(key), False)
 
     def row_for_seq(self, seq: int, expose: bool = True) -> Optional[int]:
         """Row showing ``seq`` (a collapsed chunk maps to its attempt/message row).
 
         A loaded row that is not exposed yet is exposed (the window moves there)."""
-        return self._exposed(self.window.seq_ordinal(seq), expose)
+        return self.index_of_ordinal(self.window.seq_ordinal(seq), expose)
 
     def event_for_seq(self, seq: int):
         return self.window.events.get(seq)

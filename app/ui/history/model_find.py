@@ -22,7 +22,7 @@ class FindModel:
     match_pass: Any
     findChanged: Any
     dataChanged: Any
-    _exposed: Any
+    index_of_ordinal: Any
     index_of: Any
 
     def set_find(self, term: str, sliced: bool = False, start_row: Optional[int] = None) -> None:
@@ -54,11 +54,11 @@ class FindModel:
         loaded rows outside it (the window moves there); None: read older pages. No wrap."""
         self.match_pass.finish()
         row, ordinal = self.window.find(from_row, forward)
-        return row if row is not None else self._exposed(ordinal, True)
+        return row if row is not None else self.index_of_ordinal(ordinal, True)
 
     def turn_beyond(self, forward: bool) -> Optional[int]:
         """The nearest turn start outside the window (the window moves there)."""
-        return self._exposed(self.window.turn_beyond(forward), True)
+        return self.index_of_ordinal(self.window.turn_beyond(forward), True)
 
     def set_current_match(self, row: Optional[int]) -> None:
         if row is not None and self.match_pass.running and row not in self.window.matches:

@@ -1,14 +1,14 @@
 """The history model's part for issue 16: the surface index job, compaction rows, the live face
 and the face switch (physical/logical tail, attempts).
 
-Mixed into :class:`~app.ui.history.model.HistoryModel` (its jobs, window, ``_apply`` and
+Mixed into :class:`~app.ui.history.model.HistoryModel` (its jobs, window, ``apply_changes`` and
 signals); no widgets.  The decisions are the window's (:mod:`app.ui.history.window_truth`).
 """
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from .pages import _surface_job
+from .pages import surface_job
 from .window import Reset
 
 
@@ -19,27 +19,27 @@ class TruthModel:
     path: Optional[str]
     session_id: Optional[str]
     pages: Any
-    _apply: Any
-    _group: Any
+    apply_changes: Any
+    job_group: Any
     faceChanged: Any
     statsChanged: Any
     surfaceReady: Any
     physical: bool
     show_attempts: bool
     _want_face: Optional[tuple]
-    _set_loading: Any
+    set_loading: Any
 
     def start_surface(self) -> None:
         """The surface index in its own worker, after the tail page is shown (the first paint
         does not wait for it); no index: rows show no status."""
-        self.jobs.submit(_surface_job, self.path, self.session_id, name="surface", group=self._group("surface"),
+        self.jobs.submit(surface_job, self.path, self.session_id, name="surface", group=self.job_group("surface"),
                          on_done=self._install_surface, on_error=lambda msg: None)
 
     def _install_surface(self, sindex) -> None:
         if not self.pages:
             return
         changes = self.window.set_surface(sindex)
-        self._apply(changes)
+        self.apply_changes(changes)
         if any(isinstance(c, Reset) for c in changes):
             self.faceChanged.emit()
         self.surfaceReady.emit()
@@ -47,14 +47,14 @@ class TruthModel:
 
     def toggle_compaction(self, cid) -> None:
         """Expand or collapse one compaction row (its four underlying rows)."""
-        self._apply(self.window.toggle_compaction(cid))
+        self.apply_changes(self.window.toggle_compaction(cid))
         self.statsChanged.emit()
 
     def set_live_face(self, live: Optional[bool]) -> None:
         """The writer is live (the open turn drawn in flight) or gone (the crash closure)."""
         changes = self.window.set_live(live)
         if changes:
-            self._apply(changes)
+            self.apply_changes(changes)
             self.faceChanged.emit()
             self.statsChanged.emit()
 
@@ -83,13 +83,13 @@ class TruthModel:
         self._want_face = key
         todo = [lp for lp in self.pages if key not in lp.faces]
         work = sum(len(lp.events) for lp in todo)
-        group = self._group("face")
+        group = self.job_group("face")
         if work <= FACE_SYNC_EVENTS:
             if self.jobs.cancel_group(group):         # a slower switch still building: superseded
-                self._set_loading(False)
+                self.set_loading(False)
             self._set_face(physical, show_attempts)
             return
-        self._set_loading(True)
+        self.set_loading(True)
 
         pages = list(self.pages)                     # the pages as of this switch (the worker's snapshot)
 
@@ -99,13 +99,13 @@ class TruthModel:
                 lp.rows_for(physical, show_attempts)
 
         def done(_):
-            self._set_loading(False)
+            self.set_loading(False)
             self._set_face(physical, show_attempts)
         self.jobs.submit(build, serial=True, name="face", group=group, on_done=done,
-                         on_error=lambda msg: self._set_loading(False))
+                         on_error=lambda msg: self.set_loading(False))
         self.statsChanged.emit()
 
     def _set_face(self, physical: bool, show_attempts: bool) -> None:
-        self._apply(self.window.set_face(physical, show_attempts))
+        self.apply_changes(self.window.set_face(physical, show_attempts))
         self.statsChanged.emit()
         self.faceChanged.emit()

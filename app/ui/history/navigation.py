@@ -95,13 +95,13 @@ class WindowNavigation:
     find_term: str
     matches: list
     errors_only: bool
-    _all_pos: dict
-    _all_key: dict
-    _seq_rows: list
-    _seq_firsts: list
+    all_pos: dict
+    all_key: dict
+    seq_rows: list
+    seq_firsts: list
 
     if TYPE_CHECKING:
-        def _set_window(self, top: int, bottom: int) -> None: ...
+        def set_window(self, top: int, bottom: int) -> None: ...
         def _recompute_matches(self) -> None: ...
         def _apply_rows(self, hidden: int = 0, bottom: int = 0) -> None: ...
         def seq_ordinal(self, seq: int) -> Optional[int]: ...
@@ -113,7 +113,7 @@ class WindowNavigation:
     def filtered(self) -> bool:
         return bool(self.hidden_kinds) or self.errors_only
 
-    def _rows_of(self, pr) -> list:
+    def rows_of(self, pr) -> list:
         """A page's rows for the current face that pass the view filters (reasoning blocks
         dropped from them while the reasoning filter hides it)."""
         hide_reasoning = "reasoning" in self.hidden_kinds
@@ -126,7 +126,7 @@ class WindowNavigation:
         h, e = self.hidden_kinds, self.errors_only
         return [r for r in pr.rows if row_visible(r, h, e)]
 
-    def _seq_rows_of(self, pr) -> list:
+    def seq_rows_of(self, pr) -> list:
         if not self.filtered:
             return pr.seq_rows
         h, e = self.hidden_kinds, self.errors_only
@@ -193,7 +193,7 @@ class WindowNavigation:
         # a first paint as small as the tail's (W.PAINT_ROWS): the view lays out every exposed
         # row; more follow after the paint (jumps.fill), the rest as the user scrolls
         top = max(0, min(i - W.PAINT_ROWS // 2, n - W.PAINT_ROWS))
-        self._set_window(top, max(0, n - top - W.PAINT_ROWS))
+        self.set_window(top, max(0, n - top - W.PAINT_ROWS))
         self._recompute_matches()
         return [W.RESET]
 
@@ -219,7 +219,7 @@ class WindowNavigation:
         self.current_match_row = None
         self._apply_rows()
         n = len(self.all_rows)
-        self._set_window(max(0, n - W.FIRST_ROWS), 0)
+        self.set_window(max(0, n - W.FIRST_ROWS), 0)
         self._recompute_matches()
         return [W.RESET]
 
@@ -229,20 +229,20 @@ class WindowNavigation:
         from . import window as W
         self._adopt(lp)
         pr = lp.rows_for(self.physical, self.show_attempts)
-        rows = self._rows_of(pr)
+        rows = self.rows_of(pr)
         prev = self.pages[-1] if self.pages else None
         self.pages.append(lp)
         self.events.update(lp.events)
         o = self.origin + len(self.all_rows)
         for i, r in enumerate(rows):
-            self._all_pos[id(r)] = o + i
-            self._all_key[r.key] = o + i
+            self.all_pos[id(r)] = o + i
+            self.all_key[r.key] = o + i
         self.all_rows = self.all_rows + rows
-        srows = self._seq_rows_of(pr)
-        self._seq_rows = self._seq_rows + srows
-        self._seq_firsts = self._seq_firsts + [x[0] for x in srows]
+        srows = self.seq_rows_of(pr)
+        self.seq_rows = self.seq_rows + srows
+        self.seq_firsts = self.seq_firsts + [x[0] for x in srows]
         self.trackers.append(pr.tracker)
-        self._set_window(self.hidden, self.bottom + len(rows))
+        self.set_window(self.hidden, self.bottom + len(rows))
         if prev is None:
             return []
         out = []
@@ -272,11 +272,11 @@ class WindowNavigation:
 
     def near_ordinal(self, seq: int) -> Optional[int]:
         """Ordinal of the first loaded row starting after ``seq``, else of the last one."""
-        if not self._seq_rows:
+        if not self.seq_rows:
             return None
-        i = bisect.bisect_right(self._seq_firsts, seq)
-        r = self._seq_rows[min(i, len(self._seq_rows) - 1)][2]
-        return self._all_pos.get(id(r))
+        i = bisect.bisect_right(self.seq_firsts, seq)
+        r = self.seq_rows[min(i, len(self.seq_rows) - 1)][2]
+        return self.all_pos.get(id(r))
 
     # ------------------------------------------------------------------ search
     def set_find(self, term: str) -> bool:

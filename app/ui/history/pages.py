@@ -249,7 +249,7 @@ def _ended(r, cache: dict):
     return got
 
 
-def _loaded(page, views, elapsed, physical, show_attempts, row_cache: Optional[dict] = None,
+def loaded_page(page, views, elapsed, physical, show_attempts, row_cache: Optional[dict] = None,
             sindex: Any = None, live: Optional[bool] = None, expanded: Any = None) -> LoadedPage:
     lp = LoadedPage(page, views, elapsed)
     lp.live, lp.expanded, lp.sindex = live, expanded, sindex
@@ -267,7 +267,7 @@ def _loaded(page, views, elapsed, physical, show_attempts, row_cache: Optional[d
     return lp
 
 
-def _counted(lp: LoadedPage) -> LoadedPage:
+def counted_page(lp: LoadedPage) -> LoadedPage:
     """An older, jump or live page with the session summary's counts of it made here, in the
     worker (the summary then only adds records up on the UI thread; the first tail page is
     counted there, after its first paint)."""
@@ -291,7 +291,7 @@ def writer_is_live(path: str, session_id: Optional[str]) -> Optional[bool]:
         return None
 
 
-def _surface_job(job, path: str, session_id: Optional[str]) -> Any:
+def surface_job(job, path: str, session_id: Optional[str]) -> Any:
     """The surface index of the log (one streaming pass decoding only the rows that can change
     the surface), on its own reader, after the tail page is shown: the first paint does not wait
     for it (RowWindow.set_surface applies it to every loaded page).  Saved in the index cache
@@ -308,11 +308,11 @@ def _surface_job(job, path: str, session_id: Optional[str]) -> Any:
 def _open_job(job, path: str, session_id: Optional[str], page_size: int, physical: bool, show_attempts: bool,
               expanded: Any = None):
     """(reader, tail page of ``page_size`` messages)."""
-    reader, lp, _rest = _open_split_job(job, path, session_id, page_size, physical, show_attempts, expanded)
+    reader, lp, _rest = open_split_job(job, path, session_id, page_size, physical, show_attempts, expanded)
     return reader, lp
 
 
-def _open_split_job(job, path: str, session_id: Optional[str], page_size: int, physical: bool,
+def open_split_job(job, path: str, session_id: Optional[str], page_size: int, physical: bool,
                     show_attempts: bool, expanded: Any = None, painted: Any = None):
     """(reader, tail page, rest).  With ``painted`` (a threading.Event) the tail page holds
     ``FIRST_MESSAGES`` messages and is streamed (``job.stream``) as soon as it is built, so the
@@ -333,26 +333,26 @@ def _open_split_job(job, path: str, session_id: Optional[str], page_size: int, p
     job.check()
     evs = [it for it in page.items if is_event(it)] + list(page.closure)
     views = compute_views(evs)
-    lp = _loaded(page, views, time.perf_counter() - t0, physical, show_attempts, live=live, expanded=expanded)
+    lp = loaded_page(page, views, time.perf_counter() - t0, physical, show_attempts, live=live, expanded=expanded)
     if first >= page_size or not page.has_more:
         return reader, lp, None
     job.stream((reader, lp))
     painted.wait(PAINT_WAIT)                  # the first paint does not share the GIL with the rest
     job.check()
-    rest = _older_job(job, reader, page, page_size - first, physical, show_attempts, expanded)
+    rest = older_job(job, reader, page, page_size - first, physical, show_attempts, expanded)
     return reader, lp, rest
 
 
-def _older_job(job, reader, page, page_size: int, physical: bool, show_attempts: bool, expanded: Any = None,
+def older_job(job, reader, page, page_size: int, physical: bool, show_attempts: bool, expanded: Any = None,
                sindex: Any = None):
     t0 = time.perf_counter()
     older = reader.page_before(page, page_size)
     views = compute_views([it for it in older.items if is_event(it)])
-    return _counted(_loaded(older, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex,
+    return counted_page(loaded_page(older, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex,
                             expanded=expanded))
 
 
-def _index_job(job, path: str, session_id: Optional[str]):
+def seq_index_job(job, path: str, session_id: Optional[str]):
     """The seq index, scanned in a child process (app.store.indexer) so the scan does not
     compete with the UI thread for the GIL; this worker thread only waits on a pipe."""
     t0 = time.perf_counter()
@@ -364,7 +364,7 @@ def _index_job(job, path: str, session_id: Optional[str]):
     return idx, time.perf_counter() - t0, mode
 
 
-def _event_at_job(job, path: str, session_id: Optional[str], index, seq: int):
+def event_at_job(job, path: str, session_id: Optional[str], index, seq: int):
     r = open_reader(path, session_id)
     try:
         if index is not None:
@@ -421,7 +421,7 @@ def _stale_live_row(key: tuple, row, region_start: int) -> bool:
     return False
 
 
-def _live_job(job, lp: LoadedPage, rows: list, physical: bool, show_attempts: bool, prev_calls: list):
+def live_job(job, lp: LoadedPage, rows: list, physical: bool, show_attempts: bool, prev_calls: list):
     """The tail page grown by live rows: one LoadedPage, or two once it holds more than
     LIVE_SPLIT messages (cut like the host pages, the newer part keeping LIVE_KEEP): each
     batch rebuilds only a short page, so its cost does not grow with the session.  Rows of
@@ -449,7 +449,7 @@ def _live_job(job, lp: LoadedPage, rows: list, physical: bool, show_attempts: bo
     if sindex is not None:           # the statuses of the new rows (an index fed, not rebuilt)
         sindex.feed(e for e in rows if is_event(e) and not e.synthesized and e.seq > sindex.last_seq)
     elapsed = time.perf_counter() - t0
-    return [_counted(_loaded(part, views, elapsed, physical, show_attempts, cache, sindex=sindex, live=lp.live,
+    return [counted_page(loaded_page(part, views, elapsed, physical, show_attempts, cache, sindex=sindex, live=lp.live,
                              expanded=lp.expanded)) for part in parts]
 
 
@@ -608,11 +608,11 @@ def read_range(reader, lo: int, hi: Optional[int]):
     return Page(items=collected, has_more=has_more, token=token, tail=False, messages=count)
 
 
-def _range_job(job, reader, lo: int, hi: Optional[int], physical: bool, show_attempts: bool,
+def range_job(job, reader, lo: int, hi: Optional[int], physical: bool, show_attempts: bool,
                expanded: Any = None, sindex: Any = None):
     t0 = time.perf_counter()
     page = read_range(reader, lo, hi)
     job.check()
     views = compute_views([it for it in page.items if is_event(it)])
-    return _counted(_loaded(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex,
+    return counted_page(loaded_page(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex,
                             expanded=expanded))

@@ -1,5 +1,5 @@
 """The sparse seq index of the open log, built in the model's ``index`` job group (the scan
-runs in a child process, ``pages._index_job``), and ``event_at`` for a seq that is not
+runs in a child process, ``pages.seq_index_job``), and ``event_at`` for a seq that is not
 loaded (``event-at`` jobs, which use the index once it is ready)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Optional
 
 from PySide6.QtCore import QObject
 
-from .pages import _event_at_job, _index_job
+from .pages import event_at_job, seq_index_job
 
 
 class SeqIndex(QObject):
@@ -28,7 +28,7 @@ class SeqIndex(QObject):
         if m.path is None:
             return
         self.state = "building"
-        job = m.jobs.submit(_index_job, m.path, m.session_id, name="index", group=m._group("index"),
+        job = m.jobs.submit(seq_index_job, m.path, m.session_id, name="index", group=m.job_group("index"),
                             on_done=self._done, on_error=self._failed,
                             on_progress=lambda d, t: m.indexProgress.emit(d, t),
                             on_end=self._stopped)            # (also when it ended as Cancel was clicked)
@@ -61,7 +61,7 @@ class SeqIndex(QObject):
         m = self.model
         if m.path is None:
             return
-        m.jobs.submit(_event_at_job, m.path, m.session_id, self.index, seq, name="event-at",
-                      group=m._group("event-at"), exclusive=False,
+        m.jobs.submit(event_at_job, m.path, m.session_id, self.index, seq, name="event-at",
+                      group=m.job_group("event-at"), exclusive=False,
                       on_done=lambda ev: m.eventFetched.emit(seq, ev),
                       on_error=lambda msg: m.eventFetched.emit(seq, None))

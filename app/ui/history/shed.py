@@ -26,15 +26,15 @@ KEEP_PAGES = 3       # loaded pages kept at least (the exposed window spans one 
 def _forget_rows(w, rows: list, pr_seq: int, newest: bool, lp) -> None:
     """Positions, seq ranges, tracker and events of a dropped page (its rows are ``rows``)."""
     for r in rows:
-        w._all_pos.pop(id(r), None)
-        w._all_key.pop(r.key, None)
+        w.all_pos.pop(id(r), None)
+        w.all_key.pop(r.key, None)
     if pr_seq:
         if newest:
-            del w._seq_rows[-pr_seq:]
-            del w._seq_firsts[-pr_seq:]
+            del w.seq_rows[-pr_seq:]
+            del w.seq_firsts[-pr_seq:]
         else:
-            del w._seq_rows[:pr_seq]
-            del w._seq_firsts[:pr_seq]
+            del w.seq_rows[:pr_seq]
+            del w.seq_firsts[:pr_seq]
     if w.trackers:
         w.trackers.pop(-1 if newest else 0)
     ev = w.events
@@ -53,7 +53,7 @@ def shed_newer(w, keep: Optional[int] = None, pinned: Optional[Callable[[list], 
     while len(w.pages) > keep:
         lp = w.pages[-1]
         pr = lp.rows_for(*face)
-        rows = w._rows_of(pr)
+        rows = w.rows_of(pr)
         if len(rows) > w.bottom:
             break                                # some of its rows are exposed (or above)
         if pinned is not None and pinned(rows):
@@ -62,12 +62,12 @@ def shed_newer(w, keep: Optional[int] = None, pinned: Optional[Callable[[list], 
             w.tail_pages = [lp]                  # the page ending the log stays for the live feed
         elif w.attached:
             break                                # no page ending the log to come back to
-        n_seq = len(w._seq_rows_of(pr))
+        n_seq = len(w.seq_rows_of(pr))
         _forget_rows(w, rows, n_seq, True, lp)
         w.pages.pop()
         if rows:
             del w.all_rows[len(w.all_rows) - len(rows):]
-        w._set_window(w.hidden, w.bottom - len(rows))
+        w.set_window(w.hidden, w.bottom - len(rows))
         dropped += 1
     if dropped:
         trim()                                   # the dropped pages' heap pages go back to the system
@@ -85,16 +85,16 @@ def shed_older(w, keep: Optional[int] = None, pinned: Optional[Callable[[list], 
         if lp.page.base_seq is None or not w.pages[1].page.has_more:
             break
         pr = lp.rows_for(*face)
-        rows = w._rows_of(pr)
+        rows = w.rows_of(pr)
         if len(rows) > w.hidden or (pinned is not None and pinned(rows)):
             break                                # some of its rows are exposed (or below), or a parked row
-        n_seq = len(w._seq_rows_of(pr))
+        n_seq = len(w.seq_rows_of(pr))
         _forget_rows(w, rows, n_seq, False, lp)
         w.pages.pop(0)
         k = len(rows)
         del w.all_rows[:k]
         w.origin += k
-        w._set_window(w.hidden - k, w.bottom)
+        w.set_window(w.hidden - k, w.bottom)
         dropped += 1
     if dropped:
         trim()

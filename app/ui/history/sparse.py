@@ -16,7 +16,7 @@ import time
 from typing import Any, Optional
 
 from ...log.format.model import is_event
-from .pages import LoadedPage, _counted, _loaded, compute_views, read_range
+from .pages import LoadedPage, counted_page, loaded_page, compute_views, read_range
 
 
 def error_groups(index: Any, seqs: list[int]) -> list[tuple[int, int]]:
@@ -83,8 +83,8 @@ def sparse_job(job: Any, reader: Any, seqs: list[int], where: Optional[dict[int,
     page = sparse_page(reader, seqs, job.check, where)
     job.check()
     views = compute_views(page.items)
-    lp = _loaded(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex, expanded=expanded)
+    lp = loaded_page(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex, expanded=expanded)
     lp.sparse = True
     lp.faces.clear()                  # (rows built before the mark: built again without gap rows)
     lp.rows_for(physical, show_attempts)
-    return _counted(lp)
+    return counted_page(lp)

@@ -114,10 +114,10 @@ class RowWindow(TruthWindow, WindowNavigation):
         self.hidden = 0                          # loaded rows above the exposed window
         self.bottom = 0                          # loaded rows below the exposed window
         self.origin = 0                          # ordinal of all_rows[0]
-        self._all_pos: dict = {}                 # id(row) -> ordinal
-        self._all_key: dict = {}                 # row key -> ordinal
-        self._seq_rows: list = []                # sorted [(first_seq, last_seq, row)]
-        self._seq_firsts: list = []
+        self.all_pos: dict = {}                 # id(row) -> ordinal
+        self.all_key: dict = {}                 # row key -> ordinal
+        self.seq_rows: list = []                # sorted [(first_seq, last_seq, row)]
+        self.seq_firsts: list = []
         self.events: dict = {}                   # seq -> Event for every loaded event (both faces)
         self.trackers: list = []
         self.older_read = 0                      # older pages added since the log was opened (dropped ones too)
@@ -127,7 +127,7 @@ class RowWindow(TruthWindow, WindowNavigation):
         return [RESET]
 
     # ------------------------------------------------------------------ bookkeeping
-    def _set_window(self, top: int, bottom: int) -> None:
+    def set_window(self, top: int, bottom: int) -> None:
         self.hidden, self.bottom = top, bottom
         n = len(self.all_rows)
         self.rows = self.all_rows[top:n - bottom]
@@ -143,18 +143,18 @@ class RowWindow(TruthWindow, WindowNavigation):
         trackers: list = []
         for lp in self.pages:
             pr = lp.rows_for(self.physical, self.show_attempts)
-            rows.extend(self._rows_of(pr))
-            seq_rows.extend(self._seq_rows_of(pr))
+            rows.extend(self.rows_of(pr))
+            seq_rows.extend(self.seq_rows_of(pr))
             trackers.append(pr.tracker)
         self.all_rows = rows
         hidden = min(hidden, len(rows))
-        self._set_window(hidden, min(bottom, len(rows) - hidden))
-        self._seq_rows = seq_rows
-        self._seq_firsts = [x[0] for x in seq_rows]
+        self.set_window(hidden, min(bottom, len(rows) - hidden))
+        self.seq_rows = seq_rows
+        self.seq_firsts = [x[0] for x in seq_rows]
         self.trackers = trackers
         self.origin = 0
-        self._all_pos = {id(r): i for i, r in enumerate(rows)}
-        self._all_key = {r.key: i for i, r in enumerate(rows)}
+        self.all_pos = {id(r): i for i, r in enumerate(rows)}
+        self.all_key = {r.key: i for i, r in enumerate(rows)}
         self._recompute_matches()
 
     # ------------------------------------------------------------------ pages
@@ -165,7 +165,7 @@ class RowWindow(TruthWindow, WindowNavigation):
         self.live = lp.live
         self._adopt(lp)
         self.events = dict(lp.events)
-        n = len(self._rows_of(lp.rows_for(self.physical, self.show_attempts)))
+        n = len(self.rows_of(lp.rows_for(self.physical, self.show_attempts)))
         self._apply_rows(hidden=max(0, n - first))
         return [RESET]
 
@@ -174,8 +174,8 @@ class RowWindow(TruthWindow, WindowNavigation):
         :meth:`expose_older`); results of the next newer page learn their call."""
         self._adopt(lp)
         pr = lp.rows_for(self.physical, self.show_attempts)
-        rows = self._rows_of(pr)
-        srows = self._seq_rows_of(pr)
+        rows = self.rows_of(pr)
+        srows = self.seq_rows_of(pr)
         self.pages.insert(0, lp)
         self.older_read += 1
         self.events.update(lp.events)
@@ -183,13 +183,13 @@ class RowWindow(TruthWindow, WindowNavigation):
         self.origin -= k
         o = self.origin
         for i, r in enumerate(rows):
-            self._all_pos[id(r)] = o + i
-            self._all_key[r.key] = o + i
+            self.all_pos[id(r)] = o + i
+            self.all_key[r.key] = o + i
         self.all_rows = rows + self.all_rows
-        self._seq_rows = srows + self._seq_rows
-        self._seq_firsts = [x[0] for x in srows] + self._seq_firsts
+        self.seq_rows = srows + self.seq_rows
+        self.seq_firsts = [x[0] for x in srows] + self.seq_firsts
         self.trackers.insert(0, pr.tracker)
-        self._set_window(self.hidden + k, self.bottom)
+        self.set_window(self.hidden + k, self.bottom)
         return self._link_calls(lp)
 
     def _link_calls(self, lp: LoadedPage) -> list:
@@ -216,11 +216,11 @@ class RowWindow(TruthWindow, WindowNavigation):
             if extra > 0:
                 k = len(self.rows)
                 out.append(Removed(k - extra, extra, trim=True))
-                self._set_window(self.hidden, self.bottom + extra)
+                self.set_window(self.hidden, self.bottom + extra)
                 if self.current_match_row is not None and self.current_match_row >= len(self.rows):
                     self.current_match_row = None
             out.append(Inserted(0, tuple(self.all_rows[self.hidden - c:self.hidden])))
-            self._set_window(self.hidden - c, self.bottom)
+            self.set_window(self.hidden - c, self.bottom)
             if self.current_match_row is not None:
                 self.current_match_row += c
             self._recompute_matches()
@@ -233,11 +233,11 @@ class RowWindow(TruthWindow, WindowNavigation):
             return 0, []
         n = len(self.all_rows)
         out: list = [Inserted(len(self.rows), tuple(self.all_rows[n - self.bottom:n - self.bottom + c]))]
-        self._set_window(self.hidden, self.bottom - c)
+        self.set_window(self.hidden, self.bottom - c)
         extra = len(self.rows) - MAX_EXPOSED
         if extra > 0:
             out.append(Removed(0, extra, trim=True))
-            self._set_window(self.hidden + extra, self.bottom)
+            self.set_window(self.hidden + extra, self.bottom)
             if self.current_match_row is not None:
                 self.current_match_row = self.current_match_row - extra if self.current_match_row >= extra else None
         self._recompute_matches()
@@ -250,7 +250,7 @@ class RowWindow(TruthWindow, WindowNavigation):
         bottom = max(0, n - top - MAX_EXPOSED)
         if (top, bottom) == (self.hidden, self.bottom):
             return []
-        self._set_window(top, bottom)
+        self.set_window(top, bottom)
         self.current_match_row = None
         self._recompute_matches()
         return [RESET]
@@ -281,7 +281,7 @@ class RowWindow(TruthWindow, WindowNavigation):
                 top += 1
         n = len(self.all_rows)
         top = min(top, max(0, n - keep))
-        self._set_window(top, max(0, n - top - min(keep, MAX_EXPOSED)))
+        self.set_window(top, max(0, n - top - min(keep, MAX_EXPOSED)))
         self._recompute_matches()
         return [RESET]
 
@@ -297,8 +297,8 @@ class RowWindow(TruthWindow, WindowNavigation):
             self._adopt(lp)
         old_pr = old.rows_for(*face)
         new_prs = [lp.rows_for(*face) for lp in new]
-        old_rows = self._rows_of(old_pr)
-        new_rows = [r for pr in new_prs for r in self._rows_of(pr)]
+        old_rows = self.rows_of(old_pr)
+        new_rows = [r for pr in new_prs for r in self.rows_of(pr)]
         n = len(self.all_rows)
         base = n - len(old_rows)
         m = min(len(old_rows), len(new_rows))
@@ -322,44 +322,44 @@ class RowWindow(TruthWindow, WindowNavigation):
             else:                                      # same top, same end (clipped)
                 nh = min(h, n2)
                 nb = n2 - max(nh, min(exposed_end, n2))
-            self._set_window(nh, nb)
+            self.set_window(nh, nb)
             self.current_match_row = None
             out.append(RESET)
         else:
             # in place: same keys at the same places
             self.all_rows[base + k:base + k2] = new_rows[k:k2]
-            self._set_window(h, b)
+            self.set_window(h, b)
             lo, hi = max(base + k, h), min(base + k2, exposed_end)
             if lo < hi:
                 out.append(Changed(lo - h, tuple(self.all_rows[lo:hi])))
             if c >= exposed_end and b > 0:
                 # everything that changes is below the window
                 self.all_rows[c:] = new_rows[k2:]
-                self._set_window(h, b + (n2 - n))
+                self.set_window(h, b + (n2 - n))
             else:
                 if exposed_end > c:
                     out.append(Removed(c - h, exposed_end - c))
                     if self.current_match_row is not None and self.current_match_row >= c - h:
                         self.current_match_row = None
                 del self.all_rows[c:]
-                self._set_window(h, 0)
+                self.set_window(h, 0)
                 add = new_rows[k2:]
                 shown = len(add) if b == 0 else min(len(add), exposed_end - c)
                 if shown:
                     out.append(Inserted(c - h, tuple(add[:shown])))
                 self.all_rows.extend(add)
-                self._set_window(h, len(add) - shown)
+                self.set_window(h, len(add) - shown)
                 extra = len(self.rows) - MAX_EXPOSED
                 if extra > 0 and self.bottom == 0:
                     out.append(Removed(0, extra, trim=True))
-                    self._set_window(self.hidden + extra, 0)
+                    self.set_window(self.hidden + extra, 0)
                     if self.current_match_row is not None:
                         self.current_match_row = (self.current_match_row - extra
                                                   if self.current_match_row >= extra else None)
         for i in range(base + k, len(self.all_rows)):
             r = self.all_rows[i]
-            self._all_pos[id(r)] = i + self.origin
-            self._all_key[r.key] = i + self.origin
+            self.all_pos[id(r)] = i + self.origin
+            self.all_key[r.key] = i + self.origin
         out.extend(self._refresh_surface(new))
         self._recompute_matches()
         return n2 - n, out
@@ -367,9 +367,9 @@ class RowWindow(TruthWindow, WindowNavigation):
     def _live_bookkeeping(self, old, old_pr, old_rows, new, new_prs, base, k) -> None:
         """Positions, events, seq ranges and trackers of the replaced newest page."""
         for r in old_rows[k:]:
-            self._all_pos.pop(id(r), None)
-            if self._all_key.get(r.key, -1) >= base + k + self.origin:   # not a key an older page holds
-                del self._all_key[r.key]
+            self.all_pos.pop(id(r), None)
+            if self.all_key.get(r.key, -1) >= base + k + self.origin:   # not a key an older page holds
+                del self.all_key[r.key]
         self.pages[-1:] = new
         for ev in old.page.closure:
             seq = ev.seq
@@ -379,14 +379,14 @@ class RowWindow(TruthWindow, WindowNavigation):
             for seq, ev in lp.events.items():
                 if not ev.synthesized or seq not in self.events:
                     self.events[seq] = ev
-        n_old_seq = len(self._seq_rows_of(old_pr))
+        n_old_seq = len(self.seq_rows_of(old_pr))
         if n_old_seq:
-            del self._seq_rows[-n_old_seq:]
-            del self._seq_firsts[-n_old_seq:]
+            del self.seq_rows[-n_old_seq:]
+            del self.seq_firsts[-n_old_seq:]
         for pr in new_prs:
-            srows = self._seq_rows_of(pr)
-            self._seq_rows.extend(srows)
-            self._seq_firsts.extend(x[0] for x in srows)
+            srows = self.seq_rows_of(pr)
+            self.seq_rows.extend(srows)
+            self.seq_firsts.extend(x[0] for x in srows)
         if self.trackers:
             self.trackers.pop()
         self.trackers.extend(pr.tracker for pr in new_prs)
@@ -411,30 +411,30 @@ class RowWindow(TruthWindow, WindowNavigation):
         return i_all - self.hidden
 
     def row_ordinal(self, row: Row) -> Optional[int]:
-        return self._all_pos.get(id(row))
+        return self.all_pos.get(id(row))
 
     def key_ordinal(self, key) -> Optional[int]:
-        return self._all_key.get(key)
+        return self.all_key.get(key)
 
     def row_index(self, row: Row) -> Optional[int]:
-        return self.exposed_index(self._all_pos.get(id(row)))
+        return self.exposed_index(self.all_pos.get(id(row)))
 
     def seq_ordinal(self, seq: int) -> Optional[int]:
         """Ordinal of the row showing ``seq`` (a collapsed chunk maps to its attempt/message row)."""
-        i = bisect.bisect_right(self._seq_firsts, seq) - 1
+        i = bisect.bisect_right(self.seq_firsts, seq) - 1
         best = None
         j = i
         while j >= 0 and j > i - 64:
-            lo, hi, r = self._seq_rows[j]
+            lo, hi, r = self.seq_rows[j]
             if lo <= seq <= hi:
                 if r.seq == seq:
-                    return self._all_pos.get(id(r))
+                    return self.all_pos.get(id(r))
                 if best is None:
                     best = r
             j -= 1
         if best is not None:
             # an assistant row covers its chunks; prefer the row whose own range is tightest
-            return self._all_pos.get(id(best))
+            return self.all_pos.get(id(best))
         return None
 
     def hidden_attempt_of(self, seq: int) -> Any:
