@@ -50,6 +50,9 @@ def _idle(qtbot, m):
 def test_history_model_under_the_model_tester(qtbot, tester, monkeypatch):
     import app.ui.history.window as W
     monkeypatch.setattr(W, "MAX_EXPOSED", 60)          # the window slides and trims often
+    import app.ui.history.shed as S                     # (dropping far pages is tested by test_window_shed and
+    monkeypatch.setattr(S, "KEEP_PAGES", 10_000)        # test_window_held_rows: here the tester's eager fetchMore
+    # would read older pages back while the loop below walks down, once the seq index is ready)
     m = HistoryModel(Jobs(), page_size=3, follow_live=False)
     tester(m)
     with qtbot.waitSignal(m.tailInstalled, timeout=WAIT):
