@@ -3,7 +3,6 @@
 killed), so the build stops within a few rows of Cancel, with nothing of that session written."""
 from __future__ import annotations
 
-import os
 import threading
 import time
 
@@ -12,6 +11,7 @@ import pytest
 from app.log.query import extract
 from app.store.fulltext import FullTextIndex
 from app.tools.synth import SessionSynth, write_jsonl
+from procs_util import child_pids
 
 
 @pytest.fixture(scope="module")
@@ -54,21 +54,6 @@ def test_cancel_inside_one_session_read_whole(tmp_path, monkeypatch, home):
     assert flag.is_set() and after[0] <= extract.CANCEL_ROWS
 
 
-def _children() -> list[str]:
-    """Pids of this process's child processes (from /proc: the extraction workers once they are started)."""
-    me, out = str(os.getpid()), []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    st = f.read()
-            except OSError:
-                continue
-            if st.rsplit(")", 1)[-1].split()[1] == me:
-                out.append(d)
-    return out
-
-
 @pytest.mark.parametrize("workers", [0, 2])
 def test_cancel_latency(tmp_path, monkeypatch, home, workers):
     """Cancel set from another thread while a 10 MB session is being read: the update returns soon after
@@ -91,7 +76,7 @@ def test_cancel_latency(tmp_path, monkeypatch, home, workers):
     if workers == 0:
         assert started.wait(30)
     else:                                  # the extraction workers are started (they then import and read)
-        while not _children() and th.is_alive():
+        while not child_pids() and th.is_alive():
             time.sleep(0.002)
     t = time.perf_counter()
     cancel.set()

@@ -21,6 +21,7 @@ from app.log.query.find import FindOptions
 from app.tools.plant import PlantingSynth
 from app.tools.synth import write_jsonl
 from app.ui.workers import Job, Jobs
+from procs_util import child_pids
 
 REPO = Path(__file__).resolve().parents[1]
 WAIT = 20_000
@@ -259,15 +260,15 @@ def test_the_live_follower_is_a_job_stopped_by_its_cancel(qtbot, tmp_path):
 
 
 # ---------------------------------------------------------------- callers moved to the token (jobs2)
-def _children() -> list[int]:
-    """Process ids of this process's children (Linux: /proc)."""
-    out = []
-    for f in Path(f"/proc/{os.getpid()}/task").glob("*/children"):
-        try:
-            out += [int(x) for x in f.read_text().split()]
-        except OSError:                  # (that thread ended meanwhile)
-            pass
-    return out
+def _cancel_and_check(qtbot, jobs: Jobs, job: Job, got: list) -> None:
+    """Cancel a running ``job``: it ends within CANCEL_WITHIN, delivers nothing, and ``jobs`` shuts down."""
+    t0 = time.perf_counter()
+    job.cancel()
+    _until(qtbot, lambda: job.ended_at is not None)
+    assert job.ended_at - t0 < CANCEL_WITHIN
+    _until(qtbot, lambda: job.finished)
+    qtbot.wait(50)
+    assert got == [] and jobs.shutdown()
 
 
 @pytest.mark.parametrize("inproc", [False, True], ids=["child", "in-process"])
@@ -288,19 +289,13 @@ def test_the_timeline_job_is_cancelled_through_its_token(qtbot, big_log, tmp_pat
     if inproc:
         _until(qtbot, lambda: _running("_compute"))           # (computing the spans in the job's thread)
     else:
-        _until(qtbot, _children)
+        _until(qtbot, child_pids)
         qtbot.wait(100)                                       # (the child started, and computing)
         watchers = [t.name for t in threading.enumerate() if "_kill_when" in t.name]
         assert watchers == [], "a job's cancel kills its child itself: no watcher thread"
     assert not job.finished, "the work ended before it could be cancelled"
-    t0 = time.perf_counter()
-    job.cancel()
-    _until(qtbot, lambda: job.ended_at is not None)
-    assert job.ended_at - t0 < CANCEL_WITHIN
-    _until(qtbot, lambda: job.finished)
-    qtbot.wait(50)
-    assert got == [] and jobs.shutdown()
-    assert not _children(), "the child never outlives its job"
+    _cancel_and_check(qtbot, jobs, job, got)
+    assert not child_pids(), "the child never outlives its job"
 
 
 def test_the_timeline_job_still_delivers(qtbot, tmp_path, monkeypatch):
@@ -349,13 +344,7 @@ def test_the_home_search_job_is_cancelled_through_its_token(qtbot, big_log, tmp_
                       on_done=got.append, on_error=got.append, on_partial=got.append)
     _until(qtbot, lambda: _running("feed"))      # (decoding the rows of the one big session: ~0.5 s whole)
     assert not job.finished, "the scan ended before it could be cancelled"
-    t0 = time.perf_counter()
-    job.cancel()
-    _until(qtbot, lambda: job.ended_at is not None)
-    assert job.ended_at - t0 < CANCEL_WITHIN
-    _until(qtbot, lambda: job.finished)
-    qtbot.wait(50)
-    assert got == [] and jobs.shutdown()
+    _cancel_and_check(qtbot, jobs, job, got)
     done: list = []
     jobs = Jobs()
     jobs.submit(query_job, str(tmp_path / "home"), str(tmp_path / "ix.sqlite"), "the", 50, on_done=done.append)
@@ -385,7 +374,7 @@ def test_the_extraction_workers_are_killed_by_the_token_itself(big_log):
     th = threading.Thread(target=consume)
     th.start()
     t_end = time.monotonic() + 20
-    while len(_children()) < 2 and time.monotonic() < t_end:
+    while len(child_pids()) < 2 and time.monotonic() < t_end:
         time.sleep(0.01)
     time.sleep(0.2)                                      # (both workers reading a 9 MB session)
     assert [t.name for t in threading.enumerate() if t.name == "fts-extract-cancel"] == []
@@ -395,9 +384,9 @@ def test_the_extraction_workers_are_killed_by_the_token_itself(big_log):
     th.join(10)
     assert "cancelled" in out and out["cancelled"] - t0 < CANCEL_WITHIN, (out, seen)
     t_end = time.monotonic() + 5
-    while _children() and time.monotonic() < t_end:
+    while child_pids() and time.monotonic() < t_end:
         time.sleep(0.01)
-    assert not _children(), "no extraction worker outlives the cancel"
+    assert not child_pids(), "no extraction worker outlives the cancel"
 
 
 def test_the_replay_open_job_is_cancelled_through_its_token(qtbot, big_log, tmp_path, monkeypatch):
@@ -410,17 +399,11 @@ def test_the_replay_open_job_is_cancelled_through_its_token(qtbot, big_log, tmp_
     jobs = Jobs()
     got: list = []
     job = jobs.submit(open_job, big_log, None, group="replay-context", on_done=got.append, on_error=got.append)
-    _until(qtbot, _children)
+    _until(qtbot, child_pids)
     qtbot.wait(150)                                           # (the child is opening the 9 MB log)
     assert not job.finished, "the child was ready before it could be cancelled"
-    t0 = time.perf_counter()
-    job.cancel()
-    _until(qtbot, lambda: job.ended_at is not None)
-    assert job.ended_at - t0 < CANCEL_WITHIN
-    _until(qtbot, lambda: job.finished)
-    qtbot.wait(50)
-    assert got == [] and jobs.shutdown()
-    _until(qtbot, lambda: not _children())
+    _cancel_and_check(qtbot, jobs, job, got)
+    _until(qtbot, lambda: not child_pids())
     done: list = []
     jobs = Jobs()
     jobs.submit(open_job, big_log, None, on_done=done.append, on_error=done.append)
