@@ -62,7 +62,7 @@ def _watch(procs: list[Any], cancel: Any) -> Any:
         hook(lambda: _kill_all(procs))
         return None
     import threading
-    from ..log.query.extract import is_cancelled
+    from ..log.jobctl import is_cancelled
     done = threading.Event()
 
     def run() -> None:

@@ -355,7 +355,6 @@ class ExtractCancelled(Exception):
     """``cancel`` turned true while a session was being read (its entries so far are dropped)."""
 
 
-is_cancelled = jobctl.is_cancelled     # ``cancel`` (None, a job's token, a callable or an Event) says stop
 
 
 # rows a session's later rows need whatever a search looks for: the turn, the call -> tool names, the title
@@ -407,7 +406,7 @@ def extract_jsonl(path: str, data: Optional[bytes] = None, st: Optional[os.stat_
                 if raw.startswith(CONTEXT_TYPES_B) or not raw.startswith(b'{"type":"') or keep(p, raw)]
     feed = rt.feed
     for k in range(0, len(rows), CANCEL_ROWS):
-        if cancel is not None and is_cancelled(cancel):
+        if cancel is not None and jobctl.is_cancelled(cancel):
             raise ExtractCancelled(path)
         for pos, raw in rows[k:k + CANCEL_ROWS]:
             feed(raw, out, pos, pos)
@@ -424,7 +423,7 @@ def extract_many(paths: list[str], cancel: Any = None) -> list[FileText]:
     ``error`` result with the reason, never the end of the others (``cancel``: :class:`ExtractCancelled`)."""
     out = []
     for p in paths:
-        if cancel is not None and is_cancelled(cancel):
+        if cancel is not None and jobctl.is_cancelled(cancel):
             raise ExtractCancelled(p)
         try:
             out.append(extract_jsonl(p, cancel=cancel))

@@ -56,10 +56,6 @@ if TYPE_CHECKING:
     from ..index.reader import LogReader
 
 
-def _cancelled(cancel: Cancel) -> bool:
-    return is_cancelled(cancel)           # the one cancellation test (app.log.jobctl)
-
-
 def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None,
          progress: Optional[Callable[[int, int], None]] = None,
          stats: Optional[FindStats] = None, limit: Optional[int] = None) -> Iterator[Hit]:
@@ -124,7 +120,7 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
     else:
         segs = src.forward()
     for seg in segs:
-        if _cancelled(cancel):
+        if is_cancelled(cancel):
             st.cancelled = True
             return
         st.segments += 1
@@ -177,7 +173,7 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
                     yield h
                     if limit is not None and st.hits >= limit:
                         return
-                if _cancelled(cancel):
+                if is_cancelled(cancel):
                     st.cancelled = True
                     return
             turn = tb.at_end()
@@ -204,7 +200,7 @@ def _split_rows_hits(rows: list[tuple[int, bytes]], codec: RowCodec, pre: Option
             yield h
             if limit is not None and st.hits >= limit:
                 return turn, True
-        if _cancelled(cancel):
+        if is_cancelled(cancel):
             st.cancelled = True
             return turn, True
     return turn, False
