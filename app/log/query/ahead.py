@@ -26,6 +26,7 @@ from ..fold.surface import SURFACE_NEEDLES, ScanEnd, SurfaceIndex
 from ..index.verdict import ReadPath
 from ..format.lazyrows import PACKED_PREFIXES, lazy_row
 from ..format.model import is_event
+from .ahead_lean import lean_block
 from .outline import Outline, OutlineBuilder
 
 if TYPE_CHECKING:
@@ -54,7 +55,9 @@ class _Surface:
         self.end = ScanEnd()
         self.stopped = False
 
-    def row(self, pos: Any, line: Optional[int], raw: bytes, complete: bool, got: list[Any]) -> None:
+    def row(self, pos: Any, line: Optional[int], raw: bytes, complete: bool,
+            got: Callable[[], list[Any]]) -> None:
+        """One row (``got()``: its items, asked for only when the row can change the surface)."""
         end = self.end
         if self.cut is not None and pos >= self.cut:
             end.pos, end.line = pos, line
@@ -64,7 +67,7 @@ class _Surface:
             end.pos, end.line = pos, line
             return
         if any(n in raw for n in SURFACE_NEEDLES):
-            for ev in got:
+            for ev in got():
                 if is_event(ev):
                     self.idx.apply(ev)
 
@@ -105,8 +108,16 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
             n += 1
             if cancel is not None and n % CANCEL_ROWS == 0 and cancel():
                 return Ahead(cb.cps, su.idx, su.end, ob.finish(False), False)
-            got = reader.decode_split_row(row, problems)
             pos, off, line, raw, complete = row
+            blk = lean_block(reader, raw, line, off) if complete and raw.startswith(PACKED_PREFIXES) else None
+            if blk is not None:             # (a clean packed row: its members only count, nothing decodes them)
+                assert blk.n is not None
+                ob.block(blk.seq0, blk.n, line, off)
+                cp_on = cp_on and cb.item(blk)
+                if not su.stopped:
+                    su.row(pos, line, raw, complete, lambda: reader.decode_split_row(row))
+                continue
+            got = reader.decode_split_row(row, problems)
             for it in got:
                 if is_event(it):
                     ob.event(it)
@@ -117,7 +128,7 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
                     lazy = [it for it in got if is_event(it)] if complete and raw.strip() else []
                 cp_on = all(cb.item(it) for it in lazy)
             if not su.stopped:
-                su.row(pos, line, raw, complete, got)
+                su.row(pos, line, raw, complete, lambda: got)
         if not su.stopped:
             su.segment_end(seg)
         if progress:
