@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ..index.reader import LogReader
     from ..source.sources import Segment
 
+_N0, _N1, _N2, _N3, _N4 = SURFACE_NEEDLES          # (the byte test of ``_surface_rows``, unrolled)
 CANCEL_ROWS = 64        # rows between two looks at ``cancel()``
 
 
@@ -66,7 +67,7 @@ class _Surface:
         if not complete:
             end.pos, end.line = pos, line
             return
-        if any(n in raw for n in SURFACE_NEEDLES):
+        if _N0 in raw or _N1 in raw or _N2 in raw or _N3 in raw or _N4 in raw:
             for ev in got():
                 if is_event(ev):
                     self.idx.apply(ev)
@@ -85,7 +86,7 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
                 cancel: Optional[Callable[[], bool]] = None, every: int = EVERY) -> Ahead:
     """The checkpoints, the surface index and the outline of ``reader``'s log from one forward read."""
     ob = OutlineBuilder(reader)
-    cb = CheckpointBuilder(reader, every)
+    cb = CheckpointBuilder(reader, every, ob.checks)    # (the load checks: the outline applies them to every event first)
     su = _Surface(reader)
     if reader.fatal:
         return Ahead(cb.cps, su.finish(), su.end, ob.finish(True), True)
