@@ -10,7 +10,12 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from collections.abc import Callable
+from typing import Any
+
 from app.log.format import fastrows
+from app.log.format.limits import MAX_DEPTH, MAX_PACKED_MEMBERS, MAX_ROW_BYTES
+from app.log.index.fastindex import load_rowscan_c
 from app.log.query import timeline_scan as ts
 from app.log.query.timeline import timeline
 from app.log.query.timeline_rows import _SKIP_LIST
@@ -20,7 +25,7 @@ from app.tools.synth import SessionSynth, write_jsonl
 from tests.fixtures_util import FIXTURES
 
 NEXT = FIXTURES.parent / "dsh-next"
-C_SCAN = getattr(ts.load_rowscan_c(), "tl_scan", None)
+C_SCAN: Any = getattr(load_rowscan_c(), "tl_scan", None)
 needs_c = pytest.mark.skipif(C_SCAN is None, reason="the row scanner in C is not built")
 
 P = b'{"type":"text-chunks","seq0":10,"time0":1000,"data":{"turn":1,"step":1,"index":0,"dt":[1,2],"texts":["a","b","c"]}}'
@@ -91,7 +96,7 @@ def _mutants(rows: list[bytes], count: int, seed: int) -> list[bytes]:
 
 def _same(data: bytes, flags: int = ts.PACKED | ts.CHUNK, skip: list[bytes] = _SKIP_LIST) -> list[ts.Item]:
     stop = data.rfind(b"\n") + 1
-    got = C_SCAN(data, stop, skip, flags, fastrows.MAX_DEPTH, fastrows.MAX_ROW_BYTES, fastrows.MAX_PACKED_MEMBERS)
+    got = C_SCAN(data, stop, skip, flags, MAX_DEPTH, MAX_ROW_BYTES, MAX_PACKED_MEMBERS)
     want = ts.scan_py(data, stop, skip, flags)
     assert got == want, data[:300]
     return want
@@ -152,6 +157,7 @@ def test_left_rows_carry_fastrows_refusal():
     refused = 0
     for row in rows:
         [x] = _same(row + b"\n", 0, [])
+        assert type(x) is int
         try:
             msgspec.json.decode(row)
         except (msgspec.DecodeError, RecursionError):
@@ -172,7 +178,7 @@ def test_runs_merge_like_rows():
     assert len(ts.scan_py(P + b"\n" + b'{"type":"x"}\n' + R + b"\n", 10 ** 6, [], 3)) == 3
     assert len(ts.scan_py(P + b'\n{"type":"x"}\n' + R + b"\n", 10 ** 6, [b"x"], 3)) == 1
     assert len(ts.scan_py(P + b"\n" + R + b"\n" + T + b"\n" + z + b"\n", 10 ** 6, [], 3)) == 2
-    assert ts.scan_py(P.replace(b"1000", b"0") + b"\n" + R + b"\n", 10 ** 6, [], 3)[0][3] == 5
+    assert ts.scan_py(P.replace(b"1000", b"0") + b"\n" + R + b"\n", 10 ** 6, [], 3) == [(1, 1, 10, 5, 0, 1003)]
 
 
 _CHANGES = [
@@ -186,6 +192,10 @@ _CHANGES = [
     (rb'"turn":\d+', b'"turn":"1"'), (rb'"data":\{', b'"data":{"x":[' + b"[" * 256 + b"]" * 256 + b'],'),
     (rb'"data":\{', b'"data":{"x":' + b"[" * 254 + b"]" * 254 + b','), (rb'\}\}$', b'}} '), (rb'"index":\d+', b'"index":12345678901234567890123'),
 ]
+
+
+def _with(new: bytes) -> Callable[[re.Match[bytes]], bytes]:
+    return lambda m: new.replace(b"<1>", m.group(1) if m.groups() else b"")
 
 
 def test_changed_chunk_rows_give_the_exact_spans(tmp_path: Path):
@@ -202,7 +212,7 @@ def test_changed_chunk_rows_give_the_exact_spans(tmp_path: Path):
         ln = lines[i]
         if re.match(rb'\{"type":"(assistant/chunk|[a-z-]+-chunks)"', ln) and rng.random() < 0.3:
             pat, new = rng.choice(_CHANGES)
-            ln2 = re.sub(pat, lambda m, new=new: new.replace(b"<1>", m.group(1) if m.groups() else b""), ln, count=1)
+            ln2 = re.sub(pat, _with(new), ln, count=1)
             changed += ln2 != ln
             lines[i] = ln2
     assert changed >= 100
