@@ -854,6 +854,189 @@ fail:
     PyBuffer_Release(&view);
     return NULL;
 }
+
+/* tl_unpack(buf) -> object: one MessagePack value filling buf, as msgspec.msgpack.decode gives it, for the values
+ * msgspec encodes from JSON-like data (nil, bool, int, float, str, array, map with str keys); anything else (bin,
+ * ext, a key that is not a str, trailing bytes, nesting past 64, invalid UTF-8) raises ValueError.  Short strings
+ * are made once per call (keys interned) and shared: the saved timeline's spans repeat the same keys and words. */
+#define TLU_CACHE 4096
+#define TLU_SHORT 32
+typedef struct { P d; Py_ssize_t i, n; PyObject *cache[TLU_CACHE]; } TlU;
+
+static PyObject *tlu_err(const char *why) {
+    PyErr_SetString(PyExc_ValueError, why);
+    return NULL;
+}
+
+static int tlu_need(TlU *u, Py_ssize_t k) { return k >= 0 && u->n - u->i >= k; }
+
+static unsigned long long tlu_be(TlU *u, int k) {
+    unsigned long long v = 0;
+    for (int x = 0; x < k; x++)
+        v = (v << 8) | u->d[u->i + x];
+    u->i += k;
+    return v;
+}
+
+static PyObject *tlu_str(TlU *u, Py_ssize_t len, int key) {
+    if (!tlu_need(u, len))
+        return tlu_err("truncated");
+    P s = u->d + u->i;
+    PyObject *o;
+    if (len <= TLU_SHORT) {
+        unsigned h = 2166136261u;
+        for (Py_ssize_t k = 0; k < len; k++)
+            h = (h ^ s[k]) * 16777619u;
+        h = (h ^ (unsigned)len) % TLU_CACHE;
+        for (unsigned probe = 0; probe < 8; probe++, h = (h + 1) % TLU_CACHE) {
+            PyObject *c = u->cache[h];
+            if (c == NULL)
+                break;
+            Py_ssize_t cl;
+            const char *cs = PyUnicode_AsUTF8AndSize(c, &cl);
+            if (cs != NULL && cl == len && memcmp(cs, s, (size_t)len) == 0) {
+                u->i += len;
+                return Py_NewRef(c);
+            }
+        }
+        o = PyUnicode_DecodeUTF8((const char *)s, len, "strict");
+        if (o == NULL)
+            goto bad;
+        if (key)
+            PyUnicode_InternInPlace(&o);
+        if (u->cache[h] == NULL)
+            u->cache[h] = Py_NewRef(o);
+    } else {
+        o = PyUnicode_DecodeUTF8((const char *)s, len, "strict");
+        if (o == NULL)
+            goto bad;
+    }
+    u->i += len;
+    return o;
+bad:
+    if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+        PyErr_Clear();
+        return tlu_err("invalid UTF-8");
+    }
+    return NULL;
+}
+
+static PyObject *tlu_value(TlU *u, int depth, int key);
+
+static PyObject *tlu_seq(TlU *u, Py_ssize_t n, int map, int depth) {
+    if (depth > 64)
+        return tlu_err("nested too deeply");
+    if (!tlu_need(u, map ? 2 * n : n))
+        return tlu_err("truncated");
+    if (!map) {
+        PyObject *l = PyList_New(n);
+        if (l == NULL)
+            return NULL;
+        for (Py_ssize_t k = 0; k < n; k++) {
+            PyObject *v = tlu_value(u, depth + 1, 0);
+            if (v == NULL) {
+                Py_DECREF(l);
+                return NULL;
+            }
+            PyList_SET_ITEM(l, k, v);
+        }
+        return l;
+    }
+    PyObject *dct = _PyDict_NewPresized(n);
+    if (dct == NULL)
+        return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *kk = tlu_value(u, depth + 1, 1);
+        if (kk == NULL)
+            goto fail;
+        if (!PyUnicode_CheckExact(kk)) {
+            Py_DECREF(kk);
+            tlu_err("a map key that is not a str");
+            goto fail;
+        }
+        PyObject *v = tlu_value(u, depth + 1, 0);
+        if (v == NULL) {
+            Py_DECREF(kk);
+            goto fail;
+        }
+        int r = PyDict_SetItem(dct, kk, v);
+        Py_DECREF(kk);
+        Py_DECREF(v);
+        if (r < 0)
+            goto fail;
+    }
+    return dct;
+fail:
+    Py_DECREF(dct);
+    return NULL;
+}
+
+static PyObject *tlu_value(TlU *u, int depth, int key) {
+    if (!tlu_need(u, 1))
+        return tlu_err("truncated");
+    unsigned c = u->d[u->i++];
+    if (c <= 0x7f)
+        return PyLong_FromLong((long)c);
+    if (c >= 0xe0)
+        return PyLong_FromLong((long)c - 256);
+    if ((c & 0xe0) == 0xa0)
+        return tlu_str(u, c & 0x1f, key);
+    if ((c & 0xf0) == 0x90)
+        return tlu_seq(u, c & 0x0f, 0, depth);
+    if ((c & 0xf0) == 0x80)
+        return tlu_seq(u, c & 0x0f, 1, depth);
+    static const int width[] = {[0xca] = 4, [0xcb] = 8, [0xcc] = 1, [0xcd] = 2, [0xce] = 4, [0xcf] = 8, [0xd0] = 1,
+                                [0xd1] = 2, [0xd2] = 4, [0xd3] = 8, [0xd9] = 1, [0xda] = 2, [0xdb] = 4, [0xdc] = 2,
+                                [0xdd] = 4, [0xde] = 2, [0xdf] = 4, [0xff] = 0};
+    switch (c) {
+    case 0xc0: Py_RETURN_NONE;
+    case 0xc2: Py_RETURN_FALSE;
+    case 0xc3: Py_RETURN_TRUE;
+    default: break;
+    }
+    int w = width[c];
+    if (w == 0)
+        return tlu_err("a MessagePack type the saved timeline never holds");
+    if (!tlu_need(u, w))
+        return tlu_err("truncated");
+    unsigned long long v = tlu_be(u, w);
+    switch (c) {
+    case 0xca: { uint32_t b = (uint32_t)v; float f; memcpy(&f, &b, 4); return PyFloat_FromDouble((double)f); }
+    case 0xcb: { double f; memcpy(&f, &v, 8); return PyFloat_FromDouble(f); }
+    case 0xcc: case 0xcd: case 0xce: case 0xcf: return PyLong_FromUnsignedLongLong(v);
+    case 0xd0: return PyLong_FromLong((long)(int8_t)v);
+    case 0xd1: return PyLong_FromLong((long)(int16_t)v);
+    case 0xd2: return PyLong_FromLong((long)(int32_t)v);
+    case 0xd3: return PyLong_FromLongLong((long long)v);
+    case 0xd9: case 0xda: case 0xdb: return v > (unsigned long long)PY_SSIZE_T_MAX ? tlu_err("too long") : tlu_str(u, (Py_ssize_t)v, key);
+    case 0xdc: case 0xdd: return v > (unsigned long long)PY_SSIZE_T_MAX ? tlu_err("too long") : tlu_seq(u, (Py_ssize_t)v, 0, depth);
+    default: return v > (unsigned long long)PY_SSIZE_T_MAX ? tlu_err("too long") : tlu_seq(u, (Py_ssize_t)v, 1, depth);
+    }
+}
+
+static PyObject *tl_unpack(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    TlU *u = PyMem_Calloc(1, sizeof(TlU));
+    if (u == NULL) {
+        PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    u->d = (P)view.buf;
+    u->n = view.len;
+    PyObject *out = tlu_value(u, 0, 0);
+    if (out != NULL && u->i != u->n) {
+        Py_DECREF(out);
+        out = tlu_err("trailing bytes");
+    }
+    for (int k = 0; k < TLU_CACHE; k++)
+        Py_XDECREF(u->cache[k]);
+    PyMem_Free(u);
+    PyBuffer_Release(&view);
+    return out;
+}
 /* ---- end timelinec ---- */
 
 static PyMethodDef methods[] = {
@@ -861,6 +1044,7 @@ static PyMethodDef methods[] = {
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
     {"packed_lines", packed_lines, METH_VARARGS, "The logical export's lines of a packed row (see the source)."},
     {"tl_scan", tl_scan, METH_VARARGS, "The timeline's rows of a buffer (timelinec section)."},
+    {"tl_unpack", tl_unpack, METH_O, "A saved timeline's MessagePack value (timelinec section)."},
     {NULL, NULL, 0, NULL},
 };
 
