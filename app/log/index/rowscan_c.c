@@ -446,16 +446,631 @@ static PyObject *packed_lines(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ---- timelinec: the timeline's rows (issue 31) ----
+ * tl_scan(data, stop, skip, flags, max_depth, max_row, max_members) -> list
+ *   The rows of data[:stop] (each ending in a newline) as the timeline's pass reads them
+ *   (app/log/query/timeline_scan.py holds the interpreted definition, scan_py, and the rules):
+ *   a row whose type (the bytes after {"type":" up to the next quote) is in skip: nothing;
+ *   a packed chunk row (flags & 1) or a delta assistant/chunk row (flags & 2) in the writer's exact layout,
+ *   valid JSON and UTF-8: merged with the run before it into one tuple (turn, step, seq0, n, t0, t1);
+ *   any other row: the int ((index << 32 | start) << 1 | refused), refused = over max_row bytes, nested
+ *   deeper than max_depth (strings skipped) or not UTF-8. */
+#define TL_SAFE 9007199254740991LL
+#define TL_BOUND (1LL << 62)
+static unsigned char TLS[256];           /* in a string: 0 plain, 1 quote, 2 backslash, 3 control, 4 non-ASCII */
+
+/* one strict UTF-8 sequence at d[i] (a byte >= 0x80): its end, else -1 */
+static Py_ssize_t tl_utf8(P d, Py_ssize_t i, Py_ssize_t end) {
+    unsigned c = d[i];
+    Py_ssize_t n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) n = 1;
+    else if (c == 0xE0) { n = 2; lo = 0xA0; }
+    else if (c == 0xED) { n = 2; hi = 0x9F; }
+    else if (c >= 0xE1 && c <= 0xEF) n = 2;
+    else if (c == 0xF0) { n = 3; lo = 0x90; }
+    else if (c == 0xF4) { n = 3; hi = 0x8F; }
+    else if (c >= 0xF1 && c <= 0xF3) n = 3;
+    else return -1;
+    if (i + n >= end)
+        return -1;
+    if (d[i + 1] < lo || d[i + 1] > hi)
+        return -1;
+    for (Py_ssize_t k = 2; k <= n; k++)
+        if ((d[i + k] & 0xC0) != 0x80)
+            return -1;
+    return i + n + 1;
+}
+
+static int tl_hex(unsigned c) {
+    return (c >= '0' && c <= '9') ? (int)(c - '0') : (c >= 'a' && c <= 'f') ? (int)(c - 'a' + 10)
+        : (c >= 'A' && c <= 'F') ? (int)(c - 'A' + 10) : -1;
+}
+
+/* a JSON string at d[i] (a quote): its end, else -1 (also for a \u escape of a surrogate); *esc: it held an escape */
+static Py_ssize_t tl_string(P d, Py_ssize_t i, Py_ssize_t end, int *esc) {
+    if (i < 0 || i >= end || d[i] != '"')
+        return -1;
+    i++;
+    for (;;) {
+        while (i < end && TLS[d[i]] == 0)
+            i++;
+        if (i >= end)
+            return -1;
+        switch (TLS[d[i]]) {
+        case 1:
+            return i + 1;
+        case 2:
+            if (esc)
+                *esc = 1;
+            if (i + 1 >= end)
+                return -1;
+            switch (d[i + 1]) {
+            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+                i += 2;
+                break;
+            case 'u': {
+                if (i + 6 > end)
+                    return -1;
+                int v = 0;
+                for (int k = 2; k < 6; k++) {
+                    int h = tl_hex(d[i + k]);
+                    if (h < 0)
+                        return -1;
+                    v = v * 16 + h;
+                }
+                if (v >= 0xD800 && v <= 0xDFFF)
+                    return -1;
+                i += 6;
+                break;
+            }
+            default:
+                return -1;
+            }
+            break;
+        case 4:
+            i = tl_utf8(d, i, end);
+            if (i < 0)
+                return -1;
+            break;
+        default:
+            return -1;
+        }
+    }
+}
+
+static inline Py_ssize_t tl_ws(P d, Py_ssize_t i, Py_ssize_t end) {
+    while (i < end && (d[i] == ' ' || d[i] == '\t' || d[i] == '\r' || d[i] == '\n'))
+        i++;
+    return i;
+}
+
+/* -?(0|[1-9][0-9]{0,17})(\.[0-9]{1,30})? (no exponent: a number msgspec reads whatever its size); end or -1 */
+static Py_ssize_t tl_number(P d, Py_ssize_t i, Py_ssize_t end) {
+    if (i < end && d[i] == '-')
+        i++;
+    Py_ssize_t e = digits(d, i, end);
+    if (e == i || e - i > 18 || (e - i > 1 && d[i] == '0'))
+        return -1;
+    if (e < end && d[e] == '.') {
+        Py_ssize_t f = digits(d, e + 1, end);
+        if (f == e + 1 || f - e - 1 > 30)
+            return -1;
+        e = f;
+    }
+    if (e < end && (d[e] == 'e' || d[e] == 'E' || d[e] == '.'))
+        return -1;
+    return e;
+}
+
+/* any JSON value at d[i] nested at depth (the value's own brackets counted from depth + 1): end or -1 */
+static Py_ssize_t tl_value(P d, Py_ssize_t i, Py_ssize_t end, int depth, int max_depth) {
+    if (i >= end)
+        return -1;
+    unsigned c = d[i];
+    if (c == '"')
+        return tl_string(d, i, end, NULL);
+    if (c == '{' || c == '[') {
+        if (depth + 1 > max_depth)
+            return -1;
+        unsigned close = c == '{' ? '}' : ']';
+        i = tl_ws(d, i + 1, end);
+        if (i < end && d[i] == close)
+            return i + 1;
+        for (;;) {
+            if (c == '{') {
+                i = tl_string(d, i, end, NULL);
+                if (i < 0)
+                    return -1;
+                i = tl_ws(d, i, end);
+                if (i >= end || d[i] != ':')
+                    return -1;
+                i = tl_ws(d, i + 1, end);
+            }
+            i = tl_value(d, i, end, depth + 1, max_depth);
+            if (i < 0)
+                return -1;
+            i = tl_ws(d, i, end);
+            if (i < end && d[i] == ',') {
+                i = tl_ws(d, i + 1, end);
+                continue;
+            }
+            return i < end && d[i] == close ? i + 1 : -1;
+        }
+    }
+    if (c == '-' || (c >= '0' && c <= '9'))
+        return tl_number(d, i, end);
+    if (c == 't')
+        return LIT(d, i, end, "true");
+    if (c == 'f')
+        return LIT(d, i, end, "false");
+    if (c == 'n')
+        return LIT(d, i, end, "null");
+    return -1;
+}
+
+/* -?(0|[1-9][0-9]{0,14}) followed by a byte that is not a digit, '.', 'e' or 'E': the end, the value in *v */
+static Py_ssize_t tl_int(P d, Py_ssize_t i, Py_ssize_t end, long long *v) {
+    if (i < 0)
+        return -1;
+    int neg = i < end && d[i] == '-';
+    Py_ssize_t s = i + neg, e = digits(d, s, end);
+    if (e == s || e - s > 15 || (e - s > 1 && d[s] == '0') || e >= end || d[e] == '.' || d[e] == 'e' || d[e] == 'E')
+        return -1;
+    long long x = 0;
+    for (Py_ssize_t k = s; k < e; k++)
+        x = x * 10 + (d[k] - '0');
+    *v = neg ? -x : x;
+    return e;
+}
+
+typedef struct { long long turn, step, seq0, n, t0, t1; } TlRun;
+
+/* a packed row in the writer's layout, from the quote closing its type (tool: tool-call-chunks) */
+static int tl_packed(P d, Py_ssize_t i, Py_ssize_t nl, int tool, Py_ssize_t max_members, TlRun *r) {
+    long long idx, v;
+    i = tl_int(d, LIT(d, i, nl, "\",\"seq0\":"), nl, &r->seq0);
+    i = tl_int(d, LIT(d, i, nl, ",\"time0\":"), nl, &r->t0);
+    i = tl_int(d, LIT(d, i, nl, ",\"data\":{\"turn\":"), nl, &r->turn);
+    i = tl_int(d, LIT(d, i, nl, ",\"step\":"), nl, &r->step);
+    i = tl_int(d, LIT(d, i, nl, ",\"index\":"), nl, &idx);
+    i = LIT(d, i, nl, ",\"dt\":[");
+    if (i < 0 || r->seq0 < 0)
+        return 0;
+    long long ndt = 0, t = r->t0;
+    if (i < nl && d[i] == ']')
+        i++;
+    else
+        for (;;) {
+            i = tl_int(d, i, nl, &v);
+            if (i < 0)
+                return 0;
+            ndt++;
+            t += v;                                    /* (|v| < 10^15 < 2^50: no overflow below 2^62) */
+            if (t > TL_BOUND || t < -TL_BOUND)
+                return 0;
+            if (d[i] == ']') {
+                i++;
+                break;
+            }
+            if (d[i] != ',')
+                return 0;
+            i++;
+            if (ndt > max_members)
+                return 0;
+        }
+    if (tool) {
+        i = tl_string(d, LIT(d, i, nl, ",\"id\":"), nl, NULL);
+        Py_ssize_t j = LIT(d, i, nl, ",\"name\":");
+        if (j >= 0)
+            i = tl_string(d, j, nl, NULL);
+        i = LIT(d, i, nl, ",\"args\":[");
+    } else
+        i = LIT(d, i, nl, ",\"texts\":[");
+    if (i < 0)
+        return 0;
+    long long n = 0;
+    for (;;) {
+        i = tl_string(d, i, nl, NULL);
+        if (i < 0)
+            return 0;
+        n++;
+        if (i < nl && d[i] == ',') {
+            i++;
+            continue;
+        }
+        break;
+    }
+    if (LIT(d, i, nl, "]}}") != nl || n > max_members || ndt != n - 1 || r->seq0 + n - 1 > TL_SAFE
+        || t > TL_SAFE || t < -TL_SAFE)
+        return 0;
+    r->n = n;
+    r->t1 = t;
+    return 1;
+}
+
+/* an assistant/chunk row in the writer's layout whose chunk type is neither "finish" nor "usage" */
+static int tl_chunk(P d, Py_ssize_t i, Py_ssize_t nl, int max_depth, TlRun *r) {
+    i = tl_int(d, LIT(d, i, nl, "\",\"seq\":"), nl, &r->seq0);
+    i = tl_int(d, LIT(d, i, nl, ",\"time\":"), nl, &r->t0);
+    i = tl_int(d, LIT(d, i, nl, ",\"data\":{\"turn\":"), nl, &r->turn);
+    i = tl_int(d, LIT(d, i, nl, ",\"step\":"), nl, &r->step);
+    i = LIT(d, i, nl, ",\"chunk\":{\"type\":");
+    if (i < 0 || r->seq0 < 0)
+        return 0;
+    int esc = 0;
+    Py_ssize_t e = tl_string(d, i, nl, &esc);
+    if (e < 0 || esc || (e - i == 8 && memcmp(d + i, "\"finish\"", 8) == 0)
+        || (e - i == 7 && memcmp(d + i, "\"usage\"", 7) == 0))
+        return 0;
+    i = e;
+    while (i < nl && d[i] == ',') {                 /* the chunk's other members: no second "type" */
+        Py_ssize_t k = tl_ws(d, i + 1, nl);
+        esc = 0;
+        Py_ssize_t ke = tl_string(d, k, nl, &esc);
+        if (ke < 0 || esc || (ke - k == 6 && memcmp(d + k, "\"type\"", 6) == 0))
+            return 0;
+        ke = tl_ws(d, ke, nl);
+        if (ke >= nl || d[ke] != ':')
+            return 0;
+        i = tl_value(d, tl_ws(d, ke + 1, nl), nl, 3, max_depth);
+        if (i < 0)
+            return 0;
+        i = tl_ws(d, i, nl);
+    }
+    if (LIT(d, i, nl, "}}}") != nl)
+        return 0;
+    r->n = 1;
+    r->t1 = r->t0;
+    return 1;
+}
+
+/* fastrows.refused_rows of one row: over max_row bytes, deeper than max_depth (outside strings), not UTF-8 */
+static int tl_refused(P d, Py_ssize_t p, Py_ssize_t nl, Py_ssize_t max_row, int max_depth) {
+    if (nl - p > max_row)
+        return 1;
+    long depth = 0, top = 0;
+    Py_ssize_t i = p;
+    while (i < nl) {
+        unsigned c = d[i];
+        if (c == '"') {                                 /* a string: to its closing quote */
+            i++;
+            for (;;) {
+                while (i < nl && TLS[d[i]] == 0)
+                    i++;
+                if (i >= nl)
+                    return top > max_depth;
+                c = d[i];
+                if (c == '"') {
+                    i++;
+                    break;
+                }
+                if (c == '\\') {
+                    i += (i + 1 < nl && (d[i + 1] == '"' || d[i + 1] == '\\')) ? 2 : 1;
+                } else if (c >= 0x80) {
+                    i = tl_utf8(d, i, nl);
+                    if (i < 0)
+                        return 1;
+                } else
+                    i++;
+            }
+            continue;
+        }
+        if (c >= 0x80) {
+            i = tl_utf8(d, i, nl);
+            if (i < 0)
+                return 1;
+            continue;
+        }
+        if (c == '[' || c == '{') {
+            if (++depth > top)
+                top = depth;
+        } else if (c == ']' || c == '}')
+            depth--;
+        i++;
+    }
+    return top > max_depth;
+}
+
+static int tl_flush(PyObject *out, TlRun *r) {
+    PyObject *t = Py_BuildValue("(LLLLLL)", r->turn, r->step, r->seq0, r->n, r->t0, r->t1);
+    if (t == NULL)
+        return -1;
+    int bad = PyList_Append(out, t);
+    Py_DECREF(t);
+    return bad;
+}
+
+static PyObject *tl_scan(PyObject *self, PyObject *args) {
+    PyObject *data, *skip;
+    Py_ssize_t stop, max_row, max_members;
+    int flags, max_depth;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OnO!inin", &data, &stop, &PyList_Type, &skip, &flags, &max_depth, &max_row,
+                          &max_members))
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    PyObject *out = PyList_New(0);
+    if (out == NULL || stop < 0 || stop > view.len) {
+        PyBuffer_Release(&view);
+        if (out != NULL)
+            PyErr_SetString(PyExc_ValueError, "stop is outside the buffer");
+        Py_XDECREF(out);
+        return NULL;
+    }
+    P d = (P)view.buf;
+    Py_ssize_t n_skip = PyList_GET_SIZE(skip);
+    TlRun run = {0, 0, 0, 0, 0, 0};
+    int open = 0;
+    long long index = 0;
+    for (Py_ssize_t p = 0; p < stop; index++) {
+        P hit = memchr(d + p, '\n', (size_t)(stop - p));
+        if (hit == NULL)
+            break;
+        Py_ssize_t nl = hit - d, q = -1;
+        if (nl - p >= 9 && memcmp(d + p, "{\"type\":\"", 9) == 0) {
+            P qq = memchr(d + p + 9, '"', (size_t)(nl - p - 9));
+            q = qq == NULL ? -1 : qq - d;
+        }
+        if (q >= 0) {
+            Py_ssize_t tn = q - p - 9;
+            int skipped = 0;
+            for (Py_ssize_t x = 0; x < n_skip && !skipped; x++) {
+                PyObject *t = PyList_GET_ITEM(skip, x);
+                skipped = PyBytes_Check(t) && PyBytes_GET_SIZE(t) == tn && memcmp(PyBytes_AS_STRING(t), d + p + 9,
+                                                                                   (size_t)tn) == 0;
+            }
+            if (skipped) {
+                p = nl + 1;
+                continue;
+            }
+            TlRun r;
+            int ok = 0;
+            if (nl - p <= max_row) {
+                if ((flags & 1) && ((tn == 11 && memcmp(d + p + 9, "text-chunks", 11) == 0)
+                                    || (tn == 16 && memcmp(d + p + 9, "reasoning-chunks", 16) == 0)))
+                    ok = tl_packed(d, q, nl, 0, max_members, &r);
+                else if ((flags & 1) && tn == 16 && memcmp(d + p + 9, "tool-call-chunks", 16) == 0)
+                    ok = tl_packed(d, q, nl, 1, max_members, &r);
+                else if ((flags & 2) && tn == 15 && memcmp(d + p + 9, "assistant/chunk", 15) == 0)
+                    ok = tl_chunk(d, q, nl, max_depth, &r);
+            }
+            if (ok) {
+                if (open && r.turn == run.turn && r.step == run.step && r.seq0 == run.seq0 + run.n
+                    && !(run.t1 > 0 && r.t1 <= 0)) {
+                    run.n += r.n;
+                    run.t1 = r.t1;
+                } else {
+                    if (open && tl_flush(out, &run) < 0)
+                        goto fail;
+                    run = r;
+                    open = 1;
+                }
+                p = nl + 1;
+                continue;
+            }
+        }
+        if (open && tl_flush(out, &run) < 0)
+            goto fail;
+        open = 0;
+        PyObject *o = PyLong_FromLongLong((((index << 32) | (long long)p) << 1) | tl_refused(d, p, nl, max_row, max_depth));
+        if (o == NULL || PyList_Append(out, o) < 0) {
+            Py_XDECREF(o);
+            goto fail;
+        }
+        Py_DECREF(o);
+        p = nl + 1;
+    }
+    if (open && tl_flush(out, &run) < 0)
+        goto fail;
+    PyBuffer_Release(&view);
+    return out;
+fail:
+    Py_DECREF(out);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+/* tl_unpack(buf) -> object: one MessagePack value filling buf, as msgspec.msgpack.decode gives it, for the values
+ * msgspec encodes from JSON-like data (nil, bool, int, float, str, array, map with str keys); anything else (bin,
+ * ext, a key that is not a str, trailing bytes, nesting past 64, invalid UTF-8) raises ValueError.  Short strings
+ * are made once per call (keys interned) and shared: the saved timeline's spans repeat the same keys and words. */
+#define TLU_CACHE 4096
+#define TLU_SHORT 32
+typedef struct { P d; Py_ssize_t i, n; PyObject *cache[TLU_CACHE]; } TlU;
+
+static PyObject *tlu_err(const char *why) {
+    PyErr_SetString(PyExc_ValueError, why);
+    return NULL;
+}
+
+static int tlu_need(TlU *u, Py_ssize_t k) { return k >= 0 && u->n - u->i >= k; }
+
+static unsigned long long tlu_be(TlU *u, int k) {
+    unsigned long long v = 0;
+    for (int x = 0; x < k; x++)
+        v = (v << 8) | u->d[u->i + x];
+    u->i += k;
+    return v;
+}
+
+static PyObject *tlu_str(TlU *u, Py_ssize_t len, int key) {
+    if (!tlu_need(u, len))
+        return tlu_err("truncated");
+    P s = u->d + u->i;
+    PyObject *o;
+    if (len <= TLU_SHORT) {
+        unsigned h = 2166136261u;
+        for (Py_ssize_t k = 0; k < len; k++)
+            h = (h ^ s[k]) * 16777619u;
+        h = (h ^ (unsigned)len) % TLU_CACHE;
+        for (unsigned probe = 0; probe < 8; probe++, h = (h + 1) % TLU_CACHE) {
+            PyObject *c = u->cache[h];
+            if (c == NULL)
+                break;
+            Py_ssize_t cl;
+            const char *cs = PyUnicode_AsUTF8AndSize(c, &cl);
+            if (cs != NULL && cl == len && memcmp(cs, s, (size_t)len) == 0) {
+                u->i += len;
+                return Py_NewRef(c);
+            }
+        }
+        o = PyUnicode_DecodeUTF8((const char *)s, len, "strict");
+        if (o == NULL)
+            goto bad;
+        if (key)
+            PyUnicode_InternInPlace(&o);
+        if (u->cache[h] == NULL)
+            u->cache[h] = Py_NewRef(o);
+    } else {
+        o = PyUnicode_DecodeUTF8((const char *)s, len, "strict");
+        if (o == NULL)
+            goto bad;
+    }
+    u->i += len;
+    return o;
+bad:
+    if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+        PyErr_Clear();
+        return tlu_err("invalid UTF-8");
+    }
+    return NULL;
+}
+
+static PyObject *tlu_value(TlU *u, int depth, int key);
+
+static PyObject *tlu_seq(TlU *u, Py_ssize_t n, int map, int depth) {
+    if (depth > 64)
+        return tlu_err("nested too deeply");
+    if (!tlu_need(u, map ? 2 * n : n))
+        return tlu_err("truncated");
+    if (!map) {
+        PyObject *l = PyList_New(n);
+        if (l == NULL)
+            return NULL;
+        for (Py_ssize_t k = 0; k < n; k++) {
+            PyObject *v = tlu_value(u, depth + 1, 0);
+            if (v == NULL) {
+                Py_DECREF(l);
+                return NULL;
+            }
+            PyList_SET_ITEM(l, k, v);
+        }
+        return l;
+    }
+    PyObject *dct = _PyDict_NewPresized(n);
+    if (dct == NULL)
+        return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *kk = tlu_value(u, depth + 1, 1);
+        if (kk == NULL)
+            goto fail;
+        if (!PyUnicode_CheckExact(kk)) {
+            Py_DECREF(kk);
+            tlu_err("a map key that is not a str");
+            goto fail;
+        }
+        PyObject *v = tlu_value(u, depth + 1, 0);
+        if (v == NULL) {
+            Py_DECREF(kk);
+            goto fail;
+        }
+        int r = PyDict_SetItem(dct, kk, v);
+        Py_DECREF(kk);
+        Py_DECREF(v);
+        if (r < 0)
+            goto fail;
+    }
+    return dct;
+fail:
+    Py_DECREF(dct);
+    return NULL;
+}
+
+static PyObject *tlu_value(TlU *u, int depth, int key) {
+    if (!tlu_need(u, 1))
+        return tlu_err("truncated");
+    unsigned c = u->d[u->i++];
+    if (c <= 0x7f)
+        return PyLong_FromLong((long)c);
+    if (c >= 0xe0)
+        return PyLong_FromLong((long)c - 256);
+    if ((c & 0xe0) == 0xa0)
+        return tlu_str(u, c & 0x1f, key);
+    if ((c & 0xf0) == 0x90)
+        return tlu_seq(u, c & 0x0f, 0, depth);
+    if ((c & 0xf0) == 0x80)
+        return tlu_seq(u, c & 0x0f, 1, depth);
+    static const int width[] = {[0xca] = 4, [0xcb] = 8, [0xcc] = 1, [0xcd] = 2, [0xce] = 4, [0xcf] = 8, [0xd0] = 1,
+                                [0xd1] = 2, [0xd2] = 4, [0xd3] = 8, [0xd9] = 1, [0xda] = 2, [0xdb] = 4, [0xdc] = 2,
+                                [0xdd] = 4, [0xde] = 2, [0xdf] = 4, [0xff] = 0};
+    switch (c) {
+    case 0xc0: Py_RETURN_NONE;
+    case 0xc2: Py_RETURN_FALSE;
+    case 0xc3: Py_RETURN_TRUE;
+    default: break;
+    }
+    int w = width[c];
+    if (w == 0)
+        return tlu_err("a MessagePack type the saved timeline never holds");
+    if (!tlu_need(u, w))
+        return tlu_err("truncated");
+    unsigned long long v = tlu_be(u, w);
+    switch (c) {
+    case 0xca: { uint32_t b = (uint32_t)v; float f; memcpy(&f, &b, 4); return PyFloat_FromDouble((double)f); }
+    case 0xcb: { double f; memcpy(&f, &v, 8); return PyFloat_FromDouble(f); }
+    case 0xcc: case 0xcd: case 0xce: case 0xcf: return PyLong_FromUnsignedLongLong(v);
+    case 0xd0: return PyLong_FromLong((long)(int8_t)v);
+    case 0xd1: return PyLong_FromLong((long)(int16_t)v);
+    case 0xd2: return PyLong_FromLong((long)(int32_t)v);
+    case 0xd3: return PyLong_FromLongLong((long long)v);
+    case 0xd9: case 0xda: case 0xdb: return v > (unsigned long long)PY_SSIZE_T_MAX ? tlu_err("too long") : tlu_str(u, (Py_ssize_t)v, key);
+    case 0xdc: case 0xdd: return v > (unsigned long long)PY_SSIZE_T_MAX ? tlu_err("too long") : tlu_seq(u, (Py_ssize_t)v, 0, depth);
+    default: return v > (unsigned long long)PY_SSIZE_T_MAX ? tlu_err("too long") : tlu_seq(u, (Py_ssize_t)v, 1, depth);
+    }
+}
+
+static PyObject *tl_unpack(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    TlU *u = PyMem_Calloc(1, sizeof(TlU));
+    if (u == NULL) {
+        PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    u->d = (P)view.buf;
+    u->n = view.len;
+    PyObject *out = tlu_value(u, 0, 0);
+    if (out != NULL && u->i != u->n) {
+        Py_DECREF(out);
+        out = tlu_err("trailing bytes");
+    }
+    for (int k = 0; k < TLU_CACHE; k++)
+        Py_XDECREF(u->cache[k]);
+    PyMem_Free(u);
+    PyBuffer_Release(&view);
+    return out;
+}
+/* ---- end timelinec ---- */
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "rowscan.scan, in C (see the module's source)."},
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
     {"packed_lines", packed_lines, METH_VARARGS, "The logical export's lines of a packed row (see the source)."},
+    {"tl_scan", tl_scan, METH_VARARGS, "The timeline's rows of a buffer (timelinec section)."},
+    {"tl_unpack", tl_unpack, METH_O, "A saved timeline's MessagePack value (timelinec section)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "rowscan_c", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit_rowscan_c(void) {
+    for (int c = 0; c < 256; c++)                                       /* (timelinec) */
+        TLS[c] = c == '"' ? 1 : c == '\\' ? 2 : c < 0x20 ? 3 : c >= 0x80 ? 4 : 0;
     for (int c = 0; c < 256; c++)
         DT[c] = (c == '-' || (c >= '0' && c <= '9')) ? 2 : c == ',' ? 3 : c == ']' ? 4 : 0;
     PyObject *m = PyModule_Create(&module);
