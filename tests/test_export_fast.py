@@ -160,3 +160,25 @@ def test_native_packed_lines_write_every_64_bit_number():
             continue
         want = [line % (s, t, _enc.encode(x)) for s, t, x in zip(count(seq0), times, strs)]
         assert got == b"\n".join(want), (seq0, t0, dt)
+
+
+def test_native_depth_over_equals_its_definition():
+    """rowscan_c.depth_over (the ahead3 section) equals limits.nesting_depth(raw, limit) > limit on every
+    fixture row and on random bracket, quote and backslash soups (strings left open, escapes at the end)."""
+    import random
+
+    from app.log.format.limits import nesting_depth
+    from app.log.index.fastindex import load_rowscan_c
+    native = load_rowscan_c()
+    if native is None:
+        pytest.skip("the C scanner module is not built")
+    rows = [ln for p in session_files()[:40] for ln in p.read_bytes().split(b"\n")]
+    rng = random.Random(8)
+    alpha = [b"[", b"]", b"{", b"}", b'"', b"\\", b"a", b"\n", b",", b"\xff"]
+    for _ in range(20_000):
+        rows.append(b"".join(rng.choice(alpha) for _ in range(rng.randint(0, 40))))
+    rows += [b"[" * 257, b"[" * 256, b'"' + b"[" * 300, b'"\\"' + b"[" * 300, b'"a\\' + b"[" * 300,
+             b'["' + b"[" * 300 + b'"]', b"{" * 200 + b"]" * 50 + b"[" * 107, b"{" * 200 + b"]" * 50 + b"[" * 106]
+    for raw in rows:
+        for limit in (0, 1, 2, 3, 256):
+            assert native.depth_over(raw, limit) == (nesting_depth(raw, limit) > limit), (raw[:80], limit)

@@ -1057,10 +1057,54 @@ static PyObject *tl_unpack(PyObject *self, PyObject *arg) {
 }
 /* ---- end timelinec ---- */
 
+/* ---- ahead3: a row nested over a limit (issue 29: the logical export's plain rows) ----
+ * depth_over(raw, limit) -> bool: app.log.format.limits.nesting_depth(raw, limit) > limit, its interpreted
+ * definition: string literals ('"' to the next unescaped '"', a backslash escaping any one byte) are skipped,
+ * every '[' '{' counts +1 and every ']' '}' -1, and the deepest running sum is compared with the limit.  A
+ * string left open (no closing quote) is not skipped, and no string starts after it: every quote after it is
+ * escaped in its own reading, and a reading started there runs in step with it.  One pass, stopping as soon
+ * as the sum passes the limit. */
+static PyObject *depth_over(PyObject *self, PyObject *args) {
+    Py_buffer b;
+    long limit;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*l", &b, &limit))
+        return NULL;
+    const unsigned char *p = (const unsigned char *)b.buf;
+    Py_ssize_t n = b.len, i = 0;
+    long d = 0;
+    int over = 0, strings = 1;
+    while (i < n) {
+        unsigned char c = p[i];
+        if (c == '"' && strings) {
+            Py_ssize_t j = i + 1;
+            while (j < n && p[j] != '"')
+                j += p[j] == '\\' ? 2 : 1;
+            if (j < n) {
+                i = j + 1;
+                continue;
+            }
+            strings = 0;                 /* left open: the rest is counted as it is */
+        } else if (c == '[' || c == '{') {
+            if (++d > limit) {
+                over = 1;
+                break;
+            }
+        } else if (c == ']' || c == '}') {
+            d--;
+        }
+        i++;
+    }
+    PyBuffer_Release(&b);
+    return PyBool_FromLong(over);
+}
+/* ---- end ahead3 ---- */
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "rowscan.scan, in C (see the module's source)."},
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
     {"packed_lines", packed_lines, METH_VARARGS, "The logical export's lines of a packed row (see the source)."},
+    {"depth_over", depth_over, METH_VARARGS, "limits.nesting_depth(raw, limit) > limit, in C (ahead3 section)."},
     {"tl_scan", tl_scan, METH_VARARGS, "The timeline's rows of a buffer (timelinec section)."},
     {"tl_unpack", tl_unpack, METH_O, "A saved timeline's MessagePack value (timelinec section)."},
     {NULL, NULL, 0, NULL},
