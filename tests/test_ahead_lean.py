@@ -153,3 +153,31 @@ def test_pass_builds_no_event_of_a_clean_packed_row(tmp_path, monkeypatch, every
     a = build_ahead(LogReader.open(str(p)), every=every)
     assert calls[0] == 0
     assert_same(a, want)
+
+
+def test_settle_summary_equals_stream_summary():
+    """The attempt tracker without text sums an embedded stream's chunks, finish and usage as stream_summary does,
+    on every v2-v4 fixture's and a generated v4 log's streams, and on random hostile streams."""
+    import random
+
+    from app.log.fold.attempts import settle_summary
+    from app.log.format.versions import stream_summary
+    from fixtures_util import REPO
+    streams = []
+    for p in sorted((REPO.parent / "shared" / "fixtures" / "dsh-next").rglob("*.v[234].jsonl")):
+        for ev in LogReader.open(str(p)).iter_events():
+            if isinstance(ev.data, dict) and "stream" in ev.data:
+                streams.append(ev.data["stream"])
+    assert len(streams) > 20
+    rng = random.Random(3)
+    parts = [{"type": "chunk", "chunk": {"type": "finish", "reason": {"kind": "error"}}},
+             {"type": "chunk", "chunk": {"type": "finish", "reason": "stop"}}, {"type": "chunk", "chunk": None},
+             {"type": "chunk", "chunk": {"type": "usage", "usage": {"inputTokens": 3}}}, {"type": "chunk"},
+             {"type": "text-chunks", "texts": ["a", "b"], "dt": [1]}, {"type": "tool-call-chunks", "args": ["x"]},
+             {"type": "tool-call-chunks", "texts": ["x"]}, {"type": "reasoning-chunks", "texts": []},
+             {"type": "text-chunks", "texts": "ab"}, {"type": ["chunk"]}, {"type": 7}, [], None, "chunk",
+             {"type": "chunk", "chunk": {"type": "usage"}}, {"type": "other-chunks", "texts": ["a"]}]
+    streams += [[rng.choice(parts) for _ in range(rng.randint(0, 6))] for _ in range(3000)] + [None, "x", {}]
+    for s in streams:
+        full = stream_summary(s)
+        assert settle_summary(s) == (full["chunks"], full["finish"], full["usage"]), s
