@@ -181,3 +181,29 @@ def test_settle_summary_equals_stream_summary():
     for s in streams:
         full = stream_summary(s)
         assert settle_summary(s) == (full["chunks"], full["finish"], full["usage"]), s
+
+
+def test_lean_checks_equal_the_load_checks(tmp_path):
+    """LeanChecks finds exactly EventChecks' problems (and refusals) on every fixture, a generated v0 log, and
+    events citing seqs every way a hostile log can (ahead, repeated, not integers, ranges, empty, not a list)."""
+    import msgspec
+
+    from app.log.format.model import Event
+    from app.log.index.integrity import EventChecks
+    from app.log.query.ahead_lean import LeanChecks
+    from test_ahead_pass import CASES
+    p = tmp_path / "gen.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=29), target_bytes=300_000)
+    events = [ev for f in [*CASES, p] for ev in LogReader.open(str(f)).iter_events()]
+    cites = [[1, 2], [1, 9], [9], [3, 3], [1, True], [1.0], [[1, 2]], [], None, "x", {"a": 1}, [2 ** 70], [-1, 0],
+             [0, 1, 2, 3, 4], [4, 3, 4]]
+    for k, c in enumerate(cites * 3):
+        events.append(Event(seq=9, type=["assistant/message", "request/header", "x/y"][k // len(cites)],
+                            time=0, data={"header": {"config": {}}}, source_event_seqs=c))
+    a, b = EventChecks(), LeanChecks()
+    for ev in events:
+        a.apply(ev)
+        b.apply(ev)
+    assert len(events) > 10_000 and len(a.problems) > 20
+    assert msgspec.to_builtins(a.problems) == msgspec.to_builtins(b.problems)
+    assert msgspec.to_builtins(a.refusing) == msgspec.to_builtins(b.refusing)
