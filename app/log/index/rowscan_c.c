@@ -1037,6 +1037,160 @@ static PyObject *tl_unpack(PyObject *self, PyObject *arg) {
     PyBuffer_Release(&view);
     return out;
 }
+
+/* tl_count(raw) -> int: the elements of the JSON array raw (valid JSON: msgspec has read it), -1 when raw is not an
+ * array.  tl_dtsum(raw, k) -> int | None: 0 for null; for an array of integers (each -?[0-9]{1,18}) the sum of its
+ * first k; None for anything else.  (timeline_lean.count_py / dtsum_py are the definitions.) */
+static PyObject *tl_count(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    P d = (P)view.buf;
+    Py_ssize_t n = view.len, i = tl_ws(d, 0, n);
+    long long count = -1;
+    if (i < n && d[i] == '[') {
+        long depth = 0;
+        int any = 0;
+        count = 0;
+        for (i = i + 1; i < n; i++) {
+            unsigned c = d[i];
+            if (c == '"') {
+                for (i++; i < n && d[i] != '"'; i++)
+                    if (d[i] == '\\')
+                        i++;
+                any = 1;
+            } else if (c == '[' || c == '{') {
+                depth++;
+                any = 1;
+            } else if (c == ']' || c == '}') {
+                if (depth == 0)
+                    break;
+                depth--;
+            } else if (c == ',' && depth == 0)
+                count++;
+            else if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
+                any = 1;
+        }
+        count += any;
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromLongLong(count);
+}
+
+static PyObject *tl_dtsum(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t k;
+    if (!PyArg_ParseTuple(args, "y*n", &view, &k))
+        return NULL;
+    P d = (P)view.buf;
+    Py_ssize_t n = view.len, i = tl_ws(d, 0, n);
+    PyObject *out = NULL;
+    if (LIT(d, i, n, "null") >= 0 && tl_ws(d, i + 4, n) == n) {
+        out = PyLong_FromLong(0);
+        goto done;
+    }
+    if (i >= n || d[i] != '[')
+        goto none;
+    long long sum = 0, seen = 0;
+    i = tl_ws(d, i + 1, n);
+    if (i < n && d[i] == ']')
+        i++;
+    else
+        for (;;) {
+            int neg = i < n && d[i] == '-';
+            Py_ssize_t s0 = i + neg, e = digits(d, s0, n);
+            if (e == s0 || e - s0 > 18 || (e - s0 > 1 && d[s0] == '0') || (e < n && (d[e] == '.' || d[e] == 'e' || d[e] == 'E')))
+                goto none;
+            long long v = 0;
+            for (Py_ssize_t x = s0; x < e; x++)
+                v = v * 10 + (d[x] - '0');
+            if (seen < k && !__builtin_add_overflow(sum, neg ? -v : v, &sum))
+                ;
+            else if (seen < k)
+                goto none;
+            seen++;
+            i = tl_ws(d, e, n);
+            if (i < n && d[i] == ',') {
+                i = tl_ws(d, i + 1, n);
+                continue;
+            }
+            if (i < n && d[i] == ']') {
+                i++;
+                break;
+            }
+            goto none;
+        }
+    if (tl_ws(d, i, n) != n)
+        goto none;
+    out = PyLong_FromLongLong(sum);
+    goto done;
+none:
+    out = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* tl_seqs(raw) -> (n, lo, hi) | None: (-1, 0, 0) for null; for an array of n integers (each -?[0-9]{1,18}) in
+ * strictly increasing order its first and last; None for anything else.  (timeline_lean.seqs_py) */
+static PyObject *tl_seqs(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    P d = (P)view.buf;
+    Py_ssize_t n = view.len, i = tl_ws(d, 0, n);
+    long long count = 0, lo = 0, hi = 0;
+    PyObject *out = NULL;
+    if (LIT(d, i, n, "null") >= 0 && tl_ws(d, i + 4, n) == n) {
+        out = Py_BuildValue("(LLL)", -1LL, 0LL, 0LL);
+        goto done;
+    }
+    if (i >= n || d[i] != '[')
+        goto none;
+    i = tl_ws(d, i + 1, n);
+    if (i < n && d[i] == ']')
+        i++;
+    else
+        for (;;) {
+            int neg = i < n && d[i] == '-';
+            Py_ssize_t s0 = i + neg, e = digits(d, s0, n);
+            if (e == s0 || e - s0 > 18 || (e - s0 > 1 && d[s0] == '0') || (e < n && (d[e] == '.' || d[e] == 'e' || d[e] == 'E')))
+                goto none;
+            long long v = 0;
+            for (Py_ssize_t x = s0; x < e; x++)
+                v = v * 10 + (d[x] - '0');
+            if (neg)
+                v = -v;
+            if (count > 0 && v <= hi)
+                goto none;
+            if (count == 0)
+                lo = v;
+            hi = v;
+            count++;
+            i = tl_ws(d, e, n);
+            if (i < n && d[i] == ',') {
+                i = tl_ws(d, i + 1, n);
+                continue;
+            }
+            if (i < n && d[i] == ']') {
+                i++;
+                break;
+            }
+            goto none;
+        }
+    if (tl_ws(d, i, n) != n)
+        goto none;
+    out = Py_BuildValue("(LLL)", count, lo, hi);
+    goto done;
+none:
+    out = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
 /* ---- end timelinec ---- */
 
 static PyMethodDef methods[] = {
@@ -1045,6 +1199,9 @@ static PyMethodDef methods[] = {
     {"packed_lines", packed_lines, METH_VARARGS, "The logical export's lines of a packed row (see the source)."},
     {"tl_scan", tl_scan, METH_VARARGS, "The timeline's rows of a buffer (timelinec section)."},
     {"tl_unpack", tl_unpack, METH_O, "A saved timeline's MessagePack value (timelinec section)."},
+    {"tl_count", tl_count, METH_O, "Elements of a JSON array (timelinec section)."},
+    {"tl_seqs", tl_seqs, METH_O, "Count and bounds of an increasing JSON array of integers (timelinec section)."},
+    {"tl_dtsum", tl_dtsum, METH_VARARGS, "Sum of the first k integers of a JSON array (timelinec section)."},
     {NULL, NULL, 0, NULL},
 };
 
