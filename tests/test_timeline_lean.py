@@ -182,3 +182,75 @@ def test_changed_settlements_give_the_exact_spans(tmp_path: Path):
         spans = list(timeline(r))
         assert spans == list(timeline(r.iter_events(logical=True)))
         assert sum(s["kind"] == "attempt" for s in spans) >= 25
+
+
+def _every_attempt_turn_end(b: Any, ev: Any, d: Any) -> None:
+    """The turn end as it was: a walk over every attempt the tracker keeps (the definition of the incremental one)."""
+    from app.log.format.payloads import obj
+    t = d.get("turn")
+    start = b.open.pop(("turn", t), None)
+    reason = obj(d.get("reason"))
+    extra: dict[str, Any] = {"turn": t, "reason": reason.get("kind")}
+    err = reason.get("error")
+    if err:
+        extra["error"] = err.get("code") if isinstance(err, dict) else str(err)
+    b.span("turn", f"turn {t}", start, ev, **extra)
+    for a in b.at.attempts:
+        if a.first_seq not in b.done and a.turn == t:
+            b.emit_attempt(a, None)
+    b.turn = None
+    b.at.prune()
+
+
+def test_turn_end_walks_only_new_and_left_attempts(tmp_path: Path, monkeypatch):
+    """A turn end gives out the turn's attempts from those left by the last one and those added since: the same
+    spans as the walk over every attempt kept, on fixtures, generated logs with many failed attempts, and logs
+    whose turns repeat numbers, end out of order or never end."""
+    from app.log.query import timeline as tmod
+    from app.tools.hostile import jsonl_mutants
+    logs = [p for p in sorted(FIXTURES.rglob("*.jsonl")) + sorted(NEXT.rglob("*.jsonl"))
+            if b'"turn/end"' in p.read_bytes()]
+    for version in (0, 4):
+        g = tmp_path / f"t{version}" / "session.jsonl"
+        g.parent.mkdir()
+        write_jsonl(str(g), SessionSynth(97 + version, version=version, p_retry=0.5), target_bytes=600_000)
+        logs.append(g)
+        lines = g.read_bytes().split(b"\n")
+        rng = random.Random(version)
+        ends = [i for i, ln in enumerate(lines) if ln.startswith(b'{"type":"turn/end"')]
+        for k in range(5):          # turn numbers changed: repeated, out of order, ends dropped, two ends swapped
+            out = list(lines)
+            if k >= 3:                                  # (and, for 4, messages dropped: attempts left uncited)
+                for i, j in zip(ends[::2], ends[1::2]):
+                    ti, tj = (json.loads(out[x])["data"]["turn"] for x in (i, j))
+                    out[i] = out[i].replace(b'"turn":%d' % ti, b'"turn":%d' % tj, 1)
+                    out[j] = out[j].replace(b'"turn":%d' % tj, b'"turn":%d' % ti, 1)
+                if k == 4:
+                    out = [ln for ln in out if not ln.startswith(b'{"type":"assistant/message"') or rng.random() < 0.6]
+            for i, ln in enumerate(out):
+                if k < 3 and ln.startswith((b'{"type":"turn/end"', b'{"type":"turn/start"')) and rng.random() < 0.3:
+                    out[i] = b"" if k == 2 and ln.startswith(b'{"type":"turn/end"') else \
+                        ln.replace(b'"turn":', b'"turn":1', 1) if k == 0 else ln.replace(b'"turn":', b'"turn":-', 1)
+            out = [ln for ln in out if ln]
+            m = tmp_path / f"t{version}{k}" / "session.jsonl"
+            m.parent.mkdir()
+            m.write_bytes(b"\n".join(out))
+            logs.append(m)
+    src = FIXTURES / "examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"
+    for k, (_n, blob, _kept) in enumerate(jsonl_mutants(src.read_bytes(), seed=9, count=10)):
+        m = tmp_path / f"mm{k}" / "session.jsonl"
+        m.parent.mkdir()
+        m.write_bytes(blob)
+        logs.append(m)
+    compared = 0
+    for p in logs:
+        r = open_reader(str(p))
+        if r.fatal:
+            continue
+        got = list(timeline(r))
+        with monkeypatch.context() as mp:
+            mp.setitem(tmod._HANDLERS, "turn/end", _every_attempt_turn_end)
+            want = list(timeline(open_reader(str(p))))
+        assert got == want, p
+        compared += sum(s["kind"] == "attempt" for s in got)
+    assert compared >= 500
