@@ -327,6 +327,22 @@ static PyObject *py_not_legacy(PyObject *self, PyObject *args) {
  *   is no UTF-8 (a lone surrogate): the caller's Python path decides, as before. */
 static const char HEX[] = "0123456789abcdef";
 
+/* the decimal digits of v at w (as "%lld" writes them); -> past them */
+static char *put_ll(char *w, long long v) {
+    char buf[24];
+    int k = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        buf[k++] = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *w++ = '-';
+    while (k)
+        *w++ = buf[--k];
+    return w;
+}
+
 static PyObject *packed_lines(PyObject *self, PyObject *args) {
     const char *head, *mid, *tail;
     Py_ssize_t nh, nm, nt;
@@ -394,7 +410,9 @@ static PyObject *packed_lines(PyObject *self, PyObject *args) {
         }
         memcpy(w, head, (size_t)nh);
         w += nh;
-        w += sprintf(w, "%lld,\"time\":%lld", seq + i, t);
+        w = put_ll(w, seq + i);                           /* (what sprintf's %lld writes, without its cost) */
+        memcpy(w, ",\"time\":", 8);
+        w = put_ll(w + 8, t);
         memcpy(w, mid, (size_t)nm);
         w += nm;
         Py_ssize_t len;
@@ -1010,10 +1028,298 @@ done:
 }
 /* ---- end timelinec ---- */
 
+/* ---- ahead3: a row nested over a limit (issue 29: the logical export's plain rows) ----
+ * depth_over(raw, limit) -> bool: app.log.format.limits.nesting_depth(raw, limit) > limit, its interpreted
+ * definition: string literals ('"' to the next unescaped '"', a backslash escaping any one byte) are skipped,
+ * every '[' '{' counts +1 and every ']' '}' -1, and the deepest running sum is compared with the limit.  A
+ * string left open (no closing quote) is not skipped, and no string starts after it: every quote after it is
+ * escaped in its own reading, and a reading started there runs in step with it.  One pass, stopping as soon
+ * as the sum passes the limit. */
+static PyObject *depth_over(PyObject *self, PyObject *args) {
+    Py_buffer b;
+    long limit;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*l", &b, &limit))
+        return NULL;
+    const unsigned char *p = (const unsigned char *)b.buf;
+    Py_ssize_t n = b.len, i = 0;
+    long d = 0;
+    int over = 0, strings = 1;
+    while (i < n) {
+        unsigned char c = p[i];
+        if (c == '"' && strings) {
+            Py_ssize_t j = i + 1;
+            while (j < n && p[j] != '"')
+                j += p[j] == '\\' ? 2 : 1;
+            if (j < n) {
+                i = j + 1;
+                continue;
+            }
+            strings = 0;                 /* left open: the rest is counted as it is */
+        } else if (c == '[' || c == '{') {
+            if (++d > limit) {
+                over = 1;
+                break;
+            }
+        } else if (c == ']' || c == '}') {
+            d--;
+        }
+        i++;
+    }
+    PyBuffer_Release(&b);
+    return PyBool_FromLong(over);
+}
+/* packed_raw(raw) -> (bytes, members) | None (issue 29: the logical export at disk speed)
+ *   The logical export's lines of a packed chunk row written by dsh's writer, straight from its bytes: the
+ *   same lines, joined by b"\n", as app/store/export_rows.py's packed_record + _packed_lines give (unredacted),
+ *   for the one layout the writer uses:
+ *     {"type":"text-chunks"|"reasoning-chunks","seq0":I,"time0":I,"data":{"turn":I,"step":I,"index":I,"dt":[I,..],"texts":[S,..]}}
+ *     {"type":"tool-call-chunks","seq0":I,"time0":I,"data":{"turn":I,"step":I,"index":I,"dt":[I,..],"id":S[,"name":S],"args":[S,..]}}
+ *   with no space, every integer I as Python prints it (no leading zero, no "-0", at most 18 digits) and every
+ *   string S as msgspec writes it (escapes only '"', '\\' and the control characters: \b \t \n \f \r, others as
+ *   \u00xx; valid UTF-8), so that each number and string is copied as it is.  The Python path's checks too: at
+ *   least one and at most 65536 members, one dt fewer, seq0 >= 0, the last seq and (text rows) the last time
+ *   within 2^53-1, no time past 64 bits on the way.  Anything else: None (the Python path then decides). */
+#define AH_SAFE 9007199254740991LL
+
+static const unsigned char *ah_lit(const unsigned char *p, const unsigned char *e, const char *lit) {
+    size_t k = strlen(lit);
+    if ((size_t)(e - p) < k || memcmp(p, lit, k) != 0)
+        return NULL;
+    return p + k;
+}
+
+static const unsigned char *ah_int(const unsigned char *p, const unsigned char *e, long long *v) {
+    int neg = p < e && *p == '-';
+    const unsigned char *q = p + neg, *d0 = q;
+    unsigned long long u = 0;
+    while (q < e && *q >= '0' && *q <= '9' && q - d0 < 19)
+        u = u * 10 + (unsigned long long)(*q++ - '0');
+    Py_ssize_t nd = q - d0;
+    if (nd == 0 || nd > 18 || (q < e && *q >= '0' && *q <= '9') || (*d0 == '0' && (nd > 1 || neg)))
+        return NULL;
+    *v = neg ? -(long long)u : (long long)u;
+    return q;
+}
+
+static int ah_hex(unsigned char c) {
+    return (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+}
+
+/* a string literal as msgspec writes it, from its opening quote; -> past its closing quote, or NULL */
+static const unsigned char *ah_str(const unsigned char *p, const unsigned char *e) {
+    if (p >= e || *p != '"')
+        return NULL;
+    p++;
+    while (p < e) {
+        unsigned char c = *p;
+        if (c == '"')
+            return p + 1;
+        if (c < 0x20)
+            return NULL;
+        if (c == '\\') {
+            if (e - p < 2)
+                return NULL;
+            unsigned char x = p[1];
+            if (x == '"' || x == '\\' || x == 'b' || x == 't' || x == 'n' || x == 'f' || x == 'r') {
+                p += 2;
+                continue;
+            }
+            if (x != 'u' || e - p < 6 || p[2] != '0' || p[3] != '0')
+                return NULL;
+            int hi = ah_hex(p[4]), lo = ah_hex(p[5]);
+            if (hi < 0 || lo < 0)
+                return NULL;
+            int v = hi * 16 + lo;
+            if (v >= 0x20 || v == '\b' || v == '\t' || v == '\n' || v == '\f' || v == '\r')
+                return NULL;
+            p += 6;
+            continue;
+        }
+        if (c < 0x80) {
+            p++;
+            continue;
+        }
+        /* well-formed UTF-8 only (RFC 3629: no overlong form, no surrogate, nothing past U+10FFFF) */
+        Py_ssize_t k = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+        if (k == 0 || e - p < k)
+            return NULL;
+        unsigned char c1 = p[1];
+        if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F))
+            return NULL;
+        for (Py_ssize_t j = 1; j < k; j++)
+            if ((p[j] & 0xC0) != 0x80)
+                return NULL;
+        p += k;
+    }
+    return NULL;
+}
+
+/* a list of n integers or n strings from its '['; -> past its ']', or NULL */
+static const unsigned char *ah_list(const unsigned char *p, const unsigned char *e, int strs, Py_ssize_t *n) {
+    long long v;
+    *n = 0;
+    if (p >= e || *p != '[')
+        return NULL;
+    p++;
+    if (p < e && *p == ']')
+        return p + 1;
+    for (;;) {
+        p = strs ? ah_str(p, e) : ah_int(p, e, &v);
+        if (p == NULL || p >= e)
+            return NULL;
+        (*n)++;
+        if (*p == ']')
+            return p + 1;
+        if (*p != ',')
+            return NULL;
+        p++;
+    }
+}
+
+static char *ah_put(char *w, const void *src, Py_ssize_t k) {
+    memcpy(w, src, (size_t)k);
+    return w + k;
+}
+
+static PyObject *packed_raw(PyObject *self, PyObject *args) {
+    Py_buffer b;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*", &b))
+        return NULL;
+    const unsigned char *p0 = (const unsigned char *)b.buf, *e = p0 + b.len, *p, *q;
+    const unsigned char *turn, *step, *index, *dts, *strs, *id = NULL, *name = NULL;
+    Py_ssize_t nturn, nstep, nindex, nid = 0, nname = 0, ndt, n;
+    long long seq0, time0, v;
+    const char *delta;
+    int call = 0;
+    PyObject *out = NULL;
+    if ((p = ah_lit(p0, e, "{\"type\":\"text-chunks\"")) != NULL)
+        delta = "text-delta";
+    else if ((p = ah_lit(p0, e, "{\"type\":\"reasoning-chunks\"")) != NULL)
+        delta = "reasoning-delta";
+    else if ((p = ah_lit(p0, e, "{\"type\":\"tool-call-chunks\"")) != NULL) {
+        delta = "tool-call-delta";
+        call = 1;
+    } else
+        goto decline;
+    if (!(p = ah_lit(p, e, ",\"seq0\":")) || !(p = ah_int(p, e, &seq0)) || !(p = ah_lit(p, e, ",\"time0\":"))
+        || !(p = ah_int(p, e, &time0)) || !(p = ah_lit(p, e, ",\"data\":{\"turn\":")))
+        goto decline;
+    turn = p;
+    if (!(p = ah_int(p, e, &v)))
+        goto decline;
+    nturn = p - turn;
+    if (!(p = ah_lit(p, e, ",\"step\":")))
+        goto decline;
+    step = p;
+    if (!(p = ah_int(p, e, &v)))
+        goto decline;
+    nstep = p - step;
+    if (!(p = ah_lit(p, e, ",\"index\":")))
+        goto decline;
+    index = p;
+    if (!(p = ah_int(p, e, &v)))
+        goto decline;
+    nindex = p - index;
+    if (!(p = ah_lit(p, e, ",\"dt\":")))
+        goto decline;
+    dts = p;
+    if (!(p = ah_list(p, e, 0, &ndt)))
+        goto decline;
+    if (call) {
+        if (!(p = ah_lit(p, e, ",\"id\":")))
+            goto decline;
+        id = p;
+        if (!(p = ah_str(p, e)))
+            goto decline;
+        nid = p - id;
+        if ((q = ah_lit(p, e, ",\"name\":")) != NULL) {
+            name = q;
+            if (!(p = ah_str(q, e)))
+                goto decline;
+            nname = p - name;
+        }
+        if (!(p = ah_lit(p, e, ",\"args\":")))
+            goto decline;
+    } else if (!(p = ah_lit(p, e, ",\"texts\":")))
+        goto decline;
+    strs = p;
+    if (!(p = ah_list(p, e, 1, &n)) || !(p = ah_lit(p, e, "}}")) || p != e)
+        goto decline;
+    if (n < 1 || n > 65536 || ndt != n - 1 || seq0 < 0 || seq0 + n - 1 > AH_SAFE)
+        goto decline;
+    /* the times: every running sum within 64 bits (each dt has at most 18 digits), the last one checked */
+    long long t = time0;
+    p = dts + 1;
+    for (Py_ssize_t i = 0; i < ndt; i++) {
+        p = ah_int(p, e, &v) + 1;
+        if ((v > 0 && t > LLONG_MAX - v) || (v < 0 && t < LLONG_MIN - v))
+            goto decline;
+        t += v;
+    }
+    if (!call && (t > AH_SAFE || t < -AH_SAFE))
+        goto decline;
+    char mid[256];
+    Py_ssize_t nmid = snprintf(mid, sizeof mid, ",\"data\":{\"turn\":%.*s,\"step\":%.*s,\"chunk\":{\"type\":\"%s\","
+                               "\"index\":%.*s,", (int)nturn, (const char *)turn, (int)nstep, (const char *)step,
+                               delta, (int)nindex, (const char *)index);
+    if (nmid <= 0 || nmid >= (Py_ssize_t)sizeof mid)
+        goto decline;
+    static const char head[] = "{\"type\":\"assistant/chunk\",\"seq\":";
+    Py_ssize_t nhead = (Py_ssize_t)sizeof head - 1;
+    Py_ssize_t per = nhead + 20 + 8 + 20 + nmid + nid + nname + 32 + 3 + 1;
+    out = PyBytes_FromStringAndSize(NULL, per * n + (e - strs));
+    if (out == NULL) {
+        PyBuffer_Release(&b);
+        return NULL;
+    }
+    char *w = PyBytes_AS_STRING(out), *w0 = w;
+    const unsigned char *dp = dts + 1, *sp = strs + 1;
+    t = time0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i > 0) {
+            dp = ah_int(dp, e, &v) + 1;
+            t += v;
+            *w++ = '\n';
+        }
+        w = ah_put(w, head, nhead);
+        w = put_ll(w, seq0 + i);
+        w = ah_put(w, ",\"time\":", 8);
+        w = put_ll(w, t);
+        w = ah_put(w, mid, nmid);
+        if (call) {
+            w = ah_put(w, "\"id\":", 5);
+            w = ah_put(w, id, nid);
+            if (name != NULL) {
+                w = ah_put(w, ",\"name\":", 8);
+                w = ah_put(w, name, nname);
+            }
+            w = ah_put(w, ",\"argumentsDelta\":", 18);
+        } else {
+            w = ah_put(w, "\"text\":", 7);
+        }
+        q = ah_str(sp, e);
+        w = ah_put(w, sp, q - sp);
+        sp = q + 1;
+        w = ah_put(w, "}}}", 3);
+    }
+    PyBuffer_Release(&b);
+    if (_PyBytes_Resize(&out, w - w0) < 0)
+        return NULL;
+    return Py_BuildValue("(Nn)", out, n);
+decline:
+    PyBuffer_Release(&b);
+    Py_RETURN_NONE;
+}
+/* ---- end ahead3 ---- */
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "rowscan.scan, in C (see the module's source)."},
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
     {"packed_lines", packed_lines, METH_VARARGS, "The logical export's lines of a packed row (see the source)."},
+    {"depth_over", depth_over, METH_VARARGS, "limits.nesting_depth(raw, limit) > limit, in C (ahead3 section)."},
+    {"packed_raw", packed_raw, METH_VARARGS, "The logical export's lines of a writer's packed row (ahead3 section)."},
     {"tl_scan", tl_scan, METH_VARARGS, "The timeline's rows of a buffer (timelinec section)."},
     {"tl_count", tl_count, METH_O, "Elements of a JSON array (timelinec section)."},
     {"tl_seqs", tl_seqs, METH_O, "Count and bounds of an increasing JSON array of integers (timelinec section)."},
