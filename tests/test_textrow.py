@@ -13,7 +13,7 @@ from app.log.format.codec import RowCodec
 from app.log.index.reader import LogReader
 from app.log.query import extract
 from app.log.query.extract import RowText, extract_jsonl, reader_entries
-from app.log.query.textrow import READ_TYPES, text_row_c, text_row_py
+from app.log.query.textrow import READ_TYPES, text_row_c, text_row_py, text_rows_c
 from app.tools.hostile import hostile_names_session, hostile_session, jsonl_mutants
 from tests.fixtures_util import FIXTURES, session_files
 
@@ -71,6 +71,43 @@ def test_c_gives_what_its_python_definition_gives_on_every_fixture_row():
         read += _check_rows(rows)
     # the C reads most text rows of the corpus (so the equality above is about something)
     assert total > 1000 and read > 0.8 * total, (read, total)
+
+
+def _picked(data: bytes, most: int, max_row: int = 1 << 30) -> tuple:
+    """text_rows over the rows of ``data`` after its header, ``most`` rows a call."""
+    rows = text_rows_c()
+    start = data.find(b"\n") + 1
+    end = data.rfind(b"\n") + 1
+    items, at, nls = [], start, 0
+    while at < end:
+        got, at, k = rows(data, at, end, most, max_row)
+        assert got or at == end
+        items += got
+        nls += k
+    return items, at, nls
+
+
+def _want(data: bytes, max_row: int = 1 << 30) -> tuple:
+    """What text_rows gives, from the rows extract.candidate_rows picks and text_row."""
+    start = data.find(b"\n") + 1
+    rows, end, _ = extract.candidate_rows(data, 0, start)
+    items = [(C(raw) if len(raw) <= max_row else None) or (-1, p, raw) for p, raw in rows]
+    return items, end, data.count(b"\n", start, end)
+
+
+def test_text_rows_picks_the_rows_candidate_rows_picks():
+    variants = []
+    for p in _corpus():
+        data = p.read_bytes()
+        variants += [data, data.replace(b"\n", b"\r\n"), data + b'{"type":"user/message","seq":1',
+                     data.replace(b"\n", b"\n \t\n\n", 5), data.replace(b'{"type":"', b' {"type":"', 3)]
+    for v in variants:
+        want = _want(v)
+        assert _picked(v, 64) == want
+        assert _picked(v, 1) == want
+    # rows over the byte limit are left to the exact decoder
+    data = _corpus()[0].read_bytes()
+    assert _picked(data, 64, max_row=100) == _want(data, max_row=100)
 
 
 def test_fast_extraction_equals_the_exact_one_on_every_fixture(exact):

@@ -452,6 +452,10 @@ static PyObject *packed_lines(PyObject *self, PyObject *args) {
  * The row is read once into a tape (one token per value, key and container, a container's token pointing
  * past its last child), which the extraction walks; only the strings shown are read again. */
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define FT_DEPTH 64
 #define FT_MAX_KEYS 256
 
@@ -544,17 +548,27 @@ static inline int ft_utf8(P d, Py_ssize_t i, Py_ssize_t n) {
     return 0;
 }
 
-/* 8 bytes at once: none < 0x20, '"', '\\', 0x7F or >= 0x80 (the bytes a string scan stops at) */
-#define FT_ONES 0x0101010101010101ULL
-#define FT_HIGHS 0x8080808080808080ULL
-static inline int ft_plain8(P d) {
-    uint64_t x;
-    memcpy(&x, d, 8);
-    if (x & FT_HIGHS)
-        return 0;
-    uint64_t q = x ^ (FT_ONES * '"'), s = x ^ (FT_ONES * '\\'), del = x ^ (FT_ONES * 0x7F);
-    uint64_t z = ((x - FT_ONES * 0x20) & ~x) | ((q - FT_ONES) & ~q) | ((s - FT_ONES) & ~s) | ((del - FT_ONES) & ~del);
-    return (z & FT_HIGHS) == 0;
+/* the first byte at or after d[k] (before n) that a string scan stops at: < 0x20, '"', '\\', 0x7F or >= 0x80
+ * (16 bytes at a time where SSE2 is there: every x86-64) */
+static unsigned char FT_STOP[256];
+
+static inline Py_ssize_t ft_span(P d, Py_ssize_t k, Py_ssize_t n) {
+#if defined(__SSE2__)
+    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), sp = _mm_set1_epi8(0x20),
+                  del = _mm_set1_epi8(0x7F);
+    while (k + 16 <= n) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(d + k));
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, bs)),
+                                 _mm_or_si128(_mm_cmplt_epi8(x, sp), _mm_cmpeq_epi8(x, del)));
+        int mask = _mm_movemask_epi8(m);
+        if (mask)
+            return k + __builtin_ctz((unsigned)mask);
+        k += 16;
+    }
+#endif
+    while (k < n && !FT_STOP[d[k]])
+        k++;
+    return k;
 }
 
 /* the JSON string at d[*i] == '"': its content is d[*a:*b], *esc whether it holds an escape; *i after it.
@@ -564,8 +578,7 @@ static int ft_str(P d, Py_ssize_t n, Py_ssize_t *i, Py_ssize_t *a, Py_ssize_t *b
     *a = k;
     *esc = 0;
     while (k < n) {
-        while (k + 8 <= n && ft_plain8(d + k))
-            k += 8;
+        k = ft_span(d, k, n);
         if (k >= n)
             break;
         unsigned char c = d[k];
@@ -627,11 +640,10 @@ static int ft_text(FtBuf *o, P d, Py_ssize_t a, Py_ssize_t b, int plain) {
     char *w = o->p + o->len;
     Py_ssize_t k = a;
     while (k < b) {
-        while (k + 8 <= b && ft_plain8(d + k)) {
-            memcpy(w, d + k, 8);
-            w += 8;
-            k += 8;
-        }
+        Py_ssize_t run = ft_span(d, k, b);
+        memcpy(w, d + k, (size_t)(run - k));
+        w += run - k;
+        k = run;
         if (k >= b)
             break;
         unsigned char c = d[k];
@@ -1150,13 +1162,9 @@ static Py_ssize_t ft_answered(P d, const FtTape *tp, Py_ssize_t m) {
 #define FT_FALLBACK(cond) do { if (cond) { res = Py_None; Py_INCREF(res); goto out; } } while (0)
 #define FT_TYPE(s) ft_is(d, &FT_TAPE, 0 + tv, s)
 
-static PyObject *text_row(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    if (!PyArg_ParseTuple(args, "y*", &view))
-        return NULL;
-    P d = (P)view.buf;
-    Py_ssize_t n = view.len, i = 0;
+/* text_row of the row d[:n] (a new reference; None: decode it the exact way), NULL on a Python error */
+static PyObject *ft_row(P d, Py_ssize_t n) {
+    Py_ssize_t i = 0;
     PyObject *res = NULL, *fields = NULL, *blocks = NULL, *turn = NULL, *x = NULL, *y = NULL, *z = NULL;
     const FtTape *tp = &FT_TAPE;
     int kind;
@@ -1257,24 +1265,112 @@ out:
     Py_XDECREF(x);
     Py_XDECREF(y);
     Py_XDECREF(z);
-    PyBuffer_Release(&view);
     return res;
 }
 #undef FT_FALLBACK
 #undef FT_TYPE
 
-/* text_setup(special): the types text_row leaves to the exact decoder rather than read as generic rows (a
- * tuple of bytes: textview's text types, the types that show no payload, todo/write) */
+static PyObject *text_row(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "y*", &view))
+        return NULL;
+    PyObject *res = ft_row((P)view.buf, view.len);
+    PyBuffer_Release(&view);
+    return res;
+}
+
+static PyObject *FT_SKIP, *FT_ERR_ONLY;                /* tuples of bytes: types whose rows show no text, or
+                                                        * only when they hold "error" (extract.NO_TEXT_B …) */
+
+static int ft_in(PyObject *types, P s, Py_ssize_t len) {
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(types); k++) {
+        PyObject *t = PyTuple_GET_ITEM(types, k);
+        if (PyBytes_GET_SIZE(t) == len && memcmp(PyBytes_AS_STRING(t), s, (size_t)len) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* text_rows(data, start, end, most, max_row) -> (items, next, newlines): the rows of data[start:end] (start
+ * at a row, end just after a newline) that may show text, as extract.candidate_rows picks them (a row written
+ * the dsh way whose type shows no text, a blank row: skipped), each read by text_row: its answer, or
+ * (-1, offset, raw) where the row is to be decoded the exact way (and every row over max_row bytes).  Stops
+ * after ``most`` such rows: next is the offset to go on from, newlines those passed. */
+static PyObject *text_rows(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t start, end, most, max_row;
+    if (!PyArg_ParseTuple(args, "y*nnnn", &view, &start, &end, &most, &max_row))
+        return NULL;
+    P d = (P)view.buf;
+    PyObject *items = PyList_New(0), *res = NULL;
+    Py_ssize_t at = start < 0 ? 0 : start, lines = 0, got = 0;
+    if (end > view.len)
+        end = view.len;
+    if (items == NULL || FT_SKIP == NULL)
+        goto out;
+    while (at < end && got < most) {
+        P nl = memchr(d + at, '\n', (size_t)(end - at));
+        if (nl == NULL)
+            break;                                     /* (a torn row: left for later) */
+        Py_ssize_t e = nl - d, len = e - at;
+        P r = d + at;
+        Py_ssize_t row_at = at;
+        at = e + 1;
+        lines++;
+        if (len >= 10 && memcmp(r, "{\"type\":\"", 9) == 0) {
+            P q = memchr(r + 9, '"', (size_t)(len - 9));
+            if (q != NULL && q > r + 9) {
+                Py_ssize_t tl = q - (r + 9);
+                if (ft_in(FT_SKIP, r + 9, tl))
+                    continue;
+                if (ft_in(FT_ERR_ONLY, r + 9, tl) && memmem(r, (size_t)len, "\"error\"", 7) == NULL)
+                    continue;
+            }
+        } else {
+            Py_ssize_t k = 0;
+            while (k < len && (r[k] == ' ' || (r[k] >= '\t' && r[k] <= '\r')))
+                k++;
+            if (k == len)
+                continue;                              /* (blank) */
+        }
+        got++;
+        PyObject *it = len <= max_row ? ft_row(r, len) : (Py_INCREF(Py_None), Py_None);
+        if (it == Py_None) {
+            Py_DECREF(it);
+            it = Py_BuildValue("(iny#)", -1, row_at, (const char *)r, len);
+        }
+        if (it == NULL || PyList_Append(items, it) < 0) {
+            Py_XDECREF(it);
+            goto out;
+        }
+        Py_DECREF(it);
+    }
+    res = Py_BuildValue("(Onn)", items, at, lines);
+out:
+    Py_XDECREF(items);
+    PyBuffer_Release(&view);
+    return res;
+}
+
+/* text_setup(special, skip, err_only): the types text_row leaves to the exact decoder rather than read as
+ * generic rows (textview's text types, the types that show no payload, todo/write); the types text_rows skips,
+ * and those it skips unless the row holds "error" (tuples of bytes) */
 static PyObject *text_setup(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *special;
-    if (!PyArg_ParseTuple(args, "O!", &PyTuple_Type, &special))
+    PyObject *special, *skip, *err_only;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyTuple_Type, &special, &PyTuple_Type, &skip, &PyTuple_Type, &err_only))
         return NULL;
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(special); k++)
-        if (!PyBytes_Check(PyTuple_GET_ITEM(special, k))) {
-            PyErr_SetString(PyExc_TypeError, "text_setup: a tuple of bytes");
-            return NULL;
-        }
+    PyObject *all[3] = {special, skip, err_only};
+    for (int j = 0; j < 3; j++)
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(all[j]); k++)
+            if (!PyBytes_Check(PyTuple_GET_ITEM(all[j], k))) {
+                PyErr_SetString(PyExc_TypeError, "text_setup: tuples of bytes");
+                return NULL;
+            }
+    for (int c = 0; c < 256; c++)
+        FT_STOP[c] = c < 0x20 || c == '"' || c == '\\' || c >= 0x7F;
     if (FT_KINDS[0] == NULL) {
         const char *names[4] = {"user", "reasoning", "assistant", "event"};
         for (int k = 0; k < 4; k++)
@@ -1283,6 +1379,10 @@ static PyObject *text_setup(PyObject *self, PyObject *args) {
     }
     Py_INCREF(special);
     Py_XSETREF(FT_SPECIAL, special);
+    Py_INCREF(skip);
+    Py_XSETREF(FT_SKIP, skip);
+    Py_INCREF(err_only);
+    Py_XSETREF(FT_ERR_ONLY, err_only);
     Py_RETURN_NONE;
 }
 /* ---- end of ftsc ---- */
@@ -1292,6 +1392,7 @@ static PyMethodDef methods[] = {
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
     {"packed_lines", packed_lines, METH_VARARGS, "The logical export's lines of a packed row (see the source)."},
     {"text_row", text_row, METH_VARARGS, "A row's searchable text from its bytes (ftsc section)."},
+    {"text_rows", text_rows, METH_VARARGS, "text_row of a block of rows (ftsc section)."},
     {"text_setup", text_setup, METH_VARARGS, "The types text_row leaves to the exact decoder (ftsc section)."},
     {NULL, NULL, 0, NULL},
 };

@@ -32,7 +32,7 @@ from .. import jobctl
 from ..format.codec import DecodeError, RowCodec, decode_json, parse_header
 from ..format.limits import MAX_DEPTH, MAX_ROW_BYTES, open_regular
 from ..format.model import MAX_SAFE_INT, PACKED_TAGS, is_event
-from .textrow import CALL, FIELDS, NOTHING, RESULT, TURN, text_row_c
+from .textrow import CALL, FIELDS, NOTHING, RESULT, TURN, text_row_c, text_rows_c
 from .textview import NO_PAYLOAD_TYPES, TITLE, TOOL_CALL, TOOL_OUTPUT, event_turn, plain, shown_fields
 
 if TYPE_CHECKING:
@@ -159,6 +159,20 @@ class RowText:
             if r is not None:
                 self._fast(r, out)
                 return
+        self.decode(raw, out, pos, offset, line)
+
+    def feed_items(self, items: list[tuple[Any, ...]], out: list[Entry]) -> None:
+        """Append the entries of rows the C ``text_rows`` read (:mod:`app.log.query.textrow`): its
+        answers, and ``(-1, offset, raw)`` for a row to decode the exact way."""
+        for r in items:
+            if r[0] < 0:
+                self.decode(r[2], out, r[1], r[1])
+            else:
+                self._fast(r, out)
+
+    def decode(self, raw: bytes, out: list[Entry], pos: Any = None, offset: int = -1,
+               line: Optional[int] = None) -> None:
+        """:meth:`feed` of a row decoded the exact way (msgspec, then ``shown_fields``)."""
         obj: Any = None
         # the limits of decode_json (check_row): the depth scan only when the brackets could pass it
         if len(raw) <= MAX_ROW_BYTES and raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
@@ -449,7 +463,32 @@ def extract_jsonl(path: str, data: Optional[bytes] = None, st: Optional[os.stat_
     version = hdr.version or 0
     rt = RowText(RowCodec(hdr.id, version=version))
     out: list[Entry] = []
-    rows, end, nls = candidate_rows(data, 0, start)
+    end, nls = _feed_file(path, data, start, rt, out, keep, cancel)
+    rt.finish(out)
+    end_line = 2 + nls if nls is not None else 1 + data.count(b"\n", 0, end)
+    crc = zlib.crc32(data[max(0, end - CRC_WINDOW):end]) if end else None
+    return FileText("ok", header=(hdr.id, hdr.cwd, hdr.createdAt), entries=out, title=rt.title, turn=rt.turn,
+                    state=rt.state(), done_pos=end, done_line=end_line, done_crc=crc, bytes_read=len(data),
+                    text_bytes=rt.text_bytes, sig=sig)
+
+
+def _feed_file(path: str, data: bytes, start: int, rt: RowText, out: list[Entry], keep: Optional[Any],
+               cancel: Any) -> tuple[int, Optional[int]]:
+    """Feed the rows of ``data[start:]`` that may hold text to ``rt`` (see :func:`extract_jsonl`):
+    (the offset after the last complete row, the newlines before it when counted)."""
+    rows_c = text_rows_c() if keep is None and rt.fast is not None else None
+    if rows_c is not None:                            # rows picked and read in C, CANCEL_ROWS at a time
+        last = data.rfind(b"\n", start)
+        end = last + 1 if last >= 0 else start
+        at, nls = start, 0
+        while at < end:
+            if cancel is not None and jobctl.is_cancelled(cancel):
+                raise ExtractCancelled(path)
+            items, at, k = rows_c(data, at, end, CANCEL_ROWS, MAX_ROW_BYTES)
+            nls += k
+            rt.feed_items(items, out)
+        return end, nls
+    rows, end, counted = candidate_rows(data, 0, start)
     if keep is not None:
         rows = [(p, raw) for p, raw in rows
                 if raw.startswith(CONTEXT_TYPES_B) or not raw.startswith(b'{"type":"') or keep(p, raw)]
@@ -459,12 +498,7 @@ def extract_jsonl(path: str, data: Optional[bytes] = None, st: Optional[os.stat_
             raise ExtractCancelled(path)
         for pos, raw in rows[k:k + CANCEL_ROWS]:
             feed(raw, out, pos, pos)
-    rt.finish(out)
-    end_line = 2 + nls if nls is not None else 1 + data.count(b"\n", 0, end)
-    crc = zlib.crc32(data[max(0, end - CRC_WINDOW):end]) if end else None
-    return FileText("ok", header=(hdr.id, hdr.cwd, hdr.createdAt), entries=out, title=rt.title, turn=rt.turn,
-                    state=rt.state(), done_pos=end, done_line=end_line, done_crc=crc, bytes_read=len(data),
-                    text_bytes=rt.text_bytes, sig=sig)
+    return end, counted
 
 
 def extract_many(paths: list[str], cancel: Any = None) -> list[FileText]:

@@ -38,6 +38,8 @@ READ_TYPES = frozenset({"user/message", "assistant/message", "tool/call", "tool/
 SPECIAL = tuple(sorted(t.encode() for t in (TEXT_TYPES | NO_PAYLOAD_TYPES | {"todo/write"})))
 
 TextRow = Callable[[bytes], Optional[tuple[Any, ...]]]
+# text_rows(data, start, end, most, max_row) -> (items, next, newlines): see rowscan_c.c
+TextRows = Callable[[bytes, int, int, int, int], tuple[list[tuple[Any, ...]], int, int]]
 
 
 class _Ev:
@@ -88,18 +90,32 @@ def text_row_py(raw: bytes) -> Optional[tuple[Any, ...]]:
 
 _loaded = False
 _text_row: Optional[TextRow] = None
+_text_rows: Optional[TextRows] = None
+
+
+def _load() -> None:
+    global _loaded, _text_row, _text_rows
+    _loaded = True
+    from ..index.fastindex import load_rowscan_c
+    from .extract import ERROR_ONLY_B, NO_TEXT_B
+    mod = load_rowscan_c()
+    if mod is not None and hasattr(mod, "text_rows"):
+        mod.text_setup(SPECIAL, tuple(sorted(NO_TEXT_B)), tuple(sorted(ERROR_ONLY_B)))
+        _text_row, _text_rows = mod.text_row, mod.text_rows
 
 
 def text_row_c() -> Optional[TextRow]:
     """The C ``text_row`` (None where the row scanner in C is not built from this source, or
     ``SESSION_LENS_SCANNER=python``)."""
-    global _loaded, _text_row
     if not _loaded:
-        _loaded = True
-        from ..index.fastindex import load_rowscan_c
-        mod = load_rowscan_c()
-        if mod is not None and hasattr(mod, "text_row"):
-            mod.text_setup(SPECIAL)
-            _text_row = mod.text_row
+        _load()
     return _text_row
+
+
+def text_rows_c() -> Optional[TextRows]:
+    """The C ``text_rows``: :func:`app.log.query.extract.candidate_rows` and ``text_row`` of each
+    (None where the C is not there)."""
+    if not _loaded:
+        _load()
+    return _text_rows
 
