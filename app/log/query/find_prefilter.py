@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from ..index import cfind
+from ..index.fastindex import load_rowscan_c
 
 # a window's bytes: fresh bytes, or the reader's one reused buffer (:func:`_jsonl_windows`)
 Buf = Union[bytes, bytearray]
@@ -33,6 +34,12 @@ def _fold_table() -> bytes:
 
 
 FOLD = _fold_table()
+SAME = bytes(range(256))           # (a case-sensitive search: every byte itself)
+# the C search of a needle in a window seen through a table (rowscan_c.find_folded: no translated copy of the
+# window, memchr of the bytes the table maps onto the needle's rarest byte); None: find_folded_py
+_C_FOLDED = getattr(load_rowscan_c(), "find_folded", None)
+# letters by how rarely they come in English text and code (the anchor of a needle of letters: its rarest)
+_LETTERS = b"zqxjkvbpygwfmucldrhsnioate"
 # a \u escape of a character >= U+0080 (as an ASCII-only JSON writer stores non-ASCII text)
 _ESC_NONASCII = re.compile(rb"\\u(?!00[0-7])[0-9a-fA-F]{4}")
 ANCHOR_ROWS = 32                   # rows holding a caseless prefilter's anchor byte checked one by one, per window
@@ -96,6 +103,31 @@ def _rarity(b: int) -> int:
     if c.islower():
         return 5
     return 3
+
+
+def anchor_of(n: bytes) -> int:
+    """The offset in needle ``n`` of the byte a search looks for first (:func:`_rarity`, then letters by
+    :data:`_LETTERS`: a rarer one means fewer places to check)."""
+    return min(range(len(n)), key=lambda i: (_rarity(n[i]), _LETTERS.find(bytes([n[i] | 0x20]))
+                                             if 0x41 <= n[i] <= 0x7A else 0))
+
+
+def find_folded_py(data: Buf, start: int, end: int, n: bytes, table: bytes, rows: bool = False) -> list[int]:
+    """The definition of ``rowscan_c.find_folded``: the places of ``n`` in ``data.translate(table)[start:end]``
+    (as :func:`_find_all`: left to right, not overlapping; ``rows``: the first in each row); a negative ``start``
+    or ``end`` counts as 0 (not from the end)."""
+    out: list[int] = []
+    _find_all(data.translate(table), n, max(start, 0), max(end, 0), out, 0, rows)
+    return out
+
+
+def _find_through(data: Buf, start: int, end: int, n: bytes, table: bytes, out: list[int], rows: bool) -> None:
+    """Append the places of needle ``n`` (an image through ``table``) in ``data[start:end]`` seen through
+    ``table`` to ``out``: in C where the extension is built, else translated then searched."""
+    if _C_FOLDED is not None:
+        out.extend(_C_FOLDED(data, start, end, n, table, anchor_of(n), rows))
+    else:
+        out.extend(find_folded_py(data, start, end, n, table, rows))
 
 
 def _rare_byte(n: bytes) -> tuple[bytes, int]:
@@ -177,10 +209,10 @@ class Prefilter:
         if self.fold is not None:
             self._folded_positions(data, lim, out, rows)
         elif self.gate is not None:
-            _find_all(data, self.gate, 0, lim, out, 0, rows)
+            _find_through(data, 0, lim, self.gate, SAME, out, rows)
         elif self._ascii:
             for n in self.needles:
-                _find_all(data, n, 0, lim, out, 0, rows)
+                _find_through(data, 0, lim, n, SAME, out, rows)
         else:
             # raw UTF-8 needles cannot occur in ASCII-only bytes (isascii stops at the first other
             # byte); else memchr of the needle's rarest byte (a UTF-8 continuation byte)
@@ -253,6 +285,12 @@ class Prefilter:
 
     def _fold_search(self, data: Buf, start: int, lim: int, out: list[int], rows: bool = False) -> None:
         needles = self.needles
+        if _C_FOLDED is not None:          # (no folded copy of the window: each needle looked for through FOLD)
+            if not self._ascii and data.isascii():
+                needles = self._plain      # (a needle with a non-ASCII byte is not in ASCII bytes)
+            for n in needles:
+                _find_through(data, start, lim, n, FOLD, out, rows)
+            return
         if self._ascii:
             hay = data[start:lim].lower()   # (ASCII needles: the ASCII fold is all they need; a bit faster)
         elif data.isascii():                # (needles with non-ASCII bytes cannot be here)
