@@ -2272,6 +2272,104 @@ static PyObject *text_setup(PyObject *self, PyObject *args) {
 }
 /* ---- end of ftsc ---- */
 
+/* ---- big29: find_folded, the whole-log find's byte search (issue 29) ----
+ * find_folded(data, start, end, needle, table, k, rows) -> list of offsets
+ *   Every place i of ``needle`` in ``data.translate(table)[start:end]``, left to right, not overlapping (the next
+ *   search starts at i + len(needle)); ``rows``: only the first in each row (the next search starts after the
+ *   first b"\n" from i + len(needle); none: the end).  Exactly app/log/query/find_prefilter.find_folded_py, without
+ *   the translated copy: the places of needle[k] are found by memchr of the bytes the table maps onto it (one
+ *   or two; more: a byte loop), each place checked byte by byte through the table.  ``table`` is 256 bytes
+ *   mapping b"\n" onto itself and no other byte onto it (the caller checks). */
+static PyObject *find_folded(PyObject *self, PyObject *args) {
+    PyObject *data;
+    const unsigned char *nd, *tb;
+    Py_ssize_t start, end, nn, ntb, k;
+    int rows;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Onny#y#np", &data, &start, &end, &nd, &nn, &tb, &ntb, &k, &rows))
+        return NULL;
+    if (ntb != 256 || nn <= 0 || k < 0 || k >= nn) {
+        PyErr_SetString(PyExc_ValueError, "find_folded: a 256-byte table, a needle, 0 <= k < len(needle)");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *d = (const unsigned char *)view.buf;
+    if (start < 0)
+        start = 0;
+    if (end > view.len)
+        end = view.len;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    unsigned char pre[256], want[256];
+    int npre = 0;
+    memset(want, 0, sizeof want);
+    for (int c = 0; c < 256; c++)
+        if (tb[c] == nd[k]) {
+            pre[npre++] = (unsigned char)c;
+            want[c] = 1;
+        }
+    Py_ssize_t pos = start;                 /* the next place may start here */
+    const unsigned char *n1 = NULL, *n2 = NULL;   /* cached next places of pre[0], pre[1] */
+    Py_ssize_t from1 = -1, from2 = -1;
+    while (npre > 0 && end - pos >= nn) {
+        Py_ssize_t lo = pos + k, hi = end - nn + k + 1;    /* where needle[k] may be */
+        const unsigned char *p = NULL;
+        if (npre <= 2) {
+            if (n1 == NULL || from1 > lo || (n1 != d + hi && n1 < d + lo)) {
+                n1 = memchr(d + lo, pre[0], (size_t)(hi - lo));
+                n1 = n1 ? n1 : d + hi;
+                from1 = lo;
+            }
+            p = n1;
+            if (npre == 2) {
+                if (n2 == NULL || from2 > lo || (n2 != d + hi && n2 < d + lo)) {
+                    n2 = memchr(d + lo, pre[1], (size_t)(hi - lo));
+                    n2 = n2 ? n2 : d + hi;
+                    from2 = lo;
+                }
+                if (n2 < p)
+                    p = n2;
+            }
+        } else {
+            Py_ssize_t q = lo;
+            while (q < hi && !want[d[q]])
+                q++;
+            p = d + q;
+        }
+        if (p >= d + hi)
+            break;
+        Py_ssize_t i = (p - d) - k, j = 0;
+        while (j < nn && tb[d[i + j]] == nd[j])
+            j++;
+        if (j < nn) {
+            pos = i + 1;
+            continue;
+        }
+        PyObject *v = PyLong_FromSsize_t(i);
+        if (v == NULL || PyList_Append(out, v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(out);
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        Py_DECREF(v);
+        pos = i + nn;
+        if (rows) {
+            const unsigned char *e = pos < end ? memchr(d + pos, '\n', (size_t)(end - pos)) : NULL;
+            if (e == NULL)
+                break;
+            pos = (e - d) + 1;
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "rowscan.scan, in C (see the module's source)."},
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
@@ -2285,6 +2383,7 @@ static PyMethodDef methods[] = {
     {"text_row", text_row, METH_VARARGS, "A row's searchable text from its bytes (ftsc section)."},
     {"text_rows", text_rows, METH_VARARGS, "text_row of a block of rows (ftsc section)."},
     {"text_setup", text_setup, METH_VARARGS, "The types text_row leaves to the exact decoder (ftsc section)."},
+    {"find_folded", find_folded, METH_VARARGS, "The places of a needle in a window folded by a table (big29)."},
     {NULL, NULL, 0, NULL},
 };
 
