@@ -33,6 +33,14 @@ def _counting_feed(monkeypatch, flag: threading.Event, after: list[int], started
             after[0] += 1
         return feed(self, *a, **k)
     monkeypatch.setattr(extract.RowText, "feed", counted)
+    feed_items = extract.RowText.feed_items
+
+    def counted_items(self, items, *a, **k):          # rows read in C (app.log.query.textrow), a block at a time
+        started.set()
+        if flag.is_set():
+            after[0] += len(items)
+        return feed_items(self, items, *a, **k)
+    monkeypatch.setattr(extract.RowText, "feed_items", counted_items)
 
 
 def test_cancel_inside_one_session_read_whole(tmp_path, monkeypatch, home):

@@ -106,11 +106,14 @@ def _walk_stat(base: str, projects: bool, max_depth: int = 8, known: Optional[di
     stores: list[tuple[str, os.stat_result]] = []
     stack: list[tuple[str, int, Optional[str]]] = [(base, 0, None)]
     settled = time.time_ns() - RACY_NS
+    known = known or {}
+    project_of: dict[Optional[str], Optional[str]] = {}   # a top folder -> the project it names
+    stat, sep = os.stat, os.sep
     while stack:
         d, depth, top = stack.pop()
         try:
-            st = os.stat(d)                   # before the listing: a change meanwhile moves the mtime past it
-            k = known.get(d) if known is not None else None
+            st = stat(d)                      # before the listing: a change meanwhile moves the mtime past it
+            k = known.get(d)
             if k is not None and k[0] == st.st_ino and k[1] == st.st_mtime_ns:
                 dirs, names = k[2], k[3]
             else:
@@ -119,13 +122,28 @@ def _walk_stat(base: str, projects: bool, max_depth: int = 8, known: Optional[di
             continue
         if record is not None and st.st_mtime_ns < settled:
             record[d] = (st.st_ino, st.st_mtime_ns, dirs, names)
-        pre = d if d.endswith(os.sep) else d + os.sep       # (os.path.join, without its per-call checks)
-        stack += [(pre + name, depth + 1, name if depth == 0 else top) for name in dirs]
+        pre = d if d.endswith(sep) else d + sep             # (os.path.join, without its per-call checks)
+        if dirs:
+            stack += [(pre + name, depth + 1, name if depth == 0 else top) for name in dirs]
+        if not names:
+            continue
+        if depth < 2 or not projects:
+            project = None
+        elif top in project_of:
+            project = project_of[top]
+        else:
+            project = project_of[top] = top if top is not None and PROJECT_RE.match(top) else None
+        if len(names) == 1 and not names[0].endswith(SQLITE_SUFFIXES):    # (a session's folder)
+            p = pre + names[0]
+            try:
+                files.append((p, stat(p), project))
+            except OSError:
+                pass
+            continue
         found = [pre + name for name in names]
         if len(found) > 1:
             hidden = older_generations(found)
             found = [p for p in found if p not in hidden]
-        project = top if projects and depth >= 2 and top is not None and PROJECT_RE.match(top) else None
         _stat_into(found, project, files, stores)
     files.sort(key=lambda f: f[0])
     stores.sort(key=lambda f: f[0])

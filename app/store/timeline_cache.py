@@ -4,8 +4,7 @@ sessions of the store.  No Qt (the command line and the window's worker both use
 
 Cache: ``<cache>/index/<key>.timeline`` (the key of :func:`app.store.indexcache.cache_file`: real path,
 device, inode), holding a head (the identity and revision (size, mtime) of the log it was computed from, a hash
-of the header row), then the spans (MessagePack, read by the row scanner's ``tl_unpack`` in C where built:
-format 5), closed by a CRC-32 of all that (a check against a torn or
+of the header row), then the spans (MessagePack), closed by a CRC-32 of all that (a check against a torn or
 damaged file, read at memory speed; the file is our own copy, never trusted for more than the log gives).  The
 head is read first: a file of another revision is a miss without its spans read.  It is used only when all of that
 still matches (a grown or rewritten log is computed afresh: a timeline pass is a fraction of an index
@@ -31,7 +30,6 @@ from typing import TYPE_CHECKING, Any, Optional, Union, overload
 import msgspec
 
 from ..log.format.payloads import JsonObj
-from ..log.index.fastindex import load_rowscan_c
 from ..log.query.timeline import in_log_order, is_subagent_tool, summarize, timeline
 from .cachefiles import read_bounded
 from .indexcache import file_source_of, source_identity, write_parts_atomic, cache_file, cache_root
@@ -112,27 +110,12 @@ def _load(path: Path, want: _TimelineHead) -> Optional[list[JsonObj]]:
     collecting = gc.isenabled()
     gc.disable()              # (a dict per span, no cycles)
     try:
-        return decode_spans(view[end:-4])
-    except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
+        return _SPANS_DEC.decode(view[end:-4])
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     finally:
         if collecting:
             gc.enable()
-
-
-_UNPACK = getattr(load_rowscan_c(), "tl_unpack", None)
-
-
-def decode_spans(body: Union[bytes, memoryview]) -> list[JsonObj]:
-    """The saved spans (MessagePack: a list of maps with str keys); ``tl_unpack`` of the row scanner in C where it
-    is built (msgspec's values, short strings made once; tests/test_timeline_cache_c.py), else msgspec.  Raises
-    ValueError (or msgspec's DecodeError) on anything else."""
-    if _UNPACK is None:
-        return _SPANS_DEC.decode(body)
-    out = _UNPACK(body)
-    if type(out) is not list or not set(map(type, out)) <= {dict}:
-        raise ValueError("the saved spans are not a list of maps")
-    return out
 
 
 TICK_S = 0.02          # a tick while computing spans: a cancel stops the computation this soon

@@ -873,185 +873,156 @@ fail:
     return NULL;
 }
 
-/* tl_unpack(buf) -> object: one MessagePack value filling buf, as msgspec.msgpack.decode gives it, for the values
- * msgspec encodes from JSON-like data (nil, bool, int, float, str, array, map with str keys); anything else (bin,
- * ext, a key that is not a str, trailing bytes, nesting past 64, invalid UTF-8) raises ValueError.  Short strings
- * are made once per call (keys interned) and shared: the saved timeline's spans repeat the same keys and words. */
-#define TLU_CACHE 4096
-#define TLU_SHORT 32
-typedef struct { P d; Py_ssize_t i, n; PyObject *cache[TLU_CACHE]; } TlU;
-
-static PyObject *tlu_err(const char *why) {
-    PyErr_SetString(PyExc_ValueError, why);
-    return NULL;
-}
-
-static int tlu_need(TlU *u, Py_ssize_t k) { return k >= 0 && u->n - u->i >= k; }
-
-static unsigned long long tlu_be(TlU *u, int k) {
-    unsigned long long v = 0;
-    for (int x = 0; x < k; x++)
-        v = (v << 8) | u->d[u->i + x];
-    u->i += k;
-    return v;
-}
-
-static PyObject *tlu_str(TlU *u, Py_ssize_t len, int key) {
-    if (!tlu_need(u, len))
-        return tlu_err("truncated");
-    P s = u->d + u->i;
-    PyObject *o;
-    if (len <= TLU_SHORT) {
-        unsigned h = 2166136261u;
-        for (Py_ssize_t k = 0; k < len; k++)
-            h = (h ^ s[k]) * 16777619u;
-        h = (h ^ (unsigned)len) % TLU_CACHE;
-        for (unsigned probe = 0; probe < 8; probe++, h = (h + 1) % TLU_CACHE) {
-            PyObject *c = u->cache[h];
-            if (c == NULL)
-                break;
-            Py_ssize_t cl;
-            const char *cs = PyUnicode_AsUTF8AndSize(c, &cl);
-            if (cs != NULL && cl == len && memcmp(cs, s, (size_t)len) == 0) {
-                u->i += len;
-                return Py_NewRef(c);
-            }
-        }
-        o = PyUnicode_DecodeUTF8((const char *)s, len, "strict");
-        if (o == NULL)
-            goto bad;
-        if (key)
-            PyUnicode_InternInPlace(&o);
-        if (u->cache[h] == NULL)
-            u->cache[h] = Py_NewRef(o);
-    } else {
-        o = PyUnicode_DecodeUTF8((const char *)s, len, "strict");
-        if (o == NULL)
-            goto bad;
-    }
-    u->i += len;
-    return o;
-bad:
-    if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
-        PyErr_Clear();
-        return tlu_err("invalid UTF-8");
-    }
-    return NULL;
-}
-
-static PyObject *tlu_value(TlU *u, int depth, int key);
-
-static PyObject *tlu_seq(TlU *u, Py_ssize_t n, int map, int depth) {
-    if (depth > 64)
-        return tlu_err("nested too deeply");
-    if (!tlu_need(u, map ? 2 * n : n))
-        return tlu_err("truncated");
-    if (!map) {
-        PyObject *l = PyList_New(n);
-        if (l == NULL)
-            return NULL;
-        for (Py_ssize_t k = 0; k < n; k++) {
-            PyObject *v = tlu_value(u, depth + 1, 0);
-            if (v == NULL) {
-                Py_DECREF(l);
-                return NULL;
-            }
-            PyList_SET_ITEM(l, k, v);
-        }
-        return l;
-    }
-    PyObject *dct = _PyDict_NewPresized(n);
-    if (dct == NULL)
-        return NULL;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *kk = tlu_value(u, depth + 1, 1);
-        if (kk == NULL)
-            goto fail;
-        if (!PyUnicode_CheckExact(kk)) {
-            Py_DECREF(kk);
-            tlu_err("a map key that is not a str");
-            goto fail;
-        }
-        PyObject *v = tlu_value(u, depth + 1, 0);
-        if (v == NULL) {
-            Py_DECREF(kk);
-            goto fail;
-        }
-        int r = PyDict_SetItem(dct, kk, v);
-        Py_DECREF(kk);
-        Py_DECREF(v);
-        if (r < 0)
-            goto fail;
-    }
-    return dct;
-fail:
-    Py_DECREF(dct);
-    return NULL;
-}
-
-static PyObject *tlu_value(TlU *u, int depth, int key) {
-    if (!tlu_need(u, 1))
-        return tlu_err("truncated");
-    unsigned c = u->d[u->i++];
-    if (c <= 0x7f)
-        return PyLong_FromLong((long)c);
-    if (c >= 0xe0)
-        return PyLong_FromLong((long)c - 256);
-    if ((c & 0xe0) == 0xa0)
-        return tlu_str(u, c & 0x1f, key);
-    if ((c & 0xf0) == 0x90)
-        return tlu_seq(u, c & 0x0f, 0, depth);
-    if ((c & 0xf0) == 0x80)
-        return tlu_seq(u, c & 0x0f, 1, depth);
-    static const int width[] = {[0xca] = 4, [0xcb] = 8, [0xcc] = 1, [0xcd] = 2, [0xce] = 4, [0xcf] = 8, [0xd0] = 1,
-                                [0xd1] = 2, [0xd2] = 4, [0xd3] = 8, [0xd9] = 1, [0xda] = 2, [0xdb] = 4, [0xdc] = 2,
-                                [0xdd] = 4, [0xde] = 2, [0xdf] = 4, [0xff] = 0};
-    switch (c) {
-    case 0xc0: Py_RETURN_NONE;
-    case 0xc2: Py_RETURN_FALSE;
-    case 0xc3: Py_RETURN_TRUE;
-    default: break;
-    }
-    int w = width[c];
-    if (w == 0)
-        return tlu_err("a MessagePack type the saved timeline never holds");
-    if (!tlu_need(u, w))
-        return tlu_err("truncated");
-    unsigned long long v = tlu_be(u, w);
-    switch (c) {
-    case 0xca: { uint32_t b = (uint32_t)v; float f; memcpy(&f, &b, 4); return PyFloat_FromDouble((double)f); }
-    case 0xcb: { double f; memcpy(&f, &v, 8); return PyFloat_FromDouble(f); }
-    case 0xcc: case 0xcd: case 0xce: case 0xcf: return PyLong_FromUnsignedLongLong(v);
-    case 0xd0: return PyLong_FromLong((long)(int8_t)v);
-    case 0xd1: return PyLong_FromLong((long)(int16_t)v);
-    case 0xd2: return PyLong_FromLong((long)(int32_t)v);
-    case 0xd3: return PyLong_FromLongLong((long long)v);
-    case 0xd9: case 0xda: case 0xdb: return v > (unsigned long long)PY_SSIZE_T_MAX ? tlu_err("too long") : tlu_str(u, (Py_ssize_t)v, key);
-    case 0xdc: case 0xdd: return v > (unsigned long long)PY_SSIZE_T_MAX ? tlu_err("too long") : tlu_seq(u, (Py_ssize_t)v, 0, depth);
-    default: return v > (unsigned long long)PY_SSIZE_T_MAX ? tlu_err("too long") : tlu_seq(u, (Py_ssize_t)v, 1, depth);
-    }
-}
-
-static PyObject *tl_unpack(PyObject *self, PyObject *arg) {
+/* tl_count(raw) -> int: the elements of the JSON array raw (valid JSON: msgspec has read it), -1 when raw is not an
+ * array.  tl_dtsum(raw, k) -> int | None: 0 for null; for an array of integers (each -?[0-9]{1,18}) the sum of its
+ * first k; None for anything else.  (timeline_lean.count_py / dtsum_py are the definitions.) */
+static PyObject *tl_count(PyObject *self, PyObject *arg) {
     (void)self;
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
         return NULL;
-    TlU *u = PyMem_Calloc(1, sizeof(TlU));
-    if (u == NULL) {
-        PyBuffer_Release(&view);
-        return PyErr_NoMemory();
+    P d = (P)view.buf;
+    Py_ssize_t n = view.len, i = tl_ws(d, 0, n);
+    long long count = -1;
+    if (i < n && d[i] == '[') {
+        long depth = 0;
+        int any = 0;
+        count = 0;
+        for (i = i + 1; i < n; i++) {
+            unsigned c = d[i];
+            if (c == '"') {
+                for (i++; i < n && d[i] != '"'; i++)
+                    if (d[i] == '\\')
+                        i++;
+                any = 1;
+            } else if (c == '[' || c == '{') {
+                depth++;
+                any = 1;
+            } else if (c == ']' || c == '}') {
+                if (depth == 0)
+                    break;
+                depth--;
+            } else if (c == ',' && depth == 0)
+                count++;
+            else if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
+                any = 1;
+        }
+        count += any;
     }
-    u->d = (P)view.buf;
-    u->n = view.len;
-    PyObject *out = tlu_value(u, 0, 0);
-    if (out != NULL && u->i != u->n) {
-        Py_DECREF(out);
-        out = tlu_err("trailing bytes");
+    PyBuffer_Release(&view);
+    return PyLong_FromLongLong(count);
+}
+
+static PyObject *tl_dtsum(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t k;
+    if (!PyArg_ParseTuple(args, "y*n", &view, &k))
+        return NULL;
+    P d = (P)view.buf;
+    Py_ssize_t n = view.len, i = tl_ws(d, 0, n);
+    PyObject *out = NULL;
+    if (LIT(d, i, n, "null") >= 0 && tl_ws(d, i + 4, n) == n) {
+        out = PyLong_FromLong(0);
+        goto done;
     }
-    for (int k = 0; k < TLU_CACHE; k++)
-        Py_XDECREF(u->cache[k]);
-    PyMem_Free(u);
+    if (i >= n || d[i] != '[')
+        goto none;
+    long long sum = 0, seen = 0;
+    i = tl_ws(d, i + 1, n);
+    if (i < n && d[i] == ']')
+        i++;
+    else
+        for (;;) {
+            int neg = i < n && d[i] == '-';
+            Py_ssize_t s0 = i + neg, e = digits(d, s0, n);
+            if (e == s0 || e - s0 > 18 || (e - s0 > 1 && d[s0] == '0') || (e < n && (d[e] == '.' || d[e] == 'e' || d[e] == 'E')))
+                goto none;
+            long long v = 0;
+            for (Py_ssize_t x = s0; x < e; x++)
+                v = v * 10 + (d[x] - '0');
+            if (seen < k && !__builtin_add_overflow(sum, neg ? -v : v, &sum))
+                ;
+            else if (seen < k)
+                goto none;
+            seen++;
+            i = tl_ws(d, e, n);
+            if (i < n && d[i] == ',') {
+                i = tl_ws(d, i + 1, n);
+                continue;
+            }
+            if (i < n && d[i] == ']') {
+                i++;
+                break;
+            }
+            goto none;
+        }
+    if (tl_ws(d, i, n) != n)
+        goto none;
+    out = PyLong_FromLongLong(sum);
+    goto done;
+none:
+    out = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* tl_seqs(raw) -> (n, lo, hi) | None: (-1, 0, 0) for null; for an array of n integers (each -?[0-9]{1,18}) in
+ * strictly increasing order its first and last; None for anything else.  (timeline_lean.seqs_py) */
+static PyObject *tl_seqs(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    P d = (P)view.buf;
+    Py_ssize_t n = view.len, i = tl_ws(d, 0, n);
+    long long count = 0, lo = 0, hi = 0;
+    PyObject *out = NULL;
+    if (LIT(d, i, n, "null") >= 0 && tl_ws(d, i + 4, n) == n) {
+        out = Py_BuildValue("(LLL)", -1LL, 0LL, 0LL);
+        goto done;
+    }
+    if (i >= n || d[i] != '[')
+        goto none;
+    i = tl_ws(d, i + 1, n);
+    if (i < n && d[i] == ']')
+        i++;
+    else
+        for (;;) {
+            int neg = i < n && d[i] == '-';
+            Py_ssize_t s0 = i + neg, e = digits(d, s0, n);
+            if (e == s0 || e - s0 > 18 || (e - s0 > 1 && d[s0] == '0') || (e < n && (d[e] == '.' || d[e] == 'e' || d[e] == 'E')))
+                goto none;
+            long long v = 0;
+            for (Py_ssize_t x = s0; x < e; x++)
+                v = v * 10 + (d[x] - '0');
+            if (neg)
+                v = -v;
+            if (count > 0 && v <= hi)
+                goto none;
+            if (count == 0)
+                lo = v;
+            hi = v;
+            count++;
+            i = tl_ws(d, e, n);
+            if (i < n && d[i] == ',') {
+                i = tl_ws(d, i + 1, n);
+                continue;
+            }
+            if (i < n && d[i] == ']') {
+                i++;
+                break;
+            }
+            goto none;
+        }
+    if (tl_ws(d, i, n) != n)
+        goto none;
+    out = Py_BuildValue("(LLL)", count, lo, hi);
+    goto done;
+none:
+    out = Py_NewRef(Py_None);
+done:
     PyBuffer_Release(&view);
     return out;
 }
@@ -1342,6 +1313,1062 @@ decline:
     Py_RETURN_NONE;
 }
 /* ---- end ahead3 ---- */
+/* ---- ftsc: a row's searchable text straight from its bytes (issue 32 item 3; owner: the ftsc helper) ----
+ *
+ * text_row(raw) -> None | tuple: what app.log.query.extract.RowText makes of one stored row, for the rows
+ * written the plain dsh way, without decoding them into Python objects.  Its definition is the interpreted
+ * app/log/query/textrow.py (text_row_py), written with the one text function
+ * (app.log.query.textview.shown_fields); tests/test_textrow.py holds C == Python on every fixture, hostile
+ * logs and edited rows.  None (the caller decodes the row the exact way) for anything unusual: a row that is
+ * not strict JSON with valid UTF-8, a key written with an escape or given twice where keys are read,
+ * integers past 18 digits, floats whose text would be shown, nesting past FT_DEPTH, a shape or type not
+ * read here.
+ *
+ *   (0,)                                         the row shows no text
+ *   (1, seq, time, turn)                         turn/start
+ *   (2, seq, time, turn, [(kind, text)], blocks) user and assistant messages, generic rows; blocks: None or
+ *                                                [(call id | None, tool | None, text)] of an assistant message
+ *   (3, seq, time, turn, call id | None, name, text)    tool/call
+ *   (4, seq, time, turn, answered call id | None, text) tool/result
+ *   (5, seq, time, turn, title)                  session/title (as written: the caller plains it)
+ * texts are textview.plain()'d (control characters and line breaks as spaces); turn None where the row names
+ * none; time 0 where it is not an integer.
+ *
+ * The row is read once into a tape (one token per value, key and container, a container's token pointing
+ * past its last child), which the extraction walks; only the strings shown are read again. */
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#define FT_DEPTH 64
+#define FT_MAX_KEYS 256
+
+typedef struct {
+    char *p;
+    Py_ssize_t len, cap;
+} FtBuf;
+
+typedef struct {
+    Py_ssize_t a, b;          /* a string's content, a number's text, a container's opening byte (a) */
+    Py_ssize_t next;          /* the token after this value (a container: after its last child) */
+    unsigned char kind;       /* '{' '[' '"' '0' (a number) 't' 'f' 'n' */
+    unsigned char esc;        /* a string holding an escape */
+} FtTok;
+
+typedef struct {
+    FtTok *t;
+    Py_ssize_t n, cap;
+} FtTape;
+
+static FtTape FT_TAPE, FT_INNER;              /* reused between calls (the GIL is held throughout) */
+static FtBuf FT_OUT, FT_TMP, FT_BLK, FT_ARGS;   /* texts; a block's text; arguments' JSON */
+
+static int ft_grow(FtBuf *b, Py_ssize_t extra) {
+    if (b->len + extra <= b->cap)
+        return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + extra)
+        cap *= 2;
+    char *p = PyMem_Realloc(b->p, (size_t)cap);
+    if (p == NULL)
+        return -1;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static inline int ft_put(FtBuf *b, const char *s, Py_ssize_t k) {
+    if (ft_grow(b, k) < 0)
+        return -1;
+    memcpy(b->p + b->len, s, (size_t)k);
+    b->len += k;
+    return 0;
+}
+
+static inline void ft_ws(P d, Py_ssize_t n, Py_ssize_t *i) {
+    while (*i < n && (d[*i] == ' ' || d[*i] == '\t' || d[*i] == '\n' || d[*i] == '\r'))
+        (*i)++;
+}
+
+static inline int ft_hex(P d, Py_ssize_t i) {
+    int v = 0;
+    for (int k = 0; k < 4; k++) {
+        unsigned char c = d[i + k];
+        v <<= 4;
+        if (c >= '0' && c <= '9')
+            v |= c - '0';
+        else if (c >= 'a' && c <= 'f')
+            v |= c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            v |= c - 'A' + 10;
+        else
+            return -1;
+    }
+    return v;
+}
+
+/* the length of the valid UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, <= U+10FFFF) at d[i]
+ * (a byte >= 0x80), else 0 */
+static inline int ft_utf8(P d, Py_ssize_t i, Py_ssize_t n) {
+    unsigned char c = d[i];
+#define CONT(k) (i + (k) < n && (d[i + (k)] & 0xC0) == 0x80)
+    if (c >= 0xC2 && c <= 0xDF)
+        return CONT(1) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (!CONT(1) || !CONT(2))
+            return 0;
+        if ((c == 0xE0 && d[i + 1] < 0xA0) || (c == 0xED && d[i + 1] > 0x9F))
+            return 0;
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (!CONT(1) || !CONT(2) || !CONT(3))
+            return 0;
+        if ((c == 0xF0 && d[i + 1] < 0x90) || (c == 0xF4 && d[i + 1] > 0x8F))
+            return 0;
+        return 4;
+    }
+#undef CONT
+    return 0;
+}
+
+/* the first byte at or after d[k] (before n) that a string scan stops at: < 0x20, '"', '\\', 0x7F or >= 0x80
+ * (16 bytes at a time where SSE2 is there: every x86-64) */
+static unsigned char FT_STOP[256];
+
+static inline Py_ssize_t ft_span(P d, Py_ssize_t k, Py_ssize_t n) {
+#if defined(__SSE2__)
+    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), sp = _mm_set1_epi8(0x20),
+                  del = _mm_set1_epi8(0x7F);
+    while (k + 16 <= n) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(d + k));
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, bs)),
+                                 _mm_or_si128(_mm_cmplt_epi8(x, sp), _mm_cmpeq_epi8(x, del)));
+        int mask = _mm_movemask_epi8(m);
+        if (mask)
+            return k + __builtin_ctz((unsigned)mask);
+        k += 16;
+    }
+#endif
+    while (k < n && !FT_STOP[d[k]])
+        k++;
+    return k;
+}
+
+/* the JSON string at d[*i] == '"': its content is d[*a:*b], *esc whether it holds an escape; *i after it.
+ * -1: not a valid string (a control character, a bad escape, a lone surrogate, invalid UTF-8) */
+static int ft_str(P d, Py_ssize_t n, Py_ssize_t *i, Py_ssize_t *a, Py_ssize_t *b, int *esc) {
+    Py_ssize_t k = *i + 1;
+    *a = k;
+    *esc = 0;
+    while (k < n) {
+        k = ft_span(d, k, n);
+        if (k >= n)
+            break;
+        unsigned char c = d[k];
+        if (c == '"') {
+            *b = k;
+            *i = k + 1;
+            return 0;
+        }
+        if (c < 0x20)
+            return -1;
+        if (c == '\\') {
+            *esc = 1;
+            if (k + 1 >= n)
+                return -1;
+            unsigned char e = d[k + 1];
+            if (e == 'u') {
+                if (k + 6 > n)
+                    return -1;
+                int u = ft_hex(d, k + 2);
+                if (u < 0 || (u >= 0xDC00 && u <= 0xDFFF))
+                    return -1;
+                k += 6;
+                if (u >= 0xD800 && u <= 0xDBFF) {          /* a high surrogate: its low half must follow */
+                    if (k + 6 > n || d[k] != '\\' || d[k + 1] != 'u')
+                        return -1;
+                    int l = ft_hex(d, k + 2);
+                    if (l < 0xDC00 || l > 0xDFFF)
+                        return -1;
+                    k += 6;
+                }
+                continue;
+            }
+            if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' && e != 'r' && e != 't')
+                return -1;
+            k += 2;
+            continue;
+        }
+        if (c >= 0x80) {
+            int m = ft_utf8(d, k, n);
+            if (m == 0)
+                return -1;
+            k += m;
+            continue;
+        }
+        k++;
+    }
+    return -1;
+}
+
+static inline int ft_plain_cp(unsigned cp) {
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029;
+}
+
+/* the text of a valid string's content d[a:b] (escapes decoded) added to o; plain: textview.plain's
+ * characters (control characters, line breaks) as spaces */
+static int ft_text(FtBuf *o, P d, Py_ssize_t a, Py_ssize_t b, int plain) {
+    if (ft_grow(o, b - a) < 0)                   /* (the text is never longer than its JSON) */
+        return -1;
+    char *w = o->p + o->len;
+    Py_ssize_t k = a;
+    while (k < b) {
+        Py_ssize_t run = ft_span(d, k, b);
+        memcpy(w, d + k, (size_t)(run - k));
+        w += run - k;
+        k = run;
+        if (k >= b)
+            break;
+        unsigned char c = d[k];
+        if (c < 0x80 && c != '\\') {
+            *w++ = (char)(plain && c == 0x7F ? ' ' : c);
+            k++;
+            continue;
+        }
+        if (c >= 0x80) {
+            if (plain && c == 0xC2 && d[k + 1] <= 0x9F) {               /* U+0080..U+009F */
+                *w++ = ' ';
+                k += 2;
+                continue;
+            }
+            if (plain && c == 0xE2 && d[k + 1] == 0x80 && (d[k + 2] == 0xA8 || d[k + 2] == 0xA9)) {
+                *w++ = ' ';                                             /* U+2028, U+2029 */
+                k += 3;
+                continue;
+            }
+            *w++ = (char)c;
+            k++;
+            continue;
+        }
+        unsigned char e = d[k + 1];
+        unsigned cp;
+        if (e == 'u') {
+            cp = (unsigned)ft_hex(d, k + 2);
+            k += 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + ((unsigned)ft_hex(d, k + 2) - 0xDC00);
+                k += 6;
+            }
+        } else {
+            cp = e == 'b' ? 8 : e == 'f' ? 12 : e == 'n' ? 10 : e == 'r' ? 13 : e == 't' ? 9 : e;
+            k += 2;
+        }
+        if (plain && ft_plain_cp(cp)) {
+            *w++ = ' ';
+        } else if (cp < 0x80) {
+            *w++ = (char)cp;
+        } else if (cp < 0x800) {
+            *w++ = (char)(0xC0 | (cp >> 6));
+            *w++ = (char)(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            *w++ = (char)(0xE0 | (cp >> 12));
+            *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+            *w++ = (char)(0x80 | (cp & 0x3F));
+        } else {
+            *w++ = (char)(0xF0 | (cp >> 18));
+            *w++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+            *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+            *w++ = (char)(0x80 | (cp & 0x3F));
+        }
+    }
+    o->len = w - o->p;
+    return 0;
+}
+
+/* the JSON number d[a:b] (checked): *kind 1 an integer of at most 18 digits (*v its value), 2 a longer
+ * integer, 3 not an integer */
+static void ft_numval(P d, Py_ssize_t a, Py_ssize_t b, int *kind, long long *v) {
+    int neg = d[a] == '-';
+    Py_ssize_t s = a + neg, e = digits(d, s, b);
+    if (e < b) {
+        *kind = 3;
+        return;
+    }
+    *kind = e - s <= 18 ? 1 : 2;
+    long long x = 0;
+    if (*kind == 1)
+        for (Py_ssize_t j = s; j < e; j++)
+            x = x * 10 + (d[j] - '0');
+    *v = neg ? -x : x;
+}
+
+/* the end of the JSON number at d[i], else -1 */
+static Py_ssize_t ft_num(P d, Py_ssize_t n, Py_ssize_t k) {
+    if (k < n && d[k] == '-')
+        k++;
+    if (k >= n || d[k] < '0' || d[k] > '9')
+        return -1;
+    k = d[k] == '0' ? k + 1 : digits(d, k, n);
+    if (k < n && d[k] == '.') {
+        Py_ssize_t e = digits(d, k + 1, n);
+        if (e == k + 1)
+            return -1;
+        k = e;
+    }
+    if (k < n && (d[k] == 'e' || d[k] == 'E')) {
+        k++;
+        if (k < n && (d[k] == '+' || d[k] == '-'))
+            k++;
+        Py_ssize_t e = digits(d, k, n);
+        if (e == k)
+            return -1;
+        k = e;
+    }
+    return k;
+}
+
+static inline FtTok *ft_tok(FtTape *tp) {
+    if (tp->n == tp->cap) {
+        Py_ssize_t cap = tp->cap ? tp->cap * 2 : 1024;
+        FtTok *t = PyMem_Realloc(tp->t, (size_t)cap * sizeof(FtTok));
+        if (t == NULL)
+            return NULL;
+        tp->t = t;
+        tp->cap = cap;
+    }
+    return &tp->t[tp->n++];
+}
+
+/* the JSON value at d[*i] (after white space) onto the tape; -1 when not valid, deeper than FT_DEPTH, or
+ * out of memory (the row is then decoded the exact way) */
+static int ft_value(P d, Py_ssize_t n, Py_ssize_t *i, FtTape *tp, int depth) {
+    ft_ws(d, n, i);
+    if (*i >= n || depth > FT_DEPTH)
+        return -1;
+    Py_ssize_t me = tp->n;
+    FtTok *t = ft_tok(tp);
+    if (t == NULL)
+        return -1;
+    unsigned char c = d[*i];
+    int esc = 0;
+    t->kind = c;
+    t->esc = 0;
+    t->a = *i;
+    if (c == '"') {
+        Py_ssize_t a, b;
+        if (ft_str(d, n, i, &a, &b, &esc) < 0)
+            return -1;
+        t->a = a;
+        t->b = b;
+        t->esc = (unsigned char)esc;
+    } else if (c == '{' || c == '[') {
+        unsigned char close = c == '{' ? '}' : ']';
+        (*i)++;
+        ft_ws(d, n, i);
+        if (*i < n && d[*i] == close) {
+            (*i)++;
+        } else {
+            for (;;) {
+                if (c == '{') {
+                    ft_ws(d, n, i);
+                    if (*i >= n || d[*i] != '"' || ft_value(d, n, i, tp, depth + 1) < 0)
+                        return -1;
+                    ft_ws(d, n, i);
+                    if (*i >= n || d[*i] != ':')
+                        return -1;
+                    (*i)++;
+                }
+                if (ft_value(d, n, i, tp, depth + 1) < 0)
+                    return -1;
+                ft_ws(d, n, i);
+                if (*i >= n)
+                    return -1;
+                if (d[*i] == ',') {
+                    (*i)++;
+                    continue;
+                }
+                if (d[*i] != close)
+                    return -1;
+                (*i)++;
+                break;
+            }
+        }
+        tp->t[me].b = *i;
+    } else if (c == 't' || c == 'f' || c == 'n') {
+        Py_ssize_t e = c == 't' ? LIT(d, *i, n, "true") : c == 'f' ? LIT(d, *i, n, "false") : LIT(d, *i, n, "null");
+        if (e < 0)
+            return -1;
+        *i = e;
+    } else {
+        Py_ssize_t e = ft_num(d, n, *i);
+        if (e < 0)
+            return -1;
+        t->kind = '0';
+        *i = e;
+        t->b = e;
+    }
+    tp->t[me].next = tp->n;
+    return 0;
+}
+
+/* the object token o's keys are readable: none written with an escape, none twice, at most FT_MAX_KEYS */
+static int ft_keys_ok(P d, const FtTape *tp, Py_ssize_t o) {
+    const FtTok *t = tp->t;
+    Py_ssize_t seen[FT_MAX_KEYS];
+    int k = 0;
+    for (Py_ssize_t c = o + 1; c < t[o].next; c = t[c + 1].next) {
+        if (t[c].esc || k >= FT_MAX_KEYS)
+            return 0;
+        Py_ssize_t len = t[c].b - t[c].a;
+        for (int j = 0; j < k; j++) {
+            const FtTok *s = &t[seen[j]];
+            if (s->b - s->a == len && memcmp(d + s->a, d + t[c].a, (size_t)len) == 0)
+                return 0;
+        }
+        seen[k++] = c;
+    }
+    return 1;
+}
+
+/* the value token of key s in object o (keys checked by ft_keys_ok), -1 when absent */
+static Py_ssize_t ft_get(P d, const FtTape *tp, Py_ssize_t o, const char *s) {
+    const FtTok *t = tp->t;
+    size_t len = strlen(s);
+    for (Py_ssize_t c = o + 1; c < t[o].next; c = t[c + 1].next)
+        if ((size_t)(t[c].b - t[c].a) == len && memcmp(d + t[c].a, s, len) == 0)
+            return c + 1;
+    return -1;
+}
+
+/* the object at token v, keys readable: 1; -1 otherwise */
+static int ft_obj(P d, const FtTape *tp, Py_ssize_t v) {
+    return v >= 0 && tp->t[v].kind == '{' && ft_keys_ok(d, tp, v) ? 1 : -1;
+}
+
+/* token v as a string: 1 a string (no escape needed), 0 null or absent, -1 anything else */
+static inline int ft_strv(const FtTape *tp, Py_ssize_t v) {
+    if (v < 0 || tp->t[v].kind == 'n')
+        return 0;
+    return tp->t[v].kind == '"' ? 1 : -1;
+}
+
+/* the string token v equals s (an escaped string never does here: the caller falls back on it) */
+static int ft_is(P d, const FtTape *tp, Py_ssize_t v, const char *s) {
+    const FtTok *t = &tp->t[v];
+    size_t len = strlen(s);
+    return t->kind == '"' && !t->esc && (size_t)(t->b - t->a) == len && memcmp(d + t->a, s, len) == 0;
+}
+
+static inline int ft_part(FtBuf *o, P d, const FtTok *t, int *parts) {
+    if (t->b == t->a)
+        return 0;
+    if ((*parts)++ && ft_put(o, " ", 1) < 0)
+        return -1;
+    return ft_text(o, d, t->a, t->b, 1);
+}
+
+/* textview.content_text of the content at token v (v < 0: absent) with its default parameters, plained,
+ * added to o (parts joined by spaces, *parts counts them); -1: a shape left to the exact decoder (an image,
+ * a block shown as JSON, a number) */
+static int ft_content(FtBuf *o, P d, const FtTape *tp, Py_ssize_t v, int depth, int *parts) {
+    const FtTok *t = tp->t;
+    if (v < 0 || t[v].kind == 'n')
+        return 0;
+    if (t[v].kind == '"')
+        return ft_part(o, d, &t[v], parts);
+    if (t[v].kind != '[' || depth > 8)
+        return -1;
+    for (Py_ssize_t c = v + 1; c < t[v].next; c = t[c].next) {
+        unsigned char k = t[c].kind;
+        if (k == '"') {                                /* a bare string: itself */
+            if (ft_part(o, d, &t[c], parts) < 0)
+                return -1;
+            continue;
+        }
+        if (k == 'n')
+            continue;
+        if (ft_obj(d, tp, c) < 0)
+            return -1;
+        Py_ssize_t tv = ft_get(d, tp, c, "type");
+        int kind = 0;                                  /* 1 text, 2 tool-result, 0 another block */
+        if (tv >= 0 && t[tv].kind == '"') {
+            if (t[tv].esc || ft_is(d, tp, tv, "image"))
+                return -1;
+            kind = ft_is(d, tp, tv, "text") || ft_is(d, tp, tv, "reasoning") ? 1
+                 : ft_is(d, tp, tv, "tool-result") ? 2 : 0;
+        }
+        if (kind == 2) {
+            if (ft_content(o, d, tp, ft_get(d, tp, c, "content"), depth + 1, parts) < 0)
+                return -1;
+            continue;
+        }
+        Py_ssize_t xv = ft_get(d, tp, c, "text");
+        int s = ft_strv(tp, xv);
+        if (s < 0 || (s == 0 && kind == 0))            /* (another block without a string text: its JSON) */
+            return -1;
+        if (s > 0 && ft_part(o, d, &t[xv], parts) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* a scalar of a generic row's payload or of tool arguments at token v, added to o as textview shows it
+ * (payload: null as "null"; arguments: as ""): 1 added, 0 not a scalar (a list, an object), -1 left to the
+ * exact decoder (a float, a long integer) */
+static int ft_scalar(FtBuf *o, P d, const FtTape *tp, Py_ssize_t v, int args) {
+    const FtTok *t = &tp->t[v];
+    switch (t->kind) {
+    case '"':
+        return ft_text(o, d, t->a, t->b, 1) < 0 ? -1 : 1;
+    case 't':
+        return ft_put(o, "true", 4) < 0 ? -1 : 1;
+    case 'f':
+        return ft_put(o, "false", 5) < 0 ? -1 : 1;
+    case 'n':
+        return args ? 1 : (ft_put(o, "null", 4) < 0 ? -1 : 1);
+    case '{':
+    case '[':
+        return 0;
+    default: {
+        int kind;
+        long long x;
+        ft_numval(d, t->a, t->b, &kind, &x);
+        if (kind != 1)
+            return -1;
+        char num[32];
+        int k = snprintf(num, sizeof num, "%lld", x);
+        return ft_put(o, num, k) < 0 ? -1 : 1;
+    }
+    }
+}
+
+/* textview.payload_text of a generic row's payload (the object token v), plained, added to o */
+static int ft_payload(FtBuf *o, P d, const FtTape *tp, Py_ssize_t v) {
+    const FtTok *t = tp->t;
+    int lines = 0;
+    if (ft_obj(d, tp, v) < 0)
+        return -1;
+    for (Py_ssize_t c = v + 1; c < t[v].next; c = t[c + 1].next) {
+        if (memchr(d + t[c].a, '.', (size_t)(t[c].b - t[c].a)) != NULL)
+            return -1;                                 /* (a dotted key: textview names it by its last part) */
+        Py_ssize_t val = c + 1, from = c, to = c + 2;  /* the members shown: this one, or a nested object's */
+        if (t[val].kind == '{') {
+            if (ft_obj(d, tp, val) < 0)
+                return -1;
+            from = val + 1;
+            to = t[val].next;
+        }
+        for (Py_ssize_t k = from; k < to; k = t[k + 1].next) {
+            const FtTok *vt = &t[k + 1];
+            if (from != c && memchr(d + t[k].a, '.', (size_t)(t[k].b - t[k].a)) != NULL)
+                return -1;
+            if (vt->kind == '{' || vt->kind == '[' || (vt->kind == '"' && vt->a == vt->b))
+                continue;                              /* (lists, deeper objects, empty strings: no line) */
+            if ((lines++ && ft_put(o, " ", 1) < 0) || ft_text(o, d, t[k].a, t[k].b, 1) < 0 || ft_put(o, " ", 1) < 0
+                || ft_scalar(o, d, tp, k + 1, 0) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* textview.arguments_text of the tool arguments at token v (v < 0: absent), plained, added to o: a JSON
+ * object (or a string holding one) as ``key: value`` lines; -1 for any other shape */
+static int ft_arguments(FtBuf *o, P d, const FtTape *tp, Py_ssize_t v) {
+    if (v < 0 || tp->t[v].kind == 'n')
+        return 0;
+    P src = d;
+    const FtTape *at = tp;
+    if (tp->t[v].kind == '"') {                        /* a string: its JSON (json.loads) */
+        const FtTok *s = &tp->t[v];
+        if (s->a == s->b)
+            return 0;                                  /* "": not JSON, shown as is (nothing) */
+        FT_ARGS.len = 0;
+        FT_INNER.n = 0;
+        Py_ssize_t i = 0;
+        if (ft_text(&FT_ARGS, d, s->a, s->b, 0) < 0)
+            return -1;
+        src = (P)FT_ARGS.p;
+        if (ft_value(src, FT_ARGS.len, &i, &FT_INNER, 1) < 0)
+            return -1;
+        ft_ws(src, FT_ARGS.len, &i);
+        if (i != FT_ARGS.len)
+            return -1;                                 /* (text after the value: json.loads says no) */
+        at = &FT_INNER;
+        v = 0;
+    }
+    const FtTok *t = at->t;
+    if (ft_obj(src, at, v) < 0)
+        return -1;
+    int lines = 0;
+    for (Py_ssize_t c = v + 1; c < t[v].next; c = t[c + 1].next)
+        if ((lines++ && ft_put(o, " ", 1) < 0) || ft_text(o, src, t[c].a, t[c].b, 1) < 0 || ft_put(o, ": ", 2) < 0
+            || ft_scalar(o, src, at, c + 1, 1) != 1)
+            return -1;                                 /* (a list or object: its JSON; a float: its repr) */
+    return 0;
+}
+
+static PyObject *FT_KINDS[4];                          /* user, reasoning, assistant, event */
+static PyObject *FT_SPECIAL;                           /* a tuple of bytes: the types not read as generic rows */
+
+static PyObject *ft_pystr(const FtBuf *o) {
+    return PyUnicode_DecodeUTF8(o->p ? o->p : "", o->len, "strict");
+}
+
+/* string token v as a Python str (unplained), None when s <= 0 */
+static PyObject *ft_opt(P d, const FtTape *tp, Py_ssize_t v, int s) {
+    if (s <= 0)
+        Py_RETURN_NONE;
+    FT_ARGS.len = 0;
+    if (ft_text(&FT_ARGS, d, tp->t[v].a, tp->t[v].b, 0) < 0)
+        return PyErr_NoMemory();
+    return ft_pystr(&FT_ARGS);
+}
+
+/* "name args" (plained; the name alone without arguments) into o: 0, or -1 */
+static int ft_call_text(FtBuf *o, P d, const FtTape *tp, Py_ssize_t nv, int s, Py_ssize_t av) {
+    o->len = 0;
+    if (s > 0 && ft_text(o, d, tp->t[nv].a, tp->t[nv].b, 1) < 0)
+        return -1;
+    Py_ssize_t at = o->len;
+    if (ft_put(o, " ", 1) < 0 || ft_arguments(o, d, tp, av) < 0)
+        return -1;
+    if (o->len == at + 1)
+        o->len = at;
+    return 0;
+}
+
+/* an assistant message's fields and tool-call blocks (the message at token mv): 0 (fields and *blocks
+ * filled), -1 fall back, -2 a Python error */
+static int ft_assistant(P d, const FtTape *tp, Py_ssize_t mv, PyObject *fields, PyObject **blocks) {
+    const FtTok *t = tp->t;
+    if (ft_obj(d, tp, mv) < 0)
+        return -1;
+    Py_ssize_t cv = ft_get(d, tp, mv, "content");
+    if (cv < 0 || t[cv].kind == 'n')
+        return 0;
+    if (t[cv].kind != '[')
+        return -1;
+    int counts[2] = {0, 0}, any[2] = {0, 0};
+    FtBuf *bufs[2] = {&FT_OUT, &FT_TMP};                  /* reasoning, text */
+    FT_OUT.len = FT_TMP.len = 0;
+    for (Py_ssize_t c = cv + 1; c < t[cv].next; c = t[c].next) {
+        if (t[c].kind != '{')
+            continue;                                  /* (not a block) */
+        if (ft_obj(d, tp, c) < 0)
+            return -1;
+        Py_ssize_t tv = ft_get(d, tp, c, "type");
+        if (tv < 0 || t[tv].kind != '"')
+            continue;
+        if (t[tv].esc)
+            return -1;
+        int which = ft_is(d, tp, tv, "reasoning") ? 0 : ft_is(d, tp, tv, "text") ? 1 : -1;
+        if (which >= 0) {
+            Py_ssize_t xv = ft_get(d, tp, c, "text");
+            int s = ft_strv(tp, xv);
+            if (s < 0 || (counts[which]++ && ft_put(bufs[which], " ", 1) < 0))
+                return -1;
+            if (s > 0 && t[xv].b > t[xv].a) {
+                if (ft_text(bufs[which], d, t[xv].a, t[xv].b, 1) < 0)
+                    return -1;
+                any[which] = 1;
+            }
+        } else if (ft_is(d, tp, tv, "tool-call")) {
+            Py_ssize_t nv = ft_get(d, tp, c, "name"), iv = ft_get(d, tp, c, "id");
+            int s = ft_strv(tp, nv);
+            if (s < 0 || ft_call_text(&FT_BLK, d, tp, nv, s, ft_get(d, tp, c, "arguments")) < 0)
+                return -1;
+            int named = s > 0 && t[nv].b > t[nv].a;
+            PyObject *text = ft_pystr(&FT_BLK);
+            PyObject *name = text ? ft_opt(d, tp, nv, named) : NULL;
+            PyObject *cid = name ? ft_opt(d, tp, iv, iv >= 0 && t[iv].kind == '"') : NULL;
+            PyObject *b = cid ? PyTuple_Pack(3, cid, name, text) : NULL;
+            Py_XDECREF(text);
+            Py_XDECREF(name);
+            Py_XDECREF(cid);
+            int bad = b == NULL || (*blocks == NULL && (*blocks = PyList_New(0)) == NULL) || PyList_Append(*blocks, b) < 0;
+            Py_XDECREF(b);
+            if (bad)
+                return -2;
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        if (!any[k])
+            continue;
+        PyObject *text = ft_pystr(bufs[k]);
+        PyObject *f = text ? PyTuple_Pack(2, FT_KINDS[k ? 2 : 1], text) : NULL;
+        Py_XDECREF(text);
+        int bad = f == NULL || PyList_Append(fields, f) < 0;
+        Py_XDECREF(f);
+        if (bad)
+            return -2;
+    }
+    return 0;
+}
+
+/* tool/result: the call its message (token m) answers (source.callId, else toolCallId, else its first
+ * tool-result block's): the string's token, -1 none, -2 fall back */
+static Py_ssize_t ft_answered(P d, const FtTape *tp, Py_ssize_t m) {
+    const FtTok *t = tp->t;
+    Py_ssize_t sv = ft_get(d, tp, m, "source"), v = -1;
+    int s = 0;
+    if (sv >= 0 && t[sv].kind == '{') {
+        if (ft_obj(d, tp, sv) < 0)
+            return -2;
+        v = ft_get(d, tp, sv, "callId");
+        s = ft_strv(tp, v);
+    }
+    if (s == 0) {
+        v = ft_get(d, tp, m, "toolCallId");
+        s = ft_strv(tp, v);
+    }
+    Py_ssize_t cv = ft_get(d, tp, m, "content");
+    if (s == 0 && cv >= 0 && t[cv].kind == '[') {
+        for (Py_ssize_t c = cv + 1; c < t[cv].next; c = t[c].next) {
+            if (t[c].kind != '{')
+                continue;
+            if (ft_obj(d, tp, c) < 0)
+                return -2;
+            Py_ssize_t tv = ft_get(d, tp, c, "type");
+            if (tv >= 0 && t[tv].kind == '"' && t[tv].esc)
+                return -2;
+            if (tv >= 0 && ft_is(d, tp, tv, "tool-result")) {
+                v = ft_get(d, tp, c, "toolCallId");
+                s = ft_strv(tp, v);
+                break;
+            }
+        }
+    }
+    return s < 0 ? -2 : s == 0 ? -1 : v;
+}
+
+#define FT_FALLBACK(cond) do { if (cond) { res = Py_None; Py_INCREF(res); goto out; } } while (0)
+#define FT_TYPE(s) ft_is(d, &FT_TAPE, 0 + tv, s)
+
+/* text_row of the row d[:n] (a new reference; None: decode it the exact way), NULL on a Python error */
+static PyObject *ft_row(P d, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    PyObject *res = NULL, *fields = NULL, *blocks = NULL, *turn = NULL, *x = NULL, *y = NULL, *z = NULL;
+    const FtTape *tp = &FT_TAPE;
+    int kind;
+    long long seq, tm = 0, v;
+    FT_TAPE.n = 0;
+    FT_OUT.len = 0;
+    FT_FALLBACK(FT_SPECIAL == NULL || n == 0 || d[0] != '{' || ft_value(d, n, &i, &FT_TAPE, 0) < 0);
+    ft_ws(d, n, &i);
+    FT_FALLBACK(i != n || ft_obj(d, tp, 0) < 0);
+    const FtTok *t = FT_TAPE.t;
+    Py_ssize_t tv = ft_get(d, tp, 0, "type"), sv = ft_get(d, tp, 0, "seq");
+    Py_ssize_t mv = ft_get(d, tp, 0, "time"), dv = ft_get(d, tp, 0, "data");
+    FT_FALLBACK(tv < 0 || t[tv].kind != '"' || t[tv].esc || sv < 0 || t[sv].kind != '0' || ft_obj(d, tp, dv) < 0);
+    ft_numval(d, t[sv].a, t[sv].b, &kind, &seq);
+    FT_FALLBACK(kind != 1 || seq < 0 || seq > 9007199254740991LL);
+    if (mv >= 0 && t[mv].kind == '0') {
+        ft_numval(d, t[mv].a, t[mv].b, &kind, &tm);
+        FT_FALLBACK(kind == 2);
+        if (kind != 1)
+            tm = 0;
+    }
+    Py_ssize_t uv = ft_get(d, tp, dv, "turn");
+    if (uv >= 0 && t[uv].kind == '0') {
+        ft_numval(d, t[uv].a, t[uv].b, &kind, &v);
+        FT_FALLBACK(kind == 2);
+        turn = kind == 1 ? PyLong_FromLongLong(v) : (Py_INCREF(Py_None), Py_None);
+    } else {
+        turn = Py_None;
+        Py_INCREF(turn);
+    }
+    if (turn == NULL)
+        goto out;
+    if (FT_TYPE("turn/start")) {
+        res = Py_BuildValue("(iLLO)", 1, seq, tm, turn);
+    } else if (FT_TYPE("user/message")) {
+        int parts = 0;
+        FT_FALLBACK(ft_content(&FT_OUT, d, tp, ft_get(d, tp, dv, "content"), 0, &parts) < 0);
+        if (parts == 0)
+            res = Py_BuildValue("(i)", 0);
+        else if ((x = ft_pystr(&FT_OUT)) != NULL)
+            res = Py_BuildValue("(iLLO[(OO)]O)", 2, seq, tm, turn, FT_KINDS[0], x, Py_None);
+    } else if (FT_TYPE("assistant/message")) {
+        Py_ssize_t msg = ft_get(d, tp, dv, "message");
+        FT_FALLBACK(msg < 0);
+        if ((fields = PyList_New(0)) == NULL)
+            goto out;
+        int r = ft_assistant(d, tp, msg, fields, &blocks);
+        if (r == -2)
+            goto out;
+        FT_FALLBACK(r < 0);
+        if (PyList_GET_SIZE(fields) == 0 && blocks == NULL)
+            res = Py_BuildValue("(i)", 0);
+        else
+            res = Py_BuildValue("(iLLOOO)", 2, seq, tm, turn, fields, blocks ? blocks : Py_None);
+    } else if (FT_TYPE("tool/call")) {
+        Py_ssize_t nv = ft_get(d, tp, dv, "name"), cv = ft_get(d, tp, dv, "callId");
+        int s = ft_strv(tp, nv), c = ft_strv(tp, cv);
+        FT_FALLBACK(s < 0 || c < 0 || ft_call_text(&FT_OUT, d, tp, nv, s, ft_get(d, tp, dv, "arguments")) < 0);
+        if ((z = ft_pystr(&FT_OUT)) != NULL && (x = ft_opt(d, tp, cv, c)) != NULL
+            && (y = s > 0 ? ft_opt(d, tp, nv, s) : PyUnicode_FromString("")) != NULL)
+            res = Py_BuildValue("(iLLOOOO)", 3, seq, tm, turn, x, y, z);
+    } else if (FT_TYPE("tool/result")) {
+        Py_ssize_t ev = ft_get(d, tp, dv, "error"), msg = ft_get(d, tp, dv, "message");
+        int parts = 0;
+        FT_FALLBACK((ev >= 0 && t[ev].kind != 'n') || ft_obj(d, tp, msg) < 0);
+        Py_ssize_t c = ft_answered(d, tp, msg);
+        FT_FALLBACK(c == -2 || ft_content(&FT_OUT, d, tp, ft_get(d, tp, msg, "content"), 2, &parts) < 0);
+        if (parts == 0)
+            res = Py_BuildValue("(i)", 0);
+        else if ((y = ft_pystr(&FT_OUT)) != NULL && (x = ft_opt(d, tp, c, c >= 0)) != NULL)
+            res = Py_BuildValue("(iLLOOO)", 4, seq, tm, turn, x, y);
+    } else if (FT_TYPE("session/title")) {
+        Py_ssize_t xv = ft_get(d, tp, dv, "title");
+        int s = ft_strv(tp, xv);
+        FT_FALLBACK(s < 0);
+        if (s == 0 || t[xv].a == t[xv].b)
+            res = Py_BuildValue("(i)", 0);
+        else if ((x = ft_opt(d, tp, xv, 1)) != NULL)
+            res = Py_BuildValue("(iLLOO)", 5, seq, tm, turn, x);
+    } else {
+        Py_ssize_t k, nt = PyTuple_GET_SIZE(FT_SPECIAL), len = t[tv].b - t[tv].a;
+        for (k = 0; k < nt; k++) {
+            PyObject *s = PyTuple_GET_ITEM(FT_SPECIAL, k);
+            if (PyBytes_GET_SIZE(s) == len && memcmp(PyBytes_AS_STRING(s), d + t[tv].a, (size_t)len) == 0)
+                break;
+        }
+        FT_FALLBACK(k < nt);                           /* (a text type not read here, todo/write …) */
+        FT_FALLBACK(ft_payload(&FT_OUT, d, tp, dv) < 0);
+        if (FT_OUT.len == 0)
+            res = Py_BuildValue("(i)", 0);
+        else if ((x = ft_pystr(&FT_OUT)) != NULL)
+            res = Py_BuildValue("(iLLO[(OO)]O)", 2, seq, tm, turn, FT_KINDS[3], x, Py_None);
+    }
+out:
+    Py_XDECREF(turn);
+    Py_XDECREF(fields);
+    Py_XDECREF(blocks);
+    Py_XDECREF(x);
+    Py_XDECREF(y);
+    Py_XDECREF(z);
+    return res;
+}
+#undef FT_FALLBACK
+#undef FT_TYPE
+
+static PyObject *text_row(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "y*", &view))
+        return NULL;
+    PyObject *res = ft_row((P)view.buf, view.len);
+    PyBuffer_Release(&view);
+    return res;
+}
+
+static PyObject *FT_SKIP, *FT_ERR_ONLY;                /* tuples of bytes: types whose rows show no text, or
+                                                        * only when they hold "error" (extract.NO_TEXT_B …) */
+
+static int ft_in(PyObject *types, P s, Py_ssize_t len) {
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(types); k++) {
+        PyObject *t = PyTuple_GET_ITEM(types, k);
+        if (PyBytes_GET_SIZE(t) == len && memcmp(PyBytes_AS_STRING(t), s, (size_t)len) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* text_rows(data, start, end, most, max_row) -> (items, next, newlines): the rows of data[start:end] (start
+ * at a row, end just after a newline) that may show text, as extract.candidate_rows picks them (a row written
+ * the dsh way whose type shows no text, a blank row: skipped), each read by text_row: its answer, or
+ * (-1, offset, raw) where the row is to be decoded the exact way (and every row over max_row bytes).  Stops
+ * after ``most`` such rows: next is the offset to go on from, newlines those passed. */
+static PyObject *text_rows(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t start, end, most, max_row;
+    if (!PyArg_ParseTuple(args, "y*nnnn", &view, &start, &end, &most, &max_row))
+        return NULL;
+    P d = (P)view.buf;
+    PyObject *items = PyList_New(0), *res = NULL;
+    Py_ssize_t at = start < 0 ? 0 : start, lines = 0, got = 0;
+    if (end > view.len)
+        end = view.len;
+    if (items == NULL || FT_SKIP == NULL)
+        goto out;
+    while (at < end && got < most) {
+        P nl = memchr(d + at, '\n', (size_t)(end - at));
+        if (nl == NULL)
+            break;                                     /* (a torn row: left for later) */
+        Py_ssize_t e = nl - d, len = e - at;
+        P r = d + at;
+        Py_ssize_t row_at = at;
+        at = e + 1;
+        lines++;
+        if (len >= 10 && memcmp(r, "{\"type\":\"", 9) == 0) {
+            P q = memchr(r + 9, '"', (size_t)(len - 9));
+            if (q != NULL && q > r + 9) {
+                Py_ssize_t tl = q - (r + 9);
+                if (ft_in(FT_SKIP, r + 9, tl))
+                    continue;
+                if (ft_in(FT_ERR_ONLY, r + 9, tl) && memmem(r, (size_t)len, "\"error\"", 7) == NULL)
+                    continue;
+            }
+        } else {
+            Py_ssize_t k = 0;
+            while (k < len && (r[k] == ' ' || (r[k] >= '\t' && r[k] <= '\r')))
+                k++;
+            if (k == len)
+                continue;                              /* (blank) */
+        }
+        got++;
+        PyObject *it = len <= max_row ? ft_row(r, len) : (Py_INCREF(Py_None), Py_None);
+        if (it == Py_None) {
+            Py_DECREF(it);
+            it = Py_BuildValue("(iny#)", -1, row_at, (const char *)r, len);
+        }
+        if (it == NULL || PyList_Append(items, it) < 0) {
+            Py_XDECREF(it);
+            goto out;
+        }
+        Py_DECREF(it);
+    }
+    res = Py_BuildValue("(Onn)", items, at, lines);
+out:
+    Py_XDECREF(items);
+    PyBuffer_Release(&view);
+    return res;
+}
+
+/* text_setup(special, skip, err_only): the types text_row leaves to the exact decoder rather than read as
+ * generic rows (textview's text types, the types that show no payload, todo/write); the types text_rows skips,
+ * and those it skips unless the row holds "error" (tuples of bytes) */
+static PyObject *text_setup(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *special, *skip, *err_only;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyTuple_Type, &special, &PyTuple_Type, &skip, &PyTuple_Type, &err_only))
+        return NULL;
+    PyObject *all[3] = {special, skip, err_only};
+    for (int j = 0; j < 3; j++)
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(all[j]); k++)
+            if (!PyBytes_Check(PyTuple_GET_ITEM(all[j], k))) {
+                PyErr_SetString(PyExc_TypeError, "text_setup: tuples of bytes");
+                return NULL;
+            }
+    for (int c = 0; c < 256; c++)
+        FT_STOP[c] = c < 0x20 || c == '"' || c == '\\' || c >= 0x7F;
+    if (FT_KINDS[0] == NULL) {
+        const char *names[4] = {"user", "reasoning", "assistant", "event"};
+        for (int k = 0; k < 4; k++)
+            if ((FT_KINDS[k] = PyUnicode_InternFromString(names[k])) == NULL)
+                return NULL;
+    }
+    Py_INCREF(special);
+    Py_XSETREF(FT_SPECIAL, special);
+    Py_INCREF(skip);
+    Py_XSETREF(FT_SKIP, skip);
+    Py_INCREF(err_only);
+    Py_XSETREF(FT_ERR_ONLY, err_only);
+    Py_RETURN_NONE;
+}
+/* ---- end of ftsc ---- */
+
+/* ---- big29: find_folded, the whole-log find's byte search (issue 29) ----
+ * find_folded(data, start, end, needle, table, k, rows) -> list of offsets
+ *   Every place i of ``needle`` in ``data.translate(table)[start:end]``, left to right, not overlapping (the next
+ *   search starts at i + len(needle)); ``rows``: only the first in each row (the next search starts after the
+ *   first b"\n" from i + len(needle); none: the end).  Exactly app/log/query/find_prefilter.find_folded_py, without
+ *   the translated copy: the places of needle[k] are found by memchr of the bytes the table maps onto it (one
+ *   or two; more: a byte loop), each place checked byte by byte through the table.  ``table`` is 256 bytes
+ *   mapping b"\n" onto itself and no other byte onto it (the caller checks). */
+static PyObject *find_folded(PyObject *self, PyObject *args) {
+    PyObject *data;
+    const unsigned char *nd, *tb;
+    Py_ssize_t start, end, nn, ntb, k;
+    int rows;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Onny#y#np", &data, &start, &end, &nd, &nn, &tb, &ntb, &k, &rows))
+        return NULL;
+    if (ntb != 256 || nn <= 0 || k < 0 || k >= nn) {
+        PyErr_SetString(PyExc_ValueError, "find_folded: a 256-byte table, a needle, 0 <= k < len(needle)");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *d = (const unsigned char *)view.buf;
+    if (start < 0)
+        start = 0;
+    if (end > view.len)
+        end = view.len;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    unsigned char pre[256], want[256];
+    int npre = 0;
+    memset(want, 0, sizeof want);
+    for (int c = 0; c < 256; c++)
+        if (tb[c] == nd[k]) {
+            pre[npre++] = (unsigned char)c;
+            want[c] = 1;
+        }
+    Py_ssize_t pos = start;                 /* the next place may start here */
+    const unsigned char *n1 = NULL, *n2 = NULL;   /* cached next places of pre[0], pre[1] */
+    Py_ssize_t from1 = -1, from2 = -1;
+    while (npre > 0 && end - pos >= nn) {
+        Py_ssize_t lo = pos + k, hi = end - nn + k + 1;    /* where needle[k] may be */
+        const unsigned char *p = NULL;
+        if (npre <= 2) {
+            if (n1 == NULL || from1 > lo || (n1 != d + hi && n1 < d + lo)) {
+                n1 = memchr(d + lo, pre[0], (size_t)(hi - lo));
+                n1 = n1 ? n1 : d + hi;
+                from1 = lo;
+            }
+            p = n1;
+            if (npre == 2) {
+                if (n2 == NULL || from2 > lo || (n2 != d + hi && n2 < d + lo)) {
+                    n2 = memchr(d + lo, pre[1], (size_t)(hi - lo));
+                    n2 = n2 ? n2 : d + hi;
+                    from2 = lo;
+                }
+                if (n2 < p)
+                    p = n2;
+            }
+        } else {
+            Py_ssize_t q = lo;
+            while (q < hi && !want[d[q]])
+                q++;
+            p = d + q;
+        }
+        if (p >= d + hi)
+            break;
+        Py_ssize_t i = (p - d) - k, j = 0;
+        while (j < nn && tb[d[i + j]] == nd[j])
+            j++;
+        if (j < nn) {
+            pos = i + 1;
+            continue;
+        }
+        PyObject *v = PyLong_FromSsize_t(i);
+        if (v == NULL || PyList_Append(out, v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(out);
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        Py_DECREF(v);
+        pos = i + nn;
+        if (rows) {
+            const unsigned char *e = pos < end ? memchr(d + pos, '\n', (size_t)(end - pos)) : NULL;
+            if (e == NULL)
+                break;
+            pos = (e - d) + 1;
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
 
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "rowscan.scan, in C (see the module's source)."},
@@ -1350,7 +2377,13 @@ static PyMethodDef methods[] = {
     {"depth_over", depth_over, METH_VARARGS, "limits.nesting_depth(raw, limit) > limit, in C (ahead3 section)."},
     {"packed_raw", packed_raw, METH_VARARGS, "The logical export's lines of a writer's packed row (ahead3 section)."},
     {"tl_scan", tl_scan, METH_VARARGS, "The timeline's rows of a buffer (timelinec section)."},
-    {"tl_unpack", tl_unpack, METH_O, "A saved timeline's MessagePack value (timelinec section)."},
+    {"tl_count", tl_count, METH_O, "Elements of a JSON array (timelinec section)."},
+    {"tl_seqs", tl_seqs, METH_O, "Count and bounds of an increasing JSON array of integers (timelinec section)."},
+    {"tl_dtsum", tl_dtsum, METH_VARARGS, "Sum of the first k integers of a JSON array (timelinec section)."},
+    {"text_row", text_row, METH_VARARGS, "A row's searchable text from its bytes (ftsc section)."},
+    {"text_rows", text_rows, METH_VARARGS, "text_row of a block of rows (ftsc section)."},
+    {"text_setup", text_setup, METH_VARARGS, "The types text_row leaves to the exact decoder (ftsc section)."},
+    {"find_folded", find_folded, METH_VARARGS, "The places of a needle in a window folded by a table (big29)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -32,7 +32,8 @@ from .. import jobctl
 from ..format.codec import DecodeError, RowCodec, decode_json, parse_header
 from ..format.limits import MAX_DEPTH, MAX_ROW_BYTES, open_regular
 from ..format.model import MAX_SAFE_INT, PACKED_TAGS, is_event
-from .textview import NO_PAYLOAD_TYPES, event_turn, plain, shown_fields
+from .textrow import CALL, FIELDS, NOTHING, RESULT, TURN, text_row_c, text_rows_c
+from .textview import NO_PAYLOAD_TYPES, TITLE, TOOL_CALL, TOOL_OUTPUT, event_turn, plain, shown_fields
 
 if TYPE_CHECKING:
     from ..index.reader import LogReader
@@ -102,7 +103,7 @@ class RowText:
     name map between calls (an index resumes a grown log from them)."""
 
     def __init__(self, codec: RowCodec, turn: Optional[int] = None, calls: Optional[dict[Any, str]] = None,
-                 blocks: Optional[list[tuple[Any, Entry]]] = None):
+                 blocks: Optional[list[tuple[Any, Entry]]] = None, fast: bool = True):
         self.codec = codec
         self.legacy = codec.version < 2
         self.exact = codec.envelope_seqs is not None      # envelope-free snapshot: the codec restores seqs
@@ -115,6 +116,7 @@ class RowText:
         self.held = sum(len(b[1][5]) for b in self.blocks)      # their text
         self.title: Optional[str] = None
         self.text_bytes = 0
+        self.fast = text_row_c() if fast else None
 
     @classmethod
     def resumed(cls, codec: RowCodec, turn: Optional[int], state: Optional[str]) -> RowText:
@@ -152,6 +154,25 @@ class RowText:
         if self.exact:
             self._exact(raw, out, pos, offset, line)
             return
+        if self.fast is not None and len(raw) <= MAX_ROW_BYTES:
+            r = self.fast(raw)                      # the rows written the plain dsh way, from their bytes
+            if r is not None:
+                self._fast(r, out)
+                return
+        self.decode(raw, out, pos, offset, line)
+
+    def feed_items(self, items: list[tuple[Any, ...]], out: list[Entry]) -> None:
+        """Append the entries of rows the C ``text_rows`` read (:mod:`app.log.query.textrow`): its
+        answers, and ``(-1, offset, raw)`` for a row to decode the exact way."""
+        for r in items:
+            if r[0] < 0:
+                self.decode(r[2], out, r[1], r[1])
+            else:
+                self._fast(r, out)
+
+    def decode(self, raw: bytes, out: list[Entry], pos: Any = None, offset: int = -1,
+               line: Optional[int] = None) -> None:
+        """:meth:`feed` of a row decoded the exact way (msgspec, then ``shown_fields``)."""
         obj: Any = None
         # the limits of decode_json (check_row): the depth scan only when the brackets could pass it
         if len(raw) <= MAX_ROW_BYTES and raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
@@ -179,6 +200,58 @@ class RowText:
         t = obj.get("time", 0)
         self._fields(_Ev(typ, d), seq, t if type(t) is int else 0, out)
 
+    def _fast(self, r: tuple[Any, ...], out: list[Entry]) -> None:
+        """:meth:`_fields` of a row read by the C ``text_row`` (:mod:`app.log.query.textrow`)."""
+        op = r[0]
+        if op == NOTHING:
+            return
+        seq, time, et = r[1], r[2], r[3]
+        if op == TURN:
+            self._turn_start(et, out)
+            return
+        turn = et if et is not None else self.turn
+        if op == FIELDS:
+            for kind, body in r[4]:
+                out.append((seq, turn, time, kind, None, body))
+                self.text_bytes += len(body)
+            for call, tool, body in r[5] or ():
+                self._block(call, (seq, turn, time, TOOL_CALL, tool, body), out)
+        elif op == CALL:
+            call, name, body = r[4], r[5], r[6]
+            if call is not None:
+                self.calls[call] = name
+                if self.blocks:                    # the block of its call is its echo
+                    self._drop_block(call)
+            out.append((seq, turn, time, TOOL_CALL, name or None, body))
+            self.text_bytes += len(body)
+        elif op == RESULT:
+            body = r[5]
+            out.append((seq, turn, time, TOOL_OUTPUT, self.calls.get(r[4]), body))
+            self.text_bytes += len(body)
+        else:                                       # TITLE
+            self.title = r[4]
+            body = plain(r[4])
+            out.append((seq, turn, time, TITLE, None, body))
+            self.text_bytes += len(body)
+
+    def _turn_start(self, tt: Optional[int], out: list[Entry]) -> None:
+        if tt is not None:
+            self.turn = tt
+        self.calls.clear()
+        if self.blocks:                           # the turn before ended: its open blocks are entries
+            self.finish(out)
+            self.blocks, self.held = [], 0
+
+    def _block(self, call: Any, e: Entry, out: list[Entry]) -> None:
+        self.blocks.append((call, e))
+        self.held += len(e[5])
+        if len(self.blocks) > BLOCKS_WAIT or self.held > BLOCKS_WAIT_BYTES:
+            self._settle_oldest(out)
+
+    def _drop_block(self, call: Any) -> None:
+        self.blocks = [b for b in self.blocks if b[0] != call]
+        self.held = sum(len(b[1][5]) for b in self.blocks)
+
     def _exact(self, raw: bytes, out: list[Entry], pos: Any, offset: int, line: Optional[int]) -> None:
         items, _ = self.codec.decode_row(raw, pos=pos, offset=offset, line=line)
         for ev in items:
@@ -187,13 +260,7 @@ class RowText:
 
     def _fields(self, ev: Any, seq: int, time: Optional[int], out: list[Entry]) -> None:
         if ev.type == "turn/start":
-            tt = event_turn(ev)
-            if tt is not None:
-                self.turn = tt
-            self.calls.clear()
-            if self.blocks:                       # the turn before ended: its open blocks are entries
-                self.finish(out)
-                self.blocks, self.held = [], 0
+            self._turn_start(event_turn(ev), out)
             return
         shown = shown_fields(ev, self.calls)
         if not shown:
@@ -203,14 +270,10 @@ class RowText:
         for fl, call, block in shown:
             body = plain(fl.text)
             if block:
-                self.blocks.append((call, (seq, turn, time, fl.kind, fl.tool, body)))
-                self.held += len(body)
-                if len(self.blocks) > BLOCKS_WAIT or self.held > BLOCKS_WAIT_BYTES:
-                    self._settle_oldest(out)
+                self._block(call, (seq, turn, time, fl.kind, fl.tool, body), out)
                 continue
             if call is not None and self.blocks:  # a tool/call row: the block of its call is its echo
-                self.blocks = [b for b in self.blocks if b[0] != call]
-                self.held = sum(len(b[1][5]) for b in self.blocks)
+                self._drop_block(call)
             out.append((seq, turn, time, fl.kind, fl.tool, body))
             self.text_bytes += len(body)
             if fl.kind == "title":
@@ -400,7 +463,32 @@ def extract_jsonl(path: str, data: Optional[bytes] = None, st: Optional[os.stat_
     version = hdr.version or 0
     rt = RowText(RowCodec(hdr.id, version=version))
     out: list[Entry] = []
-    rows, end, nls = candidate_rows(data, 0, start)
+    end, nls = _feed_file(path, data, start, rt, out, keep, cancel)
+    rt.finish(out)
+    end_line = 2 + nls if nls is not None else 1 + data.count(b"\n", 0, end)
+    crc = zlib.crc32(data[max(0, end - CRC_WINDOW):end]) if end else None
+    return FileText("ok", header=(hdr.id, hdr.cwd, hdr.createdAt), entries=out, title=rt.title, turn=rt.turn,
+                    state=rt.state(), done_pos=end, done_line=end_line, done_crc=crc, bytes_read=len(data),
+                    text_bytes=rt.text_bytes, sig=sig)
+
+
+def _feed_file(path: str, data: bytes, start: int, rt: RowText, out: list[Entry], keep: Optional[Any],
+               cancel: Any) -> tuple[int, Optional[int]]:
+    """Feed the rows of ``data[start:]`` that may hold text to ``rt`` (see :func:`extract_jsonl`):
+    (the offset after the last complete row, the newlines before it when counted)."""
+    rows_c = text_rows_c() if keep is None and rt.fast is not None else None
+    if rows_c is not None:                            # rows picked and read in C, CANCEL_ROWS at a time
+        last = data.rfind(b"\n", start)
+        end = last + 1 if last >= 0 else start
+        at, nls = start, 0
+        while at < end:
+            if cancel is not None and jobctl.is_cancelled(cancel):
+                raise ExtractCancelled(path)
+            items, at, k = rows_c(data, at, end, CANCEL_ROWS, MAX_ROW_BYTES)
+            nls += k
+            rt.feed_items(items, out)
+        return end, nls
+    rows, end, counted = candidate_rows(data, 0, start)
     if keep is not None:
         rows = [(p, raw) for p, raw in rows
                 if raw.startswith(CONTEXT_TYPES_B) or not raw.startswith(b'{"type":"') or keep(p, raw)]
@@ -410,12 +498,7 @@ def extract_jsonl(path: str, data: Optional[bytes] = None, st: Optional[os.stat_
             raise ExtractCancelled(path)
         for pos, raw in rows[k:k + CANCEL_ROWS]:
             feed(raw, out, pos, pos)
-    rt.finish(out)
-    end_line = 2 + nls if nls is not None else 1 + data.count(b"\n", 0, end)
-    crc = zlib.crc32(data[max(0, end - CRC_WINDOW):end]) if end else None
-    return FileText("ok", header=(hdr.id, hdr.cwd, hdr.createdAt), entries=out, title=rt.title, turn=rt.turn,
-                    state=rt.state(), done_pos=end, done_line=end_line, done_crc=crc, bytes_read=len(data),
-                    text_bytes=rt.text_bytes, sig=sig)
+    return end, counted
 
 
 def extract_many(paths: list[str], cancel: Any = None) -> list[FileText]:

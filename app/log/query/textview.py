@@ -191,7 +191,7 @@ def shown_fields(ev: Event, tool_names: Optional[dict[Any, str]] = None) -> list
     return out
 
 
-def _answered_call(m: JsonObj) -> Any:
+def answered_call(m: JsonObj) -> Any:
     """The callId a tool result's message answers: its source's, v4's ``toolCallId``, or its
     ``tool-result`` block's (None when it names none)."""
     cid = (m.get("source") or {}).get("callId") if isinstance(m.get("source"), dict) else None
@@ -231,15 +231,17 @@ def event_fields(ev: Event, tool_names: Optional[dict[Any, str]] = None) -> list
             out.append(Field(ASSISTANT, "\n".join(texts)))
     elif typ == "tool/call":
         name = value_text(d.get("name"))
-        if tool_names is not None and d.get("callId") is not None:
-            tool_names[d.get("callId")] = name
+        cid = d.get("callId")
+        if tool_names is not None and cid is not None and not isinstance(cid, (list, dict)):
+            tool_names[cid] = name                 # (a list or object is no id: it names no call)
         args = arguments_text(d.get("arguments"))
         out.append(Field(TOOL_CALL, f"{name}\n{args}" if args else name, name or None))
     elif typ == "tool/result":
         m = _message(d) or {}
         name = None
-        if tool_names is not None:
-            name = tool_names.get(_answered_call(m))
+        cid = answered_call(m)
+        if tool_names is not None and not isinstance(cid, (list, dict)):
+            name = tool_names.get(cid)
         t = content_text(m.get("content"))
         if t:
             out.append(Field(TOOL_OUTPUT, t, name))

@@ -29,6 +29,7 @@ from ..format.model import Event, is_event
 from ..format.payloads import JsonObj
 from ..source.sources import Segment
 from .timeline import Block, Chunk, Settlement
+from .timeline_lean import TAGS, settlement
 from .timeline_scan import CHUNK, PACKED, scan, unpack
 
 Item = Union[Event, Block, Chunk, Settlement]
@@ -174,6 +175,8 @@ def _readers(version: int) -> dict[bytes, Callable[[bytes], Optional[Item]]]:
             out[tag] = functools.partial(_block, dec)
         elif tag == b"assistant/chunk":
             out[tag] = functools.partial(_chunk, dec)
+        elif tag in TAGS:
+            out[tag] = settlement
         elif tag in _LEAN_TAGS:
             out[tag] = functools.partial(_event, dec, legacy=legacy)
     return out
