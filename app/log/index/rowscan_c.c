@@ -1028,7 +1028,8 @@ done:
 }
 /* ---- end timelinec ---- */
 
-/* ---- ahead3: a row nested over a limit (issue 29: the logical export's plain rows) ----
+/* ---- ahead3: the logical export at disk speed (issue 29): depth_over, packed_raw ----
+ * depth_over: a row nested over a limit (the plain rows)
  * depth_over(raw, limit) -> bool: app.log.format.limits.nesting_depth(raw, limit) > limit, its interpreted
  * definition: string literals ('"' to the next unescaped '"', a backslash escaping any one byte) are skipped,
  * every '[' '{' counts +1 and every ']' '}' -1, and the deepest running sum is compared with the limit.  A
