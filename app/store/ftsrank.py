@@ -15,8 +15,8 @@ in the order of the MATCH expression)::
 phrase's own query: so does :func:`index_stats`).  Tokens are counted as ``unicode61`` cuts them
 (runs of letters and digits; an underscore separates), instances found by the scan's term regexes
 (:func:`app.store.ftsquery.term_re`: diacritics removed, case folded).  A sharded index's
-statistics are summed over its shards (each shard's ``bm25()`` uses its own: close, as the shards
-hold a hash split of the sessions).  An empty index (a home never indexed) has N = 0: every idf is
+statistics are summed over its shards, and its hits are ranked with those sums too
+(:mod:`app.store.ftsglobal`).  An empty index (a home never indexed) has N = 0: every idf is
 then 1e-6, as FTS5 would make it, and the scan's hits rank by the frequency part alone.
 """
 from __future__ import annotations

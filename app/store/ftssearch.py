@@ -51,9 +51,9 @@ class IndexQueries:
         per-session counts (the rowid-only path of the match, grouped by session).  ``sessions``
         holds the ``groups`` sessions with the most matches plus those of the hits (None: all);
         ``session_total`` counts every session with a match.  A sharded index answers from each
-        shard (its best ``offset + limit``, its counts) and the answers are merged by rank (bm25
-        of each shard's own statistics: shards hold a hash split of the sessions, so these stay
-        close to those of one index).  ``exclude``: per shard, the sids whose indexed text is
+        shard (its best rows, its counts) and the answers are merged by the bm25 one index of all
+        the rows would give (:mod:`app.store.ftsglobal`); hits tied in rank go by session, seq
+        and kind.  ``exclude``: per shard, the sids whose indexed text is
         stale (answered by a scan instead: :mod:`app.store.ftslive`)."""
         t0 = time.perf_counter()
         pq = parse_query(query)
