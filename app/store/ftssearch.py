@@ -266,8 +266,10 @@ def _each(parts: list[Any], fn: Any) -> list[Any]:
     if len(parts) == 1:
         return [fn(0, parts[0])]
     from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(len(parts)) as ex:
-        return list(ex.map(lambda ip: fn(*ip), enumerate(parts)))
+    with ThreadPoolExecutor(len(parts) - 1) as ex:     # (the first shard in this thread: one thread fewer to start)
+        rest = ex.map(lambda ip: fn(*ip), list(enumerate(parts))[1:])
+        first = fn(0, parts[0])
+        return [first, *rest]
 
 
 def _filter_sql(pq: ParsedQuery) -> tuple[list[str], list[Any], bool]:
