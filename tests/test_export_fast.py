@@ -134,3 +134,51 @@ def test_native_packed_lines_equal_the_python_lines():
     assert native.packed_lines(head, mid, tail, 0, 0, [], ["\ud800"]) is NotImplemented
     assert native.packed_lines(head, mid, tail, 2**63, 0, [], ["a"]) is NotImplemented
     assert native.packed_lines(head, mid, tail, 0, 2**62, [2**62, 2**62], ["a", "b", "c"]) is NotImplemented
+
+
+def test_native_packed_lines_write_every_64_bit_number():
+    """Seqs and times at the ends of 64 bits, negative times and every power of ten are written as the
+    Python template writes them (the C writer formats its numbers itself)."""
+    from itertools import accumulate, count
+
+    from app.log.index.fastindex import load_rowscan_c
+    native = load_rowscan_c()
+    if native is None:
+        pytest.skip("the C scanner module is not built")
+    head, mid, tail = b'{"seq":', b',"text":', b"}"
+    line = head + b'%d,"time":%d' + mid + b"%s" + tail
+    lo, hi = -(2 ** 63), 2 ** 63 - 1
+    cases = [(hi - 1, lo, [hi, 0]), (0, lo, [0, hi]), (0, hi, [-1, lo + 1]), (7, -1, [-(10 ** k) for k in range(18)]),
+             (10 ** 18, 0, [10 ** k for k in range(18)]), (hi - 3, -9, [9, -1, 1])]
+    for seq0, t0, dt in cases:
+        strs = ["x"] * (len(dt) + 1)
+        times = list(accumulate(dt, initial=t0))
+        n = len(strs) if all(lo <= t <= hi for t in times) and seq0 <= hi - len(strs) else None   # (else declined)
+        got = native.packed_lines(head, mid, tail, seq0, t0, dt, strs)
+        if n is None:
+            assert got is NotImplemented
+            continue
+        want = [line % (s, t, _enc.encode(x)) for s, t, x in zip(count(seq0), times, strs)]
+        assert got == b"\n".join(want), (seq0, t0, dt)
+
+
+def test_native_depth_over_equals_its_definition():
+    """rowscan_c.depth_over (the ahead3 section) equals limits.nesting_depth(raw, limit) > limit on every
+    fixture row and on random bracket, quote and backslash soups (strings left open, escapes at the end)."""
+    import random
+
+    from app.log.format.limits import nesting_depth
+    from app.log.index.fastindex import load_rowscan_c
+    native = load_rowscan_c()
+    if native is None:
+        pytest.skip("the C scanner module is not built")
+    rows = [ln for p in session_files()[:40] for ln in p.read_bytes().split(b"\n")]
+    rng = random.Random(8)
+    alpha = [b"[", b"]", b"{", b"}", b'"', b"\\", b"a", b"\n", b",", b"\xff"]
+    for _ in range(20_000):
+        rows.append(b"".join(rng.choice(alpha) for _ in range(rng.randint(0, 40))))
+    rows += [b"[" * 257, b"[" * 256, b'"' + b"[" * 300, b'"\\"' + b"[" * 300, b'"a\\' + b"[" * 300,
+             b'["' + b"[" * 300 + b'"]', b"{" * 200 + b"]" * 50 + b"[" * 107, b"{" * 200 + b"]" * 50 + b"[" * 106]
+    for raw in rows:
+        for limit in (0, 1, 2, 3, 256):
+            assert native.depth_over(raw, limit) == (nesting_depth(raw, limit) > limit), (raw[:80], limit)

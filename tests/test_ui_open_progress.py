@@ -91,3 +91,16 @@ def test_cancel_stops_the_index_within_200ms(qtbot, win, zlog, tmp_path):
     cache = tmp_path / "cache"
     assert ended or not [p for p in cache.rglob("*") if p.is_file() and (p.suffix in (".idx", ".tmp") or "index" in p.parts)]
     assert len(win.history.rows) > 0                                     # the tail is still shown
+
+
+def test_a_job_handed_over_after_it_ended_is_settled(qtbot, win, zlog):
+    """The window is handed the seq index's job through a signal, so the job can end before its pane is
+    set up; a cancelled build handed over late still says so (its done/failed signals are gone by then)."""
+    from app.ui.help_menu import track_index_build
+    job, _pane = _open(qtbot, win, zlog)
+    job.cancel()
+    qtbot.waitUntil(lambda: job.finished and win.history.indexer.state == "cancelled", timeout=WAIT)
+    win.statusBar().clearMessage()
+    track_index_build(win, job)                                   # (as if indexJob reached it only now)
+    assert "indexing cancelled" in win.statusBar().currentMessage().lower()
+    assert not win.index_tasks.panes                              # no pane left for a job that has ended

@@ -100,15 +100,15 @@ def test_rows_are_painted_from_cached_pixmaps_and_repainted_when_selected(qtbot,
     view.viewport().repaint()
     # (a grab draws every row on screen; a paint into the window may keep the frame and draw nothing)
     before = view.viewport().grab().toImage()
-    n = len(d._pix)
-    assert n > 0 and d._pix_bytes > 0
+    n = len(d.pixmaps)
+    assert n > 0 and d.pixmaps.bytes > 0
     view.viewport().repaint()
-    assert len(d._pix) == n, "a repaint of the same rows blits the cached pixmaps"
+    assert len(d.pixmaps) == n, "a repaint of the same rows blits the cached pixmaps"
     assert view.viewport().grab().toImage() == before
     # selecting the last row paints it differently (a new pixmap), and the view shows it
     view.setCurrentIndex(h.index(len(h.rows) - 1, 0))
     view.viewport().repaint()
-    assert len(d._pix) > n
+    assert len(d.pixmaps) > n
     assert view.viewport().grab().toImage() != before
 
 

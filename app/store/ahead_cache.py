@@ -5,7 +5,8 @@ seq index: :func:`~app.store.indexcache.cached_checkpoints`, :func:`~app.store.i
 read of the log (:func:`app.log.query.ahead.build_ahead`), not one pass each.
 
 Used by the window's background child (the ``scan`` worker's "outline" task, low priority, paused while
-the user scrolls, killed when another session opens) and by ``session-lens index PATH --all``."""
+the user scrolls, killed when another session opens; it hands the surface index to the window's row
+statuses too) and by ``session-lens index PATH --all``."""
 from __future__ import annotations
 
 import time
@@ -59,17 +60,22 @@ class _SharedPass:
 
 
 def cached_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
-                 cancel: Optional[Callable[[], bool]] = None) -> tuple[Outline, dict[str, Any]]:
+                 cancel: Optional[Callable[[], bool]] = None,
+                 on_surface: Optional[Callable[[SurfaceIndex], None]] = None) -> tuple[Outline, dict[str, Any]]:
     """(the outline, {"checkpoints"|"surface"|"outline": status, "pass": seconds of the one read (0: every
-    product was cached)}).  A cancelled pass returns the outline so far (``complete`` False) and keeps nothing."""
+    product was cached)}).  A cancelled pass returns the outline so far (``complete`` False) and keeps nothing.
+    ``on_surface(index)``: the surface index, as soon as it is known (cached, or built by the pass), before the
+    outline (the window's row statuses take it: the first open reads the log once)."""
     shared = _SharedPass(reader, progress, cancel)
     out: dict[str, Any] = {}
     try:
         out["checkpoints"] = cached_checkpoints(reader, make=shared.checkpoints)[1]
-        out["surface"] = cached_surface(reader, make=shared.surface)[1]
+        sindex, out["surface"] = cached_surface(reader, make=shared.surface)
     except _CutShort:
         assert shared.result is not None
         return shared.result.outline, {**out, "pass": round(shared.seconds, 6), "cancelled": True}
+    if on_surface is not None:
+        on_surface(sindex)
     ol, out["outline"] = cached_outline(reader, progress, cancel, make=shared.outline)
     out["pass"] = round(shared.seconds, 6)
     return ol, out

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 import msgspec
 
 from ..log.format import fastrows as fr
+from ..log.format.lazyrows import PACKED_PREFIXES as _PACKED_PREFIXES
 from ..log.format.limits import MAX_DEPTH, MAX_ROW_BYTES, nesting_depth
 from ..log.format.model import MAX_SAFE_INT, Event, PACKED_TAGS, is_event
 from ..log.format.versions import DATA_TYPE
@@ -32,6 +33,9 @@ Row = tuple[Any, int, Optional[int], bytes, bool]      # (pos, text offset, line
 _enc = msgspec.json.Encoder()
 _decode = msgspec.json.Decoder().decode          # (the codec's generic decoder: the same answer)
 _native = load_rowscan_c()       # (its packed_lines writes a packed row's lines; None: the Python way)
+# nesting_depth(raw, limit) > limit (in C where the scanner is built: one pass, no copy of the row's strings)
+_nested_over: Callable[[bytes, int], bool] = _native.depth_over if _native is not None else \
+    (lambda raw, limit: nesting_depth(raw, limit) > limit)
 CHUNK_BYTES = 1 << 20            # text handed to the writer at a time
 PROGRESS_ROWS = 64               # rows between two progress reports (and cancellation points) in a segment
 
@@ -145,7 +149,7 @@ def plain_envelope(reader: LogReader, raw: bytes) -> Optional[dict[str, Any]]:
     codec = reader.codec
     if codec.envelope_seqs is not None or len(raw) > MAX_ROW_BYTES or not raw.startswith(b'{"type":"'):
         return None
-    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and nesting_depth(raw) > MAX_DEPTH:
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _nested_over(raw, MAX_DEPTH):
         return None
     try:
         obj = _decode(raw)
@@ -246,6 +250,12 @@ def _call_lines_redacted(rec: Any, red: Redactor, head: bytes, mid: bytes, has_n
     return out, len(out)
 
 
+def _lines(buf: list[bytes]) -> bytes:
+    """``buf``'s lines, each ended by a newline, in one copy (the last newline is joined in, not added after)."""
+    buf.append(b"")
+    return b"\n".join(buf)
+
+
 def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: Progress = None,
                   counter: Optional[list[int]] = None) -> Iterator[bytes]:
     """The logical export's JSONL text (header, every event's envelope, the closure) in chunks of about
@@ -255,8 +265,22 @@ def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: P
     size = 0
     n = 0
     enc = _enc.encode
+    # a writer's packed row straight from its bytes (C: rowscan_c.packed_raw; None: the lean record below)
+    from_bytes = getattr(_native, "packed_raw", None) if red is None and reader.version < 2 \
+        and reader.codec.envelope_seqs is None else None
     for row in logical_rows(reader, progress):
-        rec = packed_record(reader, row[3]) if row[4] else None
+        raw = row[3]
+        got = from_bytes(raw) if from_bytes is not None and row[4] and raw.startswith(_PACKED_PREFIXES) \
+            and len(raw) <= MAX_ROW_BYTES else None
+        if got is not None:
+            buf.append(got[0])
+            n += got[1]
+            size += len(got[0])
+            if size >= CHUNK_BYTES:
+                yield _lines(buf)
+                buf, size = [], 0
+            continue
+        rec = packed_record(reader, raw) if row[4] else None
         if rec is not None:
             lines, k = _packed_lines(rec, red)
             n += k
@@ -270,10 +294,10 @@ def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: P
                 size += len(line)
                 n += 1
                 if size >= CHUNK_BYTES:               # (a row of many members: flushed as it goes)
-                    yield b"\n".join(buf) + b"\n"
+                    yield _lines(buf)
                     buf, size = [], 0
         if size >= CHUNK_BYTES:
-            yield b"\n".join(buf) + b"\n"
+            yield _lines(buf)
             buf, size = [], 0
     for ev in reader.tail_state().closure:
         env = ev.envelope()
@@ -282,4 +306,4 @@ def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: P
     if counter is not None:
         counter[0] = n
     if buf:
-        yield b"\n".join(buf) + b"\n"
+        yield _lines(buf)

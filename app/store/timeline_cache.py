@@ -37,8 +37,8 @@ from .indexcache import file_source_of, source_identity, write_parts_atomic, cac
 if TYPE_CHECKING:
     from ..log.index.reader import LogReader
 
-MAGIC = b"SLTIM\x00\x04\n"
-FORMAT = 4
+MAGIC = b"SLTIM\x00\x05\n"
+FORMAT = 5
 PRICES_KEY = "timelinePrices"
 # an example table, used until the user saves their own under ``timelinePrices`` (USD per million tokens;
 # DeepSeek's published API list prices, late 2025): always shown as an estimate

@@ -25,6 +25,7 @@ from PySide6.QtCore import QTimer  # noqa: E402  (PySide6 before qasync)
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 SCREENSHOT_TIMEOUT_S = 120.0
+OUTLINE_WAIT_S = 30.0                 # (a screenshot waits this long for the whole-log pass)
 SWITCH_INTERVAL_S = 0.0002
 
 
@@ -131,6 +132,15 @@ async def _wait_index(win, timeout: float) -> int:
     return 0
 
 
+async def _wait_outline(win, timeout: float) -> None:
+    """Wait (at most ``timeout`` s) for the whole-log pass, so a screenshot shows what it adds to the
+    banner (dsh's refusal, the problem count); a pass still running then is left running."""
+    ga = getattr(win, "go_actions", None)
+    job = getattr(ga, "outline_job", None)
+    if ga is not None and ga.outline is None and job is not None and not job.finished:
+        await _wait_signal([ga.outlineReady, job.failed], timeout)
+
+
 _first_paint_marked: set[int] = set()       # id() of the windows already marked (one per process)
 
 
@@ -189,6 +199,8 @@ async def _main(app, crash, path, screenshot, physical, attempts, select, size, 
                 rc = 1
             elif wait_index:
                 rc = max(rc, await _wait_index(win, SCREENSHOT_TIMEOUT_S))
+            if got is not None:
+                await _wait_outline(win, OUTLINE_WAIT_S)
         await _settle(app)
         if select is not None and rc == 0:
             QTimer.singleShot(0, lambda: win.goto_seq(int(select)))

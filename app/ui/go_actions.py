@@ -184,9 +184,12 @@ class GoActions(QObject):
         self.outline_label.setText("Building the outline…")
         self.problems_label.setText("Reading the whole log for problems…")
         h = self.h
+        h.expect_pass_surface()         # (its surface index goes to the row statuses: the first open reads the log once)
         # outline and problems of the whole log, built in a background child (app.store.scan_child)
         job = self.win.jobs.submit_child(scan_child.spec("outline", h.path, h.session_id, {}), name="outline",
                                          group=self.job_group("outline"), on_done=self._outline_done,
+                                         on_partial=lambda m: h.surface_from_pass(m[1]) if m[0] == "surface" else None,
+                                         on_end=lambda j: h.surface_pass_ended() if j is self.outline_job else None,
                                          on_error=lambda msg: self.outline_label.setText(f"Outline failed: {msg}"),
                                          on_progress=lambda d, t: self.outline_label.setText(
                                              f"Building the outline… {100 * d / max(1, t):.0f}%"))

@@ -54,6 +54,8 @@ def track_index_build(win: Any, job: Any) -> None:
     win.index_tasks.track(job, "Indexing the log (seq index): go-to and far pages wait for it", delay_ms=500)
     job.failed.connect(lambda _m, job=job: _index_cancelled(win, job))
     job.done.connect(lambda _r, job=job: _index_cancelled(win, job))    # (it ended as Cancel was clicked)
+    if job.finished:                  # (handed over after it ended: its signals are gone, settle it now)
+        _index_cancelled(win, job)
 
 
 def _index_cancelled(win: Any, job: Any) -> None:

@@ -96,6 +96,8 @@ class TaskStrip(QWidget):
         job.done.connect(lambda _r, job=job: self._ended(job, True))
         job.failed.connect(lambda _m, job=job: self._ended(job, False))
         pane.cancelRequested.connect(lambda job=job: self.cancel(job))
+        if job.finished:              # (handed over after it ended: its signals are gone, no pane stays)
+            self._drop(job)
         return pane
 
     def _reveal(self, job: Job) -> None:

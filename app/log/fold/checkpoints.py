@@ -225,12 +225,16 @@ class CheckpointBuilder:
     """:func:`build_checkpoints` fed a segment at a time (the one background pass feeds it beside the
     outline and the surface index: :mod:`app.log.query.ahead`)."""
 
-    def __init__(self, reader: LogReader, every: int = EVERY) -> None:
+    def __init__(self, reader: LogReader, every: int = EVERY, checks: Optional[EventChecks] = None) -> None:
+        """``checks``: load checks that the caller applies to the same events, in the same order, before
+        :meth:`item` sees each (the one pass shares the outline's): this builder then only reads them."""
         from .attempts import AttemptTracker
         from ..index.integrity import EventChecks
         self.every = every
         self.version = version = reader.version or 0
-        self.sf, self.hf, self.checks = SurfaceFold(keep_events=True, version=version), HeaderFold(), EventChecks()
+        self.own_checks = checks is None
+        self.sf, self.hf = SurfaceFold(keep_events=True, version=version), HeaderFold()
+        self.checks = EventChecks() if checks is None else checks
         self.at = AttemptTracker(keep_text=False)
         self.turn_seq, self.disp_turn = -1, 0
         self.lo: Optional[int] = None
@@ -319,7 +323,8 @@ class CheckpointBuilder:
         if isinstance(it.surface_op, dict) and it.seq in sf.events:     # a replacement took its place
             self.dirty = min(self.dirty, sf.nodes.index(it.seq))
         self.hf.apply(it)
-        self.checks.apply(it)
+        if self.own_checks:
+            self.checks.apply(it)
         self.nxt = it.seq + 1
         return True
 

@@ -327,6 +327,22 @@ static PyObject *py_not_legacy(PyObject *self, PyObject *args) {
  *   is no UTF-8 (a lone surrogate): the caller's Python path decides, as before. */
 static const char HEX[] = "0123456789abcdef";
 
+/* the decimal digits of v at w (as "%lld" writes them); -> past them */
+static char *put_ll(char *w, long long v) {
+    char buf[24];
+    int k = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        buf[k++] = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *w++ = '-';
+    while (k)
+        *w++ = buf[--k];
+    return w;
+}
+
 static PyObject *packed_lines(PyObject *self, PyObject *args) {
     const char *head, *mid, *tail;
     Py_ssize_t nh, nm, nt;
@@ -394,7 +410,9 @@ static PyObject *packed_lines(PyObject *self, PyObject *args) {
         }
         memcpy(w, head, (size_t)nh);
         w += nh;
-        w += sprintf(w, "%lld,\"time\":%lld", seq + i, t);
+        w = put_ll(w, seq + i);                           /* (what sprintf's %lld writes, without its cost) */
+        memcpy(w, ",\"time\":", 8);
+        w = put_ll(w + 8, t);
         memcpy(w, mid, (size_t)nm);
         w += nm;
         Py_ssize_t len;
@@ -428,6 +446,873 @@ static PyObject *packed_lines(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ---- timelinec: the timeline's rows (issue 31) ----
+ * tl_scan(data, stop, skip, flags, max_depth, max_row, max_members) -> list
+ *   The rows of data[:stop] (each ending in a newline) as the timeline's pass reads them
+ *   (app/log/query/timeline_scan.py holds the interpreted definition, scan_py, and the rules):
+ *   a row whose type (the bytes after {"type":" up to the next quote) is in skip: nothing;
+ *   a packed chunk row (flags & 1) or a delta assistant/chunk row (flags & 2) in the writer's exact layout,
+ *   valid JSON and UTF-8: merged with the run before it into one tuple (turn, step, seq0, n, t0, t1);
+ *   any other row: the int ((index << 32 | start) << 1 | refused), refused = over max_row bytes, nested
+ *   deeper than max_depth (strings skipped) or not UTF-8. */
+#define TL_SAFE 9007199254740991LL
+#define TL_BOUND (1LL << 62)
+static unsigned char TLS[256];           /* in a string: 0 plain, 1 quote, 2 backslash, 3 control, 4 non-ASCII */
+
+/* one strict UTF-8 sequence at d[i] (a byte >= 0x80): its end, else -1 */
+static Py_ssize_t tl_utf8(P d, Py_ssize_t i, Py_ssize_t end) {
+    unsigned c = d[i];
+    Py_ssize_t n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) n = 1;
+    else if (c == 0xE0) { n = 2; lo = 0xA0; }
+    else if (c == 0xED) { n = 2; hi = 0x9F; }
+    else if (c >= 0xE1 && c <= 0xEF) n = 2;
+    else if (c == 0xF0) { n = 3; lo = 0x90; }
+    else if (c == 0xF4) { n = 3; hi = 0x8F; }
+    else if (c >= 0xF1 && c <= 0xF3) n = 3;
+    else return -1;
+    if (i + n >= end)
+        return -1;
+    if (d[i + 1] < lo || d[i + 1] > hi)
+        return -1;
+    for (Py_ssize_t k = 2; k <= n; k++)
+        if ((d[i + k] & 0xC0) != 0x80)
+            return -1;
+    return i + n + 1;
+}
+
+static int tl_hex(unsigned c) {
+    return (c >= '0' && c <= '9') ? (int)(c - '0') : (c >= 'a' && c <= 'f') ? (int)(c - 'a' + 10)
+        : (c >= 'A' && c <= 'F') ? (int)(c - 'A' + 10) : -1;
+}
+
+/* a JSON string at d[i] (a quote): its end, else -1 (also for a \u escape of a surrogate); *esc: it held an escape */
+static Py_ssize_t tl_string(P d, Py_ssize_t i, Py_ssize_t end, int *esc) {
+    if (i < 0 || i >= end || d[i] != '"')
+        return -1;
+    i++;
+    for (;;) {
+        while (i < end && TLS[d[i]] == 0)
+            i++;
+        if (i >= end)
+            return -1;
+        switch (TLS[d[i]]) {
+        case 1:
+            return i + 1;
+        case 2:
+            if (esc)
+                *esc = 1;
+            if (i + 1 >= end)
+                return -1;
+            switch (d[i + 1]) {
+            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+                i += 2;
+                break;
+            case 'u': {
+                if (i + 6 > end)
+                    return -1;
+                int v = 0;
+                for (int k = 2; k < 6; k++) {
+                    int h = tl_hex(d[i + k]);
+                    if (h < 0)
+                        return -1;
+                    v = v * 16 + h;
+                }
+                if (v >= 0xD800 && v <= 0xDFFF)
+                    return -1;
+                i += 6;
+                break;
+            }
+            default:
+                return -1;
+            }
+            break;
+        case 4:
+            i = tl_utf8(d, i, end);
+            if (i < 0)
+                return -1;
+            break;
+        default:
+            return -1;
+        }
+    }
+}
+
+static inline Py_ssize_t tl_ws(P d, Py_ssize_t i, Py_ssize_t end) {
+    while (i < end && (d[i] == ' ' || d[i] == '\t' || d[i] == '\r' || d[i] == '\n'))
+        i++;
+    return i;
+}
+
+/* -?(0|[1-9][0-9]{0,17})(\.[0-9]{1,30})? (no exponent: a number msgspec reads whatever its size); end or -1 */
+static Py_ssize_t tl_number(P d, Py_ssize_t i, Py_ssize_t end) {
+    if (i < end && d[i] == '-')
+        i++;
+    Py_ssize_t e = digits(d, i, end);
+    if (e == i || e - i > 18 || (e - i > 1 && d[i] == '0'))
+        return -1;
+    if (e < end && d[e] == '.') {
+        Py_ssize_t f = digits(d, e + 1, end);
+        if (f == e + 1 || f - e - 1 > 30)
+            return -1;
+        e = f;
+    }
+    if (e < end && (d[e] == 'e' || d[e] == 'E' || d[e] == '.'))
+        return -1;
+    return e;
+}
+
+/* any JSON value at d[i] nested at depth (the value's own brackets counted from depth + 1): end or -1 */
+static Py_ssize_t tl_value(P d, Py_ssize_t i, Py_ssize_t end, int depth, int max_depth) {
+    if (i >= end)
+        return -1;
+    unsigned c = d[i];
+    if (c == '"')
+        return tl_string(d, i, end, NULL);
+    if (c == '{' || c == '[') {
+        if (depth + 1 > max_depth)
+            return -1;
+        unsigned close = c == '{' ? '}' : ']';
+        i = tl_ws(d, i + 1, end);
+        if (i < end && d[i] == close)
+            return i + 1;
+        for (;;) {
+            if (c == '{') {
+                i = tl_string(d, i, end, NULL);
+                if (i < 0)
+                    return -1;
+                i = tl_ws(d, i, end);
+                if (i >= end || d[i] != ':')
+                    return -1;
+                i = tl_ws(d, i + 1, end);
+            }
+            i = tl_value(d, i, end, depth + 1, max_depth);
+            if (i < 0)
+                return -1;
+            i = tl_ws(d, i, end);
+            if (i < end && d[i] == ',') {
+                i = tl_ws(d, i + 1, end);
+                continue;
+            }
+            return i < end && d[i] == close ? i + 1 : -1;
+        }
+    }
+    if (c == '-' || (c >= '0' && c <= '9'))
+        return tl_number(d, i, end);
+    if (c == 't')
+        return LIT(d, i, end, "true");
+    if (c == 'f')
+        return LIT(d, i, end, "false");
+    if (c == 'n')
+        return LIT(d, i, end, "null");
+    return -1;
+}
+
+/* -?(0|[1-9][0-9]{0,14}) followed by a byte that is not a digit, '.', 'e' or 'E': the end, the value in *v */
+static Py_ssize_t tl_int(P d, Py_ssize_t i, Py_ssize_t end, long long *v) {
+    if (i < 0)
+        return -1;
+    int neg = i < end && d[i] == '-';
+    Py_ssize_t s = i + neg, e = digits(d, s, end);
+    if (e == s || e - s > 15 || (e - s > 1 && d[s] == '0') || e >= end || d[e] == '.' || d[e] == 'e' || d[e] == 'E')
+        return -1;
+    long long x = 0;
+    for (Py_ssize_t k = s; k < e; k++)
+        x = x * 10 + (d[k] - '0');
+    *v = neg ? -x : x;
+    return e;
+}
+
+typedef struct { long long turn, step, seq0, n, t0, t1; } TlRun;
+
+/* a packed row in the writer's layout, from the quote closing its type (tool: tool-call-chunks) */
+static int tl_packed(P d, Py_ssize_t i, Py_ssize_t nl, int tool, Py_ssize_t max_members, TlRun *r) {
+    long long idx, v;
+    i = tl_int(d, LIT(d, i, nl, "\",\"seq0\":"), nl, &r->seq0);
+    i = tl_int(d, LIT(d, i, nl, ",\"time0\":"), nl, &r->t0);
+    i = tl_int(d, LIT(d, i, nl, ",\"data\":{\"turn\":"), nl, &r->turn);
+    i = tl_int(d, LIT(d, i, nl, ",\"step\":"), nl, &r->step);
+    i = tl_int(d, LIT(d, i, nl, ",\"index\":"), nl, &idx);
+    i = LIT(d, i, nl, ",\"dt\":[");
+    if (i < 0 || r->seq0 < 0)
+        return 0;
+    long long ndt = 0, t = r->t0;
+    if (i < nl && d[i] == ']')
+        i++;
+    else
+        for (;;) {
+            i = tl_int(d, i, nl, &v);
+            if (i < 0)
+                return 0;
+            ndt++;
+            t += v;                                    /* (|v| < 10^15 < 2^50: no overflow below 2^62) */
+            if (t > TL_BOUND || t < -TL_BOUND)
+                return 0;
+            if (d[i] == ']') {
+                i++;
+                break;
+            }
+            if (d[i] != ',')
+                return 0;
+            i++;
+            if (ndt > max_members)
+                return 0;
+        }
+    if (tool) {
+        i = tl_string(d, LIT(d, i, nl, ",\"id\":"), nl, NULL);
+        Py_ssize_t j = LIT(d, i, nl, ",\"name\":");
+        if (j >= 0)
+            i = tl_string(d, j, nl, NULL);
+        i = LIT(d, i, nl, ",\"args\":[");
+    } else
+        i = LIT(d, i, nl, ",\"texts\":[");
+    if (i < 0)
+        return 0;
+    long long n = 0;
+    for (;;) {
+        i = tl_string(d, i, nl, NULL);
+        if (i < 0)
+            return 0;
+        n++;
+        if (i < nl && d[i] == ',') {
+            i++;
+            continue;
+        }
+        break;
+    }
+    if (LIT(d, i, nl, "]}}") != nl || n > max_members || ndt != n - 1 || r->seq0 + n - 1 > TL_SAFE
+        || t > TL_SAFE || t < -TL_SAFE)
+        return 0;
+    r->n = n;
+    r->t1 = t;
+    return 1;
+}
+
+/* an assistant/chunk row in the writer's layout whose chunk type is neither "finish" nor "usage" */
+static int tl_chunk(P d, Py_ssize_t i, Py_ssize_t nl, int max_depth, TlRun *r) {
+    i = tl_int(d, LIT(d, i, nl, "\",\"seq\":"), nl, &r->seq0);
+    i = tl_int(d, LIT(d, i, nl, ",\"time\":"), nl, &r->t0);
+    i = tl_int(d, LIT(d, i, nl, ",\"data\":{\"turn\":"), nl, &r->turn);
+    i = tl_int(d, LIT(d, i, nl, ",\"step\":"), nl, &r->step);
+    i = LIT(d, i, nl, ",\"chunk\":{\"type\":");
+    if (i < 0 || r->seq0 < 0)
+        return 0;
+    int esc = 0;
+    Py_ssize_t e = tl_string(d, i, nl, &esc);
+    if (e < 0 || esc || (e - i == 8 && memcmp(d + i, "\"finish\"", 8) == 0)
+        || (e - i == 7 && memcmp(d + i, "\"usage\"", 7) == 0))
+        return 0;
+    i = e;
+    while (i < nl && d[i] == ',') {                 /* the chunk's other members: no second "type" */
+        Py_ssize_t k = tl_ws(d, i + 1, nl);
+        esc = 0;
+        Py_ssize_t ke = tl_string(d, k, nl, &esc);
+        if (ke < 0 || esc || (ke - k == 6 && memcmp(d + k, "\"type\"", 6) == 0))
+            return 0;
+        ke = tl_ws(d, ke, nl);
+        if (ke >= nl || d[ke] != ':')
+            return 0;
+        i = tl_value(d, tl_ws(d, ke + 1, nl), nl, 3, max_depth);
+        if (i < 0)
+            return 0;
+        i = tl_ws(d, i, nl);
+    }
+    if (LIT(d, i, nl, "}}}") != nl)
+        return 0;
+    r->n = 1;
+    r->t1 = r->t0;
+    return 1;
+}
+
+/* fastrows.refused_rows of one row: over max_row bytes, deeper than max_depth (outside strings), not UTF-8 */
+static int tl_refused(P d, Py_ssize_t p, Py_ssize_t nl, Py_ssize_t max_row, int max_depth) {
+    if (nl - p > max_row)
+        return 1;
+    long depth = 0, top = 0;
+    Py_ssize_t i = p;
+    while (i < nl) {
+        unsigned c = d[i];
+        if (c == '"') {                                 /* a string: to its closing quote */
+            i++;
+            for (;;) {
+                while (i < nl && TLS[d[i]] == 0)
+                    i++;
+                if (i >= nl)
+                    return top > max_depth;
+                c = d[i];
+                if (c == '"') {
+                    i++;
+                    break;
+                }
+                if (c == '\\') {
+                    i += (i + 1 < nl && (d[i + 1] == '"' || d[i + 1] == '\\')) ? 2 : 1;
+                } else if (c >= 0x80) {
+                    i = tl_utf8(d, i, nl);
+                    if (i < 0)
+                        return 1;
+                } else
+                    i++;
+            }
+            continue;
+        }
+        if (c >= 0x80) {
+            i = tl_utf8(d, i, nl);
+            if (i < 0)
+                return 1;
+            continue;
+        }
+        if (c == '[' || c == '{') {
+            if (++depth > top)
+                top = depth;
+        } else if (c == ']' || c == '}')
+            depth--;
+        i++;
+    }
+    return top > max_depth;
+}
+
+static int tl_flush(PyObject *out, TlRun *r) {
+    PyObject *t = Py_BuildValue("(LLLLLL)", r->turn, r->step, r->seq0, r->n, r->t0, r->t1);
+    if (t == NULL)
+        return -1;
+    int bad = PyList_Append(out, t);
+    Py_DECREF(t);
+    return bad;
+}
+
+static PyObject *tl_scan(PyObject *self, PyObject *args) {
+    PyObject *data, *skip;
+    Py_ssize_t stop, max_row, max_members;
+    int flags, max_depth;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OnO!inin", &data, &stop, &PyList_Type, &skip, &flags, &max_depth, &max_row,
+                          &max_members))
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    PyObject *out = PyList_New(0);
+    if (out == NULL || stop < 0 || stop > view.len) {
+        PyBuffer_Release(&view);
+        if (out != NULL)
+            PyErr_SetString(PyExc_ValueError, "stop is outside the buffer");
+        Py_XDECREF(out);
+        return NULL;
+    }
+    P d = (P)view.buf;
+    Py_ssize_t n_skip = PyList_GET_SIZE(skip);
+    TlRun run = {0, 0, 0, 0, 0, 0};
+    int open = 0;
+    long long index = 0;
+    for (Py_ssize_t p = 0; p < stop; index++) {
+        P hit = memchr(d + p, '\n', (size_t)(stop - p));
+        if (hit == NULL)
+            break;
+        Py_ssize_t nl = hit - d, q = -1;
+        if (nl - p >= 9 && memcmp(d + p, "{\"type\":\"", 9) == 0) {
+            P qq = memchr(d + p + 9, '"', (size_t)(nl - p - 9));
+            q = qq == NULL ? -1 : qq - d;
+        }
+        if (q >= 0) {
+            Py_ssize_t tn = q - p - 9;
+            int skipped = 0;
+            for (Py_ssize_t x = 0; x < n_skip && !skipped; x++) {
+                PyObject *t = PyList_GET_ITEM(skip, x);
+                skipped = PyBytes_Check(t) && PyBytes_GET_SIZE(t) == tn && memcmp(PyBytes_AS_STRING(t), d + p + 9,
+                                                                                   (size_t)tn) == 0;
+            }
+            if (skipped) {
+                p = nl + 1;
+                continue;
+            }
+            TlRun r;
+            int ok = 0;
+            if (nl - p <= max_row) {
+                if ((flags & 1) && ((tn == 11 && memcmp(d + p + 9, "text-chunks", 11) == 0)
+                                    || (tn == 16 && memcmp(d + p + 9, "reasoning-chunks", 16) == 0)))
+                    ok = tl_packed(d, q, nl, 0, max_members, &r);
+                else if ((flags & 1) && tn == 16 && memcmp(d + p + 9, "tool-call-chunks", 16) == 0)
+                    ok = tl_packed(d, q, nl, 1, max_members, &r);
+                else if ((flags & 2) && tn == 15 && memcmp(d + p + 9, "assistant/chunk", 15) == 0)
+                    ok = tl_chunk(d, q, nl, max_depth, &r);
+            }
+            if (ok) {
+                if (open && r.turn == run.turn && r.step == run.step && r.seq0 == run.seq0 + run.n
+                    && !(run.t1 > 0 && r.t1 <= 0)) {
+                    run.n += r.n;
+                    run.t1 = r.t1;
+                } else {
+                    if (open && tl_flush(out, &run) < 0)
+                        goto fail;
+                    run = r;
+                    open = 1;
+                }
+                p = nl + 1;
+                continue;
+            }
+        }
+        if (open && tl_flush(out, &run) < 0)
+            goto fail;
+        open = 0;
+        PyObject *o = PyLong_FromLongLong((((index << 32) | (long long)p) << 1) | tl_refused(d, p, nl, max_row, max_depth));
+        if (o == NULL || PyList_Append(out, o) < 0) {
+            Py_XDECREF(o);
+            goto fail;
+        }
+        Py_DECREF(o);
+        p = nl + 1;
+    }
+    if (open && tl_flush(out, &run) < 0)
+        goto fail;
+    PyBuffer_Release(&view);
+    return out;
+fail:
+    Py_DECREF(out);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+/* tl_count(raw) -> int: the elements of the JSON array raw (valid JSON: msgspec has read it), -1 when raw is not an
+ * array.  tl_dtsum(raw, k) -> int | None: 0 for null; for an array of integers (each -?[0-9]{1,18}) the sum of its
+ * first k; None for anything else.  (timeline_lean.count_py / dtsum_py are the definitions.) */
+static PyObject *tl_count(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    P d = (P)view.buf;
+    Py_ssize_t n = view.len, i = tl_ws(d, 0, n);
+    long long count = -1;
+    if (i < n && d[i] == '[') {
+        long depth = 0;
+        int any = 0;
+        count = 0;
+        for (i = i + 1; i < n; i++) {
+            unsigned c = d[i];
+            if (c == '"') {
+                for (i++; i < n && d[i] != '"'; i++)
+                    if (d[i] == '\\')
+                        i++;
+                any = 1;
+            } else if (c == '[' || c == '{') {
+                depth++;
+                any = 1;
+            } else if (c == ']' || c == '}') {
+                if (depth == 0)
+                    break;
+                depth--;
+            } else if (c == ',' && depth == 0)
+                count++;
+            else if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
+                any = 1;
+        }
+        count += any;
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromLongLong(count);
+}
+
+static PyObject *tl_dtsum(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t k;
+    if (!PyArg_ParseTuple(args, "y*n", &view, &k))
+        return NULL;
+    P d = (P)view.buf;
+    Py_ssize_t n = view.len, i = tl_ws(d, 0, n);
+    PyObject *out = NULL;
+    if (LIT(d, i, n, "null") >= 0 && tl_ws(d, i + 4, n) == n) {
+        out = PyLong_FromLong(0);
+        goto done;
+    }
+    if (i >= n || d[i] != '[')
+        goto none;
+    long long sum = 0, seen = 0;
+    i = tl_ws(d, i + 1, n);
+    if (i < n && d[i] == ']')
+        i++;
+    else
+        for (;;) {
+            int neg = i < n && d[i] == '-';
+            Py_ssize_t s0 = i + neg, e = digits(d, s0, n);
+            if (e == s0 || e - s0 > 18 || (e - s0 > 1 && d[s0] == '0') || (e < n && (d[e] == '.' || d[e] == 'e' || d[e] == 'E')))
+                goto none;
+            long long v = 0;
+            for (Py_ssize_t x = s0; x < e; x++)
+                v = v * 10 + (d[x] - '0');
+            if (seen < k && !__builtin_add_overflow(sum, neg ? -v : v, &sum))
+                ;
+            else if (seen < k)
+                goto none;
+            seen++;
+            i = tl_ws(d, e, n);
+            if (i < n && d[i] == ',') {
+                i = tl_ws(d, i + 1, n);
+                continue;
+            }
+            if (i < n && d[i] == ']') {
+                i++;
+                break;
+            }
+            goto none;
+        }
+    if (tl_ws(d, i, n) != n)
+        goto none;
+    out = PyLong_FromLongLong(sum);
+    goto done;
+none:
+    out = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* tl_seqs(raw) -> (n, lo, hi) | None: (-1, 0, 0) for null; for an array of n integers (each -?[0-9]{1,18}) in
+ * strictly increasing order its first and last; None for anything else.  (timeline_lean.seqs_py) */
+static PyObject *tl_seqs(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    P d = (P)view.buf;
+    Py_ssize_t n = view.len, i = tl_ws(d, 0, n);
+    long long count = 0, lo = 0, hi = 0;
+    PyObject *out = NULL;
+    if (LIT(d, i, n, "null") >= 0 && tl_ws(d, i + 4, n) == n) {
+        out = Py_BuildValue("(LLL)", -1LL, 0LL, 0LL);
+        goto done;
+    }
+    if (i >= n || d[i] != '[')
+        goto none;
+    i = tl_ws(d, i + 1, n);
+    if (i < n && d[i] == ']')
+        i++;
+    else
+        for (;;) {
+            int neg = i < n && d[i] == '-';
+            Py_ssize_t s0 = i + neg, e = digits(d, s0, n);
+            if (e == s0 || e - s0 > 18 || (e - s0 > 1 && d[s0] == '0') || (e < n && (d[e] == '.' || d[e] == 'e' || d[e] == 'E')))
+                goto none;
+            long long v = 0;
+            for (Py_ssize_t x = s0; x < e; x++)
+                v = v * 10 + (d[x] - '0');
+            if (neg)
+                v = -v;
+            if (count > 0 && v <= hi)
+                goto none;
+            if (count == 0)
+                lo = v;
+            hi = v;
+            count++;
+            i = tl_ws(d, e, n);
+            if (i < n && d[i] == ',') {
+                i = tl_ws(d, i + 1, n);
+                continue;
+            }
+            if (i < n && d[i] == ']') {
+                i++;
+                break;
+            }
+            goto none;
+        }
+    if (tl_ws(d, i, n) != n)
+        goto none;
+    out = Py_BuildValue("(LLL)", count, lo, hi);
+    goto done;
+none:
+    out = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
+/* ---- end timelinec ---- */
+
+/* ---- ahead3: a row nested over a limit (issue 29: the logical export's plain rows) ----
+ * depth_over(raw, limit) -> bool: app.log.format.limits.nesting_depth(raw, limit) > limit, its interpreted
+ * definition: string literals ('"' to the next unescaped '"', a backslash escaping any one byte) are skipped,
+ * every '[' '{' counts +1 and every ']' '}' -1, and the deepest running sum is compared with the limit.  A
+ * string left open (no closing quote) is not skipped, and no string starts after it: every quote after it is
+ * escaped in its own reading, and a reading started there runs in step with it.  One pass, stopping as soon
+ * as the sum passes the limit. */
+static PyObject *depth_over(PyObject *self, PyObject *args) {
+    Py_buffer b;
+    long limit;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*l", &b, &limit))
+        return NULL;
+    const unsigned char *p = (const unsigned char *)b.buf;
+    Py_ssize_t n = b.len, i = 0;
+    long d = 0;
+    int over = 0, strings = 1;
+    while (i < n) {
+        unsigned char c = p[i];
+        if (c == '"' && strings) {
+            Py_ssize_t j = i + 1;
+            while (j < n && p[j] != '"')
+                j += p[j] == '\\' ? 2 : 1;
+            if (j < n) {
+                i = j + 1;
+                continue;
+            }
+            strings = 0;                 /* left open: the rest is counted as it is */
+        } else if (c == '[' || c == '{') {
+            if (++d > limit) {
+                over = 1;
+                break;
+            }
+        } else if (c == ']' || c == '}') {
+            d--;
+        }
+        i++;
+    }
+    PyBuffer_Release(&b);
+    return PyBool_FromLong(over);
+}
+/* packed_raw(raw) -> (bytes, members) | None (issue 29: the logical export at disk speed)
+ *   The logical export's lines of a packed chunk row written by dsh's writer, straight from its bytes: the
+ *   same lines, joined by b"\n", as app/store/export_rows.py's packed_record + _packed_lines give (unredacted),
+ *   for the one layout the writer uses:
+ *     {"type":"text-chunks"|"reasoning-chunks","seq0":I,"time0":I,"data":{"turn":I,"step":I,"index":I,"dt":[I,..],"texts":[S,..]}}
+ *     {"type":"tool-call-chunks","seq0":I,"time0":I,"data":{"turn":I,"step":I,"index":I,"dt":[I,..],"id":S[,"name":S],"args":[S,..]}}
+ *   with no space, every integer I as Python prints it (no leading zero, no "-0", at most 18 digits) and every
+ *   string S as msgspec writes it (escapes only '"', '\\' and the control characters: \b \t \n \f \r, others as
+ *   \u00xx; valid UTF-8), so that each number and string is copied as it is.  The Python path's checks too: at
+ *   least one and at most 65536 members, one dt fewer, seq0 >= 0, the last seq and (text rows) the last time
+ *   within 2^53-1, no time past 64 bits on the way.  Anything else: None (the Python path then decides). */
+#define AH_SAFE 9007199254740991LL
+
+static const unsigned char *ah_lit(const unsigned char *p, const unsigned char *e, const char *lit) {
+    size_t k = strlen(lit);
+    if ((size_t)(e - p) < k || memcmp(p, lit, k) != 0)
+        return NULL;
+    return p + k;
+}
+
+static const unsigned char *ah_int(const unsigned char *p, const unsigned char *e, long long *v) {
+    int neg = p < e && *p == '-';
+    const unsigned char *q = p + neg, *d0 = q;
+    unsigned long long u = 0;
+    while (q < e && *q >= '0' && *q <= '9' && q - d0 < 19)
+        u = u * 10 + (unsigned long long)(*q++ - '0');
+    Py_ssize_t nd = q - d0;
+    if (nd == 0 || nd > 18 || (q < e && *q >= '0' && *q <= '9') || (*d0 == '0' && (nd > 1 || neg)))
+        return NULL;
+    *v = neg ? -(long long)u : (long long)u;
+    return q;
+}
+
+static int ah_hex(unsigned char c) {
+    return (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+}
+
+/* a string literal as msgspec writes it, from its opening quote; -> past its closing quote, or NULL */
+static const unsigned char *ah_str(const unsigned char *p, const unsigned char *e) {
+    if (p >= e || *p != '"')
+        return NULL;
+    p++;
+    while (p < e) {
+        unsigned char c = *p;
+        if (c == '"')
+            return p + 1;
+        if (c < 0x20)
+            return NULL;
+        if (c == '\\') {
+            if (e - p < 2)
+                return NULL;
+            unsigned char x = p[1];
+            if (x == '"' || x == '\\' || x == 'b' || x == 't' || x == 'n' || x == 'f' || x == 'r') {
+                p += 2;
+                continue;
+            }
+            if (x != 'u' || e - p < 6 || p[2] != '0' || p[3] != '0')
+                return NULL;
+            int hi = ah_hex(p[4]), lo = ah_hex(p[5]);
+            if (hi < 0 || lo < 0)
+                return NULL;
+            int v = hi * 16 + lo;
+            if (v >= 0x20 || v == '\b' || v == '\t' || v == '\n' || v == '\f' || v == '\r')
+                return NULL;
+            p += 6;
+            continue;
+        }
+        if (c < 0x80) {
+            p++;
+            continue;
+        }
+        /* well-formed UTF-8 only (RFC 3629: no overlong form, no surrogate, nothing past U+10FFFF) */
+        Py_ssize_t k = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+        if (k == 0 || e - p < k)
+            return NULL;
+        unsigned char c1 = p[1];
+        if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F))
+            return NULL;
+        for (Py_ssize_t j = 1; j < k; j++)
+            if ((p[j] & 0xC0) != 0x80)
+                return NULL;
+        p += k;
+    }
+    return NULL;
+}
+
+/* a list of n integers or n strings from its '['; -> past its ']', or NULL */
+static const unsigned char *ah_list(const unsigned char *p, const unsigned char *e, int strs, Py_ssize_t *n) {
+    long long v;
+    *n = 0;
+    if (p >= e || *p != '[')
+        return NULL;
+    p++;
+    if (p < e && *p == ']')
+        return p + 1;
+    for (;;) {
+        p = strs ? ah_str(p, e) : ah_int(p, e, &v);
+        if (p == NULL || p >= e)
+            return NULL;
+        (*n)++;
+        if (*p == ']')
+            return p + 1;
+        if (*p != ',')
+            return NULL;
+        p++;
+    }
+}
+
+static char *ah_put(char *w, const void *src, Py_ssize_t k) {
+    memcpy(w, src, (size_t)k);
+    return w + k;
+}
+
+static PyObject *packed_raw(PyObject *self, PyObject *args) {
+    Py_buffer b;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*", &b))
+        return NULL;
+    const unsigned char *p0 = (const unsigned char *)b.buf, *e = p0 + b.len, *p, *q;
+    const unsigned char *turn, *step, *index, *dts, *strs, *id = NULL, *name = NULL;
+    Py_ssize_t nturn, nstep, nindex, nid = 0, nname = 0, ndt, n;
+    long long seq0, time0, v;
+    const char *delta;
+    int call = 0;
+    PyObject *out = NULL;
+    if ((p = ah_lit(p0, e, "{\"type\":\"text-chunks\"")) != NULL)
+        delta = "text-delta";
+    else if ((p = ah_lit(p0, e, "{\"type\":\"reasoning-chunks\"")) != NULL)
+        delta = "reasoning-delta";
+    else if ((p = ah_lit(p0, e, "{\"type\":\"tool-call-chunks\"")) != NULL) {
+        delta = "tool-call-delta";
+        call = 1;
+    } else
+        goto decline;
+    if (!(p = ah_lit(p, e, ",\"seq0\":")) || !(p = ah_int(p, e, &seq0)) || !(p = ah_lit(p, e, ",\"time0\":"))
+        || !(p = ah_int(p, e, &time0)) || !(p = ah_lit(p, e, ",\"data\":{\"turn\":")))
+        goto decline;
+    turn = p;
+    if (!(p = ah_int(p, e, &v)))
+        goto decline;
+    nturn = p - turn;
+    if (!(p = ah_lit(p, e, ",\"step\":")))
+        goto decline;
+    step = p;
+    if (!(p = ah_int(p, e, &v)))
+        goto decline;
+    nstep = p - step;
+    if (!(p = ah_lit(p, e, ",\"index\":")))
+        goto decline;
+    index = p;
+    if (!(p = ah_int(p, e, &v)))
+        goto decline;
+    nindex = p - index;
+    if (!(p = ah_lit(p, e, ",\"dt\":")))
+        goto decline;
+    dts = p;
+    if (!(p = ah_list(p, e, 0, &ndt)))
+        goto decline;
+    if (call) {
+        if (!(p = ah_lit(p, e, ",\"id\":")))
+            goto decline;
+        id = p;
+        if (!(p = ah_str(p, e)))
+            goto decline;
+        nid = p - id;
+        if ((q = ah_lit(p, e, ",\"name\":")) != NULL) {
+            name = q;
+            if (!(p = ah_str(q, e)))
+                goto decline;
+            nname = p - name;
+        }
+        if (!(p = ah_lit(p, e, ",\"args\":")))
+            goto decline;
+    } else if (!(p = ah_lit(p, e, ",\"texts\":")))
+        goto decline;
+    strs = p;
+    if (!(p = ah_list(p, e, 1, &n)) || !(p = ah_lit(p, e, "}}")) || p != e)
+        goto decline;
+    if (n < 1 || n > 65536 || ndt != n - 1 || seq0 < 0 || seq0 + n - 1 > AH_SAFE)
+        goto decline;
+    /* the times: every running sum within 64 bits (each dt has at most 18 digits), the last one checked */
+    long long t = time0;
+    p = dts + 1;
+    for (Py_ssize_t i = 0; i < ndt; i++) {
+        p = ah_int(p, e, &v) + 1;
+        if ((v > 0 && t > LLONG_MAX - v) || (v < 0 && t < LLONG_MIN - v))
+            goto decline;
+        t += v;
+    }
+    if (!call && (t > AH_SAFE || t < -AH_SAFE))
+        goto decline;
+    char mid[256];
+    Py_ssize_t nmid = snprintf(mid, sizeof mid, ",\"data\":{\"turn\":%.*s,\"step\":%.*s,\"chunk\":{\"type\":\"%s\","
+                               "\"index\":%.*s,", (int)nturn, (const char *)turn, (int)nstep, (const char *)step,
+                               delta, (int)nindex, (const char *)index);
+    if (nmid <= 0 || nmid >= (Py_ssize_t)sizeof mid)
+        goto decline;
+    static const char head[] = "{\"type\":\"assistant/chunk\",\"seq\":";
+    Py_ssize_t nhead = (Py_ssize_t)sizeof head - 1;
+    Py_ssize_t per = nhead + 20 + 8 + 20 + nmid + nid + nname + 32 + 3 + 1;
+    out = PyBytes_FromStringAndSize(NULL, per * n + (e - strs));
+    if (out == NULL) {
+        PyBuffer_Release(&b);
+        return NULL;
+    }
+    char *w = PyBytes_AS_STRING(out), *w0 = w;
+    const unsigned char *dp = dts + 1, *sp = strs + 1;
+    t = time0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i > 0) {
+            dp = ah_int(dp, e, &v) + 1;
+            t += v;
+            *w++ = '\n';
+        }
+        w = ah_put(w, head, nhead);
+        w = put_ll(w, seq0 + i);
+        w = ah_put(w, ",\"time\":", 8);
+        w = put_ll(w, t);
+        w = ah_put(w, mid, nmid);
+        if (call) {
+            w = ah_put(w, "\"id\":", 5);
+            w = ah_put(w, id, nid);
+            if (name != NULL) {
+                w = ah_put(w, ",\"name\":", 8);
+                w = ah_put(w, name, nname);
+            }
+            w = ah_put(w, ",\"argumentsDelta\":", 18);
+        } else {
+            w = ah_put(w, "\"text\":", 7);
+        }
+        q = ah_str(sp, e);
+        w = ah_put(w, sp, q - sp);
+        sp = q + 1;
+        w = ah_put(w, "}}}", 3);
+    }
+    PyBuffer_Release(&b);
+    if (_PyBytes_Resize(&out, w - w0) < 0)
+        return NULL;
+    return Py_BuildValue("(Nn)", out, n);
+decline:
+    PyBuffer_Release(&b);
+    Py_RETURN_NONE;
+}
+/* ---- end ahead3 ---- */
 /* ---- ftsc: a row's searchable text straight from its bytes (issue 32 item 3; owner: the ftsc helper) ----
  *
  * text_row(raw) -> None | tuple: what app.log.query.extract.RowText makes of one stored row, for the rows
@@ -1428,19 +2313,126 @@ static PyObject *text_setup(PyObject *self, PyObject *args) {
 }
 /* ---- end of ftsc ---- */
 
+/* ---- big29: find_folded, the whole-log find's byte search (issue 29) ----
+ * find_folded(data, start, end, needle, table, k, rows) -> list of offsets
+ *   Every place i of ``needle`` in ``data.translate(table)[start:end]``, left to right, not overlapping (the next
+ *   search starts at i + len(needle)); ``rows``: only the first in each row (the next search starts after the
+ *   first b"\n" from i + len(needle); none: the end).  Exactly app/log/query/find_prefilter.find_folded_py, without
+ *   the translated copy: the places of needle[k] are found by memchr of the bytes the table maps onto it (one
+ *   or two; more: a byte loop), each place checked byte by byte through the table.  ``table`` is 256 bytes
+ *   mapping b"\n" onto itself and no other byte onto it (the caller checks). */
+static PyObject *find_folded(PyObject *self, PyObject *args) {
+    PyObject *data;
+    const unsigned char *nd, *tb;
+    Py_ssize_t start, end, nn, ntb, k;
+    int rows;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Onny#y#np", &data, &start, &end, &nd, &nn, &tb, &ntb, &k, &rows))
+        return NULL;
+    if (ntb != 256 || nn <= 0 || k < 0 || k >= nn) {
+        PyErr_SetString(PyExc_ValueError, "find_folded: a 256-byte table, a needle, 0 <= k < len(needle)");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *d = (const unsigned char *)view.buf;
+    if (start < 0)
+        start = 0;
+    if (end > view.len)
+        end = view.len;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    unsigned char pre[256], want[256];
+    int npre = 0;
+    memset(want, 0, sizeof want);
+    for (int c = 0; c < 256; c++)
+        if (tb[c] == nd[k]) {
+            pre[npre++] = (unsigned char)c;
+            want[c] = 1;
+        }
+    Py_ssize_t pos = start;                 /* the next place may start here */
+    const unsigned char *n1 = NULL, *n2 = NULL;   /* cached next places of pre[0], pre[1] */
+    Py_ssize_t from1 = -1, from2 = -1;
+    while (npre > 0 && end - pos >= nn) {
+        Py_ssize_t lo = pos + k, hi = end - nn + k + 1;    /* where needle[k] may be */
+        const unsigned char *p = NULL;
+        if (npre <= 2) {
+            if (n1 == NULL || from1 > lo || (n1 != d + hi && n1 < d + lo)) {
+                n1 = memchr(d + lo, pre[0], (size_t)(hi - lo));
+                n1 = n1 ? n1 : d + hi;
+                from1 = lo;
+            }
+            p = n1;
+            if (npre == 2) {
+                if (n2 == NULL || from2 > lo || (n2 != d + hi && n2 < d + lo)) {
+                    n2 = memchr(d + lo, pre[1], (size_t)(hi - lo));
+                    n2 = n2 ? n2 : d + hi;
+                    from2 = lo;
+                }
+                if (n2 < p)
+                    p = n2;
+            }
+        } else {
+            Py_ssize_t q = lo;
+            while (q < hi && !want[d[q]])
+                q++;
+            p = d + q;
+        }
+        if (p >= d + hi)
+            break;
+        Py_ssize_t i = (p - d) - k, j = 0;
+        while (j < nn && tb[d[i + j]] == nd[j])
+            j++;
+        if (j < nn) {
+            pos = i + 1;
+            continue;
+        }
+        PyObject *v = PyLong_FromSsize_t(i);
+        if (v == NULL || PyList_Append(out, v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(out);
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        Py_DECREF(v);
+        pos = i + nn;
+        if (rows) {
+            const unsigned char *e = pos < end ? memchr(d + pos, '\n', (size_t)(end - pos)) : NULL;
+            if (e == NULL)
+                break;
+            pos = (e - d) + 1;
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "rowscan.scan, in C (see the module's source)."},
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
     {"packed_lines", packed_lines, METH_VARARGS, "The logical export's lines of a packed row (see the source)."},
+    {"depth_over", depth_over, METH_VARARGS, "limits.nesting_depth(raw, limit) > limit, in C (ahead3 section)."},
+    {"packed_raw", packed_raw, METH_VARARGS, "The logical export's lines of a writer's packed row (ahead3 section)."},
+    {"tl_scan", tl_scan, METH_VARARGS, "The timeline's rows of a buffer (timelinec section)."},
+    {"tl_count", tl_count, METH_O, "Elements of a JSON array (timelinec section)."},
+    {"tl_seqs", tl_seqs, METH_O, "Count and bounds of an increasing JSON array of integers (timelinec section)."},
+    {"tl_dtsum", tl_dtsum, METH_VARARGS, "Sum of the first k integers of a JSON array (timelinec section)."},
     {"text_row", text_row, METH_VARARGS, "A row's searchable text from its bytes (ftsc section)."},
     {"text_rows", text_rows, METH_VARARGS, "text_row of a block of rows (ftsc section)."},
     {"text_setup", text_setup, METH_VARARGS, "The types text_row leaves to the exact decoder (ftsc section)."},
+    {"find_folded", find_folded, METH_VARARGS, "The places of a needle in a window folded by a table (big29)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "rowscan_c", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit_rowscan_c(void) {
+    for (int c = 0; c < 256; c++)                                       /* (timelinec) */
+        TLS[c] = c == '"' ? 1 : c == '\\' ? 2 : c < 0x20 ? 3 : c >= 0x80 ? 4 : 0;
     for (int c = 0; c < 256; c++)
         DT[c] = (c == '-' || (c >= '0' && c <= '9')) ? 2 : c == ',' ? 3 : c == ']' ? 4 : 0;
     PyObject *m = PyModule_Create(&module);

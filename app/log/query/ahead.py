@@ -26,12 +26,14 @@ from ..fold.surface import SURFACE_NEEDLES, ScanEnd, SurfaceIndex
 from ..index.verdict import ReadPath
 from ..format.lazyrows import PACKED_PREFIXES, lazy_row
 from ..format.model import is_event
+from .ahead_lean import lean_block
 from .outline import Outline, OutlineBuilder
 
 if TYPE_CHECKING:
     from ..index.reader import LogReader
     from ..source.sources import Segment
 
+_N0, _N1, _N2, _N3, _N4 = SURFACE_NEEDLES          # (the byte test of ``_surface_rows``, unrolled)
 CANCEL_ROWS = 64        # rows between two looks at ``cancel()``
 
 
@@ -54,7 +56,9 @@ class _Surface:
         self.end = ScanEnd()
         self.stopped = False
 
-    def row(self, pos: Any, line: Optional[int], raw: bytes, complete: bool, got: list[Any]) -> None:
+    def row(self, pos: Any, line: Optional[int], raw: bytes, complete: bool,
+            got: Callable[[], list[Any]]) -> None:
+        """One row (``got()``: its items, asked for only when the row can change the surface)."""
         end = self.end
         if self.cut is not None and pos >= self.cut:
             end.pos, end.line = pos, line
@@ -63,8 +67,8 @@ class _Surface:
         if not complete:
             end.pos, end.line = pos, line
             return
-        if any(n in raw for n in SURFACE_NEEDLES):
-            for ev in got:
+        if _N0 in raw or _N1 in raw or _N2 in raw or _N3 in raw or _N4 in raw:
+            for ev in got():
                 if is_event(ev):
                     self.idx.apply(ev)
 
@@ -82,7 +86,7 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
                 cancel: Optional[Callable[[], bool]] = None, every: int = EVERY) -> Ahead:
     """The checkpoints, the surface index and the outline of ``reader``'s log from one forward read."""
     ob = OutlineBuilder(reader)
-    cb = CheckpointBuilder(reader, every)
+    cb = CheckpointBuilder(reader, every, ob.checks)    # (the load checks: the outline applies them to every event first)
     su = _Surface(reader)
     if reader.fatal:
         return Ahead(cb.cps, su.finish(), su.end, ob.finish(True), True)
@@ -105,8 +109,16 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
             n += 1
             if cancel is not None and n % CANCEL_ROWS == 0 and cancel():
                 return Ahead(cb.cps, su.idx, su.end, ob.finish(False), False)
-            got = reader.decode_split_row(row, problems)
             pos, off, line, raw, complete = row
+            blk = lean_block(reader, raw, line, off) if complete and raw.startswith(PACKED_PREFIXES) else None
+            if blk is not None:             # (a clean packed row: its members only count, nothing decodes them)
+                assert blk.n is not None
+                ob.block(blk.seq0, blk.n, line, off)
+                cp_on = cp_on and cb.item(blk)
+                if not su.stopped:
+                    su.row(pos, line, raw, complete, lambda: reader.decode_split_row(row))
+                continue
+            got = reader.decode_split_row(row, problems)
             for it in got:
                 if is_event(it):
                     ob.event(it)
@@ -117,7 +129,7 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
                     lazy = [it for it in got if is_event(it)] if complete and raw.strip() else []
                 cp_on = all(cb.item(it) for it in lazy)
             if not su.stopped:
-                su.row(pos, line, raw, complete, got)
+                su.row(pos, line, raw, complete, lambda: got)
         if not su.stopped:
             su.segment_end(seg)
         if progress:

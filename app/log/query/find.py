@@ -137,7 +137,7 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
             lim = getattr(seg, "limit", None) or len(data)
             st.bytes_scanned += lim
             if pre is not None:
-                cands = pre.positions(data, lim)
+                cands = pre.positions(data, lim, rows=True)
                 if not cands:
                     st.segments_skipped += 1
                     if isinstance(seg, Win) and isinstance(src, RawJsonlSource):
@@ -152,6 +152,10 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
                         progress(seg.end if isinstance(seg.end, int) else 0, st.bytes_total)
                     continue
                 starts: Optional[list[int]] = row_starts(data, cands, lim)
+                for g in pre.also:        # (each other piece of the query: the rows holding it, in one pass)
+                    if starts:
+                        held = set(row_starts(data, g.positions(data, lim, rows=True), lim))
+                        starts = [x for x in starts if x in held]
             else:
                 starts = None
             line = seg.line0
@@ -194,7 +198,7 @@ def _split_rows_hits(rows: list[tuple[int, bytes]], codec: RowCodec, pre: Option
             t = turn_of_row(codec, raw, st, p)
             if t is not None:
                 turn = t
-        if pre is not None and not pre.hit(raw):
+        if pre is not None and not (pre.hit(raw) and pre.hit_also(raw)):
             continue
         for h in row_hits(codec, raw, p, -1, None, matcher, opts, turn, st):
             yield h

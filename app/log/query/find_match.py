@@ -116,6 +116,22 @@ class FoldMatcher:
     def search(self, text: str) -> Optional[FoldMatch]:
         return next(self.finditer(text), None)
 
+    def first_and_count(self, text: str) -> tuple[Optional[FoldMatch], int]:
+        """(the first match, the number of matches) of :meth:`finditer`: where no character of ``text``
+        folds to several (the folded text is as long: a character never folds shorter) and whole words are
+        not asked, a match is a place of the needle in the folded text, the same offsets in ``text``, so
+        the rest are counted by ``str.count`` (no match objects)."""
+        if not self.word:
+            folded = fold_case(text)
+            if len(folded) == len(text):
+                at = folded.find(self.needle) if self.needle else -1
+                if at < 0:
+                    return None, 0
+                return FoldMatch(text, at, at + len(self.needle)), folded.count(self.needle, at)
+        it = self.finditer(text)
+        fm = next(it, None)
+        return fm, (0 if fm is None else 1 + sum(1 for _ in it))
+
     def __repr__(self) -> str:
         return f"FoldMatcher({self.pattern!r}, word={self.word})"
 
@@ -150,11 +166,10 @@ def match_fields(fields: Iterable[Field], matcher: Matcher, kinds: Optional[Coll
         if kinds is not None and f.kind not in kinds:
             continue
         if type(matcher) is FoldMatcher:
-            it = matcher.finditer(f.text)
-            fm = next(it, None)
+            fm, n = matcher.first_and_count(f.text)
             if fm is None or (also and not all(a.search(f.text) for a in also)):
                 continue
-            yield f, fm, 1 + sum(1 for _ in it)
+            yield f, fm, n
             continue
         rx = cast(re.Pattern[str], matcher)
         m = rx.search(f.text)

@@ -115,7 +115,60 @@ def _regex_literal(pattern: str, flags: int) -> Optional[str]:
 
 
 def build_prefilter(opts: FindOptions) -> Optional[Prefilter]:
-    """The conservative byte prefilter of a search (None: every row must be decoded)."""
+    """The conservative byte prefilter of a search (None: every row must be decoded); a literal's
+    other pieces are its gates (:func:`piece_gates`)."""
+    pre = _build_prefilter(opts)
+    if pre is not None and not opts.regex:
+        pre.also = piece_gates(opts.text, opts.case, pre)
+    return pre
+
+
+def _case_prefilter(text: str) -> Prefilter:
+    """The case-sensitive needles of a piece: its stored forms (:func:`_stored_forms`)."""
+    raw_forms, esc_forms = _stored_forms(text)
+    if text.isascii():
+        return Prefilter(sorted(raw_forms | esc_forms))
+    return Prefilter(sorted(raw_forms), esc=sorted(esc_forms))
+
+
+def piece_gates(text: str, case: bool, primary: Prefilter) -> list[Prefilter]:
+    """The prefilters of the literal ``text``'s pieces (cut at the joints, :func:`_pieces`) other than the
+    one ``primary`` looks for: a match holds every piece, each inside one stored string (or one stretch of
+    the JSON the field text shows as stored), exactly as the primary's piece, so a row that holds none of a
+    piece's stored forms cannot match, and is not decoded.  Pieces are taken once each (by their folded
+    form, caseless), longest first."""
+    seen = {tuple(primary.needles)}
+    out: list[Prefilter] = []
+    for piece in sorted({(p if case else fold_case(p)): p for p in _pieces(text)}.values(),
+                        key=lambda p: -len(p.encode("utf-8"))):
+        g = _case_prefilter(piece) if case else _fold_gate(piece)
+        if g is None or tuple(g.needles) in seen:
+            continue
+        seen.add(tuple(g.needles))
+        out.append(g)
+    return out
+
+
+_GATE_NEEDLES = 256                # raw images a piece's gate may hold (an ASCII row is looked through for the ASCII ones)
+
+
+def _fold_gate(piece: str) -> Optional[Prefilter]:
+    """A caseless piece's gate: the folded images of every way a text can fold onto the whole piece (a
+    match may start or end inside a character's folded form at either end, as :func:`_fold_segs` allows),
+    short pieces included; too many images: the best stretch (:func:`fold_prefilter`), or none."""
+    global _FOLDS
+    if _FOLDS is None:
+        _FOLDS = _FoldTable()
+    n = fold_case(piece)
+    segs = _fold_segs(n, 0, len(n), _FOLDS)
+    got = None if segs is None else _stretch_needles(segs, _GATE_NEEDLES)
+    if got is None:
+        return fold_prefilter(piece, _MAX_NEEDLES)
+    raw, esc, _anchors = got
+    return Prefilter(sorted(raw), fold=FOLD, esc=sorted(esc))
+
+
+def _build_prefilter(opts: FindOptions) -> Optional[Prefilter]:
     text = opts.text
     if not opts.regex and opts.case:
         pieces = _pieces(text)
@@ -198,7 +251,7 @@ def _level_form(ch: str, level: int) -> bytes:
     return out.encode("ascii").lower()
 
 
-def _stretch_needles(segs: Iterable[Sequence[Slot]]) -> _Needles:
+def _stretch_needles(segs: Iterable[Sequence[Slot]], cap: int = _MAX_NEEDLES) -> _Needles:
     """The needles of a stretch of a search text stored as any of ``segs`` (each a list of slots:
     the characters each place may hold); None: a slot holds a character a needle cannot hold
     (a joint, a character an encoder may write two ways), or there are too many needles.
@@ -223,7 +276,7 @@ def _stretch_needles(segs: Iterable[Sequence[Slot]]) -> _Needles:
                 e = {x + (_level_form(v, lv) if v in _ESCAPED else _esc_form(v)) for x in e for v in slot}
                 d = {x + (_level_form(v, lv) if v in _ESCAPED else _esc_form(v).replace(b"\\", b"\\\\"))
                      for x in d for v in slot}
-                if len(r) > _MAX_NEEDLES or len((e | d) - r) > 16:
+                if len(r) > cap or len((e | d) - r) > 2 * cap:
                     return None
             raw |= r
             esc |= e | d
@@ -232,7 +285,7 @@ def _stretch_needles(segs: Iterable[Sequence[Slot]]) -> _Needles:
             for v in slot[1:]:
                 both &= set(v.encode("utf-8"))
             common |= {x for x in both if x >= 0x80}
-        if len(raw) > _MAX_NEEDLES or len(esc - raw) > 16:
+        if len(raw) > cap or len(esc - raw) > 2 * cap:
             return None
         anchors = common if anchors is None else anchors & common
     if not raw:

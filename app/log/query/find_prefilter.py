@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from ..index import cfind
+from ..index.fastindex import load_rowscan_c
 
 # a window's bytes: fresh bytes, or the reader's one reused buffer (:func:`_jsonl_windows`)
 Buf = Union[bytes, bytearray]
@@ -33,6 +34,12 @@ def _fold_table() -> bytes:
 
 
 FOLD = _fold_table()
+SAME = bytes(range(256))           # (a case-sensitive search: every byte itself)
+# the C search of a needle in a window seen through a table (rowscan_c.find_folded: no translated copy of the
+# window, memchr of the bytes the table maps onto the needle's rarest byte); None: find_folded_py
+_C_FOLDED = getattr(load_rowscan_c(), "find_folded", None)
+# letters by how rarely they come in English text and code (the anchor of a needle of letters: its rarest)
+_LETTERS = b"zqxjkvbpygwfmucldrhsnioate"
 # a \u escape of a character >= U+0080 (as an ASCII-only JSON writer stores non-ASCII text)
 _ESC_NONASCII = re.compile(rb"\\u(?!00[0-7])[0-9a-fA-F]{4}")
 ANCHOR_ROWS = 32                   # rows holding a caseless prefilter's anchor byte checked one by one, per window
@@ -98,13 +105,39 @@ def _rarity(b: int) -> int:
     return 3
 
 
+def anchor_of(n: bytes) -> int:
+    """The offset in needle ``n`` of the byte a search looks for first (:func:`_rarity`, then letters by
+    :data:`_LETTERS`: a rarer one means fewer places to check)."""
+    return min(range(len(n)), key=lambda i: (_rarity(n[i]), _LETTERS.find(bytes([n[i] | 0x20]))
+                                             if 0x41 <= n[i] <= 0x7A else 0))
+
+
+def find_folded_py(data: Buf, start: int, end: int, n: bytes, table: bytes, rows: bool = False) -> list[int]:
+    """The definition of ``rowscan_c.find_folded``: the places of ``n`` in ``data.translate(table)[start:end]``
+    (as :func:`_find_all`: left to right, not overlapping; ``rows``: the first in each row); a negative ``start``
+    or ``end`` counts as 0 (not from the end)."""
+    out: list[int] = []
+    _find_all(data.translate(table), n, max(start, 0), max(end, 0), out, 0, rows)
+    return out
+
+
+def _find_through(data: Buf, start: int, end: int, n: bytes, table: bytes, out: list[int], rows: bool) -> None:
+    """Append the places of needle ``n`` (an image through ``table``) in ``data[start:end]`` seen through
+    ``table`` to ``out``: in C where the extension is built, else translated then searched."""
+    if _C_FOLDED is not None:
+        out.extend(_C_FOLDED(data, start, end, n, table, anchor_of(n), rows))
+    else:
+        out.extend(find_folded_py(data, start, end, n, table, rows))
+
+
 def _rare_byte(n: bytes) -> tuple[bytes, int]:
     """(the rarest byte of needle ``n`` by :func:`_rarity`, its first offset in ``n``)."""
     b = min(n, key=_rarity)
     return bytes([b]), n.index(b)
 
 
-def _find_anchored(hay: Buf, n: bytes, g: bytes, k: int, start: int, end: int, out: list[int], base: int = 0) -> None:
+def _find_anchored(hay: Buf, n: bytes, g: bytes, k: int, start: int, end: int, out: list[int], base: int = 0,
+                   rows: bool = False) -> None:
     """Append ``base +`` every position of ``n`` in ``hay[start:end]`` to ``out``, found by memchr
     of its byte ``g`` (at offset ``k`` of ``n``), each place checked; when ``g`` turns out common
     (more than :data:`ANCHOR_HITS` places) a plain ``find`` does the rest."""
@@ -113,11 +146,16 @@ def _find_anchored(hay: Buf, n: bytes, g: bytes, k: int, start: int, end: int, o
     while p >= 0:
         hits += 1
         if hits > most:
-            _find_all(hay, n, p - k, end, out, base)
+            _find_all(hay, n, p - k, end, out, base, rows)
             return
         i = p - k
         if hay.startswith(n, i) and i + len(n) <= end:
             out.append(base + i)
+            if rows:                       # (the first place in each row is enough: on to the next row)
+                e = hay.find(b"\n", i + len(n), end)
+                if e < 0:
+                    return
+                p = e
         p = hay.find(g, p + 1, end)
 
 
@@ -139,6 +177,9 @@ class Prefilter:
     gate: Optional[bytes] = None
     esc: list[bytes] = field(default_factory=list)
     anchor: Optional[bytes] = None   # (caseless) one non-ASCII byte every raw variant holds
+    # the other pieces of the query (cut at the joints, :func:`.find_needles.piece_gates`): a candidate row
+    # must hold each of them too (a match holds every piece, each in one stored string), checked per row
+    also: list[Prefilter] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._ascii = all(n.isascii() for n in self.needles)
@@ -160,30 +201,32 @@ class Prefilter:
     def lower(self) -> bool:
         return self.fold is not None
 
-    def positions(self, data: Buf, lim: Optional[int] = None) -> list[int]:
+    def positions(self, data: Buf, lim: Optional[int] = None, rows: bool = False) -> list[int]:
+        """Sorted places of the needles in ``data[:lim]``; ``rows``: only the first place of each needle in
+        each row (a row of the window is all a caller asks for: the search goes on from the row's end)."""
         lim = len(data) if lim is None else lim
         out: list[int] = []
         if self.fold is not None:
-            self._folded_positions(data, lim, out)
+            self._folded_positions(data, lim, out, rows)
         elif self.gate is not None:
-            _find_all(data, self.gate, 0, lim, out)
+            _find_through(data, 0, lim, self.gate, SAME, out, rows)
         elif self._ascii:
             for n in self.needles:
-                _find_all(data, n, 0, lim, out)
+                _find_through(data, 0, lim, n, SAME, out, rows)
         else:
             # raw UTF-8 needles cannot occur in ASCII-only bytes (isascii stops at the first other
             # byte); else memchr of the needle's rarest byte (a UTF-8 continuation byte)
             if not data.isascii():
                 for n, g, k in self._rare:
-                    _find_anchored(data, n, g, k, 0, lim, out)
+                    _find_anchored(data, n, g, k, 0, lim, out, 0, rows)
                 for n in self._plain:
-                    _find_all(data, n, 0, lim, out)
-            self._escaped_positions(data, data, lim, out)
+                    _find_all(data, n, 0, lim, out, 0, rows)
+            self._escaped_positions(data, data, lim, out, rows)
         if len(out) > 1 and (len(self.needles) > 1 or self.esc):
             out.sort()
         return out
 
-    def _escaped_positions(self, data: Buf, hay: Optional[Buf], lim: int, out: list[int]) -> None:
+    def _escaped_positions(self, data: Buf, hay: Optional[Buf], lim: int, out: list[int], rows: bool = False) -> None:
         """The ``esc`` needles.  Case-sensitive: by memchr of a rare byte they all hold, each
         place checked, as long as that byte is rare in the window.  Else (and for the rest of the
         window) from the first ``\\u`` escape of a non-ASCII character of ``data[:lim]`` on
@@ -216,32 +259,38 @@ class Prefilter:
         else:
             base = 0
         for n in self.esc:
-            _find_all(hay, n, at - base, lim - base, out, base)
+            _find_all(hay, n, at - base, lim - base, out, base, rows)
 
-    def _folded_positions(self, data: Buf, lim: int, out: list[int]) -> None:
+    def _folded_positions(self, data: Buf, lim: int, out: list[int], rows: bool = False) -> None:
         anchor = self.anchor
         if anchor is not None:
             # every raw variant holds this byte: memchr finds it, or says no raw variant is here;
             # the rows holding it are checked folded; a byte that turns out common in this window
             # (more than ANCHOR_ROWS rows) gives way to folding the rest of the window
-            p, rows = data.find(anchor, 0, lim), 0
+            p, held = data.find(anchor, 0, lim), 0
             while p >= 0:
                 s = data.rfind(b"\n", 0, p) + 1
                 e = data.find(b"\n", p, lim)
                 e = lim if e < 0 else e
-                if rows >= ANCHOR_ROWS:
-                    self._fold_search(data, s, lim, out)
+                if held >= ANCHOR_ROWS:
+                    self._fold_search(data, s, lim, out, rows)
                     break
-                rows += 1
+                held += 1
                 if self.hit_raw(data[s:e]):
                     out.append(p)
                 p = data.find(anchor, e, lim)
         else:
-            self._fold_search(data, 0, lim, out)
-        self._escaped_positions(data, None, lim, out)
+            self._fold_search(data, 0, lim, out, rows)
+        self._escaped_positions(data, None, lim, out, rows)
 
-    def _fold_search(self, data: Buf, start: int, lim: int, out: list[int]) -> None:
+    def _fold_search(self, data: Buf, start: int, lim: int, out: list[int], rows: bool = False) -> None:
         needles = self.needles
+        if _C_FOLDED is not None:          # (no folded copy of the window: each needle looked for through FOLD)
+            if not self._ascii and data.isascii():
+                needles = self._plain      # (a needle with a non-ASCII byte is not in ASCII bytes)
+            for n in needles:
+                _find_through(data, start, lim, n, FOLD, out, rows)
+            return
         if self._ascii:
             hay = data[start:lim].lower()   # (ASCII needles: the ASCII fold is all they need; a bit faster)
         elif data.isascii():                # (needles with non-ASCII bytes cannot be here)
@@ -252,28 +301,44 @@ class Prefilter:
         else:
             hay = data[start:lim].translate(FOLD)
             for n in self._plain:
-                _find_all(hay, n, 0, lim - start, out, start)
+                _find_all(hay, n, 0, lim - start, out, start, rows)
             for n, g, k in self._rare:   # (ſ, ẞ, ligatures: memchr of a byte they hold, rare in most logs)
-                _find_anchored(hay, n, g, k, 0, lim - start, out, start)
+                _find_anchored(hay, n, g, k, 0, lim - start, out, start, rows)
             return
         for n in needles:
-            _find_all(hay, n, 0, lim - start, out, start)
+            _find_all(hay, n, 0, lim - start, out, start, rows)
 
     def hit_raw(self, raw: Buf) -> bool:
         """A raw UTF-8 needle (folded) is in ``raw``."""
         hay = raw.translate(FOLD)
         return any(n in hay for n in self.needles)
 
+    def hit_also(self, raw: bytes) -> bool:
+        """``raw`` (a candidate row) holds every other piece of the query (:attr:`also`)."""
+        return all(g.hit(raw) for g in self.also)
+
     def hit(self, raw: bytes) -> bool:
         if self.fold is None:
             return any(n in raw for n in self.needles) or any(n in raw for n in self.esc)
         hay = raw.translate(self.fold)
-        return any(n in hay for n in self.needles) or any(n in hay for n in self.esc)
+        # (a needle with a non-ASCII byte is not in an ASCII row; every escaped one holds a \u)
+        return any(n in hay for n in self._plain) or \
+            (bool(self._rare) and not hay.isascii() and any(n in hay for n, _g, _k in self._rare)) or \
+            (bool(self.esc) and b"\\u" in hay and any(n in hay for n in self.esc))
 
 
-def _find_all(hay: Buf, n: bytes, start: int, end: int, out: list[int], base: int = 0) -> None:
-    """Append ``base +`` every position of ``n`` in ``hay[start:end]`` (non-overlapping) to ``out``."""
+def _find_all(hay: Buf, n: bytes, start: int, end: int, out: list[int], base: int = 0, rows: bool = False) -> None:
+    """Append ``base +`` every position of ``n`` in ``hay[start:end]`` (non-overlapping) to ``out``; ``rows``:
+    the first in each row only (``hay``'s rows end at its newlines, as the window's: a copy of the same length)."""
     i = hay.find(n, start, end)
+    if rows:
+        while i >= 0:
+            out.append(base + i)
+            e = hay.find(b"\n", i + len(n), end)
+            if e < 0:
+                return
+            i = hay.find(n, e + 1, end)
+        return
     while i >= 0:
         out.append(base + i)
         i = hay.find(n, i + len(n), end)

@@ -162,6 +162,21 @@ class OutlineBuilder:
         if self.cur is not None and _note_in_turn(self.cur, ev, typ, d):
             self.cur = None
 
+    def block(self, seq0: int, n: int, line: Optional[int], offset: int) -> None:
+        """:meth:`event` of each of the ``n`` members of a well-formed packed chunk row (deltas from ``seq0``):
+        they are contiguous, valid ``assistant/chunk`` payloads, no surface events and no finish chunks, so only
+        the first can break the seq order and the rest only count (the one pass feeds them without expanding)."""
+        if seq0 != self.expected:
+            self.problems.append(Problem(code="seq-gap" if seq0 > self.expected else "seq-order",
+                                         message=f"seq {seq0} where {self.expected} was expected", seq=seq0,
+                                         line=line, offset=offset if offset >= 0 else None))
+        last = seq0 + n - 1
+        self.events += n
+        self.expected = last + 1
+        self.last_seq = max(self.last_seq, last)
+        if self.cur is not None:
+            self.cur.last_seq = last
+
     def finish(self, complete: bool, path: Optional[ReadPath] = None) -> Outline:
         """The outline (``complete``: every event was fed; False: cut short, without the load checks;
         ``path``: dsh's read-path rules already fed every segment by the caller's read)."""

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Optional, Union
 
-from ..fold.attempts import Attempt, AttemptTracker, embedded_stream
+from ..fold.attempts import FAILED_FINISH, Attempt, AttemptTracker, embedded_stream
 from ..format.model import Event
 from ..format.payloads import JsonObj, as_obj, obj
 from ..format.versions import stream_summary
@@ -109,6 +109,8 @@ class Builder:
         self.window: Optional[int] = None
         self.last_time: Optional[int] = None
         self.turn: Any = None                            # the open turn (approvals and compactions belong to it)
+        self.undone: list[Attempt] = []                  # attempts kept by the last prune and not given out
+        self.n_kept = 0                                  # the tracker's attempts after the last prune
         self.out: list[JsonObj] = []
 
     # ------------------------------------------------------------------ spans
@@ -338,11 +340,24 @@ def _on_turn_end(b: Builder, ev: Event, d: JsonObj) -> None:
     if err:
         extra["error"] = err.get("code") if isinstance(err, dict) else str(err)
     b.span("turn", f"turn {t}", start, ev, **extra)
-    for a in b.at.attempts:                     # the turn's attempts not given out yet (failed, closed by the
-        if a.first_seq not in b.done and a.turn == t:       # boundary, finished uncited): before prune drops them
+    # the turn's attempts not given out yet (failed, closed by the boundary, finished uncited), in the tracker's
+    # order, before prune drops them: those left after the last turn end and those added since (not a walk over
+    # every failed attempt the tracker keeps, which grows with the log)
+    cands = b.undone + b.at.attempts[b.n_kept:]
+    for a in cands:
+        if a.first_seq not in b.done and a.turn == t:
             b.emit_attempt(a, None)
     b.turn = None
     b.at.prune()
+    op = b.at.open_attempts
+    b.undone = [a for a in cands if a.first_seq not in b.done and _kept(a, op)]
+    b.n_kept = len(b.at.attempts)
+
+
+def _kept(a: Attempt, open_attempts: Mapping[Any, Attempt]) -> bool:
+    """:meth:`~app.log.fold.attempts.AttemptTracker.prune` keeps ``a`` (a failed attempt, or one of an open step)."""
+    return (a.message_seq is None and (a.log_only or (a.finish is not None and a.finish.get("kind") in FAILED_FINISH))) \
+        or (a.turn, a.step) in open_attempts
 
 
 def _on_step_start(b: Builder, ev: Event, d: JsonObj) -> None:

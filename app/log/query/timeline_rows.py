@@ -29,6 +29,8 @@ from ..format.model import Event, is_event
 from ..format.payloads import JsonObj
 from ..source.sources import Segment
 from .timeline import Block, Chunk, Settlement
+from .timeline_lean import TAGS, settlement
+from .timeline_scan import CHUNK, PACKED, scan, unpack
 
 Item = Union[Event, Block, Chunk, Settlement]
 
@@ -41,6 +43,7 @@ _SKIP = frozenset(t.encode() for t in (
     "hook/invoked", "hook/result", "session/title-llm-request", "feedback/record", "goal/change", "plan/mode",
     "sandbox/mode", "approval/policy", "permission/preset", "command/run", "command/done", "image/offload",
     "session-log-deepseek/delivery-accepted", "agent/harness", "workspace/changes", "model/selection"))
+_SKIP_LIST = sorted(_SKIP)
 _PACKED_PREFIXES = (b'{"type":"text-chunks"', b'{"type":"reasoning-chunks"', b'{"type":"tool-call-chunks"')
 
 
@@ -54,6 +57,7 @@ def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optiona
     readers = _readers(reader.version)
     decode_row = reader.codec.decode_row
     fast = not reader.envelope_free
+    flags = (PACKED if (reader.version or 0) < 2 else 0) | (CHUNK if b"assistant/chunk" in readers else 0)
     collecting = gc.isenabled()
     gc.disable()                # (many small records, no cycles)
     try:
@@ -64,7 +68,7 @@ def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optiona
                 reader.decode_segment(seg, None)
                 continue
             if fast and seg.rows is None:
-                yield from _fast_segment(seg, readers, decode_row, cut)
+                yield from _fast_segment(seg, readers, decode_row, cut, flags)
                 if cut is not None and cut.hit:
                     break
                 continue
@@ -100,39 +104,55 @@ def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optiona
 
 
 def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[Item]]], decode_row: Any,
-                  cut: Optional[Cut]) -> Iterator[Item]:
-    """The rows of one JSONL segment (what the loop of :func:`timeline_items` does with ``split_rows``, the
-    rows split at once and a row's position worked out only when it is needed)."""
+                  cut: Optional[Cut], flags: int) -> Iterator[Item]:
+    """The rows of one JSONL segment (what the loop of :func:`timeline_items` does with ``split_rows``): sorted by
+    :func:`app.log.query.timeline_scan.scan` (skipped rows dropped, runs of delta chunk rows as one Block), the
+    rows it leaves read as before."""
     data = seg.data
-    rows = data.split(b"\n")
-    tail = rows.pop()                   # (b"" after a final newline, else the incomplete last row)
-    refused = fr.refused_split(data, rows)
+    stop = data.rfind(b"\n") + 1                       # (the complete rows; a torn last row is not read)
+    cut_at = _cut_at(seg, cut) if cut is not None else None
+    if cut_at is not None and cut_at < stop:
+        stop = cut_at
     skip = _SKIP
-    at = 0
-    for i, raw in enumerate(rows):
-        if cut is not None and cut.reached_by(seg.row_pos(at)):
-            cut.hit = True
-            return
+    for x in scan(data, stop, _SKIP_LIST, flags):
+        if type(x) is tuple:
+            yield Block(*x)
+            continue
+        i, at, refused = unpack(x)              # type: ignore[arg-type]
+        raw = data[at:data.index(b"\n", at)]
         if raw[:9] == b'{"type":"':
             tag = raw[9:raw.find(b'"', 9)]
             if tag in skip:
-                at += len(raw) + 1
                 continue
             rd = readers.get(tag)
-            if rd is not None and i not in refused:
+            if rd is not None and not refused:
                 lean = rd(raw)
                 if lean is not None:
                     yield lean
-                    at += len(raw) + 1
                     continue
         items, _probs = decode_row(raw, pos=seg.row_pos(at), offset=seg.text_offset + at if seg.text_offset >= 0
                                    else -1, line=seg.line0 + i if seg.line0 is not None else None)
         for it in items:
             if is_event(it):
                 yield it
-        at += len(raw) + 1
-    if tail and cut is not None and cut.reached_by(seg.row_pos(at)):
+    if cut_at is not None and cut is not None:
         cut.hit = True
+
+
+def _cut_at(seg: Segment, cut: Cut) -> Optional[int]:
+    """The start of the first row (or torn last row) of ``seg`` at or after the cut, else None."""
+    data = seg.data
+    if not data or not cut.reached_by(seg.row_pos(len(data) - 1)):
+        return None
+    at = 0
+    while at < len(data):
+        if cut.reached_by(seg.row_pos(at)):
+            return at
+        nl = data.find(b"\n", at)
+        if nl < 0:
+            break
+        at = nl + 1
+    return None
 
 
 def lean_item(raw: bytes, version: int) -> Optional[Item]:
@@ -155,6 +175,8 @@ def _readers(version: int) -> dict[bytes, Callable[[bytes], Optional[Item]]]:
             out[tag] = functools.partial(_block, dec)
         elif tag == b"assistant/chunk":
             out[tag] = functools.partial(_chunk, dec)
+        elif tag in TAGS:
+            out[tag] = settlement
         elif tag in _LEAN_TAGS:
             out[tag] = functools.partial(_event, dec, legacy=legacy)
     return out

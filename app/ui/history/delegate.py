@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections import OrderedDict
 from typing import Optional
 
 from ...textutil import CLIP_HINT
@@ -21,6 +20,7 @@ from PySide6.QtGui import (QAbstractTextDocumentLayout, QColor, QFont, QFontData
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate
 
 from . import markdown as md
+from .paintcache import MIN_DOCS, ByteLRU, PixmapCache, doc_budget, doc_bytes, pixmap_bytes
 from .rows import Content, Row
 from .row_kind import CARD_KINDS, RowKind
 from ..theme import Theme
@@ -41,7 +41,6 @@ PILL = {"synth": ("synth_bg", "synth_fg"), "hidden": ("hidden_bg", "hidden_fg"),
         "dropped": ("bad_bg", "bad_fg"), "legacy": ("mono_bg", "dim"), "warn": ("synth_bg", "synth_fg"),
         "card": ("mono_bg", "dim"), "shadow": ("hidden_bg", "hidden_fg"), "surface": ("mono_bg", "dim")}
 PIXMAP_MAX_HEIGHT = 1600  # rows up to this tall (or two viewports) are painted from a cached pixmap
-PIXMAP_CACHE_BYTES = 32 << 20   # about three viewports of rows (issue 36: 96 MB held 100 MB of anonymous memory)
 SIZES_MAX = 1200          # row heights kept (the exposed rows and those warmed around them); beyond,
                           # those of rows the model no longer exposes are forgotten (issue 36)
 SHADOW_OPACITY = 0.55     # a row the model no longer sees (shadowed by a replacement) is drawn dimmed
@@ -275,13 +274,12 @@ class HistoryDelegate(QStyledItemDelegate):
         super().__init__(view)
         self.view = view
         self.theme = theme
-        self._cache: OrderedDict = OrderedDict()
-        self.max_cache = 400                # the exposed rows (MAX_EXPOSED) and the warmed ones around them
+        self._vp = view.viewport()
+        # documents and pixmaps bounded by bytes of a few screens (paintcache.py, issue 36)
+        self.docs = ByteLRU(lambda: doc_budget(self._vp), MIN_DOCS)   # doc key -> QTextDocument
         self._sizes: dict = {}              # id(row) -> (weakref to row, version, width, QSize): a weak
                                             # reference, so a dropped page's rows (and events) are freed
-        self._pix: OrderedDict = OrderedDict()   # (id(doc), selected, w, h, theme) -> (doc, QPixmap), LRU
-        self._pix_bytes = 0
-        self._vp = view.viewport()
+        self.pixmaps = PixmapCache(self._vp)     # pixmap key (_pix_key) -> (weakref to row, QPixmap)
         self._vw = self._vp.width()
         self.markdown = False
         self.builder = DocBuilder(theme, view.font())
@@ -295,7 +293,7 @@ class HistoryDelegate(QStyledItemDelegate):
     def set_theme(self, theme: Theme):
         self.theme = theme
         self.builder = DocBuilder(theme, self.view.font(), self.markdown)
-        self._cache.clear()
+        self.docs.clear()
         self._sizes.clear()
 
     def set_markdown(self, on: bool):
@@ -316,10 +314,9 @@ class HistoryDelegate(QStyledItemDelegate):
         return doc.documentLayout().anchorAt(QPointF(x, y)) or ""
 
     def clear_cache(self):
-        self._cache.clear()
+        self.docs.clear()
         self._sizes.clear()
-        self._pix.clear()
-        self._pix_bytes = 0
+        self.pixmaps.clear()
 
     def content_width(self) -> float:
         return max(120, self._vw - 2 * MARGIN_X - 2 * PAD_X - STRIPE)
@@ -329,23 +326,25 @@ class HistoryDelegate(QStyledItemDelegate):
             return 3, 2 if row.kind != RowKind.TURN_START else 8
         return PAD_Y, MARGIN_Y
 
-    def document(self, row: Row, index=None) -> QTextDocument:
+    def _match(self, row: Row, index=None) -> tuple[str, bool]:
+        """(the find term if the row matches it else '', the row is the current match)."""
         model = self.view.model()
         term = getattr(model, "find_term", "")
+        if not term or term not in row.search_text():
+            return "", False
         i = index.row() if index is not None else model.row_index(row)
-        match = bool(term) and term in row.search_text()
-        current = match and getattr(model, "current_match_row", None) == i
+        return term, getattr(model, "current_match_row", None) == i
+
+    def document(self, row: Row, index=None) -> QTextDocument:
+        term, current = self._match(row, index)
         width = self.content_width()
-        key = (id(row), row.key, row.version, int(width), self.theme.generation, term if match else "", current)
-        doc = self._cache.get(key)
+        key = (id(row), row.key, row.version, int(width), self.theme.generation, term, current)
+        doc = self.docs.get(key)
         if doc is not None:
-            self._cache.move_to_end(key)
             return doc
-        doc = self.builder.build(row.content(), row.kind, width, term if match else "", current)
-        self._cache[key] = doc
-        if len(self._cache) > self.max_cache:
-            self._cache.popitem(last=False)
-        return doc
+        doc = self.builder.build(row.content(), row.kind, width, term, current)
+        doc.size()                          # laid out now (its bytes are counted laid out)
+        return self.docs.put(key, doc, doc_bytes(doc))
 
     def sizeHint(self, option, index) -> QSize:
         """Row height, cached per row (QListView asks for every row at each layout, so the
@@ -398,33 +397,43 @@ class HistoryDelegate(QStyledItemDelegate):
 
     def viewport_resized(self, width: int) -> None:
         self._vw = width
+        self.pixmaps.shrink()               # (budgets follow the viewport's size)
+        self.docs.shrink()
 
-    def _pix_key(self, doc: QTextDocument, selected: bool, w: int, h: int) -> Optional[tuple]:
-        """The pixmap cache key of a row drawn ``w`` x ``h`` (None: too tall to keep as a pixmap)."""
+    def _pix_key(self, row: Row, index, selected: bool, w: int, h: int) -> Optional[tuple]:
+        """The pixmap cache key of a row drawn ``w`` x ``h`` (None: too tall to keep as a pixmap):
+        what its document's key holds, and the selection and size."""
         if h > max(PIXMAP_MAX_HEIGHT, 2 * self._vp.height()) or w <= 0 or h <= 0:
             return None
-        return (id(doc), selected, w, h, self.theme.generation)
+        term, current = self._match(row, index)
+        return (id(row), row.key, row.version, self.theme.generation, term, current, selected, w, h)
+
+    def pixmap_bytes(self, rect) -> int:
+        """The bytes of a row pixmap at ``rect``'s size (0: too tall to keep one)."""
+        if rect.height() > max(PIXMAP_MAX_HEIGHT, 2 * self._vp.height()):
+            return 0
+        return pixmap_bytes(rect.width(), rect.height(), self._vp.devicePixelRatioF())
 
     def has_pixmap(self, row: Row, rect, selected: bool) -> bool:
         """The row is blitted from a rendered pixmap at ``rect``'s size (or is too tall for one)."""
-        key = self._pix_key(self.document(row), selected, rect.width(), rect.height())
-        return key is None or key in self._pix
+        key = self._pix_key(row, None, selected, rect.width(), rect.height())
+        return key is None or self.pixmaps.pixmap(key, row) is not None
 
     def render_pixmap(self, row: Row, rect, selected: bool) -> float:
         """Render the row into its cached pixmap (idle time: the view's warm step); returns the
         seconds it took (0: nothing to do)."""
-        doc = self.document(row)
-        key = self._pix_key(doc, selected, rect.width(), rect.height())
-        if key is None or key in self._pix:
+        key = self._pix_key(row, None, selected, rect.width(), rect.height())
+        if key is None or self.pixmaps.pixmap(key, row) is not None:
             return 0.0
         t0 = time.perf_counter()
+        doc = self.document(row)
         self._render(key, row, doc, rect, selected)
         dt = time.perf_counter() - t0
         # what a pixel of row height costs to render (the warm step's estimate), smoothed
         self.px_cost = 0.8 * self.px_cost + 0.2 * dt / max(1, rect.height())
         return dt
 
-    def _render(self, key: tuple, row: Row, doc: QTextDocument, rect, selected: bool) -> tuple:
+    def _render(self, key: tuple, row: Row, doc: QTextDocument, rect, selected: bool) -> QPixmap:
         dpr = self._vp.devicePixelRatioF()
         pm = QPixmap(int(rect.width() * dpr + 0.5), int(rect.height() * dpr + 0.5))
         pm.setDevicePixelRatio(dpr)
@@ -432,12 +441,8 @@ class HistoryDelegate(QStyledItemDelegate):
         p = QPainter(pm)
         self._paint_row(p, QRectF(0, 0, rect.width(), rect.height()), row, doc, selected)
         p.end()
-        got = self._pix[key] = (doc, pm)            # the document held: its id stays unique
-        self._pix_bytes += pm.width() * pm.height() * 4
-        while self._pix_bytes > PIXMAP_CACHE_BYTES and len(self._pix) > 1:
-            _k, (_d, old) = self._pix.popitem(last=False)
-            self._pix_bytes -= old.width() * old.height() * 4
-        return got
+        self.pixmaps.put(key, (weakref.ref(row), pm), pm.width() * pm.height() * 4)   # (the row weakly: its id
+        return pm                                                                   # is checked on a hit)
 
     def paint(self, painter: QPainter, option, index) -> None:
         """A row rendered into a pixmap (in idle time, by the view's warm step; kept while it
@@ -449,17 +454,15 @@ class HistoryDelegate(QStyledItemDelegate):
         if row is None:
             return
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        doc = self.document(row, index)
         rect = option.rect
-        key = self._pix_key(doc, selected, rect.width(), rect.height())
-        got = self._pix.get(key) if key is not None else None
+        key = self._pix_key(row, index, selected, rect.width(), rect.height())
+        got = self.pixmaps.pixmap(key, row) if key is not None else None
         if got is None and key is not None and self.render_whole and (self.exposed is None or self.exposed.contains(rect)):
-            got = self._render(key, row, doc, rect, selected)     # all of it is drawn anyway
+            got = self._render(key, row, self.document(row, index), rect, selected)   # all of it is drawn anyway
         if got is not None:
-            self._pix.move_to_end(key)
-            painter.drawPixmap(rect.topLeft(), got[1])
+            painter.drawPixmap(rect.topLeft(), got)     # (no document needed: it may be long evicted)
         else:
-            self._paint_row(painter, QRectF(rect), row, doc, selected, self.exposed)
+            self._paint_row(painter, QRectF(rect), row, self.document(row, index), selected, self.exposed)
             if key is not None:
                 self.missed += 1
         if self.first_paint_cb is not None:

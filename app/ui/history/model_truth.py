@@ -29,14 +29,46 @@ class TruthModel:
     _want_face: Optional[tuple]
     set_loading: Any
 
-    def start_surface(self) -> None:
+    # the whole-log pass (app.ui.go_actions) brings the surface index of a log not read before: this open's state
+    _by_pass = False             # a pass will come (announced at ``opened``, before start_surface)
+    _waiting = False             # the cache had none: waiting for the pass
+    _pass_over = False           # the pass ended (done, failed or cancelled)
+
+    def expect_pass_surface(self) -> None:
+        """The whole-log pass of this open hands its surface index over (:meth:`surface_from_pass`): the
+        surface job reads only the cache, and the log itself only if the pass ends without one."""
+        self._by_pass, self._waiting, self._pass_over = True, False, False
+
+    def start_surface(self, read: bool = False) -> None:
         """The surface index in its own worker, after the tail page is shown (the first paint
         does not wait for it); no index: rows show no status."""
-        self.jobs.submit(surface_job, self.path, self.session_id, name="surface", group=self.job_group("surface"),
-                         on_done=self._install_surface, on_error=lambda msg: None)
+        read = read or not self._by_pass
+        self._by_pass = False
+        self.jobs.submit(surface_job, self.path, self.session_id, read, name="surface", group=self.job_group("surface"),
+                         on_done=self._cached_surface, on_error=lambda msg: None)
+
+    def _cached_surface(self, sindex) -> None:
+        if sindex is not None:
+            self._install_surface(sindex)
+            return
+        self._waiting = True
+        if self._pass_over:
+            self.surface_pass_ended()
+
+    def surface_from_pass(self, sindex) -> None:
+        """The whole-log pass's surface index (the first open reads the log once)."""
+        self._pass_over = True
+        self._install_surface(sindex)
+
+    def surface_pass_ended(self) -> None:
+        """The pass ended: still no index (it failed or was cancelled): read it as before."""
+        self._pass_over = True
+        if self._waiting and self.pages and self.window.sindex is None:
+            self._waiting = False
+            self.start_surface(read=True)
 
     def _install_surface(self, sindex) -> None:
-        if not self.pages:
+        if not self.pages or self.window.sindex is not None:    # (one index an open: the first to come)
             return
         changes = self.window.set_surface(sindex)
         self.apply_changes(changes)

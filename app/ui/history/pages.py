@@ -291,18 +291,29 @@ def writer_is_live(path: str, session_id: Optional[str]) -> Optional[bool]:
         return None
 
 
-def surface_job(job, path: str, session_id: Optional[str]) -> Any:
+def surface_job(job, path: str, session_id: Optional[str], read: bool = True) -> Any:
     """The surface index of the log (one streaming pass decoding only the rows that can change
     the surface), on its own reader, after the tail page is shown: the first paint does not wait
     for it (RowWindow.set_surface applies it to every loaded page).  Saved in the index cache
-    (:func:`~app.store.indexcache.cached_surface`): a log opened before needs no pass, a grown one only its new rows."""
+    (:func:`~app.store.indexcache.cached_surface`): a log opened before needs no pass, a grown one only its new rows.
+    ``read`` False: None when the whole log would have to be read (the whole-log pass brings it instead)."""
     from ...store.indexcache import cached_surface
     r = open_reader(path, session_id)
     try:
         job.check()
-        return cached_surface(r)[0]
+        return cached_surface(r, make=None if read else _not_read)[0]
+    except _NotRead:
+        return None
     finally:
         r.close()
+
+
+class _NotRead(Exception):
+    pass
+
+
+def _not_read(_end: Any) -> Any:
+    raise _NotRead
 
 
 def _open_job(job, path: str, session_id: Optional[str], page_size: int, physical: bool, show_attempts: bool,

@@ -5,9 +5,10 @@ A :class:`RowWarmer` belongs to one :class:`~app.ui.history.view.HistoryView`; i
 ``WARM_EVERY_MS`` and each step works about ``WARM_BUDGET_S``, never right after a paint or a layout
 (``BUSY_S``: that loop turn has had its share).  What a step does first is what the next scroll step
 or layout repaints: rows on screen drawn without a pixmap (clipped to what was exposed), then the
-rows within a viewport above and below, the scroll direction's side first.  Then the documents and
-heights of up to ``WARM_ROWS`` hidden rows on each side of the window, so that sliding them in lays
-out cached rows.  A pixmap too long to render in a slice is left to the paint (drawn clipped, or
+rows within a viewport above and below, the scroll direction's side first, as far as the delegate's
+pixmap budget goes (``paintcache.py``: nothing past it is rendered, so nothing rendered is
+evicted).  Then the documents and heights of up to ``WARM_ROWS`` hidden rows on each side of the
+window, so that sliding them in lays out cached rows.  A pixmap too long to render in a slice is left to the paint (drawn clipped, or
 whole once it is on screen).
 """
 from __future__ import annotations
@@ -60,8 +61,11 @@ class RowWarmer(QObject):
             return
         end = now + WARM_BUDGET_S
         d = v.delegate
-        done = 0
+        done = band = 0
         for ix, rect, selected in self.near_rows():
+            band += d.pixmap_bytes(rect)
+            if not d.pixmaps.fits(band):
+                break                        # past the pixmap budget: rendering it would evict the band's own
             row = row_of(ix)
             if row is None or d.has_pixmap(row, rect, selected):
                 continue
