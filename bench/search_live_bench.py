@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Home search figures of issue 32, each beside a reference measured in the same run, with the ratio:
 
-    python bench/search_live_bench.py [--sessions 10000] [--runs 3] [--skip-build | --only-build]
+    python bench/search_live_bench.py [--sessions 10000] [--runs 3] [--skip-build | --only-build | --only-queries]
 
 * first query on a never-indexed home (the streaming scan, no index yet): time to the first hit
   and to the whole answer, in-process and from the CLI (``search --no-update``, interpreter start
@@ -197,6 +197,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--skip-build", action="store_true")
     ap.add_argument("--only-build", action="store_true", help="the first build against its inserts, nothing else")
+    ap.add_argument("--only-queries", action="store_true",
+                    help="one build, then the queries with the index (in-process and CLI), nothing else")
     a = ap.parse_args()
     home, meta = gen_home(a.sessions)
     home = str(home)
@@ -206,8 +208,10 @@ def main() -> int:
     subprocess.run([PY, "-m", "compileall", "-q", "app"], cwd=REPO, env=env, stdout=subprocess.DEVNULL, check=False)
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(home) for f in fs)
     print(f"home: {len(meta['sessions']):,} sessions, {size / 1e6:.0f} MB; {load()}; {os.cpu_count()} cores", flush=True)
-    if a.only_build:
-        build(home, a.runs)
+    if a.only_build or a.only_queries:
+        db = build(home, a.runs if a.only_build else 1)
+        if a.only_queries:
+            queries(home, db, ["the", "error", "the error", rare], a.runs, env)
         print(load())
         return 0
     first_query(home, [rare, "error"], a.runs, env)

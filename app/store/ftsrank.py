@@ -15,8 +15,8 @@ in the order of the MATCH expression)::
 phrase's own query: so does :func:`index_stats`).  Tokens are counted as ``unicode61`` cuts them
 (runs of letters and digits; an underscore separates), instances found by the scan's term regexes
 (:func:`app.store.ftsquery.term_re`: diacritics removed, case folded).  A sharded index's
-statistics are summed over its shards (each shard's ``bm25()`` uses its own: close, as the shards
-hold a hash split of the sessions).  An empty index (a home never indexed) has N = 0: every idf is
+statistics are summed over its shards, and its hits are ranked with those sums too
+(:mod:`app.store.ftsglobal`).  An empty index (a home never indexed) has N = 0: every idf is
 then 1e-6, as FTS5 would make it, and the scan's hits rank by the frequency part alone.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .ftsquery import ParsedQuery, fold_diacritics, fts_phrase, term_re
+from .ftsquery import ParsedQuery, fold_diacritics, term_re
 
 K1 = 1.2
 B = 0.75
@@ -51,7 +51,7 @@ def phrases(pq: ParsedQuery) -> list[tuple[str, bool, bool]]:
     return list(pq.terms) + list(pq.not_terms)
 
 
-def _varint(b: bytes, i: int) -> tuple[int, int]:
+def varint(b: bytes, i: int) -> tuple[int, int]:
     """SQLite's varint at ``b[i:]`` (big-endian 7-bit groups, a 9th byte of 8 bits): (value, next)."""
     v = 0
     for _ in range(8):
@@ -77,27 +77,18 @@ def averages(conn: sqlite3.Connection) -> tuple[int, int]:
     if r is None or not r[0]:
         return 0, 0
     try:
-        rows, i = _varint(bytes(r[0]), 0)
-        tokens, _ = _varint(bytes(r[0]), i)
+        rows, i = varint(bytes(r[0]), 0)
+        tokens, _ = varint(bytes(r[0]), i)
     except ValueError:
         return 0, 0
     return rows, tokens
 
 
 def index_stats(parts: list[Any], pq: ParsedQuery) -> Stats:
-    """The statistics of the shards ``parts`` (each with ``conn``) for ``pq`` (in the caller's
-    read transaction, so they are those of the snapshot its index answer comes from)."""
-    st = Stats(hits=[0] * len(phrases(pq)))
-    for p in parts:
-        rows, tokens = averages(p.conn)
-        st.rows += rows
-        st.tokens += tokens
-        if not rows:
-            continue
-        for i, t in enumerate(phrases(pq)):
-            st.hits[i] += int(p.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?",
-                                              (fts_phrase(t),)).fetchone()[0])
-    return st
+    """The statistics of the shards ``parts`` (each with ``conn``) for ``pq``, summed (in the
+    caller's read transaction, so they are those of the snapshot its index answer comes from)."""
+    from .ftsglobal import shard_stats, summed
+    return summed(shard_stats(parts, pq))
 
 
 class Bm25:

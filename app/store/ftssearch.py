@@ -9,6 +9,7 @@ import time
 from typing import Any, Optional
 
 from ..log.query.extract import Entry, extract_jsonl, reader_entries
+from .ftsglobal import ShardRank, first_rows, global_top, shard_stats
 from .ftsquery import (FTS5_MISSING, MARK_CLOSE, MARK_OPEN, EntryMatcher, ParsedQuery, QueryError, SearchHit,
                        SearchResult, SessionGroup, like_prefix, like_sub, parse_query, scan_snippet, split_marks,
                        with_marks)
@@ -50,9 +51,9 @@ class IndexQueries:
         per-session counts (the rowid-only path of the match, grouped by session).  ``sessions``
         holds the ``groups`` sessions with the most matches plus those of the hits (None: all);
         ``session_total`` counts every session with a match.  A sharded index answers from each
-        shard (its best ``offset + limit``, its counts) and the answers are merged by rank (bm25
-        of each shard's own statistics: shards hold a hash split of the sessions, so these stay
-        close to those of one index).  ``exclude``: per shard, the sids whose indexed text is
+        shard (its best rows, its counts) and the answers are merged by the bm25 one index of all
+        the rows would give (:mod:`app.store.ftsglobal`); hits tied in rank go by session, seq
+        and kind.  ``exclude``: per shard, the sids whose indexed text is
         stale (answered by a scan instead: :mod:`app.store.ftslive`)."""
         t0 = time.perf_counter()
         pq = parse_query(query)
@@ -67,17 +68,33 @@ class IndexQueries:
         conds, args, need_s = _filter_sql(pq)
         parts = self.parts()
         lazy = not exact and match is not None and not conds
+        want = int(limit) + int(offset)
+        one = len(parts) > 1 and match is not None     # one ranking over the shards (app.store.ftsglobal)
+        n0 = first_rows(want) if one else want
+
+        def excl(i: int) -> Optional[list[int]]:
+            return exclude[i] if exclude is not None and i < len(exclude) else None
         try:
-            answers = _each(parts, lambda i, p: p._ranked(
-                match, conds, args, need_s, int(limit) + int(offset),
-                exclude[i] if exclude is not None and i < len(exclude) else None, lazy))
-            top = sorted(((rank, i, rowid) for i, (ranked, _c, _n) in enumerate(answers) for rowid, rank in ranked),
-                         key=lambda x: (x[0], x[1], x[2]))[int(offset):int(offset) + int(limit)]
+            answers = _each(parts, lambda i, p: p._ranked(match, conds, args, need_s, n0, excl(i), lazy))
+            if one:
+                assert match is not None
+
+                def fetch(i: int, n: int) -> list[tuple[int, float]]:
+                    if n <= n0:
+                        return list(answers[i][0])
+                    more: list[tuple[int, float]] = parts[i]._top(match, conds, args, need_s, n, excl(i))
+                    return more
+                top = global_top(ShardRank(pq, shard_stats(parts, pq)), parts, fetch, want)[int(offset):]
+            else:
+                top = sorted(((rank, i, rowid) for i, (ranked, _c, _n) in enumerate(answers) for rowid, rank in ranked),
+                             key=lambda x: (x[0], x[1], x[2]))[int(offset):want]
             got: dict[tuple[int, int], tuple[SearchHit, int]] = {}
             for i, p in enumerate(parts):
                 mine = [(rowid, rank) for rank, j, rowid in top if j == i]
                 got.update(((i, r), h) for r, h in p._hits(mine, match).items())
-            hits = [got[(i, r)][0] for _rank, i, r in top if (i, r) in got]
+            # (ties in the order of the session's key, seq and kind: however the rows are sharded)
+            hits = sorted((got[(i, r)][0] for _rank, i, r in top if (i, r) in got),
+                          key=lambda h: (h.rank, h.session_key, h.seq, h.kind))
             hit_sids = {(i, got[(i, r)][1]) for _rank, i, r in top if (i, r) in got}
             exact_counts = all(cs is not None for _r, cs, _n in answers)
             if exact_counts:
@@ -117,8 +134,7 @@ class IndexQueries:
         counts (None), the number of matches from count(*) (FTS5 reads the rowids only)."""
         if lazy and not exclude and match is not None:
             c = self.conn
-            top = c.execute("SELECT rowid, bm25(fts) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
-                            (match, n)).fetchall()
+            top = self._top(match, conds, args, need_s, n, exclude)
             return top, None, int(c.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (match,)).fetchone()[0])
         if exclude:
             conds = conds + ["e.sid NOT IN (SELECT value FROM json_each(?))"]
@@ -127,15 +143,11 @@ class IndexQueries:
         extra = "".join(" AND " + x for x in conds)
         c = self.conn
         if match is not None:
+            top = self._top(match, conds, args, need_s, n)
             if conds:
-                top = c.execute(
-                    f"SELECT fts.rowid, bm25(fts) AS r FROM fts JOIN entries e ON e.rowid = fts.rowid{join_s} "
-                    f"WHERE fts MATCH ?{extra} ORDER BY r LIMIT ?", (match, *args, n)).fetchall()
                 counts = c.execute(f"SELECT e.sid, count(*) FROM fts JOIN entries e ON e.rowid = fts.rowid"
                                    f"{join_s} WHERE fts MATCH ?{extra} GROUP BY e.sid", (match, *args)).fetchall()
             else:
-                top = c.execute("SELECT rowid, bm25(fts) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
-                                (match, n)).fetchall()
                 # the rowids alone say the session
                 counts = c.execute(f"SELECT rowid >> {SHIFT}, count(*) FROM fts WHERE fts MATCH ? GROUP BY 1",
                                    (match,)).fetchall()
@@ -146,6 +158,22 @@ class IndexQueries:
             counts = c.execute(f"SELECT e.sid, count(*) FROM entries e{join_s} WHERE {where} GROUP BY e.sid",
                                args).fetchall()
         return top, counts, sum(k for _s, k in counts)
+
+    def _top(self, match: str, conds: list[str], args: list[Any], need_s: bool, n: int,
+             exclude: Optional[list[int]] = None) -> list[tuple[int, float]]:
+        """This shard's ``n`` best (rowid, bm25) of ``match`` (its own statistics) under the filters
+        ``conds``, the sessions of ``exclude`` left out."""
+        if exclude:
+            conds = conds + ["e.sid NOT IN (SELECT value FROM json_each(?))"]
+            args = args + [json.dumps(sorted(exclude))]
+        if not conds:
+            return self.conn.execute("SELECT rowid, bm25(fts) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
+                                     (match, n)).fetchall()
+        join_s = " JOIN sessions s ON s.sid = e.sid" if need_s else ""
+        extra = "".join(" AND " + x for x in conds)
+        return self.conn.execute(
+            f"SELECT fts.rowid, bm25(fts) AS r FROM fts JOIN entries e ON e.rowid = fts.rowid{join_s} "
+            f"WHERE fts MATCH ?{extra} ORDER BY r LIMIT ?", (match, *args, n)).fetchall()
 
     def _session_rows(self, sids: list[int]) -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = []
@@ -238,8 +266,10 @@ def _each(parts: list[Any], fn: Any) -> list[Any]:
     if len(parts) == 1:
         return [fn(0, parts[0])]
     from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(len(parts)) as ex:
-        return list(ex.map(lambda ip: fn(*ip), enumerate(parts)))
+    with ThreadPoolExecutor(len(parts) - 1) as ex:     # (the first shard in this thread: one thread fewer to start)
+        rest = ex.map(lambda ip: fn(*ip), list(enumerate(parts))[1:])
+        first = fn(0, parts[0])
+        return [first, *rest]
 
 
 def _filter_sql(pq: ParsedQuery) -> tuple[list[str], list[Any], bool]:

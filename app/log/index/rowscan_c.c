@@ -1630,6 +1630,47 @@ static Py_ssize_t ft_num(P d, Py_ssize_t n, Py_ssize_t k) {
     return k;
 }
 
+/* the JSON number d[a:b] (checked) is one msgspec reads (else its row is left to the exact decoder): a
+ * float whose magnitude stays under about 1e300 (msgspec refuses one that overflows a double), an
+ * integer of at most 300 digits (msgspec refuses very long ones) */
+static int ft_num_ok(P d, Py_ssize_t a, Py_ssize_t b) {
+    Py_ssize_t k = a + (d[a] == '-'), ia = k;
+    while (k < b && d[k] >= '0' && d[k] <= '9')
+        k++;
+    Py_ssize_t ie = k;
+    if (k == b)
+        return ie - ia <= 300;
+    while (ia < ie && d[ia] == '0')
+        ia++;
+    long mag = (long)(ie - ia);                        /* significant digits before the point */
+    int zero = ia == ie;
+    if (k < b && d[k] == '.') {
+        k++;
+        Py_ssize_t fa = k;
+        while (k < b && d[k] >= '0' && d[k] <= '9')
+            k++;
+        if (zero) {                                    /* 0.000ddd: the first significant digit's place */
+            Py_ssize_t z = fa;
+            while (z < k && d[z] == '0')
+                z++;
+            zero = z == k;
+            mag = -(long)(z - fa);
+        }
+    }
+    long ex = 0;
+    if (k < b && (d[k] == 'e' || d[k] == 'E')) {
+        k++;
+        int neg = 0;
+        if (d[k] == '+' || d[k] == '-')
+            neg = d[k++] == '-';
+        for (; k < b; k++)
+            if (ex < 100000)
+                ex = ex * 10 + (d[k] - '0');
+        ex = neg ? -ex : ex;
+    }
+    return zero || mag + ex <= 300;
+}
+
 static inline FtTok *ft_tok(FtTape *tp) {
     if (tp->n == tp->cap) {
         Py_ssize_t cap = tp->cap ? tp->cap * 2 : 1024;
@@ -1704,7 +1745,7 @@ static int ft_value(P d, Py_ssize_t n, Py_ssize_t *i, FtTape *tp, int depth) {
         *i = e;
     } else {
         Py_ssize_t e = ft_num(d, n, *i);
-        if (e < 0)
+        if (e < 0 || !ft_num_ok(d, *i, e))
             return -1;
         t->kind = '0';
         *i = e;

@@ -9,6 +9,9 @@ engine can take them (the SQLite FTS5 index of :mod:`app.store.fulltext`, a shar
 
 Fast paths, each checked against the exact decoder (``tests/test_fulltext_extract.py``):
 
+* the rows written the plain dsh way are read in C straight from their bytes (``text_row`` and
+  ``text_rows`` of the row scanner's extension, defined by :mod:`app.log.query.textrow`): the same
+  entries, with no Python object per row; anything unusual is handed back and decoded as below;
 * a byte prefilter: rows written the dsh way (``{"type":"…"`` first) whose type shows no text
   (:data:`NO_TEXT_B`) are never decoded (most rows of a long session are streamed chunks);
 * the rows that may carry text are decoded by msgspec into plain dicts (the limits of
