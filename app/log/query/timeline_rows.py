@@ -30,7 +30,7 @@ from ..format.payloads import JsonObj
 from ..source.sources import Segment
 from .timeline import Block, Chunk, Settlement
 from .timeline_lean import TAGS, settlement
-from .timeline_scan import CHUNK, PACKED, scan, unpack
+from .timeline_scan import CHUNK, PACKED, scan
 
 Item = Union[Event, Block, Chunk, Settlement]
 
@@ -118,23 +118,23 @@ def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[
         stop = cut_at
     skip = _SKIP
     for x in scan(data, stop, _SKIP_LIST, flags):
-        if type(x) is tuple:
+        if isinstance(x, tuple):
             yield Block(*x)
             continue
-        i, at, refused = unpack(x)              # type: ignore[arg-type]
+        at = (x >> 1) & 0xFFFFFFFF              # (timeline_scan.unpack, inline)
         raw = data[at:data.index(b"\n", at)]
         if raw[:9] == b'{"type":"':
             tag = raw[9:raw.find(b'"', 9)]
             if tag in skip:
                 continue
             rd = readers.get(tag)
-            if rd is not None and not refused:
+            if rd is not None and not x & 1:
                 lean = rd(raw)
                 if lean is not None:
                     yield lean
                     continue
         items, _probs = decode_row(raw, pos=seg.row_pos(at), offset=seg.text_offset + at if seg.text_offset >= 0
-                                   else -1, line=seg.line0 + i if seg.line0 is not None else None)
+                                   else -1, line=seg.line0 + (x >> 33) if seg.line0 is not None else None)
         for it in items:
             if is_event(it):
                 yield it
