@@ -435,8 +435,10 @@ static PyObject *packed_lines(PyObject *self, PyObject *args) {
  *   a row whose type (the bytes after {"type":" up to the next quote) is in skip: nothing;
  *   a packed chunk row (flags & 1) or a delta assistant/chunk row (flags & 2) in the writer's exact layout,
  *   valid JSON and UTF-8: merged with the run before it into one tuple (turn, step, seq0, n, t0, t1);
+ *   a step/start, step/end or turn/start row in the writer's layout (flags & 4): (code, seq, time, turn, step|None);
  *   any other row: the int ((index << 32 | start) << 1 | refused), refused = over max_row bytes, nested
- *   deeper than max_depth (strings skipped) or not UTF-8. */
+ *   deeper than max_depth (strings skipped), not UTF-8, or holding a number (outside strings) of more than 18
+ *   digits in a row or with an exponent. */
 #define TL_SAFE 9007199254740991LL
 #define TL_BOUND (1LL << 62)
 static unsigned char TLS[256];           /* in a string: 0 plain, 1 quote, 2 backslash, 3 control, 4 non-ASCII */
@@ -707,15 +709,30 @@ static int tl_chunk(P d, Py_ssize_t i, Py_ssize_t nl, int max_depth, TlRun *r) {
     return 1;
 }
 
+/* a step/start or step/end (code 0, 1: data exactly turn and step) or turn/start (code 2: data exactly turn) in the
+ * writer's layout: 1 and the record in *r (seq0 = seq, t0 = time, n = code) */
+static int tl_small(P d, Py_ssize_t i, Py_ssize_t nl, int code, TlRun *r) {
+    i = tl_int(d, LIT(d, i, nl, "\",\"seq\":"), nl, &r->seq0);
+    i = tl_int(d, LIT(d, i, nl, ",\"time\":"), nl, &r->t0);
+    i = tl_int(d, LIT(d, i, nl, ",\"data\":{\"turn\":"), nl, &r->turn);
+    if (code < 2)
+        i = tl_int(d, LIT(d, i, nl, ",\"step\":"), nl, &r->step);
+    if (i < 0 || r->seq0 < 0 || LIT(d, i, nl, "}}") != nl)
+        return 0;
+    r->n = code;
+    return 1;
+}
+
 /* fastrows.refused_rows of one row: over max_row bytes, deeper than max_depth (outside strings), not UTF-8 */
 static int tl_refused(P d, Py_ssize_t p, Py_ssize_t nl, Py_ssize_t max_row, int max_depth) {
     if (nl - p > max_row)
         return 1;
-    long depth = 0, top = 0;
+    long depth = 0, top = 0, run = 0;
     Py_ssize_t i = p;
     while (i < nl) {
         unsigned c = d[i];
         if (c == '"') {                                 /* a string: to its closing quote */
+            run = 0;
             i++;
             for (;;) {
                 while (i < nl && TLS[d[i]] == 0)
@@ -742,8 +759,18 @@ static int tl_refused(P d, Py_ssize_t p, Py_ssize_t nl, Py_ssize_t max_row, int 
             i = tl_utf8(d, i, nl);
             if (i < 0)
                 return 1;
+            run = 0;
             continue;
         }
+        if (c >= '0' && c <= '9') {                    /* (a number of more than 18 digits in a row, or one with an */
+            if (++run > 18)                              /* exponent: msgspec may refuse it where a record skips it) */
+                return 1;
+            i++;
+            continue;
+        }
+        if ((c == 'e' || c == 'E') && i > p && ((d[i - 1] >= '0' && d[i - 1] <= '9') || d[i - 1] == '.'))
+            return 1;
+        run = 0;
         if (c == '[' || c == '{') {
             if (++depth > top)
                 top = depth;
@@ -818,6 +845,27 @@ static PyObject *tl_scan(PyObject *self, PyObject *args) {
                     ok = tl_packed(d, q, nl, 1, max_members, &r);
                 else if ((flags & 2) && tn == 15 && memcmp(d + p + 9, "assistant/chunk", 15) == 0)
                     ok = tl_chunk(d, q, nl, max_depth, &r);
+            }
+            int small = 0;
+            if (!ok && (flags & 4) && nl - p <= max_row) {
+                int code = (tn == 10 && memcmp(d + p + 9, "step/start", 10) == 0) ? 0
+                    : (tn == 8 && memcmp(d + p + 9, "step/end", 8) == 0) ? 1
+                    : (tn == 10 && memcmp(d + p + 9, "turn/start", 10) == 0) ? 2 : -1;
+                small = code >= 0 && tl_small(d, q, nl, code, &r);
+            }
+            if (small) {
+                if (open && tl_flush(out, &run) < 0)
+                    goto fail;
+                open = 0;
+                PyObject *t = r.n < 2 ? Py_BuildValue("(iLLLL)", (int)r.n, r.seq0, r.t0, r.turn, r.step)
+                    : Py_BuildValue("(iLLLO)", (int)r.n, r.seq0, r.t0, r.turn, Py_None);
+                if (t == NULL || PyList_Append(out, t) < 0) {
+                    Py_XDECREF(t);
+                    goto fail;
+                }
+                Py_DECREF(t);
+                p = nl + 1;
+                continue;
             }
             if (ok) {
                 if (open && r.turn == run.turn && r.step == run.step && r.seq0 == run.seq0 + run.n

@@ -30,7 +30,7 @@ from ..format.payloads import JsonObj
 from ..source.sources import Segment
 from .timeline import Block, Chunk, Settlement
 from .timeline_lean import TAGS, settlement
-from .timeline_scan import CHUNK, PACKED, scan
+from .timeline_scan import CHUNK, PACKED, SMALL, SMALL_TYPES, scan
 
 Item = Union[Event, Block, Chunk, Settlement]
 
@@ -57,7 +57,8 @@ def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optiona
     readers = _readers(reader.version)
     decode_row = reader.codec.decode_row
     fast = not reader.envelope_free
-    flags = (PACKED if (reader.version or 0) < 2 else 0) | (CHUNK if b"assistant/chunk" in readers else 0)
+    flags = (PACKED if (reader.version or 0) < 2 else 0) | (CHUNK if b"assistant/chunk" in readers else 0) | \
+        (SMALL if all(t.encode() in readers for t in SMALL_TYPES) else 0)
     collecting = gc.isenabled()
     gc.disable()                # (many small records, no cycles)
     try:
@@ -119,7 +120,11 @@ def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[
     skip = _SKIP
     for x in scan(data, stop, _SKIP_LIST, flags):
         if isinstance(x, tuple):
-            yield Block(*x)
+            if len(x) == 6:
+                yield Block(*x)
+            else:                               # (a small row: the lean event fastrows' record gives)
+                yield Event(seq=x[1], type=SMALL_TYPES[x[0]], time=x[2],
+                            data={"turn": x[3], "step": x[4]} if x[0] < 2 else {"turn": x[3]})
             continue
         at = (x >> 1) & 0xFFFFFFFF              # (timeline_scan.unpack, inline)
         raw = data[at:data.index(b"\n", at)]
