@@ -795,7 +795,7 @@ static PyObject *tl_scan(PyObject *self, PyObject *args) {
     Py_ssize_t stop, max_row, max_members;
     int flags, max_depth;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OnO!inin", &data, &stop, &PyList_Type, &skip, &flags, &max_depth, &max_row,
+    if (!PyArg_ParseTuple(args, "OnO!iinn", &data, &stop, &PyList_Type, &skip, &flags, &max_depth, &max_row,
                           &max_members))
         return NULL;
     Py_buffer view;
