@@ -2,6 +2,7 @@
 (the project's own generator, app/tools/synth.py), each figure beside its reference measured in the same run.
 
     python bench/long_session_1g.py [--size MB] [--dir /tmp/sl-1g] [--runs N] [--only ROW,ROW] [--gen-only]
+                                    [--code CHECKOUT]
 
 The log (``session-<MB>MB.v4.jsonl``) and its zstd form (``.jsonl.zstd``: frame 1 the header line, one frame per
 write batch, as dsh writes it) are generated once, together, and kept under ``--dir``.  Every measured operation
@@ -29,6 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 PY = sys.executable
+CODE = [str(REPO)]               # the checkout whose code the children run (--code: another one, e.g. main's)
 ROWS = ("find", "zstd", "page", "pass", "f8", "request", "errors", "export")
 
 
@@ -161,8 +163,8 @@ def child(mode: str, path: str, arg: str = "", cache: str | None = None) -> dict
     env = dict(os.environ)
     with tempfile.TemporaryDirectory(dir=os.path.dirname(path)) as fresh:
         env["SESSION_LENS_CACHE_DIR"] = cache or fresh
-        got = subprocess.run([PY, "-c", _CHILD, str(REPO), mode, path, arg], capture_output=True, text=True,
-                             env=env, cwd=str(REPO))
+        got = subprocess.run([PY, "-c", _CHILD, CODE[0], mode, path, arg], capture_output=True, text=True,
+                             env=env, cwd=CODE[0])
     if got.returncode:
         raise RuntimeError(f"{mode} {arg}: {got.stderr[-2000:]}")
     return json.loads(got.stdout.strip().splitlines()[-1])
@@ -309,7 +311,10 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", default=",".join(ROWS))
     ap.add_argument("--gen-only", action="store_true")
+    ap.add_argument("--code", help="run the measured operations with another checkout's code (its native module built)")
     a = ap.parse_args(argv)
+    if a.code:
+        CODE[0] = os.path.abspath(a.code)
     t = time.perf_counter()
     jsonl, zst = generate(a.dir, a.size)
     print(f"log {jsonl} {os.path.getsize(jsonl) / 1e6:.0f} MB, zstd {os.path.getsize(zst) / 1e6:.0f} MB "
@@ -317,7 +322,8 @@ def main(argv=None) -> int:
     if a.gen_only:
         return 0
     only = set(a.only.split(","))
-    print(f"medians of {a.runs}; {load()} at the start; each operation in a fresh child, its own wall time")
+    print(f"medians of {a.runs}; {load()} at the start; each operation in a fresh child, its own wall time; "
+          f"code: {CODE[0]}")
     print("| operation | figure | reference (same run) | ratio | target | load |\n|---|---|---|---|---|---|")
     if "find" in only:
         row_find(jsonl, a.runs)
