@@ -82,11 +82,11 @@ def check_row(raw: Union[bytes, bytearray, memoryview]) -> None:
     if n > MAX_ROW_BYTES:
         raise LimitError(over_limit(f"a row of {n} bytes; it reads rows up to {MAX_ROW_BYTES >> 20} MiB"))
     b = raw if type(raw) is bytes else bytes(raw)
-    if b.count(b"[") + b.count(b"{") > MAX_DEPTH and _nested_over(b, MAX_DEPTH):
+    if b.count(b"[") + b.count(b"{") > MAX_DEPTH and nested_over(b, MAX_DEPTH):
         raise LimitError(over_limit(f"a row nested deeper than {MAX_DEPTH} levels"))
 
 
-def _nested_over(raw: bytes, limit: int) -> bool:
+def nested_over(raw: bytes, limit: int) -> bool:
     """``nesting_depth(raw, limit) > limit``: in C where the row scanner is built (``rowscan_c.depth_over``, one
     pass that copies no string; tests/test_export_fast.py checks it against this definition), else by it."""
     f = _DEPTH_OVER[0]
