@@ -97,3 +97,16 @@ def test_the_pass_in_its_child_hands_the_index_over(qtbot, make_window, log, mon
     reads = _count_whole_reads(monkeypatch)
     h = _wait_all(qtbot, make_window(page_size=20), log)
     assert reads == [] and _state(h.window.sindex) == _state(want)
+
+
+def test_a_reopen_with_the_pass_in_its_child_still_gets_the_outline(qtbot, make_window, log, monkeypatch):  # noqa: F811
+    """A reopen finds the surface index in the cache, where it is read lazily (views of the cache file, which
+    cannot be pickled): the child must not hand that one over, or the whole pass fails and the outline, F8 and
+    the problems never come."""
+    monkeypatch.setenv("SESSION_LENS_SCAN_INPROC", "0")
+    want = extend_index(LogReader.open(str(log)), SurfaceIndex(4), None, ScanEnd())
+    _wait_all(qtbot, make_window(page_size=20), log)                    # (the first open fills the cache)
+    win = make_window(page_size=20)
+    h = _wait_all(qtbot, win, log)
+    assert win.go_actions.outline is not None and win.go_actions.outline.complete
+    assert _state(h.window.sindex) == _state(want)

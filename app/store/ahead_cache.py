@@ -64,8 +64,9 @@ def cached_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None
                  on_surface: Optional[Callable[[SurfaceIndex], None]] = None) -> tuple[Outline, dict[str, Any]]:
     """(the outline, {"checkpoints"|"surface"|"outline": status, "pass": seconds of the one read (0: every
     product was cached)}).  A cancelled pass returns the outline so far (``complete`` False) and keeps nothing.
-    ``on_surface(index)``: the surface index, as soon as it is known (cached, or built by the pass), before the
-    outline (the window's row statuses take it: the first open reads the log once)."""
+    ``on_surface(index)``: the surface index when this pass built it, before the outline (the window's row
+    statuses take it: the first open reads the log once); one found in the cache is not handed over (the window
+    reads the cache itself, and a cached index holds views of its file, which cannot go to another process)."""
     shared = _SharedPass(reader, progress, cancel)
     out: dict[str, Any] = {}
     try:
@@ -74,8 +75,8 @@ def cached_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None
     except _CutShort:
         assert shared.result is not None
         return shared.result.outline, {**out, "pass": round(shared.seconds, 6), "cancelled": True}
-    if on_surface is not None:
-        on_surface(sindex)
+    if on_surface is not None and out["surface"] == "built":    # (built here; one read from the cache is lazy:
+        on_surface(sindex)                                       #  views of the file, the window reads it itself)
     ol, out["outline"] = cached_outline(reader, progress, cancel, make=shared.outline)
     out["pass"] = round(shared.seconds, 6)
     return ol, out
