@@ -184,7 +184,8 @@ def serve(body: Callable[[Send], object], nice: int) -> int:
 
     def send(msg: tuple[object, ...]) -> None:
         _crash_test()
-        pickle.dump(msg, out, protocol=pickle.HIGHEST_PROTOCOL)
+        data = pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL)   # (whole first: a message that cannot be
+        out.write(data)                                                #  pickled leaves no half of it in the pipe)
         out.flush()
     try:
         send(("done", body(send)))
