@@ -42,13 +42,15 @@ def exact(monkeypatch):
 
 
 def _check_rows(rows: list[bytes]) -> int:
-    """C == the Python definition wherever the C answers; the number of rows the C read."""
+    """C == the Python definition wherever the C answers, for a v2+ and a v0/v1 session; the number of
+    rows the C read."""
     read = 0
     for raw in rows:
-        got = C(raw)
-        if got is not None:
-            read += 1
-            assert got == text_row_py(raw), raw[:300]
+        for legacy in (False, True):
+            got = C(raw, legacy)
+            if got is not None:
+                read += not legacy
+                assert got == text_row_py(raw, legacy), (legacy, raw[:300])
     return read
 
 
@@ -221,6 +223,18 @@ EDGE_ROWS = [
     b'{"type":"assistant/message","seq":4,"data":{"message":{"content":"a string"}}}',
     b'{"type":"assistant/message","seq":4,"data":{"content":[{"type":"text","text":"legacy"}]}}',
     b'{"type":"assistant/message","seq":4,"data":{"message":{"content":[{"type":"te\\u0078t","text":"esc"}]}}}',
+    # the v0/v1 shapes of spec §1.7 (read as the codec converts them in a legacy session)
+    b'{"type":"assistant/message","seq":4,"time":9,"data":{"turn":3,"content":[{"type":"reasoning","text":"r"},'
+    b'{"type":"text","text":"legacy text"},{"type":"tool-call","id":"c9","name":"read","arguments":"{\\"p\\": 1}"}],'
+    b'"provenance":{"provider":"x"}}}',
+    b'{"type":"assistant/message","seq":4,"time":9,"data":{"content":null}}',
+    b'{"type":"assistant/message","seq":4,"time":9.5,"data":{"content":[{"type":"text","text":"t"}]}}',
+    b'{"type":"tool/result","seq":6,"time":9,"data":{"turn":3,"callId":"c9","content":[{"type":"text","text":"legacy out"}],'
+    b'"isError":false}}',
+    b'{"type":"tool/result","seq":6,"time":9,"data":{"callId":null,"content":[{"type":"text","text":"x"}]}}',
+    b'{"type":"tool/result","seq":6,"time":9,"data":{"callId":"c9"}}',
+    b'{"type":"tool/result","seq":6,"time":9,"data":{"callId":7,"content":[]}}',
+    b'{"type":"tool/result","seq":6,"time":9,"data":{"callId":"c9","content":[],"error":{"message":"m"}}}',
     b'{"type":"tool/call","seq":5,"data":{"callId":"c1","name":"read\\u001b[31m","arguments":"{\\"p\\": \\"x\\"}"}}',
     b'{"type":"tool/call","seq":5,"data":{"callId":["c1"],"name":"read"}}',
     b'{"type":"tool/call","seq":5,"data":{"name":7}}',
@@ -263,9 +277,13 @@ EDGE_ROWS = [
 ]
 
 
+LEGACY_ROW = next(r for r in EDGE_ROWS if b'"provenance"' in r)
+
+
 def test_edited_rows_read_the_same_both_ways():
     read = _check_rows(EDGE_ROWS)
     assert read >= 18
+    assert C(EDGE_ROWS[EDGE_ROWS.index(LEGACY_ROW)], True) is not None        # a legacy shape read in C
     for raw in EDGE_ROWS:
         for version in (0, 2):
             assert _feed([raw], version) == _feed([raw], version, fast=False), raw

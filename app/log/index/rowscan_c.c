@@ -1315,8 +1315,9 @@ decline:
 /* ---- end ahead3 ---- */
 /* ---- ftsc: a row's searchable text straight from its bytes (issue 32 item 3; owner: the ftsc helper) ----
  *
- * text_row(raw) -> None | tuple: what app.log.query.extract.RowText makes of one stored row, for the rows
- * written the plain dsh way, without decoding them into Python objects.  Its definition is the interpreted
+ * text_row(raw[, legacy]) -> None | tuple: what app.log.query.extract.RowText makes of one stored row, for the
+ * rows written the plain dsh way, without decoding them into Python objects (``legacy``: a v0/v1 session, whose
+ * assistant messages and tool results may have the shapes of spec §1.7, read as the codec converts them).  Its definition is the interpreted
  * app/log/query/textrow.py (text_row_py), written with the one text function
  * (app.log.query.textview.shown_fields); tests/test_textrow.py holds C == Python on every fixture, hostile
  * logs and edited rows.  None (the caller decodes the row the exact way) for anything unusual: a row that is
@@ -1981,13 +1982,10 @@ static int ft_call_text(FtBuf *o, P d, const FtTape *tp, Py_ssize_t nv, int s, P
     return 0;
 }
 
-/* an assistant message's fields and tool-call blocks (the message at token mv): 0 (fields and *blocks
- * filled), -1 fall back, -2 a Python error */
-static int ft_assistant(P d, const FtTape *tp, Py_ssize_t mv, PyObject *fields, PyObject **blocks) {
+/* an assistant message's fields and tool-call blocks (its content at token cv, -1: none): 0 (fields and
+ * *blocks filled), -1 fall back, -2 a Python error */
+static int ft_assistant(P d, const FtTape *tp, Py_ssize_t cv, PyObject *fields, PyObject **blocks) {
     const FtTok *t = tp->t;
-    if (ft_obj(d, tp, mv) < 0)
-        return -1;
-    Py_ssize_t cv = ft_get(d, tp, mv, "content");
     if (cv < 0 || t[cv].kind == 'n')
         return 0;
     if (t[cv].kind != '[')
@@ -2089,7 +2087,7 @@ static Py_ssize_t ft_answered(P d, const FtTape *tp, Py_ssize_t m) {
 #define FT_TYPE(s) ft_is(d, &FT_TAPE, 0 + tv, s)
 
 /* text_row of the row d[:n] (a new reference; None: decode it the exact way), NULL on a Python error */
-static PyObject *ft_row(P d, Py_ssize_t n) {
+static PyObject *ft_row(P d, Py_ssize_t n, int legacy) {
     Py_ssize_t i = 0;
     PyObject *res = NULL, *fields = NULL, *blocks = NULL, *turn = NULL, *x = NULL, *y = NULL, *z = NULL;
     const FtTape *tp = &FT_TAPE;
@@ -2106,9 +2104,11 @@ static PyObject *ft_row(P d, Py_ssize_t n) {
     FT_FALLBACK(tv < 0 || t[tv].kind != '"' || t[tv].esc || sv < 0 || t[sv].kind != '0' || ft_obj(d, tp, dv) < 0);
     ft_numval(d, t[sv].a, t[sv].b, &kind, &seq);
     FT_FALLBACK(kind != 1 || seq < 0 || seq > 9007199254740991LL);
+    int strict_time = 1;                               /* (a legacy shape is read only with an integer time) */
     if (mv >= 0 && t[mv].kind == '0') {
         ft_numval(d, t[mv].a, t[mv].b, &kind, &tm);
         FT_FALLBACK(kind == 2);
+        strict_time = kind != 1;
         if (kind != 1)
             tm = 0;
     }
@@ -2133,11 +2133,17 @@ static PyObject *ft_row(P d, Py_ssize_t n) {
         else if ((x = ft_pystr(&FT_OUT)) != NULL)
             res = Py_BuildValue("(iLLO[(OO)]O)", 2, seq, tm, turn, FT_KINDS[0], x, Py_None);
     } else if (FT_TYPE("assistant/message")) {
-        Py_ssize_t msg = ft_get(d, tp, dv, "message");
-        FT_FALLBACK(msg < 0);
+        Py_ssize_t msg = ft_get(d, tp, dv, "message"), cv = -1;
+        if (msg >= 0) {
+            FT_FALLBACK(ft_obj(d, tp, msg) < 0);
+            cv = ft_get(d, tp, msg, "content");
+        } else {                                       /* v0/v1: the codec makes the content the message's */
+            cv = ft_get(d, tp, dv, "content");
+            FT_FALLBACK(!legacy || cv < 0 || strict_time);
+        }
         if ((fields = PyList_New(0)) == NULL)
             goto out;
-        int r = ft_assistant(d, tp, msg, fields, &blocks);
+        int r = ft_assistant(d, tp, cv, fields, &blocks);
         if (r == -2)
             goto out;
         FT_FALLBACK(r < 0);
@@ -2153,11 +2159,21 @@ static PyObject *ft_row(P d, Py_ssize_t n) {
             && (y = s > 0 ? ft_opt(d, tp, nv, s) : PyUnicode_FromString("")) != NULL)
             res = Py_BuildValue("(iLLOOOO)", 3, seq, tm, turn, x, y, z);
     } else if (FT_TYPE("tool/result")) {
-        Py_ssize_t ev = ft_get(d, tp, dv, "error"), msg = ft_get(d, tp, dv, "message");
+        Py_ssize_t ev = ft_get(d, tp, dv, "error"), msg = ft_get(d, tp, dv, "message"), c, cv;
         int parts = 0;
-        FT_FALLBACK((ev >= 0 && t[ev].kind != 'n') || ft_obj(d, tp, msg) < 0);
-        Py_ssize_t c = ft_answered(d, tp, msg);
-        FT_FALLBACK(c == -2 || ft_content(&FT_OUT, d, tp, ft_get(d, tp, msg, "content"), 2, &parts) < 0);
+        FT_FALLBACK(ev >= 0 && t[ev].kind != 'n');
+        if (msg < 0 && legacy && (c = ft_get(d, tp, dv, "callId")) >= 0) {
+            /* v0/v1: the codec makes one tool-result block of the row's callId and content */
+            cv = ft_get(d, tp, dv, "content");
+            FT_FALLBACK(strict_time || ft_strv(tp, c) < 0 || (cv >= 0 && t[cv].kind != '[' && t[cv].kind != 'n'));
+            if (t[c].kind != '"')
+                c = -1;
+        } else {
+            FT_FALLBACK(ft_obj(d, tp, msg) < 0);
+            c = ft_answered(d, tp, msg);
+            cv = ft_get(d, tp, msg, "content");
+        }
+        FT_FALLBACK(c == -2 || ft_content(&FT_OUT, d, tp, cv, 2, &parts) < 0);
         if (parts == 0)
             res = Py_BuildValue("(i)", 0);
         else if ((y = ft_pystr(&FT_OUT)) != NULL && (x = ft_opt(d, tp, c, c >= 0)) != NULL)
@@ -2199,9 +2215,10 @@ out:
 static PyObject *text_row(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer view;
-    if (!PyArg_ParseTuple(args, "y*", &view))
+    int legacy = 0;
+    if (!PyArg_ParseTuple(args, "y*|p", &view, &legacy))
         return NULL;
-    PyObject *res = ft_row((P)view.buf, view.len);
+    PyObject *res = ft_row((P)view.buf, view.len, legacy);
     PyBuffer_Release(&view);
     return res;
 }
@@ -2218,7 +2235,7 @@ static int ft_in(PyObject *types, P s, Py_ssize_t len) {
     return 0;
 }
 
-/* text_rows(data, start, end, most, max_row) -> (items, next, newlines): the rows of data[start:end] (start
+/* text_rows(data, start, end, most, max_row[, legacy]) -> (items, next, newlines): the rows of data[start:end] (start
  * at a row, end just after a newline) that may show text, as extract.candidate_rows picks them (a row written
  * the dsh way whose type shows no text, a blank row: skipped), each read by text_row: its answer, or
  * (-1, offset, raw) where the row is to be decoded the exact way (and every row over max_row bytes).  Stops
@@ -2227,7 +2244,8 @@ static PyObject *text_rows(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer view;
     Py_ssize_t start, end, most, max_row;
-    if (!PyArg_ParseTuple(args, "y*nnnn", &view, &start, &end, &most, &max_row))
+    int legacy = 0;
+    if (!PyArg_ParseTuple(args, "y*nnnn|p", &view, &start, &end, &most, &max_row, &legacy))
         return NULL;
     P d = (P)view.buf;
     PyObject *items = PyList_New(0), *res = NULL;
@@ -2262,7 +2280,7 @@ static PyObject *text_rows(PyObject *self, PyObject *args) {
                 continue;                              /* (blank) */
         }
         got++;
-        PyObject *it = len <= max_row ? ft_row(r, len) : (Py_INCREF(Py_None), Py_None);
+        PyObject *it = len <= max_row ? ft_row(r, len, legacy) : (Py_INCREF(Py_None), Py_None);
         if (it == Py_None) {
             Py_DECREF(it);
             it = Py_BuildValue("(iny#)", -1, row_at, (const char *)r, len);
