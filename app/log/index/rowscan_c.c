@@ -1342,6 +1342,8 @@ decline:
 #include <emmintrin.h>
 #endif
 
+#include <math.h>
+
 #define FT_DEPTH 64
 #define FT_MAX_KEYS 256
 
@@ -1856,9 +1858,119 @@ static int ft_content(FtBuf *o, P d, const FtTape *tp, Py_ssize_t v, int depth, 
     return 0;
 }
 
+/* the text Python gives a JSON number d[a:b] (checked by ft_num_ok): an integer's digits (str(int)), a float's
+ * repr (PyOS_double_to_string 'r', as float.__repr__), added to o; -1 left to the exact decoder */
+static int ft_number(FtBuf *o, P d, Py_ssize_t a, Py_ssize_t b) {
+    int kind;
+    long long x;
+    ft_numval(d, a, b, &kind, &x);
+    if (kind == 1) {
+        char num[32];
+        int k = snprintf(num, sizeof num, "%lld", x);
+        return ft_put(o, num, k);
+    }
+    if (kind == 2)                                     /* (a long integer: its digits are str(int)) */
+        return ft_put(o, (const char *)d + a, b - a);
+    char text[400];
+    if (b - a >= (Py_ssize_t)sizeof text)
+        return -1;
+    memcpy(text, d + a, (size_t)(b - a));
+    text[b - a] = 0;
+    char *end = NULL;
+    double v = PyOS_string_to_double(text, &end, NULL);
+    if (v == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    if (end != text + (b - a) || !isfinite(v))
+        return -1;
+    char *r = PyOS_double_to_string(v, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (r == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    int got = ft_put(o, r, (Py_ssize_t)strlen(r));
+    PyMem_Free(r);
+    return got;
+}
+
+static FtBuf FT_ESC;                                   /* a string of arguments' JSON, decoded, to escape again */
+
+/* json.dumps of the JSON string d[a:b] (ensure_ascii=False: '"', '\\' and the control characters escaped, the
+ * rest as is), plained (what json.dumps leaves of DEL, U+0080..U+009F, U+2028/9 as spaces), added to o */
+static int ft_dump_str(FtBuf *o, P d, Py_ssize_t a, Py_ssize_t b) {
+    FT_ESC.len = 0;
+    if (ft_text(&FT_ESC, d, a, b, 0) < 0 || ft_grow(o, 6 * FT_ESC.len + 2) < 0)
+        return -1;
+    static const char hex[] = "0123456789abcdef";
+    P s = (P)FT_ESC.p;
+    char *w = o->p + o->len;
+    *w++ = '"';
+    for (Py_ssize_t k = 0; k < FT_ESC.len; k++) {
+        unsigned char c = s[k];
+        const char *e = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n" : c == '\r' ? "\\r"
+                      : c == '\t' ? "\\t" : c == '\b' ? "\\b" : c == '\f' ? "\\f" : NULL;
+        if (e != NULL) {
+            *w++ = e[0];
+            *w++ = e[1];
+        } else if (c < 0x20) {
+            memcpy(w, "\\u00", 4);
+            w[4] = hex[c >> 4];
+            w[5] = hex[c & 15];
+            w += 6;
+        } else if (c == 0x7F) {
+            *w++ = ' ';
+        } else if (c == 0xC2 && s[k + 1] <= 0x9F) {
+            *w++ = ' ';
+            k++;
+        } else if (c == 0xE2 && s[k + 1] == 0x80 && (s[k + 2] == 0xA8 || s[k + 2] == 0xA9)) {
+            *w++ = ' ';
+            k += 2;
+        } else {
+            *w++ = (char)c;
+        }
+    }
+    *w++ = '"';
+    o->len = w - o->p;
+    return 0;
+}
+
+/* json.dumps(value, ensure_ascii=False) of token v, plained, added to o (", " and ": " between items, as
+ * textview.value_text shows a list or an object of tool arguments); -1 left to the exact decoder */
+static int ft_dump(FtBuf *o, P d, const FtTape *tp, Py_ssize_t v, int depth) {
+    const FtTok *t = tp->t;
+    switch (t[v].kind) {
+    case '"':
+        return ft_dump_str(o, d, t[v].a, t[v].b);
+    case 't':
+        return ft_put(o, "true", 4);
+    case 'f':
+        return ft_put(o, "false", 5);
+    case 'n':
+        return ft_put(o, "null", 4);
+    case '{':
+    case '[': {
+        int obj = t[v].kind == '{';
+        if (depth > 16 || (obj && ft_obj(d, tp, v) < 0) || ft_put(o, obj ? "{" : "[", 1) < 0)
+            return -1;
+        for (Py_ssize_t c = v + 1; c < t[v].next; c = obj ? t[c + 1].next : t[c].next) {
+            if (c > v + 1 && ft_put(o, ", ", 2) < 0)
+                return -1;
+            if (obj && (ft_dump_str(o, d, t[c].a, t[c].b) < 0 || ft_put(o, ": ", 2) < 0))
+                return -1;
+            if (ft_dump(o, d, tp, obj ? c + 1 : c, depth + 1) < 0)
+                return -1;
+        }
+        return ft_put(o, obj ? "}" : "]", 1);
+    }
+    default:
+        return ft_number(o, d, t[v].a, t[v].b);
+    }
+}
+
 /* a scalar of a generic row's payload or of tool arguments at token v, added to o as textview shows it
- * (payload: null as "null"; arguments: as ""): 1 added, 0 not a scalar (a list, an object), -1 left to the
- * exact decoder (a float, a long integer) */
+ * (payload: null as "null", lists and objects not shown; arguments: null as "", lists and objects as their
+ * JSON): 1 added, 0 not shown, -1 left to the exact decoder */
 static int ft_scalar(FtBuf *o, P d, const FtTape *tp, Py_ssize_t v, int args) {
     const FtTok *t = &tp->t[v];
     switch (t->kind) {
@@ -1872,17 +1984,9 @@ static int ft_scalar(FtBuf *o, P d, const FtTape *tp, Py_ssize_t v, int args) {
         return args ? 1 : (ft_put(o, "null", 4) < 0 ? -1 : 1);
     case '{':
     case '[':
-        return 0;
-    default: {
-        int kind;
-        long long x;
-        ft_numval(d, t->a, t->b, &kind, &x);
-        if (kind != 1)
-            return -1;
-        char num[32];
-        int k = snprintf(num, sizeof num, "%lld", x);
-        return ft_put(o, num, k) < 0 ? -1 : 1;
-    }
+        return args ? (ft_dump(o, d, tp, v, 0) < 0 ? -1 : 1) : 0;
+    default:
+        return ft_number(o, d, t->a, t->b) < 0 ? -1 : 1;
     }
 }
 
@@ -1948,7 +2052,7 @@ static int ft_arguments(FtBuf *o, P d, const FtTape *tp, Py_ssize_t v) {
     for (Py_ssize_t c = v + 1; c < t[v].next; c = t[c + 1].next)
         if ((lines++ && ft_put(o, " ", 1) < 0) || ft_text(o, src, t[c].a, t[c].b, 1) < 0 || ft_put(o, ": ", 2) < 0
             || ft_scalar(o, src, at, c + 1, 1) != 1)
-            return -1;                                 /* (a list or object: its JSON; a float: its repr) */
+            return -1;
     return 0;
 }
 
