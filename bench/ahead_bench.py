@@ -1,86 +1,98 @@
 """The work done ahead (issue 29): the one streaming pass (fold checkpoints, surface index, outline) beside
 the seq index of the same log (the issue's reference: pass <= 2x the seq index) and beside the three separate
-builds it replaces, all measured in the same run on a generated v4 log with compactions.
+builds it replaces, all measured in the same run on a generated log with compactions (v4 by default, ``--version
+0`` for a v0 log with packed chunk rows).
 
-    python bench/ahead_bench.py [--size MB] [--runs N] [--log PATH]
+    python bench/ahead_bench.py [--size MB] [--runs N] [--version V] [--log PATH] [--baseline CHECKOUT]
 
-Times are CPU seconds of this process (user+system: steadier than wall time on a loaded machine) and
-wall seconds; medians of ``--runs``.  Nothing is cached (each build reads the log afresh)."""
+Each build runs in a child process of its own (the log's page cache warm), which times it from a fresh reader:
+the seq index alone, then each build after its own seq index (subtracted).  Wall and CPU (user+system) seconds,
+medians of ``--runs``; the load average at the start and the end.  ``--baseline``: the same one pass measured in
+another checkout (e.g. the main branch) in the same run, alternating with this one.  Nothing is cached."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from app.log.fold.checkpoints import build_checkpoints  # noqa: E402
-from app.log.fold.surface import ScanEnd, SurfaceIndex, extend_index  # noqa: E402
-from app.log.query.ahead import build_ahead  # noqa: E402
-from app.log.query.outline import build_outline  # noqa: E402
-from app.store.faces import open_reader  # noqa: E402
-from app.tools.synth import SessionSynth, write_jsonl  # noqa: E402
-
-
-def _timed(fn) -> tuple[float, float]:
-    t, c = time.perf_counter(), time.process_time()
-    fn()
-    return time.perf_counter() - t, time.process_time() - c
-
-
-def _three(path: str) -> None:
-    r = open_reader(path)
-    r.build_index()
+_CHILD = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from app.store.faces import open_reader
+path, what = sys.argv[2], sys.argv[3]
+r = open_reader(path)
+t, c = time.perf_counter(), time.process_time()
+r.build_index()
+idx = (time.perf_counter() - t, time.process_time() - c)
+t, c = time.perf_counter(), time.process_time()
+if what == "one pass":
+    from app.log.query.ahead import build_ahead
+    build_ahead(r)
+elif what == "three builds":
+    from app.log.fold.checkpoints import build_checkpoints
+    from app.log.fold.surface import ScanEnd, SurfaceIndex, extend_index
+    from app.log.query.outline import build_outline
     extend_index(r, SurfaceIndex(r.version or 0), None, ScanEnd())
     build_checkpoints(r)
     build_outline(r)
-
-
-def _outline(path: str) -> None:
-    r = open_reader(path)
-    r.build_index()
+elif what == "outline only":
+    from app.log.query.outline import build_outline
     build_outline(r)
+print(json.dumps({"index": idx, "build": (time.perf_counter() - t, time.process_time() - c)}))
+"""
 
 
-def _one(path: str) -> None:
-    r = open_reader(path)
-    r.build_index()
-    build_ahead(r)
+def _child(repo: Path, path: str, what: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(repo), path, what], capture_output=True, text=True,
+                         check=True)
+    got: dict = json.loads(out.stdout.strip().splitlines()[-1])
+    return got
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", type=float, default=8.0, help="MB of generated log (default 8)")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--version", type=int, default=4, help="format of the generated log (default 4)")
     ap.add_argument("--log", help="an existing log instead of a generated one")
+    ap.add_argument("--baseline", help="another checkout whose one pass is measured beside this one's")
+    ap.add_argument("--only-pass", action="store_true", help="the seq index and the one pass only")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        path = a.log or os.path.join(tmp, "session.v4.jsonl")
+        path = a.log or os.path.join(tmp, f"session.v{a.version}.jsonl")
         if not a.log:
-            write_jsonl(path, SessionSynth(seed=3, version=4, context_window=24_000), target_bytes=int(a.size * 1e6))
+            from app.tools.synth import SessionSynth, write_jsonl
+            write_jsonl(path, SessionSynth(seed=3, version=a.version, context_window=24_000),
+                        target_bytes=int(a.size * 1e6))
         mb = os.path.getsize(path) / 1e6
-        print(f"log {mb:.1f} MB; load {os.getloadavg()[0]:.1f}; medians of {a.runs} runs (wall s / cpu s)")
-        rows: dict[str, list[tuple[float, float]]] = {"seq index": [], "one pass": [], "three builds": [],
-                                                      "outline only": []}
+        load0 = os.getloadavg()[0]
+        whats = ["one pass"] + ([] if a.only_pass else ["three builds", "outline only"])
+        runs: dict[str, list[dict]] = {w: [] for w in whats}
+        base: list[dict] = []
         for _ in range(a.runs):
-            rows["seq index"].append(_timed(lambda: open_reader(path).build_index()))
-            rows["one pass"].append(_timed(lambda: _one(path)))
-            rows["three builds"].append(_timed(lambda: _three(path)))
-            rows["outline only"].append(_timed(lambda: _outline(path)))
-        med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in rows.items()}
-        idx = med["seq index"]
-        for k in ("one pass", "three builds", "outline only"):         # (each includes its own seq index build)
-            w, c = med[k][0] - idx[0], med[k][1] - idx[1]
-            print(f"{k:13s} {w:7.3f} s wall {c:7.3f} s cpu  = {w / max(idx[0], 1e-9):6.1f}x the seq index's wall "
-                  f"({idx[0]:.3f} s; target <= 2x)")
-        one, three = med["one pass"], med["three builds"]
-        print(f"one pass / three builds: wall {(one[0] - idx[0]) / (three[0] - idx[0]):.2f}, "
-              f"cpu {(one[1] - idx[1]) / (three[1] - idx[1]):.2f}")
+            for w in whats:
+                runs[w].append(_child(REPO, path, w))
+            if a.baseline:
+                base.append(_child(Path(a.baseline), path, "one pass"))
+        idx = [r["index"] for v in runs.values() for r in v]
+        iw, ic = statistics.median(x[0] for x in idx), statistics.median(x[1] for x in idx)
+        print(f"log {mb:.1f} MB (v{a.version if not a.log else '?'}); load {load0:.1f} -> {os.getloadavg()[0]:.1f} "
+              f"on {os.cpu_count()} cpus; medians of {a.runs} runs")
+        print(f"{'seq index':13s} {iw:7.3f} s wall {ic:7.3f} s cpu  (the reference)")
+        rows = [(w, runs[w]) for w in whats] + ([("baseline pass", base)] if base else [])
+        for name, rs in rows:
+            w = statistics.median(r["build"][0] for r in rs)
+            c = statistics.median(r["build"][1] for r in rs)
+            print(f"{name:13s} {w:7.3f} s wall {c:7.3f} s cpu  = {w / max(iw, 1e-9):6.1f}x the seq index's wall, "
+                  f"{c / max(ic, 1e-9):6.1f}x its cpu; {mb / max(c, 1e-9):6.1f} MB/s cpu  (target <= 2x)")
     return 0
 
 

@@ -2,6 +2,7 @@
 (the project's own generator, app/tools/synth.py), each figure beside its reference measured in the same run.
 
     python bench/long_session_1g.py [--size MB] [--dir /tmp/sl-1g] [--runs N] [--only ROW,ROW] [--gen-only]
+                                    [--code CHECKOUT]
 
 The log (``session-<MB>MB.v4.jsonl``) and its zstd form (``.jsonl.zstd``: frame 1 the header line, one frame per
 write batch, as dsh writes it) are generated once, together, and kept under ``--dir``.  Every measured operation
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -28,6 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 PY = sys.executable
+CODE = [str(REPO)]               # the checkout whose code the children run (--code: another one, e.g. main's)
 ROWS = ("find", "zstd", "page", "pass", "f8", "request", "errors", "export")
 
 
@@ -76,25 +79,25 @@ out = {}
 if mode == "find":
     from app.log.query.find import FindOptions, find
     r = open_reader(path)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     n, first = 0, None
     for h in find(r, FindOptions(arg)):
         if first is None:
             first = time.perf_counter() - t
         n += 1
-    out = {"wall": time.perf_counter() - t, "first": first, "hits": n}
+    out = {"wall": time.perf_counter() - t, "cpu": time.process_time() - c, "first": first, "hits": n}
 elif mode == "index":
     r = open_reader(path)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     idx = r.build_index()
-    out = {"wall": time.perf_counter() - t, "events": idx.events if hasattr(idx, "events") else None}
+    out = {"wall": time.perf_counter() - t, "cpu": time.process_time() - c, "events": idx.events}
 elif mode == "page":
     import contextlib
     from app.cli.main import main
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
         rc = main(["page", path, "--json"])
-    out = {"wall": time.perf_counter() - t, "rc": rc}
+    out = {"wall": time.perf_counter() - t, "cpu": time.process_time() - c, "rc": rc}
 elif mode == "tailpage":
     t = time.perf_counter()
     r = open_reader(path)
@@ -106,9 +109,9 @@ elif mode == "pass":
     r = open_reader(path)
     t = time.perf_counter()
     cached_index(r)
-    t1 = time.perf_counter()
+    t1, c = time.perf_counter(), time.process_time()
     ol, st = cached_ahead(r)
-    out = {"index": t1 - t, "wall": time.perf_counter() - t1, "status": st,
+    out = {"index": t1 - t, "wall": time.perf_counter() - t1, "cpu": time.process_time() - c, "status": st,
            "errors": sum(len(x.error_seqs) for x in ol.turns)}
 else:                                      # after the pass: the caches are warm
     from app.store.indexcache import cached_index
@@ -160,18 +163,25 @@ def child(mode: str, path: str, arg: str = "", cache: str | None = None) -> dict
     env = dict(os.environ)
     with tempfile.TemporaryDirectory(dir=os.path.dirname(path)) as fresh:
         env["SESSION_LENS_CACHE_DIR"] = cache or fresh
-        got = subprocess.run([PY, "-c", _CHILD, str(REPO), mode, path, arg], capture_output=True, text=True,
-                             env=env, cwd=str(REPO))
+        got = subprocess.run([PY, "-c", _CHILD, CODE[0], mode, path, arg], capture_output=True, text=True,
+                             env=env, cwd=CODE[0])
     if got.returncode:
         raise RuntimeError(f"{mode} {arg}: {got.stderr[-2000:]}")
     return json.loads(got.stdout.strip().splitlines()[-1])
 
 
 def timed(argv: list[str], out: str = os.devnull) -> float:
+    return timed_cpu(argv, out)[0]
+
+
+def timed_cpu(argv: list[str], out: str = os.devnull) -> tuple[float, float]:
+    """(wall, user+system CPU) of a command."""
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     with open(out, "wb") as f:
         subprocess.run(argv, stdout=f, check=False)
-    return time.perf_counter() - t
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.perf_counter() - t, ru.ru_utime + ru.ru_stime - ru0.ru_utime - ru0.ru_stime
 
 
 def med(xs: list[float]) -> float:
@@ -191,33 +201,38 @@ def line(name: str, got: float, ref: float, ref_name: str, target: str, unit: st
 # --------------------------------------------------------------------------- the rows
 
 def words(path: str) -> dict[str, str]:
-    """rare / common / non-ASCII / quoted words of the log: the rarest candidate that occurs at all."""
+    """rare / common / non-ASCII / quoted words of the log: the rarest candidate that occurs at all; the
+    generator's only non-ASCII text is the em dash (é, ✓, → are in its pools but never drawn)."""
     def count(w: str) -> int:
         got = subprocess.run(["rg", "-c", "-F", w, path], capture_output=True, text=True)
         return int(got.stdout.strip() or 0)
     rare = min((w for w in ("subagent", "summarize", "step by step", "verbatim", "UnicodeDecodeError")
                 if count(w) > 0), key=count)
-    return {"rare": rare, "common": "the", "non-ASCII": "é", "quote": '"tests'}
+    return {"rare": rare, "common": "the", "non-ASCII": "—", "quote": '"tests'}
 
 
 def row_find(path: str, runs: int) -> None:
     for kind, w in words(path).items():
         got = [child("find", path, w) for _ in range(runs)]
-        rg = med([timed(["rg", "-c", "-F", w, path]) for _ in range(runs)])
+        rgs = [timed_cpu(["rg", "-c", "-F", w, path]) for _ in range(runs)]
+        rg, rg_cpu = med([x[0] for x in rgs]), med([x[1] for x in rgs])
         rgi = med([timed(["rg", "-c", "-i", "-F", w, path]) for _ in range(runs)])
-        g = med([x["wall"] for x in got])
+        g, cpu = med([x["wall"] for x in got]), med([x["cpu"] for x in got])
         first = med([x["first"] if x["first"] is not None else x["wall"] for x in got])
         line(f"find {kind} {w!r} ({got[0]['hits']:,} hits)", g, rg, "rg -c", "<= 5x")
-        print(f"|   (rg -c -i {rgi:.3f} s: {g / rgi:.1f}x; first hit {first:.3f} s, target <= 1 s; "
-              f"peak RSS {med([x['rss'] for x in got]) / 1e6:.0f} MB) |", flush=True)
+        print(f"|   (CPU {cpu:.3f} s against rg's {rg_cpu:.3f} s: {cpu / max(rg_cpu, 1e-3):.1f}x; rg -c -i {rgi:.3f} s; "
+              f"first hit {first:.3f} s, target <= 1 s; peak RSS {med([x['rss'] for x in got]) / 1e6:.0f} MB) |",
+              flush=True)
 
 
 def row_zstd(zst: str, jsonl: str, runs: int) -> None:
-    got = med([child("index", zst)["wall"] for _ in range(runs)])
-    ref = med([timed(["zstd", "-dcq", zst]) for _ in range(runs)])
+    got = [child("index", zst) for _ in range(runs)]
+    refs = [timed_cpu(["zstd", "-dcq", zst]) for _ in range(runs)]
     plain = med([child("index", jsonl)["wall"] for _ in range(runs)])
-    line("seq index of the .zstd", got, ref, "zstd -dc", "<= 2x")
-    print(f"|   (the JSONL's seq index {plain:.3f} s) |", flush=True)
+    cpu, ref_cpu = med([x["cpu"] for x in got]), med([x[1] for x in refs])
+    line("seq index of the .zstd", med([x["wall"] for x in got]), med([x[0] for x in refs]), "zstd -dc", "<= 2x")
+    print(f"|   (CPU {cpu:.3f} s against zstd's {ref_cpu:.3f} s: {cpu / max(ref_cpu, 1e-3):.1f}x; "
+          f"the JSONL's seq index {plain:.3f} s) |", flush=True)
 
 
 def row_page(jsonl: str, zst: str, runs: int) -> None:
@@ -230,8 +245,8 @@ def row_page(jsonl: str, zst: str, runs: int) -> None:
         shutil.rmtree(warm_cache, ignore_errors=True)
         line(f"page (tail) fresh cache, {os.path.basename(p)}", med([x["wall"] for x in got]), warm,
              "warm cache", "<= 2 s")
-        print(f"|   (reader tail_page alone {api:.3f} s; peak RSS {med([x['rss'] for x in got]) / 1e6:.0f} MB) |",
-              flush=True)
+        print(f"|   (CPU {med([x['cpu'] for x in got]):.3f} s; reader tail_page alone {api:.3f} s; "
+              f"peak RSS {med([x['rss'] for x in got]) / 1e6:.0f} MB) |", flush=True)
 
 
 def row_after_pass(jsonl: str, runs: int, only: set[str]) -> None:
@@ -239,8 +254,11 @@ def row_after_pass(jsonl: str, runs: int, only: set[str]) -> None:
     try:
         passes = [child("pass", jsonl, cache=cache if k == 0 else None) for k in range(runs)]
         if "pass" in only:
-            line("background pass (one read)", med([x["wall"] for x in passes]), med([x["index"] for x in passes]),
+            idx = [child("index", jsonl) for _ in range(runs)]
+            line("background pass (one read)", med([x["wall"] for x in passes]), med([x["wall"] for x in idx]),
                  "seq index", "<= 2x")
+            print(f"|   (CPU {med([x['cpu'] for x in passes]):.3f} s against the seq index's "
+                  f"{med([x['cpu'] for x in idx]):.3f} s) |", flush=True)
         if "f8" in only:
             got = [child("f8", jsonl, "21", cache=cache) for _ in range(runs)]
             print(f"| F8 after the pass (median of 21 jumps; {got[0]['errors']} errors) | "
@@ -293,7 +311,10 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", default=",".join(ROWS))
     ap.add_argument("--gen-only", action="store_true")
+    ap.add_argument("--code", help="run the measured operations with another checkout's code (its native module built)")
     a = ap.parse_args(argv)
+    if a.code:
+        CODE[0] = os.path.abspath(a.code)
     t = time.perf_counter()
     jsonl, zst = generate(a.dir, a.size)
     print(f"log {jsonl} {os.path.getsize(jsonl) / 1e6:.0f} MB, zstd {os.path.getsize(zst) / 1e6:.0f} MB "
@@ -301,7 +322,8 @@ def main(argv=None) -> int:
     if a.gen_only:
         return 0
     only = set(a.only.split(","))
-    print(f"medians of {a.runs}; {load()} at the start; each operation in a fresh child, its own wall time")
+    print(f"medians of {a.runs}; {load()} at the start; each operation in a fresh child, its own wall time; "
+          f"code: {CODE[0]}")
     print("| operation | figure | reference (same run) | ratio | target | load |\n|---|---|---|---|---|---|")
     if "find" in only:
         row_find(jsonl, a.runs)

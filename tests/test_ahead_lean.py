@@ -153,3 +153,57 @@ def test_pass_builds_no_event_of_a_clean_packed_row(tmp_path, monkeypatch, every
     a = build_ahead(LogReader.open(str(p)), every=every)
     assert calls[0] == 0
     assert_same(a, want)
+
+
+def test_settle_summary_equals_stream_summary():
+    """The attempt tracker without text sums an embedded stream's chunks, finish and usage as stream_summary does,
+    on every v2-v4 fixture's and a generated v4 log's streams, and on random hostile streams."""
+    import random
+
+    from app.log.fold.attempts import settle_summary
+    from app.log.format.versions import stream_summary
+    from fixtures_util import REPO
+    streams = []
+    for p in sorted((REPO.parent / "shared" / "fixtures" / "dsh-next").rglob("*.v[234].jsonl")):
+        for ev in LogReader.open(str(p)).iter_events():
+            if isinstance(ev.data, dict) and "stream" in ev.data:
+                streams.append(ev.data["stream"])
+    assert len(streams) > 20
+    rng = random.Random(3)
+    parts = [{"type": "chunk", "chunk": {"type": "finish", "reason": {"kind": "error"}}},
+             {"type": "chunk", "chunk": {"type": "finish", "reason": "stop"}}, {"type": "chunk", "chunk": None},
+             {"type": "chunk", "chunk": {"type": "usage", "usage": {"inputTokens": 3}}}, {"type": "chunk"},
+             {"type": "text-chunks", "texts": ["a", "b"], "dt": [1]}, {"type": "tool-call-chunks", "args": ["x"]},
+             {"type": "tool-call-chunks", "texts": ["x"]}, {"type": "reasoning-chunks", "texts": []},
+             {"type": "text-chunks", "texts": "ab"}, {"type": ["chunk"]}, {"type": 7}, [], None, "chunk",
+             {"type": "chunk", "chunk": {"type": "usage"}}, {"type": "other-chunks", "texts": ["a"]}]
+    streams += [[rng.choice(parts) for _ in range(rng.randint(0, 6))] for _ in range(3000)] + [None, "x", {}]
+    for s in streams:
+        full = stream_summary(s)
+        assert settle_summary(s) == (full["chunks"], full["finish"], full["usage"]), s
+
+
+def test_lean_checks_equal_the_load_checks(tmp_path):
+    """LeanChecks finds exactly EventChecks' problems (and refusals) on every fixture, a generated v0 log, and
+    events citing seqs every way a hostile log can (ahead, repeated, not integers, ranges, empty, not a list)."""
+    import msgspec
+
+    from app.log.format.model import Event
+    from app.log.index.integrity import EventChecks
+    from app.log.query.ahead_lean import LeanChecks
+    from test_ahead_pass import CASES
+    p = tmp_path / "gen.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=29), target_bytes=300_000)
+    events = [ev for f in [*CASES, p] for ev in LogReader.open(str(f)).iter_events()]
+    cites = [[1, 2], [1, 9], [9], [3, 3], [1, True], [1.0], [[1, 2]], [], None, "x", {"a": 1}, [2 ** 70], [-1, 0],
+             [0, 1, 2, 3, 4], [4, 3, 4]]
+    for k, c in enumerate(cites * 3):
+        events.append(Event(seq=9, type=["assistant/message", "request/header", "x/y"][k // len(cites)],
+                            time=0, data={"header": {"config": {}}}, source_event_seqs=c))
+    a, b = EventChecks(), LeanChecks()
+    for ev in events:
+        a.apply(ev)
+        b.apply(ev)
+    assert len(events) > 10_000 and len(a.problems) > 20
+    assert msgspec.to_builtins(a.problems) == msgspec.to_builtins(b.problems)
+    assert msgspec.to_builtins(a.refusing) == msgspec.to_builtins(b.refusing)

@@ -254,3 +254,66 @@ def test_turn_end_walks_only_new_and_left_attempts(tmp_path: Path, monkeypatch):
         assert got == want, p
         compared += sum(s["kind"] == "attempt" for s in got)
     assert compared >= 500
+
+
+STREAMS = [
+    '[]', '[{"type":"chunk","time":5,"chunk":{"type":"finish"}}]', '[{"type":"chunk","time":5,"chunk":{"type":"finish","reason":"stop"}}]',
+    '[{"type":"chunk","chunk":{"type":"finish","reason":{"kind":"error"}}},{"type":"chunk","time":null,"chunk":{"type":"usage"}}]',
+    '[{"type":"chunk","time":5,"chunk":{"type":"usage","usage":{"inputTokens":3}}},{"type":"chunk","time":6,"chunk":null}]',
+    '[{"type":"text-chunks","time0":10,"dt":[1,2],"texts":["a","b","c"]},{"type":"tool-call-chunks","time0":20,"dt":[5],"args":["{","}"]}]',
+    '[{"type":"text-chunks","time0":10,"dt":[1,2,3,4],"texts":["a","b"]}]', '[{"type":"text-chunks","time0":10,"dt":[1],"texts":["a","b","c"]}]',
+    '[{"type":"text-chunks","time0":10,"texts":["a"]}]', '[{"type":"text-chunks","time0":null,"dt":null,"texts":["a","b"]}]',
+    '[{"type":"text-chunks","time0":10,"dt":[1.5],"texts":["a","b"]}]', '[{"type":"text-chunks","time0":1.5,"texts":["a"]}]',
+    '[{"type":"text-chunks","time0":10,"dt":"x","texts":["a","b"]}]', '[{"type":"text-chunks","time0":10,"texts":"abc"}]',
+    '[{"type":"text-chunks","time0":10,"texts":[]}]', '[{"type":"text-chunks","time0":10,"texts":[1,[2],{"a":"]"}],"dt":[1,1]}]',
+    '[{"type":"tool-call-chunks","time0":10,"texts":["a"],"args":null}]', '[{"type":"reasoning-chunks","texts":["a","b"],"dt":[3],"time0":7}]',
+    '[{"type":"other","texts":["a"],"dt":[1]}]', '[{"type":null,"time":3}]', '[{"time":3}]', '[null]', '[3]', '{"a":1}', 'null',
+    '[{"type":5}]', '[{"type":"chunk","chunk":[1]}]', '[{"type":"chunk","time":"7","chunk":{"type":"finish"}}]',
+    '[{"type":"chunk","type":"text-chunks","texts":["a"]}]', '[{"type":"chunk","chunk":{"type":"usage","type":"finish"}}]',
+    '[{"type":"\\u0063hunk","chunk":{"type":"finish"}}]', '[{"type":"chunk","chunk":{"type":"fin\\u0069sh"}}]',
+    '[{"type":"chunk","chunk":{"type":"finish","reason":[1,{"a":null}]},"time":4}]', '[ { "type" : "text-chunks" , "texts" : [ "a" , "b" ] , "dt" : [ 1 ] } ]',
+    '[{"type":"text-chunks","time0":9223372036854775,"dt":[999999999999999999,999999999999999999,999999999999999999,'
+    '999999999999999999,999999999999999999,999999999999999999,999999999999999999,999999999999999999,999999999999999999,'
+    '999999999999999999],"texts":["a","b","c","d","e","f","g","h","i","j","k"]}]',
+    '[{"type":"text-chunks","time0":1,"dt":[1234567890123456789],"texts":["a","b"]}]', '[{"type":"text-chunks","time0":1234567890123456,"texts":["a"]}]',
+    '[{"type":"text-chunks","texts":["\\ud83d\\ude00","\\u00e9","é"],"dt":[0,0],"time0":1}]', '[{"type":"text-chunks","texts":["\\ud800"],"time0":1}]',
+    '[{"type":"chunk","index":"x","id":[1],"time":2,"chunk":{"type":"text-delta","text":5}}]', '[{"type":"chunk","time":2,"chunk":{}}]',
+    '[{"type":"text-chunks","dt":[1,2],"dt":[3],"texts":["a","b"]}]', '[{"type":"chunk","time":1,"time":2,"chunk":{"type":"x"}}]',
+]
+
+
+def _attempt(stream: str, k: int) -> bytes:
+    return ('{"type":"assistant/attempt","seq":' + str(5 + k) + ',"time":9,"data":{"turn":1,"step":1,"stream":' + stream
+            + "}}").encode()
+
+
+@needs_c
+def test_streams_summed_in_c_are_the_records(tmp_path: Path, monkeypatch):
+    """tl_stream's summary of a settlement's stream is what the records' stream_summary gives, or it declines and the
+    records decide: every settlement of the fixtures and generated logs, hostile streams and byte edits of them."""
+    rows = [raw for raw, _v in _rows(tmp_path)] + [_attempt(s, k) for k, s in enumerate(STREAMS)]
+    rng = random.Random(6)
+    for k in range(600):
+        s = bytearray(rng.choice(STREAMS).encode())
+        for _e in range(rng.randint(1, 2)):
+            at = rng.randrange(len(s))
+            s[at:at + rng.randint(0, 1)] = bytes([rng.choice(b'"\\{}[],:0123456789-. tunlx')])
+        rows.append(_attempt(s.decode("utf-8", "replace"), 100 + k))
+    fast = [tl.settlement(raw) for raw in rows]
+    with monkeypatch.context() as mp:
+        mp.setattr(tl, "_stream_c", None)
+        slow = [tl.settlement(raw) for raw in rows]
+    summed = declined = 0
+    for raw, a, b in zip(rows, fast, slow):
+        assert _view(a) == _view(b), raw[:300]
+        rec = tl._RAW.get(raw[9:raw.find(b'"', 9)], lambda r: None)
+        try:
+            got = rec(raw)
+        except msgspec.DecodeError:
+            continue
+        if got is not None and type(got.data.stream) is msgspec.Raw and bytes(got.data.stream) != b"null":
+            if tl.summary_c(got.data.stream) is None:
+                declined += 1
+            else:
+                summed += 1
+    assert summed >= 200 and declined >= 30, (summed, declined)

@@ -33,7 +33,10 @@ R = b'{"type":"reasoning-chunks","seq0":13,"time0":1003,"data":{"turn":1,"step":
 T = (b'{"type":"tool-call-chunks","seq0":15,"time0":1004,"data":{"turn":1,"step":1,"index":1,"dt":[1],"id":"c1",'
      b'"name":"bash","args":["{","}"]}}')
 C = b'{"type":"assistant/chunk","seq":17,"time":1006,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,"text":"x"}}}'
-BASE = [P, R, T, C]
+S = b'{"type":"step/start","seq":18,"time":1007,"data":{"turn":1,"step":2}}'
+E = b'{"type":"step/end","seq":19,"time":1008,"data":{"turn":1,"step":2}}'
+U = b'{"type":"turn/start","seq":20,"time":1009,"data":{"turn":2}}'
+BASE = [P, R, T, C, S, E, U]
 
 # (old, new) edits of the base rows: each either keeps a row the scan takes or makes it one it must leave
 EDITS = [
@@ -64,6 +67,11 @@ EDITS = [
     (b'"chunk":{', b'"chunk":{ '), (b',"time":1006', b''), (b'"time":1006', b'"time":"1006"'),
     (b'"seq":17', b'"seq":17.0'), (b'{"type":"', b'{"type": "'), (b'"data":{', b'"data":{"data":1,'),
     (b'}}}', b'}}}}'), (b'}}}', b'}}'), (b'"x"}', b'"x",}'),
+    (b'"step":2}', b'"step":2,"x":1}'), (b'"step":2}', b'"step":"2"}'), (b'"step":2}', b'"step":2.0}'), (b'"step":2}', b'}'),
+    (b'"data":{"turn":2}', b'"data":{"turn":2,"trigger":"user"}'), (b'"data":{"turn":2}', b'"data":{"turn":2,"step":1}'),
+    (b'"data":{"turn":2}', b'"data":{}'), (b'"data":{"turn":2}', b'"data":{"turn":null}'), (b'"seq":18', b'"seq":-18'),
+    (b'"time":1007', b'"time":1.5'), (b'"step/start"', b'"step\\u002fstart"'), (b'"turn":1,"step":2', b'"step":2,"turn":1'),
+    (b'"seq":20,', b'"seq":20,"surfaceOp":"append",'), (b'"seq":18,', b'"seq":18 ,'),
 ]
 
 
@@ -94,7 +102,7 @@ def _mutants(rows: list[bytes], count: int, seed: int) -> list[bytes]:
     return out
 
 
-def _same(data: bytes, flags: int = ts.PACKED | ts.CHUNK, skip: list[bytes] = _SKIP_LIST) -> list[ts.Item]:
+def _same(data: bytes, flags: int = ts.PACKED | ts.CHUNK | ts.SMALL, skip: list[bytes] = _SKIP_LIST) -> list[ts.Item]:
     stop = data.rfind(b"\n") + 1
     got = C_SCAN(data, stop, skip, flags, MAX_DEPTH, MAX_ROW_BYTES, MAX_PACKED_MEMBERS)
     want = ts.scan_py(data, stop, skip, flags)
@@ -121,7 +129,7 @@ def test_c_scan_is_the_definition_on_fixtures():
             runs += _taken(items)
             left += len(items) - _taken(items)
             if k % 7 == 0:
-                for flags in (0, ts.PACKED, ts.CHUNK):
+                for flags in (0, ts.SMALL, ts.PACKED | ts.CHUNK):
                     _same(blob[at:end], flags)
             at = end
     assert runs >= 400 and left >= 2000, (runs, left)
@@ -136,7 +144,7 @@ def test_c_scan_is_the_definition_on_hostile_rows():
     assert 20 <= taken < len(variants) - 40, (taken, len(variants))
     mutants = _mutants(BASE, 3000, seed=7)
     taken = sum(_taken(_same(m + b"\n")) for m in mutants)
-    assert 100 <= taken <= 2900, taken
+    assert 80 <= taken <= 2900, taken
     rng = random.Random(3)
     for _ in range(300):                          # (rows together: runs merged or cut, torn last rows)
         rows = [rng.choice(variants + mutants + BASE * 20) for _k in range(rng.randint(1, 12))]
@@ -154,6 +162,8 @@ def test_left_rows_carry_fastrows_refusal():
     rows += [deep_row(7, 300), deep_row(8, 256), deep_row(9, 257), b'{"x":"' + b"[{" * 400 + b'"}',
              b'{"x":"caf\xc3\xa9 \xff"}', b'{"x":"\xed\xa0\x80"}', '{"x":"ünï"}'.encode(), b'{"x":["\\\\"],"y":[[["\\""]]]}']
     rows += _mutants([deep_row(5, 257), b'{"a":["\\"[[","\\\\",[[]]]}'], 300, seed=11)
+    rows += [b'{"a":1e999}', b'{"a":[1.5E3]}', b'{"a":"1e999 1234567890123456789"}', b'{"a":1234567890123456789}',
+             b'{"a":123456789012345678}', b'{"true":true,"false":false}']
     refused = 0
     for row in rows:
         [x] = _same(row + b"\n", 0, [])
@@ -162,7 +172,8 @@ def test_left_rows_carry_fastrows_refusal():
             msgspec.json.decode(row)
         except (msgspec.DecodeError, RecursionError):
             continue
-        assert ts.unpack(x)[2] == bool(fastrows.refused_rows([row], False)), row[:200]
+        big = re.search(rb"[0-9]{19}|[0-9.][eE]", re.sub(rb'"(?:[^"\\]|\\.)*"', b'""', row)) is not None
+        assert ts.unpack(x)[2] == (bool(fastrows.refused_rows([row], False)) or big), row[:200]
         refused += ts.unpack(x)[2]
     assert refused >= 3
 
@@ -178,6 +189,9 @@ def test_runs_merge_like_rows():
     assert len(ts.scan_py(P + b"\n" + b'{"type":"x"}\n' + R + b"\n", 10 ** 6, [], 3)) == 3
     assert len(ts.scan_py(P + b'\n{"type":"x"}\n' + R + b"\n", 10 ** 6, [b"x"], 3)) == 1
     assert len(ts.scan_py(P + b"\n" + R + b"\n" + T + b"\n" + z + b"\n", 10 ** 6, [], 3)) == 2
+    assert ts.scan_py(P + b"\n" + S + b"\n" + R + b"\n" + U + b"\n", 10 ** 6, [], 7) == [
+        (1, 1, 10, 3, 1000, 1003), (0, 18, 1007, 1, 2), (1, 1, 13, 2, 1003, 1003), (2, 20, 1009, 2, None)]
+    assert [type(x) for x in ts.scan_py(S + b"\n" + U + b"\n", 10 ** 6, [], 3)] == [int, int]
     assert ts.scan_py(P.replace(b"1000", b"0") + b"\n" + R + b"\n", 10 ** 6, [], 3) == [(1, 1, 10, 5, 0, 1003)]
 
 
@@ -191,6 +205,13 @@ _CHANGES = [
     (rb'"seq":(\d+)', b'"seq":1<1>'), (rb'"dt":\[\d+', b'"dt":[1.0'), (rb'"step":\d+', b'"step":9'),
     (rb'"turn":\d+', b'"turn":"1"'), (rb'"data":\{', b'"data":{"x":[' + b"[" * 256 + b"]" * 256 + b'],'),
     (rb'"data":\{', b'"data":{"x":' + b"[" * 254 + b"]" * 254 + b','), (rb'\}\}$', b'}} '), (rb'"index":\d+', b'"index":12345678901234567890123'),
+]
+
+
+_SMALL_CHANGES = [
+    (rb'"data":\{', b'"data":{"trigger":"user",'), (rb'"data":\{', b'"data":{"x":[1],'), (rb'"time":\d+', b'"time":0'),
+    (rb'"time":\d+', b'"time":"5"'), (rb'"turn":\d+', b'"turn":7'), (rb'"turn":\d+', b'"turn":null'), (rb'"step":\d+', b'"step":2.0'),
+    (rb'"seq":(\d+)', b'"seq":1<1>'), (rb'\}\}$', b'}, "x":1}'), (rb'"data":\{"turn":\d+', b'"data":{"step":1'),
 ]
 
 
@@ -210,8 +231,9 @@ def test_changed_chunk_rows_give_the_exact_spans(tmp_path: Path):
     changed = 0
     for i in range(1, len(lines)):
         ln = lines[i]
-        if re.match(rb'\{"type":"(assistant/chunk|[a-z-]+-chunks)"', ln) and rng.random() < 0.3:
-            pat, new = rng.choice(_CHANGES)
+        small = re.match(rb'\{"type":"(step/start|step/end|turn/start)"', ln)
+        if (small or re.match(rb'\{"type":"(assistant/chunk|[a-z-]+-chunks)"', ln)) and rng.random() < 0.3:
+            pat, new = rng.choice(_SMALL_CHANGES if small else _CHANGES)
             ln2 = re.sub(pat, _with(new), ln, count=1)
             changed += ln2 != ln
             lines[i] = ln2
@@ -229,3 +251,26 @@ def test_changed_chunk_rows_give_the_exact_spans(tmp_path: Path):
         spans = list(timeline(r))
         assert spans == list(timeline(r.iter_events(logical=True)))
         assert sum(s["kind"] == "attempt" for s in spans) >= 50
+
+
+def test_a_number_msgspec_refuses_sends_its_row_the_exact_way(tmp_path: Path):
+    """A row whose record skips a number the exact decoder refuses (``1e999`` is out of range; a 400-digit integer)
+    in a field no span reads: the exact path reads it as a bad row, and so does the timeline (main took it as a
+    chunk, v0 and v4: message and tool rows too)."""
+    for version in (0, 4):
+        src = tmp_path / f"n{version}.jsonl"
+        write_jsonl(str(src), SessionSynth(73 + version, version=version), target_bytes=300_000)
+        out, k = [], 0
+        for ln in src.read_bytes().split(b"\n"):
+            if ln.startswith((b'{"type":"assistant/chunk"', b'{"type":"assistant/message"', b'{"type":"tool/result"',
+                              b'{"type":"step/start"')):
+                k += 1
+                ln = ln.replace(b'"data":{', b'"data":{"n":%s,' % (b"1e999" if k % 2 else b"9" * 400), 1)
+            out.append(ln)
+        p = tmp_path / f"m{version}" / "session.jsonl"
+        p.parent.mkdir()
+        p.write_bytes(b"\n".join(out))
+        r = open_reader(str(p))
+        spans = list(timeline(r))
+        assert spans == list(timeline(r.iter_events(logical=True)))
+        assert k >= 50

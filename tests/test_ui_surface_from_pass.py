@@ -87,3 +87,13 @@ def test_a_cancelled_pass_still_gets_the_statuses(qtbot, make_window, log, monke
     qtbot.waitUntil(lambda: h.window.sindex is not None, timeout=WAIT * 2)
     assert _state(h.window.sindex) == _state(want)
     assert len(reads) == 1                    # (the cancelled pass stopped early; the statuses read it whole)
+
+
+def test_the_pass_in_its_child_hands_the_index_over(qtbot, make_window, log, monkeypatch):  # noqa: F811
+    """With the pass in its own process (as the window runs it), the statuses arrive pickled from the child and
+    the window's process reads the log whole not once."""
+    monkeypatch.setenv("SESSION_LENS_SCAN_INPROC", "0")
+    want = extend_index(LogReader.open(str(log)), SurfaceIndex(4), None, ScanEnd())
+    reads = _count_whole_reads(monkeypatch)
+    h = _wait_all(qtbot, make_window(page_size=20), log)
+    assert reads == [] and _state(h.window.sindex) == _state(want)

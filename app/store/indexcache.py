@@ -624,7 +624,8 @@ def cached_surface(reader: LogReader,
     -> (SurfaceIndex, "hit" | "extended" | "built" | "uncached")."""
     from ..log.fold.surface import extend_index, index_for, index_key, remember
     fsrc = file_source_of(reader)
-    src = fsrc if isinstance(fsrc, RawJsonlSource) else None
+    # (a zstd log: its surface index saved and used for the very same file only; one that changed is read again)
+    src = fsrc if isinstance(fsrc, RawJsonlSource) or (fsrc is not None and fsrc.kind == "zstd") else None
     root = cache_root()
     ident = source_identity(src) if src is not None else None
     if src is None or ident is None or root is None:
@@ -642,7 +643,8 @@ def cached_surface(reader: LogReader,
         cut = None if unchanged else reader.tail_state().cut_pos
         same = saved.header == header_hash and \
             (saved.path, saved.dev, saved.ino, saved.kind) == (ident["path"], ident["dev"], ident["ino"], ident["kind"])
-        if not (same and (unchanged or ident["size"] > saved.size) and src.header_end <= saved.upto <= src.size
+        grown = ident["size"] > saved.size and src.kind == "jsonl"
+        if not (same and (unchanged or grown) and src.header_end <= saved.upto <= src.size
                 and (cut is None or (isinstance(cut, int) and cut >= saved.upto))
                 and saved.tail == tail_hash(src.fd, src.header_end, saved.upto)):
             saved = None
@@ -651,6 +653,7 @@ def cached_surface(reader: LogReader,
         idx = SurfaceIndex.from_state(saved.state, columns)
         status = "hit"
         if saved.upto < src.size and not unchanged:        # (unchanged: the same cut or torn row stops it)
+            assert isinstance(src, RawJsonlSource)              # (a zstd log is used unchanged only)
             extend_index(reader, idx, src.forward(saved.upto, line0=saved.line), end)
             status = "extended"
         else:

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 from ..format.model import Event
 from ..format.payloads import JsonList, JsonObj, as_obj
-from ..format.versions import stream_summary
+from ..format.versions import STREAM_RUN_TYPES, stream_summary
 
 
 def embedded_chunks(ev: Event) -> list[Event]:
@@ -44,6 +44,34 @@ def embedded_stream(ev: Event) -> Optional[JsonList]:
         if isinstance(s, list):
             return s
     return None
+
+def settle_summary(stream: object) -> tuple[int, Optional[JsonObj], Any]:
+    """(chunks, finish, usage) of an embedded stream, as :func:`~app.log.format.versions.stream_summary` sums
+    them, without its text and times (what an attempt tracker that keeps no text needs)."""
+    chunks = 0
+    finish: Optional[JsonObj] = None
+    usage: Any = None
+    for rec in stream if isinstance(stream, list) else ():
+        if not isinstance(rec, dict):
+            continue
+        rt = rec.get("type")
+        if rt == "chunk":
+            c = rec.get("chunk")
+            if not isinstance(c, dict):
+                continue
+            chunks += 1
+            ct = c.get("type")
+            if ct == "finish":
+                r = c.get("reason")
+                finish = r if isinstance(r, dict) else {"kind": str(r)}
+            elif ct == "usage":
+                usage = c.get("usage")
+        elif isinstance(rt, str) and rt in STREAM_RUN_TYPES:
+            payload = rec.get("args") if rt == "tool-call-chunks" else rec.get("texts")
+            if isinstance(payload, list) and payload:
+                chunks += len(payload)
+    return chunks, finish, usage
+
 
 FAILED_FINISH = ("error", "aborted")
 # an attempt's (turn, step) as logged: JSON values, compared and hashed, never validated
@@ -285,6 +313,11 @@ class AttemptTracker:
 
     def _settle_embedded(self, ev: Event, stream: JsonList) -> None:
         d = ev.data
+        if not self.keep_text:                  # (no text kept: its text and times are not even summed)
+            chunks, finish, usage = settle_summary(stream)
+            self.settle(ev.type, ev.seq, (d.get("turn"), d.get("step")), chunks, finish,
+                        usage if usage is not None else d.get("usage"), d.get("interrupted"))
+            return
         summ = stream_summary(stream)
         self.settle(ev.type, ev.seq, (d.get("turn"), d.get("step")), summ["chunks"], summ["finish"],
                     summ["usage"] if summ["usage"] is not None else d.get("usage"), d.get("interrupted"), summ["text"])

@@ -27,7 +27,7 @@ instead of rebuilding it.
 from __future__ import annotations
 
 from typing import Any, Optional
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
 
@@ -136,6 +136,24 @@ class SurfaceIndex:
         elif len(fold.nodes) > nodes_before:
             self._est[ev.seq] = est
             self.context_tokens += est
+
+    def lean_step(self, typ: str, seq: int) -> None:
+        """What :meth:`apply` does with a well-formed ``step/start`` or ``step/end`` (:mod:`.surface_fast`)."""
+        self.events += 1
+        if seq > self.last_seq:
+            self.last_seq = seq
+        self.fold.step_mark = (typ, seq)
+
+    def lean_append(self, seq: int, empty: bool, nbytes: int) -> None:
+        """What :meth:`apply` does with a well-formed ``append`` of a message stored in ``nbytes`` (``empty``: an
+        assistant message with no content; :mod:`.surface_fast`)."""
+        self.events += 1
+        if seq > self.last_seq:
+            self.last_seq = seq
+        self.fold.append_node(seq, empty)
+        est = max(1, nbytes // TOKEN_CHARS)
+        self._est[seq] = est
+        self.context_tokens += est
 
     def _bracket_for_replacement(self) -> Optional[dict[str, Any]]:
         if self._open:
@@ -373,12 +391,13 @@ class ScanEnd:
 
 
 def _surface_rows(reader: Any, cut: Any, segments: Optional[Iterable[Any]] = None,
-                  end: Optional[ScanEnd] = None) -> Iterator[Event]:
+                  end: Optional[ScanEnd] = None, lean: Optional[Callable[[bytes], bool]] = None) -> Iterator[Event]:
     """The stored events the surface index reads, oldest first, up to the repair cut: only the
     rows whose bytes can hold a surface event, a compaction marker, a step boundary or an image
     offload are decoded (the codec decodes each row on its own, so skipping rows is exact).
     ``segments``: from there on (default: the whole log); ``end`` gets where the scan stopped."""
     codec = reader.codec
+    n0, n1, n2, n3, n4 = _NEEDLES
     for seg in (reader.source.forward() if segments is None else segments):
         if seg.bad:
             continue
@@ -391,8 +410,10 @@ def _surface_rows(reader: Any, cut: Any, segments: Optional[Iterable[Any]] = Non
                 if end is not None:
                     end.pos, end.line = pos, line
                 continue
-            if not any(n in raw for n in _NEEDLES):
+            if not (n0 in raw or n3 in raw or n1 in raw or n2 in raw or n4 in raw):
                 continue
+            if lean is not None and lean(raw):
+                continue                  # (folded in from its lean record: surface_fast)
             got, _ = codec.decode_row(raw, pos=pos, offset=off, line=line)
             for ev in got:
                 if is_event(ev):
@@ -417,8 +438,9 @@ def remember(reader: Any, idx: SurfaceIndex) -> None:
 def extend_index(reader: Any, idx: SurfaceIndex, segments: Optional[Iterable[Any]] = None,
                  end: Optional[ScanEnd] = None) -> SurfaceIndex:
     """Fold the stored rows of ``segments`` (default: the whole log) into ``idx``, up to the repair cut."""
+    from .surface_fast import lean_feeder
     st = reader.tail_state()
-    for ev in _surface_rows(reader, st.cut_pos, segments, end):
+    for ev in _surface_rows(reader, st.cut_pos, segments, end, lean_feeder(idx, getattr(reader, "version", 0) or 0)):
         idx.apply(ev)
     idx.last_seq = max(idx.last_seq, st.last_seq)
     return idx

@@ -453,8 +453,10 @@ static PyObject *packed_lines(PyObject *self, PyObject *args) {
  *   a row whose type (the bytes after {"type":" up to the next quote) is in skip: nothing;
  *   a packed chunk row (flags & 1) or a delta assistant/chunk row (flags & 2) in the writer's exact layout,
  *   valid JSON and UTF-8: merged with the run before it into one tuple (turn, step, seq0, n, t0, t1);
+ *   a step/start, step/end or turn/start row in the writer's layout (flags & 4): (code, seq, time, turn, step|None);
  *   any other row: the int ((index << 32 | start) << 1 | refused), refused = over max_row bytes, nested
- *   deeper than max_depth (strings skipped) or not UTF-8. */
+ *   deeper than max_depth (strings skipped), not UTF-8, or holding a number (outside strings) of more than 18
+ *   digits in a row or with an exponent. */
 #define TL_SAFE 9007199254740991LL
 #define TL_BOUND (1LL << 62)
 static unsigned char TLS[256];           /* in a string: 0 plain, 1 quote, 2 backslash, 3 control, 4 non-ASCII */
@@ -725,15 +727,30 @@ static int tl_chunk(P d, Py_ssize_t i, Py_ssize_t nl, int max_depth, TlRun *r) {
     return 1;
 }
 
+/* a step/start or step/end (code 0, 1: data exactly turn and step) or turn/start (code 2: data exactly turn) in the
+ * writer's layout: 1 and the record in *r (seq0 = seq, t0 = time, n = code) */
+static int tl_small(P d, Py_ssize_t i, Py_ssize_t nl, int code, TlRun *r) {
+    i = tl_int(d, LIT(d, i, nl, "\",\"seq\":"), nl, &r->seq0);
+    i = tl_int(d, LIT(d, i, nl, ",\"time\":"), nl, &r->t0);
+    i = tl_int(d, LIT(d, i, nl, ",\"data\":{\"turn\":"), nl, &r->turn);
+    if (code < 2)
+        i = tl_int(d, LIT(d, i, nl, ",\"step\":"), nl, &r->step);
+    if (i < 0 || r->seq0 < 0 || LIT(d, i, nl, "}}") != nl)
+        return 0;
+    r->n = code;
+    return 1;
+}
+
 /* fastrows.refused_rows of one row: over max_row bytes, deeper than max_depth (outside strings), not UTF-8 */
 static int tl_refused(P d, Py_ssize_t p, Py_ssize_t nl, Py_ssize_t max_row, int max_depth) {
     if (nl - p > max_row)
         return 1;
-    long depth = 0, top = 0;
+    long depth = 0, top = 0, run = 0;
     Py_ssize_t i = p;
     while (i < nl) {
         unsigned c = d[i];
         if (c == '"') {                                 /* a string: to its closing quote */
+            run = 0;
             i++;
             for (;;) {
                 while (i < nl && TLS[d[i]] == 0)
@@ -760,8 +777,18 @@ static int tl_refused(P d, Py_ssize_t p, Py_ssize_t nl, Py_ssize_t max_row, int 
             i = tl_utf8(d, i, nl);
             if (i < 0)
                 return 1;
+            run = 0;
             continue;
         }
+        if (c >= '0' && c <= '9') {                    /* (a number of more than 18 digits in a row, or one with an */
+            if (++run > 18)                              /* exponent: msgspec may refuse it where a record skips it) */
+                return 1;
+            i++;
+            continue;
+        }
+        if ((c == 'e' || c == 'E') && i > p && ((d[i - 1] >= '0' && d[i - 1] <= '9') || d[i - 1] == '.'))
+            return 1;
+        run = 0;
         if (c == '[' || c == '{') {
             if (++depth > top)
                 top = depth;
@@ -786,7 +813,7 @@ static PyObject *tl_scan(PyObject *self, PyObject *args) {
     Py_ssize_t stop, max_row, max_members;
     int flags, max_depth;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OnO!inin", &data, &stop, &PyList_Type, &skip, &flags, &max_depth, &max_row,
+    if (!PyArg_ParseTuple(args, "OnO!iinn", &data, &stop, &PyList_Type, &skip, &flags, &max_depth, &max_row,
                           &max_members))
         return NULL;
     Py_buffer view;
@@ -836,6 +863,27 @@ static PyObject *tl_scan(PyObject *self, PyObject *args) {
                     ok = tl_packed(d, q, nl, 1, max_members, &r);
                 else if ((flags & 2) && tn == 15 && memcmp(d + p + 9, "assistant/chunk", 15) == 0)
                     ok = tl_chunk(d, q, nl, max_depth, &r);
+            }
+            int small = 0;
+            if (!ok && (flags & 4) && nl - p <= max_row) {
+                int code = (tn == 10 && memcmp(d + p + 9, "step/start", 10) == 0) ? 0
+                    : (tn == 8 && memcmp(d + p + 9, "step/end", 8) == 0) ? 1
+                    : (tn == 10 && memcmp(d + p + 9, "turn/start", 10) == 0) ? 2 : -1;
+                small = code >= 0 && tl_small(d, q, nl, code, &r);
+            }
+            if (small) {
+                if (open && tl_flush(out, &run) < 0)
+                    goto fail;
+                open = 0;
+                PyObject *t = r.n < 2 ? Py_BuildValue("(iLLLL)", (int)r.n, r.seq0, r.t0, r.turn, r.step)
+                    : Py_BuildValue("(iLLLO)", (int)r.n, r.seq0, r.t0, r.turn, Py_None);
+                if (t == NULL || PyList_Append(out, t) < 0) {
+                    Py_XDECREF(t);
+                    goto fail;
+                }
+                Py_DECREF(t);
+                p = nl + 1;
+                continue;
             }
             if (ok) {
                 if (open && r.turn == run.turn && r.step == run.step && r.seq0 == run.seq0 + run.n
@@ -1026,9 +1074,341 @@ done:
     PyBuffer_Release(&view);
     return out;
 }
+
+/* tl_stream(raw) -> None | (chunks, time0, time1, finish, usage): timeline_lean.stream_summary of the embedded
+ * stream raw (a JSON array), for a stream whose every record is an object with a string ``type`` (no escape) or
+ * null, integer or null ``time``/``time0`` (15 digits at most), an object or null ``chunk`` (its ``type`` a string
+ * with no escape, or any other value), a ``dt`` of integers (18 digits at most) or null, no key of those repeated;
+ * None for any other stream (the caller reads it the slower way, which decides).  time0/time1: None until a chunk or
+ * a run; finish: None, () (a finish chunk without a reason) or the (start, end) of its reason in raw; usage: None or
+ * the (start, end) of the last usage chunk's usage. */
+typedef struct { Py_ssize_t a, b; } TlRange;
+
+static int tl_key_is(P d, Py_ssize_t k, Py_ssize_t ke, const char *s) {
+    Py_ssize_t n = (Py_ssize_t)strlen(s);
+    return ke - k == n + 2 && memcmp(d + k + 1, s, (size_t)n) == 0;
+}
+
+/* a value at i: its range (end or -1), strings with an escape flagged in *esc */
+static Py_ssize_t tl_any(P d, Py_ssize_t i, Py_ssize_t n, int *esc) {
+    if (i < n && d[i] == '"')
+        return tl_string(d, i, n, esc);
+    return tl_value(d, i, n, 3, 512);
+}
+
+/* an array of integers (or null) at [a, b): 1 and the sum of the first k in *sum, 0 when not (or overflowing) */
+static int tl_ints(P d, Py_ssize_t a, Py_ssize_t b, Py_ssize_t k, long long *sum) {
+    *sum = 0;
+    if (a < 0 || LIT(d, a, b, "null") == b)
+        return 1;
+    if (d[a] != '[')
+        return 0;
+    Py_ssize_t i = tl_ws(d, a + 1, b);
+    if (i < b && d[i] == ']')
+        return tl_ws(d, i + 1, b) == b;
+    for (Py_ssize_t seen = 0;; seen++) {
+        int neg = i < b && d[i] == '-';
+        Py_ssize_t s0 = i + neg, e = digits(d, s0, b);
+        if (e == s0 || e - s0 > 18 || (e - s0 > 1 && d[s0] == '0') || (e < b && (d[e] == '.' || d[e] == 'e' || d[e] == 'E')))
+            return 0;
+        long long v = 0;
+        for (Py_ssize_t x = s0; x < e; x++)
+            v = v * 10 + (d[x] - '0');
+        if (seen < k && __builtin_add_overflow(*sum, neg ? -v : v, sum))
+            return 0;
+        i = tl_ws(d, e, b);
+        if (i < b && d[i] == ',') {
+            i = tl_ws(d, i + 1, b);
+            continue;
+        }
+        return i < b && d[i] == ']' && tl_ws(d, i + 1, b) == b;
+    }
+}
+
+/* the elements of the array at [a, b) (a valid JSON value), -1 when it is not an array */
+static long long tl_elements(P d, Py_ssize_t a, Py_ssize_t b) {
+    if (a < 0 || d[a] != '[')
+        return -1;
+    Py_ssize_t i = tl_ws(d, a + 1, b);
+    if (i < b && d[i] == ']')
+        return 0;
+    long long n = 0;
+    for (;;) {
+        i = tl_value(d, i, b, 3, 512);
+        if (i < 0)
+            return -2;
+        n++;
+        i = tl_ws(d, i, b);
+        if (i < b && d[i] == ',') {
+            i = tl_ws(d, i + 1, b);
+            continue;
+        }
+        return n;
+    }
+}
+
+/* an array of strings at i: its elements (end in *end), -2 when an element is not a string, -3 when not JSON */
+static long long tl_strarray(P d, Py_ssize_t i, Py_ssize_t n, Py_ssize_t *end) {
+    i = tl_ws(d, i + 1, n);
+    long long m = 0;
+    if (i < n && d[i] == ']') {
+        *end = i + 1;
+        return 0;
+    }
+    for (;;) {
+        if (i >= n || d[i] != '"')
+            return -2;
+        i = tl_string(d, i, n, NULL);
+        if (i < 0)
+            return -3;
+        m++;
+        i = tl_ws(d, i, n);
+        if (i < n && d[i] == ',') {
+            i = tl_ws(d, i + 1, n);
+            continue;
+        }
+        if (i < n && d[i] == ']') {
+            *end = i + 1;
+            return m;
+        }
+        return -3;
+    }
+}
+
+/* an array of integers (18 digits at most) at i: its end, its count and sum (*ovf: the sum left 64 bits), or -1 */
+static Py_ssize_t tl_intarray(P d, Py_ssize_t i, Py_ssize_t n, long long *count, long long *sum, int *ovf) {
+    *count = 0;
+    *sum = 0;
+    *ovf = 0;
+    i = tl_ws(d, i + 1, n);
+    if (i < n && d[i] == ']')
+        return i + 1;
+    for (;;) {
+        int neg = i < n && d[i] == '-';
+        Py_ssize_t s0 = i + neg, e = digits(d, s0, n);
+        if (e == s0 || e - s0 > 18 || (e - s0 > 1 && d[s0] == '0') || (e < n && (d[e] == '.' || d[e] == 'e' || d[e] == 'E')))
+            return -1;
+        long long v = 0;
+        for (Py_ssize_t x = s0; x < e; x++)
+            v = v * 10 + (d[x] - '0');
+        if (!*ovf && __builtin_add_overflow(*sum, neg ? -v : v, sum))
+            *ovf = 1;
+        (*count)++;
+        i = tl_ws(d, e, n);
+        if (i < n && d[i] == ',') {
+            i = tl_ws(d, i + 1, n);
+            continue;
+        }
+        return i < n && d[i] == ']' ? i + 1 : -1;
+    }
+}
+
+static PyObject *tl_range(TlRange r) {
+    return Py_BuildValue("(nn)", r.a, r.b);
+}
+
+static PyObject *tl_stream(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    P d = (P)view.buf;
+    Py_ssize_t n = view.len, i = tl_ws(d, 0, n);
+    long long chunks = 0, t0 = 0, t1 = 0;
+    int have = 0, fin = 0;                          /* fin: 0 none, 1 without a reason, 2 reason in fr */
+    TlRange fr = {-1, -1}, us = {-1, -1};
+    int use = 0;
+    if (i >= n || d[i] != '[')
+        goto none;
+    i = tl_ws(d, i + 1, n);
+    if (i < n && d[i] == ']')
+        i++;
+    else
+        for (;;) {
+            if (i >= n || d[i] != '{')
+                goto none;
+            TlRange ty = {-1, -1}, tm = {-1, -1}, tm0 = {-1, -1}, ch = {-1, -1}, dt = {-1, -1}, tx = {-1, -1}, ar = {-1, -1};
+            TlRange *slot[] = {&ty, &tm, &tm0, &ch, &dt, &tx, &ar};
+            long long dt_n = -1, dt_sum = 0, tx_n = -1, ar_n = -1;
+            int dt_ovf = 0;
+            static const char *names[] = {"type", "time", "time0", "chunk", "dt", "texts", "args"};
+            i = tl_ws(d, i + 1, n);
+            if (i < n && d[i] == '}')
+                i++;
+            else
+                for (;;) {
+                    int esc = 0;
+                    Py_ssize_t k = i, ke = tl_string(d, k, n, &esc);
+                    if (ke < 0 || esc)
+                        goto none;
+                    Py_ssize_t v = tl_ws(d, ke, n);
+                    if (v >= n || d[v] != ':')
+                        goto none;
+                    v = tl_ws(d, v + 1, n);
+                    int x = 0, vesc = 0;
+                    while (x < 7 && !tl_key_is(d, k, ke, names[x]))
+                        x++;
+                    Py_ssize_t ve;
+                    if (x == 4 && v < n && d[v] == '[') {               /* dt: integers, counted and summed */
+                        ve = tl_intarray(d, v, n, &dt_n, &dt_sum, &dt_ovf);
+                    } else if ((x == 5 || x == 6) && v < n && d[v] == '[') {     /* texts, args: counted */
+                        long long *m = x == 5 ? &tx_n : &ar_n;
+                        *m = tl_strarray(d, v, n, &ve);
+                        if (*m == -3)
+                            goto none;
+                        if (*m == -2) {
+                            ve = tl_value(d, v, n, 3, 512);
+                            *m = ve < 0 ? -3 : tl_elements(d, v, ve);
+                        }
+                    } else
+                        ve = tl_any(d, v, n, &vesc);
+                    if (ve < 0)
+                        goto none;
+                    if (x < 7) {
+                        if (slot[x]->a >= 0 || (x == 0 && vesc))
+                            goto none;                  /* (a key repeated; an escaped type) */
+                        slot[x]->a = v;
+                        slot[x]->b = ve;
+                    }
+                    i = tl_ws(d, ve, n);
+                    if (i < n && d[i] == ',') {
+                        i = tl_ws(d, i + 1, n);
+                        continue;
+                    }
+                    if (i < n && d[i] == '}') {
+                        i++;
+                        break;
+                    }
+                    goto none;
+                }
+            /* the record's fields as the Struct types them */
+            int is_null_ty = ty.a < 0 || LIT(d, ty.a, ty.b, "null") == ty.b;
+            if (!is_null_ty && d[ty.a] != '"')
+                goto none;
+            long long tv = 0, t0v = 0, dsum;
+            int has_t = 0, has_t0 = 0;
+            if (tm.a >= 0 && LIT(d, tm.a, tm.b, "null") != tm.b) {
+                if (tl_int(d, tm.a, tm.b + 1, &tv) != tm.b)
+                    goto none;
+                has_t = 1;
+            }
+            if (tm0.a >= 0 && LIT(d, tm0.a, tm0.b, "null") != tm0.b) {
+                if (tl_int(d, tm0.a, tm0.b + 1, &t0v) != tm0.b)
+                    goto none;
+                has_t0 = 1;
+            }
+            int chunk_obj = ch.a >= 0 && d[ch.a] == '{';
+            if (ch.a >= 0 && !chunk_obj && LIT(d, ch.a, ch.b, "null") != ch.b)
+                goto none;
+            if (dt.a >= 0 && dt_n < 0 && LIT(d, dt.a, dt.b, "null") != dt.b)
+                goto none;                              /* (a dt neither integers nor null) */
+            if (is_null_ty) {
+            } else if (ty.b - ty.a == 7 && memcmp(d + ty.a, "\"chunk\"", 7) == 0) {
+                if (chunk_obj) {
+                    TlRange cty = {-1, -1}, crs = {-1, -1}, cus = {-1, -1};
+                    Py_ssize_t j = tl_ws(d, ch.a + 1, ch.b);
+                    if (j < ch.b && d[j] != '}')
+                        for (;;) {
+                            int esc = 0;
+                            Py_ssize_t k = j, ke = tl_string(d, k, ch.b, &esc);
+                            if (ke < 0 || esc)
+                                goto none;
+                            Py_ssize_t v = tl_ws(d, tl_ws(d, ke, ch.b) + 1, ch.b);
+                            int vesc = 0;
+                            Py_ssize_t ve = tl_any(d, v, ch.b, &vesc);
+                            if (ve < 0)
+                                goto none;
+                            TlRange *c = tl_key_is(d, k, ke, "type") ? &cty : tl_key_is(d, k, ke, "reason") ? &crs
+                                : tl_key_is(d, k, ke, "usage") ? &cus : NULL;
+                            if (c != NULL) {
+                                if (c->a >= 0 || (c == &cty && vesc))
+                                    goto none;
+                                c->a = v;
+                                c->b = ve;
+                            }
+                            j = tl_ws(d, ve, ch.b);
+                            if (j < ch.b && d[j] == ',') {
+                                j = tl_ws(d, j + 1, ch.b);
+                                continue;
+                            }
+                            break;
+                        }
+                    chunks++;
+                    t1 = has_t ? tv : 0;
+                    if (!have) {
+                        t0 = t1;
+                        have = 1;
+                    }
+                    if (cty.b - cty.a == 8 && memcmp(d + cty.a, "\"finish\"", 8) == 0) {
+                        fin = crs.a >= 0 ? 2 : 1;
+                        fr = crs;
+                    } else if (cty.b - cty.a == 7 && memcmp(d + cty.a, "\"usage\"", 7) == 0) {
+                        us = cus;
+                        use = 1;
+                    }
+                }
+            } else {
+                TlRange pay = {-1, -1};
+                Py_ssize_t tl = ty.b - ty.a;
+                if ((tl == 13 && memcmp(d + ty.a, "\"text-chunks\"", 13) == 0)
+                    || (tl == 18 && memcmp(d + ty.a, "\"reasoning-chunks\"", 18) == 0))
+                    pay = tx;
+                else if (tl == 18 && memcmp(d + ty.a, "\"tool-call-chunks\"", 18) == 0)
+                    pay = ar;
+                long long m = pay.a < 0 ? -1 : pay.a == tx.a ? tx_n : ar_n;
+                if (m < -1)
+                    goto none;
+                if (m > 0) {
+                    if (dt_n < 0)
+                        dsum = 0;
+                    else if (dt_n <= m - 1) {
+                        if (dt_ovf)
+                            goto none;
+                        dsum = dt_sum;
+                    } else if (!tl_ints(d, dt.a, dt.b, (Py_ssize_t)(m - 1), &dsum))
+                        goto none;
+                    long long t = has_t0 ? t0v : 0;
+                    if (!have) {
+                        t0 = t;
+                        have = 1;
+                    }
+                    if (__builtin_add_overflow(t, dsum, &t1))
+                        goto none;
+                    chunks += m;
+                }
+            }
+            i = tl_ws(d, i, n);
+            if (i < n && d[i] == ',') {
+                i = tl_ws(d, i + 1, n);
+                continue;
+            }
+            if (i < n && d[i] == ']') {
+                i++;
+                break;
+            }
+            goto none;
+        }
+    if (tl_ws(d, i, n) != n)
+        goto none;
+    PyBuffer_Release(&view);
+    PyObject *f = fin == 0 ? Py_NewRef(Py_None) : fin == 1 ? PyTuple_New(0) : tl_range(fr);
+    PyObject *u = (!use || us.a < 0) ? Py_NewRef(Py_None) : tl_range(us);
+    if (f == NULL || u == NULL) {
+        Py_XDECREF(f);
+        Py_XDECREF(u);
+        return NULL;
+    }
+    if (!have)
+        return Py_BuildValue("(LOONN)", chunks, Py_None, Py_None, f, u);
+    return Py_BuildValue("(LLLNN)", chunks, t0, t1, f, u);
+none:
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+}
 /* ---- end timelinec ---- */
 
-/* ---- ahead3: a row nested over a limit (issue 29: the logical export's plain rows) ----
+/* ---- ahead3: the logical export at disk speed (issue 29): depth_over, packed_raw ----
+ * depth_over: a row nested over a limit (the plain rows)
  * depth_over(raw, limit) -> bool: app.log.format.limits.nesting_depth(raw, limit) > limit, its interpreted
  * definition: string literals ('"' to the next unescaped '"', a backslash escaping any one byte) are skipped,
  * every '[' '{' counts +1 and every ']' '}' -1, and the deepest running sum is compared with the limit.  A
@@ -2541,6 +2921,7 @@ static PyMethodDef methods[] = {
     {"packed_raw", packed_raw, METH_VARARGS, "The logical export's lines of a writer's packed row (ahead3 section)."},
     {"tl_scan", tl_scan, METH_VARARGS, "The timeline's rows of a buffer (timelinec section)."},
     {"tl_count", tl_count, METH_O, "Elements of a JSON array (timelinec section)."},
+    {"tl_stream", tl_stream, METH_O, "The timeline's summary of an embedded stream (timelinec section)."},
     {"tl_seqs", tl_seqs, METH_O, "Count and bounds of an increasing JSON array of integers (timelinec section)."},
     {"tl_dtsum", tl_dtsum, METH_VARARGS, "Sum of the first k integers of a JSON array (timelinec section)."},
     {"text_row", text_row, METH_VARARGS, "A row's searchable text from its bytes (ftsc section)."},

@@ -26,7 +26,7 @@ from ..fold.surface import SURFACE_NEEDLES, ScanEnd, SurfaceIndex
 from ..index.verdict import ReadPath
 from ..format.lazyrows import PACKED_PREFIXES, lazy_row
 from ..format.model import is_event
-from .ahead_lean import lean_block
+from .ahead_lean import LeanChecks, lean_block
 from .outline import Outline, OutlineBuilder
 
 if TYPE_CHECKING:
@@ -72,10 +72,11 @@ class _Surface:
                 if is_event(ev):
                     self.idx.apply(ev)
 
-    def segment_end(self, seg: Segment) -> None:
+    def segment_end(self, seg: Segment, rows: int) -> None:
+        """``rows``: the segment's complete rows (as many as its newlines)."""
         if not seg.torn:
             self.end.pos = seg.end
-            self.end.line = seg.line0 + seg.data.count(b"\n") if seg.line0 is not None else None
+            self.end.line = seg.line0 + rows if seg.line0 is not None else None
 
     def finish(self) -> SurfaceIndex:
         self.idx.last_seq = max(self.idx.last_seq, self.last_seq)
@@ -86,6 +87,7 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
                 cancel: Optional[Callable[[], bool]] = None, every: int = EVERY) -> Ahead:
     """The checkpoints, the surface index and the outline of ``reader``'s log from one forward read."""
     ob = OutlineBuilder(reader)
+    ob.checks = LeanChecks()            # (the same load checks, the common case at C level)
     cb = CheckpointBuilder(reader, every, ob.checks)    # (the load checks: the outline applies them to every event first)
     su = _Surface(reader)
     if reader.fatal:
@@ -105,8 +107,10 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
             continue
         if cp_on:
             cb.segment(seg, ())                # (a checkpoint at this segment's start, if one is due)
+        nl = 0
         for row in seg.split_rows():
             n += 1
+            nl += row[4]
             if cancel is not None and n % CANCEL_ROWS == 0 and cancel():
                 return Ahead(cb.cps, su.idx, su.end, ob.finish(False), False)
             pos, off, line, raw, complete = row
@@ -131,7 +135,7 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
             if not su.stopped:
                 su.row(pos, line, raw, complete, lambda: got)
         if not su.stopped:
-            su.segment_end(seg)
+            su.segment_end(seg, nl)
         if progress:
             progress(reader.progress_of(seg.end), total)
     if cancel is not None and cancel():

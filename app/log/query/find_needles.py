@@ -141,6 +141,8 @@ def piece_gates(text: str, case: bool, primary: Prefilter) -> list[Prefilter]:
     out: list[Prefilter] = []
     for piece in sorted({(p if case else fold_case(p)): p for p in _pieces(text)}.values(),
                         key=lambda p: -len(p.encode("utf-8"))):
+        if (piece if case else fold_case(piece)).encode("utf-8") in primary.needles:
+            continue                   # (the primary looks for this very piece)
         g = _case_prefilter(piece) if case else _fold_gate(piece)
         if g is None or tuple(g.needles) in seen:
             continue

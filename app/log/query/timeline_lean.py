@@ -6,7 +6,9 @@ A v2+ log's bytes are mostly settlement rows: the message (its content, the text
 ``chunk`` (type, reason, usage), the *number* of a run's texts (or args) and the sum of its ``dt``.  These records
 leave the message and every run's texts, args and ``dt`` as unparsed JSON (``msgspec.Raw``: still validated as JSON,
 never built), counted and summed in C (``tl_count``, ``tl_dtsum`` of the row scanner; :func:`count_py` and
-:func:`dtsum_py` here are their definitions).
+:func:`dtsum_py` here are their definitions).  Where the row scanner is built the whole stream is left raw and
+summed by its ``tl_stream`` (a stream of the usual shapes; any other is decoded into the records here and summed by
+:func:`stream_summary`, the definition, which ``tests/test_timeline_lean.py`` holds it equal to).
 
 They give what :func:`app.log.format.fastrows.timeline_decoders`' records give, field for field, on every row both
 take, and may take rows fastrows refuses only where that refusal is about a field the spans never read (the
@@ -100,18 +102,47 @@ _DEC: dict[bytes, Callable[[bytes], Any]] = {b"assistant/message": msgspec.json.
 TAGS = frozenset(_DEC)
 
 
+class _MessageDataRaw(_MessageData, kw_only=True, gc=False):
+    stream: msgspec.Raw = _NULL                  # type: ignore[assignment]
+
+
+class _AttemptDataRaw(_AttemptData, kw_only=True, gc=False):
+    stream: msgspec.Raw                          # type: ignore[assignment]
+
+
+class _MessageRaw(_Message, tag="assistant/message", kw_only=True, gc=False):
+    data: _MessageDataRaw
+
+
+class _AttemptRaw(_Attempt, tag="assistant/attempt", kw_only=True, gc=False):
+    data: _AttemptDataRaw
+
+
+# the same rows with the stream left as raw JSON, summed by tl_stream (where it is built)
+_RAW: dict[bytes, Callable[[bytes], Any]] = {b"assistant/message": msgspec.json.Decoder(_MessageRaw).decode,
+                                             b"assistant/attempt": msgspec.json.Decoder(_AttemptRaw).decode}
+_stream_c = getattr(_c, "tl_stream", None)
+_ANY = msgspec.json.Decoder().decode
+
+
 def settlement(raw: bytes) -> Union[Event, Settlement, None]:
     """A settlement row read lean (what ``timeline_rows._event`` makes of it with fastrows' records), else None:
     the row goes the exact way."""
-    dec = _DEC.get(raw[9:raw.find(b'"', 9)])
+    tag = raw[9:raw.find(b'"', 9)]
+    dec = _DEC.get(tag)
     if dec is None:
         return None
+    summ: Optional[dict[str, Any]] = None
     try:
-        rec = dec(raw)
+        rec = _RAW[tag](raw) if _stream_c is not None else dec(raw)
+        if type(rec.data.stream) is msgspec.Raw:
+            summ = summary_c(rec.data.stream)
+            if summ is None and (rec.data.stream != _NULL or type(rec) is _AttemptRaw):
+                rec = dec(raw)                  # (a stream tl_stream does not take: its records decoded)
     except fr.DECODE_ERRORS:
         return None
     d = rec.data
-    msg = type(rec) is _Message
+    msg = isinstance(rec, _Message)
     ses: Optional[list[int]] = None
     if msg:
         got = cited(rec.sourceEventSeqs, rec.seq)
@@ -125,10 +156,26 @@ def settlement(raw: bytes) -> Union[Event, Settlement, None]:
         typ = "assistant/attempt"
     ev = Event(seq=rec.seq, type=typ, time=rec.time, data=data, surface_op=rec.surfaceOp,
                source_event_seqs=ses, ignorable=rec.ignorable)
-    if d.stream is None:
-        return ev
-    summ = stream_summary(d.stream)
+    if summ is None:
+        if d.stream is None or type(d.stream) is msgspec.Raw:
+            return ev
+        summ = stream_summary(d.stream)
     return Settlement(ev, summ) if summ is not None else None
+
+
+def summary_c(stream: msgspec.Raw) -> Optional[dict[str, Any]]:
+    """:func:`stream_summary` of a raw stream by ``tl_stream`` (None: a stream it does not take, or null)."""
+    got = _stream_c(stream) if _stream_c is not None else None
+    if got is None:
+        return None
+    chunks, time0, time1, fin, use = got
+    b = memoryview(stream)
+    finish: Optional[dict[str, Any]] = None
+    if fin is not None:
+        r = _ANY(b[fin[0]:fin[1]]) if fin else None
+        finish = r if isinstance(r, dict) else {"kind": str(r)}
+    usage = _ANY(b[use[0]:use[1]]) if use is not None else None
+    return {"chunks": chunks, "finish": finish, "usage": usage, "time0": time0, "time1": time1}
 
 
 def cited(raw: msgspec.Raw, seq: int) -> Union[list[int], None, Literal[False]]:

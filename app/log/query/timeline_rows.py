@@ -30,7 +30,7 @@ from ..format.payloads import JsonObj
 from ..source.sources import Segment
 from .timeline import Block, Chunk, Settlement
 from .timeline_lean import TAGS, settlement
-from .timeline_scan import CHUNK, PACKED, scan, unpack
+from .timeline_scan import CHUNK, PACKED, SMALL, SMALL_TYPES, scan
 
 Item = Union[Event, Block, Chunk, Settlement]
 
@@ -57,11 +57,15 @@ def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optiona
     readers = _readers(reader.version)
     decode_row = reader.codec.decode_row
     fast = not reader.envelope_free
-    flags = (PACKED if (reader.version or 0) < 2 else 0) | (CHUNK if b"assistant/chunk" in readers else 0)
+    flags = (PACKED if (reader.version or 0) < 2 else 0) | (CHUNK if b"assistant/chunk" in readers else 0) | \
+        (SMALL if all(t.encode() in readers for t in SMALL_TYPES) else 0)
     collecting = gc.isenabled()
     gc.disable()                # (many small records, no cycles)
     try:
-        for seg in reader.source.forward(start):
+        src = reader.source
+        if start is None and src.kind == "jsonl":
+            start = src.header_end              # (the same segments with no line numbers: the spans read none, and
+        for seg in src.forward(start):          # counting the newlines of every segment costs ~0.5 s per GB)
             if seg.bad:
                 if cut is not None and cut.reached_by(seg.row_pos(0)):
                     break
@@ -115,23 +119,27 @@ def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[
         stop = cut_at
     skip = _SKIP
     for x in scan(data, stop, _SKIP_LIST, flags):
-        if type(x) is tuple:
-            yield Block(*x)
+        if isinstance(x, tuple):
+            if len(x) == 6:
+                yield Block(*x)
+            else:                               # (a small row: the lean event fastrows' record gives)
+                yield Event(seq=x[1], type=SMALL_TYPES[x[0]], time=x[2],
+                            data={"turn": x[3], "step": x[4]} if x[0] < 2 else {"turn": x[3]})
             continue
-        i, at, refused = unpack(x)              # type: ignore[arg-type]
+        at = (x >> 1) & 0xFFFFFFFF              # (timeline_scan.unpack, inline)
         raw = data[at:data.index(b"\n", at)]
         if raw[:9] == b'{"type":"':
             tag = raw[9:raw.find(b'"', 9)]
             if tag in skip:
                 continue
             rd = readers.get(tag)
-            if rd is not None and not refused:
+            if rd is not None and not x & 1:
                 lean = rd(raw)
                 if lean is not None:
                     yield lean
                     continue
         items, _probs = decode_row(raw, pos=seg.row_pos(at), offset=seg.text_offset + at if seg.text_offset >= 0
-                                   else -1, line=seg.line0 + i if seg.line0 is not None else None)
+                                   else -1, line=seg.line0 + (x >> 33) if seg.line0 is not None else None)
         for it in items:
             if is_event(it):
                 yield it

@@ -18,6 +18,9 @@ For ``data[:stop]`` (rows ending in a newline; a torn last row is not looked at)
   the same step are merged into one run, except that a run whose last time is > 0 does not take a row whose
   last time is not (so the builder's *last time* is the same as row by row: see
   :meth:`app.log.query.timeline.Builder.block`);
+* a tuple ``(code, seq, time, turn, step)`` (``flags & SMALL``): a ``step/start``, ``step/end`` (data exactly
+  ``turn`` and ``step``) or ``turn/start`` (data exactly ``turn``; ``step`` None) row in the writer's exact layout
+  (integers of at most 15 digits), ``code`` its index in :data:`SMALL_TYPES` (it ends the run before it);
 * for any other row the int ``(index << 32 | start) << 1 | refused``: its index in ``data``, its first byte
   and whether :func:`app.log.format.fastrows.refused_rows` refuses it (over ``max_row`` bytes, nested deeper
   than ``max_depth`` outside strings, not UTF-8): the caller reads it as before.
@@ -30,7 +33,8 @@ from ..format.limits import MAX_DEPTH, MAX_PACKED_MEMBERS, MAX_ROW_BYTES
 from ..format.model import MAX_SAFE_INT
 from ..index.fastindex import load_rowscan_c
 
-PACKED, CHUNK = 1, 2
+PACKED, CHUNK, SMALL = 1, 2, 4
+SMALL_TYPES = ("step/start", "step/end", "turn/start")          # (the code of a small row: its index here)
 _BOUND = 1 << 62
 _TEXT = (b"text-chunks", b"reasoning-chunks")
 _WS = b" \t\r\n"
@@ -38,7 +42,8 @@ _DIGITS = frozenset(b"0123456789")
 _ESC1 = frozenset(b'"\\/bfnrt')
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 Run = tuple[int, int, int, int, int, int]
-Item = Union[int, Run]
+Small = tuple[int, int, int, int, Optional[int]]
+Item = Union[int, Run, Small]
 
 _c = load_rowscan_c()
 _c_scan = getattr(_c, "tl_scan", None)
@@ -76,6 +81,15 @@ def scan_py(data: bytes, stop: int, skip: list[bytes], flags: int, max_depth: in
                     r = _packed(row, q, tag == b"tool-call-chunks", max_members)
                 elif flags & CHUNK and tag == b"assistant/chunk":
                     r = _chunk(row, q, max_depth)
+            code = _SMALL_CODES.get(tag, -1) if flags & SMALL and len(row) <= max_row else -1
+            sm = _small(row, q, code) if r is None and code >= 0 else None
+            if sm is not None:
+                if run is not None:
+                    out.append(tuple(run))          # type: ignore[arg-type]
+                    run = None
+                out.append(sm)
+                p, index = nl + 1, index + 1
+                continue
             if r is not None:
                 if run is not None and r[0] == run[0] and r[1] == run[1] and r[2] == run[2] + run[3] \
                         and not (run[5] > 0 and r[5] <= 0):
@@ -98,15 +112,17 @@ def scan_py(data: bytes, stop: int, skip: list[bytes], flags: int, max_depth: in
 
 
 def refused(row: bytes, max_row: int = MAX_ROW_BYTES, max_depth: int = MAX_DEPTH) -> int:
-    """1 when the row is over ``max_row`` bytes, not UTF-8, or nested deeper than ``max_depth`` (brackets outside
-    strings; in a string a backslash before a quote or a backslash escapes it)."""
+    """1 when the row is over ``max_row`` bytes, not UTF-8, nested deeper than ``max_depth`` (brackets outside
+    strings; in a string a backslash before a quote or a backslash escapes it), or holds outside strings a run of
+    more than 18 digits or an exponent (an ``e``/``E`` after a digit or a point): fastrows' records skip such a
+    number where the exact decoder may refuse it (``1e999`` is out of range), so the row goes the exact way."""
     if len(row) > max_row:
         return 1
     try:
         row.decode("utf-8")
     except UnicodeDecodeError:
         return 1
-    depth = top = 0
+    depth = top = run = 0
     in_str = False
     i, n = 0, len(row)
     while i < n:
@@ -116,7 +132,18 @@ def refused(row: bytes, max_row: int = MAX_ROW_BYTES, max_depth: int = MAX_DEPTH
                 i += 1
             elif c == 0x22:
                 in_str = False
-        elif c == 0x22:
+            i += 1
+            continue
+        if c in _DIGITS:
+            run += 1
+            if run > 18:
+                return 1
+            i += 1
+            continue
+        if c in b"eE" and i > 0 and (row[i - 1] in _DIGITS or row[i - 1] == 0x2E):
+            return 1
+        run = 0
+        if c == 0x22:
             in_str = True
         elif c in (0x5B, 0x7B):
             depth += 1
@@ -327,9 +354,26 @@ def _chunk(row: bytes, q: int, max_depth: int) -> Optional[Run]:
     return (turn, step, seq, 1, time, time)
 
 
+_SMALL_CODES = {t.encode(): k for k, t in enumerate(SMALL_TYPES)}
+
+
+def _small(row: bytes, q: int, code: int) -> Optional[Small]:
+    i, seq = _int(row, _lit(row, q, b'","seq":'))
+    i, time = _int(row, _lit(row, i, b',"time":'))
+    i, turn = _int(row, _lit(row, i, b',"data":{"turn":'))
+    step = None
+    if code < 2:
+        i, step = _int(row, _lit(row, i, b',"step":'))
+        if step is None:
+            return None
+    if i < 0 or seq is None or seq < 0 or time is None or turn is None or _lit(row, i, b"}}") != len(row):
+        return None
+    return (code, seq, time, turn, step)
+
+
 def unpack(x: int) -> tuple[int, int, bool]:
     """(index, start, refused) of a row the scan leaves to the caller."""
     return x >> 33, (x >> 1) & 0xFFFFFFFF, bool(x & 1)
 
 
-__all__ = ["PACKED", "CHUNK", "scan", "scan_py", "refused", "unpack"]
+__all__ = ["PACKED", "CHUNK", "SMALL", "SMALL_TYPES", "scan", "scan_py", "refused", "unpack"]

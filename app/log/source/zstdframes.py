@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+from itertools import islice
 import threading
 from collections.abc import Callable, Generator, Iterable
 from typing import Optional, Union
@@ -234,6 +235,30 @@ def iter_plain(buf: Buf, window: int = 0, fed: Optional[list[int]] = None) -> Pl
             return True, None
         if d.needs_input and not out:
             return False, None          # input exhausted mid-frame (torn)
+
+
+def iter_plain_fed(buf: Buf, fed: list[int]) -> Plain:
+    """``iter_plain(buf, fed=fed)``; a frame of at most :data:`FEED` stored bytes that is exactly one whole frame
+    declaring a content size within the output window is decoded in one call by the process's :class:`SizedDecoder`
+    (one libzstd context for every frame: a streaming decompressor set up per frame cost more than decoding a
+    small one).  Its plaintext comes as the one piece the streaming path gives such a frame (fed whole: ``fed[0]``
+    its size); a frame that does not decode so takes the streaming path, which says why."""
+    from ..format.limits import ZSTD_OUT_WINDOW
+    dec = sized_decoder() if len(buf) <= FEED else None
+    if dec is not None and bytes(buf[:4]) == MAGIC:
+        src = bytes(buf)
+        ends = list(islice(dec.frame_ends(src, 0, len(src)), 2))
+        if len(ends) == 1 and ends[0][0] == len(src) and ends[0][1] <= ZSTD_OUT_WINDOW:
+            try:
+                out = dec.decode(src, 0, len(src), ends[0][1])
+            except FrameError:
+                out = None
+            if out is not None:
+                fed[0] = len(src)
+                if out:
+                    yield out
+                return True, None
+    return (yield from iter_plain(buf, fed=fed))
 
 
 class SizedDecoder:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Generator, Iterator
 from ..format.limits import FRAME_ROWS_FREE, MAX_FRAME_BYTES, MAX_ROW_BYTES, MIN_STORED_PER_ROW, frame_rows_limit
 from ..format.model import BadKind
 from .sources import RowPos, Segment
-from .zstdframes import Buf, Plain, iter_plain
+from .zstdframes import Buf, Plain, iter_plain_fed
 
 
 class FrameState(TypedDict, total=False):
@@ -70,7 +70,7 @@ class FrameWindows:
     def __iter__(self) -> Iterator[FrameSegment]:
         st = self.st
         st.update({"good": True, "error": None, "n": 0, "lines": 0})
-        it = iter_plain(self.view, fed=self.fed)
+        it = iter_plain_fed(self.view, self.fed)
         eof, err = False, None
         while True:
             try:
@@ -109,13 +109,15 @@ class FrameWindows:
             cut = pending.rfind(b"\n") + 1
             # (rows per stored byte so far: a frame denser than any dsh writes is cut as soon as it shows)
             limit = min(self.max_rows, frame_rows_limit(self.fed[0]))
-            over = bool(cut) and self.lines + pending.count(b"\n", 0, cut) > limit
+            rows = pending.count(b"\n", 0, cut) if cut else 0
+            over = bool(cut) and self.lines + rows > limit
             if over:
                 cut = _after_newlines(pending, limit - self.lines)    # (the rows up to the limit)
+                rows = pending.count(b"\n", 0, cut)
             if cut:
                 yield self.seg(pending[:cut], self.base)
                 self.yielded = True
-                self.lines += pending.count(b"\n", 0, cut)
+                self.lines += rows
                 self.base += cut
                 self.pending = pending = pending[cut:]
             if len(pending) > MAX_ROW_BYTES:

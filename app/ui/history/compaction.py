@@ -21,11 +21,21 @@ from ...log.fold.surface import compaction_group, page_surface
 from .row_kind import RowKind
 
 
+LOG_ONLY = {"surface": "log-only"}    # the status of most rows (chunks, non-surface types): one shared
+                                      # dict, read only (statuses are never changed in place, only replaced)
+
+
 def page_surface_of(sindex: Any, page: Any) -> dict:
+    """``{seq: status}`` of a page's events; the plain log-only status is one shared dict (issue 36:
+    one dict per chunk event was about 1.3 MB a loaded page)."""
     items = [it for it in page.items if is_event(it)]
     if page.tail:
         items += list(page.closure or [])
-    return page_surface(sindex, items)
+    out = page_surface(sindex, items)
+    for seq, st in out.items():
+        if st == LOG_ONLY:
+            out[seq] = LOG_ONLY
+    return out
 
 
 def page_groups(sindex: Any, page: Any) -> dict:

@@ -20,7 +20,8 @@ from typing import Optional
 
 from ..memory import trim
 
-KEEP_PAGES = 3       # loaded pages kept at least (the exposed window spans one or two)
+KEEP_PAGES = 2       # loaded pages kept at least (the exposed window spans one or two; a page of
+                     # decoded events is ~11 MB of the window's memory: issue 36, bench/window_memory.py)
 
 
 def _forget_rows(w, rows: list, pr_seq: int, newest: bool, lp) -> None:
