@@ -207,3 +207,19 @@ def test_lean_checks_equal_the_load_checks(tmp_path):
     assert len(events) > 10_000 and len(a.problems) > 20
     assert msgspec.to_builtins(a.problems) == msgspec.to_builtins(b.problems)
     assert msgspec.to_builtins(a.refusing) == msgspec.to_builtins(b.refusing)
+
+
+def test_pass_equals_separate_builds_on_hostile_and_mutated_v4(tmp_path):
+    """v4 (embedded streams, the lean load checks and stream sums): hostile and mutated generated logs."""
+    p = tmp_path / "session.v4.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=31, version=4, context_window=10_000), target_bytes=250_000)
+    lines = p.read_bytes().split(b"\n")
+    h = tmp_path / "hostile.v4.jsonl"
+    h.write_bytes(hostile_session([ln for ln in lines if ln], seed=5))
+    logs = [p, h]
+    for name, data, _kept in jsonl_mutants(p.read_bytes(), seed=11, count=6):
+        m = tmp_path / f"m-{name}.v4.jsonl"
+        m.write_bytes(data)
+        logs.append(m)
+    for f in logs:
+        assert_same(build_ahead(LogReader.open(str(f))), separate(LogReader.open(str(f))))

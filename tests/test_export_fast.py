@@ -179,6 +179,13 @@ def test_native_depth_over_equals_its_definition():
         rows.append(b"".join(rng.choice(alpha) for _ in range(rng.randint(0, 40))))
     rows += [b"[" * 257, b"[" * 256, b'"' + b"[" * 300, b'"\\"' + b"[" * 300, b'"a\\' + b"[" * 300,
              b'["' + b"[" * 300 + b'"]', b"{" * 200 + b"]" * 50 + b"[" * 107, b"{" * 200 + b"]" * 50 + b"[" * 106]
+    from app.log.format.limits import MAX_DEPTH, LimitError, check_row
     for raw in rows:
         for limit in (0, 1, 2, 3, 256):
             assert native.depth_over(raw, limit) == (nesting_depth(raw, limit) > limit), (raw[:80], limit)
+        try:                                       # (the row limits use it: the same verdict as the definition)
+            check_row(bytearray(raw))
+            refused = False
+        except LimitError:
+            refused = True
+        assert refused == (nesting_depth(raw) > MAX_DEPTH)

@@ -20,7 +20,7 @@ import msgspec
 
 from ..log.format import fastrows as fr
 from ..log.format.lazyrows import PACKED_PREFIXES as _PACKED_PREFIXES
-from ..log.format.limits import MAX_DEPTH, MAX_ROW_BYTES, nesting_depth
+from ..log.format.limits import MAX_DEPTH, MAX_ROW_BYTES, nested_over
 from ..log.format.model import MAX_SAFE_INT, Event, PACKED_TAGS, is_event
 from ..log.format.versions import DATA_TYPE
 from ..log.index.fastindex import load_rowscan_c
@@ -33,9 +33,6 @@ Row = tuple[Any, int, Optional[int], bytes, bool]      # (pos, text offset, line
 _enc = msgspec.json.Encoder()
 _decode = msgspec.json.Decoder().decode          # (the codec's generic decoder: the same answer)
 _native = load_rowscan_c()       # (its packed_lines writes a packed row's lines; None: the Python way)
-# nesting_depth(raw, limit) > limit (in C where the scanner is built: one pass, no copy of the row's strings)
-_nested_over: Callable[[bytes, int], bool] = _native.depth_over if _native is not None else \
-    (lambda raw, limit: nesting_depth(raw, limit) > limit)
 CHUNK_BYTES = 1 << 20            # text handed to the writer at a time
 PROGRESS_ROWS = 64               # rows between two progress reports (and cancellation points) in a segment
 
@@ -149,7 +146,7 @@ def plain_envelope(reader: LogReader, raw: bytes) -> Optional[dict[str, Any]]:
     codec = reader.codec
     if codec.envelope_seqs is not None or len(raw) > MAX_ROW_BYTES or not raw.startswith(b'{"type":"'):
         return None
-    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _nested_over(raw, MAX_DEPTH):
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and nested_over(raw, MAX_DEPTH):
         return None
     try:
         obj = _decode(raw)

@@ -13,8 +13,8 @@ import os
 import re
 import stat
 from itertools import accumulate
-from typing import TYPE_CHECKING, Union
-from collections.abc import Iterable
+from typing import TYPE_CHECKING, Optional, Union
+from collections.abc import Callable, Iterable
 
 if TYPE_CHECKING:
     from .model import Problem
@@ -81,8 +81,23 @@ def check_row(raw: Union[bytes, bytearray, memoryview]) -> None:
     n = len(raw)
     if n > MAX_ROW_BYTES:
         raise LimitError(over_limit(f"a row of {n} bytes; it reads rows up to {MAX_ROW_BYTES >> 20} MiB"))
-    if nesting_depth(bytes(raw)) > MAX_DEPTH:
+    b = raw if type(raw) is bytes else bytes(raw)
+    if b.count(b"[") + b.count(b"{") > MAX_DEPTH and nested_over(b, MAX_DEPTH):
         raise LimitError(over_limit(f"a row nested deeper than {MAX_DEPTH} levels"))
+
+
+def nested_over(raw: bytes, limit: int) -> bool:
+    """``nesting_depth(raw, limit) > limit``: in C where the row scanner is built (``rowscan_c.depth_over``, one
+    pass that copies no string; tests/test_export_fast.py checks it against this definition), else by it."""
+    f = _DEPTH_OVER[0]
+    if f is None:
+        from ..index.fastindex import load_rowscan_c      # (resolved once, when a row first needs it)
+        native = load_rowscan_c()
+        f = _DEPTH_OVER[0] = getattr(native, "depth_over", None) or (lambda r, k: nesting_depth(r, k) > k)
+    return bool(f(raw, limit))
+
+
+_DEPTH_OVER: list[Optional[Callable[[bytes, int], bool]]] = [None]
 
 
 class ProblemList(list["Problem"]):
