@@ -42,13 +42,15 @@ def exact(monkeypatch):
 
 
 def _check_rows(rows: list[bytes]) -> int:
-    """C == the Python definition wherever the C answers; the number of rows the C read."""
+    """C == the Python definition wherever the C answers, for a v2+ and a v0/v1 session; the number of
+    rows the C read."""
     read = 0
     for raw in rows:
-        got = C(raw)
-        if got is not None:
-            read += 1
-            assert got == text_row_py(raw), raw[:300]
+        for legacy in (False, True):
+            got = C(raw, legacy)
+            if got is not None:
+                read += not legacy
+                assert got == text_row_py(raw, legacy), (legacy, raw[:300])
     return read
 
 
@@ -212,6 +214,13 @@ EDGE_ROWS = [
     b'"arguments":"{\\"a\\": {\\"b\\": 1}}"}]}}}',
     b'{"type":"assistant/message","seq":4,"data":{"message":{"content":[{"type":"tool-call","id":"c","name":"n",'
     b'"arguments":"{\\"a\\": 1.5}"}]}}}',
+    b'{"type":"tool/call","seq":5,"data":{"callId":"c2","name":"edit","arguments":"{\\"edits\\": [{\\"old\\": \\"a\\\\n\\\\t\\\\\\"q\\\\\\\\\\", '
+    b'\\"new\\": \\"\\\\u0001\\\\u007f\\\\u2028\\u00e9\\"}, [], {}, null, true, 2.50, -7, 12345678901234567890123], '
+    b'\\"o\\": {\\"k\\": {\\"deep\\": [1, [2, [3]]]}}, \\"f\\": 0.30000000000000004}"}}',
+    b'{"type":"tool/call","seq":5,"data":{"callId":"c2","name":"edit","arguments":{"edits":[{"old":"x\\ny","n":1.0}],'
+    b'"z":{"\\u0061":1}}}}',
+    b'{"type":"tool/call","seq":5,"data":{"callId":"c2","name":"edit","arguments":{"edits":[{"old":"x\\ny","n":1.0}]}}}',
+    b'{"type":"tool/call","seq":5,"data":{"callId":"c2","name":"x","arguments":"{\\"a\\": [1e400]}"}}',
     b'{"type":"assistant/message","seq":4,"data":{"message":{"content":[{"type":"tool-call","id":"c","name":"n",'
     b'"arguments":"not json"}]}}}',
     b'{"type":"assistant/message","seq":4,"data":{"message":{"content":[{"type":"tool-call","id":"c","name":"n",'
@@ -221,6 +230,18 @@ EDGE_ROWS = [
     b'{"type":"assistant/message","seq":4,"data":{"message":{"content":"a string"}}}',
     b'{"type":"assistant/message","seq":4,"data":{"content":[{"type":"text","text":"legacy"}]}}',
     b'{"type":"assistant/message","seq":4,"data":{"message":{"content":[{"type":"te\\u0078t","text":"esc"}]}}}',
+    # the v0/v1 shapes of spec §1.7 (read as the codec converts them in a legacy session)
+    b'{"type":"assistant/message","seq":4,"time":9,"data":{"turn":3,"content":[{"type":"reasoning","text":"r"},'
+    b'{"type":"text","text":"legacy text"},{"type":"tool-call","id":"c9","name":"read","arguments":"{\\"p\\": 1}"}],'
+    b'"provenance":{"provider":"x"}}}',
+    b'{"type":"assistant/message","seq":4,"time":9,"data":{"content":null}}',
+    b'{"type":"assistant/message","seq":4,"time":9.5,"data":{"content":[{"type":"text","text":"t"}]}}',
+    b'{"type":"tool/result","seq":6,"time":9,"data":{"turn":3,"callId":"c9","content":[{"type":"text","text":"legacy out"}],'
+    b'"isError":false}}',
+    b'{"type":"tool/result","seq":6,"time":9,"data":{"callId":null,"content":[{"type":"text","text":"x"}]}}',
+    b'{"type":"tool/result","seq":6,"time":9,"data":{"callId":"c9"}}',
+    b'{"type":"tool/result","seq":6,"time":9,"data":{"callId":7,"content":[]}}',
+    b'{"type":"tool/result","seq":6,"time":9,"data":{"callId":"c9","content":[],"error":{"message":"m"}}}',
     b'{"type":"tool/call","seq":5,"data":{"callId":"c1","name":"read\\u001b[31m","arguments":"{\\"p\\": \\"x\\"}"}}',
     b'{"type":"tool/call","seq":5,"data":{"callId":["c1"],"name":"read"}}',
     b'{"type":"tool/call","seq":5,"data":{"name":7}}',
@@ -241,6 +262,9 @@ EDGE_ROWS = [
     b'{"type":"hook/result","seq":9,"time":1,"data":{"name":"h","ok":true,"n":-0,"none":null,"e":"","l":[1],'
     b'"o":{},"in":{"deep":{"x":1},"k":"v\\u0007","b":false},"s":"\\u00e9\\u2028"}}',
     b'{"type":"hook/result","seq":9,"data":{"f":1.5}}',
+    b'{"type":"hook/result","seq":9,"data":{"f":1E-7,"g":-0.0,"h":2.5e-320,"i":1e22,"j":123456789012345678901234567890,'
+    b'"k":0.1,"m":5e-324,"n":1.5e299}}',
+    b'{"type":"hook/result","seq":9,"data":{"l":1.7976931348623157e308}}',
     b'{"type":"hook/result","seq":9,"data":{"a.b":"dot"}}',
     b'{"type":"hook/result","seq":9,"data":{"a":{"b.c":"dot"}}}',
     b'{"type":"hook/result","seq":9,"data":{}}',
@@ -263,9 +287,15 @@ EDGE_ROWS = [
 ]
 
 
+LEGACY_ROW = next(r for r in EDGE_ROWS if b'"provenance"' in r)
+
+
 def test_edited_rows_read_the_same_both_ways():
     read = _check_rows(EDGE_ROWS)
     assert read >= 18
+    assert C(EDGE_ROWS[EDGE_ROWS.index(LEGACY_ROW)], True) is not None        # a legacy shape read in C
+    assert all(C(r) is not None for r in EDGE_ROWS                               # JSON in arguments, floats
+               if (b'"edits' in r[:120] or b'1E-7' in r) and b"u0061" not in r)
     for raw in EDGE_ROWS:
         for version in (0, 2):
             assert _feed([raw], version) == _feed([raw], version, fast=False), raw
@@ -307,4 +337,38 @@ def test_edited_fixture_rows_read_the_same_both_ways():
     edited = [e for r in sample for e in _edits(r, rng)]
     assert _check_rows(edited) > 1000
     for raw in edited:
+        assert _feed([raw]) == _feed([raw], fast=False), raw[:300]
+
+
+def _value(rng: random.Random, depth: int = 0):
+    """A random JSON value: strings with escapes, control, line-break and non-ASCII characters, integers
+    short and long, floats, nested lists and objects."""
+    k = rng.randrange(9 if depth < 3 else 6)
+    if k == 0:
+        return "".join(rng.choice(['a', ' ', '"', '\\', '\n', '\t', '\x01', '\x7f', '\x85', '\u2028', 'é', '\U0001F600',
+                                   '/', '\b', '\f', '\r']) for _ in range(rng.randint(0, 12)))
+    if k == 1:
+        return rng.choice([0, -1, 7, 2 ** 40, -(2 ** 70), 10 ** 25])
+    if k == 2:
+        return rng.choice([0.1, -0.0, 1.5, 1e-7, 2.5e-320, 1e22, 123.456, 1 / 3, 1e299])
+    if k in (3, 4, 5):
+        return rng.choice([True, False, None, "plain words"])
+    if k in (6, 7):
+        return [_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    return {f"k{i}{rng.choice(['', ' ', 'é', '.x'])}": _value(rng, depth + 1) for i in range(rng.randint(0, 4))}
+
+
+def test_tool_arguments_of_any_json_read_the_same_both_ways():
+    """Tool calls whose arguments hold random JSON (as a string, as dsh writes them, and as an object):
+    the C gives what json.dumps and the text function give, for nearly all of them."""
+    rng = random.Random(32)
+    rows = []
+    for i in range(1500):
+        args = {f"a{j}": _value(rng) for j in range(rng.randint(1, 4))}
+        text = json.dumps(args, ensure_ascii=rng.random() < 0.3, separators=rng.choice([(",", ":"), (", ", ": ")]))
+        for a in (text, args):
+            row = {"type": "tool/call", "seq": i, "time": 1, "data": {"turn": 1, "callId": f"c{i}", "name": "t", "arguments": a}}
+            rows.append(json.dumps(row, ensure_ascii=False).encode())
+    assert _check_rows(rows) > 0.9 * len(rows)
+    for raw in rows[:300]:
         assert _feed([raw]) == _feed([raw], fast=False), raw[:300]

@@ -1695,8 +1695,9 @@ decline:
 /* ---- end ahead3 ---- */
 /* ---- ftsc: a row's searchable text straight from its bytes (issue 32 item 3; owner: the ftsc helper) ----
  *
- * text_row(raw) -> None | tuple: what app.log.query.extract.RowText makes of one stored row, for the rows
- * written the plain dsh way, without decoding them into Python objects.  Its definition is the interpreted
+ * text_row(raw[, legacy]) -> None | tuple: what app.log.query.extract.RowText makes of one stored row, for the
+ * rows written the plain dsh way, without decoding them into Python objects (``legacy``: a v0/v1 session, whose
+ * assistant messages and tool results may have the shapes of spec §1.7, read as the codec converts them).  Its definition is the interpreted
  * app/log/query/textrow.py (text_row_py), written with the one text function
  * (app.log.query.textview.shown_fields); tests/test_textrow.py holds C == Python on every fixture, hostile
  * logs and edited rows.  None (the caller decodes the row the exact way) for anything unusual: a row that is
@@ -1720,6 +1721,8 @@ decline:
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+
+#include <math.h>
 
 #define FT_DEPTH 64
 #define FT_MAX_KEYS 256
@@ -2235,9 +2238,119 @@ static int ft_content(FtBuf *o, P d, const FtTape *tp, Py_ssize_t v, int depth, 
     return 0;
 }
 
+/* the text Python gives a JSON number d[a:b] (checked by ft_num_ok): an integer's digits (str(int)), a float's
+ * repr (PyOS_double_to_string 'r', as float.__repr__), added to o; -1 left to the exact decoder */
+static int ft_number(FtBuf *o, P d, Py_ssize_t a, Py_ssize_t b) {
+    int kind;
+    long long x;
+    ft_numval(d, a, b, &kind, &x);
+    if (kind == 1) {
+        char num[32];
+        int k = snprintf(num, sizeof num, "%lld", x);
+        return ft_put(o, num, k);
+    }
+    if (kind == 2)                                     /* (a long integer: its digits are str(int)) */
+        return ft_put(o, (const char *)d + a, b - a);
+    char text[400];
+    if (b - a >= (Py_ssize_t)sizeof text)
+        return -1;
+    memcpy(text, d + a, (size_t)(b - a));
+    text[b - a] = 0;
+    char *end = NULL;
+    double v = PyOS_string_to_double(text, &end, NULL);
+    if (v == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    if (end != text + (b - a) || !isfinite(v))
+        return -1;
+    char *r = PyOS_double_to_string(v, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (r == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    int got = ft_put(o, r, (Py_ssize_t)strlen(r));
+    PyMem_Free(r);
+    return got;
+}
+
+static FtBuf FT_ESC;                                   /* a string of arguments' JSON, decoded, to escape again */
+
+/* json.dumps of the JSON string d[a:b] (ensure_ascii=False: '"', '\\' and the control characters escaped, the
+ * rest as is), plained (what json.dumps leaves of DEL, U+0080..U+009F, U+2028/9 as spaces), added to o */
+static int ft_dump_str(FtBuf *o, P d, Py_ssize_t a, Py_ssize_t b) {
+    FT_ESC.len = 0;
+    if (ft_text(&FT_ESC, d, a, b, 0) < 0 || ft_grow(o, 6 * FT_ESC.len + 2) < 0)
+        return -1;
+    static const char hex[] = "0123456789abcdef";
+    P s = (P)FT_ESC.p;
+    char *w = o->p + o->len;
+    *w++ = '"';
+    for (Py_ssize_t k = 0; k < FT_ESC.len; k++) {
+        unsigned char c = s[k];
+        const char *e = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n" : c == '\r' ? "\\r"
+                      : c == '\t' ? "\\t" : c == '\b' ? "\\b" : c == '\f' ? "\\f" : NULL;
+        if (e != NULL) {
+            *w++ = e[0];
+            *w++ = e[1];
+        } else if (c < 0x20) {
+            memcpy(w, "\\u00", 4);
+            w[4] = hex[c >> 4];
+            w[5] = hex[c & 15];
+            w += 6;
+        } else if (c == 0x7F) {
+            *w++ = ' ';
+        } else if (c == 0xC2 && s[k + 1] <= 0x9F) {
+            *w++ = ' ';
+            k++;
+        } else if (c == 0xE2 && s[k + 1] == 0x80 && (s[k + 2] == 0xA8 || s[k + 2] == 0xA9)) {
+            *w++ = ' ';
+            k += 2;
+        } else {
+            *w++ = (char)c;
+        }
+    }
+    *w++ = '"';
+    o->len = w - o->p;
+    return 0;
+}
+
+/* json.dumps(value, ensure_ascii=False) of token v, plained, added to o (", " and ": " between items, as
+ * textview.value_text shows a list or an object of tool arguments); -1 left to the exact decoder */
+static int ft_dump(FtBuf *o, P d, const FtTape *tp, Py_ssize_t v, int depth) {
+    const FtTok *t = tp->t;
+    switch (t[v].kind) {
+    case '"':
+        return ft_dump_str(o, d, t[v].a, t[v].b);
+    case 't':
+        return ft_put(o, "true", 4);
+    case 'f':
+        return ft_put(o, "false", 5);
+    case 'n':
+        return ft_put(o, "null", 4);
+    case '{':
+    case '[': {
+        int obj = t[v].kind == '{';
+        if (depth > 16 || (obj && ft_obj(d, tp, v) < 0) || ft_put(o, obj ? "{" : "[", 1) < 0)
+            return -1;
+        for (Py_ssize_t c = v + 1; c < t[v].next; c = obj ? t[c + 1].next : t[c].next) {
+            if (c > v + 1 && ft_put(o, ", ", 2) < 0)
+                return -1;
+            if (obj && (ft_dump_str(o, d, t[c].a, t[c].b) < 0 || ft_put(o, ": ", 2) < 0))
+                return -1;
+            if (ft_dump(o, d, tp, obj ? c + 1 : c, depth + 1) < 0)
+                return -1;
+        }
+        return ft_put(o, obj ? "}" : "]", 1);
+    }
+    default:
+        return ft_number(o, d, t[v].a, t[v].b);
+    }
+}
+
 /* a scalar of a generic row's payload or of tool arguments at token v, added to o as textview shows it
- * (payload: null as "null"; arguments: as ""): 1 added, 0 not a scalar (a list, an object), -1 left to the
- * exact decoder (a float, a long integer) */
+ * (payload: null as "null", lists and objects not shown; arguments: null as "", lists and objects as their
+ * JSON): 1 added, 0 not shown, -1 left to the exact decoder */
 static int ft_scalar(FtBuf *o, P d, const FtTape *tp, Py_ssize_t v, int args) {
     const FtTok *t = &tp->t[v];
     switch (t->kind) {
@@ -2251,17 +2364,9 @@ static int ft_scalar(FtBuf *o, P d, const FtTape *tp, Py_ssize_t v, int args) {
         return args ? 1 : (ft_put(o, "null", 4) < 0 ? -1 : 1);
     case '{':
     case '[':
-        return 0;
-    default: {
-        int kind;
-        long long x;
-        ft_numval(d, t->a, t->b, &kind, &x);
-        if (kind != 1)
-            return -1;
-        char num[32];
-        int k = snprintf(num, sizeof num, "%lld", x);
-        return ft_put(o, num, k) < 0 ? -1 : 1;
-    }
+        return args ? (ft_dump(o, d, tp, v, 0) < 0 ? -1 : 1) : 0;
+    default:
+        return ft_number(o, d, t->a, t->b) < 0 ? -1 : 1;
     }
 }
 
@@ -2327,7 +2432,7 @@ static int ft_arguments(FtBuf *o, P d, const FtTape *tp, Py_ssize_t v) {
     for (Py_ssize_t c = v + 1; c < t[v].next; c = t[c + 1].next)
         if ((lines++ && ft_put(o, " ", 1) < 0) || ft_text(o, src, t[c].a, t[c].b, 1) < 0 || ft_put(o, ": ", 2) < 0
             || ft_scalar(o, src, at, c + 1, 1) != 1)
-            return -1;                                 /* (a list or object: its JSON; a float: its repr) */
+            return -1;
     return 0;
 }
 
@@ -2361,13 +2466,10 @@ static int ft_call_text(FtBuf *o, P d, const FtTape *tp, Py_ssize_t nv, int s, P
     return 0;
 }
 
-/* an assistant message's fields and tool-call blocks (the message at token mv): 0 (fields and *blocks
- * filled), -1 fall back, -2 a Python error */
-static int ft_assistant(P d, const FtTape *tp, Py_ssize_t mv, PyObject *fields, PyObject **blocks) {
+/* an assistant message's fields and tool-call blocks (its content at token cv, -1: none): 0 (fields and
+ * *blocks filled), -1 fall back, -2 a Python error */
+static int ft_assistant(P d, const FtTape *tp, Py_ssize_t cv, PyObject *fields, PyObject **blocks) {
     const FtTok *t = tp->t;
-    if (ft_obj(d, tp, mv) < 0)
-        return -1;
-    Py_ssize_t cv = ft_get(d, tp, mv, "content");
     if (cv < 0 || t[cv].kind == 'n')
         return 0;
     if (t[cv].kind != '[')
@@ -2469,7 +2571,7 @@ static Py_ssize_t ft_answered(P d, const FtTape *tp, Py_ssize_t m) {
 #define FT_TYPE(s) ft_is(d, &FT_TAPE, 0 + tv, s)
 
 /* text_row of the row d[:n] (a new reference; None: decode it the exact way), NULL on a Python error */
-static PyObject *ft_row(P d, Py_ssize_t n) {
+static PyObject *ft_row(P d, Py_ssize_t n, int legacy) {
     Py_ssize_t i = 0;
     PyObject *res = NULL, *fields = NULL, *blocks = NULL, *turn = NULL, *x = NULL, *y = NULL, *z = NULL;
     const FtTape *tp = &FT_TAPE;
@@ -2486,9 +2588,11 @@ static PyObject *ft_row(P d, Py_ssize_t n) {
     FT_FALLBACK(tv < 0 || t[tv].kind != '"' || t[tv].esc || sv < 0 || t[sv].kind != '0' || ft_obj(d, tp, dv) < 0);
     ft_numval(d, t[sv].a, t[sv].b, &kind, &seq);
     FT_FALLBACK(kind != 1 || seq < 0 || seq > 9007199254740991LL);
+    int strict_time = 1;                               /* (a legacy shape is read only with an integer time) */
     if (mv >= 0 && t[mv].kind == '0') {
         ft_numval(d, t[mv].a, t[mv].b, &kind, &tm);
         FT_FALLBACK(kind == 2);
+        strict_time = kind != 1;
         if (kind != 1)
             tm = 0;
     }
@@ -2513,11 +2617,17 @@ static PyObject *ft_row(P d, Py_ssize_t n) {
         else if ((x = ft_pystr(&FT_OUT)) != NULL)
             res = Py_BuildValue("(iLLO[(OO)]O)", 2, seq, tm, turn, FT_KINDS[0], x, Py_None);
     } else if (FT_TYPE("assistant/message")) {
-        Py_ssize_t msg = ft_get(d, tp, dv, "message");
-        FT_FALLBACK(msg < 0);
+        Py_ssize_t msg = ft_get(d, tp, dv, "message"), cv = -1;
+        if (msg >= 0) {
+            FT_FALLBACK(ft_obj(d, tp, msg) < 0);
+            cv = ft_get(d, tp, msg, "content");
+        } else {                                       /* v0/v1: the codec makes the content the message's */
+            cv = ft_get(d, tp, dv, "content");
+            FT_FALLBACK(!legacy || cv < 0 || strict_time);
+        }
         if ((fields = PyList_New(0)) == NULL)
             goto out;
-        int r = ft_assistant(d, tp, msg, fields, &blocks);
+        int r = ft_assistant(d, tp, cv, fields, &blocks);
         if (r == -2)
             goto out;
         FT_FALLBACK(r < 0);
@@ -2533,11 +2643,21 @@ static PyObject *ft_row(P d, Py_ssize_t n) {
             && (y = s > 0 ? ft_opt(d, tp, nv, s) : PyUnicode_FromString("")) != NULL)
             res = Py_BuildValue("(iLLOOOO)", 3, seq, tm, turn, x, y, z);
     } else if (FT_TYPE("tool/result")) {
-        Py_ssize_t ev = ft_get(d, tp, dv, "error"), msg = ft_get(d, tp, dv, "message");
+        Py_ssize_t ev = ft_get(d, tp, dv, "error"), msg = ft_get(d, tp, dv, "message"), c, cv;
         int parts = 0;
-        FT_FALLBACK((ev >= 0 && t[ev].kind != 'n') || ft_obj(d, tp, msg) < 0);
-        Py_ssize_t c = ft_answered(d, tp, msg);
-        FT_FALLBACK(c == -2 || ft_content(&FT_OUT, d, tp, ft_get(d, tp, msg, "content"), 2, &parts) < 0);
+        FT_FALLBACK(ev >= 0 && t[ev].kind != 'n');
+        if (msg < 0 && legacy && (c = ft_get(d, tp, dv, "callId")) >= 0) {
+            /* v0/v1: the codec makes one tool-result block of the row's callId and content */
+            cv = ft_get(d, tp, dv, "content");
+            FT_FALLBACK(strict_time || ft_strv(tp, c) < 0 || (cv >= 0 && t[cv].kind != '[' && t[cv].kind != 'n'));
+            if (t[c].kind != '"')
+                c = -1;
+        } else {
+            FT_FALLBACK(ft_obj(d, tp, msg) < 0);
+            c = ft_answered(d, tp, msg);
+            cv = ft_get(d, tp, msg, "content");
+        }
+        FT_FALLBACK(c == -2 || ft_content(&FT_OUT, d, tp, cv, 2, &parts) < 0);
         if (parts == 0)
             res = Py_BuildValue("(i)", 0);
         else if ((y = ft_pystr(&FT_OUT)) != NULL && (x = ft_opt(d, tp, c, c >= 0)) != NULL)
@@ -2579,9 +2699,10 @@ out:
 static PyObject *text_row(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer view;
-    if (!PyArg_ParseTuple(args, "y*", &view))
+    int legacy = 0;
+    if (!PyArg_ParseTuple(args, "y*|p", &view, &legacy))
         return NULL;
-    PyObject *res = ft_row((P)view.buf, view.len);
+    PyObject *res = ft_row((P)view.buf, view.len, legacy);
     PyBuffer_Release(&view);
     return res;
 }
@@ -2598,7 +2719,7 @@ static int ft_in(PyObject *types, P s, Py_ssize_t len) {
     return 0;
 }
 
-/* text_rows(data, start, end, most, max_row) -> (items, next, newlines): the rows of data[start:end] (start
+/* text_rows(data, start, end, most, max_row[, legacy]) -> (items, next, newlines): the rows of data[start:end] (start
  * at a row, end just after a newline) that may show text, as extract.candidate_rows picks them (a row written
  * the dsh way whose type shows no text, a blank row: skipped), each read by text_row: its answer, or
  * (-1, offset, raw) where the row is to be decoded the exact way (and every row over max_row bytes).  Stops
@@ -2607,7 +2728,8 @@ static PyObject *text_rows(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer view;
     Py_ssize_t start, end, most, max_row;
-    if (!PyArg_ParseTuple(args, "y*nnnn", &view, &start, &end, &most, &max_row))
+    int legacy = 0;
+    if (!PyArg_ParseTuple(args, "y*nnnn|p", &view, &start, &end, &most, &max_row, &legacy))
         return NULL;
     P d = (P)view.buf;
     PyObject *items = PyList_New(0), *res = NULL;
@@ -2642,7 +2764,7 @@ static PyObject *text_rows(PyObject *self, PyObject *args) {
                 continue;                              /* (blank) */
         }
         got++;
-        PyObject *it = len <= max_row ? ft_row(r, len) : (Py_INCREF(Py_None), Py_None);
+        PyObject *it = len <= max_row ? ft_row(r, len, legacy) : (Py_INCREF(Py_None), Py_None);
         if (it == Py_None) {
             Py_DECREF(it);
             it = Py_BuildValue("(iny#)", -1, row_at, (const char *)r, len);

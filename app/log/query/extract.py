@@ -35,7 +35,7 @@ from .. import jobctl
 from ..format.codec import DecodeError, RowCodec, decode_json, parse_header
 from ..format.limits import MAX_DEPTH, MAX_ROW_BYTES, open_regular
 from ..format.model import MAX_SAFE_INT, PACKED_TAGS, is_event
-from .textrow import CALL, FIELDS, NOTHING, RESULT, TURN, text_row_c, text_rows_c
+from .textrow import CALL, FIELDS, NOTHING, RESULT, TURN, legacy_shape, text_row_c, text_rows_c
 from .textview import NO_PAYLOAD_TYPES, TITLE, TOOL_CALL, TOOL_OUTPUT, event_turn, plain, shown_fields
 
 if TYPE_CHECKING:
@@ -90,15 +90,6 @@ def may_hold_text(raw: bytes) -> bool:
 def skips(t: bytes, raw: bytes) -> bool:
     """Row ``raw`` of type ``t`` (written the dsh way) shows no text: never decoded."""
     return t in NO_TEXT_B or (t in ERROR_ONLY_B and b'"error"' not in raw)
-
-
-def _legacy_shape(typ: str, d: Any) -> bool:
-    """A v0/v1 row whose text the codec's §1.7 conversion changes (over-approximate)."""
-    if typ in ("steering/message", "turn/end"):
-        return True
-    if isinstance(d, dict) and "message" not in d:
-        return (typ == "assistant/message" and "content" in d) or (typ == "tool/result" and "callId" in d)
-    return False
 
 
 class RowText:
@@ -158,7 +149,7 @@ class RowText:
             self._exact(raw, out, pos, offset, line)
             return
         if self.fast is not None and len(raw) <= MAX_ROW_BYTES:
-            r = self.fast(raw)                      # the rows written the plain dsh way, from their bytes
+            r = self.fast(raw, self.legacy)         # the rows written the plain dsh way, from their bytes
             if r is not None:
                 self._fast(r, out)
                 return
@@ -197,7 +188,7 @@ class RowText:
         if type(seq) is not int or seq < 0 or seq > MAX_SAFE_INT:
             return
         d = obj.get("data")
-        if self.legacy and _legacy_shape(typ, d):
+        if self.legacy and legacy_shape(typ, d):
             self._exact(raw, out, pos, offset, line)
             return
         t = obj.get("time", 0)
@@ -487,7 +478,7 @@ def _feed_file(path: str, data: bytes, start: int, rt: RowText, out: list[Entry]
         while at < end:
             if cancel is not None and jobctl.is_cancelled(cancel):
                 raise ExtractCancelled(path)
-            items, at, k = rows_c(data, at, end, CANCEL_ROWS, MAX_ROW_BYTES)
+            items, at, k = rows_c(data, at, end, CANCEL_ROWS, MAX_ROW_BYTES, rt.legacy)
             nls += k
             rt.feed_items(items, out)
         return end, nls

@@ -37,9 +37,9 @@ NOTHING, TURN, FIELDS, CALL, RESULT, TITLE = range(6)
 READ_TYPES = frozenset({"user/message", "assistant/message", "tool/call", "tool/result", "session/title"})
 SPECIAL = tuple(sorted(t.encode() for t in (TEXT_TYPES | NO_PAYLOAD_TYPES | {"todo/write"})))
 
-TextRow = Callable[[bytes], Optional[tuple[Any, ...]]]
-# text_rows(data, start, end, most, max_row) -> (items, next, newlines): see rowscan_c.c
-TextRows = Callable[[bytes, int, int, int, int], tuple[list[tuple[Any, ...]], int, int]]
+TextRow = Callable[[bytes, bool], Optional[tuple[Any, ...]]]
+# text_rows(data, start, end, most, max_row, legacy) -> (items, next, newlines): see rowscan_c.c
+TextRows = Callable[[bytes, int, int, int, int, bool], tuple[list[tuple[Any, ...]], int, int]]
 
 
 class _Ev:
@@ -50,9 +50,19 @@ class _Ev:
         self.data = data
 
 
-def text_row_py(raw: bytes) -> Optional[tuple[Any, ...]]:
+def legacy_shape(typ: str, d: Any) -> bool:
+    """A v0/v1 row whose text the codec's §1.7 conversion changes (over-approximate)."""
+    if typ in ("steering/message", "turn/end"):
+        return True
+    if isinstance(d, dict) and "message" not in d:
+        return (typ == "assistant/message" and "content" in d) or (typ == "tool/result" and "callId" in d)
+    return False
+
+
+def text_row_py(raw: bytes, legacy: bool = False) -> Optional[tuple[Any, ...]]:
     """What the C ``text_row`` gives for ``raw`` where it gives anything (it may say None
-    where this does not: the row is then decoded the exact way)."""
+    where this does not: the row is then decoded the exact way).  ``legacy``: a row of a v0/v1
+    session, whose §1.7 shapes are read as the codec converts them."""
     try:
         obj = msgspec.json.decode(raw)
     except (msgspec.DecodeError, RecursionError):
@@ -65,6 +75,14 @@ def text_row_py(raw: bytes) -> Optional[tuple[Any, ...]]:
     t = obj.get("time", 0)
     time = t if type(t) is int else 0
     ev: Any = _Ev(typ, d)
+    if legacy and legacy_shape(typ, d):               # the exact reader's event, converted (spec §1.7)
+        from ..format.codec import RowCodec
+        from ..format.model import is_event
+        items, _ = RowCodec("s", version=0).decode_row(raw)
+        evs = [e for e in items if is_event(e)]
+        if len(evs) != 1 or evs[0].seq != seq or evs[0].time != time:
+            return None
+        ev, d = evs[0], evs[0].data
     turn = event_turn(ev)
     if typ == "turn/start":
         return (TURN, seq, time, turn)
@@ -77,7 +95,7 @@ def text_row_py(raw: bytes) -> Optional[tuple[Any, ...]]:
         (f, call, _), = shown
         return (CALL, seq, time, turn, call, value_text(d.get("name")), plain(f.text))
     if typ == "tool/result":
-        m = d.get("message")
+        m = d.get("message") if isinstance(d, dict) else None
         if not isinstance(m, dict) or len(shown) != 1 or shown[0].field.kind != TOOL_OUTPUT:
             return None                               # (an error: left to the exact decoder)
         return (RESULT, seq, time, turn, answered_call(m), plain(shown[0].field.text))
