@@ -275,8 +275,13 @@ def row_after_pass(jsonl: str, runs: int, only: set[str]) -> None:
             print(f"| Errors only, the whole log ({got[0]['errors']} errors) | {med([x['wall'] for x in got]):.3f} s "
                   f"| | | <= 0.3 s | {load()} |", flush=True)
         if "export" in only:
-            out = os.path.join(cache, "out.html")
-            got = [child("export", jsonl, out, cache=cache) for _ in range(runs)]
+            got = []
+            for k in range(runs):                   # (an export never overwrites: a new file each run)
+                out = os.path.join(cache, f"out-{k}.html")
+                got.append(child("export", jsonl, out, cache=cache))
+                for f in (out, out + ".sha256", out + ".redaction.json"):
+                    if os.path.exists(f):
+                        os.unlink(f)
             cat = med([timed(["cat", jsonl]) for _ in range(runs)])
             mb = os.path.getsize(jsonl) / 1e6
             w = med([x["wall"] for x in got])

@@ -50,7 +50,7 @@ def _rows_holding(path: str, *pieces: bytes) -> int:
 
 @pytest.mark.parametrize("opts", [FindOptions("step by step"), FindOptions("STEP BY STEP", case=True),
                                   FindOptions("step: by step"), FindOptions("by step", word=True),
-                                  FindOptions("step by step", kinds=["tool-call"])])
+                                  FindOptions("step by step", kinds=["tool-call"]), FindOptions('by "step')])
 def test_a_query_of_several_pieces_decodes_only_rows_holding_every_piece(v4_log, opts):
     st = FindStats()
     r = LogReader(RawJsonlSource(v4_log, block=65536))
@@ -110,3 +110,22 @@ def test_first_and_count_equal_the_match_iterator(text, needle):
         fm, n = m.first_and_count(text)
         assert n == len(every)
         assert (fm.span() if fm else None) == (every[0] if every else None)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_gate_of_many_needles_checked_row_by_row_keeps_the_same_rows(seed, monkeypatch):
+    """``find.gated``: a gate of many needles (a caseless piece with a quote: its fold variants at each level of
+    escaping) is checked in each row; the rows kept are those a pass over the window per needle keeps."""
+    from app.log.query import find as find_mod
+    from app.log.query.find_rows import row_starts
+    rnd = random.Random(seed)
+    words = ['"step', '\\"STEP', "ſtep", "\\u017ftep", "step", "—", "by", '\\\\\\"step']
+    data = b"\n".join(" ".join(rnd.choice(words) for _ in range(rnd.randint(0, 12))).encode()
+                      for _ in range(300)) + b"\n"
+    pre = build_prefilter(FindOptions('by "step'))
+    assert pre is not None and pre.also and len(pre.also[0].needles) + len(pre.also[0].esc) > find_mod.GATE_PASSES
+    starts = row_starts(data, list(range(0, len(data), 7)), len(data))
+    by_row = find_mod.gated(data, len(data), starts, pre.also[0])
+    monkeypatch.setattr(find_mod, "GATE_PASSES", 10_000)
+    assert find_mod.gated(data, len(data), starts, pre.also[0]) == by_row
+    assert 0 < len(by_row) < len(starts)

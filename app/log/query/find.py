@@ -152,10 +152,9 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
                         progress(seg.end if isinstance(seg.end, int) else 0, st.bytes_total)
                     continue
                 starts: Optional[list[int]] = row_starts(data, cands, lim)
-                for g in pre.also:        # (each other piece of the query: the rows holding it, in one pass)
+                for g in pre.also:        # (each other piece of the query: the rows holding it)
                     if starts:
-                        held = set(row_starts(data, g.positions(data, lim, rows=True), lim))
-                        starts = [x for x in starts if x in held]
+                        starts = gated(data, lim, starts, g)
             else:
                 starts = None
             line = seg.line0
@@ -185,6 +184,23 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
             progress(seg.end if isinstance(seg.end, int) else 0, st.bytes_total)
     st.complete = True
 
+
+
+GATE_PASSES = 4                    # a gate of more needles is checked row by row (each needle: a pass per window)
+
+
+def gated(data: Any, lim: int, starts: list[int], g: Prefilter) -> list[int]:
+    """The rows of ``starts`` (in ``data[:lim]``) holding gate ``g``: found in one pass over the window per needle,
+    or, for a gate of many needles (a caseless piece's fold variants and escaping levels), checked in each row."""
+    if len(g.needles) + len(g.esc) <= GATE_PASSES:
+        held = set(row_starts(data, g.positions(data, lim, rows=True), lim))
+        return [x for x in starts if x in held]
+    out = []
+    for x in starts:
+        e = data.find(b"\n", x, lim)
+        if g.hit(bytes(data[x:lim if e < 0 else e])):
+            out.append(x)
+    return out
 
 
 def _split_rows_hits(rows: list[tuple[int, bytes]], codec: RowCodec, pre: Optional[Prefilter], matcher: Matcher,

@@ -186,6 +186,10 @@ class Prefilter:
         # needles with a non-ASCII byte: found by memchr of their rarest byte (then checked)
         self._rare = [(n,) + _rare_byte(n) for n in self.needles if not n.isascii()]
         self._plain = [n for n in self.needles if n.isascii()]
+        # (a row is looked at for the needles with non-ASCII bytes only when it holds their rarest byte)
+        self._rare_by: dict[bytes, list[bytes]] = {}
+        for n, g, _k in self._rare:
+            self._rare_by.setdefault(g, []).append(n)
         # an escaped needle may start before its first escape of a non-ASCII character
         self._esc_lead = max((m.start() if m else len(n) for n in self.esc
                               for m in [_ESC_NONASCII.search(n)]), default=0)
@@ -323,7 +327,8 @@ class Prefilter:
         hay = raw.translate(self.fold)
         # (a needle with a non-ASCII byte is not in an ASCII row; every escaped one holds a \u)
         return any(n in hay for n in self._plain) or \
-            (bool(self._rare) and not hay.isascii() and any(n in hay for n, _g, _k in self._rare)) or \
+            (bool(self._rare) and not hay.isascii() and
+             any(g in hay and any(n in hay for n in ns) for g, ns in self._rare_by.items())) or \
             (bool(self.esc) and b"\\u" in hay and any(n in hay for n in self.esc))
 
 
