@@ -4,7 +4,8 @@ screen costs beside the checks it replaced, and what it does to ``inspect``'s fa
 Figures (medians of N runs, same log, same run):
 * the screen of every row of the log, in C (``screen_rows``), against the bytes checks fastrows made before (size,
   depth, UTF-8: ``refused_split``'s C-level passes without the number test) and against the interpreted screen
-  (those checks and the regex prefilter);
+  (those checks, ``hint`` and ``number_refused``); the same row by row (``row_refused``, what ``accepts`` and the
+  surface index's feeder call) against the old checks of one row;
 * ``inspect`` fast with the new screen against ``inspect`` fast with the old checks, and the exact path
   (``fast=False``) as the reference both are measured against.
 
@@ -62,6 +63,10 @@ def main(mb: int = 20, runs: int = 3, version: int = 0) -> None:
     saved = _without(hint=True, native=False)
     interp = _median(lambda: fastrows.refused_split(data, rows), runs)
     _restore(saved)
+    one_new = _median(lambda: [fastrows.row_refused(r) for r in rows], runs)
+    saved = _without(hint=False, native=False)
+    one_old = _median(lambda: [fastrows.row_refused(r) for r in rows], runs)
+    _restore(saved)
     exact = _median(lambda: analysis.inspect(open_reader(p), fast=False), runs)
     fast_new = _median(lambda: analysis.inspect(open_reader(p), fast=True), runs)
     saved = _without(hint=False, native=False)
@@ -71,7 +76,9 @@ def main(mb: int = 20, runs: int = 3, version: int = 0) -> None:
           f"load (1/5/15 min) {os.getloadavg()}")
     print(f"old bytes checks (size, depth, UTF-8) of every row: {old * 1e3:8.1f} ms (reference)")
     print(f"screen in C (those and numbers):                    {screen * 1e3:8.1f} ms  ratio {screen / old:.2f}x")
-    print(f"interpreted screen (old checks + regex prefilter):  {interp * 1e3:8.1f} ms  ratio {interp / old:.2f}x")
+    print(f"interpreted screen (old checks + hint prefilter):   {interp * 1e3:8.1f} ms  ratio {interp / old:.2f}x")
+    print(f"row by row (accepts, surface feeder), old checks:   {one_old * 1e3:8.1f} ms (reference)")
+    print(f"row by row, the screen in C (row_refused):          {one_new * 1e3:8.1f} ms  ratio {one_new / one_old:.2f}x")
     print(f"inspect exact (fast=False):                         {exact:8.3f} s  (reference)")
     print(f"inspect fast, old checks:                           {fast_old:8.3f} s  ratio {fast_old / exact:.2f}x")
     print(f"inspect fast, the screen:                           {fast_new:8.3f} s  ratio {fast_new / exact:.2f}x "
