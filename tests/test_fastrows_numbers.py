@@ -48,20 +48,21 @@ def _inject(line: bytes, k: int, values: list[bytes]) -> bytes:
 
 def _log(tmp_path: Path, version: int, values: list[bytes], every: int = 5, name: str = "") -> Path:
     """A generated log of ``version`` whose every ``every``-th event row gains an undeclared field."""
-    src = tmp_path / f"src{version}.jsonl"
+    src = tmp_path / f"src{version}.v{version}.jsonl"
     if not src.exists():
         write_jsonl(str(src), SessionSynth(seed=40 + version, version=version, p_retry=0.3),
                     target_bytes=200_000)
     lines = src.read_bytes().split(b"\n")
     out = [lines[0]] + [_inject(ln, k, values) if ln and k % every == 0 else ln for k, ln in enumerate(lines[1:])]
-    p = tmp_path / f"{name or 'm'}{version}-{len(values)}" / "session.jsonl"
+    p = tmp_path / f"{name or 'm'}{version}-{len(values)}" / ("session.jsonl" if version == 0 else
+                                                              f"session.v{version}.jsonl")
     p.parent.mkdir(exist_ok=True)
     p.write_bytes(b"\n".join(out))
     return p
 
 
 def _zstd(p: Path) -> Path:
-    z = p.with_name("session.jsonl.zstd")
+    z = p.with_name(p.name + ".zstd")
     lines = p.read_bytes().split(b"\n")
     with open(z, "wb") as f:
         for at in range(0, len(lines), 40):
