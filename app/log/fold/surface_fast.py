@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Optional
 from collections.abc import Callable
 
 from ..format import fastrows as fr
-from ..format.limits import MAX_DEPTH, MAX_ROW_BYTES
 
 if TYPE_CHECKING:
     from .surface import SurfaceIndex
@@ -43,8 +42,8 @@ def lean_feeder(idx: SurfaceIndex, version: int) -> Optional[Callable[[bytes], b
     decs = fr.decoders(version)
 
     def take(raw: bytes) -> bool:
-        # (fastrows.accepts of one row, its refused_rows test written for one row)
-        if not raw.startswith(b'{"type":"') or _refused(raw):
+        # (fastrows.accepts of one row)
+        if not raw.startswith(b'{"type":"') or fr.row_refused(raw):
             return False
         dec = decs.get(raw[9:raw.find(b'"', 9)])
         if dec is None:
@@ -67,16 +66,3 @@ def lean_feeder(idx: SurfaceIndex, version: int) -> Optional[Callable[[bytes], b
         return True
     return take
 
-
-def _refused(raw: bytes) -> bool:
-    """``fastrows.refused_rows([raw], False)``: over the size or depth limit, or not valid UTF-8."""
-    if len(raw) > MAX_ROW_BYTES:
-        return True
-    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and fr.json_depth(raw) > MAX_DEPTH:
-        return True
-    if not raw.isascii():
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return True
-    return False

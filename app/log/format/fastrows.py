@@ -21,9 +21,11 @@ pass reads (the rest of the row is parsed, validated as JSON and skipped, never 
   writer's key order): exactly the keys :func:`~app.log.format.codec.packed_extent` checks, with its types;
   its count checks are made by :func:`packed_members`.
 
-What the Struct cannot see is checked per row before it is used (:func:`row_ok`): the row-size
-and nesting-depth limits of :mod:`app.log.format.limits` (msgspec does not bound the depth of the values it
-skips) and valid UTF-8 (msgspec does not validate the strings it skips).  A row refused anywhere goes
+What the Struct cannot see is checked per row before it is used (:func:`row_refused`, :func:`refused_rows`: the
+screen of :mod:`app.log.format.rowscreen`): the row-size and nesting-depth limits of :mod:`app.log.format.limits`
+(msgspec does not bound the depth of the values it skips), valid UTF-8 (msgspec does not validate the strings it
+skips) and no number outside strings with an exponent or more than 18 digits (msgspec does not parse the numbers
+it skips, where the exact decoder refuses ``1e999``).  A row refused anywhere goes
 the exact way, in its place, so problems come out in the same order.  ``tests/test_fastrows.py``
 checks that every fixture, generated log and hostile row gives the same answer both ways.
 """
@@ -37,6 +39,7 @@ from collections.abc import Callable
 
 import msgspec
 
+from . import rowscreen
 from .limits import MAX_DEPTH, MAX_PACKED_MEMBERS, MAX_ROW_BYTES
 from .model import MAX_SAFE_INT, TYPED
 from .versions import DATA_TYPE, known_types
@@ -301,9 +304,13 @@ def json_depth(raw: bytes) -> int:
 
 
 def refused_rows(rows: list[bytes], ascii_known: bool) -> set[int]:
-    """Indexes of the rows over the size or depth limit or not valid UTF-8 (``ascii_known``: all rows are
-    ASCII), each test one C-level loop over all rows."""
-    out: set[int] = set()
+    """Indexes of the rows the screen refuses (:func:`app.log.format.rowscreen.refused_py`: over the size or depth
+    limit, not valid UTF-8, a number outside strings the exact decoder may refuse), in C where built; else
+    (``ascii_known``: all rows are ASCII) each test one C-level loop over all rows."""
+    screen = rowscreen.c_screens()[1]
+    if screen is not None:
+        return set(screen(rows, MAX_ROW_BYTES, MAX_DEPTH))
+    out: set[int] = rowscreen.hinted(rows)
     if rows and max(map(len, rows)) > MAX_ROW_BYTES:
         out.update(i for i, r in enumerate(rows) if len(r) > MAX_ROW_BYTES)
     opens = map(add, map(bytes.count, rows, repeat(b"[")), map(bytes.count, rows, repeat(b"{")))
@@ -325,8 +332,12 @@ _NOT_OPENS = bytes(c for c in range(256) if c not in b"[{\n")
 def refused_split(data: bytes, rows: list[bytes]) -> set[int]:
     """:func:`refused_rows` of ``rows``, the rows of ``data`` (``data.split(b"\\n")`` less its last piece), each
     test one C-level pass over ``data``: the opening brackets of every row counted at once, the UTF-8 of the whole
-    checked at once (a newline byte is never part of a multi-byte sequence: ``data`` is valid iff every row is)."""
-    out: set[int] = set()
+    checked at once (a newline byte is never part of a multi-byte sequence: ``data`` is valid iff every row is);
+    in C where built, row by row."""
+    screen = rowscreen.c_screens()[1]
+    if screen is not None:
+        return set(screen(rows, MAX_ROW_BYTES, MAX_DEPTH))
+    out: set[int] = rowscreen.hinted(rows)
     if len(data) > MAX_ROW_BYTES:
         out.update(i for i, r in enumerate(rows) if len(r) > MAX_ROW_BYTES)
     opens = data.translate(None, _NOT_OPENS).split(b"\n")
@@ -356,10 +367,19 @@ def record_ok(rec: Any, legacy: bool) -> bool:
     return True
 
 
+def row_refused(raw: bytes) -> bool:
+    """``bool(refused_rows([raw], False))``: the screen of one row, the test every fast path makes before it reads a
+    row from a lean record (in C where built)."""
+    screen = rowscreen.c_screens()[0]
+    if screen is not None:
+        return screen(raw, MAX_ROW_BYTES, MAX_DEPTH)
+    return bool(refused_rows([raw], False))
+
+
 def accepts(raw: bytes, version: int) -> Any:
     """The lean record of one stored row when a pass may take it from it (the checks of the pass, for one
     row), else None (the row takes the exact way)."""
-    if not raw.startswith(b'{"type":"') or refused_rows([raw], False):
+    if not raw.startswith(b'{"type":"') or row_refused(raw):
         return None
     dec = decoders(version).get(raw[9:raw.find(b'"', 9)])
     if dec is None:

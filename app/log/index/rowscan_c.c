@@ -2913,6 +2913,55 @@ static PyObject *find_folded(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ---- numbers: the fast paths' row screen (issue 27; owner: the numbers helper) ----
+ * screen_row(raw, max_row, max_depth) -> bool: tl_refused of one row (the timeline's rule; the interpreted
+ *   definition is app/log/format/rowscreen.py refused_py): over max_row bytes, nested deeper than max_depth
+ *   outside strings, not UTF-8, or holding outside strings a number of more than 18 digits in a row or with an
+ *   exponent (msgspec's lean records skip such a number where the exact decoder may refuse it).
+ * screen_rows(rows, max_row, max_depth) -> list: the indexes of the rows (a list of bytes) screen_row refuses. */
+static PyObject *screen_row(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t max_row;
+    int max_depth;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*ni", &view, &max_row, &max_depth))
+        return NULL;
+    int r = tl_refused((P)view.buf, 0, view.len, max_row, max_depth);
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(r);
+}
+
+static PyObject *screen_rows(PyObject *self, PyObject *args) {
+    PyObject *rows;
+    Py_ssize_t max_row;
+    int max_depth;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!ni", &PyList_Type, &rows, &max_row, &max_depth))
+        return NULL;
+    PyObject *out = PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(rows); i++) {
+        PyObject *r = PyList_GET_ITEM(rows, i);
+        if (!PyBytes_Check(r)) {
+            Py_DECREF(out);
+            PyErr_SetString(PyExc_TypeError, "screen_rows: rows must be bytes");
+            return NULL;
+        }
+        if (!tl_refused((P)PyBytes_AS_STRING(r), 0, PyBytes_GET_SIZE(r), max_row, max_depth))
+            continue;
+        PyObject *k = PyLong_FromSsize_t(i);
+        if (k == NULL || PyList_Append(out, k) < 0) {
+            Py_XDECREF(k);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(k);
+    }
+    return out;
+}
+/* ---- end numbers ---- */
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "rowscan.scan, in C (see the module's source)."},
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
@@ -2928,6 +2977,8 @@ static PyMethodDef methods[] = {
     {"text_rows", text_rows, METH_VARARGS, "text_row of a block of rows (ftsc section)."},
     {"text_setup", text_setup, METH_VARARGS, "The types text_row leaves to the exact decoder (ftsc section)."},
     {"find_folded", find_folded, METH_VARARGS, "The places of a needle in a window folded by a table (big29)."},
+    {"screen_row", screen_row, METH_VARARGS, "The fast paths' row screen of one row (numbers section)."},
+    {"screen_rows", screen_rows, METH_VARARGS, "The rows of a list the row screen refuses (numbers section)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -31,6 +31,7 @@ from typing import Optional, Union
 
 from ..format.limits import MAX_DEPTH, MAX_PACKED_MEMBERS, MAX_ROW_BYTES
 from ..format.model import MAX_SAFE_INT
+from ..format.rowscreen import refused_py as refused       # (the rule of the rows the scan leaves)
 from ..index.fastindex import load_rowscan_c
 
 PACKED, CHUNK, SMALL = 1, 2, 4
@@ -109,49 +110,6 @@ def scan_py(data: bytes, stop: int, skip: list[bytes], flags: int, max_depth: in
     if run is not None:
         out.append(tuple(run))                      # type: ignore[arg-type]
     return out
-
-
-def refused(row: bytes, max_row: int = MAX_ROW_BYTES, max_depth: int = MAX_DEPTH) -> int:
-    """1 when the row is over ``max_row`` bytes, not UTF-8, nested deeper than ``max_depth`` (brackets outside
-    strings; in a string a backslash before a quote or a backslash escapes it), or holds outside strings a run of
-    more than 18 digits or an exponent (an ``e``/``E`` after a digit or a point): fastrows' records skip such a
-    number where the exact decoder may refuse it (``1e999`` is out of range), so the row goes the exact way."""
-    if len(row) > max_row:
-        return 1
-    try:
-        row.decode("utf-8")
-    except UnicodeDecodeError:
-        return 1
-    depth = top = run = 0
-    in_str = False
-    i, n = 0, len(row)
-    while i < n:
-        c = row[i]
-        if in_str:
-            if c == 0x5C and i + 1 < n and row[i + 1] in (0x22, 0x5C):
-                i += 1
-            elif c == 0x22:
-                in_str = False
-            i += 1
-            continue
-        if c in _DIGITS:
-            run += 1
-            if run > 18:
-                return 1
-            i += 1
-            continue
-        if c in b"eE" and i > 0 and (row[i - 1] in _DIGITS or row[i - 1] == 0x2E):
-            return 1
-        run = 0
-        if c == 0x22:
-            in_str = True
-        elif c in (0x5B, 0x7B):
-            depth += 1
-            top = max(top, depth)
-        elif c in (0x5D, 0x7D):
-            depth -= 1
-        i += 1
-    return int(top > max_depth)
 
 
 # ----------------------------------------------------------------------------- the writer's layouts
