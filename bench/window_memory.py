@@ -32,7 +32,27 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from ui_bench import bench_app, spin_until  # noqa: E402
+from ui_bench import bench_app  # noqa: E402
+
+
+def spin_until(pred, timeout: float, step_ms: int = 2) -> bool:
+    """Run the Qt event loop until ``pred()`` holds (True) or ``timeout`` seconds pass (False).
+    One event loop and one timer for the whole wait: ``ui_bench.spin_until`` makes a single-shot
+    timer per 2 ms step, and PySide keeps ~1 Python block of each (about 400 blocks a second of
+    waiting), which this bench would count as the window's."""
+    from PySide6.QtCore import QEventLoop, QTimer
+    end = time.perf_counter() + timeout
+    loop = QEventLoop()
+    timer = QTimer()
+    timer.setSingleShot(True)
+    timer.setInterval(step_ms)
+    timer.timeout.connect(loop.quit)
+    while not pred():
+        if time.perf_counter() > end:
+            return False
+        timer.start()
+        loop.exec()
+    return True
 
 
 def status_kb(pid: int | str = "self") -> dict[str, int]:
