@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The window's memory at each step of a reading session on one log (issue 36).
 
-    .venv/bin/python bench/window_memory.py FILE [--pages 40] [--json] [--tracemalloc N] [--glogg]
+    .venv/bin/python bench/window_memory.py FILE [--pages 40] [--json] [--tracemalloc N] [--glogg] [--trimmed]
 
 Steps, in one window (offscreen unless DISPLAY is set): ``open`` (tail painted and seq index ready),
 ``scroll`` (--pages older pages loaded by scrolling up), ``find`` (a whole-log find of "error"
@@ -11,6 +11,10 @@ Python heap (``tracemalloc`` when --tracemalloc N is given: its current size and
 allocation sites; else ``sys.getallocatedblocks``), the number of Python objects tracked by the
 GC and of live QObjects (a walk of the QApplication's object tree), and the largest RssAnon seen in
 the scan child processes (polled while the step runs).
+
+``--trimmed``: after each step's figures, ``malloc_trim`` and the anonymous memory again (what of
+it is free heap the C library kept after a peak, not data the window holds; the trim also lowers
+the later steps, so compare runs with the same flags).
 
 Reference in the same run (``--glogg``, when ``glogg`` is installed): glogg opening the same file
 under the same display, its RssAnon once its memory stops growing; printed beside ours, with the ratio.
@@ -32,7 +36,27 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from ui_bench import bench_app, spin_until  # noqa: E402
+from ui_bench import bench_app  # noqa: E402
+
+
+def spin_until(pred, timeout: float, step_ms: int = 2) -> bool:
+    """Run the Qt event loop until ``pred()`` holds (True) or ``timeout`` seconds pass (False).
+    One event loop and one timer for the whole wait: ``ui_bench.spin_until`` makes a single-shot
+    timer per 2 ms step, and PySide keeps ~1 Python block of each (about 400 blocks a second of
+    waiting), which this bench would count as the window's."""
+    from PySide6.QtCore import QEventLoop, QTimer
+    end = time.perf_counter() + timeout
+    loop = QEventLoop()
+    timer = QTimer()
+    timer.setSingleShot(True)
+    timer.setInterval(step_ms)
+    timer.timeout.connect(loop.quit)
+    while not pred():
+        if time.perf_counter() > end:
+            return False
+        timer.start()
+        loop.exec()
+    return True
 
 
 def status_kb(pid: int | str = "self") -> dict[str, int]:
@@ -105,6 +129,9 @@ def qobject_count(qapp) -> int:
     return n
 
 
+TRIMMED = False     # --trimmed: also the anonymous memory after malloc_trim
+
+
 def measure(qapp, step: str, child: ChildPeak, top: int) -> dict:
     gc.collect()
     st = status_kb()
@@ -120,6 +147,10 @@ def measure(qapp, step: str, child: ChildPeak, top: int) -> dict:
                       f":{s.traceback[0].lineno}" for s in snap.statistics("lineno")[:top]]
     else:
         out["py_blocks"] = sys.getallocatedblocks()
+    if TRIMMED:                  # what of it is free heap the C library kept (fragmentation), not held data
+        from app.ui.memory import trim
+        trim()
+        out["trimmed_anon_mb"] = round(status_kb().get("RssAnon", 0) / 1024, 1)
     return out
 
 
@@ -194,7 +225,11 @@ def main() -> int:
     ap.add_argument("--tracemalloc", type=int, default=0, metavar="N", help="trace the Python heap; list N top sites")
     ap.add_argument("--glogg", action="store_true", help="glogg on the same file as the reference")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--trimmed", action="store_true", help="after each step's figure, malloc_trim and the anonymous "
+                    "memory again (free heap kept by the C library vs held data; changes the later steps)")
     a = ap.parse_args()
+    global TRIMMED
+    TRIMMED = a.trimmed
     if a.tracemalloc:
         import tracemalloc
         tracemalloc.start(1)
@@ -208,6 +243,8 @@ def main() -> int:
     for r in rows:
         ratio = f"  ({r['anon_mb'] / ref:.2f}x glogg's {ref} MB)" if ref else ""
         heap = f"py heap {r['py_heap_mb']} MB" if "py_heap_mb" in r else f"py blocks {r['py_blocks']}"
+        if "trimmed_anon_mb" in r:
+            heap += f"  anon after malloc_trim {r['trimmed_anon_mb']} MB"
         print(f"  {r['step']:8} anon {r['anon_mb']:7.1f} MB  rss {r['rss_mb']:7.1f} MB  {heap}  gc objects "
               f"{r['gc_objects']}  qobjects {r['qobjects']}  child anon peak {r['child_anon_peak_mb']} MB{ratio}")
         for t in r.get("top", []):

@@ -7,6 +7,7 @@ from typing import Optional
 
 from PySide6.QtCore import QObject
 
+from ..memory import trim
 from .pages import event_at_job, seq_index_job
 
 
@@ -51,6 +52,7 @@ class SeqIndex(QObject):
             m.reader.index = self.index
         m.indexReady.emit()
         m.statsChanged.emit()
+        trim()                            # the open's work is done: its freed heap back (issue 36)
 
     def _failed(self, msg: str) -> None:
         self.state = "failed"
