@@ -297,12 +297,15 @@ def _cfg_page(p):
     face.add_argument("--logical", action="store_true", help="logical face (default): closure applied")
     face.add_argument("--physical", action="store_true", help="the rows as stored, bad rows included")
     p.add_argument("--attempts", action="store_true", help="include hidden (failed) attempts")
+    p.add_argument("--wait", action="store_true", help="the tail of a big log whose surface index is not cached "
+                   "yet: fold the whole log for the row statuses (default: shown pending)")
     from .truth_cmd import cfg_writer
     cfg_writer(p)
 
 
-def page_json(reader, page, physical: bool, attempts: bool, live: bool = False) -> dict:
-    """``live``: a writer is alive, so the tail page is the live face (no crash closure)."""
+def page_json(reader, page, physical: bool, attempts: bool, live: bool = False, wait: bool = True) -> dict:
+    """``live``: a writer is alive, so the tail page is the live face (no crash closure); ``wait`` False:
+    the row statuses pending rather than a fold of a big log (app.cli.page_cold)."""
     from ..log.fold.attempts import find_attempts
     from .truth_cmd import annotate_page, page_items
     items = page_items(page, physical, live)
@@ -330,7 +333,7 @@ def page_json(reader, page, physical: bool, attempts: bool, live: bool = False) 
            "hiddenAttempts": hidden_ranges,
            "closure": [e.type for e in page.closure] if (page.tail and not physical) else [],
            "droppedRows": len(page.dropped) if page.tail else 0}
-    return annotate_page(reader, page, items, out, obj, live, physical)   # surface, compactions, truth
+    return annotate_page(reader, page, items, out, obj, live, physical, wait)   # surface, compactions, truth
 
 
 def _run_page(args):
@@ -338,7 +341,8 @@ def _run_page(args):
     page = r.tail_page(args.limit) if args.before is None else r.page_before(args.before, args.limit)
     from .truth_cmd import entry_marks, compaction_lines, is_live, writer_of
     ws = writer_of(args, r) if page.tail and not args.physical else None
-    obj = page_json(r, page, physical=args.physical, attempts=args.attempts, live=is_live(ws))
+    obj = page_json(r, page, physical=args.physical, attempts=args.attempts, live=is_live(ws),
+                    wait=args.wait or args.before is not None)
     if ws is not None:
         obj["writer"] = ws["writer"]
 
@@ -353,6 +357,10 @@ def _run_page(args):
             mark += entry_marks(e)
             lines.append(f"{ev['seq']:>7} {ev['type']}{mark}")
         lines += compaction_lines(obj)
+        if obj["surfaceStatus"] == "pending":
+            import shlex
+            from .page_cold import PENDING_LINE
+            lines.append(PENDING_LINE.format(path=shlex.quote(args.path)))
         lines.append(f"hasMore={obj['hasMore']} baseSeq={obj['baseSeq']} face={obj['face']}")
         return "\n".join(lines)
     emit(args, obj, text)

@@ -130,15 +130,24 @@ def page_items(page, physical: bool, live: bool) -> list[Any]:
     return live_items(page) if live and page.tail else page.logical_items()
 
 
-def annotate_page(reader, page, items: list[Any], entries: list[Any], obj: dict[Any, Any], live: bool, physical: bool) -> dict[Any, Any]:
+def annotate_page(reader, page, items: list[Any], entries: list[Any], obj: dict[Any, Any], live: bool, physical: bool,
+                  wait: bool = True) -> dict[Any, Any]:
     """Surface status on each event entry (``entries`` parallel to the events kept of ``items``),
-    the page's compaction groups, the truth it shows, and the in-flight summary when live."""
-    from ..log.fold.inflight import in_flight
+    the page's compaction groups, the truth it shows, and the in-flight summary when live.
+    ``wait`` False: pending statuses where they would need a fold of a big log (:mod:`.page_cold`)."""
+    from .page_cold import mark_pending, page_surface
+    sidx = page_surface(reader, wait)         # saved beside the seq index: no pass over the log once warm
+    obj["surfaceStatus"] = "ready"
+    if sidx is None:
+        mark_pending(entries, obj)
+    else:
+        _annotate_surface(sidx, items, entries, obj)
+    return _annotate_face(page, obj, live, physical)
+
+
+def _annotate_surface(sidx, items: list[Any], entries: list[Any], obj: dict[Any, Any]) -> None:
     from ..log.format.model import is_event
     from ..log.fold.surface import compaction_group, row_surface
-    from ..log.fold.tails import TRUTHS
-    from ..store.indexcache import cached_surface
-    sidx, _ = cached_surface(reader)          # saved beside the seq index: no pass over the log once warm
     by_seq = {it.seq: it for it in items if is_event(it)}
     for e in entries:
         ev = by_seq.get(e["event"]["seq"]) if "event" in e else None
@@ -157,6 +166,11 @@ def annotate_page(reader, page, items: list[Any], entries: list[Any], obj: dict[
                 groups.append(compaction_group(sidx, rec["compactionId"] if rec["compactionId"] is not None
                                                else rec["startSeq"]))
     obj["compactions"] = groups
+
+
+def _annotate_face(page, obj: dict[Any, Any], live: bool, physical: bool) -> dict[Any, Any]:
+    from ..log.fold.inflight import in_flight
+    from ..log.fold.tails import TRUTHS
     live = live and page.tail and not physical
     face = "physical" if physical else ("live" if live else "logical")
     obj["face"] = face

@@ -43,7 +43,7 @@ from ..log.fold.shadowmap import Column
 from ..log.fold.surface import ScanEnd, SurfaceIndex, SurfaceState
 from .cachefiles import cache_root, digest_key, open_cache_file, read_bounded, write_atomic
 
-__all__ = ["cache_root", "cached_index", "cached_checkpoints", "cached_surface", "index_summary"]
+__all__ = ["cache_root", "cached_index", "cached_checkpoints", "cached_surface", "index_summary", "saved_surface"]
 
 if TYPE_CHECKING:
     from ..log.fold.checkpoints import Checkpoints
@@ -613,7 +613,15 @@ def _load_surface(path: Path, limit: int = 1 << 36) -> Optional[tuple[_SurfaceFi
 
 def cached_surface(reader: LogReader,
                    make: Optional[Callable[[ScanEnd], SurfaceIndex]] = None) -> tuple[SurfaceIndex, str]:
-    """The log's surface status index, saved beside its seq index and made the reader's
+    got = saved_surface(reader, make, build=True)
+    assert got is not None
+    return got
+
+
+def saved_surface(reader: LogReader, make: Optional[Callable[[ScanEnd], SurfaceIndex]] = None,
+                  build: bool = False) -> Optional[tuple[SurfaceIndex, str]]:
+    """:func:`cached_surface`; ``build`` False: None where the index would be built from scratch (no read).
+    The log's surface status index, saved beside its seq index and made the reader's
     (:func:`app.log.fold.surface.remember`), so that a page labels its rows without a pass over the log.
 
     Built by one pass the first time (or when the log was replaced, truncated or rewritten), then
@@ -629,6 +637,8 @@ def cached_surface(reader: LogReader,
     root = cache_root()
     ident = source_identity(src) if src is not None else None
     if src is None or ident is None or root is None:
+        if not build:
+            return None
         if make is not None and getattr(reader, "cached_surface_index", (None,))[0] != index_key(reader):
             remember(reader, make(ScanEnd()))
         return index_for(reader), "uncached"
@@ -658,6 +668,8 @@ def cached_surface(reader: LogReader,
             status = "extended"
         else:
             end.pos, end.line = saved.upto, saved.line
+    elif not build:
+        return None
     else:
         idx = make(end) if make is not None else extend_index(reader, SurfaceIndex(reader.version), None, end)
         status = "built"
