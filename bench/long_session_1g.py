@@ -92,12 +92,13 @@ elif mode == "index":
     idx = r.build_index()
     out = {"wall": time.perf_counter() - t, "cpu": time.process_time() - c, "events": idx.events}
 elif mode == "page":
-    import contextlib
+    import contextlib, io
     from app.cli.main import main
     t, c = time.perf_counter(), time.process_time()
-    with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
-        rc = main(["page", path, "--json"])
-    out = {"wall": time.perf_counter() - t, "cpu": time.process_time() - c, "rc": rc}
+    with contextlib.redirect_stdout(io.StringIO()) as got:
+        rc = main(["page", path, "--json", *arg.split()])
+    out = {"wall": time.perf_counter() - t, "cpu": time.process_time() - c, "rc": rc,
+           "surface": json.loads(got.getvalue()).get("surfaceStatus", "ready (no field)")}
 elif mode == "tailpage":
     t = time.perf_counter()
     r = open_reader(path)
@@ -246,7 +247,13 @@ def row_page(jsonl: str, zst: str, runs: int) -> None:
         line(f"page (tail) fresh cache, {os.path.basename(p)}", med([x["wall"] for x in got]), warm,
              "warm cache", "<= 2 s")
         print(f"|   (CPU {med([x['cpu'] for x in got]):.3f} s; reader tail_page alone {api:.3f} s; "
-              f"peak RSS {med([x['rss'] for x in got]) / 1e6:.0f} MB) |", flush=True)
+              f"peak RSS {med([x['rss'] for x in got]) / 1e6:.0f} MB; row statuses {got[0]['surface']}) |", flush=True)
+        try:                   # (--wait: the statuses folded, as the page did before it could leave them pending)
+            waited = [child("page", p, "--wait") for _ in range(runs)]
+        except RuntimeError:   # (--code: a checkout without --wait, whose page always waits)
+            waited = got
+        print(f"|   (page --wait, fresh cache: {med([x['wall'] for x in waited]):.3f} s wall, "
+              f"{med([x['cpu'] for x in waited]):.3f} s CPU; row statuses {waited[0]['surface']}) |", flush=True)
 
 
 def row_after_pass(jsonl: str, runs: int, only: set[str]) -> None:
