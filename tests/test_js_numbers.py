@@ -145,3 +145,207 @@ def test_timeline_fast_equals_exact(logs):
     inf, _zero, _changed = logs
     r = open_reader(str(inf))
     assert list(timeline(r)) == list(timeline(r.iter_events(logical=True)))
+
+
+def _strict(text: bytes) -> object:
+    """``json.loads`` refusing the ``NaN``/``Infinity`` tokens Python writes and accepts (not JSON); a raw copy's
+    5000-digit integer is JSON (read as a float here)."""
+    def refuse(tok: str) -> object:
+        raise ValueError(f"{tok} is not JSON")
+    return json.loads(text, parse_constant=refuse, parse_int=float)
+
+
+def test_surface_index_full_text_and_find_equal_the_exact_path(logs, monkeypatch):
+    from app.log.query import extract
+    from app.log.query.find import find_all
+    from app.log.query.find_match import FindOptions
+    from tests.test_surface_fast import _both
+    inf, zero, _changed = logs
+    lean, exact, _taken = _both(str(inf), monkeypatch)
+    assert lean.to_state() == exact.to_state()
+    fast = extract.extract_jsonl(str(inf))
+    monkeypatch.setattr(extract, "text_row_c", lambda: None)
+    assert extract.extract_jsonl(str(inf)) == fast
+    monkeypatch.undo()
+    hits = {w: find_all(LogReader.open(str(p)), FindOptions(text="zz"))[0] for w, p in (("inf", inf), ("0", zero))}
+    assert [(h.seq, h.kind) for h in hits["inf"]] == [(h.seq, h.kind) for h in hits["0"]] != []
+    assert all(" Infinity" in h.snippet or " -Infinity" in h.snippet for h in hits["inf"])   # as JavaScript shows it
+
+
+def test_every_export_is_valid(logs, tmp_path):
+    import zipfile
+    from app.store.export import FORMATS, export
+    inf, _zero, _changed = logs
+    for fmt in FORMATS:
+        out = tmp_path / f"out-{fmt}"
+        export(LogReader.open(str(inf)), fmt, str(out))
+        data = out.read_bytes()
+        if fmt == "raw":
+            assert data == inf.read_bytes()
+        elif fmt == "logical":
+            lines = [_strict(ln) for ln in data.split(b"\n") if ln]      # JSON.stringify's null for +-Infinity
+            assert len(lines) > 50 and b'"zz":null' in data and b"Infinity" not in data
+        elif fmt == "zip":
+            with zipfile.ZipFile(out) as z:
+                for name in z.namelist():
+                    if name.endswith((".jsonl", ".json")):
+                        for ln in z.read(name).split(b"\n"):
+                            if ln.strip():
+                                _strict(ln)
+        else:
+            assert b"Infinity" not in data and len(data) > 1000
+
+
+def test_cli_json_answers_are_json(logs, capsys):
+    from app.cli.main import main
+    inf, _zero, _changed = logs
+    for argv in (["page", "--json"], ["messages", "--json"], ["asof", "--json", "--seq", "40"],
+                 ["follow", "--json", "--from-start", "--idle", "0.3", "--quiet"]):
+        assert main([argv[0], str(inf), *argv[1:]]) == 0
+        out = capsys.readouterr().out
+        assert "Infinity" not in out and "null" in out, argv
+        if argv[0] == "follow":                                         # (JSON lines)
+            assert sum(bool(_strict(ln)) for ln in out.encode().split(b"\n") if ln) > 50
+        else:
+            _strict(out.encode())
+
+
+def test_fork_copies_the_rows(logs, tmp_path):
+    import shutil
+    from app.store.forking import fork
+    inf, _zero, _changed = logs
+    (tmp_path / "store").mkdir()
+    p = tmp_path / "store" / inf.name
+    shutil.copy(inf, p)
+    parent = LogReader.open(str(p))
+    pe = parent.events()
+    at = [e.seq for e in pe if e.type == "assistant/message"][-1]
+    res = fork(parent, at)
+    child = _events(Path(res["child"]))
+    assert not [x for x in child if isinstance(x, BadRow)]
+    n = res["seedLength"]
+    assert sum("inf" in repr(e.data) for e in child[:n]) > 10
+    if parent.version >= 2:                                       # (v0: legacy rows are stored converted)
+        assert [e.raw for e in child[:n]] == [e.raw for e in pe[:n]]
+
+
+def test_sqlite_store_data_cell(tmp_path):
+    """A SQLite store's ``data`` cell holding such a number: read as dsh reads it (an event with inf; the cell is
+    checked as one JSON value with msgspec.Raw, which does not read numbers)."""
+    import sqlite3
+    from app.store.sqlite_writer import jsonl_to_sqlite
+    _inf, zero, _changed = _logs(tmp_path, 0)           # (dsh's SQLite stores are v0)
+    db = tmp_path / "s.db"
+    jsonl_to_sqlite(zero, db)
+    c = sqlite3.connect(db)
+    rows = c.execute("SELECT seq, data FROM events WHERE typeof(data) = 'text' AND data LIKE '{\"zz\":0%'").fetchall()
+    for k, (seq, data) in enumerate(rows):
+        c.execute("UPDATE events SET data = ? WHERE seq = ?", ('{"zz":' + NUMS[k % 4].decode() + data[6:], seq))
+    c.commit()
+    c.close()
+    assert len(rows) > 5
+    evs = list(open_reader(str(db)).iter_events(logical=False))
+    assert not [x for x in evs if isinstance(x, BadRow)]
+    got = {e.seq: e.data.get("zz") for e in evs if isinstance(e.data, dict) and "zz" in e.data}
+    assert [got[s] for s, _d in rows] == [WANT[k % 4] for k in range(len(rows))]
+
+
+def test_the_window_shows_the_rows(qtbot, tmp_path):
+    from tests.test_ui_history import WAIT
+    from app.ui.history.rows import RowKind
+    from app.ui.history.view import copy_text
+    from app.ui.main_window import MainWindow
+    inf, _zero, _changed = _logs(tmp_path, 4)
+    win = MainWindow(page_size=1000)
+    qtbot.addWidget(win)
+    try:
+        win.show()
+        with qtbot.waitSignal(win.sessionLoaded, timeout=WAIT):
+            win.open_store(str(inf))
+        h = win.history
+        qtbot.waitUntil(lambda: not h.loading, timeout=WAIT)
+        assert h.rows and not [r for r in h.rows if r.kind == RowKind.BAD]
+        held = [r for r in h.rows if r.event is not None and b'"zz":' in (r.event.raw or b"")]
+        assert len(held) > 5
+        for r in held:
+            r.content().plain_text()
+            assert copy_text(r, "raw") == r.event.raw.decode()
+        r = held[0]
+        win.select_row(h.row_index(r))
+        assert win.inspector.raw.toPlainText() in (r.event.raw.decode(), )  # shown as stored (no "Infinity")
+    finally:
+        win.shutdown()
+
+
+def _zeroed(v: object) -> object:
+    """``v`` with +-inf as 0 (to compare with the log that holds 0 there)."""
+    if isinstance(v, float) and math.isinf(v):
+        return 0
+    if isinstance(v, dict):
+        return {k: _zeroed(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_zeroed(x) for x in v]
+    return v
+
+
+def _edited(tmp_path: Path, src: Path, name: str, edit, other: bytes = b"0") -> tuple[Path, Path]:
+    """(the log with ``edit(line, num)`` applied with 1e999, the same with ``other``)."""
+    out = []
+    for num in (b"1e999", other):
+        lines = src.read_bytes().split(b"\n")
+        p = tmp_path / f"{name}-{num.decode()}" / src.name
+        p.parent.mkdir()
+        p.write_bytes(b"\n".join([lines[0]] + [edit(ln, num) for ln in lines[1:]]))
+        out.append(p)
+    return out[0], out[1]
+
+
+def test_legacy_v0_messages_take_the_chain_rewrite(tmp_path):
+    """v0 messages in a legacy shape (spec 1.7) holding 1e999: the messages are those of the log with 0 there."""
+    from tests.fixtures_util import FIXTURES
+
+    def edit(ln: bytes, num: bytes) -> bytes:
+        legacy = b'"user/message"' in ln[:40] or b'"assistant/message"' in ln[:40] and b'"provenance"' in ln
+        return ln.replace(b'"data":{', b'"data":{"zz":' + num + b",", 1) if legacy else ln
+    inf, zero = _edited(tmp_path, FIXTURES / "apps/web/tests/snapshots/code-mode-round/session.jsonl", "legacy", edit)
+    assert sum(e.legacy is not None for e in LogReader.open(str(inf)).events() if "inf" in repr(e.data)) == 3
+    got = analysis.messages(LogReader.open(str(inf)))
+    assert _zeroed(got) == analysis.messages(LogReader.open(str(zero)))
+    assert "inf" in repr(got)
+
+
+def test_a_turn_end_after_a_bad_row_is_seen(tmp_path):
+    """dsh's verdict on a defect followed by a turn/end holding 1e999 is the one for 0 there (a turn/end)."""
+    inf0, _zero, _changed = _logs(tmp_path, 4)
+    lines = inf0.read_bytes().split(b"\n")
+    cut = len(lines) // 2
+    src = tmp_path / "defect" / inf0.name
+    src.parent.mkdir()
+    src.write_bytes(b"\n".join(lines[:cut] + [b'{"type":"user/message","seq":'] + lines[cut:]))
+
+    def edit(ln: bytes, num: bytes) -> bytes:
+        return ln.replace(b'"data":{', b'"data":{"zz":' + num + b",", 1) if b'"turn/end"' in ln[:30] else ln
+    inf, zero = _edited(tmp_path, src, "turnend", edit, b"10000")      # (as long: the same byte offsets)
+    a, b = (analysis.inspect(open_reader(str(p)), fast=False) for p in (inf, zero))
+    assert a["problems"] == b["problems"] and a.get("dshWouldRefuse") == b.get("dshWouldRefuse")
+    assert any("refuse" in p or "corrupt" in p for p in a["problems"])
+
+
+def test_an_envelope_free_snapshot_numbers_the_row(tmp_path):
+    """A test snapshot without envelopes (spec-versions 0.1): a row holding 1e999 still takes its seq."""
+    import re
+    inf0, _zero, _changed = _logs(tmp_path, 4)
+    src = tmp_path / "snap" / inf0.name
+    src.parent.mkdir()
+    lines = inf0.read_bytes().split(b"\n")
+    src.write_bytes(b"\n".join([lines[0]] + [re.sub(rb'^\{"type":("[^"]*"),"seq":\d+,"time":\d+,', rb'{"type":\1,', ln)
+                                             for ln in lines[1:]]))
+
+    def edit(ln: bytes, num: bytes) -> bytes:
+        return ln.replace(b'"zz":1e999', b'"zz":' + num) if b'"zz":1e999' in ln else \
+            re.sub(rb'"zz":-?[0-9E+-]+', b'"zz":0', ln)
+    inf, zero = _edited(tmp_path, src, "snapshot", edit)
+    a, b = _events(inf), _events(zero)
+    assert not [x for x in a if isinstance(x, BadRow)] and b'"seq"' not in inf.read_bytes()
+    assert [(x.seq, x.type, _zeroed(x.data)) for x in a] == [(x.seq, x.type, x.data) for x in b]
+    assert sum("inf" in repr(x.data) for x in a) > 5

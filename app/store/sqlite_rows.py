@@ -9,7 +9,6 @@ from typing import Any, Optional
 
 import msgspec
 
-from ..log.format.codec import decode_data_json
 from ..log.format.limits import MAX_ROW_BYTES
 from ..log.format.model import PACKED_TAGS
 from ..log.source.zstdlib import zstd
@@ -55,7 +54,7 @@ class Undecodable(Exception):
     """A stored row that cannot be rebuilt (the message says why)."""
 
 
-def row_json(dtype: bytes, data: Optional[bytes], wide: bool = False) -> bytes:
+def row_json(dtype: bytes, data: Optional[bytes]) -> bytes:
     """The JSON bytes of a ``data`` cell (TEXT, or a zstd BLOB), validated: strict UTF-8, one value."""
     jb: bytes
     if data is None:
@@ -67,22 +66,18 @@ def row_json(dtype: bytes, data: Optional[bytes], wide: bool = False) -> bytes:
         jb = unzstd(data)
     else:
         raise Undecodable(f"data has SQLite type {dtype.decode()}, expected TEXT JSON or a zstd BLOB")
-    valid_json(jb, "data", wide)
+    valid_json(jb, "data")
     return jb
 
 
-def valid_json(jb: bytes, what: str, wide: bool = False) -> None:
-    """Undecodable unless ``jb`` is strict UTF-8 holding one JSON value (``wide``: an event's data, where a
-    number out of msgspec's range is read the JavaScript way, :func:`decode_data_json`)."""
+def valid_json(jb: bytes, what: str) -> None:
+    """Undecodable unless ``jb`` is strict UTF-8 holding one JSON value."""
     try:
         jb.decode("utf-8")
     except UnicodeDecodeError as e:
         raise Undecodable(f"{what} is not valid UTF-8 (byte {e.start})") from None
     try:
-        if wide:
-            decode_data_json(jb)            # (an out-of-range number is +-inf there, as dsh reads it: issue 27)
-        else:
-            _decode_raw(jb)
+        _decode_raw(jb)
     except msgspec.DecodeError as e:
         raise Undecodable(f"{what} is not one JSON value: {e}") from None
 
@@ -113,7 +108,7 @@ def reconstruct_row(seq: int, typ: bytes, time: int, dtype: bytes, data: bytes, 
         t = typ.decode("utf-8") if isinstance(typ, bytes) else str(typ)
     except UnicodeDecodeError:
         raise Undecodable("type is not valid UTF-8") from None
-    jb = row_json(dtype, data, wide=ignorable != 0)        # (a packed row's numbers are checked: as before)
+    jb = row_json(dtype, data)
     if ignorable == 0:
         if t not in PACKED_TAGS:
             raise Undecodable(f"ignorable=0 marks a packed row but type {t!r} is not a chunk tag")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from typing import Any, Optional, TypeGuard, TypeVar, Union
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import msgspec
 
@@ -92,9 +92,9 @@ def _js_kept(v: Any) -> bool:
     return not any(_faults(x, k == "data") for k, x in v.items())
 
 
-def _decode_js(raw: bytes, kept: Callable[[Any], bool] = _js_kept) -> Any:
+def decode_js(raw: bytes) -> Any:
     """msgspec's decode; a row it refuses ONLY for a number out of its range, in a place no dsh check reads
-    (``kept``), is read as ``JSON.parse`` reads it (dsh's reader keeps the row: issue 27): a number that
+    (:func:`_js_kept`), is read as ``JSON.parse`` reads it (dsh's reader keeps the row: issue 27): a number that
     overflows a double, or an integer too long for Python, is +-inf; everything else as msgspec gives it.
     Any other fault keeps msgspec's refusal (``msgspec.DecodeError``) and its message."""
     try:
@@ -106,15 +106,9 @@ def _decode_js(raw: bytes, kept: Callable[[Any], bool] = _js_kept) -> Any:
             v = _wide(raw.decode("utf-8"))
         except (ValueError, RecursionError):        # (JSONDecodeError, UnicodeDecodeError are ValueErrors)
             raise e from None
-        if not kept(v):
+        if not _js_kept(v):
             raise e from None
         return v
-
-
-def decode_data_json(raw: bytes) -> Any:
-    """One event's ``data`` value (a SQLite store's ``data`` cell) as dsh reads it: :func:`_decode_js` with an
-    out-of-range number (+-inf) allowed anywhere in it.  Raises ``msgspec.DecodeError`` as msgspec does."""
-    return _decode_js(raw, lambda v: not _faults(v, True))
 
 
 def decode_json(raw: bytes) -> tuple[Any, bool]:
@@ -122,11 +116,11 @@ def decode_json(raw: bytes) -> tuple[Any, bool]:
 
     Returns (value, replaced: bool).  Raises DecodeError when not JSON at all, or when the
     row is over a limit of :mod:`app.log.format.limits` (size, nesting depth).  A number out of
-    msgspec's range is +-inf, as dsh's ``JSON.parse`` reads it (:func:`_decode_js`).
+    msgspec's range is +-inf, as dsh's ``JSON.parse`` reads it (:func:`decode_js`).
     """
     try:
         check_row(raw)
-        return _decode_js(raw), False
+        return decode_js(raw), False
     except LimitError as e:
         raise DecodeError(str(e)) from None
     except RecursionError:
@@ -137,7 +131,7 @@ def decode_json(raw: bytes) -> tuple[Any, bool]:
         except UnicodeDecodeError:
             text = raw.decode("utf-8", errors="replace")
             try:
-                return _decode_js(text.encode("utf-8")), True
+                return decode_js(text.encode("utf-8")), True
             except msgspec.DecodeError as e2:
                 raise DecodeError(f"invalid UTF-8 and not JSON: {e2}") from None
         raise DecodeError(str(e)) from None
