@@ -349,3 +349,37 @@ def test_an_envelope_free_snapshot_numbers_the_row(tmp_path):
     assert not [x for x in a if isinstance(x, BadRow)] and b'"seq"' not in inf.read_bytes()
     assert [(x.seq, x.type, _zeroed(x.data)) for x in a] == [(x.seq, x.type, x.data) for x in b]
     assert sum("inf" in repr(x.data) for x in a) > 5
+
+
+@pytest.mark.parametrize("query,regex", [("Infinity", False), ("zz Infinity", False), ("-infinity", False),
+                                         ("Inf", True), ("zz", False)])
+def test_find_with_its_byte_prefilter_equals_the_exact_scan(tmp_path, monkeypatch, query, regex):
+    """The text shows +-inf as JavaScript does (``Infinity``), which the stored bytes (``1e999``) do not hold:
+    such a needle is not used to skip rows (find_needles.shown_only)."""
+    from app.log.query import find
+    from app.log.query.find_match import FindOptions
+    found = []
+    for version in (0, 4):
+        inf, _zero, _changed = _logs(tmp_path / f"v{version}", version)
+        opts = FindOptions(text=query, regex=regex)
+        fast = find.find_all(LogReader.open(str(inf)), opts)[0]
+        monkeypatch.setattr(find, "build_prefilter", lambda o: None)
+        exact = find.find_all(LogReader.open(str(inf)), opts)[0]
+        monkeypatch.undo()
+        assert [(h.seq, h.kind, h.snippet) for h in fast] == [(h.seq, h.kind, h.snippet) for h in exact]
+        found += exact
+    assert found or query == "-infinity"
+
+
+def test_home_search_streamed_equals_indexed(tmp_path, monkeypatch, capsys):
+    """The home search's streaming scan (a session not indexed yet) finds ``Infinity`` as the index does."""
+    from app.cli.main import main
+    inf, _zero, _changed = _logs(tmp_path, 4)
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    got = []
+    for extra in (["--no-update"], []):                      # streamed (never indexed), then from the index
+        assert main(["search", str(inf.parent), "Infinity", "--json", "--quiet", *extra]) == 0
+        d = _strict(capsys.readouterr().out.encode())
+        assert isinstance(d, dict)
+        got.append(sorted(h["seq"] for h in d["hits"]))
+    assert got[0] == got[1] != []
