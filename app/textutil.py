@@ -11,6 +11,7 @@ Pure standard library; every layer may import it (the core, the store, presenter
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 from typing import Any
@@ -129,3 +130,25 @@ def usage_text(u) -> str:
         if u.get(k):
             parts.append(f"{name} {thousands(u[k])}")
     return "tokens: " + " · ".join(parts)
+
+
+def json_text(value: Any, **kw: Any) -> str:
+    """``json.dumps(value, **kw)`` written as JavaScript's ``JSON.stringify`` writes a number JSON cannot hold
+    (an event may hold +-inf where its row had ``1e999``: issue 27): null, never an ``Infinity``/``NaN`` token,
+    so the text is always valid JSON.  The common case costs one ``json.dumps``."""
+    try:
+        return json.dumps(value, allow_nan=False, **kw)
+    except ValueError as e:
+        if "Out of range float" not in str(e):
+            raise
+        return json.dumps(_finite(value), allow_nan=False, **kw)
+
+
+def _finite(v: Any) -> Any:
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v

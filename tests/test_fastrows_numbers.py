@@ -88,7 +88,9 @@ def test_inspect_fast_equals_exact(tmp_path):
         fast = analysis.inspect(open_reader(str(p)), fast=True)
         exact = analysis.inspect(open_reader(str(p)), fast=False)
         assert json.dumps(fast) == json.dumps(exact), p
-        assert any("out of range" in x for x in exact["problems"]), p
+        # dsh's JSON.parse reads them as +-Infinity: the event rows are kept (issue 27, jsnumbers); a v0 packed
+        # row holding one is refused (dsh checks its numbers)
+        assert any("out of range" in x for x in exact["problems"]) == (".v4." not in p.name), p
 
 
 @pytest.mark.parametrize("zstd", [False, True])

@@ -28,12 +28,13 @@ import sys
 import time
 from typing import Any
 
+from ..textutil import json_text
 from .errors import WriteError
 from .main import COMMANDS, CliError
 
 
 def _line(ev) -> str:
-    return json.dumps(ev.envelope(), ensure_ascii=False, separators=(",", ":"))
+    return json_text(ev.envelope(), ensure_ascii=False, separators=(",", ":"))
 
 
 def _text(ev) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 
 from ..log.format.model import is_event
+from ..textutil import json_text
 from .errors import EXIT_INTERRUPTED, EXIT_OK, CliError, InputError, exit_code_of
 
 # name -> (help, configure(parser), run(args)); feature modules add their own entries
@@ -23,7 +24,7 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {}
 def emit(args, obj, text: Callable[[], str] | None = None) -> None:
     from .termtext import json_safe, term_safe, write_out
     if args.json or text is None:
-        write_out(json_safe(json.dumps(obj, ensure_ascii=False, indent=None if args.json else 2)) + "\n")
+        write_out(json_safe(json_text(obj, ensure_ascii=False, indent=None if args.json else 2)) + "\n")
     else:
         write_out(term_safe(text()) + "\n")
 
@@ -236,7 +237,7 @@ def _run_messages(args):
     n = 0
     for m in (_chain_first(first, msgs) if first is not None else ()):
         if args.json:
-            out.write(("" if n == 0 else ", ") + json.dumps(m, ensure_ascii=False))
+            out.write(("" if n == 0 else ", ") + json_text(m, ensure_ascii=False))
         else:
             body = message_text(m) or json.dumps(m.get("content"), ensure_ascii=False)[:200]
             out.write(f"[{one_line(m.get('role'))}] {body}\n")

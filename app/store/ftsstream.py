@@ -55,13 +55,13 @@ def _term_filters(pq: ParsedQuery) -> Optional[tuple[list[Prefilter], bool]]:
 
 
 def _prefilters(terms: list[tuple[str, bool, bool]]) -> Optional[list[Prefilter]]:
-    from ..log.query.find_needles import fold_prefilter    # (whole-log find's: imported when a session is scanned)
+    from ..log.query.find_needles import fold_prefilter, shown_only    # (whole-log find's: imported when scanned)
     out = []
     for text, _prefix, _phrase in terms:
         words = text.split()
         longest = max(words, key=lambda w: len(w.encode("utf-8"))) if words else ""
         pf = fold_prefilter(longest) if longest else None
-        if pf is None:
+        if pf is None or shown_only(pf):
             return None
         out.append(pf)
     return out

@@ -25,8 +25,8 @@ def pretty_raw(raw: bytes) -> str:
     """Stored row bytes pretty-printed (or as text when they are not JSON)."""
     text = raw.decode("utf-8", errors="replace")
     try:
-        return json.dumps(json.loads(text), ensure_ascii=False, indent=2)
-    except ValueError:
+        return json.dumps(json.loads(text), ensure_ascii=False, indent=2, allow_nan=False)
+    except ValueError:       # (not JSON; or 1e999, a 5000-digit integer: shown as stored, issue 27)
         return text
 
 

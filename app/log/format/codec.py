@@ -8,6 +8,8 @@
 """
 from __future__ import annotations
 
+import json
+import math
 from typing import Any, Optional, TypeGuard, TypeVar, Union
 from collections.abc import Iterable, Iterator
 
@@ -41,15 +43,84 @@ def _is_int(v: object) -> TypeGuard[int]:
     return type(v) is int
 
 
+def _js_int(digits: str) -> Any:
+    """An integer the JavaScript way where Python cannot read it: past ``sys.get_int_max_str_digits``
+    (4300 digits) ``JSON.parse`` gives +-Infinity; every shorter integer is read exactly, as msgspec reads it."""
+    try:
+        return int(digits)
+    except ValueError:
+        return -math.inf if digits.startswith("-") else math.inf
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")         # NaN / Infinity literals: JSON.parse refuses them too
+
+
+_wide = json.JSONDecoder(parse_int=_js_int, parse_constant=_no_constant).decode   # float('1e999') is inf
+_OUT_OF_RANGE = ("Number out of range", "Integer value out of range")
+
+
+def _faults(v: Any, inf_ok: bool) -> bool:
+    """True when a string (key or value) under ``v`` holds a lone UTF-16 surrogate (an escape msgspec
+    refuses), or, unless ``inf_ok``, a number is +-inf."""
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, str):
+            try:
+                x.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(x, float):
+            if not inf_ok and math.isinf(x):
+                return True
+        elif isinstance(x, dict):
+            stack.extend(x)
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return False
+
+
+def _js_kept(v: Any) -> bool:
+    """Whether dsh's newest reader keeps this row (issue 27): an event row (not packed, not a header) with
+    its out-of-range numbers only inside ``data``.  Elsewhere (seq, time, sourceEventSeqs, a packed row's
+    turn/step/index/dt, a header) dsh's own checks refuse a non-safe integer: refused as before."""
+    if not isinstance(v, dict) or not isinstance(v.get("type"), str) or v["type"] in PACKED_TAGS \
+            or v["type"] == "session":
+        return False
+    return not any(_faults(x, k == "data") for k, x in v.items())
+
+
+def decode_js(raw: bytes) -> Any:
+    """msgspec's decode; a row it refuses ONLY for a number out of its range, in a place no dsh check reads
+    (:func:`_js_kept`), is read as ``JSON.parse`` reads it (dsh's reader keeps the row: issue 27): a number that
+    overflows a double, or an integer too long for Python, is +-inf; everything else as msgspec gives it.
+    Any other fault keeps msgspec's refusal (``msgspec.DecodeError``) and its message."""
+    try:
+        return _decode(raw)
+    except msgspec.DecodeError as e:
+        if not str(e).startswith(_OUT_OF_RANGE):
+            raise
+        try:
+            v = _wide(raw.decode("utf-8"))
+        except (ValueError, RecursionError):        # (JSONDecodeError, UnicodeDecodeError are ValueErrors)
+            raise e from None
+        if not _js_kept(v):
+            raise e from None
+        return v
+
+
 def decode_json(raw: bytes) -> tuple[Any, bool]:
     """Decode JSON bytes; on invalid UTF-8 retry with replacement characters.
 
     Returns (value, replaced: bool).  Raises DecodeError when not JSON at all, or when the
-    row is over a limit of :mod:`app.log.format.limits` (size, nesting depth).
+    row is over a limit of :mod:`app.log.format.limits` (size, nesting depth).  A number out of
+    msgspec's range is +-inf, as dsh's ``JSON.parse`` reads it (:func:`decode_js`).
     """
     try:
         check_row(raw)
-        return _decode(raw), False
+        return decode_js(raw), False
     except LimitError as e:
         raise DecodeError(str(e)) from None
     except RecursionError:
@@ -60,7 +131,7 @@ def decode_json(raw: bytes) -> tuple[Any, bool]:
         except UnicodeDecodeError:
             text = raw.decode("utf-8", errors="replace")
             try:
-                return _decode(text.encode("utf-8")), True
+                return decode_js(text.encode("utf-8")), True
             except msgspec.DecodeError as e2:
                 raise DecodeError(f"invalid UTF-8 and not JSON: {e2}") from None
         raise DecodeError(str(e)) from None

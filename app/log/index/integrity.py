@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import msgspec
 
-from ..format.codec import DecodeError, decode_json
+from ..format.codec import DecodeError, decode_js, decode_json
 from ..format.model import BadRow, Event, Item, Problem
 from ..format.versions import decode_seq_ranges
 
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from .reader import LogReader
     from ..source.sources import Segment
 
-_decode_type = msgspec.json.Decoder().decode
 
 
 def holds_turn_end(row: Item) -> bool:
@@ -55,7 +54,7 @@ def _row_holds_turn_end_raw(raw: bytes) -> bool:
     if b"turn/end" not in raw:
         return False
     try:
-        obj = _decode_type(raw)
+        obj = decode_js(raw)                     # (1e999 in its data: still a turn/end; issue 27)
     except msgspec.DecodeError:
         return False
     return isinstance(obj, dict) and obj.get("type") == "turn/end"

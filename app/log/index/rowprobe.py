@@ -10,6 +10,7 @@ from typing import Optional, Union
 
 import msgspec
 
+from ..format.codec import decode_js
 from ..format.limits import SCAN_MEMBERS
 from ..format.model import MAX_SAFE_INT
 from ..format.payloads import JsonList
@@ -130,7 +131,7 @@ def envelope_free_seqs(src: Source) -> Optional[dict[object, int]]:
     if not first:
         return None
     try:
-        head = msgspec.json.decode(first)
+        head = decode_js(first)
     except (msgspec.DecodeError, RecursionError):
         return None                         # a first row longer than 64 KiB or not JSON: not a snapshot
     if not isinstance(head, dict) or "seq" in head or "seq0" in head:
@@ -142,7 +143,7 @@ def envelope_free_seqs(src: Source) -> Optional[dict[object, int]]:
             if not complete or not raw.strip():
                 continue
             try:
-                obj = msgspec.json.decode(raw)
+                obj = decode_js(raw)                # (1e999 in its data: a row, as dsh reads it; issue 27)
             except (msgspec.DecodeError, RecursionError):     # a row nested too deeply: a bad row
                 continue
             if not isinstance(obj, dict):

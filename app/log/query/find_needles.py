@@ -118,9 +118,17 @@ def build_prefilter(opts: FindOptions) -> Optional[Prefilter]:
     """The conservative byte prefilter of a search (None: every row must be decoded); a literal's
     other pieces are its gates (:func:`piece_gates`)."""
     pre = _build_prefilter(opts)
+    if pre is not None and shown_only(pre):
+        return None
     if pre is not None and not opts.regex:
-        pre.also = piece_gates(opts.text, opts.case, pre)
+        pre.also = [g for g in piece_gates(opts.text, opts.case, pre) if not shown_only(g)]
     return pre
+
+
+def shown_only(pre: Prefilter) -> bool:
+    """A needle the field text may show where the stored bytes do not hold it: within ``-Infinity``, the text
+    of a number a row stores as ``1e999`` or a 5000-digit integer (issue 27).  Such a prefilter is not used."""
+    return any(n.lower() in b"-infinity" for n in pre.needles)
 
 
 def _case_prefilter(text: str) -> Prefilter:

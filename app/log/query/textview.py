@@ -39,6 +39,7 @@ attempt's error (its ``finish`` chunk) is a field.
 from __future__ import annotations
 
 import json
+import math
 import re
 from bisect import bisect_right
 from collections.abc import Iterator
@@ -91,6 +92,8 @@ def _scalar_line(key: str, v: Any) -> Optional[str]:
         return f"{key} {v}" if v else None
     if isinstance(v, bool) or v is None:
         return f"{key} {json.dumps(v)}"
+    if isinstance(v, float) and v in (math.inf, -math.inf):
+        return f"{key} {'-' if v < 0 else ''}Infinity"     # (as JavaScript shows it; 1e999 in the row: issue 27)
     if isinstance(v, (int, float)):
         return f"{key} {v}"
     return None
