@@ -33,14 +33,13 @@ def test_errors_only_reads_only_the_error_pages(qtbot, tmp_path, monkeypatch):
     ol = build_outline(LogReader.open(str(p)))
     want = sorted(s for t in ol.turns for s in t.error_seqs)
     assert len(want) >= 3 and want[-1] - want[0] > 20_000          # few errors, far apart
-    from app.log.format.lazyrows import RowReader
     reads = {"older": 0, "ranges": [], "rows": 0}
-    older, read_range, raw_at = model_mod.older_job, sparse_mod.read_range, RowReader.raw_at
+    older, rows_at, read_range = model_mod.older_job, sparse_mod.rows_at, sparse_mod.read_range
 
-    def counting_row(self, pos):
-        reads["rows"] += 1
-        return raw_at(self, pos)
-    monkeypatch.setattr(RowReader, "raw_at", counting_row)
+    def counting_rows(src, offsets, out, *a):
+        reads["rows"] += len(offsets)
+        return rows_at(src, offsets, out, *a)
+    monkeypatch.setattr(sparse_mod, "rows_at", counting_rows)
 
     def counting_older(*a, **kw):
         reads["older"] += 1
