@@ -119,3 +119,41 @@ def test_sparse_job_builds_the_rows_once_and_the_same(v4_log, monkeypatch):
     for face in ((False, False), (True, False), (False, True), (True, True)):
         assert shape(lp.rows_for(*face).rows) == shape(old.rows_for(*face).rows)
     assert lp.sparse and not any(x.kind == RowKind.GAP for x in lp.rows_for(False, False).rows)
+
+
+@pytest.mark.parametrize("newest", [3, 8, 15])
+def test_the_newest_errors_first_are_rows_of_the_whole_page(v4_log, monkeypatch, newest):
+    """With many errors the job hands the newest over first (``job.partial``): their rows, in every face, and
+    their views are exactly the whole page's for the same seqs; the whole page is the same as without it."""
+    path, seqs, where = v4_log
+    r = open_reader(path)
+    r.build_index()
+    monkeypatch.setattr(sparse_mod, "NEWEST", newest)
+    got = []
+
+    class Job:
+        class partial:                       # (the Qt job's signal: emit)
+            emit = got.append
+
+        @staticmethod
+        def check():
+            return None
+
+    class Plain:
+        @staticmethod
+        def check():
+            return None
+    whole = sparse_mod.sparse_job(Job(), r, seqs, where, False, False)
+    alone = sparse_mod.sparse_job(Plain(), r, seqs, where, False, False)
+    assert len(got) == 1
+    part = got[0]
+    first = min(part.events)
+    assert 0 < len(part.events) <= newest and sorted(part.events) == [s for s in seqs if s >= first]
+    assert part.views == {s: v for s, v in whole.views.items() if s >= first}
+
+    def shape(rows):
+        return [(x.key, x.kind, x.seq, x.first_seq, x.last_seq, x.surface) for x in rows]
+    for face in ((False, False), (True, False), (False, True), (True, True)):
+        rows = shape(whole.rows_for(*face).rows)
+        assert shape(part.rows_for(*face).rows) == [x for x in rows if (x[3] if x[3] is not None else x[2]) >= first]
+        assert rows == shape(alone.rows_for(*face).rows)

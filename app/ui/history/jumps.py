@@ -208,18 +208,22 @@ class PageJumps(QObject):
         m.jobs.submit(sparse_job, m.reader, seqs, self.wanted_where, m.physical, m.show_attempts, w.expanded,
                       w.sindex,
                       serial=True, name="error-pages", group=m.job_group("pages"),
-                      on_done=self._install_sparse, on_error=self._sparse_error)
+                      on_done=self._install_sparse, on_error=self._sparse_error, on_partial=self._install_newest)
 
     def _sparse_error(self, msg: str) -> None:
         self._sparse_asked = False
         m = self.model
         m.page_error(msg)
 
-    def _install_sparse(self, lp: LoadedPage) -> None:
+    def _install_newest(self, lp: LoadedPage) -> None:
+        """The newest errors' page first (sparse.NEWEST): the whole errors' page replaces it when read."""
+        self._install_sparse(lp, done=False)
+
+    def _install_sparse(self, lp: LoadedPage, done: bool = True) -> None:
         """The errors' page above the pages that end the log (the window stays attached to the log's end)."""
         m = self.model
         w = m.window
-        m.set_loading(False)
+        m.set_loading(not done)
         if not w.errors_only:
             self._sparse_asked = False
             return

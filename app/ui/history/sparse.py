@@ -127,13 +127,39 @@ def sparse_page(reader: Any, seqs: list[int], check: Any = None, where: Optional
     return Page(items=items, has_more=False, token=None, tail=False, messages=0)
 
 
-def sparse_job(job: Any, reader: Any, seqs: list[int], where: Optional[dict[int, Any]], physical: bool,
-               show_attempts: bool, expanded: Any = None, sindex: Any = None) -> LoadedPage:
-    """The worker body: :func:`sparse_page` as a loaded page (rows, views, surface statuses)."""
-    t0 = time.perf_counter()
-    page = sparse_page(reader, seqs, job.check, where)
-    job.check()
+NEWEST = 256            # errors read first, as a page of their own, when there are many (the view sits on the log's end)
+
+
+def newest_part(items: list[Any]) -> list[Any]:
+    """The newest of ``items`` (events, oldest first) that start just after an error other than a failed
+    attempt's chunk, so that no run of one message's attempts is split: their rows are the whole page's."""
+    for i, it in enumerate(items):
+        if it.type != "assistant/chunk":
+            return items[i + 1:]
+    return []
+
+
+def _loaded(page: Any, t0: float, physical: bool, show_attempts: bool, expanded: Any, sindex: Any) -> LoadedPage:
     views = compute_views(page.items)
     lp = loaded_page(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex, expanded=expanded,
                      sparse=True)                   # (its rows built once, without gap rows)
     return counted_page(lp)
+
+
+def sparse_job(job: Any, reader: Any, seqs: list[int], where: Optional[dict[int, Any]], physical: bool,
+               show_attempts: bool, expanded: Any = None, sindex: Any = None) -> LoadedPage:
+    """The worker body: :func:`sparse_page` as a loaded page (rows, views, surface statuses).  With many errors,
+    the newest (:data:`NEWEST`, :func:`newest_part`) go first to ``job.partial`` as a page of their own: what the
+    window shows first, while the whole page is read."""
+    from ...log.index.reader import Page
+    t0 = time.perf_counter()
+    order = sorted(set(seqs))
+    partial = getattr(job, "partial", None)
+    if partial is not None and len(order) > 2 * NEWEST:
+        items = newest_part(sparse_page(reader, order[-NEWEST:], job.check, where).items)
+        if items:
+            page = Page(items=items, has_more=False, token=None, tail=False, messages=0)
+            partial.emit(_loaded(page, t0, physical, show_attempts, expanded, sindex))
+    page = sparse_page(reader, order, job.check, where)
+    job.check()
+    return _loaded(page, t0, physical, show_attempts, expanded, sindex)
