@@ -230,8 +230,9 @@ class PageJumps(QObject):
         self._sparse = lp
         changes = w.install_range(lp) + w.attach_tail()
         m.apply_changes(changes)
-        freeze_heap()
-        m.statsChanged.emit()
+        if done:                          # (the summary's whole-log pass once, for the whole errors' page)
+            freeze_heap()
+            m.statsChanged.emit()
 
     def _drop_sparse(self) -> None:
         """*Errors only* off: the errors' page leaves; the window is on the pages that end the log again."""
