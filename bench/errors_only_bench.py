@@ -1,33 +1,100 @@
-"""*Errors only* on a long log (issue 29: <= 300 ms on the whole log): the window's read of only the index
-segments that hold errors (:func:`app.ui.history.sparse.sparse_page`, from the outline's error list) beside
-what it did before, in the same run: older pages read from the tail down to the oldest error.
+"""*Errors only* on a long log (issue 29: <= 300 ms on the whole log): what the window's worker does once the
+outline says where each error row is stored (:func:`app.ui.history.sparse.sparse_job`), beside references
+measured in the same run.
 
-    python bench/errors_only_bench.py [--size MB] [--runs N] [--log PATH]
+    python bench/errors_only_bench.py [--size MB] [--runs N] [--log PATH] [--before CHECKOUT] [--no-pages]
 
-A generated v0 log with few errors far apart (or ``--log``); the seq index and the outline are built first
-(the background pass: not timed here, see bench/ahead_bench.py).  Wall seconds, medians of ``--runs``."""
+Figures (wall and CPU seconds, medians of ``--runs``; each code measured in a fresh child process with the
+window's GC settings, ``app.ui.app.configure_runtime``):
+
+* *first errors on screen*: the newest errors' page handed to the window (``job.partial``; code without it:
+  the whole page);
+* *the whole errors' page*: every error read, decoded and built into rows (the worker's whole body);
+* *rows read and decoded*: :func:`~app.ui.history.sparse.sparse_page` alone.
+
+References: ``--before CHECKOUT`` runs the same child with another checkout's code (e.g. a ``git archive`` of
+main, with its native module built); unless ``--no-pages``, what the window did before the outline's list:
+older pages read from the tail down to the oldest error.
+
+The log is generated (v4 with compactions, many errors, some close together) unless ``--log``; the seq index
+and the outline are built first and cached (``SESSION_LENS_CACHE_DIR``; the background pass, not timed here).
+"""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from app.log.query.outline import build_outline  # noqa: E402
-from app.store.faces import open_reader  # noqa: E402
-from app.tools.synth import SessionSynth, write_jsonl  # noqa: E402
-from app.ui.history.sparse import error_groups, sparse_page  # noqa: E402
-
 PAGE = 50
 
 
-def _pages_down(path: str, oldest: int) -> int:
+def _code(path: str) -> None:
+    sys.path.insert(0, path)
+
+
+def measure(path: str, runs: int) -> dict:
+    """The child: medians of the three figures with this process's code (``sys.path[0]``)."""
+    import gc
+    from app.store.faces import open_reader
+    from app.store.indexcache import cached_index
+    from app.store.outline_cache import cached_outline
+    from app.ui.history import sparse
+    gc.set_threshold(2_000, 5, 50)              # (the window's: app.ui.app.configure_runtime)
+    r = open_reader(path)
+    cached_index(r)
+    ol, _status = cached_outline(r)
+    seqs = sorted(s for t in ol.turns for s in t.error_seqs)
+    where = {s: w for t in ol.turns for s, w in zip(t.error_seqs, t.error_rows)}
+    r.tail_page(PAGE)
+    gc.freeze()                                 # (the window freezes its loaded pages: workers.freeze_heap)
+    first: list[float] = []
+
+    class Job:
+        class partial:                          # (the Qt job's partial signal)
+            @staticmethod
+            def emit(_lp: object) -> None:
+                first.append(time.perf_counter())
+
+        @staticmethod
+        def check() -> None:
+            return None
+    out: dict[str, list[float]] = {k: [] for k in ("first", "job", "job_cpu", "page", "page_cpu")}
+    for _ in range(runs):
+        first.clear()
+        t, c = time.perf_counter(), time.process_time()
+        sparse.sparse_job(Job(), r, seqs, where, False, False)
+        end, cpu = time.perf_counter(), time.process_time() - c
+        out["first"].append((first[0] if first else end) - t)
+        out["job"].append(end - t)
+        out["job_cpu"].append(cpu)
+        t, c = time.perf_counter(), time.process_time()
+        sparse.sparse_page(r, seqs, where=where)
+        out["page"].append(time.perf_counter() - t)
+        out["page_cpu"].append(time.process_time() - c)
+        gc.collect()
+    res: dict = {k: statistics.median(v) for k, v in out.items()}
+    res.update(errors=len(seqs), events=ol.events, load=os.getloadavg()[0])
+    return res
+
+
+def child(code: str, path: str, runs: int) -> dict:
+    got = subprocess.run([sys.executable, __file__, "--measure", "--code", code, "--log", path, "--runs", str(runs)],
+                         capture_output=True, text=True, cwd=code)
+    if got.returncode:
+        raise RuntimeError(got.stderr[-2000:])
+    return json.loads(got.stdout.strip().splitlines()[-1])
+
+
+def pages_down(path: str, oldest: int) -> tuple[float, int]:
+    from app.store.faces import open_reader
+    t = time.perf_counter()
     r = open_reader(path)
     r.build_index()
     p = r.tail_page(PAGE)
@@ -35,53 +102,58 @@ def _pages_down(path: str, oldest: int) -> int:
     while p.has_more and (p.base_seq is None or p.base_seq > oldest):
         p = r.page_before(p, PAGE)
         n += 1
-    return n
-
-
-def _sparse(path: str, seqs: list[int], where) -> float:
-    r = open_reader(path)
-    r.build_index()
-    r.tail_page(PAGE)
-    t = time.perf_counter()
-    sparse_page(r, seqs, where=where)
-    return time.perf_counter() - t
+    return time.perf_counter() - t, n
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--size", type=float, default=30.0, help="MB of generated log (default 30)")
+    ap.add_argument("--size", type=float, default=20.0, help="MB of generated log (default 20)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--log")
+    ap.add_argument("--before", help="another checkout: the same figures with its code, in the same run")
+    ap.add_argument("--no-pages", action="store_true", help="leave out the pages-down reference")
+    ap.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--code", default=str(REPO), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    _code(a.code)
+    if a.measure:
+        print(json.dumps(measure(a.log, a.runs)))
+        return 0
+    from app.store.faces import open_reader
+    from app.store.indexcache import cached_index
+    from app.store.outline_cache import cached_outline
+    from app.tools.synth import SessionSynth, write_jsonl
     with tempfile.TemporaryDirectory() as tmp:
+        if not a.log:
+            os.environ["SESSION_LENS_CACHE_DIR"] = os.path.join(tmp, "cache")
         path = a.log or os.path.join(tmp, "session.jsonl")
         if not a.log:
-            write_jsonl(path, SessionSynth(43, p_tool_error=0.004, p_retry=0.0, p_turn_error=0.004, p_abort=0.0),
+            write_jsonl(path, SessionSynth(seed=29, version=4, context_window=24_000, p_tool_error=0.1),
                         target_bytes=int(a.size * 1e6))
         r = open_reader(path)
-        idx = r.build_index()
-        ol = build_outline(r)
-        seqs = sorted(s for t in ol.turns for s in t.error_seqs)
-        print(f"log {os.path.getsize(path) / 1e6:.1f} MB, {ol.events:,} events, {len(seqs)} errors in "
-              f"{len(error_groups(idx, seqs))} index segments (of {len(idx.seg_pos)}); "
-              f"load {os.getloadavg()[0]:.1f}; medians of {a.runs} (wall s; the two reads after a fresh "
-              "reader's seq index and tail page)")
-        if not seqs:
+        cached_index(r)
+        ol, status = cached_outline(r)            # (the background pass's product; a hit with --log once built)
+        oldest = min((s for t in ol.turns for s in t.error_seqs), default=None)
+        if oldest is None:
+            print("no errors in the log")
             return 1
-        where = {s: w for t in ol.turns for s, w in zip(t.error_seqs, t.error_rows)}
-        rows, sp, pd = [], [], []
-        pages = 0
-        for _ in range(a.runs):
-            rows.append(_sparse(path, seqs, where))
-            sp.append(_sparse(path, seqs, None))
-            t = time.perf_counter()
-            pages = _pages_down(path, seqs[0])
-            pd.append(time.perf_counter() - t)
-        w, s, p = statistics.median(rows), statistics.median(sp), statistics.median(pd)
-        print(f"the error rows alone (the outline says where)  {w:7.3f} s   (target <= 0.3 s)")
-        print(f"their index segments (an older outline)          {s:7.3f} s")
-        print(f"before: pages down ({pages} pages of {PAGE} messages, seq index included) {p:7.3f} s   "
-              f"ratio {p / w:.0f}x the rows")
+        now = child(str(REPO), path, a.runs)
+        print(f"log {os.path.getsize(path) / 1e6:.1f} MB, {now['events']:,} events, {now['errors']:,} errors "
+              f"(outline {status}); medians of {a.runs}; wall s (CPU s); load {os.getloadavg()[0]:.1f} at the end")
+        ref = child(a.before, path, a.runs) if a.before else None
+        for key, what in (("first", "first errors on screen"), ("job", "the whole errors' page"),
+                          ("page", "rows read and decoded")):
+            cpu = f" ({now[key + '_cpu']:.3f})" if key + "_cpu" in now else ""
+            line = f"{what:<28} {now[key]:7.3f}{cpu:<9}"
+            if ref is not None:
+                rcpu = f" ({ref[key + '_cpu']:.3f})" if key + "_cpu" in ref else ""
+                line += f"  before {ref[key]:7.3f}{rcpu:<9} ratio {ref[key] / max(now[key], 1e-6):5.1f}x"
+            print(line + ("   target <= 0.3 s" if key != "page" else ""))
+        print(f"child load: {now['load']:.1f}" + (f", before's {ref['load']:.1f}" if ref else ""))
+        if not a.no_pages:
+            w, n = pages_down(path, oldest)
+            print(f"before the outline's list: pages down to the oldest error ({n} pages of {PAGE} messages, seq "
+                  f"index included) {w:7.3f} s; ratio {w / max(now['job'], 1e-6):.0f}x the whole errors' page")
     return 0
 
 

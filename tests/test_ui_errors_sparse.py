@@ -33,14 +33,13 @@ def test_errors_only_reads_only_the_error_pages(qtbot, tmp_path, monkeypatch):
     ol = build_outline(LogReader.open(str(p)))
     want = sorted(s for t in ol.turns for s in t.error_seqs)
     assert len(want) >= 3 and want[-1] - want[0] > 20_000          # few errors, far apart
-    from app.log.format.lazyrows import RowReader
     reads = {"older": 0, "ranges": [], "rows": 0}
-    older, read_range, raw_at = model_mod.older_job, sparse_mod.read_range, RowReader.raw_at
+    older, rows_at, read_range = model_mod.older_job, sparse_mod.rows_at, sparse_mod.read_range
 
-    def counting_row(self, pos):
-        reads["rows"] += 1
-        return raw_at(self, pos)
-    monkeypatch.setattr(RowReader, "raw_at", counting_row)
+    def counting_rows(src, offsets, out, *a):
+        reads["rows"] += len(offsets)
+        return rows_at(src, offsets, out, *a)
+    monkeypatch.setattr(sparse_mod, "rows_at", counting_rows)
 
     def counting_older(*a, **kw):
         reads["older"] += 1
@@ -128,3 +127,48 @@ def test_the_error_rows_alone_or_their_segments(tmp_path, monkeypatch, kind):
         if w is not None:               # (a zstd page read through the index has no line numbers; a row has its own)
             assert all((e.line, e.offset) == (whole[e.seq].line, whole[e.seq].offset) for e in page.items)
     assert len(sparse_mod.error_groups(r.index, want)) < len(want) or kind == "zstd"
+
+
+def test_errors_only_shows_the_newest_errors_first(qtbot, tmp_path, monkeypatch):
+    """Many errors: the newest are on screen first, as a page of their own (the view sits on the log's end);
+    then the whole errors' page replaces it, and the window ends as with one page read at once."""
+    import app.ui.history.sparse as sparse_mod
+    from app.ui.history.jumps import PageJumps
+    from app.ui.main_window import MainWindow
+    p = tmp_path / "store" / "session.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=29, version=4, context_window=24_000, p_tool_error=0.05, p_turn_error=0.02),
+                target_bytes=2_000_000)
+    monkeypatch.setattr(sparse_mod, "NEWEST", 6)
+    installs = []
+    install = PageJumps._install_sparse
+
+    def recording(self, lp, done=True):
+        install(self, lp, done)
+        installs.append((done, sorted(lp.events), [r.key for r in self.model.rows]))
+    monkeypatch.setattr(PageJumps, "_install_sparse", recording)
+    w = MainWindow(page_size=50, theme_mode="light")
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.sessionLoaded, timeout=WAIT):
+        w.open_store(str(p))
+    h, go = w.history, w.go_actions
+    qtbot.waitUntil(lambda: not h.loading and go.outline is not None and h.jumps.can_jump(), timeout=WAIT)
+    first = h.window.loaded_range()[0]
+    older = [s for s in go.error_seqs if s < first]
+    assert len(older) > 2 * sparse_mod.NEWEST
+    go.act_errors_only.trigger()
+    qtbot.waitUntil(lambda: not h.loading and len(installs) == 2, timeout=WAIT)
+    (d1, part, rows1), (d2, whole, rows2) = installs
+    assert (d1, d2) == (False, True)
+    assert part and part == whole[-len(part):] and len(part) <= sparse_mod.NEWEST and set(older) <= set(whole)
+    assert set(whole) <= set(go.error_seqs)
+    assert set(rows1) <= set(rows2) and len(rows1) < len(rows2)           # (the newest first, then all)
+    class Job:                                 # the window's rows: those of the errors' page read at once
+        @staticmethod
+        def check():
+            return None
+    once = sparse_mod.sparse_job(Job(), h.reader, whole, h.jumps.wanted_where, h.physical, h.show_attempts,
+                                 h.window.expanded, h.window.sindex)
+    keys = [r.key for r in once.rows_for(h.physical, h.show_attempts).rows]
+    assert rows2[:len(keys)] == keys
+    w.shutdown()

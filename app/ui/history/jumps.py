@@ -208,26 +208,31 @@ class PageJumps(QObject):
         m.jobs.submit(sparse_job, m.reader, seqs, self.wanted_where, m.physical, m.show_attempts, w.expanded,
                       w.sindex,
                       serial=True, name="error-pages", group=m.job_group("pages"),
-                      on_done=self._install_sparse, on_error=self._sparse_error)
+                      on_done=self._install_sparse, on_error=self._sparse_error, on_partial=self._install_newest)
 
     def _sparse_error(self, msg: str) -> None:
         self._sparse_asked = False
         m = self.model
         m.page_error(msg)
 
-    def _install_sparse(self, lp: LoadedPage) -> None:
+    def _install_newest(self, lp: LoadedPage) -> None:
+        """The newest errors' page first (sparse.NEWEST): the whole errors' page replaces it when read."""
+        self._install_sparse(lp, done=False)
+
+    def _install_sparse(self, lp: LoadedPage, done: bool = True) -> None:
         """The errors' page above the pages that end the log (the window stays attached to the log's end)."""
         m = self.model
         w = m.window
-        m.set_loading(False)
+        m.set_loading(not done)
         if not w.errors_only:
             self._sparse_asked = False
             return
         self._sparse = lp
         changes = w.install_range(lp) + w.attach_tail()
         m.apply_changes(changes)
-        freeze_heap()
-        m.statsChanged.emit()
+        if done:                          # (the summary's whole-log pass once, for the whole errors' page)
+            freeze_heap()
+            m.statsChanged.emit()
 
     def _drop_sparse(self) -> None:
         """*Errors only* off: the errors' page leaves; the window is on the pages that end the log again."""

@@ -250,8 +250,8 @@ def _ended(r, cache: dict):
 
 
 def loaded_page(page, views, elapsed, physical, show_attempts, row_cache: Optional[dict] = None,
-            sindex: Any = None, live: Optional[bool] = None, expanded: Any = None) -> LoadedPage:
-    lp = LoadedPage(page, views, elapsed)
+            sindex: Any = None, live: Optional[bool] = None, expanded: Any = None, sparse: bool = False) -> LoadedPage:
+    lp = LoadedPage(page, views, elapsed, sparse=sparse)
     lp.live, lp.expanded, lp.sindex = live, expanded, sindex
     if row_cache is not None:
         lp.row_cache = row_cache

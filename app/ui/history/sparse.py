@@ -34,37 +34,88 @@ def error_groups(index: Any, seqs: list[int]) -> list[tuple[int, int]]:
     return groups
 
 
-def _row_events(rr: Any, seq: int, where: Any) -> list[Any]:
-    """The event ``seq`` read from its own stored row (``where``: the outline's (pos, offset, line));
-    [] when the row is not there any more (the caller reads its segment instead)."""
-    pos, off, line = where
-    if isinstance(pos, list):
-        pos = tuple(pos)                   # (a zstd position, from the saved outline's JSON)
-    try:
-        raw = rr.raw_at(pos)
-    except (TypeError, OSError, ValueError, StopIteration):   # (a SQLite row has no file position)
-        return []
-    got, _ = rr.reader.codec.decode_row(raw, pos=pos, offset=off, line=line)
-    return [it for it in got if is_event(it) and it.seq == seq]
+FIRST_READ = 4096        # bytes read at a row's offset first (an error row is ~0.4 KiB; a longer row reads on)
+
+
+def rows_at(src: Any, offsets: list[int], out: dict[int, bytes], first: int = FIRST_READ) -> dict[int, bytes]:
+    """The stored row (its bytes up to its newline, or the end of the file) at each file offset of ``offsets``
+    (sorted), into ``out``: one ordered pass, each read a few KiB at the first offset it does not hold yet, so
+    that rows close together come from one read.  Exactly what ``RowReader.raw_at`` gives for each, without its
+    64 KiB read per row.  ``out`` keeps the rows read before an error (:class:`OSError`, the source changed)."""
+    buf, at = b"", 0                       # buf holds the file's bytes [at, at + len(buf))
+    for off in offsets:
+        want = first
+        while True:
+            rel = off - at
+            if 0 <= rel <= len(buf):
+                nl = buf.find(b"\n", rel)
+                if nl >= 0 or at + len(buf) >= src.size:
+                    out[off] = buf[rel:nl if nl >= 0 else len(buf)]
+                    break
+                want = max(want, (len(buf) - rel) * 4)     # (a long row: read it on, from its start)
+            buf = src.pread(min(want, src.size - off), off) if off < src.size else b""
+            at = off
+    return out
+
+
+def _stored_rows(rr: Any, known: list[tuple[int, Any]]) -> dict[int, bytes]:
+    """seq -> its stored row's bytes, for ``known`` ((seq, (pos, offset, line)) sorted by place); a seq whose row
+    cannot be read so is left out (the caller reads its segment instead)."""
+    from ...log.source.sources import RawJsonlSource
+    src = rr.reader.source
+    got: dict[int, bytes] = {}
+    if isinstance(src, RawJsonlSource) and all(type(w[0]) is int for _s, w in known):
+        by_off: dict[int, bytes] = {}
+        try:
+            rows_at(src, [w[0] for _s, w in known], by_off)
+        except (OSError, ValueError):
+            pass
+        return {s: by_off[w[0]] for s, w in known if w[0] in by_off}
+    for s, (pos, _off, _line) in known:            # (zstd: one frame decoded for all its rows, in frame order)
+        try:
+            got[s] = rr.raw_at(pos)
+        except (TypeError, OSError, ValueError, StopIteration):   # (a SQLite row has no file position)
+            break
+    return got
+
+
+def _row_events(rr: Any, seqs: list[int], where: dict[int, Any]) -> dict[int, Any]:
+    """seq -> the event read from its own stored row (``where``: the outline's (pos, offset, line)), for each of
+    ``seqs`` whose row is known and still holds it (the others: the caller reads their segments)."""
+    known = []
+    for s in seqs:
+        if s in where:
+            pos, off, line = where[s]
+            known.append((s, (tuple(pos) if isinstance(pos, list) else pos, off, line)))  # (zstd: JSON lists)
+    known.sort(key=lambda x: x[1][0])
+    raws = _stored_rows(rr, known)
+    decode = rr.reader.codec.decode_row
+    found: dict[int, Any] = {}
+    for s, (pos, off, line) in known:
+        raw = raws.get(s)
+        if raw is None:
+            continue
+        got, _ = decode(raw, pos=pos, offset=off, line=line)
+        for it in got:
+            if is_event(it) and it.seq == s:
+                found[s] = it
+                break
+    return found
 
 
 def sparse_page(reader: Any, seqs: list[int], check: Any = None, where: Optional[dict[int, Any]] = None) -> Any:
     """A :class:`~app.log.index.reader.Page` of the stored events ``seqs``, oldest first; nothing older is
-    said to exist.  A seq whose row is known (``where``: seq -> (pos, offset, line), from the outline) is
-    read from that row alone; the others from their index segments (:func:`error_groups`)."""
+    said to exist.  The seqs whose rows are known (``where``: seq -> (pos, offset, line), from the outline)
+    are read from those rows alone, in one ordered pass (:func:`rows_at`); the others from their index
+    segments (:func:`error_groups`)."""
     from ...log.format.lazyrows import RowReader
     from ...log.index.reader import Page
     rr = RowReader(reader)
-    found: dict[int, Any] = {}
-    rest: list[int] = []
-    for s in sorted(set(seqs)):
-        if check is not None:
-            check()
-        got = _row_events(rr, s, where[s]) if where and s in where else []
-        if got:
-            found[s] = got[0]
-        else:
-            rest.append(s)
+    order = sorted(set(seqs))
+    if check is not None:
+        check()
+    found = _row_events(rr, order, where) if where else {}
+    rest = [s for s in order if s not in found]
     wanted = set(rest)
     for lo, hi in error_groups(reader.index, rest):
         if check is not None:
@@ -76,15 +127,39 @@ def sparse_page(reader: Any, seqs: list[int], check: Any = None, where: Optional
     return Page(items=items, has_more=False, token=None, tail=False, messages=0)
 
 
+NEWEST = 256            # errors read first, as a page of their own, when there are many (the view sits on the log's end)
+
+
+def newest_part(items: list[Any]) -> list[Any]:
+    """The newest of ``items`` (events, oldest first) that start just after an error other than a failed
+    attempt's chunk, so that no run of one message's attempts is split: their rows are the whole page's."""
+    for i, it in enumerate(items):
+        if it.type != "assistant/chunk":
+            return items[i + 1:]
+    return []
+
+
+def _loaded(page: Any, t0: float, physical: bool, show_attempts: bool, expanded: Any, sindex: Any) -> LoadedPage:
+    views = compute_views(page.items)
+    lp = loaded_page(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex, expanded=expanded,
+                     sparse=True)                   # (its rows built once, without gap rows)
+    return counted_page(lp)
+
+
 def sparse_job(job: Any, reader: Any, seqs: list[int], where: Optional[dict[int, Any]], physical: bool,
                show_attempts: bool, expanded: Any = None, sindex: Any = None) -> LoadedPage:
-    """The worker body: :func:`sparse_page` as a loaded page (rows, views, surface statuses)."""
+    """The worker body: :func:`sparse_page` as a loaded page (rows, views, surface statuses).  With many errors,
+    the newest (:data:`NEWEST`, :func:`newest_part`) go first to ``job.partial`` as a page of their own: what the
+    window shows first, while the whole page is read."""
+    from ...log.index.reader import Page
     t0 = time.perf_counter()
-    page = sparse_page(reader, seqs, job.check, where)
+    order = sorted(set(seqs))
+    partial = getattr(job, "partial", None)
+    if partial is not None and len(order) > 2 * NEWEST:
+        items = newest_part(sparse_page(reader, order[-NEWEST:], job.check, where).items)
+        if items:
+            page = Page(items=items, has_more=False, token=None, tail=False, messages=0)
+            partial.emit(_loaded(page, t0, physical, show_attempts, expanded, sindex))
+    page = sparse_page(reader, order, job.check, where)
     job.check()
-    views = compute_views(page.items)
-    lp = loaded_page(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex, expanded=expanded)
-    lp.sparse = True
-    lp.faces.clear()                  # (rows built before the mark: built again without gap rows)
-    lp.rows_for(physical, show_attempts)
-    return counted_page(lp)
+    return _loaded(page, t0, physical, show_attempts, expanded, sindex)
