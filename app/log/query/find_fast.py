@@ -44,6 +44,8 @@ ENABLED = True                     # False: every candidate row the exact way (t
 # the text types whose fields shown_fields reads from the keys of _Data only
 LIGHT_TYPES = frozenset({"user/message", "assistant/message", "tool/call", "tool/result", "session/title",
                          "system/message", "developer/message", "compaction/summary"})
+LIGHT_B = frozenset(t.encode() for t in LIGHT_TYPES)
+TYPE_FIRST = b'{"type":"'              # how dsh writes a row: its type first (any other row: decoded to see)
 _UNSET: Any = msgspec.UNSET
 
 
@@ -89,6 +91,8 @@ def light_event(raw: bytes, envelope_seqs: Optional[dict[object, int]] = None,
     limits, not JSON (or invalid UTF-8), no valid seq or payload object, a packed row, a type shown as a
     generic row (its whole payload), or a payload key of a type the codec drops (``field_problems``).
     ``envelope_seqs``: the codec's, for a row written without its seq (at ``pos``)."""
+    if raw.startswith(TYPE_FIRST) and raw[9:raw.find(b'"', 9)] not in LIGHT_B:
+        return None                                # (another type: no payload decoded in vain)
     if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
         return None
     try:
