@@ -214,3 +214,22 @@ def test_snippet_plains_once_and_gives_what_three_plains_gave():
         a = rng.randrange(0, len(text) + 1)
         b = rng.randrange(a, min(len(text), a + 30) + 1)
         assert snippet(text, a, b) == _snippet_three_plains(text, a, b)
+
+
+def test_light_event_leaves_to_the_exact_way_what_the_codec_reads_otherwise():
+    from app.log.format.limits import MAX_DEPTH, MAX_ROW_BYTES
+    ok = b'{"type":"user/message","seq":1,"data":{"turn":2,"content":"the x"}}'
+    seq, ev = find_fast.light_event(ok)
+    assert (seq, ev.type, ev.data) == (1, "user/message", {"turn": 2, "content": "the x"})
+    assert find_fast.light_event(ok[:-1] + b" " * (MAX_ROW_BYTES - len(ok) + 2) + b"}") is None  # over the row limit
+    assert find_fast.light_event(ok[:-2] + b',"n":' + b"[" * MAX_DEPTH + b"]" * MAX_DEPTH + b"}}") is None
+    for bad in (ok.replace(b'"seq":1', b'"seq":-1'), ok.replace(b'"seq":1', b'"seq":9007199254740992'),
+                ok.replace(b'"seq":1', b'"seq":"1"'), ok.replace(b"user/message", b"text-chunks"),
+                ok.replace(b"user/message", b"turn/end"), ok.replace(b"the x", b"the \xff"),
+                ok.replace(b'"content":"the x"', b'"content":5'), ok.replace(b'{"turn"', b'"x"').replace(b"}}", b"}"),
+                ok.replace(b'"seq":1,', b"")):
+        assert find_fast.light_event(bad) is None, bad
+    # an envelope-free snapshot: the seq the codec restores, not for a row with a seq0
+    no_seq = ok.replace(b'"seq":1,', b"")
+    assert find_fast.light_event(no_seq, {7: 41}, 7)[0] == 41
+    assert find_fast.light_event(no_seq.replace(b'"data"', b'"seq0":3,"data"'), {7: 41}, 7) is None

@@ -1,25 +1,28 @@
-"""Whole-log find's fast way through a candidate row (pure core, no Qt): the row's text read in C first
-(``text_row``, :mod:`app.log.query.textrow`), the event decoded only when the row really hits, and then only
-the part of it the hits need.
+"""Whole-log find's fast way through a candidate row (pure core, no Qt): the row decoded only as far as the
+fields a user sees need, instead of the codec's whole event.
 
-For each candidate row of :func:`app.log.query.find.find` (:meth:`FastRows.hits`):
+For each candidate row of :func:`app.log.query.find.find` of a v2+ log (:meth:`FastRows.hits`):
 
-* the C ``text_row`` reads the row written the plain dsh way straight from its bytes and gives every field
-  :func:`~app.log.query.textview.shown_fields` gives, :func:`~app.log.query.textview.plain` ed (``P``);
-  anything else (None: not strict JSON, an escape in a key, a type it does not read, an envelope the codec
-  restores, a packed row, a v0/v1 session's hit…) takes the exact way (:func:`.find_rows.row_hits`);
-* a row showing no text (a turn start, a type whose row shows no payload) has no hit: nothing is decoded;
-* where the query is a literal with no control character (a match in a field's text is a match at the same
-  place of its plained text: ``plain`` turns a control character into one space, both non-word), a row none
-  of whose ``P`` matches has no hit either;
-* a row that hits is decoded only as far as its fields need (:class:`_Row`: the payload's ``turn``,
-  ``message``, ``content``, ``name``, ``callId``, ``arguments``, ``error`` and ``title``; a generic row's
-  whole payload), its fields taken by ``shown_fields`` (the text ``T``) and held to the C's answer: as many,
-  the same kinds, each ``T == P`` or ``plain(T) == P``; else the exact way.  Its hits are those of
-  :func:`~.find_rows.row_hits`, built from ``T`` with the same matcher and snippet (a field with ``T == P``
-  keeps the match found on ``P``).
+* a row of a text type whose fields :func:`~app.log.query.textview.shown_fields` reads from a few payload keys
+  (:data:`LIGHT_TYPES`) is decoded by msgspec into :class:`_Row`: its type, seq (or the one the codec restores
+  in an envelope-free snapshot) and the payload keys ``turn``, ``message``, ``content``, ``name``, ``callId``,
+  ``arguments``, ``error``, ``title`` and ``summary``; everything else of the row (an assistant message's
+  embedded stream, usage, provenance…) is skipped unbuilt;
+* it is held to what the codec would make of it (:func:`light_event`): the row limits (size, nesting), strict
+  JSON and valid UTF-8, a seq in range, a payload object, and the keys read of the types the codec keeps
+  (``msgspec.convert`` to :data:`~app.log.format.versions.DATA_TYPE`: a value ``field_problems`` would drop
+  sends the row the exact way);
+* its hits are built as :func:`~.find_rows.row_hits` builds them (``shown_fields``, the same matcher, the
+  same snippet, ``Hit``), from the same text;
+* every other row (a v0/v1 log, whose shapes the codec converts; another type; anything the checks refuse)
+  takes the exact way, :func:`~.find_rows.row_hits`.
 
-``tests/test_find_text_fast.py`` holds the hits of both ways equal on the fixtures, generated and hostile logs.
+Measured (issue 29): the C ``text_row`` (:mod:`app.log.query.textrow`) reads a row's text for about the cost of
+this decode, but its text is plained: a hit's snippet is cut at the field's line breaks, which only the text
+itself holds, so a hitting row would need this decode too (issue 29, the findtext note).
+
+``tests/test_find_text_fast.py`` holds the hits and stats of both ways equal (:data:`ENABLED` off: the exact
+way) on every fixture, zstd and SQLite sessions, hostile, generated and edited logs.
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ from collections.abc import Iterator
 
 import msgspec
 
-from ..format.limits import MAX_DEPTH
+from ..format.limits import MAX_DEPTH, MAX_ROW_BYTES
 from ..format.model import MAX_SAFE_INT
 from ..format.versions import DATA_TYPE
 from .find_match import FindOptions, FindStats, FoldMatch, Hit, Matcher, TurnRef, match_fields
@@ -93,8 +96,8 @@ def light_event(raw: bytes, envelope_seqs: Optional[dict[object, int]] = None,
     ``envelope_seqs``: the codec's, for a row written without its seq (at ``pos``)."""
     if raw.startswith(TYPE_FIRST) and raw[9:raw.find(b'"', 9)] not in LIGHT_B:
         return None                                # (another type: no payload decoded in vain)
-    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
-        return None
+    if len(raw) > MAX_ROW_BYTES or raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
+        return None                                # (the codec's limits: check_row)
     try:
         row = _DECODE_ROW(raw)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
