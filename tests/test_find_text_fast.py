@@ -182,6 +182,11 @@ def test_the_comparison_catches_a_planted_difference(tmp_path, monkeypatch):
     with pytest.raises(AssertionError):
         same_both_ways(make, FindOptions("the"))
     monkeypatch.undo()
+    # the C gate made to drop a row's last field: its hits are lost, caught
+    monkeypatch.setattr(find_fast, "gate_fields", lambda r, g=find_fast.gate_fields: g(r)[:-1])
+    with pytest.raises(AssertionError):
+        same_both_ways(make, FindOptions("step"))
+    monkeypatch.undo()
     # the payload keys read cut to a few: the fields differ, caught
     monkeypatch.setattr(find_fast, "_KEYS", ("message", "content"))
     with pytest.raises(AssertionError):
@@ -233,3 +238,32 @@ def test_light_event_leaves_to_the_exact_way_what_the_codec_reads_otherwise():
     no_seq = ok.replace(b'"seq":1,', b"")
     assert find_fast.light_event(no_seq, {7: 41}, 7)[0] == 41
     assert find_fast.light_event(no_seq.replace(b'"data"', b'"seq0":3,"data"'), {7: 41}, 7) is None
+
+
+def test_the_c_gate_skips_rows_of_a_rare_word_and_steps_aside_for_a_common_one(tmp_path):
+    from app.log.query.find_match import compile_matcher
+    p = tmp_path / "g.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=6, version=4), target_bytes=600_000)
+    make = lambda: _open(str(p))                                  # noqa: E731
+    seen = {}
+    orig = find_fast.FastRows.__init__
+
+    def spy(self, *a):
+        orig(self, *a)
+        seen[self.opts.text] = self
+    find_fast.FastRows.__init__ = spy
+    try:
+        for q in ("step by step", "the", '"tests'):
+            assert same_both_ways(make, FindOptions(q)) > 0
+    finally:
+        find_fast.FastRows.__init__ = orig
+    rare, common = seen["step by step"], seen["the"]
+    assert rare.text_row is not None and rare.tried > 2 * rare.passed > 0       # most candidates skipped unread
+    assert common.text_row is None and common.tried >= find_fast.GATE_TRIAL     # most hit: the gate stepped aside
+    r = make()
+    try:
+        for opts in (FindOptions("a", regex=True), FindOptions("a\nb"), FindOptions("x", also=(compile_matcher(
+                FindOptions("y", regex=True)),))):
+            assert find_fast.FastRows(r.codec, opts, compile_matcher(opts)).text_row is None, opts   # no gate
+    finally:
+        r.close()

@@ -17,9 +17,13 @@ For each candidate row of :func:`app.log.query.find.find` of a v2+ log (:meth:`F
 * every other row (a v0/v1 log, whose shapes the codec converts; another type; anything the checks refuse)
   takes the exact way, :func:`~.find_rows.row_hits`.
 
-Measured (issue 29): the C ``text_row`` (:mod:`app.log.query.textrow`) reads a row's text for about the cost of
-this decode, but its text is plained: a hit's snippet is cut at the field's line breaks, which only the text
-itself holds, so a hitting row would need this decode too (issue 29, the findtext note).
+The C gate (:meth:`FastRows._may_hit`): for a literal query with no control character, the C ``text_row``
+(:mod:`app.log.query.textrow`) reads the row's fields plained, straight from its bytes; a row none of whose
+plained fields matches has no hit (a match in a field's text is a match at the same place of its plained text:
+``plain`` turns a control character into one space, and neither is a word character), and is not decoded.
+The C's text cannot make the hits themselves: a snippet is cut at the field's line breaks, which only the text
+holds; so the gate runs while most rows it reads do not hit (a rare word's candidates) and steps aside once
+most do (a common word's: the decode is needed anyway).
 
 ``tests/test_find_text_fast.py`` holds the hits and stats of both ways equal (:data:`ENABLED` off: the exact
 way) on every fixture, zstd and SQLite sessions, hostile, generated and edited logs.
@@ -36,7 +40,8 @@ from ..format.model import MAX_SAFE_INT
 from ..format.versions import DATA_TYPE
 from .find_match import FindOptions, FindStats, FoldMatch, Hit, Matcher, TurnRef, match_fields
 from .find_rows import row_hits
-from .textview import Field, Shown, event_turn, shown_fields, snippet
+from .textrow import CALL, FIELDS, RESULT, TURN, NOTHING, text_row_c
+from .textview import TITLE, TOOL_CALL, TOOL_OUTPUT, Field, Shown, event_turn, plain, shown_fields, snippet
 
 if TYPE_CHECKING:
     import re
@@ -116,6 +121,23 @@ def light_event(raw: bytes, envelope_seqs: Optional[dict[object, int]] = None,
     return seq, _Ev(typ, data)
 
 
+GATE_TRIAL = 64                    # rows the gate is tried on before it may turn itself off
+
+
+def gate_fields(r: tuple[Any, ...]) -> list[tuple[str, str]]:
+    """(kind, plained text) of each field of a C ``text_row`` answer, in ``shown_fields`` order."""
+    op = r[0]
+    if op in (NOTHING, TURN):
+        return []
+    if op == FIELDS:
+        return list(r[4]) + [(TOOL_CALL, b[2]) for b in r[5] or ()]
+    if op == CALL:
+        return [(TOOL_CALL, r[6])]
+    if op == RESULT:
+        return [(TOOL_OUTPUT, r[5])]
+    return [(TITLE, plain(r[4]))]
+
+
 class FastRows:
     """The hits of the candidate rows of one find, each decoded only as far as its fields need where it
     allows (:func:`light_event`); :meth:`of` is None where this way is off (a v0/v1 log, whose shapes the
@@ -124,6 +146,10 @@ class FastRows:
     def __init__(self, codec: RowCodec, opts: FindOptions, matcher: Matcher):
         self.codec, self.opts, self.matcher = codec, opts, matcher
         self.also: tuple[re.Pattern[str], ...] = tuple(opts.also)
+        # the gate: a literal with no control character matches a field's text only where it matches the
+        # same place of its plained text (plain: a control character to one space, both no word character)
+        self.text_row = text_row_c() if not opts.regex and not opts.also and plain(opts.text) == opts.text else None
+        self.tried = self.passed = 0
 
     @classmethod
     def of(cls, codec: RowCodec, opts: FindOptions, matcher: Matcher) -> Optional[FastRows]:
@@ -134,6 +160,10 @@ class FastRows:
     def hits(self, raw: bytes, pos: object, offset: int, line: Optional[int], turn: TurnRef,
              st: FindStats) -> Iterator[Hit]:
         """The hits of one stored row, as :func:`~.find_rows.row_hits` gives them."""
+        if self.text_row is not None and not self._may_hit(raw):
+            st.rows_decoded += 1
+            st.rows_fast += 1
+            return iter(())
         le = light_event(raw, self.codec.envelope_seqs, pos)
         if le is None:
             return row_hits(self.codec, raw, pos, offset, line, self.matcher, self.opts, turn, st)
@@ -142,6 +172,20 @@ class FastRows:
         seq, ev = le
         shown = shown_fields(ev)
         return self._hits(seq, ev, shown, self._match([sh.field for sh in shown]), offset, line, turn, st)
+
+    def _may_hit(self, raw: bytes) -> bool:
+        """False: the C ``text_row`` reads the row and none of its plained fields matches (no hit).  Used while
+        most rows it asks about do not hit (a rare word's candidates); off once most do (a common word's)."""
+        r = self.text_row(raw, False) if self.text_row is not None else None
+        if r is None:
+            return True
+        self.tried += 1
+        if self._match([Field(k, t) for k, t in gate_fields(r)]):
+            self.passed += 1
+            if self.tried >= GATE_TRIAL and self.passed * 2 > self.tried:
+                self.text_row = None                   # (most rows hit: the gate costs more than it saves)
+            return True
+        return False
 
     def _match(self, fields: list[Field]) -> list[tuple[int, Match, int]]:
         """(field index, first match, matches) of each field that matches (``match_fields``)."""
