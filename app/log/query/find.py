@@ -44,6 +44,7 @@ from collections.abc import Callable, Generator, Iterator
 from ..format.model import Problem
 from ..jobctl import is_cancelled
 from ..source.sources import RawJsonlSource, Segment
+from .find_fast import FastRows
 from .find_match import Cancel, FindOptions, FindStats, Hit, Matcher, TurnRef, compile_matcher
 from .find_needles import build_prefilter
 from .find_prefilter import Prefilter
@@ -112,6 +113,8 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
     pre = build_prefilter(opts)
     src = reader.source
     codec = reader.codec
+    fast = FastRows.of(codec, opts, matcher)
+    hits_of = partial(_hits_of, codec, fast, matcher, opts)
     st.bytes_total = getattr(src, "size", 0) or 0
     turn: TurnRef = None              # turn of the last turn/start before the current segment
     segs: Iterator[Union[Win, Segment]]
@@ -129,7 +132,7 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
                                        offset=seg.pos if isinstance(seg.pos, int) else None))
             continue
         if seg.rows is not None:
-            turn, stop = yield from _split_rows_hits(seg.rows, codec, pre, matcher, opts, turn, st, cancel, limit)
+            turn, stop = yield from _split_rows_hits(seg.rows, codec, pre, hits_of, turn, st, cancel, limit)
             if stop:
                 return
         else:
@@ -171,8 +174,7 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
                     continue
                 if pre is not None and pre.gate is not None and not pre.hit(raw):
                     continue
-                for h in row_hits(codec, raw, seg.row_pos(rs), seg.text_pos(rs), line, matcher, opts,
-                                   partial(tb.before, rs), st):
+                for h in hits_of(raw, seg.row_pos(rs), seg.text_pos(rs), line, partial(tb.before, rs), st):
                     yield h
                     if limit is not None and st.hits >= limit:
                         return
@@ -203,8 +205,16 @@ def gated(data: Any, lim: int, starts: list[int], g: Prefilter) -> list[int]:
     return out
 
 
-def _split_rows_hits(rows: list[tuple[int, bytes]], codec: RowCodec, pre: Optional[Prefilter], matcher: Matcher,
-                     opts: FindOptions, turn: TurnRef, st: FindStats, cancel: Cancel,
+def _hits_of(codec: RowCodec, fast: Optional[FastRows], matcher: Matcher, opts: FindOptions, raw: bytes, pos: object,
+             offset: int, line: Optional[int], turn: TurnRef, st: FindStats) -> Iterator[Hit]:
+    """The hits of one candidate row: through the C text where the row allows (:mod:`.find_fast`), else decoded."""
+    if fast is not None:
+        return fast.hits(raw, pos, offset, line, turn, st)
+    return row_hits(codec, raw, pos, offset, line, matcher, opts, turn, st)
+
+
+def _split_rows_hits(rows: list[tuple[int, bytes]], codec: RowCodec, pre: Optional[Prefilter],
+                     hits_of: Callable[..., Iterator[Hit]], turn: TurnRef, st: FindStats, cancel: Cancel,
                      limit: Optional[int]) -> Generator[Hit, None, tuple[TurnRef, bool]]:
     """The hits of a segment whose source split its rows itself (SQLite), for :func:`_find_rows`:
     returns (the turn at its end, whether the scan stops: cancelled, or the ``limit``-th hit given)."""
@@ -216,7 +226,7 @@ def _split_rows_hits(rows: list[tuple[int, bytes]], codec: RowCodec, pre: Option
                 turn = t
         if pre is not None and not (pre.hit(raw) and pre.hit_also(raw)):
             continue
-        for h in row_hits(codec, raw, p, -1, None, matcher, opts, turn, st):
+        for h in hits_of(raw, p, -1, None, turn, st):
             yield h
             if limit is not None and st.hits >= limit:
                 return turn, True

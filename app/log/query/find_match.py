@@ -65,6 +65,7 @@ class FindStats:
     segments: int = 0
     segments_skipped: int = 0        # no candidate in the segment: never split into rows
     rows_decoded: int = 0            # rows decoded (candidates + turn lookups)
+    rows_fast: int = 0               # of them: read by the C text_row (decoded only if they hit: find_fast)
     hits: int = 0
     cancelled: bool = False
     complete: bool = False           # the whole log was searched (not cancelled, no limit hit)

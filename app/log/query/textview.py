@@ -439,6 +439,6 @@ def snippet(text: str, start: int, end: int, width: int = 160) -> tuple[str, int
             a = sp + 1
     pre = "…" if a > 0 else ""
     post = "…" if b < len(text) else ""
-    s = pre + plain(text[a:start])
-    m = plain(text[start:end])
-    return s + m + plain(text[end:b]) + post, len(s), len(s) + len(m)
+    body = plain(text[a:b])            # (one pass: plain turns each character into one)
+    s = len(pre) + start - a
+    return pre + body + post, s, s + end - start
