@@ -202,13 +202,40 @@ def cited(raw: msgspec.Raw, seq: int) -> Union[list[int], None, Literal[False]]:
 
 def stream_summary(stream: list[_Item]) -> Optional[dict[str, Any]]:
     """``timeline_rows.stream_summary`` of the records (None: a ``dt`` that is neither null nor integers)."""
+    count = _count_c or count_py
+    dtsum = _dtsum_c or dtsum_py
+
+    def run(rec: Any, field: Optional[str]) -> Optional[tuple[int, int]]:
+        if dtsum(rec.dt, 0) is None:               # (every record's dt: integers or null, as fastrows types it)
+            raise _BadDt
+        if field is None:
+            return None
+        n = count(rec.args if field == "args" else rec.texts)
+        if n <= 0:
+            return None
+        s = dtsum(rec.dt, n - 1)
+        if s is None:
+            raise _BadDt
+        return n, s
+    try:
+        return summarize_runs(stream, run)
+    except _BadDt:
+        return None
+
+
+class _BadDt(Exception):
+    """A run record's ``dt`` is neither null nor integers."""
+
+
+def summarize_runs(stream: list[Any], run: Callable[[Any, Optional[str]], Optional[tuple[int, int]]]) -> dict[str, Any]:
+    """The chunk count, finish, usage and first and last chunk time of a stream's records: a ``chunk`` record
+    read here, any other by ``run(record, its payload field or None)``, which gives (members, their time span
+    from ``time0``) or None (a record that adds nothing); the one loop of both lean stream readers."""
     chunks = 0
     finish: Optional[dict[str, Any]] = None
     usage: Any = None
     time0: Any = None
     time1: Any = None
-    count = _count_c or count_py
-    dtsum = _dtsum_c or dtsum_py
     for rec in stream:
         rt = rec.type
         if rt == "chunk":
@@ -226,22 +253,14 @@ def stream_summary(stream: list[_Item]) -> Optional[dict[str, Any]]:
             elif ct == "usage":
                 usage = c.usage
             continue
-        field = fr.STREAM_RUNS.get(rt) if rt is not None else None
-        s = dtsum(rec.dt, 0)                           # (every record's dt: integers or null, as fastrows types it)
-        if s is None:
-            return None
-        if field is None:
+        got = run(rec, fr.STREAM_RUNS.get(rt) if rt is not None else None)
+        if got is None:
             continue
-        n = count(rec.args if field == "args" else rec.texts)
-        if n <= 0:
-            continue
-        s = dtsum(rec.dt, n - 1)
-        if s is None:
-            return None
+        n, span = got
         t = rec.time0 if rec.time0 is not None else 0
         if time0 is None:
             time0 = t
-        time1 = t + s
+        time1 = t + span
         chunks += n
     return {"chunks": chunks, "finish": finish, "usage": usage, "time0": time0, "time1": time1}
 

@@ -29,7 +29,7 @@ from ..format.model import Event, is_event
 from ..format.payloads import JsonObj
 from ..source.sources import Segment
 from .timeline import Block, Chunk, Settlement
-from .timeline_lean import TAGS, settlement
+from .timeline_lean import TAGS, settlement, summarize_runs
 from .timeline_scan import CHUNK, PACKED, SMALL, SMALL_TYPES, scan
 
 Item = Union[Event, Block, Chunk, Settlement]
@@ -212,39 +212,15 @@ def stream_summary(stream: list[Any]) -> JsonObj:
     """:func:`app.log.format.versions.stream_summary` of a lean stream (fastrows' records: every record an
     object, ``type`` a string or null, ``chunk`` an object or null, ``time``/``time0`` integers or null, ``dt`` a
     list of integers or null), without the text."""
-    chunks = 0
-    finish: Optional[JsonObj] = None
-    usage: Any = None
-    time0: Any = None
-    time1: Any = None
-    for rec in stream:
-        rt = rec.type
-        if rt == "chunk":
-            c = rec.chunk
-            if c is None:
-                continue
-            chunks += 1
-            time1 = rec.time if rec.time is not None else 0
-            if time0 is None:
-                time0 = time1
-            ct = c.type
-            if ct == "finish":
-                r = c.reason
-                finish = r if isinstance(r, dict) else {"kind": str(r)}
-            elif ct == "usage":
-                usage = c.usage
-            continue
-        field = fr.STREAM_RUNS.get(rt) if rt is not None else None
-        payload = getattr(rec, field) if field is not None else None
-        if not isinstance(payload, list) or not payload:
-            continue
-        t = rec.time0 if rec.time0 is not None else 0
-        if time0 is None:
-            time0 = t
-        n = len(payload)
-        time1 = t + sum(rec.dt[:n - 1]) if rec.dt else t        # (a dt of integers only: see timeline_decoders)
-        chunks += n
-    return {"chunks": chunks, "finish": finish, "usage": usage, "time0": time0, "time1": time1}
+    return summarize_runs(stream, _list_run)
+
+
+def _list_run(rec: Any, field: Optional[str]) -> Optional[tuple[int, int]]:
+    payload = getattr(rec, field) if field is not None else None
+    if not isinstance(payload, list) or not payload:
+        return None
+    n = len(payload)
+    return n, (sum(rec.dt[:n - 1]) if rec.dt else 0)      # (a dt of integers only: see timeline_decoders)
 
 
 def _result(d: Any) -> JsonObj:
