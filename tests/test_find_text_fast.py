@@ -174,7 +174,13 @@ def test_the_comparison_catches_a_planted_difference(tmp_path, monkeypatch):
     make = lambda: _open(str(p))                                  # noqa: E731
     assert same_both_ways(make, FindOptions("the")) > 20
     # a snippet cut one character short, or a wrong turn, on the fast way only: caught
-    monkeypatch.setattr(find_fast, "snippet", lambda t, a, b: snippet(t[:-1] or "x", min(a, 0), min(b, 0)))
+    real_hit = find_fast.shown_hit
+
+    def short_snippet(*a, **kw):
+        h = real_hit(*a, **kw)
+        h.snippet = h.snippet[:-1]
+        return h
+    monkeypatch.setattr(find_fast, "shown_hit", short_snippet)
     with pytest.raises(AssertionError):
         same_both_ways(make, FindOptions("the"))
     monkeypatch.undo()

@@ -30,7 +30,7 @@ way) on every fixture, zstd and SQLite sessions, hostile, generated and edited l
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Iterator
 
 import msgspec
@@ -38,10 +38,10 @@ import msgspec
 from ..format.limits import MAX_DEPTH, MAX_ROW_BYTES
 from ..format.model import MAX_SAFE_INT
 from ..format.versions import DATA_TYPE
-from .find_match import FindOptions, FindStats, FoldMatch, Hit, Matcher, TurnRef, match_fields
-from .find_rows import row_hits
+from .find_match import FindOptions, FindStats, Hit, Match, Matcher, TurnRef, match_fields
+from .find_rows import row_hits, shown_hit
 from .textrow import CALL, FIELDS, RESULT, TURN, NOTHING, text_row_c
-from .textview import TITLE, TOOL_CALL, TOOL_OUTPUT, Field, Shown, event_turn, plain, shown_fields, snippet
+from .textview import TITLE, TOOL_CALL, TOOL_OUTPUT, Field, Shown, event_turn, plain, shown_fields
 
 if TYPE_CHECKING:
     import re
@@ -89,7 +89,6 @@ class _Ev:
         self.type, self.data = typ, data
 
 
-Match = Union["re.Match[str]", FoldMatch]
 
 
 def light_event(raw: bytes, envelope_seqs: Optional[dict[object, int]] = None,
@@ -197,14 +196,8 @@ class FastRows:
               line: Optional[int], turn: TurnRef, st: FindStats) -> Iterator[Hit]:
         t = None
         for i, m, n in found:
-            sh = shown[i]
-            f = sh.field
             if t is None:
                 t = event_turn(ev)
                 if t is None:
                     t = turn() if callable(turn) else turn
-            snip, a, b = snippet(f.text, m.start(), m.end())
-            st.hits += 1
-            yield Hit(seq=seq, turn=t, kind=f.kind, snippet=snip, span=(a, b), start=m.start(), end=m.end(),
-                      matches=n, tool=f.tool, line=line, offset=offset if offset >= 0 else None,
-                      member=None, call=sh.call, block=sh.block)
+            yield shown_hit(shown[i], m, n, seq, t, line, offset, None, st)

@@ -139,6 +139,7 @@ class FoldMatcher:
 
 # what a field is matched with: a regular expression (regex or case-sensitive), or a caseless literal
 Matcher = Union[re.Pattern[str], FoldMatcher]
+Match = Union["re.Match[str]", FoldMatch]      # (a field's match: a regex one, or a caseless one)
 
 
 def compile_matcher(opts: FindOptions) -> Matcher:

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from ..format.limits import MAX_ROW_BYTES
 from ..format.model import BadKind, Event, Item
 from ..source.sources import RawJsonlSource, Segment
-from .find_match import FindOptions, FindStats, Hit, Matcher, TurnRef, match_fields
+from .find_match import FindOptions, FindStats, Hit, Match, Matcher, TurnRef, match_fields
 from .find_prefilter import Buf
-from .textview import event_turn, shown_fields, snippet
+from .textview import Shown, event_turn, shown_fields, snippet
 
 if TYPE_CHECKING:
     from ..format.codec import RowCodec
@@ -237,8 +237,16 @@ def row_hits(codec: RowCodec, raw: bytes, pos: object, offset: int, line: Option
                 t = event_turn(ev)
                 if t is None:
                     t = turn() if callable(turn) else turn
-            snip, a, b = snippet(f.text, m.start(), m.end())
-            st.hits += 1
-            yield Hit(seq=ev.seq, turn=t, kind=f.kind, snippet=snip, span=(a, b), start=m.start(), end=m.end(),
-                      matches=n, tool=f.tool, line=ev.line, offset=ev.offset if ev.offset >= 0 else None,
-                      member=ev.member, call=sh.call, block=sh.block)
+            yield shown_hit(sh, m, n, ev.seq, t, ev.line, ev.offset, ev.member, st)
+
+
+def shown_hit(sh: Shown, m: Match, n: int, seq: int, turn: Optional[int], line: Optional[int], offset: int,
+              member: Optional[int], st: FindStats) -> Hit:
+    """The hit of match ``m`` (``n`` matches) in the shown field ``sh``: its snippet, counted in ``st`` (the
+    one place a find hit is built; ``offset`` -1: not known)."""
+    f = sh.field
+    snip, a, b = snippet(f.text, m.start(), m.end())
+    st.hits += 1
+    return Hit(seq=seq, turn=turn, kind=f.kind, snippet=snip, span=(a, b), start=m.start(), end=m.end(), matches=n,
+               tool=f.tool, line=line, offset=offset if offset >= 0 else None, member=member, call=sh.call,
+               block=sh.block)
