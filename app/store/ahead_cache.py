@@ -58,6 +58,13 @@ class _SharedPass:
     def outline(self) -> Outline:
         return self.run().outline
 
+    def release(self) -> None:
+        """Drop the checkpoints and the surface index once saved (issue 36: the outline is written next,
+        and the child's peak is where all three are held at once)."""
+        if self.result is not None:
+            self.result.checkpoints = Checkpoints()
+            self.result.surface = SurfaceIndex(self.reader.version or 0)
+
 
 def cached_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
                  cancel: Optional[Callable[[], bool]] = None,
@@ -77,6 +84,8 @@ def cached_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None
         return shared.result.outline, {**out, "pass": round(shared.seconds, 6), "cancelled": True}
     if on_surface is not None and out["surface"] == "built":    # (built here; one read from the cache is lazy:
         on_surface(sindex)                                       #  views of the file, the window reads it itself)
+    del sindex
+    shared.release()
     ol, out["outline"] = cached_outline(reader, progress, cancel, make=shared.outline)
     out["pass"] = round(shared.seconds, 6)
     return ol, out

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ..source.sources import Segment
 
 EVERY = 2 << 20
+EVENTS_SLACK = 64        # events of shadowed nodes the builder may hold beyond twice its nodes' (issue 36)
 
 
 class HeaderState(TypedDict):
@@ -260,7 +261,7 @@ class CheckpointBuilder:
 
     def _point(self, seg: Segment) -> None:
         sf, hf, checks, cps = self.sf, self.hf, self.checks, self.cps
-        sf.events = {k: sf.events[k] for k in sf.nodes if k in sf.events}   # only nodes are looked up again
+        _prune_events(sf)
         keep = min(self.dirty, self.prev_len)
         node_set = set(sf.nodes)
         if cps.points:
@@ -322,11 +323,20 @@ class CheckpointBuilder:
         sf.apply(it)
         if isinstance(it.surface_op, dict) and it.seq in sf.events:     # a replacement took its place
             self.dirty = min(self.dirty, sf.nodes.index(it.seq))
+            if len(sf.events) > 2 * len(sf.nodes) + EVENTS_SLACK:       # (issue 36: the shadowed nodes' events
+                _prune_events(sf)                                         #  go now, not at the next point)
         self.hf.apply(it)
         if self.own_checks:
             self.checks.apply(it)
         self.nxt = it.seq + 1
         return True
+
+
+def _prune_events(sf: SurfaceFold) -> None:
+    """Only the nodes' events are looked up again: the others go (kept, they would make the builder's memory
+    grow with the log between two points; dropped after each replacement, it stays within twice the nodes')."""
+    ev = sf.events
+    sf.events = {k: ev[k] for k in sf.nodes if k in ev}
 
 
 def _cited_span(seqs: Iterable[Any]) -> tuple[int, int]:
