@@ -251,6 +251,9 @@ class CheckpointBuilder:
         self.n_viol = self.n_hist = 0
         self.prev_hseq: object = object()
         self.done = False                     # a gap or disorder: no checkpoint can stand for a prefix after it
+        # where each point goes once final (the next one made), instead of being kept in ``cps`` (issue 36:
+        # the one pass streams them to their cache file); ``cps`` then holds only the last point
+        self.sink: Optional[Callable[[Checkpoint], None]] = None
 
     def segment(self, seg: Segment, items: Iterable[Lazy]) -> bool:
         """Fold segment ``seg`` (its events, packed rows as blocks: ``lazy_segment``); False: stop here."""
@@ -266,6 +269,8 @@ class CheckpointBuilder:
         node_set = set(sf.nodes)
         if cps.points:
             cps.points[-1].cited = None if self.lo is None or self.hi is None else (self.lo, self.hi)
+            if self.sink is not None:          # (final now: handed on, not held)
+                self.sink(cps.points.pop())
         self.lo = self.hi = None
         self.at.prune()
         p = Checkpoint(
