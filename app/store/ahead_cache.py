@@ -13,11 +13,12 @@ import time
 from collections.abc import Callable
 from typing import Any, Optional
 
-from ..log.fold.checkpoints import Checkpoints
+from ..log.fold.checkpoints import EVERY, Checkpoints
 from ..log.fold.surface import ScanEnd, SurfaceIndex
 from ..log.index.reader import LogReader
 from ..log.query.ahead import Ahead, build_ahead
 from ..log.query.outline import Outline
+from .folds_stream import FoldsSpool
 from .indexcache import cached_checkpoints, cached_surface
 from .outline_cache import cached_outline
 
@@ -33,12 +34,13 @@ class _SharedPass:
                  cancel: Optional[Callable[[], bool]]) -> None:
         self.reader, self.progress, self.cancel = reader, progress, cancel
         self.result: Optional[Ahead] = None
+        self.sink: Optional[FoldsSpool] = None      # (the checkpoints streamed to their cache file)
         self.seconds = 0.0
 
     def run(self) -> Ahead:
         if self.result is None:
             t = time.perf_counter()
-            self.result = build_ahead(self.reader, self.progress, self.cancel)
+            self.result = build_ahead(self.reader, self.progress, self.cancel, sink=self.sink)
             self.seconds = time.perf_counter() - t
         return self.result
 
@@ -58,6 +60,32 @@ class _SharedPass:
     def outline(self) -> Outline:
         return self.run().outline
 
+    def release(self) -> None:
+        """Drop the checkpoints and the surface index once saved (issue 36: the outline is written next,
+        and the child's peak is where all three are held at once)."""
+        if self.result is not None:
+            self.result.checkpoints = Checkpoints()
+            self.result.surface = SurfaceIndex(self.reader.version or 0)
+
+
+def _checkpoints(reader: LogReader, shared: _SharedPass) -> str:
+    """The checkpoints' status: "hit", else built by the pass, each point streamed to the cache file as it
+    is made (:mod:`app.store.folds_stream`; the file published when the pass completes)."""
+    status = cached_checkpoints(reader, build=False)[1]
+    spool = FoldsSpool.open(reader, EVERY) if status == "miss" else None
+    if spool is None:
+        return status if status == "hit" else cached_checkpoints(reader, make=shared.checkpoints)[1]
+    shared.sink = spool
+    try:
+        rest = shared.checkpoints()
+        try:
+            spool.publish(rest)
+        except (OSError, ValueError):      # (as ``cached_checkpoints``: not saved)
+            pass
+    finally:
+        spool.close()
+    return "built"
+
 
 def cached_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
                  cancel: Optional[Callable[[], bool]] = None,
@@ -70,13 +98,15 @@ def cached_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None
     shared = _SharedPass(reader, progress, cancel)
     out: dict[str, Any] = {}
     try:
-        out["checkpoints"] = cached_checkpoints(reader, make=shared.checkpoints)[1]
+        out["checkpoints"] = _checkpoints(reader, shared)
         sindex, out["surface"] = cached_surface(reader, make=shared.surface)
     except _CutShort:
         assert shared.result is not None
         return shared.result.outline, {**out, "pass": round(shared.seconds, 6), "cancelled": True}
     if on_surface is not None and out["surface"] == "built":    # (built here; one read from the cache is lazy:
         on_surface(sindex)                                       #  views of the file, the window reads it itself)
+    del sindex
+    shared.release()
     ol, out["outline"] = cached_outline(reader, progress, cancel, make=shared.outline)
     out["pass"] = round(shared.seconds, 6)
     return ol, out

@@ -42,6 +42,7 @@ from ..log.source.sources import FileSource, RawJsonlSource, Segment
 from ..log.fold.shadowmap import Column
 from ..log.fold.surface import ScanEnd, SurfaceIndex, SurfaceState
 from .cachefiles import cache_root, digest_key, open_cache_file, read_bounded, write_atomic
+from .cachewrite import write_signed
 
 __all__ = ["cache_root", "cached_index", "cached_checkpoints", "cached_surface", "index_summary", "saved_surface"]
 
@@ -513,10 +514,9 @@ def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
     cps = make() if make is not None else build_checkpoints(reader, every)
     upto = max([p.pos for p in cps.points], default=src.header_end)
     try:
-        body = MAGIC + msgspec.json.encode({"format": FORMAT, **ident, "every": every, "header": header_hash,
-                                            "upto": upto, "tail": tail_hash(src.fd, src.header_end, upto),
-                                            "points": cps.to_builtins()})
-        write_parts_atomic(path, body + keyed_hasher(body).digest())
+        write_signed(path, MAGIC, msgspec.json.encode({"format": FORMAT, **ident, "every": every, "header": header_hash,
+                                                       "upto": upto, "tail": tail_hash(src.fd, src.header_end, upto),
+                                                       "points": cps.points}))     # (no builtins copy: same JSON)
     except (OSError, ValueError):          # (ValueError: a path or log text that is no Unicode: not saved)
         pass
     return cps, "built"

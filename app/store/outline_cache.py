@@ -16,7 +16,8 @@ from ..log.index.reader import LogReader
 from ..log.source.sources import FileSource
 from .cachefiles import read_bounded
 from .indexcache import (DIGEST_SIZE, Identity, file_source_of, keyed_hasher, source_identity, cache_size_limit, tail_hash,
-                         write_parts_atomic, cache_file, cache_root)
+                         cache_file, cache_root)
+from .cachewrite import write_signed
 
 OUTLINE_MAGIC = b"SLOUT\x00\x01\n"
 OUTLINE_FORMAT = 2            # 2: the turns say where their errors are stored (error_rows)
@@ -58,8 +59,7 @@ def cached_outline(reader: LogReader, progress: Optional[Callable[[int, int], No
     ol = build()
     if ol.complete:
         try:
-            body = OUTLINE_MAGIC + msgspec.json.encode({**meta, "outline": ol})
-            write_parts_atomic(path, body + keyed_hasher(body).digest())
+            write_signed(path, OUTLINE_MAGIC, msgspec.json.encode({**meta, "outline": ol}))
         except (OSError, ValueError, TypeError):
             pass
     return ol, "built"

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ..source.sources import Segment
 
 EVERY = 2 << 20
+EVENTS_SLACK = 64        # events of shadowed nodes the builder may hold beyond twice its nodes' (issue 36)
 
 
 class HeaderState(TypedDict):
@@ -250,6 +251,9 @@ class CheckpointBuilder:
         self.n_viol = self.n_hist = 0
         self.prev_hseq: object = object()
         self.done = False                     # a gap or disorder: no checkpoint can stand for a prefix after it
+        # where each point goes once final (the next one made), instead of being kept in ``cps`` (issue 36:
+        # the one pass streams them to their cache file); ``cps`` then holds only the last point
+        self.sink: Optional[Callable[[Checkpoint], None]] = None
 
     def segment(self, seg: Segment, items: Iterable[Lazy]) -> bool:
         """Fold segment ``seg`` (its events, packed rows as blocks: ``lazy_segment``); False: stop here."""
@@ -260,11 +264,13 @@ class CheckpointBuilder:
 
     def _point(self, seg: Segment) -> None:
         sf, hf, checks, cps = self.sf, self.hf, self.checks, self.cps
-        sf.events = {k: sf.events[k] for k in sf.nodes if k in sf.events}   # only nodes are looked up again
+        _prune_events(sf)
         keep = min(self.dirty, self.prev_len)
         node_set = set(sf.nodes)
         if cps.points:
             cps.points[-1].cited = None if self.lo is None or self.hi is None else (self.lo, self.hi)
+            if self.sink is not None:          # (final now: handed on, not held)
+                self.sink(cps.points.pop())
         self.lo = self.hi = None
         self.at.prune()
         p = Checkpoint(
@@ -322,11 +328,20 @@ class CheckpointBuilder:
         sf.apply(it)
         if isinstance(it.surface_op, dict) and it.seq in sf.events:     # a replacement took its place
             self.dirty = min(self.dirty, sf.nodes.index(it.seq))
+            if len(sf.events) > 2 * len(sf.nodes) + EVENTS_SLACK:       # (issue 36: the shadowed nodes' events
+                _prune_events(sf)                                         #  go now, not at the next point)
         self.hf.apply(it)
         if self.own_checks:
             self.checks.apply(it)
         self.nxt = it.seq + 1
         return True
+
+
+def _prune_events(sf: SurfaceFold) -> None:
+    """Only the nodes' events are looked up again: the others go (kept, they would make the builder's memory
+    grow with the log between two points; dropped after each replacement, it stays within twice the nodes')."""
+    ev = sf.events
+    sf.events = {k: ev[k] for k in sf.nodes if k in ev}
 
 
 def _cited_span(seqs: Iterable[Any]) -> tuple[int, int]:

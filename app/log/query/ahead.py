@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
-from ..fold.checkpoints import EVERY, CheckpointBuilder, Checkpoints
+from ..fold.checkpoints import EVERY, Checkpoint, CheckpointBuilder, Checkpoints
 from ..fold.surface import SURFACE_NEEDLES, ScanEnd, SurfaceIndex
 from ..index.verdict import ReadPath
 from ..format.lazyrows import PACKED_PREFIXES, lazy_row
@@ -84,11 +84,14 @@ class _Surface:
 
 
 def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
-                cancel: Optional[Callable[[], bool]] = None, every: int = EVERY) -> Ahead:
-    """The checkpoints, the surface index and the outline of ``reader``'s log from one forward read."""
+                cancel: Optional[Callable[[], bool]] = None, every: int = EVERY,
+                sink: Optional[Callable[[Checkpoint], None]] = None) -> Ahead:
+    """The checkpoints, the surface index and the outline of ``reader``'s log from one forward read.
+    ``sink``: where each checkpoint goes once final (the product then holds only the points not yet given)."""
     ob = OutlineBuilder(reader)
     ob.checks = LeanChecks()            # (the same load checks, the common case at C level)
     cb = CheckpointBuilder(reader, every, ob.checks)    # (the load checks: the outline applies them to every event first)
+    cb.sink = sink
     su = _Surface(reader)
     if reader.fatal:
         return Ahead(cb.cps, su.finish(), su.end, ob.finish(True), True)
