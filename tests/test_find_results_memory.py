@@ -11,6 +11,8 @@ from app.log.index.reader import LogReader
 from app.log.query.find import FindOptions, find_all
 from app.log.query.find_match import Hit
 from app.tools.synth import SessionSynth, write_jsonl
+import sys
+
 from app.ui.find_hits import BLOCK_HITS, CompactHits
 from app.ui.find_models import FindResultsModel
 
@@ -74,3 +76,56 @@ def test_hostile_hits_come_back_equal(qapp):
     model.set_items(hits)
     rows = [len(hits) - 1, 0, BLOCK_HITS, 3, BLOCK_HITS - 1, len(hits) - 2]
     assert _texts(model, rows) == [_want(hits[i]) for i in rows]
+
+
+def test_outline_heap_per_turn_is_small(tmp_path, qapp):
+    """The outline as the window keeps it (turns, the sorted error seqs, seq -> stored row of each
+    error) in under 200 bytes of heap a turn (one pickled record a turn, a list and a dict of
+    tuples for the errors took ~340), giving back the same turns, errors and rows."""
+    from app.log.query.outline import build_outline
+    from app.ui import outline_turns
+    from app.ui.outline_turns import CompactTurns
+    TURN = getattr(outline_turns, "TURN_BLOCK", 64)
+    path = tmp_path / "session.jsonl"
+    write_jsonl(str(path), SessionSynth(seed=5), turns=400)
+    r = LogReader.open(str(path))
+    try:
+        want = build_outline(r).turns
+    finally:
+        r.close()
+    errs = sorted(s for t in want for s in t.error_seqs)
+    where = {s: w for t in want for s, w in zip(t.error_seqs, t.error_rows)}
+    assert len(want) >= 400 and len(errs) >= 20
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        turns = CompactTurns(want)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    if not hasattr(turns, "error_seqs"):             # (the old code: what go_actions built beside the turns)
+        turns.error_seqs, turns.error_where = errs, where
+        held += sum(sys.getsizeof(x) for x in (errs, where, *errs, *where.values()))
+    assert held <= 200 * len(want), f"{held / len(want):.0f} bytes a turn"
+    assert turns == want and list(turns) == want and [t.error_rows for t in turns] == [t.error_rows for t in want]
+    assert list(turns.error_seqs) == errs
+    assert turns.error_seqs == errs and turns.error_seqs[:3] == errs[:3] and errs == turns.error_seqs
+    assert len(turns.error_where) == len(where) and all(turns.error_where[s] == w for s, w in where.items())
+    assert -1 not in turns.error_where and turns.error_where.get(-1) is None
+    t = turns[7]
+    t.tools["x"] = 1                                  # a turn handed out is the caller's own
+    assert turns[7] == want[7] and turns[7 + TURN] == want[7 + TURN]
+
+
+def test_error_rows_equal_the_dict_on_any_rows():
+    """zstd members' positions (lists, tuples), None lines, a repeated seq (the last wins), 64-bit offsets."""
+    from app.ui.outline_turns import ErrorRows
+    pairs = [(5, (10, 20, 3)), (2, ([1, 2], 7, None)), (9, ((3, 4), 1 << 40, 8)), (5, (11, 21, None)),
+             (1, (0, 0, None)), (7, (-3, 4, 2)), (8, (1 << 62, 1, 1))]
+    want = dict(pairs)
+    got = ErrorRows(pairs)
+    assert len(got) == len(want) and list(got) == sorted(want)
+    assert all(got[s] == w and type(got[s][0]) is type(w[0]) for s, w in want.items())
+    assert 3 not in got and "5" not in got and got.get(3, "x") == "x"
