@@ -129,3 +129,33 @@ def test_error_rows_equal_the_dict_on_any_rows():
     assert len(got) == len(want) and list(got) == sorted(want)
     assert all(got[s] == w and type(got[s][0]) is type(w[0]) for s, w in want.items())
     assert 3 not in got and "5" not in got and got.get(3, "x") == "x"
+
+
+def test_the_outline_child_sends_packed_turns(tmp_path):
+    """What the outline child sends (``scan_child``: the outline, turns packed) unpickles in the window
+    with a peak under 300 bytes of heap a turn (unpacked, one ``TurnEntry`` a turn: ~1.6 KB a turn at
+    that moment), and equal to the outline built unpacked; the built outline is left as it was."""
+    import pickle
+    from app.log.query.outline import build_outline
+    from app.log.query.outline_packed import packed
+    path = tmp_path / "session.jsonl"
+    write_jsonl(str(path), SessionSynth(seed=6), turns=400)
+    r = LogReader.open(str(path))
+    try:
+        ol = build_outline(r)
+    finally:
+        r.close()
+    want = list(ol.turns)
+    sent = pickle.dumps(packed(ol), pickle.HIGHEST_PROTOCOL)
+    assert ol.turns == want and isinstance(ol.turns, list)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        got = pickle.loads(sent)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= 300 * len(want), f"{peak / len(want):.0f} bytes a turn"
+    assert got.turns == want and got.problems == ol.problems and got.events == ol.events
+    assert got.turns.error_seqs == sorted(s for t in want for s in t.error_seqs)
+    assert packed(got) is got

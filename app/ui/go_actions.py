@@ -203,8 +203,8 @@ class GoActions(QObject):
                                    "session is opened again")
 
     def _outline_done(self, ol) -> None:
-        from .outline_turns import CompactTurns
-        ol.turns = CompactTurns(ol.turns)             # one packed record a turn (issue 36)
+        from ..log.query.outline_packed import packed
+        ol = packed(ol)                               # (the child packed its turns already: issue 36)
         self.outline = ol
         self.outline_model.set_turns(ol.turns)
         self.problems_model.set_problems(ol.problems)
