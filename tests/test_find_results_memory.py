@@ -13,10 +13,13 @@ from app.log.query.find_match import Hit
 from app.tools.synth import SessionSynth, write_jsonl
 import sys
 
-from app.ui.find_hits import BLOCK_HITS, CompactHits
+from app.ui import find_hits
+from app.ui.find_hits import CompactHits
 from app.ui.find_models import FindResultsModel
 
 from PySide6.QtCore import Qt
+
+BLOCK_HITS = getattr(find_hits, "BLOCK_HITS", 256)     # snippets a block holds
 
 
 def _texts(model: FindResultsModel, rows) -> list:
