@@ -43,7 +43,8 @@ def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], 
     try:
         if task == "outline":           # the work done ahead: checkpoints, surface index and outline in one read,
             from app.store.ahead_cache import cached_ahead     # saved beside the index (a reopen has them at once)
-            return cached_ahead(r, progress, cancelled, lambda sx: send(("surface", sx)))[0]   # (row statuses)
+            from app.log.query.outline_packed import packed    # (turns packed: the window never holds them unpacked)
+            return packed(cached_ahead(r, progress, cancelled, lambda sx: send(("surface", sx)))[0])   # (row statuses)
         from app.log.query.find import FindStats, find
         st = FindStats()
         batch: list[Any] = []

@@ -3,29 +3,57 @@
 A find on a big log streams up to ``HIT_LIMIT`` hits; kept as :class:`~app.log.query.search.Hit`
 objects each cost about ten Python blocks (the object, its dict, its span tuple, its ints), so
 the window's heap after a find grew with the log.  :class:`CompactHits` keeps the numbers in
-``array`` columns and the kinds and tool names in a small table; the snippets of a streamed batch
-are joined into one string (a hit's is a slice of it);
-indexing it gives back an equal :class:`Hit` (built on demand: the results view asks only for the
-rows it shows).  It is a read-only sequence plus :meth:`extend`; it compares equal to a list of
-the same hits.
+``array`` columns (32-bit while the values fit, :class:`IntColumn`) and the kinds and tool names
+in a small table.  The snippets are UTF-8 in blocks of up to ``BLOCK_HITS`` hits, each block
+zlib-compressed once full (log text packs 4-8x; a joined ``str`` took 2 bytes a character as
+soon as one snippet held a "…"), with each hit's end offset in its block; a snippet is decoded
+from memory when its row is shown (the last block read is kept decompressed), never read
+from the log.  Indexing gives back an equal :class:`Hit`.  It is a read-only sequence plus
+:meth:`extend`; it compares equal to a list of the same hits.
 """
 from __future__ import annotations
 
+import bisect
+import zlib
 from array import array
 from typing import Any, Optional
 from collections.abc import Iterable, Iterator
 
 from ..log.query.find_match import Hit
 
-NONE = -(1 << 63)          # an absent Optional[int] in a 'q' column
+BLOCK_HITS = 256           # snippets a compressed block holds at most ...
+BLOCK_BYTES = 32 << 10     # ... and UTF-8 bytes (a block is sealed at either)
+_I32 = 1 << 31
 
 
-def _opt(v: Optional[int]) -> int:
-    return NONE if v is None else v
+class IntColumn:
+    """A column of Optional[int]: ``array('i')`` while every value fits 32 bits, then ``'q'``
+    (None is the type's smallest value, which no stored int takes)."""
+    __slots__ = ("a",)
+
+    def __init__(self) -> None:
+        self.a = array("i")
+
+    def append(self, v: Optional[int]) -> None:
+        a = self.a
+        if a.typecode == "i":
+            if v is None or -_I32 < v < _I32:
+                a.append(-_I32 if v is None else v)
+                return
+            self.a = a = array("q", ((-(1 << 63) if x == -_I32 else x) for x in a))
+        if v is not None and v <= -(1 << 63):
+            raise OverflowError("hit field out of range")
+        a.append(-(1 << 63) if v is None else v)
+
+    def __getitem__(self, i: int) -> Optional[int]:
+        x = self.a[i]
+        return None if x == (-_I32 if self.a.typecode == "i" else -(1 << 63)) else x
+
+    def __len__(self) -> int:
+        return len(self.a)
 
 
-def _back(v: int) -> Optional[int]:
-    return None if v == NONE else v
+_NUMS = ("turn", "a", "b", "start", "end", "matches", "line", "offset", "member")
 
 
 class CompactHits:
@@ -33,14 +61,17 @@ class CompactHits:
 
     def __init__(self, hits: Iterable[Hit] = ()):
         self.seqs = array("q")
-        self._turn = array("q")
         self._kind = array("H")                  # index into _names
         self._tool = array("H")                  # index into _names (0: None)
-        self._nums = array("q")                  # span start, span end, start, end, matches, line, offset, member
-        self._texts: list[str] = []              # the snippets of each batch, joined
-        self._snip = array("q")                  # per hit: text index, start, end in it
+        self._nums = {k: IntColumn() for k in _NUMS}
+        self._blocks: list[bytes] = []           # sealed snippet blocks, compressed
+        self._block_first = array("q")           # first hit of each block (sealed ones, then the open one)
+        self._ends = IntColumn()                 # per hit: its snippet's end offset in its block
+        self._tail: list[bytes] = []             # the open block's snippets (UTF-8)
+        self._tail_bytes = 0
+        self._open: tuple[int, bytes] = (-1, b"")   # the last sealed block read, decompressed
         self._calls: dict[int, str] = {}         # hit index -> call id (tool-call hits)
-        self._blocks: set[int] = set()           # hit indexes with ``block`` set
+        self._flagged: set[int] = set()          # hit indexes with ``block`` set
         self._names: list[Optional[str]] = [None]
         self._name_ix: dict[Optional[str], int] = {None: 0}
         self.extend(hits)
@@ -53,40 +84,55 @@ class CompactHits:
         return i
 
     def extend(self, hits: Iterable[Hit]) -> None:
-        parts: list[str] = []
-        at = 0
-        k = len(self._texts)
+        nums = [self._nums[k] for k in _NUMS]
         for h in hits:
             i = len(self.seqs)
             self.seqs.append(h.seq)
-            self._turn.append(_opt(h.turn))
             self._kind.append(self._name(h.kind))
             self._tool.append(self._name(h.tool))
-            self._nums.extend((h.span[0], h.span[1], h.start, h.end, h.matches, _opt(h.line), _opt(h.offset),
-                               _opt(h.member)))
-            parts.append(h.snippet)
-            self._snip.extend((k, at, at + len(h.snippet)))
-            at += len(h.snippet)
+            for col, v in zip(nums, (h.turn, h.span[0], h.span[1], h.start, h.end, h.matches, h.line, h.offset,
+                                     h.member)):
+                col.append(v)
+            self._add_snippet(i, h.snippet)
             if h.call is not None:
                 self._calls[i] = h.call
             if h.block:
-                self._blocks.add(i)
-        if parts:
-            self._texts.append("".join(parts))
+                self._flagged.add(i)
+
+    def _add_snippet(self, i: int, text: str) -> None:
+        if not self._tail:
+            self._block_first.append(i)
+        b = text.encode("utf-8", "surrogatepass")
+        self._tail.append(b)
+        self._tail_bytes += len(b)
+        self._ends.append(self._tail_bytes)
+        if len(self._tail) >= BLOCK_HITS or self._tail_bytes >= BLOCK_BYTES:
+            self._blocks.append(zlib.compress(b"".join(self._tail), 6))
+            self._tail = []
+            self._tail_bytes = 0
 
     def _snippet(self, i: int) -> str:
-        k, a, b = self._snip[3 * i:3 * i + 3]
-        return self._texts[k][a:b]
+        k = bisect.bisect_right(self._block_first, i) - 1
+        first = self._block_first[k]
+        if k < len(self._blocks):
+            if self._open[0] != k:
+                self._open = (k, zlib.decompress(self._blocks[k]))
+            a = 0 if i == first else self._ends[i - 1]
+            data = self._open[1][a:self._ends[i]]
+        else:
+            data = self._tail[i - first]
+        return data.decode("utf-8", "surrogatepass")
 
     def __len__(self) -> int:
         return len(self.seqs)
 
     def _hit(self, i: int) -> Hit:
-        a, b, start, end, matches, line, offset, member = self._nums[8 * i:8 * i + 8]
-        return Hit(seq=self.seqs[i], turn=_back(self._turn[i]), kind=self._names[self._kind[i]] or "",
+        vals: list[Any] = [self._nums[k][i] for k in _NUMS]
+        turn, a, b, start, end, matches, line, offset, member = vals
+        return Hit(seq=self.seqs[i], turn=turn, kind=self._names[self._kind[i]] or "",
                    snippet=self._snippet(i), span=(a, b), start=start, end=end, matches=matches,
-                   tool=self._names[self._tool[i]], line=_back(line), offset=_back(offset), member=_back(member),
-                   call=self._calls.get(i), block=i in self._blocks)
+                   tool=self._names[self._tool[i]], line=line, offset=offset, member=member,
+                   call=self._calls.get(i), block=i in self._flagged)
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):

@@ -203,13 +203,13 @@ class GoActions(QObject):
                                    "session is opened again")
 
     def _outline_done(self, ol) -> None:
-        from .outline_turns import CompactTurns
-        ol.turns = CompactTurns(ol.turns)             # one packed record a turn (issue 36)
+        from ..log.query.outline_packed import packed
+        ol = packed(ol)                               # (the child packed its turns already: issue 36)
         self.outline = ol
         self.outline_model.set_turns(ol.turns)
         self.problems_model.set_problems(ol.problems)
-        self.error_seqs = sorted(s for t in ol.turns for s in t.error_seqs)
-        self.h.jumps.set_wanted(self.error_seqs, {s: w for t in ol.turns for s, w in zip(t.error_seqs, t.error_rows)})
+        self.error_seqs = ol.turns.error_seqs         # (sorted array; seq -> stored row: compact, outline_turns)
+        self.h.jumps.set_wanted(self.error_seqs, ol.turns.error_where)
         n = len(ol.turns)
         self.outline_label.setText(f"{n:,} turn{'s' if n != 1 else ''}, {ol.events:,} events"
                                    + ("" if ol.complete else " (incomplete)"))

@@ -1,0 +1,169 @@
+"""The outline's turns, kept packed (issue 36: the window's memory stays flat).
+
+The outline holds one :class:`~app.log.query.outline.TurnEntry` per turn of the whole log; as
+objects each cost about ten Python blocks (the object, its dict, its tools dict, its error list,
+its prompt, its ints), so the window's heap after the outline pass grew with the log.
+:class:`CompactTurns` keeps the turns in blocks of ``TURN_BLOCK``, each one zlib-compressed pickle
+of the turns' field tuples (a few KB: prompts pack 3-5x, and a few big blocks leave no small
+long-lived objects among the freed ``TurnEntry`` ones, so the allocator can give their memory
+back), plus the turn numbers and first seqs in ``array`` columns, and the whole log's errors:
+:attr:`error_seqs` (sorted, an ``array``) and :attr:`error_where` (:class:`ErrorRows`).
+Indexing gives back an equal ``TurnEntry``, unpacked from memory (the outline view asks only for
+the rows it shows; the last block read is kept unpacked).  A read-only sequence.
+
+The outline child packs its outline's turns before sending them (``app.store.scan_child``): the
+window then never unpickles one ``TurnEntry`` per turn of the whole log at once (a 1 GB log's
+24 K turns took ~39 MB of heap for that moment, and the freed memory stayed with the process).
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import replace
+import pickle
+import zlib
+from array import array
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from .outline import Outline, TurnEntry
+
+_FIELDS = ("turn", "first_seq", "last_seq", "prompt", "prompt_seq", "steps", "tools", "errors", "error_seqs",
+           "error_rows", "retries", "interrupted", "end", "open", "prompt_kind_weak")
+TURN_BLOCK = 64
+_NONE = -(1 << 63)
+
+
+def _record(t: TurnEntry) -> bytes:
+    return pickle.dumps(tuple(getattr(t, f) for f in _FIELDS), pickle.HIGHEST_PROTOCOL)
+
+
+class SeqArray(array):  # type: ignore[type-arg]
+    """A sorted ``array('q')`` of seqs read like the list it replaced: a slice is a list, and it is
+    equal to a list (or array) of the same seqs."""
+
+    def __getitem__(self, i: Any) -> Any:
+        got = super().__getitem__(i)
+        return list(got) if isinstance(i, slice) else got
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, tuple, array)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None
+
+
+class ErrorRows:
+    """seq -> (pos, offset, line) of each error's stored row (what ``{s: w ...}`` held, the last
+    one of a seq winning): the seqs sorted in an ``array``, int rows in three ``array`` columns, any
+    other row (a zstd member's position) in a small dict."""
+
+    def __init__(self, pairs: Iterable[tuple[int, Any]]):
+        d = dict(pairs)
+        self.seqs = array("q", sorted(d))
+        self._cols = (array("q"), array("q"), array("q"))
+        self._other: dict[int, Any] = {}
+        for k, s in enumerate(self.seqs):
+            w = d[s]
+            ok = isinstance(w, tuple) and len(w) == 3 and all(
+                type(v) is int and _NONE < v < (1 << 63) or v is None and j == 2 for j, v in enumerate(w))
+            if not ok:
+                self._other[k] = w
+            for col, v in zip(self._cols, w if ok else (0, 0, 0)):
+                col.append(_NONE if v is None else v)
+
+    def _at(self, s: int) -> int:
+        k = bisect.bisect_left(self.seqs, s)
+        return k if k < len(self.seqs) and self.seqs[k] == s else -1
+
+    def __contains__(self, s: object) -> bool:
+        return isinstance(s, int) and self._at(s) >= 0
+
+    def __getitem__(self, s: int) -> Any:
+        k = self._at(s)
+        if k < 0:
+            raise KeyError(s)
+        if k in self._other:
+            return self._other[k]
+        pos, off, line = (c[k] for c in self._cols)
+        return (pos, off, None if line == _NONE else line)
+
+    def get(self, s: int, default: Any = None) -> Any:
+        k = self._at(s) if isinstance(s, int) else -1
+        return default if k < 0 else self[s]
+
+    def __len__(self) -> int:
+        return len(self.seqs)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.seqs)
+
+
+class CompactTurns:
+    """Turns packed in compressed blocks; ``turns[i]`` is an equal :class:`TurnEntry`."""
+
+    def __init__(self, turns: Iterable[TurnEntry] = ()):
+        self._blocks: list[bytes] = []       # per block: its turns' pickled records, joined, compressed
+        self._ends = array("q")              # per turn: its record's end in its block
+        self.numbers = array("q")            # turn numbers
+        self.first_seqs = array("q")
+        errs: list[tuple[int, Any]] = []
+        seqs: list[int] = []
+        cur: list[bytes] = []
+        at = 0
+        for t in turns:
+            cur.append(_record(t))
+            at += len(cur[-1])
+            self._ends.append(at)
+            self.numbers.append(t.turn)
+            self.first_seqs.append(t.first_seq)
+            seqs.extend(t.error_seqs)
+            errs.extend(zip(t.error_seqs, t.error_rows))
+            if len(cur) == TURN_BLOCK:
+                self._blocks.append(zlib.compress(b"".join(cur), 6))
+                cur, at = [], 0
+        if cur:
+            self._blocks.append(zlib.compress(b"".join(cur), 6))
+        seqs.sort()
+        self.error_seqs = SeqArray("q", seqs)   # the whole log's errors, sorted
+        self.error_where = ErrorRows(errs)
+        self._open: tuple[int, bytes] = (-1, b"")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_open": (-1, b"")}
+
+    def __len__(self) -> int:
+        return len(self.numbers)
+
+    def _turn(self, i: int) -> TurnEntry:
+        k = i // TURN_BLOCK
+        if self._open[0] != k:
+            self._open = (k, zlib.decompress(self._blocks[k]))
+        a = 0 if i % TURN_BLOCK == 0 else self._ends[i - 1]
+        return TurnEntry(**dict(zip(_FIELDS, pickle.loads(self._open[1][a:self._ends[i]]))))
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self._turn(k) for k in range(*i.indices(len(self)))]
+        return self._turn(range(len(self))[i])
+
+    def __iter__(self) -> Iterator[TurnEntry]:
+        return (self._turn(k) for k in range(len(self)))
+
+    def index(self, t: TurnEntry) -> int:
+        for k, n in enumerate(self.numbers):
+            if n == t.turn and self._turn(k) == t:
+                return k
+        raise ValueError("turn not in the outline")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, tuple, CompactTurns)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def packed(ol: Outline) -> Outline:
+    """``ol`` with its turns packed (:class:`CompactTurns`; a copy, ``ol`` is left as it was)."""
+    return ol if isinstance(ol.turns, CompactTurns) else replace(ol, turns=CompactTurns(ol.turns))  # type: ignore[arg-type]
