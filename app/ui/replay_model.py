@@ -160,7 +160,10 @@ class ReplayModel(QObject):
     def _set_filled(self, ctx: _Backend) -> None:
         if ctx is self.ctx:
             self.filled = True
-            self._poll.stop()
+            try:
+                self._poll.stop()
+            except RuntimeError:              # (an answer that comes as the window closes: its timer is gone)
+                pass
 
     def _failed(self, msg: str) -> None:
         self.loading = self.busy = False
