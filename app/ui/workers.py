@@ -155,19 +155,19 @@ class Jobs(QObject):
         def deliver(result, job=job):
             settle()
             if not job.cancelled and on_done is not None:
-                on_done(result)
+                _to_ui(on_done, result)
             if on_end is not None:
-                on_end(job)
+                _to_ui(on_end, job)
 
         def deliver_error(msg, job=job):
             settle()
             if not job.cancelled:
                 if on_error is not None:
-                    on_error(msg)
+                    _to_ui(on_error, msg)
                 elif _error_sink is not None:
                     _error_sink(job.name, msg)
             if on_end is not None:
-                on_end(job)
+                _to_ui(on_end, job)
 
         job.done.connect(deliver)
         job.failed.connect(deliver_error)
@@ -259,6 +259,16 @@ class Jobs(QObject):
 
 
 _error_sink: Optional[Callable[[str, str], None]] = None
+
+
+def _to_ui(fn: Callable[..., object], *args: object) -> None:
+    """A job's callback on the UI thread; an answer that arrives as its window closes (the callback's Qt
+    objects already deleted) is dropped, as a cancelled job's is; any other error goes on."""
+    try:
+        fn(*args)
+    except RuntimeError as e:
+        if "already deleted" not in str(e):
+            raise
 
 
 def set_error_sink(sink: Optional[Callable[[str, str], None]]) -> None:
