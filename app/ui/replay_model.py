@@ -160,10 +160,7 @@ class ReplayModel(QObject):
     def _set_filled(self, ctx: _Backend) -> None:
         if ctx is self.ctx:
             self.filled = True
-            try:
-                self._poll.stop()
-            except RuntimeError:              # (an answer that comes as the window closes: its timer is gone)
-                pass
+            self._poll.stop()
 
     def _failed(self, msg: str) -> None:
         self.loading = self.busy = False
