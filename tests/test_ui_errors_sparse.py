@@ -22,11 +22,23 @@ def _config_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
 
 
+def _open_ready(qtbot, p):
+    """A window on ``p`` once its tail, its outline and its seq index (far jumps) are ready."""
+    from app.ui.main_window import MainWindow
+    w = MainWindow(page_size=50, theme_mode="light")
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.sessionLoaded, timeout=WAIT):
+        w.open_store(str(p))
+    h, go = w.history, w.go_actions
+    qtbot.waitUntil(lambda: not h.loading and go.outline is not None and h.jumps.can_jump(), timeout=WAIT)
+    return w, h, go
+
+
 def test_errors_only_reads_only_the_error_pages(qtbot, tmp_path, monkeypatch):
     import app.ui.history.model as model_mod
     import app.ui.history.sparse as sparse_mod
     from app.ui.history.navigation import row_is_error
-    from app.ui.main_window import MainWindow
     p = tmp_path / "store" / "session.jsonl"
     write_jsonl(str(p), SessionSynth(43, p_tool_error=0.004, p_retry=0.0, p_turn_error=0.004, p_abort=0.0),
                 target_bytes=5_000_000)
@@ -50,13 +62,7 @@ def test_errors_only_reads_only_the_error_pages(qtbot, tmp_path, monkeypatch):
         return read_range(reader, lo, hi)
     monkeypatch.setattr(model_mod, "older_job", counting_older)
     monkeypatch.setattr(sparse_mod, "read_range", counting_range)
-    w = MainWindow(page_size=50, theme_mode="light")
-    qtbot.addWidget(w)
-    w.show()
-    with qtbot.waitSignal(w.sessionLoaded, timeout=WAIT):
-        w.open_store(str(p))
-    h, go = w.history, w.go_actions
-    qtbot.waitUntil(lambda: not h.loading and go.outline is not None and h.jumps.can_jump(), timeout=WAIT)
+    w, h, go = _open_ready(qtbot, p)
     first, _last = h.window.loaded_range()
     older_errors = [s for s in want if s < first]
     assert len(older_errors) >= 3                           # on pages never loaded
@@ -134,7 +140,6 @@ def test_errors_only_shows_the_newest_errors_first(qtbot, tmp_path, monkeypatch)
     then the whole errors' page replaces it, and the window ends as with one page read at once."""
     import app.ui.history.sparse as sparse_mod
     from app.ui.history.jumps import PageJumps
-    from app.ui.main_window import MainWindow
     p = tmp_path / "store" / "session.jsonl"
     write_jsonl(str(p), SessionSynth(seed=29, version=4, context_window=24_000, p_tool_error=0.05, p_turn_error=0.02),
                 target_bytes=2_000_000)
@@ -146,13 +151,7 @@ def test_errors_only_shows_the_newest_errors_first(qtbot, tmp_path, monkeypatch)
         install(self, lp, done)
         installs.append((done, sorted(lp.events), [r.key for r in self.model.rows]))
     monkeypatch.setattr(PageJumps, "_install_sparse", recording)
-    w = MainWindow(page_size=50, theme_mode="light")
-    qtbot.addWidget(w)
-    w.show()
-    with qtbot.waitSignal(w.sessionLoaded, timeout=WAIT):
-        w.open_store(str(p))
-    h, go = w.history, w.go_actions
-    qtbot.waitUntil(lambda: not h.loading and go.outline is not None and h.jumps.can_jump(), timeout=WAIT)
+    w, h, go = _open_ready(qtbot, p)
     first = h.window.loaded_range()[0]
     older = [s for s in go.error_seqs if s < first]
     assert len(older) > 2 * sparse_mod.NEWEST
