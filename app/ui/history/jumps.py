@@ -9,6 +9,7 @@ pages on the same reader) and installed by :class:`~app.ui.history.window.RowWin
 from __future__ import annotations
 
 from typing import Optional
+from collections.abc import Sequence
 
 from PySide6.QtCore import QObject
 
@@ -24,7 +25,7 @@ class PageJumps(QObject):
         self.model = model
         # seqs a row filter must reach (the outline's error seqs for *Errors only*): while the filter is on,
         # older pages are read, one after another, until the oldest of them is loaded
-        self.wanted_seqs: list[int] = []
+        self.wanted_seqs: Sequence[int] = []
         self._paging = False
         self._sparse: Optional[LoadedPage] = None   # the page of the errors' segments (sparse.py) while *Errors only* is on
         self._sparse_asked = False
@@ -168,10 +169,10 @@ class PageJumps(QObject):
         self._paging = bool(errors_only)
         self._page_on()
 
-    def set_wanted(self, seqs: list[int], where: Optional[dict] = None) -> None:
-        """The seqs the *Errors only* filter must reach (the whole log's errors, from the outline; ``where``:
-        seq -> (pos, offset, line) of its stored row, when the outline knows it)."""
-        self.wanted_seqs = sorted(seqs)
+    def set_wanted(self, seqs: Sequence[int], where: Optional[dict] = None) -> None:
+        """The seqs the *Errors only* filter must reach (the whole log's errors, sorted: the outline's array,
+        kept as it is; ``where``: seq -> (pos, offset, line) of its stored row, when the outline knows it)."""
+        self.wanted_seqs = seqs
         self.wanted_where = where or {}
         if not seqs:                       # (another session: its errors' page is read afresh)
             self._sparse, self._sparse_asked = None, False
