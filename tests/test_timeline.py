@@ -382,5 +382,6 @@ def test_summary_cached_per_log_revision_and_price_table(synth_logs, tmp_path):
         f.write(b"\n")
     assert cached_summary(open_reader(str(p)), spans, b)[1] == "built"
     for f in Path(os.environ["SESSION_LENS_CACHE_DIR"], "index").glob("*.tlsum"):
-        f.write_bytes(f.read_bytes()[:-1] + b"x")
+        blob = f.read_bytes()
+        f.write_bytes(blob[:-1] + bytes([blob[-1] ^ 0xFF]))   # (always a change: an "x" matched 1 byte in 256)
     assert cached_summary(open_reader(str(p)), spans, b)[1] == "built"
