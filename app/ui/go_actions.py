@@ -204,7 +204,9 @@ class GoActions(QObject):
 
     def _outline_done(self, ol) -> None:
         from ..log.query.outline_packed import packed
+        from .outline_turns import keep_small
         ol = packed(ol)                               # (the child packed its turns already: issue 36)
+        keep_small(ol.turns)                          # (their blocks in a temporary file, 32-bit columns)
         self.outline = ol
         self.outline_model.set_turns(ol.turns)
         self.problems_model.set_problems(ol.problems)

@@ -103,8 +103,9 @@ class CompactTurns:
     """Turns packed in compressed blocks; ``turns[i]`` is an equal :class:`TurnEntry`."""
 
     def __init__(self, turns: Iterable[TurnEntry] = ()):
-        self._blocks: list[bytes] = []       # per block: its turns' pickled records, joined, compressed
-        self._ends = array("q")              # per turn: its record's end in its block
+        self.blocks: Any = []                # per block: its turns' pickled records, joined, compressed (a list;
+                                             # the window moves them to a file: app.ui.outline_turns)
+        self.ends = array("q")               # per turn: its record's end in its block
         self.numbers = array("q")            # turn numbers
         self.first_seqs = array("q")
         errs: list[tuple[int, Any]] = []
@@ -114,16 +115,16 @@ class CompactTurns:
         for t in turns:
             cur.append(_record(t))
             at += len(cur[-1])
-            self._ends.append(at)
+            self.ends.append(at)
             self.numbers.append(t.turn)
             self.first_seqs.append(t.first_seq)
             seqs.extend(t.error_seqs)
             errs.extend(zip(t.error_seqs, t.error_rows))
             if len(cur) == TURN_BLOCK:
-                self._blocks.append(zlib.compress(b"".join(cur), 6))
+                self.blocks.append(zlib.compress(b"".join(cur), 6))
                 cur, at = [], 0
         if cur:
-            self._blocks.append(zlib.compress(b"".join(cur), 6))
+            self.blocks.append(zlib.compress(b"".join(cur), 6))
         seqs.sort()
         self.error_seqs = SeqArray("q", seqs)   # the whole log's errors, sorted
         self.error_where = ErrorRows(errs)
@@ -138,9 +139,9 @@ class CompactTurns:
     def _turn(self, i: int) -> TurnEntry:
         k = i // TURN_BLOCK
         if self._open[0] != k:
-            self._open = (k, zlib.decompress(self._blocks[k]))
-        a = 0 if i % TURN_BLOCK == 0 else self._ends[i - 1]
-        return TurnEntry(**dict(zip(_FIELDS, pickle.loads(self._open[1][a:self._ends[i]]))))
+            self._open = (k, zlib.decompress(self.blocks[k]))
+        a = 0 if i % TURN_BLOCK == 0 else self.ends[i - 1]
+        return TurnEntry(**dict(zip(_FIELDS, pickle.loads(self._open[1][a:self.ends[i]]))))
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
