@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import time
 
 import pytest
@@ -155,3 +156,23 @@ def test_a_link_to_no_file_is_never_trusted_and_its_target_appearing_is_seen(hom
         res = live_search(ix, "the")
         assert res.unindexed == [link]
         assert link in {g.key for g in res.sessions}
+
+
+def test_a_damaged_manifest_is_no_answer(home0, tmp_path):
+    """Cut short or with any byte of its numbers changed, the manifest never vouches (nor raises)."""
+    from app.store.ftsfresh import fresh_digest
+    root = _home(home0, tmp_path)
+    _settle(root)
+    with FullTextIndex(root, db_path=str(tmp_path / "ix.sqlite")) as ix:
+        ix.update(workers=0)
+        blob = ix.conn.execute("SELECT value FROM meta WHERE key = ?", (MANIFEST_KEY,)).fetchone()[0]
+        digest = fresh_digest(blob)
+        assert digest is not None
+        for cut in (0, 3, 4, 19, 20, 27, len(blob) // 2, len(blob) - 1):
+            assert fresh_digest(blob[:cut]) is None
+        n, ng = int.from_bytes(blob[4:12], sys.byteorder), int.from_bytes(blob[12:20], sys.byteorder)
+        numbers = range(20 + 8 * ng, 20 + 8 * (ng + 4 * n))
+        for at in sorted({numbers[0], numbers[-1], *numbers[::97]}):
+            assert fresh_digest(blob[:at] + bytes([blob[at] ^ 0x10]) + blob[at + 1:]) is None
+        assert fresh_digest(blob + b"\0x") is None and fresh_digest("not bytes") is None
+        assert fresh_digest(blob) == digest

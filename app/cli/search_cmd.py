@@ -114,17 +114,17 @@ def _state_line(res, background: bool) -> str:
     return line
 
 
-def _unchanged(ix):
-    """The report of an update that found nothing changed (none is run): counts and known problems."""
+def _unchanged(ix, n: int):
+    """The report of an update that found nothing changed (none is run): counts (``n`` sessions
+    indexed) and known problems."""
     from ..store.fulltext import UpdateReport
     probs = ix.session_problems()
-    n = ix.indexed_count()
     rep = UpdateReport(sessions=n + sum(1 for k, _p in probs if k), unchanged=n)
     rep.problems = [f"{k}: {p}" for k, p in probs]
     return rep
 
 
-def _catch_up(ix, unindexed: list, build: str, walked) -> tuple:
+def _catch_up(ix, unindexed: list, build: str, walked, indexed: int) -> tuple:
     """After an answer: (update report or None, started in the background).  A few changed
     sessions are indexed now, more by a detached build; nothing changed: nothing is opened (and
     when a stat walk said so, its manifest is kept: the next query checks it instead of walking)."""
@@ -132,7 +132,7 @@ def _catch_up(ix, unindexed: list, build: str, walked) -> tuple:
         if walked is not None and build == "done":
             from ..store.ftsfresh import keep_manifest
             keep_manifest(ix, walked)
-        return _unchanged(ix), False
+        return _unchanged(ix, indexed), False
     if build == "running":
         return None, False
     sizes = {p.key: p.size for p in ix.pending(walked)}
@@ -205,7 +205,7 @@ def _run_search(args):
                 raise CliError(str(e)) from None
             indexed = ix.indexed_count()      # before the catch-up: the sessions the index answered for
             if not args.no_update and not args.rebuild:   # the answer is whole already; the index catches up
-                rep, background = _catch_up(ix, res.unindexed, res.build, res.walked)
+                rep, background = _catch_up(ix, res.unindexed, res.build, res.walked, indexed)
             obj = {"hits": [h.to_dict() for h in res.hits], "sessions": res.session_total,
                    "sessionsExact": res.sessions_exact,
                    "indexed": indexed,

@@ -5,9 +5,10 @@ The freshness check proves that the stat walk of the root (:func:`app.store.ftsw
 would give now exactly the walk the index last recorded (its digest, meta ``walk``): then every
 session is indexed at its current revision and nothing needs comparing.  The slow way is to make
 the walk.  The manifest (meta ``manifest`` of shard 0, one row) records that walk in a form that
-is checked by one ``stat`` per folder and per file, and nothing else:
+is checked by one ``stat`` per folder and per file (relative to the few folders two levels up,
+opened once: a shorter lookup), and nothing else:
 
-* every folder the walk visited, with its device, inode and mtime.  A folder whose mtime is
+* every folder the walk visited, with its device, inode, size and mtime.  A folder whose mtime is
   unchanged still holds the same names (an entry added, removed or renamed in a folder moves its
   mtime), so the walk would list the same folders and files again.  That holds only when the
   mtime was older than the listing by :data:`app.store.ftswalk.RACY_NS` (a coarse clock could
@@ -33,91 +34,116 @@ from typing import Any, Optional
 from .ftswalk import Scanned, WalkSeen
 
 MANIFEST_KEY = "manifest"
-_MAGIC = b"SLM1"
+_MAGIC = b"SLM2"
+_HEAD = 20                     # the magic, then the numbers of entries and of folders they are grouped under
+
+
+def _split(path: str) -> tuple[bytes, bytes]:
+    """(the folder two levels up, the path from it): entries are stat-ed relative to a few open
+    folders (a shorter lookup for the kernel than the whole path)."""
+    head, tail = os.path.split(path)
+    base, mid = os.path.split(head)
+    return os.fsencode(base), os.fsencode(os.path.join(mid, tail) if mid else tail)
 
 
 def manifest_blob(digest: str, walked: Scanned, seen: WalkSeen) -> Optional[bytes]:
     """The manifest of a walk (digest ``digest``; ``seen``: what it vouched for,
     :class:`app.store.ftswalk.WalkSeen`), or None when the walk cannot be checked so: a folder it
     visited was not settled, had a link it passed over or could not be read, or a file it listed
-    was gone."""
+    was gone.  Each entry (folder or file) is kept with its device, inode, size and mtime, under
+    the folder two levels up (:func:`_split`)."""
     if seen.unsure or not seen.folders:
         return None
-    folders = seen.folders
-    files = [(p, st) for p, st, _pr in walked[0]] + list(walked[1])
-    names = [digest] + [d for d, _dev, _ino, _mt in folders] + [p for p, _st in files]
-    big = array("Q", [len(folders), len(files)])
-    big.extend(dev for _d, dev, _i, _m in folders)
-    big.extend(ino for _d, _dev, ino, _m in folders)
-    big.extend(st.st_dev for _p, st in files)
-    big.extend(st.st_ino for _p, st in files)
-    big.extend(st.st_size for _p, st in files)
-    times = array("q", [mt for _d, _dev, _i, mt in folders])
-    times.extend(st.st_mtime_ns for _p, st in files)
-    text = "\0".join(names).encode("utf-8", "surrogateescape")
-    head = array("Q", [len(big), len(times)])
-    return _MAGIC + head.tobytes() + big.tobytes() + times.tobytes() + text
+    entries = [(_split(d), (dev, ino, size, mt)) for d, dev, ino, size, mt in seen.folders]
+    entries += [(_split(p), (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+                for p, st in [(p, st) for p, st, _pr in walked[0]] + list(walked[1])]
+    groups: dict[bytes, list[tuple[bytes, tuple[int, int, int, int]]]] = {}
+    for (base, rel), sig in entries:
+        groups.setdefault(base, []).append((rel, sig))
+    rows = [row for g in groups.values() for row in g]
+    nums = array("Q", [len(g) for g in groups.values()])
+    for k in range(3):                        # devices, inodes, sizes
+        nums.extend(sig[k] for _rel, sig in rows)
+    times = array("q", [sig[3] for _rel, sig in rows])
+    names = b"\0".join([digest.encode("ascii"), *groups, *(rel for rel, _sig in rows)])
+    head = array("Q", [len(rows), len(groups)])
+    return _MAGIC + head.tobytes() + nums.tobytes() + times.tobytes() + names
 
 
-def _parse(blob: Any) -> Optional[tuple[str, list[tuple[str, int, int, int]], list[tuple[str, int, int, int, int]]]]:
-    """(digest, folders [(path, dev, ino, mtime)], files [(path, dev, ino, size, mtime)]) or None."""
-    if not isinstance(blob, bytes) or not blob.startswith(_MAGIC):
+def recorded_digest(blob: Any) -> Optional[str]:
+    """The digest of the walk the manifest ``blob`` records (nothing checked; None: not a manifest)."""
+    if not isinstance(blob, bytes) or not blob.startswith(_MAGIC) or len(blob) < _HEAD:
         return None
-    pos = len(_MAGIC)
     head = array("Q")
-    head.frombytes(blob[pos:pos + 16])
-    pos += 16
-    nbig, ntimes = head
-    big, times = array("Q"), array("q")
-    big.frombytes(blob[pos:pos + 8 * nbig])
-    pos += 8 * nbig
-    times.frombytes(blob[pos:pos + 8 * ntimes])
-    pos += 8 * ntimes
-    nd, nf = big[0], big[1]
-    names = blob[pos:].decode("utf-8", "surrogateescape").split("\0")
-    if len(big) != 2 + 2 * nd + 3 * nf or len(times) != nd + nf or len(names) != 1 + nd + nf:
+    head.frombytes(blob[4:_HEAD])
+    pos = _HEAD + 8 * (head[1] + 4 * head[0])
+    end = blob.find(b"\0", pos)
+    try:
+        return blob[pos:end].decode("ascii") if end >= 0 else None
+    except UnicodeDecodeError:
         return None
-    b = 2
-    folders = list(zip(names[1:1 + nd], big[b:b + nd], big[b + nd:b + 2 * nd], times[:nd]))
-    b += 2 * nd
-    files = list(zip(names[1 + nd:], big[b:b + nf], big[b + nf:b + 2 * nf], big[b + 2 * nf:b + 3 * nf], times[nd:]))
-    return names[0], folders, files
 
 
 def fresh_digest(blob: Any) -> Optional[str]:
     """The digest of the walk the manifest ``blob`` records when the file system still is as it
-    recorded (every folder's device, inode and mtime, every file's device, inode, size and mtime);
-    None when anything differs or the manifest does not parse (the caller then walks)."""
+    recorded (every folder's and file's device, inode, size and mtime); None when anything
+    differs or the manifest does not parse (the caller then walks)."""
+    if not isinstance(blob, bytes) or not blob.startswith(_MAGIC) or len(blob) < _HEAD:
+        return None
     try:
-        got = _parse(blob)
-    except (ValueError, UnicodeDecodeError):
+        head = array("Q")
+        head.frombytes(blob[4:_HEAD])
+        n, ng = head
+        pos = _HEAD + 8 * (ng + 4 * n)
+        if pos > len(blob):
+            return None
+        nums, times = array("Q"), array("q")
+        nums.frombytes(blob[_HEAD:_HEAD + 8 * (ng + 3 * n)])
+        times.frombytes(blob[_HEAD + 8 * (ng + 3 * n):pos])
+        names = blob[pos:].split(b"\0")
+        if len(names) != 1 + ng + n or sum(nums[:ng]) != n:
+            return None
+        devs, inos, sizes = nums[ng:ng + n], nums[ng + n:ng + 2 * n], nums[ng + 2 * n:]
+        rels = names[1 + ng:]
+        rel_ok = os.stat in os.supports_dir_fd
+        i = 0
+        for base, k in zip(names[1:1 + ng], nums[:ng]):
+            if not _same(base, rels[i:i + k], devs[i:i + k], inos[i:i + k], sizes[i:i + k], times[i:i + k], rel_ok):
+                return None
+            i += k
+        return names[0].decode("ascii")
+    except (OSError, ValueError, OverflowError, MemoryError):
         return None
-    if got is None:
-        return None
-    digest, folders, files = got
+
+
+def _same(base: bytes, rels: list[bytes], devs: Any, inos: Any, sizes: Any, times: Any, rel_ok: bool) -> bool:
+    """Every entry under ``base`` as recorded."""
     stat = os.stat
+    fd = os.open(base, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)) if rel_ok else None
     try:
-        for d, dev, ino, mt in folders:
-            st = stat(d)
-            if st.st_mtime_ns != mt or st.st_ino != ino or st.st_dev != dev:
-                return None
-        for p, dev, ino, size, mt in files:
-            st = stat(p)
+        for rel, dev, ino, size, mt in zip(rels, devs, inos, sizes, times):
+            st = stat(rel, dir_fd=fd) if fd is not None else stat(os.path.join(base, rel))
             if st.st_mtime_ns != mt or st.st_size != size or st.st_ino != ino or st.st_dev != dev:
-                return None
-    except OSError:
+                return False
+        return True
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def manifest_of(ix: Any) -> Optional[bytes]:
+    """``ix``'s manifest (None: none)."""
+    try:
+        r = ix.conn.execute("SELECT value FROM meta WHERE key = ?", (MANIFEST_KEY,)).fetchone()
+    except Exception:  # (a missing table, a locked file: the caller walks)
         return None
-    return digest
+    return r[0] if r is not None and isinstance(r[0], bytes) else None
 
 
 def checked_digest(ix: Any) -> Optional[str]:
     """The digest of the walk ``ix``'s manifest records, when the file system still is so
     (:func:`fresh_digest`); None: no manifest, or something changed (the caller walks)."""
-    try:
-        r = ix.conn.execute("SELECT value FROM meta WHERE key = ?", (MANIFEST_KEY,)).fetchone()
-    except Exception:  # (a missing table, a locked file: the caller walks)
-        return None
-    return fresh_digest(r[0]) if r is not None else None
+    return fresh_digest(manifest_of(ix))
 
 
 def save_manifest(ix: Any, walked: Scanned, digest: str) -> None:

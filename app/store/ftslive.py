@@ -142,6 +142,45 @@ def _merge(base: SearchResult, groups: list[SessionGroup], scored: list[tuple[fl
                         sessions_exact=base.sessions_exact, walked=base.walked)
 
 
+def _index_answer(ix: FullTextIndex, pq: Any, query: str, limit: int, exact: bool, walked: Optional[Scanned],
+                  build: str) -> tuple[SearchResult, list[Pending], Optional[Bm25], Optional[Scanned]]:
+    """The index's part of :func:`live_search`, in one read snapshot: (its answer, the sessions it
+    does not hold at their current revision, the bm25 of this snapshot for the scan's hits, the
+    walk made).  A current index with a manifest (:mod:`app.store.ftsfresh`) is queried while the
+    manifest is checked beside it; only when the check fails is the root walked and the query
+    made again, the stale sessions left out."""
+    from .ftsfresh import fresh_digest, manifest_of, recorded_digest
+    from .ftssearch import beside
+    blob = manifest_of(ix) if walked is None and build == "done" else None
+    recorded = recorded_digest(blob)
+    if walked is None and recorded is None:
+        walked = ix.walk()                      # before the snapshot: see pending_sessions
+    parts = ix.parts()
+    try:
+        _begin(parts)
+        pending: list[Pending] = []
+        stale: list[list[int]] = [[] for _ in parts]
+        base = None
+        if walked is None and _same_walk(ix, recorded):
+            base, fresh = beside(lambda: fresh_digest(blob) == recorded,
+                                 lambda: ix.search(query, limit=limit, exclude=stale, exact=exact))
+            if not fresh:                       # something changed since: walk (in this snapshot) and ask again
+                base, walked = None, ix.walk()
+        if base is None:
+            if walked is None:                  # (an update since the manifest was recorded)
+                walked = ix.walk()
+            if not _same_walk(ix, walk_digest(walked) if build == "done" else None):
+                files, keys = _load(parts)      # (else the files the last whole update indexed: nothing to compare)
+                pending, stale = pending_sessions(ix.root, files, keys, walked)
+            base = ix.search(query, limit=limit, exclude=stale, exact=exact)
+        rank = None
+        if pending and pq.terms:                 # the scan's hits ranked by the statistics of this snapshot
+            rank = Bm25(pq, index_stats(parts, pq))
+    finally:
+        _end(parts)
+    return base, pending, rank, walked
+
+
 def live_search(ix: FullTextIndex, query: str, limit: int = 50, on_partial: OnPartial = None,
                 cancel: Cancel = None, every: float = 0.1, exact: bool = True,
                 walked: Optional[Scanned] = None) -> SearchResult:
@@ -156,29 +195,7 @@ def live_search(ix: FullTextIndex, query: str, limit: int = 50, on_partial: OnPa
     if not ix.fts5:
         return ix.search(query, limit=limit)     # no FTS5: the whole answer is a scan already
     build = ix.build_state()
-    digest = None
-    if walked is None and build == "done":
-        digest = ix.fresh_digest()              # the manifest's walk, when one stat per folder and file holds
-    if walked is None and digest is None:
-        walked = ix.walk()                      # before the snapshot: see pending_sessions
-    if walked is not None and build == "done":
-        digest = walk_digest(walked)
-    parts = ix.parts()
-    try:
-        _begin(parts)
-        pending: list[Pending] = []
-        stale: list[list[int]] = [[] for _ in parts]
-        if not _same_walk(ix, digest):           # else the files the last whole update indexed: nothing to compare
-            if walked is None:                   # (an update since the manifest check: walk after all)
-                walked = ix.walk()
-            files, keys = _load(parts)
-            pending, stale = pending_sessions(ix.root, files, keys, walked)
-        base = ix.search(query, limit=limit, exclude=stale, exact=exact)
-        rank = None
-        if pending and pq.terms:                 # the scan's hits ranked by the statistics of this snapshot
-            rank = Bm25(pq, index_stats(parts, pq))
-    finally:
-        _end(parts)
+    base, pending, rank, walked = _index_answer(ix, pq, query, limit, exact, walked, build)
     base.unindexed = [p.key for p in pending]
     base.build = build
     base.walked = walked

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional
 
 from .ftsglobal import ShardRank, first_rows, global_top, shard_stats
@@ -261,6 +262,16 @@ class IndexQueries:
         groups.sort(key=lambda g: -g.count)
         return SearchResult(hits=hits, sessions=groups, total=sum(g.count for g in groups), session_total=len(groups),
                             fallback=FTS5_MISSING)
+
+
+def beside(other: Callable[[], Any], main: Callable[[], Any]) -> tuple[Any, Any]:
+    """(``main()``, ``other()``): ``other`` run in a thread while ``main`` runs here (the freshness
+    check's system calls beside the query's SQLite work: both let go of the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(1) as ex:
+        fut = ex.submit(other)
+        got = main()
+        return got, fut.result()
 
 
 def _each(parts: list[Any], fn: Any) -> list[Any]:

@@ -21,13 +21,13 @@ Listing = tuple[int, int, tuple[str, ...], tuple[str, ...]]
 RACY_NS = 3_000_000_000
 class WalkSeen:
     """What a walk can vouch for (the manifest of :mod:`app.store.ftsfresh`): the folders whose
-    listing cannot have changed unseen while their mtime stays [(path, device, inode, mtime_ns)],
+    listing cannot have changed unseen while their mtime stays [(path, device, inode, size, mtime_ns)],
     and how many things it cannot (a folder not settled, with a link passed over or unreadable; a
     file gone between its folder's listing and its stat)."""
 
     def __init__(self) -> None:
         self.started = time.time_ns()
-        self.folders: list[tuple[str, int, int, int]] = []
+        self.folders: list[tuple[str, int, int, int, int]] = []
         self.unsure = 0
 
 
@@ -150,7 +150,7 @@ def _walk_stat(base: str, projects: bool, max_depth: int = 8, known: Optional[di
             if record is not None:
                 record[d] = (st.st_ino, st.st_mtime_ns, dirs, names)
             if seen is not None:
-                seen.folders.append((d, st.st_dev, st.st_ino, st.st_mtime_ns))
+                seen.folders.append((d, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
         elif seen is not None:
             seen.unsure += 1
         pre = d if d.endswith(sep) else d + sep             # (os.path.join, without its per-call checks)
@@ -259,4 +259,4 @@ def _vouch_root(root: str, seen: WalkSeen) -> None:
             or (os.path.lexists(sessions) and not os.path.isdir(sessions)):
         seen.unsure += 1
         return
-    seen.folders.append((root, st.st_dev, st.st_ino, st.st_mtime_ns))
+    seen.folders.append((root, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
