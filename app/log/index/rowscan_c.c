@@ -2962,6 +2962,254 @@ static PyObject *screen_rows(PyObject *self, PyObject *args) {
 }
 /* ---- end numbers ---- */
 
+/* ---- export: the redaction walk of the exports (issue 29; owner: the export helper) ----
+ * redact_gate(s) -> int: app/store/redact.py gate_bits(s), its definition: bit i set when the gate of
+ *   Redactor's rule i passes on s (0 "-----BEGIN"; 1 "bearer" or "basic" in any case; 2 an API-key prefix;
+ *   3 "=" or ":" with "key", "token", "secret", "passw" or "auth" in any case; 4 "@"; 5 "/home/" or
+ *   "Users"), all six when s holds one of the four letters IGNORECASE takes for an ASCII letter (U+0130,
+ *   U+0131, U+017F, U+212A).  0: Redactor.text(s) is s and counts nothing.
+ * redact_walk(o, text, maxdepth) -> object | NotImplemented: Redactor.obj(o) (strings redacted, dict keys
+ *   and other values as they are) calling text(s, redact_gate(s)) only on the strings whose gates are not 0,
+ *   in the order of the Python walk; a container none of whose strings changed is returned as it is (o
+ *   itself when no string passes).  NotImplemented, before text is ever called, when o holds a container
+ *   nested deeper than maxdepth or a subclass of str, list or dict: the Python walk decides. */
+#define RD_LOWER(c) ((c) >= 'A' && (c) <= 'Z' ? (c) + 32 : (c))
+
+static int rd_ci(P d, Py_ssize_t i, Py_ssize_t n, const char *w, Py_ssize_t k) {      /* w lower case */
+    if (i + k > n)
+        return 0;
+    for (Py_ssize_t j = 0; j < k; j++)
+        if (RD_LOWER(d[i + j]) != (unsigned char)w[j])
+            return 0;
+    return 1;
+}
+
+#define RD_AT(s) (lit(d, i, n, s, (Py_ssize_t)sizeof(s) - 1) >= 0)
+#define RD_CI(s) rd_ci(d, i, n, s, (Py_ssize_t)sizeof(s) - 1)
+
+/* the gates on n bytes (a non-ASCII character given as 0x80): redact_gate's bits */
+static int rd_gate_bytes(P d, Py_ssize_t n) {
+    int bits = 0, sep = 0, key = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        switch (d[i]) {
+        case '@':
+            bits |= 16;
+            break;
+        case '=': case ':':
+            sep = 1;
+            break;
+        case '-':
+            if (RD_AT("-----BEGIN"))
+                bits |= 1;
+            break;
+        case '/':
+            if (RD_AT("/home/"))
+                bits |= 32;
+            break;
+        case 'U':
+            if (RD_AT("Users"))
+                bits |= 32;
+            break;
+        case 's':
+            if (RD_AT("sk-"))
+                bits |= 4;
+            break;
+        case 'g':
+            if (RD_AT("ghp_") || RD_AT("gho_") || RD_AT("ghu_") || RD_AT("ghs_") || RD_AT("ghr_")
+                || RD_AT("github_pat_") || RD_AT("glpat-"))
+                bits |= 4;
+            break;
+        case 'A':
+            if (RD_AT("AKIA") || RD_AT("ASIA") || RD_AT("AIza"))
+                bits |= 4;
+            break;
+        case 'x':
+            if (RD_AT("xox"))
+                bits |= 4;
+            break;
+        default:
+            break;
+        }
+        switch (RD_LOWER(d[i])) {
+        case 'b':
+            if (RD_CI("bearer") || RD_CI("basic"))
+                bits |= 2;
+            break;
+        case 'k':
+            key = key || RD_CI("key");
+            break;
+        case 't':
+            key = key || RD_CI("token");
+            break;
+        case 's':
+            key = key || RD_CI("secret");
+            break;
+        case 'p':
+            key = key || RD_CI("passw");
+            break;
+        case 'a':
+            key = key || RD_CI("auth");
+            break;
+        default:
+            break;
+        }
+    }
+    return bits | (sep && key ? 8 : 0);
+}
+
+/* redact_gate of a str: its bits, or -1 (an error set) */
+static int rd_gate(PyObject *s) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    if (kind == PyUnicode_1BYTE_KIND)
+        return rd_gate_bytes((P)data, n);
+    unsigned char small[512];
+    unsigned char *b = n <= (Py_ssize_t)sizeof(small) ? small : PyMem_Malloc((size_t)n);
+    if (b == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int fold = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c == 0x130 || c == 0x131 || c == 0x17f || c == 0x212a) {
+            fold = 1;
+            break;
+        }
+        b[i] = c < 0x80 ? (unsigned char)c : 0x80;
+    }
+    int r = fold ? 63 : rd_gate_bytes(b, n);
+    if (b != small)
+        PyMem_Free(b);
+    return r;
+}
+
+static PyObject *redact_gate(PyObject *self, PyObject *s) {
+    (void)self;
+    if (!PyUnicode_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "redact_gate: a str is needed");
+        return NULL;
+    }
+    int r = rd_gate(s);
+    return r < 0 ? NULL : PyLong_FromLong(r);
+}
+
+/* 1: a string passes the gate, 0: none does, -1: an error, -2: deeper than maxdepth or a subclass */
+static int rd_scan(PyObject *o, int depth, int maxdepth) {
+    int hit = 0, r;
+    if (PyUnicode_CheckExact(o)) {
+        int g = rd_gate(o);
+        return g < 0 ? -1 : g != 0;
+    }
+    if (PyDict_CheckExact(o)) {
+        if (depth > maxdepth)
+            return -2;
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        while (PyDict_Next(o, &pos, &k, &v)) {
+            if ((r = rd_scan(v, depth + 1, maxdepth)) < 0)
+                return r;
+            hit |= r != 0;
+        }
+        return hit;
+    }
+    if (PyList_CheckExact(o)) {
+        if (depth > maxdepth)
+            return -2;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(o); i++) {
+            if ((r = rd_scan(PyList_GET_ITEM(o, i), depth + 1, maxdepth)) < 0)
+                return r;
+            hit |= r != 0;
+        }
+        return hit;
+    }
+    return PyUnicode_Check(o) || PyList_Check(o) || PyDict_Check(o) ? -2 : 0;
+}
+
+/* o redacted (rd_scan said it may be walked): a new reference, NULL on an error */
+static PyObject *rd_build(PyObject *o, PyObject *text) {
+    if (PyUnicode_CheckExact(o)) {
+        int g = rd_gate(o);
+        if (g < 0)
+            return NULL;
+        if (!g) {
+            Py_INCREF(o);
+            return o;
+        }
+        return PyObject_CallFunction(text, "Oi", o, g);
+    }
+    if (PyList_CheckExact(o)) {
+        Py_ssize_t n = PyList_GET_SIZE(o);
+        PyObject *out = PyList_New(n);
+        int same = 1;
+        if (out == NULL)
+            return NULL;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *v = PyList_GET_ITEM(o, i);
+            PyObject *w = rd_build(v, text);
+            if (w == NULL) {
+                Py_DECREF(out);
+                return NULL;
+            }
+            same = same && w == v;
+            PyList_SET_ITEM(out, i, w);
+        }
+        if (same && PyList_GET_SIZE(o) == n) {
+            Py_DECREF(out);
+            Py_INCREF(o);
+            return o;
+        }
+        return out;
+    }
+    if (PyDict_CheckExact(o)) {
+        PyObject *out = PyDict_New(), *k, *v;
+        Py_ssize_t pos = 0;
+        int same = 1;
+        if (out == NULL)
+            return NULL;
+        while (PyDict_Next(o, &pos, &k, &v)) {
+            PyObject *w = rd_build(v, text);
+            if (w == NULL || PyDict_SetItem(out, k, w) < 0) {
+                Py_XDECREF(w);
+                Py_DECREF(out);
+                return NULL;
+            }
+            same = same && w == v;
+            Py_DECREF(w);
+        }
+        if (same) {
+            Py_DECREF(out);
+            Py_INCREF(o);
+            return o;
+        }
+        return out;
+    }
+    Py_INCREF(o);
+    return o;
+}
+
+static PyObject *redact_walk(PyObject *self, PyObject *args) {
+    PyObject *o, *text;
+    int maxdepth;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOi", &o, &text, &maxdepth))
+        return NULL;
+    int r = rd_scan(o, 0, maxdepth);
+    if (r == -1)
+        return NULL;
+    if (r == -2)
+        Py_RETURN_NOTIMPLEMENTED;
+    if (r == 0) {
+        Py_INCREF(o);
+        return o;
+    }
+    return rd_build(o, text);
+}
+#undef RD_AT
+#undef RD_CI
+/* ---- end export ---- */
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "rowscan.scan, in C (see the module's source)."},
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
@@ -2979,6 +3227,8 @@ static PyMethodDef methods[] = {
     {"find_folded", find_folded, METH_VARARGS, "The places of a needle in a window folded by a table (big29)."},
     {"screen_row", screen_row, METH_VARARGS, "The fast paths' row screen of one row (numbers section)."},
     {"screen_rows", screen_rows, METH_VARARGS, "The rows of a list the row screen refuses (numbers section)."},
+    {"redact_gate", redact_gate, METH_O, "redact.gate_bits: the rules whose gates pass on a string (export section)."},
+    {"redact_walk", redact_walk, METH_VARARGS, "Redactor.obj, text called on gated strings only (export section)."},
     {NULL, NULL, 0, NULL},
 };
 
