@@ -2962,6 +2962,88 @@ static PyObject *screen_rows(PyObject *self, PyObject *args) {
 }
 /* ---- end numbers ---- */
 
+/* ---- find: a caseless ASCII literal's first match and count in a field's text (issue 29; owner: the find helper) ----
+ * fold_count(text, needle) -> None | (first, count): FoldMatcher.first_and_count's (start of the first match, number
+ * of matches) of ``needle`` (ASCII, already folded: no capital letter) in ``text``, not whole words: -1 and 0 when
+ * none.  None when ``text`` holds a character some of whose case forms hold ASCII letters (FC_Q: ß, the Turkish
+ * i's, ŉ, ǰ, ẖ..ẚ, ẞ, the Kelvin sign, the ligatures ﬀ..ﬆ): the caller takes the Python way.  Every other character
+ * folds to characters none of which is ASCII, so a match of an ASCII needle in fold_case(text) is a run of ASCII
+ * characters of ``text``, each lowercased: the same places as in ``text`` with its ASCII capitals lowered, found
+ * left to right, not overlapping.  The interpreted definition is app/log/query/find_match.fold_count_py
+ * (FoldMatcher's own way); tests/test_find_fold_count.py holds both equal. */
+static inline int fc_q(Py_UCS4 c) {
+    return c == 0xDF || c == 0x130 || c == 0x131 || c == 0x149 || c == 0x17F || c == 0x1F0
+        || (c >= 0x1E96 && c <= 0x1E9A) || c == 0x1E9E || c == 0x212A || (c >= 0xFB00 && c <= 0xFB06);
+}
+
+#define FC_SCAN(T)                                                                                     \
+    {                                                                                                  \
+        const T *d = (const T *)data;                                                                  \
+        if (!ascii)                                                                                    \
+            for (Py_ssize_t i = 0; i < n; i++)                                                         \
+                if (d[i] >= 0xDF && fc_q(d[i]))                                                        \
+                    return -2;                                                                         \
+        Py_ssize_t i = 0;                                                                              \
+        while (i + m <= n) {                                                                           \
+            Py_UCS4 c = d[i];                                                                          \
+            if ((c >= 'A' && c <= 'Z' ? c + 32 : c) != nd[0]) {                                       \
+                i++;                                                                                   \
+                continue;                                                                              \
+            }                                                                                          \
+            Py_ssize_t k = 1;                                                                          \
+            for (; k < m; k++) {                                                                       \
+                Py_UCS4 e = d[i + k];                                                                  \
+                if ((e >= 'A' && e <= 'Z' ? e + 32 : e) != nd[k])                                      \
+                    break;                                                                             \
+            }                                                                                          \
+            if (k == m) {                                                                              \
+                if (*first < 0)                                                                        \
+                    *first = i;                                                                        \
+                (*count)++;                                                                            \
+                i += m;                                                                                \
+            } else                                                                                     \
+                i++;                                                                                   \
+        }                                                                                              \
+    }
+
+/* 0, or -2 (a character of FC_Q in the text) */
+static int fc_run(int kind, const void *data, Py_ssize_t n, int ascii, const unsigned char *nd, Py_ssize_t m,
+                  Py_ssize_t *first, Py_ssize_t *count) {
+    *first = -1;
+    *count = 0;
+    if (kind == PyUnicode_1BYTE_KIND)
+        FC_SCAN(Py_UCS1)
+    else if (kind == PyUnicode_2BYTE_KIND)
+        FC_SCAN(Py_UCS2)
+    else
+        FC_SCAN(Py_UCS4)
+    return 0;
+}
+
+static PyObject *fold_count(PyObject *self, PyObject *args) {
+    PyObject *text, *needle;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "UU", &text, &needle))
+        return NULL;
+    Py_ssize_t m = PyUnicode_GET_LENGTH(needle);
+    if (!PyUnicode_IS_ASCII(needle) || m == 0) {
+        PyErr_SetString(PyExc_ValueError, "fold_count: an ASCII needle, not empty");
+        return NULL;
+    }
+    const unsigned char *nd = PyUnicode_1BYTE_DATA(needle);
+    for (Py_ssize_t k = 0; k < m; k++)
+        if (nd[k] >= 'A' && nd[k] <= 'Z') {
+            PyErr_SetString(PyExc_ValueError, "fold_count: a folded needle (no capital letter)");
+            return NULL;
+        }
+    Py_ssize_t first, count;
+    if (fc_run(PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), PyUnicode_IS_ASCII(text),
+               nd, m, &first, &count) < 0)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(nn)", first, count);
+}
+/* ---- end find ---- */
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "rowscan.scan, in C (see the module's source)."},
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
@@ -2979,6 +3061,7 @@ static PyMethodDef methods[] = {
     {"find_folded", find_folded, METH_VARARGS, "The places of a needle in a window folded by a table (big29)."},
     {"screen_row", screen_row, METH_VARARGS, "The fast paths' row screen of one row (numbers section)."},
     {"screen_rows", screen_rows, METH_VARARGS, "The rows of a list the row screen refuses (numbers section)."},
+    {"fold_count", fold_count, METH_VARARGS, "A caseless ASCII literal's first match and count in a text (find section)."},
     {NULL, NULL, 0, NULL},
 };
 

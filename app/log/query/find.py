@@ -189,19 +189,30 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
 
 
 GATE_PASSES = 4                    # a gate of more needles is checked row by row (each needle: a pass per window)
+PLAIN_PASSES = 8                   # (a gate of more needles) its ASCII needles found by a pass each, up to this many
 
 
 def gated(data: Any, lim: int, starts: list[int], g: Prefilter) -> list[int]:
     """The rows of ``starts`` (in ``data[:lim]``) holding gate ``g``: found in one pass over the window per needle,
-    or, for a gate of many needles (a caseless piece's fold variants and escaping levels), checked in each row."""
+    or, for a gate of many needles (a caseless piece's fold variants and escaping levels), its ASCII needles found
+    in a pass each (:meth:`.Prefilter.gate_rows`), and only the other rows that hold a byte the rest are looked for
+    by checked one by one for the rest (:meth:`.Prefilter.hit_others`).  The rows kept are those
+    :meth:`.Prefilter.hit` keeps (``tests/test_find_pieces.py``)."""
     if len(g.needles) + len(g.esc) <= GATE_PASSES:
         held = set(row_starts(data, g.positions(data, lim, rows=True), lim))
         return [x for x in starts if x in held]
+    got = g.gate_rows(data, lim, PLAIN_PASSES)
+    check = None if got is None else set(row_starts(data, got[1], lim))
+    held = set() if got is None else set(row_starts(data, got[0], lim))
     out = []
     for x in starts:
-        e = data.find(b"\n", x, lim)
-        if g.hit(bytes(data[x:lim if e < 0 else e])):
+        if x in held:
             out.append(x)
+        elif check is None or x in check:
+            e = data.find(b"\n", x, lim)
+            row = bytes(data[x:lim if e < 0 else e])
+            if g.hit(row) if check is None else g.hit_others(row):
+                out.append(x)
     return out
 
 

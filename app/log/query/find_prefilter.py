@@ -312,6 +312,37 @@ class Prefilter:
         for n in needles:
             _find_all(hay, n, 0, lim - start, out, start, rows)
 
+    def gate_rows(self, data: Buf, lim: int, most: int) -> Optional[tuple[list[int], list[int]]]:
+        """(places of the ASCII needles, places where another needle may be) in ``data[:lim]`` seen through
+        :attr:`fold`, the first of each in each row, sorted, a pass each: a row holding none of them holds no
+        needle; one holding only the second is checked (:meth:`hit_others`).  The second: the bytes the needles
+        with a non-ASCII byte are looked for by (:attr:`_rare_by`) and, with escaped needles, ``\\u`` (all of
+        them hold it).  None: more than ``most`` ASCII needles."""
+        if len(self._plain) > most:
+            return None
+        table = self.fold if self.fold is not None else SAME
+        plain: list[int] = []
+        for n in self._plain:
+            _find_through(data, 0, lim, n, table, plain, True)
+        maybe: list[int] = []
+        for g in sorted(self._rare_by) if self._rare else ():
+            _find_through(data, 0, lim, g, table, maybe, True)
+        if self.esc:
+            _find_through(data, 0, lim, b"\\u", table if self.fold is not None else FOLD, maybe, True)
+        plain.sort()
+        maybe.sort()
+        return plain, maybe
+
+    def hit_others(self, raw: bytes) -> bool:
+        """``raw`` holds a needle :meth:`gate_rows` looks for no ASCII one of (:meth:`hit` is this, or an ASCII
+        needle found): one with a non-ASCII byte, or an escaped one."""
+        if self.fold is None:
+            return any(n in raw for n, _g, _k in self._rare) or any(n in raw for n in self.esc)
+        hay = raw.translate(self.fold)
+        return (bool(self._rare) and not hay.isascii() and
+                any(g in hay and any(n in hay for n in ns) for g, ns in self._rare_by.items())) or \
+            (bool(self.esc) and b"\\u" in hay and any(n in hay for n in self.esc))
+
     def hit_raw(self, raw: Buf) -> bool:
         """A raw UTF-8 needle (folded) is in ``raw``."""
         hay = raw.translate(FOLD)
