@@ -12,7 +12,7 @@ import random
 import pytest
 
 from app.log.index.reader import LogReader
-from app.log.query import find_fast, find_match
+from app.log.query import find_fast, find_light, find_match
 from app.log.query.find import FindOptions, FindStats, find_all
 from app.log.query.textview import plain, snippet
 from app.tools.hostile import hostile_names_session, hostile_session, jsonl_mutants
@@ -194,7 +194,7 @@ def test_the_comparison_catches_a_planted_difference(tmp_path, monkeypatch):
         same_both_ways(make, FindOptions("step"))
     monkeypatch.undo()
     # the payload keys read cut to a few: the fields differ, caught
-    monkeypatch.setattr(find_fast, "_KEYS", ("message", "content"))
+    monkeypatch.setattr(find_light, "_KEYS", ("message", "content"))
     with pytest.raises(AssertionError):
         same_both_ways(make, FindOptions("a"))
 

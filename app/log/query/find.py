@@ -70,6 +70,7 @@ def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None,
     return _without_echoes(_find_rows(reader, opts, cancel, progress, st, limit), st)
 
 
+_BLANK = frozenset((b"", b" ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c"))   # (what bytes.strip strips)
 ECHO_WAIT = 4096                   # hits held back while a call block waits for its tool/call row
 
 
@@ -163,15 +164,16 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
             line = seg.line0
             counted = 0
             tb = TurnTracker(codec, seg, turn, st, lim)
+            view = memoryview(data)               # (a row copied once out of the reused buffer, not twice)
             for rs, re_ in row_spans(data, starts, lim):
                 if line is not None:
                     line += data.count(b"\n", counted, rs)
                     counted = rs
                 if re_ >= lim and seg.torn:
                     continue                      # a torn last row: not an event yet
-                raw = bytes(data[rs:re_])         # (no copy of bytes; the reused buffer: copied)
-                if not raw.strip():
-                    continue
+                raw = view[rs:re_].tobytes()
+                if raw[:1] in _BLANK and not raw.strip():
+                    continue                      # (only a row starting blank can be all blank: no copy else)
                 if pre is not None and pre.gate is not None and not pre.hit(raw):
                     continue
                 for h in hits_of(raw, seg.row_pos(rs), seg.text_pos(rs), line, partial(tb.before, rs), st):

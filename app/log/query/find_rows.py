@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from ..format.limits import MAX_ROW_BYTES
 from ..format.model import BadKind, Event, Item
 from ..source.sources import RawJsonlSource, Segment
+from . import find_match
+from .find_light import NO_TURN, light_turn
 from .find_match import FindOptions, FindStats, Hit, Match, Matcher, TurnRef, match_fields
 from .find_prefilter import Buf
 from .textview import Shown, event_turn, shown_fields, snippet
@@ -185,9 +187,16 @@ def row_spans(data: Buf, starts: Optional[list[int]], n: int) -> Iterator[tuple[
 
 
 def turn_of_row(codec: RowCodec, raw: Buf, st: FindStats, pos: object = None) -> Optional[int]:
+    """The turn a ``turn/start`` row names (None: none, or no such row): read the light way where the codec would
+    read it alike (:func:`.find_light.light_turn`, a v2+ log), else decoded."""
     st.rows_decoded += 1
+    raw = bytes(raw)
+    if codec.version >= 2 and find_match.FAST:
+        t = light_turn(raw, codec.envelope_seqs, pos)
+        if t is not NO_TURN:
+            return t if type(t) is int else None
     items: list[Item]
-    items, _ = codec.decode_row(bytes(raw), pos=pos)
+    items, _ = codec.decode_row(raw, pos=pos)
     for it in items:
         if type(it) is Event and it.type == "turn/start":
             t = event_turn(it)
