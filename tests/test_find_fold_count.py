@@ -124,3 +124,17 @@ def test_a_gate_of_many_needles_keeps_the_rows_its_hit_keeps(query, seed):
                     want.append(x)
             assert find_mod.gated(data, lim, starts, g) == want
             assert 0 < len(want) < len(starts)
+
+
+def test_the_c_bracket_count_is_its_definition():
+    """``rowscan_c.brackets`` (one pass, 16 bytes a step) == the two counts, at every length around the step and on
+    random bytes, a bytearray and a memoryview."""
+    from app.log.index.fastindex import load_rowscan_c
+    from app.log.query.find_light import brackets_py
+    c = getattr(load_rowscan_c(), "brackets", None)
+    if c is None:
+        pytest.skip("the row scanner in C is not built")
+    rnd = random.Random(5)
+    for n in list(range(40)) + [255, 256, 257, 4096, 100_003]:
+        raw = bytes(rnd.choice(b'[{]}"\\ax\x00\xff') for _ in range(n))
+        assert c(raw) == brackets_py(raw) == c(bytearray(raw)) == c(memoryview(raw)), n

@@ -5,13 +5,14 @@
 from __future__ import annotations
 
 from typing import Any, Optional
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 import msgspec
 
 from ..format.limits import MAX_DEPTH, MAX_ROW_BYTES
 from ..format.model import MAX_SAFE_INT
 from ..format.versions import DATA_TYPE
+from ..index.fastindex import load_rowscan_c
 from .textview import event_turn
 
 # the text types whose fields shown_fields reads from the keys of _Data only
@@ -20,6 +21,14 @@ LIGHT_TYPES = frozenset({"user/message", "assistant/message", "tool/call", "tool
 LIGHT_B = frozenset(t.encode() for t in LIGHT_TYPES)
 TYPE_FIRST = b'{"type":"'              # how dsh writes a row: its type first (any other row: decoded to see)
 _UNSET: Any = msgspec.UNSET
+
+
+def brackets_py(raw: bytes) -> int:
+    """The definition of ``rowscan_c.brackets``: the ``[`` and ``{`` of ``raw`` (an upper bound of its nesting)."""
+    return raw.count(b"[") + raw.count(b"{")
+
+
+brackets: Callable[[bytes], int] = getattr(load_rowscan_c(), "brackets", None) or brackets_py
 
 
 class _Data(msgspec.Struct):
@@ -67,7 +76,7 @@ def light_event(raw: bytes, envelope_seqs: Optional[dict[object, int]] = None,
     ``types_b``): the types read this way."""
     if raw.startswith(TYPE_FIRST) and raw[9:raw.find(b'"', 9)] not in types_b:
         return None                                # (another type: no payload decoded in vain)
-    if len(raw) > MAX_ROW_BYTES or raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
+    if len(raw) > MAX_ROW_BYTES or (len(raw) > MAX_DEPTH and brackets(raw) > MAX_DEPTH):
         return None                                # (the codec's limits: check_row)
     try:
         row = _DECODE_ROW(raw)
