@@ -138,3 +138,30 @@ def test_the_c_bracket_count_is_its_definition():
     for n in list(range(40)) + [255, 256, 257, 4096, 100_003]:
         raw = bytes(rnd.choice(b'[{]}"\\ax\x00\xff') for _ in range(n))
         assert c(raw) == brackets_py(raw) == c(bytearray(raw)) == c(memoryview(raw)), n
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_c_ascii_search_is_find_folded(seed):
+    """``rowscan_c.find_ascii`` (16 places a step) == ``find_folded_py`` for ASCII needles through FOLD and the
+    identity, rows or not, any bounds; None for a table that maps other bytes onto a needle's first or last byte."""
+    from app.log.index.fastindex import load_rowscan_c
+    from app.log.query.find_prefilter import FOLD, SAME, find_folded_py
+    c = getattr(load_rowscan_c(), "find_ascii", None)
+    if c is None:
+        pytest.skip("the row scanner in C is not built")
+    rnd = random.Random(seed)
+    alphabet = b'tTeEsShH"\\\n {}x@`\x00\xc3\xa9\x9f'
+    for _ in range(60):
+        data = bytes(rnd.choice(alphabet) for _ in range(rnd.randint(0, 3000)))
+        for needle in (b"the", b"te", b'"tests', b'\\"t', b"tt", b"@x", b"``", b"x{", b"tes" * 7):
+            for table in (FOLD, SAME):
+                for rows in (False, True):
+                    for start, end in ((0, len(data)), (3, len(data) - 5), (-4, len(data) + 9), (50, 20)):
+                        got = c(bytearray(data), start, end, needle, table, rows)
+                        assert got == find_folded_py(data, start, end, needle, table, rows), (needle, rows, start)
+    odd = bytearray(SAME)
+    odd[ord("Q")] = ord("t")
+    assert c(b"Qhe the", 0, 7, b"the", bytes(odd), False) is None
+    assert c(b"the", 0, 3, b"t\xc3", FOLD, False) is None
+    with pytest.raises(ValueError):
+        c(b"the", 0, 3, b"t", FOLD, False)
