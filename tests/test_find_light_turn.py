@@ -73,3 +73,42 @@ def test_a_wrong_light_turn_is_caught_by_the_comparison(tmp_path, monkeypatch):
     monkeypatch.setattr(find_rows, "light_turn", lambda *a: 10_000)
     with pytest.raises(AssertionError):
         same_both_ways(make, q)
+
+
+def _turns_by_reading(reader, opts):
+    """(seq, kind, turn) of every hit by a full read: the event's own turn, else the last turn/start's."""
+    from app.log.query.find import compile_matcher, find_all
+    from app.log.query.textview import shown_fields
+    m = compile_matcher(opts)
+    cur, want = None, {}
+    for ev in reader.iter_events():
+        if ev.type == "turn/start" and event_turn(ev) is not None:
+            cur = event_turn(ev)
+        for sh in shown_fields(ev):
+            if (opts.kinds is None or sh.field.kind in opts.kinds) and m.search(sh.field.text):
+                t = event_turn(ev)
+                want[(ev.seq, sh.field.kind)] = cur if t is None else t
+    return want, find_all
+
+
+@pytest.mark.parametrize("block", [4096, 1 << 20])
+def test_every_hit_has_the_turn_a_full_read_gives(tmp_path, monkeypatch, block):
+    """The turn of each hit (its own, else the last turn/start before it, across windows, skipped windows and
+    rows asked far apart) is the one a full read of the log tracks, on a v4 and a v0 log, common and rare words
+    and generic rows (which name no turn)."""
+    from app.log.index.reader import LogReader
+    from app.log.source.sources import RawJsonlSource
+    monkeypatch.setattr(RawJsonlSource, "block", block)
+    checked = generic = 0
+    for seed, version in ((11, 4), (12, 0)):
+        p = tmp_path / f"g{seed}.jsonl"
+        write_jsonl(str(p), SessionSynth(seed=seed, version=version, context_window=12_000), target_bytes=600_000)
+        for q in (FindOptions("the"), FindOptions("summarize"), FindOptions("e", kinds=["event"]),
+                  FindOptions("error")):
+            want, find_all = _turns_by_reading(LogReader.open(str(p)), q)
+            hits, _st = find_all(LogReader.open(str(p)), q)
+            got = {(h.seq, h.kind): h.turn for h in hits}
+            assert all(want[k] == t for k, t in got.items()), q
+            checked += sum(t is not None for t in got.values())
+            generic += sum(k == "event" for _s, k in got)
+    assert checked > 200 and generic > 20, (checked, generic)
