@@ -165,3 +165,16 @@ def test_the_c_ascii_search_is_find_folded(seed):
     assert c(b"the", 0, 3, b"t\xc3", FOLD, False) is None
     with pytest.raises(ValueError):
         c(b"the", 0, 3, b"t", FOLD, False)
+
+
+def test_the_changed_characters_by_blocks_are_those_a_call_each_finds():
+    """``changed_chars`` (a block of 256 passed over when the mapping leaves it alone) == one call a character."""
+    from itertools import compress
+    from operator import ne
+    from app.log.query.find_match import changed_chars
+    for fn in (str.casefold, str.lower, str.upper):
+        chars = list(map(chr, range(0x1F000)))
+        folds = list(map(fn, chars))
+        assert changed_chars(fn) == list(compress(zip(chars, folds), map(ne, chars, folds)))
+    assert changed_chars(str.casefold, 0x100) == [(chr(c), chr(c).casefold()) for c in range(0x100)
+                                                  if chr(c).casefold() != chr(c)]

@@ -120,6 +120,21 @@ FC_Q = frozenset("\u00df\u0130\u0131\u0149\u017f\u01f0\u1e96\u1e97\u1e98\u1e99\u
 _FOLD_COUNT: Optional[Callable[[str, str], Optional[tuple[int, int]]]] = getattr(load_rowscan_c(), "fold_count", None)
 
 
+def changed_chars(fn: Callable[[str], str], stop: int = 0x1F000) -> list[tuple[str, str]]:
+    """(character, ``fn(character)``) of every character below ``stop`` that ``fn`` (``str.casefold``,
+    ``str.lower``: a mapping of each character on its own) changes, in code point order; blocks of 256 that it
+    leaves alone are passed over in one call (most of them: ~10 ms, not ~100 for a call a character)."""
+    out: list[tuple[str, str]] = []
+    for lo in range(0, stop, 256):
+        block = "".join(map(chr, range(lo, min(lo + 256, stop))))
+        if fn(block) == block:
+            continue
+        chars = list(block)
+        folds = list(map(fn, chars))
+        out += compress(zip(chars, folds), map(ne, chars, folds))
+    return out
+
+
 FAST = True                        # False: every caseless field through its folded text (tests compare both ways)
 _MADE: Optional[frozenset[str]] = None       # the characters some other character folds into
 
@@ -129,9 +144,8 @@ def inert(needle: str) -> bool:
     another ("—", "→", "✓"): its matches in the folded text are its places in the text itself, one to one."""
     global _MADE
     if _MADE is None:
-        every = list(map(chr, range(0x1F000)))   # (every character that folds to another is below U+1F000)
-        folds = list(map(str.casefold, every))   # (C-level; fold_case is casefold but for the Turkish i's: "i")
-        _MADE = frozenset("".join(compress(folds, map(ne, every, folds)))) | {"i"}
+        # (every character that folds to another is below U+1F000; fold_case is casefold but for the Turkish i's: "i")
+        _MADE = frozenset("".join(f for _c, f in changed_chars(str.casefold))) | {"i"}
     return all(fold_case(c) == c and c not in _MADE for c in needle)
 
 
