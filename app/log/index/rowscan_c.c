@@ -3210,6 +3210,210 @@ static PyObject *redact_walk(PyObject *self, PyObject *args) {
 #undef RD_CI
 /* ---- end export ---- */
 
+/* ---- find: a caseless ASCII literal's first match and count in a field's text (issue 29; owner: the find helper) ----
+ * fold_count(text, needle) -> None | (first, count): FoldMatcher.first_and_count's (start of the first match, number
+ * of matches) of ``needle`` (ASCII, already folded: no capital letter) in ``text``, not whole words: -1 and 0 when
+ * none.  None when ``text`` holds a character some of whose case forms hold ASCII letters (FC_Q: ß, the Turkish
+ * i's, ŉ, ǰ, ẖ..ẚ, ẞ, the Kelvin sign, the ligatures ﬀ..ﬆ): the caller takes the Python way.  Every other character
+ * folds to characters none of which is ASCII, so a match of an ASCII needle in fold_case(text) is a run of ASCII
+ * characters of ``text``, each lowercased: the same places as in ``text`` with its ASCII capitals lowered, found
+ * left to right, not overlapping.  The interpreted definition is app/log/query/find_match.fold_count_py
+ * (FoldMatcher's own way); tests/test_find_fold_count.py holds both equal. */
+static inline int fc_q(Py_UCS4 c) {
+    return c == 0xDF || c == 0x130 || c == 0x131 || c == 0x149 || c == 0x17F || c == 0x1F0
+        || (c >= 0x1E96 && c <= 0x1E9A) || c == 0x1E9E || c == 0x212A || (c >= 0xFB00 && c <= 0xFB06);
+}
+
+#define FC_SCAN(T)                                                                                     \
+    {                                                                                                  \
+        const T *d = (const T *)data;                                                                  \
+        if (!ascii)                                                                                    \
+            for (Py_ssize_t i = 0; i < n; i++)                                                         \
+                if (d[i] >= 0xDF && fc_q(d[i]))                                                        \
+                    return -2;                                                                         \
+        Py_ssize_t i = 0;                                                                              \
+        while (i + m <= n) {                                                                           \
+            Py_UCS4 c = d[i];                                                                          \
+            if ((c >= 'A' && c <= 'Z' ? c + 32 : c) != nd[0]) {                                       \
+                i++;                                                                                   \
+                continue;                                                                              \
+            }                                                                                          \
+            Py_ssize_t k = 1;                                                                          \
+            for (; k < m; k++) {                                                                       \
+                Py_UCS4 e = d[i + k];                                                                  \
+                if ((e >= 'A' && e <= 'Z' ? e + 32 : e) != nd[k])                                      \
+                    break;                                                                             \
+            }                                                                                          \
+            if (k == m) {                                                                              \
+                if (*first < 0)                                                                        \
+                    *first = i;                                                                        \
+                (*count)++;                                                                            \
+                i += m;                                                                                \
+            } else                                                                                     \
+                i++;                                                                                   \
+        }                                                                                              \
+    }
+
+/* 0, or -2 (a character of FC_Q in the text) */
+static int fc_run(int kind, const void *data, Py_ssize_t n, int ascii, const unsigned char *nd, Py_ssize_t m,
+                  Py_ssize_t *first, Py_ssize_t *count) {
+    *first = -1;
+    *count = 0;
+    if (kind == PyUnicode_1BYTE_KIND)
+        FC_SCAN(Py_UCS1)
+    else if (kind == PyUnicode_2BYTE_KIND)
+        FC_SCAN(Py_UCS2)
+    else
+        FC_SCAN(Py_UCS4)
+    return 0;
+}
+
+static PyObject *fold_count(PyObject *self, PyObject *args) {
+    PyObject *text, *needle;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "UU", &text, &needle))
+        return NULL;
+    Py_ssize_t m = PyUnicode_GET_LENGTH(needle);
+    if (!PyUnicode_IS_ASCII(needle) || m == 0) {
+        PyErr_SetString(PyExc_ValueError, "fold_count: an ASCII needle, not empty");
+        return NULL;
+    }
+    const unsigned char *nd = PyUnicode_1BYTE_DATA(needle);
+    for (Py_ssize_t k = 0; k < m; k++)
+        if (nd[k] >= 'A' && nd[k] <= 'Z') {
+            PyErr_SetString(PyExc_ValueError, "fold_count: a folded needle (no capital letter)");
+            return NULL;
+        }
+    Py_ssize_t first, count;
+    if (fc_run(PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), PyUnicode_IS_ASCII(text),
+               nd, m, &first, &count) < 0)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(nn)", first, count);
+}
+/* brackets(raw) -> int: raw.count(b"[") + raw.count(b"{") in one pass (find_light.light_event's screen of a row
+ * nested past the codec's limit; the interpreted definition is those two counts, tests/test_find_fold_count.py). */
+static PyObject *brackets(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    (void)self;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *d = (const unsigned char *)view.buf;
+    Py_ssize_t n = view.len, i = 0, count = 0;
+#if defined(__SSE2__)
+    const __m128i a = _mm_set1_epi8('['), b = _mm_set1_epi8('{');
+    while (i + 16 <= n) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(d + i));
+        int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, a), _mm_cmpeq_epi8(x, b)));
+        count += __builtin_popcount((unsigned)m);
+        i += 16;
+    }
+#endif
+    for (; i < n; i++)
+        count += d[i] == '[' || d[i] == '{';
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(count);
+}
+/* find_ascii(data, start, end, needle, table, rows) -> None | list of offsets: find_folded's answer (k not asked) for
+ * an ASCII needle of at least 2 bytes, found 16 places a step: a place is looked at only where its first and last
+ * bytes, with bit 0x20 set, are the needle's (every byte the table maps onto those two needle bytes must be such a
+ * byte, as FOLD's preimages of an ASCII byte are: itself and, for a small letter, its capital; else None: the
+ * caller takes find_folded), each such place then checked through the table as find_folded checks it.  Same
+ * places, same order (tests/test_find_fold_count.py holds it to find_folded_py). */
+static int fa_filter_ok(const unsigned char *tb, unsigned char b) {
+    for (int c = 0; c < 256; c++)
+        if (tb[c] == b && (c | 0x20) != (b | 0x20))
+            return 0;
+    return 1;
+}
+
+static PyObject *find_ascii(PyObject *self, PyObject *args) {
+    PyObject *data;
+    const unsigned char *nd, *tb;
+    Py_ssize_t start, end, nn, ntb;
+    int rows;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Onny#y#p", &data, &start, &end, &nd, &nn, &tb, &ntb, &rows))
+        return NULL;
+    if (ntb != 256 || nn < 2) {
+        PyErr_SetString(PyExc_ValueError, "find_ascii: a 256-byte table, a needle of 2 bytes or more");
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < nn; j++)
+        if (nd[j] >= 0x80)
+            Py_RETURN_NONE;
+    if (!fa_filter_ok(tb, nd[0]) || !fa_filter_ok(tb, nd[nn - 1]))
+        Py_RETURN_NONE;
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *d = (const unsigned char *)view.buf;
+    if (start < 0)
+        start = 0;
+    if (end > view.len)
+        end = view.len;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const unsigned char f = nd[0] | 0x20, l = nd[nn - 1] | 0x20;
+    Py_ssize_t pos = start;
+    while (pos + nn <= end) {
+        Py_ssize_t cand = -1;
+#if defined(__SSE2__)
+        if (pos + 16 + nn - 1 <= end) {
+            const __m128i F = _mm_set1_epi8((char)f), L = _mm_set1_epi8((char)l), O = _mm_set1_epi8(0x20);
+            __m128i a = _mm_or_si128(_mm_loadu_si128((const __m128i *)(d + pos)), O);
+            __m128i b = _mm_or_si128(_mm_loadu_si128((const __m128i *)(d + pos + nn - 1)), O);
+            unsigned m = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, F), _mm_cmpeq_epi8(b, L)));
+            while (m) {
+                Py_ssize_t i = pos + __builtin_ctz(m), j = 0;
+                while (j < nn && tb[d[i + j]] == nd[j])
+                    j++;
+                if (j == nn) {
+                    cand = i;
+                    break;
+                }
+                m &= m - 1;
+            }
+            if (cand < 0) {
+                pos += 16;
+                continue;
+            }
+        } else
+#endif
+        {
+            Py_ssize_t i = pos, j = 0;
+            if ((d[i] | 0x20) == f && (d[i + nn - 1] | 0x20) == l)
+                while (j < nn && tb[d[i + j]] == nd[j])
+                    j++;
+            if (j < nn) {
+                pos++;
+                continue;
+            }
+            cand = i;
+        }
+        PyObject *v = PyLong_FromSsize_t(cand);
+        if (v == NULL || PyList_Append(out, v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(out);
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        Py_DECREF(v);
+        pos = cand + nn;
+        if (rows) {
+            const unsigned char *e = pos < end ? memchr(d + pos, '\n', (size_t)(end - pos)) : NULL;
+            if (e == NULL)
+                break;
+            pos = (e - d) + 1;
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+/* ---- end find ---- */
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "rowscan.scan, in C (see the module's source)."},
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
@@ -3229,6 +3433,9 @@ static PyMethodDef methods[] = {
     {"screen_rows", screen_rows, METH_VARARGS, "The rows of a list the row screen refuses (numbers section)."},
     {"redact_gate", redact_gate, METH_O, "redact.gate_bits: the rules whose gates pass on a string (export section)."},
     {"redact_walk", redact_walk, METH_VARARGS, "Redactor.obj, text called on gated strings only (export section)."},
+    {"fold_count", fold_count, METH_VARARGS, "A caseless ASCII literal's first match and count in a text (find section)."},
+    {"brackets", brackets, METH_O, "raw.count(b'[') + raw.count(b'{') in one pass (find section)."},
+    {"find_ascii", find_ascii, METH_VARARGS, "find_folded of an ASCII needle, 16 places a step (find section)."},
     {NULL, NULL, 0, NULL},
 };
 
