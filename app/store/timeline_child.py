@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional, cast
 
 from ..log.format.payloads import JsonObj
+from ..log.query.timeline_table import SpanTable
 from ..log.jobctl import Cancel, Cancelled
 from .childproc import ChildFailed, ChildSpec, NoChild, Send, run_child, run_spec, serve, worker_argv
 
@@ -104,7 +105,7 @@ def _core_free() -> bool:
     return cores >= 2 and load <= cores - 1
 
 
-def spans_for(path: str, session: Optional[str], cancel: Cancel) -> tuple[list[JsonObj], str]:
+def spans_for(path: str, session: Optional[str], cancel: Cancel) -> tuple[SpanTable, str]:
     """The log's spans: from the cache in this thread, else computed by a child (this thread waits in
     ``read()``, the GIL released), or in this thread when no child can start (``SESSION_LENS_SCAN_INPROC=1``).
     ``cancel``: the job's token (any :data:`app.log.jobctl.Cancel`): a window job's cancel kills the child at
@@ -119,7 +120,7 @@ def spans_for(path: str, session: Optional[str], cancel: Cancel) -> tuple[list[J
     if got is not None:
         return got, status
 
-    def here(_send: Send, cancelled: Callable[[], bool]) -> tuple[list[JsonObj], str]:
+    def here(_send: Send, cancelled: Callable[[], bool]) -> tuple[SpanTable, str]:
         def tick() -> None:
             if cancelled():
                 raise Cancelled("timeline")
@@ -127,6 +128,6 @@ def spans_for(path: str, session: Optional[str], cancel: Cancel) -> tuple[list[J
     spec = ChildSpec("timeline", request=(path, session), what="timeline", fallback=here,
                      in_process=os.environ.get("SESSION_LENS_SCAN_INPROC") == "1")
     try:
-        return cast(tuple[list[JsonObj], str], run_spec(spec, lambda _m: None, cancel))
+        return cast(tuple[SpanTable, str], run_spec(spec, lambda _m: None, cancel))
     except InterruptedError:
         raise Cancelled("timeline") from None

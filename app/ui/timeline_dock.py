@@ -34,9 +34,8 @@ def compute_job(job: Any, path: str, session: Optional[str]) -> dict[str, Any]:
     summary, _how = cached_summary(reader, spans, prices)        # (saved beside the spans, per price table)
     reader.close()
     result = {"spans": spans, **summary}
-    return {"result": result, "cache": status, "layout": layout(result["spans"]),
-            "points": context_points(result["spans"], prices),
-            "compactions": [s for s in result["spans"] if s["kind"] == "compaction"]}
+    return {"result": result, "cache": status, "layout": layout(spans),        # (by column: no span dict built)
+            "points": context_points(spans.of_kind("attempt"), prices), "compactions": spans.of_kind("compaction")}
 
 
 class TimelineDock(QDockWidget):
