@@ -1,6 +1,6 @@
 """Check (issue 31): ``session-lens timeline PATH --json`` of this tree is byte for byte that of a reference tree
-(default ``/work/main``) on every shared fixture and every session of the demo store, computed (empty cache) and
-then from the cache (each tree with its own cache folder).  Not a test: it needs the other tree; run it by hand.
+(default ``/work/main``) on every shared fixture, every session of the demo store and two generated logs (v0, v4), computed (empty cache) and
+then from the cache (each tree with its own cache folder); so are the plain text and ``--turn 1``.  Not a test: it needs the other tree; run it by hand.
 
     .venv/bin/python bench/timeline_same.py [REF_TREE=/work/main] [FIXTURE_ROOTS...]
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -19,24 +20,26 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 ROOTS = [Path("/work/shared/fixtures/dsh"), Path("/work/shared/fixtures/dsh-next"), HERE / "resources" / "demo"]
 
-# run in each tree: every path's ``timeline --json`` twice (built, then from the cache) -> {path: [sha, sha, characters, ok]}
+# run in each tree: every path's ``timeline --json`` twice (built, then from the cache) -> {path: [sha x 4, characters, ok]}
 CHILD = r"""
 import contextlib, hashlib, io, json, sys
 from app.cli.main import main
 out = {}
 for p in json.load(sys.stdin):
     got = []
-    for _ in range(2):
+    for extra in (["--json"], ["--json"], [], ["--turn", "1"]):
         buf = io.StringIO()
         try:
             with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
-                rc = main(["timeline", p, "--json"])
+                rc = main(["timeline", p, *extra])
         except SystemExit as e:
             rc = e.code
         except Exception as e:                  # (the same failure in both trees is the same answer)
             rc = f"raised {type(e).__name__}"
         got.append(hashlib.sha256(f"{rc}\n{buf.getvalue()}".encode()).hexdigest())
-    out[p] = got + [len(buf.getvalue()), rc == 0]
+        if extra == ["--json"]:
+            size, ok = len(buf.getvalue()), rc == 0
+    out[p] = got + [size, ok]
 json.dump(out, sys.stdout)
 """
 
@@ -59,16 +62,26 @@ def run_tree(tree: Path, paths: list[str]) -> dict[str, list[str]]:
 def main(argv: list[str]) -> int:
     ref = Path(argv[0]) if argv else Path("/work/main")
     roots = [Path(a) for a in argv[1:]] or ROOTS
-    paths = sessions(roots)
-    mine, theirs = run_tree(HERE, paths), run_tree(ref, paths)
+    gen = tempfile.mkdtemp(prefix="tlsame-logs-")          # (and two generated logs, v0 and v4, with retries)
+    sys.path.insert(0, str(HERE))
+    from app.tools.synth import SessionSynth, write_jsonl
+    for version in (0, 4):
+        write_jsonl(f"{gen}/v{version}/session.jsonl", SessionSynth(7, version=version, p_retry=0.2),
+                    target_bytes=3_000_000)
+    paths = sessions(roots) + sessions([Path(gen)])
+    try:
+        mine, theirs = run_tree(HERE, paths), run_tree(ref, paths)
+    finally:
+        shutil.rmtree(gen, ignore_errors=True)
     bad = [p for p in paths if mine[p] != theirs[p]]
-    ok = sum(1 for p in paths if mine[p][3])
-    size = sum(mine[p][2] for p in paths)
+    ok = sum(1 for p in paths if mine[p][5])
+    size = sum(mine[p][4] for p in paths)
     for p in bad:
-        print(f"differs: {p} (built {mine[p][0] == theirs[p][0]}, cached {mine[p][1] == theirs[p][1]})")
+        print(f"differs: {p} (--json built {mine[p][0] == theirs[p][0]}, cached {mine[p][1] == theirs[p][1]}; "
+              f"text {mine[p][2] == theirs[p][2]}, --turn 1 {mine[p][3] == theirs[p][3]})")
     digest = hashlib.sha256(json.dumps(mine, sort_keys=True).encode()).hexdigest()[:12]
-    print(f"{len(paths) - len(bad)} of {len(paths)} sessions: timeline --json the same as {ref} (computed and "
-          f"from the cache); {ok} answered (exit 0), {size:,} characters of JSON each time; outputs digest {digest}")
+    print(f"{len(paths) - len(bad)} of {len(paths)} sessions: timeline --json (computed and from the cache), the "
+          f"text and --turn 1 the same as {ref}; {ok} answered (exit 0), {size:,} characters of JSON each time; outputs digest {digest}")
     return 1 if bad else 0
 
 

@@ -184,11 +184,12 @@ def cached_spans(reader: LogReader, build: bool = True,
 # --------------------------------------------------------------------------- summary (per price table)
 
 class _SummaryFile(msgspec.Struct):
-    """``<key>.tlsum``: the turns and totals of a log revision's spans at one price table."""
+    """``<key>.tlsum``: the turns (a :class:`SpanTable`'s packed form: by column) and totals of a log revision's
+    spans at one price table."""
     format: int
     revision: str              # hash of the log's identity, revision (size, mtime) and header row
     prices: str                # hash of the price table it was priced with
-    turns: list[JsonObj]
+    turns: Any
     totals: JsonObj
 
 
@@ -215,13 +216,13 @@ def cached_summary(reader: LogReader, spans: Sequence[JsonObj], prices: dict[str
             raise OSError("damaged")
         saved = msgspec.msgpack.decode(blob[:-4], type=_SummaryFile)
         if saved.format == FORMAT and saved.revision == rev and saved.prices == key:
-            return {"turns": saved.turns, "totals": saved.totals}, "hit"
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            return {"turns": SpanTable.unpack(saved.turns), "totals": saved.totals}, "hit"
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError, ValueError):
         pass
     out = summarize(spans, prices, ordered=True)
     try:
-        body = msgspec.msgpack.encode(_SummaryFile(format=FORMAT, revision=rev, prices=key, turns=out["turns"],
-                                                   totals=out["totals"]))
+        body = msgspec.msgpack.encode(_SummaryFile(format=FORMAT, revision=rev, prices=key,
+                                                   turns=SpanTable.of(out["turns"]).pack(), totals=out["totals"]))
         write_parts_atomic(path, body + _check(body))
     except (OSError, ValueError, TypeError, OverflowError):
         pass
@@ -271,6 +272,6 @@ def session_timeline(reader: LogReader, path: Optional[str] = None, turn: Option
         out = summarize(spans, table, turn, ordered=True)
     else:
         summ, _how = cached_summary(reader, spans, table)
-        out = {"spans": spans.dicts(), **summ}
+        out = {"spans": spans.dicts(), "turns": list(summ["turns"]), "totals": summ["totals"]}
     out["cache"] = status
     return out

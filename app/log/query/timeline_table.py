@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Iterator, Sequence
-from itertools import compress, repeat
+from itertools import repeat
 from operator import itemgetter
 from typing import Any, Optional, Union, overload
 
@@ -64,8 +64,7 @@ def _encode_column(vals: list[Any]) -> Column:
         if len(keys) == 1:
             ks = next(iter(keys))
             if ks:
-                rows = list(map(itemgetter(*ks), vals)) if len(ks) > 1 else [(v[ks[0]],) for v in vals]
-                return ["d", list(ks), [_encode_column(list(c)) for c in zip(*rows)]]
+                return ["d", list(ks), [_encode_column(list(map(itemgetter(k), vals))) for k in ks]]
     return ["v", vals]
 
 
@@ -166,19 +165,23 @@ class SpanTable(Sequence[JsonObj]):
     @classmethod
     def of(cls, spans: Sequence[JsonObj]) -> SpanTable:
         """The table of ``spans`` (dicts, in log order); the dicts are kept as they are (:meth:`dicts`)."""
+        spans = spans if isinstance(spans, list) else list(spans)
         keys_of = list(map(tuple, spans))
         index = {k: i for i, k in enumerate(dict.fromkeys(keys_of))}
         if len(index) > 256:
             raise ValueError("more than 256 span shapes")
         order = bytes(map(index.__getitem__, keys_of))
+        perm = sorted(range(len(order)), key=order.__getitem__)      # (stable: each shape's spans in log order)
         shapes = []
+        at = 0
         for keys, i in index.items():
-            rows = list(compress(spans, map(i.__eq__, order))) if len(index) > 1 else list(spans)
-            tuples = list(map(itemgetter(*keys), rows)) if len(keys) > 1 else [(r[keys[0]],) for r in rows]
-            cols = [_encode_column(list(c)) for c in zip(*tuples)] if keys else []
-            shapes.append(_Shape(list(keys), cols, len(rows)))
+            n = order.count(i)
+            rows = list(map(spans.__getitem__, perm[at:at + n]))
+            at += n
+            cols = [_encode_column(list(map(itemgetter(k), rows))) for k in keys]
+            shapes.append(_Shape(list(keys), cols, n))
         t = cls(shapes, order)
-        t._dicts = spans if isinstance(spans, list) else list(spans)
+        t._dicts = spans
         return t
 
     def pack(self) -> list[Any]:
