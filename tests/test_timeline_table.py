@@ -127,3 +127,22 @@ def test_a_cache_file_of_the_previous_format_is_computed_again(tmp_path, monkeyp
     assert f.read_bytes()[:m] == b"SLTIM\x00\x06\n"
     third, status = cached_spans(open_reader(str(p)))
     assert status == "hit" and json.dumps(list(third)) == json.dumps(spans.dicts())
+
+
+def test_the_integer_columns_in_c_are_their_definition():
+    """``tl_intcol`` (the row scanner's) gives the ``i`` column :func:`encode_column` gives, and None whenever that
+    is not an ``i`` column: bools, floats, strings, big integers, all nulls, a missing key."""
+    from app.log.index.fastindex import load_rowscan_c
+    from app.log.query.timeline_table import encode_column
+    c = load_rowscan_c()
+    if c is None or not hasattr(c, "tl_intcol"):
+        pytest.skip("row scanner not built")
+    cases = [[1, 2, 3], [None, 5, None], [None, None], [True, 1], [1, 1.0], [1, "1"], [(1 << 62) - 1, -(1 << 62) + 1],
+             [1 << 62], [-(1 << 62)], [1 << 70], [0], [], [-5, None, 7, 0], [NULL_INT], [[1], 2], [{"a": 1}, 1]]
+    for vals in cases:
+        rows = [{"k": v, "x": 0} for v in vals]
+        want = encode_column(list(vals))
+        got = c.tl_intcol(rows, "k")
+        assert got == (want[1] if want[0] == "i" else None), vals
+    assert c.tl_intcol([{"k": 1}, {"j": 2}], "k") is None
+    assert c.tl_intcol([{"k": 1}, 5], "k") is None

@@ -19,6 +19,7 @@ about its bytes).
 """
 from __future__ import annotations
 
+import gc
 import sys
 from array import array
 from collections.abc import Iterator, Sequence
@@ -29,12 +30,14 @@ from typing import Any, Optional, Union, overload
 import msgspec
 
 from ..format.payloads import JsonObj
+from ..index.fastindex import load_rowscan_c
 
 NULL_INT = -(1 << 63)
 _LIMIT = 1 << 62
 _NONE = type(None)
 _LITTLE = sys.byteorder == "little"
 Column = list[Any]       # [code, payload] (``c``, ``i``, ``v``) or ["d", keys, columns]
+_intcol = getattr(load_rowscan_c(), "tl_intcol", None)
 
 
 def _ints(raw: bytes) -> array[int]:
@@ -45,7 +48,22 @@ def _ints(raw: bytes) -> array[int]:
     return a
 
 
-def _encode_column(vals: list[Any]) -> Column:
+def encode_key(rows: list[JsonObj], key: str) -> Column:
+    """The column of ``key`` of ``rows`` (dicts that all hold it): :func:`encode_column` of its values; an
+    ``i`` column straight from the dicts in C where the row scanner is built (``tl_intcol``, whose definition is
+    the ``i`` case of :func:`encode_column`), no list of values made."""
+    raw = _intcol(rows, key) if _intcol is not None else None
+    if raw is not None:
+        if not _LITTLE:
+            a = array("q")
+            a.frombytes(raw)
+            a.byteswap()
+            raw = a.tobytes()
+        return ["i", raw]
+    return encode_column(list(map(itemgetter(key), rows)))
+
+
+def encode_column(vals: list[Any]) -> Column:
     types = set(map(type, vals))
     if types == {str} and len(set(vals)) == 1:
         return ["c", vals[0]]
@@ -64,7 +82,7 @@ def _encode_column(vals: list[Any]) -> Column:
         if len(keys) == 1:
             ks = next(iter(keys))
             if ks:
-                return ["d", list(ks), [_encode_column(list(map(itemgetter(k), vals))) for k in ks]]
+                return ["d", list(ks), [encode_key(vals, k) for k in ks]]
     return ["v", vals]
 
 
@@ -165,7 +183,16 @@ class SpanTable(Sequence[JsonObj]):
     @classmethod
     def of(cls, spans: Sequence[JsonObj]) -> SpanTable:
         """The table of ``spans`` (dicts, in log order); the dicts are kept as they are (:meth:`dicts`)."""
-        spans = spans if isinstance(spans, list) else list(spans)
+        collecting = gc.isenabled()
+        gc.disable()                    # (lists and tuples of the spans' values, no cycles)
+        try:
+            return cls._of(spans if isinstance(spans, list) else list(spans))
+        finally:
+            if collecting:
+                gc.enable()
+
+    @classmethod
+    def _of(cls, spans: list[JsonObj]) -> SpanTable:
         keys_of = list(map(tuple, spans))
         index = {k: i for i, k in enumerate(dict.fromkeys(keys_of))}
         if len(index) > 256:
@@ -178,7 +205,7 @@ class SpanTable(Sequence[JsonObj]):
             n = order.count(i)
             rows = list(map(spans.__getitem__, perm[at:at + n]))
             at += n
-            cols = [_encode_column(list(map(itemgetter(k), rows))) for k in keys]
+            cols = [encode_key(rows, k) for k in keys]
             shapes.append(_Shape(list(keys), cols, n))
         t = cls(shapes, order)
         t._dicts = spans
