@@ -129,20 +129,25 @@ def test_a_cache_file_of_the_previous_format_is_computed_again(tmp_path, monkeyp
     assert status == "hit" and json.dumps(list(third)) == json.dumps(spans.dicts())
 
 
-def test_the_integer_columns_in_c_are_their_definition():
-    """``tl_intcol`` (the row scanner's) gives the ``i`` column :func:`encode_column` gives, and None whenever that
-    is not an ``i`` column: bools, floats, strings, big integers, all nulls, a missing key."""
+def test_the_columns_in_c_are_their_definition():
+    """``tl_columns`` (the row scanner's: each dict read once) gives what :func:`columns_py` gives: a column of
+    integers and nulls as the bytes of :func:`encode_column`'s ``i`` column, any other as its values (bools,
+    floats, strings, big integers, all nulls, lists); None for rows that are not dicts of exactly those keys."""
     from app.log.index.fastindex import load_rowscan_c
-    from app.log.query.timeline_table import encode_column
+    from app.log.query.timeline_table import columns_py
     c = load_rowscan_c()
-    if c is None or not hasattr(c, "tl_intcol"):
+    if c is None or not hasattr(c, "tl_columns"):
         pytest.skip("row scanner not built")
     cases = [[1, 2, 3], [None, 5, None], [None, None], [True, 1], [1, 1.0], [1, "1"], [(1 << 62) - 1, -(1 << 62) + 1],
              [1 << 62], [-(1 << 62)], [1 << 70], [0], [], [-5, None, 7, 0], [NULL_INT], [[1], 2], [{"a": 1}, 1]]
     for vals in cases:
-        rows = [{"k": v, "x": 0} for v in vals]
-        want = encode_column(list(vals))
-        got = c.tl_intcol(rows, "k")
-        assert got == (want[1] if want[0] == "i" else None), vals
-    assert c.tl_intcol([{"k": 1}, {"j": 2}], "k") is None
-    assert c.tl_intcol([{"k": 1}, 5], "k") is None
+        rows = [{"k": v, "x": 0, "s": str(v)} for v in vals]
+        want = columns_py(rows, ["k", "x", "s"])
+        assert want is not None and c.tl_columns(rows, ["k", "x", "s"]) == want, vals
+    for bad in ([{"k": 1}, {"j": 2}], [{"k": 1}, 5], [{"k": 1, "j": 2, "z": 3}], [{"j": 1, "k": 2}], [{"k": 1}]):
+        assert c.tl_columns(bad, ["k", "j"]) is None and columns_py(bad, ["k", "j"]) is None, bad
+    spans = in_log_order(timeline(open_reader(str(FIXTURE_LOGS[2]))))
+    tools = [s for s in spans if s["kind"] == "tool"]
+    keys = list(tools[0])
+    same_keys = [s for s in tools if list(s) == keys]
+    assert c.tl_columns(same_keys, keys) == columns_py(same_keys, keys)

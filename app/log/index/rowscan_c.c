@@ -1405,50 +1405,90 @@ none:
     PyBuffer_Release(&view);
     Py_RETURN_NONE;
 }
-/* tl_intcol(rows, key) -> bytes | None: ``rows[i][key]`` of every dict of the list ``rows`` as native 64-bit
- * integers, null as -2**63, when every one is an int (exactly: never a bool) of magnitude < 2**62 or null and one
- * at least is an int; else None.  (The ``i`` column of timeline_table._encode_column, its definition.) */
-static PyObject *tl_intcol(PyObject *self, PyObject *args) {
+/* tl_columns(rows, keys) -> list: the columns of the dicts of the list ``rows``, each holding exactly ``keys`` in
+ * that order, read row by row (each dict once): per key, its values as native 64-bit integers (null: -2**63) when
+ * every one is an int (exactly: never a bool) of magnitude < 2**62 or null and one at least is an int, else the
+ * list of the values; None when a row is not such a dict.  (timeline_table.columns_py, its definition.) */
+static PyObject *tl_columns(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *rows, *key;
-    if (!PyArg_ParseTuple(args, "O!O", &PyList_Type, &rows, &key))
+    PyObject *rows, *keys;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &rows, &PyList_Type, &keys))
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(rows);
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(long long));
-    if (out == NULL)
-        return NULL;
-    long long *w = (long long *)PyBytes_AS_STRING(out);
-    int any = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *row = PyList_GET_ITEM(rows, i);
-        if (!PyDict_CheckExact(row))
-            goto none;
-        PyObject *v = PyDict_GetItemWithError(row, key);
-        if (v == NULL) {
-            if (PyErr_Occurred()) {
-                Py_DECREF(out);
-                return NULL;
-            }
-            goto none;
+    Py_ssize_t n = PyList_GET_SIZE(rows), m = PyList_GET_SIZE(keys);
+    PyObject *lists = PyList_New(m), *ints = PyList_New(m), *out = NULL;
+    char *isint = PyMem_Calloc(m ? m : 1, 2);      /* per key: still integers; one integer seen */
+    if (lists == NULL || ints == NULL || isint == NULL)
+        goto fail;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        PyObject *l = PyList_New(n), *b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(long long));
+        if (l == NULL || b == NULL) {
+            Py_XDECREF(l);
+            Py_XDECREF(b);
+            goto fail;
         }
-        if (v == Py_None) {
-            w[i] = LLONG_MIN;
-            continue;
-        }
-        if (!PyLong_CheckExact(v))
-            goto none;
-        int over = 0;
-        long long x = PyLong_AsLongLongAndOverflow(v, &over);
-        if (over || x >= TL_BOUND || x <= -TL_BOUND)
-            goto none;
-        w[i] = x;
-        any = 1;
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyList_SET_ITEM(l, i, Py_NewRef(Py_None));
+        PyList_SET_ITEM(lists, k, l);
+        PyList_SET_ITEM(ints, k, b);
+        isint[2 * k] = 1;
     }
-    if (any)
-        return out;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = PyList_GET_ITEM(rows, i), *key, *v;
+        Py_ssize_t pos = 0, k = 0;
+        if (!PyDict_CheckExact(row) || PyDict_GET_SIZE(row) != m)
+            goto none;
+        while (PyDict_Next(row, &pos, &key, &v)) {
+            PyObject *want = PyList_GET_ITEM(keys, k);
+            if (key != want) {
+                int eq = PyObject_RichCompareBool(key, want, Py_EQ);
+                if (eq < 0)
+                    goto fail;
+                if (!eq)
+                    goto none;
+            }
+            if (PyList_SetItem(PyList_GET_ITEM(lists, k), i, Py_NewRef(v)) < 0)
+                goto fail;
+            if (isint[2 * k]) {
+                long long *w = (long long *)PyBytes_AS_STRING(PyList_GET_ITEM(ints, k));
+                if (v == Py_None)
+                    w[i] = LLONG_MIN;
+                else if (!PyLong_CheckExact(v))
+                    isint[2 * k] = 0;
+                else {
+                    int over = 0;
+                    long long x = PyLong_AsLongLongAndOverflow(v, &over);
+                    if (over || x >= TL_BOUND || x <= -TL_BOUND)
+                        isint[2 * k] = 0;
+                    else {
+                        w[i] = x;
+                        isint[2 * k + 1] = 1;
+                    }
+                }
+            }
+            k++;
+        }
+    }
+    out = PyList_New(m);
+    if (out == NULL)
+        goto fail;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        PyObject *col = (isint[2 * k] && isint[2 * k + 1]) ? PyList_GET_ITEM(ints, k) : PyList_GET_ITEM(lists, k);
+        PyList_SET_ITEM(out, k, Py_NewRef(col));
+    }
+    Py_DECREF(lists);
+    Py_DECREF(ints);
+    PyMem_Free(isint);
+    return out;
 none:
-    Py_DECREF(out);
+    Py_XDECREF(lists);
+    Py_XDECREF(ints);
+    PyMem_Free(isint);
     Py_RETURN_NONE;
+fail:
+    Py_XDECREF(lists);
+    Py_XDECREF(ints);
+    PyMem_Free(isint);
+    return NULL;
 }
 /* ---- end timelinec ---- */
 
@@ -3017,7 +3057,7 @@ static PyMethodDef methods[] = {
     {"tl_count", tl_count, METH_O, "Elements of a JSON array (timelinec section)."},
     {"tl_stream", tl_stream, METH_O, "The timeline's summary of an embedded stream (timelinec section)."},
     {"tl_seqs", tl_seqs, METH_O, "Count and bounds of an increasing JSON array of integers (timelinec section)."},
-    {"tl_intcol", tl_intcol, METH_VARARGS, "A key of every dict of a list as 64-bit integers (timelinec section)."},
+    {"tl_columns", tl_columns, METH_VARARGS, "The columns of a list of dicts of one shape (timelinec section)."},
     {"tl_dtsum", tl_dtsum, METH_VARARGS, "Sum of the first k integers of a JSON array (timelinec section)."},
     {"text_row", text_row, METH_VARARGS, "A row's searchable text from its bytes (ftsc section)."},
     {"text_rows", text_rows, METH_VARARGS, "text_row of a block of rows (ftsc section)."},

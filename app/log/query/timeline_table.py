@@ -37,7 +37,7 @@ _LIMIT = 1 << 62
 _NONE = type(None)
 _LITTLE = sys.byteorder == "little"
 Column = list[Any]       # [code, payload] (``c``, ``i``, ``v``) or ["d", keys, columns]
-_intcol = getattr(load_rowscan_c(), "tl_intcol", None)
+_columns = getattr(load_rowscan_c(), "tl_columns", None)
 
 
 def _ints(raw: bytes) -> array[int]:
@@ -48,19 +48,39 @@ def _ints(raw: bytes) -> array[int]:
     return a
 
 
-def encode_key(rows: list[JsonObj], key: str) -> Column:
-    """The column of ``key`` of ``rows`` (dicts that all hold it): :func:`encode_column` of its values; an
-    ``i`` column straight from the dicts in C where the row scanner is built (``tl_intcol``, whose definition is
-    the ``i`` case of :func:`encode_column`), no list of values made."""
-    raw = _intcol(rows, key) if _intcol is not None else None
-    if raw is not None:
-        if not _LITTLE:
-            a = array("q")
-            a.frombytes(raw)
-            a.byteswap()
-            raw = a.tobytes()
-        return ["i", raw]
-    return encode_column(list(map(itemgetter(key), rows)))
+def columns_py(rows: list[JsonObj], keys: list[str]) -> Optional[list[Union[bytes, list[Any]]]]:
+    """The columns of ``rows`` (dicts each holding exactly ``keys``, in that order): per key, the bytes of its
+    ``i`` column (:func:`encode_column`) when that is one, else the list of its values; None when a row is not such
+    a dict.  The definition of ``tl_columns`` (the row scanner's, which reads each dict once)."""
+    if not all(type(r) is dict and list(r) == keys for r in rows):
+        return None
+    out: list[Union[bytes, list[Any]]] = []
+    for k in keys:
+        vals = [r[k] for r in rows]
+        col = encode_column(vals)
+        out.append(col[1] if col[0] == "i" else vals)
+    return out
+
+
+def encode_rows(rows: list[JsonObj], keys: list[str]) -> list[Column]:
+    """The columns of ``rows`` (dicts each holding exactly ``keys``, in that order), encoded
+    (:func:`encode_column`); the integers and the lists of values made by ``tl_columns`` where the row scanner is
+    built (its definition: :func:`columns_py`)."""
+    got = _columns(rows, keys) if _columns is not None else None
+    if got is None:
+        return [encode_column(list(map(itemgetter(k), rows))) for k in keys]
+    out = []
+    for c in got:
+        if type(c) is bytes:
+            if not _LITTLE:
+                a = array("q")
+                a.frombytes(c)
+                a.byteswap()
+                c = a.tobytes()
+            out.append(["i", c])
+        else:
+            out.append(encode_column(c))
+    return out
 
 
 def encode_column(vals: list[Any]) -> Column:
@@ -82,7 +102,7 @@ def encode_column(vals: list[Any]) -> Column:
         if len(keys) == 1:
             ks = next(iter(keys))
             if ks:
-                return ["d", list(ks), [encode_key(vals, k) for k in ks]]
+                return ["d", list(ks), encode_rows(vals, list(ks))]
     return ["v", vals]
 
 
@@ -205,7 +225,7 @@ class SpanTable(Sequence[JsonObj]):
             n = order.count(i)
             rows = list(map(spans.__getitem__, perm[at:at + n]))
             at += n
-            cols = [encode_key(rows, k) for k in keys]
+            cols = encode_rows(rows, list(keys)) if keys else []
             shapes.append(_Shape(list(keys), cols, n))
         t = cls(shapes, order)
         t._dicts = spans
