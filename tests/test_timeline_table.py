@@ -151,3 +151,27 @@ def test_the_columns_in_c_are_their_definition():
     keys = list(tools[0])
     same_keys = [s for s in tools if list(s) == keys]
     assert c.tl_columns(same_keys, keys) == columns_py(same_keys, keys)
+
+
+def test_cli_json_streams_the_bytes_of_one_dump(tmp_path, monkeypatch, capsys):
+    """``timeline --json`` written a batch of spans at a time (batches of 3 here; a log with no span at all too)
+    is byte for byte one ``json.dumps`` of ``{"spans", "turns", "totals", "cache"}`` computed from the rows."""
+    from app.cli import timeline_cmd
+    from app.cli.main import main
+    from app.cli.termtext import json_safe
+    from app.log.query.timeline import summarize
+    from app.store.timeline_cache import load_prices
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setattr(timeline_cmd, "BATCH", 3)
+    empty = tmp_path / "e" / "session.jsonl"
+    empty.parent.mkdir()
+    empty.write_bytes(FIXTURE_LOGS[2].read_bytes().split(b"\n")[0] + b"\n")
+    for p in (FIXTURE_LOGS[2], FIXTURE_LOGS[6], empty):
+        out = summarize(timeline(open_reader(str(p))), load_prices())
+        for status in ("built", "hit"):
+            assert main(["timeline", str(p), "--json"]) == 0
+            got = capsys.readouterr().out
+            want = {"spans": out["spans"], "turns": out["turns"], "totals": out["totals"], "cache": status}
+            assert got == json_safe(json.dumps(want, ensure_ascii=False)) + "\n", (p, status)
+    assert '"spans": []' in got

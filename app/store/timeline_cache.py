@@ -263,7 +263,9 @@ def link_children(path: str, spans: Sequence[JsonObj]) -> None:
 
 def session_timeline(reader: LogReader, path: Optional[str] = None, turn: Optional[int] = None,
                      prices: Optional[dict[str, Any]] = None) -> JsonObj:
-    """``{"spans", "turns", "totals", "cache"}`` of a session (``path``: its file, to link subagents)."""
+    """``{"spans", "turns", "totals", "cache"}`` of a session (``path``: its file, to link subagents); the spans
+    and turns of a whole session as :class:`SpanTable` objects (a span a dict only when read), of one ``turn`` as
+    lists."""
     spans, status = cached_spans(reader)
     if path:
         link_children(path, spans)
@@ -272,6 +274,6 @@ def session_timeline(reader: LogReader, path: Optional[str] = None, turn: Option
         out = summarize(spans, table, turn, ordered=True)
     else:
         summ, _how = cached_summary(reader, spans, table)
-        out = {"spans": spans.dicts(), "turns": list(summ["turns"]), "totals": summ["totals"]}
+        out = {"spans": spans, "turns": summ["turns"], "totals": summ["totals"]}
     out["cache"] = status
     return out

@@ -265,6 +265,17 @@ class SpanTable(Sequence[JsonObj]):
             self._dicts = [nexts[i]() for i in self.order]
         return self._dicts
 
+    def iter_dicts(self) -> Iterator[JsonObj]:
+        """Every span as a dict, in log order, made one at a time and not kept (those :meth:`dicts` built, when
+        it was called)."""
+        if self._dicts is not None:
+            yield from self._dicts
+            return
+        per = [_shape_dicts(s) for s in self.shapes]
+        nexts = [it.__next__ for it in per]
+        for i in self.order:
+            yield nexts[i]()
+
     @overload
     def __getitem__(self, i: int) -> JsonObj: ...
 
@@ -337,6 +348,11 @@ class SpanTable(Sequence[JsonObj]):
             per.append(iter(c) if c is not None else repeat(None))
         nexts = [it.__next__ for it in per]
         return [nexts[i]() for i in self.order]
+
+
+def _shape_dicts(s: _Shape) -> Iterator[JsonObj]:
+    keys = s.keys
+    return (dict(zip(keys, t)) for t in zip(*s.columns()))
 
 
 def _from_bytes(blob: bytes) -> SpanTable:
