@@ -41,8 +41,13 @@ def same(spans: list, t: SpanTable) -> None:
     assert json.dumps(t.dicts()) == json.dumps(spans)
     for key in {k for s in spans for k in s}:
         assert json.dumps(t.column(key)) == json.dumps([s.get(key) for s in spans]), key
-    for kind in ("turn", "tool", "subagent", "compaction", "nope"):
+    for kind in ("turn", "tool", "subagent", "compaction", "attempt", "nope"):
         assert t.has_kind(kind) == any(s["kind"] == kind for s in spans)
+        mine = [s for s in spans if s["kind"] == kind]
+        keys = ("kind", "seq", "tokens", "model")
+        for tab in (t, SpanTable.unpack(t.pack())):          # (its dicts built, and not)
+            assert json.dumps(tab.of_kind(kind)) == json.dumps(mine)
+            assert tab.of_kind(kind, keys) == [{k: v for k, v in s.items() if k in keys} for s in mine]
     assert json.dumps(pickle.loads(pickle.dumps(t)).dicts()) == json.dumps(spans)
 
 

@@ -19,6 +19,9 @@ from .timeline_model import fmt_ms, layout
 from .timeline_view import ContextMeter, Waterfall, export_picture
 
 
+POINT_KEYS = ("kind", "seq", "start", "tokens", "contextWindow", "model", "turn")   # (what context_points reads)
+
+
 def compute_job(job: Any, path: str, session: Optional[str]) -> dict[str, Any]:
     """The worker: spans (cache or child), linked, summarised and laid out."""
     from ..log.query.timeline import context_points
@@ -35,7 +38,8 @@ def compute_job(job: Any, path: str, session: Optional[str]) -> dict[str, Any]:
     reader.close()
     result = {"spans": spans, **summary}
     return {"result": result, "cache": status, "layout": layout(spans),        # (by column: no span dict built)
-            "points": context_points(spans.of_kind("attempt"), prices), "compactions": spans.of_kind("compaction")}
+            "points": context_points(spans.of_kind("attempt", POINT_KEYS), prices),
+            "compactions": spans.of_kind("compaction")}
 
 
 class TimelineDock(QDockWidget):

@@ -188,6 +188,12 @@ class _Shape:
         keys = self.keys
         return [dict(zip(keys, t)) for t in zip(*self.columns())]
 
+    def dicts_of(self, keys: Sequence[str]) -> list[JsonObj]:
+        """Each span's dict of only ``keys`` (those it has, in its own order)."""
+        ks = [k for k in self.keys if k in keys]
+        cols = self.columns()
+        return [dict(zip(ks, t)) for t in zip(*(cols[self.keys.index(k)] for k in ks))]
+
 
 class SpanTable(Sequence[JsonObj]):
     """Spans in log order, kept by shape and column (see the module's doc).  A sequence of span dicts (built
@@ -321,14 +327,16 @@ class SpanTable(Sequence[JsonObj]):
         c = sh.column("kind")
         return c is not None and (c.value == kind if isinstance(c, _Const) else kind in c)
 
-    def of_kind(self, kind: str) -> list[JsonObj]:
-        """The spans of ``kind`` as dicts, in log order (only the shapes holding such spans are built)."""
+    def of_kind(self, kind: str, keys: Optional[Sequence[str]] = None) -> list[JsonObj]:
+        """The spans of ``kind`` as dicts, in log order (only the shapes holding such spans are built); ``keys``:
+        only those of their keys (``kind`` among them)."""
         if self._dicts is not None:
-            return [s for s in self._dicts if s["kind"] == kind]
+            got = [s for s in self._dicts if s["kind"] == kind]
+            return got if keys is None else [{k: s[k] for k in keys if k in s} for s in got]
         per: dict[int, Iterator[JsonObj]] = {}
         for k, sh in enumerate(self.shapes):
             if self._holds(sh, kind):
-                per[k] = iter(sh.dicts())
+                per[k] = iter(sh.dicts() if keys is None else sh.dicts_of(keys))
         out = []
         for k in self.order:
             it = per.get(k)
