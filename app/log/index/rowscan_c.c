@@ -1405,6 +1405,91 @@ none:
     PyBuffer_Release(&view);
     Py_RETURN_NONE;
 }
+/* tl_columns(rows, keys) -> list: the columns of the dicts of the list ``rows``, each holding exactly ``keys`` in
+ * that order, read row by row (each dict once): per key, its values as native 64-bit integers (null: -2**63) when
+ * every one is an int (exactly: never a bool) of magnitude < 2**62 or null and one at least is an int, else the
+ * list of the values; None when a row is not such a dict.  (timeline_table.columns_py, its definition.) */
+static PyObject *tl_columns(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *rows, *keys;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &rows, &PyList_Type, &keys))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(rows), m = PyList_GET_SIZE(keys);
+    PyObject *lists = PyList_New(m), *ints = PyList_New(m), *out = NULL;
+    char *isint = PyMem_Calloc(m ? m : 1, 2);      /* per key: still integers; one integer seen */
+    if (lists == NULL || ints == NULL || isint == NULL)
+        goto fail;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        PyObject *l = PyList_New(n), *b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(long long));
+        if (l == NULL || b == NULL) {
+            Py_XDECREF(l);
+            Py_XDECREF(b);
+            goto fail;
+        }
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyList_SET_ITEM(l, i, Py_NewRef(Py_None));
+        PyList_SET_ITEM(lists, k, l);
+        PyList_SET_ITEM(ints, k, b);
+        isint[2 * k] = 1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = PyList_GET_ITEM(rows, i), *key, *v;
+        Py_ssize_t pos = 0, k = 0;
+        if (!PyDict_CheckExact(row) || PyDict_GET_SIZE(row) != m)
+            goto none;
+        while (PyDict_Next(row, &pos, &key, &v)) {
+            PyObject *want = PyList_GET_ITEM(keys, k);
+            if (key != want) {
+                int eq = PyObject_RichCompareBool(key, want, Py_EQ);
+                if (eq < 0)
+                    goto fail;
+                if (!eq)
+                    goto none;
+            }
+            if (PyList_SetItem(PyList_GET_ITEM(lists, k), i, Py_NewRef(v)) < 0)
+                goto fail;
+            if (isint[2 * k]) {
+                long long *w = (long long *)PyBytes_AS_STRING(PyList_GET_ITEM(ints, k));
+                if (v == Py_None)
+                    w[i] = LLONG_MIN;
+                else if (!PyLong_CheckExact(v))
+                    isint[2 * k] = 0;
+                else {
+                    int over = 0;
+                    long long x = PyLong_AsLongLongAndOverflow(v, &over);
+                    if (over || x >= TL_BOUND || x <= -TL_BOUND)
+                        isint[2 * k] = 0;
+                    else {
+                        w[i] = x;
+                        isint[2 * k + 1] = 1;
+                    }
+                }
+            }
+            k++;
+        }
+    }
+    out = PyList_New(m);
+    if (out == NULL)
+        goto fail;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        PyObject *col = (isint[2 * k] && isint[2 * k + 1]) ? PyList_GET_ITEM(ints, k) : PyList_GET_ITEM(lists, k);
+        PyList_SET_ITEM(out, k, Py_NewRef(col));
+    }
+    Py_DECREF(lists);
+    Py_DECREF(ints);
+    PyMem_Free(isint);
+    return out;
+none:
+    Py_XDECREF(lists);
+    Py_XDECREF(ints);
+    PyMem_Free(isint);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(lists);
+    Py_XDECREF(ints);
+    PyMem_Free(isint);
+    return NULL;
+}
 /* ---- end timelinec ---- */
 
 /* ---- ahead3: the logical export at disk speed (issue 29): depth_over, packed_raw ----
@@ -3424,6 +3509,7 @@ static PyMethodDef methods[] = {
     {"tl_count", tl_count, METH_O, "Elements of a JSON array (timelinec section)."},
     {"tl_stream", tl_stream, METH_O, "The timeline's summary of an embedded stream (timelinec section)."},
     {"tl_seqs", tl_seqs, METH_O, "Count and bounds of an increasing JSON array of integers (timelinec section)."},
+    {"tl_columns", tl_columns, METH_VARARGS, "The columns of a list of dicts of one shape (timelinec section)."},
     {"tl_dtsum", tl_dtsum, METH_VARARGS, "Sum of the first k integers of a JSON array (timelinec section)."},
     {"text_row", text_row, METH_VARARGS, "A row's searchable text from its bytes (ftsc section)."},
     {"text_rows", text_rows, METH_VARARGS, "text_row of a block of rows (ftsc section)."},
