@@ -139,8 +139,9 @@ class CompactTurns:
 
     def __init__(self, turns: Iterable[TurnEntry] = (), *, building: bool = False):
         """``building``: more turns to come (:meth:`add`, then :meth:`seal` before reading)."""
-        self._blocks: list[bytes] = []       # per block: its turns' pickled records, joined, compressed
-        self._ends = array("q")              # per turn: its record's end in its block
+        self.blocks: Any = []                # per block: its turns' pickled records, joined, compressed (a list;
+                                             # the window moves them to a file: app.ui.outline_turns)
+        self.ends = array("q")              # per turn: its record's end in its block
         self.numbers: Any = array("q")       # turn numbers
         self.first_seqs = array("q")
         self._cur: list[bytes] = []          # (while adding: the open block's records, the errors so far)
@@ -162,7 +163,7 @@ class CompactTurns:
         cur = self._cur
         cur.append(_record(t))
         self._at += len(cur[-1])
-        self._ends.append(self._at)
+        self.ends.append(self._at)
         try:
             self.numbers.append(t.turn)
         except OverflowError:           # (a turn number past 64 bits, as logged: a list from then on)
@@ -170,7 +171,7 @@ class CompactTurns:
         self.first_seqs.append(t.first_seq)
         self._errs.extend(t.error_seqs, t.error_rows)
         if len(cur) == TURN_BLOCK:
-            self._blocks.append(zlib.compress(b"".join(cur), 6))
+            self.blocks.append(zlib.compress(b"".join(cur), 6))
             self._cur, self._at = [], 0
 
     def seal(self) -> CompactTurns:
@@ -179,7 +180,7 @@ class CompactTurns:
             return self
         self._sealed = True
         if self._cur:
-            self._blocks.append(zlib.compress(b"".join(self._cur), 6))
+            self.blocks.append(zlib.compress(b"".join(self._cur), 6))
             self._cur, self._at = [], 0
         errs = self._errs
         if len(errs.seqs):
@@ -198,9 +199,9 @@ class CompactTurns:
     def _turn(self, i: int) -> TurnEntry:
         k = i // TURN_BLOCK
         if self._open[0] != k:
-            self._open = (k, zlib.decompress(self._blocks[k]))
-        a = 0 if i % TURN_BLOCK == 0 else self._ends[i - 1]
-        return TurnEntry(**dict(zip(_FIELDS, pickle.loads(self._open[1][a:self._ends[i]]))))
+            self._open = (k, zlib.decompress(self.blocks[k]))
+        a = 0 if i % TURN_BLOCK == 0 else self.ends[i - 1]
+        return TurnEntry(**dict(zip(_FIELDS, pickle.loads(self._open[1][a:self.ends[i]]))))
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
