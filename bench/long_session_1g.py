@@ -162,7 +162,7 @@ print(json.dumps(out))
 
 def child(mode: str, path: str, arg: str = "", cache: str | None = None) -> dict:
     env = dict(os.environ)
-    with tempfile.TemporaryDirectory(dir=os.path.dirname(path)) as fresh:
+    with tempfile.TemporaryDirectory(prefix="sl-cache-") as fresh:      # (never beside the shared logs)
         env["SESSION_LENS_CACHE_DIR"] = cache or fresh
         got = subprocess.run([PY, "-c", _CHILD, CODE[0], mode, path, arg], capture_output=True, text=True,
                              env=env, cwd=CODE[0])
@@ -240,7 +240,7 @@ def row_page(jsonl: str, zst: str, runs: int) -> None:
     for p in (jsonl, zst):
         got = [child("page", p) for _ in range(runs)]
         api = med([child("tailpage", p)["wall"] for _ in range(runs)])
-        warm_cache = tempfile.mkdtemp(dir=os.path.dirname(p))
+        warm_cache = tempfile.mkdtemp(prefix="sl-cache-")      # (never beside the shared logs)
         child("pass", p, cache=warm_cache)
         warm = med([child("page", p, cache=warm_cache)["wall"] for _ in range(runs)])
         shutil.rmtree(warm_cache, ignore_errors=True)
@@ -257,7 +257,7 @@ def row_page(jsonl: str, zst: str, runs: int) -> None:
 
 
 def row_after_pass(jsonl: str, runs: int, only: set[str]) -> None:
-    cache = tempfile.mkdtemp(dir=os.path.dirname(jsonl))
+    cache = tempfile.mkdtemp(prefix="sl-cache-")            # (never beside the shared logs)
     try:
         passes = [child("pass", jsonl, cache=cache if k == 0 else None) for k in range(runs)]
         if "pass" in only:
