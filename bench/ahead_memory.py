@@ -9,10 +9,11 @@ the window starts them, each from a fresh driver process with an empty cache fol
   seq index is cached (as in the window);
 
 and prints each child's peak RSS (``VmHWM``) and peak anonymous memory (``RssAnon``, polled every 10 ms), the
-pass's beside the seq index's and the ratio.  ``--inproc``: the old figure, :func:`cached_ahead` run in this
+pass's beside the seq index's and the ratio.  ``--proxy``: the pass's task (``scan_child.scan``, its messages
+pickled to /dev/null) run by the driver itself, not niced, and the driver's own peak.  ``--inproc``: the old figure, :func:`cached_ahead` run in this
 process (peak ``RssAnon`` beside the process's own after its imports and the seq index).
 
-    python bench/ahead_memory.py PATH [PATH...] [--inproc] [--runs N]
+    python bench/ahead_memory.py PATH [PATH...] [--proxy | --inproc] [--runs N]
 """
 from __future__ import annotations
 
@@ -68,10 +69,29 @@ def poll():
             peak["hwm"] = max(peak["hwm"], status_kb(k, "VmHWM:"))
             peak["anon"] = max(peak["anon"], status_kb(k, "RssAnon:"))
         time.sleep(0.01)
+if mode == "proxy":
+    def own():
+        while not stop.is_set():
+            peak["anon"] = max(peak["anon"], status_kb("self", "RssAnon:"))
+            time.sleep(0.01)
+    threading.Thread(target=own, daemon=True).start()
 th = threading.Thread(target=poll, daemon=True)
 th.start()
 t = time.perf_counter()
-if mode == "index":
+if mode == "proxy":             # (the scan child's task, its messages pickled as serve() does, here, not niced)
+    import pickle
+    from app.store.indexcache import cached_index
+    from app.store.faces import open_reader
+    from app.store.scan_child import scan
+    r = open_reader(path)
+    cached_index(r)
+    r.close()
+    sink = open(os.devnull, "wb")
+    t = time.perf_counter()
+    pickle.dump(("done", scan("outline", path, None, {}, lambda m: pickle.dump(m, sink))), sink)
+    peak["hwm"] = status_kb("self", "VmHWM:")
+    peak["anon"] = max(peak["anon"], status_kb("self", "RssAnon:"))
+elif mode == "index":
     from app.store.indexer import build_index_isolated
     _, how = build_index_isolated(path)
     assert how == "process", how
@@ -90,7 +110,7 @@ secs = time.perf_counter() - t
 stop.set()
 th.join()
 import resource
-peak["maxrss"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+peak["maxrss"] = resource.getrusage(resource.RUSAGE_CHILDREN if mode != "proxy" else resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({**peak, "secs": secs}))
 """
 
@@ -106,13 +126,14 @@ def child_peak(mode: str, path: str) -> dict[str, float]:
     return got
 
 
-def children(paths: list[str], runs: int) -> None:
-    print("| log | MB | seq index child: peak RSS / anon | pass child: peak RSS / anon | ratio RSS / anon | pass s |"
+def children(paths: list[str], runs: int, proxy: bool = False) -> None:
+    who = "pass task in the driver (--proxy)" if proxy else "pass child"
+    print(f"| log | MB | seq index child: peak RSS / anon | {who}: peak RSS / anon | ratio RSS / anon | pass s |"
           " load |")
     print("|---|---|---|---|---|---|---|")
     for p in paths:
         idx = [child_peak("index", p) for _ in range(runs)]
-        pas = [child_peak("outline", p) for _ in range(runs)]
+        pas = [child_peak("proxy" if proxy else "outline", p) for _ in range(runs)]
 
         def med(xs: list[dict[str, float]], k: str) -> float:
             return statistics.median(x[k] for x in xs)
@@ -158,12 +179,15 @@ def main() -> int:
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--inproc", action="store_true", help="cached_ahead in this process (the older figure)")
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--proxy", action="store_true",
+                    help="the pass's task run by the driver process itself at its priority (the real child lowers "
+                         "itself to nice 15, which starves it on a loaded machine); its own peak")
     a = ap.parse_args()
     if a.inproc:
         for p in a.paths:
             inproc(p)
     else:
-        children(a.paths, a.runs)
+        children(a.paths, a.runs, a.proxy)
     return 0
 
 
