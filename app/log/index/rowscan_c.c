@@ -1405,6 +1405,91 @@ none:
     PyBuffer_Release(&view);
     Py_RETURN_NONE;
 }
+/* tl_columns(rows, keys) -> list: the columns of the dicts of the list ``rows``, each holding exactly ``keys`` in
+ * that order, read row by row (each dict once): per key, its values as native 64-bit integers (null: -2**63) when
+ * every one is an int (exactly: never a bool) of magnitude < 2**62 or null and one at least is an int, else the
+ * list of the values; None when a row is not such a dict.  (timeline_table.columns_py, its definition.) */
+static PyObject *tl_columns(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *rows, *keys;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &rows, &PyList_Type, &keys))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(rows), m = PyList_GET_SIZE(keys);
+    PyObject *lists = PyList_New(m), *ints = PyList_New(m), *out = NULL;
+    char *isint = PyMem_Calloc(m ? m : 1, 2);      /* per key: still integers; one integer seen */
+    if (lists == NULL || ints == NULL || isint == NULL)
+        goto fail;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        PyObject *l = PyList_New(n), *b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(long long));
+        if (l == NULL || b == NULL) {
+            Py_XDECREF(l);
+            Py_XDECREF(b);
+            goto fail;
+        }
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyList_SET_ITEM(l, i, Py_NewRef(Py_None));
+        PyList_SET_ITEM(lists, k, l);
+        PyList_SET_ITEM(ints, k, b);
+        isint[2 * k] = 1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = PyList_GET_ITEM(rows, i), *key, *v;
+        Py_ssize_t pos = 0, k = 0;
+        if (!PyDict_CheckExact(row) || PyDict_GET_SIZE(row) != m)
+            goto none;
+        while (PyDict_Next(row, &pos, &key, &v)) {
+            PyObject *want = PyList_GET_ITEM(keys, k);
+            if (key != want) {
+                int eq = PyObject_RichCompareBool(key, want, Py_EQ);
+                if (eq < 0)
+                    goto fail;
+                if (!eq)
+                    goto none;
+            }
+            if (PyList_SetItem(PyList_GET_ITEM(lists, k), i, Py_NewRef(v)) < 0)
+                goto fail;
+            if (isint[2 * k]) {
+                long long *w = (long long *)PyBytes_AS_STRING(PyList_GET_ITEM(ints, k));
+                if (v == Py_None)
+                    w[i] = LLONG_MIN;
+                else if (!PyLong_CheckExact(v))
+                    isint[2 * k] = 0;
+                else {
+                    int over = 0;
+                    long long x = PyLong_AsLongLongAndOverflow(v, &over);
+                    if (over || x >= TL_BOUND || x <= -TL_BOUND)
+                        isint[2 * k] = 0;
+                    else {
+                        w[i] = x;
+                        isint[2 * k + 1] = 1;
+                    }
+                }
+            }
+            k++;
+        }
+    }
+    out = PyList_New(m);
+    if (out == NULL)
+        goto fail;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        PyObject *col = (isint[2 * k] && isint[2 * k + 1]) ? PyList_GET_ITEM(ints, k) : PyList_GET_ITEM(lists, k);
+        PyList_SET_ITEM(out, k, Py_NewRef(col));
+    }
+    Py_DECREF(lists);
+    Py_DECREF(ints);
+    PyMem_Free(isint);
+    return out;
+none:
+    Py_XDECREF(lists);
+    Py_XDECREF(ints);
+    PyMem_Free(isint);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(lists);
+    Py_XDECREF(ints);
+    PyMem_Free(isint);
+    return NULL;
+}
 /* ---- end timelinec ---- */
 
 /* ---- ahead3: the logical export at disk speed (issue 29): depth_over, packed_raw ----
@@ -2962,6 +3047,254 @@ static PyObject *screen_rows(PyObject *self, PyObject *args) {
 }
 /* ---- end numbers ---- */
 
+/* ---- export: the redaction walk of the exports (issue 29; owner: the export helper) ----
+ * redact_gate(s) -> int: app/store/redact.py gate_bits(s), its definition: bit i set when the gate of
+ *   Redactor's rule i passes on s (0 "-----BEGIN"; 1 "bearer" or "basic" in any case; 2 an API-key prefix;
+ *   3 "=" or ":" with "key", "token", "secret", "passw" or "auth" in any case; 4 "@"; 5 "/home/" or
+ *   "Users"), all six when s holds one of the four letters IGNORECASE takes for an ASCII letter (U+0130,
+ *   U+0131, U+017F, U+212A).  0: Redactor.text(s) is s and counts nothing.
+ * redact_walk(o, text, maxdepth) -> object | NotImplemented: Redactor.obj(o) (strings redacted, dict keys
+ *   and other values as they are) calling text(s, redact_gate(s)) only on the strings whose gates are not 0,
+ *   in the order of the Python walk; a container none of whose strings changed is returned as it is (o
+ *   itself when no string passes).  NotImplemented, before text is ever called, when o holds a container
+ *   nested deeper than maxdepth or a subclass of str, list or dict: the Python walk decides. */
+#define RD_LOWER(c) ((c) >= 'A' && (c) <= 'Z' ? (c) + 32 : (c))
+
+static int rd_ci(P d, Py_ssize_t i, Py_ssize_t n, const char *w, Py_ssize_t k) {      /* w lower case */
+    if (i + k > n)
+        return 0;
+    for (Py_ssize_t j = 0; j < k; j++)
+        if (RD_LOWER(d[i + j]) != (unsigned char)w[j])
+            return 0;
+    return 1;
+}
+
+#define RD_AT(s) (lit(d, i, n, s, (Py_ssize_t)sizeof(s) - 1) >= 0)
+#define RD_CI(s) rd_ci(d, i, n, s, (Py_ssize_t)sizeof(s) - 1)
+
+/* the gates on n bytes (a non-ASCII character given as 0x80): redact_gate's bits */
+static int rd_gate_bytes(P d, Py_ssize_t n) {
+    int bits = 0, sep = 0, key = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        switch (d[i]) {
+        case '@':
+            bits |= 16;
+            break;
+        case '=': case ':':
+            sep = 1;
+            break;
+        case '-':
+            if (RD_AT("-----BEGIN"))
+                bits |= 1;
+            break;
+        case '/':
+            if (RD_AT("/home/"))
+                bits |= 32;
+            break;
+        case 'U':
+            if (RD_AT("Users"))
+                bits |= 32;
+            break;
+        case 's':
+            if (RD_AT("sk-"))
+                bits |= 4;
+            break;
+        case 'g':
+            if (RD_AT("ghp_") || RD_AT("gho_") || RD_AT("ghu_") || RD_AT("ghs_") || RD_AT("ghr_")
+                || RD_AT("github_pat_") || RD_AT("glpat-"))
+                bits |= 4;
+            break;
+        case 'A':
+            if (RD_AT("AKIA") || RD_AT("ASIA") || RD_AT("AIza"))
+                bits |= 4;
+            break;
+        case 'x':
+            if (RD_AT("xox"))
+                bits |= 4;
+            break;
+        default:
+            break;
+        }
+        switch (RD_LOWER(d[i])) {
+        case 'b':
+            if (RD_CI("bearer") || RD_CI("basic"))
+                bits |= 2;
+            break;
+        case 'k':
+            key = key || RD_CI("key");
+            break;
+        case 't':
+            key = key || RD_CI("token");
+            break;
+        case 's':
+            key = key || RD_CI("secret");
+            break;
+        case 'p':
+            key = key || RD_CI("passw");
+            break;
+        case 'a':
+            key = key || RD_CI("auth");
+            break;
+        default:
+            break;
+        }
+    }
+    return bits | (sep && key ? 8 : 0);
+}
+
+/* redact_gate of a str: its bits, or -1 (an error set) */
+static int rd_gate(PyObject *s) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    if (kind == PyUnicode_1BYTE_KIND)
+        return rd_gate_bytes((P)data, n);
+    unsigned char small[512];
+    unsigned char *b = n <= (Py_ssize_t)sizeof(small) ? small : PyMem_Malloc((size_t)n);
+    if (b == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int fold = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c == 0x130 || c == 0x131 || c == 0x17f || c == 0x212a) {
+            fold = 1;
+            break;
+        }
+        b[i] = c < 0x80 ? (unsigned char)c : 0x80;
+    }
+    int r = fold ? 63 : rd_gate_bytes(b, n);
+    if (b != small)
+        PyMem_Free(b);
+    return r;
+}
+
+static PyObject *redact_gate(PyObject *self, PyObject *s) {
+    (void)self;
+    if (!PyUnicode_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "redact_gate: a str is needed");
+        return NULL;
+    }
+    int r = rd_gate(s);
+    return r < 0 ? NULL : PyLong_FromLong(r);
+}
+
+/* 1: a string passes the gate, 0: none does, -1: an error, -2: deeper than maxdepth or a subclass */
+static int rd_scan(PyObject *o, int depth, int maxdepth) {
+    int hit = 0, r;
+    if (PyUnicode_CheckExact(o)) {
+        int g = rd_gate(o);
+        return g < 0 ? -1 : g != 0;
+    }
+    if (PyDict_CheckExact(o)) {
+        if (depth > maxdepth)
+            return -2;
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        while (PyDict_Next(o, &pos, &k, &v)) {
+            if ((r = rd_scan(v, depth + 1, maxdepth)) < 0)
+                return r;
+            hit |= r != 0;
+        }
+        return hit;
+    }
+    if (PyList_CheckExact(o)) {
+        if (depth > maxdepth)
+            return -2;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(o); i++) {
+            if ((r = rd_scan(PyList_GET_ITEM(o, i), depth + 1, maxdepth)) < 0)
+                return r;
+            hit |= r != 0;
+        }
+        return hit;
+    }
+    return PyUnicode_Check(o) || PyList_Check(o) || PyDict_Check(o) ? -2 : 0;
+}
+
+/* o redacted (rd_scan said it may be walked): a new reference, NULL on an error */
+static PyObject *rd_build(PyObject *o, PyObject *text) {
+    if (PyUnicode_CheckExact(o)) {
+        int g = rd_gate(o);
+        if (g < 0)
+            return NULL;
+        if (!g) {
+            Py_INCREF(o);
+            return o;
+        }
+        return PyObject_CallFunction(text, "Oi", o, g);
+    }
+    if (PyList_CheckExact(o)) {
+        Py_ssize_t n = PyList_GET_SIZE(o);
+        PyObject *out = PyList_New(n);
+        int same = 1;
+        if (out == NULL)
+            return NULL;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *v = PyList_GET_ITEM(o, i);
+            PyObject *w = rd_build(v, text);
+            if (w == NULL) {
+                Py_DECREF(out);
+                return NULL;
+            }
+            same = same && w == v;
+            PyList_SET_ITEM(out, i, w);
+        }
+        if (same && PyList_GET_SIZE(o) == n) {
+            Py_DECREF(out);
+            Py_INCREF(o);
+            return o;
+        }
+        return out;
+    }
+    if (PyDict_CheckExact(o)) {
+        PyObject *out = PyDict_New(), *k, *v;
+        Py_ssize_t pos = 0;
+        int same = 1;
+        if (out == NULL)
+            return NULL;
+        while (PyDict_Next(o, &pos, &k, &v)) {
+            PyObject *w = rd_build(v, text);
+            if (w == NULL || PyDict_SetItem(out, k, w) < 0) {
+                Py_XDECREF(w);
+                Py_DECREF(out);
+                return NULL;
+            }
+            same = same && w == v;
+            Py_DECREF(w);
+        }
+        if (same) {
+            Py_DECREF(out);
+            Py_INCREF(o);
+            return o;
+        }
+        return out;
+    }
+    Py_INCREF(o);
+    return o;
+}
+
+static PyObject *redact_walk(PyObject *self, PyObject *args) {
+    PyObject *o, *text;
+    int maxdepth;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOi", &o, &text, &maxdepth))
+        return NULL;
+    int r = rd_scan(o, 0, maxdepth);
+    if (r == -1)
+        return NULL;
+    if (r == -2)
+        Py_RETURN_NOTIMPLEMENTED;
+    if (r == 0) {
+        Py_INCREF(o);
+        return o;
+    }
+    return rd_build(o, text);
+}
+#undef RD_AT
+#undef RD_CI
+/* ---- end export ---- */
+
 /* ---- find: a caseless ASCII literal's first match and count in a field's text (issue 29; owner: the find helper) ----
  * fold_count(text, needle) -> None | (first, count): FoldMatcher.first_and_count's (start of the first match, number
  * of matches) of ``needle`` (ASCII, already folded: no capital letter) in ``text``, not whole words: -1 and 0 when
@@ -3234,6 +3567,7 @@ static PyMethodDef methods[] = {
     {"tl_count", tl_count, METH_O, "Elements of a JSON array (timelinec section)."},
     {"tl_stream", tl_stream, METH_O, "The timeline's summary of an embedded stream (timelinec section)."},
     {"tl_seqs", tl_seqs, METH_O, "Count and bounds of an increasing JSON array of integers (timelinec section)."},
+    {"tl_columns", tl_columns, METH_VARARGS, "The columns of a list of dicts of one shape (timelinec section)."},
     {"tl_dtsum", tl_dtsum, METH_VARARGS, "Sum of the first k integers of a JSON array (timelinec section)."},
     {"text_row", text_row, METH_VARARGS, "A row's searchable text from its bytes (ftsc section)."},
     {"text_rows", text_rows, METH_VARARGS, "text_row of a block of rows (ftsc section)."},
@@ -3241,6 +3575,8 @@ static PyMethodDef methods[] = {
     {"find_folded", find_folded, METH_VARARGS, "The places of a needle in a window folded by a table (big29)."},
     {"screen_row", screen_row, METH_VARARGS, "The fast paths' row screen of one row (numbers section)."},
     {"screen_rows", screen_rows, METH_VARARGS, "The rows of a list the row screen refuses (numbers section)."},
+    {"redact_gate", redact_gate, METH_O, "redact.gate_bits: the rules whose gates pass on a string (export section)."},
+    {"redact_walk", redact_walk, METH_VARARGS, "Redactor.obj, text called on gated strings only (export section)."},
     {"fold_count", fold_count, METH_VARARGS, "A caseless ASCII literal's first match and count in a text (find section)."},
     {"brackets", brackets, METH_O, "raw.count(b'[') + raw.count(b'{') in one pass (find section)."},
     {"find_ascii", find_ascii, METH_VARARGS, "find_folded of an ASCII needle, 16 places a step (find section)."},
