@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 from ..fold.checkpoints import EVERY, Checkpoint, CheckpointBuilder, Checkpoints
 from ..fold.surface import SURFACE_NEEDLES, ScanEnd, SurfaceIndex
@@ -27,7 +27,8 @@ from ..index.verdict import ReadPath
 from ..format.lazyrows import PACKED_PREFIXES, lazy_row
 from ..format.model import is_event
 from .ahead_lean import LeanChecks, lean_block
-from .outline import Outline, OutlineBuilder
+from .outline import Outline, OutlineBuilder, TurnEntry
+from .outline_packed import TurnSpool
 
 if TYPE_CHECKING:
     from ..index.reader import LogReader
@@ -89,6 +90,7 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
     """The checkpoints, the surface index and the outline of ``reader``'s log from one forward read.
     ``sink``: where each checkpoint goes once final (the product then holds only the points not yet given)."""
     ob = OutlineBuilder(reader)
+    ob.turns = cast(list[TurnEntry], TurnSpool())     # (each turn packed once final: issue 36)
     ob.checks = LeanChecks()            # (the same load checks, the common case at C level)
     cb = CheckpointBuilder(reader, every, ob.checks)    # (the load checks: the outline applies them to every event first)
     cb.sink = sink
