@@ -213,3 +213,16 @@ def test_the_extension_checks_a_manifest_as_its_python_definition(home0, tmp_pat
         assert c(blob) == ftsfresh.same_py(blob) == 1
         change()
         assert c(blob) == ftsfresh.same_py(blob) == 0
+
+
+def test_behind_is_told_by_the_manifest_and_a_grown_session_still_counts(home0, tmp_path, monkeypatch):
+    """The window's poll (``behind()``, every 30 s) checks the manifest instead of walking."""
+    root = _home(home0, tmp_path)
+    _settle(root)
+    with FullTextIndex(root, db_path=str(tmp_path / "ix.sqlite")) as ix:
+        ix.update(workers=0)
+        with monkeypatch.context() as mp:
+            mp.setattr(ix, "walk", lambda: pytest.fail("walked"))
+            assert ix.behind() == 0
+        _grow(_some_session(ix), "growthmarkerword")
+        assert ix.behind() == 1                         # (the manifest no longer holds: walked)
