@@ -226,3 +226,29 @@ def test_behind_is_told_by_the_manifest_and_a_grown_session_still_counts(home0, 
             assert ix.behind() == 0
         _grow(_some_session(ix), "growthmarkerword")
         assert ix.behind() == 1                         # (the manifest no longer holds: walked)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_an_update_with_nothing_changed_reports_as_the_walk_without_walking(home0, tmp_path, monkeypatch, workers):
+    """The manifest holding, an update has nothing to do: its report (sessions, unchanged, the
+    problems of bad files in order, shard by shard) is the walking update's, and no walk is made."""
+    root = _home(home0, tmp_path)
+    project = os.path.join(root, "sessions", sorted(os.listdir(os.path.join(root, "sessions")))[0])
+    for name in ("0000-bad", "zzzz-bad"):
+        os.mkdir(os.path.join(project, name))
+        with open(os.path.join(project, name, "session.jsonl"), "w") as f:
+            f.write("not a session header\n")
+    _settle(root)
+    with FullTextIndex(root, db_path=str(tmp_path / "ix.sqlite")) as ix:
+        first = ix.update(workers=workers)
+        assert len(first.problems) == 2 and (workers == 0) == (ix.part[1] == 1)
+        ix.conn.execute("DELETE FROM meta WHERE key = ?", (MANIFEST_KEY,))
+        walked = ix.update(workers=workers)               # (walks: no manifest; keeps one)
+        assert walked.files_opened == 0 and walked.unchanged == walked.sessions
+        with monkeypatch.context() as mp:
+            mp.setattr(ix, "walk", lambda: pytest.fail("walked"))
+            quick = ix.update(workers=workers)
+        assert {**quick.to_dict(), "seconds": 0} == {**walked.to_dict(), "seconds": 0}
+        assert quick.problems == walked.problems
+        _grow(_some_session(ix), "growthmarkerword")
+        assert ix.update(workers=workers).grown == 1      # (the manifest no longer holds: walked)

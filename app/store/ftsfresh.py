@@ -29,14 +29,18 @@ from __future__ import annotations
 
 import os
 from array import array
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from .ftswalk import Scanned, WalkSeen
+
+if TYPE_CHECKING:
+    from .ftswrite import UpdateReport
 
 MANIFEST_KEY = "manifest"
 _MAGIC = b"SLM2"
 _HEAD = 20                     # the magic, then the numbers of entries and of folders they are grouped under
 _PATH_MAX = 4096               # a longer name: not a manifest (the extension's buffer)
+_STORE_SUFFIXES = (".sqlite", ".sqlite3", ".db")    # (discovery.SQLITE_SUFFIXES: a walk's stores)
 
 
 def _split(path: str) -> tuple[bytes, bytes]:
@@ -247,3 +251,40 @@ def keep_manifest(ix: Any, walked: Scanned) -> bool:
     finally:
         lock.release()
     return True
+
+
+def unchanged_report(ix: Any) -> Optional[UpdateReport]:
+    """The report of an update of ``ix`` when its manifest still holds (the walk would be the one
+    the index holds: nothing to do), made from the files tables as that update would count them
+    (:func:`app.store.fulltext._walk_diff` on an unchanged walk: each shard's session files in
+    path order, a failed one's and a bad file's problem, a store's sessions); None: the manifest
+    does not hold (the update walks)."""
+    import time
+    from .ftsquery import FTS5_MISSING
+    from .ftswrite import UpdateReport
+    t0 = time.perf_counter()
+    fresh = fresh_digest(manifest_of(ix))
+    r = ix.conn.execute("SELECT value FROM meta WHERE key = 'walk'").fetchone()
+    if fresh is None or r is None or r[0] != fresh:
+        return None
+    rep = UpdateReport()
+    for part in ix.parts():
+        c = part.conn
+        failed = dict(c.execute("SELECT key, problem FROM sessions WHERE status = 'error'"))
+        stores = []
+        for path, kind, problem in c.execute("SELECT path, kind, problem FROM files ORDER BY path"):
+            if kind == "session":
+                rep.sessions += 1
+                if failed.get(path):
+                    rep.problems.append(f"{path}: {failed[path]}")
+            elif kind == "bad" and problem and not path.endswith(_STORE_SUFFIXES):
+                rep.problems.append(f"{path}: {problem}")
+            elif kind == "store":
+                stores.append(path)
+        for path in stores:
+            rep.sessions += c.execute("SELECT count(*) FROM sessions WHERE store = ?", (path,)).fetchone()[0]
+    rep.unchanged = rep.sessions
+    if not ix.fts5:
+        rep.fallback = FTS5_MISSING
+    rep.seconds = time.perf_counter() - t0
+    return rep

@@ -372,6 +372,11 @@ class FullTextIndex(SessionWriter, IndexQueries):
         lock = BuildLock(self.db_path)
         lock.acquire()
         try:
+            if walked is None:                      # nothing changed (the manifest holds): nothing to do
+                from .ftsfresh import unchanged_report
+                quick = unchanged_report(self)
+                if quick is not None:
+                    return quick
             self._set_meta("build", "running")      # until it ends whole: a killed build is known
             self.conn.execute("DELETE FROM meta WHERE key = 'walk'")   # the files change from now on
             if walked is None:
