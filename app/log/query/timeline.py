@@ -189,6 +189,24 @@ class Builder:
         if handler is not None:
             handler(self, ev, d)
 
+    def small(self, x: tuple[int, int, int, int, Optional[int]]) -> None:
+        """The steps of :meth:`event` for a ``step/start``, ``step/end`` or ``turn/start`` row the row scan read
+        (``(code, seq, time, turn, step)``, :mod:`app.log.query.timeline_scan`: integers, code 0, 1, 2)."""
+        code, seq, time, turn, step = x
+        if code == 2:
+            ev = Event(seq=seq, type="turn/start", time=time, data={"turn": turn})
+            self.at.boundary("turn/start", turn)
+            if time > 0:
+                self.last_time = time
+            _on_turn_start(self, ev, ev.data)
+            return
+        typ = "step/start" if code == 0 else "step/end"
+        ev = Event(seq=seq, type=typ, time=time, data={"turn": turn, "step": step})
+        self.at.boundary(typ, turn)
+        if time > 0:
+            self.last_time = time
+        (_on_step_start if code == 0 else _on_step_end)(self, ev, ev.data)
+
     def settlement(self, st: Settlement) -> None:
         """The steps of :meth:`event` for a v2+ settlement, from a lean record and its stream's summary."""
         ev = st.ev
@@ -472,7 +490,7 @@ def timeline(src: Any) -> Iterator[JsonObj]:
     timed = not getattr(src, "envelope_free", False)
     if hasattr(src, "iter_events"):
         from .timeline_rows import timeline_items
-        items: Iterable[Union[Event, Block, Chunk, Settlement]] = timeline_items(src)
+        items: Iterable[Any] = timeline_items(src)
     else:
         items = src
     b = Builder(timed)
@@ -480,18 +498,21 @@ def timeline(src: Any) -> Iterator[JsonObj]:
     yield from b.finish()
 
 
-def feed(b: Builder, items: Iterable[Union[Event, Block, Chunk, Settlement]]) -> Iterator[JsonObj]:
-    """The spans ``b`` gives out while it reads ``items`` (those of its :meth:`~Builder.finish` apart)."""
+def feed(b: Builder, items: Iterable[Any]) -> Iterator[JsonObj]:
+    """The spans ``b`` gives out while it reads ``items`` (events, :class:`Block`, :class:`Chunk`,
+    :class:`Settlement` and small-row tuples; those of its :meth:`~Builder.finish` apart)."""
     for it in items:
         t = type(it)
         if t is Block:
-            b.block(it)            # type: ignore[arg-type]
+            b.block(it)
         elif t is Chunk:
-            b.chunk(it)            # type: ignore[arg-type]
+            b.chunk(it)
         elif t is Settlement:
-            b.settlement(it)       # type: ignore[arg-type]
+            b.settlement(it)
+        elif t is tuple:
+            b.small(it)
         else:
-            b.event(it)            # type: ignore[arg-type]
+            b.event(it)
         if b.out:
             yield from b.out
             b.out = []
