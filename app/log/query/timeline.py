@@ -31,7 +31,7 @@ cache hit rate, an *estimated* cost from a price table).  :func:`context_points`
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Optional, Union
+from typing import Any, Optional
 
 from ..fold.attempts import FAILED_FINISH, Attempt, AttemptTracker, embedded_stream
 from ..format.model import Event
