@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from .find_light import light_event
 from .find_match import FindOptions, FindStats, Hit, Match, Matcher, TurnRef, match_fields
 from .find_rows import row_hits, shown_hit
+from .find_shown import quick_shown
 from .textrow import CALL, FIELDS, RESULT, TURN, NOTHING, text_row_c
 from .textview import TITLE, TOOL_CALL, TOOL_OUTPUT, Field, Shown, event_turn, plain, shown_fields
 
@@ -96,7 +97,9 @@ class FastRows:
         st.rows_decoded += 1
         st.rows_fast += 1
         seq, ev = le
-        shown = shown_fields(ev)
+        shown = quick_shown(ev.type, ev.data)        # (the commonest shapes read once: find_shown)
+        if shown is None:
+            shown = shown_fields(ev)
         return self._hits(seq, ev, shown, self._match([sh.field for sh in shown]), offset, line, turn, st)
 
     def _may_hit(self, raw: bytes) -> bool:
