@@ -25,7 +25,7 @@ from procs_util import child_pids
 
 REPO = Path(__file__).resolve().parents[1]
 WAIT = 20_000
-CANCEL_WITHIN = 0.1
+CANCEL_WITHIN = 0.2         # (issue 29: "Cancel stops each long job within 200 ms")
 
 
 @pytest.fixture(scope="module")
@@ -275,7 +275,7 @@ def _cancel_and_check(qtbot, jobs: Jobs, job: Job, got: list) -> None:
 def test_the_timeline_job_is_cancelled_through_its_token(qtbot, big_log, tmp_path, monkeypatch, inproc):
     """The timeline dock's job passes itself as the cancel: in a child the job's cancel kills it at once (no
     20 ms watcher thread beside it); in-process (no child) the computation stops at its next tick.  Either
-    way it ends < 100 ms after cancel() and delivers nothing (before: a callable, a watcher thread, and an
+    way it ends < 200 ms after cancel() and delivers nothing (before: a callable, a watcher thread, and an
     in-process computation that ran to its end)."""
     import app.log.query.timeline  # noqa: F401  (imported here, not in the job: the cancel lands in the work)
     import app.store.timeline_child  # noqa: F401
