@@ -6,7 +6,7 @@ beside ``rg -c`` of the same word over the same file in the same run.
 Each run starts the real child the window starts (``scan_child.run_isolated("find", ...)`` with the window's hit
 limit), reads its messages as the window does (hits unpickled and dropped), and polls the child's ``RssAnon``
 every 20 ms: the peak is printed with the hits, the time and the target (64 MB).  The reference: ``rg -c -F`` of
-the word, its peak RSS (``/usr/bin/time -f %M``: resident, the mapped file's pages included) and time.  ``--trace``: the same find run in
+the word, its peak RSS (``--no-mmap``, ``/usr/bin/time -f %M``) and time.  ``--trace``: the same find run in
 this process under tracemalloc, with the largest allocations at the traced peak (what holds the memory).
 Medians of ``--runs``; the machine load is printed with each row.
 """
@@ -78,10 +78,11 @@ def child_run(path: str, word: str, limit: int) -> dict:
 
 
 def rg_run(path: str, word: str) -> dict:
-    """``rg -c -F`` under ``/usr/bin/time -f %M`` (its own peak RSS: the file's mapped pages included)."""
+    """``rg -c -F --no-mmap`` under ``/usr/bin/time -f %M`` (its peak RSS; read into buffers as the child reads,
+    so the file's pages are not counted as they would be with rg's default mmap)."""
     t = time.perf_counter()
-    got = subprocess.run(["/usr/bin/time", "-f", "%M", "rg", "-c", "-F", word, path], capture_output=True,
-                         text=True, check=False)
+    got = subprocess.run(["/usr/bin/time", "-f", "%M", "rg", "-c", "-F", "--no-mmap", word, path],
+                         capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t
     return {"rss_mb": int(got.stderr.strip().splitlines()[-1]) / 1024, "wall": wall}
 
@@ -91,7 +92,7 @@ def trace(path: str, word: str, limit: int) -> None:
     import tracemalloc
     from app.log.query.find import FindOptions
     from app.store.scan_child import scan
-    tracemalloc.start(12)
+    tracemalloc.start(6)
 
     def send(msg) -> None:
         pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL)
@@ -113,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trace", action="store_true")
     a = ap.parse_args(argv)
     print(f"find child memory, {a.file} ({os.path.getsize(a.file) / 1e6:,.0f} MB), {a.runs} run(s)")
-    print("| word | hits | child peak RssAnon | rg -c peak RSS | child / rg | target | wall (rg) | load |")
+    print("| word | hits | child peak RssAnon | rg -c --no-mmap peak RSS | child / rg | target | wall (rg) | load |")
     print("|---|---|---|---|---|---|---|---|")
     for w in a.words:
         got = [child_run(a.file, w, a.limit) for _ in range(a.runs)]

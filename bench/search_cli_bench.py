@@ -9,8 +9,9 @@ the CLI with the freshness check of a 10k-session home, <= 100 ms in-process):
   interpreter's start) and ``rg -c WORD HOME`` (a plain scan of the same files), run in turn in
   the same loop; medians, and the ratios;
 * in-process: the query alone (``FullTextIndex.search``, lazy total), the freshness check alone
-  (the manifest's, and the stat walk it replaces), and the whole answer (``live_search``: check
-  plus query), wall and CPU, medians.  The answer with the manifest is checked equal to the
+  (the manifest's, and the stat walk it replaces), the whole answer (``live_search``: check
+  plus query), and an update with nothing changed (the manifest's, and the walking one), wall and
+  CPU, medians.  The answer with the manifest is checked equal to the
   answer with the walk.
 
 The module's bytecode is compiled first (as an installed package has it).  The index goes to a
@@ -114,7 +115,9 @@ def in_process(home: str, word: str, runs: int) -> None:
         rows = {"query alone (search, lazy total)": lambda: ix.search(word, exact=False),
                 "freshness check: the manifest's": ix.fresh_digest,
                 "freshness check: the stat walk (before)": ix.walk,
-                "check + query (live_search)": lambda: live_search(ix, word, exact=False)}
+                "check + query (live_search)": lambda: live_search(ix, word, exact=False),
+                "update, nothing changed (the manifest's)": ix.update,
+                "update, nothing changed (walking)": lambda: ix.update(walked=ix.walk())}
         for what, fn in rows.items():
             got = [timed(fn) for _ in range(runs)]
             line(what, med([w for w, _c, _g in got]), med([c for _w, c, _g in got]))

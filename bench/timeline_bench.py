@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))       # this tree's
 GB = 1 << 30
 NAMES = {"cat": "reference: cat FILE > /dev/null", "index": "reference: seq index build (C scan)",
          "decode": "reference: exact decode pass", "first": "timeline, first time (+ save)",
+         "first summary": "+ turns and totals, first time (+ save)",
          "firstN": "... in N processes (CPU: all)", "cached": "timeline spans, from the cache",
          "cached summary": "turns and totals, from their cache",
          "cached all": "timeline from the cache (spans + summary)"}
@@ -95,7 +96,8 @@ def measure(p: str, runs: int, decode: bool, parts: int) -> tuple[dict[str, tupl
         r = LogReader.open(p)
         spans, status = timed("cached", lambda: cached_spans(r))
         assert status == "hit" and len(spans) == n_spans, status
-        cached_summary(r, spans, load_prices())                        # (saved)
+        _s, how = timed("first summary", lambda got=spans: cached_summary(r, got, load_prices()))   # (saved)
+        assert how == "built", how
         r = LogReader.open(p)
         _s, how = timed("cached summary", lambda got=spans: cached_summary(r, got, load_prices()))
         assert how == "hit", how

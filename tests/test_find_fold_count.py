@@ -36,6 +36,9 @@ def _texts(seed: int, n: int = 400) -> list[str]:
     out = ["", "the", "THE THE", "thethe", "ßtHe", "ſt", "Kk", "ﬁ ﬁ", "ÿthe", "\ud800the", "😀THE😀"]
     for _ in range(n):
         out.append("".join(rnd.choice(PIECES) for _ in range(rnd.randint(0, 30))))
+    for _ in range(n // 4):       # (long: the C's 16-character steps; Latin-1 and ASCII ones among them)
+        pool = rnd.choice([PIECES, ["the", "The", "tHe", "t", "h", "e", " ", "x", "ÿ", "µ"], ["the", "THE", "he", "t"]])
+        out.append("".join(rnd.choice(pool) for _ in range(rnd.randint(20, 400))))
     return out
 
 

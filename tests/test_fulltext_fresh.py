@@ -176,3 +176,79 @@ def test_a_damaged_manifest_is_no_answer(home0, tmp_path):
             assert fresh_digest(blob[:at] + bytes([blob[at] ^ 0x10]) + blob[at + 1:]) is None
         assert fresh_digest(blob + b"\0x") is None and fresh_digest("not bytes") is None
         assert fresh_digest(blob) == digest
+
+
+def test_the_extension_checks_a_manifest_as_its_python_definition(home0, tmp_path):
+    """``manifest_same`` in C (app/log/index/rowscan_c.c, search section) against
+    :func:`app.store.ftsfresh.same_py`: unchanged, after each kind of change, and damaged."""
+    from app.store import ftsfresh
+    c = ftsfresh.c_check()
+    if c is None:
+        pytest.skip("the row scanner's extension is not built here")
+    root = _home(home0, tmp_path)
+    _settle(root)
+    with FullTextIndex(root, db_path=str(tmp_path / "ix.sqlite")) as ix:
+        ix.update(workers=0)
+        blob = ix.conn.execute("SELECT value FROM meta WHERE key = ?", (MANIFEST_KEY,)).fetchone()[0]
+        src = _some_session(ix)
+    assert c(blob) == ftsfresh.same_py(blob) == 1
+    n, ng = int.from_bytes(blob[4:12], sys.byteorder), int.from_bytes(blob[12:20], sys.byteorder)
+    damaged = [blob[:cut] for cut in (0, 4, 19, 20, 20 + 8 * ng, len(blob) // 2, len(blob) - 1)]
+    damaged += [blob[:at] + bytes([blob[at] ^ 0x10]) + blob[at + 1:]
+                for at in range(20, 20 + 8 * (ng + 4 * n), 61)]
+    damaged += [blob + b"\0", blob + b"\0x", blob[:4] + (1 << 62).to_bytes(8, sys.byteorder) + blob[12:],
+                blob[:12] + (n + 1).to_bytes(8, sys.byteorder) + blob[20:], blob.replace(b"\0", b"\0" + b"x" * 5000, 2)]
+    for bad in damaged:
+        assert c(bad) == ftsfresh.same_py(bad) != 1
+    folder = os.path.dirname(src)
+    changes = [lambda: _grow(src, "someword"),
+               lambda: shutil.copyfile(src, os.path.join(folder, "other.jsonl")),
+               lambda: os.utime(os.path.dirname(folder)),
+               lambda: os.remove(src)]
+    for change in changes:                              # each from a current manifest
+        _settle(root)
+        with FullTextIndex(root, db_path=str(tmp_path / "ix.sqlite")) as ix:
+            ix.update(workers=0)
+            blob = ix.conn.execute("SELECT value FROM meta WHERE key = ?", (MANIFEST_KEY,)).fetchone()[0]
+        assert c(blob) == ftsfresh.same_py(blob) == 1
+        change()
+        assert c(blob) == ftsfresh.same_py(blob) == 0
+
+
+def test_behind_is_told_by_the_manifest_and_a_grown_session_still_counts(home0, tmp_path, monkeypatch):
+    """The window's poll (``behind()``, every 30 s) checks the manifest instead of walking."""
+    root = _home(home0, tmp_path)
+    _settle(root)
+    with FullTextIndex(root, db_path=str(tmp_path / "ix.sqlite")) as ix:
+        ix.update(workers=0)
+        with monkeypatch.context() as mp:
+            mp.setattr(ix, "walk", lambda: pytest.fail("walked"))
+            assert ix.behind() == 0
+        _grow(_some_session(ix), "growthmarkerword")
+        assert ix.behind() == 1                         # (the manifest no longer holds: walked)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_an_update_with_nothing_changed_reports_as_the_walk_without_walking(home0, tmp_path, monkeypatch, workers):
+    """The manifest holding, an update has nothing to do: its report (sessions, unchanged, the
+    problems of bad files in order, shard by shard) is the walking update's, and no walk is made."""
+    root = _home(home0, tmp_path)
+    project = os.path.join(root, "sessions", sorted(os.listdir(os.path.join(root, "sessions")))[0])
+    for name in ("0000-bad", "zzzz-bad"):
+        os.mkdir(os.path.join(project, name))
+        with open(os.path.join(project, name, "session.jsonl"), "w") as f:
+            f.write("not a session header\n")
+    _settle(root)
+    with FullTextIndex(root, db_path=str(tmp_path / "ix.sqlite")) as ix:
+        first = ix.update(workers=workers)
+        assert len(first.problems) == 2 and (workers == 0) == (ix.part[1] == 1)
+        ix.conn.execute("DELETE FROM meta WHERE key = ?", (MANIFEST_KEY,))
+        walked = ix.update(workers=workers)               # (walks: no manifest; keeps one)
+        assert walked.files_opened == 0 and walked.unchanged == walked.sessions
+        with monkeypatch.context() as mp:
+            mp.setattr(ix, "walk", lambda: pytest.fail("walked"))
+            quick = ix.update(workers=workers)
+        assert {**quick.to_dict(), "seconds": 0} == {**walked.to_dict(), "seconds": 0}
+        assert quick.problems == walked.problems
+        _grow(_some_session(ix), "growthmarkerword")
+        assert ix.update(workers=workers).grown == 1      # (the manifest no longer holds: walked)

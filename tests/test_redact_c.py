@@ -194,3 +194,33 @@ def test_redacted_exports_are_the_python_ones(logs, tmp_path, monkeypatch):
     c = _digests(paths, tmp_path)
     monkeypatch.setattr(redact, "_native", None)
     assert _digests(paths, tmp_path) == c
+
+
+def _reference_logical(r, red: Redactor) -> tuple[bytes, dict]:
+    """The whole-log way: every event's envelope redacted (``Redactor.obj``), one line each."""
+    lines = [red.row(r.source.header_raw)]
+    lines += [msgspec.json.encode(red.obj(ev.envelope())) for ev in r.iter_events(logical=True)]
+    return b"\n".join(lines) + b"\n", red.report()
+
+
+def test_packed_tool_calls_with_secrets_in_id_or_name(tmp_path):
+    """A packed tool-call row whose id or name holds a secret is redacted member by member (each member's
+    secrets counted); one whose id and name mask nothing has its arguments redacted in one walk: both are the
+    whole-log way's bytes and report."""
+    src = tmp_path / "plain.jsonl"
+    write_jsonl(str(src), SessionSynth(8), target_bytes=250_000)
+    data = src.read_bytes()
+    n = data.count(b'"id":"call_0')
+    assert n > 20
+    rng = random.Random(3)
+    parts = data.split(b'"id":"call_0')
+    swaps = [b'"id":"token=abcdef12/home/bob/x call_0', b'"id":"user@example.com call_0', b'"id":"call_0']
+    data = b"".join(p + rng.choice(swaps) for p in parts[:-1]) + parts[-1]
+    data = data.replace(b'"name":"bash"', b'"name":"ghp_abcdefghijklmnopqrstuvwxyz0123"')
+    p = tmp_path / "secrets.jsonl"
+    p.write_bytes(_planted(data, 4))
+    out = tmp_path / "out.jsonl"
+    res = export(open_reader(str(p)), "logical", str(out), redact=True)
+    want, report = _reference_logical(open_reader(str(p)), Redactor())
+    assert out.read_bytes() == want
+    assert res["redaction"] == report and report["counts"]["api-key"] > 10 and report["counts"]["email"] > 10

@@ -180,3 +180,17 @@ def test_cli_json_streams_the_bytes_of_one_dump(tmp_path, monkeypatch, capsys):
             want = {"spans": out["spans"], "turns": out["turns"], "totals": out["totals"], "cache": status}
             assert got == json_safe(json.dumps(want, ensure_ascii=False)) + "\n", (p, status)
     assert '"spans": []' in got
+
+
+def test_the_summary_of_a_table_reads_columns(generated):
+    """Turns and totals of a table are those of its spans as dicts, and reading them builds no span dict."""
+    from app.log.query.timeline import summarize
+    prices = {"deepseek-*": {"input": 0.3, "output": 0.5, "cacheRead": 0.03}}
+    for p in FIXTURE_LOGS[:3] + generated:
+        spans = in_log_order(timeline(open_reader(str(p))))
+        t = round_trip(spans)
+        got = summarize(t, prices, ordered=True)
+        assert t._dicts is None                                  # (no span made a dict)
+        want = summarize(spans, prices, ordered=True)
+        assert json.dumps([got["turns"], got["totals"]]) == json.dumps([want["turns"], want["totals"]]), p
+        assert got["turns"] and want["totals"]["counts"]["attempt"]

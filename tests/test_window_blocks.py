@@ -121,3 +121,45 @@ def test_outline_turns_hold_their_columns_only(tmp_path):
     assert list(got.turns.first_seqs) == [t.first_seq for t in want]
     assert got.turns[-1] == want[-1] and got.turns[70] == want[70]
     assert pickle.loads(pickle.dumps(got)).turns == want      # (a pickled outline: the blocks as a list)
+
+
+def test_compaction_summaries_move_out_and_come_back_in_the_groups(tmp_path):
+    """The window's surface index keeps closed compactions' summaries in a temporary file: every
+    page's compaction groups stay equal to those of the index as built, the records hold ""."""
+    from types import SimpleNamespace
+    from app.log.fold.surface import index_for
+    from app.ui.history.compaction import page_groups, slim_summaries
+    path = tmp_path / "session.jsonl"
+    write_jsonl(str(path), SessionSynth(35, context_window=24_000), turns=60)
+    r = LogReader.open(str(path))
+    try:
+        evs = list(r.iter_events(logical=True))
+        whole = index_for(r)
+    finally:
+        r.close()
+    pages = [SimpleNamespace(items=evs[k:k + 40]) for k in range(0, len(evs), 40)]
+    want = [page_groups(whole, p) for p in pages]
+    from app.log.fold.surface import compaction_group      # (the groups as the old page_groups built them)
+    assert want == [{g["compactionId"]: g for rec in whole.compactions
+                     if (g := compaction_group(whole, rec["compactionId"])) is not None
+                     and {it.seq for it in p.items if hasattr(it, "seq")}.intersection(g["rows"])} for p in pages]
+    sent = pickle.dumps(whole)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        slim = pickle.loads(sent)                  # (the window's own copy, as the surface job hands it over)
+        texts = [c["summary"].encode("utf-8", "surrogatepass") for c in slim.compactions]   # (copies: not held)
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        moved = slim_summaries(slim)
+        gc.collect()
+        freed = before - tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(texts) >= 3 and all(texts)
+    assert moved == len(texts) and slim_summaries(slim) == 0          # once per index
+    assert all(c["summary"] == "" for c in slim.compactions)
+    assert freed >= 0.5 * sum(len(t) for t in texts), f"{freed} bytes freed of {sum(map(len, texts))}"
+    got = [page_groups(slim, p) for p in pages]
+    assert got == want and sum(len(g) for g in got) >= len(texts)
+    assert {g["summary"].encode("utf-8", "surrogatepass") for gs in got for g in gs.values()} == set(texts)

@@ -29,13 +29,18 @@ from __future__ import annotations
 
 import os
 from array import array
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from .ftswalk import Scanned, WalkSeen
+
+if TYPE_CHECKING:
+    from .ftswrite import UpdateReport
 
 MANIFEST_KEY = "manifest"
 _MAGIC = b"SLM2"
 _HEAD = 20                     # the magic, then the numbers of entries and of folders they are grouped under
+_PATH_MAX = 4096               # a longer name: not a manifest (the extension's buffer)
+_STORE_SUFFIXES = (".sqlite", ".sqlite3", ".db")    # (discovery.SQLITE_SUFFIXES: a walk's stores)
 
 
 def _split(path: str) -> tuple[bytes, bytes]:
@@ -87,33 +92,80 @@ def recorded_digest(blob: Any) -> Optional[str]:
 def fresh_digest(blob: Any) -> Optional[str]:
     """The digest of the walk the manifest ``blob`` records when the file system still is as it
     recorded (every folder's and file's device, inode, size and mtime); None when anything
-    differs or the manifest does not parse (the caller then walks)."""
+    differs or the manifest does not parse (the caller then walks).  The stats are made by the
+    row scanner's extension where it is built (``manifest_same``, the GIL let go), else here."""
+    c = c_check()
+    same = c(blob) if c is not None and isinstance(blob, bytes) else -2
+    if same == -2:                             # (no extension, or no fstatat on this platform)
+        same = same_py(blob)
+    return recorded_digest(blob) if same == 1 else None
+
+
+def same_py(blob: Any) -> int:
+    """The check of :func:`fresh_digest` (the definition of the extension's ``manifest_same``):
+    1 every entry as recorded, 0 one differs or cannot be stat-ed, -1 not a manifest."""
     if not isinstance(blob, bytes) or not blob.startswith(_MAGIC) or len(blob) < _HEAD:
-        return None
+        return -1
     try:
         head = array("Q")
         head.frombytes(blob[4:_HEAD])
         n, ng = head
         pos = _HEAD + 8 * (ng + 4 * n)
         if pos > len(blob):
-            return None
+            return -1
         nums, times = array("Q"), array("q")
         nums.frombytes(blob[_HEAD:_HEAD + 8 * (ng + 3 * n)])
         times.frombytes(blob[_HEAD + 8 * (ng + 3 * n):pos])
         names = blob[pos:].split(b"\0")
-        if len(names) != 1 + ng + n or sum(nums[:ng]) != n:
-            return None
+        if len(names) != 1 + ng + n or sum(nums[:ng]) != n or any(len(x) >= _PATH_MAX for x in names):
+            return -1
         devs, inos, sizes = nums[ng:ng + n], nums[ng + n:ng + 2 * n], nums[ng + 2 * n:]
         rels = names[1 + ng:]
         rel_ok = os.stat in os.supports_dir_fd
         i = 0
         for base, k in zip(names[1:1 + ng], nums[:ng]):
             if not _same(base, rels[i:i + k], devs[i:i + k], inos[i:i + k], sizes[i:i + k], times[i:i + k], rel_ok):
-                return None
+                return 0
             i += k
-        return names[0].decode("ascii")
-    except (OSError, ValueError, OverflowError, MemoryError):
-        return None
+        return 1
+    except (OSError, ValueError):
+        return 0
+    except (OverflowError, MemoryError):
+        return -1
+
+
+_C: list[Any] = []
+
+
+def c_check() -> Any:
+    """The extension's ``manifest_same`` when the row scanner's extension is built from this very
+    source (its stamp, as :func:`app.log.index.fastindex.load_rowscan_c` checks it), else None."""
+    if not _C:
+        _C.append(None)
+        if os.environ.get("SESSION_LENS_SCANNER") != "python":
+            try:
+                from ..log.index import rowscan_c  # type: ignore[attr-defined]
+            except ImportError:
+                return None
+            here = os.path.dirname(os.path.abspath(rowscan_c.__file__))
+            if _stamp_ok(os.path.join(here, "rowscan_c.c"), os.path.join(here, "rowscan_c.stamp")):
+                _C[0] = getattr(rowscan_c, "manifest_same", None)
+    return _C[0]
+
+
+def _stamp_ok(source: str, stamp: str) -> bool:
+    """The stamp holds the source's SHA-256 (no source, as in a bundle: the extension is what it carries)."""
+    import hashlib
+    try:
+        with open(source, "rb") as f:
+            code = f.read()
+    except OSError:
+        return True
+    try:
+        with open(stamp, encoding="ascii") as f:
+            return f.read().strip() == hashlib.sha256(code).hexdigest()
+    except (OSError, ValueError):
+        return False
 
 
 def _same(base: bytes, rels: list[bytes], devs: Any, inos: Any, sizes: Any, times: Any, rel_ok: bool) -> bool:
@@ -199,3 +251,40 @@ def keep_manifest(ix: Any, walked: Scanned) -> bool:
     finally:
         lock.release()
     return True
+
+
+def unchanged_report(ix: Any) -> Optional[UpdateReport]:
+    """The report of an update of ``ix`` when its manifest still holds (the walk would be the one
+    the index holds: nothing to do), made from the files tables as that update would count them
+    (:func:`app.store.fulltext._walk_diff` on an unchanged walk: each shard's session files in
+    path order, a failed one's and a bad file's problem, a store's sessions); None: the manifest
+    does not hold (the update walks)."""
+    import time
+    from .ftsquery import FTS5_MISSING
+    from .ftswrite import UpdateReport
+    t0 = time.perf_counter()
+    fresh = fresh_digest(manifest_of(ix))
+    r = ix.conn.execute("SELECT value FROM meta WHERE key = 'walk'").fetchone()
+    if fresh is None or r is None or r[0] != fresh:
+        return None
+    rep = UpdateReport()
+    for part in ix.parts():
+        c = part.conn
+        failed = dict(c.execute("SELECT key, problem FROM sessions WHERE status = 'error'"))
+        stores = []
+        for path, kind, problem in c.execute("SELECT path, kind, problem FROM files ORDER BY path"):
+            if kind == "session":
+                rep.sessions += 1
+                if failed.get(path):
+                    rep.problems.append(f"{path}: {failed[path]}")
+            elif kind == "bad" and problem and not path.endswith(_STORE_SUFFIXES):
+                rep.problems.append(f"{path}: {problem}")
+            elif kind == "store":
+                stores.append(path)
+        for path in stores:
+            rep.sessions += c.execute("SELECT count(*) FROM sessions WHERE store = ?", (path,)).fetchone()[0]
+    rep.unchanged = rep.sessions
+    if not ix.fts5:
+        rep.fallback = FTS5_MISSING
+    rep.seconds = time.perf_counter() - t0
+    return rep

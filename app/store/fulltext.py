@@ -306,7 +306,13 @@ class FullTextIndex(SessionWriter, IndexQueries):
         return index_path_for(self.root)
 
     def behind(self) -> int:
-        """Sessions new, changed or removed since the last update (stat only, nothing opened)."""
+        """Sessions new, changed or removed since the last update (stat only, nothing opened; 0 at
+        once when the manifest of that update's walk still holds: the window asks every 30 s)."""
+        fresh = self.fresh_digest()
+        if fresh is not None:
+            r = self.conn.execute("SELECT value FROM meta WHERE key = 'walk'").fetchone()
+            if r is not None and r[0] == fresh:
+                return 0
         files, stores = self._scan_root()
         known = {r[0]: r[1:] for p in self.parts()
                  for r in p.conn.execute("SELECT path, dev, ino, size, mtime_ns FROM files")}
@@ -366,6 +372,11 @@ class FullTextIndex(SessionWriter, IndexQueries):
         lock = BuildLock(self.db_path)
         lock.acquire()
         try:
+            if walked is None:                      # nothing changed (the manifest holds): nothing to do
+                from .ftsfresh import unchanged_report
+                quick = unchanged_report(self)
+                if quick is not None:
+                    return quick
             self._set_meta("build", "running")      # until it ends whole: a killed build is known
             self.conn.execute("DELETE FROM meta WHERE key = 'walk'")   # the files change from now on
             if walked is None:

@@ -252,6 +252,13 @@ class Redactor:
                 s, low, fresh = t, _fold(t), False
         return s
 
+    def quiet(self, o: object) -> bool:
+        """Whether :meth:`obj` of ``o`` masks and counts nothing, where that is plain to see: a string no gate passes
+        (:func:`gate_bits`), None, a bool or a number.  False for anything else (the caller takes the exact way)."""
+        if type(o) is str:
+            return not (_native.redact_gate(o) if _native is not None else gate_bits(o))
+        return o is None or type(o) in (bool, int, float)
+
     @overload
     def obj(self, o: JsonObj) -> JsonObj: ...
 

@@ -270,8 +270,9 @@ def session_timeline(reader: LogReader, path: Optional[str] = None, turn: Option
     if path:
         link_children(path, spans)
     table = load_prices() if prices is None else prices
-    if turn is not None:
-        out = summarize(spans, table, turn, ordered=True)
+    if turn is not None:              # (that turn's spans read as dicts, no other)
+        mine = [spans[i] for i, t in enumerate(spans.column("turn")) if t == turn]
+        out = summarize(mine, table, turn, ordered=True)
     else:
         summ, _how = cached_summary(reader, spans, table)
         out = {"spans": spans, "turns": summ["turns"], "totals": summ["totals"]}

@@ -3047,6 +3047,118 @@ static PyObject *screen_rows(PyObject *self, PyObject *args) {
 }
 /* ---- end numbers ---- */
 
+/* ---- search: the home index's manifest check (issue 32; owner: the search helper) ----
+ * manifest_same(blob) -> 1 | 0 | -1 | -2: app/store/ftsfresh.py's check of a manifest (its Python
+ * definition: ftsfresh._same_py), the stats made with the GIL let go.  1: every folder and file of
+ * the manifest has the device, inode, size and mtime recorded; 0: one differs or cannot be stat-ed;
+ * -1: not a manifest (cut short, counts that do not add up, a name too long); -2: not on this
+ * platform (no fstatat).  Layout: "SLM2", u64 n (entries), u64 ng (folders they are grouped
+ * under), u64 count[ng], u64 dev[n], u64 ino[n], u64 size[n], i64 mtime_ns[n] (native order), then
+ * the names joined by NUL: the digest, the ng folders, the n entries (relative to their folder).
+ * tests/test_fulltext_fresh.py holds the two equal. */
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define MF_PATH 4096
+
+static uint64_t mf_u64(const unsigned char *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static int mf_name(const unsigned char **at, const unsigned char *end, int last, char *out) {
+    /* the NUL-ended name at *at into out (the last name ends the buffer instead); -1: malformed */
+    const unsigned char *z = memchr(*at, 0, (size_t)(end - *at));
+    if ((z == NULL) != (last != 0))
+        return -1;
+    size_t len = (size_t)((z ? z : end) - *at);
+    if (len >= MF_PATH)
+        return -1;
+    memcpy(out, *at, len);
+    out[len] = 0;
+    *at = z ? z + 1 : end;
+    return 0;
+}
+
+static long mf_check(const unsigned char *p, size_t len) {
+    if (len < 20 || memcmp(p, "SLM2", 4) != 0)
+        return -1;
+    uint64_t n = mf_u64(p + 4), ng = mf_u64(p + 12);
+    if (ng > len / 8 || n > len / 32 || 20 + 8 * (ng + 4 * n) > len)
+        return -1;
+    const unsigned char *nums = p + 20, *end = p + len, *base = nums + 8 * (ng + 4 * n), *rel;
+    char path[MF_PATH];
+    uint64_t sum = 0;
+    for (uint64_t g = 0; g < ng; g++) {                        /* the counts add up to the entries */
+        uint64_t k = mf_u64(nums + 8 * g);
+        if (k > n - sum)
+            return -1;
+        sum += k;
+    }
+    if (sum != n)
+        return -1;
+    if (mf_name(&base, end, n == 0 && ng == 0, path) < 0)     /* the digest */
+        return -1;
+    rel = base;
+    for (uint64_t g = 0; g < ng; g++)                          /* past the folders: the first entry */
+        if (mf_name(&rel, end, n == 0 && g == ng - 1, path) < 0)
+            return -1;
+    uint64_t done = 0;
+    for (uint64_t g = 0; g < ng; g++) {
+        uint64_t k = mf_u64(nums + 8 * g);
+        if (k > n - done || mf_name(&base, end, n == 0 && g == ng - 1, path) < 0)
+            return -1;
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        long same = fd >= 0;
+        for (uint64_t j = 0; j < k && same == 1; j++, done++) {
+            struct stat st;
+            int64_t mt;
+            if (mf_name(&rel, end, done == n - 1, path) < 0) {
+                same = -1;
+                break;
+            }
+            if (fstatat(fd, path, &st, 0) != 0) {
+                same = 0;
+                break;
+            }
+#ifdef __APPLE__
+            mt = (int64_t)st.st_mtimespec.tv_sec * 1000000000 + st.st_mtimespec.tv_nsec;
+#else
+            mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+#endif
+            if ((int64_t)mf_u64(nums + 8 * (ng + 3 * n + done)) != mt
+                || mf_u64(nums + 8 * (ng + 2 * n + done)) != (uint64_t)st.st_size
+                || mf_u64(nums + 8 * (ng + n + done)) != (uint64_t)st.st_ino
+                || mf_u64(nums + 8 * (ng + done)) != (uint64_t)st.st_dev)
+                same = 0;
+        }
+        if (fd >= 0)
+            close(fd);
+        if (same != 1)
+            return same;
+    }
+    return done == n && rel == end ? 1 : -1;
+}
+#endif
+
+static PyObject *manifest_same(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer b;
+    if (!PyArg_ParseTuple(args, "y*", &b))
+        return NULL;
+    long got = -2;
+#if defined(__unix__) || defined(__APPLE__)
+    Py_BEGIN_ALLOW_THREADS
+    got = mf_check((const unsigned char *)b.buf, (size_t)b.len);
+    Py_END_ALLOW_THREADS
+#endif
+    PyBuffer_Release(&b);
+    return PyLong_FromLong(got);
+}
+/* ---- end search ---- */
+
 /* ---- export: the redaction walk of the exports (issue 29; owner: the export helper) ----
  * redact_gate(s) -> int: app/store/redact.py gate_bits(s), its definition: bit i set when the gate of
  *   Redactor's rule i passes on s (0 "-----BEGIN"; 1 "bearer" or "basic" in any case; 2 an API-key prefix;
@@ -3339,14 +3451,72 @@ static inline int fc_q(Py_UCS4 c) {
         }                                                                                              \
     }
 
+/* FC_SCAN of a 1-byte text, 16 places a step where SSE2 is there: a place is looked at only where its first and
+ * last characters, with bit 0x20 set, are the needle's (a superset of the places whose lowered characters are) */
+static void fc_ucs1(const Py_UCS1 *d, Py_ssize_t n, const unsigned char *nd, Py_ssize_t m, Py_ssize_t *first,
+                    Py_ssize_t *count) {
+    Py_ssize_t pos = 0;
+    while (pos + m <= n) {
+        Py_ssize_t at = -1;
+#if defined(__SSE2__)
+        if (pos + 16 + m - 1 <= n) {
+            const __m128i F = _mm_set1_epi8((char)(nd[0] | 0x20)), L = _mm_set1_epi8((char)(nd[m - 1] | 0x20)),
+                          O = _mm_set1_epi8(0x20);
+            __m128i a = _mm_or_si128(_mm_loadu_si128((const __m128i *)(d + pos)), O);
+            __m128i b = _mm_or_si128(_mm_loadu_si128((const __m128i *)(d + pos + m - 1)), O);
+            unsigned msk = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, F), _mm_cmpeq_epi8(b, L)));
+            while (msk) {
+                Py_ssize_t i = pos + __builtin_ctz(msk), k = 0;
+                for (; k < m; k++) {
+                    Py_UCS4 e = d[i + k];
+                    if ((e >= 'A' && e <= 'Z' ? e + 32 : e) != nd[k])
+                        break;
+                }
+                if (k == m) {
+                    at = i;
+                    break;
+                }
+                msk &= msk - 1;
+            }
+            if (at < 0) {
+                pos += 16;
+                continue;
+            }
+        } else
+#endif
+        {
+            Py_ssize_t k = 0;
+            for (; k < m; k++) {
+                Py_UCS4 e = d[pos + k];
+                if ((e >= 'A' && e <= 'Z' ? e + 32 : e) != nd[k])
+                    break;
+            }
+            if (k < m) {
+                pos++;
+                continue;
+            }
+            at = pos;
+        }
+        if (*first < 0)
+            *first = at;
+        (*count)++;
+        pos = at + m;
+    }
+}
+
 /* 0, or -2 (a character of FC_Q in the text) */
 static int fc_run(int kind, const void *data, Py_ssize_t n, int ascii, const unsigned char *nd, Py_ssize_t m,
                   Py_ssize_t *first, Py_ssize_t *count) {
     *first = -1;
     *count = 0;
-    if (kind == PyUnicode_1BYTE_KIND)
-        FC_SCAN(Py_UCS1)
-    else if (kind == PyUnicode_2BYTE_KIND)
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *d = (const Py_UCS1 *)data;
+        if (!ascii)
+            for (Py_ssize_t i = 0; i < n; i++)
+                if (d[i] == 0xDF)                                  /* (the one character of FC_Q below U+0100) */
+                    return -2;
+        fc_ucs1(d, n, nd, m, first, count);
+    } else if (kind == PyUnicode_2BYTE_KIND)
         FC_SCAN(Py_UCS2)
     else
         FC_SCAN(Py_UCS4)
@@ -3517,6 +3687,7 @@ static PyMethodDef methods[] = {
     {"find_folded", find_folded, METH_VARARGS, "The places of a needle in a window folded by a table (big29)."},
     {"screen_row", screen_row, METH_VARARGS, "The fast paths' row screen of one row (numbers section)."},
     {"screen_rows", screen_rows, METH_VARARGS, "The rows of a list the row screen refuses (numbers section)."},
+    {"manifest_same", manifest_same, METH_VARARGS, "The home index's manifest check (search section)."},
     {"redact_gate", redact_gate, METH_O, "redact.gate_bits: the rules whose gates pass on a string (export section)."},
     {"redact_walk", redact_walk, METH_VARARGS, "Redactor.obj, text called on gated strings only (export section)."},
     {"fold_count", fold_count, METH_VARARGS, "A caseless ASCII literal's first match and count in a text (find section)."},

@@ -4,11 +4,11 @@ fields a user sees need, instead of the codec's whole event.
 For each candidate row of :func:`app.log.query.find.find` of a v2+ log (:meth:`FastRows.hits`):
 
 * a row of a text type whose fields :func:`~app.log.query.textview.shown_fields` reads from a few payload keys
-  (:data:`LIGHT_TYPES`) is decoded by msgspec into :class:`_Row`: its type, seq (or the one the codec restores
+  (:data:`.find_light.LIGHT_TYPES`) is decoded by msgspec (:mod:`.find_light`): its type, seq (or the one the codec restores
   in an envelope-free snapshot) and the payload keys ``turn``, ``message``, ``content``, ``name``, ``callId``,
   ``arguments``, ``error``, ``title`` and ``summary``; everything else of the row (an assistant message's
   embedded stream, usage, provenance…) is skipped unbuilt;
-* it is held to what the codec would make of it (:func:`light_event`): the row limits (size, nesting), strict
+* it is held to what the codec would make of it (:func:`.find_light.light_event`): the row limits (size, nesting), strict
   JSON and valid UTF-8, a seq in range, a payload object, and the keys read of the types the codec keeps
   (``msgspec.convert`` to :data:`~app.log.format.versions.DATA_TYPE`: a value ``field_problems`` would drop
   sends the row the exact way);
@@ -26,7 +26,8 @@ holds; so the gate runs while most rows it reads do not hit (a rare word's candi
 most do (a common word's: the decode is needed anyway).
 
 ``tests/test_find_text_fast.py`` holds the hits and stats of both ways equal (:data:`ENABLED` off: the exact
-way) on every fixture, zstd and SQLite sessions, hostile, generated and edited logs.
+way) on every fixture, zstd and SQLite sessions, hostile, generated and edited logs.  The light decode itself
+is :mod:`.find_light`; the fields of the commonest shapes are read by :mod:`.find_shown`.
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from collections.abc import Iterator
 from .find_light import light_event
 from .find_match import FindOptions, FindStats, Hit, Match, Matcher, TurnRef, match_fields
 from .find_rows import row_hits, shown_hit
+from .find_shown import quick_shown
 from .textrow import CALL, FIELDS, RESULT, TURN, NOTHING, text_row_c
 from .textview import TITLE, TOOL_CALL, TOOL_OUTPUT, Field, Shown, event_turn, plain, shown_fields
 
@@ -45,8 +47,6 @@ if TYPE_CHECKING:
     from ..format.codec import RowCodec
 
 ENABLED = True                     # False: every candidate row the exact way (tests compare both ways)
-
-
 GATE_TRIAL = 64                    # rows the gate is tried on before it may turn itself off
 
 
@@ -96,7 +96,9 @@ class FastRows:
         st.rows_decoded += 1
         st.rows_fast += 1
         seq, ev = le
-        shown = shown_fields(ev)
+        shown = quick_shown(ev.type, ev.data)        # (the commonest shapes read once: find_shown)
+        if shown is None:
+            shown = shown_fields(ev)
         return self._hits(seq, ev, shown, self._match([sh.field for sh in shown]), offset, line, turn, st)
 
     def _may_hit(self, raw: bytes) -> bool:

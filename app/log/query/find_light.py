@@ -63,8 +63,6 @@ class _Ev:
         self.type, self.data = typ, data
 
 
-
-
 def light_event(raw: bytes, envelope_seqs: Optional[dict[object, int]] = None,
                 pos: object = None, types: Collection[str] = LIGHT_TYPES,
                 types_b: Collection[bytes] = LIGHT_B) -> Optional[tuple[int, Any]]:

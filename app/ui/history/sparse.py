@@ -12,14 +12,12 @@ Pure (no Qt): :func:`sparse_job` runs in a worker thread like the other page job
 """
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from operator import itemgetter
 from typing import Any, Optional
 
 from ...log.format.model import is_event
+from ...log.gcpause import collector_paused
 from .pages import LoadedPage, counted_page, loaded_page, compute_views, read_range
 
 
@@ -152,23 +150,10 @@ def _loaded(page: Any, t0: float, physical: bool, show_attempts: bool, expanded:
     return counted_page(lp)
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector held off while a page of thousands of events is decoded and its rows built
-    (new containers by the hundred thousand, kept: its passes over them only cost time, a fifth of the job's)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
-
-
 def sparse_job(job: Any, reader: Any, seqs: list[int], where: Optional[dict[int, Any]], physical: bool,
                show_attempts: bool, expanded: Any = None, sindex: Any = None) -> LoadedPage:
     """The worker body: :func:`sparse_page` as a loaded page (rows, views, surface statuses), with the
-    collector held off (:func:`collector_paused`).  With many errors, the newest (:data:`NEWEST`,
+    collector held off (:func:`~app.log.gcpause.collector_paused`).  With many errors, the newest (:data:`NEWEST`,
     :func:`newest_part`) go first to ``job.partial`` as a page of their own: what the window shows first, while
     the whole page is read."""
     with collector_paused():
