@@ -235,6 +235,8 @@ class FindActions(QObject):
         self._set_status(search_wording(len(self.results.hits), False, False, None, d, t))
 
     def _done(self, st: FindStats) -> None:
+        from .memory import trim
+        trim()                          # (the streamed batches' freed heap back: issue 36)
         self.stats = st
         self.result_progress.hide()
         self.cancel_button.hide()

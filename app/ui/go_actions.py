@@ -204,7 +204,11 @@ class GoActions(QObject):
 
     def _outline_done(self, ol) -> None:
         from ..log.query.outline_packed import packed
+        from .memory import trim
+        from .outline_turns import keep_small
         ol = packed(ol)                               # (the child packed its turns already: issue 36)
+        keep_small(ol.turns)                          # (their blocks in a temporary file, 32-bit columns)
+        trim()                                        # (and the freed heap of the message back)
         self.outline = ol
         self.outline_model.set_turns(ol.turns)
         self.problems_model.set_problems(ol.problems)

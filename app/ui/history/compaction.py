@@ -13,11 +13,14 @@
 """
 from __future__ import annotations
 
+import weakref
+import zlib
 from collections.abc import Iterable
 from typing import Any, Optional
 
 from ...log.format.model import is_event
 from ...log.fold.surface import compaction_group, page_surface
+from ..blockfile import BlockFile
 from .row_kind import RowKind
 
 
@@ -38,12 +41,50 @@ def page_surface_of(sindex: Any, page: Any) -> dict:
     return out
 
 
+SUMMARY_BLOCK = "summaryBlock"      # a slimmed record: its summary's block in the index's BlockFile
+
+
+def slim_summaries(sindex: Any) -> int:
+    """The window's surface index keeps each closed compaction's summary text in a
+    :class:`~app.ui.blockfile.BlockFile` (issue 36: the texts of a 4 GB log's ~1,800 compactions
+    were ~3 MB of the window's heap, held for the few compaction rows loaded at a time); the
+    record keeps ``""`` and the block's number, and :func:`page_groups` puts the text back in the
+    groups of a page.  Once per index; returns how many summaries moved."""
+    if _SUMMARIES.get(sindex) is not None:
+        return 0
+    store = BlockFile()
+    for rec in sindex.compactions:
+        text = rec.get("summary")
+        if isinstance(text, str) and text and rec.get("endSeq") is not None and SUMMARY_BLOCK not in rec:
+            rec[SUMMARY_BLOCK] = len(store)
+            store.append(zlib.compress(text.encode("utf-8", "surrogatepass")))
+            rec["summary"] = ""
+    _SUMMARIES[sindex] = store
+    return len(store)
+
+
+def summary_of(sindex: Any, rec: dict) -> str:
+    """The summary text of compaction record ``rec`` (slimmed or not)."""
+    k = rec.get(SUMMARY_BLOCK)
+    store = _SUMMARIES.get(sindex) if isinstance(k, int) else None
+    if store is None or not isinstance(k, int) or rec.get("summary"):
+        return rec.get("summary") or ""
+    return zlib.decompress(store[k]).decode("utf-8", "surrogatepass")
+
+
+_SUMMARIES: weakref.WeakKeyDictionary[Any, BlockFile] = weakref.WeakKeyDictionary()
+
+
 def page_groups(sindex: Any, page: Any) -> dict:
     seqs = {it.seq for it in page.items if is_event(it)}
     out: dict = {}
     for rec in sindex.compactions:
+        if seqs.isdisjoint((rec["startSeq"], rec["summarySeq"], *rec["replacementSeqs"], rec["endSeq"])):
+            continue                    # (not on the page: its group would not be either)
         g = compaction_group(sindex, rec["compactionId"])
         if g is not None and seqs.intersection(g["rows"]):
+            first = next(r for r in sindex.compactions if r["compactionId"] == g["compactionId"])
+            g["summary"] = summary_of(sindex, first)
             out[g["compactionId"]] = g
     return out
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from .compaction import slim_summaries
 from .pages import surface_job
 from .window import Reset
 
@@ -70,6 +71,7 @@ class TruthModel:
     def _install_surface(self, sindex) -> None:
         if not self.pages or self.window.sindex is not None:    # (one index an open: the first to come)
             return
+        slim_summaries(sindex)          # (the compactions' summary texts in a temporary file: issue 36)
         changes = self.window.set_surface(sindex)
         self.apply_changes(changes)
         if any(isinstance(c, Reset) for c in changes):
