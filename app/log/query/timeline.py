@@ -38,6 +38,7 @@ from ..format.model import Event
 from ..format.payloads import JsonObj, as_obj, obj
 from ..format.versions import stream_summary
 from .stats import TOKEN_KEYS, add_usage, span_ms, tool_outcome, zero_tokens
+from .timeline_prices import Prices, cost_of
 
 KINDS = ("turn", "step", "attempt", "retry-wait", "tool", "compaction", "approval", "subagent")
 NOT_STARTED = frozenset({"ABORTED_BEFORE_DISPATCH", "NOT_STARTED"})
@@ -535,67 +536,10 @@ def _union_ms(pairs: Iterable[tuple[Optional[int], Optional[int]]]) -> int:
     return total
 
 
-def cost_of(tokens: Mapping[str, int], price: Optional[Mapping[str, Any]]) -> Optional[float]:
-    """Estimated cost of ``tokens`` at ``price`` (USD per million tokens: ``input``, ``output``, ``cacheRead``).
-    dsh's TokenUsage counts are disjoint (spec §2): cache writes are priced as input, reasoning as output."""
-    q = _price_floats(price)
-    return _cost(tokens, q) if q is not None else None
-
-
-def _price_floats(price: Optional[Mapping[str, Any]]) -> Optional[tuple[float, float, float]]:
-    """(input, output, cache read) USD per million tokens of a price entry, None when it has none."""
-    if not price:
-        return None
-    try:
-        p_in, p_out = float(price.get("input", 0)), float(price.get("output", 0))
-        p_cache = float(price.get("cacheRead", p_in))
-    except (TypeError, ValueError):
-        return None
-    return p_in, p_out, p_cache
-
-
-def _cost(tokens: Mapping[str, int], q: tuple[float, float, float]) -> float:
-    p_in, p_out, p_cache = q
-    t = tokens.get
-    return ((t("input", 0) + t("cacheWrite", 0)) * p_in + t("cacheRead", 0) * p_cache
-            + (t("output", 0) + t("reasoning", 0)) * p_out) / 1e6
-
-
-class _Prices:
-    """Price lookups of a table (model name, else the longest matching ``prefix*``), remembered per model."""
-
-    def __init__(self, prices: Mapping[str, Any]) -> None:
-        self.prices = prices
-        self.memo: dict[object, Optional[Mapping[str, Any]]] = {}
-        self.floats: dict[object, Optional[tuple[float, float, float]]] = {}
-
-    def of(self, model: object) -> Optional[Mapping[str, Any]]:
-        if not isinstance(model, str):
-            return None
-        if model not in self.memo:
-            p = self.prices.get(model)
-            if not isinstance(p, Mapping):
-                best = max((k for k in self.prices if k.endswith("*") and model.startswith(k[:-1])), key=len,
-                           default=None)
-                p = self.prices[best] if best is not None and isinstance(self.prices[best], Mapping) else None
-            self.memo[model] = p
-        return self.memo[model]
-
-    def cost(self, tokens: Mapping[str, int], model: object) -> Optional[float]:
-        """:func:`cost_of` ``tokens`` at ``model``'s price (its floats read once per model)."""
-        try:
-            q = self.floats[model]
-        except KeyError:
-            q = self.floats[model] = _price_floats(self.of(model))
-        except TypeError:                             # (a model that is no key: no price, as of() says)
-            q = _price_floats(self.of(model))
-        return _cost(tokens, q) if q is not None else None
-
-
 _SUMMARY_KEYS = ("kind", "turn", "durationMs", "start", "seq", "endSeq", "reason", "model", "tokens", "note")
 
 
-def _totals(idx: Iterable[int], c: dict[str, Sequence[Any]], prices: _Prices) -> JsonObj:
+def _totals(idx: Iterable[int], c: dict[str, Sequence[Any]], prices: Prices) -> JsonObj:
     """Figures of the spans ``idx`` (of the columns ``c``) in one pass: times per kind, tokens, the estimated cost,
     counts."""
     counts = dict.fromkeys(KINDS, 0)
@@ -645,7 +589,7 @@ def summarize(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]] = No
     """``{"spans", "turns", "totals"}`` (spans in log order; ``turn``: only that turn's spans and totals;
     ``ordered``: ``spans`` is already :func:`in_log_order`, e.g. read from the cache).  Read by column: the
     spans of a :class:`~app.log.query.timeline_table.SpanTable` are not made dicts (``spans`` is then the table)."""
-    table = _Prices(prices or {})
+    table = Prices(prices or {})
     column = getattr(spans, "column", None) if ordered and turn is None else None
     ss: Sequence[JsonObj]
     if column is not None:
@@ -685,7 +629,7 @@ def context_points(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]]
     """The context meter: each attempt with usage -> {seq, time, prompt (input + cache read + cache write),
     cacheRead, contextWindow, windowFrom, model, turn}.  The window is the logged one (``request/context``);
     where none is logged, a ``contextWindow`` of the model's entry in ``prices`` (``windowFrom``: "settings")."""
-    table = _Prices(prices or {})
+    table = Prices(prices or {})
     out = []
     for s in spans:
         if s["kind"] != "attempt" or not prompt_tokens(s["tokens"]):
