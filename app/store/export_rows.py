@@ -12,6 +12,7 @@ out rows of types it does not use: they are events of that type or bad rows, nev
 """
 from __future__ import annotations
 
+import gc
 from itertools import accumulate, count
 from typing import Any, Optional
 from collections.abc import Callable, Iterator
@@ -123,6 +124,8 @@ def logical_rows(reader: LogReader, progress: Progress = None, logical: bool = T
         if progress:
             done = max(done, min(total, reader.progress_of(seg.end)))
             progress(done, total)
+        if not gc.isenabled():       # (an export holds the collector off: the cycles a segment's rows left, e.g.
+            gc.collect(0)            # json.dumps' encoders, swept young, so that memory stays bounded)
 
 
 # the top-level keys of a row whose envelope is the row itself (Event.envelope()'s keys, in its order)
