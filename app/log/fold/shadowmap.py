@@ -1,10 +1,11 @@
-"""Who shadowed whom, as flat columns of 8-byte ints (the surface index's replacement record).
+"""Who shadowed whom, as flat columns of ints (the surface index's replacement record).
 
 A whole-log surface fold records, for every shadowed surface node, the seq that replaced it
 (``replaced_by``) and, for every replacement, the nodes it shadowed (``replaced``).  Kept as
 dicts and lists of Python ints that costs about 150 bytes per shadowed node: some 200,000
 nodes per GB of a compacting log.  :class:`ShadowColumns` keeps the same record in
-``array("q")`` columns, 16 bytes per shadowed node:
+``array`` columns of 4-byte ints while every seq and position fits in 32 bits (8 bytes per shadowed
+node; widened once to 8-byte ints, 16 bytes, when one does not, issue 36):
 
 * ``shadowed``: the shadowed seqs, in the order the fold shadowed them, one run per replacement;
 * ``by`` and ``ends``: per replacement, the replacing seq and where its run ends in ``shadowed``;
@@ -15,7 +16,8 @@ nodes per GB of a compacting log.  :class:`ShadowColumns` keeps the same record 
 Entries recorded after the last sort wait at the end of their column (searched there in place while
 they are few) and are merged into the sorted orders in batches (appended at C speed when they sort after everything before, the common
 case; merged otherwise).  The columns may be read-only views of a saved file (``memoryview``
-casts over an mmap, see :mod:`app.store.indexcache`); recording into them copies them first.
+casts over an mmap, see :mod:`app.store.indexcache`); recording into them copies them first.  The saved
+file keeps 8-byte ints: :meth:`ShadowColumns.columns` gives the columns as ``array("q")``.
 
 :attr:`ShadowColumns.replaced_by` and :attr:`ShadowColumns.replaced` are read-only mappings with
 the dicts' contents, so a fold's readers need not know which record they read.
@@ -28,7 +30,10 @@ from bisect import bisect_right
 from typing import Any, Optional, Union
 from collections.abc import Iterator, MutableMapping
 
-Column = Union["array[int]", memoryview]   # array("q"), or a read-only memoryview cast to "q"
+Column = Union["array[int]", memoryview]   # array("i") or ("q"), or a read-only memoryview cast to "q"
+
+NARROW = "i" if array("i").itemsize == 4 else "q"   # 4-byte ints while the values fit (issue 36)
+_LOW, _HIGH = -(1 << 31), (1 << 31) - 1
 
 _BATCH = 4096                       # entries waiting before they are sorted in
 _SCAN = 1024                        # waiting entries a lookup searches in place (more: sorted in first)
@@ -86,11 +91,12 @@ class _Keyed:
         col = self.col
         start = len(self.order)
         fresh = sorted(range(start, len(col)), key=col.__getitem__)       # (stable: position order on ties)
-        order = self.order if isinstance(self.order, array) else array("q", self.order)
+        code = col.typecode if isinstance(col, array) else "q"   # (positions fit whenever the seqs' column is narrow)
+        order = self.order if isinstance(self.order, array) and self.order.typecode == code else array(code, self.order)
         if not order or not fresh or col[order[-1]] <= col[fresh[0]]:
             order.extend(fresh)
         else:                         # (a seq sorting before one recorded earlier: one merge, stable)
-            order = array("q", heapq.merge(order, fresh, key=col.__getitem__))
+            order = array(code, heapq.merge(order, fresh, key=col.__getitem__))
         self.order = order
         self._low = None
 
@@ -116,11 +122,11 @@ class ShadowColumns:
 
     def __init__(self, shadowed: Optional[Column] = None, by: Optional[Column] = None, ends: Optional[Column] = None,
                  sh_order: Optional[Column] = None, by_order: Optional[Column] = None) -> None:
-        self.shadowed: Column = shadowed if shadowed is not None else array("q")
-        self.by: Column = by if by is not None else array("q")
-        self.ends: Column = ends if ends is not None else array("q")
-        self._sh = _Keyed(self.shadowed, sh_order if sh_order is not None else array("q"))
-        self._by = _Keyed(self.by, by_order if by_order is not None else array("q"))
+        self.shadowed: Column = shadowed if shadowed is not None else array(NARROW)
+        self.by: Column = by if by is not None else array(NARROW)
+        self.ends: Column = ends if ends is not None else array(NARROW)
+        self._sh = _Keyed(self.shadowed, sh_order if sh_order is not None else array(NARROW))
+        self._by = _Keyed(self.by, by_order if by_order is not None else array(NARROW))
         self._memo: dict[int, Optional[int]] = {}
         self._chains: dict[int, list[int]] = {}           # seq -> its whole chain, when that ends (no cycle)
         self.replaced_by = ShadowedBy(self)
@@ -135,6 +141,9 @@ class ShadowColumns:
         n = len(self.shadowed)
         self._memo.clear()
         self._chains.clear()
+        if self.shadowed.typecode != "q" and (n + len(shadowed) > _HIGH or not _LOW <= by <= _HIGH
+                                              or (shadowed and not _LOW <= min(shadowed) <= max(shadowed) <= _HIGH)):
+            self._widen()
         self.shadowed.extend(shadowed)
         self.by.append(by)
         self.ends.append(n + len(shadowed))
@@ -142,32 +151,42 @@ class ShadowColumns:
             self._sh.added(s)
         self._by.added(by)
 
-    def _own(self) -> None:
-        """Copy read-only columns (a saved file's) into arrays that can grow."""
-        def grow(c: Column) -> array[int]:
-            a = array("q")
-            a.frombytes(c.cast("B") if isinstance(c, memoryview) else c.tobytes())
-            return a
-        self.shadowed, self.by, self.ends = grow(self.shadowed), grow(self.by), grow(self.ends)
+    def _columns5(self) -> list[Column]:
+        return [self.shadowed, self.by, self.ends, self._sh.order, self._by.order]
+
+    def _set5(self, cols: list[array[int]]) -> None:
+        self.shadowed, self.by, self.ends, self._sh.order, self._by.order = cols
         self._sh.col, self._by.col = self.shadowed, self.by
-        self._sh.order, self._by.order = grow(self._sh.order), grow(self._by.order)
+
+    def _widen(self) -> None:
+        """A seq or position past 32 bits: every column to 8-byte ints (once)."""
+        self._set5([c if isinstance(c, array) and c.typecode == "q" else array("q", c) for c in self._columns5()])
+
+    def _own(self) -> None:
+        """Copy read-only columns (a saved file's) into arrays that can grow (4-byte ints when the values fit)."""
+        cols = self._columns5()
+        fits = len(self.shadowed) <= _HIGH and all(not c or _LOW <= min(c) <= max(c) <= _HIGH for c in cols[:2])
+        code = NARROW if fits else "q"
+        self._set5([array(code, c) for c in cols])
 
     def settle(self) -> None:
         self._sh.settle()
         self._by.settle()
 
     def columns(self) -> dict[str, Column]:
-        """The five columns (sorted orders complete), as saved."""
+        """The five columns (sorted orders complete), as saved: 8-byte ints (narrow columns are copied)."""
         self.settle()
-        return {"shadowed": self.shadowed, "by": self.by, "ends": self.ends,
-                "sh_order": self._sh.order, "by_order": self._by.order}
+        names = ("shadowed", "by", "ends", "sh_order", "by_order")
+        return {k: c if not isinstance(c, array) or c.typecode == "q" else array("q", c)
+                for k, c in zip(names, self._columns5())}
 
     def copy(self) -> ShadowColumns:
         c = ShadowColumns()
-        c.shadowed, c.by, c.ends = array("q", self.shadowed), array("q", self.by), array("q", self.ends)
-        c._sh = _Keyed(c.shadowed, array("q", self._sh.order))
+        code = self.shadowed.typecode if isinstance(self.shadowed, array) else "q"
+        c.shadowed, c.by, c.ends = array(code, self.shadowed), array(code, self.by), array(code, self.ends)
+        c._sh = _Keyed(c.shadowed, array(code, self._sh.order))
         c._sh._low = self._sh._low
-        c._by = _Keyed(c.by, array("q", self._by.order))
+        c._by = _Keyed(c.by, array(code, self._by.order))
         c._by._low = self._by._low
         c.replaced_by, c.replaced = ShadowedBy(c), Replaced(c)
         return c

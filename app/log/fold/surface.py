@@ -6,7 +6,7 @@ keeps only what a page needs to label its rows afterwards: which seqs were shado
 which replacing seq, the replacement chain, the rejected surface events, and the
 compaction brackets (with estimated context size before and after).  Its size is
 proportional to the number of replacements and surface nodes, not to the log; who shadowed whom
-is kept in flat columns (:class:`~app.log.fold.shadowmap.ShadowColumns`, 16 bytes per shadowed seq),
+is kept in flat columns (:class:`~app.log.fold.shadowmap.ShadowColumns`, 8 bytes per shadowed seq while seqs fit 32 bits),
 which a saved index maps from its file instead of reading them in.
 
 * :func:`row_surface` — the status of one row given an index:
