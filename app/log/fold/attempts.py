@@ -13,6 +13,7 @@ with its reason (the failure, or "abandoned" when the stream has no finish).
 """
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 from typing import Any, Optional
 from collections.abc import Iterable
@@ -155,6 +156,63 @@ def cited_ints(seqs: object) -> list[int]:
     return [s for s in seqs if type(s) is int] if isinstance(seqs, list) else []
 
 
+_ODD = -(1 << 63)          # a turn or step that is no int of 8 bytes (kept in ``SealedAttempts.odd``)
+
+
+class SealedAttempts:
+    """Failed attempts a tracker keeps only for the count of dispatches (:meth:`AttemptTracker.seal`), as
+    columns (issue 36: ~40 bytes each, not ~250 as objects): their first and last seqs, turn, step and whether
+    they were log-only (else their finish kind, error or aborted).  Log order, as the tracker's list."""
+
+    def __init__(self) -> None:
+        self.first, self.last, self.turn, self.step = array("q"), array("q"), array("q"), array("q")
+        self.kind = bytearray()              # 0: error, 1: aborted, 2: log-only
+        self.odd: dict[int, _StepKey] = {}   # position -> (turn, step) when either is no 8-byte int
+
+    def __len__(self) -> int:
+        return len(self.first)
+
+    def add(self, a: Attempt) -> None:
+        i = len(self.first)
+        self.first.append(a.first_seq)
+        self.last.append(a.last_seq)
+        t, st = a.turn, a.step
+        if type(t) is int and type(st) is int and _ODD < t < -_ODD and _ODD < st < -_ODD:
+            self.turn.append(t)
+            self.step.append(st)
+        else:
+            self.turn.append(_ODD)
+            self.step.append(_ODD)
+            self.odd[i] = (t, st)
+        self.kind.append(2 if a.log_only else FAILED_FINISH.index(a.finish_kind or "error"))
+
+    def key(self, i: int) -> _StepKey:
+        got = self.odd.get(i)
+        return got if got is not None else (self.turn[i], self.step[i])
+
+    def find(self, lo: int) -> Optional[int]:
+        """The position :meth:`AttemptTracker.cite`'s scan (newest first) stops at for cited seq ``lo``."""
+        first, last = self.first, self.last
+        for i in range(len(first) - 1, -1, -1):
+            if first[i] <= lo <= last[i]:
+                return i
+            if last[i] < lo:
+                return None
+        return None
+
+    def take(self, i: int, same: Optional[Attempt]) -> Attempt:
+        """Attempt ``i`` as an object (``same``: the tracker's object of it, when it still has one), removed."""
+        turn, step = self.key(i)
+        a = same if same is not None else Attempt(
+            turn=turn, step=step, first_seq=self.first[i], last_seq=self.last[i], closed=True,
+            finish=None if self.kind[i] == 2 else {"kind": FAILED_FINISH[self.kind[i]]}, log_only=self.kind[i] == 2)
+        for col in (self.first, self.last, self.turn, self.step, self.kind):
+            del col[i]
+        if self.odd:
+            self.odd = {j - (j > i): k for j, k in self.odd.items() if j != i}
+        return a
+
+
 class AttemptTracker:
     """Streaming attempt grouping; ``attempts`` in order of first chunk."""
 
@@ -174,10 +232,22 @@ class AttemptTracker:
         # and ("cite", seq) for a message citing a seq below ``floor`` (what an earlier part might have answered)
         self.misses: Optional[set[Any]] = None
         self.floor = -1
+        self.sealed = SealedAttempts()              # failed attempts before ``attempts`` (:meth:`seal`)
+
+    def seal(self) -> None:
+        """Keep the failed attempts of the stable prefix as columns only (a tracker that only counts dispatches:
+        the checkpoint builder).  ``attempts``, :meth:`attempt_of` and :attr:`failed` then leave them out;
+        :attr:`count` and :meth:`cite` still see them."""
+        if self.open_attempts or not self._stable:
+            return
+        for a in self.attempts[:self._stable]:
+            self.sealed.add(a)
+        del self.attempts[:self._stable]
+        self._stable = 0
 
     @property
     def count(self) -> int:
-        return self.pruned + len(self.attempts)
+        return self.pruned + len(self.attempts) + len(self.sealed)
 
     def prune(self) -> None:
         """Forget settled attempts that did not fail (bounded memory on huge logs); keep failed ones."""
@@ -264,6 +334,9 @@ class AttemptTracker:
                     break
                 if a.last_seq < lo:
                     break
+            else:
+                if ints and len(self.sealed):
+                    target = self._unseal(lo)
         elif cited is None:
             last = self._last.get(key)
             if last is None and self.misses is not None:
@@ -277,6 +350,16 @@ class AttemptTracker:
             target.message_seq = seq
             target.interrupted = bool(interrupted)
             self.open_attempts.pop((target.turn, target.step), None)
+
+    def _unseal(self, lo: int) -> Optional[Attempt]:
+        """The sealed attempt covering cited seq ``lo``, back at the head of ``attempts`` (None: none)."""
+        i = self.sealed.find(lo)
+        if i is None:
+            return None
+        same = self._last.get(self.sealed.key(i))
+        a = self.sealed.take(i, same if same is not None and same.first_seq == self.sealed.first[i] else None)
+        self.attempts.insert(0, a)
+        return a
 
     def retry(self, t: str, seq: int, key: _StepKey, number: Any) -> None:
         """``llm/retry`` (``t``) or ``llm/retry-started`` of step ``key``."""

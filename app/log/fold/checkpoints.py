@@ -347,7 +347,7 @@ class CheckpointBuilder:
     def _slim_attempts(self) -> None:
         """The failed attempts the tracker keeps (a later message may still cite one) keep what the count of
         dispatches reads: their span, step, message and finish kind; not their failure text nor usage (issue 36:
-        they are kept to the end of the log)."""
+        they are kept to the end of the log); those of the tracker's stable prefix are sealed into columns."""
         at = self.at
         atts = at.attempts
         opened = {id(a) for a in at.open_attempts.values()}
@@ -361,7 +361,9 @@ class CheckpointBuilder:
             a.usage = a.retry_number = None
             a.text = _NO_TEXT
             k += 1
-        self.slim_at = k
+        n = len(atts)
+        at.seal()                                # (then as columns: ~40 bytes an attempt)
+        self.slim_at = max(0, k - (n - len(at.attempts)))
 
     def _share_tools(self, seq: int) -> None:
         """The header fold keeps every request/header's tools (a later tool update may name any header): a
