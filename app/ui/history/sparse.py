@@ -18,7 +18,8 @@ from typing import Any, Optional
 
 from ...log.format.model import is_event
 from ...log.gcpause import collector_paused
-from .pages import LoadedPage, counted_page, loaded_page, compute_views, read_range
+from .lazyviews import lazy_views
+from .pages import LoadedPage, counted_page, loaded_page, read_range
 
 
 def error_groups(index: Any, seqs: list[int]) -> list[tuple[int, int]]:
@@ -144,7 +145,7 @@ def newest_part(items: list[Any]) -> list[Any]:
 
 
 def _loaded(page: Any, t0: float, physical: bool, show_attempts: bool, expanded: Any, sindex: Any) -> LoadedPage:
-    views = compute_views(page.items)
+    views = lazy_views(page.items)                  # (each card's view made when its row is first shown)
     lp = loaded_page(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex, expanded=expanded,
                      sparse=True)                   # (its rows built once, without gap rows)
     return counted_page(lp)
