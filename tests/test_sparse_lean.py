@@ -29,7 +29,7 @@ class Job:
 
 
 @pytest.fixture(scope="module")
-def errors_page(tmp_path_factory):
+def errors_log(tmp_path_factory):
     p = str(tmp_path_factory.mktemp("sparse-lean") / "session.jsonl")
     write_jsonl(p, SessionSynth(seed=29, version=4, context_window=24_000, p_tool_error=0.05, p_turn_error=0.02),
                 target_bytes=1_200_000)
@@ -38,7 +38,12 @@ def errors_page(tmp_path_factory):
     ol = build_outline(r)
     seqs = sorted(s for t in ol.turns for s in t.error_seqs)
     where = {s: w for t in ol.turns for s, w in zip(t.error_seqs, t.error_rows)}
-    return sparse_mod.sparse_job(Job(), r, seqs, where, False, False)
+    return r, seqs, where
+
+
+@pytest.fixture(scope="module")
+def errors_page(errors_log):
+    return sparse_mod.sparse_job(Job(), *errors_log, False, False)
 
 
 def _shown(rows: list) -> list:
@@ -96,3 +101,33 @@ def test_lazy_views_are_the_pages_views(path):
         got = lazy_views(part)
         assert set(got) == set(want)
         assert {s: v.get() for s, v in got.items()} == want
+
+
+class Cancelled(Exception):
+    pass
+
+
+def test_the_page_is_frozen_before_the_collector_is_back(errors_log):
+    """The job freezes the heap (as the window does once the page is in) before it gives the collector back:
+    the page's objects are never walked by a young pass that would free none of them; a cancelled job freezes
+    nothing."""
+    import gc
+
+    class Cancelling:
+        partial = None
+
+        @staticmethod
+        def check() -> None:
+            raise Cancelled
+    gc.unfreeze()
+    try:
+        with pytest.raises(Cancelled):
+            sparse_mod.sparse_job(Cancelling(), *errors_log, False, False)
+        assert gc.get_freeze_count() == 0
+        page = sparse_mod.sparse_job(Job(), *errors_log, False, False)
+        assert gc.isenabled()
+        rows = page.rows_for(False, False).rows
+        assert gc.get_freeze_count() >= len(page.page.items) + len(rows)
+        assert not any(o is rows[0] for o in gc.get_objects())          # (frozen: in no generation)
+    finally:
+        gc.unfreeze()

@@ -156,9 +156,16 @@ def sparse_job(job: Any, reader: Any, seqs: list[int], where: Optional[dict[int,
     """The worker body: :func:`sparse_page` as a loaded page (rows, views, surface statuses), with the
     collector held off (:func:`~app.log.gcpause.collector_paused`).  With many errors, the newest (:data:`NEWEST`,
     :func:`newest_part`) go first to ``job.partial`` as a page of their own: what the window shows first, while
-    the whole page is read."""
+    the whole page is read.
+
+    The page built, the heap is frozen (``gc.freeze``, what the window does once it installs the page:
+    :func:`~app.ui.workers.freeze_heap`) before the collector is back: else its first young pass walks the whole
+    page's objects (tens of ms at 1 GB, with the GIL held), which all live on and are frozen just after."""
+    import gc
     with collector_paused():
-        return _sparse_job(job, reader, seqs, where, physical, show_attempts, expanded, sindex)
+        lp = _sparse_job(job, reader, seqs, where, physical, show_attempts, expanded, sindex)
+        gc.freeze()
+        return lp
 
 
 def _sparse_job(job: Any, reader: Any, seqs: list[int], where: Optional[dict[int, Any]], physical: bool,
