@@ -150,6 +150,7 @@ seed_only  # app/store/watch.py _ListState
 pytestmark  # tests/test_sqlite_store.py
 # worker entry points, run by name through the launcher's table (app/store/childproc.py WORKERS)
 shard_main  # app/store/fulltext.py
+__getattr__  # app/store/fulltext.py (the shard worker's entry points, imported when asked for)
 build_main  # app/store/ftslive.py (the fts-build worker, named in childproc.WORKERS)
 part_main  # app/store/timeline_child.py (the timeline-part worker, named in childproc.WORKERS)
 child_main  # app/store/indexer.py, scan_child.py, titles_child.py

@@ -1,42 +1,133 @@
-"""The background pass's peak anonymous memory (issue 36: the scan child stays <= 64 MB).
+"""The background pass's peak memory (issue 36: the scan child stays <= 64 MB).
 
-Runs :func:`app.store.ahead_cache.cached_ahead` (the scan child's "outline" task: one read building the fold
-checkpoints, the surface index and the outline, then their cache files) on PATH, in this process, with a
-fresh cache folder, and prints the peak ``RssAnon`` (polled every 10 ms) beside the reference: the
-anonymous memory of the same process after its imports, before the pass; and the ratio.
+Default (``--child``, the figure the issue asks for): for each PATH, the window's two children are started as
+the window starts them, each from a fresh driver process with an empty cache folder:
 
-    python bench/ahead_memory.py PATH [--trim]
+* the reference: the seq-index child (``build_index_isolated``, the ``index`` worker);
+* the pass: the scan child's "outline" task (``scan_child.run_isolated``: the fold checkpoints, the surface
+  index and the outline in one read, their cache files written, the packed outline sent back), after the
+  seq index is cached (as in the window);
+
+and prints each child's peak RSS (``VmHWM``) and peak anonymous memory (``RssAnon``, polled every 10 ms), the
+pass's beside the seq index's and the ratio.  ``--inproc``: the old figure, :func:`cached_ahead` run in this
+process (peak ``RssAnon`` beside the process's own after its imports and the seq index).
+
+    python bench/ahead_memory.py PATH [PATH...] [--inproc] [--runs N]
 """
 from __future__ import annotations
 
 import argparse
 import ctypes
+import json
 import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
 
-def anon_kb() -> int:
-    with open("/proc/self/status") as f:
-        for ln in f:
-            if ln.startswith("RssAnon:"):
-                return int(ln.split()[1])
+def status_kb(pid: str, key: str) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for ln in f:
+                if ln.startswith(key):
+                    return int(ln.split()[1])
+    except OSError:
+        pass
     return 0
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("path")
-    a = ap.parse_args()
+def anon_kb() -> int:
+    return status_kb("self", "RssAnon:")
+
+
+# the driver: starts one child as the window does and polls its memory until it ends
+_DRIVER = r"""
+import json, os, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+from bench.ahead_memory import status_kb
+mode, path = sys.argv[2], sys.argv[3]
+peak = {"hwm": 0, "anon": 0}
+stop = threading.Event()
+def poll():
+    me = str(os.getpid())
+    while not stop.is_set():
+        kids = []
+        for t in os.listdir(f"/proc/{me}/task"):
+            try:
+                kids += open(f"/proc/{me}/task/{t}/children").read().split()
+            except OSError:
+                pass
+        for k in kids:
+            peak["hwm"] = max(peak["hwm"], status_kb(k, "VmHWM:"))
+            peak["anon"] = max(peak["anon"], status_kb(k, "RssAnon:"))
+        time.sleep(0.01)
+th = threading.Thread(target=poll, daemon=True)
+th.start()
+t = time.perf_counter()
+if mode == "index":
+    from app.store.indexer import build_index_isolated
+    _, how = build_index_isolated(path)
+    assert how == "process", how
+else:
+    from app.store.indexcache import cached_index
+    from app.store.faces import open_reader
+    from app.store.scan_child import run_isolated
+    r = open_reader(path)
+    cached_index(r)
+    r.close()
+    t = time.perf_counter()
+    msgs = []
+    ol = run_isolated("outline", path, None, {}, lambda m: msgs.append(m[0]), lambda: False)
+    assert ol.complete and "surface" in msgs
+secs = time.perf_counter() - t
+stop.set()
+th.join()
+import resource
+peak["maxrss"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps({**peak, "secs": secs}))
+"""
+
+
+def child_peak(mode: str, path: str) -> dict[str, float]:
+    env = dict(os.environ, SESSION_LENS_CACHE_DIR=tempfile.mkdtemp(prefix="ahead-mem-"))
+    env.pop("SESSION_LENS_SCAN_INPROC", None)
+    env.pop("SESSION_LENS_INDEX_INPROC", None)
+    out = subprocess.run([sys.executable, "-c", _DRIVER, str(REPO), mode, path], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    got: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    got["hwm"] = max(got["hwm"], got.pop("maxrss"))     # (the poll can miss the last 10 ms; the kernel cannot)
+    return got
+
+
+def children(paths: list[str], runs: int) -> None:
+    print("| log | MB | seq index child: peak RSS / anon | pass child: peak RSS / anon | ratio RSS / anon | pass s |"
+          " load |")
+    print("|---|---|---|---|---|---|---|")
+    for p in paths:
+        idx = [child_peak("index", p) for _ in range(runs)]
+        pas = [child_peak("outline", p) for _ in range(runs)]
+
+        def med(xs: list[dict[str, float]], k: str) -> float:
+            return statistics.median(x[k] for x in xs)
+        ih, ia, ph, pa = (med(idx, "hwm") / 1024, med(idx, "anon") / 1024, med(pas, "hwm") / 1024,
+                          med(pas, "anon") / 1024)
+        print(f"| {Path(p).name} | {Path(p).stat().st_size / 2**20:.0f} | {ih:.1f} / {ia:.1f} MB | "
+              f"{ph:.1f} / {pa:.1f} MB | {ph / ih:.2f} / {pa / ia:.2f} | {med(pas, 'secs'):.1f} | "
+              f"{os.getloadavg()[0]:.1f} |", flush=True)
+
+
+def inproc(path: str) -> None:
     os.environ["SESSION_LENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="ahead-mem-")
     from app.log.index.reader import LogReader
     from app.store.ahead_cache import cached_ahead
-    reader = LogReader.open(a.path)
+    reader = LogReader.open(path)
     reader.index or reader.build_index()
     ctypes.CDLL("libc.so.6").malloc_trim(0)
     ref = anon_kb()
@@ -56,10 +147,23 @@ def main() -> int:
     stop.set()
     th.join()
     peak[0] = max(peak[0], anon_kb())
-    mb = Path(a.path).stat().st_size / 2**20
+    mb = Path(path).stat().st_size / 2**20
     print(f"log {mb:.0f} MB  pass {secs:.1f} s  {status}")
     print(f"peak anon {peak[0] / 1024:.1f} MB  (reference, after imports and the seq index: {ref / 1024:.1f} MB;"
           f" ratio {peak[0] / max(1, ref):.2f}; the pass's own share {(peak[0] - ref) / 1024:.1f} MB)")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("paths", nargs="+")
+    ap.add_argument("--inproc", action="store_true", help="cached_ahead in this process (the older figure)")
+    ap.add_argument("--runs", type=int, default=1)
+    a = ap.parse_args()
+    if a.inproc:
+        for p in a.paths:
+            inproc(p)
+    else:
+        children(a.paths, a.runs)
     return 0
 
 

@@ -12,7 +12,7 @@ import random
 import pytest
 
 from app.log.index.reader import LogReader
-from app.log.query import find_fast
+from app.log.query import find_fast, find_light, find_match
 from app.log.query.find import FindOptions, FindStats, find_all
 from app.log.query.textview import plain, snippet
 from app.tools.hostile import hostile_names_session, hostile_session, jsonl_mutants
@@ -39,13 +39,13 @@ def _open_store(path: str, sid: str) -> LogReader:
 
 
 def _run(make, opts: FindOptions, fast: bool) -> tuple[list[tuple], FindStats]:
-    old = find_fast.ENABLED
-    find_fast.ENABLED = fast
+    old = find_fast.ENABLED, find_match.FAST
+    find_fast.ENABLED = find_match.FAST = fast
     r = make()
     try:
         hits, st = find_all(r, opts)
     finally:
-        find_fast.ENABLED = old
+        find_fast.ENABLED, find_match.FAST = old
         r.close()
     return [dataclasses.astuple(h) for h in hits], st
 
@@ -194,7 +194,7 @@ def test_the_comparison_catches_a_planted_difference(tmp_path, monkeypatch):
         same_both_ways(make, FindOptions("step"))
     monkeypatch.undo()
     # the payload keys read cut to a few: the fields differ, caught
-    monkeypatch.setattr(find_fast, "_KEYS", ("message", "content"))
+    monkeypatch.setattr(find_light, "_KEYS", ("message", "content"))
     with pytest.raises(AssertionError):
         same_both_ways(make, FindOptions("a"))
 

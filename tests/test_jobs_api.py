@@ -25,7 +25,7 @@ from procs_util import child_pids
 
 REPO = Path(__file__).resolve().parents[1]
 WAIT = 20_000
-CANCEL_WITHIN = 0.1
+CANCEL_WITHIN = 0.2         # (issue 29: "Cancel stops each long job within 200 ms")
 
 
 @pytest.fixture(scope="module")
@@ -275,7 +275,7 @@ def _cancel_and_check(qtbot, jobs: Jobs, job: Job, got: list) -> None:
 def test_the_timeline_job_is_cancelled_through_its_token(qtbot, big_log, tmp_path, monkeypatch, inproc):
     """The timeline dock's job passes itself as the cancel: in a child the job's cancel kills it at once (no
     20 ms watcher thread beside it); in-process (no child) the computation stops at its next tick.  Either
-    way it ends < 100 ms after cancel() and delivers nothing (before: a callable, a watcher thread, and an
+    way it ends < 200 ms after cancel() and delivers nothing (before: a callable, a watcher thread, and an
     in-process computation that ran to its end)."""
     import app.log.query.timeline  # noqa: F401  (imported here, not in the job: the cancel lands in the work)
     import app.store.timeline_child  # noqa: F401
@@ -330,7 +330,7 @@ def _running(code: str) -> bool:
 def test_the_home_search_job_is_cancelled_through_its_token(qtbot, big_log, tmp_path, monkeypatch):
     """The home search's streaming scan (:func:`app.store.ftslive.live_search`) takes the job as its cancel
     and hands it to the session being read: a cancel stops a big unindexed session within 64 rows, not after
-    it (before: a callable, looked at between sessions only).  Ends < 100 ms after cancel(), delivers nothing."""
+    it (before: a callable, looked at between sessions only).  Ends < 200 ms after cancel(), delivers nothing."""
     import shutil
     import app.store.ftslive  # noqa: F401  (imported here, not in the job: the cancel lands in the scan)
     from app.ui.home_search import query_job
@@ -356,7 +356,7 @@ def test_the_home_search_job_is_cancelled_through_its_token(qtbot, big_log, tmp_
 def test_the_extraction_workers_are_killed_by_the_token_itself(big_log):
     """The full-text build's extraction workers (:func:`app.store.ftsio.extracted`) take the job's token: its
     cancel kills them itself (``on_cancel``; a plain :class:`Token` has the hook too, so the shard child's stop
-    does the same) - no 20 ms watcher thread beside them.  The read ends < 100 ms after cancel(), raising the
+    does the same) - no 20 ms watcher thread beside them.  The read ends < 200 ms after cancel(), raising the
     one Cancelled, and no worker outlives it."""
     import app.store.ftswrite  # noqa: F401  (imported here: the cancel path raises its Cancelled)
     from app.store.ftsio import extracted
@@ -392,7 +392,7 @@ def test_the_extraction_workers_are_killed_by_the_token_itself(big_log):
 def test_the_replay_open_job_is_cancelled_through_its_token(qtbot, big_log, tmp_path, monkeypatch):
     """The replay model's open job hands its token to the replay child's client: a cancel (another session
     meanwhile) kills a child still opening the log (seconds for a big one seen first) instead of waiting for
-    it to be ready.  Ends < 100 ms after cancel(), delivers nothing, leaves no child."""
+    it to be ready.  Ends < 200 ms after cancel(), delivers nothing, leaves no child."""
     import app.store.replay_child  # noqa: F401  (imported here, not in the job: the cancel lands in the open)
     from app.ui.replay_model import open_job
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path))      # (not opened before: no cached index)

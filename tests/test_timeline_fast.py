@@ -190,7 +190,8 @@ def test_saved_timeline_is_told_by_its_head(tmp_path: Path, monkeypatch):
     end = m + 4 + int.from_bytes(blob[m:m + 4], "little")
     head = msgspec.msgpack.decode(blob[m + 4:end])
     assert p.stat().st_size in head and str(p.resolve()) in head
-    assert msgspec.msgpack.decode(blob[end:-4]) == spans
+    from app.log.query.timeline_table import SpanTable
+    assert SpanTable.unpack(msgspec.msgpack.decode(blob[end:-4])) == spans          # (the spans by column)
     assert cached_spans(open_reader(str(p)), build=False) == (spans, "hit")
 
     def sealed(body: bytes) -> bytes:
@@ -281,6 +282,7 @@ def test_a_big_log_is_read_in_two_processes(tmp_path: Path, monkeypatch):
     from app.store.timeline_cache import cached_spans
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(timeline_child, "SPLIT_MIN", 0)
+    monkeypatch.setattr(timeline_child, "PART_MIN", 0)
     monkeypatch.setattr(timeline_child, "SPLIT_WHEN_BUSY", True)
     p = tmp_path / "s" / "session.jsonl"
     write_jsonl(str(p), SessionSynth(61, version=0, p_retry=0.2), target_bytes=400_000)

@@ -13,7 +13,6 @@ import sys
 from collections.abc import Callable
 
 
-from ..log.format.model import is_event
 from ..textutil import json_text
 from .errors import EXIT_INTERRUPTED, EXIT_OK, CliError, InputError, exit_code_of
 
@@ -48,6 +47,7 @@ def session_reader(args, indexed: bool = False):
 
 
 def item_json(it, hidden: bool = False, attempt=None, view=None) -> dict:
+    from ..log.format.model import is_event     # (msgspec: not imported by commands that need no events)
     if is_event(it):
         row: dict[str, object] = {"line": it.line, "offset": it.offset if it.offset >= 0 else None}
         out: dict[str, object] = {"event": it.envelope(), "row": row}
@@ -307,6 +307,7 @@ def _cfg_page(p):
 def page_json(reader, page, physical: bool, attempts: bool, live: bool = False, wait: bool = True) -> dict:
     """``live``: a writer is alive, so the tail page is the live face (no crash closure); ``wait`` False:
     the row statuses pending rather than a fold of a big log (app.cli.page_cold)."""
+    from ..log.format.model import is_event
     from ..log.fold.attempts import find_attempts
     from .truth_cmd import annotate_page, page_items
     items = page_items(page, physical, live)
@@ -394,10 +395,17 @@ class _Version(argparse._VersionAction):
         super().__call__(parser, namespace, values, option_string)
 
 
+# a plugin command whose module is imported alone (``session-lens search`` starts faster: issue 32)
+PLUGIN_OF = {"search": "app.cli.search_cmd", "find": "app.cli.search_cmd"}
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser.  ``only``: a command already registered (one of this module's):
     only its sub-parser is built and no plugin module is imported (a command's run needs no more;
     no command, ``--help`` or an unknown word get the whole parser)."""
+    if only not in COMMANDS and only in PLUGIN_OF:
+        import importlib
+        importlib.import_module(PLUGIN_OF[only])
     if only not in COMMANDS:
         only = None
         _load_plugins()

@@ -114,21 +114,25 @@ def _state_line(res, background: bool) -> str:
     return line
 
 
-def _unchanged(ix):
-    """The report of an update that found nothing changed (none is run): counts and known problems."""
+def _unchanged(ix, n: int):
+    """The report of an update that found nothing changed (none is run): counts (``n`` sessions
+    indexed) and known problems."""
     from ..store.fulltext import UpdateReport
     probs = ix.session_problems()
-    n = ix.indexed_count()
     rep = UpdateReport(sessions=n + sum(1 for k, _p in probs if k), unchanged=n)
     rep.problems = [f"{k}: {p}" for k, p in probs]
     return rep
 
 
-def _catch_up(ix, unindexed: list, build: str, walked) -> tuple:
+def _catch_up(ix, unindexed: list, build: str, walked, indexed: int) -> tuple:
     """After an answer: (update report or None, started in the background).  A few changed
-    sessions are indexed now, more by a detached build; nothing changed: nothing is opened."""
+    sessions are indexed now, more by a detached build; nothing changed: nothing is opened (and
+    when a stat walk said so, its manifest is kept: the next query checks it instead of walking)."""
     if not unindexed:
-        return _unchanged(ix), False
+        if walked is not None and build == "done":
+            from ..store.ftsfresh import keep_manifest
+            keep_manifest(ix, walked)
+        return _unchanged(ix, indexed), False
     if build == "running":
         return None, False
     sizes = {p.key: p.size for p in ix.pending(walked)}
@@ -185,7 +189,6 @@ def _run_search(args):
     if not args.query and not args.rebuild:
         raise UsageError("give a QUERY (or --rebuild)")
     background = False
-    walked = None
     try:
         ix = FullTextIndex.for_home(args.home)
     except IndexRefused as e:
@@ -194,17 +197,15 @@ def _run_search(args):
         rep = None
         if args.rebuild:
             rep = ix.rebuild()
-        elif not args.no_update:
-            walked = ix.walk()                # one stat walk: the freshness check, the query, the update
         obj: dict = {}
         if args.query:
-            try:
-                res = live_search(ix, args.query, limit=args.limit, exact=args.exact, walked=walked)
+            try:                              # one freshness check (the manifest's, else a stat walk) serves
+                res = live_search(ix, args.query, limit=args.limit, exact=args.exact)   # the query and the update
             except QueryError as e:
                 raise CliError(str(e)) from None
             indexed = ix.indexed_count()      # before the catch-up: the sessions the index answered for
-            if walked is not None:            # the answer is whole already; the index catches up for the next one
-                rep, background = _catch_up(ix, res.unindexed, res.build, walked)
+            if not args.no_update and not args.rebuild:   # the answer is whole already; the index catches up
+                rep, background = _catch_up(ix, res.unindexed, res.build, res.walked, indexed)
             obj = {"hits": [h.to_dict() for h in res.hits], "sessions": res.session_total,
                    "sessionsExact": res.sessions_exact,
                    "indexed": indexed,

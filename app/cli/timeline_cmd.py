@@ -7,6 +7,7 @@ the spans of that turn.  Log text (tool names, labels) is neutralised for the te
 """
 from __future__ import annotations
 
+import itertools
 from typing import Any, Optional
 
 from .main import COMMANDS, cfg_session_path, session_reader, emit
@@ -78,10 +79,35 @@ def _cfg_timeline(p):
     p.add_argument("--turn", type=int, help="only this turn (its spans, in the plain output)")
 
 
+BATCH = 4096                  # spans written at a time by --json
+
+
+def _stream_json(obj: dict[str, Any]) -> None:
+    """``--json`` of a whole session, the spans made and written a batch at a time (the bytes of ``emit``'s one
+    ``json.dumps`` of the object: its separators, its key order ``spans``, ``turns``, ``totals``, ``cache``)."""
+    from ..textutil import json_text
+    from .termtext import json_safe, write_out
+    spans = obj["spans"]
+    it = spans.iter_dicts() if hasattr(spans, "iter_dicts") else iter(spans)
+    head = '{"spans": ['
+    while True:
+        batch = [json_text(s, ensure_ascii=False) for s in itertools.islice(it, BATCH)]
+        if not batch:
+            break
+        write_out(json_safe(head + ", ".join(batch)))
+        head = ", "
+    rest = {k: (list(v) if k == "turns" else v) for k, v in obj.items() if k != "spans"}
+    tail = json_text(rest, ensure_ascii=False)           # '{"turns": …}' -> '], "turns": …}'
+    write_out(json_safe(("]" if head == ", " else '{"spans": []') + ", " + tail[1:]) + "\n")
+
+
 def _run_timeline(args):
     from ..store.timeline_cache import session_timeline
     r = session_reader(args)
     obj = session_timeline(r, path=r.path if r.source.kind != "sqlite" else None, turn=args.turn)
+    if args.json and args.turn is None and list(obj)[0] == "spans":
+        _stream_json(obj)
+        return
     emit(args, obj, lambda: _text(obj, args.turn is not None))
 
 

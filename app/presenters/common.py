@@ -5,7 +5,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Optional
 
 from ..textutil import pretty_json
-from .registry import result_text, section
+from .registry import one_line, result_text, section
 
 PresenterPair = tuple[Callable[[dict[str, Any]], dict[str, Any]], Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]]
 
@@ -42,6 +42,15 @@ def error_sections(r: dict[str, Any], text: Optional[str] = None) -> list[Any]:
     if isinstance(e, dict) and (e.get("code") or e.get("name")):
         out.append(section("error code", f"{e.get('code', '')} ({e.get('name', '')})".strip()))
     return out
+
+
+def mark_failed(v: dict[str, Any], r: dict[str, Any], text: str) -> bool:
+    """When the result ``r`` is an error, make the view ``v`` say so (status, one-line summary, the error first,
+    then ``v``'s own sections) -> whether it was one."""
+    if not is_error(r):
+        return False
+    v.update(status="error", summary=one_line(text), sections=error_sections(r, text) + v["sections"])
+    return True
 
 
 def meta_section(r: dict[str, Any], skip: Iterable[str] = ()) -> list[Any]:

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from ..textutil import compact_json, pretty_json
 from .registry import one_line, register, result_text, section
-from .common import PresenterPair, as_str, error_sections, first_of, is_error, meta_section
+from .common import PresenterPair, as_str, first_of, mark_failed, meta_section
 from .files import path_of
 
 # --------------------------------------------------------------------------- other known tools (generic cards)
@@ -26,8 +26,7 @@ def _simple(title_of: Callable[..., Any], body_of: Optional[Callable[..., Any]] 
     def result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
         v = call(a)
         text = result_text(r)
-        if is_error(r):
-            v.update(status="error", summary=one_line(text), sections=error_sections(r) + v["sections"])
+        if mark_failed(v, r, text):
             return v
         lang = None
         summary = one_line(text)

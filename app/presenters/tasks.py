@@ -6,7 +6,7 @@ from typing import Any
 
 from ..textutil import pretty_json
 from .registry import one_line, register, result_text, section
-from .common import PresenterPair, as_str, error_sections, first_of, is_error, plural
+from .common import PresenterPair, as_str, error_sections, first_of, is_error, mark_failed, plural
 
 # --------------------------------------------------------------------------- todo
 
@@ -51,8 +51,7 @@ def todo_call(a: dict[str, Any]) -> dict[str, Any]:
 def todo_result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     v = todo_call(a)
     text = result_text(r)
-    if is_error(r):
-        v.update(status="error", summary=one_line(text), sections=error_sections(r) + v["sections"])
+    if mark_failed(v, r, text):
         return v
     v["sections"].append(section("result", text, mono=False))
     v["status"] = "ok"
@@ -96,8 +95,7 @@ def _agent_views(tool: str) -> PresenterPair:
     def result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
         v = call(a)
         text = result_text(r)
-        if is_error(r):
-            v.update(status="error", summary=one_line(text), sections=error_sections(r) + v["sections"])
+        if mark_failed(v, r, text):
             return v
         m = re.match(r"started background (?:subagent )?job (\S+)", text)
         v["summary"] = f"background job {m.group(1)}" if m else one_line(text)
@@ -117,8 +115,7 @@ def _message_views(tool: str) -> PresenterPair:
     def result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
         v = call(a)
         text = result_text(r)
-        if is_error(r):
-            v.update(status="error", summary=one_line(text), sections=error_sections(r) + v["sections"])
+        if mark_failed(v, r, text):
             return v
         v.update(status="ok", summary=one_line(text), sections=v["sections"] + [section("result", text, mono=False)])
         return v
@@ -134,8 +131,7 @@ def report_call(a: dict[str, Any]) -> dict[str, Any]:
 def report_result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     v = report_call(a)
     text = result_text(r)
-    if is_error(r):
-        v.update(status="error", summary=one_line(text), sections=error_sections(r) + v["sections"])
+    if mark_failed(v, r, text):
         return v
     v.update(status="ok", sections=v["sections"] + [section("result", text, mono=False)])
     return v
@@ -170,8 +166,7 @@ def workflow_call(a: dict[str, Any]) -> dict[str, Any]:
 def workflow_result(a: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     v = workflow_call(a)
     text = result_text(r)
-    if is_error(r):
-        v.update(status="error", summary=one_line(text), sections=error_sections(r) + v["sections"])
+    if mark_failed(v, r, text):
         return v
     v.update(status="ok", summary=one_line(text), sections=v["sections"] + [section("result", text)])
     return v

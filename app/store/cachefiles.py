@@ -22,7 +22,7 @@ import stat
 import tempfile
 from pathlib import Path
 from typing import Optional, Union
-from collections.abc import Sequence
+from collections.abc import Iterable
 from array import array
 
 _FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
@@ -113,7 +113,7 @@ def read_bounded(path: Path, limit: int) -> Optional[bytes]:
         os.close(fd)
 
 
-def write_atomic(path: Path, parts: Sequence[Part]) -> None:
+def write_atomic(path: Path, parts: Iterable[Part]) -> None:
     """``parts`` written one after another into a temp file (``O_EXCL``, mode 0600) in the folder,
     then renamed to ``path``.  Raises OSError when the folder is not a safe one (see :func:`safe_dir`)."""
     if not safe_dir(path.parent):

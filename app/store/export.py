@@ -28,6 +28,7 @@ import os
 from typing import NotRequired, Optional, Protocol, TypedDict, Union
 from collections.abc import Iterator
 
+from ..log.gcpause import collector_paused
 from ..log.index.reader import LogReader
 from .export_rows import Progress, logical_jsonl
 from .export_transcript import (Entry, message_blocks, build_transcript, render_html, render_markdown,  # noqa: F401
@@ -175,7 +176,15 @@ def refuse_source(reader: LogReader, out: str) -> None:
 
 def export(reader: LogReader, fmt: str, out: str, redact: bool = False, overwrite: bool = False,
            home: Optional[str] = None, progress: Progress = None) -> ExportResult:
+    """The export of ``reader`` in ``fmt`` to ``out``, with the cyclic collector held off
+    (:func:`~app.log.gcpause.collector_paused`: rows decoded by the million, no cycles)."""
     refuse_source(reader, out)
+    with collector_paused():
+        return _export(reader, fmt, out, redact, overwrite, home, progress)
+
+
+def _export(reader: LogReader, fmt: str, out: str, redact: bool, overwrite: bool, home: Optional[str],
+            progress: Progress) -> ExportResult:
     if fmt == "raw":
         return export_raw(reader, out, redact=redact, overwrite=overwrite, progress=progress)
     if fmt == "logical":

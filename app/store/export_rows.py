@@ -213,15 +213,15 @@ def _packed_lines(rec: Any, red: Optional[Redactor]) -> tuple[list[bytes], int]:
         delta = PACKED_TAGS[rec.T]
         mid = b',"data":{"turn":%d,"step":%d,"chunk":{"type":"%s","index":%d,"text":' % (
             d.turn, d.step, delta.encode(), d.index)
-        strs = d.texts if red is None else [red.text(x) for x in d.texts]
+        strs = d.texts if red is None else red.obj(d.texts)      # (one walk of the list: C where built)
     else:
         mid = b',"data":{"turn":%d,"step":%d,"chunk":{"type":"tool-call-delta","index":%d,"id":' % (
             d.turn, d.step, d.index)
         has_name = d.name is not msgspec.UNSET
-        if red is not None:            # (redacted member by member: the report counts every member's secrets)
-            return _call_lines_redacted(rec, red, head, mid, has_name)
-        mid += enc(d.id) + (b',"name":%s' % enc(d.name) if has_name else b"") + b',"argumentsDelta":'
-        strs = d.args
+        if red is not None and not (red.quiet(d.id) and (not has_name or red.quiet(d.name))):
+            return _call_lines_redacted(rec, red, head, mid, has_name)    # (member by member: the report counts
+        mid += enc(d.id) + (b',"name":%s' % enc(d.name) if has_name else b"") + b',"argumentsDelta":'  # each one's)
+        strs = d.args if red is None else red.obj(d.args)  # (id and name mask nothing: the arguments in one walk)
     n = min(len(strs), len(d.dt) + 1)
     if _native is not None and n:
         block = _native.packed_lines(head, mid, b"}}}", rec.seq, rec.time0, d.dt, strs)

@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, UTC
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 from collections.abc import Callable, Iterator
 
 from ..log.fold.attempts import Attempt, AttemptTracker
@@ -28,7 +28,7 @@ from ..log.format.model import Event, PACKED_TAGS
 from ..log.format.payloads import JsonObj, content_text, obj as _obj
 from ..log.format.versions import replace_bounds
 from ..log.index.reader import LogReader
-from .export_rows import Progress, Row, exact_events, logical_rows, packed_record, row_type
+from .export_rows import Progress, Row, exact_events, logical_rows, row_type
 from .redact import Redactor
 
 # --------------------------------------------------------------------------- transcript model
@@ -113,10 +113,57 @@ def _skippable_type(row: Row, skip: frozenset[str]) -> Optional[str]:
     return row_type(raw)
 
 
+def _lean_record(decs: dict[bytes, Callable[[bytes], Any]], row: Row, legacy: bool) -> Any:
+    """The lean record of a row (:mod:`app.log.format.fastrows`) when the exact decode would read it with no
+    problem, no conversion and no dropped field (its checks, as :func:`~app.log.format.fastrows.accepts` makes
+    them), else None: the row takes the exact decode."""
+    raw = row[3]
+    if not row[4] or not raw.startswith(_PREFIX):
+        return None
+    dec = decs.get(raw[9:raw.find(b'"', 9)])
+    if dec is None or fr.row_refused(raw):
+        return None
+    try:
+        rec = dec(raw)
+    except fr.DECODE_ERRORS:
+        return None
+    if rec.K <= fr.PACKED_CALL:
+        return rec if legacy and fr.packed_members(rec) else None       # (a packed row in a v2+ log is a bad row)
+    return rec if rec.K < fr.CHECKED or fr.record_ok(rec, legacy) else None
+
+
+def _apply_record(at: AttemptTracker, rec: Any) -> None:
+    """``at.apply`` of the event(s) of a lean record (what :meth:`AttemptTracker.apply` does with the events the
+    exact decode reads from the row; a turn's end prunes, as :func:`_first_pass` does)."""
+    k, d = rec.K, rec.data
+    if k <= fr.PACKED_CALL:
+        at.apply_deltas(d.turn, d.step, rec.seq, fr.packed_members(rec))
+    elif k == fr.CHUNK:
+        c = d.chunk
+        at.add_chunk(rec.seq, (d.turn, d.step), c.type, c.reason, c.usage, None)
+    elif k in (fr.STEP, fr.TURN_START):
+        at.boundary(rec.T, d.turn)
+    elif k == fr.TURN_END:
+        at.boundary(rec.T, d.turn)
+        at.prune()
+    elif k == fr.RETRY:
+        at.retry(rec.T, rec.seq, (d.turn, d.step), d.retry)
+    elif k == fr.MESSAGE and d.stream is None:
+        at.cite(rec.seq, (d.turn, d.step), rec.sourceEventSeqs, d.interrupted)
+    elif k in (fr.MESSAGE, fr.ATTEMPT):
+        chunks, finish, usage = fr.stream_summary(d.stream)
+        at.settle(rec.T, rec.seq, (d.turn, d.step), chunks, finish, usage if usage is not None else d.usage,
+                  d.interrupted if k == fr.MESSAGE else None)
+
+
 def _first_pass(reader: LogReader, progress: Progress) -> tuple[object, list[Attempt]]:
-    """(the last ``session/title``'s title as logged, the failed attempts in order of first chunk)."""
+    """(the last ``session/title``'s title as logged, the failed attempts in order of first chunk).  A row the
+    lean decoders of :mod:`app.log.format.fastrows` read is applied from its record (:func:`_apply_record`),
+    any other row from its exact events, in its place."""
     title: object = None
     at = AttemptTracker(keep_text=False)
+    decs = fr.decoders(reader.version) if reader.codec.envelope_seqs is None else {}
+    legacy = reader.version < 2
 
     def apply(ev: Event) -> None:
         nonlocal title
@@ -126,12 +173,11 @@ def _first_pass(reader: LogReader, progress: Progress) -> tuple[object, list[Att
         elif ev.type == "turn/end":
             at.prune()
     for row in logical_rows(reader, progress):
-        rec = packed_record(reader, row[3]) if row[4] else None
-        if rec is None and _skippable_type(row, _NO_ATTEMPT) in _NO_ATTEMPT:
+        if _skippable_type(row, _NO_ATTEMPT) in _NO_ATTEMPT:
             continue
+        rec = _lean_record(decs, row, legacy) if decs else None
         if rec is not None:
-            d = rec.data
-            at.apply_deltas(d.turn, d.step, rec.seq, len(d.args if rec.K == fr.PACKED_CALL else d.texts))
+            _apply_record(at, rec)
             continue
         for ev in exact_events(reader, row):
             apply(ev)

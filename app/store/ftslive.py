@@ -23,15 +23,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..log.jobctl import Cancel, Cancelled, is_cancelled
-from ..log.query.extract import ExtractCancelled
-from .ftsio import list_store
-from .ftsquery import SearchHit, SearchResult, SessionGroup, parse_query
+from .ftsquery import EntryMatcher, SearchHit, SearchResult, SessionGroup, parse_query
 from .ftsrank import Bm25, index_stats
-from .ftsstream import Pending, StreamScan
 from .ftswalk import Scanned, scan_root, walk_digest
 
 if TYPE_CHECKING:
+    from .ftsstream import Pending
     from .fulltext import FullTextIndex
+# (the scan and the extraction are imported when there is a session to scan: issue 32)
 
 OnPartial = Optional[Callable[[SearchResult], None]]
 
@@ -97,6 +96,8 @@ def pending_sessions(root: str, files: dict[str, tuple[Any, ...]], keys: list[di
     indexed text is stale or gone).  Stat only, except a changed SQLite store (listed).  ``walk``
     may be made before the snapshot: a session indexed between the two is then scanned (its
     file's stat no longer matches), never counted twice."""
+    from .ftsio import list_store
+    from .ftsstream import Pending
     walked, stores = walk if walk is not None else scan_root(root)
     pending: list[Pending] = []
     fresh: set[str] = set()
@@ -138,7 +139,46 @@ def _merge(base: SearchResult, groups: list[SessionGroup], scored: list[tuple[fl
     return SearchResult(hits=hits, sessions=sessions, total=base.total + sum(g.count for g in groups),
                         session_total=base.session_total + len(groups), fallback=base.fallback,
                         unindexed=base.unindexed, build=base.build, total_exact=base.total_exact,
-                        sessions_exact=base.sessions_exact)
+                        sessions_exact=base.sessions_exact, walked=base.walked)
+
+
+def _index_answer(ix: FullTextIndex, pq: Any, query: str, limit: int, exact: bool, walked: Optional[Scanned],
+                  build: str) -> tuple[SearchResult, list[Pending], Optional[Bm25], Optional[Scanned]]:
+    """The index's part of :func:`live_search`, in one read snapshot: (its answer, the sessions it
+    does not hold at their current revision, the bm25 of this snapshot for the scan's hits, the
+    walk made).  A current index with a manifest (:mod:`app.store.ftsfresh`) is queried while the
+    manifest is checked beside it; only when the check fails is the root walked and the query
+    made again, the stale sessions left out."""
+    from .ftsfresh import fresh_digest, manifest_of, recorded_digest
+    from .ftssearch import beside
+    blob = manifest_of(ix) if walked is None and build == "done" else None
+    recorded = recorded_digest(blob)
+    if walked is None and recorded is None:
+        walked = ix.walk()                      # before the snapshot: see pending_sessions
+    parts = ix.parts()
+    try:
+        _begin(parts)
+        pending: list[Pending] = []
+        stale: list[list[int]] = [[] for _ in parts]
+        base = None
+        if walked is None and _same_walk(ix, recorded):
+            base, fresh = beside(lambda: fresh_digest(blob) == recorded,
+                                 lambda: ix.search(query, limit=limit, exclude=stale, exact=exact))
+            if not fresh:                       # something changed since: walk (in this snapshot) and ask again
+                base, walked = None, ix.walk()
+        if base is None:
+            if walked is None:                  # (an update since the manifest was recorded)
+                walked = ix.walk()
+            if not _same_walk(ix, walk_digest(walked) if build == "done" else None):
+                files, keys = _load(parts)      # (else the files the last whole update indexed: nothing to compare)
+                pending, stale = pending_sessions(ix.root, files, keys, walked)
+            base = ix.search(query, limit=limit, exclude=stale, exact=exact)
+        rank = None
+        if pending and pq.terms:                 # the scan's hits ranked by the statistics of this snapshot
+            rank = Bm25(pq, index_stats(parts, pq))
+    finally:
+        _end(parts)
+    return base, pending, rank, walked
 
 
 def live_search(ix: FullTextIndex, query: str, limit: int = 50, on_partial: OnPartial = None,
@@ -151,28 +191,14 @@ def live_search(ix: FullTextIndex, query: str, limit: int = 50, on_partial: OnPa
     broad query's total is counted lazily (:meth:`app.store.ftssearch.IndexQueries.search`)."""
     t0 = time.perf_counter()
     pq = parse_query(query)
-    scan = StreamScan(pq, limit)                 # a query that selects nothing fails here, at once
+    EntryMatcher(pq)                             # a query that selects nothing fails here, at once
     if not ix.fts5:
         return ix.search(query, limit=limit)     # no FTS5: the whole answer is a scan already
     build = ix.build_state()
-    if walked is None:
-        walked = ix.walk()                      # before the snapshot: see pending_sessions
-    parts = ix.parts()
-    digest = walk_digest(walked) if build == "done" else None
-    try:
-        _begin(parts)
-        pending: list[Pending] = []
-        stale: list[list[int]] = [[] for _ in parts]
-        if not _same_walk(ix, digest):           # else the files the last whole update indexed: nothing to compare
-            files, keys = _load(parts)
-            pending, stale = pending_sessions(ix.root, files, keys, walked)
-        base = ix.search(query, limit=limit, exclude=stale, exact=exact)
-        if pending and pq.terms:                 # the scan's hits ranked by the statistics of this snapshot
-            scan.rank = Bm25(pq, index_stats(parts, pq))
-    finally:
-        _end(parts)
+    base, pending, rank, walked = _index_answer(ix, pq, query, limit, exact, walked, build)
     base.unindexed = [p.key for p in pending]
     base.build = build
+    base.walked = walked
     if not pending:
         base.hits = ranked(base.hits)
         base.seconds = time.perf_counter() - t0
@@ -181,6 +207,11 @@ def live_search(ix: FullTextIndex, query: str, limit: int = 50, on_partial: OnPa
     scored: list[tuple[float, SearchHit]] = []
     last = time.perf_counter()
     done = 0
+    from ..log.query.extract import ExtractCancelled
+    from .ftsstream import StreamScan
+    scan = StreamScan(pq, limit)
+    if rank is not None:
+        scan.rank = rank
     scan.cancel = cancel
     for p in sorted(pending, key=lambda p: p.size):      # small sessions first: first hits sooner
         if is_cancelled(cancel):

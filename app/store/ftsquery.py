@@ -81,6 +81,8 @@ class SearchResult:
     partial: bool = False      # an answer streamed while the scan still runs (more hits to come)
     total_exact: bool = True   # False: ``total`` is a lower bound ("about N"); exact on demand
     sessions_exact: bool = True   # False: ``session_total`` counts the sessions of the hits only (lazy)
+    # the stat walk the answer compared the index with (None: the manifest check proved it current)
+    walked: Any = field(default=None, repr=False, compare=False)
 
 
 # --------------------------------------------------------------------------- parsing

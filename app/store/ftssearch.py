@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from typing import Any, Optional
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Optional
 
-from ..log.query.extract import Entry, extract_jsonl, reader_entries
 from .ftsglobal import ShardRank, first_rows, global_top, shard_stats
 from .ftsquery import (FTS5_MISSING, MARK_CLOSE, MARK_OPEN, EntryMatcher, ParsedQuery, QueryError, SearchHit,
                        SearchResult, SessionGroup, like_prefix, like_sub, parse_query, scan_snippet, split_marks,
                        with_marks)
+
+if TYPE_CHECKING:
+    from ..log.query.extract import Entry
 
 # an entry's rowid is (sid << SHIFT) + its number in the session: a session's entries are one rowid
 # range (no index on sid to maintain) and per-session counts need only the rowids of the matches
@@ -217,6 +220,7 @@ class IndexQueries:
     def _scan_search(self, pq: ParsedQuery, limit: int) -> SearchResult:
         """No FTS5: every session's entries (the same extraction as the index) checked one by one:
         words in one entry, -words left out, every filter (kind, tool, session, project, after, before)."""
+        from ..log.query.extract import extract_jsonl, reader_entries
         from .discovery import discover
         from .faces import open_info
         em = EntryMatcher(pq)
@@ -258,6 +262,16 @@ class IndexQueries:
         groups.sort(key=lambda g: -g.count)
         return SearchResult(hits=hits, sessions=groups, total=sum(g.count for g in groups), session_total=len(groups),
                             fallback=FTS5_MISSING)
+
+
+def beside(other: Callable[[], Any], main: Callable[[], Any]) -> tuple[Any, Any]:
+    """(``main()``, ``other()``): ``other`` run in a thread while ``main`` runs here (the freshness
+    check's system calls beside the query's SQLite work: both let go of the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(1) as ex:
+        fut = ex.submit(other)
+        got = main()
+        return got, fut.result()
 
 
 def _each(parts: list[Any], fn: Any) -> list[Any]:

@@ -9,8 +9,8 @@ import zlib
 from collections.abc import Iterable
 from typing import Optional
 
-from .discovery import SESSION_SUFFIXES, SQLITE_SUFFIXES, PROJECT_RE, older_generations
-from .ftsio import safe_listdir
+# (discovery's names are imported by the walk itself: a query answered by the manifest check,
+# app.store.ftsfresh, imports no more than it needs, issue 32)
 
 Scanned = tuple[list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]]
 # a folder's listing as the walk needs it: (inode, mtime_ns, its folders' names, its session and store files' names)
@@ -19,6 +19,18 @@ Listing = tuple[int, int, tuple[str, ...], tuple[str, ...]]
 # listing: a change made after it then moves the mtime, however coarse the file system's clock
 # (FAT: 2 s) -- git's "racily clean" rule
 RACY_NS = 3_000_000_000
+class WalkSeen:
+    """What a walk can vouch for (the manifest of :mod:`app.store.ftsfresh`): the folders whose
+    listing cannot have changed unseen while their mtime stays [(path, device, inode, size, mtime_ns)],
+    and how many things it cannot (a folder not settled, with a link passed over or unreadable; a
+    file gone between its folder's listing and its stat)."""
+
+    def __init__(self) -> None:
+        self.started = time.time_ns()
+        self.folders: list[tuple[str, int, int, int, int]] = []
+        self.unsure = 0
+
+
 WALK_BYTES_PER_FILE = 800      # the walk's CPU per file ~ the extraction's of this many bytes (10k home: ~0.2 s)
 
 
@@ -53,12 +65,15 @@ def shard_scan(scanned: tuple[list[tuple[str, os.stat_result, Optional[str]]], l
 
 
 def _stat_into(paths: Iterable[str], project: Optional[str], files: list[tuple[str, os.stat_result, Optional[str]]],
-               stores: list[tuple[str, os.stat_result]]) -> None:
+               stores: list[tuple[str, os.stat_result]], seen: Optional[WalkSeen] = None) -> None:
     """Stat each path (gone: passed over) and file it with the SQLite stores or the session files."""
+    from .discovery import SQLITE_SUFFIXES
     for p in paths:
         try:
             st = os.stat(p)
         except OSError:
+            if seen is not None:
+                seen.unsure += 1
             continue
         if p.endswith(SQLITE_SUFFIXES):
             stores.append((p, st))
@@ -66,10 +81,14 @@ def _stat_into(paths: Iterable[str], project: Optional[str], files: list[tuple[s
             files.append((p, st, project))
 
 
-def _listing(d: str, depth: int, max_depth: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(folders to walk, session and store files) named in folder ``d`` (read with scandir)."""
+def _listing(d: str, depth: int, max_depth: int) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
+    """(folders to walk, session and store files, sure) named in folder ``d`` (read with scandir).
+    ``sure`` False: the listing can change while the folder's mtime stays (a session file's name
+    that is a link to no file, or an entry that could not be told): it is not kept."""
+    from .discovery import SESSION_SUFFIXES, SQLITE_SUFFIXES
     dirs: list[str] = []
     found: list[str] = []
+    sure = True
     with os.scandir(d) as it:
         entries = list(it)
     for e in entries:
@@ -83,13 +102,16 @@ def _listing(d: str, depth: int, max_depth: int) -> tuple[tuple[str, ...], tuple
             elif name.endswith(SESSION_SUFFIXES) or name.endswith(SQLITE_SUFFIXES):
                 if e.is_file():
                     found.append(name)
+                elif e.is_symlink():           # (its target can appear or change type unseen)
+                    sure = False
         except OSError:
+            sure = False
             continue
-    return tuple(dirs), tuple(found)
+    return tuple(dirs), tuple(found), sure
 
 
 def _walk_stat(base: str, projects: bool, max_depth: int = 8, known: Optional[dict[str, Listing]] = None,
-               record: Optional[dict[str, Listing]] = None) -> tuple[
+               record: Optional[dict[str, Listing]] = None, seen: Optional[WalkSeen] = None) -> tuple[
         list[tuple[str, os.stat_result, Optional[str]]], list[tuple[str, os.stat_result]]]:
     """The walk of :func:`app.store.discovery._walk` (same folders and names) in one pass with the
     stat of each file: (session files with their project, SQLite stores), sorted by path.  A
@@ -101,11 +123,13 @@ def _walk_stat(base: str, projects: bool, max_depth: int = 8, known: Optional[di
     are the listing's is not read again (one stat instead of a scandir: a folder's mtime moves
     whenever a name is added, removed or renamed in it; the files found are stat-ed every time,
     so a grown log is seen).  ``record``: filled with this walk's listings of folders whose mtime
-    is older than :data:`RACY_NS` (the others are read again next time)."""
+    is older than :data:`RACY_NS` and sure (the others are read again next time).  ``seen``: what
+    this walk can vouch for (:class:`WalkSeen`)."""
+    from .discovery import PROJECT_RE, SQLITE_SUFFIXES, older_generations
     files: list[tuple[str, os.stat_result, Optional[str]]] = []
     stores: list[tuple[str, os.stat_result]] = []
     stack: list[tuple[str, int, Optional[str]]] = [(base, 0, None)]
-    settled = time.time_ns() - RACY_NS
+    settled = (seen.started if seen is not None else time.time_ns()) - RACY_NS
     known = known or {}
     project_of: dict[Optional[str], Optional[str]] = {}   # a top folder -> the project it names
     stat, sep = os.stat, os.sep
@@ -115,13 +139,20 @@ def _walk_stat(base: str, projects: bool, max_depth: int = 8, known: Optional[di
             st = stat(d)                      # before the listing: a change meanwhile moves the mtime past it
             k = known.get(d)
             if k is not None and k[0] == st.st_ino and k[1] == st.st_mtime_ns:
-                dirs, names = k[2], k[3]
+                dirs, names, sure = k[2], k[3], True      # (only sure listings are kept)
             else:
-                dirs, names = _listing(d, depth, max_depth)
+                dirs, names, sure = _listing(d, depth, max_depth)
         except OSError:
+            if seen is not None:
+                seen.unsure += 1
             continue
-        if record is not None and st.st_mtime_ns < settled:
-            record[d] = (st.st_ino, st.st_mtime_ns, dirs, names)
+        if sure and st.st_mtime_ns < settled:
+            if record is not None:
+                record[d] = (st.st_ino, st.st_mtime_ns, dirs, names)
+            if seen is not None:
+                seen.folders.append((d, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+        elif seen is not None:
+            seen.unsure += 1
         pre = d if d.endswith(sep) else d + sep             # (os.path.join, without its per-call checks)
         if dirs:
             stack += [(pre + name, depth + 1, name if depth == 0 else top) for name in dirs]
@@ -138,13 +169,14 @@ def _walk_stat(base: str, projects: bool, max_depth: int = 8, known: Optional[di
             try:
                 files.append((p, stat(p), project))
             except OSError:
-                pass
+                if seen is not None:
+                    seen.unsure += 1
             continue
         found = [pre + name for name in names]
         if len(found) > 1:
             hidden = older_generations(found)
             found = [p for p in found if p not in hidden]
-        _stat_into(found, project, files, stores)
+        _stat_into(found, project, files, stores, seen)
     files.sort(key=lambda f: f[0])
     stores.sort(key=lambda f: f[0])
     return files, stores
@@ -188,12 +220,17 @@ def stat_or_none(p: str) -> Optional[os.stat_result]:
 
 
 def scan_root(root: str, known: Optional[dict[str, Listing]] = None,
-              record: Optional[dict[str, Listing]] = None) -> Scanned:
+              record: Optional[dict[str, Listing]] = None, seen: Optional[WalkSeen] = None) -> Scanned:
     """(jsonl/zstd files with stats, sqlite files with stats) of the whole root (a sharded
-    index splits them with :func:`_shard_scan`): no file is opened.  ``known``, ``record``: the
-    folder listings of :func:`_walk_stat`."""
+    index splits them with :func:`_shard_scan`): no file is opened.  ``known``, ``record``, ``seen``:
+    as :func:`_walk_stat` has them (``seen`` also vouches for the root folder, whose names say
+    what kind of root it is)."""
+    from .discovery import PROJECT_RE
+    from .ftsio import safe_listdir
     files: list[tuple[str, os.stat_result, Optional[str]]] = []
     stores: list[tuple[str, os.stat_result]] = []
+    if seen is not None:
+        _vouch_root(root, seen)
     if os.path.isfile(root):
         paths: Iterable[str] = [root]
     else:
@@ -203,7 +240,23 @@ def scan_root(root: str, known: Optional[dict[str, Listing]] = None,
             base, kind = os.path.join(root, "sessions"), "home"
         elif any(PROJECT_RE.match(n) for n in safe_listdir(root)):
             kind = "root"
-        files, stores = _walk_stat(base, kind in ("root", "home"), known=known, record=record)
+        files, stores = _walk_stat(base, kind in ("root", "home"), known=known, record=record, seen=seen)
         paths = ()
     _stat_into(paths, None, files, stores)
     return files, stores
+
+
+def _vouch_root(root: str, seen: WalkSeen) -> None:
+    """The root's part of :class:`WalkSeen` (before it is read): a folder, settled, whose
+    ``sessions`` is a folder or nothing (a link to no folder could become one unseen)."""
+    try:
+        st = os.stat(root)
+    except OSError:
+        seen.unsure += 1
+        return
+    sessions = os.path.join(root, "sessions")
+    if not os.path.isdir(root) or st.st_mtime_ns >= seen.started - RACY_NS \
+            or (os.path.lexists(sessions) and not os.path.isdir(sessions)):
+        seen.unsure += 1
+        return
+    seen.folders.append((root, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))

@@ -9,15 +9,16 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from ..log.index.reader import LogReader
 from ..log.jobctl import Cancelled as Cancelled, is_cancelled
-from ..log.query.extract import Entry, FileText, RowText, may_hold_text
-from ..log.source.sources import open_source
-from .discovery_headers import read_header_bytes
-from .ftsio import crc_before, flush, looks_like_session, split, upsert_file
 from .ftssearch import SHIFT as _SHIFT
+
+if TYPE_CHECKING:
+    from ..log.index.reader import LogReader
+    from ..log.query.extract import FileText, RowText
+# (the reader, the extraction and the file helpers are imported by the methods that write: a query of
+# a current index imports none of them, issue 32)
 
 _COMMIT_BYTES = 32 << 20     # a commit makes FTS5 write its pending terms as a segment: few, big ones
 _COMMIT_SESSIONS = 5000      # (1000 cost ~5 % more CPU: more segments to merge); a kill loses one batch at most
@@ -106,6 +107,7 @@ class SessionWriter:
                      rep: UpdateReport) -> tuple[Any, ...]:
         """The files row of a file whose first line is no session header (reported when it is
         meant to be a session)."""
+        from .ftsio import looks_like_session
         if looks_like_session(p, self.root):
             why = why or 'the first line is not a {"type":"session"} header'
             rep.problems.append(f"{p}: {why}")
@@ -114,6 +116,7 @@ class SessionWriter:
         return (p, *sig, "other", None)
 
     def _read_header(self, p: str, rep: UpdateReport) -> tuple[Optional[dict[str, Any]], Optional[str]]:
+        from .discovery_headers import read_header_bytes
         rep.files_opened += 1
         raw, why = read_header_bytes(p)
         hdr = None
@@ -134,6 +137,7 @@ class SessionWriter:
         memory and written once it was read whole (nothing to undo when reading fails); one too
         big for that is written in a savepoint as it is read (FTS5 flushes its pending terms to a
         new segment at every savepoint: one per session made small sessions slow)."""
+        from .ftsio import upsert_file
         c = self.conn
         done = 0
         self._next_sid = None
@@ -202,6 +206,7 @@ class SessionWriter:
     def _index_found(self, f: Found, row: Optional[tuple[Any, ...]], results: Iterator[FileText],
                      file_sig: dict[str, tuple[Any, ...]], rep: UpdateReport, cancel: Cancel) -> int:
         """Index one session of the work list.  -> text bytes written."""
+        from ..log.query.extract import FileText
         if not f.fast:
             return self._index_one(f, row, rep, cancel)
         res = next(results)
@@ -287,6 +292,7 @@ class SessionWriter:
                    st.st_mtime_ns if st else None, f.revision, "error", why))
 
     def _flush_batch(self) -> None:
+        from .ftsio import flush
         c = self.conn
         ent, fts, sess, files = self._batch
         if sess:
@@ -301,15 +307,11 @@ class SessionWriter:
 
     def _index_one(self, f: Found, row: Optional[tuple[Any, ...]], rep: UpdateReport, cancel: Cancel) -> int:
         """Index one session through its reader (inside the caller's transaction).  -> text bytes written."""
+        from ..log.query.extract import RowText
+        from .ftsio import crc_before
         c = self.conn
         resume = _resume_point(f, row)
-        reader: LogReader
-        if f.fmt == "sqlite":
-            from .faces import open_reader
-            assert f.store is not None
-            reader = open_reader(f.store, f.sid)
-        else:
-            reader = LogReader(open_source(f.path))
+        reader = _reader_of(f)
         rep.files_opened += 1
         try:
             if reader.fatal:
@@ -395,6 +397,8 @@ class SessionWriter:
               text0: Optional[int], rt: RowText, rep: UpdateReport,
               cancel: Cancel) -> tuple[int, tuple[Any, ...]]:
         """Index rows from ``start`` on; -> (text bytes, (done_pos, done_line, done_text, turn, title))."""
+        from ..log.query.extract import Entry, may_hold_text
+        from .ftsio import flush, split
         c = self.conn
         src: Any = reader.source
         if start is None:
@@ -469,10 +473,22 @@ class SessionWriter:
         return rt.text_bytes, (done_pos, done_line, done_text, rt.turn, rt.title)
 
 
+def _reader_of(f: Found) -> LogReader:
+    """The reader of a session to index (its file, or its SQLite store's session)."""
+    if f.fmt == "sqlite":
+        from .faces import open_reader
+        assert f.store is not None
+        return open_reader(f.store, f.sid)
+    from ..log.index.reader import LogReader
+    from ..log.source.sources import open_source
+    return LogReader(open_source(f.path))
+
+
 def _resume_point(f: Found, row: Optional[tuple[Any, ...]]) -> Optional[tuple[Any, ...]]:
     """Where a grown log's indexing resumes: (sid, done_pos, done_line, done_text, turn, state), or None to index
     it from the start.  Same file, grown (a log is append-only): resume when the bytes before the stop point are
     the ones indexed; same size but a new mtime means a rewrite: index it again."""
+    from .ftsio import crc_before
     if row is None or f.fmt not in ("jsonl", "zstd"):
         return None
     (_k, sid, dev, ino, size, _mt, _rev, done_pos, done_line, done_text, done_crc, turn, calls,

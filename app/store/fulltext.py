@@ -44,24 +44,32 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from ..log.query.extract import FAST_MAX_BYTES
 from .ftsdb import BuildLock, IndexRefused, open_index_db
-from .ftsio import auto_workers, extracted, list_store
 from .ftsquery import FTS5_MISSING, QueryError, SearchHit, SearchResult, SessionGroup, parse_query
-from .ftsstream import Pending
-from .ftsshard import serve_shard, shard_main, update_shards
 from .ftssearch import IndexQueries
-from .ftswalk import Listing, Scanned, scan_root, shard_path, shard_scan, walk_digest
+from .ftswalk import Listing, Scanned, WalkSeen, scan_root, shard_path, shard_scan, walk_digest
 from .ftswrite import Cancel, Found, Progress, SessionWriter, UpdateReport
 
+if TYPE_CHECKING:
+    from .ftsstream import Pending
+# (the extraction, the shard workers and the scan are imported when an update or a scan needs them:
+# a query of a current index imports none of them, issue 32)
+
 __all__ = ["FullTextIndex", "IndexRefused", "QueryError", "SearchHit", "SearchResult", "SessionGroup",
-           "UpdateReport", "fts5_available", "parse_query", "FTS5_MISSING", "serve_shard", "shard_main"]
+           "UpdateReport", "fts5_available", "parse_query", "FTS5_MISSING"]
 
 SCHEMA = 5                    # 3: shards; 4: our application id, the build state; 5: the shown text (generic
                               # payloads, open tool-call blocks), the resume state as JSON
-_FAST_BYTES = FAST_MAX_BYTES  # new JSONL sessions up to this size are read whole (extract_jsonl)
+
+
+def __getattr__(name: str) -> Any:
+    """The shard worker's entry points (:mod:`app.store.ftsshard`), imported when asked for."""
+    if name in ("serve_shard", "shard_main"):
+        from . import ftsshard
+        return getattr(ftsshard, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def fts5_available() -> bool:
@@ -113,6 +121,8 @@ _FTS_DDL = "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize = '
 # bigger segments for a first build (less merging); memory stays bounded (per index process)
 _FTS_HASHSIZE = 8 << 20
 MAX_SHARDS = 8
+# new JSONL sessions up to this size are read whole (extract_jsonl); None: the extraction's FAST_MAX_BYTES
+_FAST_BYTES: Optional[int] = None
 
 
 def _can_spawn() -> bool:
@@ -144,6 +154,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
                            list[tuple[Any, ...]]] = ([], [], [], [])
         self._shards: dict[int, FullTextIndex] = {}
         self._listings: dict[str, Listing] = {}       # the folder listings of this object's last walk
+        self._seen: Optional[tuple[Scanned, WalkSeen]] = None   # that walk and what it vouched for
         conn, new = open_index_db(self.db_path)
         self._conn: Optional[sqlite3.Connection] = conn
         c = self.conn
@@ -190,6 +201,8 @@ class FullTextIndex(SessionWriter, IndexQueries):
 
     @classmethod
     def for_home(cls, home: Optional[str] = None) -> FullTextIndex:
+        if home:                        # (the root as given: discovery is not imported for it)
+            return cls(os.path.expanduser(home))
         from .discovery import harness_home
         return cls(str(harness_home(home)))
 
@@ -223,14 +236,27 @@ class FullTextIndex(SessionWriter, IndexQueries):
         listing by :data:`app.store.ftswalk.RACY_NS`: a coarse file-system clock cannot hide a
         change; a home of 10k sessions: 146 -> ~70 ms of CPU)."""
         known: Optional[dict[str, Listing]] = None
-        if self.part[0] == 0:
+        if self.part[0] == 0 and self._meta_int("folders") == 2:     # (2: sure listings only)
             try:
                 known = {r[0]: (r[1], r[2], _names(r[3]), _names(r[4])) for r in self.conn.execute(
                     "SELECT path, ino, mtime_ns, dirs, files FROM folders")}
             except sqlite3.Error:
                 known = None
         self._listings = {}
-        return scan_root(self.root, known, self._listings)
+        seen = WalkSeen()
+        walked = scan_root(self.root, known, self._listings, seen)
+        self._seen = (walked, seen)
+        return walked
+
+    def seen_of(self, walked: Scanned) -> Optional[WalkSeen]:
+        """What this object's last walk vouched for, if ``walked`` is that walk (:mod:`app.store.ftsfresh`)."""
+        return self._seen[1] if self._seen is not None and self._seen[0] is walked else None
+
+    def fresh_digest(self) -> Optional[str]:
+        """The walk the manifest records, when one stat per folder and file shows the root still
+        so (:func:`app.store.ftsfresh.checked_digest`; None: walk)."""
+        from .ftsfresh import checked_digest
+        return checked_digest(self)
 
     def _keep_listings(self) -> None:
         """Keep the folder listings of this object's last walk for the next one (after an update
@@ -244,6 +270,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
             c.execute("DELETE FROM folders")
             c.executemany("INSERT INTO folders(path, ino, mtime_ns, dirs, files) VALUES (?,?,?,?,?)",
                           ((p, ino, mt, "\0".join(ds), "\0".join(fs)) for p, (ino, mt, ds, fs) in got.items()))
+            c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('folders', '2')")
             c.execute("COMMIT")
         except BaseException:
             c.execute("ROLLBACK")
@@ -279,7 +306,13 @@ class FullTextIndex(SessionWriter, IndexQueries):
         return index_path_for(self.root)
 
     def behind(self) -> int:
-        """Sessions new, changed or removed since the last update (stat only, nothing opened)."""
+        """Sessions new, changed or removed since the last update (stat only, nothing opened; 0 at
+        once when the manifest of that update's walk still holds: the window asks every 30 s)."""
+        fresh = self.fresh_digest()
+        if fresh is not None:
+            r = self.conn.execute("SELECT value FROM meta WHERE key = 'walk'").fetchone()
+            if r is not None and r[0] == fresh:
+                return 0
         files, stores = self._scan_root()
         known = {r[0]: r[1:] for p in self.parts()
                  for r in p.conn.execute("SELECT path, dev, ino, size, mtime_ns FROM files")}
@@ -339,6 +372,11 @@ class FullTextIndex(SessionWriter, IndexQueries):
         lock = BuildLock(self.db_path)
         lock.acquire()
         try:
+            if walked is None:                      # nothing changed (the manifest holds): nothing to do
+                from .ftsfresh import unchanged_report
+                quick = unchanged_report(self)
+                if quick is not None:
+                    return quick
             self._set_meta("build", "running")      # until it ends whole: a killed build is known
             self.conn.execute("DELETE FROM meta WHERE key = 'walk'")   # the files change from now on
             if walked is None:
@@ -347,7 +385,10 @@ class FullTextIndex(SessionWriter, IndexQueries):
             if not rep.cancelled:
                 self._set_meta("build", "done")
                 # the files tables now hold this walk: a query whose walk is the same reads none of them
-                self._set_meta("walk", walk_digest(walked))
+                digest = walk_digest(walked)
+                self._set_meta("walk", digest)
+                from .ftsfresh import save_manifest    # (and one whose manifest check holds walks none)
+                save_manifest(self, walked, digest)
                 self._keep_listings()
         finally:
             lock.release()
@@ -379,6 +420,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
         if n == 1 and self.fts5 and workers != 0 and self._empty():
             scanned = walked or self._scan_root()
             fast = [(p, st.st_size) for p, st, _ in scanned[0] if not p.endswith((".zstd", ".zst"))]
+            from .ftsio import auto_workers
             want = min(MAX_SHARDS, auto_workers(fast) if workers is None else max(0, int(workers)))
             if want >= 2 and _can_spawn():
                 for i in range(1, want):
@@ -388,6 +430,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
                 split = True
         if split:
             assert scanned is not None
+            from .ftsshard import update_shards
             rep = update_shards(self, progress, cancel, shard_scan(scanned, n))
         elif k == 0 and n > 1:
             rep = self._update_parts(progress, cancel, workers, walked)
@@ -463,6 +506,7 @@ class FullTextIndex(SessionWriter, IndexQueries):
             c.execute("ROLLBACK")
             raise
         fast = [(f.path, f.st.st_size if f.st else 0) for f, _ in work if f.fast]
+        from .ftsio import auto_workers, extracted
         nworkers = auto_workers(fast) if workers is None else (max(0, int(workers)) if fast else 0)
         rep.workers = nworkers
         results = extracted(fast, nworkers, cancel)
@@ -488,6 +532,9 @@ def _walk_diff(c: sqlite3.Connection, files: Any, stores: Any, known_files: dict
                ) -> tuple[list[tuple[Found, Optional[tuple[Any, ...]]]], set[str], list[tuple[Any, ...]]]:
     """The walk against the index: unchanged files and store sessions counted (``rep``), the rest to index.
     -> (work: (Found, its previous session row or None), the keys present, the files table's new rows)."""
+    from ..log.query.extract import FAST_MAX_BYTES
+    fast_max = FAST_MAX_BYTES if _FAST_BYTES is None else _FAST_BYTES
+    from .ftsio import list_store
     failed = dict(c.execute("SELECT key, problem FROM sessions WHERE status = 'error'"))
     work: list[tuple[Found, Optional[tuple[Any, ...]]]] = []   # (Found, previous session row or None)
     present: set[str] = set()
@@ -510,7 +557,7 @@ def _walk_diff(c: sqlite3.Connection, files: Any, stores: Any, known_files: dict
         row = row_of(p)
         same_file = row is not None and (row[2], row[3]) == (st.st_dev, st.st_ino)
         if not same_file:
-            if fmt == "jsonl" and st.st_size <= _FAST_BYTES:
+            if fmt == "jsonl" and st.st_size <= fast_max:
                 f.fast = True                      # read whole, its header checked then
             else:
                 hdr, why = read_header(p, rep)

@@ -19,8 +19,10 @@ import msgspec
 
 from ..log.format.limits import LimitError, check_row
 from ..log.format.payloads import JsonObj
+from ..log.index.fastindex import load_rowscan_c
 
 _enc = msgspec.json.Encoder()
+_native = load_rowscan_c()      # (its redact_gate and redact_walk: may_match and Redactor.obj in C; None: Python)
 
 
 class RedactionReport(TypedDict):
@@ -78,6 +80,21 @@ def _gate_email(s: str, low: str) -> bool:
 
 def _gate_home(s: str, low: str) -> bool:
     return "/home/" in s or "Users" in s
+
+
+_GATES = (_gate_private_key, _gate_bearer, _gate_api_key, _gate_assignment, _gate_email, _gate_home)
+ALL_GATES = (1 << len(_GATES)) - 1
+
+
+def gate_bits(s: str) -> int:
+    """The rules whose gates pass on ``s``: bit ``i`` for the rule ``i`` (in :class:`Redactor`'s order), every
+    bit when ``s`` holds a letter of :data:`_FOLD`; 0: :meth:`Redactor.text` leaves ``s`` as it is and counts
+    nothing.  The definition of the C scanner module's ``redact_gate`` (``tests/test_redact_c.py`` holds the
+    two equal)."""
+    if any(c in s for c in _FOLD):
+        return ALL_GATES
+    low = s.lower()
+    return sum(1 << i for i, gate in enumerate(_GATES) if gate(s, low))
 
 
 # every keyword of ``secret-assignment`` holds one of these (in the folded text)
@@ -181,33 +198,66 @@ class Redactor:
         out.append(s[last:])
         return "".join(out)
 
-    def _run(self, i: int, s: str, low: str) -> tuple[str, str]:
+    def _homes(self, s: str) -> str:
+        """``home-path``'s ``sub`` of ``s``, trying the pattern only where a match can start: at a ``/home/`` or
+        ``/Users/``, or three or four characters before a ``Users`` (a drive letter, a colon and one or two
+        backslashes).  A match never starts elsewhere, so trying these places from the left finds the pattern's
+        leftmost matches, the ones ``sub`` replaces, without the pattern trying every position."""
+        rx, sub, _gate = self._subs[5]
+        starts = {*_find_all(s, "/home/"), *_find_all(s, "/Users/")}
+        for u in _find_all(s, "Users"):
+            starts.update((u - 3, u - 4))
+        out: list[str] = []
+        last = 0
+        for p in sorted(starts):
+            m = rx.match(s, p) if p >= last else None
+            if m is not None:
+                out += (s[last:p], sub(m))
+                last = m.end()
+        if not out:
+            return s
+        out.append(s[last:])
+        return "".join(out)
+
+    def _apply(self, i: int, s: str, low: str) -> str:
+        """Rule ``i`` applied to ``s`` (``low``: ``_fold(s)``, used by ``secret-assignment`` only)."""
+        if i == 3:
+            return self._assignments(s, low)
+        if i == 5:
+            return self._homes(s)
         rx, sub, _gate = self._subs[i]
-        t = rx.sub(sub, s)
-        return (s, low) if t is s else (t, _fold(t))
+        return rx.sub(sub, s)
 
     def text(self, s: str) -> str:
         if not s or not isinstance(s, str):
             return s
-        low = _fold(s)
-        # the gates of the six rules, inline and in the rules' order (each after the rules before it ran)
-        if "-----BEGIN" in s:
-            s, low = self._run(0, s, low)
-        if "bearer" in low or "basic" in low:
-            s, low = self._run(1, s, low)
-        if "sk-" in s or "gh" in s or "AKIA" in s or "ASIA" in s or "AIza" in s or "xox" in s or "glpat-" in s:
-            if _gate_api_key(s, low):
-                s, low = self._run(2, s, low)
-        if ("=" in s or ":" in s) and ("key" in low or "token" in low or "secret" in low or "passw" in low
-                                       or "auth" in low):
-            t = self._assignments(s, low)
+        return self._text(s, _native.redact_gate(s) if _native is not None else gate_bits(s))
+
+    def _text(self, s: str, bits: int) -> str:
+        """:meth:`text` of a non-empty string whose gates are ``bits`` (:func:`gate_bits`): the six rules in
+        order, each only when its gate passes on the string as the rules before it left it (``bits`` until
+        one changes it; the gates themselves after)."""
+        low = ""
+        fresh = True                     # (s as it came: bits hold its gates; low not computed yet)
+        for i, gate in enumerate(_GATES):
+            if fresh:
+                if not bits >> i & 1:
+                    continue
+                if i == 3 and not low:
+                    low = _fold(s)
+            elif not gate(s, low):
+                continue
+            t = self._apply(i, s, low)
             if t is not s:
-                s, low = t, _fold(t)
-        if "@" in s:
-            s, low = self._run(4, s, low)
-        if "/home/" in s or "Users" in s:
-            s, low = self._run(5, s, low)
+                s, low, fresh = t, _fold(t), False
         return s
+
+    def quiet(self, o: object) -> bool:
+        """Whether :meth:`obj` of ``o`` masks and counts nothing, where that is plain to see: a string no gate passes
+        (:func:`gate_bits`), None, a bool or a number.  False for anything else (the caller takes the exact way)."""
+        if type(o) is str:
+            return not (_native.redact_gate(o) if _native is not None else gate_bits(o))
+        return o is None or type(o) in (bool, int, float)
 
     @overload
     def obj(self, o: JsonObj) -> JsonObj: ...
@@ -216,8 +266,16 @@ class Redactor:
     def obj(self, o: object) -> object: ...
 
     def obj(self, o: object) -> object:
-        """``o`` (decoded JSON) with every string in it redacted (a new copy; other values as they are).
-        Recursive to :data:`_DEEP` levels, then walked with an explicit stack: any depth is safe."""
+        """``o`` (decoded JSON) with every string in it redacted (other values as they are), never changed in
+        place: a copy of each container holding a masked string, containers where nothing was masked as they
+        are, or copied (callers only read the answer).  In C when the scanner module is built
+        (``redact_walk``: :meth:`text` on the strings whose :func:`gate_bits` are not 0, the same order, up to
+        :data:`_DEEP` levels of plain str, list and dict); else, or past that, recursive to :data:`_DEEP`
+        levels, then walked with an explicit stack: any depth is safe."""
+        if _native is not None:
+            got = _native.redact_walk(o, self._text, _DEEP)
+            if got is not NotImplemented:
+                return got
         return self._walk(o, 0)
 
     def _walk(self, o: object, depth: int) -> object:

@@ -24,21 +24,22 @@ import os
 import time
 import zlib
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Optional, Union, overload
 
 import msgspec
 
 from ..log.format.payloads import JsonObj
-from ..log.query.timeline import in_log_order, is_subagent_tool, summarize, timeline
+from ..log.query.timeline import in_log_order, summarize, timeline
+from ..log.query.timeline_table import SpanTable
 from .cachefiles import read_bounded
 from .indexcache import file_source_of, source_identity, write_parts_atomic, cache_file, cache_root
 
 if TYPE_CHECKING:
     from ..log.index.reader import LogReader
 
-MAGIC = b"SLTIM\x00\x05\n"
-FORMAT = 5
+MAGIC = b"SLTIM\x00\x06\n"
+FORMAT = 6             # 6: spans by column (timeline_table.SpanTable)
 PRICES_KEY = "timelinePrices"
 # an example table, used until the user saves their own under ``timelinePrices`` (USD per million tokens;
 # DeepSeek's published API list prices, late 2025): always shown as an estimate
@@ -85,14 +86,14 @@ class _TimelineHead(msgspec.Struct, array_like=True, frozen=True):
 
 _TIMELINE_LIMIT = 1 << 30     # a saved timeline bigger than this is not read
 _HEAD_DEC = msgspec.msgpack.Decoder(_TimelineHead)
-_SPANS_DEC = msgspec.msgpack.Decoder(list[JsonObj])
+_SPANS_DEC = msgspec.msgpack.Decoder()
 
 
 def _check(body: Union[bytes, memoryview]) -> bytes:
     return zlib.crc32(body).to_bytes(4, "little")
 
 
-def _load(path: Path, want: _TimelineHead) -> Optional[list[JsonObj]]:
+def _load(path: Path, want: _TimelineHead) -> Optional[SpanTable]:
     """The spans saved at ``path`` when its head is ``want`` and its CRC holds: the file is MAGIC, the head's
     length (4 bytes), the head, the spans, the CRC-32 of all before it.  A file of another log or revision is
     told by its head alone (its spans are neither checked nor decoded)."""
@@ -108,10 +109,10 @@ def _load(path: Path, want: _TimelineHead) -> Optional[list[JsonObj]]:
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     collecting = gc.isenabled()
-    gc.disable()              # (a dict per span, no cycles)
+    gc.disable()              # (lists of values, no cycles)
     try:
-        return _SPANS_DEC.decode(view[end:-4])
-    except (msgspec.DecodeError, msgspec.ValidationError):
+        return SpanTable.unpack(_SPANS_DEC.decode(view[end:-4]))
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
         return None
     finally:
         if collecting:
@@ -142,24 +143,25 @@ def _compute(reader: LogReader, tick: Optional[Callable[[], None]]) -> list[Json
 
 
 @overload
-def cached_spans(reader: LogReader, *, tick: Optional[Callable[[], None]] = None) -> tuple[list[JsonObj], str]: ...
+def cached_spans(reader: LogReader, *, tick: Optional[Callable[[], None]] = None) -> tuple[SpanTable, str]: ...
 
 
 @overload
 def cached_spans(reader: LogReader, build: bool,
-                 tick: Optional[Callable[[], None]] = None) -> tuple[Optional[list[JsonObj]], str]: ...
+                 tick: Optional[Callable[[], None]] = None) -> tuple[Optional[SpanTable], str]: ...
 
 
 def cached_spans(reader: LogReader, build: bool = True,
-                 tick: Optional[Callable[[], None]] = None) -> tuple[Optional[list[JsonObj]], str]:
-    """The log's timeline spans in log order -> (spans, "hit" | "built" | "uncached"); with ``build=False``
+                 tick: Optional[Callable[[], None]] = None) -> tuple[Optional[SpanTable], str]:
+    """The log's timeline spans in log order (a :class:`~app.log.query.timeline_table.SpanTable`: by column, a span
+    a dict only when read) -> (spans, "hit" | "built" | "uncached"); with ``build=False``
     (None, "miss") instead of computing them; ``tick()`` is called every :data:`TICK_S` while computing them
     (the cancellation point of the job or child computing them)."""
     src = file_source_of(reader)
     root = cache_root()
     ident = source_identity(src) if src is not None else None
     if src is None or ident is None or root is None:
-        return (_compute(reader, tick), "uncached") if build else (None, "miss")
+        return (SpanTable.of(_compute(reader, tick)), "uncached") if build else (None, "miss")
     path = cache_file(ident, root).with_suffix(".timeline")
     head = _TimelineHead(format=FORMAT, path=ident["path"], dev=ident["dev"], ino=ident["ino"], kind=ident["kind"],
                          size=ident["size"], mtime_ns=ident["mtime_ns"],
@@ -169,10 +171,10 @@ def cached_spans(reader: LogReader, build: bool = True,
         return saved, "hit"
     if not build:
         return None, "miss"
-    spans = _compute(reader, tick)
+    spans = SpanTable.of(_compute(reader, tick))
     try:
         hb = msgspec.msgpack.encode(head)
-        body = MAGIC + len(hb).to_bytes(4, "little") + hb + msgspec.msgpack.encode(spans)
+        body = MAGIC + len(hb).to_bytes(4, "little") + hb + msgspec.msgpack.encode(spans.pack())
         write_parts_atomic(path, body + _check(body))
     except (OSError, ValueError, TypeError, OverflowError):   # (a value msgpack cannot hold: not saved)
         pass
@@ -182,11 +184,12 @@ def cached_spans(reader: LogReader, build: bool = True,
 # --------------------------------------------------------------------------- summary (per price table)
 
 class _SummaryFile(msgspec.Struct):
-    """``<key>.tlsum``: the turns and totals of a log revision's spans at one price table."""
+    """``<key>.tlsum``: the turns (a :class:`SpanTable`'s packed form: by column) and totals of a log revision's
+    spans at one price table."""
     format: int
     revision: str              # hash of the log's identity, revision (size, mtime) and header row
     prices: str                # hash of the price table it was priced with
-    turns: list[JsonObj]
+    turns: Any
     totals: JsonObj
 
 
@@ -194,7 +197,7 @@ def _digest(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def cached_summary(reader: LogReader, spans: list[JsonObj], prices: dict[str, Any]) -> tuple[JsonObj, str]:
+def cached_summary(reader: LogReader, spans: Sequence[JsonObj], prices: dict[str, Any]) -> tuple[JsonObj, str]:
     """``{"turns", "totals"}`` of ``spans`` (the log's, from :func:`cached_spans`) at ``prices``: saved beside the
     spans, reused while the log revision and the price table are the same
     -> (summary, "hit" | "built" | "uncached")."""
@@ -213,13 +216,13 @@ def cached_summary(reader: LogReader, spans: list[JsonObj], prices: dict[str, An
             raise OSError("damaged")
         saved = msgspec.msgpack.decode(blob[:-4], type=_SummaryFile)
         if saved.format == FORMAT and saved.revision == rev and saved.prices == key:
-            return {"turns": saved.turns, "totals": saved.totals}, "hit"
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            return {"turns": SpanTable.unpack(saved.turns), "totals": saved.totals}, "hit"
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError, ValueError):
         pass
     out = summarize(spans, prices, ordered=True)
     try:
-        body = msgspec.msgpack.encode(_SummaryFile(format=FORMAT, revision=rev, prices=key, turns=out["turns"],
-                                                   totals=out["totals"]))
+        body = msgspec.msgpack.encode(_SummaryFile(format=FORMAT, revision=rev, prices=key,
+                                                   turns=SpanTable.of(out["turns"]).pack(), totals=out["totals"]))
         write_parts_atomic(path, body + _check(body))
     except (OSError, ValueError, TypeError, OverflowError):
         pass
@@ -228,10 +231,12 @@ def cached_summary(reader: LogReader, spans: list[JsonObj], prices: dict[str, An
 
 # --------------------------------------------------------------------------- subagents
 
-def link_children(path: str, spans: list[JsonObj]) -> None:
+def link_children(path: str, spans: Sequence[JsonObj]) -> None:
     """Fill each ``subagent`` span's ``childSession`` ({id, path}) from the session's children in its store
     (headers naming it as ``parentSession``): a child created between the call and its result, else the
     children left in creation order.  Nothing found: left ``None``."""
+    if isinstance(spans, SpanTable) and not spans.has_kind("subagent"):
+        return                     # (no span built)
     subs = [s for s in spans if s["kind"] == "subagent"]
     if not subs:
         return
@@ -258,15 +263,18 @@ def link_children(path: str, spans: list[JsonObj]) -> None:
 
 def session_timeline(reader: LogReader, path: Optional[str] = None, turn: Optional[int] = None,
                      prices: Optional[dict[str, Any]] = None) -> JsonObj:
-    """``{"spans", "turns", "totals", "cache"}`` of a session (``path``: its file, to link subagents)."""
+    """``{"spans", "turns", "totals", "cache"}`` of a session (``path``: its file, to link subagents); the spans
+    and turns of a whole session as :class:`SpanTable` objects (a span a dict only when read), of one ``turn`` as
+    lists."""
     spans, status = cached_spans(reader)
-    if path and any(is_subagent_tool(s.get("name")) for s in spans if s["kind"] == "tool"):
+    if path:
         link_children(path, spans)
     table = load_prices() if prices is None else prices
-    if turn is not None:
-        out = summarize(spans, table, turn, ordered=True)
+    if turn is not None:              # (that turn's spans read as dicts, no other)
+        mine = [spans[i] for i, t in enumerate(spans.column("turn")) if t == turn]
+        out = summarize(mine, table, turn, ordered=True)
     else:
         summ, _how = cached_summary(reader, spans, table)
-        out = {"spans": spans, **summ}
+        out = {"spans": spans, "turns": summ["turns"], "totals": summ["totals"]}
     out["cache"] = status
     return out

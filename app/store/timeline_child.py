@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional, cast
 
 from ..log.format.payloads import JsonObj
+from ..log.query.timeline_table import SpanTable
 from ..log.jobctl import Cancel, Cancelled
 from .childproc import ChildFailed, ChildSpec, NoChild, Send, run_child, run_spec, serve, worker_argv
 
@@ -24,8 +25,11 @@ if TYPE_CHECKING:
     from ..log.index.reader import LogReader
 
 TIMELINE_NICE = 10
-SPLIT_MIN = 96 << 20     # a raw JSONL log at least this big is read in two parts at once (timeline_split.py) …
-SPLIT_WHEN_BUSY = False  # … when a core is free (on a busy machine a second process only adds its start-up)
+SPLIT_MIN = 96 << 20     # a raw JSONL log at least this big is read in parts at once (timeline_split.py) …
+PART_MIN = 48 << 20      # … of at least this many bytes each …
+MAX_PARTS = 8            # … in at most this many processes …
+SPLIT_WHEN_BUSY = False  # … when cores are free (on a busy machine more processes only add their start-up)
+PARTS: Optional[int] = None   # (forced number of parts, whatever the load: tests and bench/timeline_bench.py)
 
 
 def child_main(_argv: list[str]) -> int:
@@ -42,18 +46,18 @@ def child_main(_argv: list[str]) -> int:
 
 
 def part_main(_argv: list[str]) -> int:
-    """The second part of a log split in two: ``(path, size, start)`` pickled on stdin -> (spans, state) of
-    :func:`app.log.query.timeline_split.part` from ``start`` on (an error if the log is no longer ``size``
-    bytes: the first part read another snapshot)."""
+    """A later part of a log split in parts: ``(path, size, start, stop)`` pickled on stdin -> (spans, state) of
+    :func:`app.log.query.timeline_split.part` from ``start`` to ``stop`` (None: to the end; an error if the log is
+    no longer ``size`` bytes: the first part read another snapshot)."""
     def body(_send: Send) -> Any:
         from ..log.query.timeline_split import part
         from .faces import open_reader
         threading.Thread(target=_orphaned, args=(os.getppid(),), name="parent-watch", daemon=True).start()
-        path, size, start = pickle.load(sys.stdin.buffer)
+        path, size, start, stop = pickle.load(sys.stdin.buffer)
         r = open_reader(path, None)
         if r.fatal or r.source.size != size:
             raise ValueError(f"{path}: not the log of the first part")
-        return part(r, start, None)
+        return part(r, start, stop)
     return serve(body, 0)         # (the niceness of the process reading the first part, inherited)
 
 
@@ -65,46 +69,56 @@ def _orphaned(parent: int) -> None:
 
 
 def split_spans(reader: LogReader) -> Optional[list[JsonObj]]:
-    """The spans of a big raw JSONL log (:data:`SPLIT_MIN`), its second half read by a ``timeline-part`` child
-    while this thread reads the first (:mod:`app.log.query.timeline_split`), else None: not such a log, no free
-    core (:data:`SPLIT_WHEN_BUSY`), no turn start near its middle, no child, or parts that do not join (the
-    caller makes one pass)."""
-    from ..log.query.timeline_split import merge, part, split_point
+    """The spans of a big raw JSONL log (:data:`SPLIT_MIN`) read in parts at once: this thread reads the first,
+    a ``timeline-part`` child each other (:mod:`app.log.query.timeline_split`; as many parts as cores are free,
+    :func:`parts_for`), else None: not such a log, no free core, no turn start where to cut, no child, or parts
+    that do not join (the caller makes one pass)."""
+    from ..log.query.timeline_split import merge_all, part, split_points
     src = reader.source
-    if src.kind != "jsonl" or src.size < SPLIT_MIN or os.environ.get("SESSION_LENS_SCAN_INPROC") == "1" or \
-            not (SPLIT_WHEN_BUSY or _core_free()):
+    n = parts_for(src.size) if src.kind == "jsonl" and os.environ.get("SESSION_LENS_SCAN_INPROC") != "1" else 1
+    cuts = split_points(reader, n) if n > 1 else []
+    if not cuts:
         return None
-    at = split_point(reader)
-    if at is None:
-        return None
-    got: dict[str, Any] = {}
+    bounds = list(zip(cuts, cuts[1:] + [None]))
+    got: dict[int, Any] = {}
 
-    def second() -> None:
+    def later(k: int, start: int, stop: Optional[int]) -> None:
         try:
-            got["part"] = run_child(worker_argv("timeline-part"), (src.path, src.size, at), lambda _m: None, None,
-                                    "timeline part")
+            got[k] = run_child(worker_argv("timeline-part"), (src.path, src.size, start, stop), lambda _m: None, None,
+                               "timeline part")
         except (NoChild, ChildFailed, OSError) as e:
-            got["error"] = e
-    th = threading.Thread(target=second, name="timeline-part", daemon=True)
-    th.start()
-    first = part(reader, None, at)
-    th.join()
-    if "part" not in got:
+            got[k] = e
+    threads = [threading.Thread(target=later, args=(k, a, z), name=f"timeline-part-{k}", daemon=True)
+               for k, (a, z) in enumerate(bounds)]
+    for th in threads:
+        th.start()
+    first = part(reader, None, cuts[0])
+    for th in threads:
+        th.join()
+    rest = [got.get(k) for k in range(len(bounds))]
+    if any(not isinstance(x, tuple) for x in rest):
         return None
-    return merge(first, cast(tuple[list[JsonObj], JsonObj], got["part"]))
+    return merge_all([first] + cast(list[tuple[list[JsonObj], JsonObj]], rest))
 
 
-def _core_free() -> bool:
-    """More than one core, and the last minute's load leaves one of them free."""
+def parts_for(size: int) -> int:
+    """How many parts to read a raw JSONL log of ``size`` bytes in: 1 under :data:`SPLIT_MIN`; else one per free
+    core (:data:`PARTS` when set; every core with :data:`SPLIT_WHEN_BUSY`), each of at least :data:`PART_MIN`
+    bytes, at most :data:`MAX_PARTS`."""
+    if PARTS is not None:
+        return PARTS
+    if size < SPLIT_MIN:
+        return 1
     cores = os.cpu_count() or 1
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):        # (no load average on this platform: assume the machine is free)
         load = 0.0
-    return cores >= 2 and load <= cores - 1
+    free = cores if SPLIT_WHEN_BUSY else int(cores - load + 1)     # (+1: the core this process runs on)
+    return max(1, min(free, MAX_PARTS, size // PART_MIN if PART_MIN else MAX_PARTS))
 
 
-def spans_for(path: str, session: Optional[str], cancel: Cancel) -> tuple[list[JsonObj], str]:
+def spans_for(path: str, session: Optional[str], cancel: Cancel) -> tuple[SpanTable, str]:
     """The log's spans: from the cache in this thread, else computed by a child (this thread waits in
     ``read()``, the GIL released), or in this thread when no child can start (``SESSION_LENS_SCAN_INPROC=1``).
     ``cancel``: the job's token (any :data:`app.log.jobctl.Cancel`): a window job's cancel kills the child at
@@ -119,7 +133,7 @@ def spans_for(path: str, session: Optional[str], cancel: Cancel) -> tuple[list[J
     if got is not None:
         return got, status
 
-    def here(_send: Send, cancelled: Callable[[], bool]) -> tuple[list[JsonObj], str]:
+    def here(_send: Send, cancelled: Callable[[], bool]) -> tuple[SpanTable, str]:
         def tick() -> None:
             if cancelled():
                 raise Cancelled("timeline")
@@ -127,6 +141,6 @@ def spans_for(path: str, session: Optional[str], cancel: Cancel) -> tuple[list[J
     spec = ChildSpec("timeline", request=(path, session), what="timeline", fallback=here,
                      in_process=os.environ.get("SESSION_LENS_SCAN_INPROC") == "1")
     try:
-        return cast(tuple[list[JsonObj], str], run_spec(spec, lambda _m: None, cancel))
+        return cast(tuple[SpanTable, str], run_spec(spec, lambda _m: None, cancel))
     except InterruptedError:
         raise Cancelled("timeline") from None

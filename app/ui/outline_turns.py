@@ -4,6 +4,7 @@ outline child packs them before sending; issue 36), their blocks in a temporary 
 from __future__ import annotations
 
 from array import array
+from typing import Any
 
 from ..log.query.outline_packed import TURN_BLOCK, CompactTurns, ErrorRows, SeqArray
 from .blockfile import BlockFile
@@ -11,9 +12,10 @@ from .blockfile import BlockFile
 __all__ = ["TURN_BLOCK", "CompactTurns", "ErrorRows", "SeqArray", "keep_small"]
 
 
-def _narrow(a: array) -> array:
-    """``a`` as 32-bit ints when every value fits (turn numbers, first seqs, offsets in a block)."""
-    return array("i", a) if a.typecode == "q" and (not a or min(a) > -(1 << 31) and max(a) < 1 << 31) else a
+def _narrow(a: Any) -> Any:
+    """``a`` as 32-bit ints when every value fits (turn numbers, first seqs, offsets in a block; turn numbers past
+    64 bits are a list, kept as it is)."""
+    return array("i", a) if isinstance(a, array) and a.typecode == "q" and (not a or min(a) > -(1 << 31) and max(a) < 1 << 31) else a
 
 
 def keep_small(turns: CompactTurns) -> CompactTurns:

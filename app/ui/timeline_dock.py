@@ -19,6 +19,9 @@ from .timeline_model import fmt_ms, layout
 from .timeline_view import ContextMeter, Waterfall, export_picture
 
 
+POINT_KEYS = ("kind", "seq", "start", "tokens", "contextWindow", "model", "turn")   # (what context_points reads)
+
+
 def compute_job(job: Any, path: str, session: Optional[str]) -> dict[str, Any]:
     """The worker: spans (cache or child), linked, summarised and laid out."""
     from ..log.query.timeline import context_points
@@ -34,9 +37,9 @@ def compute_job(job: Any, path: str, session: Optional[str]) -> dict[str, Any]:
     summary, _how = cached_summary(reader, spans, prices)        # (saved beside the spans, per price table)
     reader.close()
     result = {"spans": spans, **summary}
-    return {"result": result, "cache": status, "layout": layout(result["spans"]),
-            "points": context_points(result["spans"], prices),
-            "compactions": [s for s in result["spans"] if s["kind"] == "compaction"]}
+    return {"result": result, "cache": status, "layout": layout(spans),        # (by column: no span dict built)
+            "points": context_points(spans.of_kind("attempt", POINT_KEYS), prices),
+            "compactions": spans.of_kind("compaction")}
 
 
 class TimelineDock(QDockWidget):

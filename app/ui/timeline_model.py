@@ -13,6 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from itertools import accumulate
+from collections.abc import Sequence
 from typing import Any, Optional
 
 GAP = 1000                    # active-time axis: ms shown between two turns
@@ -46,9 +47,14 @@ class Bar:
     kind: str
     seq: int
     end_seq: Optional[int]
-    span: dict[str, Any]
+    spans: Sequence[dict[str, Any]]   # the timeline's spans (a SpanTable: a span is a dict only when read) …
+    i: int                            # … and this bar's index in them
     bad: bool = False         # failed attempt, tool error, turn error
     unknown: bool = False     # no measured duration (drawn as a marker)
+
+    @property
+    def span(self) -> dict[str, Any]:
+        return self.spans[self.i]
 
 
 @dataclass
@@ -114,24 +120,41 @@ class Layout:
         return best
 
 
-def _turn_of(spans: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[int]]:
-    turns = [s for s in spans if s["kind"] == "turn" and s["seq"] is not None]
-    turns.sort(key=lambda s: s["seq"])
-    return turns, [t["seq"] for t in turns]
+_COLS = ("kind", "seq", "endSeq", "start", "end", "durationMs", "turn", "error", "status")
+_BAD_STATUS = frozenset({"failed", "error", "interrupted", "not-started", "no-result"})
 
 
-def _is_bad(s: dict[str, Any]) -> bool:
-    return bool(s.get("error")) or s.get("status") in ("failed", "error", "interrupted", "not-started", "no-result")
+class _Cols:
+    """The fields the layout reads, by column (a :class:`~app.log.query.timeline_table.SpanTable`'s columns: no
+    span dict built), of the spans with a seq; ``idx`` their indices in the spans."""
+
+    def __init__(self, spans: Sequence[dict[str, Any]]) -> None:
+        col = getattr(spans, "column", None)
+        got: dict[str, list[Any]] = {k: col(k) for k in _COLS} if col is not None else \
+            {k: [s.get(k) for s in spans] for k in _COLS}
+        seqs = got["seq"]
+        keep = [i for i, q in enumerate(seqs) if q is not None]
+        if len(keep) != len(seqs):
+            got = {k: [v[i] for i in keep] for k, v in got.items()}
+        self.idx = keep
+        self.kind, self.seq, self.end_seq = got["kind"], got["seq"], got["endSeq"]
+        self.start, self.end, self.dur, self.turn = got["start"], got["end"], got["durationMs"], got["turn"]
+        self.bad = [bool(e) or st in _BAD_STATUS for e, st in zip(got["error"], got["status"])]
+
+    def turns(self) -> tuple[list[int], list[int]]:
+        """The turn spans (positions here) by seq, and their seqs."""
+        ts = sorted((q, i) for i, (k, q) in enumerate(zip(self.kind, self.seq)) if k == "turn")
+        return [i for _q, i in ts], [q for q, _i in ts]
 
 
-def layout(spans: list[dict[str, Any]]) -> Layout:
+def layout(spans: Sequence[dict[str, Any]]) -> Layout:
     """Bars for the waterfall (see the module doc for the axis)."""
-    spans = [s for s in spans if s["seq"] is not None]
-    measured = sum(1 for s in spans if s["durationMs"] is not None)
-    if spans and measured * 2 >= len(spans):
-        lay = _time_layout(spans)
+    c = _Cols(spans)
+    measured = sum(1 for d in c.dur if d is not None)
+    if c.idx and measured * 2 >= len(c.idx):
+        lay = _time_layout(spans, c)
     else:
-        lay = _seq_layout(spans)
+        lay = _seq_layout(spans, c)
     _drop_empty_rows(lay)
     lay.index()
     return lay
@@ -181,54 +204,53 @@ def _tool_rows(bars: list[Bar], first: int) -> None:
                 b.row = first + TOOL_ROWS - 1
 
 
-def _seq_layout(spans: list[dict[str, Any]]) -> Layout:
+def _seq_layout(spans: Sequence[dict[str, Any]], c: _Cols) -> Layout:
     rows, first = _rows()
-    bars = [Bar(s["seq"], (s["endSeq"] if s["endSeq"] is not None else s["seq"]) + 1, first[s["kind"]], s["kind"],
-                s["seq"], s["endSeq"], s, _is_bad(s), s["durationMs"] is None) for s in spans]
+    bars = [Bar(q, (e if e is not None else q) + 1, first[k], k, q, e, spans, i, bad, d is None)
+            for i, k, q, e, d, bad in zip(c.idx, c.kind, c.seq, c.end_seq, c.dur, c.bad)]
     _tool_rows([b for b in bars if b.kind == "tool"], first["tool"])
-    turns, _ = _turn_of(spans)
+    turns, _ = c.turns()
     hi = max((b.x1 for b in bars), default=1)
-    return Layout("seq", rows, bars, (0, hi), [(t["seq"], t.get("turn"), None) for t in turns],
+    return Layout("seq", rows, bars, (0, hi), [(c.seq[t], c.turn[t], None) for t in turns],
                   "Times are missing or unreliable in this log: bars are placed by seq, not by time.")
 
 
-def _time_layout(spans: list[dict[str, Any]]) -> Layout:
+def _time_layout(spans: Sequence[dict[str, Any]], c: _Cols) -> Layout:
     rows, first = _rows()
-    turns, turn_seqs = _turn_of(spans)
+    turns, turn_seqs = c.turns()
     offset: dict[int, float] = {}                  # turn seq -> x of its start
     x = 0.0
     marks: list[tuple[float, Any, Optional[int]]] = []
     prev_end: Optional[int] = None
     last_end: dict[int, int] = {}                  # turn seq -> latest plausible span end in it
-    for s in spans:
-        k = bisect_right(turn_seqs, s["seq"]) - 1
-        if k >= 0 and s["end"] is not None:
-            t0 = turns[k]["start"]
-            if t0 is not None and 0 <= s["end"] - t0 <= 6 * 3_600_000:
-                last_end[k] = max(last_end.get(k, 0), s["end"] - t0)
+    for q, end in zip(c.seq, c.end):
+        k = bisect_right(turn_seqs, q) - 1
+        if k >= 0 and end is not None:
+            t0 = c.start[turns[k]]
+            if t0 is not None and 0 <= end - t0 <= 6 * 3_600_000:
+                last_end[k] = max(last_end.get(k, 0), end - t0)
     for k, t in enumerate(turns):
-        if t["start"] is None:
+        start = c.start[t]
+        if start is None:
             continue
-        gap = t["start"] - prev_end if prev_end is not None and t["start"] >= prev_end else None
+        gap = start - prev_end if prev_end is not None and start >= prev_end else None
         if marks:
             x += GAP
-        offset[t["seq"]] = x - t["start"]
-        marks.append((x, t.get("turn"), gap))
-        length = t["durationMs"] if t["durationMs"] is not None else last_end.get(k, 0)
+        offset[c.seq[t]] = x - start
+        marks.append((x, c.turn[t], gap))
+        length = c.dur[t] if c.dur[t] is not None else last_end.get(k, 0)
         x += length
-        prev_end = t["start"] + length
+        prev_end = start + length
     bars: list[Bar] = []
     skipped = 0
-    for s in spans:
-        k = bisect_right(turn_seqs, s["seq"]) - 1
+    for i, kind, q, e, start, d, bad in zip(c.idx, c.kind, c.seq, c.end_seq, c.start, c.dur, c.bad):
+        k = bisect_right(turn_seqs, q) - 1
         off = offset.get(turn_seqs[k]) if k >= 0 else None
-        if off is None or s["start"] is None:
+        if off is None or start is None:
             skipped += 1
             continue
-        x0 = s["start"] + off
-        d = s["durationMs"]
-        x1 = x0 + (d if d is not None else 0)
-        bars.append(Bar(x0, x1, first[s["kind"]], s["kind"], s["seq"], s["endSeq"], s, _is_bad(s), d is None))
+        x0 = start + off
+        bars.append(Bar(x0, x0 + (d if d is not None else 0), first[kind], kind, q, e, spans, i, bad, d is None))
     _tool_rows([b for b in bars if b.kind == "tool"], first["tool"])
     note = f"{skipped} spans without a start time are not drawn." if skipped else ""
     return Layout("time", rows, bars, (0, max(x, max((b.x1 for b in bars), default=1))), marks, note)

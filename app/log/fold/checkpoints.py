@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from ..source.sources import Segment
 
 EVERY = 2 << 20
+_KINDS = {k: {"kind": k} for k in ("error", "aborted", "stop", "length", "tool-calls")}
+_NO_TEXT: list[str] = []      # (the builder's tracker keeps no text: nothing is ever added)
 EVENTS_SLACK = 64        # events of shadowed nodes the builder may hold beyond twice its nodes' (issue 36)
 
 
@@ -234,7 +236,8 @@ class CheckpointBuilder:
         self.every = every
         self.version = version = reader.version or 0
         self.own_checks = checks is None
-        self.sf, self.hf = SurfaceFold(keep_events=True, version=version), HeaderFold()
+        # (a point keeps no replacement history: not recorded, it would grow with the log, issue 36)
+        self.sf, self.hf = SurfaceFold(keep_events=True, version=version, keep_replaced=False), HeaderFold()
         self.checks = EventChecks() if checks is None else checks
         self.at = AttemptTracker(keep_text=False)
         self.turn_seq, self.disp_turn = -1, 0
@@ -254,6 +257,8 @@ class CheckpointBuilder:
         # where each point goes once final (the next one made), instead of being kept in ``cps`` (issue 36:
         # the one pass streams them to their cache file); ``cps`` then holds only the last point
         self.sink: Optional[Callable[[Checkpoint], None]] = None
+        self.slim_at = 0                      # attempts before this one were slimmed (_slim_attempts)
+        self.tools_key: tuple[bytes, Any] = (b"", None)     # (JSON, list) of the last header's tools (_share_tools)
 
     def segment(self, seg: Segment, items: Iterable[Lazy]) -> bool:
         """Fold segment ``seg`` (its events, packed rows as blocks: ``lazy_segment``); False: stop here."""
@@ -273,6 +278,7 @@ class CheckpointBuilder:
                 self.sink(cps.points.pop())
         self.lo = self.hi = None
         self.at.prune()
+        self._slim_attempts()
         p = Checkpoint(
             seq=self.nxt, pos=seg.pos, line0=seg.line0, text_offset=seg.text_offset, keep=keep,
             add=sf.nodes[keep:], empty=sorted(x for x in sf.empty_assistant if x in node_set),
@@ -331,10 +337,48 @@ class CheckpointBuilder:
             if len(sf.events) > 2 * len(sf.nodes) + EVENTS_SLACK:       # (issue 36: the shadowed nodes' events
                 _prune_events(sf)                                         #  go now, not at the next point)
         self.hf.apply(it)
+        if it.type == "request/header":
+            self._share_tools(it.seq)
         if self.own_checks:
             self.checks.apply(it)
         self.nxt = it.seq + 1
         return True
+
+    def _slim_attempts(self) -> None:
+        """The failed attempts the tracker keeps (a later message may still cite one) keep what the count of
+        dispatches reads: their span, step, message and finish kind; not their failure text nor usage (issue 36:
+        they are kept to the end of the log)."""
+        at = self.at
+        atts = at.attempts
+        opened = {id(a) for a in at.open_attempts.values()}
+        k = min(self.slim_at, len(atts))
+        while k < len(atts) and id(atts[k]) not in opened:
+            a = atts[k]
+            f = a.finish
+            kind = f.get("kind") if f is not None and len(f) > 1 else None
+            if type(kind) is str and kind in _KINDS:
+                a.finish = _KINDS[kind]          # (one shared, never changed: the tracker only reads it)
+            a.usage = a.retry_number = None
+            a.text = _NO_TEXT
+            k += 1
+        self.slim_at = k
+
+    def _share_tools(self, seq: int) -> None:
+        """The header fold keeps every request/header's tools (a later tool update may name any header): a
+        list written the same as the one before is kept as that one (issue 36: a long log repeats its header's
+        tools thousands of times; the same JSON, so the same fold)."""
+        headers = self.hf.tool_history.headers
+        tl = headers.get(seq)
+        if tl is None:
+            return
+        try:
+            key = msgspec.json.encode(tl)
+        except (TypeError, ValueError, msgspec.EncodeError):
+            return
+        if key == self.tools_key[0] and tl == self.tools_key[1]:      # (== too: JSON writes inf as null)
+            headers[seq] = self.tools_key[1]
+        else:
+            self.tools_key = (key, tl)
 
 
 def _prune_events(sf: SurfaceFold) -> None:

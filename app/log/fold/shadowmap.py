@@ -12,8 +12,8 @@ nodes per GB of a compacting log.  :class:`ShadowColumns` keeps the same record 
   recorded twice, possible only in a log that repeats seqs, is found at its last position, as a
   dict's last write wins), searched with :mod:`bisect`.
 
-Entries recorded after the last sort wait in two dicts (seq -> position) and are merged into the
-sorted orders in batches (appended at C speed when they sort after everything before, the common
+Entries recorded after the last sort wait at the end of their column (searched there in place while
+they are few) and are merged into the sorted orders in batches (appended at C speed when they sort after everything before, the common
 case; merged otherwise).  The columns may be read-only views of a saved file (``memoryview``
 casts over an mmap, see :mod:`app.store.indexcache`); recording into them copies them first.
 
@@ -30,37 +30,50 @@ from collections.abc import Iterator, MutableMapping
 
 Column = Union["array[int]", memoryview]   # array("q"), or a read-only memoryview cast to "q"
 
-_BATCH = 4096                       # entries waiting in a dict before they are sorted in
+_BATCH = 4096                       # entries waiting before they are sorted in
+_SCAN = 1024                        # waiting entries a lookup searches in place (more: sorted in first)
 _MEMO = 1 << 16                     # answers of :meth:`ShadowColumns.shadowed_by` remembered (a page's chains share them)
 
 
 class _Keyed:
     """Lookups in a column of seqs: ``order`` (positions sorted by seq) covers the column's first
-    ``len(order)`` entries, ``new`` (seq -> last position) the later ones."""
+    ``len(order)`` entries; the later ones wait in the column itself (no dict of ints, issue 36), searched in
+    place while they are few (:data:`_SCAN`), sorted in first otherwise."""
 
     def __init__(self, col: Column, order: Column) -> None:
         self.col = col
         self.order = order
-        self.new: dict[int, int] = {}
-        self._low: Optional[int] = None       # the lowest seq in ``new``
+        self._low: Optional[int] = None       # the lowest seq waiting
         self._count: tuple[int, int] = (0, 0)  # (column length, distinct seqs in it)
 
     def last(self, seq: int) -> Optional[int]:
         """The last position holding ``seq`` (None: none)."""
-        p = self.new.get(seq)
-        if p is not None:
-            return p
+        col, start = self.col, len(self.order)
+        if len(col) > start:
+            if len(col) - start > _SCAN:
+                self.settle()
+            else:
+                assert isinstance(col, array)            # (entries wait only in a column that grows)
+                p = None
+                try:
+                    while True:
+                        p = col.index(seq, start)
+                        start = p + 1
+                except ValueError:
+                    pass
+                if p is not None:
+                    return p
         order, col = self.order, self.col
         i = bisect_right(order, seq, key=col.__getitem__)
         if i and col[order[i - 1]] == seq:
             return int(order[i - 1])
         return None
 
-    def added(self, seq: int, pos: int) -> None:
-        self.new[seq] = pos
+    def added(self, seq: int) -> None:
+        """``seq`` was appended to the column."""
         if self._low is None or seq < self._low:
             self._low = seq
-        n = len(self.new)
+        n = len(self.col) - len(self.order)
         # sorted in every _BATCH entries when they sort after everything before (an append); else
         # only once they are an eighth of the column (each merge walks the whole column)
         if n >= _BATCH and (n >= len(self.order) >> 3 or not self.order or self.col[self.order[-1]] <= self._low):
@@ -68,7 +81,7 @@ class _Keyed:
 
     def settle(self) -> None:
         """Sort the waiting entries into ``order`` (the column must be an array by now)."""
-        if not self.new and len(self.order) == len(self.col):
+        if len(self.order) == len(self.col):
             return
         col = self.col
         start = len(self.order)
@@ -79,7 +92,6 @@ class _Keyed:
         else:                         # (a seq sorting before one recorded earlier: one merge, stable)
             order = array("q", heapq.merge(order, fresh, key=col.__getitem__))
         self.order = order
-        self.new = {}
         self._low = None
 
     def count(self) -> int:
@@ -126,9 +138,9 @@ class ShadowColumns:
         self.shadowed.extend(shadowed)
         self.by.append(by)
         self.ends.append(n + len(shadowed))
-        for i, s in enumerate(shadowed):
-            self._sh.added(s, n + i)
-        self._by.added(by, len(self.by) - 1)
+        for s in shadowed:
+            self._sh.added(s)
+        self._by.added(by)
 
     def _own(self) -> None:
         """Copy read-only columns (a saved file's) into arrays that can grow."""
@@ -154,9 +166,9 @@ class ShadowColumns:
         c = ShadowColumns()
         c.shadowed, c.by, c.ends = array("q", self.shadowed), array("q", self.by), array("q", self.ends)
         c._sh = _Keyed(c.shadowed, array("q", self._sh.order))
-        c._sh.new = dict(self._sh.new)
+        c._sh._low = self._sh._low
         c._by = _Keyed(c.by, array("q", self._by.order))
-        c._by.new = dict(self._by.new)
+        c._by._low = self._by._low
         c.replaced_by, c.replaced = ShadowedBy(c), Replaced(c)
         return c
 

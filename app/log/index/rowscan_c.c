@@ -1405,6 +1405,91 @@ none:
     PyBuffer_Release(&view);
     Py_RETURN_NONE;
 }
+/* tl_columns(rows, keys) -> list: the columns of the dicts of the list ``rows``, each holding exactly ``keys`` in
+ * that order, read row by row (each dict once): per key, its values as native 64-bit integers (null: -2**63) when
+ * every one is an int (exactly: never a bool) of magnitude < 2**62 or null and one at least is an int, else the
+ * list of the values; None when a row is not such a dict.  (timeline_table.columns_py, its definition.) */
+static PyObject *tl_columns(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *rows, *keys;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &rows, &PyList_Type, &keys))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(rows), m = PyList_GET_SIZE(keys);
+    PyObject *lists = PyList_New(m), *ints = PyList_New(m), *out = NULL;
+    char *isint = PyMem_Calloc(m ? m : 1, 2);      /* per key: still integers; one integer seen */
+    if (lists == NULL || ints == NULL || isint == NULL)
+        goto fail;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        PyObject *l = PyList_New(n), *b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(long long));
+        if (l == NULL || b == NULL) {
+            Py_XDECREF(l);
+            Py_XDECREF(b);
+            goto fail;
+        }
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyList_SET_ITEM(l, i, Py_NewRef(Py_None));
+        PyList_SET_ITEM(lists, k, l);
+        PyList_SET_ITEM(ints, k, b);
+        isint[2 * k] = 1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = PyList_GET_ITEM(rows, i), *key, *v;
+        Py_ssize_t pos = 0, k = 0;
+        if (!PyDict_CheckExact(row) || PyDict_GET_SIZE(row) != m)
+            goto none;
+        while (PyDict_Next(row, &pos, &key, &v)) {
+            PyObject *want = PyList_GET_ITEM(keys, k);
+            if (key != want) {
+                int eq = PyObject_RichCompareBool(key, want, Py_EQ);
+                if (eq < 0)
+                    goto fail;
+                if (!eq)
+                    goto none;
+            }
+            if (PyList_SetItem(PyList_GET_ITEM(lists, k), i, Py_NewRef(v)) < 0)
+                goto fail;
+            if (isint[2 * k]) {
+                long long *w = (long long *)PyBytes_AS_STRING(PyList_GET_ITEM(ints, k));
+                if (v == Py_None)
+                    w[i] = LLONG_MIN;
+                else if (!PyLong_CheckExact(v))
+                    isint[2 * k] = 0;
+                else {
+                    int over = 0;
+                    long long x = PyLong_AsLongLongAndOverflow(v, &over);
+                    if (over || x >= TL_BOUND || x <= -TL_BOUND)
+                        isint[2 * k] = 0;
+                    else {
+                        w[i] = x;
+                        isint[2 * k + 1] = 1;
+                    }
+                }
+            }
+            k++;
+        }
+    }
+    out = PyList_New(m);
+    if (out == NULL)
+        goto fail;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        PyObject *col = (isint[2 * k] && isint[2 * k + 1]) ? PyList_GET_ITEM(ints, k) : PyList_GET_ITEM(lists, k);
+        PyList_SET_ITEM(out, k, Py_NewRef(col));
+    }
+    Py_DECREF(lists);
+    Py_DECREF(ints);
+    PyMem_Free(isint);
+    return out;
+none:
+    Py_XDECREF(lists);
+    Py_XDECREF(ints);
+    PyMem_Free(isint);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(lists);
+    Py_XDECREF(ints);
+    PyMem_Free(isint);
+    return NULL;
+}
 /* ---- end timelinec ---- */
 
 /* ---- ahead3: the logical export at disk speed (issue 29): depth_over, packed_raw ----
@@ -2962,6 +3047,628 @@ static PyObject *screen_rows(PyObject *self, PyObject *args) {
 }
 /* ---- end numbers ---- */
 
+/* ---- search: the home index's manifest check (issue 32; owner: the search helper) ----
+ * manifest_same(blob) -> 1 | 0 | -1 | -2: app/store/ftsfresh.py's check of a manifest (its Python
+ * definition: ftsfresh._same_py), the stats made with the GIL let go.  1: every folder and file of
+ * the manifest has the device, inode, size and mtime recorded; 0: one differs or cannot be stat-ed;
+ * -1: not a manifest (cut short, counts that do not add up, a name too long); -2: not on this
+ * platform (no fstatat).  Layout: "SLM2", u64 n (entries), u64 ng (folders they are grouped
+ * under), u64 count[ng], u64 dev[n], u64 ino[n], u64 size[n], i64 mtime_ns[n] (native order), then
+ * the names joined by NUL: the digest, the ng folders, the n entries (relative to their folder).
+ * tests/test_fulltext_fresh.py holds the two equal. */
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define MF_PATH 4096
+
+static uint64_t mf_u64(const unsigned char *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static int mf_name(const unsigned char **at, const unsigned char *end, int last, char *out) {
+    /* the NUL-ended name at *at into out (the last name ends the buffer instead); -1: malformed */
+    const unsigned char *z = memchr(*at, 0, (size_t)(end - *at));
+    if ((z == NULL) != (last != 0))
+        return -1;
+    size_t len = (size_t)((z ? z : end) - *at);
+    if (len >= MF_PATH)
+        return -1;
+    memcpy(out, *at, len);
+    out[len] = 0;
+    *at = z ? z + 1 : end;
+    return 0;
+}
+
+static long mf_check(const unsigned char *p, size_t len) {
+    if (len < 20 || memcmp(p, "SLM2", 4) != 0)
+        return -1;
+    uint64_t n = mf_u64(p + 4), ng = mf_u64(p + 12);
+    if (ng > len / 8 || n > len / 32 || 20 + 8 * (ng + 4 * n) > len)
+        return -1;
+    const unsigned char *nums = p + 20, *end = p + len, *base = nums + 8 * (ng + 4 * n), *rel;
+    char path[MF_PATH];
+    uint64_t sum = 0;
+    for (uint64_t g = 0; g < ng; g++) {                        /* the counts add up to the entries */
+        uint64_t k = mf_u64(nums + 8 * g);
+        if (k > n - sum)
+            return -1;
+        sum += k;
+    }
+    if (sum != n)
+        return -1;
+    if (mf_name(&base, end, n == 0 && ng == 0, path) < 0)     /* the digest */
+        return -1;
+    rel = base;
+    for (uint64_t g = 0; g < ng; g++)                          /* past the folders: the first entry */
+        if (mf_name(&rel, end, n == 0 && g == ng - 1, path) < 0)
+            return -1;
+    uint64_t done = 0;
+    for (uint64_t g = 0; g < ng; g++) {
+        uint64_t k = mf_u64(nums + 8 * g);
+        if (k > n - done || mf_name(&base, end, n == 0 && g == ng - 1, path) < 0)
+            return -1;
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        long same = fd >= 0;
+        for (uint64_t j = 0; j < k && same == 1; j++, done++) {
+            struct stat st;
+            int64_t mt;
+            if (mf_name(&rel, end, done == n - 1, path) < 0) {
+                same = -1;
+                break;
+            }
+            if (fstatat(fd, path, &st, 0) != 0) {
+                same = 0;
+                break;
+            }
+#ifdef __APPLE__
+            mt = (int64_t)st.st_mtimespec.tv_sec * 1000000000 + st.st_mtimespec.tv_nsec;
+#else
+            mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+#endif
+            if ((int64_t)mf_u64(nums + 8 * (ng + 3 * n + done)) != mt
+                || mf_u64(nums + 8 * (ng + 2 * n + done)) != (uint64_t)st.st_size
+                || mf_u64(nums + 8 * (ng + n + done)) != (uint64_t)st.st_ino
+                || mf_u64(nums + 8 * (ng + done)) != (uint64_t)st.st_dev)
+                same = 0;
+        }
+        if (fd >= 0)
+            close(fd);
+        if (same != 1)
+            return same;
+    }
+    return done == n && rel == end ? 1 : -1;
+}
+#endif
+
+static PyObject *manifest_same(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer b;
+    if (!PyArg_ParseTuple(args, "y*", &b))
+        return NULL;
+    long got = -2;
+#if defined(__unix__) || defined(__APPLE__)
+    Py_BEGIN_ALLOW_THREADS
+    got = mf_check((const unsigned char *)b.buf, (size_t)b.len);
+    Py_END_ALLOW_THREADS
+#endif
+    PyBuffer_Release(&b);
+    return PyLong_FromLong(got);
+}
+/* ---- end search ---- */
+
+/* ---- export: the redaction walk of the exports (issue 29; owner: the export helper) ----
+ * redact_gate(s) -> int: app/store/redact.py gate_bits(s), its definition: bit i set when the gate of
+ *   Redactor's rule i passes on s (0 "-----BEGIN"; 1 "bearer" or "basic" in any case; 2 an API-key prefix;
+ *   3 "=" or ":" with "key", "token", "secret", "passw" or "auth" in any case; 4 "@"; 5 "/home/" or
+ *   "Users"), all six when s holds one of the four letters IGNORECASE takes for an ASCII letter (U+0130,
+ *   U+0131, U+017F, U+212A).  0: Redactor.text(s) is s and counts nothing.
+ * redact_walk(o, text, maxdepth) -> object | NotImplemented: Redactor.obj(o) (strings redacted, dict keys
+ *   and other values as they are) calling text(s, redact_gate(s)) only on the strings whose gates are not 0,
+ *   in the order of the Python walk; a container none of whose strings changed is returned as it is (o
+ *   itself when no string passes).  NotImplemented, before text is ever called, when o holds a container
+ *   nested deeper than maxdepth or a subclass of str, list or dict: the Python walk decides. */
+#define RD_LOWER(c) ((c) >= 'A' && (c) <= 'Z' ? (c) + 32 : (c))
+
+static int rd_ci(P d, Py_ssize_t i, Py_ssize_t n, const char *w, Py_ssize_t k) {      /* w lower case */
+    if (i + k > n)
+        return 0;
+    for (Py_ssize_t j = 0; j < k; j++)
+        if (RD_LOWER(d[i + j]) != (unsigned char)w[j])
+            return 0;
+    return 1;
+}
+
+#define RD_AT(s) (lit(d, i, n, s, (Py_ssize_t)sizeof(s) - 1) >= 0)
+#define RD_CI(s) rd_ci(d, i, n, s, (Py_ssize_t)sizeof(s) - 1)
+
+/* the gates on n bytes (a non-ASCII character given as 0x80): redact_gate's bits */
+static int rd_gate_bytes(P d, Py_ssize_t n) {
+    int bits = 0, sep = 0, key = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        switch (d[i]) {
+        case '@':
+            bits |= 16;
+            break;
+        case '=': case ':':
+            sep = 1;
+            break;
+        case '-':
+            if (RD_AT("-----BEGIN"))
+                bits |= 1;
+            break;
+        case '/':
+            if (RD_AT("/home/"))
+                bits |= 32;
+            break;
+        case 'U':
+            if (RD_AT("Users"))
+                bits |= 32;
+            break;
+        case 's':
+            if (RD_AT("sk-"))
+                bits |= 4;
+            break;
+        case 'g':
+            if (RD_AT("ghp_") || RD_AT("gho_") || RD_AT("ghu_") || RD_AT("ghs_") || RD_AT("ghr_")
+                || RD_AT("github_pat_") || RD_AT("glpat-"))
+                bits |= 4;
+            break;
+        case 'A':
+            if (RD_AT("AKIA") || RD_AT("ASIA") || RD_AT("AIza"))
+                bits |= 4;
+            break;
+        case 'x':
+            if (RD_AT("xox"))
+                bits |= 4;
+            break;
+        default:
+            break;
+        }
+        switch (RD_LOWER(d[i])) {
+        case 'b':
+            if (RD_CI("bearer") || RD_CI("basic"))
+                bits |= 2;
+            break;
+        case 'k':
+            key = key || RD_CI("key");
+            break;
+        case 't':
+            key = key || RD_CI("token");
+            break;
+        case 's':
+            key = key || RD_CI("secret");
+            break;
+        case 'p':
+            key = key || RD_CI("passw");
+            break;
+        case 'a':
+            key = key || RD_CI("auth");
+            break;
+        default:
+            break;
+        }
+    }
+    return bits | (sep && key ? 8 : 0);
+}
+
+/* redact_gate of a str: its bits, or -1 (an error set) */
+static int rd_gate(PyObject *s) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    if (kind == PyUnicode_1BYTE_KIND)
+        return rd_gate_bytes((P)data, n);
+    unsigned char small[512];
+    unsigned char *b = n <= (Py_ssize_t)sizeof(small) ? small : PyMem_Malloc((size_t)n);
+    if (b == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int fold = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c == 0x130 || c == 0x131 || c == 0x17f || c == 0x212a) {
+            fold = 1;
+            break;
+        }
+        b[i] = c < 0x80 ? (unsigned char)c : 0x80;
+    }
+    int r = fold ? 63 : rd_gate_bytes(b, n);
+    if (b != small)
+        PyMem_Free(b);
+    return r;
+}
+
+static PyObject *redact_gate(PyObject *self, PyObject *s) {
+    (void)self;
+    if (!PyUnicode_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "redact_gate: a str is needed");
+        return NULL;
+    }
+    int r = rd_gate(s);
+    return r < 0 ? NULL : PyLong_FromLong(r);
+}
+
+/* 1: a string passes the gate, 0: none does, -1: an error, -2: deeper than maxdepth or a subclass */
+static int rd_scan(PyObject *o, int depth, int maxdepth) {
+    int hit = 0, r;
+    if (PyUnicode_CheckExact(o)) {
+        int g = rd_gate(o);
+        return g < 0 ? -1 : g != 0;
+    }
+    if (PyDict_CheckExact(o)) {
+        if (depth > maxdepth)
+            return -2;
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        while (PyDict_Next(o, &pos, &k, &v)) {
+            if ((r = rd_scan(v, depth + 1, maxdepth)) < 0)
+                return r;
+            hit |= r != 0;
+        }
+        return hit;
+    }
+    if (PyList_CheckExact(o)) {
+        if (depth > maxdepth)
+            return -2;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(o); i++) {
+            if ((r = rd_scan(PyList_GET_ITEM(o, i), depth + 1, maxdepth)) < 0)
+                return r;
+            hit |= r != 0;
+        }
+        return hit;
+    }
+    return PyUnicode_Check(o) || PyList_Check(o) || PyDict_Check(o) ? -2 : 0;
+}
+
+/* o redacted (rd_scan said it may be walked): a new reference, NULL on an error */
+static PyObject *rd_build(PyObject *o, PyObject *text) {
+    if (PyUnicode_CheckExact(o)) {
+        int g = rd_gate(o);
+        if (g < 0)
+            return NULL;
+        if (!g) {
+            Py_INCREF(o);
+            return o;
+        }
+        return PyObject_CallFunction(text, "Oi", o, g);
+    }
+    if (PyList_CheckExact(o)) {
+        Py_ssize_t n = PyList_GET_SIZE(o);
+        PyObject *out = PyList_New(n);
+        int same = 1;
+        if (out == NULL)
+            return NULL;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *v = PyList_GET_ITEM(o, i);
+            PyObject *w = rd_build(v, text);
+            if (w == NULL) {
+                Py_DECREF(out);
+                return NULL;
+            }
+            same = same && w == v;
+            PyList_SET_ITEM(out, i, w);
+        }
+        if (same && PyList_GET_SIZE(o) == n) {
+            Py_DECREF(out);
+            Py_INCREF(o);
+            return o;
+        }
+        return out;
+    }
+    if (PyDict_CheckExact(o)) {
+        PyObject *out = PyDict_New(), *k, *v;
+        Py_ssize_t pos = 0;
+        int same = 1;
+        if (out == NULL)
+            return NULL;
+        while (PyDict_Next(o, &pos, &k, &v)) {
+            PyObject *w = rd_build(v, text);
+            if (w == NULL || PyDict_SetItem(out, k, w) < 0) {
+                Py_XDECREF(w);
+                Py_DECREF(out);
+                return NULL;
+            }
+            same = same && w == v;
+            Py_DECREF(w);
+        }
+        if (same) {
+            Py_DECREF(out);
+            Py_INCREF(o);
+            return o;
+        }
+        return out;
+    }
+    Py_INCREF(o);
+    return o;
+}
+
+static PyObject *redact_walk(PyObject *self, PyObject *args) {
+    PyObject *o, *text;
+    int maxdepth;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOi", &o, &text, &maxdepth))
+        return NULL;
+    int r = rd_scan(o, 0, maxdepth);
+    if (r == -1)
+        return NULL;
+    if (r == -2)
+        Py_RETURN_NOTIMPLEMENTED;
+    if (r == 0) {
+        Py_INCREF(o);
+        return o;
+    }
+    return rd_build(o, text);
+}
+#undef RD_AT
+#undef RD_CI
+/* ---- end export ---- */
+
+/* ---- find: a caseless ASCII literal's first match and count in a field's text (issue 29; owner: the find helper) ----
+ * fold_count(text, needle) -> None | (first, count): FoldMatcher.first_and_count's (start of the first match, number
+ * of matches) of ``needle`` (ASCII, already folded: no capital letter) in ``text``, not whole words: -1 and 0 when
+ * none.  None when ``text`` holds a character some of whose case forms hold ASCII letters (FC_Q: ß, the Turkish
+ * i's, ŉ, ǰ, ẖ..ẚ, ẞ, the Kelvin sign, the ligatures ﬀ..ﬆ): the caller takes the Python way.  Every other character
+ * folds to characters none of which is ASCII, so a match of an ASCII needle in fold_case(text) is a run of ASCII
+ * characters of ``text``, each lowercased: the same places as in ``text`` with its ASCII capitals lowered, found
+ * left to right, not overlapping.  The interpreted definition is app/log/query/find_match.fold_count_py
+ * (FoldMatcher's own way); tests/test_find_fold_count.py holds both equal. */
+static inline int fc_q(Py_UCS4 c) {
+    return c == 0xDF || c == 0x130 || c == 0x131 || c == 0x149 || c == 0x17F || c == 0x1F0
+        || (c >= 0x1E96 && c <= 0x1E9A) || c == 0x1E9E || c == 0x212A || (c >= 0xFB00 && c <= 0xFB06);
+}
+
+#define FC_SCAN(T)                                                                                     \
+    {                                                                                                  \
+        const T *d = (const T *)data;                                                                  \
+        if (!ascii)                                                                                    \
+            for (Py_ssize_t i = 0; i < n; i++)                                                         \
+                if (d[i] >= 0xDF && fc_q(d[i]))                                                        \
+                    return -2;                                                                         \
+        Py_ssize_t i = 0;                                                                              \
+        while (i + m <= n) {                                                                           \
+            Py_UCS4 c = d[i];                                                                          \
+            if ((c >= 'A' && c <= 'Z' ? c + 32 : c) != nd[0]) {                                       \
+                i++;                                                                                   \
+                continue;                                                                              \
+            }                                                                                          \
+            Py_ssize_t k = 1;                                                                          \
+            for (; k < m; k++) {                                                                       \
+                Py_UCS4 e = d[i + k];                                                                  \
+                if ((e >= 'A' && e <= 'Z' ? e + 32 : e) != nd[k])                                      \
+                    break;                                                                             \
+            }                                                                                          \
+            if (k == m) {                                                                              \
+                if (*first < 0)                                                                        \
+                    *first = i;                                                                        \
+                (*count)++;                                                                            \
+                i += m;                                                                                \
+            } else                                                                                     \
+                i++;                                                                                   \
+        }                                                                                              \
+    }
+
+/* FC_SCAN of a 1-byte text, 16 places a step where SSE2 is there: a place is looked at only where its first and
+ * last characters, with bit 0x20 set, are the needle's (a superset of the places whose lowered characters are) */
+static void fc_ucs1(const Py_UCS1 *d, Py_ssize_t n, const unsigned char *nd, Py_ssize_t m, Py_ssize_t *first,
+                    Py_ssize_t *count) {
+    Py_ssize_t pos = 0;
+    while (pos + m <= n) {
+        Py_ssize_t at = -1;
+#if defined(__SSE2__)
+        if (pos + 16 + m - 1 <= n) {
+            const __m128i F = _mm_set1_epi8((char)(nd[0] | 0x20)), L = _mm_set1_epi8((char)(nd[m - 1] | 0x20)),
+                          O = _mm_set1_epi8(0x20);
+            __m128i a = _mm_or_si128(_mm_loadu_si128((const __m128i *)(d + pos)), O);
+            __m128i b = _mm_or_si128(_mm_loadu_si128((const __m128i *)(d + pos + m - 1)), O);
+            unsigned msk = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, F), _mm_cmpeq_epi8(b, L)));
+            while (msk) {
+                Py_ssize_t i = pos + __builtin_ctz(msk), k = 0;
+                for (; k < m; k++) {
+                    Py_UCS4 e = d[i + k];
+                    if ((e >= 'A' && e <= 'Z' ? e + 32 : e) != nd[k])
+                        break;
+                }
+                if (k == m) {
+                    at = i;
+                    break;
+                }
+                msk &= msk - 1;
+            }
+            if (at < 0) {
+                pos += 16;
+                continue;
+            }
+        } else
+#endif
+        {
+            Py_ssize_t k = 0;
+            for (; k < m; k++) {
+                Py_UCS4 e = d[pos + k];
+                if ((e >= 'A' && e <= 'Z' ? e + 32 : e) != nd[k])
+                    break;
+            }
+            if (k < m) {
+                pos++;
+                continue;
+            }
+            at = pos;
+        }
+        if (*first < 0)
+            *first = at;
+        (*count)++;
+        pos = at + m;
+    }
+}
+
+/* 0, or -2 (a character of FC_Q in the text) */
+static int fc_run(int kind, const void *data, Py_ssize_t n, int ascii, const unsigned char *nd, Py_ssize_t m,
+                  Py_ssize_t *first, Py_ssize_t *count) {
+    *first = -1;
+    *count = 0;
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *d = (const Py_UCS1 *)data;
+        if (!ascii)
+            for (Py_ssize_t i = 0; i < n; i++)
+                if (d[i] == 0xDF)                                  /* (the one character of FC_Q below U+0100) */
+                    return -2;
+        fc_ucs1(d, n, nd, m, first, count);
+    } else if (kind == PyUnicode_2BYTE_KIND)
+        FC_SCAN(Py_UCS2)
+    else
+        FC_SCAN(Py_UCS4)
+    return 0;
+}
+
+static PyObject *fold_count(PyObject *self, PyObject *args) {
+    PyObject *text, *needle;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "UU", &text, &needle))
+        return NULL;
+    Py_ssize_t m = PyUnicode_GET_LENGTH(needle);
+    if (!PyUnicode_IS_ASCII(needle) || m == 0) {
+        PyErr_SetString(PyExc_ValueError, "fold_count: an ASCII needle, not empty");
+        return NULL;
+    }
+    const unsigned char *nd = PyUnicode_1BYTE_DATA(needle);
+    for (Py_ssize_t k = 0; k < m; k++)
+        if (nd[k] >= 'A' && nd[k] <= 'Z') {
+            PyErr_SetString(PyExc_ValueError, "fold_count: a folded needle (no capital letter)");
+            return NULL;
+        }
+    Py_ssize_t first, count;
+    if (fc_run(PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), PyUnicode_IS_ASCII(text),
+               nd, m, &first, &count) < 0)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(nn)", first, count);
+}
+/* brackets(raw) -> int: raw.count(b"[") + raw.count(b"{") in one pass (find_light.light_event's screen of a row
+ * nested past the codec's limit; the interpreted definition is those two counts, tests/test_find_fold_count.py). */
+static PyObject *brackets(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    (void)self;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *d = (const unsigned char *)view.buf;
+    Py_ssize_t n = view.len, i = 0, count = 0;
+#if defined(__SSE2__)
+    const __m128i a = _mm_set1_epi8('['), b = _mm_set1_epi8('{');
+    while (i + 16 <= n) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(d + i));
+        int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, a), _mm_cmpeq_epi8(x, b)));
+        count += __builtin_popcount((unsigned)m);
+        i += 16;
+    }
+#endif
+    for (; i < n; i++)
+        count += d[i] == '[' || d[i] == '{';
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(count);
+}
+/* find_ascii(data, start, end, needle, table, rows) -> None | list of offsets: find_folded's answer (k not asked) for
+ * an ASCII needle of at least 2 bytes, found 16 places a step: a place is looked at only where its first and last
+ * bytes, with bit 0x20 set, are the needle's (every byte the table maps onto those two needle bytes must be such a
+ * byte, as FOLD's preimages of an ASCII byte are: itself and, for a small letter, its capital; else None: the
+ * caller takes find_folded), each such place then checked through the table as find_folded checks it.  Same
+ * places, same order (tests/test_find_fold_count.py holds it to find_folded_py). */
+static int fa_filter_ok(const unsigned char *tb, unsigned char b) {
+    for (int c = 0; c < 256; c++)
+        if (tb[c] == b && (c | 0x20) != (b | 0x20))
+            return 0;
+    return 1;
+}
+
+static PyObject *find_ascii(PyObject *self, PyObject *args) {
+    PyObject *data;
+    const unsigned char *nd, *tb;
+    Py_ssize_t start, end, nn, ntb;
+    int rows;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Onny#y#p", &data, &start, &end, &nd, &nn, &tb, &ntb, &rows))
+        return NULL;
+    if (ntb != 256 || nn < 2) {
+        PyErr_SetString(PyExc_ValueError, "find_ascii: a 256-byte table, a needle of 2 bytes or more");
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < nn; j++)
+        if (nd[j] >= 0x80)
+            Py_RETURN_NONE;
+    if (!fa_filter_ok(tb, nd[0]) || !fa_filter_ok(tb, nd[nn - 1]))
+        Py_RETURN_NONE;
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *d = (const unsigned char *)view.buf;
+    if (start < 0)
+        start = 0;
+    if (end > view.len)
+        end = view.len;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const unsigned char f = nd[0] | 0x20, l = nd[nn - 1] | 0x20;
+    Py_ssize_t pos = start;
+    while (pos + nn <= end) {
+        Py_ssize_t cand = -1;
+#if defined(__SSE2__)
+        if (pos + 16 + nn - 1 <= end) {
+            const __m128i F = _mm_set1_epi8((char)f), L = _mm_set1_epi8((char)l), O = _mm_set1_epi8(0x20);
+            __m128i a = _mm_or_si128(_mm_loadu_si128((const __m128i *)(d + pos)), O);
+            __m128i b = _mm_or_si128(_mm_loadu_si128((const __m128i *)(d + pos + nn - 1)), O);
+            unsigned m = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, F), _mm_cmpeq_epi8(b, L)));
+            while (m) {
+                Py_ssize_t i = pos + __builtin_ctz(m), j = 0;
+                while (j < nn && tb[d[i + j]] == nd[j])
+                    j++;
+                if (j == nn) {
+                    cand = i;
+                    break;
+                }
+                m &= m - 1;
+            }
+            if (cand < 0) {
+                pos += 16;
+                continue;
+            }
+        } else
+#endif
+        {
+            Py_ssize_t i = pos, j = 0;
+            if ((d[i] | 0x20) == f && (d[i + nn - 1] | 0x20) == l)
+                while (j < nn && tb[d[i + j]] == nd[j])
+                    j++;
+            if (j < nn) {
+                pos++;
+                continue;
+            }
+            cand = i;
+        }
+        PyObject *v = PyLong_FromSsize_t(cand);
+        if (v == NULL || PyList_Append(out, v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(out);
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        Py_DECREF(v);
+        pos = cand + nn;
+        if (rows) {
+            const unsigned char *e = pos < end ? memchr(d + pos, '\n', (size_t)(end - pos)) : NULL;
+            if (e == NULL)
+                break;
+            pos = (e - d) + 1;
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+/* ---- end find ---- */
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "rowscan.scan, in C (see the module's source)."},
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
@@ -2972,6 +3679,7 @@ static PyMethodDef methods[] = {
     {"tl_count", tl_count, METH_O, "Elements of a JSON array (timelinec section)."},
     {"tl_stream", tl_stream, METH_O, "The timeline's summary of an embedded stream (timelinec section)."},
     {"tl_seqs", tl_seqs, METH_O, "Count and bounds of an increasing JSON array of integers (timelinec section)."},
+    {"tl_columns", tl_columns, METH_VARARGS, "The columns of a list of dicts of one shape (timelinec section)."},
     {"tl_dtsum", tl_dtsum, METH_VARARGS, "Sum of the first k integers of a JSON array (timelinec section)."},
     {"text_row", text_row, METH_VARARGS, "A row's searchable text from its bytes (ftsc section)."},
     {"text_rows", text_rows, METH_VARARGS, "text_row of a block of rows (ftsc section)."},
@@ -2979,6 +3687,12 @@ static PyMethodDef methods[] = {
     {"find_folded", find_folded, METH_VARARGS, "The places of a needle in a window folded by a table (big29)."},
     {"screen_row", screen_row, METH_VARARGS, "The fast paths' row screen of one row (numbers section)."},
     {"screen_rows", screen_rows, METH_VARARGS, "The rows of a list the row screen refuses (numbers section)."},
+    {"manifest_same", manifest_same, METH_VARARGS, "The home index's manifest check (search section)."},
+    {"redact_gate", redact_gate, METH_O, "redact.gate_bits: the rules whose gates pass on a string (export section)."},
+    {"redact_walk", redact_walk, METH_VARARGS, "Redactor.obj, text called on gated strings only (export section)."},
+    {"fold_count", fold_count, METH_VARARGS, "A caseless ASCII literal's first match and count in a text (find section)."},
+    {"brackets", brackets, METH_O, "raw.count(b'[') + raw.count(b'{') in one pass (find section)."},
+    {"find_ascii", find_ascii, METH_VARARGS, "find_folded of an ASCII needle, 16 places a step (find section)."},
     {NULL, NULL, 0, NULL},
 };
 

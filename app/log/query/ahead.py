@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 from ..fold.checkpoints import EVERY, Checkpoint, CheckpointBuilder, Checkpoints
 from ..fold.surface import SURFACE_NEEDLES, ScanEnd, SurfaceIndex
@@ -27,7 +27,9 @@ from ..index.verdict import ReadPath
 from ..format.lazyrows import PACKED_PREFIXES, lazy_row
 from ..format.model import is_event
 from .ahead_lean import LeanChecks, lean_block
-from .outline import Outline, OutlineBuilder
+from .ahead_rows import LeanRows
+from .outline import Outline, OutlineBuilder, TurnEntry
+from .outline_packed import TurnSpool
 
 if TYPE_CHECKING:
     from ..index.reader import LogReader
@@ -72,6 +74,21 @@ class _Surface:
                 if is_event(ev):
                     self.idx.apply(ev)
 
+    def lean(self, pos: Any, line: Optional[int], raw: bytes, typ: str, seq: int) -> None:
+        """:meth:`row` of a complete row of ``ahead_rows.LEAN_TYPES`` (a non-surface event: only counted, a step
+        boundary marks the fold) without its event."""
+        if self.cut is not None and pos >= self.cut:
+            self.end.pos, self.end.line = pos, line
+            self.stopped = True
+        elif _N0 in raw or _N1 in raw or _N2 in raw or _N3 in raw or _N4 in raw:
+            idx = self.idx
+            if typ in ("step/start", "step/end"):
+                idx.lean_step(typ, seq)
+            else:
+                idx.events += 1
+                if seq > idx.last_seq:
+                    idx.last_seq = seq
+
     def segment_end(self, seg: Segment, rows: int) -> None:
         """``rows``: the segment's complete rows (as many as its newlines)."""
         if not seg.torn:
@@ -89,10 +106,12 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
     """The checkpoints, the surface index and the outline of ``reader``'s log from one forward read.
     ``sink``: where each checkpoint goes once final (the product then holds only the points not yet given)."""
     ob = OutlineBuilder(reader)
+    ob.turns = cast(list[TurnEntry], TurnSpool())     # (each turn packed once final: issue 36)
     ob.checks = LeanChecks()            # (the same load checks, the common case at C level)
     cb = CheckpointBuilder(reader, every, ob.checks)    # (the load checks: the outline applies them to every event first)
     cb.sink = sink
     su = _Surface(reader)
+    lean = LeanRows(reader, ob, cb)      # (plain rows from their lean records, when they are well-formed)
     if reader.fatal:
         return Ahead(cb.cps, su.finish(), su.end, ob.finish(True), True)
     total = max(1, reader.physical_total())
@@ -124,6 +143,14 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
                 cp_on = cp_on and cb.item(blk)
                 if not su.stopped:
                     su.row(pos, line, raw, complete, lambda: reader.decode_split_row(row))
+                continue
+            rec = lean.record(raw) if complete and lean.decs else None
+            if rec is not None:
+                lean.outline(rec, pos, off, line)
+                if cp_on:
+                    cp_on = lean.checkpoint(rec)
+                if not su.stopped:
+                    su.lean(pos, line, raw, rec.T, rec.seq)
                 continue
             got = reader.decode_split_row(row, problems)
             for it in got:

@@ -70,6 +70,7 @@ def find(reader: LogReader, opts: FindOptions, *, cancel: Cancel = None,
     return _without_echoes(_find_rows(reader, opts, cancel, progress, st, limit), st)
 
 
+_BLANK = frozenset((b"", b" ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c"))   # (what bytes.strip strips)
 ECHO_WAIT = 4096                   # hits held back while a call block waits for its tool/call row
 
 
@@ -163,15 +164,16 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
             line = seg.line0
             counted = 0
             tb = TurnTracker(codec, seg, turn, st, lim)
+            view = memoryview(data)               # (a row copied once out of the reused buffer, not twice)
             for rs, re_ in row_spans(data, starts, lim):
                 if line is not None:
                     line += data.count(b"\n", counted, rs)
                     counted = rs
                 if re_ >= lim and seg.torn:
                     continue                      # a torn last row: not an event yet
-                raw = bytes(data[rs:re_])         # (no copy of bytes; the reused buffer: copied)
-                if not raw.strip():
-                    continue
+                raw = view[rs:re_].tobytes()
+                if raw[:1] in _BLANK and not raw.strip():
+                    continue                      # (only a row starting blank can be all blank: no copy else)
                 if pre is not None and pre.gate is not None and not pre.hit(raw):
                     continue
                 for h in hits_of(raw, seg.row_pos(rs), seg.text_pos(rs), line, partial(tb.before, rs), st):
@@ -189,19 +191,30 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
 
 
 GATE_PASSES = 4                    # a gate of more needles is checked row by row (each needle: a pass per window)
+PLAIN_PASSES = 8                   # (a gate of more needles) its ASCII needles found by a pass each, up to this many
 
 
 def gated(data: Any, lim: int, starts: list[int], g: Prefilter) -> list[int]:
     """The rows of ``starts`` (in ``data[:lim]``) holding gate ``g``: found in one pass over the window per needle,
-    or, for a gate of many needles (a caseless piece's fold variants and escaping levels), checked in each row."""
+    or, for a gate of many needles (a caseless piece's fold variants and escaping levels), its ASCII needles found
+    in a pass each (:meth:`.Prefilter.gate_rows`), and only the other rows that hold a byte the rest are looked for
+    by checked one by one for the rest (:meth:`.Prefilter.hit_others`).  The rows kept are those
+    :meth:`.Prefilter.hit` keeps (``tests/test_find_pieces.py``)."""
     if len(g.needles) + len(g.esc) <= GATE_PASSES:
         held = set(row_starts(data, g.positions(data, lim, rows=True), lim))
         return [x for x in starts if x in held]
+    got = g.gate_rows(data, lim, PLAIN_PASSES)
+    check = None if got is None else set(row_starts(data, got[1], lim))
+    held = set() if got is None else set(row_starts(data, got[0], lim))
     out = []
     for x in starts:
-        e = data.find(b"\n", x, lim)
-        if g.hit(bytes(data[x:lim if e < 0 else e])):
+        if x in held:
             out.append(x)
+        elif check is None or x in check:
+            e = data.find(b"\n", x, lim)
+            row = bytes(data[x:lim if e < 0 else e])
+            if g.hit(row) if check is None else g.hit_others(row):
+                out.append(x)
     return out
 
 

@@ -4,11 +4,11 @@ fields a user sees need, instead of the codec's whole event.
 For each candidate row of :func:`app.log.query.find.find` of a v2+ log (:meth:`FastRows.hits`):
 
 * a row of a text type whose fields :func:`~app.log.query.textview.shown_fields` reads from a few payload keys
-  (:data:`LIGHT_TYPES`) is decoded by msgspec into :class:`_Row`: its type, seq (or the one the codec restores
+  (:data:`.find_light.LIGHT_TYPES`) is decoded by msgspec (:mod:`.find_light`): its type, seq (or the one the codec restores
   in an envelope-free snapshot) and the payload keys ``turn``, ``message``, ``content``, ``name``, ``callId``,
   ``arguments``, ``error``, ``title`` and ``summary``; everything else of the row (an assistant message's
   embedded stream, usage, provenance…) is skipped unbuilt;
-* it is held to what the codec would make of it (:func:`light_event`): the row limits (size, nesting), strict
+* it is held to what the codec would make of it (:func:`.find_light.light_event`): the row limits (size, nesting), strict
   JSON and valid UTF-8, a seq in range, a payload object, and the keys read of the types the codec keeps
   (``msgspec.convert`` to :data:`~app.log.format.versions.DATA_TYPE`: a value ``field_problems`` would drop
   sends the row the exact way);
@@ -26,20 +26,18 @@ holds; so the gate runs while most rows it reads do not hit (a rare word's candi
 most do (a common word's: the decode is needed anyway).
 
 ``tests/test_find_text_fast.py`` holds the hits and stats of both ways equal (:data:`ENABLED` off: the exact
-way) on every fixture, zstd and SQLite sessions, hostile, generated and edited logs.
+way) on every fixture, zstd and SQLite sessions, hostile, generated and edited logs.  The light decode itself
+is :mod:`.find_light`; the fields of the commonest shapes are read by :mod:`.find_shown`.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Iterator
 
-import msgspec
-
-from ..format.limits import MAX_DEPTH, MAX_ROW_BYTES
-from ..format.model import MAX_SAFE_INT
-from ..format.versions import DATA_TYPE
+from .find_light import light_event
 from .find_match import FindOptions, FindStats, Hit, Match, Matcher, TurnRef, match_fields
 from .find_rows import row_hits, shown_hit
+from .find_shown import quick_shown
 from .textrow import CALL, FIELDS, RESULT, TURN, NOTHING, text_row_c
 from .textview import TITLE, TOOL_CALL, TOOL_OUTPUT, Field, Shown, event_turn, plain, shown_fields
 
@@ -49,77 +47,6 @@ if TYPE_CHECKING:
     from ..format.codec import RowCodec
 
 ENABLED = True                     # False: every candidate row the exact way (tests compare both ways)
-# the text types whose fields shown_fields reads from the keys of _Data only
-LIGHT_TYPES = frozenset({"user/message", "assistant/message", "tool/call", "tool/result", "session/title",
-                         "system/message", "developer/message", "compaction/summary"})
-LIGHT_B = frozenset(t.encode() for t in LIGHT_TYPES)
-TYPE_FIRST = b'{"type":"'              # how dsh writes a row: its type first (any other row: decoded to see)
-_UNSET: Any = msgspec.UNSET
-
-
-class _Data(msgspec.Struct):
-    """The keys of a text type's payload :func:`~app.log.query.textview.shown_fields` reads (others skipped)."""
-    turn: Any = _UNSET
-    message: Any = _UNSET
-    content: Any = _UNSET
-    name: Any = _UNSET
-    callId: Any = _UNSET
-    arguments: Any = _UNSET
-    error: Any = _UNSET
-    title: Any = _UNSET
-    summary: Any = _UNSET
-
-
-class _Row(msgspec.Struct):
-    type: str
-    data: _Data
-    seq: Any = _UNSET
-    seq0: Any = _UNSET
-
-
-_DECODE_ROW = msgspec.json.Decoder(_Row).decode
-_KEYS = _Data.__struct_fields__
-
-
-class _Ev:
-    """What ``shown_fields`` and ``event_turn`` read of an event: its type and payload."""
-    __slots__ = ("type", "data")
-
-    def __init__(self, typ: str, data: dict[str, Any]):
-        self.type, self.data = typ, data
-
-
-
-
-def light_event(raw: bytes, envelope_seqs: Optional[dict[object, int]] = None,
-                pos: object = None) -> Optional[tuple[int, Any]]:
-    """(seq, event) of a row of a v2+ log whose fields the exact decoder reads alike, decoded only as far as
-    ``shown_fields`` reads a text type (:class:`_Data`); None where the exact way is needed: a row over the
-    limits, not JSON (or invalid UTF-8), no valid seq or payload object, a packed row, a type shown as a
-    generic row (its whole payload), or a payload key of a type the codec drops (``field_problems``).
-    ``envelope_seqs``: the codec's, for a row written without its seq (at ``pos``)."""
-    if raw.startswith(TYPE_FIRST) and raw[9:raw.find(b'"', 9)] not in LIGHT_B:
-        return None                                # (another type: no payload decoded in vain)
-    if len(raw) > MAX_ROW_BYTES or raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
-        return None                                # (the codec's limits: check_row)
-    try:
-        row = _DECODE_ROW(raw)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        return None
-    seq, typ = row.seq, row.type
-    if envelope_seqs is not None and seq is _UNSET and row.seq0 is _UNSET and pos in envelope_seqs:
-        seq = envelope_seqs[pos]                   # (an envelope-free snapshot: the seq the codec restores)
-    if type(seq) is not int or not 0 <= seq <= MAX_SAFE_INT or typ not in LIGHT_TYPES:
-        return None
-    d = row.data
-    data = {k: v for k in _KEYS if (v := getattr(d, k)) is not _UNSET}
-    try:
-        msgspec.convert(data, DATA_TYPE)
-    except msgspec.ValidationError:
-        return None
-    return seq, _Ev(typ, data)
-
-
 GATE_TRIAL = 64                    # rows the gate is tried on before it may turn itself off
 
 
@@ -169,7 +96,9 @@ class FastRows:
         st.rows_decoded += 1
         st.rows_fast += 1
         seq, ev = le
-        shown = shown_fields(ev)
+        shown = quick_shown(ev.type, ev.data)        # (the commonest shapes read once: find_shown)
+        if shown is None:
+            shown = shown_fields(ev)
         return self._hits(seq, ev, shown, self._match([sh.field for sh in shown]), offset, line, turn, st)
 
     def _may_hit(self, raw: bytes) -> bool:

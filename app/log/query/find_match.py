@@ -7,11 +7,14 @@ was read), :func:`compile_matcher` (a caseless literal: :class:`FoldMatcher`, fu
 from __future__ import annotations
 
 import re
+from itertools import compress
+from operator import ne
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union, cast
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 
 from ..format.model import Problem
+from ..index.fastindex import load_rowscan_c
 from ..jobctl import Cancel as JobCancel
 from .textview import Field, fold_case, fold_finditer, normalize_kind
 
@@ -100,6 +103,52 @@ class FoldMatch:
         return self.string[self._a:self._b]
 
 
+def fold_count_py(text: str, needle: str) -> Optional[tuple[int, int]]:
+    """The definition of ``rowscan_c.fold_count`` (the find section): (start of the first match, number of
+    matches) of the folded ASCII ``needle`` in ``text`` by :func:`~app.log.query.textview.fold_finditer` (not
+    whole words), (-1, 0) when none; None where ``text`` holds a character some of whose case forms hold an
+    ASCII letter (:data:`FC_Q`), where the C does not answer."""
+    if any(c in FC_Q for c in text):
+        return None
+    got = list(fold_finditer(text, needle))
+    return (got[0][0] if got else -1), len(got)
+
+
+# the characters some of whose case forms (str.lower, fold_case) hold ASCII: ß, İ, ı, ŉ, ſ, ǰ, ẖ..ẚ, ẞ, K, ﬀ..ﬆ
+FC_Q = frozenset("\u00df\u0130\u0131\u0149\u017f\u01f0\u1e96\u1e97\u1e98\u1e99\u1e9a\u1e9e\u212a"
+                 "\ufb00\ufb01\ufb02\ufb03\ufb04\ufb05\ufb06")
+_FOLD_COUNT: Optional[Callable[[str, str], Optional[tuple[int, int]]]] = getattr(load_rowscan_c(), "fold_count", None)
+
+
+def changed_chars(fn: Callable[[str], str], stop: int = 0x1F000) -> list[tuple[str, str]]:
+    """(character, ``fn(character)``) of every character below ``stop`` that ``fn`` (``str.casefold``,
+    ``str.lower``: a mapping of each character on its own) changes, in code point order; blocks of 256 that it
+    leaves alone are passed over in one call (most of them: ~10 ms, not ~100 for a call a character)."""
+    out: list[tuple[str, str]] = []
+    for lo in range(0, stop, 256):
+        block = "".join(map(chr, range(lo, min(lo + 256, stop))))
+        if fn(block) == block:
+            continue
+        chars = list(block)
+        folds = list(map(fn, chars))
+        out += compress(zip(chars, folds), map(ne, chars, folds))
+    return out
+
+
+FAST = True                        # False: every caseless field through its folded text (tests compare both ways)
+_MADE: Optional[frozenset[str]] = None       # the characters some other character folds into
+
+
+def inert(needle: str) -> bool:
+    """No character of ``needle`` folds (:func:`~app.log.query.textview.fold_case`) or is folded into by
+    another ("—", "→", "✓"): its matches in the folded text are its places in the text itself, one to one."""
+    global _MADE
+    if _MADE is None:
+        # (every character that folds to another is below U+1F000; fold_case is casefold but for the Turkish i's: "i")
+        _MADE = frozenset("".join(f for _c, f in changed_chars(str.casefold))) | {"i"}
+    return all(fold_case(c) == c and c not in _MADE for c in needle)
+
+
 class FoldMatcher:
     """A caseless literal matched with full case folding (:func:`~app.log.query.textview.fold_case`:
     ``str.casefold``, the Turkish i's to "i"): "strasse" finds "Straße", "file" finds "ﬁle".
@@ -109,6 +158,10 @@ class FoldMatcher:
         self.pattern = text
         self.needle = fold_case(text)
         self.word = word
+        # the C count of a folded ASCII needle (rowscan_c.fold_count), or, for a needle no other character folds
+        # into (no letter: "—"), the text's own find and count; None: through the folded text
+        self._c = _FOLD_COUNT if FAST and not word and self.needle.isascii() else None
+        self._inert = FAST and not word and not self.needle.isascii() and inert(self.needle)
 
     def finditer(self, text: str) -> Iterator[FoldMatch]:
         for a, b in fold_finditer(text, self.needle, self.word):
@@ -122,6 +175,14 @@ class FoldMatcher:
         folds to several (the folded text is as long: a character never folds shorter) and whole words are
         not asked, a match is a place of the needle in the folded text, the same offsets in ``text``, so
         the rest are counted by ``str.count`` (no match objects)."""
+        if self._c is not None:
+            got = self._c(text, self.needle)
+            if got is not None:
+                at, n = got
+                return (None, 0) if at < 0 else (FoldMatch(text, at, at + len(self.needle)), n)
+        elif self._inert:
+            at = text.find(self.needle)
+            return (None, 0) if at < 0 else (FoldMatch(text, at, at + len(self.needle)), text.count(self.needle, at))
         if not self.word:
             folded = fold_case(text)
             if len(folded) == len(text):

@@ -13,7 +13,7 @@ from operator import ne
 from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Callable, Collection, Iterable, Sequence
 
-from .find_match import FindOptions
+from .find_match import FindOptions, changed_chars
 from .find_prefilter import FOLD, Prefilter
 from .textview import fold_case
 
@@ -354,11 +354,8 @@ class _FoldTable:
     """Which characters fold (:func:`~app.log.query.textview.fold_case`) to which strings."""
 
     def __init__(self) -> None:
-        every = range(0x1F000)                  # every character that folds to another is below U+1F000
-        chars = list(map(chr, every))
-        folds = list(map(str.casefold, chars))  # (C-level: the ~1,500 that change reach Python)
         rev: dict[str, list[str]] = {}
-        for c, f in compress(zip(chars, folds), map(ne, chars, folds)):
+        for c, f in changed_chars(str.casefold):   # (every character that folds to another is below U+1F000)
             f = fold_case(c)                    # (the Turkish i's)
             rev.setdefault(f, []).append(c)
         rev.setdefault("i", []).append("\u0131")   # (ı: casefold keeps it, fold_case makes it "i")

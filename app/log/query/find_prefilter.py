@@ -38,6 +38,9 @@ SAME = bytes(range(256))           # (a case-sensitive search: every byte itself
 # the C search of a needle in a window seen through a table (rowscan_c.find_folded: no translated copy of the
 # window, memchr of the bytes the table maps onto the needle's rarest byte); None: find_folded_py
 _C_FOLDED = getattr(load_rowscan_c(), "find_folded", None)
+# the same for an ASCII needle, 16 places a step (rowscan_c.find_ascii, the find section; None where the table does
+# not allow it, or where the extension is older)
+_C_ASCII = getattr(load_rowscan_c(), "find_ascii", None)
 # letters by how rarely they come in English text and code (the anchor of a needle of letters: its rarest)
 _LETTERS = b"zqxjkvbpygwfmucldrhsnioate"
 # a \u escape of a character >= U+0080 (as an ASCII-only JSON writer stores non-ASCII text)
@@ -124,6 +127,11 @@ def find_folded_py(data: Buf, start: int, end: int, n: bytes, table: bytes, rows
 def _find_through(data: Buf, start: int, end: int, n: bytes, table: bytes, out: list[int], rows: bool) -> None:
     """Append the places of needle ``n`` (an image through ``table``) in ``data[start:end]`` seen through
     ``table`` to ``out``: in C where the extension is built, else translated then searched."""
+    if _C_ASCII is not None and len(n) >= 2 and n.isascii():
+        got = _C_ASCII(data, start, end, n, table, rows)
+        if got is not None:
+            out.extend(got)
+            return
     if _C_FOLDED is not None:
         out.extend(_C_FOLDED(data, start, end, n, table, anchor_of(n), rows))
     else:
@@ -311,6 +319,37 @@ class Prefilter:
             return
         for n in needles:
             _find_all(hay, n, 0, lim - start, out, start, rows)
+
+    def gate_rows(self, data: Buf, lim: int, most: int) -> Optional[tuple[list[int], list[int]]]:
+        """(places of the ASCII needles, places where another needle may be) in ``data[:lim]`` seen through
+        :attr:`fold`, the first of each in each row, sorted, a pass each: a row holding none of them holds no
+        needle; one holding only the second is checked (:meth:`hit_others`).  The second: the bytes the needles
+        with a non-ASCII byte are looked for by (:attr:`_rare_by`) and, with escaped needles, ``\\u`` (all of
+        them hold it).  None: more than ``most`` ASCII needles."""
+        if len(self._plain) > most:
+            return None
+        table = self.fold if self.fold is not None else SAME
+        plain: list[int] = []
+        for n in self._plain:
+            _find_through(data, 0, lim, n, table, plain, True)
+        maybe: list[int] = []
+        for g in sorted(self._rare_by) if self._rare else ():
+            _find_through(data, 0, lim, g, table, maybe, True)
+        if self.esc:
+            _find_through(data, 0, lim, b"\\u", table if self.fold is not None else FOLD, maybe, True)
+        plain.sort()
+        maybe.sort()
+        return plain, maybe
+
+    def hit_others(self, raw: bytes) -> bool:
+        """``raw`` holds a needle :meth:`gate_rows` looks for no ASCII one of (:meth:`hit` is this, or an ASCII
+        needle found): one with a non-ASCII byte, or an escaped one."""
+        if self.fold is None:
+            return any(n in raw for n, _g, _k in self._rare) or any(n in raw for n in self.esc)
+        hay = raw.translate(self.fold)
+        return (bool(self._rare) and not hay.isascii() and
+                any(g in hay and any(n in hay for n in ns) for g, ns in self._rare_by.items())) or \
+            (bool(self.esc) and b"\\u" in hay and any(n in hay for n in self.esc))
 
     def hit_raw(self, raw: Buf) -> bool:
         """A raw UTF-8 needle (folded) is in ``raw``."""

@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from ..format.limits import MAX_ROW_BYTES
 from ..format.model import BadKind, Event, Item
 from ..source.sources import RawJsonlSource, Segment
+from . import find_match
+from .find_light import NO_TURN, light_turn
 from .find_match import FindOptions, FindStats, Hit, Match, Matcher, TurnRef, match_fields
 from .find_prefilter import Buf
 from .textview import Shown, event_turn, shown_fields, snippet
@@ -118,8 +120,9 @@ def _turn_now(turn: TurnRef) -> Optional[int]:
 
 
 class TurnTracker:
-    """The current turn at any row of a segment, found lazily (rows asked in order): forward
-    ``find`` of ``"turn/start"`` between asks, each byte looked at once."""
+    """The current turn at any row of a segment, found lazily (rows asked in order): the last ``turn/start`` row
+    naming a turn between the last row asked and this one, looked for backwards (:func:`last_turn_in`: only the
+    rows after the last one naming a turn are decoded, not every one since the last ask)."""
 
     def __init__(self, codec: RowCodec, seg: Union[Win, Segment], turn: TurnRef, st: FindStats, lim: int):
         self.codec, self.seg, self.data, self.turn, self.st = codec, seg, seg.data, turn, st
@@ -127,19 +130,11 @@ class TurnTracker:
         self.lim = lim
 
     def before(self, rs: int) -> Optional[int]:
-        data = self.data
-        while self.at < rs:
-            i = data.find(TURN_START, self.at, rs)
-            if i < 0:
-                self.at = rs
-                break
-            s = data.rfind(b"\n", 0, i) + 1
-            e = data.find(b"\n", i, self.lim)
-            e = self.lim if e < 0 else e
-            t = turn_of_row(self.codec, data[s:e], self.st, self.seg.row_pos(s))
+        if self.at < rs:
+            t = last_turn_in(self.codec, self.seg, rs, self.st, stop=self.at)
             if t is not None:
                 self.turn = t
-            self.at = e + 1
+            self.at = rs
         return _turn_now(self.turn)
 
     def at_end(self) -> TurnRef:
@@ -185,9 +180,16 @@ def row_spans(data: Buf, starts: Optional[list[int]], n: int) -> Iterator[tuple[
 
 
 def turn_of_row(codec: RowCodec, raw: Buf, st: FindStats, pos: object = None) -> Optional[int]:
+    """The turn a ``turn/start`` row names (None: none, or no such row): read the light way where the codec would
+    read it alike (:func:`.find_light.light_turn`, a v2+ log), else decoded."""
     st.rows_decoded += 1
+    raw = bytes(raw)
+    if codec.version >= 2 and find_match.FAST:
+        t = light_turn(raw, codec.envelope_seqs, pos)
+        if t is not NO_TURN:
+            return t if type(t) is int else None
     items: list[Item]
-    items, _ = codec.decode_row(bytes(raw), pos=pos)
+    items, _ = codec.decode_row(raw, pos=pos)
     for it in items:
         if type(it) is Event and it.type == "turn/start":
             t = event_turn(it)

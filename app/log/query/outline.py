@@ -125,8 +125,10 @@ class OutlineBuilder:
     def __init__(self, reader: LogReader) -> None:
         self.reader = reader
         self.problems: list[Problem] = list(reader.problems)
+        # the turns so far (the one pass packs each once final: ``outline_packed.TurnSpool``, ``sealed()`` at the end)
         self.turns: list[TurnEntry] = []
-        self.sf = SurfaceFold(keep_events=False)
+        self.sf = SurfaceFold(keep_events=False, keep_replaced=False)   # (the nodes and violations: who shadowed
+        #                                                                  whom would grow with the log, issue 36)
         self.checks = EventChecks()
         self.inherited: Optional[int] = None   # v2+: seq of the last tagged session/end-seed
         self.cur: Optional[TurnEntry] = None
@@ -189,8 +191,10 @@ class OutlineBuilder:
             for ev in st.closure:
                 self.sf.apply(ev)
             refusals = load_checks(reader, problems, st, self.sf, self.checks, self.inherited, path)
-        return Outline(turns=self.turns, problems=dedupe_problems(problems), events=self.events, last_seq=self.last_seq,
-                       complete=complete, refusals=refusals)
+        turns = self.turns
+        sealed = getattr(turns, "sealed", None)
+        return Outline(turns=turns if sealed is None else sealed(), problems=dedupe_problems(problems), events=self.events,
+                       last_seq=self.last_seq, complete=complete, refusals=refusals)
 
 
 def _error(cur: TurnEntry, ev: Event) -> None:

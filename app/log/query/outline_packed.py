@@ -23,7 +23,7 @@ import pickle
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Optional
 
 from .outline import Outline, TurnEntry
 
@@ -53,6 +53,42 @@ class SeqArray(array):  # type: ignore[type-arg]
     __hash__ = None
 
 
+def _int_row(w: Any) -> bool:
+    """Whether an error's row is (pos, offset, line) of ints (line may be None) that the columns hold."""
+    return isinstance(w, tuple) and len(w) == 3 and all(
+        type(v) is int and _NONE < v < (1 << 63) or v is None and j == 2 for j, v in enumerate(w))
+
+
+class _ErrorColumns:
+    """The errors of the turns added so far, in the order added: seqs and int rows in ``array`` columns,
+    any other row (a zstd member's position) in a small dict (by its position)."""
+
+    def __init__(self) -> None:
+        self.seqs = array("q")
+        self.cols = (array("q"), array("q"), array("q"))
+        self.other: dict[int, Any] = {}
+
+    def extend(self, seqs: Iterable[int], rows: Iterable[Any]) -> None:
+        for s, w in zip(seqs, rows):
+            if not _int_row(w):
+                self.other[len(self.seqs)] = w
+                w = (0, 0, 0)
+            self.seqs.append(s)
+            for col, v in zip(self.cols, w):
+                col.append(_NONE if v is None else v)
+
+    def rows(self) -> ErrorRows:
+        """seq -> row, the last added of a seq winning (as a dict built from them)."""
+        seqs = self.seqs
+        order = sorted(range(len(seqs)), key=seqs.__getitem__)      # (stable: the last of a seq is last)
+        keep = [i for n, i in enumerate(order) if n + 1 == len(order) or seqs[order[n + 1]] != seqs[i]]
+        out = ErrorRows(())
+        out.seqs = array("q", (seqs[i] for i in keep))
+        out._cols = tuple(array("q", (c[i] for i in keep)) for c in self.cols)  # type: ignore[assignment]
+        out._other = {k: self.other[i] for k, i in enumerate(keep) if i in self.other}
+        return out
+
+
 class ErrorRows:
     """seq -> (pos, offset, line) of each error's stored row (what ``{s: w ...}`` held, the last
     one of a seq winning): the seqs sorted in an ``array``, int rows in three ``array`` columns, any
@@ -65,8 +101,7 @@ class ErrorRows:
         self._other: dict[int, Any] = {}
         for k, s in enumerate(self.seqs):
             w = d[s]
-            ok = isinstance(w, tuple) and len(w) == 3 and all(
-                type(v) is int and _NONE < v < (1 << 63) or v is None and j == 2 for j, v in enumerate(w))
+            ok = _int_row(w)
             if not ok:
                 self._other[k] = w
             for col, v in zip(self._cols, w if ok else (0, 0, 0)):
@@ -102,35 +137,60 @@ class ErrorRows:
 class CompactTurns:
     """Turns packed in compressed blocks; ``turns[i]`` is an equal :class:`TurnEntry`."""
 
-    def __init__(self, turns: Iterable[TurnEntry] = ()):
+    def __init__(self, turns: Iterable[TurnEntry] = (), *, building: bool = False):
+        """``building``: more turns to come (:meth:`add`, then :meth:`seal` before reading)."""
         self.blocks: Any = []                # per block: its turns' pickled records, joined, compressed (a list;
                                              # the window moves them to a file: app.ui.outline_turns)
-        self.ends = array("q")               # per turn: its record's end in its block
-        self.numbers = array("q")            # turn numbers
+        self.ends = array("q")              # per turn: its record's end in its block
+        self.numbers: Any = array("q")       # turn numbers
         self.first_seqs = array("q")
-        errs: list[tuple[int, Any]] = []
-        seqs: list[int] = []
-        cur: list[bytes] = []
-        at = 0
-        for t in turns:
-            cur.append(_record(t))
-            at += len(cur[-1])
-            self.ends.append(at)
-            self.numbers.append(t.turn)
-            self.first_seqs.append(t.first_seq)
-            seqs.extend(t.error_seqs)
-            errs.extend(zip(t.error_seqs, t.error_rows))
-            if len(cur) == TURN_BLOCK:
-                self.blocks.append(zlib.compress(b"".join(cur), 6))
-                cur, at = [], 0
-        if cur:
-            self.blocks.append(zlib.compress(b"".join(cur), 6))
-        seqs.sort()
-        self.error_seqs = SeqArray("q", seqs)   # the whole log's errors, sorted
-        self.error_where = ErrorRows(errs)
+        self._cur: list[bytes] = []          # (while adding: the open block's records, the errors so far)
+        self._at = 0
+        self._errs = _ErrorColumns()
+        self.error_seqs = SeqArray("q")
+        self.error_where = ErrorRows(())
         self._open: tuple[int, bytes] = (-1, b"")
+        self._sealed = False
+        for t in turns:
+            self.add(t)
+        if not building:
+            self.seal()
+
+    def add(self, t: TurnEntry) -> None:
+        """One more turn (before :meth:`seal`): packed at once, nothing of it kept as objects."""
+        if self._sealed:
+            raise ValueError("the turns are sealed")
+        cur = self._cur
+        cur.append(_record(t))
+        self._at += len(cur[-1])
+        self.ends.append(self._at)
+        try:
+            self.numbers.append(t.turn)
+        except OverflowError:           # (a turn number past 64 bits, as logged: a list from then on)
+            self.numbers = [*self.numbers, t.turn]
+        self.first_seqs.append(t.first_seq)
+        self._errs.extend(t.error_seqs, t.error_rows)
+        if len(cur) == TURN_BLOCK:
+            self.blocks.append(zlib.compress(b"".join(cur), 6))
+            self._cur, self._at = [], 0
+
+    def seal(self) -> CompactTurns:
+        """The last block packed and the whole log's errors sorted (the turns are then read-only)."""
+        if self._sealed:
+            return self
+        self._sealed = True
+        if self._cur:
+            self.blocks.append(zlib.compress(b"".join(self._cur), 6))
+            self._cur, self._at = [], 0
+        errs = self._errs
+        if len(errs.seqs):
+            self.error_seqs = SeqArray("q", sorted(errs.seqs))  # the whole log's errors, sorted
+            self.error_where = errs.rows()
+            self._errs = _ErrorColumns()
+        return self
 
     def __getstate__(self) -> dict[str, Any]:
+        self.seal()
         return {**self.__dict__, "_open": (-1, b"")}
 
     def __len__(self) -> int:
@@ -163,6 +223,30 @@ class CompactTurns:
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
+
+
+class TurnSpool:
+    """The outline builder's ``turns`` in the one background pass (issue 36: the pass's memory stays flat):
+    only the last turn is held as an object (the builder still adds to it); each one before it is packed
+    (:class:`CompactTurns`) as soon as the next one starts.  :meth:`sealed`: all of them, packed."""
+
+    def __init__(self) -> None:
+        self.packed = CompactTurns(building=True)
+        self.pending: Optional[TurnEntry] = None
+
+    def append(self, t: TurnEntry) -> None:
+        if self.pending is not None:
+            self.packed.add(self.pending)
+        self.pending = t
+
+    def __len__(self) -> int:
+        return len(self.packed) + (self.pending is not None)
+
+    def sealed(self) -> CompactTurns:
+        if self.pending is not None:
+            self.packed.add(self.pending)
+            self.pending = None
+        return self.packed.seal()
 
 
 def packed(ol: Outline) -> Outline:

@@ -30,14 +30,15 @@ cache hit rate, an *estimated* cost from a price table).  :func:`context_points`
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Optional, Union
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Optional
 
 from ..fold.attempts import FAILED_FINISH, Attempt, AttemptTracker, embedded_stream
 from ..format.model import Event
 from ..format.payloads import JsonObj, as_obj, obj
 from ..format.versions import stream_summary
 from .stats import TOKEN_KEYS, add_usage, span_ms, tool_outcome, zero_tokens
+from .timeline_prices import Prices, cost_of
 
 KINDS = ("turn", "step", "attempt", "retry-wait", "tool", "compaction", "approval", "subagent")
 NOT_STARTED = frozenset({"ABORTED_BEFORE_DISPATCH", "NOT_STARTED"})
@@ -188,6 +189,24 @@ class Builder:
         handler = _HANDLERS.get(typ)
         if handler is not None:
             handler(self, ev, d)
+
+    def small(self, x: tuple[int, int, int, int, Optional[int]]) -> None:
+        """The steps of :meth:`event` for a ``step/start``, ``step/end`` or ``turn/start`` row the row scan read
+        (``(code, seq, time, turn, step)``, :mod:`app.log.query.timeline_scan`: integers, code 0, 1, 2)."""
+        code, seq, time, turn, step = x
+        if code == 2:
+            ev = Event(seq=seq, type="turn/start", time=time, data={"turn": turn})
+            self.at.boundary("turn/start", turn)
+            if time > 0:
+                self.last_time = time
+            _on_turn_start(self, ev, ev.data)
+            return
+        typ = "step/start" if code == 0 else "step/end"
+        ev = Event(seq=seq, type=typ, time=time, data={"turn": turn, "step": step})
+        self.at.boundary(typ, turn)
+        if time > 0:
+            self.last_time = time
+        (_on_step_start if code == 0 else _on_step_end)(self, ev, ev.data)
 
     def settlement(self, st: Settlement) -> None:
         """The steps of :meth:`event` for a v2+ settlement, from a lean record and its stream's summary."""
@@ -472,7 +491,7 @@ def timeline(src: Any) -> Iterator[JsonObj]:
     timed = not getattr(src, "envelope_free", False)
     if hasattr(src, "iter_events"):
         from .timeline_rows import timeline_items
-        items: Iterable[Union[Event, Block, Chunk, Settlement]] = timeline_items(src)
+        items: Iterable[Any] = timeline_items(src)
     else:
         items = src
     b = Builder(timed)
@@ -480,27 +499,30 @@ def timeline(src: Any) -> Iterator[JsonObj]:
     yield from b.finish()
 
 
-def feed(b: Builder, items: Iterable[Union[Event, Block, Chunk, Settlement]]) -> Iterator[JsonObj]:
-    """The spans ``b`` gives out while it reads ``items`` (those of its :meth:`~Builder.finish` apart)."""
+def feed(b: Builder, items: Iterable[Any]) -> Iterator[JsonObj]:
+    """The spans ``b`` gives out while it reads ``items`` (events, :class:`Block`, :class:`Chunk`,
+    :class:`Settlement` and small-row tuples; those of its :meth:`~Builder.finish` apart)."""
     for it in items:
         t = type(it)
         if t is Block:
-            b.block(it)            # type: ignore[arg-type]
+            b.block(it)
         elif t is Chunk:
-            b.chunk(it)            # type: ignore[arg-type]
+            b.chunk(it)
         elif t is Settlement:
-            b.settlement(it)       # type: ignore[arg-type]
+            b.settlement(it)
+        elif t is tuple:
+            b.small(it)
         else:
-            b.event(it)            # type: ignore[arg-type]
+            b.event(it)
         if b.out:
             yield from b.out
             b.out = []
 
 
-def _union_ms(spans: Iterable[JsonObj]) -> int:
-    """Wall time covered by the spans' known [start, start + durationMs] (overlaps counted once)."""
-    iv = sorted((s["start"], s["start"] + s["durationMs"]) for s in spans
-                if s.get("durationMs") is not None and s.get("start") is not None)
+def _union_ms(pairs: Iterable[tuple[Optional[int], Optional[int]]]) -> int:
+    """Wall time covered by the known [start, start + durationMs] of ``pairs`` (start, durationMs; overlaps counted
+    once)."""
+    iv = sorted((a, a + d) for a, d in pairs if d is not None and a is not None)
     total, cur_s, cur_e = 0, None, None
     for a, z in iv:
         if cur_e is None or a > cur_e:
@@ -514,69 +536,40 @@ def _union_ms(spans: Iterable[JsonObj]) -> int:
     return total
 
 
-def cost_of(tokens: Mapping[str, int], price: Optional[Mapping[str, Any]]) -> Optional[float]:
-    """Estimated cost of ``tokens`` at ``price`` (USD per million tokens: ``input``, ``output``, ``cacheRead``).
-    dsh's TokenUsage counts are disjoint (spec §2): cache writes are priced as input, reasoning as output."""
-    if not price:
-        return None
-    try:
-        p_in, p_out = float(price.get("input", 0)), float(price.get("output", 0))
-        p_cache = float(price.get("cacheRead", p_in))
-    except (TypeError, ValueError):
-        return None
-    t = tokens.get
-    return ((t("input", 0) + t("cacheWrite", 0)) * p_in + t("cacheRead", 0) * p_cache
-            + (t("output", 0) + t("reasoning", 0)) * p_out) / 1e6
+_SUMMARY_KEYS = ("kind", "turn", "durationMs", "start", "seq", "endSeq", "reason", "model", "tokens", "note")
 
 
-class _Prices:
-    """Price lookups of a table (model name, else the longest matching ``prefix*``), remembered per model."""
-
-    def __init__(self, prices: Mapping[str, Any]) -> None:
-        self.prices = prices
-        self.memo: dict[object, Optional[Mapping[str, Any]]] = {}
-
-    def of(self, model: object) -> Optional[Mapping[str, Any]]:
-        if not isinstance(model, str):
-            return None
-        if model not in self.memo:
-            p = self.prices.get(model)
-            if not isinstance(p, Mapping):
-                best = max((k for k in self.prices if k.endswith("*") and model.startswith(k[:-1])), key=len,
-                           default=None)
-                p = self.prices[best] if best is not None and isinstance(self.prices[best], Mapping) else None
-            self.memo[model] = p
-        return self.memo[model]
-
-
-def _totals(spans: list[JsonObj], prices: _Prices) -> JsonObj:
-    """Figures of ``spans`` in one pass: times per kind, tokens, the estimated cost, counts."""
+def _totals(idx: Iterable[int], c: dict[str, Sequence[Any]], prices: Prices) -> JsonObj:
+    """Figures of the spans ``idx`` (of the columns ``c``) in one pass: times per kind, tokens, the estimated cost,
+    counts."""
     counts = dict.fromkeys(KINDS, 0)
     ms = dict.fromkeys(KINDS, 0)
-    tools: list[JsonObj] = []
+    tools: list[int] = []
     tokens = zero_tokens()
     cost, unpriced, unknown = 0.0, 0, 0
-    for s in spans:
-        k = s["kind"]
+    kind, dur, toks, model = c["kind"], c["durationMs"], c["tokens"], c["model"]
+    for i in idx:
+        k = kind[i]
         counts[k] += 1
-        d = s["durationMs"]
+        d = dur[i]
         if d is None:
             unknown += 1
         else:
             ms[k] += d
         if k == "tool":
-            tools.append(s)
+            tools.append(i)
         elif k == "attempt":
-            tk = s["tokens"]
+            tk = toks[i]
             for key in tokens:
                 tokens[key] += tk[key]
-            c = cost_of(tk, prices.of(s.get("model")))
-            if c is None:
+            x = prices.cost(tk, model[i])
+            if x is None:
                 unpriced += tk["input"] + tk["output"]
             else:
-                cost += c
+                cost += x
     prompt = prompt_tokens(tokens)
-    return {"wallMs": ms["turn"], "modelMs": ms["attempt"], "toolMs": _union_ms(tools),
+    start = c["start"]
+    return {"wallMs": ms["turn"], "modelMs": ms["attempt"], "toolMs": _union_ms((start[i], dur[i]) for i in tools),
             "userWaitMs": ms["approval"], "retryWaitMs": ms["retry-wait"], "tokens": tokens,
             "cacheHitRate": round(tokens["cacheRead"] / prompt, 4) if prompt else None,
             "cost": {"estimate": True, "amount": round(cost, 6), "currency": "USD",
@@ -594,29 +587,36 @@ def in_log_order(spans: Iterable[JsonObj]) -> list[JsonObj]:
 def summarize(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]] = None,
               turn: Optional[int] = None, ordered: bool = False) -> JsonObj:
     """``{"spans", "turns", "totals"}`` (spans in log order; ``turn``: only that turn's spans and totals;
-    ``ordered``: ``spans`` is already :func:`in_log_order`, e.g. read from the cache)."""
-    table = _Prices(prices or {})
-    ss = list(spans) if ordered else in_log_order(spans)
-    if turn is not None:
-        ss = [s for s in ss if s.get("turn") == turn]
+    ``ordered``: ``spans`` is already :func:`in_log_order`, e.g. read from the cache).  Read by column: the
+    spans of a :class:`~app.log.query.timeline_table.SpanTable` are not made dicts (``spans`` is then the table)."""
+    table = Prices(prices or {})
+    column = getattr(spans, "column", None) if ordered and turn is None else None
+    ss: Sequence[JsonObj]
+    if column is not None:
+        ss = spans                                                  # type: ignore[assignment]
+        c = {k: column(k) for k in _SUMMARY_KEYS}
+    else:
+        ss = list(spans) if ordered else in_log_order(spans)
+        if turn is not None:
+            ss = [s for s in ss if s.get("turn") == turn]
+        c = {k: [s.get(k) for s in ss] for k in _SUMMARY_KEYS}
     turns: list[JsonObj] = []
-    by_turn: dict[Any, list[JsonObj]] = {}
-    for s in ss:
-        t = s.get("turn")
+    by_turn: dict[Any, list[int]] = {}
+    for i, t in enumerate(c["turn"]):
         if t is not None and type(t) is not list and type(t) is not dict:      # (hashable as logged)
-            by_turn.setdefault(t, []).append(s)
-    for ts in (s for s in ss if s["kind"] == "turn"):
-        t = ts["turn"]
+            by_turn.setdefault(t, []).append(i)
+    for i in [i for i, k in enumerate(c["kind"]) if k == "turn"]:
+        t = c["turn"][i]
         mine = by_turn.get(t, []) if t is not None and type(t) is not list and type(t) is not dict else []
-        tot = _totals(mine, table)
-        turns.append({"turn": ts["turn"], "seq": ts["seq"], "endSeq": ts["endSeq"], "durationMs": ts["durationMs"],
-                      "reason": ts.get("reason"), "steps": tot["counts"]["step"],
+        tot = _totals(mine, c, table)
+        turns.append({"turn": t, "seq": c["seq"][i], "endSeq": c["endSeq"][i], "durationMs": c["durationMs"][i],
+                      "reason": c["reason"][i], "steps": tot["counts"]["step"],
                       "attempts": tot["counts"]["attempt"], "tools": tot["counts"]["tool"],
                       "retries": tot["counts"]["retry-wait"], "modelMs": tot["modelMs"], "toolMs": tot["toolMs"],
                       "userWaitMs": tot["userWaitMs"], "tokens": tot["tokens"], "cost": tot["cost"]["amount"],
                       "costEstimate": True})
-    totals = _totals(ss, table)
-    totals["timesKnown"] = not any(s.get("note") == NO_TIMES for s in ss)
+    totals = _totals(range(len(c["kind"])), c, table)
+    totals["timesKnown"] = NO_TIMES not in c["note"]
     return {"spans": ss, "turns": turns, "totals": totals}
 
 
@@ -629,7 +629,7 @@ def context_points(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]]
     """The context meter: each attempt with usage -> {seq, time, prompt (input + cache read + cache write),
     cacheRead, contextWindow, windowFrom, model, turn}.  The window is the logged one (``request/context``);
     where none is logged, a ``contextWindow`` of the model's entry in ``prices`` (``windowFrom``: "settings")."""
-    table = _Prices(prices or {})
+    table = Prices(prices or {})
     out = []
     for s in spans:
         if s["kind"] != "attempt" or not prompt_tokens(s["tokens"]):

@@ -30,9 +30,9 @@ from ..format.payloads import JsonObj
 from ..source.sources import Segment
 from .timeline import Block, Chunk, Settlement
 from .timeline_lean import TAGS, settlement, summarize_runs
-from .timeline_scan import CHUNK, PACKED, SMALL, SMALL_TYPES, scan
+from .timeline_scan import CHUNK, PACKED, SMALL, SMALL_TYPES, Small, scan
 
-Item = Union[Event, Block, Chunk, Settlement]
+Item = Union[Event, Block, Chunk, Settlement, Small]
 
 if TYPE_CHECKING:
     from ..index.reader import LogReader
@@ -122,9 +122,8 @@ def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[
         if isinstance(x, tuple):
             if len(x) == 6:
                 yield Block(*x)
-            else:                               # (a small row: the lean event fastrows' record gives)
-                yield Event(seq=x[1], type=SMALL_TYPES[x[0]], time=x[2],
-                            data={"turn": x[3], "step": x[4]} if x[0] < 2 else {"turn": x[3]})
+            else:                               # (a small row: Builder.small reads it as its lean event)
+                yield x
             continue
         at = (x >> 1) & 0xFFFFFFFF              # (timeline_scan.unpack, inline)
         raw = data[at:data.index(b"\n", at)]

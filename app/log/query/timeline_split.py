@@ -74,20 +74,38 @@ class _Probe(dict[Any, Any]):
 def split_point(reader: LogReader) -> Optional[int]:
     """The byte offset of a ``turn/start`` row near the middle of a raw JSONL log (before its repair cut), else
     None (another kind of log, an envelope-free one, no turn start near the middle)."""
+    got = split_points(reader, 2)
+    return got[0] if got else None
+
+
+def split_points(reader: LogReader, n: int) -> list[int]:
+    """Up to ``n - 1`` byte offsets, increasing, of ``turn/start`` rows near ``k / n`` of a raw JSONL log (before
+    its repair cut): where to cut it into parts ([] for another kind of log or an envelope-free one)."""
     src = reader.source
     if src.kind != "jsonl" or reader.envelope_free or not hasattr(src, "pread_into"):
-        return None
+        return []
     lo = src.header_end
-    at = lo + (src.size - lo) // 2
+    cut = reader.tail_state().cut_pos
+    out: list[int] = []
+    for k in range(1, n):
+        at = max(lo + (src.size - lo) * k // n, out[-1] if out else 0)
+        pos = _turn_start_from(src, at)
+        if pos is None or (cut is not None and not (type(cut) is int and cut > pos)):
+            break
+        if not out or pos > out[-1]:
+            out.append(pos)
+    return out
+
+
+def _turn_start_from(src: Any, at: int) -> Optional[int]:
+    """The start of the first ``turn/start`` row after byte ``at`` (within :data:`_LOOK_MAX`), else None."""
     end = min(src.size, at + _LOOK_MAX)
     while at < end:
         n = min(_LOOK, end - at)
         buf = src.pread_into(bytearray(min(n + len(TURN_START), src.size - at)), at)
         i = buf.find(TURN_START)
         if i >= 0:
-            pos = at + i + 1
-            cut = reader.tail_state().cut_pos
-            return pos if cut is None or (type(cut) is int and cut > pos) else None
+            return int(at + i + 1)
         at += n
     return None
 
@@ -96,7 +114,7 @@ def _floor(items: Iterator[Any], b: Builder) -> Iterator[Any]:
     """``items``, the tracker's floor set to the seq of the first."""
     for it in items:
         t = type(it)
-        b.at.floor = it.seq0 if t is Block else it.ev.seq if t is Settlement else it.seq
+        b.at.floor = it.seq0 if t is Block else it.ev.seq if t is Settlement else it[1] if t is tuple else it.seq
         yield it
         break
     yield from items
@@ -118,29 +136,55 @@ def part(reader: LogReader, start: Optional[int], stop: Optional[int]) -> tuple[
     spans = list(feed(b, items))
     if stop is None:
         spans += b.finish()
+    state: JsonObj = {"time": b.last_time}
     if start is not None:
-        return spans, {"missed": probe.missed, "misses": b.at.misses, "time": b.last_time}
-    open_attempt, last = b.at.carried()
-    clean = not (b.open or b.calls or b.step_tools or b.compactions or b.summaries or b.times or open_attempt) \
-        and b.turn is None and all(a.first_seq in b.done for a in b.at.attempts)
-    return spans, {"clean": clean, "model": b.model, "contextWindow": b.window, "tokensBefore": b.last_input,
-                   "time": b.last_time, "dispatch": set(b.dispatch), "last": last}
+        state.update(missed=probe.missed, misses=b.at.misses)
+    if stop is not None:
+        open_attempt, last = b.at.carried()
+        clean = not (b.open or b.calls or b.step_tools or b.compactions or b.summaries or b.times or open_attempt) \
+            and b.turn is None and all(a.first_seq in b.done for a in b.at.attempts)
+        state.update(clean=clean, model=b.model, contextWindow=b.window, tokensBefore=b.last_input,
+                     dispatch=set(b.dispatch), last=last)
+    return spans, state
 
 
 def merge(first: tuple[list[JsonObj], JsonObj], second: tuple[list[JsonObj], JsonObj]) -> Optional[list[JsonObj]]:
     """The spans of one pass from the two parts' (in the order one pass gives them out), or None when the
     second part may have needed what only the first knew."""
-    s1, a = first
-    s2, z = second
-    if not a["clean"] or z["missed"] & a["dispatch"] or (z["time"] is None and a["time"] is not None):
-        return None
-    if any(k in a["last"] or k[0] == "cite" for k in z["misses"]):
-        return None
-    for s in s2:
-        for key, mark in MARKS.items():
-            if s.get(key) is mark:
-                s[key] = a[key]
-    return s1 + s2
+    return merge_all([first, second])
 
 
-__all__ = ["MARKS", "Mark", "merge", "part", "split_point"]
+def merge_all(parts: list[tuple[list[JsonObj], JsonObj]]) -> Optional[list[JsonObj]]:
+    """The spans of one pass from consecutive parts' (the first from the log's start, the last to its end, each
+    other from a ``start`` to a ``stop``), or None when a part may have needed what only the parts before it
+    knew.  What the parts before a part ended with is taken as the union of their keys (the last dispatch
+    marks, the last attempts: a superset of what one pass would still hold, so a doubt refuses, never joins)
+    and the last value of each :class:`Mark` (model, context window, prompt size) and of the last time."""
+    s1, a = parts[0]
+    out = list(s1)
+    carried = {"model": a["model"], "contextWindow": a["contextWindow"], "tokensBefore": a["tokensBefore"]}
+    dispatch, last, time = set(a["dispatch"]), set(a["last"]), a["time"]
+    clean = a["clean"]
+    for s2, z in parts[1:]:
+        if not clean or z["missed"] & dispatch or (z["time"] is None and time is not None):
+            return None
+        if any(k in last or k[0] == "cite" for k in z["misses"]):
+            return None
+        for s in s2:
+            for key, mark in MARKS.items():
+                if s.get(key) is mark:
+                    s[key] = carried[key]
+        out += s2
+        if "clean" in z:                       # (a part with a stop: what the next one may need)
+            clean = z["clean"]
+            for key, mark in MARKS.items():
+                if z[key] is not mark:
+                    carried[key] = z[key]
+            dispatch |= z["dispatch"]
+            last |= set(z["last"])
+        if z["time"] is not None:
+            time = z["time"]
+    return out
+
+
+__all__ = ["MARKS", "Mark", "merge", "merge_all", "part", "split_point", "split_points"]

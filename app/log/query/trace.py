@@ -151,17 +151,7 @@ def trace_event(reader_or_events: Union[EventSource, Iterable[Event]], seq: int,
     if target is None:
         raise TraceError("SESSION_QUERY_EVENT_NOT_FOUND", f"seq {seq} is not in the log")
 
-    surface, chain = _surface_status(sf, target, seq)
-
-    out: JsonObj = {
-        "target": _summary(target),
-        "surface": surface,
-        "replacedBy": sf.replaced_by.get(seq),
-        "replacementChain": chain,
-        "replacedEventSeqs": list(sf.replaced.get(seq, [])),
-        "sourceEventSeqs": list(target.source_event_seqs or []),
-        "derivedEventSeqs": derived,
-    }
+    out, chain = _trace_head(sf, target, seq, derived)
     attempt = _target_attempt(at, target, seq)
     out["attempt"] = _attempt_json(attempt) if attempt is not None else None
     comp = _compaction_json(sf, compaction_of, target, seq, chain)
@@ -210,6 +200,21 @@ def _surface_status(sf: SurfaceFold, target: Event, seq: int) -> tuple[str, list
         chain.append(cur)
         cur = sf.replaced_by.get(cur)
     return surface, chain
+
+
+def _trace_head(sf: SurfaceFold, target: Event, seq: int, derived: list[int]) -> tuple[JsonObj, list[int]]:
+    """The first fields of a trace (the target, its surface status, what replaced it and what it replaced, its
+    sources and ``derived``) -> (them, the replacement chain)."""
+    surface, chain = _surface_status(sf, target, seq)
+    return {
+        "target": _summary(target),
+        "surface": surface,
+        "replacedBy": sf.replaced_by.get(seq),
+        "replacementChain": chain,
+        "replacedEventSeqs": list(sf.replaced.get(seq, [])),
+        "sourceEventSeqs": list(target.source_event_seqs or []),
+        "derivedEventSeqs": derived,
+    }, chain
 
 
 def _target_attempt(at: AttemptTracker, target: Event, seq: int) -> Optional[Attempt]:
@@ -508,17 +513,8 @@ def trace_from_checkpoints(reader: LogReader, seq: int, cps: Checkpoints, surfac
     target = _event_at(reader, idx, seq)
     if target is None or target.synthesized:
         return None
-    fold = surface.fold
-    surface_st, chain = _surface_status(fold, target, seq)    # (as trace_event derives them from the whole log)
-    out: JsonObj = {
-        "target": _summary(target),
-        "surface": surface_st,
-        "replacedBy": fold.replaced_by.get(seq),
-        "replacementChain": chain,
-        "replacedEventSeqs": list(fold.replaced.get(seq, [])),
-        "sourceEventSeqs": list(target.source_event_seqs or []),
-        "derivedEventSeqs": _derived(reader, idx, cps, seq, st.closure, check),
-    }
+    fold = surface.fold                 # (the head as trace_event derives it from the whole log)
+    out, chain = _trace_head(fold, target, seq, _derived(reader, idx, cps, seq, st.closure, check))
     # the attempt: one replay of the target's turn (a turn start closes every open attempt)
     at = AttemptTracker(keep_text=False)
     for it, _b in _starts(_lazy_from(reader, idx, _turn_before(cps, seq)[0], check), at):

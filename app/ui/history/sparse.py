@@ -13,9 +13,11 @@ Pure (no Qt): :func:`sparse_job` runs in a worker thread like the other page job
 from __future__ import annotations
 
 import time
+from operator import itemgetter
 from typing import Any, Optional
 
 from ...log.format.model import is_event
+from ...log.gcpause import collector_paused
 from .pages import LoadedPage, counted_page, loaded_page, compute_views, read_range
 
 
@@ -58,22 +60,25 @@ def rows_at(src: Any, offsets: list[int], out: dict[int, bytes], first: int = FI
     return out
 
 
-def _stored_rows(rr: Any, known: list[tuple[int, Any]]) -> dict[int, bytes]:
-    """seq -> its stored row's bytes, for ``known`` ((seq, (pos, offset, line)) sorted by place); a seq whose row
-    cannot be read so is left out (the caller reads its segment instead)."""
+Known = tuple[Any, int, int, Any]       # an error's stored row: (pos, seq, offset, line)
+
+
+def _stored_rows(rr: Any, known: list[Known]) -> list[Optional[bytes]]:
+    """The stored row of each of ``known`` (sorted by place), None for a row that cannot be read so (the
+    caller reads its segment instead)."""
     from ...log.source.sources import RawJsonlSource
     src = rr.reader.source
-    got: dict[int, bytes] = {}
-    if isinstance(src, RawJsonlSource) and all(type(w[0]) is int for _s, w in known):
+    if isinstance(src, RawJsonlSource) and all(type(k[0]) is int for k in known):
         by_off: dict[int, bytes] = {}
         try:
-            rows_at(src, [w[0] for _s, w in known], by_off)
+            rows_at(src, [k[0] for k in known], by_off)
         except (OSError, ValueError):
             pass
-        return {s: by_off[w[0]] for s, w in known if w[0] in by_off}
-    for s, (pos, _off, _line) in known:            # (zstd: one frame decoded for all its rows, in frame order)
+        return [by_off.get(k[0]) for k in known]
+    got: list[Optional[bytes]] = [None] * len(known)
+    for i, k in enumerate(known):            # (zstd: one frame decoded for all its rows, in frame order)
         try:
-            got[s] = rr.raw_at(pos)
+            got[i] = rr.raw_at(k[0])
         except (TypeError, OSError, ValueError, StopIteration):   # (a SQLite row has no file position)
             break
     return got
@@ -82,21 +87,20 @@ def _stored_rows(rr: Any, known: list[tuple[int, Any]]) -> dict[int, bytes]:
 def _row_events(rr: Any, seqs: list[int], where: dict[int, Any]) -> dict[int, Any]:
     """seq -> the event read from its own stored row (``where``: the outline's (pos, offset, line)), for each of
     ``seqs`` whose row is known and still holds it (the others: the caller reads their segments)."""
-    known = []
+    known: list[Known] = []
+    get = where.get
     for s in seqs:
-        if s in where:
-            pos, off, line = where[s]
-            known.append((s, (tuple(pos) if isinstance(pos, list) else pos, off, line)))  # (zstd: JSON lists)
-    known.sort(key=lambda x: x[1][0])
-    raws = _stored_rows(rr, known)
+        w = get(s)
+        if w is not None:
+            pos = w[0]
+            known.append((tuple(pos) if isinstance(pos, list) else pos, s, w[1], w[2]))  # (zstd: JSON lists)
+    known.sort(key=itemgetter(0))
     decode = rr.reader.codec.decode_row
     found: dict[int, Any] = {}
-    for s, (pos, off, line) in known:
-        raw = raws.get(s)
+    for (pos, s, off, line), raw in zip(known, _stored_rows(rr, known)):
         if raw is None:
             continue
-        got, _ = decode(raw, pos=pos, offset=off, line=line)
-        for it in got:
+        for it in decode(raw, pos=pos, offset=off, line=line)[0]:
             if is_event(it) and it.seq == s:
                 found[s] = it
                 break
@@ -148,9 +152,16 @@ def _loaded(page: Any, t0: float, physical: bool, show_attempts: bool, expanded:
 
 def sparse_job(job: Any, reader: Any, seqs: list[int], where: Optional[dict[int, Any]], physical: bool,
                show_attempts: bool, expanded: Any = None, sindex: Any = None) -> LoadedPage:
-    """The worker body: :func:`sparse_page` as a loaded page (rows, views, surface statuses).  With many errors,
-    the newest (:data:`NEWEST`, :func:`newest_part`) go first to ``job.partial`` as a page of their own: what the
-    window shows first, while the whole page is read."""
+    """The worker body: :func:`sparse_page` as a loaded page (rows, views, surface statuses), with the
+    collector held off (:func:`~app.log.gcpause.collector_paused`).  With many errors, the newest (:data:`NEWEST`,
+    :func:`newest_part`) go first to ``job.partial`` as a page of their own: what the window shows first, while
+    the whole page is read."""
+    with collector_paused():
+        return _sparse_job(job, reader, seqs, where, physical, show_attempts, expanded, sindex)
+
+
+def _sparse_job(job: Any, reader: Any, seqs: list[int], where: Optional[dict[int, Any]], physical: bool,
+                show_attempts: bool, expanded: Any, sindex: Any) -> LoadedPage:
     from ...log.index.reader import Page
     t0 = time.perf_counter()
     order = sorted(set(seqs))
