@@ -2,7 +2,7 @@
 outline says where each error row is stored (:func:`app.ui.history.sparse.sparse_job`), beside references
 measured in the same run.
 
-    python bench/errors_only_bench.py [--size MB] [--runs N] [--log PATH] [--before CHECKOUT] [--no-pages]
+    python bench/errors_only_bench.py [--size MB] [--runs N] [--rounds K] [--log PATH] [--before CHECKOUT] [--no-pages]
 
 Figures (wall and CPU seconds, medians of ``--runs``; each code measured in a fresh child process with the
 window's GC settings, ``app.ui.app.configure_runtime``):
@@ -11,6 +11,9 @@ window's GC settings, ``app.ui.app.configure_runtime``):
   the whole page);
 * *the whole errors' page*: every error read, decoded and built into rows (the worker's whole body);
 * *rows read and decoded*: :func:`~app.ui.history.sparse.sparse_page` alone.
+
+``--rounds K``: K children of each code, alternated (this code, the other, ...), the figures their medians
+(on a shared machine one child can be slowed down as a whole).
 
 References: ``--before CHECKOUT`` runs the same child with another checkout's code (e.g. a ``git archive`` of
 main, with its native module built); unless ``--no-pages``, what the window did before the outline's list:
@@ -92,6 +95,10 @@ def child(code: str, path: str, runs: int) -> dict:
     return json.loads(got.stdout.strip().splitlines()[-1])
 
 
+def _medians(res: list[dict]) -> dict:
+    return {k: statistics.median(r[k] for r in res) if isinstance(res[0][k], float) else res[0][k] for k in res[0]}
+
+
 def pages_down(path: str, oldest: int) -> tuple[float, int]:
     from app.store.faces import open_reader
     t = time.perf_counter()
@@ -109,6 +116,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--size", type=float, default=20.0, help="MB of generated log (default 20)")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=1, help="children of each code, alternated (medians)")
     ap.add_argument("--log")
     ap.add_argument("--before", help="another checkout: the same figures with its code, in the same run")
     ap.add_argument("--no-pages", action="store_true", help="leave out the pages-down reference")
@@ -137,10 +145,15 @@ def main(argv=None) -> int:
         if oldest is None:
             print("no errors in the log")
             return 1
-        now = child(str(REPO), path, a.runs)
+        nows, refs = [], []
+        for _ in range(max(1, a.rounds)):
+            nows.append(child(str(REPO), path, a.runs))
+            if a.before:
+                refs.append(child(a.before, path, a.runs))
+        now = _medians(nows)
+        ref = _medians(refs) if refs else None
         print(f"log {os.path.getsize(path) / 1e6:.1f} MB, {now['events']:,} events, {now['errors']:,} errors "
-              f"(outline {status}); medians of {a.runs}; wall s (CPU s); load {os.getloadavg()[0]:.1f} at the end")
-        ref = child(a.before, path, a.runs) if a.before else None
+              f"(outline {status}); medians of {a.runs} x {a.rounds} children; wall s (CPU s); load {os.getloadavg()[0]:.1f} at the end")
         for key, what in (("first", "first errors on screen"), ("job", "the whole errors' page"),
                           ("page", "rows read and decoded")):
             cpu = f" ({now[key + '_cpu']:.3f})" if key + "_cpu" in now else ""

@@ -5,7 +5,7 @@
 
 Steps, in one window (offscreen unless DISPLAY is set): ``open`` (tail painted and seq index ready),
 ``scroll`` (--pages older pages loaded by scrolling up), ``find`` (a whole-log find of "error"
-finished), ``outline`` (the outline/problems pass done), ``start`` (Ctrl+Home: the start of the log shown).
+finished), ``outline`` (the outline/problems pass done), ``start`` (Ctrl+Home: the start of the log read and shown).
 After each step: the process's anonymous memory (``RssAnon`` of /proc/self/status), its RSS, the
 Python heap (``tracemalloc`` when --tracemalloc N is given: its current size and the N biggest
 allocation sites; else ``sys.getallocatedblocks``), the number of Python objects tracked by the
@@ -154,6 +154,13 @@ def measure(qapp, step: str, child: ChildPeak, top: int) -> dict:
     return out
 
 
+def _state(win) -> dict:
+    """What the window is doing when a step is measured (a page read or a background job still in
+    flight holds memory a settled window would not)."""
+    h = win.history
+    return {"pages_loaded": len(h.pages), "loading": bool(h.loading), "jobs_busy": int(win.jobs.busy)}
+
+
 def window_steps(path: Path, pages: int, top: int) -> list[dict]:
     qapp = bench_app()
     from PySide6.QtCore import QTimer
@@ -169,7 +176,7 @@ def window_steps(path: Path, pages: int, top: int) -> list[dict]:
     h = win.history
     spin_until(lambda: bool(h.rows) and h.index_state in ("ready", "failed"), 900)
     spin_until(lambda: win.view.settled(), 10)
-    rows = [measure(qapp, "open", child, top)]
+    rows = [{**measure(qapp, "open", child, top), **_state(win)}]
     sb = win.view.verticalScrollBar()
     scroller = QTimer()
     scroller.setInterval(16)
@@ -179,22 +186,23 @@ def window_steps(path: Path, pages: int, top: int) -> list[dict]:
     spin_until(lambda: h.window.older_read >= target or not h.has_more, 600)
     scroller.stop()
     spin_until(lambda: not h.loading and win.view.settled(), 30)
-    rows.append(measure(qapp, "scroll", child, top))
-    rows[-1]["pages_loaded"] = len(h.pages)
+    rows.append({**measure(qapp, "scroll", child, top), **_state(win)})
     done = {}
     win.find_actions.searchFinished.connect(lambda txt: done.setdefault("t", txt))
     win.open_search()
     win.history_actions.find_edit.setText("error")
     spin_until(lambda: "t" in done, 900)
     spin_until(lambda: not h.loading and win.view.settled(), 30)
-    rows.append(measure(qapp, "find", child, top))
+    rows.append({**measure(qapp, "find", child, top), **_state(win)})
     spin_until(lambda: "done" in outline, 900)
-    rows.append(measure(qapp, "outline", child, top))
+    rows.append({**measure(qapp, "outline", child, top), **_state(win)})
     win.go_actions.act_start.trigger()
-    spin_until(lambda: not h.loading and win.view.settled(), 120)
+    # the start shown (the jump's page read and installed: measured while it is still being read, the page's
+    # decoded events in the worker counted ~50 MB more on the 4 GB log under load)
+    spin_until(lambda: not h.loading and not h.has_more and win.view.settled(), 300)
     end = time.perf_counter() + 0.5
     spin_until(lambda: time.perf_counter() > end, 1)
-    rows.append(measure(qapp, "start", child, top))
+    rows.append({**measure(qapp, "start", child, top), **_state(win)})
     child.stop()
     win.shutdown()
     win.close()
@@ -246,7 +254,8 @@ def main() -> int:
         if "trimmed_anon_mb" in r:
             heap += f"  anon after malloc_trim {r['trimmed_anon_mb']} MB"
         print(f"  {r['step']:8} anon {r['anon_mb']:7.1f} MB  rss {r['rss_mb']:7.1f} MB  {heap}  gc objects "
-              f"{r['gc_objects']}  qobjects {r['qobjects']}  child anon peak {r['child_anon_peak_mb']} MB{ratio}")
+              f"{r['gc_objects']}  qobjects {r['qobjects']}  child anon peak {r['child_anon_peak_mb']} MB{ratio}  "
+              f"(pages {r['pages_loaded']}{', loading' if r['loading'] else ''}, jobs busy {r['jobs_busy']})")
         for t in r.get("top", []):
             print(f"      {t}")
     return 0

@@ -333,7 +333,14 @@ def test_the_home_search_job_is_cancelled_through_its_token(qtbot, big_log, tmp_
     it (before: a callable, looked at between sessions only).  Ends < 200 ms after cancel(), delivers nothing."""
     import shutil
     import app.store.ftslive  # noqa: F401  (imported here, not in the job: the cancel lands in the scan)
+    from app.log.query.extract import RowText
     from app.ui.home_search import query_job
+    feed = RowText.feed
+
+    def slow_feed(self, *a, **k):       # (0.5 ms a row: the scan lasts seconds, not the ~0.1 s that a loaded
+        time.sleep(0.0005)              #  machine's polling could miss; a cancel still lands within 64 rows)
+        return feed(self, *a, **k)
+    monkeypatch.setattr(RowText, "feed", slow_feed)
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
     project = tmp_path / "home" / "projects" / "-work-x"
     project.mkdir(parents=True)
@@ -342,9 +349,10 @@ def test_the_home_search_job_is_cancelled_through_its_token(qtbot, big_log, tmp_
     got: list = []
     job = jobs.submit(query_job, str(tmp_path / "home"), str(tmp_path / "ix.sqlite"), "the", 50,
                       on_done=got.append, on_error=got.append, on_partial=got.append)
-    _until(qtbot, lambda: _running("feed"))      # (decoding the rows of the one big session: ~0.5 s whole)
+    _until(qtbot, lambda: _running("slow_feed"))      # (decoding the rows of the one big session)
     assert not job.finished, "the scan ended before it could be cancelled"
     _cancel_and_check(qtbot, jobs, job, got)
+    monkeypatch.setattr(RowText, "feed", feed)
     done: list = []
     jobs = Jobs()
     jobs.submit(query_job, str(tmp_path / "home"), str(tmp_path / "ix.sqlite"), "the", 50, on_done=done.append)

@@ -356,38 +356,48 @@ def views_for_page(events: list[Any], scope: Any = None) -> dict[int, View]:
     scope: live agent / agent preset) is accepted for the future and ignored: presenters are
     global here.
     """
-    calls: dict[str, list[tuple[int, Any]]] = {}      # callId -> [(index, event)]
     evs = list(events or [])
+    calls = page_calls(evs)
+    views: dict[int, View] = {}
+    for i, ev in enumerate(evs):
+        if getattr(ev, "type", None) in ("tool/call", "tool/result"):
+            views[ev.seq] = view_at(evs, i, calls)
+    return views
+
+
+def page_calls(evs: list[Any]) -> dict[str, list[tuple[int, Any]]]:
+    """callId -> [(index, tool/call event)] of one page's events (:func:`views_for_page`'s list)."""
+    calls: dict[str, list[tuple[int, Any]]] = {}
     for i, ev in enumerate(evs):
         if getattr(ev, "type", None) == "tool/call":
             d = _data(ev)
             cid = d.get("callId")
             if isinstance(cid, str):
                 calls.setdefault(cid, []).append((i, ev))
-    views: dict[int, View] = {}
-    for i, ev in enumerate(evs):
-        t = getattr(ev, "type", None)
-        if t not in ("tool/call", "tool/result"):
-            continue
-        d = _data(ev)
-        try:
-            if t == "tool/call":
-                views[ev.seq] = present_call(d.get("name"), d.get("arguments"))
-                continue
-            cid = call_id_of_result(ev)
-            cands = calls.get(cid) if cid is not None else None
-            call = None
-            if cands:
-                before = [c for j, c in cands if j < i]
-                call = before[-1] if before else cands[0][1]
-            if call is None:
-                views[ev.seq] = _result_fallback("", tool_result_of(ev), "call-not-on-page",
-                                                 summary=f"the call {cid} is not on this page" if cid
-                                                 else "the result names no call")
-                continue
-            cd = _data(call)
-            views[ev.seq] = present_result(cd.get("name"), cd.get("arguments"), ev)
-        except Exception as e:          # belt and braces: a page always gets its views
-            views[ev.seq] = generic_view("call" if t == "tool/call" else "result", d.get("name"), "",
-                                         f"presenter-error: {type(e).__name__}: {e}")
-    return views
+    return calls
+
+
+def view_at(evs: list[Any], i: int, calls: dict[str, list[tuple[int, Any]]]) -> View:
+    """The view of ``evs[i]`` (a tool/call or tool/result) in :func:`views_for_page`'s page ``evs``, whose
+    calls are ``calls`` (:func:`page_calls`): one view alone, e.g. when its row is first shown."""
+    ev = evs[i]
+    t = getattr(ev, "type", None)
+    d = _data(ev)
+    try:
+        if t == "tool/call":
+            return present_call(d.get("name"), d.get("arguments"))
+        cid = call_id_of_result(ev)
+        cands = calls.get(cid) if cid is not None else None
+        call = None
+        if cands:
+            before = [c for j, c in cands if j < i]
+            call = before[-1] if before else cands[0][1]
+        if call is None:
+            return _result_fallback("", tool_result_of(ev), "call-not-on-page",
+                                    summary=f"the call {cid} is not on this page" if cid
+                                    else "the result names no call")
+        cd = _data(call)
+        return present_result(cd.get("name"), cd.get("arguments"), ev)
+    except Exception as e:          # belt and braces: a page always gets its views
+        return generic_view("call" if t == "tool/call" else "result", d.get("name"), "",
+                            f"presenter-error: {type(e).__name__}: {e}")

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QTextEdit, QVBo
 from .history.delegate import DocBuilder, mono_font
 from ..log.format.versions import replace_bounds
 from ..textutil import pretty_json
+from .history.lazyviews import shown_view
 from .history.rows import Block, Content, Row, RowKind
 from .theme import Theme
 
@@ -246,7 +247,7 @@ class EventInspector(QWidget):
         if row is not None and row.attempt is not None and getattr(row.attempt, "retry_seq", None) is not None:
             groups.append(("retry", [row.attempt.retry_seq]))
         self._set_links(groups)
-        view = row.view if (row is not None and ev is row.event) else None
+        view = shown_view(row) if (row is not None and ev is row.event) else None
         if isinstance(view, dict):
             builder = DocBuilder(self.theme, self.view_box.font())
             doc = builder.build(view_content(view), RowKind.TOOL_CALL if view.get("for") == "call" else RowKind.TOOL_RESULT,

@@ -458,8 +458,10 @@ class AttemptTracker:
         return [a for a in self.attempts if a.failed]
 
 
-def find_attempts(events: Iterable[Event]) -> AttemptTracker:
-    tr = AttemptTracker()
+def find_attempts(events: Iterable[Event], keep_text: bool = True) -> AttemptTracker:
+    """The attempts of ``events``; ``keep_text=False``: without their text (no pass over a settlement's stream
+    for it: what the history's rows need, which show a failed attempt's text from its own event)."""
+    tr = AttemptTracker(keep_text)
     for ev in events:
         tr.apply(ev)
     return tr

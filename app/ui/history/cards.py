@@ -10,12 +10,13 @@ from ...log.format.payloads import obj
 from ...textutil import clip, compact_json, pretty_json
 from .rows import MAX_LINES, MAX_MONO_LINES, TODO_MARKS, Block, Content, Row, block_plain
 from .row_kind import RowKind
+from .lazyviews import shown_view
 
 
 def _tool_name(row: Row, d: dict) -> str:
     if row.kind == RowKind.TOOL_CALL:
         return str(d.get("name", "?"))
-    v = row.view or {}
+    v = shown_view(row) or {}
     if v.get("tool"):
         return str(v["tool"])
     if row.call is not None and isinstance(row.call.data, dict) and row.call.data.get("name"):
@@ -40,7 +41,8 @@ def _result_content(d: dict) -> tuple[str, bool]:
 
 
 def card(row: Row, d: dict, call: bool) -> Content:
-    v = row.view if isinstance(row.view, dict) else None
+    v = shown_view(row)
+    v = v if isinstance(v, dict) else None
     name = _tool_name(row, d)
     badge = "TOOL CALL" if call else "RESULT"
     status = None

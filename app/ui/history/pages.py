@@ -131,7 +131,7 @@ def build_page_rows(lp: LoadedPage, physical: bool, show_attempts: bool) -> Page
     items = page_items(p, physical, lp.live)
     tracker = lp.trackers.get(physical)
     if tracker is None:
-        tracker = lp.trackers[physical] = find_attempts([it for it in items if is_event(it)])
+        tracker = lp.trackers[physical] = find_attempts([it for it in items if is_event(it)], keep_text=False)
     dropped = set()
     if physical and p.tail:
         dropped = {row_key(d) for d in p.dropped if is_event(d)}

@@ -18,7 +18,8 @@ from typing import Any, Optional
 
 from ...log.format.model import is_event
 from ...log.gcpause import collector_paused
-from .pages import LoadedPage, counted_page, loaded_page, compute_views, read_range
+from .lazyviews import lazy_views
+from .pages import LoadedPage, counted_page, loaded_page, read_range
 
 
 def error_groups(index: Any, seqs: list[int]) -> list[tuple[int, int]]:
@@ -144,7 +145,7 @@ def newest_part(items: list[Any]) -> list[Any]:
 
 
 def _loaded(page: Any, t0: float, physical: bool, show_attempts: bool, expanded: Any, sindex: Any) -> LoadedPage:
-    views = compute_views(page.items)
+    views = lazy_views(page.items)                  # (each card's view made when its row is first shown)
     lp = loaded_page(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex, expanded=expanded,
                      sparse=True)                   # (its rows built once, without gap rows)
     return counted_page(lp)
@@ -155,9 +156,16 @@ def sparse_job(job: Any, reader: Any, seqs: list[int], where: Optional[dict[int,
     """The worker body: :func:`sparse_page` as a loaded page (rows, views, surface statuses), with the
     collector held off (:func:`~app.log.gcpause.collector_paused`).  With many errors, the newest (:data:`NEWEST`,
     :func:`newest_part`) go first to ``job.partial`` as a page of their own: what the window shows first, while
-    the whole page is read."""
+    the whole page is read.
+
+    The page built, the heap is frozen (``gc.freeze``, what the window does once it installs the page:
+    :func:`~app.ui.workers.freeze_heap`) before the collector is back: else its first young pass walks the whole
+    page's objects (tens of ms at 1 GB, with the GIL held), which all live on and are frozen just after."""
+    import gc
     with collector_paused():
-        return _sparse_job(job, reader, seqs, where, physical, show_attempts, expanded, sindex)
+        lp = _sparse_job(job, reader, seqs, where, physical, show_attempts, expanded, sindex)
+        gc.freeze()
+        return lp
 
 
 def _sparse_job(job: Any, reader: Any, seqs: list[int], where: Optional[dict[int, Any]], physical: bool,
