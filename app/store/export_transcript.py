@@ -117,19 +117,10 @@ def _lean_record(decs: dict[bytes, Callable[[bytes], Any]], row: Row, legacy: bo
     """The lean record of a row (:mod:`app.log.format.fastrows`) when the exact decode would read it with no
     problem, no conversion and no dropped field (its checks, as :func:`~app.log.format.fastrows.accepts` makes
     them), else None: the row takes the exact decode."""
-    raw = row[3]
-    if not row[4] or not raw.startswith(_PREFIX):
-        return None
-    dec = decs.get(raw[9:raw.find(b'"', 9)])
-    if dec is None or fr.row_refused(raw):
-        return None
-    try:
-        rec = dec(raw)
-    except fr.DECODE_ERRORS:
-        return None
-    if rec.K <= fr.PACKED_CALL:
-        return rec if legacy and fr.packed_members(rec) else None       # (a packed row in a v2+ log is a bad row)
-    return rec if rec.K < fr.CHECKED or fr.record_ok(rec, legacy) else None
+    rec = fr.record_of(decs, row[3], legacy) if row[4] else None
+    if rec is not None and rec.K <= fr.PACKED_CALL and not (legacy and fr.packed_members(rec)):
+        return None                     # (a packed row in a v2+ log is a bad row)
+    return rec
 
 
 def _apply_record(at: AttemptTracker, rec: Any) -> None:

@@ -376,21 +376,27 @@ def row_refused(raw: bytes) -> bool:
     return bool(refused_rows([raw], False))
 
 
-def accepts(raw: bytes, version: int) -> Any:
-    """The lean record of one stored row when a pass may take it from it (the checks of the pass, for one
-    row), else None (the row takes the exact way)."""
-    if not raw.startswith(b'{"type":"') or row_refused(raw):
-        return None
-    dec = decoders(version).get(raw[9:raw.find(b'"', 9)])
-    if dec is None:
+def record_of(decs: dict[bytes, Callable[[bytes], Any]], raw: bytes, legacy: bool) -> Any:
+    """The lean record of one stored row, read by ``decs`` (row type -> lean decoder, some of
+    :func:`decoders`), when the row passes the screen, decodes and passes :func:`record_ok`; else None (the
+    row takes the exact way).  A packed row's members are the caller's to check (each pass has its rule)."""
+    dec = decs.get(raw[9:raw.find(b'"', 9)]) if raw.startswith(b'{"type":"') else None
+    if dec is None or row_refused(raw):
         return None
     try:
         rec = dec(raw)
     except DECODE_ERRORS:
         return None
-    if rec.K <= PACKED_CALL:
-        return rec if packed_members(rec) else None
-    return rec if rec.K < CHECKED or record_ok(rec, version < 2) else None
+    return rec if rec.K < CHECKED or record_ok(rec, legacy) else None
+
+
+def accepts(raw: bytes, version: int) -> Any:
+    """The lean record of one stored row when a pass may take it from it (the checks of the pass, for one
+    row), else None (the row takes the exact way)."""
+    rec = record_of(decoders(version), raw, version < 2)
+    if rec is not None and rec.K <= PACKED_CALL and not packed_members(rec):
+        return None
+    return rec
 
 
 DECODE_ERRORS = (msgspec.DecodeError, RecursionError)     # (msgspec.ValidationError is a DecodeError)

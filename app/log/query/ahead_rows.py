@@ -63,14 +63,7 @@ class LeanRows:
 
     def record(self, raw: bytes) -> Any:
         """The row's lean record when this way may take it, else None."""
-        dec = self.decs.get(raw[9:raw.find(b'"', 9)]) if raw.startswith(b'{"type":"') else None
-        if dec is None or fr.row_refused(raw):
-            return None
-        try:
-            rec = dec(raw)
-        except fr.DECODE_ERRORS:
-            return None
-        return rec if rec.K < fr.CHECKED or fr.record_ok(rec, self.legacy) else None
+        return fr.record_of(self.decs, raw, self.legacy)
 
     def outline(self, rec: Any, pos: Any, off: int, line: Optional[int]) -> None:
         """:meth:`OutlineBuilder.event` of the row's event."""
