@@ -109,6 +109,8 @@ def test_summary_whole_log_figures_off_the_ui_thread_and_unchanged(qtbot, tmp_pa
     texts["errors on"] = _settled(qtbot, w)
     assert counted["ui"] == 0, f"{counted['ui']} turns unpacked on the UI thread by the refresh (Errors only on)"
     assert texts["errors on"] == _old_way(w), "after Errors only on"
+    events = [ln for ln in texts["errors on"].splitlines() if ln.startswith("events: ")]
+    assert events and "(the whole log)" not in events[0], f"Errors only's page is not the whole log: {events}"
     go.act_errors_only.trigger()
     texts["errors off"] = _settled(qtbot, w)
     assert counted["ui"] == 0, f"{counted['ui']} turns unpacked on the UI thread by the refresh (Errors only off)"
