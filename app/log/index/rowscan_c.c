@@ -2908,6 +2908,41 @@ static PyObject *text_setup(PyObject *self, PyObject *args) {
  *   the translated copy: the places of needle[k] are found by memchr of the bytes the table maps onto it (one
  *   or two; more: a byte loop), each place checked byte by byte through the table.  ``table`` is 256 bytes
  *   mapping b"\n" onto itself and no other byte onto it (the caller checks). */
+/* The two byte searches' shared parts (find_folded here, find_ascii in the find section). */
+static PyObject *ff_open(PyObject *data, Py_buffer *view, Py_ssize_t *start, Py_ssize_t *end) {
+    /* The result list, with ``view`` held on data and [start, end) clamped to it; NULL (nothing held): an error. */
+    if (PyObject_GetBuffer(data, view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (*start < 0)
+        *start = 0;
+    if (*end > view->len)
+        *end = view->len;
+    PyObject *out = PyList_New(0);
+    if (out == NULL)
+        PyBuffer_Release(view);
+    return out;
+}
+
+static int ff_take(PyObject *out, const unsigned char *d, Py_ssize_t i, Py_ssize_t nn, Py_ssize_t end, int rows,
+                   Py_ssize_t *pos) {
+    /* Place i found: appended, and *pos moved past it (``rows``: past the end of its row).  -> 0 go on, 1 stop
+     * (no next row), -1 an error (raised). */
+    PyObject *v = PyLong_FromSsize_t(i);
+    if (v == NULL || PyList_Append(out, v) < 0) {
+        Py_XDECREF(v);
+        return -1;
+    }
+    Py_DECREF(v);
+    *pos = i + nn;
+    if (rows) {
+        const unsigned char *e = *pos < end ? memchr(d + *pos, '\n', (size_t)(end - *pos)) : NULL;
+        if (e == NULL)
+            return 1;
+        *pos = (e - d) + 1;
+    }
+    return 0;
+}
+
 static PyObject *find_folded(PyObject *self, PyObject *args) {
     PyObject *data;
     const unsigned char *nd, *tb;
@@ -2921,18 +2956,10 @@ static PyObject *find_folded(PyObject *self, PyObject *args) {
         return NULL;
     }
     Py_buffer view;
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+    PyObject *out = ff_open(data, &view, &start, &end);
+    if (out == NULL)
         return NULL;
     const unsigned char *d = (const unsigned char *)view.buf;
-    if (start < 0)
-        start = 0;
-    if (end > view.len)
-        end = view.len;
-    PyObject *out = PyList_New(0);
-    if (out == NULL) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     unsigned char pre[256], want[256];
     int npre = 0;
     memset(want, 0, sizeof want);
@@ -2978,21 +3005,14 @@ static PyObject *find_folded(PyObject *self, PyObject *args) {
             pos = i + 1;
             continue;
         }
-        PyObject *v = PyLong_FromSsize_t(i);
-        if (v == NULL || PyList_Append(out, v) < 0) {
-            Py_XDECREF(v);
+        int r = ff_take(out, d, i, nn, end, rows, &pos);
+        if (r < 0) {
             Py_DECREF(out);
             PyBuffer_Release(&view);
             return NULL;
         }
-        Py_DECREF(v);
-        pos = i + nn;
-        if (rows) {
-            const unsigned char *e = pos < end ? memchr(d + pos, '\n', (size_t)(end - pos)) : NULL;
-            if (e == NULL)
-                break;
-            pos = (e - d) + 1;
-        }
+        if (r > 0)
+            break;
     }
     PyBuffer_Release(&view);
     return out;
@@ -3599,18 +3619,10 @@ static PyObject *find_ascii(PyObject *self, PyObject *args) {
     if (!fa_filter_ok(tb, nd[0]) || !fa_filter_ok(tb, nd[nn - 1]))
         Py_RETURN_NONE;
     Py_buffer view;
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+    PyObject *out = ff_open(data, &view, &start, &end);
+    if (out == NULL)
         return NULL;
     const unsigned char *d = (const unsigned char *)view.buf;
-    if (start < 0)
-        start = 0;
-    if (end > view.len)
-        end = view.len;
-    PyObject *out = PyList_New(0);
-    if (out == NULL) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     const unsigned char f = nd[0] | 0x20, l = nd[nn - 1] | 0x20;
     Py_ssize_t pos = start;
     while (pos + nn <= end) {
@@ -3648,21 +3660,14 @@ static PyObject *find_ascii(PyObject *self, PyObject *args) {
             }
             cand = i;
         }
-        PyObject *v = PyLong_FromSsize_t(cand);
-        if (v == NULL || PyList_Append(out, v) < 0) {
-            Py_XDECREF(v);
+        int r = ff_take(out, d, cand, nn, end, rows, &pos);
+        if (r < 0) {
             Py_DECREF(out);
             PyBuffer_Release(&view);
             return NULL;
         }
-        Py_DECREF(v);
-        pos = cand + nn;
-        if (rows) {
-            const unsigned char *e = pos < end ? memchr(d + pos, '\n', (size_t)(end - pos)) : NULL;
-            if (e == NULL)
-                break;
-            pos = (e - d) + 1;
-        }
+        if (r > 0)
+            break;
     }
     PyBuffer_Release(&view);
     return out;
