@@ -235,7 +235,7 @@ def status_texts(s: dict) -> tuple[str, str, str]:
     count of stored events, the closure rows counted apart in the face label."""
     stored = s["storedEvents"]
     total = s["indexedEvents"]
-    if not s["hasMore"]:
+    if s["wholeLog"]:
         total = stored        # the whole log is loaded (an index counting a seq gap's missing seqs says more)
     parts = [count_text(s["rows"], "row")]
     parts.append(f"{stored:,} of {total:,} events loaded" if total is not None else
@@ -247,7 +247,8 @@ def status_texts(s: dict) -> tuple[str, str, str]:
     if s["loading"]:
         parts.append("loading…")
     tip = [f"{count_text(s['pages'], 'page')} loaded",
-           f"older rows from seq {s['baseSeq']}" if s["hasMore"] else "the whole log is loaded"]
+           f"older rows from seq {s['baseSeq']}" if s["hasMore"] else
+           "the whole log is loaded" if s["wholeLog"] else "no older rows to load"]
     if s["closure"]:
         tip.append(f"{count_text(s['closure'], 'closure row')} synthesized in memory (not counted as stored)")
     face = s["face"]

@@ -135,11 +135,8 @@ def session_summary(history, info=None, title: str = "", whole: Optional[dict] =
     lines.append("")
     stored = s["storedEvents"]
     total = s["indexedEvents"] if s["indexedEvents"] is not None else w.get("events")
-    # everything is loaded: no older page, no newer page kept aside after a jump, and not *Errors only*'s page
-    # (its rows are scattered over the whole log: what it holds is not the whole log)
     win = history.window
-    everything = bool(win.pages) and not win.pages[0].page.has_more and not getattr(win, "has_newer", False) \
-        and not any(getattr(p, "sparse", False) for p in win.pages)
+    everything = win.whole_log
     lines.append(f"events: {stored:,} (the whole log)" if everything else f"events: {_of(stored, total, False)}")
     t = loaded_tally(win)
     lines.append(f"turns: {_of(t['turns'], w.get('turns'), everything)}")

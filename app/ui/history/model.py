@@ -439,7 +439,7 @@ class HistoryModel(TruthModel, FindModel, QAbstractListModel):
         return {
             "storedEvents": w.stored_event_count(),
             "rows": len(self.rows), "hiddenRows": w.hidden + w.bottom, "events": len(w.events),
-            "pages": len(self.pages), "hasMore": self.has_more, "baseSeq": self.base_seq,
+            "pages": len(self.pages), "hasMore": self.has_more, "wholeLog": w.whole_log, "baseSeq": self.base_seq,
             "face": "physical" if self.physical else "logical",
             "format": getattr(getattr(self.reader, "source", None), "kind", None),
             "hiddenAttempts": w.hidden_attempt_count(), "showAttempts": self.show_attempts,

@@ -144,6 +144,13 @@ class WindowNavigation:
         return bool(self.tail_pages)
 
     @property
+    def whole_log(self) -> bool:
+        """Every event of the log is loaded: no older page, no newer page kept aside after a jump, and not
+        *Errors only*'s page (its rows are scattered over the whole log, with no older page to read)."""
+        pages = self.pages
+        return bool(pages) and not pages[0].page.has_more and not self.tail_pages and not any(p.sparse for p in pages)
+
+    @property
     def newest_page(self) -> Optional[LoadedPage]:
         """The page ending the log (loaded, or kept aside for the live feed)."""
         if self.tail_pages:
