@@ -161,10 +161,10 @@ def sparse_job(job: Any, reader: Any, seqs: list[int], where: Optional[dict[int,
     The page built, the heap is frozen (``gc.freeze``, what the window does once it installs the page:
     :func:`~app.ui.workers.freeze_heap`) before the collector is back: else its first young pass walks the whole
     page's objects (tens of ms at 1 GB, with the GIL held), which all live on and are frozen just after."""
-    import gc
+    from ..workers import freeze_heap
     with collector_paused():
         lp = _sparse_job(job, reader, seqs, where, physical, show_attempts, expanded, sindex)
-        gc.freeze()
+        freeze_heap()
         return lp
 
 
