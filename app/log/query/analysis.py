@@ -1,12 +1,12 @@
 """Whole-log answers built from one streaming pass: inspect, messages, exact request."""
 from __future__ import annotations
 
-import gc
 from itertools import accumulate, repeat
 from operator import add
 from typing import Any, Optional
 from collections.abc import Callable, Iterable
 
+from ..gcpause import collector_paused
 from ..fold.attempts import Attempt, AttemptTracker, cited_ints, embedded_stream
 from ..format.lazyrows import Lazy, PackedBlock, iter_lazy, lazy_row
 from ..format import fastrows as fr
@@ -140,16 +140,11 @@ class _InspectPass:
         """The pass over every stored row: a row that :mod:`app.log.format.fastrows` reads as a lean record is
         counted and folded from it; any other row (or one its checks refuse) takes the exact steps, in
         its place.  Same answer as ``lazy(iter_lazy(reader, ...))`` (``tests/test_fastrows.py``)."""
-        collecting = gc.isenabled()
-        gc.disable()           # (records, lists and dicts by the million, no cycles: the collector only costs time)
-        try:
+        with collector_paused():     # (records, lists and dicts by the million, no cycles)
             for seg in reader.source.forward():
                 self._fast_segment(reader, seg)
                 if progress:
                     progress(seg.end if isinstance(seg.end, int) else 0, max(1, reader.source.size))
-        finally:
-            if collecting:
-                gc.enable()
 
     def _fast_segment(self, reader: LogReader, seg: Segment) -> None:
         problems = self.problems

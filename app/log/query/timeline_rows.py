@@ -19,11 +19,11 @@ else.  The logical face: rows from the repair cut on are left out and the closur
 from __future__ import annotations
 
 import functools
-import gc
 from typing import TYPE_CHECKING, Any, Optional, Union
 from collections.abc import Callable, Iterator
 
 from ..format import fastrows as fr
+from ..gcpause import collector_paused
 from ..format.lazyrows import Cut
 from ..format.model import Event, is_event
 from ..format.payloads import JsonObj
@@ -59,9 +59,7 @@ def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optiona
     fast = not reader.envelope_free
     flags = (PACKED if (reader.version or 0) < 2 else 0) | (CHUNK if b"assistant/chunk" in readers else 0) | \
         (SMALL if all(t.encode() in readers for t in SMALL_TYPES) else 0)
-    collecting = gc.isenabled()
-    gc.disable()                # (many small records, no cycles)
-    try:
+    with collector_paused():        # (many small records, no cycles)
         src = reader.source
         if start is None and src.kind == "jsonl":
             start = src.header_end              # (the same segments with no line numbers: the spans read none, and
@@ -100,9 +98,6 @@ def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optiona
                         yield it
             if cut is not None and cut.hit:
                 break
-    finally:
-        if collecting:
-            gc.enable()
     if stop is None:
         yield from st.closure
 

@@ -19,7 +19,6 @@ about its bytes).
 """
 from __future__ import annotations
 
-import gc
 import sys
 from array import array
 from collections.abc import Iterator, Sequence
@@ -30,6 +29,7 @@ from typing import Any, Optional, Union, overload
 import msgspec
 
 from ..format.payloads import JsonObj
+from ..gcpause import collector_paused
 from ..index.fastindex import load_rowscan_c
 
 NULL_INT = -(1 << 63)
@@ -209,13 +209,8 @@ class SpanTable(Sequence[JsonObj]):
     @classmethod
     def of(cls, spans: Sequence[JsonObj]) -> SpanTable:
         """The table of ``spans`` (dicts, in log order); the dicts are kept as they are (:meth:`dicts`)."""
-        collecting = gc.isenabled()
-        gc.disable()                    # (lists and tuples of the spans' values, no cycles)
-        try:
+        with collector_paused():        # (lists and tuples of the spans' values, no cycles)
             return cls._of(spans if isinstance(spans, list) else list(spans))
-        finally:
-            if collecting:
-                gc.enable()
 
     @classmethod
     def _of(cls, spans: list[JsonObj]) -> SpanTable:
