@@ -40,6 +40,7 @@ def show_diagnostics_of(win: Any) -> Any:
 
 
 INDEX_PANE_BYTES = 16 << 20      # smaller logs: no index pane (the demo opens without one)
+INDEX_PANE_DELAY_MS = 500        # the pane shows once the build has run this long (a quick one never shows it)
 
 
 def track_index_build(win: Any, job: Any) -> None:
@@ -51,7 +52,7 @@ def track_index_build(win: Any, job: Any) -> None:
             return
     except (OSError, TypeError):
         pass
-    win.index_tasks.track(job, "Indexing the log (seq index): go-to and far pages wait for it", delay_ms=500)
+    win.index_tasks.track(job, "Indexing the log (seq index): go-to and far pages wait for it", delay_ms=INDEX_PANE_DELAY_MS)
     job.failed.connect(lambda _m, job=job: _index_cancelled(win, job))
     job.done.connect(lambda _r, job=job: _index_cancelled(win, job))    # (it ended as Cancel was clicked)
     if job.finished:                  # (handed over after it ended: its signals are gone, settle it now)
