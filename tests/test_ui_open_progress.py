@@ -63,7 +63,8 @@ def pane_at_once(monkeypatch):
     monkeypatch.setattr(hm, "INDEX_PANE_DELAY_MS", 0)
 
 
-def test_index_bar_moves_monotonically_to_100(qtbot, win, zlog, pane_at_once):
+@pytest.mark.usefixtures("pane_at_once")
+def test_index_bar_moves_monotonically_to_100(qtbot, win, zlog):
     values: list[int] = []
     job, pane = _open(qtbot, win, zlog)
     if pane is None or job.finished:
@@ -79,7 +80,8 @@ def test_index_bar_moves_monotonically_to_100(qtbot, win, zlog, pane_at_once):
     assert not win.index_tasks.isVisible()
 
 
-def test_cancel_stops_the_index_within_200ms(qtbot, win, zlog, tmp_path, pane_at_once):
+@pytest.mark.usefixtures("pane_at_once")
+def test_cancel_stops_the_index_within_200ms(qtbot, win, zlog, tmp_path):
     job, pane = _open(qtbot, win, zlog)
     if pane is None or job.finished:
         pytest.skip("the seq index was built before the window showed it")
