@@ -578,6 +578,86 @@ def _totals(idx: Iterable[int], c: dict[str, Sequence[Any]], prices: Prices) -> 
             "counts": counts, "unknownDurations": unknown}
 
 
+ONE_PASS = True     # summarize: every turn's totals and the whole's in one pass over the spans (False: a pass per
+                    # turn with _totals, the definition; tests/test_timeline_tlc.py holds the two equal)
+
+
+class _Acc:
+    """The figures :func:`_totals` sums, of one group of spans, summed as they come."""
+    __slots__ = ("counts", "ms", "tools", "tokens", "cost", "unpriced", "unknown")
+
+    def __init__(self) -> None:
+        self.counts = dict.fromkeys(KINDS, 0)
+        self.ms = dict.fromkeys(KINDS, 0)
+        self.tools: list[int] = []
+        self.tokens = zero_tokens()
+        self.cost, self.unpriced, self.unknown = 0.0, 0, 0
+
+
+def _one_pass(c: dict[str, Sequence[Any]], prices: Prices) -> tuple[dict[Any, _Acc], _Acc]:
+    """:func:`_totals` of the spans of every turn that has a ``turn`` span (by its turn, as grouping them in a dict
+    does) and of all of them, summed in one pass in log order (the same additions in the same order: the same
+    floats)."""
+    kind, dur, toks, model, turn = c["kind"], c["durationMs"], c["tokens"], c["model"], c["turn"]
+    per: dict[Any, _Acc] = {}
+    for k, t in zip(kind, turn):
+        if k == "turn" and t is not None and type(t) is not list and type(t) is not dict and t not in per:
+            per[t] = _Acc()
+    whole = _Acc()
+    w_counts, w_ms, w_tools, w_tokens = whole.counts, whole.ms, whole.tools, whole.tokens
+    keys = list(w_tokens)
+    for i, k in enumerate(kind):
+        t = turn[i]
+        acc = per.get(t) if t is not None and type(t) is not list and type(t) is not dict else None
+        d = dur[i]
+        w_counts[k] += 1
+        if d is None:
+            whole.unknown += 1
+        else:
+            w_ms[k] += d
+        if acc is not None:
+            acc.counts[k] += 1
+            if d is None:
+                acc.unknown += 1
+            else:
+                acc.ms[k] += d
+        if k == "tool":
+            w_tools.append(i)
+            if acc is not None:
+                acc.tools.append(i)
+        elif k == "attempt":
+            tk = toks[i]
+            x = prices.cost(tk, model[i])
+            for a in (whole, acc) if acc is not None else (whole,):
+                at = a.tokens
+                for key in keys:
+                    at[key] += tk[key]
+                if x is None:
+                    a.unpriced += tk["input"] + tk["output"]
+                else:
+                    a.cost += x
+    del w_counts, w_ms, w_tools, w_tokens
+    return per, whole
+
+
+def _finish_totals(acc: Optional[_Acc], c: dict[str, Sequence[Any]], prices: Prices) -> JsonObj:
+    """What :func:`_totals` gives of the spans summed in ``acc`` (None: of no span)."""
+    if acc is None:
+        return _totals((), c, prices)
+    tokens = dict(acc.tokens)
+    prompt = prompt_tokens(tokens)
+    start, dur = c["start"], c["durationMs"]
+    ms = acc.ms
+    return {"wallMs": ms["turn"], "modelMs": ms["attempt"],
+            "toolMs": _union_ms((start[i], dur[i]) for i in acc.tools),
+            "userWaitMs": ms["approval"], "retryWaitMs": ms["retry-wait"], "tokens": tokens,
+            "cacheHitRate": round(tokens["cacheRead"] / prompt, 4) if prompt else None,
+            "cost": {"estimate": True, "amount": round(acc.cost, 6), "currency": "USD",
+                     "unpricedTokens": acc.unpriced,
+                     "note": "estimated from the price table in settings (per million tokens); not a bill"},
+            "counts": dict(acc.counts), "unknownDurations": acc.unknown}
+
+
 def in_log_order(spans: Iterable[JsonObj]) -> list[JsonObj]:
     """Spans by seq, a turn before its step before its attempt … at the same seq (the order of :data:`KINDS`)."""
     order = {k: i for i, k in enumerate(KINDS)}
@@ -601,21 +681,27 @@ def summarize(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]] = No
             ss = [s for s in ss if s.get("turn") == turn]
         c = {k: [s.get(k) for s in ss] for k in _SUMMARY_KEYS}
     turns: list[JsonObj] = []
-    by_turn: dict[Any, list[int]] = {}
-    for i, t in enumerate(c["turn"]):
-        if t is not None and type(t) is not list and type(t) is not dict:      # (hashable as logged)
-            by_turn.setdefault(t, []).append(i)
+    if ONE_PASS:
+        per, whole = _one_pass(c, table)
+    else:
+        by_turn: dict[Any, list[int]] = {}
+        for i, t in enumerate(c["turn"]):
+            if t is not None and type(t) is not list and type(t) is not dict:      # (hashable as logged)
+                by_turn.setdefault(t, []).append(i)
     for i in [i for i, k in enumerate(c["kind"]) if k == "turn"]:
         t = c["turn"][i]
-        mine = by_turn.get(t, []) if t is not None and type(t) is not list and type(t) is not dict else []
-        tot = _totals(mine, c, table)
+        key = t if t is not None and type(t) is not list and type(t) is not dict else None   # (hashable as logged)
+        if ONE_PASS:
+            tot = _finish_totals(per.get(key) if key is not None else None, c, table)
+        else:
+            tot = _totals(by_turn.get(key, []) if key is not None else [], c, table)
         turns.append({"turn": t, "seq": c["seq"][i], "endSeq": c["endSeq"][i], "durationMs": c["durationMs"][i],
                       "reason": c["reason"][i], "steps": tot["counts"]["step"],
                       "attempts": tot["counts"]["attempt"], "tools": tot["counts"]["tool"],
                       "retries": tot["counts"]["retry-wait"], "modelMs": tot["modelMs"], "toolMs": tot["toolMs"],
                       "userWaitMs": tot["userWaitMs"], "tokens": tot["tokens"], "cost": tot["cost"]["amount"],
                       "costEstimate": True})
-    totals = _totals(range(len(c["kind"])), c, table)
+    totals = _finish_totals(whole, c, table) if ONE_PASS else _totals(range(len(c["kind"])), c, table)
     totals["timesKnown"] = NO_TIMES not in c["note"]
     return {"spans": ss, "turns": turns, "totals": totals}
 

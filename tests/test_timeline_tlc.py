@@ -1,0 +1,123 @@
+"""The timeline's fast first pass (issue 31, the tlc helper): with its fast paths switched off (the settlement rows
+read by the row scanner in C, ``timeline_rows.SETTLE_C``; the turns and totals summed in one pass,
+``timeline.ONE_PASS``) the spans, the turns and the totals are exactly the same, on every fixture (v0 to v4), on
+generated logs (v0 and v4, with retries and failed attempts) and on hostile ones (mutants of real logs, changed
+settlement rows)."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.log.query import timeline as tlm
+from app.log.query.timeline import in_log_order, summarize, timeline
+from app.store.faces import open_reader
+from app.tools.hostile import deep_row, jsonl_mutants
+from app.tools.synth import SessionSynth, write_jsonl
+from tests.fixtures_util import FIXTURES
+
+NEXT = FIXTURES.parent / "dsh-next"
+PRICES = {"deepseek-*": {"input": 0.28, "cacheRead": 0.028, "output": 0.42}, "gpt-4o": {"input": 2.5, "output": 10}}
+
+
+def _all(p: Path, fast: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """(spans, turns, totals) of the log at ``p``, read with the fast paths on or off."""
+    monkeypatch.setattr(tlm, "ONE_PASS", fast)
+    r = open_reader(str(p))
+    if r.fatal:
+        return None
+    spans = in_log_order(timeline(r))
+    out = summarize(spans, PRICES, ordered=True)
+    return json.dumps(out["spans"]), json.dumps(out["turns"]), json.dumps(out["totals"])
+
+
+def _same(p: Path, monkeypatch: pytest.MonkeyPatch) -> bool:
+    fast = _all(p, True, monkeypatch)
+    assert fast == _all(p, False, monkeypatch), p
+    return fast is not None
+
+
+def _generated(tmp_path: Path) -> list[Path]:
+    out = []
+    for version in (0, 4):
+        g = tmp_path / f"g{version}" / "session.jsonl"
+        g.parent.mkdir()
+        write_jsonl(str(g), SessionSynth(31 + version, version=version, p_retry=0.3), target_bytes=400_000)
+        out.append(g)
+    return out
+
+
+def test_fast_paths_off_give_the_same_on_fixtures_and_generated_logs(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch):
+    logs = sorted(FIXTURES.rglob("*.jsonl")) + sorted(NEXT.rglob("*.jsonl")) + _generated(tmp_path)
+    read = sum(_same(p, monkeypatch) for p in logs)
+    assert read >= 60
+
+
+def _changed(raw: bytes, rng: random.Random) -> bytes:
+    """A settlement row changed where the C reader must refuse it or read it as the exact way does."""
+    row = json.loads(raw)
+    d = row.get("data")
+    if not isinstance(d, dict):
+        return raw
+    pick = rng.randrange(14)
+    if pick == 0:
+        d["usage"] = rng.choice([{"inputTokens": 1.5}, {"outputTokens": None}, {"cacheReadTokens": "7"}, [], 3, None,
+                                 {"inputTokens": 5, "outputTokens": 2, "cacheReadTokens": None, "x": [1, {"y": 2}]}])
+    elif pick == 1:
+        d["interrupted"] = rng.choice([True, False, None, 1, "yes"])
+    elif pick == 2:
+        d["turn"] = rng.choice([None, "1", 1.0, -3, 2 ** 60])
+    elif pick == 3:
+        row["sourceEventSeqs"] = rng.choice([[], [row["seq"]], [3, 2], [1, 1], None, "x", [[1, 2]], [-4, 0]])
+    elif pick == 4:
+        row["surfaceOp"] = rng.choice(["replace", None, {"op": "append"}])
+    elif pick == 5:
+        row["ignorable"] = rng.choice([True, None, {"a": [1]}, "x"])
+    elif pick == 6:
+        row["extra"] = 1
+    elif pick == 7:
+        d["stream"] = rng.choice([None, [], "x", [{"type": "chunk", "time": 5, "chunk": {"type": "finish"}}],
+                                  [{"type": "text-chunks", "time0": 9, "texts": ["a", "b"], "dt": [1.5]}]])
+    elif pick == 8:
+        d.pop(rng.choice(["turn", "step", "message", "stream"]), None)
+    elif pick == 9:
+        row.pop(rng.choice(["time", "surfaceOp", "seq"]), None)
+    elif pick == 10:
+        d["type"] = rng.choice(["assistant/message", "other", 5])
+    elif pick == 11:
+        row["time"] = rng.choice([0, -1, 1.5, None, 10 ** 16])
+    elif pick == 12:
+        d["message"] = {"n": 12345678901234567890, "f": 1e5, "deep": [[[[1]]]]}
+    else:
+        text = json.dumps(row, ensure_ascii=False, separators=(",", ":"))
+        return text.replace('"step"', ' "step" ', 1).encode()
+    return json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def test_fast_paths_off_give_the_same_on_hostile_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Mutants of a real log and of generated v0 and v4 logs (truncated, flipped, garbage, deep, huge rows), and
+    generated logs whose settlement rows are changed in every field the C reader reads or checks."""
+    read = 0
+    srcs = [FIXTURES / "examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"] + _generated(tmp_path)
+    for s, src in enumerate(srcs):
+        data = src.read_bytes() + deep_row(10 ** 6, 300) + b"\n"
+        for k, (_name, blob, _kept) in enumerate(jsonl_mutants(data, seed=s, count=12)):
+            p = tmp_path / f"m{s}-{k}" / "session.jsonl"
+            p.parent.mkdir()
+            p.write_bytes(blob)
+            read += _same(p, monkeypatch)
+    rng = random.Random(31)
+    for g in srcs[1:]:
+        lines = g.read_bytes().split(b"\n")
+        out = [lines[0]] + [_changed(ln, rng) if ln.startswith((b'{"type":"assistant/message"',
+                                                                 b'{"type":"assistant/attempt"')) and rng.random() < 0.5
+                            else ln for ln in lines[1:]]
+        p = tmp_path / f"c-{g.parent.name}" / "session.jsonl"
+        p.parent.mkdir()
+        p.write_bytes(b"\n".join(out))
+        read += _same(p, monkeypatch)
+    assert read >= 30
