@@ -191,7 +191,27 @@ def test_the_comparison_catches_a_planted_difference(tmp_path, monkeypatch):
     # the C gate made to drop a row's last field: its hits are lost, caught
     monkeypatch.setattr(find_fast, "gate_fields", lambda r, g=find_fast.gate_fields: g(r)[:-1])
     with pytest.raises(AssertionError):
-        same_both_ways(make, FindOptions("step"))
+        same_both_ways(make, FindOptions("the "))
+    monkeypatch.undo()
+    # the text hits (the C's plained fields) made to drop a row's last field, or to take the turn the C reads
+    # for the tracker's, or a lazy snippet made from the row's next hit: caught
+    monkeypatch.setattr(find_fast, "text_shown", lambda r, g=find_fast.text_shown: g(r)[:-1])
+    with pytest.raises(AssertionError):
+        same_both_ways(make, FindOptions("the"))
+    monkeypatch.undo()
+    monkeypatch.setattr(find_fast, "text_shown", lambda r, g=find_fast.text_shown: g(r[:3] + (-1,) + r[4:]))
+    monkeypatch.setattr(find_fast.FastRows, "_text_hits", lambda self, r, *a, g=find_fast.FastRows._text_hits:
+                        g(self, r[:3] + (None,) + r[4:], *a))
+    with pytest.raises(AssertionError):
+        same_both_ways(make, FindOptions("the"))
+    monkeypatch.undo()
+    real_init = find_fast.LazyHit.__init__
+
+    def next_hit(self, *, source, **kw):
+        real_init(self, source=source[:4] + (source[4] + 1,), **kw)
+    monkeypatch.setattr(find_fast.LazyHit, "__init__", next_hit)
+    with pytest.raises(AssertionError):
+        same_both_ways(make, FindOptions("the"))
     monkeypatch.undo()
     # the payload keys read cut to a few: the fields differ, caught
     monkeypatch.setattr(find_light, "_KEYS", ("message", "content"))
@@ -246,7 +266,7 @@ def test_light_event_leaves_to_the_exact_way_what_the_codec_reads_otherwise():
     assert find_fast.light_event(no_seq.replace(b'"data"', b'"seq0":3,"data"'), {7: 41}, 7) is None
 
 
-def test_the_c_gate_skips_rows_of_a_rare_word_and_steps_aside_for_a_common_one(tmp_path):
+def test_the_c_gate_skips_rows_of_a_rare_word_and_the_text_hits_read_a_common_one(tmp_path):
     from app.log.query.find_match import compile_matcher
     p = tmp_path / "g.jsonl"
     write_jsonl(str(p), SessionSynth(seed=6, version=4), target_bytes=600_000)
@@ -259,13 +279,15 @@ def test_the_c_gate_skips_rows_of_a_rare_word_and_steps_aside_for_a_common_one(t
         seen[self.opts.text] = self
     find_fast.FastRows.__init__ = spy
     try:
-        for q in ("step by step", "the", '"tests'):
+        for q in ("step by step", "the", '"tests', "the "):
             assert same_both_ways(make, FindOptions(q)) > 0
     finally:
         find_fast.FastRows.__init__ = orig
-    rare, common = seen["step by step"], seen["the"]
+    rare, common, spaced = seen["step by step"], seen["the"], seen["the "]
     assert rare.text_row is not None and rare.tried > 2 * rare.passed > 0       # most candidates skipped unread
-    assert common.text_row is None and common.tried >= find_fast.GATE_TRIAL     # most hit: the gate stepped aside
+    assert not rare.text_hits and seen['"tests'].text_hits
+    assert common.text_hits and common.tried == 0                               # read by the text hits, no gate
+    assert spaced.text_row is None and spaced.tried >= find_fast.GATE_TRIAL     # most hit: the gate stepped aside
     r = make()
     try:
         for opts in (FindOptions("a", regex=True), FindOptions("a\nb"), FindOptions("x", also=(compile_matcher(
@@ -273,3 +295,14 @@ def test_the_c_gate_skips_rows_of_a_rare_word_and_steps_aside_for_a_common_one(t
             assert find_fast.FastRows(r.codec, opts, compile_matcher(opts)).text_row is None, opts   # no gate
     finally:
         r.close()
+
+
+def test_a_row_the_c_text_reads_is_within_the_codecs_nesting_limit():
+    """The text hits take no bracket count of a row the C ``text_row`` reads: it reads rows nested at most 64
+    deep (FT_DEPTH), within the codec's limit; a deeper row is left to the exact way."""
+    from app.log.format.limits import MAX_DEPTH
+    from app.log.query.textrow import text_row_c
+    assert MAX_DEPTH >= 64
+    row = b'{"type":"user/message","seq":1,"data":{"turn":2,"content":"the x","n":%s}}'
+    assert text_row_c()(row % (b"[" * 60 + b"]" * 60), False) is not None
+    assert text_row_c()(row % (b"[" * 70 + b"]" * 70), False) is None

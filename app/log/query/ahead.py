@@ -25,9 +25,10 @@ from ..fold.checkpoints import EVERY, Checkpoint, CheckpointBuilder, Checkpoints
 from ..fold.surface import SURFACE_NEEDLES, ScanEnd, SurfaceIndex
 from ..index.verdict import ReadPath
 from ..format.lazyrows import PACKED_PREFIXES, lazy_row
+from ..format.fastrows import MESSAGE
 from ..format.model import is_event
 from .ahead_lean import LeanChecks, lean_block
-from .ahead_rows import LeanRows
+from .ahead_rows import SURFACE_TYPES, LeanRows
 from .outline import Outline, OutlineBuilder, TurnEntry
 from .outline_packed import TurnSpool
 
@@ -74,9 +75,10 @@ class _Surface:
                 if is_event(ev):
                     self.idx.apply(ev)
 
-    def lean(self, pos: Any, line: Optional[int], raw: bytes, typ: str, seq: int) -> None:
+    def lean(self, pos: Any, line: Optional[int], raw: bytes, typ: str, seq: int, empty: bool = False) -> None:
         """:meth:`row` of a complete row of ``ahead_rows.LEAN_TYPES`` (a non-surface event: only counted, a step
-        boundary marks the fold) without its event."""
+        boundary marks the fold) or ``ahead_rows.SURFACE_TYPES`` (an append; ``empty``: an assistant message with
+        no content) without its event."""
         if self.cut is not None and pos >= self.cut:
             self.end.pos, self.end.line = pos, line
             self.stopped = True
@@ -84,6 +86,8 @@ class _Surface:
             idx = self.idx
             if typ in ("step/start", "step/end"):
                 idx.lean_step(typ, seq)
+            elif typ in SURFACE_TYPES:          # (an append: ``ahead_rows``; an assistant message with no content
+                idx.lean_append(seq, empty, len(raw))     # is an empty one)
             else:
                 idx.events += 1
                 if seq > idx.last_seq:
@@ -102,9 +106,10 @@ class _Surface:
 
 def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
                 cancel: Optional[Callable[[], bool]] = None, every: int = EVERY,
-                sink: Optional[Callable[[Checkpoint], None]] = None) -> Ahead:
+                sink: Optional[Callable[[Checkpoint], None]] = None, fast: bool = True) -> Ahead:
     """The checkpoints, the surface index and the outline of ``reader``'s log from one forward read.
-    ``sink``: where each checkpoint goes once final (the product then holds only the points not yet given)."""
+    ``sink``: where each checkpoint goes once final (the product then holds only the points not yet given);
+    ``fast=False``: every row decoded whole, none read lean (the tests compare the two ways)."""
     ob = OutlineBuilder(reader)
     ob.turns = cast(list[TurnEntry], TurnSpool())     # (each turn packed once final: issue 36)
     ob.checks = LeanChecks()            # (the same load checks, the common case at C level)
@@ -112,6 +117,8 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
     cb.sink = sink
     su = _Surface(reader)
     lean = LeanRows(reader, ob, cb)      # (plain rows from their lean records, when they are well-formed)
+    if not fast:
+        lean.decs = {}
     if reader.fatal:
         return Ahead(cb.cps, su.finish(), su.end, ob.finish(True), True)
     total = max(1, reader.physical_total())
@@ -136,7 +143,8 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
             if cancel is not None and n % CANCEL_ROWS == 0 and cancel():
                 return Ahead(cb.cps, su.idx, su.end, ob.finish(False), False)
             pos, off, line, raw, complete = row
-            blk = lean_block(reader, raw, line, off) if complete and raw.startswith(PACKED_PREFIXES) else None
+            blk = lean_block(reader, raw, line, off) if fast and complete and raw.startswith(PACKED_PREFIXES) \
+                else None
             if blk is not None:             # (a clean packed row: its members only count, nothing decodes them)
                 assert blk.n is not None
                 ob.block(blk.seq0, blk.n, line, off)
@@ -148,9 +156,9 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
             if rec is not None:
                 lean.outline(rec, pos, off, line)
                 if cp_on:
-                    cp_on = lean.checkpoint(rec)
+                    cp_on = lean.checkpoint(rec, row)
                 if not su.stopped:
-                    su.lean(pos, line, raw, rec.T, rec.seq)
+                    su.lean(pos, line, raw, rec.T, rec.seq, rec.K == MESSAGE and not rec.data.message.content)
                 continue
             got = reader.decode_split_row(row, problems)
             for it in got:

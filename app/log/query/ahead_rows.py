@@ -20,12 +20,13 @@ Any other row, and any row its record or checks refuse, takes the exact decode i
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 from ..fold.v0chain import TYPES as V0_TYPES
 from ..fold.v2heads import TYPES as V2_TYPES
 from ..format import fastrows as fr
-from ..format.model import Problem
+from ..format.model import Event, Problem, is_event
+from ..source.sources import RowPos
 from .outline import TurnEntry
 
 if TYPE_CHECKING:
@@ -35,7 +36,11 @@ if TYPE_CHECKING:
 
 LEAN_TYPES = frozenset({"assistant/chunk", "step/start", "step/end", "tool/call", "todo/write", "agent/inbox/spliced",
                         "llm/retry", "llm/retry-started", "turn/start", "turn/end"})
+# surface appends taken lean too (issue 29: most of a long log's bytes); a user/message is not (the outline reads
+# its text for the turn's prompt)
+SURFACE_TYPES = frozenset({"assistant/message", "tool/result"})
 _STEPS = ("step/start", "step/end")
+Row = tuple[RowPos, int, Optional[int], bytes, bool]        # (a row as ``Segment.split_rows`` gives it)
 
 
 def lean_decoders(reader: LogReader, cb: CheckpointBuilder) -> dict[bytes, Any]:
@@ -48,7 +53,7 @@ def lean_decoders(reader: LogReader, cb: CheckpointBuilder) -> dict[bytes, Any]:
         skip |= V2_TYPES
     if cb.sf.v0 is not None:
         skip |= V0_TYPES
-    take = LEAN_TYPES - skip
+    take = (LEAN_TYPES | SURFACE_TYPES) - skip
     return {k: v for k, v in fr.decoders(reader.version or 0).items() if k.decode() in take}
 
 
@@ -56,6 +61,7 @@ class LeanRows:
     """The lean way for the rows it can take (see the module doc): :meth:`take` is True when it took one."""
 
     def __init__(self, reader: LogReader, ob: OutlineBuilder, cb: CheckpointBuilder) -> None:
+        self.reader = reader
         self.decs = lean_decoders(reader, cb)
         self.legacy = (reader.version or 0) < 2
         self.ob, self.cb = ob, cb
@@ -78,6 +84,8 @@ class LeanRows:
             ob.last_seq = seq
         if typ in _STEPS:
             ob.sf.step_mark = (typ, seq)
+        elif typ in SURFACE_TYPES:          # (an append: a node; an assistant message with no content, an empty one)
+            ob.sf.append_node(seq, typ == "assistant/message" and not d.message.content)
         if typ == "turn/start":
             ob.cur = TurnEntry(turn=d.turn, first_seq=seq, last_seq=seq)
             ob.turns.append(ob.cur)
@@ -99,6 +107,12 @@ class LeanRows:
             cur.tools[name] = cur.tools.get(name, 0) + 1
         elif typ == "llm/retry":
             cur.retries += 1
+        elif typ == "tool/result":
+            if d.error is not None:
+                _error(cur, seq, pos, off, line)
+        elif typ == "assistant/message":
+            if d.interrupted is True:
+                cur.interrupted = True
         elif typ == "turn/end":
             kind = d.reason.get("kind")
             cur.end = kind or "?"
@@ -109,8 +123,9 @@ class LeanRows:
                 cur.interrupted = True
             ob.cur = None
 
-    def checkpoint(self, rec: Any) -> bool:
-        """:meth:`CheckpointBuilder.item` of the row's event (False: the builder is done)."""
+    def checkpoint(self, rec: Any, row: Optional[Row] = None) -> bool:
+        """:meth:`CheckpointBuilder.item` of the row's event (False: the builder is done); ``row``: the row as
+        ``Segment.split_rows`` gave it (a surface node's event is kept as its row, :class:`RowEvent`)."""
         cb, seq, typ, d = self.cb, rec.seq, rec.T, rec.data
         if cb.done:
             return False
@@ -131,8 +146,46 @@ class LeanRows:
                 cb.sf.step_mark = (typ, seq)
         elif typ in ("llm/retry", "llm/retry-started"):
             at.retry(typ, seq, (d.turn, d.step), d.retry)
+        elif typ in SURFACE_TYPES:
+            assert row is not None
+            ses = rec.sourceEventSeqs
+            if typ == "assistant/message":
+                stream = d.stream
+                if stream is not None:         # (v2+: the attempt settled in the message's embedded stream)
+                    chunks, finish, usage = fr.stream_summary(stream)
+                    at.settle(typ, seq, (d.turn, d.step), chunks, finish, usage if usage is not None else d.usage,
+                              d.interrupted)
+                else:
+                    at.cite(seq, (d.turn, d.step), ses, d.interrupted)
+            if ses:                            # (plain seqs, all below this one: record_ok)
+                lo, hi = min(ses), max(ses)
+                cb.lo, cb.hi = (lo, hi) if cb.lo is None or cb.hi is None else (min(cb.lo, lo), max(cb.hi, hi))
+            sf = cb.sf
+            sf.append_node(seq, typ == "assistant/message" and not d.message.content)
+            sf.events[seq] = cast(Event, RowEvent(self.reader, row, seq, typ))
         cb.nxt = seq + 1
         return True
+
+
+class RowEvent:
+    """A surface node's event as the checkpoints' fold keeps it when the pass took its row lean: its seq and type,
+    and its stored row, decoded (once) only when the fold reads anything else of it (an image offload naming it)."""
+    __slots__ = ("seq", "type", "_row", "_reader", "_ev")
+
+    def __init__(self, reader: LogReader, row: Row, seq: int, typ: str) -> None:
+        self.seq, self.type, self._row, self._reader = seq, typ, row, reader
+        self._ev: Optional[Event] = None
+
+    def __getattr__(self, name: str) -> Any:
+        ev = self._ev
+        if ev is None:
+            for it in self._reader.decode_split_row(self._row):
+                if is_event(it) and it.seq == self.seq:
+                    ev = self._ev = it
+                    break
+            else:
+                raise RuntimeError(f"seq {self.seq} is not in its row")
+        return getattr(ev, name)
 
 
 def _error(cur: TurnEntry, seq: int, pos: Any, off: int, line: Optional[int]) -> None:

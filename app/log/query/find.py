@@ -121,6 +121,8 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
     segs: Iterator[Union[Win, Segment]]
     if pre is not None and isinstance(src, RawJsonlSource):
         segs = jsonl_windows(src)
+        if fast is not None:
+            fast.src = src                # (a row's place in the file: its hit's snippet made when asked for)
     else:
         segs = src.forward()
     for seg in segs:

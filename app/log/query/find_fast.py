@@ -25,20 +25,32 @@ The C's text cannot make the hits themselves: a snippet is cut at the field's li
 holds; so the gate runs while most rows it reads do not hit (a rare word's candidates) and steps aside once
 most do (a common word's: the decode is needed anyway).
 
+The text hits (:meth:`FastRows._text_hits`), for a literal with neither a control character nor a space, in a
+raw JSONL file: a row of a type the C reads as the codec does (user and assistant messages, tool calls and
+results, titles) is matched in the C's plained fields, which give the same places and counts (a place ``plain``
+changes holds a space or a control character, neither in the literal), and is not decoded; each hit is a
+:class:`LazyHit`, whose snippet (cut at the field's real line breaks: only the text holds them) is made when it is
+first read, from the row read again and its hits made the exact way.  A common word's hits thus cost the C's read
+of their rows, not a decode each.
+
 ``tests/test_find_text_fast.py`` holds the hits and stats of both ways equal (:data:`ENABLED` off: the exact
 way) on every fixture, zstd and SQLite sessions, hostile, generated and edited logs.  The light decode itself
 is :mod:`.find_light`; the fields of the commonest shapes are read by :mod:`.find_shown`.
 """
 from __future__ import annotations
 
+import dataclasses
+import os
 from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Iterator
 
-from .find_light import light_event
+from ..format.limits import MAX_ROW_BYTES
+from ..source.sources import RawJsonlSource
+from .find_light import TYPE_FIRST, light_event
 from .find_match import FindOptions, FindStats, Hit, Match, Matcher, TurnRef, match_fields
 from .find_rows import row_hits, shown_hit
 from .find_shown import quick_shown
-from .textrow import CALL, FIELDS, RESULT, TURN, NOTHING, text_row_c
+from .textrow import CALL, FIELDS, READ_TYPES, RESULT, TURN, NOTHING, TITLE as OP_TITLE, text_row_c
 from .textview import TITLE, TOOL_CALL, TOOL_OUTPUT, Field, Shown, event_turn, plain, shown_fields
 
 if TYPE_CHECKING:
@@ -47,6 +59,7 @@ if TYPE_CHECKING:
     from ..format.codec import RowCodec
 
 ENABLED = True                     # False: every candidate row the exact way (tests compare both ways)
+READ_B = frozenset(t.encode() for t in READ_TYPES)   # (the types the text hits read: _read_text)
 GATE_TRIAL = 64                    # rows the gate is tried on before it may turn itself off
 
 
@@ -75,6 +88,12 @@ class FastRows:
         # the gate: a literal with no control character matches a field's text only where it matches the
         # same place of its plained text (plain: a control character to one space, both no word character)
         self.text_row = text_row_c() if not opts.regex and not opts.also and plain(opts.text) == opts.text else None
+        # the text hits: a literal with no space either matches the plained text exactly where it matches the
+        # text (the places plain changes hold a space in one, a control character in the other: neither is in
+        # the literal), so its hits (offsets, counts) come from the C's text; only the snippet needs the text
+        # itself, made when it is asked for (:class:`LazyHit`: the row read again, the exact way)
+        self.text_hits = self.text_row is not None and " " not in opts.text
+        self.src: Optional[RawJsonlSource] = None     # (set by find for a raw JSONL file: snippets made lazily)
         self.tried = self.passed = 0
 
     @classmethod
@@ -86,10 +105,21 @@ class FastRows:
     def hits(self, raw: bytes, pos: object, offset: int, line: Optional[int], turn: TurnRef,
              st: FindStats) -> Iterator[Hit]:
         """The hits of one stored row, as :func:`~.find_rows.row_hits` gives them."""
-        if self.text_row is not None and not self._may_hit(raw):
+        if self.text_hits and self.src is not None and type(pos) is int:
+            r = self._read_text(raw)
+            if r is not None:
+                st.rows_decoded += 1
+                st.rows_fast += 1
+                return self._text_hits(r, raw, pos, offset, line, turn, st)
+        elif self.text_row is not None and not self._may_hit(raw):
             st.rows_decoded += 1
             st.rows_fast += 1
             return iter(())
+        return self.decoded_hits(raw, pos, offset, line, turn, st)
+
+    def decoded_hits(self, raw: bytes, pos: object, offset: int, line: Optional[int], turn: TurnRef,
+                     st: FindStats) -> Iterator[Hit]:
+        """The hits of one stored row, decoded (the light way where it allows, else the codec's)."""
         le = light_event(raw, self.codec.envelope_seqs, pos)
         if le is None:
             return row_hits(self.codec, raw, pos, offset, line, self.matcher, self.opts, turn, st)
@@ -100,6 +130,38 @@ class FastRows:
         if shown is None:
             shown = shown_fields(ev)
         return self._hits(seq, ev, shown, self._match([sh.field for sh in shown]), offset, line, turn, st)
+
+    def _read_text(self, raw: bytes) -> Optional[tuple[Any, ...]]:
+        """The C ``text_row`` of a row of a type it reads as the codec would (:data:`READ_B`: not a generic row,
+        which the codec may read otherwise), within the codec's limits; None: the row is decoded.  (A row the C
+        reads is strict JSON nested at most ``FT_DEPTH`` (64) deep: within the codec's ``MAX_DEPTH``, 256.)"""
+        if not raw.startswith(TYPE_FIRST) or raw[9:raw.find(b'"', 9)] not in READ_B or len(raw) > MAX_ROW_BYTES:
+            return None
+        r = self.text_row(raw, False) if self.text_row is not None else None
+        return None if r is None or r[0] == TURN else r
+
+    def _text_hits(self, r: tuple[Any, ...], raw: bytes, pos: int, offset: int, line: Optional[int],
+                   turn: TurnRef, st: FindStats) -> Iterator[Hit]:
+        """The hits of a row read by the C ``text_row`` (``r``): matched in its plained fields, each a
+        :class:`LazyHit` whose snippet is made when asked for."""
+        if r[0] == NOTHING:
+            return
+        shown = text_shown(r)
+        found = self._match([sh.field for sh in shown])
+        if not found:
+            return
+        seq, t = r[1], r[3]
+        if t is None:
+            t = turn() if callable(turn) else turn
+        src = self.src
+        assert src is not None                     # (hits: only where find set it)
+        for k, (i, m, n) in enumerate(found):
+            sh = shown[i]
+            f = sh.field
+            st.hits += 1
+            yield LazyHit(seq=seq, turn=t, kind=f.kind, start=m.start(), end=m.end(), matches=n, tool=f.tool,
+                          line=line, offset=offset if offset >= 0 else None, member=None, call=sh.call,
+                          block=sh.block, source=(self, src, pos, len(raw), k))
 
     def _may_hit(self, raw: bytes) -> bool:
         """False: the C ``text_row`` reads the row and none of its plained fields matches (no hit).  Used while
@@ -130,3 +192,67 @@ class FastRows:
                 if t is None:
                     t = turn() if callable(turn) else turn
             yield shown_hit(shown[i], m, n, seq, t, line, offset, None, st)
+
+
+def text_shown(r: tuple[Any, ...]) -> list[Shown]:
+    """The shown fields (plained texts) of a C ``text_row`` answer, in ``shown_fields`` order."""
+    op = r[0]
+    if op == FIELDS:
+        return [Shown(Field(k, t)) for k, t in r[4]] + [Shown(Field(TOOL_CALL, b[2], b[1]), b[0], True)
+                                                        for b in r[5] or ()]
+    if op == CALL:
+        return [Shown(Field(TOOL_CALL, r[6], r[5] or None), r[4])]
+    if op == RESULT:
+        return [Shown(Field(TOOL_OUTPUT, r[5]))]
+    if op == OP_TITLE:
+        return [Shown(Field(TITLE, plain(r[4])))]
+    return []
+
+
+class LazyHit(Hit):
+    """A :class:`Hit` whose snippet (and its span) is made when first read: its row read again from the file
+    and its hits made the exact way (:meth:`FastRows.decoded_hits`), the ``k``-th of them giving it.  A copy
+    pickled is a plain :class:`Hit` (:meth:`plain_hit`)."""
+
+    def __init__(self, *, source: tuple[FastRows, RawJsonlSource, int, int, int], **kw: Any):
+        self.__dict__.update(kw)
+        self._source: Optional[tuple[FastRows, RawJsonlSource, int, int, int]] = source
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("snippet", "span") and self.__dict__.get("_source") is not None:
+            self._make_snippet()
+            return self.__dict__[name]
+        raise AttributeError(name)
+
+    def _make_snippet(self) -> None:
+        fr, src, pos, n, k = self._source          # type: ignore[misc]
+        self._source = None
+        try:
+            raw = src.pread(n, pos)
+        except (OSError, ValueError):
+            with open(src.path, "rb") as f:          # (the reader closed since: the file read on its own)
+                raw = os.pread(f.fileno(), n, pos)
+        got = list(fr.decoded_hits(raw, pos, -1 if self.offset is None else self.offset, self.line, self.turn,
+                                   FindStats()))
+        h = got[k] if k < len(got) else None
+        if h is None or (h.seq, h.kind, h.start, h.end) != (self.seq, self.kind, self.start, self.end):
+            self.snippet, self.span = "", (0, 0)     # (the file changed under the find: no snippet to show)
+            return
+        self.snippet, self.span = h.snippet, h.span
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Hit):
+            return NotImplemented
+        return all(getattr(self, f.name) == getattr(other, f.name) for f in dataclasses.fields(Hit))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def plain_hit(self) -> Hit:
+        return Hit(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Hit)})
+
+    def __reduce__(self) -> Any:
+        return (_hit_of, (self.plain_hit().__dict__,))
+
+
+def _hit_of(d: dict[str, Any]) -> Hit:
+    return Hit(**d)
