@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Big generated logs (4 GB, 16 GB) at disk speed: a synth base, extended by re-sequenced copies of its body.
 
-    python bench/bigfile.py OUT --size 16GB [--version 4] [--base-size 1GB] [--data bench/data]
+    python bench/bigfile.py OUT --size 16GB [--version 4] [--base-size 1GB]
 
 The synth (``app/tools/synth.py``) writes about 20 MB/s, so a 16 GB log would take a quarter of an hour of
-CPU.  Instead a base log is generated once (``--base-size``, default 1 GB) and cut where a turn begins right
+CPU.  Instead a base log is generated once (``--base-size``, default 1 GB; kept beside OUT as
+``base-<MB>MB-v<N>.jsonl``) and cut where a turn begins right
 after a turn that compacted (so the surface is ``[system head (v4)], summary, kept nodes``).  The copied body
 C runs from the first such turn start S to the last one, E1, where the base now ends.  Copy k (k = 1, 2, …)
 is C with
