@@ -56,6 +56,14 @@ def page_tally(lp) -> dict[str, Any]:
     return t
 
 
+def seed_tally(lp, events) -> dict[str, Any]:
+    """:func:`page_tally` of one loaded page counted from ``events``: what its events read as, without their
+    payloads (*Errors only*'s page: from their lean records, ``app.ui.history.sparse.lean_tally``)."""
+    t = _tally_events(events)
+    setattr(lp, _TALLY, ((id(lp.events), len(lp.events)), t))
+    return t
+
+
 def loaded_tally(window) -> dict[str, Any]:
     """Counts over every loaded event of ``window`` (a RowWindow): the pages' tallies summed.
 

@@ -16,10 +16,16 @@ import time
 from operator import itemgetter
 from typing import Any, Optional
 
+from ...log.fold.attempts import AttemptTracker
+from ...log.format import fastrows as fr
+from ...log.format.lazyevent import LazyEvent, lean_decoders, lean_event
 from ...log.format.model import is_event
 from ...log.gcpause import collector_paused
+from .compaction import page_groups, page_surface_of
 from .lazyviews import lazy_views
-from .pages import LoadedPage, counted_page, loaded_page, read_range
+from .pages import LoadedPage, read_range
+
+LEAN = True     # rows read through their lean records, payloads decoded when shown (False: the exact path, as before)
 
 
 def error_groups(index: Any, seqs: list[int]) -> list[tuple[int, int]]:
@@ -96,11 +102,18 @@ def _row_events(rr: Any, seqs: list[int], where: dict[int, Any]) -> dict[int, An
             pos = w[0]
             known.append((tuple(pos) if isinstance(pos, list) else pos, s, w[1], w[2]))  # (zstd: JSON lists)
     known.sort(key=itemgetter(0))
-    decode = rr.reader.codec.decode_row
+    codec = rr.reader.codec
+    decode = codec.decode_row
+    decs = lean_decoders(codec) if LEAN else None
     found: dict[int, Any] = {}
     for (pos, s, off, line), raw in zip(known, _stored_rows(rr, known)):
         if raw is None:
             continue
+        if decs is not None:
+            ev = lean_event(codec, decs, raw, pos, off, line)
+            if ev is not None and ev.seq == s:
+                found[s] = ev
+                continue
         for it in decode(raw, pos=pos, offset=off, line=line)[0]:
             if is_event(it) and it.seq == s:
                 found[s] = it
@@ -145,10 +158,77 @@ def newest_part(items: list[Any]) -> list[Any]:
 
 
 def _loaded(page: Any, t0: float, physical: bool, show_attempts: bool, expanded: Any, sindex: Any) -> LoadedPage:
+    """:func:`~app.ui.history.pages.loaded_page` of the page, counted (:func:`~app.ui.history.pages.counted_page`),
+    its attempts and counts read from the lean records of its :class:`~app.log.format.lazyevent.LazyEvent` rows (the
+    payloads are decoded when a row is shown), its rows built once, without gap rows."""
     views = lazy_views(page.items)                  # (each card's view made when its row is first shown)
-    lp = loaded_page(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex, expanded=expanded,
-                     sparse=True)                   # (its rows built once, without gap rows)
-    return counted_page(lp)
+    lp = LoadedPage(page, views, 0.0, sparse=True)
+    lp.expanded, lp.sindex = expanded, sindex
+    if sindex is not None:
+        lp.surface, lp.compactions = page_surface_of(sindex, page), page_groups(sindex, page)
+    events = [it for it in page.items if is_event(it)]
+    for ev in events:
+        lp.events.setdefault(ev.seq, ev)
+    lp.trackers[False] = lp.trackers[True] = lean_tracker(events)     # (the same events in both faces)
+    lp.rows_for(physical, show_attempts)
+    lean_tally(lp)
+    lp.elapsed = time.perf_counter() - t0
+    return lp
+
+
+class _Facts:
+    """What the summary's tally reads of an event (:func:`~app.ui.summary.page_tally`), from its lean record."""
+    __slots__ = ("type", "data", "synthesized")
+
+    def __init__(self, typ: str, data: dict) -> None:
+        self.type, self.data, self.synthesized = typ, data, False
+
+
+def _facts(ev: Any) -> Any:
+    """The event, or what the tally reads of it from its lean record while its payload is not decoded."""
+    rec = ev.lean if type(ev) is LazyEvent else None
+    if rec is None:
+        return ev
+    t = rec.T
+    d = rec.data
+    if t == "tool/result":
+        blocks = [{"isError": b.isError} for b in d.message.content]
+        return _Facts(t, {"turn": d.turn, "message": {"content": blocks}})
+    if t in ("assistant/message",):
+        return ev                                   # (its usage: read from the payload)
+    return _Facts(t, {"turn": d.turn})
+
+
+def lean_tally(lp: LoadedPage) -> dict:
+    """The summary's counts of the page (:func:`~app.ui.summary.page_tally`), from the lean records of its events not
+    decoded."""
+    from ..summary import seed_tally
+    return seed_tally(lp, (_facts(ev) for ev in lp.events.values()))
+
+
+def lean_tracker(events: list) -> Any:
+    """:func:`~app.log.fold.attempts.find_attempts` (no text kept) of ``events``, read from the lean records of
+    those not decoded: a log-only attempt settles from its record's stream, a boundary closes from its record's
+    turn, a tool result or a turn's end adds nothing; any other event is applied as it is (its payload read)."""
+    tr = AttemptTracker(keep_text=False)
+    for ev in events:
+        rec = ev.lean if type(ev) is LazyEvent else None
+        if rec is None:
+            tr.apply(ev)
+            continue
+        t = rec.T
+        d = rec.data
+        if t == "assistant/attempt":
+            chunks, finish, usage = fr.stream_summary(d.stream)
+            if usage is None and d.usage is not None:
+                tr.apply(ev)                        # (the payload's usage: read as the payload holds it)
+                continue
+            tr.settle(t, ev.seq, (d.turn, d.step), chunks, finish, usage, None)
+        elif t in ("step/end", "turn/end", "turn/start", "step/start"):
+            tr.boundary(t, d.turn)
+        elif t in ("assistant/message", "assistant/chunk", "llm/retry", "llm/retry-started"):
+            tr.apply(ev)
+    return tr
 
 
 def sparse_job(job: Any, reader: Any, seqs: list[int], where: Optional[dict[int, Any]], physical: bool,
