@@ -11,6 +11,7 @@ from app.log.format.lazyevent import LazyEvent
 from app.log.format.model import is_event
 from app.log.query.outline import build_outline
 from app.store.faces import open_reader
+from app.store.indexcache import cached_surface
 from app.tools import hostile
 from app.tools.synth import SessionSynth, write_jsonl
 from app.ui.history import sparse as sparse_mod
@@ -33,22 +34,25 @@ class Job:
         return None
 
 
-def _page(r, seqs, where, lean: bool, monkeypatch):
+def _page(r, seqs, where, lean: bool, monkeypatch, sindex=None):
     monkeypatch.setattr(sparse_mod, "LEAN", lean)
-    return sparse_mod.sparse_job(Job(), r, seqs, where, False, False)
+    return sparse_mod.sparse_job(Job(), r, seqs, where, False, False, sindex=sindex)
 
 
 def _shown(rows: list) -> list:
     return [(r.key, r.kind, r.marks, r.seq, r.first_seq, r.last_seq, r.attempt.to_dict() if r.attempt else None,
              [(c.seq, c.member, c.data) for c in r.chunks], r.turn, r.call.seq if r.call is not None else None,
-             r.surface, r.content().plain_text(), r.search_text(), r.copy_text(), shown_view(r)) for r in rows]
+             r.surface, r.group, _shown(r.children), r.content().plain_text(), r.search_text(), r.copy_text(),
+             shown_view(r)) for r in rows]
 
 
 def assert_same_page(r, seqs, where, monkeypatch, unread: bool = False) -> int:
     """The lean page of ``seqs`` is the exact one (``unread``: and, built and counted, it has read no payload of
     its lazy events); -> how many of its events are lazy."""
-    exact = _page(r, seqs, where, False, monkeypatch)
-    lean = _page(r, seqs, where, True, monkeypatch)
+    sindex = cached_surface(r)[0]                          # (the rows' surface statuses, compactions folded)
+    exact = _page(r, seqs, where, False, monkeypatch, sindex)
+    lean = _page(r, seqs, where, True, monkeypatch, sindex)
+    assert lean.surface == exact.surface and lean.compactions == exact.compactions
     lazy = [ev for ev in lean.page.items if type(ev) is LazyEvent]
     assert page_tally(lean) == page_tally(exact)
     assert not unread or not any(ev.decoded for ev in lazy)
@@ -134,3 +138,24 @@ def test_a_payload_is_decoded_once_when_read(tmp_path, monkeypatch):
     assert lazy[0].decoded and lazy[0].lean is None and not any(ev.decoded for ev in lazy[1:])
     d = lazy[0].data
     assert d is lazy[0].data and isinstance(d, dict)       # (decoded once, kept)
+
+
+def test_lean_events_read_each_row_as_lean_event_does(tmp_path):
+    """The batch (one row screen for all) reads each row as the one-row reader does, on a generated log's rows and
+    hostile mutants of a fixture's (refused rows: None both ways)."""
+    from app.log.format.lazyevent import lean_decoders, lean_event, lean_events
+    p = str(tmp_path / "session.jsonl")
+    write_jsonl(p, SessionSynth(seed=3, version=4, p_tool_error=0.1), target_bytes=200_000)
+    blobs = [open(p, "rb").read()]
+    src = sorted(session_files(DSH_NEXT), key=lambda q: -q.stat().st_size)[0]
+    blobs += [blob for _name, blob, _kept in hostile.jsonl_mutants(src.read_bytes(), 91, 20)]
+    for blob in blobs:
+        q = tmp_path / "m.jsonl"
+        q.write_bytes(blob)
+        r = open_reader(str(q))
+        decs = lean_decoders(r.codec)
+        rows = [(ln, i, i, None) for i, ln in enumerate(blob.split(b"\n")[1:]) if ln]
+        got = lean_events(r.codec, decs, rows)
+        want = [lean_event(r.codec, decs, *row) for row in rows]
+        assert [(type(a), a and a.seq, a and a.lean) for a in got] == [(type(b), b and b.seq, b and b.lean) for b in want]
+        assert any(a is not None for a in got)

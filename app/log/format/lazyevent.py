@@ -58,7 +58,31 @@ def lean_event(codec: Any, decs: dict[bytes, Any], raw: bytes, pos: Any, offset:
     """The event of stored row ``raw`` as a :class:`LazyEvent` when the lean records read it exactly (a v2+ log's
     unpacked event row: ``decs`` are :func:`~app.log.format.fastrows.timeline_decoders` of its version), else None
     (the caller reads it the exact way)."""
-    rec = fr.record_of(decs, raw, False)
+    return _event(codec, fr.record_of(decs, raw, False), raw, pos, offset, line)
+
+
+def lean_events(codec: Any, decs: dict[bytes, Any], rows: list[tuple[bytes, Any, int, Optional[int]]]
+                ) -> list[Optional[LazyEvent]]:
+    """:func:`lean_event` of each ``(raw, pos, offset, line)`` of ``rows``, the row screen made once for all
+    (:func:`~app.log.format.fastrows.refused_rows`) and each row then read as
+    :func:`~app.log.format.fastrows.record_of` reads one that passes it."""
+    refused = fr.refused_rows([r[0] for r in rows], False)
+    out: list[Optional[LazyEvent]] = []
+    for i, (raw, pos, offset, line) in enumerate(rows):
+        dec = decs.get(raw[9:raw.find(b'"', 9)]) if raw.startswith(b'{"type":"') else None
+        rec = None
+        if dec is not None and i not in refused:
+            try:
+                rec = dec(raw)
+            except fr.DECODE_ERRORS:
+                rec = None
+            if rec is not None and rec.K >= fr.CHECKED and not fr.record_ok(rec, False):
+                rec = None
+        out.append(_event(codec, rec, raw, pos, offset, line))
+    return out
+
+
+def _event(codec: Any, rec: Any, raw: bytes, pos: Any, offset: int, line: Optional[int]) -> Optional[LazyEvent]:
     if rec is None or rec.K <= fr.PACKED_CALL:
         return None
     return LazyEvent(seq=rec.seq, type=rec.T, time=rec.time, data=_UNREAD, surface_op=rec.surfaceOp,

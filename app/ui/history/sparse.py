@@ -18,12 +18,12 @@ from typing import Any, Optional
 
 from ...log.fold.attempts import AttemptTracker
 from ...log.format import fastrows as fr
-from ...log.format.lazyevent import LazyEvent, lean_decoders, lean_event
+from ...log.format.lazyevent import LazyEvent, lean_decoders, lean_events
 from ...log.format.model import is_event
 from ...log.gcpause import collector_paused
 from .compaction import page_groups, page_surface_of
 from .lazyviews import lazy_views
-from .pages import LoadedPage, read_range
+from .pages import LoadedPage, counted_page, loaded_page, read_range
 
 LEAN = True     # rows read through their lean records, payloads decoded when shown (False: the exact path, as before)
 
@@ -106,14 +106,13 @@ def _row_events(rr: Any, seqs: list[int], where: dict[int, Any]) -> dict[int, An
     decode = codec.decode_row
     decs = lean_decoders(codec) if LEAN else None
     found: dict[int, Any] = {}
-    for (pos, s, off, line), raw in zip(known, _stored_rows(rr, known)):
-        if raw is None:
+    got = [(k, raw) for k, raw in zip(known, _stored_rows(rr, known)) if raw is not None]
+    lean = lean_events(codec, decs, [(raw, pos, off, line) for (pos, _s, off, line), raw in got]) if decs else []
+    for i, ((pos, s, off, line), raw) in enumerate(got):
+        ev = lean[i] if lean else None
+        if ev is not None and ev.seq == s:
+            found[s] = ev
             continue
-        if decs is not None:
-            ev = lean_event(codec, decs, raw, pos, off, line)
-            if ev is not None and ev.seq == s:
-                found[s] = ev
-                continue
         for it in decode(raw, pos=pos, offset=off, line=line)[0]:
             if is_event(it) and it.seq == s:
                 found[s] = it
@@ -162,6 +161,9 @@ def _loaded(page: Any, t0: float, physical: bool, show_attempts: bool, expanded:
     its attempts and counts read from the lean records of its :class:`~app.log.format.lazyevent.LazyEvent` rows (the
     payloads are decoded when a row is shown), its rows built once, without gap rows."""
     views = lazy_views(page.items)                  # (each card's view made when its row is first shown)
+    if not LEAN:
+        return counted_page(loaded_page(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex,
+                                        expanded=expanded, sparse=True))
     lp = LoadedPage(page, views, 0.0, sparse=True)
     lp.expanded, lp.sindex = expanded, sindex
     if sindex is not None:
@@ -177,7 +179,7 @@ def _loaded(page: Any, t0: float, physical: bool, show_attempts: bool, expanded:
 
 
 class _Facts:
-    """What the summary's tally reads of an event (:func:`~app.ui.summary.page_tally`), from its lean record."""
+    """What the summary's tally reads of an event, from its lean record."""
     __slots__ = ("type", "data", "synthesized")
 
     def __init__(self, typ: str, data: dict) -> None:
@@ -187,30 +189,52 @@ class _Facts:
 def _facts(ev: Any) -> Any:
     """The event, or what the tally reads of it from its lean record while its payload is not decoded."""
     rec = ev.lean if type(ev) is LazyEvent else None
-    if rec is None:
+    if rec is None or rec.T == "assistant/message":        # (a message's usage: read from its payload)
         return ev
-    t = rec.T
     d = rec.data
-    if t == "tool/result":
-        blocks = [{"isError": b.isError} for b in d.message.content]
-        return _Facts(t, {"turn": d.turn, "message": {"content": blocks}})
-    if t in ("assistant/message",):
-        return ev                                   # (its usage: read from the payload)
-    return _Facts(t, {"turn": d.turn})
+    if rec.T == "tool/result":
+        return _Facts(rec.T, {"turn": d.turn, "message": {"content": [{"isError": b.isError} for b in d.message.content]}})
+    return _Facts(rec.T, {"turn": d.turn})
 
 
 def lean_tally(lp: LoadedPage) -> dict:
     """The summary's counts of the page (:func:`~app.ui.summary.page_tally`), from the lean records of its events not
-    decoded."""
+    decoded (what the tally reads of them: a turn, a tool result's error blocks)."""
     from ..summary import seed_tally
     return seed_tally(lp, (_facts(ev) for ev in lp.events.values()))
+
+
+class PageTracker(AttemptTracker):
+    """An attempt tracker of one page (never fed again once its rows are built), whose :meth:`attempt_of` is a
+    look-up where every attempt is one settled event (first = last seq) in increasing seq order (a v2+ page: the
+    binary search finds exactly the attempt of that seq), else the search."""
+
+    _by_seq: Optional[tuple[int, Optional[dict[int, Any]]]] = None
+
+    def attempt_of(self, seq: int) -> Any:
+        got = self._by_seq
+        if got is None or got[0] != len(self.attempts):
+            got = self._by_seq = (len(self.attempts), _single(self.attempts))
+        return super().attempt_of(seq) if got[1] is None else got[1].get(seq)
+
+
+def _single(attempts: list) -> Optional[dict[int, Any]]:
+    by: dict[int, Any] = {}
+    last = -1
+    for a in attempts:
+        s = a.first_seq
+        if type(s) is not int or a.last_seq != s or s <= last:
+            return None
+        by[s] = a
+        last = s
+    return by
 
 
 def lean_tracker(events: list) -> Any:
     """:func:`~app.log.fold.attempts.find_attempts` (no text kept) of ``events``, read from the lean records of
     those not decoded: a log-only attempt settles from its record's stream, a boundary closes from its record's
     turn, a tool result or a turn's end adds nothing; any other event is applied as it is (its payload read)."""
-    tr = AttemptTracker(keep_text=False)
+    tr = PageTracker(keep_text=False)
     for ev in events:
         rec = ev.lean if type(ev) is LazyEvent else None
         if rec is None:
