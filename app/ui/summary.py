@@ -56,10 +56,11 @@ def page_tally(lp) -> dict[str, Any]:
     return t
 
 
-def seed_tally(lp, events) -> dict[str, Any]:
-    """:func:`page_tally` of one loaded page counted from ``events``: what its events read as, without their
-    payloads (*Errors only*'s page: from their lean records, ``app.ui.history.sparse.lean_tally``)."""
+def seed_tally(lp, events, turns: set, calls: int, errors: int) -> dict[str, Any]:
+    """:func:`page_tally` of one loaded page counted from ``events`` and the ``turns``, ``calls`` and ``errors`` of
+    the others, counted without their payloads (*Errors only*'s page: ``app.ui.history.sparse.lean_tally``)."""
     t = _tally_events(events)
+    t.update(turns=t["turns"] | turns, calls=t["calls"] + calls, errors=t["errors"] + errors)
     setattr(lp, _TALLY, ((id(lp.events), len(lp.events)), t))
     return t
 

@@ -190,6 +190,10 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
                 key=("bad", it.pos, it.offset), kind=RowKind.BAD, seq=None, bad=it, marks=frozenset({"bad"}))))
             continue
         ev: Event = it
+        if not show_attempts and ev.type == "assistant/attempt":     # (hidden: no row, whatever its marks)
+            a = tracker.attempt_of(ev.seq)
+            if a is not None and a.failed:
+                continue
         marks = set()
         if ev.synthesized:
             marks.add("synthesized")

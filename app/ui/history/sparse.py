@@ -178,30 +178,27 @@ def _loaded(page: Any, t0: float, physical: bool, show_attempts: bool, expanded:
     return lp
 
 
-class _Facts:
-    """What the summary's tally reads of an event, from its lean record."""
-    __slots__ = ("type", "data", "synthesized")
-
-    def __init__(self, typ: str, data: dict) -> None:
-        self.type, self.data, self.synthesized = typ, data, False
-
-
-def _facts(ev: Any) -> Any:
-    """The event, or what the tally reads of it from its lean record while its payload is not decoded."""
-    rec = ev.lean if type(ev) is LazyEvent else None
-    if rec is None or rec.T == "assistant/message":        # (a message's usage: read from its payload)
-        return ev
-    d = rec.data
-    if rec.T == "tool/result":
-        return _Facts(rec.T, {"turn": d.turn, "message": {"content": [{"isError": b.isError} for b in d.message.content]}})
-    return _Facts(rec.T, {"turn": d.turn})
-
-
 def lean_tally(lp: LoadedPage) -> dict:
-    """The summary's counts of the page (:func:`~app.ui.summary.page_tally`), from the lean records of its events not
-    decoded (what the tally reads of them: a turn, a tool result's error blocks)."""
+    """The summary's counts of the page (:func:`~app.ui.summary.page_tally`): those of its events not decoded from
+    their lean records (what the tally reads of them: the turn, a tool call, a tool result's error blocks; a
+    message's usage is read from its payload)."""
     from ..summary import seed_tally
-    return seed_tally(lp, (_facts(ev) for ev in lp.events.values()))
+    turns: set = set()
+    calls = errors = 0
+    rest = []
+    for ev in lp.events.values():
+        rec = ev.lean if type(ev) is LazyEvent else None
+        if rec is None or rec.T == "assistant/message":
+            rest.append(ev)
+            continue
+        d = rec.data
+        if d.turn is not None:
+            turns.add(d.turn)
+        if rec.T == "tool/call":
+            calls += 1
+        elif rec.T == "tool/result" and any(b.isError for b in d.message.content):
+            errors += 1
+    return seed_tally(lp, rest, turns, calls, errors)
 
 
 class PageTracker(AttemptTracker):
