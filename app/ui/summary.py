@@ -56,6 +56,15 @@ def page_tally(lp) -> dict[str, Any]:
     return t
 
 
+def seed_tally(lp, events, turns: set, calls: int, errors: int) -> dict[str, Any]:
+    """:func:`page_tally` of one loaded page counted from ``events`` and the ``turns``, ``calls`` and ``errors`` of
+    the others, counted without their payloads (*Errors only*'s page: ``app.ui.history.sparse.lean_tally``)."""
+    t = _tally_events(events)
+    t.update(turns=t["turns"] | turns, calls=t["calls"] + calls, errors=t["errors"] + errors)
+    setattr(lp, _TALLY, ((id(lp.events), len(lp.events)), t))
+    return t
+
+
 def loaded_tally(window) -> dict[str, Any]:
     """Counts over every loaded event of ``window`` (a RowWindow): the pages' tallies summed.
 

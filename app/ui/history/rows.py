@@ -190,6 +190,10 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
                 key=("bad", it.pos, it.offset), kind=RowKind.BAD, seq=None, bad=it, marks=frozenset({"bad"}))))
             continue
         ev: Event = it
+        if not show_attempts and ev.type == "assistant/attempt":     # (hidden: no row, whatever its marks)
+            a = tracker.attempt_of(ev.seq)
+            if a is not None and a.failed:
+                continue
         marks = set()
         if ev.synthesized:
             marks.add("synthesized")
@@ -251,7 +255,7 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
                 chunks = chunks_of.get(attempt.first_seq, []) or embedded_chunks(ev)
                 first = min(first, attempt.first_seq)
         view = views.get(ev.seq) if row_kind in CARD_KINDS else None
-        call = calls.get(result_call_id(ev)) if row_kind == RowKind.TOOL_RESULT else None
+        call = calls.get(result_call_id(ev)) if calls and row_kind == RowKind.TOOL_RESULT else None  # (payload unread)
         key = ("s" if ev.synthesized else "e", ev.seq)
         out.append(_cached(cache, key + (row_kind, frozenset(marks), id(view), id(call)), lambda: Row(
             key=key, kind=row_kind, seq=ev.seq, first_seq=first, last_seq=last, event=ev, attempt=attempt,

@@ -16,10 +16,16 @@ import time
 from operator import itemgetter
 from typing import Any, Optional
 
+from ...log.fold.attempts import AttemptTracker
+from ...log.format import fastrows as fr
+from ...log.format.lazyevent import LazyEvent, lean_decoders, lean_events
 from ...log.format.model import is_event
 from ...log.gcpause import collector_paused
+from .compaction import page_groups, page_surface_of
 from .lazyviews import lazy_views
 from .pages import LoadedPage, counted_page, loaded_page, read_range
+
+LEAN = True     # rows read through their lean records, payloads decoded when shown (False: the exact path, as before)
 
 
 def error_groups(index: Any, seqs: list[int]) -> list[tuple[int, int]]:
@@ -96,10 +102,16 @@ def _row_events(rr: Any, seqs: list[int], where: dict[int, Any]) -> dict[int, An
             pos = w[0]
             known.append((tuple(pos) if isinstance(pos, list) else pos, s, w[1], w[2]))  # (zstd: JSON lists)
     known.sort(key=itemgetter(0))
-    decode = rr.reader.codec.decode_row
+    codec = rr.reader.codec
+    decode = codec.decode_row
+    decs = lean_decoders(codec) if LEAN else None
     found: dict[int, Any] = {}
-    for (pos, s, off, line), raw in zip(known, _stored_rows(rr, known)):
-        if raw is None:
+    got = [(k, raw) for k, raw in zip(known, _stored_rows(rr, known)) if raw is not None]
+    lean = lean_events(codec, decs, [(raw, pos, off, line) for (pos, _s, off, line), raw in got]) if decs else []
+    for i, ((pos, s, off, line), raw) in enumerate(got):
+        ev = lean[i] if lean else None
+        if ev is not None and ev.seq == s:
+            found[s] = ev
             continue
         for it in decode(raw, pos=pos, offset=off, line=line)[0]:
             if is_event(it) and it.seq == s:
@@ -145,10 +157,99 @@ def newest_part(items: list[Any]) -> list[Any]:
 
 
 def _loaded(page: Any, t0: float, physical: bool, show_attempts: bool, expanded: Any, sindex: Any) -> LoadedPage:
+    """:func:`~app.ui.history.pages.loaded_page` of the page, counted (:func:`~app.ui.history.pages.counted_page`),
+    its attempts and counts read from the lean records of its :class:`~app.log.format.lazyevent.LazyEvent` rows (the
+    payloads are decoded when a row is shown), its rows built once, without gap rows."""
     views = lazy_views(page.items)                  # (each card's view made when its row is first shown)
-    lp = loaded_page(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex, expanded=expanded,
-                     sparse=True)                   # (its rows built once, without gap rows)
-    return counted_page(lp)
+    if not LEAN:
+        return counted_page(loaded_page(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex,
+                                        expanded=expanded, sparse=True))
+    lp = LoadedPage(page, views, 0.0, sparse=True)
+    lp.expanded, lp.sindex = expanded, sindex
+    if sindex is not None:
+        lp.surface, lp.compactions = page_surface_of(sindex, page), page_groups(sindex, page)
+    events = [it for it in page.items if is_event(it)]
+    for ev in events:
+        lp.events.setdefault(ev.seq, ev)
+    lp.trackers[False] = lp.trackers[True] = lean_tracker(events)     # (the same events in both faces)
+    lp.rows_for(physical, show_attempts)
+    lean_tally(lp)
+    lp.elapsed = time.perf_counter() - t0
+    return lp
+
+
+def lean_tally(lp: LoadedPage) -> dict:
+    """The summary's counts of the page (:func:`~app.ui.summary.page_tally`): those of its events not decoded from
+    their lean records (what the tally reads of them: the turn, a tool call, a tool result's error blocks; a
+    message's usage is read from its payload)."""
+    from ..summary import seed_tally
+    turns: set = set()
+    calls = errors = 0
+    rest = []
+    for ev in lp.events.values():
+        rec = ev.lean if type(ev) is LazyEvent else None
+        if rec is None or rec.T == "assistant/message":
+            rest.append(ev)
+            continue
+        d = rec.data
+        if d.turn is not None:
+            turns.add(d.turn)
+        if rec.T == "tool/call":
+            calls += 1
+        elif rec.T == "tool/result" and any(b.isError for b in d.message.content):
+            errors += 1
+    return seed_tally(lp, rest, turns, calls, errors)
+
+
+class PageTracker(AttemptTracker):
+    """An attempt tracker of one page (never fed again once its rows are built), whose :meth:`attempt_of` is a
+    look-up where every attempt is one settled event (first = last seq) in increasing seq order (a v2+ page: the
+    binary search finds exactly the attempt of that seq), else the search."""
+
+    _by_seq: Optional[tuple[int, Optional[dict[int, Any]]]] = None
+
+    def attempt_of(self, seq: int) -> Any:
+        got = self._by_seq
+        if got is None or got[0] != len(self.attempts):
+            got = self._by_seq = (len(self.attempts), _single(self.attempts))
+        return super().attempt_of(seq) if got[1] is None else got[1].get(seq)
+
+
+def _single(attempts: list) -> Optional[dict[int, Any]]:
+    by: dict[int, Any] = {}
+    last = -1
+    for a in attempts:
+        s = a.first_seq
+        if type(s) is not int or a.last_seq != s or s <= last:
+            return None
+        by[s] = a
+        last = s
+    return by
+
+
+def lean_tracker(events: list) -> Any:
+    """:func:`~app.log.fold.attempts.find_attempts` (no text kept) of ``events``, read from the lean records of
+    those not decoded: a log-only attempt settles from its record's stream, a boundary closes from its record's
+    turn, a tool result or a turn's end adds nothing; any other event is applied as it is (its payload read)."""
+    tr = PageTracker(keep_text=False)
+    for ev in events:
+        rec = ev.lean if type(ev) is LazyEvent else None
+        if rec is None:
+            tr.apply(ev)
+            continue
+        t = rec.T
+        d = rec.data
+        if t == "assistant/attempt":
+            chunks, finish, usage = fr.stream_summary(d.stream)
+            if usage is None and d.usage is not None:
+                tr.apply(ev)                        # (the payload's usage: read as the payload holds it)
+                continue
+            tr.settle(t, ev.seq, (d.turn, d.step), chunks, finish, usage, None)
+        elif t in ("step/end", "turn/end", "turn/start", "step/start"):
+            tr.boundary(t, d.turn)
+        elif t in ("assistant/message", "assistant/chunk", "llm/retry", "llm/retry-started"):
+            tr.apply(ev)
+    return tr
 
 
 def sparse_job(job: Any, reader: Any, seqs: list[int], where: Optional[dict[int, Any]], physical: bool,
