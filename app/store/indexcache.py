@@ -37,7 +37,7 @@ import msgspec
 
 from ..log.index.fastindex import Fed, IndexBuilder, scan, wants_legacy
 from ..log.format.model import Problem
-from ..log.index.reader import SeqIndex
+from ..log.index.reader import INDEX_ARRAYS, MappedArray, SeqIndex
 from ..log.source.sources import FileSource, RawJsonlSource, Segment
 from ..log.fold.shadowmap import Column
 from ..log.fold.surface import ScanEnd, SurfaceIndex, SurfaceState
@@ -54,8 +54,7 @@ MAGIC = b"SLIDX\x00\x05\n"     # 5: keyed digests (issue 28) and v3 checkpoints 
 FORMAT = 7                     # 7: v0/v1 checkpoints keep the chain's state and the tool history too (issue 27)
 TAIL_CHECK = 4096
 DIGEST_SIZE = 32
-_ARRAYS = (("seg_pos", "q"), ("seg_end", "q"), ("first_seq", "q"), ("last_seq", "q"), ("line0", "q"),
-           ("rows", "q"), ("mark_seq", "q"), ("mark_code", "b"))
+_ARRAYS = INDEX_ARRAYS
 
 
 class Identity(TypedDict):
@@ -131,13 +130,18 @@ def dump_parts(idx: SeqIndex, meta: dict[str, object]) -> list[_Part]:
     arrays: list[_Part] = []
     for name, code in _ARRAYS:
         a = getattr(idx, name)
-        arrays.append(a if isinstance(a, array) else array(code, a))
+        if isinstance(a, MappedArray):
+            v = a.view
+            arrays.append(v.cast("B") if v.c_contiguous else v.tobytes())
+        else:
+            arrays.append(a if isinstance(a, array) else array(code, a))
     meta["lengths"] = [len(getattr(idx, name)) for name, _ in _ARRAYS]
     meta["monotonic"], meta["events"], meta["last"] = idx.monotonic, idx.events, idx.last
     meta["contiguous_through"] = idx.contiguous_through
     leg = getattr(idx, "legacy", None)
     meta["legacy"] = list(leg) if leg is not None and len(leg) == len(idx) else None
     head = msgspec.json.encode(meta)
+    head += b" " * (-(len(MAGIC) + 4 + len(head)) % 8)     # (the arrays 8-aligned: a map of the file reads them in place)
     parts: list[_Part] = [MAGIC + struct.pack("<I", len(head)) + head, *arrays]
     h = keyed_hasher()
     for part in parts:
@@ -194,12 +198,14 @@ def _meta_of(raw: bytes) -> Optional[dict[str, Any]]:
     return meta
 
 
-def load(blob: bytes) -> Optional[tuple[SeqIndex, dict[str, Any]]]:
-    """(SeqIndex, meta) from a cache file's bytes; None when it is not a sound index file."""
-    if len(blob) < len(MAGIC) + 4 + DIGEST_SIZE or not blob.startswith(MAGIC):
+def load(blob: Union[bytes, memoryview], in_place: bool = False) -> Optional[tuple[SeqIndex, dict[str, Any]]]:
+    """(SeqIndex, meta) from a cache file's bytes; None when it is not a sound index file.
+    ``in_place``: its 8-aligned arrays are views of ``blob`` (a map of the file: :func:`load_mapped`), not copies."""
+    view = memoryview(blob)
+    if len(view) < len(MAGIC) + 4 + DIGEST_SIZE or bytes(view[:len(MAGIC)]) != MAGIC:
         return None
     # (views, not copies: the file's bytes are held once, beside the arrays built from them)
-    body, digest = memoryview(blob)[:-DIGEST_SIZE], blob[-DIGEST_SIZE:]
+    body, digest = view[:-DIGEST_SIZE], bytes(view[-DIGEST_SIZE:])
     if keyed_hasher(body).digest() != digest:
         return None
     try:
@@ -214,11 +220,14 @@ def load(blob: bytes) -> Optional[tuple[SeqIndex, dict[str, Any]]]:
         for (name, code), length in zip(_ARRAYS, meta["lengths"]):
             a = array(code)
             size = a.itemsize * length
-            a.frombytes(body[at:at + size])
-            if len(a) != length:
+            if at + size > len(body):
                 return None
+            if in_place and at % a.itemsize == 0:
+                setattr(idx, name, MappedArray(body[at:at + size].cast("b" if code == "b" else "q")))
+            else:
+                a.frombytes(body[at:at + size])
+                setattr(idx, name, list(a) if name in ("seg_pos", "seg_end") else a)
             at += size
-            setattr(idx, name, list(a) if name in ("seg_pos", "seg_end") else a)
         if at != len(body):
             return None
         idx.monotonic, idx.events, idx.last = bool(meta["monotonic"]), int(meta["events"]), int(meta["last"])
@@ -228,6 +237,26 @@ def load(blob: bytes) -> Optional[tuple[SeqIndex, dict[str, Any]]]:
         return idx, meta
     except (msgspec.DecodeError, KeyError, TypeError, ValueError, struct.error):
         return None
+
+
+def load_mapped(path: Path, limit: int) -> Optional[tuple[SeqIndex, dict[str, Any]]]:
+    """:func:`load` of the cache file ``path`` (of at most ``limit`` bytes) through a read-only map of it:
+    the arrays stay in the file's pages (the page cache, dropped by the kernel when memory is short),
+    not in the process's heap (issue 36).  The file is replaced by a rename, never rewritten in place,
+    so the map keeps reading the bytes whose digest was checked."""
+    fd = open_cache_file(path)
+    if fd is None:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit or size < len(MAGIC) + 4 + DIGEST_SIZE:
+            return None
+        whole = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+    return load(memoryview(whole), in_place=True)
 
 
 _Part = Union[bytes, bytearray, memoryview, "array[int]"]
@@ -342,9 +371,7 @@ def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None
         return reader.build_index(progress=progress, problems=probs), "uncached"
     path = cache_file(ident, root)
     header_hash = hashlib.sha256(src.header_raw).hexdigest()
-    loaded = None
-    blob = None if fresh else read_bounded(path, cache_size_limit(src.size))
-    loaded = load(blob) if blob is not None else None
+    loaded = None if fresh else load_mapped(path, cache_size_limit(src.size))
     builder: Optional[IndexBuilder] = None
     status = "built"
     start: Optional[Resume] = None
@@ -371,6 +398,8 @@ def cached_index(reader: LogReader, progress: Optional[Callable[[int, int], None
         start = None
     if max_scan is not None and (start is None or src.size - start["pos"] > max_scan):
         return None, "miss"
+    if start is not None and start["pos"] < src.size:
+        builder.idx.thaw()                 # (rows to add: the saved arrays copied out of the file's map)
     segments: Optional[Iterator[Segment]] = None        # (None: the scan reads a raw file itself)
     if start is None:
         if src.kind != "jsonl":

@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Optional, Union, overload
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import msgspec
@@ -206,8 +206,87 @@ def split_page(page: Page, max_messages: int) -> Optional[tuple[Page, Page]]:
     return older, newer
 
 
+# (name, array typecode) of the SeqIndex arrays, in the order a cache file stores them
+INDEX_ARRAYS = (("seg_pos", "q"), ("seg_end", "q"), ("first_seq", "q"), ("last_seq", "q"), ("line0", "q"),
+                ("rows", "q"), ("mark_seq", "q"), ("mark_code", "b"))
+
+
+def _array_of(code: str, data: bytes) -> array[int]:
+    a = array(code)
+    a.frombytes(data)
+    return a
+
+
+class MappedArray(Sequence[int]):
+    """A read-only ``array`` over a view of a mapped file (an index read from its cache file,
+    issue 36): reads as the array would (index, slice, iterate, bisect, ``count``, ``index``,
+    equality), and pickles as an array of its own."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, view: memoryview) -> None:
+        self.view = view
+
+    @property
+    def typecode(self) -> str:
+        return self.view.format
+
+    @property
+    def itemsize(self) -> int:
+        return self.view.itemsize
+
+    def __len__(self) -> int:
+        return len(self.view)
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> MappedArray: ...
+
+    def __getitem__(self, i: Union[int, slice]) -> Union[int, MappedArray]:
+        if isinstance(i, slice):
+            return MappedArray(self.view[i])
+        v: int = self.view[i]
+        return v
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.view)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MappedArray):
+            other = other.view
+        if isinstance(other, (array, memoryview)):
+            return bool(self.view == other)
+        return NotImplemented
+
+    __hash__ = None                  # type: ignore[assignment]
+
+    def copy(self) -> array[int]:
+        """The values as an array of its own."""
+        return _array_of(self.view.format, self.view.tobytes())
+
+    def count(self, value: Any) -> int:
+        return self.copy().count(value)
+
+    def index(self, value: Any, start: int = 0, stop: Optional[int] = None) -> int:
+        return self.copy().index(value, start, len(self) if stop is None else stop)
+
+    def tolist(self) -> list[int]:
+        return list(self.view.tolist())
+
+    def __reduce__(self) -> tuple[Any, tuple[str, bytes]]:
+        return _array_of, (self.view.format, self.view.tobytes())
+
+
 class SeqIndex:
-    """Sparse index: per segment its physical extent and seq range."""
+    """Sparse index: per segment its physical extent and seq range.
+
+    Its arrays are Python lists and arrays while it is built; an index read from its cache file
+    may hold them as :class:`MappedArray` views of a map of the file instead (``app.store.indexcache``:
+    file-backed pages the kernel can drop, not the process's anonymous memory, issue 36).  Such
+    an index reads the same; :meth:`thaw` copies them into arrays before anything is added, and a
+    pickled index carries arrays."""
 
     def __init__(self) -> None:
         self.seg_pos: list[int] = []
@@ -237,7 +316,20 @@ class SeqIndex:
                 yield s, MARK_NAMES[self.mark_code[i]]
             i += 1
 
+    def mapped(self) -> bool:
+        """True when some of its arrays are read from a mapped file (:class:`MappedArray`)."""
+        return any(isinstance(getattr(self, name), MappedArray) for name, _ in INDEX_ARRAYS)
+
+    def thaw(self) -> None:
+        """Its arrays as arrays of its own (copies of the mapped ones; the map is let go)."""
+        for name, _ in INDEX_ARRAYS:
+            a = getattr(self, name)
+            if isinstance(a, MappedArray):
+                setattr(self, name, a.copy())
+
     def add(self, pos: int, end: int, first: int, last: int, line0: Optional[int], rows: int, events: int) -> None:
+        if isinstance(self.seg_pos, MappedArray):
+            self.thaw()
         if first >= 0:
             if self.first_seq and first <= self.last:
                 self.monotonic = False
@@ -267,13 +359,13 @@ class SeqIndex:
                 return i
         return None
 
-    _cache: list[int]                    # _firsts() of the first _cache_n segments
+    _cache: array[int]                   # _firsts() of the first _cache_n segments
     _cache_n: int
 
-    def _firsts(self) -> list[int]:
+    def _firsts(self) -> array[int]:
         # segments without events carry -1; replace by the previous first for bisect
         if getattr(self, "_cache_n", -1) != len(self.first_seq):
-            out: list[int] = []
+            out = array("q")
             prev = -1
             for f in self.first_seq:
                 prev = f if f >= 0 else prev

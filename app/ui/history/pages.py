@@ -372,7 +372,21 @@ def seq_index_job(job, path: str, session_id: Optional[str]):
     except InterruptedError:
         from ..workers import Cancelled
         raise Cancelled(job.name)
+    if mode == "process" and not idx.mapped():
+        idx = mapped_twin(path, session_id, idx)
     return idx, time.perf_counter() - t0, mode
+
+
+def mapped_twin(path: str, session_id: Optional[str], idx):
+    """The index the child just scanned and saved, read again through a map of its cache file
+    when that file holds the same index (its arrays then stay in the file's pages, not in the
+    window's anonymous memory: issue 36); else ``idx``."""
+    from ...store.indexer import cached_only
+    twin = cached_only(path, session_id, max_scan=0)
+    if twin is None or not twin.mapped() or (len(twin), twin.events, twin.last, len(twin.mark_seq)) != \
+            (len(idx), idx.events, idx.last, len(idx.mark_seq)):
+        return idx
+    return twin
 
 
 def event_at_job(job, path: str, session_id: Optional[str], index, seq: int):
