@@ -39,7 +39,8 @@ LEAN_TYPES = frozenset({"assistant/chunk", "step/start", "step/end", "tool/call"
 # surface appends taken lean too (issue 29: most of a long log's bytes); a user/message is not (the outline reads
 # its text for the turn's prompt)
 SURFACE_TYPES = frozenset({"assistant/message", "tool/result"})
-_STEPS = ("step/start", "step/end")
+_STEP, _CHUNK, _MESSAGE, _SURFACE, _TURN_START, _TURN_END, _RETRY = \
+    fr.STEP, fr.CHUNK, fr.MESSAGE, fr.SURFACE, fr.TURN_START, fr.TURN_END, fr.RETRY
 Row = tuple[RowPos, int, Optional[int], bytes, bool]        # (a row as ``Segment.split_rows`` gives it)
 
 
@@ -58,22 +59,31 @@ def lean_decoders(reader: LogReader, cb: CheckpointBuilder) -> dict[bytes, Any]:
 
 
 class LeanRows:
-    """The lean way for the rows it can take (see the module doc): :meth:`take` is True when it took one."""
+    """The lean way for the rows it can take (see the module doc): :meth:`record` gives a row's lean record when
+    this way may take it, :meth:`take` does to the outline and the checkpoints what their steps do with its event."""
 
     def __init__(self, reader: LogReader, ob: OutlineBuilder, cb: CheckpointBuilder) -> None:
         self.reader = reader
         self.decs = lean_decoders(reader, cb)
         self.legacy = (reader.version or 0) < 2
         self.ob, self.cb = ob, cb
-        self.cp_on = True            # False once the checkpoints stopped (a break in the seq order)
 
     def record(self, raw: bytes) -> Any:
-        """The row's lean record when this way may take it, else None."""
-        return fr.record_of(self.decs, raw, self.legacy)
+        """The row's lean record when this way may take it, else None (:func:`~app.log.format.fastrows.record_of`)."""
+        dec = self.decs.get(raw[9:raw.find(b'"', 9)]) if raw.startswith(b'{"type":"') else None
+        if dec is None or fr.row_refused(raw):
+            return None
+        try:
+            rec = dec(raw)
+        except fr.DECODE_ERRORS:
+            return None
+        return rec if rec.K < fr.CHECKED or fr.record_ok(rec, self.legacy) else None
 
-    def outline(self, rec: Any, pos: Any, off: int, line: Optional[int]) -> None:
-        """:meth:`OutlineBuilder.event` of the row's event."""
-        ob, seq, typ, d = self.ob, rec.seq, rec.T, rec.data
+    def take(self, rec: Any, pos: Any, off: int, line: Optional[int], row: Row, cp_on: bool) -> bool:
+        """:meth:`OutlineBuilder.event` of the row's event, then (``cp_on``: the checkpoints still run)
+        :meth:`CheckpointBuilder.item`; -> whether the checkpoints still run after it."""
+        ob, seq, typ, d, k = self.ob, rec.seq, rec.T, rec.data, rec.K
+        # the outline
         ob.events += 1
         if seq != ob.expected:
             ob.problems.append(Problem(code="seq-gap" if seq > ob.expected else "seq-order",
@@ -82,74 +92,68 @@ class LeanRows:
         ob.expected = seq + 1
         if seq > ob.last_seq:
             ob.last_seq = seq
-        if typ in _STEPS:
+        if k == _STEP:
             ob.sf.step_mark = (typ, seq)
-        elif typ in SURFACE_TYPES:          # (an append: a node; an assistant message with no content, an empty one)
-            ob.sf.append_node(seq, typ == "assistant/message" and not d.message.content)
-        if typ == "turn/start":
+        elif k == _MESSAGE:                 # (an append: a node; with no content, an empty one)
+            empty = not d.message.content
+            ob.sf.append_node(seq, empty)
+        elif k == _SURFACE:
+            ob.sf.append_node(seq)
+        cur = ob.cur
+        if k == _TURN_START:
             ob.cur = TurnEntry(turn=d.turn, first_seq=seq, last_seq=seq)
             ob.turns.append(ob.cur)
-            return
-        cur = ob.cur
-        if cur is None:
-            return
-        cur.last_seq = seq
-        if typ == "assistant/chunk":
-            c = d.chunk
-            if c.type == "finish":
-                r = c.reason
-                if isinstance(r, dict) and r.get("kind") == "error":
+        elif cur is not None:
+            cur.last_seq = seq
+            if k == _STEP:
+                if typ == "step/start":
+                    cur.steps += 1
+            elif k == _CHUNK:
+                c = d.chunk
+                if c.type == "finish":
+                    r = c.reason
+                    if isinstance(r, dict) and r.get("kind") == "error":
+                        _error(cur, seq, pos, off, line)
+            elif k == _MESSAGE:
+                if d.interrupted is True:
+                    cur.interrupted = True
+            elif k == _SURFACE:
+                if d.error is not None:
                     _error(cur, seq, pos, off, line)
-        elif typ == "step/start":
-            cur.steps += 1
-        elif typ == "tool/call":
-            name = d.name or "?"
-            cur.tools[name] = cur.tools.get(name, 0) + 1
-        elif typ == "llm/retry":
-            cur.retries += 1
-        elif typ == "tool/result":
-            if d.error is not None:
-                _error(cur, seq, pos, off, line)
-        elif typ == "assistant/message":
-            if d.interrupted is True:
-                cur.interrupted = True
-        elif typ == "turn/end":
-            kind = d.reason.get("kind")
-            cur.end = kind or "?"
-            cur.open = False
-            if kind == "error":
-                _error(cur, seq, pos, off, line)
-            elif kind in ("aborted", "interrupted"):
-                cur.interrupted = True
-            ob.cur = None
-
-    def checkpoint(self, rec: Any, row: Optional[Row] = None) -> bool:
-        """:meth:`CheckpointBuilder.item` of the row's event (False: the builder is done); ``row``: the row as
-        ``Segment.split_rows`` gave it (a surface node's event is kept as its row, :class:`RowEvent`)."""
-        cb, seq, typ, d = self.cb, rec.seq, rec.T, rec.data
+            elif typ == "tool/call":
+                name = d.name or "?"
+                cur.tools[name] = cur.tools.get(name, 0) + 1
+            elif typ == "llm/retry":
+                cur.retries += 1
+            elif k == _TURN_END:
+                kind = d.reason.get("kind")
+                cur.end = kind or "?"
+                cur.open = False
+                if kind == "error":
+                    _error(cur, seq, pos, off, line)
+                elif kind in ("aborted", "interrupted"):
+                    cur.interrupted = True
+                ob.cur = None
+        if not cp_on:
+            return False
+        # the checkpoints
+        cb = self.cb
         if cb.done:
             return False
         if seq != cb.nxt:
             cb.done = True
             return False
+        cb.nxt = seq + 1
         at = cb.at
-        if typ == "assistant/chunk":
+        if k == _STEP:
+            at.boundary(typ, d.turn)
+            cb.sf.step_mark = (typ, seq)
+        elif k == _CHUNK:
             c = d.chunk
             at.add_chunk(seq, (d.turn, d.step), c.type, c.reason, c.usage, "")
-        elif typ.startswith(("step/", "turn/")):
-            if typ == "turn/start":
-                cb.turn_seq, cb.disp_turn = seq, at.count
-                if cb.cps.points:
-                    cb.cps.points[-1].turns.append((cb.turn_seq, cb.disp_turn))
-            at.boundary(typ, d.turn)
-            if typ in _STEPS:
-                cb.sf.step_mark = (typ, seq)
-        elif typ in ("llm/retry", "llm/retry-started"):
-            at.retry(typ, seq, (d.turn, d.step), d.retry)
-        elif typ in SURFACE_TYPES:
-            assert row is not None
+        elif k in (_MESSAGE, _SURFACE):
             ses = rec.sourceEventSeqs
-            if typ == "assistant/message":
+            if k == _MESSAGE:
                 stream = d.stream
                 if stream is not None:         # (v2+: the attempt settled in the message's embedded stream)
                     chunks, finish, usage = fr.stream_summary(stream)
@@ -161,9 +165,17 @@ class LeanRows:
                 lo, hi = min(ses), max(ses)
                 cb.lo, cb.hi = (lo, hi) if cb.lo is None or cb.hi is None else (min(cb.lo, lo), max(cb.hi, hi))
             sf = cb.sf
-            sf.append_node(seq, typ == "assistant/message" and not d.message.content)
+            sf.append_node(seq, k == _MESSAGE and empty)
             sf.events[seq] = cast(Event, RowEvent(self.reader, row, seq, typ))
-        cb.nxt = seq + 1
+        elif k == _TURN_START:
+            cb.turn_seq, cb.disp_turn = seq, at.count
+            if cb.cps.points:
+                cb.cps.points[-1].turns.append((cb.turn_seq, cb.disp_turn))
+            at.boundary(typ, d.turn)
+        elif k == _TURN_END:
+            at.boundary(typ, d.turn)
+        elif k == _RETRY:
+            at.retry(typ, seq, (d.turn, d.step), d.retry)
         return True
 
 
