@@ -16,6 +16,13 @@ what their ``event``/``item``/``row`` steps do with the decoded :class:`~app.log
 * the surface index: a row whose bytes hold one of its needles is counted (a step boundary: the step mark, as
   :meth:`~app.log.fold.surface.SurfaceIndex.lean_step`).
 
+Surface appends too (:data:`SURFACE_TYPES`: an assistant message, a tool result, a user message whose surfaceOp is
+exactly ``"append"``, citing plain seqs below its own): the outline's node, error, interruption and (a user message
+that may be its turn's prompt: its payload read whole for the text) prompt; the checkpoints' attempt step (a
+settlement or a cite), cited span and node, whose event the fold keeps as the stored row (:class:`RowEvent`, decoded
+only if an image offload names it); the surface index's node and estimated tokens
+(:meth:`~app.log.fold.surface.SurfaceIndex.lean_append`).
+
 Any other row, and any row its record or checks refuse, takes the exact decode in its place.  Pure core.
 """
 from __future__ import annotations
@@ -27,7 +34,9 @@ from ..fold.v2heads import TYPES as V2_TYPES
 from ..format import fastrows as fr
 from ..format.model import Event, Problem, is_event
 from ..source.sources import RowPos
-from .outline import TurnEntry
+from ..format.codec import decode_js
+from ..format.payloads import content_text, obj
+from .outline import TurnEntry, first_line
 
 if TYPE_CHECKING:
     from ..fold.checkpoints import CheckpointBuilder
@@ -36,9 +45,9 @@ if TYPE_CHECKING:
 
 LEAN_TYPES = frozenset({"assistant/chunk", "step/start", "step/end", "tool/call", "todo/write", "agent/inbox/spliced",
                         "llm/retry", "llm/retry-started", "turn/start", "turn/end"})
-# surface appends taken lean too (issue 29: most of a long log's bytes); a user/message is not (the outline reads
-# its text for the turn's prompt)
-SURFACE_TYPES = frozenset({"assistant/message", "tool/result"})
+# surface appends taken lean too (issue 29: most of a long log's bytes; a user message that may be its turn's
+# prompt is read whole for its text)
+SURFACE_TYPES = frozenset({"assistant/message", "tool/result", "user/message"})
 _STEP, _CHUNK, _MESSAGE, _SURFACE, _TURN_START, _TURN_END, _RETRY = \
     fr.STEP, fr.CHUNK, fr.MESSAGE, fr.SURFACE, fr.TURN_START, fr.TURN_END, fr.RETRY
 Row = tuple[RowPos, int, Optional[int], bytes, bool]        # (a row as ``Segment.split_rows`` gives it)
@@ -117,9 +126,12 @@ class LeanRows:
             elif k == _MESSAGE:
                 if d.interrupted is True:
                     cur.interrupted = True
-            elif k == _SURFACE:
+            elif typ == "tool/result":
                 if d.error is not None:
                     _error(cur, seq, pos, off, line)
+            elif typ == "user/message":
+                if cur.prompt_seq is None or cur.prompt_kind_weak:
+                    _prompt(cur, seq, row[3])
             elif typ == "tool/call":
                 name = d.name or "?"
                 cur.tools[name] = cur.tools.get(name, 0) + 1
@@ -198,6 +210,18 @@ class RowEvent:
             else:
                 raise RuntimeError(f"seq {self.seq} is not in its row")
         return getattr(ev, name)
+
+
+def _prompt(cur: TurnEntry, seq: int, raw: bytes) -> None:
+    """What a user message (stored as ``raw``, a row its lean record accepts: the codec reads its payload as the
+    JSON decoder gives it) adds to its turn's prompt, as ``outline._note_in_turn`` reads it."""
+    d = obj(obj(decode_js(raw)).get("data"))
+    src = obj(d.get("source"))
+    if cur.prompt_seq is None or (src.get("kind") == "user" and cur.prompt_kind_weak):
+        text = first_line(content_text(d.get("content")))
+        if text:
+            cur.prompt, cur.prompt_seq = text, seq
+            cur.prompt_kind_weak = src.get("kind") not in (None, "user")
 
 
 def _error(cur: TurnEntry, seq: int, pos: Any, off: int, line: Optional[int]) -> None:
