@@ -22,7 +22,7 @@ from fixtures_util import REPO, session_files
 from test_ahead_pass import _surface_state, assert_same, plain, separate
 
 NEXT = REPO.parent / "shared" / "fixtures" / "dsh-next"
-SURFACE = ("assistant/message", "tool/result")
+SURFACE = ("assistant/message", "tool/result", "user/message")
 
 
 def _fast_equals_exact(path) -> None:
@@ -113,6 +113,15 @@ BENDS = {
     "seq-back": lambda row: row.__setitem__("seq", max(0, row.get("seq", 1) - 3)) if isinstance(row.get("seq"), int)
     else None,
     "inf-number": None, "escaped-key": None,
+    # (a user message: its payload is the message)
+    "source-steer": _set(("data", "source"), {"kind": "steer"}), "source-none": _set(("data", "source"), None),
+    "source-user": _set(("data", "source"), {"kind": "user", "x": 1}), "source-str": _set(("data", "source"), "user"),
+    "content-str": _set(("data", "content"), "  hello\n world"), "user-content-empty": _set(("data", "content"), []),
+    "content-blank-first": _set(("data", "content"), [{"type": "text", "text": " \n "}, {"type": "text", "text": "b"},
+                                                      {"type": "image", "mediaType": "image/png", "data": "eA=="}]),
+    "content-image": _set(("data", "content"), [{"type": "image", "mediaType": "image/png", "data": "eA=="}]),
+    "user-no-id": _set(("data", "id"), None, drop=True), "user-id-num": _set(("data", "id"), 3),
+    "user-role": _set(("data", "role"), "assistant"),
 }
 
 
@@ -180,8 +189,8 @@ def test_requests_from_fast_checkpoints(base_logs):
 
 
 def test_surface_rows_are_not_decoded_whole(base_logs, monkeypatch):
-    """On a v4 log the pass decodes no clean assistant/message nor tool/result row (the old pass decoded each);
-    ``fast=False`` decodes them all."""
+    """On a v4 log the pass decodes no clean append of an assistant message, a tool result or a user message
+    (the old pass decoded each; a replacement still goes the exact way); ``fast=False`` decodes them all."""
     from app.log.format.codec import RowCodec
     seen: dict[str, int] = {}
     real = RowCodec.decode_row
@@ -192,12 +201,16 @@ def test_surface_rows_are_not_decoded_whole(base_logs, monkeypatch):
         return real(self, raw, *a, **k)
     monkeypatch.setattr(RowCodec, "decode_row", counting)
     rows: dict[str, int] = {}
+    other: dict[str, int] = {}
     for line in base_logs[4].read_bytes().splitlines():
-        t = json.loads(line).get("type")
+        row = json.loads(line)
+        t = row.get("type")
         rows[t] = rows.get(t, 0) + 1
-    assert all(rows.get(t, 0) > 20 for t in SURFACE)
+        if t in SURFACE and row.get("surfaceOp") != "append":
+            other[t] = other.get(t, 0) + 1
+    assert all(rows.get(t, 0) > 20 for t in SURFACE) and sum(other.values()) < 50
     build_ahead(LogReader.open(str(base_logs[4])))
-    assert {t: seen.get(t, 0) for t in SURFACE} == {t: 0 for t in SURFACE}
+    assert {t: seen.get(t, 0) for t in SURFACE} == {t: other.get(t, 0) for t in SURFACE}
     seen.clear()
     build_ahead(LogReader.open(str(base_logs[4])), fast=False)
     assert {t: seen.get(t, 0) for t in SURFACE} == {t: rows[t] for t in SURFACE}

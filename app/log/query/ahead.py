@@ -154,9 +154,7 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
                 continue
             rec = lean.record(raw) if complete and lean.decs else None
             if rec is not None:
-                lean.outline(rec, pos, off, line)
-                if cp_on:
-                    cp_on = lean.checkpoint(rec, row)
+                cp_on = lean.take(rec, pos, off, line, row, cp_on)
                 if not su.stopped:
                     su.lean(pos, line, raw, rec.T, rec.seq, rec.K == MESSAGE and not rec.data.message.content)
                 continue

@@ -16,6 +16,13 @@ what their ``event``/``item``/``row`` steps do with the decoded :class:`~app.log
 * the surface index: a row whose bytes hold one of its needles is counted (a step boundary: the step mark, as
   :meth:`~app.log.fold.surface.SurfaceIndex.lean_step`).
 
+Surface appends too (:data:`SURFACE_TYPES`: an assistant message, a tool result, a user message whose surfaceOp is
+exactly ``"append"``, citing plain seqs below its own): the outline's node, error, interruption and (a user message
+that may be its turn's prompt: its payload read whole for the text) prompt; the checkpoints' attempt step (a
+settlement or a cite), cited span and node, whose event the fold keeps as the stored row (:class:`RowEvent`, decoded
+only if an image offload names it); the surface index's node and estimated tokens
+(:meth:`~app.log.fold.surface.SurfaceIndex.lean_append`).
+
 Any other row, and any row its record or checks refuse, takes the exact decode in its place.  Pure core.
 """
 from __future__ import annotations
@@ -27,7 +34,9 @@ from ..fold.v2heads import TYPES as V2_TYPES
 from ..format import fastrows as fr
 from ..format.model import Event, Problem, is_event
 from ..source.sources import RowPos
-from .outline import TurnEntry
+from ..format.codec import decode_js
+from ..format.payloads import content_text, obj
+from .outline import TurnEntry, first_line
 
 if TYPE_CHECKING:
     from ..fold.checkpoints import CheckpointBuilder
@@ -36,10 +45,11 @@ if TYPE_CHECKING:
 
 LEAN_TYPES = frozenset({"assistant/chunk", "step/start", "step/end", "tool/call", "todo/write", "agent/inbox/spliced",
                         "llm/retry", "llm/retry-started", "turn/start", "turn/end"})
-# surface appends taken lean too (issue 29: most of a long log's bytes); a user/message is not (the outline reads
-# its text for the turn's prompt)
-SURFACE_TYPES = frozenset({"assistant/message", "tool/result"})
-_STEPS = ("step/start", "step/end")
+# surface appends taken lean too (issue 29: most of a long log's bytes; a user message that may be its turn's
+# prompt is read whole for its text)
+SURFACE_TYPES = frozenset({"assistant/message", "tool/result", "user/message"})
+_STEP, _CHUNK, _MESSAGE, _SURFACE, _TURN_START, _TURN_END, _RETRY = \
+    fr.STEP, fr.CHUNK, fr.MESSAGE, fr.SURFACE, fr.TURN_START, fr.TURN_END, fr.RETRY
 Row = tuple[RowPos, int, Optional[int], bytes, bool]        # (a row as ``Segment.split_rows`` gives it)
 
 
@@ -58,22 +68,31 @@ def lean_decoders(reader: LogReader, cb: CheckpointBuilder) -> dict[bytes, Any]:
 
 
 class LeanRows:
-    """The lean way for the rows it can take (see the module doc): :meth:`take` is True when it took one."""
+    """The lean way for the rows it can take (see the module doc): :meth:`record` gives a row's lean record when
+    this way may take it, :meth:`take` does to the outline and the checkpoints what their steps do with its event."""
 
     def __init__(self, reader: LogReader, ob: OutlineBuilder, cb: CheckpointBuilder) -> None:
         self.reader = reader
         self.decs = lean_decoders(reader, cb)
         self.legacy = (reader.version or 0) < 2
         self.ob, self.cb = ob, cb
-        self.cp_on = True            # False once the checkpoints stopped (a break in the seq order)
 
     def record(self, raw: bytes) -> Any:
-        """The row's lean record when this way may take it, else None."""
-        return fr.record_of(self.decs, raw, self.legacy)
+        """The row's lean record when this way may take it, else None (:func:`~app.log.format.fastrows.record_of`)."""
+        dec = self.decs.get(raw[9:raw.find(b'"', 9)]) if raw.startswith(b'{"type":"') else None
+        if dec is None or fr.row_refused(raw):
+            return None
+        try:
+            rec = dec(raw)
+        except fr.DECODE_ERRORS:
+            return None
+        return rec if rec.K < fr.CHECKED or fr.record_ok(rec, self.legacy) else None
 
-    def outline(self, rec: Any, pos: Any, off: int, line: Optional[int]) -> None:
-        """:meth:`OutlineBuilder.event` of the row's event."""
-        ob, seq, typ, d = self.ob, rec.seq, rec.T, rec.data
+    def take(self, rec: Any, pos: Any, off: int, line: Optional[int], row: Row, cp_on: bool) -> bool:
+        """:meth:`OutlineBuilder.event` of the row's event, then (``cp_on``: the checkpoints still run)
+        :meth:`CheckpointBuilder.item`; -> whether the checkpoints still run after it."""
+        ob, seq, typ, d, k = self.ob, rec.seq, rec.T, rec.data, rec.K
+        # the outline
         ob.events += 1
         if seq != ob.expected:
             ob.problems.append(Problem(code="seq-gap" if seq > ob.expected else "seq-order",
@@ -82,74 +101,71 @@ class LeanRows:
         ob.expected = seq + 1
         if seq > ob.last_seq:
             ob.last_seq = seq
-        if typ in _STEPS:
+        if k == _STEP:
             ob.sf.step_mark = (typ, seq)
-        elif typ in SURFACE_TYPES:          # (an append: a node; an assistant message with no content, an empty one)
-            ob.sf.append_node(seq, typ == "assistant/message" and not d.message.content)
-        if typ == "turn/start":
+        elif k == _MESSAGE:                 # (an append: a node; with no content, an empty one)
+            empty = not d.message.content
+            ob.sf.append_node(seq, empty)
+        elif k == _SURFACE:
+            ob.sf.append_node(seq)
+        cur = ob.cur
+        if k == _TURN_START:
             ob.cur = TurnEntry(turn=d.turn, first_seq=seq, last_seq=seq)
             ob.turns.append(ob.cur)
-            return
-        cur = ob.cur
-        if cur is None:
-            return
-        cur.last_seq = seq
-        if typ == "assistant/chunk":
-            c = d.chunk
-            if c.type == "finish":
-                r = c.reason
-                if isinstance(r, dict) and r.get("kind") == "error":
+        elif cur is not None:
+            cur.last_seq = seq
+            if k == _STEP:
+                if typ == "step/start":
+                    cur.steps += 1
+            elif k == _CHUNK:
+                c = d.chunk
+                if c.type == "finish":
+                    r = c.reason
+                    if isinstance(r, dict) and r.get("kind") == "error":
+                        _error(cur, seq, pos, off, line)
+            elif k == _MESSAGE:
+                if d.interrupted is True:
+                    cur.interrupted = True
+            elif typ == "tool/result":
+                if d.error is not None:
                     _error(cur, seq, pos, off, line)
-        elif typ == "step/start":
-            cur.steps += 1
-        elif typ == "tool/call":
-            name = d.name or "?"
-            cur.tools[name] = cur.tools.get(name, 0) + 1
-        elif typ == "llm/retry":
-            cur.retries += 1
-        elif typ == "tool/result":
-            if d.error is not None:
-                _error(cur, seq, pos, off, line)
-        elif typ == "assistant/message":
-            if d.interrupted is True:
-                cur.interrupted = True
-        elif typ == "turn/end":
-            kind = d.reason.get("kind")
-            cur.end = kind or "?"
-            cur.open = False
-            if kind == "error":
-                _error(cur, seq, pos, off, line)
-            elif kind in ("aborted", "interrupted"):
-                cur.interrupted = True
-            ob.cur = None
-
-    def checkpoint(self, rec: Any, row: Optional[Row] = None) -> bool:
-        """:meth:`CheckpointBuilder.item` of the row's event (False: the builder is done); ``row``: the row as
-        ``Segment.split_rows`` gave it (a surface node's event is kept as its row, :class:`RowEvent`)."""
-        cb, seq, typ, d = self.cb, rec.seq, rec.T, rec.data
+            elif typ == "user/message":
+                if cur.prompt_seq is None or cur.prompt_kind_weak:
+                    _prompt(cur, seq, row[3])
+            elif typ == "tool/call":
+                name = d.name or "?"
+                cur.tools[name] = cur.tools.get(name, 0) + 1
+            elif typ == "llm/retry":
+                cur.retries += 1
+            elif k == _TURN_END:
+                kind = d.reason.get("kind")
+                cur.end = kind or "?"
+                cur.open = False
+                if kind == "error":
+                    _error(cur, seq, pos, off, line)
+                elif kind in ("aborted", "interrupted"):
+                    cur.interrupted = True
+                ob.cur = None
+        if not cp_on:
+            return False
+        # the checkpoints
+        cb = self.cb
         if cb.done:
             return False
         if seq != cb.nxt:
             cb.done = True
             return False
+        cb.nxt = seq + 1
         at = cb.at
-        if typ == "assistant/chunk":
+        if k == _STEP:
+            at.boundary(typ, d.turn)
+            cb.sf.step_mark = (typ, seq)
+        elif k == _CHUNK:
             c = d.chunk
             at.add_chunk(seq, (d.turn, d.step), c.type, c.reason, c.usage, "")
-        elif typ.startswith(("step/", "turn/")):
-            if typ == "turn/start":
-                cb.turn_seq, cb.disp_turn = seq, at.count
-                if cb.cps.points:
-                    cb.cps.points[-1].turns.append((cb.turn_seq, cb.disp_turn))
-            at.boundary(typ, d.turn)
-            if typ in _STEPS:
-                cb.sf.step_mark = (typ, seq)
-        elif typ in ("llm/retry", "llm/retry-started"):
-            at.retry(typ, seq, (d.turn, d.step), d.retry)
-        elif typ in SURFACE_TYPES:
-            assert row is not None
+        elif k in (_MESSAGE, _SURFACE):
             ses = rec.sourceEventSeqs
-            if typ == "assistant/message":
+            if k == _MESSAGE:
                 stream = d.stream
                 if stream is not None:         # (v2+: the attempt settled in the message's embedded stream)
                     chunks, finish, usage = fr.stream_summary(stream)
@@ -161,9 +177,17 @@ class LeanRows:
                 lo, hi = min(ses), max(ses)
                 cb.lo, cb.hi = (lo, hi) if cb.lo is None or cb.hi is None else (min(cb.lo, lo), max(cb.hi, hi))
             sf = cb.sf
-            sf.append_node(seq, typ == "assistant/message" and not d.message.content)
+            sf.append_node(seq, k == _MESSAGE and empty)
             sf.events[seq] = cast(Event, RowEvent(self.reader, row, seq, typ))
-        cb.nxt = seq + 1
+        elif k == _TURN_START:
+            cb.turn_seq, cb.disp_turn = seq, at.count
+            if cb.cps.points:
+                cb.cps.points[-1].turns.append((cb.turn_seq, cb.disp_turn))
+            at.boundary(typ, d.turn)
+        elif k == _TURN_END:
+            at.boundary(typ, d.turn)
+        elif k == _RETRY:
+            at.retry(typ, seq, (d.turn, d.step), d.retry)
         return True
 
 
@@ -186,6 +210,18 @@ class RowEvent:
             else:
                 raise RuntimeError(f"seq {self.seq} is not in its row")
         return getattr(ev, name)
+
+
+def _prompt(cur: TurnEntry, seq: int, raw: bytes) -> None:
+    """What a user message (stored as ``raw``, a row its lean record accepts: the codec reads its payload as the
+    JSON decoder gives it) adds to its turn's prompt, as ``outline._note_in_turn`` reads it."""
+    d = obj(obj(decode_js(raw)).get("data"))
+    src = obj(d.get("source"))
+    if cur.prompt_seq is None or (src.get("kind") == "user" and cur.prompt_kind_weak):
+        text = first_line(content_text(d.get("content")))
+        if text:
+            cur.prompt, cur.prompt_seq = text, seq
+            cur.prompt_kind_weak = src.get("kind") not in (None, "user")
 
 
 def _error(cur: TurnEntry, seq: int, pos: Any, off: int, line: Optional[int]) -> None:
