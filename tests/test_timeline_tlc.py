@@ -12,8 +12,13 @@ from typing import Any
 
 import pytest
 
+from app.log.format.limits import MAX_DEPTH, MAX_PACKED_MEMBERS, MAX_ROW_BYTES
+from app.log.index.fastindex import load_rowscan_c
 from app.log.query import timeline as tlm
-from app.log.query.timeline import in_log_order, summarize, timeline
+from app.log.query import timeline_lean as tl
+from app.log.query import timeline_rows as tr
+from app.log.query import timeline_scan as ts
+from app.log.query.timeline import Settlement, in_log_order, summarize, timeline
 from app.store.faces import open_reader
 from app.tools.hostile import deep_row, jsonl_mutants
 from app.tools.synth import SessionSynth, write_jsonl
@@ -26,6 +31,7 @@ PRICES = {"deepseek-*": {"input": 0.28, "cacheRead": 0.028, "output": 0.42}, "gp
 def _all(p: Path, fast: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
     """(spans, turns, totals) of the log at ``p``, read with the fast paths on or off."""
     monkeypatch.setattr(tlm, "ONE_PASS", fast)
+    monkeypatch.setattr(tr, "SETTLE_C", fast)
     r = open_reader(str(p))
     if r.fatal:
         return None
@@ -72,7 +78,7 @@ def _changed(raw: bytes, rng: random.Random) -> bytes:
     elif pick == 2:
         d["turn"] = rng.choice([None, "1", 1.0, -3, 2 ** 60])
     elif pick == 3:
-        row["sourceEventSeqs"] = rng.choice([[], [row["seq"]], [3, 2], [1, 1], None, "x", [[1, 2]], [-4, 0]])
+        row["sourceEventSeqs"] = rng.choice([[], [row.get("seq", 0)], [3, 2], [1, 1], None, "x", [[1, 2]], [-4, 0]])
     elif pick == 4:
         row["surfaceOp"] = rng.choice(["replace", None, {"op": "append"}])
     elif pick == 5:
@@ -121,3 +127,80 @@ def test_fast_paths_off_give_the_same_on_hostile_logs(tmp_path: Path, monkeypatc
         p.write_bytes(b"\n".join(out))
         read += _same(p, monkeypatch)
     assert read >= 30
+
+
+C: Any = load_rowscan_c()
+needs_c = pytest.mark.skipif(getattr(C, "tl_scan", None) is None, reason="the row scanner in C is not built")
+_SETTLE_TAGS = (b'{"type":"assistant/message"', b'{"type":"assistant/attempt"')
+
+
+def _settlement_rows(tmp_path: Path) -> list[bytes]:
+    rows = []
+    for p in sorted(FIXTURES.rglob("*.jsonl")) + sorted(NEXT.rglob("*.jsonl")) + _generated(tmp_path):
+        rows += [ln for ln in p.read_bytes().split(b"\n")[1:] if ln.startswith(_SETTLE_TAGS)]
+    return rows
+
+
+def _edge_rows(base: bytes) -> list[bytes]:
+    """Settlement rows at the edges of what the C reader checks: nesting about the limit, long numbers, exponents,
+    escapes in keys and values, invalid UTF-8, blanks, repeated keys."""
+    row = json.loads(base)
+    out = []
+    for depth in (MAX_DEPTH - 4, MAX_DEPTH - 3, MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH):
+        r = json.loads(base)
+        r["data"]["message"] = json.loads("[" * depth + "]" * depth)
+        out.append(json.dumps(r, separators=(",", ":")).encode())
+        r = json.loads(base)
+        st = r["data"].get("stream") or []
+        if st:
+            st[0]["extra"] = json.loads("[" * (depth - 3) + "]" * (depth - 3))
+            out.append(json.dumps(r, separators=(",", ":")).encode())
+    text = json.dumps(row, separators=(",", ":"))
+    for old, new in [('"turn":', '"turn" :'), ('"step":', '"st\\u0065p":'), ('"usage":{', '"usage":{"x":1.5e3,'),
+                     ('"data":{', '"data":{"n":0.1234567890123456789,'), ('"data":{', '"data":{"n":0.123456789012345678,'),
+                     ('"data":{', '"data":{"n":1234567890123456789,'), ('"data":{', '"data":{"n":123456789012345678,'),
+                     ('"data":{', '"data":{"s":"\\ud800",'), ('"data":{', '"data":{"s":"\\u00e9\\n",'),
+                     ('"data":{', '"data":{"turn":1,'), ('"seq":', '"seq": '), ('{"type":', '{"type" :'),
+                     ('"data":{', '"data":{"message":null,'), ('"time":', '"time":1,"time":'),
+                     ('"usage":{', '"usage":{"inputTokens":7,'), ('"usage":{', '"usage":{"inputTokens":7.0,'),
+                     ('"usage":{', '"usage":{"cacheReadTokens":null,'), ('"usage":{', '"usage":{"inputTok\\u0065ns":"x",')]:
+        if old in text:
+            out.append(text.replace(old, new, 1).encode())
+    raw = text.encode()
+    i = raw.find(b'"text":"')
+    if i > 0:
+        out += [raw[:i + 8] + b"\xff\xfe" + raw[i + 8:], raw[:i + 8] + "é€😀".encode() + raw[i + 8:],
+                raw[:i + 8] + b"\x01" + raw[i + 8:]]
+    return out
+
+
+@needs_c
+def test_c_settlements_are_what_the_lean_reader_reads(tmp_path: Path):
+    """Every settlement row of the fixtures and generated logs, changed copies and rows at the edges of its checks:
+    where tl_scan's SETTLE path takes a row, the row is one the row screen passes and timeline_lean.settlement takes,
+    and timeline_lean.settled of its tuple is exactly that record (event and stream summary); it takes the writer's
+    rows."""
+    rows = _settlement_rows(tmp_path)
+    rng = random.Random(5)
+    changed = [_changed(r, rng) for r in rows[::2] for _ in range(2)]
+    edges = [e for r in rows[::40] for e in _edge_rows(r)]
+    taken = 0
+    for raw in rows + changed + edges:
+        got = C.tl_scan(raw + b"\n", len(raw) + 1, [], ts.SETTLE, MAX_DEPTH, MAX_ROW_BYTES, MAX_PACKED_MEMBERS)
+        assert len(got) == 1
+        if not isinstance(got[0], tuple):
+            continue
+        taken += 1
+        screen = C.tl_scan(raw + b"\n", len(raw) + 1, [], 0, MAX_DEPTH, MAX_ROW_BYTES, MAX_PACKED_MEMBERS)
+        assert not screen[0] & 1, raw                 # (not a row the exact way must read)
+        want = tl.settlement(raw)
+        mine = tl.settled(got[0], raw + b"\n")
+        assert want is not None, raw
+        assert type(mine) is type(want), raw
+        if isinstance(want, Settlement):
+            assert isinstance(mine, Settlement)
+            assert repr(mine.summ) == repr(want.summ), raw
+            mine, want = mine.ev, want.ev
+        assert repr(mine) == repr(want), raw
+    assert taken >= len(rows) * 0.9
+    assert taken < len(rows) + len(changed) + len(edges)

@@ -454,6 +454,8 @@ static PyObject *packed_lines(PyObject *self, PyObject *args) {
  *   a packed chunk row (flags & 1) or a delta assistant/chunk row (flags & 2) in the writer's exact layout,
  *   valid JSON and UTF-8: merged with the run before it into one tuple (turn, step, seq0, n, t0, t1);
  *   a step/start, step/end or turn/start row in the writer's layout (flags & 4): (code, seq, time, turn, step|None);
+ *   an assistant/message or assistant/attempt row that tl_settle takes (flags & 8; the tlc helper): its tuple
+ *   (tl_settle_obj; timeline_lean.settlement, which reads it when the flag is off, is its definition);
  *   any other row: the int ((index << 32 | start) << 1 | refused), refused = over max_row bytes, nested
  *   deeper than max_depth (strings skipped), not UTF-8, or holding a number (outside strings) of more than 18
  *   digits in a row or with an exponent. */
@@ -484,6 +486,26 @@ static Py_ssize_t tl_utf8(P d, Py_ssize_t i, Py_ssize_t end) {
     return i + n + 1;
 }
 
+/* (tlc) the first byte at or after d[i] (before end) that is not plain in a string (TLS 0), 8 bytes a step: a word
+ * holding none of '"', '\\', a control byte or a byte >= 0x80 is skipped whole (a word that may hold one is read
+ * byte by byte) */
+#define TL_ONES 0x0101010101010101ULL
+#define TL_HIGH 0x8080808080808080ULL
+static inline Py_ssize_t tl_plain(P d, Py_ssize_t i, Py_ssize_t end) {
+    while (i + 8 <= end) {
+        uint64_t w, q, b;
+        memcpy(&w, d + i, 8);
+        q = w ^ (TL_ONES * '"');
+        b = w ^ (TL_ONES * '\\');
+        if ((w | ((w - TL_ONES * 0x20) & ~w) | ((q - TL_ONES) & ~q) | ((b - TL_ONES) & ~b)) & TL_HIGH)
+            break;
+        i += 8;
+    }
+    while (i < end && TLS[d[i]] == 0)
+        i++;
+    return i;
+}
+
 static int tl_hex(unsigned c) {
     return (c >= '0' && c <= '9') ? (int)(c - '0') : (c >= 'a' && c <= 'f') ? (int)(c - 'a' + 10)
         : (c >= 'A' && c <= 'F') ? (int)(c - 'A' + 10) : -1;
@@ -495,8 +517,7 @@ static Py_ssize_t tl_string(P d, Py_ssize_t i, Py_ssize_t end, int *esc) {
         return -1;
     i++;
     for (;;) {
-        while (i < end && TLS[d[i]] == 0)
-            i++;
+        i = tl_plain(d, i, end);
         if (i >= end)
             return -1;
         switch (TLS[d[i]]) {
@@ -565,6 +586,10 @@ static Py_ssize_t tl_number(P d, Py_ssize_t i, Py_ssize_t end) {
     return e;
 }
 
+/* (tlc) max_depth | TL_STRICT: a number's fraction of 18 digits at most (no run of more than 18 digits: what
+ * tl_refused refuses) */
+#define TL_STRICT (1 << 24)
+
 /* any JSON value at d[i] nested at depth (the value's own brackets counted from depth + 1): end or -1 */
 static Py_ssize_t tl_value(P d, Py_ssize_t i, Py_ssize_t end, int depth, int max_depth) {
     if (i >= end)
@@ -573,7 +598,7 @@ static Py_ssize_t tl_value(P d, Py_ssize_t i, Py_ssize_t end, int depth, int max
     if (c == '"')
         return tl_string(d, i, end, NULL);
     if (c == '{' || c == '[') {
-        if (depth + 1 > max_depth)
+        if (depth + 1 > (max_depth & (TL_STRICT - 1)))
             return -1;
         unsigned close = c == '{' ? '}' : ']';
         i = tl_ws(d, i + 1, end);
@@ -600,8 +625,17 @@ static Py_ssize_t tl_value(P d, Py_ssize_t i, Py_ssize_t end, int depth, int max
             return i < end && d[i] == close ? i + 1 : -1;
         }
     }
-    if (c == '-' || (c >= '0' && c <= '9'))
-        return tl_number(d, i, end);
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        Py_ssize_t e = tl_number(d, i, end);
+        if (e > 0 && (max_depth & TL_STRICT)) {              /* (tlc) */
+            Py_ssize_t dot = i;
+            while (dot < e && d[dot] != '.')
+                dot++;
+            if (e - dot - 1 > 18)
+                return -1;
+        }
+        return e;
+    }
     if (c == 't')
         return LIT(d, i, end, "true");
     if (c == 'f')
@@ -753,8 +787,7 @@ static int tl_refused(P d, Py_ssize_t p, Py_ssize_t nl, Py_ssize_t max_row, int 
             run = 0;
             i++;
             for (;;) {
-                while (i < nl && TLS[d[i]] == 0)
-                    i++;
+                i = tl_plain(d, i, nl);
                 if (i >= nl)
                     return top > max_depth;
                 c = d[i];
@@ -807,6 +840,9 @@ static int tl_flush(PyObject *out, TlRun *r) {
     Py_DECREF(t);
     return bad;
 }
+
+/* (the tlc helper) a settlement row read by tl_settle: its tuple, None when not taken, NULL on an error */
+static PyObject *tl_settle_row(P d, Py_ssize_t q, Py_ssize_t nl, int code, int max_depth);
 
 static PyObject *tl_scan(PyObject *self, PyObject *args) {
     PyObject *data, *skip;
@@ -884,6 +920,27 @@ static PyObject *tl_scan(PyObject *self, PyObject *args) {
                 Py_DECREF(t);
                 p = nl + 1;
                 continue;
+            }
+            int scode = !ok && (flags & 8) && tn == 17 ? (memcmp(d + p + 9, "assistant/message", 17) == 0 ? 3
+                : memcmp(d + p + 9, "assistant/attempt", 17) == 0 ? 4 : 0) : 0;
+            if (scode && nl - p <= max_row && max_depth >= 8 && max_depth < TL_STRICT) {      /* (tlc) */
+                PyObject *t = tl_settle_row(d, q, nl, scode, max_depth);
+                if (t == NULL)
+                    goto fail;
+                if (t != Py_None) {
+                    if (open && tl_flush(out, &run) < 0) {
+                        Py_DECREF(t);
+                        goto fail;
+                    }
+                    open = 0;
+                    int bad = PyList_Append(out, t);
+                    Py_DECREF(t);
+                    if (bad < 0)
+                        goto fail;
+                    p = nl + 1;
+                    continue;
+                }
+                Py_DECREF(t);
             }
             if (ok) {
                 if (open && r.turn == run.turn && r.step == run.step && r.seq0 == run.seq0 + run.n
@@ -1090,10 +1147,10 @@ static int tl_key_is(P d, Py_ssize_t k, Py_ssize_t ke, const char *s) {
 }
 
 /* a value at i: its range (end or -1), strings with an escape flagged in *esc */
-static Py_ssize_t tl_any(P d, Py_ssize_t i, Py_ssize_t n, int *esc) {
+static Py_ssize_t tl_any(P d, Py_ssize_t i, Py_ssize_t n, int *esc, int depth, int max_depth) {
     if (i < n && d[i] == '"')
         return tl_string(d, i, n, esc);
-    return tl_value(d, i, n, 3, 512);
+    return tl_value(d, i, n, depth, max_depth);
 }
 
 /* an array of integers (or null) at [a, b): 1 and the sum of the first k in *sum, 0 when not (or overflowing) */
@@ -1126,7 +1183,7 @@ static int tl_ints(P d, Py_ssize_t a, Py_ssize_t b, Py_ssize_t k, long long *sum
 }
 
 /* the elements of the array at [a, b) (a valid JSON value), -1 when it is not an array */
-static long long tl_elements(P d, Py_ssize_t a, Py_ssize_t b) {
+static long long tl_elements(P d, Py_ssize_t a, Py_ssize_t b, int depth, int max_depth) {
     if (a < 0 || d[a] != '[')
         return -1;
     Py_ssize_t i = tl_ws(d, a + 1, b);
@@ -1134,7 +1191,7 @@ static long long tl_elements(P d, Py_ssize_t a, Py_ssize_t b) {
         return 0;
     long long n = 0;
     for (;;) {
-        i = tl_value(d, i, b, 3, 512);
+        i = tl_value(d, i, b, depth, max_depth);
         if (i < 0)
             return -2;
         n++;
@@ -1203,19 +1260,15 @@ static Py_ssize_t tl_intarray(P d, Py_ssize_t i, Py_ssize_t n, long long *count,
     }
 }
 
-static PyObject *tl_range(TlRange r) {
-    return Py_BuildValue("(nn)", r.a, r.b);
-}
+/* the summary of an embedded stream (tl_stream's figures; fin: 0 none, 1 without a reason, 2 reason in fr) */
+typedef struct { long long chunks, t0, t1; int have, fin, use; TlRange fr, us; } TlSumm;
 
-static PyObject *tl_stream(PyObject *self, PyObject *arg) {
-    (void)self;
-    Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    P d = (P)view.buf;
-    Py_ssize_t n = view.len, i = tl_ws(d, 0, n);
+/* the stream at d[a:] (before n; blanks before it allowed): its end and its summary in *s, -1 when tl_stream does not
+ * take it */
+static Py_ssize_t tl_stream_at(P d, Py_ssize_t a, Py_ssize_t n, TlSumm *s, int depth, int max_depth) {
+    Py_ssize_t i = tl_ws(d, a, n);
     long long chunks = 0, t0 = 0, t1 = 0;
-    int have = 0, fin = 0;                          /* fin: 0 none, 1 without a reason, 2 reason in fr */
+    int have = 0, fin = 0;
     TlRange fr = {-1, -1}, us = {-1, -1};
     int use = 0;
     if (i >= n || d[i] != '[')
@@ -1257,11 +1310,11 @@ static PyObject *tl_stream(PyObject *self, PyObject *arg) {
                         if (*m == -3)
                             goto none;
                         if (*m == -2) {
-                            ve = tl_value(d, v, n, 3, 512);
-                            *m = ve < 0 ? -3 : tl_elements(d, v, ve);
+                            ve = tl_value(d, v, n, depth, max_depth);
+                            *m = ve < 0 ? -3 : tl_elements(d, v, ve, depth, max_depth);
                         }
                     } else
-                        ve = tl_any(d, v, n, &vesc);
+                        ve = tl_any(d, v, n, &vesc, depth, max_depth);
                     if (ve < 0)
                         goto none;
                     if (x < 7) {
@@ -1315,7 +1368,7 @@ static PyObject *tl_stream(PyObject *self, PyObject *arg) {
                                 goto none;
                             Py_ssize_t v = tl_ws(d, tl_ws(d, ke, ch.b) + 1, ch.b);
                             int vesc = 0;
-                            Py_ssize_t ve = tl_any(d, v, ch.b, &vesc);
+                            Py_ssize_t ve = tl_any(d, v, ch.b, &vesc, depth, max_depth);
                             if (ve < 0)
                                 goto none;
                             TlRange *c = tl_key_is(d, k, ke, "type") ? &cty : tl_key_is(d, k, ke, "reason") ? &crs
@@ -1388,22 +1441,295 @@ static PyObject *tl_stream(PyObject *self, PyObject *arg) {
             }
             goto none;
         }
-    if (tl_ws(d, i, n) != n)
-        goto none;
-    PyBuffer_Release(&view);
-    PyObject *f = fin == 0 ? Py_NewRef(Py_None) : fin == 1 ? PyTuple_New(0) : tl_range(fr);
-    PyObject *u = (!use || us.a < 0) ? Py_NewRef(Py_None) : tl_range(us);
+    s->chunks = chunks;
+    s->t0 = t0;
+    s->t1 = t1;
+    s->have = have;
+    s->fin = fin;
+    s->use = use;
+    s->fr = fr;
+    s->us = us;
+    return i;
+none:
+    return -1;
+}
+
+/* tl_stream's answer of a summary (its ranges shifted by -base) */
+static PyObject *tl_summ_obj(const TlSumm *s, Py_ssize_t base) {
+    PyObject *f = s->fin == 0 ? Py_NewRef(Py_None) : s->fin == 1 ? PyTuple_New(0)
+        : Py_BuildValue("(nn)", s->fr.a - base, s->fr.b - base);
+    PyObject *u = (!s->use || s->us.a < 0) ? Py_NewRef(Py_None) : Py_BuildValue("(nn)", s->us.a - base, s->us.b - base);
     if (f == NULL || u == NULL) {
         Py_XDECREF(f);
         Py_XDECREF(u);
         return NULL;
     }
-    if (!have)
-        return Py_BuildValue("(LOONN)", chunks, Py_None, Py_None, f, u);
-    return Py_BuildValue("(LLLNN)", chunks, t0, t1, f, u);
-none:
+    if (!s->have)
+        return Py_BuildValue("(LOONN)", s->chunks, Py_None, Py_None, f, u);
+    return Py_BuildValue("(LLLNN)", s->chunks, s->t0, s->t1, f, u);
+}
+
+/* tl_scan's settlement rows (flags & 8; the tlc helper): an assistant/message (code 3) or assistant/attempt (code 4)
+ * row that tl_refused does not refuse, read in one pass as timeline_lean.settlement reads it when it takes it, else
+ * 0 (the row goes to the caller as before).  Taken only when every field the lean record reads or checks is of the
+ * type it needs, with no key of the envelope or data repeated and no key written with an escape: the envelope's
+ * keys among type (first), seq (0 .. 2**53-1), time (an integer), data, surfaceOp ("append" for a message, null for
+ * an attempt; a message needs it), sourceEventSeqs (a message: null or integers in increasing order, all below seq;
+ * an attempt: null), ignorable (any value); data an object with integer turn and step, a message's message (any
+ * value), interrupted (true, false, null), type ("assistant/message"), usage (null or an object; a message's as
+ * fastrows.usage_ok accepts it: integer inputTokens / outputTokens, integer or null cache and reasoning counts), and a
+ * stream that tl_stream takes (an attempt's: a list; a message's may be null or absent); any other data key holds
+ * any JSON value.  Every value is valid JSON (tl_value). */
+typedef struct {
+    long long seq, time, turn, step, ses_n, ses_lo;
+    int inter, has_stream;                          /* inter: -1 null or absent, 0 false, 1 true */
+    TlRange usage, ign;                             /* a < 0: absent or null */
+    TlSumm summ;
+} TlSettle;
+
+
+static int tl_intlike(P d, Py_ssize_t a, Py_ssize_t b) {
+    if (a >= b || !(d[a] == '-' || (d[a] >= '0' && d[a] <= '9')))
+        return 0;
+    for (Py_ssize_t x = a; x < b; x++)
+        if (d[x] == '.' || d[x] == 'e' || d[x] == 'E')
+            return 0;
+    return 1;
+}
+
+/* a message's usage object at [a, b) (valid JSON) as fastrows.usage_ok accepts it, its keys written plainly */
+static int tl_usage_ok(P d, Py_ssize_t a, Py_ssize_t b) {
+    Py_ssize_t i = tl_ws(d, a + 1, b);
+    if (i < b && d[i] == '}')
+        return 1;
+    for (;;) {
+        int esc = 0;
+        Py_ssize_t k = i, ke = tl_string(d, k, b, &esc);
+        if (ke < 0 || esc)
+            return 0;
+        Py_ssize_t v = tl_ws(d, tl_ws(d, ke, b) + 1, b);
+        Py_ssize_t ve = tl_value(d, v, b, 2, TL_STRICT - 1);
+        if (ve < 0)
+            return 0;
+        int must = tl_key_is(d, k, ke, "inputTokens") || tl_key_is(d, k, ke, "outputTokens");
+        int may = tl_key_is(d, k, ke, "cacheReadTokens") || tl_key_is(d, k, ke, "cacheWriteTokens")
+            || tl_key_is(d, k, ke, "reasoningTokens");
+        if ((must || may) && !tl_intlike(d, v, ve) && !(may && LIT(d, v, ve, "null") == ve))
+            return 0;
+        i = tl_ws(d, ve, b);
+        if (i < b && d[i] == ',') {
+            i = tl_ws(d, i + 1, b);
+            continue;
+        }
+        return 1;
+    }
+}
+
+/* null (n = -1) or an array of integers (18 digits at most) in increasing order at i: its end, n, first and last */
+static Py_ssize_t tl_seqarr(P d, Py_ssize_t i, Py_ssize_t end, long long *n, long long *lo, long long *hi) {
+    Py_ssize_t e = LIT(d, i, end, "null");
+    *n = -1;
+    if (e >= 0)
+        return e;
+    if (i >= end || d[i] != '[')
+        return -1;
+    *n = 0;
+    i = tl_ws(d, i + 1, end);
+    if (i < end && d[i] == ']')
+        return i + 1;
+    for (;;) {
+        int neg = i < end && d[i] == '-';
+        Py_ssize_t s0 = i + neg, x = digits(d, s0, end);
+        if (x == s0 || x - s0 > 18 || (x - s0 > 1 && d[s0] == '0') || (x < end && (d[x] == '.' || d[x] == 'e' || d[x] == 'E')))
+            return -1;
+        long long v = 0;
+        for (Py_ssize_t y = s0; y < x; y++)
+            v = v * 10 + (d[y] - '0');
+        if (neg)
+            v = -v;
+        if (*n > 0 && v <= *hi)
+            return -1;
+        if (*n == 0)
+            *lo = v;
+        *hi = v;
+        (*n)++;
+        i = tl_ws(d, x, end);
+        if (i < end && d[i] == ',') {
+            i = tl_ws(d, i + 1, end);
+            continue;
+        }
+        return i < end && d[i] == ']' ? i + 1 : -1;
+    }
+}
+
+/* the data object at d[a] (a brace; before b): its end, else -1 */
+static Py_ssize_t tl_settle_data(P d, Py_ssize_t a, Py_ssize_t b, int msg, TlSettle *r, int m) {
+    int g_turn = 0, g_step = 0, g_msg = 0, g_int = 0, g_use = 0, g_str = 0, g_type = 0;
+    Py_ssize_t i = tl_ws(d, a + 1, b);
+    for (;;) {
+        int esc = 0;
+        Py_ssize_t k = i, ke = tl_string(d, k, b, &esc);
+        if (ke < 0 || esc)
+            return 0;
+        Py_ssize_t v = tl_ws(d, ke, b);
+        if (v >= b || d[v] != ':')
+            return 0;
+        v = tl_ws(d, v + 1, b);
+        int is_stream = tl_key_is(d, k, ke, "stream");
+        Py_ssize_t ve = !is_stream ? tl_value(d, v, b, 2, m) : LIT(d, v, b, "null") >= 0 ? v + 4
+            : v < b && d[v] == '[' ? tl_stream_at(d, v, b, &r->summ, 5, m) : -1;
+        if (ve < 0)
+            return 0;
+        if (is_stream) {
+            if (g_str++)
+                return 0;
+            r->has_stream = d[v] == '[';
+        } else if (tl_key_is(d, k, ke, "turn")) {
+            if (g_turn++ || tl_int(d, v, b, &r->turn) != ve)
+                return 0;
+        } else if (tl_key_is(d, k, ke, "step")) {
+            if (g_step++ || tl_int(d, v, b, &r->step) != ve)
+                return 0;
+        } else if (tl_key_is(d, k, ke, "usage")) {
+            if (g_use++)
+                return 0;
+            if (d[v] == '{') {
+                if (msg && !tl_usage_ok(d, v, ve))
+                    return 0;
+                r->usage.a = v;
+                r->usage.b = ve;
+            } else if (LIT(d, v, ve, "null") != ve)
+                return 0;
+        } else if (msg && tl_key_is(d, k, ke, "message")) {
+            if (g_msg++)
+                return 0;
+        } else if (msg && tl_key_is(d, k, ke, "interrupted")) {
+            if (g_int++)
+                return 0;
+            r->inter = LIT(d, v, ve, "true") == ve ? 1 : LIT(d, v, ve, "false") == ve ? 0
+                : LIT(d, v, ve, "null") == ve ? -1 : -2;
+            if (r->inter == -2)
+                return 0;
+        } else if (msg && tl_key_is(d, k, ke, "type")) {
+            if (g_type++ || LIT(d, v, ve, "\"assistant/message\"") != ve)
+                return 0;
+        }
+        i = tl_ws(d, ve, b);
+        if (i < b && d[i] == ',') {
+            i = tl_ws(d, i + 1, b);
+            continue;
+        }
+        if (i < b && d[i] == '}')
+            break;
+        return 0;
+    }
+    if (!g_turn || !g_step || (msg && !g_msg) || (!msg && !r->has_stream))
+        return 0;
+    return i + 1;
+}
+
+static int tl_settle(P d, Py_ssize_t q, Py_ssize_t nl, int code, int max_depth, TlSettle *r) {
+    int m = max_depth | TL_STRICT;
+    int msg = code == 3, g_seq = 0, g_time = 0, g_data = 0, g_op = 0, g_ses = 0, g_ign = 0;
+    long long hi = 0;
+    r->time = 0;
+    r->ses_n = -1;
+    r->ses_lo = 0;
+    r->inter = -1;
+    r->has_stream = 0;
+    r->usage.a = r->usage.b = r->ign.a = r->ign.b = -1;
+    Py_ssize_t i = tl_ws(d, q + 1, nl);
+    for (;;) {
+        if (i < nl && d[i] == '}') {
+            i = tl_ws(d, i + 1, nl);
+            break;
+        }
+        if (i >= nl || d[i] != ',')
+            return 0;
+        i = tl_ws(d, i + 1, nl);
+        int esc = 0;
+        Py_ssize_t k = i, ke = tl_string(d, k, nl, &esc);
+        if (ke < 0 || esc)
+            return 0;
+        Py_ssize_t v = tl_ws(d, ke, nl);
+        if (v >= nl || d[v] != ':')
+            return 0;
+        v = tl_ws(d, v + 1, nl);
+        Py_ssize_t ve;
+        if (tl_key_is(d, k, ke, "seq")) {
+            ve = tl_int(d, v, nl, &r->seq);
+            if (g_seq++ || ve < 0 || r->seq < 0 || r->seq > TL_SAFE)
+                return 0;
+        } else if (tl_key_is(d, k, ke, "time")) {
+            ve = tl_int(d, v, nl, &r->time);
+            if (g_time++ || ve < 0)
+                return 0;
+        } else if (tl_key_is(d, k, ke, "data")) {
+            ve = v < nl && d[v] == '{' ? tl_settle_data(d, v, nl, msg, r, m) : -1;
+            if (g_data++ || ve < 0)
+                return 0;
+        } else if (tl_key_is(d, k, ke, "surfaceOp")) {
+            ve = msg ? LIT(d, v, nl, "\"append\"") : LIT(d, v, nl, "null");
+            if (g_op++ || ve < 0)
+                return 0;
+        } else if (tl_key_is(d, k, ke, "sourceEventSeqs")) {
+            ve = msg ? tl_seqarr(d, v, nl, &r->ses_n, &r->ses_lo, &hi) : LIT(d, v, nl, "null");
+            if (g_ses++ || ve < 0)
+                return 0;
+        } else if (tl_key_is(d, k, ke, "ignorable")) {
+            ve = tl_value(d, v, nl, 1, m);
+            if (g_ign++ || ve < 0)
+                return 0;
+            if (LIT(d, v, ve, "null") != ve) {
+                r->ign.a = v;
+                r->ign.b = ve;
+            }
+        } else
+            return 0;
+        i = tl_ws(d, ve, nl);
+    }
+    return i == nl && g_seq && g_data && (!msg || g_op) && !(r->ses_n > 0 && hi >= r->seq);
+}
+
+/* the tuple of a settlement tl_settle took: (code, seq, time, turn, step, interrupted, usage, cited, stream,
+ * ignorable): interrupted None/True/False; usage and ignorable None or the (start, end) of their JSON in the buffer;
+ * cited None, [] or [first seq]; stream None (no stream) or tl_stream's answer (ranges in the buffer) */
+static PyObject *tl_settle_obj(int code, const TlSettle *r) {
+    PyObject *inter = r->inter < 0 ? Py_NewRef(Py_None) : PyBool_FromLong(r->inter);
+    PyObject *use = r->usage.a < 0 ? Py_NewRef(Py_None) : Py_BuildValue("(nn)", r->usage.a, r->usage.b);
+    PyObject *ses = r->ses_n < 0 ? Py_NewRef(Py_None) : r->ses_n == 0 ? PyList_New(0) : Py_BuildValue("[L]", r->ses_lo);
+    PyObject *st = r->has_stream ? tl_summ_obj(&r->summ, 0) : Py_NewRef(Py_None);
+    PyObject *ign = r->ign.a < 0 ? Py_NewRef(Py_None) : Py_BuildValue("(nn)", r->ign.a, r->ign.b);
+    if (inter == NULL || use == NULL || ses == NULL || st == NULL || ign == NULL) {
+        Py_XDECREF(inter);
+        Py_XDECREF(use);
+        Py_XDECREF(ses);
+        Py_XDECREF(st);
+        Py_XDECREF(ign);
+        return NULL;
+    }
+    return Py_BuildValue("(iLLLLNNNNN)", code, r->seq, r->time, r->turn, r->step, inter, use, ses, st, ign);
+}
+
+static PyObject *tl_settle_row(P d, Py_ssize_t q, Py_ssize_t nl, int code, int max_depth) {
+    TlSettle r;
+    if (!tl_settle(d, q, nl, code, max_depth, &r))
+        Py_RETURN_NONE;
+    return tl_settle_obj(code, &r);
+}
+
+static PyObject *tl_stream(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    TlSumm s;
+    Py_ssize_t e = tl_stream_at((P)view.buf, 0, view.len, &s, 3, 512);
+    int ok = e >= 0 && tl_ws((P)view.buf, e, view.len) == view.len;
     PyBuffer_Release(&view);
-    Py_RETURN_NONE;
+    if (!ok)
+        Py_RETURN_NONE;
+    return tl_summ_obj(&s, 0);
 }
 /* tl_columns(rows, keys) -> list: the columns of the dicts of the list ``rows``, each holding exactly ``keys`` in
  * that order, read row by row (each dict once): per key, its values as native 64-bit integers (null: -2**63) when

@@ -163,19 +163,42 @@ def settlement(raw: bytes) -> Union[Event, Settlement, None]:
     return Settlement(ev, summ) if summ is not None else None
 
 
-def summary_c(stream: msgspec.Raw) -> Optional[dict[str, Any]]:
-    """:func:`stream_summary` of a raw stream by ``tl_stream`` (None: a stream it does not take, or null)."""
-    got = _stream_c(stream) if _stream_c is not None else None
-    if got is None:
-        return None
+def settled(x: tuple[Any, ...], data: bytes) -> Union[Event, Settlement]:
+    """The lean record of a settlement row that the C row scan read (``tl_scan``'s SETTLE tuple, its ranges in
+    ``data``): what :func:`settlement` gives of that row (``tests/test_timeline_tlc.py`` holds them equal)."""
+    code, seq, time, turn, step, inter, use, ses, st, ign = x
+    b = memoryview(data)
+    usage = _ANY(b[use[0]:use[1]]) if use is not None else None
+    ignorable = _ANY(b[ign[0]:ign[1]]) if ign is not None else None
+    if code == 3:
+        ev = Event(seq=seq, type="assistant/message", time=time,
+                   data={"turn": turn, "step": step, "interrupted": inter, "usage": usage}, surface_op="append",
+                   source_event_seqs=ses, ignorable=ignorable)
+    else:
+        ev = Event(seq=seq, type="assistant/attempt", time=time, data={"turn": turn, "step": step, "usage": usage},
+                   ignorable=ignorable)
+    if st is None:
+        return ev
+    return Settlement(ev, _summary(b, st))
+
+
+def _summary(b: memoryview, got: tuple[Any, ...]) -> dict[str, Any]:
+    """:func:`summary_c`'s dict of ``tl_stream``'s answer (its ranges in ``b``)."""
     chunks, time0, time1, fin, use = got
-    b = memoryview(stream)
     finish: Optional[dict[str, Any]] = None
     if fin is not None:
         r = _ANY(b[fin[0]:fin[1]]) if fin else None
         finish = r if isinstance(r, dict) else {"kind": str(r)}
     usage = _ANY(b[use[0]:use[1]]) if use is not None else None
     return {"chunks": chunks, "finish": finish, "usage": usage, "time0": time0, "time1": time1}
+
+
+def summary_c(stream: msgspec.Raw) -> Optional[dict[str, Any]]:
+    """:func:`stream_summary` of a raw stream by ``tl_stream`` (None: a stream it does not take, or null)."""
+    got = _stream_c(stream) if _stream_c is not None else None
+    if got is None:
+        return None
+    return _summary(memoryview(stream), got)
 
 
 def cited(raw: msgspec.Raw, seq: int) -> Union[list[int], None, Literal[False]]:

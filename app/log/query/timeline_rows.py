@@ -9,7 +9,8 @@ when it passes the same checks (:func:`~app.log.format.fastrows.packed_members`,
 is read with fastrows' lean chunk record (its type, reason and usage: a ``block-end``'s text is not built), and
 a row of a type the spans read (:data:`_LEAN`: turn and step bounds, tool calls and results, messages,
 retries; a v2+ settlement as a :class:`~app.log.query.timeline.Settlement`, its stream summed by
-:func:`stream_summary`) with the lean record of :func:`~app.log.format.fastrows.timeline_decoders` (the rows fastrows accepts,
+:func:`stream_summary`; in a JSONL segment the row scan in C reads a settlement in the writer's shape in one pass,
+:data:`SETTLE_C`, and :func:`~app.log.query.timeline_lean.settled` makes its record) with the lean record of :func:`~app.log.format.fastrows.timeline_decoders` (the rows fastrows accepts,
 as events holding only the data fields the spans read).  A JSONL segment is split at once and its refused rows
 found in whole-segment passes (:func:`~app.log.format.fastrows.refused_split`).  Any other row goes the exact
 way (:meth:`~app.log.format.codec.RowCodec.decode_row`), so bad rows and legacy shapes read as everywhere
@@ -19,7 +20,7 @@ else.  The logical face: rows from the repair cut on are left out and the closur
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union, cast
 from collections.abc import Callable, Iterator
 
 from ..format import fastrows as fr
@@ -29,8 +30,8 @@ from ..format.model import Event, is_event
 from ..format.payloads import JsonObj
 from ..source.sources import Segment
 from .timeline import Block, Chunk, Settlement
-from .timeline_lean import TAGS, settlement, summarize_runs
-from .timeline_scan import CHUNK, PACKED, SMALL, SMALL_TYPES, Small, scan
+from .timeline_lean import TAGS, settled, settlement, summarize_runs
+from .timeline_scan import CHUNK, PACKED, SETTLE, SMALL, SMALL_TYPES, Small, scan
 
 Item = Union[Event, Block, Chunk, Settlement, Small]
 
@@ -44,6 +45,7 @@ _SKIP = frozenset(t.encode() for t in (
     "sandbox/mode", "approval/policy", "permission/preset", "command/run", "command/done", "image/offload",
     "session-log-deepseek/delivery-accepted", "agent/harness", "workspace/changes", "model/selection"))
 _SKIP_LIST = sorted(_SKIP)
+SETTLE_C = True      # settlement rows read by the row scan in C (timeline_scan.SETTLE; False: by timeline_lean)
 _PACKED_PREFIXES = (b'{"type":"text-chunks"', b'{"type":"reasoning-chunks"', b'{"type":"tool-call-chunks"')
 
 
@@ -58,7 +60,8 @@ def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optiona
     decode_row = reader.codec.decode_row
     fast = not reader.envelope_free
     flags = (PACKED if (reader.version or 0) < 2 else 0) | (CHUNK if b"assistant/chunk" in readers else 0) | \
-        (SMALL if all(t.encode() in readers for t in SMALL_TYPES) else 0)
+        (SMALL if all(t.encode() in readers for t in SMALL_TYPES) else 0) | \
+        (SETTLE if SETTLE_C and all(readers.get(t) is settlement for t in TAGS) else 0)
     with collector_paused():        # (many small records, no cycles)
         src = reader.source
         if start is None and src.kind == "jsonl":
@@ -115,10 +118,13 @@ def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[
     skip = _SKIP
     for x in scan(data, stop, _SKIP_LIST, flags):
         if isinstance(x, tuple):
-            if len(x) == 6:
+            n = len(x)
+            if n == 6:
                 yield Block(*x)
-            else:                               # (a small row: Builder.small reads it as its lean event)
-                yield x
+            elif n == 5:                        # (a small row: Builder.small reads it as its lean event)
+                yield cast(Small, x)
+            else:                               # (a settlement the C scan read)
+                yield settled(x, data)
             continue
         at = (x >> 1) & 0xFFFFFFFF              # (timeline_scan.unpack, inline)
         raw = data[at:data.index(b"\n", at)]

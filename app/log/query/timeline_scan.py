@@ -27,14 +27,14 @@ For ``data[:stop]`` (rows ending in a newline; a torn last row is not looked at)
 """
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 from ..format.limits import MAX_DEPTH, MAX_PACKED_MEMBERS, MAX_ROW_BYTES
 from ..format.model import MAX_SAFE_INT
 from ..format.rowscreen import refused_py as refused       # (the rule of the rows the scan leaves)
 from ..index.fastindex import load_rowscan_c
 
-PACKED, CHUNK, SMALL = 1, 2, 4
+PACKED, CHUNK, SMALL, SETTLE = 1, 2, 4, 8
 SMALL_TYPES = ("step/start", "step/end", "turn/start")          # (the code of a small row: its index here)
 _BOUND = 1 << 62
 _TEXT = (b"text-chunks", b"reasoning-chunks")
@@ -44,18 +44,24 @@ _ESC1 = frozenset(b'"\\/bfnrt')
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 Run = tuple[int, int, int, int, int, int]
 Small = tuple[int, int, int, int, Optional[int]]
-Item = Union[int, Run, Small]
+# a settlement row the C scan read (flags & SETTLE; the tlc helper): (code 3 message / 4 attempt, seq, time, turn,
+# step, interrupted, usage range, cited seqs, stream summary, ignorable range): read into its lean record by
+# app.log.query.timeline_lean.settled, which is what timeline_lean.settlement gives of the row (its definition:
+# without the C scan, or when it leaves the row, the row goes out as an int and settlement reads it)
+Settled = tuple[int, int, int, int, int, Optional[bool], Optional[tuple[int, int]], Optional[list[int]], Any,
+                Optional[tuple[int, int]]]
+Item = Union[int, Run, Small, Settled]
 
 _c = load_rowscan_c()
 _c_scan = getattr(_c, "tl_scan", None)
 
 
 def scan(data: bytes, stop: int, skip: list[bytes], flags: int) -> list[Item]:
-    """The scan of ``data[:stop]`` (in C where built)."""
+    """The scan of ``data[:stop]`` (in C where built; ``flags & SETTLE`` only there, see :data:`Settled`)."""
     if _c_scan is not None and len(data) < 1 << 32:
         out: list[Item] = _c_scan(data, stop, skip, flags, MAX_DEPTH, MAX_ROW_BYTES, MAX_PACKED_MEMBERS)
         return out
-    return scan_py(data, stop, skip, flags)
+    return scan_py(data, stop, skip, flags & ~SETTLE)
 
 
 def scan_py(data: bytes, stop: int, skip: list[bytes], flags: int, max_depth: int = MAX_DEPTH,
@@ -334,4 +340,4 @@ def unpack(x: int) -> tuple[int, int, bool]:
     return x >> 33, (x >> 1) & 0xFFFFFFFF, bool(x & 1)
 
 
-__all__ = ["PACKED", "CHUNK", "SMALL", "SMALL_TYPES", "scan", "scan_py", "refused", "unpack"]
+__all__ = ["PACKED", "CHUNK", "SMALL", "SETTLE", "SMALL_TYPES", "scan", "scan_py", "refused", "unpack"]
