@@ -193,17 +193,32 @@ def test_the_comparison_catches_a_planted_difference(tmp_path, monkeypatch):
     with pytest.raises(AssertionError):
         same_both_ways(make, FindOptions("the "))
     monkeypatch.undo()
-    # the text hits (the C's plained fields) made to drop a row's last field, or to take the turn the C reads
-    # for the tracker's, or a lazy snippet made from the row's next hit: caught
-    monkeypatch.setattr(find_fast, "text_shown", lambda r, g=find_fast.text_shown: g(r)[:-1])
+    # the text hits (the C's plained fields, matched in C; or in Python for whole words) made to drop a row's
+    # last hit or field, or to take the tracker's turn for the one the row names: caught
+    def drop_last(self, *a, g=find_fast.FastRows.text_hits_of):
+        items, read = g(self, *a)
+        return items[:-1], read
+    monkeypatch.setattr(find_fast.FastRows, "text_hits_of", drop_last)
     with pytest.raises(AssertionError):
         same_both_ways(make, FindOptions("the"))
+    monkeypatch.undo()
+
+    def no_turn(self, *a, g=find_fast.FastRows.text_hits_of):
+        items, read = g(self, *a)
+        return [it if type(it) is int else it[:3] + (None,) + it[4:] for it in items], read
+    monkeypatch.setattr(find_fast.FastRows, "text_hits_of", no_turn)
+    with pytest.raises(AssertionError):
+        same_both_ways(make, FindOptions("the"))
+    monkeypatch.undo()
+    monkeypatch.setattr(find_fast, "text_shown", lambda r, g=find_fast.text_shown: g(r)[:-1])
+    with pytest.raises(AssertionError):
+        same_both_ways(make, FindOptions("the", word=True))
     monkeypatch.undo()
     monkeypatch.setattr(find_fast, "text_shown", lambda r, g=find_fast.text_shown: g(r[:3] + (-1,) + r[4:]))
     monkeypatch.setattr(find_fast.FastRows, "_text_hits", lambda self, r, *a, g=find_fast.FastRows._text_hits:
                         g(self, r[:3] + (None,) + r[4:], *a))
     with pytest.raises(AssertionError):
-        same_both_ways(make, FindOptions("the"))
+        same_both_ways(make, FindOptions("the", word=True))
     monkeypatch.undo()
     real_init = find_fast.LazyHit.__init__
 

@@ -4000,6 +4000,177 @@ static PyObject *find_ascii(PyObject *self, PyObject *args) {
 }
 /* ---- end find ---- */
 
+/* ---- findc: whole-log find's text hits of a window's candidate rows (issue 29; owner: the findc helper) ----
+ * text_hits(data, starts, lim, torn, max_row, types, needle, mode, kinds) -> (items, read)
+ *
+ * For each candidate row starting at an offset of ``starts`` (a list of ints, ascending) in data[:lim]: the row
+ * is data[s:e], e its newline (or lim; a row reaching lim is skipped when ``torn``).  A row of a type of ``types``
+ * (a tuple of bytes; the row written {"type":"...) of at most ``max_row`` bytes is read by the ftsc section's
+ * ft_row (text_row) and its plained fields matched in C: ``mode`` 0 a folded ASCII ``needle`` (fold_count's
+ * matches: fc_run), 1 the needle's own places (str.find, str.count).  ``items`` in row order: an int, a row left to
+ * the caller (another type, a row ft_row does not read, a turn/start, a title, a field holding a character of
+ * FC_Q); else one tuple per hit: (row start, row length, seq, turn | None, kind, tool | None, call | None, block,
+ * start, end, matches, k) (k: the hit's place among its row's hits).  ``read``: the rows read here (hits or
+ * not).  ``kinds``: (the tool-call kind, the tool-output kind) as the caller spells them.  The interpreted
+ * definition is app/log/query/find_fast.text_hits_py (text_row and text_shown, matched by match_fields);
+ * tests/test_find_text_c.py holds both equal, and tests/test_find_text_fast.py the hits to the exact way's. */
+static int tx_match(PyObject *text, PyObject *needle, int mode, Py_ssize_t *first, Py_ssize_t *count) {
+    if (mode == 0)
+        return fc_run(PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), PyUnicode_IS_ASCII(text),
+                      PyUnicode_1BYTE_DATA(needle), PyUnicode_GET_LENGTH(needle), first, count);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    *first = PyUnicode_Find(text, needle, 0, n, 1);
+    if (*first == -2)
+        return -1;
+    *count = *first < 0 ? 0 : PyUnicode_Count(text, needle, *first, n);
+    return *count < 0 ? -1 : 0;
+}
+
+/* the hits of one field onto ``hits``: 0, 1 (FC_Q: the row is the caller's), -1 a Python error */
+static int tx_field(PyObject *hits, PyObject *head, PyObject *kind, PyObject *tool, PyObject *call, int block,
+                    PyObject *text, PyObject *needle, int mode) {
+    Py_ssize_t first, count;
+    if (!PyUnicode_Check(text))
+        return 1;
+    int r = tx_match(text, needle, mode, &first, &count);
+    if (r == -2)
+        return 1;
+    if (r < 0)
+        return -1;
+    if (count == 0)
+        return 0;
+    PyObject *h = Py_BuildValue("(OOOOOnnnn)", head, kind, tool, call, block ? Py_True : Py_False, first,
+                                first + PyUnicode_GET_LENGTH(needle), count, PyList_GET_SIZE(hits));
+    if (h == NULL)
+        return -1;
+    r = PyList_Append(hits, h);
+    Py_DECREF(h);
+    return r;
+}
+
+/* the hits of a row read by ft_row (``r``: op 2, 3 or 4) onto ``hits``: 0, 1 (the row is the caller's), -1 */
+static int tx_row(PyObject *hits, PyObject *r, PyObject *head, PyObject *needle, int mode, PyObject *kinds) {
+    long op = PyLong_AsLong(PyTuple_GET_ITEM(r, 0));
+    PyObject *tc = PyTuple_GET_ITEM(kinds, 0), *to = PyTuple_GET_ITEM(kinds, 1);
+    int x = 0;
+    if (op == 2) {
+        PyObject *fields = PyTuple_GET_ITEM(r, 4), *blocks = PyTuple_GET_ITEM(r, 5);
+        for (Py_ssize_t k = 0; x == 0 && k < PyList_GET_SIZE(fields); k++) {
+            PyObject *f = PyList_GET_ITEM(fields, k);
+            x = tx_field(hits, head, PyTuple_GET_ITEM(f, 0), Py_None, Py_None, 0, PyTuple_GET_ITEM(f, 1), needle, mode);
+        }
+        if (blocks != Py_None)
+            for (Py_ssize_t k = 0; x == 0 && k < PyList_GET_SIZE(blocks); k++) {
+                PyObject *b = PyList_GET_ITEM(blocks, k);
+                x = tx_field(hits, head, tc, PyTuple_GET_ITEM(b, 1), PyTuple_GET_ITEM(b, 0), 1, PyTuple_GET_ITEM(b, 2),
+                             needle, mode);
+            }
+        return x;
+    }
+    if (op == 3) {
+        PyObject *name = PyTuple_GET_ITEM(r, 5);
+        int named = PyUnicode_Check(name) && PyUnicode_GET_LENGTH(name) > 0;
+        return tx_field(hits, head, tc, named ? name : Py_None, PyTuple_GET_ITEM(r, 4), 0, PyTuple_GET_ITEM(r, 6),
+                        needle, mode);
+    }
+    if (op == 4)
+        return tx_field(hits, head, to, Py_None, Py_None, 0, PyTuple_GET_ITEM(r, 5), needle, mode);
+    return 1;
+}
+
+static PyObject *text_hits(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    PyObject *starts, *types, *needle, *kinds;
+    Py_ssize_t lim, max_row;
+    int torn, mode;
+    if (!PyArg_ParseTuple(args, "y*O!npnO!UiO!", &view, &PyList_Type, &starts, &lim, &torn, &max_row, &PyTuple_Type,
+                          &types, &needle, &mode, &PyTuple_Type, &kinds))
+        return NULL;
+    PyObject *items = NULL, *row = NULL, *res = NULL;
+    P d = (P)view.buf;
+    Py_ssize_t read = 0;
+    if (lim > view.len)
+        lim = view.len;
+    if (PyTuple_GET_SIZE(kinds) != 2 || PyUnicode_GET_LENGTH(needle) == 0
+        || (mode == 0 && !PyUnicode_IS_ASCII(needle))) {
+        PyErr_SetString(PyExc_ValueError, "text_hits: two kinds, a needle (ASCII in mode 0)");
+        goto out;
+    }
+    if ((items = PyList_New(0)) == NULL || (row = PyList_New(0)) == NULL)
+        goto out;
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(starts); j++) {
+        Py_ssize_t s = PyLong_AsSsize_t(PyList_GET_ITEM(starts, j));
+        if (s == -1 && PyErr_Occurred())
+            goto out;
+        if (s < 0 || s >= lim)
+            continue;
+        P nl = memchr(d + s, '\n', (size_t)(lim - s));
+        Py_ssize_t e = nl ? nl - d : lim, len = e - s;
+        if (e >= lim && torn)
+            continue;                                  /* (a torn last row: not an event yet) */
+        P r = d + s;
+        int ours = 0;
+        if (len >= 10 && len <= max_row && memcmp(r, "{\"type\":\"", 9) == 0) {
+            P q = memchr(r + 9, '"', (size_t)(len - 9));
+            ours = q != NULL && ft_in(types, r + 9, q - (r + 9));
+        }
+        PyObject *t = ours ? ft_row(r, len, 0) : NULL;
+        if (ours && t == NULL)
+            goto out;
+        long op = t == NULL || t == Py_None ? -1 : PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
+        int x = 1;
+        if (op == 0)
+            x = 0;
+        else if (op >= 2 && op <= 4) {
+            PyObject *turn = PyTuple_GET_ITEM(t, 3);
+            PyObject *head = Py_BuildValue("(nnOO)", s, len, PyTuple_GET_ITEM(t, 1), turn);
+            if (head == NULL) {
+                Py_DECREF(t);
+                goto out;
+            }
+            x = tx_row(row, t, head, needle, mode, kinds);
+            Py_DECREF(head);
+        }
+        Py_XDECREF(t);
+        if (x < 0)
+            goto out;
+        if (x == 0) {
+            read++;
+            for (Py_ssize_t k = 0; k < PyList_GET_SIZE(row); k++) {
+                /* (head, kind, tool, call, block, start, end, matches, k) -> one flat tuple */
+                PyObject *h = PyList_GET_ITEM(row, k), *hd = PyTuple_GET_ITEM(h, 0);
+                PyObject *flat = PyTuple_Pack(12, PyTuple_GET_ITEM(hd, 0), PyTuple_GET_ITEM(hd, 1),
+                                              PyTuple_GET_ITEM(hd, 2), PyTuple_GET_ITEM(hd, 3), PyTuple_GET_ITEM(h, 1),
+                                              PyTuple_GET_ITEM(h, 2), PyTuple_GET_ITEM(h, 3), PyTuple_GET_ITEM(h, 4),
+                                              PyTuple_GET_ITEM(h, 5), PyTuple_GET_ITEM(h, 6), PyTuple_GET_ITEM(h, 7),
+                                              PyTuple_GET_ITEM(h, 8));
+                if (flat == NULL || PyList_Append(items, flat) < 0) {
+                    Py_XDECREF(flat);
+                    goto out;
+                }
+                Py_DECREF(flat);
+            }
+        } else {
+            PyObject *at = PyLong_FromSsize_t(s);
+            if (at == NULL || PyList_Append(items, at) < 0) {
+                Py_XDECREF(at);
+                goto out;
+            }
+            Py_DECREF(at);
+        }
+        if (PyList_SetSlice(row, 0, PyList_GET_SIZE(row), NULL) < 0)
+            goto out;
+    }
+    res = Py_BuildValue("(On)", items, read);
+out:
+    Py_XDECREF(items);
+    Py_XDECREF(row);
+    PyBuffer_Release(&view);
+    return res;
+}
+/* ---- end findc ---- */
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "rowscan.scan, in C (see the module's source)."},
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
@@ -4024,6 +4195,7 @@ static PyMethodDef methods[] = {
     {"fold_count", fold_count, METH_VARARGS, "A caseless ASCII literal's first match and count in a text (find section)."},
     {"brackets", brackets, METH_O, "raw.count(b'[') + raw.count(b'{') in one pass (find section)."},
     {"find_ascii", find_ascii, METH_VARARGS, "find_folded of an ASCII needle, 16 places a step (find section)."},
+    {"text_hits", text_hits, METH_VARARGS, "Whole-log find's text hits of a window's candidate rows (findc section)."},
     {NULL, NULL, 0, NULL},
 };
 

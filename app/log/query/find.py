@@ -167,6 +167,12 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
             counted = 0
             tb = TurnTracker(codec, seg, turn, st, lim)
             view = memoryview(data)               # (a row copied once out of the reused buffer, not twice)
+            if fast is not None and fast.c_hits is not None and starts is not None and isinstance(seg, Win) \
+                    and pre is not None and pre.gate is None:
+                # (the candidate rows read and matched in C: a tuple a hit, a row the C leaves to us by its start)
+                starts = yield from _c_text_hits(fast, seg, data, starts, lim, hits_of, tb, st, cancel, limit)
+                if starts is None:
+                    return
             for rs, re_ in row_spans(data, starts, lim):
                 if line is not None:
                     line += data.count(b"\n", counted, rs)
@@ -226,6 +232,34 @@ def _hits_of(codec: RowCodec, fast: Optional[FastRows], matcher: Matcher, opts: 
     if fast is not None:
         return fast.hits(raw, pos, offset, line, turn, st)
     return row_hits(codec, raw, pos, offset, line, matcher, opts, turn, st)
+
+
+def _c_text_hits(fast: FastRows, seg: Win, data: Any, starts: list[int], lim: int,
+                 hits_of: Callable[..., Iterator[Hit]], tb: TurnTracker, st: FindStats, cancel: Cancel,
+                 limit: Optional[int]) -> Generator[Hit, None, Optional[list[int]]]:
+    """The hits of a window's candidate rows through :meth:`.FastRows.text_hits_of` (the C's text hits; a row it
+    leaves to the caller taken by ``hits_of``), in row order: returns [] (the window done), or None (stop: cancelled,
+    or the ``limit``-th hit given)."""
+    items, read = fast.text_hits_of(data, starts, lim, seg.torn)
+    st.rows_decoded += read
+    st.rows_fast += read
+    view = memoryview(data)
+    for it in items:
+        if type(it) is int:
+            e = data.find(b"\n", it, lim)
+            raw = view[it:lim if e < 0 else e].tobytes()
+            for h in hits_of(raw, seg.row_pos(it), seg.text_pos(it), None, partial(tb.before, it), st):
+                yield h
+                if limit is not None and st.hits >= limit:
+                    return None
+            if is_cancelled(cancel):
+                st.cancelled = True
+                return None
+            continue
+        yield fast.lazy_hit(it, seg.row_pos(it[0]), seg.text_pos(it[0]), tb.before, st)
+        if limit is not None and st.hits >= limit:
+            return None
+    return []
 
 
 def _split_rows_hits(rows: list[tuple[int, bytes]], codec: RowCodec, pre: Optional[Prefilter],

@@ -47,7 +47,8 @@ from collections.abc import Iterator
 from ..format.limits import MAX_ROW_BYTES
 from ..source.sources import RawJsonlSource
 from .find_light import TYPE_FIRST, light_event
-from .find_match import FindOptions, FindStats, Hit, Match, Matcher, TurnRef, match_fields
+from ..index.fastindex import load_rowscan_c
+from .find_match import FindOptions, FindStats, FoldMatcher, Hit, Match, Matcher, TurnRef, fold_count_py, match_fields
 from .find_rows import row_hits, shown_hit
 from .find_shown import quick_shown
 from .textrow import CALL, FIELDS, READ_TYPES, RESULT, TURN, NOTHING, TITLE as OP_TITLE, text_row_c
@@ -60,6 +61,8 @@ if TYPE_CHECKING:
 
 ENABLED = True                     # False: every candidate row the exact way (tests compare both ways)
 READ_B = frozenset(t.encode() for t in READ_TYPES)   # (the types the text hits read: _read_text)
+READ_T = tuple(sorted(READ_B))
+_C_TEXT_HITS = getattr(load_rowscan_c(), "text_hits", None)
 GATE_TRIAL = 64                    # rows the gate is tried on before it may turn itself off
 
 
@@ -94,6 +97,10 @@ class FastRows:
         # itself, made when it is asked for (:class:`LazyHit`: the row read again, the exact way)
         self.text_hits = self.text_row is not None and " " not in opts.text
         self.src: Optional[RawJsonlSource] = None     # (set by find for a raw JSONL file: snippets made lazily)
+        # the C's text hits of a window's candidate rows (rowscan_c.text_hits): (mode, needle) or None
+        self.c_hits = c_mode(opts, matcher) if self.text_hits and opts.kinds is None else None
+        self._text_hits_c = _C_TEXT_HITS
+        self.last_row: Optional[tuple[tuple[int, int], list[Hit]]] = None   # (LazyHit: the hits of the last row read)
         self.tried = self.passed = 0
 
     @classmethod
@@ -130,6 +137,24 @@ class FastRows:
         if shown is None:
             shown = shown_fields(ev)
         return self._hits(seq, ev, shown, self._match([sh.field for sh in shown]), offset, line, turn, st)
+
+    def text_hits_of(self, data: Any, starts: list[int], lim: int, torn: bool) -> tuple[list[Any], int]:
+        """rowscan_c.text_hits of a window's candidate rows (see :func:`text_hits_py`): (items, rows read)."""
+        mode, needle = self.c_hits  # type: ignore[misc]
+        f = self._text_hits_c or text_hits_py
+        return f(data, starts, lim, torn, MAX_ROW_BYTES, READ_T, needle, mode, (TOOL_CALL, TOOL_OUTPUT))
+
+    def lazy_hit(self, it: tuple[Any, ...], pos: int, offset: int, turn_at: Any, st: FindStats) -> Hit:
+        """The :class:`LazyHit` of a hit tuple of :meth:`text_hits_of` (``turn_at(row start)``: the tracker's
+        turn, for a row naming none)."""
+        s, n, seq, t, kind, tool, call, block, a, b, count, k = it
+        if t is None:
+            t = turn_at(s)
+        st.hits += 1
+        assert self.src is not None
+        return LazyHit(seq=seq, turn=t, kind=kind, start=a, end=b, matches=count, tool=tool, line=None,
+                       offset=offset if offset >= 0 else None, member=None, call=call, block=block,
+                       source=(self, self.src, pos, n, k))
 
     def _read_text(self, raw: bytes) -> Optional[tuple[Any, ...]]:
         """The C ``text_row`` of a row of a type it reads as the codec would (:data:`READ_B`: not a generic row,
@@ -194,6 +219,60 @@ class FastRows:
             yield shown_hit(shown[i], m, n, seq, t, line, offset, None, st)
 
 
+def c_mode(opts: FindOptions, matcher: Matcher) -> Optional[tuple[int, str]]:
+    """How rowscan_c.text_hits matches ``opts``'s literal, as ``match_fields`` does: (0, the folded needle) a
+    caseless ASCII literal (FoldMatcher's C count), (1, the needle) a literal found as it is (a caseless one no
+    character folds into, a case-sensitive one); None: not in C (whole words, other caseless literals)."""
+    if opts.regex or opts.word or opts.also:
+        return None
+    if isinstance(matcher, FoldMatcher):
+        return matcher.plain_way()
+    return 1, opts.text
+
+
+def text_hits_py(data: Any, starts: list[int], lim: int, torn: bool, max_row: int, types: tuple[bytes, ...],
+                 needle: str, mode: int, kinds: tuple[str, str]) -> tuple[list[Any], int]:
+    """The definition of ``rowscan_c.text_hits`` (the findc section): for each candidate row of ``starts`` in
+    ``data[:lim]``, the hits of its plained fields (:func:`text_shown` of ``text_row``) as tuples, or its start
+    where the row is left to the caller (see the C's comment)."""
+    from .textrow import text_row_py
+    tr = text_row_c() or text_row_py
+    items: list[Any] = []
+    read = 0
+    for s in starts:
+        if not 0 <= s < lim:
+            continue
+        e = data.find(b"\n", s, lim)
+        e = lim if e < 0 else e
+        if e >= lim and torn:
+            continue
+        raw = bytes(data[s:e])
+        r = None
+        if 10 <= len(raw) <= max_row and raw.startswith(TYPE_FIRST):
+            q = raw.find(b'"', 9)
+            if q >= 0 and raw[9:q] in types:
+                r = tr(raw, False)
+        if r is None or r[0] in (TURN, OP_TITLE):
+            items.append(s)
+            continue
+        row: list[Any] = []
+        for sh in text_shown(r):
+            f = sh.field
+            got = fold_count_py(f.text, needle) if mode == 0 else (f.text.find(needle), f.text.count(needle))
+            if got is None:
+                break
+            if got[1]:
+                kind = kinds[0] if f.kind == TOOL_CALL else kinds[1] if f.kind == TOOL_OUTPUT else f.kind
+                row.append((s, e - s, r[1], r[3], kind, f.tool, sh.call, sh.block, got[0], got[0] + len(needle),
+                            got[1], len(row)))
+        else:
+            read += 1
+            items += row
+            continue
+        items.append(s)
+    return items, read
+
+
 def text_shown(r: tuple[Any, ...]) -> list[Shown]:
     """The shown fields (plained texts) of a C ``text_row`` answer, in ``shown_fields`` order."""
     op = r[0]
@@ -227,13 +306,18 @@ class LazyHit(Hit):
     def _make_snippet(self) -> None:
         fr, src, pos, n, k = self._source          # type: ignore[misc]
         self._source = None
-        try:
-            raw = src.pread(n, pos)
-        except (OSError, ValueError):
-            with open(src.path, "rb") as f:          # (the reader closed since: the file read on its own)
-                raw = os.pread(f.fileno(), n, pos)
-        got = list(fr.decoded_hits(raw, pos, -1 if self.offset is None else self.offset, self.line, self.turn,
-                                   FindStats()))
+        last = fr.last_row
+        if last is not None and last[0] == (pos, n):
+            got = last[1]                            # (the row's other hits: read and decoded once)
+        else:
+            try:
+                raw = src.pread(n, pos)
+            except (OSError, ValueError):
+                with open(src.path, "rb") as f:      # (the reader closed since: the file read on its own)
+                    raw = os.pread(f.fileno(), n, pos)
+            got = list(fr.decoded_hits(raw, pos, -1 if self.offset is None else self.offset, self.line, self.turn,
+                                       FindStats()))
+            fr.last_row = (pos, n), got
         h = got[k] if k < len(got) else None
         if h is None or (h.seq, h.kind, h.start, h.end) != (self.seq, self.kind, self.start, self.end):
             self.snippet, self.span = "", (0, 0)     # (the file changed under the find: no snippet to show)

@@ -163,6 +163,13 @@ class FoldMatcher:
         self._c = _FOLD_COUNT if FAST and not word and self.needle.isascii() else None
         self._inert = FAST and not word and not self.needle.isascii() and inert(self.needle)
 
+    def plain_way(self) -> Optional[tuple[int, str]]:
+        """How :meth:`first_and_count` finds the needle, where a C scan can do the same (rowscan_c.text_hits):
+        (0, the needle) by ``fold_count``, (1, the needle) by the text's own find and count; None: otherwise."""
+        if self._c is not None:
+            return 0, self.needle
+        return (1, self.needle) if self._inert else None
+
     def finditer(self, text: str) -> Iterator[FoldMatch]:
         for a, b in fold_finditer(text, self.needle, self.word):
             yield FoldMatch(text, a, b)
