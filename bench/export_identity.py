@@ -77,14 +77,26 @@ def _planted(data: bytes, seed: int) -> bytes:
     return hdr + b"\n" + rest
 
 
+def _sessions(base: Path) -> list[Path]:
+    """Every JSONL file under ``base`` whose first line is a session header (as tests/fixtures_util's)."""
+    out = []
+    for p in sorted(base.rglob("*.jsonl")):
+        with open(p, "rb") as f:
+            first = f.readline()
+        try:
+            if json.loads(first).get("type") == "session":
+                out.append(p)
+        except (ValueError, AttributeError):
+            pass
+    return out
+
+
 def corpus(work: Path, size: int) -> list[str]:
     """The logs compared: fixtures, generated logs with secrets planted, hostile logs and mutants."""
     from app.tools.hostile import deep_row, hostile_session, jsonl_mutants
     from app.tools.plant import PlantingSynth
     from app.tools.synth import SessionSynth, write_jsonl
-    sys.path.insert(0, str(REPO / "tests"))
-    from fixtures_util import session_files
-    logs = [str(p) for p in session_files(SHARED / "dsh") + session_files(SHARED / "dsh-next")]
+    logs = [str(p) for p in _sessions(SHARED / "dsh") + _sessions(SHARED / "dsh-next")]
     gen = work / "logs"
     gen.mkdir(parents=True, exist_ok=True)
     planted = []
