@@ -26,7 +26,7 @@ from ..log.format.model import MAX_SAFE_INT, Event, PACKED_TAGS, is_event
 from ..log.format.versions import DATA_TYPE
 from ..log.index.fastindex import load_rowscan_c
 from ..log.index.reader import LogReader
-from .redact import Redactor
+from .redact import Redactor, quiet_values
 
 Progress = Optional[Callable[[int, int], None]]
 Row = tuple[Any, int, Optional[int], bytes, bool]      # (pos, text offset, line, raw, complete)
@@ -265,13 +265,15 @@ def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: P
     size = 0
     n = 0
     enc = _enc.encode
-    # a writer's packed row straight from its bytes (C: rowscan_c.packed_raw; None: the lean record below)
-    from_bytes = getattr(_native, "packed_raw", None) if red is None and reader.version < 2 \
+    # a writer's packed row straight from its bytes (C: rowscan_c.packed_raw; None: the lean record below),
+    # redacting: when no string value of it passes a gate (redact.quiet_values: redaction leaves it as it is)
+    from_bytes = getattr(_native, "packed_raw", None) if reader.version < 2 \
         and reader.codec.envelope_seqs is None else None
+    canonical = red.canonical_row if red is not None else None
     for row in logical_rows(reader, progress):
         raw = row[3]
         got = from_bytes(raw) if from_bytes is not None and row[4] and raw.startswith(_PACKED_PREFIXES) \
-            and len(raw) <= MAX_ROW_BYTES else None
+            and len(raw) <= MAX_ROW_BYTES and (red is None or quiet_values(raw)) else None
         if got is not None:
             buf.append(got[0])
             n += got[1]
@@ -288,8 +290,10 @@ def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: P
             size += len(row[3]) * 2
         else:
             env0 = plain_envelope(reader, row[3]) if row[4] else None
+            # (a plain row is its envelope: redacted, Redactor.row's bytes, read from the row's where it can)
+            line0 = canonical(raw) if canonical is not None and env0 is not None else None
             for env in (env0,) if env0 is not None else (ev.envelope() for ev in exact_events(reader, row)):
-                line = enc(red.obj(env) if red else env)
+                line = line0 if line0 is not None else enc(red.obj(env) if red else env)
                 buf.append(line)
                 size += len(line)
                 n += 1

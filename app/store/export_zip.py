@@ -175,8 +175,9 @@ def stored_rows(reader: LogReader) -> Iterator[bytes]:
 def redacted_raw(reader: LogReader, red: Redactor) -> Iterator[bytes]:
     yield red.row(reader.source.header_raw) + b"\n"
     buf: list[bytes] = []
+    row = red.row
     for raw in stored_rows(reader):
-        buf.append(red.row(raw))
+        buf.append(row(raw))
         if len(buf) >= 64:
             yield b"\n".join(buf) + b"\n"
             buf = []

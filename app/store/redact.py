@@ -12,17 +12,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import NotRequired, TypedDict, overload
+from typing import NotRequired, Optional, TypedDict, overload
 from collections.abc import Callable, Iterator
 
 import msgspec
 
-from ..log.format.limits import LimitError, check_row
+from ..log.format.limits import MAX_DEPTH, MAX_ROW_BYTES, LimitError, check_row
 from ..log.format.payloads import JsonObj
 from ..log.index.fastindex import load_rowscan_c
 
 _enc = msgspec.json.Encoder()
+_decode_str = msgspec.json.Decoder(str).decode
 _native = load_rowscan_c()      # (its redact_gate and redact_walk: may_match and Redactor.obj in C; None: Python)
+
+
+def quiet_values(raw: bytes) -> bool:
+    """Whether :meth:`Redactor.obj` of ``raw`` decoded is that value and masks nothing, where the C scanner
+    module can tell from the bytes (``redact_quiet``: JSON whose string values no gate passes, in any
+    layout); False says nothing, as for :func:`quiet_row`."""
+    return _native is not None and len(raw) <= MAX_ROW_BYTES and _native.redact_quiet(raw, False, MAX_DEPTH)
 
 
 class RedactionReport(TypedDict):
@@ -102,6 +110,7 @@ _KEY_PARTS = ("key", "token", "secret", "passw", "auth")
 _NAME_CHAR = re.compile(r"(?i)[A-Za-z0-9_.-]")       # the name class of ``secret-assignment``, same flags
 _NAME_RUN = re.compile(r"(?i)[A-Za-z0-9_.-]*")
 _WORD = re.compile(r"\w")
+_SEP = re.compile(r"\\?[\"']?\s*[=:]")             # how the separator group of ``secret-assignment`` starts
 
 
 def _find_all(low: str, k: str) -> Iterator[int]:
@@ -177,14 +186,21 @@ class Redactor:
         A match's name part is a run of name characters (the pattern's class) holding a keyword, and it
         always reaches the end of its run (what follows it cannot start with a name character).  So the
         only start to try in a run is its first word boundary, and only runs holding a keyword's letters
-        (found with ``str.find`` in ``low``, which has the same length as ``s``) need a try: the same
-        matches as the pattern scanning every position, in time proportional to the keywords."""
+        (found with ``str.find`` in ``low``, which has the same length as ``s``) and followed by what the
+        separator group starts with (``_SEP``: it never starts with a name character, so it starts where
+        the run ends) need a try: the same matches as the pattern scanning every position, in time
+        proportional to the keywords."""
         rx, sub, _gate = self._subs[3]
         hits = sorted({i for k in _KEY_PARTS for i in _find_all(low, k)})
         out: list[str] = []
         last = done = 0
+        run, sep = _NAME_RUN.match, _SEP.match
         for h in hits:
             if h < done:
+                continue
+            m0 = run(s, h)
+            done = m0.end() if m0 else h
+            if not sep(s, done):
                 continue
             a, b = _run_around(s, h)
             done = b
@@ -237,19 +253,22 @@ class Redactor:
         """:meth:`text` of a non-empty string whose gates are ``bits`` (:func:`gate_bits`): the six rules in
         order, each only when its gate passes on the string as the rules before it left it (``bits`` until
         one changes it; the gates themselves after)."""
-        low = ""
-        fresh = True                     # (s as it came: bits hold its gates; low not computed yet)
+        low = ""                         # (_fold(s) once a gate or rule needs it: bearer's gate, rule 3)
+        fresh = True                     # (s as it came: bits hold its gates)
         for i, gate in enumerate(_GATES):
             if fresh:
                 if not bits >> i & 1:
                     continue
-                if i == 3 and not low:
+            else:
+                if not low and i in (1, 3):
                     low = _fold(s)
-            elif not gate(s, low):
-                continue
+                if not gate(s, low):
+                    continue
+            if i == 3 and not low:
+                low = _fold(s)
             t = self._apply(i, s, low)
             if t is not s:
-                s, low, fresh = t, _fold(t), False
+                s, low, fresh = t, "", False
         return s
 
     def quiet(self, o: object) -> bool:
@@ -322,12 +341,46 @@ class Redactor:
 
     def row(self, raw: bytes) -> bytes:
         """One stored JSON row, strings redacted, re-encoded (text-redacted when not JSON, or when it is
-        over a row limit: too large or too deeply nested to decode)."""
+        over a row limit: too large or too deeply nested to decode).  :meth:`canonical_row` where it can tell."""
+        got = self.canonical_row(raw)
+        return got if got is not None else self.row_exact(raw)
+
+    def row_exact(self, raw: bytes) -> bytes:
+        """:meth:`row` by its definition: decoded, :meth:`obj`, encoded (or redacted as text)."""
         try:
             check_row(raw)
             return _enc.encode(self.obj(msgspec.json.decode(raw)))
         except (msgspec.DecodeError, msgspec.ValidationError, LimitError, RecursionError):
             return self.text(raw.decode("utf-8", errors="replace")).encode("utf-8")
+
+    def canonical_row(self, raw: bytes) -> Optional[bytes]:
+        """:meth:`row` of ``raw`` read from its bytes, where the C scanner module can tell (``redact_spans``): a
+        row in the very form msgspec's encoder writes (so decoding and encoding it again gives its bytes) is
+        itself with each string value a gate may pass on replaced by its :meth:`text`, encoded, in the order of
+        the text (the order :meth:`obj` walks it, so the same counts and examples): no decode of the row, no
+        walk, no encode.  None: the module is not built or the row is not in that form (the caller decodes)."""
+        if _native is None or len(raw) > MAX_ROW_BYTES:
+            return None
+        spans = _native.redact_spans(raw, MAX_DEPTH)
+        if spans is None:
+            return None
+        raw = raw if type(raw) is bytes else bytes(raw)
+        if not spans:
+            return raw
+        text, enc, dec = self._text, _enc.encode, _decode_str
+        out: list[bytes] = []
+        last = 0
+        for k in range(0, len(spans), 3):
+            a, b = spans[k], spans[k + 1]
+            s = dec(raw[a:b])
+            t = text(s, spans[k + 2]) if s else s       # (the gates of its bytes: the string's, maybe more)
+            if t != s:
+                out += (raw[last:a], enc(t))
+                last = b
+        if not out:
+            return raw
+        out.append(raw[last:])
+        return b"".join(out)
 
     def report(self) -> RedactionReport:
         return {"total": sum(self.counts.values()), "counts": dict(sorted(self.counts.items())),

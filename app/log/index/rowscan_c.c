@@ -3530,17 +3530,46 @@ static int rd_ci(P d, Py_ssize_t i, Py_ssize_t n, const char *w, Py_ssize_t k) {
 #define RD_AT(s) (lit(d, i, n, s, (Py_ssize_t)sizeof(s) - 1) >= 0)
 #define RD_CI(s) rd_ci(d, i, n, s, (Py_ssize_t)sizeof(s) - 1)
 
-/* the gates on n bytes (a non-ASCII character given as 0x80): redact_gate's bits */
+/* bit (a << 8 | b) set: a gate's word may start with the bytes a b (rd_init fills it, with the GIL held) */
+static unsigned char rd_bi[8192];
+static int rd_bi_ready;
+
+static void rd_bi_set(unsigned char a, unsigned char b) {
+    unsigned w = (unsigned)a << 8 | b;
+    rd_bi[w >> 3] |= (unsigned char)(1u << (w & 7));
+}
+
+static void rd_init(void) {
+    static const char *const exact[] = {"--", "/h", "Us", "sk", "gh", "gi", "gl", "AK", "AS", "AI", "xo"};
+    static const char *const caseless[] = {"be", "ba", "ke", "to", "se", "pa", "au"};
+    if (rd_bi_ready)
+        return;
+    for (size_t k = 0; k < sizeof(exact) / sizeof(*exact); k++)
+        rd_bi_set((unsigned char)exact[k][0], (unsigned char)exact[k][1]);
+    for (size_t k = 0; k < sizeof(caseless) / sizeof(*caseless); k++) {
+        unsigned char a = (unsigned char)caseless[k][0], b = (unsigned char)caseless[k][1];
+        rd_bi_set(a, b);
+        rd_bi_set(a - 32, b);
+        rd_bi_set(a, b - 32);
+        rd_bi_set(a - 32, b - 32);
+    }
+    rd_bi_ready = 1;
+}
+
+/* the gates on n bytes (a non-ASCII character given as 0x80): redact_gate's bits.  Every word of a gate but
+ * '@', '=' and ':' (found with memchr) is two bytes or more: only the places where its first two bytes stand
+ * (rd_bi) are tried. */
 static int rd_gate_bytes(P d, Py_ssize_t n) {
-    int bits = 0, sep = 0, key = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
+    int bits = 0, key = 0;
+    if (n <= 0)
+        return 0;
+    if (memchr(d, '@', (size_t)n))
+        bits |= 16;
+    for (Py_ssize_t i = 0; i + 1 < n; i++) {
+        unsigned w = (unsigned)d[i] << 8 | d[i + 1];
+        if (!(rd_bi[w >> 3] >> (w & 7) & 1))
+            continue;
         switch (d[i]) {
-        case '@':
-            bits |= 16;
-            break;
-        case '=': case ':':
-            sep = 1;
-            break;
         case '-':
             if (RD_AT("-----BEGIN"))
                 bits |= 1;
@@ -3597,7 +3626,9 @@ static int rd_gate_bytes(P d, Py_ssize_t n) {
             break;
         }
     }
-    return bits | (sep && key ? 8 : 0);
+    if (key && (memchr(d, '=', (size_t)n) || memchr(d, ':', (size_t)n)))
+        bits |= 8;
+    return bits;
 }
 
 /* redact_gate of a str: its bits, or -1 (an error set) */
@@ -3630,6 +3661,7 @@ static int rd_gate(PyObject *s) {
 
 static PyObject *redact_gate(PyObject *self, PyObject *s) {
     (void)self;
+    rd_init();
     if (!PyUnicode_Check(s)) {
         PyErr_SetString(PyExc_TypeError, "redact_gate: a str is needed");
         return NULL;
@@ -3736,6 +3768,7 @@ static PyObject *redact_walk(PyObject *self, PyObject *args) {
     PyObject *o, *text;
     int maxdepth;
     (void)self;
+    rd_init();
     if (!PyArg_ParseTuple(args, "OOi", &o, &text, &maxdepth))
         return NULL;
     int r = rd_scan(o, 0, maxdepth);
@@ -3748,6 +3781,311 @@ static PyObject *redact_walk(PyObject *self, PyObject *args) {
         return o;
     }
     return rd_build(o, text);
+}
+/* redact_quiet(raw, canon, maxdepth) -> bool (issue 29: redacted exports at disk speed)
+ *   True only when raw is one JSON text nested at most maxdepth deep (maxdepth at most RQ_MAXD; numbers not
+ *   checked against msgspec's range: canon takes no float and no long integer; without canon the caller
+ *   decodes the row anyway, and a row that does not decode takes the exact way) whose string values (dict keys left out, as Redactor.obj leaves them) all have redact_gate 0, each string
+ *   strictly valid UTF-8, with no control byte and no escape but the ones msgspec's encoder writes ('\"',
+ *   '\\', '\b', '\t', '\n', '\f', '\r', and '\u00xx' for another control character, lower-case hex): each
+ *   stands for '"', '\' or a control character, in no gate's word, so a gate's word in a decoded string is
+ *   one in its bytes.  Then Redactor.obj of the decoded value is that value and counts nothing.  canon:
+ *   besides, raw is exactly what msgspec's encoder writes for its decoded value (no whitespace outside
+ *   strings, integers of at most 18 digits and no "-0", no float, no key twice in an object, at most RQ_KEYS
+ *   keys in the objects open at once), so Redactor.row(raw) is raw.  False says nothing: the caller takes the
+ *   exact way.
+ * redact_spans(raw, maxdepth) -> list | None: None unless raw is canonical as above (whatever its strings'
+ *   gates); else [start0, end0, gate0, start1, end1, gate1, ...]: the places (the quotes included) of its
+ *   string values whose bytes pass a gate, in the order of the text, and the gates their bytes pass (those
+ *   of the decoded string and maybe more: a word may span an escape's letters, never fewer): Redactor.row(raw)
+ *   is raw with each of these strings replaced by its redacted text, encoded (the strings left out are ones
+ *   Redactor.text leaves as they are). */
+#define RQ_MAXD 256
+#define RQ_KEYS 512
+
+typedef struct {
+    Py_ssize_t *v, len, cap;
+} rq_spans;
+
+static int rq_hex(unsigned char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/* the end of the string whose opening quote is at d[i], its gate (value strings) in *gate, or -1 */
+static Py_ssize_t rq_string(P d, Py_ssize_t i, Py_ssize_t n, int value, int *gate) {
+    Py_ssize_t s = ++i;
+    int fold = 0;
+    while (i < n) {
+        unsigned char c = d[i];
+        if (c == '"')
+            break;
+        if (c < 0x20)
+            return -1;
+        if (c == '\\') {
+            if (i + 1 >= n)
+                return -1;
+            switch (d[i + 1]) {
+            case '"': case '\\': case 'b': case 'f': case 'n': case 'r': case 't':
+                i += 2;
+                continue;
+            case 'u':            /* \u00xx: a control character msgspec writes so (not \b \t \n \f \r) */
+                if (i + 5 >= n || d[i + 2] != '0' || d[i + 3] != '0' || (d[i + 4] != '0' && d[i + 4] != '1')
+                    || !rq_hex(d[i + 5]))
+                    return -1;
+                if (d[i + 4] == '0' && (d[i + 5] == '8' || d[i + 5] == '9' || d[i + 5] == 'a' || d[i + 5] == 'c'
+                                        || d[i + 5] == 'd'))
+                    return -1;
+                i += 6;
+                continue;
+            default:
+                return -1;
+            }
+        }
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        /* strict UTF-8: no overlong form, no surrogate, nothing past U+10FFFF */
+        unsigned char c1 = i + 1 < n ? d[i + 1] : 0;
+        if (c >= 0xC2 && c <= 0xDF) {
+            if ((c1 & 0xC0) != 0x80)
+                return -1;
+            fold |= c == 0xC4 && (c1 == 0xB0 || c1 == 0xB1);
+            fold |= c == 0xC5 && c1 == 0xBF;
+            i += 2;
+            continue;
+        }
+        unsigned char c2 = i + 2 < n ? d[i + 2] : 0;
+        if (c >= 0xE0 && c <= 0xEF) {
+            unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+            if (c1 < lo || c1 > hi || (c2 & 0xC0) != 0x80)
+                return -1;
+            fold |= c == 0xE2 && c1 == 0x84 && c2 == 0xAA;
+            i += 3;
+            continue;
+        }
+        unsigned char c3 = i + 3 < n ? d[i + 3] : 0;
+        if (c >= 0xF0 && c <= 0xF4) {
+            unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+            if (c1 < lo || c1 > hi || (c2 & 0xC0) != 0x80 || (c3 & 0xC0) != 0x80)
+                return -1;
+            i += 4;
+            continue;
+        }
+        return -1;
+    }
+    if (i >= n)
+        return -1;
+    if (value)
+        *gate = fold ? 63 : rd_gate_bytes(d + s, i - s);
+    return i + 1;
+}
+
+/* the end of the number at d[i], or -1 (canon: an integer of 1 to 18 digits, no "-0") */
+static Py_ssize_t rq_number(P d, Py_ssize_t i, Py_ssize_t n, int canon) {
+    Py_ssize_t s = i;
+    if (d[i] == '-')
+        i++;
+    Py_ssize_t m = i;
+    if (i < n && d[i] == '0')
+        i++;
+    else if (i < n && d[i] >= '1' && d[i] <= '9')
+        i = digits(d, i, n);
+    else
+        return -1;
+    if (canon && (i - m > 18 || (d[s] == '-' && d[m] == '0')))
+        return -1;
+    if (i < n && d[i] == '.') {
+        if (canon || i + 1 >= n || d[i + 1] < '0' || d[i + 1] > '9')
+            return -1;
+        i = digits(d, i + 1, n);
+    }
+    if (i < n && (d[i] == 'e' || d[i] == 'E')) {
+        if (canon)
+            return -1;
+        i++;
+        if (i < n && (d[i] == '+' || d[i] == '-'))
+            i++;
+        if (i >= n || d[i] < '0' || d[i] > '9')
+            return -1;
+        i = digits(d, i, n);
+    }
+    return i;
+}
+
+#define RQ_WS(i) do { if (!canon) while ((i) < n && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r')) (i)++; } while (0)
+
+/* 1: raw is as redact_quiet (sp NULL) or redact_spans (sp: the spans added to it) says; 0: it is not; -1: out of
+ * memory (sp) */
+static int rq_scan(P d, Py_ssize_t n, int canon, int maxdepth, rq_spans *sp) {
+    unsigned char stk[RQ_MAXD + 1];
+    int kbase[RQ_MAXD + 1];
+    Py_ssize_t koff[RQ_KEYS], klen[RQ_KEYS];
+    int depth = 0, nk = 0, gate = 0;
+    Py_ssize_t i = 0, e;
+    if (maxdepth > RQ_MAXD)
+        maxdepth = RQ_MAXD;
+value:
+    RQ_WS(i);
+    if (i >= n)
+        return 0;
+    switch (d[i]) {
+    case '{':
+        if (depth >= maxdepth)
+            return 0;
+        stk[depth] = '{';
+        kbase[depth++] = nk;
+        i++;
+        RQ_WS(i);
+        if (i < n && d[i] == '}') {
+            i++;
+            nk = kbase[--depth];
+            goto after;
+        }
+        goto key;
+    case '[':
+        if (depth >= maxdepth)
+            return 0;
+        stk[depth++] = '[';
+        i++;
+        RQ_WS(i);
+        if (i < n && d[i] == ']') {
+            i++;
+            depth--;
+            goto after;
+        }
+        goto value;
+    case '"':
+        if ((e = rq_string(d, i, n, 1, &gate)) < 0)
+            return 0;
+        if (gate) {
+            if (sp == NULL)
+                return 0;
+            if (sp->len + 3 > sp->cap) {
+                Py_ssize_t cap = sp->cap ? 2 * sp->cap : 64;
+                Py_ssize_t *v = PyMem_RawRealloc(sp->v, (size_t)cap * sizeof(Py_ssize_t));
+                if (v == NULL)
+                    return -1;
+                sp->v = v;
+                sp->cap = cap;
+            }
+            sp->v[sp->len++] = i;
+            sp->v[sp->len++] = e;
+            sp->v[sp->len++] = gate;
+        }
+        i = e;
+        goto after;
+    case 't':
+        if ((i = LIT(d, i, n, "true")) < 0)
+            return 0;
+        goto after;
+    case 'f':
+        if ((i = LIT(d, i, n, "false")) < 0)
+            return 0;
+        goto after;
+    case 'n':
+        if ((i = LIT(d, i, n, "null")) < 0)
+            return 0;
+        goto after;
+    default:
+        if ((d[i] != '-' && (d[i] < '0' || d[i] > '9')) || (i = rq_number(d, i, n, canon)) < 0)
+            return 0;
+        goto after;
+    }
+key:
+    RQ_WS(i);
+    if (i >= n || d[i] != '"' || (e = rq_string(d, i, n, 0, &gate)) < 0)
+        return 0;
+    if (canon) {
+        Py_ssize_t ko = i + 1, kl = e - 1 - ko;
+        for (int k = kbase[depth - 1]; k < nk; k++)
+            if (klen[k] == kl && memcmp(d + koff[k], d + ko, (size_t)kl) == 0)
+                return 0;
+        if (nk >= RQ_KEYS)
+            return 0;
+        koff[nk] = ko;
+        klen[nk++] = kl;
+    }
+    i = e;
+    RQ_WS(i);
+    if (i >= n || d[i] != ':')
+        return 0;
+    i++;
+    goto value;
+after:
+    RQ_WS(i);
+    if (depth == 0)
+        return i == n;
+    if (i >= n)
+        return 0;
+    if (d[i] == ',') {
+        i++;
+        if (stk[depth - 1] == '{')
+            goto key;
+        goto value;
+    }
+    if (d[i] == (stk[depth - 1] == '{' ? '}' : ']')) {
+        i++;
+        if (stk[--depth] == '{')
+            nk = kbase[depth];
+        goto after;
+    }
+    return 0;
+}
+#undef RQ_WS
+
+static int rq_run(Py_buffer *b, int canon, int maxdepth, rq_spans *sp) {
+    int r;
+    if (b->len > (1 << 16)) {
+        Py_BEGIN_ALLOW_THREADS
+        r = rq_scan((P)b->buf, b->len, canon, maxdepth, sp);
+        Py_END_ALLOW_THREADS
+    } else {
+        r = rq_scan((P)b->buf, b->len, canon, maxdepth, sp);
+    }
+    return r;
+}
+
+static PyObject *redact_quiet(PyObject *self, PyObject *args) {
+    Py_buffer b;
+    int canon, maxdepth;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*pi", &b, &canon, &maxdepth))
+        return NULL;
+    rd_init();
+    int r = rq_run(&b, canon, maxdepth, NULL);
+    PyBuffer_Release(&b);
+    return PyBool_FromLong(r == 1);
+}
+
+static PyObject *redact_spans(PyObject *self, PyObject *args) {
+    Py_buffer b;
+    int maxdepth;
+    rq_spans sp = {NULL, 0, 0};
+    PyObject *out = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*i", &b, &maxdepth))
+        return NULL;
+    rd_init();
+    int r = rq_run(&b, 1, maxdepth, &sp);
+    PyBuffer_Release(&b);
+    if (r < 0) {
+        PyErr_NoMemory();
+    } else if (r == 0) {
+        out = Py_None;
+        Py_INCREF(out);
+    } else if ((out = PyList_New(sp.len)) != NULL) {
+        for (Py_ssize_t k = 0; k < sp.len; k++) {
+            PyObject *x = PyLong_FromSsize_t(sp.v[k]);
+            if (x == NULL) {
+                Py_CLEAR(out);
+                break;
+            }
+            PyList_SET_ITEM(out, k, x);
+        }
+    }
+    PyMem_RawFree(sp.v);
+    return out;
 }
 #undef RD_AT
 #undef RD_CI
@@ -4192,6 +4530,8 @@ static PyMethodDef methods[] = {
     {"manifest_same", manifest_same, METH_VARARGS, "The home index's manifest check (search section)."},
     {"redact_gate", redact_gate, METH_O, "redact.gate_bits: the rules whose gates pass on a string (export section)."},
     {"redact_walk", redact_walk, METH_VARARGS, "Redactor.obj, text called on gated strings only (export section)."},
+    {"redact_quiet", redact_quiet, METH_VARARGS, "A row whose redaction changes nothing (export section)."},
+    {"redact_spans", redact_spans, METH_VARARGS, "The strings of a row redaction may change (export section)."},
     {"fold_count", fold_count, METH_VARARGS, "A caseless ASCII literal's first match and count in a text (find section)."},
     {"brackets", brackets, METH_O, "raw.count(b'[') + raw.count(b'{') in one pass (find section)."},
     {"find_ascii", find_ascii, METH_VARARGS, "find_folded of an ASCII needle, 16 places a step (find section)."},
