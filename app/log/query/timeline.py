@@ -37,6 +37,7 @@ from ..fold.attempts import FAILED_FINISH, Attempt, AttemptTracker, embedded_str
 from ..format.model import Event
 from ..format.payloads import JsonObj, as_obj, obj
 from ..format.versions import stream_summary
+from ..gcpause import collector_paused
 from .stats import TOKEN_KEYS, add_usage, span_ms, tool_outcome, zero_tokens
 from .timeline_prices import Prices, cost_of
 
@@ -690,7 +691,8 @@ def _finish_totals(acc: Optional[_Acc], c: dict[str, Sequence[Any]], prices: Pri
 def in_log_order(spans: Iterable[JsonObj]) -> list[JsonObj]:
     """Spans by seq, a turn before its step before its attempt … at the same seq (the order of :data:`KINDS`)."""
     order = {k: i for i, k in enumerate(KINDS)}
-    return sorted(spans, key=lambda s: (s["seq"] if s["seq"] is not None else -1, order[s["kind"]]))
+    with collector_paused():            # (a key tuple per span, no cycles: no collection walking every span)
+        return sorted(spans, key=lambda s: (s["seq"] if s["seq"] is not None else -1, order[s["kind"]]))
 
 
 def summarize(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]] = None,
@@ -698,6 +700,12 @@ def summarize(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]] = No
     """``{"spans", "turns", "totals"}`` (spans in log order; ``turn``: only that turn's spans and totals;
     ``ordered``: ``spans`` is already :func:`in_log_order`, e.g. read from the cache).  Read by column: the
     spans of a :class:`~app.log.query.timeline_table.SpanTable` are not made dicts (``spans`` is then the table)."""
+    with collector_paused():            # (columns, figures and a dict per turn, no cycles)
+        return _summarize(spans, prices, turn, ordered)
+
+
+def _summarize(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]], turn: Optional[int],
+               ordered: bool) -> JsonObj:
     table = Prices(prices or {})
     column = getattr(spans, "column", None) if ordered and turn is None else None
     ss: Sequence[JsonObj]
