@@ -204,3 +204,24 @@ def test_c_settlements_are_what_the_lean_reader_reads(tmp_path: Path):
         assert repr(mine) == repr(want), raw
     assert taken >= len(rows) * 0.9
     assert taken < len(rows) + len(changed) + len(edges)
+
+
+@needs_c
+def test_string_scan_finds_every_special_byte_at_every_offset():
+    """The C scan reads a string's plain bytes 8 at a time: a quote, an escape, a control byte, valid and invalid
+    UTF-8 at every offset of a string (and of the 8-byte words around it) give what the definition gives, in rows
+    the scan leaves (their screen) and in delta chunk rows it reads (their string checks)."""
+    specials = [b'\\"', b"\\n", b"\\u00e9", b"\\ud800", b"\\x", b"\x01", b"\x7f", "é".encode(), "€".encode(),
+                "😀".encode(), b"\xff", b"\xe2\x82", b"\xc0\xaf", b"\xed\xa0\x80", b"\x80"]
+    rows = []
+    for n in range(0, 19):
+        for sp in specials:
+            text = b"a" * n + sp + b"b" * (17 - n % 9)
+            rows.append(b'{"type":"x","seq":1,"data":{"s":"' + text + b'"}}')
+            rows.append(b'{"type":"assistant/chunk","seq":%d,"time":5,"data":{"turn":1,"step":1,"chunk":'
+                        b'{"type":"text-delta","text":"' % n + text + b'"}}}')
+    data = b"\n".join(rows) + b"\n"
+    flags = ts.CHUNK
+    got = C.tl_scan(data, len(data), [], flags, MAX_DEPTH, MAX_ROW_BYTES, MAX_PACKED_MEMBERS)
+    assert got == ts.scan_py(data, len(data), [], flags)
+    assert any(isinstance(x, tuple) for x in got) and any(isinstance(x, int) and x & 1 for x in got)

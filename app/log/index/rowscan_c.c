@@ -487,8 +487,8 @@ static Py_ssize_t tl_utf8(P d, Py_ssize_t i, Py_ssize_t end) {
 }
 
 /* (tlc) the first byte at or after d[i] (before end) that is not plain in a string (TLS 0), 8 bytes a step: a word
- * holding none of '"', '\\', a control byte or a byte >= 0x80 is skipped whole (a word that may hold one is read
- * byte by byte) */
+ * holding none of '"', '\\', a control byte or a byte >= 0x80 is skipped whole; in the first that holds one, the
+ * lowest flagged byte is the first such byte */
 #define TL_ONES 0x0101010101010101ULL
 #define TL_HIGH 0x8080808080808080ULL
 static inline Py_ssize_t tl_plain(P d, Py_ssize_t i, Py_ssize_t end) {
@@ -497,8 +497,14 @@ static inline Py_ssize_t tl_plain(P d, Py_ssize_t i, Py_ssize_t end) {
         memcpy(&w, d + i, 8);
         q = w ^ (TL_ONES * '"');
         b = w ^ (TL_ONES * '\\');
-        if ((w | ((w - TL_ONES * 0x20) & ~w) | ((q - TL_ONES) & ~q) | ((b - TL_ONES) & ~b)) & TL_HIGH)
+        uint64_t m = (w | ((w - TL_ONES * 0x20) & ~w) | ((q - TL_ONES) & ~q) | ((b - TL_ONES) & ~b)) & TL_HIGH;
+        if (m) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            return i + (__builtin_ctzll(m) >> 3);       /* (the lowest flag is a true one: borrows go up) */
+#else
             break;
+#endif
+        }
         i += 8;
     }
     while (i < end && TLS[d[i]] == 0)

@@ -37,9 +37,11 @@ from ..fold.attempts import FAILED_FINISH, Attempt, AttemptTracker, embedded_str
 from ..format.model import Event
 from ..format.payloads import JsonObj, as_obj, obj
 from ..format.versions import stream_summary
+from ..gcpause import collector_paused
 from .stats import TOKEN_KEYS, add_usage, span_ms, tool_outcome, zero_tokens
 from .timeline_prices import Prices, cost_of
 
+_ZERO = zero_tokens()
 KINDS = ("turn", "step", "attempt", "retry-wait", "tool", "compaction", "approval", "subagent")
 NOT_STARTED = frozenset({"ABORTED_BEFORE_DISPATCH", "NOT_STARTED"})
 INTERRUPTED = frozenset({"ABORTED", "TOOL_OUTCOME_UNKNOWN", "INTERRUPTED", "CANCELLED"})
@@ -202,11 +204,31 @@ class Builder:
             _on_turn_start(self, ev, ev.data)
             return
         typ = "step/start" if code == 0 else "step/end"
-        ev = Event(seq=seq, type=typ, time=time, data={"turn": turn, "step": step})
-        self.at.boundary(typ, turn)
+        if self.at.open_attempts:
+            self.at.boundary(typ, turn)
         if time > 0:
             self.last_time = time
-        (_on_step_start if code == 0 else _on_step_end)(self, ev, ev.data)
+        if code == 0:
+            ev = Event(seq=seq, type=typ, time=time, data={"turn": turn, "step": step})
+            _on_step_start(self, ev, ev.data)
+            return
+        # _on_step_end, its span made here (no event: a step/end row the scan read is never synthesized)
+        key = (turn, step)
+        s = self.open.pop(("step", key), None)
+        t0 = s.time if s is not None else None
+        sp: JsonObj = {"kind": "step", "seq": s.seq if s is not None else seq, "endSeq": seq,
+                       "start": t0 if type(t0) is int and t0 > 0 else None, "end": time if time > 0 else None,
+                       "durationMs": None, "label": f"step {turn}.{step}", "turn": turn, "step": step}
+        if not self.timed:
+            sp["note"] = NO_TIMES
+        else:
+            sp["durationMs"], note = span_ms(t0, time)
+            if note:
+                sp["note"] = note
+        self.out.append(sp)
+        tools = self.step_tools.pop(key, None)
+        if tools:
+            self.release(tools)
 
     def settlement(self, st: Settlement) -> None:
         """The steps of :meth:`event` for a v2+ settlement, from a lean record and its stream's summary."""
@@ -247,11 +269,19 @@ class Builder:
             return
         self.done.add(a.first_seq)
         tm = self.times.pop(a.first_seq, None)
-        tokens = zero_tokens()
+        tokens = _ZERO.copy()
         usage = a.usage
         if usage is None and msg is not None:
             usage = obj(msg.data).get("usage")
-        add_usage(tokens, usage)
+        if type(usage) is dict:                         # (add_usage, inline: once per attempt)
+            for k, src in TOKEN_KEYS:
+                v = usage.get(src)
+                if type(v) is int:
+                    tokens[k] += v
+                elif isinstance(v, float):
+                    tokens[k] += int(v)
+        else:
+            add_usage(tokens, usage)
         dispatch = tm.dispatch if tm is not None else None
         first_t = tm.first_time if tm is not None else None
         last_t = tm.last_time if tm is not None else None
@@ -661,7 +691,8 @@ def _finish_totals(acc: Optional[_Acc], c: dict[str, Sequence[Any]], prices: Pri
 def in_log_order(spans: Iterable[JsonObj]) -> list[JsonObj]:
     """Spans by seq, a turn before its step before its attempt … at the same seq (the order of :data:`KINDS`)."""
     order = {k: i for i, k in enumerate(KINDS)}
-    return sorted(spans, key=lambda s: (s["seq"] if s["seq"] is not None else -1, order[s["kind"]]))
+    with collector_paused():            # (a key tuple per span, no cycles: no collection walking every span)
+        return sorted(spans, key=lambda s: (s["seq"] if s["seq"] is not None else -1, order[s["kind"]]))
 
 
 def summarize(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]] = None,
@@ -669,6 +700,12 @@ def summarize(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]] = No
     """``{"spans", "turns", "totals"}`` (spans in log order; ``turn``: only that turn's spans and totals;
     ``ordered``: ``spans`` is already :func:`in_log_order`, e.g. read from the cache).  Read by column: the
     spans of a :class:`~app.log.query.timeline_table.SpanTable` are not made dicts (``spans`` is then the table)."""
+    with collector_paused():            # (columns, figures and a dict per turn, no cycles)
+        return _summarize(spans, prices, turn, ordered)
+
+
+def _summarize(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]], turn: Optional[int],
+               ordered: bool) -> JsonObj:
     table = Prices(prices or {})
     column = getattr(spans, "column", None) if ordered and turn is None else None
     ss: Sequence[JsonObj]
