@@ -13,7 +13,7 @@ import pytest
 
 from app.log.index.reader import LogReader
 from app.log.query import find_fast, find_light, find_match
-from app.log.query.find import FindOptions, FindStats, find_all
+from app.log.query.find import FindOptions, FindStats, find, find_all
 from app.log.query.textview import plain, snippet
 from app.tools.hostile import hostile_names_session, hostile_session, jsonl_mutants
 from app.tools.synth import SessionSynth, write_jsonl
@@ -38,16 +38,22 @@ def _open_store(path: str, sid: str) -> LogReader:
     return open_reader(path, sid)
 
 
-def _run(make, opts: FindOptions, fast: bool) -> tuple[list[tuple], FindStats]:
+def _run(make, opts: FindOptions, fast: bool, as_they_come: bool = False) -> tuple[list[tuple], FindStats]:
+    """(hits as tuples, stats); ``as_they_come``: each hit's snippet read as it is yielded (as the window's child
+    and the CLI read them), else after the find (a lazy hit's snippet made from its row read again)."""
     old = find_fast.ENABLED, find_match.FAST
     find_fast.ENABLED = find_match.FAST = fast
     r = make()
     try:
-        hits, st = find_all(r, opts)
+        if as_they_come:
+            st = FindStats()
+            tuples = [dataclasses.astuple(h) for h in find(r, opts, stats=st)]
+        else:
+            hits, st = find_all(r, opts)
     finally:
         find_fast.ENABLED, find_match.FAST = old
         r.close()
-    return [dataclasses.astuple(h) for h in hits], st
+    return (tuples if as_they_come else [dataclasses.astuple(h) for h in hits]), st
 
 
 def same_both_ways(make, opts: FindOptions) -> int:
@@ -321,3 +327,31 @@ def test_a_row_the_c_text_reads_is_within_the_codecs_nesting_limit():
     row = b'{"type":"user/message","seq":1,"data":{"turn":2,"content":"the x","n":%s}}'
     assert text_row_c()(row % (b"[" * 60 + b"]" * 60), False) is not None
     assert text_row_c()(row % (b"[" * 70 + b"]" * 70), False) is None
+
+
+def test_a_reader_of_every_snippet_gets_the_same_hits_and_the_rows_decoded_as_they_come(tmp_path):
+    """The text hits step aside (FastRows.eager_reader) once most snippets are read as they come: each would cost
+    its row's decode again; the hits are the same whichever way each window took."""
+    p = tmp_path / "g.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=12, version=4), target_bytes=3_000_000)
+    make = lambda: _open(str(p))                                  # noqa: E731
+    seen = []
+    orig = find_fast.FastRows.__init__
+
+    def spy(self, *a):
+        orig(self, *a)
+        seen.append(self)
+    find_fast.FastRows.__init__ = spy
+    try:
+        for opts in (FindOptions("the"), FindOptions("\u2014"), FindOptions("the", word=True)):
+            seen.clear()
+            eager, st = _run(make, opts, True, as_they_come=True)
+            lazy, st2 = _run(make, opts, True)
+            slow, st3 = _run(make, opts, False, as_they_come=True)
+            assert eager == lazy == slow and st.hits == st2.hits == st3.hits > 0, opts
+            first, second = seen[0], seen[1]
+            if st.hits > 4 * find_fast.EAGER_AFTER:
+                assert not first.text_hits and first.made < st.hits / 2, (opts, first.made, st.hits)
+            assert second.text_hits and second.made >= st.hits     # (made: echoes too)
+    finally:
+        find_fast.FastRows.__init__ = orig

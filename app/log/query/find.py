@@ -167,9 +167,10 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
             counted = 0
             tb = TurnTracker(codec, seg, turn, st, lim)
             view = memoryview(data)               # (a row copied once out of the reused buffer, not twice)
-            if fast is not None and fast.c_hits is not None and starts is not None and isinstance(seg, Win) \
-                    and pre is not None and pre.gate is None:
-                # (the candidate rows read and matched in C: a tuple a hit, a row the C leaves to us by its start)
+            if fast is not None and not fast.eager_reader() and fast.c_hits is not None and starts is not None \
+                    and isinstance(seg, Win) and pre is not None and pre.gate is None:
+                # (the candidate rows read and matched in C: a tuple a hit, a row the C leaves to us by its start;
+                # not once the reader reads every snippet as it comes: each would cost a decode of its row again)
                 starts = yield from _c_text_hits(fast, seg, data, starts, lim, hits_of, tb, st, cancel, limit)
                 if starts is None:
                     return

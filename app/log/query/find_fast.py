@@ -63,6 +63,7 @@ ENABLED = True                     # False: every candidate row the exact way (t
 READ_B = frozenset(t.encode() for t in READ_TYPES)   # (the types the text hits read: _read_text)
 READ_T = tuple(sorted(READ_B))
 _C_TEXT_HITS = getattr(load_rowscan_c(), "text_hits", None)
+EAGER_AFTER = 256                  # LazyHits made before FastRows.eager_reader may say the reader reads every snippet
 GATE_TRIAL = 64                    # rows the gate is tried on before it may turn itself off
 
 
@@ -101,6 +102,7 @@ class FastRows:
         self.c_hits = c_mode(opts, matcher) if self.text_hits and opts.kinds is None else None
         self._text_hits_c = _C_TEXT_HITS
         self.last_row: Optional[tuple[tuple[int, int], list[Hit]]] = None   # (LazyHit: the hits of the last row read)
+        self.made = self.resolved = 0                  # LazyHits made, and of them snippets made (see eager_reader)
         self.tried = self.passed = 0
 
     @classmethod
@@ -138,6 +140,15 @@ class FastRows:
             shown = shown_fields(ev)
         return self._hits(seq, ev, shown, self._match([sh.field for sh in shown]), offset, line, turn, st)
 
+    def eager_reader(self) -> bool:
+        """True (and the text hits off from now on) once the one reading the hits has read most of their snippets
+        (:data:`EAGER_AFTER` hits made): each snippet then costs its row's decode on top of the C's read, so the
+        rows are decoded as they come instead (the text hits pay only where snippets are made when shown)."""
+        if self.text_hits and self.made >= EAGER_AFTER and self.resolved * 2 >= self.made:
+            self.text_hits = False
+            self.c_hits = None
+        return not self.text_hits
+
     def text_hits_of(self, data: Any, starts: list[int], lim: int, torn: bool) -> tuple[list[Any], int]:
         """rowscan_c.text_hits of a window's candidate rows (see :func:`text_hits_py`): (items, rows read)."""
         mode, needle = self.c_hits  # type: ignore[misc]
@@ -151,6 +162,7 @@ class FastRows:
         if t is None:
             t = turn_at(s)
         st.hits += 1
+        self.made += 1
         assert self.src is not None
         return LazyHit(seq=seq, turn=t, kind=kind, start=a, end=b, matches=count, tool=tool, line=None,
                        offset=offset if offset >= 0 else None, member=None, call=call, block=block,
@@ -184,6 +196,7 @@ class FastRows:
             sh = shown[i]
             f = sh.field
             st.hits += 1
+            self.made += 1
             yield LazyHit(seq=seq, turn=t, kind=f.kind, start=m.start(), end=m.end(), matches=n, tool=f.tool,
                           line=line, offset=offset if offset >= 0 else None, member=None, call=sh.call,
                           block=sh.block, source=(self, src, pos, len(raw), k))
@@ -306,6 +319,7 @@ class LazyHit(Hit):
     def _make_snippet(self) -> None:
         fr, src, pos, n, k = self._source          # type: ignore[misc]
         self._source = None
+        fr.resolved += 1
         last = fr.last_row
         if last is not None and last[0] == (pos, n):
             got = last[1]                            # (the row's other hits: read and decoded once)
