@@ -3182,7 +3182,8 @@ static PyObject *manifest_same(PyObject *self, PyObject *args) {
 /* ---- export: the redaction walk of the exports (issue 29; owner: the export helper) ----
  * redact_gate(s) -> int: app/store/redact.py gate_bits(s), its definition: bit i set when the gate of
  *   Redactor's rule i passes on s (0 "-----BEGIN"; 1 "bearer" or "basic" in any case; 2 an API-key prefix;
- *   3 "=" or ":" with "key", "token", "secret", "passw" or "auth" in any case; 4 "@"; 5 "/home/" or
+ *   3 "key", "token", "secret", "passw" or "auth" in any case, its run of name characters followed by "=" or
+ *   ":" with only backslashes, quotes, whitespace or non-ASCII characters between; 4 "@"; 5 "/home/" or
  *   "Users"), all six when s holds one of the four letters IGNORECASE takes for an ASCII letter (U+0130,
  *   U+0131, U+017F, U+212A).  0: Redactor.text(s) is s and counts nothing.
  * redact_walk(o, text, maxdepth) -> object | NotImplemented: Redactor.obj(o) (strings redacted, dict keys
@@ -3206,6 +3207,7 @@ static int rd_ci(P d, Py_ssize_t i, Py_ssize_t n, const char *w, Py_ssize_t k) {
 
 /* bit (a << 8 | b) set: a gate's word may start with the bytes a b (rd_init fills it, with the GIL held) */
 static unsigned char rd_bi[8192];
+static unsigned char rq_plain[256];     /* a byte a JSON string holds as it is: ASCII, not '"', '\\' or a control */
 static int rd_bi_ready;
 
 static void rd_bi_set(unsigned char a, unsigned char b) {
@@ -3227,13 +3229,41 @@ static void rd_init(void) {
         rd_bi_set(a, b - 32);
         rd_bi_set(a - 32, b - 32);
     }
+    for (int c = 0x20; c < 0x80; c++)
+        rq_plain[c] = c != '"' && c != '\\';
     rd_bi_ready = 1;
 }
 
-/* the gates on n bytes (a non-ASCII character given as 0x80): redact_gate's bits.  Every word of a gate but
- * '@', '=' and ':' (found with memchr) is two bytes or more: only the places where its first two bytes stand
- * (rd_bi) are tried. */
-static int rd_gate_bytes(P d, Py_ssize_t n) {
+#define RD_NAME(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') || ((c) >= '0' && (c) <= '9') \
+                    || (c) == '_' || (c) == '.' || (c) == '-')
+
+/* the assignment gate at a keyword found at d[i] (redact.py _gate_assignment): after the run of name characters
+ * holding it, any of backslash, quote, apostrophe, whitespace or non-ASCII characters, then '=' or ':'.  esc: d
+ * is a JSON string's bytes, escapes not decoded: an escape (one character: a backslash, a quote or a control
+ * character) is skipped as one of these, a non-ASCII byte as well (the decoded string passes only if its bytes
+ * do). */
+static int rd_assign_at(P d, Py_ssize_t i, Py_ssize_t n, int esc) {
+    while (i < n && RD_NAME(d[i]))
+        i++;
+    while (i < n) {
+        unsigned char c = d[i];
+        if (c == '=' || c == ':')
+            return 1;
+        if (esc && c == '\\')
+            i += i + 1 < n && d[i + 1] == 'u' ? 6 : 2;
+        else if (c == '\\' || c == '"' || c == '\'' || c == ' ' || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f)
+                 || c >= 0x80)
+            i++;
+        else
+            return 0;
+    }
+    return 0;
+}
+
+/* the gates on n bytes (a non-ASCII character given as 0x80; esc: a JSON string's bytes, see rd_assign_at):
+ * redact_gate's bits.  Every word of a gate but '@' (found with memchr) is two bytes or more: only the places
+ * where its first two bytes stand (rd_bi) are tried. */
+static int rd_gate_bytes(P d, Py_ssize_t n, int esc) {
     int bits = 0, key = 0;
     if (n <= 0)
         return 0;
@@ -3282,27 +3312,25 @@ static int rd_gate_bytes(P d, Py_ssize_t n) {
                 bits |= 2;
             break;
         case 'k':
-            key = key || RD_CI("key");
+            key = key || (RD_CI("key") && rd_assign_at(d, i, n, esc));
             break;
         case 't':
-            key = key || RD_CI("token");
+            key = key || (RD_CI("token") && rd_assign_at(d, i, n, esc));
             break;
         case 's':
-            key = key || RD_CI("secret");
+            key = key || (RD_CI("secret") && rd_assign_at(d, i, n, esc));
             break;
         case 'p':
-            key = key || RD_CI("passw");
+            key = key || (RD_CI("passw") && rd_assign_at(d, i, n, esc));
             break;
         case 'a':
-            key = key || RD_CI("auth");
+            key = key || (RD_CI("auth") && rd_assign_at(d, i, n, esc));
             break;
         default:
             break;
         }
     }
-    if (key && (memchr(d, '=', (size_t)n) || memchr(d, ':', (size_t)n)))
-        bits |= 8;
-    return bits;
+    return bits | (key ? 8 : 0);
 }
 
 /* redact_gate of a str: its bits, or -1 (an error set) */
@@ -3311,7 +3339,7 @@ static int rd_gate(PyObject *s) {
     int kind = PyUnicode_KIND(s);
     const void *data = PyUnicode_DATA(s);
     if (kind == PyUnicode_1BYTE_KIND)
-        return rd_gate_bytes((P)data, n);
+        return rd_gate_bytes((P)data, n, 0);
     unsigned char small[512];
     unsigned char *b = n <= (Py_ssize_t)sizeof(small) ? small : PyMem_Malloc((size_t)n);
     if (b == NULL) {
@@ -3327,7 +3355,7 @@ static int rd_gate(PyObject *s) {
         }
         b[i] = c < 0x80 ? (unsigned char)c : 0x80;
     }
-    int r = fold ? 63 : rd_gate_bytes(b, n);
+    int r = fold ? 63 : rd_gate_bytes(b, n, 0);
     if (b != small)
         PyMem_Free(b);
     return r;
@@ -3490,6 +3518,10 @@ static Py_ssize_t rq_string(P d, Py_ssize_t i, Py_ssize_t n, int value, int *gat
     Py_ssize_t s = ++i;
     int fold = 0;
     while (i < n) {
+        while (i < n && rq_plain[d[i]])
+            i++;
+        if (i >= n)
+            break;
         unsigned char c = d[i];
         if (c == '"')
             break;
@@ -3551,7 +3583,7 @@ static Py_ssize_t rq_string(P d, Py_ssize_t i, Py_ssize_t n, int value, int *gat
     if (i >= n)
         return -1;
     if (value)
-        *gate = fold ? 63 : rd_gate_bytes(d + s, i - s);
+        *gate = fold ? 63 : rd_gate_bytes(d + s, i - s, 1);
     return i + 1;
 }
 
