@@ -26,7 +26,7 @@ NEXT = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "dsh-next"
 
 # pieces of strings: every gate's words in several cases, near misses, the letters IGNORECASE folds, non-ASCII
 # of each width (so str of 1, 2 and 4 bytes a character), the places a home-path match starts
-PARTS = list("aKkTtUsSgAx_.-=: \"'\\&,;}]@/é\n\u0130\u0131\u017f\u212a\u00ff\u0100\u4e2d\U0001f600") + [
+PARTS = list("aKkTtUsSgAx_.-=: \"'\\&,;}]@/é\n\x1c\x0b\u00a0\u2028\u0130\u0131\u017f\u212a\u00ff\u0100\u4e2d\U0001f600") + [
     "token", "TOKEN", "api_key", "Secret", "PASSWORD", "passwd", "Auth", "=", ": ", "/home/", "/home", "/Users/",
     "Users", "C:\\Users\\", "c:\\\\Users\\\\", "D:Users", "[user]", "Bearer ", "BASIC ", "baſic ", "bearer\t",
     "sk-", "sk-ant-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "gh_", "github_pat_", "glpat-", "AKIA", "ASIA",

@@ -282,7 +282,8 @@ def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: P
                 yield _lines(buf)
                 buf, size = [], 0
             continue
-        rec = packed_record(reader, raw) if row[4] else None
+        # (a packed row starts with its tag: the other rows are never one)
+        rec = packed_record(reader, raw) if row[4] and raw.startswith(_PACKED_PREFIXES) else None
         if rec is not None:
             lines, k = _packed_lines(rec, red)
             n += k

@@ -78,8 +78,17 @@ def _gate_api_key(s: str, low: str) -> bool:
 
 
 def _gate_assignment(s: str, low: str) -> bool:
-    return ("=" in s or ":" in s) and ("key" in low or "token" in low or "secret" in low or "passw" in low
-                                       or "auth" in low)
+    """A keyword whose run of name characters is followed by ``=`` or ``:`` with only backslashes, quotes,
+    whitespace or non-ASCII characters between (``secret-assignment``'s name group holds a keyword and ends
+    where its run does; its separator group starts with a backslash, a quote and whitespace, each optional,
+    then ``=`` or ``:``)."""
+    if "=" not in s and ":" not in s:
+        return False
+    for k in _KEY_PARTS:
+        for h in _find_all(low, k):
+            if _SEP_AFTER.match(s, _NAME_RUN.match(s, h).end()):        # type: ignore[union-attr]
+                return True
+    return False
 
 
 def _gate_email(s: str, low: str) -> bool:
@@ -111,6 +120,7 @@ _NAME_CHAR = re.compile(r"(?i)[A-Za-z0-9_.-]")       # the name class of ``secre
 _NAME_RUN = re.compile(r"(?i)[A-Za-z0-9_.-]*")
 _WORD = re.compile(r"\w")
 _SEP = re.compile(r"\\?[\"']?\s*[=:]")             # how the separator group of ``secret-assignment`` starts
+_SEP_AFTER = re.compile(r"[\\\"'\s\x80-\U0010ffff]*[=:]")       # (the assignment gate's looser form of it)
 
 
 def _find_all(low: str, k: str) -> Iterator[int]:

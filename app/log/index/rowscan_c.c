@@ -3514,7 +3514,8 @@ static PyObject *manifest_same(PyObject *self, PyObject *args) {
 /* ---- export: the redaction walk of the exports (issue 29; owner: the export helper) ----
  * redact_gate(s) -> int: app/store/redact.py gate_bits(s), its definition: bit i set when the gate of
  *   Redactor's rule i passes on s (0 "-----BEGIN"; 1 "bearer" or "basic" in any case; 2 an API-key prefix;
- *   3 "=" or ":" with "key", "token", "secret", "passw" or "auth" in any case; 4 "@"; 5 "/home/" or
+ *   3 "key", "token", "secret", "passw" or "auth" in any case, its run of name characters followed by "=" or
+ *   ":" with only backslashes, quotes, whitespace or non-ASCII characters between; 4 "@"; 5 "/home/" or
  *   "Users"), all six when s holds one of the four letters IGNORECASE takes for an ASCII letter (U+0130,
  *   U+0131, U+017F, U+212A).  0: Redactor.text(s) is s and counts nothing.
  * redact_walk(o, text, maxdepth) -> object | NotImplemented: Redactor.obj(o) (strings redacted, dict keys
@@ -3536,8 +3537,10 @@ static int rd_ci(P d, Py_ssize_t i, Py_ssize_t n, const char *w, Py_ssize_t k) {
 #define RD_AT(s) (lit(d, i, n, s, (Py_ssize_t)sizeof(s) - 1) >= 0)
 #define RD_CI(s) rd_ci(d, i, n, s, (Py_ssize_t)sizeof(s) - 1)
 
-/* bit (a << 8 | b) set: a gate's word may start with the bytes a b (rd_init fills it, with the GIL held) */
+/* bit (a << 8 | b) set: a gate's word may hold the bytes a b at its offset 0 or 1 (rd_init fills it, with the
+ * GIL held) */
 static unsigned char rd_bi[8192];
+static unsigned char rq_plain[256];     /* a byte a JSON string holds as it is: ASCII, not '"', '\\' or a control */
 static int rd_bi_ready;
 
 static void rd_bi_set(unsigned char a, unsigned char b) {
@@ -3546,95 +3549,128 @@ static void rd_bi_set(unsigned char a, unsigned char b) {
 }
 
 static void rd_init(void) {
-    static const char *const exact[] = {"--", "/h", "Us", "sk", "gh", "gi", "gl", "AK", "AS", "AI", "xo"};
-    static const char *const caseless[] = {"be", "ba", "ke", "to", "se", "pa", "au"};
+    /* the first three bytes of every word of rd_gate_bytes' but '@' (each three bytes or more) */
+    static const char *const exact[] = {"---", "/ho", "Use", "sk-", "ghp", "gho", "ghu", "ghs", "ghr", "git", "glp",
+                                        "AKI", "ASI", "AIz", "xox"};
+    static const char *const caseless[] = {"bea", "bas", "key", "tok", "sec", "pas", "aut"};
     if (rd_bi_ready)
         return;
     for (size_t k = 0; k < sizeof(exact) / sizeof(*exact); k++)
-        rd_bi_set((unsigned char)exact[k][0], (unsigned char)exact[k][1]);
-    for (size_t k = 0; k < sizeof(caseless) / sizeof(*caseless); k++) {
-        unsigned char a = (unsigned char)caseless[k][0], b = (unsigned char)caseless[k][1];
-        rd_bi_set(a, b);
-        rd_bi_set(a - 32, b);
-        rd_bi_set(a, b - 32);
-        rd_bi_set(a - 32, b - 32);
-    }
+        for (int o = 0; o < 2; o++)
+            rd_bi_set((unsigned char)exact[k][o], (unsigned char)exact[k][o + 1]);
+    for (size_t k = 0; k < sizeof(caseless) / sizeof(*caseless); k++)
+        for (int o = 0; o < 2; o++) {
+            unsigned char a = (unsigned char)caseless[k][o], b = (unsigned char)caseless[k][o + 1];
+            rd_bi_set(a, b);
+            rd_bi_set(a - 32, b);
+            rd_bi_set(a, b - 32);
+            rd_bi_set(a - 32, b - 32);
+        }
+    for (int c = 0x20; c < 0x80; c++)
+        rq_plain[c] = c != '"' && c != '\\';
     rd_bi_ready = 1;
 }
 
-/* the gates on n bytes (a non-ASCII character given as 0x80): redact_gate's bits.  Every word of a gate but
- * '@', '=' and ':' (found with memchr) is two bytes or more: only the places where its first two bytes stand
- * (rd_bi) are tried. */
-static int rd_gate_bytes(P d, Py_ssize_t n) {
+#define RD_NAME(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') || ((c) >= '0' && (c) <= '9') \
+                    || (c) == '_' || (c) == '.' || (c) == '-')
+
+/* the assignment gate at a keyword found at d[i] (redact.py _gate_assignment): after the run of name characters
+ * holding it, any of backslash, quote, apostrophe, whitespace or non-ASCII characters, then '=' or ':'.  esc: d
+ * is a JSON string's bytes, escapes not decoded: an escape (one character: a backslash, a quote or a control
+ * character) is skipped as one of these, a non-ASCII byte as well (the decoded string passes only if its bytes
+ * do). */
+static int rd_assign_at(P d, Py_ssize_t i, Py_ssize_t n, int esc) {
+    while (i < n && RD_NAME(d[i]))
+        i++;
+    while (i < n) {
+        unsigned char c = d[i];
+        if (c == '=' || c == ':')
+            return 1;
+        if (esc && c == '\\')
+            i += i + 1 < n && d[i + 1] == 'u' ? 6 : 2;
+        else if (c == '\\' || c == '"' || c == '\'' || c == ' ' || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f)
+                 || c >= 0x80)
+            i++;
+        else
+            return 0;
+    }
+    return 0;
+}
+
+/* the gates on n bytes (a non-ASCII character given as 0x80; esc: a JSON string's bytes, see rd_assign_at):
+ * redact_gate's bits.  Every word of a gate but '@' (found with memchr) is three bytes or more, so it holds the
+ * two bytes at an even place q at its offset 0 or 1: only q and q - 1 are tried, where the bytes at q stand in
+ * rd_bi, one even place in two. */
+static int rd_gate_bytes(P d, Py_ssize_t n, int esc) {
     int bits = 0, key = 0;
     if (n <= 0)
         return 0;
     if (memchr(d, '@', (size_t)n))
         bits |= 16;
-    for (Py_ssize_t i = 0; i + 1 < n; i++) {
-        unsigned w = (unsigned)d[i] << 8 | d[i + 1];
+    for (Py_ssize_t q = 0; q + 1 < n; q += 2) {
+        unsigned w = (unsigned)d[q] << 8 | d[q + 1];
         if (!(rd_bi[w >> 3] >> (w & 7) & 1))
             continue;
-        switch (d[i]) {
-        case '-':
-            if (RD_AT("-----BEGIN"))
-                bits |= 1;
-            break;
-        case '/':
-            if (RD_AT("/home/"))
-                bits |= 32;
-            break;
-        case 'U':
-            if (RD_AT("Users"))
-                bits |= 32;
-            break;
-        case 's':
-            if (RD_AT("sk-"))
-                bits |= 4;
-            break;
-        case 'g':
-            if (RD_AT("ghp_") || RD_AT("gho_") || RD_AT("ghu_") || RD_AT("ghs_") || RD_AT("ghr_")
-                || RD_AT("github_pat_") || RD_AT("glpat-"))
-                bits |= 4;
-            break;
-        case 'A':
-            if (RD_AT("AKIA") || RD_AT("ASIA") || RD_AT("AIza"))
-                bits |= 4;
-            break;
-        case 'x':
-            if (RD_AT("xox"))
-                bits |= 4;
-            break;
-        default:
-            break;
-        }
-        switch (RD_LOWER(d[i])) {
-        case 'b':
-            if (RD_CI("bearer") || RD_CI("basic"))
-                bits |= 2;
-            break;
-        case 'k':
-            key = key || RD_CI("key");
-            break;
-        case 't':
-            key = key || RD_CI("token");
-            break;
-        case 's':
-            key = key || RD_CI("secret");
-            break;
-        case 'p':
-            key = key || RD_CI("passw");
-            break;
-        case 'a':
-            key = key || RD_CI("auth");
-            break;
-        default:
-            break;
+        for (Py_ssize_t i = q > 0 ? q - 1 : 0; i <= q; i++) {
+            switch (d[i]) {
+            case '-':
+                if (RD_AT("-----BEGIN"))
+                    bits |= 1;
+                break;
+            case '/':
+                if (RD_AT("/home/"))
+                    bits |= 32;
+                break;
+            case 'U':
+                if (RD_AT("Users"))
+                    bits |= 32;
+                break;
+            case 's':
+                if (RD_AT("sk-"))
+                    bits |= 4;
+                break;
+            case 'g':
+                if (RD_AT("ghp_") || RD_AT("gho_") || RD_AT("ghu_") || RD_AT("ghs_") || RD_AT("ghr_")
+                    || RD_AT("github_pat_") || RD_AT("glpat-"))
+                    bits |= 4;
+                break;
+            case 'A':
+                if (RD_AT("AKIA") || RD_AT("ASIA") || RD_AT("AIza"))
+                    bits |= 4;
+                break;
+            case 'x':
+                if (RD_AT("xox"))
+                    bits |= 4;
+                break;
+            default:
+                break;
+            }
+            switch (RD_LOWER(d[i])) {
+            case 'b':
+                if (RD_CI("bearer") || RD_CI("basic"))
+                    bits |= 2;
+                break;
+            case 'k':
+                key = key || (RD_CI("key") && rd_assign_at(d, i, n, esc));
+                break;
+            case 't':
+                key = key || (RD_CI("token") && rd_assign_at(d, i, n, esc));
+                break;
+            case 's':
+                key = key || (RD_CI("secret") && rd_assign_at(d, i, n, esc));
+                break;
+            case 'p':
+                key = key || (RD_CI("passw") && rd_assign_at(d, i, n, esc));
+                break;
+            case 'a':
+                key = key || (RD_CI("auth") && rd_assign_at(d, i, n, esc));
+                break;
+            default:
+                break;
+            }
         }
     }
-    if (key && (memchr(d, '=', (size_t)n) || memchr(d, ':', (size_t)n)))
-        bits |= 8;
-    return bits;
+    return bits | (key ? 8 : 0);
 }
 
 /* redact_gate of a str: its bits, or -1 (an error set) */
@@ -3643,7 +3679,7 @@ static int rd_gate(PyObject *s) {
     int kind = PyUnicode_KIND(s);
     const void *data = PyUnicode_DATA(s);
     if (kind == PyUnicode_1BYTE_KIND)
-        return rd_gate_bytes((P)data, n);
+        return rd_gate_bytes((P)data, n, 0);
     unsigned char small[512];
     unsigned char *b = n <= (Py_ssize_t)sizeof(small) ? small : PyMem_Malloc((size_t)n);
     if (b == NULL) {
@@ -3659,7 +3695,7 @@ static int rd_gate(PyObject *s) {
         }
         b[i] = c < 0x80 ? (unsigned char)c : 0x80;
     }
-    int r = fold ? 63 : rd_gate_bytes(b, n);
+    int r = fold ? 63 : rd_gate_bytes(b, n, 0);
     if (b != small)
         PyMem_Free(b);
     return r;
@@ -3822,6 +3858,10 @@ static Py_ssize_t rq_string(P d, Py_ssize_t i, Py_ssize_t n, int value, int *gat
     Py_ssize_t s = ++i;
     int fold = 0;
     while (i < n) {
+        while (i < n && rq_plain[d[i]])
+            i++;
+        if (i >= n)
+            break;
         unsigned char c = d[i];
         if (c == '"')
             break;
@@ -3883,7 +3923,7 @@ static Py_ssize_t rq_string(P d, Py_ssize_t i, Py_ssize_t n, int value, int *gat
     if (i >= n)
         return -1;
     if (value)
-        *gate = fold ? 63 : rd_gate_bytes(d + s, i - s);
+        *gate = fold ? 63 : rd_gate_bytes(d + s, i - s, 1);
     return i + 1;
 }
 
