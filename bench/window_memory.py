@@ -2,6 +2,7 @@
 """The window's memory at each step of a reading session on one log (issue 36).
 
     .venv/bin/python bench/window_memory.py FILE [--pages 40] [--json] [--tracemalloc N] [--glogg] [--trimmed]
+                                         [--native] [--code DIR]
 
 Steps, in one window (offscreen unless DISPLAY is set): ``open`` (tail painted and seq index ready),
 ``scroll`` (--pages older pages loaded by scrolling up), ``find`` (a whole-log find of "error"
@@ -11,6 +12,12 @@ Python heap (``tracemalloc`` when --tracemalloc N is given: its current size and
 allocation sites; else ``sys.getallocatedblocks``), the number of Python objects tracked by the
 GC and of live QObjects (a walk of the QApplication's object tree), and the largest RssAnon seen in
 the scan child processes (polled while the step runs).
+
+``--native``: at each step also the biggest anonymous mappings (``/proc/self/smaps``: the ``[heap]``,
+glibc's 64 MB-aligned arena heaps, other anonymous maps: Python's arenas, Qt's) and glibc's
+``malloc_info`` (per arena the bytes taken from the system and the free bytes in them: free heap
+kept after a peak; the mmap'd chunks).  ``--code DIR``: the window of another checkout (e.g.
+``--code /work/main``, read-only) through the same steps, for old vs new in one run.
 
 ``--trimmed``: after each step's figures, ``malloc_trim`` and the anonymous memory again (what of
 it is free heap the C library kept after a peak, not data the window holds; the trim also lowers
@@ -31,12 +38,18 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
+if "--code" in sys.argv[:-1]:            # the window of another checkout (e.g. --code /work/main, read-only)
+    ROOT = Path(sys.argv[sys.argv.index("--code") + 1]).resolve()
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ui_bench import bench_app  # noqa: E402
+
+sys.path.insert(0, str(ROOT))            # (ui_bench puts its own checkout first)
+HERE = Path(__file__).resolve().parent
 
 
 def spin_until(pred, timeout: float, step_ms: int = 2) -> bool:
@@ -130,6 +143,76 @@ def qobject_count(qapp) -> int:
 
 
 TRIMMED = False     # --trimmed: also the anonymous memory after malloc_trim
+NATIVE = False      # --native: the big anonymous mappings and the malloc arenas at each step
+
+
+def anon_mappings(top: int = 8, min_kb: int = 1024) -> list[str]:
+    """The biggest anonymous mappings of this process (``/proc/self/smaps``): their address
+    range, size, resident anonymous KB, and a name (``[heap]``, a glibc arena heap: a 64 MB
+    aligned mapping of at most 64 MB, or ``anon``)."""
+    maps: list[tuple[int, str]] = []
+    cur: Optional[list] = None
+    try:
+        with open("/proc/self/smaps") as f:
+            for line in f:
+                head = line.split()
+                if "-" in head[0] and not head[0].endswith(":"):
+                    lo, hi = (int(x, 16) for x in head[0].split("-"))
+                    name = head[5] if len(head) > 5 else ""
+                    cur = [lo, hi, name, 0]
+                    if not name or name in ("[heap]",) or name.startswith("[anon"):
+                        maps.append((0, ""))
+                        cur.append(len(maps) - 1)
+                    else:
+                        cur = None
+                elif cur is not None and head[0] == "Anonymous:":
+                    kb = int(head[1])
+                    lo, hi, name = cur[0], cur[1], cur[2]
+                    if not name and lo % (64 << 20) == 0 and hi - lo <= 64 << 20:
+                        name = "arena-heap"
+                    maps[cur[4]] = (kb, f"{kb / 1024:6.1f} MB anon of {(hi - lo) / 2**20:6.1f} MB "
+                                        f"{lo:x} {name or 'anon'}")
+    except OSError:
+        return []
+    big = sorted((m for m in maps if m[0] >= min_kb), reverse=True)
+    total = sum(m[0] for m in maps)
+    return [f"{total / 1024:.1f} MB anon in {len(maps)} mappings; biggest:"] + [m[1] for m in big[:top]]
+
+
+def malloc_arenas() -> Optional[dict]:
+    """glibc's ``malloc_info``: per arena its system bytes and free bytes, and the mmap'd chunks
+    (None where the C library is not glibc)."""
+    import ctypes
+    import ctypes.util
+    import re
+    import tempfile
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.fopen.restype = ctypes.c_void_p
+        libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        libc.fclose.argtypes = [ctypes.c_void_p]
+        libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+    except (OSError, AttributeError):
+        return None
+    with tempfile.NamedTemporaryFile(suffix=".xml") as tmp:
+        fp = libc.fopen(tmp.name.encode(), b"w")
+        if not fp:
+            return None
+        libc.malloc_info(0, fp)
+        libc.fclose(fp)
+        xml = open(tmp.name).read()
+    heaps = []
+    for m in re.finditer(r'<heap nr="(\d+)">(.*?)</heap>', xml, re.S):
+        body = m.group(2)
+        sys_ = re.search(r'<system type="current" size="(\d+)"', body)
+        free = sum(int(x) for x in re.findall(r'<total type="(?:fast|rest)" count="\d+" size="(\d+)"', body))
+        heaps.append((int(m.group(1)), int(sys_.group(1)) if sys_ else 0, free))
+    tail = xml[xml.rfind("</heap>"):]
+    mm = re.search(r'<total type="mmap" count="(\d+)" size="(\d+)"', tail)
+    return {"arenas": len(heaps), "system_mb": round(sum(h[1] for h in heaps) / 2**20, 1),
+            "free_mb": round(sum(h[2] for h in heaps) / 2**20, 1),
+            "per_arena": [f"#{n}: {s / 2**20:.1f} MB, {f / 2**20:.1f} free" for n, s, f in heaps],
+            "mmap_chunks": int(mm.group(1)) if mm else 0, "mmap_mb": round(int(mm.group(2)) / 2**20, 1) if mm else 0}
 
 
 def measure(qapp, step: str, child: ChildPeak, top: int) -> dict:
@@ -147,6 +230,8 @@ def measure(qapp, step: str, child: ChildPeak, top: int) -> dict:
                       f":{s.traceback[0].lineno}" for s in snap.statistics("lineno")[:top]]
     else:
         out["py_blocks"] = sys.getallocatedblocks()
+    if NATIVE:
+        out["native"] = {"maps": anon_mappings(), "malloc": malloc_arenas()}
     if TRIMMED:                  # what of it is free heap the C library kept (fragmentation), not held data
         from app.ui.memory import trim
         trim()
@@ -214,7 +299,7 @@ def glogg_anon(path: Path) -> float | None:
     if exe is None:
         return None
     p = subprocess.Popen([exe, "-m", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         env=dict(os.environ, HOME=str(ROOT / "bench" / "data" / "glogg-home")))
+                         env=dict(os.environ, HOME=str(HERE / "data" / "glogg-home")))
     last, same, end = -1, 0, time.monotonic() + 300
     while time.monotonic() < end and same < 10:       # 5 s with no growth: glogg has indexed the file
         time.sleep(0.5)
@@ -235,9 +320,13 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--trimmed", action="store_true", help="after each step's figure, malloc_trim and the anonymous "
                     "memory again (free heap kept by the C library vs held data; changes the later steps)")
+    ap.add_argument("--code", metavar="DIR", help="run the window of the checkout DIR (its app package; "
+                    "this bench's steps), e.g. /work/main beside this branch")
+    ap.add_argument("--native", action="store_true", help="at each step also the biggest anonymous mappings "
+                    "(/proc/self/smaps) and glibc's malloc arenas (malloc_info: system and free bytes per arena)")
     a = ap.parse_args()
-    global TRIMMED
-    TRIMMED = a.trimmed
+    global TRIMMED, NATIVE
+    TRIMMED, NATIVE = a.trimmed, a.native
     if a.tracemalloc:
         import tracemalloc
         tracemalloc.start(1)
@@ -258,6 +347,13 @@ def main() -> int:
               f"(pages {r['pages_loaded']}{', loading' if r['loading'] else ''}, jobs busy {r['jobs_busy']})")
         for t in r.get("top", []):
             print(f"      {t}")
+        if "native" in r:
+            for t in r["native"]["maps"]:
+                print(f"      map {t}")
+            ma = r["native"]["malloc"]
+            if ma:
+                print(f"      malloc: {ma['arenas']} arenas, {ma['system_mb']} MB from the system, {ma['free_mb']} MB "
+                      f"of it free; {ma['mmap_chunks']} mmap'd chunks {ma['mmap_mb']} MB; {'; '.join(ma['per_arena'])}")
     return 0
 
 
