@@ -8,13 +8,14 @@ time), each scaled to 1 GB (linearly: the pass and the cache read are linear in 
 from their own cache are timed apart.  ``--decode`` adds the exact decode pass (``LogReader.iter_events``) and
 ``--parts=N`` the first time in N processes (:func:`app.store.timeline_child.split_spans`, forced whatever the size
 and load; CPU of all); ``--file=PATH`` times an existing log (read only; the caches go to a temporary folder)
-instead of generated ones.
+instead of generated ones; ``--code=DIR`` times the ``app`` of another checkout (its native module built there), e.g. main's
+(``--code=/work/main``) or an older commit's (``git archive`` into a folder), to compare in the same conditions.
 
 Target (issue 31): a 1 GB log in <= 3 s the first time and <= 0.3 s from the cache.  Say the machine's load with
 the figures (printed at the start and the end); run 1 GB (``1024``) only on a quiet machine.
 
     .venv/bin/python bench/timeline_bench.py [SIZES_MB=20,200] [RUNS=3] [VERSION=4] [--decode] [--parts=N]
-    .venv/bin/python bench/timeline_bench.py --file=/work/big/sl-1g/session-200MB.v4.jsonl [RUNS=3]
+    .venv/bin/python bench/timeline_bench.py --file=/work/big/sl-1g/session-200MB.v4.jsonl [RUNS=3] [--code=DIR]
 """
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))       # this tree's ``app``
+_CODE = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--code=")]
+sys.path.insert(0, _CODE[-1] if _CODE else str(Path(__file__).resolve().parents[1]))   # this tree's ``app`` (or --code's)
 GB = 1 << 30
 NAMES = {"cat": "reference: cat FILE > /dev/null", "index": "reference: seq index build (C scan)",
          "decode": "reference: exact decode pass", "first": "timeline, first time (+ save)",
@@ -118,7 +120,9 @@ def report(path: str, size: int, what: str, runs: int, decode: bool, parts: int)
     load0 = _load()
     med, n_spans = measure(path, runs, decode, parts)
     scale = GB / size
-    print(f"\n{what}, {n_spans:,} spans; medians of {runs}; load average {load0} at the start, {_load()} at the end")
+    import app
+    print(f"\n{what}, {n_spans:,} spans; medians of {runs}; load average {load0} at the start, {_load()} at the end; "
+          f"code: {Path(app.__file__).parent.parent}")
     print(f"{'':42} {'wall':>8} {'CPU':>8}   {'1 GB wall':>9} {'1 GB CPU':>9}")
     for k in NAMES:
         if k not in med:
