@@ -3,7 +3,7 @@ the seq index of the same log (the issue's reference: pass <= 2x the seq index) 
 builds it replaces, all measured in the same run on a generated log with compactions (v4 by default, ``--version
 0`` for a v0 log with packed chunk rows).
 
-    python bench/ahead_bench.py [--size MB] [--runs N] [--version V] [--log PATH] [--baseline CHECKOUT]
+    python bench/ahead_bench.py [--size MB] [--runs N] [--version V] [--log PATH] [--baseline CHECKOUT] [--exact]
 
 Each build runs in a child process of its own (the log's page cache warm), which times it from a fresh reader:
 the seq index alone, then each build after its own seq index (subtracted).  Wall and CPU (user+system) seconds,
@@ -36,6 +36,9 @@ t, c = time.perf_counter(), time.process_time()
 if what == "one pass":
     from app.log.query.ahead import build_ahead
     build_ahead(r)
+elif what == "exact pass":
+    from app.log.query.ahead import build_ahead
+    build_ahead(r, fast=False)
 elif what == "three builds":
     from app.log.fold.checkpoints import build_checkpoints
     from app.log.fold.surface import ScanEnd, SurfaceIndex, extend_index
@@ -65,6 +68,8 @@ def main(argv=None) -> int:
     ap.add_argument("--log", help="an existing log instead of a generated one")
     ap.add_argument("--baseline", help="another checkout whose one pass is measured beside this one's")
     ap.add_argument("--only-pass", action="store_true", help="the seq index and the one pass only")
+    ap.add_argument("--exact", action="store_true", help="also the one pass with every row decoded whole "
+                                                          "(build_ahead(fast=False): what the lean reads save)")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         path = a.log or os.path.join(tmp, f"session.v{a.version}.jsonl")
@@ -74,7 +79,8 @@ def main(argv=None) -> int:
                         target_bytes=int(a.size * 1e6))
         mb = os.path.getsize(path) / 1e6
         load0 = os.getloadavg()[0]
-        whats = ["one pass"] + ([] if a.only_pass else ["three builds", "outline only"])
+        whats = ["one pass"] + (["exact pass"] if a.exact else []) + \
+            ([] if a.only_pass else ["three builds", "outline only"])
         runs: dict[str, list[dict]] = {w: [] for w in whats}
         base: list[dict] = []
         for _ in range(a.runs):

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, Optional, cast
 
 from ..fold.v0chain import TYPES as V0_TYPES
 from ..fold.v2heads import TYPES as V2_TYPES
-from ..format import fastrows as fr
+from ..format import fastrows as fr, rowscreen
+from ..format.limits import MAX_DEPTH, MAX_ROW_BYTES
 from ..format.model import Event, Problem, is_event
 from ..source.sources import RowPos
 from ..format.codec import decode_js
@@ -76,11 +77,15 @@ class LeanRows:
         self.decs = lean_decoders(reader, cb)
         self.legacy = (reader.version or 0) < 2
         self.ob, self.cb = ob, cb
+        self.screen = rowscreen.c_screens()[0]     # (the row screen in C, looked up once, not per row)
 
     def record(self, raw: bytes) -> Any:
         """The row's lean record when this way may take it, else None (:func:`~app.log.format.fastrows.record_of`)."""
         dec = self.decs.get(raw[9:raw.find(b'"', 9)]) if raw.startswith(b'{"type":"') else None
-        if dec is None or fr.row_refused(raw):
+        if dec is None:
+            return None
+        screen = self.screen
+        if screen(raw, MAX_ROW_BYTES, MAX_DEPTH) if screen is not None else fr.row_refused(raw):
             return None
         try:
             rec = dec(raw)
