@@ -10,7 +10,8 @@ the window starts them, each from a fresh driver process with an empty cache fol
 
 and prints each child's peak RSS (``VmHWM``) and peak anonymous memory (``RssAnon``, polled every 10 ms), the
 pass's beside the seq index's and the ratio.  ``--proxy``: the pass's task (``scan_child.scan``, its messages
-pickled to /dev/null) run by the driver itself, not niced, and the driver's own peak.  ``--inproc``: the old figure, :func:`cached_ahead` run in this
+pickled to /dev/null) run by the driver itself, not niced, and the driver's own peak (the seq index cached first by
+a process of its own: the driver, like the child, never holds it).  ``--inproc``: the old figure, :func:`cached_ahead` run in this
 process (peak ``RssAnon`` beside the process's own after its imports and the seq index).
 
     python bench/ahead_memory.py PATH [PATH...] [--proxy | --inproc] [--runs N]
@@ -80,12 +81,13 @@ th.start()
 t = time.perf_counter()
 if mode == "proxy":             # (the scan child's task, its messages pickled as serve() does, here, not niced)
     import pickle
-    from app.store.indexcache import cached_index
-    from app.store.faces import open_reader
+    import subprocess
+    # (the seq index cached by a process of its own, as the window does: the child never loads it, so this
+    #  process must not hold it either -- it did, and the proxy counted ~2.5 MB per GB the child never has)
+    subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+                    "from app.store.faces import open_reader; from app.store.indexcache import cached_index; "
+                    "cached_index(open_reader(sys.argv[2]))", sys.argv[1], path], check=True)
     from app.store.scan_child import scan
-    r = open_reader(path)
-    cached_index(r)
-    r.close()
     sink = open(os.devnull, "wb")
     t = time.perf_counter()
     pickle.dump(("done", scan("outline", path, None, {}, lambda m: pickle.dump(m, sink))), sink)
