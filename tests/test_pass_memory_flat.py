@@ -212,3 +212,31 @@ def test_the_pass_child_trims_its_heap():
     trim = heap_trimmer()
     assert trim is not None        # (glibc: the tests run on Linux)
     trim()
+
+
+def test_the_surface_file_is_written_a_piece_at_a_time_with_the_same_bytes(logs, tmp_path, monkeypatch):
+    """The saved surface index: the head, then its columns as 8-byte ints (narrow ones widened a piece at a time,
+    :func:`~app.log.fold.shadowmap.wide_pieces`), then the digest: byte for byte what a whole copy gave."""
+    import struct
+    from app.log.fold import shadowmap
+    from app.store import indexcache as ic
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(shadowmap, "PIECE", 100)         # (many pieces)
+    path = logs[4, 4]
+    idx, st = ic.cached_surface(LogReader.open(str(path)))
+    assert st == "built"
+    whole = idx.to_state()
+    assert len(whole.columns["shadowed"]) > 500 and idx.fold.columns.shadowed.typecode == shadowmap.NARROW
+    (saved,) = (tmp_path / "cache").rglob("*.surface")
+    data = saved.read_bytes()
+    n = struct.unpack("<I", data[len(ic.SURFACE_MAGIC):len(ic.SURFACE_MAGIC) + 4])[0]
+    at = len(ic.SURFACE_MAGIC) + 4 + n
+    at += -at % 8
+    head = msgspec.msgpack.decode(data[len(ic.SURFACE_MAGIC) + 4:len(ic.SURFACE_MAGIC) + 4 + n], type=ic._SurfaceFile)
+    cols = whole.columns
+    whole.columns = None
+    assert head.state == whole and head.lengths == [len(cols[k]) for k in ic._COLUMNS]
+    assert data[at:-ic.DIGEST_SIZE] == b"".join(cols[k].tobytes() for k in ic._COLUMNS)
+    assert data[-ic.DIGEST_SIZE:] == ic.keyed_hasher(data[:-ic.DIGEST_SIZE]).digest()
+    back, st = ic.cached_surface(LogReader.open(str(path)))
+    assert st == "hit" and dict(back.fold.replaced_by) == dict(idx.fold.replaced_by)
