@@ -10,10 +10,11 @@ the window starts them, each from a fresh driver process with an empty cache fol
 
 and prints each child's peak RSS (``VmHWM``) and peak anonymous memory (``RssAnon``, polled every 10 ms), the
 pass's beside the seq index's and the ratio.  ``--proxy``: the pass's task (``scan_child.scan``, its messages
-pickled to /dev/null) run by the driver itself, not niced, and the driver's own peak.  ``--inproc``: the old figure, :func:`cached_ahead` run in this
+pickled to /dev/null) run by the driver itself, not niced, and the driver's own peak (the seq index cached first by
+a process of its own: the driver, like the child, never holds it).  ``--inproc``: the old figure, :func:`cached_ahead` run in this
 process (peak ``RssAnon`` beside the process's own after its imports and the seq index).
 
-    python bench/ahead_memory.py PATH [PATH...] [--proxy | --inproc] [--runs N]
+    python bench/ahead_memory.py PATH [PATH...] [--proxy | --inproc] [--runs N] [--code /work/main]
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Optional
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -80,12 +82,13 @@ th.start()
 t = time.perf_counter()
 if mode == "proxy":             # (the scan child's task, its messages pickled as serve() does, here, not niced)
     import pickle
-    from app.store.indexcache import cached_index
-    from app.store.faces import open_reader
+    import subprocess
+    # (the seq index cached by a process of its own, as the window does: the child never loads it, so this
+    #  process must not hold it either -- it did, and the proxy counted ~2.5 MB per GB the child never has)
+    subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+                    "from app.store.faces import open_reader; from app.store.indexcache import cached_index; "
+                    "cached_index(open_reader(sys.argv[2]))", sys.argv[1], path], check=True)
     from app.store.scan_child import scan
-    r = open_reader(path)
-    cached_index(r)
-    r.close()
     sink = open(os.devnull, "wb")
     t = time.perf_counter()
     pickle.dump(("done", scan("outline", path, None, {}, lambda m: pickle.dump(m, sink))), sink)
@@ -115,25 +118,29 @@ print(json.dumps({**peak, "secs": secs}))
 """
 
 
-def child_peak(mode: str, path: str) -> dict[str, float]:
+def child_peak(mode: str, path: str, code: Path = REPO) -> dict[str, float]:
     env = dict(os.environ, SESSION_LENS_CACHE_DIR=tempfile.mkdtemp(prefix="ahead-mem-"))
     env.pop("SESSION_LENS_SCAN_INPROC", None)
     env.pop("SESSION_LENS_INDEX_INPROC", None)
-    out = subprocess.run([sys.executable, "-c", _DRIVER, str(REPO), mode, path], env=env, check=True,
+    out = subprocess.run([sys.executable, "-c", _DRIVER, str(code), mode, path], env=env, check=True,
                          capture_output=True, text=True).stdout
     got: dict[str, float] = json.loads(out.strip().splitlines()[-1])
     got["hwm"] = max(got["hwm"], got.pop("maxrss"))     # (the poll can miss the last 10 ms; the kernel cannot)
     return got
 
 
-def children(paths: list[str], runs: int, proxy: bool = False) -> None:
+def children(paths: list[str], runs: int, proxy: bool = False, code: Optional[Path] = None) -> None:
     who = "pass task in the driver (--proxy)" if proxy else "pass child"
     print(f"| log | MB | seq index child: peak RSS / anon | {who}: peak RSS / anon | ratio RSS / anon | pass s |"
-          " load |")
-    print("|---|---|---|---|---|---|---|")
+          " load |" + (f" same, code of {code}: peak RSS / anon | pass s |" if code else ""))
+    print("|---|---|---|---|---|---|---|" + ("---|---|" if code else ""))
     for p in paths:
         idx = [child_peak("index", p) for _ in range(runs)]
-        pas = [child_peak("proxy" if proxy else "outline", p) for _ in range(runs)]
+        pas, old = [], []
+        for _ in range(runs):          # (this code and the other, in turns: the same load)
+            pas.append(child_peak("proxy" if proxy else "outline", p))
+            if code:
+                old.append(child_peak("proxy" if proxy else "outline", p, code))
 
         def med(xs: list[dict[str, float]], k: str) -> float:
             return statistics.median(x[k] for x in xs)
@@ -141,7 +148,8 @@ def children(paths: list[str], runs: int, proxy: bool = False) -> None:
                           med(pas, "anon") / 1024)
         print(f"| {Path(p).name} | {Path(p).stat().st_size / 2**20:.0f} | {ih:.1f} / {ia:.1f} MB | "
               f"{ph:.1f} / {pa:.1f} MB | {ph / ih:.2f} / {pa / ia:.2f} | {med(pas, 'secs'):.1f} | "
-              f"{os.getloadavg()[0]:.1f} |", flush=True)
+              f"{os.getloadavg()[0]:.1f} |" + (f" {med(old, 'hwm') / 1024:.1f} / {med(old, 'anon') / 1024:.1f} MB | "
+                                              f"{med(old, 'secs'):.1f} |" if old else ""), flush=True)
 
 
 def inproc(path: str) -> None:
@@ -179,6 +187,8 @@ def main() -> int:
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--inproc", action="store_true", help="cached_ahead in this process (the older figure)")
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--code", type=Path, help="also the same with the code of this checkout (e.g. /work/main), "
+                                              "in turns with this one")
     ap.add_argument("--proxy", action="store_true",
                     help="the pass's task run by the driver process itself at its priority (the real child lowers "
                          "itself to nice 15, which starves it on a loaded machine); its own peak")
@@ -187,7 +197,7 @@ def main() -> int:
         for p in a.paths:
             inproc(p)
     else:
-        children(a.paths, a.runs, a.proxy)
+        children(a.paths, a.runs, a.proxy, a.code)
     return 0
 
 

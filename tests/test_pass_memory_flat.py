@@ -176,3 +176,67 @@ def test_the_shadow_map_keeps_no_dict_of_waiting_seqs():
     assert peak < 36, f"{peak:.1f} bytes a shadowed seq at the peak"
     want = {s: by for by, shadowed in _records() for s in shadowed}
     assert dict(c.replaced_by) == want
+
+
+def test_the_pass_writes_its_turn_blocks_to_a_file_as_it_makes_them(logs):
+    """The pass's packed turns keep no block in memory (a temporary file holds them, issue 36); sent to the window
+    (pickled) they are the plain list of blocks, the same turns."""
+    import pickle
+    from app.log.query.outline_packed import SpooledBlocks
+    path = logs[0, 4]
+    want = build_outline(LogReader.open(str(path))).turns
+    turns = build_ahead(LogReader.open(str(path)), sink=lambda p: None).outline.turns
+    assert isinstance(turns.blocks, SpooledBlocks) and len(turns.blocks) > 1 and not turns.blocks._mem
+    assert turns == want
+    sent = pickle.loads(pickle.dumps(turns))
+    assert type(sent.blocks) is list and sent.blocks == list(turns.blocks) and sent == want
+
+
+def test_spooled_blocks_stay_in_memory_where_no_file_can_be_written(monkeypatch):
+    from app.log.query import outline_packed
+    blocks = outline_packed.SpooledBlocks()
+    blocks.append(b"one")
+
+    def refuse(*_a, **_k):
+        raise OSError("no space")
+    monkeypatch.setattr(outline_packed.os, "pwrite", refuse)
+    blocks.append(b"two")
+    blocks.append(b"")
+    assert list(blocks) == [b"one", b"two", b""] and blocks[-2] == b"two" and blocks._mem == [b"two", b""]
+    with pytest.raises(IndexError):
+        blocks[3]
+
+
+def test_the_pass_child_trims_its_heap():
+    from app.store.scan_child import heap_trimmer
+    trim = heap_trimmer()
+    assert trim is not None        # (glibc: the tests run on Linux)
+    trim()
+
+
+def test_the_surface_file_is_written_a_piece_at_a_time_with_the_same_bytes(logs, tmp_path, monkeypatch):
+    """The saved surface index: the head, then its columns as 8-byte ints (narrow ones widened a piece at a time,
+    :func:`~app.log.fold.shadowmap.wide_pieces`), then the digest: byte for byte what a whole copy gave."""
+    import struct
+    from app.log.fold import shadowmap
+    from app.store import indexcache as ic
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(shadowmap, "PIECE", 100)         # (many pieces)
+    path = logs[4, 4]
+    idx, st = ic.cached_surface(LogReader.open(str(path)))
+    assert st == "built"
+    whole = idx.to_state()
+    assert len(whole.columns["shadowed"]) > 500 and idx.fold.columns.shadowed.typecode == shadowmap.NARROW
+    (saved,) = (tmp_path / "cache").rglob("*.surface")
+    data = saved.read_bytes()
+    n = struct.unpack("<I", data[len(ic.SURFACE_MAGIC):len(ic.SURFACE_MAGIC) + 4])[0]
+    at = len(ic.SURFACE_MAGIC) + 4 + n
+    at += -at % 8
+    head = msgspec.msgpack.decode(data[len(ic.SURFACE_MAGIC) + 4:len(ic.SURFACE_MAGIC) + 4 + n], type=ic._SurfaceFile)
+    cols = whole.columns
+    whole.columns = None
+    assert head.state == whole and head.lengths == [len(cols[k]) for k in ic._COLUMNS]
+    assert data[at:-ic.DIGEST_SIZE] == b"".join(cols[k].tobytes() for k in ic._COLUMNS)
+    assert data[-ic.DIGEST_SIZE:] == ic.keyed_hasher(data[:-ic.DIGEST_SIZE]).digest()
+    back, st = ic.cached_surface(LogReader.open(str(path)))
+    assert st == "hit" and dict(back.fold.replaced_by) == dict(idx.fold.replaced_by)

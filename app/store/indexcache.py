@@ -23,6 +23,7 @@ cache is only ever a copy of what a scan would give (tests compare the two).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import mmap
 import os
 import struct
@@ -39,10 +40,10 @@ from ..log.index.fastindex import Fed, IndexBuilder, scan, wants_legacy
 from ..log.format.model import Problem
 from ..log.index.reader import INDEX_ARRAYS, MappedArray, SeqIndex
 from ..log.source.sources import FileSource, RawJsonlSource, Segment
-from ..log.fold.shadowmap import Column
+from ..log.fold.shadowmap import Column, wide_pieces
 from ..log.fold.surface import ScanEnd, SurfaceIndex, SurfaceState
 from .cachefiles import cache_root, digest_key, open_cache_file, read_bounded, write_atomic
-from .cachewrite import write_signed
+from .cachewrite import write_signed, write_signed_stream
 
 __all__ = ["cache_root", "cached_index", "cached_checkpoints", "cached_surface", "index_summary", "saved_surface"]
 
@@ -582,15 +583,12 @@ class _SurfaceFile(msgspec.Struct):
 
 
 def _save_surface(path: Path, head: _SurfaceFile, columns: dict[str, Any]) -> None:
-    """Write ``<key>.surface`` (atomically; the columns straight from their arrays, no copy)."""
+    """Write ``<key>.surface`` (atomically; the head not copied, the columns straight from their arrays, a narrow
+    one widened a piece at a time: issue 36, the pass child's peak)."""
     body = msgspec.msgpack.encode(head)
-    first = SURFACE_MAGIC + struct.pack("<I", len(body)) + body
-    first += bytes(-len(first) % 8)
-    cols = [columns[name] for name in _COLUMNS]
-    h = keyed_hasher(first)
-    for c in cols:
-        h.update(c)
-    write_parts_atomic(path, first, *cols, h.digest())
+    pad = bytes(-(len(SURFACE_MAGIC) + 4 + len(body)) % 8)
+    write_signed_stream(path, itertools.chain((SURFACE_MAGIC, struct.pack("<I", len(body)), body, pad),
+                                              *(wide_pieces(columns[name]) for name in _COLUMNS)))
 
 
 def _load_surface(path: Path, limit: int = 1 << 36) -> Optional[tuple[_SurfaceFile, dict[str, Column]]]:
@@ -705,7 +703,7 @@ def saved_surface(reader: LogReader, make: Optional[Callable[[ScanEnd], SurfaceI
     remember(reader, idx)
     upto = end.pos if isinstance(end.pos, int) else src.header_end
     if status != "hit" and (saved is None or upto != saved.upto):
-        state = idx.to_state()
+        state = idx.to_state(wide=False)         # (the columns widened as they are written)
         cols, state.columns = state.columns or {}, None
         out = _SurfaceFile(format=SURFACE_FORMAT, path=ident["path"], dev=ident["dev"], ino=ident["ino"],
                            kind=ident["kind"], size=ident["size"], mtime_ns=ident["mtime_ns"],

@@ -96,7 +96,7 @@ def _read(blob: bytes, body: memoryview, meta: dict[str, Any]) -> Optional[Outli
     head = msgspec.json.decode(body[len(OUTLINE_MAGIC):nl], type=dict[str, Any])
     if not all(head.get(k) == v for k, v in meta.items()):
         return None
-    turns = CompactTurns(building=True)
+    turns = CompactTurns(building=True, spool=True)      # (its blocks in a temporary file as they are made)
     at, end = nl + 1, len(body)
     while at < end:
         n = int.from_bytes(body[at:at + 4], "big")

@@ -33,13 +33,36 @@ class ScanFailed(ChildFailed):
     """The scan process reported an error or died."""
 
 
+def heap_trimmer() -> Optional[Callable[[], None]]:
+    """glibc's ``malloc_trim(0)`` (None: not glibc).  The background pass calls it with each progress message (at
+    most 25 a second, ~0.5 ms each; issue 36): the pass's rows are short-lived objects among a few long-lived ones,
+    so the freed memory stays scattered in the heap; on a 1 GB v0 log 12.5 of its 18.8 MB were free at the end,
+    resident, and the child's anonymous memory grew with the log (trimmed: 35.5 -> 24.4 MB)."""
+    try:
+        import ctypes
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+
+    def call() -> None:
+        trim(0)
+    return call
+
+
 def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], send: Callable[[Any], None],
          cancelled: Optional[Callable[[], bool]] = None) -> Any:
     """Run ``task`` ("find": args {"opts": FindOptions, "limit": N}; "outline") over the
     session, reporting through ``send(message)``; returns the result."""
     from app.store.faces import open_reader
     r = open_reader(path, session_id)
-    progress = Throttle(JOB_INTERVAL).wrap(lambda done, total: send(("progress", done, total)))
+    trim = heap_trimmer() if task == "outline" else None
+
+    def report(done: int, total: int) -> None:
+        if trim is not None:
+            trim()
+        send(("progress", done, total))
+    progress = Throttle(JOB_INTERVAL).wrap(report)
     try:
         if task == "outline":           # the work done ahead: checkpoints, surface index and outline in one read,
             from app.store.ahead_cache import cached_ahead     # saved beside the index (a reopen has them at once)

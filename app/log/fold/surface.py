@@ -219,9 +219,10 @@ class SurfaceIndex:
         return out
 
     # ------------------------------------------------------------------ saving (the index cache)
-    def to_state(self) -> SurfaceState:
+    def to_state(self, wide: bool = True) -> SurfaceState:
         """Everything the index holds, as plain data (compaction records shared between its maps
-        are named by their position in :attr:`compactions`)."""
+        are named by their position in :attr:`compactions`; ``wide`` False: the columns as they are, 4-byte
+        ints while they fit, see :meth:`ShadowColumns.columns`)."""
         f = self.fold
         at = {id(rec): i for i, rec in enumerate(self.compactions)}
         return SurfaceState(
@@ -230,7 +231,7 @@ class SurfaceIndex:
             last_seq=self.last_seq, events=self.events, rejected=dict(self.rejected),
             compactions=self.compactions, open=[(cid, at[id(rec)]) for cid, rec in self._open.items()],
             replacing={k: at[id(rec)] for k, rec in self.replacing.items()}, replace_ops=dict(self.replace_ops),
-            est=dict(self._est), context_tokens=self.context_tokens, columns=self._columns.columns())
+            est=dict(self._est), context_tokens=self.context_tokens, columns=self._columns.columns(wide))
 
     @classmethod
     def from_state(cls, st: SurfaceState, columns: Optional[dict[str, Column]] = None) -> SurfaceIndex:
