@@ -47,7 +47,8 @@ def _run_find(args):
     stats = FindStats()
     try:
         with cli_progress(args, "find") as progress:
-            hits = list(find(r, opts, stats=stats, limit=args.limit, progress=progress))
+            # (each hit's snippet made as it comes: the find then decodes the rows as they come, not again later)
+            hits = [h for h in find(r, opts, stats=stats, limit=args.limit, progress=progress) if h.to_dict()]
     except ValueError as e:
         raise CliError(str(e)) from None
     obj = {"count": len(hits), "hits": [h.to_dict() for h in hits], "bytesScanned": stats.bytes_scanned,

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDockWid
 from ..log.query.find import FindOptions, FindStats, compile_matcher
 from ..log.query.textview import KINDS
 from ..store import scan_child
+from .find_hits import snippets_job
 from .find_models import FindResultsModel, search_wording
 
 HIT_LIMIT = 100_000          # hits kept for the results pane (the count says when it was reached)
@@ -54,6 +55,7 @@ class FindActions(QObject):
         self.h = win.history
         self.ctl = win.history_actions.controller
         self.results = FindResultsModel(self)
+        self.results.snippets_wanted = self._make_snippets
         self.stats: Optional[FindStats] = None
         self.query: Optional[FindOptions] = None
         self.status = ""
@@ -211,6 +213,17 @@ class FindActions(QObject):
         self.win.jobs.submit_child(spec, name="find", group=self._group("find"), on_done=self._done,
                                    on_error=self._failed, on_progress=self._on_progress,
                                    on_partial=lambda msg: self._hits(msg[1]) if msg[0] == "hits" else None)
+
+    def _make_snippets(self, rows: list[int]) -> None:
+        """Make the snippets of the hits at ``rows`` (shown, made lazily: the text hits come without them) in a
+        worker, from their rows read again (:func:`~app.ui.find_hits.make_snippets`)."""
+        items = self.results.items
+        wants = [(i, items[i]) for i in rows if 0 <= i < len(items)]
+        if not wants or self.query is None or not self.h.path:
+            return
+        self.win.jobs.submit(snippets_job, self.h.path, self.h.session_id,
+                             self.query, wants, name="find-snippets", group=self._group("snippets"), exclusive=False,
+                             on_done=lambda made, items=items: self.results.set_snippets(items, made))
 
     def _on_progress(self, done: int, total: int) -> None:
         self._progress = (done, total)

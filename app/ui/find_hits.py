@@ -18,10 +18,11 @@ import bisect
 import pickle
 import zlib
 from array import array
-from typing import Any
+from typing import Any, Optional
 from collections.abc import Iterable, Iterator
 
-from ..log.query.find_match import Hit
+from ..log.query.find_fast import LazyHit
+from ..log.query.find_match import FindOptions, Hit
 from .blockfile import BlockFile
 
 BLOCK_HITS = 256           # hits a compressed block holds at most ...
@@ -29,14 +30,61 @@ BLOCK_BYTES = 32 << 10     # ... and snippet characters (a block is sealed at ei
 
 
 def _fields(h: Hit) -> tuple:
-    return (h.turn, h.kind, h.snippet, h.span[0], h.span[1], h.start, h.end, h.matches, h.tool, h.line, h.offset,
-            h.member, h.call, h.block)
+    row = h.pending() if isinstance(h, LazyHit) else h.row     # (a snippet still to make: not made here)
+    snippet, span = ("", (0, 0)) if row is not None else (h.snippet, h.span)
+    return (h.turn, h.kind, snippet, span[0], span[1], h.start, h.end, h.matches, h.tool, h.line, h.offset,
+            h.member, h.call, h.block, row)
 
 
 def _hit(seq: int, f: tuple) -> Hit:
-    turn, kind, snippet, a, b, start, end, matches, tool, line, offset, member, call, block = f
+    turn, kind, snippet, a, b, start, end, matches, tool, line, offset, member, call, block, row = f
     return Hit(seq=seq, turn=turn, kind=kind, snippet=snippet, span=(a, b), start=start, end=end, matches=matches,
-               tool=tool, line=line, offset=offset, member=member, call=call, block=block)
+               tool=tool, line=line, offset=offset, member=member, call=call, block=block, row=row)
+
+
+def snippets_job(job: Any, path: str, session_id: Optional[str], opts: FindOptions,
+                 wants: list[tuple[int, Hit]]) -> list[tuple[int, str, tuple[int, int]]]:
+    """:func:`make_snippets` as a worker job (``job``: its cancel token)."""
+    return make_snippets(path, session_id, opts, wants, cancel=job)
+
+
+def make_snippets(path: str, session_id: Optional[str], opts: FindOptions, wants: list[tuple[int, Hit]],
+                  cancel: Any = None) -> list[tuple[int, str, tuple[int, int]]]:
+    """(index, snippet, span) of each hit of ``wants`` (index, a hit whose snippet is still to make: ``row`` set),
+    made from its row read again, the exact way (:meth:`~app.log.query.find_fast.FastRows.decoded_hits`): the
+    snippets of the hits the results pane shows (a worker job: it reads the file).  A hit whose row no longer
+    holds it (the file changed) gets an empty snippet."""
+    from ..log.jobctl import is_cancelled
+    from ..log.query.find_fast import FastRows
+    from ..log.query.find_match import FindStats, compile_matcher
+    from ..store.faces import open_reader
+    from ..log.source.sources import RawJsonlSource
+    out: list[tuple[int, str, tuple[int, int]]] = []
+    r = open_reader(path, session_id)
+    try:
+        src = r.source
+        if not isinstance(src, RawJsonlSource):          # (rows are only sent unmade from a raw JSONL file)
+            return [(i, "", (0, 0)) for i, _h in wants]
+        fr = FastRows(r.codec, opts, compile_matcher(opts))
+        last: tuple[Any, list[Hit]] = (None, [])
+        for i, h in wants:
+            if is_cancelled(cancel):
+                break
+            if h.row is None:
+                continue
+            pos, n, k = h.row
+            if last[0] != (pos, n):
+                raw = src.pread(n, pos)
+                last = (pos, n), list(fr.decoded_hits(raw, pos, -1 if h.offset is None else h.offset, h.line, h.turn,
+                                                      FindStats()))
+            got = last[1][k] if k < len(last[1]) else None
+            if got is None or (got.seq, got.kind, got.start, got.end) != (h.seq, h.kind, h.start, h.end):
+                out.append((i, "", (0, 0)))
+            else:
+                out.append((i, got.snippet, got.span))
+    finally:
+        r.close()
+    return out
 
 
 class CompactHits:
@@ -49,6 +97,7 @@ class CompactHits:
         self._tail: list[tuple] = []             # the open block's field tuples
         self._tail_chars = 0
         self._open: tuple[int, list] = (-1, [])  # the last sealed block read, unpacked
+        self._made: dict[int, tuple[str, tuple[int, int]]] = {}   # snippets made since (make_snippets): index -> them
         self.extend(hits)
 
     def extend(self, hits: Iterable[Hit]) -> None:
@@ -70,10 +119,21 @@ class CompactHits:
         k = bisect.bisect_right(self._block_first, i) - 1
         off = i - self._block_first[k]
         if k >= len(self._blocks):
-            return _hit(self.seqs[i], self._tail[off])
-        if self._open[0] != k:
-            self._open = (k, pickle.loads(zlib.decompress(self._blocks[k])))
-        return _hit(self.seqs[i], self._open[1][off])
+            h = _hit(self.seqs[i], self._tail[off])
+        else:
+            if self._open[0] != k:
+                self._open = (k, pickle.loads(zlib.decompress(self._blocks[k])))
+            h = _hit(self.seqs[i], self._open[1][off])
+        if h.row is not None and i in self._made:
+            h.snippet, h.span = self._made[i]
+            h.row = None
+        return h
+
+    def set_snippets(self, made: Iterable[tuple[int, str, tuple[int, int]]]) -> None:
+        """The snippets :func:`make_snippets` made, by index (kept beside the packed blocks: the hits shown)."""
+        for i, snippet, span in made:
+            if 0 <= i < len(self.seqs):
+                self._made[i] = (snippet, span)
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):

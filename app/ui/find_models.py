@@ -10,13 +10,15 @@ Each row knows the seq to jump to (``SEQ_ROLE``).
 from __future__ import annotations
 
 from typing import Any, Optional
+from collections.abc import Callable
 
-from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, Qt, QTimer
 
 from .find_hits import CompactHits
 from .plaintext import clean_line
 
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
+PENDING = "…"                      # a hit's snippet while it is being made
 
 
 def one_line(text: str, limit: int = 240) -> str:
@@ -68,6 +70,16 @@ class FindResultsModel(_ItemsTableModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.items: Any = CompactHits()      # (issue 36: columns, not one object a hit)
+        # the snippets of the hits shown, made when first shown (a hit of the text hits comes without one):
+        # ``snippets_wanted(rows)`` is called once per event-loop turn with the rows asked for since; the
+        # snippets come back through :meth:`set_snippets`
+        self.snippets_wanted: Optional[Callable[[list[int]], None]] = None
+        self._asked: set[int] = set()
+        self._want: list[int] = []
+        self._want_timer = QTimer(self)
+        self._want_timer.setSingleShot(True)
+        self._want_timer.setInterval(0)
+        self._want_timer.timeout.connect(self._ask_now)
 
     @property
     def hits(self) -> Any:
@@ -76,7 +88,28 @@ class FindResultsModel(_ItemsTableModel):
     def set_items(self, items) -> None:
         self.beginResetModel()
         self.items = CompactHits(items)
+        self._asked.clear()
+        self._want = []
         self.endResetModel()
+
+    def _ask(self, row: int) -> None:
+        if row not in self._asked:
+            self._asked.add(row)
+            self._want.append(row)
+            self._want_timer.start()
+
+    def _ask_now(self) -> None:
+        rows, self._want = self._want, []
+        if rows and self.snippets_wanted is not None:
+            self.snippets_wanted(rows)
+
+    def set_snippets(self, items: Any, made: list) -> None:
+        """The snippets made for rows of ``items`` (the hits they were asked for: dropped if another search's)."""
+        if items is not self.items or not made:
+            return
+        self.items.set_snippets(made)
+        rows = [i for i, _s, _p in made]
+        self.dataChanged.emit(self.index(min(rows), 3), self.index(max(rows), 3))
 
     def clear(self) -> None:
         self.set_items([])
@@ -94,6 +127,9 @@ class FindResultsModel(_ItemsTableModel):
         if h is None:
             return None
         c = index.column()
+        if c == 3 and h.row is not None and role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            self._ask(index.row())               # (its snippet made in a worker: shown when it comes)
+            return PENDING if role == Qt.ItemDataRole.DisplayRole else None
         if role == Qt.ItemDataRole.DisplayRole:
             if c == 0:
                 return str(h.seq)

@@ -341,15 +341,27 @@ class LazyHit(Hit):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Hit):
             return NotImplemented
-        return all(getattr(self, f.name) == getattr(other, f.name) for f in dataclasses.fields(Hit))
+        return all(getattr(self, f.name) == getattr(other, f.name) for f in dataclasses.fields(Hit) if f.compare)
 
     __hash__ = None  # type: ignore[assignment]
 
+    def pending(self) -> Optional[tuple[int, int, int]]:
+        """(pos, length, k) of its row while the snippet is not made yet (:attr:`Hit.row`), else None."""
+        src = self.__dict__.get("_source")
+        return None if src is None else (src[2], src[3], src[4])
+
     def plain_hit(self) -> Hit:
-        return Hit(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Hit)})
+        """A plain :class:`Hit`: its snippet made."""
+        return Hit(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Hit) if f.name != "row"})
 
     def __reduce__(self) -> Any:
-        return (_hit_of, (self.plain_hit().__dict__,))
+        # (handed on unmade: snippet "", ``row`` saying where to make it from; the window makes the snippets of
+        # the hits it shows, app.ui.find_hits.make_snippets)
+        row = self.pending()
+        if row is None:
+            return (_hit_of, (self.plain_hit().__dict__,))
+        d = {f.name: self.__dict__[f.name] for f in dataclasses.fields(Hit) if f.name not in ("snippet", "span", "row")}
+        return (_hit_of, ({**d, "snippet": "", "span": (0, 0), "row": row},))
 
 
 def _hit_of(d: dict[str, Any]) -> Hit:

@@ -56,6 +56,9 @@ class Hit:
     call: Optional[str] = None       # tool-call: the call's id
     block: bool = False              # tool-call: a block of an assistant message (kept only when no
                                      # tool/call row of its id follows: a call cut by max-tokens)
+    # (pos, length, k) of the stored row whose k-th hit this is, where the snippet is still to be made from it
+    # (``snippet`` "" until then: a hit of the text hits, app.log.query.find_fast.LazyHit, handed on unmade)
+    row: Optional[tuple[int, int, int]] = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"seq": self.seq, "turn": self.turn, "kind": self.kind, "snippet": self.snippet}
