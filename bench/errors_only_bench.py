@@ -2,7 +2,8 @@
 outline says where each error row is stored (:func:`app.ui.history.sparse.sparse_job`), beside references
 measured in the same run.
 
-    python bench/errors_only_bench.py [--size MB] [--runs N] [--rounds K] [--log PATH] [--before CHECKOUT] [--no-pages]
+    python bench/errors_only_bench.py [--size MB] [--runs N] [--rounds K] [--log PATH] [--before CHECKOUT] [--exact]
+                                      [--no-pages]
 
 Figures (wall and CPU seconds, medians of ``--runs``; each code measured in a fresh child process with the
 window's GC settings, ``app.ui.app.configure_runtime``):
@@ -15,9 +16,11 @@ window's GC settings, ``app.ui.app.configure_runtime``):
 ``--rounds K``: K children of each code, alternated (this code, the other, ...), the figures their medians
 (on a shared machine one child can be slowed down as a whole).
 
-References: ``--before CHECKOUT`` runs the same child with another checkout's code (e.g. a ``git archive`` of
-main, with its native module built); unless ``--no-pages``, what the window did before the outline's list:
-older pages read from the tail down to the oldest error.
+References: ``--before CHECKOUT`` runs the same child with another checkout's code (e.g. ``git archive COMMIT | tar
+-x -C DIR`` and ``packaging/build_native.py`` there); ``--exact``: this code with its rows read the exact way
+(``sparse.LEAN`` off: every payload decoded when the page is built, as before the lazy rows), alternated too;
+unless ``--no-pages``, what the window did before the outline's list: older pages read from the tail down to
+the oldest error.
 
 The log is generated (v4 with compactions, many errors, some close together) unless ``--log``; the seq index
 and the outline are built first and cached (``SESSION_LENS_CACHE_DIR``; the background pass, not timed here).
@@ -42,13 +45,16 @@ def _code(path: str) -> None:
     sys.path.insert(0, path)
 
 
-def measure(path: str, runs: int) -> dict:
-    """The child: medians of the three figures with this process's code (``sys.path[0]``)."""
+def measure(path: str, runs: int, exact: bool = False) -> dict:
+    """The child: medians of the three figures with this process's code (``sys.path[0]``; ``exact``: its rows
+    read the exact way)."""
     import gc
     from app.store.faces import open_reader
     from app.store.indexcache import cached_index
     from app.store.outline_cache import cached_outline
     from app.ui.history import sparse
+    if exact:
+        sparse.LEAN = False
     gc.set_threshold(2_000, 5, 50)              # (the window's: app.ui.app.configure_runtime)
     r = open_reader(path)
     cached_index(r)
@@ -87,9 +93,9 @@ def measure(path: str, runs: int) -> dict:
     return res
 
 
-def child(code: str, path: str, runs: int) -> dict:
-    got = subprocess.run([sys.executable, __file__, "--measure", "--code", code, "--log", path, "--runs", str(runs)],
-                         capture_output=True, text=True, cwd=code)
+def child(code: str, path: str, runs: int, exact: bool = False) -> dict:
+    got = subprocess.run([sys.executable, __file__, "--measure", "--code", code, "--log", path, "--runs", str(runs)]
+                         + (["--exact"] if exact else []), capture_output=True, text=True, cwd=code)
     if got.returncode:
         raise RuntimeError(got.stderr[-2000:])
     return json.loads(got.stdout.strip().splitlines()[-1])
@@ -119,13 +125,14 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=1, help="children of each code, alternated (medians)")
     ap.add_argument("--log")
     ap.add_argument("--before", help="another checkout: the same figures with its code, in the same run")
+    ap.add_argument("--exact", action="store_true", help="this code with the rows read the exact way (sparse.LEAN off)")
     ap.add_argument("--no-pages", action="store_true", help="leave out the pages-down reference")
     ap.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--code", default=str(REPO), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     _code(a.code)
     if a.measure:
-        print(json.dumps(measure(a.log, a.runs)))
+        print(json.dumps(measure(a.log, a.runs, a.exact)))
         return 0
     from app.store.faces import open_reader
     from app.store.indexcache import cached_index
@@ -145,13 +152,16 @@ def main(argv=None) -> int:
         if oldest is None:
             print("no errors in the log")
             return 1
-        nows, refs = [], []
+        nows, refs, exacts = [], [], []
         for _ in range(max(1, a.rounds)):
             nows.append(child(str(REPO), path, a.runs))
             if a.before:
                 refs.append(child(a.before, path, a.runs))
+            if a.exact:
+                exacts.append(child(str(REPO), path, a.runs, exact=True))
         now = _medians(nows)
         ref = _medians(refs) if refs else None
+        ex = _medians(exacts) if exacts else None
         print(f"log {os.path.getsize(path) / 1e6:.1f} MB, {now['events']:,} events, {now['errors']:,} errors "
               f"(outline {status}); medians of {a.runs} x {a.rounds} children; wall s (CPU s); load {os.getloadavg()[0]:.1f} at the end")
         for key, what in (("first", "first errors on screen"), ("job", "the whole errors' page"),
@@ -161,8 +171,12 @@ def main(argv=None) -> int:
             if ref is not None:
                 rcpu = f" ({ref[key + '_cpu']:.3f})" if key + "_cpu" in ref else ""
                 line += f"  before {ref[key]:7.3f}{rcpu:<9} ratio {ref[key] / max(now[key], 1e-6):5.1f}x"
+            if ex is not None:
+                line += f"  exact {ex[key]:7.3f}" + (f" ({ex[key + '_cpu']:.3f})" if key + "_cpu" in ex else "") + \
+                    f" ratio {ex[key] / max(now[key], 1e-6):5.1f}x"
             print(line + ("   target <= 0.3 s" if key != "page" else ""))
-        print(f"child load: {now['load']:.1f}" + (f", before's {ref['load']:.1f}" if ref else ""))
+        print(f"child load: {now['load']:.1f}" + (f", before's {ref['load']:.1f}" if ref else "") +
+              (f", exact's {ex['load']:.1f}" if ex else ""))
         if not a.no_pages:
             w, n = pages_down(path, oldest)
             print(f"before the outline's list: pages down to the oldest error ({n} pages of {PAGE} messages, seq "

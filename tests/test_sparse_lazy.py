@@ -16,6 +16,7 @@ from app.tools import hostile
 from app.tools.synth import SessionSynth, write_jsonl
 from app.ui.history import sparse as sparse_mod
 from app.ui.history.lazyviews import shown_view
+from app.ui.history.navigation import row_is_error
 from app.ui.history.pages import hidden_attempts
 from app.ui.summary import page_tally
 
@@ -55,7 +56,15 @@ def assert_same_page(r, seqs, where, monkeypatch, unread: bool = False) -> int:
     assert lean.surface == exact.surface and lean.compactions == exact.compactions
     lazy = [ev for ev in lean.page.items if type(ev) is LazyEvent]
     assert page_tally(lean) == page_tally(exact)
-    assert not unread or not any(ev.decoded for ev in lazy)
+    # (built: the payloads read are those of the tool results whose records cannot tell the filter)
+    assert not unread or all(ev.type == "tool/result" and ev.data.get("error") is None for ev in lazy if ev.decoded)
+    faces = [(physical, show) for physical in (False, True) for show in (False, True)]
+    for f in faces:
+        lean.rows_for(*f), exact.rows_for(*f)
+    read = [ev.decoded for ev in lazy]
+    for f in faces:                                        # (what Errors only's filter keeps, from the records)
+        assert [row_is_error(r) for r in lean.rows_for(*f).rows] == [row_is_error(r) for r in exact.rows_for(*f).rows]
+    assert [ev.decoded for ev in lazy] == read             # (the filter, on the UI thread, decodes nothing)
     assert hidden_attempts(lean.trackers[False]) == hidden_attempts(exact.trackers[False])
     assert [a.to_dict() for a in lean.trackers[False].attempts] == [a.to_dict() for a in exact.trackers[False].attempts]
     assert len(lean.page.items) == len(exact.page.items)

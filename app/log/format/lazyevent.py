@@ -39,6 +39,10 @@ class LazyEvent(Event, kw_only=True, dict=True):
     def data(self, value: Any) -> None:
         _DATA.__set__(self, value)
 
+    def load(self) -> Any:
+        """``data``, decoded now where it is not yet (in a worker: not later, where it is read)."""
+        return self.data
+
     @property
     def decoded(self) -> bool:
         return _DATA.__get__(self) is not _UNREAD
@@ -96,3 +100,17 @@ def lean_decoders(codec: Any) -> Optional[dict[bytes, Any]]:
     if codec.version < 2 or codec.envelope_seqs is not None:
         return None
     return fr.timeline_decoders(codec.version)
+
+
+def lean_error(ev: Any) -> Optional[bool]:
+    """Whether a tool result's or a turn end's payload says it failed (``data.error`` set, or ``data.isError``
+    true; a turn end's reason of kind ``error``), from its lean record while its payload is not decoded; None where
+    the record cannot say (a result without ``error``: ``isError`` is not in its record) or the payload is read."""
+    rec = ev.lean if type(ev) is LazyEvent else None
+    if rec is None:
+        return None
+    if rec.T == "turn/end":
+        return bool(rec.data.reason.get("kind") == "error")
+    if rec.T == "tool/result" and rec.data.error is not None:
+        return True
+    return None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING, Optional
 
+from ...log.format.lazyevent import lean_error
 from ...log.query.textview import fold_case
 from .pages import LoadedPage, link_results
 from .rows import Row
@@ -57,7 +58,12 @@ def row_is_error(r: Row) -> bool:
     k = r.kind
     if k in (RowKind.ATTEMPT_FAILED, RowKind.BAD, RowKind.GAP):
         return True
+    if k not in (RowKind.TOOL_RESULT, RowKind.TURN_END):
+        return False
     ev = r.event
+    lean = lean_error(ev)         # (a payload not decoded yet: the answer of its lean record, where it has one)
+    if lean is not None:
+        return lean
     d = ev.data if ev is not None and isinstance(ev.data, dict) else None
     if d is None:
         return False

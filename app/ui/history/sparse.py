@@ -18,13 +18,15 @@ from typing import Any, Optional
 
 from ...log.fold.attempts import AttemptTracker
 from ...log.format import fastrows as fr
-from ...log.format.lazyevent import LazyEvent, lean_decoders, lean_events
+from ...log.format.lazyevent import LazyEvent, lean_decoders, lean_error, lean_events
 from ...log.format.model import is_event
 from ...log.gcpause import collector_paused
 from .compaction import page_groups, page_surface_of
 from .lazyviews import lazy_views
+from .row_kind import RowKind
 from .pages import LoadedPage, counted_page, loaded_page, read_range
 
+_FILTERED = (RowKind.TOOL_RESULT, RowKind.TURN_END)      # rows whose payload *Errors only*'s filter reads (row_is_error)
 LEAN = True     # rows read through their lean records, payloads decoded when shown (False: the exact path, as before)
 
 
@@ -172,7 +174,9 @@ def _loaded(page: Any, t0: float, physical: bool, show_attempts: bool, expanded:
     for ev in events:
         lp.events.setdefault(ev.seq, ev)
     lp.trackers[False] = lp.trackers[True] = lean_tracker(events)     # (the same events in both faces)
-    lp.rows_for(physical, show_attempts)
+    for r in lp.rows_for(physical, show_attempts).rows:
+        if r.kind in _FILTERED and type(r.event) is LazyEvent and lean_error(r.event) is None:
+            r.event.load()                          # (decoded here, not by the window's filter on the UI thread)
     lean_tally(lp)
     lp.elapsed = time.perf_counter() - t0
     return lp
