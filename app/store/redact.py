@@ -7,6 +7,12 @@ so the answer (and the counts in the report) is exactly the ungated one, at a fr
 ordinary text.  Values nested deeper than :data:`~app.log.format.limits.MAX_DEPTH` are never walked
 by recursion: :meth:`Redactor.row` masks such a row as text (the reader refuses it anyway), and
 :meth:`Redactor.obj` walks with an explicit stack.
+
+A stored row in the very form msgspec's encoder writes (as dsh's writer and the generators write rows) is
+redacted from its bytes where the C scanner module is built (:meth:`Redactor.canonical_row`: the strings a
+gate passes on are redacted in place, the rest of the row copied), and a row none of whose strings a gate
+passes is told from its bytes too (:func:`quiet_values`): the same bytes, counts and examples as decoding,
+walking and encoding the row (``tests/test_redact_quiet.py``, ``bench/export_identity.py``).
 """
 from __future__ import annotations
 
