@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     _cat(path)                                          # warm the page cache for both sides
     print(f"log {path}: {mb:.1f} MB; medians of {a.runs} runs; load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus")
     print(f"{'format':9} {'redact':6} {'MB/s':>7} {'cpu MB/s':>9} {'peak RSS':>9} {'out MB':>7} "
-          f"{'cat MB/s':>9} {'ratio':>7}" + ("   baseline: MB/s, cpu MB/s, peak RSS" if a.baseline else ""))
+          f"{'cat MB/s':>9} {'ratio':>7}" + ("   baseline: MB/s, cpu MB/s, peak RSS; cpu new/old" if a.baseline else "")
+          + "   load")
     for fmt in a.formats.split(","):
         for redact in (False, True):
             walls, cpus, rss, cats, outs = [], [], [], [], []
@@ -98,9 +99,11 @@ def main(argv: list[str] | None = None) -> int:
             if a.baseline:
                 b = [_one(path, fmt, redact, work, Path(a.baseline)) for _ in range(a.runs)]
                 bw, bc = statistics.median(x["wall"] for x in b), statistics.median(x["cpu"] for x in b)
-                base = f"   {mb / bw:7.1f} {mb / bc:9.1f} {max(x['rss'] for x in b) / 2**20:8.0f}M"
+                base = (f"   {mb / bw:7.1f} {mb / bc:9.1f} {max(x['rss'] for x in b) / 2**20:8.0f}M"
+                        f" {bc / c:5.2f}x")
             print(f"{fmt:9} {str(redact):6} {mb / w:7.1f} {mb / c:9.1f} {max(rss) / 2**20:8.0f}M "
-                  f"{statistics.median(outs) / 1e6:7.1f} {mb / k:9.0f} {w / k:6.0f}x" + base, flush=True)
+                  f"{statistics.median(outs) / 1e6:7.1f} {mb / k:9.0f} {w / k:6.0f}x" + base
+                  + f"   {os.getloadavg()[0]:.1f}", flush=True)
     os.unlink(path) if not a.log else None
     return 0
 

@@ -7,6 +7,12 @@ so the answer (and the counts in the report) is exactly the ungated one, at a fr
 ordinary text.  Values nested deeper than :data:`~app.log.format.limits.MAX_DEPTH` are never walked
 by recursion: :meth:`Redactor.row` masks such a row as text (the reader refuses it anyway), and
 :meth:`Redactor.obj` walks with an explicit stack.
+
+A stored row in the very form msgspec's encoder writes (as dsh's writer and the generators write rows) is
+redacted from its bytes where the C scanner module is built (:meth:`Redactor.canonical_row`: the strings a
+gate passes on are redacted in place, the rest of the row copied), and a row none of whose strings a gate
+passes is told from its bytes too (:func:`quiet_values`): the same bytes, counts and examples as decoding,
+walking and encoding the row (``tests/test_redact_quiet.py``, ``bench/export_identity.py``).
 """
 from __future__ import annotations
 
@@ -116,6 +122,7 @@ def gate_bits(s: str) -> int:
 
 # every keyword of ``secret-assignment`` holds one of these (in the folded text)
 _KEY_PARTS = ("key", "token", "secret", "passw", "auth")
+_KEYWORDS = re.compile("|".join(_KEY_PARTS))
 _NAME_CHAR = re.compile(r"(?i)[A-Za-z0-9_.-]")       # the name class of ``secret-assignment``, same flags
 _NAME_RUN = re.compile(r"(?i)[A-Za-z0-9_.-]*")
 _WORD = re.compile(r"\w")
@@ -196,12 +203,14 @@ class Redactor:
         A match's name part is a run of name characters (the pattern's class) holding a keyword, and it
         always reaches the end of its run (what follows it cannot start with a name character).  So the
         only start to try in a run is its first word boundary, and only runs holding a keyword's letters
-        (found with ``str.find`` in ``low``, which has the same length as ``s``) and followed by what the
+        (found in ``low``, which has the same length as ``s``) and followed by what the
         separator group starts with (``_SEP``: it never starts with a name character, so it starts where
         the run ends) need a try: the same matches as the pattern scanning every position, in time
         proportional to the keywords."""
         rx, sub, _gate = self._subs[3]
-        hits = sorted({i for k in _KEY_PARTS for i in _find_all(low, k)})
+        # (the keywords found left to right, none overlapping the one before: each run's first keyword is
+        # among them, and it is the only one of its run the loop below reads)
+        hits = [k.start() for k in _KEYWORDS.finditer(low)]
         out: list[str] = []
         last = done = 0
         run, sep = _NAME_RUN.match, _SEP.match
@@ -230,9 +239,11 @@ class Redactor:
         backslashes).  A match never starts elsewhere, so trying these places from the left finds the pattern's
         leftmost matches, the ones ``sub`` replaces, without the pattern trying every position."""
         rx, sub, _gate = self._subs[5]
-        starts = {*_find_all(s, "/home/"), *_find_all(s, "/Users/")}
+        starts = set(_find_all(s, "/home/"))
         for u in _find_all(s, "Users"):
             starts.update((u - 3, u - 4))
+            if u and s[u - 1] == "/" and s.startswith("/", u + 5):        # (a "/Users/")
+                starts.add(u - 1)
         out: list[str] = []
         last = 0
         for p in sorted(starts):
