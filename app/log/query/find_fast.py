@@ -341,7 +341,7 @@ class LazyHit(Hit):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Hit):
             return NotImplemented
-        return all(getattr(self, f.name) == getattr(other, f.name) for f in dataclasses.fields(Hit) if f.compare)
+        return all(getattr(self, k) == getattr(other, k) for k in _COMPARED)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -352,7 +352,7 @@ class LazyHit(Hit):
 
     def plain_hit(self) -> Hit:
         """A plain :class:`Hit`: its snippet made."""
-        return Hit(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Hit) if f.name != "row"})
+        return Hit(**{k: getattr(self, k) for k in _COMPARED})
 
     def __reduce__(self) -> Any:
         # (handed on unmade: snippet "", ``row`` saying where to make it from; the window makes the snippets of
@@ -360,8 +360,12 @@ class LazyHit(Hit):
         row = self.pending()
         if row is None:
             return (_hit_of, (self.plain_hit().__dict__,))
-        d = {f.name: self.__dict__[f.name] for f in dataclasses.fields(Hit) if f.name not in ("snippet", "span", "row")}
-        return (_hit_of, ({**d, "snippet": "", "span": (0, 0), "row": row},))
+        d = self.__dict__
+        return (_hit_of, ({k: d[k] for k in _KNOWN} | {"snippet": "", "span": (0, 0), "row": row},))
+
+
+_COMPARED = tuple(f.name for f in dataclasses.fields(Hit) if f.compare)     # (every field but ``row``)
+_KNOWN = tuple(k for k in _COMPARED if k not in ("snippet", "span"))          # (a LazyHit's own, its snippet unmade)
 
 
 def _hit_of(d: dict[str, Any]) -> Hit:
