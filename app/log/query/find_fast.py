@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Iterator
 
 from ..format.limits import MAX_ROW_BYTES
-from ..source.sources import RawJsonlSource
+from ..source.sources import RawJsonlSource, SourceChanged
 from .find_light import TYPE_FIRST, light_event
 from ..index.fastindex import load_rowscan_c
 from .find_match import FindOptions, FindStats, FoldMatcher, Hit, Match, Matcher, TurnRef, fold_count_py, match_fields
@@ -326,9 +326,14 @@ class LazyHit(Hit):
         else:
             try:
                 raw = src.pread(n, pos)
+            except SourceChanged:
+                raw = b""                            # (the file shrank since: no row, no snippet)
             except (OSError, ValueError):
-                with open(src.path, "rb") as f:      # (the reader closed since: the file read on its own)
-                    raw = os.pread(f.fileno(), n, pos)
+                try:
+                    with open(src.path, "rb") as f:  # (the reader closed since: the file read on its own)
+                        raw = os.pread(f.fileno(), n, pos)
+                except OSError:
+                    raw = b""
             got = list(fr.decoded_hits(raw, pos, -1 if self.offset is None else self.offset, self.line, self.turn,
                                        FindStats()))
             fr.last_row = (pos, n), got
