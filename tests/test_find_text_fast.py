@@ -355,3 +355,42 @@ def test_a_reader_of_every_snippet_gets_the_same_hits_and_the_rows_decoded_as_th
             assert second.text_hits and second.made >= st.hits     # (made: echoes too)
     finally:
         find_fast.FastRows.__init__ = orig
+
+
+def test_a_lazy_hit_pickles_unmade_with_its_row_and_made_as_a_plain_hit(tmp_path):
+    import pickle
+    p = tmp_path / "g.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=13, version=4), target_bytes=300_000)
+    r = _open(str(p))
+    try:
+        hits = find_all(r, FindOptions("the"))[0]
+        lazy = [h for h in hits if isinstance(h, find_fast.LazyHit)]
+        assert len(lazy) > 50
+        a, b = lazy[0], lazy[1]
+        ua = pickle.loads(pickle.dumps(a))                         # (unmade: no snippet, the row to make it from)
+        assert type(ua) is find_match.Hit and ua.snippet == "" and ua.row == a.pending() and ua.row[1] > 0
+        made_b = b.snippet
+        ub = pickle.loads(pickle.dumps(b))
+        assert type(ub) is find_match.Hit and ub.row is None and ub.snippet == made_b and b.pending() is None
+        assert ub == b and b == ub and ua != a                     # (equal as hits; the unmade one has no snippet)
+        assert dataclasses.replace(ua, snippet=a.snippet, span=a.span, row=None) == a
+    finally:
+        r.close()
+
+
+def test_a_lazy_hit_whose_row_is_gone_has_an_empty_snippet(tmp_path):
+    """The file cut short after the find (a repair): the snippet of a hit past the cut is empty, not an error; one
+    before it is made as ever; the reader closed, the file is read on its own."""
+    p = tmp_path / "g.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=14, version=4), target_bytes=300_000)
+    exact = _run(lambda: _open(str(p)), FindOptions("the"), False)[0]
+    r = _open(str(p))
+    hits = find_all(r, FindOptions("the"))[0]
+    r.close()
+    lazy = [i for i, h in enumerate(hits) if isinstance(h, find_fast.LazyHit)]
+    assert len(lazy) > 50
+    first, last = hits[lazy[0]], hits[lazy[-1]]
+    data = p.read_bytes()
+    p.write_bytes(data[:last.pending()[0]])
+    assert (last.snippet, last.span) == ("", (0, 0))
+    assert dataclasses.astuple(first) == exact[lazy[0]]

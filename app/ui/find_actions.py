@@ -4,7 +4,8 @@ The search bar's text runs :func:`app.log.query.find.find` over the whole stored
 ``find`` job group (a new query cancels the old one; Cancel stops it).  Hits stream into the
 **Find results** dock (seq, turn, kind, snippet: :class:`~app.ui.find_models.FindResultsModel`)
 with progress and a count that says exactly what was searched ("12 matches in 3,261 turns",
-"no match in 3,261 turns").  The first hit shown is the newest at or before the current row;
+"no match in 3,261 turns").  A common word's hits come without their snippets (the C's text hits); the pane asks
+for the snippets of the rows it shows, made in a worker from their rows (:func:`~app.ui.find_hits.make_snippets`).  The first hit shown is the newest at or before the current row;
 Enter / F3 step to older and newer hits; a click jumps to a hit, reading the page it is on
 (``HistoryModel.jumps.jump_to``).  A hit inside the clipped part of a row ("… N more lines")
 expands that row in place and scrolls to the highlighted word.

@@ -58,7 +58,7 @@ def make_snippets(path: str, session_id: Optional[str], opts: FindOptions, wants
     from ..log.query.find_fast import FastRows
     from ..log.query.find_match import FindStats, compile_matcher
     from ..store.faces import open_reader
-    from ..log.source.sources import RawJsonlSource
+    from ..log.source.sources import RawJsonlSource, SourceChanged
     out: list[tuple[int, str, tuple[int, int]]] = []
     r = open_reader(path, session_id)
     try:
@@ -74,7 +74,10 @@ def make_snippets(path: str, session_id: Optional[str], opts: FindOptions, wants
                 continue
             pos, n, k = h.row
             if last[0] != (pos, n):
-                raw = src.pread(n, pos)
+                try:
+                    raw = src.pread(n, pos)
+                except (OSError, SourceChanged):
+                    raw = b""                          # (the file changed since: no snippet)
                 last = (pos, n), list(fr.decoded_hits(raw, pos, -1 if h.offset is None else h.offset, h.line, h.turn,
                                                       FindStats()))
             got = last[1][k] if k < len(last[1]) else None

@@ -27,7 +27,10 @@ prefilters on the raw bytes and decodes only the rows that may match:
   and non-ASCII words are found as the user reads them.
 
 Results stream as :class:`Hit` (one per matching field of an event: seq, turn, kind, a plain
-one-line snippet, the match's span in the field's text).  ``cancel`` (a callable or a
+one-line snippet, the match's span in the field's text).  For a literal with no space or control character in a
+raw JSONL file, a window's candidate rows are read and matched in C (:mod:`.find_fast`: the text hits, no row
+decoded) and each hit is a :class:`~.find_fast.LazyHit`, whose snippet is made from its row read again when it is
+first read (pickled, it goes unmade: ``Hit.row`` says where from; the window makes the snippets it shows).  ``cancel`` (a callable or a
 ``threading.Event``) stops the scan between rows; ``progress(done, total)`` reports physical
 bytes.  :class:`FindStats` counts what was read.
 

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Iterator
 
 from ..format.limits import MAX_ROW_BYTES
-from ..source.sources import RawJsonlSource
+from ..source.sources import RawJsonlSource, SourceChanged
 from .find_light import TYPE_FIRST, light_event
 from ..index.fastindex import load_rowscan_c
 from .find_match import FindOptions, FindStats, FoldMatcher, Hit, Match, Matcher, TurnRef, fold_count_py, match_fields
@@ -326,9 +326,14 @@ class LazyHit(Hit):
         else:
             try:
                 raw = src.pread(n, pos)
+            except SourceChanged:
+                raw = b""                            # (the file shrank since: no row, no snippet)
             except (OSError, ValueError):
-                with open(src.path, "rb") as f:      # (the reader closed since: the file read on its own)
-                    raw = os.pread(f.fileno(), n, pos)
+                try:
+                    with open(src.path, "rb") as f:  # (the reader closed since: the file read on its own)
+                        raw = os.pread(f.fileno(), n, pos)
+                except OSError:
+                    raw = b""
             got = list(fr.decoded_hits(raw, pos, -1 if self.offset is None else self.offset, self.line, self.turn,
                                        FindStats()))
             fr.last_row = (pos, n), got
@@ -341,7 +346,7 @@ class LazyHit(Hit):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Hit):
             return NotImplemented
-        return all(getattr(self, f.name) == getattr(other, f.name) for f in dataclasses.fields(Hit) if f.compare)
+        return all(getattr(self, k) == getattr(other, k) for k in _COMPARED)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -352,7 +357,7 @@ class LazyHit(Hit):
 
     def plain_hit(self) -> Hit:
         """A plain :class:`Hit`: its snippet made."""
-        return Hit(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Hit) if f.name != "row"})
+        return Hit(**{k: getattr(self, k) for k in _COMPARED})
 
     def __reduce__(self) -> Any:
         # (handed on unmade: snippet "", ``row`` saying where to make it from; the window makes the snippets of
@@ -360,8 +365,12 @@ class LazyHit(Hit):
         row = self.pending()
         if row is None:
             return (_hit_of, (self.plain_hit().__dict__,))
-        d = {f.name: self.__dict__[f.name] for f in dataclasses.fields(Hit) if f.name not in ("snippet", "span", "row")}
-        return (_hit_of, ({**d, "snippet": "", "span": (0, 0), "row": row},))
+        d = self.__dict__
+        return (_hit_of, ({k: d[k] for k in _KNOWN} | {"snippet": "", "span": (0, 0), "row": row},))
+
+
+_COMPARED = tuple(f.name for f in dataclasses.fields(Hit) if f.compare)     # (every field but ``row``)
+_KNOWN = tuple(k for k in _COMPARED if k not in ("snippet", "span"))          # (a LazyHit's own, its snippet unmade)
 
 
 def _hit_of(d: dict[str, Any]) -> Hit:
