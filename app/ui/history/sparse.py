@@ -27,6 +27,7 @@ from .row_kind import RowKind
 from .pages import LoadedPage, counted_page, loaded_page, read_range
 
 _FILTERED = (RowKind.TOOL_RESULT, RowKind.TURN_END)      # rows whose payload *Errors only*'s filter reads (row_is_error)
+_KEPT = ("tool/result", "turn/end")     # events whose lean record the page keeps (lean_error) once it is built
 LEAN = True     # rows read through their lean records, payloads decoded when shown (False: the exact path, as before)
 
 
@@ -178,6 +179,9 @@ def _loaded(page: Any, t0: float, physical: bool, show_attempts: bool, expanded:
         if r.kind in _FILTERED and type(r.event) is LazyEvent and lean_error(r.event) is None:
             r.event.load()                          # (decoded here, not by the window's filter on the UI thread)
     lean_tally(lp)
+    for ev in events:                               # (the records the window still reads: its filter's, lean_error)
+        if type(ev) is LazyEvent and ev.type not in _KEPT:
+            ev.lean = None
     lp.elapsed = time.perf_counter() - t0
     return lp
 
