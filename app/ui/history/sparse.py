@@ -8,6 +8,12 @@ segments is read), and put together as ONE page of those rows: the window shows 
 not contiguous: paging older from it would mean nothing); turning the filter off puts the window back on
 the pages that end the log.
 
+A row of a v2+ log is read through its lean record (:mod:`app.log.format.fastrows`, where the exact decoder
+would read it with no problem) as a :class:`~app.log.format.lazyevent.LazyEvent`, whose payload is decoded when
+first read (its row shown, inspected): the page's attempts, counts and filter answers come from the records
+(:func:`lean_tracker`, :func:`lean_tally`, ``lazyevent.lean_error``).  :data:`LEAN` off: every row decoded the
+exact way, as before (the tests compare the two pages).
+
 Pure (no Qt): :func:`sparse_job` runs in a worker thread like the other page jobs.
 """
 from __future__ import annotations
