@@ -56,6 +56,8 @@ def assert_same_page(r, seqs, where, monkeypatch, unread: bool = False) -> int:
     assert lean.surface == exact.surface and lean.compactions == exact.compactions
     lazy = [ev for ev in lean.page.items if type(ev) is LazyEvent]
     assert page_tally(lean) == page_tally(exact)
+    # (built, the page keeps the records its filter reads, those of tool results and turn ends, and no other)
+    assert all(ev.lean is None for ev in lazy if ev.type not in ("tool/result", "turn/end"))
     # (built: the payloads read are those of the tool results whose records cannot tell the filter)
     assert not unread or all(ev.type == "tool/result" and ev.data.get("error") is None for ev in lazy if ev.decoded)
     faces = [(physical, show) for physical in (False, True) for show in (False, True)]

@@ -8,8 +8,9 @@ field: the envelope (seq, type, time, surface op, cited seqs) comes from the rec
 path's, decoded from the row's bytes on its first read (:class:`LazyEvent`).  A row the records refuse is read the
 exact way by the caller.
 
-The record itself (``lean``) stays with the event until ``data`` is read: what a page needs of every row at once (the
-attempt tracker's and the summary's facts, :mod:`app.ui.history.sparse`) is read from it, never from ``data``.
+The record itself (``lean``) stays with the event until ``data`` is read, or the page lets it go: what a page needs of
+every row at once (the attempt tracker's and the summary's facts, :mod:`app.ui.history.sparse`) is read from it, never
+from ``data``.
 """
 from __future__ import annotations
 

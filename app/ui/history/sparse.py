@@ -8,6 +8,12 @@ segments is read), and put together as ONE page of those rows: the window shows 
 not contiguous: paging older from it would mean nothing); turning the filter off puts the window back on
 the pages that end the log.
 
+A row of a v2+ log is read through its lean record (:mod:`app.log.format.fastrows`, where the exact decoder
+would read it with no problem) as a :class:`~app.log.format.lazyevent.LazyEvent`, whose payload is decoded when
+first read (its row shown, inspected): the page's attempts, counts and filter answers come from the records
+(:func:`lean_tracker`, :func:`lean_tally`, ``lazyevent.lean_error``).  :data:`LEAN` off: every row decoded the
+exact way, as before (the tests compare the two pages).
+
 Pure (no Qt): :func:`sparse_job` runs in a worker thread like the other page jobs.
 """
 from __future__ import annotations
@@ -27,6 +33,7 @@ from .row_kind import RowKind
 from .pages import LoadedPage, counted_page, loaded_page, read_range
 
 _FILTERED = (RowKind.TOOL_RESULT, RowKind.TURN_END)      # rows whose payload *Errors only*'s filter reads (row_is_error)
+_KEPT = ("tool/result", "turn/end")     # events whose lean record the page keeps (lean_error) once it is built
 LEAN = True     # rows read through their lean records, payloads decoded when shown (False: the exact path, as before)
 
 
@@ -178,6 +185,9 @@ def _loaded(page: Any, t0: float, physical: bool, show_attempts: bool, expanded:
         if r.kind in _FILTERED and type(r.event) is LazyEvent and lean_error(r.event) is None:
             r.event.load()                          # (decoded here, not by the window's filter on the UI thread)
     lean_tally(lp)
+    for ev in events:                               # (the records the window still reads: its filter's, lean_error)
+        if type(ev) is LazyEvent and ev.type not in _KEPT:
+            ev.lean = None
     lp.elapsed = time.perf_counter() - t0
     return lp
 
