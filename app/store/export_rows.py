@@ -180,6 +180,52 @@ def plain_envelope(reader: LogReader, raw: bytes) -> Optional[dict[str, Any]]:
     return obj
 
 
+_top = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode     # (an object's keys, its values left as bytes)
+_str_of = msgspec.json.Decoder(str).decode
+_int_of = msgspec.json.Decoder(int).decode
+_list_of = msgspec.json.Decoder(list).decode
+
+
+def plain_row(reader: LogReader, raw: bytes) -> bool:
+    """Whether :func:`plain_envelope` of ``raw`` is not None, told without building the row's values: its
+    top level decoded with each value left as bytes (only ``type``, ``seq``, ``time``, ``sourceEventSeqs``
+    and the keys of ``data`` decoded), the same checks.  For a row whose values all decode (a row
+    :meth:`~app.store.redact.Redactor.canonical_row` reads, for one): then the answers are the same
+    (``tests/test_redact_quiet.py`` holds them so on every fixture, generated and hostile row)."""
+    codec = reader.codec
+    if codec.envelope_seqs is not None or len(raw) > MAX_ROW_BYTES or not raw.startswith(b'{"type":"'):
+        return False
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and nested_over(raw, MAX_DEPTH):
+        return False
+    try:
+        obj = _top(raw)
+        if tuple(obj) not in _ENVELOPE_ORDERS:
+            return False
+        typ, seq = _str_of(obj["type"]), _int_of(obj["seq"])
+        _int_of(obj["time"])
+        data = memoryview(obj["data"])
+        d = _top(data) if data[:1].tobytes() == b"{" else None
+        if "sourceEventSeqs" in obj:
+            ses = _list_of(obj["sourceEventSeqs"])
+            if codec.version >= 1 and any(type(x) is list for x in ses):
+                return False
+        if "surfaceOp" in obj:
+            _str_of(obj["surfaceOp"])
+    except (msgspec.DecodeError, RecursionError):     # (a ValidationError is one: a value of another type)
+        return False
+    if typ in PACKED_TAGS or not 0 <= seq <= MAX_SAFE_INT or ("ignorable" in obj and bytes(obj["ignorable"]) != b"true"):
+        return False
+    if codec.version < 2 and (typ in ("steering/message", "turn/end") or typ in _LEGACY and d is not None
+                              and _legacy_shape(d, *_LEGACY[typ])):
+        return False
+    if d:
+        try:
+            _data_check(raw)
+        except (msgspec.DecodeError, RecursionError):
+            return False
+    return True
+
+
 class _DataCheck(msgspec.Struct, gc=False):
     """A row's ``data`` checked against :data:`~app.log.format.versions.DATA_TYPE` while the row is parsed (the
     same verdict as ``msgspec.convert(data, DATA_TYPE)`` on the decoded payload, without walking it again)."""
@@ -269,7 +315,7 @@ def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: P
     # redacting: when no string value of it passes a gate (redact.quiet_values: redaction leaves it as it is)
     from_bytes = getattr(_native, "packed_raw", None) if reader.version < 2 \
         and reader.codec.envelope_seqs is None else None
-    canonical = red.canonical_row if red is not None else None
+    spans_of = red.canonical_spans if red is not None else None
     for row in logical_rows(reader, progress):
         raw = row[3]
         got = from_bytes(raw) if from_bytes is not None and row[4] and raw.startswith(_PACKED_PREFIXES) \
@@ -290,9 +336,20 @@ def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: P
             buf += lines
             size += len(row[3]) * 2
         else:
+            # (a plain row is its envelope: redacted, Redactor.row's bytes, read from the row's where it can;
+            # its strings redacted only once the row is known plain, so that nothing is counted twice)
+            spans = spans_of(raw) if spans_of is not None and row[4] else None
+            if spans is not None and red is not None and plain_row(reader, raw):
+                line = red.spliced(raw, spans)
+                buf.append(line)
+                size += len(line)
+                n += 1
+                if size >= CHUNK_BYTES:
+                    yield _lines(buf)
+                    buf, size = [], 0
+                continue
             env0 = plain_envelope(reader, row[3]) if row[4] else None
-            # (a plain row is its envelope: redacted, Redactor.row's bytes, read from the row's where it can)
-            line0 = canonical(raw) if canonical is not None and env0 is not None else None
+            line0 = red.spliced(raw, spans) if spans is not None and red is not None and env0 is not None else None
             for env in (env0,) if env0 is not None else (ev.envelope() for ev in exact_events(reader, row)):
                 line = line0 if line0 is not None else enc(red.obj(env) if red else env)
                 buf.append(line)

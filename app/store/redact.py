@@ -380,11 +380,18 @@ class Redactor:
         itself with each string value a gate may pass on replaced by its :meth:`text`, encoded, in the order of
         the text (the order :meth:`obj` walks it, so the same counts and examples): no decode of the row, no
         walk, no encode.  None: the module is not built or the row is not in that form (the caller decodes)."""
+        spans = self.canonical_spans(raw)
+        return None if spans is None else self.spliced(raw, spans)
+
+    def canonical_spans(self, raw: bytes) -> Optional[list[int]]:
+        """The C scanner module's ``redact_spans`` of ``raw`` (None: not built, or not a row in msgspec's form)."""
         if _native is None or len(raw) > MAX_ROW_BYTES:
             return None
-        spans = _native.redact_spans(raw, MAX_DEPTH)
-        if spans is None:
-            return None
+        got: Optional[list[int]] = _native.redact_spans(raw, MAX_DEPTH)
+        return got
+
+    def spliced(self, raw: bytes, spans: list[int]) -> bytes:
+        """:meth:`canonical_row` of ``raw`` from its :meth:`canonical_spans` (not None): the strings redacted."""
         raw = raw if type(raw) is bytes else bytes(raw)
         if not spans:
             return raw
