@@ -14,7 +14,7 @@ import pytest
 
 from app.log.format.limits import MAX_DEPTH, MAX_PACKED_MEMBERS, MAX_ROW_BYTES
 from app.log.index.fastindex import load_rowscan_c
-from app.log.query import timeline as tlm
+from app.log.query import timeline_summary as tls
 from app.log.query import timeline_lean as tl
 from app.log.query import timeline_rows as tr
 from app.log.query import timeline_scan as ts
@@ -30,7 +30,7 @@ PRICES = {"deepseek-*": {"input": 0.28, "cacheRead": 0.028, "output": 0.42}, "gp
 
 def _all(p: Path, fast: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
     """(spans, turns, totals) of the log at ``p``, read with the fast paths on or off."""
-    monkeypatch.setattr(tlm, "ONE_PASS", fast)
+    monkeypatch.setattr(tls, "ONE_PASS", fast)
     monkeypatch.setattr(tr, "SETTLE_C", fast)
     r = open_reader(str(p))
     if r.fatal:

@@ -862,10 +862,10 @@ static PyObject *tl_scan(PyObject *self, PyObject *args) {
     if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
         return NULL;
     PyObject *out = PyList_New(0);
-    if (out == NULL || stop < 0 || stop > view.len) {
+    if (out == NULL || stop < 0 || stop > view.len || max_depth < 0 || max_depth >= TL_STRICT) {
         PyBuffer_Release(&view);
         if (out != NULL)
-            PyErr_SetString(PyExc_ValueError, "stop is outside the buffer");
+            PyErr_SetString(PyExc_ValueError, "stop is outside the buffer, or max_depth outside [0, 2**24)");
         Py_XDECREF(out);
         return NULL;
     }
@@ -929,7 +929,7 @@ static PyObject *tl_scan(PyObject *self, PyObject *args) {
             }
             int scode = !ok && (flags & 8) && tn == 17 ? (memcmp(d + p + 9, "assistant/message", 17) == 0 ? 3
                 : memcmp(d + p + 9, "assistant/attempt", 17) == 0 ? 4 : 0) : 0;
-            if (scode && nl - p <= max_row && max_depth >= 8 && max_depth < TL_STRICT) {      /* (tlc) */
+            if (scode && nl - p <= max_row && max_depth >= 8) {      /* (tlc) */
                 PyObject *t = tl_settle_row(d, q, nl, scode, max_depth);
                 if (t == NULL)
                     goto fail;
