@@ -59,7 +59,8 @@ def main(argv=None) -> int:
     from app.log.fold.asof import SideIndex, as_of
     from app.log.query.analysis import messages
     from app.store.faces import open_reader
-    from app.store.indexcache import cached_checkpoints, cached_index, cached_surface
+    from app.store.indexcache import cached_checkpoints, cached_index
+    from app.store.surface_cache import cached_surface
     r = open_reader(str(path))
     t0 = time.perf_counter()
     idx, s1 = cached_index(r)

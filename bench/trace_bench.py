@@ -36,7 +36,8 @@ sys.path.insert(0, sys.argv[1])
 path, frac, how = sys.argv[2], float(sys.argv[3]), sys.argv[4]
 t0, c0 = time.perf_counter(), time.process_time()
 from app.store.faces import open_reader
-from app.store.indexcache import cached_checkpoints, cached_index, cached_surface
+from app.store.indexcache import cached_checkpoints, cached_index
+from app.store.surface_cache import cached_surface
 r = open_reader(path, None)
 if how == "build":
     idx, _ = cached_index(r); cps, _ = cached_checkpoints(r); si, _ = cached_surface(r)

@@ -140,7 +140,8 @@ def test_cancelled_pass_keeps_nothing(tmp_path, monkeypatch, generated):
 def test_cached_ahead_saves_each_product_from_one_read(tmp_path, monkeypatch, generated):
     """The three caches are written from the one read, and read back (hit) as the separate functions read them."""
     from app.store.ahead_cache import cached_ahead
-    from app.store.indexcache import cached_checkpoints, cached_surface
+    from app.store.indexcache import cached_checkpoints
+    from app.store.surface_cache import cached_surface
     from app.store.outline_cache import cached_outline
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
     counts = {"reads": 0, "bytes": 0}

@@ -13,7 +13,8 @@ from app.log.fold.fork import ForkError
 from app.log.index.reader import LogReader
 from app.store import indexcache
 from app.store.forking import fork
-from app.store.indexcache import cached_checkpoints, cached_index, cached_surface
+from app.store.indexcache import cached_checkpoints, cached_index
+from app.store.surface_cache import cached_surface
 from app.tools import hostile
 from app.tools.synth import SessionSynth, write_jsonl
 

@@ -219,7 +219,7 @@ def test_the_surface_file_is_written_a_piece_at_a_time_with_the_same_bytes(logs,
     :func:`~app.log.fold.shadowmap.wide_pieces`), then the digest: byte for byte what a whole copy gave."""
     import struct
     from app.log.fold import shadowmap
-    from app.store import indexcache as ic
+    from app.store import surface_cache as ic
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(shadowmap, "PIECE", 100)         # (many pieces)
     path = logs[4, 4]

@@ -11,7 +11,7 @@ from app.log.format.lazyevent import LazyEvent
 from app.log.format.model import is_event
 from app.log.query.outline import build_outline
 from app.store.faces import open_reader
-from app.store.indexcache import cached_surface
+from app.store.surface_cache import cached_surface
 from app.tools import hostile
 from app.tools.synth import SessionSynth, write_jsonl
 from app.ui.history import sparse as sparse_mod

@@ -1,4 +1,4 @@
-"""The saved surface status index (app.store.indexcache.cached_surface) equals a fresh pass: on every
+"""The saved surface status index (app.store.surface_cache.cached_surface) equals a fresh pass: on every
 fixture, after the log grows (through a torn last row), and after it is truncated or replaced."""
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from app.log.index.reader import LogReader
 from app.log.fold.surface import SurfaceIndex, index_for, page_surface
-from app.store import indexcache
-from app.store.indexcache import cached_surface
+from app.store import indexcache, surface_cache
+from app.store.surface_cache import cached_surface
 from app.tools.synth import SessionSynth, write_jsonl
 
 repo_root = Path(__file__).resolve().parents[1]
@@ -166,12 +166,12 @@ def test_older_format_is_rebuilt_not_misread(cache, tmp_path):
     idx, st = _cached(str(p))
     assert st == "built"
     _same(idx, _fresh(str(p)), str(p))
-    loaded = indexcache._load_surface(f)
+    loaded = surface_cache._load_surface(f)
     assert loaded is not None
     head, cols = loaded
     head.byteorder = "big" if head.byteorder == "little" else "little"
-    indexcache._save_surface(f, head, dict(cols))
-    assert indexcache._load_surface(f) is None
+    surface_cache._save_surface(f, head, dict(cols))
+    assert surface_cache._load_surface(f) is None
     idx, st = _cached(str(p))
     assert st == "built"
     _same(idx, _fresh(str(p)), str(p))

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from app.log.query.timeline import KINDS, NO_TIMES, summarize, timeline
+from app.log.query.timeline import timeline
+
+from app.log.query.timeline_summary import KINDS, NO_TIMES, summarize
 from app.store.faces import open_reader
 from app.tools.synth import SessionSynth, write_jsonl
 from tests.fixtures_util import FIXTURES
@@ -350,7 +352,7 @@ def test_stream_summary_times_are_the_first_and_last_chunk_times(synth_logs):
 def test_context_window_from_the_log_else_from_settings():
     """The meter's window: the logged request/context.contextWindow; a log without one (v0 fixtures) takes the
     model's contextWindow from the price table, marked as such; neither: none."""
-    from app.log.query.timeline import context_points
+    from app.log.query.timeline_summary import context_points
     v4 = next(NEXT.rglob("compaction-output-reserve/session.v4.jsonl"))
     logged = {json.loads(ln)["data"]["contextWindow"] for ln in v4.read_bytes().split(b"\n")[1:]
               if b'"request/context"' in ln and b"contextWindow" in ln}

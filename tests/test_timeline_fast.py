@@ -10,7 +10,8 @@ import random
 from pathlib import Path
 
 from app.log.format import fastrows
-from app.log.query.timeline import in_log_order, timeline
+from app.log.query.timeline import timeline
+from app.log.query.timeline_summary import in_log_order
 from app.store.faces import open_reader
 from app.tools.hostile import deep_row
 from app.tools.synth import SessionSynth, write_jsonl

@@ -6,7 +6,9 @@ import itertools
 import json
 from pathlib import Path
 
-from app.log.query.timeline import in_log_order, timeline
+from app.log.query.timeline import timeline
+
+from app.log.query.timeline_summary import in_log_order
 from app.log.query.timeline_split import merge_all, part, split_points
 from app.store.faces import open_reader
 from app.tools.hostile import jsonl_mutants

@@ -12,7 +12,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from app.log.query.timeline import in_log_order, timeline
+from app.log.query.timeline import timeline
+
+from app.log.query.timeline_summary import in_log_order
 from app.log.query.timeline_table import NULL_INT, SpanTable
 from app.store.faces import open_reader
 from app.tools.synth import SessionSynth, write_jsonl
@@ -164,7 +166,7 @@ def test_cli_json_streams_the_bytes_of_one_dump(tmp_path, monkeypatch, capsys):
     from app.cli import timeline_cmd
     from app.cli.main import main
     from app.cli.termtext import json_safe
-    from app.log.query.timeline import summarize
+    from app.log.query.timeline_summary import summarize
     from app.store.timeline_cache import load_prices
     monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("SESSION_LENS_CONFIG_DIR", str(tmp_path / "cfg"))
@@ -184,7 +186,7 @@ def test_cli_json_streams_the_bytes_of_one_dump(tmp_path, monkeypatch, capsys):
 
 def test_the_summary_of_a_table_reads_columns(generated):
     """Turns and totals of a table are those of its spans as dicts, and reading them builds no span dict."""
-    from app.log.query.timeline import summarize
+    from app.log.query.timeline_summary import summarize
     prices = {"deepseek-*": {"input": 0.3, "output": 0.5, "cacheRead": 0.03}}
     for p in FIXTURE_LOGS[:3] + generated:
         spans = in_log_order(timeline(open_reader(str(p))))

@@ -18,7 +18,8 @@ from app.log.query import timeline_summary as tls
 from app.log.query import timeline_lean as tl
 from app.log.query import timeline_rows as tr
 from app.log.query import timeline_scan as ts
-from app.log.query.timeline import Settlement, in_log_order, summarize, timeline
+from app.log.query.timeline import Settlement, timeline
+from app.log.query.timeline_summary import in_log_order, summarize
 from app.store.faces import open_reader
 from app.tools.hostile import deep_row, jsonl_mutants
 from app.tools.synth import SessionSynth, write_jsonl

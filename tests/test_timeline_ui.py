@@ -110,7 +110,8 @@ def test_snapshot_without_times_says_so(qtbot, win):
 def test_dense_rows_merge_per_pixel_column_without_losing_errors(tmp_path):
     """Zoomed out, a row's bars are merged per pixel column: each column's rectangle reaches the furthest end of
     the bars starting in it and is red when any of them is bad (checked against a walk over every bar)."""
-    from app.log.query.timeline import summarize, timeline
+    from app.log.query.timeline import timeline
+    from app.log.query.timeline_summary import summarize
     from app.store.faces import open_reader
     from app.tools.synth import SessionSynth, write_jsonl
     from app.ui.timeline_model import layout

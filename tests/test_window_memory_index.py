@@ -14,7 +14,8 @@ import tracemalloc
 
 import pytest
 
-from app.log.index.reader import INDEX_ARRAYS, LogReader, MappedArray
+from app.log.index.mapped import INDEX_ARRAYS, MappedArray
+from app.log.index.reader import LogReader
 from app.store.indexcache import cached_index
 from app.store.indexer import build_index_inproc, build_index_isolated
 from app.tools.synth import SessionSynth, write_jsonl

@@ -25,7 +25,8 @@ def load(args) -> tuple[Any, Any, Any]:
     cps = None
     si = None
     if r.version in (0, 2, 3, 4) and not r.envelope_free and r.source.kind in ("jsonl", "zstd"):
-        from ..store.indexcache import cached_checkpoints, cached_surface
+        from ..store.indexcache import cached_checkpoints
+        from ..store.surface_cache import cached_surface
         cps = cached_checkpoints(r)[0]
         si = cached_surface(r)[0]
     return r, cps, si if si is not None else index_for(r)

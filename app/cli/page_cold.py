@@ -49,7 +49,7 @@ def fold_bytes(reader: Any) -> Optional[int]:
 def page_surface(reader: Any, wait: bool) -> Any:
     """The surface index a page labels its rows from, or None (pending) where it is not saved and would
     need a fold of a big log (``wait``: always the index, built if need be, as before)."""
-    from ..store.indexcache import cached_surface, saved_surface
+    from ..store.surface_cache import cached_surface, saved_surface
     size = fold_bytes(reader)
     if wait or size is None or size < pending_bytes():
         return cached_surface(reader)[0]

@@ -1,6 +1,6 @@
 """The work done ahead of an opened session, cached (issue 29): the fold checkpoints, the surface index and
 the outline, each saved in its own cache file as before (``.folds``, ``.surface``, ``.outline`` beside the
-seq index: :func:`~app.store.indexcache.cached_checkpoints`, :func:`~app.store.indexcache.cached_surface`,
+seq index: :func:`~app.store.indexcache.cached_checkpoints`, :func:`~app.store.surface_cache.cached_surface`,
 :func:`~app.store.outline_cache.cached_outline`), but the ones missing are built together by ONE streaming
 read of the log (:func:`app.log.query.ahead.build_ahead`), not one pass each.
 
@@ -19,7 +19,8 @@ from ..log.index.reader import LogReader
 from ..log.query.ahead import Ahead, build_ahead
 from ..log.query.outline import Outline
 from .folds_stream import FoldsSpool
-from .indexcache import cached_checkpoints, cached_surface
+from .indexcache import cached_checkpoints
+from .surface_cache import cached_surface
 from .outline_cache import cached_outline
 
 

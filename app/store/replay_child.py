@@ -91,7 +91,8 @@ class ReplayContext:
 def open_context(path: str, session_id: Optional[str], cancelled: Cancel = None) -> ReplayContext:
     """A session's replay context: the saved caches, built by the index child when missing."""
     from .faces import open_reader
-    from .indexcache import cached_checkpoints, cached_index, cached_surface
+    from .indexcache import cached_checkpoints, cached_index
+    from .surface_cache import cached_surface
     from .indexer import CACHE_SCAN_IN_PROCESS, build_index_isolated
     r = open_reader(path, session_id)
     if r.fatal:

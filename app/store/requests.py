@@ -65,7 +65,8 @@ def exact_trace(path: str, session_id: Optional[str], seq: int,
     cut…) gets the from-scratch trace, ``check()`` polled every 4,096 events.  Raises
     :class:`app.log.query.trace.TraceError` as ``trace_event`` does."""
     from ..log.query.trace import trace_event, trace_from_checkpoints
-    from .indexcache import cached_checkpoints, cached_index, cached_surface
+    from .indexcache import cached_checkpoints, cached_index
+    from .surface_cache import cached_surface
     from .indexer import CACHE_SCAN_IN_PROCESS, build_index_isolated
     r = open_reader(path, session_id)
     try:

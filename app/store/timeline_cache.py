@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any, Optional, Union, overload
 import msgspec
 
 from ..log.format.payloads import JsonObj
-from ..log.query.timeline import in_log_order, summarize, timeline
+from ..log.query.timeline import timeline
+from ..log.query.timeline_summary import in_log_order, summarize
 from ..log.query.timeline_table import SpanTable
 from .cachefiles import read_bounded
 from .indexcache import file_source_of, source_identity, write_parts_atomic, cache_file, cache_root

@@ -24,7 +24,7 @@ POINT_KEYS = ("kind", "seq", "start", "tokens", "contextWindow", "model", "turn"
 
 def compute_job(job: Any, path: str, session: Optional[str]) -> dict[str, Any]:
     """The worker: spans (cache or child), linked, summarised and laid out."""
-    from ..log.query.timeline import context_points
+    from ..log.query.timeline_summary import context_points
     from ..store.faces import open_reader
     from ..store.timeline_cache import cached_summary, link_children, load_prices
     from ..store.timeline_child import spans_for

@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union, overload
+from typing import Any, Optional, Union
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import msgspec
@@ -26,6 +26,7 @@ from ..format.codec import RowCodec, parse_header
 from ..format.limits import MAX_PAGE_ROWS, MAX_TAIL_ROWS
 from ..format.model import BadRow, Event, Header, Item, Problem, is_event
 from .integrity import holds_turn_end
+from .mapped import INDEX_ARRAYS, MappedArray
 from ..fold.repair import TailTracker
 from ..source.sources import RowPos, Segment, Source, open_source
 from .rowprobe import (LEGACY_TYPES, ProbeRow, RowExtent, ScanRowFast, envelope_free_seqs, maybe_legacy, row_extent,
@@ -204,79 +205,6 @@ def split_page(page: Page, max_messages: int) -> Optional[tuple[Page, Page]]:
         keep = {row_key(it) for it in newer_items}
         newer.dropped = [d for d in page.dropped if row_key(d) in keep]
     return older, newer
-
-
-# (name, array typecode) of the SeqIndex arrays, in the order a cache file stores them
-INDEX_ARRAYS = (("seg_pos", "q"), ("seg_end", "q"), ("first_seq", "q"), ("last_seq", "q"), ("line0", "q"),
-                ("rows", "q"), ("mark_seq", "q"), ("mark_code", "b"))
-
-
-def _array_of(code: str, data: bytes) -> array[int]:
-    a = array(code)
-    a.frombytes(data)
-    return a
-
-
-class MappedArray(Sequence[int]):
-    """A read-only ``array`` over a view of a mapped file (an index read from its cache file,
-    issue 36): reads as the array would (index, slice, iterate, bisect, ``count``, ``index``,
-    equality), and pickles as an array of its own."""
-
-    __slots__ = ("view",)
-
-    def __init__(self, view: memoryview) -> None:
-        self.view = view
-
-    @property
-    def typecode(self) -> str:
-        return self.view.format
-
-    @property
-    def itemsize(self) -> int:
-        return self.view.itemsize
-
-    def __len__(self) -> int:
-        return len(self.view)
-
-    @overload
-    def __getitem__(self, i: int) -> int: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> MappedArray: ...
-
-    def __getitem__(self, i: Union[int, slice]) -> Union[int, MappedArray]:
-        if isinstance(i, slice):
-            return MappedArray(self.view[i])
-        v: int = self.view[i]
-        return v
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.view)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, MappedArray):
-            other = other.view
-        if isinstance(other, (array, memoryview)):
-            return bool(self.view == other)
-        return NotImplemented
-
-    __hash__ = None                  # type: ignore[assignment]
-
-    def copy(self) -> array[int]:
-        """The values as an array of its own."""
-        return _array_of(self.view.format, self.view.tobytes())
-
-    def count(self, value: Any) -> int:
-        return self.copy().count(value)
-
-    def index(self, value: Any, start: int = 0, stop: Optional[int] = None) -> int:
-        return self.copy().index(value, start, len(self) if stop is None else stop)
-
-    def tolist(self) -> list[int]:
-        return list(self.view.tolist())
-
-    def __reduce__(self) -> tuple[Any, tuple[str, bytes]]:
-        return _array_of, (self.view.format, self.view.tobytes())
 
 
 class SeqIndex:

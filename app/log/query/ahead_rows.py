@@ -96,8 +96,12 @@ class LeanRows:
     def take(self, rec: Any, pos: Any, off: int, line: Optional[int], row: Row, cp_on: bool) -> bool:
         """:meth:`OutlineBuilder.event` of the row's event, then (``cp_on``: the checkpoints still run)
         :meth:`CheckpointBuilder.item`; -> whether the checkpoints still run after it."""
+        self._outline(rec, pos, off, line, row)
+        return cp_on and self._checkpoint(rec, row)
+
+    def _outline(self, rec: Any, pos: Any, off: int, line: Optional[int], row: Row) -> None:
+        """:meth:`take`'s outline part."""
         ob, seq, typ, d, k = self.ob, rec.seq, rec.T, rec.data, rec.K
-        # the outline
         ob.events += 1
         if seq != ob.expected:
             ob.problems.append(Problem(code="seq-gap" if seq > ob.expected else "seq-order",
@@ -151,9 +155,10 @@ class LeanRows:
                 elif kind in ("aborted", "interrupted"):
                     cur.interrupted = True
                 ob.cur = None
-        if not cp_on:
-            return False
-        # the checkpoints
+
+    def _checkpoint(self, rec: Any, row: Row) -> bool:
+        """:meth:`take`'s checkpoints part; -> whether the checkpoints still run after it."""
+        seq, typ, d, k = rec.seq, rec.T, rec.data, rec.K
         cb = self.cb
         if cb.done:
             return False
@@ -182,7 +187,7 @@ class LeanRows:
                 lo, hi = min(ses), max(ses)
                 cb.lo, cb.hi = (lo, hi) if cb.lo is None or cb.hi is None else (min(cb.lo, lo), max(cb.hi, hi))
             sf = cb.sf
-            sf.append_node(seq, k == _MESSAGE and empty)
+            sf.append_node(seq, k == _MESSAGE and not d.message.content)
             sf.events[seq] = cast(Event, RowEvent(self.reader, row, seq, typ))
         elif k == _TURN_START:
             cb.turn_seq, cb.disp_turn = seq, at.count

@@ -149,21 +149,11 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
                 cands = pre.positions(data, lim, rows=True)
                 if not cands:
                     st.segments_skipped += 1
-                    if isinstance(seg, Win) and isinstance(src, RawJsonlSource):
-                        # (the turn its last turn/start row names: found only if a hit asks)
-                        if data.rfind(TURN_START, 0, lim) >= 0:
-                            turn = LaterTurn(codec, src, st, seg.pos, seg.pos + lim, turn)
-                    else:
-                        t = last_turn_in(codec, seg, lim, st)
-                        if t is not None:
-                            turn = t
+                    turn = _turn_after(codec, src, seg, lim, st, turn)
                     if progress:
                         progress(seg.end if isinstance(seg.end, int) else 0, st.bytes_total)
                     continue
-                starts: Optional[list[int]] = row_starts(data, cands, lim)
-                for g in pre.also:        # (each other piece of the query: the rows holding it)
-                    if starts:
-                        starts = gated(data, lim, starts, g)
+                starts: Optional[list[int]] = _gated_starts(pre, data, cands, lim)
             else:
                 starts = None
             line = seg.line0
@@ -201,6 +191,27 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
     st.complete = True
 
 
+
+def _turn_after(codec: RowCodec, src: Any, seg: Union[Win, Segment], lim: int, st: FindStats,
+                turn: TurnRef) -> TurnRef:
+    """The turn after a segment with no candidate row: the one its last turn/start row names (in a window of a raw
+    JSONL file, found only if a hit asks), else ``turn``."""
+    if isinstance(seg, Win) and isinstance(src, RawJsonlSource):
+        if seg.data.rfind(TURN_START, 0, lim) >= 0:
+            return LaterTurn(codec, src, st, seg.pos, seg.pos + lim, turn)
+        return turn
+    t = last_turn_in(codec, seg, lim, st)
+    return turn if t is None else t
+
+
+def _gated_starts(pre: Prefilter, data: Any, cands: Any, lim: int) -> list[int]:
+    """The starts of the candidate rows (``cands``: the prefilter's places) that also hold each other piece of the
+    query."""
+    starts = row_starts(data, cands, lim)
+    for g in pre.also:
+        if starts:
+            starts = gated(data, lim, starts, g)
+    return starts
 
 GATE_PASSES = 4                    # a gate of more needles is checked row by row (each needle: a pass per window)
 PLAIN_PASSES = 8                   # (a gate of more needles) its ASCII needles found by a pass each, up to this many

@@ -25,8 +25,9 @@ per-step statistics); otherwise it is ``None`` and ``note`` says why.  An envelo
 fixtures: every ``time`` is 0) has no duration at all.  A span closed by the crash repair (a synthesized row)
 ends at an unknown time: ``durationMs`` is ``None``, ``atLeastMs`` what the last logged row shows.
 
-:func:`summarize` groups spans per turn and totals them (wall, model, tool, waiting-for-user time, tokens,
-cache hit rate, an *estimated* cost from a price table).  :func:`context_points` is the context meter's data.
+:func:`~.timeline_summary.summarize` groups spans per turn and totals them (wall, model, tool, waiting-for-user
+time, tokens, cache hit rate, an *estimated* cost from a price table).  :func:`~.timeline_summary.context_points` is
+the context meter's data.
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ from ..format.payloads import JsonObj, as_obj, obj
 from ..format.versions import stream_summary
 from .stats import TOKEN_KEYS, add_usage, span_ms, tool_outcome, zero_tokens
 from .timeline_prices import cost_of
-from .timeline_summary import KINDS, NO_TIMES, context_points, in_log_order, prompt_tokens, summarize
+from .timeline_summary import NO_TIMES, prompt_tokens
 
 _ZERO = zero_tokens()
 NOT_STARTED = frozenset({"ABORTED_BEFORE_DISPATCH", "NOT_STARTED"})
@@ -547,5 +548,4 @@ def feed(b: Builder, items: Iterable[Any]) -> Iterator[JsonObj]:
             b.out = []
 
 
-__all__ = ["KINDS", "NO_TIMES", "Block", "Chunk", "Settlement", "timeline", "summarize", "context_points", "in_log_order",
-           "prompt_tokens", "cost_of", "TOKEN_KEYS"]
+__all__ = ["Block", "Chunk", "Settlement", "timeline", "cost_of", "TOKEN_KEYS"]

@@ -295,9 +295,9 @@ def surface_job(job, path: str, session_id: Optional[str], read: bool = True) ->
     """The surface index of the log (one streaming pass decoding only the rows that can change
     the surface), on its own reader, after the tail page is shown: the first paint does not wait
     for it (RowWindow.set_surface applies it to every loaded page).  Saved in the index cache
-    (:func:`~app.store.indexcache.cached_surface`): a log opened before needs no pass, a grown one only its new rows.
+    (:func:`~app.store.surface_cache.cached_surface`): a log opened before needs no pass, a grown one only its new rows.
     ``read`` False: None when the whole log would have to be read (the whole-log pass brings it instead)."""
-    from ...store.indexcache import cached_surface
+    from ...store.surface_cache import cached_surface
     r = open_reader(path, session_id)
     try:
         job.check()

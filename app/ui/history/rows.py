@@ -31,7 +31,6 @@ MAX_MONO_LINES = 14
 TODO_MARKS = {"completed": "☑", "in_progress": "◐", "pending": "☐"}   # a todo item's status
 
 
-
 @dataclass
 class Block:
     style: str                    # text | heading | reasoning | mono | diff | dim | error | usage | note
