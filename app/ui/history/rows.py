@@ -189,10 +189,8 @@ def build_rows(items: Iterable, tracker, views: dict, show_attempts: bool, dropp
                 key=("bad", it.pos, it.offset), kind=RowKind.BAD, seq=None, bad=it, marks=frozenset({"bad"}))))
             continue
         ev: Event = it
-        if not show_attempts and ev.type == "assistant/attempt":     # (hidden: no row, whatever its marks)
-            a = tracker.attempt_of(ev.seq)
-            if a is not None and a.failed:
-                continue
+        if not show_attempts and ev.type == "assistant/attempt" and getattr(tracker.attempt_of(ev.seq), "failed", False):
+            continue                                  # (a hidden attempt: no row, whatever its marks)
         marks = set()
         if ev.synthesized:
             marks.add("synthesized")
