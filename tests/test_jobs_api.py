@@ -375,7 +375,7 @@ def test_the_extraction_workers_are_killed_by_the_token_itself(big_log):
 
     def consume() -> None:
         try:
-            for ft in extracted([(big_log, size)] * 6, 2, token):
+            for ft in extracted([(big_log, size)] * 40, 2, token):     # (reads for seconds: the cancel lands in it)
                 seen.append(ft.status)
         except Cancelled:
             out["cancelled"] = time.perf_counter()
@@ -384,7 +384,7 @@ def test_the_extraction_workers_are_killed_by_the_token_itself(big_log):
     t_end = time.monotonic() + 20
     while len(child_pids()) < 2 and time.monotonic() < t_end:
         time.sleep(0.01)
-    time.sleep(0.2)                                      # (both workers reading a 9 MB session)
+    time.sleep(0.2)                                      # (both workers reading a 9 MB session, of 40)
     assert [t.name for t in threading.enumerate() if t.name == "fts-extract-cancel"] == []
     assert th.is_alive(), "the read ended before it could be cancelled"
     t0 = time.perf_counter()
