@@ -13,7 +13,7 @@ from app.log.fold import surface_fast
 from app.log.fold.surface import SurfaceIndex, extend_index, index_for, page_surface
 from app.log.index.reader import LogReader
 from app.log.source.zstdframes import encode_frame
-from app.store.indexcache import cached_surface
+from app.store.surface_cache import cached_surface
 from app.tools.hostile import hostile_session, jsonl_mutants
 from app.tools.synth import SessionSynth, write_jsonl
 from tests.fixtures_util import session_files

@@ -36,7 +36,6 @@ from typing import Any, Optional, Union
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
-from shiboken6 import isValid
 
 from ..log.jobctl import JOB_INTERVAL, Cancelled, Throttle
 from ..store.childproc import ChildSpec, run_spec
@@ -162,10 +161,11 @@ class Jobs(QObject):
             job.finished = True
             self._live.discard(job)
             self._own.discard(job)
-            # (the pool's work all done: its freed heap back, see _idle_trim; not once the window that owned the
-            # pool is gone, with the timer: a job may end after it)
-            if not own_thread and self._live <= self._own and isValid(self._trim):
-                self._trim.start()
+            if not own_thread and self._live <= self._own:
+                try:
+                    self._trim.start()       # (the pool's work all done: its freed heap back, see _idle_trim)
+                except RuntimeError:         # (the window that owned the pool is gone, and the timer with it: a job
+                    pass                     # may end after it)
             if group is not None:
                 members = self._groups.get(group)
                 if members is not None and job in members:
