@@ -183,29 +183,14 @@ def test_the_pass_writes_its_turn_blocks_to_a_file_as_it_makes_them(logs):
     """The pass's packed turns keep no block in memory (a temporary file holds them, issue 36); sent to the window
     (pickled) they are the plain list of blocks, the same turns."""
     import pickle
-    from app.log.query.outline_packed import SpooledBlocks
+    from app.log.blockfile import BlockFile
     path = logs[0, 4]
     want = build_outline(LogReader.open(str(path))).turns
     turns = build_ahead(LogReader.open(str(path)), sink=lambda p: None).outline.turns
-    assert isinstance(turns.blocks, SpooledBlocks) and len(turns.blocks) > 1 and not turns.blocks._mem
+    assert isinstance(turns.blocks, BlockFile) and len(turns.blocks) > 1 and not turns.blocks._mem
     assert turns == want
     sent = pickle.loads(pickle.dumps(turns))
     assert type(sent.blocks) is list and sent.blocks == list(turns.blocks) and sent == want
-
-
-def test_spooled_blocks_stay_in_memory_where_no_file_can_be_written(monkeypatch):
-    from app.log.query import outline_packed
-    blocks = outline_packed.SpooledBlocks()
-    blocks.append(b"one")
-
-    def refuse(*_a, **_k):
-        raise OSError("no space")
-    monkeypatch.setattr(outline_packed.os, "pwrite", refuse)
-    blocks.append(b"two")
-    blocks.append(b"")
-    assert list(blocks) == [b"one", b"two", b""] and blocks[-2] == b"two" and blocks._mem == [b"two", b""]
-    with pytest.raises(IndexError):
-        blocks[3]
 
 
 def test_the_pass_child_trims_its_heap():

@@ -23,7 +23,7 @@ def _blocks() -> list:
 
 
 def test_blocks_read_back_equal_and_fall_back_to_memory(monkeypatch):
-    from app.ui.blockfile import BlockFile
+    from app.log.blockfile import BlockFile
     want = _blocks()
     f = BlockFile()
     for k, b in enumerate(want):

@@ -6,7 +6,7 @@ the window's heap after a find grew with the log.  :class:`CompactHits` keeps on
 an ``array`` (the steps to the next hit and the row lookups bisect them); every other field of
 a hit (numbers, kind, tool, snippet) is one tuple in a block of up to ``BLOCK_HITS`` hits or
 ``BLOCK_BYTES`` of snippet text, pickled and zlib-compressed once full (log text packs 4-8x, the
-numbers and names repeat) and appended to a :class:`~app.ui.blockfile.BlockFile` (an unlinked
+numbers and names repeat) and appended to a :class:`~app.log.blockfile.BlockFile` (an unlinked
 temporary file, read back through a memory map: not the window's heap).  A hit is unpacked
 when its row is shown (the last block read is kept unpacked, so a scroll or a walk unpacks each
 block once), never read from the log.  Indexing gives back an equal :class:`Hit`.  It is a
@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 
 from ..log.query.find_fast import LazyHit
 from ..log.query.find_match import FindOptions, Hit
-from .blockfile import BlockFile
+from ..log.blockfile import BlockFile
 
 BLOCK_HITS = 256           # hits a compressed block holds at most ...
 BLOCK_BYTES = 32 << 10     # ... and snippet characters (a block is sealed at either)

@@ -7,7 +7,7 @@ from array import array
 from typing import Any
 
 from ..log.query.outline_packed import TURN_BLOCK, CompactTurns, ErrorRows, SeqArray
-from .blockfile import BlockFile
+from ..log.blockfile import BlockFile
 
 __all__ = ["TURN_BLOCK", "CompactTurns", "ErrorRows", "SeqArray", "keep_small"]
 
@@ -20,7 +20,7 @@ def _narrow(a: Any) -> Any:
 
 def keep_small(turns: CompactTurns) -> CompactTurns:
     """What the window keeps of the whole log's turns (issue 36): the compressed blocks move to a
-    :class:`~app.ui.blockfile.BlockFile` (an unlinked temporary file, read back through a memory
+    :class:`~app.log.blockfile.BlockFile` (an unlinked temporary file, read back through a memory
     map when the outline view shows a row), the per-turn columns to 32 bits where they fit.
     On a 4 GB log's ~96 K turns that is ~2 MB of heap instead of ~9.5 MB.  In place; returns ``turns``."""
     if not isinstance(turns.blocks, BlockFile):

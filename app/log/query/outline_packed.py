@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import replace
-import os
 import pickle
-import tempfile
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator
 from typing import Any, Optional
 
+from ..blockfile import BlockFile
 from .outline import Outline, TurnEntry
 
 _FIELDS = ("turn", "first_seq", "last_seq", "prompt", "prompt_seq", "steps", "tools", "errors", "error_seqs",
@@ -136,74 +135,16 @@ class ErrorRows:
         return iter(self.seqs)
 
 
-class SpooledBlocks:
-    """The compressed blocks of the turns the one pass (or a read of the outline cache) makes, in the child
-    (issue 36: a 4 GB log's ~100 K turns are ~6 MB of blocks, held until the end of the pass, when the surface
-    index is saved and the child's memory peaks): each block is written to an unlinked temporary file as it is
-    sealed and read back (``os.pread``) when a turn of it is asked for, or when the outline is saved or sent.
-    Pickled (sent to the window), it is the plain list of its blocks.  Where no temporary file can be written,
-    the blocks stay in memory."""
-
-    def __init__(self) -> None:
-        self._fd: Optional[int] = None
-        self._ends = array("q")            # per block in the file: its end offset
-        self._mem: list[bytes] = []        # blocks past the file (it could not be written)
-
-    def append(self, b: bytes) -> None:
-        if not self._mem and self._write(b):
-            return
-        self._mem.append(bytes(b))
-
-    def _write(self, b: bytes) -> bool:
-        at = self._ends[-1] if self._ends else 0
-        try:
-            if self._fd is None:
-                with tempfile.TemporaryFile(prefix="session-lens-turns-") as f:
-                    self._fd = os.dup(f.fileno())
-            view, done = memoryview(b), 0
-            while done < len(view):
-                done += os.pwrite(self._fd, view[done:], at + done)
-        except OSError:
-            return False
-        self._ends.append(at + len(b))
-        return True
-
-    def __len__(self) -> int:
-        return len(self._ends) + len(self._mem)
-
-    def __getitem__(self, k: int) -> bytes:
-        n = len(self._ends)
-        k = range(len(self))[k]
-        if k >= n:
-            return self._mem[k - n]
-        assert self._fd is not None
-        a = self._ends[k - 1] if k else 0
-        out = os.pread(self._fd, self._ends[k] - a, a)
-        if len(out) != self._ends[k] - a:
-            raise OSError("the temporary file of the outline's turns was cut short")
-        return out
-
-    def __iter__(self) -> Iterator[bytes]:
-        return (self[k] for k in range(len(self)))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (list, (list(self),))
-
-    def __del__(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-
 class CompactTurns:
     """Turns packed in compressed blocks; ``turns[i]`` is an equal :class:`TurnEntry`."""
 
     def __init__(self, turns: Iterable[TurnEntry] = (), *, building: bool = False, spool: bool = False):
         """``building``: more turns to come (:meth:`add`, then :meth:`seal` before reading); ``spool``: the
-        blocks go to a temporary file as they are sealed (:class:`SpooledBlocks`; the background pass's child)."""
-        # per block: its turns' pickled records, joined, compressed (a list, or SpooledBlocks in the child; the
+        blocks go to a temporary file as they are sealed (:class:`~app.log.blockfile.BlockFile`; the background
+        pass's child)."""
+        # per block: its turns' pickled records, joined, compressed (a list, or a BlockFile in the child; the
         # window moves them to a file: app.ui.outline_turns)
-        self.blocks: Any = SpooledBlocks() if spool else []
+        self.blocks: Any = BlockFile(prefix="session-lens-turns-") if spool else []
         self.ends = array("q")              # per turn: its record's end in its block
         self.numbers: Any = array("q")       # turn numbers
         self.first_seqs = array("q")
@@ -292,7 +233,7 @@ class TurnSpool:
     """The outline builder's ``turns`` in the one background pass (issue 36: the pass's memory stays flat):
     only the last turn is held as an object (the builder still adds to it); each one before it is packed
     (:class:`CompactTurns`) as soon as the next one starts, and each block of them goes to a temporary file
-    (:class:`SpooledBlocks`).  :meth:`sealed`: all of them, packed."""
+    (:class:`~app.log.blockfile.BlockFile`).  :meth:`sealed`: all of them, packed."""
 
     def __init__(self) -> None:
         self.packed = CompactTurns(building=True, spool=True)

@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from ...log.format.model import is_event
 from ...log.fold.surface import compaction_group, page_surface
-from ..blockfile import BlockFile
+from ...log.blockfile import BlockFile
 from .row_kind import RowKind
 
 
@@ -46,7 +46,7 @@ SUMMARY_BLOCK = "summaryBlock"      # a slimmed record: its summary's block in t
 
 def slim_summaries(sindex: Any) -> int:
     """The window's surface index keeps each closed compaction's summary text in a
-    :class:`~app.ui.blockfile.BlockFile` (issue 36: the texts of a 4 GB log's ~1,800 compactions
+    :class:`~app.log.blockfile.BlockFile` (issue 36: the texts of a 4 GB log's ~1,800 compactions
     were ~3 MB of the window's heap, held for the few compaction rows loaded at a time); the
     record keeps ``""`` and the block's number, and :func:`page_groups` puts the text back in the
     groups of a page.  Once per index; returns how many summaries moved."""

@@ -1,8 +1,9 @@
-"""Sealed blocks of the window's whole-log results, kept in a temporary file (issue 36).
+"""Sealed blocks of whole-log results, kept in a temporary file (issue 36).
 
 A whole-log find's hits and the outline's turns are kept packed in compressed blocks
 (:mod:`app.ui.find_hits`, :mod:`app.log.query.outline_packed`); held as ``bytes`` they still
-grew the window's anonymous memory with the log (~6 MB of hits, ~10 MB of turns on a 4 GB log).
+grew the window's anonymous memory with the log (~6 MB of hits, ~10 MB of turns on a 4 GB log), and
+the background pass's child held its turns' blocks until the end of the pass, when its memory peaks.
 :class:`BlockFile` appends each sealed block to an unlinked temporary file (it is gone when the
 store is dropped, or when the process ends, whatever way) and reads a block back through a
 read-only memory map of that file: the blocks are page cache the system can reclaim and read
@@ -23,7 +24,8 @@ from typing import Any, Optional
 class BlockFile:
     """An append-only sequence of ``bytes`` blocks in an unlinked temporary file."""
 
-    def __init__(self, blocks: Iterable[bytes] = ()):
+    def __init__(self, blocks: Iterable[bytes] = (), prefix: str = "session-lens-blocks-"):
+        self._prefix = prefix              # (the temporary file's name, seen only while it is made)
         self._fd: Optional[int] = None
         self._ends = array("q")           # per block in the file: its end offset
         self._mem: list[bytes] = []       # blocks past the file (it could not be written)
@@ -39,7 +41,7 @@ class BlockFile:
     def _write(self, b: bytes) -> bool:
         try:
             if self._fd is None:
-                f = tempfile.TemporaryFile(prefix="session-lens-blocks-")
+                f = tempfile.TemporaryFile(prefix=self._prefix)
                 self._fd = os.dup(f.fileno())
                 f.close()
             at = self._ends[-1] if self._ends else 0
