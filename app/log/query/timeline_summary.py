@@ -39,18 +39,15 @@ _SUMMARY_KEYS = ("kind", "turn", "durationMs", "start", "seq", "endSeq", "reason
 def _totals(idx: Iterable[int], c: dict[str, Sequence[Any]], prices: Prices) -> JsonObj:
     """Figures of the spans ``idx`` (of the columns ``c``) in one pass: times per kind, tokens, the estimated cost,
     counts."""
-    counts = dict.fromkeys(KINDS, 0)
-    ms = dict.fromkeys(KINDS, 0)
-    tools: list[int] = []
-    tokens = zero_tokens()
-    cost, unpriced, unknown = 0.0, 0, 0
+    acc = _Acc()
+    counts, ms, tools, tokens = acc.counts, acc.ms, acc.tools, acc.tokens
     kind, dur, toks, model = c["kind"], c["durationMs"], c["tokens"], c["model"]
     for i in idx:
         k = kind[i]
         counts[k] += 1
         d = dur[i]
         if d is None:
-            unknown += 1
+            acc.unknown += 1
         else:
             ms[k] += d
         if k == "tool":
@@ -61,18 +58,10 @@ def _totals(idx: Iterable[int], c: dict[str, Sequence[Any]], prices: Prices) -> 
                 tokens[key] += tk[key]
             x = prices.cost(tk, model[i])
             if x is None:
-                unpriced += tk["input"] + tk["output"]
+                acc.unpriced += tk["input"] + tk["output"]
             else:
-                cost += x
-    prompt = prompt_tokens(tokens)
-    start = c["start"]
-    return {"wallMs": ms["turn"], "modelMs": ms["attempt"], "toolMs": _union_ms((start[i], dur[i]) for i in tools),
-            "userWaitMs": ms["approval"], "retryWaitMs": ms["retry-wait"], "tokens": tokens,
-            "cacheHitRate": round(tokens["cacheRead"] / prompt, 4) if prompt else None,
-            "cost": {"estimate": True, "amount": round(cost, 6), "currency": "USD",
-                     "unpricedTokens": unpriced,
-                     "note": "estimated from the price table in settings (per million tokens); not a bill"},
-            "counts": counts, "unknownDurations": unknown}
+                acc.cost += x
+    return _finish_totals(acc, c)
 
 
 ONE_PASS = True     # summarize: every turn's totals and the whole's in one pass over the spans (False: a pass per
@@ -80,7 +69,7 @@ ONE_PASS = True     # summarize: every turn's totals and the whole's in one pass
 
 
 class _Acc:
-    """The figures :func:`_totals` sums, of one group of spans, summed as they come."""
+    """The figures :func:`_totals` and :func:`_one_pass` sum, of one group of spans, summed as they come."""
     __slots__ = ("counts", "ms", "tools", "tokens", "cost", "unpriced", "unknown")
 
     def __init__(self) -> None:
@@ -137,10 +126,10 @@ def _one_pass(c: dict[str, Sequence[Any]], prices: Prices) -> tuple[dict[Any, _A
     return per, whole
 
 
-def _finish_totals(acc: Optional[_Acc], c: dict[str, Sequence[Any]], prices: Prices) -> JsonObj:
-    """What :func:`_totals` gives of the spans summed in ``acc`` (None: of no span)."""
+def _finish_totals(acc: Optional[_Acc], c: dict[str, Sequence[Any]]) -> JsonObj:
+    """The figures of the spans summed in ``acc`` (None: of no span)."""
     if acc is None:
-        return _totals((), c, prices)
+        acc = _Acc()
     tokens = dict(acc.tokens)
     prompt = prompt_tokens(tokens)
     start, dur = c["start"], c["durationMs"]
@@ -196,7 +185,7 @@ def _summarize(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]], tu
         t = c["turn"][i]
         key = t if t is not None and type(t) is not list and type(t) is not dict else None   # (hashable as logged)
         if ONE_PASS:
-            tot = _finish_totals(per.get(key) if key is not None else None, c, table)
+            tot = _finish_totals(per.get(key) if key is not None else None, c)
         else:
             tot = _totals(by_turn.get(key, []) if key is not None else [], c, table)
         turns.append({"turn": t, "seq": c["seq"][i], "endSeq": c["endSeq"][i], "durationMs": c["durationMs"][i],
@@ -205,7 +194,7 @@ def _summarize(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]], tu
                       "retries": tot["counts"]["retry-wait"], "modelMs": tot["modelMs"], "toolMs": tot["toolMs"],
                       "userWaitMs": tot["userWaitMs"], "tokens": tot["tokens"], "cost": tot["cost"]["amount"],
                       "costEstimate": True})
-    totals = _finish_totals(whole, c, table) if ONE_PASS else _totals(range(len(c["kind"])), c, table)
+    totals = _finish_totals(whole, c) if ONE_PASS else _totals(range(len(c["kind"])), c, table)
     totals["timesKnown"] = NO_TIMES not in c["note"]
     return {"spans": ss, "turns": turns, "totals": totals}
 
