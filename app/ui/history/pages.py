@@ -250,7 +250,9 @@ def _ended(r, cache: dict):
 
 
 def loaded_page(page, views, elapsed, physical, show_attempts, row_cache: Optional[dict] = None,
-            sindex: Any = None, live: Optional[bool] = None, expanded: Any = None, sparse: bool = False) -> LoadedPage:
+            sindex: Any = None, live: Optional[bool] = None, expanded: Any = None, sparse: bool = False,
+            tracker: Any = None) -> LoadedPage:
+    """The page with its rows built (``tracker``: its attempts, for both faces, when the caller made them)."""
     lp = LoadedPage(page, views, elapsed, sparse=sparse)
     lp.live, lp.expanded, lp.sindex = live, expanded, sindex
     if row_cache is not None:
@@ -263,6 +265,8 @@ def loaded_page(page, views, elapsed, physical, show_attempts, row_cache: Option
     if page.tail:
         for ev in page.closure:
             lp.events.setdefault(ev.seq, ev)
+    if tracker is not None:
+        lp.trackers[False] = lp.trackers[True] = tracker
     lp.rows_for(physical, show_attempts)
     return lp
 

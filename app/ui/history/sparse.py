@@ -27,7 +27,6 @@ from ...log.format import fastrows as fr
 from ...log.format.lazyevent import LazyEvent, lean_decoders, lean_error, lean_events
 from ...log.format.model import is_event
 from ...log.gcpause import collector_paused
-from .compaction import page_groups, page_surface_of
 from .lazyviews import lazy_views
 from .row_kind import RowKind
 from .pages import LoadedPage, counted_page, loaded_page, read_range
@@ -173,14 +172,9 @@ def _loaded(page: Any, t0: float, physical: bool, show_attempts: bool, expanded:
     if not LEAN:
         return counted_page(loaded_page(page, views, time.perf_counter() - t0, physical, show_attempts, sindex=sindex,
                                         expanded=expanded, sparse=True))
-    lp = LoadedPage(page, views, 0.0, sparse=True)
-    lp.expanded, lp.sindex = expanded, sindex
-    if sindex is not None:
-        lp.surface, lp.compactions = page_surface_of(sindex, page), page_groups(sindex, page)
     events = [it for it in page.items if is_event(it)]
-    for ev in events:
-        lp.events.setdefault(ev.seq, ev)
-    lp.trackers[False] = lp.trackers[True] = lean_tracker(events)     # (the same events in both faces)
+    lp = loaded_page(page, views, 0.0, physical, show_attempts, sindex=sindex, expanded=expanded, sparse=True,
+                     tracker=lean_tracker(events))     # (the same events in both faces)
     for r in lp.rows_for(physical, show_attempts).rows:
         if r.kind in _FILTERED and type(r.event) is LazyEvent and lean_error(r.event) is None:
             r.event.load()                          # (decoded here, not by the window's filter on the UI thread)
