@@ -51,12 +51,12 @@ def snippets_job(job: Any, path: str, session_id: Optional[str], opts: FindOptio
 def make_snippets(path: str, session_id: Optional[str], opts: FindOptions, wants: list[tuple[int, Hit]],
                   cancel: Any = None) -> list[tuple[int, str, tuple[int, int]]]:
     """(index, snippet, span) of each hit of ``wants`` (index, a hit whose snippet is still to make: ``row`` set),
-    made from its row read again, the exact way (:meth:`~app.log.query.find_fast.FastRows.decoded_hits`): the
+    made from its row read again, the exact way (:meth:`~app.log.query.find_fast.FastRows.hits_again`): the
     snippets of the hits the results pane shows (a worker job: it reads the file).  A hit whose row no longer
     holds it (the file changed) gets an empty snippet."""
     from ..log.jobctl import is_cancelled
-    from ..log.query.find_fast import FastRows
-    from ..log.query.find_match import FindStats, compile_matcher
+    from ..log.query.find_fast import FastRows, made_snippet
+    from ..log.query.find_match import compile_matcher
     from ..store.faces import open_reader
     from ..log.source.sources import RawJsonlSource, SourceChanged
     out: list[tuple[int, str, tuple[int, int]]] = []
@@ -78,13 +78,8 @@ def make_snippets(path: str, session_id: Optional[str], opts: FindOptions, wants
                     raw = src.pread(n, pos)
                 except (OSError, SourceChanged):
                     raw = b""                          # (the file changed since: no snippet)
-                last = (pos, n), list(fr.decoded_hits(raw, pos, -1 if h.offset is None else h.offset, h.line, h.turn,
-                                                      FindStats()))
-            got = last[1][k] if k < len(last[1]) else None
-            if got is None or (got.seq, got.kind, got.start, got.end) != (h.seq, h.kind, h.start, h.end):
-                out.append((i, "", (0, 0)))
-            else:
-                out.append((i, got.snippet, got.span))
+                last = (pos, n), fr.hits_again(raw, pos, h)
+            out.append((i, *made_snippet(last[1], k, h)))
     finally:
         r.close()
     return out

@@ -168,6 +168,10 @@ class FastRows:
                        offset=offset if offset >= 0 else None, member=None, call=call, block=block,
                        source=(self, self.src, pos, n, k))
 
+    def hits_again(self, raw: bytes, pos: int, h: Hit) -> list[Hit]:
+        """The hits of ``h``'s stored row ``raw`` (at ``pos``) made again the exact way, their snippets made."""
+        return list(self.decoded_hits(raw, pos, -1 if h.offset is None else h.offset, h.line, h.turn, FindStats()))
+
     def _read_text(self, raw: bytes) -> Optional[tuple[Any, ...]]:
         """The C ``text_row`` of a row of a type it reads as the codec would (:data:`READ_B`: not a generic row,
         which the codec may read otherwise), within the codec's limits; None: the row is decoded.  (A row the C
@@ -301,6 +305,16 @@ def text_shown(r: tuple[Any, ...]) -> list[Shown]:
     return []
 
 
+def made_snippet(got: list[Hit], k: int, h: Hit) -> tuple[str, tuple[int, int]]:
+    """(snippet, span) of ``h``, the ``k``-th hit of its row, from ``got``, the row's hits made again
+    (:meth:`FastRows.hits_again`); ``("", (0, 0))`` where the row no longer holds it (the file changed under the
+    find: no snippet to show)."""
+    g = got[k] if k < len(got) else None
+    if g is None or (g.seq, g.kind, g.start, g.end) != (h.seq, h.kind, h.start, h.end):
+        return "", (0, 0)
+    return g.snippet, g.span
+
+
 class LazyHit(Hit):
     """A :class:`Hit` whose snippet (and its span) is made when first read: its row read again from the file
     and its hits made the exact way (:meth:`FastRows.decoded_hits`), the ``k``-th of them giving it.  A copy
@@ -334,14 +348,9 @@ class LazyHit(Hit):
                         raw = os.pread(f.fileno(), n, pos)
                 except OSError:
                     raw = b""
-            got = list(fr.decoded_hits(raw, pos, -1 if self.offset is None else self.offset, self.line, self.turn,
-                                       FindStats()))
+            got = fr.hits_again(raw, pos, self)
             fr.last_row = (pos, n), got
-        h = got[k] if k < len(got) else None
-        if h is None or (h.seq, h.kind, h.start, h.end) != (self.seq, self.kind, self.start, self.end):
-            self.snippet, self.span = "", (0, 0)     # (the file changed under the find: no snippet to show)
-            return
-        self.snippet, self.span = h.snippet, h.span
+        self.snippet, self.span = made_snippet(got, k, self)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Hit):
