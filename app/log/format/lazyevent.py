@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from . import fastrows as fr
-from .model import EVENT_TYPES, Event
+from .model import Event
 
 _DATA = Event.__dict__["data"]          # the field's slot (LazyEvent's ``data`` is a property over it)
 _UNREAD: Any = object()                 # ``data`` not decoded yet
@@ -54,9 +54,6 @@ class LazyEvent(Event, kw_only=True, dict=True):
         _DATA.__set__(self, d)
         self.lean = None
         return d
-
-
-EVENT_TYPES.add(LazyEvent)
 
 
 def lean_event(codec: Any, decs: dict[bytes, Any], raw: bytes, pos: Any, offset: int, line: Optional[int]) -> Optional[LazyEvent]:

@@ -151,11 +151,8 @@ class Header(msgspec.Struct, kw_only=True, omit_defaults=True):
 Item = Union[Event, BadRow]
 
 
-EVENT_TYPES: set[type] = {Event}      # and an event decoded when first read (app/log/format/lazyevent.py)
-
-
 def is_event(item: object) -> TypeIs[Event]:
-    return type(item) in EVENT_TYPES
+    return isinstance(item, Event)      # (an Event, or one decoded when first read: app/log/format/lazyevent.py)
 
 
 # --------------------------------------------------------------------------- typed payloads
