@@ -34,22 +34,14 @@ class ScanFailed(ChildFailed):
     """The scan process reported an error or died."""
 
 
-def heap_trimmer() -> Optional[Callable[[], None]]:
+def heap_trimmer() -> Optional[Callable[[], bool]]:
     """glibc's ``malloc_trim(0)`` (None: not glibc).  The background pass calls it with the progress message after
     each :data:`TRIM_EVERY` bytes read (issue 36; with every message, 25 a second, the pages given back and taken
     again cost ~9 % CPU): the pass's rows are short-lived objects among a few long-lived ones,
     so the freed memory stays scattered in the heap; on a 1 GB v0 log 12.5 of its 18.8 MB were free at the end,
     resident, and the child's anonymous memory grew with the log (trimmed: 35.5 -> 24.4 MB)."""
-    try:
-        import ctypes
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
-        return None
-    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-
-    def call() -> None:
-        trim(0)
-    return call
+    from ..log.heap import give_back, glibc
+    return give_back if glibc() is not None else None
 
 
 def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], send: Callable[[Any], None],

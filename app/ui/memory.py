@@ -8,28 +8,15 @@ no-ops where the C library is not glibc.  ``trim`` also drops the source lines P
 hook left in ``linecache``."""
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import linecache
-from typing import Any, Optional
+
+from ..log.heap import give_back, glibc
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
 MMAP_THRESHOLD = 512 << 10     # blocks from this size up: a map of their own, unmapped when freed
 TRIM_THRESHOLD = 1 << 20       # free memory at the top of a heap beyond this: given back at once
-_libc: Optional[Any] = None
-
-
-def _glibc() -> Optional[Any]:
-    global _libc
-    if _libc is None:
-        try:
-            lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-            _libc = lib if hasattr(lib, "malloc_trim") and hasattr(lib, "mallopt") else False
-        except OSError:
-            _libc = False
-    return _libc or None
 
 
 def limit_arenas(n: int = 2) -> bool:
@@ -42,7 +29,7 @@ def limit_arenas(n: int = 2) -> bool:
     back free pages inside the heaps but not the top of a thread's arena (issue 36: 14.6 MB of a
     15.7 MB worker arena free and resident after the outline of a 4.5 GB log).  Fixed values turn
     that off: big blocks are mapped and unmapped, a heap's free top goes back at once."""
-    lib = _glibc()
+    lib = glibc()
     if lib is None:
         return False
     ok = bool(lib.mallopt(M_ARENA_MAX, n))
@@ -65,5 +52,4 @@ def trim() -> bool:
     """Forget cached source lines, and give the heap's free pages back to the system; True when
     some pages were."""
     forget_source_lines()
-    lib = _glibc()
-    return bool(lib is not None and lib.malloc_trim(0))
+    return give_back()
