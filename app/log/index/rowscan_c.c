@@ -4555,6 +4555,178 @@ out:
 }
 /* ---- end findc ---- */
 
+/* ---- passc: the background pass's rows of a segment in one call (issue 29; owner: the passc helper) ----
+ * ahead_rows(data, types, max_row, max_depth) -> bytes: the complete rows of data (each ended by a newline; the
+ *   bytes after the last newline are not read) as int64 records of AH_W fields, native order:
+ *   start, end (the row is data[start:end], its newline at end), info, seq, turn, step.
+ *   info: bits 0-7 the index in types (a tuple of bytes) of the row's type when the row starts with {"type":" and
+ *   the bytes up to the next quote are that type (255: none); AH_REFUSED the row screen (tl_refused: screen_row)
+ *   refuses a typed row; AH_NEEDLE a typed row holds one of the surface index's needles ("surfaceOp"
+ *   "sourceEventSeqs" "compaction/ "step/ "image/offload"; only typed rows are screened and searched); bits 12-14 a canonical row's shape
+ *   (AH_STEP_START, AH_STEP_END, AH_TURN_START, AH_TURN_END: its type in types, exactly
+ *   {"type":"T","seq":S,"time":M,"data":{"turn":A[,"step":B]}} or, a turn/end,
+ *   {"type":"turn/end","seq":S,"time":M,"data":{"turn":A,"reason":{"kind":"completed"}}}, no blank, S A B M
+ *   plain integers of at most 15 digits, no leading zero), with seq, turn, step read (else -1).
+ *   The interpreted definition: app/log/query/ahead_scan.py ahead_rows_py; tests/test_ahead_scan.py holds the two
+ *   equal.  The bytes are read with the GIL let go. */
+#define AH_W 6
+#define AH_NONE 255
+#define AH_REFUSED 256
+#define AH_NEEDLE 512
+#define AH_SHIFT 12
+#define AH_MAX_TYPES 64
+
+static const char *const AH_SHAPES[] = {"step/start", "step/end", "turn/start", "turn/end"};
+
+static int ah_needle(P d, Py_ssize_t a, Py_ssize_t b) {
+    while (a < b) {
+        const unsigned char *q = memchr(d + a, '"', (size_t)(b - a));
+        if (q == NULL)
+            return 0;
+        a = q - d + 1;
+        switch (a < b ? d[a] : 0) {          /* (the byte after the quote picks the needles to compare) */
+        case 's':
+            if ((b - a >= 10 && memcmp(d + a, "surfaceOp\"", 10) == 0)
+                || (b - a >= 16 && memcmp(d + a, "sourceEventSeqs\"", 16) == 0)
+                || (b - a >= 5 && memcmp(d + a, "step/", 5) == 0))
+                return 1;
+            break;
+        case 'c':
+            if (b - a >= 11 && memcmp(d + a, "compaction/", 11) == 0)
+                return 1;
+            break;
+        case 'i':
+            if (b - a >= 14 && memcmp(d + a, "image/offload\"", 14) == 0)
+                return 1;
+            break;
+        default:
+            break;
+        }
+    }
+    return 0;
+}
+
+/* a plain integer of 1-15 digits at d[*i] (before e), no leading zero: its value, *i past it; else -1 */
+static long long ah_uint(P d, Py_ssize_t *i, Py_ssize_t e) {
+    Py_ssize_t k = *i;
+    long long v = 0;
+    while (k < e && d[k] >= '0' && d[k] <= '9' && k - *i < 16)
+        v = v * 10 + (d[k++] - '0');
+    Py_ssize_t n = k - *i;
+    if (n == 0 || n > 15 || (n > 1 && d[*i] == '0') || (k < e && d[k] >= '0' && d[k] <= '9'))
+        return -1;
+    *i = k;
+    return v;
+}
+
+static int ah_lit2(P d, Py_ssize_t *i, Py_ssize_t e, const char *s) {
+    Py_ssize_t n = (Py_ssize_t)strlen(s);
+    if (e - *i < n || memcmp(d + *i, s, (size_t)n) != 0)
+        return 0;
+    *i += n;
+    return 1;
+}
+
+/* the canonical shape (1-4) of the row d[i:e] whose type ends at i (its closing quote), reading seq/turn/step */
+static int ah_canon(P d, Py_ssize_t i, Py_ssize_t e, int shape, long long *out) {
+    long long seq, turn, step = -1;
+    if (!ah_lit2(d, &i, e, "\",\"seq\":") || (seq = ah_uint(d, &i, e)) < 0 || !ah_lit2(d, &i, e, ",\"time\":")
+        || ah_uint(d, &i, e) < 0 || !ah_lit2(d, &i, e, ",\"data\":{\"turn\":") || (turn = ah_uint(d, &i, e)) < 0)
+        return 0;
+    if (shape <= 2) {
+        if (!ah_lit2(d, &i, e, ",\"step\":") || (step = ah_uint(d, &i, e)) < 0 || !ah_lit2(d, &i, e, "}}"))
+            return 0;
+    } else if (shape == 3) {
+        if (!ah_lit2(d, &i, e, "}}"))
+            return 0;
+    } else if (!ah_lit2(d, &i, e, ",\"reason\":{\"kind\":\"completed\"}}}"))
+        return 0;
+    if (i != e)
+        return 0;
+    out[0] = seq;
+    out[1] = turn;
+    out[2] = step;
+    return 1;
+}
+
+static PyObject *ahead_rows(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    PyObject *types;
+    Py_ssize_t max_row;
+    int max_depth;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*O!ni", &view, &PyTuple_Type, &types, &max_row, &max_depth))
+        return NULL;
+    Py_ssize_t nt = PyTuple_GET_SIZE(types);
+    const char *tp[AH_MAX_TYPES];
+    Py_ssize_t tn[AH_MAX_TYPES];
+    int tshape[AH_MAX_TYPES];
+    if (nt > AH_MAX_TYPES) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "ahead_rows: too many types");
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < nt; k++) {
+        PyObject *t = PyTuple_GET_ITEM(types, k);
+        if (!PyBytes_Check(t)) {
+            PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_TypeError, "ahead_rows: types must be bytes");
+            return NULL;
+        }
+        tp[k] = PyBytes_AS_STRING(t);
+        tn[k] = PyBytes_GET_SIZE(t);
+        tshape[k] = 0;
+        for (int s = 0; s < 4; s++)
+            if (tn[k] == (Py_ssize_t)strlen(AH_SHAPES[s]) && memcmp(tp[k], AH_SHAPES[s], (size_t)tn[k]) == 0)
+                tshape[k] = s + 1;
+    }
+    P d = (P)view.buf;
+    Py_ssize_t n = view.len, rows = 0;
+    for (const unsigned char *q = d; (q = memchr(q, '\n', (size_t)(d + n - q))) != NULL; q++)
+        rows++;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, rows * AH_W * (Py_ssize_t)sizeof(long long));
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    long long *w = (long long *)PyBytes_AS_STRING(out);
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t a = 0;
+    for (Py_ssize_t r = 0; r < rows; r++, w += AH_W) {
+        const unsigned char *q = memchr(d + a, '\n', (size_t)(n - a));
+        Py_ssize_t e = q - d;                  /* (rows counted above: there is one) */
+        long long info = AH_NONE, f[3] = {-1, -1, -1};
+        if (e - a > 9 && memcmp(d + a, "{\"type\":\"", 9) == 0) {
+            const unsigned char *z = memchr(d + a + 9, '"', (size_t)(e - a - 9));
+            if (z != NULL) {
+                Py_ssize_t tl = z - d - a - 9;
+                for (Py_ssize_t k = 0; k < nt; k++)
+                    if (tn[k] == tl && memcmp(tp[k], d + a + 9, (size_t)tl) == 0) {
+                        info = k;
+                        if (tl_refused(d, a, e, max_row, max_depth))
+                            info |= AH_REFUSED;
+                        else if (tshape[k] && ah_canon(d, z - d, e, tshape[k], f))
+                            info |= (long long)tshape[k] << AH_SHIFT;
+                        if (ah_needle(d, a, e))
+                            info |= AH_NEEDLE;
+                        break;
+                    }
+            }
+        }
+        w[0] = a;
+        w[1] = e;
+        w[2] = info;
+        w[3] = f[0];
+        w[4] = f[1];
+        w[5] = f[2];
+        a = e + 1;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return out;
+}
+/* ---- end passc ---- */
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "rowscan.scan, in C (see the module's source)."},
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
@@ -4582,6 +4754,7 @@ static PyMethodDef methods[] = {
     {"brackets", brackets, METH_O, "raw.count(b'[') + raw.count(b'{') in one pass (find section)."},
     {"find_ascii", find_ascii, METH_VARARGS, "find_folded of an ASCII needle, 16 places a step (find section)."},
     {"text_hits", text_hits, METH_VARARGS, "Whole-log find's text hits of a window's candidate rows (findc section)."},
+    {"ahead_rows", ahead_rows, METH_VARARGS, "The background pass's rows of a segment (passc section)."},
     {NULL, NULL, 0, NULL},
 };
 

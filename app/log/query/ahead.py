@@ -28,7 +28,8 @@ from ..format.lazyrows import PACKED_PREFIXES, lazy_row
 from ..format.fastrows import MESSAGE
 from ..format.model import is_event
 from .ahead_lean import LeanChecks, lean_block
-from .ahead_rows import SURFACE_TYPES, LeanRows
+from .ahead_rows import SURFACE_TYPES, LeanRows, Row
+from .ahead_scan import batch_rows
 from .outline import Outline, OutlineBuilder, TurnEntry
 from .outline_packed import TurnSpool
 
@@ -47,6 +48,11 @@ class Ahead:
     surface_end: ScanEnd          # where the surface scan stopped (the surface cache's ``upto``)
     outline: Outline
     complete: bool                # False: cancelled before the end (only the outline says how far it got)
+
+
+def hit(raw: bytes) -> bool:
+    """The row's bytes hold one of the surface needles (``_surface_rows``'s byte test)."""
+    return _N0 in raw or _N1 in raw or _N2 in raw or _N3 in raw or _N4 in raw
 
 
 class _Surface:
@@ -70,24 +76,25 @@ class _Surface:
         if not complete:
             end.pos, end.line = pos, line
             return
-        if _N0 in raw or _N1 in raw or _N2 in raw or _N3 in raw or _N4 in raw:
+        if hit(raw):
             for ev in got():
                 if is_event(ev):
                     self.idx.apply(ev)
 
-    def lean(self, pos: Any, line: Optional[int], raw: bytes, typ: str, seq: int, empty: bool = False) -> None:
+    def lean(self, pos: Any, line: Optional[int], hit: bool, nbytes: int, typ: str, seq: int,
+             empty: bool = False) -> None:
         """:meth:`row` of a complete row of ``ahead_rows.LEAN_TYPES`` (a non-surface event: only counted, a step
-        boundary marks the fold) or ``ahead_rows.SURFACE_TYPES`` (an append; ``empty``: an assistant message with
-        no content) without its event."""
+        boundary marks the fold) or ``ahead_rows.SURFACE_TYPES`` (an append of ``nbytes`` stored; ``empty``: an
+        assistant message with no content) without its event; ``hit``: its bytes hold one of the needles."""
         if self.cut is not None and pos >= self.cut:
             self.end.pos, self.end.line = pos, line
             self.stopped = True
-        elif _N0 in raw or _N1 in raw or _N2 in raw or _N3 in raw or _N4 in raw:
+        elif hit:
             idx = self.idx
             if typ in ("step/start", "step/end"):
                 idx.lean_step(typ, seq)
             elif typ in SURFACE_TYPES:          # (an append: ``ahead_rows``; an assistant message with no content
-                idx.lean_append(seq, empty, len(raw))     # is an empty one)
+                idx.lean_append(seq, empty, nbytes)       # is an empty one)
             else:
                 idx.events += 1
                 if seq > idx.last_seq:
@@ -104,72 +111,95 @@ class _Surface:
         return self.idx
 
 
+class AheadPass:
+    """The state of one pass: the three builders, whether the checkpoints still run, the rows read so far."""
+
+    def __init__(self, reader: LogReader, cancel: Optional[Callable[[], bool]], every: int,
+                 sink: Optional[Callable[[Checkpoint], None]], fast: bool) -> None:
+        self.reader, self.cancel, self.fast = reader, cancel, fast
+        self.ob = ob = OutlineBuilder(reader)
+        ob.turns = cast(list[TurnEntry], TurnSpool())     # (each turn packed once final: issue 36)
+        ob.checks = LeanChecks()            # (the same load checks, the common case at C level)
+        self.cb = cb = CheckpointBuilder(reader, every, ob.checks)   # (the load checks: the outline applies them first)
+        cb.sink = sink
+        self.su = _Surface(reader)
+        self.lean = LeanRows(reader, ob, cb)     # (plain rows from their lean records, when they are well-formed)
+        if not fast:
+            self.lean.decs = {}
+        self.types = tuple(self.lean.decs)      # (the row types :func:`ahead_scan.batch_rows` reads lean)
+        self.cp_on = True
+        self.n = 0
+
+    def rows(self, seg: Segment) -> Optional[int]:
+        """The rows of ``seg``, one at a time; -> its complete rows, None: cancelled."""
+        nl = 0
+        cancel = self.cancel
+        for row in seg.split_rows():
+            self.n += 1
+            nl += row[4]
+            if cancel is not None and self.n % CANCEL_ROWS == 0 and cancel():
+                return None
+            self.row(row)
+        return nl
+
+    def row(self, row: Row) -> None:
+        """One row: a clean packed row as its block, a plain row from its lean record, any other decoded whole."""
+        reader, ob, cb, su, lean = self.reader, self.ob, self.cb, self.su, self.lean
+        pos, off, line, raw, complete = row
+        blk = lean_block(reader, raw, line, off) if self.fast and complete and raw.startswith(PACKED_PREFIXES) \
+            else None
+        if blk is not None:             # (a clean packed row: its members only count, nothing decodes them)
+            assert blk.n is not None
+            ob.block(blk.seq0, blk.n, line, off)
+            self.cp_on = self.cp_on and cb.item(blk)
+            if not su.stopped:
+                su.row(pos, line, raw, complete, lambda: reader.decode_split_row(row))
+            return
+        rec = lean.record(raw) if complete and lean.decs else None
+        if rec is not None:
+            self.cp_on = lean.take(rec, pos, off, line, row, self.cp_on)
+            if not su.stopped:
+                su.lean(pos, line, hit(raw), len(raw), rec.T, rec.seq, rec.K == MESSAGE and not rec.data.message.content)
+            return
+        got = reader.decode_split_row(row, ob.problems)
+        for it in got:
+            if is_event(it):
+                ob.event(it)
+        if self.cp_on:
+            if complete and raw.startswith(PACKED_PREFIXES):
+                lazy = lazy_row(reader, pos, off, line, raw, complete)
+            else:
+                lazy = [it for it in got if is_event(it)] if complete and raw.strip() else []
+            self.cp_on = all(cb.item(it) for it in lazy)
+        if not su.stopped:
+            su.row(pos, line, raw, complete, lambda: got)
+
+
 def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]] = None,
                 cancel: Optional[Callable[[], bool]] = None, every: int = EVERY,
                 sink: Optional[Callable[[Checkpoint], None]] = None, fast: bool = True) -> Ahead:
     """The checkpoints, the surface index and the outline of ``reader``'s log from one forward read.
     ``sink``: where each checkpoint goes once final (the product then holds only the points not yet given);
     ``fast=False``: every row decoded whole, none read lean (the tests compare the two ways)."""
-    ob = OutlineBuilder(reader)
-    ob.turns = cast(list[TurnEntry], TurnSpool())     # (each turn packed once final: issue 36)
-    ob.checks = LeanChecks()            # (the same load checks, the common case at C level)
-    cb = CheckpointBuilder(reader, every, ob.checks)    # (the load checks: the outline applies them to every event first)
-    cb.sink = sink
-    su = _Surface(reader)
-    lean = LeanRows(reader, ob, cb)      # (plain rows from their lean records, when they are well-formed)
-    if not fast:
-        lean.decs = {}
+    p = AheadPass(reader, cancel, every, sink, fast)
+    ob, cb, su = p.ob, p.cb, p.su
     if reader.fatal:
         return Ahead(cb.cps, su.finish(), su.end, ob.finish(True), True)
     total = max(1, reader.physical_total())
     vp = ReadPath(reader)               # dsh's read-path rules (the outline's refusals) see the same segments
-    problems = ob.problems
-    cp_on = True
-    n = 0
     for seg in reader.source.forward():
         vp.segment(seg)
         if seg.bad:
-            for it in reader.decode_segment(seg, problems):      # (the corrupt-frame problem; no events)
+            for it in reader.decode_segment(seg, ob.problems):      # (the corrupt-frame problem; no events)
                 if is_event(it):
                     ob.event(it)
-            cp_on = cp_on and cb.segment(seg, ())
+            p.cp_on = p.cp_on and cb.segment(seg, ())
             continue
-        if cp_on:
+        if p.cp_on:
             cb.segment(seg, ())                # (a checkpoint at this segment's start, if one is due)
-        nl = 0
-        for row in seg.split_rows():
-            n += 1
-            nl += row[4]
-            if cancel is not None and n % CANCEL_ROWS == 0 and cancel():
-                return Ahead(cb.cps, su.idx, su.end, ob.finish(False), False)
-            pos, off, line, raw, complete = row
-            blk = lean_block(reader, raw, line, off) if fast and complete and raw.startswith(PACKED_PREFIXES) \
-                else None
-            if blk is not None:             # (a clean packed row: its members only count, nothing decodes them)
-                assert blk.n is not None
-                ob.block(blk.seq0, blk.n, line, off)
-                cp_on = cp_on and cb.item(blk)
-                if not su.stopped:
-                    su.row(pos, line, raw, complete, lambda: reader.decode_split_row(row))
-                continue
-            rec = lean.record(raw) if complete and lean.decs else None
-            if rec is not None:
-                cp_on = lean.take(rec, pos, off, line, row, cp_on)
-                if not su.stopped:
-                    su.lean(pos, line, raw, rec.T, rec.seq, rec.K == MESSAGE and not rec.data.message.content)
-                continue
-            got = reader.decode_split_row(row, problems)
-            for it in got:
-                if is_event(it):
-                    ob.event(it)
-            if cp_on:
-                if complete and raw.startswith(PACKED_PREFIXES):
-                    lazy = lazy_row(reader, pos, off, line, raw, complete)
-                else:
-                    lazy = [it for it in got if is_event(it)] if complete and raw.strip() else []
-                cp_on = all(cb.item(it) for it in lazy)
-            if not su.stopped:
-                su.row(pos, line, raw, complete, lambda: got)
+        nl = batch_rows(p, seg) if p.types and seg.rows is None else p.rows(seg)
+        if nl is None:
+            return Ahead(cb.cps, su.idx, su.end, ob.finish(False), False)
         if not su.stopped:
             su.segment_end(seg, nl)
         if progress:

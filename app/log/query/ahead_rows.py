@@ -104,9 +104,7 @@ class LeanRows:
         ob, seq, typ, d, k = self.ob, rec.seq, rec.T, rec.data, rec.K
         ob.events += 1
         if seq != ob.expected:
-            ob.problems.append(Problem(code="seq-gap" if seq > ob.expected else "seq-order",
-                                       message=f"seq {seq} where {ob.expected} was expected", seq=seq, line=line,
-                                       offset=off if off >= 0 else None))
+            seq_problem(ob, seq, line, off)
         ob.expected = seq + 1
         if seq > ob.last_seq:
             ob.last_seq = seq
@@ -220,6 +218,13 @@ class RowEvent:
             else:
                 raise RuntimeError(f"seq {self.seq} is not in its row")
         return getattr(ev, name)
+
+
+def seq_problem(ob: OutlineBuilder, seq: int, line: Optional[int], off: int) -> None:
+    """The outline's problem of an event whose seq is not the one expected (``OutlineBuilder.event``'s)."""
+    ob.problems.append(Problem(code="seq-gap" if seq > ob.expected else "seq-order",
+                               message=f"seq {seq} where {ob.expected} was expected", seq=seq, line=line,
+                               offset=off if off >= 0 else None))
 
 
 def _prompt(cur: TurnEntry, seq: int, raw: bytes) -> None:
