@@ -429,6 +429,20 @@ class AttemptTracker:
         self._last[key] = a
         self._last_new.add(key)
 
+    def at_rest(self) -> bool:
+        """Nothing open, looked up for a part or changed since the last :meth:`prune` (or a fresh tracker): where a
+        turn of committed settlements may be applied by :meth:`committed` (the timeline's whole turns in C)."""
+        return not self.open_attempts and self.misses is None and not self._last_new \
+            and self._stable == len(self.attempts) and (self._last_stable or not self._last)
+
+    def committed(self, keys: list[_StepKey]) -> None:
+        """At rest (:meth:`at_rest`): what :meth:`settle` of one committed ``assistant/message`` per step key of
+        ``keys`` (no failed attempt among them) and then :meth:`prune` leave."""
+        for k in keys:
+            self._last.pop(k, None)
+        self.pruned += len(keys)
+        self._last_stable = True
+
     def carried(self) -> tuple[bool, set[_StepKey]]:
         """(whether an attempt is open, the step keys of the last attempts kept): what a pass over a later
         part of the log would not know."""

@@ -849,23 +849,30 @@ static int tl_flush(PyObject *out, TlRun *r) {
 
 /* (the tlc helper) a settlement row read by tl_settle: its tuple, None when not taken, NULL on an error */
 static PyObject *tl_settle_row(P d, Py_ssize_t q, Py_ssize_t nl, int code, int max_depth);
+/* (the tlc2 section) a whole turn from its turn/start row (flags & 16; flags & 32: the log has times) */
+#define T2_TURN 16
+#define T2_TIMED 32
+static PyObject *tl_turn(P d, Py_ssize_t p, Py_ssize_t stop, const TlRun *ts, PyObject *skip, int flags,
+                         int max_depth, Py_ssize_t max_row, long long index, Py_ssize_t *end, long long *rows);
 
 static PyObject *tl_scan(PyObject *self, PyObject *args) {
     PyObject *data, *skip;
-    Py_ssize_t stop, max_row, max_members;
+    Py_ssize_t stop, max_row, max_members, start = 0;
+    long long index = 0;
     int flags, max_depth;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OnO!iinn", &data, &stop, &PyList_Type, &skip, &flags, &max_depth, &max_row,
-                          &max_members))
+    if (!PyArg_ParseTuple(args, "OnO!iinn|nL", &data, &stop, &PyList_Type, &skip, &flags, &max_depth, &max_row,
+                          &max_members, &start, &index))
         return NULL;
     Py_buffer view;
     if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
         return NULL;
     PyObject *out = PyList_New(0);
-    if (out == NULL || stop < 0 || stop > view.len || max_depth < 0 || max_depth >= TL_STRICT) {
+    if (out == NULL || stop < 0 || stop > view.len || start < 0 || start > stop || index < 0 || max_depth < 0
+        || max_depth >= TL_STRICT) {
         PyBuffer_Release(&view);
         if (out != NULL)
-            PyErr_SetString(PyExc_ValueError, "stop is outside the buffer, or max_depth outside [0, 2**24)");
+            PyErr_SetString(PyExc_ValueError, "start or stop is outside the buffer, or max_depth outside [0, 2**24)");
         Py_XDECREF(out);
         return NULL;
     }
@@ -873,8 +880,7 @@ static PyObject *tl_scan(PyObject *self, PyObject *args) {
     Py_ssize_t n_skip = PyList_GET_SIZE(skip);
     TlRun run = {0, 0, 0, 0, 0, 0};
     int open = 0;
-    long long index = 0;
-    for (Py_ssize_t p = 0; p < stop; index++) {
+    for (Py_ssize_t p = start; p < stop; index++) {
         P hit = memchr(d + p, '\n', (size_t)(stop - p));
         if (hit == NULL)
             break;
@@ -917,6 +923,23 @@ static PyObject *tl_scan(PyObject *self, PyObject *args) {
                 if (open && tl_flush(out, &run) < 0)
                     goto fail;
                 open = 0;
+                if (r.n == 2 && (flags & T2_TURN)) {         /* (tlc2) the whole turn, read in C when it can be */
+                    Py_ssize_t end = p;
+                    long long rows = 0;
+                    PyObject *t = tl_turn(d, p, stop, &r, skip, flags, max_depth, max_row, index, &end, &rows);
+                    if (t == NULL)
+                        goto fail;
+                    if (t != Py_None) {
+                        int bad = PyList_Append(out, t);
+                        Py_DECREF(t);
+                        if (bad < 0)
+                            goto fail;
+                        p = end;
+                        index += rows - 1;
+                        continue;
+                    }
+                    Py_DECREF(t);
+                }
                 PyObject *t = r.n < 2 ? Py_BuildValue("(iLLLL)", (int)r.n, r.seq0, r.t0, r.turn, r.step)
                     : Py_BuildValue("(iLLLO)", (int)r.n, r.seq0, r.t0, r.turn, Py_None);
                 if (t == NULL || PyList_Append(out, t) < 0) {
@@ -4727,13 +4750,1089 @@ static PyObject *ahead_rows(PyObject *self, PyObject *args) {
 }
 /* ---- end passc ---- */
 
+/* ---- tlc2: a whole turn's spans built in C (issue 31; owner: the tlc2 helper) ----
+ * tl_turn (called by tl_scan, flags & 16, at a turn/start row in the writer's layout): the rows from it to its turn/end
+ * read and their spans built here, when every row between is one of: a row of a skipped type (not read, as tl_scan);
+ * step/start, step/end (tl_small's layout); an assistant/message that tl_settle takes, with a stream; a tool/call in
+ * the writer's exact layout; a tool/result whose every field the timeline's lean record reads or checks is of a type
+ * taken here (t2_result); a turn/end in the writer's layout with a reason {"kind": a string}; all of that turn, seqs
+ * increasing, each at most max_row bytes, and the turn ending clean (no step, call or tool span left open).  Else
+ * None: tl_scan goes on with the turn/start row as before.  What it gives (t2_item) is what app.log.query.timeline's
+ * Builder gives for those rows from a clean state (Builder.turn_c checks that state and applies the rest; the Builder
+ * is the definition: tests/test_timeline_tlc2.py holds the two equal), with the attempts' model and contextWindow left
+ * to the Builder (the state of the pass). */
+#define T2_MAX 64                      /* open steps, held tool groups and open calls at once, at most */
+#define T2_HOURS6 (6LL * 3600 * 1000)
+
+enum { K_kind, K_seq, K_endSeq, K_start, K_end, K_durationMs, K_label, K_turn, K_step, K_note, K_name, K_callId,
+       K_status, K_error, K_overlaps, K_childSession, K_reason, K_dispatchSeq, K_dispatchType, K_firstChunkSeq,
+       K_ttftMs, K_decodeMs, K_tokens, K_tps, K_finish, K_messageSeq, K_model, K_contextWindow, K_input, K_output,
+       K_cacheRead, K_cacheWrite, K_reasoning,
+       V_turn, V_step, V_attempt, V_tool, V_subagent, V_committed, V_interrupted, V_ok, V_error, V_notstarted,
+       V_stepstart, V_notimes, V_missing, V_none, V_q, T2_NS };
+static const char *T2_S[] = {"kind", "seq", "endSeq", "start", "end", "durationMs", "label", "turn", "step", "note",
+    "name", "callId", "status", "error", "overlaps", "childSession", "reason", "dispatchSeq", "dispatchType",
+    "firstChunkSeq", "ttftMs", "decodeMs", "tokens", "tps", "finish", "messageSeq", "model", "contextWindow", "input",
+    "output", "cacheRead", "cacheWrite", "reasoning",
+    "turn", "step", "attempt", "tool", "subagent", "committed", "interrupted", "ok", "error", "not-started",
+    "step/start", "no times: an envelope-free snapshot (every time is 0)", "time missing (0)", "None", "?"};
+static PyObject *T2[T2_NS];
+
+static int t2_init(void) {
+    if (T2[0] != NULL)
+        return 0;
+    for (int k = 0; k < T2_NS; k++)
+        if ((T2[k] = PyUnicode_InternFromString(T2_S[k])) == NULL)
+            return -1;
+    return 0;
+}
+
+typedef struct { long long s, seq, time; } T2Step;
+typedef struct { Py_ssize_t ca, cb, na, nb; long long seq, time, step; } T2Call;
+typedef struct { long long s; PyObject *list; } T2Held;
+typedef struct {
+    P d;
+    int timed, max_depth;
+    long long turn, last_time, prev_seq;
+    int have_disp;
+    long long disp_seq, disp_time;
+    int have_prompt;
+    long long first_prompt, last_prompt;
+    T2Step steps[T2_MAX];
+    int nsteps;
+    T2Call calls[T2_MAX];
+    int ncalls;
+    T2Held held[T2_MAX];
+    int nheld;
+    PyObject *out, *atts, *seqs;
+} T2Ctx;
+
+/* d[a:b] (a JSON string's bytes with no escape, its quotes excluded) as str */
+static PyObject *t2_str(P d, Py_ssize_t a, Py_ssize_t b) {
+    return PyUnicode_DecodeUTF8((const char *)d + a, b - a, "strict");
+}
+
+static int t2_set(PyObject *sp, PyObject *key, PyObject *v) {          /* (v: stolen) */
+    if (v == NULL)
+        return -1;
+    int bad = PyDict_SetItem(sp, key, v);
+    Py_DECREF(v);
+    return bad;
+}
+
+static PyObject *t2_time(int has, long long t) {
+    return has && t > 0 ? PyLong_FromLongLong(t) : Py_NewRef(Py_None);
+}
+
+/* timeline's span_ms: 1 and *ms, or 0 and *note (a new reference, NULL on an error) */
+static int t2_ms(int hs, long long s, int he, long long e, long long *ms, PyObject **note) {
+    *note = NULL;
+    if (hs && he && s > 0 && e > 0) {
+        long long dt = e - s;
+        if (dt > T2_HOURS6) {
+            *note = PyUnicode_FromFormat("implausible (%lld ms): times come from different clocks", dt);
+            return 0;
+        }
+        if (dt >= 0) {
+            *ms = dt;
+            return 1;
+        }
+        *note = PyUnicode_FromFormat("negative (%lld ms): times are not monotonic", dt);
+        return 0;
+    }
+    *note = Py_NewRef(T2[V_missing]);
+    return 0;
+}
+
+/* Builder.measure of a span whose end is a logged row */
+static int t2_measure(T2Ctx *c, PyObject *sp, int hs, long long s, long long e) {
+    if (!c->timed)
+        return t2_set(sp, T2[K_note], Py_NewRef(T2[V_notimes]));
+    long long ms;
+    PyObject *note;
+    if (t2_ms(hs, s, 1, e, &ms, &note))
+        return t2_set(sp, T2[K_durationMs], PyLong_FromLongLong(ms));
+    return t2_set(sp, T2[K_note], note);
+}
+
+/* {kind, seq, endSeq, start, end, durationMs: None, label} (label: stolen) */
+static PyObject *t2_span(int kind, long long seq, long long end_seq, int hs, long long st, long long en,
+                         PyObject *label) {
+    PyObject *sp = label == NULL ? NULL : PyDict_New();
+    if (sp == NULL || PyDict_SetItem(sp, T2[K_kind], T2[kind]) < 0 || t2_set(sp, T2[K_seq], PyLong_FromLongLong(seq)) < 0
+        || t2_set(sp, T2[K_endSeq], PyLong_FromLongLong(end_seq)) < 0 || t2_set(sp, T2[K_start], t2_time(hs, st)) < 0
+        || t2_set(sp, T2[K_end], t2_time(1, en)) < 0 || PyDict_SetItem(sp, T2[K_durationMs], Py_None) < 0
+        || PyDict_SetItem(sp, T2[K_label], label) < 0) {
+        Py_XDECREF(label);
+        Py_XDECREF(sp);
+        return NULL;
+    }
+    Py_DECREF(label);
+    return sp;
+}
+
+static int t2_append(PyObject *list, PyObject *v) {          /* (v: stolen) */
+    if (v == NULL)
+        return -1;
+    int bad = PyList_Append(list, v);
+    Py_DECREF(v);
+    return bad;
+}
+
+/* a key at d[i] (no escape) and the start of its value: the value's start, *k and *ke the key's quotes; -1 when not */
+static Py_ssize_t t2_key(P d, Py_ssize_t i, Py_ssize_t n, Py_ssize_t *k, Py_ssize_t *ke) {
+    int esc = 0;
+    *k = i;
+    *ke = tl_string(d, i, n, &esc);
+    if (*ke < 0 || esc)
+        return -1;
+    Py_ssize_t v = tl_ws(d, *ke, n);
+    if (v >= n || d[v] != ':')
+        return -1;
+    return tl_ws(d, v + 1, n);
+}
+
+/* after a member: the next key's start (1), the object's end (0, *i past the brace), or -1 */
+static int t2_next(P d, Py_ssize_t *i, Py_ssize_t n) {
+    Py_ssize_t j = tl_ws(d, *i, n);
+    if (j < n && d[j] == ',') {
+        *i = tl_ws(d, j + 1, n);
+        return 1;
+    }
+    if (j < n && d[j] == '}') {
+        *i = j + 1;
+        return 0;
+    }
+    return -1;
+}
+
+/* a string with no escape at v (its end, its bytes' range in *a and *b), a null (*a = -1), else -1 */
+static Py_ssize_t t2_plain_or_null(P d, Py_ssize_t v, Py_ssize_t n, Py_ssize_t *a, Py_ssize_t *b) {
+    Py_ssize_t e = LIT(d, v, n, "null");
+    *a = *b = -1;
+    if (e >= 0)
+        return e;
+    int esc = 0;
+    e = tl_string(d, v, n, &esc);
+    if (e < 0 || esc)
+        return -1;
+    *a = v + 1;
+    *b = e - 1;
+    return e;
+}
+
+static int t2_is(P d, Py_ssize_t a, Py_ssize_t b, const char *s) {
+    size_t n = strlen(s);
+    return a >= 0 && (size_t)(b - a) == n && memcmp(d + a, s, n) == 0;
+}
+
+/* a tool/result row read as the timeline reads it (Builder._on_result's inputs), from the quote closing its type */
+typedef struct {
+    long long seq, time;
+    Py_ssize_t cid_a, cid_b;            /* the call id it answers (a < 0: none) */
+    Py_ssize_t code_a, code_b;          /* error.code (a < 0: none) */
+    Py_ssize_t why_a, why_b;            /* the outcome's text after "error:" (a < 0 and err: "ERROR") */
+    int err, failed;                    /* an error object; the outcome is not "ok" */
+} T2Result;
+
+static Py_ssize_t t2_block(P d, Py_ssize_t i, Py_ssize_t n, int m, int *tool_error) {
+    /* a content block (an object) at i: type null or a plain string, id/toolCallId scalars, isError null/true/false */
+    if (i >= n || d[i] != '{')
+        return -1;
+    int g_type = 0, g_err = 0, is_tr = 0, err_true = 0;
+    Py_ssize_t k, ke;
+    i = tl_ws(d, i + 1, n);
+    if (i < n && d[i] == '}')
+        return i + 1;
+    for (;;) {
+        Py_ssize_t v = t2_key(d, i, n, &k, &ke), ve, a, b;
+        if (v < 0)
+            return -1;
+        if (tl_key_is(d, k, ke, "type")) {
+            ve = t2_plain_or_null(d, v, n, &a, &b);
+            if (g_type++ || ve < 0)
+                return -1;
+            is_tr = t2_is(d, a, b, "tool-result");
+        } else if (tl_key_is(d, k, ke, "isError")) {
+            ve = LIT(d, v, n, "true");
+            err_true = ve >= 0;
+            if (ve < 0)
+                ve = LIT(d, v, n, "false");
+            if (ve < 0)
+                ve = LIT(d, v, n, "null");
+            if (g_err++ || ve < 0)
+                return -1;
+        } else if (tl_key_is(d, k, ke, "id") || tl_key_is(d, k, ke, "toolCallId")) {
+            if (v >= n || d[v] == '{' || d[v] == '[')
+                return -1;
+            ve = tl_value(d, v, n, 5, m);
+        } else
+            ve = tl_value(d, v, n, 5, m);
+        if (ve < 0)
+            return -1;
+        i = ve;
+        int more = t2_next(d, &i, n);
+        if (more < 0)
+            return -1;
+        if (!more)
+            break;
+    }
+    if (is_tr && err_true)
+        *tool_error = 1;
+    return i;
+}
+
+/* the message object of a tool/result at i */
+static Py_ssize_t t2_message(P d, Py_ssize_t i, Py_ssize_t n, int m, T2Result *r, int *v4_error) {
+    int g_role = 0, g_src = 0, g_tci = 0, g_content = 0, g_err = 0, g_id = 0, role_tool = 0, is_err = 0;
+    int block_error = 0;
+    Py_ssize_t src_a = -1, src_b = -1, tci_a = -1, tci_b = -1, k, ke;
+    if (i >= n || d[i] != '{')
+        return -1;
+    i = tl_ws(d, i + 1, n);
+    if (i < n && d[i] == '}')
+        return -1;                                  /* (no role, no content) */
+    for (;;) {
+        Py_ssize_t v = t2_key(d, i, n, &k, &ke), ve, a, b;
+        if (v < 0)
+            return -1;
+        if (tl_key_is(d, k, ke, "role")) {
+            int esc = 0;
+            ve = tl_string(d, v, n, &esc);
+            if (g_role++ || ve < 0 || esc)
+                return -1;
+            role_tool = t2_is(d, v + 1, ve - 1, "tool");
+        } else if (tl_key_is(d, k, ke, "source")) {
+            if (g_src++)
+                return -1;
+            ve = LIT(d, v, n, "null");
+            if (ve < 0) {                           /* an object: callId null or a plain string, the rest any JSON */
+                if (v >= n || d[v] != '{')
+                    return -1;
+                int g_cid = 0;
+                Py_ssize_t j = tl_ws(d, v + 1, n);
+                if (j < n && d[j] == '}')
+                    ve = j + 1;
+                else
+                    for (;;) {
+                        Py_ssize_t w = t2_key(d, j, n, &k, &ke), we;
+                        if (w < 0)
+                            return -1;
+                        if (tl_key_is(d, k, ke, "callId")) {
+                            we = t2_plain_or_null(d, w, n, &src_a, &src_b);
+                            if (g_cid++)
+                                return -1;
+                        } else
+                            we = tl_value(d, w, n, 4, m);
+                        if (we < 0)
+                            return -1;
+                        j = we;
+                        int more = t2_next(d, &j, n);
+                        if (more < 0)
+                            return -1;
+                        if (!more) {
+                            ve = j;
+                            break;
+                        }
+                    }
+            }
+        } else if (tl_key_is(d, k, ke, "toolCallId")) {
+            ve = t2_plain_or_null(d, v, n, &tci_a, &tci_b);
+            if (g_tci++)
+                return -1;
+        } else if (tl_key_is(d, k, ke, "content")) {
+            if (g_content++ || v >= n || d[v] != '[')
+                return -1;
+            Py_ssize_t j = tl_ws(d, v + 1, n);
+            if (j < n && d[j] == ']')
+                ve = j + 1;
+            else
+                for (;;) {
+                    j = t2_block(d, j, n, m, &block_error);
+                    if (j < 0)
+                        return -1;
+                    j = tl_ws(d, j, n);
+                    if (j < n && d[j] == ',') {
+                        j = tl_ws(d, j + 1, n);
+                        continue;
+                    }
+                    if (j < n && d[j] == ']') {
+                        ve = j + 1;
+                        break;
+                    }
+                    return -1;
+                }
+        } else if (tl_key_is(d, k, ke, "isError")) {
+            ve = LIT(d, v, n, "true");
+            is_err = ve >= 0;
+            if (ve < 0)
+                ve = LIT(d, v, n, "false");
+            if (ve < 0)
+                ve = LIT(d, v, n, "null");
+            if (g_err++)
+                return -1;
+        } else if (tl_key_is(d, k, ke, "id")) {
+            ve = t2_plain_or_null(d, v, n, &a, &b);
+            if (g_id++)
+                return -1;
+        } else
+            ve = tl_value(d, v, n, 3, m);
+        if (ve < 0)
+            return -1;
+        i = ve;
+        int more = t2_next(d, &i, n);
+        if (more < 0)
+            return -1;
+        if (!more)
+            break;
+    }
+    if (!g_role || !g_content)
+        return -1;
+    if (src_a >= 0) {
+        r->cid_a = src_a;
+        r->cid_b = src_b;
+    } else {
+        r->cid_a = tci_a;
+        r->cid_b = tci_b;
+    }
+    *v4_error = (role_tool && is_err) || block_error;
+    return i;
+}
+
+/* the error object of a tool/result at i: code and kind null or plain strings (the rest any JSON) */
+static Py_ssize_t t2_error(P d, Py_ssize_t i, Py_ssize_t n, int m, T2Result *r) {
+    int g_code = 0, g_kind = 0;
+    Py_ssize_t kind_a = -1, kind_b = -1, k, ke;
+    r->err = 1;
+    i = tl_ws(d, i + 1, n);
+    if (i < n && d[i] == '}')
+        i++;
+    else
+        for (;;) {
+            Py_ssize_t v = t2_key(d, i, n, &k, &ke), ve;
+            if (v < 0)
+                return -1;
+            if (tl_key_is(d, k, ke, "code")) {
+                ve = t2_plain_or_null(d, v, n, &r->code_a, &r->code_b);
+                if (g_code++)
+                    return -1;
+            } else if (tl_key_is(d, k, ke, "kind")) {
+                ve = t2_plain_or_null(d, v, n, &kind_a, &kind_b);
+                if (g_kind++)
+                    return -1;
+            } else
+                ve = tl_value(d, v, n, 3, m);
+            if (ve < 0)
+                return -1;
+            i = ve;
+            int more = t2_next(d, &i, n);
+            if (more < 0)
+                return -1;
+            if (!more)
+                break;
+        }
+    /* tool_outcome: "error:" + (code or kind or "ERROR") */
+    if (r->code_a >= 0 && r->code_b > r->code_a) {
+        r->why_a = r->code_a;
+        r->why_b = r->code_b;
+    } else if (kind_a >= 0 && kind_b > kind_a) {
+        r->why_a = kind_a;
+        r->why_b = kind_b;
+    }
+    return i;
+}
+
+static int t2_result(P d, Py_ssize_t q, Py_ssize_t nl, int max_depth, T2Result *r) {
+    int m = max_depth | TL_STRICT;
+    int g_seq = 0, g_time = 0, g_data = 0, g_op = 0, g_ses = 0, g_ign = 0, v4_error = 0;
+    long long ses_n = -1, lo = 0, hi = 0;
+    Py_ssize_t k, ke;
+    memset(r, 0, sizeof(*r));
+    r->cid_a = r->code_a = r->why_a = -1;
+    Py_ssize_t i = tl_ws(d, q + 1, nl);
+    for (;;) {
+        if (i < nl && d[i] == '}') {
+            i = tl_ws(d, i + 1, nl);
+            break;
+        }
+        if (i >= nl || d[i] != ',')
+            return 0;
+        Py_ssize_t v = t2_key(d, tl_ws(d, i + 1, nl), nl, &k, &ke), ve;
+        if (v < 0)
+            return 0;
+        if (tl_key_is(d, k, ke, "seq")) {
+            ve = tl_int(d, v, nl, &r->seq);
+            if (g_seq++ || ve < 0 || r->seq < 0 || r->seq > TL_SAFE)
+                return 0;
+        } else if (tl_key_is(d, k, ke, "time")) {
+            ve = tl_int(d, v, nl, &r->time);
+            if (g_time++ || ve < 0)
+                return 0;
+        } else if (tl_key_is(d, k, ke, "surfaceOp")) {
+            ve = LIT(d, v, nl, "\"append\"");
+            if (g_op++ || ve < 0)
+                return 0;
+        } else if (tl_key_is(d, k, ke, "sourceEventSeqs")) {
+            ve = tl_seqarr(d, v, nl, &ses_n, &lo, &hi);
+            if (g_ses++ || ve < 0)
+                return 0;
+        } else if (tl_key_is(d, k, ke, "ignorable")) {
+            ve = tl_value(d, v, nl, 1, m);
+            if (g_ign++ || ve < 0)
+                return 0;
+        } else if (tl_key_is(d, k, ke, "data")) {
+            if (g_data++ || v >= nl || d[v] != '{')
+                return 0;
+            int g_turn = 0, g_step = 0, g_msg = 0, g_err = 0, g_type = 0;
+            long long turn, step;
+            Py_ssize_t j = tl_ws(d, v + 1, nl);
+            for (;;) {
+                Py_ssize_t w = t2_key(d, j, nl, &k, &ke), we;
+                if (w < 0)
+                    return 0;
+                if (tl_key_is(d, k, ke, "turn")) {
+                    we = tl_int(d, w, nl, &turn);
+                    if (g_turn++)
+                        return 0;
+                } else if (tl_key_is(d, k, ke, "step")) {
+                    we = tl_int(d, w, nl, &step);
+                    if (g_step++)
+                        return 0;
+                } else if (tl_key_is(d, k, ke, "message")) {
+                    we = t2_message(d, w, nl, m, r, &v4_error);
+                    if (g_msg++)
+                        return 0;
+                } else if (tl_key_is(d, k, ke, "error")) {
+                    we = LIT(d, w, nl, "null");
+                    if (we < 0 && w < nl && d[w] == '{')
+                        we = t2_error(d, w, nl, m, r);
+                    if (g_err++)
+                        return 0;
+                } else if (tl_key_is(d, k, ke, "type")) {
+                    we = LIT(d, w, nl, "\"tool/result\"");
+                    if (g_type++)
+                        return 0;
+                } else if (tl_key_is(d, k, ke, "meta"))
+                    we = tl_value(d, w, nl, 2, m);
+                else
+                    return 0;
+                if (we < 0)
+                    return 0;
+                j = we;
+                int more = t2_next(d, &j, nl);
+                if (more < 0)
+                    return 0;
+                if (!more)
+                    break;
+            }
+            if (!g_turn || !g_step || !g_msg)
+                return 0;
+            ve = j;
+        } else
+            return 0;
+        i = tl_ws(d, ve, nl);
+    }
+    if (i != nl || !g_seq || !g_data || !g_op || (ses_n > 0 && hi >= r->seq))
+        return 0;
+    r->failed = r->err || v4_error;
+    return 1;
+}
+
+/* a tool/call in the writer's exact layout (callId and name plain strings) */
+static int t2_call(P d, Py_ssize_t q, Py_ssize_t nl, long long *turn, T2Call *c) {
+    int esc = 0;
+    Py_ssize_t i = tl_int(d, LIT(d, q, nl, "\",\"seq\":"), nl, &c->seq);
+    i = tl_int(d, LIT(d, i, nl, ",\"time\":"), nl, &c->time);
+    i = tl_int(d, LIT(d, i, nl, ",\"data\":{\"turn\":"), nl, turn);
+    i = tl_int(d, LIT(d, i, nl, ",\"step\":"), nl, &c->step);
+    i = LIT(d, i, nl, ",\"callId\":");
+    c->ca = i;
+    i = tl_string(d, i, nl, &esc);
+    c->cb = i;
+    i = LIT(d, i, nl, ",\"name\":");
+    c->na = i;
+    i = tl_string(d, i, nl, &esc);
+    c->nb = i;
+    if (esc)
+        return 0;
+    i = tl_string(d, LIT(d, i, nl, ",\"arguments\":"), nl, NULL);
+    if (i < 0 || c->seq < 0 || LIT(d, i, nl, "}}") != nl)
+        return 0;
+    c->ca++;                                /* (the bytes inside the quotes) */
+    c->cb--;
+    c->na++;
+    c->nb--;
+    return 1;
+}
+
+/* a turn/end in the writer's layout with a reason {"kind": a plain string}: the kind's bytes in *a and *b */
+static int t2_turn_end(P d, Py_ssize_t q, Py_ssize_t nl, long long *seq, long long *time, long long *turn,
+                       Py_ssize_t *a, Py_ssize_t *b) {
+    int esc = 0;
+    Py_ssize_t i = tl_int(d, LIT(d, q, nl, "\",\"seq\":"), nl, seq);
+    i = tl_int(d, LIT(d, i, nl, ",\"time\":"), nl, time);
+    i = tl_int(d, LIT(d, i, nl, ",\"data\":{\"turn\":"), nl, turn);
+    i = LIT(d, i, nl, ",\"reason\":{\"kind\":");
+    Py_ssize_t e = tl_string(d, i, nl, &esc);
+    if (e < 0 || esc || *seq < 0 || LIT(d, e, nl, "}}}") != nl)
+        return 0;
+    *a = i + 1;
+    *b = e - 1;
+    return 1;
+}
+
+/* usage at [a, b) (a valid JSON value; a < 0: absent): 1 and its token counts (*is_null: null or absent), or 0 when
+ * not taken here (not an object or null, a count key repeated or written with an escape, a count not an integer of
+ * 15 digits at most while a number) */
+static int t2_usage(P d, Py_ssize_t a, Py_ssize_t b, long long tok[5], int *is_null) {
+    static const char *src[] = {"inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens"};
+    int seen[5] = {0, 0, 0, 0, 0};
+    Py_ssize_t k, ke;
+    for (int x = 0; x < 5; x++)
+        tok[x] = 0;
+    *is_null = a < 0 || LIT(d, a, b, "null") == b;
+    if (*is_null)
+        return 1;
+    if (d[a] != '{')
+        return 0;
+    Py_ssize_t i = tl_ws(d, a + 1, b);
+    if (i < b && d[i] == '}')
+        return 1;
+    for (;;) {
+        Py_ssize_t v = t2_key(d, i, b, &k, &ke);
+        if (v < 0)
+            return 0;
+        Py_ssize_t ve = tl_value(d, v, b, 2, TL_STRICT - 1);
+        if (ve < 0)
+            return 0;
+        for (int x = 0; x < 5; x++)
+            if (tl_key_is(d, k, ke, src[x])) {
+                if (seen[x]++)
+                    return 0;
+                if (d[v] == '-' || (d[v] >= '0' && d[v] <= '9')) {
+                    long long val;
+                    if (tl_int(d, v, b, &val) != ve)
+                        return 0;
+                    tok[x] = val;
+                }
+            }
+        i = ve;
+        int more = t2_next(d, &i, b);
+        if (more < 0)
+            return 0;
+        if (!more)
+            return 1;
+    }
+}
+
+/* the finish kind of a stream's finish (s->fin, s->fr): *kind a new reference (None, or a str) or NULL when not
+ * taken here; -1 on an error */
+static int t2_finish(P d, const TlSumm *s, PyObject **kind) {
+    *kind = NULL;
+    if (s->fin == 0) {
+        *kind = Py_NewRef(Py_None);
+        return 0;
+    }
+    if (s->fin == 1) {
+        *kind = Py_NewRef(T2[V_none]);
+        return 0;
+    }
+    Py_ssize_t a = s->fr.a, b = s->fr.b, k, ke, sa, sb;
+    if (a < 0 || a >= b)
+        return 0;
+    if (LIT(d, a, b, "null") == b) {
+        *kind = Py_NewRef(T2[V_none]);
+        return 0;
+    }
+    if (d[a] == '"')
+        return t2_plain_or_null(d, a, b, &sa, &sb) == b && sa >= 0 ? ((*kind = t2_str(d, sa, sb)) == NULL ? -1 : 0) : 0;
+    if (d[a] != '{')
+        return 0;
+    int g_kind = 0;
+    PyObject *got = Py_NewRef(Py_None);
+    Py_ssize_t i = tl_ws(d, a + 1, b);
+    if (i < b && d[i] == '}') {
+        *kind = got;
+        return 0;
+    }
+    for (;;) {
+        Py_ssize_t v = t2_key(d, i, b, &k, &ke), ve;
+        if (v < 0)
+            break;
+        ve = tl_value(d, v, b, 2, TL_STRICT - 1);
+        if (ve < 0)
+            break;
+        if (tl_key_is(d, k, ke, "kind")) {
+            if (g_kind++)
+                break;
+            if (d[v] == '"') {
+                if (t2_plain_or_null(d, v, b, &sa, &sb) != ve)
+                    break;
+                Py_SETREF(got, t2_str(d, sa, sb));
+                if (got == NULL)
+                    return -1;
+            }
+        }
+        i = ve;
+        int more = t2_next(d, &i, b);
+        if (more < 0)
+            break;
+        if (!more) {
+            *kind = got;
+            return 0;
+        }
+    }
+    Py_DECREF(got);
+    return 0;
+}
+
+/* the attempt span of a settled message (Builder.settled_c, _message_of, emit_attempt): 1 taken, 0 not, -1 error */
+static int t2_attempt(T2Ctx *c, const TlSettle *r) {
+    P d = c->d;
+    const TlSumm *s = &r->summ;
+    long long tok[5];
+    int is_null;
+    Py_ssize_t ua = r->usage.a, ub = r->usage.b;
+    if (s->use && s->us.a >= 0 && LIT(d, s->us.a, s->us.b, "null") != s->us.b) {
+        ua = s->us.a;                                   /* (the stream's usage, when not null) */
+        ub = s->us.b;
+    }
+    if (!t2_usage(d, ua, ub, tok, &is_null))
+        return 0;
+    for (int x = 0; x < 5; x++)
+        if (tok[x] > (1LL << 40) || tok[x] < -(1LL << 40))
+            return 0;
+    PyObject *kind;
+    if (t2_finish(d, s, &kind) < 0)
+        return -1;
+    if (kind == NULL)
+        return 0;
+    int tm = s->chunks != 0, disp = tm && c->have_disp;
+    int hf = tm && s->have, hl = hf;
+    long long first_t = s->t0, last_t = s->t1, dt = c->disp_time;
+    PyObject *sp = t2_span(V_attempt, r->seq, r->seq, disp ? 1 : hf, disp ? dt : first_t, hl ? last_t : 0,
+                           PyUnicode_FromFormat("attempt %lld.%lld", c->turn, r->step));
+    PyObject *tokens = PyDict_New();
+    if (sp == NULL || tokens == NULL)
+        goto fail;
+    for (int x = 0; x < 5; x++)
+        if (t2_set(tokens, T2[K_input + x], PyLong_FromLongLong(tok[x])) < 0)
+            goto fail;
+    if (t2_set(sp, T2[K_turn], PyLong_FromLongLong(c->turn)) < 0 || t2_set(sp, T2[K_step], PyLong_FromLongLong(r->step)) < 0
+        || t2_set(sp, T2[K_dispatchSeq], disp ? PyLong_FromLongLong(c->disp_seq) : Py_NewRef(Py_None)) < 0
+        || PyDict_SetItem(sp, T2[K_dispatchType], disp ? T2[V_stepstart] : Py_None) < 0
+        || t2_set(sp, T2[K_firstChunkSeq], tm ? PyLong_FromLongLong(r->seq) : Py_NewRef(Py_None)) < 0
+        || PyDict_SetItem(sp, T2[K_ttftMs], Py_None) < 0 || PyDict_SetItem(sp, T2[K_decodeMs], Py_None) < 0
+        || PyDict_SetItem(sp, T2[K_tokens], tokens) < 0 || PyDict_SetItem(sp, T2[K_tps], Py_None) < 0
+        || PyDict_SetItem(sp, T2[K_finish], kind) < 0
+        || PyDict_SetItem(sp, T2[K_status], r->inter == 1 ? T2[V_interrupted] : T2[V_committed]) < 0
+        || t2_set(sp, T2[K_messageSeq], PyLong_FromLongLong(r->seq)) < 0
+        || PyDict_SetItem(sp, T2[K_model], Py_None) < 0 || PyDict_SetItem(sp, T2[K_contextWindow], Py_None) < 0)
+        goto fail;
+    if (!c->timed) {
+        if (PyDict_SetItem(sp, T2[K_note], T2[V_notimes]) < 0)
+            goto fail;
+    } else {
+        long long ttft = 0, dec = 0, dur = 0;
+        PyObject *n1, *n2, *n3;
+        int o1 = t2_ms(disp, dt, hf, first_t, &ttft, &n1);
+        int o2 = t2_ms(hf, first_t, hl, last_t, &dec, &n2);
+        int o3 = t2_ms(disp, dt, hl, last_t, &dur, &n3);
+        PyObject *note = o3 ? (o1 ? n2 : n1) : n3;
+        int bad = (!o1 && n1 == NULL) || (!o2 && n2 == NULL) || (!o3 && n3 == NULL)
+            || t2_set(sp, T2[K_ttftMs], o1 ? PyLong_FromLongLong(ttft) : Py_NewRef(Py_None)) < 0
+            || t2_set(sp, T2[K_decodeMs], o2 ? PyLong_FromLongLong(dec) : Py_NewRef(Py_None)) < 0
+            || t2_set(sp, T2[K_durationMs], o3 ? PyLong_FromLongLong(dur) : o2 ? PyLong_FromLongLong(dec)
+                      : Py_NewRef(Py_None)) < 0
+            || (note != NULL && !o1 && PyDict_SetItem(sp, T2[K_note], note) < 0);
+        Py_XDECREF(n1);
+        Py_XDECREF(n2);
+        Py_XDECREF(n3);
+        if (bad)
+            goto fail;
+        if (o2 && dec != 0 && tok[1] != 0) {
+            PyObject *f = PyFloat_FromDouble((double)(tok[1] * 1000) / (double)dec);
+            PyObject *rounded = f == NULL ? NULL : PyObject_CallMethod(f, "__round__", "i", 1);
+            Py_XDECREF(f);
+            if (t2_set(sp, T2[K_tps], rounded) < 0)
+                goto fail;
+        }
+    }
+    if (!is_null) {
+        long long prompt = tok[0] + tok[2] + tok[3];
+        if (prompt != 0) {
+            if (!c->have_prompt)
+                c->first_prompt = prompt;
+            c->have_prompt = 1;
+            c->last_prompt = prompt;
+        }
+    }
+    Py_DECREF(kind);
+    Py_DECREF(tokens);
+    if (PyList_Append(c->out, sp) < 0 || PyList_Append(c->atts, sp) < 0 || t2_append(c->seqs, PyLong_FromLongLong(r->seq)) < 0) {
+        Py_DECREF(sp);
+        return -1;
+    }
+    Py_DECREF(sp);
+    return 1;
+fail:
+    Py_XDECREF(kind);
+    Py_XDECREF(tokens);
+    Py_XDECREF(sp);
+    return -1;
+}
+
+/* a tool/result (Builder._on_result, _tool): 1, or -1 on an error */
+static int t2_tool(T2Ctx *c, const T2Result *r) {
+    P d = c->d;
+    int k = -1;
+    if (r->cid_a >= 0)
+        for (int x = 0; x < c->ncalls; x++)
+            if (c->calls[x].cb - c->calls[x].ca == r->cid_b - r->cid_a
+                && memcmp(d + c->calls[x].ca, d + r->cid_a, (size_t)(r->cid_b - r->cid_a)) == 0) {
+                k = x;
+                break;
+            }
+    if (k < 0)
+        return 1;
+    T2Call call = c->calls[k];
+    c->calls[k] = c->calls[--c->ncalls];
+    int h = -1;
+    for (int x = 0; x < c->nheld; x++)
+        if (c->held[x].s == call.step)
+            h = x;
+    if (h < 0) {
+        if (c->nheld >= T2_MAX)
+            return 0;
+        h = c->nheld;
+        if ((c->held[h].list = PyList_New(0)) == NULL)
+            return -1;
+        c->held[h].s = call.step;
+        c->nheld++;
+    }
+    PyObject *held = c->held[h].list;
+    PyObject *name = call.nb > call.na ? t2_str(d, call.na, call.nb) : Py_NewRef(T2[V_q]);
+    PyObject *cid = t2_str(d, call.ca, call.cb), *status, *error = NULL;
+    if (name == NULL || cid == NULL)
+        goto fail;
+    int code = r->code_a >= 0;
+    P cs = d + r->code_a;
+    Py_ssize_t cn = r->code_b - r->code_a;
+#define T2_CODE(s) (code && cn == (Py_ssize_t)strlen(s) && memcmp(cs, s, (size_t)cn) == 0)
+    status = (T2_CODE("ABORTED_BEFORE_DISPATCH") || T2_CODE("NOT_STARTED")) ? T2[V_notstarted]
+        : (T2_CODE("ABORTED") || T2_CODE("TOOL_OUTCOME_UNKNOWN") || T2_CODE("INTERRUPTED") || T2_CODE("CANCELLED"))
+        ? T2[V_interrupted] : r->failed ? T2[V_error] : T2[V_ok];
+#undef T2_CODE
+    if (code)
+        error = t2_str(d, r->code_a, r->code_b);
+    else if (r->err) {
+        PyObject *why = r->why_a >= 0 ? t2_str(d, r->why_a, r->why_b) : PyUnicode_FromString("ERROR");
+        error = why == NULL ? NULL : PyUnicode_FromFormat("error:%U", why);
+        Py_XDECREF(why);
+    } else if (!code && r->failed)
+        error = Py_NewRef(T2[V_error]);
+    if ((code || r->failed) && error == NULL)
+        goto fail;
+    PyObject *sp = t2_span(V_tool, call.seq, r->seq, 1, call.time, r->time, Py_NewRef(name));
+    if (sp == NULL)
+        goto fail;
+    if (t2_set(sp, T2[K_turn], PyLong_FromLongLong(c->turn)) < 0 || t2_set(sp, T2[K_step], PyLong_FromLongLong(call.step)) < 0
+        || PyDict_SetItem(sp, T2[K_name], name) < 0 || PyDict_SetItem(sp, T2[K_callId], cid) < 0
+        || PyDict_SetItem(sp, T2[K_status], status) < 0 || (error != NULL && PyDict_SetItem(sp, T2[K_error], error) < 0)
+        || t2_measure(c, sp, 1, call.time, r->time) < 0 || PyList_Append(held, sp) < 0) {
+        Py_DECREF(sp);
+        goto fail;
+    }
+    Py_DECREF(sp);
+    if (call.nb - call.na >= 8 && memcmp(d + call.na, "subagent", 8) == 0) {
+        sp = t2_span(V_subagent, call.seq, r->seq, 1, call.time, r->time, PyUnicode_FromFormat("subagent via %U", name));
+        if (sp == NULL)
+            goto fail;
+        if (t2_set(sp, T2[K_turn], PyLong_FromLongLong(c->turn)) < 0
+            || t2_set(sp, T2[K_step], PyLong_FromLongLong(call.step)) < 0 || PyDict_SetItem(sp, T2[K_callId], cid) < 0
+            || PyDict_SetItem(sp, T2[K_childSession], Py_None) < 0 || PyDict_SetItem(sp, T2[K_status], status) < 0
+            || t2_measure(c, sp, 1, call.time, r->time) < 0 || PyList_Append(held, sp) < 0) {
+            Py_DECREF(sp);
+            goto fail;
+        }
+        Py_DECREF(sp);
+    }
+    Py_DECREF(name);
+    Py_DECREF(cid);
+    Py_XDECREF(error);
+    return 1;
+fail:
+    Py_XDECREF(name);
+    Py_XDECREF(cid);
+    Py_XDECREF(error);
+    return -1;
+}
+
+static long long t2_int_of(PyObject *sp, int key, int *has) {
+    PyObject *v = PyDict_GetItem(sp, T2[key]);
+    *has = v != NULL && PyLong_Check(v);
+    return *has ? PyLong_AsLongLong(v) : 0;
+}
+
+/* a step's held tool spans given out (Builder.release: overlaps of its tool spans) */
+static int t2_release(T2Ctx *c, int h) {
+    PyObject *tools = c->held[h].list;
+    Py_ssize_t n = PyList_GET_SIZE(tools);
+    for (Py_ssize_t x = 0; x < n; x++) {
+        PyObject *s = PyList_GET_ITEM(tools, x);
+        if (PyDict_GetItem(s, T2[K_kind]) != T2[V_tool])
+            continue;
+        int hs, he;
+        long long st = t2_int_of(s, K_start, &hs), en = t2_int_of(s, K_end, &he);
+        PyObject *ov = PyList_New(0);
+        if (ov == NULL)
+            return -1;
+        for (Py_ssize_t y = 0; y < n && hs && he; y++) {
+            PyObject *o = PyList_GET_ITEM(tools, y);
+            int os, oe;
+            if (o == s || PyDict_GetItem(o, T2[K_kind]) != T2[V_tool])
+                continue;
+            long long ost = t2_int_of(o, K_start, &os), oen = t2_int_of(o, K_end, &oe);
+            if (os && oe && ost < en && st < oen && PyList_Append(ov, PyDict_GetItem(o, T2[K_seq])) < 0) {
+                Py_DECREF(ov);
+                return -1;
+            }
+        }
+        if (t2_set(s, T2[K_overlaps], ov) < 0)
+            return -1;
+    }
+    for (Py_ssize_t x = 0; x < n; x++)
+        if (PyList_Append(c->out, PyList_GET_ITEM(tools, x)) < 0)
+            return -1;
+    Py_DECREF(tools);
+    c->held[h] = c->held[--c->nheld];
+    return 0;
+}
+
+/* a step/end (Builder.small, code 1) */
+static int t2_step_end(T2Ctx *c, long long seq, long long time, long long step) {
+    int k = -1;
+    for (int x = 0; x < c->nsteps; x++)
+        if (c->steps[x].s == step)
+            k = x;
+    int hs = k >= 0;
+    long long t0 = hs ? c->steps[k].time : 0, s_seq = hs ? c->steps[k].seq : seq;
+    if (hs)
+        c->steps[k] = c->steps[--c->nsteps];
+    PyObject *sp = t2_span(V_step, s_seq, seq, hs, t0, time, PyUnicode_FromFormat("step %lld.%lld", c->turn, step));
+    if (sp == NULL)
+        return -1;
+    if (t2_set(sp, T2[K_turn], PyLong_FromLongLong(c->turn)) < 0 || t2_set(sp, T2[K_step], PyLong_FromLongLong(step)) < 0
+        || t2_measure(c, sp, hs, t0, time) < 0) {
+        Py_DECREF(sp);
+        return -1;
+    }
+    if (t2_append(c->out, sp) < 0)
+        return -1;
+    for (int x = 0; x < c->nheld; x++)
+        if (c->held[x].s == step)
+            return t2_release(c, x);
+    return 0;
+}
+
+static void t2_clear(T2Ctx *c) {
+    for (int x = 0; x < c->nheld; x++)
+        Py_XDECREF(c->held[x].list);
+    c->nheld = 0;
+    Py_CLEAR(c->out);
+    Py_CLEAR(c->atts);
+    Py_CLEAR(c->seqs);
+}
+
+static int t2_is_skipped(P d, Py_ssize_t p, Py_ssize_t tn, PyObject *skip) {
+    Py_ssize_t n_skip = PyList_GET_SIZE(skip);
+    for (Py_ssize_t x = 0; x < n_skip; x++) {
+        PyObject *t = PyList_GET_ITEM(skip, x);
+        if (PyBytes_Check(t) && PyBytes_GET_SIZE(t) == tn && memcmp(PyBytes_AS_STRING(t), d + p + 9, (size_t)tn) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+#define T2_TAG(s) (tn == (Py_ssize_t)sizeof(s) - 1 && memcmp(d + p + 9, s, sizeof(s) - 1) == 0)
+
+/* one row of the turn at [p, nl) (q: the quote closing its type): 1 read, 2 the turn's end, 0 not taken, -1 error */
+static int t2_row(T2Ctx *c, Py_ssize_t p, Py_ssize_t q, Py_ssize_t nl, Py_ssize_t max_row, PyObject *skip,
+                  Py_ssize_t *kind_a, Py_ssize_t *kind_b, long long *end_seq, long long *end_time) {
+    P d = c->d;
+    Py_ssize_t tn = q - p - 9;
+    if (t2_is_skipped(d, p, tn, skip))
+        return 1;
+    if (nl - p > max_row)
+        return 0;
+    long long seq, time, turn, step;
+    if (T2_TAG("step/start") || T2_TAG("step/end")) {
+        TlRun r;
+        int code = T2_TAG("step/end");
+        if (!tl_small(d, q, nl, code, &r) || r.turn != c->turn || r.seq0 <= c->prev_seq)
+            return 0;
+        c->prev_seq = r.seq0;
+        if (r.t0 > 0)
+            c->last_time = r.t0;
+        if (code)
+            return t2_step_end(c, r.seq0, r.t0, r.step) < 0 ? -1 : 1;
+        int k = c->nsteps;
+        for (int x = 0; x < c->nsteps; x++)
+            if (c->steps[x].s == r.step)
+                k = x;
+        if (k >= T2_MAX)
+            return 0;
+        c->steps[k].s = r.step;
+        c->steps[k].seq = r.seq0;
+        c->steps[k].time = r.t0;
+        if (k == c->nsteps)
+            c->nsteps++;
+        c->have_disp = 1;
+        c->disp_seq = r.seq0;
+        c->disp_time = r.t0;
+        return 1;
+    }
+    if (T2_TAG("assistant/message")) {
+        TlSettle r;
+        if (c->max_depth < 8 || !tl_settle(d, q, nl, 3, c->max_depth, &r) || !r.has_stream || r.turn != c->turn
+            || r.seq <= c->prev_seq)
+            return 0;
+        int got = t2_attempt(c, &r);
+        if (got <= 0)
+            return got;
+        c->prev_seq = r.seq;
+        if (r.time > 0)
+            c->last_time = r.time;
+        return 1;
+    }
+    if (T2_TAG("tool/call")) {
+        T2Call call;
+        if (!t2_call(d, q, nl, &turn, &call) || turn != c->turn || call.seq <= c->prev_seq)
+            return 0;
+        c->prev_seq = call.seq;
+        if (call.time > 0)
+            c->last_time = call.time;
+        int k = c->ncalls;
+        for (int x = 0; x < c->ncalls; x++)
+            if (c->calls[x].cb - c->calls[x].ca == call.cb - call.ca
+                && memcmp(d + c->calls[x].ca, d + call.ca, (size_t)(call.cb - call.ca)) == 0)
+                k = x;
+        if (k >= T2_MAX)
+            return 0;
+        c->calls[k] = call;
+        if (k == c->ncalls)
+            c->ncalls++;
+        return 1;
+    }
+    if (T2_TAG("tool/result")) {
+        T2Result r;
+        if (!t2_result(d, q, nl, c->max_depth, &r) || r.seq <= c->prev_seq)
+            return 0;
+        c->prev_seq = r.seq;
+        if (r.time > 0)
+            c->last_time = r.time;
+        return t2_tool(c, &r);
+    }
+    if (T2_TAG("turn/end")) {
+        if (!t2_turn_end(d, q, nl, &seq, &time, &turn, kind_a, kind_b) || turn != c->turn || seq <= c->prev_seq)
+            return 0;
+        c->prev_seq = seq;
+        if (time > 0)
+            c->last_time = time;
+        *end_seq = seq;
+        *end_time = time;
+        return 2;
+    }
+    (void)step;
+    return 0;
+}
+#undef T2_TAG
+
+/* the turn from the turn/start row at p (ts: its record; index: its row's) to stop: the item (spans, attempts,
+ * (start, end, seq, index),
+ * turn, last time, dispatch, attempt seqs, (first prompt, last prompt) | None), None when not taken, NULL on an
+ * error; *end: where the rows after it start */
+static PyObject *tl_turn(P d, Py_ssize_t p, Py_ssize_t stop, const TlRun *ts, PyObject *skip, int flags,
+                         int max_depth, Py_ssize_t max_row, long long index, Py_ssize_t *end, long long *rows) {
+    if (t2_init() < 0)
+        return NULL;
+    T2Ctx c;
+    memset(&c, 0, sizeof(c));
+    c.d = d;
+    c.timed = (flags & T2_TIMED) != 0;
+    c.max_depth = max_depth;
+    c.turn = ts->turn;
+    c.prev_seq = ts->seq0;
+    c.last_time = ts->t0 > 0 ? ts->t0 : 0;
+    c.out = PyList_New(0);
+    c.atts = PyList_New(0);
+    c.seqs = PyList_New(0);
+    if (c.out == NULL || c.atts == NULL || c.seqs == NULL) {
+        t2_clear(&c);
+        return NULL;
+    }
+    Py_ssize_t kind_a = -1, kind_b = -1;
+    long long end_seq = 0, end_time = 0;
+    P hit = memchr(d + p, '\n', (size_t)(stop - p));
+    Py_ssize_t at = hit == NULL ? stop : hit - d + 1;
+    int got = 0;
+    long long c_rows = 1;
+    while (at < stop) {
+        hit = memchr(d + at, '\n', (size_t)(stop - at));
+        if (hit == NULL)
+            break;
+        Py_ssize_t nl = hit - d, q = -1;
+        if (nl - at >= 9 && memcmp(d + at, "{\"type\":\"", 9) == 0) {
+            P qq = memchr(d + at + 9, '"', (size_t)(nl - at - 9));
+            q = qq == NULL ? -1 : qq - d;
+        }
+        if (q < 0)
+            break;
+        got = t2_row(&c, at, q, nl, max_row, skip, &kind_a, &kind_b, &end_seq, &end_time);
+        at = nl + 1;
+        c_rows++;
+        if (got != 1)
+            break;
+    }
+    if (got < 0) {
+        t2_clear(&c);
+        return NULL;
+    }
+    if (got != 2 || c.nsteps || c.ncalls || c.nheld) {
+        t2_clear(&c);
+        Py_RETURN_NONE;
+    }
+    PyObject *sp = t2_span(V_turn, ts->seq0, end_seq, 1, ts->t0, end_time, PyUnicode_FromFormat("turn %lld", c.turn));
+    int bad = sp == NULL;
+    if (!bad && (t2_set(sp, T2[K_turn], PyLong_FromLongLong(c.turn)) < 0
+                 || t2_set(sp, T2[K_reason], t2_str(d, kind_a, kind_b)) < 0 || t2_measure(&c, sp, 1, ts->t0, end_time) < 0)) {
+        Py_DECREF(sp);
+        bad = 1;
+    }
+    if (bad || t2_append(c.out, sp) < 0) {
+        t2_clear(&c);
+        return NULL;
+    }
+    PyObject *disp = c.have_disp ? Py_BuildValue("(LLO)", c.disp_seq, c.disp_time, T2[V_stepstart]) : Py_NewRef(Py_None);
+    PyObject *prompts = c.have_prompt ? Py_BuildValue("(LL)", c.first_prompt, c.last_prompt) : Py_NewRef(Py_None);
+    PyObject *item = disp == NULL || prompts == NULL ? NULL
+        : Py_BuildValue("(OO(nnLL)LLOOO)", c.out, c.atts, p, at, ts->seq0, index, c.turn, c.last_time, disp, c.seqs, prompts);
+    Py_XDECREF(disp);
+    Py_XDECREF(prompts);
+    t2_clear(&c);
+    *end = at;
+    *rows = c_rows;
+    return item;
+}
+/* ---- end tlc2 ---- */
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "rowscan.scan, in C (see the module's source)."},
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
     {"packed_lines", packed_lines, METH_VARARGS, "The logical export's lines of a packed row (see the source)."},
     {"depth_over", depth_over, METH_VARARGS, "limits.nesting_depth(raw, limit) > limit, in C (ahead3 section)."},
     {"packed_raw", packed_raw, METH_VARARGS, "The logical export's lines of a writer's packed row (ahead3 section)."},
-    {"tl_scan", tl_scan, METH_VARARGS, "The timeline's rows of a buffer (timelinec section)."},
+    {"tl_scan", tl_scan, METH_VARARGS, "The timeline's rows of a buffer (timelinec section; whole turns: tlc2)."},
     {"tl_count", tl_count, METH_O, "Elements of a JSON array (timelinec section)."},
     {"tl_stream", tl_stream, METH_O, "The timeline's summary of an embedded stream (timelinec section)."},
     {"tl_seqs", tl_seqs, METH_O, "Count and bounds of an increasing JSON array of integers (timelinec section)."},

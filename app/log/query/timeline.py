@@ -34,6 +34,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Optional
 
+import msgspec
+
 from ..fold.attempts import FAILED_FINISH, Attempt, AttemptTracker, embedded_stream
 from ..format.model import Event
 from ..format.payloads import JsonObj, as_obj, obj
@@ -41,6 +43,8 @@ from ..format.versions import stream_summary
 from .stats import TOKEN_KEYS, add_usage, span_ms, tool_outcome, zero_tokens
 from .timeline_prices import cost_of
 from .timeline_summary import NO_TIMES, prompt_tokens
+
+_ANY = msgspec.json.Decoder().decode
 
 _ZERO = zero_tokens()
 NOT_STARTED = frozenset({"ABORTED_BEFORE_DISPATCH", "NOT_STARTED"})
@@ -248,30 +252,95 @@ class Builder:
             tm.last_time = summ["time1"]
             self.times[ev.seq] = tm
 
+    def settled_c(self, x: tuple[Any, ...], data: bytes) -> None:
+        """The steps of :meth:`settlement` for a settlement the C row scan read (``tl_scan``'s SETTLE tuple, its
+        ranges in ``data``), without its lean record: what :meth:`settlement` does with
+        :func:`~app.log.query.timeline_lean.settled`'s (``tests/test_timeline_tlc.py`` holds them equal)."""
+        code, seq, time, turn, step, inter, use, _ses, st, _ign = x
+        if st is None:                                  # (no stream: read as its event)
+            from .timeline_lean import settled
+            self.event(settled(x, data))                # type: ignore[arg-type]
+            return
+        usage = _ANY(memoryview(data)[use[0]:use[1]]) if use is not None else None
+        chunks, time0, time1, fin, suse = st
+        finish: Optional[JsonObj] = None
+        if fin is not None:
+            r = _ANY(memoryview(data)[fin[0]:fin[1]]) if fin else None
+            finish = r if isinstance(r, dict) else {"kind": str(r)}
+        summ_usage = _ANY(memoryview(data)[suse[0]:suse[1]]) if suse is not None else None
+        msg = code == 3
+        self.at.settle("assistant/message" if msg else "assistant/attempt", seq, (turn, step), chunks, finish,
+                       summ_usage if summ_usage is not None else usage, inter if msg else None)
+        if chunks:
+            tm = _Times(seq, time0, self.dispatch.get(turn))
+            tm.last_time = time1
+            self.times[seq] = tm
+        if time > 0:
+            self.last_time = time
+        if msg:
+            self._message_of(seq, True, usage)
+
+    def turn_c(self, x: tuple[Any, ...]) -> bool:
+        """A whole turn the C row scan read and built (``timeline_scan.TURN``: its spans, and what its rows leave
+        in this state), taken when this state is the one the C scan assumes: nothing open (turn, step, call, held
+        tool span, attempt, chunk times), the attempt tracker as a turn end leaves it, and none of its attempts given
+        out already; else False (its rows are read one by one).  Its attempts get this state's model and context
+        window, its first prompt size the waiting compactions' ``tokensAfter``."""
+        spans, atts, _rows, turn, last_time, disp, seqs, prompts = x
+        at = self.at
+        if self.open or self.calls or self.step_tools or self.times or self.undone or self.turn is not None \
+                or not at.at_rest() or type(self.dispatch) is not dict or self.n_kept != len(at.attempts) \
+                or not self.done.isdisjoint(seqs):
+            return False
+        model, window = self.model, self.window
+        for sp in atts:
+            sp["model"] = model
+            sp["contextWindow"] = window
+        at.committed([(turn, sp["step"]) for sp in atts])     # (each settled, then pruned at the turn's end)
+        self.done.update(seqs)
+        if disp is None:
+            self.dispatch.pop(turn, None)
+        else:
+            self.dispatch[turn] = disp
+        if last_time:
+            self.last_time = last_time
+        if prompts is not None:
+            for c in self.compactions:
+                c["tokensAfter"] = prompts[0]
+            self.compactions = []
+            self.last_input = prompts[1]
+        self.out += spans
+        return True
+
     def _settled(self, ev: Event, d: JsonObj) -> None:
         if ev.type == "assistant/message":
             self._message(ev, embedded_stream(ev) is not None)
 
     def _message(self, ev: Event, streamed: bool) -> None:
         """An ``assistant/message`` (``streamed``: a v2+ settlement) gives out its attempt."""
-        a = self.at.attempt_of(ev.seq) if streamed else None
+        self._message_of(ev.seq, streamed, obj(ev.data).get("usage"))
+
+    def _message_of(self, seq: int, streamed: bool, usage: Any) -> None:
+        """:meth:`_message` of the message at ``seq`` (its data's ``usage``)."""
+        a = self.at.attempt_of(seq) if streamed else None
         if a is None:
             for x in reversed(self.at.attempts):
-                if x.message_seq == ev.seq:
+                if x.message_seq == seq:
                     a = x
                     break
         if a is not None:
-            self.emit_attempt(a, ev)
+            self.emit_attempt(a, usage)
 
-    def emit_attempt(self, a: Attempt, msg: Optional[Event]) -> None:
+    def emit_attempt(self, a: Attempt, msg_usage: Any = None) -> None:
+        """The span of attempt ``a`` (``msg_usage``: the ``usage`` of the message giving it out, if any)."""
         if a.first_seq in self.done:
             return
         self.done.add(a.first_seq)
         tm = self.times.pop(a.first_seq, None)
         tokens = _ZERO.copy()
         usage = a.usage
-        if usage is None and msg is not None:
-            usage = obj(msg.data).get("usage")
+        if usage is None:
+            usage = msg_usage
         if type(usage) is dict:                         # (add_usage, inline: once per attempt)
             for k, src in TOKEN_KEYS:
                 v = usage.get(src)
@@ -319,7 +388,7 @@ class Builder:
     def finish(self) -> list[JsonObj]:
         for a in self.at.attempts:                          # failed, in-flight and unsettled attempts
             if a.first_seq not in self.done:
-                self.emit_attempt(a, None)
+                self.emit_attempt(a)
         for (kind, _key), ev in list(self.open.items()):
             d = obj(ev.data)
             if kind == "retry":
@@ -394,7 +463,7 @@ def _on_turn_end(b: Builder, ev: Event, d: JsonObj) -> None:
     cands = b.undone + b.at.attempts[b.n_kept:]
     for a in cands:
         if a.first_seq not in b.done and a.turn == t:
-            b.emit_attempt(a, None)
+            b.emit_attempt(a)
     b.turn = None
     b.at.prune()
     op = b.at.open_attempts
@@ -530,17 +599,25 @@ def timeline(src: Any) -> Iterator[JsonObj]:
 
 def feed(b: Builder, items: Iterable[Any]) -> Iterator[JsonObj]:
     """The spans ``b`` gives out while it reads ``items`` (events, :class:`Block`, :class:`Chunk`,
-    :class:`Settlement` and small-row tuples; those of its :meth:`~Builder.finish` apart)."""
+    :class:`Settlement`, small-row tuples and (settlement tuple, its segment's bytes) of the C row scan; those of its
+    :meth:`~Builder.finish` apart)."""
     for it in items:
         t = type(it)
-        if t is Block:
+        if t is tuple:
+            n = len(it)
+            if n == 5:
+                b.small(it)
+            elif n == 2:
+                b.settled_c(*it)
+            elif not b.turn_c(it[0]):               # (a whole turn the C scan read, else its rows one by one)
+                yield from feed(b, it[2]())
+                continue
+        elif t is Block:
             b.block(it)
         elif t is Chunk:
             b.chunk(it)
         elif t is Settlement:
             b.settlement(it)
-        elif t is tuple:
-            b.small(it)
         else:
             b.event(it)
         if b.out:

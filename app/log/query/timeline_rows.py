@@ -30,10 +30,10 @@ from ..format.model import Event, is_event
 from ..format.payloads import JsonObj
 from ..source.sources import Segment
 from .timeline import Block, Chunk, Settlement
-from .timeline_lean import TAGS, settled, settlement, summarize_runs
-from .timeline_scan import CHUNK, PACKED, SETTLE, SMALL, SMALL_TYPES, Small, scan
+from .timeline_lean import TAGS, settlement, summarize_runs
+from .timeline_scan import CHUNK, PACKED, SETTLE, SMALL, SMALL_TYPES, TIMED, TURN, Small, scan
 
-Item = Union[Event, Block, Chunk, Settlement, Small]
+Item = Union[Event, Block, Chunk, Settlement, Small, tuple[Any, bytes], tuple[Any, bytes, Any]]
 
 if TYPE_CHECKING:
     from ..index.reader import LogReader
@@ -46,6 +46,8 @@ _SKIP = frozenset(t.encode() for t in (
     "session-log-deepseek/delivery-accepted", "agent/harness", "workspace/changes", "model/selection"))
 _SKIP_LIST = sorted(_SKIP)
 SETTLE_C = True      # settlement rows read by the row scan in C (timeline_scan.SETTLE; False: by timeline_lean)
+TURN_C = True        # whole turns read and built by the row scan in C (timeline_scan.TURN; False: row by row)
+_TURN_TAGS = (b"tool/call", b"tool/result", b"turn/end")
 _PACKED_PREFIXES = (b'{"type":"text-chunks"', b'{"type":"reasoning-chunks"', b'{"type":"tool-call-chunks"')
 
 
@@ -62,6 +64,9 @@ def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optiona
     flags = (PACKED if (reader.version or 0) < 2 else 0) | (CHUNK if b"assistant/chunk" in readers else 0) | \
         (SMALL if all(t.encode() in readers for t in SMALL_TYPES) else 0) | \
         (SETTLE if SETTLE_C and all(readers.get(t) is settlement for t in TAGS) else 0)
+    if TURN_C and flags & SETTLE and flags & SMALL and start is None and fast and (reader.version or 0) >= 2 \
+            and all(t in readers for t in _TURN_TAGS):
+        flags |= TURN | TIMED               # (the whole log or its first part: Builder.turn_c has its state)
     with collector_paused():        # (many small records, no cycles)
         src = reader.source
         if start is None and src.kind == "jsonl":
@@ -106,25 +111,33 @@ def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optiona
 
 
 def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[Item]]], decode_row: Any,
-                  cut: Optional[Cut], flags: int) -> Iterator[Item]:
+                  cut: Optional[Cut], flags: int, rows: Optional[tuple[int, int, int]] = None) -> Iterator[Item]:
     """The rows of one JSONL segment (what the loop of :func:`timeline_items` does with ``split_rows``): sorted by
     :func:`app.log.query.timeline_scan.scan` (skipped rows dropped, runs of delta chunk rows as one Block), the
-    rows it leaves read as before."""
+    rows it leaves read as before; ``rows``: only those from ``start`` to ``stop`` (``(start, stop, index)``: a turn
+    the scan read whole, read again row by row)."""
     data = seg.data
     stop = data.rfind(b"\n") + 1                       # (the complete rows; a torn last row is not read)
     cut_at = _cut_at(seg, cut) if cut is not None else None
     if cut_at is not None and cut_at < stop:
         stop = cut_at
+    start = index = 0
+    if rows is not None:
+        start, stop, index = rows
     skip = _SKIP
-    for x in scan(data, stop, _SKIP_LIST, flags):
+    for x in scan(data, stop, _SKIP_LIST, flags, start, index):
         if isinstance(x, tuple):
             n = len(x)
             if n == 6:
                 yield Block(*x)
             elif n == 5:                        # (a small row: Builder.small reads it as its lean event)
                 yield cast(Small, x)
-            else:                               # (a settlement the C scan read)
-                yield settled(x, data)
+            elif n == 10:                       # (a settlement the C scan read: Builder.settled_c reads it)
+                yield (x, data)
+            else:                               # (a whole turn: Builder.turn_c takes it, else its rows again)
+                a, z, _seq, i = cast(tuple[int, int, int, int], x[2])
+                yield (x, data, functools.partial(_fast_segment, seg, readers, decode_row, None, flags & ~TURN,
+                                                  (a, z, i)))
             continue
         at = (x >> 1) & 0xFFFFFFFF              # (timeline_scan.unpack, inline)
         raw = data[at:data.index(b"\n", at)]

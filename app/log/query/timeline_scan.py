@@ -35,6 +35,10 @@ from ..format.rowscreen import refused_py as refused       # (the rule of the ro
 from ..index.fastindex import load_rowscan_c
 
 PACKED, CHUNK, SMALL, SETTLE = 1, 2, 4, 8
+# (the tlc2 helper, C only) TURN: a whole turn read and built into its spans by the C scan, when it can be (an item
+# (spans, attempts, (start, end, seq, index), turn, last time, dispatch, attempt seqs, prompts | None) that
+# app.log.query.timeline.Builder.turn_c takes, else reads the turn's rows again without TURN); TIMED: the log has times
+TURN, TIMED = 16, 32
 SMALL_TYPES = ("step/start", "step/end", "turn/start")          # (the code of a small row: its index here)
 _BOUND = 1 << 62
 _TEXT = (b"text-chunks", b"reasoning-chunks")
@@ -56,21 +60,23 @@ _c = load_rowscan_c()
 _c_scan = getattr(_c, "tl_scan", None)
 
 
-def scan(data: bytes, stop: int, skip: list[bytes], flags: int) -> list[Item]:
-    """The scan of ``data[:stop]`` (in C where built; ``flags & SETTLE`` only there, see :data:`Settled`)."""
+def scan(data: bytes, stop: int, skip: list[bytes], flags: int, start: int = 0, index: int = 0) -> list[Item]:
+    """The scan of ``data[start:stop]`` (``start``: a row's start, ``index`` its row's index in ``data``; in C where
+    built; ``flags & SETTLE`` and ``flags & TURN`` only there, see :data:`Settled` and :data:`TURN`)."""
     if _c_scan is not None and len(data) < 1 << 32:
-        out: list[Item] = _c_scan(data, stop, skip, flags, MAX_DEPTH, MAX_ROW_BYTES, MAX_PACKED_MEMBERS)
+        out: list[Item] = _c_scan(data, stop, skip, flags, MAX_DEPTH, MAX_ROW_BYTES, MAX_PACKED_MEMBERS, start, index)
         return out
-    return scan_py(data, stop, skip, flags & ~SETTLE)
+    return scan_py(data, stop, skip, flags & ~(SETTLE | TURN | TIMED), start=start, index=index)
 
 
 def scan_py(data: bytes, stop: int, skip: list[bytes], flags: int, max_depth: int = MAX_DEPTH,
-            max_row: int = MAX_ROW_BYTES, max_members: int = MAX_PACKED_MEMBERS) -> list[Item]:
-    """The definition of the scan (see the module's doc)."""
+            max_row: int = MAX_ROW_BYTES, max_members: int = MAX_PACKED_MEMBERS, start: int = 0,
+            index: int = 0) -> list[Item]:
+    """The definition of the scan (see the module's doc), from the row at ``start`` (``index``: its row's)."""
     out: list[Item] = []
     skips = set(skip)
     run: Optional[list[int]] = None
-    p = index = 0
+    p = start
     while p < stop:
         nl = data.find(b"\n", p, stop)
         if nl < 0:
@@ -340,4 +346,4 @@ def unpack(x: int) -> tuple[int, int, bool]:
     return x >> 33, (x >> 1) & 0xFFFFFFFF, bool(x & 1)
 
 
-__all__ = ["PACKED", "CHUNK", "SMALL", "SETTLE", "SMALL_TYPES", "scan", "scan_py", "refused", "unpack"]
+__all__ = ["PACKED", "CHUNK", "SMALL", "SETTLE", "TURN", "TIMED", "SMALL_TYPES", "scan", "scan_py", "refused", "unpack"]

@@ -114,7 +114,8 @@ def _floor(items: Iterator[Any], b: Builder) -> Iterator[Any]:
     """``items``, the tracker's floor set to the seq of the first."""
     for it in items:
         t = type(it)
-        b.at.floor = it.seq0 if t is Block else it.ev.seq if t is Settlement else it[1] if t is tuple else it.seq
+        b.at.floor = it.seq0 if t is Block else it.ev.seq if t is Settlement else \
+            (it[0][1] if len(it) == 2 else it[1]) if t is tuple else it.seq
         yield it
         break
     yield from items

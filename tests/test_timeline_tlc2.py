@@ -1,0 +1,337 @@
+"""The timeline's whole turns built in C (issue 31, the tlc2 helper: ``tl_turn`` in the tlc2 section of
+``rowscan_c.c``, reached through ``tl_scan``'s TURN flag and taken by ``Builder.turn_c``): its definition is the
+Builder fed the same rows one by one.  A turn item equals what a Builder makes of its rows from a clean state (its
+spans and the state they leave); the spans, turns and totals of whole logs are the same with whole turns off
+(``timeline_rows.TURN_C``), on every fixture, on generated v0 and v4 logs, on hostile mutants and on logs whose
+turns are changed in every field the C reader reads or checks; a turn the Builder refuses is read again row by row
+(``tl_scan``'s start and index, held equal to ``scan_py``'s)."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.log.format.limits import MAX_DEPTH, MAX_PACKED_MEMBERS, MAX_ROW_BYTES
+from app.log.index.fastindex import load_rowscan_c
+from app.log.index.reader import LogReader
+from app.log.query import timeline_rows as tr
+from app.log.query import timeline_scan as ts
+from app.log.query.timeline import Builder, feed, timeline
+from app.log.query.timeline_summary import in_log_order, summarize
+from app.store.faces import open_reader
+from app.tools.hostile import deep_row, jsonl_mutants
+from app.tools.synth import SessionSynth, write_jsonl
+from tests.fixtures_util import FIXTURES
+
+NEXT = FIXTURES.parent / "dsh-next"
+PRICES = {"deepseek-*": {"input": 0.28, "cacheRead": 0.028, "output": 0.42}}
+C: Any = load_rowscan_c()
+needs_c = pytest.mark.skipif(getattr(C, "tl_scan", None) is None, reason="the row scanner in C is not built")
+
+
+class _Count:
+    """Builder.turn_c wrapped: how many turn items it took and refused."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, refuse: bool = False) -> None:
+        self.taken = self.refused = 0
+        real = Builder.turn_c
+
+        def turn_c(b: Builder, x: Any) -> bool:
+            ok = False if refuse else real(b, x)
+            if ok:
+                self.taken += 1
+            else:
+                self.refused += 1
+            return ok
+        monkeypatch.setattr(Builder, "turn_c", turn_c)
+
+
+def _all(p: Path, whole: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setattr(tr, "TURN_C", whole)
+    r = open_reader(str(p))
+    if r.fatal:
+        return None
+    spans = in_log_order(timeline(r))
+    out = summarize(spans, PRICES, ordered=True)
+    return json.dumps(out["spans"]), json.dumps(out["turns"]), json.dumps(out["totals"])
+
+
+def _same(p: Path, monkeypatch: pytest.MonkeyPatch) -> bool:
+    got = _all(p, True, monkeypatch)
+    assert got == _all(p, False, monkeypatch), p
+    return got is not None
+
+
+def _generated(tmp_path: Path, versions: tuple[int, ...] = (0, 4), size: int = 700_000) -> list[Path]:
+    out = []
+    for version in versions:
+        for seed, p_retry in ((41, 0.3), (42, 0.0)):
+            g = tmp_path / f"g{version}-{seed}" / "session.jsonl"
+            g.parent.mkdir()
+            write_jsonl(str(g), SessionSynth(seed + version, version=version, p_retry=p_retry), target_bytes=size)
+            out.append(g)
+    return out
+
+
+@needs_c
+def test_whole_turns_give_the_row_by_row_spans(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Every fixture (dsh v0, dsh-next v2 to v4) and generated v0 and v4 logs: the same spans, turns and totals with
+    the whole turns in C as row by row; on the generated v4 logs most turns are taken whole."""
+    count = _Count(monkeypatch)
+    logs = sorted(FIXTURES.rglob("*.jsonl")) + sorted(NEXT.rglob("*.jsonl"))
+    read = sum(_same(p, monkeypatch) for p in logs)
+    for g in _generated(tmp_path):
+        assert _same(g, monkeypatch)
+    assert read >= 60
+    assert count.taken >= 20
+
+
+@needs_c
+def test_refused_turns_are_read_again_row_by_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Every turn item refused by the Builder: its rows read again (tl_scan from the turn's start and row index) give
+    the spans of a pass without whole turns."""
+    count = _Count(monkeypatch, refuse=True)
+    for g in _generated(tmp_path, (4,)):
+        assert _same(g, monkeypatch)
+    assert count.refused >= 20 and count.taken == 0
+
+
+def _items(p: Path) -> list[tuple[Any, bytes, Any]]:
+    """The turn items of the log at ``p``'s segments (tl_scan with TURN)."""
+    r = LogReader.open(str(p))
+    readers = tr._readers(r.version)
+    flags = ts.SMALL | ts.SETTLE | ts.TURN | ts.TIMED
+    out = []
+    for seg in r.source.forward(r.source.header_end):
+        if seg.bad or seg.rows is not None:
+            continue
+        out += [it for it in tr._fast_segment(seg, readers, r.codec.decode_row, None, flags)
+                if type(it) is tuple and len(it) == 3]
+    return out
+
+
+def _state(b: Builder) -> Any:
+    at = b.at
+    return (b.dispatch, b.last_time, b.last_input, sorted(b.done), b.turn, b.open, b.calls, b.step_tools, b.times,
+            b.compactions, b.undone, b.n_kept, dict(at._last), at.pruned, at.attempts, at.open_attempts,
+            at._stable, at._last_stable, at._last_new)
+
+
+@needs_c
+def test_a_turn_item_is_what_the_builder_makes_of_its_rows(tmp_path: Path):
+    """tl_turn against its definition: for every turn item of generated v4 logs (and of their changed copies), a
+    Builder in a clean state given the item has the spans and the state of a Builder in the same state fed the
+    turn's rows one by one (a compaction waiting for its next prompt, a model and a context window set)."""
+    logs = _generated(tmp_path, (4,))
+    logs += [_changed_log(g, tmp_path, random.Random(k)) for k, g in enumerate(logs)]
+    n = 0
+    for p in logs:
+        for x, _data, again in _items(p):
+            pair = []
+            for whole in (True, False):
+                b = Builder(True)
+                b.model, b.window, b.last_input = "m-1", 64_000, 5
+                b.compactions = [{"kind": "compaction", "tokensAfter": None}]
+                if whole:
+                    assert b.turn_c(x)
+                    spans = b.out
+                else:
+                    spans = list(feed(b, again()))
+                pair.append((json.dumps(spans), repr(_state(b))))
+            assert pair[0] == pair[1], p
+            n += 1
+    assert n >= 30
+
+
+# ----------------------------------------------------------------------------- changed turns
+
+def _dump(row: Any) -> bytes:
+    return json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _change_result(row: Any, rng: random.Random) -> Any:
+    d = row["data"]
+    m = d.get("message") if isinstance(d.get("message"), dict) else {}
+    pick = rng.randrange(22)
+    if pick == 0:
+        d["error"] = rng.choice([{"name": "E", "code": "ABORTED"}, {"code": "NOT_STARTED"}, {"code": "CANCELLED"},
+                                 {"kind": "timeout"}, {"code": ""}, {}, {"code": None, "kind": ""}, {"code": 5},
+                                 {"code": "X", "code2": [1]}, None, "bad", {"co\\u0064e": "A"}])
+    elif pick == 1:
+        m["isError"] = rng.choice([True, False, None, 1, "yes"])
+    elif pick == 2:
+        m["content"] = rng.choice([[], [{"type": "tool-result", "isError": True}], [{"type": "tool-result", "isError": 1}],
+                                   [{"type": "text", "text": "x", "isError": True}], [None], ["x"], "text",
+                                   [{"type": 5}], [{"type": "tool-result", "isError": False, "id": 3}],
+                                   [{"type": "text", "id": {"a": 1}}]])
+    elif pick == 3:
+        m["source"] = rng.choice([None, {}, {"callId": None}, {"callId": 7}, {"kind": "tool"}, "x",
+                                  {"callId": "nope"}, {"callId": "a\\u0062"}])
+    elif pick == 4:
+        m["toolCallId"] = rng.choice([None, 5, "nope", True])
+        m.pop("source", None)
+    elif pick == 5:
+        m["role"] = rng.choice(["tool", "user", 5, None])
+    elif pick == 6:
+        m.pop(rng.choice(["role", "content", "source", "toolCallId"]), None)
+    elif pick == 7:
+        d[rng.choice(["meta", "extra", "content", "callId"])] = rng.choice([{"a": [1, 2]}, "x", 1.5, None])
+    elif pick == 8:
+        row["sourceEventSeqs"] = rng.choice([[], [row["seq"]], [2, 1], None, [row["seq"] + 5]])
+    elif pick == 9:
+        row["surfaceOp"] = rng.choice(["replace", None])
+    elif pick == 10:
+        row["ignorable"] = rng.choice([True, {"a": 1}])
+    elif pick == 11:
+        d["turn"] = rng.choice([None, "1", d.get("turn", 0) + 1])
+    elif pick == 12:
+        m["id"] = rng.choice([None, 5, "x"])
+    elif pick == 13:
+        d["type"] = rng.choice(["tool/result", "other"])
+    elif pick == 14:
+        row["time"] = rng.choice([0, -5, row.get("time", 0) + 7 * 3600 * 1000, row.get("time", 0) - 10])
+    elif pick == 15:
+        m["extra"] = [[[[1]]]]
+    else:
+        return None
+    return row
+
+
+def _change_call(row: Any, rng: random.Random) -> Any:
+    d = row["data"]
+    pick = rng.randrange(10)
+    if pick == 0:
+        d["name"] = rng.choice(["", "subagent_run", "subagent", "a\"b", "é"])
+    elif pick == 1:
+        d["callId"] = rng.choice(["c-dup", 5, "", "\u00e9x"])
+    elif pick == 2:
+        d["arguments"] = rng.choice(["\\u00e9\n", 5, None])
+    elif pick == 3:
+        d["step"] = d.get("step", 0) + rng.choice([0, 1])
+    elif pick == 4:
+        row["time"] = rng.choice([0, -1])
+    elif pick == 5:
+        d["turn"] = d.get("turn", 0) + 1
+    else:
+        return None
+    return row
+
+
+def _change_message(row: Any, rng: random.Random) -> Any:
+    d = row["data"]
+    st = d.get("stream") if isinstance(d.get("stream"), list) else []
+    pick = rng.randrange(12)
+    if pick == 0:
+        d["usage"] = rng.choice([None, {}, {"inputTokens": 5, "outputTokens": 0}, {"inputTokens": 7, "outputTokens": 2,
+                                 "cacheReadTokens": 3, "cacheWriteTokens": None}])
+        for rec in st:
+            if isinstance(rec, dict) and isinstance(rec.get("chunk"), dict) and rec["chunk"].get("type") == "usage":
+                rec["chunk"]["usage"] = rng.choice([None, {"inputTokens": 1.5}, {"outputTokens": 10 ** 17},
+                                                    {"inputTokens": 3, "inputTokens2": 4}, [], 7, "x",
+                                                    {"outputTokens": True, "inputTokens": -4}])
+    elif pick == 1:
+        for rec in st:
+            if isinstance(rec, dict) and isinstance(rec.get("chunk"), dict) and rec["chunk"].get("type") == "finish":
+                rec["chunk"]["reason"] = rng.choice([None, "stop", 5, {"kind": 5}, {}, {"kind": "error", "failure": 1},
+                                                     {"kind": "st\\u006fp"}, [1], True])
+    elif pick == 2:
+        d["stream"] = rng.choice([[], None, [{"type": "chunk", "time": 5, "chunk": {"type": "finish"}}]])
+    elif pick == 3:
+        d["interrupted"] = rng.choice([True, False, None])
+    elif pick == 4:
+        for rec in st:
+            if isinstance(rec, dict) and "time" in rec:
+                rec["time"] = rng.choice([0, -1, rec["time"] + 8 * 3600 * 1000])
+    elif pick == 5:
+        d["step"] = d.get("step", 0) + 1
+    else:
+        return None
+    return row
+
+
+def _changed_log(g: Path, tmp_path: Path, rng: random.Random) -> Path:
+    """A copy of the log at ``g`` whose turns' rows are changed (one field each, or moved, dropped, repeated)."""
+    lines = g.read_bytes().split(b"\n")
+    out = [lines[0]]
+    for ln in lines[1:]:
+        if not ln or rng.random() > 0.25:
+            out.append(ln)
+            continue
+        row = json.loads(ln)
+        typ = row.get("type")
+        new = None
+        if typ == "tool/result":
+            new = _change_result(row, rng)
+        elif typ == "tool/call":
+            new = _change_call(row, rng)
+        elif typ == "assistant/message":
+            new = _change_message(row, rng)
+        elif typ in ("step/start", "step/end", "turn/end", "turn/start"):
+            pick = rng.randrange(6)
+            if pick == 0:
+                continue                                          # (dropped)
+            if pick == 1:
+                out += [ln, ln]                                   # (repeated)
+                continue
+            if pick == 2 and typ == "turn/end":
+                row["data"]["reason"] = rng.choice([{"kind": "error", "error": {"code": "X"}}, {"kind": 5}, {},
+                                                    {"kind": "c\\u006fmpleted"}])
+                new = row
+            if pick == 3:
+                row["time"] = rng.choice([0, row.get("time", 0) + 7 * 3600 * 1000])
+                new = row
+        if new is None:
+            out.append(ln)
+            continue
+        text = _dump(new)
+        if rng.random() < 0.1:                                    # (blanks: not the writer's layout)
+            text = text.replace(b'","', b'", "', 1)
+        out.append(text.replace(b"\\\\u", b"\\u"))
+    p = tmp_path / f"changed-{g.parent.name}-{rng.random():.6f}" / "session.jsonl"
+    p.parent.mkdir()
+    p.write_bytes(b"\n".join(out))
+    return p
+
+
+@needs_c
+def test_changed_and_hostile_turns_give_the_row_by_row_spans(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Generated v4 logs whose turns' rows are changed in every field the C reader reads or checks (tool results'
+    errors, outcomes and call ids, calls' names and ids, usages, finish reasons, stream times, turn ends, dropped and
+    repeated bounds), and mutants of them (truncated, flipped, garbage, deep, huge rows): the same spans, turns and
+    totals as row by row; some turns are still taken whole, others not."""
+    count = _Count(monkeypatch)
+    gens = _generated(tmp_path, (4,))
+    read = 0
+    for k, g in enumerate(gens):
+        for s in range(3):
+            p = _changed_log(g, tmp_path, random.Random(100 * k + s))
+            read += _same(p, monkeypatch)
+        data = g.read_bytes() + deep_row(10 ** 6, 300) + b"\n"
+        for j, (_name, blob, _kept) in enumerate(jsonl_mutants(data, seed=k, count=10)):
+            p = tmp_path / f"m{k}-{j}" / "session.jsonl"
+            p.parent.mkdir()
+            p.write_bytes(blob)
+            read += _same(p, monkeypatch)
+    assert read >= 20
+    assert count.taken >= 50 and count.refused >= 0
+
+
+@needs_c
+def test_scan_from_a_row_is_the_definition():
+    """tl_scan from a row's start and index (how a refused turn is read again) is scan_py from there."""
+    files = sorted(FIXTURES.rglob("*.jsonl"))[:40] + sorted(NEXT.rglob("*.jsonl"))[:40]
+    n = 0
+    for p in files:
+        blob = p.read_bytes()[:200_000]
+        stop = blob.rfind(b"\n") + 1
+        starts = [0] + [i + 1 for i in range(len(blob)) if blob[i:i + 1] == b"\n" and i + 1 < stop][:: 7]
+        for start in starts[:12]:
+            row = blob.count(b"\n", 0, start)
+            flags = ts.PACKED | ts.CHUNK | ts.SMALL
+            got = C.tl_scan(blob, stop, tr._SKIP_LIST, flags, MAX_DEPTH, MAX_ROW_BYTES, MAX_PACKED_MEMBERS, start, row)
+            assert got == ts.scan_py(blob, stop, tr._SKIP_LIST, flags, start=start, index=row), (p, start)
+            n += 1
+    assert n >= 200
