@@ -4558,12 +4558,14 @@ out:
 /* ---- findc2: whole-log find's hits of a window's candidate rows, made in C (issue 29; owner: the findc2 helper) ----
  * find_hits(data, starts, lim, torn, max_row, needle, mode, kinds, make) -> (items, read, flags)
  *
- * What findc's text_hits does for the rows of types[user/message, assistant/message, tool/call, tool/result,
- * session/title], with the same answers (app/log/query/find_c2.find_hits_py is its definition: text_hits_py's
- * tuples made into hits), faster:
+ * What findc's text_hits does for the rows of ``types`` (user and assistant messages, tool calls and results,
+ * titles), with the same answers (app/log/query/find_c2.find_hits_py is its definition: text_hits_py's tuples made
+ * into hits), faster; and a generic row (its type not in ftsc's FT_SPECIAL) whose payload's text (ft_payload) holds
+ * no match is read here with no hit (FastRows._may_hit's gate), the others left to the caller:
  *   - the row is read onto a tape as ft_row reads it, but the values ft_row never looks into (a top-level key other
  *     than "data"; in an assistant message's data, every key but "message", "content" and "turn": its stream,
- *     usage…) are checked (f2_skim: what ft_value accepts, nothing stored) and kept as one token;
+ *     usage…; a list in a generic row's payload) are checked (f2_skim: what ft_value accepts, nothing stored) and
+ *     kept as one token;
  *   - the fields are made as ft_row makes them, as UTF-8 in C buffers, never Python strings, and matched there:
  *     ``needle`` (bytes, UTF-8): mode 0 a folded ASCII literal (fc_ucs1 over the bytes: an ASCII needle never
  *     matches a byte of a non-ASCII character; a field holding a character of FC_Q leaves the row to the caller,
@@ -4610,7 +4612,10 @@ static int f2_skim(P d, Py_ssize_t n, Py_ssize_t *i, int depth) {
                     return -1;
                 (*i)++;
             }
-            if (*i < n && d[*i] >= '1' && d[*i] <= '9' && depth + 1 <= FT_DEPTH) {
+            if (*i < n && d[*i] == '"' && depth + 1 <= FT_DEPTH) {
+                if (ft_str(d, n, i, &a, &b, &esc) < 0)         /* (a string: the other commonest item) */
+                    return -1;
+            } else if (*i < n && d[*i] >= '1' && d[*i] <= '9' && depth + 1 <= FT_DEPTH) {
                 Py_ssize_t e = digits(d, *i, n);               /* (a plain integer: the commonest item) */
                 if (e < n && d[e] != '.' && d[e] != 'e' && d[e] != 'E' && e - *i <= 300)
                     *i = e;
@@ -4645,21 +4650,24 @@ static int f2_skim(P d, Py_ssize_t n, Py_ssize_t *i, int depth) {
     return 0;
 }
 
-/* the key token k (a string) is one of the row's read keys at this place: keep its value on the tape */
-static int f2_read(P d, const FtTok *k, int where) {
+/* the value of key token k (its first byte c) at this depth of a row read the ``way`` f2_object says is read
+ * (stored on the tape), else skimmed */
+static int f2_read(P d, const FtTok *k, int depth, int way, unsigned char c) {
     Py_ssize_t len = k->b - k->a;
 #define F2_IS(s) (len == (Py_ssize_t)sizeof(s) - 1 && memcmp(d + k->a, s, sizeof(s) - 1) == 0)
-    if (k->esc)
+    if (k->esc || (c != '{' && c != '['))
         return 1;
-    if (where == 0)                                    /* the row: ft_row reads type, seq, time, data */
+    if (depth == 0)                                    /* the row: ft_row reads type, seq, time, data */
         return F2_IS("data") || F2_IS("type") || F2_IS("seq") || F2_IS("time");
-    return F2_IS("message") || F2_IS("content") || F2_IS("turn");     /* an assistant message's data */
+    if (way == 1)                                      /* an assistant message's data */
+        return F2_IS("message") || F2_IS("content") || F2_IS("turn");
+    return c != '[';                                   /* a generic row's payload: no list is shown */
 #undef F2_IS
 }
 
 /* ft_value of the row object at d[*i] (depth 0), the values f2_read leaves out skimmed (one token each, no
- * children); ``am``: the row is an assistant message (its data's other keys skimmed too) */
-static int f2_object(P d, Py_ssize_t n, Py_ssize_t *i, FtTape *tp, int depth, int am) {
+ * children); ``way``: 1 an assistant message, 2 a generic row (their data's values read as f2_read says), 0 another */
+static int f2_object(P d, Py_ssize_t n, Py_ssize_t *i, FtTape *tp, int depth, int way) {
     Py_ssize_t me = tp->n;
     FtTok *t = ft_tok(tp);
     if (t == NULL || *i >= n || d[*i] != '{' || depth > FT_DEPTH)
@@ -4682,20 +4690,20 @@ static int f2_object(P d, Py_ssize_t n, Py_ssize_t *i, FtTape *tp, int depth, in
                 return -1;
             (*i)++;
             ft_ws(d, n, i);
-            int keep = f2_read(d, &tp->t[key], depth);
-            if (*i < n && (d[*i] == '{' || d[*i] == '[') && !keep) {
+            const FtTok *k = &tp->t[key];
+            if (*i < n && !f2_read(d, k, depth, way, d[*i])) {
                 Py_ssize_t v = tp->n, at = *i;
-                FtTok *s = ft_tok(tp);
-                if (s == NULL || f2_skim(d, n, i, depth + 1) < 0)
+                FtTok *sk = ft_tok(tp);
+                if (sk == NULL || f2_skim(d, n, i, depth + 1) < 0)
                     return -1;
-                s->kind = d[at];
-                s->esc = 0;
-                s->a = at;
-                s->b = *i;
-                s->next = v + 1;
-            } else if (depth == 0 && am && *i < n && d[*i] == '{' && tp->t[key].b - tp->t[key].a == 4
-                       && memcmp(d + tp->t[key].a, "data", 4) == 0) {
-                if (f2_object(d, n, i, tp, depth + 1, am) < 0)
+                sk->kind = d[at];
+                sk->esc = 0;
+                sk->a = at;
+                sk->b = *i;
+                sk->next = v + 1;
+            } else if (depth == 0 && way && *i < n && d[*i] == '{' && !k->esc && k->b - k->a == 4
+                       && memcmp(d + k->a, "data", 4) == 0) {
+                if (f2_object(d, n, i, tp, depth + 1, way) < 0)
                     return -1;
             } else if (ft_value(d, n, i, tp, depth + 1) < 0)
                 return -1;
@@ -4735,16 +4743,32 @@ typedef struct {
 
 static F2Find F2;
 
-/* a character of FC_Q in the UTF-8 text s[:n] (see fc_q) */
+/* the character at s[k] (a byte >= 0xC3) is one of FC_Q */
+static inline int f2_q(P s, Py_ssize_t n, Py_ssize_t k) {
+    unsigned char c = s[k], x = k + 1 < n ? s[k + 1] : 0, y = k + 2 < n ? s[k + 2] : 0;
+    return (c == 0xC3 && x == 0x9F) || (c == 0xC4 && (x == 0xB0 || x == 0xB1)) || (c == 0xC5 && (x == 0x89 || x == 0xBF))
+        || (c == 0xC7 && x == 0xB0) || (c == 0xE1 && x == 0xBA && ((y >= 0x96 && y <= 0x9A) || y == 0x9E))
+        || (c == 0xE2 && x == 0x84 && y == 0xAA) || (c == 0xEF && x == 0xAC && y >= 0x80 && y <= 0x86);
+}
+
+/* a character of FC_Q in the UTF-8 text s[:n] (see fc_q): its first byte is >= 0xC3 (16 bytes a step where SSE2
+ * is there) */
 static int f2_fcq(P s, Py_ssize_t n) {
-    for (Py_ssize_t k = 0; k < n; k++) {
-        unsigned char c = s[k];
-        if (c < 0xC3)
-            continue;
-        unsigned char x = k + 1 < n ? s[k + 1] : 0, y = k + 2 < n ? s[k + 2] : 0;
-        if ((c == 0xC3 && x == 0x9F) || (c == 0xC4 && (x == 0xB0 || x == 0xB1)) || (c == 0xC5 && (x == 0x89 || x == 0xBF))
-            || (c == 0xC7 && x == 0xB0) || (c == 0xE1 && x == 0xBA && ((y >= 0x96 && y <= 0x9A) || y == 0x9E))
-            || (c == 0xE2 && x == 0x84 && y == 0xAA) || (c == 0xEF && x == 0xAC && y >= 0x80 && y <= 0x86))
+    Py_ssize_t k = 0;
+#if defined(__SSE2__)
+    const __m128i lo = _mm_set1_epi8((char)0xC2), z = _mm_setzero_si128();
+    for (; k + 16 <= n; k += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(s + k));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpgt_epi8(x, lo), _mm_cmplt_epi8(x, z)));
+        while (m) {
+            if (f2_q(s, n, k + __builtin_ctz(m)))
+                return 1;
+            m &= m - 1;
+        }
+    }
+#endif
+    for (; k < n; k++) {
+        if (s[k] >= 0xC3 && f2_q(s, n, k))
             return 1;
     }
     return 0;
@@ -4857,7 +4881,7 @@ static int f2_assistant(P d, const FtTape *tp, Py_ssize_t cv) {
 
 /* the hits of the row d[:n] of a type text_hits reads (its name d[9:9+tl]) onto F2.hits: 0 read (F2.hits, maybe
  * none), 1 the caller's row, -1 out of memory; *seq, *turn and *named (the row names its turn) of a row read */
-static int f2_row(P d, Py_ssize_t n, Py_ssize_t tl, long long *seq, long long *turn, int *named) {
+static int f2_row(P d, Py_ssize_t n, Py_ssize_t tl, int generic, long long *seq, long long *turn, int *named) {
     Py_ssize_t i = 0;
     FtTape *tp = &F2_TAPE;
     int kind;
@@ -4866,8 +4890,8 @@ static int f2_row(P d, Py_ssize_t n, Py_ssize_t tl, long long *seq, long long *t
     tp->n = 0;
     if (FT_SPECIAL == NULL)
         return 1;
-    int am = tl == 17 && memcmp(d + 9, "assistant/message", 17) == 0;
-    if (f2_object(d, n, &i, tp, 0, am) < 0)
+    int way = tl == 17 && memcmp(d + 9, "assistant/message", 17) == 0 ? 1 : generic ? 2 : 0;
+    if (f2_object(d, n, &i, tp, 0, way) < 0)
         return 1;
     ft_ws(d, n, &i);
     if (i != n || ft_obj(d, tp, 0) < 0)
@@ -4893,6 +4917,20 @@ static int f2_row(P d, Py_ssize_t n, Py_ssize_t tl, long long *seq, long long *t
             return 1;
         *named = kind == 1;
         *turn = v;
+    }
+    if (generic) {
+        /* a generic row: no hit where the text ft_payload makes of it holds no match (FastRows._may_hit's gate: the
+         * exact way's text holds no more; a row holding one is the caller's, its hits made the exact way) */
+        F2_BUF[2].len = 0;
+        if (ft_payload(&F2_BUF[2], d, tp, dv) < 0)
+            return 1;
+        if (F2_BUF[2].len == 0)
+            return 0;
+        if (f2_field((P)F2_BUF[2].p, F2_BUF[2].len, 3, -1, -1, 0) || F2.nh) {
+            F2.nh = 0;
+            return 1;
+        }
+        return 0;
     }
     if (ft_is(d, tp, tv, "user/message")) {
         int parts = 0;
@@ -5062,8 +5100,9 @@ static PyObject *find_hits(PyObject *self, PyObject *args) {
         long long seq = 0, turn = 0;
         if (len >= 10 && len <= max_row && memcmp(r, "{\"type\":\"", 9) == 0) {
             P q = memchr(r + 9, '"', (size_t)(len - 9));
-            if (q != NULL && ft_in(types, r + 9, q - (r + 9)))
-                x = f2_row(r, len, q - (r + 9), &seq, &turn, &named);
+            Py_ssize_t tl = q == NULL ? 0 : q - (r + 9);
+            if (q != NULL && FT_SPECIAL != NULL && (ft_in(types, r + 9, tl) || !ft_in(FT_SPECIAL, r + 9, tl)))
+                x = f2_row(r, len, tl, !ft_in(types, r + 9, tl), &seq, &turn, &named);
         }
         if (x < 0) {
             PyErr_NoMemory();

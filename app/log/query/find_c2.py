@@ -17,6 +17,9 @@ from typing import Any
 
 from ..index.fastindex import load_rowscan_c
 from .find_fast import FastRows, LazyHit, text_hits_py
+from .find_light import TYPE_FIRST
+from .find_match import fold_count_py
+from .textrow import FIELDS, NOTHING, SPECIAL, text_row_c, text_row_py
 from .textview import TOOL_CALL, TOOL_OUTPUT
 
 FIND_HITS = getattr(load_rowscan_c(), "find_hits", None)
@@ -46,7 +49,11 @@ def find_hits_py(data: Any, starts: list[int], lim: int, torn: bool, max_row: in
     """The definition of ``rowscan_c.find_hits``: :func:`.find_fast.text_hits_py`'s items, a row of more than
     :data:`MAX_HITS` hits left to the caller, each hit tuple made the hit ``make`` = (cls, fast rows, source, base)
     says (:meth:`.FastRows.lazy_hit`'s, its turn None where the row names none); (items, rows read, flags)."""
-    items, read = text_hits_py(data, starts, lim, torn, max_row, types, needle.decode("utf-8"), mode, kinds)
+    text = needle.decode("utf-8")
+    items, read = text_hits_py(data, starts, lim, torn, max_row, types, text, mode, kinds)
+    quiet = [it for it in items if type(it) is int and _quiet(data, it, lim, max_row, types, text, mode)]
+    items = [it for it in items if type(it) is not int or it not in quiet]
+    read += len(quiet)
     cls, fr, src, base = make
     out: list[Any] = []
     flags = 0
@@ -76,6 +83,25 @@ def find_hits_py(data: Any, starts: list[int], lim: int, torn: bool, max_row: in
             out.append(h)
             flags |= (NO_TURN if t is None else 0) | (BLOCKS if block else 0)
     return out, read, flags
+
+
+def _quiet(data: Any, s: int, lim: int, max_row: int, types: tuple[bytes, ...], needle: str, mode: int) -> bool:
+    """The row at ``s`` is a generic row (a type neither of ``types`` nor of textrow's SPECIAL) whose text as the C
+    ``text_row`` reads it holds no match: it has no hit (:meth:`.FastRows._may_hit`'s gate), read without a decode."""
+    e = data.find(b"\n", s, lim)
+    raw = bytes(data[s:lim if e < 0 else e])
+    q = raw.find(b'"', 9)
+    if not 10 <= len(raw) <= max_row or not raw.startswith(TYPE_FIRST) or q < 0 or raw[9:q] in types \
+            or raw[9:q] in SPECIAL:
+        return False
+    r = (text_row_c() or text_row_py)(raw, False)
+    if r is None or r[0] not in (NOTHING, FIELDS):
+        return False
+    for _kind, text in r[4] if r[0] == FIELDS else ():
+        got = fold_count_py(text, needle) if mode == 0 else (text.find(needle), text.count(needle))
+        if got is None or got[1]:
+            return False
+    return True
 
 
 def find_hits_of(fast: FastRows, data: Any, starts: list[int], lim: int, torn: bool, base: int,
