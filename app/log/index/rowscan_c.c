@@ -5826,6 +5826,582 @@ static PyObject *tl_turn(P d, Py_ssize_t p, Py_ssize_t stop, const TlRun *ts, Py
 }
 /* ---- end tlc2 ---- */
 
+/* ---- findc2: whole-log find's hits of a window's candidate rows, made in C (issue 29; owner: the findc2 helper) ----
+ * find_hits(data, starts, lim, torn, max_row, needle, mode, kinds, make) -> (items, read, flags)
+ *
+ * What findc's text_hits does for the rows of ``types`` (user and assistant messages, tool calls and results,
+ * titles), with the same answers (app/log/query/find_c2.find_hits_py is its definition: text_hits_py's tuples made
+ * into hits), faster; and a generic row (its type not in ftsc's FT_SPECIAL) whose payload's text (ft_payload) holds
+ * no match is read here with no hit (FastRows._may_hit's gate), the others left to the caller:
+ *   - the row is read onto a tape as ft_row reads it, but the values ft_row never looks into (a top-level key other
+ *     than "data"; in an assistant message's data, every key but "message", "content" and "turn": its stream,
+ *     usage…; a list in a generic row's payload) are checked (f2_skim: what ft_value accepts, nothing stored) and
+ *     kept as one token;
+ *   - the fields are made as ft_row makes them, as UTF-8 in C buffers, never Python strings, and matched there:
+ *     ``needle`` (bytes, UTF-8): mode 0 a folded ASCII literal (fc_ucs1 over the bytes: an ASCII needle never
+ *     matches a byte of a non-ASCII character; a field holding a character of FC_Q leaves the row to the caller,
+ *     as fold_count does), mode 1 the needle's own places (memmem: on valid UTF-8 the places and the
+ *     non-overlapping count of str.find / str.count); a byte offset becomes a character offset by counting the
+ *     bytes that do not continue a character;
+ *   - each hit is made here as the LazyHit find_fast.FastRows.lazy_hit makes of text_hits' tuple: ``make`` =
+ *     (cls, fast rows, source, base): an instance of cls whose __dict__ holds seq, turn, kind, start, end, matches,
+ *     tool, line (None), offset (base + row start), member (None), call, block and _source (fast rows, source,
+ *     base + row start, row length, k).
+ * items in row order: an int (the row's start: the caller's row, as text_hits says) or a hit.  read: the rows read
+ * here.  flags: 1 an int among items, 2 a hit whose row names no turn (turn None: the caller's tracker gives it),
+ * 4 a hit of a tool-call block (find's echo filter looks at them).  The GIL is held: the tape and buffers are
+ * reused (as ftsc's are) and hits are Python objects.  tests/test_find_c2.py holds it equal to its definition and
+ * find's hits to the exact way's on fixtures, generated logs and hostile mutants. */
+static FtTape F2_TAPE;
+static FtBuf F2_BUF[3];                                /* reasoning, text; a field's text (one at a time) */
+
+/* ft_value's acceptance of the value at d[*i] (depth as ft_value's), nothing stored: 0, -1 */
+static int f2_skim(P d, Py_ssize_t n, Py_ssize_t *i, int depth) {
+    ft_ws(d, n, i);
+    if (*i >= n || depth > FT_DEPTH)
+        return -1;
+    unsigned char c = d[*i];
+    Py_ssize_t a, b;
+    int esc;
+    if (c == '"')
+        return ft_str(d, n, i, &a, &b, &esc);
+    if (c == '{' || c == '[') {
+        unsigned char close = c == '{' ? '}' : ']';
+        (*i)++;
+        ft_ws(d, n, i);
+        if (*i < n && d[*i] == close) {
+            (*i)++;
+            return 0;
+        }
+        for (;;) {
+            if (c == '{') {
+                ft_ws(d, n, i);
+                if (*i >= n || d[*i] != '"' || depth + 1 > FT_DEPTH || ft_str(d, n, i, &a, &b, &esc) < 0)
+                    return -1;
+                ft_ws(d, n, i);
+                if (*i >= n || d[*i] != ':')
+                    return -1;
+                (*i)++;
+            }
+            if (*i < n && d[*i] == '"' && depth + 1 <= FT_DEPTH) {
+                if (ft_str(d, n, i, &a, &b, &esc) < 0)         /* (a string: the other commonest item) */
+                    return -1;
+            } else if (*i < n && d[*i] >= '1' && d[*i] <= '9' && depth + 1 <= FT_DEPTH) {
+                Py_ssize_t e = digits(d, *i, n);               /* (a plain integer: the commonest item) */
+                if (e < n && d[e] != '.' && d[e] != 'e' && d[e] != 'E' && e - *i <= 300)
+                    *i = e;
+                else if (f2_skim(d, n, i, depth + 1) < 0)
+                    return -1;
+            } else if (f2_skim(d, n, i, depth + 1) < 0)
+                return -1;
+            ft_ws(d, n, i);
+            if (*i >= n)
+                return -1;
+            if (d[*i] == ',') {
+                (*i)++;
+                continue;
+            }
+            if (d[*i] != close)
+                return -1;
+            (*i)++;
+            return 0;
+        }
+    }
+    if (c == 't' || c == 'f' || c == 'n') {
+        Py_ssize_t e = c == 't' ? LIT(d, *i, n, "true") : c == 'f' ? LIT(d, *i, n, "false") : LIT(d, *i, n, "null");
+        if (e < 0)
+            return -1;
+        *i = e;
+        return 0;
+    }
+    Py_ssize_t e = ft_num(d, n, *i);
+    if (e < 0 || !ft_num_ok(d, *i, e))
+        return -1;
+    *i = e;
+    return 0;
+}
+
+/* the value of key token k (its first byte c) at this depth of a row read the ``way`` f2_object says is read
+ * (stored on the tape), else skimmed */
+static int f2_read(P d, const FtTok *k, int depth, int way, unsigned char c) {
+    Py_ssize_t len = k->b - k->a;
+#define F2_IS(s) (len == (Py_ssize_t)sizeof(s) - 1 && memcmp(d + k->a, s, sizeof(s) - 1) == 0)
+    if (k->esc || (c != '{' && c != '['))
+        return 1;
+    if (depth == 0)                                    /* the row: ft_row reads type, seq, time, data */
+        return F2_IS("data") || F2_IS("type") || F2_IS("seq") || F2_IS("time");
+    if (way == 1)                                      /* an assistant message's data */
+        return F2_IS("message") || F2_IS("content") || F2_IS("turn");
+    return c != '[';                                   /* a generic row's payload: no list is shown */
+#undef F2_IS
+}
+
+/* ft_value of the row object at d[*i] (depth 0), the values f2_read leaves out skimmed (one token each, no
+ * children); ``way``: 1 an assistant message, 2 a generic row (their data's values read as f2_read says), 0 another */
+static int f2_object(P d, Py_ssize_t n, Py_ssize_t *i, FtTape *tp, int depth, int way) {
+    Py_ssize_t me = tp->n;
+    FtTok *t = ft_tok(tp);
+    if (t == NULL || *i >= n || d[*i] != '{' || depth > FT_DEPTH)
+        return -1;
+    t->kind = '{';
+    t->esc = 0;
+    t->a = *i;
+    (*i)++;
+    ft_ws(d, n, i);
+    if (*i < n && d[*i] == '}')
+        (*i)++;
+    else
+        for (;;) {
+            ft_ws(d, n, i);
+            Py_ssize_t key = tp->n;
+            if (*i >= n || d[*i] != '"' || ft_value(d, n, i, tp, depth + 1) < 0)
+                return -1;
+            ft_ws(d, n, i);
+            if (*i >= n || d[*i] != ':')
+                return -1;
+            (*i)++;
+            ft_ws(d, n, i);
+            const FtTok *k = &tp->t[key];
+            if (*i < n && !f2_read(d, k, depth, way, d[*i])) {
+                Py_ssize_t v = tp->n, at = *i;
+                FtTok *sk = ft_tok(tp);
+                if (sk == NULL || f2_skim(d, n, i, depth + 1) < 0)
+                    return -1;
+                sk->kind = d[at];
+                sk->esc = 0;
+                sk->a = at;
+                sk->b = *i;
+                sk->next = v + 1;
+            } else if (depth == 0 && way && *i < n && d[*i] == '{' && !k->esc && k->b - k->a == 4
+                       && memcmp(d + k->a, "data", 4) == 0) {
+                if (f2_object(d, n, i, tp, depth + 1, way) < 0)
+                    return -1;
+            } else if (ft_value(d, n, i, tp, depth + 1) < 0)
+                return -1;
+            ft_ws(d, n, i);
+            if (*i >= n)
+                return -1;
+            if (d[*i] == ',') {
+                (*i)++;
+                continue;
+            }
+            if (d[*i] != '}')
+                return -1;
+            (*i)++;
+            break;
+        }
+    tp->t[me].b = *i;
+    tp->t[me].next = tp->n;
+    return 0;
+}
+
+typedef struct {
+    Py_ssize_t first, count;   /* the first match (a character offset), matches */
+    int kind;                  /* 0..3 FT_KINDS[kind], 4 the tool-call kind, 5 the tool-output kind */
+    Py_ssize_t tool, call;     /* string tokens (decoded unplained), -1 None */
+    int block;
+} F2Hit;
+
+#define F2_MAX_HITS 4096
+
+typedef struct {
+    P needle;
+    Py_ssize_t m, mchars;
+    int mode;
+    F2Hit hits[F2_MAX_HITS], blocks[F2_MAX_HITS];   /* a row's hits; its blocks' (set aside) */
+    int nh;
+} F2Find;
+
+static F2Find F2;
+
+/* the character at s[k] (a byte >= 0xC3) is one of FC_Q */
+static inline int f2_q(P s, Py_ssize_t n, Py_ssize_t k) {
+    unsigned char c = s[k], x = k + 1 < n ? s[k + 1] : 0, y = k + 2 < n ? s[k + 2] : 0;
+    return (c == 0xC3 && x == 0x9F) || (c == 0xC4 && (x == 0xB0 || x == 0xB1)) || (c == 0xC5 && (x == 0x89 || x == 0xBF))
+        || (c == 0xC7 && x == 0xB0) || (c == 0xE1 && x == 0xBA && ((y >= 0x96 && y <= 0x9A) || y == 0x9E))
+        || (c == 0xE2 && x == 0x84 && y == 0xAA) || (c == 0xEF && x == 0xAC && y >= 0x80 && y <= 0x86);
+}
+
+/* a character of FC_Q in the UTF-8 text s[:n] (see fc_q): its first byte is >= 0xC3 (16 bytes a step where SSE2
+ * is there) */
+static int f2_fcq(P s, Py_ssize_t n) {
+    Py_ssize_t k = 0;
+#if defined(__SSE2__)
+    const __m128i lo = _mm_set1_epi8((char)0xC2), z = _mm_setzero_si128();
+    for (; k + 16 <= n; k += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(s + k));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpgt_epi8(x, lo), _mm_cmplt_epi8(x, z)));
+        while (m) {
+            if (f2_q(s, n, k + __builtin_ctz(m)))
+                return 1;
+            m &= m - 1;
+        }
+    }
+#endif
+    for (; k < n; k++) {
+        if (s[k] >= 0xC3 && f2_q(s, n, k))
+            return 1;
+    }
+    return 0;
+}
+
+/* the characters of the UTF-8 text s[:n] */
+static Py_ssize_t f2_chars(P s, Py_ssize_t n) {
+    Py_ssize_t c = 0;
+    for (Py_ssize_t k = 0; k < n; k++)
+        c += (s[k] & 0xC0) != 0x80;
+    return c;
+}
+
+/* a field's text (UTF-8, s[:n]) matched: onto F2.hits when it matches; 0, 1 the row is the caller's (FC_Q, too
+ * many hits) */
+static int f2_field(P s, Py_ssize_t n, int kind, Py_ssize_t tool, Py_ssize_t call, int block) {
+    Py_ssize_t first = -1, count = 0;
+    if (F2.mode == 0) {
+        if (f2_fcq(s, n))
+            return 1;
+        fc_ucs1(s, n, F2.needle, F2.m, &first, &count);
+    } else {
+        Py_ssize_t pos = 0;
+        while (pos + F2.m <= n) {
+            P at = memmem(s + pos, (size_t)(n - pos), F2.needle, (size_t)F2.m);
+            if (at == NULL)
+                break;
+            if (first < 0)
+                first = at - s;
+            count++;
+            pos = (at - s) + F2.m;
+        }
+    }
+    if (count == 0)
+        return 0;
+    if (F2.nh >= F2_MAX_HITS)
+        return 1;
+    F2Hit *h = &F2.hits[F2.nh++];
+    h->first = f2_chars(s, first);
+    h->count = count;
+    h->kind = kind;
+    h->tool = tool;
+    h->call = call;
+    h->block = block;
+    return 0;
+}
+
+static inline int f2_buf(FtBuf *b, int kind) {
+    return f2_field((P)(b->p ? b->p : ""), b->len, kind, -1, -1, 0);
+}
+
+/* ft_assistant's fields and blocks of the content at token cv, matched: 0, 1 the caller's, -1 a fallback (the
+ * caller's too), -2 out of memory */
+static int f2_assistant(P d, const FtTape *tp, Py_ssize_t cv) {
+    const FtTok *t = tp->t;
+    if (cv < 0 || t[cv].kind == 'n')
+        return 0;
+    if (t[cv].kind != '[')
+        return -1;
+    int counts[2] = {0, 0}, any[2] = {0, 0};
+    F2_BUF[0].len = F2_BUF[1].len = 0;
+    int nb = 0;
+    for (Py_ssize_t c = cv + 1; c < t[cv].next; c = t[c].next) {
+        if (t[c].kind != '{')
+            continue;
+        if (ft_obj(d, tp, c) < 0)
+            return -1;
+        Py_ssize_t tv = ft_get(d, tp, c, "type");
+        if (tv < 0 || t[tv].kind != '"')
+            continue;
+        if (t[tv].esc)
+            return -1;
+        int which = ft_is(d, tp, tv, "reasoning") ? 0 : ft_is(d, tp, tv, "text") ? 1 : -1;
+        if (which >= 0) {
+            Py_ssize_t xv = ft_get(d, tp, c, "text");
+            int s = ft_strv(tp, xv);
+            if (s < 0 || (counts[which]++ && ft_put(&F2_BUF[which], " ", 1) < 0))
+                return -1;
+            if (s > 0 && t[xv].b > t[xv].a) {
+                if (ft_text(&F2_BUF[which], d, t[xv].a, t[xv].b, 1) < 0)
+                    return -1;
+                any[which] = 1;
+            }
+        } else if (ft_is(d, tp, tv, "tool-call")) {
+            Py_ssize_t nv = ft_get(d, tp, c, "name"), iv = ft_get(d, tp, c, "id");
+            int s = ft_strv(tp, nv);
+            if (s < 0 || ft_call_text(&F2_BUF[2], d, tp, nv, s, ft_get(d, tp, c, "arguments")) < 0)
+                return -1;
+            int named = s > 0 && t[nv].b > t[nv].a, before = F2.nh;
+            if (f2_field((P)(F2_BUF[2].p ? F2_BUF[2].p : ""), F2_BUF[2].len, 4, named ? nv : -1,
+                         iv >= 0 && t[iv].kind == '"' ? iv : -1, 1))
+                return 1;
+            if (F2.nh > before) {                      /* (a block's hit goes after the fields': set aside) */
+                if (nb >= F2_MAX_HITS)
+                    return 1;
+                F2.blocks[nb++] = F2.hits[--F2.nh];
+            }
+        }
+    }
+    for (int k = 0; k < 2; k++)
+        if (any[k] && f2_buf(&F2_BUF[k], k ? 2 : 1))
+            return 1;
+    for (int k = 0; k < nb; k++) {
+        if (F2.nh >= F2_MAX_HITS)
+            return 1;
+        F2.hits[F2.nh++] = F2.blocks[k];
+    }
+    return 0;
+}
+
+/* the hits of the row d[:n] of a type text_hits reads (its name d[9:9+tl]) onto F2.hits: 0 read (F2.hits, maybe
+ * none), 1 the caller's row, -1 out of memory; *seq, *turn and *named (the row names its turn) of a row read */
+static int f2_row(P d, Py_ssize_t n, Py_ssize_t tl, int generic, long long *seq, long long *turn, int *named) {
+    Py_ssize_t i = 0;
+    FtTape *tp = &F2_TAPE;
+    int kind;
+    long long tm, v;
+    F2.nh = 0;
+    tp->n = 0;
+    if (FT_SPECIAL == NULL)
+        return 1;
+    int way = tl == 17 && memcmp(d + 9, "assistant/message", 17) == 0 ? 1 : generic ? 2 : 0;
+    if (f2_object(d, n, &i, tp, 0, way) < 0)
+        return 1;
+    ft_ws(d, n, &i);
+    if (i != n || ft_obj(d, tp, 0) < 0)
+        return 1;
+    const FtTok *t = tp->t;
+    Py_ssize_t tv = ft_get(d, tp, 0, "type"), sv = ft_get(d, tp, 0, "seq");
+    Py_ssize_t mv = ft_get(d, tp, 0, "time"), dv = ft_get(d, tp, 0, "data");
+    if (tv < 0 || t[tv].kind != '"' || t[tv].esc || sv < 0 || t[sv].kind != '0' || ft_obj(d, tp, dv) < 0)
+        return 1;
+    ft_numval(d, t[sv].a, t[sv].b, &kind, seq);
+    if (kind != 1 || *seq < 0 || *seq > 9007199254740991LL)
+        return 1;
+    if (mv >= 0 && t[mv].kind == '0') {
+        ft_numval(d, t[mv].a, t[mv].b, &kind, &tm);
+        if (kind == 2)
+            return 1;
+    }
+    *named = 0;
+    Py_ssize_t uv = ft_get(d, tp, dv, "turn");
+    if (uv >= 0 && t[uv].kind == '0') {
+        ft_numval(d, t[uv].a, t[uv].b, &kind, &v);
+        if (kind == 2)
+            return 1;
+        *named = kind == 1;
+        *turn = v;
+    }
+    if (generic) {
+        /* a generic row: no hit where the text ft_payload makes of it holds no match (FastRows._may_hit's gate: the
+         * exact way's text holds no more; a row holding one is the caller's, its hits made the exact way) */
+        F2_BUF[2].len = 0;
+        if (ft_payload(&F2_BUF[2], d, tp, dv) < 0)
+            return 1;
+        if (F2_BUF[2].len == 0)
+            return 0;
+        if (f2_field((P)F2_BUF[2].p, F2_BUF[2].len, 3, -1, -1, 0) || F2.nh) {
+            F2.nh = 0;
+            return 1;
+        }
+        return 0;
+    }
+    if (ft_is(d, tp, tv, "user/message")) {
+        int parts = 0;
+        F2_BUF[2].len = 0;
+        if (ft_content(&F2_BUF[2], d, tp, ft_get(d, tp, dv, "content"), 0, &parts) < 0)
+            return 1;
+        return parts ? f2_buf(&F2_BUF[2], 0) : 0;
+    }
+    if (ft_is(d, tp, tv, "assistant/message")) {
+        Py_ssize_t msg = ft_get(d, tp, dv, "message");
+        if (msg < 0 || ft_obj(d, tp, msg) < 0)
+            return 1;                                  /* (no message: a v0/v1 shape, not read here) */
+        int r = f2_assistant(d, tp, ft_get(d, tp, msg, "content"));
+        return r == -2 ? -1 : r != 0;
+    }
+    if (ft_is(d, tp, tv, "tool/call")) {
+        Py_ssize_t nv = ft_get(d, tp, dv, "name"), cv = ft_get(d, tp, dv, "callId");
+        int s = ft_strv(tp, nv), c = ft_strv(tp, cv);
+        if (s < 0 || c < 0 || ft_call_text(&F2_BUF[2], d, tp, nv, s, ft_get(d, tp, dv, "arguments")) < 0)
+            return 1;
+        return f2_field((P)(F2_BUF[2].p ? F2_BUF[2].p : ""), F2_BUF[2].len, 4, s > 0 && t[nv].b > t[nv].a ? nv : -1,
+                        c > 0 ? cv : -1, 0);
+    }
+    if (ft_is(d, tp, tv, "tool/result")) {
+        Py_ssize_t ev = ft_get(d, tp, dv, "error"), msg = ft_get(d, tp, dv, "message");
+        int parts = 0;
+        if ((ev >= 0 && t[ev].kind != 'n') || ft_obj(d, tp, msg) < 0 || ft_answered(d, tp, msg) == -2)
+            return 1;
+        F2_BUF[2].len = 0;
+        if (ft_content(&F2_BUF[2], d, tp, ft_get(d, tp, msg, "content"), 2, &parts) < 0)
+            return 1;
+        return parts ? f2_buf(&F2_BUF[2], 5) : 0;
+    }
+    if (ft_is(d, tp, tv, "session/title")) {
+        Py_ssize_t xv = ft_get(d, tp, dv, "title");
+        int s = ft_strv(tp, xv);
+        return s < 0 || (s > 0 && t[xv].a < t[xv].b);  /* (a title shown: the caller's; none: no hit) */
+    }
+    return 1;
+}
+
+static PyObject *F2_KEYS[13], *F2_EMPTY;
+enum { K_SEQ, K_TURN, K_KIND, K_START, K_END, K_MATCHES, K_TOOL, K_LINE, K_OFFSET, K_MEMBER, K_CALL, K_BLOCK, K_SOURCE };
+
+static int f2_setup(void) {
+    if (F2_EMPTY != NULL)
+        return 0;
+    const char *names[13] = {"seq", "turn", "kind", "start", "end", "matches", "tool", "line", "offset", "member", "call",
+                             "block", "_source"};
+    for (int k = 0; k < 13; k++)
+        if ((F2_KEYS[k] = PyUnicode_InternFromString(names[k])) == NULL)
+            return -1;
+    return (F2_EMPTY = PyTuple_New(0)) == NULL ? -1 : 0;
+}
+
+/* a string token as find's hit names it: decoded unplained (ft_opt), None for -1 */
+static PyObject *f2_opt(P d, Py_ssize_t v) {
+    return ft_opt(d, &F2_TAPE, v, v >= 0);
+}
+
+/* the hit h (the k-th of its row) as a ``cls`` whose __dict__ is LazyHit's; row: seq, turn, offset, length */
+static PyObject *f2_hit(PyObject *make, PyObject *kinds, P d, const F2Hit *h, int k, PyObject *seq, PyObject *turn,
+                        PyObject *pos, PyObject *len) {
+    PyObject *cls = PyTuple_GET_ITEM(make, 0);
+    PyObject *v[13] = {NULL};
+    PyObject *o = NULL, *dict = NULL;
+    v[K_SEQ] = seq;
+    v[K_TURN] = turn;
+    v[K_KIND] = h->kind < 4 ? FT_KINDS[h->kind] : PyTuple_GET_ITEM(kinds, h->kind - 4);
+    v[K_LINE] = v[K_MEMBER] = Py_None;
+    v[K_OFFSET] = pos;
+    v[K_BLOCK] = h->block ? Py_True : Py_False;
+    int made[13] = {0};
+    made[K_START] = made[K_END] = made[K_MATCHES] = made[K_TOOL] = made[K_CALL] = made[K_SOURCE] = 1;
+    if ((v[K_START] = PyLong_FromSsize_t(h->first)) == NULL || (v[K_END] = PyLong_FromSsize_t(h->first + F2.mchars)) == NULL
+        || (v[K_MATCHES] = PyLong_FromSsize_t(h->count)) == NULL || (v[K_TOOL] = f2_opt(d, h->tool)) == NULL
+        || (v[K_CALL] = f2_opt(d, h->call)) == NULL
+        || (v[K_SOURCE] = Py_BuildValue("(OOOOi)", PyTuple_GET_ITEM(make, 1), PyTuple_GET_ITEM(make, 2), pos, len, k)) == NULL
+        || (dict = PyDict_New()) == NULL)
+        goto out;
+    for (int j = 0; j < 13; j++)
+        if (PyDict_SetItem(dict, F2_KEYS[j], v[j]) < 0)
+            goto out;
+    if ((o = PyBaseObject_Type.tp_new((PyTypeObject *)cls, F2_EMPTY, NULL)) == NULL)
+        goto out;
+    if (PyObject_GenericSetDict(o, dict, NULL) < 0)
+        Py_CLEAR(o);
+out:
+    for (int j = 0; j < 13; j++)
+        if (made[j])
+            Py_XDECREF(v[j]);
+    Py_XDECREF(dict);
+    return o;
+}
+
+/* the hits of the row read at data[s:s+len] (F2.hits) onto items; flags as find_hits says */
+static int f2_row_hits(PyObject *items, PyObject *make, PyObject *kinds, P r, Py_ssize_t base, Py_ssize_t s,
+                       Py_ssize_t len, long long seq, long long turn, int named, int *flags) {
+    if (F2.nh == 0)
+        return 0;
+    int bad = 0;
+    PyObject *so = PyLong_FromLongLong(seq), *to = named ? PyLong_FromLongLong(turn) : (Py_INCREF(Py_None), Py_None);
+    PyObject *po = PyLong_FromSsize_t(base + s), *lo = PyLong_FromSsize_t(len);
+    if (so == NULL || to == NULL || po == NULL || lo == NULL)
+        bad = 1;
+    for (int k = 0; !bad && k < F2.nh; k++) {
+        PyObject *h = f2_hit(make, kinds, r, &F2.hits[k], k, so, to, po, lo);
+        bad = h == NULL || PyList_Append(items, h) < 0;
+        Py_XDECREF(h);
+        *flags |= (named ? 0 : 2) | (F2.hits[k].block ? 4 : 0);
+    }
+    Py_XDECREF(so);
+    Py_XDECREF(to);
+    Py_XDECREF(po);
+    Py_XDECREF(lo);
+    return bad ? -1 : 0;
+}
+
+static PyObject *find_hits(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view, nd;
+    PyObject *starts, *types, *kinds, *make;
+    Py_ssize_t lim, max_row, base;
+    int torn, mode;
+    if (!PyArg_ParseTuple(args, "y*O!npnO!y*iO!O!", &view, &PyList_Type, &starts, &lim, &torn, &max_row, &PyTuple_Type,
+                          &types, &nd, &mode, &PyTuple_Type, &kinds, &PyTuple_Type, &make))
+        return NULL;
+    PyObject *items = NULL, *res = NULL;
+    P d = (P)view.buf;
+    Py_ssize_t read = 0;
+    int flags = 0;
+    if (lim > view.len)
+        lim = view.len;
+    if (PyTuple_GET_SIZE(kinds) != 2 || PyTuple_GET_SIZE(make) != 4 || !PyType_Check(PyTuple_GET_ITEM(make, 0))
+        || nd.len == 0 || (mode != 0 && mode != 1) || f2_setup() < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "find_hits: two kinds, (cls, fast rows, source, base), a needle, mode 0 or 1");
+        goto out;
+    }
+    base = PyLong_AsSsize_t(PyTuple_GET_ITEM(make, 3));
+    if (base == -1 && PyErr_Occurred())
+        goto out;
+    F2.needle = (P)nd.buf;
+    F2.m = nd.len;
+    F2.mode = mode;
+    F2.mchars = f2_chars(F2.needle, F2.m);
+    if (mode == 0)
+        for (Py_ssize_t k = 0; k < nd.len; k++)
+            if (F2.needle[k] >= 0x80 || (F2.needle[k] >= 'A' && F2.needle[k] <= 'Z')) {
+                PyErr_SetString(PyExc_ValueError, "find_hits: mode 0 takes a folded ASCII needle");
+                goto out;
+            }
+    if ((items = PyList_New(0)) == NULL)
+        goto out;
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(starts); j++) {
+        Py_ssize_t s = PyLong_AsSsize_t(PyList_GET_ITEM(starts, j));
+        if (s == -1 && PyErr_Occurred())
+            goto out;
+        if (s < 0 || s >= lim)
+            continue;
+        P nl = memchr(d + s, '\n', (size_t)(lim - s));
+        Py_ssize_t e = nl ? nl - d : lim, len = e - s;
+        if (e >= lim && torn)
+            continue;                                  /* (a torn last row: not an event yet) */
+        P r = d + s;
+        int x = 1, named = 0;
+        long long seq = 0, turn = 0;
+        if (len >= 10 && len <= max_row && memcmp(r, "{\"type\":\"", 9) == 0) {
+            P q = memchr(r + 9, '"', (size_t)(len - 9));
+            Py_ssize_t tl = q == NULL ? 0 : q - (r + 9);
+            if (q != NULL && FT_SPECIAL != NULL && (ft_in(types, r + 9, tl) || !ft_in(FT_SPECIAL, r + 9, tl)))
+                x = f2_row(r, len, tl, !ft_in(types, r + 9, tl), &seq, &turn, &named);
+        }
+        if (x < 0) {
+            PyErr_NoMemory();
+            goto out;
+        }
+        if (x == 0) {
+            read++;
+            if (f2_row_hits(items, make, kinds, r, base, s, len, seq, turn, named, &flags) < 0)
+                goto out;
+            continue;
+        }
+        flags |= 1;
+        PyObject *at = PyLong_FromSsize_t(s);
+        if (at == NULL || PyList_Append(items, at) < 0) {
+            Py_XDECREF(at);
+            goto out;
+        }
+        Py_DECREF(at);
+    }
+    res = Py_BuildValue("(Oni)", items, read, flags);
+out:
+    Py_XDECREF(items);
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&nd);
+    return res;
+}
+/* ---- end findc2 ---- */
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "rowscan.scan, in C (see the module's source)."},
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
@@ -5854,6 +6430,7 @@ static PyMethodDef methods[] = {
     {"find_ascii", find_ascii, METH_VARARGS, "find_folded of an ASCII needle, 16 places a step (find section)."},
     {"text_hits", text_hits, METH_VARARGS, "Whole-log find's text hits of a window's candidate rows (findc section)."},
     {"ahead_rows", ahead_rows, METH_VARARGS, "The background pass's rows of a segment (passc section)."},
+    {"find_hits", find_hits, METH_VARARGS, "Whole-log find's hits of a window's candidate rows, made in C (findc2 section)."},
     {NULL, NULL, 0, NULL},
 };
 

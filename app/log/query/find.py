@@ -42,12 +42,14 @@ from __future__ import annotations
 
 from functools import partial
 from typing import TYPE_CHECKING, Any, Optional, Union
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 
 from ..format.model import Problem
 from ..jobctl import is_cancelled
 from ..source.sources import RawJsonlSource, Segment
-from .find_fast import FastRows
+from ..format.limits import MAX_ROW_BYTES
+from .find_c2 import BLOCKS, C2_KINDS, LEFT, NO_TURN, c2_ready, find_hits_of
+from .find_fast import READ_T, FastRows
 from .find_match import Cancel, FindOptions, FindStats, Hit, Matcher, TurnRef, compile_matcher
 from .find_needles import build_prefilter
 from .find_prefilter import Prefilter
@@ -77,42 +79,59 @@ _BLANK = frozenset((b"", b" ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c"))   # (what
 ECHO_WAIT = 4096                   # hits held back while a call block waits for its tool/call row
 
 
-def _without_echoes(hits: Iterator[Hit], st: FindStats) -> Iterator[Hit]:
+class Batch(list):  # type: ignore[type-arg]
+    """Hits of one window handed on together (:func:`_c2_hits`); ``blocks``: some are of a tool-call block."""
+    __slots__ = ("blocks",)
+
+    def __init__(self, hits: list[Hit], blocks: bool):
+        super().__init__(hits)
+        self.blocks = blocks
+
+
+def _without_echoes(hits: Iterator[Union[Hit, Batch]], st: FindStats) -> Iterator[Hit]:
     """``hits`` less each tool-call block hit whose call's ``tool/call`` row hits (the row follows
     the assistant message, and holds the same text: it hits whenever the block does).  While a
     block waits, later hits are held back (order kept) until every waiting call's row came, or a
     user/assistant hit (a later message: its calls' rows would have come), or the end."""
     held: list[Hit] = []
     waiting: set[str] = set()
-    for h in hits:
-        if h.block:
-            held.append(h)
-            if h.call is not None:
-                waiting.add(h.call)
-            continue
-        if held:
-            if h.kind == TOOL_CALL and h.call in waiting:
-                gone = [x for x in held if x.block and x.call == h.call]
-                st.hits -= len(gone)
-                held = [x for x in held if not (x.block and x.call == h.call)]
-                waiting.discard(h.call)
-                held.append(h)
-                if not waiting:
-                    yield from held
-                    held = []
+    for x in hits:
+        if type(x) is Batch:
+            if not held and not x.blocks:
+                yield from x                  # (a window's hits, none of a block, none held: handed on as they are)
                 continue
-            if h.kind not in (USER, ASSISTANT, REASONING) and len(held) < ECHO_WAIT:
+            got: Iterable[Any] = x
+        else:
+            got = (x,)
+        for h in got:
+            if h.block:
                 held.append(h)
+                if h.call is not None:
+                    waiting.add(h.call)
                 continue
-            yield from held
-            held, waiting = [], set()
-        yield h
+            if held:
+                if h.kind == TOOL_CALL and h.call in waiting:
+                    gone = [y for y in held if y.block and y.call == h.call]
+                    st.hits -= len(gone)
+                    held = [y for y in held if not (y.block and y.call == h.call)]
+                    waiting.discard(h.call)
+                    held.append(h)
+                    if not waiting:
+                        yield from held
+                        held = []
+                    continue
+                if h.kind not in (USER, ASSISTANT, REASONING) and len(held) < ECHO_WAIT:
+                    held.append(h)
+                    continue
+                yield from held
+                held, waiting = [], set()
+            yield h
     yield from held
 
 
 def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
                progress: Optional[Callable[[int, int], None]], st: FindStats,
-               limit: Optional[int]) -> Iterator[Hit]:
+               limit: Optional[int]) -> Iterator[Union[Hit, Batch]]:
     matcher = compile_matcher(opts)
     pre = build_prefilter(opts)
     src = reader.source
@@ -162,9 +181,10 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
             view = memoryview(data)               # (a row copied once out of the reused buffer, not twice)
             if fast is not None and not fast.eager_reader() and fast.c_hits is not None and starts is not None \
                     and isinstance(seg, Win) and pre is not None and pre.gate is None:
-                # (the candidate rows read and matched in C: a tuple a hit, a row the C leaves to us by its start;
+                # (the candidate rows read and matched in C: a hit each, a row the C leaves to us by its start;
                 # not once the reader reads every snippet as it comes: each would cost a decode of its row again)
-                starts = yield from _c_text_hits(fast, seg, data, starts, lim, hits_of, tb, st, cancel, limit)
+                way = _c2_hits if c2_ready(fast) else _c_text_hits
+                starts = yield from way(fast, seg, data, starts, lim, hits_of, tb, st, cancel, limit)
                 if starts is None:
                     return
             for rs, re_ in row_spans(data, starts, lim):
@@ -274,6 +294,53 @@ def _c_text_hits(fast: FastRows, seg: Win, data: Any, starts: list[int], lim: in
         yield fast.lazy_hit(it, seg.row_pos(it[0]), seg.text_pos(it[0]), tb.before, st)
         if limit is not None and st.hits >= limit:
             return None
+    return []
+
+
+def _c2_hits(fast: FastRows, seg: Win, data: Any, starts: list[int], lim: int,
+             hits_of: Callable[..., Iterator[Hit]], tb: TurnTracker, st: FindStats, cancel: Cancel,
+             limit: Optional[int]) -> Generator[Union[Hit, Batch], None, Optional[list[int]]]:
+    """As :func:`_c_text_hits`, through rowscan_c.find_hits (:mod:`.find_c2`: the hits made in C): the hits
+    between two rows left to us handed on as one :class:`Batch` (without a ``limit``), each row naming no turn
+    given the tracker's, in row order."""
+    items, read, flags = find_hits_of(fast, data, starts, lim, seg.torn, seg.pos, MAX_ROW_BYTES, READ_T, C2_KINDS)
+    st.rows_decoded += read
+    st.rows_fast += read
+    if not flags & (LEFT | NO_TURN) and limit is None:
+        st.hits += len(items)
+        fast.made += len(items)
+        if items:
+            yield Batch(items, bool(flags & BLOCKS))
+        return []
+    view = memoryview(data)
+    run: list[Hit] = []
+    for it in items:
+        if type(it) is not int:
+            if it.turn is None:
+                it.turn = tb.before(it.offset - seg.pos)
+            st.hits += 1
+            fast.made += 1
+            if limit is None:
+                run.append(it)
+                continue
+            yield it
+            if st.hits >= limit:
+                return None
+            continue
+        if run:
+            yield Batch(run, bool(flags & BLOCKS))
+            run = []
+        e = data.find(b"\n", it, lim)
+        raw = view[it:lim if e < 0 else e].tobytes()
+        for h in hits_of(raw, seg.row_pos(it), seg.text_pos(it), None, partial(tb.before, it), st):
+            yield h
+            if limit is not None and st.hits >= limit:
+                return None
+        if is_cancelled(cancel):
+            st.cancelled = True
+            return None
+    if run:
+        yield Batch(run, bool(flags & BLOCKS))
     return []
 
 
