@@ -226,6 +226,34 @@ def plain_row(reader: LogReader, raw: bytes) -> bool:
     return True
 
 
+def plain_spans(reader: LogReader, raw: bytes) -> Optional[list[int]]:
+    """:meth:`~app.store.redact.Redactor.canonical_spans` of a row :func:`plain_row` accepts (so the row is its own
+    envelope, and its redaction is :meth:`~app.store.redact.Redactor.spliced` with these spans), else None.  In one
+    pass over the row where the C scanner module is built (``plain_spans``: the top level read while the row's form
+    is checked; :data:`_data_check` still asked here); else by its definition (:func:`plain_spans_exact`)."""
+    fast = getattr(_native, "plain_spans", None)
+    if fast is None:
+        return plain_spans_exact(reader, raw)
+    if reader.codec.envelope_seqs is not None or len(raw) > MAX_ROW_BYTES:
+        return None
+    got = fast(raw, MAX_DEPTH, reader.codec.version)
+    if got is None:
+        return None
+    if got[1]:
+        try:
+            _data_check(raw)
+        except (msgspec.DecodeError, RecursionError):
+            return None
+    spans: list[int] = got[0]
+    return spans
+
+
+def plain_spans_exact(reader: LogReader, raw: bytes) -> Optional[list[int]]:
+    """:func:`plain_spans` by its definition: the row's canonical spans when :func:`plain_row` accepts it."""
+    spans = Redactor.canonical_spans(Redactor(), raw)     # (None: not in msgspec's form, or no C module)
+    return spans if spans is not None and plain_row(reader, raw) else None
+
+
 class _DataCheck(msgspec.Struct, gc=False):
     """A row's ``data`` checked against :data:`~app.log.format.versions.DATA_TYPE` while the row is parsed (the
     same verdict as ``msgspec.convert(data, DATA_TYPE)`` on the decoded payload, without walking it again)."""
@@ -315,11 +343,19 @@ def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: P
     # redacting: when no string value of it passes a gate (redact.quiet_values: redaction leaves it as it is)
     from_bytes = getattr(_native, "packed_raw", None) if reader.version < 2 \
         and reader.codec.envelope_seqs is None else None
-    spans_of = red.canonical_spans if red is not None else None
+    spliced = red.spliced if red is not None else None
+    plain = _native is not None and reader.codec.envelope_seqs is None
     for row in logical_rows(reader, progress):
         raw = row[3]
-        got = from_bytes(raw) if from_bytes is not None and row[4] and raw.startswith(_PACKED_PREFIXES) \
-            and len(raw) <= MAX_ROW_BYTES and (red is None or quiet_values(raw)) else None
+        if not row[4]:
+            got = None
+        elif raw.startswith(_PACKED_PREFIXES):
+            got = from_bytes(raw) if from_bytes is not None and len(raw) <= MAX_ROW_BYTES \
+                and (red is None or quiet_values(raw)) else None
+        else:
+            # (a plain row in msgspec's form is its envelope: its bytes, its strings redacted in place)
+            spans = plain_spans(reader, raw) if plain else None
+            got = None if spans is None else (raw if spliced is None else spliced(raw, spans), 1)
         if got is not None:
             buf.append(got[0])
             n += got[1]
@@ -336,22 +372,9 @@ def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: P
             buf += lines
             size += len(row[3]) * 2
         else:
-            # (a plain row is its envelope: redacted, Redactor.row's bytes, read from the row's where it can;
-            # its strings redacted only once the row is known plain, so that nothing is counted twice)
-            spans = spans_of(raw) if spans_of is not None and row[4] else None
-            if spans is not None and red is not None and plain_row(reader, raw):
-                line = red.spliced(raw, spans)
-                buf.append(line)
-                size += len(line)
-                n += 1
-                if size >= CHUNK_BYTES:
-                    yield _lines(buf)
-                    buf, size = [], 0
-                continue
             env0 = plain_envelope(reader, row[3]) if row[4] else None
-            line0 = red.spliced(raw, spans) if spans is not None and red is not None and env0 is not None else None
             for env in (env0,) if env0 is not None else (ev.envelope() for ev in exact_events(reader, row)):
-                line = line0 if line0 is not None else enc(red.obj(env) if red else env)
+                line = enc(red.obj(env) if red else env)
                 buf.append(line)
                 size += len(line)
                 n += 1

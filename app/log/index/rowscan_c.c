@@ -3986,7 +3986,21 @@ static Py_ssize_t rq_number(P d, Py_ssize_t i, Py_ssize_t n, int canon) {
 
 /* 1: raw is as redact_quiet (sp NULL) or redact_spans (sp: the spans added to it) says; 0: it is not; -1: out of
  * memory (sp) */
-static int rq_scan(P d, Py_ssize_t n, int canon, int maxdepth, rq_spans *sp) {
+/* the top level of a canonical row (plain_spans): its keys and the places of their values, the keys of "data" the
+ * v0/v1 conversions look at, whether a top-level array holds an array */
+#define RP_KEYS 8
+typedef struct {
+    int n, data, over;                   /* keys seen; the index of "data" (-1); more than RP_KEYS keys */
+    Py_ssize_t ks[RP_KEYS], kl[RP_KEYS], vs[RP_KEYS], ve[RP_KEYS];
+    int nested[RP_KEYS];
+    int dkeys;                           /* bits: data holds id 1, message 2, content 4, callId 8, trigger 16 */
+} rp_top;
+
+static int rp_is(P d, Py_ssize_t s, Py_ssize_t l, const char *w) {
+    return (size_t)l == strlen(w) && memcmp(d + s, w, (size_t)l) == 0;
+}
+
+static int rq_scan(P d, Py_ssize_t n, int canon, int maxdepth, rq_spans *sp, rp_top *top) {
     unsigned char stk[RQ_MAXD + 1];
     int kbase[RQ_MAXD + 1];
     Py_ssize_t koff[RQ_KEYS], klen[RQ_KEYS];
@@ -4015,6 +4029,8 @@ value:
     case '[':
         if (depth >= maxdepth)
             return 0;
+        if (top != NULL && depth == 2 && stk[0] == '{' && stk[1] == '[' && top->n > 0)
+            top->nested[top->n - 1] = 1;
         stk[depth++] = '[';
         i++;
         RQ_WS(i);
@@ -4065,6 +4081,22 @@ key:
     RQ_WS(i);
     if (i >= n || d[i] != '"' || (e = rq_string(d, i, n, 0, &gate)) < 0)
         return 0;
+    if (top != NULL && depth == 1) {
+        if (top->n >= RP_KEYS)
+            return 0;
+        top->ks[top->n] = i + 1;
+        top->kl[top->n] = e - 1 - (i + 1);
+        top->vs[top->n] = e + 1;             /* (canonical: the ':' right after the key, checked below) */
+        top->nested[top->n] = 0;
+        if (rp_is(d, i + 1, e - 1 - (i + 1), "data"))
+            top->data = top->n;
+        top->n++;
+    } else if (top != NULL && depth == 2 && stk[0] == '{' && top->data >= 0 && top->data == top->n - 1
+               && stk[1] == '{') {
+        Py_ssize_t ko = i + 1, kl = e - 1 - ko;
+        top->dkeys |= rp_is(d, ko, kl, "id") ? 1 : rp_is(d, ko, kl, "message") ? 2 : rp_is(d, ko, kl, "content") ? 4
+                      : rp_is(d, ko, kl, "callId") ? 8 : rp_is(d, ko, kl, "trigger") ? 16 : 0;
+    }
     if (canon) {
         Py_ssize_t ko = i + 1, kl = e - 1 - ko;
         for (int k = kbase[depth - 1]; k < nk; k++)
@@ -4083,6 +4115,8 @@ key:
     goto value;
 after:
     RQ_WS(i);
+    if (top != NULL && depth == 1 && stk[0] == '{' && top->n > 0)
+        top->ve[top->n - 1] = i;
     if (depth == 0)
         return i == n;
     if (i >= n)
@@ -4107,10 +4141,10 @@ static int rq_run(Py_buffer *b, int canon, int maxdepth, rq_spans *sp) {
     int r;
     if (b->len > (1 << 16)) {
         Py_BEGIN_ALLOW_THREADS
-        r = rq_scan((P)b->buf, b->len, canon, maxdepth, sp);
+        r = rq_scan((P)b->buf, b->len, canon, maxdepth, sp, NULL);
         Py_END_ALLOW_THREADS
     } else {
-        r = rq_scan((P)b->buf, b->len, canon, maxdepth, sp);
+        r = rq_scan((P)b->buf, b->len, canon, maxdepth, sp, NULL);
     }
     return r;
 }
@@ -4152,6 +4186,111 @@ static PyObject *redact_spans(PyObject *self, PyObject *args) {
             }
             PyList_SET_ITEM(out, k, x);
         }
+    }
+    PyMem_RawFree(sp.v);
+    return out;
+}
+/* plain_spans(raw, maxdepth, version) -> (spans, check) | None (issue 29: the logical export at disk speed)
+ *   app/store/export_rows.py plain_row(reader, raw) for a row redact_spans reads (its Python definition:
+ *   redact_spans(raw) is not None and plain_row), the data check left to the caller: None unless raw is
+ *   canonical (redact_spans) and a JSON object whose keys are "type", "seq", "time", "data" and then some of
+ *   "sourceEventSeqs", "surfaceOp", "ignorable" in that order, "type" a string that is no packed tag, "seq" an
+ *   integer from 0 to 2^53-1, "time" an integer, "sourceEventSeqs" an array (version >= 1: holding no array),
+ *   "surfaceOp" a string, "ignorable" true, and with version < 2 no steering/message or turn/end row and no
+ *   v0/v1 shape the codec converts (user/message without "id", assistant/message and tool/result without
+ *   "message" with "content" and "callId", turn/start with "trigger", in an object "data").  Else
+ *   (redact_spans(raw), check): check, "data" is a non-empty object (plain_row then asks _data_check of the
+ *   row; the caller must). */
+static int rp_plain(P d, rp_top *t, int version) {
+    static const char *const extra[] = {"sourceEventSeqs", "surfaceOp", "ignorable"};
+    static const char *const first[] = {"type", "seq", "time", "data"};
+    int next = 0;
+    if (t->n < 4)
+        return 0;
+    for (int k = 0; k < 4; k++)
+        if (!rp_is(d, t->ks[k], t->kl[k], first[k]))
+            return 0;
+    for (int k = 4; k < t->n; k++) {
+        while (next < 3 && !rp_is(d, t->ks[k], t->kl[k], extra[next]))
+            next++;
+        if (next >= 3)
+            return 0;
+        P v = d + t->vs[k];
+        Py_ssize_t vl = t->ve[k] - t->vs[k];
+        if (next == 0 && (*v != '[' || (version >= 1 && t->nested[k])))
+            return 0;
+        if (next == 1 && *v != '"')
+            return 0;
+        if (next == 2 && !(vl == 4 && memcmp(v, "true", 4) == 0))
+            return 0;
+        next++;
+    }
+    /* type: a string (its bytes are its text: a canonical string spells a name of plain ASCII as it is) */
+    Py_ssize_t ts = t->vs[0] + 1, tl = t->ve[0] - t->vs[0] - 2;
+    if (d[t->vs[0]] != '"')
+        return 0;
+    if (rp_is(d, ts, tl, "text-chunks") || rp_is(d, ts, tl, "reasoning-chunks") || rp_is(d, ts, tl, "tool-call-chunks"))
+        return 0;
+    /* seq: 0 to 2^53-1 (a canonical number: an integer of at most 18 digits, no '-0') */
+    P v = d + t->vs[1];
+    Py_ssize_t vl = t->ve[1] - t->vs[1];
+    if (vl < 1 || *v < '0' || *v > '9')
+        return 0;
+    long long seq = 0;
+    for (Py_ssize_t j = 0; j < vl; j++)
+        seq = seq * 10 + (v[j] - '0');
+    if (seq > AH_SAFE)
+        return 0;
+    v = d + t->vs[2];
+    if (*v != '-' && (*v < '0' || *v > '9'))
+        return 0;
+    if (version < 2) {
+        int obj = d[t->vs[3]] == '{', k = t->dkeys;
+        if (rp_is(d, ts, tl, "steering/message") || rp_is(d, ts, tl, "turn/end"))
+            return 0;
+        if (obj && ((rp_is(d, ts, tl, "user/message") && !(k & 1))
+                    || ((rp_is(d, ts, tl, "assistant/message") && !(k & 2) && (k & 4)))
+                    || ((rp_is(d, ts, tl, "tool/result") && !(k & 2) && (k & 8)))
+                    || (rp_is(d, ts, tl, "turn/start") && (k & 16))))
+            return 0;
+    }
+    return 1;
+}
+
+static PyObject *plain_spans(PyObject *self, PyObject *args) {
+    Py_buffer b;
+    int maxdepth, version;
+    rq_spans sp = {NULL, 0, 0};
+    rp_top top;
+    PyObject *out = NULL, *list;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*ii", &b, &maxdepth, &version))
+        return NULL;
+    rd_init();
+    memset(&top, 0, sizeof top);
+    top.data = -1;
+    P d = (P)b.buf;
+    int r = b.len > 0 && d[0] == '{' ? rq_scan(d, b.len, 1, maxdepth, &sp, &top) : 0;
+    if (r == 1 && !rp_plain(d, &top, version))
+        r = 0;
+    int check = r == 1 && d[top.vs[3]] == '{' && d[top.vs[3] + 1] != '}';
+    PyBuffer_Release(&b);
+    if (r < 0) {
+        PyErr_NoMemory();
+    } else if (r == 0) {
+        out = Py_None;
+        Py_INCREF(out);
+    } else if ((list = PyList_New(sp.len)) != NULL) {
+        for (Py_ssize_t k = 0; k < sp.len; k++) {
+            PyObject *x = PyLong_FromSsize_t(sp.v[k]);
+            if (x == NULL) {
+                Py_CLEAR(list);
+                break;
+            }
+            PyList_SET_ITEM(list, k, x);
+        }
+        if (list != NULL)
+            out = Py_BuildValue("(NO)", list, check ? Py_True : Py_False);
     }
     PyMem_RawFree(sp.v);
     return out;
@@ -6425,6 +6564,7 @@ static PyMethodDef methods[] = {
     {"redact_walk", redact_walk, METH_VARARGS, "Redactor.obj, text called on gated strings only (export section)."},
     {"redact_quiet", redact_quiet, METH_VARARGS, "A row whose redaction changes nothing (export section)."},
     {"redact_spans", redact_spans, METH_VARARGS, "The strings of a row redaction may change (export section)."},
+    {"plain_spans", plain_spans, METH_VARARGS, "redact_spans of a row export_rows.plain_row accepts (export section)."},
     {"fold_count", fold_count, METH_VARARGS, "A caseless ASCII literal's first match and count in a text (find section)."},
     {"brackets", brackets, METH_O, "raw.count(b'[') + raw.count(b'{') in one pass (find section)."},
     {"find_ascii", find_ascii, METH_VARARGS, "find_folded of an ASCII needle, 16 places a step (find section)."},
