@@ -112,6 +112,10 @@ def test_c_equals_its_definition_on_hostile_rows(logs):
     data = b"\n".join(mutants) + b"\n"
     got = _same(data)
     assert any(x & REFUSED for x in got[2::W])
+    screen = load_rowscan_c().screen_row                   # (its screen answers as the fast paths' screen does)
+    typed = [(m, x) for m, x in zip(mutants, got[2::W]) if x & 0xFF != NONE]
+    assert len(typed) > 1000
+    assert all(bool(x & REFUSED) == screen(m, MAX_ROW_BYTES, MAX_DEPTH) for m, x in typed)
     for k in range(0, len(mutants), 500):                   # (a row alone: no neighbour to read past into)
         _same(b"\n".join(mutants[k:k + 500]) + b"\n")
 
