@@ -153,6 +153,7 @@ def batch_rows(p: AheadPass, seg: Segment) -> Optional[int]:
     base, toff = seg.pos, seg.text_offset
     line = seg.line0
     n = p.n
+    pos: Any
     for s, e, info, seq, turn in zip(recs[0::W], recs[1::W], recs[2::W], recs[3::W], recs[4::W]):
         n += 1
         if cancel is not None and n % 64 == 0 and cancel():
