@@ -63,6 +63,12 @@ def _mutants(row: bytes) -> list[bytes]:
                 while j < len(row) and row[j:j + 1].isdigit():
                     j += 1
                 out.append(row[:k] + num + row[j:])
+    out += [row[:k] for k in range(0, len(row), max(1, len(row) // 40))]          # (truncated rows)
+    for a, b in ((b'"turn":1', b'"turn":"1"'), (b'"turn":1', b'"turn":1.5'), (b'"turn":1', b'"turn":null'),
+                 (b'"seq":', b'"seq":-'), (b'"seq":', b'"seq":9007199254740992'), (b'"step":1', b'"step":[1]'),
+                 (b'"data":{', b'"data":{"zz":1,'), (b'}}', b'},"zz":1}'), (b'"time":', b'"time":"'),
+                 (b'"reason":{"kind":"completed"}', b'"reason":"completed"'), (b'{"type"', b'{ "type"')):
+        out.append(row.replace(a, b, 1))
     out.append(row.replace(b'"kind":"completed"', b'"kind":"compl\\u0065ted"'))
     out.append(row.replace(b'"type":"', b'"type":"\\u0073'))
     return out
