@@ -4,6 +4,7 @@ builds it replaces, all measured in the same run on a generated log with compact
 0`` for a v0 log with packed chunk rows).
 
     python bench/ahead_bench.py [--size MB] [--runs N] [--version V] [--log PATH] [--baseline CHECKOUT] [--exact]
+                                [--floors]
 
 Each build runs in a child process of its own (the log's page cache warm), which times it from a fresh reader:
 the seq index alone, then each build after its own seq index (subtracted).  Wall and CPU (user+system) seconds,
@@ -46,6 +47,16 @@ elif what == "three builds":
     extend_index(r, SurfaceIndex(r.version or 0), None, ScanEnd())
     build_checkpoints(r)
     build_outline(r)
+elif what.startswith("floor"):               # (what the pass reads before any row is handled in Python)
+    from app.log.index.verdict import ReadPath
+    from app.log.query.ahead import AheadPass
+    from app.log.query.ahead_scan import ahead_rows
+    vp, types = ReadPath(r), AheadPass(r, None, 1 << 22, None, True).types
+    for seg in r.source.forward():
+        if what != "floor: read":
+            vp.segment(seg)
+        if what == "floor: +rows in C" and seg.rows is None and not seg.bad:
+            ahead_rows(seg.data, types)
 elif what == "outline only":
     from app.log.query.outline import build_outline
     build_outline(r)
@@ -68,6 +79,9 @@ def main(argv=None) -> int:
     ap.add_argument("--log", help="an existing log instead of a generated one")
     ap.add_argument("--baseline", help="another checkout whose one pass is measured beside this one's")
     ap.add_argument("--only-pass", action="store_true", help="the seq index and the one pass only")
+    ap.add_argument("--floors", action="store_true", help="also what the pass costs before its Python per row: "
+                                                           "the source's segments alone, with dsh's read-path "
+                                                           "check, with the rows classified in C")
     ap.add_argument("--exact", action="store_true", help="also the one pass with every row decoded whole "
                                                           "(build_ahead(fast=False): what the lean reads save)")
     a = ap.parse_args(argv)
@@ -80,6 +94,7 @@ def main(argv=None) -> int:
         mb = os.path.getsize(path) / 1e6
         load0 = os.getloadavg()[0]
         whats = ["one pass"] + (["exact pass"] if a.exact else []) + \
+            (["floor: read", "floor: +verdict", "floor: +rows in C"] if a.floors else []) + \
             ([] if a.only_pass else ["three builds", "outline only"])
         runs: dict[str, list[dict]] = {w: [] for w in whats}
         base: list[dict] = []
@@ -92,12 +107,12 @@ def main(argv=None) -> int:
         iw, ic = statistics.median(x[0] for x in idx), statistics.median(x[1] for x in idx)
         print(f"log {mb:.1f} MB (v{a.version if not a.log else '?'}); load {load0:.1f} -> {os.getloadavg()[0]:.1f} "
               f"on {os.cpu_count()} cpus; medians of {a.runs} runs")
-        print(f"{'seq index':13s} {iw:7.3f} s wall {ic:7.3f} s cpu  (the reference)")
+        print(f"{'seq index':17s} {iw:7.3f} s wall {ic:7.3f} s cpu  (the reference)")
         rows = [(w, runs[w]) for w in whats] + ([("baseline pass", base)] if base else [])
         for name, rs in rows:
             w = statistics.median(r["build"][0] for r in rs)
             c = statistics.median(r["build"][1] for r in rs)
-            print(f"{name:13s} {w:7.3f} s wall {c:7.3f} s cpu  = {w / max(iw, 1e-9):6.1f}x the seq index's wall, "
+            print(f"{name:17s} {w:7.3f} s wall {c:7.3f} s cpu  = {w / max(iw, 1e-9):6.1f}x the seq index's wall, "
                   f"{c / max(ic, 1e-9):6.1f}x its cpu; {mb / max(c, 1e-9):6.1f} MB/s cpu  (target <= 2x)")
     return 0
 

@@ -16,7 +16,7 @@ from test_ahead_pass import assert_same, separate
 
 # (as app.log.query.ahead_rows.LEAN_TYPES: the plain rows the pass may take from their lean records)
 LEAN_TYPES = frozenset({"assistant/chunk", "step/start", "step/end", "tool/call", "todo/write", "agent/inbox/spliced",
-                        "llm/retry", "llm/retry-started", "turn/start", "turn/end"})
+                        "llm/retry", "llm/retry-started", "turn/start", "turn/end", "assistant/attempt"})
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +62,15 @@ BENDS = {
     "retry-obj": _set(("data", "retry"), {"n": [1, {"a": None}]}),
     "seq-back": lambda row: row.__setitem__("seq", max(0, row.get("seq", 1) - 3)) if isinstance(row.get("seq"), int) else None,
     "big-number": _set(("data", "zz"), 10 ** 30), "inf-number": None,
+    # (a log-only attempt's stream: failed, odd records, not records)
+    "stream-failed": _set(("data", "stream"), [{"type": "chunk", "time": 1, "chunk": {"type": "text-delta"}},
+                                               {"type": "chunk", "chunk": {"type": "finish", "reason": {
+                                                   "kind": "error", "failure": {"message": "x"}}}}]),
+    "stream-odd": _set(("data", "stream"), [{"type": "chunk", "chunk": None}, {"type": "text-chunks", "texts": "x"},
+                                            {"type": "chunk", "chunk": {"type": "finish", "reason": "error"}},
+                                            {"type": "chunk", "chunk": {"type": "usage", "usage": {"a": [1]}}},
+                                            {"type": "reasoning-chunks", "texts": ["a", "b"], "dt": [1]}]),
+    "stream-not-records": _set(("data", "stream"), [1, "x"]), "usage-str": _set(("data", "usage"), "x"),
 }
 
 

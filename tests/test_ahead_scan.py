@@ -63,6 +63,12 @@ def _mutants(row: bytes) -> list[bytes]:
                 while j < len(row) and row[j:j + 1].isdigit():
                     j += 1
                 out.append(row[:k] + num + row[j:])
+    out += [row[:k] for k in range(0, len(row), max(1, len(row) // 40))]          # (truncated rows)
+    for a, b in ((b'"turn":1', b'"turn":"1"'), (b'"turn":1', b'"turn":1.5'), (b'"turn":1', b'"turn":null'),
+                 (b'"seq":', b'"seq":-'), (b'"seq":', b'"seq":9007199254740992'), (b'"step":1', b'"step":[1]'),
+                 (b'"data":{', b'"data":{"zz":1,'), (b'}}', b'},"zz":1}'), (b'"time":', b'"time":"'),
+                 (b'"reason":{"kind":"completed"}', b'"reason":"completed"'), (b'{"type"', b'{ "type"')):
+        out.append(row.replace(a, b, 1))
     out.append(row.replace(b'"kind":"completed"', b'"kind":"compl\\u0065ted"'))
     out.append(row.replace(b'"type":"', b'"type":"\\u0073'))
     return out
@@ -112,6 +118,10 @@ def test_c_equals_its_definition_on_hostile_rows(logs):
     data = b"\n".join(mutants) + b"\n"
     got = _same(data)
     assert any(x & REFUSED for x in got[2::W])
+    screen = load_rowscan_c().screen_row                   # (its screen answers as the fast paths' screen does)
+    typed = [(m, x) for m, x in zip(mutants, got[2::W]) if x & 0xFF != NONE]
+    assert len(typed) > 1000
+    assert all(bool(x & REFUSED) == screen(m, MAX_ROW_BYTES, MAX_DEPTH) for m, x in typed)
     for k in range(0, len(mutants), 500):                   # (a row alone: no neighbour to read past into)
         _same(b"\n".join(mutants[k:k + 500]) + b"\n")
 

@@ -12,6 +12,11 @@ their own separate passes (the tests compare them on every fixture face):
 * the surface index sees the events of the rows that can change the surface (the same byte test as
   :func:`app.log.fold.surface._surface_rows`), up to the repair cut.
 
+A segment of bytes is first classified in one C call (:mod:`app.log.query.ahead_scan`: each row's type, row
+screen, surface needles; a canonical step or turn boundary read without any decode), and its rows then go the
+lean way or, uncommon ones, :meth:`AheadPass.row`'s exact way; ``fast=False`` and row-split sources (SQLite) read
+row by row.
+
 Pure core: no store, no Qt.  ``cancel()`` is checked between rows; a pass cut short says so
 (``complete`` False) and its checkpoints and surface index must not be kept.
 """

@@ -8,10 +8,10 @@ no problem, no conversion and no dropped field; the row screen in C first) and d
 what their ``event``/``item``/``row`` steps do with the decoded :class:`~app.log.format.model.Event`:
 
 * the outline (:class:`~app.log.query.outline.OutlineBuilder`): the count, the seq order, the step mark of its
-  surface fold, and what the row adds to its turn (a new turn, a step, a tool call, an error finish, a retry, the
-  turn's end) -- such rows have no ``sourceEventSeqs``, so its load checks find nothing;
+  surface fold, and what the row adds to its turn (a new turn, a step, a tool call, an error finish, a retry, a
+  failed log-only attempt, the turn's end) -- such rows have no ``sourceEventSeqs``, so its load checks find nothing;
 * the checkpoints (:class:`~app.log.fold.checkpoints.CheckpointBuilder`): the seq order, the turn starts, the
-  attempt tracker's step (a chunk, a boundary, a retry) and the step mark; a type that the legacy edges of its
+  attempt tracker's step (a chunk, a boundary, a retry, a log-only attempt's settlement) and the step mark; a type that the legacy edges of its
   surface fold read (v0-v2: :mod:`~app.log.fold.v2heads`, :mod:`~app.log.fold.v0chain`) is never taken here;
 * the surface index: a row whose bytes hold one of its needles is counted (a step boundary: the step mark, as
   :meth:`~app.log.fold.surface.SurfaceIndex.lean_step`).
@@ -45,12 +45,12 @@ if TYPE_CHECKING:
     from .outline import OutlineBuilder
 
 LEAN_TYPES = frozenset({"assistant/chunk", "step/start", "step/end", "tool/call", "todo/write", "agent/inbox/spliced",
-                        "llm/retry", "llm/retry-started", "turn/start", "turn/end"})
+                        "llm/retry", "llm/retry-started", "turn/start", "turn/end", "assistant/attempt"})
 # surface appends taken lean too (issue 29: most of a long log's bytes; a user message that may be its turn's
 # prompt is read whole for its text)
 SURFACE_TYPES = frozenset({"assistant/message", "tool/result", "user/message"})
-_STEP, _CHUNK, _MESSAGE, _SURFACE, _TURN_START, _TURN_END, _RETRY = \
-    fr.STEP, fr.CHUNK, fr.MESSAGE, fr.SURFACE, fr.TURN_START, fr.TURN_END, fr.RETRY
+_STEP, _CHUNK, _MESSAGE, _SURFACE, _TURN_START, _TURN_END, _RETRY, _ATTEMPT = \
+    fr.STEP, fr.CHUNK, fr.MESSAGE, fr.SURFACE, fr.TURN_START, fr.TURN_END, fr.RETRY, fr.ATTEMPT
 Row = tuple[RowPos, int, Optional[int], bytes, bool]        # (a row as ``Segment.split_rows`` gives it)
 
 
@@ -144,6 +144,9 @@ class LeanRows:
                 cur.tools[name] = cur.tools.get(name, 0) + 1
             elif typ == "llm/retry":
                 cur.retries += 1
+            elif k == _ATTEMPT:             # (a log-only attempt: an error when its stream failed)
+                if _failed(d.stream):
+                    _error(cur, seq, pos, off, line)
             elif k == _TURN_END:
                 kind = d.reason.get("kind")
                 cur.end = kind or "?"
@@ -196,6 +199,10 @@ class LeanRows:
             at.boundary(typ, d.turn)
         elif k == _RETRY:
             at.retry(typ, seq, (d.turn, d.step), d.retry)
+        elif k == _ATTEMPT:                    # (``AttemptTracker.apply``'s settlement of its embedded stream)
+            chunks, finish, usage = fr.stream_summary(d.stream)
+            at.settle(typ, seq, (d.turn, d.step), chunks, finish, usage if usage is not None else d.usage,
+                      None)                    # (an attempt's ``interrupted`` is not read)
         return True
 
 
@@ -237,6 +244,18 @@ def _prompt(cur: TurnEntry, seq: int, raw: bytes) -> None:
         if text:
             cur.prompt, cur.prompt_seq = text, seq
             cur.prompt_kind_weak = src.get("kind") not in (None, "user")
+
+
+def _failed(stream: list[Any]) -> bool:
+    """An attempt's stream (its lean records) holds a finish chunk whose reason is an error: what
+    ``outline._note_in_turn`` finds in its ``event_fields``."""
+    for it in stream:
+        c = it.chunk if it.type == "chunk" else None
+        if c is not None and c.type == "finish":
+            r = c.reason
+            if isinstance(r, dict) and r.get("kind") == "error":
+                return True
+    return False
 
 
 def _error(cur: TurnEntry, seq: int, pos: Any, off: int, line: Optional[int]) -> None:

@@ -23,11 +23,11 @@ from ..fold.surface import SURFACE_NEEDLES
 from ..format import fastrows as fr
 from ..format.limits import MAX_DEPTH, MAX_ROW_BYTES
 from ..format.rowscreen import refused_py
+from ..source.sources import Segment
 from .ahead_rows import seq_problem
 from .outline import TurnEntry
 
 if TYPE_CHECKING:
-    from ..source.sources import Segment
     from .ahead import AheadPass
 
 W = 6                                   # int64 fields a row: start, end, info, seq, turn, step
@@ -144,21 +144,27 @@ def batch_rows(p: AheadPass, seg: Segment) -> Optional[int]:
     """The pass ``p`` over the rows of ``seg`` (a segment of bytes); -> its complete rows, None: cancelled."""
     data = seg.data
     lean, su = p.lean, p.su
-    types = p.types
-    decs = [lean.decs[t] for t in types]
-    recs = ahead_rows(data, types)
+    decs = [lean.decs[t] for t in p.types]
+    recs = ahead_rows(data, p.types)
     cancel, legacy, take, row_pos, text_pos = p.cancel, lean.legacy, lean.take, seg.row_pos, seg.text_pos
-    checked, message, errors = fr.CHECKED, fr.MESSAGE, fr.DECODE_ERRORS
+    checked, message, errors, record_ok = fr.CHECKED, fr.MESSAGE, fr.DECODE_ERRORS, fr.record_ok
+    # (a plain segment's row places, as its methods give them, without a call per row)
+    plain = type(seg).row_pos is Segment.row_pos and type(seg).text_pos is Segment.text_pos
+    base, toff = seg.pos, seg.text_offset
     line = seg.line0
     n = p.n
-    for k in range(0, len(recs), W):
-        s, e, info, seq, turn, _step = recs[k:k + W]
+    pos: Any
+    for s, e, info, seq, turn in zip(recs[0::W], recs[1::W], recs[2::W], recs[3::W], recs[4::W]):
         n += 1
         if cancel is not None and n % 64 == 0 and cancel():
             return None
+        if plain:
+            pos, off = base + s, (toff + s if toff >= 0 else -1)
+        else:
+            pos, off = row_pos(s), text_pos(s)
         shape = info >> SHIFT
         if shape:
-            _boundary(p, shape, seq, turn, row_pos(s), text_pos(s), line, info & NEEDLE != 0)
+            _boundary(p, shape, seq, turn, pos, off, line, info & NEEDLE != 0)
         else:
             raw = data[s:e]
             rec = None
@@ -167,12 +173,10 @@ def batch_rows(p: AheadPass, seg: Segment) -> Optional[int]:
                     rec = decs[info & 0xFF](raw)
                 except errors:
                     pass
-                if rec is not None and checked <= rec.K and not fr.record_ok(rec, legacy):
+                if rec is not None and checked <= rec.K and not record_ok(rec, legacy):
                     rec = None
-            pos, off = row_pos(s), text_pos(s)
             row = (pos, off, line, raw, True)
             if rec is None:
-                p.n = n
                 p.row(row)
             else:
                 p.cp_on = take(rec, pos, off, line, row, p.cp_on)
