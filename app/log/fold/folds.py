@@ -307,6 +307,8 @@ class ToolHistoryFold:
     def __init__(self) -> None:
         self.headers: dict[int, JsonList] = {}   # header seq -> tools list
         self.declared: dict[object, Any] = {}    # name -> definition in this series
+        self.declared_json: dict[object, str] = {}   # name -> its definition's JSON, once asked (a header compares
+        # every tool it lists with the declared one: once per header, not twice)
         self.active: JsonList = []
         self.available: set[object] = set()
         self.baseline: Optional[int] = None
@@ -322,11 +324,12 @@ class ToolHistoryFold:
             h = obj(d.get("header"))
             tools = items(h.get("tools"))
             self.headers[ev.seq] = tools
-            redeclared = any(_tool_name(t) in self.declared and _json(self.declared[_tool_name(t)]) != _json(t)
+            redeclared = any(_tool_name(t) in self.declared and self._declared_json(_tool_name(t)) != _json(t)
                              for t in tools)
             if self.baseline is None or d.get("reason") == "series" or d.get("startsSeries") or redeclared:
                 self.baseline = ev.seq
                 self.declared = {_tool_name(t): t for t in tools}
+                self.declared_json = {}
                 self.tools = tools
                 self.updates = []
                 self.available = {_tool_name(t) for t in tools}
@@ -349,12 +352,19 @@ class ToolHistoryFold:
                     additions.append(found[0])
             for t in additions:
                 self.declared[_tool_name(t)] = t
+                self.declared_json.pop(_tool_name(t), None)
             for b in content:
                 if b.get("type") == "tool-addition":
                     self.available.add(b.get("toolName"))
                 elif b.get("type") == "tool-removal":
                     self.available.discard(b.get("toolName"))
             self.updates = self.updates + [{"messageId": msg.get("id"), "additions": additions}]
+
+    def _declared_json(self, name: object) -> str:
+        got = self.declared_json.get(name)
+        if got is None:
+            got = self.declared_json[name] = _json(self.declared[name])
+        return got
 
     def snapshot(self) -> JsonObj:
         names = [_tool_name(t) for t in self.active]
