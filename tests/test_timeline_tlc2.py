@@ -335,3 +335,56 @@ def test_scan_from_a_row_is_the_definition():
             assert got == ts.scan_py(blob, stop, tr._SKIP_LIST, flags, start=start, index=row), (p, start)
             n += 1
     assert n >= 200
+
+
+# ----------------------------------------------------------------------------- span order and shapes
+
+def _span_lists(tmp_path: Path) -> list[list[Any]]:
+    out = []
+    for p in sorted(FIXTURES.rglob("*.jsonl"))[::3] + sorted(NEXT.rglob("*.jsonl"))[::3] + _generated(tmp_path):
+        r = open_reader(str(p))
+        if not r.fatal:
+            out.append(list(timeline(r)))
+    rng = random.Random(3)
+    base = [s for spans in out for s in spans]
+    odd = [dict(s) for s in rng.sample(base, 300)]
+    for k, s in enumerate(odd):                          # (ties, None seqs, keys in another order, extra keys)
+        s["seq"] = rng.choice([None, s["seq"], 5, 5, -3, 2 ** 62])
+        if k % 7 == 0:
+            s = odd[k] = dict(reversed(list(s.items())))
+        if k % 11 == 0:
+            s[f"x{k % 3}"] = k
+    out.append(odd)
+    out.append([{"kind": "tool", "seq": k % 4, f"k{k}": 1} for k in range(300)])       # (over 256 shapes)
+    return out
+
+
+@needs_c
+def test_span_order_and_shapes_in_c_are_their_definitions(tmp_path: Path):
+    """tl_order is in_log_order_py and tl_shapes is shapes_py (the same order and groups, the same objects) on the
+    spans of fixtures and generated logs, on spans with ties, null seqs, keys in other orders and extra keys, and on
+    more than 256 shapes (tl_shapes declines, shapes_py raises); each declines (None) on spans the definition reads
+    otherwise (a float, bool or huge seq, a kind not known, a span that is not a dict)."""
+    from app.log.query import timeline_summary as tsum
+    from app.log.query import timeline_table as tt
+    rank = {k: i for i, k in enumerate(tsum.KINDS)}
+    lists = _span_lists(tmp_path)
+    for spans in lists:
+        got = C.tl_order(spans, rank)
+        want = tsum.in_log_order_py(spans)
+        assert got is not None and [id(s) for s in got] == [id(s) for s in want]
+        shaped = C.tl_shapes(spans)
+        if len({tuple(s) for s in spans}) > 256:
+            assert shaped is None
+            with pytest.raises(ValueError):
+                tt.shapes_py(spans)
+            continue
+        order, groups = tt.shapes_py(spans)
+        assert shaped[0] == order
+        assert [(k, [id(s) for s in rows]) for k, rows in shaped[1]] == [(k, [id(s) for s in rows]) for k, rows in groups]
+    good = lists[0][:5]
+    for bad in ({"kind": "tool", "seq": 1.5}, {"kind": "tool", "seq": True}, {"kind": "tool", "seq": 2 ** 70},
+                {"kind": "nope", "seq": 1}, {"seq": 1}, {"kind": "tool"}, ["kind", "seq"]):
+        assert C.tl_order(good + [bad], rank) is None, bad
+    assert C.tl_shapes(good + [["kind"]]) is None
+    assert tsum.in_log_order(good + [{"kind": "tool", "seq": 1.5}]) == tsum.in_log_order_py(good + [{"kind": "tool", "seq": 1.5}])

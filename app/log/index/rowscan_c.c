@@ -5652,6 +5652,148 @@ static PyObject *tl_turn(P d, Py_ssize_t p, Py_ssize_t stop, const TlRun *ts, Py
     *rows = c_rows;
     return item;
 }
+/* tl_shapes(spans) -> (order, [(keys, rows), ...]) | None: the spans (a list of dicts) grouped by their keys in
+ * order (timeline_table.shapes_py, the definition): order[i] the shape of spans[i], the shapes in order of first
+ * use, each with its spans in log order; None when a span is not a dict or there are more than 256 shapes. */
+static int t2_same_keys(PyObject *d, PyObject *keys) {
+    if (PyDict_GET_SIZE(d) != PyTuple_GET_SIZE(keys))
+        return 0;
+    Py_ssize_t pos = 0, j = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(d, &pos, &k, &v)) {
+        PyObject *t = PyTuple_GET_ITEM(keys, j++);
+        if (k != t) {
+            int same = PyObject_RichCompareBool(k, t, Py_EQ);
+            if (same <= 0)
+                return same;
+        }
+    }
+    return 1;
+}
+
+static PyObject *tl_shapes(PyObject *self, PyObject *spans) {
+    (void)self;
+    if (!PyList_Check(spans)) {
+        PyErr_SetString(PyExc_TypeError, "tl_shapes: a list of dicts");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(spans);
+    PyObject *keys[256], *rows[256], *out = NULL, *shapes = NULL;
+    int ns = 0, last = -1;
+    PyObject *order = PyBytes_FromStringAndSize(NULL, n);
+    if (order == NULL)
+        return NULL;
+    char *o = PyBytes_AS_STRING(order);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *d = PyList_GET_ITEM(spans, i);
+        if (!PyDict_Check(d))
+            goto none;
+        int k = -1, same = last >= 0 ? t2_same_keys(d, keys[last]) : 0;
+        if (same < 0)
+            goto fail;
+        if (same)
+            k = last;
+        for (int s = 0; s < ns && k < 0; s++) {
+            same = s == last ? 0 : t2_same_keys(d, keys[s]);
+            if (same < 0)
+                goto fail;
+            if (same)
+                k = s;
+        }
+        if (k < 0) {
+            if (ns == 256)
+                goto none;
+            keys[ns] = PySequence_Tuple(d);
+            if (keys[ns] == NULL)
+                goto fail;
+            rows[ns] = PyList_New(0);
+            if (rows[ns] == NULL) {
+                Py_DECREF(keys[ns]);
+                goto fail;
+            }
+            k = ns++;
+        }
+        o[i] = (char)k;
+        if (PyList_Append(rows[k], d) < 0)
+            goto fail;
+        last = k;
+    }
+    shapes = PyList_New(ns);
+    if (shapes == NULL)
+        goto fail;
+    for (int s = 0; s < ns; s++) {
+        PyObject *t = PyTuple_Pack(2, keys[s], rows[s]);
+        if (t == NULL)
+            goto fail;
+        PyList_SET_ITEM(shapes, s, t);
+    }
+    out = PyTuple_Pack(2, order, shapes);
+    goto done;
+none:
+    out = Py_NewRef(Py_None);
+    goto done;
+fail:
+    out = NULL;
+done:
+    for (int s = 0; s < ns; s++) {
+        Py_DECREF(keys[s]);
+        Py_DECREF(rows[s]);
+    }
+    Py_XDECREF(shapes);
+    Py_DECREF(order);
+    return out;
+}
+
+/* tl_order(spans, kinds) -> list | None: the spans (dicts) sorted by (seq, or -1 when None; kinds[kind]), a stable
+ * sort (timeline_summary.in_log_order, the definition); None when a span is not a dict, has no seq or kind, a seq
+ * neither None nor an int of 8 bytes, or a kind not in kinds (the definition then says what it says). */
+typedef struct { long long seq, kind; Py_ssize_t at; } T2Key;
+
+static int t2_key_cmp(const void *a, const void *b) {
+    const T2Key *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static PyObject *tl_order(PyObject *self, PyObject *args) {
+    PyObject *spans, *kinds;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &spans, &PyDict_Type, &kinds) || t2_init() < 0)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(spans);
+    T2Key *keys = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(T2Key));
+    if (keys == NULL)
+        return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *d = PyList_GET_ITEM(spans, i), *seq, *kind, *rank;
+        if (!PyDict_Check(d) || (seq = PyDict_GetItemWithError(d, T2[K_seq])) == NULL
+            || (kind = PyDict_GetItemWithError(d, T2[K_kind])) == NULL
+            || (rank = PyDict_GetItemWithError(kinds, kind)) == NULL || !PyLong_CheckExact(rank)
+            || (seq != Py_None && !PyLong_CheckExact(seq)))
+            goto none;
+        int over = 0, over2 = 0;
+        keys[i].seq = seq == Py_None ? -1 : PyLong_AsLongLongAndOverflow(seq, &over);
+        keys[i].kind = PyLong_AsLongLongAndOverflow(rank, &over2);
+        keys[i].at = i;
+        if (over || over2 || PyErr_Occurred())
+            goto none;
+    }
+    qsort(keys, (size_t)n, sizeof(T2Key), t2_key_cmp);
+    PyObject *out = PyList_New(n);
+    if (out != NULL)
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyList_SET_ITEM(out, i, Py_NewRef(PyList_GET_ITEM(spans, keys[i].at)));
+    PyMem_Free(keys);
+    return out;
+none:
+    PyMem_Free(keys);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
 /* ---- end tlc2 ---- */
 
 static PyMethodDef methods[] = {
@@ -5661,6 +5803,8 @@ static PyMethodDef methods[] = {
     {"depth_over", depth_over, METH_VARARGS, "limits.nesting_depth(raw, limit) > limit, in C (ahead3 section)."},
     {"packed_raw", packed_raw, METH_VARARGS, "The logical export's lines of a writer's packed row (ahead3 section)."},
     {"tl_scan", tl_scan, METH_VARARGS, "The timeline's rows of a buffer (timelinec section; whole turns: tlc2)."},
+    {"tl_shapes", tl_shapes, METH_O, "Spans grouped by their keys (tlc2 section)."},
+    {"tl_order", tl_order, METH_VARARGS, "Spans in log order (tlc2 section)."},
     {"tl_count", tl_count, METH_O, "Elements of a JSON array (timelinec section)."},
     {"tl_stream", tl_stream, METH_O, "The timeline's summary of an embedded stream (timelinec section)."},
     {"tl_seqs", tl_seqs, METH_O, "Count and bounds of an increasing JSON array of integers (timelinec section)."},
