@@ -447,8 +447,9 @@ static PyObject *packed_lines(PyObject *self, PyObject *args) {
 }
 
 /* ---- timelinec: the timeline's rows (issue 31) ----
- * tl_scan(data, stop, skip, flags, max_depth, max_row, max_members) -> list
- *   The rows of data[:stop] (each ending in a newline) as the timeline's pass reads them
+ * tl_scan(data, stop, skip, flags, max_depth, max_row, max_members[, start, index]) -> list
+ *   The rows of data[start:stop] (each ending in a newline; start a row's start, index its row's index) as the
+ *   timeline's pass reads them
  *   (app/log/query/timeline_scan.py holds the interpreted definition, scan_py, and the rules):
  *   a row whose type (the bytes after {"type":" up to the next quote) is in skip: nothing;
  *   a packed chunk row (flags & 1) or a delta assistant/chunk row (flags & 2) in the writer's exact layout,
@@ -456,6 +457,8 @@ static PyObject *packed_lines(PyObject *self, PyObject *args) {
  *   a step/start, step/end or turn/start row in the writer's layout (flags & 4): (code, seq, time, turn, step|None);
  *   an assistant/message or assistant/attempt row that tl_settle takes (flags & 8; the tlc helper): its tuple
  *   (tl_settle_obj; timeline_lean.settlement, which reads it when the flag is off, is its definition);
+ *   a whole turn from a turn/start row (flags & 16, flags & 32: the log has times; the tlc2 section's tl_turn) when
+ *   tl_turn takes it: its item (the rows of the turn are then not given one by one);
  *   any other row: the int ((index << 32 | start) << 1 | refused), refused = over max_row bytes, nested
  *   deeper than max_depth (strings skipped), not UTF-8, or holding a number (outside strings) of more than 18
  *   digits in a row or with an exponent. */
@@ -489,9 +492,26 @@ static Py_ssize_t tl_utf8(P d, Py_ssize_t i, Py_ssize_t end) {
 /* (tlc) the first byte at or after d[i] (before end) that is not plain in a string (TLS 0), 8 bytes a step: a word
  * holding none of '"', '\\', a control byte or a byte >= 0x80 is skipped whole; in the first that holds one, the
  * lowest flagged byte is the first such byte */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #define TL_ONES 0x0101010101010101ULL
 #define TL_HIGH 0x8080808080808080ULL
 static inline Py_ssize_t tl_plain(P d, Py_ssize_t i, Py_ssize_t end) {
+#if defined(__SSE2__)
+    /* (tlc2) 16 bytes a step first: a quote, a backslash, a byte <= 0x1f (max(v, 0x1f) == 0x1f) or >= 0x80 (its
+     * sign bit) flagged; the lowest flag is the first such byte */
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
+    while (i + 16 <= end) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(d + i));
+        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                   _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
+        int mask = _mm_movemask_epi8(hit) | _mm_movemask_epi8(v);
+        if (mask)
+            return i + __builtin_ctz((unsigned)mask);
+        i += 16;
+    }
+#endif
     while (i + 8 <= end) {
         uint64_t w, q, b;
         memcpy(&w, d + i, 8);
