@@ -151,9 +151,12 @@ def in_log_order(spans: Iterable[JsonObj]) -> list[JsonObj]:
     """Spans by seq, a turn before its step before its attempt … at the same seq (the order of :data:`KINDS`); sorted
     by ``tl_order`` of the row scanner where built (:func:`in_log_order_py`, the definition, where it declines)."""
     if _order_c is not None:
-        got = _order_c(spans if type(spans) is list else list(spans), _RANK)
+        with collector_paused():        # (``spans`` may be a generator of the pass: its dicts, no cycles)
+            listed = spans if type(spans) is list else list(spans)
+            got = _order_c(listed, _RANK)
         if got is not None:
             return cast(list[JsonObj], got)
+        spans = listed
     return in_log_order_py(spans)
 
 
