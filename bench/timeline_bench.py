@@ -9,13 +9,16 @@ from their own cache are timed apart.  ``--decode`` adds the exact decode pass (
 ``--parts=N`` the first time in N processes (:func:`app.store.timeline_child.split_spans`, forced whatever the size
 and load; CPU of all); ``--file=PATH`` times an existing log (read only; the caches go to a temporary folder)
 instead of generated ones; ``--code=DIR`` times the ``app`` of another checkout (its native module built there), e.g. main's
-(``--code=/work/main``) or an older commit's (``git archive`` into a folder), to compare in the same conditions.
+(``--code=/work/main``) or an older commit's (``git archive`` into a folder), to compare in the same conditions;
+``--against=DIR`` (with ``--file``) times this tree's code and DIR's in turn, one child process per run and code
+(this, DIR, this, DIR, ...: the same load for both), and prints the medians of each and their ratios.
 
 Target (issue 31): a 1 GB log in <= 3 s the first time and <= 0.3 s from the cache.  Say the machine's load with
 the figures (printed at the start and the end); run 1 GB (``1024``) only on a quiet machine.
 
     .venv/bin/python bench/timeline_bench.py [SIZES_MB=20,200] [RUNS=3] [VERSION=4] [--decode] [--parts=N]
     .venv/bin/python bench/timeline_bench.py --file=/work/big/sl-1g/session-200MB.v4.jsonl [RUNS=3] [--code=DIR]
+    .venv/bin/python bench/timeline_bench.py --file=PATH [RUNS=3] --against=/work/main
 """
 from __future__ import annotations
 
@@ -148,10 +151,44 @@ def generated(mb: int, runs: int, version: int, decode: bool, parts: int) -> Non
         shutil.rmtree(d, ignore_errors=True)
 
 
+def against(p: str, runs: int, other: str) -> None:
+    """This tree's code and ``other``'s timed in turn on the log at ``p`` (one child process per run and code)."""
+    import json
+    here = str(Path(__file__).resolve().parents[1])
+    got: dict[str, list[dict[str, list[float]]]] = {here: [], other: []}
+    load0 = _load()
+    for _ in range(runs):
+        for code in (here, other):
+            out = subprocess.run([sys.executable, __file__, f"--file={p}", "1", f"--code={code}", "--json"],
+                                 check=True, capture_output=True, text=True).stdout
+            got[code].append(json.loads(out.strip().splitlines()[-1]))
+    scale = GB / os.path.getsize(p)
+    print(f"\n{p}: {os.path.getsize(p) / 1e6:.1f} MB; {runs} runs of each code in turn, medians; load average {load0} at "
+          f"the start, {_load()} at the end; new: {here}, old: {other}")
+    print(f"{'':42} {'new wall':>9} {'old wall':>9} {'ratio':>6}   {'new CPU':>8} {'old CPU':>8} {'ratio':>6}   (per GB)")
+    for k in NAMES:
+        if k not in got[here][0]:
+            continue
+        nw, nc = (statistics.median(r[k][i] for r in got[here]) * scale for i in (0, 1))
+        ow, oc = (statistics.median(r[k][i] for r in got[other]) * scale for i in (0, 1))
+        line = f"{NAMES[k]:42} {nw:9.2f} {ow:9.2f} {nw / ow:6.2f}   {nc:8.2f} {oc:8.2f} {nc / oc:6.2f}"
+        if k in TARGET:
+            line += f"   target {TARGET[k]} s/GB (new: {nw / TARGET[k]:.2f}x it, wall)"
+        print(line)
+
+
 def main(argv: list[str]) -> None:
     flags = dict((a[2:].split("=", 1) + [""])[:2] for a in argv if a.startswith("--"))
     args = [a for a in argv if not a.startswith("--")]
     parts = int(flags.get("parts") or 1)
+    if "file" in flags and "json" in flags:             # (one run for --against: the medians as JSON)
+        import json
+        med, _n = measure(flags["file"], int(args[0]) if args else 1, "decode" in flags, parts)
+        print(json.dumps(med))
+        return
+    if "file" in flags and "against" in flags:
+        against(flags["file"], int(args[0]) if args else 3, flags["against"])
+        return
     if "file" in flags:
         p = flags["file"]
         runs = int(args[0]) if args else 3

@@ -39,8 +39,8 @@ class _Count:
         self.taken = self.refused = 0
         real = Builder.turn_c
 
-        def turn_c(b: Builder, x: Any) -> bool:
-            ok = False if refuse else real(b, x)
+        def turn_c(b: Builder, x: Any, data: bytes) -> bool:
+            ok = False if refuse else real(b, x, data)
             if ok:
                 self.taken += 1
             else:
@@ -129,14 +129,14 @@ def test_a_turn_item_is_what_the_builder_makes_of_its_rows(tmp_path: Path):
     logs += [_changed_log(g, tmp_path, random.Random(k)) for k, g in enumerate(logs)]
     n = 0
     for p in logs:
-        for x, _data, again in _items(p):
+        for x, data, again in _items(p):
             pair = []
             for whole in (True, False):
                 b = Builder(True)
                 b.model, b.window, b.last_input = "m-1", 64_000, 5
                 b.compactions = [{"kind": "compaction", "tokensAfter": None}]
                 if whole:
-                    assert b.turn_c(x)
+                    assert b.turn_c(x, data)
                     spans = b.out
                 else:
                     spans = list(feed(b, again()))
@@ -252,6 +252,31 @@ def _change_message(row: Any, rng: random.Random) -> Any:
     return row
 
 
+def _change_retry(row: Any, rng: random.Random) -> Any:
+    d = row["data"]
+    pick = rng.randrange(12)
+    if pick == 0:
+        d["retryId"] = rng.choice(["", None, 5, "r\\u0031", "same-id"])
+    elif pick == 1:
+        d["retry"] = rng.choice([None, "2", 1.5, 0, -1])
+    elif pick == 2:
+        d["delayMs"] = rng.choice([None, 1.5, "x", 10 ** 17, True, -4, [1]])
+    elif pick == 3:
+        d["failure"] = rng.choice([None, {}, {"code": ""}, {"code": "", "message": ""}, {"message": "m"}, "x",
+                                   {"code": 5}, {"code": None, "message": "why"}, {"code": "C", "code2": 1}])
+    elif pick == 4:
+        d[rng.choice(["provider", "foo", "index", "type"])] = rng.choice(["x", 1, "llm/retry"])
+    elif pick == 5:
+        d["turn"] = d.get("turn", 0) + 1
+    elif pick == 6:
+        d["step"] = d.get("step", 0) + rng.choice([0, 1])
+    elif pick == 7:
+        d.pop(rng.choice(["retryId", "retry", "turn", "step"]), None)
+    else:
+        return None
+    return row
+
+
 def _changed_log(g: Path, tmp_path: Path, rng: random.Random) -> Path:
     """A copy of the log at ``g`` whose turns' rows are changed (one field each, or moved, dropped, repeated)."""
     lines = g.read_bytes().split(b"\n")
@@ -267,8 +292,12 @@ def _changed_log(g: Path, tmp_path: Path, rng: random.Random) -> Path:
             new = _change_result(row, rng)
         elif typ == "tool/call":
             new = _change_call(row, rng)
-        elif typ == "assistant/message":
+        elif typ in ("assistant/message", "assistant/attempt"):
             new = _change_message(row, rng)
+        elif typ in ("llm/retry", "llm/retry-started"):
+            if rng.random() < 0.15:
+                continue                                          # (dropped: a retry left open, a start alone)
+            new = _change_retry(row, rng)
         elif typ in ("step/start", "step/end", "turn/end", "turn/start"):
             pick = rng.randrange(6)
             if pick == 0:
@@ -294,6 +323,84 @@ def _changed_log(g: Path, tmp_path: Path, rng: random.Random) -> Path:
     p.parent.mkdir()
     p.write_bytes(b"\n".join(out))
     return p
+
+
+class _Picks:
+    """A stand-in for random.Random giving chosen picks: ``randrange`` the first, ``choice`` the second."""
+
+    def __init__(self, a: int, b: int) -> None:
+        self.a, self.b = a, b
+
+    def randrange(self, n: int) -> int:
+        return self.a % n
+
+    def choice(self, seq: Any) -> Any:
+        return seq[self.b % len(seq)]
+
+    def random(self) -> float:
+        return 0.5
+
+
+_CHANGES = {"tool/result": (_change_result, 16, 12), "tool/call": (_change_call, 6, 5),
+            "assistant/message": (_change_message, 6, 9), "assistant/attempt": (_change_message, 6, 9),
+            "llm/retry": (_change_retry, 8, 9), "llm/retry-started": (_change_retry, 8, 9)}
+
+
+def _one_turn_logs(tmp_path: Path) -> list[Path]:
+    """Logs of one turn of a generated v4 log (one with retries and a log-only attempt, one without), each with one
+    row of it changed one way: every change of every kind of row the C reader reads."""
+    (tmp_path / "base").mkdir()
+    g = _generated(tmp_path / "base", (4,))[0]
+    lines = g.read_bytes().split(b"\n")
+    starts = [k for k, ln in enumerate(lines) if ln.startswith(b'{"type":"turn/start"')]
+    turns: list[tuple[bool, list[bytes]]] = []
+    head = lines[:starts[0]]
+    for a, z in zip(starts, starts[1:]):
+        body = lines[a:z]
+        retried = any(ln.startswith(b'{"type":"llm/retry"') for ln in body) and \
+            any(ln.startswith(b'{"type":"assistant/attempt"') for ln in body)
+        if any(retried == r for r, _ in turns):
+            continue
+        p = tmp_path / f"turn-{a}" / "session.jsonl"
+        p.parent.mkdir()
+        p.write_bytes(b"\n".join(head + body) + b"\n")
+        if len(_items(p)) == 1:                                  # (a turn the C reader takes as it is)
+            turns.append((retried, body))
+    assert len(turns) == 2
+    out: list[Path] = []
+    for _r, body in turns:
+        seen: set[bytes] = set()
+        for k, ln in enumerate(body):
+            typ = json.loads(ln).get("type") if ln else None
+            if typ not in _CHANGES or any(json.loads(x).get("type") == typ for x in body[:k] if x):
+                continue                                          # (the first row of each kind)
+            fn, na, nb = _CHANGES[typ]
+            for a in range(na):
+                for b in range(nb):
+                    new = fn(json.loads(ln), _Picks(a, b))
+                    if new is None:
+                        continue
+                    text = _dump(new).replace(b"\\\\u", b"\\u")
+                    if text in seen:
+                        continue
+                    seen.add(text)
+                    p = tmp_path / f"one-{len(out)}" / "session.jsonl"
+                    p.parent.mkdir()
+                    p.write_bytes(b"\n".join(head + body[:k] + [text] + body[k + 1:]) + b"\n")
+                    out.append(p)
+    return out
+
+
+@needs_c
+def test_each_change_of_a_turn_gives_the_row_by_row_spans(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """One turn with retries and one without, each with one row changed, one way at a time (every change of the
+    random tests below): the same spans, turns and totals as row by row; many of them still taken whole."""
+    count = _Count(monkeypatch)
+    logs = _one_turn_logs(tmp_path)
+    assert len(logs) >= 150
+    for p in logs:
+        assert _same(p, monkeypatch)
+    assert count.taken >= 100 and count.refused == 0
 
 
 @needs_c
@@ -335,3 +442,56 @@ def test_scan_from_a_row_is_the_definition():
             assert got == ts.scan_py(blob, stop, tr._SKIP_LIST, flags, start=start, index=row), (p, start)
             n += 1
     assert n >= 200
+
+
+# ----------------------------------------------------------------------------- span order and shapes
+
+def _span_lists(tmp_path: Path) -> list[list[Any]]:
+    out = []
+    for p in sorted(FIXTURES.rglob("*.jsonl"))[::3] + sorted(NEXT.rglob("*.jsonl"))[::3] + _generated(tmp_path):
+        r = open_reader(str(p))
+        if not r.fatal:
+            out.append(list(timeline(r)))
+    rng = random.Random(3)
+    base = [s for spans in out for s in spans]
+    odd = [dict(s) for s in rng.sample(base, 300)]
+    for k, s in enumerate(odd):                          # (ties, None seqs, keys in another order, extra keys)
+        s["seq"] = rng.choice([None, s["seq"], 5, 5, -3, 2 ** 62])
+        if k % 7 == 0:
+            s = odd[k] = dict(reversed(list(s.items())))
+        if k % 11 == 0:
+            s[f"x{k % 3}"] = k
+    out.append(odd)
+    out.append([{"kind": "tool", "seq": k % 4, f"k{k}": 1} for k in range(300)])       # (over 256 shapes)
+    return out
+
+
+@needs_c
+def test_span_order_and_shapes_in_c_are_their_definitions(tmp_path: Path):
+    """tl_order is in_log_order_py and tl_shapes is shapes_py (the same order and groups, the same objects) on the
+    spans of fixtures and generated logs, on spans with ties, null seqs, keys in other orders and extra keys, and on
+    more than 256 shapes (tl_shapes declines, shapes_py raises); each declines (None) on spans the definition reads
+    otherwise (a float, bool or huge seq, a kind not known, a span that is not a dict)."""
+    from app.log.query import timeline_summary as tsum
+    from app.log.query import timeline_table as tt
+    rank = {k: i for i, k in enumerate(tsum.KINDS)}
+    lists = _span_lists(tmp_path)
+    for spans in lists:
+        got = C.tl_order(spans, rank)
+        want = tsum.in_log_order_py(spans)
+        assert got is not None and [id(s) for s in got] == [id(s) for s in want]
+        shaped = C.tl_shapes(spans)
+        if len({tuple(s) for s in spans}) > 256:
+            assert shaped is None
+            with pytest.raises(ValueError):
+                tt.shapes_py(spans)
+            continue
+        order, groups = tt.shapes_py(spans)
+        assert shaped[0] == order
+        assert [(k, [id(s) for s in rows]) for k, rows in shaped[1]] == [(k, [id(s) for s in rows]) for k, rows in groups]
+    good = lists[0][:5]
+    for bad in ({"kind": "tool", "seq": 1.5}, {"kind": "tool", "seq": True}, {"kind": "tool", "seq": 2 ** 70},
+                {"kind": "nope", "seq": 1}, {"seq": 1}, {"kind": "tool"}, ["kind", "seq"]):
+        assert C.tl_order(good + [bad], rank) is None, bad
+    assert C.tl_shapes(good + [["kind"]]) is None
+    assert tsum.in_log_order(good + [{"kind": "tool", "seq": 1.5}]) == tsum.in_log_order_py(good + [{"kind": "tool", "seq": 1.5}])

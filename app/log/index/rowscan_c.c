@@ -447,8 +447,9 @@ static PyObject *packed_lines(PyObject *self, PyObject *args) {
 }
 
 /* ---- timelinec: the timeline's rows (issue 31) ----
- * tl_scan(data, stop, skip, flags, max_depth, max_row, max_members) -> list
- *   The rows of data[:stop] (each ending in a newline) as the timeline's pass reads them
+ * tl_scan(data, stop, skip, flags, max_depth, max_row, max_members[, start, index]) -> list
+ *   The rows of data[start:stop] (each ending in a newline; start a row's start, index its row's index) as the
+ *   timeline's pass reads them
  *   (app/log/query/timeline_scan.py holds the interpreted definition, scan_py, and the rules):
  *   a row whose type (the bytes after {"type":" up to the next quote) is in skip: nothing;
  *   a packed chunk row (flags & 1) or a delta assistant/chunk row (flags & 2) in the writer's exact layout,
@@ -456,6 +457,8 @@ static PyObject *packed_lines(PyObject *self, PyObject *args) {
  *   a step/start, step/end or turn/start row in the writer's layout (flags & 4): (code, seq, time, turn, step|None);
  *   an assistant/message or assistant/attempt row that tl_settle takes (flags & 8; the tlc helper): its tuple
  *   (tl_settle_obj; timeline_lean.settlement, which reads it when the flag is off, is its definition);
+ *   a whole turn from a turn/start row (flags & 16, flags & 32: the log has times; the tlc2 section's tl_turn) when
+ *   tl_turn takes it: its item (the rows of the turn are then not given one by one);
  *   any other row: the int ((index << 32 | start) << 1 | refused), refused = over max_row bytes, nested
  *   deeper than max_depth (strings skipped), not UTF-8, or holding a number (outside strings) of more than 18
  *   digits in a row or with an exponent. */
@@ -489,9 +492,26 @@ static Py_ssize_t tl_utf8(P d, Py_ssize_t i, Py_ssize_t end) {
 /* (tlc) the first byte at or after d[i] (before end) that is not plain in a string (TLS 0), 8 bytes a step: a word
  * holding none of '"', '\\', a control byte or a byte >= 0x80 is skipped whole; in the first that holds one, the
  * lowest flagged byte is the first such byte */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #define TL_ONES 0x0101010101010101ULL
 #define TL_HIGH 0x8080808080808080ULL
 static inline Py_ssize_t tl_plain(P d, Py_ssize_t i, Py_ssize_t end) {
+#if defined(__SSE2__)
+    /* (tlc2) 16 bytes a step first: a quote, a backslash, a byte <= 0x1f (max(v, 0x1f) == 0x1f) or >= 0x80 (its
+     * sign bit) flagged; the lowest flag is the first such byte */
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
+    while (i + 16 <= end) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(d + i));
+        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                   _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
+        int mask = _mm_movemask_epi8(hit) | _mm_movemask_epi8(v);
+        if (mask)
+            return i + __builtin_ctz((unsigned)mask);
+        i += 16;
+    }
+#endif
     while (i + 8 <= end) {
         uint64_t w, q, b;
         memcpy(&w, d + i, 8);
@@ -4985,13 +5005,15 @@ enum { K_kind, K_seq, K_endSeq, K_start, K_end, K_durationMs, K_label, K_turn, K
        K_ttftMs, K_decodeMs, K_tokens, K_tps, K_finish, K_messageSeq, K_model, K_contextWindow, K_input, K_output,
        K_cacheRead, K_cacheWrite, K_reasoning,
        V_turn, V_step, V_attempt, V_tool, V_subagent, V_committed, V_interrupted, V_ok, V_error, V_notstarted,
-       V_stepstart, V_notimes, V_missing, V_none, V_q, T2_NS };
+       V_stepstart, V_notimes, V_missing, V_none, V_q, V_retrywait, V_retrystarted, K_retry, K_delayMs, K_failure,
+       T2_NS };
 static const char *T2_S[] = {"kind", "seq", "endSeq", "start", "end", "durationMs", "label", "turn", "step", "note",
     "name", "callId", "status", "error", "overlaps", "childSession", "reason", "dispatchSeq", "dispatchType",
     "firstChunkSeq", "ttftMs", "decodeMs", "tokens", "tps", "finish", "messageSeq", "model", "contextWindow", "input",
     "output", "cacheRead", "cacheWrite", "reasoning",
     "turn", "step", "attempt", "tool", "subagent", "committed", "interrupted", "ok", "error", "not-started",
-    "step/start", "no times: an envelope-free snapshot (every time is 0)", "time missing (0)", "None", "?"};
+    "step/start", "no times: an envelope-free snapshot (every time is 0)", "time missing (0)", "None", "?",
+    "retry-wait", "llm/retry-started", "retry", "delayMs", "failure"};
 static PyObject *T2[T2_NS];
 
 static int t2_init(void) {
@@ -5006,12 +5028,20 @@ static int t2_init(void) {
 typedef struct { long long s, seq, time; } T2Step;
 typedef struct { Py_ssize_t ca, cb, na, nb; long long seq, time, step; } T2Call;
 typedef struct { long long s; PyObject *list; } T2Held;
+/* an open llm/retry: its key (the retryId's bytes, or id_a < 0 and the step), its row's figures */
+typedef struct {
+    Py_ssize_t id_a, id_b, code_a, code_b;
+    long long step, seq, time, retry, delay;
+    int has_retry, has_delay, has_code;
+} T2Retry;
 typedef struct {
     P d;
     int timed, max_depth;
     long long turn, last_time, prev_seq;
-    int have_disp;
+    int have_disp, disp_retry;               /* disp_retry: the last dispatch an llm/retry-started (else step/start) */
     long long disp_seq, disp_time;
+    T2Retry retries[T2_MAX];
+    int nretries;
     int have_prompt;
     long long first_prompt, last_prompt;
     T2Step steps[T2_MAX];
@@ -5020,7 +5050,7 @@ typedef struct {
     int ncalls;
     T2Held held[T2_MAX];
     int nheld;
-    PyObject *out, *atts, *seqs;
+    PyObject *out, *atts, *seqs, *ops;       /* ops: the tracker's steps, when a row besides messages made any */
 } T2Ctx;
 
 /* d[a:b] (a JSON string's bytes with no escape, its quotes excluded) as str */
@@ -5636,7 +5666,7 @@ static int t2_attempt(T2Ctx *c, const TlSettle *r) {
             goto fail;
     if (t2_set(sp, T2[K_turn], PyLong_FromLongLong(c->turn)) < 0 || t2_set(sp, T2[K_step], PyLong_FromLongLong(r->step)) < 0
         || t2_set(sp, T2[K_dispatchSeq], disp ? PyLong_FromLongLong(c->disp_seq) : Py_NewRef(Py_None)) < 0
-        || PyDict_SetItem(sp, T2[K_dispatchType], disp ? T2[V_stepstart] : Py_None) < 0
+        || PyDict_SetItem(sp, T2[K_dispatchType], disp ? T2[c->disp_retry ? V_retrystarted : V_stepstart] : Py_None) < 0
         || t2_set(sp, T2[K_firstChunkSeq], tm ? PyLong_FromLongLong(r->seq) : Py_NewRef(Py_None)) < 0
         || PyDict_SetItem(sp, T2[K_ttftMs], Py_None) < 0 || PyDict_SetItem(sp, T2[K_decodeMs], Py_None) < 0
         || PyDict_SetItem(sp, T2[K_tokens], tokens) < 0 || PyDict_SetItem(sp, T2[K_tps], Py_None) < 0
@@ -5858,6 +5888,7 @@ static void t2_clear(T2Ctx *c) {
     Py_CLEAR(c->out);
     Py_CLEAR(c->atts);
     Py_CLEAR(c->seqs);
+    Py_CLEAR(c->ops);
 }
 
 static int t2_is_skipped(P d, Py_ssize_t p, Py_ssize_t tn, PyObject *skip) {
@@ -5868,6 +5899,233 @@ static int t2_is_skipped(P d, Py_ssize_t p, Py_ssize_t tn, PyObject *skip) {
             return 1;
     }
     return 0;
+}
+
+/* one step of the attempt tracker for Builder.turn_c to replay (v: stolen; the list made at the first that is not a
+ * message's settlement, and then every step is kept; before it, only messages: their keys are in the attempts) */
+static int t2_op(T2Ctx *c, PyObject *v) {
+    if (v == NULL)
+        return -1;
+    if (c->ops == NULL) {
+        Py_DECREF(v);
+        return 0;
+    }
+    return t2_append(c->ops, v);
+}
+
+/* (ops from here on: the messages settled before as their steps) */
+static int t2_ops_start(T2Ctx *c) {
+    if (c->ops != NULL)
+        return 0;
+    if ((c->ops = PyList_New(0)) == NULL)
+        return -1;
+    Py_ssize_t n = PyList_GET_SIZE(c->atts);
+    for (Py_ssize_t x = 0; x < n; x++) {
+        PyObject *sp = PyList_GET_ITEM(c->atts, x);
+        int hs;
+        long long seq = t2_int_of(sp, K_seq, &hs), step = t2_int_of(sp, K_step, &hs);
+        if (t2_append(c->ops, Py_BuildValue("(iLL)", 0, seq, step)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static PyObject *t2_range(int has, Py_ssize_t a, Py_ssize_t b) {
+    return has && a >= 0 ? Py_BuildValue("(nn)", a, b) : Py_NewRef(Py_None);
+}
+
+/* an assistant/attempt's settlement (a log-only attempt: failed, given out at the turn's end by the Builder): the
+ * tracker's step (1, seq, step, chunks, finish (None, () or its range), usage range (the stream's when not null,
+ * else the data's) | None, (time0, time1) | None, dispatch | None) */
+static int t2_failed(T2Ctx *c, const TlSettle *r) {
+    if (t2_ops_start(c) < 0)
+        return -1;
+    const TlSumm *s = &r->summ;
+    P d = c->d;
+    int stream_use = s->use && s->us.a >= 0 && LIT(d, s->us.a, s->us.b, "null") != s->us.b;
+    PyObject *fin = s->fin == 0 ? Py_NewRef(Py_None) : s->fin == 1 ? PyTuple_New(0) : Py_BuildValue("(nn)", s->fr.a, s->fr.b);
+    PyObject *use = stream_use ? Py_BuildValue("(nn)", s->us.a, s->us.b) : t2_range(1, r->usage.a, r->usage.b);
+    PyObject *times = s->have ? Py_BuildValue("(LL)", s->t0, s->t1) : Py_NewRef(Py_None);
+    PyObject *disp = c->have_disp ? Py_BuildValue("(LLO)", c->disp_seq, c->disp_time,
+                                                  T2[c->disp_retry ? V_retrystarted : V_stepstart]) : Py_NewRef(Py_None);
+    PyObject *op = fin == NULL || use == NULL || times == NULL || disp == NULL ? NULL
+        : Py_BuildValue("(iLLLOOOO)", 1, r->seq, r->step, s->chunks, fin, use, times, disp);
+    Py_XDECREF(fin);
+    Py_XDECREF(use);
+    Py_XDECREF(times);
+    Py_XDECREF(disp);
+    if (op == NULL || t2_append(c->ops, op) < 0)
+        return -1;
+    return 1;
+}
+
+/* the data of an llm/retry (started: llm/retry-started) in the lean record's terms: turn and step integers, retryId a
+ * plain string or null, retry an integer or null, delayMs any value (an integer kept), failure null or an object whose
+ * code and message are plain strings or null; besides those, type ("llm/retry..."), provider, mode, policyKey and
+ * maxRetries (any value); anything else: not taken */
+static int t2_retry(T2Ctx *c, Py_ssize_t q, Py_ssize_t nl, int started) {
+    P d = c->d;
+    int m = c->max_depth | TL_STRICT;
+    T2Retry r;
+    memset(&r, 0, sizeof(r));
+    r.id_a = r.code_a = -1;
+    long long turn = 0;
+    int g_turn = 0, g_step = 0, g_id = 0, g_retry = 0, g_delay = 0, g_fail = 0, g_type = 0, g_other[4] = {0, 0, 0, 0};
+    Py_ssize_t msg_a = -1, msg_b = -1, k, ke;
+    Py_ssize_t i = tl_int(d, LIT(d, q, nl, "\",\"seq\":"), nl, &r.seq);
+    i = tl_int(d, LIT(d, i, nl, ",\"time\":"), nl, &r.time);
+    i = LIT(d, i, nl, ",\"data\":{");
+    if (i < 0 || r.seq < 0 || r.seq <= c->prev_seq)
+        return 0;
+    for (;;) {
+        Py_ssize_t v = t2_key(d, i, nl, &k, &ke), ve;
+        if (v < 0)
+            return 0;
+        if (tl_key_is(d, k, ke, "turn")) {
+            ve = tl_int(d, v, nl, &turn);
+            if (g_turn++)
+                return 0;
+        } else if (tl_key_is(d, k, ke, "step")) {
+            ve = tl_int(d, v, nl, &r.step);
+            if (g_step++)
+                return 0;
+        } else if (tl_key_is(d, k, ke, "retryId")) {
+            Py_ssize_t b;
+            ve = t2_plain_or_null(d, v, nl, &r.id_a, &b);
+            r.id_b = b;
+            if (g_id++ || (r.id_a >= 0 && b == r.id_a))
+                return 0;                        /* ("": falsy, the step's key; not taken) */
+        } else if (tl_key_is(d, k, ke, "retry")) {
+            ve = LIT(d, v, nl, "null");
+            if (ve < 0) {
+                ve = tl_int(d, v, nl, &r.retry);
+                r.has_retry = 1;
+            }
+            if (g_retry++)
+                return 0;
+        } else if (tl_key_is(d, k, ke, "delayMs")) {
+            ve = tl_value(d, v, nl, 2, m);
+            if (g_delay++ || ve < 0)
+                return 0;
+            if (d[v] == '-' || (d[v] >= '0' && d[v] <= '9')) {
+                if (tl_int(d, v, nl, &r.delay) != ve)
+                    return 0;
+                r.has_delay = 1;
+            }
+        } else if (tl_key_is(d, k, ke, "failure")) {
+            if (g_fail++)
+                return 0;
+            ve = LIT(d, v, nl, "null");
+            if (ve < 0 && v < nl && d[v] == '{') {
+                int g_code = 0, g_msg = 0;
+                Py_ssize_t j = tl_ws(d, v + 1, nl);
+                if (j < nl && d[j] == '}')
+                    ve = j + 1;
+                else
+                    for (;;) {
+                        Py_ssize_t w = t2_key(d, j, nl, &k, &ke), we;
+                        if (w < 0)
+                            return 0;
+                        if (tl_key_is(d, k, ke, "code")) {
+                            Py_ssize_t b;
+                            we = t2_plain_or_null(d, w, nl, &r.code_a, &b);
+                            r.code_b = b;
+                            if (g_code++)
+                                return 0;
+                        } else if (tl_key_is(d, k, ke, "message")) {
+                            we = t2_plain_or_null(d, w, nl, &msg_a, &msg_b);
+                            if (g_msg++)
+                                return 0;
+                        } else
+                            we = tl_value(d, w, nl, 3, m);
+                        if (we < 0)
+                            return 0;
+                        j = we;
+                        int more = t2_next(d, &j, nl);
+                        if (more < 0)
+                            return 0;
+                        if (!more) {
+                            ve = j;
+                            break;
+                        }
+                    }
+                /* _retry_fields: the code when not empty, else the message (None, "" or its text) */
+                if (!(r.code_a >= 0 && r.code_b > r.code_a)) {
+                    r.code_a = msg_a;
+                    r.code_b = msg_b;
+                }
+                r.has_code = r.code_a >= 0;
+            }
+        } else if (tl_key_is(d, k, ke, "type")) {
+            ve = started ? LIT(d, v, nl, "\"llm/retry-started\"") : LIT(d, v, nl, "\"llm/retry\"");
+            if (g_type++)
+                return 0;
+        } else {
+            static const char *free_keys[] = {"provider", "mode", "policyKey", "maxRetries"};
+            int x = 0;
+            while (x < 4 && !tl_key_is(d, k, ke, free_keys[x]))
+                x++;
+            if (x == 4 || g_other[x]++)
+                return 0;
+            ve = tl_value(d, v, nl, 2, m);
+        }
+        if (ve < 0)
+            return 0;
+        i = ve;
+        int more = t2_next(d, &i, nl);
+        if (more < 0)
+            return 0;
+        if (!more)
+            break;
+    }
+    if (!g_turn || !g_step || turn != c->turn || LIT(d, i, nl, "}") != nl)
+        return 0;
+    /* the open retry of the same key */
+    int k2 = -1;
+    for (int x = 0; x < c->nretries; x++) {
+        T2Retry *o = &c->retries[x];
+        if (r.id_a >= 0 ? (o->id_a >= 0 && o->id_b - o->id_a == r.id_b - r.id_a
+                           && memcmp(d + o->id_a, d + r.id_a, (size_t)(r.id_b - r.id_a)) == 0)
+                        : (o->id_a < 0 && o->step == r.step))
+            k2 = x;
+    }
+    if (t2_ops_start(c) < 0
+        || t2_op(c, r.has_retry ? Py_BuildValue("(iLLL)", started ? 3 : 2, r.seq, r.step, r.retry)
+                                : Py_BuildValue("(iLLO)", started ? 3 : 2, r.seq, r.step, Py_None)) < 0)
+        return -1;
+    c->prev_seq = r.seq;
+    if (r.time > 0)
+        c->last_time = r.time;
+    if (!started) {                                   /* Builder: open[("retry", key)] = ev */
+        if (k2 < 0) {
+            if (c->nretries >= T2_MAX)
+                return 0;
+            k2 = c->nretries++;
+        }
+        c->retries[k2] = r;
+        return 1;
+    }
+    c->have_disp = 1;                                 /* (_on_dispatch) */
+    c->disp_retry = 1;
+    c->disp_seq = r.seq;
+    c->disp_time = r.time;
+    if (k2 < 0)
+        return 1;
+    T2Retry o = c->retries[k2];
+    c->retries[k2] = c->retries[--c->nretries];
+    PyObject *label = r.has_retry ? PyUnicode_FromFormat("retry %lld", r.retry) : PyUnicode_FromString("retry None");
+    PyObject *sp = t2_span(V_retrywait, o.seq, r.seq, 1, o.time, r.time, label);
+    if (sp == NULL)
+        return -1;
+    if (t2_set(sp, T2[K_turn], PyLong_FromLongLong(c->turn)) < 0 || t2_set(sp, T2[K_step], PyLong_FromLongLong(o.step)) < 0
+        || t2_set(sp, T2[K_retry], o.has_retry ? PyLong_FromLongLong(o.retry) : Py_NewRef(Py_None)) < 0
+        || t2_set(sp, T2[K_delayMs], o.has_delay ? PyLong_FromLongLong(o.delay) : Py_NewRef(Py_None)) < 0
+        || t2_set(sp, T2[K_failure], o.has_code ? t2_str(d, o.code_a, o.code_b) : Py_NewRef(Py_None)) < 0
+        || t2_measure(c, sp, 1, o.time, r.time) < 0) {
+        Py_DECREF(sp);
+        return -1;
+    }
+    return t2_append(c->out, sp) < 0 ? -1 : 1;
 }
 
 #define T2_TAG(s) (tn == (Py_ssize_t)sizeof(s) - 1 && memcmp(d + p + 9, s, sizeof(s) - 1) == 0)
@@ -5904,6 +6162,7 @@ static int t2_row(T2Ctx *c, Py_ssize_t p, Py_ssize_t q, Py_ssize_t nl, Py_ssize_
         if (k == c->nsteps)
             c->nsteps++;
         c->have_disp = 1;
+        c->disp_retry = 0;
         c->disp_seq = r.seq0;
         c->disp_time = r.t0;
         return 1;
@@ -5916,11 +6175,25 @@ static int t2_row(T2Ctx *c, Py_ssize_t p, Py_ssize_t q, Py_ssize_t nl, Py_ssize_
         int got = t2_attempt(c, &r);
         if (got <= 0)
             return got;
+        if (t2_op(c, Py_BuildValue("(iLL)", 0, r.seq, r.step)) < 0)
+            return -1;
         c->prev_seq = r.seq;
         if (r.time > 0)
             c->last_time = r.time;
         return 1;
     }
+    if (T2_TAG("assistant/attempt")) {
+        TlSettle r;
+        if (c->max_depth < 8 || !tl_settle(d, q, nl, 4, c->max_depth, &r) || !r.has_stream || r.turn != c->turn
+            || r.seq <= c->prev_seq)
+            return 0;
+        c->prev_seq = r.seq;
+        if (r.time > 0)
+            c->last_time = r.time;
+        return t2_failed(c, &r);
+    }
+    if (T2_TAG("llm/retry") || T2_TAG("llm/retry-started"))
+        return t2_retry(c, q, nl, T2_TAG("llm/retry-started"));
     if (T2_TAG("tool/call")) {
         T2Call call;
         if (!t2_call(d, q, nl, &turn, &call) || turn != c->turn || call.seq <= c->prev_seq)
@@ -6014,7 +6287,7 @@ static PyObject *tl_turn(P d, Py_ssize_t p, Py_ssize_t stop, const TlRun *ts, Py
         t2_clear(&c);
         return NULL;
     }
-    if (got != 2 || c.nsteps || c.ncalls || c.nheld) {
+    if (got != 2 || c.nsteps || c.ncalls || c.nheld || c.nretries) {
         t2_clear(&c);
         Py_RETURN_NONE;
     }
@@ -6029,16 +6302,160 @@ static PyObject *tl_turn(P d, Py_ssize_t p, Py_ssize_t stop, const TlRun *ts, Py
         t2_clear(&c);
         return NULL;
     }
-    PyObject *disp = c.have_disp ? Py_BuildValue("(LLO)", c.disp_seq, c.disp_time, T2[V_stepstart]) : Py_NewRef(Py_None);
+    PyObject *disp = c.have_disp ? Py_BuildValue("(LLO)", c.disp_seq, c.disp_time, T2[c.disp_retry ? V_retrystarted
+                                                                                    : V_stepstart]) : Py_NewRef(Py_None);
     PyObject *prompts = c.have_prompt ? Py_BuildValue("(LL)", c.first_prompt, c.last_prompt) : Py_NewRef(Py_None);
     PyObject *item = disp == NULL || prompts == NULL ? NULL
-        : Py_BuildValue("(OO(nnLL)LLOOO)", c.out, c.atts, p, at, ts->seq0, index, c.turn, c.last_time, disp, c.seqs, prompts);
+        : Py_BuildValue("(OO(nnLL)LLOOOO)", c.out, c.atts, p, at, ts->seq0, index, c.turn, c.last_time, disp, c.seqs,
+                        prompts, c.ops != NULL ? c.ops : Py_None);
     Py_XDECREF(disp);
     Py_XDECREF(prompts);
     t2_clear(&c);
     *end = at;
     *rows = c_rows;
     return item;
+}
+/* tl_shapes(spans) -> (order, [(keys, rows), ...]) | None: the spans (a list of dicts) grouped by their keys in
+ * order (timeline_table.shapes_py, the definition): order[i] the shape of spans[i], the shapes in order of first
+ * use, each with its spans in log order; None when a span is not a dict or there are more than 256 shapes. */
+static int t2_same_keys(PyObject *d, PyObject *keys) {
+    if (PyDict_GET_SIZE(d) != PyTuple_GET_SIZE(keys))
+        return 0;
+    Py_ssize_t pos = 0, j = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(d, &pos, &k, &v)) {
+        PyObject *t = PyTuple_GET_ITEM(keys, j++);
+        if (k != t) {
+            int same = PyObject_RichCompareBool(k, t, Py_EQ);
+            if (same <= 0)
+                return same;
+        }
+    }
+    return 1;
+}
+
+static PyObject *tl_shapes(PyObject *self, PyObject *spans) {
+    (void)self;
+    if (!PyList_Check(spans)) {
+        PyErr_SetString(PyExc_TypeError, "tl_shapes: a list of dicts");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(spans);
+    PyObject *keys[256], *rows[256], *out = NULL, *shapes = NULL;
+    int ns = 0, last = -1;
+    PyObject *order = PyBytes_FromStringAndSize(NULL, n);
+    if (order == NULL)
+        return NULL;
+    char *o = PyBytes_AS_STRING(order);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *d = PyList_GET_ITEM(spans, i);
+        if (!PyDict_Check(d))
+            goto none;
+        int k = -1, same = last >= 0 ? t2_same_keys(d, keys[last]) : 0;
+        if (same < 0)
+            goto fail;
+        if (same)
+            k = last;
+        for (int s = 0; s < ns && k < 0; s++) {
+            same = s == last ? 0 : t2_same_keys(d, keys[s]);
+            if (same < 0)
+                goto fail;
+            if (same)
+                k = s;
+        }
+        if (k < 0) {
+            if (ns == 256)
+                goto none;
+            keys[ns] = PySequence_Tuple(d);
+            if (keys[ns] == NULL)
+                goto fail;
+            rows[ns] = PyList_New(0);
+            if (rows[ns] == NULL) {
+                Py_DECREF(keys[ns]);
+                goto fail;
+            }
+            k = ns++;
+        }
+        o[i] = (char)k;
+        if (PyList_Append(rows[k], d) < 0)
+            goto fail;
+        last = k;
+    }
+    shapes = PyList_New(ns);
+    if (shapes == NULL)
+        goto fail;
+    for (int s = 0; s < ns; s++) {
+        PyObject *t = PyTuple_Pack(2, keys[s], rows[s]);
+        if (t == NULL)
+            goto fail;
+        PyList_SET_ITEM(shapes, s, t);
+    }
+    out = PyTuple_Pack(2, order, shapes);
+    goto done;
+none:
+    out = Py_NewRef(Py_None);
+    goto done;
+fail:
+    out = NULL;
+done:
+    for (int s = 0; s < ns; s++) {
+        Py_DECREF(keys[s]);
+        Py_DECREF(rows[s]);
+    }
+    Py_XDECREF(shapes);
+    Py_DECREF(order);
+    return out;
+}
+
+/* tl_order(spans, kinds) -> list | None: the spans (dicts) sorted by (seq, or -1 when None; kinds[kind]), a stable
+ * sort (timeline_summary.in_log_order, the definition); None when a span is not a dict, has no seq or kind, a seq
+ * neither None nor an int of 8 bytes, or a kind not in kinds (the definition then says what it says). */
+typedef struct { long long seq, kind; Py_ssize_t at; } T2Key;
+
+static int t2_key_cmp(const void *a, const void *b) {
+    const T2Key *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static PyObject *tl_order(PyObject *self, PyObject *args) {
+    PyObject *spans, *kinds;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &spans, &PyDict_Type, &kinds) || t2_init() < 0)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(spans);
+    T2Key *keys = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(T2Key));
+    if (keys == NULL)
+        return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *d = PyList_GET_ITEM(spans, i), *seq, *kind, *rank;
+        if (!PyDict_Check(d) || (seq = PyDict_GetItemWithError(d, T2[K_seq])) == NULL
+            || (kind = PyDict_GetItemWithError(d, T2[K_kind])) == NULL
+            || (rank = PyDict_GetItemWithError(kinds, kind)) == NULL || !PyLong_CheckExact(rank)
+            || (seq != Py_None && !PyLong_CheckExact(seq)))
+            goto none;
+        int over = 0, over2 = 0;
+        keys[i].seq = seq == Py_None ? -1 : PyLong_AsLongLongAndOverflow(seq, &over);
+        keys[i].kind = PyLong_AsLongLongAndOverflow(rank, &over2);
+        keys[i].at = i;
+        if (over || over2 || PyErr_Occurred())
+            goto none;
+    }
+    qsort(keys, (size_t)n, sizeof(T2Key), t2_key_cmp);
+    PyObject *out = PyList_New(n);
+    if (out != NULL)
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyList_SET_ITEM(out, i, Py_NewRef(PyList_GET_ITEM(spans, keys[i].at)));
+    PyMem_Free(keys);
+    return out;
+none:
+    PyMem_Free(keys);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
 }
 /* ---- end tlc2 ---- */
 
@@ -6625,6 +7042,8 @@ static PyMethodDef methods[] = {
     {"depth_over", depth_over, METH_VARARGS, "limits.nesting_depth(raw, limit) > limit, in C (ahead3 section)."},
     {"packed_raw", packed_raw, METH_VARARGS, "The logical export's lines of a writer's packed row (ahead3 section)."},
     {"tl_scan", tl_scan, METH_VARARGS, "The timeline's rows of a buffer (timelinec section; whole turns: tlc2)."},
+    {"tl_shapes", tl_shapes, METH_O, "Spans grouped by their keys (tlc2 section)."},
+    {"tl_order", tl_order, METH_VARARGS, "Spans in log order (tlc2 section)."},
     {"tl_count", tl_count, METH_O, "Elements of a JSON array (timelinec section)."},
     {"tl_stream", tl_stream, METH_O, "The timeline's summary of an embedded stream (timelinec section)."},
     {"tl_seqs", tl_seqs, METH_O, "Count and bounds of an increasing JSON array of integers (timelinec section)."},

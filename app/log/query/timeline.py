@@ -280,13 +280,13 @@ class Builder:
         if msg:
             self._message_of(seq, True, usage)
 
-    def turn_c(self, x: tuple[Any, ...]) -> bool:
+    def turn_c(self, x: tuple[Any, ...], data: bytes) -> bool:
         """A whole turn the C row scan read and built (``timeline_scan.TURN``: its spans, and what its rows leave
         in this state), taken when this state is the one the C scan assumes: nothing open (turn, step, call, held
         tool span, attempt, chunk times), the attempt tracker as a turn end leaves it, and none of its attempts given
         out already; else False (its rows are read one by one).  Its attempts get this state's model and context
         window, its first prompt size the waiting compactions' ``tokensAfter``."""
-        spans, atts, _rows, turn, last_time, disp, seqs, prompts = x
+        spans, atts, _rows, turn, last_time, disp, seqs, prompts, ops = x
         at = self.at
         if self.open or self.calls or self.step_tools or self.times or self.undone or self.turn is not None \
                 or not at.at_rest() or type(self.dispatch) is not dict or self.n_kept != len(at.attempts) \
@@ -296,7 +296,10 @@ class Builder:
         for sp in atts:
             sp["model"] = model
             sp["contextWindow"] = window
-        at.committed([(turn, sp["step"]) for sp in atts])     # (each settled, then pruned at the turn's end)
+        if ops is None:
+            at.committed([(turn, sp["step"]) for sp in atts])     # (each settled, then pruned at the turn's end)
+        else:
+            self._replay(turn, ops, data)
         self.done.update(seqs)
         if disp is None:
             self.dispatch.pop(turn, None)
@@ -310,7 +313,47 @@ class Builder:
             self.compactions = []
             self.last_input = prompts[1]
         self.out += spans
+        if ops is not None:
+            self._close_turn(turn)
         return True
+
+    def _replay(self, turn: Any, ops: list[tuple[Any, ...]], data: bytes) -> None:
+        """The attempt tracker's steps of a whole turn that held log-only attempts or retries (``tl_turn``'s ops:
+        0 a message settled, 1 an attempt settled (its stream's figures, ranges in ``data``), 2 ``llm/retry``,
+        3 ``llm/retry-started``), as :meth:`settled_c` and :meth:`event` make them."""
+        at = self.at
+        for op in ops:
+            code, seq, step = op[0], op[1], op[2]
+            if code == 0:
+                at.settle("assistant/message", seq, (turn, step), 0, None, None, None)
+            elif code == 1:
+                chunks, fin, use, times, disp = op[3:]
+                finish: Optional[JsonObj] = None
+                if fin is not None:
+                    r = _ANY(memoryview(data)[fin[0]:fin[1]]) if fin else None
+                    finish = r if isinstance(r, dict) else {"kind": str(r)}
+                usage = _ANY(memoryview(data)[use[0]:use[1]]) if use is not None else None
+                at.settle("assistant/attempt", seq, (turn, step), chunks, finish, usage, None)
+                if chunks:
+                    tm = _Times(seq, times[0] if times else None, disp)     # type: ignore[arg-type]
+                    tm.last_time = times[1] if times else None            # type: ignore[assignment]
+                    self.times[seq] = tm
+            else:
+                at.retry("llm/retry" if code == 2 else "llm/retry-started", seq, (turn, step), op[3])
+
+    def _close_turn(self, t: Any) -> None:
+        """The end of turn ``t`` after its span: its attempts not given out yet (failed, closed by the boundary,
+        finished uncited), in the tracker's order, before prune drops them: those left after the last turn end and
+        those added since (not a walk over every failed attempt the tracker keeps, which grows with the log)."""
+        cands = self.undone + self.at.attempts[self.n_kept:]
+        for a in cands:
+            if a.first_seq not in self.done and a.turn == t:
+                self.emit_attempt(a)
+        self.turn = None
+        self.at.prune()
+        op = self.at.open_attempts
+        self.undone = [a for a in cands if a.first_seq not in self.done and _kept(a, op)]
+        self.n_kept = len(self.at.attempts)
 
     def _settled(self, ev: Event, d: JsonObj) -> None:
         if ev.type == "assistant/message":
@@ -457,18 +500,7 @@ def _on_turn_end(b: Builder, ev: Event, d: JsonObj) -> None:
     if err:
         extra["error"] = err.get("code") if isinstance(err, dict) else str(err)
     b.span("turn", f"turn {t}", start, ev, **extra)
-    # the turn's attempts not given out yet (failed, closed by the boundary, finished uncited), in the tracker's
-    # order, before prune drops them: those left after the last turn end and those added since (not a walk over
-    # every failed attempt the tracker keeps, which grows with the log)
-    cands = b.undone + b.at.attempts[b.n_kept:]
-    for a in cands:
-        if a.first_seq not in b.done and a.turn == t:
-            b.emit_attempt(a)
-    b.turn = None
-    b.at.prune()
-    op = b.at.open_attempts
-    b.undone = [a for a in cands if a.first_seq not in b.done and _kept(a, op)]
-    b.n_kept = len(b.at.attempts)
+    b._close_turn(t)
 
 
 def _kept(a: Attempt, open_attempts: Mapping[Any, Attempt]) -> bool:
@@ -609,7 +641,7 @@ def feed(b: Builder, items: Iterable[Any]) -> Iterator[JsonObj]:
                 b.small(it)
             elif n == 2:
                 b.settled_c(*it)
-            elif not b.turn_c(it[0]):               # (a whole turn the C scan read, else its rows one by one)
+            elif not b.turn_c(it[0], it[1]):        # (a whole turn the C scan read, else its rows one by one)
                 yield from feed(b, it[2]())
                 continue
         elif t is Block:

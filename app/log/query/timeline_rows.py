@@ -16,6 +16,11 @@ found in whole-segment passes (:func:`~app.log.format.fastrows.refused_split`). 
 way (:meth:`~app.log.format.codec.RowCodec.decode_row`), so bad rows and legacy shapes read as everywhere
 else.  The logical face: rows from the repair cut on are left out and the closure is appended
 (:meth:`~app.log.index.reader.LogReader.iter_events` with ``logical=True`` gives the same events).
+
+Whole turns (:data:`TURN_C`, v2+ logs): where the row scan in C reads every row of a turn (``timeline_scan.TURN``:
+bounds, committed and log-only settlements, tool calls and results, retries, in the writer's shapes), it builds the
+turn's spans itself; the pass's Builder takes them (:meth:`~app.log.query.timeline.Builder.turn_c`) when its state is
+at rest, else the turn's rows are read again one by one.  ``tests/test_timeline_tlc2.py`` holds the two equal.
 """
 from __future__ import annotations
 

@@ -5,14 +5,17 @@ cache hit rate, an *estimated* cost from a price table); :func:`context_points` 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 from ..format.payloads import JsonObj
 from ..gcpause import collector_paused
+from ..index.fastindex import load_rowscan_c
 from .stats import zero_tokens
 from .timeline_prices import Prices
 
 KINDS = ("turn", "step", "attempt", "retry-wait", "tool", "compaction", "approval", "subagent")
+_RANK = {k: i for i, k in enumerate(KINDS)}
+_order_c = getattr(load_rowscan_c(), "tl_order", None)
 NO_TIMES = "no times: an envelope-free snapshot (every time is 0)"
 
 
@@ -145,8 +148,21 @@ def _finish_totals(acc: Optional[_Acc], c: dict[str, Sequence[Any]]) -> JsonObj:
 
 
 def in_log_order(spans: Iterable[JsonObj]) -> list[JsonObj]:
-    """Spans by seq, a turn before its step before its attempt … at the same seq (the order of :data:`KINDS`)."""
-    order = {k: i for i, k in enumerate(KINDS)}
+    """Spans by seq, a turn before its step before its attempt … at the same seq (the order of :data:`KINDS`); sorted
+    by ``tl_order`` of the row scanner where built (:func:`in_log_order_py`, the definition, where it declines)."""
+    if _order_c is not None:
+        with collector_paused():        # (``spans`` may be a generator of the pass: its dicts, no cycles)
+            listed = spans if type(spans) is list else list(spans)
+            got = _order_c(listed, _RANK)
+        if got is not None:
+            return cast(list[JsonObj], got)
+        spans = listed
+    return in_log_order_py(spans)
+
+
+def in_log_order_py(spans: Iterable[JsonObj]) -> list[JsonObj]:
+    """The definition of :func:`in_log_order`."""
+    order = _RANK
     with collector_paused():            # (a key tuple per span, no cycles: no collection walking every span)
         return sorted(spans, key=lambda s: (s["seq"] if s["seq"] is not None else -1, order[s["kind"]]))
 
@@ -225,4 +241,4 @@ def context_points(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]]
     return out
 
 
-__all__ = ["KINDS", "NO_TIMES", "context_points", "in_log_order", "prompt_tokens", "summarize"]
+__all__ = ["KINDS", "NO_TIMES", "context_points", "in_log_order", "in_log_order_py", "prompt_tokens", "summarize"]

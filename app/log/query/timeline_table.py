@@ -38,6 +38,7 @@ _NONE = type(None)
 _LITTLE = sys.byteorder == "little"
 Column = list[Any]       # [code, payload] (``c``, ``i``, ``v``) or ["d", keys, columns]
 _columns = getattr(load_rowscan_c(), "tl_columns", None)
+_shapes_c = getattr(load_rowscan_c(), "tl_shapes", None)
 
 
 def _ints(raw: bytes) -> array[int]:
@@ -60,6 +61,21 @@ def columns_py(rows: list[JsonObj], keys: list[str]) -> Optional[list[Union[byte
         col = encode_column(vals)
         out.append(col[1] if col[0] == "i" else vals)
     return out
+
+
+def shapes_py(spans: list[JsonObj]) -> tuple[bytes, list[tuple[tuple[str, ...], list[JsonObj]]]]:
+    """The spans grouped by shape: (the shape of each span, as bytes; each shape's keys and spans in log order), the
+    shapes in the order of their first span (ValueError over 256).  The definition of ``tl_shapes`` (the row
+    scanner's, which declines with None where this raises or a span is not a dict)."""
+    keys_of = list(map(tuple, spans))
+    index = {k: i for i, k in enumerate(dict.fromkeys(keys_of))}
+    if len(index) > 256:
+        raise ValueError("more than 256 span shapes")
+    order = bytes(map(index.__getitem__, keys_of))
+    groups: list[tuple[tuple[str, ...], list[JsonObj]]] = [(k, []) for k in index]
+    for s, i in zip(spans, order):
+        groups[i][1].append(s)
+    return order, groups
 
 
 def encode_rows(rows: list[JsonObj], keys: list[str]) -> list[Column]:
@@ -214,20 +230,9 @@ class SpanTable(Sequence[JsonObj]):
 
     @classmethod
     def _of(cls, spans: list[JsonObj]) -> SpanTable:
-        keys_of = list(map(tuple, spans))
-        index = {k: i for i, k in enumerate(dict.fromkeys(keys_of))}
-        if len(index) > 256:
-            raise ValueError("more than 256 span shapes")
-        order = bytes(map(index.__getitem__, keys_of))
-        perm = sorted(range(len(order)), key=order.__getitem__)      # (stable: each shape's spans in log order)
-        shapes = []
-        at = 0
-        for keys, i in index.items():
-            n = order.count(i)
-            rows = list(map(spans.__getitem__, perm[at:at + n]))
-            at += n
-            cols = encode_rows(rows, list(keys)) if keys else []
-            shapes.append(_Shape(list(keys), cols, n))
+        got = _shapes_c(spans) if _shapes_c is not None else None
+        order, groups = got if got is not None else shapes_py(spans)
+        shapes = [_Shape(list(keys), encode_rows(rows, list(keys)) if keys else [], len(rows)) for keys, rows in groups]
         t = cls(shapes, order)
         t._dicts = spans
         return t
