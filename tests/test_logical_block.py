@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from app.log.format.model import PACKED_TAGS
 from app.store import export_rows, redact
 from app.store.faces import open_reader
 from app.store.redact import ALL_GATES, Redactor
@@ -85,6 +86,12 @@ def test_segments_are_the_rows(logs, monkeypatch):
     assert len(failed) > 20                      # (blocks whose data check failed: their rows the Python way)
     monkeypatch.setattr(export_rows._Lines, "block", lambda self, data, at, stop, nrows: (at, 0))
     assert _all(logs) == fast
+
+
+def test_packed_tags_pass_no_gate():
+    """logical_block's quiet check of a packed row reads its data's strings only: its type's value, one of these
+    tags, passes no gate."""
+    assert PACKED_TAGS and all(export_rows._native.redact_gate(tag) == 0 for tag in PACKED_TAGS)
 
 
 def test_segments_are_the_python_definitions(logs, monkeypatch):

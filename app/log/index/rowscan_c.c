@@ -2068,6 +2068,32 @@ static int ah_parse(const unsigned char *p0, Py_ssize_t len, ah_row *r) {
 
 static const char ah_head[] = "{\"type\":\"assistant/chunk\",\"seq\":";
 
+/* the decimal digits of v at w, as put_ll writes them, two at a time; -> past them */
+static char *ah_ll(char *w, long long v) {
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
+    char buf[24];
+    int k = 24;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    while (u >= 100) {
+        unsigned r = (unsigned)(u % 100);
+        u /= 100;
+        buf[--k] = pairs[2 * r + 1];
+        buf[--k] = pairs[2 * r];
+    }
+    if (u >= 10) {
+        buf[--k] = pairs[2 * u + 1];
+        buf[--k] = pairs[2 * u];
+    } else {
+        buf[--k] = (char)('0' + u);
+    }
+    if (v < 0)
+        *w++ = '-';
+    memcpy(w, buf + k, (size_t)(24 - k));
+    return w + (24 - k);
+}
+
 /* the bytes ah_write writes at most */
 static Py_ssize_t ah_bound(const ah_row *r) {
     Py_ssize_t per = (Py_ssize_t)sizeof ah_head - 1 + 20 + 8 + 20 + 256 + r->nid + r->nname + 32 + 3 + 1;
@@ -2101,9 +2127,9 @@ static char *ah_write(const ah_row *r, char *w) {
             *w++ = '\n';
         }
         w = ah_put(w, ah_head, nhead);
-        w = put_ll(w, r->seq0 + i);
+        w = ah_ll(w, r->seq0 + i);
         w = ah_put(w, ",\"time\":", 8);
-        w = put_ll(w, t);
+        w = ah_ll(w, t);
         w = ah_put(w, mid, nmid);
         if (r->call) {
             w = ah_put(w, "\"id\":", 5);
@@ -3898,6 +3924,16 @@ static Py_ssize_t rq_string(P d, Py_ssize_t i, Py_ssize_t n, int value, int *gat
     Py_ssize_t s = ++i;
     int fold = 0;
     while (i < n) {
+        /* eight plain bytes at a time (ASCII, no control byte, no '"' nor '\\'), then one at a time */
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, d + i, 8);
+            const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+            uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+            if (((w | ((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w)) & high) != 0)
+                break;
+            i += 8;
+        }
         while (i < n && rq_plain[d[i]])
             i++;
         if (i >= n)
@@ -4341,6 +4377,30 @@ static char *lb_room(lb_out *o, Py_ssize_t need) {
     return PyByteArray_AS_STRING(o->ba) + o->len;
 }
 
+/* the gate of a string literal's bytes (escapes not decoded, strictly valid UTF-8, as rq_string reads a value
+ * string): 63 with a letter IGNORECASE folds (in valid UTF-8 the lead bytes C4, C5, E2 start characters only) */
+static int lb_gate(P d, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i + 1 < n; i++)
+        if ((d[i] == 0xC4 && (d[i + 1] == 0xB0 || d[i + 1] == 0xB1)) || (d[i] == 0xC5 && d[i + 1] == 0xBF)
+            || (d[i] == 0xE2 && i + 2 < n && d[i + 1] == 0x84 && d[i + 2] == 0xAA))
+            return 63;
+    return rd_gate_bytes(d, n, 1);
+}
+
+/* redact_quiet(row, False) of a row ah_parse read: no string value passes a gate (the type's value never does:
+ * the three tags hold no gate's word, tests/test_logical_block.py) */
+static int lb_packed_quiet(const ah_row *r) {
+    const unsigned char *p, *q;
+    if (r->call && (lb_gate(r->id + 1, r->nid - 2) || (r->name != NULL && lb_gate(r->name + 1, r->nname - 2))))
+        return 0;
+    for (p = r->strs + 1; *p == '"'; p = q + 1) {
+        q = ah_str_end(p);
+        if (lb_gate(p + 1, q - p - 2))
+            return 0;
+    }
+    return 1;
+}
+
 static int lb_packed(P d, Py_ssize_t n) {
     return (n >= 21 && memcmp(d, "{\"type\":\"text-chunks\"", 21) == 0)
            || (n >= 26 && memcmp(d, "{\"type\":\"reasoning-chunks\"", 26) == 0)
@@ -4379,7 +4439,7 @@ static PyObject *logical_block(PyObject *self, PyObject *args) {
             break;
         if (lb_packed(d, len)) {
             ah_row r;
-            if (!(flags & 1) || ((flags & 2) && rq_scan(d, len, 0, maxdepth, NULL, NULL) != 1) || !ah_parse(d, len, &r))
+            if (!(flags & 1) || !ah_parse(d, len, &r) || ((flags & 2) && !lb_packed_quiet(&r)))
                 break;
             char *w0 = lb_room(&o, ah_bound(&r) + 1), *w;
             if (w0 == NULL) {
@@ -4540,24 +4600,49 @@ static int rc_keyword(int kind, const void *data, Py_ssize_t p, Py_ssize_t r) {
     return 0;
 }
 
-/* secret-assignment's matches in s[0:n]: their values (group 3) added to reps */
-static int rc_assign(int kind, const void *data, Py_ssize_t n, rc_reps *reps) {
-    Py_ssize_t i = 0;
-    while (i < n) {
-        Py_UCS4 c = RC(i);
-        if (!RC_NAME(c)) {
+/* the first place from i on holding c1 or c2 (n: none); the loop made once per kind */
+static Py_ssize_t rc_find2(int kind, const void *data, Py_ssize_t i, Py_ssize_t n, Py_UCS4 c1, Py_UCS4 c2) {
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *d = data;
+        while (i < n && d[i] != c1 && d[i] != c2)
             i++;
+    } else if (kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS2 *d = data;
+        while (i < n && d[i] != c1 && d[i] != c2)
+            i++;
+    } else {
+        const Py_UCS4 *d = data;
+        while (i < n && d[i] != c1 && d[i] != c2)
+            i++;
+    }
+    return i;
+}
+
+/* secret-assignment's matches in s[0:n]: their values (group 3) added to reps.  Every match's separator holds an
+ * '=' or a ':' (the first after its run): each one found, left to right, is walked back over the separator's
+ * spaces, quote and backslash to the end r of the run before it (the forward reading of the separator from r
+ * decides; a run is tried once). */
+static int rc_assign(int kind, const void *data, Py_ssize_t n, rc_reps *reps) {
+    Py_ssize_t last = 0, tried = -1;
+    for (Py_ssize_t x = rc_find2(kind, data, 0, n, '=', ':'); x < n; x = rc_find2(kind, data, x + 1, n, '=', ':')) {
+        Py_ssize_t k = x;
+        while (k > 0 && Py_UNICODE_ISSPACE(RC(k - 1)))
+            k--;
+        if (k > 0 && (RC(k - 1) == '"' || RC(k - 1) == '\''))
+            k--;
+        if (k > 0 && RC(k - 1) == '\\')
+            k--;
+        Py_ssize_t r = k, a = k, p = -1;
+        while (a > 0 && RC_NAME(RC(a - 1)))
+            a--;
+        if (a == r || a < last || r == tried)
             continue;
-        }
-        Py_ssize_t a = i, r = i, p = -1;
-        while (r < n && RC_NAME(RC(r)))
-            r++;
+        tried = r;
         for (Py_ssize_t q = a; q < r && p < 0; q++) {
             int before = q > 0 && RC_WORD(RC(q - 1)), here = RC_WORD(RC(q));
             if (before != here)
                 p = q;
         }
-        i = r;
         if (p < 0 || !rc_keyword(kind, data, p, r))
             continue;
         Py_ssize_t j = r;
@@ -4591,7 +4676,9 @@ static int rc_assign(int kind, const void *data, Py_ssize_t n, rc_reps *reps) {
             marked = RC(q) == '[' && rc_at(kind, data, q, j, "[REDACTED:");
         if (!marked && rc_add(reps, g, j, 3) < 0)
             return -1;
-        i = j;
+        last = j;
+        if (x < j)
+            x = j - 1;
     }
     return 0;
 }
@@ -4601,40 +4688,44 @@ static int rc_home_excl(Py_UCS4 v) {
            || v == '*' || v == '?' || v == '|';
 }
 
-/* home-path's matches in s[0:n]: their user names (group 2) added to reps */
+/* home-path's matches in s[0:n]: their user names (group 2) added to reps.  A match starts at a '/' or at the
+ * letter before a ':', so only those places are tried, left to right. */
 static int rc_home(int kind, const void *data, Py_ssize_t n, rc_reps *reps) {
-    Py_ssize_t i = 0;
-    while (i < n) {
-        Py_UCS4 c = RC(i);
-        Py_ssize_t j = -1;
-        if (c == '/') {
+    Py_ssize_t last = 0;
+    for (Py_ssize_t x = rc_find2(kind, data, 0, n, '/', ':'); x < n; x = rc_find2(kind, data, x + 1, n, '/', ':')) {
+        Py_ssize_t i = RC(x) == '/' ? x : x - 1, j = -1;
+        if (i < last)
+            continue;
+        if (i == x) {
             if (rc_at(kind, data, i, n, "/home/"))
                 j = i + 6;
             else if (rc_at(kind, data, i, n, "/Users/"))
                 j = i + 7;
-        } else if (c < 128 && ((c | 32) >= 'a' && (c | 32) <= 'z') && rc_at(kind, data, i + 1, n, ":\\")) {
-            Py_ssize_t k = i + 3;
-            if (k < n && RC(k) == '\\')
-                k++;
-            if (rc_at(kind, data, k, n, "Users\\")) {
-                k += 6;
+        } else {
+            Py_UCS4 c = RC(i);
+            if (c < 128 && (c | 32) >= 'a' && (c | 32) <= 'z' && rc_at(kind, data, x, n, ":\\")) {
+                Py_ssize_t k = x + 2;
                 if (k < n && RC(k) == '\\')
                     k++;
-                j = k;
+                if (rc_at(kind, data, k, n, "Users\\")) {
+                    k += 6;
+                    if (k < n && RC(k) == '\\')
+                        k++;
+                    j = k;
+                }
             }
         }
-        if (j >= 0 && !rc_at(kind, data, j, n, "[user]")) {
-            Py_ssize_t e = j;
-            while (e < n && !rc_home_excl(RC(e)))
-                e++;
-            if (e > j) {
-                if (rc_add(reps, j, e, 5) < 0)
-                    return -1;
-                i = e;
-                continue;
-            }
+        if (j < 0 || rc_at(kind, data, j, n, "[user]"))
+            continue;
+        Py_ssize_t e = j;
+        while (e < n && !rc_home_excl(RC(e)))
+            e++;
+        if (e > j) {
+            if (rc_add(reps, j, e, 5) < 0)
+                return -1;
+            last = e;
+            x = e - 1;
         }
-        i++;
     }
     return 0;
 }
