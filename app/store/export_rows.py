@@ -333,8 +333,9 @@ class _Lines:
     def __init__(self, reader: LogReader, red: Optional[Redactor], progress: Progress) -> None:
         self.reader, self.red, self.progress = reader, red, progress
         hdr = reader.source.header_raw
-        self.buf = bytearray(red.row(hdr) if red else hdr)
-        self.buf += b"\n"
+        self.buf = bytearray()
+        self.used = 0                    # (the text in buf: the bytes after it are room logical_block made)
+        self.put(red.row(hdr) if red else hdr)
         self.n = 0
         self.total = max(1, reader.physical_total())
         self.done = 0                    # (the progress reported)
@@ -347,15 +348,29 @@ class _Lines:
         self.fast: Any = getattr(_native, "logical_block", None)
         self.flags = (1 if self.from_bytes is not None else 0) | (2 if red is not None else 0) | (4 if plain else 0)
 
+    def put(self, line: bytes) -> None:
+        """``line`` and a newline added to :attr:`buf`'s text (into its room where it has enough)."""
+        u, k, buf = self.used, len(line), self.buf
+        if u + k < len(buf):
+            buf[u:u + k] = line
+            buf[u + k] = 10
+        else:
+            del buf[u:]
+            buf += line
+            buf += b"\n"
+        self.used = u + k + 1
+
     def chunk(self) -> bytes:
-        """:attr:`buf` handed on (a new one started), as it is: the export's writer (``publish_file``: ``write``,
-        its hash and count) takes any bytes-like object, so no copy of it is made."""
+        """:attr:`buf`'s text handed on (a new one started), as it is: the export's writer (``publish_file``:
+        ``write``, its hash and count) takes any bytes-like object, so no copy of it is made."""
         got, self.buf = self.buf, bytearray()
+        del got[self.used:]
+        self.used = 0
         return cast(bytes, got)
 
     def row(self, row: Row) -> Iterator[bytes]:
         """The lines of one stored row, added to :attr:`buf` (handed on as it goes when the row has many events)."""
-        raw, red, buf = row[3], self.red, self.buf
+        raw, red = row[3], self.red
         if not row[4]:
             got = None
         elif raw.startswith(_PACKED_PREFIXES):
@@ -366,8 +381,7 @@ class _Lines:
             spans = plain_spans(self.reader, raw) if self.plain else None
             got = None if spans is None else (raw if self.spliced is None else self.spliced(raw, spans), 1)
         if got is not None:
-            buf += got[0]
-            buf += b"\n"
+            self.put(got[0])
             self.n += got[1]
             return
         # (a packed row starts with its tag: the other rows are never one)
@@ -375,16 +389,14 @@ class _Lines:
         if rec is not None:
             lines, k = _packed_lines(rec, red)
             self.n += k
-            buf += b"\n".join(lines)
-            buf += b"\n"
+            self.put(b"\n".join(lines))
             return
         env0 = plain_envelope(self.reader, raw) if row[4] else None
         enc = _enc.encode
         for env in (env0,) if env0 is not None else (ev.envelope() for ev in exact_events(self.reader, row)):
-            self.buf += enc(red.obj(env) if red else env)
-            self.buf += b"\n"
+            self.put(enc(red.obj(env) if red else env))
             self.n += 1
-            if len(self.buf) >= CHUNK_BYTES:          # (a row of many members: handed on as it goes)
+            if self.used >= CHUNK_BYTES:              # (a row of many members: handed on as it goes)
                 yield self.chunk()
 
     def block(self, data: bytes, at: int, stop: int, nrows: int) -> tuple[int, int]:
@@ -392,17 +404,16 @@ class _Lines:
         ``logical_block`` writes, added to :attr:`buf`; -> (the offset after them, their count), or (the offset
         after them, -1) when the data of one of them does not check: then none is added (the caller takes them
         the Python way)."""
-        mark = len(self.buf)
-        end, rows, events, checks = self.fast(self.buf, data, at, stop, nrows, self.reader.codec.version,
-                                              self.flags, MAX_DEPTH, MAX_ROW_BYTES)
+        used, end, rows, events, checks = self.fast(self.buf, self.used, data, at, stop, nrows,
+                                                    self.reader.codec.version, self.flags, MAX_DEPTH, MAX_ROW_BYTES)
         if checks:
             view = memoryview(data)
             try:
                 for a, b in checks:
                     _data_check(view[a:b])
             except (msgspec.DecodeError, RecursionError):
-                del self.buf[mark:]
-                return end, -1
+                return end, -1                  # (buf's text as it was: what the block wrote is room again)
+        self.used = used
         self.n += events
         return end, rows
 
@@ -443,7 +454,7 @@ def _segment_chunks(out: _Lines, seg: Any, stop: int) -> Iterator[bytes]:
             k += 1
         if k % PROGRESS_ROWS == 0:
             out.report(seg.pos + at)
-        if len(out.buf) >= CHUNK_BYTES:
+        if out.used >= CHUNK_BYTES:
             yield out.chunk()
 
 
@@ -471,7 +482,7 @@ def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: P
                 yield from out.row(row)
                 if k % PROGRESS_ROWS == 0 and type(row[0]) is int:
                     out.report(row[0])
-                if len(out.buf) >= CHUNK_BYTES:
+                if out.used >= CHUNK_BYTES:
                     yield out.chunk()
             if cutoff:
                 break
@@ -481,10 +492,9 @@ def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: P
     enc = _enc.encode
     for ev in reader.tail_state().closure:
         env = ev.envelope()
-        out.buf += enc(red.obj(env) if red else env)
-        out.buf += b"\n"
+        out.put(enc(red.obj(env) if red else env))
         out.n += 1
     if counter is not None:
         counter[0] = out.n
-    if out.buf:
+    if out.used:
         yield out.chunk()

@@ -4349,9 +4349,12 @@ static PyObject *plain_spans(PyObject *self, PyObject *args) {
     PyMem_RawFree(sp.v);
     return out;
 }
-/* logical_block(buf, data, at, stop, nrows, version, flags, maxdepth, maxrow) -> (end, rows, events, checks)
+/* logical_block(buf, used, data, at, stop, nrows, version, flags, maxdepth, maxrow)
+ *   -> (used, end, rows, events, checks)
  *   The logical export's lines of the rows of a segment's bytes (app/store/export_rows.py logical_jsonl, its
- *   Python definition: the loop there, row by row), appended to the bytearray buf, each ended by '\n', for rows
+ *   Python definition: the loop there, row by row), written into the bytearray buf from offset used on (buf
+ *   grown as needed, by doubling and to LB_MIN_CAP at least, never shrunk: its bytes after the new used are
+ *   room, not text), each ended by '\n', for rows
  *   from offset at on, while a row starts before stop, is ended by '\n' (complete), is at most maxrow bytes, is
  *   one of these, and until nrows rows are written:
  *   - a packed chunk row packed_raw writes (flags & 1: the log's packed rows may be read so), redacting (flags &
@@ -4367,9 +4370,13 @@ typedef struct {
     Py_ssize_t len, cap;
 } lb_out;
 
+#define LB_MIN_CAP ((Py_ssize_t)5 << 18)       /* a chunk's room at least (the caller hands one on at 1 MiB) */
+
 static char *lb_room(lb_out *o, Py_ssize_t need) {
     if (o->len + need > o->cap) {
         Py_ssize_t cap = o->cap * 2 > o->len + need ? o->cap * 2 : o->len + need + (1 << 16);
+        if (cap < LB_MIN_CAP)
+            cap = LB_MIN_CAP;
         if (PyByteArray_Resize(o->ba, cap) < 0)
             return NULL;
         o->cap = cap;
@@ -4414,15 +4421,17 @@ static PyObject *logical_block(PyObject *self, PyObject *args) {
     int version, flags, maxdepth, err = 0;
     rq_spans sp = {NULL, 0, 0};
     (void)self;
-    if (!PyArg_ParseTuple(args, "Oy*nnniiin", &ba, &b, &at, &stop, &nrows, &version, &flags, &maxdepth, &maxrow))
+    Py_ssize_t used;
+    if (!PyArg_ParseTuple(args, "Ony*nnniiin", &ba, &used, &b, &at, &stop, &nrows, &version, &flags, &maxdepth,
+                          &maxrow))
         return NULL;
-    if (!PyByteArray_CheckExact(ba) || at < 0) {
+    if (!PyByteArray_CheckExact(ba) || at < 0 || used < 0 || used > PyByteArray_GET_SIZE(ba)) {
         PyBuffer_Release(&b);
         PyErr_SetString(PyExc_TypeError, "logical_block: a bytearray and an offset are needed");
         return NULL;
     }
     rd_init();
-    lb_out o = {ba, PyByteArray_GET_SIZE(ba), PyByteArray_GET_SIZE(ba)};
+    lb_out o = {ba, used, PyByteArray_GET_SIZE(ba)};
     P d0 = (P)b.buf;
     Py_ssize_t n = b.len;
     if (stop > n)
@@ -4489,10 +4498,8 @@ static PyObject *logical_block(PyObject *self, PyObject *args) {
         at += len + 1;
         rows++;
     }
-    if (!err && o.cap != o.len && PyByteArray_Resize(ba, o.len) < 0)
-        err = 1;
     if (!err)
-        res = Py_BuildValue("(nnnO)", at, rows, events, checks);
+        res = Py_BuildValue("(nnnnO)", o.len, at, rows, events, checks);
 done:
     Py_XDECREF(checks);
     PyMem_RawFree(sp.v);
