@@ -346,6 +346,7 @@ class _Lines:
         self.plain = plain
         self.spliced = red.spliced if red is not None else None
         self.fast: Any = getattr(_native, "logical_block", None)
+        self.stopped: Any = None         # (the plain_spans of the row the last block stopped at, or None)
         self.flags = (1 if self.from_bytes is not None else 0) | (2 if red is not None else 0) | (4 if plain else 0)
 
     def put(self, line: bytes) -> None:
@@ -404,18 +405,34 @@ class _Lines:
         ``logical_block`` writes, added to :attr:`buf`; -> (the offset after them, their count), or (the offset
         after them, -1) when the data of one of them does not check: then none is added (the caller takes them
         the Python way)."""
-        used, end, rows, events, checks = self.fast(self.buf, self.used, data, at, stop, nrows,
-                                                    self.reader.codec.version, self.flags, MAX_DEPTH, MAX_ROW_BYTES)
+        used, end, rows, events, checks, self.stopped = self.fast(
+            self.buf, self.used, data, at, stop, nrows, self.reader.codec.version, self.flags, MAX_DEPTH, MAX_ROW_BYTES)
         if checks:
             view = memoryview(data)
             try:
                 for a, b in checks:
                     _data_check(view[a:b])
             except (msgspec.DecodeError, RecursionError):
+                self.stopped = None
                 return end, -1                  # (buf's text as it was: what the block wrote is room again)
         self.used = used
         self.n += events
         return end, rows
+
+    def spliced_row(self, raw: bytes) -> bool:
+        """The row the last :meth:`block` stopped at, redacting, when it handed back its ``plain_spans`` (the row's
+        strings a gate passes on): its line, as :meth:`row` writes it, added; False: the row takes :meth:`row`."""
+        got, self.stopped = self.stopped, None
+        if got is None or self.spliced is None:
+            return False
+        if got[1]:
+            try:
+                _data_check(raw)
+            except (msgspec.DecodeError, RecursionError):
+                return False
+        self.put(self.spliced(raw, got[0]))
+        self.n += 1
+        return True
 
     def report(self, done: int) -> None:
         """Progress at ``done`` (bytes) within a segment, when it moves forward."""
@@ -448,8 +465,9 @@ def _segment_chunks(out: _Lines, seg: Any, stop: int) -> Iterator[bytes]:
                 back = end
             nl = data.find(b"\n", at)
             raw = data[at:] if nl < 0 else data[at:nl]
-            yield from out.row((seg.row_pos(at), seg.text_pos(at), None if line0 is None else line0 + k, raw,
-                                nl >= 0))
+            if not out.spliced_row(raw):
+                yield from out.row((seg.row_pos(at), seg.text_pos(at), None if line0 is None else line0 + k, raw,
+                                    nl >= 0))
             at = len(data) if nl < 0 else nl + 1
             k += 1
         if k % PROGRESS_ROWS == 0:

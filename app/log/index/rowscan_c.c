@@ -4350,7 +4350,7 @@ static PyObject *plain_spans(PyObject *self, PyObject *args) {
     return out;
 }
 /* logical_block(buf, used, data, at, stop, nrows, version, flags, maxdepth, maxrow)
- *   -> (used, end, rows, events, checks)
+ *   -> (used, end, rows, events, checks, stopped)
  *   The logical export's lines of the rows of a segment's bytes (app/store/export_rows.py logical_jsonl, its
  *   Python definition: the loop there, row by row), written into the bytearray buf from offset used on (buf
  *   grown as needed, by doubling and to LB_MIN_CAP at least, never shrunk: its bytes after the new used are
@@ -4364,7 +4364,8 @@ static PyObject *plain_spans(PyObject *self, PyObject *args) {
  *   It stops before any other row (the caller's Python way then takes it).  end: the offset after the last row
  *   written (its '\n'); rows: how many; events: the lines written; checks: [start0, end0, ...] the rows written
  *   whose data the caller must check (plain_spans' check): if one fails, the lines from the first row on are
- *   wrong and the caller takes those rows its own way. */
+ *   wrong and the caller takes those rows its own way.  stopped: when it stopped, redacting, at a row
+ *   plain_spans accepts that has spans, (plain_spans of that row), else None. */
 typedef struct {
     PyObject *ba;
     Py_ssize_t len, cap;
@@ -4415,7 +4416,7 @@ static int lb_packed(P d, Py_ssize_t n) {
 }
 
 static PyObject *logical_block(PyObject *self, PyObject *args) {
-    PyObject *ba, *checks = NULL, *res = NULL;
+    PyObject *ba, *checks = NULL, *res = NULL, *stopped = NULL;
     Py_buffer b;
     Py_ssize_t at, stop, nrows, maxrow, rows = 0, events = 0;
     int version, flags, maxdepth, err = 0;
@@ -4474,8 +4475,28 @@ static PyObject *logical_block(PyObject *self, PyObject *args) {
                 err = 1;
                 break;
             }
-            if (got != 1 || sp.len > 0 || !rp_plain(d, &top, version))
+            if (got != 1 || !rp_plain(d, &top, version))
                 break;
+            if (sp.len > 0) {                /* (redacting: its spans handed back, as plain_spans gives them) */
+                PyObject *list = PyList_New(sp.len);
+                if (list == NULL) {
+                    err = 1;
+                    break;
+                }
+                for (Py_ssize_t k = 0; k < sp.len; k++) {
+                    PyObject *x = PyLong_FromSsize_t(sp.v[k]);
+                    if (x == NULL) {
+                        Py_DECREF(list);
+                        list = NULL;
+                        break;
+                    }
+                    PyList_SET_ITEM(list, k, x);
+                }
+                int check = d[top.vs[3]] == '{' && d[top.vs[3] + 1] != '}';
+                if (list == NULL || (stopped = Py_BuildValue("(NO)", list, check ? Py_True : Py_False)) == NULL)
+                    err = 1;
+                break;
+            }
             if (d[top.vs[3]] == '{' && d[top.vs[3] + 1] != '}') {
                 PyObject *x = Py_BuildValue("nn", at, at + len);
                 if (x == NULL || PyList_Append(checks, x) < 0) {
@@ -4499,8 +4520,9 @@ static PyObject *logical_block(PyObject *self, PyObject *args) {
         rows++;
     }
     if (!err)
-        res = Py_BuildValue("(nnnnO)", o.len, at, rows, events, checks);
+        res = Py_BuildValue("(nnnnOO)", o.len, at, rows, events, checks, stopped != NULL ? stopped : Py_None);
 done:
+    Py_XDECREF(stopped);
     Py_XDECREF(checks);
     PyMem_RawFree(sp.v);
     PyBuffer_Release(&b);
