@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--formats", default="raw,logical,markdown,html,zip")
     ap.add_argument("--log", help="an existing log instead of a generated one")
-    ap.add_argument("--baseline", help="another checkout (e.g. the main branch) run the same way, for its figures")
+    ap.add_argument("--baseline", help="another checkout (e.g. the main branch) run the same way, its runs taken turn "
+                    "about with this checkout's, for its figures")
     a = ap.parse_args(argv)
     work = tempfile.mkdtemp(prefix="export-bench-")
     path = a.log
@@ -87,17 +88,19 @@ def main(argv: list[str] | None = None) -> int:
     for fmt in a.formats.split(","):
         for redact in (False, True):
             walls, cpus, rss, cats, outs = [], [], [], [], []
-            for _ in range(a.runs):
+            b = []
+            for _ in range(a.runs):           # (with a baseline: its runs taken turn about with these, same load)
                 cats.append(_cat(path))
                 r = _one(path, fmt, redact, work)
                 walls.append(r["wall"])
                 cpus.append(r["cpu"])
                 rss.append(r["rss"])
                 outs.append(r["out"])
+                if a.baseline:
+                    b.append(_one(path, fmt, redact, work, Path(a.baseline)))
             w, c, k = statistics.median(walls), statistics.median(cpus), statistics.median(cats)
             base = ""
             if a.baseline:
-                b = [_one(path, fmt, redact, work, Path(a.baseline)) for _ in range(a.runs)]
                 bw, bc = statistics.median(x["wall"] for x in b), statistics.median(x["cpu"] for x in b)
                 base = (f"   {mb / bw:7.1f} {mb / bc:9.1f} {max(x['rss'] for x in b) / 2**20:8.0f}M"
                         f" {bc / c:5.2f}x")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gc
 from itertools import accumulate, count
-from typing import Any, Optional
+from typing import Any, Optional, cast
 from collections.abc import Callable, Iterator
 
 import msgspec
@@ -26,6 +26,7 @@ from ..log.format.model import MAX_SAFE_INT, Event, PACKED_TAGS, is_event
 from ..log.format.versions import DATA_TYPE
 from ..log.index.fastindex import load_rowscan_c
 from ..log.index.reader import LogReader
+from ..log.source.sources import Segment
 from .redact import Redactor, quiet_values
 
 Progress = Optional[Callable[[int, int], None]]
@@ -324,71 +325,194 @@ def _call_lines_redacted(rec: Any, red: Redactor, head: bytes, mid: bytes, has_n
     return out, len(out)
 
 
-def _lines(buf: list[bytes]) -> bytes:
-    """``buf``'s lines, each ended by a newline, in one copy (the last newline is joined in, not added after)."""
-    buf.append(b"")
-    return b"\n".join(buf)
+class _Lines:
+    """The logical export's text as it is made: :attr:`buf` (lines, each ended by a newline), :attr:`n` (the events
+    written), a row's lines the Python way (:meth:`row`) or a run of a segment's rows at once (:meth:`block`:
+    rowscan_c's ``logical_block``, the lines :meth:`row` gives each of them, ``tests/test_logical_block.py``)."""
+
+    def __init__(self, reader: LogReader, red: Optional[Redactor], progress: Progress) -> None:
+        self.reader, self.red, self.progress = reader, red, progress
+        hdr = reader.source.header_raw
+        self.buf = bytearray()
+        self.used = 0                    # (the text in buf: the bytes after it are room logical_block made)
+        self.put(red.row(hdr) if red else hdr)
+        self.n = 0
+        self.total = max(1, reader.physical_total())
+        self.done = 0                    # (the progress reported)
+        plain = _native is not None and reader.codec.envelope_seqs is None
+        # a writer's packed row straight from its bytes (C: rowscan_c.packed_raw; None: the lean record below),
+        # redacting: when no string value of it passes a gate (redact.quiet_values: redaction leaves it as it is)
+        self.from_bytes = getattr(_native, "packed_raw", None) if reader.version < 2 and plain else None
+        self.plain = plain
+        self.spliced = red.spliced if red is not None else None
+        self.fast: Any = getattr(_native, "logical_block", None)
+        self.stopped: Any = None         # (the plain_spans of the row the last block stopped at, or None)
+        self.flags = (1 if self.from_bytes is not None else 0) | (2 if red is not None else 0) | (4 if plain else 0)
+
+    def put(self, line: bytes) -> None:
+        """``line`` and a newline added to :attr:`buf`'s text (into its room where it has enough)."""
+        u, k, buf = self.used, len(line), self.buf
+        if u + k < len(buf):
+            buf[u:u + k] = line
+            buf[u + k] = 10
+        else:
+            del buf[u:]
+            buf += line
+            buf += b"\n"
+        self.used = u + k + 1
+
+    def chunk(self) -> bytes:
+        """:attr:`buf`'s text handed on (a new one started), as it is: the export's writer (``publish_file``:
+        ``write``, its hash and count) takes any bytes-like object, so no copy of it is made."""
+        got, self.buf = self.buf, bytearray()
+        del got[self.used:]
+        self.used = 0
+        return cast(bytes, got)
+
+    def row(self, row: Row) -> Iterator[bytes]:
+        """The lines of one stored row, added to :attr:`buf` (handed on as it goes when the row has many events)."""
+        raw, red = row[3], self.red
+        if not row[4]:
+            got = None
+        elif raw.startswith(_PACKED_PREFIXES):
+            got = self.from_bytes(raw) if self.from_bytes is not None and len(raw) <= MAX_ROW_BYTES \
+                and (red is None or quiet_values(raw)) else None
+        else:
+            # (a plain row in msgspec's form is its envelope: its bytes, its strings redacted in place)
+            spans = plain_spans(self.reader, raw) if self.plain else None
+            got = None if spans is None else (raw if self.spliced is None else self.spliced(raw, spans), 1)
+        if got is not None:
+            self.put(got[0])
+            self.n += got[1]
+            return
+        # (a packed row starts with its tag: the other rows are never one)
+        rec = packed_record(self.reader, raw) if row[4] and raw.startswith(_PACKED_PREFIXES) else None
+        if rec is not None:
+            lines, k = _packed_lines(rec, red)
+            self.n += k
+            self.put(b"\n".join(lines))
+            return
+        env0 = plain_envelope(self.reader, raw) if row[4] else None
+        enc = _enc.encode
+        for env in (env0,) if env0 is not None else (ev.envelope() for ev in exact_events(self.reader, row)):
+            self.put(enc(red.obj(env) if red else env))
+            self.n += 1
+            if self.used >= CHUNK_BYTES:              # (a row of many members: handed on as it goes)
+                yield self.chunk()
+
+    def block(self, data: bytes, at: int, stop: int, nrows: int) -> tuple[int, int]:
+        """The lines of up to ``nrows`` rows of ``data`` from offset ``at`` (rows starting before ``stop``) that
+        ``logical_block`` writes, added to :attr:`buf`; -> (the offset after them, their count), or (the offset
+        after them, -1) when the data of one of them does not check: then none is added (the caller takes them
+        the Python way)."""
+        used, end, rows, events, checks, self.stopped = self.fast(
+            self.buf, self.used, data, at, stop, nrows, self.reader.codec.version, self.flags, MAX_DEPTH, MAX_ROW_BYTES)
+        if checks:
+            view = memoryview(data)
+            try:
+                for a, b in checks:
+                    _data_check(view[a:b])
+            except (msgspec.DecodeError, RecursionError):
+                self.stopped = None
+                return end, -1                  # (buf's text as it was: what the block wrote is room again)
+        self.used = used
+        self.n += events
+        return end, rows
+
+    def spliced_row(self, raw: bytes) -> bool:
+        """The row the last :meth:`block` stopped at, redacting, when it handed back its ``plain_spans`` (the row's
+        strings a gate passes on): its line, as :meth:`row` writes it, added; False: the row takes :meth:`row`."""
+        got, self.stopped = self.stopped, None
+        if got is None or self.spliced is None:
+            return False
+        if got[1]:
+            try:
+                _data_check(raw)
+            except (msgspec.DecodeError, RecursionError):
+                return False
+        self.put(self.spliced(raw, got[0]))
+        self.n += 1
+        return True
+
+    def report(self, done: int) -> None:
+        """Progress at ``done`` (bytes) within a segment, when it moves forward."""
+        if self.progress and self.done < done <= self.total:
+            self.done = done
+            self.progress(done, self.total)
+
+    def segment_done(self, end: int) -> None:
+        """Progress at the end of a segment (``progress_of`` its end)."""
+        if self.progress:
+            self.done = max(self.done, min(self.total, self.reader.progress_of(end)))
+            self.progress(self.done, self.total)
+
+
+def _segment_chunks(out: _Lines, seg: Any, stop: int) -> Iterator[bytes]:
+    """The lines of the rows of a segment of a file placed by byte offset that start before ``stop``, added to
+    ``out`` (``logical_block`` where it can, :meth:`_Lines.row` for the others; ``out.buf`` handed on whenever it
+    holds :data:`CHUNK_BYTES`); progress every :data:`PROGRESS_ROWS` rows, as :func:`logical_rows` reports it."""
+    data = seg.data
+    at = k = 0
+    line0 = seg.line0
+    back = 0                            # (rows before this offset go the Python way: a block's data check failed)
+    while at < stop:
+        end, rows = out.block(data, at, stop, PROGRESS_ROWS - k % PROGRESS_ROWS) if at >= back else (at, 0)
+        if rows > 0:
+            k += rows
+            at = end
+        else:
+            if rows < 0:
+                back = end
+            nl = data.find(b"\n", at)
+            raw = data[at:] if nl < 0 else data[at:nl]
+            if not out.spliced_row(raw):
+                yield from out.row((seg.row_pos(at), seg.text_pos(at), None if line0 is None else line0 + k, raw,
+                                    nl >= 0))
+            at = len(data) if nl < 0 else nl + 1
+            k += 1
+        if k % PROGRESS_ROWS == 0:
+            out.report(seg.pos + at)
+        if out.used >= CHUNK_BYTES:
+            yield out.chunk()
 
 
 def logical_jsonl(reader: LogReader, red: Optional[Redactor] = None, progress: Progress = None,
                   counter: Optional[list[int]] = None) -> Iterator[bytes]:
     """The logical export's JSONL text (header, every event's envelope, the closure) in chunks of about
-    :data:`CHUNK_BYTES`; ``counter[0]`` counts the events written."""
-    hdr = reader.source.header_raw
-    buf: list[bytes] = [red.row(hdr) if red else hdr]
-    size = 0
-    n = 0
+    :data:`CHUNK_BYTES`; ``counter[0]`` counts the events written.  The rows of :func:`logical_rows`, read a
+    segment at a time where its rows are placed by byte offset (:func:`_segment_chunks`)."""
+    out = _Lines(reader, red, progress)
+    cut: Any = reader.tail_state().cut_pos
+    for seg in reader.source.forward():
+        if seg.bad:
+            pass
+        elif out.fast is not None and type(seg) is Segment and seg.rows is None and (cut is None or type(cut) is int):
+            stop = len(seg.data) if cut is None else max(0, min(len(seg.data), cut - seg.pos))
+            yield from _segment_chunks(out, seg, stop)
+            if stop < len(seg.data):
+                break                    # (the cut: no row after it)
+        else:
+            cutoff = False
+            for k, row in enumerate(seg.split_rows(), 1):
+                if cut is not None and row[0] >= cut:
+                    cutoff = True
+                    break
+                yield from out.row(row)
+                if k % PROGRESS_ROWS == 0 and type(row[0]) is int:
+                    out.report(row[0])
+                if out.used >= CHUNK_BYTES:
+                    yield out.chunk()
+            if cutoff:
+                break
+        out.segment_done(seg.end)
+        if not gc.isenabled():       # (an export holds the collector off: the cycles a segment's rows left, e.g.
+            gc.collect(0)            # json.dumps' encoders, swept young, so that memory stays bounded)
     enc = _enc.encode
-    # a writer's packed row straight from its bytes (C: rowscan_c.packed_raw; None: the lean record below),
-    # redacting: when no string value of it passes a gate (redact.quiet_values: redaction leaves it as it is)
-    from_bytes = getattr(_native, "packed_raw", None) if reader.version < 2 \
-        and reader.codec.envelope_seqs is None else None
-    spliced = red.spliced if red is not None else None
-    plain = _native is not None and reader.codec.envelope_seqs is None
-    for row in logical_rows(reader, progress):
-        raw = row[3]
-        if not row[4]:
-            got = None
-        elif raw.startswith(_PACKED_PREFIXES):
-            got = from_bytes(raw) if from_bytes is not None and len(raw) <= MAX_ROW_BYTES \
-                and (red is None or quiet_values(raw)) else None
-        else:
-            # (a plain row in msgspec's form is its envelope: its bytes, its strings redacted in place)
-            spans = plain_spans(reader, raw) if plain else None
-            got = None if spans is None else (raw if spliced is None else spliced(raw, spans), 1)
-        if got is not None:
-            buf.append(got[0])
-            n += got[1]
-            size += len(got[0])
-            if size >= CHUNK_BYTES:
-                yield _lines(buf)
-                buf, size = [], 0
-            continue
-        # (a packed row starts with its tag: the other rows are never one)
-        rec = packed_record(reader, raw) if row[4] and raw.startswith(_PACKED_PREFIXES) else None
-        if rec is not None:
-            lines, k = _packed_lines(rec, red)
-            n += k
-            buf += lines
-            size += len(row[3]) * 2
-        else:
-            env0 = plain_envelope(reader, row[3]) if row[4] else None
-            for env in (env0,) if env0 is not None else (ev.envelope() for ev in exact_events(reader, row)):
-                line = enc(red.obj(env) if red else env)
-                buf.append(line)
-                size += len(line)
-                n += 1
-                if size >= CHUNK_BYTES:               # (a row of many members: flushed as it goes)
-                    yield _lines(buf)
-                    buf, size = [], 0
-        if size >= CHUNK_BYTES:
-            yield _lines(buf)
-            buf, size = [], 0
     for ev in reader.tail_state().closure:
         env = ev.envelope()
-        buf.append(enc(red.obj(env) if red else env))
-        n += 1
+        out.put(enc(red.obj(env) if red else env))
+        out.n += 1
     if counter is not None:
-        counter[0] = n
-    if buf:
-        yield _lines(buf)
+        counter[0] = out.n
+    if out.used:
+        yield out.chunk()

@@ -30,6 +30,9 @@ from ..log.index.fastindex import load_rowscan_c
 _enc = msgspec.json.Encoder()
 _decode_str = msgspec.json.Decoder(str).decode
 _native = load_rowscan_c()      # (its redact_gate and redact_walk: may_match and Redactor.obj in C; None: Python)
+_common = getattr(_native, "redact_common", None)     # (Redactor._text's common rules in C; None: the patterns)
+_KINDS = {3: "secret-assignment", 5: "home-path"}     # (redact_common's rules: Redactor's index -> kind)
+_COMMON_OUT = ~(1 << 3 | 1 << 5)                      # (gates of the rules redact_common leaves to the patterns)
 
 
 def quiet_values(raw: bytes) -> bool:
@@ -190,10 +193,7 @@ class Redactor:
             if "[REDACTED:" in m.group(0):
                 return m.group(0)
             rep, secret = fn(m)
-            self.counts[kind] = self.counts.get(kind, 0) + 1
-            ex = self.examples.setdefault(kind, [])
-            if len(ex) < self.max_examples:
-                ex.append(_mask(secret if kind != "home-path" else m.group(2)))
+            self._found(kind, secret if kind != "home-path" else m.group(2))
             return rep
         return sub
 
@@ -273,7 +273,28 @@ class Redactor:
     def _text(self, s: str, bits: int) -> str:
         """:meth:`text` of a non-empty string whose gates are ``bits`` (:func:`gate_bits`): the six rules in
         order, each only when its gate passes on the string as the rules before it left it (``bits`` until
-        one changes it; the gates themselves after)."""
+        one changes it; the gates themselves after).  In C for a string whose gates are among
+        ``secret-assignment`` and ``home-path`` (``redact_common``: the same text, counts and examples,
+        ``tests/test_redact_common.py``)."""
+        if _common is not None and not bits & _COMMON_OUT:
+            got = _common(s, bits)
+            if got is not None:
+                found = got[1]
+                for k in range(0, len(found), 2):
+                    self._found(_KINDS[found[k]], found[k + 1])
+                t: str = got[0]
+                return t
+        return self._text_exact(s, bits)
+
+    def _found(self, kind: str, secret: str) -> None:
+        """A secret of ``kind`` masked: counted, and its masked example kept (the first :attr:`max_examples`)."""
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        ex = self.examples.setdefault(kind, [])
+        if len(ex) < self.max_examples:
+            ex.append(_mask(secret))
+
+    def _text_exact(self, s: str, bits: int) -> str:
+        """:meth:`_text` by the rules' patterns (its definition)."""
         low = ""                         # (_fold(s) once a gate or rule needs it: bearer's gate, rule 3)
         fresh = True                     # (s as it came: bits hold its gates)
         for i, gate in enumerate(_GATES):

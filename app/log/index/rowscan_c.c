@@ -2022,135 +2022,201 @@ static char *ah_put(char *w, const void *src, Py_ssize_t k) {
     return w + k;
 }
 
-static PyObject *packed_raw(PyObject *self, PyObject *args) {
-    Py_buffer b;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "y*", &b))
-        return NULL;
-    const unsigned char *p0 = (const unsigned char *)b.buf, *e = p0 + b.len, *p, *q;
-    const unsigned char *turn, *step, *index, *dts, *strs, *id = NULL, *name = NULL;
-    Py_ssize_t nturn, nstep, nindex, nid = 0, nname = 0, ndt, n;
-    long long seq0, time0, v;
+/* a packed row read by ah_parse: the places of its parts in the row's bytes */
+typedef struct {
+    const unsigned char *e, *turn, *step, *index, *dts, *strs, *id, *name;
+    Py_ssize_t nturn, nstep, nindex, nid, nname, n;
+    long long seq0, time0;
     const char *delta;
-    int call = 0;
-    PyObject *out = NULL;
+    int call;
+} ah_row;
+
+/* 1: p0[0:len] is a packed row in the writer's layout that packed_raw writes (all its checks passed), its parts
+ * in *r; 0: it is not */
+static int ah_parse(const unsigned char *p0, Py_ssize_t len, ah_row *r) {
+    const unsigned char *e = p0 + len, *p, *q;
+    Py_ssize_t ndt, n;
+    long long v;
+    memset(r, 0, sizeof *r);
+    r->e = e;
     if ((p = ah_lit(p0, e, "{\"type\":\"text-chunks\"")) != NULL)
-        delta = "text-delta";
+        r->delta = "text-delta";
     else if ((p = ah_lit(p0, e, "{\"type\":\"reasoning-chunks\"")) != NULL)
-        delta = "reasoning-delta";
+        r->delta = "reasoning-delta";
     else if ((p = ah_lit(p0, e, "{\"type\":\"tool-call-chunks\"")) != NULL) {
-        delta = "tool-call-delta";
-        call = 1;
+        r->delta = "tool-call-delta";
+        r->call = 1;
     } else
-        goto decline;
-    if (!(p = ah_lit(p, e, ",\"seq0\":")) || !(p = ah_int(p, e, &seq0)) || !(p = ah_lit(p, e, ",\"time0\":"))
-        || !(p = ah_int(p, e, &time0)) || !(p = ah_lit(p, e, ",\"data\":{\"turn\":")))
-        goto decline;
-    turn = p;
+        return 0;
+    if (!(p = ah_lit(p, e, ",\"seq0\":")) || !(p = ah_int(p, e, &r->seq0)) || !(p = ah_lit(p, e, ",\"time0\":"))
+        || !(p = ah_int(p, e, &r->time0)) || !(p = ah_lit(p, e, ",\"data\":{\"turn\":")))
+        return 0;
+    r->turn = p;
     if (!(p = ah_int(p, e, &v)))
-        goto decline;
-    nturn = p - turn;
+        return 0;
+    r->nturn = p - r->turn;
     if (!(p = ah_lit(p, e, ",\"step\":")))
-        goto decline;
-    step = p;
+        return 0;
+    r->step = p;
     if (!(p = ah_int(p, e, &v)))
-        goto decline;
-    nstep = p - step;
+        return 0;
+    r->nstep = p - r->step;
     if (!(p = ah_lit(p, e, ",\"index\":")))
-        goto decline;
-    index = p;
+        return 0;
+    r->index = p;
     if (!(p = ah_int(p, e, &v)))
-        goto decline;
-    nindex = p - index;
+        return 0;
+    r->nindex = p - r->index;
     if (!(p = ah_lit(p, e, ",\"dt\":")))
-        goto decline;
-    dts = p;
+        return 0;
+    r->dts = p;
     if (!(p = ah_list(p, e, 0, &ndt)))
-        goto decline;
-    if (call) {
+        return 0;
+    if (r->call) {
         if (!(p = ah_lit(p, e, ",\"id\":")))
-            goto decline;
-        id = p;
+            return 0;
+        r->id = p;
         if (!(p = ah_str(p, e)))
-            goto decline;
-        nid = p - id;
+            return 0;
+        r->nid = p - r->id;
         if ((q = ah_lit(p, e, ",\"name\":")) != NULL) {
-            name = q;
+            r->name = q;
             if (!(p = ah_str(q, e)))
-                goto decline;
-            nname = p - name;
+                return 0;
+            r->nname = p - r->name;
         }
         if (!(p = ah_lit(p, e, ",\"args\":")))
-            goto decline;
+            return 0;
     } else if (!(p = ah_lit(p, e, ",\"texts\":")))
-        goto decline;
-    strs = p;
+        return 0;
+    r->strs = p;
     if (!(p = ah_list(p, e, 1, &n)) || !(p = ah_lit(p, e, "}}")) || p != e)
-        goto decline;
-    if (n < 1 || n > 65536 || ndt != n - 1 || seq0 < 0 || seq0 + n - 1 > AH_SAFE)
-        goto decline;
+        return 0;
+    if (n < 1 || n > 65536 || ndt != n - 1 || r->seq0 < 0 || r->seq0 + n - 1 > AH_SAFE)
+        return 0;
+    r->n = n;
     /* the times: every running sum within 64 bits (each dt has at most 18 digits), the last one checked */
-    long long t = time0;
-    p = dts + 1;
+    long long t = r->time0;
+    p = r->dts + 1;
     for (Py_ssize_t i = 0; i < ndt; i++) {
         p = ah_int(p, e, &v) + 1;
         if ((v > 0 && t > LLONG_MAX - v) || (v < 0 && t < LLONG_MIN - v))
-            goto decline;
+            return 0;
         t += v;
     }
-    if (!call && (t > AH_SAFE || t < -AH_SAFE))
-        goto decline;
+    if (!r->call && (t > AH_SAFE || t < -AH_SAFE))
+        return 0;
+    return 1;
+}
+
+static const char ah_head[] = "{\"type\":\"assistant/chunk\",\"seq\":";
+
+/* the decimal digits of v at w, as put_ll writes them, two at a time; -> past them */
+static char *ah_ll(char *w, long long v) {
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
+    char buf[24];
+    int k = 24;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    while (u >= 100) {
+        unsigned r = (unsigned)(u % 100);
+        u /= 100;
+        buf[--k] = pairs[2 * r + 1];
+        buf[--k] = pairs[2 * r];
+    }
+    if (u >= 10) {
+        buf[--k] = pairs[2 * u + 1];
+        buf[--k] = pairs[2 * u];
+    } else {
+        buf[--k] = (char)('0' + u);
+    }
+    if (v < 0)
+        *w++ = '-';
+    memcpy(w, buf + k, (size_t)(24 - k));
+    return w + (24 - k);
+}
+
+/* the bytes ah_write writes at most */
+static Py_ssize_t ah_bound(const ah_row *r) {
+    Py_ssize_t per = (Py_ssize_t)sizeof ah_head - 1 + 20 + 8 + 20 + 256 + r->nid + r->nname + 32 + 3 + 1;
+    return per * r->n + (r->e - r->strs);
+}
+
+/* the end of a string literal ah_str accepted, from its opening quote */
+static const unsigned char *ah_str_end(const unsigned char *p) {
+    p++;
+    while (*p != '"')
+        p += *p == '\\' ? 2 : 1;
+    return p + 1;
+}
+
+/* the lines of r, joined by '\n', at w (room for ah_bound(r) bytes); -> past them, or NULL (the middle part too
+ * long) */
+static char *ah_write(const ah_row *r, char *w) {
     char mid[256];
     Py_ssize_t nmid = snprintf(mid, sizeof mid, ",\"data\":{\"turn\":%.*s,\"step\":%.*s,\"chunk\":{\"type\":\"%s\","
-                               "\"index\":%.*s,", (int)nturn, (const char *)turn, (int)nstep, (const char *)step,
-                               delta, (int)nindex, (const char *)index);
+                               "\"index\":%.*s,", (int)r->nturn, (const char *)r->turn, (int)r->nstep,
+                               (const char *)r->step, r->delta, (int)r->nindex, (const char *)r->index);
     if (nmid <= 0 || nmid >= (Py_ssize_t)sizeof mid)
-        goto decline;
-    static const char head[] = "{\"type\":\"assistant/chunk\",\"seq\":";
-    Py_ssize_t nhead = (Py_ssize_t)sizeof head - 1;
-    Py_ssize_t per = nhead + 20 + 8 + 20 + nmid + nid + nname + 32 + 3 + 1;
-    out = PyBytes_FromStringAndSize(NULL, per * n + (e - strs));
-    if (out == NULL) {
-        PyBuffer_Release(&b);
         return NULL;
-    }
-    char *w = PyBytes_AS_STRING(out), *w0 = w;
-    const unsigned char *dp = dts + 1, *sp = strs + 1;
-    t = time0;
-    for (Py_ssize_t i = 0; i < n; i++) {
+    Py_ssize_t nhead = (Py_ssize_t)sizeof ah_head - 1;
+    const unsigned char *dp = r->dts + 1, *sp = r->strs + 1, *q;
+    long long t = r->time0, v;
+    for (Py_ssize_t i = 0; i < r->n; i++) {
         if (i > 0) {
-            dp = ah_int(dp, e, &v) + 1;
+            dp = ah_int(dp, r->e, &v) + 1;
             t += v;
             *w++ = '\n';
         }
-        w = ah_put(w, head, nhead);
-        w = put_ll(w, seq0 + i);
+        w = ah_put(w, ah_head, nhead);
+        w = ah_ll(w, r->seq0 + i);
         w = ah_put(w, ",\"time\":", 8);
-        w = put_ll(w, t);
+        w = ah_ll(w, t);
         w = ah_put(w, mid, nmid);
-        if (call) {
+        if (r->call) {
             w = ah_put(w, "\"id\":", 5);
-            w = ah_put(w, id, nid);
-            if (name != NULL) {
+            w = ah_put(w, r->id, r->nid);
+            if (r->name != NULL) {
                 w = ah_put(w, ",\"name\":", 8);
-                w = ah_put(w, name, nname);
+                w = ah_put(w, r->name, r->nname);
             }
             w = ah_put(w, ",\"argumentsDelta\":", 18);
         } else {
             w = ah_put(w, "\"text\":", 7);
         }
-        q = ah_str(sp, e);
+        q = ah_str_end(sp);
         w = ah_put(w, sp, q - sp);
         sp = q + 1;
         w = ah_put(w, "}}}", 3);
     }
+    return w;
+}
+
+static PyObject *packed_raw(PyObject *self, PyObject *args) {
+    Py_buffer b;
+    ah_row r;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*", &b))
+        return NULL;
+    if (!ah_parse((const unsigned char *)b.buf, b.len, &r)) {
+        PyBuffer_Release(&b);
+        Py_RETURN_NONE;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, ah_bound(&r));
+    if (out == NULL) {
+        PyBuffer_Release(&b);
+        return NULL;
+    }
+    char *w0 = PyBytes_AS_STRING(out), *w = ah_write(&r, w0);
     PyBuffer_Release(&b);
+    if (w == NULL) {
+        Py_DECREF(out);
+        Py_RETURN_NONE;
+    }
     if (_PyBytes_Resize(&out, w - w0) < 0)
         return NULL;
-    return Py_BuildValue("(Nn)", out, n);
-decline:
-    PyBuffer_Release(&b);
-    Py_RETURN_NONE;
+    return Py_BuildValue("(Nn)", out, r.n);
 }
 /* ---- end ahead3 ---- */
 /* ---- ftsc: a row's searchable text straight from its bytes (issue 32 item 3; owner: the ftsc helper) ----
@@ -3901,6 +3967,16 @@ static Py_ssize_t rq_string(P d, Py_ssize_t i, Py_ssize_t n, int value, int *gat
     Py_ssize_t s = ++i;
     int fold = 0;
     while (i < n) {
+        /* eight plain bytes at a time (ASCII, no control byte, no '"' nor '\\'), then one at a time */
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, d + i, 8);
+            const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+            uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+            if (((w | ((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w)) & high) != 0)
+                break;
+            i += 8;
+        }
         while (i < n && rq_plain[d[i]])
             i++;
         if (i >= n)
@@ -4014,6 +4090,7 @@ typedef struct {
     Py_ssize_t ks[RP_KEYS], kl[RP_KEYS], vs[RP_KEYS], ve[RP_KEYS];
     int nested[RP_KEYS];
     int dkeys;                           /* bits: data holds id 1, message 2, content 4, callId 8, trigger 16 */
+    int nogate;                          /* value strings' gates not computed (read as 0) */
 } rp_top;
 
 static int rp_is(P d, Py_ssize_t s, Py_ssize_t l, const char *w) {
@@ -4061,7 +4138,7 @@ value:
         }
         goto value;
     case '"':
-        if ((e = rq_string(d, i, n, 1, &gate)) < 0)
+        if ((e = rq_string(d, i, n, top == NULL || !top->nogate, &gate)) < 0)
             return 0;
         if (gate) {
             if (sp == NULL)
@@ -4315,6 +4392,512 @@ static PyObject *plain_spans(PyObject *self, PyObject *args) {
     PyMem_RawFree(sp.v);
     return out;
 }
+/* logical_block(buf, used, data, at, stop, nrows, version, flags, maxdepth, maxrow)
+ *   -> (used, end, rows, events, checks, stopped)
+ *   The logical export's lines of the rows of a segment's bytes (app/store/export_rows.py logical_jsonl, its
+ *   Python definition: the loop there, row by row), written into the bytearray buf from offset used on (buf
+ *   grown as needed, by doubling and to LB_MIN_CAP at least, never shrunk: its bytes after the new used are
+ *   room, not text), each ended by '\n', for rows
+ *   from offset at on, while a row starts before stop, is ended by '\n' (complete), is at most maxrow bytes, is
+ *   one of these, and until nrows rows are written:
+ *   - a packed chunk row packed_raw writes (flags & 1: the log's packed rows may be read so), redacting (flags &
+ *     2) only when redact_quiet(row, False, maxdepth) (its redaction changes nothing): packed_raw's lines;
+ *   - (flags & 4) a row plain_spans(row, maxdepth, version) accepts, redacting only with no span (no string a gate
+ *     passes on): the row itself.
+ *   It stops before any other row (the caller's Python way then takes it).  end: the offset after the last row
+ *   written (its '\n'); rows: how many; events: the lines written; checks: [start0, end0, ...] the rows written
+ *   whose data the caller must check (plain_spans' check): if one fails, the lines from the first row on are
+ *   wrong and the caller takes those rows its own way.  stopped: when it stopped, redacting, at a row
+ *   plain_spans accepts that has spans, (plain_spans of that row), else None. */
+typedef struct {
+    PyObject *ba;
+    Py_ssize_t len, cap;
+} lb_out;
+
+#define LB_MIN_CAP ((Py_ssize_t)5 << 18)       /* a chunk's room at least (the caller hands one on at 1 MiB) */
+
+static char *lb_room(lb_out *o, Py_ssize_t need) {
+    if (o->len + need > o->cap) {
+        Py_ssize_t cap = o->cap * 2 > o->len + need ? o->cap * 2 : o->len + need + (1 << 16);
+        if (cap < LB_MIN_CAP)
+            cap = LB_MIN_CAP;
+        if (PyByteArray_Resize(o->ba, cap) < 0)
+            return NULL;
+        o->cap = cap;
+    }
+    return PyByteArray_AS_STRING(o->ba) + o->len;
+}
+
+/* the gate of a string literal's bytes (escapes not decoded, strictly valid UTF-8, as rq_string reads a value
+ * string): 63 with a letter IGNORECASE folds (in valid UTF-8 the lead bytes C4, C5, E2 start characters only) */
+static int lb_gate(P d, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i + 1 < n; i++)
+        if ((d[i] == 0xC4 && (d[i + 1] == 0xB0 || d[i + 1] == 0xB1)) || (d[i] == 0xC5 && d[i + 1] == 0xBF)
+            || (d[i] == 0xE2 && i + 2 < n && d[i + 1] == 0x84 && d[i + 2] == 0xAA))
+            return 63;
+    return rd_gate_bytes(d, n, 1);
+}
+
+/* redact_quiet(row, False) of a row ah_parse read: no string value passes a gate (the type's value never does:
+ * the three tags hold no gate's word, tests/test_logical_block.py) */
+static int lb_packed_quiet(const ah_row *r) {
+    const unsigned char *p, *q;
+    if (r->call && (lb_gate(r->id + 1, r->nid - 2) || (r->name != NULL && lb_gate(r->name + 1, r->nname - 2))))
+        return 0;
+    for (p = r->strs + 1; *p == '"'; p = q + 1) {
+        q = ah_str_end(p);
+        if (lb_gate(p + 1, q - p - 2))
+            return 0;
+    }
+    return 1;
+}
+
+static int lb_packed(P d, Py_ssize_t n) {
+    return (n >= 21 && memcmp(d, "{\"type\":\"text-chunks\"", 21) == 0)
+           || (n >= 26 && memcmp(d, "{\"type\":\"reasoning-chunks\"", 26) == 0)
+           || (n >= 26 && memcmp(d, "{\"type\":\"tool-call-chunks\"", 26) == 0);
+}
+
+static PyObject *logical_block(PyObject *self, PyObject *args) {
+    PyObject *ba, *checks = NULL, *res = NULL, *stopped = NULL;
+    Py_buffer b;
+    Py_ssize_t at, stop, nrows, maxrow, rows = 0, events = 0;
+    int version, flags, maxdepth, err = 0;
+    rq_spans sp = {NULL, 0, 0};
+    (void)self;
+    Py_ssize_t used;
+    if (!PyArg_ParseTuple(args, "Ony*nnniiin", &ba, &used, &b, &at, &stop, &nrows, &version, &flags, &maxdepth,
+                          &maxrow))
+        return NULL;
+    if (!PyByteArray_CheckExact(ba) || at < 0 || used < 0 || used > PyByteArray_GET_SIZE(ba)) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_TypeError, "logical_block: a bytearray and an offset are needed");
+        return NULL;
+    }
+    rd_init();
+    lb_out o = {ba, used, PyByteArray_GET_SIZE(ba)};
+    P d0 = (P)b.buf;
+    Py_ssize_t n = b.len;
+    if (stop > n)
+        stop = n;
+    if ((checks = PyList_New(0)) == NULL)
+        goto done;
+    while (rows < nrows && at < stop) {
+        P d = d0 + at;
+        const unsigned char *nl = memchr(d, '\n', (size_t)(n - at));
+        if (nl == NULL)
+            break;
+        Py_ssize_t len = nl - d;
+        if (len > maxrow)
+            break;
+        if (lb_packed(d, len)) {
+            ah_row r;
+            if (!(flags & 1) || !ah_parse(d, len, &r) || ((flags & 2) && !lb_packed_quiet(&r)))
+                break;
+            char *w0 = lb_room(&o, ah_bound(&r) + 1), *w;
+            if (w0 == NULL) {
+                err = 1;
+                break;
+            }
+            if ((w = ah_write(&r, w0)) == NULL)
+                break;
+            *w++ = '\n';
+            o.len += w - w0;
+            events += r.n;
+        } else {
+            rp_top top;
+            if (!(flags & 4))
+                break;
+            memset(&top, 0, sizeof top);
+            top.data = -1;
+            top.nogate = !(flags & 2);
+            sp.len = 0;
+            int got = len > 0 && d[0] == '{' ? rq_scan(d, len, 1, maxdepth, top.nogate ? NULL : &sp, &top) : 0;
+            if (got < 0) {
+                PyErr_NoMemory();
+                err = 1;
+                break;
+            }
+            if (got != 1 || !rp_plain(d, &top, version))
+                break;
+            if (sp.len > 0) {                /* (redacting: its spans handed back, as plain_spans gives them) */
+                PyObject *list = PyList_New(sp.len);
+                if (list == NULL) {
+                    err = 1;
+                    break;
+                }
+                for (Py_ssize_t k = 0; k < sp.len; k++) {
+                    PyObject *x = PyLong_FromSsize_t(sp.v[k]);
+                    if (x == NULL) {
+                        Py_DECREF(list);
+                        list = NULL;
+                        break;
+                    }
+                    PyList_SET_ITEM(list, k, x);
+                }
+                int check = d[top.vs[3]] == '{' && d[top.vs[3] + 1] != '}';
+                if (list == NULL || (stopped = Py_BuildValue("(NO)", list, check ? Py_True : Py_False)) == NULL)
+                    err = 1;
+                break;
+            }
+            if (d[top.vs[3]] == '{' && d[top.vs[3] + 1] != '}') {
+                PyObject *x = Py_BuildValue("nn", at, at + len);
+                if (x == NULL || PyList_Append(checks, x) < 0) {
+                    Py_XDECREF(x);
+                    err = 1;
+                    break;
+                }
+                Py_DECREF(x);
+            }
+            char *w = lb_room(&o, len + 1);
+            if (w == NULL) {
+                err = 1;
+                break;
+            }
+            memcpy(w, d, (size_t)len);
+            w[len] = '\n';
+            o.len += len + 1;
+            events++;
+        }
+        at += len + 1;
+        rows++;
+    }
+    if (!err)
+        res = Py_BuildValue("(nnnnOO)", o.len, at, rows, events, checks, stopped != NULL ? stopped : Py_None);
+done:
+    Py_XDECREF(stopped);
+    Py_XDECREF(checks);
+    PyMem_RawFree(sp.v);
+    PyBuffer_Release(&b);
+    return res;
+}
+/* redact_common(s, bits) -> (text, found) | None (issue 29: the common rules of the redacted exports in C)
+ *   app/store/redact.py Redactor._text(s, bits) (its Python definition) for a str s holding none of the four
+ *   letters IGNORECASE folds (U+0130, U+0131, U+017F, U+212A) and whose gates (redact_gate) are among
+ *   secret-assignment (8) and home-path (32): the pattern secret-assignment applied, then home-path when its gate
+ *   passes on the text as secret-assignment left it (as re.sub applies them: leftmost matches, none overlapping).
+ *   text: s with the matches replaced (s itself when none); found: [rule, secret, ...] per replacement in the
+ *   order made (rule 3 or 5; secret: the part Redactor._replacer masks for the report: group 3 of
+ *   secret-assignment, group 2 of home-path).  A secret-assignment match holding "[REDACTED:" is left as it is
+ *   and not listed.  None: another gate passes, or s holds a folded letter (the Python rules decide).
+ *
+ *   secret-assignment, (?i)\b(N*KEY N*)(\\?["']?\s*[=:]\s*\\?["']?)([^\s"'\\&,;}\]]{4,}) with N the name class
+ *   [A-Za-z0-9_.-] and KEY its keywords, matches where a run of name characters has its first word boundary
+ *   (\b: Unicode word characters) at p, holds a keyword from p on, and is followed by the separator and four
+ *   characters of the value class or more (group 1 always ends where its run does: the separator never starts
+ *   with a name character; the separator's optional parts and the value are taken greedily: giving one back
+ *   starts the value with a character it refuses).  home-path, (/home/|/Users/|[A-Za-z]:\\\\?Users\\\\?)
+ *   (?!\[user\])([^/\\\s"'<>:*?|]+), the same way: each optional backslash taken when there. */
+typedef struct {
+    Py_ssize_t a, b;        /* the part replaced */
+    int rule;
+} rc_rep;
+
+typedef struct {
+    rc_rep *v;
+    Py_ssize_t len, cap;
+} rc_reps;
+
+static int rc_add(rc_reps *r, Py_ssize_t a, Py_ssize_t b, int rule) {
+    if (r->len >= r->cap) {
+        Py_ssize_t cap = r->cap ? 2 * r->cap : 16;
+        rc_rep *v = PyMem_Realloc(r->v, (size_t)cap * sizeof *v);
+        if (v == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        r->v = v;
+        r->cap = cap;
+    }
+    r->v[r->len].a = a;
+    r->v[r->len].b = b;
+    r->v[r->len++].rule = rule;
+    return 0;
+}
+
+#define RC(i) PyUnicode_READ(kind, data, (i))
+#define RC_NAME(c) ((c) < 128 && RD_NAME(c))
+#define RC_WORD(c) (Py_UNICODE_ISALNUM(c) || (c) == '_')
+
+static int rc_ci(int kind, const void *data, Py_ssize_t i, Py_ssize_t n, const char *w) {
+    for (; *w; w++, i++) {
+        if (i >= n)
+            return 0;
+        Py_UCS4 c = RC(i);
+        if (c >= 128 || RD_LOWER(c) != (Py_UCS4)(unsigned char)*w)
+            return 0;
+    }
+    return 1;
+}
+
+static int rc_at(int kind, const void *data, Py_ssize_t i, Py_ssize_t n, const char *w) {
+    for (; *w; w++, i++)
+        if (i >= n || RC(i) != (Py_UCS4)(unsigned char)*w)
+            return 0;
+    return 1;
+}
+
+/* a keyword of secret-assignment in [p, r) (all its characters are name characters) */
+static int rc_keyword(int kind, const void *data, Py_ssize_t p, Py_ssize_t r) {
+    for (Py_ssize_t q = p; q < r; q++) {
+        switch (RD_LOWER(RC(q))) {
+        case 't':
+            if (rc_ci(kind, data, q, r, "token"))
+                return 1;
+            break;
+        case 's':
+            if (rc_ci(kind, data, q, r, "secret"))
+                return 1;
+            break;
+        case 'p':
+            if (rc_ci(kind, data, q, r, "passwd") || rc_ci(kind, data, q, r, "password"))
+                return 1;
+            break;
+        case 'a': {
+            if (rc_ci(kind, data, q, r, "auth"))
+                return 1;
+            Py_ssize_t k = rc_ci(kind, data, q, r, "api") ? q + 3 : rc_ci(kind, data, q, r, "access") ? q + 6 : -1;
+            if (k < 0)
+                break;
+            if (k < r && (RC(k) == '_' || RC(k) == '-'))
+                k++;
+            if (rc_ci(kind, data, k, r, "key"))
+                return 1;
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    return 0;
+}
+
+/* the first place from i on holding c1 or c2 (n: none); the loop made once per kind */
+static Py_ssize_t rc_find2(int kind, const void *data, Py_ssize_t i, Py_ssize_t n, Py_UCS4 c1, Py_UCS4 c2) {
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *d = data;
+        while (i < n && d[i] != c1 && d[i] != c2)
+            i++;
+    } else if (kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS2 *d = data;
+        while (i < n && d[i] != c1 && d[i] != c2)
+            i++;
+    } else {
+        const Py_UCS4 *d = data;
+        while (i < n && d[i] != c1 && d[i] != c2)
+            i++;
+    }
+    return i;
+}
+
+/* secret-assignment's matches in s[0:n]: their values (group 3) added to reps.  Every match's separator holds an
+ * '=' or a ':' (the first after its run): each one found, left to right, is walked back over the separator's
+ * spaces, quote and backslash to the end r of the run before it (the forward reading of the separator from r
+ * decides; a run is tried once). */
+static int rc_assign(int kind, const void *data, Py_ssize_t n, rc_reps *reps) {
+    Py_ssize_t last = 0, tried = -1;
+    for (Py_ssize_t x = rc_find2(kind, data, 0, n, '=', ':'); x < n; x = rc_find2(kind, data, x + 1, n, '=', ':')) {
+        Py_ssize_t k = x;
+        while (k > 0 && Py_UNICODE_ISSPACE(RC(k - 1)))
+            k--;
+        if (k > 0 && (RC(k - 1) == '"' || RC(k - 1) == '\''))
+            k--;
+        if (k > 0 && RC(k - 1) == '\\')
+            k--;
+        Py_ssize_t r = k, a = k, p = -1;
+        while (a > 0 && RC_NAME(RC(a - 1)))
+            a--;
+        if (a == r || a < last || r == tried)
+            continue;
+        tried = r;
+        for (Py_ssize_t q = a; q < r && p < 0; q++) {
+            int before = q > 0 && RC_WORD(RC(q - 1)), here = RC_WORD(RC(q));
+            if (before != here)
+                p = q;
+        }
+        if (p < 0 || !rc_keyword(kind, data, p, r))
+            continue;
+        Py_ssize_t j = r;
+        if (j < n && RC(j) == '\\')
+            j++;
+        if (j < n && (RC(j) == '"' || RC(j) == '\''))
+            j++;
+        while (j < n && Py_UNICODE_ISSPACE(RC(j)))
+            j++;
+        if (j >= n || (RC(j) != '=' && RC(j) != ':'))
+            continue;
+        j++;
+        while (j < n && Py_UNICODE_ISSPACE(RC(j)))
+            j++;
+        if (j < n && RC(j) == '\\')
+            j++;
+        if (j < n && (RC(j) == '"' || RC(j) == '\''))
+            j++;
+        Py_ssize_t g = j;
+        while (j < n) {
+            Py_UCS4 v = RC(j);
+            if (Py_UNICODE_ISSPACE(v) || v == '"' || v == '\'' || v == '\\' || v == '&' || v == ',' || v == ';'
+                || v == '}' || v == ']')
+                break;
+            j++;
+        }
+        if (j - g < 4)
+            continue;
+        int marked = 0;             /* "[REDACTED:" in the match: left as it is */
+        for (Py_ssize_t q = p; q + 10 <= j && !marked; q++)
+            marked = RC(q) == '[' && rc_at(kind, data, q, j, "[REDACTED:");
+        if (!marked && rc_add(reps, g, j, 3) < 0)
+            return -1;
+        last = j;
+        if (x < j)
+            x = j - 1;
+    }
+    return 0;
+}
+
+static int rc_home_excl(Py_UCS4 v) {
+    return v == '/' || v == '\\' || Py_UNICODE_ISSPACE(v) || v == '"' || v == '\'' || v == '<' || v == '>' || v == ':'
+           || v == '*' || v == '?' || v == '|';
+}
+
+/* home-path's matches in s[0:n]: their user names (group 2) added to reps.  A match starts at a '/' or at the
+ * letter before a ':', so only those places are tried, left to right. */
+static int rc_home(int kind, const void *data, Py_ssize_t n, rc_reps *reps) {
+    Py_ssize_t last = 0;
+    for (Py_ssize_t x = rc_find2(kind, data, 0, n, '/', ':'); x < n; x = rc_find2(kind, data, x + 1, n, '/', ':')) {
+        Py_ssize_t i = RC(x) == '/' ? x : x - 1, j = -1;
+        if (i < last)
+            continue;
+        if (i == x) {
+            if (rc_at(kind, data, i, n, "/home/"))
+                j = i + 6;
+            else if (rc_at(kind, data, i, n, "/Users/"))
+                j = i + 7;
+        } else {
+            Py_UCS4 c = RC(i);
+            if (c < 128 && (c | 32) >= 'a' && (c | 32) <= 'z' && rc_at(kind, data, x, n, ":\\")) {
+                Py_ssize_t k = x + 2;
+                if (k < n && RC(k) == '\\')
+                    k++;
+                if (rc_at(kind, data, k, n, "Users\\")) {
+                    k += 6;
+                    if (k < n && RC(k) == '\\')
+                        k++;
+                    j = k;
+                }
+            }
+        }
+        if (j < 0 || rc_at(kind, data, j, n, "[user]"))
+            continue;
+        Py_ssize_t e = j;
+        while (e < n && !rc_home_excl(RC(e)))
+            e++;
+        if (e > j) {
+            if (rc_add(reps, j, e, 5) < 0)
+                return -1;
+            last = e;
+            x = e - 1;
+        }
+    }
+    return 0;
+}
+
+/* s with reps[from:] replaced (3: "[REDACTED:secret]", 5: "[user]"); found gets [rule, secret, ...] */
+static PyObject *rc_apply(PyObject *s, rc_reps *reps, Py_ssize_t from, PyObject *found) {
+    PyObject *parts = PyList_New(0), *out = NULL, *sep = NULL;
+    Py_ssize_t last = 0, n = PyUnicode_GET_LENGTH(s);
+    if (parts == NULL)
+        return NULL;
+    for (Py_ssize_t k = from; k < reps->len; k++) {
+        rc_rep *r = &reps->v[k];
+        PyObject *pre = PyUnicode_Substring(s, last, r->a), *sec = PyUnicode_Substring(s, r->a, r->b);
+        PyObject *mark = PyUnicode_FromString(r->rule == 3 ? "[REDACTED:secret]" : "[user]");
+        PyObject *rule = PyLong_FromLong(r->rule);
+        int bad = pre == NULL || sec == NULL || mark == NULL || rule == NULL || PyList_Append(parts, pre) < 0
+                  || PyList_Append(parts, mark) < 0 || PyList_Append(found, rule) < 0 || PyList_Append(found, sec) < 0;
+        Py_XDECREF(pre);
+        Py_XDECREF(sec);
+        Py_XDECREF(mark);
+        Py_XDECREF(rule);
+        if (bad)
+            goto done;
+        last = r->b;
+    }
+    PyObject *tail = PyUnicode_Substring(s, last, n);
+    if (tail == NULL || PyList_Append(parts, tail) < 0) {
+        Py_XDECREF(tail);
+        goto done;
+    }
+    Py_DECREF(tail);
+    if ((sep = PyUnicode_FromStringAndSize("", 0)) != NULL)
+        out = PyUnicode_Join(sep, parts);
+done:
+    Py_XDECREF(sep);
+    Py_DECREF(parts);
+    return out;
+}
+
+static PyObject *redact_common(PyObject *self, PyObject *args) {
+    PyObject *s, *t = NULL, *found = NULL, *res = NULL;
+    int bits;
+    rc_reps reps = {NULL, 0, 0};
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Ui", &s, &bits))
+        return NULL;
+    if (bits & ~40)
+        Py_RETURN_NONE;
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    if (kind != PyUnicode_1BYTE_KIND)
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_UCS4 c = RC(i);
+            if (c == 0x130 || c == 0x131 || c == 0x17f || c == 0x212a)
+                Py_RETURN_NONE;
+        }
+    if ((found = PyList_New(0)) == NULL)
+        return NULL;
+    t = s;
+    Py_INCREF(t);
+    if ((bits & 8) && rc_assign(kind, data, n, &reps) < 0)
+        goto done;
+    if (reps.len) {
+        Py_DECREF(t);
+        if ((t = rc_apply(s, &reps, 0, found)) == NULL)
+            goto done;
+        PyObject *h1 = PyUnicode_FromString("/home/"), *h2 = PyUnicode_FromString("Users");
+        int home = h1 != NULL && h2 != NULL && (PyUnicode_Find(t, h1, 0, PY_SSIZE_T_MAX, 1) >= 0
+                                                 || PyUnicode_Find(t, h2, 0, PY_SSIZE_T_MAX, 1) >= 0);
+        Py_XDECREF(h1);
+        Py_XDECREF(h2);
+        if (PyErr_Occurred())
+            goto done;
+        bits = home ? 32 : 0;
+    }
+    if (bits & 32) {
+        Py_ssize_t from = reps.len;
+        kind = PyUnicode_KIND(t);
+        data = PyUnicode_DATA(t);
+        if (rc_home(kind, data, PyUnicode_GET_LENGTH(t), &reps) < 0)
+            goto done;
+        if (reps.len > from) {
+            PyObject *u = rc_apply(t, &reps, from, found);
+            if (u == NULL)
+                goto done;
+            Py_DECREF(t);
+            t = u;
+        }
+    }
+    res = Py_BuildValue("(OO)", t, found);
+done:
+    Py_XDECREF(t);
+    Py_XDECREF(found);
+    PyMem_Free(reps.v);
+    return res;
+}
+#undef RC
+#undef RC_NAME
+#undef RC_WORD
 #undef RD_AT
 #undef RD_CI
 /* ---- end export ---- */
@@ -7061,6 +7644,8 @@ static PyMethodDef methods[] = {
     {"redact_quiet", redact_quiet, METH_VARARGS, "A row whose redaction changes nothing (export section)."},
     {"redact_spans", redact_spans, METH_VARARGS, "The strings of a row redaction may change (export section)."},
     {"plain_spans", plain_spans, METH_VARARGS, "redact_spans of a row export_rows.plain_row accepts (export section)."},
+    {"redact_common", redact_common, METH_VARARGS, "Redactor._text's common rules, in C (export section)."},
+    {"logical_block", logical_block, METH_VARARGS, "The logical export's lines of a segment's rows (export section)."},
     {"fold_count", fold_count, METH_VARARGS, "A caseless ASCII literal's first match and count in a text (find section)."},
     {"brackets", brackets, METH_O, "raw.count(b'[') + raw.count(b'{') in one pass (find section)."},
     {"find_ascii", find_ascii, METH_VARARGS, "find_folded of an ASCII needle, 16 places a step (find section)."},
