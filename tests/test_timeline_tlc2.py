@@ -65,13 +65,16 @@ def _same(p: Path, monkeypatch: pytest.MonkeyPatch) -> bool:
     return got is not None
 
 
-def _generated(tmp_path: Path, versions: tuple[int, ...] = (0, 4), size: int = 700_000) -> list[Path]:
+def _generated(tmp_path: Path, versions: tuple[int, ...] = (0, 4), size: int = 700_000, **mix: Any) -> list[Path]:
+    """Generated logs (``mix``: the generator's mix, e.g. a small context window: compactions, request rows
+    within turns)."""
     out = []
     for version in versions:
         for seed, p_retry in ((41, 0.3), (42, 0.0)):
             g = tmp_path / f"g{version}-{seed}" / "session.jsonl"
-            g.parent.mkdir()
-            write_jsonl(str(g), SessionSynth(seed + version, version=version, p_retry=p_retry), target_bytes=size)
+            g.parent.mkdir(parents=True)
+            write_jsonl(str(g), SessionSynth(seed + version, version=version, p_retry=p_retry, **mix),
+                        target_bytes=size)
             out.append(g)
     return out
 
@@ -83,7 +86,7 @@ def test_whole_turns_give_the_row_by_row_spans(tmp_path: Path, monkeypatch: pyte
     count = _Count(monkeypatch)
     logs = sorted(FIXTURES.rglob("*.jsonl")) + sorted(NEXT.rglob("*.jsonl"))
     read = sum(_same(p, monkeypatch) for p in logs)
-    for g in _generated(tmp_path):
+    for g in _generated(tmp_path) + _generated(tmp_path / "w", context_window=24_000, p_header_change=0.3):
         assert _same(g, monkeypatch)
     assert read >= 60
     assert count.taken >= 20
@@ -277,6 +280,55 @@ def _change_retry(row: Any, rng: random.Random) -> Any:
     return row
 
 
+def _change_request(row: Any, rng: random.Random) -> Any:
+    """A request/header (its header's config's model) or request/context (model, contextWindow) changed: the fields
+    Builder._on_dispatch and _on_context read, the shape around them, the row's envelope (the tlc3 helper)."""
+    d = row["data"]
+    pick = rng.randrange(9)
+    models = [None, 5, "", "m\\u0031", "other-model", ["x"], {"a": 1}, "deep\u00e9"]
+    if row["type"] == "request/header":
+        cfg = d.get("header", {}).get("config", {}) if isinstance(d.get("header"), dict) else {}
+        if pick == 0:
+            cfg["model"] = rng.choice(models)
+        elif pick == 1:
+            cfg.pop("model", None)
+        elif pick == 2:
+            d["header"]["config"] = rng.choice(["x", None, [], {}, {"model": "a", "provider": 1}])
+        elif pick == 3:
+            d["header"] = rng.choice(["x", None, {}, {"tools": []}, {"config": {"model": "z"}}])
+        elif pick == 4:
+            d.pop("header", None)
+        else:
+            return _change_envelope(row, rng, pick)
+        return row
+    if pick == 0:
+        d["model"] = rng.choice(models)
+    elif pick == 1:
+        d["contextWindow"] = rng.choice([None, 0, -5, 1.5, "24000", True, 10 ** 17, 128000, 1, [1]])
+    elif pick == 2:
+        d.pop(rng.choice(["model", "contextWindow", "provider"]), None)
+    elif pick == 3:
+        row["data"] = rng.choice([{}, {"model": "q"}, {"contextWindow": 7}, {"contextWindow": 7, "model": 3}])
+    elif pick == 4:
+        d["contextWindow"] = rng.choice([2.0, -0, 999999999999999, 1e3, 0.5])
+    else:
+        return _change_envelope(row, rng, pick)
+    return row
+
+
+def _change_envelope(row: Any, rng: random.Random, pick: int) -> Any:
+    """A request row's envelope or data changed (picks 5 to 8)."""
+    if pick == 5:
+        row["time"] = rng.choice([0, row.get("time", 0) + 7 * 3600 * 1000, -1, None])
+    elif pick == 6:
+        row["data"][rng.choice(["turn", "foo", "type", "model2"])] = rng.choice(["x", 1, None, {"m": [1]}])
+    elif pick == 7:
+        row["seq"] = rng.choice([0, row["seq"] - 1, row["seq"] + 1000, None])
+    else:
+        row["data"] = rng.choice([None, [], "x", 1])
+    return row
+
+
 def _changed_log(g: Path, tmp_path: Path, rng: random.Random) -> Path:
     """A copy of the log at ``g`` whose turns' rows are changed (one field each, or moved, dropped, repeated)."""
     lines = g.read_bytes().split(b"\n")
@@ -294,6 +346,8 @@ def _changed_log(g: Path, tmp_path: Path, rng: random.Random) -> Path:
             new = _change_call(row, rng)
         elif typ in ("assistant/message", "assistant/attempt"):
             new = _change_message(row, rng)
+        elif typ in ("request/header", "request/context"):
+            new = _change_request(row, rng)
         elif typ in ("llm/retry", "llm/retry-started"):
             if rng.random() < 0.15:
                 continue                                          # (dropped: a retry left open, a start alone)
@@ -343,7 +397,8 @@ class _Picks:
 
 _CHANGES = {"tool/result": (_change_result, 16, 12), "tool/call": (_change_call, 6, 5),
             "assistant/message": (_change_message, 6, 9), "assistant/attempt": (_change_message, 6, 9),
-            "llm/retry": (_change_retry, 8, 9), "llm/retry-started": (_change_retry, 8, 9)}
+            "llm/retry": (_change_retry, 8, 9), "llm/retry-started": (_change_retry, 8, 9),
+            "request/header": (_change_request, 9, 10), "request/context": (_change_request, 9, 10)}
 
 
 def _one_turn_logs(tmp_path: Path) -> list[Path]:
