@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 
@@ -119,7 +119,7 @@ def _items(p: Path) -> list[tuple[Any, bytes, Any]]:
 def _state(b: Builder) -> Any:
     at = b.at
     return (b.dispatch, b.last_time, b.last_input, sorted(b.done), b.turn, b.open, b.calls, b.step_tools, b.times,
-            b.compactions, b.undone, b.n_kept, dict(at._last), at.pruned, at.attempts, at.open_attempts,
+            b.compactions, b.model, b.window, b.summaries, b.undone, b.n_kept, dict(at._last), at.pruned, at.attempts, at.open_attempts,
             at._stable, at._last_stable, at._last_new)
 
 
@@ -127,8 +127,9 @@ def _state(b: Builder) -> Any:
 def test_a_turn_item_is_what_the_builder_makes_of_its_rows(tmp_path: Path):
     """tl_turn against its definition: for every turn item of generated v4 logs (and of their changed copies), a
     Builder in a clean state given the item has the spans and the state of a Builder in the same state fed the
-    turn's rows one by one (a compaction waiting for its next prompt, a model and a context window set)."""
-    logs = _generated(tmp_path, (4,))
+    turn's rows one by one (a compaction waiting for its next prompt, a model and a context window set; turns with
+    compactions and request rows: a small context window)."""
+    logs = _generated(tmp_path, (4,)) + _generated(tmp_path / "w", (4,), context_window=24_000, p_header_change=0.3)
     logs += [_changed_log(g, tmp_path, random.Random(k)) for k, g in enumerate(logs)]
     n = 0
     for p in logs:
@@ -316,6 +317,36 @@ def _change_request(row: Any, rng: random.Random) -> Any:
     return row
 
 
+def _change_compaction(row: Any, rng: random.Random) -> Any:
+    """A compaction/start, /summary or /end changed: its id, the summary's token counts, the end's turn and error (what
+    Builder._on_compaction reads), the row's envelope (the tlc3 helper)."""
+    d = row["data"]
+    typ = row["type"]
+    pick = rng.randrange(9)
+    if pick == 0:
+        d["compactionId"] = rng.choice([None, 5, "", "c\\u0031", "other-id", ["x"]])
+    elif pick == 1:
+        d.pop("compactionId", None)
+    elif pick == 2 and typ == "compaction/summary":
+        d["shadowedTokenCount"] = rng.choice([None, 1.5, "5", -3, 10 ** 17, [1], 0, 12])
+    elif pick == 3 and typ == "compaction/summary":
+        d["usage"] = rng.choice([None, {}, {"outputTokens": 1.5}, {"outputTokens": None}, "x", [1],
+                                 {"outputTokens": 7, "x": 1}, {"inputTokens": 3}, {"outputTokens": "7"}])
+    elif pick == 4 and typ == "compaction/summary":
+        d.pop(rng.choice(["shadowedTokenCount", "usage", "summary"]), None)
+    elif pick == 2 and typ == "compaction/end":
+        d["turn"] = rng.choice([None, "7", 99, 1.5, d.get("turn"), [1]])
+    elif pick == 3 and typ == "compaction/end":
+        d["error"] = rng.choice([None, {"code": "X"}, "boom", False, "", {"message": "m"}])
+    elif pick == 4 and typ == "compaction/end":
+        d.pop("turn", None)
+    elif pick >= 5:
+        return _change_envelope(row, rng, pick)
+    else:
+        return None
+    return row
+
+
 def _change_envelope(row: Any, rng: random.Random, pick: int) -> Any:
     """A request row's envelope or data changed (picks 5 to 8)."""
     if pick == 5:
@@ -348,6 +379,11 @@ def _changed_log(g: Path, tmp_path: Path, rng: random.Random) -> Path:
             new = _change_message(row, rng)
         elif typ in ("request/header", "request/context"):
             new = _change_request(row, rng)
+        elif typ in ("compaction/start", "compaction/summary", "compaction/end"):
+            if rng.random() < 0.15:
+                out += [] if rng.random() < 0.5 else [ln, ln]     # (dropped or repeated)
+                continue
+            new = _change_compaction(row, rng)
         elif typ in ("llm/retry", "llm/retry-started"):
             if rng.random() < 0.15:
                 continue                                          # (dropped: a retry left open, a start alone)
@@ -398,22 +434,27 @@ class _Picks:
 _CHANGES = {"tool/result": (_change_result, 16, 12), "tool/call": (_change_call, 6, 5),
             "assistant/message": (_change_message, 6, 9), "assistant/attempt": (_change_message, 6, 9),
             "llm/retry": (_change_retry, 8, 9), "llm/retry-started": (_change_retry, 8, 9),
-            "request/header": (_change_request, 9, 10), "request/context": (_change_request, 9, 10)}
+            "request/header": (_change_request, 9, 10), "request/context": (_change_request, 9, 10),
+            "compaction/start": (_change_compaction, 9, 9), "compaction/summary": (_change_compaction, 9, 9),
+            "compaction/end": (_change_compaction, 9, 9)}
 
 
 def _one_turn_logs(tmp_path: Path) -> list[Path]:
-    """Logs of one turn of a generated v4 log (one with retries and a log-only attempt, one without), each with one
-    row of it changed one way: every change of every kind of row the C reader reads."""
+    """Logs of one turn of a generated v4 log (one with retries and a log-only attempt, one without, one with a
+    compaction and the request rows after it), each with one row of it changed one way: every change of every kind of
+    row the C reader reads."""
     (tmp_path / "base").mkdir()
-    g = _generated(tmp_path / "base", (4,))[0]
+    g = _generated(tmp_path / "base", (4,), context_window=24_000)[0]
     lines = g.read_bytes().split(b"\n")
     starts = [k for k, ln in enumerate(lines) if ln.startswith(b'{"type":"turn/start"')]
-    turns: list[tuple[bool, list[bytes]]] = []
+    turns: list[tuple[Optional[bool], list[bytes]]] = []
     head = lines[:starts[0]]
     for a, z in zip(starts, starts[1:]):
         body = lines[a:z]
         retried = any(ln.startswith(b'{"type":"llm/retry"') for ln in body) and \
             any(ln.startswith(b'{"type":"assistant/attempt"') for ln in body)
+        if any(ln.startswith(b'{"type":"compaction/end"') for ln in body):
+            retried = None                                        # (a compacted turn: a third kind)
         if any(retried == r for r, _ in turns):
             continue
         p = tmp_path / f"turn-{a}" / "session.jsonl"
@@ -421,7 +462,7 @@ def _one_turn_logs(tmp_path: Path) -> list[Path]:
         p.write_bytes(b"\n".join(head + body) + b"\n")
         if len(_items(p)) == 1:                                  # (a turn the C reader takes as it is)
             turns.append((retried, body))
-    assert len(turns) == 2
+    assert len(turns) == 3
     out: list[Path] = []
     for _r, body in turns:
         seen: set[bytes] = set()

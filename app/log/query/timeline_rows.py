@@ -141,7 +141,7 @@ def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[
             elif n == 10:                       # (a settlement the C scan read: Builder.settled_c reads it)
                 yield (x, data)
             else:                               # (a whole turn: Builder.turn_c takes it, else its rows again)
-                a, z, _seq, i = cast(tuple[int, int, int, int], x[2][:4])
+                a, z, _seq, i = cast(tuple[int, int, int, int, Any], x[2])[:4]
                 yield (x, data, functools.partial(_fast_segment, seg, readers, decode_row, None, flags & ~TURN,
                                                   (a, z, i)))
             continue
