@@ -591,3 +591,28 @@ def test_span_order_and_shapes_in_c_are_their_definitions(tmp_path: Path):
         assert C.tl_order(good + [bad], rank) is None, bad
     assert C.tl_shapes(good + [["kind"]]) is None
     assert tsum.in_log_order(good + [{"kind": "tool", "seq": 1.5}]) == tsum.in_log_order_py(good + [{"kind": "tool", "seq": 1.5}])
+
+
+@needs_c
+def test_a_compaction_with_no_prompt_after_it_in_its_turn_waits_for_the_next(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    """Generated v4 logs with compactions whose turns lose their messages after the compaction: the compaction span
+    waits for a later turn's prompt (``tokensAfter``), taken whole and the same as row by row (the tlc3 helper)."""
+    count = _Count(monkeypatch)
+    waiting = 0
+    for g in _generated(tmp_path, (4,), context_window=24_000):
+        out, after = [], False
+        for ln in g.read_bytes().split(b"\n"):
+            if ln.startswith(b'{"type":"compaction/end"'):
+                after = True
+            elif ln.startswith(b'{"type":"turn/end"'):
+                after = False
+            elif after and ln.startswith(b'{"type":"assistant/message"'):
+                continue
+            out.append(ln)
+        p = tmp_path / f"w-{g.parent.name}" / "session.jsonl"
+        p.parent.mkdir()
+        p.write_bytes(b"\n".join(out))
+        assert _same(p, monkeypatch)
+        waiting += sum(1 for x, _d, _a in _items(p) if x[2][4] is not None and x[2][4][5])
+    assert waiting >= 1 and count.taken >= 10
