@@ -616,3 +616,21 @@ def test_a_compaction_with_no_prompt_after_it_in_its_turn_waits_for_the_next(tmp
         assert _same(p, monkeypatch)
         waiting += sum(1 for x, _d, _a in _items(p) if x[2][4] is not None and x[2][4][5])
     assert waiting >= 1 and count.taken >= 10
+
+
+@needs_c
+def test_request_and_compaction_rows_with_long_fractions_give_the_row_by_row_spans(tmp_path: Path,
+                                                                                    monkeypatch: pytest.MonkeyPatch):
+    """Request and compaction rows holding a number with a fraction of more than 18 digits (a row the lean pass's
+    screen refuses, read the exact way): the same spans, turns and totals as row by row (the tlc3 helper)."""
+    long = b"0.1234567890123456789012345"
+    for g in _generated(tmp_path, (4,), context_window=24_000):
+        text = g.read_bytes()
+        for old in (b'"provider":"deepseek-official","model"', b'"maxTokens":4096', b'"turn":1}}'):
+            text = text.replace(old, old.split(b":")[0] + b":" + long + (b',"model"' if b"model" in old else b"")
+                                + (b"}}" if old.endswith(b"}}") else b""), 3)
+        p = tmp_path / f"f-{g.parent.name}" / "session.jsonl"
+        p.parent.mkdir()
+        p.write_bytes(text)
+        assert long in text
+        assert _same(p, monkeypatch)

@@ -6226,13 +6226,14 @@ static int t2_request(T2Ctx *c, Py_ssize_t q, Py_ssize_t nl, int header) {
     i = tl_int(d, LIT(d, i, nl, ",\"time\":"), nl, &time);
     i = LIT(d, i, nl, ",\"data\":");
     Py_ssize_t va[2], vb[2], e;
-    e = t2_find(d, i, nl, 2, c->max_depth, header ? "header" : "model", header ? NULL : "contextWindow", va, vb);
+    int m = c->max_depth | TL_STRICT;           /* (numbers as tl_refused takes them: see tl_settle) */
+    e = t2_find(d, i, nl, 2, m, header ? "header" : "model", header ? NULL : "contextWindow", va, vb);
     if (e < 0 || LIT(d, e, nl, "}") != nl || seq <= c->prev_seq)
         return 0;
     if (header) {
         Py_ssize_t ca[2], cb[2], ma[2], mb[2];
-        if (va[0] < 0 || t2_find(d, va[0], vb[0], 3, c->max_depth, "config", NULL, ca, cb) != vb[0] || ca[0] < 0
-            || t2_find(d, ca[0], cb[0], 4, c->max_depth, "model", NULL, ma, mb) != cb[0])
+        if (va[0] < 0 || t2_find(d, va[0], vb[0], 3, m, "config", NULL, ca, cb) != vb[0] || ca[0] < 0
+            || t2_find(d, ca[0], cb[0], 4, m, "model", NULL, ma, mb) != cb[0])
             return 0;                               /* (a header or config that is not an object: the exact way) */
         if (t2_model(c, ma[0], mb[0]) < 0)
             return 0;
@@ -6268,7 +6269,7 @@ static int t2_comp_row(T2Ctx *c, Py_ssize_t q, Py_ssize_t nl, int nk, const char
     Py_ssize_t i = tl_int(d, LIT(d, q, nl, "\",\"seq\":"), nl, seq);
     i = tl_int(d, LIT(d, i, nl, ",\"time\":"), nl, time);
     i = LIT(d, i, nl, ",\"data\":");
-    Py_ssize_t e = t2_findn(d, i, nl, 2, c->max_depth, nk, keys, va, vb);
+    Py_ssize_t e = t2_findn(d, i, nl, 2, c->max_depth | TL_STRICT, nk, keys, va, vb);
     int esc = 0;
     if (e < 0 || LIT(d, e, nl, "}") != nl || *seq <= c->prev_seq || va[0] < 0 || d[va[0]] != '"'
         || tl_string(d, va[0], vb[0], &esc) != vb[0] || esc)
@@ -6332,7 +6333,7 @@ static int t2_compaction(T2Ctx *c, Py_ssize_t q, Py_ssize_t nl, int what) {
             return got;
         if (va[2] >= 0 && LIT(d, va[2], vb[2], "null") != vb[2]) {
             Py_ssize_t ua[1], ub[1];
-            if (d[va[2]] != '{' || t2_findn(d, va[2], vb[2], 3, c->max_depth, 1, k_use, ua, ub) != vb[2])
+            if (d[va[2]] != '{' || t2_findn(d, va[2], vb[2], 3, c->max_depth | TL_STRICT, 1, k_use, ua, ub) != vb[2])
                 got = 0;                            /* (a usage that is not an object: the exact way) */
             else
                 got = t2_int_or_none(c, ua[0], ub[0], nl, &out);
