@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 
@@ -65,13 +65,16 @@ def _same(p: Path, monkeypatch: pytest.MonkeyPatch) -> bool:
     return got is not None
 
 
-def _generated(tmp_path: Path, versions: tuple[int, ...] = (0, 4), size: int = 700_000) -> list[Path]:
+def _generated(tmp_path: Path, versions: tuple[int, ...] = (0, 4), size: int = 700_000, **mix: Any) -> list[Path]:
+    """Generated logs (``mix``: the generator's mix, e.g. a small context window: compactions, request rows
+    within turns)."""
     out = []
     for version in versions:
         for seed, p_retry in ((41, 0.3), (42, 0.0)):
             g = tmp_path / f"g{version}-{seed}" / "session.jsonl"
-            g.parent.mkdir()
-            write_jsonl(str(g), SessionSynth(seed + version, version=version, p_retry=p_retry), target_bytes=size)
+            g.parent.mkdir(parents=True)
+            write_jsonl(str(g), SessionSynth(seed + version, version=version, p_retry=p_retry, **mix),
+                        target_bytes=size)
             out.append(g)
     return out
 
@@ -83,7 +86,7 @@ def test_whole_turns_give_the_row_by_row_spans(tmp_path: Path, monkeypatch: pyte
     count = _Count(monkeypatch)
     logs = sorted(FIXTURES.rglob("*.jsonl")) + sorted(NEXT.rglob("*.jsonl"))
     read = sum(_same(p, monkeypatch) for p in logs)
-    for g in _generated(tmp_path):
+    for g in _generated(tmp_path) + _generated(tmp_path / "w", context_window=24_000, p_header_change=0.3):
         assert _same(g, monkeypatch)
     assert read >= 60
     assert count.taken >= 20
@@ -116,7 +119,7 @@ def _items(p: Path) -> list[tuple[Any, bytes, Any]]:
 def _state(b: Builder) -> Any:
     at = b.at
     return (b.dispatch, b.last_time, b.last_input, sorted(b.done), b.turn, b.open, b.calls, b.step_tools, b.times,
-            b.compactions, b.undone, b.n_kept, dict(at._last), at.pruned, at.attempts, at.open_attempts,
+            b.compactions, b.model, b.window, b.summaries, b.undone, b.n_kept, dict(at._last), at.pruned, at.attempts, at.open_attempts,
             at._stable, at._last_stable, at._last_new)
 
 
@@ -124,8 +127,9 @@ def _state(b: Builder) -> Any:
 def test_a_turn_item_is_what_the_builder_makes_of_its_rows(tmp_path: Path):
     """tl_turn against its definition: for every turn item of generated v4 logs (and of their changed copies), a
     Builder in a clean state given the item has the spans and the state of a Builder in the same state fed the
-    turn's rows one by one (a compaction waiting for its next prompt, a model and a context window set)."""
-    logs = _generated(tmp_path, (4,))
+    turn's rows one by one (a compaction waiting for its next prompt, a model and a context window set; turns with
+    compactions and request rows: a small context window)."""
+    logs = _generated(tmp_path, (4,)) + _generated(tmp_path / "w", (4,), context_window=24_000, p_header_change=0.3)
     logs += [_changed_log(g, tmp_path, random.Random(k)) for k, g in enumerate(logs)]
     n = 0
     for p in logs:
@@ -277,6 +281,85 @@ def _change_retry(row: Any, rng: random.Random) -> Any:
     return row
 
 
+def _change_request(row: Any, rng: random.Random) -> Any:
+    """A request/header (its header's config's model) or request/context (model, contextWindow) changed: the fields
+    Builder._on_dispatch and _on_context read, the shape around them, the row's envelope (the tlc3 helper)."""
+    d = row["data"]
+    pick = rng.randrange(9)
+    models = [None, 5, "", "m\\u0031", "other-model", ["x"], {"a": 1}, "deep\u00e9"]
+    if row["type"] == "request/header":
+        cfg = d.get("header", {}).get("config", {}) if isinstance(d.get("header"), dict) else {}
+        if pick == 0:
+            cfg["model"] = rng.choice(models)
+        elif pick == 1:
+            cfg.pop("model", None)
+        elif pick == 2:
+            d["header"]["config"] = rng.choice(["x", None, [], {}, {"model": "a", "provider": 1}])
+        elif pick == 3:
+            d["header"] = rng.choice(["x", None, {}, {"tools": []}, {"config": {"model": "z"}}])
+        elif pick == 4:
+            d.pop("header", None)
+        else:
+            return _change_envelope(row, rng, pick)
+        return row
+    if pick == 0:
+        d["model"] = rng.choice(models)
+    elif pick == 1:
+        d["contextWindow"] = rng.choice([None, 0, -5, 1.5, "24000", True, 10 ** 17, 128000, 1, [1]])
+    elif pick == 2:
+        d.pop(rng.choice(["model", "contextWindow", "provider"]), None)
+    elif pick == 3:
+        row["data"] = rng.choice([{}, {"model": "q"}, {"contextWindow": 7}, {"contextWindow": 7, "model": 3}])
+    elif pick == 4:
+        d["contextWindow"] = rng.choice([2.0, -0, 999999999999999, 1e3, 0.5])
+    else:
+        return _change_envelope(row, rng, pick)
+    return row
+
+
+def _change_compaction(row: Any, rng: random.Random) -> Any:
+    """A compaction/start, /summary or /end changed: its id, the summary's token counts, the end's turn and error (what
+    Builder._on_compaction reads), the row's envelope (the tlc3 helper)."""
+    d = row["data"]
+    typ = row["type"]
+    pick = rng.randrange(9)
+    if pick == 0:
+        d["compactionId"] = rng.choice([None, 5, "", "c\\u0031", "other-id", ["x"]])
+    elif pick == 1:
+        d.pop("compactionId", None)
+    elif pick == 2 and typ == "compaction/summary":
+        d["shadowedTokenCount"] = rng.choice([None, 1.5, "5", -3, 10 ** 17, [1], 0, 12])
+    elif pick == 3 and typ == "compaction/summary":
+        d["usage"] = rng.choice([None, {}, {"outputTokens": 1.5}, {"outputTokens": None}, "x", [1],
+                                 {"outputTokens": 7, "x": 1}, {"inputTokens": 3}, {"outputTokens": "7"}])
+    elif pick == 4 and typ == "compaction/summary":
+        d.pop(rng.choice(["shadowedTokenCount", "usage", "summary"]), None)
+    elif pick == 2 and typ == "compaction/end":
+        d["turn"] = rng.choice([None, "7", 99, 1.5, d.get("turn"), [1]])
+    elif pick == 3 and typ == "compaction/end":
+        d["error"] = rng.choice([None, {"code": "X"}, "boom", False, "", {"message": "m"}])
+    elif pick == 4 and typ == "compaction/end":
+        d.pop("turn", None)
+    elif pick >= 5:
+        return _change_envelope(row, rng, pick)
+    else:
+        return None
+    return row
+
+
+def _change_envelope(row: Any, rng: random.Random, pick: int) -> Any:
+    """A request row's envelope or data changed (picks 5 to 8)."""
+    if pick == 5:
+        row["time"] = rng.choice([0, row.get("time", 0) + 7 * 3600 * 1000, -1, None])
+    elif pick == 6:
+        row["data"][rng.choice(["turn", "foo", "type", "model2"])] = rng.choice(["x", 1, None, {"m": [1]}])
+    elif pick == 7:
+        row["seq"] = rng.choice([0, row["seq"] - 1, row["seq"] + 1000, None])
+    else:
+        row["data"] = rng.choice([None, [], "x", 1])
+    return row
+
+
 def _changed_log(g: Path, tmp_path: Path, rng: random.Random) -> Path:
     """A copy of the log at ``g`` whose turns' rows are changed (one field each, or moved, dropped, repeated)."""
     lines = g.read_bytes().split(b"\n")
@@ -294,6 +377,13 @@ def _changed_log(g: Path, tmp_path: Path, rng: random.Random) -> Path:
             new = _change_call(row, rng)
         elif typ in ("assistant/message", "assistant/attempt"):
             new = _change_message(row, rng)
+        elif typ in ("request/header", "request/context"):
+            new = _change_request(row, rng)
+        elif typ in ("compaction/start", "compaction/summary", "compaction/end"):
+            if rng.random() < 0.15:
+                out += [] if rng.random() < 0.5 else [ln, ln]     # (dropped or repeated)
+                continue
+            new = _change_compaction(row, rng)
         elif typ in ("llm/retry", "llm/retry-started"):
             if rng.random() < 0.15:
                 continue                                          # (dropped: a retry left open, a start alone)
@@ -343,22 +433,28 @@ class _Picks:
 
 _CHANGES = {"tool/result": (_change_result, 16, 12), "tool/call": (_change_call, 6, 5),
             "assistant/message": (_change_message, 6, 9), "assistant/attempt": (_change_message, 6, 9),
-            "llm/retry": (_change_retry, 8, 9), "llm/retry-started": (_change_retry, 8, 9)}
+            "llm/retry": (_change_retry, 8, 9), "llm/retry-started": (_change_retry, 8, 9),
+            "request/header": (_change_request, 9, 10), "request/context": (_change_request, 9, 10),
+            "compaction/start": (_change_compaction, 9, 9), "compaction/summary": (_change_compaction, 9, 9),
+            "compaction/end": (_change_compaction, 9, 9)}
 
 
 def _one_turn_logs(tmp_path: Path) -> list[Path]:
-    """Logs of one turn of a generated v4 log (one with retries and a log-only attempt, one without), each with one
-    row of it changed one way: every change of every kind of row the C reader reads."""
+    """Logs of one turn of a generated v4 log (one with retries and a log-only attempt, one without, one with a
+    compaction and the request rows after it), each with one row of it changed one way: every change of every kind of
+    row the C reader reads."""
     (tmp_path / "base").mkdir()
-    g = _generated(tmp_path / "base", (4,))[0]
+    g = _generated(tmp_path / "base", (4,), context_window=24_000)[0]
     lines = g.read_bytes().split(b"\n")
     starts = [k for k, ln in enumerate(lines) if ln.startswith(b'{"type":"turn/start"')]
-    turns: list[tuple[bool, list[bytes]]] = []
+    turns: list[tuple[Optional[bool], list[bytes]]] = []
     head = lines[:starts[0]]
     for a, z in zip(starts, starts[1:]):
         body = lines[a:z]
         retried = any(ln.startswith(b'{"type":"llm/retry"') for ln in body) and \
             any(ln.startswith(b'{"type":"assistant/attempt"') for ln in body)
+        if any(ln.startswith(b'{"type":"compaction/end"') for ln in body):
+            retried = None                                        # (a compacted turn: a third kind)
         if any(retried == r for r, _ in turns):
             continue
         p = tmp_path / f"turn-{a}" / "session.jsonl"
@@ -366,7 +462,7 @@ def _one_turn_logs(tmp_path: Path) -> list[Path]:
         p.write_bytes(b"\n".join(head + body) + b"\n")
         if len(_items(p)) == 1:                                  # (a turn the C reader takes as it is)
             turns.append((retried, body))
-    assert len(turns) == 2
+    assert len(turns) == 3
     out: list[Path] = []
     for _r, body in turns:
         seen: set[bytes] = set()
@@ -495,3 +591,46 @@ def test_span_order_and_shapes_in_c_are_their_definitions(tmp_path: Path):
         assert C.tl_order(good + [bad], rank) is None, bad
     assert C.tl_shapes(good + [["kind"]]) is None
     assert tsum.in_log_order(good + [{"kind": "tool", "seq": 1.5}]) == tsum.in_log_order_py(good + [{"kind": "tool", "seq": 1.5}])
+
+
+@needs_c
+def test_a_compaction_with_no_prompt_after_it_in_its_turn_waits_for_the_next(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    """Generated v4 logs with compactions whose turns lose their messages after the compaction: the compaction span
+    waits for a later turn's prompt (``tokensAfter``), taken whole and the same as row by row (the tlc3 helper)."""
+    count = _Count(monkeypatch)
+    waiting = 0
+    for g in _generated(tmp_path, (4,), context_window=24_000):
+        out, after = [], False
+        for ln in g.read_bytes().split(b"\n"):
+            if ln.startswith(b'{"type":"compaction/end"'):
+                after = True
+            elif ln.startswith(b'{"type":"turn/end"'):
+                after = False
+            elif after and ln.startswith(b'{"type":"assistant/message"'):
+                continue
+            out.append(ln)
+        p = tmp_path / f"w-{g.parent.name}" / "session.jsonl"
+        p.parent.mkdir()
+        p.write_bytes(b"\n".join(out))
+        assert _same(p, monkeypatch)
+        waiting += sum(1 for x, _d, _a in _items(p) if x[2][4] is not None and x[2][4][5])
+    assert waiting >= 1 and count.taken >= 10
+
+
+@needs_c
+def test_request_and_compaction_rows_with_long_fractions_give_the_row_by_row_spans(tmp_path: Path,
+                                                                                    monkeypatch: pytest.MonkeyPatch):
+    """Request and compaction rows holding a number with a fraction of more than 18 digits (a row the lean pass's
+    screen refuses, read the exact way): the same spans, turns and totals as row by row (the tlc3 helper)."""
+    long = b"0.1234567890123456789012345"
+    for g in _generated(tmp_path, (4,), context_window=24_000):
+        text = g.read_bytes()
+        for old in (b'"provider":"deepseek-official","model"', b'"maxTokens":4096', b'"turn":1}}'):
+            text = text.replace(old, old.split(b":")[0] + b":" + long + (b',"model"' if b"model" in old else b"")
+                                + (b"}}" if old.endswith(b"}}") else b""), 3)
+        p = tmp_path / f"f-{g.parent.name}" / "session.jsonl"
+        p.parent.mkdir()
+        p.write_bytes(text)
+        assert long in text
+        assert _same(p, monkeypatch)

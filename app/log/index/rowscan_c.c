@@ -5589,15 +5589,16 @@ enum { K_kind, K_seq, K_endSeq, K_start, K_end, K_durationMs, K_label, K_turn, K
        K_cacheRead, K_cacheWrite, K_reasoning,
        V_turn, V_step, V_attempt, V_tool, V_subagent, V_committed, V_interrupted, V_ok, V_error, V_notstarted,
        V_stepstart, V_notimes, V_missing, V_none, V_q, V_retrywait, V_retrystarted, K_retry, K_delayMs, K_failure,
-       T2_NS };
+       V_reqheader, V_compaction, K_shadowedTokens, K_summaryTokens, K_tokensBefore, K_tokensAfter, T2_NS };
 static const char *T2_S[] = {"kind", "seq", "endSeq", "start", "end", "durationMs", "label", "turn", "step", "note",
     "name", "callId", "status", "error", "overlaps", "childSession", "reason", "dispatchSeq", "dispatchType",
     "firstChunkSeq", "ttftMs", "decodeMs", "tokens", "tps", "finish", "messageSeq", "model", "contextWindow", "input",
     "output", "cacheRead", "cacheWrite", "reasoning",
     "turn", "step", "attempt", "tool", "subagent", "committed", "interrupted", "ok", "error", "not-started",
     "step/start", "no times: an envelope-free snapshot (every time is 0)", "time missing (0)", "None", "?",
-    "retry-wait", "llm/retry-started", "retry", "delayMs", "failure"};
+    "retry-wait", "llm/retry-started", "retry", "delayMs", "failure", "request/header", "compaction", "shadowedTokens", "summaryTokens", "tokensBefore", "tokensAfter"};
 static PyObject *T2[T2_NS];
+#define T2_DISP(c) T2[(c)->disp_retry == 2 ? V_reqheader : (c)->disp_retry ? V_retrystarted : V_stepstart]
 
 static int t2_init(void) {
     if (T2[0] != NULL)
@@ -5611,6 +5612,8 @@ static int t2_init(void) {
 typedef struct { long long s, seq, time; } T2Step;
 typedef struct { Py_ssize_t ca, cb, na, nb; long long seq, time, step; } T2Call;
 typedef struct { long long s; PyObject *list; } T2Held;
+/* (tlc3) an open compaction: its id's bytes, its start row, its summary's figures once read (new references) */
+typedef struct { Py_ssize_t ca, cb; long long seq, time; int summ; PyObject *shadow, *out; } T2Comp;
 /* an open llm/retry: its key (the retryId's bytes, or id_a < 0 and the step), its row's figures */
 typedef struct {
     Py_ssize_t id_a, id_b, code_a, code_b;
@@ -5621,7 +5624,8 @@ typedef struct {
     P d;
     int timed, max_depth;
     long long turn, last_time, prev_seq;
-    int have_disp, disp_retry;               /* disp_retry: the last dispatch an llm/retry-started (else step/start) */
+    int have_disp, disp_retry;               /* disp_retry: the last dispatch an llm/retry-started (1), a request/header
+                                                (2, tlc3), else a step/start (0) */
     long long disp_seq, disp_time;
     T2Retry retries[T2_MAX];
     int nretries;
@@ -5634,6 +5638,16 @@ typedef struct {
     T2Held held[T2_MAX];
     int nheld;
     PyObject *out, *atts, *seqs, *ops;       /* ops: the tracker's steps, when a row besides messages made any */
+    /* (tlc3) the model and context window a request/header or request/context of the turn set (has_*), and how many
+     * attempt spans were made before the first of each set (they get the pass's: Builder.turn_c) */
+    int has_model, has_window;
+    Py_ssize_t model_a, model_b, km, kw;
+    long long window;
+    /* (tlc3) the open compactions; compaction spans made before any prompt of the turn (tokensBefore: the pass's
+     * last input) and those still waiting for the next prompt (tokensAfter) at the end (lists made at the first) */
+    T2Comp comps[T2_MAX];
+    int ncomps;
+    PyObject *before, *wait;
 } T2Ctx;
 
 /* d[a:b] (a JSON string's bytes with no escape, its quotes excluded) as str */
@@ -6249,14 +6263,15 @@ static int t2_attempt(T2Ctx *c, const TlSettle *r) {
             goto fail;
     if (t2_set(sp, T2[K_turn], PyLong_FromLongLong(c->turn)) < 0 || t2_set(sp, T2[K_step], PyLong_FromLongLong(r->step)) < 0
         || t2_set(sp, T2[K_dispatchSeq], disp ? PyLong_FromLongLong(c->disp_seq) : Py_NewRef(Py_None)) < 0
-        || PyDict_SetItem(sp, T2[K_dispatchType], disp ? T2[c->disp_retry ? V_retrystarted : V_stepstart] : Py_None) < 0
+        || PyDict_SetItem(sp, T2[K_dispatchType], disp ? T2_DISP(c) : Py_None) < 0
         || t2_set(sp, T2[K_firstChunkSeq], tm ? PyLong_FromLongLong(r->seq) : Py_NewRef(Py_None)) < 0
         || PyDict_SetItem(sp, T2[K_ttftMs], Py_None) < 0 || PyDict_SetItem(sp, T2[K_decodeMs], Py_None) < 0
         || PyDict_SetItem(sp, T2[K_tokens], tokens) < 0 || PyDict_SetItem(sp, T2[K_tps], Py_None) < 0
         || PyDict_SetItem(sp, T2[K_finish], kind) < 0
         || PyDict_SetItem(sp, T2[K_status], r->inter == 1 ? T2[V_interrupted] : T2[V_committed]) < 0
         || t2_set(sp, T2[K_messageSeq], PyLong_FromLongLong(r->seq)) < 0
-        || PyDict_SetItem(sp, T2[K_model], Py_None) < 0 || PyDict_SetItem(sp, T2[K_contextWindow], Py_None) < 0)
+        || t2_set(sp, T2[K_model], c->has_model ? t2_str(d, c->model_a, c->model_b) : Py_NewRef(Py_None)) < 0
+        || t2_set(sp, T2[K_contextWindow], c->has_window ? PyLong_FromLongLong(c->window) : Py_NewRef(Py_None)) < 0)
         goto fail;
     if (!c->timed) {
         if (PyDict_SetItem(sp, T2[K_note], T2[V_notimes]) < 0)
@@ -6290,6 +6305,13 @@ static int t2_attempt(T2Ctx *c, const TlSettle *r) {
     if (!is_null) {
         long long prompt = tok[0] + tok[2] + tok[3];
         if (prompt != 0) {
+            if (c->wait != NULL && PyList_GET_SIZE(c->wait) > 0) {         /* (tlc3) Builder.emit_attempt */
+                for (Py_ssize_t x = 0; x < PyList_GET_SIZE(c->wait); x++)
+                    if (t2_set(PyList_GET_ITEM(c->wait, x), T2[K_tokensAfter], PyLong_FromLongLong(prompt)) < 0)
+                        goto fail;
+                if (PyList_SetSlice(c->wait, 0, PyList_GET_SIZE(c->wait), NULL) < 0)
+                    goto fail;
+            }
             if (!c->have_prompt)
                 c->first_prompt = prompt;
             c->have_prompt = 1;
@@ -6472,6 +6494,13 @@ static void t2_clear(T2Ctx *c) {
     Py_CLEAR(c->atts);
     Py_CLEAR(c->seqs);
     Py_CLEAR(c->ops);
+    for (int x = 0; x < c->ncomps; x++) {
+        Py_CLEAR(c->comps[x].shadow);
+        Py_CLEAR(c->comps[x].out);
+    }
+    c->ncomps = 0;
+    Py_CLEAR(c->before);
+    Py_CLEAR(c->wait);
 }
 
 static int t2_is_skipped(P d, Py_ssize_t p, Py_ssize_t tn, PyObject *skip) {
@@ -6530,7 +6559,7 @@ static int t2_failed(T2Ctx *c, const TlSettle *r) {
     PyObject *use = stream_use ? Py_BuildValue("(nn)", s->us.a, s->us.b) : t2_range(1, r->usage.a, r->usage.b);
     PyObject *times = s->have ? Py_BuildValue("(LL)", s->t0, s->t1) : Py_NewRef(Py_None);
     PyObject *disp = c->have_disp ? Py_BuildValue("(LLO)", c->disp_seq, c->disp_time,
-                                                  T2[c->disp_retry ? V_retrystarted : V_stepstart]) : Py_NewRef(Py_None);
+                                                  T2_DISP(c)) : Py_NewRef(Py_None);
     PyObject *op = fin == NULL || use == NULL || times == NULL || disp == NULL ? NULL
         : Py_BuildValue("(iLLLOOOO)", 1, r->seq, r->step, s->chunks, fin, use, times, disp);
     Py_XDECREF(fin);
@@ -6713,6 +6742,226 @@ static int t2_retry(T2Ctx *c, Py_ssize_t q, Py_ssize_t nl, int started) {
 
 #define T2_TAG(s) (tn == (Py_ssize_t)sizeof(s) - 1 && memcmp(d + p + 9, s, sizeof(s) - 1) == 0)
 
+/* (tlc3) an object at i whose brackets are at depth (every member valid JSON within max depth m, no key with an
+ * escape): its end, or -1; the value ranges of the nk keys (NULL: none) in va[], vb[] (-1: absent; a key found
+ * twice: -1) */
+static Py_ssize_t t2_findn(P d, Py_ssize_t i, Py_ssize_t n, int depth, int m, int nk, const char *const *keys,
+                           Py_ssize_t *va, Py_ssize_t *vb) {
+    for (int x = 0; x < nk; x++)
+        va[x] = vb[x] = -1;
+    if (i < 0 || i >= n || d[i] != '{' || depth > (m & (TL_STRICT - 1)))
+        return -1;
+    i = tl_ws(d, i + 1, n);
+    if (i < n && d[i] == '}')
+        return i + 1;
+    for (;;) {
+        Py_ssize_t k, ke, v = t2_key(d, i, n, &k, &ke);
+        if (v < 0)
+            return -1;
+        Py_ssize_t e = tl_value(d, v, n, depth, m);
+        if (e < 0)
+            return -1;
+        for (int x = 0; x < nk; x++) {
+            const char *key = keys[x];
+            if (key != NULL && tl_key_is(d, k, ke, key)) {
+                if (va[x] >= 0)
+                    return -1;
+                va[x] = v;
+                vb[x] = e;
+            }
+        }
+        i = e;
+        int r = t2_next(d, &i, n);
+        if (r <= 0)
+            return r < 0 ? -1 : i;
+    }
+}
+
+static Py_ssize_t t2_find(P d, Py_ssize_t i, Py_ssize_t n, int depth, int m, const char *key0, const char *key1,
+                          Py_ssize_t va[2], Py_ssize_t vb[2]) {
+    const char *keys[2] = {key0, key1};
+    return t2_findn(d, i, n, depth, m, 2, keys, va, vb);
+}
+
+/* (tlc3) a model value at [a, b) (Builder: taken when a str): 1 set in c, 0 not a string (ignored), -1 refused (an
+ * escape) */
+static int t2_model(T2Ctx *c, Py_ssize_t a, Py_ssize_t b) {
+    if (a < 0 || c->d[a] != '"')
+        return 0;
+    int esc = 0;
+    if (tl_string(c->d, a, b, &esc) != b || esc)
+        return -1;
+    if (!c->has_model)
+        c->km = PyList_GET_SIZE(c->atts);
+    c->has_model = 1;
+    c->model_a = a + 1;
+    c->model_b = b - 1;
+    return 1;
+}
+
+/* (tlc3) a request/header (Builder._on_dispatch: header.config.model when a string; the turn's dispatch) or a
+ * request/context (Builder._on_context: model when a string, contextWindow when an int > 0), the row in the writer's
+ * layout up to its data (any object: every member checked): 1 read, 0 not taken */
+static int t2_request(T2Ctx *c, Py_ssize_t q, Py_ssize_t nl, int header) {
+    P d = c->d;
+    long long seq, time;
+    Py_ssize_t i = tl_int(d, LIT(d, q, nl, "\",\"seq\":"), nl, &seq);
+    i = tl_int(d, LIT(d, i, nl, ",\"time\":"), nl, &time);
+    i = LIT(d, i, nl, ",\"data\":");
+    Py_ssize_t va[2], vb[2], e;
+    int m = c->max_depth | TL_STRICT;           /* (numbers as tl_refused takes them: see tl_settle) */
+    e = t2_find(d, i, nl, 2, m, header ? "header" : "model", header ? NULL : "contextWindow", va, vb);
+    if (e < 0 || LIT(d, e, nl, "}") != nl || seq <= c->prev_seq)
+        return 0;
+    if (header) {
+        Py_ssize_t ca[2], cb[2], ma[2], mb[2];
+        if (va[0] < 0 || t2_find(d, va[0], vb[0], 3, m, "config", NULL, ca, cb) != vb[0] || ca[0] < 0
+            || t2_find(d, ca[0], cb[0], 4, m, "model", NULL, ma, mb) != cb[0])
+            return 0;                               /* (a header or config that is not an object: the exact way) */
+        if (t2_model(c, ma[0], mb[0]) < 0)
+            return 0;
+        c->have_disp = 1;
+        c->disp_retry = 2;
+        c->disp_seq = seq;
+        c->disp_time = time;
+    } else {
+        long long w = 0;
+        if (va[1] >= 0 && (d[va[1]] == '-' || (d[va[1]] >= '0' && d[va[1]] <= '9'))
+            && tl_int(d, va[1], nl, &w) != vb[1])
+            return 0;                               /* (a float, or an int of more than 15 digits: the exact way) */
+        if (t2_model(c, va[0], vb[0]) < 0)
+            return 0;
+        if (w > 0) {
+            if (!c->has_window)
+                c->kw = PyList_GET_SIZE(c->atts);
+            c->has_window = 1;
+            c->window = w;
+        }
+    }
+    c->prev_seq = seq;
+    if (time > 0)
+        c->last_time = time;
+    return 1;
+}
+
+/* (tlc3) a compaction row's envelope in the writer's layout and its data (any object: every member checked) with
+ * compactionId (keys[0]) a plain string: 1 (its seq and time, the members' ranges), else 0 */
+static int t2_comp_row(T2Ctx *c, Py_ssize_t q, Py_ssize_t nl, int nk, const char *const *keys, long long *seq,
+                       long long *time, Py_ssize_t *va, Py_ssize_t *vb) {
+    P d = c->d;
+    Py_ssize_t i = tl_int(d, LIT(d, q, nl, "\",\"seq\":"), nl, seq);
+    i = tl_int(d, LIT(d, i, nl, ",\"time\":"), nl, time);
+    i = LIT(d, i, nl, ",\"data\":");
+    Py_ssize_t e = t2_findn(d, i, nl, 2, c->max_depth | TL_STRICT, nk, keys, va, vb);
+    int esc = 0;
+    if (e < 0 || LIT(d, e, nl, "}") != nl || *seq <= c->prev_seq || va[0] < 0 || d[va[0]] != '"'
+        || tl_string(d, va[0], vb[0], &esc) != vb[0] || esc)
+        return 0;
+    va[0]++;                                    /* (the id's bytes) */
+    vb[0]--;
+    return 1;
+}
+
+/* (tlc3) the open compaction of id d[a:b], or -1 */
+static int t2_comp_of(T2Ctx *c, Py_ssize_t a, Py_ssize_t b) {
+    for (int x = 0; x < c->ncomps; x++)
+        if (c->comps[x].cb - c->comps[x].ca == b - a && memcmp(c->d + a, c->d + c->comps[x].ca, (size_t)(b - a)) == 0)
+            return x;
+    return -1;
+}
+
+/* (tlc3) an int (at most 15 digits) or null or absent at [a, b): 1 and *v (a new reference), 0 another value, -1 */
+static int t2_int_or_none(T2Ctx *c, Py_ssize_t a, Py_ssize_t b, Py_ssize_t nl, PyObject **v) {
+    long long x;
+    *v = NULL;
+    if (a < 0 || LIT(c->d, a, b, "null") == b)
+        *v = Py_NewRef(Py_None);
+    else if (tl_int(c->d, a, nl, &x) == b)
+        *v = PyLong_FromLongLong(x);
+    else
+        return 0;
+    return *v == NULL ? -1 : 1;
+}
+
+/* (tlc3) compaction/start, /summary, /end (Builder._on_compaction) in the order start, summary, end of one id: 1 read,
+ * 0 not taken, -1 error */
+static int t2_compaction(T2Ctx *c, Py_ssize_t q, Py_ssize_t nl, int what) {
+    static const char *const k_start[1] = {"compactionId"};
+    static const char *const k_summ[3] = {"compactionId", "shadowedTokenCount", "usage"};
+    static const char *const k_end[3] = {"compactionId", "turn", "error"};
+    static const char *const k_use[1] = {"outputTokens"};
+    P d = c->d;
+    long long seq, time;
+    Py_ssize_t va[3], vb[3];
+    if (!t2_comp_row(c, q, nl, what == 0 ? 1 : 3, what == 0 ? k_start : what == 1 ? k_summ : k_end, &seq, &time, va,
+                     vb))
+        return 0;
+    int k = t2_comp_of(c, va[0], vb[0]);
+    if (what == 0) {
+        if (k >= 0 || c->ncomps >= T2_MAX)
+            return 0;
+        T2Comp *x = &c->comps[c->ncomps++];
+        x->ca = va[0];
+        x->cb = vb[0];
+        x->seq = seq;
+        x->time = time;
+        x->summ = 0;
+        x->shadow = x->out = NULL;
+    } else if (what == 1) {
+        if (k < 0 || c->comps[k].summ)
+            return 0;
+        PyObject *shadow, *out = NULL;
+        int got = t2_int_or_none(c, va[1], vb[1], nl, &shadow);
+        if (got <= 0)
+            return got;
+        if (va[2] >= 0 && LIT(d, va[2], vb[2], "null") != vb[2]) {
+            Py_ssize_t ua[1], ub[1];
+            if (d[va[2]] != '{' || t2_findn(d, va[2], vb[2], 3, c->max_depth | TL_STRICT, 1, k_use, ua, ub) != vb[2])
+                got = 0;                            /* (a usage that is not an object: the exact way) */
+            else
+                got = t2_int_or_none(c, ua[0], ub[0], nl, &out);
+        } else
+            got = (out = Py_NewRef(Py_None)) != NULL;
+        if (got <= 0) {
+            Py_DECREF(shadow);
+            return got;
+        }
+        c->comps[k].summ = 1;
+        c->comps[k].shadow = shadow;
+        c->comps[k].out = out;
+    } else {
+        if (k < 0 || !c->comps[k].summ || (va[2] >= 0 && LIT(d, va[2], vb[2], "null") != vb[2]))
+            return 0;                               /* (an error logged: the exact way) */
+        PyObject *turn;
+        int got = va[1] >= 0 && LIT(d, va[1], vb[1], "null") != vb[1] ? t2_int_or_none(c, va[1], vb[1], nl, &turn)
+            : (turn = PyLong_FromLongLong(c->turn)) != NULL ? 1 : -1;
+        if (got <= 0)
+            return got;
+        T2Comp *x = &c->comps[k];
+        PyObject *sp = t2_span(V_compaction, x->seq, seq, 1, x->time, time, Py_NewRef(T2[V_compaction]));
+        int before = !c->have_prompt;
+        if (sp == NULL || t2_set(sp, T2[K_turn], turn) < 0 || PyDict_SetItem(sp, T2[K_shadowedTokens], x->shadow) < 0
+            || PyDict_SetItem(sp, T2[K_summaryTokens], x->out) < 0
+            || t2_set(sp, T2[K_tokensBefore], before ? Py_NewRef(Py_None) : PyLong_FromLongLong(c->last_prompt)) < 0
+            || PyDict_SetItem(sp, T2[K_tokensAfter], Py_None) < 0 || t2_measure(c, sp, 1, x->time, time) < 0
+            || (c->wait == NULL && (c->wait = PyList_New(0)) == NULL)
+            || (before && c->before == NULL && (c->before = PyList_New(0)) == NULL)
+            || PyList_Append(c->out, sp) < 0 || PyList_Append(c->wait, sp) < 0
+            || (before && PyList_Append(c->before, sp) < 0)) {
+            Py_XDECREF(sp);
+            return -1;
+        }
+        Py_DECREF(sp);
+        Py_CLEAR(x->shadow);
+        Py_CLEAR(x->out);
+        c->comps[k] = c->comps[--c->ncomps];
+    }
+    c->prev_seq = seq;
+    if (time > 0)
+        c->last_time = time;
+    return 1;
+}
+
 /* one row of the turn at [p, nl) (q: the quote closing its type): 1 read, 2 the turn's end, 0 not taken, -1 error */
 static int t2_row(T2Ctx *c, Py_ssize_t p, Py_ssize_t q, Py_ssize_t nl, Py_ssize_t max_row, PyObject *skip,
                   Py_ssize_t *kind_a, Py_ssize_t *kind_b, long long *end_seq, long long *end_time) {
@@ -6777,6 +7026,10 @@ static int t2_row(T2Ctx *c, Py_ssize_t p, Py_ssize_t q, Py_ssize_t nl, Py_ssize_
     }
     if (T2_TAG("llm/retry") || T2_TAG("llm/retry-started"))
         return t2_retry(c, q, nl, T2_TAG("llm/retry-started"));
+    if (T2_TAG("request/header") || T2_TAG("request/context"))
+        return t2_request(c, q, nl, T2_TAG("request/header"));
+    if (T2_TAG("compaction/start") || T2_TAG("compaction/summary") || T2_TAG("compaction/end"))
+        return t2_compaction(c, q, nl, T2_TAG("compaction/start") ? 0 : T2_TAG("compaction/summary") ? 1 : 2);
     if (T2_TAG("tool/call")) {
         T2Call call;
         if (!t2_call(d, q, nl, &turn, &call) || turn != c->turn || call.seq <= c->prev_seq)
@@ -6870,7 +7123,7 @@ static PyObject *tl_turn(P d, Py_ssize_t p, Py_ssize_t stop, const TlRun *ts, Py
         t2_clear(&c);
         return NULL;
     }
-    if (got != 2 || c.nsteps || c.ncalls || c.nheld || c.nretries) {
+    if (got != 2 || c.nsteps || c.ncalls || c.nheld || c.nretries || c.ncomps) {
         t2_clear(&c);
         Py_RETURN_NONE;
     }
@@ -6885,14 +7138,20 @@ static PyObject *tl_turn(P d, Py_ssize_t p, Py_ssize_t stop, const TlRun *ts, Py
         t2_clear(&c);
         return NULL;
     }
-    PyObject *disp = c.have_disp ? Py_BuildValue("(LLO)", c.disp_seq, c.disp_time, T2[c.disp_retry ? V_retrystarted
-                                                                                    : V_stepstart]) : Py_NewRef(Py_None);
+    PyObject *disp = c.have_disp ? Py_BuildValue("(LLO)", c.disp_seq, c.disp_time, T2_DISP(&c)) : Py_NewRef(Py_None);
     PyObject *prompts = c.have_prompt ? Py_BuildValue("(LL)", c.first_prompt, c.last_prompt) : Py_NewRef(Py_None);
-    PyObject *item = disp == NULL || prompts == NULL ? NULL
-        : Py_BuildValue("(OO(nnLL)LLOOOO)", c.out, c.atts, p, at, ts->seq0, index, c.turn, c.last_time, disp, c.seqs,
-                        prompts, c.ops != NULL ? c.ops : Py_None);
+    Py_ssize_t natts = PyList_GET_SIZE(c.atts);
+    PyObject *cfg = !c.has_model && !c.has_window && c.wait == NULL ? Py_NewRef(Py_None)            /* (tlc3) */
+        : Py_BuildValue("(nNnNOO)", c.has_model ? c.km : natts, c.has_model ? t2_str(d, c.model_a, c.model_b)
+                        : Py_NewRef(Py_None), c.has_window ? c.kw : natts,
+                        c.has_window ? PyLong_FromLongLong(c.window) : Py_NewRef(Py_None),
+                        c.before != NULL ? c.before : Py_None, c.wait != NULL ? c.wait : Py_None);
+    PyObject *item = disp == NULL || prompts == NULL || cfg == NULL ? NULL
+        : Py_BuildValue("(OO(nnLLO)LLOOOO)", c.out, c.atts, p, at, ts->seq0, index, cfg, c.turn, c.last_time, disp,
+                        c.seqs, prompts, c.ops != NULL ? c.ops : Py_None);
     Py_XDECREF(disp);
     Py_XDECREF(prompts);
+    Py_XDECREF(cfg);
     t2_clear(&c);
     *end = at;
     *rows = c_rows;

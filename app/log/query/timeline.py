@@ -284,17 +284,32 @@ class Builder:
         """A whole turn the C row scan read and built (``timeline_scan.TURN``: its spans, and what its rows leave
         in this state), taken when this state is the one the C scan assumes: nothing open (turn, step, call, held
         tool span, attempt, chunk times), the attempt tracker as a turn end leaves it, and none of its attempts given
-        out already; else False (its rows are read one by one).  Its attempts get this state's model and context
-        window, its first prompt size the waiting compactions' ``tokensAfter``."""
-        spans, atts, _rows, turn, last_time, disp, seqs, prompts, ops = x
+        out already; else False (its rows are read one by one).  Its attempts made before a request row of the turn
+        set the model (the context window) get this state's (the rest the turn's, which this state then takes), its
+        first prompt size the waiting compactions' ``tokensAfter``; its compactions made before any prompt of the turn
+        this state's last input as ``tokensBefore``, those with no prompt after them wait (see :meth:`emit_attempt`)."""
+        spans, atts, rows, turn, last_time, disp, seqs, prompts, ops = x
         at = self.at
         if self.open or self.calls or self.step_tools or self.times or self.undone or self.turn is not None \
                 or not at.at_rest() or type(self.dispatch) is not dict or self.n_kept != len(at.attempts) \
-                or not self.done.isdisjoint(seqs):
+                or not self.done.isdisjoint(seqs) or self.summaries:
             return False
         model, window = self.model, self.window
-        for sp in atts:
+        cfg = rows[4]       # (the turn's request and compaction rows: None, or (km, model | None, kw, window | None,
+        km = kw = len(atts)     # compactions before a prompt | None, compactions waiting | None))
+        wait = None
+        if cfg is not None:
+            km, m2, kw, w2, before, wait = cfg
+            if m2 is not None:
+                self.model = m2
+            if w2 is not None:
+                self.window = w2
+            if before:
+                for c in before:
+                    c["tokensBefore"] = self.last_input
+        for sp in atts[:km]:
             sp["model"] = model
+        for sp in atts[:kw]:
             sp["contextWindow"] = window
         if ops is None:
             at.committed([(turn, sp["step"]) for sp in atts])     # (each settled, then pruned at the turn's end)
@@ -312,6 +327,8 @@ class Builder:
                 c["tokensAfter"] = prompts[0]
             self.compactions = []
             self.last_input = prompts[1]
+        if wait:
+            self.compactions += wait
         self.out += spans
         if ops is not None:
             self._close_turn(turn)

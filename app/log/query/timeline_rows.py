@@ -18,7 +18,8 @@ else.  The logical face: rows from the repair cut on are left out and the closur
 (:meth:`~app.log.index.reader.LogReader.iter_events` with ``logical=True`` gives the same events).
 
 Whole turns (:data:`TURN_C`, v2+ logs): where the row scan in C reads every row of a turn (``timeline_scan.TURN``:
-bounds, committed and log-only settlements, tool calls and results, retries, in the writer's shapes), it builds the
+bounds, committed and log-only settlements, tool calls and results, retries, request headers and contexts, in the
+writer's shapes), it builds the
 turn's spans itself; the pass's Builder takes them (:meth:`~app.log.query.timeline.Builder.turn_c`) when its state is
 at rest, else the turn's rows are read again one by one.  ``tests/test_timeline_tlc2.py`` holds the two equal.
 """
@@ -140,7 +141,7 @@ def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[
             elif n == 10:                       # (a settlement the C scan read: Builder.settled_c reads it)
                 yield (x, data)
             else:                               # (a whole turn: Builder.turn_c takes it, else its rows again)
-                a, z, _seq, i = cast(tuple[int, int, int, int], x[2])
+                a, z, _seq, i = cast(tuple[int, int, int, int, Any], x[2])[:4]
                 yield (x, data, functools.partial(_fast_segment, seg, readers, decode_row, None, flags & ~TURN,
                                                   (a, z, i)))
             continue

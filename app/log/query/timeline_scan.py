@@ -36,7 +36,8 @@ from ..index.fastindex import load_rowscan_c
 
 PACKED, CHUNK, SMALL, SETTLE = 1, 2, 4, 8
 # (the tlc2 helper, C only) TURN: a whole turn read and built into its spans by the C scan, when it can be (an item
-# (spans, attempts, (start, end, seq, index), turn, last time, dispatch, attempt seqs, prompts | None) that
+# (spans, attempts, (start, end, seq, index, request state | None), turn, last time, dispatch, attempt seqs,
+# prompts | None, tracker ops | None) that
 # app.log.query.timeline.Builder.turn_c takes, else reads the turn's rows again without TURN); TIMED: the log has times
 TURN, TIMED = 16, 32
 SMALL_TYPES = ("step/start", "step/end", "turn/start")          # (the code of a small row: its index here)
