@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .reader import LogReader
 
 _TYPE_AT_ROW = re.compile(rb'\n\{"type": ?"([^"]*)"')       # (a literal first byte: a fast scan; no alternation)
+_TYPE_AT_START = re.compile(rb'\{"type": ?"([^"]*)"')       # the first row (no newline before it)
 _TYPE = re.compile(rb'\{"type": ?"([^"\\]*)"')
 _V2_SURFACE = V2_SURFACE_TYPES
 _V2_NEEDED = V2_TYPES
@@ -79,6 +80,16 @@ def _read_path(reader: LogReader, defective: Optional[bool]) -> list[Problem]:
     return rp.finish(defective)
 
 
+def row_types(data: bytes) -> set[bytes]:
+    """The set ``_TYPE_AT_ROW.findall(b"\\n" + data)`` gives, without copying ``data`` to prepend the newline."""
+    first = _TYPE_AT_START.match(data)
+    if first is None:
+        return set(_TYPE_AT_ROW.findall(data))
+    types = set(_TYPE_AT_ROW.findall(data, first.end()))
+    types.add(first.group(1))
+    return types
+
+
 class ReadPath:
     """The read-path rules fed a segment at a time (:func:`_read_path`; the one background pass of
     :mod:`app.log.query.ahead` feeds it the segments it reads, then hands it to :func:`dsh_verdict`)."""
@@ -99,8 +110,8 @@ class ReadPath:
         if seg.bad:
             return
         reader, mig = self.reader, self.mig
-        data = b"\n" + (b"\n".join(raw for _p, raw in seg.rows) if seg.rows is not None else seg.data)
-        types = set(_TYPE_AT_ROW.findall(data))
+        data = b"\n".join(raw for _p, raw in seg.rows) if seg.rows is not None else seg.data
+        types = row_types(data)
         odd = [t for t in types if t not in _PACKED and t.decode("utf-8", "replace") not in self.known]
         if odd and self.unknown < _MAX_LISTED:               # (bounded: the first rows say it; the codec counts the rest)
             got = _unknown_required(reader, seg, odd, _MAX_LISTED - self.unknown)
