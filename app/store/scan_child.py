@@ -6,8 +6,8 @@ process they stall its UI thread for 50-170 ms at a time.  In a child process th
 a core of its own; the GUI's worker thread only waits on a pipe (which releases the GIL).
 
 The child writes pickled messages to stdout: ``("progress", done, total)``, ``("hits",
-[Hit, ...])`` (search, in batches), then ``("done", result)`` (FindStats or Outline) or
-``("error", text)``.  :func:`run_isolated` reads them, calls back in the caller's thread,
+[Hit, ...])`` (search, in batches), ``("surface", index or None)`` (the outline pass: :func:`surface_message`),
+then ``("done", result)`` (FindStats or Outline) or ``("error", text)``.  :func:`run_isolated` reads them, calls back in the caller's thread,
 and kills the child when ``cancelled()`` turns true.  It falls back to running the scan in
 the calling thread when no child can be started, in a frozen build (its entry point runs
 only the index child), or with ``SESSION_LENS_SCAN_INPROC=1``.  The store is only read.
@@ -44,6 +44,14 @@ def heap_trimmer() -> Optional[Callable[[], bool]]:
     return give_back if glibc() is not None else None
 
 
+def surface_message(reader: Any, sindex: Any) -> Any:
+    """What the pass sends the window of the surface index it built (for its row statuses): None when the index is
+    saved in its cache file (the window's surface job reads it from there, its columns a map of the file: issue 36,
+    neither process pickles ~5 MB of columns and records a 4 GB log's), else the index itself."""
+    from app.store.surface_cache import surface_on_disk
+    return None if surface_on_disk(reader) else sindex
+
+
 def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], send: Callable[[Any], None],
          cancelled: Optional[Callable[[], bool]] = None) -> Any:
     """Run ``task`` ("find": args {"opts": FindOptions, "limit": N}; "outline") over the
@@ -63,7 +71,7 @@ def scan(task: str, path: str, session_id: Optional[str], args: dict[str, Any], 
         if task == "outline":           # the work done ahead: checkpoints, surface index and outline in one read,
             from app.store.ahead_cache import cached_ahead     # saved beside the index (a reopen has them at once)
             from app.log.query.outline_packed import packed    # (turns packed: the window never holds them unpacked)
-            return packed(cached_ahead(r, progress, cancelled, lambda sx: send(("surface", sx)))[0])   # (row statuses)
+            return packed(cached_ahead(r, progress, cancelled, lambda sx: send(("surface", surface_message(r, sx))))[0])
         from app.log.query.find import FindStats, find
         st = FindStats()
         batch: list[Any] = []
