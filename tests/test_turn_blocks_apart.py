@@ -95,3 +95,20 @@ def test_the_window_puts_the_blocks_back(qtbot, make_window, log, monkeypatch, i
     turns = win.go_actions.outline.turns
     assert isinstance(turns.blocks, BlockFile) and turns == want
     assert list(turns.error_seqs) == sorted(s for t in want for s in t.error_seqs)
+
+
+def test_the_errors_seqs_are_kept_once_and_narrow(log):
+    """The whole log's error seqs and the seq -> row map share one sorted 32-bit column when no seq is there twice;
+    the answers are those of the turns themselves."""
+    from app.log.query.outline_packed import CompactTurns
+    want = build_outline(LogReader.open(str(log))).turns
+    rows = {s: w for t in want for s, w in zip(t.error_seqs, t.error_rows)}
+    assert len(rows) > 10
+    turns = CompactTurns(want).narrow()
+    assert turns.error_seqs.typecode == "i" and turns.error_where.seqs is turns.error_seqs
+    assert list(turns.error_seqs) == sorted(s for t in want for s in t.error_seqs)
+    assert {s: turns.error_where[s] for s in turns.error_where} == rows and turns == want
+    dup = next(t for t in want if t.error_seqs)
+    t2 = CompactTurns([*want, dup]).narrow()     # (a seq twice: the map keeps each once, the list both)
+    assert t2.error_where.seqs is not t2.error_seqs and len(t2.error_seqs) == len(rows) + len(dup.error_seqs)
+    assert {s: t2.error_where[s] for s in t2.error_where} == rows
