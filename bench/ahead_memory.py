@@ -107,7 +107,7 @@ else:
     r.close()
     t = time.perf_counter()
     msgs = []
-    ol = run_isolated("outline", path, None, {}, lambda m: msgs.append(m[0]), lambda: False)
+    ol = run_isolated("outline", path, None, {"blocks_apart": True}, lambda m: msgs.append(m[0]), lambda: False)
     assert ol.complete and "surface" in msgs
 secs = time.perf_counter() - t
 stop.set()

@@ -243,7 +243,8 @@ def _state(win) -> dict:
     """What the window is doing when a step is measured (a page read or a background job still in
     flight holds memory a settled window would not)."""
     h = win.history
-    return {"pages_loaded": len(h.pages), "loading": bool(h.loading), "jobs_busy": int(win.jobs.busy)}
+    return {"pages_loaded": len(h.pages), "loading": bool(h.loading), "jobs_busy": int(win.jobs.busy),
+            "jobs": sorted(j.name for j in getattr(win.jobs, "_live", ()))}
 
 
 def window_steps(path: Path, pages: int, top: int) -> list[dict]:
@@ -344,7 +345,8 @@ def main() -> int:
             heap += f"  anon after malloc_trim {r['trimmed_anon_mb']} MB"
         print(f"  {r['step']:8} anon {r['anon_mb']:7.1f} MB  rss {r['rss_mb']:7.1f} MB  {heap}  gc objects "
               f"{r['gc_objects']}  qobjects {r['qobjects']}  child anon peak {r['child_anon_peak_mb']} MB{ratio}  "
-              f"(pages {r['pages_loaded']}{', loading' if r['loading'] else ''}, jobs busy {r['jobs_busy']})")
+              f"(pages {r['pages_loaded']}{', loading' if r['loading'] else ''}, jobs busy {r['jobs_busy']}"
+              f"{': ' + ', '.join(r['jobs']) if r.get('jobs') else ''})")
         for t in r.get("top", []):
             print(f"      {t}")
         if "native" in r:

@@ -181,7 +181,7 @@ def test_the_shadow_map_keeps_no_dict_of_waiting_seqs():
 
 def test_the_pass_writes_its_turn_blocks_to_a_file_as_it_makes_them(logs):
     """The pass's packed turns keep no block in memory (a temporary file holds them, issue 36); sent to the window
-    (pickled) they are the plain list of blocks, the same turns."""
+    (pickled) they are one buffer of the blocks, read back as a file of the window's own, the same turns."""
     import pickle
     from app.log.blockfile import BlockFile
     path = logs[0, 4]
@@ -189,8 +189,9 @@ def test_the_pass_writes_its_turn_blocks_to_a_file_as_it_makes_them(logs):
     turns = build_ahead(LogReader.open(str(path)), sink=lambda p: None).outline.turns
     assert isinstance(turns.blocks, BlockFile) and len(turns.blocks) > 1 and not turns.blocks._mem
     assert turns == want
-    sent = pickle.loads(pickle.dumps(turns))
-    assert type(sent.blocks) is list and sent.blocks == list(turns.blocks) and sent == want
+    sent = pickle.loads(pickle.dumps(turns, pickle.HIGHEST_PROTOCOL))
+    assert isinstance(sent.blocks, BlockFile) and not sent.blocks._mem and list(sent.blocks) == list(turns.blocks)
+    assert sent == want
 
 
 def test_the_pass_child_trims_its_heap():

@@ -31,7 +31,8 @@ def test_blocks_read_back_equal_and_fall_back_to_memory(monkeypatch):
         assert f[k] == b and f[-1] == b and f[0] == b""      # read while it grows (the map follows)
     assert list(f) == want and len(f) == len(want) and f.nbytes() == sum(map(len, want))
     assert [f[k] for k in (54, 2, 0, -3)] == [want[k] for k in (54, 2, 0, -3)]
-    assert pickle.loads(pickle.dumps(f)) == want               # pickled: the plain list of its blocks
+    for proto in (4, 5):                                        # pickled: one buffer, read back as blocks
+        assert list(pickle.loads(pickle.dumps(f, proto))) == want
     with pytest.raises(IndexError):
         f[len(want)]
     f.close()
@@ -41,6 +42,8 @@ def test_blocks_read_back_equal_and_fall_back_to_memory(monkeypatch):
     monkeypatch.setattr(tempfile, "TemporaryFile", no_file)
     g = BlockFile(want)
     assert list(g) == want and g[-1] == want[-1]
+    assert list(pickle.loads(pickle.dumps(f2 := BlockFile(want), 5))) == want    # (read back with no file: in memory)
+    del f2
     monkeypatch.undo()
     # the file fills up after a few blocks: the rest stay in memory, all still equal
     real = os.pwrite
@@ -57,6 +60,11 @@ def test_blocks_read_back_equal_and_fall_back_to_memory(monkeypatch):
     assert list(h) == want and [h[k] for k in (3, 4, 5, 40)] == [want[k] for k in (3, 4, 5, 40)]
     h.append(b"more")
     assert h[-1] == b"more" and len(h) == len(want) + 1
+    for proto in (4, 5):                    # (some blocks in the file, the rest in memory: all sent, in order)
+        back = pickle.loads(pickle.dumps(h, proto))
+        assert list(back) == want + [b"more"] and back.nbytes() == h.nbytes()
+        back.append(b"again")
+        assert back[-1] == b"again" and back[-2] == b"more"
 
 
 def _hits(tmp_path) -> list:

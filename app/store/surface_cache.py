@@ -26,7 +26,7 @@ from .indexcache import (DIGEST_SIZE, cache_file, cache_size_limit, file_source_
 if TYPE_CHECKING:
     from ..log.index.reader import LogReader
 
-__all__ = ["cached_surface", "saved_surface"]
+__all__ = ["cached_surface", "saved_surface", "surface_on_disk"]
 
 # ``<key>.surface``: SURFACE_MAGIC, the head's length (u32), the head (MessagePack, :class:`_SurfaceFile`),
 # zero padding to a multiple of 8, the fold's columns (:data:`_COLUMNS`, native 8-byte ints, the lengths
@@ -110,6 +110,27 @@ def _load_surface(path: Path, limit: int = 1 << 36) -> Optional[tuple[_SurfaceFi
             return head, cols
     except (OSError, ValueError, msgspec.DecodeError, struct.error):
         return None
+
+
+def surface_on_disk(reader: LogReader) -> bool:
+    """Whether ``<key>.surface`` holds a sound index of this very revision of the log (same file, size, times and
+    header): what a window's surface job then reads with no pass (:func:`saved_surface` says "hit").  The background
+    pass tells the window so instead of sending it the index (issue 36: the window maps its columns from the file, and
+    neither process pickles them)."""
+    fsrc = file_source_of(reader)
+    src = fsrc if isinstance(fsrc, RawJsonlSource) or (fsrc is not None and fsrc.kind == "zstd") else None
+    root = cache_root()
+    ident = source_identity(src) if src is not None else None
+    if src is None or ident is None or root is None:
+        return False
+    loaded = _load_surface(cache_file(ident, root).with_suffix(".surface"), cache_size_limit(src.size))
+    if loaded is None:
+        return False
+    saved = loaded[0]
+    return (saved.path, saved.dev, saved.ino, saved.kind, saved.size, saved.mtime_ns, saved.ctime_ns) == \
+        (ident["path"], ident["dev"], ident["ino"], ident["kind"], ident["size"], ident["mtime_ns"], ident["ctime_ns"]) \
+        and saved.header == hashlib.sha256(src.header_raw).hexdigest() and src.header_end <= saved.upto <= src.size \
+        and saved.tail == tail_hash(src.fd, src.header_end, saved.upto)
 
 
 def cached_surface(reader: LogReader,

@@ -23,6 +23,7 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QInputDialog, QLabel, QListView, QTableView,
                                QVBoxLayout, QWidget)
 
+from ..log.blockfile import BlockFile
 from ..store import scan_child
 from .find_actions import dock
 from .frame_actions import action
@@ -52,6 +53,7 @@ class GoActions(QObject):
         self.win = win
         self.h = win.history
         self.ctl = win.history_actions.controller
+        self._pass_blocks = BlockFile()       # (the whole-log pass's turn blocks, sent ahead of its outline)
         self.outline_model = OutlineModel(self)
         self.problems_model = ProblemsModel(self)
         self.outline = None                 # app.log.query.outline.Outline once built
@@ -186,15 +188,22 @@ class GoActions(QObject):
         h = self.h
         h.expect_pass_surface()         # (its surface index goes to the row statuses: the first open reads the log once)
         # outline and problems of the whole log, built in a background child (app.store.scan_child)
-        job = self.win.jobs.submit_child(scan_child.spec("outline", h.path, h.session_id, {}), name="outline",
-                                         group=self.job_group("outline"), on_done=self._outline_done,
-                                         on_partial=lambda m: h.surface_from_pass(m[1]) if m[0] == "surface" else None,
+        self._pass_blocks = BlockFile(prefix="session-lens-turns-")      # (the turns' blocks, sent ahead)
+        job = self.win.jobs.submit_child(scan_child.spec("outline", h.path, h.session_id, {"blocks_apart": True}),
+                                         name="outline", group=self.job_group("outline"), on_done=self._outline_done,
+                                         on_partial=self._pass_message,
                                          on_end=lambda j: h.surface_pass_ended() if j is self.outline_job else None,
                                          on_error=lambda msg: self.outline_label.setText(f"Outline failed: {msg}"),
                                          on_progress=lambda d, t: self.outline_label.setText(
                                              f"Building the outline… {100 * d / max(1, t):.0f}%"))
         self.outline_tasks.track(job, "Reading the whole log ahead: turns, errors, problems")
         self.outline_job = job
+
+    def _pass_message(self, m) -> None:
+        if m[0] == "surface":
+            self.h.surface_from_pass(m[1])
+        elif m[0] == "turn-blocks":
+            self._pass_blocks.add_joined(m[1], m[2])
 
     def _pass_cancelled(self, _title: str) -> None:
         """Cancel of the whole-log pass (the pane cancelled its job: the job API killed its child, stopped
@@ -207,6 +216,8 @@ class GoActions(QObject):
         from .memory import trim
         from .outline_turns import keep_small
         ol = packed(ol)                               # (the child packed its turns already: issue 36)
+        scan_child.take_blocks(ol.turns, self._pass_blocks)    # (their blocks came ahead, in a file already)
+        self._pass_blocks = BlockFile()
         keep_small(ol.turns)                          # (their blocks in a temporary file, 32-bit columns)
         trim()                                        # (and the freed heap of the message back)
         self.outline = ol

@@ -34,6 +34,11 @@ TURN_BLOCK = 64
 _NONE = -(1 << 63)
 
 
+def _narrow(a: Any) -> Any:
+    return array("i", a) if isinstance(a, array) and a.typecode == "q" and \
+        (not a or min(a) > -(1 << 31) and max(a) < 1 << 31) else a
+
+
 def _record(t: TurnEntry) -> bytes:
     return pickle.dumps(tuple(getattr(t, f) for f in _FIELDS), pickle.HIGHEST_PROTOCOL)
 
@@ -190,7 +195,25 @@ class CompactTurns:
         if len(errs.seqs):
             self.error_seqs = SeqArray("q", sorted(errs.seqs))  # the whole log's errors, sorted
             self.error_where = errs.rows()
+            if len(self.error_where.seqs) == len(self.error_seqs):      # (no seq twice: the very same seqs, kept once)
+                self.error_where.seqs = self.error_seqs
             self._errs = _ErrorColumns()
+        return self
+
+    def narrow(self) -> CompactTurns:
+        """Sealed, its per-turn columns and its errors' seqs as 32-bit ints where every value fits (turn numbers past
+        64 bits are a list, kept as it is): what the window keeps and what the pass's child sends (issue 36).  In
+        place."""
+        self.seal()
+        self.ends = _narrow(self.ends)
+        self.numbers = _narrow(self.numbers)
+        self.first_seqs = _narrow(self.first_seqs)
+        seqs = _narrow(self.error_seqs)
+        if seqs is not self.error_seqs:
+            seqs = SeqArray("i", seqs)
+            if self.error_where.seqs is self.error_seqs:
+                self.error_where.seqs = seqs
+            self.error_seqs = seqs
         return self
 
     def __getstate__(self) -> dict[str, Any]:

@@ -57,8 +57,16 @@ class TruthModel:
             self.surface_pass_ended()
 
     def surface_from_pass(self, sindex) -> None:
-        """The whole-log pass's surface index (the first open reads the log once)."""
+        """The whole-log pass's surface index (the first open reads the log once); None: the pass saved it in its
+        cache file, read from there (:func:`~app.store.scan_child.surface_message`: the columns stay a map of the
+        file, issue 36); if that read finds none after all, the log is read as when the pass brings none."""
         self._pass_over = True
+        if sindex is None:
+            if self.pages and self.window.sindex is None:
+                self._waiting = False
+                self.jobs.submit(surface_job, self.path, self.session_id, False, name="surface",
+                                 group=self.job_group("surface"), on_done=self._cached_surface, on_error=lambda msg: None)
+            return
         self._install_surface(sindex)
 
     def surface_pass_ended(self) -> None:
