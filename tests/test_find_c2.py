@@ -56,6 +56,13 @@ def same(data: bytes, rng: random.Random, needles=NEEDLES) -> int:
             assert (g, got[1:]) == (w, want[1:]), \
                 (needle, mode, torn, got[1:], want[1:], next(((a, b) for a, b in zip(g, w) if a != b), None))
             hits += sum(1 for it in got[0] if type(it) is not int)
+        # places in rows (the prefilter's), several a row, a newline's own, none past the end: the rows found as
+        # row_starts finds them
+        places = sorted(rng.sample(range(len(data)), min(len(data), 3 * len(starts))))
+        args = (data, places, len(data), False, 1 << 25, READ_T, needle.encode(), mode, C2_KINDS,
+                (LazyHit, FR, SRC, BASE), True)
+        got, want = C(*args), find_hits_py(*args)
+        assert (_plain(got[0]), got[1:]) == (_plain(want[0]), want[1:]), (needle, mode, "places")
     return hits
 
 

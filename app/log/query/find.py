@@ -172,19 +172,20 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
                     if progress:
                         progress(seg.end if isinstance(seg.end, int) else 0, st.bytes_total)
                     continue
-                starts: Optional[list[int]] = _gated_starts(pre, data, cands, lim)
+                # (the candidate rows read and matched in C: a hit each, a row the C leaves to us by its start;
+                # not once the reader reads every snippet as it comes: each would cost a decode of its row again)
+                c_way = _c_way(fast, seg, pre)
+                places = c_way is _c2_hits and not pre.also          # (find_hits finds the rows of the places)
+                starts: Optional[list[int]] = cands if places else _gated_starts(pre, data, cands, lim)
             else:
-                starts = None
+                starts, c_way, places = None, None, False
             line = seg.line0
             counted = 0
             tb = TurnTracker(codec, seg, turn, st, lim)
             view = memoryview(data)               # (a row copied once out of the reused buffer, not twice)
-            if fast is not None and not fast.eager_reader() and fast.c_hits is not None and starts is not None \
-                    and isinstance(seg, Win) and pre is not None and pre.gate is None:
-                # (the candidate rows read and matched in C: a hit each, a row the C leaves to us by its start;
-                # not once the reader reads every snippet as it comes: each would cost a decode of its row again)
-                way = _c2_hits if c2_ready(fast) else _c_text_hits
-                starts = yield from way(fast, seg, data, starts, lim, hits_of, tb, st, cancel, limit)
+            if c_way is not None and starts is not None:
+                assert fast is not None and isinstance(seg, Win)
+                starts = yield from c_way(fast, seg, data, starts, lim, hits_of, tb, st, cancel, limit, places)
                 if starts is None:
                     return
             for rs, re_ in row_spans(data, starts, lim):
@@ -222,6 +223,14 @@ def _turn_after(codec: RowCodec, src: Any, seg: Union[Win, Segment], lim: int, s
         return turn
     t = last_turn_in(codec, seg, lim, st)
     return turn if t is None else t
+
+
+def _c_way(fast: Optional[FastRows], seg: Union[Win, Segment], pre: Prefilter) -> Optional[Callable[..., Any]]:
+    """How a window's candidate rows are read and matched in C (:func:`_c2_hits`, :func:`_c_text_hits`), None: not
+    (no C text hits for this find, not a window of a raw JSONL file, a prefilter with a gate)."""
+    if fast is None or fast.eager_reader() or fast.c_hits is None or not isinstance(seg, Win) or pre.gate is not None:
+        return None
+    return _c2_hits if c2_ready(fast) else _c_text_hits
 
 
 def _gated_starts(pre: Prefilter, data: Any, cands: Any, lim: int) -> list[int]:
@@ -271,7 +280,7 @@ def _hits_of(codec: RowCodec, fast: Optional[FastRows], matcher: Matcher, opts: 
 
 def _c_text_hits(fast: FastRows, seg: Win, data: Any, starts: list[int], lim: int,
                  hits_of: Callable[..., Iterator[Hit]], tb: TurnTracker, st: FindStats, cancel: Cancel,
-                 limit: Optional[int]) -> Generator[Hit, None, Optional[list[int]]]:
+                 limit: Optional[int], places: bool = False) -> Generator[Hit, None, Optional[list[int]]]:
     """The hits of a window's candidate rows through :meth:`.FastRows.text_hits_of` (the C's text hits; a row it
     leaves to the caller taken by ``hits_of``), in row order: returns [] (the window done), or None (stop: cancelled,
     or the ``limit``-th hit given)."""
@@ -299,11 +308,12 @@ def _c_text_hits(fast: FastRows, seg: Win, data: Any, starts: list[int], lim: in
 
 def _c2_hits(fast: FastRows, seg: Win, data: Any, starts: list[int], lim: int,
              hits_of: Callable[..., Iterator[Hit]], tb: TurnTracker, st: FindStats, cancel: Cancel,
-             limit: Optional[int]) -> Generator[Union[Hit, Batch], None, Optional[list[int]]]:
+             limit: Optional[int], places: bool = False) -> Generator[Union[Hit, Batch], None, Optional[list[int]]]:
     """As :func:`_c_text_hits`, through rowscan_c.find_hits (:mod:`.find_c2`: the hits made in C): the hits
     between two rows left to us handed on as one :class:`Batch` (without a ``limit``), each row naming no turn
-    given the tracker's, in row order."""
-    items, read, flags = find_hits_of(fast, data, starts, lim, seg.torn, seg.pos, MAX_ROW_BYTES, READ_T, C2_KINDS)
+    given the tracker's, in row order.  ``places``: ``starts`` holds the prefilter's places, not rows' starts."""
+    items, read, flags = find_hits_of(fast, data, starts, lim, seg.torn, seg.pos, MAX_ROW_BYTES, READ_T, C2_KINDS,
+                                      places)
     st.rows_decoded += read
     st.rows_fast += read
     if not flags & (LEFT | NO_TURN) and limit is None:

@@ -275,7 +275,12 @@ class Prefilter:
 
     def _folded_positions(self, data: Buf, lim: int, out: list[int], rows: bool = False) -> None:
         anchor = self.anchor
-        if anchor is not None:
+        if anchor is not None and _C_FOLDED is not None:
+            # (the C's folded search from the first row holding the anchor on: no row checked one by one)
+            p = data.find(anchor, 0, lim)
+            if p >= 0:
+                self._fold_search(data, data.rfind(b"\n", 0, p) + 1, lim, out, rows)
+        elif anchor is not None:
             # every raw variant holds this byte: memchr finds it, or says no raw variant is here;
             # the rows holding it are checked folded; a byte that turns out common in this window
             # (more than ANCHOR_ROWS rows) gives way to folding the rest of the window
