@@ -137,7 +137,8 @@ def test_a_bad_needle_or_make_is_refused():
     data = b'{"type":"user/message","seq":1,"time":1,"data":{"content":"the"}}\n'
     ok = (data, [0], len(data), False, 1 << 25, READ_T, b"the", 0, C2_KINDS, (LazyHit, FR, SRC, 0))
     assert len(C(*ok)[0]) == 1
-    for k, bad in ((6, b"The"), (6, b""), (6, "\u00e9".encode()), (7, 2), (8, ("a",)), (9, (LazyHit, FR, SRC))):
+    for k, bad in ((6, b"The"), (6, b""), (6, "\u00e9".encode()), (7, 2), (8, ("a",)), (9, (LazyHit, FR, SRC)),
+                   (9, (type, FR, SRC, 0)), (9, (int, FR, SRC, 0))):
         args = list(ok)
         args[k] = bad
         with pytest.raises(ValueError):

@@ -5067,9 +5067,11 @@ static PyObject *find_hits(PyObject *self, PyObject *args) {
     if (lim > view.len)
         lim = view.len;
     if (PyTuple_GET_SIZE(kinds) != 2 || PyTuple_GET_SIZE(make) != 4 || !PyType_Check(PyTuple_GET_ITEM(make, 0))
+        || ((PyTypeObject *)PyTuple_GET_ITEM(make, 0))->tp_new != PyBaseObject_Type.tp_new
         || nd.len == 0 || (mode != 0 && mode != 1) || f2_setup() < 0) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "find_hits: two kinds, (cls, fast rows, source, base), a needle, mode 0 or 1");
+            PyErr_SetString(PyExc_ValueError, "find_hits: two kinds, (cls: a class made by object.__new__, fast rows, "
+                            "source, base), a needle, mode 0 or 1");
         goto out;
     }
     base = PyLong_AsSsize_t(PyTuple_GET_ITEM(make, 3));
