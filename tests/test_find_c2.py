@@ -200,3 +200,26 @@ def test_the_comparison_catches_a_planted_difference(tmp_path, monkeypatch):
                 it.__dict__["_source"] = s[:4] + (s[4] + 1,)
         return items
     planted(next_hit)                                              # another hit's snippet
+
+
+def test_a_limited_find_through_find_hits_stops_where_the_exact_way_does(tmp_path, monkeypatch):
+    """find(limit=n): the hits made in C are handed on one by one (no batch), the n-th the last, as the exact way's."""
+    import dataclasses
+
+    from app.log.query import find_fast, find_match
+    from app.log.query.find import find
+    p = tmp_path / "g.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=8, version=4), target_bytes=200_000)
+    seen = 0
+    for q in ("the", "\u2014", '"p'):
+        for n in (1, 7, 100):
+            got = {}
+            for fast in (True, False):
+                monkeypatch.setattr(find_fast, "ENABLED", fast)
+                monkeypatch.setattr(find_match, "FAST", fast)
+                r = _open(str(p))
+                got[fast] = [dataclasses.astuple(h) for h in find(r, FindOptions(q), limit=n)]
+                r.close()
+            assert got[True] == got[False] and len(got[True]) <= n, (q, n)
+            seen += len(got[True])
+    assert seen > 40, seen
