@@ -223,3 +223,29 @@ def test_a_limited_find_through_find_hits_stops_where_the_exact_way_does(tmp_pat
             assert got[True] == got[False] and len(got[True]) <= n, (q, n)
             seen += len(got[True])
     assert seen > 40, seen
+
+
+def test_a_row_of_a_type_showing_no_text_is_read_by_its_type_alone(tmp_path, monkeypatch):
+    """find_fast.quiet_type: a request/header (or another type showing no text) holding the word has no hit, its
+    type read without a decode; the same row whose last ``type`` key (plain or escaped) says otherwise, or that
+    msgspec does not read, takes the exact way: both ways give the same hits."""
+    from app.log.query import find_fast
+    p = tmp_path / "g.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=12, version=4), target_bytes=150_000)
+    head, *rows = [r for r in p.read_text().split("\n") if r]
+    quiet = [r for r in rows if r.startswith('{"type":"request/header"') and "the" in r]
+    assert quiet
+    q = quiet[0]
+    edited = [q, q[:-1] + ',"type":"user/message"}', q[:-1] + ',"typ\\u0065":"user/message"}',
+              q.replace('"data":{', '"data":{"content":"the word",', 1)[:-1] + ',"type":"user/message"}',
+              q[:-1] + ',"x":1e999}', q[:-1] + ',"x":"\\ud800"}', q.replace("the", "th\\u0065")]
+    f = tmp_path / "e.jsonl"
+    f.write_text("\n".join([head] + edited + rows[:50]) + "\n")
+    assert same_both_ways(lambda: _open(str(f)), FindOptions("the")) > 10
+    assert find_fast.quiet_type(q.encode()) and not find_fast.quiet_type(edited[1].encode())
+    assert not find_fast.quiet_type(edited[2].encode()) and not find_fast.quiet_type(edited[5].encode())
+    decoded = []
+    real = find_fast.light_event
+    monkeypatch.setattr(find_fast, "light_event", lambda raw, *a: decoded.append(raw) or real(raw, *a))
+    same_both_ways(lambda: _open(str(f)), FindOptions("the"))
+    assert q.encode() not in decoded and edited[3].encode() in decoded
