@@ -2,7 +2,7 @@
 (the project's own generator, app/tools/synth.py), each figure beside its reference measured in the same run.
 
     python bench/long_session_1g.py [--size MB] [--dir /tmp/sl-1g] [--runs N] [--only ROW,ROW] [--gen-only]
-                                    [--code CHECKOUT]
+                                    [--code CHECKOUT] [--old CHECKOUT]
 
 The log (``session-<MB>MB.v4.jsonl``) and its zstd form (``.jsonl.zstd``: frame 1 the header line, one frame per
 write batch, as dsh writes it) are generated once, together, and kept under ``--dir``.  Every measured operation
@@ -31,6 +31,7 @@ sys.path.insert(0, str(REPO))
 
 PY = sys.executable
 CODE = [str(REPO)]               # the checkout whose code the children run (--code: another one, e.g. main's)
+OLD: list[str] = []              # (--old) a checkout the find row also runs, each child right after the new one
 ROWS = ("find", "zstd", "page", "pass", "f8", "request", "errors", "export")
 
 
@@ -160,12 +161,13 @@ print(json.dumps(out))
 """
 
 
-def child(mode: str, path: str, arg: str = "", cache: str | None = None) -> dict:
+def child(mode: str, path: str, arg: str = "", cache: str | None = None, code: str | None = None) -> dict:
     env = dict(os.environ)
+    code = code or CODE[0]
     with tempfile.TemporaryDirectory(prefix="sl-cache-") as fresh:      # (never beside the shared logs)
         env["SESSION_LENS_CACHE_DIR"] = cache or fresh
-        got = subprocess.run([PY, "-c", _CHILD, CODE[0], mode, path, arg], capture_output=True, text=True,
-                             env=env, cwd=CODE[0])
+        got = subprocess.run([PY, "-c", _CHILD, code, mode, path, arg], capture_output=True, text=True,
+                             env=env, cwd=code)
     if got.returncode:
         raise RuntimeError(f"{mode} {arg}: {got.stderr[-2000:]}")
     return json.loads(got.stdout.strip().splitlines()[-1])
@@ -214,7 +216,11 @@ def words(path: str) -> dict[str, str]:
 
 def row_find(path: str, runs: int) -> None:
     for kind, w in words(path).items():
-        got = [child("find", path, w) for _ in range(runs)]
+        got, old = [], []
+        for _ in range(runs):            # (--old: the other checkout's child right after each, the same load)
+            got.append(child("find", path, w))
+            if OLD:
+                old.append(child("find", path, w, code=OLD[0]))
         rgs = [timed_cpu(["rg", "-c", "-F", w, path]) for _ in range(runs)]
         rg, rg_cpu = med([x[0] for x in rgs]), med([x[1] for x in rgs])
         rgi = med([timed(["rg", "-c", "-i", "-F", w, path]) for _ in range(runs)])
@@ -224,6 +230,11 @@ def row_find(path: str, runs: int) -> None:
         print(f"|   (CPU {cpu:.3f} s against rg's {rg_cpu:.3f} s: {cpu / max(rg_cpu, 1e-3):.1f}x; rg -c -i {rgi:.3f} s; "
               f"first hit {first:.3f} s, target <= 1 s; peak RSS {med([x['rss'] for x in got]) / 1e6:.0f} MB) |",
               flush=True)
+        if old:
+            og, ocpu = med([x["wall"] for x in old]), med([x["cpu"] for x in old])
+            print(f"|   (--old {OLD[0]}: {og:.3f} s, {og / rg:.1f}x rg; CPU {ocpu:.3f} s, "
+                  f"{ocpu / max(rg_cpu, 1e-3):.1f}x rg's; {old[0]['hits']:,} hits; new/old wall {g / og:.2f}, "
+                  f"CPU {cpu / ocpu:.2f}) |", flush=True)
 
 
 def row_zstd(zst: str, jsonl: str, runs: int) -> None:
@@ -326,9 +337,12 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=",".join(ROWS))
     ap.add_argument("--gen-only", action="store_true")
     ap.add_argument("--code", help="run the measured operations with another checkout's code (its native module built)")
+    ap.add_argument("--old", help="the find row: also run this checkout's code, alternating with the new (same load)")
     a = ap.parse_args(argv)
     if a.code:
         CODE[0] = os.path.abspath(a.code)
+    if a.old:
+        OLD.append(os.path.abspath(a.old))
     t = time.perf_counter()
     jsonl, zst = generate(a.dir, a.size)
     print(f"log {jsonl} {os.path.getsize(jsonl) / 1e6:.0f} MB, zstd {os.path.getsize(zst) / 1e6:.0f} MB "

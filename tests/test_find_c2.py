@@ -56,6 +56,13 @@ def same(data: bytes, rng: random.Random, needles=NEEDLES) -> int:
             assert (g, got[1:]) == (w, want[1:]), \
                 (needle, mode, torn, got[1:], want[1:], next(((a, b) for a, b in zip(g, w) if a != b), None))
             hits += sum(1 for it in got[0] if type(it) is not int)
+        # places in rows (the prefilter's), several a row, a newline's own, none past the end: the rows found as
+        # row_starts finds them
+        places = sorted(rng.sample(range(len(data)), min(len(data), 3 * len(starts))))
+        args = (data, places, len(data), False, 1 << 25, READ_T, needle.encode(), mode, C2_KINDS,
+                (LazyHit, FR, SRC, BASE), True)
+        got, want = C(*args), find_hits_py(*args)
+        assert (_plain(got[0]), got[1:]) == (_plain(want[0]), want[1:]), (needle, mode, "places")
     return hits
 
 
@@ -130,7 +137,8 @@ def test_a_bad_needle_or_make_is_refused():
     data = b'{"type":"user/message","seq":1,"time":1,"data":{"content":"the"}}\n'
     ok = (data, [0], len(data), False, 1 << 25, READ_T, b"the", 0, C2_KINDS, (LazyHit, FR, SRC, 0))
     assert len(C(*ok)[0]) == 1
-    for k, bad in ((6, b"The"), (6, b""), (6, "\u00e9".encode()), (7, 2), (8, ("a",)), (9, (LazyHit, FR, SRC))):
+    for k, bad in ((6, b"The"), (6, b""), (6, "\u00e9".encode()), (7, 2), (8, ("a",)), (9, (LazyHit, FR, SRC)),
+                   (9, (type, FR, SRC, 0)), (9, (int, FR, SRC, 0))):
         args = list(ok)
         args[k] = bad
         with pytest.raises(ValueError):
@@ -192,3 +200,52 @@ def test_the_comparison_catches_a_planted_difference(tmp_path, monkeypatch):
                 it.__dict__["_source"] = s[:4] + (s[4] + 1,)
         return items
     planted(next_hit)                                              # another hit's snippet
+
+
+def test_a_limited_find_through_find_hits_stops_where_the_exact_way_does(tmp_path, monkeypatch):
+    """find(limit=n): the hits made in C are handed on one by one (no batch), the n-th the last, as the exact way's."""
+    import dataclasses
+
+    from app.log.query import find_fast, find_match
+    from app.log.query.find import find
+    p = tmp_path / "g.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=8, version=4), target_bytes=200_000)
+    seen = 0
+    for q in ("the", "\u2014", '"p'):
+        for n in (1, 7, 100):
+            got = {}
+            for fast in (True, False):
+                monkeypatch.setattr(find_fast, "ENABLED", fast)
+                monkeypatch.setattr(find_match, "FAST", fast)
+                r = _open(str(p))
+                got[fast] = [dataclasses.astuple(h) for h in find(r, FindOptions(q), limit=n)]
+                r.close()
+            assert got[True] == got[False] and len(got[True]) <= n, (q, n)
+            seen += len(got[True])
+    assert seen > 40, seen
+
+
+def test_a_row_of_a_type_showing_no_text_is_read_by_its_type_alone(tmp_path, monkeypatch):
+    """find_fast.quiet_type: a request/header (or another type showing no text) holding the word has no hit, its
+    type read without a decode; the same row whose last ``type`` key (plain or escaped) says otherwise, or that
+    msgspec does not read, takes the exact way: both ways give the same hits."""
+    from app.log.query import find_fast
+    p = tmp_path / "g.jsonl"
+    write_jsonl(str(p), SessionSynth(seed=12, version=4), target_bytes=150_000)
+    head, *rows = [r for r in p.read_text().split("\n") if r]
+    quiet = [r for r in rows if r.startswith('{"type":"request/header"') and "the" in r]
+    assert quiet
+    q = quiet[0]
+    edited = [q, q[:-1] + ',"type":"user/message"}', q[:-1] + ',"typ\\u0065":"user/message"}',
+              q.replace('"data":{', '"data":{"content":"the word",', 1)[:-1] + ',"type":"user/message"}',
+              q[:-1] + ',"x":1e999}', q[:-1] + ',"x":"\\ud800"}', q.replace("the", "th\\u0065")]
+    f = tmp_path / "e.jsonl"
+    f.write_text("\n".join([head] + edited + rows[:50]) + "\n")
+    assert same_both_ways(lambda: _open(str(f)), FindOptions("the")) > 10
+    assert find_fast.quiet_type(q.encode()) and not find_fast.quiet_type(edited[1].encode())
+    assert not find_fast.quiet_type(edited[2].encode()) and not find_fast.quiet_type(edited[5].encode())
+    decoded = []
+    real = find_fast.light_event
+    monkeypatch.setattr(find_fast, "light_event", lambda raw, *a: decoded.append(raw) or real(raw, *a))
+    same_both_ways(lambda: _open(str(f)), FindOptions("the"))
+    assert q.encode() not in decoded and edited[3].encode() in decoded

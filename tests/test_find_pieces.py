@@ -85,10 +85,10 @@ def test_first_place_in_each_row_gives_the_same_rows(seed):
     """``positions(rows=True)``: the same rows as every place (one needle may be in a row many times)."""
     from app.log.query.find_rows import row_starts
     rnd = random.Random(seed)
-    words = ["the", "Thé", "ſtep", "STEP", "\\u00e9t\\u00e9", "été", '\\"q\\"', "by", "—"]
+    words = ["the", "Thé", "ſtep", "STEP", "\\u00e9t\\u00e9", "été", '\\"q\\"', "by", "—", '\\\\\\"step', '"Step']
     data = b"\n".join(" ".join(rnd.choice(words) for _ in range(rnd.randint(0, 30))).encode()
                       for _ in range(400)) + b"\n"
-    for q in ["the", "thé", "step", "été", '"q"', "by", "—", "Step", "é"]:
+    for q in ["the", "thé", "step", "été", '"q"', "by", "—", "Step", "é", '"step', 'q"']:
         for case in (False, True):
             pre = build_prefilter(FindOptions(q, case=case))
             if pre is None:

@@ -7302,8 +7302,10 @@ none:
 /* ---- end tlc2 ---- */
 
 /* ---- findc2: whole-log find's hits of a window's candidate rows, made in C (issue 29; owner: the findc2 helper) ----
- * find_hits(data, starts, lim, torn, max_row, needle, mode, kinds, make) -> (items, read, flags)
+ * find_hits(data, starts, lim, torn, max_row, types, needle, mode, kinds, make[, places]) -> (items, read, flags)
  *
+ * ``places``: ``starts`` holds places in rows (ascending, none negative), the prefilter's; each row holding one is
+ * taken once, as find_rows.row_starts takes them.
  * What findc's text_hits does for the rows of ``types`` (user and assistant messages, tool calls and results,
  * titles), with the same answers (app/log/query/find_c2.find_hits_py is its definition: text_hits_py's tuples made
  * into hits), faster; and a generic row (its type not in ftsc's FT_SPECIAL) whose payload's text (ft_payload) holds
@@ -7800,9 +7802,9 @@ static PyObject *find_hits(PyObject *self, PyObject *args) {
     Py_buffer view, nd;
     PyObject *starts, *types, *kinds, *make;
     Py_ssize_t lim, max_row, base;
-    int torn, mode;
-    if (!PyArg_ParseTuple(args, "y*O!npnO!y*iO!O!", &view, &PyList_Type, &starts, &lim, &torn, &max_row, &PyTuple_Type,
-                          &types, &nd, &mode, &PyTuple_Type, &kinds, &PyTuple_Type, &make))
+    int torn, mode, places = 0;
+    if (!PyArg_ParseTuple(args, "y*O!npnO!y*iO!O!|p", &view, &PyList_Type, &starts, &lim, &torn, &max_row, &PyTuple_Type,
+                          &types, &nd, &mode, &PyTuple_Type, &kinds, &PyTuple_Type, &make, &places))
         return NULL;
     PyObject *items = NULL, *res = NULL;
     P d = (P)view.buf;
@@ -7811,9 +7813,11 @@ static PyObject *find_hits(PyObject *self, PyObject *args) {
     if (lim > view.len)
         lim = view.len;
     if (PyTuple_GET_SIZE(kinds) != 2 || PyTuple_GET_SIZE(make) != 4 || !PyType_Check(PyTuple_GET_ITEM(make, 0))
+        || ((PyTypeObject *)PyTuple_GET_ITEM(make, 0))->tp_new != PyBaseObject_Type.tp_new
         || nd.len == 0 || (mode != 0 && mode != 1) || f2_setup() < 0) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "find_hits: two kinds, (cls, fast rows, source, base), a needle, mode 0 or 1");
+            PyErr_SetString(PyExc_ValueError, "find_hits: two kinds, (cls: a class made by object.__new__, fast rows, "
+                            "source, base), a needle, mode 0 or 1");
         goto out;
     }
     base = PyLong_AsSsize_t(PyTuple_GET_ITEM(make, 3));
@@ -7831,10 +7835,22 @@ static PyObject *find_hits(PyObject *self, PyObject *args) {
             }
     if ((items = PyList_New(0)) == NULL)
         goto out;
+    Py_ssize_t last_end = -1;
     for (Py_ssize_t j = 0; j < PyList_GET_SIZE(starts); j++) {
         Py_ssize_t s = PyLong_AsSsize_t(PyList_GET_ITEM(starts, j));
         if (s == -1 && PyErr_Occurred())
             goto out;
+        if (places) {                                  /* (find_rows.row_starts: the row of each place, once) */
+            if (s < 0 || s < last_end)
+                continue;
+            if (s >= lim)
+                break;
+            Py_ssize_t c = s;
+            P q = c > 0 ? memrchr(d, '\n', (size_t)c) : NULL;
+            s = q ? q - d + 1 : 0;
+            P nl = memchr(d + c, '\n', (size_t)(lim - c));
+            last_end = nl ? nl - d : lim;
+        }
         if (s < 0 || s >= lim)
             continue;
         P nl = memchr(d + s, '\n', (size_t)(lim - s));

@@ -28,9 +28,12 @@ prefilters on the raw bytes and decodes only the rows that may match:
 
 Results stream as :class:`Hit` (one per matching field of an event: seq, turn, kind, a plain
 one-line snippet, the match's span in the field's text).  For a literal with no space or control character in a
-raw JSONL file, a window's candidate rows are read and matched in C (:mod:`.find_fast`: the text hits, no row
-decoded) and each hit is a :class:`~.find_fast.LazyHit`, whose snippet is made from its row read again when it is
-first read (pickled, it goes unmade: ``Hit.row`` says where from; the window makes the snippets it shows).  ``cancel`` (a callable or a
+raw JSONL file, a window's candidate rows are read and matched in C, no row decoded, and each hit is a
+:class:`~.find_fast.LazyHit`, whose snippet is made from its row read again when it is first read (pickled, it goes
+unmade: ``Hit.row`` says where from; the window makes the snippets it shows).  Where the C is built this is
+:mod:`.find_c2` (rowscan_c.find_hits: the fields matched as UTF-8, the hits made in C, the rows of the prefilter's
+places found there, a generic row whose shown text holds no match read with no hit; the hits between two rows
+the C leaves to us handed on as one :class:`Batch`), else :mod:`.find_fast`'s text hits.  ``cancel`` (a callable or a
 ``threading.Event``) stops the scan between rows; ``progress(done, total)`` reports physical
 bytes.  :class:`FindStats` counts what was read.
 
@@ -172,19 +175,15 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
                     if progress:
                         progress(seg.end if isinstance(seg.end, int) else 0, st.bytes_total)
                     continue
-                starts: Optional[list[int]] = _gated_starts(pre, data, cands, lim)
+                c_way, places, starts = _candidates(fast, seg, pre, cands, lim)
             else:
-                starts = None
+                c_way, places, starts = None, False, None
             line = seg.line0
             counted = 0
             tb = TurnTracker(codec, seg, turn, st, lim)
             view = memoryview(data)               # (a row copied once out of the reused buffer, not twice)
-            if fast is not None and not fast.eager_reader() and fast.c_hits is not None and starts is not None \
-                    and isinstance(seg, Win) and pre is not None and pre.gate is None:
-                # (the candidate rows read and matched in C: a hit each, a row the C leaves to us by its start;
-                # not once the reader reads every snippet as it comes: each would cost a decode of its row again)
-                way = _c2_hits if c2_ready(fast) else _c_text_hits
-                starts = yield from way(fast, seg, data, starts, lim, hits_of, tb, st, cancel, limit)
+            if c_way is not None and starts is not None:
+                starts = yield from c_way(fast, seg, data, starts, lim, hits_of, tb, st, cancel, limit, places)
                 if starts is None:
                     return
             for rs, re_ in row_spans(data, starts, lim):
@@ -222,6 +221,25 @@ def _turn_after(codec: RowCodec, src: Any, seg: Union[Win, Segment], lim: int, s
         return turn
     t = last_turn_in(codec, seg, lim, st)
     return turn if t is None else t
+
+
+def _candidates(fast: Optional[FastRows], seg: Union[Win, Segment], pre: Prefilter, cands: list[int],
+                lim: int) -> tuple[Optional[Callable[..., Any]], bool, Optional[list[int]]]:
+    """(how the window's candidate rows are read and matched in C, or None; whether the C takes the prefilter's
+    places ``cands`` and finds their rows itself; the places, else the candidate rows' starts).  In C: a hit each, a
+    row the C leaves to us by its start; not once the reader reads every snippet as it comes (each would cost a
+    decode of its row again)."""
+    c_way = _c_way(fast, seg, pre)
+    places = c_way is _c2_hits and not pre.also
+    return c_way, places, cands if places else _gated_starts(pre, seg.data, cands, lim)
+
+
+def _c_way(fast: Optional[FastRows], seg: Union[Win, Segment], pre: Prefilter) -> Optional[Callable[..., Any]]:
+    """How a window's candidate rows are read and matched in C (:func:`_c2_hits`, :func:`_c_text_hits`), None: not
+    (no C text hits for this find, not a window of a raw JSONL file, a prefilter with a gate)."""
+    if fast is None or fast.eager_reader() or fast.c_hits is None or not isinstance(seg, Win) or pre.gate is not None:
+        return None
+    return _c2_hits if c2_ready(fast) else _c_text_hits
 
 
 def _gated_starts(pre: Prefilter, data: Any, cands: Any, lim: int) -> list[int]:
@@ -271,7 +289,7 @@ def _hits_of(codec: RowCodec, fast: Optional[FastRows], matcher: Matcher, opts: 
 
 def _c_text_hits(fast: FastRows, seg: Win, data: Any, starts: list[int], lim: int,
                  hits_of: Callable[..., Iterator[Hit]], tb: TurnTracker, st: FindStats, cancel: Cancel,
-                 limit: Optional[int]) -> Generator[Hit, None, Optional[list[int]]]:
+                 limit: Optional[int], places: bool = False) -> Generator[Hit, None, Optional[list[int]]]:
     """The hits of a window's candidate rows through :meth:`.FastRows.text_hits_of` (the C's text hits; a row it
     leaves to the caller taken by ``hits_of``), in row order: returns [] (the window done), or None (stop: cancelled,
     or the ``limit``-th hit given)."""
@@ -299,11 +317,12 @@ def _c_text_hits(fast: FastRows, seg: Win, data: Any, starts: list[int], lim: in
 
 def _c2_hits(fast: FastRows, seg: Win, data: Any, starts: list[int], lim: int,
              hits_of: Callable[..., Iterator[Hit]], tb: TurnTracker, st: FindStats, cancel: Cancel,
-             limit: Optional[int]) -> Generator[Union[Hit, Batch], None, Optional[list[int]]]:
+             limit: Optional[int], places: bool = False) -> Generator[Union[Hit, Batch], None, Optional[list[int]]]:
     """As :func:`_c_text_hits`, through rowscan_c.find_hits (:mod:`.find_c2`: the hits made in C): the hits
     between two rows left to us handed on as one :class:`Batch` (without a ``limit``), each row naming no turn
-    given the tracker's, in row order."""
-    items, read, flags = find_hits_of(fast, data, starts, lim, seg.torn, seg.pos, MAX_ROW_BYTES, READ_T, C2_KINDS)
+    given the tracker's, in row order.  ``places``: ``starts`` holds the prefilter's places, not rows' starts."""
+    items, read, flags = find_hits_of(fast, data, starts, lim, seg.torn, seg.pos, MAX_ROW_BYTES, READ_T, C2_KINDS,
+                                      places)
     st.rows_decoded += read
     st.rows_fast += read
     if not flags & (LEFT | NO_TURN) and limit is None:

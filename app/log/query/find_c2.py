@@ -19,6 +19,7 @@ from ..index.fastindex import load_rowscan_c
 from .find_fast import FastRows, LazyHit, text_hits_py
 from .find_light import TYPE_FIRST
 from .find_match import fold_count_py
+from .find_rows import row_starts
 from .textrow import FIELDS, NOTHING, SPECIAL, text_row_c, text_row_py
 from .textview import TOOL_CALL, TOOL_OUTPUT
 
@@ -45,10 +46,14 @@ def c2_ready(fast: FastRows) -> bool:
 
 def find_hits_py(data: Any, starts: list[int], lim: int, torn: bool, max_row: int, types: tuple[bytes, ...],
                  needle: bytes, mode: int, kinds: tuple[str, str],
-                 make: tuple[type, Any, Any, int]) -> tuple[list[Any], int, int]:
+                 make: tuple[type, Any, Any, int], places: bool = False) -> tuple[list[Any], int, int]:
     """The definition of ``rowscan_c.find_hits``: :func:`.find_fast.text_hits_py`'s items, a row of more than
     :data:`MAX_HITS` hits left to the caller, each hit tuple made the hit ``make`` = (cls, fast rows, source, base)
-    says (:meth:`.FastRows.lazy_hit`'s, its turn None where the row names none); (items, rows read, flags)."""
+    says (:meth:`.FastRows.lazy_hit`'s, its turn None where the row names none); (items, rows read, flags).
+    ``places``: ``starts`` holds places in rows (ascending, none negative), the rows' starts found as :func:`.find_rows.row_starts`
+    finds them."""
+    if places:
+        starts = row_starts(data, [c for c in starts if c >= 0], lim)
     text = needle.decode("utf-8")
     items, read = text_hits_py(data, starts, lim, torn, max_row, types, text, mode, kinds)
     quiet = [it for it in items if type(it) is int and _quiet(data, it, lim, max_row, types, text, mode)]
@@ -105,9 +110,10 @@ def _quiet(data: Any, s: int, lim: int, max_row: int, types: tuple[bytes, ...], 
 
 
 def find_hits_of(fast: FastRows, data: Any, starts: list[int], lim: int, torn: bool, base: int,
-                 max_row: int, types: tuple[bytes, ...], kinds: tuple[str, str]) -> tuple[list[Any], int, int]:
+                 max_row: int, types: tuple[bytes, ...], kinds: tuple[str, str],
+                 places: bool = False) -> tuple[list[Any], int, int]:
     """find_hits (or its definition where the C is not there) of a window's candidate rows for ``fast``'s find."""
     mode, needle = fast.c_hits  # type: ignore[misc]
     f = FIND_HITS or find_hits_py
     return f(data, starts, lim, torn, max_row, types, needle.encode("utf-8"), mode, kinds,
-             (LazyHit, fast, fast.src, base))
+             (LazyHit, fast, fast.src, base), places)

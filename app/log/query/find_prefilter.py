@@ -194,6 +194,10 @@ class Prefilter:
         # needles with a non-ASCII byte: found by memchr of their rarest byte (then checked)
         self._rare = [(n,) + _rare_byte(n) for n in self.needles if not n.isascii()]
         self._plain = [n for n in self.needles if n.isascii()]
+        # (the rows holding any of the needles are those holding any of the shortest: one holding another inside
+        # it, as the escaped forms of a quoted word hold the raw one, '\\"tests' '"tests', needs no pass of its own)
+        self._plain_rows = _inner(self._plain)
+        self._rows = _inner(self.needles)
         # (a row is looked at for the needles with non-ASCII bytes only when it holds their rarest byte)
         self._rare_by: dict[bytes, list[bytes]] = {}
         for n, g, _k in self._rare:
@@ -275,7 +279,12 @@ class Prefilter:
 
     def _folded_positions(self, data: Buf, lim: int, out: list[int], rows: bool = False) -> None:
         anchor = self.anchor
-        if anchor is not None:
+        if anchor is not None and _C_FOLDED is not None:
+            # (the C's folded search from the first row holding the anchor on: no row checked one by one)
+            p = data.find(anchor, 0, lim)
+            if p >= 0:
+                self._fold_search(data, data.rfind(b"\n", 0, p) + 1, lim, out, rows)
+        elif anchor is not None:
             # every raw variant holds this byte: memchr finds it, or says no raw variant is here;
             # the rows holding it are checked folded; a byte that turns out common in this window
             # (more than ANCHOR_ROWS rows) gives way to folding the rest of the window
@@ -298,8 +307,10 @@ class Prefilter:
     def _fold_search(self, data: Buf, start: int, lim: int, out: list[int], rows: bool = False) -> None:
         needles = self.needles
         if _C_FOLDED is not None:          # (no folded copy of the window: each needle looked for through FOLD)
+            if rows:
+                needles = self._rows
             if not self._ascii and data.isascii():
-                needles = self._plain      # (a needle with a non-ASCII byte is not in ASCII bytes)
+                needles = self._plain_rows if rows else self._plain   # (a needle with a non-ASCII byte is not in ASCII bytes)
             for n in needles:
                 _find_through(data, start, lim, n, FOLD, out, rows)
             return
@@ -326,11 +337,11 @@ class Prefilter:
         needle; one holding only the second is checked (:meth:`hit_others`).  The second: the bytes the needles
         with a non-ASCII byte are looked for by (:attr:`_rare_by`) and, with escaped needles, ``\\u`` (all of
         them hold it).  None: more than ``most`` ASCII needles."""
-        if len(self._plain) > most:
+        if len(self._plain_rows) > most:
             return None
         table = self.fold if self.fold is not None else SAME
         plain: list[int] = []
-        for n in self._plain:
+        for n in self._plain_rows:
             _find_through(data, 0, lim, n, table, plain, True)
         maybe: list[int] = []
         for g in sorted(self._rare_by) if self._rare else ():
@@ -369,6 +380,12 @@ class Prefilter:
             (bool(self._rare) and not hay.isascii() and
              any(g in hay and any(n in hay for n in ns) for g, ns in self._rare_by.items())) or \
             (bool(self.esc) and b"\\u" in hay and any(n in hay for n in self.esc))
+
+
+def _inner(needles: list[bytes]) -> list[bytes]:
+    """``needles`` less each one holding another (a text holds one of them iff it holds one of these), in order."""
+    return [n for k, n in enumerate(needles)
+            if not any(m in n and (m != n or j < k) for j, m in enumerate(needles) if j != k)]
 
 
 def _find_all(hay: Buf, n: bytes, start: int, end: int, out: list[int], base: int = 0, rows: bool = False) -> None:
