@@ -5371,82 +5371,6 @@ static int ah_needle(P d, Py_ssize_t a, Py_ssize_t b) {
     return 0;
 }
 
-/* tl_plain 16 bytes a step (SSE2): the first byte at or after d[i] (before end) that is '"', '\\', a control byte or
- * >= 0x80 (a signed compare below 0x20 finds the last two at once) */
-#if defined(__SSE2__)
-#include <emmintrin.h>
-static inline Py_ssize_t ah_plain(P d, Py_ssize_t i, Py_ssize_t end) {
-    const __m128i q = _mm_set1_epi8('"'), b = _mm_set1_epi8('\\'), sp = _mm_set1_epi8(0x20);
-    while (i + 16 <= end) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(d + i));
-        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, b)), _mm_cmplt_epi8(v, sp));
-        int k = _mm_movemask_epi8(m);
-        if (k)
-            return i + __builtin_ctz((unsigned)k);
-        i += 16;
-    }
-    return tl_plain(d, i, end);
-}
-#else
-#define ah_plain tl_plain
-#endif
-
-/* tl_refused with ah_plain (the same answer: tests/test_ahead_scan.py) */
-static int ah_refused(P d, Py_ssize_t p, Py_ssize_t nl, Py_ssize_t max_row, int max_depth) {
-    if (nl - p > max_row)
-        return 1;
-    long depth = 0, top = 0, run = 0;
-    Py_ssize_t i = p;
-    while (i < nl) {
-        unsigned c = d[i];
-        if (c == '"') {
-            run = 0;
-            i++;
-            for (;;) {
-                i = ah_plain(d, i, nl);
-                if (i >= nl)
-                    return top > max_depth;
-                c = d[i];
-                if (c == '"') {
-                    i++;
-                    break;
-                }
-                if (c == '\\') {
-                    i += (i + 1 < nl && (d[i + 1] == '"' || d[i + 1] == '\\')) ? 2 : 1;
-                } else if (c >= 0x80) {
-                    i = tl_utf8(d, i, nl);
-                    if (i < 0)
-                        return 1;
-                } else
-                    i++;
-            }
-            continue;
-        }
-        if (c >= 0x80) {
-            i = tl_utf8(d, i, nl);
-            if (i < 0)
-                return 1;
-            run = 0;
-            continue;
-        }
-        if (c >= '0' && c <= '9') {
-            if (++run > 18)
-                return 1;
-            i++;
-            continue;
-        }
-        if ((c == 'e' || c == 'E') && i > p && ((d[i - 1] >= '0' && d[i - 1] <= '9') || d[i - 1] == '.'))
-            return 1;
-        run = 0;
-        if (c == '[' || c == '{') {
-            if (++depth > top)
-                top = depth;
-        } else if (c == ']' || c == '}')
-            depth--;
-        i++;
-    }
-    return top > max_depth;
-}
 
 /* a plain integer of 1-15 digits at d[*i] (before e), no leading zero: its value, *i past it; else -1 */
 static long long ah_uint(P d, Py_ssize_t *i, Py_ssize_t e) {
@@ -5545,7 +5469,7 @@ static PyObject *ahead_rows(PyObject *self, PyObject *args) {
                 for (Py_ssize_t k = 0; k < nt; k++)
                     if (tn[k] == tl && memcmp(tp[k], d + a + 9, (size_t)tl) == 0) {
                         info = k;
-                        if (ah_refused(d, a, e, max_row, max_depth))
+                        if (tl_refused(d, a, e, max_row, max_depth))
                             info |= AH_REFUSED;
                         else if (tshape[k] && ah_canon(d, z - d, e, tshape[k], f))
                             info |= (long long)tshape[k] << AH_SHIFT;

@@ -102,12 +102,7 @@ class LeanRows:
     def _outline(self, rec: Any, pos: Any, off: int, line: Optional[int], row: Row) -> None:
         """:meth:`take`'s outline part."""
         ob, seq, typ, d, k = self.ob, rec.seq, rec.T, rec.data, rec.K
-        ob.events += 1
-        if seq != ob.expected:
-            seq_problem(ob, seq, line, off)
-        ob.expected = seq + 1
-        if seq > ob.last_seq:
-            ob.last_seq = seq
+        count_event(ob, seq, line, off)
         if k == _STEP:
             ob.sf.step_mark = (typ, seq)
         elif k == _MESSAGE:                 # (an append: a node; with no content, an empty one)
@@ -227,11 +222,17 @@ class RowEvent:
         return getattr(ev, name)
 
 
-def seq_problem(ob: OutlineBuilder, seq: int, line: Optional[int], off: int) -> None:
-    """The outline's problem of an event whose seq is not the one expected (``OutlineBuilder.event``'s)."""
-    ob.problems.append(Problem(code="seq-gap" if seq > ob.expected else "seq-order",
-                               message=f"seq {seq} where {ob.expected} was expected", seq=seq, line=line,
-                               offset=off if off >= 0 else None))
+def count_event(ob: OutlineBuilder, seq: int, line: Optional[int], off: int) -> None:
+    """An event of a lean row counted by the outline, as ``OutlineBuilder.event`` counts it: its seq's problem when it
+    is not the one expected (a gap or a step back), the next seq expected, the last seq."""
+    ob.events += 1
+    if seq != ob.expected:
+        ob.problems.append(Problem(code="seq-gap" if seq > ob.expected else "seq-order",
+                                   message=f"seq {seq} where {ob.expected} was expected", seq=seq, line=line,
+                                   offset=off if off >= 0 else None))
+    ob.expected = seq + 1
+    if seq > ob.last_seq:
+        ob.last_seq = seq
 
 
 def _prompt(cur: TurnEntry, seq: int, raw: bytes) -> None:

@@ -24,7 +24,7 @@ from ..format import fastrows as fr
 from ..format.limits import MAX_DEPTH, MAX_ROW_BYTES
 from ..format.rowscreen import refused_py
 from ..source.sources import Segment
-from .ahead_rows import seq_problem
+from .ahead_rows import count_event
 from .outline import TurnEntry
 
 if TYPE_CHECKING:
@@ -100,12 +100,7 @@ def _boundary(p: AheadPass, shape: int, seq: int, turn: int, pos: Any, off: int,
     """What ``LeanRows.take`` and ``_Surface.lean`` do with the lean record of a canonical boundary (``shape``)."""
     ob = p.ob
     typ = _TYPES[shape]
-    ob.events += 1
-    if seq != ob.expected:
-        seq_problem(ob, seq, line, off)
-    ob.expected = seq + 1
-    if seq > ob.last_seq:
-        ob.last_seq = seq
+    count_event(ob, seq, line, off)
     cur = ob.cur
     if shape <= STEP_END:
         ob.sf.step_mark = (typ, seq)

@@ -299,20 +299,29 @@ def _c_text_hits(fast: FastRows, seg: Win, data: Any, starts: list[int], lim: in
     view = memoryview(data)
     for it in items:
         if type(it) is int:
-            e = data.find(b"\n", it, lim)
-            raw = view[it:lim if e < 0 else e].tobytes()
-            for h in hits_of(raw, seg.row_pos(it), seg.text_pos(it), None, partial(tb.before, it), st):
-                yield h
-                if limit is not None and st.hits >= limit:
-                    return None
-            if is_cancelled(cancel):
-                st.cancelled = True
+            if (yield from _left_row(data, view, it, lim, seg, hits_of, tb, st, cancel, limit)):
                 return None
             continue
         yield fast.lazy_hit(it, seg.row_pos(it[0]), seg.text_pos(it[0]), tb.before, st)
         if limit is not None and st.hits >= limit:
             return None
     return []
+
+
+def _left_row(data: Any, view: memoryview, it: int, lim: int, seg: Win, hits_of: Callable[..., Iterator[Hit]],
+              tb: TurnTracker, st: FindStats, cancel: Cancel, limit: Optional[int]) -> Generator[Hit, None, bool]:
+    """The hits of the row at ``it`` that a C pass left to the exact way; True: the scan stops (the ``limit``-th
+    hit given, or cancelled)."""
+    e = data.find(b"\n", it, lim)
+    raw = view[it:lim if e < 0 else e].tobytes()
+    for h in hits_of(raw, seg.row_pos(it), seg.text_pos(it), None, partial(tb.before, it), st):
+        yield h
+        if limit is not None and st.hits >= limit:
+            return True
+    if is_cancelled(cancel):
+        st.cancelled = True
+        return True
+    return False
 
 
 def _c2_hits(fast: FastRows, seg: Win, data: Any, starts: list[int], lim: int,
@@ -349,14 +358,7 @@ def _c2_hits(fast: FastRows, seg: Win, data: Any, starts: list[int], lim: int,
         if run:
             yield Batch(run, bool(flags & BLOCKS))
             run = []
-        e = data.find(b"\n", it, lim)
-        raw = view[it:lim if e < 0 else e].tobytes()
-        for h in hits_of(raw, seg.row_pos(it), seg.text_pos(it), None, partial(tb.before, it), st):
-            yield h
-            if limit is not None and st.hits >= limit:
-                return None
-        if is_cancelled(cancel):
-            st.cancelled = True
+        if (yield from _left_row(data, view, it, lim, seg, hits_of, tb, st, cancel, limit)):
             return None
     if run:
         yield Batch(run, bool(flags & BLOCKS))
