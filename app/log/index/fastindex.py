@@ -31,6 +31,7 @@ persistent index cache (:mod:`app.store.indexcache`) extends when a log grows.
 """
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
 import importlib.machinery
@@ -131,6 +132,13 @@ def load_rowscan() -> tuple[ModuleType, str]:
     return mod, "python"
 
 
+@functools.cache
+def _c_stamp_ok() -> Optional[bool]:
+    """:func:`_stamped` of the C scanner, checked once per process (the module, once imported, cannot change;
+    hashing its source took about a millisecond, and some callers ask per segment)."""
+    return _stamped(os.path.dirname(os.path.abspath(__file__)), "rowscan_c.c", "rowscan_c.stamp")
+
+
 def load_rowscan_c() -> Optional[ModuleType]:
     """The row scanner in C (``rowscan_c.c``, built at set-up by ``packaging/build_native.py`` or into a
     wheel by ``setup.py``) where it was built from this very source (its stamp), else None;
@@ -141,7 +149,7 @@ def load_rowscan_c() -> Optional[ModuleType]:
         from . import rowscan_c                     # type: ignore[attr-defined]
     except ImportError:                            # (not built here)
         return None
-    if _stamped(os.path.dirname(os.path.abspath(__file__)), "rowscan_c.c", "rowscan_c.stamp") is False:
+    if _c_stamp_ok() is False:
         return None                                # (built from another version of the source)
     mod: ModuleType = rowscan_c
     return mod
