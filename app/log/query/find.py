@@ -260,7 +260,11 @@ def gated(data: Any, lim: int, starts: list[int], g: Prefilter) -> list[int]:
     or, for a gate of many needles (a caseless piece's fold variants and escaping levels), its ASCII needles found
     in a pass each (:meth:`.Prefilter.gate_rows`), and only the other rows that hold a byte the rest are looked for
     by checked one by one for the rest (:meth:`.Prefilter.hit_others`).  The rows kept are those
-    :meth:`.Prefilter.hit` keeps (``tests/test_find_pieces.py``)."""
+    :meth:`.Prefilter.hit` keeps (``tests/test_find_pieces.py``); in one pass over those rows where
+    :meth:`.Prefilter.rows_of` can."""
+    one = g.rows_of(data, lim, starts)
+    if one is not None:
+        return one
     if len(g.needles) + len(g.esc) <= GATE_PASSES:
         held = set(row_starts(data, g.positions(data, lim, rows=True), lim))
         return [x for x in starts if x in held]
