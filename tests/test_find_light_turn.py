@@ -150,8 +150,9 @@ def test_the_last_turn_found_forwards_is_the_one_found_backwards(monkeypatch, se
         for end in cuts:
             if end < stop:
                 continue
-            monkeypatch.setattr(find_rows, "FORWARD_FROM", 0)
-            a, sa = find_rows.last_turn_in(codec, seg, end, (s1 := FindStats()), stop), s1.rows_decoded
             monkeypatch.setattr(find_rows, "FORWARD_FROM", 1 << 60)
             b, sb = find_rows.last_turn_in(codec, seg, end, (s2 := FindStats()), stop), s2.rows_decoded
-            assert (a, sa) == (b, sb), (stop, end)
+            for step in (0, 13, 37, 500):                 # (stretches shorter than a row, than the type, longer)
+                monkeypatch.setattr(find_rows, "FORWARD_FROM", step)
+                a, sa = find_rows.last_turn_in(codec, seg, end, (s1 := FindStats()), stop), s1.rows_decoded
+                assert (a, sa) == (b, sb), (stop, end, step)

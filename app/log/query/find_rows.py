@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 TURN_START = b'"turn/start"'
 # a turn/start row as dsh writes it (no space, keys in its order, integers): its turn read with no decode (the turn
 # the codec's event names: a valid seq, the payload {"turn": int}; tests/test_find_light_turn.py holds it to the decode)
-FORWARD_FROM = 4096                # last_turn_in: a stretch this long or longer searched forwards in C
+FORWARD_FROM = 1 << 14             # last_turn_in: stretches of this many bytes searched forwards in C (from this many)
 _TURN_PROBE = (5, 3)               # (TURN_START looked for by its "/" and the "a" 3 bytes on: find_anyrows)
 _PLAIN_TURN = re.compile(rb'\{"type":"turn/start","seq":(0|[1-9][0-9]{0,15}),"time":(?:0|[1-9][0-9]{0,15}),'
                          rb'"data":\{"turn":(0|[1-9][0-9]{0,15})\}\}')
@@ -214,15 +214,22 @@ def last_turn_in(codec: RowCodec, seg: Union[Win, Segment], end: int, st: FindSt
     """The turn of the last ``turn/start`` row of ``seg.data[stop:end]`` (None: there is none)."""
     data = seg.data
     if ROWS_ANY is not None and end - stop >= FORWARD_FROM:
-        # (the rows holding the type found forwards in one pass, 16 places a step, then read from the last: a
-        # backwards bytes.rfind of it ran at ~1 GB/s, a common word's hits ask for most of the log)
-        places = ROWS_ANY(data, stop, end, (TURN_START,), (_TURN_PROBE,), SAME, None)
-        for i in reversed(places):
-            s = data.rfind(b"\n", 0, i) + 1
-            e = data.find(b"\n", i, end)
-            t = turn_of_row(codec, data[s:end if e < 0 else e], st, seg.row_pos(s))
-            if t is not None:
-                return t
+        # (a stretch before ``end`` at a time, its rows holding the type found forwards in one pass, 16 places a step,
+        # then read from the last: a backwards bytes.rfind of it ran at ~1 GB/s, and a common word's hits ask for
+        # most of the log; the rows read, in the same order, are rfind's)
+        j = end
+        while j > stop:
+            a = max(stop, j - max(FORWARD_FROM, 2 * len(TURN_START)))
+            places = ROWS_ANY(data, a, j, (TURN_START,), (_TURN_PROBE,), SAME, None)
+            nxt = a + len(TURN_START) - 1 if a > stop else stop   # (one that begins before ``a``: in the next)
+            for i in reversed(places):
+                s = data.rfind(b"\n", 0, i) + 1
+                e = data.find(b"\n", i, end)
+                t = turn_of_row(codec, data[s:end if e < 0 else e], st, seg.row_pos(s))
+                if t is not None:
+                    return t
+                nxt = min(nxt, s)
+            j = nxt
         return None
     j = end
     while True:
