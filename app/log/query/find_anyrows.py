@@ -35,15 +35,20 @@ def probe(n: bytes, kg: tuple[int, int]) -> tuple[int, int, int]:
 def probe_offsets(needles: tuple[bytes, ...], table: bytes, data: Any, lim: int) -> tuple[tuple[int, int], ...]:
     """For each needle, the (k, g) of the probe it is looked for by (:func:`probe`: two of its bytes at most
     :data:`GAP` apart, or one, g 0): the one seen least often in :data:`SAMPLES` stretches of ``data[:lim]`` seen through
-    ``table``, a probe not taken yet counted :data:`NEW_PROBE` places more (each probe costs a pass's share; the
-    widest of those, then the first)."""
+    ``table``, a probe not taken yet counted :data:`NEW_PROBE` places more (each probe costs a pass's share; then
+    the one more needles hold, the widest, the first)."""
     step = max(lim // SAMPLES, SAMPLE)
     sample = b"\n".join(bytes(data[a:min(a + SAMPLE, lim)]).translate(table) for a in range(0, max(lim, 1), step))
     seen: dict[tuple[int, int, int], int] = {}
     taken: dict[tuple[int, int, int], None] = {}
+    every = [{probe(n, (k, g)) for g in range(min(GAP, len(n) - 1) + 1) for k in range(len(n) - g)} for n in needles]
+    shared: dict[tuple[int, int, int], int] = {}
+    for ps in every:
+        for pr in ps:
+            shared[pr] = shared.get(pr, 0) + 1
     out = []
     for n in needles:
-        best: Optional[tuple[int, int]] = None
+        best: Optional[tuple[int, int, int]] = None
         at = (0, 0)
         for g in range(min(GAP, len(n) - 1), -1, -1):
             for k in range(len(n) - g):
@@ -51,7 +56,7 @@ def probe_offsets(needles: tuple[bytes, ...], table: bytes, data: Any, lim: int)
                 c = seen.get(pr)
                 if c is None:
                     c = seen[pr] = _count(sample, pr)
-                score = (c + (0 if pr in taken else NEW_PROBE), -g)
+                score = (c + (0 if pr in taken else NEW_PROBE), -shared[pr], -g)
                 if best is None or score < best:
                     best, at = score, (k, g)
         out.append(at)
@@ -109,3 +114,29 @@ def rows_any_py(data: Any, start: int, end: int, needles: tuple[bytes, ...], ks:
             if first(s, end if nl < 0 else nl) >= 0:
                 out.append(s)
     return out
+
+
+class AnyRows:
+    """One prefilter's needles for :func:`rows_any` (their probes chosen on the first window asked: ``ks``), or
+    ``needles`` () once it says no (not asked again)."""
+    __slots__ = ("needles", "table", "ks", "probes")
+
+    def __init__(self, needles: tuple[bytes, ...], table: bytes):
+        self.needles, self.table = needles, table
+        self.ks: Optional[tuple[tuple[int, int], ...]] = None
+        self.probes = 0
+
+    def rows(self, data: Any, lim: int, starts: Optional[list[int]], most: int) -> Optional[list[int]]:
+        """rows_any of ``data[:lim]`` (see :meth:`.Prefilter.rows_of`); None: not this way (no C, no needles, more
+        than ``most`` probes, or rows_any's None)."""
+        if ROWS_ANY is None or not self.needles:
+            return None
+        if self.ks is None:
+            self.ks = probe_offsets(self.needles, self.table, data, lim)
+            self.probes = len({probe(n, kg) for n, kg in zip(self.needles, self.ks)})
+        if self.probes > most:
+            return None
+        got: Optional[list[int]] = ROWS_ANY(data, 0, lim, self.needles, self.ks, self.table, starts)
+        if got is None:
+            self.needles = ()
+        return got

@@ -12,7 +12,7 @@ from typing import Optional, Union
 
 from ..index import cfind
 from ..index.fastindex import load_rowscan_c
-from .find_anyrows import ROWS_ANY, probe, probe_offsets
+from .find_anyrows import ROWS_ANY, AnyRows
 
 # a window's bytes: fresh bytes, or the reader's one reused buffer (:func:`_jsonl_windows`)
 Buf = Union[bytes, bytearray]
@@ -222,29 +222,25 @@ class Prefilter:
                 g = bytes([min(common, key=_rarity)])
                 self._esc_rare = g, [(n, n.index(g)) for n in self.esc]
 
-        # (rows_of: every needle, raw and escaped, less those holding another; their probes, counted on first use)
-        self._any = tuple(_inner(self.needles + self.esc))
-        self._any_ks: Optional[tuple[tuple[int, int], ...]] = None
-        self._probes = 0
+        # (rows_of: every needle, raw and escaped, less those holding another; and the raw ones alone, for a window
+        # holding no escape of a non-ASCII character, where no escaped needle can be: fewer probes)
+        table = self.fold if self.fold is not None else SAME
+        self._any = AnyRows(tuple(_inner(self.needles + self.esc)), table)
+        self._any_raw = AnyRows(tuple(_inner(self.needles)), table) if self.esc else self._any
 
     def rows_of(self, data: Buf, lim: int, starts: Optional[list[int]] = None) -> Optional[list[int]]:
         """The rows of ``data[:lim]`` holding a needle (raw or escaped) in one pass (:mod:`.find_anyrows`):
         ``starts`` None, a place in each (the rows :meth:`positions` finds with ``rows``); else the starts of the
-        rows of ``starts`` that :meth:`hit` keeps.  None: not this way (no C, a gate, a needle with a newline,
-        more than :data:`WINDOW_PROBES` probes; a whole window of a prefilter with an anchor byte): the caller takes
-        the passes."""
-        if ROWS_ANY is None or self.gate is not None or not self._any:
-            return None
-        table = self.fold if self.fold is not None else SAME
-        if self._any_ks is None:
-            self._any_ks = probe_offsets(self._any, table, data, lim)
-            self._probes = len({probe(n, kg) for n, kg in zip(self._any, self._any_ks)})
-        if self._probes > WINDOW_PROBES or (starts is None and self.anchor is not None):
-            return None                    # (the passes cost less: see WINDOW_PROBES; memchr of the anchor byte)
-        got: Optional[list[int]] = ROWS_ANY(data, 0, lim, self._any, self._any_ks, table, starts)
-        if got is None:
-            self._any = ()                 # (not this way: not asked again)
-        return got
+        rows of ``starts`` that :meth:`hit` keeps.  In a window holding no ``\\uXXXX`` escape of a non-ASCII
+        character (:func:`first_escape`), the raw needles alone (each escaped needle holds one).  None: not this
+        way (no C, a gate, a needle with a newline, more than :data:`WINDOW_PROBES` probes; a whole window of a
+        prefilter with an anchor byte): the caller takes the passes."""
+        if ROWS_ANY is None or self.gate is not None or (starts is None and self.anchor is not None):
+            return None                    # (memchr of the anchor byte costs less)
+        way = self._any
+        if self.esc and self._any_raw.needles and first_escape(data, 0, lim) < 0:
+            way = self._any_raw
+        return way.rows(data, lim, starts, WINDOW_PROBES)
 
     @property
     def lower(self) -> bool:
