@@ -7,6 +7,7 @@ tells the whole path.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
@@ -117,6 +118,7 @@ def _rarity(b: int) -> int:
     return 3
 
 
+@lru_cache(maxsize=4096)
 def anchor_of(n: bytes) -> int:
     """The offset in needle ``n`` of the byte a search looks for first (:func:`_rarity`, then letters by
     :data:`_LETTERS`: a rarer one means fewer places to check)."""
