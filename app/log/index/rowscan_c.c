@@ -7842,7 +7842,7 @@ out:
 }
 /* ---- end findc2 ---- */
 
-/* ---- find5: the first \uXXXX escape of a non-ASCII character, 16 places a step (issue 29; owner: the find5 helper) ----
+/* ---- find5: whole-log find's byte searches, 16 places a step: first_uesc, rows_any (issue 29; owner: the find5 helper) ----
  * first_uesc(data, start, lim) -> int
  *   The offset of the first ``\uXXXX`` escape of a character >= U+0080 wholly inside data[start:lim] (start, lim
  *   clamped to the buffer), -1: none: what app/log/query/find_prefilter._ESC_NONASCII.search(data, start, lim)
