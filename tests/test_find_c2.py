@@ -249,3 +249,17 @@ def test_a_row_of_a_type_showing_no_text_is_read_by_its_type_alone(tmp_path, mon
     monkeypatch.setattr(find_fast, "light_event", lambda raw, *a: decoded.append(raw) or real(raw, *a))
     same_both_ways(lambda: _open(str(f)), FindOptions("the"))
     assert q.encode() not in decoded and edited[3].encode() in decoded
+
+
+def test_a_needle_at_every_place_of_a_16_byte_step_of_a_field():
+    """The field's needle (mode 1: f2_memmem, first and last bytes 16 places a step) at each place of a field, with
+    its first and last bytes planted apart around it: the definition's places and counts."""
+    rows = []
+    for at in range(0, 40):
+        for filler in ("x", "\u2014", "e\u00e9"):
+            text = (filler * 30)[:at] + "\u2014\u00e9" + "\u2014 \u00e9" * (at % 3) + "tail \u00e9\u2014\u00e9"
+            rows.append(json.dumps({"type": "user/message", "seq": len(rows), "time": 1,
+                                    "data": {"content": text, "turn": 1}}, ensure_ascii=False,
+                               separators=(",", ":")).encode())
+    data = b"\n".join(rows) + b"\n"
+    assert same(data, random.Random(3), [(1, "\u2014\u00e9"), (1, "\u00e9\u2014\u00e9"), (1, "\u2014"), (1, "e")]) > 100

@@ -4,6 +4,7 @@ reads it alike; any other row, or one the light way refuses, is decoded by the c
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -18,6 +19,7 @@ from app.tools.synth import SessionSynth, write_jsonl
 from tests.test_find_text_fast import _open, same_both_ways
 
 OK = b'{"type":"turn/start","seq":5,"time":1,"data":{"turn":3,"id":"t"}}'
+PLAIN = b'{"type":"turn/start","seq":5,"time":1,"data":{"turn":3}}'
 
 
 def _codec_turn(raw: bytes, version: int = 4):
@@ -41,6 +43,15 @@ def _variants() -> list[bytes]:
            OK.replace(b'{"turn":3,"id":"t"}', b'"x"'), OK.replace(b'{"turn":3,"id":"t"}', b"[3]"), OK[:-1]]
     for bad in (3.5, "3", [3], {"a": 3}, None, 7):
         out.append(json.dumps({**obj, "data": {**obj["data"], "turn": bad}}).encode())
+    # the plain shape find_rows reads with no decode (_PLAIN_TURN), and its near misses
+    out += [PLAIN, PLAIN.replace(b'"turn":3', b'"turn":0'), PLAIN.replace(b'"seq":5', b'"seq":0'),
+            PLAIN.replace(b'"seq":5', b'"seq":9007199254740991'), PLAIN.replace(b'"seq":5', b'"seq":9007199254740992'),
+            PLAIN.replace(b'"seq":5', b'"seq":05'), PLAIN.replace(b'"turn":3', b'"turn":03'),
+            PLAIN.replace(b'"turn":3', b'"turn":9999999999999999'), PLAIN.replace(b'"turn":3', b'"turn":-3'),
+            PLAIN.replace(b'"time":1', b'"time":1.5'), PLAIN.replace(b'"time":1', b'"time":01'),
+            PLAIN.replace(b'"time":1', b'"time":0'), PLAIN + b" ", PLAIN.replace(b":3}", b":3 }"),
+            PLAIN.replace(b'"seq":5,"time":1', b'"time":1,"seq":5'), PLAIN.replace(b"}}", b"}}}"),
+            PLAIN.replace(b'"time":1,', b""), PLAIN.replace(b"turn/start", b"turn/starts")]
     return out
 
 
@@ -52,6 +63,12 @@ def test_the_light_turn_is_the_codecs_or_left_to_it(raw):
     st = FindStats()
     assert find_rows.turn_of_row(RowCodec("s", version=4), raw, st) == _codec_turn(raw)
     assert st.rows_decoded == 1
+
+
+def test_a_plain_turn_row_is_read_with_no_decode(monkeypatch):
+    monkeypatch.setattr(find_rows, "light_turn", lambda *a: -1)
+    assert find_rows.turn_of_row(RowCodec("s", version=4), PLAIN, FindStats()) == 3 == _codec_turn(PLAIN)
+    assert find_rows.turn_of_row(RowCodec("s", version=4), PLAIN.replace(b":3}", b":3 }"), FindStats()) == -1
 
 
 def test_the_light_turn_reads_the_plain_row_and_not_a_legacy_one(monkeypatch):
@@ -71,6 +88,7 @@ def test_a_wrong_light_turn_is_caught_by_the_comparison(tmp_path, monkeypatch):
     q = FindOptions("e", kinds=["event"])
     assert same_both_ways(make, q) > 0
     monkeypatch.setattr(find_rows, "light_turn", lambda *a: 10_000)
+    monkeypatch.setattr(find_rows, "_PLAIN_TURN", re.compile(b"(?!)"))    # (the plain rows the light way too)
     with pytest.raises(AssertionError):
         same_both_ways(make, q)
 
@@ -112,3 +130,29 @@ def test_every_hit_has_the_turn_a_full_read_gives(tmp_path, monkeypatch, block):
             checked += sum(t is not None for t in got.values())
             generic += sum(k == "event" for _s, k in got)
     assert checked > 200 and generic > 20, (checked, generic)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_last_turn_found_forwards_is_the_one_found_backwards(monkeypatch, seed):
+    """find_rows.last_turn_in: the turn/start rows found forwards in C (rows_any) give what rfind gives, at every
+    stop and end (rows naming no turn, a turn/start in another row's text, cut rows, blank rows)."""
+    import random
+    from app.log.query.find_rows import Win
+    rnd = random.Random(seed)
+    rows = [PLAIN, OK, PLAIN.replace(b":3}", b":%d}" % 7), b'{"type":"turn/start","seq":9,"data":{}}',
+            b'{"type":"user/message","seq":2,"data":{"content":"a \\"turn/start\\" b"}}', b"", b'"turn/start"',
+            b'{"type":"turn/start","seq":4,"time":0,"data":{"turn":11}}', b"x" * 50]
+    data = b"\n".join(rnd.choice(rows) for _ in range(300)) + b"\n"
+    seg = Win(0, data, len(data), False)
+    codec = RowCodec("s", version=4)
+    cuts = sorted(rnd.sample(range(len(data) + 1), 40)) + [0, len(data)]
+    for stop in cuts:
+        for end in cuts:
+            if end < stop:
+                continue
+            monkeypatch.setattr(find_rows, "FORWARD_FROM", 1 << 60)
+            b, sb = find_rows.last_turn_in(codec, seg, end, (s2 := FindStats()), stop), s2.rows_decoded
+            for step in (0, 13, 37, 500):                 # (stretches shorter than a row, than the type, longer)
+                monkeypatch.setattr(find_rows, "FORWARD_FROM", step)
+                a, sa = find_rows.last_turn_in(codec, seg, end, (s1 := FindStats()), stop), s1.rows_decoded
+                assert (a, sa) == (b, sb), (stop, end, step)

@@ -58,6 +58,9 @@ def test_strstr_and_regex_give_the_same_first_escape_at_every_edge(data, places,
             want = naive(data, start, lim)
             assert first_escape(buf, start, lim, use_c=False) == want, (start, lim)
             assert first_escape(buf, start, lim, places=places) == want, (start, lim, places)
+            assert first_escape(buf, start, lim) == want, (start, lim)
+            if find_prefilter._C_UESC is not None:
+                assert find_prefilter._C_UESC(buf, start, lim) == want, (start, lim)
     if as_array:                                  # (the window's buffer is exported only during a call)
         buf.extend(b"more")
         buf[:] = b""
@@ -139,3 +142,18 @@ def test_a_search_finds_the_same_with_and_without_memmem(escaped_log, monkeypatc
     monkeypatch.setattr(find_prefilter, "ESC_PLACES", 0)          # (the regex takes over at the first ANSI escape)
     for b, got in with_c.items():
         assert hits(b) == got, b
+
+
+@pytest.mark.skipif(find_prefilter._C_UESC is None, reason="rowscan_c not built")
+def test_the_c_first_escape_at_every_alignment_of_a_16_byte_step():
+    for at in range(0, 58):
+        for decoy in (b"\\u007f", b"\\u00g9", b"\\\\u", b"\\u0"):
+            buf = bytearray(b"x" * 80)
+            buf[at:at + 6] = b"\\u00E9"
+            d = max(0, at - 6)
+            if at >= 6:
+                buf[d:d + len(decoy)] = decoy
+            data = bytes(buf)
+            for lim in (at + 5, at + 6, at + 7, 80):
+                want = find_prefilter._ESC_NONASCII.search(data, 0, lim)
+                assert find_prefilter._C_UESC(data, 0, lim) == (-1 if want is None else want.start()), (at, decoy, lim)

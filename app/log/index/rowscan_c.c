@@ -7454,6 +7454,31 @@ static Py_ssize_t f2_chars(P s, Py_ssize_t n) {
     return c;
 }
 
+/* memmem(h, n, w, m) (m >= 1): the needle's first and last bytes looked for 16 places a step (SSE2), each place
+ * where both are compared whole (the C library's memmem of a short needle is a byte loop: ~5% of a find of "—") */
+static P f2_memmem(P h, Py_ssize_t n, P w, Py_ssize_t m) {
+    Py_ssize_t q = 0;
+    if (m > n)
+        return NULL;
+#if defined(__SSE2__)
+    const __m128i f = _mm_set1_epi8((char)w[0]), l = _mm_set1_epi8((char)w[m - 1]);
+    for (; q + m - 1 + 16 <= n; q += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(h + q)), b = _mm_loadu_si128((const __m128i *)(h + q + m - 1));
+        unsigned k = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, f), _mm_cmpeq_epi8(b, l)));
+        while (k) {
+            Py_ssize_t at = q + __builtin_ctz(k);
+            if (memcmp(h + at, w, (size_t)m) == 0)
+                return h + at;
+            k &= k - 1;
+        }
+    }
+#endif
+    for (; q + m <= n; q++)
+        if (h[q] == w[0] && memcmp(h + q, w, (size_t)m) == 0)
+            return h + q;
+    return NULL;
+}
+
 /* a field's text (UTF-8, s[:n]) matched: onto F2.hits when it matches; 0, 1 the row is the caller's (FC_Q, too
  * many hits) */
 static int f2_field(P s, Py_ssize_t n, int kind, Py_ssize_t tool, Py_ssize_t call, int block) {
@@ -7465,7 +7490,7 @@ static int f2_field(P s, Py_ssize_t n, int kind, Py_ssize_t tool, Py_ssize_t cal
     } else {
         Py_ssize_t pos = 0;
         while (pos + F2.m <= n) {
-            P at = memmem(s + pos, (size_t)(n - pos), F2.needle, (size_t)F2.m);
+            P at = f2_memmem(s + pos, n - pos, F2.needle, F2.m);
             if (at == NULL)
                 break;
             if (first < 0)
@@ -7817,7 +7842,323 @@ out:
 }
 /* ---- end findc2 ---- */
 
+/* ---- find5: whole-log find's byte searches, 16 places a step: first_uesc, rows_any (issue 29; owner: the find5 helper) ----
+ * first_uesc(data, start, lim) -> int
+ *   The offset of the first ``\uXXXX`` escape of a character >= U+0080 wholly inside data[start:lim] (start, lim
+ *   clamped to the buffer), -1: none: what app/log/query/find_prefilter._ESC_NONASCII.search(data, start, lim)
+ *   finds (``\\u(?!00[0-7])[0-9a-fA-F]{4}``; the definition, tests/test_find_memmem.py holds them equal).  The
+ *   places of a backslash followed by ``u`` are found 16 at a time (SSE2: two loads a byte apart), each checked;
+ *   the C library's strstr of ``\u`` ran at ~0.5 GB/s here (its generic loop), this at memory speed. */
+static inline int f5_hexc(unsigned char c) {
+    return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+static inline int f5_is_esc(P d, Py_ssize_t p, Py_ssize_t lim) {
+    if (p + 6 > lim)
+        return 0;
+    if (!f5_hexc(d[p + 2]) || !f5_hexc(d[p + 3]) || !f5_hexc(d[p + 4]) || !f5_hexc(d[p + 5]))
+        return 0;
+    return !(d[p + 2] == '0' && d[p + 3] == '0' && d[p + 4] >= '0' && d[p + 4] <= '7');
+}
+
+static Py_ssize_t f5_first_uesc(P d, Py_ssize_t k, Py_ssize_t lim) {
+#if defined(__SSE2__)
+    const __m128i bs = _mm_set1_epi8('\\'), u = _mm_set1_epi8('u');
+    for (; k + 17 <= lim; k += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(d + k)), b = _mm_loadu_si128((const __m128i *)(d + k + 1));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, bs), _mm_cmpeq_epi8(b, u)));
+        while (m) {
+            Py_ssize_t p = k + __builtin_ctz(m);
+            if (f5_is_esc(d, p, lim))
+                return p;
+            m &= m - 1;
+        }
+    }
+#endif
+    for (; k + 1 < lim; k++)
+        if (d[k] == '\\' && d[k + 1] == 'u' && f5_is_esc(d, k, lim))
+            return k;
+    return -1;
+}
+
+static PyObject *first_uesc(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t start, lim;
+    if (!PyArg_ParseTuple(args, "y*nn", &view, &start, &lim))
+        return NULL;
+    if (start < 0)
+        start = 0;
+    if (lim > view.len)
+        lim = view.len;
+    Py_ssize_t r = start < lim ? f5_first_uesc((P)view.buf, start, lim) : -1;
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(r);
+}
+/* rows_any(data, start, end, needles, ks, table, starts) -> None | list of offsets
+ *   Each needle (bytes, no b"\n") is an image through ``table`` (256 bytes mapping b"\n" onto itself and no other byte
+ *   onto it); it is at s in data when table[data[s + j]] == needle[j] for every j.  ks[i] = (k, g): needle i is looked
+ *   for by its bytes k and k + g (0 <= g <= 3; its probe: those two bytes and g); the needles of one probe share it,
+ *   the probes in the order of their first needle.  The places q of [a, b) are taken in order, at each the probes in
+ *   order and each probe's needles in order: the first needle whose probe is at q (table[data[q]] and
+ *   table[data[q + g]] its two bytes) and that is wholly at s = q - k inside [a, b) gives the place s
+ *   (app/log/query/find_anyrows.rows_any_py is the definition).
+ *   starts None: the rows of data[start:end] are searched in order, from ``start``: a place found, it is kept and the
+ *   search goes on after the end of its row; the answer: the places kept (one in each row holding a needle).
+ *   starts a list (row starts, ascending): each row [s, its end) inside [start, end) is searched; the answer: the starts
+ *   of the rows holding a needle.  None: more than F5_PROBES probes, more than F5_NEEDLES needles, a needle with a
+ *   newline, or a probe byte with more than 4 bytes the table maps onto it (the caller searches otherwise).  The
+ *   probes are looked for 16 places at a time (SSE2). */
+#define F5_PROBES 16
+#define F5_NEEDLES 512
+typedef struct {
+    unsigned char v0, v1;            /* the two bytes (images) */
+    int g;                           /* the second's offset from the first */
+    int n0, n1;                      /* bytes mapping onto each */
+    unsigned char b0[4], b1[4];
+    int first, count;                /* its needles: ord[first:first + count] */
+} F5Probe;
+
+typedef struct {
+    P d;
+    const unsigned char *tb;
+    int np, nn;
+    F5Probe pr[F5_PROBES];
+    P nd[F5_NEEDLES];
+    Py_ssize_t nl[F5_NEEDLES], nk[F5_NEEDLES];
+    int probe[F5_NEEDLES], ord[F5_NEEDLES];
+} F5Any;
+
+static int f5_at(const F5Any *f, int i, Py_ssize_t q, Py_ssize_t a, Py_ssize_t b) {
+    Py_ssize_t s = q - f->nk[i], m = f->nl[i];
+    if (s < a || s + m > b)
+        return 0;
+    const unsigned char *tb = f->tb;
+    P d = f->d, n = f->nd[i];
+    for (Py_ssize_t j = 0; j < m; j++)
+        if (tb[d[s + j]] != n[j])
+            return 0;
+    return 1;
+}
+
+/* the place of a needle of probe p at q (checked: inside [a, b)), else -1 */
+static Py_ssize_t f5_probe_at(const F5Any *f, int p, Py_ssize_t q, Py_ssize_t a, Py_ssize_t b) {
+    const F5Probe *pr = &f->pr[p];
+    if (q + pr->g >= b || f->tb[f->d[q]] != pr->v0 || f->tb[f->d[q + pr->g]] != pr->v1)
+        return -1;
+    for (int c = 0; c < pr->count; c++) {
+        int i = f->ord[pr->first + c];
+        if (f5_at(f, i, q, a, b))
+            return q - f->nk[i];
+    }
+    return -1;
+}
+
+/* the first place in [a, b) (see rows_any), -1: none */
+static Py_ssize_t f5_search(const F5Any *f, Py_ssize_t a, Py_ssize_t b) {
+    P d = f->d;
+    Py_ssize_t q = a;
+#if defined(__SSE2__)
+    __m128i c0[F5_PROBES][4], c1[F5_PROBES][4];
+    for (int p = 0; p < f->np; p++) {
+        const F5Probe *pr = &f->pr[p];
+        for (int k = 0; k < 4; k++) {
+            c0[p][k] = _mm_set1_epi8((char)pr->b0[k < pr->n0 ? k : 0]);   /* (padded with the first) */
+            c1[p][k] = _mm_set1_epi8((char)pr->b1[k < pr->n1 ? k : 0]);
+        }
+    }
+    int wide = 0;                                      /* (a probe byte with more than 2 bytes onto it) */
+    for (int p = 0; p < f->np; p++)
+        wide |= f->pr[p].n0 > 2 || f->pr[p].n1 > 2;
+    for (; q + 19 <= b; q += 16) {
+        __m128i x[4];
+        for (int j = 0; j < 4; j++)
+            x[j] = _mm_loadu_si128((const __m128i *)(d + q + j));
+        unsigned ms[F5_PROBES], all = 0;
+        if (!wide)
+            for (int p = 0; p < f->np; p++) {
+                __m128i y = x[f->pr[p].g];
+                __m128i e0 = _mm_or_si128(_mm_cmpeq_epi8(x[0], c0[p][0]), _mm_cmpeq_epi8(x[0], c0[p][1]));
+                __m128i e1 = _mm_or_si128(_mm_cmpeq_epi8(y, c1[p][0]), _mm_cmpeq_epi8(y, c1[p][1]));
+                ms[p] = (unsigned)_mm_movemask_epi8(_mm_and_si128(e0, e1));
+                all |= ms[p];
+            }
+        else
+            for (int p = 0; p < f->np; p++) {
+                __m128i y = x[f->pr[p].g];
+                __m128i e0 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x[0], c0[p][0]), _mm_cmpeq_epi8(x[0], c0[p][1])),
+                                          _mm_or_si128(_mm_cmpeq_epi8(x[0], c0[p][2]), _mm_cmpeq_epi8(x[0], c0[p][3])));
+                __m128i e1 = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(y, c1[p][0]), _mm_cmpeq_epi8(y, c1[p][1])),
+                                          _mm_or_si128(_mm_cmpeq_epi8(y, c1[p][2]), _mm_cmpeq_epi8(y, c1[p][3])));
+                ms[p] = (unsigned)_mm_movemask_epi8(_mm_and_si128(e0, e1));
+                all |= ms[p];
+            }
+        if (!all)
+            continue;
+        while (all) {
+            int bit = __builtin_ctz(all);
+            for (int p = 0; p < f->np; p++)
+                if (ms[p] >> bit & 1) {
+                    Py_ssize_t s = f5_probe_at(f, p, q + bit, a, b);
+                    if (s >= 0)
+                        return s;
+                }
+            all &= all - 1;
+        }
+    }
+#endif
+    for (; q < b; q++)
+        for (int p = 0; p < f->np; p++) {
+            Py_ssize_t s = f5_probe_at(f, p, q, a, b);
+            if (s >= 0)
+                return s;
+        }
+    return -1;
+}
+
+static int f5_append(PyObject *out, Py_ssize_t v) {
+    PyObject *o = PyLong_FromSsize_t(v);
+    int r = o == NULL ? -1 : PyList_Append(out, o);
+    Py_XDECREF(o);
+    return r;
+}
+
+/* the bytes the table maps onto v (at most 4) into out: their count, -1 more than 4 */
+static int f5_pre(const unsigned char *tb, unsigned char v, unsigned char *out) {
+    int n = 0;
+    for (int c = 0; c < 256; c++)
+        if (tb[c] == v) {
+            if (n >= 4)
+                return -1;
+            out[n++] = (unsigned char)c;
+        }
+    if (n == 0)
+        out[n++] = '\n';                               /* (no byte maps onto it: never found; b"\n" matches nothing) */
+    return n;
+}
+
+/* f's needles and probes from ``needles`` and ``ks``: 0, 1 not this way (rows_any's None), -1 an error (raised) */
+static int f5_setup(F5Any *f, PyObject *needles, PyObject *ks) {
+    Py_ssize_t nn = PyTuple_GET_SIZE(needles);
+    if (nn > F5_NEEDLES)
+        return 1;
+    f->nn = (int)nn;
+    f->np = 0;
+    for (Py_ssize_t i = 0; i < nn; i++) {
+        PyObject *n = PyTuple_GET_ITEM(needles, i), *kg = PyTuple_GET_ITEM(ks, i);
+        Py_ssize_t k = -1, g = -1;
+        if (!PyBytes_Check(n) || !PyTuple_Check(kg) || PyTuple_GET_SIZE(kg) != 2) {
+            PyErr_SetString(PyExc_TypeError, "rows_any: needles are bytes, ks (k, g) pairs");
+            return -1;
+        }
+        k = PyLong_AsSsize_t(PyTuple_GET_ITEM(kg, 0));
+        g = PyLong_AsSsize_t(PyTuple_GET_ITEM(kg, 1));
+        if (PyErr_Occurred())
+            return -1;
+        f->nd[i] = (P)PyBytes_AS_STRING(n);
+        f->nl[i] = PyBytes_GET_SIZE(n);
+        f->nk[i] = k;
+        if (k < 0 || g < 0 || g > 3 || k + g >= f->nl[i]) {
+            PyErr_SetString(PyExc_ValueError, "rows_any: 0 <= k, 0 <= g <= 3, k + g < the needle's length");
+            return -1;
+        }
+        if (memchr(f->nd[i], '\n', (size_t)f->nl[i]) != NULL)
+            return 1;
+        unsigned char v0 = f->nd[i][k], v1 = f->nd[i][k + g];
+        int p = 0;
+        while (p < f->np && !(f->pr[p].v0 == v0 && f->pr[p].v1 == v1 && f->pr[p].g == g))
+            p++;
+        f->probe[i] = p;
+        if (p < f->np)
+            continue;
+        if (f->np >= F5_PROBES)
+            return 1;
+        F5Probe *pr = &f->pr[f->np++];
+        pr->v0 = v0;
+        pr->v1 = v1;
+        pr->g = (int)g;
+        if ((pr->n0 = f5_pre(f->tb, v0, pr->b0)) < 0 || (pr->n1 = f5_pre(f->tb, v1, pr->b1)) < 0)
+            return 1;
+    }
+    int at = 0;                                        /* each probe's needles, in order */
+    for (int p = 0; p < f->np; p++) {
+        f->pr[p].first = at;
+        for (int i = 0; i < f->nn; i++)
+            if (f->probe[i] == p)
+                f->ord[at++] = i;
+        f->pr[p].count = at - f->pr[p].first;
+    }
+    return 0;
+}
+
+static PyObject *rows_any(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    PyObject *needles, *ks, *starts;
+    const unsigned char *tb;
+    Py_ssize_t start, end, ntb;
+    static F5Any f;
+    if (!PyArg_ParseTuple(args, "y*nnO!O!y#O", &view, &start, &end, &PyTuple_Type, &needles, &PyTuple_Type, &ks, &tb,
+                          &ntb, &starts))
+        return NULL;
+    PyObject *out = NULL;
+    if (ntb != 256 || PyTuple_GET_SIZE(ks) != PyTuple_GET_SIZE(needles) || (starts != Py_None && !PyList_Check(starts))) {
+        PyErr_SetString(PyExc_ValueError, "rows_any: needles, as many ks, a 256-byte table, starts None or a list");
+        goto fail;
+    }
+    f.d = (P)view.buf;
+    f.tb = tb;
+    int r = f5_setup(&f, needles, ks);
+    if (r < 0)
+        goto fail;
+    if (r > 0) {
+        PyBuffer_Release(&view);
+        Py_RETURN_NONE;
+    }
+    if (start < 0)
+        start = 0;
+    if (end > view.len)
+        end = view.len;
+    if ((out = PyList_New(0)) == NULL)
+        goto fail;
+    if (starts == Py_None) {
+        Py_ssize_t pos = start;
+        while (pos < end) {
+            Py_ssize_t s = f5_search(&f, pos, end);
+            if (s < 0)
+                break;
+            if (f5_append(out, s) < 0)
+                goto fail;
+            P nl = memchr(f.d + s, '\n', (size_t)(end - s));
+            if (nl == NULL)
+                break;
+            pos = nl - f.d + 1;
+        }
+    } else {
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(starts); j++) {
+            Py_ssize_t s = PyLong_AsSsize_t(PyList_GET_ITEM(starts, j));
+            if (s == -1 && PyErr_Occurred())
+                goto fail;
+            if (s < start || s >= end)
+                continue;
+            P nl = memchr(f.d + s, '\n', (size_t)(end - s));
+            Py_ssize_t e = nl == NULL ? end : nl - f.d;
+            if (f5_search(&f, s, e) >= 0 && f5_append(out, s) < 0)
+                goto fail;
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+fail:
+    Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+/* ---- end find5 ---- */
+
 static PyMethodDef methods[] = {
+    {"rows_any", rows_any, METH_VARARGS, "The rows holding any of some needles through a table (see the find5 section)."},
+    {"first_uesc", first_uesc, METH_VARARGS, "The first \\uXXXX escape of a non-ASCII character (see the find5 section)."},
     {"scan", scan, METH_VARARGS, "rowscan.scan, in C (see the module's source)."},
     {"not_legacy", py_not_legacy, METH_VARARGS, "rowscan.not_legacy, in C."},
     {"packed_lines", packed_lines, METH_VARARGS, "The logical export's lines of a packed row (see the source)."},

@@ -14,7 +14,9 @@ prefilters on the raw bytes and decodes only the rows that may match:
   escaped once; twice), so a quoted query keeps its prefilter.  A segment holding none of them is skipped unparsed;
   the ``\\uXXXX`` forms are looked for only from a window's first escape of a non-ASCII
   character (one pass: the C library's ``strstr`` of ``\\u`` through :mod:`.cfind`, each place
-  checked, else a regex), so a window of another writer's rows is never missed;
+  checked, else a regex), so a window of another writer's rows is never missed (where the C is built, that first
+  escape is found 16 places a step, rowscan_c.first_uesc, and where the needles, raw and escaped, are looked for by
+  at most 4 probes of two bytes, the rows holding any of them are found in one pass, :mod:`.find_anyrows`);
 * a case-insensitive literal (and the literal part of a case-insensitive regular expression)
   is looked for as the folded images (:data:`.find_prefilter.FOLD`, one ``bytes.translate``) of the case
   variants ``re.IGNORECASE`` accepts for a stretch of it, ASCII letters included (k: the Kelvin
@@ -260,7 +262,11 @@ def gated(data: Any, lim: int, starts: list[int], g: Prefilter) -> list[int]:
     or, for a gate of many needles (a caseless piece's fold variants and escaping levels), its ASCII needles found
     in a pass each (:meth:`.Prefilter.gate_rows`), and only the other rows that hold a byte the rest are looked for
     by checked one by one for the rest (:meth:`.Prefilter.hit_others`).  The rows kept are those
-    :meth:`.Prefilter.hit` keeps (``tests/test_find_pieces.py``)."""
+    :meth:`.Prefilter.hit` keeps (``tests/test_find_pieces.py``); in one pass over those rows where
+    :meth:`.Prefilter.rows_of` can."""
+    one = g.rows_of(data, lim, starts)
+    if one is not None:
+        return one
     if len(g.needles) + len(g.esc) <= GATE_PASSES:
         held = set(row_starts(data, g.positions(data, lim, rows=True), lim))
         return [x for x in starts if x in held]

@@ -7,11 +7,13 @@ tells the whole path.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from ..index import cfind
 from ..index.fastindex import load_rowscan_c
+from .find_anyrows import ROWS_ANY, AnyRows
 
 # a window's bytes: fresh bytes, or the reader's one reused buffer (:func:`_jsonl_windows`)
 Buf = Union[bytes, bytearray]
@@ -41,6 +43,9 @@ _C_FOLDED = getattr(load_rowscan_c(), "find_folded", None)
 # the same for an ASCII needle, 16 places a step (rowscan_c.find_ascii, the find section; None where the table does
 # not allow it, or where the extension is older)
 _C_ASCII = getattr(load_rowscan_c(), "find_ascii", None)
+# the first escape of a non-ASCII character, 16 places a step (rowscan_c.first_uesc, the find5 section: the C
+# library's strstr of ``\\u`` ran at ~0.5 GB/s on this machine, a whole-log find's largest cost for a rare word)
+_C_UESC = getattr(load_rowscan_c(), "first_uesc", None)
 # letters by how rarely they come in English text and code (the anchor of a needle of letters: its rarest)
 _LETTERS = b"zqxjkvbpygwfmucldrhsnioate"
 # a \u escape of a character >= U+0080 (as an ASCII-only JSON writer stores non-ASCII text)
@@ -50,6 +55,8 @@ ANCHOR_HITS = 256                  # a needle's rare byte: places checked one by
 # (or one per KiB of the window, if more: a place checked costs ~0.3 µs, a pass of the escape regex
 # ~0.4 ns a byte, so up to ~1 place per 1.3 KB the places cost less; a 1 MiB window of a log holds
 # ~260 of a capital letter: with 256 the regex took over in half the windows)
+WINDOW_PROBES = 4                  # rows_of: rows searched in one pass for at most this many probes (each probe costs
+# ~0.1 ms per MiB of the pass, a pass per needle ~0.15-0.25 ms: more probes, the passes)
 ESC_PLACES = 4                     # places of ``\\u`` that are no escape wanted, before the regex takes over
 # (plus one per 4 KiB looked through: strstr and a place checked in Python cost ~1 µs, the regex
 # ~0.37 ns a byte; a window of ANSI colours, ``\\u001b`` everywhere, costs a few µs more than the regex alone)
@@ -66,12 +73,15 @@ def _is_esc(data: Buf, p: int, lim: int) -> bool:
 
 def first_escape(data: Buf, start: int, lim: int, use_c: bool = True, places: Optional[int] = None) -> int:
     """The offset of the first ``\\uXXXX`` escape of a non-ASCII character wholly inside
-    ``data[start:lim]`` (-1: none), as :data:`_ESC_NONASCII` finds it: the C library's ``strstr``
-    of ``\\u`` (:mod:`.cfind`; ~1.6 ms per 100 MB, the regex ~37) where it is there, each place
+    ``data[start:lim]`` (-1: none), as :data:`_ESC_NONASCII` finds it: rowscan_c.first_uesc (16 places a step)
+    where it is built, else (or ``places`` given) the C library's ``strstr`` of ``\\u`` (:mod:`.cfind`; ~1.6 ms
+    per 100 MB with its SSE2 version, ~0.2 s with its generic loop; the regex ~37) where it is there, each place
     checked; the regex for the rest of the window once more than ``places`` (:data:`ESC_PLACES`)
-    places and one per 4 KiB looked through are no such escape.  Both give the same offset."""
+    places and one per 4 KiB looked through are no such escape.  All give the same offset."""
     lim = min(lim, len(data))
     start = max(start, 0)
+    if use_c and places is None and _C_UESC is not None:
+        return int(_C_UESC(data, start, lim))
     if use_c and cfind.AVAILABLE and lim - start >= 6:
         most, fails, frm = ESC_PLACES if places is None else places, 0, start
         with cfind.Pinned(data) as pin:
@@ -108,6 +118,7 @@ def _rarity(b: int) -> int:
     return 3
 
 
+@lru_cache(maxsize=4096)
 def anchor_of(n: bytes) -> int:
     """The offset in needle ``n`` of the byte a search looks for first (:func:`_rarity`, then letters by
     :data:`_LETTERS`: a rarer one means fewer places to check)."""
@@ -213,14 +224,39 @@ class Prefilter:
                 g = bytes([min(common, key=_rarity)])
                 self._esc_rare = g, [(n, n.index(g)) for n in self.esc]
 
+        # (rows_of: every needle, raw and escaped, less those holding another; and the raw ones alone, for a window
+        # holding no escape of a non-ASCII character, where no escaped needle can be: fewer probes)
+        table = self.fold if self.fold is not None else SAME
+        self._any = AnyRows(tuple(_inner(self.needles + self.esc)), table)
+        self._any_raw = AnyRows(tuple(_inner(self.needles)), table) if self.esc else self._any
+
+    def rows_of(self, data: Buf, lim: int, starts: Optional[list[int]] = None) -> Optional[list[int]]:
+        """The rows of ``data[:lim]`` holding a needle (raw or escaped) in one pass (:mod:`.find_anyrows`):
+        ``starts`` None, a place in each (the rows :meth:`positions` finds with ``rows``); else the starts of the
+        rows of ``starts`` that :meth:`hit` keeps.  In a window holding no ``\\uXXXX`` escape of a non-ASCII
+        character (:func:`first_escape`), the raw needles alone (each escaped needle holds one).  None: not this
+        way (no C, a gate, a needle with a newline, more than :data:`WINDOW_PROBES` probes; a whole window of a
+        prefilter with an anchor byte): the caller takes the passes."""
+        if ROWS_ANY is None or self.gate is not None or (starts is None and self.anchor is not None):
+            return None                    # (memchr of the anchor byte costs less)
+        way = self._any
+        if self.esc and self._any_raw.needles and first_escape(data, 0, lim) < 0:
+            way = self._any_raw
+        return way.rows(data, lim, starts, WINDOW_PROBES)
+
     @property
     def lower(self) -> bool:
         return self.fold is not None
 
     def positions(self, data: Buf, lim: Optional[int] = None, rows: bool = False) -> list[int]:
-        """Sorted places of the needles in ``data[:lim]``; ``rows``: only the first place of each needle in
-        each row (a row of the window is all a caller asks for: the search goes on from the row's end)."""
+        """Sorted places of the needles in ``data[:lim]``; ``rows``: only a place in each row holding one (the
+        rows are all a caller asks for: the search goes on from the row's end), in one pass where
+        :meth:`rows_of` can, else the first place of each needle in each row."""
         lim = len(data) if lim is None else lim
+        if rows:
+            got = self.rows_of(data, lim)
+            if got is not None:
+                return got
         out: list[int] = []
         if self.fold is not None:
             self._folded_positions(data, lim, out, rows)
