@@ -16,6 +16,7 @@ way (:meth:`app.log.query.ahead.AheadPass.row`).  Pure core.
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -80,7 +81,10 @@ def ahead_rows_py(data: bytes, types: tuple[bytes, ...], max_row: int, max_depth
         a = e + 1
 
 
+@functools.cache
 def _c_rows() -> Any:
+    """The C ``ahead_rows`` (None: not built), looked up once (``load_rowscan_c`` hashes the C source to check
+    its build: about a millisecond, which per segment was ~1 s of a 1 GB pass)."""
     from ..index.fastindex import load_rowscan_c
     return getattr(load_rowscan_c(), "ahead_rows", None)
 
@@ -141,8 +145,8 @@ def batch_rows(p: AheadPass, seg: Segment) -> Optional[int]:
     lean, su = p.lean, p.su
     decs = [lean.decs[t] for t in p.types]
     recs = ahead_rows(data, p.types)
-    cancel, legacy, take, row_pos, text_pos = p.cancel, lean.legacy, lean.take, seg.row_pos, seg.text_pos
-    checked, message, errors, record_ok = fr.CHECKED, fr.MESSAGE, fr.DECODE_ERRORS, fr.record_ok
+    cancel, ok, take, row_pos, text_pos = p.cancel, lean.ok, lean.take, seg.row_pos, seg.text_pos
+    attempt, message, errors = fr.ATTEMPT, fr.MESSAGE, fr.DECODE_ERRORS
     # (a plain segment's row places, as its methods give them, without a call per row)
     plain = type(seg).row_pos is Segment.row_pos and type(seg).text_pos is Segment.text_pos
     base, toff = seg.pos, seg.text_offset
@@ -168,7 +172,7 @@ def batch_rows(p: AheadPass, seg: Segment) -> Optional[int]:
                     rec = decs[info & 0xFF](raw)
                 except errors:
                     pass
-                if rec is not None and checked <= rec.K and not record_ok(rec, legacy):
+                if rec is not None and attempt <= rec.K and not ok(rec):
                     rec = None
             row = (pos, off, line, raw, True)
             if rec is None:
