@@ -101,7 +101,7 @@ class LeanRows:
         k = rec.K
         if k >= fr.CHECKED and not fr.record_ok(rec, self.legacy):
             return False
-        if k == _MESSAGE or k == _ATTEMPT:
+        if k in (_MESSAGE, _ATTEMPT):
             stream = rec.data.stream
             if stream is not None:
                 summ = fr.pass_stream(stream)
@@ -182,7 +182,8 @@ class LeanRows:
         cb.nxt = seq + 1
         at = cb.at
         if k == _STEP:
-            at.boundary(typ, d.turn)
+            if at.open_attempts:               # (none open: ``boundary`` closes nothing)
+                at.boundary(typ, d.turn)
             cb.sf.step_mark = (typ, seq)
         elif k == _CHUNK:
             c = d.chunk
@@ -207,9 +208,11 @@ class LeanRows:
             cb.turn_seq, cb.disp_turn = seq, at.count
             if cb.cps.points:
                 cb.cps.points[-1].turns.append((cb.turn_seq, cb.disp_turn))
-            at.boundary(typ, d.turn)
+            if at.open_attempts:
+                at.boundary(typ, d.turn)
         elif k == _TURN_END:
-            at.boundary(typ, d.turn)
+            if at.open_attempts:
+                at.boundary(typ, d.turn)
         elif k == _RETRY:
             at.retry(typ, seq, (d.turn, d.step), d.retry)
         elif k == _ATTEMPT:                    # (``AttemptTracker.apply``'s settlement of its embedded stream)

@@ -131,11 +131,12 @@ def _boundary(p: AheadPass, shape: int, seq: int, turn: int, pos: Any, off: int,
                 cb.turn_seq, cb.disp_turn = seq, cb.at.count
                 if cb.cps.points:
                     cb.cps.points[-1].turns.append((cb.turn_seq, cb.disp_turn))
-            cb.at.boundary(typ, turn)
+            if cb.at.open_attempts:         # (none open: ``boundary`` closes nothing)
+                cb.at.boundary(typ, turn)
             if shape <= STEP_END:
                 cb.sf.step_mark = (typ, seq)
     su = p.su
-    if not su.stopped:
+    if not su.stopped and (hit or su.cut is not None):      # (else ``lean`` does nothing)
         su.lean(pos, line, hit, 0, typ, seq)
 
 
@@ -179,7 +180,7 @@ def batch_rows(p: AheadPass, seg: Segment) -> Optional[int]:
                 p.row(row)
             else:
                 p.cp_on = take(rec, pos, off, line, row, p.cp_on)
-                if not su.stopped:
+                if not su.stopped and (info & NEEDLE or su.cut is not None):     # (else ``lean`` does nothing)
                     su.lean(pos, line, info & NEEDLE != 0, e - s, rec.T, rec.seq,
                             message == rec.K and not rec.data.message.content)
         if line is not None:
