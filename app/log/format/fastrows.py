@@ -268,7 +268,7 @@ def pass_stream(stream: list[Any]) -> Optional[tuple[int, Optional[dict[str, Any
     usage: Any = None
     for rec in stream:
         dt = rec.dt
-        if dt is not _NULL and count(dt) < 0 and dt != _NULL:
+        if dt is not _NULL and memoryview(dt)[0] != 91 and dt != _NULL:     # (91: "[", an array)
             return None
         rt = rec.type
         if rt == "chunk":
