@@ -7,7 +7,7 @@ builds it replaces, all measured in the same run on a generated log with compact
                                 [--floors]
 
 Each build runs in a child process of its own (the log's page cache warm), which times it from a fresh reader:
-the seq index alone, then each build after its own seq index (subtracted).  Wall and CPU (user+system) seconds,
+the seq index alone, then each build after its own seq index (subtracted).  Wall and CPU (user+system, and each) seconds,
 medians of ``--runs``; the load average at the start and the end.  ``--baseline``: the same one pass measured in
 another checkout (e.g. the main branch) in the same run, alternating with this one.  Nothing is cached."""
 from __future__ import annotations
@@ -25,15 +25,21 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 _CHILD = r"""
-import json, sys, time
+import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from app.store.faces import open_reader
 path, what = sys.argv[2], sys.argv[3]
+def _now():
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return time.perf_counter(), ru.ru_utime, ru.ru_stime
+def _since(a):
+    b = _now()
+    return (b[0] - a[0], b[1] - a[1] + b[2] - a[2], b[1] - a[1], b[2] - a[2])
 r = open_reader(path)
-t, c = time.perf_counter(), time.process_time()
+t0 = _now()
 r.build_index()
-idx = (time.perf_counter() - t, time.process_time() - c)
-t, c = time.perf_counter(), time.process_time()
+idx = _since(t0)
+t0 = _now()
 if what == "one pass":
     from app.log.query.ahead import build_ahead
     build_ahead(r)
@@ -60,7 +66,7 @@ elif what.startswith("floor"):               # (what the pass reads before any r
 elif what == "outline only":
     from app.log.query.outline import build_outline
     build_outline(r)
-print(json.dumps({"index": idx, "build": (time.perf_counter() - t, time.process_time() - c)}))
+print(json.dumps({"index": idx, "build": _since(t0)}))
 """
 
 
@@ -112,8 +118,11 @@ def main(argv=None) -> int:
         for name, rs in rows:
             w = statistics.median(r["build"][0] for r in rs)
             c = statistics.median(r["build"][1] for r in rs)
+            u = statistics.median(r["build"][2] for r in rs)
+            sy = statistics.median(r["build"][3] for r in rs)
             print(f"{name:17s} {w:7.3f} s wall {c:7.3f} s cpu  = {w / max(iw, 1e-9):6.1f}x the seq index's wall, "
-                  f"{c / max(ic, 1e-9):6.1f}x its cpu; {mb / max(c, 1e-9):6.1f} MB/s cpu  (target <= 2x)")
+                  f"{c / max(ic, 1e-9):6.1f}x its cpu; {mb / max(c, 1e-9):6.1f} MB/s cpu  (target <= 2x); "
+                  f"user {u:.3f} s, system {sy:.3f} s")
     return 0
 
 

@@ -220,6 +220,79 @@ def timeline_decoders(version: int) -> dict[bytes, Callable[[bytes], Any]]:
     return out
 
 
+# the background pass's records of the settlement rows (issue 29: most of a v2+ log's bytes are their embedded
+# streams' runs): the same rows accepted as :func:`decoders`' records accept, but each stream record's ``texts``,
+# ``args`` and ``dt`` left as raw JSON (validated as JSON by msgspec, never built), counted in C by
+# :func:`pass_stream`, which also makes the one check of theirs the Structs made (a ``dt`` null or an array)
+_NULL = msgspec.Raw(b"null")
+_PassStreamItem = _lean("_PassStreamItem", _DataStreamItem, chunk=(Optional[_StreamChunk], None),
+                        texts=(msgspec.Raw, _NULL), args=(msgspec.Raw, _NULL), dt=(msgspec.Raw, _NULL))
+_PASS_OVER: dict[str, dict[str, tuple[Any, Any]]] = {
+    "assistant/message": {"message": (_Message, _REQ), "interrupted": (Optional[bool], None),
+                          "stream": (_opt(_list_of(_PassStreamItem)), None), **_TurnStep},
+    "assistant/attempt": {"stream": (_list_of(_PassStreamItem), _REQ)},
+}
+
+
+@functools.cache
+def pass_decoders(version: int) -> dict[bytes, Callable[[bytes], Any]]:
+    """:func:`decoders` with the settlement rows' records of :data:`_PASS_OVER` (read with :func:`pass_stream`)."""
+    out = dict(decoders(version))
+    for tag, over in _PASS_OVER.items():
+        if tag.encode() in out:
+            k, _d, surface = _EVENTS[tag]
+            out[tag.encode()] = msgspec.json.Decoder(_row(tag, k, _data(tag, **over), surface)).decode
+    return out
+
+
+def count_py(raw: Any) -> int:
+    """The elements of the JSON array ``raw`` (valid JSON), -1 when it is not an array (the C ``tl_count``)."""
+    v = msgspec.json.decode(bytes(memoryview(raw)))
+    return len(v) if isinstance(v, list) else -1
+
+
+@functools.cache
+def _count_fn() -> Callable[[Any], int]:
+    from ..index.fastindex import load_rowscan_c      # (the row scanner's C module, where built; loaded on first use:
+    # the index package imports this one)
+    got: Optional[Callable[[Any], int]] = getattr(load_rowscan_c(), "tl_count", None)
+    return got if got is not None else count_py
+
+
+def pass_stream(stream: list[Any]) -> Optional[tuple[int, Optional[dict[str, Any]], Any]]:
+    """:func:`stream_summary` of a stream of :func:`pass_decoders`' records, None when a record's ``dt`` is neither
+    null nor an array (:func:`decoders`' record refuses that row)."""
+    count = _count_fn()
+    chunks = 0
+    finish: Optional[dict[str, Any]] = None
+    usage: Any = None
+    for rec in stream:
+        dt = rec.dt
+        if dt is not _NULL and memoryview(dt)[0] != 91 and dt != _NULL:     # (91: "[", an array)
+            return None
+        rt = rec.type
+        if rt == "chunk":
+            c = rec.chunk
+            if c is None:
+                continue
+            chunks += 1
+            ct = c.type
+            if ct == "finish":
+                r = c.reason
+                finish = r if isinstance(r, dict) else {"kind": str(r)}
+            elif ct == "usage":
+                usage = c.usage
+            continue
+        field = STREAM_RUNS.get(rt) if isinstance(rt, str) else None
+        if field is None:
+            continue
+        n = count(rec.args if field == "args" else rec.texts)
+        if n > 0:
+            chunks += n
+    return chunks, finish, usage
+
+
+
 def packed_members(rec: Any) -> int:
     """Members of a decoded packed row, or 0 when :func:`~app.log.format.codec.packed_extent` would refuse it."""
     d = rec.data

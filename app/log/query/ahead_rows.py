@@ -65,7 +65,7 @@ def lean_decoders(reader: LogReader, cb: CheckpointBuilder) -> dict[bytes, Any]:
     if cb.sf.v0 is not None:
         skip |= V0_TYPES
     take = (LEAN_TYPES | SURFACE_TYPES) - skip
-    return {k: v for k, v in fr.decoders(reader.version or 0).items() if k.decode() in take}
+    return {k: v for k, v in fr.pass_decoders(reader.version or 0).items() if k.decode() in take}
 
 
 class LeanRows:
@@ -78,6 +78,7 @@ class LeanRows:
         self.legacy = (reader.version or 0) < 2
         self.ob, self.cb = ob, cb
         self.screen = rowscreen.c_screens()[0]     # (the row screen in C, looked up once, not per row)
+        self.summ: tuple[int, Any, Any] = (0, None, None)    # (the stream summary of the last settlement :meth:`ok`)
 
     def record(self, raw: bytes) -> Any:
         """The row's lean record when this way may take it, else None (:func:`~app.log.format.fastrows.record_of`)."""
@@ -91,11 +92,28 @@ class LeanRows:
             rec = dec(raw)
         except fr.DECODE_ERRORS:
             return None
-        return rec if rec.K < fr.CHECKED or fr.record_ok(rec, self.legacy) else None
+        return rec if rec.K < _ATTEMPT or self.ok(rec) else None
+
+    def ok(self, rec: Any) -> bool:
+        """The checks of a decoded record of kind ``ATTEMPT`` or above that its Struct cannot make
+        (:func:`~app.log.format.fastrows.record_ok`; a settlement's stream: :func:`~app.log.format.fastrows.pass_stream`,
+        its summary kept in :attr:`summ` for :meth:`take`)."""
+        k = rec.K
+        if k >= fr.CHECKED and not fr.record_ok(rec, self.legacy):
+            return False
+        if k in (_MESSAGE, _ATTEMPT):
+            stream = rec.data.stream
+            if stream is not None:
+                summ = fr.pass_stream(stream)
+                if summ is None:
+                    return False
+                self.summ = summ
+        return True
 
     def take(self, rec: Any, pos: Any, off: int, line: Optional[int], row: Row, cp_on: bool) -> bool:
         """:meth:`OutlineBuilder.event` of the row's event, then (``cp_on``: the checkpoints still run)
-        :meth:`CheckpointBuilder.item`; -> whether the checkpoints still run after it."""
+        :meth:`CheckpointBuilder.item`; -> whether the checkpoints still run after it.  (``rec``: a record that
+        :meth:`record` gave, or that :meth:`ok` has just accepted.)"""
         self._outline(rec, pos, off, line, row)
         return cp_on and self._checkpoint(rec, row)
 
@@ -164,7 +182,8 @@ class LeanRows:
         cb.nxt = seq + 1
         at = cb.at
         if k == _STEP:
-            at.boundary(typ, d.turn)
+            if at.open_attempts:               # (none open: ``boundary`` closes nothing)
+                at.boundary(typ, d.turn)
             cb.sf.step_mark = (typ, seq)
         elif k == _CHUNK:
             c = d.chunk
@@ -174,7 +193,7 @@ class LeanRows:
             if k == _MESSAGE:
                 stream = d.stream
                 if stream is not None:         # (v2+: the attempt settled in the message's embedded stream)
-                    chunks, finish, usage = fr.stream_summary(stream)
+                    chunks, finish, usage = self.summ
                     at.settle(typ, seq, (d.turn, d.step), chunks, finish, usage if usage is not None else d.usage,
                               d.interrupted)
                 else:
@@ -189,13 +208,15 @@ class LeanRows:
             cb.turn_seq, cb.disp_turn = seq, at.count
             if cb.cps.points:
                 cb.cps.points[-1].turns.append((cb.turn_seq, cb.disp_turn))
-            at.boundary(typ, d.turn)
+            if at.open_attempts:
+                at.boundary(typ, d.turn)
         elif k == _TURN_END:
-            at.boundary(typ, d.turn)
+            if at.open_attempts:
+                at.boundary(typ, d.turn)
         elif k == _RETRY:
             at.retry(typ, seq, (d.turn, d.step), d.retry)
         elif k == _ATTEMPT:                    # (``AttemptTracker.apply``'s settlement of its embedded stream)
-            chunks, finish, usage = fr.stream_summary(d.stream)
+            chunks, finish, usage = self.summ
             at.settle(typ, seq, (d.turn, d.step), chunks, finish, usage if usage is not None else d.usage,
                       None)                    # (an attempt's ``interrupted`` is not read)
         return True

@@ -16,6 +16,7 @@ way (:meth:`app.log.query.ahead.AheadPass.row`).  Pure core.
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -80,7 +81,10 @@ def ahead_rows_py(data: bytes, types: tuple[bytes, ...], max_row: int, max_depth
         a = e + 1
 
 
+@functools.cache
 def _c_rows() -> Any:
+    """The C ``ahead_rows`` (None: not built), looked up once (``load_rowscan_c`` hashes the C source to check
+    its build: about a millisecond, which per segment was ~1 s of a 1 GB pass)."""
     from ..index.fastindex import load_rowscan_c
     return getattr(load_rowscan_c(), "ahead_rows", None)
 
@@ -127,11 +131,12 @@ def _boundary(p: AheadPass, shape: int, seq: int, turn: int, pos: Any, off: int,
                 cb.turn_seq, cb.disp_turn = seq, cb.at.count
                 if cb.cps.points:
                     cb.cps.points[-1].turns.append((cb.turn_seq, cb.disp_turn))
-            cb.at.boundary(typ, turn)
+            if cb.at.open_attempts:         # (none open: ``boundary`` closes nothing)
+                cb.at.boundary(typ, turn)
             if shape <= STEP_END:
                 cb.sf.step_mark = (typ, seq)
     su = p.su
-    if not su.stopped:
+    if not su.stopped and (hit or su.cut is not None):      # (else ``lean`` does nothing)
         su.lean(pos, line, hit, 0, typ, seq)
 
 
@@ -141,8 +146,8 @@ def batch_rows(p: AheadPass, seg: Segment) -> Optional[int]:
     lean, su = p.lean, p.su
     decs = [lean.decs[t] for t in p.types]
     recs = ahead_rows(data, p.types)
-    cancel, legacy, take, row_pos, text_pos = p.cancel, lean.legacy, lean.take, seg.row_pos, seg.text_pos
-    checked, message, errors, record_ok = fr.CHECKED, fr.MESSAGE, fr.DECODE_ERRORS, fr.record_ok
+    cancel, ok, take, row_pos, text_pos = p.cancel, lean.ok, lean.take, seg.row_pos, seg.text_pos
+    attempt, message, errors = fr.ATTEMPT, fr.MESSAGE, fr.DECODE_ERRORS
     # (a plain segment's row places, as its methods give them, without a call per row)
     plain = type(seg).row_pos is Segment.row_pos and type(seg).text_pos is Segment.text_pos
     base, toff = seg.pos, seg.text_offset
@@ -168,14 +173,14 @@ def batch_rows(p: AheadPass, seg: Segment) -> Optional[int]:
                     rec = decs[info & 0xFF](raw)
                 except errors:
                     pass
-                if rec is not None and checked <= rec.K and not record_ok(rec, legacy):
+                if rec is not None and attempt <= rec.K and not ok(rec):
                     rec = None
             row = (pos, off, line, raw, True)
             if rec is None:
                 p.row(row)
             else:
                 p.cp_on = take(rec, pos, off, line, row, p.cp_on)
-                if not su.stopped:
+                if not su.stopped and (info & NEEDLE or su.cut is not None):     # (else ``lean`` does nothing)
                     su.lean(pos, line, info & NEEDLE != 0, e - s, rec.T, rec.seq,
                             message == rec.K and not rec.data.message.content)
         if line is not None:
