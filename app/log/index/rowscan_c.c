@@ -1254,6 +1254,74 @@ static long long tl_elements(P d, Py_ssize_t a, Py_ssize_t b, int depth, int max
 }
 
 /* an array of strings at i: its elements (end in *end), -2 when an element is not a string, -3 when not JSON */
+#if defined(__SSE2__)
+/* (tl4) prefix XOR of the bits of x: bit k the parity of bits 0..k */
+static inline uint64_t tl_pxor(uint64_t x) {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
+}
+
+/* (tl4) an array of strings in the writer's layout ("a","b",...] : no blank, no escape, ASCII with no control
+ * byte) from d[i] (an element's opening quote), 64 bytes a step by masks (a string's bytes told by the parity of
+ * the quotes before them): the array's end (past ']'), *m its elements; else -1 and *resume an element's opening
+ * quote up to which all is read and valid, *m the elements before it, *upto_at the end of the 64 bytes not taken (the
+ * caller reads on from *resume one by one, past *upto_at, then tries this again) */
+static Py_ssize_t tl_strarray_fast(P d, Py_ssize_t i, Py_ssize_t n, long long *m, Py_ssize_t *resume,
+                                   Py_ssize_t *upto_at) {
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f),
+        comma = _mm_set1_epi8(','), close = _mm_set1_epi8(']');
+    uint64_t inside = 0, after_close = 0, after_comma = 0;
+    long long count = 0;
+    *resume = i;
+    *m = 0;
+    *upto_at = n;
+    while (i + 64 <= n) {
+        uint64_t Q = 0, B = 0, S = 0, C = 0, R = 0;
+        for (int k = 0; k < 4; k++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(d + i + 16 * k));
+            int sh = 16 * k;
+            Q |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) << sh;
+            B |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, bslash)) << sh;
+            S |= (uint64_t)(unsigned)(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl))
+                                      | _mm_movemask_epi8(v)) << sh;
+            C |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, comma)) << sh;
+            R |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, close)) << sh;
+        }
+        uint64_t par = tl_pxor(Q) ^ inside;            /* 1 from an opening quote to just before its closing one */
+        uint64_t open = Q & par, shut = Q & ~par, out = ~par & ~Q;
+        uint64_t endm = R & out, last = endm ? endm & (0 - endm) : 0;
+        uint64_t upto = last ? (last << 1) - 1 : ~0ULL;          /* the bytes up to the array's ']' */
+        uint64_t before = last ? last - 1 : ~0ULL;
+        uint64_t commas = C & out & before;
+        if (((B | S) & upto) || (out & before & ~C)
+            || (((shut << 1) | after_close) & upto & ~(commas | last))     /* after a string: ',' or the ']' */
+            || (((commas << 1) | after_comma) & upto & ~open)) {           /* after a ',': a string */
+            *upto_at = i + 64;
+            return -1;
+        }
+        if (last) {
+            *m = count + __builtin_popcountll(open & before);
+            return i + __builtin_ctzll(last) + 1;
+        }
+        count += __builtin_popcountll(open);
+        if (open) {                                    /* (read on from the block's last string at worst) */
+            *resume = i + 63 - __builtin_clzll(open);
+            *m = count - 1;
+        }
+        inside = (par >> 63) ? ~0ULL : 0;
+        after_close = shut >> 63;
+        after_comma = commas >> 63;
+        i += 64;
+    }
+    return -1;
+}
+#endif
+
 static long long tl_strarray(P d, Py_ssize_t i, Py_ssize_t n, Py_ssize_t *end) {
     i = tl_ws(d, i + 1, n);
     long long m = 0;
@@ -1261,7 +1329,22 @@ static long long tl_strarray(P d, Py_ssize_t i, Py_ssize_t n, Py_ssize_t *end) {
         *end = i + 1;
         return 0;
     }
+    Py_ssize_t fast_from = i;                          /* (tl4) where to try the writer's layout, 64 bytes a step */
     for (;;) {
+#if defined(__SSE2__)
+        if (i >= fast_from && i < n && d[i] == '"') {
+            Py_ssize_t at, past;
+            long long k;
+            Py_ssize_t e = tl_strarray_fast(d, i, n, &k, &at, &past);
+            m += k;
+            if (e >= 0) {
+                *end = e;
+                return m;
+            }
+            i = at;                                    /* (one by one from there, past the bytes it did not take) */
+            fast_from = past;
+        }
+#endif
         if (i >= n || d[i] != '"')
             return -2;
         i = tl_string(d, i, n, NULL);
