@@ -7336,6 +7336,47 @@ none:
         return NULL;
     Py_RETURN_NONE;
 }
+/* (tl4) tl_getcols(dicts, keys) -> [[d.get(k) for d in dicts] for k in keys] (timeline_table.getcols_py, its
+ * definition; None when an item is not a dict): every dict read once for all the keys, not once per key */
+static PyObject *tl_getcols(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *rows, *keys;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &rows, &PyList_Type, &keys))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(rows), m = PyList_GET_SIZE(keys);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!PyDict_CheckExact(PyList_GET_ITEM(rows, i)))
+            Py_RETURN_NONE;
+    PyObject *out = PyList_New(m);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        PyObject *l = PyList_New(n);
+        if (l == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, k, l);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = PyList_GET_ITEM(rows, i);
+        for (Py_ssize_t k = 0; k < m; k++) {
+            PyObject *v = PyDict_GetItemWithError(row, PyList_GET_ITEM(keys, k));
+            if (v == NULL && PyErr_Occurred()) {
+                /* (the rest of the lists hold NULLs: filled before they are freed) */
+                for (Py_ssize_t kk = 0; kk < m; kk++) {
+                    PyObject *l = PyList_GET_ITEM(out, kk);
+                    for (Py_ssize_t j = (kk < k ? i + 1 : i); j < n; j++)
+                        PyList_SET_ITEM(l, j, Py_NewRef(Py_None));
+                }
+                Py_DECREF(out);
+                return NULL;
+            }
+            PyList_SET_ITEM(PyList_GET_ITEM(out, k), i, Py_NewRef(v != NULL ? v : Py_None));
+        }
+    }
+    return out;
+}
 /* ---- end tlc2 ---- */
 
 /* ---- findc2: whole-log find's hits of a window's candidate rows, made in C (issue 29; owner: the findc2 helper) ----
@@ -7939,6 +7980,7 @@ static PyMethodDef methods[] = {
     {"tl_scan", tl_scan, METH_VARARGS, "The timeline's rows of a buffer (timelinec section; whole turns: tlc2)."},
     {"tl_shapes", tl_shapes, METH_O, "Spans grouped by their keys (tlc2 section)."},
     {"tl_order", tl_order, METH_VARARGS, "Spans in log order (tlc2 section)."},
+    {"tl_getcols", tl_getcols, METH_VARARGS, "Columns of a list of dicts by key, d.get(k) (tlc2 section)."},
     {"tl_count", tl_count, METH_O, "Elements of a JSON array (timelinec section)."},
     {"tl_stream", tl_stream, METH_O, "The timeline's summary of an embedded stream (timelinec section)."},
     {"tl_seqs", tl_seqs, METH_O, "Count and bounds of an increasing JSON array of integers (timelinec section)."},
