@@ -66,3 +66,28 @@ def test_summary_from_a_fresh_table_is_that_of_the_dicts(tmp_path):
         assert fresh.columns_of(keys) == {k: [s.get(k) for s in spans] for k in keys}
         assert saved.columns_of(keys) == {k: [s.get(k) for s in spans] for k in keys}
         assert want["totals"]["counts"]
+
+
+@needs_c
+def test_columns_in_c_flipping_late_are_their_definition():
+    """``tl_columns`` lists a column's values only once it is not integers: a column of integers and nulls that
+    turns into another type at any row (its rows before listed then) is still :func:`columns_py`'s."""
+    from app.log.query.timeline_table import columns_py
+    tl_columns = load_rowscan_c().tl_columns
+    rng = random.Random(8)
+    odd = ["a", 1.5, True, False, 1 << 62, -(1 << 63), [1], {"x": 1}, (1 << 62) - 1]
+    for _ in range(400):
+        n = rng.randint(0, 40)
+        keys = ["k", "j", "s"]
+        cols = []
+        for _k in keys:
+            col = [rng.choice([None, 0, 7, -3, 1 << 40]) for _ in range(n)]
+            for _f in range(rng.choice([0, 0, 1, 2])):
+                if n:
+                    col[rng.randrange(n)] = rng.choice(odd)
+            cols.append(col)
+        rows = [dict(zip(keys, t)) for t in zip(*cols)]
+        assert tl_columns(rows, keys) == columns_py(rows, keys)
+        if rows and rng.random() < 0.2:
+            rows.append({"k": 1, "s": 2, "j": 3})           # (keys in another order: not one shape)
+            assert tl_columns(rows, keys) is None and columns_py(rows, keys) is None

@@ -1904,25 +1904,42 @@ static PyObject *tl_columns(PyObject *self, PyObject *args) {
                 if (!eq)
                     goto none;
             }
-            if (PyList_SetItem(PyList_GET_ITEM(lists, k), i, Py_NewRef(v)) < 0)
-                goto fail;
-            if (isint[2 * k]) {
+            int listed = !isint[2 * k];
+            if (isint[2 * k]) {       /* (tl4) an integer column so far: its value not listed (no reference taken) */
                 long long *w = (long long *)PyBytes_AS_STRING(PyList_GET_ITEM(ints, k));
+                int flip = 0;
                 if (v == Py_None)
-                    w[i] = LLONG_MIN;
+                    w[i] = LLONG_MIN;                  /* (the list holds None there already) */
                 else if (!PyLong_CheckExact(v))
-                    isint[2 * k] = 0;
+                    flip = 1;
                 else {
                     int over = 0;
                     long long x = PyLong_AsLongLongAndOverflow(v, &over);
                     if (over || x >= TL_BOUND || x <= -TL_BOUND)
-                        isint[2 * k] = 0;
+                        flip = 1;
                     else {
                         w[i] = x;
                         isint[2 * k + 1] = 1;
                     }
                 }
+                if (flip) {                            /* not integers after all: the rows before listed now */
+                    isint[2 * k] = 0;
+                    listed = 1;
+                    PyObject *l = PyList_GET_ITEM(lists, k);
+                    for (Py_ssize_t j = 0; j < i; j++) {
+                        PyObject *u = PyDict_GetItemWithError(PyList_GET_ITEM(rows, j), key);
+                        if (u == NULL) {
+                            if (!PyErr_Occurred())
+                                PyErr_SetString(PyExc_RuntimeError, "tl_columns: a row changed while read");
+                            goto fail;
+                        }
+                        if (PyList_SetItem(l, j, Py_NewRef(u)) < 0)
+                            goto fail;
+                    }
+                }
             }
+            if (listed && PyList_SetItem(PyList_GET_ITEM(lists, k), i, Py_NewRef(v)) < 0)
+                goto fail;
             k++;
         }
     }

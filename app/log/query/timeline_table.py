@@ -110,8 +110,8 @@ def encode_rows(rows: list[JsonObj], keys: list[str]) -> list[Column]:
 
 def encode_column(vals: list[Any]) -> Column:
     types = set(map(type, vals))
-    if types == {str} and len(set(vals)) == 1:
-        return ["c", vals[0]]
+    if types == {str}:                  # (one value: a count, no set of every string hashed)
+        return ["c", vals[0]] if vals.count(vals[0]) == len(vals) else ["v", vals]
     if types <= {int, _NONE} and int in types:
         try:
             a = array("q", vals if _NONE not in types else [NULL_INT if v is None else v for v in vals])
