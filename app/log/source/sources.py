@@ -292,12 +292,14 @@ class RawJsonlSource(FileSource):
             line0 = 2
         end = self.size
         carry_at = at                        # the next segment's start (rows read past: read again with it)
-        buf = bytearray(min(PEEK, self.block))
+        buf: Optional[bytearray] = None      # (made at the first read not to the end: a short read makes none)
         count = newlines() if line0 is not None else None
         while at < end:
             n = min(self.block, end - at)
             last = at + n >= end
-            cut = end if last else self._cut_in(at, n, buf)
+            if not last and buf is None:
+                buf = bytearray(min(PEEK, self.block))
+            cut = end if last or buf is None else self._cut_in(at, n, buf)
             at += n
             if cut < 0:
                 if at - carry_at > MAX_ROW_BYTES:          # one row over the limit: skip to its end
