@@ -39,6 +39,7 @@ sys.path.insert(0, _CODE[-1] if _CODE else str(Path(__file__).resolve().parents[
 GB = 1 << 30
 NAMES = {"cat": "reference: cat FILE > /dev/null", "index": "reference: seq index build (C scan)",
          "decode": "reference: exact decode pass", "first": "timeline, first time (+ save)",
+         "first user": "  of which user CPU",
          "first sys": "  of which system CPU (page faults)",
          "first summary": "+ turns and totals, first time (+ save)",
          "firstN": "... in N processes (CPU: all)", "cached": "timeline spans, from the cache",
@@ -71,9 +72,11 @@ def measure(p: str, runs: int, decode: bool, parts: int) -> tuple[dict[str, tupl
         w, c, ch = time.perf_counter(), time.process_time(), os.times()
         out = fn()
         ch2 = os.times()
-        if key == "first":     # (the system part: page faults of fresh memory; ~0.3 s more per 200 MB after the index
+        if key == "first":     # (the system part: page faults of fresh memory; it was ~0.3 s more per 200 MB after the index
             sys_cpu = ch2.system - ch.system    # build in the same process: the allocator's state, not the collector)
             times.setdefault("first sys", []).append((sys_cpu, sys_cpu))
+            user_cpu = ch2.user - ch.user
+            times.setdefault("first user", []).append((user_cpu, user_cpu))
         children = ch2.children_user + ch2.children_system - ch.children_user - ch.children_system
         times.setdefault(key, []).append((time.perf_counter() - w, time.process_time() - c +
                                           (children if key in ("firstN", "cat") else 0)))

@@ -1254,6 +1254,74 @@ static long long tl_elements(P d, Py_ssize_t a, Py_ssize_t b, int depth, int max
 }
 
 /* an array of strings at i: its elements (end in *end), -2 when an element is not a string, -3 when not JSON */
+#if defined(__SSE2__)
+/* (tl4) prefix XOR of the bits of x: bit k the parity of bits 0..k */
+static inline uint64_t tl_pxor(uint64_t x) {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
+}
+
+/* (tl4) an array of strings in the writer's layout ("a","b",...] : no blank, no escape, ASCII with no control
+ * byte) from d[i] (an element's opening quote), 64 bytes a step by masks (a string's bytes told by the parity of
+ * the quotes before them): the array's end (past ']'), *m its elements; else -1 and *resume an element's opening
+ * quote up to which all is read and valid, *m the elements before it, *upto_at the end of the 64 bytes not taken (the
+ * caller reads on from *resume one by one, past *upto_at, then tries this again) */
+static Py_ssize_t tl_strarray_fast(P d, Py_ssize_t i, Py_ssize_t n, long long *m, Py_ssize_t *resume,
+                                   Py_ssize_t *upto_at) {
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f),
+        comma = _mm_set1_epi8(','), close = _mm_set1_epi8(']');
+    uint64_t inside = 0, after_close = 0, after_comma = 0;
+    long long count = 0;
+    *resume = i;
+    *m = 0;
+    *upto_at = n;
+    while (i + 64 <= n) {
+        uint64_t Q = 0, B = 0, S = 0, C = 0, R = 0;
+        for (int k = 0; k < 4; k++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(d + i + 16 * k));
+            int sh = 16 * k;
+            Q |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) << sh;
+            B |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, bslash)) << sh;
+            S |= (uint64_t)(unsigned)(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl))
+                                      | _mm_movemask_epi8(v)) << sh;
+            C |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, comma)) << sh;
+            R |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, close)) << sh;
+        }
+        uint64_t par = tl_pxor(Q) ^ inside;            /* 1 from an opening quote to just before its closing one */
+        uint64_t open = Q & par, shut = Q & ~par, out = ~par & ~Q;
+        uint64_t endm = R & out, last = endm ? endm & (0 - endm) : 0;
+        uint64_t upto = last ? (last << 1) - 1 : ~0ULL;          /* the bytes up to the array's ']' */
+        uint64_t before = last ? last - 1 : ~0ULL;
+        uint64_t commas = C & out & before;
+        if (((B | S) & upto) || (out & before & ~C)
+            || (((shut << 1) | after_close) & upto & ~(commas | last))     /* after a string: ',' or the ']' */
+            || (((commas << 1) | after_comma) & upto & ~open)) {           /* after a ',': a string */
+            *upto_at = i + 64;
+            return -1;
+        }
+        if (last) {
+            *m = count + __builtin_popcountll(open & before);
+            return i + __builtin_ctzll(last) + 1;
+        }
+        count += __builtin_popcountll(open);
+        if (open) {                                    /* (read on from the block's last string at worst) */
+            *resume = i + 63 - __builtin_clzll(open);
+            *m = count - 1;
+        }
+        inside = (par >> 63) ? ~0ULL : 0;
+        after_close = shut >> 63;
+        after_comma = commas >> 63;
+        i += 64;
+    }
+    return -1;
+}
+#endif
+
 static long long tl_strarray(P d, Py_ssize_t i, Py_ssize_t n, Py_ssize_t *end) {
     i = tl_ws(d, i + 1, n);
     long long m = 0;
@@ -1261,7 +1329,22 @@ static long long tl_strarray(P d, Py_ssize_t i, Py_ssize_t n, Py_ssize_t *end) {
         *end = i + 1;
         return 0;
     }
+    Py_ssize_t fast_from = i;                          /* (tl4) where to try the writer's layout, 64 bytes a step */
     for (;;) {
+#if defined(__SSE2__)
+        if (i >= fast_from && i < n && d[i] == '"') {
+            Py_ssize_t at, past;
+            long long k;
+            Py_ssize_t e = tl_strarray_fast(d, i, n, &k, &at, &past);
+            m += k;
+            if (e >= 0) {
+                *end = e;
+                return m;
+            }
+            i = at;                                    /* (one by one from there, past the bytes it did not take) */
+            fast_from = past;
+        }
+#endif
         if (i >= n || d[i] != '"')
             return -2;
         i = tl_string(d, i, n, NULL);
@@ -1821,25 +1904,42 @@ static PyObject *tl_columns(PyObject *self, PyObject *args) {
                 if (!eq)
                     goto none;
             }
-            if (PyList_SetItem(PyList_GET_ITEM(lists, k), i, Py_NewRef(v)) < 0)
-                goto fail;
-            if (isint[2 * k]) {
+            int listed = !isint[2 * k];
+            if (isint[2 * k]) {       /* (tl4) an integer column so far: its value not listed (no reference taken) */
                 long long *w = (long long *)PyBytes_AS_STRING(PyList_GET_ITEM(ints, k));
+                int flip = 0;
                 if (v == Py_None)
-                    w[i] = LLONG_MIN;
+                    w[i] = LLONG_MIN;                  /* (the list holds None there already) */
                 else if (!PyLong_CheckExact(v))
-                    isint[2 * k] = 0;
+                    flip = 1;
                 else {
                     int over = 0;
                     long long x = PyLong_AsLongLongAndOverflow(v, &over);
                     if (over || x >= TL_BOUND || x <= -TL_BOUND)
-                        isint[2 * k] = 0;
+                        flip = 1;
                     else {
                         w[i] = x;
                         isint[2 * k + 1] = 1;
                     }
                 }
+                if (flip) {                            /* not integers after all: the rows before listed now */
+                    isint[2 * k] = 0;
+                    listed = 1;
+                    PyObject *l = PyList_GET_ITEM(lists, k);
+                    for (Py_ssize_t j = 0; j < i; j++) {
+                        PyObject *u = PyDict_GetItemWithError(PyList_GET_ITEM(rows, j), key);
+                        if (u == NULL) {
+                            if (!PyErr_Occurred())
+                                PyErr_SetString(PyExc_RuntimeError, "tl_columns: a row changed while read");
+                            goto fail;
+                        }
+                        if (PyList_SetItem(l, j, Py_NewRef(u)) < 0)
+                            goto fail;
+                    }
+                }
             }
+            if (listed && PyList_SetItem(PyList_GET_ITEM(lists, k), i, Py_NewRef(v)) < 0)
+                goto fail;
             k++;
         }
     }
@@ -1864,6 +1964,36 @@ fail:
     Py_XDECREF(ints);
     PyMem_Free(isint);
     return NULL;
+}
+/* (tl4) tl_lines(buf) -> int: buf.count(b"\n") (app/log/source/sources.py: newlines, a segment's line count),
+ * 16 bytes a step */
+static PyObject *tl_lines(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    P d = (P)view.buf;
+    Py_ssize_t n = view.len, i = 0;
+    long long count = 0;
+    Py_BEGIN_ALLOW_THREADS
+#if defined(__SSE2__)
+    const __m128i nl = _mm_set1_epi8('\n');
+    while (i + 64 <= n) {
+        __m128i a = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(d + i)), nl);
+        __m128i b = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(d + i + 16)), nl);
+        __m128i c = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(d + i + 32)), nl);
+        __m128i e = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(d + i + 48)), nl);
+        uint64_t m = (uint64_t)(unsigned)_mm_movemask_epi8(a) | (uint64_t)(unsigned)_mm_movemask_epi8(b) << 16
+            | (uint64_t)(unsigned)_mm_movemask_epi8(c) << 32 | (uint64_t)(unsigned)_mm_movemask_epi8(e) << 48;
+        count += __builtin_popcountll(m);
+        i += 64;
+    }
+#endif
+    for (; i < n; i++)
+        count += d[i] == '\n';
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyLong_FromLongLong(count);
 }
 /* ---- end timelinec ---- */
 
@@ -7223,6 +7353,47 @@ none:
         return NULL;
     Py_RETURN_NONE;
 }
+/* (tl4) tl_getcols(dicts, keys) -> [[d.get(k) for d in dicts] for k in keys] (timeline_table.getcols_py, its
+ * definition; None when an item is not a dict): every dict read once for all the keys, not once per key */
+static PyObject *tl_getcols(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *rows, *keys;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &rows, &PyList_Type, &keys))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(rows), m = PyList_GET_SIZE(keys);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!PyDict_CheckExact(PyList_GET_ITEM(rows, i)))
+            Py_RETURN_NONE;
+    PyObject *out = PyList_New(m);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        PyObject *l = PyList_New(n);
+        if (l == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, k, l);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = PyList_GET_ITEM(rows, i);
+        for (Py_ssize_t k = 0; k < m; k++) {
+            PyObject *v = PyDict_GetItemWithError(row, PyList_GET_ITEM(keys, k));
+            if (v == NULL && PyErr_Occurred()) {
+                /* (the rest of the lists hold NULLs: filled before they are freed) */
+                for (Py_ssize_t kk = 0; kk < m; kk++) {
+                    PyObject *l = PyList_GET_ITEM(out, kk);
+                    for (Py_ssize_t j = (kk < k ? i + 1 : i); j < n; j++)
+                        PyList_SET_ITEM(l, j, Py_NewRef(Py_None));
+                }
+                Py_DECREF(out);
+                return NULL;
+            }
+            PyList_SET_ITEM(PyList_GET_ITEM(out, k), i, Py_NewRef(v != NULL ? v : Py_None));
+        }
+    }
+    return out;
+}
 /* ---- end tlc2 ---- */
 
 /* ---- findc2: whole-log find's hits of a window's candidate rows, made in C (issue 29; owner: the findc2 helper) ----
@@ -8167,11 +8338,13 @@ static PyMethodDef methods[] = {
     {"tl_scan", tl_scan, METH_VARARGS, "The timeline's rows of a buffer (timelinec section; whole turns: tlc2)."},
     {"tl_shapes", tl_shapes, METH_O, "Spans grouped by their keys (tlc2 section)."},
     {"tl_order", tl_order, METH_VARARGS, "Spans in log order (tlc2 section)."},
+    {"tl_getcols", tl_getcols, METH_VARARGS, "Columns of a list of dicts by key, d.get(k) (tlc2 section)."},
     {"tl_count", tl_count, METH_O, "Elements of a JSON array (timelinec section)."},
     {"tl_stream", tl_stream, METH_O, "The timeline's summary of an embedded stream (timelinec section)."},
     {"tl_seqs", tl_seqs, METH_O, "Count and bounds of an increasing JSON array of integers (timelinec section)."},
     {"tl_columns", tl_columns, METH_VARARGS, "The columns of a list of dicts of one shape (timelinec section)."},
     {"tl_dtsum", tl_dtsum, METH_VARARGS, "Sum of the first k integers of a JSON array (timelinec section)."},
+    {"tl_lines", tl_lines, METH_O, "buf.count(b'\\n') (timelinec section)."},
     {"text_row", text_row, METH_VARARGS, "A row's searchable text from its bytes (ftsc section)."},
     {"text_rows", text_rows, METH_VARARGS, "text_row of a block of rows (ftsc section)."},
     {"text_setup", text_setup, METH_VARARGS, "The types text_row leaves to the exact decoder (ftsc section)."},

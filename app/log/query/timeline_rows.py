@@ -26,11 +26,13 @@ at rest, else the turn's rows are read again one by one.  ``tests/test_timeline_
 from __future__ import annotations
 
 import functools
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Optional, Union, cast
 from collections.abc import Callable, Iterator
 
 from ..format import fastrows as fr
 from ..gcpause import collector_paused
+from ..index.fastindex import heap_steady
 from ..format.lazyrows import Cut
 from ..format.model import Event, is_event
 from ..format.payloads import JsonObj
@@ -73,8 +75,8 @@ def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optiona
     if TURN_C and flags & SETTLE and flags & SMALL and start is None and fast and (reader.version or 0) >= 2 \
             and all(t in readers for t in _TURN_TAGS):
         flags |= TURN | TIMED               # (the whole log or its first part: Builder.turn_c has its state)
-    with collector_paused():        # (many small records, no cycles)
-        src = reader.source
+    src = reader.source
+    with collector_paused(), steady_heap(src.size):        # (many small records, no cycles)
         if start is None and src.kind == "jsonl":
             start = src.header_end              # (the same segments with no line numbers: the spans read none, and
         for seg in src.forward(start):          # counting the newlines of every segment costs ~0.5 s per GB)
@@ -114,6 +116,23 @@ def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optiona
                 break
     if stop is None:
         yield from st.closure
+
+
+STEADY_MIN = 32 << 20    # a log at least this big is read with the heap steady (steady_heap)
+
+
+@contextmanager
+def steady_heap(size: int) -> Iterator[None]:
+    """glibc's malloc kept steady while a log of ``size`` bytes is read (:func:`app.log.index.fastindex.heap_steady`,
+    from :data:`STEADY_MIN`): each segment is a new ~1 MiB bytes object, which malloc maps afresh from the kernel
+    and unmaps after once its thresholds are fixed (as after an index build in the same process): a page fault per
+    4 KiB read (~2 s of system time per GB).  Steady, the freed segments' memory is reused."""
+    steady = size >= STEADY_MIN and heap_steady(True)
+    try:
+        yield
+    finally:
+        if steady:
+            heap_steady(False)
 
 
 def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[Item]]], decode_row: Any,

@@ -179,11 +179,11 @@ def summarize(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]] = No
 def _summarize(spans: Iterable[JsonObj], prices: Optional[Mapping[str, Any]], turn: Optional[int],
                ordered: bool) -> JsonObj:
     table = Prices(prices or {})
-    column = getattr(spans, "column", None) if ordered and turn is None else None
+    columns_of = getattr(spans, "columns_of", None) if ordered and turn is None else None
     ss: Sequence[JsonObj]
-    if column is not None:
+    if columns_of is not None:
         ss = spans                                                  # type: ignore[assignment]
-        c = {k: column(k) for k in _SUMMARY_KEYS}
+        c = columns_of(_SUMMARY_KEYS)
     else:
         ss = list(spans) if ordered else in_log_order(spans)
         if turn is not None:

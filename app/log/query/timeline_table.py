@@ -39,6 +39,7 @@ _LITTLE = sys.byteorder == "little"
 Column = list[Any]       # [code, payload] (``c``, ``i``, ``v``) or ["d", keys, columns]
 _columns = getattr(load_rowscan_c(), "tl_columns", None)
 _shapes_c = getattr(load_rowscan_c(), "tl_shapes", None)
+_getcols = getattr(load_rowscan_c(), "tl_getcols", None)
 
 
 def _ints(raw: bytes) -> array[int]:
@@ -61,6 +62,14 @@ def columns_py(rows: list[JsonObj], keys: list[str]) -> Optional[list[Union[byte
         col = encode_column(vals)
         out.append(col[1] if col[0] == "i" else vals)
     return out
+
+
+def getcols_py(rows: list[JsonObj], keys: list[str]) -> Optional[list[list[Any]]]:
+    """``[[r.get(k) for r in rows] for k in keys]`` (None when a row is not a dict): the definition of
+    ``tl_getcols`` (the row scanner's, which reads each dict once for all the keys)."""
+    if not all(type(r) is dict for r in rows):
+        return None
+    return [[r.get(k) for r in rows] for k in keys]
 
 
 def shapes_py(spans: list[JsonObj]) -> tuple[bytes, list[tuple[tuple[str, ...], list[JsonObj]]]]:
@@ -101,8 +110,8 @@ def encode_rows(rows: list[JsonObj], keys: list[str]) -> list[Column]:
 
 def encode_column(vals: list[Any]) -> Column:
     types = set(map(type, vals))
-    if types == {str} and len(set(vals)) == 1:
-        return ["c", vals[0]]
+    if types == {str}:                  # (one value: a count, no set of every string hashed)
+        return ["c", vals[0]] if vals.count(vals[0]) == len(vals) else ["v", vals]
     if types <= {int, _NONE} and int in types:
         try:
             a = array("q", vals if _NONE not in types else [NULL_INT if v is None else v for v in vals])
@@ -345,6 +354,15 @@ class SpanTable(Sequence[JsonObj]):
                 if s["kind"] == kind:
                     out.append(s)
         return out
+
+    def columns_of(self, keys: Sequence[str]) -> dict[str, list[Any]]:
+        """:meth:`column` of each of ``keys`` (the dicts, when kept, read once for all of them: ``tl_getcols``)."""
+        if self._dicts is not None and _getcols is not None and len(keys) > 1:
+            with collector_paused():        # (lists of the spans' values, no cycles)
+                got = _getcols(self._dicts, list(keys))
+            if got is not None:
+                return dict(zip(keys, got))
+        return {k: self.column(k) for k in keys}
 
     def column(self, key: str) -> list[Any]:
         """``key`` of every span in log order (None where a span has no such key), without building a dict."""

@@ -8,7 +8,7 @@ from collections.abc import Callable, Generator, Iterator
 
 from ..format.limits import FRAME_ROWS_FREE, MAX_FRAME_BYTES, MAX_ROW_BYTES, MIN_STORED_PER_ROW, frame_rows_limit
 from ..format.model import BadKind
-from .sources import RowPos, Segment
+from .sources import RowPos, Segment, newlines
 from .zstdframes import Buf, Plain, iter_plain_fed
 
 
@@ -109,7 +109,7 @@ class FrameWindows:
             cut = pending.rfind(b"\n") + 1
             # (rows per stored byte so far: a frame denser than any dsh writes is cut as soon as it shows)
             limit = min(self.max_rows, frame_rows_limit(self.fed[0]))
-            rows = pending.count(b"\n", 0, cut) if cut else 0
+            rows = newlines()(memoryview(pending)[:cut]) if cut else 0     # (pending.count(b"\n", 0, cut); in C)
             over = bool(cut) and self.lines + rows > limit
             if over:
                 cut = _after_newlines(pending, limit - self.lines)    # (the rows up to the limit)
