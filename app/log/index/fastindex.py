@@ -40,6 +40,7 @@ import marshal
 import os
 import re
 import threading
+from contextlib import contextmanager
 from array import array
 from io import BytesIO
 from operator import itemgetter
@@ -606,6 +607,24 @@ def heap_steady(on: bool) -> bool:
             mallopt(m_trim_threshold, 128 << 10)
             trim(0)
     return True
+
+
+STEADY_MIN = 32 << 20    # a log at least this big is read with the heap steady (steady_heap)
+
+
+@contextmanager
+def steady_heap(size: int) -> Iterator[None]:
+    """glibc's malloc kept steady while a log of ``size`` bytes is read (:func:`heap_steady`,
+    from :data:`STEADY_MIN`): each segment is a new ~1 MiB bytes object, which malloc maps afresh from the kernel
+    and unmaps after once its thresholds are fixed (as after an index build in the same process): a page fault per
+    4 KiB read (~2 s of system time per GB).  Steady, the freed segments' memory is reused."""
+    steady = size >= STEADY_MIN and heap_steady(True)
+    try:
+        yield
+    finally:
+        if steady:
+            heap_steady(False)
+
 
 
 def scan(reader: LogReader, builder: IndexBuilder, segments: Optional[Iterable[Segment]] = None,

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Optional, cast
 
 from ..fold.checkpoints import EVERY, Checkpoint, CheckpointBuilder, Checkpoints
 from ..fold.surface import SURFACE_NEEDLES, ScanEnd, SurfaceIndex
+from ..index.fastindex import steady_heap
 from ..index.verdict import ReadPath
 from ..format.lazyrows import PACKED_PREFIXES, lazy_row
 from ..format.fastrows import MESSAGE
@@ -192,6 +193,14 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
         return Ahead(cb.cps, su.finish(), su.end, ob.finish(True), True)
     total = max(1, reader.physical_total())
     vp = ReadPath(reader)               # dsh's read-path rules (the outline's refusals) see the same segments
+    with steady_heap(reader.source.size):       # (freed segments reused, not mapped afresh: see steady_heap)
+        return _segments(p, reader, vp, total, progress, cancel)
+
+
+def _segments(p: AheadPass, reader: LogReader, vp: ReadPath, total: int,
+              progress: Optional[Callable[[int, int], None]], cancel: Optional[Callable[[], bool]]) -> Ahead:
+    """:func:`build_ahead`'s forward read of every segment."""
+    ob, cb, su = p.ob, p.cb, p.su
     for seg in reader.source.forward():
         vp.segment(seg)
         if seg.bad:

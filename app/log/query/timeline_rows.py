@@ -26,13 +26,12 @@ at rest, else the turn's rows are read again one by one.  ``tests/test_timeline_
 from __future__ import annotations
 
 import functools
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Optional, Union, cast
 from collections.abc import Callable, Iterator
 
 from ..format import fastrows as fr
 from ..gcpause import collector_paused
-from ..index.fastindex import heap_steady
+from ..index.fastindex import steady_heap
 from ..format.lazyrows import Cut
 from ..format.model import Event, is_event
 from ..format.payloads import JsonObj
@@ -116,23 +115,6 @@ def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optiona
                 break
     if stop is None:
         yield from st.closure
-
-
-STEADY_MIN = 32 << 20    # a log at least this big is read with the heap steady (steady_heap)
-
-
-@contextmanager
-def steady_heap(size: int) -> Iterator[None]:
-    """glibc's malloc kept steady while a log of ``size`` bytes is read (:func:`app.log.index.fastindex.heap_steady`,
-    from :data:`STEADY_MIN`): each segment is a new ~1 MiB bytes object, which malloc maps afresh from the kernel
-    and unmaps after once its thresholds are fixed (as after an index build in the same process): a page fault per
-    4 KiB read (~2 s of system time per GB).  Steady, the freed segments' memory is reused."""
-    steady = size >= STEADY_MIN and heap_steady(True)
-    try:
-        yield
-    finally:
-        if steady:
-            heap_steady(False)
 
 
 def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[Item]]], decode_row: Any,
