@@ -263,34 +263,7 @@ def pass_stream(stream: list[Any]) -> Optional[tuple[int, Optional[dict[str, Any
     """:func:`stream_summary` of a stream of :func:`pass_decoders`' records, None when a record's ``dt`` is neither
     null nor an array (:func:`decoders`' record refuses that row)."""
     count = _count_fn()
-    chunks = 0
-    finish: Optional[dict[str, Any]] = None
-    usage: Any = None
-    for rec in stream:
-        dt = rec.dt
-        if dt is not _NULL and memoryview(dt)[0] != 91 and dt != _NULL:     # (91: "[", an array)
-            return None
-        rt = rec.type
-        if rt == "chunk":
-            c = rec.chunk
-            if c is None:
-                continue
-            chunks += 1
-            ct = c.type
-            if ct == "finish":
-                r = c.reason
-                finish = r if isinstance(r, dict) else {"kind": str(r)}
-            elif ct == "usage":
-                usage = c.usage
-            continue
-        field = STREAM_RUNS.get(rt) if isinstance(rt, str) else None
-        if field is None:
-            continue
-        n = count(rec.args if field == "args" else rec.texts)
-        if n > 0:
-            chunks += n
-    return chunks, finish, usage
-
+    return _summed(stream, lambda rec, field: count(rec.args if field == "args" else rec.texts), True)
 
 
 def packed_members(rec: Any) -> int:
@@ -332,10 +305,28 @@ STREAM_RUNS = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call-c
 def stream_summary(stream: list[Any]) -> tuple[int, Optional[dict[str, Any]], Any]:
     """(chunks, finish reason, usage) of a decoded embedded stream, as
     :func:`app.log.format.versions.stream_summary` sums them."""
+    got = _summed(stream, _run_len, False)
+    assert got is not None                     # (only a checked ``dt`` refuses)
+    return got
+
+
+def _run_len(rec: Any, field: str) -> int:
+    payload = getattr(rec, field)
+    return len(payload) if isinstance(payload, list) else 0
+
+
+def _summed(stream: list[Any], run_len: Callable[[Any, str], int], check_dt: bool
+            ) -> Optional[tuple[int, Optional[dict[str, Any]], Any]]:
+    """:func:`stream_summary` with a run record's chunks counted by ``run_len(record, field)``; ``check_dt``: a
+    record's raw ``dt`` must be null or an array (:func:`pass_stream`'s records), else None."""
     chunks = 0
     finish: Optional[dict[str, Any]] = None
     usage: Any = None
     for rec in stream:
+        if check_dt:
+            dt = rec.dt
+            if dt is not _NULL and memoryview(dt)[0] != 91 and dt != _NULL:     # (91: "[", an array)
+                return None
         rt = rec.type
         if rt == "chunk":
             c = rec.chunk
@@ -352,9 +343,9 @@ def stream_summary(stream: list[Any]) -> tuple[int, Optional[dict[str, Any]], An
         field = STREAM_RUNS.get(rt) if isinstance(rt, str) else None
         if field is None:
             continue
-        payload = getattr(rec, field)
-        if isinstance(payload, list) and payload:
-            chunks += len(payload)
+        n = run_len(rec, field)
+        if n > 0:
+            chunks += n
     return chunks, finish, usage
 
 
