@@ -127,7 +127,7 @@ def worker_name(pid: int) -> Optional[str]:
         return None
     if b"--session-lens-worker" not in argv:
         return None
-    rest = [a.decode(errors="replace") for a in argv[argv.index(b"--session-lens-worker") + 1:] if a]
+    rest = [a.decode(errors="replace") for a in argv[argv.index(b"--session-lens-worker") + 1:-1]]
     kind = rest[0] if rest else "?"
     if kind == "index" and len(rest) > 3:
         kind += "+" + rest[3]
