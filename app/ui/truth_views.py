@@ -145,10 +145,9 @@ def trace_lines(tr: dict) -> list[tuple[str, list]]:
 
 
 def _trace_job(job, path: str, session_id: Optional[str], seq: int, build: bool = True) -> Optional[dict]:
-    # from the saved seq index, checkpoints' bookkeeping and surface index (a short replay near the row;
-    # issue 36: nothing of the whole log decoded or held); cancelled (a newer row selected, the session
-    # closed) between segments, and while a child builds them.  ``build`` False: None when they are not
-    # saved yet (the window's whole-log pass is still running; it saves them: no second pass beside it)
+    # from the saved seq index, checkpoints' bookkeeping and surface index (issue 36: nothing of the whole
+    # log held); cancelled (a newer row selected, the session closed) between segments and while a child
+    # builds them.  ``build`` False: None when not saved yet (the window's pass will: no second pass)
     from ..store.trace_points import window_trace
     return window_trace(path, session_id, seq, cancelled=job, check=job.check, build=build)
 
@@ -431,6 +430,8 @@ _REQUEST_CHIP_IDLE = truth_label("request").replace("seq N", "the selected dispa
 
 
 class TruthActions(QObject):
+    _why_waiting: Optional[int] = None      # a row whose trace waits for the whole-log pass
+
     def __init__(self, win):
         super().__init__(win)
         self.win = win
@@ -475,9 +476,7 @@ class TruthActions(QObject):
         self.why.hide()
         self.why_status.hide()
         self.trace_result: Optional[dict] = None
-        self._why_waiting: Optional[int] = None        # a row whose trace waits for the whole-log pass
-        self._why_wait = QTimer(self)
-        self._why_wait.setInterval(250)
+        self._why_wait = QTimer(self, interval=250)
         self._why_wait.timeout.connect(self._after_pass)
         # live status in the status bar
         from .status import StatusLabel
@@ -588,8 +587,7 @@ class TruthActions(QObject):
                              on_error=lambda msg, s=seq: self._trace_failed(s, msg))
 
     def _after_pass(self) -> None:
-        """(every 250 ms while a trace waits) The pass has ended (saved its checkpoints, failed or
-        was cancelled): the waiting row is traced now, building what is missing if it must."""
+        """(every 250 ms while a trace waits) Once the pass has ended, the waiting row is traced."""
         if self._pass_running():
             return
         self._why_wait.stop()
