@@ -431,6 +431,7 @@ _REQUEST_CHIP_IDLE = truth_label("request").replace("seq N", "the selected dispa
 
 class TruthActions(QObject):
     _why_waiting: Optional[int] = None      # a row whose trace waits for the whole-log pass
+    trace_result: Optional[dict] = None     # the trace of the row shown in the "why"
 
     def __init__(self, win):
         super().__init__(win)
@@ -475,7 +476,6 @@ class TruthActions(QObject):
         il.insertWidget(3, self.why)
         self.why.hide()
         self.why_status.hide()
-        self.trace_result: Optional[dict] = None
         self._why_wait = QTimer(self, interval=250)
         self._why_wait.timeout.connect(self._after_pass)
         # live status in the status bar
