@@ -14,7 +14,9 @@ process, with the caches as they are.
 Steps, in one window (offscreen unless DISPLAY is set): ``open`` (tail painted and seq index ready),
 ``scroll`` (--pages older pages loaded by scrolling up), ``find`` (a whole-log find of "error"
 finished), ``outline`` (the outline/problems pass done), ``start`` (Ctrl+Home: the start of the log read and shown).
-After each step: the process's anonymous memory (``RssAnon`` of /proc/self/status), its RSS, the
+Each step is measured once the window has settled: no page read, and no job but the whole-log pass
+running, and the heap trim after the last job done (a trace or summary job still running made the
+4.3 GB figures vary by 7 MB from run to run).  After each step: the process's anonymous memory (``RssAnon`` of /proc/self/status), its RSS, the
 Python heap (``tracemalloc`` when --tracemalloc N is given: its current size and the N biggest
 allocation sites; else ``sys.getallocatedblocks``), the number of Python objects tracked by the
 GC and of live QObjects (a walk of the QApplication's object tree), and the largest RssAnon seen in
@@ -329,6 +331,21 @@ def _state(win) -> dict:
             "jobs": sorted(j.name for j in getattr(win.jobs, "_live", ()))}
 
 
+def jobs_settled(win) -> bool:
+    """No job of the window runs but the whole-log pass (``outline``: it has a step of its own), and the
+    heap trim that follows the pool's last job (``Jobs._idle_trim``, 250 ms later) has run: a step is
+    measured in the same state on every run, not while a trace, snippets or summary job holds memory
+    (issue 36: the run-to-run variance at 4.3 GB)."""
+    live = getattr(win.jobs, "_live", ())
+    trim = getattr(win.jobs, "_trim", None)
+    return all(j.name == "outline" for j in live) and not (trim is not None and trim.isActive())
+
+
+def settle(win, timeout: float = 120) -> None:
+    h = win.history
+    spin_until(lambda: not h.loading and win.view.settled() and jobs_settled(win), timeout)
+
+
 def window_steps(path: Path, pages: int, top: int) -> list[dict]:
     qapp = bench_app()
     from PySide6.QtCore import QTimer
@@ -344,6 +361,7 @@ def window_steps(path: Path, pages: int, top: int) -> list[dict]:
     h = win.history
     spin_until(lambda: bool(h.rows) and h.index_state in ("ready", "failed"), 900)
     spin_until(lambda: win.view.settled(), 10)
+    settle(win)
     rows = [{**measure(qapp, "open", child, top), **_state(win)}]
     sb = win.view.verticalScrollBar()
     scroller = QTimer()
@@ -354,6 +372,7 @@ def window_steps(path: Path, pages: int, top: int) -> list[dict]:
     spin_until(lambda: h.window.older_read >= target or not h.has_more, 600)
     scroller.stop()
     spin_until(lambda: not h.loading and win.view.settled(), 30)
+    settle(win)
     rows.append({**measure(qapp, "scroll", child, top), **_state(win)})
     done = {}
     win.find_actions.searchFinished.connect(lambda txt: done.setdefault("t", txt))
@@ -361,8 +380,10 @@ def window_steps(path: Path, pages: int, top: int) -> list[dict]:
     win.history_actions.find_edit.setText("error")
     spin_until(lambda: "t" in done, 900)
     spin_until(lambda: not h.loading and win.view.settled(), 30)
+    settle(win)
     rows.append({**measure(qapp, "find", child, top), **_state(win)})
     spin_until(lambda: "done" in outline, 900)
+    settle(win)
     rows.append({**measure(qapp, "outline", child, top), **_state(win)})
     win.go_actions.act_start.trigger()
     # the start shown (the jump's page read and installed: measured while it is still being read, the page's
@@ -370,6 +391,7 @@ def window_steps(path: Path, pages: int, top: int) -> list[dict]:
     spin_until(lambda: not h.loading and not h.has_more and win.view.settled(), 300)
     end = time.perf_counter() + 0.5
     spin_until(lambda: time.perf_counter() > end, 1)
+    settle(win)           # (the trace of the row selected at the start, the summary's figures: done)
     rows.append({**measure(qapp, "start", child, top), **_state(win)})
     rows[-1]["children_run_peak_mb"] = child.stop()
     win.shutdown()
