@@ -2,7 +2,7 @@
 """The memory of the window's ``trace-why`` job (issue 36): the trace of one selected row, as the
 inspector's "why" computes it (``app.ui.truth_views._trace_job``), on one log.
 
-    .venv/bin/python bench/trace_memory.py FILE [--seqs 0,-1] [--runs 3] [--cold] [--cache DIR]
+    .venv/bin/python bench/trace_memory.py FILE [--seqs 0,-1] [--runs 3] [--cold] [--old] [--cache DIR]
 
 Each trace runs in a new process, as the window's job does it: the process's anonymous memory
 (``RssAnon``) before, its peak while the job runs (polled every 20 ms) and after; each worker
@@ -33,9 +33,10 @@ import json, os, sys, threading, time
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(0, os.path.join(sys.argv[1], "bench"))
 from window_memory import ChildPeak, status_kb
-path, seq = sys.argv[2], int(sys.argv[3])
+path, seq, how = sys.argv[2], int(sys.argv[3]), sys.argv[4]
 from app.store.faces import open_reader
 import app.store.requests, app.log.query.trace, app.store.surface_cache, app.store.indexcache  # noqa
+import app.ui.truth_views, app.store.trace_points, msgspec  # noqa  (Qt loaded before the reference, as in the window)
 r = open_reader(path, None)
 r.close()
 if seq < 0:
@@ -59,8 +60,12 @@ def poll():
 threading.Thread(target=poll, daemon=True).start()
 kids = ChildPeak()
 t0, c0 = time.perf_counter(), time.process_time()
-from app.ui.truth_views import _trace_job
-tr = _trace_job(Job(), path, None, seq)
+if how == "old":        # the job as it was: app.store.requests.exact_trace (the whole checkpoints decoded)
+    from app.store.requests import exact_trace
+    tr = exact_trace(path, None, seq, cancelled=Job(), check=Job().check)
+else:
+    from app.ui.truth_views import _trace_job
+    tr = _trace_job(Job(), path, None, seq)
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 stop.set()
 peak[0] = max(peak[0], status_kb().get("RssAnon", 0))
@@ -71,8 +76,8 @@ print(json.dumps(out))
 """
 
 
-def run_one(code: Path, path: str, seq: int, env: dict) -> dict:
-    p = subprocess.run([sys.executable, "-c", CHILD, str(code), path, str(seq)], env=env, stdout=subprocess.PIPE,
+def run_one(code: Path, path: str, seq: int, env: dict, how: str = "new") -> dict:
+    p = subprocess.run([sys.executable, "-c", CHILD, str(code), path, str(seq), how], env=env, stdout=subprocess.PIPE,
                        text=True, check=True)
     return json.loads(p.stdout.strip().splitlines()[-1])
 
@@ -101,6 +106,8 @@ def main() -> int:
     ap.add_argument("--seqs", default="0,-1")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--cold", action="store_true", help="only the seq index saved (no checkpoints, no surface index)")
+    ap.add_argument("--old", action="store_true", help="also the job as it was (app.store.requests.exact_trace), "
+                    "same rows, same caches: the reference")
     ap.add_argument("--cache", help="cache folder to use (kept); default: a fresh one per run of this bench")
     a = ap.parse_args()
     seqs = [int(x) for x in a.seqs.split(",")]
@@ -112,7 +119,8 @@ def main() -> int:
             print(f"{a.file}: cold (seq index only)")
         else:
             print(f"{a.file}: the whole-log pass first, {warm_caches(a.file, env):.1f} s wall")
-        for seq in seqs:
+        answers: dict[int, set] = {}
+        for seq, how in [(s, h) for s in seqs for h in (("new", "old") if a.old else ("new",))]:
             rows = []
             for _ in range(a.runs):
                 if a.cold:
@@ -120,15 +128,18 @@ def main() -> int:
                         if f.suffix != ".idx":
                             f.unlink()
                     index_only(a.file, env)
-                rows.append(run_one(REPO, a.file, seq, env))
+                rows.append(run_one(REPO, a.file, seq, env, how))
             med = {k: statistics.median(r[k] for r in rows) for k in ("base_mb", "peak_mb", "after_mb", "wall_s", "cpu_s")}
             names = sorted({n for r in rows for n in r["children"]})
             kids = ", ".join(f"{n} {statistics.median(r['children'].get(n, 0.0) for r in rows):.1f} MB" for n in names)
             same = len({r["answer"] for r in rows}) == 1
-            print(f"  seq {rows[0]['seq']}: job process anon {med['base_mb']:.1f} MB before (the reference: app "
+            print(f"  {how} seq {rows[0]['seq']}: job process anon {med['base_mb']:.1f} MB before (the reference: app "
                   f"imported, log opened), peak {med['peak_mb']:.1f} (+{med['peak_mb'] - med['base_mb']:.1f}), after "
                   f"{med['after_mb']:.1f} MB; workers: {kids or '-'}; wall {med['wall_s']:.2f} s, CPU {med['cpu_s']:.2f} s "
                   f"(job thread); answers {'the same' if same else 'DIFFER'} over {len(rows)} runs")
+            answers.setdefault(seq, set()).add(rows[0]["answer"])
+        if a.old:
+            print("  old and new answers " + ("the same" if all(len(v) == 1 for v in answers.values()) else "DIFFER"))
         print(f"  load {load0:.2f} -> {os.getloadavg()[0]:.2f}")
     return 0
 
