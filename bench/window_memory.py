@@ -1,13 +1,22 @@
 #!/usr/bin/env python3
 """The window's memory at each step of a reading session on one log (issue 36).
 
-    .venv/bin/python bench/window_memory.py FILE [--pages 40] [--json] [--tracemalloc N] [--glogg] [--trimmed]
-                                         [--native] [--code DIR]
+    .venv/bin/python bench/window_memory.py FILE [--pages 40] [--runs 3] [--json] [--tracemalloc N] [--glogg]
+                                         [--trimmed] [--native] [--code DIR] [--one]
+
+Each run is a new process with fresh (empty) cache and config folders (``SESSION_LENS_CACHE_DIR``,
+``SESSION_LENS_CONFIG_DIR``); after the runs, per step the median (min-max) of the window's
+anonymous memory beside glogg's, and every worker process by name (``JOB:KIND``: the window job
+that started it and its worker kind, e.g. ``trace-why:index+checkpoints``, ``outline:scan``) with
+its peak anonymous memory in each step and over the run (medians).  ``--one``: one run in this
+process, with the caches as they are.
 
 Steps, in one window (offscreen unless DISPLAY is set): ``open`` (tail painted and seq index ready),
 ``scroll`` (--pages older pages loaded by scrolling up), ``find`` (a whole-log find of "error"
 finished), ``outline`` (the outline/problems pass done), ``start`` (Ctrl+Home: the start of the log read and shown).
-After each step: the process's anonymous memory (``RssAnon`` of /proc/self/status), its RSS, the
+Each step is measured once the window has settled: no page read, and no job but the whole-log pass
+running, and the heap trim after the last job done (a trace or summary job still running made the
+4.3 GB figures vary by 7 MB from run to run).  After each step: the process's anonymous memory (``RssAnon`` of /proc/self/status), its RSS, the
 Python heap (``tracemalloc`` when --tracemalloc N is given: its current size and the N biggest
 allocation sites; else ``sys.getallocatedblocks``), the number of Python objects tracked by the
 GC and of live QObjects (a walk of the QApplication's object tree), and the largest RssAnon seen in
@@ -96,36 +105,97 @@ def children_of(pid: int) -> list[int]:
     return kids
 
 
-def is_worker(pid: int) -> bool:
-    """A scan child once it runs the worker (a child forked but not exec'd yet still shares the
+def descendants_of(pid: int) -> list[int]:
+    """Every process under ``pid`` (a worker's own children too, e.g. a timeline part)."""
+    out: list[int] = []
+    todo = children_of(pid)
+    while todo:
+        c = todo.pop()
+        out.append(c)
+        todo += children_of(c)
+    return out
+
+
+def worker_name(pid: int) -> Optional[str]:
+    """``JOB:KIND`` of a worker process (its kind and extra arguments from its command line, the
+    window job that started it from ``SESSION_LENS_CHILD_JOB`` in its environment, set by
+    ``app.store.childproc.run_child``), e.g. ``trace-why:index+checkpoints``, ``outline:scan``; None
+    for a process that is not a worker yet (a child forked but not exec'd yet still shares the
     window's pages: counting it would report the window's own memory)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"--session-lens-worker" in f.read()
+            argv = f.read().split(b"\0")
     except OSError:
-        return False
+        return None
+    if b"--session-lens-worker" not in argv:
+        return None
+    rest = [a.decode(errors="replace") for a in argv[argv.index(b"--session-lens-worker") + 1:-1]]
+    kind = rest[0] if rest else "?"
+    if kind == "index" and len(rest) > 3:
+        kind += "+" + rest[3]
+    job = "?"
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            for kv in f.read().split(b"\0"):
+                if kv.startswith(b"SESSION_LENS_CHILD_JOB="):
+                    job = kv.split(b"=", 1)[1].decode(errors="replace") or "?"
+    except OSError:
+        pass
+    return f"{job}:{kind}"
 
 
 class ChildPeak:
-    """The largest RssAnon of any child process, polled every 50 ms in a thread."""
+    """Every worker process's RssAnon by name, polled every 50 ms in a thread: the peak over the run
+    (``peaks``), the peak since the last :meth:`mark` (``step_peaks``) and the figure at the mark
+    (``now``: the workers alive then)."""
 
     def __init__(self) -> None:
-        self.peak_kb = 0
+        self.peaks: dict[str, int] = {}
+        self.step_peaks: dict[str, int] = {}
+        self._names: dict[int, Optional[str]] = {}
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._t = threading.Thread(target=self._run, daemon=True)
         self._t.start()
 
-    def _run(self) -> None:
-        me = os.getpid()
-        while not self._stop.wait(0.05):
-            for c in children_of(me):
-                if is_worker(c):
-                    self.peak_kb = max(self.peak_kb, status_kb(c).get("RssAnon", 0))
+    @property
+    def peak_kb(self) -> int:
+        return max(self.peaks.values(), default=0)
 
-    def stop(self) -> int:
+    def _sample(self) -> dict[str, int]:
+        now: dict[str, int] = {}
+        for c in descendants_of(os.getpid()):
+            name = self._names.get(c)
+            if name is None:
+                name = self._names[c] = worker_name(c)
+            if name is None:
+                continue
+            kb = status_kb(c).get("RssAnon", 0)
+            now[name] = max(now.get(name, 0), kb)
+        return now
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.05):
+            now = self._sample()
+            with self._lock:
+                for k, v in now.items():
+                    self.peaks[k] = max(self.peaks.get(k, 0), v)
+                    self.step_peaks[k] = max(self.step_peaks.get(k, 0), v)
+
+    def mark(self) -> tuple[dict[str, float], dict[str, float]]:
+        """(peak of each worker since the last mark, each live worker now), in MB; starts a new step."""
+        now = self._sample()
+        with self._lock:
+            for k, v in now.items():
+                self.step_peaks[k] = max(self.step_peaks.get(k, 0), v)
+            step, self.step_peaks = self.step_peaks, {}
+        return ({k: round(v / 1024, 1) for k, v in sorted(step.items())},
+                {k: round(v / 1024, 1) for k, v in sorted(now.items())})
+
+    def stop(self) -> dict[str, float]:
         self._stop.set()
         self._t.join()
-        return self.peak_kb
+        return {k: round(v / 1024, 1) for k, v in sorted(self.peaks.items())}
 
 
 def qobject_count(qapp) -> int:
@@ -215,19 +285,33 @@ def malloc_arenas() -> Optional[dict]:
             "mmap_chunks": int(mm.group(1)) if mm else 0, "mmap_mb": round(int(mm.group(2)) / 2**20, 1) if mm else 0}
 
 
+_SNAP: list = []     # the previous step's tracemalloc snapshot (for the growth since then)
+
+
+def _site(stat) -> str:
+    fr = stat.traceback[0]
+    return f"{fr.filename.replace(str(ROOT) + '/', '')}:{fr.lineno}"
+
+
 def measure(qapp, step: str, child: ChildPeak, top: int) -> dict:
     gc.collect()
     st = status_kb()
+    step_peaks, now = child.mark()
     out = {"step": step, "anon_mb": round(st.get("RssAnon", 0) / 1024, 1), "rss_mb": round(st.get("VmRSS", 0) / 1024, 1),
            "gc_objects": len(gc.get_objects()), "qobjects": qobject_count(qapp),
-           "child_anon_peak_mb": round(child.peak_kb / 1024, 1)}
+           "child_anon_peak_mb": round(child.peak_kb / 1024, 1),
+           "children_step_peak_mb": step_peaks, "children_now_mb": now,
+           "cpu_s": round(sum(os.times()[:2]), 1)}
     import tracemalloc
     if tracemalloc.is_tracing():
         cur, _peak = tracemalloc.get_traced_memory()
         out["py_heap_mb"] = round(cur / 2**20, 1)
         snap = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
-        out["top"] = [f"{s.size / 2**20:.1f} MB {s.count} blocks {s.traceback[0].filename.replace(str(ROOT) + '/', '')}"
-                      f":{s.traceback[0].lineno}" for s in snap.statistics("lineno")[:top]]
+        out["top"] = [f"{s.size / 2**20:.1f} MB {s.count} blocks {_site(s)}" for s in snap.statistics("lineno")[:top]]
+        if _SNAP:               # what grew (or shrank) most since the previous step
+            diff = snap.compare_to(_SNAP[0], "lineno")[:top]
+            out["grew"] = [f"{d.size_diff / 2**20:+.2f} MB {d.count_diff:+d} blocks {_site(d)}" for d in diff]
+        _SNAP[:] = [snap]
     else:
         out["py_blocks"] = sys.getallocatedblocks()
     if NATIVE:
@@ -247,6 +331,21 @@ def _state(win) -> dict:
             "jobs": sorted(j.name for j in getattr(win.jobs, "_live", ()))}
 
 
+def jobs_settled(win) -> bool:
+    """No job of the window runs but the whole-log pass (``outline``: it has a step of its own), and the
+    heap trim that follows the pool's last job (``Jobs._idle_trim``, 250 ms later) has run: a step is
+    measured in the same state on every run, not while a trace, snippets or summary job holds memory
+    (issue 36: the run-to-run variance at 4.3 GB)."""
+    live = getattr(win.jobs, "_live", ())
+    trim = getattr(win.jobs, "_trim", None)
+    return all(j.name == "outline" for j in live) and not (trim is not None and trim.isActive())
+
+
+def settle(win, timeout: float = 120) -> None:
+    h = win.history
+    spin_until(lambda: not h.loading and win.view.settled() and jobs_settled(win), timeout)
+
+
 def window_steps(path: Path, pages: int, top: int) -> list[dict]:
     qapp = bench_app()
     from PySide6.QtCore import QTimer
@@ -262,6 +361,7 @@ def window_steps(path: Path, pages: int, top: int) -> list[dict]:
     h = win.history
     spin_until(lambda: bool(h.rows) and h.index_state in ("ready", "failed"), 900)
     spin_until(lambda: win.view.settled(), 10)
+    settle(win)
     rows = [{**measure(qapp, "open", child, top), **_state(win)}]
     sb = win.view.verticalScrollBar()
     scroller = QTimer()
@@ -272,6 +372,7 @@ def window_steps(path: Path, pages: int, top: int) -> list[dict]:
     spin_until(lambda: h.window.older_read >= target or not h.has_more, 600)
     scroller.stop()
     spin_until(lambda: not h.loading and win.view.settled(), 30)
+    settle(win)
     rows.append({**measure(qapp, "scroll", child, top), **_state(win)})
     done = {}
     win.find_actions.searchFinished.connect(lambda txt: done.setdefault("t", txt))
@@ -279,8 +380,10 @@ def window_steps(path: Path, pages: int, top: int) -> list[dict]:
     win.history_actions.find_edit.setText("error")
     spin_until(lambda: "t" in done, 900)
     spin_until(lambda: not h.loading and win.view.settled(), 30)
+    settle(win)
     rows.append({**measure(qapp, "find", child, top), **_state(win)})
     spin_until(lambda: "done" in outline, 900)
+    settle(win)
     rows.append({**measure(qapp, "outline", child, top), **_state(win)})
     win.go_actions.act_start.trigger()
     # the start shown (the jump's page read and installed: measured while it is still being read, the page's
@@ -288,8 +391,9 @@ def window_steps(path: Path, pages: int, top: int) -> list[dict]:
     spin_until(lambda: not h.loading and not h.has_more and win.view.settled(), 300)
     end = time.perf_counter() + 0.5
     spin_until(lambda: time.perf_counter() > end, 1)
+    settle(win)           # (the trace of the row selected at the start, the summary's figures: done)
     rows.append({**measure(qapp, "start", child, top), **_state(win)})
-    child.stop()
+    rows[-1]["children_run_peak_mb"] = child.stop()
     win.shutdown()
     win.close()
     return rows
@@ -312,11 +416,106 @@ def glogg_anon(path: Path) -> float | None:
     return round(last / 1024, 1)
 
 
+def one_run(a: argparse.Namespace) -> dict:
+    """One window through the steps in this process (and glogg after it, with --glogg)."""
+    global TRIMMED, NATIVE
+    TRIMMED, NATIVE = a.trimmed, a.native
+    if a.tracemalloc:
+        import tracemalloc
+        tracemalloc.start(1)
+    path = Path(a.file)
+    t0 = time.perf_counter()
+    rows = window_steps(path, a.pages, a.tracemalloc)
+    wall = time.perf_counter() - t0
+    ref = glogg_anon(path) if a.glogg else None
+    return {"file": str(path), "bytes": path.stat().st_size, "steps": rows, "glogg_anon_mb": ref,
+            "wall_s": round(wall, 1), "cpu_s": round(sum(os.times()[:4]), 1)}
+
+
+def fresh_run(argv: list[str]) -> dict:
+    """One run in a new process with fresh (empty) cache and config folders: its JSON answer."""
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="wm-cache-") as cache, tempfile.TemporaryDirectory(prefix="wm-conf-") as conf:
+        env = dict(os.environ, SESSION_LENS_CACHE_DIR=cache, SESSION_LENS_CONFIG_DIR=conf)
+        load0 = os.getloadavg()[0]
+        p = subprocess.run([sys.executable, str(Path(__file__).resolve()), *argv, "--one", "--json"], env=env,
+                           stdout=subprocess.PIPE, text=True, check=True)
+        out = json.loads(p.stdout.strip().splitlines()[-1])
+        out["load"] = (round(load0, 2), round(os.getloadavg()[0], 2))
+        return out
+
+
+def _med(xs: list[float]) -> float:
+    import statistics
+    return round(statistics.median(xs), 1) if xs else 0.0
+
+
+def print_run(r: dict, k: int) -> None:
+    ref = r["glogg_anon_mb"]
+    print(f"run {k}: wall {r['wall_s']} s, CPU {r['cpu_s']} s (window and its workers), load {r['load'][0]} -> "
+          f"{r['load'][1]}, glogg anon {ref} MB")
+    for s in r["steps"]:
+        heap = f"py heap {s['py_heap_mb']} MB" if "py_heap_mb" in s else f"py blocks {s['py_blocks']}"
+        if "trimmed_anon_mb" in s:
+            heap += f"  anon after malloc_trim {s['trimmed_anon_mb']} MB"
+        kids = ", ".join(f"{n} {v}" + (f" (now {s['children_now_mb'][n]})" if n in s["children_now_mb"] else "")
+                         for n, v in s["children_step_peak_mb"].items())
+        print(f"  {s['step']:8} anon {s['anon_mb']:7.1f} MB  rss {s['rss_mb']:7.1f} MB  {heap}  gc objects "
+              f"{s['gc_objects']}  qobjects {s['qobjects']}  cpu {s['cpu_s']} s  (pages {s['pages_loaded']}"
+              f"{', loading' if s['loading'] else ''}, jobs busy {s['jobs_busy']}"
+              f"{': ' + ', '.join(s['jobs']) if s.get('jobs') else ''})  workers in the step: {kids or '-'}")
+        for t in s.get("top", []):
+            print(f"      {t}")
+        for t in s.get("grew", []):
+            print(f"      grew {t}")
+        if "native" in s:
+            for t in s["native"]["maps"]:
+                print(f"      map {t}")
+            ma = s["native"]["malloc"]
+            if ma:
+                print(f"      malloc: {ma['arenas']} arenas, {ma['system_mb']} MB from the system, {ma['free_mb']} MB "
+                      f"of it free; {ma['mmap_chunks']} mmap'd chunks {ma['mmap_mb']} MB; {'; '.join(ma['per_arena'])}")
+
+
+def print_medians(runs: list[dict]) -> None:
+    """Per step the median (min-max) of the window's anon memory over the runs, beside glogg's median;
+    then every worker by name: its peak over a run and in each step (medians; 0 where it did not run)."""
+    path = runs[0]["file"]
+    refs = [r["glogg_anon_mb"] for r in runs if r["glogg_anon_mb"]]
+    ref = _med(refs) if refs else None
+    loads = [x for r in runs for x in r["load"]]
+    print(f"\n{path} ({runs[0]['bytes'] / 1e6:.0f} MB): medians of {len(runs)} runs (fresh caches each); load "
+          f"{min(loads)}-{max(loads)}; CPU per run {_med([r['cpu_s'] for r in runs])} s, wall {_med([r['wall_s'] for r in runs])} s"
+          + (f"; glogg anon {ref} MB ({', '.join(str(x) for x in refs)})" if ref else ""))
+    steps = [s["step"] for s in runs[0]["steps"]]
+    names = sorted({n for r in runs for s in r["steps"] for n in s["children_step_peak_mb"]})
+    for k, step in enumerate(steps):
+        anon = [r["steps"][k]["anon_mb"] for r in runs]
+        ratio = f"  {_med(anon) / ref:.2f}x glogg's {ref} MB" if ref else ""
+        heap = ""
+        if "py_heap_mb" in runs[0]["steps"][k]:
+            heap = f"  py heap {_med([r['steps'][k]['py_heap_mb'] for r in runs])} MB"
+        else:
+            heap = f"  py blocks {int(_med([r['steps'][k]['py_blocks'] for r in runs]))}"
+        print(f"  {step:8} window anon {_med(anon):6.1f} MB ({min(anon)}-{max(anon)}){ratio}  "
+              f"rss {_med([r['steps'][k]['rss_mb'] for r in runs])} MB{heap}")
+    if names:
+        print("  workers (anon MB, median over runs of the peak; per step, then over the run):")
+        for n in names:
+            per = [_med([r["steps"][k]["children_step_peak_mb"].get(n, 0.0) for r in runs]) for k in range(len(steps))]
+            whole = [r["steps"][-1].get("children_run_peak_mb", {}).get(n, 0.0) for r in runs]
+            print(f"    {n:28} " + "  ".join(f"{st} {v}" for st, v in zip(steps, per))
+                  + f"  | run peak {_med(whole)} ({min(whole)}-{max(whole)})")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("file")
     ap.add_argument("--pages", type=int, default=40)
-    ap.add_argument("--tracemalloc", type=int, default=0, metavar="N", help="trace the Python heap; list N top sites")
+    ap.add_argument("--runs", type=int, default=3, help="runs, each a new process with fresh caches (default 3)")
+    ap.add_argument("--one", action="store_true", help="one run in this process with the caches as set (no medians)")
+    ap.add_argument("--tracemalloc", type=int, default=0, metavar="N", help="trace the Python heap; list N top sites "
+                    "and the N that grew most since the step before")
     ap.add_argument("--glogg", action="store_true", help="glogg on the same file as the reference")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--trimmed", action="store_true", help="after each step's figure, malloc_trim and the anonymous "
@@ -326,36 +525,28 @@ def main() -> int:
     ap.add_argument("--native", action="store_true", help="at each step also the biggest anonymous mappings "
                     "(/proc/self/smaps) and glibc's malloc arenas (malloc_info: system and free bytes per arena)")
     a = ap.parse_args()
-    global TRIMMED, NATIVE
-    TRIMMED, NATIVE = a.trimmed, a.native
-    if a.tracemalloc:
-        import tracemalloc
-        tracemalloc.start(1)
-    path = Path(a.file)
-    rows = window_steps(path, a.pages, a.tracemalloc)
-    ref = glogg_anon(path) if a.glogg else None
-    if a.json:
-        print(json.dumps({"file": str(path), "bytes": path.stat().st_size, "steps": rows, "glogg_anon_mb": ref}))
+    if a.one:
+        out = one_run(a)
+        out["load"] = (round(os.getloadavg()[0], 2),) * 2
+        if a.json:
+            print(json.dumps(out))
+        else:
+            print_run(out, 1)
         return 0
-    print(f"{path} ({path.stat().st_size / 1e6:.0f} MB)")
-    for r in rows:
-        ratio = f"  ({r['anon_mb'] / ref:.2f}x glogg's {ref} MB)" if ref else ""
-        heap = f"py heap {r['py_heap_mb']} MB" if "py_heap_mb" in r else f"py blocks {r['py_blocks']}"
-        if "trimmed_anon_mb" in r:
-            heap += f"  anon after malloc_trim {r['trimmed_anon_mb']} MB"
-        print(f"  {r['step']:8} anon {r['anon_mb']:7.1f} MB  rss {r['rss_mb']:7.1f} MB  {heap}  gc objects "
-              f"{r['gc_objects']}  qobjects {r['qobjects']}  child anon peak {r['child_anon_peak_mb']} MB{ratio}  "
-              f"(pages {r['pages_loaded']}{', loading' if r['loading'] else ''}, jobs busy {r['jobs_busy']}"
-              f"{': ' + ', '.join(r['jobs']) if r.get('jobs') else ''})")
-        for t in r.get("top", []):
-            print(f"      {t}")
-        if "native" in r:
-            for t in r["native"]["maps"]:
-                print(f"      map {t}")
-            ma = r["native"]["malloc"]
-            if ma:
-                print(f"      malloc: {ma['arenas']} arenas, {ma['system_mb']} MB from the system, {ma['free_mb']} MB "
-                      f"of it free; {ma['mmap_chunks']} mmap'd chunks {ma['mmap_mb']} MB; {'; '.join(ma['per_arena'])}")
+    argv = [x for x in sys.argv[1:] if x not in ("--json",)]
+    if "--runs" in argv:
+        k = argv.index("--runs")
+        del argv[k:k + 2]
+    runs = []
+    for k in range(a.runs):
+        runs.append(fresh_run(argv))
+        if not a.json:
+            print_run(runs[-1], k + 1)
+            sys.stdout.flush()
+    if a.json:
+        print(json.dumps({"runs": runs}))
+    else:
+        print_medians(runs)
     return 0
 
 

@@ -202,11 +202,18 @@ def serve(body: Callable[[Send], object], nice: int) -> int:
         return 1
 
 
-def child_env() -> dict[str, str]:
-    """The environment of a child: ours, with this source tree first on ``PYTHONPATH``."""
+JOB_ENV = "SESSION_LENS_CHILD_JOB"    # the window job a child runs for (its name: memory benches tell children apart)
+
+
+def child_env(job: object = None) -> dict[str, str]:
+    """The environment of a child: ours, with this source tree first on ``PYTHONPATH`` (and, when
+    ``job`` is a window job, its name in ``SESSION_LENS_CHILD_JOB``)."""
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    name = getattr(job, "name", None)
+    if isinstance(name, str) and name:
+        env[JOB_ENV] = name
     return env
 
 
@@ -248,7 +255,7 @@ def run_child(argv: Sequence[str], request: object, on_message: Callable[[tuple[
     err = tempfile.TemporaryFile()
     try:
         proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL if request is None else subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=err, env=child_env(), close_fds=True)
+                                stdout=subprocess.PIPE, stderr=err, env=child_env(cancelled), close_fds=True)
     except OSError as e:
         err.close()
         raise NoChild(str(e)) from e

@@ -113,6 +113,30 @@ async def _settle(app, ms: int = 150):
         await asyncio.sleep(ms / 3000)
 
 
+def steady_exposure(win) -> None:
+    """Older loaded rows slide into the list a whole chunk at a time (a screenshot): the window's
+    usual exposure builds as many row documents as fit in a time budget per loop turn, so how many
+    rows the list held when the window settled (the status bar's "N rows") varied from run to run
+    with the machine's load (57, 59 or 62 of the demo's 70)."""
+    model = win.history
+    warm = model.prepare_rows
+    if warm is not None:
+        model.prepare_rows = lambda rows, _budget: warm(rows, float("inf"))
+
+
+async def _until_settled(app, win, timeout: float) -> bool:
+    """Run the loop until the history view is settled (no page read, older-row fill, stick-to-bottom
+    or newer-row check pending) and no page job runs; False when ``timeout`` s passed first."""
+    loop = asyncio.get_event_loop()
+    end = loop.time() + timeout
+    while not (win.view.settled() and not win.history.loading):
+        if loop.time() > end:
+            return False
+        app.processEvents()
+        await asyncio.sleep(0.01)
+    return True
+
+
 def _crash_test() -> None:
     raise RuntimeError("SESSION_LENS_CRASH_TEST: deliberate crash from a Qt slot")
 
@@ -168,6 +192,7 @@ async def _main(app, crash, path, screenshot, physical, attempts, select, size, 
     win = MainWindow(page_size=page_size, theme_mode=theme)
     if screenshot:
         win.frame_actions.tour_enabled = False
+        steady_exposure(win)
     if size:
         win.resize(*size)
     win.act_physical.setChecked(bool(physical))
@@ -212,6 +237,9 @@ async def _main(app, crash, path, screenshot, physical, attempts, select, size, 
                 if win.request_view.busy():          # (a row with no request to compute: the tab says why)
                     await _wait_signal([win.request_view.computed, win.request_view.failed], SCREENSHOT_TIMEOUT_S)
         await _settle(app, 300)
+        if not await _until_settled(app, win, SCREENSHOT_TIMEOUT_S):
+            print("session-lens gui: timed out waiting for the history to settle", file=sys.stderr)
+            rc = 1
         img = win.grab()
         ok = img.save(screenshot)
         win.shutdown()

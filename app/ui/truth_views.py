@@ -144,11 +144,12 @@ def trace_lines(tr: dict) -> list[tuple[str, list]]:
     return out
 
 
-def _trace_job(job, path: str, session_id: Optional[str], seq: int) -> dict:
-    # from the saved checkpoints and surface index (a short replay near the row); cancelled (a
-    # newer row selected, the session closed) between segments, and while a child builds them
-    from ..store.requests import exact_trace
-    return exact_trace(path, session_id, seq, cancelled=job, check=job.check)
+def _trace_job(job, path: str, session_id: Optional[str], seq: int, build: bool = True) -> Optional[dict]:
+    # from the saved seq index, checkpoints' bookkeeping and surface index (issue 36: nothing of the whole
+    # log held); cancelled (a newer row selected, the session closed) between segments and while a child
+    # builds them.  ``build`` False: None when not saved yet (the window's pass will: no second pass)
+    from ..store.trace_points import window_trace
+    return window_trace(path, session_id, seq, cancelled=job, check=job.check, build=build)
 
 
 def _tails_job(job, path: str, session_id: Optional[str], limit: int) -> list:
@@ -429,6 +430,9 @@ _REQUEST_CHIP_IDLE = truth_label("request").replace("seq N", "the selected dispa
 
 
 class TruthActions(QObject):
+    _why_waiting: Optional[int] = None      # a row whose trace waits for the whole-log pass
+    trace_result: Optional[dict] = None     # the trace of the row shown in the "why"
+
     def __init__(self, win):
         super().__init__(win)
         self.win = win
@@ -472,7 +476,8 @@ class TruthActions(QObject):
         il.insertWidget(3, self.why)
         self.why.hide()
         self.why_status.hide()
-        self.trace_result: Optional[dict] = None
+        self._why_wait = QTimer(self, interval=250)
+        self._why_wait.timeout.connect(self._after_pass)
         # live status in the status bar
         from .status import StatusLabel
         self.live_label = StatusLabel("")       # elided: a long live line never widens the window
@@ -568,13 +573,35 @@ class TruthActions(QObject):
         self._why_seq = seq
         self.why.setText("<i>tracing…</i>")
         self.why.show()
+        self._submit_trace(seq, build=not self._pass_running())
+
+    def _pass_running(self) -> bool:
+        """The whole-log pass of the open session (outline, checkpoints, surface index) still runs."""
+        job = getattr(getattr(self.win, "go_actions", None), "outline_job", None)
+        return job is not None and not job.finished and not job.cancelled
+
+    def _submit_trace(self, seq: int, build: bool) -> None:
         h = self.win.history
-        self.win.jobs.submit(_trace_job, h.path, h.session_id, seq, name="trace-why", group=f"why-{id(self)}",
+        self.win.jobs.submit(_trace_job, h.path, h.session_id, seq, build, name="trace-why", group=f"why-{id(self)}",
                              on_done=lambda tr, s=seq: self._show_trace(s, tr),
                              on_error=lambda msg, s=seq: self._trace_failed(s, msg))
 
-    def _show_trace(self, seq: int, tr: dict):
+    def _after_pass(self) -> None:
+        """(every 250 ms while a trace waits) Once the pass has ended, the waiting row is traced."""
+        if self._pass_running():
+            return
+        self._why_wait.stop()
+        seq, self._why_waiting = self._why_waiting, None
+        if seq is not None and seq == self._why_seq:
+            self._submit_trace(seq, build=True)
+
+    def _show_trace(self, seq: int, tr: Optional[dict]):
         if seq != self._why_seq:
+            return
+        if tr is None:                     # (the pass has not saved what the trace reads yet: after it)
+            self._why_waiting = seq
+            self.why.setText("<i>tracing… (after the whole-log pass)</i>")
+            self._why_wait.start()
             return
         self.trace_result = tr
         self._why_expanded = set()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from typing import TYPE_CHECKING, Any, Optional, Protocol, TypedDict, Union
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from ..fold.attempts import Attempt, AttemptTracker, embedded_stream
 from ..fold.folds import SurfaceFold, is_surface_type
@@ -25,7 +25,6 @@ from ..format.payloads import JsonObj, obj
 from ..format.versions import replace_bounds
 
 if TYPE_CHECKING:
-    from ..fold.checkpoints import Checkpoints
     from ..index.reader import LogReader, SeqIndex
 
 DEFAULT_REQUEST_CAP = 50
@@ -110,9 +109,7 @@ def trace_event(reader_or_events: Union[EventSource, Iterable[Event]], seq: int,
     open_compactions: dict[Any, _Compaction] = {}    # compactionId -> record
     compaction_of: dict[int, tuple[_Compaction, JsonObj]] = {}   # replacing seq -> (record, its surfaceOp)
     last_compaction: Optional[_Compaction] = None
-    by_seq_type: dict[int, str] = {}                 # seq -> type (for chain summaries)
     for ev in events:
-        by_seq_type[ev.seq] = ev.type
         if ev.seq == seq and target is None:
             target = ev
         if target is not None and ev.seq != seq and ev.source_event_seqs and seq in ev.source_event_seqs:
@@ -339,6 +336,33 @@ def flatten_descendants(trees: list[JsonObj]) -> list[JsonObj]:
 
 # --------------------------------------------------------------------------- trace from checkpoints
 
+class _PointLike(Protocol):
+    """What the trace reads of a fold checkpoint (:class:`~app.log.fold.checkpoints.Checkpoint`, or
+    its bookkeeping alone: ``app.store.trace_points.TracePoint``)."""
+
+    @property
+    def seq(self) -> int: ...
+    @property
+    def pos(self) -> int: ...
+    @property
+    def turn_seq(self) -> int: ...
+    @property
+    def dispatches(self) -> int: ...
+    @property
+    def cited(self) -> Optional[tuple[int, int]]: ...
+    @property
+    def turns(self) -> list[tuple[int, int]]: ...
+
+
+class _CheckpointsLike(Protocol):
+    """What the trace reads of a log's fold checkpoints (:class:`~app.log.fold.checkpoints.Checkpoints`,
+    or ``app.store.trace_points.TracePoints``: the same points without their folds)."""
+
+    @property
+    def points(self) -> Sequence[_PointLike]: ...
+    def nearest_index(self, seq: int) -> int: ...
+
+
 class _SurfaceLike(Protocol):
     """What :func:`trace_from_checkpoints` reads of a :class:`~app.log.fold.surface.SurfaceIndex`."""
     fold: SurfaceFold
@@ -454,7 +478,7 @@ def _first_seq(it: Lazy) -> int:
     return it.seq0 if isinstance(it, PackedBlock) else it.seq
 
 
-def _turn_before(cps: Checkpoints, x: int) -> tuple[int, int]:
+def _turn_before(cps: _CheckpointsLike, x: int) -> tuple[int, int]:
     """(seq, dispatches begun before it) of the last turn start at or before ``x`` ((0, 0): none),
     from the checkpoints (no pass over the index marks)."""
     i = cps.nearest_index(x)
@@ -473,7 +497,7 @@ class _Dispatches:
     """Dispatches (attempt starts) before a seq: the nearest checkpoint's count at its turn start,
     plus a short replay from that turn start with a fresh attempt tracker."""
 
-    def __init__(self, reader: LogReader, idx: SeqIndex, cps: Checkpoints, check: Optional[Callable[[], None]]):
+    def __init__(self, reader: LogReader, idx: SeqIndex, cps: _CheckpointsLike, check: Optional[Callable[[], None]]):
         self.reader, self.idx, self.cps, self.check = reader, idx, cps, check
 
     def before(self, x: Optional[int], embedded_at_x: bool = False) -> int:
@@ -492,7 +516,7 @@ class _Dispatches:
         return n
 
 
-def trace_from_checkpoints(reader: LogReader, seq: int, cps: Checkpoints, surface: _SurfaceLike,
+def trace_from_checkpoints(reader: LogReader, seq: int, cps: _CheckpointsLike, surface: _SurfaceLike,
                            request_cap: int = DEFAULT_REQUEST_CAP,
                            check: Optional[Callable[[], None]] = None) -> Optional[JsonObj]:
     """:func:`trace_event` of a stored row without a pass over the log: the surface status,
@@ -582,7 +606,7 @@ def _compaction_from(surface: _SurfaceLike, target: Event, chain: list[int]) -> 
     return None
 
 
-def _derived(reader: LogReader, idx: SeqIndex, cps: Checkpoints, seq: int, closure: list[Event],
+def _derived(reader: LogReader, idx: SeqIndex, cps: _CheckpointsLike, seq: int, closure: list[Event],
              check: Optional[Callable[[], None]]) -> list[int]:
     """Seqs of the events after ``seq`` that cite it, reading only the checkpoint intervals whose
     citations reach ``seq`` (and the one after the last checkpoint); of those, only the rows that
