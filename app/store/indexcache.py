@@ -465,7 +465,7 @@ def index_summary(reader: LogReader, progress: Optional[Callable[[int, int], Non
 
 # --------------------------------------------------------------------------- fold checkpoints
 
-class _FoldsMeta(msgspec.Struct):
+class FoldsMeta(msgspec.Struct):
     """A ``.folds`` file (typed: anything else is a miss)."""
     format: int
     path: str
@@ -482,13 +482,24 @@ class _FoldsMeta(msgspec.Struct):
     points: list[Any]
 
 
-def _folds_meta(blob: bytes) -> Optional[_FoldsMeta]:
+def folds_usable(meta: FoldsMeta, src: FileSource, ident: Identity, every: int, header_hash: str) -> bool:
+    """Whether a ``.folds`` file read as ``meta`` holds checkpoints of this log (``src``, ``ident``: its
+    :func:`source_identity`) at this spacing: the same file and header, its bytes up to the last checkpoint
+    unchanged, and the same revision or a grown one (dsh logs are append-only)."""
+    return meta.format == FORMAT and meta.every == every and meta.header == header_hash \
+        and all(getattr(meta, k) == ident[k] for k in ("path", "dev", "ino", "kind")) \
+        and src.header_end <= meta.upto <= src.size and meta.tail == tail_hash(src.fd, src.header_end, meta.upto) \
+        and ((meta.size, meta.mtime_ns, meta.ctime_ns) == (ident["size"], ident["mtime_ns"], ident["ctime_ns"])
+             or ident["size"] > meta.size)
+
+
+def _folds_meta(blob: bytes) -> Optional[FoldsMeta]:
     body, digest = blob[:-DIGEST_SIZE], blob[-DIGEST_SIZE:]
     if len(blob) < len(MAGIC) + DIGEST_SIZE or not body.startswith(MAGIC) \
             or keyed_hasher(body).digest() != digest:
         return None
     try:
-        m = msgspec.json.decode(body[len(MAGIC):], type=_FoldsMeta)
+        m = msgspec.json.decode(body[len(MAGIC):], type=FoldsMeta)
     except msgspec.DecodeError:
         return None
     return m if m.format == FORMAT else None
@@ -527,11 +538,7 @@ def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
     header_hash = hashlib.sha256(src.header_raw).hexdigest()
     blob = read_bounded(path, cache_size_limit(src.size))
     meta = _folds_meta(blob) if blob is not None else None
-    if meta is not None and meta.every == every and meta.header == header_hash \
-            and all(getattr(meta, k) == ident[k] for k in ("path", "dev", "ino", "kind")) \
-            and src.header_end <= meta.upto <= src.size and meta.tail == tail_hash(src.fd, src.header_end, meta.upto) \
-            and ((meta.size, meta.mtime_ns, meta.ctime_ns) == (ident["size"], ident["mtime_ns"], ident["ctime_ns"])
-                 or ident["size"] > meta.size):
+    if meta is not None and folds_usable(meta, src, ident, every, header_hash):
         try:
             return Checkpoints.from_builtins(meta.points), "hit"
         except (msgspec.DecodeError, TypeError, ValueError):      # (a point of another shape: a miss)

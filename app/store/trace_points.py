@@ -27,8 +27,8 @@ import msgspec
 
 from ..log.jobctl import Cancel
 from .cachefiles import cache_root, open_cache_file
-from .indexcache import (DIGEST_SIZE, FORMAT, MAGIC, cache_file, cache_size_limit, file_source_of, keyed_hasher,
-                         source_identity, tail_hash)
+from .indexcache import (DIGEST_SIZE, MAGIC, FoldsMeta, cache_file, cache_size_limit, file_source_of, folds_usable,
+                         keyed_hasher, source_identity)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -65,20 +65,8 @@ class TracePoint:
         return [(t[k], t[k + 1]) for k in range(0, len(t), 2)]
 
 
-class _Folds(msgspec.Struct):
+class _Folds(FoldsMeta):
     """A ``.folds`` file as :func:`trace_points` reads it (the folds left undecoded)."""
-    format: int
-    path: str
-    dev: int
-    ino: int
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    kind: str
-    every: int
-    header: str
-    upto: int
-    tail: str
     points: list[_RawPoint]
 
 
@@ -150,14 +138,8 @@ def trace_points(reader: LogReader, every: Optional[int] = None) -> Optional[Tra
     if got is None:
         return None
     m, points = got
-    header_hash = hashlib.sha256(src.header_raw).hexdigest()
-    if m.format != FORMAT or m.every != every or m.header != header_hash \
-            or any(getattr(m, k) != ident[k] for k in ("path", "dev", "ino", "kind")) \
-            or not src.header_end <= m.upto <= src.size or m.tail != tail_hash(src.fd, src.header_end, m.upto) \
-            or not ((m.size, m.mtime_ns, m.ctime_ns) == (ident["size"], ident["mtime_ns"], ident["ctime_ns"])
-                    or ident["size"] > m.size):
-        return None
-    return TracePoints(points)
+    return TracePoints(points) if folds_usable(m, src, ident, every, hashlib.sha256(src.header_raw).hexdigest()) \
+        else None
 
 
 def window_trace(path: str, session_id: Optional[str], seq: int, cancelled: Cancel = None,
