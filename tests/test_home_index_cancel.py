@@ -65,7 +65,9 @@ def test_cancel_inside_one_session_read_whole(tmp_path, monkeypatch, home):
 @pytest.mark.parametrize("workers", [0, 2])
 def test_cancel_latency(tmp_path, monkeypatch, home, workers):
     """Cancel set from another thread while a 10 MB session is being read: the update returns soon after
-    (the extraction workers are killed), well before the session could have been read whole."""
+    (the extraction workers are killed), well before the session could have been read whole.  "Soon" is a
+    ratio to a whole update measured in the same test (the machines are shared: an absolute limit measures
+    the load); inline, the rows read after Cancel are counted instead."""
     flag, started = threading.Event(), threading.Event()
     after = [0]
     if workers == 0:
@@ -94,6 +96,12 @@ def test_cancel_latency(tmp_path, monkeypatch, home, workers):
     print(f"workers={workers}: update returned {stopped * 1000:.0f} ms after Cancel "
           f"(started {t - t0:.2f} s in)")
     assert out["rep"].cancelled and out["n"] < 2
-    assert stopped < 0.5, stopped
     if workers == 0:
         assert after[0] <= extract.CANCEL_ROWS
+        return
+    t = time.perf_counter()
+    with FullTextIndex(str(home), db_path=str(tmp_path / "whole.sqlite")) as ix:
+        ix.update(workers=workers)
+        whole = time.perf_counter() - t
+    print(f"whole update {whole * 1000:.0f} ms")
+    assert stopped < whole / 2, (stopped, whole)

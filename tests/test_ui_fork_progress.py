@@ -61,14 +61,18 @@ def _start(qtbot, w, fa):
 
 @pytest.fixture
 def slow_disk(monkeypatch):
+    """Each copied step written back by a slow disk (20 ms); yields when each step began."""
     import app.store.publish as publish
     monkeypatch.setattr(publish, "COPY_STEP", 256 << 10)
     real = publish.start_writeback
+    steps: list[float] = []
 
     def slow(fd, offset, length):
+        steps.append(time.perf_counter())
         time.sleep(0.02)
         real(fd, offset, length)
     monkeypatch.setattr(publish, "start_writeback", slow)
+    return steps
 
 
 def test_fork_bar_moves_monotonically_to_100(qtbot, tmp_path, big_log, slow_disk):
@@ -90,7 +94,7 @@ def test_fork_bar_moves_monotonically_to_100(qtbot, tmp_path, big_log, slow_disk
     w.shutdown()
 
 
-def test_cancel_stops_the_fork_within_200ms_and_leaves_nothing(qtbot, tmp_path, big_log, slow_disk):
+def test_cancel_stops_the_fork_at_the_next_step_and_leaves_nothing(qtbot, tmp_path, big_log, slow_disk):
     out = tmp_path / "out"
     out.mkdir()
     w, fa = _window(qtbot, big_log, out)
@@ -102,8 +106,9 @@ def test_cancel_stops_the_fork_within_200ms_and_leaves_nothing(qtbot, tmp_path, 
     assert not w.tasks.panes                                           # the pane goes at once
     qtbot.waitUntil(lambda: job.finished, timeout=WAIT)
     stopped = job.ended_at - t
-    print(f"cancel: the worker ended {stopped * 1000:.0f} ms after the click")
-    assert stopped < 0.2, f"the fork ran {stopped * 1000:.0f} ms after Cancel"
+    after = [s for s in slow_disk if s > t]
+    print(f"cancel: the worker ended {stopped * 1000:.0f} ms after the click, {len(after)} step(s) after it")
+    assert len(after) <= 1, f"the fork copied {len(after)} steps after Cancel"   # (counted, not timed)
     assert sorted(p.name for p in out.rglob("*")) == []                # no child folder, no temporary
     # (said when the job's end reaches the UI thread: a queued call after the worker has left)
     qtbot.waitUntil(lambda: "cancelled" in w.statusBar().currentMessage().lower(), timeout=WAIT)
