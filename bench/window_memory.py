@@ -341,6 +341,28 @@ def jobs_settled(win) -> bool:
     return all(j.name == "outline" for j in live) and not (trim is not None and trim.isActive())
 
 
+class Waits:
+    """The waits of one run that ended by their time limit, not by what they waited for (a step measured after
+    one of them is not the step's end: e.g. the whole-log pass of the 4.3 GB log, niced, took 1,092 s at load
+    7-9 and the outline wait's 900 s ran out, so the "outline" and "start" steps were measured with the pass's
+    child still running: the "second outline child" of round 15 was that same child)."""
+
+    def __init__(self) -> None:
+        self.missed: list[str] = []
+
+    def until(self, pred, timeout: float, what: str) -> bool:
+        ok = spin_until(pred, timeout)
+        if not ok:
+            self.missed.append(what)
+            print(f"window_memory: TIMED OUT after {timeout:.0f} s waiting for {what}: the next step is measured "
+                  f"before it", file=sys.stderr, flush=True)
+        return ok
+
+    def take(self) -> list[str]:
+        out, self.missed = self.missed, []
+        return out
+
+
 def settle(win, timeout: float = 120) -> None:
     h = win.history
     spin_until(lambda: not h.loading and win.view.settled() and jobs_settled(win), timeout)
@@ -357,42 +379,43 @@ def window_steps(path: Path, pages: int, top: int) -> list[dict]:
     win.show()
     outline = {}
     win.go_actions.outlineReady.connect(lambda: outline.setdefault("done", True))
+    w = Waits()
     win.open_store(str(path))
     h = win.history
-    spin_until(lambda: bool(h.rows) and h.index_state in ("ready", "failed"), 900)
+    w.until(lambda: bool(h.rows) and h.index_state in ("ready", "failed"), 900, "the tail and the seq index")
     spin_until(lambda: win.view.settled(), 10)
     settle(win)
-    rows = [{**measure(qapp, "open", child, top), **_state(win)}]
+    rows = [{**measure(qapp, "open", child, top), **_state(win), "timedOut": w.take()}]
     sb = win.view.verticalScrollBar()
     scroller = QTimer()
     scroller.setInterval(16)
     scroller.timeout.connect(lambda: sb.setSliderPosition(max(0, sb.value() - 240)))
     target = h.window.older_read + pages     # pages read (far ones are dropped as the window moves)
     scroller.start()
-    spin_until(lambda: h.window.older_read >= target or not h.has_more, 600)
+    w.until(lambda: h.window.older_read >= target or not h.has_more, 600, f"{pages} older pages")
     scroller.stop()
     spin_until(lambda: not h.loading and win.view.settled(), 30)
     settle(win)
-    rows.append({**measure(qapp, "scroll", child, top), **_state(win)})
+    rows.append({**measure(qapp, "scroll", child, top), **_state(win), "timedOut": w.take()})
     done = {}
     win.find_actions.searchFinished.connect(lambda txt: done.setdefault("t", txt))
     win.open_search()
     win.history_actions.find_edit.setText("error")
-    spin_until(lambda: "t" in done, 900)
+    w.until(lambda: "t" in done, 3600, "the whole-log find")
     spin_until(lambda: not h.loading and win.view.settled(), 30)
     settle(win)
-    rows.append({**measure(qapp, "find", child, top), **_state(win)})
-    spin_until(lambda: "done" in outline, 900)
+    rows.append({**measure(qapp, "find", child, top), **_state(win), "timedOut": w.take()})
+    w.until(lambda: "done" in outline, 3600, "the whole-log pass (outline)")
     settle(win)
-    rows.append({**measure(qapp, "outline", child, top), **_state(win)})
+    rows.append({**measure(qapp, "outline", child, top), **_state(win), "timedOut": w.take()})
     win.go_actions.act_start.trigger()
     # the start shown (the jump's page read and installed: measured while it is still being read, the page's
     # decoded events in the worker counted ~50 MB more on the 4 GB log under load)
-    spin_until(lambda: not h.loading and not h.has_more and win.view.settled(), 300)
+    w.until(lambda: not h.loading and not h.has_more and win.view.settled(), 300, "the start of the log")
     end = time.perf_counter() + 0.5
     spin_until(lambda: time.perf_counter() > end, 1)
     settle(win)           # (the trace of the row selected at the start, the summary's figures: done)
-    rows.append({**measure(qapp, "start", child, top), **_state(win)})
+    rows.append({**measure(qapp, "start", child, top), **_state(win), "timedOut": w.take()})
     rows[-1]["children_run_peak_mb"] = child.stop()
     win.shutdown()
     win.close()
@@ -464,6 +487,8 @@ def print_run(r: dict, k: int) -> None:
               f"{s['gc_objects']}  qobjects {s['qobjects']}  cpu {s['cpu_s']} s  (pages {s['pages_loaded']}"
               f"{', loading' if s['loading'] else ''}, jobs busy {s['jobs_busy']}"
               f"{': ' + ', '.join(s['jobs']) if s.get('jobs') else ''})  workers in the step: {kids or '-'}")
+        if s.get("timedOut"):
+            print(f"      TIMED OUT before this step: {'; '.join(s['timedOut'])} (not the step's end state)")
         for t in s.get("top", []):
             print(f"      {t}")
         for t in s.get("grew", []):
@@ -499,6 +524,9 @@ def print_medians(runs: list[dict]) -> None:
             heap = f"  py blocks {int(_med([r['steps'][k]['py_blocks'] for r in runs]))}"
         print(f"  {step:8} window anon {_med(anon):6.1f} MB ({min(anon)}-{max(anon)}){ratio}  "
               f"rss {_med([r['steps'][k]['rss_mb'] for r in runs])} MB{heap}")
+        late = sum(1 for r in runs if r["steps"][k].get("timedOut"))
+        if late:
+            print(f"           ({late} of {len(runs)} runs measured this step after a wait TIMED OUT: see the runs)")
     if names:
         print("  workers (anon MB, median over runs of the peak; per step, then over the run):")
         for n in names:
