@@ -14,7 +14,7 @@ from app.tools.hostile import HOSTILE_TEXTS, MARK, hostile_session
 from conftest import fixture
 
 RETRY = "examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"
-WAIT = 15000
+WAIT = 120000  # a limit on waiting for a condition, not on speed: a loaded 2-core machine runs 4x slower
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ from app.ui.workers import Jobs
 from test_live import first_mid_turn_seq, simulate
 from fixtures_util import fast_sample
 
-WAIT = 20_000
+WAIT = 120_000  # a limit on waiting for a condition, not on speed
 FAST = {"poll_interval": 0.05, "idle_after": 0.3, "crash_after": 1.0}
 
 

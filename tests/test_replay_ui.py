@@ -11,7 +11,7 @@ from app.log.query import analysis
 from fixtures_util import fixture
 
 COMPACTION = "examples/headless-agent/tests/snapshots/compaction-recovery/session.jsonl"
-WAIT = 30_000
+WAIT = 120_000  # a limit on waiting for a condition, not on speed
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from app.ui.summary_refresh import SummaryRefresh
 
 pytest.importorskip("PySide6")
 
-WAIT = 60_000
+WAIT = 120_000  # a limit on waiting for a condition, not on speed
 
 
 @pytest.fixture(autouse=True)

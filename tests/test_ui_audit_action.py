@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QApplication, QMenu  # noqa: E402
 
 COMPACTION = "examples/headless-agent/tests/snapshots/compaction-recovery/session.jsonl"
 RETRY = "examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"
-WAIT = 15000
+WAIT = 120000  # a limit on waiting for a condition, not on speed: a loaded 2-core machine runs 4x slower
 
 
 @pytest.fixture(autouse=True)

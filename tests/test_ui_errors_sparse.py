@@ -13,7 +13,7 @@ from app.log.index.reader import LogReader  # noqa: E402
 from app.log.query.outline import build_outline  # noqa: E402
 from app.tools.synth import SessionSynth, write_jsonl  # noqa: E402
 
-WAIT = 90000
+WAIT = 120000  # a limit on waiting for a condition, not on speed: a loaded 2-core machine runs 4x slower
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ pytest.importorskip("PySide6")
 
 from app.tools.synth import SessionSynth, write_jsonl  # noqa: E402
 
-WAIT = 60000
+WAIT = 120000  # a limit on waiting for a condition, not on speed: a loaded 2-core machine runs 4x slower
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,7 @@ from conftest import fixture
 RETRY = "examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"
 UNKNOWN = "examples/headless-agent/tests/semantic-checkpoint-snapshots/tool-outcome-unknown/session.expected.jsonl"
 FORK_DIR = "examples/acp-agent/tests/snapshots/subagent-fork-in-process"
-WAIT = 15000
+WAIT = 120000  # a limit on waiting for a condition, not on speed: a loaded 2-core machine runs 4x slower
 
 HOSTILE_MD = """# Plan <b>bold?</b>
 

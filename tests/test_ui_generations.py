@@ -11,7 +11,7 @@ from conftest import REPO_ROOT
 
 DEMO = REPO_ROOT / "resources" / "demo"
 PROJ = DEMO / "sessions" / "--home-dev-demo-project--"
-WAIT = 20000
+WAIT = 120000  # a limit on waiting for a condition, not on speed: a loaded 2-core machine runs 4x slower
 
 
 @pytest.fixture(autouse=True)

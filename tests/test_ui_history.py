@@ -16,7 +16,7 @@ from conftest import fixture
 BIG = "apps/web/tests/snapshots/goal-multi-turn-actions/session.jsonl"        # 2,098 events
 PIN = "packages/test-support/acp-snapshot/tests/fixtures/suite/pin-turn/session.jsonl"   # open last turn
 RETRY = "examples/acp-agent/tests/snapshots/empty-response-retry/session.jsonl"         # 9-10 failed
-WAIT = 15000
+WAIT = 120000  # a limit on waiting for a condition, not on speed: a loaded 2-core machine runs 4x slower
 
 
 @pytest.fixture(autouse=True)

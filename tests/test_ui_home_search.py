@@ -13,7 +13,7 @@ from app.tools.plant import make_home
 from app.ui.home_search_model import MARKS_ROLE, SNIPPET_ROLE
 from tests.fixtures_util import FIXTURES
 
-WAIT = 30000
+WAIT = 120000  # a limit on waiting for a condition, not on speed: a loaded 2-core machine runs 4x slower
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 from conftest import fixture
 from fixtures_util import WorkerJob
 
-WAIT = 20000
+WAIT = 120000  # a limit on waiting for a condition, not on speed: a loaded 2-core machine runs 4x slower
 NEXT = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "dsh-next"
 COMPACTION = "examples/headless-agent/tests/snapshots/compaction-recovery/session.jsonl"
 V4_IMAGE = NEXT / "0217po+deepseek-harness@321a6fa740/snapshots/acp/image-compaction/session.v4.jsonl"

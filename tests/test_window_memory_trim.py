@@ -13,7 +13,7 @@ import app.ui  # noqa: F401  (PySide6 work-around first)
 from app.ui import memory
 from app.ui.workers import Jobs
 
-WAIT = 10_000
+WAIT = 120_000  # a limit on waiting for a condition, not on speed
 
 
 def _ours(jobs: Jobs) -> bool:

@@ -11,7 +11,7 @@ from PySide6.QtCore import QThread
 from app.ui import workers
 from app.ui.workers import Jobs
 
-WAIT = 10_000
+WAIT = 120_000  # a limit on waiting for a condition, not on speed
 
 
 def _blocking(job, gate: threading.Event, value):
