@@ -38,7 +38,7 @@ def test_help_menu_opens_about_with_versions(qtbot, win):
     assert "&Help" in menus and list(menus)[-1] == "&Help"
     about = next(a for a in menus["&Help"].actions() if a.text() == "&About Session Lens")
     about.trigger()
-    qtbot.waitUntil(lambda: any(d.isVisible() for d in win.findChildren(AboutDialog)), timeout=3000)
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in win.findChildren(AboutDialog)), timeout=30_000)
     dlg = next(d for d in win.findChildren(AboutDialog) if d.isVisible())
     assert dlg.parent() is win and dlg.windowTitle() == "About Session Lens"
     text = dlg.details.toPlainText()
@@ -116,13 +116,13 @@ def test_crash_handler_logs_an_exception_from_a_qt_slot(qtbot, tmp_path):
         raise ZeroDivisionError("from a Qt slot in a test")
     try:
         QTimer.singleShot(0, slot)
-        qtbot.waitUntil(lambda: bool(list(logdir.glob("crash-*.log"))), timeout=3000)
+        qtbot.waitUntil(lambda: bool(list(logdir.glob("crash-*.log"))), timeout=30_000)
         (log,) = logdir.glob("crash-*.log")
         text = log.read_text()
         assert "builtins.ZeroDivisionError (message withheld" in text and "in slot" in text
         assert "from a Qt slot in a test" not in text
         assert "PySide6" in text and "qasync" in text
-        qtbot.waitUntil(lambda: h.dialog is not None and h.dialog.isVisible(), timeout=3000)
+        qtbot.waitUntil(lambda: h.dialog is not None and h.dialog.isVisible(), timeout=30_000)
         assert isinstance(h.dialog, CrashDialog) and h.dialog.log_path == log
     finally:
         h.uninstall()

@@ -13,7 +13,7 @@ DEMO = REPO_ROOT / "resources/demo/sessions/--home-dev-demo-project--/demo-plain
 
 
 def _rows(qtbot, win) -> list:
-    with qtbot.waitSignal(win.sessionLoaded, timeout=15000):
+    with qtbot.waitSignal(win.sessionLoaded, timeout=120_000):
         win.open_store(str(DEMO))
     rows = list(win.history.window.all_rows)
     assert len(rows) >= 3

@@ -373,14 +373,14 @@ def test_window_geometry_is_remembered(qtbot, tmp_path, monkeypatch):
     # maximized is kept (the four numbers of before lost it), and so is the size to restore to
     w2.show()
     w2.showMaximized()
-    qtbot.waitUntil(w2.isMaximized, timeout=3000)
+    qtbot.waitUntil(w2.isMaximized, timeout=30_000)
     w2.close()
     w3 = MainWindow(page_size=20, theme_mode="light")
     qtbot.addWidget(w3)
     w3.show()
-    qtbot.waitUntil(w3.isMaximized, timeout=3000)
+    qtbot.waitUntil(w3.isMaximized, timeout=30_000)
     w3.showNormal()
-    qtbot.waitUntil(lambda: (w3.width(), w3.height()) == size, timeout=3000)
+    qtbot.waitUntil(lambda: (w3.width(), w3.height()) == size, timeout=30_000)
     w3.shutdown()
 
 
