@@ -82,6 +82,48 @@ def _split_secret(data: bytes) -> bytes:
     return data.replace(b'"texts":["', b'"texts":["tok","en=abcdef1234 /ho","me/alice/x ', 1 << 30)
 
 
+def _odd_rows(data: bytes, seed: int) -> bytes:
+    """A v4 log's message and tool result rows changed in the ways a row read from its bytes must notice: no time,
+    ignorable, keys twice (in data, in a stream record), an escaped key, a float, whitespace, a replacement, a
+    secret in a key of data the entry does not read, in a stream's token, in a tool result's meta, a deep value."""
+    rng = random.Random(seed)
+    out = []
+    for line in data.splitlines(True):
+        if not line.startswith((b'{"type":"assistant/message"', b'{"type":"tool/result"')) or rng.random() < 0.3:
+            out.append(line)
+            continue
+        k = rng.randrange(13)
+        row = line.rstrip(b"\n")
+        if k == 0:
+            row = re.sub(rb',"time":-?\d+', b"", row, count=1)
+        elif k == 1:
+            row = row[:-1] + b',"ignorable":true}'
+        elif k == 2:
+            row = row.replace(b'"data":{', b'"data":{"turn":99,', 1)
+        elif k == 3:
+            row = row.replace(b'{"type":"chunk",', b'{"type":"chunk","type":"chunk","x":"token=abcdef1234",', 1)
+        elif k == 4:
+            row = row.replace(b'"data":{', b'"data":{"n\\u0065te":"/home/alice/x",', 1)
+        elif k == 5:
+            row = row.replace(b'"data":{', b'"data":{"f":1.5,"g":"a@b.io",', 1)
+        elif k == 6:
+            row = row.replace(b'","', b'", "', 1)
+        elif k == 7:
+            row = row.replace(b'"surfaceOp":"append"', b'"surfaceOp":{"op":"replace","start":0,"end":1}', 1)
+        elif k == 8:
+            row = row.replace(b'"texts":["', b'"texts":["token=abcdef1234","/home/alice/y ', 1)
+        elif k == 9:
+            row = row.replace(b'"meta":{', b'"meta":{"k":"Bearer abcdefgh12345678 bob@example.com",', 1)
+        elif k == 10:
+            row = row.replace(b'"data":{', b'"data":{"deep":' + b"[" * 300 + b'"x"' + b"]" * 300 + b",", 1)
+        elif k == 11:
+            row = row.replace(b'"data":{', b'"data":{"meta2":{"u":"\\u00e9 /Users/dave/x","v":[1,"ghp_abcdefghijklmnopqrstuvwxyz0123"]},', 1)
+        else:
+            row = row.replace(b'"turn":', b'"turn":"x","turn":', 1)
+        out.append(row + b"\n")
+    return b"".join(out)
+
+
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory) -> list[Path]:
     d = tmp_path_factory.mktemp("exp6")
@@ -95,6 +137,9 @@ def logs(tmp_path_factory) -> list[Path]:
         h = d / f"inject-v{version}.jsonl"
         h.write_bytes(_injected(q.read_bytes(), seed))
         out.append(h)
+    o = d / "odd-v4.jsonl"
+    o.write_bytes(_odd_rows((d / "plain-v4.jsonl").read_bytes(), 8))
+    out.append(o)
     s = d / "split-v0.jsonl"
     s.write_bytes(_split_secret((d / "plain-v0.jsonl").read_bytes()))
     out.append(s)
@@ -275,6 +320,7 @@ def _definitions(monkeypatch) -> None:
     monkeypatch.setattr(redact, "_walk_c", native.redact_walk)
     monkeypatch.setattr(export_rows, "_row_type_c", None)
     monkeypatch.setattr(et, "_escape_c", None)
+    monkeypatch.setattr(et, "_fmt_time", et._fmt_time_exact)
 
 
 def _digests(paths: list[Path], out: Path, redacted: bool) -> dict[str, str]:
@@ -322,3 +368,15 @@ def test_redacted_transcripts_hold_no_secret_and_stay_inert(logs, tmp_path, monk
                 assert not re.search(rb"(?<!\\)\]\(javascript:", text)
                 seen += b"\\[x\\](javascript:" in text
     assert seen                         # (the injected links were there, made inert)
+
+
+def test_time_text_is_the_definitions():
+    rng = random.Random(9)
+    values: list[object] = [0, 1, -1, 999, 1000, 1001, True, False, None, "1", 1.5, 1e300, float("nan"), -5.5,
+                            2 ** 53, 2 ** 53 + 1, 253402300799999, 253402300800000, 10 ** 20, 1786239520999]
+    values += [rng.randrange(1, 1 << 48) for _ in range(20000)] + [rng.randrange(1000) + 1786239520000 for _ in range(2000)]
+    values += [rng.random() * 2e12 for _ in range(2000)]
+    et._TIMES.clear()
+    for _ in range(2):                  # (the second time from the cache)
+        for v in values:
+            assert et._fmt_time(v) == et._fmt_time_exact(v), v

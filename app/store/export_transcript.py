@@ -300,7 +300,23 @@ def _json_obj(raw: bytes) -> JsonObj:
     return _obj(json.loads(raw))
 
 
+_TIMES: dict[int, str] = {}      # (_fmt_time of an int by its whole second: the text is the second's)
+
+
 def _fmt_time(ms: object) -> str:
+    if type(ms) is int and ms > 0:
+        got = _TIMES.get(ms // 1000)
+        if got is None:
+            if len(_TIMES) >= 4096:
+                _TIMES.clear()
+            got = _TIMES[ms // 1000] = _fmt_time_exact(ms)
+        return got
+    return _fmt_time_exact(ms)
+
+
+def _fmt_time_exact(ms: object) -> str:
+    """:func:`_fmt_time` by its definition (an int's text depends only on ``ms // 1000``: ``ms / 1000`` is within
+    far less than a millisecond of it, so the microseconds never round up to the next second)."""
     if not isinstance(ms, (int, float)) or ms <= 0:
         return ""
     try:

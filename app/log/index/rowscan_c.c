@@ -8394,24 +8394,50 @@ static PyObject *ex6_row_type(PyObject *self, PyObject *arg) {
     return t;
 }
 
-/* the extra characters the escape of c takes (0: c stays as it is) */
-static inline Py_ssize_t ex6_extra(Py_UCS4 c, int md) {
-    switch (c) {
-    case '&':
-        return 4;
-    case '<':
-    case '>':
-        return 3;
-    case '"':
-    case '\'':
-        return md ? 0 : 5;
-    case '[':
-    case ']':
-        return md ? 1 : 0;
-    default:
-        return 0;
+/* the extra characters the escape of c takes (0: c stays as it is): ex6_esc[md][c] for c < 128 */
+static unsigned char ex6_esc[2][128];
+static int ex6_esc_ready;
+
+static void ex6_esc_init(void) {
+    if (ex6_esc_ready)
+        return;
+    for (int md = 0; md < 2; md++) {
+        ex6_esc[md]['&'] = 4;
+        ex6_esc[md]['<'] = 3;
+        ex6_esc[md]['>'] = 3;
     }
+    ex6_esc[0]['"'] = 5;
+    ex6_esc[0]['\''] = 5;
+    ex6_esc[1]['['] = 1;
+    ex6_esc[1][']'] = 1;
+    ex6_esc_ready = 1;
 }
+
+#define EX6_EXTRA(c) ((c) < 128 ? (Py_ssize_t)tab[(c)] : 0)
+
+/* the escaped text of n characters of type T at src into dst (of type T), extra characters known */
+#define EX6_WRITE(T)                                                                                          \
+    do {                                                                                                      \
+        const T *src = (const T *)data;                                                                       \
+        T *dst = (T *)od;                                                                                     \
+        Py_ssize_t j = 0, run = 0;                                                                            \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                                  \
+            T c = src[i];                                                                                     \
+            if (c >= 128 || !tab[c])                                                                          \
+                continue;                                                                                     \
+            if (i > run) {                                                                                    \
+                memcpy(dst + j, src + run, (size_t)(i - run) * sizeof(T));                                     \
+                j += i - run;                                                                                 \
+            }                                                                                                 \
+            run = i + 1;                                                                                      \
+            const char *rep = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '"' ? "&quot;"  \
+                              : c == '\'' ? "&#x27;" : c == '[' ? "\\[" : "\\]";                              \
+            for (; *rep; rep++)                                                                               \
+                dst[j++] = (T)(unsigned char)*rep;                                                            \
+        }                                                                                                     \
+        if (n > run)                                                                                          \
+            memcpy(dst + j, src + run, (size_t)(n - run) * sizeof(T));                                         \
+    } while (0)
 
 static PyObject *ex6_escape(PyObject *self, PyObject *args) {
     PyObject *s;
@@ -8419,16 +8445,23 @@ static PyObject *ex6_escape(PyObject *self, PyObject *args) {
     (void)self;
     if (!PyArg_ParseTuple(args, "Ui", &s, &md))
         return NULL;
+    ex6_esc_init();
+    const unsigned char *tab = ex6_esc[md ? 1 : 0];
     Py_ssize_t n = PyUnicode_GET_LENGTH(s), extra = 0;
     int kind = PyUnicode_KIND(s);
     const void *data = PyUnicode_DATA(s);
     if (kind == PyUnicode_1BYTE_KIND) {
         const Py_UCS1 *b = data;
         for (Py_ssize_t i = 0; i < n; i++)
-            extra += ex6_extra(b[i], md);
-    } else {
+            extra += EX6_EXTRA(b[i]);
+    } else if (kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS2 *b = data;
         for (Py_ssize_t i = 0; i < n; i++)
-            extra += ex6_extra(PyUnicode_READ(kind, data, i), md);
+            extra += EX6_EXTRA(b[i]);
+    } else {
+        const Py_UCS4 *b = data;
+        for (Py_ssize_t i = 0; i < n; i++)
+            extra += EX6_EXTRA(b[i]);
     }
     if (extra == 0) {
         if (PyUnicode_CheckExact(s)) {
@@ -8440,45 +8473,18 @@ static PyObject *ex6_escape(PyObject *self, PyObject *args) {
     PyObject *out = PyUnicode_New(n + extra, PyUnicode_MAX_CHAR_VALUE(s));
     if (out == NULL)
         return NULL;
-    int ok = PyUnicode_KIND(out);
-    void *od = PyUnicode_DATA(out);
-    Py_ssize_t j = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        const char *rep = NULL;
-        switch (c) {
-        case '&':
-            rep = "&amp;";
-            break;
-        case '<':
-            rep = "&lt;";
-            break;
-        case '>':
-            rep = "&gt;";
-            break;
-        case '"':
-            rep = md ? NULL : "&quot;";
-            break;
-        case '\'':
-            rep = md ? NULL : "&#x27;";
-            break;
-        case '[':
-            rep = md ? "\\[" : NULL;
-            break;
-        case ']':
-            rep = md ? "\\]" : NULL;
-            break;
-        default:
-            break;
-        }
-        if (rep == NULL) {
-            PyUnicode_WRITE(ok, od, j, c);
-            j++;
-        } else {
-            for (; *rep; rep++, j++)
-                PyUnicode_WRITE(ok, od, j, (Py_UCS4)(unsigned char)*rep);
-        }
+    if (PyUnicode_KIND(out) != kind) {          /* (never for a str of the canonical kind) */
+        Py_DECREF(out);
+        PyErr_SetString(PyExc_SystemError, "ex6_escape: a str not of its canonical kind");
+        return NULL;
     }
+    void *od = PyUnicode_DATA(out);
+    if (kind == PyUnicode_1BYTE_KIND)
+        EX6_WRITE(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        EX6_WRITE(Py_UCS2);
+    else
+        EX6_WRITE(Py_UCS4);
     return out;
 }
 
