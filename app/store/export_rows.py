@@ -35,6 +35,7 @@ Row = tuple[Any, int, Optional[int], bytes, bool]      # (pos, text offset, line
 _enc = msgspec.json.Encoder()
 _decode = msgspec.json.Decoder().decode          # (the codec's generic decoder: the same answer)
 _native = load_rowscan_c()       # (its packed_lines writes a packed row's lines; None: the Python way)
+_row_type_c = getattr(_native, "ex6_row_type", None)     # (row_type from a row's bytes: the exp6 section)
 CHUNK_BYTES = 1 << 20            # text handed to the writer at a time
 PROGRESS_ROWS = 64               # rows between two progress reports (and cancellation points) in a segment
 
@@ -50,7 +51,13 @@ def row_type(raw: bytes) -> Optional[str]:
     """The ``type`` string of a JSON object row (None when the row is not one: the exact decode decides).
     Read from the row's first bytes when its only ``"type"`` is the first key and nothing in it is
     written with a ``\\u`` escape (so no other spelling of the key can follow), else parsed.  A row that is
-    not valid JSON may get what its first bytes say: it is a bad row, which gives no event either way."""
+    not valid JSON may get what its first bytes say: it is a bad row, which gives no event either way.  In C
+    where built (``ex6_row_type``: its only top-level ``type`` key read from the bytes, any key spelled with an
+    escape sending the row the exact way), else the quick read below."""
+    if _row_type_c is not None and type(raw) is bytes:
+        got: Optional[str] = _row_type_c(raw)
+        if got is not None:
+            return got
     if raw.startswith(b'{"type":"'):
         end = raw.find(b'"', 9)
         t = raw[9:end]

@@ -27,9 +27,21 @@ from ..log.format import fastrows as fr
 from ..log.format.model import Event, PACKED_TAGS
 from ..log.format.payloads import JsonObj, content_text, obj as _obj
 from ..log.format.versions import replace_bounds
+from ..log.index.fastindex import load_rowscan_c
 from ..log.index.reader import LogReader
 from .export_rows import Progress, Row, exact_events, logical_rows, row_type
 from .redact import Redactor
+
+_escape_c = getattr(load_rowscan_c(), "ex6_escape", None)   # (html.escape and _md_text in one pass: exp6 section)
+
+
+def _html_escape(s: str) -> str:
+    """:func:`html.escape` (quote=True) of ``s``."""
+    if _escape_c is not None:
+        got: str = _escape_c(s, 0)
+        return got
+    return html.escape(s)
+
 
 # --------------------------------------------------------------------------- transcript model
 
@@ -288,7 +300,23 @@ def _json_obj(raw: bytes) -> JsonObj:
     return _obj(json.loads(raw))
 
 
+_TIMES: dict[int, str] = {}      # (_fmt_time of an int by its whole second: the text is the second's)
+
+
 def _fmt_time(ms: object) -> str:
+    if type(ms) is int and ms > 0:
+        got = _TIMES.get(ms // 1000)
+        if got is None:
+            if len(_TIMES) >= 4096:
+                _TIMES.clear()
+            got = _TIMES[ms // 1000] = _fmt_time_exact(ms)
+        return got
+    return _fmt_time_exact(ms)
+
+
+def _fmt_time_exact(ms: object) -> str:
+    """:func:`_fmt_time` by its definition (an int's text depends only on ``ms // 1000``: ``ms / 1000`` is within
+    far less than a millisecond of it, so the microseconds never round up to the next second)."""
     if not isinstance(ms, (int, float)) or ms <= 0:
         return ""
     try:
@@ -305,6 +333,14 @@ _MD_LINK = re.compile(r"([\[\]])")
 def _md_text(s: str) -> str:
     # transcripts are untrusted: neutralise inline HTML for Markdown renderers, and make
     # links and images inert (``[x](javascript:…)``, ``![i](http://…)``: the brackets escaped)
+    if _escape_c is not None:
+        got: str = _escape_c(s, 1)      # (the same text in one pass: tests/test_export_exp6.py)
+        return got
+    return _md_text_exact(s)
+
+
+def _md_text_exact(s: str) -> str:
+    """:func:`_md_text` by its definition."""
     return _MD_LINK.sub(r"\\\1", html.escape(s, quote=False))
 
 
@@ -386,7 +422,7 @@ pre.error{background:#ffebe9}
 
 
 def html_head(header: JsonObj, title: object) -> list[str]:
-    e_ = html.escape
+    e_ = _html_escape
     sid = str(header.get("id", ""))
     parts = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\">",
              "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
@@ -401,7 +437,7 @@ def html_head(header: JsonObj, title: object) -> list[str]:
 
 
 def html_lines(en: Entry) -> list[str]:
-    e_ = html.escape
+    e_ = _html_escape
     if en.kind == "turn":
         return [f"<h2>{e_(en.label)}</h2>"]
     where = f"seq {en.seq}" + (f" · step {en.turn}.{en.step}" if en.step is not None else "")

@@ -31,6 +31,8 @@ _enc = msgspec.json.Encoder()
 _decode_str = msgspec.json.Decoder(str).decode
 _native = load_rowscan_c()      # (its redact_gate and redact_walk: may_match and Redactor.obj in C; None: Python)
 _common = getattr(_native, "redact_common", None)     # (Redactor._text's common rules in C; None: the patterns)
+# (redact_walk with each string gated once and only changed containers copied: the exp6 section's; same answer)
+_walk_c = getattr(_native, "ex6_redact_walk", None) or getattr(_native, "redact_walk", None)
 _KINDS = {3: "secret-assignment", 5: "home-path"}     # (redact_common's rules: Redactor's index -> kind)
 _COMMON_OUT = ~(1 << 3 | 1 << 5)                      # (gates of the rules redact_common leaves to the patterns)
 
@@ -333,8 +335,8 @@ class Redactor:
         (``redact_walk``: :meth:`text` on the strings whose :func:`gate_bits` are not 0, the same order, up to
         :data:`_DEEP` levels of plain str, list and dict); else, or past that, recursive to :data:`_DEEP`
         levels, then walked with an explicit stack: any depth is safe."""
-        if _native is not None:
-            got = _native.redact_walk(o, self._text, _DEEP)
+        if _walk_c is not None:
+            got = _walk_c(o, self._text, _DEEP)
             if got is not NotImplemented:
                 return got
         return self._walk(o, 0)

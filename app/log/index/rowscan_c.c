@@ -8327,6 +8327,341 @@ fail:
 }
 /* ---- end find5 ---- */
 
+/* ---- section exp6 ---- (issue 29 item 3: the Markdown and HTML exports' hot loops; owner: the exp6 helper)
+ * ex6_row_type(raw) -> str | None: app/store/export_rows.py row_type(raw) read from the row's bytes, where they
+ *   tell: a row written {"type":"T" with T free of backslashes and valid UTF-8, and no other key of its top-level
+ *   object spelled "type" or written with a backslash (so no escape can spell "type" either).  None: the caller
+ *   takes row_type's own way.  (A row that is not valid JSON may get what its first bytes say, as row_type's own
+ *   quick read gives it: such a row is a bad row, which gives no event either way.)
+ * ex6_escape(s, md) -> str: html.escape(s) (md 0); md 1: html.escape(s, quote=False) with a backslash put before
+ *   each '[' and ']' (export_transcript._md_text).  One pass over s.
+ * ex6_redact_walk(o, text, maxdepth) -> object | NotImplemented: redact_walk(o, text, maxdepth) (the export
+ *   section's; the same answer and the same calls of text in the same order), each string's gates computed once
+ *   (the first walk keeps them, with the size of each container's subtree and whether a gate passes in it), the
+ *   second walk entering only containers where one passes, copying only those where a string changed. */
+
+static PyObject *ex6_row_type(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "ex6_row_type: bytes are needed");
+        return NULL;
+    }
+    P d = (P)PyBytes_AS_STRING(arg);
+    Py_ssize_t n = PyBytes_GET_SIZE(arg);
+    if (n < 9 || memcmp(d, "{\"type\":\"", 9) != 0)
+        Py_RETURN_NONE;
+    P q = memchr(d + 9, '"', (size_t)(n - 9));
+    if (q == NULL || memchr(d + 9, '\\', (size_t)(q - d - 9)) != NULL)
+        Py_RETURN_NONE;
+    Py_ssize_t te = q - d, i = te + 1;
+    int depth = 1, key = 0;
+    while (i < n) {
+        unsigned char c = d[i];
+        if (c == '"') {
+            Py_ssize_t s = ++i;
+            int bs = 0;
+            while (i < n && d[i] != '"') {
+                if (d[i] == '\\') {
+                    bs = 1;
+                    i += 2;
+                } else {
+                    i++;
+                }
+            }
+            if (key && depth == 1 && (bs || (i - s == 4 && memcmp(d + s, "type", 4) == 0)))
+                Py_RETURN_NONE;
+            key = 0;
+            i++;
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (--depth == 0)
+                break;
+        } else if (c == ',' && depth == 1) {
+            key = 1;
+        }
+        i++;
+    }
+    PyObject *t = PyUnicode_DecodeUTF8((const char *)d + 9, te - 9, NULL);
+    if (t == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+            return NULL;
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return t;
+}
+
+/* the extra characters the escape of c takes (0: c stays as it is): ex6_esc[md][c] for c < 128 */
+static unsigned char ex6_esc[2][128];
+static int ex6_esc_ready;
+
+static void ex6_esc_init(void) {
+    if (ex6_esc_ready)
+        return;
+    for (int md = 0; md < 2; md++) {
+        ex6_esc[md]['&'] = 4;
+        ex6_esc[md]['<'] = 3;
+        ex6_esc[md]['>'] = 3;
+    }
+    ex6_esc[0]['"'] = 5;
+    ex6_esc[0]['\''] = 5;
+    ex6_esc[1]['['] = 1;
+    ex6_esc[1][']'] = 1;
+    ex6_esc_ready = 1;
+}
+
+#define EX6_EXTRA(c) ((c) < 128 ? (Py_ssize_t)tab[(c)] : 0)
+
+/* the escaped text of n characters of type T at src into dst (of type T), extra characters known */
+#define EX6_WRITE(T)                                                                                          \
+    do {                                                                                                      \
+        const T *src = (const T *)data;                                                                       \
+        T *dst = (T *)od;                                                                                     \
+        Py_ssize_t j = 0, run = 0;                                                                            \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                                  \
+            T c = src[i];                                                                                     \
+            if (c >= 128 || !tab[c])                                                                          \
+                continue;                                                                                     \
+            if (i > run) {                                                                                    \
+                memcpy(dst + j, src + run, (size_t)(i - run) * sizeof(T));                                     \
+                j += i - run;                                                                                 \
+            }                                                                                                 \
+            run = i + 1;                                                                                      \
+            const char *rep = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '"' ? "&quot;"  \
+                              : c == '\'' ? "&#x27;" : c == '[' ? "\\[" : "\\]";                              \
+            for (; *rep; rep++)                                                                               \
+                dst[j++] = (T)(unsigned char)*rep;                                                            \
+        }                                                                                                     \
+        if (n > run)                                                                                          \
+            memcpy(dst + j, src + run, (size_t)(n - run) * sizeof(T));                                         \
+    } while (0)
+
+static PyObject *ex6_escape(PyObject *self, PyObject *args) {
+    PyObject *s;
+    int md;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Ui", &s, &md))
+        return NULL;
+    ex6_esc_init();
+    const unsigned char *tab = ex6_esc[md ? 1 : 0];
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s), extra = 0;
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *b = data;
+        for (Py_ssize_t i = 0; i < n; i++)
+            extra += EX6_EXTRA(b[i]);
+    } else if (kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS2 *b = data;
+        for (Py_ssize_t i = 0; i < n; i++)
+            extra += EX6_EXTRA(b[i]);
+    } else {
+        const Py_UCS4 *b = data;
+        for (Py_ssize_t i = 0; i < n; i++)
+            extra += EX6_EXTRA(b[i]);
+    }
+    if (extra == 0) {
+        if (PyUnicode_CheckExact(s)) {
+            Py_INCREF(s);
+            return s;
+        }
+        return PyUnicode_FromKindAndData(kind, data, n);
+    }
+    PyObject *out = PyUnicode_New(n + extra, PyUnicode_MAX_CHAR_VALUE(s));
+    if (out == NULL)
+        return NULL;
+    if (PyUnicode_KIND(out) != kind) {          /* (never for a str of the canonical kind) */
+        Py_DECREF(out);
+        PyErr_SetString(PyExc_SystemError, "ex6_escape: a str not of its canonical kind");
+        return NULL;
+    }
+    void *od = PyUnicode_DATA(out);
+    if (kind == PyUnicode_1BYTE_KIND)
+        EX6_WRITE(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        EX6_WRITE(Py_UCS2);
+    else
+        EX6_WRITE(Py_UCS4);
+    return out;
+}
+
+typedef struct {
+    Py_ssize_t *a, n, cap;
+    Py_ssize_t small[256];
+} ex6_ents;
+
+static int ex6_push(ex6_ents *e, Py_ssize_t v) {
+    if (e->n == e->cap) {
+        Py_ssize_t cap = e->cap * 2;
+        Py_ssize_t *a = e->a == e->small ? PyMem_Malloc((size_t)cap * sizeof(Py_ssize_t))
+                                         : PyMem_Realloc(e->a, (size_t)cap * sizeof(Py_ssize_t));
+        if (a == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        if (e->a == e->small)
+            memcpy(a, e->small, sizeof(e->small));
+        e->a = a;
+        e->cap = cap;
+    }
+    e->a[e->n++] = v;
+    return 0;
+}
+
+/* the first walk (rd_scan's answer: 1, 0, -1 an error, -2 too deep or a subclass), each string's gates and each
+ * container's (subtree entries << 1 | a gate passes in it) kept in e in the walk's order */
+static int ex6_scan(PyObject *o, int depth, int maxdepth, ex6_ents *e) {
+    int hit = 0, r;
+    Py_ssize_t slot;
+    if (PyUnicode_CheckExact(o)) {
+        int g = rd_gate(o);
+        if (g < 0 || ex6_push(e, g) < 0)
+            return -1;
+        return g != 0;
+    }
+    if (PyDict_CheckExact(o)) {
+        if (depth > maxdepth)
+            return -2;
+        slot = e->n;
+        if (ex6_push(e, 0) < 0)
+            return -1;
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        while (PyDict_Next(o, &pos, &k, &v)) {
+            if ((r = ex6_scan(v, depth + 1, maxdepth, e)) < 0)
+                return r;
+            hit |= r;
+        }
+        e->a[slot] = (e->n - slot - 1) << 1 | hit;
+        return hit;
+    }
+    if (PyList_CheckExact(o)) {
+        if (depth > maxdepth)
+            return -2;
+        slot = e->n;
+        if (ex6_push(e, 0) < 0)
+            return -1;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(o); i++) {
+            if ((r = ex6_scan(PyList_GET_ITEM(o, i), depth + 1, maxdepth, e)) < 0)
+                return r;
+            hit |= r;
+        }
+        e->a[slot] = (e->n - slot - 1) << 1 | hit;
+        return hit;
+    }
+    return PyUnicode_Check(o) || PyList_Check(o) || PyDict_Check(o) ? -2 : 0;
+}
+
+/* the second walk: o redacted (a new reference; o itself when nothing in it changed), NULL on an error */
+static PyObject *ex6_build(PyObject *o, PyObject *text, ex6_ents *e, Py_ssize_t *k) {
+    if (PyUnicode_CheckExact(o)) {
+        Py_ssize_t g = *k < e->n ? e->a[(*k)++] : -1;
+        if (g < 0) {
+            PyErr_SetString(PyExc_RuntimeError, "ex6_redact_walk: the value changed while it was walked");
+            return NULL;
+        }
+        if (g == 0) {
+            Py_INCREF(o);
+            return o;
+        }
+        return PyObject_CallFunction(text, "Oi", o, (int)g);
+    }
+    int isd = PyDict_CheckExact(o);
+    if (!isd && !PyList_CheckExact(o)) {
+        Py_INCREF(o);
+        return o;
+    }
+    if (*k >= e->n) {
+        PyErr_SetString(PyExc_RuntimeError, "ex6_redact_walk: the value changed while it was walked");
+        return NULL;
+    }
+    Py_ssize_t v = e->a[(*k)++];
+    if (!(v & 1)) {
+        *k += v >> 1;
+        Py_INCREF(o);
+        return o;
+    }
+    PyObject *out = NULL;
+    if (isd) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *val;
+        while (PyDict_Next(o, &pos, &key, &val)) {
+            Py_INCREF(key);
+            Py_INCREF(val);
+            PyObject *w = ex6_build(val, text, e, k);
+            int bad = w == NULL;
+            if (!bad && w != val && out == NULL)
+                bad = (out = PyDict_Copy(o)) == NULL;
+            if (!bad && out != NULL && w != val)
+                bad = PyDict_SetItem(out, key, w) < 0;
+            Py_DECREF(key);
+            Py_DECREF(val);
+            Py_XDECREF(w);
+            if (bad) {
+                Py_XDECREF(out);
+                return NULL;
+            }
+        }
+    } else {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(o); i++) {
+            PyObject *val = PyList_GET_ITEM(o, i);
+            Py_INCREF(val);
+            PyObject *w = ex6_build(val, text, e, k);
+            if (w == NULL) {
+                Py_DECREF(val);
+                Py_XDECREF(out);
+                return NULL;
+            }
+            if (w != val && out == NULL && (out = PyList_GetSlice(o, 0, PyList_GET_SIZE(o))) == NULL) {
+                Py_DECREF(val);
+                Py_DECREF(w);
+                return NULL;
+            }
+            Py_DECREF(val);
+            if (out != NULL && i < PyList_GET_SIZE(out))
+                PyList_SetItem(out, i, w);          /* (steals w) */
+            else
+                Py_DECREF(w);
+        }
+    }
+    if (out == NULL) {
+        Py_INCREF(o);
+        return o;
+    }
+    return out;
+}
+
+static PyObject *ex6_redact_walk(PyObject *self, PyObject *args) {
+    PyObject *o, *text, *res = NULL;
+    int maxdepth;
+    (void)self;
+    rd_init();
+    if (!PyArg_ParseTuple(args, "OOi", &o, &text, &maxdepth))
+        return NULL;
+    ex6_ents e;
+    e.a = e.small;
+    e.n = 0;
+    e.cap = (Py_ssize_t)(sizeof(e.small) / sizeof(*e.small));
+    int r = ex6_scan(o, 0, maxdepth, &e);
+    if (r == -2) {
+        res = Py_NotImplemented;
+        Py_INCREF(res);
+    } else if (r == 0) {
+        res = o;
+        Py_INCREF(res);
+    } else if (r == 1) {
+        Py_ssize_t k = 0;
+        res = ex6_build(o, text, &e, &k);
+    }
+    if (e.a != e.small)
+        PyMem_Free(e.a);
+    return res;
+}
+/* ---- end exp6 ---- */
+
 static PyMethodDef methods[] = {
     {"rows_any", rows_any, METH_VARARGS, "The rows holding any of some needles through a table (see the find5 section)."},
     {"first_uesc", first_uesc, METH_VARARGS, "The first \\uXXXX escape of a non-ASCII character (see the find5 section)."},
@@ -8365,6 +8700,9 @@ static PyMethodDef methods[] = {
     {"text_hits", text_hits, METH_VARARGS, "Whole-log find's text hits of a window's candidate rows (findc section)."},
     {"ahead_rows", ahead_rows, METH_VARARGS, "The background pass's rows of a segment (passc section)."},
     {"find_hits", find_hits, METH_VARARGS, "Whole-log find's hits of a window's candidate rows, made in C (findc2 section)."},
+    {"ex6_row_type", ex6_row_type, METH_O, "export_rows.row_type read from a row's bytes, where they tell (exp6 section)."},
+    {"ex6_escape", ex6_escape, METH_VARARGS, "html.escape(s), or the Markdown export's escape, in one pass (exp6 section)."},
+    {"ex6_redact_walk", ex6_redact_walk, METH_VARARGS, "redact_walk, each string gated once (exp6 section)."},
     {NULL, NULL, 0, NULL},
 };
 
