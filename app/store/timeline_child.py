@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional, cast
 
+import msgspec
+
 from ..log.format.payloads import JsonObj
 from ..log.query.timeline_table import SpanTable
 from ..log.jobctl import Cancel, Cancelled
@@ -50,14 +52,14 @@ def part_main(_argv: list[str]) -> int:
     :func:`app.log.query.timeline_split.part` from ``start`` to ``stop`` (None: to the end; an error if the log is
     no longer ``size`` bytes: the first part read another snapshot)."""
     def body(_send: Send) -> Any:
-        from ..log.query.timeline_split import part
+        from ..log.query.timeline_split import packed_part, part
         from .faces import open_reader
         threading.Thread(target=_orphaned, args=(os.getppid(),), name="parent-watch", daemon=True).start()
         path, size, start, stop = pickle.load(sys.stdin.buffer)
         r = open_reader(path, None)
         if r.fatal or r.source.size != size:
             raise ValueError(f"{path}: not the log of the first part")
-        return part(r, start, stop)
+        return packed_part(part(r, start, stop))      # (its spans as MessagePack: read back ~5x faster than pickled)
     return serve(body, 0)         # (the niceness of the process reading the first part, inherited)
 
 
@@ -73,7 +75,7 @@ def split_spans(reader: LogReader) -> Optional[list[JsonObj]]:
     a ``timeline-part`` child each other (:mod:`app.log.query.timeline_split`; as many parts as cores are free,
     :func:`parts_for`), else None: not such a log, no free core, no turn start where to cut, no child, or parts
     that do not join (the caller makes one pass)."""
-    from ..log.query.timeline_split import merge_all, part, split_points
+    from ..log.query.timeline_split import merge_all, part, split_points, unpacked_part
     src = reader.source
     n = parts_for(src.size) if src.kind == "jsonl" and os.environ.get("SESSION_LENS_SCAN_INPROC") != "1" else 1
     cuts = split_points(reader, n) if n > 1 else []
@@ -84,9 +86,9 @@ def split_spans(reader: LogReader) -> Optional[list[JsonObj]]:
 
     def later(k: int, start: int, stop: Optional[int]) -> None:
         try:
-            got[k] = run_child(worker_argv("timeline-part"), (src.path, src.size, start, stop), lambda _m: None, None,
-                               "timeline part")
-        except (NoChild, ChildFailed, OSError) as e:
+            got[k] = unpacked_part(cast(Any, run_child(worker_argv("timeline-part"), (src.path, src.size, start, stop),
+                                                       lambda _m: None, None, "timeline part")))
+        except (NoChild, ChildFailed, OSError, ValueError, msgspec.DecodeError) as e:
             got[k] = e
     threads = [threading.Thread(target=later, args=(k, a, z), name=f"timeline-part-{k}", daemon=True)
                for k, (a, z) in enumerate(bounds)]

@@ -71,9 +71,9 @@ def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optiona
     flags = (PACKED if (reader.version or 0) < 2 else 0) | (CHUNK if b"assistant/chunk" in readers else 0) | \
         (SMALL if all(t.encode() in readers for t in SMALL_TYPES) else 0) | \
         (SETTLE if SETTLE_C and all(readers.get(t) is settlement for t in TAGS) else 0)
-    if TURN_C and flags & SETTLE and flags & SMALL and start is None and fast and (reader.version or 0) >= 2 \
+    if TURN_C and flags & SETTLE and flags & SMALL and fast and (reader.version or 0) >= 2 \
             and all(t in readers for t in _TURN_TAGS):
-        flags |= TURN | TIMED               # (the whole log or its first part: Builder.turn_c has its state)
+        flags |= TURN | TIMED               # (any part too: Builder.turn_c takes a later part's turns, see timeline_split)
     src = reader.source
     with collector_paused(), steady_heap(src.size):        # (many small records, no cycles)
         if start is None and src.kind == "jsonl":
