@@ -173,7 +173,8 @@ def against(p: str, runs: int, other: str, parts: int = 1) -> None:
         for code in (here, other):
             out = subprocess.run([sys.executable, __file__, f"--file={p}", "1", f"--code={code}", "--json"] +
                                  ([f"--parts={parts}"] if parts > 1 else []),
-                                 check=True, capture_output=True, text=True).stdout
+                                 check=True, capture_output=True, text=True, cwd=code).stdout
+            # (cwd: a worker child runs ``python -m app``, which finds the ``app`` of its working folder first)
             got[code].append(json.loads(out.strip().splitlines()[-1]))
     scale = GB / os.path.getsize(p)
     print(f"\n{p}: {os.path.getsize(p) / 1e6:.1f} MB; {runs} runs of each code in turn, medians; load average {load0} at "
