@@ -97,8 +97,11 @@ def test_later_parts_take_whole_turns_and_join_into_the_one_pass(tmp_path: Path,
     fixture (dsh, dsh-next) and on generated v4 logs with retries, compactions and request rows within turns, cut at
     several turn starts, the parts join into exactly the spans (and turns and totals) of one pass row by row, and
     join whenever the parts read row by row join; most turns of the later parts are taken whole."""
+    import pickle
+
     import pytest
     from app.log.query import timeline_rows as tr
+    from app.log.query.timeline_split import packed_part, unpacked_part
     from app.log.query import timeline_scan
     from app.log.query.timeline import Builder
     from app.log.query.timeline_summary import summarize
@@ -125,7 +128,7 @@ def test_later_parts_take_whole_turns_and_join_into_the_one_pass(tmp_path: Path,
         m.parent.mkdir()
         m.write_bytes(blob)
         logs.append(m)
-    joined = compared = 0
+    joined = compared = marks = 0
 
     def whole(r) -> tuple[str, str, str]:
         out = summarize(in_log_order(list(timeline(r))), prices, ordered=True)
@@ -146,7 +149,11 @@ def test_later_parts_take_whole_turns_and_join_into_the_one_pass(tmp_path: Path,
             monkeypatch.setattr(tr, "TURN_C", False)
             rows = merge_all(_parts(r, list(chosen)))
             monkeypatch.setattr(tr, "TURN_C", True)
-            got = merge_all(_parts(r, list(chosen)))
+            parts = _parts(r, list(chosen))
+            sent = [parts[0]] + [unpacked_part(pickle.loads(pickle.dumps(packed_part(x)))) for x in parts[1:]]
+            got = merge_all(parts)
+            assert json.dumps(merge_all(sent)) == json.dumps(got)         # (as the parts' processes send them)
+            marks += sum(x[1]["marks"] for x in sent[1:])
             compared += 1
             if rows is not None:
                 assert got is not None, (p, chosen)       # (whole turns refuse no join the rows make)
@@ -157,6 +164,7 @@ def test_later_parts_take_whole_turns_and_join_into_the_one_pass(tmp_path: Path,
                     (p, chosen)
     assert compared >= 40 and joined >= 30, (compared, joined)
     assert taken["later"] >= 50, taken
+    assert marks >= 10, marks
 
 
 def test_a_part_crosses_processes_as_it_is(tmp_path: Path):
@@ -173,13 +181,13 @@ def test_a_part_crosses_processes_as_it_is(tmp_path: Path):
         sent = pickle.loads(pickle.dumps(packed_part(got)))
         assert isinstance(sent[0], bytes)
         back = unpacked_part(sent)
-        assert back[0] == got[0] and back[1] == got[1]
         marks = [(i, k) for i, s in enumerate(got[0]) for k, m in MARKS.items() if s.get(k) is m]
+        assert back[0] == got[0] and back[1] == {**got[1], "marks": len(marks)}
         assert [(i, k) for i, s in enumerate(back[0]) for k, m in MARKS.items() if s.get(k) is m] == marks
     marked = [{"kind": "attempt", "seq": 3, "model": MARKS["model"], "contextWindow": MARKS["contextWindow"]},
               {"kind": "compaction", "seq": 4, "tokensBefore": MARKS["tokensBefore"], "tokensAfter": None}]
     back = unpacked_part(pickle.loads(pickle.dumps(packed_part((marked, {"model": MARKS["model"]})))))
-    assert back == (marked, {"model": MARKS["model"]}) and back[0][0]["model"] is MARKS["model"] \
+    assert back == (marked, {"model": MARKS["model"], "marks": 3}) and back[0][0]["model"] is MARKS["model"] \
         and back[0][1]["tokensBefore"] is MARKS["tokensBefore"] and back[1]["model"] is MARKS["model"]
     for odd in (1 << 70, "\ud800"):
         spans = [{"kind": "tool", "seq": 1, "error": odd}]

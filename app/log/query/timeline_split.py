@@ -82,14 +82,7 @@ def _enc_mark(x: Any) -> Any:
     raise NotImplementedError(type(x))
 
 
-def _dec_mark(code: int, data: memoryview) -> Any:
-    if code == _MARK_EXT:
-        return MARKS[bytes(data).decode()]
-    raise ValueError(f"unknown extension {code}")
-
-
 _PART_ENC = msgspec.msgpack.Encoder(enc_hook=_enc_mark)
-_PART_DEC = msgspec.msgpack.Decoder(ext_hook=_dec_mark)
 
 
 def packed_part(got: tuple[list[JsonObj], JsonObj]) -> tuple[Union[bytes, list[JsonObj]], JsonObj]:
@@ -105,11 +98,20 @@ def packed_part(got: tuple[list[JsonObj], JsonObj]) -> tuple[Union[bytes, list[J
 
 
 def unpacked_part(got: tuple[Union[bytes, list[JsonObj]], JsonObj]) -> tuple[list[JsonObj], JsonObj]:
-    """The (spans, state) of :func:`packed_part`'s form."""
+    """The (spans, state) of :func:`packed_part`'s form (the state's ``marks``: how many marks the spans hold, which
+    :func:`merge_all` then looks for only until it has found them all)."""
     spans, state = got
-    if isinstance(spans, bytes):
-        return cast(list[JsonObj], _PART_DEC.decode(spans)), state
-    return spans, state
+    if not isinstance(spans, bytes):
+        return spans, state
+    marks = [0]
+
+    def mark(code: int, data: memoryview) -> Any:
+        if code != _MARK_EXT:
+            raise ValueError(f"unknown extension {code}")
+        marks[0] += 1
+        return MARKS[bytes(data).decode()]
+    out = cast(list[JsonObj], msgspec.msgpack.Decoder(ext_hook=mark).decode(spans))
+    return out, {**state, "marks": marks[0]}
 
 
 def split_point(reader: LogReader) -> Optional[int]:
@@ -212,10 +214,14 @@ def merge_all(parts: list[tuple[list[JsonObj], JsonObj]]) -> Optional[list[JsonO
             return None
         if any(k in last or k[0] == "cite" for k in z["misses"]):
             return None
-        for s in s2:
+        left = z.get("marks", -1)              # (-1: how many is not known)
+        for s in s2 if left else ():
             for key, mark in MARKS.items():
                 if s.get(key) is mark:
                     s[key] = carried[key]
+                    left -= 1
+            if not left:
+                break
         out += s2
         if "clean" in z:                       # (a part with a stop: what the next one may need)
             clean = z["clean"]
