@@ -7,7 +7,8 @@ time), each scaled to 1 GB (linearly: the pass and the cache read are linear in 
 "From the cache" is the spans as :func:`app.store.timeline_cache.cached_spans` returns them; the turns and totals
 from their own cache are timed apart.  ``--decode`` adds the exact decode pass (``LogReader.iter_events``) and
 ``--parts=N`` the first time in N processes (:func:`app.store.timeline_child.split_spans`, forced whatever the size
-and load; CPU of all); ``--file=PATH`` times an existing log (read only; the caches go to a temporary folder)
+and load; CPU of all; "first" is always one process, forced too, so the two compare in the same run; with
+``--against`` both codes are timed so); ``--file=PATH`` times an existing log (read only; the caches go to a temporary folder)
 instead of generated ones; ``--code=DIR`` times the ``app`` of another checkout (its native module built there), e.g. main's
 (``--code=/work/main``) or an older commit's (``git archive`` into a folder), to compare in the same conditions;
 ``--against=DIR`` (with ``--file``) times this tree's code and DIR's in turn, one child process per run and code
@@ -90,7 +91,11 @@ def measure(p: str, runs: int, decode: bool, parts: int) -> tuple[dict[str, tupl
             r = LogReader.open(p)
             timed("decode", lambda: sum(1 for _e in r.iter_events(logical=True)))
         r = LogReader.open(p)
-        spans, status = timed("first", lambda: cached_spans(r))
+        timeline_child.PARTS = 1                         # (one process, whatever the size and load)
+        try:
+            spans, status = timed("first", lambda: cached_spans(r))
+        finally:
+            timeline_child.PARTS = None
         assert status == "built", status
         n_spans = len(spans)
         if parts > 1:
@@ -158,7 +163,7 @@ def generated(mb: int, runs: int, version: int, decode: bool, parts: int) -> Non
         shutil.rmtree(d, ignore_errors=True)
 
 
-def against(p: str, runs: int, other: str) -> None:
+def against(p: str, runs: int, other: str, parts: int = 1) -> None:
     """This tree's code and ``other``'s timed in turn on the log at ``p`` (one child process per run and code)."""
     import json
     here = str(Path(__file__).resolve().parents[1])
@@ -166,8 +171,10 @@ def against(p: str, runs: int, other: str) -> None:
     load0 = _load()
     for _ in range(runs):
         for code in (here, other):
-            out = subprocess.run([sys.executable, __file__, f"--file={p}", "1", f"--code={code}", "--json"],
-                                 check=True, capture_output=True, text=True).stdout
+            out = subprocess.run([sys.executable, __file__, f"--file={p}", "1", f"--code={code}", "--json"] +
+                                 ([f"--parts={parts}"] if parts > 1 else []),
+                                 check=True, capture_output=True, text=True, cwd=code).stdout
+            # (cwd: a worker child runs ``python -m app``, which finds the ``app`` of its working folder first)
             got[code].append(json.loads(out.strip().splitlines()[-1]))
     scale = GB / os.path.getsize(p)
     print(f"\n{p}: {os.path.getsize(p) / 1e6:.1f} MB; {runs} runs of each code in turn, medians; load average {load0} at "
@@ -194,7 +201,7 @@ def main(argv: list[str]) -> None:
         print(json.dumps(med))
         return
     if "file" in flags and "against" in flags:
-        against(flags["file"], int(args[0]) if args else 3, flags["against"])
+        against(flags["file"], int(args[0]) if args else 3, flags["against"], parts)
         return
     if "file" in flags:
         p = flags["file"]

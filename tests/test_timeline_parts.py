@@ -90,3 +90,106 @@ def test_a_big_log_is_read_in_three_processes(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(timeline_child, "PART_MIN", 200_000)        # (parts of at least 200 KB: 3 at most)
     monkeypatch.setattr(timeline_child, "SPLIT_WHEN_BUSY", True)
     assert timeline_child.parts_for(600_000) == min(3, __import__("os").cpu_count() or 1)
+
+
+def test_later_parts_take_whole_turns_and_join_into_the_one_pass(tmp_path: Path, monkeypatch):
+    """The parts after the first read their turns whole in C too (``Builder.turn_c`` with the part's probes): on every
+    fixture (dsh, dsh-next) and on generated v4 logs with retries, compactions and request rows within turns, cut at
+    several turn starts, the parts join into exactly the spans (and turns and totals) of one pass row by row, and
+    join whenever the parts read row by row join; most turns of the later parts are taken whole."""
+    import pickle
+
+    import pytest
+    from app.log.query import timeline_rows as tr
+    from app.log.query.timeline_split import packed_part, unpacked_part
+    from app.log.query import timeline_scan
+    from app.log.query.timeline import Builder
+    from app.log.query.timeline_summary import summarize
+    if timeline_scan._c_scan is None:
+        pytest.skip("the row scanner in C is not built")
+    prices = {"deepseek-*": {"input": 0.28, "cacheRead": 0.028, "output": 0.42}}
+    taken = {"later": 0}
+    real = Builder.turn_c
+
+    def turn_c(b: Builder, x, data: bytes) -> bool:
+        ok = real(b, x, data)
+        if ok and b.at.misses is not None:
+            taken["later"] += 1
+        return ok
+    monkeypatch.setattr(Builder, "turn_c", turn_c)
+    logs = sorted(FIXTURES.rglob("*.jsonl")) + sorted((FIXTURES.parent / "dsh-next").rglob("*.jsonl"))
+    for k, mix in enumerate(({"p_retry": 0.3}, {"p_retry": 0.2, "context_window": 24_000, "p_header_change": 0.3},
+                             {"p_retry": 0.0, "context_window": 16_000})):
+        g = tmp_path / f"g{k}" / "session.jsonl"
+        write_jsonl(str(g), SessionSynth(80 + k, version=4, **mix), target_bytes=500_000)
+        logs.append(g)
+    for k, (_n, blob, _kept) in enumerate(jsonl_mutants(logs[-2].read_bytes(), seed=17, count=6)):
+        m = tmp_path / f"m{k}" / "session.jsonl"          # (hostile rows in a v4 log with compactions and retries)
+        m.parent.mkdir()
+        m.write_bytes(blob)
+        logs.append(m)
+    joined = compared = marks = 0
+
+    def whole(r) -> tuple[str, str, str]:
+        out = summarize(in_log_order(list(timeline(r))), prices, ordered=True)
+        return json.dumps(out["spans"]), json.dumps(out["turns"]), json.dumps(out["totals"])
+
+    for p in logs:
+        r = open_reader(str(p))
+        if r.fatal or r.envelope_free or (r.version or 0) < 2:
+            continue
+        cuts = _turn_starts(p)
+        if not cuts:
+            continue
+        monkeypatch.setattr(tr, "TURN_C", False)
+        want = whole(r)
+        step = max(1, len(cuts) // 4)
+        choices = [[c] for c in cuts[::step]] + list(itertools.islice(itertools.combinations(cuts[1::step], 2), 4))
+        for chosen in choices:
+            monkeypatch.setattr(tr, "TURN_C", False)
+            rows = merge_all(_parts(r, list(chosen)))
+            monkeypatch.setattr(tr, "TURN_C", True)
+            parts = _parts(r, list(chosen))
+            sent = [parts[0]] + [unpacked_part(pickle.loads(pickle.dumps(packed_part(x)))) for x in parts[1:]]
+            got = merge_all(parts)
+            assert json.dumps(merge_all(sent)) == json.dumps(got)         # (as the parts' processes send them)
+            marks += sum(x[1]["marks"] for x in sent[1:])
+            compared += 1
+            if rows is not None:
+                assert got is not None, (p, chosen)       # (whole turns refuse no join the rows make)
+            if got is not None:
+                joined += 1
+                out = summarize(in_log_order(got), prices, ordered=True)
+                assert (json.dumps(out["spans"]), json.dumps(out["turns"]), json.dumps(out["totals"])) == want, \
+                    (p, chosen)
+    assert compared >= 40 and joined >= 30, (compared, joined)
+    assert taken["later"] >= 50, taken
+    assert marks >= 10, marks
+
+
+def test_a_part_crosses_processes_as_it_is(tmp_path: Path):
+    """A later part's spans sent as MessagePack (``packed_part``) read back (``unpacked_part``) equal to the part, its
+    marks the same objects; spans MessagePack cannot hold (an integer of more than 64 bits, a lone surrogate) go as
+    they are."""
+    import pickle
+    from app.log.query.timeline_split import MARKS, packed_part, unpacked_part
+    p = tmp_path / "s" / "session.jsonl"
+    write_jsonl(str(p), SessionSynth(63, version=4, p_retry=0.3, context_window=24_000), target_bytes=400_000)
+    r = open_reader(str(p))
+    cut = _turn_starts(p)[5]
+    for got in (part(r, cut, None), part(r, None, cut)):
+        sent = pickle.loads(pickle.dumps(packed_part(got)))
+        assert isinstance(sent[0], bytes)
+        back = unpacked_part(sent)
+        marks = [(i, k) for i, s in enumerate(got[0]) for k, m in MARKS.items() if s.get(k) is m]
+        assert back[0] == got[0] and back[1] == {**got[1], "marks": len(marks)}
+        assert [(i, k) for i, s in enumerate(back[0]) for k, m in MARKS.items() if s.get(k) is m] == marks
+    marked = [{"kind": "attempt", "seq": 3, "model": MARKS["model"], "contextWindow": MARKS["contextWindow"]},
+              {"kind": "compaction", "seq": 4, "tokensBefore": MARKS["tokensBefore"], "tokensAfter": None}]
+    back = unpacked_part(pickle.loads(pickle.dumps(packed_part((marked, {"model": MARKS["model"]})))))
+    assert back == (marked, {"model": MARKS["model"], "marks": 3}) and back[0][0]["model"] is MARKS["model"] \
+        and back[0][1]["tokensBefore"] is MARKS["tokensBefore"] and back[1]["model"] is MARKS["model"]
+    for odd in (1 << 70, "\ud800"):
+        spans = [{"kind": "tool", "seq": 1, "error": odd}]
+        sent = packed_part((spans, {}))
+        assert sent[0] is spans and unpacked_part(sent)[0] is spans

@@ -429,10 +429,13 @@ class AttemptTracker:
         self._last[key] = a
         self._last_new.add(key)
 
-    def at_rest(self) -> bool:
-        """Nothing open, looked up for a part or changed since the last :meth:`prune` (or a fresh tracker): where a
-        turn of committed settlements may be applied by :meth:`committed` (the timeline's whole turns in C)."""
-        return not self.open_attempts and self.misses is None and not self._last_new \
+    def at_rest(self, part: bool = False) -> bool:
+        """Nothing open, looked up for a part (unless ``part``) or changed since the last :meth:`prune` (or a fresh
+        tracker): where a turn of committed settlements may be applied by :meth:`committed` (the timeline's whole turns
+        in C).  ``part``: a pass over a later part of a log (:attr:`misses` set) may be at rest too: :meth:`committed`
+        looks nothing up (a turn's settlements are new attempts, its other steps go through :meth:`retry` and
+        :meth:`settle`, which record their misses as row by row)."""
+        return not self.open_attempts and (part or self.misses is None) and not self._last_new \
             and self._stable == len(self.attempts) and (self._last_stable or not self._last)
 
     def committed(self, keys: list[_StepKey]) -> None:

@@ -5628,7 +5628,8 @@ static PyObject *ahead_rows(PyObject *self, PyObject *args) {
  * read and their spans built here, when every row between is one of: a row of a skipped type (not read, as tl_scan);
  * step/start, step/end (tl_small's layout); an assistant/message that tl_settle takes, with a stream; a tool/call in
  * the writer's exact layout; a tool/result whose every field the timeline's lean record reads or checks is of a type
- * taken here (t2_result); a turn/end in the writer's layout with a reason {"kind": a string}; all of that turn, seqs
+ * taken here (t2_result); a turn/end in the writer's layout with a reason {"kind": a string, ...} (t5_turn_end, the
+ * tl5 section: its other members as Builder reads them); all of that turn, seqs
  * increasing, each at most max_row bytes, and the turn ending clean (no step, call or tool span left open).  Else
  * None: tl_scan goes on with the turn/start row as before.  What it gives (t2_item) is what app.log.query.timeline's
  * Builder gives for those rows from a clean state (Builder.turn_c checks that state and applies the rest; the Builder
@@ -5685,6 +5686,8 @@ typedef struct {
     int nretries;
     int have_prompt;
     long long first_prompt, last_prompt;
+    int end_err;                             /* (tl5) the turn/end's error (t5_turn_end): 0 none, 1 a string, 2 None */
+    Py_ssize_t end_err_a, end_err_b;
     T2Step steps[T2_MAX];
     int nsteps;
     T2Call calls[T2_MAX];
@@ -6162,21 +6165,9 @@ static int t2_call(P d, Py_ssize_t q, Py_ssize_t nl, long long *turn, T2Call *c)
     return 1;
 }
 
-/* a turn/end in the writer's layout with a reason {"kind": a plain string}: the kind's bytes in *a and *b */
-static int t2_turn_end(P d, Py_ssize_t q, Py_ssize_t nl, long long *seq, long long *time, long long *turn,
-                       Py_ssize_t *a, Py_ssize_t *b) {
-    int esc = 0;
-    Py_ssize_t i = tl_int(d, LIT(d, q, nl, "\",\"seq\":"), nl, seq);
-    i = tl_int(d, LIT(d, i, nl, ",\"time\":"), nl, time);
-    i = tl_int(d, LIT(d, i, nl, ",\"data\":{\"turn\":"), nl, turn);
-    i = LIT(d, i, nl, ",\"reason\":{\"kind\":");
-    Py_ssize_t e = tl_string(d, i, nl, &esc);
-    if (e < 0 || esc || *seq < 0 || LIT(d, e, nl, "}}}") != nl)
-        return 0;
-    *a = i + 1;
-    *b = e - 1;
-    return 1;
-}
+/* (tl5) a turn/end row: its seq, time, turn, reason kind and error (the tl5 section) */
+static int t5_turn_end(P d, Py_ssize_t q, Py_ssize_t nl, int max_depth, long long *seq, long long *time,
+                       long long *turn, Py_ssize_t *a, Py_ssize_t *b, int *err, Py_ssize_t *ea, Py_ssize_t *eb);
 
 /* usage at [a, b) (a valid JSON value; a < 0: absent): 1 and its token counts (*is_null: null or absent), or 0 when
  * not taken here (not an object or null, a count key repeated or written with an escape, a count not an integer of
@@ -7113,7 +7104,8 @@ static int t2_row(T2Ctx *c, Py_ssize_t p, Py_ssize_t q, Py_ssize_t nl, Py_ssize_
         return t2_tool(c, &r);
     }
     if (T2_TAG("turn/end")) {
-        if (!t2_turn_end(d, q, nl, &seq, &time, &turn, kind_a, kind_b) || turn != c->turn || seq <= c->prev_seq)
+        if (!t5_turn_end(d, q, nl, c->max_depth, &seq, &time, &turn, kind_a, kind_b, &c->end_err, &c->end_err_a,
+                         &c->end_err_b) || turn != c->turn || seq <= c->prev_seq)
             return 0;
         c->prev_seq = seq;
         if (time > 0)
@@ -7184,7 +7176,10 @@ static PyObject *tl_turn(P d, Py_ssize_t p, Py_ssize_t stop, const TlRun *ts, Py
     PyObject *sp = t2_span(V_turn, ts->seq0, end_seq, 1, ts->t0, end_time, PyUnicode_FromFormat("turn %lld", c.turn));
     int bad = sp == NULL;
     if (!bad && (t2_set(sp, T2[K_turn], PyLong_FromLongLong(c.turn)) < 0
-                 || t2_set(sp, T2[K_reason], t2_str(d, kind_a, kind_b)) < 0 || t2_measure(&c, sp, 1, ts->t0, end_time) < 0)) {
+                 || t2_set(sp, T2[K_reason], t2_str(d, kind_a, kind_b)) < 0
+                 || (c.end_err && t2_set(sp, T2[K_error], c.end_err == 1 ? t2_str(d, c.end_err_a, c.end_err_b)
+                                                                         : Py_NewRef(Py_None)) < 0)
+                 || t2_measure(&c, sp, 1, ts->t0, end_time) < 0)) {
         Py_DECREF(sp);
         bad = 1;
     }
@@ -8661,6 +8656,102 @@ static PyObject *ex6_redact_walk(PyObject *self, PyObject *args) {
     return res;
 }
 /* ---- end exp6 ---- */
+/* ---- section tl5: a turn/end whose reason holds more than its kind (issue 31; owner: the tl5 helper) ----
+ * t5_turn_end (tl_turn's turn/end, the tlc2 section): the writer's layout up to the reason's kind (a plain string),
+ * as before, and then any other members of the reason, as Builder's _on_turn_end reads them (its definition:
+ * tests/test_timeline_tl5.py holds the two equal): an "error" member null, a plain string or an object whose "code"
+ * is null or a plain string (its other members any JSON); any other member any JSON value.  *err: 0 no error in the
+ * span (no error member, or a falsy one: null, "", {}), 1 an error, the bytes [*ea, *eb), 2 an error None (an object
+ * with no code, or a null code).  A repeated kind, error or code, a key written with an escape, another kind of
+ * error value, or a value nested deeper than max_depth: 0 (the turn goes row by row). */
+static Py_ssize_t t5_error(P d, Py_ssize_t v, Py_ssize_t n, int m, int *err, Py_ssize_t *ea, Py_ssize_t *eb) {
+    Py_ssize_t e = LIT(d, v, n, "null");
+    if (e >= 0)
+        return e;                                   /* (falsy: no error) */
+    if (v < 0 || v >= n)
+        return -1;
+    if (d[v] == '"') {
+        int esc = 0;
+        e = tl_string(d, v, n, &esc);
+        if (e < 0 || esc)
+            return -1;
+        if (e - v > 2) {                            /* ("" is falsy) */
+            *err = 1;
+            *ea = v + 1;
+            *eb = e - 1;
+        }
+        return e;
+    }
+    if (d[v] != '{' || (m & (TL_STRICT - 1)) < 4)
+        return -1;
+    Py_ssize_t i = tl_ws(d, v + 1, n), k, ke;
+    if (i < n && d[i] == '}')
+        return i + 1;                               /* ({} is falsy) */
+    int g_code = 0;
+    *err = 2;
+    for (;;) {
+        Py_ssize_t w = t2_key(d, i, n, &k, &ke), we;
+        if (w < 0)
+            return -1;
+        if (tl_key_is(d, k, ke, "code")) {
+            Py_ssize_t a, b;
+            we = t2_plain_or_null(d, w, n, &a, &b);
+            if (g_code++ || we < 0)
+                return -1;
+            *err = a >= 0 ? 1 : 2;
+            *ea = a;
+            *eb = b;
+        } else
+            we = tl_value(d, w, n, 4, m);
+        if (we < 0)
+            return -1;
+        i = we;
+        int more = t2_next(d, &i, n);
+        if (more < 0)
+            return -1;
+        if (!more)
+            return i;
+    }
+}
+
+static int t5_turn_end(P d, Py_ssize_t q, Py_ssize_t nl, int max_depth, long long *seq, long long *time,
+                       long long *turn, Py_ssize_t *a, Py_ssize_t *b, int *err, Py_ssize_t *ea, Py_ssize_t *eb) {
+    int esc = 0, m = max_depth | TL_STRICT, g_err = 0;
+    Py_ssize_t k, ke;
+    *err = 0;
+    *ea = *eb = -1;
+    Py_ssize_t i = tl_int(d, LIT(d, q, nl, "\",\"seq\":"), nl, seq);
+    i = tl_int(d, LIT(d, i, nl, ",\"time\":"), nl, time);
+    i = tl_int(d, LIT(d, i, nl, ",\"data\":{\"turn\":"), nl, turn);
+    i = LIT(d, i, nl, ",\"reason\":{\"kind\":");
+    Py_ssize_t e = tl_string(d, i, nl, &esc);
+    if (e < 0 || esc || *seq < 0)
+        return 0;
+    *a = i + 1;
+    *b = e - 1;
+    i = e;
+    for (;;) {
+        int more = t2_next(d, &i, nl);
+        if (more < 0)
+            return 0;
+        if (!more)
+            break;
+        Py_ssize_t v = t2_key(d, i, nl, &k, &ke), ve;
+        if (v < 0 || tl_key_is(d, k, ke, "kind"))
+            return 0;
+        if (tl_key_is(d, k, ke, "error")) {
+            if (g_err++)
+                return 0;
+            ve = t5_error(d, v, nl, m, err, ea, eb);
+        } else
+            ve = tl_value(d, v, nl, 3, m);
+        if (ve < 0)
+            return 0;
+        i = ve;
+    }
+    return LIT(d, i, nl, "}}") == nl;
+}
+/* ---- end tl5 ---- */
 
 static PyMethodDef methods[] = {
     {"rows_any", rows_any, METH_VARARGS, "The rows holding any of some needles through a table (see the find5 section)."},

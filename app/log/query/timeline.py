@@ -290,8 +290,10 @@ class Builder:
         this state's last input as ``tokensBefore``, those with no prompt after them wait (see :meth:`emit_attempt`)."""
         spans, atts, rows, turn, last_time, disp, seqs, prompts, ops = x
         at = self.at
+        part = at.misses is not None    # (a later part of a log: timeline_split.part's probes, which the turn needs not)
         if self.open or self.calls or self.step_tools or self.times or self.undone or self.turn is not None \
-                or not at.at_rest() or type(self.dispatch) is not dict or self.n_kept != len(at.attempts) \
+                or not at.at_rest(part) or (type(self.dispatch) is not dict and not part) \
+                or self.n_kept != len(at.attempts) \
                 or not self.done.isdisjoint(seqs) or self.summaries:
             return False
         model, window = self.model, self.window

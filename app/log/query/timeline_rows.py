@@ -71,21 +71,24 @@ def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optiona
     flags = (PACKED if (reader.version or 0) < 2 else 0) | (CHUNK if b"assistant/chunk" in readers else 0) | \
         (SMALL if all(t.encode() in readers for t in SMALL_TYPES) else 0) | \
         (SETTLE if SETTLE_C and all(readers.get(t) is settlement for t in TAGS) else 0)
-    if TURN_C and flags & SETTLE and flags & SMALL and start is None and fast and (reader.version or 0) >= 2 \
+    if TURN_C and flags & SETTLE and flags & SMALL and fast and (reader.version or 0) >= 2 \
             and all(t in readers for t in _TURN_TAGS):
-        flags |= TURN | TIMED               # (the whole log or its first part: Builder.turn_c has its state)
+        flags |= TURN | TIMED               # (any part too: Builder.turn_c takes a later part's turns, see timeline_split)
     src = reader.source
     with collector_paused(), steady_heap(src.size):        # (many small records, no cycles)
         if start is None and src.kind == "jsonl":
             start = src.header_end              # (the same segments with no line numbers: the spans read none, and
-        for seg in src.forward(start):          # counting the newlines of every segment costs ~0.5 s per GB)
+        segs: Iterator[tuple[Segment, int, Optional[int]]] = \
+            _turns_joined(src.forward(start)) if flags & TURN and src.kind == "jsonl" and REGROUP \
+            else ((seg, 0, None) for seg in src.forward(start))
+        for seg, first, last in segs:           # counting the newlines of every segment costs ~0.5 s per GB)
             if seg.bad:
                 if cut is not None and cut.reached_by(seg.row_pos(0)):
                     break
                 reader.decode_segment(seg, None)
                 continue
             if fast and seg.rows is None:
-                yield from _fast_segment(seg, readers, decode_row, cut, flags)
+                yield from _fast_segment(seg, readers, decode_row, cut, flags, None, first, last)
                 if cut is not None and cut.hit:
                     break
                 continue
@@ -118,17 +121,24 @@ def timeline_items(reader: LogReader, start: Optional[int] = None, stop: Optiona
 
 
 def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[Item]]], decode_row: Any,
-                  cut: Optional[Cut], flags: int, rows: Optional[tuple[int, int, int]] = None) -> Iterator[Item]:
+                  cut: Optional[Cut], flags: int, rows: Optional[tuple[int, int, int]] = None, first: int = 0,
+                  last: Optional[int] = None) -> Iterator[Item]:
     """The rows of one JSONL segment (what the loop of :func:`timeline_items` does with ``split_rows``): sorted by
     :func:`app.log.query.timeline_scan.scan` (skipped rows dropped, runs of delta chunk rows as one Block), the
     rows it leaves read as before; ``rows``: only those from ``start`` to ``stop`` (``(start, stop, index)``: a turn
-    the scan read whole, read again row by row)."""
+    the scan read whole, read again row by row); ``first``, ``last``: only the rows from byte ``first`` and before
+    byte ``last`` (:func:`_turns_joined`: the others are read in a segment of their own; ``first`` > 0 only where the
+    segment has no line numbers)."""
     data = seg.data
     stop = data.rfind(b"\n") + 1                       # (the complete rows; a torn last row is not read)
+    if last is not None:
+        stop = min(stop, last)
     cut_at = _cut_at(seg, cut) if cut is not None else None
+    if cut_at is not None and last is not None and cut_at > last:
+        cut_at = None                                   # (the cut is among the rows read after: not hit here)
     if cut_at is not None and cut_at < stop:
         stop = cut_at
-    start = index = 0
+    start, index = first, 0
     if rows is not None:
         start, stop, index = rows
     skip = _SKIP
@@ -165,6 +175,61 @@ def _fast_segment(seg: Segment, readers: dict[bytes, Callable[[bytes], Optional[
                 yield it
     if cut_at is not None and cut is not None:
         cut.hit = True
+
+
+_TURN_START = b'{"type":"turn/start",'
+_TURN_END = b'{"type":"turn/end",'
+REGROUP = True       # a turn cut by a segment's end read in a segment of its own (False: as the segments come)
+
+
+def _row_at(data: bytes, row: bytes, at: int = 0, last: bool = False) -> int:
+    """The start of the first (``last``: the last) row of ``data`` from byte ``at`` beginning with ``row``, else -1
+    (a row starts at 0 or after a newline: a JSON string holds no raw newline)."""
+    if last:
+        i = data.rfind(b"\n" + row, at)
+        return i + 1 if i >= 0 else (at if data.startswith(row, at) else -1)
+    if data.startswith(row, at):
+        return at
+    i = data.find(b"\n" + row, at)
+    return i + 1 if i >= 0 else -1
+
+
+def _turns_joined(segs: Iterator[Segment], limit: int = 8 << 20) -> Iterator[tuple[Segment, int, Optional[int]]]:
+    """The segments of a raw JSONL log as ``(segment, first, last)``: read its rows from byte ``first`` and before
+    byte ``last`` (None: to its end), the same rows in the same order as the segments read whole, but a turn whose
+    ``turn/start`` row is in one segment and its ``turn/end`` row in the next read in a segment of its own, the two
+    pieces' bytes joined, so that the row scan in C can read it whole (``timeline_scan.TURN``; ~1 turn in 30 of a
+    log of 1 MiB segments, else read row by row in Python).  The row scan gives the same items for any cut of the
+    rows into segments (every one a row boundary); only segments with no line numbers, each starting where the last
+    ended, are joined; a turn that does not end in the next segment, or of more than ``limit`` bytes, is not."""
+    carry: Optional[Segment] = None             # (the bytes of the last segment's open turn)
+    for seg in segs:
+        first = 0
+        plain = not seg.bad and seg.rows is None and seg.line0 is None and type(seg.pos) is int
+        if carry is not None:
+            end = -1
+            if plain and seg.pos == carry.pos + len(carry.data):
+                at = _row_at(seg.data, _TURN_END)
+                end = seg.data.find(b"\n", at) + 1 if at >= 0 else -1
+            if end > 0:
+                yield Segment(pos=carry.pos, end=seg.pos + end, data=carry.data + seg.data[:end],
+                              text_offset=carry.text_offset), 0, None
+                first = end
+            else:
+                yield carry, 0, None
+            carry = None
+        last: Optional[int] = None
+        if plain and not seg.torn:
+            data = seg.data
+            at = _row_at(data, _TURN_START, first, last=True)
+            if at >= first and len(data) - at <= limit and _row_at(data, _TURN_END, at) < 0:
+                carry = Segment(pos=seg.pos + at, end=seg.end, data=data[at:],
+                                text_offset=seg.text_pos(at))
+                last = at
+        if last is None or last > first:
+            yield seg, first, last
+    if carry is not None:
+        yield carry, 0, None
 
 
 def _cut_at(seg: Segment, cut: Cut) -> Optional[int]:
