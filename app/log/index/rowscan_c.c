@@ -8327,6 +8327,127 @@ fail:
 }
 /* ---- end find5 ---- */
 
+/* ---- section find6: whole-log find's turn/start rows of a window in one pass (issue 29; owner: the find6 helper) ----
+ * turn_rows(data, lim) -> (starts, ends, turns)
+ *   Every row of data[:lim] (a row: from the byte after a b"\n", or 0, to its b"\n", or lim) holding the bytes
+ *   b'"turn/start"', in order, once each: its start, its end (the b"\n" or lim) and the turn its bytes name where the
+ *   row is written the plain dsh way, which find_turns.PLAIN_TURN matches whole (its seq at most MAX_SAFE_INT), else
+ *   None (the caller reads that row the exact way, find_rows.turn_of_row).  The bytes are looked for by their first
+ *   and last byte 16 places a step (f2_memmem).  app/log/query/find_turns.turn_rows_py is the definition;
+ *   tests/test_find_turns.py holds them equal and the tracker built on it to find_rows.last_turn_in. */
+static const char F6_TS[] = "\"turn/start\"";
+
+/* (0|[1-9][0-9]{0,15}) at d[*i] (before e): its value, *i after it; -1: none */
+static long long f6_int(P d, Py_ssize_t *i, Py_ssize_t e) {
+    Py_ssize_t k = *i;
+    if (k >= e || d[k] < '0' || d[k] > '9')
+        return -1;
+    if (d[k] == '0') {
+        *i = k + 1;
+        return 0;
+    }
+    long long v = 0;
+    Py_ssize_t a = k;
+    while (k < e && d[k] >= '0' && d[k] <= '9' && k - a < 16)
+        v = v * 10 + (d[k++] - '0');
+    *i = k;
+    return v;
+}
+
+/* the turn of the row d[s:e] matched whole by PLAIN_TURN with a seq <= MAX_SAFE_INT, else -1 */
+static long long f6_plain_turn(P d, Py_ssize_t s, Py_ssize_t e) {
+#define F6_LIT(str) do {                                                    \
+        Py_ssize_t L = (Py_ssize_t)sizeof(str) - 1;                         \
+        if (e - i < L || memcmp(d + i, str, (size_t)L) != 0)                \
+            return -1;                                                      \
+        i += L;                                                             \
+    } while (0)
+    Py_ssize_t i = s;
+    F6_LIT("{\"type\":\"turn/start\",\"seq\":");
+    long long seq = f6_int(d, &i, e);
+    if (seq < 0 || seq > 9007199254740991LL)
+        return -1;
+    F6_LIT(",\"time\":");
+    if (f6_int(d, &i, e) < 0)
+        return -1;
+    F6_LIT(",\"data\":{\"turn\":");
+    long long turn = f6_int(d, &i, e);
+    if (turn < 0)
+        return -1;
+    F6_LIT("}}");
+    return i == e ? turn : -1;
+#undef F6_LIT
+}
+
+/* the first place of F6_TS wholly inside d[k:lim], else -1: looked for by its '/' and the 'a' 3 bytes on, 16 places a
+ * step (its quotes, the first and last bytes, are the commonest bytes of a JSON row) */
+static Py_ssize_t f6_find(P d, Py_ssize_t k, Py_ssize_t lim) {
+    const Py_ssize_t m = (Py_ssize_t)sizeof(F6_TS) - 1;
+    Py_ssize_t q = k + 5;                              /* (the places of the '/') */
+#if defined(__SSE2__)
+    const __m128i sl = _mm_set1_epi8('/'), a = _mm_set1_epi8('a');
+    for (; q + 3 + 16 <= lim; q += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(d + q)), y = _mm_loadu_si128((const __m128i *)(d + q + 3));
+        unsigned b = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(x, sl), _mm_cmpeq_epi8(y, a)));
+        while (b) {
+            Py_ssize_t s = q + __builtin_ctz(b) - 5;
+            if (s + m <= lim && memcmp(d + s, F6_TS, (size_t)m) == 0)
+                return s;
+            b &= b - 1;
+        }
+    }
+#endif
+    for (; q - 5 + m <= lim; q++)
+        if (d[q] == '/' && memcmp(d + q - 5, F6_TS, (size_t)m) == 0)
+            return q - 5;
+    return -1;
+}
+
+static PyObject *turn_rows(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t lim;
+    if (!PyArg_ParseTuple(args, "y*n", &view, &lim))
+        return NULL;
+    P d = (P)view.buf;
+    if (lim > view.len)
+        lim = view.len;
+    if (lim < 0)
+        lim = 0;
+    PyObject *starts = PyList_New(0), *ends = PyList_New(0), *turns = PyList_New(0), *res = NULL;
+    if (starts == NULL || ends == NULL || turns == NULL)
+        goto out;
+    Py_ssize_t pos = 0, m = (Py_ssize_t)sizeof(F6_TS) - 1;
+    while (pos + m <= lim) {
+        Py_ssize_t o = f6_find(d, pos, lim);
+        if (o < 0)
+            break;
+        P q = o > 0 ? memrchr(d, '\n', (size_t)o) : NULL;
+        Py_ssize_t s = q ? q - d + 1 : 0;
+        P nl = memchr(d + o, '\n', (size_t)(lim - o));
+        Py_ssize_t e = nl ? nl - d : lim;
+        long long t = f6_plain_turn(d, s, e);
+        PyObject *so = PyLong_FromSsize_t(s), *eo = PyLong_FromSsize_t(e);
+        PyObject *to = t >= 0 ? PyLong_FromLongLong(t) : (Py_INCREF(Py_None), Py_None);
+        int bad = so == NULL || eo == NULL || to == NULL || PyList_Append(starts, so) < 0 || PyList_Append(ends, eo) < 0
+                  || PyList_Append(turns, to) < 0;
+        Py_XDECREF(so);
+        Py_XDECREF(eo);
+        Py_XDECREF(to);
+        if (bad)
+            goto out;
+        pos = e + 1;
+    }
+    res = PyTuple_Pack(3, starts, ends, turns);
+out:
+    Py_XDECREF(starts);
+    Py_XDECREF(ends);
+    Py_XDECREF(turns);
+    PyBuffer_Release(&view);
+    return res;
+}
+/* ---- end find6 ---- */
+
 static PyMethodDef methods[] = {
     {"rows_any", rows_any, METH_VARARGS, "The rows holding any of some needles through a table (see the find5 section)."},
     {"first_uesc", first_uesc, METH_VARARGS, "The first \\uXXXX escape of a non-ASCII character (see the find5 section)."},
@@ -8365,6 +8486,7 @@ static PyMethodDef methods[] = {
     {"text_hits", text_hits, METH_VARARGS, "Whole-log find's text hits of a window's candidate rows (findc section)."},
     {"ahead_rows", ahead_rows, METH_VARARGS, "The background pass's rows of a segment (passc section)."},
     {"find_hits", find_hits, METH_VARARGS, "Whole-log find's hits of a window's candidate rows, made in C (findc2 section)."},
+    {"turn_rows", turn_rows, METH_VARARGS, "The turn/start rows of a window and their plain turns (find6 section)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -4,14 +4,14 @@ drives them is :func:`app.log.query.find.find`.
 """
 from __future__ import annotations
 
-import re
+from bisect import bisect_left
 from typing import TYPE_CHECKING, Optional, Union
 from collections.abc import Iterator
 
 from ..format.limits import MAX_ROW_BYTES
 from ..format.model import MAX_SAFE_INT, BadKind, Event, Item
 from ..source.sources import RawJsonlSource, Segment
-from . import find_match
+from . import find_match, find_turns
 from .find_light import NO_TURN, light_turn
 from .find_match import FindOptions, FindStats, Hit, Match, Matcher, TurnRef, match_fields
 from .find_anyrows import ROWS_ANY
@@ -21,13 +21,10 @@ from .textview import Shown, event_turn, shown_fields, snippet
 if TYPE_CHECKING:
     from ..format.codec import RowCodec
 
-TURN_START = b'"turn/start"'
-# a turn/start row as dsh writes it (no space, keys in its order, integers): its turn read with no decode (the turn
-# the codec's event names: a valid seq, the payload {"turn": int}; tests/test_find_light_turn.py holds it to the decode)
+TURN_START = find_turns.TURN_START
 FORWARD_FROM = 1 << 14             # last_turn_in: stretches of this many bytes searched forwards in C (from this many)
 _TURN_PROBE = (5, 3)               # (TURN_START looked for by its "/" and the "a" 3 bytes on: find_anyrows)
-_PLAIN_TURN = re.compile(rb'\{"type":"turn/start","seq":(0|[1-9][0-9]{0,15}),"time":(?:0|[1-9][0-9]{0,15}),'
-                         rb'"data":\{"turn":(0|[1-9][0-9]{0,15})\}\}')
+_PLAIN_TURN = find_turns.PLAIN_TURN  # (read through this name: tests replace it)
 
 
 class Win:
@@ -136,10 +133,11 @@ class TurnTracker:
         self.codec, self.seg, self.data, self.turn, self.st = codec, seg, seg.data, turn, st
         self.at = 0
         self.lim = lim
+        self._listed: Optional[find_turns.Listed] = None
 
     def before(self, rs: int) -> Optional[int]:
         if self.at < rs:
-            t = last_turn_in(self.codec, self.seg, rs, self.st, stop=self.at)
+            t = self._last(rs, self.at)
             if t is not None:
                 self.turn = t
             self.at = rs
@@ -148,11 +146,36 @@ class TurnTracker:
     def at_end(self) -> TurnRef:
         n = self.lim
         if self.at < n:
-            t = last_turn_in(self.codec, self.seg, n, self.st, stop=self.at)
+            t = self._last(n, self.at)
             if t is not None:
                 self.turn = t
             self.at = n
         return self.turn
+
+    def _last(self, end: int, stop: int) -> Optional[int]:
+        """:func:`last_turn_in` of ``data[stop:end]``, answered from the window's turn/start rows listed once
+        (:mod:`.find_turns`: the same rows read, last first, a plain one's turn from the list, any other read by
+        :func:`turn_of_row`, each counted as there); ``last_turn_in`` itself where ``stop`` or ``end`` falls inside
+        one of those rows, or the list is off (a v0/v1 log, the light reads off)."""
+        if not find_turns.ENABLED or self.codec.version < 2 or not find_match.FAST:
+            return last_turn_in(self.codec, self.seg, end, self.st, stop=stop)
+        if self._listed is None:
+            self._listed = find_turns.turn_rows(self.data, self.lim)
+        starts, ends, turns = self._listed
+        hi = bisect_left(starts, end)
+        lo = bisect_left(starts, stop)
+        if end > self.lim or (hi and ends[hi - 1] > end) or (lo and ends[lo - 1] > stop):
+            return last_turn_in(self.codec, self.seg, end, self.st, stop=stop)
+        for k in range(hi - 1, lo - 1, -1):
+            t = turns[k]
+            if t is not None:
+                self.st.rows_decoded += 1
+                return t
+            s = starts[k]
+            t = turn_of_row(self.codec, self.data[s:ends[k]], self.st, self.seg.row_pos(s))
+            if t is not None:
+                return t
+        return None
 
 
 def row_starts(data: Buf, cands: list[int], lim: int) -> list[int]:
