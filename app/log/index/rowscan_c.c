@@ -7569,7 +7569,7 @@ static int f2_object(P d, Py_ssize_t n, Py_ssize_t *i, FtTape *tp, int depth, in
 
 typedef struct {
     Py_ssize_t first, count;   /* the first match (a character offset), matches */
-    int kind;                  /* 0..3 FT_KINDS[kind], 4 the tool-call kind, 5 the tool-output kind */
+    int kind;                  /* 0..3 FT_KINDS[kind], 4 the tool-call kind, 5 the tool-output kind, 6 the error kind */
     Py_ssize_t tool, call;     /* string tokens (decoded unplained), -1 None */
     int block;
 } F2Hit;
@@ -7747,6 +7747,12 @@ static int f2_assistant(P d, const FtTape *tp, Py_ssize_t cv) {
     return 0;
 }
 
+static int f6_more(P d, const FtTape *tp, Py_ssize_t tv, Py_ssize_t dv);   /* (the find6 section) */
+static struct {
+    int errors;          /* find_hits was given the error kind (kinds[2]): an attempt's error fields are read */
+    PyObject *out;       /* more_text: the fields' (kind, text) appended here instead of matched */
+} F6;
+
 /* the hits of the row d[:n] of a type text_hits reads (its name d[9:9+tl]) onto F2.hits: 0 read (F2.hits, maybe
  * none), 1 the caller's row, -1 out of memory; *seq, *turn and *named (the row names its turn) of a row read */
 static int f2_row(P d, Py_ssize_t n, Py_ssize_t tl, int generic, long long *seq, long long *turn, int *named) {
@@ -7800,6 +7806,9 @@ static int f2_row(P d, Py_ssize_t n, Py_ssize_t tl, int generic, long long *seq,
         }
         return 0;
     }
+    int more = f6_more(d, tp, tv, dv);               /* (compaction/summary, assistant/attempt: find6) */
+    if (more != 2)
+        return more;
     if (ft_is(d, tp, tv, "user/message")) {
         int parts = 0;
         F2_BUF[2].len = 0;
@@ -7877,15 +7886,13 @@ static PyObject *f2_hit(PyObject *make, PyObject *kinds, P d, const F2Hit *h, in
         || (v[K_MATCHES] = PyLong_FromSsize_t(h->count)) == NULL || (v[K_TOOL] = f2_opt(d, h->tool)) == NULL
         || (v[K_CALL] = f2_opt(d, h->call)) == NULL
         || (v[K_SOURCE] = Py_BuildValue("(OOOOi)", PyTuple_GET_ITEM(make, 1), PyTuple_GET_ITEM(make, 2), pos, len, k)) == NULL
-        || (dict = PyDict_New()) == NULL)
+        || (o = PyBaseObject_Type.tp_new((PyTypeObject *)cls, F2_EMPTY, NULL)) == NULL)
         goto out;
     for (int j = 0; j < 13; j++)
-        if (PyDict_SetItem(dict, F2_KEYS[j], v[j]) < 0)
+        if (PyObject_GenericSetAttr(o, F2_KEYS[j], v[j]) < 0) {
+            Py_CLEAR(o);
             goto out;
-    if ((o = PyBaseObject_Type.tp_new((PyTypeObject *)cls, F2_EMPTY, NULL)) == NULL)
-        goto out;
-    if (PyObject_GenericSetDict(o, dict, NULL) < 0)
-        Py_CLEAR(o);
+        }
 out:
     for (int j = 0; j < 13; j++)
         if (made[j])
@@ -7932,17 +7939,19 @@ static PyObject *find_hits(PyObject *self, PyObject *args) {
     int flags = 0;
     if (lim > view.len)
         lim = view.len;
-    if (PyTuple_GET_SIZE(kinds) != 2 || PyTuple_GET_SIZE(make) != 4 || !PyType_Check(PyTuple_GET_ITEM(make, 0))
+    if ((PyTuple_GET_SIZE(kinds) != 2 && PyTuple_GET_SIZE(kinds) != 3) || PyTuple_GET_SIZE(make) != 4 || !PyType_Check(PyTuple_GET_ITEM(make, 0))
         || ((PyTypeObject *)PyTuple_GET_ITEM(make, 0))->tp_new != PyBaseObject_Type.tp_new
         || nd.len == 0 || (mode != 0 && mode != 1) || f2_setup() < 0) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "find_hits: two kinds, (cls: a class made by object.__new__, fast rows, "
+            PyErr_SetString(PyExc_ValueError, "find_hits: two or three kinds, (cls: a class made by object.__new__, fast rows, "
                             "source, base), a needle, mode 0 or 1");
         goto out;
     }
     base = PyLong_AsSsize_t(PyTuple_GET_ITEM(make, 3));
     if (base == -1 && PyErr_Occurred())
         goto out;
+    F6.errors = PyTuple_GET_SIZE(kinds) == 3;
+    F6.out = NULL;
     F2.needle = (P)nd.buf;
     F2.m = nd.len;
     F2.mode = mode;
@@ -8446,6 +8455,181 @@ out:
     PyBuffer_Release(&view);
     return res;
 }
+/* more_text(raw) -> None | (seq, turn, [(kind, text)])
+ *   find_hits reads two more types when it is given them (in ``types``; the error kind as ``kinds[2]``), which it left
+ *   to the exact way before (4,952 and 2,546 rows of the 1 GB log's 188,541 hits of "the", ~0.1 ms each there):
+ *   - compaction/summary: one field of the assistant kind, content_text of its payload's ``summary`` (when the key is
+ *     there) else of its ``content``, read by ft_content as a user message's content is;
+ *   - assistant/attempt: an error field for each record of its ``stream`` (a list) that is an object of type
+ *     "chunk" whose ``chunk`` is an object of type "finish" whose ``reason`` is an object of kind "error":
+ *     textview.error_text of the reason's ``failure`` (when it is a non-empty string or object) else of its
+ *     ``error``: a string itself, null or absent "", an object "CODE: message" (a non-empty string code) or its
+ *     message (no code: null, absent or ""), the message a string, null or absent, not both absent;
+ *   plained (control characters as spaces) as every field find_hits matches.  Any other shape (an escaped type,
+ *   record type, kind or key, a key twice, a number, list or boolean where a text is made, an error object with
+ *   neither code nor message) leaves the row to the caller.  more_text gives the fields of one row as find_hits
+ *   reads them (the row read as f2_row reads it): find_c2.find_hits_py, the definition, reads these rows through
+ *   it, and app/log/query/find_more.more_text_py is its own definition (tests/test_find_more.py). */
+static FtBuf F6_BUF;
+
+/* a field made in F6_BUF: matched (f2_field) or, for more_text, appended to F6.out; 0, 1 the caller's row */
+static int f6_field(int kind) {
+    if (F6.out != NULL) {
+        PyObject *x = ft_pystr(&F6_BUF), *k = x ? PyLong_FromLong(kind) : NULL, *t = k ? PyTuple_Pack(2, k, x) : NULL;
+        int bad = t == NULL || PyList_Append(F6.out, t) < 0;
+        Py_XDECREF(x);
+        Py_XDECREF(k);
+        Py_XDECREF(t);
+        return bad ? -1 : 0;
+    }
+    return f2_field((P)(F6_BUF.p ? F6_BUF.p : ""), F6_BUF.len, kind, -1, -1, 0);
+}
+
+/* a text made of the optional string token v (ft_strv's s) added to F6_BUF, plained */
+static int f6_put(P d, const FtTape *tp, Py_ssize_t v, int s) {
+    return s > 0 ? ft_text(&F6_BUF, d, tp->t[v].a, tp->t[v].b, 1) : 0;
+}
+
+/* error_text of the token e (-1 absent) into F6_BUF: 0, 1 another shape (the caller's), -1 out of memory */
+static int f6_error_text(P d, const FtTape *tp, Py_ssize_t e) {
+    const FtTok *t = tp->t;
+    int s = ft_strv(tp, e);
+    if (s >= 0)                                        /* a string, null or absent (value_text: itself, "") */
+        return f6_put(d, tp, e, s) < 0 ? -1 : 0;
+    if (t[e].kind != '{' || ft_obj(d, tp, e) < 0)
+        return 1;
+    Py_ssize_t cv = ft_get(d, tp, e, "code"), mv = ft_get(d, tp, e, "message");
+    int cs = ft_strv(tp, cv), ms = ft_strv(tp, mv);
+    if (cs < 0 || ms < 0 || (cs == 0 && ms == 0))    /* (no code and no message: its JSON) */
+        return 1;
+    if (cs > 0 && t[cv].b > t[cv].a) {                 /* a code that is not "": "CODE: message" */
+        if (f6_put(d, tp, cv, cs) < 0 || ft_put(&F6_BUF, ": ", 2) < 0)
+            return -1;
+    }
+    return f6_put(d, tp, mv, ms) < 0 ? -1 : 0;
+}
+
+/* the error fields of an assistant/attempt's stream (token sv): 0, 1 the caller's, -1 out of memory */
+static int f6_attempt(P d, const FtTape *tp, Py_ssize_t sv) {
+    const FtTok *t = tp->t;
+    if (sv < 0 || t[sv].kind != '[')
+        return 0;                                      /* (no list: no record, no field) */
+    for (Py_ssize_t c = sv + 1; c < t[sv].next; c = t[c].next) {
+        if (t[c].kind != '{')
+            continue;
+        if (ft_obj(d, tp, c) < 0)
+            return 1;
+        Py_ssize_t rt = ft_get(d, tp, c, "type");
+        if (rt < 0 || t[rt].kind != '"')
+            continue;
+        if (t[rt].esc)
+            return 1;
+        if (!ft_is(d, tp, rt, "chunk"))
+            continue;                                  /* (a run of deltas: never a finish) */
+        Py_ssize_t ch = ft_get(d, tp, c, "chunk");
+        if (ch < 0 || t[ch].kind != '{')
+            continue;
+        if (ft_obj(d, tp, ch) < 0)
+            return 1;
+        Py_ssize_t ct = ft_get(d, tp, ch, "type");
+        if (ct < 0 || t[ct].kind != '"')
+            continue;
+        if (t[ct].esc)
+            return 1;
+        if (!ft_is(d, tp, ct, "finish"))
+            continue;
+        Py_ssize_t r = ft_get(d, tp, ch, "reason");
+        if (r < 0 || t[r].kind != '{')
+            continue;
+        if (ft_obj(d, tp, r) < 0)
+            return 1;
+        Py_ssize_t kv = ft_get(d, tp, r, "kind");
+        if (kv < 0 || t[kv].kind != '"')
+            continue;
+        if (t[kv].esc)
+            return 1;
+        if (!ft_is(d, tp, kv, "error"))
+            continue;
+        Py_ssize_t fv = ft_get(d, tp, r, "failure"), e = ft_get(d, tp, r, "error");
+        if (fv >= 0 && t[fv].kind != 'n') {            /* (failure or error: a falsy failure gives way) */
+            if (t[fv].kind == '"')
+                e = t[fv].b > t[fv].a ? fv : e;
+            else if (t[fv].kind == '{')
+                e = t[fv].next > fv + 1 ? fv : e;
+            else
+                return 1;
+        }
+        F6_BUF.len = 0;
+        int x = f6_error_text(d, tp, e);
+        if (x != 0)
+            return x;
+        if ((x = f6_field(6)) != 0)
+            return x;
+    }
+    return 0;
+}
+
+/* f2_row's rows of the two types (type token tv, payload object dv): 0 read, 1 the caller's, -1 out of memory;
+ * 2 another type */
+static int f6_more(P d, const FtTape *tp, Py_ssize_t tv, Py_ssize_t dv) {
+    if (ft_is(d, tp, tv, "compaction/summary")) {
+        Py_ssize_t v = ft_get(d, tp, dv, "summary");
+        int parts = 0;
+        F6_BUF.len = 0;
+        if (ft_content(&F6_BUF, d, tp, v >= 0 ? v : ft_get(d, tp, dv, "content"), 0, &parts) < 0)
+            return 1;
+        return parts ? f6_field(2) : 0;
+    }
+    if (ft_is(d, tp, tv, "assistant/attempt")) {
+        if (!F6.errors && F6.out == NULL)
+            return 1;
+        return f6_attempt(d, tp, ft_get(d, tp, dv, "stream"));
+    }
+    return 2;
+}
+
+static PyObject *more_text(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "y*", &view))
+        return NULL;
+    P d = (P)view.buf;
+    Py_ssize_t n = view.len;
+    PyObject *res = NULL, *out = NULL;
+    long long seq = 0, turn = 0;
+    int named = 0, x = 1;
+    if (FT_SPECIAL == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "more_text: text_setup first");
+        goto done;
+    }
+    if ((out = PyList_New(0)) == NULL)
+        goto done;
+    if (n >= 10 && memcmp(d, "{\"type\":\"", 9) == 0) {
+        P q = memchr(d + 9, '"', (size_t)(n - 9));
+        Py_ssize_t tl = q == NULL ? 0 : q - (d + 9);
+        if ((tl == 18 && memcmp(d + 9, "compaction/summary", 18) == 0)
+            || (tl == 17 && memcmp(d + 9, "assistant/attempt", 17) == 0)) {
+            F6.out = out;
+            x = f2_row(d, n, tl, 0, &seq, &turn, &named);
+            F6.out = NULL;
+        }
+    }
+    if (x < 0) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto done;
+    }
+    if (x != 0) {
+        res = Py_None;
+        Py_INCREF(res);
+        goto done;
+    }
+    res = named ? Py_BuildValue("(LLO)", seq, turn, out) : Py_BuildValue("(LOO)", seq, Py_None, out);
+done:
+    Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    return res;
+}
 /* ---- end find6 ---- */
 
 static PyMethodDef methods[] = {
@@ -8487,6 +8671,7 @@ static PyMethodDef methods[] = {
     {"ahead_rows", ahead_rows, METH_VARARGS, "The background pass's rows of a segment (passc section)."},
     {"find_hits", find_hits, METH_VARARGS, "Whole-log find's hits of a window's candidate rows, made in C (findc2 section)."},
     {"turn_rows", turn_rows, METH_VARARGS, "The turn/start rows of a window and their plain turns (find6 section)."},
+    {"more_text", more_text, METH_VARARGS, "The fields find_hits reads of a summary or an attempt row (find6 section)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -54,7 +54,8 @@ from ..jobctl import is_cancelled
 from ..source.sources import RawJsonlSource, Segment
 from ..format.limits import MAX_ROW_BYTES
 from .find_c2 import BLOCKS, C2_KINDS, LEFT, NO_TURN, c2_ready, find_hits_of
-from .find_fast import READ_T, FastRows
+from .find_fast import FastRows
+from .find_more import C2_TYPES
 from .find_match import Cancel, FindOptions, FindStats, Hit, Matcher, TurnRef, compile_matcher
 from .find_needles import build_prefilter
 from .find_prefilter import Prefilter
@@ -336,7 +337,7 @@ def _c2_hits(fast: FastRows, seg: Win, data: Any, starts: list[int], lim: int,
     """As :func:`_c_text_hits`, through rowscan_c.find_hits (:mod:`.find_c2`: the hits made in C): the hits
     between two rows left to us handed on as one :class:`Batch` (without a ``limit``), each row naming no turn
     given the tracker's, in row order.  ``places``: ``starts`` holds the prefilter's places, not rows' starts."""
-    items, read, flags = find_hits_of(fast, data, starts, lim, seg.torn, seg.pos, MAX_ROW_BYTES, READ_T, C2_KINDS,
+    items, read, flags = find_hits_of(fast, data, starts, lim, seg.torn, seg.pos, MAX_ROW_BYTES, C2_TYPES, C2_KINDS,
                                       places)
     st.rows_decoded += read
     st.rows_fast += read
