@@ -217,3 +217,43 @@ def test_the_comparison_catches_a_planted_difference(tmp_path, monkeypatch):
     monkeypatch.setattr(find_more, "C2_TYPES", READ_T)
     monkeypatch.setattr("app.log.query.find.C2_TYPES", READ_T)
     assert same_both_ways(make, FindOptions("the")) > 0
+
+
+def _list_edits(line: str) -> list[str]:
+    """An assistant message's row with a list of its stream (a run's "dt" or "texts", which find6's f6_array reads
+    a plain way) holding each item f2_skim accepts or refuses, at its start, middle and end."""
+    if '"assistant/message"' not in line[:40] or '"texts":[' not in line or '"dt":[' not in line:
+        return []
+    items = ['01', '-0', '-01', '-', '1.5', '1e3', '1E3', ' 1', '1 ', '\t2', '0', '-7', '9' * 300, '9' * 301, '-' + '9' * 300,
+             '"a\\x"', '"\x01"', '"\x7f"', '"\\ud800"', '"\\ud83d\\ude00"', '"\\u00e9"', '"\u00e9"', '"\xe2\x80"', '"a"b',
+             '', ',', '"the"', '"th\\"e"', '"' + 'x' * 40 + '"', '"' + 'y' * 15 + '\\n"', 'true', 'null', '[1]', '{}',
+             '"\\"', '"a', '1,', '1]', '"x",', '"\u2028"']
+    out = []
+    for key in ('"texts":[', '"dt":['):
+        at = line.index(key) + len(key)
+        end = line.index("]", at)
+        for x in items:
+            out.append(line[:at] + x + "," + line[at:])             # (first)
+            out.append(line[:end] + "," + x + line[end:])           # (last)
+            out.append(line[:at] + x + line[end:])                  # (alone)
+        out.append(line[:at] + line[end:])                          # (empty)
+    return out
+
+
+def test_find_hits_reads_plain_lists_as_the_exact_decoder_accepts_them(tmp_path):
+    """f6_array (the stream's runs read a plain way inside f2_skim) accepts what ft_value accepts: find_hits (which
+    skims the stream) is its definition (whose text_row reads the whole row with ft_value) on lists edited every way."""
+    gen = _generated(tmp_path, seed=12, size=300_000)
+    edited = [e for ln in gen[1:200] for e in _list_edits(ln)]
+    assert len(edited) > 2000, len(edited)
+    data = ("\n".join(edited) + "\n").encode("utf-8", "surrogatepass")
+    starts = _starts(data)
+    read = left = 0
+    for mode, needle in ((0, "the"), (1, "\u2014")):
+        args = (data, starts, len(data), False, 1 << 25, C2_TYPES, needle.encode(), mode, C2_KINDS,
+                (LazyHit, FR, SRC, BASE))
+        got, want = C(*args), find_hits_py(*args)
+        assert (_plain(got[0]), got[1:]) == (_plain(want[0]), want[1:]), needle
+        read += got[1]
+        left += sum(1 for it in got[0] if type(it) is int)
+    assert read > 1000 and left > 500, (read, left)

@@ -7427,6 +7427,8 @@ static PyObject *tl_getcols(PyObject *self, PyObject *args) {
 static FtTape F2_TAPE;
 static FtBuf F2_BUF[3];                                /* reasoning, text; a field's text (one at a time) */
 
+static int f6_array(P d, Py_ssize_t n, Py_ssize_t *i);   /* (the find6 section) */
+
 /* ft_value's acceptance of the value at d[*i] (depth as ft_value's), nothing stored: 0, -1 */
 static int f2_skim(P d, Py_ssize_t n, Py_ssize_t *i, int depth) {
     ft_ws(d, n, i);
@@ -7437,6 +7439,11 @@ static int f2_skim(P d, Py_ssize_t n, Py_ssize_t *i, int depth) {
     int esc;
     if (c == '"')
         return ft_str(d, n, i, &a, &b, &esc);
+    if (c == '[' && depth + 1 <= FT_DEPTH) {           /* (a list of plain strings and integers: find6) */
+        int r = f6_array(d, n, i);
+        if (r != 0)
+            return r > 0 ? 0 : -1;
+    }
     if (c == '{' || c == '[') {
         unsigned char close = c == '{' ? '}' : ']';
         (*i)++;
@@ -8629,6 +8636,81 @@ done:
     Py_XDECREF(out);
     PyBuffer_Release(&view);
     return res;
+}
+/* f6_array(d, n, i): f2_skim of a list (d[*i] == '[', its items within FT_DEPTH) written as dsh writes an embedded
+ * stream's runs ("texts": short strings, "dt": small integers): no white space, each item a string or an integer
+ * written -?[1-9][0-9]* (at most 300 digits) or 0, followed by ',' or ']'.  A string of printable ASCII bytes (no quote,
+ * no backslash) is passed 16 bytes a step, inline (most are a few bytes: no call); any other string is
+ * checked by ft_str from its start.  1: the list is accepted (*i after it); -1: a string ft_str refuses (f2_skim
+ * refuses it there too, the items before it being the same); 0: another shape (white space, another item, a comma
+ * before ']'...): *i unchanged, f2_skim reads the list its own way.  It accepts only what f2_skim accepts
+ * (tests/test_find_c2.py's stream edits, tests/test_find_more.py's lists). */
+static const unsigned char F6_PLAIN[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x5B] = 1, [0x5D ... 0x7E] = 1};
+
+static int f6_array(P d, Py_ssize_t n, Py_ssize_t *i) {
+    Py_ssize_t k = *i + 1;
+    if (k < n && d[k] == ']') {
+        *i = k + 1;
+        return 1;
+    }
+    for (;;) {
+        if (k >= n)
+            return 0;
+        unsigned char c = d[k];
+        if (c == '"') {
+            Py_ssize_t j = k + 1;
+#if defined(__SSE2__)
+            while (j + 16 <= n) {                      /* (the string's first stop byte: ft_span's, inline) */
+                __m128i x = _mm_loadu_si128((const __m128i *)(d + j));
+                __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+                                                      _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+                                         _mm_or_si128(_mm_cmplt_epi8(x, _mm_set1_epi8(0x20)),
+                                                      _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7F))));
+                unsigned msk = (unsigned)_mm_movemask_epi8(m);
+                if (msk) {
+                    j += __builtin_ctz(msk);
+                    goto stop;
+                }
+                j += 16;
+            }
+#endif
+            while (j < n && F6_PLAIN[d[j]])
+                j++;
+            if (j >= n)
+                return 0;
+#if defined(__SSE2__)
+        stop:
+#endif
+            if (d[j] == '"')
+                k = j + 1;
+            else {
+                Py_ssize_t a, b, p = k;
+                int esc;
+                if (ft_str(d, n, &p, &a, &b, &esc) < 0)
+                    return -1;
+                k = p;
+            }
+        } else if ((c >= '1' && c <= '9') || (c == '-' && k + 1 < n && d[k + 1] >= '1' && d[k + 1] <= '9')) {
+            Py_ssize_t j = k + 1 + (c == '-');
+            while (j < n && d[j] >= '0' && d[j] <= '9')
+                j++;
+            if (j - k - (c == '-') > 300)
+                return 0;
+            k = j;
+        } else if (c == '0')
+            k++;
+        else
+            return 0;
+        if (k >= n)
+            return 0;
+        if (d[k] == ']') {
+            *i = k + 1;
+            return 1;
+        }
+        if (d[k] != ',')
+            return 0;
+        k++;
+    }
 }
 /* ---- end find6 ---- */
 
