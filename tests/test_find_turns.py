@@ -1,7 +1,8 @@
-"""rowscan_c.turn_rows (the find6 section) is its definition, find_turns.turn_rows_py, on hostile windows at every
-alignment of its 16-byte step; the turn tracker answering from that list (find_rows.TurnTracker) gives what
+"""rowscan_c.last_turn (the find6 section) is its definition, find_turns.last_turn_py, on hostile windows at every
+alignment of its 16-byte step; the turn tracker asking it (find_rows.TurnTracker) gives what
 find_rows.last_turn_in gives for every stretch asked (the same turns, the same rows counted as decoded), on plain,
-near-miss and escaped turn/start rows; and find's hits and stats are the same with the list and without it."""
+near-miss and escaped turn/start rows; and find's hits and stats are the same with the list and without it.  And
+rowscan_c.row_starts is find_rows.row_starts_py."""
 from __future__ import annotations
 
 import random
@@ -13,11 +14,11 @@ from app.log.query import find_turns
 from app.log.query.find import FindOptions, find_all
 from app.log.query.find_match import FindStats
 from app.log.query.find_rows import TurnTracker, Win, last_turn_in
-from app.log.query.find_turns import TURN_ROWS, turn_rows_py
+from app.log.query.find_turns import LAST_TURN, last_turn_py
 from app.tools.synth import SessionSynth, write_jsonl
 from tests.test_find_text_fast import _open
 
-needs_c = pytest.mark.skipif(TURN_ROWS is None, reason="rowscan_c not built")
+needs_c = pytest.mark.skipif(LAST_TURN is None, reason="rowscan_c not built")
 
 
 def _plain(seq: int, turn: int, time: int = 17) -> str:
@@ -52,15 +53,17 @@ def _window(rng: random.Random, n: int) -> bytes:
 
 
 @needs_c
-def test_turn_rows_in_c_are_its_definition():
+def test_last_turn_in_c_is_its_definition():
     rng = random.Random(1)
     for k in range(400):
         data = b"y" * (k % 19) + _window(rng, rng.randint(0, 30))
-        for lim in (len(data), rng.randint(0, len(data)), len(data) + 5, 0, -1):
-            want = turn_rows_py(data, lim)
-            assert TURN_ROWS(data, lim) == want, (data, lim)
-            assert TURN_ROWS(bytearray(data), lim) == want
-            assert TURN_ROWS(memoryview(data), lim) == want
+        for _ in range(4):
+            stop, end = sorted((rng.randint(-2, len(data) + 3), rng.randint(-2, len(data) + 3)))
+            for st_, en in ((stop, end), (0, len(data)), (stop, len(data)), (0, end)):
+                want = last_turn_py(data, st_, en)
+                assert LAST_TURN(data, st_, en) == want, (data, st_, en)
+                assert LAST_TURN(bytearray(data), st_, en) == want
+                assert LAST_TURN(memoryview(data), st_, en) == want
 
 
 @needs_c
@@ -69,11 +72,13 @@ def test_every_place_of_a_16_byte_step():
     for at in range(0, 70):
         for pad in (b"z", b"/", b"a", b'"', b"\n"):
             data = pad * at + row + b"\n" + b"a/aa" * 9
-            assert TURN_ROWS(data, len(data)) == turn_rows_py(data, len(data)), (at, pad)
+            got = LAST_TURN(data, 0, len(data))
+            assert got == last_turn_py(data, 0, len(data)), (at, pad)
             if pad != b"\n":
-                assert TURN_ROWS(data, len(data))[2] == ([8] if at == 0 else [None])
-            for lim in range(at + len(row) - 2, at + len(row) + 2):
-                assert TURN_ROWS(data, lim) == turn_rows_py(data, lim), (at, pad, lim)
+                assert got[2] == (8 if at == 0 else None)
+            for stop in range(max(0, at - 2), at + 3):
+                for end in range(at + len(row) - 2, at + len(row) + 2):
+                    assert LAST_TURN(data, stop, end) == last_turn_py(data, stop, end), (at, pad, stop, end)
 
 
 def _starts(data: bytes) -> list[int]:
@@ -165,8 +170,28 @@ def test_a_wrong_listed_turn_is_caught_by_the_comparison(tmp_path, monkeypatch):
     write_jsonl(str(p), SessionSynth(seed=4, version=4), target_bytes=300_000)
     make = lambda: _open(str(p))                                  # noqa: E731
     assert same_both_ways(make, FindOptions("the")) > 0
-    real = find_turns.turn_rows
-    monkeypatch.setattr(find_turns, "turn_rows",
-                        lambda d, n: (lambda s, e, t: (s, e, [None if x is None else x + 1 for x in t]))(*real(d, n)))
+    real = find_turns.last_turn
+    monkeypatch.setattr(find_turns, "last_turn",
+                        lambda d, a, b: (lambda g: g if g is None or g[2] is None else g[:2] + (g[2] + 1,))(real(d, a, b)))
     with pytest.raises(AssertionError):
         same_both_ways(make, FindOptions("the"))
+
+
+@needs_c
+def test_row_starts_in_c_is_its_definition():
+    from app.log.query.find_rows import row_starts, row_starts_py
+    from app.log.query.find_turns import ROW_STARTS
+    rng = random.Random(5)
+    for k in range(600):
+        data = bytes(rng.choice(b"ab\n\n\xc3") for _ in range(rng.randint(0, 60)))
+        lim = rng.randint(0, len(data))
+        cands = sorted(rng.sample(range(len(data) + 3), min(len(data) + 3, rng.randint(0, 20))))
+        if k % 7 == 0:
+            cands = sorted(cands + cands[:3])                     # (a place twice)
+        want = row_starts_py(data, cands, lim)
+        for d in (data, bytearray(data), memoryview(data)):
+            assert ROW_STARTS(d, cands, lim) == want, (data, cands, lim)
+            assert row_starts(d, cands, lim) == want
+    assert ROW_STARTS(b"ab\ncd", [-1, 3], 5) is None and row_starts(b"ab\ncd", [-1, 3], 5) == row_starts_py(b"ab\ncd", [-1, 3], 5)
+    assert ROW_STARTS(b"ab\ncd", [1], 9) is None and row_starts(b"ab\ncd", [1, 7], 9) == row_starts_py(b"ab\ncd", [1, 7], 9)
+    assert ROW_STARTS(b"ab\ncd\nef", [0, 1, 4, 7], 8) == [0, 3, 6]

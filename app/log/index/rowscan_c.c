@@ -8343,14 +8343,8 @@ fail:
 }
 /* ---- end find5 ---- */
 
-/* ---- section find6: whole-log find's turn/start rows of a window in one pass (issue 29; owner: the find6 helper) ----
- * turn_rows(data, lim) -> (starts, ends, turns)
- *   Every row of data[:lim] (a row: from the byte after a b"\n", or 0, to its b"\n", or lim) holding the bytes
- *   b'"turn/start"', in order, once each: its start, its end (the b"\n" or lim) and the turn its bytes name where the
- *   row is written the plain dsh way, which find_turns.PLAIN_TURN matches whole (its seq at most MAX_SAFE_INT), else
- *   None (the caller reads that row the exact way, find_rows.turn_of_row).  The bytes are looked for by their first
- *   and last byte 16 places a step (f2_memmem).  app/log/query/find_turns.turn_rows_py is the definition;
- *   tests/test_find_turns.py holds them equal and the tracker built on it to find_rows.last_turn_in. */
+/* ---- section find6: whole-log find's turns, more row types and plain lists in C (issue 29; owner: the find6 helper) ----
+ * last_turn, more_text, row_starts and f6_array (f2_skim's plain lists) below; each says what it is held to. */
 static const char F6_TS[] = "\"turn/start\"";
 
 /* (0|[1-9][0-9]{0,15}) at d[*i] (before e): its value, *i after it; -1: none */
@@ -8395,73 +8389,6 @@ static long long f6_plain_turn(P d, Py_ssize_t s, Py_ssize_t e) {
 #undef F6_LIT
 }
 
-/* the first place of F6_TS wholly inside d[k:lim], else -1: looked for by its '/' and the 'a' 3 bytes on, 16 places a
- * step (its quotes, the first and last bytes, are the commonest bytes of a JSON row) */
-static Py_ssize_t f6_find(P d, Py_ssize_t k, Py_ssize_t lim) {
-    const Py_ssize_t m = (Py_ssize_t)sizeof(F6_TS) - 1;
-    Py_ssize_t q = k + 5;                              /* (the places of the '/') */
-#if defined(__SSE2__)
-    const __m128i sl = _mm_set1_epi8('/'), a = _mm_set1_epi8('a');
-    for (; q + 3 + 16 <= lim; q += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(d + q)), y = _mm_loadu_si128((const __m128i *)(d + q + 3));
-        unsigned b = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(x, sl), _mm_cmpeq_epi8(y, a)));
-        while (b) {
-            Py_ssize_t s = q + __builtin_ctz(b) - 5;
-            if (s + m <= lim && memcmp(d + s, F6_TS, (size_t)m) == 0)
-                return s;
-            b &= b - 1;
-        }
-    }
-#endif
-    for (; q - 5 + m <= lim; q++)
-        if (d[q] == '/' && memcmp(d + q - 5, F6_TS, (size_t)m) == 0)
-            return q - 5;
-    return -1;
-}
-
-static PyObject *turn_rows(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    Py_ssize_t lim;
-    if (!PyArg_ParseTuple(args, "y*n", &view, &lim))
-        return NULL;
-    P d = (P)view.buf;
-    if (lim > view.len)
-        lim = view.len;
-    if (lim < 0)
-        lim = 0;
-    PyObject *starts = PyList_New(0), *ends = PyList_New(0), *turns = PyList_New(0), *res = NULL;
-    if (starts == NULL || ends == NULL || turns == NULL)
-        goto out;
-    Py_ssize_t pos = 0, m = (Py_ssize_t)sizeof(F6_TS) - 1;
-    while (pos + m <= lim) {
-        Py_ssize_t o = f6_find(d, pos, lim);
-        if (o < 0)
-            break;
-        P q = o > 0 ? memrchr(d, '\n', (size_t)o) : NULL;
-        Py_ssize_t s = q ? q - d + 1 : 0;
-        P nl = memchr(d + o, '\n', (size_t)(lim - o));
-        Py_ssize_t e = nl ? nl - d : lim;
-        long long t = f6_plain_turn(d, s, e);
-        PyObject *so = PyLong_FromSsize_t(s), *eo = PyLong_FromSsize_t(e);
-        PyObject *to = t >= 0 ? PyLong_FromLongLong(t) : (Py_INCREF(Py_None), Py_None);
-        int bad = so == NULL || eo == NULL || to == NULL || PyList_Append(starts, so) < 0 || PyList_Append(ends, eo) < 0
-                  || PyList_Append(turns, to) < 0;
-        Py_XDECREF(so);
-        Py_XDECREF(eo);
-        Py_XDECREF(to);
-        if (bad)
-            goto out;
-        pos = e + 1;
-    }
-    res = PyTuple_Pack(3, starts, ends, turns);
-out:
-    Py_XDECREF(starts);
-    Py_XDECREF(ends);
-    Py_XDECREF(turns);
-    PyBuffer_Release(&view);
-    return res;
-}
 /* more_text(raw) -> None | (seq, turn, [(kind, text)])
  *   find_hits reads two more types when it is given them (in ``types``; the error kind as ``kinds[2]``), which it left
  *   to the exact way before (4,952 and 2,546 rows of the 1 GB log's 188,541 hits of "the", ~0.1 ms each there):
@@ -8712,6 +8639,110 @@ static int f6_array(P d, Py_ssize_t n, Py_ssize_t *i) {
         k++;
     }
 }
+/* row_starts(data, cands, lim) -> list | None
+ *   find_rows.row_starts in C: the start of the row holding each candidate place (ascending), once each, the places
+ *   at or past lim ending the search; None where a place is negative or lim is past the data (the caller's own way
+ *   then).  A quoted query's
+ *   prefilter gives a place in most rows of a window ('"tests': ~160 per window), each found by a memrchr and a memchr
+ *   here instead of two bytes methods. */
+static PyObject *row_starts(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    PyObject *cands;
+    Py_ssize_t lim;
+    if (!PyArg_ParseTuple(args, "y*O!n", &view, &PyList_Type, &cands, &lim))
+        return NULL;
+    P d = (P)view.buf;
+    if (lim > view.len) {                              /* (a limit past the data: the caller's own way) */
+        PyBuffer_Release(&view);
+        Py_RETURN_NONE;
+    }
+    PyObject *out = PyList_New(0);
+    Py_ssize_t last_end = -1;
+    for (Py_ssize_t j = 0; out != NULL && j < PyList_GET_SIZE(cands); j++) {
+        Py_ssize_t c = PyLong_AsSsize_t(PyList_GET_ITEM(cands, j));
+        if (c == -1 && PyErr_Occurred()) {
+            Py_CLEAR(out);
+            break;
+        }
+        if (c < 0) {
+            Py_CLEAR(out);
+            out = Py_None;
+            Py_INCREF(out);
+            break;
+        }
+        if (c < last_end)
+            continue;
+        if (c >= lim)
+            break;
+        P q = c > 0 ? memrchr(d, '\n', (size_t)c) : NULL;
+        P nl = memchr(d + c, '\n', (size_t)(lim - c));
+        last_end = nl ? nl - d : lim;
+        PyObject *v = PyLong_FromSsize_t(q ? q - d + 1 : 0);
+        if (v == NULL || PyList_Append(out, v) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(v);
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+/* last_turn(data, stop, end) -> None | (start, end, turn)
+ *   The row of the last place of b'"turn/start"' wholly inside data[stop:end] (bytes.rfind's), as find_rows.last_turn_in
+ *   reads it: its start (after a b"\n", or 0), its end (its b"\n" before ``end``, or ``end``) and its turn where the
+ *   row is written the plain way (f6_plain_turn), else None; None: no such place.  Looked for backwards by the '/' and
+ *   the 'a' 3 bytes on, 16 places a step: a tracker's ask (find_rows.TurnTracker._last) costs the bytes back to the
+ *   last turn/start row, in one call.  app/log/query/find_turns.last_turn_py is the definition; tests/test_find_turns.py
+ *   holds them equal at every alignment and the tracker to find_rows.last_turn_in. */
+static Py_ssize_t f6_rfind(P d, Py_ssize_t stop, Py_ssize_t end) {
+    const Py_ssize_t m = (Py_ssize_t)sizeof(F6_TS) - 1;
+    Py_ssize_t s = end - m;                            /* (the last place one may start at) */
+#if defined(__SSE2__)
+    const __m128i sl = _mm_set1_epi8('/'), a = _mm_set1_epi8('a');
+    for (; s - 15 >= stop; s -= 16) {
+        Py_ssize_t b = s - 15;
+        __m128i x = _mm_loadu_si128((const __m128i *)(d + b + 5)), y = _mm_loadu_si128((const __m128i *)(d + b + 8));
+        unsigned msk = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(x, sl), _mm_cmpeq_epi8(y, a)));
+        while (msk) {
+            int hi = 31 - __builtin_clz(msk);
+            if (memcmp(d + b + hi, F6_TS, (size_t)m) == 0)
+                return b + hi;
+            msk &= ~(1u << hi);
+        }
+    }
+#endif
+    for (; s >= stop; s--)
+        if (d[s + 5] == '/' && memcmp(d + s, F6_TS, (size_t)m) == 0)
+            return s;
+    return -1;
+}
+
+static PyObject *last_turn(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t stop, end;
+    if (!PyArg_ParseTuple(args, "y*nn", &view, &stop, &end))
+        return NULL;
+    P d = (P)view.buf;
+    if (end > view.len)
+        end = view.len;
+    if (stop < 0)
+        stop = 0;
+    Py_ssize_t o = stop < end ? f6_rfind(d, stop, end) : -1;
+    PyObject *res;
+    if (o < 0) {
+        res = Py_None;
+        Py_INCREF(res);
+    } else {
+        P q = o > 0 ? memrchr(d, '\n', (size_t)o) : NULL;
+        Py_ssize_t s = q ? q - d + 1 : 0;
+        P nl = memchr(d + o, '\n', (size_t)(end - o));
+        Py_ssize_t e = nl ? nl - d : end;
+        long long t = f6_plain_turn(d, s, e);
+        res = t >= 0 ? Py_BuildValue("(nnL)", s, e, t) : Py_BuildValue("(nnO)", s, e, Py_None);
+    }
+    PyBuffer_Release(&view);
+    return res;
+}
 /* ---- end find6 ---- */
 
 static PyMethodDef methods[] = {
@@ -8752,8 +8783,9 @@ static PyMethodDef methods[] = {
     {"text_hits", text_hits, METH_VARARGS, "Whole-log find's text hits of a window's candidate rows (findc section)."},
     {"ahead_rows", ahead_rows, METH_VARARGS, "The background pass's rows of a segment (passc section)."},
     {"find_hits", find_hits, METH_VARARGS, "Whole-log find's hits of a window's candidate rows, made in C (findc2 section)."},
-    {"turn_rows", turn_rows, METH_VARARGS, "The turn/start rows of a window and their plain turns (find6 section)."},
     {"more_text", more_text, METH_VARARGS, "The fields find_hits reads of a summary or an attempt row (find6 section)."},
+    {"row_starts", row_starts, METH_VARARGS, "find_rows.row_starts in C (find6 section)."},
+    {"last_turn", last_turn, METH_VARARGS, "The last turn/start row of a stretch and its plain turn (find6 section)."},
     {NULL, NULL, 0, NULL},
 };
 

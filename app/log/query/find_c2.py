@@ -20,7 +20,7 @@ from .find_fast import FastRows, LazyHit, text_hits_py
 from .find_light import TYPE_FIRST
 from .find_match import fold_count_py
 from .find_more import more_items
-from .find_rows import row_starts
+from .find_rows import row_starts_py
 from .textrow import FIELDS, NOTHING, SPECIAL, text_row_c, text_row_py
 from .textview import ERROR, TOOL_CALL, TOOL_OUTPUT
 
@@ -52,10 +52,10 @@ def find_hits_py(data: Any, starts: list[int], lim: int, torn: bool, max_row: in
     attempt's rows read as :func:`.find_more.more_items` reads them), a row of more than
     :data:`MAX_HITS` hits left to the caller, each hit tuple made the hit ``make`` = (cls, fast rows, source, base)
     says (:meth:`.FastRows.lazy_hit`'s, its turn None where the row names none); (items, rows read, flags).
-    ``places``: ``starts`` holds places in rows (ascending, none negative), the rows' starts found as :func:`.find_rows.row_starts`
+    ``places``: ``starts`` holds places in rows (ascending, none negative), the rows' starts found as :func:`.find_rows.row_starts_py`
     finds them."""
     if places:
-        starts = row_starts(data, [c for c in starts if c >= 0], lim)
+        starts = row_starts_py(data, [c for c in starts if c >= 0], lim)
     text = needle.decode("utf-8")
     items, read = text_hits_py(data, starts, lim, torn, max_row, types, text, mode, kinds[:2])  # type: ignore[arg-type]
     items, more = more_items(data, items, lim, max_row, types, text, mode, kinds)

@@ -4,7 +4,6 @@ drives them is :func:`app.log.query.find.find`.
 """
 from __future__ import annotations
 
-from bisect import bisect_left
 from typing import TYPE_CHECKING, Optional, Union
 from collections.abc import Iterator
 
@@ -133,7 +132,6 @@ class TurnTracker:
         self.codec, self.seg, self.data, self.turn, self.st = codec, seg, seg.data, turn, st
         self.at = 0
         self.lim = lim
-        self._listed: Optional[find_turns.Listed] = None
 
     def before(self, rs: int) -> Optional[int]:
         if self.at < rs:
@@ -153,32 +151,39 @@ class TurnTracker:
         return self.turn
 
     def _last(self, end: int, stop: int) -> Optional[int]:
-        """:func:`last_turn_in` of ``data[stop:end]``, answered from the window's turn/start rows listed once
-        (:mod:`.find_turns`: the same rows read, last first, a plain one's turn from the list, any other read by
-        :func:`turn_of_row`, each counted as there); ``last_turn_in`` itself where ``stop`` or ``end`` falls inside
-        one of those rows, or the list is off (a v0/v1 log, the light reads off)."""
+        """:func:`last_turn_in` of ``data[stop:end]``, a call of rowscan_c.last_turn a row (:mod:`.find_turns`: the
+        same rows read, last first, a plain one's turn read there, any other by :func:`turn_of_row`, each counted as
+        there); ``last_turn_in`` itself where the C is off (a v0/v1 log, the light reads off)."""
         if not find_turns.ENABLED or self.codec.version < 2 or not find_match.FAST:
             return last_turn_in(self.codec, self.seg, end, self.st, stop=stop)
-        if self._listed is None:
-            self._listed = find_turns.turn_rows(self.data, self.lim)
-        starts, ends, turns = self._listed
-        hi = bisect_left(starts, end)
-        lo = bisect_left(starts, stop)
-        if end > self.lim or (hi and ends[hi - 1] > end) or (lo and ends[lo - 1] > stop):
-            return last_turn_in(self.codec, self.seg, end, self.st, stop=stop)
-        for k in range(hi - 1, lo - 1, -1):
-            t = turns[k]
+        data, j = self.data, end
+        while True:
+            got = find_turns.last_turn(data, stop, j)
+            if got is None:
+                return None
+            s, e, t = got
             if t is not None:
                 self.st.rows_decoded += 1
                 return t
-            s = starts[k]
-            t = turn_of_row(self.codec, self.data[s:ends[k]], self.st, self.seg.row_pos(s))
+            t = turn_of_row(self.codec, data[s:e], self.st, self.seg.row_pos(s))
             if t is not None:
                 return t
-        return None
+            j = s
+            if j <= stop:
+                return None
 
 
 def row_starts(data: Buf, cands: list[int], lim: int) -> list[int]:
+    """Start offsets of the rows holding the candidate positions (sorted, unique): rowscan_c.row_starts (the find6
+    section) where it is built and answers, else :func:`row_starts_py`, its definition."""
+    if find_turns.ROW_STARTS is not None and find_turns.ENABLED and type(cands) is list:
+        got = find_turns.ROW_STARTS(data, cands, lim)
+        if got is not None:
+            return got  # type: ignore[no-any-return]
+    return row_starts_py(data, cands, lim)
+
+
+def row_starts_py(data: Buf, cands: list[int], lim: int) -> list[int]:
     """Start offsets of the rows holding the candidate positions (sorted, unique)."""
     out: list[int] = []
     last_end = -1
