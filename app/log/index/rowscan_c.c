@@ -7422,6 +7422,8 @@ static PyObject *tl_getcols(PyObject *self, PyObject *args) {
 static FtTape F2_TAPE;
 static FtBuf F2_BUF[3];                                /* reasoning, text; a field's text (one at a time) */
 
+static int f6_array(P d, Py_ssize_t n, Py_ssize_t *i);   /* (the find6 section) */
+
 /* ft_value's acceptance of the value at d[*i] (depth as ft_value's), nothing stored: 0, -1 */
 static int f2_skim(P d, Py_ssize_t n, Py_ssize_t *i, int depth) {
     ft_ws(d, n, i);
@@ -7432,6 +7434,11 @@ static int f2_skim(P d, Py_ssize_t n, Py_ssize_t *i, int depth) {
     int esc;
     if (c == '"')
         return ft_str(d, n, i, &a, &b, &esc);
+    if (c == '[' && depth + 1 <= FT_DEPTH) {           /* (a list of plain strings and integers: find6) */
+        int r = f6_array(d, n, i);
+        if (r != 0)
+            return r > 0 ? 0 : -1;
+    }
     if (c == '{' || c == '[') {
         unsigned char close = c == '{' ? '}' : ']';
         (*i)++;
@@ -7564,7 +7571,7 @@ static int f2_object(P d, Py_ssize_t n, Py_ssize_t *i, FtTape *tp, int depth, in
 
 typedef struct {
     Py_ssize_t first, count;   /* the first match (a character offset), matches */
-    int kind;                  /* 0..3 FT_KINDS[kind], 4 the tool-call kind, 5 the tool-output kind */
+    int kind;                  /* 0..3 FT_KINDS[kind], 4 the tool-call kind, 5 the tool-output kind, 6 the error kind */
     Py_ssize_t tool, call;     /* string tokens (decoded unplained), -1 None */
     int block;
 } F2Hit;
@@ -7742,6 +7749,12 @@ static int f2_assistant(P d, const FtTape *tp, Py_ssize_t cv) {
     return 0;
 }
 
+static int f6_more(P d, const FtTape *tp, Py_ssize_t tv, Py_ssize_t dv);   /* (the find6 section) */
+static struct {
+    int errors;          /* find_hits was given the error kind (kinds[2]): an attempt's error fields are read */
+    PyObject *out;       /* more_text: the fields' (kind, text) appended here instead of matched */
+} F6;
+
 /* the hits of the row d[:n] of a type text_hits reads (its name d[9:9+tl]) onto F2.hits: 0 read (F2.hits, maybe
  * none), 1 the caller's row, -1 out of memory; *seq, *turn and *named (the row names its turn) of a row read */
 static int f2_row(P d, Py_ssize_t n, Py_ssize_t tl, int generic, long long *seq, long long *turn, int *named) {
@@ -7795,6 +7808,9 @@ static int f2_row(P d, Py_ssize_t n, Py_ssize_t tl, int generic, long long *seq,
         }
         return 0;
     }
+    int more = f6_more(d, tp, tv, dv);               /* (compaction/summary, assistant/attempt: find6) */
+    if (more != 2)
+        return more;
     if (ft_is(d, tp, tv, "user/message")) {
         int parts = 0;
         F2_BUF[2].len = 0;
@@ -7872,15 +7888,13 @@ static PyObject *f2_hit(PyObject *make, PyObject *kinds, P d, const F2Hit *h, in
         || (v[K_MATCHES] = PyLong_FromSsize_t(h->count)) == NULL || (v[K_TOOL] = f2_opt(d, h->tool)) == NULL
         || (v[K_CALL] = f2_opt(d, h->call)) == NULL
         || (v[K_SOURCE] = Py_BuildValue("(OOOOi)", PyTuple_GET_ITEM(make, 1), PyTuple_GET_ITEM(make, 2), pos, len, k)) == NULL
-        || (dict = PyDict_New()) == NULL)
+        || (o = PyBaseObject_Type.tp_new((PyTypeObject *)cls, F2_EMPTY, NULL)) == NULL)
         goto out;
     for (int j = 0; j < 13; j++)
-        if (PyDict_SetItem(dict, F2_KEYS[j], v[j]) < 0)
+        if (PyObject_GenericSetAttr(o, F2_KEYS[j], v[j]) < 0) {
+            Py_CLEAR(o);
             goto out;
-    if ((o = PyBaseObject_Type.tp_new((PyTypeObject *)cls, F2_EMPTY, NULL)) == NULL)
-        goto out;
-    if (PyObject_GenericSetDict(o, dict, NULL) < 0)
-        Py_CLEAR(o);
+        }
 out:
     for (int j = 0; j < 13; j++)
         if (made[j])
@@ -7927,17 +7941,19 @@ static PyObject *find_hits(PyObject *self, PyObject *args) {
     int flags = 0;
     if (lim > view.len)
         lim = view.len;
-    if (PyTuple_GET_SIZE(kinds) != 2 || PyTuple_GET_SIZE(make) != 4 || !PyType_Check(PyTuple_GET_ITEM(make, 0))
+    if ((PyTuple_GET_SIZE(kinds) != 2 && PyTuple_GET_SIZE(kinds) != 3) || PyTuple_GET_SIZE(make) != 4 || !PyType_Check(PyTuple_GET_ITEM(make, 0))
         || ((PyTypeObject *)PyTuple_GET_ITEM(make, 0))->tp_new != PyBaseObject_Type.tp_new
         || nd.len == 0 || (mode != 0 && mode != 1) || f2_setup() < 0) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "find_hits: two kinds, (cls: a class made by object.__new__, fast rows, "
+            PyErr_SetString(PyExc_ValueError, "find_hits: two or three kinds, (cls: a class made by object.__new__, fast rows, "
                             "source, base), a needle, mode 0 or 1");
         goto out;
     }
     base = PyLong_AsSsize_t(PyTuple_GET_ITEM(make, 3));
     if (base == -1 && PyErr_Occurred())
         goto out;
+    F6.errors = PyTuple_GET_SIZE(kinds) == 3;
+    F6.out = NULL;
     F2.needle = (P)nd.buf;
     F2.m = nd.len;
     F2.mode = mode;
@@ -8752,6 +8768,407 @@ static int t5_turn_end(P d, Py_ssize_t q, Py_ssize_t nl, int max_depth, long lon
     return LIT(d, i, nl, "}}") == nl;
 }
 /* ---- end tl5 ---- */
+/* ---- section find6: whole-log find's turns, more row types and plain lists in C (issue 29; owner: the find6 helper) ----
+ * last_turn, more_text, row_starts and f6_array (f2_skim's plain lists) below; each says what it is held to. */
+static const char F6_TS[] = "\"turn/start\"";
+
+/* (0|[1-9][0-9]{0,15}) at d[*i] (before e): its value, *i after it; -1: none */
+static long long f6_int(P d, Py_ssize_t *i, Py_ssize_t e) {
+    Py_ssize_t k = *i;
+    if (k >= e || d[k] < '0' || d[k] > '9')
+        return -1;
+    if (d[k] == '0') {
+        *i = k + 1;
+        return 0;
+    }
+    long long v = 0;
+    Py_ssize_t a = k;
+    while (k < e && d[k] >= '0' && d[k] <= '9' && k - a < 16)
+        v = v * 10 + (d[k++] - '0');
+    *i = k;
+    return v;
+}
+
+/* the turn of the row d[s:e] matched whole by PLAIN_TURN with a seq <= MAX_SAFE_INT, else -1 */
+static long long f6_plain_turn(P d, Py_ssize_t s, Py_ssize_t e) {
+#define F6_LIT(str) do {                                                    \
+        Py_ssize_t L = (Py_ssize_t)sizeof(str) - 1;                         \
+        if (e - i < L || memcmp(d + i, str, (size_t)L) != 0)                \
+            return -1;                                                      \
+        i += L;                                                             \
+    } while (0)
+    Py_ssize_t i = s;
+    F6_LIT("{\"type\":\"turn/start\",\"seq\":");
+    long long seq = f6_int(d, &i, e);
+    if (seq < 0 || seq > 9007199254740991LL)
+        return -1;
+    F6_LIT(",\"time\":");
+    if (f6_int(d, &i, e) < 0)
+        return -1;
+    F6_LIT(",\"data\":{\"turn\":");
+    long long turn = f6_int(d, &i, e);
+    if (turn < 0)
+        return -1;
+    F6_LIT("}}");
+    return i == e ? turn : -1;
+#undef F6_LIT
+}
+
+/* more_text(raw) -> None | (seq, turn, [(kind, text)])
+ *   find_hits reads two more types when it is given them (in ``types``; the error kind as ``kinds[2]``), which it left
+ *   to the exact way before (4,952 and 2,546 rows of the 1 GB log's 188,541 hits of "the", ~0.1 ms each there):
+ *   - compaction/summary: one field of the assistant kind, content_text of its payload's ``summary`` (when the key is
+ *     there) else of its ``content``, read by ft_content as a user message's content is;
+ *   - assistant/attempt: an error field for each record of its ``stream`` (a list) that is an object of type
+ *     "chunk" whose ``chunk`` is an object of type "finish" whose ``reason`` is an object of kind "error":
+ *     textview.error_text of the reason's ``failure`` (when it is a non-empty string or object) else of its
+ *     ``error``: a string itself, null or absent "", an object "CODE: message" (a non-empty string code) or its
+ *     message (no code: null, absent or ""), the message a string, null or absent, not both absent;
+ *   plained (control characters as spaces) as every field find_hits matches.  Any other shape (an escaped type,
+ *   record type, kind or key, a key twice, a number, list or boolean where a text is made, an error object with
+ *   neither code nor message) leaves the row to the caller.  more_text gives the fields of one row as find_hits
+ *   reads them (the row read as f2_row reads it): find_c2.find_hits_py, the definition, reads these rows through
+ *   it, and app/log/query/find_more.more_text_py is its own definition (tests/test_find_more.py). */
+static FtBuf F6_BUF;
+
+/* a field made in F6_BUF: matched (f2_field) or, for more_text, appended to F6.out; 0, 1 the caller's row */
+static int f6_field(int kind) {
+    if (F6.out != NULL) {
+        PyObject *x = ft_pystr(&F6_BUF), *k = x ? PyLong_FromLong(kind) : NULL, *t = k ? PyTuple_Pack(2, k, x) : NULL;
+        int bad = t == NULL || PyList_Append(F6.out, t) < 0;
+        Py_XDECREF(x);
+        Py_XDECREF(k);
+        Py_XDECREF(t);
+        return bad ? -1 : 0;
+    }
+    return f2_field((P)(F6_BUF.p ? F6_BUF.p : ""), F6_BUF.len, kind, -1, -1, 0);
+}
+
+/* a text made of the optional string token v (ft_strv's s) added to F6_BUF, plained */
+static int f6_put(P d, const FtTape *tp, Py_ssize_t v, int s) {
+    return s > 0 ? ft_text(&F6_BUF, d, tp->t[v].a, tp->t[v].b, 1) : 0;
+}
+
+/* error_text of the token e (-1 absent) into F6_BUF: 0, 1 another shape (the caller's), -1 out of memory */
+static int f6_error_text(P d, const FtTape *tp, Py_ssize_t e) {
+    const FtTok *t = tp->t;
+    int s = ft_strv(tp, e);
+    if (s >= 0)                                        /* a string, null or absent (value_text: itself, "") */
+        return f6_put(d, tp, e, s) < 0 ? -1 : 0;
+    if (t[e].kind != '{' || ft_obj(d, tp, e) < 0)
+        return 1;
+    Py_ssize_t cv = ft_get(d, tp, e, "code"), mv = ft_get(d, tp, e, "message");
+    int cs = ft_strv(tp, cv), ms = ft_strv(tp, mv);
+    if (cs < 0 || ms < 0 || (cs == 0 && ms == 0))    /* (no code and no message: its JSON) */
+        return 1;
+    if (cs > 0 && t[cv].b > t[cv].a) {                 /* a code that is not "": "CODE: message" */
+        if (f6_put(d, tp, cv, cs) < 0 || ft_put(&F6_BUF, ": ", 2) < 0)
+            return -1;
+    }
+    return f6_put(d, tp, mv, ms) < 0 ? -1 : 0;
+}
+
+/* the error fields of an assistant/attempt's stream (token sv): 0, 1 the caller's, -1 out of memory */
+static int f6_attempt(P d, const FtTape *tp, Py_ssize_t sv) {
+    const FtTok *t = tp->t;
+    if (sv < 0 || t[sv].kind != '[')
+        return 0;                                      /* (no list: no record, no field) */
+    for (Py_ssize_t c = sv + 1; c < t[sv].next; c = t[c].next) {
+        if (t[c].kind != '{')
+            continue;
+        if (ft_obj(d, tp, c) < 0)
+            return 1;
+        Py_ssize_t rt = ft_get(d, tp, c, "type");
+        if (rt < 0 || t[rt].kind != '"')
+            continue;
+        if (t[rt].esc)
+            return 1;
+        if (!ft_is(d, tp, rt, "chunk"))
+            continue;                                  /* (a run of deltas: never a finish) */
+        Py_ssize_t ch = ft_get(d, tp, c, "chunk");
+        if (ch < 0 || t[ch].kind != '{')
+            continue;
+        if (ft_obj(d, tp, ch) < 0)
+            return 1;
+        Py_ssize_t ct = ft_get(d, tp, ch, "type");
+        if (ct < 0 || t[ct].kind != '"')
+            continue;
+        if (t[ct].esc)
+            return 1;
+        if (!ft_is(d, tp, ct, "finish"))
+            continue;
+        Py_ssize_t r = ft_get(d, tp, ch, "reason");
+        if (r < 0 || t[r].kind != '{')
+            continue;
+        if (ft_obj(d, tp, r) < 0)
+            return 1;
+        Py_ssize_t kv = ft_get(d, tp, r, "kind");
+        if (kv < 0 || t[kv].kind != '"')
+            continue;
+        if (t[kv].esc)
+            return 1;
+        if (!ft_is(d, tp, kv, "error"))
+            continue;
+        Py_ssize_t fv = ft_get(d, tp, r, "failure"), e = ft_get(d, tp, r, "error");
+        if (fv >= 0 && t[fv].kind != 'n') {            /* (failure or error: a falsy failure gives way) */
+            if (t[fv].kind == '"')
+                e = t[fv].b > t[fv].a ? fv : e;
+            else if (t[fv].kind == '{')
+                e = t[fv].next > fv + 1 ? fv : e;
+            else
+                return 1;
+        }
+        F6_BUF.len = 0;
+        int x = f6_error_text(d, tp, e);
+        if (x != 0)
+            return x;
+        if ((x = f6_field(6)) != 0)
+            return x;
+    }
+    return 0;
+}
+
+/* f2_row's rows of the two types (type token tv, payload object dv): 0 read, 1 the caller's, -1 out of memory;
+ * 2 another type */
+static int f6_more(P d, const FtTape *tp, Py_ssize_t tv, Py_ssize_t dv) {
+    if (ft_is(d, tp, tv, "compaction/summary")) {
+        Py_ssize_t v = ft_get(d, tp, dv, "summary");
+        int parts = 0;
+        F6_BUF.len = 0;
+        if (ft_content(&F6_BUF, d, tp, v >= 0 ? v : ft_get(d, tp, dv, "content"), 0, &parts) < 0)
+            return 1;
+        return parts ? f6_field(2) : 0;
+    }
+    if (ft_is(d, tp, tv, "assistant/attempt")) {
+        if (!F6.errors && F6.out == NULL)
+            return 1;
+        return f6_attempt(d, tp, ft_get(d, tp, dv, "stream"));
+    }
+    return 2;
+}
+
+static PyObject *more_text(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "y*", &view))
+        return NULL;
+    P d = (P)view.buf;
+    Py_ssize_t n = view.len;
+    PyObject *res = NULL, *out = NULL;
+    long long seq = 0, turn = 0;
+    int named = 0, x = 1;
+    if (FT_SPECIAL == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "more_text: text_setup first");
+        goto done;
+    }
+    if ((out = PyList_New(0)) == NULL)
+        goto done;
+    if (n >= 10 && memcmp(d, "{\"type\":\"", 9) == 0) {
+        P q = memchr(d + 9, '"', (size_t)(n - 9));
+        Py_ssize_t tl = q == NULL ? 0 : q - (d + 9);
+        if ((tl == 18 && memcmp(d + 9, "compaction/summary", 18) == 0)
+            || (tl == 17 && memcmp(d + 9, "assistant/attempt", 17) == 0)) {
+            F6.out = out;
+            x = f2_row(d, n, tl, 0, &seq, &turn, &named);
+            F6.out = NULL;
+        }
+    }
+    if (x < 0) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto done;
+    }
+    if (x != 0) {
+        res = Py_None;
+        Py_INCREF(res);
+        goto done;
+    }
+    res = named ? Py_BuildValue("(LLO)", seq, turn, out) : Py_BuildValue("(LOO)", seq, Py_None, out);
+done:
+    Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    return res;
+}
+/* f6_array(d, n, i): f2_skim of a list (d[*i] == '[', its items within FT_DEPTH) written as dsh writes an embedded
+ * stream's runs ("texts": short strings, "dt": small integers): no white space, each item a string or an integer
+ * written -?[1-9][0-9]* (at most 300 digits) or 0, followed by ',' or ']'.  A string of printable ASCII bytes (no quote,
+ * no backslash) is passed 16 bytes a step, inline (most are a few bytes: no call); any other string is
+ * checked by ft_str from its start.  1: the list is accepted (*i after it); -1: a string ft_str refuses (f2_skim
+ * refuses it there too, the items before it being the same); 0: another shape (white space, another item, a comma
+ * before ']'...): *i unchanged, f2_skim reads the list its own way.  It accepts only what f2_skim accepts
+ * (tests/test_find_c2.py's stream edits, tests/test_find_more.py's lists). */
+static const unsigned char F6_PLAIN[256] = {[0x20 ... 0x21] = 1, [0x23 ... 0x5B] = 1, [0x5D ... 0x7E] = 1};
+
+static int f6_array(P d, Py_ssize_t n, Py_ssize_t *i) {
+    Py_ssize_t k = *i + 1;
+    if (k < n && d[k] == ']') {
+        *i = k + 1;
+        return 1;
+    }
+    for (;;) {
+        if (k >= n)
+            return 0;
+        unsigned char c = d[k];
+        if (c == '"') {
+            Py_ssize_t j = k + 1;
+#if defined(__SSE2__)
+            while (j + 16 <= n) {                      /* (the string's first stop byte: ft_span's, inline) */
+                __m128i x = _mm_loadu_si128((const __m128i *)(d + j));
+                __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+                                                      _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+                                         _mm_or_si128(_mm_cmplt_epi8(x, _mm_set1_epi8(0x20)),
+                                                      _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7F))));
+                unsigned msk = (unsigned)_mm_movemask_epi8(m);
+                if (msk) {
+                    j += __builtin_ctz(msk);
+                    goto stop;
+                }
+                j += 16;
+            }
+#endif
+            while (j < n && F6_PLAIN[d[j]])
+                j++;
+            if (j >= n)
+                return 0;
+#if defined(__SSE2__)
+        stop:
+#endif
+            if (d[j] == '"')
+                k = j + 1;
+            else {
+                Py_ssize_t a, b, p = k;
+                int esc;
+                if (ft_str(d, n, &p, &a, &b, &esc) < 0)
+                    return -1;
+                k = p;
+            }
+        } else if ((c >= '1' && c <= '9') || (c == '-' && k + 1 < n && d[k + 1] >= '1' && d[k + 1] <= '9')) {
+            Py_ssize_t j = k + 1 + (c == '-');
+            while (j < n && d[j] >= '0' && d[j] <= '9')
+                j++;
+            if (j - k - (c == '-') > 300)
+                return 0;
+            k = j;
+        } else if (c == '0')
+            k++;
+        else
+            return 0;
+        if (k >= n)
+            return 0;
+        if (d[k] == ']') {
+            *i = k + 1;
+            return 1;
+        }
+        if (d[k] != ',')
+            return 0;
+        k++;
+    }
+}
+/* row_starts(data, cands, lim) -> list | None
+ *   find_rows.row_starts in C: the start of the row holding each candidate place (ascending), once each, the places
+ *   at or past lim ending the search; None where a place is negative or lim is past the data (the caller's own way
+ *   then).  A quoted query's
+ *   prefilter gives a place in most rows of a window ('"tests': ~160 per window), each found by a memrchr and a memchr
+ *   here instead of two bytes methods. */
+static PyObject *row_starts(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    PyObject *cands;
+    Py_ssize_t lim;
+    if (!PyArg_ParseTuple(args, "y*O!n", &view, &PyList_Type, &cands, &lim))
+        return NULL;
+    P d = (P)view.buf;
+    if (lim > view.len) {                              /* (a limit past the data: the caller's own way) */
+        PyBuffer_Release(&view);
+        Py_RETURN_NONE;
+    }
+    PyObject *out = PyList_New(0);
+    Py_ssize_t last_end = -1;
+    for (Py_ssize_t j = 0; out != NULL && j < PyList_GET_SIZE(cands); j++) {
+        Py_ssize_t c = PyLong_AsSsize_t(PyList_GET_ITEM(cands, j));
+        if (c == -1 && PyErr_Occurred()) {
+            Py_CLEAR(out);
+            break;
+        }
+        if (c < 0) {
+            Py_CLEAR(out);
+            out = Py_None;
+            Py_INCREF(out);
+            break;
+        }
+        if (c < last_end)
+            continue;
+        if (c >= lim)
+            break;
+        P q = c > 0 ? memrchr(d, '\n', (size_t)c) : NULL;
+        P nl = memchr(d + c, '\n', (size_t)(lim - c));
+        last_end = nl ? nl - d : lim;
+        PyObject *v = PyLong_FromSsize_t(q ? q - d + 1 : 0);
+        if (v == NULL || PyList_Append(out, v) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(v);
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+/* last_turn(data, stop, end) -> None | (start, end, turn)
+ *   The row of the last place of b'"turn/start"' wholly inside data[stop:end] (bytes.rfind's), as find_rows.last_turn_in
+ *   reads it: its start (after a b"\n", or 0), its end (its b"\n" before ``end``, or ``end``) and its turn where the
+ *   row is written the plain way (f6_plain_turn), else None; None: no such place.  Looked for backwards by the '/' and
+ *   the 'a' 3 bytes on, 16 places a step: a tracker's ask (find_rows.TurnTracker._last) costs the bytes back to the
+ *   last turn/start row, in one call.  app/log/query/find_turns.last_turn_py is the definition; tests/test_find_turns.py
+ *   holds them equal at every alignment and the tracker to find_rows.last_turn_in. */
+static Py_ssize_t f6_rfind(P d, Py_ssize_t stop, Py_ssize_t end) {
+    const Py_ssize_t m = (Py_ssize_t)sizeof(F6_TS) - 1;
+    Py_ssize_t s = end - m;                            /* (the last place one may start at) */
+#if defined(__SSE2__)
+    const __m128i sl = _mm_set1_epi8('/'), a = _mm_set1_epi8('a');
+    for (; s - 15 >= stop; s -= 16) {
+        Py_ssize_t b = s - 15;
+        __m128i x = _mm_loadu_si128((const __m128i *)(d + b + 5)), y = _mm_loadu_si128((const __m128i *)(d + b + 8));
+        unsigned msk = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(x, sl), _mm_cmpeq_epi8(y, a)));
+        while (msk) {
+            int hi = 31 - __builtin_clz(msk);
+            if (memcmp(d + b + hi, F6_TS, (size_t)m) == 0)
+                return b + hi;
+            msk &= ~(1u << hi);
+        }
+    }
+#endif
+    for (; s >= stop; s--)
+        if (d[s + 5] == '/' && memcmp(d + s, F6_TS, (size_t)m) == 0)
+            return s;
+    return -1;
+}
+
+static PyObject *last_turn(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t stop, end;
+    if (!PyArg_ParseTuple(args, "y*nn", &view, &stop, &end))
+        return NULL;
+    P d = (P)view.buf;
+    if (end > view.len)
+        end = view.len;
+    if (stop < 0)
+        stop = 0;
+    Py_ssize_t o = stop < end ? f6_rfind(d, stop, end) : -1;
+    PyObject *res;
+    if (o < 0) {
+        res = Py_None;
+        Py_INCREF(res);
+    } else {
+        P q = o > 0 ? memrchr(d, '\n', (size_t)o) : NULL;
+        Py_ssize_t s = q ? q - d + 1 : 0;
+        P nl = memchr(d + o, '\n', (size_t)(end - o));
+        Py_ssize_t e = nl ? nl - d : end;
+        long long t = f6_plain_turn(d, s, e);
+        res = t >= 0 ? Py_BuildValue("(nnL)", s, e, t) : Py_BuildValue("(nnO)", s, e, Py_None);
+    }
+    PyBuffer_Release(&view);
+    return res;
+}
+/* ---- end find6 ---- */
 
 static PyMethodDef methods[] = {
     {"rows_any", rows_any, METH_VARARGS, "The rows holding any of some needles through a table (see the find5 section)."},
@@ -8794,6 +9211,9 @@ static PyMethodDef methods[] = {
     {"ex6_row_type", ex6_row_type, METH_O, "export_rows.row_type read from a row's bytes, where they tell (exp6 section)."},
     {"ex6_escape", ex6_escape, METH_VARARGS, "html.escape(s), or the Markdown export's escape, in one pass (exp6 section)."},
     {"ex6_redact_walk", ex6_redact_walk, METH_VARARGS, "redact_walk, each string gated once (exp6 section)."},
+    {"more_text", more_text, METH_VARARGS, "The fields find_hits reads of a summary or an attempt row (find6 section)."},
+    {"row_starts", row_starts, METH_VARARGS, "find_rows.row_starts in C (find6 section)."},
+    {"last_turn", last_turn, METH_VARARGS, "The last turn/start row of a stretch and its plain turn (find6 section)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -54,7 +54,8 @@ from ..jobctl import is_cancelled
 from ..source.sources import RawJsonlSource, Segment
 from ..format.limits import MAX_ROW_BYTES
 from .find_c2 import BLOCKS, C2_KINDS, LEFT, NO_TURN, c2_ready, find_hits_of
-from .find_fast import READ_T, FastRows
+from .find_fast import FastRows
+from .find_more import C2_TYPES
 from .find_match import Cancel, FindOptions, FindStats, Hit, Matcher, TurnRef, compile_matcher
 from .find_needles import build_prefilter
 from .find_prefilter import Prefilter
@@ -170,14 +171,15 @@ def _find_rows(reader: LogReader, opts: FindOptions, cancel: Cancel,
             lim = getattr(seg, "limit", None) or len(data)
             st.bytes_scanned += lim
             if pre is not None:
-                cands = pre.positions(data, lim, rows=True)
+                memo: list[tuple[int, int]] = []  # (the window's first escape of a non-ASCII character, found once)
+                cands = pre.positions(data, lim, rows=True, memo=memo)
                 if not cands:
                     st.segments_skipped += 1
                     turn = _turn_after(codec, src, seg, lim, st, turn)
                     if progress:
                         progress(seg.end if isinstance(seg.end, int) else 0, st.bytes_total)
                     continue
-                c_way, places, starts = _candidates(fast, seg, pre, cands, lim)
+                c_way, places, starts = _candidates(fast, seg, pre, cands, lim, memo)
             else:
                 c_way, places, starts = None, False, None
             line = seg.line0
@@ -226,14 +228,15 @@ def _turn_after(codec: RowCodec, src: Any, seg: Union[Win, Segment], lim: int, s
 
 
 def _candidates(fast: Optional[FastRows], seg: Union[Win, Segment], pre: Prefilter, cands: list[int],
-                lim: int) -> tuple[Optional[Callable[..., Any]], bool, Optional[list[int]]]:
+                lim: int, memo: Optional[list[tuple[int, int]]] = None
+                ) -> tuple[Optional[Callable[..., Any]], bool, Optional[list[int]]]:
     """(how the window's candidate rows are read and matched in C, or None; whether the C takes the prefilter's
     places ``cands`` and finds their rows itself; the places, else the candidate rows' starts).  In C: a hit each, a
     row the C leaves to us by its start; not once the reader reads every snippet as it comes (each would cost a
     decode of its row again)."""
     c_way = _c_way(fast, seg, pre)
     places = c_way is _c2_hits and not pre.also
-    return c_way, places, cands if places else _gated_starts(pre, seg.data, cands, lim)
+    return c_way, places, cands if places else _gated_starts(pre, seg.data, cands, lim, memo)
 
 
 def _c_way(fast: Optional[FastRows], seg: Union[Win, Segment], pre: Prefilter) -> Optional[Callable[..., Any]]:
@@ -244,31 +247,33 @@ def _c_way(fast: Optional[FastRows], seg: Union[Win, Segment], pre: Prefilter) -
     return _c2_hits if c2_ready(fast) else _c_text_hits
 
 
-def _gated_starts(pre: Prefilter, data: Any, cands: Any, lim: int) -> list[int]:
+def _gated_starts(pre: Prefilter, data: Any, cands: Any, lim: int,
+                  memo: Optional[list[tuple[int, int]]] = None) -> list[int]:
     """The starts of the candidate rows (``cands``: the prefilter's places) that also hold each other piece of the
     query."""
     starts = row_starts(data, cands, lim)
     for g in pre.also:
         if starts:
-            starts = gated(data, lim, starts, g)
+            starts = gated(data, lim, starts, g, memo)
     return starts
 
 GATE_PASSES = 4                    # a gate of more needles is checked row by row (each needle: a pass per window)
 PLAIN_PASSES = 8                   # (a gate of more needles) its ASCII needles found by a pass each, up to this many
 
 
-def gated(data: Any, lim: int, starts: list[int], g: Prefilter) -> list[int]:
+def gated(data: Any, lim: int, starts: list[int], g: Prefilter,
+          memo: Optional[list[tuple[int, int]]] = None) -> list[int]:
     """The rows of ``starts`` (in ``data[:lim]``) holding gate ``g``: found in one pass over the window per needle,
     or, for a gate of many needles (a caseless piece's fold variants and escaping levels), its ASCII needles found
     in a pass each (:meth:`.Prefilter.gate_rows`), and only the other rows that hold a byte the rest are looked for
     by checked one by one for the rest (:meth:`.Prefilter.hit_others`).  The rows kept are those
     :meth:`.Prefilter.hit` keeps (``tests/test_find_pieces.py``); in one pass over those rows where
     :meth:`.Prefilter.rows_of` can."""
-    one = g.rows_of(data, lim, starts)
+    one = g.rows_of(data, lim, starts, memo)
     if one is not None:
         return one
     if len(g.needles) + len(g.esc) <= GATE_PASSES:
-        held = set(row_starts(data, g.positions(data, lim, rows=True), lim))
+        held = set(row_starts(data, g.positions(data, lim, rows=True, memo=memo), lim))
         return [x for x in starts if x in held]
     got = g.gate_rows(data, lim, PLAIN_PASSES)
     check = None if got is None else set(row_starts(data, got[1], lim))
@@ -336,7 +341,7 @@ def _c2_hits(fast: FastRows, seg: Win, data: Any, starts: list[int], lim: int,
     """As :func:`_c_text_hits`, through rowscan_c.find_hits (:mod:`.find_c2`: the hits made in C): the hits
     between two rows left to us handed on as one :class:`Batch` (without a ``limit``), each row naming no turn
     given the tracker's, in row order.  ``places``: ``starts`` holds the prefilter's places, not rows' starts."""
-    items, read, flags = find_hits_of(fast, data, starts, lim, seg.torn, seg.pos, MAX_ROW_BYTES, READ_T, C2_KINDS,
+    items, read, flags = find_hits_of(fast, data, starts, lim, seg.torn, seg.pos, MAX_ROW_BYTES, C2_TYPES, C2_KINDS,
                                       places)
     st.rows_decoded += read
     st.rows_fast += read

@@ -19,9 +19,10 @@ from ..index.fastindex import load_rowscan_c
 from .find_fast import FastRows, LazyHit, text_hits_py
 from .find_light import TYPE_FIRST
 from .find_match import fold_count_py
-from .find_rows import row_starts
+from .find_more import more_items
+from .find_rows import row_starts_py
 from .textrow import FIELDS, NOTHING, SPECIAL, text_row_c, text_row_py
-from .textview import TOOL_CALL, TOOL_OUTPUT
+from .textview import ERROR, TOOL_CALL, TOOL_OUTPUT
 
 FIND_HITS = getattr(load_rowscan_c(), "find_hits", None)
 LEFT, NO_TURN, BLOCKS = 1, 2, 4       # flags: a row left to the caller, a hit of a row naming no turn, a block's hit
@@ -29,7 +30,7 @@ MAX_HITS = 4096                       # a row of more hits is left to the caller
 ENABLED = True                        # False: find takes text_hits (tests compare both)
 
 
-C2_KINDS = (TOOL_CALL, TOOL_OUTPUT)
+C2_KINDS = (TOOL_CALL, TOOL_OUTPUT, ERROR)   # (the error kind: an attempt's error fields, :mod:`.find_more`)
 
 
 def c2_ready(fast: FastRows) -> bool:
@@ -45,17 +46,20 @@ def c2_ready(fast: FastRows) -> bool:
 
 
 def find_hits_py(data: Any, starts: list[int], lim: int, torn: bool, max_row: int, types: tuple[bytes, ...],
-                 needle: bytes, mode: int, kinds: tuple[str, str],
+                 needle: bytes, mode: int, kinds: tuple[str, ...],
                  make: tuple[type, Any, Any, int], places: bool = False) -> tuple[list[Any], int, int]:
-    """The definition of ``rowscan_c.find_hits``: :func:`.find_fast.text_hits_py`'s items, a row of more than
+    """The definition of ``rowscan_c.find_hits``: :func:`.find_fast.text_hits_py`'s items (a summary's and an
+    attempt's rows read as :func:`.find_more.more_items` reads them), a row of more than
     :data:`MAX_HITS` hits left to the caller, each hit tuple made the hit ``make`` = (cls, fast rows, source, base)
     says (:meth:`.FastRows.lazy_hit`'s, its turn None where the row names none); (items, rows read, flags).
-    ``places``: ``starts`` holds places in rows (ascending, none negative), the rows' starts found as :func:`.find_rows.row_starts`
+    ``places``: ``starts`` holds places in rows (ascending, none negative), the rows' starts found as :func:`.find_rows.row_starts_py`
     finds them."""
     if places:
-        starts = row_starts(data, [c for c in starts if c >= 0], lim)
+        starts = row_starts_py(data, [c for c in starts if c >= 0], lim)
     text = needle.decode("utf-8")
-    items, read = text_hits_py(data, starts, lim, torn, max_row, types, text, mode, kinds)
+    items, read = text_hits_py(data, starts, lim, torn, max_row, types, text, mode, kinds[:2])  # type: ignore[arg-type]
+    items, more = more_items(data, items, lim, max_row, types, text, mode, kinds)
+    read += more
     quiet = [it for it in items if type(it) is int and _quiet(data, it, lim, max_row, types, text, mode)]
     items = [it for it in items if type(it) is not int or it not in quiet]
     read += len(quiet)
@@ -110,7 +114,7 @@ def _quiet(data: Any, s: int, lim: int, max_row: int, types: tuple[bytes, ...], 
 
 
 def find_hits_of(fast: FastRows, data: Any, starts: list[int], lim: int, torn: bool, base: int,
-                 max_row: int, types: tuple[bytes, ...], kinds: tuple[str, str],
+                 max_row: int, types: tuple[bytes, ...], kinds: tuple[str, ...],
                  places: bool = False) -> tuple[list[Any], int, int]:
     """find_hits (or its definition where the C is not there) of a window's candidate rows for ``fast``'s find."""
     mode, needle = fast.c_hits  # type: ignore[misc]

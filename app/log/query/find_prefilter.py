@@ -100,6 +100,19 @@ def first_escape(data: Buf, start: int, lim: int, use_c: bool = True, places: Op
     return -1 if m is None else m.start()
 
 
+def _first_escape_of(data: Buf, lim: int, memo: Optional[list[tuple[int, int]]]) -> int:
+    """``first_escape(data, 0, lim)``, kept in ``memo`` (one window's: a quoted query's prefilter and its gate both
+    ask, each a pass of the window) for the next ask with the same ``lim``."""
+    if memo is None:
+        return first_escape(data, 0, lim)
+    for m_lim, at in memo:
+        if m_lim == lim:
+            return at
+    at = first_escape(data, 0, lim)
+    memo.append((lim, at))
+    return at
+
+
 def _rarity(b: int) -> int:
     """How common byte ``b`` is in a log, roughly (lower: rarer): the byte of a needle that memchr
     looks for (a continuation byte: most logs are mostly ASCII, and non-ASCII text spreads over
@@ -230,17 +243,19 @@ class Prefilter:
         self._any = AnyRows(tuple(_inner(self.needles + self.esc)), table)
         self._any_raw = AnyRows(tuple(_inner(self.needles)), table) if self.esc else self._any
 
-    def rows_of(self, data: Buf, lim: int, starts: Optional[list[int]] = None) -> Optional[list[int]]:
+    def rows_of(self, data: Buf, lim: int, starts: Optional[list[int]] = None,
+                memo: Optional[list[tuple[int, int]]] = None) -> Optional[list[int]]:
         """The rows of ``data[:lim]`` holding a needle (raw or escaped) in one pass (:mod:`.find_anyrows`):
         ``starts`` None, a place in each (the rows :meth:`positions` finds with ``rows``); else the starts of the
         rows of ``starts`` that :meth:`hit` keeps.  In a window holding no ``\\uXXXX`` escape of a non-ASCII
         character (:func:`first_escape`), the raw needles alone (each escaped needle holds one).  None: not this
         way (no C, a gate, a needle with a newline, more than :data:`WINDOW_PROBES` probes; a whole window of a
-        prefilter with an anchor byte): the caller takes the passes."""
+        prefilter with an anchor byte): the caller takes the passes.  ``memo``: the window's own list (empty at first),
+        where that first escape is kept once found (with ``lim``), for the next ask about the same window."""
         if ROWS_ANY is None or self.gate is not None or (starts is None and self.anchor is not None):
             return None                    # (memchr of the anchor byte costs less)
         way = self._any
-        if self.esc and self._any_raw.needles and first_escape(data, 0, lim) < 0:
+        if self.esc and self._any_raw.needles and _first_escape_of(data, lim, memo) < 0:
             way = self._any_raw
         return way.rows(data, lim, starts, WINDOW_PROBES)
 
@@ -248,13 +263,14 @@ class Prefilter:
     def lower(self) -> bool:
         return self.fold is not None
 
-    def positions(self, data: Buf, lim: Optional[int] = None, rows: bool = False) -> list[int]:
+    def positions(self, data: Buf, lim: Optional[int] = None, rows: bool = False,
+                  memo: Optional[list[tuple[int, int]]] = None) -> list[int]:
         """Sorted places of the needles in ``data[:lim]``; ``rows``: only a place in each row holding one (the
         rows are all a caller asks for: the search goes on from the row's end), in one pass where
         :meth:`rows_of` can, else the first place of each needle in each row."""
         lim = len(data) if lim is None else lim
         if rows:
-            got = self.rows_of(data, lim)
+            got = self.rows_of(data, lim, memo=memo)
             if got is not None:
                 return got
         out: list[int] = []

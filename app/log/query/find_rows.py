@@ -4,14 +4,13 @@ drives them is :func:`app.log.query.find.find`.
 """
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Optional, Union
 from collections.abc import Iterator
 
 from ..format.limits import MAX_ROW_BYTES
 from ..format.model import MAX_SAFE_INT, BadKind, Event, Item
 from ..source.sources import RawJsonlSource, Segment
-from . import find_match
+from . import find_match, find_turns
 from .find_light import NO_TURN, light_turn
 from .find_match import FindOptions, FindStats, Hit, Match, Matcher, TurnRef, match_fields
 from .find_anyrows import ROWS_ANY
@@ -21,13 +20,10 @@ from .textview import Shown, event_turn, shown_fields, snippet
 if TYPE_CHECKING:
     from ..format.codec import RowCodec
 
-TURN_START = b'"turn/start"'
-# a turn/start row as dsh writes it (no space, keys in its order, integers): its turn read with no decode (the turn
-# the codec's event names: a valid seq, the payload {"turn": int}; tests/test_find_light_turn.py holds it to the decode)
+TURN_START = find_turns.TURN_START
 FORWARD_FROM = 1 << 14             # last_turn_in: stretches of this many bytes searched forwards in C (from this many)
 _TURN_PROBE = (5, 3)               # (TURN_START looked for by its "/" and the "a" 3 bytes on: find_anyrows)
-_PLAIN_TURN = re.compile(rb'\{"type":"turn/start","seq":(0|[1-9][0-9]{0,15}),"time":(?:0|[1-9][0-9]{0,15}),'
-                         rb'"data":\{"turn":(0|[1-9][0-9]{0,15})\}\}')
+_PLAIN_TURN = find_turns.PLAIN_TURN  # (read through this name: tests replace it)
 
 
 class Win:
@@ -139,7 +135,7 @@ class TurnTracker:
 
     def before(self, rs: int) -> Optional[int]:
         if self.at < rs:
-            t = last_turn_in(self.codec, self.seg, rs, self.st, stop=self.at)
+            t = self._last(rs, self.at)
             if t is not None:
                 self.turn = t
             self.at = rs
@@ -148,14 +144,46 @@ class TurnTracker:
     def at_end(self) -> TurnRef:
         n = self.lim
         if self.at < n:
-            t = last_turn_in(self.codec, self.seg, n, self.st, stop=self.at)
+            t = self._last(n, self.at)
             if t is not None:
                 self.turn = t
             self.at = n
         return self.turn
 
+    def _last(self, end: int, stop: int) -> Optional[int]:
+        """:func:`last_turn_in` of ``data[stop:end]``, a call of rowscan_c.last_turn a row (:mod:`.find_turns`: the
+        same rows read, last first, a plain one's turn read there, any other by :func:`turn_of_row`, each counted as
+        there); ``last_turn_in`` itself where the C is off (a v0/v1 log, the light reads off)."""
+        if not find_turns.ENABLED or self.codec.version < 2 or not find_match.FAST:
+            return last_turn_in(self.codec, self.seg, end, self.st, stop=stop)
+        data, j = self.data, end
+        while True:
+            got = find_turns.last_turn(data, stop, j)
+            if got is None:
+                return None
+            s, e, t = got
+            if t is not None:
+                self.st.rows_decoded += 1
+                return t
+            t = turn_of_row(self.codec, data[s:e], self.st, self.seg.row_pos(s))
+            if t is not None:
+                return t
+            j = s
+            if j <= stop:
+                return None
+
 
 def row_starts(data: Buf, cands: list[int], lim: int) -> list[int]:
+    """Start offsets of the rows holding the candidate positions (sorted, unique): rowscan_c.row_starts (the find6
+    section) where it is built and answers, else :func:`row_starts_py`, its definition."""
+    if find_turns.ROW_STARTS is not None and find_turns.ENABLED and type(cands) is list:
+        got = find_turns.ROW_STARTS(data, cands, lim)
+        if got is not None:
+            return got  # type: ignore[no-any-return]
+    return row_starts_py(data, cands, lim)
+
+
+def row_starts_py(data: Buf, cands: list[int], lim: int) -> list[int]:
     """Start offsets of the rows holding the candidate positions (sorted, unique)."""
     out: list[int] = []
     last_end = -1
