@@ -5474,6 +5474,11 @@ out:
 static const char *const AH_SHAPES[] = {"step/start", "step/end", "turn/start", "turn/end"};
 
 static int ah_needle(P d, Py_ssize_t a, Py_ssize_t b) {
+    /* (pass4: a surface row as dsh writes it ends with its "surfaceOp": looked for in its last bytes first, the
+     * answer the same, without a memchr per quote of a long row) */
+    Py_ssize_t w = b - a < 48 ? b - a : 48;
+    if (w >= 11 && memmem(d + b - w, (size_t)w, "\"surfaceOp\"", 11) != NULL)
+        return 1;
     while (a < b) {
         const unsigned char *q = memchr(d + a, '"', (size_t)(b - a));
         if (q == NULL)
