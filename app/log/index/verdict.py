@@ -127,18 +127,13 @@ class ReadPath:
         self.unknown = 0
         self.out: list[Problem] = []
 
-    def segment(self, seg: Any, scanned: Optional[tuple[set[bytes], bool]] = None) -> None:
-        """``scanned``: ``seg_types(seg.data, True)``, made already (the background pass makes it one segment ahead,
-        in another thread: :mod:`app.log.query.ahead`)."""
+    def segment(self, seg: Any) -> None:
         if seg.bad:
             return
         reader, mig = self.reader, self.mig
+        data = b"\n".join(raw for _p, raw in seg.rows) if seg.rows is not None else seg.data
         version = self.version
-        if scanned is not None:
-            types, plugin = scanned[0], scanned[1] and version >= 4 and not self.plugin
-        else:
-            data = b"\n".join(raw for _p, raw in seg.rows) if seg.rows is not None else seg.data
-            types, plugin = seg_types(data, version >= 4 and not self.plugin)
+        types, plugin = seg_types(data, version >= 4 and not self.plugin)
         odd = [t for t in types if t not in _PACKED and t.decode("utf-8", "replace") not in self.known]
         if odd and self.unknown < _MAX_LISTED:               # (bounded: the first rows say it; the codec counts the rest)
             got = _unknown_required(reader, seg, odd, _MAX_LISTED - self.unknown)

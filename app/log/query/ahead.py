@@ -22,22 +22,20 @@ Pure core: no store, no Qt.  ``cancel()`` is checked between rows; a pass cut sh
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator
-from concurrent.futures import ThreadPoolExecutor, wait
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, cast
 
 from ..fold.checkpoints import EVERY, Checkpoint, CheckpointBuilder, Checkpoints
 from ..fold.surface import SURFACE_NEEDLES, ScanEnd, SurfaceIndex
 from ..index.fastindex import steady_heap
-from ..index.verdict import ReadPath, seg_types
-from ..source.sources import RawJsonlSource
+from ..index.verdict import ReadPath
 from ..format.lazyrows import PACKED_PREFIXES, lazy_row
 from ..format.fastrows import MESSAGE
 from ..format.model import is_event
 from .ahead_lean import LeanChecks, lean_block
 from .ahead_rows import SURFACE_TYPES, LeanRows, Row
-from .ahead_scan import ahead_rows, batch_rows
+from .ahead_scan import batch_rows
 from .outline import Outline, OutlineBuilder, TurnEntry
 from .outline_packed import TurnSpool
 
@@ -47,7 +45,6 @@ if TYPE_CHECKING:
 
 _N0, _N1, _N2, _N3, _N4 = SURFACE_NEEDLES          # (the byte test of ``_surface_rows``, unrolled)
 CANCEL_ROWS = 64        # rows between two looks at ``cancel()``
-AHEAD_THREAD = True     # a raw JSONL log read and scanned one segment ahead in another thread (:func:`_scanned`)
 
 
 @dataclass
@@ -200,62 +197,12 @@ def build_ahead(reader: LogReader, progress: Optional[Callable[[int, int], None]
         return _segments(p, reader, vp, total, progress, cancel)
 
 
-Scanned = tuple["Segment", Optional[tuple[set[bytes], bool]], Optional[list[int]]]
-
-
-def _scan(seg: Segment, types: tuple[bytes, ...], plugin: bool) -> Scanned:
-    """What the pass reads of a segment of bytes before any row is handled in Python, all in C with the GIL let go
-    (``seg_types`` of the read-path check, ``plugin``: a v4 log's, the rows of
-    :func:`~app.log.query.ahead_scan.ahead_rows`)."""
-    if seg.bad or seg.rows is not None:
-        return seg, None, None
-    return seg, seg_types(seg.data, plugin), ahead_rows(seg.data, types) if types else None
-
-
-def _scanned(p: AheadPass, reader: LogReader) -> Generator[Scanned, None, None]:
-    """The segments of ``reader``'s log with what :func:`_scan` makes of each.  A raw JSONL file (the source read
-    by ``pread`` alone) is read and scanned one segment ahead in another thread (:data:`AHEAD_THREAD`: the file read
-    and the two C scans let the GIL go, so they run on a second core while the pass handles the segment before in
-    Python); any other source is read and scanned here, in turn (the pass's products are the same either way)."""
-    src, plugin = reader.source, (reader.version or 0) >= 4
-    if not AHEAD_THREAD or not isinstance(src, RawJsonlSource):
-        for seg in src.forward():
-            yield _scan(seg, p.types, plugin)
-        return
-    it = src.forward()
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ahead-read") as ex:
-        def step() -> Optional[Scanned]:
-            seg = next(it, None)
-            return None if seg is None else _scan(seg, p.types, plugin)
-        nxt = ex.submit(step)
-        try:
-            while True:
-                got = nxt.result()
-                if got is None:
-                    return
-                nxt = ex.submit(step)           # (the next segment read while this one is handled)
-                yield got
-        finally:
-            nxt.cancel()
-            wait([nxt])
-            getattr(it, "close", lambda: None)()      # (the source's generator ended here, in this thread)
-
-
 def _segments(p: AheadPass, reader: LogReader, vp: ReadPath, total: int,
               progress: Optional[Callable[[int, int], None]], cancel: Optional[Callable[[], bool]]) -> Ahead:
     """:func:`build_ahead`'s forward read of every segment."""
-    segs = _scanned(p, reader)
-    try:
-        return _each(p, reader, vp, total, progress, cancel, segs)
-    finally:
-        segs.close()
-
-
-def _each(p: AheadPass, reader: LogReader, vp: ReadPath, total: int, progress: Optional[Callable[[int, int], None]],
-          cancel: Optional[Callable[[], bool]], segs: Iterator[Scanned]) -> Ahead:
     ob, cb, su = p.ob, p.cb, p.su
-    for seg, scanned, recs in segs:
-        vp.segment(seg, scanned)
+    for seg in reader.source.forward():
+        vp.segment(seg)
         if seg.bad:
             for it in reader.decode_segment(seg, ob.problems):      # (the corrupt-frame problem; no events)
                 if is_event(it):
@@ -264,7 +211,7 @@ def _each(p: AheadPass, reader: LogReader, vp: ReadPath, total: int, progress: O
             continue
         if p.cp_on:
             cb.segment(seg, ())                # (a checkpoint at this segment's start, if one is due)
-        nl = batch_rows(p, seg, recs) if p.types and seg.rows is None else p.rows(seg)
+        nl = batch_rows(p, seg) if p.types and seg.rows is None else p.rows(seg)
         if nl is None:
             return Ahead(cb.cps, su.idx, su.end, ob.finish(False), False)
         if not su.stopped:

@@ -140,14 +140,12 @@ def _boundary(p: AheadPass, shape: int, seq: int, turn: int, pos: Any, off: int,
         su.lean(pos, line, hit, 0, typ, seq)
 
 
-def batch_rows(p: AheadPass, seg: Segment, recs: Optional[list[int]] = None) -> Optional[int]:
-    """The pass ``p`` over the rows of ``seg`` (a segment of bytes; ``recs``: its :func:`ahead_rows`, when made
-    already); -> its complete rows, None: cancelled."""
+def batch_rows(p: AheadPass, seg: Segment) -> Optional[int]:
+    """The pass ``p`` over the rows of ``seg`` (a segment of bytes); -> its complete rows, None: cancelled."""
     data = seg.data
     lean, su = p.lean, p.su
     decs = [lean.decs[t] for t in p.types]
-    if recs is None:
-        recs = ahead_rows(data, p.types)
+    recs = ahead_rows(data, p.types)
     cancel, ok, take, row_pos, text_pos = p.cancel, lean.ok, lean.take, seg.row_pos, seg.text_pos
     attempt, message, errors = fr.ATTEMPT, fr.MESSAGE, fr.DECODE_ERRORS
     # (a plain segment's row places, as its methods give them, without a call per row)
