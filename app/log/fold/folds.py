@@ -6,8 +6,10 @@ folding incrementally are the same computation; ``fold_*`` helpers reduce a list
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union
 from collections.abc import Iterable, MutableMapping
+
+import msgspec
 
 from ..format.model import SURFACE_TYPES, Event, Problem, event_message
 from ..format.payloads import JsonList, JsonObj, as_obj, blocks, items, obj
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 # event of such a type is surface only where its version knows it (``Event.known``)
 _NEWER_SURFACE = frozenset({"system/message", "developer/message"})
 _EMPTY_DROPS = frozenset({"assistant/message", "system/message", "developer/message"})
+_encode = msgspec.json.Encoder().encode
 
 
 def is_surface_type(ev: Event) -> bool:
@@ -307,8 +310,8 @@ class ToolHistoryFold:
     def __init__(self) -> None:
         self.headers: dict[int, JsonList] = {}   # header seq -> tools list
         self.declared: dict[object, Any] = {}    # name -> definition in this series
-        self.declared_json: dict[object, str] = {}   # name -> its definition's JSON, once asked (a header compares
-        # every tool it lists with the declared one: once per header, not twice)
+        self.declared_json: dict[object, JsonKey] = {}   # name -> its definition's JSON key (:func:`json_key`), once
+        # asked (a header compares every tool it lists with the declared one: once per header, not twice)
         self.active: JsonList = []
         self.available: set[object] = set()
         self.baseline: Optional[int] = None
@@ -324,7 +327,7 @@ class ToolHistoryFold:
             h = obj(d.get("header"))
             tools = items(h.get("tools"))
             self.headers[ev.seq] = tools
-            redeclared = any(_tool_name(t) in self.declared and self._declared_json(_tool_name(t)) != _json(t)
+            redeclared = any(_tool_name(t) in self.declared and self._declared_json(_tool_name(t)) != json_key(t)
                              for t in tools)
             if self.baseline is None or d.get("reason") == "series" or d.get("startsSeries") or redeclared:
                 self.baseline = ev.seq
@@ -360,10 +363,10 @@ class ToolHistoryFold:
                     self.available.discard(b.get("toolName"))
             self.updates = self.updates + [{"messageId": msg.get("id"), "additions": additions}]
 
-    def _declared_json(self, name: object) -> str:
+    def _declared_json(self, name: object) -> JsonKey:
         got = self.declared_json.get(name)
         if got is None:
-            got = self.declared_json[name] = _json(self.declared[name])
+            got = self.declared_json[name] = json_key(self.declared[name])
         return got
 
     def snapshot(self) -> JsonObj:
@@ -376,6 +379,25 @@ class ToolHistoryFold:
 def _json(v: object) -> str:
     import json
     return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+
+JsonKey = Union[bytes, str]
+
+
+def json_key(v: object) -> JsonKey:
+    """A key of the JSON value ``v`` (as JSON decoding gives it: string keys) such that two keys are equal exactly
+    when the two values' :func:`_json` texts are (the redeclaration test of spec-versions §6.3), about ten times
+    cheaper to make (issue 29: the background pass made a JSON text of every tool of every ``request/header``):
+    msgspec's compact encoding, which maps equal values to equal texts and, like ``json.dumps``, tells every
+    type, key order and float apart, except that it writes NaN and the infinities as ``null`` -- so a text
+    holding a ``null`` that may be a value (after ``:``, ``,`` or ``[``, or alone), or a value msgspec cannot encode (a lone surrogate), is keyed by its
+    :func:`_json` text instead (a str, never equal to a bytes key; the choice depends only on the value's
+    structure, so two values with the same :func:`_json` text take the same branch)."""
+    try:
+        got = _encode(v)
+    except (TypeError, ValueError, OverflowError, UnicodeEncodeError, msgspec.EncodeError):
+        return _json(v)
+    return _json(v) if got == b"null" or b":null" in got or b",null" in got or b"[null" in got else got
 
 
 class HeaderFold:

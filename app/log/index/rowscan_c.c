@@ -5474,6 +5474,11 @@ out:
 static const char *const AH_SHAPES[] = {"step/start", "step/end", "turn/start", "turn/end"};
 
 static int ah_needle(P d, Py_ssize_t a, Py_ssize_t b) {
+    /* (pass4: a surface row as dsh writes it ends with its "surfaceOp": looked for in its last bytes first, the
+     * answer the same, without a memchr per quote of a long row) */
+    Py_ssize_t w = b - a < 48 ? b - a : 48;
+    if (w >= 11 && memmem(d + b - w, (size_t)w, "\"surfaceOp\"", 11) != NULL)
+        return 1;
     while (a < b) {
         const unsigned char *q = memchr(d + a, '"', (size_t)(b - a));
         if (q == NULL)
@@ -9169,6 +9174,117 @@ static PyObject *last_turn(PyObject *self, PyObject *args) {
     return res;
 }
 /* ---- end find6 ---- */
+/* ---- section pass4: the read-path check's scan of a segment in one C call (issue 29; owner: the pass4 helper) ----
+ * seg_types(data, plugin) -> (types, found): types, the set of bytes that app/log/index/verdict.py row_types gives
+ *   (every row type a row of data starts with: {"type": then at most one blank, then a quoted run of bytes other than
+ *   a quote, matched at the start of data and after each newline, matches not overlapping: a type holding a newline
+ *   hides the rows it spans, as the regular expression's search does); found, b'"plugin"' in data when plugin is
+ *   true (else False).  The interpreted definition: verdict.seg_types_py; tests/test_verdict_scan.py holds the two
+ *   equal.  The bytes are read with the GIL let go. */
+#define P4_KNOWN 64
+
+/* the end (past the closing quote) of {"type": ?"[^"]*" at d[i:], its type in d[*a:*b]; -1 when none there */
+static Py_ssize_t p4_type_at(P d, Py_ssize_t i, Py_ssize_t n, Py_ssize_t *a, Py_ssize_t *b) {
+    if (n - i < 9 || memcmp(d + i, "{\"type\":", 8) != 0)
+        return -1;
+    i += 8;
+    if (d[i] == ' ')
+        i++;
+    if (i >= n || d[i] != '"')
+        return -1;
+    i++;
+    const unsigned char *z = memchr(d + i, '"', (size_t)(n - i));
+    if (z == NULL)
+        return -1;
+    *a = i;
+    *b = z - d;
+    return *b + 1;
+}
+
+static PyObject *seg_types(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    int plugin;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*p", &view, &plugin))
+        return NULL;
+    P d = (P)view.buf;
+    Py_ssize_t n = view.len, ka[P4_KNOWN], kb[P4_KNOWN], known = 0, more = 0;
+    Py_ssize_t *hits = NULL, nh = 0, cap = 0;           /* (types past the first P4_KNOWN distinct: each place) */
+    int found = 0, oom = 0;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t i = 0;
+    int first = 1;
+    for (;;) {
+        Py_ssize_t at = i, a = 0, b = 0, e;
+        if (!first) {
+            const unsigned char *q = i < n ? memchr(d + i, '\n', (size_t)(n - i)) : NULL;
+            if (q == NULL)
+                break;
+            at = q - d + 1;
+        }
+        first = 0;
+        e = p4_type_at(d, at, n, &a, &b);
+        if (e < 0) {
+            i = at;
+            continue;
+        }
+        i = e;
+        Py_ssize_t k = 0;
+        for (; k < known; k++)
+            if (kb[k] - ka[k] == b - a && memcmp(d + ka[k], d + a, (size_t)(b - a)) == 0)
+                break;
+        if (k < known)
+            continue;
+        if (known < P4_KNOWN) {
+            ka[known] = a;
+            kb[known++] = b;
+            continue;
+        }
+        if (nh + 2 > cap) {
+            Py_ssize_t nc = cap ? cap * 2 : 256;
+            Py_ssize_t *g = realloc(hits, (size_t)nc * sizeof(Py_ssize_t));
+            if (g == NULL) {
+                oom = 1;
+                break;
+            }
+            hits = g;
+            cap = nc;
+        }
+        hits[nh++] = a;
+        hits[nh++] = b;
+        more = 1;
+    }
+    if (plugin && !oom)
+        found = memmem(d, (size_t)n, "\"plugin\"", 8) != NULL;
+    Py_END_ALLOW_THREADS
+    PyObject *set = NULL, *res = NULL;
+    if (oom) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    set = PySet_New(NULL);
+    if (set == NULL)
+        goto out;
+    for (int pass = 0; pass < 1 + more; pass++) {
+        Py_ssize_t m = pass ? nh : known * 2;
+        for (Py_ssize_t k = 0; k < m; k += 2) {
+            Py_ssize_t a = pass ? hits[k] : ka[k / 2], b = pass ? hits[k + 1] : kb[k / 2];
+            PyObject *t = PyBytes_FromStringAndSize((const char *)d + a, b - a);
+            if (t == NULL || PySet_Add(set, t) < 0) {
+                Py_XDECREF(t);
+                goto out;
+            }
+            Py_DECREF(t);
+        }
+    }
+    res = Py_BuildValue("(OO)", set, found ? Py_True : Py_False);
+out:
+    Py_XDECREF(set);
+    free(hits);
+    PyBuffer_Release(&view);
+    return res;
+}
+/* ---- end pass4 ---- */
 
 static PyMethodDef methods[] = {
     {"rows_any", rows_any, METH_VARARGS, "The rows holding any of some needles through a table (see the find5 section)."},
@@ -9214,6 +9330,7 @@ static PyMethodDef methods[] = {
     {"more_text", more_text, METH_VARARGS, "The fields find_hits reads of a summary or an attempt row (find6 section)."},
     {"row_starts", row_starts, METH_VARARGS, "find_rows.row_starts in C (find6 section)."},
     {"last_turn", last_turn, METH_VARARGS, "The last turn/start row of a stretch and its plain turn (find6 section)."},
+    {"seg_types", seg_types, METH_VARARGS, "The read-path check's row types of a segment, and a plugin source (pass4 section)."},
     {NULL, NULL, 0, NULL},
 };
 
