@@ -77,9 +77,11 @@ def build_c(force: bool) -> None:
         "from setuptools import Extension, setup\n"
         f"setup(name='session-lens-rowscan-c', ext_modules=[Extension('app.log.index.rowscan_c', [{str(C_SRC.relative_to(ROOT))!r}],"
         " extra_compile_args=['-O2'])],\n"
-        f"      script_args=['-q', 'build_ext', '--inplace', '--build-temp', {str(BUILD / 'temp')!r},"
+        f"      script_args=['-q', 'build_ext', '--inplace', '--force', '--build-temp', {str(BUILD / 'temp')!r},"
         f" '--build-lib', {str(BUILD / 'lib')!r}])\n"
     )
+    # (--force: setuptools' own up-to-date test compares whole seconds of mtime; a source changed in the second of
+    #  the last build, as a merge right after a build does, kept the old object while the stamp took the new digest)
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     if r.returncode != 0 or not C_EXT.exists() or digest(C_SRC) != want:
         remove((C_EXT, C_STAMP))
