@@ -7398,6 +7398,7 @@ static PyObject *tl_getcols(PyObject *self, PyObject *args) {
 
 /* ---- findc2: whole-log find's hits of a window's candidate rows, made in C (issue 29; owner: the findc2 helper) ----
  * find_hits(data, starts, lim, torn, max_row, types, needle, mode, kinds, make[, places]) -> (items, read, flags)
+ * (kinds: the tool-call and tool-output kinds, and the error kind the find6 section's rows need, when given)
  *
  * ``places``: ``starts`` holds places in rows (ascending, none negative), the prefilter's; each row holding one is
  * taken once, as find_rows.row_starts takes them.
