@@ -100,6 +100,28 @@ def hostile_rows() -> list[str]:
                 if turn is not ...:
                     data["turn"] = turn
                 rows.append(_summary(seq, data))
+    seq += 10
+    for e in ERRS + [..., None]:
+        for msg in ({"role": "tool", "content": [{"type": "text", "text": "the out"}], "toolCallId": "c1"},
+                    {"role": "tool", "content": "the plain out"}, {"content": []}, {"content": None}, None, "the",
+                    {"content": 5}, {"content": [{"type": "tool-result", "content": [{"type": "text", "text": "the n"}]}]},
+                    {"content": [{"type": "image"}]}, {"source": {"callId": ["x"]}, "content": "the s"}):
+            seq += 1
+            data: dict = {"turn": 2, "step": 1}
+            if msg is not None:
+                data["message"] = msg
+            if e is not ...:
+                data["error"] = e
+            rows.append(json.dumps({"type": "tool/result", "seq": seq, "time": 3, "data": data}, ensure_ascii=False,
+                                   separators=(",", ":")))
+    for typ in ("request/header", "turn/start", "step/start", "step/end", "request/context", "session/end-seed",
+                "llm/retry-started", "steering/message"):
+        seq += 1
+        row = json.dumps({"type": typ, "seq": seq, "time": 3, "data": {"turn": 1, "text": "the", "x": ["the"]}},
+                         separators=(",", ":"))
+        rows += [row, row.replace('"data":', '"type":"user/message","data":'), row.replace(typ, typ + "x"),
+                 row.replace('"type":"' + typ, '"type":"' + typ.replace("t", "\\u0074", 1)), row[:-1],
+                 row.replace('"seq":', '"seq":"', 1).replace(',"time"', '","time"', 1)]
     rows.append(_summary(seq + 1, {"summary": [{"type": "text", "text": "the"}], "summary2": 1}).replace("summary2", "summary"))
     rows.append(_summary(seq + 2, {"content": [{"type": "text", "text": "the c"}], "summary": [{"type": "text", "text": "the s"}]}))
     rows.append(_summary(seq + 3, {"compactionId": [1], "summary": [{"type": "text", "text": "the s"}]}))

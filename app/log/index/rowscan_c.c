@@ -7398,6 +7398,7 @@ static PyObject *tl_getcols(PyObject *self, PyObject *args) {
 
 /* ---- findc2: whole-log find's hits of a window's candidate rows, made in C (issue 29; owner: the findc2 helper) ----
  * find_hits(data, starts, lim, torn, max_row, types, needle, mode, kinds, make[, places]) -> (items, read, flags)
+ * (kinds: the tool-call and tool-output kinds, and the error kind the find6 section's rows need, when given)
  *
  * ``places``: ``starts`` holds places in rows (ascending, none negative), the prefilter's; each row holding one is
  * taken once, as find_rows.row_starts takes them.
@@ -8820,8 +8821,8 @@ static long long f6_plain_turn(P d, Py_ssize_t s, Py_ssize_t e) {
 }
 
 /* more_text(raw) -> None | (seq, turn, [(kind, text)])
- *   find_hits reads two more types when it is given them (in ``types``; the error kind as ``kinds[2]``), which it left
- *   to the exact way before (4,952 and 2,546 rows of the 1 GB log's 188,541 hits of "the", ~0.1 ms each there):
+ *   find_hits reads more types when it is given them (in ``types``; the error kind as ``kinds[2]``), which it left
+ *   to the exact way before (~13,000 rows of the 1 GB log's 188,541 hits of "the", 0.01-0.1 ms each there):
  *   - compaction/summary: one field of the assistant kind, content_text of its payload's ``summary`` (when the key is
  *     there) else of its ``content``, read by ft_content as a user message's content is;
  *   - assistant/attempt: an error field for each record of its ``stream`` (a list) that is an object of type
@@ -8829,6 +8830,9 @@ static long long f6_plain_turn(P d, Py_ssize_t s, Py_ssize_t e) {
  *     textview.error_text of the reason's ``failure`` (when it is a non-empty string or object) else of its
  *     ``error``: a string itself, null or absent "", an object "CODE: message" (a non-empty string code) or its
  *     message (no code: null, absent or ""), the message a string, null or absent, not both absent;
+ *   - tool/result with an error (not null): its output (as f2_row reads one without) and an error field, the
+ *     error_text of its ``error`` as above;
+ *   - the types that show no text (F6_QUIET): no field;
  *   plained (control characters as spaces) as every field find_hits matches.  Any other shape (an escaped type,
  *   record type, kind or key, a key twice, a number, list or boolean where a text is made, an error object with
  *   neither code nor message) leaves the row to the caller.  more_text gives the fields of one row as find_hits
@@ -8933,9 +8937,35 @@ static int f6_attempt(P d, const FtTape *tp, Py_ssize_t sv) {
     return 0;
 }
 
-/* f2_row's rows of the two types (type token tv, payload object dv): 0 read, 1 the caller's, -1 out of memory;
- * 2 another type */
+/* the types whose rows show no text (textview.NO_PAYLOAD_TYPES): a row of one of them, read whole here (its one type
+ * key unescaped), has no hit, as find_fast.quiet_type or the exact decode finds */
+static const char *const F6_QUIET[] = {"turn/start", "step/start", "step/end", "request/header", "request/context",
+                                       "session/end-seed", "llm/retry-started", "steering/message"};
+
+/* f2_row's rows of the types find6 reads (type token tv, payload object dv): 0 read, 1 the caller's, -1 out of
+ * memory; 2 another type (more_text: 1) */
 static int f6_more(P d, const FtTape *tp, Py_ssize_t tv, Py_ssize_t dv) {
+    const FtTok *t = tp->t;
+    for (size_t k = 0; k < sizeof F6_QUIET / sizeof F6_QUIET[0]; k++)
+        if (ft_is(d, tp, tv, F6_QUIET[k]))
+            return 0;
+    if (ft_is(d, tp, tv, "tool/result")) {             /* (one with an error: its output, then the error) */
+        Py_ssize_t ev = ft_get(d, tp, dv, "error"), msg = ft_get(d, tp, dv, "message");
+        if (ev < 0 || t[ev].kind == 'n')
+            return F6.out != NULL ? 1 : 2;             /* (f2_row's own way) */
+        if ((!F6.errors && F6.out == NULL) || ft_obj(d, tp, msg) < 0 || ft_answered(d, tp, msg) == -2)
+            return 1;
+        int parts = 0, x;
+        F6_BUF.len = 0;
+        if (ft_content(&F6_BUF, d, tp, ft_get(d, tp, msg, "content"), 2, &parts) < 0)
+            return 1;
+        if (parts && (x = f6_field(5)) != 0)
+            return x;
+        F6_BUF.len = 0;
+        if ((x = f6_error_text(d, tp, ev)) != 0)
+            return x;
+        return f6_field(6);
+    }
     if (ft_is(d, tp, tv, "compaction/summary")) {
         Py_ssize_t v = ft_get(d, tp, dv, "summary");
         int parts = 0;
@@ -8949,7 +8979,7 @@ static int f6_more(P d, const FtTape *tp, Py_ssize_t tv, Py_ssize_t dv) {
             return 1;
         return f6_attempt(d, tp, ft_get(d, tp, dv, "stream"));
     }
-    return 2;
+    return F6.out != NULL ? 1 : 2;
 }
 
 static PyObject *more_text(PyObject *self, PyObject *args) {
@@ -8971,8 +9001,7 @@ static PyObject *more_text(PyObject *self, PyObject *args) {
     if (n >= 10 && memcmp(d, "{\"type\":\"", 9) == 0) {
         P q = memchr(d + 9, '"', (size_t)(n - 9));
         Py_ssize_t tl = q == NULL ? 0 : q - (d + 9);
-        if ((tl == 18 && memcmp(d + 9, "compaction/summary", 18) == 0)
-            || (tl == 17 && memcmp(d + 9, "assistant/attempt", 17) == 0)) {
+        if (q != NULL) {                               /* (f6_more says 1 for a type it does not read) */
             F6.out = out;
             x = f2_row(d, n, tl, 0, &seq, &turn, &named);
             F6.out = NULL;

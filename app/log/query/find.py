@@ -35,9 +35,11 @@ raw JSONL file, a window's candidate rows are read and matched in C, no row deco
 unmade: ``Hit.row`` says where from; the window makes the snippets it shows).  Where the C is built this is
 :mod:`.find_c2` (rowscan_c.find_hits: the fields matched as UTF-8, the hits made in C, the rows of the prefilter's
 places found there, a generic row whose shown text holds no match read with no hit; the hits between two rows
-the C leaves to us handed on as one :class:`Batch`), else :mod:`.find_fast`'s text hits.  ``cancel`` (a callable or a
-``threading.Event``) stops the scan between rows; ``progress(done, total)`` reports physical
-bytes.  :class:`FindStats` counts what was read.
+the C leaves to us handed on as one :class:`Batch`; compaction summaries, failed attempts, tool results with an error
+and rows showing no text read there too, :mod:`.find_more`), else :mod:`.find_fast`'s text hits.  The turn of a hit
+whose row names none is the last ``turn/start`` row's before it, found by one C call an ask (:mod:`.find_turns`).
+``cancel`` (a callable or a ``threading.Event``) stops the scan between rows; ``progress(done, total)`` reports
+physical bytes.  :class:`FindStats` counts what was read.
 
 The parts: :mod:`.find_match` (options, hits, stats, the field matcher), :mod:`.find_needles` (the needles
 of the byte prefilter, built from the query), :mod:`.find_prefilter` (the prefilter's byte searches) and

@@ -30,7 +30,7 @@ MAX_HITS = 4096                       # a row of more hits is left to the caller
 ENABLED = True                        # False: find takes text_hits (tests compare both)
 
 
-C2_KINDS = (TOOL_CALL, TOOL_OUTPUT, ERROR)   # (the error kind: an attempt's error fields, :mod:`.find_more`)
+C2_KINDS = (TOOL_CALL, TOOL_OUTPUT, ERROR)   # (the error kind: :mod:`.find_more`'s error fields)
 
 
 def c2_ready(fast: FastRows) -> bool:
@@ -48,8 +48,8 @@ def c2_ready(fast: FastRows) -> bool:
 def find_hits_py(data: Any, starts: list[int], lim: int, torn: bool, max_row: int, types: tuple[bytes, ...],
                  needle: bytes, mode: int, kinds: tuple[str, ...],
                  make: tuple[type, Any, Any, int], places: bool = False) -> tuple[list[Any], int, int]:
-    """The definition of ``rowscan_c.find_hits``: :func:`.find_fast.text_hits_py`'s items (a summary's and an
-    attempt's rows read as :func:`.find_more.more_items` reads them), a row of more than
+    """The definition of ``rowscan_c.find_hits``: :func:`.find_fast.text_hits_py`'s items (the rows of the types
+    :mod:`.find_more` adds read as :func:`.find_more.more_items` reads them), a row of more than
     :data:`MAX_HITS` hits left to the caller, each hit tuple made the hit ``make`` = (cls, fast rows, source, base)
     says (:meth:`.FastRows.lazy_hit`'s, its turn None where the row names none); (items, rows read, flags).
     ``places``: ``starts`` holds places in rows (ascending, none negative), the rows' starts found as :func:`.find_rows.row_starts_py`

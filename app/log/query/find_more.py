@@ -1,12 +1,14 @@
-"""Whole-log find's hits of two more row types made in C (pure core, no Qt): compaction summaries and failed attempts.
+"""Whole-log find's hits of more row types made in C (pure core, no Qt): compaction summaries, failed attempts, tool
+results with an error, rows showing no text.
 
-rowscan_c.find_hits (:mod:`.find_c2`) left every ``compaction/summary`` and ``assistant/attempt`` row to the exact way
-(a decode each, ~0.1 ms: 7,500 of the rows holding "the" in the 1 GB log, a fifth of that find's time).  Given these
-types (:data:`C2_TYPES`) and the error kind (:data:`~.find_c2.C2_KINDS` ``[2]``) it now reads them itself (the find6
-section): a summary's one field (``content_text`` of its ``summary``, else of its ``content``, as
-:func:`~.textview.event_fields` makes it) and an attempt's error fields (``error_text`` of each ``finish`` chunk's error
-reason in its stream), matched and made into hits as the other rows' fields are; any shape it does not read as the
-codec would is still left to the exact way.
+rowscan_c.find_hits (:mod:`.find_c2`) left every ``compaction/summary``, ``assistant/attempt``, ``tool/result`` with an
+error and no-text row (``request/header``…) to the exact way (a decode each, or a type read: ~13,000 of the rows holding
+"the" in the 1 GB log, a fifth of that find's time).  Given these types (:data:`C2_TYPES`) and the error kind
+(:data:`~.find_c2.C2_KINDS` ``[2]``) it now reads them itself (the find6 section): a summary's one field
+(``content_text`` of its ``summary``, else of its ``content``, as :func:`~.textview.event_fields` makes it), an
+attempt's error fields (``error_text`` of each ``finish`` chunk's error reason in its stream), a tool result's output
+and error, none for a no-text row; matched and made into hits as the other rows' fields are; any shape it does not
+read as the codec would is still left to the exact way.
 
 ``rowscan_c.more_text`` gives the fields of one such row as find_hits reads them; :func:`more_text_py` is its
 definition (what it gives where it gives anything), and :func:`more_items` is find_hits' definition's part for these
@@ -23,24 +25,26 @@ from ..format.model import MAX_SAFE_INT
 from ..format.versions import stream_chunks
 from ..index.fastindex import load_rowscan_c
 from ..format.payloads import content_text
-from .find_fast import READ_B
+from .find_fast import QUIET_B, READ_B
 from .find_light import TYPE_FIRST
 from .find_match import fold_count_py
-from .textview import ASSISTANT, ERROR, error_text, plain
+from .textview import ASSISTANT, ERROR, TOOL_OUTPUT, error_text, plain
 
-MORE_B = frozenset({b"compaction/summary", b"assistant/attempt"})
+MORE_B = frozenset({b"compaction/summary", b"assistant/attempt"}) | QUIET_B
 C2_TYPES = tuple(sorted(READ_B | MORE_B))          # the types find hands rowscan_c.find_hits
+READ_MORE = MORE_B | {b"tool/result"}              # (a tool result with an error: find6 reads it)
+ERROR_B = frozenset({b"assistant/attempt", b"tool/result"})    # (read only given the error kind)
 MORE_TEXT = getattr(load_rowscan_c(), "more_text", None)
-KIND_CODES = {2: ASSISTANT, 6: ERROR}              # (more_text's kind codes: find_hits' F2Hit kinds)
+KIND_CODES = {2: ASSISTANT, 5: TOOL_OUTPUT, 6: ERROR}   # (more_text's kind codes: find_hits' F2Hit kinds)
 
 Fields = tuple[int, Optional[int], list[tuple[str, str]]]
 
 
 def more_text_py(raw: bytes) -> Optional[Fields]:
     """The definition of ``rowscan_c.more_text`` where it gives anything: (seq, turn or None, [(kind, plained text)])
-    of a ``compaction/summary`` or ``assistant/attempt`` row written with its type first (it may give None where this
-    does not: a shape left to the exact way)."""
-    if not raw.startswith(TYPE_FIRST) or raw[9:raw.find(b'"', 9)] not in MORE_B:
+    of a ``compaction/summary``, ``assistant/attempt``, ``tool/result`` with an error or no-text row written with its
+    type first (it may give None where this does not: a shape left to the exact way)."""
+    if not raw.startswith(TYPE_FIRST) or raw[9:raw.find(b'"', 9)] not in READ_MORE:
         return None
     try:
         obj = msgspec.json.decode(raw)
@@ -49,10 +53,19 @@ def more_text_py(raw: bytes) -> Optional[Fields]:
     if type(obj) is not dict:
         return None
     typ, seq, d = obj.get("type"), obj.get("seq"), obj.get("data")
-    if type(seq) is not int or not 0 <= seq <= MAX_SAFE_INT or type(d) is not dict:
+    if type(typ) is not str or type(seq) is not int or not 0 <= seq <= MAX_SAFE_INT or type(d) is not dict:
         return None
     t = d.get("turn")
     turn = t if type(t) is int else None
+    if typ.encode() in QUIET_B:
+        return seq, turn, []
+    if typ == "tool/result":
+        if d.get("error") is None:
+            return None
+        msg = d.get("message")
+        m = msg if isinstance(msg, dict) else {}
+        out = content_text(m.get("content"))
+        return seq, turn, ([(TOOL_OUTPUT, plain(out))] if out else []) + [(ERROR, plain(error_text(d["error"])))]
     if typ == "compaction/summary":
         text = content_text(d.get("summary") if "summary" in d else d.get("content"))
         return seq, turn, [(ASSISTANT, plain(text))] if text else []
@@ -89,8 +102,8 @@ def more_items(data: Any, items: list[Any], lim: int, max_row: int, types: tuple
         raw = bytes(data[it:lim if e < 0 else e])
         q = raw.find(b'"', 9)
         typ = raw[9:q] if raw.startswith(TYPE_FIRST) and q >= 0 else b""
-        got = more_text(raw) if typ in MORE_B and typ in types and 10 <= len(raw) <= max_row and \
-            (typ != b"assistant/attempt" or len(kinds) == 3) else None
+        got = more_text(raw) if typ in READ_MORE and typ in types and 10 <= len(raw) <= max_row and \
+            (typ not in ERROR_B or len(kinds) == 3) else None
         row = None if got is None else _row_hits(it, len(raw), got, needle, mode, kinds)
         if row is None:
             out.append(it)
@@ -108,6 +121,6 @@ def _row_hits(s: int, n: int, got: Fields, needle: str, mode: int, kinds: tuple[
         if m is None:
             return None
         if m[1]:
-            k = kinds[2] if kind == ERROR else kind
+            k = kinds[2] if kind == ERROR else kinds[1] if kind == TOOL_OUTPUT else kind
             row.append((s, n, seq, turn, k, None, None, False, m[0], m[0] + len(needle), m[1], len(row)))
     return row
