@@ -111,7 +111,9 @@ def split_spans(reader: LogReader) -> Optional[list[JsonObj]]:
 def parts_for(size: int) -> int:
     """How many parts to read a raw JSONL log of ``size`` bytes in: 1 under :data:`SPLIT_MIN`; else one per free
     core (:data:`PARTS` when set; every core with :data:`SPLIT_WHEN_BUSY`), each of at least :data:`PART_MIN`
-    bytes, at most :data:`MAX_PARTS`."""
+    bytes, at most :data:`MAX_PARTS` and never more than the cores.  On a busy machine (a load of a core or more
+    on 2 cores) one part: the parts then share the cores with the load and their second process only adds its
+    start and its spans' transfer (bench/timeline_bench.py --parts=2)."""
     if PARTS is not None:
         return PARTS
     if size < SPLIT_MIN:
@@ -122,7 +124,8 @@ def parts_for(size: int) -> int:
     except (AttributeError, OSError):        # (no load average on this platform: assume the machine is free)
         load = 0.0
     free = cores if SPLIT_WHEN_BUSY else int(cores - load + 1)     # (+1: the core this process runs on)
-    return max(1, min(free, MAX_PARTS, size // PART_MIN if PART_MIN else MAX_PARTS))
+    return max(1, min(free, cores, MAX_PARTS, size // PART_MIN if PART_MIN else MAX_PARTS))   # (never more than cores:
+    # on an idle 2-core machine 3 parts ran 3 processes on 2 cores)
 
 
 def spans_for(path: str, session: Optional[str], cancel: Cancel) -> tuple[SpanTable, str]:
