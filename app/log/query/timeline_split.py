@@ -19,6 +19,12 @@ What crosses a turn boundary in one pass, and how the parts stand for it:
 * anything open at the cut (a turn, step, tool call, compaction, approval or retry without its end, a held tool
   span, an attempt not given out, a compaction waiting for the next prompt size): the first part must end with
   none.
+
+Every part reads the turns the row scan in C reads whole as one pass does (``Builder.turn_c``, with the part's probes
+in place): such a turn looks up no dispatch mark from before it (its ``turn/start`` drops its turn's), its committed
+settlements add attempts and look nothing up, and its retries go through the tracker's ``retry``, which records its
+misses as row by row.  A later part's spans cross back to the first part's process as MessagePack
+(:func:`packed_part`, :func:`unpacked_part`).
 """
 from __future__ import annotations
 
