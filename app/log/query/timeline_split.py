@@ -28,7 +28,7 @@ misses as row by row.  A later part's spans cross back to the first part's proce
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Optional, Union, cast
 
 import msgspec
@@ -170,9 +170,13 @@ def _floor(items: Iterator[Any], b: Builder) -> Iterator[Any]:
     yield from items
 
 
-def part(reader: LogReader, start: Optional[int], stop: Optional[int]) -> tuple[list[JsonObj], JsonObj]:
+def part(reader: LogReader, start: Optional[int], stop: Optional[int],
+         sink: Optional[Callable[[list[JsonObj]], None]] = None, batch: int = 1 << 14) -> tuple[list[JsonObj], JsonObj]:
     """The spans of the rows before byte ``stop`` (the first part) or from byte ``start`` on (the second, with
-    the spans its end gives out), and what :func:`merge` needs of it."""
+    the spans its end gives out), and what :func:`merge` needs of it.  ``sink``: given the spans in batches of about
+    ``batch`` as the pass makes them (a part's process sends them while it reads on, and the first part's process
+    reads them back meanwhile), the rest returned; a span the pass may still change (a compaction waiting for its
+    ``tokensAfter``) and the spans after it are held until it is final."""
     from .timeline_rows import timeline_items
     b = Builder(True)
     items: Iterator[Any] = timeline_items(reader, start, stop)
@@ -183,7 +187,18 @@ def part(reader: LogReader, start: Optional[int], stop: Optional[int]) -> tuple[
         b.dispatch = probe
         b.at.misses = set()
         items = _floor(items, b)
-    spans = list(feed(b, items))
+    spans: list[JsonObj] = []
+    if sink is None:
+        spans = list(feed(b, items))
+    else:
+        for sp in feed(b, items):
+            spans.append(sp)
+            if len(spans) >= batch:
+                held = {id(c) for c in b.compactions}
+                k = next((i for i, x in enumerate(spans) if id(x) in held), len(spans)) if held else len(spans)
+                if k:
+                    sink(spans[:k])
+                    del spans[:k]
     if stop is None:
         spans += b.finish()
     state: JsonObj = {"time": b.last_time}
