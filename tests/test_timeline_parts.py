@@ -195,11 +195,11 @@ def test_a_part_crosses_processes_as_it_is(tmp_path: Path):
         assert sent[0] is spans and unpacked_part(sent)[0] is spans
 
 
-def test_parts_for_never_runs_more_processes_than_cores(monkeypatch):
+def test_parts_for_splits_only_with_an_idle_core_and_never_past_the_cores(monkeypatch):
     from app.store import timeline_child
     monkeypatch.setattr(timeline_child, "PARTS", None)
     monkeypatch.setattr(timeline_child.os, "cpu_count", lambda: 2)
-    for load, want in ((0.0, 2), (0.9, 2), (1.0, 2), (1.2, 1), (4.0, 1)):
+    for load, want in ((0.0, 2), (0.4, 2), (0.6, 1), (1.0, 1), (1.2, 1), (4.0, 1)):
         monkeypatch.setattr(timeline_child.os, "getloadavg", lambda load=load: (load, load, load))
         assert timeline_child.parts_for(1 << 30) == want, load
     assert timeline_child.parts_for(timeline_child.SPLIT_MIN - 1) == 1

@@ -131,9 +131,11 @@ def split_spans(reader: LogReader) -> Optional[list[JsonObj]]:
 def parts_for(size: int) -> int:
     """How many parts to read a raw JSONL log of ``size`` bytes in: 1 under :data:`SPLIT_MIN`; else one per free
     core (:data:`PARTS` when set; every core with :data:`SPLIT_WHEN_BUSY`), each of at least :data:`PART_MIN`
-    bytes, at most :data:`MAX_PARTS` and never more than the cores.  On a busy machine (a load of a core or more
-    on 2 cores) one part: the parts then share the cores with the load and their second process only adds its
-    start and its spans' transfer (bench/timeline_bench.py --parts=2)."""
+    bytes, at most :data:`MAX_PARTS` and never more than the cores.  On 2 cores, 2 parts only under a load of 0.5:
+    the second process adds its start, its spans' transfer and the first's read of them (~1.6 s CPU per GB in all),
+    and the end of the pass (ordering, table, save: ~1 s per GB) stays serial, so even an idle second core saves
+    little, and a busy one makes it slower (bench/timeline_bench.py --parts=2, load 3 to 4: 5.0 s/GB wall in 2
+    processes, 3.3 in one)."""
     if PARTS is not None:
         return PARTS
     if size < SPLIT_MIN:
@@ -143,7 +145,7 @@ def parts_for(size: int) -> int:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):        # (no load average on this platform: assume the machine is free)
         load = 0.0
-    free = cores if SPLIT_WHEN_BUSY else int(cores - load + 1)     # (+1: the core this process runs on)
+    free = cores if SPLIT_WHEN_BUSY else int(cores - load + 0.5)   # (an idle core or more besides this process's)
     return max(1, min(free, cores, MAX_PARTS, size // PART_MIN if PART_MIN else MAX_PARTS))   # (never more than cores:
     # on an idle 2-core machine 3 parts ran 3 processes on 2 cores)
 
