@@ -193,3 +193,53 @@ def test_a_part_crosses_processes_as_it_is(tmp_path: Path):
         spans = [{"kind": "tool", "seq": 1, "error": odd}]
         sent = packed_part((spans, {}))
         assert sent[0] is spans and unpacked_part(sent)[0] is spans
+
+
+def test_parts_for_splits_only_with_an_idle_core_and_never_past_the_cores(monkeypatch):
+    from app.store import timeline_child
+    monkeypatch.setattr(timeline_child, "PARTS", None)
+    monkeypatch.setattr(timeline_child.os, "cpu_count", lambda: 2)
+    for load, want in ((0.0, 2), (0.4, 2), (0.6, 1), (1.0, 1), (1.2, 1), (4.0, 1)):
+        monkeypatch.setattr(timeline_child.os, "getloadavg", lambda load=load: (load, load, load))
+        assert timeline_child.parts_for(1 << 30) == want, load
+    assert timeline_child.parts_for(timeline_child.SPLIT_MIN - 1) == 1
+
+
+def test_a_part_sent_in_batches_is_the_part(tmp_path: Path, monkeypatch):
+    """A part's spans given out in batches while it reads on (``part``'s sink; a compaction waiting for its
+    ``tokensAfter`` held back until final) are its spans; a big log read in three processes whose parts send their
+    spans in batches of 5 gives the spans of one pass."""
+    from app.log.query.timeline_split import MARKS
+    from app.store import timeline_child
+    logs = []
+    for k, mix in enumerate(({"p_retry": 0.3, "context_window": 16_000}, {"p_retry": 0.2, "context_window": 24_000,
+                                                                            "p_header_change": 0.3})):
+        g = tmp_path / f"g{k}" / "session.jsonl"
+        write_jsonl(str(g), SessionSynth(110 + k, version=4, **mix), target_bytes=400_000)
+        logs.append(g)
+    logs += [p for p in sorted((FIXTURES.parent / "dsh-next").rglob("*.jsonl")) if _turn_starts(p)][:20]
+    logs += sorted(FIXTURES.rglob("compaction-recovery/session.jsonl"))     # (a compaction waits across a turn end)
+    held = 0
+    for p in logs:
+        r = open_reader(str(p))
+        if r.fatal or r.envelope_free:
+            continue
+        cuts = _turn_starts(p)
+        for a, z in ((None, None), (None, cuts[len(cuts) // 2]), (cuts[len(cuts) // 3], None), (cuts[0], None)):
+            want = part(open_reader(str(p)), a, z)
+            for batch in (1, 3, 50):
+                got: list = []
+                rest, state = part(open_reader(str(p)), a, z, got.append, batch)
+                held += sum(len(x) > batch for x in got)        # (a span held back went with a later batch)
+                assert json.dumps([s for x in got for s in x] + rest, default=repr) == json.dumps(want[0], default=repr)
+                assert state == want[1]
+                if a is not None:                 # (the marks are the same objects)
+                    assert [k for x in got for s in x for k, m in MARKS.items() if s.get(k) is m] + \
+                        [k for s in rest for k, m in MARKS.items() if s.get(k) is m] == \
+                        [k for s in want[0] for k, m in MARKS.items() if s.get(k) is m]
+    assert held >= 1
+    monkeypatch.setenv("SESSION_LENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(timeline_child, "PARTS", 3)
+    monkeypatch.setattr(timeline_child, "SEND_BATCH", 5)
+    r = open_reader(str(logs[0]))
+    assert json.dumps(timeline_child.split_spans(r)) == json.dumps(list(timeline(r)))

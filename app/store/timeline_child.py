@@ -34,6 +34,7 @@ PART_MIN = 48 << 20      # … of at least this many bytes each …
 MAX_PARTS = 8            # … in at most this many processes …
 SPLIT_WHEN_BUSY = False  # … when cores are free (on a busy machine more processes only add their start-up)
 PARTS: Optional[int] = None   # (forced number of parts, whatever the load: tests and bench/timeline_bench.py)
+SEND_BATCH = 1 << 14     # a later part sends its spans in batches of about this many while it reads on (0: at its end)
 
 
 def child_main(_argv: list[str]) -> int:
@@ -51,19 +52,26 @@ def child_main(_argv: list[str]) -> int:
 
 
 def part_main(_argv: list[str]) -> int:
-    """A later part of a log split in parts: ``(path, size, start, stop)`` pickled on stdin -> (spans, state) of
-    :func:`app.log.query.timeline_split.part` from ``start`` to ``stop`` (None: to the end; an error if the log is
-    no longer ``size`` bytes: the first part read another snapshot)."""
-    def body(_send: Send) -> Any:
+    """A later part of a log split in parts: ``(path, size, start, stop[, batch])`` pickled on stdin -> (spans, state)
+    of :func:`app.log.query.timeline_split.part` from ``start`` to ``stop`` (None: to the end; an error if the log is
+    no longer ``size`` bytes: the first part read another snapshot), its spans as MessagePack
+    (:func:`~app.log.query.timeline_split.packed_part`); with ``batch``, most of them sent before, in ``("spans",
+    bytes)`` messages of about ``batch`` spans each, while it reads on."""
+    def body(send: Send) -> Any:
         from ..log.query.timeline_split import packed_part, part
         from .faces import open_reader
         threading.Thread(target=_orphaned, args=(os.getppid(),), name="parent-watch", daemon=True).start()
         gc.disable()        # (as child_main's)
-        path, size, start, stop = pickle.load(sys.stdin.buffer)
+        path, size, start, stop, *more = pickle.load(sys.stdin.buffer)
         r = open_reader(path, None)
         if r.fatal or r.source.size != size:
             raise ValueError(f"{path}: not the log of the first part")
-        return packed_part(part(r, start, stop))      # (its spans as MessagePack: read back ~5x faster than pickled)
+        batch = more[0] if more else 0
+
+        def sink(spans: list[JsonObj]) -> None:          # (sent while it reads on: read back meanwhile)
+            send(("spans", packed_part((spans, {}))[0]))
+        # (its spans as MessagePack: read back ~4x faster than pickled)
+        return packed_part(part(r, start, stop, sink if batch else None, batch or 1))
     return serve(body, 0)         # (the niceness of the process reading the first part, inherited)
 
 
@@ -89,9 +97,21 @@ def split_spans(reader: LogReader) -> Optional[list[JsonObj]]:
     got: dict[int, Any] = {}
 
     def later(k: int, start: int, stop: Optional[int]) -> None:
+        sent: list[JsonObj] = []              # (the spans the part sends while it reads on, read back meanwhile)
+        marks = [0]
+
+        def batch(m: tuple[object, ...]) -> None:
+            if m[0] == "spans":
+                spans, state = unpacked_part((cast(Any, m[1]), {}))
+                sent.extend(spans)
+                marks[0] += state.get("marks", -1 << 40)      # (not known: merge_all looks at every span)
         try:
-            got[k] = unpacked_part(cast(Any, run_child(worker_argv("timeline-part"), (src.path, src.size, start, stop),
-                                                       lambda _m: None, None, "timeline part")))
+            rest, state = unpacked_part(cast(Any, run_child(worker_argv("timeline-part"),
+                                                            (src.path, src.size, start, stop, SEND_BATCH), batch,
+                                                            None, "timeline part")))
+            if "marks" in state:
+                state["marks"] = state["marks"] + marks[0] if marks[0] >= 0 else -1
+            got[k] = (sent + rest, state)
         except (NoChild, ChildFailed, OSError, ValueError, msgspec.DecodeError) as e:
             got[k] = e
     threads = [threading.Thread(target=later, args=(k, a, z), name=f"timeline-part-{k}", daemon=True)
@@ -111,7 +131,11 @@ def split_spans(reader: LogReader) -> Optional[list[JsonObj]]:
 def parts_for(size: int) -> int:
     """How many parts to read a raw JSONL log of ``size`` bytes in: 1 under :data:`SPLIT_MIN`; else one per free
     core (:data:`PARTS` when set; every core with :data:`SPLIT_WHEN_BUSY`), each of at least :data:`PART_MIN`
-    bytes, at most :data:`MAX_PARTS`."""
+    bytes, at most :data:`MAX_PARTS` and never more than the cores.  On 2 cores, 2 parts only under a load of 0.5:
+    the second process adds its start, its spans' transfer and the first's read of them (~1.6 s CPU per GB in all),
+    and the end of the pass (ordering, table, save: ~1 s per GB) stays serial, so even an idle second core saves
+    little, and a busy one makes it slower (bench/timeline_bench.py --parts=2, load 3 to 4: 5.0 s/GB wall in 2
+    processes, 3.3 in one)."""
     if PARTS is not None:
         return PARTS
     if size < SPLIT_MIN:
@@ -121,8 +145,9 @@ def parts_for(size: int) -> int:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):        # (no load average on this platform: assume the machine is free)
         load = 0.0
-    free = cores if SPLIT_WHEN_BUSY else int(cores - load + 1)     # (+1: the core this process runs on)
-    return max(1, min(free, MAX_PARTS, size // PART_MIN if PART_MIN else MAX_PARTS))
+    free = cores if SPLIT_WHEN_BUSY else int(cores - load + 0.5)   # (an idle core or more besides this process's)
+    return max(1, min(free, cores, MAX_PARTS, size // PART_MIN if PART_MIN else MAX_PARTS))   # (never more than cores:
+    # on an idle 2-core machine 3 parts ran 3 processes on 2 cores)
 
 
 def spans_for(path: str, session: Optional[str], cancel: Cancel) -> tuple[SpanTable, str]:

@@ -19,10 +19,16 @@ What crosses a turn boundary in one pass, and how the parts stand for it:
 * anything open at the cut (a turn, step, tool call, compaction, approval or retry without its end, a held tool
   span, an attempt not given out, a compaction waiting for the next prompt size): the first part must end with
   none.
+
+Every part reads the turns the row scan in C reads whole as one pass does (``Builder.turn_c``, with the part's probes
+in place): such a turn looks up no dispatch mark from before it (its ``turn/start`` drops its turn's), its committed
+settlements add attempts and look nothing up, and its retries go through the tracker's ``retry``, which records its
+misses as row by row.  A later part's spans cross back to the first part's process as MessagePack
+(:func:`packed_part`, :func:`unpacked_part`).
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Optional, Union, cast
 
 import msgspec
@@ -164,9 +170,13 @@ def _floor(items: Iterator[Any], b: Builder) -> Iterator[Any]:
     yield from items
 
 
-def part(reader: LogReader, start: Optional[int], stop: Optional[int]) -> tuple[list[JsonObj], JsonObj]:
+def part(reader: LogReader, start: Optional[int], stop: Optional[int],
+         sink: Optional[Callable[[list[JsonObj]], None]] = None, batch: int = 1 << 14) -> tuple[list[JsonObj], JsonObj]:
     """The spans of the rows before byte ``stop`` (the first part) or from byte ``start`` on (the second, with
-    the spans its end gives out), and what :func:`merge` needs of it."""
+    the spans its end gives out), and what :func:`merge` needs of it.  ``sink``: given the spans in batches of about
+    ``batch`` as the pass makes them (a part's process sends them while it reads on, and the first part's process
+    reads them back meanwhile), the rest returned; a span the pass may still change (a compaction waiting for its
+    ``tokensAfter``) and the spans after it are held until it is final."""
     from .timeline_rows import timeline_items
     b = Builder(True)
     items: Iterator[Any] = timeline_items(reader, start, stop)
@@ -177,7 +187,18 @@ def part(reader: LogReader, start: Optional[int], stop: Optional[int]) -> tuple[
         b.dispatch = probe
         b.at.misses = set()
         items = _floor(items, b)
-    spans = list(feed(b, items))
+    spans: list[JsonObj] = []
+    if sink is None:
+        spans = list(feed(b, items))
+    else:
+        for sp in feed(b, items):
+            spans.append(sp)
+            if len(spans) >= batch:
+                held = {id(c) for c in b.compactions}
+                k = next((i for i, x in enumerate(spans) if id(x) in held), len(spans)) if held else len(spans)
+                if k:
+                    sink(spans[:k])
+                    del spans[:k]
     if stop is None:
         spans += b.finish()
     state: JsonObj = {"time": b.last_time}
