@@ -19,15 +19,14 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import msgspec
 
-from ..format.model import MAX_SAFE_INT
 from ..format.versions import stream_chunks
 from ..index.fastindex import load_rowscan_c
 from ..format.payloads import content_text
 from .find_fast import QUIET_B, READ_B
 from .find_light import TYPE_FIRST
 from .find_match import fold_count_py
+from .textrow import decoded_row
 from .textview import ASSISTANT, ERROR, TOOL_OUTPUT, error_text, plain
 
 MORE_B = frozenset({b"compaction/summary", b"assistant/attempt"}) | QUIET_B
@@ -46,15 +45,10 @@ def more_text_py(raw: bytes) -> Optional[Fields]:
     type first (it may give None where this does not: a shape left to the exact way)."""
     if not raw.startswith(TYPE_FIRST) or raw[9:raw.find(b'"', 9)] not in READ_MORE:
         return None
-    try:
-        obj = msgspec.json.decode(raw)
-    except (msgspec.DecodeError, RecursionError):
+    got = decoded_row(raw)
+    if got is None or type(got[0]) is not str:
         return None
-    if type(obj) is not dict:
-        return None
-    typ, seq, d = obj.get("type"), obj.get("seq"), obj.get("data")
-    if type(typ) is not str or type(seq) is not int or not 0 <= seq <= MAX_SAFE_INT or type(d) is not dict:
-        return None
+    typ, seq, d, _obj = got
     t = d.get("turn")
     turn = t if type(t) is int else None
     if typ.encode() in QUIET_B:

@@ -59,19 +59,30 @@ def legacy_shape(typ: str, d: Any) -> bool:
     return False
 
 
-def text_row_py(raw: bytes, legacy: bool = False) -> Optional[tuple[Any, ...]]:
-    """What the C ``text_row`` gives for ``raw`` where it gives anything (it may say None
-    where this does not: the row is then decoded the exact way).  ``legacy``: a row of a v0/v1
-    session, whose §1.7 shapes are read as the codec converts them."""
+def decoded_row(raw: bytes) -> Optional[tuple[Any, int, dict[str, Any], dict[str, Any]]]:
+    """(type, seq, data, the row) of a row that decodes to an object with a safe integer ``seq`` and an object
+    ``data`` (the type as found: any JSON value), else None: what the interpreted definitions of the C row readers
+    (:func:`text_row_py`, :func:`.find_more.more_text_py`) take from a row before reading its fields."""
     try:
         obj = msgspec.json.decode(raw)
     except (msgspec.DecodeError, RecursionError):
         return None
     if type(obj) is not dict:
         return None
-    typ, seq, d = obj.get("type"), obj.get("seq"), obj.get("data")
-    if type(typ) is not str or type(seq) is not int or not 0 <= seq <= MAX_SAFE_INT or type(d) is not dict:
+    seq, d = obj.get("seq"), obj.get("data")
+    if type(seq) is not int or not 0 <= seq <= MAX_SAFE_INT or type(d) is not dict:
         return None
+    return obj.get("type"), seq, d, obj
+
+
+def text_row_py(raw: bytes, legacy: bool = False) -> Optional[tuple[Any, ...]]:
+    """What the C ``text_row`` gives for ``raw`` where it gives anything (it may say None
+    where this does not: the row is then decoded the exact way).  ``legacy``: a row of a v0/v1
+    session, whose §1.7 shapes are read as the codec converts them."""
+    got = decoded_row(raw)
+    if got is None or type(got[0]) is not str:
+        return None
+    typ, seq, d, obj = got
     t = obj.get("time", 0)
     time = t if type(t) is int else 0
     ev: Any = _Ev(typ, d)
