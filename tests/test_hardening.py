@@ -20,6 +20,7 @@ from app.log.format import limits
 from app.tools import hostile
 from conftest import REPO_ROOT, fixture
 from fixtures_util import fast_sample
+from probe_server import ProbeServer
 
 PROBE = str(Path(__file__).with_name("hardening_probe.py"))
 GOAL = "apps/web/tests/snapshots/goal-multi-turn-actions/session.jsonl"      # 2,098 events, packed rows
@@ -396,9 +397,15 @@ def run_campaign(tmp_path: Path, n_jsonl: int, n_zstd: int, n_sqlite: int = 8, s
                         for n, b, kept in hostile.sqlite_mutants(dict(json.loads(lines[0]), id="s-1"), rows,
                                                                  seed, n_sqlite, str(tmp_path))]
     t0 = time.monotonic()
-    peak = 0
-    runs = 0
     codec = __import__("app.log.format.codec", fromlist=["RowCodec"]).RowCodec()
+    stats = {"peak": 0, "runs": 0}
+    with ProbeServer(REPO_ROOT) as server:            # each probe a fresh process, forked with the imports done
+        _campaign_runs(tmp_path, mutants, server, codec, stats)
+    return {"mutants": len(mutants), "faces": len(FACES) + 1, "runs": stats["runs"],
+            "seconds": round(time.monotonic() - t0, 1), "peak_mb": stats["peak"]}
+
+
+def _campaign_runs(tmp_path: Path, mutants: list, server: ProbeServer, codec, stats: dict) -> None:
     for name, ext, blob, kept in mutants:
         d = tmp_path / name
         d.mkdir()
@@ -412,22 +419,20 @@ def run_campaign(tmp_path: Path, n_jsonl: int, n_zstd: int, n_sqlite: int = 8, s
             except Exception:      # noqa: BLE001
                 continue
             want |= {it.seq for it in items if hasattr(it, "seq") and isinstance(it.seq, int)}
-        results = probe_many(FACES + ("events",), p, tmp_path / f"{name}-out", cap=CAP_MB, timeout=120)
+        results = server.probe_many(FACES + ("events",), p, tmp_path / f"{name}-out", cap=CAP_MB, timeout=120)
         for res in results[:-1]:
-            runs += 1
+            stats["runs"] += 1
             assert res["rc"] in (0, 2), (name, res)
-            peak = max(peak, res["peak_mb"])
+            stats["peak"] = max(stats["peak"], res["peak_mb"])
             assert res["peak_mb"] < RSS_BOUND_MB, (name, res)
         got = results[-1]
-        runs += 1
+        stats["runs"] += 1
         assert got["rc"] == 0 or (got["rc"] == 3 and any(x in got["stderr"] for x in (
             "OpenError", "StoreError"))), (name, got)
         if got["rc"] == 0 and not blob.startswith(b"\0"):
             missing = want - set(got["seqs"])
             assert not missing, (name, sorted(missing)[:10])
         assert _snapshot(d) == before, f"{name}: reading wrote into the store folder"
-    return {"mutants": len(mutants), "faces": len(FACES) + 1, "runs": runs,
-            "seconds": round(time.monotonic() - t0, 1), "peak_mb": peak}
 
 
 @pytest.mark.slow
