@@ -46,7 +46,7 @@ def run_face(face: str, path: str, extra: list) -> dict:
         if face.startswith("export"):
             args = ["export", path, f"--{face.split('-')[1]}", f"{extra[0]}.{face}", "--json"]
         else:
-            args = ARGV[face] + [path] + extra
+            args = ARGV[face] + [path]      # (EXTRA is the export's output: another face given it refused to run)
 
         class _Out(io.StringIO):
             buffer = None
