@@ -211,21 +211,25 @@ def test_unreadable_files_and_folders_are_listed_with_a_problem(tmp_path):
         os.chmod(d / "locked", 0)
         os.chmod(d / "nofile" / "session.jsonl", 0)
         os.chmod(d / "ok" / "session.jsonl", 0o644)
-        rfd, wfd = os.pipe()
+        from app.store.discovery import discover    # (imported here: as nobody, the child may not read the
+        discover(str(d / "ok"))                       #  interpreter's own library in root's home; run alone, this
+        rfd, wfd = os.pipe()                          #  test's child failed to import and said nothing)
         pid = os.fork()
         if pid == 0:              # root reads anything: list as nobody, in a child process
             try:
                 if os.geteuid() == 0:
                     os.setgid(65534)
                     os.setuid(65534)
-                from app.store.discovery import discover
                 lst = discover(str(d))
                 os.write(wfd, json.dumps({"n": len(lst.sessions), "problems": lst.problems}).encode())
+            except BaseException as e:                # noqa: BLE001 - said to the parent, which fails with it
+                os.write(wfd, json.dumps({"error": f"{type(e).__name__}: {e}"}).encode())
             finally:
                 os._exit(0)
         os.close(wfd)
         obj = json.loads(os.read(rfd, 1 << 16) or b"{}")
         os.waitpid(pid, 0)
+        assert "error" not in obj, obj["error"]
         assert obj["n"] == 1
         probs = " ".join(obj["problems"])
         assert "locked" in probs and "nofile" in probs and "ermission" in probs
