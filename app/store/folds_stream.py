@@ -18,8 +18,8 @@ import msgspec
 
 from ..log.fold.checkpoints import Checkpoint, Checkpoints
 from ..log.index.reader import LogReader
-from .cachefiles import cache_root, write_atomic
-from .indexcache import FORMAT, MAGIC, cache_file, file_source_of, keyed_hasher, source_identity, tail_hash
+from .cachefiles import write_atomic
+from .indexcache import cache_slot, FORMAT, MAGIC, file_source_of, keyed_hasher, tail_hash
 
 _CHUNK = 1 << 20
 _encode = msgspec.json.Encoder().encode
@@ -36,13 +36,12 @@ class FoldsSpool:
 
     @classmethod
     def open(cls, reader: LogReader, every: int) -> Optional[FoldsSpool]:
-        src = file_source_of(reader)
-        root = cache_root()
-        ident = source_identity(src) if src is not None else None
-        if src is None or ident is None or root is None:
+        slot = cache_slot(reader, ".folds")
+        if slot is None:
             return None
+        src, ident, path = slot
         meta = {"format": FORMAT, **ident, "every": every, "header": hashlib.sha256(src.header_raw).hexdigest()}
-        return cls(reader, cache_file(ident, root).with_suffix(".folds"), meta)
+        return cls(reader, path, meta)
 
     def __call__(self, point: Checkpoint) -> None:
         """One final point (``CheckpointBuilder.sink``)."""

@@ -97,6 +97,24 @@ def file_source_of(reader: LogReader) -> Optional[FileSource]:
     return src if isinstance(src, FileSource) and cache_root() is not None else None
 
 
+class CacheSlot(NamedTuple):
+    """Where a cache file of a log goes: its file source, that file's identity and the path (``suffix``)."""
+    src: FileSource
+    ident: Identity
+    path: Path
+
+
+def cache_slot(reader: LogReader, suffix: str) -> Optional[CacheSlot]:
+    """The cache file ``<key><suffix>`` of ``reader``'s log (``.folds``, ``.outline``, ``.surface``…), with its
+    source and identity; None when the log's caches are not kept (not a raw or zstd file, caching off)."""
+    src = file_source_of(reader)
+    root = cache_root()
+    ident = source_identity(src) if src is not None else None
+    if src is None or ident is None or root is None:
+        return None
+    return CacheSlot(src, ident, cache_file(ident, root).with_suffix(suffix))
+
+
 def cache_file(ident: Identity, root: Path) -> Path:
     # (os.fsencode: a path that is not UTF-8 has lone surrogates in its str)
     key = hashlib.sha256(os.fsencode(ident["path"]) + f"\0{ident['dev']}\0{ident['ino']}".encode()).hexdigest()[:40]
@@ -529,12 +547,10 @@ def cached_checkpoints(reader: LogReader, every: Optional[int] = None,
     :func:`~app.log.fold.checkpoints.build_checkpoints`; the one background pass shares its read)."""
     from ..log.fold.checkpoints import EVERY, Checkpoints, build_checkpoints
     every = EVERY if every is None else every
-    src = file_source_of(reader)
-    root = cache_root()
-    ident = source_identity(src) if src is not None else None
-    if src is None or ident is None or root is None:
+    slot = cache_slot(reader, ".folds")
+    if slot is None:
         return ((make or (lambda: build_checkpoints(reader, every)))(), "uncached") if build else (None, "miss")
-    path = cache_file(ident, root).with_suffix(".folds")
+    src, ident, path = slot
     header_hash = hashlib.sha256(src.header_raw).hexdigest()
     blob = read_bounded(path, cache_size_limit(src.size))
     meta = _folds_meta(blob) if blob is not None else None

@@ -20,8 +20,7 @@ from ..log.query.outline import Outline, TurnEntry
 from ..log.query.outline_packed import CompactTurns
 from ..log.source.sources import FileSource
 from .cachefiles import read_bounded
-from .indexcache import (DIGEST_SIZE, Identity, file_source_of, keyed_hasher, source_identity, cache_size_limit, tail_hash,
-                         cache_file, cache_root)
+from .indexcache import (cache_slot, DIGEST_SIZE, Identity, keyed_hasher, cache_size_limit, tail_hash)
 from .cachewrite import write_signed_stream
 
 OUTLINE_MAGIC = b"SLOUT\x00\x01\n"
@@ -48,12 +47,10 @@ def cached_outline(reader: LogReader, progress: Optional[Callable[[int, int], No
     ``make()``: how to build it (default :func:`build_outline`; the one background pass shares its read)."""
     from ..log.query.outline import build_outline
     build = make if make is not None else (lambda: build_outline(reader, progress, cancel))
-    src = file_source_of(reader)
-    root = cache_root()
-    ident = source_identity(src) if src is not None else None
-    if src is None or ident is None or root is None:
+    slot = cache_slot(reader, ".outline")
+    if slot is None:
         return build(), "uncached"
-    path = cache_file(ident, root).with_suffix(".outline")
+    src, ident, path = slot
     meta = _outline_meta(src, ident)
     try:
         blob = read_bounded(path, cache_size_limit(src.size))

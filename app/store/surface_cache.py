@@ -18,10 +18,9 @@ import msgspec
 from ..log.fold.shadowmap import Column, wide_pieces
 from ..log.fold.surface import ScanEnd, SurfaceIndex, SurfaceState
 from ..log.source.sources import RawJsonlSource
-from .cachefiles import cache_root, open_cache_file
+from .cachefiles import open_cache_file
 from .cachewrite import write_signed_stream
-from .indexcache import (DIGEST_SIZE, cache_file, cache_size_limit, file_source_of, keyed_hasher, source_identity,
-                         tail_hash)
+from .indexcache import (CacheSlot, cache_slot, DIGEST_SIZE, cache_size_limit, keyed_hasher, tail_hash)
 
 if TYPE_CHECKING:
     from ..log.index.reader import LogReader
@@ -112,18 +111,23 @@ def _load_surface(path: Path, limit: int = 1 << 36) -> Optional[tuple[_SurfaceFi
         return None
 
 
+def _surface_slot(reader: LogReader) -> Optional[CacheSlot]:
+    """The ``.surface`` cache file of a raw JSONL or zstd log (a zstd log: its surface index saved and used for the
+    very same file only; one that changed is read again), else None."""
+    slot = cache_slot(reader, ".surface")
+    return slot if slot is not None and (isinstance(slot.src, RawJsonlSource) or slot.src.kind == "zstd") else None
+
+
 def surface_on_disk(reader: LogReader) -> bool:
     """Whether ``<key>.surface`` holds a sound index of this very revision of the log (same file, size, times and
     header): what a window's surface job then reads with no pass (:func:`saved_surface` says "hit").  The background
     pass tells the window so instead of sending it the index (issue 36: the window maps its columns from the file, and
     neither process pickles them)."""
-    fsrc = file_source_of(reader)
-    src = fsrc if isinstance(fsrc, RawJsonlSource) or (fsrc is not None and fsrc.kind == "zstd") else None
-    root = cache_root()
-    ident = source_identity(src) if src is not None else None
-    if src is None or ident is None or root is None:
+    slot = _surface_slot(reader)
+    if slot is None:
         return False
-    loaded = _load_surface(cache_file(ident, root).with_suffix(".surface"), cache_size_limit(src.size))
+    src, ident, path = slot
+    loaded = _load_surface(path, cache_size_limit(src.size))
     if loaded is None:
         return False
     saved = loaded[0]
@@ -153,18 +157,14 @@ def saved_surface(reader: LogReader, make: Optional[Callable[[ScanEnd], SurfaceI
     to build it from scratch (setting where the scan stopped in ``end``; the one background pass).
     -> (SurfaceIndex, "hit" | "extended" | "built" | "uncached")."""
     from ..log.fold.surface import extend_index, index_for, index_key, remember
-    fsrc = file_source_of(reader)
-    # (a zstd log: its surface index saved and used for the very same file only; one that changed is read again)
-    src = fsrc if isinstance(fsrc, RawJsonlSource) or (fsrc is not None and fsrc.kind == "zstd") else None
-    root = cache_root()
-    ident = source_identity(src) if src is not None else None
-    if src is None or ident is None or root is None:
+    slot = _surface_slot(reader)
+    if slot is None:
         if not build:
             return None
         if make is not None and getattr(reader, "cached_surface_index", (None,))[0] != index_key(reader):
             remember(reader, make(ScanEnd()))
         return index_for(reader), "uncached"
-    path = cache_file(ident, root).with_suffix(".surface")
+    src, ident, path = slot
     header_hash = hashlib.sha256(src.header_raw).hexdigest()
     loaded = _load_surface(path, cache_size_limit(src.size))
     saved, columns = loaded if loaded is not None else (None, None)

@@ -34,7 +34,7 @@ from ..log.query.timeline import timeline
 from ..log.query.timeline_summary import in_log_order, summarize
 from ..log.query.timeline_table import SpanTable
 from .cachefiles import read_bounded
-from .indexcache import file_source_of, source_identity, write_parts_atomic, cache_file, cache_root
+from .indexcache import cache_slot, write_parts_atomic
 
 if TYPE_CHECKING:
     from ..log.index.reader import LogReader
@@ -158,12 +158,10 @@ def cached_spans(reader: LogReader, build: bool = True,
     a dict only when read) -> (spans, "hit" | "built" | "uncached"); with ``build=False``
     (None, "miss") instead of computing them; ``tick()`` is called every :data:`TICK_S` while computing them
     (the cancellation point of the job or child computing them)."""
-    src = file_source_of(reader)
-    root = cache_root()
-    ident = source_identity(src) if src is not None else None
-    if src is None or ident is None or root is None:
+    slot = cache_slot(reader, ".timeline")
+    if slot is None:
         return (SpanTable.of(_compute(reader, tick)), "uncached") if build else (None, "miss")
-    path = cache_file(ident, root).with_suffix(".timeline")
+    src, ident, path = slot
     head = _TimelineHead(format=FORMAT, path=ident["path"], dev=ident["dev"], ino=ident["ino"], kind=ident["kind"],
                          size=ident["size"], mtime_ns=ident["mtime_ns"],
                          header=hashlib.sha256(src.header_raw).hexdigest())
@@ -202,13 +200,11 @@ def cached_summary(reader: LogReader, spans: Sequence[JsonObj], prices: dict[str
     """``{"turns", "totals"}`` of ``spans`` (the log's, from :func:`cached_spans`) at ``prices``: saved beside the
     spans, reused while the log revision and the price table are the same
     -> (summary, "hit" | "built" | "uncached")."""
-    src = file_source_of(reader)
-    root = cache_root()
-    ident = source_identity(src) if src is not None else None
-    if src is None or ident is None or root is None:
+    slot = cache_slot(reader, ".tlsum")
+    if slot is None:
         out = summarize(spans, prices, ordered=True)
         return {"turns": out["turns"], "totals": out["totals"]}, "uncached"
-    path = cache_file(ident, root).with_suffix(".tlsum")
+    src, ident, path = slot
     rev = _digest([FORMAT, ident, hashlib.sha256(src.header_raw).hexdigest()])
     key = _digest(prices)
     try:

@@ -26,9 +26,9 @@ from collections.abc import Callable
 import msgspec
 
 from ..log.jobctl import Cancel
-from .cachefiles import cache_root, open_cache_file
-from .indexcache import (DIGEST_SIZE, MAGIC, FoldsMeta, cache_file, cache_size_limit, file_source_of, folds_usable,
-                         keyed_hasher, source_identity)
+from .cachefiles import open_cache_file
+from .indexcache import (cache_slot, DIGEST_SIZE, MAGIC, FoldsMeta, cache_size_limit, folds_usable,
+                         keyed_hasher)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -123,12 +123,11 @@ def trace_points(reader: LogReader, every: Optional[int] = None) -> Optional[Tra
     :func:`~app.store.indexcache.cached_checkpoints` would use)."""
     from ..log.fold.checkpoints import EVERY
     every = EVERY if every is None else every
-    src = file_source_of(reader)
-    root = cache_root()
-    ident = source_identity(src) if src is not None else None
-    if src is None or ident is None or root is None:
+    slot = cache_slot(reader, ".folds")
+    if slot is None:
         return None
-    blob = _mapped(cache_file(ident, root).with_suffix(".folds"), cache_size_limit(src.size))
+    src, ident, path = slot
+    blob = _mapped(path, cache_size_limit(src.size))
     if blob is None:
         return None
     try:
